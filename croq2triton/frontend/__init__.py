@@ -1,0 +1,1 @@
+"""Front end: preprocessor, lexer, parser, AST and printer."""

@@ -1,0 +1,91 @@
+"""Whole-file parsing: preprocess, split, parse every ``__co__`` function."""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import REGISTRY, CroqError, CroqSyntaxError, Diagnostic, Span
+from . import ast as A
+from .parser import DIALECTS, Parser
+from .preprocess import preprocess
+
+MAX_BYTES = 64 * 1024 * 1024
+
+
+def decode_source(data: bytes, filename: str) -> str:
+    """Bytes of a .co file to text, rejecting what cannot be source code."""
+    if b"\x00" in data:
+        raise CroqSyntaxError(
+            "this is not a text file (it contains NUL bytes)",
+            Span.at(filename, 1, 1),
+            "pass a Croqtile source file",
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise CroqSyntaxError(
+            f"invalid UTF-8 byte 0x{data[e.start]:02x}", Span.at(filename, line, col), "save the file as UTF-8"
+        ) from None
+
+
+def read_source(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError as e:
+        raise CroqError(f"cannot read '{path}': {e.strerror or e}") from None
+    if len(data) > MAX_BYTES:
+        raise CroqError(f"'{path}' is larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    return decode_source(data, path)
+
+
+def parse(
+    source: str,
+    filename: str = "<input>",
+    *,
+    defines: dict[str, str] | None = None,
+    dialect: str = "default",
+) -> A.TranslationUnit:
+    """Parse a whole .co text.  Raises :class:`CroqError` with every function's first error."""
+    if dialect not in DIALECTS:
+        raise CroqError(f"unknown dialect '{dialect}'", hint="use 'default' or 'upstream'")
+    try:
+        return _parse(source, filename, defines, dialect)
+    except RecursionError:
+        raise CroqSyntaxError("the program is nested too deeply to process", Span.at(filename, 1, 1)) from None
+
+
+def _parse(source: str, filename: str, defines: dict[str, str] | None, dialect: str) -> A.TranslationUnit:
+    pp = preprocess(source, filename, defines)
+    parser = Parser.get()
+    items: list[A.TopItem] = []
+    errors: list[Diagnostic] = []
+    notes: list[Diagnostic] = list(pp.notes)
+    for region in pp.regions:
+        text = pp.text[region.start : region.end]
+        if region.kind == "host":
+            items.append(A.HostText(text, span=Span(pp.smap, region.start, region.end)))
+        elif region.kind == "device":
+            items.append(A.DeviceCode(text, span=Span(pp.smap, region.start, region.end)))
+        else:
+            prefixes = [(fp.kind, fp.name) for fp in pp.pragmas if fp.offset <= region.start]
+            try:
+                fn, fnotes = parser.parse_function(pp.text, pp.smap, region.start, region.end, prefixes, dialect)
+            except CroqError as e:
+                errors.extend(e.diagnostics)
+                continue
+            fn.notes = fnotes
+            notes.extend(fnotes)
+            items.append(fn)
+    if errors:
+        raise CroqError.many(errors)
+    return A.TranslationUnit(items, filename, notes, span=Span(pp.smap, 0, len(pp.text)))
+
+
+def parse_file(path: str, *, defines: dict[str, str] | None = None, dialect: str = "default") -> A.TranslationUnit:
+    text = read_source(path)
+    name = os.path.relpath(path) if not os.path.isabs(path) else path
+    REGISTRY.add(name, text)
+    return parse(text, name, defines=defines, dialect=dialect)

@@ -1,0 +1,1 @@
+"""Semantic analysis: scopes, types, shapes and static checks."""

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("CROQ2TRITON_SHARED", REPO.parent / "shared"))
+CORPUS = SHARED / "corpus"
+MANIFEST = CORPUS / "MANIFEST.tsv"
+EXAMPLES = REPO / "examples"
+
+
+def corpus_rows() -> list[dict[str, str]]:
+    if not MANIFEST.exists():
+        return []
+    with open(MANIFEST, newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+needs_corpus = pytest.mark.skipif(
+    not MANIFEST.exists(),
+    reason=f"the shared corpus is not present at {CORPUS} (set CROQ2TRITON_SHARED to its parent folder)",
+)

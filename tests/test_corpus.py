@@ -1,0 +1,102 @@
+"""The front end on the shared corpus: upstream verdicts, error lines, round trips."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import CORPUS, corpus_rows, needs_corpus
+
+from croq2triton.errors import CroqError
+from croq2triton.frontend.driver import parse, parse_file
+from croq2triton.frontend.printer import print_unit
+
+pytestmark = needs_corpus
+
+ROWS = corpus_rows()
+UPSTREAM = [r for r in ROWS if r["upstream_parse"] in ("accept", "reject", "crash")]
+TUTORIAL = [r for r in ROWS if r["path"].startswith(("tutorial/", "seed/"))]
+
+
+def _verdict(path: str, dialect: str) -> tuple[str, CroqError | None]:
+    try:
+        parse_file(str(CORPUS / path), dialect=dialect)
+        return "accept", None
+    except CroqError as e:
+        return "reject", e
+
+
+def test_upstream_verdicts_match_every_file() -> None:
+    mismatches = []
+    for r in UPSTREAM:
+        mine, err = _verdict(r["path"], "upstream")
+        want = "reject" if r["upstream_parse"] in ("reject", "crash") else "accept"
+        if mine != want:
+            why = err.diagnostics[0].message if err else ""
+            mismatches.append(f"{r['path']}: upstream {r['upstream_parse']}, ours {mine} {why}")
+    assert not mismatches, "\n".join(mismatches)
+
+
+def _upstream_line(msg: str) -> int | None:
+    m = re.search(r":(\d+)\.\d+: error", msg) or re.search(r"in line (\d+)", msg)
+    return int(m.group(1)) if m else None
+
+
+def test_rejected_files_point_at_upstreams_line() -> None:
+    total = 0
+    same = 0
+    misses = []
+    for r in UPSTREAM:
+        if r["upstream_parse"] != "reject":
+            continue
+        line = _upstream_line(r["upstream_message"])
+        if line is None:
+            continue
+        total += 1
+        _, err = _verdict(r["path"], "upstream")
+        assert err is not None
+        span = err.diagnostics[0].span
+        if span is not None and span.line == line:
+            same += 1
+        else:
+            misses.append(f"{r['path']}: ours {span.line if span else None}, upstream {line}")
+    assert total >= 40
+    assert same / total >= 0.9, "\n".join(misses)
+
+
+@pytest.mark.parametrize("row", TUTORIAL, ids=[r["path"] for r in TUTORIAL])
+def test_tutorial_and_seed_files_parse_in_default_dialect(row: dict[str, str]) -> None:
+    tu = parse_file(str(CORPUS / row["path"]))
+    assert tu.functions
+
+
+def test_stale_tutorial_syntax_is_rejected_by_upstream_dialect() -> None:
+    stale = [r for r in TUTORIAL if "stale-syntax" in r["kind"]]
+    assert stale
+    for r in stale:
+        mine, err = _verdict(r["path"], "upstream")
+        assert mine == "reject", r["path"]
+
+
+def test_every_accepted_file_round_trips() -> None:
+    failures = []
+    count = 0
+    for r in ROWS:
+        dialect = "upstream" if r in UPSTREAM else "default"
+        try:
+            tu = parse_file(str(CORPUS / r["path"]), dialect=dialect)
+        except CroqError:
+            continue
+        count += 1
+        text = print_unit(tu)
+        try:
+            again = parse(text, "printed.co", dialect=dialect)
+        except CroqError as e:
+            failures.append(f"{r['path']}: printed text does not parse: {e.diagnostics[0].message}")
+            continue
+        if again != tu:
+            failures.append(f"{r['path']}: AST differs after printing")
+        elif print_unit(again) != text:
+            failures.append(f"{r['path']}: printing is not stable")
+    assert count > 100
+    assert not failures, "\n".join(failures)
