@@ -1,0 +1,84 @@
+"""Public API: translate a .co source to Python, or load it as a module of launchers."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import types
+from collections.abc import Mapping
+
+from .emit.module import Translation, emit_module
+from .errors import REGISTRY, CroqError
+from .frontend.driver import parse, read_source
+from .sema.checks import check_unit
+
+
+def translate_full(
+    source: str, *, filename: str | None = None, defines: Mapping[str, object] | None = None, dialect: str = "default"
+) -> Translation:
+    name = filename or "<input>"
+    REGISTRY.add(name, source)
+    defs = {k: str(v) for k, v in (defines or {}).items()}
+    tu = parse(source, name, defines=defs, dialect=dialect)
+    warnings = check_unit(tu)
+    out = emit_module(tu, os.path.basename(name))
+    out.diagnostics = list(warnings) + out.diagnostics
+    return out
+
+
+def translate(source: str, *, filename: str | None = None, defines: Mapping[str, object] | None = None) -> str:
+    """Translate Croqtile source text to the text of a Python module (Triton kernels + launchers)."""
+    return translate_full(source, filename=filename, defines=defines).source
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    defines: Mapping[str, object] | None = None,
+    interpret: bool | None = None,
+) -> types.ModuleType:
+    """Translate ``path`` and import the result; its attributes are the launchers.
+
+    ``interpret``: run kernels in Triton's CPU interpreter (default: when no GPU is available).
+    """
+    path = os.fspath(path)
+    text = read_source(path)
+    out = translate_full(text, filename=path, defines=defines)
+    digest = hashlib.sha1(out.source.encode()).hexdigest()[:12]
+    modname = f"croq2triton_gen_{os.path.splitext(os.path.basename(path))[0]}_{digest}"
+    return load_source(out.source, modname, interpret=interpret, origin=path, translation=out)
+
+
+def load_source(
+    source: str,
+    modname: str,
+    *,
+    interpret: bool | None = None,
+    origin: str = "<generated>",
+    translation: Translation | None = None,
+) -> types.ModuleType:
+    import torch
+
+    if interpret is None:
+        interpret = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0") or not torch.cuda.is_available()
+    # Triton's interpreter is a process-wide switch (triton.language objects are built for one mode)
+    if interpret:
+        os.environ["TRITON_INTERPRET"] = "1"
+    elif os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        raise CroqError(
+            "this process runs Triton in interpreter mode (TRITON_INTERPRET=1); compiled kernels need a fresh process"
+        )
+    mod = types.ModuleType(modname)
+    mod.__file__ = f"<croq2triton:{origin}>"
+    mod.__croq_source__ = source  # type: ignore[attr-defined]
+    mod.__croq_translation__ = translation  # type: ignore[attr-defined]
+    # triton.jit reads kernel sources with inspect: register the text with linecache
+    import linecache
+
+    fname = f"<croq2triton-{modname}>"
+    linecache.cache[fname] = (len(source), None, source.splitlines(True), fname)
+    code = compile(source, fname, "exec")
+    sys.modules[modname] = mod
+    exec(code, mod.__dict__)
+    return mod

@@ -1,0 +1,1 @@
+"""Emission: assemble generated kernels and launchers into one Python module."""

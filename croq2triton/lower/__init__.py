@@ -1,0 +1,1 @@
+"""Lowering: Croqtile AST to Triton kernels and torch launchers."""

@@ -1,0 +1,141 @@
+"""Spelling scalar/tensor arithmetic in Python (launcher) and Triton (kernel) code."""
+
+from __future__ import annotations
+
+from ..sema.types import TYPES, promote
+from .values import Val, const
+
+TL_CMP = {"<", ">", "<=", ">=", "==", "!="}
+
+
+def is_int(ty: str | None) -> bool:
+    return ty in ("int", "bool") or (ty in TYPES and TYPES[ty].kind in ("int", "uint", "bool"))
+
+
+def is_float(ty: str | None) -> bool:
+    return ty in TYPES and TYPES[ty].is_float
+
+
+def tl_dtype(ty: str | None) -> str:
+    if ty in (None, "int"):
+        return "tl.int32"
+    if ty == "bool":
+        return "tl.int1"
+    t = TYPES[ty]
+    assert t.triton is not None, ty
+    return f"tl.{t.triton}"
+
+
+def torch_dtype(ty: str) -> str:
+    t = TYPES[ty]
+    assert t.torch is not None, ty
+    return f"torch.{t.torch}"
+
+
+def compute_type(ty: str | None) -> str | None:
+    """The type arithmetic on ``ty`` values is carried out in (bf16/f8 upcast to f32)."""
+    if ty in ("bf16", "f8_e4m3", "f8_e5m2", "tf32"):
+        return "f32"
+    return ty
+
+
+def _fold(op: str, a: object, b: object) -> object:
+    if isinstance(a, bool) or isinstance(b, bool):
+        a, b = int(a), int(b)  # type: ignore[arg-type]
+    if op == "+":
+        return a + b  # type: ignore[operator]
+    if op == "-":
+        return a - b  # type: ignore[operator]
+    if op == "*":
+        return a * b  # type: ignore[operator]
+    if op in ("/", "%"):
+        if b == 0:
+            raise ZeroDivisionError
+        if isinstance(a, int) and isinstance(b, int):
+            q = abs(a) // abs(b)
+            q = q if (a >= 0) == (b >= 0) else -q
+            return q if op == "/" else a - b * q
+        return a / b if op == "/" else a % b  # type: ignore[operator]
+    if op == "<<":
+        return a << b  # type: ignore[operator]
+    if op == ">>":
+        return a >> b  # type: ignore[operator]
+    if op == "&":
+        return a & b  # type: ignore[operator]
+    if op == "|":
+        return a | b  # type: ignore[operator]
+    if op == "^":
+        return a ^ b  # type: ignore[operator]
+    if op == "&&":
+        return bool(a) and bool(b)
+    if op == "||":
+        return bool(a) or bool(b)
+    cmp = {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "==": a == b, "!=": a != b}  # type: ignore[operator]
+    return cmp[op]
+
+
+def binary(op: str, a: Val, b: Val, host: bool) -> Val:
+    """``a op b`` with C semantics (truncating integer division)."""
+    if op in TL_CMP or op in ("&&", "||"):
+        ty = "bool"
+    else:
+        ty = promote(a.ty if a.ty != "bool" else "int", b.ty if b.ty != "bool" else "int")
+    if a.is_const and b.is_const:
+        try:
+            v = _fold(op, a.const, b.const)
+        except (ZeroDivisionError, TypeError, ValueError):
+            v = None
+        if v is not None:
+            if isinstance(v, float) and is_int(ty):
+                v = int(v)
+            return const(v, ty if not isinstance(v, bool) else "bool")  # type: ignore[arg-type]
+    axes = a.axes | b.axes
+    ints = is_int(a.ty) and is_int(b.ty)
+    # algebraic identities keep generated index arithmetic readable
+    if op == "+" and a.is_const and a.const == 0 and ints:
+        return b
+    if op in ("+", "-") and b.is_const and b.const == 0 and ints:
+        return a
+    if op == "*" and ints and ((a.is_const and a.const == 1) or (b.is_const and b.const == 1)):
+        return b if a.is_const and a.const == 1 else a
+    if op == "/" and ints and b.is_const and b.const == 1:
+        return a
+    ac, bc = a.code, b.code
+    if op in ("/", "%") and ints:
+        if host:
+            code = f"_rt.{'idiv' if op == '/' else 'imod'}({ac}, {bc})"
+        else:
+            # C truncation; equal to floor division for the non-negative indices Croqtile uses
+            code = f"({ac} {'//' if op == '/' else '%'} {bc})"
+    elif op == "&&":
+        code = f"({ac} and {bc})" if host else f"(({ac}) & ({bc}))"
+    elif op == "||":
+        code = f"({ac} or {bc})" if host else f"(({ac}) | ({bc}))"
+    else:
+        code = f"({ac} {op} {bc})"
+    hst = None
+    if a.host is not None and b.host is not None and not axes:
+        hv = binary(op, Val(a.host, a.ty, a.const), Val(b.host, b.ty, b.const), True) if not host else None
+        hst = hv.code if hv is not None else code
+    masks = tuple(dict.fromkeys(a.masks + b.masks))
+    nonneg = a.nonneg and b.nonneg and op in ("+", "*", "/", "%", "<<", ">>", "&", "|", "^")
+    ub = None
+    if nonneg and ints:
+        ua, ubb = a.ub, b.ub
+        if op == "+" and ua is not None and ubb is not None and ua.is_const and ubb.is_const:
+            ub = const(ua.const + ubb.const - 1)
+        elif op == "*" and ua is not None and b.is_const and ua.is_const:
+            ub = const((ua.const - 1) * b.const + 1)
+        elif op == "%" and b.is_const:
+            ub = b
+    return Val(code, ty, None, axes, hst if not host else code, masks, nonneg, ub)
+
+
+def cdiv(a: Val, b: Val, host: bool) -> Val:
+    if a.is_const and b.is_const and b.const:
+        return const(-(-a.const // b.const))
+    code = f"_rt.cdiv({a.code}, {b.code})" if host else f"tl.cdiv({a.code}, {b.code})"
+    hst = None
+    if a.host is not None and b.host is not None and not (a.axes or b.axes):
+        hst = f"_rt.cdiv({a.host}, {b.host})"
+    return Val(code, "int", None, a.axes | b.axes, hst, tuple(dict.fromkeys(a.masks + b.masks)), a.nonneg and b.nonneg)

@@ -1,0 +1,534 @@
+"""Lowering of one ``__co__`` function: a torch launcher plus one Triton kernel per top-level ``parallel``.
+
+The launcher (host code) binds symbolic sizes, checks tensors, evaluates
+host-level statements, allocates buffers and launches kernels.  Kernels are
+produced by :class:`~.kernel.KernelLowering`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import CroqLoweringError, CroqSemanticError, Span
+from ..frontend import ast as A
+from ..sema.types import TYPES, unlowerable_reason
+from . import exprs as X
+from .values import Bounded, Shape, Tensor, Tuple_, Val, View, ViewDim, const
+from .writer import Writer
+
+
+class HostScope:
+    def __init__(self) -> None:
+        self.names: dict[str, Any] = {}
+
+
+class FunctionLowering:
+    """Builds the launcher of one function; kernels are appended to ``self.kernel_sources``."""
+
+    def __init__(self, fn: A.CoFunction, src_name: str) -> None:
+        self.fn = fn
+        self.src_name = src_name
+        self.w = Writer(src_name, indent=1)
+        self.names: dict[str, Any] = {}
+        self.kernel_sources: list[str] = []
+        self.tensor_params: list[str] = []
+        self.kernel_count = 0
+        self.uid = 0
+        self.allocated: list[str] = []
+
+    # ------------------------------------------------------------ helpers
+    def fresh(self, base: str) -> str:
+        self.uid += 1
+        return f"_{base}{self.uid}"
+
+    def error(self, msg: str, node: A.Node | None, hint: str | None = None) -> CroqLoweringError:
+        return CroqLoweringError(msg, node.span if node is not None else None, hint)
+
+    # ------------------------------------------------------------ entry
+    def lower(self) -> str:
+        fn = self.fn
+        for p in fn.params:
+            if p.type.kind == "spanned" and p.type.elem:
+                why = unlowerable_reason(p.type.elem)
+                if why:
+                    raise self.error(
+                        f"cannot lower to Triton: {why}", p, "fp6/fp4 and sub-byte types have no Triton equivalent"
+                    )
+            if p.type.kind == "elem" and p.type.elem and unlowerable_reason(p.type.elem):
+                raise self.error(f"cannot lower to Triton: {unlowerable_reason(p.type.elem)}", p)
+        self.prologue()
+        for s in fn.body:
+            self.host_stmt(s)
+        if not fn.body or not isinstance(fn.body[-1], A.Return):
+            self.w.line("return None")
+        params = ", ".join(self.param_names()) + (", " if fn.params else "") + "*, _launch=None"
+        doc = self.docstring()
+        head = [f"def {fn.name}({params}):", f'    """{doc}"""']
+        return "\n\n\n".join([*self.kernel_sources, "\n".join(head) + "\n" + self.w.text()])
+
+    def param_names(self) -> list[str]:
+        out = []
+        for i, p in enumerate(self.fn.params):
+            out.append(p.name or f"_arg{i}")
+        return out
+
+    def docstring(self) -> str:
+        parts = []
+        for p in self.fn.params:
+            parts.append(_type_text(p))
+        ret = _ret_text(self.fn.ret)
+        return f"{self.fn.name}({', '.join(parts)}) -> {ret}; from {self.src_name}:{self.fn.span.line if self.fn.span else 0}."
+
+    # ------------------------------------------------------------ parameters
+    def prologue(self) -> None:
+        w = self.w
+        fn = self.fn
+        w.line(f"_F = _rt.Fn({fn.name!r}, {self.src_name!r}, {fn.span.line if fn.span else 0})")
+        tensors = [(i, p) for i, p in enumerate(fn.params) if p.type.kind == "spanned"]
+        names = self.param_names()
+        w.line("_launch = _launch or _rt.launch")
+        w.line(f"_dev = _rt.pick_device(_F, {{{', '.join(f'{names[i]!r}: {names[i]}' for i, _ in tensors)}}}, _launch)")
+        w.line("_dims = {}")
+        for i, p in enumerate(fn.params):
+            name = names[i]
+            if p.type.kind == "spanned":
+                self.tensor_param(p, name, i)
+            elif p.type.kind in ("int", "bool", "elem"):
+                ty = "int" if p.type.kind == "int" else "bool" if p.type.kind == "bool" else p.type.elem or "f32"
+                py = "int" if ty == "int" else "bool" if ty == "bool" else ("float" if X.is_float(ty) else "int")
+                w.line(f"{name} = _rt.scalar_arg(_F, {name!r}, {name}, {py})", p.span)
+                self.names[name] = Val(name, ty, None, frozenset(), name)
+            elif p.type.kind == "stream":
+                w.line(f"_rt.stream_arg(_F, {name!r}, {name})", p.span)
+                self.names[name] = ("stream", name)
+            else:
+                raise self.error(f"unsupported parameter type '{p.type.kind}'", p)
+
+    def tensor_param(self, p: A.Param, name: str, index: int) -> None:
+        assert p.type.shape is not None and p.type.elem is not None
+        shape = p.type.shape
+        if shape.dims is None:
+            raise self.error(
+                "a parameter needs a shape, not only a rank, to be lowered", p, "write the dims: f32 [M, N] x"
+            )
+        elem = p.type.elem
+        rank = len(shape.dims)
+        w = self.w
+        w.line(
+            f"{name} = _rt.tensor_arg(_F, {name!r}, {name}, {X.torch_dtype(elem)}, {rank}, _dev, "
+            f"is_global={p.storage == 'global'})",
+            p.span,
+        )
+        host_dims: list[str] = []
+        dims: list[Val] = []
+        for d, dim in enumerate(shape.dims):
+            if isinstance(dim, A.Name):
+                sym = dim.name
+                w.line(f"{sym} = _rt.bind_dim(_F, _dims, {sym!r}, {name!r}, {name}, {d})")
+                self.names.setdefault(sym, Val(sym, "int", None, frozenset(), sym))
+                host_dims.append(sym)
+                dims.append(Val(sym, "int", None, frozenset(), sym))
+            elif isinstance(dim, A.Unknown):
+                v = f"{name}_d{d}"
+                w.line(f"{v} = _rt.any_dim(_F, {name!r}, {name}, {d})")
+                host_dims.append(v)
+                dims.append(Val(v, "int", None, frozenset(), v))
+            else:
+                val = self.host_eval(dim)
+                if not val.is_const:
+                    raise self.error("parameter dims must be constants or names", dim)
+                w.line(f"_rt.fixed_dim(_F, {name!r}, {name}, {d}, {val.const})")
+                host_dims.append(str(val.const))
+                dims.append(const(val.const))
+        t = Tensor(name, elem, dims, host_dims, f"{name}_ptr", [f"{name}_s{d}" for d in range(rank)], name, p.span)
+        self.names[name] = t
+        self.tensor_params.append(name)
+
+    # ------------------------------------------------------------ host statements
+    def host_stmt(self, s: A.Stmt) -> None:
+        w = self.w
+        if isinstance(s, A.Parallel):
+            from .kernel import KernelLowering
+
+            self.kernel_count += 1
+            kl = KernelLowering(self, s, f"{self.fn.name}_k{self.kernel_count - 1}")
+            src, launch_lines = kl.lower()
+            self.kernel_sources.append(src)
+            for ln, sp in launch_lines:
+                w.line(ln, sp)
+            return
+        if isinstance(s, A.ScalarDecl):
+            for d in s.items:
+                if d.init is None and d.fill is None:
+                    raise self.error(f"'{d.name}' needs an initial value at host level", d)
+                init = d.init if d.init is not None else d.fill
+                if isinstance(init, A.Call):
+                    raise self.error("calls cannot be lowered to Triton", init)
+                v = self.host_eval(init)  # type: ignore[arg-type]
+                ty = s.type or v.ty
+                self.bind_host_scalar(d.name, v, ty, s.mutable, d)
+            return
+        if isinstance(s, A.AssignStmt):
+            for a in s.items:
+                self.host_assign(a)
+            return
+        if isinstance(s, A.MdspanDecl):
+            v = self.host_value(s.value)
+            if isinstance(v, Val):
+                v = Shape([v])
+            if not isinstance(v, Shape):
+                raise self.error("an mdspan must be initialised with a shape", s.value)
+            self.names[s.name] = v
+            return
+        if isinstance(s, A.ItupleDecl):
+            v = self.host_value(s.value)
+            if not isinstance(v, Tuple_):
+                raise self.error("an ituple must be initialised with {...}", s.value)
+            self.names[s.name] = v
+            return
+        if isinstance(s, A.SpannedDecl):
+            self.host_buffer(s)
+            return
+        if isinstance(s, A.Return):
+            self.host_return(s)
+            return
+        if isinstance(s, A.CallStmt) and s.call.kind == "assert":
+            cond = self.host_eval(s.call.args[0])
+            msg = s.call.args[1]
+            text = msg.value if isinstance(msg, A.StringLit) else "assertion failed"
+            w.line(f"_rt.host_assert(_F, {cond.code}, {text!r}, {s.span.line if s.span else 0})", s.span)
+            return
+        if isinstance(s, A.CallStmt) and s.call.kind in ("print", "println") and s.call.bang:
+            return
+        if isinstance(s, (A.Empty, A.PragmaStmt)):
+            return
+        if isinstance(s, A.Sync) and s.kind == "global":
+            w.line("_rt.sync(_dev)", s.span)
+            return
+        if isinstance(s, A.Block):
+            for x in s.stmts:
+                self.host_stmt(x)
+            return
+        raise self.error(
+            f"cannot lower this host-level statement ({type(s).__name__}) to Triton yet",
+            s,
+            "host code between kernels may only declare sizes, buffers and views",
+        )
+
+    def bind_host_scalar(self, name: str, v: Val, ty: str | None, mutable: bool, node: A.Node) -> None:
+        if v.is_const and not mutable:
+            cv = v.const
+            if ty in ("int", "s32", "s64", "u32", "u64", "s16", "s8", "u8", "u16") and isinstance(cv, float):
+                cv = int(cv)
+            self.names[name] = const(cv, ty)
+            return
+        var = name
+        self.w.line(f"{var} = {v.code}", node.span)
+        self.names[name] = Val(var, ty, None, frozenset(), var)
+
+    def host_assign(self, a: A.Assign) -> None:
+        if not isinstance(a.target, A.Name):
+            raise self.error("element assignments at host level cannot be lowered; put them inside 'parallel'", a)
+        name = a.target.name
+        if a.op != "=":
+            old = self.names.get(name)
+            if not isinstance(old, Val):
+                raise self.error(f"'{name}' is not a scalar", a)
+            v = X.binary(a.op, old, self.host_eval(a.value), True)
+            self.w.line(f"{name} = {v.code}", a.span)
+            self.names[name] = Val(name, old.ty, None, frozenset(), name)
+            return
+        if isinstance(a.value, A.Call):
+            raise self.error("calls cannot be lowered to Triton", a.value)
+        v = self.host_value(a.value)
+        if isinstance(v, Val):
+            self.bind_host_scalar(name, v, v.ty, False, a)
+        else:
+            self.names[name] = v
+
+    def host_buffer(self, s: A.SpannedDecl) -> None:
+        if s.storage in ("shared", "local"):
+            raise self.error(f"'{s.storage}' buffers must be declared inside 'parallel'", s)
+        why = unlowerable_reason(s.elem)
+        if why:
+            raise self.error(f"cannot lower to Triton: {why}", s)
+        if s.shape is None:
+            raise self.error("'[auto]' buffers cannot be lowered yet", s)
+        dims = self.shape_of_list(s.shape, s)
+        for d in s.items:
+            if d.dims:
+                raise self.error("arrays of global buffers cannot be lowered yet", d)
+            host_dims = [x.host or x.code for x in dims]
+            shape = "(" + ", ".join(host_dims) + ("," if len(host_dims) == 1 else "") + ")"
+            fill = "0"
+            if d.fill is not None:
+                fv = self.host_eval(d.fill)
+                fill = fv.code
+            self.w.line(f"{d.name} = _rt.alloc(_F, {shape}, {X.torch_dtype(s.elem)}, _dev, {fill})", d.span)
+            rank = len(dims)
+            t = Tensor(
+                d.name,
+                s.elem,
+                dims,
+                host_dims,
+                f"{d.name}_ptr",
+                [f"{d.name}_s{i}" for i in range(rank)],
+                d.name,
+                d.span,
+            )
+            self.names[d.name] = t
+            self.allocated.append(d.name)
+
+    def host_return(self, s: A.Return) -> None:
+        if s.value is None:
+            self.w.line("return None", s.span)
+            return
+        v = self.host_value(s.value)
+        if isinstance(v, Tensor):
+            self.w.line(f"return {v.host_name}", s.span)
+        elif isinstance(v, Val):
+            self.w.line(f"return {v.code}", s.span)
+        elif isinstance(v, View) and isinstance(v.root, Tensor) and v.reshaped is not None:
+            dims = ", ".join(d.host or d.code for d in v.reshaped)
+            self.w.line(f"return {v.root.host_name}.reshape({dims})", s.span)
+        else:
+            raise self.error("this return value cannot be lowered", s.value)
+
+    def shape_of_list(self, items: list[A.Expr], node: A.Node) -> list[Val]:
+        dims: list[Val] = []
+        for e in items:
+            v = self.host_value(e)
+            if isinstance(v, Shape):
+                dims.extend(v.dims)
+            elif isinstance(v, Val):
+                dims.append(v)
+            else:
+                raise self.error("a shape extent must be an integer or a shape", e)
+        return dims
+
+    # ------------------------------------------------------------ host expressions
+    def host_eval(self, e: A.Expr) -> Val:
+        v = self.host_value(e)
+        if isinstance(v, Bounded):
+            return v.value
+        if not isinstance(v, Val):
+            raise self.error("expected an integer or scalar value here", e)
+        return v
+
+    def host_value(self, e: A.Expr) -> Any:
+        """Evaluate a host-level expression: a Val (Python code), Shape, Tuple_, Tensor or View."""
+        if isinstance(e, A.IntLit):
+            return const(e.value, "int")
+        if isinstance(e, A.FloatLit):
+            return const(e.value, "f64" if e.double else "f32")
+        if isinstance(e, A.BoolLit):
+            return const(e.value)
+        if isinstance(e, A.Paren):
+            return self.host_value(e.expr)
+        if isinstance(e, A.Name):
+            if e.name not in self.names:
+                raise CroqSemanticError(f"'{e.name}' is not declared", e.span)
+            return self.names[e.name]
+        if isinstance(e, A.Unary):
+            v = self.host_eval(e.operand)
+            if v.is_const:
+                return const(-v.const if e.op == "-" else (not v.const) if e.op == "!" else ~v.const, v.ty)
+            op = {"-": "-", "!": "not ", "~": "~"}[e.op]
+            return Val(f"({op}{v.code})", v.ty, None, frozenset(), f"({op}{v.code})")
+        if isinstance(e, A.Binary):
+            a, b = self.host_value(e.lhs), self.host_value(e.rhs)
+            if isinstance(a, Shape) or isinstance(b, Shape):
+                return self.shape_arith(e.op, a, b, e)
+            if isinstance(a, Tuple_) or isinstance(b, Tuple_):
+                return self.tuple_arith(e.op, a, b, e)
+            if isinstance(a, Bounded):
+                a = a.value
+            if isinstance(b, Bounded):
+                b = b.value
+            if not isinstance(a, Val) or not isinstance(b, Val):
+                raise self.error("operands must be integers", e)
+            return X.binary(e.op, a, b, True)
+        if isinstance(e, A.Ternary):
+            c, a, b = self.host_eval(e.cond), self.host_eval(e.then), self.host_eval(e.other)
+            if c.is_const:
+                return a if c.const else b
+            code = f"({a.code} if {c.code} else {b.code})"
+            return Val(code, a.ty, None, frozenset(), code)
+        if isinstance(e, A.Builtin) and e.name == "cdiv":
+            return X.cdiv(self.host_eval(e.args[0]), self.host_eval(e.args[1]), True)
+        if isinstance(e, A.Builtin) and e.name in ("__max", "__min"):
+            a, b = self.host_eval(e.args[0]), self.host_eval(e.args[1])
+            if a.is_const and b.is_const:
+                return const(max(a.const, b.const) if e.name == "__max" else min(a.const, b.const))
+            code = f"{'max' if e.name == '__max' else 'min'}({a.code}, {b.code})"
+            return Val(code, a.ty, None, frozenset(), code)
+        if isinstance(e, A.MdspanLit):
+            return Shape(self.shape_of_list(e.items, e))
+        if isinstance(e, A.ItupleLit):
+            return Tuple_([self.host_eval(x) for x in e.items])
+        if isinstance(e, A.Member) and e.member == "span":
+            return Shape(self.dims_of(self.host_value(e.base), e))
+        if isinstance(e, A.GetIth):
+            base = self.host_value(e.base)
+            idx = self.host_eval(e.index)
+            if not idx.is_const:
+                raise self.error("a dimension index must be a constant", e.index)
+            if isinstance(base, Shape):
+                return _pick(base.dims, idx.const, e)
+            if isinstance(base, Tuple_):
+                return _pick(base.items, idx.const, e)
+            raise self.error("'x(k)' needs a shape or an ituple", e)
+        if isinstance(e, A.SizeOf):
+            if e.expr is None:
+                return const(TYPES[e.elem or "s32"].nbytes)
+            v = self.host_value(e.expr)
+            dims = v.dims if isinstance(v, Shape) else self.dims_of(v, e)
+            out: Val = const(1)
+            for d in dims:
+                out = X.binary("*", out, d, True)
+            return out
+        if isinstance(e, A.View):
+            return self.host_view(e)
+        if isinstance(e, A.Index):
+            base = self.host_value(e.base)
+            if isinstance(base, Shape):
+                return self.derive_shape(base, e.indices)
+        if isinstance(e, A.Derive):
+            base = self.host_value(e.base)
+            if isinstance(base, Tuple_):
+                return Tuple_([self.derived_item(base.items, x) for x in e.items])
+        raise self.error(f"cannot evaluate this {type(e).__name__} at host level", e)
+
+    def derived_item(self, items: list[Val], x: A.Expr) -> Val:
+        if isinstance(x, A.Paren) and isinstance(x.expr, A.IntLit):
+            return _pick(items, x.expr.value, x)
+        saved = self.names.copy()
+        try:
+            return self.host_eval(x)
+        finally:
+            self.names = saved
+
+    def derive_shape(self, base: Shape, items: list[A.Expr]) -> Shape:
+        out: list[Val] = []
+        for x in items:
+            out.append(self._derive_expr(base, x))
+        return Shape(out)
+
+    def _derive_expr(self, base: Shape, x: A.Expr) -> Val:
+        if isinstance(x, A.Paren) and isinstance(x.expr, A.IntLit):
+            return _pick(base.dims, x.expr.value, x)
+        if isinstance(x, A.Binary):
+            return X.binary(x.op, self._derive_expr(base, x.lhs), self._derive_expr(base, x.rhs), True)
+        return self.host_eval(x)
+
+    def dims_of(self, v: Any, node: A.Node) -> list[Val]:
+        if isinstance(v, Tensor):
+            return list(v.dims)
+        if isinstance(v, View):
+            return list(v.reshaped) if v.reshaped is not None else [d.extent for d in v.dims]
+        if isinstance(v, Shape):
+            return list(v.dims)
+        raise self.error("this has no shape", node)
+
+    def shape_arith(self, op: str, a: Any, b: Any, node: A.Node) -> Shape:
+        if isinstance(a, Shape) and isinstance(b, Shape):
+            if len(a.dims) != len(b.dims):
+                raise CroqSemanticError("shape arithmetic needs equal ranks", node.span)
+            return Shape([X.binary(op, x, y, True) for x, y in zip(a.dims, b.dims)])
+        if isinstance(a, Shape):
+            other = b.items if isinstance(b, Tuple_) else None
+            if other is not None:
+                if len(other) != len(a.dims):
+                    raise CroqSemanticError("shape arithmetic needs equal ranks", node.span)
+                return Shape([X.binary(op, x, y, True) for x, y in zip(a.dims, other)])
+            bv = b.value if isinstance(b, Bounded) else b
+            return Shape([X.binary(op, x, bv, True) for x in a.dims])
+        av = a.value if isinstance(a, Bounded) else a
+        return Shape([X.binary(op, av, y, True) for y in b.dims])
+
+    def tuple_arith(self, op: str, a: Any, b: Any, node: A.Node) -> Tuple_:
+        if isinstance(a, Tuple_) and isinstance(b, Tuple_):
+            if len(a.items) != len(b.items):
+                raise CroqSemanticError("ituple arithmetic needs equal ranks", node.span)
+            return Tuple_([X.binary(op, x, y, True) for x, y in zip(a.items, b.items)])
+        if isinstance(a, Tuple_):
+            return Tuple_([X.binary(op, x, b, True) for x in a.items])
+        return Tuple_([X.binary(op, a, y, True) for y in b.items])
+
+    def host_view(self, e: A.View) -> View:
+        base = self.host_value(e.base)
+        if not isinstance(base, (Tensor, View)):
+            raise self.error("views at host level must start from a tensor", e.base)
+        view = base if isinstance(base, View) else whole_view(base)
+        for op in e.ops:
+            if op.kind != "span_as":
+                raise self.error(
+                    f"host-level '.{op.kind}' views cannot be lowered yet; take the view inside 'parallel'", op
+                )
+            dims = self.shape_of_list(op.args, op)
+            view = span_as_view(view, dims, op, self)
+        return view
+
+
+def whole_view(t: Any) -> View:
+    dims = [ViewDim(const(0), d, None, []) for d in t.dims]
+    return View(t, dims)
+
+
+def span_as_view(view: View, dims: list[Val], node: A.Node, fl: Any) -> View:
+    if not view.whole() and view.reshaped is None:
+        raise fl.error("'.span_as' of a window cannot be lowered yet; apply it to a whole tensor or buffer", node)
+    total_old: Val = const(1)
+    for d in view.reshaped if view.reshaped is not None else [d.extent for d in view.dims]:
+        total_old = X.binary("*", total_old, d, True)
+    total_new: Val = const(1)
+    for d in dims:
+        total_new = X.binary("*", total_new, d, True)
+    if total_old.is_const and total_new.is_const and total_old.const != total_new.const:
+        raise CroqSemanticError(
+            f"span_as: {total_new.const} elements cannot view {total_old.const} elements",
+            node.span,
+            "the new shape must have the same number of elements",
+        )
+    new_dims = [ViewDim(const(0), d, None, []) for d in dims]
+    return View(view.root, new_dims, reshaped=list(dims))
+
+
+def _pick(items: list[Val], k: int, node: A.Node) -> Val:
+    n = len(items)
+    idx = k if k >= 0 else n + k
+    if not 0 <= idx < n:
+        raise CroqSemanticError(f"index {k} is out of range for rank {n}", node.span)
+    return items[idx]
+
+
+def _type_text(p: A.Param) -> str:
+    t = p.type
+    if t.kind == "spanned":
+        dims = ", ".join(_dim_text(d) for d in (t.shape.dims or []) if t.shape) if t.shape else ""
+        s = f"{t.elem} [{dims}]"
+    elif t.kind == "elem":
+        s = t.elem or ""
+    else:
+        s = t.kind
+    return f"{'global ' if p.storage else ''}{s} {p.name or ''}".strip()
+
+
+def _dim_text(d: A.Expr) -> str:
+    if isinstance(d, A.Name):
+        return d.name
+    if isinstance(d, A.IntLit):
+        return d.text
+    if isinstance(d, A.Unknown):
+        return d.text
+    return "?"
+
+
+def _ret_text(t: A.TypeRef) -> str:
+    if t.kind == "spanned":
+        return f"{t.elem} tensor"
+    return t.elem or t.kind
+
+
+def span_of(node: A.Node | None) -> Span | None:
+    return node.span if node is not None else None

@@ -1,0 +1,1556 @@
+"""Lifting one top-level ``parallel`` into a Triton kernel.
+
+* Block-level indices become ``tl.program_id``; the grid is computed by the launcher.
+* Sub-block indices (warpgroups, warps, threads) become *lane axes*: tensor
+  dimensions of the block's values.  Per-thread code is executed for all lanes
+  at once; lane-dependent conditions become masks.
+* Shared/local buffers are register tiles when the program only moves them as
+  whole tiles (DMA, MMA); when it addresses single elements they live in a
+  per-program scratch area of global memory (``memory`` mode).  The decision is
+  made by running the lowering until it stops changing (at most a few passes).
+* A per-thread reduction loop ``acc += a.at(m, k) * b.at(n, k)`` becomes
+  ``tl.dot`` over K tiles; MMA statements become ``tl.dot``; a loop that only
+  splits an MMA's K extent into pieces (``chunkat(_, k)``) is collapsed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import CroqLoweringError, CroqSemanticError
+from ..frontend import ast as A
+from ..sema.types import TYPES, unlowerable_reason
+from . import exprs as X
+from .function import FunctionLowering, span_as_view, whole_view
+from .levels import assign_levels
+from .tiles import Region
+from .values import Bounded, BoundedTuple, Buffer, Future, Shape, Tensor, Tile, Tuple_, Val, View, ViewDim, const
+from .writer import Writer
+
+MATH = {
+    "__exp": "tl.exp", "__exp2f": "tl.exp2", "__log": "tl.log", "__sqrt": "tl.sqrt", "__rsqrt": "tl.rsqrt",
+    "__sin": "tl.sin", "__cos": "tl.cos", "__fabs": "tl.abs", "__floor": "tl.floor", "__ceil": "tl.ceil",
+    "__sigmoid": "tl.sigmoid", "__max": "tl.maximum", "__min": "tl.minimum", "__fmaf": "tl.fma",
+    "__tanh": "tl.extra.cuda.libdevice.tanh", "__pow": "tl.extra.cuda.libdevice.pow",
+    "__log1p": "tl.extra.cuda.libdevice.log1p", "__expm1": "tl.extra.cuda.libdevice.expm1",
+    "__round": "tl.extra.cuda.libdevice.round", "__atan2": "tl.extra.cuda.libdevice.atan2",
+    "__tan": "tl.extra.cuda.libdevice.tan", "__asin": "tl.extra.cuda.libdevice.asin",
+    "__acos": "tl.extra.cuda.libdevice.acos", "__atan": "tl.extra.cuda.libdevice.atan",
+    "__sinh": "tl.extra.cuda.libdevice.sinh", "__cosh": "tl.extra.cuda.libdevice.cosh",
+}  # fmt: skip
+
+
+def pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+class Collapsed:
+    """A loop index whose loop was folded into one whole-extent MMA (K split collapse)."""
+
+    def __init__(self, bound: Val) -> None:
+        self.bound = bound
+
+
+class LaneAxis:
+    def __init__(self, name: str, extent: Val, size: str, size_const: int | None, index: int) -> None:
+        self.name = name
+        self.extent = extent
+        self.size = size
+        self.size_const = size_const
+        self.index = index
+        self.var = f"{name}_l"
+
+    @property
+    def padded(self) -> bool:
+        return not (self.extent.is_const and self.size_const == self.extent.const)
+
+
+class KernelLowering:
+    def __init__(self, fl: FunctionLowering, top: A.Parallel, name: str) -> None:
+        self.fl = fl
+        self.top = top
+        self.name = name
+        self.memory: set[str] = set()  # buffers decided to live in scratch memory
+        self.frag_shapes: dict[int, tuple[list[Val], list[str]]] = {}
+        self.no_dot: set[int] = set()
+
+    # ================================================================ driver
+    def lower(self) -> tuple[str, list[tuple[str, Any]]]:
+        last: Exception | None = None
+        for _ in range(6):
+            self.reset()
+            try:
+                self.gen()
+            except (CroqLoweringError, CroqSemanticError) as e:
+                # decisions made in this pass (buffer modes, fragment shapes) may remove the problem
+                if self.changed:
+                    last = e
+                    continue
+                raise
+            if not self.changed:
+                break
+        else:
+            if last is not None:
+                raise last
+            raise CroqLoweringError("internal error: kernel lowering did not converge", self.top.span)
+        return self.source(), self.launch_lines()
+
+    def reset(self) -> None:
+        self.changed = False
+        self.w = Writer(self.fl.src_name, indent=1)
+        self.args: dict[str, tuple[str, str]] = {}  # name -> (kind, host code)
+        self.scopes: list[dict[str, Any]] = [{}]
+        self.lanes: list[LaneAxis] = []
+        self.scope_lanes: list[str] = []
+        self.pred: list[Val] = []
+        self.grid: list[str] = []
+        self.block_vars: list[str] = []
+        self.uid = 0
+        self.scratch: list[tuple[Buffer, str, str]] = []  # buffer, arg, per-program elems (host)
+        self.has_dot = False
+        self.threads = 1
+        self.decl_types: dict[str, str] = {}
+        self.notes: list[str] = []
+
+    def fresh(self, base: str) -> str:
+        self.uid += 1
+        return f"{base}_{self.uid}"
+
+    def err(self, msg: str, node: A.Node | None, hint: str | None = None) -> CroqLoweringError:
+        return CroqLoweringError(msg, node.span if node is not None else None, hint)
+
+    # ================================================================ arguments
+    def arg(self, name: str, kind: str, host: str) -> str:
+        prev = self.args.get(name)
+        if prev is not None and prev[1] != host:
+            return self.arg(name + "_", kind, host)
+        self.args[name] = (kind, host)
+        return name
+
+    def import_val(self, v: Val, hint: str = "h") -> Val:
+        """A host value used inside the kernel: a literal, or a kernel argument."""
+        if v.is_const:
+            return v
+        if v.host is None:
+            return v
+        host = v.host
+        name = host if host.isidentifier() else self.arg_name_for(host, hint)
+        self.arg(name, "int", host)
+        return Val(name, v.ty, None, frozenset(), host, (), v.nonneg or v.ty == "int")
+
+    def arg_name_for(self, host: str, hint: str) -> str:
+        for n, (_, h) in self.args.items():
+            if h == host:
+                return n
+        return self.fresh(f"_{hint}")
+
+    def tensor(self, t: Tensor) -> None:
+        self.arg(t.ptr, "tensor", t.host_name)
+        for d, s in enumerate(t.strides):
+            self.arg(s, "int", f"{t.host_name}.stride({d})")
+
+    def tdims(self, t: Tensor) -> list[Val]:
+        return [self.import_val(d, "dim") for d in t.dims]
+
+    def constexpr(self, name: str, host: str) -> str:
+        self.args[name] = ("constexpr", host)
+        return name
+
+    # ================================================================ scopes
+    def lookup(self, name: str, node: A.Node) -> Any:
+        for sc in reversed(self.scopes):
+            if name in sc:
+                return sc[name]
+        if name in self.fl.names:
+            v = self.fl.names[name]
+            if isinstance(v, Val):
+                return self.import_val(v, name)
+            return v
+        raise CroqSemanticError(f"'{name}' is not declared", node.span)
+
+    def bind(self, name: str, v: Any) -> None:
+        self.scopes[-1][name] = v
+
+    def push(self) -> None:
+        self.scopes.append({})
+
+    def pop(self) -> None:
+        self.scopes.pop()
+
+    # ================================================================ kernel structure
+    def gen(self) -> None:
+        levels = assign_levels(self.top)
+        self.levels = levels
+        w = self.w
+        top = self.top
+        if top.stream is not None:
+            self.notes.append("stream")
+        # block-level indices (they must be the outermost levels of the top statement)
+        pid = 0
+        rest: list[A.PBy] = []
+        for b in top.levels:
+            lvl = levels[id(b)]
+            if lvl == "cluster":
+                continue
+            if lvl != "block":
+                rest.append(b)
+                continue
+            if rest:
+                raise self.err("a block level must come before sub-block levels", b)
+            names = b.vars if b.vars is not None else [b.name]
+            for k, nm in enumerate(names):
+                ext = self.fl.host_eval(b.bound[k])
+                if pid >= 3:
+                    raise self.err("more than three block dimensions cannot be lowered yet", b)
+                self.grid.append(ext.host or ext.code)
+                var = nm or f"_pid{pid}"
+                w.line(f"{var} = tl.program_id({pid})", b.span)
+                v = Val(var, "int", None, frozenset(), None, (), True, self.import_val(ext, "grid"))
+                self.block_vars.append(var)
+                if nm:
+                    self.bind(nm, Bounded(nm, v, self.import_val(ext, "grid"), "block"))
+                pid += 1
+            if b.vars is not None and b.name:
+                self.bind(b.name, BoundedTuple(b.name, [self.lookup(n, b) for n in b.vars]))
+        if not self.grid:
+            self.grid.append("1")
+        self.prescan_lanes()
+        self.enter_levels(rest, top)
+        self.body(top.body)
+        self.exit_levels(rest)
+
+    def prescan_lanes(self) -> None:
+        """Find every sub-block parallel index of the nest up front: the lane layout is fixed."""
+        self.lane_of: dict[tuple[int, int], LaneAxis] = {}
+        stack: list[A.Node] = [self.top]
+        seen: list[A.PBy] = []
+        while stack:
+            n = stack.pop()
+            if isinstance(n, A.Parallel):
+                for b in n.levels:
+                    if self.levels.get(id(b)) in ("group-4", "group", "thread"):
+                        seen.append(b)
+            stack.extend(reversed([c for c in n.children() if isinstance(c, A.Stmt)]))
+        used: set[str] = set()
+        for b in seen:
+            names = b.vars if b.vars is not None else [b.name]
+            for k, nm in enumerate(names):
+                if nm is None:
+                    continue
+                try:
+                    ext = self.fl.host_eval(b.bound[k])
+                except (CroqLoweringError, CroqSemanticError):
+                    raise self.err(
+                        "the extent of a thread-level parallel index must be computable before the launch",
+                        b.bound[k],
+                    ) from None
+                if ext.is_const and ext.const == 1:
+                    continue
+                if ext.is_const:
+                    size_const: int | None = pow2(int(ext.const))
+                    size = str(size_const)
+                else:
+                    size_const = None
+                    size = self.constexpr(f"L_{nm.upper()}", f"_rt.pow2({ext.host})")
+                axis = LaneAxis(nm, self.import_val(ext, "ext"), size, size_const, len(self.lanes))
+                if nm in used:
+                    axis.var = f"{nm}_l{len(self.lanes)}"
+                used.add(nm)
+                self.lanes.append(axis)
+                self.lane_of[(id(b), k)] = axis
+
+    def enter_levels(self, pbys: list[A.PBy], node: A.Node) -> list[str]:
+        added: list[str] = []
+        for b in pbys:
+            lvl = self.levels.get(id(b), "thread")
+            if lvl == "block":
+                raise self.err(
+                    "a block-level index cannot be nested inside a kernel", b, "move it to the outermost parallel"
+                )
+            if lvl == "cluster":
+                continue
+            names = b.vars if b.vars is not None else [b.name]
+            comps: list[Bounded] = []
+            for k, nm in enumerate(names):
+                ext = self.fl.host_eval(b.bound[k])
+                per = 128 if lvl == "group-4" else 32 if lvl == "group" else 1
+                self.threads *= (int(ext.const) if ext.is_const else 4) * (per if nm is None or per > 1 else 1)
+                if nm is None:
+                    continue
+                axis = self.lane_of.get((id(b), k))
+                if axis is None:
+                    bv = Bounded(nm, const(0), const(1), "lane")
+                else:
+                    self.w.line(f"{axis.var} = tl.arange(0, {axis.size})", b.span)
+                    bv = Bounded(nm, self.lane_val(axis), axis.extent, "lane")
+                    added.append(axis.name)
+                self.bind(nm, bv)
+                comps.append(bv)
+            if b.vars is not None and b.name:
+                self.bind(b.name, BoundedTuple(b.name, comps))
+        self.scope_lanes.extend(added)
+        return added
+
+    def exit_levels(self, pbys: list[A.PBy]) -> None:
+        pass
+
+    def fl_or_kernel_eval(self, e: A.Expr) -> Val:
+        v = self.ev(e)
+        if isinstance(v, Bounded):
+            v = v.value
+        if not isinstance(v, Val):
+            raise self.err("expected an integer", e)
+        return v
+
+    # Lane values are written in a fixed layout: one tensor dim per lane axis of the kernel.
+    # Because axes are discovered while generating, lane codes are finalised by
+    # ``finish_layout`` (each use is spelled through a placeholder).
+    @property
+    def lane_by_key(self) -> dict[str, LaneAxis]:
+        return {a.var: a for a in self.lanes}
+
+    def lane_val(self, axis: LaneAxis) -> Val:
+        code = f"@LANE[{axis.var}]"
+        mask = f"@LANEMASK[{axis.var}]" if axis.padded else None
+        return Val(code, "int", None, frozenset([axis.name]), None, (mask,) if mask else (), True, axis.extent)
+
+    def layout_suffix(self, axis_index: int, extra: int = 0) -> str:
+        n = len(self.lanes)
+        if n + extra <= 1:
+            return ""
+        parts = ["None"] * (n + extra)
+        parts[axis_index] = ":"
+        return "[" + ", ".join(parts) + "]"
+
+    def lane_shape(self, axes: frozenset[str] | None = None) -> str:
+        dims = [a.size if axes is None or a.name in axes else "1" for a in self.lanes]
+        return "[" + ", ".join(dims) + "]"
+
+    # ================================================================ statements
+    def body(self, s: A.Stmt) -> None:
+        self.push()
+        try:
+            for x in s.stmts if isinstance(s, A.Block) else [s]:
+                self.stmt(x)
+        finally:
+            self.pop()
+
+    def stmt(self, s: A.Stmt) -> None:
+        m = getattr(self, "s_" + type(s).__name__, None)
+        if m is None:
+            raise self.err(f"cannot lower '{type(s).__name__}' statements to Triton yet", s)
+        m(s)
+
+    def s_Empty(self, s: A.Empty) -> None:
+        pass
+
+    def s_PragmaStmt(self, s: A.PragmaStmt) -> None:
+        pass
+
+    def s_Block(self, s: A.Block) -> None:
+        self.body(s)
+
+    def s_Parallel(self, s: A.Parallel) -> None:
+        added = self.enter_levels(list(s.levels), s)
+        self.body(s.body)
+        for _ in added:
+            self.scope_lanes.pop()
+
+    def s_Sync(self, s: A.Sync) -> None:
+        if s.kind == "global":
+            raise self.err("'sync.global' inside a kernel cannot be lowered", s)
+        # Triton inserts the barriers a block-level program needs; scratch writes get their own
+
+    def s_Wait(self, s: A.Wait) -> None:
+        for it in s.items:
+            v = self.ev_any(it)
+            if isinstance(v, Future):
+                v.waited = True
+
+    def s_Trigger(self, s: A.Trigger) -> None:
+        pass
+
+    def s_MmaCommit(self, s: A.MmaCommit) -> None:
+        pass
+
+    def s_Swap(self, s: A.Swap) -> None:
+        vals = [self.lookup(n, s) for n in s.names]
+        if s.kind == "swap":
+            vals = [vals[1], vals[0]]
+        else:
+            vals = vals[1:] + vals[:1]
+        for n, v in zip(s.names, vals):
+            self.rebind(n, v)
+
+    def rebind(self, name: str, v: Any) -> None:
+        for sc in reversed(self.scopes):
+            if name in sc:
+                sc[name] = v
+                return
+        self.bind(name, v)
+
+    def s_Yield(self, s: A.Yield) -> None:
+        if self.pred:
+            raise self.err("'yield' under a per-thread condition cannot be lowered", s)
+        self.w.line("return", s.span)
+
+    def s_Return(self, s: A.Return) -> None:
+        raise self.err("'return' inside 'parallel' is not allowed", s, "use 'yield' to leave the program early")
+
+    def s_CallStmt(self, s: A.CallStmt) -> None:
+        c = s.call
+        if c.kind in ("print", "println") and c.bang:
+            return
+        if c.kind in ("print", "println"):
+            args = [self.ev(a) for a in c.args if not isinstance(a, A.StringLit)]
+            text = " ".join(a.value for a in c.args if isinstance(a, A.StringLit))
+            vals = ", ".join(a.code for a in args if isinstance(a, Val))
+            self.w.line(f"tl.device_print({text!r}{', ' + vals if vals else ''})", s.span)
+            return
+        if c.kind == "assert":
+            cond = self.ev(c.args[0])
+            msg = c.args[1].value if isinstance(c.args[1], A.StringLit) else "assertion failed"
+            self.w.line(f"tl.device_assert({cond.code}, {msg!r})", s.span)
+            return
+        if c.kind == "atomic":
+            self.atomic(c, None)
+            return
+        raise self.err(
+            f"cannot lower to Triton: {c.kind} call '{c.name}'",
+            s,
+            "calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+        )
+
+    def s_Asm(self, s: A.Asm) -> None:
+        raise self.err("cannot lower to Triton: inline asm", s)
+
+    def s_Cpp(self, s: A.Cpp) -> None:
+        raise self.err("cannot lower to Triton: __cpp__ splices C++ text", s)
+
+    # ---------------------------------------------------------------- declarations
+    def s_ScalarDecl(self, s: A.ScalarDecl) -> None:
+        for d in s.items:
+            init_e = d.init if d.init is not None else d.fill
+            if isinstance(init_e, A.Call):
+                if init_e.kind == "atomic":
+                    v = self.atomic(init_e, d.name)
+                    self.bind_var(d.name, v, s.type or v.ty, s.span, mutable=True)
+                    continue
+                raise self.err("calls cannot be lowered to Triton", init_e)
+            if init_e is None:
+                if s.type is None:
+                    raise CroqSemanticError(f"unable to deduce the type of '{d.name}'", d.span)
+                v = const(0, s.type)
+            else:
+                v = self.ev(init_e)
+            ty = s.type if s.type not in (None,) else v.ty
+            if ty in TYPES and unlowerable_reason(ty):
+                raise self.err(f"cannot lower to Triton: {unlowerable_reason(ty)}", s)
+            self.bind_var(d.name, v, ty, s.span, mutable=True)
+
+    def bind_var(self, name: str, v: Val, ty: str | None, span: Any, mutable: bool) -> None:
+        """Declare a kernel variable that may be reassigned (loop-carried)."""
+        ty = ty or "f32"
+        ct = X.compute_type(ty)
+        axes = frozenset(self.scope_lanes) if self.scope_lanes else frozenset()
+        var = self.fresh(name) if name in self.decl_types else name
+        if axes:
+            shape = self.lane_shape(axes)
+            self.w.line(f"{var} = tl.full({shape}, 0, {X.tl_dtype(ct)}) + ({self.cast(v, ct)})", span)
+        else:
+            self.w.line(
+                f"{var} = tl.full([], {self.cast(v, ct)}, {X.tl_dtype(ct)})"
+                if v.uniform
+                else f"{var} = {self.cast(v, ct)}",
+                span,
+            )
+        self.decl_types[var] = ty
+        masks = tuple(self.lane_masks(axes))
+        self.bind(name, Val(var, ty, None, axes, None, masks, False))
+
+    def lane_masks(self, axes: frozenset[str]) -> list[str]:
+        return [f"@LANEMASK[{a.var}]" for a in self.lanes if a.name in axes and a.padded]
+
+    def cast(self, v: Val, ty: str | None) -> str:
+        if ty is None or v.ty == ty or (X.compute_type(v.ty) == X.compute_type(ty) and v.ty is not None):
+            if v.is_const and isinstance(v.const, float) and X.is_int(ty):
+                return str(int(v.const))
+            return v.code
+        if v.is_const:
+            if X.is_int(ty) and not isinstance(v.const, bool):
+                return str(int(v.const))
+            if X.is_float(ty):
+                return repr(float(v.const))
+        return f"({v.code}).to({X.tl_dtype(X.compute_type(ty))})"
+
+    def s_MdspanDecl(self, s: A.MdspanDecl) -> None:
+        v = self.ev_any(s.value)
+        if isinstance(v, Val):
+            v = Shape([v])
+        self.bind(s.name, v)
+
+    def s_ItupleDecl(self, s: A.ItupleDecl) -> None:
+        self.bind(s.name, self.ev_any(s.value))
+
+    def s_EventDecl(self, s: A.EventDecl) -> None:
+        for e in s.items:
+            self.bind(e.name, ("event", e.name))
+
+    def s_SpannedDecl(self, s: A.SpannedDecl) -> None:
+        storage = s.storage or "local"
+        if storage == "global":
+            raise self.err("'global' buffers cannot be declared inside a kernel", s)
+        if s.shape is None:
+            raise self.err("'[auto]' buffers cannot be lowered yet", s)
+        why = unlowerable_reason(s.elem)
+        if why:
+            raise self.err(f"cannot lower to Triton: {why}", s)
+        dims = self.shape_list(s.shape, s)
+        for d in s.items:
+            count = 1
+            for x in d.dims:
+                c = self.ev(x)
+                if not c.is_const:
+                    raise CroqSemanticError("the size of a buffer array must be a constant", x.span)
+                count *= int(c.const)
+            buf = self.new_buffer(d.name, s.elem, dims, storage, d.span, count)
+            if d.fill is not None:
+                fv = self.ev(d.fill)
+                self.fill_buffer(buf, fv, d.span)
+            self.bind(d.name, buf)
+
+    def shape_list(self, items: list[A.Expr], node: A.Node) -> list[Val]:
+        dims: list[Val] = []
+        for e in items:
+            v = self.ev_any(e)
+            if isinstance(v, Shape):
+                dims.extend(v.dims)
+            elif isinstance(v, Bounded):
+                dims.append(v.value)
+            elif isinstance(v, Val):
+                dims.append(v)
+            else:
+                raise self.err("a shape extent must be an integer", e)
+        for d in dims:
+            if not d.uniform:
+                raise self.err("buffer extents cannot depend on the thread index", node)
+        return dims
+
+    def new_buffer(self, name: str, elem: str, dims: list[Val], storage: str, span: Any, count: int = 1) -> Buffer:
+        key = name
+        var = self.fresh(name) if any(name in sc for sc in self.scopes) else name
+        pdims: list[str] = []
+        for k, d in enumerate(dims):
+            if d.is_const:
+                pdims.append(str(pow2(int(d.const))))
+            elif d.host is not None:
+                pdims.append(self.constexpr(f"P_{var.upper()}_{k}", f"_rt.pow2({d.host})"))
+            else:
+                raise self.err("buffer extents must be computable on the host", None)
+        lanes = tuple(self.scope_lanes) if storage == "local" else ()
+        mode = "memory" if key in self.memory else "tile"
+        buf = Buffer(name, elem, dims, pdims, storage, mode, var, lanes, count, span)
+        buf.key = key  # type: ignore[attr-defined]
+        if mode == "memory":
+            self.setup_scratch(buf)
+        else:
+            if count > 1:
+                raise self.err("arrays of shared buffers are lowered by the pipeline pass (not available yet)", None)
+            ct = X.compute_type(elem)
+            self.w.line(f"{var} = tl.zeros([{', '.join(pdims)}], {X.tl_dtype(ct)})", span)
+        return buf
+
+    def setup_scratch(self, buf: Buffer) -> None:
+        elems_host = " * ".join(["1"] + [d.host or d.code for d in buf.dims])
+        lane_total = "1"
+        lane_off = None
+        if buf.lanes:
+            sizes = [a for a in self.lanes if a.name in buf.lanes]
+            lane_total = " * ".join(a.size if a.size_const is not None else self.args[a.size][1] for a in sizes)
+            parts = []
+            stride = "1"
+            for a in reversed(sizes):
+                parts.append(f"@LANE[{a.var}] * {stride}" if stride != "1" else f"@LANE[{a.var}]")
+                stride = f"{stride} * {a.size}" if stride != "1" else a.size
+            lane_off = " + ".join(reversed(parts))
+        per_prog = f"({lane_total}) * {buf.count} * ({elems_host})"
+        arg = self.arg(f"{buf.var}_scratch", "scratch", per_prog + "|" + X.torch_dtype(buf.elem))
+        per = self.arg(f"{buf.var}_per_prog", "int", per_prog)
+        pid_lin = self.pid_linear()
+        self.w.line(f"{buf.var} = {arg} + ({pid_lin}).to(tl.int64) * {per}", buf.span)
+        prod: Val = const(1)
+        for d in buf.dims:
+            prod = X.binary("*", prod, self.import_val(d), False)
+        buf.elems = prod.code  # type: ignore[attr-defined]
+        buf.lane_off = lane_off  # type: ignore[attr-defined]
+
+    def pid_linear(self) -> str:
+        if len(self.grid) == 1:
+            return "tl.program_id(0)"
+        out = "tl.program_id(0)"
+        mult = "tl.num_programs(0)"
+        for i in range(1, len(self.grid)):
+            out = f"{out} + tl.program_id({i}) * {mult}"
+            mult = f"{mult} * tl.num_programs({i})"
+        return out
+
+    def fill_buffer(self, buf: Buffer, v: Val, span: Any) -> None:
+        if buf.mode == "tile":
+            ct = X.compute_type(buf.elem)
+            self.w.line(f"{buf.var} = tl.full([{', '.join(buf.pdims)}], {self.cast(v, ct)}, {X.tl_dtype(ct)})", span)
+            return
+        region = self.region_for(whole_view(buf), whole_view(buf))
+        addr, mask = self.address(whole_view(buf), region)
+        self.w.line(
+            f"tl.store({addr}, tl.full({region.shape}, {self.cast(v, buf.elem)}, {X.tl_dtype(buf.elem)}), mask={mask})",
+            span,
+        )
+        self.w.line("tl.debug_barrier()")
+
+    # ---------------------------------------------------------------- assignment
+    def s_AssignStmt(self, s: A.AssignStmt) -> None:
+        for a in s.items:
+            self.assign(a, s)
+
+    def assign(self, a: A.Assign, s: A.Stmt) -> None:
+        if isinstance(a.target, A.At):
+            self.store_element(a, s)
+            return
+        assert isinstance(a.target, A.Name)
+        name = a.target.name
+        if isinstance(a.value, A.Call):
+            if a.value.kind == "atomic":
+                v = self.atomic(a.value, name)
+                self.bind_var(name, v, v.ty, s.span, True)
+                return
+            raise self.err("calls cannot be lowered to Triton", a.value)
+        cur = None
+        for sc in reversed(self.scopes):
+            if name in sc:
+                cur = sc[name]
+                break
+        if a.op != "=":
+            if not isinstance(cur, Val):
+                raise CroqSemanticError(f"'{name}' is not a mutable scalar", a.span)
+            rhs = X.binary(a.op, Val(cur.code, cur.ty, None, cur.axes, None, cur.masks), self.ev(a.value), False)
+            self.update_var(name, cur, rhs, a)
+            return
+        if isinstance(cur, Val) and cur.code in self.decl_types:
+            self.update_var(name, cur, self.ev(a.value), a)
+            return
+        v = self.ev_any(a.value)
+        if isinstance(v, Val) and not v.is_const:
+            var = self.fresh(name)
+            self.w.line(f"{var} = {v.code}", a.span)
+            v = Val(var, v.ty, None, v.axes, None, v.masks, v.nonneg)
+        elif isinstance(v, Bounded):
+            v = v.value
+        self.bind(name, v)
+
+    def update_var(self, name: str, cur: Val, v: Val, node: A.Node) -> None:
+        ty = self.decl_types.get(cur.code, cur.ty)
+        ct = X.compute_type(ty)
+        val = self.cast(v, ct)
+        if v.axes - cur.axes:
+            raise self.err(
+                f"'{name}' is a per-block value but is assigned a per-thread value",
+                node,
+                "declare it inside the thread-level parallel",
+            )
+        if self.pred:
+            pm = self.pred_code()
+            val = f"tl.where({pm}, {val}, {cur.code})"
+        self.w.line(f"{cur.code} = {val}", node.span)
+
+    def pred_code(self) -> str:
+        return " & ".join(f"({p.code})" for p in self.pred)
+
+    def store_element(self, a: A.Assign, s: A.Stmt) -> None:
+        tgt = a.target
+        assert isinstance(tgt, A.At)
+        base = self.ev_any(tgt.base)
+        view = self.as_view(base, tgt.base)
+        idx = self.indices(tgt.indices, view.rank, tgt)
+        value = self.ev(a.value)
+        if a.op != "=":
+            old = self.load_element(view, idx, tgt)
+            value = X.binary(a.op, old, value, False)
+        self.store_at(view, idx, value, s)
+
+    # ---------------------------------------------------------------- control flow
+    def s_If(self, s: A.If) -> None:
+        if isinstance(s.cond, A.Call):
+            raise self.err("cannot lower to Triton: a call in a condition", s.cond)
+        c = self.ev(s.cond)
+        if c.is_const:
+            if c.const:
+                self.body(s.then)
+            elif s.other is not None:
+                self.body(s.other)
+            return
+        if c.uniform and not self.pred:
+            with self.w.block(f"if {c.code}:", s.span):
+                self.body(s.then)
+            if s.other is not None:
+                with self.w.block("else:"):
+                    self.body(s.other)
+            return
+        # per-thread condition: predicate the branches
+        var = self.fresh("cond")
+        self.w.line(f"{var} = {c.code}", s.span)
+        cv = Val(var, "bool", None, c.axes, None, c.masks)
+        self.pred.append(cv)
+        self.body(s.then)
+        self.pred.pop()
+        if s.other is not None:
+            nv = Val(f"(~{var})" if not c.uniform else f"(not {var})", "bool", None, c.axes, None, c.masks)
+            if c.uniform:
+                nv = Val(f"({var} == 0)", "bool", None, c.axes)
+            self.pred.append(nv)
+            self.body(s.other)
+            self.pred.pop()
+
+    def s_InThreads(self, s: A.InThreads) -> None:
+        if s.is_async:
+            raise self.err(
+                "warp-specialised roles ('inthreads.async') are lowered by the pipeline pass, which is not available yet",
+                s,
+            )
+        c = self.ev(s.cond)
+        if c.is_const:
+            if c.const:
+                self.body(s.body)
+            return
+        self.pred.append(c)
+        if c.uniform:
+            with self.w.block(f"if {c.code}:", s.span):
+                self.pred.pop()
+                self.body(s.body)
+            return
+        self.body(s.body)
+        self.pred.pop()
+
+    def s_While(self, s: A.While) -> None:
+        c = self.ev(s.cond)
+        if not c.uniform:
+            raise self.err("a 'while' condition must be the same for all threads of a block", s.cond)
+        with self.w.block(f"while {c.code}:", s.span):
+            self.body(s.body)
+
+    def s_Break(self, s: A.Break) -> None:
+        raise self.err("'break' cannot be compiled by Triton", s, "restructure the loop with a condition")
+
+    def s_Continue(self, s: A.Continue) -> None:
+        raise self.err("'continue' cannot be compiled by Triton", s, "restructure the loop body with 'if'")
+
+    def s_With(self, s: A.With) -> None:
+        self.push()
+        for wi in s.withins:
+            self.bind_within(wi, loop=False)
+        self.body(s.body)
+        self.pop()
+
+    def bind_within(self, wi: A.Within, loop: bool) -> list[Bounded]:
+        bounds = self.shape_extents(wi.shape, wi)
+        names = wi.vars if wi.vars is not None else [wi.name]
+        out: list[Bounded] = []
+        if wi.vars is None and len(bounds) > 1:
+            parts = [Bounded(f"{wi.name}_{k}", const(0), b, "with") for k, b in enumerate(bounds)]
+            self.bind(wi.name or "_", BoundedTuple(wi.name or "_", parts))
+            return parts
+        if len(names) != len(bounds):
+            raise CroqSemanticError(f"{len(names)} name(s) but a shape of rank {len(bounds)}", wi.span)
+        for nm, b in zip(names, bounds):
+            bv = Bounded(nm or "_", const(0), b, "with")
+            if nm:
+                self.bind(nm, bv)
+            out.append(bv)
+        if wi.vars is not None and wi.name:
+            self.bind(wi.name, BoundedTuple(wi.name, out))
+        return out
+
+    def shape_extents(self, e: A.Expr, node: A.Node) -> list[Val]:
+        v = self.ev_any(e)
+        if isinstance(v, Shape):
+            return list(v.dims)
+        if isinstance(v, Tuple_):
+            return list(v.items)
+        if isinstance(v, Bounded):
+            return [v.value]
+        if isinstance(v, Val):
+            return [v]
+        raise self.err("expected a shape", node)
+
+    def s_Foreach(self, s: A.Foreach) -> None:
+        if self.try_dot_loop(s) or self.try_collapse(s):
+            return
+        self.push()
+        loops: list[tuple[str, Val, Val]] = []  # var, lo, hi
+        for it in s.items:
+            if isinstance(it, A.Within):
+                for b in self.bind_within(it, loop=True):
+                    loops.append((b.name, const(0), b.bound))
+            else:
+                target = self.lookup(it.name, it)
+                parts = target.parts if isinstance(target, BoundedTuple) else [target]
+                for b in parts:
+                    if not isinstance(b, Bounded):
+                        raise self.err(f"'{it.name}' is not a bounded name", it)
+                    lo: Val = const(0)
+                    hi: Val = b.bound
+                    if it.sliced:
+                        if it.lo is not None:
+                            lo = self.ev(it.lo)
+                        if it.hi is not None:
+                            hi = X.binary("+", b.bound, self.ev(it.hi), False)
+                        if it.step is not None:
+                            raise self.err("range slices with a step cannot be lowered yet", it)
+                    loops.append((b.name if it.alias is None else it.alias, lo, hi))
+                    if it.alias is not None:
+                        self.bind(it.alias, Bounded(it.alias, const(0), b.bound, "loop"))
+        self.open_loops(loops, s, s.body)
+        self.pop()
+
+    def open_loops(self, loops: list[tuple[str, Val, Val]], s: A.Foreach, body: A.Stmt) -> None:
+        if not loops:
+            self.body(body)
+            return
+        name, lo, hi = loops[0]
+        var = self.fresh(name.replace(".", "_"))
+        for v in (lo, hi):
+            if not v.uniform:
+                raise self.err("loop bounds must be the same for every thread of a block", s)
+        head = f"for {var} in range({lo.code}, {hi.code}):"
+        with self.w.block(head, s.span):
+            old = None
+            for sc in reversed(self.scopes):
+                if name in sc:
+                    old = sc[name]
+                    break
+            bound = old.bound if isinstance(old, Bounded) else hi
+            self.push()
+            lv = Val(var, "int", None, frozenset(), None, (), lo.nonneg or (lo.is_const and lo.const >= 0), hi)
+            self.bind(name, Bounded(name, lv, bound, "loop"))
+            # a bounded tuple whose part this is must see the new value
+            self.rebind_tuple_part(name, var)
+            self.open_loops(loops[1:], s, body)
+            self.pop()
+
+    def rebind_tuple_part(self, name: str, var: str) -> None:
+        for sc in reversed(self.scopes):
+            for k, v in list(sc.items()):
+                if isinstance(v, BoundedTuple) and any(p.name == name for p in v.parts):
+                    cur = self.lookup_opt(name)
+                    parts = [
+                        cur
+                        if p.name == name and isinstance(cur, Bounded)
+                        else Bounded(p.name, Val(var, "int", None, frozenset(), None, (), True), p.bound, "loop")
+                        if p.name == name
+                        else (self.lookup_opt(p.name) or p)
+                        for p in v.parts
+                    ]
+                    self.scopes[-1][k] = BoundedTuple(v.name, parts)
+
+    def lookup_opt(self, name: str) -> Any:
+        for sc in reversed(self.scopes):
+            if name in sc:
+                return sc[name]
+        return None
+
+    def s_Apply(self, s: A.Apply) -> None:
+        raise self.err("'apply' blocks are not lowered yet", s)
+
+    # ================================================================ expressions
+    def ev(self, e: A.Expr) -> Val:
+        v = self.ev_any(e)
+        if isinstance(v, Bounded):
+            return v.value
+        if isinstance(v, Collapsed):
+            raise self.err("this loop index was folded into a whole-tile MMA and has no value", e)
+        if not isinstance(v, Val):
+            raise self.err(f"expected a scalar value, found {type(v).__name__.lower()}", e)
+        return v
+
+    def ev_any(self, e: A.Expr) -> Any:
+        m = getattr(self, "e_" + type(e).__name__, None)
+        if m is None:
+            raise self.err(f"cannot lower '{type(e).__name__}' expressions inside a kernel yet", e)
+        return m(e)
+
+    def e_IntLit(self, e: A.IntLit) -> Val:
+        return const(e.value, "int" if e.type == "s32" else e.type)
+
+    def e_FloatLit(self, e: A.FloatLit) -> Val:
+        return const(e.value, "f64" if e.double else "f32")
+
+    def e_BoolLit(self, e: A.BoolLit) -> Val:
+        return const(e.value)
+
+    def e_InfLit(self, e: A.InfLit) -> Val:
+        return Val("float('inf')", "f32", float("inf"))
+
+    def e_Paren(self, e: A.Paren) -> Any:
+        return self.ev_any(e.expr)
+
+    def e_Name(self, e: A.Name) -> Any:
+        return self.lookup(e.name, e)
+
+    def e_UBound(self, e: A.UBound) -> Val:
+        v = self.lookup(e.name, e)
+        if isinstance(v, (Bounded, Collapsed)):
+            return v.bound
+        raise CroqSemanticError(f"'#{e.name}' needs a bounded variable", e.span)
+
+    def e_Unary(self, e: A.Unary) -> Val:
+        v = self.ev(e.operand)
+        if v.is_const:
+            c = v.const
+            return const(-c if e.op == "-" else (not c) if e.op == "!" else ~c if e.op == "~" else c, v.ty)
+        if e.op == "-":
+            code = f"(-{v.code})"
+        elif e.op == "!":
+            code = f"({v.code} == 0)"
+        elif e.op == "~":
+            code = f"(~{v.code})"
+        else:
+            raise self.err("taking an address cannot be lowered", e)
+        return Val(code, "bool" if e.op == "!" else v.ty, None, v.axes, None, v.masks)
+
+    def e_Binary(self, e: A.Binary) -> Any:
+        if e.op in ("#", "#+", "#-"):
+            return self.bounded(e)
+        a = self.ev_any(e.lhs)
+        b = self.ev_any(e.rhs)
+        if isinstance(a, (Shape, Tuple_)) or isinstance(b, (Shape, Tuple_)):
+            return self.shape_arith(e.op, a, b, e)
+        if isinstance(a, Bounded):
+            a = a.value
+        if isinstance(b, Bounded):
+            b = b.value
+        if not isinstance(a, Val) or not isinstance(b, Val):
+            raise self.err("operands must be scalars", e)
+        return self.arith(e.op, a, b)
+
+    def arith(self, op: str, a: Val, b: Val) -> Val:
+        ca, cb = X.compute_type(a.ty), X.compute_type(b.ty)
+        if ca != a.ty and not a.is_const:
+            a = Val(f"{a.code}.to({X.tl_dtype(ca)})", ca, None, a.axes, None, a.masks, a.nonneg)
+        if cb != b.ty and not b.is_const:
+            b = Val(f"{b.code}.to({X.tl_dtype(cb)})", cb, None, b.axes, None, b.masks, b.nonneg)
+        if op == "/" and X.is_float(a.ty) and X.is_int(b.ty) and not b.is_const:
+            b = Val(f"{b.code}.to({X.tl_dtype(a.ty)})", a.ty, None, b.axes, None, b.masks)
+        return X.binary(op, a, b, False)
+
+    def shape_arith(self, op: str, a: Any, b: Any, e: A.Node) -> Shape:
+        def items(v: Any) -> list[Val] | None:
+            if isinstance(v, Shape):
+                return v.dims
+            if isinstance(v, Tuple_):
+                return v.items
+            return None
+
+        ia, ib = items(a), items(b)
+        if ia is not None and ib is not None:
+            if len(ia) != len(ib):
+                raise CroqSemanticError("shape arithmetic needs equal ranks", e.span)
+            return Shape([X.binary(op, x, y, False) for x, y in zip(ia, ib)])
+        if ia is not None:
+            bv = b.value if isinstance(b, Bounded) else b
+            return Shape([X.binary(op, x, bv, False) for x in ia])
+        av = a.value if isinstance(a, Bounded) else a
+        return Shape([X.binary(op, av, y, False) for y in ib or []])
+
+    def bounded(self, e: A.Expr) -> Bounded:
+        """Evaluate an expression that denotes a bounded integer (``p # q``, ``x #- 1``, ``y(-1)``)."""
+        if isinstance(e, A.Paren):
+            return self.bounded(e.expr)
+        if isinstance(e, A.Binary) and e.op == "#":
+            a, b = self.bounded(e.lhs), self.bounded(e.rhs)
+            val = X.binary("+", X.binary("*", a.value, b.bound, False), b.value, False)
+            return Bounded(f"{a.name}#{b.name}", val, X.binary("*", a.bound, b.bound, False), "composed")
+        if isinstance(e, A.Binary) and e.op in ("#+", "#-"):
+            a = self.bounded(e.lhs)
+            c = self.ev(e.rhs)
+            return Bounded(a.name, a.value, X.binary(e.op[1], a.bound, c, False), a.kind)
+        v = self.ev_any(e)
+        if isinstance(v, Bounded):
+            return v
+        if isinstance(v, Collapsed):
+            return v  # type: ignore[return-value]
+        if isinstance(v, Val):
+            return Bounded("_", v, v, "value")
+        raise self.err("expected a bounded index", e)
+
+    def e_Ternary(self, e: A.Ternary) -> Val:
+        c, a, b = self.ev(e.cond), self.ev(e.then), self.ev(e.other)
+        if c.is_const:
+            return a if c.const else b
+        ty = a.ty if a.ty == b.ty else X.promote(a.ty, b.ty)
+        code = f"tl.where({c.code}, {a.code}, {b.code})"
+        return Val(
+            code,
+            ty,
+            None,
+            c.axes | a.axes | b.axes,
+            None,
+            tuple(dict.fromkeys(c.masks + a.masks + b.masks)),
+            a.nonneg and b.nonneg,
+        )
+
+    def e_Builtin(self, e: A.Builtin) -> Val:
+        if e.name == "cdiv":
+            return X.cdiv(self.ev(e.args[0]), self.ev(e.args[1]), False)
+        args = [self.ev(a) for a in e.args]
+        if e.name in ("__alignup", "__aligndown"):
+            x, a = args
+            if e.name == "__alignup":
+                return X.binary("*", X.cdiv(x, a, False), a, False)
+            return X.binary("*", X.binary("/", x, a, False), a, False)
+        fn = MATH.get(e.name)
+        if fn is None:
+            raise self.err(f"the builtin '{e.name}' cannot be lowered yet", e)
+        ty = "f32"
+        for a in args:
+            if X.is_float(a.ty) and a.ty == "f64":
+                ty = "f64"
+        if e.name in ("__max", "__min"):
+            ty = args[0].ty if args[0].ty == args[1].ty else X.promote(args[0].ty, args[1].ty)
+        codes = [a.code if (e.name in ("__max", "__min") or a.ty == ty) else f"({self.cast(a, ty)})" for a in args]
+        if e.name in ("__max", "__min") and all(a.uniform for a in args) and all(a.is_const for a in args):
+            v = max(a.const for a in args) if e.name == "__max" else min(a.const for a in args)
+            return const(v, ty)
+        axes = frozenset().union(*[a.axes for a in args])
+        masks = tuple(dict.fromkeys(m for a in args for m in a.masks))
+        return Val(f"{fn}({', '.join(codes)})", ty, None, axes, None, masks)
+
+    def e_Cast(self, e: A.Cast) -> Val:
+        v = self.ev(e.expr)
+        if e.is_string:
+            raise self.err("'__to<\"C type\">' casts cannot be lowered", e)
+        if unlowerable_reason(e.type):
+            raise self.err(f"cannot lower to Triton: {unlowerable_reason(e.type)}", e)
+        if v.is_const:
+            return const(int(v.const) if X.is_int(e.type) else float(v.const), e.type)
+        return Val(f"({v.code}).to({X.tl_dtype(e.type)})", e.type, None, v.axes, None, v.masks)
+
+    def e_SizeOf(self, e: A.SizeOf) -> Val:
+        if e.expr is None:
+            return const(TYPES[e.elem or "s32"].nbytes)
+        v = self.ev_any(e.expr)
+        dims = v.dims if isinstance(v, Shape) else self.dims_of(v, e)
+        out: Val = const(1)
+        for d in dims:
+            out = X.binary("*", out, d, False)
+        return out
+
+    def dims_of(self, v: Any, node: A.Node) -> list[Val]:
+        if isinstance(v, Future):
+            v = v.data
+        if isinstance(v, (Tensor, Buffer)):
+            return [self.import_val(d) for d in v.dims]
+        if isinstance(v, View):
+            if v.reshaped is not None:
+                return list(v.reshaped)
+            return [d.extent for d in v.dims if not d.squeezed]
+        if isinstance(v, Tile):
+            return list(v.dims)
+        if isinstance(v, Shape):
+            return list(v.dims)
+        raise self.err("this has no shape", node)
+
+    def e_Member(self, e: A.Member) -> Any:
+        base = self.ev_any(e.base)
+        if e.member == "span":
+            return Shape(self.dims_of(base, e))
+        if e.member == "data":
+            if isinstance(base, Future):
+                if base.data is None:
+                    raise self.err("this future has no data", e)
+                return base.data
+            return base
+        raise self.err(f"'.{e.member}' cannot be lowered", e)
+
+    def e_GetIth(self, e: A.GetIth) -> Any:
+        base = self.ev_any(e.base)
+        idx = self.ev(e.index)
+        if not idx.is_const:
+            raise self.err("a dimension index must be a constant", e.index)
+        k = int(idx.const)
+        if isinstance(base, Shape):
+            return _pick(base.dims, k, e)
+        if isinstance(base, Tuple_):
+            return _pick(base.items, k, e)
+        if isinstance(base, BoundedTuple):
+            return _pick([p for p in base.parts], k, e)  # type: ignore[misc]
+        if isinstance(base, Bounded):
+            if k >= 0:
+                return const(k)
+            return X.binary("+", base.bound, const(k), False)
+        raise self.err("'x(k)' needs a shape, an ituple or a bounded index", e)
+
+    def e_MdspanLit(self, e: A.MdspanLit) -> Shape:
+        return Shape(self.shape_list(e.items, e))
+
+    def e_ItupleLit(self, e: A.ItupleLit) -> Tuple_:
+        return Tuple_([self.ev(x) for x in e.items])
+
+    def e_Index(self, e: A.Index) -> Any:
+        base = self.ev_any(e.base)
+        if isinstance(base, tuple) and base and base[0] == "event":
+            return base
+        if isinstance(base, Buffer):
+            if len(e.indices) != 1:
+                raise self.err("a buffer array takes one index", e)
+            idx = self.ev(e.indices[0])
+            v = whole_view(base)
+            v.index = idx
+            return v
+        if isinstance(base, Shape):
+            out = []
+            for x in e.indices:
+                if isinstance(x, A.Paren) and isinstance(x.expr, A.IntLit):
+                    out.append(_pick(base.dims, x.expr.value, x))
+                else:
+                    out.append(self.ev(x))
+            return Shape(out)
+        raise self.err("indexing with [...] needs a buffer array or a shape", e)
+
+    def e_At(self, e: A.At) -> Any:
+        base = self.ev_any(e.base)
+        if isinstance(base, tuple) and base and base[0] == "event":
+            return base
+        view = self.as_view(base, e.base)
+        idx = self.indices(e.indices, view.rank, e)
+        return self.load_element(view, idx, e)
+
+    def e_View(self, e: A.View) -> View:
+        base = self.ev_any(e.base)
+        view = self.as_view(base, e.base)
+        for op in e.ops:
+            view = self.apply_op(view, op)
+        return view
+
+    def e_Select(self, e: A.Select) -> Any:
+        raise self.err("'select' of futures is lowered by the pipeline pass (not available yet)", e)
+
+    def e_IncDec(self, e: A.IncDec) -> Val:
+        raise self.err("'++'/'--' are lowered by the pipeline pass (event rings), not available yet", e)
+
+    def indices(self, items: list[A.Expr], rank: int, node: A.Node) -> list[Val]:
+        out: list[Val] = []
+        for x in items:
+            v = self.ev_any(x)
+            if isinstance(v, BoundedTuple):
+                out.extend(p.value for p in v.parts)
+            elif isinstance(v, Tuple_):
+                out.extend(v.items)
+            elif isinstance(v, Bounded):
+                out.append(v.value)
+            elif isinstance(v, Val):
+                out.append(v)
+            else:
+                raise self.err("an index must be an integer", x)
+        if len(out) != rank:
+            raise CroqSemanticError(f"{len(out)} index(es) for data of rank {rank}", node.span)
+        return out
+
+    # ================================================================ views
+    def as_view(self, base: Any, node: A.Node) -> View:
+        if isinstance(base, Future):
+            if base.data is None:
+                raise self.err("this future has no data", node)
+            base = base.data
+        if isinstance(base, View):
+            return base
+        if isinstance(base, Tensor):
+            self.tensor(base)
+            v = whole_view(base)
+            v.dims = [ViewDim(const(0), d, None, []) for d in self.tdims(base)]
+            return v
+        if isinstance(base, Buffer):
+            return whole_view(base)
+        if isinstance(base, Tile):
+            return whole_view(base)
+        raise self.err("expected a tensor, a buffer or a view", node)
+
+    def apply_op(self, view: View, op: A.ViewOp) -> View:
+        k = op.kind
+        if k == "zfill":
+            view.zfill = True
+            return view
+        if k == "span_as":
+            dims = self.shape_list(op.args, op)
+            return span_as_view(view, dims, op, self.fl)
+        if view.reshaped is not None:
+            raise self.err(f"'.{k}' after '.span_as' cannot be lowered yet", op)
+        live = [d for d in view.dims if not d.squeezed]
+        new = [ViewDim(d.origin, d.extent, d.step, list(d.limits), d.squeezed) for d in view.dims]
+        live_new = [d for d in new if not d.squeezed]
+        if k == "sqz":
+            for d in live_new:
+                if d.extent.is_const and d.extent.const == 1:
+                    d.squeezed = True
+            return View(view.root, new, None, view.zfill, view.index)
+        if k == "chunkat":
+            args = self.chunk_args(op.args, op)
+            if len(args) != len(live):
+                raise CroqSemanticError(f"chunkat takes {len(live)} indices here, {len(args)} given", op.span)
+            for d, a in zip(live_new, args):
+                if a is None:
+                    continue
+                if isinstance(a, Collapsed):
+                    continue
+                chunk = X.binary("/", d.extent, a.bound, False)
+                d.origin = X.binary("+", d.origin, X.binary("*", a.value, chunk, False), False)
+                d.extent = chunk
+            return View(view.root, new, None, view.zfill, view.index)
+        if k in ("chunk",):
+            facs = [self.ev(x) for x in op.args]
+            ats = self.indices(op.at or [], len(facs), op)
+            for d, f, i in zip(live_new, facs, ats):
+                chunk = X.binary("/", d.extent, f, False)
+                d.origin = X.binary("+", d.origin, X.binary("*", i, chunk, False), False)
+                d.extent = chunk
+            return View(view.root, new, None, view.zfill, view.index)
+        if k in ("subspan", "view"):
+            if op.strides is not None:
+                raise self.err(f"'.{k}' with explicit strides cannot be lowered yet", op)
+            if len(op.args) != len(live):
+                raise self.err(f"'.{k}' that changes the rank cannot be lowered yet", op)
+            exts = [d.extent if _is_wild(x) else self.ev(x) for x, d in zip(op.args, live_new)]
+            at_items: list[Any] = [None] * len(live)
+            if op.at is not None:
+                at_items = self.at_args(op.at, len(live), op)
+            steps = [self.ev(x) for x in op.step] if op.step is not None else None
+            for j, (d, ext) in enumerate(zip(live_new, exts)):
+                parent_end = X.binary("+", d.origin, d.extent, False) if not _same_root_extent(d) else None
+                a = at_items[j]
+                if isinstance(a, Collapsed):
+                    if not (
+                        ext.is_const
+                        and a.bound.is_const
+                        and d.extent.is_const
+                        and ext.const * a.bound.const == d.extent.const
+                    ):
+                        raise self.err("this K loop does not split the tile exactly; it cannot be folded", op)
+                    continue
+                if a is not None:
+                    if k == "view":
+                        off = a
+                    else:
+                        mult = steps[j] if steps is not None else ext
+                        off = X.binary("*", a, mult, False)
+                    d.origin = X.binary("+", d.origin, off, False)
+                if parent_end is not None and not (a is None and k == "subspan"):
+                    d.limits.append(parent_end)
+                d.extent = ext
+            return View(view.root, new, None, view.zfill, view.index)
+        raise self.err(f"'.{k}' views cannot be lowered yet", op)
+
+    def at_args(self, items: list[A.Expr], n: int, node: A.Node) -> list[Any]:
+        out: list[Any] = []
+        for x in items:
+            v = self.ev_any(x)
+            if isinstance(v, Collapsed):
+                out.append(v)
+            elif isinstance(v, BoundedTuple):
+                out.extend(p.value for p in v.parts)
+            elif isinstance(v, Bounded):
+                out.append(v.value)
+            elif isinstance(v, Val):
+                out.append(v)
+            else:
+                raise self.err("an index must be an integer", x)
+        if len(out) != n:
+            raise CroqSemanticError(f"{len(out)} index(es) for a view of rank {n}", node.span)
+        return out
+
+    def chunk_args(self, items: list[A.Expr], node: A.Node) -> list[Any]:
+        out: list[Any] = []
+        for x in items:
+            if _is_wild(x):
+                out.append(None)
+                continue
+            v = self.ev_any(x) if not isinstance(x, A.Binary) else self.bounded(x)
+            if isinstance(v, BoundedTuple):
+                out.extend(v.parts)
+            elif isinstance(v, (Collapsed, Bounded)):
+                out.append(v)
+            elif isinstance(v, Val):
+                raise self.err("chunkat needs bounded indices (parallel or loop variables)", x)
+            else:
+                raise self.err("chunkat needs bounded indices", x)
+        return out
+
+    # ================================================================ element access
+    def root_info(self, view: View, lane_t: int = 0) -> tuple[str, list[str], list[Val], str]:
+        """(base pointer code, strides, root extents, element type) of a view's storage."""
+        root = view.root
+        if isinstance(root, Tensor):
+            self.tensor(root)
+            return root.ptr, list(root.strides), self.tdims(root), root.elem
+        if isinstance(root, Buffer):
+            if root.mode != "memory":
+                self.need_memory(root)
+            dims = [self.import_val(d) for d in root.dims]
+            strides: list[str] = []
+            acc: Val = const(1)
+            for d in reversed(dims):
+                strides.append(acc.code)
+                acc = X.binary("*", acc, d, False)
+            strides.reverse()
+            base = root.var
+            lane_off = getattr(root, "lane_off", None)
+            elems = getattr(root, "elems", "1")
+            if lane_off:
+                if lane_t:
+                    lane_off = lane_off.replace("@LANE[", f"@LANE_T{lane_t}[")
+                per_lane = X.binary("*", const(root.count), Val(elems, "int"), False).code
+                base = f"{base} + ({lane_off}) * {per_lane}"
+            if view.index is not None:
+                base = f"{base} + ({view.index.code}) * {elems}"
+            return base, strides, dims, root.elem
+        raise self.err("register tiles cannot be addressed element by element", None)
+
+    def need_memory(self, buf: Buffer) -> None:
+        key = getattr(buf, "key", buf.name)
+        if key not in self.memory:
+            self.memory.add(key)
+            self.changed = True
+
+    @staticmethod
+    def known_lt(i: Val, ext: Val) -> bool:
+        """Is ``i < ext`` provable at translation time?"""
+        if i.is_const and ext.is_const:
+            return bool(i.const < ext.const)
+        ub = i.ub
+        if ub is None:
+            return False
+        if ub.is_const and ext.is_const:
+            return bool(ub.const <= ext.const)
+        return ub.code == ext.code
+
+    def coords(self, view: View, idx: list[Val]) -> tuple[list[Val], list[str]]:
+        """Root coordinates and mask terms of ``view`` at indices ``idx`` (one per live dim)."""
+        masks: list[str] = []
+        live = [d for d in view.dims if not d.squeezed]
+        if view.reshaped is not None:
+            # dense reinterpretation of the whole root: a flat index
+            flat: Val = const(0)
+            for d, (dim, i) in enumerate(zip(view.reshaped, idx)):
+                flat = X.binary("+", X.binary("*", flat, dim, False), i, False) if d else i
+                if not self.known_lt(i, dim):
+                    masks.append(f"({i.code} < {dim.code})")
+            return [flat], masks
+        out: list[Val] = []
+        it = iter(idx)
+        for d in view.dims:
+            if d.squeezed:
+                out.append(d.origin)
+                continue
+            i = next(it)
+            c = X.binary("+", d.origin, X.binary("*", i, d.step, False) if d.step is not None else i, False)
+            out.append(c)
+            if not self.known_lt(i, d.extent):
+                masks.append(f"({i.code} < {d.extent.code})")
+            for lim in d.limits:
+                masks.append(f"({c.code} < {lim.code})")
+            if not i.nonneg and not (i.is_const and i.const >= 0):
+                masks.append(f"({i.code} >= 0)")
+        _ = live
+        return out, masks
+
+    def address(self, view: View, region: Region) -> tuple[str, str]:
+        base, strides, rdims, _ = self.root_info(view, region.T if region.L else 0)
+        idx = region.index_vals()
+        coords, masks = self.coords(view, idx)
+        return self.pointer(view, base, strides, rdims, coords, masks + region.masks)
+
+    def pointer(
+        self, view: View, base: str, strides: list[str], rdims: list[Val], coords: list[Val], masks: list[str]
+    ) -> tuple[str, str]:
+        terms: list[str] = []
+        allm = list(masks)
+        if view.reshaped is not None:
+            if isinstance(view.root, Tensor):
+                # contiguous (checked by the launcher): flat index is the element offset
+                self.contiguous(view.root)
+            terms.append(coords[0].code)
+            for mm in coords[0].masks:
+                allm.append(mm)
+        else:
+            for c, s, rd in zip(coords, strides, rdims):
+                terms.append(f"({c.code}) * {s}" if s != "1" else f"({c.code})")
+                if not self.known_lt(c, rd):
+                    allm.append(f"({c.code} < {rd.code})")
+                allm.extend(c.masks)
+        for p in self.pred:
+            allm.append(f"({p.code})")
+        addr = base + "".join(f" + {t}" for t in terms)
+        mask = " & ".join(dict.fromkeys(allm)) if allm else "None"
+        return addr, mask
+
+    def contiguous(self, t: Tensor) -> None:
+        self.args.setdefault(
+            f"_contig_{t.name}", ("check", f"_rt.require_contiguous(_F, {t.host_name!r}, {t.host_name})")
+        )
+
+    def load_element(self, view: View, idx: list[Val], node: A.Node) -> Val:
+        base, strides, rdims, elem = self.root_info(view)
+        coords, masks = self.coords(view, idx)
+        for i in idx:
+            masks.extend(i.masks)
+        addr, mask = self.pointer(view, base, strides, rdims, coords, masks)
+        axes = frozenset().union(*[i.axes for i in idx]) if idx else frozenset()
+        code = f"tl.load({addr}, mask={mask}, other=0)" if mask != "None" else f"tl.load({addr})"
+        v = Val(code, elem, None, axes, None, tuple(dict.fromkeys(m for i in idx for m in i.masks)))
+        var = self.fresh("v")
+        self.w.line(f"{var} = {v.code}", node.span)
+        return Val(var, elem, None, axes, None, v.masks)
+
+    def store_at(self, view: View, idx: list[Val], value: Val, s: A.Stmt) -> None:
+        base, strides, rdims, elem = self.root_info(view)
+        coords, masks = self.coords(view, idx)
+        for i in idx:
+            masks.extend(i.masks)
+        masks.extend(value.masks)
+        addr, mask = self.pointer(view, base, strides, rdims, coords, masks)
+        val = self.cast(value, elem)
+        if X.compute_type(elem) != elem or not value.is_const:
+            val = f"({val}).to({X.tl_dtype(elem)})" if value.ty != elem or X.compute_type(elem) != elem else val
+        axes = frozenset().union(*[i.axes for i in idx], value.axes)
+        missing = [a for a in self.scope_lanes if a not in axes]
+        if missing and not axes and isinstance(view.root, Tensor):
+            pass  # every lane stores the same value at the same address: one store suffices
+        self.w.line(f"tl.store({addr}, {val}, mask={mask})" if mask != "None" else f"tl.store({addr}, {val})", s.span)
+        if isinstance(view.root, Buffer):
+            self.w.line("tl.debug_barrier()")
+
+    def atomic(self, c: A.Call, result: str | None) -> Val:
+        if not isinstance(c.args[0], A.At):
+            raise self.err("an atomic needs an element 'x.at(...)' as its first argument", c)
+        tgt = c.args[0]
+        view = self.as_view(self.ev_any(tgt.base), tgt.base)
+        idx = self.indices(tgt.indices, view.rank, tgt)
+        base, strides, rdims, elem = self.root_info(view)
+        coords, masks = self.coords(view, idx)
+        addr, mask = self.pointer(view, base, strides, rdims, coords, masks)
+        op = c.name.replace("__atomic_", "")
+        args = [self.ev(a) for a in c.args[1:]]
+        fn = {"add": "tl.atomic_add", "sub": "tl.atomic_add", "exch": "tl.atomic_xchg", "min": "tl.atomic_min",
+              "max": "tl.atomic_max", "and": "tl.atomic_and", "or": "tl.atomic_or", "xor": "tl.atomic_xor",
+              "cas": "tl.atomic_cas"}[op]  # fmt: skip
+        vals = [self.cast(a, elem) for a in args]
+        if op == "sub":
+            vals = [f"-({vals[0]})"]
+        var = self.fresh("old")
+        if op == "cas":
+            self.w.line(f"{var} = {fn}({addr}, {vals[0]}, {vals[1]})", c.span)
+        else:
+            self.w.line(f"{var} = {fn}({addr}, {vals[0]}, mask={mask})", c.span)
+        axes = frozenset().union(*[i.axes for i in idx], *[a.axes for a in args])
+        return Val(var, elem, None, axes)
+
+    # ================================================================ tiles: DMA / TMA / MMA
+    from .tiles import (  # noqa: E402  (the tile half of the class lives in tiles.py)
+        collapse_ok,
+        fl_dim,
+        lookup_frag,
+        read_tile,
+        region_for,
+        s_DmaAny,
+        s_DmaStmt,
+        s_FragDecl,
+        s_FragInit,
+        s_FragOp,
+        s_MapStmt,
+        s_MmaFill,
+        s_MmaLoad,
+        s_MmaOp,
+        s_MmaScale,
+        s_MmaStore,
+        tile_of,
+        tma_plan,
+        try_collapse,
+        try_dot_loop,
+        write_tile,
+    )
+
+    # ================================================================ output
+    def finish(self, text: str) -> str:
+        """Spell lane placeholders in the final layout (one dim per lane axis)."""
+        import re
+
+        def lane(m: re.Match[str]) -> str:
+            a = self.lane_by_key[m.group(3)]
+            extra = int(m.group(2) or 0)
+            suffix = self.layout_suffix(a.index, extra)
+            if m.group(1) == "LANEMASK":
+                return f"({a.var} < {a.extent.code})" + suffix
+            return a.var + suffix
+
+        return re.sub(r"@(LANE|LANEMASK)(?:_T(\d+))?\[([^\]]+)\]", lane, text)
+
+    def source(self) -> str:
+        params = [n for n, (kind, _) in self.args.items() if kind not in ("check", "constexpr")]
+        params += [f"{n}: tl.constexpr" for n, (kind, _) in self.args.items() if kind == "constexpr"]
+        body = self.finish(self.w.text())
+        head = f"@triton.jit\ndef {self.name}({', '.join(params)}):"
+        doc = f'    """Program = one block of `parallel` at {self.fl.src_name}:{self.top.span.line if self.top.span else 0}."""'
+        return "\n".join([head, doc, body])
+
+    def num_warps(self) -> int:
+        t = max(1, self.threads)
+        w = pow2(max(1, (t + 31) // 32))
+        lo = 4 if self.has_dot else 1
+        return max(lo, min(8, w))
+
+    def launch_lines(self) -> list[tuple[str, Any]]:
+        out: list[tuple[str, Any]] = []
+        call_args: list[str] = []
+        kw: list[str] = []
+        for name, (kind, host) in self.args.items():
+            if kind == "check":
+                out.append((host, None))
+                continue
+            if kind == "scratch":
+                per, dtype = host.split("|")
+                grid_total = " * ".join(f"({g})" for g in self.grid)
+                var = f"_{self.name}_{name}"
+                out.append((f"{var} = _rt.scratch(_F, ({grid_total}) * ({per}), {dtype}, _dev)", None))
+                call_args.append(var)
+            elif kind == "constexpr":
+                var = f"_{self.name}_{name}"
+                out.append((f"{var} = {host}", None))
+                kw.append(f"{name}={var}")
+            elif kind == "desc":
+                for cname, (ck, _) in self.args.items():
+                    if ck == "constexpr":
+                        host = host.replace(cname, f"_{self.name}_{cname}")
+                out.append((f"_{self.name}_{name} = {host}", None))
+                call_args.append(f"_{self.name}_{name}")
+            else:
+                call_args.append(host)
+        grid = "(" + ", ".join(self.grid) + ("," if len(self.grid) == 1 else "") + ")"
+        kw.append(f"num_warps={self.num_warps()}")
+        out.append((f"_launch({self.name}, {grid}, [{', '.join(call_args)}], dict({', '.join(kw)}))", self.top.span))
+        return out
+
+
+def _is_wild(x: A.Expr) -> bool:
+    return isinstance(x, A.Name) and x.name == "_"
+
+
+def _same_root_extent(d: ViewDim) -> bool:
+    return d.origin.is_const and d.origin.const == 0 and not d.limits
+
+
+def _pick(items: list[Any], k: int, node: A.Node) -> Any:
+    n = len(items)
+    idx = k if k >= 0 else n + k
+    if not 0 <= idx < n:
+        raise CroqSemanticError(f"index {k} is out of range for rank {n}", node.span)
+    return items[idx]

@@ -1,0 +1,690 @@
+"""The tile half of kernel lowering: DMA/TMA copies, MMA, and loops lifted into ``tl.dot``.
+
+These functions are methods of :class:`~.kernel.KernelLowering` (imported into
+its class body); they are kept here so each file has one job.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CroqLoweringError, CroqSemanticError
+from ..frontend import ast as A
+from ..sema.types import TYPES
+from . import exprs as X
+from .values import Bounded, Buffer, Frag, Future, Tensor, Tile, Val, View, ViewDim, const
+
+if TYPE_CHECKING:
+    from .kernel import KernelLowering
+
+
+def _pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+class Region:
+    """The index space of one tile operation: padded extents ``pdims`` (constexpr
+    spellings) and real extents ``exts``; optionally preceded by all lane axes."""
+
+    def __init__(self, k: KernelLowering, pdims: list[str], exts: list[Val], lanes: bool) -> None:
+        self.k = k
+        self.pdims = pdims
+        self.exts = exts
+        self.L = len(k.lanes) if lanes else 0
+        self.T = len(pdims)
+        dims = [a.size for a in k.lanes] if lanes else []
+        self.shape = "[" + ", ".join(dims + pdims) + "]"
+        self.masks: list[str] = []
+        for d, (p, e) in enumerate(zip(pdims, exts)):
+            if not (e.is_const and str(e.const) == p):
+                self.masks.append(f"({self.r_code(d)} < {self.lift(e).code})")
+        if lanes:
+            for a in k.lanes:
+                if a.padded:
+                    self.masks.append(f"@LANEMASK_T{self.T}[{a.var}]")
+
+    def r_code(self, d: int) -> str:
+        n = self.L + self.T
+        base = f"tl.arange(0, {self.pdims[d]})"
+        if n == 1:
+            return base
+        parts = ["None"] * n
+        parts[self.L + d] = ":"
+        return f"{base}[{', '.join(parts)}]"
+
+    def index_vals(self) -> list[Val]:
+        out = []
+        for d in range(self.T):
+            p = self.pdims[d]
+            ub = const(int(p)) if p.isdigit() else None
+            out.append(Val(self.r_code(d), "int", None, frozenset(), None, (), True, ub))
+        return out
+
+    def lift(self, v: Val) -> Val:
+        """A lane-layout value (rank L) spelled in this region's layout (rank L + T)."""
+        if v.uniform or self.T == 0:
+            return v
+        if self.L == 0:
+            raise CroqLoweringError("internal error: lane value in a block-level tile region")
+        suffix = "[" + ", ".join([":"] * self.L + ["None"] * self.T) + "]"
+        masks = tuple(f"({m}){suffix}" for m in v.masks)
+        return Val(f"({v.code}){suffix}", v.ty, v.const, v.axes, None, masks, v.nonneg)
+
+
+def _lift_view(region: Region, view: View) -> View:
+    dims = [
+        ViewDim(
+            region.lift(d.origin),
+            region.lift(d.extent),
+            region.lift(d.step) if d.step is not None else None,
+            [region.lift(x) for x in d.limits],
+            d.squeezed,
+        )
+        for d in view.dims
+    ]
+    reshaped = [region.lift(x) for x in view.reshaped] if view.reshaped is not None else None
+    idx = region.lift(view.index) if view.index is not None else None
+    return View(view.root, dims, reshaped, view.zfill, idx)
+
+
+def _view_dims(view: View) -> list[Val]:
+    if view.reshaped is not None:
+        return list(view.reshaped)
+    return [d.extent for d in view.dims if not d.squeezed]
+
+
+def _has_lanes(view: View) -> bool:
+    vals: list[Val] = []
+    for d in view.dims:
+        vals += [d.origin, d.extent] + d.limits + ([d.step] if d.step else [])
+    if view.index is not None:
+        vals.append(view.index)
+    if isinstance(view.root, Buffer) and view.root.lanes:
+        return True
+    return any(not v.uniform for v in vals)
+
+
+def _static_pdims(k: KernelLowering, view: View) -> list[str] | None:
+    root = view.root
+    if isinstance(root, (Buffer, Tile)) and len(root.pdims) == len(_view_dims(view)):
+        return list(root.pdims)
+    out: list[str] = []
+    for e in _view_dims(view):
+        if e.is_const:
+            out.append(str(_pow2(int(e.const))))
+        elif e.host is not None:
+            out.append(k.constexpr(k.fresh("P").upper(), f"_rt.pow2({e.host})"))
+        else:
+            return None
+    return out
+
+
+def region_for(self: KernelLowering, src: View, dst: View) -> Region:
+    """The region of a copy ``src => dst``: the destination's extent."""
+    sd, dd = _view_dims(src), _view_dims(dst)
+    if len(sd) != len(dd):
+        raise CroqSemanticError(f"a copy between data of rank {len(sd)} and rank {len(dd)}", None)
+    pd = _static_pdims(self, dst) if isinstance(dst.root, (Buffer, Tile)) else None
+    if pd is None and isinstance(src.root, (Buffer, Tile)):
+        pd = _static_pdims(self, src)
+    if pd is None:
+        pd = _static_pdims(self, src)
+    if pd is None:
+        pd = _static_pdims(self, dst)
+    if pd is None:
+        raise CroqLoweringError(
+            "the tile size of this copy depends on values only known inside the kernel",
+            None,
+            "copy into a buffer of fixed size, or make the extents host-computable",
+        )
+    lanes = _has_lanes(src) or _has_lanes(dst) or any(not p.uniform for p in self.pred)
+    return Region(self, pd, dd, lanes)
+
+
+def tile_of(self: KernelLowering, view: View) -> Region:
+    pd = _static_pdims(self, view)
+    if pd is None:
+        raise CroqLoweringError("an MMA operand must have a fixed tile size", None)
+    return Region(self, pd, _view_dims(view), _has_lanes(view))
+
+
+def _tile_buffer_readable(view: View, region: Region) -> bool:
+    root = view.root
+    assert isinstance(root, (Buffer, Tile))
+    if region.L:
+        return False
+    if list(root.pdims) != list(region.pdims):
+        return False
+    for d in view.dims:
+        if d.squeezed or d.step is not None or not (d.origin.is_const and d.origin.const == 0):
+            return False
+    return view.reshaped is None and view.index is None
+
+
+def read_tile(self: KernelLowering, view: View, region: Region, span: Any = None, engine: str = "dma") -> Val:
+    """The values of ``view`` over ``region``; zero outside the view and outside the data."""
+    root = view.root
+    elem = root.elem
+    if isinstance(root, (Tile,)) or (isinstance(root, Buffer) and root.mode == "tile"):
+        if not _tile_buffer_readable(view, region):
+            if isinstance(root, Buffer):
+                self.need_memory(root)
+                return Val(f"tl.zeros({region.shape}, {X.tl_dtype(X.compute_type(elem))})", elem)
+            raise CroqLoweringError("a window of a register tile cannot be lowered", span)
+        code = root.var if isinstance(root, Buffer) else root.code
+        masks = []
+        for d, (p, e) in enumerate(zip(region.pdims, _view_dims(view))):
+            if not (e.is_const and str(e.const) == p):
+                masks.append(f"({region.r_code(d)} < {e.code})")
+        if masks:
+            code = f"tl.where({' & '.join(masks)}, {code}, 0)"
+        return Val(code, elem)
+    lv = _lift_view(region, view)
+    addr, mask = self.address(lv, region)
+    load = f"tl.load({addr}, mask={mask}, other=0)" if mask != "None" else f"tl.load({addr})"
+    var = self.fresh("tile")
+    plan = self.tma_plan(view, region, "load") if engine == "tma" else None
+    if plan is not None:
+        flag, desc, coords = plan
+        with self.w.block(f"if {flag}:", span):
+            self.w.line(f"{var} = {desc}.load([{', '.join(coords)}])")
+        with self.w.block("else:"):
+            self.w.line(f"{var} = {load}")
+    else:
+        self.w.line(f"{var} = {load}", span)
+    return Val(var, elem)
+
+
+def write_tile(
+    self: KernelLowering, view: View, region: Region, value: Val, span: Any = None, engine: str = "dma"
+) -> None:
+    root = view.root
+    elem = root.elem
+    ct = X.compute_type(elem)
+    if isinstance(root, Buffer) and root.mode == "tile":
+        if region.L or list(root.pdims) != list(region.pdims) or view.index is not None or view.reshaped is not None:
+            self.need_memory(root)
+            return
+        for d in view.dims:
+            if d.squeezed or d.step is not None or not (d.origin.is_const and d.origin.const == 0):
+                self.need_memory(root)
+                return
+        code = value.code if X.compute_type(value.ty) == ct else f"({value.code}).to({X.tl_dtype(ct)})"
+        partial = [
+            f"({region.r_code(d)} < {e.code})"
+            for d, (p, e) in enumerate(zip(region.pdims, _view_dims(view)))
+            if not (e.is_const and str(e.const) == p)
+        ]
+        if self.pred:
+            raise CroqLoweringError("a conditional copy into a register tile cannot be lowered", span)
+        if partial:
+            code = f"tl.where({' & '.join(partial)}, {code}, {root.var})"
+        self.w.line(f"{root.var} = {code}", span)
+        root.written = True
+        return
+    if isinstance(root, Tile):
+        raise CroqLoweringError("cannot copy into a future's data", span)
+    lv = _lift_view(region, view)
+    addr, mask = self.address(lv, region)
+    val = value.code if value.ty == elem else f"({value.code}).to({X.tl_dtype(elem)})"
+    store = f"tl.store({addr}, {val}, mask={mask})" if mask != "None" else f"tl.store({addr}, {val})"
+    plan = self.tma_plan(view, region, "store") if engine == "tma" and not self.pred else None
+    if plan is not None:
+        flag, desc, coords = plan
+        with self.w.block(f"if {flag}:", span):
+            self.w.line(f"{desc}.store([{', '.join(coords)}], {val})")
+        with self.w.block("else:"):
+            self.w.line(store)
+    else:
+        self.w.line(store, span)
+    if isinstance(root, Buffer):
+        self.w.line("tl.debug_barrier()")
+
+
+def tma_plan(self: KernelLowering, view: View, region: Region, direction: str) -> tuple[str, str, list[str]] | None:
+    """Use a host TensorDescriptor for this copy when the box can be decided statically.
+
+    Returns (constexpr flag, descriptor argument, box coordinates) or None.
+    The launcher sets the flag only when the tensor meets TMA's rules at run
+    time (16-byte aligned base and strides, extents equal to the box).
+    """
+    root = view.root
+    if not isinstance(root, Tensor) or region.L or view.reshaped is not None or view.index is not None:
+        return None
+    if len(view.dims) != len(root.dims) or any(d.squeezed or d.step is not None or d.limits for d in view.dims):
+        return None
+    box: list[int] = []
+    for p in region.pdims:
+        if not p.isdigit():
+            return None
+        box.append(int(p))
+    host_exts: list[str] = []
+    for d, b in zip(view.dims, box):
+        e = d.extent
+        if e.is_const:
+            if e.const != b:
+                return None
+            host_exts.append(str(b))
+        elif e.host is not None:
+            host_exts.append(e.host)
+        else:
+            return None
+        if not d.origin.uniform:
+            return None
+    elem_bytes = TYPES[root.elem].nbytes
+    if box[-1] * elem_bytes < 16 or any(b > 256 for b in box):
+        return None
+    self.tensor(root)
+    key = f"{root.name}_{'x'.join(map(str, box))}"
+    flag = f"TMA_{key.upper()}"
+    desc = f"{root.name}_desc_{'x'.join(map(str, box))}"
+    ok = f"_rt.tma_ok({root.host_name}, {box}, [{', '.join(host_exts)}])"
+    self.constexpr(flag, ok)
+    self.args[desc] = ("desc", f"_rt.tma_desc({root.host_name}, {box}, {flag})")
+    coords = [d.origin.code for d in view.dims]
+    return flag, desc, coords
+
+
+# ---------------------------------------------------------------- DMA statements
+def s_DmaStmt(self: KernelLowering, s: A.DmaStmt) -> None:
+    if s.op not in ("copy", "load"):
+        raise CroqLoweringError(f"'{s.engine}.{s.op}' copies are not lowered yet", s.span)
+    for at in s.attrs:
+        if at.name == "sp":
+            raise CroqLoweringError("cannot lower to Triton: 2:4 sparse copies", at.span)
+    src = self.as_view(self.ev_any(s.src), s.src)
+    if s.dst_storage:
+        assert isinstance(s.dst, A.Name)
+        dims = _view_dims(src)
+        for d in dims:
+            if not d.uniform:
+                raise CroqLoweringError("the shape of this copy depends on the thread index", s.span)
+        name = f"{s.result}_data" if s.result else self.fresh("copy")
+        dims_h = [self.fl_dim(d) for d in dims]
+        buf = self.new_buffer(name, src.root.elem, dims_h, s.dst.name, s.span)
+        dst = View(buf, [ViewDim(const(0), d, None, []) for d in dims_h])
+    else:
+        dst = self.as_view(self.ev_any(s.dst), s.dst)
+    region = self.region_for(src, dst)
+    engine = s.engine
+    value = self.read_tile(src, region, s.span, engine if isinstance(src.root, Tensor) else "dma")
+    self.write_tile(dst, region, value, s.span, engine if isinstance(dst.root, Tensor) else "dma")
+    if s.result:
+        data: Any = dst.root if (isinstance(dst.root, Buffer) and dst.whole()) else dst
+        self.rebind(s.result, Future(s.result, data, s.is_async))
+
+
+def fl_dim(self: KernelLowering, v: Val) -> Val:
+    return v
+
+
+def s_DmaAny(self: KernelLowering, s: A.DmaAny) -> None:
+    self.rebind(s.result, Future(s.result, None, True))
+
+
+def s_MapStmt(self: KernelLowering, s: A.MapStmt) -> None:
+    raise CroqLoweringError("cannot lower to Triton: buffer mapping ('.map'/'.remap')", s.span)
+
+
+# ---------------------------------------------------------------- MMA
+def _frag_tile(f: Frag) -> Tile:
+    return Tile(f.var, f.compute, f.dims or [], f.pdims or [])
+
+
+def s_MmaFill(self: KernelLowering, s: A.MmaFill) -> None:
+    value = self.ev(s.value)
+    if s.result is None:
+        f = self.lookup_frag(s.target)
+        self.w.line(
+            f"{f.var} = tl.full([{', '.join(f.pdims or [])}], {self.cast(value, f.compute)}, {X.tl_dtype(f.compute)})",
+            s.span,
+        )
+        return
+    elem = s.elem or (
+        "s32" if X.is_int(value.ty) and value.ty not in (None,) and not isinstance(value.const, float) else "f32"
+    )
+    compute = "s32" if X.is_int(elem) else ("f64" if elem == "f64" else "f32")
+    shape = self.frag_shapes.get(id(s))
+    if shape is None:
+        dims, pdims = [const(16), const(16)], ["16", "16"]
+        self.changed = True  # the shape comes from the first MMA that uses it
+    else:
+        dims, pdims = shape
+    var = self.fresh(s.result)
+    self.w.line(f"{var} = tl.full([{', '.join(pdims)}], {self.cast(value, compute)}, {X.tl_dtype(compute)})", s.span)
+    f = Frag(s.result, var, elem, compute, dims, pdims)
+    f.fill_id = id(s)  # type: ignore[attr-defined]
+    self.bind(s.result, f)
+
+
+def s_FragInit(self: KernelLowering, s: A.FragInit) -> None:
+    raise CroqLoweringError("'frag' declarations are not lowered yet", s.span)
+
+
+def s_FragDecl(self: KernelLowering, s: A.FragDecl) -> None:
+    raise CroqLoweringError("'frag' declarations are not lowered yet", s.span)
+
+
+def s_FragOp(self: KernelLowering, s: A.FragOp) -> None:
+    raise CroqLoweringError(f"'{s.op}' on fragments is not lowered yet", s.span)
+
+
+def s_MmaScale(self: KernelLowering, s: A.MmaScale) -> None:
+    raise CroqLoweringError("block-scaled MMA ('mma.scale') is not lowered yet", s.span)
+
+
+def lookup_frag(self: KernelLowering, e: A.Expr | None) -> Frag:
+    if not isinstance(e, A.Name):
+        raise CroqLoweringError("arrays of fragments are not lowered yet", e.span if e is not None else None)
+    f = self.lookup(e.name, e)
+    if not isinstance(f, Frag):
+        raise CroqSemanticError(f"'{e.name}' is not an MMA accumulator", e.span)
+    return f
+
+
+def _operand(self: KernelLowering, e: A.Expr, span: Any) -> Tile:
+    v = self.ev_any(e)
+    if isinstance(v, Tile):
+        return v
+    if isinstance(v, Frag):
+        return _frag_tile(v)
+    view = self.as_view(v, e)
+    region = self.tile_of(view)
+    if region.L:
+        raise CroqLoweringError("an MMA operand that depends on the thread index cannot be lowered", span)
+    val = self.read_tile(view, region, span)
+    return Tile(val.code, view.root.elem, _view_dims(view), list(region.pdims))
+
+
+def s_MmaLoad(self: KernelLowering, s: A.MmaLoad) -> None:
+    if s.result is not None:
+        self.mma_load_src = getattr(self, "mma_load_src", {})
+        self.mma_load_src[s.result] = s.src
+    t = _operand(self, s.src, s.span)
+    if s.swiz is not None or s.swiz_given:
+        t = Tile(t.code, t.elem, t.dims, t.pdims)
+    if s.result is not None:
+        self.bind(s.result, t)
+    else:
+        raise CroqLoweringError("'mma.load view, frag' is not lowered yet", s.span)
+
+
+def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
+    if s.variant in ("scale", "sp"):
+        raise CroqLoweringError(f"'mma.*.{s.variant}' is not lowered yet", s.span)
+    acc = self.lookup_frag(s.acc)
+    a = _operand(self, s.a, s.span)
+    b = _operand(self, s.b, s.span)
+    la, lb = s.layout
+    if len(a.pdims) != 2 or len(b.pdims) != 2:
+        raise CroqLoweringError("MMA operands must be 2-D tiles", s.span)
+    ac, bc = a.code, b.code
+    a_m, a_k = (0, 1) if la == "row" else (1, 0)
+    b_n, b_k = (0, 1) if lb == "row" else (1, 0)
+    if la == "col":
+        ac = f"tl.trans({ac})"
+    if lb == "row":
+        bc = f"tl.trans({bc})"
+    if getattr(self, "collapsing", None) is not None:
+        self.collapse_ok(s, a_k, b_k)
+    if a.pdims[a_k] != b.pdims[b_k]:
+        raise CroqSemanticError(f"MMA operands disagree on K ({a.pdims[a_k]} vs {b.pdims[b_k]})", s.span)
+    dims = [a.dims[a_m], b.dims[b_n]]
+    pdims = [a.pdims[a_m], b.pdims[b_n]]
+    fid = getattr(acc, "fill_id", None)
+    if fid is not None:
+        old = self.frag_shapes.get(fid)
+        if old is None or old[1] != pdims:
+            self.frag_shapes[fid] = (dims, pdims)
+            self.changed = True
+    if X.is_float(a.elem) and a.elem in ("bf16",):
+        ac = f"_as_dot_operand({ac})"
+        bc = f"_as_dot_operand({bc})"
+    prec = ""
+    if a.elem in ("f32", "tf32") or b.elem in ("f32", "tf32"):
+        prec = ', input_precision="tf32"'
+    self.has_dot = True
+    code = f"tl.dot({ac}, {bc}, {acc.var}{prec})"
+    if s.result is not None:
+        self.rebind(s.result, Future(s.result, None, True))
+    self.w.line(f"{acc.var} = {code}", s.span)
+
+
+def s_MmaStore(self: KernelLowering, s: A.MmaStore) -> None:
+    if s.variant in ("mask",):
+        raise CroqLoweringError("'mma.store.mask' is not lowered yet", s.span)
+    acc = self.lookup_frag(s.acc)
+    t = _frag_tile(acc)
+    code = acc.var
+    if s.variant == "transp":
+        code = f"tl.trans({code})"
+        t = Tile(code, t.elem, list(reversed(t.dims)), list(reversed(t.pdims)))
+    dst = self.as_view(self.ev_any(s.dst), s.dst)
+    src = View(Tile(code, acc.compute, t.dims, t.pdims), [ViewDim(const(0), d, None, []) for d in t.dims])
+    region = self.region_for(src, dst)
+    value = self.read_tile(src, region, s.span)
+    self.write_tile(dst, region, value, s.span)
+
+
+# ---------------------------------------------------------------- loop lifting
+def try_collapse(self: KernelLowering, s: A.Foreach) -> bool:
+    """``foreach k in [n] { a = mma.load x.chunkat(_, k); ...; mma acc, a, b; }`` -> one whole-K MMA."""
+    if len(s.items) != 1 or not isinstance(s.items[0], A.Within):
+        return False
+    wi = s.items[0]
+    names = wi.vars if wi.vars is not None else [wi.name]
+    if len(names) != 1 or names[0] is None:
+        return False
+    stmts = s.body.stmts if isinstance(s.body, A.Block) else [s.body]
+    if not stmts or not all(isinstance(x, (A.MmaLoad, A.MmaOp, A.Empty)) for x in stmts):
+        return False
+    if not any(isinstance(x, A.MmaOp) for x in stmts):
+        return False
+    bounds = self.shape_extents(wi.shape, wi)
+    if len(bounds) != 1 or not bounds[0].is_const:
+        return False
+    from .kernel import Collapsed
+
+    self.push()
+    self.bind(names[0], Collapsed(bounds[0]))
+    self.collapsing = names[0]
+    try:
+        for x in stmts:
+            self.stmt(x)
+    finally:
+        self.collapsing = None
+        self.pop()
+    self.w.comment(f"the loop over '{names[0]}' splits K into {bounds[0].const} pieces: folded into the dot above")
+    return True
+
+
+def collapse_ok(self: KernelLowering, s: A.MmaOp, a_k: int, b_k: int) -> None:
+    """A folded K loop must only split the contraction dims of the MMA operands."""
+    name = self.collapsing
+    for operand, kdim in ((s.a, a_k), (s.b, b_k)):
+        used = _collapsed_dims(self, operand, name)
+        if used and used != {kdim}:
+            raise CroqLoweringError(
+                f"the loop over '{name}' splits a non-K dimension of an MMA operand; it cannot be folded",
+                operand.span,
+            )
+
+
+def _collapsed_dims(self: KernelLowering, e: A.Expr, name: str) -> set[int]:
+    src = e
+    if isinstance(e, A.Name):
+        defs = getattr(self, "mma_load_src", {})
+        src = defs.get(e.name, e)
+    out: set[int] = set()
+    if isinstance(src, A.View):
+        for op in src.ops:
+            items = op.args if op.kind == "chunkat" else (op.at or [])
+            for d, x in enumerate(items):
+                if isinstance(x, A.Name) and x.name == name:
+                    out.add(d)
+    return out
+
+
+def try_dot_loop(self: KernelLowering, s: A.Foreach) -> bool:
+    """``foreach k in [K] acc += a.at(i(m), k) * b.at(j(n), k)`` with per-thread ``acc`` -> ``tl.dot``."""
+    if id(s) in self.no_dot or len(self.lanes) != 2:
+        return False
+    if len(s.items) != 1 or not isinstance(s.items[0], A.Within):
+        return False
+    wi = s.items[0]
+    names = wi.vars if wi.vars is not None else [wi.name]
+    if len(names) != 1 or names[0] is None:
+        return False
+    kname = names[0]
+    stmts = s.body.stmts if isinstance(s.body, A.Block) else [s.body]
+    if len(stmts) != 1 or not isinstance(stmts[0], A.AssignStmt) or len(stmts[0].items) != 1:
+        return False
+    asg = stmts[0].items[0]
+    if not isinstance(asg.target, A.Name) or asg.op != "+":
+        return False
+    prod = asg.value
+    while isinstance(prod, A.Paren):
+        prod = prod.expr
+    if not (isinstance(prod, A.Binary) and prod.op == "*"):
+        return False
+    xa, xb = prod.lhs, prod.rhs
+    while isinstance(xa, A.Paren):
+        xa = xa.expr
+    while isinstance(xb, A.Paren):
+        xb = xb.expr
+    if not (isinstance(xa, A.At) and isinstance(xb, A.At)):
+        return False
+    acc = self.lookup(asg.target.name, asg.target)
+    if not isinstance(acc, Val) or acc.code not in self.decl_types or len(acc.axes) != 2 or self.pred:
+        return False
+    bounds = self.shape_extents(wi.shape, wi)
+    if len(bounds) != 1 or not bounds[0].uniform:
+        return False
+    kbound = bounds[0]
+    lane_a, lane_b = [ax for ax in self.lanes if ax.name in acc.axes]
+    ident = [_identity_tile(self, x, kname, kbound) for x in (xa, xb)]
+    if ident[0] is not None and ident[1] is not None:
+        (ta, la_name), (tb, lb_name) = ident  # type: ignore[misc]
+        if {la_name, lb_name} == {lane_a.name, lane_b.name}:
+            if la_name != lane_a.name:
+                ta, tb = tb, ta
+            self.has_dot = True
+            acc_ty = self.decl_types[acc.code]
+            ops = (ta.var, tb.var)
+            if "bf16" in (ta.elem, tb.elem):
+                ops = (f"_as_dot_operand({ta.var})", f"_as_dot_operand({tb.var})")
+            order = [ax.name for ax in self.lanes if ax.name in acc.axes]
+            res = f"tl.dot({ops[0]}, tl.trans({ops[1]}))"
+            if order != [lane_a.name, lane_b.name]:
+                res = f"tl.trans({res})"
+            ct = X.compute_type(acc_ty)
+            self.w.line(f"{acc.code} = ({acc.code}.to(tl.float32) + {res}).to({X.tl_dtype(ct)})", s.span)
+            self.w.comment("per-thread dot product over a whole shared tile lifted to tl.dot")
+            return True
+    probe = Val("__k__", "int", None, frozenset(["__k__"]), None, (), True)
+    deps = []
+    for x in (xa, xb):
+        self.push()
+        self.bind(kname, Bounded(kname, probe, kbound, "loop"))
+        saved = (self.w, self.uid, self.changed)
+        self.w = type(self.w)(self.fl.src_name)
+        try:
+            v = self.ev(x)
+        except CroqLoweringError:
+            self.w, self.uid = saved[0], saved[1]
+            self.pop()
+            return False
+        self.w, self.uid = saved[0], saved[1]
+        self.pop()
+        if X.is_int(v.ty) or not X.is_float(v.ty):
+            return False
+        deps.append(v.axes)
+    da, db = deps
+    if "__k__" not in da or "__k__" not in db:
+        return False
+    if da - {"__k__"} == {lane_a.name} and db - {"__k__"} == {lane_b.name}:
+        pass
+    elif da - {"__k__"} == {lane_b.name} and db - {"__k__"} == {lane_a.name}:
+        xa, xb = xb, xa
+    else:
+        return False
+    # emit the K-tiled dot
+    bk = 32
+    acc_ty = self.decl_types[acc.code]
+    k0 = self.fresh("k0")
+    kk = self.fresh("kk")
+    dacc = self.fresh("dot_acc")
+    sa, sb = lane_a.size, lane_b.size
+    self.has_dot = True
+    self.w.line(f"{dacc} = tl.zeros([{sa}, {sb}], tl.float32)", s.span)
+    kcode = kbound.code
+    with self.w.block(f"for {k0} in range(0, {kcode}, {bk}):", s.span):
+        self.w.line(f"{kk} = {k0} + tl.arange(0, {bk})")
+        tiles = []
+        for x, lane, first in ((xa, lane_a, True), (xb, lane_b, False)):
+            self.push()
+            # operand layout [lane, k]: the lane index on dim 0, k on dim 1
+            lane_code = f"{lane.var}[:, None]"
+            lane_mask = (f"({lane.var} < {lane.extent.code})[:, None]",) if lane.padded else ()
+            kval = Val(f"{kk}[None, :]", "int", None, frozenset(["__k__"]), None, (f"({kk} < {kcode})[None, :]",), True)
+            self.bind(kname, Bounded(kname, kval, kbound, "loop"))
+            self.bind(
+                lane.name,
+                Bounded(
+                    lane.name,
+                    Val(lane_code, "int", None, frozenset([lane.name]), None, lane_mask, True),
+                    lane.extent,
+                    "lane",
+                ),
+            )
+            self.dot_mode = True
+            try:
+                v = self.ev(x)
+            finally:
+                self.dot_mode = False
+                self.pop()
+            t = self.fresh("opA" if first else "opB")
+            self.w.line(f"{t} = {v.code}")
+            tiles.append((t, v.ty))
+        (ta, tya), (tb, tyb) = tiles
+        if "bf16" in (tya, tyb):
+            ta, tb = f"_as_dot_operand({ta})", f"_as_dot_operand({tb})"
+        if tya != tyb:
+            ct = X.promote(tya, tyb)
+            ta, tb = f"{ta}.to({X.tl_dtype(ct)})", f"{tb}.to({X.tl_dtype(ct)})"
+        self.w.line(f"{dacc} = tl.dot({ta}, tl.trans({tb}), {dacc})")
+    order = [ax.name for ax in self.lanes if ax.name in acc.axes]
+    res = dacc if order == [lane_a.name, lane_b.name] else f"tl.trans({dacc})"
+    ct = X.compute_type(acc_ty)
+    self.w.line(f"{acc.code} = ({acc.code}.to(tl.float32) + {res}).to({X.tl_dtype(ct)})", s.span)
+    self.w.comment("per-thread dot product over K lifted to tl.dot")
+    return True
+
+
+def _identity_tile(self: KernelLowering, x: A.At, kname: str, kbound: Val) -> tuple[Buffer, str] | None:
+    """``buf.at(lane, k)`` on a register tile whose dims are exactly (lane extent, K): the tile itself."""
+    if not isinstance(x.base, A.Name) or len(x.indices) != 2:
+        return None
+    buf = self.lookup_opt(x.base.name)
+    if not isinstance(buf, Buffer) or buf.mode != "tile" or buf.count != 1 or len(buf.dims) != 2:
+        return None
+    i0, i1 = x.indices
+    if not (isinstance(i0, A.Name) and isinstance(i1, A.Name) and i1.name == kname):
+        return None
+    lane = next((a for a in self.lanes if a.name == i0.name), None)
+    if lane is None or self.lookup_opt(i0.name) is None:
+        return None
+    d0, d1 = buf.dims
+    if not (d0.is_const and d1.is_const and lane.extent.is_const and kbound.is_const):
+        return None
+    if (
+        d0.const != lane.extent.const
+        or d1.const != kbound.const
+        or str(d0.const) != lane.size
+        or buf.pdims[1] != str(d1.const)
+    ):
+        return None
+    return buf, lane.name

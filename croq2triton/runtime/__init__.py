@@ -1,0 +1,1 @@
+"""Run-time support used by generated launchers: argument checks, allocation, descriptors, launch."""

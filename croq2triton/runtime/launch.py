@@ -1,0 +1,221 @@
+"""Helpers called by generated launchers.
+
+Every check raises :class:`CroqLaunchError` with a message that names the
+function, the parameter and the ``.co`` line, never a bare Python error.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ..errors import CroqError, Span
+
+
+class CroqLaunchError(CroqError):
+    """Bad arguments to a translated kernel (dtype, rank, device, sizes, strides)."""
+
+
+@dataclass(frozen=True)
+class Fn:
+    name: str
+    src: str
+    line: int
+
+    def fail(self, msg: str, hint: str | None = None) -> CroqLaunchError:
+        return CroqLaunchError(f"{self.name}: {msg}", Span.at(self.src, self.line, 1), hint)
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def pick_device(f: Fn, tensors: dict[str, Any], launch: Any) -> torch.device:
+    """The device kernels run on: CUDA when available (and not interpreting), else the CPU."""
+    if interpreting() or not torch.cuda.is_available():
+        return torch.device("cpu")
+    for t in tensors.values():
+        if isinstance(t, torch.Tensor) and t.is_cuda:
+            return t.device
+    return torch.device("cuda", torch.cuda.current_device())
+
+
+def tensor_arg(
+    f: Fn, name: str, t: Any, dtype: torch.dtype, rank: int, dev: torch.device, is_global: bool
+) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor):
+        raise f.fail(f"parameter '{name}' must be a torch.Tensor, got {type(t).__name__}")
+    if t.dtype != dtype:
+        raise f.fail(
+            f"parameter '{name}' has dtype {t.dtype}, expected {dtype}",
+            f"convert it first, e.g. {name}.to({dtype})",
+        )
+    if t.dim() != rank:
+        raise f.fail(f"parameter '{name}' has rank {t.dim()} (shape {tuple(t.shape)}), expected rank {rank}")
+    if t.device.type != dev.type or (dev.index is not None and t.device.index not in (None, dev.index)):
+        if is_global:
+            where = "on the GPU" if dev.type == "cuda" else "on the CPU (no GPU: kernels run in the Triton interpreter)"
+            raise f.fail(
+                f"'global' parameter '{name}' is on {t.device}, but kernels run {where}",
+                f"move it with {name}.to('{dev.type}')",
+            )
+        t = t.to(dev)
+    if any(s < 0 for s in t.stride()):
+        raise f.fail(f"parameter '{name}' has negative strides {t.stride()}", "pass a .contiguous() copy")
+    return t
+
+
+def scalar_arg(f: Fn, name: str, v: Any, kind: type) -> Any:
+    if isinstance(v, torch.Tensor) and v.numel() == 1:
+        v = v.item()
+    if kind is int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise f.fail(f"parameter '{name}' must be an int, got {type(v).__name__}")
+        return v
+    if kind is bool:
+        return bool(v)
+    if not isinstance(v, (int, float)):
+        raise f.fail(f"parameter '{name}' must be a number, got {type(v).__name__}")
+    return float(v)
+
+
+def stream_arg(f: Fn, name: str, s: Any) -> None:
+    return None
+
+
+def bind_dim(f: Fn, dims: dict[str, tuple[int, str]], sym: str, pname: str, t: torch.Tensor, d: int) -> int:
+    n = int(t.shape[d])
+    prev = dims.get(sym)
+    if prev is None:
+        if n <= 0:
+            raise f.fail(f"'{sym}' = {pname}.shape[{d}] is {n}; sizes must be positive")
+        dims[sym] = (n, f"{pname}.shape[{d}]")
+        return n
+    if prev[0] != n:
+        raise f.fail(
+            f"inconsistent size '{sym}': {prev[1]} is {prev[0]} but {pname}.shape[{d}] is {n}",
+            f"every parameter dimension named '{sym}' must have the same size",
+        )
+    return n
+
+
+def any_dim(f: Fn, pname: str, t: torch.Tensor, d: int) -> int:
+    n = int(t.shape[d])
+    if n <= 0:
+        raise f.fail(f"{pname}.shape[{d}] is {n}; sizes must be positive")
+    return n
+
+
+def fixed_dim(f: Fn, pname: str, t: torch.Tensor, d: int, want: int) -> None:
+    if int(t.shape[d]) != want:
+        raise f.fail(f"{pname}.shape[{d}] is {int(t.shape[d])}, but the function declares {want}")
+
+
+def require_contiguous(f: Fn, pname: str, t: torch.Tensor) -> None:
+    if not t.is_contiguous():
+        raise f.fail(
+            f"'{pname}' is reinterpreted with '.span_as', which needs a contiguous tensor (strides {t.stride()})",
+            f"pass {pname}.contiguous()",
+        )
+
+
+def alloc(f: Fn, shape: tuple[int, ...], dtype: torch.dtype, dev: torch.device, fill: Any = 0) -> torch.Tensor:
+    for n in shape:
+        if n <= 0:
+            raise f.fail(f"buffer shape {shape} has a non-positive extent")
+    return torch.full(shape, fill, dtype=dtype, device=dev)
+
+
+def scratch(f: Fn, n: int, dtype: torch.dtype, dev: torch.device) -> torch.Tensor:
+    return torch.zeros(max(1, int(n)), dtype=dtype, device=dev)
+
+
+def host_assert(f: Fn, cond: Any, msg: str, line: int) -> None:
+    if not cond:
+        raise CroqLaunchError(f"{f.name}: assertion failed: {msg}", Span.at(f.src, line, 1))
+
+
+def sync(dev: torch.device) -> None:
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def idiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def imod(a: int, b: int) -> int:
+    return a - b * idiv(a, b)
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def pow2(n: int) -> int:
+    n = int(n)
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+# -------------------------------------------------------------- TMA descriptors
+def tma_ok(t: torch.Tensor, box: list[int], extents: list[int]) -> bool:
+    """Can ``t`` be read/written through a TensorDescriptor with this box?
+
+    The rules of cuTensorMapEncodeTiled plus Triton's: rank 1-5, 16-byte aligned
+    base and non-innermost strides, innermost stride 1, box dims powers of two
+    and <= 256, innermost box >= 16 bytes; and the view's extents equal the box.
+    """
+    if list(extents) != list(box):
+        return False
+    if not 1 <= t.dim() <= 5 or t.dim() != len(box):
+        return False
+    es = t.element_size()
+    if t.data_ptr() % 16 != 0 or t.stride(-1) != 1:
+        return False
+    for s in t.stride()[:-1]:
+        if (s * es) % 16 != 0 or s * es >= (1 << 40):
+            return False
+    for b in box:
+        if b <= 0 or b > 256 or b & (b - 1):
+            return False
+    return box[-1] * es >= 16
+
+
+def tma_desc(t: torch.Tensor, box: list[int], ok: bool, padding: str = "zero") -> Any:
+    if not ok:
+        return None
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    return TensorDescriptor.from_tensor(t, list(box), padding=padding)
+
+
+# -------------------------------------------------------------- launching
+def launch(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str, Any]) -> None:
+    if any(int(g) <= 0 for g in grid):
+        return
+    kernel[tuple(int(g) for g in grid)](*args, **kwargs)
+
+
+@dataclass
+class Launch:
+    kernel: Any
+    grid: tuple[int, ...]
+    args: list[Any]
+    kwargs: dict[str, Any]
+
+
+class Recorder:
+    """Pass as ``_launch=`` to a launcher to record launches instead of running them."""
+
+    def __init__(self) -> None:
+        self.launches: list[Launch] = []
+
+    def __call__(self, kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str, Any]) -> None:
+        self.launches.append(Launch(kernel, tuple(int(g) for g in grid), list(args), dict(kwargs)))
