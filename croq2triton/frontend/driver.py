@@ -23,6 +23,7 @@ def decode_source(data: bytes, filename: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
+        REGISTRY.add(filename, data.decode("utf-8", "replace"))  # for the caret line
         line = data[: e.start].count(b"\n") + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise CroqSyntaxError(

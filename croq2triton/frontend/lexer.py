@@ -138,7 +138,8 @@ class CoLexer:
         digits = text.rstrip("uUlL")
         suffix = text[len(digits) :].lower()
         is_hex = digits[:2] in ("0x", "0X")
-        value = int(digits, 16 if is_hex else 10)
+        # a decimal literal this long is out of range anyway; int() would refuse it
+        value = int(digits, 16 if is_hex else 10) if is_hex or len(digits) <= 40 else U64_MAX + 1
         unsigned = "u" in suffix
         long = "l" in suffix
         if unsigned:

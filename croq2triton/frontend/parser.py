@@ -1563,7 +1563,39 @@ class Parser:
         self.rules.notes = []
         self.lexer.setup(text, smap, start, end, prefixes)
         fn = self.yacc.parse(lexer=self.lexer, tracking=True)
+        deep = too_deep(fn)
+        if deep is not None:
+            raise CroqSyntaxError(
+                f"the program is nested too deeply (more than {MAX_NESTING} levels)",
+                deep.span,
+                "split the expression or statement with temporaries",
+            )
         return fn, self.rules.notes
+
+
+# The deepest AST the front end accepts.  Later passes walk the AST recursively;
+# this keeps them well inside Python's recursion limit (the corpus needs < 30).
+MAX_NESTING = 200
+
+
+def too_deep(root: A.Node, limit: int = MAX_NESTING) -> A.Node | None:
+    """The first node found more than ``limit`` levels below ``root``, if any."""
+    stack: list[tuple[Any, int]] = [(root, 1)]
+    pop, push = stack.pop, stack.append
+    node_t = A.Node
+    while stack:
+        obj, d = pop()
+        if isinstance(obj, node_t):
+            if d > limit:
+                return obj
+            for v in obj.__dict__.values():
+                if isinstance(v, (node_t, list, tuple)):
+                    push((v, d + 1))
+        else:  # a list or tuple: its items are at its level
+            for v in obj:
+                if isinstance(v, (node_t, list, tuple)):
+                    push((v, d))
+    return None
 
 
 def _build(rules: _Rules, write: bool = False) -> Any:

@@ -34,6 +34,7 @@ _MACRO_SCAN = re.compile(
     r"""(?P<str>"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?)|(?P<id>[A-Za-z_]\w*)|(?P<num>\d[\w.]*)"""
 )
 _MAX_EXPANSION = 200_000
+_MAX_LINE = 2147483647
 
 
 @dataclass
@@ -155,7 +156,7 @@ class Preprocessor:
         if self.cond:
             c = self.cond[-1]
             raise CroqSyntaxError("unterminated conditional directive (missing '#endif')", c.span, "add '#endif'")
-        if self.mode in ("co_head", "co_body") and self.in_comment:
+        if self.in_comment:
             cl, cc = self.comment_start
             raise CroqSyntaxError(
                 "unterminated comment", Span.at(self.cur_file, cl, cc, cl, cc + 2), "close it with '*/'"
@@ -271,6 +272,11 @@ class Preprocessor:
             m = re.match(r'(\d+)(?:\s+"([^"]*)")?\s*$', rest_nc)
             if not m:
                 raise self.error("malformed #line directive", phys, col, len(word), 'write #line NUMBER "file"')
+            digits = m.group(1).lstrip("0")
+            if not digits or len(digits) > 10 or int(digits) > _MAX_LINE:
+                raise self.error(
+                    f"#line number out of range (1 to {_MAX_LINE})", phys, col, len(word), 'write #line NUMBER "file"'
+                )
             if m.group(2) is not None:
                 self.cur_file = m.group(2)
             # the next physical line gets the given number
@@ -349,6 +355,8 @@ class Preprocessor:
             return _IfExpr(expr, self.macros).value() != 0
         except _IfError as e:
             raise self.error(f"invalid #if expression: {e}", phys, col, 2) from None
+        except RecursionError:
+            raise self.error("invalid #if expression: nested too deeply", phys, col, 2) from None
 
     # ---- code lines -------------------------------------------------------
     def _code_line(self, line: str, phys: int) -> None:
@@ -560,6 +568,8 @@ class Preprocessor:
                 expanded = _expand(name, args, macros, frozenset(), budget)
             except _IfError as e:
                 raise self.error(str(e), phys, m.start() + 1, len(name)) from None
+            except RecursionError:
+                raise self.error(f"the expansion of macro '{name}' is nested too deeply", phys, m.start() + 1) from None
             out.append((expanded, logical, m.start() + 1, False))
             last = pos = end
         if b > last:
@@ -777,10 +787,19 @@ class _IfExpr:
         if t in ("-", "+", "!", "~"):
             self.take()
             v = self.unary()
-            return {"-": -v, "+": v, "!": int(not v), "~": ~v}[t]
+            return _wrap({"-": -v, "+": v, "!": int(not v), "~": ~v}[t])
         kind, val = self.take()
         if kind == "num":
-            return int(val, 0) if not (len(val) > 1 and val[0] == "0" and val[1] not in "xX") else int(val, 8)
+            if len(val) > 1 and val[0] == "0" and val[1] not in "xX":
+                if val.strip("01234567"):
+                    raise _IfError(f"invalid digit in octal constant '{val}'")
+                if int(val, 8) >= 1 << 64:
+                    raise _IfError(f"integer constant '{val[:24]}' is too large")
+                return _wrap(int(val, 8))
+            # (checking the length first keeps int() below Python's digit limit)
+            if len(val) > 64 or int(val, 0) >= 1 << 64:
+                raise _IfError(f"integer constant '{val[:24]}' is too large")
+            return _wrap(int(val, 0))
         if val == "(":
             v = self.ternary()
             if self.take()[1] != ")":
@@ -789,7 +808,16 @@ class _IfExpr:
         raise _IfError(f"unexpected '{val}'")
 
 
+def _wrap(v: int) -> int:
+    """``v`` as a 64-bit two's-complement value (``#if`` arithmetic is intmax_t)."""
+    return ((v + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
 def _apply(op: str, a: int, b: int) -> int:
+    return _wrap(_apply_exact(op, a, b))
+
+
+def _apply_exact(op: str, a: int, b: int) -> int:
     if op in ("/", "%") and b == 0:
         raise _IfError("division by zero")
     if op == "/":
