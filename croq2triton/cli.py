@@ -112,6 +112,37 @@ def cmd_check(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_translate(args: argparse.Namespace) -> int:
+    from .api import translate_full
+    from .frontend.driver import read_source
+
+    defines = _defines(args.define)
+    src = read_source(args.file)
+    out = translate_full(src, filename=args.file, defines=defines, dialect=args.dialect)
+    for d in out.diagnostics:
+        print(d.format(), file=sys.stderr)
+    target = args.output or os.path.splitext(args.file)[0] + ".py"
+    if target == "-":
+        sys.stdout.write(out.source)
+    else:
+        with open(target, "w") as f:
+            f.write(out.source)
+        print(f"{args.file} -> {target} ({len(out.lowered)} function(s) translated)", file=sys.stderr)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .runner import run_file
+
+    return run_file(
+        args.file,
+        defines=_defines(args.define),
+        sizes=args.size,
+        functions=args.only,
+        repeat=args.repeat,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="croq2triton", description="Translate Croqtile (.co) kernels into Triton.")
     ap.add_argument("--version", action="version", version=f"croq2triton {__version__}")
@@ -140,6 +171,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="parse and run the static checks")
     common(p)
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("translate", help="translate a .co file into a Python module of Triton kernels")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("-o", "--output", metavar="OUT.py", help="output path ('-' for stdout; default: FILE with .py)")
+    p.add_argument("-D", dest="define", action="append", metavar="NAME[=VAL]", help="define a macro")
+    p.add_argument("--dialect", choices=("default", "upstream"), default="default")
+    p.set_defaults(func=cmd_translate)
+
+    p = sub.add_parser("run", help="translate and run kernels on random inputs (GPU if present, else the interpreter)")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("-D", dest="define", action="append", metavar="NAME[=VAL]", help="define a macro")
+    p.add_argument("--size", action="append", metavar="M=..,N=..", help="values of symbolic sizes and int parameters")
+    p.add_argument("--func", dest="only", action="append", metavar="NAME", help="run only this function (repeatable)")
+    p.add_argument(
+        "--repeat", type=int, default=0, help="timed repetitions (default: 10 on a GPU, 1 in the interpreter)"
+    )
+    p.set_defaults(func=cmd_run)
     return ap
 
 

@@ -13,7 +13,7 @@ from ..errors import CroqLoweringError, CroqSemanticError, Span
 from ..frontend import ast as A
 from ..sema.types import TYPES, unlowerable_reason
 from . import exprs as X
-from .values import Bounded, Shape, Tensor, Tuple_, Val, View, ViewDim, const
+from .values import Bounded, Shape, Tensor, Tuple_, Val, View, ViewDim, const, safe
 from .writer import Writer
 
 
@@ -69,7 +69,7 @@ class FunctionLowering:
     def param_names(self) -> list[str]:
         out = []
         for i, p in enumerate(self.fn.params):
-            out.append(p.name or f"_arg{i}")
+            out.append(safe(p.name) if p.name else f"_arg{i}")
         return out
 
     def docstring(self) -> str:
@@ -96,8 +96,8 @@ class FunctionLowering:
             elif p.type.kind in ("int", "bool", "elem"):
                 ty = "int" if p.type.kind == "int" else "bool" if p.type.kind == "bool" else p.type.elem or "f32"
                 py = "int" if ty == "int" else "bool" if ty == "bool" else ("float" if X.is_float(ty) else "int")
-                w.line(f"{name} = _rt.scalar_arg(_F, {name!r}, {name}, {py})", p.span)
-                self.names[name] = Val(name, ty, None, frozenset(), name)
+                w.line(f"{name} = _rt.scalar_arg(_F, {p.name!r}, {name}, {py})", p.span)
+                self.names[p.name or name] = Val(name, ty, None, frozenset(), name)
             elif p.type.kind == "stream":
                 w.line(f"_rt.stream_arg(_F, {name!r}, {name})", p.span)
                 self.names[name] = ("stream", name)
@@ -115,7 +115,7 @@ class FunctionLowering:
         rank = len(shape.dims)
         w = self.w
         w.line(
-            f"{name} = _rt.tensor_arg(_F, {name!r}, {name}, {X.torch_dtype(elem)}, {rank}, _dev, "
+            f"{name} = _rt.tensor_arg(_F, {p.name or name!r}, {name}, {X.torch_dtype(elem)}, {rank}, _dev, "
             f"is_global={p.storage == 'global'})",
             p.span,
         )
@@ -124,10 +124,11 @@ class FunctionLowering:
         for d, dim in enumerate(shape.dims):
             if isinstance(dim, A.Name):
                 sym = dim.name
-                w.line(f"{sym} = _rt.bind_dim(_F, _dims, {sym!r}, {name!r}, {name}, {d})")
-                self.names.setdefault(sym, Val(sym, "int", None, frozenset(), sym))
-                host_dims.append(sym)
-                dims.append(Val(sym, "int", None, frozenset(), sym))
+                var = safe(sym)
+                w.line(f"{var} = _rt.bind_dim(_F, _dims, {sym!r}, {p.name or name!r}, {name}, {d})")
+                self.names.setdefault(sym, Val(var, "int", None, frozenset(), var, (), True))
+                host_dims.append(var)
+                dims.append(Val(var, "int", None, frozenset(), var, (), True))
             elif isinstance(dim, A.Unknown):
                 v = f"{name}_d{d}"
                 w.line(f"{v} = _rt.any_dim(_F, {name!r}, {name}, {d})")
@@ -140,8 +141,10 @@ class FunctionLowering:
                 w.line(f"_rt.fixed_dim(_F, {name!r}, {name}, {d}, {val.const})")
                 host_dims.append(str(val.const))
                 dims.append(const(val.const))
-        t = Tensor(name, elem, dims, host_dims, f"{name}_ptr", [f"{name}_s{d}" for d in range(rank)], name, p.span)
-        self.names[name] = t
+        t = Tensor(
+            p.name or name, elem, dims, host_dims, f"{name}_ptr", [f"{name}_s{d}" for d in range(rank)], name, p.span
+        )
+        self.names[p.name or name] = t
         self.tensor_params.append(name)
 
     # ------------------------------------------------------------ host statements
@@ -222,7 +225,7 @@ class FunctionLowering:
                 cv = int(cv)
             self.names[name] = const(cv, ty)
             return
-        var = name
+        var = safe(name)
         self.w.line(f"{var} = {v.code}", node.span)
         self.names[name] = Val(var, ty, None, frozenset(), var)
 
@@ -235,8 +238,8 @@ class FunctionLowering:
             if not isinstance(old, Val):
                 raise self.error(f"'{name}' is not a scalar", a)
             v = X.binary(a.op, old, self.host_eval(a.value), True)
-            self.w.line(f"{name} = {v.code}", a.span)
-            self.names[name] = Val(name, old.ty, None, frozenset(), name)
+            self.w.line(f"{old.code} = {v.code}", a.span)
+            self.names[name] = Val(old.code, old.ty, None, frozenset(), old.code)
             return
         if isinstance(a.value, A.Call):
             raise self.error("calls cannot be lowered to Triton", a.value)
@@ -260,7 +263,7 @@ class FunctionLowering:
                 raise self.error("arrays of global buffers cannot be lowered yet", d)
             host_dims = [x.host or x.code for x in dims]
             shape = "(" + ", ".join(host_dims) + ("," if len(host_dims) == 1 else "") + ")"
-            fill = "0"
+            fill = "None"
             if d.fill is not None:
                 fv = self.host_eval(d.fill)
                 fill = fv.code

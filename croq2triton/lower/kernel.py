@@ -24,7 +24,7 @@ from . import exprs as X
 from .function import FunctionLowering, span_as_view, whole_view
 from .levels import assign_levels
 from .tiles import Region
-from .values import Bounded, BoundedTuple, Buffer, Future, Shape, Tensor, Tile, Tuple_, Val, View, ViewDim, const
+from .values import Bounded, BoundedTuple, Buffer, Future, Shape, Tensor, Tile, Tuple_, Val, View, ViewDim, const, safe
 from .writer import Writer
 
 MATH = {
@@ -206,7 +206,7 @@ class KernelLowering:
                 if pid >= 3:
                     raise self.err("more than three block dimensions cannot be lowered yet", b)
                 self.grid.append(ext.host or ext.code)
-                var = nm or f"_pid{pid}"
+                var = safe(nm) if nm else f"_pid{pid}"
                 w.line(f"{var} = tl.program_id({pid})", b.span)
                 v = Val(var, "int", None, frozenset(), None, (), True, self.import_val(ext, "grid"))
                 self.block_vars.append(var)
@@ -456,7 +456,7 @@ class KernelLowering:
         ty = ty or "f32"
         ct = X.compute_type(ty)
         axes = frozenset(self.scope_lanes) if self.scope_lanes else frozenset()
-        var = self.fresh(name) if name in self.decl_types else name
+        var = self.fresh(name) if safe(name) in self.decl_types else safe(name)
         if axes:
             shape = self.lane_shape(axes)
             self.w.line(f"{var} = tl.full({shape}, 0, {X.tl_dtype(ct)}) + ({self.cast(v, ct)})", span)
@@ -541,7 +541,7 @@ class KernelLowering:
 
     def new_buffer(self, name: str, elem: str, dims: list[Val], storage: str, span: Any, count: int = 1) -> Buffer:
         key = name
-        var = self.fresh(name) if any(name in sc for sc in self.scopes) else name
+        var = self.fresh(name) if any(name in sc for sc in self.scopes) else safe(name)
         pdims: list[str] = []
         for k, d in enumerate(dims):
             if d.is_const:
@@ -1398,7 +1398,27 @@ class KernelLowering:
             f"_contig_{t.name}", ("check", f"_rt.require_contiguous(_F, {t.host_name!r}, {t.host_name})")
         )
 
+    def lane_identity(self, view: View, idx: list[Val]) -> Buffer | None:
+        """``buf.at(i, j)`` where (i, j) are exactly the kernel's lane indices over a
+        register tile of the same shape: the access is the whole tile."""
+        root = view.root
+        if not isinstance(root, Buffer) or root.mode != "tile" or root.count != 1 or root.lanes:
+            return None
+        if view.index is not None or not view.whole() or len(idx) != len(self.lanes) or not idx:
+            return None
+        for d, (i, ax) in enumerate(zip(idx, self.lanes)):
+            if i.code != f"@LANE[{ax.var}]" or root.pdims[d] != ax.size:
+                return None
+            rd = root.dims[d]
+            if not (rd.code == ax.extent.code or (rd.is_const and ax.extent.is_const and rd.const == ax.extent.const)):
+                return None
+        return root
+
     def load_element(self, view: View, idx: list[Val], node: A.Node) -> Val:
+        buf = self.lane_identity(view, idx)
+        if buf is not None:
+            axes = frozenset(a.name for a in self.lanes)
+            return Val(buf.var, buf.elem, None, axes, None, tuple(self.lane_masks(axes)))
         base, strides, rdims, elem = self.root_info(view)
         coords, masks = self.coords(view, idx)
         for i in idx:
@@ -1412,6 +1432,16 @@ class KernelLowering:
         return Val(var, elem, None, axes, None, v.masks)
 
     def store_at(self, view: View, idx: list[Val], value: Val, s: A.Stmt) -> None:
+        buf = self.lane_identity(view, idx)
+        if buf is not None:
+            ct = X.compute_type(buf.elem)
+            val = self.cast(value, ct)
+            if value.uniform:
+                val = f"tl.full([{', '.join(buf.pdims)}], {val}, {X.tl_dtype(ct)})"
+            if self.pred:
+                val = f"tl.where({self.pred_code()}, {val}, {buf.var})"
+            self.w.line(f"{buf.var} = {val}", s.span)
+            return
         base, strides, rdims, elem = self.root_info(view)
         coords, masks = self.coords(view, idx)
         for i in idx:

@@ -9,10 +9,24 @@ tensors, and a value that depends on it is a tensor broadcast over those axes.
 
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..frontend import ast as A
+
+
+_RESERVED = set(keyword.kwlist) | {
+    "tl", "triton", "torch", "os", "range", "print", "len", "sum", "min", "max", "abs", "type", "list",
+    "dict", "tuple", "id", "int", "float", "bool", "str", "object", "math", "None", "True", "False",
+}  # fmt: skip
+
+
+def safe(name: str) -> str:
+    """A Croqtile name as a Python identifier that cannot clash with the generated code's own names."""
+    if name in _RESERVED or name.startswith("_"):
+        return name + "_"
+    return name
 
 
 @dataclass

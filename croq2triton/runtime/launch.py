@@ -122,10 +122,25 @@ def require_contiguous(f: Fn, pname: str, t: torch.Tensor) -> None:
         )
 
 
-def alloc(f: Fn, shape: tuple[int, ...], dtype: torch.dtype, dev: torch.device, fill: Any = 0) -> torch.Tensor:
+# Buffers a function declares without an initial value are uninitialised in Croqtile. We give
+# them zeros; tests set POISON so that every element a kernel fails to write shows up.
+POISON = os.environ.get("CROQ2TRITON_POISON", "0") not in ("", "0")
+
+
+def poison_value(dtype: torch.dtype) -> Any:
+    if dtype.is_floating_point:
+        return float("nan")
+    if dtype == torch.bool:
+        return True
+    return torch.iinfo(dtype).min
+
+
+def alloc(f: Fn, shape: tuple[int, ...], dtype: torch.dtype, dev: torch.device, fill: Any = None) -> torch.Tensor:
     for n in shape:
         if n <= 0:
             raise f.fail(f"buffer shape {shape} has a non-positive extent")
+    if fill is None:
+        fill = poison_value(dtype) if POISON else 0
     return torch.full(shape, fill, dtype=dtype, device=dev)
 
 

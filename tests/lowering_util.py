@@ -1,0 +1,49 @@
+"""Helpers for numerical tests of translated kernels (interpreter on the CPU)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from croq2triton.api import load  # noqa: E402
+from croq2triton.runtime import launch as rt  # noqa: E402
+
+rt.POISON = True
+_CACHE: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
+
+
+def load_co(path: str | Path, **defines: object) -> Any:
+    key = (str(path), tuple(sorted((k, str(v)) for k, v in defines.items())))
+    if key not in _CACHE:
+        _CACHE[key] = load(path, defines=defines or None)
+    return _CACHE[key]
+
+
+def randn(*shape: int, dtype: torch.dtype = torch.float32, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point:
+        return torch.randn(*shape, generator=g).to(dtype)
+    return torch.randint(-50, 50, shape, generator=g).to(dtype)
+
+
+def poisoned(*shape: int, dtype: torch.dtype) -> torch.Tensor:
+    return torch.full(shape, rt.poison_value(dtype), dtype=dtype)
+
+
+def assert_close(got: torch.Tensor, ref: torch.Tensor, atol: float = 0.0, rtol: float = 0.0) -> None:
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    g, r = got.double(), ref.double()
+    both_nan = torch.isnan(g) & torch.isnan(r)
+    assert not (torch.isnan(g) & ~torch.isnan(r)).any(), "some elements were never written (NaN poison left)"
+    bad = ~both_nan & ~torch.isclose(g, r, atol=atol, rtol=rtol)
+    assert not bad.any(), f"{int(bad.sum())} elements differ; max |diff| {float((g - r)[bad].abs().max())}"
+
+
+def gemm_tol(k: int) -> float:
+    """fp16 output of a length-k dot of N(0,1) inputs: a few fp16 ulps of the result."""
+    return 2e-3 * (k**0.5) + 1e-2
