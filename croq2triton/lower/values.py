@@ -15,7 +15,6 @@ from typing import Any
 
 from ..frontend import ast as A
 
-
 _RESERVED = set(keyword.kwlist) | {
     "tl", "triton", "torch", "os", "range", "print", "len", "sum", "min", "max", "abs", "type", "list",
     "dict", "tuple", "id", "int", "float", "bool", "str", "object", "math", "None", "True", "False",

@@ -1,0 +1,49 @@
+"""Run in a fresh process (no TRITON_INTERPRET): compile translated kernels for sm_90a.
+
+Usage: python aot_check.py FILE.co FUNC M N K [--expect wgmma,cp.async.bulk.tensor] [-D NAME=V]
+Prints one JSON line per launch with what the PTX contains.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+os.environ["TRITON_INTERPRET"] = "0"
+
+import torch  # noqa: E402
+
+from croq2triton.api import load  # noqa: E402
+from croq2triton.runtime.aot import compile_launch, record  # noqa: E402
+
+PATTERNS = ("wgmma.mma_async", "mma.sync.aligned", "cp.async.bulk.tensor", "mbarrier", "ttg.warp_specialize")
+
+
+def main() -> None:
+    path, func = sys.argv[1], sys.argv[2]
+    shapes = json.loads(sys.argv[3])
+    defines = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
+    mod = load(path, defines=defines, interpret=False)
+    args = []
+    for shape, dtype in shapes:
+        args.append(torch.empty(*shape, dtype=getattr(torch, dtype)) if isinstance(shape, list) else shape)
+    for la in record(getattr(mod, func), *args):
+        k = compile_launch(la)
+        ptx = k.asm["ptx"]
+        ttgir = k.asm["ttgir"]
+        found = {p: (p in ptx or p in ttgir) for p in PATTERNS}
+        print(
+            json.dumps(
+                {
+                    "kernel": la.kernel.__name__,
+                    "found": found,
+                    "target": ".target sm_90a" in ptx,
+                    "shared": k.metadata.shared,
+                }
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
