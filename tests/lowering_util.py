@@ -8,7 +8,11 @@ from typing import Any
 
 import torch
 
-os.environ.setdefault("TRITON_INTERPRET", "1")
+# CPU (default): kernels run in Triton's interpreter. CROQ2TRITON_TEST_DEVICE=cuda runs the same
+# tests compiled on a GPU (perf/gpu_check.py does that on the H200).
+DEVICE = os.environ.get("CROQ2TRITON_TEST_DEVICE", "cpu")
+if DEVICE == "cpu":
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 from croq2triton.api import load  # noqa: E402
 from croq2triton.runtime import launch as rt  # noqa: E402
@@ -27,17 +31,17 @@ def load_co(path: str | Path, **defines: object) -> Any:
 def randn(*shape: int, dtype: torch.dtype = torch.float32, seed: int = 0) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     if dtype.is_floating_point:
-        return torch.randn(*shape, generator=g).to(dtype)
-    return torch.randint(-50, 50, shape, generator=g).to(dtype)
+        return torch.randn(*shape, generator=g).to(dtype).to(DEVICE)
+    return torch.randint(-50, 50, shape, generator=g).to(dtype).to(DEVICE)
 
 
 def poisoned(*shape: int, dtype: torch.dtype) -> torch.Tensor:
-    return torch.full(shape, rt.poison_value(dtype), dtype=dtype)
+    return torch.full(shape, rt.poison_value(dtype), dtype=dtype, device=DEVICE)
 
 
 def assert_close(got: torch.Tensor, ref: torch.Tensor, atol: float = 0.0, rtol: float = 0.0) -> None:
     assert got.shape == ref.shape, (got.shape, ref.shape)
-    g, r = got.double(), ref.double()
+    g, r = got.double().cpu(), ref.double().cpu()
     both_nan = torch.isnan(g) & torch.isnan(r)
     assert not (torch.isnan(g) & ~torch.isnan(r)).any(), "some elements were never written (NaN poison left)"
     bad = ~both_nan & ~torch.isclose(g, r, atol=atol, rtol=rtol)

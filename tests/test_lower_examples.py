@@ -32,6 +32,7 @@ def test_vadd_ragged() -> None:
 
 def chunk_add_ref(a: torch.Tensor, b: torch.Tensor, tm: int, tn: int) -> torch.Tensor:
     """tiled_add's meaning: chunk (bm, bn) is rows bm*cm + [0, cm), cm = M // cdiv(M, tm)."""
+    a, b = a.cpu(), b.cpu()
     m, n = a.shape
     out = torch.full((m, n), float("nan"), dtype=torch.float64)
     gm, gn = cdiv(m, tm), cdiv(n, tn)
@@ -62,6 +63,7 @@ def test_naive_and_shared_gemms_on_ragged_sizes(example: str, m: int, n: int, k:
 
 def chunked_gemm_ref(a: torch.Tensor, b: torch.Tensor, wm: int, wn: int, tk: int) -> torch.Tensor:
     """GEMM v2's meaning: lhs.chunkat(block_m, iv_k) => lhs_s [wm, tk] (zero fill), store to subspan(wm, wn)."""
+    a, b = a.cpu(), b.cpu()
     m, k = a.shape
     n = b.shape[0]
     gm, gn, gk = cdiv(m, wm), cdiv(n, wn), cdiv(k, tk)
@@ -103,7 +105,7 @@ def test_gemm_v2_ragged_m_follows_floor_division() -> None:
     mod.matmul(a, b, out)
     ref = chunked_gemm_ref(a, b, 64, 128, 64)
     assert_close(out, ref, atol=gemm_tol(k), rtol=1e-2)
-    plain = a.double() @ b.double().T
+    plain = a.double().cpu() @ b.double().cpu().T
     assert not torch.allclose(ref, plain, atol=1.0), "the reference must differ from a GEMM here"
 
 
