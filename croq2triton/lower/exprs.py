@@ -74,8 +74,31 @@ def _fold(op: str, a: object, b: object) -> object:
     return cmp[op]
 
 
+class ConsumerIndexError(Exception):
+    """A consumer warpgroup index used in a way that several consumers cannot share."""
+
+
+def _cons_binary(op: str, a: Val, b: Val, host: bool) -> Val:
+    ac = a.cons if a.cons is not None else (a, 0)
+    bc = b.cons if b.cons is not None else (b, 0)
+    if op in ("+", "-"):
+        base = binary(op, ac[0], bc[0], host)
+        coef = ac[1] + bc[1] if op == "+" else ac[1] - bc[1]
+    elif op == "*" and b.cons is None and b.is_const and isinstance(b.const, int):
+        base, coef = binary("*", ac[0], b, host), ac[1] * b.const
+    elif op == "*" and a.cons is None and a.is_const and isinstance(a.const, int):
+        base, coef = binary("*", a, bc[0], host), bc[1] * a.const
+    else:
+        raise ConsumerIndexError(op)
+    if coef == 0:
+        return base
+    return Val(f"@CONS({base.code}, {coef})", "int", None, base.axes, None, base.masks, base.nonneg, None, (base, coef))
+
+
 def binary(op: str, a: Val, b: Val, host: bool) -> Val:
     """``a op b`` with C semantics (truncating integer division)."""
+    if a.cons is not None or b.cons is not None:
+        return _cons_binary(op, a, b, host)
     if op in TL_CMP or op in ("&&", "||"):
         ty = "bool"
     else:

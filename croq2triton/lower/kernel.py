@@ -23,6 +23,7 @@ from ..sema.types import TYPES, unlowerable_reason
 from . import exprs as X
 from .function import FunctionLowering, span_as_view, whole_view
 from .levels import assign_levels
+from .pipeline import is_pipeline
 from .tiles import Region
 from .values import Bounded, BoundedTuple, Buffer, Future, Shape, Tensor, Tile, Tuple_, Val, View, ViewDim, const, safe
 from .writer import Writer
@@ -76,6 +77,7 @@ class KernelLowering:
         self.memory: set[str] = set()  # buffers decided to live in scratch memory
         self.frag_shapes: dict[int, tuple[list[Val], list[str]]] = {}
         self.no_dot: set[int] = set()
+        self.array_modes: dict[str, str] = {}  # buffer array -> 'ring' | 'merged'
 
     # ================================================================ driver
     def lower(self) -> tuple[str, list[tuple[str, Any]]]:
@@ -114,6 +116,11 @@ class KernelLowering:
         self.threads = 1
         self.decl_types: dict[str, str] = {}
         self.notes: list[str] = []
+        self.pipeline: dict[str, int] | None = None
+        self.pipelined = False
+        self.cons_count = 1
+        self.merged: dict[str, Buffer] = {}
+        self.var_defs: dict[str, str] = {}
 
     def fresh(self, base: str) -> str:
         self.uid += 1
@@ -218,9 +225,11 @@ class KernelLowering:
         if not self.grid:
             self.grid.append("1")
         self.prescan_lanes()
+        if rest and is_pipeline(top.body):
+            self.lower_pipeline(rest, top.body, top)
+            return
         self.enter_levels(rest, top)
         self.body(top.body)
-        self.exit_levels(rest)
 
     def prescan_lanes(self) -> None:
         """Find every sub-block parallel index of the nest up front: the lane layout is fixed."""
@@ -229,7 +238,7 @@ class KernelLowering:
         seen: list[A.PBy] = []
         while stack:
             n = stack.pop()
-            if isinstance(n, A.Parallel):
+            if isinstance(n, A.Parallel) and not is_pipeline(n.body):
                 for b in n.levels:
                     if self.levels.get(id(b)) in ("group-4", "group", "thread"):
                         seen.append(b)
@@ -354,6 +363,9 @@ class KernelLowering:
         self.body(s)
 
     def s_Parallel(self, s: A.Parallel) -> None:
+        if is_pipeline(s.body):
+            self.lower_pipeline(list(s.levels), s.body, s)
+            return
         added = self.enter_levels(list(s.levels), s)
         self.body(s.body)
         for _ in added:
@@ -552,15 +564,23 @@ class KernelLowering:
                 raise self.err("buffer extents must be computable on the host", None)
         lanes = tuple(self.scope_lanes) if storage == "local" else ()
         mode = "memory" if key in self.memory else "tile"
+        array_mode = self.array_modes.get(key, "ring") if count > 1 and mode == "tile" else None
+        if array_mode == "merged":
+            # one slot per consumer warpgroup, stacked along the rows: one tile for all consumers
+            dims = [X.binary("*", dims[0], const(count), False)] + list(dims[1:])
+            pdims = [str(pow2(int(dims[0].const)))] + pdims[1:] if dims[0].is_const else pdims
         buf = Buffer(name, elem, dims, pdims, storage, mode, var, lanes, count, span)
         buf.key = key  # type: ignore[attr-defined]
+        buf.array_mode = array_mode  # type: ignore[attr-defined]
+        buf.slot = None  # type: ignore[attr-defined]
         if mode == "memory":
             self.setup_scratch(buf)
         else:
-            if count > 1:
-                raise self.err("arrays of shared buffers are lowered by the pipeline pass (not available yet)", None)
             ct = X.compute_type(elem)
-            self.w.line(f"{var} = tl.zeros([{', '.join(pdims)}], {X.tl_dtype(ct)})", span)
+            note = ""
+            if array_mode == "ring":
+                note = f"  # stage ring of {count}: one tile per iteration (the loop's num_stages multi-buffers it)"
+            self.w.line(f"{var} = tl.zeros([{', '.join(pdims)}], {X.tl_dtype(ct)}){note}", span)
         return buf
 
     def setup_scratch(self, buf: Buffer) -> None:
@@ -642,10 +662,13 @@ class KernelLowering:
             self.update_var(name, cur, self.ev(a.value), a)
             return
         v = self.ev_any(a.value)
-        if isinstance(v, Val) and not v.is_const:
+        if isinstance(v, Bounded):
+            v = v.value
+        if isinstance(v, Val) and not v.is_const and v.cons is None:
             var = self.fresh(name)
             self.w.line(f"{var} = {v.code}", a.span)
-            v = Val(var, v.ty, None, v.axes, None, v.masks, v.nonneg)
+            self.var_defs[var] = self.var_defs.get(v.code, v.code)
+            v = Val(var, v.ty, None, v.axes, None, v.masks, v.nonneg, v.ub)
         elif isinstance(v, Bounded):
             v = v.value
         self.bind(name, v)
@@ -1105,6 +1128,17 @@ class KernelLowering:
             if len(e.indices) != 1:
                 raise self.err("a buffer array takes one index", e)
             idx = self.ev(e.indices[0])
+            key = getattr(base, "key", base.name)
+            if idx.cons is not None:
+                if base.mode != "tile" or base.count != self.cons_count:
+                    raise self.err("an array indexed by the consumer index must have one buffer per consumer", e)
+                if self.array_modes.get(key) != "merged":
+                    self.array_modes[key] = "merged"
+                    self.changed = True
+                cb, coef = idx.cons
+                if not (cb.is_const and cb.const == 0 and coef == 1):
+                    raise self.err("consumer c must use buffer c of this array", e)
+                return whole_view(base)
             v = whole_view(base)
             v.index = idx
             return v
@@ -1131,6 +1165,8 @@ class KernelLowering:
         view = self.as_view(base, e.base)
         for op in e.ops:
             view = self.apply_op(view, op)
+            if self.cons_count > 1:
+                view = self.merge_consumers(view, op)
         return view
 
     def e_Select(self, e: A.Select) -> Any:
@@ -1249,6 +1285,24 @@ class KernelLowering:
                 d.extent = ext
             return View(view.root, new, None, view.zfill, view.index)
         raise self.err(f"'.{k}' views cannot be lowered yet", op)
+
+    def merge_consumers(self, view: View, node: A.Node) -> View:
+        """A window selected by the consumer index: consumer c owns block c; all consumers together own
+        ``C`` consecutive blocks, i.e. one window ``C`` times as large."""
+        for d in view.dims:
+            if d.origin.cons is None:
+                continue
+            base, stride = d.origin.cons
+            ext = d.extent
+            if not (ext.is_const and stride == ext.const):
+                raise self.err(
+                    "consumer warpgroups must own consecutive blocks of this view to be merged",
+                    node,
+                    "index the block with the consumer index: '.subspan(M, K).at(cidx, k)'",
+                )
+            d.origin = base
+            d.extent = const(int(ext.const) * self.cons_count)
+        return view
 
     def at_args(self, items: list[A.Expr], n: int, node: A.Node) -> list[Any]:
         out: list[Any] = []
@@ -1485,6 +1539,7 @@ class KernelLowering:
         return Val(var, elem, None, axes)
 
     # ================================================================ tiles: DMA / TMA / MMA
+    from .pipeline import bind_role, lower_pipeline  # noqa: E402
     from .tiles import (  # noqa: E402  (the tile half of the class lives in tiles.py)
         collapse_ok,
         fl_dim,
@@ -1528,11 +1583,19 @@ class KernelLowering:
         params = [n for n, (kind, _) in self.args.items() if kind not in ("check", "constexpr")]
         params += [f"{n}: tl.constexpr" for n, (kind, _) in self.args.items() if kind == "constexpr"]
         body = self.finish(self.w.text())
+        if "@CONS(" in body:
+            raise CroqLoweringError(
+                "the consumer warpgroup index is used in a way that several consumers cannot share",
+                self.top.span,
+                "consumers may only select row blocks of tiles and outputs (e.g. '.subspan(M, K).at(cidx, k)')",
+            )
         head = f"@triton.jit\ndef {self.name}({', '.join(params)}):"
         doc = f'    """Program = one block of `parallel` at {self.fl.src_name}:{self.top.span.line if self.top.span else 0}."""'
         return "\n".join([head, doc, body])
 
     def num_warps(self) -> int:
+        if self.pipelined:
+            return 4 * max(1, getattr(self, "max_consumers", 1))
         t = max(1, self.threads)
         w = pow2(max(1, (t + 31) // 32))
         lo = 4 if self.has_dot else 1

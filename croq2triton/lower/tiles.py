@@ -151,6 +151,26 @@ def tile_of(self: KernelLowering, view: View) -> Region:
     return Region(self, pd, _view_dims(view), _has_lanes(view))
 
 
+def _ring_slot(self: KernelLowering, view: View, write: bool, span: Any) -> bool:
+    """Stage-ring element ``buf[s]`` of a register tile: the slot of the current iteration."""
+    root = view.root
+    if view.index is None or not isinstance(root, Buffer) or getattr(root, "array_mode", None) != "ring":
+        return view.index is None
+    code = self.var_defs.get(view.index.code, view.index.code)
+    if write:
+        root.slot = code  # type: ignore[attr-defined]
+        return True
+    if root.slot is None:  # type: ignore[attr-defined]
+        raise CroqLoweringError(f"'{root.name}[...]' is read before any slot of it is written", span)
+    if root.slot != code:  # type: ignore[attr-defined]
+        raise CroqLoweringError(
+            f"stage ring '{root.name}' is read at slot '{code}' but was written at slot '{root.slot}'",  # type: ignore[attr-defined]
+            span,
+            "a pipelined loop must consume in iteration k the slot its producer filled in iteration k",
+        )
+    return True
+
+
 def _tile_buffer_readable(view: View, region: Region) -> bool:
     root = view.root
     assert isinstance(root, (Buffer, Tile))
@@ -161,7 +181,7 @@ def _tile_buffer_readable(view: View, region: Region) -> bool:
     for d in view.dims:
         if d.squeezed or d.step is not None or not (d.origin.is_const and d.origin.const == 0):
             return False
-    return view.reshaped is None and view.index is None
+    return view.reshaped is None
 
 
 def read_tile(self: KernelLowering, view: View, region: Region, span: Any = None, engine: str = "dma") -> Val:
@@ -169,6 +189,9 @@ def read_tile(self: KernelLowering, view: View, region: Region, span: Any = None
     root = view.root
     elem = root.elem
     if isinstance(root, (Tile,)) or (isinstance(root, Buffer) and root.mode == "tile"):
+        if isinstance(root, Buffer) and not _ring_slot(self, view, False, span):
+            self.need_memory(root)
+            return Val(f"tl.zeros({region.shape}, {X.tl_dtype(X.compute_type(elem))})", elem)
         if not _tile_buffer_readable(view, region):
             if isinstance(root, Buffer):
                 self.need_memory(root)
@@ -205,7 +228,10 @@ def write_tile(
     elem = root.elem
     ct = X.compute_type(elem)
     if isinstance(root, Buffer) and root.mode == "tile":
-        if region.L or list(root.pdims) != list(region.pdims) or view.index is not None or view.reshaped is not None:
+        if not _ring_slot(self, view, True, span):
+            self.need_memory(root)
+            return
+        if region.L or list(root.pdims) != list(region.pdims) or view.reshaped is not None:
             self.need_memory(root)
             return
         for d in view.dims:
@@ -478,8 +504,8 @@ def try_collapse(self: KernelLowering, s: A.Foreach) -> bool:
     names = wi.vars if wi.vars is not None else [wi.name]
     if len(names) != 1 or names[0] is None:
         return False
-    stmts = s.body.stmts if isinstance(s.body, A.Block) else [s.body]
-    if not stmts or not all(isinstance(x, (A.MmaLoad, A.MmaOp, A.Empty)) for x in stmts):
+    stmts = _flatten_unit_parallels(s.body.stmts if isinstance(s.body, A.Block) else [s.body])
+    if stmts is None or not stmts or not all(_collapsible(x) for x in stmts):
         return False
     if not any(isinstance(x, A.MmaOp) for x in stmts):
         return False
@@ -491,14 +517,45 @@ def try_collapse(self: KernelLowering, s: A.Foreach) -> bool:
     self.push()
     self.bind(names[0], Collapsed(bounds[0]))
     self.collapsing = names[0]
+    self.mma_load_src = getattr(self, "mma_load_src", {})
     try:
         for x in stmts:
+            if isinstance(x, A.AssignStmt):
+                for a in x.items:
+                    self.mma_load_src[a.target.name] = a.value  # type: ignore[union-attr]
             self.stmt(x)
     finally:
         self.collapsing = None
         self.pop()
     self.w.comment(f"the loop over '{names[0]}' splits K into {bounds[0].const} pieces: folded into the dot above")
     return True
+
+
+def _flatten_unit_parallels(stmts: list[A.Stmt]) -> list[A.Stmt] | None:
+    """Inline ``parallel by 1 : group-4 { ... }`` (one warpgroup: no new lanes)."""
+    out: list[A.Stmt] = []
+    for x in stmts:
+        if isinstance(x, A.Parallel):
+            if any(
+                b.vars is not None or not (isinstance(b.bound[0], A.IntLit) and b.bound[0].value == 1) for b in x.levels
+            ):
+                return None
+            inner = _flatten_unit_parallels(x.body.stmts if isinstance(x.body, A.Block) else [x.body])
+            if inner is None:
+                return None
+            out.extend(inner)
+        else:
+            out.append(x)
+    return out
+
+
+def _collapsible(x: A.Stmt) -> bool:
+    if isinstance(x, (A.MmaLoad, A.MmaOp, A.Empty, A.MmaCommit)):
+        return True
+    # operand views bound to names: ``ma = lhs_s.chunkat(_, k)``
+    return isinstance(x, A.AssignStmt) and all(
+        isinstance(a.target, A.Name) and a.op == "=" and isinstance(a.value, A.View) for a in x.items
+    )
 
 
 def collapse_ok(self: KernelLowering, s: A.MmaOp, a_k: int, b_k: int) -> None:

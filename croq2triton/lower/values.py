@@ -38,6 +38,9 @@ class Val:
     masks: tuple[str, ...] = ()  # validity masks of padded lane/loop axes used by the value
     nonneg: bool = False  # provably >= 0
     ub: Any = None  # a Val known to be an exclusive upper bound
+    # consumer-merged value (several consumer warpgroups folded into one tile):
+    # value = base + coef * c for consumer c; ``code`` is then not a usable spelling
+    cons: tuple[Any, int] | None = None
 
     @property
     def is_const(self) -> bool:

@@ -212,10 +212,34 @@ def tma_desc(t: torch.Tensor, box: list[int], ok: bool, padding: str = "zero") -
 
 
 # -------------------------------------------------------------- launching
+# Pipelined loops ask Triton for warp specialization; Triton 3.6 cannot compile it for some
+# kernels on Hopper, and then the launch falls back to the plain pipelined loop (once, with a warning).
+WARP_SPECIALIZE = os.environ.get("CROQ2TRITON_WARP_SPECIALIZE", "1") not in ("", "0")
+_WS_FAILED: set[str] = set()
+
+
 def launch(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str, Any]) -> None:
     if any(int(g) <= 0 for g in grid):
         return
-    kernel[tuple(int(g) for g in grid)](*args, **kwargs)
+    g = tuple(int(x) for x in grid)
+    name = getattr(kernel, "__name__", str(kernel))
+    if kwargs.get("WARP_SPECIALIZE") and name in _WS_FAILED:
+        kwargs = dict(kwargs, WARP_SPECIALIZE=False)
+    try:
+        kernel[g](*args, **kwargs)
+    except Exception as e:
+        if not kwargs.get("WARP_SPECIALIZE") or interpreting():
+            raise
+        _WS_FAILED.add(name)
+        import warnings
+
+        warnings.warn(
+            f"croq2triton: Triton could not compile '{name}' with warp specialization "
+            f"({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}); using the plain pipelined loop",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        kernel[g](*args, **dict(kwargs, WARP_SPECIALIZE=False))
 
 
 @dataclass
