@@ -24,12 +24,19 @@ def main() -> None:
     path, func = sys.argv[1], sys.argv[2]
     shapes = json.loads(sys.argv[3])
     defines = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
+    overrides = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
     mod = load(path, defines=defines, interpret=False)
     args = []
     for shape, dtype in shapes:
         args.append(torch.empty(*shape, dtype=getattr(torch, dtype)) if isinstance(shape, list) else shape)
     for la in record(getattr(mod, func), *args):
-        k = compile_launch(la)
+        la.kwargs.update({k: v for k, v in overrides.items() if k in la.kwargs or k in ("num_warps",)})
+        try:
+            k = compile_launch(la)
+        except Exception as e:  # noqa: BLE001
+            print(json.dumps({"kernel": la.kernel.__name__, "error": f"{type(e).__name__}: {str(e)[:300]}", "kwargs": {
+                x: y for x, y in la.kwargs.items() if isinstance(y, (int, bool, str))}}))
+            continue
         ptx = k.asm["ptx"]
         ttgir = k.asm["ttgir"]
         found = {p: (p in ptx or p in ttgir) for p in PATTERNS}

@@ -1616,6 +1616,9 @@ class KernelLowering:
                 out.append((f"{var} = _rt.scratch(_F, ({grid_total}) * ({per}), {dtype}, _dev)", None))
                 call_args.append(var)
             elif kind == "constexpr":
+                if host.isdigit():
+                    kw.append(f"{name}={host}")
+                    continue
                 var = f"_{self.name}_{name}"
                 out.append((f"{var} = {host}", None))
                 kw.append(f"{name}={var}")

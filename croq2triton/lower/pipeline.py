@@ -181,8 +181,9 @@ def lower_pipeline(self: KernelLowering, levels: list[A.PBy], body: A.Stmt, node
     var = self.fresh(pv)
     hi = bound[0]
     ws = self.constexpr("WARP_SPECIALIZE", "_rt.WARP_SPECIALIZE")
+    ns = self.constexpr("NUM_STAGES", str(stages))
     self.pipelined = True
-    with w.block(f"for {var} in tl.range(0, {hi.code}, num_stages={stages}, warp_specialize={ws}):", c_loop.span):
+    with w.block(f"for {var} in tl.range(0, {hi.code}, num_stages={ns}, warp_specialize={ws}):", c_loop.span):
         lv = Val(var, "int", None, frozenset(), None, (), True, hi)
         self.push()
         self.bind_role(role, pw[0], 1)
