@@ -37,17 +37,22 @@ def load(
     *,
     defines: Mapping[str, object] | None = None,
     interpret: bool | None = None,
+    oob_fill: str = "zero",
 ) -> types.ModuleType:
     """Translate ``path`` and import the result; its attributes are the launchers.
 
     ``interpret``: run kernels in Triton's CPU interpreter (default: when no GPU is available).
+    ``oob_fill="nan"``: loads not marked ``.zfill`` read NaN outside their tensor (the OOB
+    sanitizer), so a kernel that silently relies on out-of-bounds values shows NaN.
     """
+    if oob_fill not in ("zero", "nan"):
+        raise CroqError(f"oob_fill must be 'zero' or 'nan', not {oob_fill!r}")
     path = os.fspath(path)
     text = read_source(path)
     out = translate_full(text, filename=path, defines=defines)
-    digest = hashlib.sha1(out.source.encode()).hexdigest()[:12]
+    digest = hashlib.sha1((out.source + oob_fill).encode()).hexdigest()[:12]
     modname = f"croq2triton_gen_{os.path.splitext(os.path.basename(path))[0]}_{digest}"
-    return load_source(out.source, modname, interpret=interpret, origin=path, translation=out)
+    return load_source(out.source, modname, interpret=interpret, origin=path, translation=out, oob_fill=oob_fill)
 
 
 def load_source(
@@ -57,6 +62,7 @@ def load_source(
     interpret: bool | None = None,
     origin: str = "<generated>",
     translation: Translation | None = None,
+    oob_fill: str = "zero",
 ) -> types.ModuleType:
     import torch
 
@@ -73,6 +79,7 @@ def load_source(
     mod.__file__ = f"<croq2triton:{origin}>"
     mod.__croq_source__ = source  # type: ignore[attr-defined]
     mod.__croq_translation__ = translation  # type: ignore[attr-defined]
+    mod._OOB_FILL = oob_fill  # type: ignore[attr-defined]
     # triton.jit reads kernel sources with inspect: register the text with linecache
     import linecache
 

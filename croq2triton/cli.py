@@ -140,6 +140,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sizes=args.size,
         functions=args.only,
         repeat=args.repeat,
+        oob_fill=args.oob_fill,
     )
 
 

@@ -75,6 +75,7 @@ def run_file(
     sizes: Sequence[str] | None = None,
     functions: Sequence[str] | None = None,
     repeat: int = 0,
+    oob_fill: str = "zero",
 ) -> int:
     import torch
 
@@ -83,7 +84,7 @@ def run_file(
 
     size_map = parse_sizes(sizes)
     gpu = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET", "0") in ("", "0")
-    mod = load(path, defines=defines)
+    mod = load(path, defines=defines, oob_fill=oob_fill)
     tu = parse_file(path, defines=defines)
     tr = mod.__croq_translation__
     for d in tr.diagnostics:

@@ -29,6 +29,10 @@ import triton.language as tl  # noqa: E402
 from croq2triton.runtime import launch as _rt  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
+# out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
+_OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "zero"))
+_OOB_OTHER = tl.constexpr(float("nan") if _OOB_FILL == "nan" else 0.0)
+_OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 
 
 @triton.jit
@@ -55,8 +59,10 @@ def emit_module(tu: A.TranslationUnit, src_name: str) -> Translation:
     out = Translation("")
     for fn in tu.functions:
         try:
-            parts.append(FunctionLowering(fn, src_name).lower())
+            fl = FunctionLowering(fn, src_name)
+            parts.append(fl.lower())
             out.lowered.append(fn.name)
+            out.diagnostics.extend(fl.warnings)
         except CroqError as e:
             out.failed[fn.name] = e
             d = e.diagnostics[0]

@@ -35,6 +35,7 @@ class FunctionLowering:
         self.kernel_count = 0
         self.uid = 0
         self.allocated: list[str] = []
+        self.warnings: list[Any] = []
 
     # ------------------------------------------------------------ helpers
     def fresh(self, base: str) -> str:

@@ -98,6 +98,7 @@ class KernelLowering:
             if last is not None:
                 raise last
             raise CroqLoweringError("internal error: kernel lowering did not converge", self.top.span)
+        self.fl.warnings.extend(self.warnings)
         return self.source(), self.launch_lines()
 
     def reset(self) -> None:
@@ -121,10 +122,18 @@ class KernelLowering:
         self.cons_count = 1
         self.merged: dict[str, Buffer] = {}
         self.var_defs: dict[str, str] = {}
+        self.current_swizzle: int | None = None
+        self.warnings: list[Any] = []
 
     def fresh(self, base: str) -> str:
         self.uid += 1
         return f"{base}_{self.uid}"
+
+    def warn(self, msg: str, span: Any, severity: str = "warning") -> None:
+        from ..errors import Diagnostic
+
+        if not any(d.message == msg and d.span is span for d in self.warnings):
+            self.warnings.append(Diagnostic(severity, msg, span))  # type: ignore[arg-type]
 
     def err(self, msg: str, node: A.Node | None, hint: str | None = None) -> CroqLoweringError:
         return CroqLoweringError(msg, node.span if node is not None else None, hint)
@@ -1479,7 +1488,8 @@ class KernelLowering:
             masks.extend(i.masks)
         addr, mask = self.pointer(view, base, strides, rdims, coords, masks)
         axes = frozenset().union(*[i.axes for i in idx]) if idx else frozenset()
-        code = f"tl.load({addr}, mask={mask}, other=0)" if mask != "None" else f"tl.load({addr})"
+        other = "_OOB_OTHER" if X.is_float(elem) and isinstance(view.root, Tensor) and not view.zfill else "0"
+        code = f"tl.load({addr}, mask={mask}, other={other})" if mask != "None" else f"tl.load({addr})"
         v = Val(code, elem, None, axes, None, tuple(dict.fromkeys(m for i in idx for m in i.masks)))
         var = self.fresh("v")
         self.w.line(f"{var} = {v.code}", node.span)

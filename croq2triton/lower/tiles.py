@@ -184,7 +184,9 @@ def _tile_buffer_readable(view: View, region: Region) -> bool:
     return view.reshaped is None
 
 
-def read_tile(self: KernelLowering, view: View, region: Region, span: Any = None, engine: str = "dma") -> Val:
+def read_tile(
+    self: KernelLowering, view: View, region: Region, span: Any = None, engine: str = "dma", zfill: bool = False
+) -> Val:
     """The values of ``view`` over ``region``; zero outside the view and outside the data."""
     root = view.root
     elem = root.elem
@@ -207,9 +209,10 @@ def read_tile(self: KernelLowering, view: View, region: Region, span: Any = None
         return Val(code, elem)
     lv = _lift_view(region, view)
     addr, mask = self.address(lv, region)
-    load = f"tl.load({addr}, mask={mask}, other=0)" if mask != "None" else f"tl.load({addr})"
+    other = "0" if (zfill or view.zfill or not X.is_float(elem)) else "_OOB_OTHER"
+    load = f"tl.load({addr}, mask={mask}, other={other})" if mask != "None" else f"tl.load({addr})"
     var = self.fresh("tile")
-    plan = self.tma_plan(view, region, "load") if engine == "tma" else None
+    plan = self.tma_plan(view, region, "load", span, zfill or view.zfill) if engine == "tma" else None
     if plan is not None:
         flag, desc, coords = plan
         with self.w.block(f"if {flag}:", span):
@@ -257,7 +260,7 @@ def write_tile(
     addr, mask = self.address(lv, region)
     val = value.code if value.ty == elem else f"({value.code}).to({X.tl_dtype(elem)})"
     store = f"tl.store({addr}, {val}, mask={mask})" if mask != "None" else f"tl.store({addr}, {val})"
-    plan = self.tma_plan(view, region, "store") if engine == "tma" and not self.pred else None
+    plan = self.tma_plan(view, region, "store", span) if engine == "tma" and not self.pred else None
     if plan is not None:
         flag, desc, coords = plan
         with self.w.block(f"if {flag}:", span):
@@ -270,48 +273,105 @@ def write_tile(
         self.w.line("tl.debug_barrier()")
 
 
-def tma_plan(self: KernelLowering, view: View, region: Region, direction: str) -> tuple[str, str, list[str]] | None:
-    """Use a host TensorDescriptor for this copy when the box can be decided statically.
+def tma_plan(
+    self: KernelLowering, view: View, region: Region, direction: str, span: Any = None, zfill: bool = False
+) -> tuple[str, str, list[str]] | None:
+    """Use a host TensorDescriptor for this ``tma.copy`` when its box can be decided statically.
 
-    Returns (constexpr flag, descriptor argument, box coordinates) or None.
-    The launcher sets the flag only when the tensor meets TMA's rules at run
-    time (16-byte aligned base and strides, extents equal to the box).
+    Returns (constexpr flag, descriptor argument, box coordinates), or None after a warning
+    that says why the copy uses masked pointer loads.  At launch the flag is set only when the
+    tensor meets TMA's run-time rules (16-byte aligned base and strides, extents equal to the box).
     """
+    from ..runtime.tma import static_reasons, swizzle_reason
+
     root = view.root
-    if not isinstance(root, Tensor) or region.L or view.reshaped is not None or view.index is not None:
+    if not isinstance(root, Tensor):
         return None
-    if len(view.dims) != len(root.dims) or any(d.squeezed or d.step is not None or d.limits for d in view.dims):
+    tname = root.name
+
+    what = "loads" if direction == "load" else "stores"
+
+    def no(reason: str) -> None:
+        self.warn(f"tma.copy of '{tname}': {reason}; using masked {what}", span)
+
+    if region.L:
+        no("the copied window depends on the thread index")
+        return None
+    if view.reshaped is not None or view.index is not None or len(view.dims) != len(root.dims):
+        no("the window is a reshaped view of the tensor")
+        return None
+    if any(d.squeezed or d.step is not None or d.limits for d in view.dims):
+        no("the window is strided or nested inside another window")
         return None
     box: list[int] = []
-    for p in region.pdims:
+    for p, d in zip(region.pdims, view.dims):
         if not p.isdigit():
+            no("the box size is only known at launch")
             return None
-        box.append(int(p))
+        # the box is the window's static extent when it has one (Triton pads others to a power of two)
+        box.append(int(d.extent.const) if d.extent.is_const else int(p))
+    elem_bytes = TYPES[root.elem].nbytes
+    swz = self.current_swizzle
+    sw_reason = swizzle_reason(box, elem_bytes, swz)
+    if sw_reason is not None:
+        raise CroqLoweringError(
+            f"tma.copy of '{tname}': {sw_reason}",
+            span,
+            "use a wider swizzle (.swiz<128>) or a narrower tile",
+        )
+    reasons = static_reasons(len(root.dims), box, elem_bytes, swz)
+    if reasons:
+        no(reasons[0])
+        return None
     host_exts: list[str] = []
     for d, b in zip(view.dims, box):
         e = d.extent
         if e.is_const:
             if e.const != b:
+                no(f"the window extent {e.const} differs from the box {b}")
                 return None
             host_exts.append(str(b))
         elif e.host is not None:
             host_exts.append(e.host)
         else:
+            no("the window extent changes inside the kernel")
             return None
         if not d.origin.uniform:
+            no("the window origin depends on the thread index")
             return None
-    elem_bytes = TYPES[root.elem].nbytes
-    if box[-1] * elem_bytes < 16 or any(b > 256 for b in box):
+    inner = view.dims[-1]
+    if not _aligned16(inner.origin, inner.extent, elem_bytes):
+        no("the innermost offset is not provably a multiple of 16 bytes")
         return None
     self.tensor(root)
+    pad = "z" if zfill else "o"
     key = f"{root.name}_{'x'.join(map(str, box))}"
-    flag = f"TMA_{key.upper()}"
-    desc = f"{root.name}_desc_{'x'.join(map(str, box))}"
-    ok = f"_rt.tma_ok({root.host_name}, {box}, [{', '.join(host_exts)}])"
-    self.constexpr(flag, ok)
-    self.args[desc] = ("desc", f"_rt.tma_desc({root.host_name}, {box}, {flag})")
+    if [str(b) for b in box] != list(region.pdims):
+        no("the box differs from the tile")
+        return None
+    flag = self.constexpr(
+        f"TMA_{key.upper()}", f"_rt.tma_ok(_F, {root.name!r}, {root.host_name}, {box}, [{', '.join(host_exts)}], {what!r})"
+    )
+    desc = f"{root.name}_desc_{'x'.join(map(str, box))}{'_z' if zfill and direction == 'load' else ''}"
+    padding = '"zero"' if (zfill or direction == "store") else "_OOB_PADDING"
+    self.args[desc] = ("desc", f"_rt.tma_desc({root.host_name}, {box}, {flag}, {padding})")
+    _ = pad
     coords = [d.origin.code for d in view.dims]
     return flag, desc, coords
+
+
+def _aligned16(origin: Val, extent: Val, elem_bytes: int) -> bool:
+    """Is ``origin`` (elements) provably a multiple of 16 bytes?"""
+    unit = 16 // elem_bytes if elem_bytes <= 16 else 1
+    if unit <= 1:
+        return True
+    if origin.is_const:
+        return int(origin.const) % unit == 0
+    # i * E with a constant E that is a multiple of the unit: the only non-constant form we trust
+    code = origin.code
+    if extent.is_const and int(extent.const) % unit == 0 and code.endswith(f" * {extent.const})"):
+        return True
+    return False
 
 
 # ---------------------------------------------------------------- DMA statements
@@ -336,11 +396,36 @@ def s_DmaStmt(self: KernelLowering, s: A.DmaStmt) -> None:
         dst = self.as_view(self.ev_any(s.dst), s.dst)
     region = self.region_for(src, dst)
     engine = s.engine
-    value = self.read_tile(src, region, s.span, engine if isinstance(src.root, Tensor) else "dma")
+    swz = _swizzle_bytes(s.attrs)
+    zfill = any(a.name == "zfill" for a in s.attrs)
+    if any(a.name == "multicast" for a in s.attrs):
+        self.warn("'.multicast' is a cluster hint: each program loads its own tile", s.span, "note")
+    self.current_swizzle = swz
+    if swz:
+        self.w.comment(f".swiz<{swz}>: {swz}-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)")
+    value = self.read_tile(src, region, s.span, engine if isinstance(src.root, Tensor) else "dma", zfill)
     self.write_tile(dst, region, value, s.span, engine if isinstance(dst.root, Tensor) else "dma")
+    self.current_swizzle = None
+    if isinstance(dst.root, Buffer) and swz is not None:
+        dst.root.swizzle = swz
+        dst.root.swizzle_span = s.span  # type: ignore[attr-defined]
     if s.result:
         data: Any = dst.root if (isinstance(dst.root, Buffer) and dst.whole()) else dst
         self.rebind(s.result, Future(s.result, data, s.is_async))
+
+
+def _swizzle_bytes(attrs: list[A.DmaAttr]) -> int | None:
+    for a in attrs:
+        if a.name == "swiz":
+            return swizzle_bytes(a.args[0] if a.args else 0)
+    return None
+
+
+def swizzle_bytes(v: int | None) -> int | None:
+    """Normalise ``.swiz<N>``: tutorial levels 0..3 (none, 32, 64, 128 B) or bytes."""
+    if v is None:
+        return None
+    return {0: 0, 1: 32, 2: 64, 3: 128}.get(v, v) or None
 
 
 def fl_dim(self: KernelLowering, v: Val) -> Val:
@@ -429,6 +514,8 @@ def s_MmaLoad(self: KernelLowering, s: A.MmaLoad) -> None:
     if s.result is not None:
         self.mma_load_src = getattr(self, "mma_load_src", {})
         self.mma_load_src[s.result] = s.src
+    if s.swiz_given:
+        _check_swizzle(self, s)
     t = _operand(self, s.src, s.span)
     if s.swiz is not None or s.swiz_given:
         t = Tile(t.code, t.elem, t.dims, t.pdims)
@@ -436,6 +523,22 @@ def s_MmaLoad(self: KernelLowering, s: A.MmaLoad) -> None:
         self.bind(s.result, t)
     else:
         raise CroqLoweringError("'mma.load view, frag' is not lowered yet", s.span)
+
+
+def _check_swizzle(self: KernelLowering, s: A.MmaLoad) -> None:
+    want = swizzle_bytes(s.swiz) if s.swiz is not None else None
+    src = self.ev_any(s.src)
+    root = src.root if isinstance(src, View) else src
+    if not isinstance(root, Buffer) or root.swizzle is None:
+        return  # a swizzle given on one side only is propagated, not checked
+    if (want or 0) != (root.swizzle or 0):
+        wsp = getattr(root, "swizzle_span", None)
+        where = f" at {wsp.file}:{wsp.line}" if wsp is not None else ""
+        raise CroqLoweringError(
+            f"'{root.name}' is written with .swiz<{root.swizzle}>{where} but read with mma.load.swiz<{want or 0}>",
+            s.span,
+            "the copy into a buffer and the mma.load from it must use the same swizzle",
+        )
 
 
 def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:

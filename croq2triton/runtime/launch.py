@@ -180,27 +180,26 @@ def pow2(n: int) -> int:
 
 
 # -------------------------------------------------------------- TMA descriptors
-def tma_ok(t: torch.Tensor, box: list[int], extents: list[int]) -> bool:
-    """Can ``t`` be read/written through a TensorDescriptor with this box?
+_SAID: set[tuple[str, str]] = set()
 
-    The rules of cuTensorMapEncodeTiled plus Triton's: rank 1-5, 16-byte aligned
-    base and non-innermost strides, innermost stride 1, box dims powers of two
-    and <= 256, innermost box >= 16 bytes; and the view's extents equal the box.
+
+def tma_ok(f: Fn, name: str, t: torch.Tensor, box: list[int], extents: list[int], what: str = "loads") -> bool:
+    """May this launch read/write ``t`` through a TensorDescriptor with this box?
+
+    If not, the kernel uses masked pointer loads instead; the reason is reported once.
     """
-    if list(extents) != list(box):
-        return False
-    if not 1 <= t.dim() <= 5 or t.dim() != len(box):
-        return False
-    es = t.element_size()
-    if t.data_ptr() % 16 != 0 or t.stride(-1) != 1:
-        return False
-    for s in t.stride()[:-1]:
-        if (s * es) % 16 != 0 or s * es >= (1 << 40):
-            return False
-    for b in box:
-        if b <= 0 or b > 256 or b & (b - 1):
-            return False
-    return box[-1] * es >= 16
+    from .tma import runtime_reason
+
+    reason = runtime_reason(name, t, box, extents)
+    if reason is None:
+        return True
+    key = (f.name, reason)
+    if key not in _SAID:
+        _SAID.add(key)
+        import warnings
+
+        warnings.warn(f"croq2triton: {f.name}: {reason}; using masked {what}", RuntimeWarning, stacklevel=3)
+    return False
 
 
 def tma_desc(t: torch.Tensor, box: list[int], ok: bool, padding: str = "zero") -> Any:
@@ -208,6 +207,8 @@ def tma_desc(t: torch.Tensor, box: list[int], ok: bool, padding: str = "zero") -
         return None
     from triton.tools.tensor_descriptor import TensorDescriptor
 
+    if padding == "nan" and not t.dtype.is_floating_point:
+        padding = "zero"
     return TensorDescriptor.from_tensor(t, list(box), padding=padding)
 
 

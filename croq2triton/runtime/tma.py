@@ -1,0 +1,57 @@
+"""The rules a TMA copy must meet (cuTensorMapEncodeTiled, plus Triton's own).
+
+Shared by the translator (what is known statically becomes a diagnostic with a span)
+and the launcher (what depends on run-time tensors is checked at launch).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_BOX = 256
+MAX_STRIDE = 1 << 40
+
+
+def static_reasons(rank: int, box: list[int], elem_bytes: int, swizzle: int | None) -> list[str]:
+    """Why a copy with this box can never use a TMA descriptor (empty: it can)."""
+    out: list[str] = []
+    if not 1 <= rank <= 5:
+        out.append(f"the tensor has rank {rank} (TMA handles rank 1 to 5)")
+    for d, b in enumerate(box):
+        if b > MAX_BOX:
+            out.append(f"box dim {d} is {b} elements (TMA boxes are at most {MAX_BOX})")
+        if b & (b - 1):
+            out.append(f"box dim {d} is {b}, not a power of two (Triton block shapes)")
+    inner = box[-1] * elem_bytes if box else 0
+    if inner % 16:
+        out.append(f"the inner box is {inner} B (TMA needs a multiple of 16 B)")
+    return out
+
+
+def swizzle_reason(box: list[int], elem_bytes: int, swizzle: int | None) -> str | None:
+    if swizzle and box and box[-1] * elem_bytes > swizzle:
+        return f"the inner box is {box[-1] * elem_bytes} B, wider than the {swizzle}-byte swizzle span"
+    return None
+
+
+def runtime_reason(name: str, t: Any, box: list[int], extents: list[int]) -> str | None:
+    """Why this launch's tensor cannot be read through a descriptor with ``box`` (None: it can)."""
+    es = t.element_size()
+    if list(extents) != list(box):
+        win = " x ".join(str(e) for e in extents)
+        bx = " x ".join(str(b) for b in box)
+        return f"{name}: the copied window is {win} but the TMA box is {bx}"
+    if t.dim() != len(box):
+        return f"{name}: rank {t.dim()} does not match the box"
+    if t.data_ptr() % 16:
+        return f"{name}: base address {t.data_ptr():#x} is not 16-byte aligned"
+    if t.stride(-1) != 1:
+        return f"{name}: innermost stride is {t.stride(-1)} elements (TMA needs 1)"
+    names = ["row", "plane", "dim-3", "dim-4"]
+    for k, s in enumerate(reversed(t.stride()[:-1])):
+        what = names[k] if k < len(names) else f"dim-{k + 1}"
+        if (s * es) % 16:
+            return f"{name}: {what} stride {s * es} B is not 16-byte aligned"
+        if s * es >= MAX_STRIDE:
+            return f"{name}: {what} stride {s * es} B is 2^40 B or more"
+    return None
