@@ -18,6 +18,10 @@ import triton.language as tl  # noqa: E402
 from croq2triton.runtime import launch as _rt  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
+# out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
+_OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "zero"))
+_OOB_OTHER = tl.constexpr(float("nan") if _OOB_FILL == "nan" else 0.0)
+_OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 
 
 @triton.jit
@@ -40,15 +44,17 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x64, r
     output_s = tl.zeros([64, 128], tl.float16)  # gemm_v2.co:13
     mc_3 = tl.full([64, 128], 0.0, tl.float32)  # gemm_v2.co:15
     for iv_k_4 in range(0, tl.cdiv(K, 64)):  # gemm_v2.co:16
+        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_LHS_64X64:  # gemm_v2.co:17
             tile_5 = lhs_desc_64x64.load([(block_m * (M // _grid_1)), (iv_k_4 * (K // tl.cdiv(K, 64)))])
         else:
-            tile_5 = tl.load(lhs_ptr + (((block_m * (M // _grid_1)) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(tl.arange(0, 64)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (K // tl.cdiv(K, 64))) & (((block_m * (M // _grid_1)) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :]) < K), other=0)
+            tile_5 = tl.load(lhs_ptr + (((block_m * (M // _grid_1)) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(tl.arange(0, 64)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (K // tl.cdiv(K, 64))) & (((block_m * (M // _grid_1)) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :]) < K), other=_OOB_OTHER)
         lhs_s = tile_5  # gemm_v2.co:17
+        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_RHS_128X64:  # gemm_v2.co:18
             tile_6 = rhs_desc_128x64.load([(block_n * (N // _grid_2)), (iv_k_4 * (K // tl.cdiv(K, 64)))])
         else:
-            tile_6 = tl.load(rhs_ptr + (((block_n * (N // _grid_2)) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(tl.arange(0, 128)[:, None] < (N // _grid_2)) & (tl.arange(0, 64)[None, :] < (K // tl.cdiv(K, 64))) & (((block_n * (N // _grid_2)) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :]) < K), other=0)
+            tile_6 = tl.load(rhs_ptr + (((block_n * (N // _grid_2)) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(tl.arange(0, 128)[:, None] < (N // _grid_2)) & (tl.arange(0, 64)[None, :] < (K // tl.cdiv(K, 64))) & (((block_n * (N // _grid_2)) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :]) < K), other=_OOB_OTHER)
         rhs_s = tile_6  # gemm_v2.co:18
         mc_3 = tl.dot(lhs_s, tl.trans(rhs_s), mc_3)  # gemm_v2.co:23
         # the loop over 'iv_wk' splits K into 4 pieces: folded into the dot above
@@ -74,11 +80,11 @@ def matmul(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
     N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
-    _matmul_k0_TMA_LHS_64X64 = _rt.tma_ok(lhs, [64, 64], [_rt.idiv(M, _rt.cdiv(M, 64)), _rt.idiv(K, _rt.cdiv(K, 64))])
-    _matmul_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS_64X64)
-    _matmul_k0_TMA_RHS_128X64 = _rt.tma_ok(rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))])
-    _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64)
-    _matmul_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(output, [64, 128], [64, 128])
-    _matmul_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _matmul_k0_TMA_OUTPUT_64X128)
+    _matmul_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, 'lhs', lhs, [64, 64], [_rt.idiv(M, _rt.cdiv(M, 64)), _rt.idiv(K, _rt.cdiv(K, 64))], 'loads')
+    _matmul_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS_64X64, _OOB_PADDING)
+    _matmul_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, 'rhs', rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], 'loads')
+    _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64, _OOB_PADDING)
+    _matmul_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, 'output', output, [64, 128], [64, 128], 'stores')
+    _matmul_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _matmul_k0_TMA_OUTPUT_64X128, "zero")
     _launch(matmul_k0, (_rt.cdiv(M, 64), _rt.cdiv(N, 128)), [_rt.cdiv(M, 64), _rt.cdiv(N, 128), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_k0_lhs_desc_64x64, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_k0_rhs_desc_128x64, output, output.stride(0), output.stride(1), _matmul_k0_output_desc_64x128], dict(TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64, TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64, TMA_OUTPUT_64X128=_matmul_k0_TMA_OUTPUT_64X128, num_warps=4))  # gemm_v2.co:10
     return None

@@ -18,6 +18,10 @@ import triton.language as tl  # noqa: E402
 from croq2triton.runtime import launch as _rt  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
+# out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
+_OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "zero"))
+_OOB_OTHER = tl.constexpr(float("nan") if _OOB_FILL == "nan" else 0.0)
+_OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 
 
 @triton.jit
@@ -42,16 +46,18 @@ def matmul_k0(_grid_1, _grid_2, lhs_s_scratch, lhs_s_per_prog, rhs_s_scratch, rh
     mc_3 = tl.full([64, 128], 0.0, tl.float32)  # gemm_v3.co:34
     for iv_k_4 in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):  # gemm_v3.co:39
         stage_5 = (iv_k_4 % 1)  # gemm_v3.co:23
+        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_LHS_64X64:  # gemm_v3.co:25
             tile_6 = lhs_desc_64x64.load([(block_m * 64), (iv_k_4 * 64)])
         else:
-            tile_6 = tl.load(lhs_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0)
+            tile_6 = tl.load(lhs_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=_OOB_OTHER)
         tl.store(lhs_s + (stage_5) * 4096 + (tl.arange(0, 64)[:, None]) * 64 + (tl.arange(0, 64)[None, :]), tile_6)  # gemm_v3.co:25
         tl.debug_barrier()
+        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_RHS_128X64:  # gemm_v3.co:27
             tile_7 = rhs_desc_128x64.load([(block_n * 128), (iv_k_4 * 64)])
         else:
-            tile_7 = tl.load(rhs_ptr + (((block_n * 128) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0)
+            tile_7 = tl.load(rhs_ptr + (((block_n * 128) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=_OOB_OTHER)
         tl.store(rhs_s + (stage_5) * 8192 + (tl.arange(0, 128)[:, None]) * 64 + (tl.arange(0, 64)[None, :]), tile_7)  # gemm_v3.co:27
         tl.debug_barrier()
         stage_8 = (iv_k_4 % 1)  # gemm_v3.co:40
@@ -87,11 +93,11 @@ def matmul(lhs, rhs, output, *, _launch=None):
     _matmul_k0_rhs_s_scratch = _rt.scratch(_F, ((_rt.cdiv(M, 64)) * (_rt.cdiv(N, 128))) * ((1) * 1 * (1 * 128 * 64)), torch.float16, _dev)
     _matmul_k0_output_s_scratch = _rt.scratch(_F, ((_rt.cdiv(M, 64)) * (_rt.cdiv(N, 128))) * ((1) * 1 * (1 * 64 * 128)), torch.float16, _dev)
     _matmul_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
-    _matmul_k0_TMA_LHS_64X64 = _rt.tma_ok(lhs, [64, 64], [64, 64])
-    _matmul_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS_64X64)
-    _matmul_k0_TMA_RHS_128X64 = _rt.tma_ok(rhs, [128, 64], [128, 64])
-    _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64)
-    _matmul_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(output, [64, 128], [64, 128])
-    _matmul_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _matmul_k0_TMA_OUTPUT_64X128)
+    _matmul_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, 'lhs', lhs, [64, 64], [64, 64], 'loads')
+    _matmul_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS_64X64, _OOB_PADDING)
+    _matmul_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, 'rhs', rhs, [128, 64], [128, 64], 'loads')
+    _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64, _OOB_PADDING)
+    _matmul_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, 'output', output, [64, 128], [64, 128], 'stores')
+    _matmul_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _matmul_k0_TMA_OUTPUT_64X128, "zero")
     _launch(matmul_k0, (_rt.cdiv(M, 64), _rt.cdiv(N, 128)), [_rt.cdiv(M, 64), _rt.cdiv(N, 128), _matmul_k0_lhs_s_scratch, (1) * 1 * (1 * 64 * 64), _matmul_k0_rhs_s_scratch, (1) * 1 * (1 * 128 * 64), _matmul_k0_output_s_scratch, (1) * 1 * (1 * 64 * 128), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_k0_lhs_desc_64x64, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_k0_rhs_desc_128x64, output, output.stride(0), output.stride(1), _matmul_k0_output_desc_64x128], dict(WARP_SPECIALIZE=_matmul_k0_WARP_SPECIALIZE, NUM_STAGES=1, TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64, TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64, TMA_OUTPUT_64X128=_matmul_k0_TMA_OUTPUT_64X128, num_warps=4))  # gemm_v3.co:14
     return None

@@ -18,6 +18,10 @@ import triton.language as tl  # noqa: E402
 from croq2triton.runtime import launch as _rt  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
+# out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
+_OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "zero"))
+_OOB_OTHER = tl.constexpr(float("nan") if _OOB_FILL == "nan" else 0.0)
+_OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 
 
 @triton.jit
@@ -41,12 +45,14 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_128x64, 
     mc_3 = tl.full([128, 256], 0.0, tl.float32)  # gemm_v4.co:32
     for iv_k_4 in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):  # gemm_v4.co:37
         stage_5 = (iv_k_4 % 2)  # gemm_v4.co:21
+        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_LHS_128X64:  # gemm_v4.co:23
             tile_6 = lhs_desc_128x64.load([(block_m * 128), (iv_k_4 * 64)])
         else:
-            tile_6 = tl.load(lhs_ptr + (((block_m * 128) + tl.arange(0, 128)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 128) + tl.arange(0, 128)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0)
+            tile_6 = tl.load(lhs_ptr + (((block_m * 128) + tl.arange(0, 128)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 128) + tl.arange(0, 128)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=_OOB_OTHER)
         lhs_s = tile_6  # gemm_v4.co:23
-        tile_7 = tl.load(rhs_ptr + (((block_n * 192) + tl.arange(0, 256)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(tl.arange(0, 256)[:, None] < 192) & (((block_n * 192) + tl.arange(0, 256)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0)  # gemm_v4.co:25
+        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
+        tile_7 = tl.load(rhs_ptr + (((block_n * 192) + tl.arange(0, 256)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(tl.arange(0, 256)[:, None] < 192) & (((block_n * 192) + tl.arange(0, 256)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=_OOB_OTHER)  # gemm_v4.co:25
         rhs_s = tl.where((tl.arange(0, 256)[:, None] < 192), tile_7, rhs_s)
         stage_8 = (iv_k_4 % 2)  # gemm_v4.co:38
         mc_3 = tl.dot(lhs_s, tl.trans(tl.where((tl.arange(0, 256)[:, None] < 192), rhs_s, 0)), mc_3)  # gemm_v4.co:43
@@ -72,7 +78,7 @@ def matmul(lhs, rhs, output, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
     N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
     _matmul_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
-    _matmul_k0_TMA_LHS_128X64 = _rt.tma_ok(lhs, [128, 64], [128, 64])
-    _matmul_k0_lhs_desc_128x64 = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS_128X64)
+    _matmul_k0_TMA_LHS_128X64 = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads')
+    _matmul_k0_lhs_desc_128x64 = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS_128X64, _OOB_PADDING)
     _launch(matmul_k0, (_rt.cdiv(M, 128), _rt.cdiv(N, 192)), [_rt.cdiv(M, 128), _rt.cdiv(N, 192), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_k0_lhs_desc_128x64, rhs, rhs.stride(0), rhs.stride(1), N, output, output.stride(0), output.stride(1)], dict(WARP_SPECIALIZE=_matmul_k0_WARP_SPECIALIZE, NUM_STAGES=2, TMA_LHS_128X64=_matmul_k0_TMA_LHS_128X64, num_warps=8))  # gemm_v4.co:14
     return None

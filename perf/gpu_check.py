@@ -38,7 +38,16 @@ def run_tests(shared: str | None) -> int:
     env.pop("TRITON_INTERPRET", None)
     if shared:
         env["CROQ2TRITON_SHARED"] = shared
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_lower_examples.py", "tests/test_lower_corpus.py"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests/test_lower_examples.py",
+        "tests/test_lower_corpus.py",
+    ]
     print("$", " ".join(cmd), flush=True)
     r = subprocess.run(cmd, cwd=REPO, env=env)
     return r.returncode
@@ -48,6 +57,9 @@ GEMMS = [
     ("examples/gemm_v0.co", "matmul", "v0 naive (lifted to tl.dot)"),
     ("examples/gemm_v1.co", "matmul", "v1 shared memory"),
     ("examples/gemm_v2.co", "matmul", "v2 TMA + wgmma"),
+    ("examples/gemm_v3.co", "matmul", "v3 warp-specialised, 1 stage"),
+    ("examples/gemm_v4.co", "matmul", "v4 2 consumers, 2 stages"),
+    ("examples/tma_pipeline.co", "matmul", "seed tma_pipeline_matmul"),
     ("corpus:upstream/tests/gpu/end2end/wgmma_ss.co", "matmul_f16", "wgmma_ss.co matmul_f16"),
 ]
 
@@ -86,17 +98,40 @@ def bench_gemms(sizes: list[int], shared: str | None) -> list[dict[str, object]]
             ok = bool(torch.isfinite(out).all().item()) and err < 0.05 * ref.abs().max().item()
             rows.append({"kernel": label, "size": n, "check": "ok" if ok else f"FAIL err={err:.3g}"})
         for _ in range(3):  # interleave: cuBLAS, then each kernel, three rounds
-            results["cuBLAS"].append(triton.testing.do_bench(lambda: torch.matmul(a, b.T), warmup=25, rep=200, return_mode="median"))
+            results["cuBLAS"].append(
+                triton.testing.do_bench(lambda a=a, b=b: torch.matmul(a, b.T), warmup=25, rep=200, return_mode="median")
+            )
             for label, f in mods.items():
                 out = outs[label]
-                results[label].append(triton.testing.do_bench(lambda f=f, out=out: f(a, b, out), warmup=25, rep=200, return_mode="median"))
+                results[label].append(
+                    triton.testing.do_bench(
+                        lambda f=f, out=out, a=a, b=b: f(a, b, out), warmup=25, rep=200, return_mode="median"
+                    )
+                )
         base = sorted(results["cuBLAS"])[1]
-        rows.append({"kernel": "cuBLAS (torch.matmul)", "size": n, "ms": base, "tflops": flops / base / 1e9, "ratio": 1.0, "check": "ref"})
+        rows.append(
+            {
+                "kernel": "cuBLAS (torch.matmul)",
+                "size": n,
+                "ms": base,
+                "tflops": flops / base / 1e9,
+                "ratio": 1.0,
+                "check": "ref",
+            }
+        )
         for label in mods:
             ms = sorted(results[label])[1]
             for r in rows:
                 if r["kernel"] == label and r["size"] == n and "ms" not in r:
-                    r.update({"ms": ms, "tflops": flops / ms / 1e9, "ratio": base / ms, "raw_ms": results[label], "cublas_raw_ms": results["cuBLAS"]})
+                    r.update(
+                        {
+                            "ms": ms,
+                            "tflops": flops / ms / 1e9,
+                            "ratio": base / ms,
+                            "raw_ms": results[label],
+                            "cublas_raw_ms": results["cuBLAS"],
+                        }
+                    )
     return rows
 
 
@@ -127,7 +162,9 @@ def main() -> int:
     print("\n| kernel | size | check | median ms | TFLOP/s | ratio to cuBLAS |\n|---|---|---|---|---|---|")
     for r in rows:
         if "ms" in r:
-            print(f"| {r['kernel']} | {r['size']}^3 fp16 | {r['check']} | {r['ms']:.3f} | {r['tflops']:.1f} | {r['ratio']:.3f} |")
+            print(
+                f"| {r['kernel']} | {r['size']}^3 fp16 | {r['check']} | {r['ms']:.3f} | {r['tflops']:.1f} | {r['ratio']:.3f} |"
+            )
     if args.json:
         Path(args.json).write_text(json.dumps({"info": info, "rows": rows, "tests_status": status}, indent=1))
     return status

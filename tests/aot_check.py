@@ -34,8 +34,15 @@ def main() -> None:
         try:
             k = compile_launch(la)
         except Exception as e:  # noqa: BLE001
-            print(json.dumps({"kernel": la.kernel.__name__, "error": f"{type(e).__name__}: {str(e)[:300]}", "kwargs": {
-                x: y for x, y in la.kwargs.items() if isinstance(y, (int, bool, str))}}))
+            print(
+                json.dumps(
+                    {
+                        "kernel": la.kernel.__name__,
+                        "error": f"{type(e).__name__}: {str(e)[:300]}",
+                        "kwargs": {x: y for x, y in la.kwargs.items() if isinstance(y, (int, bool, str))},
+                    }
+                )
+            )
             continue
         ptx = k.asm["ptx"]
         ttgir = k.asm["ttgir"]

@@ -123,6 +123,8 @@ def binary(op: str, a: Val, b: Val, host: bool) -> Val:
         return b if a.is_const and a.const == 1 else a
     if op == "/" and ints and b.is_const and b.const == 1:
         return a
+    if op == "/" and ints and a.code == b.code and not a.axes and a.cons is None:
+        return const(1)  # an extent divided by itself (sizes are positive)
     ac, bc = a.code, b.code
     if op in ("/", "%") and ints:
         if host:

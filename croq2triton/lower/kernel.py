@@ -1229,8 +1229,6 @@ class KernelLowering:
         if k == "span_as":
             dims = self.shape_list(op.args, op)
             return span_as_view(view, dims, op, self.fl)
-        if view.reshaped is not None:
-            raise self.err(f"'.{k}' after '.span_as' cannot be lowered yet", op)
         live = [d for d in view.dims if not d.squeezed]
         new = [ViewDim(d.origin, d.extent, d.step, list(d.limits), d.squeezed) for d in view.dims]
         live_new = [d for d in new if not d.squeezed]
@@ -1238,7 +1236,7 @@ class KernelLowering:
             for d in live_new:
                 if d.extent.is_const and d.extent.const == 1:
                     d.squeezed = True
-            return View(view.root, new, None, view.zfill, view.index)
+            return View(view.root, new, view.reshaped, view.zfill, view.index)
         if k == "chunkat":
             args = self.chunk_args(op.args, op)
             if len(args) != len(live):
@@ -1251,7 +1249,7 @@ class KernelLowering:
                 chunk = X.binary("/", d.extent, a.bound, False)
                 d.origin = X.binary("+", d.origin, X.binary("*", a.value, chunk, False), False)
                 d.extent = chunk
-            return View(view.root, new, None, view.zfill, view.index)
+            return View(view.root, new, view.reshaped, view.zfill, view.index)
         if k in ("chunk",):
             facs = [self.ev(x) for x in op.args]
             ats = self.indices(op.at or [], len(facs), op)
@@ -1259,7 +1257,7 @@ class KernelLowering:
                 chunk = X.binary("/", d.extent, f, False)
                 d.origin = X.binary("+", d.origin, X.binary("*", i, chunk, False), False)
                 d.extent = chunk
-            return View(view.root, new, None, view.zfill, view.index)
+            return View(view.root, new, view.reshaped, view.zfill, view.index)
         if k in ("subspan", "view"):
             if op.strides is not None:
                 raise self.err(f"'.{k}' with explicit strides cannot be lowered yet", op)
@@ -1270,8 +1268,10 @@ class KernelLowering:
             if op.at is not None:
                 at_items = self.at_args(op.at, len(live), op)
             steps = [self.ev(x) for x in op.step] if op.step is not None else None
+            root_dims = view.reshaped if view.reshaped is not None else self.dims_of(view.root, op)
             for j, (d, ext) in enumerate(zip(live_new, exts)):
-                parent_end = X.binary("+", d.origin, d.extent, False) if not _same_root_extent(d) else None
+                whole_parent = _covers_root(d, root_dims[j] if j < len(root_dims) else None)
+                parent_end = None if whole_parent else X.binary("+", d.origin, d.extent, False)
                 a = at_items[j]
                 if isinstance(a, Collapsed):
                     if not (
@@ -1292,7 +1292,7 @@ class KernelLowering:
                 if parent_end is not None and not (a is None and k == "subspan"):
                     d.limits.append(parent_end)
                 d.extent = ext
-            return View(view.root, new, None, view.zfill, view.index)
+            return View(view.root, new, view.reshaped, view.zfill, view.index)
         raise self.err(f"'.{k}' views cannot be lowered yet", op)
 
     def merge_consumers(self, view: View, node: A.Node) -> View:
@@ -1403,10 +1403,15 @@ class KernelLowering:
         if view.reshaped is not None:
             # dense reinterpretation of the whole root: a flat index
             flat: Val = const(0)
-            for d, (dim, i) in enumerate(zip(view.reshaped, idx)):
-                flat = X.binary("+", X.binary("*", flat, dim, False), i, False) if d else i
-                if not self.known_lt(i, dim):
-                    masks.append(f"({i.code} < {dim.code})")
+            it0 = iter(idx)
+            for d, (dim, vd) in enumerate(zip(view.reshaped, view.dims)):
+                i = vd.origin if vd.squeezed else next(it0)
+                c = i if vd.squeezed else X.binary("+", vd.origin, i, False)
+                flat = X.binary("+", X.binary("*", flat, dim, False), c, False) if d else c
+                if not vd.squeezed and not self.known_lt(i, vd.extent):
+                    masks.append(f"({i.code} < {vd.extent.code})")
+                for lim in vd.limits:
+                    masks.append(f"({c.code} < {lim.code})")
             return [flat], masks
         out: list[Val] = []
         it = iter(idx)
@@ -1650,8 +1655,13 @@ def _is_wild(x: A.Expr) -> bool:
     return isinstance(x, A.Name) and x.name == "_"
 
 
-def _same_root_extent(d: ViewDim) -> bool:
-    return d.origin.is_const and d.origin.const == 0 and not d.limits
+def _covers_root(d: ViewDim, root_dim: Val | None) -> bool:
+    """Is this dim the whole root extent (so a window inside it needs no extra limit)?"""
+    if not (d.origin.is_const and d.origin.const == 0) or d.limits or root_dim is None:
+        return False
+    return d.extent.code == root_dim.code or (
+        d.extent.is_const and root_dim.is_const and d.extent.const == root_dim.const
+    )
 
 
 def _pick(items: list[Any], k: int, node: A.Node) -> Any:

@@ -109,7 +109,7 @@ def _has_lanes(view: View) -> bool:
 
 def _static_pdims(k: KernelLowering, view: View) -> list[str] | None:
     root = view.root
-    if isinstance(root, (Buffer, Tile)) and len(root.pdims) == len(_view_dims(view)):
+    if isinstance(root, (Buffer, Tile)) and len(root.pdims) == len(_view_dims(view)) and view.reshaped is None:
         return list(root.pdims)
     out: list[str] = []
     for e in _view_dims(view):
@@ -171,6 +171,25 @@ def _ring_slot(self: KernelLowering, view: View, write: bool, span: Any) -> bool
     return True
 
 
+def _whole_reshape(view: View, region: Region) -> bool:
+    """``tile.span_as([...])`` read whole: a register reshape (all extents static powers of two)."""
+    root = view.root
+    assert isinstance(root, (Buffer, Tile))
+    if region.L or view.index is not None:
+        return False
+    for d, p in zip(root.dims, root.pdims):
+        if not (d.is_const and str(d.const) == p):
+            return False
+    for d, p in zip(view.dims, region.pdims):
+        if (
+            d.squeezed
+            or not (d.origin.is_const and d.origin.const == 0)
+            or not (d.extent.is_const and str(d.extent.const) == p)
+        ):
+            return False
+    return True
+
+
 def _tile_buffer_readable(view: View, region: Region) -> bool:
     root = view.root
     assert isinstance(root, (Buffer, Tile))
@@ -194,6 +213,9 @@ def read_tile(
         if isinstance(root, Buffer) and not _ring_slot(self, view, False, span):
             self.need_memory(root)
             return Val(f"tl.zeros({region.shape}, {X.tl_dtype(X.compute_type(elem))})", elem)
+        if view.reshaped is not None and _whole_reshape(view, region):
+            src_code = root.var if isinstance(root, Buffer) else root.code
+            return Val(f"tl.reshape({src_code}, [{', '.join(region.pdims)}])", elem)
         if not _tile_buffer_readable(view, region):
             if isinstance(root, Buffer):
                 self.need_memory(root)
@@ -340,7 +362,7 @@ def tma_plan(
             no("the window origin depends on the thread index")
             return None
     inner = view.dims[-1]
-    if not _aligned16(inner.origin, inner.extent, elem_bytes):
+    if not _aligned16(inner.origin, inner.extent, elem_bytes, box[-1]):
         no("the innermost offset is not provably a multiple of 16 bytes")
         return None
     self.tensor(root)
@@ -350,7 +372,8 @@ def tma_plan(
         no("the box differs from the tile")
         return None
     flag = self.constexpr(
-        f"TMA_{key.upper()}", f"_rt.tma_ok(_F, {root.name!r}, {root.host_name}, {box}, [{', '.join(host_exts)}], {what!r})"
+        f"TMA_{key.upper()}",
+        f"_rt.tma_ok(_F, {root.name!r}, {root.host_name}, {box}, [{', '.join(host_exts)}], {what!r})",
     )
     desc = f"{root.name}_desc_{'x'.join(map(str, box))}{'_z' if zfill and direction == 'load' else ''}"
     padding = '"zero"' if (zfill or direction == "store") else "_OOB_PADDING"
@@ -360,18 +383,19 @@ def tma_plan(
     return flag, desc, coords
 
 
-def _aligned16(origin: Val, extent: Val, elem_bytes: int) -> bool:
-    """Is ``origin`` (elements) provably a multiple of 16 bytes?"""
+def _aligned16(origin: Val, extent: Val, elem_bytes: int, box: int) -> bool:
+    """Is ``origin`` (elements) a multiple of 16 bytes whenever the descriptor is used?
+
+    True for constants that are, and for ``index * extent``: the launcher only enables the
+    descriptor when the extent equals the box, whose inner size is a multiple of 16 bytes.
+    """
     unit = 16 // elem_bytes if elem_bytes <= 16 else 1
     if unit <= 1:
         return True
     if origin.is_const:
         return int(origin.const) % unit == 0
-    # i * E with a constant E that is a multiple of the unit: the only non-constant form we trust
-    code = origin.code
-    if extent.is_const and int(extent.const) % unit == 0 and code.endswith(f" * {extent.const})"):
-        return True
-    return False
+    ext = f"{extent.const})" if extent.is_const else f"{extent.code})"
+    return box % unit == 0 and origin.code.endswith(f" * {ext}")
 
 
 # ---------------------------------------------------------------- DMA statements
