@@ -20,7 +20,7 @@ from croq2triton.runtime import launch as _rt  # noqa: E402
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
 _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "zero"))
-_OOB_OTHER = tl.constexpr(float("nan") if _OOB_FILL == "nan" else 0.0)
+_OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 
 
@@ -29,6 +29,17 @@ def _as_dot_operand(x):
     # bf16 dots are wrong in Triton's interpreter: compute them in f32 there
     if _INTERPRET:
         y = x.to(tl.float32)
+    else:
+        y = x
+    return y
+
+
+@triton.jit
+def _oob_fill(x, mask):
+    # the OOB sanitizer: elements outside the data read NaN instead of zero (loads not marked .zfill)
+    if _OOB_NAN:
+        nan = tl.full([], 0x7FC00000, tl.int32).to(tl.float32, bitcast=True)
+        y = tl.where(mask, x, nan.to(x.dtype))
     else:
         y = x
     return y
@@ -45,9 +56,9 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, 
     dot_acc_5 = tl.zeros([32, 32], tl.float32)  # gemm_v0.co:10
     for k0_3 in range(0, K, 32):
         kk_4 = k0_3 + tl.arange(0, 32)
-        v_6 = tl.load(lhs_ptr + (((block_m * 32) + thr_m_l[:, None])) * lhs_s0 + (kk_4[None, :]) * lhs_s1, mask=(((block_m * 32) + thr_m_l[:, None]) < M) & (kk_4[None, :] < K) & (kk_4 < K)[None, :], other=_OOB_OTHER)  # gemm_v0.co:11
+        v_6 = _oob_fill(tl.load(lhs_ptr + (((block_m * 32) + thr_m_l[:, None])) * lhs_s0 + (kk_4[None, :]) * lhs_s1, mask=(((block_m * 32) + thr_m_l[:, None]) < M) & (kk_4[None, :] < K) & (kk_4 < K)[None, :], other=0), (((block_m * 32) + thr_m_l[:, None]) < M) & (kk_4[None, :] < K) & (kk_4 < K)[None, :])  # gemm_v0.co:11
         opA_7 = v_6
-        v_8 = tl.load(rhs_ptr + (((block_n * 32) + thr_n_l[:, None])) * rhs_s0 + (kk_4[None, :]) * rhs_s1, mask=(((block_n * 32) + thr_n_l[:, None]) < N) & (kk_4[None, :] < K) & (kk_4 < K)[None, :], other=_OOB_OTHER)
+        v_8 = _oob_fill(tl.load(rhs_ptr + (((block_n * 32) + thr_n_l[:, None])) * rhs_s0 + (kk_4[None, :]) * rhs_s1, mask=(((block_n * 32) + thr_n_l[:, None]) < N) & (kk_4[None, :] < K) & (kk_4 < K)[None, :], other=0), (((block_n * 32) + thr_n_l[:, None]) < N) & (kk_4[None, :] < K) & (kk_4 < K)[None, :])
         opB_9 = v_8
         dot_acc_5 = tl.dot(opA_7, tl.trans(opB_9), dot_acc_5)
     acc = (acc.to(tl.float32) + dot_acc_5).to(tl.float16)  # gemm_v0.co:10

@@ -20,7 +20,7 @@ from croq2triton.runtime import launch as _rt  # noqa: E402
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
 _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "zero"))
-_OOB_OTHER = tl.constexpr(float("nan") if _OOB_FILL == "nan" else 0.0)
+_OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 
 
@@ -29,6 +29,17 @@ def _as_dot_operand(x):
     # bf16 dots are wrong in Triton's interpreter: compute them in f32 there
     if _INTERPRET:
         y = x.to(tl.float32)
+    else:
+        y = x
+    return y
+
+
+@triton.jit
+def _oob_fill(x, mask):
+    # the OOB sanitizer: elements outside the data read NaN instead of zero (loads not marked .zfill)
+    if _OOB_NAN:
+        nan = tl.full([], 0x7FC00000, tl.int32).to(tl.float32, bitcast=True)
+        y = tl.where(mask, x, nan.to(x.dtype))
     else:
         y = x
     return y
@@ -45,9 +56,9 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, 
     rhs_s = tl.zeros([32, 128], tl.float16)  # gemm_v1.co:11
     acc = tl.full([32, 32], 0, tl.float16) + (0.0)  # gemm_v1.co:12
     for iv_k_3 in range(0, tl.cdiv(K, 128)):  # gemm_v1.co:13
-        tile_4 = tl.load(lhs_ptr + (((block_m * 32) + tl.arange(0, 32)[:, None])) * lhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * lhs_s1, mask=(((block_m * 32) + tl.arange(0, 32)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=_OOB_OTHER)  # gemm_v1.co:14
+        tile_4 = _oob_fill(tl.load(lhs_ptr + (((block_m * 32) + tl.arange(0, 32)[:, None])) * lhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * lhs_s1, mask=(((block_m * 32) + tl.arange(0, 32)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=0), (((block_m * 32) + tl.arange(0, 32)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K))  # gemm_v1.co:14
         lhs_s = tile_4
-        tile_5 = tl.load(rhs_ptr + (((block_n * 32) + tl.arange(0, 32)[:, None])) * rhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * rhs_s1, mask=(((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=_OOB_OTHER)  # gemm_v1.co:15
+        tile_5 = _oob_fill(tl.load(rhs_ptr + (((block_n * 32) + tl.arange(0, 32)[:, None])) * rhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * rhs_s1, mask=(((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=0), (((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K))  # gemm_v1.co:15
         rhs_s = tile_5
         acc = (acc.to(tl.float32) + tl.dot(lhs_s, tl.trans(rhs_s))).to(tl.float16)  # gemm_v1.co:17
         # per-thread dot product over a whole shared tile lifted to tl.dot

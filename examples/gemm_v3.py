@@ -20,7 +20,7 @@ from croq2triton.runtime import launch as _rt  # noqa: E402
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
 _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "zero"))
-_OOB_OTHER = tl.constexpr(float("nan") if _OOB_FILL == "nan" else 0.0)
+_OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 
 
@@ -35,13 +35,24 @@ def _as_dot_operand(x):
 
 
 @triton.jit
-def matmul_k0(_grid_1, _grid_2, lhs_s_scratch, lhs_s_per_prog, rhs_s_scratch, rhs_s_per_prog, output_s_scratch, output_s_per_prog, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x64, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_128x64, output_ptr, output_s0, output_s1, output_desc_64x128, WARP_SPECIALIZE: tl.constexpr, NUM_STAGES: tl.constexpr, TMA_LHS_64X64: tl.constexpr, TMA_RHS_128X64: tl.constexpr, TMA_OUTPUT_64X128: tl.constexpr):
+def _oob_fill(x, mask):
+    # the OOB sanitizer: elements outside the data read NaN instead of zero (loads not marked .zfill)
+    if _OOB_NAN:
+        nan = tl.full([], 0x7FC00000, tl.int32).to(tl.float32, bitcast=True)
+        y = tl.where(mask, x, nan.to(x.dtype))
+    else:
+        y = x
+    return y
+
+
+@triton.jit
+def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x64, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_128x64, output_ptr, output_s0, output_s1, output_desc_64x128, WARP_SPECIALIZE: tl.constexpr, NUM_STAGES: tl.constexpr, TMA_LHS_64X64: tl.constexpr, TMA_RHS_128X64: tl.constexpr, TMA_OUTPUT_64X128: tl.constexpr):
     """Program = one block of `parallel` at gemm_v3.co:14."""
     block_m = tl.program_id(0)  # gemm_v3.co:14
     block_n = tl.program_id(1)
-    lhs_s = lhs_s_scratch + (tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)).to(tl.int64) * lhs_s_per_prog  # gemm_v3.co:16
-    rhs_s = rhs_s_scratch + (tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)).to(tl.int64) * rhs_s_per_prog  # gemm_v3.co:17
-    output_s = output_s_scratch + (tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)).to(tl.int64) * output_s_per_prog  # gemm_v3.co:18
+    lhs_s = tl.zeros([64, 64], tl.float16)  # gemm_v3.co:16
+    rhs_s = tl.zeros([128, 64], tl.float16)  # gemm_v3.co:17
+    output_s = tl.zeros([64, 128], tl.float16)  # gemm_v3.co:18
     # warp-specialised pipeline (gemm_v3.co:20): producer warpgroup 0, consumer warpgroup(s) 1..1 merged into one loop; events become program order
     mc_3 = tl.full([64, 128], 0.0, tl.float32)  # gemm_v3.co:34
     for iv_k_4 in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):  # gemm_v3.co:39
@@ -50,28 +61,22 @@ def matmul_k0(_grid_1, _grid_2, lhs_s_scratch, lhs_s_per_prog, rhs_s_scratch, rh
         if TMA_LHS_64X64:  # gemm_v3.co:25
             tile_6 = lhs_desc_64x64.load([(block_m * 64), (iv_k_4 * 64)])
         else:
-            tile_6 = tl.load(lhs_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=_OOB_OTHER)
-        tl.store(lhs_s + (stage_5) * 4096 + (tl.arange(0, 64)[:, None]) * 64 + (tl.arange(0, 64)[None, :]), tile_6)  # gemm_v3.co:25
-        tl.debug_barrier()
+            tile_6 = _oob_fill(tl.load(lhs_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0), (((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
+        lhs_s = tile_6  # gemm_v3.co:25
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_RHS_128X64:  # gemm_v3.co:27
             tile_7 = rhs_desc_128x64.load([(block_n * 128), (iv_k_4 * 64)])
         else:
-            tile_7 = tl.load(rhs_ptr + (((block_n * 128) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=_OOB_OTHER)
-        tl.store(rhs_s + (stage_5) * 8192 + (tl.arange(0, 128)[:, None]) * 64 + (tl.arange(0, 64)[None, :]), tile_7)  # gemm_v3.co:27
-        tl.debug_barrier()
+            tile_7 = _oob_fill(tl.load(rhs_ptr + (((block_n * 128) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0), (((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
+        rhs_s = tile_7  # gemm_v3.co:27
         stage_8 = (iv_k_4 % 1)  # gemm_v3.co:40
-        tile_9 = tl.load(lhs_s + (stage_8) * 4096 + (tl.arange(0, 64)[:, None]) * 64 + (tl.arange(0, 64)[None, :]))  # gemm_v3.co:43
-        tile_10 = tl.load(rhs_s + (stage_8) * 8192 + (tl.arange(0, 128)[:, None]) * 64 + (tl.arange(0, 64)[None, :]))  # gemm_v3.co:44
-        mc_3 = tl.dot(tile_9, tl.trans(tile_10), mc_3)  # gemm_v3.co:45
+        mc_3 = tl.dot(lhs_s, tl.trans(rhs_s), mc_3)  # gemm_v3.co:45
         # the loop over 'iv_wk' splits K into 4 pieces: folded into the dot above
-    tl.store(output_s + (0) * 8192 + (tl.arange(0, 64)[:, None]) * 128 + (tl.arange(0, 128)[None, :]), (mc_3).to(tl.float16))  # gemm_v3.co:50
-    tl.debug_barrier()
-    tile_11 = tl.load(output_s + (0) * 8192 + (tl.arange(0, 64)[:, None]) * 128 + (tl.arange(0, 128)[None, :]))  # gemm_v3.co:51
-    if TMA_OUTPUT_64X128:
-        output_desc_64x128.store([(block_m * 64), (block_n * 128)], tile_11)
+    output_s = (mc_3).to(tl.float16)  # gemm_v3.co:50
+    if TMA_OUTPUT_64X128:  # gemm_v3.co:51
+        output_desc_64x128.store([(block_m * 64), (block_n * 128)], output_s)
     else:
-        tl.store(output_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * output_s0 + (((block_n * 128) + tl.arange(0, 128)[None, :])) * output_s1, tile_11, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((block_n * 128) + tl.arange(0, 128)[None, :]) < N))
+        tl.store(output_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * output_s0 + (((block_n * 128) + tl.arange(0, 128)[None, :])) * output_s1, output_s, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((block_n * 128) + tl.arange(0, 128)[None, :]) < N))
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -89,9 +94,6 @@ def matmul(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
     N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
-    _matmul_k0_lhs_s_scratch = _rt.scratch(_F, ((_rt.cdiv(M, 64)) * (_rt.cdiv(N, 128))) * ((1) * 1 * (1 * 64 * 64)), torch.float16, _dev)
-    _matmul_k0_rhs_s_scratch = _rt.scratch(_F, ((_rt.cdiv(M, 64)) * (_rt.cdiv(N, 128))) * ((1) * 1 * (1 * 128 * 64)), torch.float16, _dev)
-    _matmul_k0_output_s_scratch = _rt.scratch(_F, ((_rt.cdiv(M, 64)) * (_rt.cdiv(N, 128))) * ((1) * 1 * (1 * 64 * 128)), torch.float16, _dev)
     _matmul_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
     _matmul_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, 'lhs', lhs, [64, 64], [64, 64], 'loads')
     _matmul_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS_64X64, _OOB_PADDING)
@@ -99,5 +101,5 @@ def matmul(lhs, rhs, output, *, _launch=None):
     _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64, _OOB_PADDING)
     _matmul_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, 'output', output, [64, 128], [64, 128], 'stores')
     _matmul_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _matmul_k0_TMA_OUTPUT_64X128, "zero")
-    _launch(matmul_k0, (_rt.cdiv(M, 64), _rt.cdiv(N, 128)), [_rt.cdiv(M, 64), _rt.cdiv(N, 128), _matmul_k0_lhs_s_scratch, (1) * 1 * (1 * 64 * 64), _matmul_k0_rhs_s_scratch, (1) * 1 * (1 * 128 * 64), _matmul_k0_output_s_scratch, (1) * 1 * (1 * 64 * 128), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_k0_lhs_desc_64x64, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_k0_rhs_desc_128x64, output, output.stride(0), output.stride(1), _matmul_k0_output_desc_64x128], dict(WARP_SPECIALIZE=_matmul_k0_WARP_SPECIALIZE, NUM_STAGES=1, TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64, TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64, TMA_OUTPUT_64X128=_matmul_k0_TMA_OUTPUT_64X128, num_warps=4))  # gemm_v3.co:14
+    _launch(matmul_k0, (_rt.cdiv(M, 64), _rt.cdiv(N, 128)), [_rt.cdiv(M, 64), _rt.cdiv(N, 128), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_k0_lhs_desc_64x64, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_k0_rhs_desc_128x64, output, output.stride(0), output.stride(1), _matmul_k0_output_desc_64x128], dict(WARP_SPECIALIZE=_matmul_k0_WARP_SPECIALIZE, NUM_STAGES=1, TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64, TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64, TMA_OUTPUT_64X128=_matmul_k0_TMA_OUTPUT_64X128, num_warps=4))  # gemm_v3.co:14
     return None

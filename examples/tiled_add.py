@@ -20,7 +20,7 @@ from croq2triton.runtime import launch as _rt  # noqa: E402
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
 _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "zero"))
-_OOB_OTHER = tl.constexpr(float("nan") if _OOB_FILL == "nan" else 0.0)
+_OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 
 
@@ -35,6 +35,17 @@ def _as_dot_operand(x):
 
 
 @triton.jit
+def _oob_fill(x, mask):
+    # the OOB sanitizer: elements outside the data read NaN instead of zero (loads not marked .zfill)
+    if _OOB_NAN:
+        nan = tl.full([], 0x7FC00000, tl.int32).to(tl.float32, bitcast=True)
+        y = tl.where(mask, x, nan.to(x.dtype))
+    else:
+        y = x
+    return y
+
+
+@triton.jit
 def tiled_add_k0(_grid_1, _grid_2, a_ptr, a_s0, a_s1, M, N, b_ptr, b_s0, b_s1, out_ptr, out_s0, out_s1):
     """Program = one block of `parallel` at tiled_add.co:11."""
     bm = tl.program_id(0)  # tiled_add.co:11
@@ -42,9 +53,9 @@ def tiled_add_k0(_grid_1, _grid_2, a_ptr, a_s0, a_s1, M, N, b_ptr, b_s0, b_s1, o
     sa = tl.zeros([16, 64], tl.float16)  # tiled_add.co:12
     sb = tl.zeros([16, 64], tl.float16)
     sum_ = tl.zeros([16, 64], tl.float16)
-    tile_3 = tl.load(a_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * a_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * a_s1, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N), other=_OOB_OTHER)  # tiled_add.co:13
+    tile_3 = _oob_fill(tl.load(a_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * a_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * a_s1, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N), other=0), (tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N))  # tiled_add.co:13
     sa = tile_3
-    tile_4 = tl.load(b_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * b_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * b_s1, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N), other=_OOB_OTHER)  # tiled_add.co:14
+    tile_4 = _oob_fill(tl.load(b_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * b_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * b_s1, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N), other=0), (tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N))  # tiled_add.co:14
     sb = tile_4
     i_l = tl.arange(0, 16)  # tiled_add.co:15
     j_l = tl.arange(0, 64)

@@ -20,7 +20,7 @@ from croq2triton.runtime import launch as _rt  # noqa: E402
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
 _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "zero"))
-_OOB_OTHER = tl.constexpr(float("nan") if _OOB_FILL == "nan" else 0.0)
+_OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 
 
@@ -29,6 +29,17 @@ def _as_dot_operand(x):
     # bf16 dots are wrong in Triton's interpreter: compute them in f32 there
     if _INTERPRET:
         y = x.to(tl.float32)
+    else:
+        y = x
+    return y
+
+
+@triton.jit
+def _oob_fill(x, mask):
+    # the OOB sanitizer: elements outside the data read NaN instead of zero (loads not marked .zfill)
+    if _OOB_NAN:
+        nan = tl.full([], 0x7FC00000, tl.int32).to(tl.float32, bitcast=True)
+        y = tl.where(mask, x, nan.to(x.dtype))
     else:
         y = x
     return y
@@ -50,13 +61,13 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x64, r
         if TMA_LHS_64X64:  # tma_pipeline.co:21
             tile_6 = lhs_desc_64x64.load([(block_m * 64), (iv_k_4 * 64)])
         else:
-            tile_6 = tl.load(lhs_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=_OOB_OTHER)
+            tile_6 = _oob_fill(tl.load(lhs_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0), (((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
         lhs_load_s = tile_6  # tma_pipeline.co:21
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_RHS_128X64:  # tma_pipeline.co:23
             tile_7 = rhs_desc_128x64.load([(block_n * 128), (iv_k_4 * 64)])
         else:
-            tile_7 = tl.load(rhs_ptr + (((block_n * 128) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=_OOB_OTHER)
+            tile_7 = _oob_fill(tl.load(rhs_ptr + (((block_n * 128) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0), (((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
         rhs_load_s = tile_7  # tma_pipeline.co:23
         stage_8 = (iv_k_4 % 4)  # tma_pipeline.co:33
         mc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc_3)  # tma_pipeline.co:38

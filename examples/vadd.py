@@ -20,7 +20,7 @@ from croq2triton.runtime import launch as _rt  # noqa: E402
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
 _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "zero"))
-_OOB_OTHER = tl.constexpr(float("nan") if _OOB_FILL == "nan" else 0.0)
+_OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 
 
@@ -35,12 +35,23 @@ def _as_dot_operand(x):
 
 
 @triton.jit
+def _oob_fill(x, mask):
+    # the OOB sanitizer: elements outside the data read NaN instead of zero (loads not marked .zfill)
+    if _OOB_NAN:
+        nan = tl.full([], 0x7FC00000, tl.int32).to(tl.float32, bitcast=True)
+        y = tl.where(mask, x, nan.to(x.dtype))
+    else:
+        y = x
+    return y
+
+
+@triton.jit
 def vadd_k0(_grid_1, out_ptr, out_s0, N, a_ptr, a_s0, b_ptr, b_s0):
     """Program = one block of `parallel` at vadd.co:4."""
     p = tl.program_id(0)  # vadd.co:4
     t_l = tl.arange(0, 1024)
-    v_2 = tl.load(a_ptr + (((p * 1024) + t_l)) * a_s0, mask=(((p * 1024) + t_l) < N), other=_OOB_OTHER)  # vadd.co:5
-    v_3 = tl.load(b_ptr + (((p * 1024) + t_l)) * b_s0, mask=(((p * 1024) + t_l) < N), other=_OOB_OTHER)
+    v_2 = _oob_fill(tl.load(a_ptr + (((p * 1024) + t_l)) * a_s0, mask=(((p * 1024) + t_l) < N), other=0), (((p * 1024) + t_l) < N))  # vadd.co:5
+    v_3 = _oob_fill(tl.load(b_ptr + (((p * 1024) + t_l)) * b_s0, mask=(((p * 1024) + t_l) < N), other=0), (((p * 1024) + t_l) < N))
     tl.store(out_ptr + (((p * 1024) + t_l)) * out_s0, (v_2 + v_3), mask=(((p * 1024) + t_l) < N))
 
 

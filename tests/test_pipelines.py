@@ -163,9 +163,10 @@ def test_launch_falls_back_when_warp_specialization_fails(monkeypatch: pytest.Mo
             return run
 
     monkeypatch.setattr(rt, "interpreting", lambda: False)
+    kernel = FakeKernel()
     with pytest.warns(RuntimeWarning, match="warp specialization"):
-        rt.launch(FakeKernel(), (1,), [], {"WARP_SPECIALIZE": True})
-    rt.launch(FakeKernel(), (1,), [], {"WARP_SPECIALIZE": True})
+        rt.launch(kernel, (1,), [], {"WARP_SPECIALIZE": True})
+    rt.launch(kernel, (1,), [], {"WARP_SPECIALIZE": True})
     assert [c["WARP_SPECIALIZE"] for c in calls] == [True, False, False]
 
 

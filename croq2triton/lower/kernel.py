@@ -1149,6 +1149,10 @@ class KernelLowering:
                     raise self.err("consumer c must use buffer c of this array", e)
                 return whole_view(base)
             v = whole_view(base)
+            if base.count == 1:
+                if idx.is_const and idx.const != 0:
+                    raise CroqSemanticError(f"index {idx.const} is out of range for an array of 1 buffer", e.span)
+                return v  # the only element (a stage ring or consumer array of size 1)
             v.index = idx
             return v
         if isinstance(base, Shape):
@@ -1493,8 +1497,9 @@ class KernelLowering:
             masks.extend(i.masks)
         addr, mask = self.pointer(view, base, strides, rdims, coords, masks)
         axes = frozenset().union(*[i.axes for i in idx]) if idx else frozenset()
-        other = "_OOB_OTHER" if X.is_float(elem) and isinstance(view.root, Tensor) and not view.zfill else "0"
-        code = f"tl.load({addr}, mask={mask}, other={other})" if mask != "None" else f"tl.load({addr})"
+        code = f"tl.load({addr}, mask={mask}, other=0)" if mask != "None" else f"tl.load({addr})"
+        if mask != "None" and X.is_float(elem) and isinstance(view.root, Tensor) and not view.zfill:
+            code = f"_oob_fill({code}, {mask})"
         v = Val(code, elem, None, axes, None, tuple(dict.fromkeys(m for i in idx for m in i.masks)))
         var = self.fresh("v")
         self.w.line(f"{var} = {v.code}", node.span)
@@ -1610,7 +1615,7 @@ class KernelLowering:
 
     def num_warps(self) -> int:
         if self.pipelined:
-            return 4 * max(1, getattr(self, "max_consumers", 1))
+            return min(8, pow2(4 * max(1, getattr(self, "max_consumers", 1))))
         t = max(1, self.threads)
         w = pow2(max(1, (t + 31) // 32))
         lo = 4 if self.has_dot else 1

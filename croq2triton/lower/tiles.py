@@ -231,8 +231,9 @@ def read_tile(
         return Val(code, elem)
     lv = _lift_view(region, view)
     addr, mask = self.address(lv, region)
-    other = "0" if (zfill or view.zfill or not X.is_float(elem)) else "_OOB_OTHER"
-    load = f"tl.load({addr}, mask={mask}, other={other})" if mask != "None" else f"tl.load({addr})"
+    load = f"tl.load({addr}, mask={mask}, other=0)" if mask != "None" else f"tl.load({addr})"
+    if mask != "None" and X.is_float(elem) and not (zfill or view.zfill):
+        load = f"_oob_fill({load}, {mask})"
     var = self.fresh("tile")
     plan = self.tma_plan(view, region, "load", span, zfill or view.zfill) if engine == "tma" else None
     if plan is not None:

@@ -213,10 +213,12 @@ def tma_desc(t: torch.Tensor, box: list[int], ok: bool, padding: str = "zero") -
 
 
 # -------------------------------------------------------------- launching
-# Pipelined loops ask Triton for warp specialization; Triton 3.6 cannot compile it for some
-# kernels on Hopper, and then the launch falls back to the plain pipelined loop (once, with a warning).
-WARP_SPECIALIZE = os.environ.get("CROQ2TRITON_WARP_SPECIALIZE", "1") not in ("", "0")
-_WS_FAILED: set[str] = set()
+# Pipelined loops can ask Triton for warp specialization (the source's producer/consumer roles).
+# Measured on an H200 with Triton 3.6 it made the translated pipelines 1.3-1.8x slower (perf/RESULTS.md),
+# so it is off unless CROQ2TRITON_WARP_SPECIALIZE=1.  Where Triton cannot compile it, the launch
+# falls back to the plain pipelined loop (once per kernel, with a warning).
+WARP_SPECIALIZE = os.environ.get("CROQ2TRITON_WARP_SPECIALIZE", "0") not in ("", "0")
+_WS_FAILED: set[int] = set()
 
 
 def launch(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str, Any]) -> None:
@@ -224,14 +226,14 @@ def launch(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str
         return
     g = tuple(int(x) for x in grid)
     name = getattr(kernel, "__name__", str(kernel))
-    if kwargs.get("WARP_SPECIALIZE") and name in _WS_FAILED:
+    if kwargs.get("WARP_SPECIALIZE") and id(kernel) in _WS_FAILED:
         kwargs = dict(kwargs, WARP_SPECIALIZE=False)
     try:
         kernel[g](*args, **kwargs)
     except Exception as e:
         if not kwargs.get("WARP_SPECIALIZE") or interpreting():
             raise
-        _WS_FAILED.add(name)
+        _WS_FAILED.add(id(kernel))
         import warnings
 
         warnings.warn(
