@@ -59,6 +59,43 @@ GEMMS = [
 ]
 
 
+PIPELINED = ("v3 warp-specialised, 1 stage", "v4 2 consumers, 2 stages", "seed tma_pipeline_matmul")
+
+
+def _variant(f: object, **over: object) -> object:
+    """The launcher with some launch parameters overridden (WARP_SPECIALIZE, NUM_STAGES)."""
+    from croq2triton.runtime import launch as rt
+
+    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
+        kw = dict(kwargs)
+        kw.update({k: v for k, v in over.items() if k in kw})
+        rt.launch(kernel, grid, args, kw)
+
+    return lambda a, b, out: f(a, b, out, _launch=launch)  # type: ignore[operator]
+
+
+def check_variants(sizes: list[int], mods: dict[str, object]) -> list[str]:
+    """Every emitted num_stages / warp-specialization variant computes exactly what num_stages=1 computes."""
+    import torch
+
+    lines = []
+    for n in sizes:
+        a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        for label in PIPELINED:
+            if label not in mods:
+                continue
+            outs = {}
+            for vname, over in (("default", {}), ("ws", {"WARP_SPECIALIZE": True}), ("stages=1", {"NUM_STAGES": 1})):
+                out = torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16)
+                _variant(mods[label], **over)(a, b, out)
+                torch.cuda.synchronize()
+                outs[vname] = out
+            same = {k: bool(torch.equal(v, outs["stages=1"])) for k, v in outs.items()}
+            lines.append(f"{label} {n}^3: equal to the num_stages=1 result: {same}")
+    return lines
+
+
 def bench_gemms(sizes: list[int], shared: str | None) -> list[dict[str, object]]:
     import torch
     import triton
@@ -75,6 +112,13 @@ def bench_gemms(sizes: list[int], shared: str | None) -> list[dict[str, object]]
         else:
             p = REPO / path
         mods[label] = getattr(load(p), fn)
+    for label in PIPELINED:
+        if label in mods:
+            mods[label + " +warp_specialize"] = _variant(mods[label], WARP_SPECIALIZE=True)
+    global VARIANT_LINES
+    VARIANT_LINES = check_variants([1024, 4000], {k: v for k, v in mods.items() if k in PIPELINED})
+    for line in VARIANT_LINES:
+        print(line, flush=True)
     for n in sizes:
         torch.manual_seed(n)
         a = torch.randn(n, n, device="cuda", dtype=torch.float16)
@@ -130,6 +174,9 @@ def bench_gemms(sizes: list[int], shared: str | None) -> list[dict[str, object]]
     return rows
 
 
+VARIANT_LINES: list[str] = []
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="4096")
@@ -160,8 +207,12 @@ def main() -> int:
             print(
                 f"| {r['kernel']} | {r['size']}^3 fp16 | {r['check']} | {r['ms']:.3f} | {r['tflops']:.1f} | {r['ratio']:.3f} |"
             )
+    for line in VARIANT_LINES:
+        print(line)
     if args.json:
-        Path(args.json).write_text(json.dumps({"info": info, "rows": rows, "tests_status": status}, indent=1))
+        Path(args.json).write_text(
+            json.dumps({"info": info, "rows": rows, "tests_status": status, "variants": VARIANT_LINES}, indent=1)
+        )
     return status
 
 
