@@ -64,12 +64,12 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_128x64, 
         lhs_s = tile_6  # gemm_v4.co:23
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         tile_7 = _oob_fill(tl.load(rhs_ptr + (((block_n * 192) + tl.arange(0, 256)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(tl.arange(0, 256)[:, None] < 192) & (((block_n * 192) + tl.arange(0, 256)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0), (tl.arange(0, 256)[:, None] < 192) & (((block_n * 192) + tl.arange(0, 256)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))  # gemm_v4.co:25
-        rhs_s = tl.where((tl.arange(0, 256)[:, None] < 192), tile_7, rhs_s)
+        rhs_s = tile_7
         stage_8 = (iv_k_4 % 2)  # gemm_v4.co:38
         mc_3 = tl.dot(lhs_s, tl.trans(tl.where((tl.arange(0, 256)[:, None] < 192), rhs_s, 0)), mc_3)  # gemm_v4.co:43
         # the loop over 'iv_wk' splits K into 4 pieces: folded into the dot above
     output_s = tl.zeros([128, 256], tl.float16)  # gemm_v4.co:48
-    output_s = tl.where((tl.arange(0, 256)[None, :] < 192), (tl.where((tl.arange(0, 256)[None, :] < 192), mc_3, 0)).to(tl.float16), output_s)  # gemm_v4.co:49
+    output_s = (tl.where((tl.arange(0, 256)[None, :] < 192), mc_3, 0)).to(tl.float16)  # gemm_v4.co:49
     tl.store(output_ptr + ((((block_m * 2) * 64) + tl.arange(0, 128)[:, None])) * output_s0 + (((block_n * 192) + tl.arange(0, 256)[None, :])) * output_s1, tl.where((tl.arange(0, 256)[None, :] < 192), output_s, 0), mask=(tl.arange(0, 256)[None, :] < 192) & ((((block_m * 2) * 64) + tl.arange(0, 128)[:, None]) < M) & (((block_n * 192) + tl.arange(0, 256)[None, :]) < N))  # gemm_v4.co:50
 
 

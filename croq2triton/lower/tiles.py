@@ -171,6 +171,10 @@ def _ring_slot(self: KernelLowering, view: View, write: bool, span: Any) -> bool
     return True
 
 
+def _same_extent(a: Val, b: Val) -> bool:
+    return a.code == b.code or (a.is_const and b.is_const and a.const == b.const)
+
+
 def _whole_reshape(view: View, region: Region) -> bool:
     """``tile.span_as([...])`` read whole: a register reshape (all extents static powers of two)."""
     root = view.root
@@ -267,8 +271,9 @@ def write_tile(
         code = value.code if X.compute_type(value.ty) == ct else f"({value.code}).to({X.tl_dtype(ct)})"
         partial = [
             f"({region.r_code(d)} < {e.code})"
-            for d, (p, e) in enumerate(zip(region.pdims, _view_dims(view)))
-            if not (e.is_const and str(e.const) == p)
+            for d, (p, e, rd) in enumerate(zip(region.pdims, _view_dims(view), root.dims))
+            # rows past the buffer's own extent are padding: nobody reads them, keep no old values there
+            if not (e.is_const and str(e.const) == p) and not _same_extent(e, rd)
         ]
         if self.pred:
             raise CroqLoweringError("a conditional copy into a register tile cannot be lowered", span)
