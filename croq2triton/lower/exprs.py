@@ -78,21 +78,32 @@ class ConsumerIndexError(Exception):
     """A consumer warpgroup index used in a way that several consumers cannot share."""
 
 
-def _cons_binary(op: str, a: Val, b: Val, host: bool) -> Val:
-    ac = a.cons if a.cons is not None else (a, 0)
-    bc = b.cons if b.cons is not None else (b, 0)
-    if op in ("+", "-"):
-        base = binary(op, ac[0], bc[0], host)
-        coef = ac[1] + bc[1] if op == "+" else ac[1] - bc[1]
-    elif op == "*" and b.cons is None and b.is_const and isinstance(b.const, int):
-        base, coef = binary("*", ac[0], b, host), ac[1] * b.const
-    elif op == "*" and a.cons is None and a.is_const and isinstance(a.const, int):
-        base, coef = binary("*", a, bc[0], host), bc[1] * a.const
-    else:
-        raise ConsumerIndexError(op)
-    if coef == 0:
+def cons_val(base: Val, coefs: dict[str, int]) -> Val:
+    """``base + sum(coef * unit)`` over merged warp/warpgroup axes (only usable to select blocks)."""
+    coefs = {k: v for k, v in coefs.items() if v}
+    if not coefs:
         return base
-    return Val(f"@CONS({base.code}, {coef})", "int", None, base.axes, None, base.masks, base.nonneg, None, (base, coef))
+    items = tuple(sorted(coefs.items()))
+    tag = ", ".join(f"{k}*{v}" for k, v in items)
+    return Val(f"@CONS({base.code}, {tag})", "int", None, base.axes, None, base.masks, base.nonneg, None, (base, items))
+
+
+def _cons_binary(op: str, a: Val, b: Val, host: bool) -> Val:
+    ab, ac = a.cons if a.cons is not None else (a, ())
+    bb, bc = b.cons if b.cons is not None else (b, ())
+    ca, cb = dict(ac), dict(bc)
+    if op in ("+", "-"):
+        base = binary(op, ab, bb, host)
+        sign = 1 if op == "+" else -1
+        coefs = dict(ca)
+        for k, v in cb.items():
+            coefs[k] = coefs.get(k, 0) + sign * v
+        return cons_val(base, coefs)
+    if op == "*" and b.cons is None and b.is_const and isinstance(b.const, int):
+        return cons_val(binary("*", ab, b, host), {k: v * b.const for k, v in ca.items()})
+    if op == "*" and a.cons is None and a.is_const and isinstance(a.const, int):
+        return cons_val(binary("*", a, bb, host), {k: v * a.const for k, v in cb.items()})
+    raise ConsumerIndexError(op)
 
 
 def binary(op: str, a: Val, b: Val, host: bool) -> Val:

@@ -119,7 +119,7 @@ class KernelLowering:
         self.notes: list[str] = []
         self.pipeline: dict[str, int] | None = None
         self.pipelined = False
-        self.cons_count = 1
+        self.cons_counts: dict[str, int] = {}
         self.merged: dict[str, Buffer] = {}
         self.var_defs: dict[str, str] = {}
         self.current_swizzle: int | None = None
@@ -204,6 +204,17 @@ class KernelLowering:
         top = self.top
         if top.stream is not None:
             self.notes.append("stream")
+        # a cluster level only groups blocks: lower the block-level parallel inside it
+        while all(levels.get(id(b)) == "cluster" for b in top.levels):
+            inner = top.body.stmts if isinstance(top.body, A.Block) else [top.body]
+            if len(inner) != 1 or not isinstance(inner[0], A.Parallel):
+                raise self.err("a cluster level must contain exactly one block-level parallel", top)
+            for b in top.levels:
+                for nm in b.vars if b.vars is not None else [b.name]:
+                    if nm:
+                        self.bind(nm, Bounded(nm, Val("@CLUSTER", "int"), const(1), "cluster"))
+            self.notes.append("cluster")
+            top = inner[0]
         # block-level indices (they must be the outermost levels of the top statement)
         pid = 0
         rest: list[A.PBy] = []
@@ -240,6 +251,37 @@ class KernelLowering:
         self.enter_levels(rest, top)
         self.body(top.body)
 
+    def merge_level(self, b: A.PBy, body: A.Stmt) -> int:
+        """Warps/warpgroups that each own a block of an MMA's rows merge into one tile.
+
+        Returns the number of merged units (0 when the level is not merged): a ``group-4`` or
+        ``group`` level whose index components are constants with exactly one larger than 1,
+        around code that runs MMAs.
+        """
+        if self.levels.get(id(b)) not in ("group-4", "group"):
+            return 0
+        names = b.vars if b.vars is not None else [b.name]
+        if any(n is None for n in names):
+            return 0
+        exts = []
+        for x in b.bound:
+            try:
+                v = self.fl.host_eval(x)
+            except (CroqLoweringError, CroqSemanticError):
+                return 0
+            if not v.is_const:
+                return 0
+            exts.append(int(v.const))
+        big = [e for e in exts if e > 1]
+        if not big:
+            return 0
+        if not any(isinstance(n, A.MmaOp) for n in body.walk()):
+            return 0
+        units = 1
+        for e in big:
+            units *= e
+        return units
+
     def prescan_lanes(self) -> None:
         """Find every sub-block parallel index of the nest up front: the lane layout is fixed."""
         self.lane_of: dict[tuple[int, int], LaneAxis] = {}
@@ -249,7 +291,7 @@ class KernelLowering:
             n = stack.pop()
             if isinstance(n, A.Parallel) and not is_pipeline(n.body):
                 for b in n.levels:
-                    if self.levels.get(id(b)) in ("group-4", "group", "thread"):
+                    if self.levels.get(id(b)) in ("group-4", "group", "thread") and not self.merge_level(b, n.body):
                         seen.append(b)
             stack.extend(reversed([c for c in n.children() if isinstance(c, A.Stmt)]))
         used: set[str] = set()
@@ -292,8 +334,24 @@ class KernelLowering:
                 continue
             names = b.vars if b.vars is not None else [b.name]
             comps: list[Bounded] = []
+            merged = self.merge_level(b, node.body) if isinstance(node, A.Parallel) else 0
+            if merged:
+                if self.cons_counts:
+                    raise self.err("nested merged warp levels cannot be lowered", b)
+                self.max_consumers = merged
+                self.merged_units = merged
+                self.w.comment(f"{merged} {lvl} units own blocks of the MMA tiles: merged into one block-level tile")
             for k, nm in enumerate(names):
                 ext = self.fl.host_eval(b.bound[k])
+                if merged and nm is not None:
+                    if ext.is_const and ext.const > 1:
+                        self.cons_counts[nm] = int(ext.const)
+                        bv = Bounded(nm, X.cons_val(const(0), {nm: 1}), ext, "merged")
+                    else:
+                        bv = Bounded(nm, const(0), ext, "lane")
+                    self.bind(nm, bv)
+                    comps.append(bv)
+                    continue
                 per = 128 if lvl == "group-4" else 32 if lvl == "group" else 1
                 self.threads *= (int(ext.const) if ext.is_const else 4) * (per if nm is None or per > 1 else 1)
                 if nm is None:
@@ -375,8 +433,10 @@ class KernelLowering:
         if is_pipeline(s.body):
             self.lower_pipeline(list(s.levels), s.body, s)
             return
+        saved = dict(self.cons_counts)
         added = self.enter_levels(list(s.levels), s)
         self.body(s.body)
+        self.cons_counts = saved
         for _ in added:
             self.scope_lanes.pop()
 
@@ -910,7 +970,14 @@ class KernelLowering:
         m = getattr(self, "e_" + type(e).__name__, None)
         if m is None:
             raise self.err(f"cannot lower '{type(e).__name__}' expressions inside a kernel yet", e)
-        return m(e)
+        try:
+            return m(e)
+        except X.ConsumerIndexError:
+            raise self.err(
+                "the index of merged warpgroups is used in a way they cannot share",
+                e,
+                "merged warpgroups (or consumers) may only select consecutive row blocks: '.chunkat(wg, _)'",
+            ) from None
 
     def e_IntLit(self, e: A.IntLit) -> Val:
         return const(e.value, "int" if e.type == "s32" else e.type)
@@ -1007,6 +1074,15 @@ class KernelLowering:
             a = self.bounded(e.lhs)
             c = self.ev(e.rhs)
             return Bounded(a.name, a.value, X.binary(e.op[1], a.bound, c, False), a.kind)
+        if isinstance(e, A.Binary) and e.op in ("+", "-") and isinstance(e.rhs, (A.IntLit, A.Paren, A.Name)):
+            lhs = self.ev_any(e.lhs)
+            if isinstance(lhs, Bounded):
+                # 'a + c', 'a - 1': the value moves, the bound stays #a (LANGUAGE.md 7.2)
+                return Bounded(lhs.name, X.binary(e.op, lhs.value, self.ev(e.rhs), False), lhs.bound, lhs.kind)
+        if isinstance(e, A.GetIth):
+            base = self.ev_any(e.base)
+            if isinstance(base, Bounded):
+                return Bounded(base.name, self.ev(e), base.bound, base.kind)
         v = self.ev_any(e)
         if isinstance(v, Bounded):
             return v
@@ -1139,14 +1215,14 @@ class KernelLowering:
             idx = self.ev(e.indices[0])
             key = getattr(base, "key", base.name)
             if idx.cons is not None:
-                if base.mode != "tile" or base.count != self.cons_count:
+                cb, coefs = idx.cons
+                if len(coefs) != 1 or coefs[0][1] != 1 or not (cb.is_const and cb.const == 0):
+                    raise self.err("consumer c must use buffer c of this array", e)
+                if base.mode != "tile" or base.count != self.cons_counts.get(coefs[0][0]):
                     raise self.err("an array indexed by the consumer index must have one buffer per consumer", e)
                 if self.array_modes.get(key) != "merged":
                     self.array_modes[key] = "merged"
                     self.changed = True
-                cb, coef = idx.cons
-                if not (cb.is_const and cb.const == 0 and coef == 1):
-                    raise self.err("consumer c must use buffer c of this array", e)
                 return whole_view(base)
             v = whole_view(base)
             if base.count == 1:
@@ -1178,7 +1254,7 @@ class KernelLowering:
         view = self.as_view(base, e.base)
         for op in e.ops:
             view = self.apply_op(view, op)
-            if self.cons_count > 1:
+            if self.cons_counts:
                 view = self.merge_consumers(view, op)
         return view
 
@@ -1305,16 +1381,16 @@ class KernelLowering:
         for d in view.dims:
             if d.origin.cons is None:
                 continue
-            base, stride = d.origin.cons
+            base, coefs = d.origin.cons
             ext = d.extent
-            if not (ext.is_const and stride == ext.const):
+            if len(coefs) != 1 or not (ext.is_const and coefs[0][1] == ext.const):
                 raise self.err(
-                    "consumer warpgroups must own consecutive blocks of this view to be merged",
+                    "merged warpgroups (or consumers) must own consecutive blocks of this view",
                     node,
-                    "index the block with the consumer index: '.subspan(M, K).at(cidx, k)'",
+                    "index the block with the unit's index: '.subspan(M, K).at(cidx, k)' or '.chunkat(m # g, k)'",
                 )
             d.origin = base
-            d.extent = const(int(ext.const) * self.cons_count)
+            d.extent = const(int(ext.const) * self.cons_counts[coefs[0][0]])
         return view
 
     def at_args(self, items: list[A.Expr], n: int, node: A.Node) -> list[Any]:
@@ -1341,7 +1417,7 @@ class KernelLowering:
             if _is_wild(x):
                 out.append(None)
                 continue
-            v = self.ev_any(x) if not isinstance(x, A.Binary) else self.bounded(x)
+            v = self.ev_any(x) if not isinstance(x, (A.Binary, A.GetIth)) else self.bounded(x)
             if isinstance(v, BoundedTuple):
                 out.extend(v.parts)
             elif isinstance(v, (Collapsed, Bounded)):
@@ -1603,6 +1679,10 @@ class KernelLowering:
         params = [n for n, (kind, _) in self.args.items() if kind not in ("check", "constexpr")]
         params += [f"{n}: tl.constexpr" for n, (kind, _) in self.args.items() if kind == "constexpr"]
         body = self.finish(self.w.text())
+        if "@CLUSTER" in body:
+            raise CroqLoweringError(
+                "the cluster index cannot be lowered (Triton programs are not grouped into clusters)", self.top.span
+            )
         if "@CONS(" in body:
             raise CroqLoweringError(
                 "the consumer warpgroup index is used in a way that several consumers cannot share",
@@ -1614,7 +1694,7 @@ class KernelLowering:
         return "\n".join([head, doc, body])
 
     def num_warps(self) -> int:
-        if self.pipelined:
+        if self.pipelined or getattr(self, "merged_units", 0):
             return min(8, pow2(4 * max(1, getattr(self, "max_consumers", 1))))
         t = max(1, self.threads)
         w = pow2(max(1, (t + 31) // 32))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CroqLoweringError
 from ..frontend import ast as A
 from ..frontend.printer import Printer
+from . import exprs as X
 from .values import Bounded, Val, const
 
 if TYPE_CHECKING:
@@ -212,11 +213,10 @@ def lower_pipeline(self: KernelLowering, levels: list[A.PBy], body: A.Stmt, node
 def bind_role(self: KernelLowering, role: str, first: int, count: int) -> None:
     if count == 1:
         self.bind(role, Bounded(role, const(first), const(first + count), "role"))
-        self.cons_count = 1
+        self.cons_counts = {}
         return
-    self.cons_count = count
-    v = Val(f"@CONS({first}, 1)", "int", None, frozenset(), None, (), True, None, (const(first), 1))
-    self.bind(role, Bounded(role, v, const(first + count), "role"))
+    self.cons_counts = {"@consumer": count}
+    self.bind(role, Bounded(role, X.cons_val(const(first), {"@consumer": 1}), const(first + count), "role"))
 
 
 def _split_loop(r: A.InThreads, what: str) -> tuple[A.Foreach, list[A.Stmt], list[A.Stmt]]:

@@ -1,0 +1,221 @@
+"""Speed of translated kernels against cuBLAS / a device-to-device copy, measured in one process.
+
+    python3 perf/bench.py [--shapes 4096,8192,4000] [--md OUT.md] [--json OUT.json]
+
+GEMMs: the tutorial ladder v0..v4, the seed chapter's pipelined matmul and ``matmul_f16`` of
+``wgmma_ss.co`` (translated from ``examples/`` and, when present, the shared corpus) against
+``torch.matmul(a, b.T)`` (cuBLAS): random fp16 inputs (never zeros), every kernel checked against
+torch before it is timed, then interleaved rounds of ``triton.testing.do_bench`` (warm-up 25 ms,
+200 ms of repetitions, median); the table shows the middle of three rounds and the ratio
+cuBLAS time / kernel time.  Shapes that a source tiles with ``chunkat`` only compute a GEMM when the
+sizes are multiples of its tile (v2, ``matmul_f16``): those are skipped at ragged shapes.
+
+Elementwise: ``examples/vadd.co`` at 2^28 and 2^28 + 12345 elements (f32 and f16) against
+``torch`` device-to-device copy of the same number of bytes moved (read a, read b, write out
+vs read + write of one buffer: we compare bytes per second).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+GEMMS = [
+    ("examples/gemm_v0.co", "matmul", "v0", False),
+    ("examples/gemm_v1.co", "matmul", "v1", False),
+    ("examples/gemm_v2.co", "matmul", "v2", True),
+    ("examples/gemm_v3.co", "matmul", "v3", False),
+    ("examples/gemm_v4.co", "matmul", "v4", False),
+    ("examples/tma_pipeline.co", "matmul", "seed", False),
+    ("corpus:upstream/tests/gpu/end2end/wgmma_ss.co", "matmul_f16", "wgmma_ss", True),
+]
+TILE_MULTIPLE = 128  # v2 / wgmma_ss are GEMMs when M, N, K are multiples of their 64/128 tiles
+
+
+def smi() -> str:
+    try:
+        q = "clocks.sm,clocks.mem,power.draw"
+        r = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"], capture_output=True, text=True, timeout=20
+        )
+        return r.stdout.strip()
+    except Exception as e:  # noqa: BLE001
+        return f"n/a ({e})"
+
+
+def median_of_rounds(samples: list[float]) -> float:
+    return sorted(samples)[len(samples) // 2]
+
+
+def bench_gemms(shapes: list[int], shared: str | None, rounds: int) -> list[dict[str, object]]:
+    import torch
+    import triton
+
+    from croq2triton.api import load
+
+    funcs = {}
+    for path, fn, label, chunked in GEMMS:
+        if path.startswith("corpus:"):
+            if not shared:
+                continue
+            p = Path(shared) / "corpus" / path.split(":", 1)[1]
+        else:
+            p = REPO / path
+        funcs[label] = (getattr(load(p), fn), chunked)
+    rows: list[dict[str, object]] = []
+    for n in shapes:
+        torch.manual_seed(n)
+        a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        ref = torch.matmul(a, b.T).float()
+        flops = 2.0 * n**3
+        live = {}
+        for label, (f, chunked) in funcs.items():
+            if chunked and n % TILE_MULTIPLE:
+                rows.append(
+                    {"kernel": label, "shape": n, "note": "skipped: chunkat tiling is a GEMM only for tile multiples"}
+                )
+                continue
+            out = torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16)
+            f(a, b, out)
+            torch.cuda.synchronize()
+            err = (out.float() - ref).abs().max().item()
+            ok = bool(torch.isfinite(out).all()) and err <= 2e-3 * ref.abs().max().item() + 0.05
+            if not ok:
+                rows.append({"kernel": label, "shape": n, "note": f"WRONG (max err {err:.3g}): not timed"})
+                continue
+            live[label] = (f, out)
+        times: dict[str, list[float]] = {k: [] for k in ["cuBLAS", *live]}
+        for _ in range(rounds):
+            times["cuBLAS"].append(triton.testing.do_bench(lambda a=a, b=b: torch.matmul(a, b.T), warmup=25, rep=200))
+            for label, (f, out) in live.items():
+                times[label].append(
+                    triton.testing.do_bench(lambda f=f, o=out, a=a, b=b: f(a, b, o), warmup=25, rep=200)
+                )
+        base = median_of_rounds(times["cuBLAS"])
+        rows.append(
+            {
+                "kernel": "cuBLAS",
+                "shape": n,
+                "ms": base,
+                "tflops": flops / base / 1e9,
+                "ratio": 1.0,
+                "raw": times["cuBLAS"],
+            }
+        )
+        for label in live:
+            ms = median_of_rounds(times[label])
+            rows.append(
+                {
+                    "kernel": label,
+                    "shape": n,
+                    "ms": ms,
+                    "tflops": flops / ms / 1e9,
+                    "ratio": base / ms,
+                    "raw": times[label],
+                }
+            )
+    return rows
+
+
+def bench_elementwise(rounds: int) -> list[dict[str, object]]:
+    import torch
+    import triton
+
+    from croq2triton.api import load
+
+    vadd = load(REPO / "examples/vadd.co").vadd
+    rows: list[dict[str, object]] = []
+    for n in (1 << 28, (1 << 28) + 12345):
+        x = torch.randn(n, device="cuda")
+        y = torch.randn(n, device="cuda")
+        out = torch.full_like(x, float("nan"))
+        vadd(x, y, out)
+        torch.cuda.synchronize()
+        ok = bool(torch.equal(out, x + y))
+        src = torch.randn(n * 3 // 2, device="cuda")  # same bytes moved: 3 x 4 B per element vs 2 x 6 B
+        dst = torch.empty_like(src)
+        times: dict[str, list[float]] = {"copy": [], "vadd": []}
+        for _ in range(rounds):
+            times["copy"].append(triton.testing.do_bench(lambda s=src, d=dst: d.copy_(s), warmup=25, rep=200))
+            times["vadd"].append(triton.testing.do_bench(lambda x=x, y=y, o=out: vadd(x, y, o), warmup=25, rep=200))
+        bytes_moved = 3 * 4 * n
+        c, v = median_of_rounds(times["copy"]), median_of_rounds(times["vadd"])
+        rows.append({"kernel": "vadd f32", "n": n, "check": "ok" if ok else "WRONG", "ms": v, "tbps": bytes_moved / v / 1e9,
+                     "copy_tbps": bytes_moved / c / 1e9, "ratio": c / v, "raw": times})  # fmt: skip
+    return rows
+
+
+def markdown(info: dict[str, str], gemm: list[dict[str, object]], elem: list[dict[str, object]], cmd: str) -> str:
+    out = [f"## {info['date']} - perf/bench.py (source schedules)", ""]
+    out.append(f"* GPU: {info['gpu']}; torch {info['torch']}, Triton {info['triton']}")
+    out.append(f"* SM / memory clock, power: before {info['clocks_before']}; after {info['clocks_after']}")
+    out.append(f"* Command: `{cmd}`")
+    out += ["", "| kernel | shape (fp16) | median ms | TFLOP/s | ratio to cuBLAS |", "|---|---|---|---|---|"]
+    for r in gemm:
+        if "ms" in r:
+            out.append(f"| {r['kernel']} | {r['shape']}^3 | {r['ms']:.3f} | {r['tflops']:.1f} | {r['ratio']:.3f} |")
+        else:
+            out.append(f"| {r['kernel']} | {r['shape']}^3 | - | - | {r['note']} |")
+    out += [
+        "",
+        "| kernel | elements | check | median ms | TB/s | copy TB/s | ratio to copy |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in elem:
+        out.append(
+            f"| {r['kernel']} | {r['n']} | {r['check']} | {r['ms']:.3f} | {r['tbps']:.2f} | {r['copy_tbps']:.2f} | {r['ratio']:.3f} |"
+        )
+    out += ["", "Raw medians per round (ms):", "", "```"]
+    for r in gemm:
+        if "raw" in r:
+            out.append(f"{r['kernel']} {r['shape']}: {[round(x, 4) for x in r['raw']]}")  # type: ignore[union-attr]
+    for r in elem:
+        out.append(f"{r['kernel']} {r['n']}: {json.dumps({k: [round(x, 4) for x in v] for k, v in r['raw'].items()})}")  # type: ignore[union-attr]
+    out.append("```")
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", default="4096,8192,4000")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--md", default=None, help="write the markdown block here (to append to perf/RESULTS.md)")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    import torch
+    import triton
+
+    shared = os.environ.get("CROQ2TRITON_SHARED") or (
+        str(REPO.parent / "shared") if (REPO.parent / "shared").exists() else None
+    )
+    info = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "clocks_before": smi(),
+    }
+    gemm = bench_gemms([int(s) for s in args.shapes.split(",")], shared, args.rounds)
+    elem = bench_elementwise(args.rounds)
+    info["clocks_after"] = smi()
+    cmd = "python3 perf/bench.py " + " ".join(sys.argv[1:])
+    md = markdown(info, gemm, elem, cmd)
+    print(md)
+    if args.md:
+        Path(args.md).write_text(md)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"info": info, "gemm": gemm, "elementwise": elem}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
