@@ -179,3 +179,26 @@ def test_pipeline_examples_are_tutorial_dialect() -> None:
 def test_examples_exist() -> None:
     assert all((EXAMPLES / p).exists() for p in PIPELINED)
     assert Path(SCRIPT).exists()
+
+
+def test_non_power_of_two_tiles_split_into_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """v4's 192-wide tiles become 128 + 64 pieces, with the same results as the padded tile."""
+    src = (EXAMPLES / "gemm_v4.py").read_text()
+    assert "rhs_s_0 = tl.zeros([128, 64]" in src and "rhs_s_1 = tl.zeros([64, 64]" in src
+    assert "rhs_desc_128x64.load(" in src and "rhs_desc_64x64.load(" in src
+    assert "output_desc_128x128.store(" in src and "output_desc_128x64.store(" in src
+    from croq2triton.api import load_source
+
+    text = (EXAMPLES / "gemm_v4.co").read_text()
+    split = load_source(translate_full(text, filename="gemm_v4.co").source, "v4_split")
+    monkeypatch.setenv("CROQ2TRITON_SPLIT", "0")
+    padded_src = translate_full(text, filename="gemm_v4.co").source
+    assert "tl.zeros([256, 64]" in padded_src
+    padded = load_source(padded_src, "v4_padded")
+    m, n, k = 200, 300, 100
+    a, b = randn(m, k, dtype=torch.float16, seed=3), randn(n, k, dtype=torch.float16, seed=4)
+    out1, out2 = poisoned(m, n, dtype=torch.float16), poisoned(m, n, dtype=torch.float16)
+    split.matmul(a, b, out1)
+    padded.matmul(a, b, out2)
+    assert_close(out1, out2, atol=1e-3, rtol=1e-3)
+    assert_close(out1, a.double() @ b.double().T, atol=gemm_tol(k), rtol=1e-2)

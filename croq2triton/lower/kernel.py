@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..errors import CroqLoweringError, CroqSemanticError
@@ -23,6 +24,7 @@ from ..sema.types import TYPES, unlowerable_reason
 from . import exprs as X
 from .function import FunctionLowering, span_as_view, whole_view
 from .levels import assign_levels
+from .pieces import split_spec
 from .pipeline import is_pipeline
 from .tiles import Region
 from .values import Bounded, BoundedTuple, Buffer, Future, Shape, Tensor, Tile, Tuple_, Val, View, ViewDim, const, safe
@@ -78,6 +80,7 @@ class KernelLowering:
         self.frag_shapes: dict[int, tuple[list[Val], list[str]]] = {}
         self.no_dot: set[int] = set()
         self.array_modes: dict[str, str] = {}  # buffer array -> 'ring' | 'merged'
+        self.no_split: set[str] = set()  # buffers that must stay padded (used in a way pieces cannot serve)
 
     # ================================================================ driver
     def lower(self) -> tuple[str, list[tuple[str, Any]]]:
@@ -649,7 +652,17 @@ class KernelLowering:
             note = ""
             if array_mode == "ring":
                 note = f"  # stage ring of {count}: one tile per iteration (the loop's num_stages multi-buffers it)"
-            self.w.line(f"{var} = tl.zeros([{', '.join(pdims)}], {X.tl_dtype(ct)}){note}", span)
+            splitting = os.environ.get("CROQ2TRITON_SPLIT", "1") not in ("", "0")
+            buf.split = split_spec(dims) if splitting and not lanes and key not in self.no_split else None
+            if buf.split is not None:
+                d, pieces = buf.split
+                sizes = " + ".join(str(sz) for _, sz in pieces)
+                for k, (_, size) in enumerate(pieces):
+                    pd = [str(size) if i == d else pdims[i] for i in range(len(pdims))]
+                    self.w.line(f"{var}_{k} = tl.zeros([{', '.join(pd)}], {X.tl_dtype(ct)}){note}", span)
+                self.w.comment(f"'{name}' is {dims[d].const} wide along dim {d}: kept as power-of-two pieces {sizes}")
+            else:
+                self.w.line(f"{var} = tl.zeros([{', '.join(pdims)}], {X.tl_dtype(ct)}){note}", span)
         return buf
 
     def setup_scratch(self, buf: Buffer) -> None:

@@ -29,18 +29,24 @@ class Region:
     """The index space of one tile operation: padded extents ``pdims`` (constexpr
     spellings) and real extents ``exts``; optionally preceded by all lane axes."""
 
-    def __init__(self, k: KernelLowering, pdims: list[str], exts: list[Val], lanes: bool) -> None:
+    def __init__(
+        self, k: KernelLowering, pdims: list[str], exts: list[Val], lanes: bool, offsets: list[int] | None = None
+    ) -> None:
         self.k = k
         self.pdims = pdims
         self.exts = exts
+        self.offsets = offsets or [0] * len(pdims)
         self.L = len(k.lanes) if lanes else 0
         self.T = len(pdims)
         dims = [a.size for a in k.lanes] if lanes else []
         self.shape = "[" + ", ".join(dims + pdims) + "]"
         self.masks: list[str] = []
         for d, (p, e) in enumerate(zip(pdims, exts)):
-            if not (e.is_const and str(e.const) == p):
-                self.masks.append(f"({self.r_code(d)} < {self.lift(e).code})")
+            off = self.offsets[d]
+            if e.is_const and p.isdigit() and off + int(p) <= e.const:
+                continue
+            if not (e.is_const and str(e.const) == p and off == 0):
+                self.masks.append(f"({self.idx_code(d)} < {self.lift(e).code})")
         if lanes:
             for a in k.lanes:
                 if a.padded:
@@ -55,12 +61,17 @@ class Region:
         parts[self.L + d] = ":"
         return f"{base}[{', '.join(parts)}]"
 
+    def idx_code(self, d: int) -> str:
+        off = self.offsets[d]
+        return self.r_code(d) if not off else f"({off} + {self.r_code(d)})"
+
     def index_vals(self) -> list[Val]:
         out = []
         for d in range(self.T):
             p = self.pdims[d]
-            ub = const(int(p)) if p.isdigit() else None
-            out.append(Val(self.r_code(d), "int", None, frozenset(), None, (), True, ub))
+            off = self.offsets[d]
+            ub = const(int(p) + off) if p.isdigit() else None
+            out.append(Val(self.idx_code(d), "int", None, frozenset(), None, (), True, ub))
         return out
 
     def lift(self, v: Val) -> Val:
@@ -197,7 +208,7 @@ def _whole_reshape(view: View, region: Region) -> bool:
 def _tile_buffer_readable(view: View, region: Region) -> bool:
     root = view.root
     assert isinstance(root, (Buffer, Tile))
-    if region.L:
+    if region.L or any(region.offsets):
         return False
     if list(root.pdims) != list(region.pdims):
         return False
@@ -208,7 +219,13 @@ def _tile_buffer_readable(view: View, region: Region) -> bool:
 
 
 def read_tile(
-    self: KernelLowering, view: View, region: Region, span: Any = None, engine: str = "dma", zfill: bool = False
+    self: KernelLowering,
+    view: View,
+    region: Region,
+    span: Any = None,
+    engine: str = "dma",
+    zfill: bool = False,
+    full: list[int] | None = None,
 ) -> Val:
     """The values of ``view`` over ``region``; zero outside the view and outside the data."""
     root = view.root
@@ -239,7 +256,7 @@ def read_tile(
     if mask != "None" and X.is_float(elem) and not (zfill or view.zfill):
         load = f"_oob_fill({load}, {mask})"
     var = self.fresh("tile")
-    plan = self.tma_plan(view, region, "load", span, zfill or view.zfill) if engine == "tma" else None
+    plan = self.tma_plan(view, region, "load", span, zfill or view.zfill, full) if engine == "tma" else None
     if plan is not None:
         flag, desc, coords = plan
         with self.w.block(f"if {flag}:", span):
@@ -252,7 +269,13 @@ def read_tile(
 
 
 def write_tile(
-    self: KernelLowering, view: View, region: Region, value: Val, span: Any = None, engine: str = "dma"
+    self: KernelLowering,
+    view: View,
+    region: Region,
+    value: Val,
+    span: Any = None,
+    engine: str = "dma",
+    full: list[int] | None = None,
 ) -> None:
     root = view.root
     elem = root.elem
@@ -288,7 +311,7 @@ def write_tile(
     addr, mask = self.address(lv, region)
     val = value.code if value.ty == elem else f"({value.code}).to({X.tl_dtype(elem)})"
     store = f"tl.store({addr}, {val}, mask={mask})" if mask != "None" else f"tl.store({addr}, {val})"
-    plan = self.tma_plan(view, region, "store", span) if engine == "tma" and not self.pred else None
+    plan = self.tma_plan(view, region, "store", span, False, full) if engine == "tma" and not self.pred else None
     if plan is not None:
         flag, desc, coords = plan
         with self.w.block(f"if {flag}:", span):
@@ -302,7 +325,13 @@ def write_tile(
 
 
 def tma_plan(
-    self: KernelLowering, view: View, region: Region, direction: str, span: Any = None, zfill: bool = False
+    self: KernelLowering,
+    view: View,
+    region: Region,
+    direction: str,
+    span: Any = None,
+    zfill: bool = False,
+    full: list[int] | None = None,
 ) -> tuple[str, str, list[str]] | None:
     """Use a host TensorDescriptor for this ``tma.copy`` when its box can be decided statically.
 
@@ -336,8 +365,9 @@ def tma_plan(
         if not p.isdigit():
             no("the box size is only known at launch")
             return None
-        # the box is the window's static extent when it has one (Triton pads others to a power of two)
-        box.append(int(d.extent.const) if d.extent.is_const else int(p))
+        # the box is the window's static extent when it has one (Triton pads others to a power of two);
+        # a piece of a split tile is its own box
+        box.append(int(p) if full is not None else int(d.extent.const) if d.extent.is_const else int(p))
     elem_bytes = TYPES[root.elem].nbytes
     swz = self.current_swizzle
     sw_reason = swizzle_reason(box, elem_bytes, swz)
@@ -352,10 +382,11 @@ def tma_plan(
         no(reasons[0])
         return None
     host_exts: list[str] = []
-    for d, b in zip(view.dims, box):
+    for k, (d, b) in enumerate(zip(view.dims, box)):
         e = d.extent
+        want = full[k] if full is not None else b
         if e.is_const:
-            if e.const != b:
+            if e.const != want:
                 no(f"the window extent {e.const} differs from the box {b}")
                 return None
             host_exts.append(str(b))
@@ -368,7 +399,7 @@ def tma_plan(
             no("the window origin depends on the thread index")
             return None
     inner = view.dims[-1]
-    if not _aligned16(inner.origin, inner.extent, elem_bytes, box[-1]):
+    if not _aligned16(inner.origin, inner.extent, elem_bytes, box[-1]) or (region.offsets[-1] * elem_bytes) % 16:
         no("the innermost offset is not provably a multiple of 16 bytes")
         return None
     self.tensor(root)
@@ -385,7 +416,7 @@ def tma_plan(
     padding = '"zero"' if (zfill or direction == "store") else "_OOB_PADDING"
     self.args[desc] = ("desc", f"_rt.tma_desc({root.host_name}, {box}, {flag}, {padding})")
     _ = pad
-    coords = [d.origin.code for d in view.dims]
+    coords = [d.origin.code if not off else f"{d.origin.code} + {off}" for d, off in zip(view.dims, region.offsets)]
     return flag, desc, coords
 
 
@@ -433,8 +464,11 @@ def s_DmaStmt(self: KernelLowering, s: A.DmaStmt) -> None:
     self.current_swizzle = swz
     if swz:
         self.w.comment(f".swiz<{swz}>: {swz}-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)")
-    value = self.read_tile(src, region, s.span, engine if isinstance(src.root, Tensor) else "dma", zfill)
-    self.write_tile(dst, region, value, s.span, engine if isinstance(dst.root, Tensor) else "dma")
+    from .pieces import copy_split
+
+    if not copy_split(self, src, dst, engine, zfill, s.span):
+        value = self.read_tile(src, region, s.span, engine if isinstance(src.root, Tensor) else "dma", zfill)
+        self.write_tile(dst, region, value, s.span, engine if isinstance(dst.root, Tensor) else "dma")
     self.current_swizzle = None
     if isinstance(dst.root, Buffer) and swz is not None:
         dst.root.swizzle = swz
@@ -489,14 +523,26 @@ def s_MmaFill(self: KernelLowering, s: A.MmaFill) -> None:
     )
     compute = "s32" if X.is_int(elem) else ("f64" if elem == "f64" else "f32")
     shape = self.frag_shapes.get(id(s))
+    split = None
     if shape is None:
         dims, pdims = [const(16), const(16)], ["16", "16"]
         self.changed = True  # the shape comes from the first MMA that uses it
     else:
-        dims, pdims = shape
+        dims, pdims = shape[0], shape[1]
+        split = shape[2] if len(shape) > 2 else None
     var = self.fresh(s.result)
-    self.w.line(f"{var} = tl.full([{', '.join(pdims)}], {self.cast(value, compute)}, {X.tl_dtype(compute)})", s.span)
-    f = Frag(s.result, var, elem, compute, dims, pdims)
+    if split is not None:
+        d, pieces = split
+        for k, (_, size) in enumerate(pieces):
+            pd = [str(size) if i == d else pdims[i] for i in range(2)]
+            self.w.line(
+                f"{var}_{k} = tl.full([{', '.join(pd)}], {self.cast(value, compute)}, {X.tl_dtype(compute)})", s.span
+            )
+    else:
+        self.w.line(
+            f"{var} = tl.full([{', '.join(pdims)}], {self.cast(value, compute)}, {X.tl_dtype(compute)})", s.span
+        )
+    f = Frag(s.result, var, elem, compute, dims, pdims, split)
     f.fill_id = id(s)  # type: ignore[attr-defined]
     self.bind(s.result, f)
 
@@ -546,6 +592,11 @@ def s_MmaLoad(self: KernelLowering, s: A.MmaLoad) -> None:
         self.mma_load_src[s.result] = s.src
     if s.swiz_given:
         _check_swizzle(self, s)
+    from .pieces import operand_pieces
+
+    if s.result is not None and operand_pieces(self, s.src, s.span) is not None:
+        self.bind(s.result, self.ev_any(s.src))  # a split tile: its pieces are the operand
+        return
     t = _operand(self, s.src, s.span)
     if s.swiz is not None or s.swiz_given:
         t = Tile(t.code, t.elem, t.dims, t.pdims)
@@ -575,6 +626,23 @@ def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
     if s.variant in ("scale", "sp"):
         raise CroqLoweringError(f"'mma.*.{s.variant}' is not lowered yet", s.span)
     acc = self.lookup_frag(s.acc)
+    from .pieces import mma_pieces, operand_pieces
+
+    pa = operand_pieces(self, s.a, s.span)
+    pb = operand_pieces(self, s.b, s.span)
+    if pa is not None or pb is not None or acc.split is not None:
+        if getattr(self, "collapsing", None) is not None:
+            self.collapse_ok(s, 1 if s.layout[0] == "row" else 0, 1 if s.layout[1] == "row" else 0)
+        a_ops = pa if pa is not None else [(_operand(self, s.a, s.span), [0, 0])]
+        b_ops = pb if pb is not None else [(_operand(self, s.b, s.span), [0, 0])]
+        prec = ', input_precision="tf32"' if a_ops[0][0].elem in ("f32", "tf32") else ""
+        dims, pdims, split = mma_pieces(self, acc, a_ops, b_ops, s.layout, prec, s.span)
+        self.has_dot = True
+        fid = getattr(acc, "fill_id", None)
+        if fid is not None and (self.frag_shapes.get(fid) or (None, None, None))[1:] != (pdims, split):
+            self.frag_shapes[fid] = (dims, pdims, split)  # type: ignore[assignment]
+            self.changed = True
+        return
     a = _operand(self, s.a, s.span)
     b = _operand(self, s.b, s.span)
     la, lb = s.layout
@@ -596,8 +664,8 @@ def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
     fid = getattr(acc, "fill_id", None)
     if fid is not None:
         old = self.frag_shapes.get(fid)
-        if old is None or old[1] != pdims:
-            self.frag_shapes[fid] = (dims, pdims)
+        if old is None or old[1] != pdims or (len(old) > 2 and old[2] is not None):
+            self.frag_shapes[fid] = (dims, pdims, None)  # type: ignore[assignment]
             self.changed = True
     if X.is_float(a.elem) and a.elem in ("bf16",):
         ac = f"_as_dot_operand({ac})"
@@ -616,6 +684,13 @@ def s_MmaStore(self: KernelLowering, s: A.MmaStore) -> None:
     if s.variant in ("mask",):
         raise CroqLoweringError("'mma.store.mask' is not lowered yet", s.span)
     acc = self.lookup_frag(s.acc)
+    if acc.split is not None:
+        from .pieces import store_split
+
+        if s.variant == "transp":
+            raise CroqLoweringError("'mma.store.transp' of a split accumulator is not lowered yet", s.span)
+        store_split(self, acc, self.as_view(self.ev_any(s.dst), s.dst), s.span)
+        return
     t = _frag_tile(acc)
     code = acc.var
     if s.variant == "transp":

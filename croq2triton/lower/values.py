@@ -125,6 +125,7 @@ class Buffer:
     span: Any = None
     written: bool = False
     swizzle: int | None = None
+    split: tuple[int, list[tuple[int, int]]] | None = None  # (dim, [(offset, size)]): power-of-two pieces
 
 
 @dataclass
@@ -200,3 +201,4 @@ class Frag:
     compute: str  # type it is computed in
     dims: list[Val] | None = None
     pdims: list[str] | None = None
+    split: tuple[int, list[tuple[int, int]]] | None = None  # (dim, [(offset, size)]): power-of-two pieces
