@@ -538,7 +538,9 @@ class KernelLowering:
     def bind_var(self, name: str, v: Val, ty: str | None, span: Any, mutable: bool) -> None:
         """Declare a kernel variable that may be reassigned (loop-carried)."""
         ty = ty or "f32"
-        ct = X.compute_type(ty)
+        # 16-bit float variables are carried in f32 (never less precise than the source asks):
+        # a per-thread accumulator then keeps f32 sums across the K loop and rounds once at its store
+        ct = "f32" if ty in ("f16", "bf16") else X.compute_type(ty)
         axes = frozenset(self.scope_lanes) if self.scope_lanes else frozenset()
         var = self.fresh(name) if safe(name) in self.decl_types else safe(name)
         if axes:
@@ -757,7 +759,7 @@ class KernelLowering:
 
     def update_var(self, name: str, cur: Val, v: Val, node: A.Node) -> None:
         ty = self.decl_types.get(cur.code, cur.ty)
-        ct = X.compute_type(ty)
+        ct = "f32" if ty in ("f16", "bf16") else X.compute_type(ty)
         val = self.cast(v, ct)
         if v.axes - cur.axes:
             raise self.err(

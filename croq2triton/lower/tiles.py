@@ -845,7 +845,7 @@ def try_dot_loop(self: KernelLowering, s: A.Foreach) -> bool:
             res = f"tl.dot({ops[0]}, tl.trans({ops[1]}))"
             if order != [lane_a.name, lane_b.name]:
                 res = f"tl.trans({res})"
-            ct = X.compute_type(acc_ty)
+            ct = "f32" if acc_ty in ("f16", "bf16") else X.compute_type(acc_ty)
             self.w.line(f"{acc.code} = ({acc.code}.to(tl.float32) + {res}).to({X.tl_dtype(ct)})", s.span)
             self.w.comment("per-thread dot product over a whole shared tile lifted to tl.dot")
             return True
@@ -923,7 +923,7 @@ def try_dot_loop(self: KernelLowering, s: A.Foreach) -> bool:
         self.w.line(f"{dacc} = tl.dot({ta}, tl.trans({tb}), {dacc})")
     order = [ax.name for ax in self.lanes if ax.name in acc.axes]
     res = dacc if order == [lane_a.name, lane_b.name] else f"tl.trans({dacc})"
-    ct = X.compute_type(acc_ty)
+    ct = "f32" if acc_ty in ("f16", "bf16") else X.compute_type(acc_ty)
     self.w.line(f"{acc.code} = ({acc.code}.to(tl.float32) + {res}).to({X.tl_dtype(ct)})", s.span)
     self.w.comment("per-thread dot product over K lifted to tl.dot")
     return True
