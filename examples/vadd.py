@@ -50,9 +50,15 @@ def vadd_k0(_grid_1, out_ptr, out_s0, N, a_ptr, a_s0, b_ptr, b_s0):
     """Program = one block of `parallel` at vadd.co:4."""
     p = tl.program_id(0)  # vadd.co:4
     t_l = tl.arange(0, 1024)
-    v_2 = _oob_fill(tl.load(a_ptr + (((p * 1024) + t_l)) * a_s0, mask=(((p * 1024) + t_l) < N), other=0), (((p * 1024) + t_l) < N))  # vadd.co:5
-    v_3 = _oob_fill(tl.load(b_ptr + (((p * 1024) + t_l)) * b_s0, mask=(((p * 1024) + t_l) < N), other=0), (((p * 1024) + t_l) < N))
-    tl.store(out_ptr + (((p * 1024) + t_l)) * out_s0, (v_2 + v_3), mask=(((p * 1024) + t_l) < N))
+    # interior programs: every index is inside the tensors, no bound masks (vectorised loads)
+    if (((p * 1024) + (1024 - 1)) < N):
+        v_2 = tl.load(a_ptr + (((p * 1024) + t_l)) * a_s0)  # vadd.co:5
+        v_3 = tl.load(b_ptr + (((p * 1024) + t_l)) * b_s0)
+        tl.store(out_ptr + (((p * 1024) + t_l)) * out_s0, (v_2 + v_3))
+    else:
+        v_4 = _oob_fill(tl.load(a_ptr + (((p * 1024) + t_l)) * a_s0, mask=(((p * 1024) + t_l) < N), other=0), (((p * 1024) + t_l) < N))  # vadd.co:5
+        v_5 = _oob_fill(tl.load(b_ptr + (((p * 1024) + t_l)) * b_s0, mask=(((p * 1024) + t_l) < N), other=0), (((p * 1024) + t_l) < N))
+        tl.store(out_ptr + (((p * 1024) + t_l)) * out_s0, (v_4 + v_5), mask=(((p * 1024) + t_l) < N))
 
 
 def vadd(a, b, out, *, _launch=None):

@@ -132,25 +132,32 @@ def bench_elementwise(rounds: int) -> list[dict[str, object]]:
 
     from croq2triton.api import load
 
-    vadd = load(REPO / "examples/vadd.co").vadd
+    kernels = [
+        ("vadd f32", load(REPO / "examples/vadd.co").vadd, torch.float32),
+        ("vadd f16", load(REPO / "examples/vadd_f16.co").vadd_f16, torch.float16),
+    ]
     rows: list[dict[str, object]] = []
-    for n in (1 << 28, (1 << 28) + 12345):
-        x = torch.randn(n, device="cuda")
-        y = torch.randn(n, device="cuda")
-        out = torch.full_like(x, float("nan"))
-        vadd(x, y, out)
-        torch.cuda.synchronize()
-        ok = bool(torch.equal(out, x + y))
-        src = torch.randn(n * 3 // 2, device="cuda")  # same bytes moved: 3 x 4 B per element vs 2 x 6 B
-        dst = torch.empty_like(src)
-        times: dict[str, list[float]] = {"copy": [], "vadd": []}
-        for _ in range(rounds):
-            times["copy"].append(triton.testing.do_bench(lambda s=src, d=dst: d.copy_(s), warmup=25, rep=200))
-            times["vadd"].append(triton.testing.do_bench(lambda x=x, y=y, o=out: vadd(x, y, o), warmup=25, rep=200))
-        bytes_moved = 3 * 4 * n
-        c, v = median_of_rounds(times["copy"]), median_of_rounds(times["vadd"])
-        rows.append({"kernel": "vadd f32", "n": n, "check": "ok" if ok else "WRONG", "ms": v, "tbps": bytes_moved / v / 1e9,
-                     "copy_tbps": bytes_moved / c / 1e9, "ratio": c / v, "raw": times})  # fmt: skip
+    for label, vadd, dt in kernels:
+        for n in (1 << 28, (1 << 28) + 12345):
+            x = torch.randn(n, device="cuda").to(dt)
+            y = torch.randn(n, device="cuda").to(dt)
+            out = torch.full_like(x, float("nan"))
+            vadd(x, y, out)
+            torch.cuda.synchronize()
+            ok = bool(torch.equal(out, x + y))
+            es = x.element_size()
+            src = torch.empty(n * 3 * es // 2, device="cuda", dtype=torch.uint8)  # the same bytes moved as the add
+            dst = torch.empty_like(src)
+            times: dict[str, list[float]] = {"copy": [], "vadd": []}
+            for _ in range(rounds):
+                times["copy"].append(triton.testing.do_bench(lambda s=src, d=dst: d.copy_(s), warmup=25, rep=200))
+                times["vadd"].append(
+                    triton.testing.do_bench(lambda x=x, y=y, o=out, f=vadd: f(x, y, o), warmup=25, rep=200)
+                )
+            bytes_moved = 3 * es * n
+            c, v = median_of_rounds(times["copy"]), median_of_rounds(times["vadd"])
+            rows.append({"kernel": label, "n": n, "check": "ok" if ok else "WRONG", "ms": v, "tbps": bytes_moved / v / 1e9,
+                         "copy_tbps": bytes_moved / c / 1e9, "ratio": c / v, "raw": times})  # fmt: skip
     return rows
 
 

@@ -252,7 +252,67 @@ class KernelLowering:
             self.lower_pipeline(rest, top.body, top)
             return
         self.enter_levels(rest, top)
-        self.body(top.body)
+        if self.lanes and _straight_line(top.body):
+            self.interior_split(top.body)
+        else:
+            self.body(top.body)
+
+    def interior_split(self, body: A.Stmt) -> None:
+        """Elementwise kernels: programs entirely inside the tensors run without bound masks.
+
+        Triton cannot vectorise loads whose mask depends on a length that is not a multiple of 16
+        (a ragged length): the body is emitted twice, unmasked for interior programs (a uniform
+        test on the program's largest index) and masked for the edge.
+        """
+        main = self.w
+        self.w = Writer(self.fl.src_name, indent=main.depth + 1)
+        self.inside_conds: list[str] | None = []
+        self.body(body)
+        inside, conds = self.w.lines, self.inside_conds
+        self.inside_conds = None
+        self.w = Writer(self.fl.src_name, indent=main.depth + 1)
+        self.body(body)
+        edge = self.w.lines
+        self.w = main
+        if not conds:
+            self.body(body)
+            return
+        cond = " & ".join(f"({c})" for c in dict.fromkeys(conds))
+        main.comment("interior programs: every index is inside the tensors, no bound masks (vectorised loads)")
+        main.line(f"if {cond}:")
+        main.lines.extend(inside)
+        main.line("else:")
+        main.lines.extend(edge)
+
+    def bound_term(self, c: Val, rd: Val) -> str | None:
+        """The mask term ``c < rd``, or None where the interior version may assume it."""
+        if self.known_lt(c, rd):
+            return None
+        term = f"({c.code} < {rd.code})"
+        conds = getattr(self, "inside_conds", None)
+        if conds is None or c.uniform:
+            return term
+        hi = self.lane_max(c)
+        if hi is None or not rd.uniform:
+            return term
+        conds.append(f"{hi} < {rd.code}")
+        return None
+
+    def lane_max(self, c: Val) -> str | None:
+        """The largest value of an index over the lanes, if it is monotone in them."""
+        import re
+
+        code = c.code
+        if re.search(r"[-/%<>=&|~^]|\bv_\d+|tile_\d+|\[", code.replace("@LANE[", "@LANE(").replace("]", ")")):
+            return None
+        if re.search(r"_\d+\b", code):
+            return None
+
+        def mx(m: re.Match[str]) -> str:
+            a = self.lane_by_key[m.group(1)]
+            return f"({a.extent.code} - 1)"
+
+        return re.sub(r"@LANE\[([^\]]+)\]", mx, code)
 
     def merge_level(self, b: A.PBy, body: A.Stmt) -> int:
         """Warps/warpgroups that each own a block of an MMA's rows merge into one tile.
@@ -1517,8 +1577,9 @@ class KernelLowering:
             i = next(it)
             c = X.binary("+", d.origin, X.binary("*", i, d.step, False) if d.step is not None else i, False)
             out.append(c)
-            if not self.known_lt(i, d.extent):
-                masks.append(f"({i.code} < {d.extent.code})")
+            t = self.bound_term(i, d.extent)
+            if t:
+                masks.append(t)
             for lim in d.limits:
                 masks.append(f"({c.code} < {lim.code})")
             if not i.nonneg and not (i.is_const and i.const >= 0):
@@ -1547,8 +1608,9 @@ class KernelLowering:
         else:
             for c, s, rd in zip(coords, strides, rdims):
                 terms.append(f"({c.code}) * {s}" if s != "1" else f"({c.code})")
-                if not self.known_lt(c, rd):
-                    allm.append(f"({c.code} < {rd.code})")
+                t = self.bound_term(c, rd)
+                if t:
+                    allm.append(t)
                 allm.extend(c.masks)
         for p in self.pred:
             allm.append(f"({p.code})")
@@ -1753,6 +1815,18 @@ class KernelLowering:
 
 def _is_wild(x: A.Expr) -> bool:
     return isinstance(x, A.Name) and x.name == "_"
+
+
+def _straight_line(body: A.Stmt) -> bool:
+    """A body of element assignments and scalar declarations only (no loops, branches, copies)."""
+    stmts = body.stmts if isinstance(body, A.Block) else [body]
+    for s in stmts:
+        if isinstance(s, A.Parallel):
+            if not _straight_line(s.body):
+                return False
+        elif not isinstance(s, (A.AssignStmt, A.ScalarDecl, A.Empty, A.MdspanDecl)):
+            return False
+    return True
 
 
 def _covers_root(d: ViewDim, root_dim: Val | None) -> bool:
