@@ -1339,11 +1339,14 @@ class KernelLowering:
     def e_IncDec(self, e: A.IncDec) -> Val:
         raise self.err("'++'/'--' are lowered by the pipeline pass (event rings), not available yet", e)
 
-    def indices(self, items: list[A.Expr], rank: int, node: A.Node) -> list[Val]:
-        out: list[Val] = []
+    def indices(self, items: list[A.Expr], rank: int, node: A.Node, collapsed: bool = False) -> list[Any]:
+        """Index values (a bounded tuple counts as one index per component); ``Collapsed`` kept if asked."""
+        out: list[Any] = []
         for x in items:
             v = self.ev_any(x)
-            if isinstance(v, BoundedTuple):
+            if isinstance(v, Collapsed) and collapsed:
+                out.append(v)
+            elif isinstance(v, BoundedTuple):
                 out.extend(p.value for p in v.parts)
             elif isinstance(v, Tuple_):
                 out.extend(v.items)
@@ -1421,7 +1424,7 @@ class KernelLowering:
             exts = [d.extent if _is_wild(x) else self.ev(x) for x, d in zip(op.args, live_new)]
             at_items: list[Any] = [None] * len(live)
             if op.at is not None:
-                at_items = self.at_args(op.at, len(live), op)
+                at_items = self.indices(op.at, len(live), op, collapsed=True)
             steps = [self.ev(x) for x in op.step] if op.step is not None else None
             root_dims = view.reshaped if view.reshaped is not None else self.dims_of(view.root, op)
             for j, (d, ext) in enumerate(zip(live_new, exts)):
@@ -1467,24 +1470,6 @@ class KernelLowering:
             d.origin = base
             d.extent = const(int(ext.const) * self.cons_counts[coefs[0][0]])
         return view
-
-    def at_args(self, items: list[A.Expr], n: int, node: A.Node) -> list[Any]:
-        out: list[Any] = []
-        for x in items:
-            v = self.ev_any(x)
-            if isinstance(v, Collapsed):
-                out.append(v)
-            elif isinstance(v, BoundedTuple):
-                out.extend(p.value for p in v.parts)
-            elif isinstance(v, Bounded):
-                out.append(v.value)
-            elif isinstance(v, Val):
-                out.append(v)
-            else:
-                raise self.err("an index must be an integer", x)
-        if len(out) != n:
-            raise CroqSemanticError(f"{len(out)} index(es) for a view of rank {n}", node.span)
-        return out
 
     def chunk_args(self, items: list[A.Expr], node: A.Node) -> list[Any]:
         out: list[Any] = []
