@@ -56,9 +56,9 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, 
     rhs_s = tl.zeros([32, 128], tl.float16)  # gemm_v1.co:11
     acc = tl.full([32, 32], 0, tl.float32) + (0.0)  # gemm_v1.co:12
     for iv_k_3 in range(0, tl.cdiv(K, 128)):  # gemm_v1.co:13
-        tile_4 = _oob_fill(tl.load(lhs_ptr + (((block_m * 32) + tl.arange(0, 32)[:, None])) * lhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * lhs_s1, mask=(((block_m * 32) + tl.arange(0, 32)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=0), (((block_m * 32) + tl.arange(0, 32)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K))  # gemm_v1.co:14
+        tile_4 = _oob_fill(tl.load(lhs_ptr + (((block_m * 32) + tl.arange(0, 32)[:, None])) * lhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * lhs_s1, mask=(((block_m * 32) + tl.arange(0, 32)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=0.0), (((block_m * 32) + tl.arange(0, 32)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K))  # gemm_v1.co:14
         lhs_s = tile_4
-        tile_5 = _oob_fill(tl.load(rhs_ptr + (((block_n * 32) + tl.arange(0, 32)[:, None])) * rhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * rhs_s1, mask=(((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=0), (((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K))  # gemm_v1.co:15
+        tile_5 = _oob_fill(tl.load(rhs_ptr + (((block_n * 32) + tl.arange(0, 32)[:, None])) * rhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * rhs_s1, mask=(((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=0.0), (((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K))  # gemm_v1.co:15
         rhs_s = tile_5
         acc = (acc.to(tl.float32) + tl.dot(lhs_s, tl.trans(rhs_s))).to(tl.float32)  # gemm_v1.co:17
         # per-thread dot product over a whole shared tile lifted to tl.dot

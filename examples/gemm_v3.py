@@ -61,13 +61,13 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x64, r
         if TMA_LHS_64X64:  # gemm_v3.co:25
             tile_6 = lhs_desc_64x64.load([(block_m * 64), (iv_k_4 * 64)])
         else:
-            tile_6 = _oob_fill(tl.load(lhs_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0), (((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
+            tile_6 = _oob_fill(tl.load(lhs_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
         lhs_s = tile_6  # gemm_v3.co:25
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_RHS_128X64:  # gemm_v3.co:27
             tile_7 = rhs_desc_128x64.load([(block_n * 128), (iv_k_4 * 64)])
         else:
-            tile_7 = _oob_fill(tl.load(rhs_ptr + (((block_n * 128) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0), (((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
+            tile_7 = _oob_fill(tl.load(rhs_ptr + (((block_n * 128) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
         rhs_s = tile_7  # gemm_v3.co:27
         stage_8 = (iv_k_4 % 1)  # gemm_v3.co:40
         mc_3 = tl.dot(lhs_s, tl.trans(rhs_s), mc_3)  # gemm_v3.co:45

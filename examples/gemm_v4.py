@@ -63,18 +63,18 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_128x64, 
         if TMA_LHS_128X64:  # gemm_v4.co:23
             tile_6 = lhs_desc_128x64.load([(block_m * 128), (iv_k_4 * 64)])
         else:
-            tile_6 = _oob_fill(tl.load(lhs_ptr + (((block_m * 128) + tl.arange(0, 128)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 128) + tl.arange(0, 128)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0), (((block_m * 128) + tl.arange(0, 128)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
+            tile_6 = _oob_fill(tl.load(lhs_ptr + (((block_m * 128) + tl.arange(0, 128)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 128) + tl.arange(0, 128)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_m * 128) + tl.arange(0, 128)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
         lhs_s = tile_6  # gemm_v4.co:23
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_RHS_128X64:  # gemm_v4.co:25
             tile_7 = rhs_desc_128x64.load([(block_n * 192), (iv_k_4 * 64)])
         else:
-            tile_7 = _oob_fill(tl.load(rhs_ptr + (((block_n * 192) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 192) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0), (((block_n * 192) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
+            tile_7 = _oob_fill(tl.load(rhs_ptr + (((block_n * 192) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 192) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_n * 192) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
         rhs_s_0 = tile_7  # gemm_v4.co:25
         if TMA_RHS_64X64:
             tile_8 = rhs_desc_64x64.load([(block_n * 192) + 128, (iv_k_4 * 64)])
         else:
-            tile_8 = _oob_fill(tl.load(rhs_ptr + (((block_n * 192) + (128 + tl.arange(0, 64)[:, None]))) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 192) + (128 + tl.arange(0, 64)[:, None])) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0), (((block_n * 192) + (128 + tl.arange(0, 64)[:, None])) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
+            tile_8 = _oob_fill(tl.load(rhs_ptr + (((block_n * 192) + (128 + tl.arange(0, 64)[:, None]))) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 192) + (128 + tl.arange(0, 64)[:, None])) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_n * 192) + (128 + tl.arange(0, 64)[:, None])) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
         rhs_s_1 = tile_8  # gemm_v4.co:25
         stage_9 = (iv_k_4 % 2)  # gemm_v4.co:38
         mc_3_0 = tl.dot(lhs_s, tl.trans(rhs_s_0), mc_3_0)  # gemm_v4.co:43

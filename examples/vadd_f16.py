@@ -56,8 +56,8 @@ def vadd_f16_k0(_grid_1, out_ptr, out_s0, N, a_ptr, a_s0, b_ptr, b_s0):
         v_3 = tl.load(b_ptr + (((p * 1024) + t_l)) * b_s0)
         tl.store(out_ptr + (((p * 1024) + t_l)) * out_s0, (v_2 + v_3))
     else:
-        v_4 = _oob_fill(tl.load(a_ptr + (((p * 1024) + t_l)) * a_s0, mask=(((p * 1024) + t_l) < N), other=0), (((p * 1024) + t_l) < N))  # vadd_f16.co:5
-        v_5 = _oob_fill(tl.load(b_ptr + (((p * 1024) + t_l)) * b_s0, mask=(((p * 1024) + t_l) < N), other=0), (((p * 1024) + t_l) < N))
+        v_4 = _oob_fill(tl.load(a_ptr + (((p * 1024) + t_l)) * a_s0, mask=(((p * 1024) + t_l) < N), other=0.0), (((p * 1024) + t_l) < N))  # vadd_f16.co:5
+        v_5 = _oob_fill(tl.load(b_ptr + (((p * 1024) + t_l)) * b_s0, mask=(((p * 1024) + t_l) < N), other=0.0), (((p * 1024) + t_l) < N))
         tl.store(out_ptr + (((p * 1024) + t_l)) * out_s0, (v_4 + v_5), mask=(((p * 1024) + t_l) < N))
 
 

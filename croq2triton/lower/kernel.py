@@ -79,6 +79,7 @@ class KernelLowering:
         self.memory: set[str] = set()  # buffers decided to live in scratch memory
         self.frag_shapes: dict[int, tuple[list[Val], list[str]]] = {}
         self.no_dot: set[int] = set()
+        self.any_shapes: dict[str, tuple[str, list[Val], str]] = {}  # dma.any futures: later copies' shape
         self.array_modes: dict[str, str] = {}  # buffer array -> 'ring' | 'merged'
         self.no_split: set[str] = set()  # buffers that must stay padded (used in a way pieces cannot serve)
 
@@ -125,6 +126,7 @@ class KernelLowering:
         self.cons_counts: dict[str, int] = {}
         self.merged: dict[str, Buffer] = {}
         self.var_defs: dict[str, str] = {}
+        self.loop_depth = 0
         self.current_swizzle: int | None = None
         self.warnings: list[Any] = []
 
@@ -522,12 +524,44 @@ class KernelLowering:
 
     def s_Swap(self, s: A.Swap) -> None:
         vals = [self.lookup(n, s) for n in s.names]
+        if self.loop_depth:
+            self.swap_at_run_time(s, vals)
+            return
         if s.kind == "swap":
             vals = [vals[1], vals[0]]
         else:
             vals = vals[1:] + vals[:1]
         for n, v in zip(s.names, vals):
             self.rebind(n, v)
+
+    def swap_at_run_time(self, s: A.Swap, vals: list[Any]) -> None:
+        """``swap``/``rotate`` inside a loop: exchange the buffers' contents (tiles or scratch
+        addresses) every iteration, so each name keeps its buffer and the buffers ping-pong."""
+        bufs: list[Buffer] = []
+        for n, v in zip(s.names, vals):
+            data = v.data if isinstance(v, Future) else v
+            if not isinstance(data, Buffer):
+                raise self.err(f"'{n}' has no buffer to {s.kind} inside a loop", s)
+            bufs.append(data)
+        if any(b.mode == "memory" for b in bufs) and any(b.mode == "tile" for b in bufs):
+            for b in bufs:
+                if b.mode == "tile":
+                    self.need_memory(b)  # buffers that trade places must live the same way
+            raise self.err(f"'{s.kind}' of buffers that live differently (retrying)", s)
+        first = bufs[0]
+        for b in bufs[1:]:
+            if (b.mode, b.elem, [d.code for d in b.dims], b.lanes) != (
+                first.mode,
+                first.elem,
+                [d.code for d in first.dims],
+                first.lanes,
+            ):
+                raise self.err(f"'{s.kind}' inside a loop needs buffers of the same type and shape", s)
+        order = [bufs[1], bufs[0]] if s.kind == "swap" else bufs[1:] + bufs[:1]
+        tmp = self.fresh("swap")
+        self.w.line(f"{tmp} = {bufs[0].var}", s.span)
+        for dst, src in zip(bufs, order):
+            self.w.line(f"{dst.var} = {tmp if src is bufs[0] else src.var}")
 
     def rebind(self, name: str, v: Any) -> None:
         for sc in reversed(self.scopes):
@@ -987,6 +1021,15 @@ class KernelLowering:
             return
         name, lo, hi = loops[0]
         var = self.fresh(name.replace(".", "_"))
+        self.loop_depth += 1
+        try:
+            self._open_loop(name, lo, hi, var, loops, s, body)
+        finally:
+            self.loop_depth -= 1
+
+    def _open_loop(
+        self, name: str, lo: Val, hi: Val, var: str, loops: list[tuple[str, Val, Val]], s: A.Foreach, body: A.Stmt
+    ) -> None:
         for v in (lo, hi):
             if not v.uniform:
                 raise self.err("loop bounds must be the same for every thread of a block", s)
@@ -1635,7 +1678,8 @@ class KernelLowering:
             masks.extend(i.masks)
         addr, mask = self.pointer(view, base, strides, rdims, coords, masks)
         axes = frozenset().union(*[i.axes for i in idx]) if idx else frozenset()
-        code = f"tl.load({addr}, mask={mask}, other=0)" if mask != "None" else f"tl.load({addr})"
+        zero = "0.0" if X.is_float(elem) else "0"
+        code = f"tl.load({addr}, mask={mask}, other={zero})" if mask != "None" else f"tl.load({addr})"
         if mask != "None" and X.is_float(elem) and isinstance(view.root, Tensor) and not view.zfill:
             code = f"_oob_fill({code}, {mask})"
         v = Val(code, elem, None, axes, None, tuple(dict.fromkeys(m for i in idx for m in i.masks)))

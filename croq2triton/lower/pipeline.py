@@ -184,6 +184,7 @@ def lower_pipeline(self: KernelLowering, levels: list[A.PBy], body: A.Stmt, node
     ws = self.constexpr("WARP_SPECIALIZE", "_rt.WARP_SPECIALIZE")
     ns = self.constexpr("NUM_STAGES", str(stages))
     self.pipelined = True
+    self.loop_depth += 1
     with w.block(f"for {var} in tl.range(0, {hi.code}, num_stages={ns}, warp_specialize={ws}):", c_loop.span):
         lv = Val(var, "int", None, frozenset(), None, (), True, hi)
         self.push()
@@ -200,6 +201,7 @@ def lower_pipeline(self: KernelLowering, levels: list[A.PBy], body: A.Stmt, node
             if not _event_only(s):
                 self.stmt(s)
         self.pop()
+    self.loop_depth -= 1
     for s in c_post:
         if not _event_only(s):
             self.stmt(s)

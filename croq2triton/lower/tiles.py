@@ -252,7 +252,8 @@ def read_tile(
         return Val(code, elem)
     lv = _lift_view(region, view)
     addr, mask = self.address(lv, region)
-    load = f"tl.load({addr}, mask={mask}, other=0)" if mask != "None" else f"tl.load({addr})"
+    zero = "0.0" if X.is_float(elem) else "0"
+    load = f"tl.load({addr}, mask={mask}, other={zero})" if mask != "None" else f"tl.load({addr})"
     if mask != "None" and X.is_float(elem) and not (zfill or view.zfill):
         load = f"_oob_fill({load}, {mask})"
     var = self.fresh("tile")
@@ -451,7 +452,21 @@ def s_DmaStmt(self: KernelLowering, s: A.DmaStmt) -> None:
                 raise CroqLoweringError("the shape of this copy depends on the thread index", s.span)
         name = f"{s.result}_data" if s.result else self.fresh("copy")
         dims_h = [self.fl_dim(d) for d in dims]
-        buf = self.new_buffer(name, src.root.elem, dims_h, s.dst.name, s.span)
+        prev = self.lookup_opt(s.result) if s.result else None
+        old = prev.data if isinstance(prev, Future) else None
+        if (
+            isinstance(old, Buffer)
+            and old.storage == s.dst.name
+            and old.elem == src.root.elem
+            and [d.code for d in old.dims] == [d.code for d in dims_h]
+        ):
+            # a future copied into again keeps its buffer (double buffering with swap/rotate)
+            buf = old
+        else:
+            buf = self.new_buffer(name, src.root.elem, dims_h, s.dst.name, s.span)
+            if isinstance(prev, Future) and prev.data is None and s.result not in self.any_shapes:
+                self.any_shapes[s.result] = (src.root.elem, dims_h, s.dst.name)
+                self.changed = True
         dst = View(buf, [ViewDim(const(0), d, None, []) for d in dims_h])
     else:
         dst = self.as_view(self.ev_any(s.dst), s.dst)
@@ -497,7 +512,15 @@ def fl_dim(self: KernelLowering, v: Val) -> Val:
 
 
 def s_DmaAny(self: KernelLowering, s: A.DmaAny) -> None:
-    self.rebind(s.result, Future(s.result, None, True))
+    """``f = dma.any``: a placeholder future.  Its buffer is allocated here, with the shape of the
+    first copy later bound to ``f`` (learnt in an earlier pass), so that it outlives loops."""
+    shape = self.any_shapes.get(s.result)
+    if shape is None:
+        self.rebind(s.result, Future(s.result, None, True))
+        return
+    elem, dims, storage = shape
+    buf = self.new_buffer(f"{s.result}_data", elem, dims, storage, s.span)
+    self.rebind(s.result, Future(s.result, buf, True))
 
 
 def s_MapStmt(self: KernelLowering, s: A.MapStmt) -> None:
@@ -675,6 +698,12 @@ def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
         prec = ', input_precision="tf32"'
     self.has_dot = True
     code = f"tl.dot({ac}, {bc}, {acc.var}{prec})"
+    if acc.compute == "s32":
+        if a.elem == "u8" or b.elem == "u8":
+            # Triton's integer dot takes int8 only: u8 products summed exactly in f32 per K tile
+            code = f"{acc.var} + tl.dot({ac}.to(tl.float16), {bc}.to(tl.float16), out_dtype=tl.float32).to(tl.int32)"
+        else:
+            code = f"tl.dot({ac}, {bc}, {acc.var}, out_dtype=tl.int32)"
     if s.result is not None:
         self.rebind(s.result, Future(s.result, None, True))
     self.w.line(f"{acc.var} = {code}", s.span)
