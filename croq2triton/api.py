@@ -13,23 +13,39 @@ from .errors import REGISTRY, CroqError
 from .frontend.driver import parse, read_source
 from .sema.checks import check_unit
 
+SCHEDULES = ("source", "auto")
+
 
 def translate_full(
-    source: str, *, filename: str | None = None, defines: Mapping[str, object] | None = None, dialect: str = "default"
+    source: str,
+    *,
+    filename: str | None = None,
+    defines: Mapping[str, object] | None = None,
+    dialect: str = "default",
+    schedule: str = "source",
 ) -> Translation:
+    """Translate and return the module text with every diagnostic.
+
+    ``schedule="source"`` keeps the tiles, stages and roles the source states; ``"auto"`` lets the
+    translator pick stages, warps and program order (same results, different schedule).
+    """
+    if schedule not in SCHEDULES:
+        raise CroqError(f"unknown schedule '{schedule}'", hint="use 'source' or 'auto'")
     name = filename or "<input>"
     REGISTRY.add(name, source)
     defs = {k: str(v) for k, v in (defines or {}).items()}
     tu = parse(source, name, defines=defs, dialect=dialect)
     warnings = check_unit(tu)
-    out = emit_module(tu, os.path.basename(name))
+    out = emit_module(tu, os.path.basename(name), schedule)
     out.diagnostics = list(warnings) + out.diagnostics
     return out
 
 
-def translate(source: str, *, filename: str | None = None, defines: Mapping[str, object] | None = None) -> str:
+def translate(
+    source: str, *, filename: str | None = None, defines: Mapping[str, object] | None = None, schedule: str = "source"
+) -> str:
     """Translate Croqtile source text to the text of a Python module (Triton kernels + launchers)."""
-    return translate_full(source, filename=filename, defines=defines).source
+    return translate_full(source, filename=filename, defines=defines, schedule=schedule).source
 
 
 def load(
@@ -38,6 +54,7 @@ def load(
     defines: Mapping[str, object] | None = None,
     interpret: bool | None = None,
     oob_fill: str = "zero",
+    schedule: str = "source",
 ) -> types.ModuleType:
     """Translate ``path`` and import the result; its attributes are the launchers.
 
@@ -49,7 +66,7 @@ def load(
         raise CroqError(f"oob_fill must be 'zero' or 'nan', not {oob_fill!r}")
     path = os.fspath(path)
     text = read_source(path)
-    out = translate_full(text, filename=path, defines=defines)
+    out = translate_full(text, filename=path, defines=defines, schedule=schedule)
     digest = hashlib.sha1((out.source + oob_fill).encode()).hexdigest()[:12]
     modname = f"croq2triton_gen_{os.path.splitext(os.path.basename(path))[0]}_{digest}"
     return load_source(out.source, modname, interpret=interpret, origin=path, translation=out, oob_fill=oob_fill)

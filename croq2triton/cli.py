@@ -118,7 +118,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
 
     defines = _defines(args.define)
     src = read_source(args.file)
-    out = translate_full(src, filename=args.file, defines=defines, dialect=args.dialect)
+    out = translate_full(src, filename=args.file, defines=defines, dialect=args.dialect, schedule=args.schedule)
     for d in out.diagnostics:
         print(d.format(), file=sys.stderr)
     target = args.output or os.path.splitext(args.file)[0] + ".py"
@@ -141,6 +141,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         functions=args.only,
         repeat=args.repeat,
         oob_fill=args.oob_fill,
+        schedule=args.schedule,
     )
 
 
@@ -178,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT.py", help="output path ('-' for stdout; default: FILE with .py)")
     p.add_argument("-D", dest="define", action="append", metavar="NAME[=VAL]", help="define a macro")
     p.add_argument("--dialect", choices=("default", "upstream"), default="default")
+    p.add_argument(
+        "--schedule", choices=("source", "auto"), default="source", help="'auto': translator picks stages, warps, order"
+    )
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser("run", help="translate and run kernels on random inputs (GPU if present, else the interpreter)")

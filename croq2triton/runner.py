@@ -76,6 +76,7 @@ def run_file(
     functions: Sequence[str] | None = None,
     repeat: int = 0,
     oob_fill: str = "zero",
+    schedule: str = "source",
 ) -> int:
     import torch
 
@@ -84,7 +85,7 @@ def run_file(
 
     size_map = parse_sizes(sizes)
     gpu = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET", "0") in ("", "0")
-    mod = load(path, defines=defines, oob_fill=oob_fill)
+    mod = load(path, defines=defines, oob_fill=oob_fill, schedule=schedule)
     tu = parse_file(path, defines=defines)
     tr = mod.__croq_translation__
     for d in tr.diagnostics:

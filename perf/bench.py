@@ -70,6 +70,7 @@ def bench_gemms(shapes: list[int], shared: str | None, rounds: int) -> list[dict
         else:
             p = REPO / path
         funcs[label] = (getattr(load(p), fn), chunked)
+        funcs[label + " auto"] = (getattr(load(p, schedule="auto"), fn), chunked)
     rows: list[dict[str, object]] = []
     for n in shapes:
         torch.manual_seed(n)
@@ -162,7 +163,7 @@ def bench_elementwise(rounds: int) -> list[dict[str, object]]:
 
 
 def markdown(info: dict[str, str], gemm: list[dict[str, object]], elem: list[dict[str, object]], cmd: str) -> str:
-    out = [f"## {info['date']} - perf/bench.py (source schedules)", ""]
+    out = [f"## {info['date']} - perf/bench.py (source schedules, and `auto` rows: --schedule auto)", ""]
     out.append(f"* GPU: {info['gpu']}; torch {info['torch']}, Triton {info['triton']}")
     out.append(f"* SM / memory clock, power: before {info['clocks_before']}; after {info['clocks_after']}")
     out.append(f"* Command: `{cmd}`")

@@ -65,12 +65,12 @@ class Translation:
     failed: dict[str, CroqError] = field(default_factory=dict)
 
 
-def emit_module(tu: A.TranslationUnit, src_name: str) -> Translation:
+def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") -> Translation:
     parts: list[str] = []
     out = Translation("")
     for fn in tu.functions:
         try:
-            fl = FunctionLowering(fn, src_name)
+            fl = FunctionLowering(fn, src_name, schedule)
             parts.append(fl.lower())
             out.lowered.append(fn.name)
             out.diagnostics.extend(fl.warnings)
@@ -81,6 +81,10 @@ def emit_module(tu: A.TranslationUnit, src_name: str) -> Translation:
             parts.append(_unlowerable(fn, e))
     names = ", ".join(f.name for f in tu.functions) or "(none)"
     header = HEADER.format(src=src_name, version=__version__, functions=names)
+    if schedule != "source":
+        header = header.replace(
+            f"croq2triton translate {src_name}", f"croq2triton translate --schedule {schedule} {src_name}"
+        )
     out.source = header + "\n\n" + "\n\n\n".join(parts) + "\n"
     return out
 

@@ -25,9 +25,10 @@ class HostScope:
 class FunctionLowering:
     """Builds the launcher of one function; kernels are appended to ``self.kernel_sources``."""
 
-    def __init__(self, fn: A.CoFunction, src_name: str) -> None:
+    def __init__(self, fn: A.CoFunction, src_name: str, schedule: str = "source") -> None:
         self.fn = fn
         self.src_name = src_name
+        self.schedule = schedule
         self.w = Writer(src_name, indent=1)
         self.names: dict[str, Any] = {}
         self.kernel_sources: list[str] = []

@@ -233,7 +233,11 @@ class KernelLowering:
             if rest:
                 raise self.err("a block level must come before sub-block levels", b)
             names = b.vars if b.vars is not None else [b.name]
-            for k, nm in enumerate(names):
+            grouped = self.fl.schedule == "auto" and len(names) == 2 and pid == 0 and _has_mma(top)
+            if grouped:
+                self.grouped_order(names, b)
+                pid += 2
+            for k, nm in enumerate(names if not grouped else []):
                 ext = self.fl.host_eval(b.bound[k])
                 if pid >= 3:
                     raise self.err("more than three block dimensions cannot be lowered yet", b)
@@ -258,6 +262,31 @@ class KernelLowering:
             self.interior_split(top.body)
         else:
             self.body(top.body)
+
+    def grouped_order(self, names: list[str | None], b: A.PBy) -> None:
+        """``--schedule auto``: a 1-D grid walked in groups of GROUP_M block rows, so that
+        neighbouring programs share operand tiles in L2 (programs are independent: the order
+        does not change results)."""
+        exts = [self.fl.host_eval(x) for x in b.bound]
+        gm, gn = (self.import_val(e, "grid") for e in exts)
+        host = [e.host or e.code for e in exts]
+        self.grid.append(f"({host[0]}) * ({host[1]})")
+        group = self.constexpr("GROUP_M", "8")
+        w = self.w
+        w.comment("schedule auto: programs walk the block grid in groups of GROUP_M rows (L2 reuse)")
+        w.line("_pid = tl.program_id(0)", b.span)
+        w.line(f"_group = {group} * {gn.code}")
+        w.line(f"_first = (_pid // _group) * {group}")
+        w.line(f"_gsize = tl.minimum({gm.code} - _first, {group})")
+        vals = ["_first + (_pid % _group) % _gsize", "(_pid % _group) // _gsize"]
+        for k, nm in enumerate(names):
+            var = safe(nm) if nm else f"_pid{k}"
+            w.line(f"{var} = {vals[k]}")
+            bound = gm if k == 0 else gn
+            v = Val(var, "int", None, frozenset(), None, (), True, bound)
+            self.block_vars.append(var)
+            if nm:
+                self.bind(nm, Bounded(nm, v, bound, "block"))
 
     def interior_split(self, body: A.Stmt) -> None:
         """Elementwise kernels: programs entirely inside the tensors run without bound masks.
@@ -1800,6 +1829,13 @@ class KernelLowering:
         return "\n".join([head, doc, body])
 
     def num_warps(self) -> int:
+        if self.fl.schedule == "auto" and self.has_dot:
+            big = any(
+                int(p[0]) * int(p[1]) >= 128 * 128
+                for _, p, *_ in self.frag_shapes.values()
+                if all(x.isdigit() for x in p)
+            )
+            return 8 if big else 4
         if self.pipelined or getattr(self, "merged_units", 0):
             return min(8, pow2(4 * max(1, getattr(self, "max_consumers", 1))))
         t = max(1, self.threads)
@@ -1844,6 +1880,10 @@ class KernelLowering:
 
 def _is_wild(x: A.Expr) -> bool:
     return isinstance(x, A.Name) and x.name == "_"
+
+
+def _has_mma(s: A.Node) -> bool:
+    return any(isinstance(n, A.MmaOp) for n in s.walk())
 
 
 def _straight_line(body: A.Stmt) -> bool:

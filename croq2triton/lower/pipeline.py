@@ -244,12 +244,28 @@ def _loop_var(f: A.Foreach) -> tuple[str, A.Expr]:
     return names[0], wi.shape
 
 
+SMEM_BUDGET = 200 * 1024  # bytes of shared memory the stage buffers may take on Hopper (232 KB max)
+
+
 def _stages(self: KernelLowering, prod: A.InThreads) -> int:
-    """Pipeline depth: the size of the stage rings the producer fills."""
+    """Pipeline depth: the size of the stage rings the producer fills.
+
+    ``--schedule auto`` deepens it to as many stages (up to 4) as fit in shared memory.
+    """
+    from ..sema.types import TYPES
+
     best = 1
+    per_stage = 0
     for n in prod.walk():
         if isinstance(n, A.DmaStmt) and isinstance(n.dst, A.Index) and isinstance(n.dst.base, A.Name):
             buf = self.lookup_opt(n.dst.base.name)
             count = getattr(buf, "count", 1)
             best = max(best, int(count))
+            if buf is not None and all(d.is_const for d in buf.dims):
+                size = TYPES[buf.elem].nbytes
+                for d in buf.dims:
+                    size *= int(d.const)
+                per_stage += size
+    if self.fl.schedule == "auto" and per_stage:
+        best = max(best, min(4, SMEM_BUDGET // per_stage))
     return best
