@@ -29,6 +29,11 @@ CASES = [
     ("examples/tiled_add.co", "tiled_add", GEMM(64, 128, 128).replace("[[128, 128]", "[[64, 128]"), set()),
     ("corpus:upstream/tests/gpu/end2end/wgmma_ss.co", "matmul_f16", GEMM(128, 128, 128), {"wgmma.mma_async"}),
     ("corpus:tutorial/matmul_f16_v2_hopper_tma_wgmma.co", "matmul", GEMM(128, 256, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
+    # fp8 operands through shared tiles: tiles keep their element type across the K loop
+    ("corpus:upstream/tests/gpu/end2end/wgmma_ss.co", "matmul_e4m3",
+     json.dumps([[[128, 64], "float8_e4m3fn"], [[128, 64], "float8_e4m3fn"], [[128, 128], "float32"]]),
+     {"wgmma.mma_async", "cp.async.bulk.tensor"}),
+    ("examples/gemm_v4.co", "matmul", GEMM(256, 384, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
 ]  # fmt: skip
 
 

@@ -683,6 +683,12 @@ class KernelLowering:
     def lane_masks(self, axes: frozenset[str]) -> list[str]:
         return [f"@LANEMASK[{a.var}]" for a in self.lanes if a.name in axes and a.padded]
 
+    def store_cast(self, v: Val, elem: str) -> str:
+        """``v`` converted to exactly ``elem`` (for values stored in a tile or memory)."""
+        if v.is_const:
+            return self.cast(v, elem)
+        return v.code if v.ty == elem else f"({v.code}).to({X.tl_dtype(elem)})"
+
     def cast(self, v: Val, ty: str | None) -> str:
         if ty is None or v.ty == ty or (X.compute_type(v.ty) == X.compute_type(ty) and v.ty is not None):
             if v.is_const and isinstance(v.const, float) and X.is_int(ty):
@@ -773,7 +779,7 @@ class KernelLowering:
         if mode == "memory":
             self.setup_scratch(buf)
         else:
-            ct = X.compute_type(elem)
+            ct = elem  # register tiles hold the buffer's element type (what TMA/MMA move)
             note = ""
             if array_mode == "ring":
                 note = f"  # stage ring of {count}: one tile per iteration (the loop's num_stages multi-buffers it)"
@@ -826,8 +832,10 @@ class KernelLowering:
 
     def fill_buffer(self, buf: Buffer, v: Val, span: Any) -> None:
         if buf.mode == "tile":
-            ct = X.compute_type(buf.elem)
-            self.w.line(f"{buf.var} = tl.full([{', '.join(buf.pdims)}], {self.cast(v, ct)}, {X.tl_dtype(ct)})", span)
+            self.w.line(
+                f"{buf.var} = tl.full([{', '.join(buf.pdims)}], {self.store_cast(v, buf.elem)}, {X.tl_dtype(buf.elem)})",
+                span,
+            )
             return
         region = self.region_for(whole_view(buf), whole_view(buf))
         addr, mask = self.address(whole_view(buf), region)
@@ -1719,8 +1727,8 @@ class KernelLowering:
     def store_at(self, view: View, idx: list[Val], value: Val, s: A.Stmt) -> None:
         buf = self.lane_identity(view, idx)
         if buf is not None:
-            ct = X.compute_type(buf.elem)
-            val = self.cast(value, ct)
+            ct = buf.elem
+            val = self.store_cast(value, ct)
             if value.uniform:
                 val = f"tl.full([{', '.join(buf.pdims)}], {val}, {X.tl_dtype(ct)})"
             if self.pred:

@@ -86,12 +86,12 @@ def copy_split(self: KernelLowering, src: View, dst: View, engine: str, zfill: b
             raise CroqLoweringError("a copy into part of a split tile cannot be lowered", span)
         buf = dst.root
         full = [int(d.const) for d in buf.dims] if all(d.is_const for d in buf.dims) else None
-        ct = X.compute_type(buf.elem)
+        ct = buf.elem
         sdims = [d.extent for d in src.dims if not d.squeezed] if src.reshaped is None else list(src.reshaped)
         for tile, offs in piece_tiles(self, buf, buf.elem):
             region = Region(self, tile.pdims, sdims, False, offs)
             value = self.read_tile(src, region, span, engine if _is_tensor(src) else "dma", zfill, full)
-            code = value.code if X.compute_type(value.ty) == ct else f"({value.code}).to({X.tl_dtype(ct)})"
+            code = value.code if value.ty == ct else f"({value.code}).to({X.tl_dtype(ct)})"
             self.w.line(f"{tile.code} = {code}", span)
         buf.written = True
         return True
@@ -191,7 +191,7 @@ def store_split(self: KernelLowering, acc: Frag, dst: View, span: Any) -> bool:
     if isinstance(root, Buffer) and root.mode == "tile":
         if root.split != acc.split or not whole_split(dst):
             raise CroqLoweringError("a split accumulator must be stored into a tile split the same way", span)
-        ct = X.compute_type(root.elem)
+        ct = root.elem
         for k, (t, _) in enumerate(tiles):
             self.w.line(f"{piece_var(root.var, k)} = ({t.code}).to({X.tl_dtype(ct)})", span)
         root.written = True

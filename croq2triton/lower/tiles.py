@@ -233,14 +233,14 @@ def read_tile(
     if isinstance(root, (Tile,)) or (isinstance(root, Buffer) and root.mode == "tile"):
         if isinstance(root, Buffer) and not _ring_slot(self, view, False, span):
             self.need_memory(root)
-            return Val(f"tl.zeros({region.shape}, {X.tl_dtype(X.compute_type(elem))})", elem)
+            return Val(f"tl.zeros({region.shape}, {X.tl_dtype(elem)})", elem)
         if view.reshaped is not None and _whole_reshape(view, region):
             src_code = root.var if isinstance(root, Buffer) else root.code
             return Val(f"tl.reshape({src_code}, [{', '.join(region.pdims)}])", elem)
         if not _tile_buffer_readable(view, region):
             if isinstance(root, Buffer):
                 self.need_memory(root)
-                return Val(f"tl.zeros({region.shape}, {X.tl_dtype(X.compute_type(elem))})", elem)
+                return Val(f"tl.zeros({region.shape}, {X.tl_dtype(elem)})", elem)
             raise CroqLoweringError("a window of a register tile cannot be lowered", span)
         code = root.var if isinstance(root, Buffer) else root.code
         masks = []
@@ -280,7 +280,7 @@ def write_tile(
 ) -> None:
     root = view.root
     elem = root.elem
-    ct = X.compute_type(elem)
+    ct = elem
     if isinstance(root, Buffer) and root.mode == "tile":
         if not _ring_slot(self, view, True, span):
             self.need_memory(root)
@@ -292,7 +292,7 @@ def write_tile(
             if d.squeezed or d.step is not None or not (d.origin.is_const and d.origin.const == 0):
                 self.need_memory(root)
                 return
-        code = value.code if X.compute_type(value.ty) == ct else f"({value.code}).to({X.tl_dtype(ct)})"
+        code = value.code if value.ty == ct else f"({value.code}).to({X.tl_dtype(ct)})"
         partial = [
             f"({region.r_code(d)} < {e.code})"
             for d, (p, e, rd) in enumerate(zip(region.pdims, _view_dims(view), root.dims))

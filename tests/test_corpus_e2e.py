@@ -1,0 +1,580 @@
+"""End-to-end checks of the translated kernels of the shared corpus's GPU tests.
+
+Every function of the files below that croq2triton translates is run under the interpreter on
+fresh random data and compared with a float64 (or exact integer) reference that implements
+what the source means: the reference follows the `.co` kernel and the host verification code of
+the same file (its `main()`), with the view rules of LANGUAGE.md 7.6-7.9 (`chunkat` divides
+extents by floor division, `mma.row.row` takes B as [N, K], `mma.row.col` as [K, N], a read
+outside a tensor is zero). Symbolic dimensions get ragged sizes where the source still defines
+the result for them; otherwise the host test's sizes are used.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+from typing import Any
+
+import pytest
+import torch
+from conftest import CORPUS, needs_corpus
+from lowering_util import DEVICE, assert_close, gemm_tol, load_co, poisoned, randn
+
+from croq2triton.errors import CroqError
+from croq2triton.runtime import launch as rt
+
+# ragged sizes make row strides that TMA descriptors cannot take; the fallback is what we test
+pytestmark = [needs_corpus, pytest.mark.filterwarnings("ignore:croq2triton.*16-byte aligned:RuntimeWarning")]
+E2E = CORPUS / "upstream/tests/gpu/end2end"
+
+F16, BF16, F32 = torch.float16, torch.bfloat16, torch.float32
+E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
+
+
+def mod(name: str) -> Any:
+    return load_co(E2E / name)
+
+
+def fn(name: str, func: str) -> Any:
+    m = mod(name)
+    assert func not in m.__croq_translation__.failed, f"{name}: {func} is no longer translated"
+    return getattr(m, func)
+
+
+def ints(*shape: int, dtype: torch.dtype, lo: int, hi: int, seed: int) -> torch.Tensor:
+    """Uniform integers in [lo, hi) of any integer dtype (randn only gives [-50, 50))."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(lo, hi, shape, generator=g, dtype=torch.int64).to(dtype).to(DEVICE)
+
+
+def uniform(*shape: int, lo: float, hi: float, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return (lo + (hi - lo) * torch.rand(*shape, generator=g)).to(DEVICE)
+
+
+def f8(*shape: int, dtype: torch.dtype, seed: int) -> torch.Tensor:
+    return randn(*shape, seed=seed).to(dtype)
+
+
+def first_programs(n: int) -> Any:
+    """A `_launch` hook that runs only programs 0..n-1 of grid axis 0 (the interpreter is slow).
+
+    Only for kernels whose blocks are independent and that do not read the grid size: the
+    programs that run compute exactly what they compute in the full launch.
+    """
+
+    def launch(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str, Any]) -> None:
+        rt.launch(kernel, (min(int(grid[0]), n), *grid[1:]), args, kwargs)
+
+    return launch
+
+
+def imatmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Exact s32 result of an integer `mma.row.col` (int64 on the CPU: CUDA has no integer matmul)."""
+    return (a.cpu().long() @ b.cpu().long()).to(torch.int32)
+
+
+def nt(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """`mma.row.row`: B is stored [N, K]."""
+    return a.double() @ b.double().T
+
+
+def nn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """`mma.row.col`: B is stored [K, N]."""
+    return a.double() @ b.double()
+
+
+def exact(got: torch.Tensor, ref: torch.Tensor) -> None:
+    assert got.dtype == ref.dtype, (got.dtype, ref.dtype)
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    assert torch.equal(got.cpu(), ref.cpu()), f"{int((got.cpu() != ref.cpu()).sum())} elements differ"
+
+
+# ------------------------------------------------------------------------------------ wmma.co
+# M, N, K are fixed by #define (128, 256, 256); B is [K, N] (row.col) except in matmul_rr.
+
+WMMA_FLOAT = [
+    # f32 accumulators of exact f16/bf16 products: only the f32 summation order differs
+    ("matmul_f16_f32", F16, F32, 1e-3, 1e-4),
+    ("matmul_f16_f16", F16, F16, gemm_tol(256), 1e-2),
+    ("matmul_bf16_f32", BF16, F32, 1e-3, 1e-4),
+    # tf32 operands: 10-bit mantissas, ~2^-11 relative error per operand; 16 = sqrt(K)
+    ("matmul_tf32_f32", F32, F32, 4e-3 * 16 + 1e-2, 1e-2),
+]
+
+
+@pytest.mark.parametrize(("func", "dt", "out_dt", "atol", "rtol"), WMMA_FLOAT)
+def test_wmma_float(func: str, dt: torch.dtype, out_dt: torch.dtype, atol: float, rtol: float) -> None:
+    a, b = randn(128, 256, dtype=dt, seed=101), randn(256, 256, dtype=dt, seed=102)
+    got = fn("wmma.co", func)(a, b)
+    assert got.dtype == out_dt
+    assert_close(got, nn(a, b), atol=atol, rtol=rtol)
+
+
+@pytest.mark.parametrize(("func", "dt", "lo", "hi"), [
+    ("matmul_s8_s32", torch.int8, -128, 128),
+    ("matmul_u8_s32", torch.uint8, 0, 256),  # K * 255 * 255 < 2^24: exact even through f32 partial sums
+])  # fmt: skip
+def test_wmma_integer(func: str, dt: torch.dtype, lo: int, hi: int) -> None:
+    a, b = ints(128, 256, dtype=dt, lo=lo, hi=hi, seed=103), ints(256, 256, dtype=dt, lo=lo, hi=hi, seed=104)
+    exact(fn("wmma.co", func)(a, b), imatmul(a, b))
+
+
+def test_wmma_rr() -> None:
+    a, b = randn(128, 256, dtype=F16, seed=105), randn(256, 256, dtype=F16, seed=106)
+    assert_close(fn("wmma.co", "matmul_rr")(a, b), nt(a, b), atol=gemm_tol(256), rtol=1e-2)
+
+
+# ------------------------------------------------------------------------------ ampere_mma.co
+
+
+def test_ampere_group_rc() -> None:
+    a, b = randn(128, 256, dtype=F16, seed=111), randn(256, 256, dtype=F16, seed=112)
+    assert_close(fn("ampere_mma.co", "matmul_group_rc")(a, b), nn(a, b), atol=gemm_tol(256), rtol=1e-2)
+
+
+def test_ampere_pipeline() -> None:
+    # K = 16 is one MMA step: the `foreach k(1:)` body never runs, only the epilogue with k(-1)
+    a, b = randn(64, 16, dtype=F16, seed=113), randn(16, 32, dtype=F16, seed=114)
+    assert_close(fn("ampere_mma.co", "matmul_pipeline")(a, b), nn(a, b), atol=gemm_tol(16), rtol=1e-2)
+
+
+def test_ampere_m8n8k4_fill_1_5() -> None:
+    # the warps re-fill the accumulator with 1.5 before the K loop
+    a, b = randn(128, 64, dtype=F16, seed=115), randn(64, 256, dtype=F16, seed=116)
+    assert_close(fn("ampere_mma.co", "mma_m8n8k4_f16_f16")(a, b), nn(a, b) + 1.5, atol=gemm_tol(64), rtol=1e-2)
+
+
+def test_ampere_m8n8k16_s8_s32() -> None:
+    a, b = (
+        ints(128, 64, dtype=torch.int8, lo=-128, hi=128, seed=117),
+        ints(64, 128, dtype=torch.int8, lo=-128, hi=128, seed=118),
+    )
+    exact(fn("ampere_mma.co", "mma_m8n8k16_s8_s32")(a, b), imatmul(a, b))
+
+
+def test_ampere_m16n8k8_f16_f32() -> None:
+    a, b = randn(64, 64, dtype=F16, seed=119), randn(64, 128, dtype=F16, seed=120)
+    got = fn("ampere_mma.co", "mma_m16n8k8_f16_f32")(a, b)
+    assert got.dtype == F32
+    assert_close(got, nn(a, b), atol=1e-3, rtol=1e-4)
+
+
+# matmul_*_sm86: M, N, K symbolic, 16x16 tiles cut with subspan: any size is a GEMM
+SM86_MNK = (40, 24, 40)
+
+
+def _sm86_inputs(seed: int, m: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return randn(m, k, dtype=F16, seed=seed), randn(n, k, dtype=F16, seed=seed + 1)
+
+
+def test_ampere_matmul_f16_sm86() -> None:
+    m, n, k = SM86_MNK
+    a, b = _sm86_inputs(121, m, n, k)
+    out = poisoned(m, n, dtype=F16)
+    fn("ampere_mma.co", "matmul_f16_sm86")(a, b, out)
+    assert_close(out, nt(a, b), atol=gemm_tol(k), rtol=1e-2)
+
+
+def test_ampere_matmul_trans_sm86() -> None:
+    # mma.store.transp into output_s.chunkat(warp_n, warp_m), stored at (block_n, block_m): C^T
+    m, n, k = SM86_MNK
+    a, b = _sm86_inputs(123, m, n, k)
+    out = poisoned(n, m, dtype=F16)
+    fn("ampere_mma.co", "matmul_trans_sm86")(a, b, out)
+    assert_close(out, nt(a, b).T, atol=gemm_tol(k), rtol=1e-2)
+
+
+# persistent kernels: 82 blocks walk the tiles `tile_iter # block_id`. 10 x 9 = 90 tiles, so
+# blocks 0..7 take a second tile; only blocks 0..3 are run (tiles 0..3 and 82..85): every other
+# element must stay unwritten (NaN).
+PERSIS_MNK = (150, 140, 20)
+PERSIS_TILES = [0, 1, 2, 3, 82, 83, 84, 85]
+
+
+def _persistent_ref(c: torch.Tensor, tiles: list[tuple[int, int]]) -> torch.Tensor:
+    ref = torch.full_like(c, float("nan"))
+    for bm, bn in tiles:
+        ref[bm * 16 : bm * 16 + 16, bn * 16 : bn * 16 + 16] = c[bm * 16 : bm * 16 + 16, bn * 16 : bn * 16 + 16]
+    return ref
+
+
+@pytest.mark.parametrize("func", ["matmul_persis_sta_sm86", "matmul_persis_colmajor_sm86"])
+def test_ampere_persistent(func: str) -> None:
+    m, n, k = PERSIS_MNK
+    tm, tn = math.ceil(m / 16), math.ceil(n / 16)
+    a, b = _sm86_inputs(125, m, n, k)
+    out = poisoned(m, n, dtype=F16)
+    fn("ampere_mma.co", func)(a, b, out, _launch=first_programs(4))
+    if func == "matmul_persis_sta_sm86":
+        tiles = [(t // tn, t % tn) for t in PERSIS_TILES]
+    else:
+        tiles = [(t % tm, t // tm) for t in PERSIS_TILES]
+    assert_close(out, _persistent_ref(nt(a, b), tiles), atol=gemm_tol(k), rtol=1e-2)
+
+
+@pytest.mark.parametrize("func", ["matmul_persis_swizzle_sm86", "matmul_persis_hilbert_sm86"])
+def test_ampere_persistent_scheduled(func: str) -> None:
+    # tile t is (schedule_m[t], schedule_n[t]): here a random permutation of the tiles
+    m, n, k = PERSIS_MNK
+    tm, tn = math.ceil(m / 16), math.ceil(n / 16)
+    a, b = _sm86_inputs(127, m, n, k)
+    perm = torch.randperm(tm * tn, generator=torch.Generator().manual_seed(128))
+    sm, sn = (perm // tn).to(torch.int32), (perm % tn).to(torch.int32)
+    out = poisoned(m, n, dtype=F16)
+    fn("ampere_mma.co", func)(a, b, out, sm.to(DEVICE), sn.to(DEVICE), _launch=first_programs(4))
+    tiles = [(int(sm[t]), int(sn[t])) for t in PERSIS_TILES]
+    assert_close(out, _persistent_ref(nt(a, b), tiles), atol=gemm_tol(k), rtol=1e-2)
+
+
+# -------------------------------------------------------------------------------- wgmma_ss.co
+# (matmul_f16, matmul_f16_ws_1p1c and matmul_f16_ws_1p3c are tested in test_lower_corpus.py and
+# test_pipelines.py.) rhs is tiled with chunkat while lhs/output use subspan: the two agree only
+# when N and K are tile multiples (or K fits one tile), so only M is ragged, except in
+# matmul_e4m3_ws_tbc which uses subspan everywhere.
+
+F16_ACC_TOL = 0.1  # f16 accumulators (mma.fill.f16): the host test's absolute tolerance
+
+# NB: compiled for a GPU (CROQ2TRITON_TEST_DEVICE=cuda) the f8 kernels below do not build yet: the
+# shared buffers are declared `tl.zeros(..., tl.float32)` and re-assigned f8 tiles in the K loop
+# ("Loop-carried variable ... fp32 ... re-assigned to fp8e4nv"); the interpreter does not check.
+
+
+def test_wgmma_e4m3_f32() -> None:
+    m, n, k = 100, 128, 64
+    a, b = f8(m, k, dtype=E4M3, seed=131), f8(n, k, dtype=E4M3, seed=132)
+    out = poisoned(m, n, dtype=F32)
+    fn("wgmma_ss.co", "matmul_e4m3")(a, b, out)
+    assert_close(out, nt(a, b), atol=1e-3, rtol=1e-5)  # e4m3 products are exact in f32
+
+
+@pytest.mark.parametrize("func", ["matmul_e4m3_mwg", "matmul_e4m3_mwg_tbc"])
+def test_wgmma_e4m3_two_warpgroups(func: str) -> None:
+    m, n, k = 200, 128, 256
+    a, b = f8(m, k, dtype=E4M3, seed=133), f8(n, k, dtype=E4M3, seed=134)
+    out = poisoned(m, n, dtype=F16)
+    fn("wgmma_ss.co", func)(a, b, out)
+    assert_close(out, nt(a, b), atol=F16_ACC_TOL, rtol=1e-2)
+
+
+def test_wgmma_f16_tbc() -> None:
+    m, n, k = 100, 256, 128
+    a, b = randn(m, k, dtype=F16, seed=135), randn(n, k, dtype=F16, seed=136)
+    out = poisoned(m, n, dtype=F16)
+    fn("wgmma_ss.co", "matmul_f16_tbc")(a, b, out)
+    assert_close(out, nt(a, b), atol=F16_ACC_TOL, rtol=1e-2)
+
+
+def test_wgmma_st_trans() -> None:
+    m, n, k = 100, 256, 128
+    a, b = randn(m, k, dtype=F16, seed=137), randn(n, k, dtype=F16, seed=138)
+    out = poisoned(n, m, dtype=F16)
+    fn("wgmma_ss.co", "matmul_st_trans")(a, b, out)
+    assert_close(out, nt(a, b).T, atol=F16_ACC_TOL, rtol=1e-2)
+
+
+@pytest.mark.parametrize("mnk", [
+    (100, 150, 192),  # rows of K = 192 f8 bytes: 16-byte aligned, loaded through TMA descriptors
+    (100, 150, 200),  # unaligned rows: masked loads
+])  # fmt: skip
+def test_wgmma_e4m3_ws_tbc_ragged(mnk: tuple[int, int, int]) -> None:
+    m, n, k = mnk
+    a, b = f8(m, k, dtype=E4M3, seed=139), f8(n, k, dtype=E4M3, seed=140)
+    out = poisoned(m, n, dtype=F16)
+    fn("wgmma_ss.co", "matmul_e4m3_ws_tbc")(a, b, out)
+    assert_close(out, nt(a, b), atol=F16_ACC_TOL, rtol=1e-2)
+
+
+# -------------------------------------------------------------------------------- wgmma_rs.co
+
+
+def test_wgmma_rs2() -> None:
+    a, b = randn(64, 16, dtype=F16, seed=141), randn(64, 16, dtype=F16, seed=142)
+    got = fn("wgmma_rs.co", "wgmma_rs2")(a, b)
+    assert got.dtype == F32
+    assert_close(got, nt(a, b), atol=1e-4, rtol=1e-5)
+
+
+# ------------------------------------------------------------------------- tma_v2.co, tma_f32.co
+
+
+# tma_ab_buffer(_fp8): block p adds the column chunks chunkat(_, k, p), k < 8, through a double
+# buffer rotated with swap. Only block 0 is run (the element loops are slow in the interpreter).
+
+
+def test_tma_ab_buffer() -> None:
+    a, b = randn(6, 16, 128, seed=151), randn(6, 16, 128, seed=152)
+    got = fn("tma_v2.co", "tma_ab_buffer")(a, b, _launch=first_programs(1))
+    exact(got[:, :, :4], (a + b)[:, :, :4])  # 128 / 32 columns per block
+
+
+@pytest.mark.parametrize(
+    ("func", "shape"),
+    [("tma_copy_async", (6, 16, 64)), ("tma_copy_multi_subspan", (6, 16, 64)), ("tma_copy_tiled", (6, 16, 128))],
+)
+def test_tma_f32_copies(func: str, shape: tuple[int, ...]) -> None:
+    x = randn(*shape, seed=153)
+    exact(fn("tma_f32.co", func)(x), x)
+
+
+def test_tma_ab_buffer_fp8() -> None:
+    # f8 arithmetic up-converts to f32; the sum is stored into an f32 buffer: exact
+    a, b = f8(16, 16, 128, dtype=E4M3, seed=154), f8(16, 16, 128, dtype=E4M3, seed=155)
+    got = fn("tma_f32.co", "tma_ab_buffer_fp8")(a, b, _launch=first_programs(1))
+    exact(got[:, :, :16], (a.float() + b.float())[:, :, :16])  # 128 / 8 columns per block
+
+
+# -------------------------------------------------------------------------- dma_3d.co, dma_4d5d.co
+# Every function copies its input through shared memory: the result is the input.
+
+I32 = torch.int32
+DMA_COPIES = [
+    ("dma_3d.co", "test_flat_s32", (2, 4, 8), I32),
+    ("dma_3d.co", "test_flat_f16", (3, 8, 16), F16),
+    ("dma_3d.co", "test_flat_async", (2, 8, 32), I32),
+    ("dma_3d.co", "test_flat_large", (4, 16, 32), I32),
+    ("dma_3d.co", "test_flat_s8", (2, 16, 64), torch.int8),
+    ("dma_3d.co", "test_batch_s32", (3, 5, 7), I32),
+    ("dma_3d.co", "test_batch_f16", (2, 9, 6), F16),
+    ("dma_3d.co", "test_batch_async", (3, 5, 11), I32),
+    ("dma_3d.co", "test_mixed_flatten", (5, 4, 8), I32),
+    ("dma_3d.co", "test_mixed_flatten_f16", (3, 8, 16), F16),
+    ("dma_3d.co", "test_mixed_batch", (2, 5, 9), I32),
+    ("dma_3d.co", "test_mixed_batch_inner_static", (3, 5, 8), I32),
+    ("dma_4d5d.co", "test_4d_flat_s32", (2, 3, 4, 8), I32),
+    ("dma_4d5d.co", "test_4d_flat_f16", (2, 2, 4, 16), F16),
+    ("dma_4d5d.co", "test_4d_dyn_s32", (2, 3, 5, 7), I32),
+    ("dma_4d5d.co", "test_4d_mixed", (2, 3, 5, 7), I32),
+    ("dma_4d5d.co", "test_4d_dyn_outer", (3, 3, 4, 8), I32),
+    ("dma_4d5d.co", "test_5d_flat_s32", (2, 2, 3, 4, 8), I32),
+    ("dma_4d5d.co", "test_5d_dyn", (2, 3, 2, 5, 3), I32),
+    ("dma_4d5d.co", "test_5d_mixed", (2, 3, 3, 4, 8), I32),
+]
+
+
+@pytest.mark.parametrize(("file", "func", "shape", "dt"), DMA_COPIES, ids=[c[1] for c in DMA_COPIES])
+def test_dma_nd_copies(file: str, func: str, shape: tuple[int, ...], dt: torch.dtype) -> None:
+    x = randn(*shape, dtype=dt, seed=161)
+    exact(fn(file, func)(x), x)
+
+
+# ------------------------------------------------------------------------------- tiled_dma.co
+
+
+def _head(x: torch.Tensor, *shape: int) -> torch.Tensor:
+    """x[:shape[0], :shape[1], ...] enlarged to `shape` with zeros (reads outside x are zero)."""
+    out = torch.zeros(shape, dtype=x.dtype, device=x.device)
+    idx = tuple(slice(0, min(s, e)) for s, e in zip(shape, x.shape, strict=True))
+    out[idx] = x[idx]
+    return out
+
+
+I8 = torch.int8
+TILED_SAME = [  # (function, input shape, dtype): output = input
+    ("foo1", (32, 32), I32),
+    ("foo4", (32, 64), I32),
+    ("foo7", (64, 32), I32),
+    ("foo8", (16, 48), I32),
+    ("foo9", (32, 128), I8),
+    ("foo10", (13, 32), I32),
+    ("foo11", (13, 64), I32),
+    ("foo12", (64, 64), F16),
+    ("foo13", (128, 128), F16),
+    ("foo14", (4, 128), F16),
+    ("foo15", (128, 16), I32),
+    ("foo25", (128,), I32),
+    ("foo26", (256,), F16),
+    ("foo27", (64,), I32),
+    ("foo28", (512,), I8),
+    ("copy_tail_m", (70, 64), F16),
+    ("copy_tail_k", (64, 72), F16),
+    ("copy_tail_mk", (70, 72), F16),
+]
+
+
+@pytest.mark.parametrize(("func", "shape", "dt"), TILED_SAME, ids=[c[0] for c in TILED_SAME])
+def test_tiled_dma_copies(func: str, shape: tuple[int, ...], dt: torch.dtype) -> None:
+    x = randn(*shape, dtype=dt, seed=171)
+    exact(fn("tiled_dma.co", func)(x), x)
+
+
+@pytest.mark.parametrize("func", ["foo2", "foo5"])
+def test_tiled_dma_zero_filled_row(func: str) -> None:
+    # [31, N] copied into a [32, N] buffer: the uncovered row is zero-filled
+    n = 32 if func == "foo2" else 64
+    x = randn(31, n, dtype=F16, seed=172)
+    exact(fn("tiled_dma.co", func)(x), _head(x, 32, n))
+
+
+def test_tiled_dma_foo3_top_rows() -> None:
+    x = randn(32, 1024, dtype=F16, seed=173)
+    exact(fn("tiled_dma.co", "foo3")(x), x[:7, :32])
+
+
+def test_tiled_dma_foo6_tile_at_1_2() -> None:
+    x = randn(128, 128, seed=174)
+    exact(fn("tiled_dma.co", "foo6")(x), x[32:64, 64:96])
+
+
+@pytest.mark.parametrize(("func", "shape", "dt", "out"), [
+    ("foo16", (64, 128), I8, (32, 64)),
+    ("foo16", (20, 100), I8, (32, 64)),  # ragged: rows 20.. of the tile lie outside the input
+    ("foo17", (48, 64), I32, (16, 32)),
+    ("foo17", (9, 21), I32, (16, 32)),  # ragged in both dims
+    ("foo18", (64, 128), I8, (13, 64)),
+    ("foo18", (13, 70), I8, (13, 64)),
+])  # fmt: skip
+def test_tiled_dma_dynamic_stride(func: str, shape: tuple[int, int], dt: torch.dtype, out: tuple[int, int]) -> None:
+    x = randn(*shape, dtype=dt, seed=175)
+    exact(fn("tiled_dma.co", func)(x), _head(x, *out))
+
+
+def test_tiled_dma_foo19_step_at() -> None:
+    # subspan(32, 32).step(32, 32).at(1, 2): the tile at rows 32.., cols 64..
+    x = randn(100, 110, dtype=I32, seed=176)
+    exact(fn("tiled_dma.co", "foo19")(x), x[32:64, 64:96])
+
+
+# ------------------------------------------------------------------- memreuse(-static).co
+
+
+@pytest.mark.parametrize(
+    ("file", "func", "k"), [("memreuse.co", "mem_reuse_dynamic", 16), ("memreuse-static.co", "mem_reuse_static", 8)]
+)
+def test_memreuse(file: str, func: str, k: int) -> None:
+    # 8 blocks of K / 8 rows; the threads cover columns q and q + 128 of the 256; u8 sums < 256
+    a = ints(k, 256, dtype=torch.uint8, lo=0, hi=128, seed=181)
+    b = ints(k, 256, dtype=torch.uint8, lo=0, hi=128, seed=182)
+    exact(fn(file, func)(a, b), a + b)
+
+
+# ------------------------------------------------------------------------------- numerics.co
+
+
+# inputs uniform in [-0.5, 1); the host test's tolerance: |got - ref| <= 2e-4 + 2e-4 * |ref|
+LIBDEVICE = (
+    "tl.extra.cuda.libdevice.* (sinh, cosh, acos, pow, atan2, ...) cannot run in Triton's "
+    "interpreter ('Did you forget to add @triton.jit ?'); compiled on a GPU the kernels pass"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=LIBDEVICE)
+def test_numerics_core6() -> None:
+    x = uniform(512, lo=-0.5, hi=1.0, seed=191)
+    d = x.double()
+    ref = (d + 2).sqrt() + (d + 2).rsqrt() + d.sin() + (d * 0.25).sinh() + d.cos() + (d * 0.25).cosh()
+    assert_close(fn("numerics.co", "numerics_core6")(x), ref, atol=2e-4, rtol=2e-4)
+
+
+@pytest.mark.xfail(strict=True, reason=LIBDEVICE)
+def test_numerics_unary_mix() -> None:
+    x = uniform(512, lo=-0.5, hi=1.0, seed=192)
+    d = x.double()
+    ref = (
+        (d * 0.5).acos() + (d * 0.5).asin() + d.atan() + d.sin() + d.cos() + (d * 0.25).cosh()
+        + (d * 0.25).sinh() + (d * 0.25).exp() + (d + 2.5).log() + (d * 0.25 + 0.5).log1p()
+        + (d * 0.25).expm1() + (d + 2.5).sqrt() + (d + 2.5).rsqrt() + (d * 0.25).tan() + d.tanh()
+    )  # fmt: skip
+    assert_close(fn("numerics.co", "unary_mix")(x), ref, atol=2e-4, rtol=2e-4)
+
+
+@pytest.mark.xfail(strict=True, reason=LIBDEVICE)
+def test_numerics_binary_mix() -> None:
+    x, y = uniform(512, lo=-0.5, hi=1.0, seed=193), uniform(512, lo=-0.5, hi=1.0, seed=194)
+    dx, dy = x.double(), y.double()
+    ref = (dx + 1.5).pow(dy + 1.5) + torch.atan2(dx, dy)
+    assert_close(fn("numerics.co", "binary_mix")(x, y), ref, atol=2e-4, rtol=2e-4)
+
+
+# ------------------------------------------------------------------------- integral_types.co
+
+
+@pytest.mark.parametrize(("func", "dt", "bits", "signed"), [
+    ("ele_add_s32", torch.int32, 31, True),  # s32 overflow is undefined in C++: stay in range
+    ("ele_add_u32", torch.uint32, 32, False),
+    ("ele_add_s16", torch.int16, 16, True),
+    ("ele_add_u16", torch.uint16, 16, False),
+    ("ele_add_s8", torch.int8, 8, True),
+    ("ele_add_u8", torch.uint8, 8, False),
+])  # fmt: skip
+def test_integral_adds(func: str, dt: torch.dtype, bits: int, signed: bool) -> None:
+    # narrower types: the int sum is converted back to the element type, i.e. wraps modulo 2^bits
+    lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1)) if signed else (0, 2**bits)
+    a = ints(6, 64, dtype=torch.int64, lo=lo, hi=hi, seed=201)
+    b = ints(6, 64, dtype=torch.int64, lo=lo, hi=hi, seed=202)
+    width = 8 * dt.itemsize
+    s = (a + b) % 2**width
+    if signed:
+        s = torch.where(s >= 2 ** (width - 1), s - 2**width, s)
+    exact(fn("integral_types.co", func)(a.to(dt), b.to(dt)), s.to(dt))
+
+
+# ----------------------------------------------------------------------------- atomic_add.co
+
+
+def test_atomic_histogram() -> None:
+    x = ints(256, dtype=I32, lo=0, hi=1000, seed=211)  # `input % 16` must be a valid bin
+    ref = torch.bincount((x % 16).long().cpu(), minlength=16).to(I32)
+    exact(fn("atomic_add.co", "histogram_shared")(x).cpu(), ref)
+
+
+# --------------------------------------------------------------------------------- stream.co
+
+
+def test_stream_println(capfd: pytest.CaptureFixture[str]) -> None:
+    # each of the 6 blocks prints a + p; the stream only selects where the launch runs
+    fn("stream.co", "foo")(100, None)
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()  # flushes device printf
+    out = capfd.readouterr().out  # the interpreter prints "(pid) :  [value]" per program
+    printed = sorted(int(v) for v in re.findall(r":\s*\[?(-?\d+)\]?\s*$", out, flags=re.M))
+    assert printed == [100, 101, 102, 103, 104, 105], out
+
+
+# -------------------------------------------------------------------------------- fp8_ops.co
+
+
+@pytest.mark.parametrize(("func", "dt"), [("ele_add_fp8_e4m3", E4M3), ("ele_add_fp8_e5m2", E5M2)])
+def test_fp8_adds_to_f16(func: str, dt: torch.dtype) -> None:
+    # f8 arithmetic is done in f32 (exact for two f8 values), then stored into f16
+    a, b = f8(6, 64, dtype=dt, seed=221), f8(6, 64, dtype=dt, seed=222)
+    exact(fn("fp8_ops.co", func)(a, b), (a.float() + b.float()).to(F16))
+
+
+@pytest.mark.parametrize(("func", "shape", "dt"), [
+    ("fp8_dma_copy_sync", (6, 17, 64), E4M3),
+    ("fp8_dma_copy_async", (6, 17, 64), E5M2),
+    ("fp8_dma_copy_group", (5, 17, 32), E5M2),  # M is symbolic
+])  # fmt: skip
+def test_fp8_copies(func: str, shape: tuple[int, ...], dt: torch.dtype) -> None:
+    x = f8(*shape, dtype=dt, seed=223)
+    got = fn("fp8_ops.co", func)(x)
+    assert got.dtype == dt and torch.equal(got.view(torch.uint8).cpu(), x.view(torch.uint8).cpu())
+
+
+@pytest.mark.parametrize("func", ["fp8_dma_add", "fp8_dma_add1"])
+def test_fp8_dma_adds(func: str) -> None:
+    # one warp per row q0 < N writes out[x, q0, :] for x < 6: the whole output when M = 6, N = 17
+    a, b = f8(6, 17, 32, dtype=E5M2, seed=224), f8(6, 17, 32, dtype=E5M2, seed=225)
+    exact(fn("fp8_ops.co", func)(a, b), (a.float() + b.float()).to(F16))
+
+
+# ------------------------------------------------------- functions that are not translated
+
+FILES = [
+    "wmma.co", "ampere_mma.co", "hopper_mma.co", "wgmma_ss.co", "wgmma_rs.co", "tma_v2.co", "tma_f32.co",
+    "dma_3d.co", "dma_4d5d.co", "tiled_dma.co", "memreuse.co", "memreuse-static.co", "numerics.co",
+    "integral_types.co", "atomic_add.co", "stream.co", "fp8_ops.co", "gdn_recurrence.co", "flash_atten.co",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_untranslated_functions_say_why(name: str) -> None:
+    m = mod(name)
+    for func in m.__croq_translation__.failed:
+        launcher = getattr(m, func)
+        params = inspect.signature(launcher).parameters.values()
+        nargs = len([p for p in params if p.kind is p.POSITIONAL_OR_KEYWORD])
+        with pytest.raises(CroqError, match="cannot run"):
+            launcher(*([None] * nargs))
