@@ -578,3 +578,25 @@ def test_untranslated_functions_say_why(name: str) -> None:
         nargs = len([p for p in params if p.kind is p.POSITIONAL_OR_KEYWORD])
         with pytest.raises(CroqError, match="cannot run"):
             launcher(*([None] * nargs))
+
+
+# ------------------------------------------------------------- tiled_dma.co: transp and pad
+def test_tiled_dma_transpose_copies() -> None:
+    x = randn(64, 128, dtype=torch.int32, seed=301)
+    exact(fn("tiled_dma.co", "foo20")(x), x.T.contiguous())
+    x = randn(40, 50, dtype=torch.int32, seed=302)  # M, N symbolic: subspan(16, 32) of a larger input
+    exact(fn("tiled_dma.co", "foo21")(x), x[:16, :32].T.contiguous())
+
+
+@pytest.mark.parametrize(("func", "shape", "lo", "hi", "value"), [
+    ("foo22", (32, 64), (2, 4), (2, 4), 99),
+    ("foo23", (32, 64), (2, 4), (2, 4), 99),
+    ("foo24", (30, 60), (2, 1), (3, 2), -1),
+])  # fmt: skip
+def test_tiled_dma_pad_copies(
+    func: str, shape: tuple[int, int], lo: tuple[int, int], hi: tuple[int, int], value: int
+) -> None:
+    x = randn(*shape, dtype=torch.int32, seed=303)
+    ref = torch.full((shape[0] + lo[0] + hi[0], shape[1] + lo[1] + hi[1]), value, dtype=torch.int32)
+    ref[lo[0] : lo[0] + shape[0], lo[1] : lo[1] + shape[1]] = x.cpu()
+    exact(fn("tiled_dma.co", func)(x), ref)

@@ -71,7 +71,7 @@ class Region:
             p = self.pdims[d]
             off = self.offsets[d]
             ub = const(int(p) + off) if p.isdigit() else None
-            out.append(Val(self.idx_code(d), "int", None, frozenset(), None, (), True, ub))
+            out.append(Val(self.idx_code(d), "int", None, frozenset(), None, (), off >= 0, ub))
         return out
 
     def lift(self, v: Val) -> Val:
@@ -226,6 +226,7 @@ def read_tile(
     engine: str = "dma",
     zfill: bool = False,
     full: list[int] | None = None,
+    other: str | None = None,
 ) -> Val:
     """The values of ``view`` over ``region``; zero outside the view and outside the data."""
     root = view.root
@@ -252,7 +253,7 @@ def read_tile(
         return Val(code, elem)
     lv = _lift_view(region, view)
     addr, mask = self.address(lv, region)
-    zero = "0.0" if X.is_float(elem) else "0"
+    zero = other if other is not None else "0.0" if X.is_float(elem) else "0"
     load = f"tl.load({addr}, mask={mask}, other={zero})" if mask != "None" else f"tl.load({addr})"
     if mask != "None" and X.is_float(elem) and not (zfill or view.zfill):
         load = f"_oob_fill({load}, {mask})"
@@ -438,6 +439,9 @@ def _aligned16(origin: Val, extent: Val, elem_bytes: int, box: int) -> bool:
 
 # ---------------------------------------------------------------- DMA statements
 def s_DmaStmt(self: KernelLowering, s: A.DmaStmt) -> None:
+    if s.op in ("transp", "pad"):
+        _reshaping_copy(self, s)
+        return
     if s.op not in ("copy", "load"):
         raise CroqLoweringError(f"'{s.engine}.{s.op}' copies are not lowered yet", s.span)
     for at in s.attrs:
@@ -505,6 +509,62 @@ def swizzle_bytes(v: int | None) -> int | None:
     if v is None:
         return None
     return {0: 0, 1: 32, 2: 64, 3: 128}.get(v, v) or None
+
+
+def _reshaping_copy(self: KernelLowering, s: A.DmaStmt) -> None:
+    """``dma.transp<p...>`` (permute the dims) and ``dma.pad<{lo}, {hi}, {mid}, v>`` (border of v)."""
+    src = self.as_view(self.ev_any(s.src), s.src)
+    sdims = _view_dims(src)
+    rank = len(sdims)
+    cfg = s.cfg or []
+    if s.op == "transp":
+        perm = [int(c.value) for c in cfg if isinstance(c, A.IntLit)]
+        if sorted(perm) != list(range(rank)):
+            raise CroqSemanticError(f"transp<{', '.join(map(str, perm))}> is not a permutation of {rank} dims", s.span)
+        ddims = [sdims[p] for p in perm]
+        region_s = self.tile_of(src)
+        if region_s.L:
+            raise CroqLoweringError("a transposing copy that depends on the thread index cannot be lowered", s.span)
+        value = self.read_tile(src, region_s, s.span)
+        code = f"tl.trans({value.code})" if rank == 2 else f"tl.permute({value.code}, {perm})"
+        value = Val(code, value.ty)
+        pd = [region_s.pdims[p] for p in perm]
+        offsets = None
+        other = None
+    else:
+        lo, hi, mid = ([int(x.value) for x in t.items] for t in cfg[:3])  # type: ignore[attr-defined]
+        if any(mid):
+            raise CroqLoweringError("interior padding (the third list of dma.pad) is not supported", s.span)
+        if not (len(lo) == len(hi) == rank):
+            raise CroqSemanticError(f"dma.pad needs {rank} values per border list", s.span)
+        ddims = [X.binary("+", d, const(a + b), False) for d, a, b in zip(sdims, lo, hi)]
+        pv = self.ev(cfg[3])
+        pd = []
+        for d in ddims:
+            if not d.is_const:
+                raise CroqLoweringError("a padding copy needs a fixed size", s.span)
+            pd.append(str(pow2(int(d.const))))
+        offsets = [-a for a in lo]
+        other = self.cast(pv, src.root.elem)
+        value = None
+    if s.dst_storage:
+        assert isinstance(s.dst, A.Name)
+        name = f"{s.result}_data" if s.result else self.fresh("copy")
+        buf = self.new_buffer(name, src.root.elem, ddims, s.dst.name, s.span)
+        dst = View(buf, [ViewDim(const(0), d, None, []) for d in ddims])
+    else:
+        dst = self.as_view(self.ev_any(s.dst), s.dst)
+    if s.op == "pad":
+        region_src = Region(self, pd, ddims, False, offsets)
+        value = self.read_tile(src, region_src, s.span, zfill=True, other=other)
+    region_d = Region(self, pd, _view_dims(dst), False)
+    self.write_tile(dst, region_d, value, s.span)  # type: ignore[arg-type]
+    if s.result:
+        self.rebind(s.result, Future(s.result, dst.root if isinstance(dst.root, Buffer) else dst, s.is_async))
+
+
+def pow2(n: int) -> int:
+    return _pow2(n)
 
 
 def fl_dim(self: KernelLowering, v: Val) -> Val:
