@@ -600,3 +600,15 @@ def test_tiled_dma_pad_copies(
     ref = torch.full((shape[0] + lo[0] + hi[0], shape[1] + lo[1] + hi[1]), value, dtype=torch.int32)
     ref[lo[0] : lo[0] + shape[0], lo[1] : lo[1] + shape[1]] = x.cpu()
     exact(fn("tiled_dma.co", func)(x), ref)
+
+
+# ------------------------------------------------- ampere_mma.co: C loaded as the accumulator, bias
+def test_ampere_accumulator_loaded_from_output() -> None:
+    a, b = randn(256, 256, dtype=F16, seed=311), randn(256, 256, dtype=F16, seed=312)
+    assert_close(fn("ampere_mma.co", "matmul_loadc")(a, b), nn(a, b), atol=0.2, rtol=1e-2)
+
+
+def test_ampere_fragment_plus_scalar_bias() -> None:
+    a, b = randn(128, 256, dtype=F16, seed=313), randn(256, 256, dtype=F16, seed=314)
+    got = fn("ampere_mma.co", "matmul_fusion_scalar")(a, b, 0.75)
+    assert_close(got, nn(a, b) + 0.75, atol=gemm_tol(256), rtol=1e-2)

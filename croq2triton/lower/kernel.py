@@ -27,7 +27,22 @@ from .levels import assign_levels
 from .pieces import split_spec
 from .pipeline import is_pipeline
 from .tiles import Region
-from .values import Bounded, BoundedTuple, Buffer, Future, Shape, Tensor, Tile, Tuple_, Val, View, ViewDim, const, safe
+from .values import (
+    Bounded,
+    BoundedTuple,
+    Buffer,
+    Frag,
+    Future,
+    Shape,
+    Tensor,
+    Tile,
+    Tuple_,
+    Val,
+    View,
+    ViewDim,
+    const,
+    safe,
+)
 from .writer import Writer
 
 MATH = {
@@ -867,6 +882,15 @@ class KernelLowering:
             if name in sc:
                 cur = sc[name]
                 break
+        if a.op != "=" and isinstance(cur, Frag):
+            # element-wise update of a whole fragment: acc += bias
+            v = self.ev(a.value)
+            if not v.uniform:
+                raise self.err("a fragment can only be combined with a per-block value here", a)
+            vars_ = [f"{cur.var}_{k}" for k in range(len(cur.split[1]))] if cur.split else [cur.var]
+            for var in vars_:
+                self.w.line(f"{var} = {var} {a.op} ({self.cast(v, cur.compute)})", a.span)
+            return
         if a.op != "=":
             if not isinstance(cur, Val):
                 raise CroqSemanticError(f"'{name}' is not a mutable scalar", a.span)

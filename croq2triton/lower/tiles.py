@@ -650,6 +650,14 @@ def lookup_frag(self: KernelLowering, e: A.Expr | None) -> Frag:
     if not isinstance(e, A.Name):
         raise CroqLoweringError("arrays of fragments are not lowered yet", e.span if e is not None else None)
     f = self.lookup(e.name, e)
+    if isinstance(f, Tile) and len(f.pdims) == 2:
+        # an accumulator loaded with mma.load (C += A x B): carry it in f32 from here on
+        compute = "s32" if X.is_int(f.elem) else "f32"
+        var = self.fresh(e.name)
+        self.w.line(f"{var} = ({f.code}).to({X.tl_dtype(compute)})", e.span)
+        f = Frag(e.name, var, f.elem, compute, list(f.dims), list(f.pdims))
+        self.rebind(e.name, f)
+        return f
     if not isinstance(f, Frag):
         raise CroqSemanticError(f"'{e.name}' is not an MMA accumulator", e.span)
     return f
