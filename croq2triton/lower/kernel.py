@@ -714,6 +714,9 @@ class KernelLowering:
                 return str(int(v.const))
             if X.is_float(ty):
                 return repr(float(v.const))
+        if v.uniform:
+            # scalars may arrive as Python numbers (kernel arguments): tl.cast accepts both
+            return f"tl.cast({v.code}, {X.tl_dtype(X.compute_type(ty))})"
         return f"({v.code}).to({X.tl_dtype(X.compute_type(ty))})"
 
     def s_MdspanDecl(self, s: A.MdspanDecl) -> None:
