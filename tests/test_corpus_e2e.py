@@ -236,9 +236,9 @@ def test_ampere_persistent_scheduled(func: str) -> None:
 
 F16_ACC_TOL = 0.1  # f16 accumulators (mma.fill.f16): the host test's absolute tolerance
 
-# NB: compiled for a GPU (CROQ2TRITON_TEST_DEVICE=cuda) the f8 kernels below do not build yet: the
-# shared buffers are declared `tl.zeros(..., tl.float32)` and re-assigned f8 tiles in the K loop
-# ("Loop-carried variable ... fp32 ... re-assigned to fp8e4nv"); the interpreter does not check.
+# (The f8 kernels below once failed to build for the GPU: register tiles were declared in f32 and
+# re-assigned f8 tiles in the K loop. Tiles now keep their element type; tests/test_compile_sm90.py
+# compiles matmul_e4m3 for sm_90a.)
 
 
 def test_wgmma_e4m3_f32() -> None:
@@ -246,7 +246,10 @@ def test_wgmma_e4m3_f32() -> None:
     a, b = f8(m, k, dtype=E4M3, seed=131), f8(n, k, dtype=E4M3, seed=132)
     out = poisoned(m, n, dtype=F32)
     fn("wgmma_ss.co", "matmul_e4m3")(a, b, out)
-    assert_close(out, nt(a, b), atol=1e-3, rtol=1e-5)  # e4m3 products are exact in f32
+    # e4m3 products are exact in f32, but Hopper's fp8 wgmma accumulates with fewer mantissa bits
+    # than f32 (measured on the H200: |diff| up to 0.006 at K = 64): loosen on the GPU only
+    tol = 1e-3 if DEVICE == "cpu" else 2e-2
+    assert_close(out, nt(a, b), atol=tol, rtol=1e-5 if DEVICE == "cpu" else 1e-3)
 
 
 @pytest.mark.parametrize("func", ["matmul_e4m3_mwg", "matmul_e4m3_mwg_tbc"])
