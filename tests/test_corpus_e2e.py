@@ -462,7 +462,7 @@ LIBDEVICE = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=LIBDEVICE)
+@pytest.mark.xfail(DEVICE == "cpu", strict=True, reason=LIBDEVICE)
 def test_numerics_core6() -> None:
     x = uniform(512, lo=-0.5, hi=1.0, seed=191)
     d = x.double()
@@ -470,7 +470,7 @@ def test_numerics_core6() -> None:
     assert_close(fn("numerics.co", "numerics_core6")(x), ref, atol=2e-4, rtol=2e-4)
 
 
-@pytest.mark.xfail(strict=True, reason=LIBDEVICE)
+@pytest.mark.xfail(DEVICE == "cpu", strict=True, reason=LIBDEVICE)
 def test_numerics_unary_mix() -> None:
     x = uniform(512, lo=-0.5, hi=1.0, seed=192)
     d = x.double()
@@ -482,7 +482,7 @@ def test_numerics_unary_mix() -> None:
     assert_close(fn("numerics.co", "unary_mix")(x), ref, atol=2e-4, rtol=2e-4)
 
 
-@pytest.mark.xfail(strict=True, reason=LIBDEVICE)
+@pytest.mark.xfail(DEVICE == "cpu", strict=True, reason=LIBDEVICE)
 def test_numerics_binary_mix() -> None:
     x, y = uniform(512, lo=-0.5, hi=1.0, seed=193), uniform(512, lo=-0.5, hi=1.0, seed=194)
     dx, dy = x.double(), y.double()
@@ -532,6 +532,8 @@ def test_stream_println(capfd: pytest.CaptureFixture[str]) -> None:
         torch.cuda.synchronize()  # flushes device printf
     out = capfd.readouterr().out  # the interpreter prints "(pid) :  [value]" per program
     printed = sorted(int(v) for v in re.findall(r":\s*\[?(-?\d+)\]?\s*$", out, flags=re.M))
+    if DEVICE == "cuda":  # compiled, every thread of a program prints the block's value
+        printed = sorted(set(printed))
     assert printed == [100, 101, 102, 103, 104, 105], out
 
 
