@@ -801,14 +801,22 @@ def s_MmaStore(self: KernelLowering, s: A.MmaStore) -> None:
 
 
 # ---------------------------------------------------------------- loop lifting
-def try_collapse(self: KernelLowering, s: A.Foreach) -> bool:
-    """``foreach k in [n] { a = mma.load x.chunkat(_, k); ...; mma acc, a, b; }`` -> one whole-K MMA."""
+def _single_within(s: A.Foreach) -> A.Within | None:
+    """The loop's only iteration item when it binds exactly one named counter."""
     if len(s.items) != 1 or not isinstance(s.items[0], A.Within):
-        return False
+        return None
     wi = s.items[0]
     names = wi.vars if wi.vars is not None else [wi.name]
-    if len(names) != 1 or names[0] is None:
+    return wi if len(names) == 1 and names[0] is not None else None
+
+
+def try_collapse(self: KernelLowering, s: A.Foreach) -> bool:
+    """``foreach k in [n] { a = mma.load x.chunkat(_, k); ...; mma acc, a, b; }`` -> one whole-K MMA."""
+    wi = _single_within(s)
+    if wi is None:
         return False
+    kname = wi.name if wi.vars is None else wi.vars[0]
+    assert kname is not None
     stmts = _flatten_unit_parallels(s.body.stmts if isinstance(s.body, A.Block) else [s.body])
     if stmts is None or not stmts or not all(_collapsible(x) for x in stmts):
         return False
@@ -820,8 +828,8 @@ def try_collapse(self: KernelLowering, s: A.Foreach) -> bool:
     from .kernel import Collapsed
 
     self.push()
-    self.bind(names[0], Collapsed(bounds[0]))
-    self.collapsing = names[0]
+    self.bind(kname, Collapsed(bounds[0]))
+    self.collapsing = kname
     self.mma_load_src = getattr(self, "mma_load_src", {})
     try:
         for x in stmts:
@@ -832,7 +840,7 @@ def try_collapse(self: KernelLowering, s: A.Foreach) -> bool:
     finally:
         self.collapsing = None
         self.pop()
-    self.w.comment(f"the loop over '{names[0]}' splits K into {bounds[0].const} pieces: folded into the dot above")
+    self.w.comment(f"the loop over '{kname}' splits K into {bounds[0].const} pieces: folded into the dot above")
     return True
 
 
@@ -894,13 +902,11 @@ def try_dot_loop(self: KernelLowering, s: A.Foreach) -> bool:
     """``foreach k in [K] acc += a.at(i(m), k) * b.at(j(n), k)`` with per-thread ``acc`` -> ``tl.dot``."""
     if id(s) in self.no_dot or len(self.lanes) != 2:
         return False
-    if len(s.items) != 1 or not isinstance(s.items[0], A.Within):
+    wi = _single_within(s)
+    if wi is None:
         return False
-    wi = s.items[0]
-    names = wi.vars if wi.vars is not None else [wi.name]
-    if len(names) != 1 or names[0] is None:
-        return False
-    kname = names[0]
+    kname = wi.name if wi.vars is None else wi.vars[0]
+    assert kname is not None
     stmts = s.body.stmts if isinstance(s.body, A.Block) else [s.body]
     if len(stmts) != 1 or not isinstance(stmts[0], A.AssignStmt) or len(stmts[0].items) != 1:
         return False
