@@ -1,7 +1,18 @@
 """croq2triton: translate Croqtile (.co) kernels into Triton."""
 
+from typing import Any
+
 from .errors import CroqError
 
 __version__ = "0.1.0"
 
-__all__ = ["CroqError", "__version__"]
+__all__ = ["CroqError", "__version__", "load", "load_source", "translate"]
+
+
+def __getattr__(name: str) -> Any:
+    # the API pulls in torch and triton: imported on first use, so the CLI's parse path stays light
+    if name in ("load", "load_source", "translate", "translate_full"):
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'croq2triton' has no attribute {name!r}")

@@ -192,6 +192,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--repeat", type=int, default=0, help="timed repetitions (default: 10 on a GPU, 1 in the interpreter)"
     )
+    p.add_argument(
+        "--oob-fill",
+        dest="oob_fill",
+        choices=("zero", "nan"),
+        default="zero",
+        help="what loads not marked .zfill read outside a tensor ('nan': find kernels that rely on it)",
+    )
+    p.add_argument(
+        "--schedule", choices=("source", "auto"), default="source", help="'auto': translator picks stages, warps, order"
+    )
     p.set_defaults(func=cmd_run)
     return ap
 

@@ -208,3 +208,25 @@ def test_subprocess_writes_no_files(tmp_path: Path) -> None:
     assert _listing(work) == before_cwd
     assert _listing(PACKAGE) == before_pkg
     assert not {"parsetab.py", "parser.out", "lextab.py"} & set(os.listdir(work))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["examples/gemm_v2.co", "--size", "M=128,N=128,K=72"],  # the README's first command, smaller
+        ["examples/attention.co", "--size", "BH=1,SEQ_Q=70,SEQ_K=90", "--oob-fill", "nan", "--schedule", "auto"],
+    ],
+)
+def test_run_subcommand(argv: list[str]) -> None:
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(REPO))
+    r = subprocess.run(
+        [sys.executable, "-m", "croq2triton", "run", *argv],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr[-2000:]
+    assert "ms per call" in r.stdout

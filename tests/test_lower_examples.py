@@ -30,6 +30,20 @@ def test_vadd_ragged() -> None:
     assert_close(out, a.double() + b.double(), atol=1e-6)
 
 
+def test_package_level_api_as_in_the_readme() -> None:
+    import croq2triton
+
+    assert croq2triton.load.__module__ == "croq2triton.api"
+    m = croq2triton.load(EXAMPLES / "vadd.co")
+    a, b = randn(300, seed=3), randn(300, seed=4)
+    out = poisoned(300, dtype=torch.float32)
+    m.vadd(a, b, out)
+    assert_close(out, a.double() + b.double(), atol=1e-6)
+    assert "def vadd(" in croq2triton.translate((EXAMPLES / "vadd.co").read_text(), filename="vadd.co")
+    with pytest.raises(AttributeError):
+        croq2triton.no_such_function  # noqa: B018
+
+
 def chunk_add_ref(a: torch.Tensor, b: torch.Tensor, tm: int, tn: int) -> torch.Tensor:
     """tiled_add's meaning: chunk (bm, bn) is rows bm*cm + [0, cm), cm = M // cdiv(M, tm)."""
     a, b = a.cpu(), b.cpu()
