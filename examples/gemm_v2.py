@@ -22,6 +22,7 @@ _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0
 _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "zero"))
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
+_INF = tl.constexpr(float("inf"))
 
 
 @triton.jit

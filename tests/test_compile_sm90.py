@@ -18,6 +18,8 @@ from conftest import CORPUS, EXAMPLES, REPO
 SCRIPT = REPO / "tests" / "aot_check.py"
 
 F16 = "float16"
+ATTN3 = json.dumps([[[2, 192, 64], F16]] * 4 + [[True, "bool"]])
+ATTN = json.dumps([[[2, 2, 192, 64], F16]] * 3 + [[True, "bool"]])
 GEMM = lambda m, n, k: json.dumps([[[m, k], F16], [[n, k], F16], [[m, n], F16]])  # noqa: E731
 
 # v0 and v1 state 32 x 32 blocks: too small for wgmma (64-row instructions), so their
@@ -34,6 +36,9 @@ CASES = [
      json.dumps([[[128, 64], "float8_e4m3fn"], [[128, 64], "float8_e4m3fn"], [[128, 128], "float32"]]),
      {"wgmma.mma_async", "cp.async.bulk.tensor"}),
     ("examples/gemm_v4.co", "matmul", GEMM(256, 384, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
+    # frag / apply / reduce_max: both attention dots (the second with its A operand in registers)
+    ("corpus:upstream/tests/gpu/end2end/flash_atten.co", "flash_atten", ATTN, {"wgmma.mma_async"}),
+    ("examples/attention.co", "attention", ATTN3, {"wgmma.mma_async"}),
 ]  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..sema.types import TYPES, unlowerable_reason
 from . import exprs as X
+from .frags import frag_base, frag_element, store_frag_element
 from .function import FunctionLowering, span_as_view, whole_view
 from .levels import assign_levels
 from .pieces import split_spec
@@ -90,6 +91,8 @@ class KernelLowering:
     def __init__(self, fl: FunctionLowering, top: A.Parallel, name: str) -> None:
         self.fl = fl
         self.top = top
+        self.global_reads: set[str] = set()  # global tensors the kernel reads / writes (see global_rw)
+        self.global_writes: set[str] = set()
         self.name = name
         self.memory: set[str] = set()  # buffers decided to live in scratch memory
         self.frag_shapes: dict[int, tuple[list[Val], list[str]]] = {}
@@ -122,6 +125,7 @@ class KernelLowering:
 
     def reset(self) -> None:
         self.changed = False
+        self.apply_ctx: tuple[list[str], list[str]] | None = None  # index names and extents of the open apply
         self.w = Writer(self.fl.src_name, indent=1)
         self.args: dict[str, tuple[str, str]] = {}  # name -> (kind, host code)
         self.scopes: list[dict[str, Any]] = [{}]
@@ -175,6 +179,8 @@ class KernelLowering:
         host = v.host
         name = host if host.isidentifier() else self.arg_name_for(host, hint)
         self.arg(name, "int", host)
+        if v.ty == "bool":  # bool arguments travel as 0/1 (runtime.launch.scalar_arg)
+            return Val(f"({name} != 0)", "bool", None, frozenset(), host)
         return Val(name, v.ty, None, frozenset(), host, (), v.nonneg or v.ty == "int")
 
     def arg_name_for(self, host: str, hint: str) -> str:
@@ -713,7 +719,7 @@ class KernelLowering:
             if X.is_int(ty) and not isinstance(v.const, bool):
                 return str(int(v.const))
             if X.is_float(ty):
-                return repr(float(v.const))
+                return const(float(v.const), ty).code
         if v.uniform:
             # scalars may arrive as Python numbers (kernel arguments): tl.cast accepts both
             return f"tl.cast({v.code}, {X.tl_dtype(X.compute_type(ty))})"
@@ -936,6 +942,10 @@ class KernelLowering:
     def store_element(self, a: A.Assign, s: A.Stmt) -> None:
         tgt = a.target
         assert isinstance(tgt, A.At)
+        f = frag_base(self, tgt.base)
+        if f is not None:
+            store_frag_element(self, f, a)
+            return
         base = self.ev_any(tgt.base)
         view = self.as_view(base, tgt.base)
         idx = self.indices(tgt.indices, view.rank, tgt)
@@ -1134,9 +1144,6 @@ class KernelLowering:
                 return sc[name]
         return None
 
-    def s_Apply(self, s: A.Apply) -> None:
-        raise self.err("'apply' blocks are not lowered yet", s)
-
     # ================================================================ expressions
     def ev(self, e: A.Expr) -> Val:
         v = self.ev_any(e)
@@ -1171,7 +1178,7 @@ class KernelLowering:
         return const(e.value)
 
     def e_InfLit(self, e: A.InfLit) -> Val:
-        return Val("float('inf')", "f32", float("inf"))
+        return const(float("inf"), "f32")
 
     def e_Paren(self, e: A.Paren) -> Any:
         return self.ev_any(e.expr)
@@ -1424,6 +1431,9 @@ class KernelLowering:
         raise self.err("indexing with [...] needs a buffer array or a shape", e)
 
     def e_At(self, e: A.At) -> Any:
+        f = frag_base(self, e.base)
+        if f is not None:
+            return frag_element(self, f, e)
         base = self.ev_any(e.base)
         if isinstance(base, tuple) and base and base[0] == "event":
             return base
@@ -1737,6 +1747,7 @@ class KernelLowering:
             axes = frozenset(a.name for a in self.lanes)
             return Val(buf.var, buf.elem, None, axes, None, tuple(self.lane_masks(axes)))
         base, strides, rdims, elem = self.root_info(view)
+        self.global_rw(view.root, write=False)
         coords, masks = self.coords(view, idx)
         for i in idx:
             masks.extend(i.masks)
@@ -1775,9 +1786,28 @@ class KernelLowering:
         missing = [a for a in self.scope_lanes if a not in axes]
         if missing and not axes and isinstance(view.root, Tensor):
             pass  # every lane stores the same value at the same address: one store suffices
+        hazard = self.global_rw(view.root, write=True)
+        if hazard:
+            self.w.line("tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first")
         self.w.line(f"tl.store({addr}, {val}, mask={mask})" if mask != "None" else f"tl.store({addr}, {val})", s.span)
-        if isinstance(view.root, Buffer):
+        if isinstance(view.root, Buffer) or hazard:
             self.w.line("tl.debug_barrier()")
+
+    def global_rw(self, root: Any, write: bool) -> bool:
+        """Record a read or write of a global tensor; True for a write to a tensor the program also
+        reads. Such a store gets a block barrier on each side: the program's threads own different
+        elements, and a later read (the next loop iteration's) must see the whole block's writes.
+        The sets persist across the fixpoint passes: a read met after the store reruns the pass."""
+        if not isinstance(root, Tensor):
+            return False
+        if write:
+            self.global_writes.add(root.name)
+            return root.name in self.global_reads
+        if root.name not in self.global_reads:
+            self.global_reads.add(root.name)
+            if root.name in self.global_writes:
+                self.changed = True
+        return False
 
     def atomic(self, c: A.Call, result: str | None) -> Val:
         if not isinstance(c.args[0], A.At):
@@ -1805,6 +1835,7 @@ class KernelLowering:
         return Val(var, elem, None, axes)
 
     # ================================================================ tiles: DMA / TMA / MMA
+    from .frags import s_Apply, s_FragDecl, s_FragOp  # noqa: E402
     from .pipeline import bind_role, lower_pipeline  # noqa: E402
     from .tiles import (  # noqa: E402  (the tile half of the class lives in tiles.py)
         collapse_ok,
@@ -1814,9 +1845,7 @@ class KernelLowering:
         region_for,
         s_DmaAny,
         s_DmaStmt,
-        s_FragDecl,
         s_FragInit,
-        s_FragOp,
         s_MapStmt,
         s_MmaFill,
         s_MmaLoad,

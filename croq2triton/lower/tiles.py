@@ -251,6 +251,7 @@ def read_tile(
         if masks:
             code = f"tl.where({' & '.join(masks)}, {code}, 0)"
         return Val(code, elem)
+    self.global_rw(root, write=False)
     lv = _lift_view(region, view)
     addr, mask = self.address(lv, region)
     zero = other if other is not None else "0.0" if X.is_float(elem) else "0"
@@ -313,6 +314,9 @@ def write_tile(
     addr, mask = self.address(lv, region)
     val = value.code if value.ty == elem else f"({value.code}).to({X.tl_dtype(elem)})"
     store = f"tl.store({addr}, {val}, mask={mask})" if mask != "None" else f"tl.store({addr}, {val})"
+    hazard = self.global_rw(root, write=True)
+    if hazard:
+        self.w.line("tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first")
     plan = self.tma_plan(view, region, "store", span, False, full) if engine == "tma" and not self.pred else None
     if plan is not None:
         flag, desc, coords = plan
@@ -322,7 +326,7 @@ def write_tile(
             self.w.line(store)
     else:
         self.w.line(store, span)
-    if isinstance(root, Buffer):
+    if isinstance(root, Buffer) or hazard:
         self.w.line("tl.debug_barrier()")
 
 
@@ -632,14 +636,6 @@ def s_MmaFill(self: KernelLowering, s: A.MmaFill) -> None:
 
 def s_FragInit(self: KernelLowering, s: A.FragInit) -> None:
     raise CroqLoweringError("'frag' declarations are not lowered yet", s.span)
-
-
-def s_FragDecl(self: KernelLowering, s: A.FragDecl) -> None:
-    raise CroqLoweringError("'frag' declarations are not lowered yet", s.span)
-
-
-def s_FragOp(self: KernelLowering, s: A.FragOp) -> None:
-    raise CroqLoweringError(f"'{s.op}' on fragments is not lowered yet", s.span)
 
 
 def s_MmaScale(self: KernelLowering, s: A.MmaScale) -> None:

@@ -10,6 +10,7 @@ tensors, and a value that depends on it is a tensor broadcast over those axes.
 from __future__ import annotations
 
 import keyword
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +56,12 @@ def const(v: int | float | bool, ty: str | None = None) -> Val:
     if ty is None:
         ty = "bool" if isinstance(v, bool) else "int" if isinstance(v, int) else "f32"
     code = repr(v) if not isinstance(v, bool) else ("True" if v else "False")
-    return Val(code, ty, v, frozenset(), code, (), isinstance(v, (int, float)) and v >= 0)
+    host = code
+    if isinstance(v, float) and math.isinf(v):
+        # the generated module defines ``_INF = tl.constexpr(float("inf"))`` for kernels
+        code = "_INF" if v > 0 else "(-_INF)"
+        host = "float('inf')" if v > 0 else "float('-inf')"
+    return Val(code, ty, v, frozenset(), host, (), isinstance(v, (int, float)) and v >= 0)
 
 
 @dataclass

@@ -76,7 +76,8 @@ def scalar_arg(f: Fn, name: str, v: Any, kind: type) -> Any:
             raise f.fail(f"parameter '{name}' must be an int, got {type(v).__name__}")
         return v
     if kind is bool:
-        return bool(v)
+        # passed as 0/1: Triton 3.6's interpreter cannot take a Python bool kernel argument
+        return int(bool(v))
     if not isinstance(v, (int, float)):
         raise f.fail(f"parameter '{name}' must be a number, got {type(v).__name__}")
     return float(v)

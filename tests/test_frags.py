@@ -1,0 +1,134 @@
+"""Register fragments: ``frag`` declarations, ``apply`` element loops, ``reduce_max`` /
+``reduce_sum`` / ``copy`` (LANGUAGE.md §7.4, §8), checked on attention kernels against a float64
+softmax reference (ragged sequence lengths, NaN-poisoned outputs) and on their diagnostics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import CORPUS, EXAMPLES
+from lowering_util import DEVICE, assert_close, load_co, poisoned, randn
+
+from croq2triton.api import translate_full
+from croq2triton.errors import CroqError
+
+
+def attention_ref(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, past: int = 0) -> torch.Tensor:
+    qd, kd, vd = (x.double().cpu() for x in (q, k, v))
+    s = qd @ kd.transpose(-1, -2) / 8.0  # head dim 64
+    if causal:
+        i = torch.arange(q.shape[-2])[:, None]
+        j = torch.arange(k.shape[-2])[None, :]
+        s = s.masked_fill(j > i + past, float("-inf"))
+    return torch.softmax(s, -1) @ vd
+
+
+@pytest.mark.parametrize(
+    ("bh", "sq", "sk", "causal"), [(3, 100, 100, True), (2, 70, 150, False), (1, 130, 77, False), (2, 150, 200, True)]
+)
+def test_attention_example(bh: int, sq: int, sk: int, causal: bool) -> None:
+    mod = load_co(EXAMPLES / "attention.co")
+    q, k, v = (randn(bh, n, 64, dtype=torch.float16, seed=s) for s, n in ((1, sq), (2, sk), (3, sk)))
+    o = poisoned(bh, sq, 64, dtype=torch.float16)
+    mod.attention(q, k, v, o, causal)
+    assert_close(o, attention_ref(q, k, v, causal), atol=3e-3, rtol=1e-2)
+
+
+def test_attention_is_whole_tile_code() -> None:
+    src = load_co(EXAMPLES / "attention.co").__croq_source__
+    assert "tl.max(" in src and "tl.sum(" in src and "tl.where(" in src
+    assert "scratch" not in src and src.count("tl.dot(") == 2
+
+
+FLASH = CORPUS / "upstream/tests/gpu/end2end/flash_atten.co"
+
+
+@pytest.mark.parametrize(("sq", "sk", "causal"), [(100, 100, True), (100, 150, True), (70, 128, False)])
+def test_upstream_flash_attention(sq: int, sk: int, causal: bool) -> None:
+    if not FLASH.exists():
+        pytest.skip(f"shared corpus not present at {CORPUS}")
+    mod = load_co(FLASH)
+    # non-causal: KV_SEQ a multiple of BLOCK_N, as the source zero-fills key tiles without masking them
+    q, k, v = (randn(2, 2, n, 64, dtype=torch.float16, seed=s) for s, n in ((4, sq), (5, sk), (6, sk)))
+    o = mod.flash_atten(q, k, v, causal)
+    assert o.device.type == DEVICE.split(":")[0]
+    assert_close(o, attention_ref(q, k, v, causal, past=sk - sq), atol=3e-3, rtol=1e-2)
+
+
+BASE = """
+__co__ void rowmax(global f16 [M, 64] a, global f16 [64, 64] b, global f32 [M] out) {
+  parallel bm by cdiv(M, 64) : block {
+    a_s = dma.copy a.subspan(64, 64).at(bm, 0) => shared;
+    b_s = dma.copy b => shared;
+    parallel p by 1 : group-4 {
+      frag f32 [64] mx {-inf};
+      acc = mma.fill.f32 0.0f;
+      mma.row.row acc, a_s, b_s;
+      apply {i, j} in acc.span
+        acc.at(i, j) = acc.at(i, j) * 2.0f;
+      reduce_max(mx, acc, 1);
+      frag f32 [64, 64] t;
+      apply {i, j} in t.span
+        t.at(i, j) = acc.at(i, j);
+    }
+  }
+}
+"""
+
+
+def _fails(src: str, func: str = "rowmax") -> CroqError:
+    out = translate_full(src, filename="frag.co")
+    assert func in out.failed, "expected a translation error"
+    return out.failed[func]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message", "line"),
+    [
+        ("frag f32 [64] mx {-inf};", "frag f32 [48] mx {-inf};", "a fragment extent of 48 is not a power of two", 7),
+        ("acc.at(i, j) * 2.0f", "acc.at(i, i) * 2.0f", "indexed by the apply indices, each at most once", 11),
+        ("reduce_max(mx, acc, 1);", "reduce_max(mx, acc, 2);", "axis 2 is out of range for a 2-D fragment", 12),
+        ("frag f32 [64] mx {-inf};", "frag f32 [32] mx {-inf};", "gives [64], but the destination is [32]", 12),
+        ("t.at(i, j) = acc.at(i, j);", "mx.at(i) = acc.at(i, j);", "is written once per element of a 2-D", 15),
+        ("frag f32 [64, 64] t;", "frag f32 [64, 64] t; t.at(0, 0) = 1.0f;", "outside an 'apply' block", 13),
+    ],
+)
+def test_fragment_diagnostics(old: str, new: str, message: str, line: int) -> None:
+    assert old in BASE
+    err = _fails(BASE.replace(old, new))
+    d = err.diagnostics[0]
+    assert message in d.message, d.message
+    assert d.span is not None and d.span.line == line
+    assert d.hint or "not lowered" not in d.message
+
+
+def test_fragment_base_translates() -> None:
+    out = translate_full(BASE, filename="frag.co")
+    assert not out.failed
+    assert "tl.max(" in out.source
+
+
+INPLACE = """
+__co__ void bump(global f32 [N] x, global f32 [N] y) {
+  parallel p by 1 : block {
+    foreach {t} in [3] {
+      parallel i by N : thread
+        x.at(i) = x.at(i) + y.at(i);
+    }
+  }
+}
+"""
+
+
+def test_store_to_a_tensor_the_program_reads_is_fenced(tmp_path: Path) -> None:
+    out = translate_full(INPLACE, filename="bump.co")
+    assert not out.failed
+    assert "also reads the tensor" in out.source  # barriers around the store (the next read sees it)
+    (tmp_path / "bump.co").write_text(INPLACE)
+    mod = load_co(tmp_path / "bump.co")
+    x, y = randn(100, seed=7), randn(100, seed=8)
+    want = x.double().cpu() + 3 * y.double().cpu()
+    mod.bump(x, y)
+    assert_close(x, want, atol=1e-5)
