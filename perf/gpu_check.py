@@ -41,7 +41,7 @@ def run_tests(shared: str | None) -> int:
     cmd = [
         sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_lower_examples.py",
         "tests/test_lower_corpus.py", "tests/test_pipelines.py", "tests/test_irregular.py", "tests/test_tma_oob.py",
-        "tests/test_corpus_e2e.py", "tests/test_schedule.py",
+        "tests/test_corpus_e2e.py", "tests/test_schedule.py", "tests/test_frags.py",
         "-k", "not compiles_for_sm90a and not variant_compiles",
     ]  # fmt: skip
     print("$", " ".join(cmd), flush=True)
