@@ -69,31 +69,27 @@ def attention_k0(_grid_1, BH, q_ptr, q_s0, q_s1, q_s2, SEQ_Q, k_ptr, k_s0, k_s1,
         k_s_data = tile_13
         s_12 = tl.dot(q_s_data, tl.trans(k_s_data), s_12)  # attention.co:33
         if (((((bn_11 + 1) * 64) > SEQ_K)) | ((((causal != 0)) & ((((bn_11 + 1) * 64) > (bm * 64)))))):  # attention.co:36
-            ap_i_14 = tl.arange(0, 64)[:, None]  # attention.co:37
-            ap_j_15 = tl.arange(0, 64)[None, :]
-            cond_16 = (((((bn_11 * 64) + ap_j_15) >= SEQ_K)) | ((((causal != 0)) & ((((bn_11 * 64) + ap_j_15) > ((bm * 64) + ap_i_14))))))  # attention.co:38
-            s_12 = tl.where((cond_16), (-_INF), s_12)  # attention.co:39
+            # apply over s.span: element-wise on the whole [64, 64] tile
+            cond_14 = (((((bn_11 * 64) + tl.arange(0, 64)[None, :]) >= SEQ_K)) | ((((causal != 0)) & ((((bn_11 * 64) + tl.arange(0, 64)[None, :]) > ((bm * 64) + tl.arange(0, 64)[:, None]))))))  # attention.co:38
+            s_12 = tl.where((cond_14), (-_INF), s_12)  # attention.co:39
         prev_max_4 = row_max_3  # attention.co:42
         row_max_3 = tl.max(s_12, axis=1)  # attention.co:43
-        ap_i_17 = tl.arange(0, 64)  # attention.co:44
+        # apply over row_max.span: element-wise on the whole [64] tile
         row_max_3 = tl.zeros([64], tl.float32) + tl.maximum(row_max_3, prev_max_4)  # attention.co:45
         rescale_5 = tl.zeros([64], tl.float32) + tl.exp2(((prev_max_4 - row_max_3) * 0.18033688))  # attention.co:46
-        ap_i_18 = tl.arange(0, 64)[:, None]  # attention.co:48
-        ap_j_19 = tl.arange(0, 64)[None, :]
+        # apply over s.span: element-wise on the whole [64, 64] tile
         s_12 = tl.zeros([64, 64], tl.float32) + tl.exp2(((s_12 - row_max_3[:, None]) * 0.18033688))  # attention.co:49
         probs_8 = tl.zeros([64, 64], tl.float16) + (s_12).to(tl.float16)  # attention.co:50
         row_sum_6 = tl.sum(s_12, axis=1)  # attention.co:52
-        ap_i_20 = tl.arange(0, 64)  # attention.co:53
+        # apply over denom.span: element-wise on the whole [64] tile
         denom_7 = tl.zeros([64], tl.float32) + ((denom_7 * rescale_5) + row_sum_6)  # attention.co:54
-        ap_i_21 = tl.arange(0, 64)[:, None]  # attention.co:55
-        ap_j_22 = tl.arange(0, 64)[None, :]
+        # apply over acc.span: element-wise on the whole [64, 64] tile
         acc_9 = tl.zeros([64, 64], tl.float32) + (acc_9 * rescale_5[:, None])  # attention.co:56
         v_s_data = tl.zeros([64, 64], tl.float16)  # attention.co:57
-        tile_23 = tl.load(v_ptr + (bh) * v_s0 + ((((0 * SEQ_K) + (bn_11 * 64)) + tl.arange(0, 64)[:, None])) * v_s1 + (tl.arange(0, 64)[None, :]) * v_s2, mask=((((0 * SEQ_K) + (bn_11 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * SEQ_K) + SEQ_K)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * SEQ_K) + (bn_11 * 64)) + tl.arange(0, 64)[:, None]) < SEQ_K), other=0.0)
-        v_s_data = tile_23
+        tile_15 = tl.load(v_ptr + (bh) * v_s0 + ((((0 * SEQ_K) + (bn_11 * 64)) + tl.arange(0, 64)[:, None])) * v_s1 + (tl.arange(0, 64)[None, :]) * v_s2, mask=((((0 * SEQ_K) + (bn_11 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * SEQ_K) + SEQ_K)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * SEQ_K) + (bn_11 * 64)) + tl.arange(0, 64)[:, None]) < SEQ_K), other=0.0)
+        v_s_data = tile_15
         acc_9 = tl.dot(probs_8, v_s_data, acc_9)  # attention.co:58
-    ap_i_24 = tl.arange(0, 64)[:, None]  # attention.co:60
-    ap_j_25 = tl.arange(0, 64)[None, :]
+    # apply over acc.span: element-wise on the whole [64, 64] tile
     acc_9 = tl.zeros([64, 64], tl.float32) + (acc_9 / denom_7[:, None])  # attention.co:61
     tl.store(o_ptr + (bh) * o_s0 + ((((0 * SEQ_Q) + (bm * 64)) + tl.arange(0, 64)[:, None])) * o_s1 + (tl.arange(0, 64)[None, :]) * o_s2, (acc_9).to(tl.float16), mask=((((0 * SEQ_Q) + (bm * 64)) + tl.arange(0, 64)[:, None]) < ((0 * SEQ_Q) + SEQ_Q)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * SEQ_Q) + (bm * 64)) + tl.arange(0, 64)[:, None]) < SEQ_Q))  # attention.co:62
 

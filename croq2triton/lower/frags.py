@@ -129,13 +129,13 @@ def s_Apply(self: KernelLowering, s: A.Apply) -> None:
     for d, pd in zip(f.dims or [], f.pdims, strict=True):
         if not (d.is_const and str(d.const) == pd):
             raise CroqLoweringError("'apply' over a fragment with padded extents is not lowered yet", s.span)
+    self.w.comment(f"apply over {s.frag}.span: element-wise on the whole [{', '.join(f.pdims)}] tile")
     self.push()
     names: list[str] = []
     for k, nm in enumerate(s.vars):
-        var = self.fresh(f"ap_{nm}")
         sl = "" if rank == 1 else "[:, None]" if k == 0 else "[None, :]"
-        self.w.line(f"{var} = tl.arange(0, {f.pdims[k]}){sl}", s.span)
-        v = Val(var, "int", None, frozenset([APPLY_AXIS]), None, (), True, const(int(f.pdims[k])))
+        code = f"tl.arange(0, {f.pdims[k]}){sl}"  # spelled inline: most apply bodies never use the index
+        v = Val(code, "int", None, frozenset([APPLY_AXIS]), None, (), True, const(int(f.pdims[k])))
         self.bind(nm, Bounded(nm, v, const(int(f.pdims[k])), "apply", s.span))
         names.append(nm)
     outer = getattr(self, "apply_ctx", None)
