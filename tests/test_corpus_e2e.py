@@ -558,6 +558,14 @@ def test_fp8_copies(func: str, shape: tuple[int, ...], dt: torch.dtype) -> None:
     assert got.dtype == dt and torch.equal(got.view(torch.uint8).cpu(), x.view(torch.uint8).cpu())
 
 
+def test_wgmma_rs1_frag_operand() -> None:
+    # a_frag is a register fragment of ones: output[m, n] = sum_k rhs[n, k]
+    b = randn(64, 16, dtype=F16, seed=143)
+    got = fn("wgmma_rs.co", "wgmma_rs1")(b)
+    ones = torch.ones(64, 16, dtype=F16, device=b.device)
+    assert_close(got, nt(ones, b), atol=1e-4, rtol=1e-5)
+
+
 @pytest.mark.parametrize("func", ["fp8_dma_add", "fp8_dma_add1"])
 def test_fp8_dma_adds(func: str) -> None:
     # one warp per row q0 < N writes out[x, q0, :] for x < 6: the whole output when M = 6, N = 17
