@@ -152,3 +152,27 @@ __co__ void rows(global f32 [M, N] x, global f32 [M, N] y) {
     y = poisoned(13, 77, dtype=torch.float32)
     mod.rows(x, y)
     assert_close(y, x)
+
+
+SQZ_BMM = """
+__co__ void bmm(global f16 [B, M, 64] a, global f16 [B, 64, 64] b, global f32 [B, M, 64] c) {
+  parallel {bm, bb} by [cdiv(M, 64), B] : block {
+    a_s = dma.copy.zfill a.subspan(1, 64, 64).at(bb, bm, 0) => shared;
+    b_s = dma.copy b.subspan(1, 64, 64).at(bb, 0, 0) => shared;
+    parallel p by 1 : group-4 {
+      acc = mma.fill.f32 0.0f;
+      mma.row.row acc, a_s.data.sqz(), b_s.data.sqz();
+      mma.store acc, c.subspan(1, 64, 64).at(bb, bm, 0).sqz();
+    }
+  }
+}
+"""
+
+
+def test_sqz_of_a_copied_3d_tile_stays_in_registers(tmp_path: Path) -> None:
+    mod = _load(tmp_path, "bmm.co", SQZ_BMM)
+    assert "scratch" not in mod.__croq_source__ and "tl.reshape(a_s_data, [64, 64])" in mod.__croq_source__
+    a, b = randn(3, 100, 64, dtype=torch.float16, seed=41), randn(3, 64, 64, dtype=torch.float16, seed=42)
+    c = poisoned(3, 100, 64, dtype=torch.float32)
+    mod.bmm(a, b, c)
+    assert_close(c, a.double().cpu() @ b.double().cpu().transpose(1, 2), atol=1e-2, rtol=1e-3)

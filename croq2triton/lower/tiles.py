@@ -205,6 +205,28 @@ def _whole_reshape(view: View, region: Region) -> bool:
     return True
 
 
+def _squeezed_whole(view: View, region: Region) -> bool:
+    """A whole register tile read through ``.sqz()`` of its unit dims: a register reshape."""
+    root = view.root
+    assert isinstance(root, (Buffer, Tile))
+    if region.L or any(region.offsets) or view.reshaped is not None or view.index is not None:
+        return False
+    if len(view.dims) != len(root.pdims) or not any(d.squeezed for d in view.dims):
+        return False
+    kept: list[str] = []
+    for d, p, e in zip(view.dims, root.pdims, root.dims):
+        if d.step is not None or not (d.origin.is_const and d.origin.const == 0):
+            return False
+        if d.squeezed:
+            if p != "1":
+                return False
+        elif not (_same_extent(d.extent, e) and e.is_const and str(e.const) == p):
+            return False
+        else:
+            kept.append(p)
+    return kept == list(region.pdims)
+
+
 def _tile_buffer_readable(view: View, region: Region) -> bool:
     root = view.root
     assert isinstance(root, (Buffer, Tile))
@@ -235,7 +257,7 @@ def read_tile(
         if isinstance(root, Buffer) and not _ring_slot(self, view, False, span):
             self.need_memory(root)
             return Val(f"tl.zeros({region.shape}, {X.tl_dtype(elem)})", elem)
-        if view.reshaped is not None and _whole_reshape(view, region):
+        if (view.reshaped is not None and _whole_reshape(view, region)) or _squeezed_whole(view, region):
             src_code = root.var if isinstance(root, Buffer) else root.code
             return Val(f"tl.reshape({src_code}, [{', '.join(region.pdims)}])", elem)
         if not _tile_buffer_readable(view, region):
