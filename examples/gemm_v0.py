@@ -48,23 +48,23 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, rhs_s1, N, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at gemm_v0.co:7."""
+    """Program = 2 consecutive row blocks of `parallel` at gemm_v0.co:7 (coarsened so that the lifted dot has 64 rows: Hopper wgmma)."""
     block_m = tl.program_id(0)  # gemm_v0.co:7
     block_n = tl.program_id(1)
-    thr_m_l = tl.arange(0, 32)  # gemm_v0.co:8
+    thr_m_l = tl.arange(0, 64)  # gemm_v0.co:8
     thr_n_l = tl.arange(0, 32)
-    acc = tl.full([32, 32], 0, tl.float32) + (0.0)  # gemm_v0.co:9
-    dot_acc_5 = tl.zeros([32, 32], tl.float32)  # gemm_v0.co:10
+    acc = tl.full([64, 32], 0, tl.float32) + (0.0)  # gemm_v0.co:9
+    dot_acc_5 = tl.zeros([64, 32], tl.float32)  # gemm_v0.co:10
     for k0_3 in range(0, K, 32):
         kk_4 = k0_3 + tl.arange(0, 32)
-        v_6 = _oob_fill(tl.load(lhs_ptr + (((block_m * 32) + thr_m_l[:, None])) * lhs_s0 + (kk_4[None, :]) * lhs_s1, mask=(((block_m * 32) + thr_m_l[:, None]) < M) & (kk_4[None, :] < K) & (kk_4 < K)[None, :], other=0.0), (((block_m * 32) + thr_m_l[:, None]) < M) & (kk_4[None, :] < K) & (kk_4 < K)[None, :])  # gemm_v0.co:11
+        v_6 = _oob_fill(tl.load(lhs_ptr + (((block_m * 64) + thr_m_l[:, None])) * lhs_s0 + (kk_4[None, :]) * lhs_s1, mask=(((block_m * 64) + thr_m_l[:, None]) < M) & (kk_4[None, :] < K) & (kk_4 < K)[None, :], other=0.0), (((block_m * 64) + thr_m_l[:, None]) < M) & (kk_4[None, :] < K) & (kk_4 < K)[None, :])  # gemm_v0.co:11
         opA_7 = v_6
         v_8 = _oob_fill(tl.load(rhs_ptr + (((block_n * 32) + thr_n_l[:, None])) * rhs_s0 + (kk_4[None, :]) * rhs_s1, mask=(((block_n * 32) + thr_n_l[:, None]) < N) & (kk_4[None, :] < K) & (kk_4 < K)[None, :], other=0.0), (((block_n * 32) + thr_n_l[:, None]) < N) & (kk_4[None, :] < K) & (kk_4 < K)[None, :])
         opB_9 = v_8
         dot_acc_5 = tl.dot(opA_7, tl.trans(opB_9), dot_acc_5)
     acc = (acc.to(tl.float32) + dot_acc_5).to(tl.float32)  # gemm_v0.co:10
     # per-thread dot product over K lifted to tl.dot
-    tl.store(output_ptr + (((block_m * 32) + thr_m_l[:, None])) * output_s0 + (((block_n * 32) + thr_n_l[None, :])) * output_s1, acc, mask=(((block_m * 32) + thr_m_l[:, None]) < M) & (((block_n * 32) + thr_n_l[None, :]) < N))  # gemm_v0.co:13
+    tl.store(output_ptr + (((block_m * 64) + thr_m_l[:, None])) * output_s0 + (((block_n * 32) + thr_n_l[None, :])) * output_s1, acc, mask=(((block_m * 64) + thr_m_l[:, None]) < M) & (((block_n * 32) + thr_n_l[None, :]) < N))  # gemm_v0.co:13
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -82,5 +82,5 @@ def matmul(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
     N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
-    _launch(matmul_k0, (_rt.cdiv(M, 32), _rt.cdiv(N, 32)), [_rt.cdiv(M, 32), _rt.cdiv(N, 32), K, lhs, lhs.stride(0), lhs.stride(1), M, rhs, rhs.stride(0), rhs.stride(1), N, output, output.stride(0), output.stride(1)], dict(num_warps=8))  # gemm_v0.co:7
+    _launch(matmul_k0, (_rt.cdiv(M, 64), _rt.cdiv(N, 32)), [_rt.cdiv(M, 64), _rt.cdiv(N, 32), K, lhs, lhs.stride(0), lhs.stride(1), M, rhs, rhs.stride(0), rhs.stride(1), N, output, output.stride(0), output.stride(1)], dict(num_warps=8))  # gemm_v0.co:7
     return None

@@ -48,22 +48,22 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, rhs_s1, N, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at gemm_v1.co:8."""
+    """Program = 2 consecutive row blocks of `parallel` at gemm_v1.co:8 (coarsened so that the lifted dot has 64 rows: Hopper wgmma)."""
     block_m = tl.program_id(0)  # gemm_v1.co:8
     block_n = tl.program_id(1)
-    thr_m_l = tl.arange(0, 32)  # gemm_v1.co:9
+    thr_m_l = tl.arange(0, 64)  # gemm_v1.co:9
     thr_n_l = tl.arange(0, 32)
-    lhs_s = tl.zeros([32, 128], tl.float16)  # gemm_v1.co:10
+    lhs_s = tl.zeros([64, 128], tl.float16)  # gemm_v1.co:10
     rhs_s = tl.zeros([32, 128], tl.float16)  # gemm_v1.co:11
-    acc = tl.full([32, 32], 0, tl.float32) + (0.0)  # gemm_v1.co:12
+    acc = tl.full([64, 32], 0, tl.float32) + (0.0)  # gemm_v1.co:12
     for iv_k_3 in range(0, tl.cdiv(K, 128)):  # gemm_v1.co:13
-        tile_4 = _oob_fill(tl.load(lhs_ptr + (((block_m * 32) + tl.arange(0, 32)[:, None])) * lhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * lhs_s1, mask=(((block_m * 32) + tl.arange(0, 32)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=0.0), (((block_m * 32) + tl.arange(0, 32)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K))  # gemm_v1.co:14
+        tile_4 = _oob_fill(tl.load(lhs_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * lhs_s1, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=0.0), (((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K))  # gemm_v1.co:14
         lhs_s = tile_4
         tile_5 = _oob_fill(tl.load(rhs_ptr + (((block_n * 32) + tl.arange(0, 32)[:, None])) * rhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * rhs_s1, mask=(((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=0.0), (((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K))  # gemm_v1.co:15
         rhs_s = tile_5
         acc = (acc.to(tl.float32) + tl.dot(lhs_s, tl.trans(rhs_s))).to(tl.float32)  # gemm_v1.co:17
         # per-thread dot product over a whole shared tile lifted to tl.dot
-    tl.store(output_ptr + (((block_m * 32) + thr_m_l[:, None])) * output_s0 + (((block_n * 32) + thr_n_l[None, :])) * output_s1, acc, mask=(((block_m * 32) + thr_m_l[:, None]) < M) & (((block_n * 32) + thr_n_l[None, :]) < N))  # gemm_v1.co:20
+    tl.store(output_ptr + (((block_m * 64) + thr_m_l[:, None])) * output_s0 + (((block_n * 32) + thr_n_l[None, :])) * output_s1, acc, mask=(((block_m * 64) + thr_m_l[:, None]) < M) & (((block_n * 32) + thr_n_l[None, :]) < N))  # gemm_v1.co:20
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -81,5 +81,5 @@ def matmul(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
     N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
-    _launch(matmul_k0, (_rt.cdiv(M, 32), _rt.cdiv(N, 32)), [_rt.cdiv(M, 32), _rt.cdiv(N, 32), K, lhs, lhs.stride(0), lhs.stride(1), M, rhs, rhs.stride(0), rhs.stride(1), N, output, output.stride(0), output.stride(1)], dict(num_warps=8))  # gemm_v1.co:8
+    _launch(matmul_k0, (_rt.cdiv(M, 64), _rt.cdiv(N, 32)), [_rt.cdiv(M, 64), _rt.cdiv(N, 32), K, lhs, lhs.stride(0), lhs.stride(1), M, rhs, rhs.stride(0), rhs.stride(1), N, output, output.stride(0), output.stride(1)], dict(num_warps=8))  # gemm_v1.co:8
     return None

@@ -1,6 +1,6 @@
 """Run in a fresh process (no TRITON_INTERPRET): compile translated kernels for sm_90a.
 
-Usage: python aot_check.py FILE.co FUNC M N K [--expect wgmma,cp.async.bulk.tensor] [-D NAME=V]
+Usage: python aot_check.py FILE.co FUNC SHAPES_JSON [DEFINES_JSON [OVERRIDES_JSON [SCHEDULE]]]
 Prints one JSON line per launch with what the PTX contains.
 """
 
@@ -25,7 +25,8 @@ def main() -> None:
     shapes = json.loads(sys.argv[3])
     defines = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
     overrides = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
-    mod = load(path, defines=defines, interpret=False)
+    schedule = sys.argv[6] if len(sys.argv) > 6 else "source"
+    mod = load(path, defines=defines, interpret=False, schedule=schedule)
     args = []
     for shape, dtype in shapes:
         args.append(torch.empty(*shape, dtype=getattr(torch, dtype)) if isinstance(shape, list) else shape)

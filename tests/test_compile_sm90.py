@@ -22,11 +22,14 @@ ATTN3 = json.dumps([[[2, 192, 64], F16]] * 4 + [[True, "bool"]])
 ATTN = json.dumps([[[2, 2, 192, 64], F16]] * 3 + [[True, "bool"]])
 GEMM = lambda m, n, k: json.dumps([[[m, k], F16], [[n, k], F16], [[m, n], F16]])  # noqa: E731
 
-# v0 and v1 state 32 x 32 blocks: too small for wgmma (64-row instructions), so their
-# lifted dots compile to mma.sync tensor-core instructions; the larger tiles use wgmma.
+# v0 and v1 state 32 x 32 blocks, too small for wgmma (64-row instructions): the lowering lets one
+# program own two consecutive row blocks (lower/coarsen.py), so their lifted dots use wgmma too.
 CASES = [
-    ("examples/gemm_v0.co", "matmul", GEMM(128, 128, 64), {"mma.sync.aligned"}),
-    ("examples/gemm_v1.co", "matmul", GEMM(128, 128, 256), {"mma.sync.aligned"}),
+    ("examples/gemm_v0.co", "matmul", GEMM(128, 128, 64), {"wgmma.mma_async"}),
+    ("examples/gemm_v1.co", "matmul", GEMM(128, 128, 256), {"wgmma.mma_async"}),
+    ("examples/gemm_v0.co@auto", "matmul", GEMM(128, 128, 64), {"wgmma.mma_async"}),
+    ("corpus:tutorial/matmul_f16_v0_naive.co", "matmul", GEMM(128, 128, 64), {"wgmma.mma_async"}),
+    ("corpus:tutorial/matmul_f16_v1_shared_memory.co", "matmul", GEMM(128, 128, 256), {"wgmma.mma_async"}),
     ("examples/gemm_v2.co", "matmul", GEMM(128, 256, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
     ("examples/tiled_add.co", "tiled_add", GEMM(64, 128, 128).replace("[[128, 128]", "[[64, 128]"), set()),
     ("corpus:upstream/tests/gpu/end2end/wgmma_ss.co", "matmul_f16", GEMM(128, 128, 128), {"wgmma.mma_async"}),
@@ -43,6 +46,7 @@ CASES = [
 
 
 def _path(spec: str) -> Path:
+    spec = spec.split("@")[0]
     if spec.startswith("corpus:"):
         p = CORPUS / spec.split(":", 1)[1]
         if not p.exists():
@@ -58,7 +62,7 @@ def test_compiles_for_sm90a(src: str, func: str, shapes: str, expect: set[str]) 
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     r = subprocess.run(
-        [sys.executable, str(SCRIPT), str(_path(src)), func, shapes],
+        [sys.executable, str(SCRIPT), str(_path(src)), func, shapes, "{}", "{}", src.partition("@")[2] or "source"],
         capture_output=True,
         text=True,
         env=env,

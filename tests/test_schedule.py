@@ -38,3 +38,39 @@ def test_auto_schedule_deepens_pipelines_and_groups_programs() -> None:
 def test_unknown_schedule_is_an_error() -> None:
     with pytest.raises(CroqError, match="unknown schedule"):
         translate_full("", filename="x.co", schedule="fast")
+
+
+@pytest.mark.parametrize(("example", "k"), [("gemm_v0.co", 40), ("gemm_v1.co", 200)])
+@pytest.mark.parametrize(("m", "n"), [(100, 72), (64, 32), (33, 65)])
+def test_32_row_blocks_are_coarsened(example: str, k: int, m: int, n: int) -> None:
+    for schedule in ("source", "auto"):
+        mod = load(EXAMPLES / example, schedule=schedule)
+        assert "Program = 2 consecutive row blocks" in mod.__croq_source__
+        a, b = randn(m, k, dtype=torch.float16, seed=3), randn(n, k, dtype=torch.float16, seed=4)
+        out = poisoned(m, n, dtype=torch.float16)
+        mod.matmul(a, b, out)
+        assert_close(out, a.double() @ b.double().T, atol=gemm_tol(k), rtol=1e-2)
+
+
+def test_coarsening_only_where_the_row_index_is_only_composed() -> None:
+    text = (EXAMPLES / "gemm_v0.co").read_text()
+    # block_m also used on its own: the rows of a program's second block would change meaning
+    changed = text.replace(
+        "output.at(block_m#thr_m, block_n#thr_n) = acc;", "output.at(block_m#thr_m, block_n#thr_n) = acc + block_m;"
+    )
+    assert changed != text
+    auto = translate_full(changed, filename="v0.co").source
+    assert "Program = one block" in auto and "consecutive row blocks" not in auto
+    # a row index composed into a tensor whose rows are not the extent that was tiled
+    other = text.replace("global f16 [M, N] output", "global f16 [P, N] output")
+    assert other != text
+    auto = translate_full(other, filename="v0.co").source
+    assert "consecutive row blocks" not in auto
+    # no dot product to lift: nothing to gain, the stated blocks stay
+    add = """
+__co__ void add(global f32 [M, N] x, global f32 [M, N] y) {
+  parallel {bm, bn} by [cdiv(M, 32), cdiv(N, 32)] : block, {tm, tn} by [32, 32] : thread
+    y.at(bm#tm, bn#tn) = x.at(bm#tm, bn#tn) + 1.0f;
+}
+"""
+    assert "consecutive row blocks" not in translate_full(add, filename="add.co").source

@@ -156,7 +156,14 @@ class FunctionLowering:
             from .kernel import KernelLowering
 
             self.kernel_count += 1
+            from .coarsen import coarsen_rows
+
+            factor = 1
+            co = coarsen_rows(self.fn, s)
+            if co is not None:
+                s, factor = co
             kl = KernelLowering(self, s, f"{self.fn.name}_k{self.kernel_count - 1}")
+            kl.coarsened = factor
             src, launch_lines = kl.lower()
             self.kernel_sources.append(src)
             for ln, sp in launch_lines:

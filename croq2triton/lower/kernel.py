@@ -91,6 +91,7 @@ class KernelLowering:
     def __init__(self, fl: FunctionLowering, top: A.Parallel, name: str) -> None:
         self.fl = fl
         self.top = top
+        self.coarsened = 1  # row blocks per program (schedule auto, lower/coarsen.py)
         self.global_reads: set[str] = set()  # global tensors the kernel reads / writes (see global_rw)
         self.global_writes: set[str] = set()
         self.name = name
@@ -1889,7 +1890,13 @@ class KernelLowering:
                 "consumers may only select row blocks of tiles and outputs (e.g. '.subspan(M, K).at(cidx, k)')",
             )
         head = f"@triton.jit\ndef {self.name}({', '.join(params)}):"
-        doc = f'    """Program = one block of `parallel` at {self.fl.src_name}:{self.top.span.line if self.top.span else 0}."""'
+        where = f"{self.fl.src_name}:{self.top.span.line if self.top.span else 0}"
+        doc = f'    """Program = one block of `parallel` at {where}."""'
+        if self.coarsened > 1:
+            doc = (
+                f'    """Program = {self.coarsened} consecutive row blocks of `parallel` at {where}'
+                ' (coarsened so that the lifted dot has 64 rows: Hopper wgmma)."""'
+            )
         return "\n".join([head, doc, body])
 
     def num_warps(self) -> int:
