@@ -55,7 +55,9 @@ def median_of_rounds(samples: list[float]) -> float:
     return sorted(samples)[len(samples) // 2]
 
 
-def bench_gemms(shapes: list[int], shared: str | None, rounds: int) -> list[dict[str, object]]:
+def bench_gemms(
+    shapes: list[int], shared: str | None, rounds: int, only: set[str] | None = None
+) -> list[dict[str, object]]:
     import torch
     import triton
 
@@ -63,6 +65,8 @@ def bench_gemms(shapes: list[int], shared: str | None, rounds: int) -> list[dict
 
     funcs = {}
     for path, fn, label, chunked in GEMMS:
+        if only is not None and label not in only:
+            continue
         if path.startswith("corpus:"):
             if not shared:
                 continue
@@ -196,6 +200,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default="4096,8192,4000")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default=None, help="comma-separated GEMM labels (v0,v1,...); default all")
     ap.add_argument("--md", default=None, help="write the markdown block here (to append to perf/RESULTS.md)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
@@ -212,8 +217,9 @@ def main() -> int:
         "triton": triton.__version__,
         "clocks_before": smi(),
     }
-    gemm = bench_gemms([int(s) for s in args.shapes.split(",")], shared, args.rounds)
-    elem = bench_elementwise(args.rounds)
+    only = set(args.only.split(",")) if args.only else None
+    gemm = bench_gemms([int(s) for s in args.shapes.split(",")], shared, args.rounds, only)
+    elem = bench_elementwise(args.rounds) if only is None else []
     info["clocks_after"] = smi()
     cmd = "python3 perf/bench.py " + " ".join(sys.argv[1:])
     md = markdown(info, gemm, elem, cmd)
