@@ -48,7 +48,7 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, rhs_s1, N, output_ptr, output_s0, output_s1):
-    """Program = 2 consecutive row blocks of `parallel` at gemm_v1.co:8 (coarsened so that the lifted dot has 64 rows: Hopper wgmma)."""
+    """Program = 2 x 1 neighbouring blocks of `parallel` at gemm_v1.co:8 (coarsened: a larger lifted dot, for Hopper wgmma and operand reuse)."""
     block_m = tl.program_id(0)  # gemm_v1.co:8
     block_n = tl.program_id(1)
     thr_m_l = tl.arange(0, 64)  # gemm_v1.co:9

@@ -27,7 +27,8 @@ GEMM = lambda m, n, k: json.dumps([[[m, k], F16], [[n, k], F16], [[m, n], F16]])
 CASES = [
     ("examples/gemm_v0.co", "matmul", GEMM(128, 128, 64), {"wgmma.mma_async"}),
     ("examples/gemm_v1.co", "matmul", GEMM(128, 128, 256), {"wgmma.mma_async"}),
-    ("examples/gemm_v0.co@auto", "matmul", GEMM(128, 128, 64), {"wgmma.mma_async"}),
+    ("examples/gemm_v0.co@auto", "matmul", GEMM(256, 256, 64), {"wgmma.mma_async"}),  # 128 x 128 dots
+    ("examples/gemm_v1.co@auto", "matmul", GEMM(256, 256, 256), {"wgmma.mma_async"}),
     ("corpus:tutorial/matmul_f16_v0_naive.co", "matmul", GEMM(128, 128, 64), {"wgmma.mma_async"}),
     ("corpus:tutorial/matmul_f16_v1_shared_memory.co", "matmul", GEMM(128, 128, 256), {"wgmma.mma_async"}),
     ("examples/gemm_v2.co", "matmul", GEMM(128, 256, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),

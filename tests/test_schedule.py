@@ -43,9 +43,10 @@ def test_unknown_schedule_is_an_error() -> None:
 @pytest.mark.parametrize(("example", "k"), [("gemm_v0.co", 40), ("gemm_v1.co", 200)])
 @pytest.mark.parametrize(("m", "n"), [(100, 72), (64, 32), (33, 65)])
 def test_32_row_blocks_are_coarsened(example: str, k: int, m: int, n: int) -> None:
-    for schedule in ("source", "auto"):
+    for schedule, blocks in (("source", "2 x 1"), ("auto", "4 x 4")):
+        # source: two row blocks (a 64-row dot, wgmma); auto: a 128 x 128 dot
         mod = load(EXAMPLES / example, schedule=schedule)
-        assert "Program = 2 consecutive row blocks" in mod.__croq_source__
+        assert f"Program = {blocks} neighbouring blocks" in mod.__croq_source__
         a, b = randn(m, k, dtype=torch.float16, seed=3), randn(n, k, dtype=torch.float16, seed=4)
         out = poisoned(m, n, dtype=torch.float16)
         mod.matmul(a, b, out)
@@ -60,12 +61,12 @@ def test_coarsening_only_where_the_row_index_is_only_composed() -> None:
     )
     assert changed != text
     auto = translate_full(changed, filename="v0.co").source
-    assert "Program = one block" in auto and "consecutive row blocks" not in auto
+    assert "Program = one block" in auto and "neighbouring blocks" not in auto
     # a row index composed into a tensor whose rows are not the extent that was tiled
     other = text.replace("global f16 [M, N] output", "global f16 [P, N] output")
     assert other != text
     auto = translate_full(other, filename="v0.co").source
-    assert "consecutive row blocks" not in auto
+    assert "neighbouring blocks" not in auto
     # no dot product to lift: nothing to gain, the stated blocks stay
     add = """
 __co__ void add(global f32 [M, N] x, global f32 [M, N] y) {
@@ -73,4 +74,4 @@ __co__ void add(global f32 [M, N] x, global f32 [M, N] y) {
     y.at(bm#tm, bn#tn) = x.at(bm#tm, bn#tn) + 1.0f;
 }
 """
-    assert "consecutive row blocks" not in translate_full(add, filename="add.co").source
+    assert "neighbouring blocks" not in translate_full(add, filename="add.co").source

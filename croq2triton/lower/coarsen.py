@@ -25,7 +25,8 @@ import copy
 
 from ..frontend import ast as A
 
-TARGET_ROWS = 64  # wgmma's M per warpgroup
+WGMMA_ROWS = 64  # wgmma's M per warpgroup: what both schedules coarsen rows to
+AUTO_TILE = 128  # --schedule auto: rows and columns, a 128 x 128 dot (operand reuse)
 
 
 class _No(Exception):
@@ -40,18 +41,30 @@ def _name(e: A.Expr | None) -> str | None:
     return e.name if isinstance(e, A.Name) else None
 
 
-def coarsen_rows(fn: A.CoFunction, top: A.Parallel) -> tuple[A.Parallel, int] | None:
-    """The coarsened copy of ``top`` and its factor, or None when the rewrite does not apply."""
+def coarsen(fn: A.CoFunction, top: A.Parallel, targets: tuple[int, int]) -> tuple[A.Parallel, tuple[int, int]] | None:
+    """The coarsened copy of ``top`` and its (row, column) factors, or None when nothing applies.
+
+    ``targets`` are the block extents to reach along each dim (1 leaves the dim alone)."""
     if len(top.levels) != 2 or not _has_dot_candidate(top.body):
         return None
+    factors = [1, 1]
+    cur = top
+    for d, target in enumerate(targets):
+        done = _coarsen_dim(fn, cur, d, target)
+        if done is not None:
+            cur, factors[d] = done
+    return (cur, (factors[0], factors[1])) if factors != [1, 1] else None
+
+
+def _coarsen_dim(fn: A.CoFunction, top: A.Parallel, d: int, target: int) -> tuple[A.Parallel, int] | None:
     blk, thr = top.levels
     if blk.level != "block" or thr.level != "thread" or not blk.vars or not thr.vars:
         return None
     if len(blk.vars) != 2 or len(thr.vars) != 2 or None in blk.vars or None in thr.vars:
         return None
-    rows = _int(thr.bound[0])
-    ext = blk.bound[0]
-    if rows is None or rows >= TARGET_ROWS or TARGET_ROWS % rows:
+    rows = _int(thr.bound[d])
+    ext = blk.bound[d]
+    if rows is None or rows >= target or target % rows:
         return None
     if not (isinstance(ext, A.Builtin) and ext.name == "cdiv" and len(ext.args) == 2 and _int(ext.args[1]) == rows):
         return None
@@ -63,18 +76,19 @@ def coarsen_rows(fn: A.CoFunction, top: A.Parallel) -> tuple[A.Parallel, int] | 
         shp = getattr(p.type, "shape", None)
         dims = getattr(shp, "dims", None)
         if dims is not None:
-            shapes[p.name] = [_name(d) for d in dims]
-    f = TARGET_ROWS // rows
-    bm, tm = blk.vars[0], thr.vars[0]
+            shapes[p.name] = [_name(x) for x in dims]
+    f = target // rows
+    bm, tm = blk.vars[d], thr.vars[d]
+    assert bm is not None and tm is not None
     body = copy.deepcopy(top.body)
     try:
         _Rewrite(bm, tm, rows, f, extent, shapes).run(body)
     except _No:
         return None
     new_blk = copy.deepcopy(blk)
-    new_blk.bound[0] = A.Builtin("cdiv", [ext.args[0], A.IntLit(rows * f, str(rows * f))], span=ext.span)
+    new_blk.bound[d] = A.Builtin("cdiv", [ext.args[0], A.IntLit(rows * f, str(rows * f))], span=ext.span)
     new_thr = copy.deepcopy(thr)
-    new_thr.bound[0] = A.IntLit(rows * f, str(rows * f), span=thr.bound[0].span)
+    new_thr.bound[d] = A.IntLit(rows * f, str(rows * f), span=thr.bound[d].span)
     out = copy.copy(top)
     out.levels = [new_blk, new_thr]
     out.body = body

@@ -156,14 +156,15 @@ class FunctionLowering:
             from .kernel import KernelLowering
 
             self.kernel_count += 1
-            from .coarsen import coarsen_rows
+            from .coarsen import AUTO_TILE, WGMMA_ROWS, coarsen
 
-            factor = 1
-            co = coarsen_rows(self.fn, s)
+            factors = (1, 1)
+            targets = (AUTO_TILE, AUTO_TILE) if self.schedule == "auto" else (WGMMA_ROWS, 1)
+            co = coarsen(self.fn, s, targets)
             if co is not None:
-                s, factor = co
+                s, factors = co
             kl = KernelLowering(self, s, f"{self.fn.name}_k{self.kernel_count - 1}")
-            kl.coarsened = factor
+            kl.coarsened = factors
             src, launch_lines = kl.lower()
             self.kernel_sources.append(src)
             for ln, sp in launch_lines:

@@ -91,7 +91,7 @@ class KernelLowering:
     def __init__(self, fl: FunctionLowering, top: A.Parallel, name: str) -> None:
         self.fl = fl
         self.top = top
-        self.coarsened = 1  # row blocks per program (schedule auto, lower/coarsen.py)
+        self.coarsened = (1, 1)  # row x column blocks per program (lower/coarsen.py)
         self.global_reads: set[str] = set()  # global tensors the kernel reads / writes (see global_rw)
         self.global_writes: set[str] = set()
         self.name = name
@@ -1892,10 +1892,11 @@ class KernelLowering:
         head = f"@triton.jit\ndef {self.name}({', '.join(params)}):"
         where = f"{self.fl.src_name}:{self.top.span.line if self.top.span else 0}"
         doc = f'    """Program = one block of `parallel` at {where}."""'
-        if self.coarsened > 1:
+        fm, fn = self.coarsened
+        if fm * fn > 1:
             doc = (
-                f'    """Program = {self.coarsened} consecutive row blocks of `parallel` at {where}'
-                ' (coarsened so that the lifted dot has 64 rows: Hopper wgmma)."""'
+                f'    """Program = {fm} x {fn} neighbouring blocks of `parallel` at {where}'
+                ' (coarsened: a larger lifted dot, for Hopper wgmma and operand reuse)."""'
             )
         return "\n".join([head, doc, body])
 
@@ -1905,7 +1906,7 @@ class KernelLowering:
                 int(p[0]) * int(p[1]) >= 128 * 128
                 for _, p, *_ in self.frag_shapes.values()
                 if all(x.isdigit() for x in p)
-            )
+            ) or (self.threads >= 128 * 128)  # a coarsened thread-level dot of 128 x 128
             return 8 if big else 4
         if self.pipelined or getattr(self, "merged_units", 0):
             return min(8, pow2(4 * max(1, getattr(self, "max_consumers", 1))))
