@@ -4,8 +4,10 @@ A kernel such as the tutorial's naive GEMM states ``{bm, bn} by [cdiv(M, 32), ..
 {tm, tn} by [32, 32] : thread``: lifted to Triton, each program computes a 32-row ``tl.dot``,
 too short for Hopper's ``wgmma`` (64-row instructions). Coarsening lets one program own ``f``
 consecutive row blocks: the block level becomes ``cdiv(M, f * 32)``, the thread level ``f * 32``.
-Both schedules do it (results are identical; the source's 32-row block cannot be a Hopper MMA):
-it is applied only to kernels with a per-thread dot product that the lowering lifts to ``tl.dot``.
+The source schedule coarsens rows to 64 (results are identical; the source's 32-row block cannot
+be a Hopper MMA); ``--schedule auto`` coarsens rows and columns to 128 (a 128 x 128 dot reuses
+each operand tile four times as often). Only kernels with a per-thread dot product that the
+lowering lifts to ``tl.dot`` are coarsened. Columns follow the same rules as rows below.
 
 The rewrite is only done when it provably keeps the meaning. Every use of ``bm`` and ``tm`` must be
 one of
