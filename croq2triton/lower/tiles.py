@@ -997,8 +997,8 @@ def try_dot_loop(self: KernelLowering, s: A.Foreach) -> bool:
         xa, xb = xb, xa
     else:
         return False
-    # emit the K-tiled dot
-    bk = 32
+    # emit the K-tiled dot (auto: the 128 x 128 coarsened dots want a deeper K step)
+    bk = 64 if self.fl.schedule == "auto" else 32
     acc_ty = self.decl_types[acc.code]
     k0 = self.fresh("k0")
     kk = self.fresh("kk")
