@@ -112,6 +112,7 @@ class _Rewrite:
         self.bm, self.tm, self.rows, self.f, self.extent, self.shapes = bm, tm, rows, f, extent, shapes
         self.allowed: set[int] = set()  # ids of Name nodes whose use is checked
         self.buffers: dict[str, A.SpannedDecl] = {}
+        self.windows: dict[int, A.ViewOp] = {}  # id(view) -> its subspan, grown at the end
 
     def run(self, body: A.Stmt) -> None:
         nodes = list(body.walk())
@@ -143,14 +144,17 @@ class _Rewrite:
             if isinstance(n, A.At):
                 self.at(n)
             elif isinstance(n, A.View):
-                self.view(n)
+                self.window(n)
         for n in nodes:
             if isinstance(n, A.Name) and n.name in (self.bm, self.tm, *self.buffers) and id(n) not in self.allowed:
                 raise _No  # another use of the row index, or of a buffer that grows
         for decl in self.buffers.values():
-            decl.shape = [A.IntLit(self.rows * self.f, str(self.rows * self.f), span=decl.shape[0].span)] + list(
-                decl.shape[1:]
-            )
+            decl.shape = [self.grown(decl.shape[0]), *decl.shape[1:]]
+        for op in self.windows.values():
+            op.args = [self.grown(op.args[0]), *op.args[1:]]
+
+    def grown(self, old: A.Expr) -> A.IntLit:
+        return A.IntLit(self.rows * self.f, str(self.rows * self.f), span=old.span)
 
     def at(self, n: A.At) -> None:
         base = _name(n.base)
@@ -167,22 +171,21 @@ class _Rewrite:
                     raise _No
                 self.allowed.update({id(ix.lhs), id(ix.rhs)})
 
-    def view(self, n: A.View) -> None:
-        if self.window(n):
-            op = n.ops[0]
-            op.args = [A.IntLit(self.rows * self.f, str(self.rows * self.f), span=op.args[0].span)] + list(op.args[1:])
-
     def window(self, n: A.View) -> bool:
-        """``T.subspan(rows, ...).at(bm, ...)`` of a tensor whose first extent is the coarsened one."""
+        """``T.subspan(rows, ...).at(bm, ...)`` of a tensor whose first extent is the coarsened one
+        (recorded, to grow to ``f * rows`` once every use is checked)."""
+        if id(n) in self.windows:
+            return True
         if len(n.ops) != 1:
             return False
         op = n.ops[0]
         if op.kind != "subspan" or not op.at or op.step or op.strides:
             return False
-        if _name(op.at[0]) != self.bm or not op.args or _int(op.args[0]) not in (self.rows, self.rows * self.f):
+        if _name(op.at[0]) != self.bm or not op.args or _int(op.args[0]) != self.rows:
             return False
         dims = self.shapes.get(_name(n.base) or "")
         if dims is None or dims[0] != self.extent:
             raise _No
         self.allowed.add(id(op.at[0]))
+        self.windows[id(n)] = op
         return True

@@ -123,6 +123,8 @@ def s_Apply(self: KernelLowering, s: A.Apply) -> None:
     if f.split is not None:
         raise CroqLoweringError("'apply' over a fragment split into power-of-two pieces is not lowered yet", s.span)
     _no_lanes(self, s, "'apply'")
+    if self.apply_ctx is not None:
+        raise CroqLoweringError("nested 'apply' blocks cannot be lowered", s.span)
     rank = len(f.pdims)
     if len(s.vars) != rank:
         raise CroqSemanticError(f"'apply' binds {len(s.vars)} index(es) for the {rank}-D fragment '{s.frag}'", s.span)
@@ -131,27 +133,22 @@ def s_Apply(self: KernelLowering, s: A.Apply) -> None:
             raise CroqLoweringError("'apply' over a fragment with padded extents is not lowered yet", s.span)
     self.w.comment(f"apply over {s.frag}.span: element-wise on the whole [{', '.join(f.pdims)}] tile")
     self.push()
-    names: list[str] = []
     for k, nm in enumerate(s.vars):
         sl = "" if rank == 1 else "[:, None]" if k == 0 else "[None, :]"
         code = f"tl.arange(0, {f.pdims[k]}){sl}"  # spelled inline: most apply bodies never use the index
         v = Val(code, "int", None, frozenset([APPLY_AXIS]), None, (), True, const(int(f.pdims[k])))
         self.bind(nm, Bounded(nm, v, const(int(f.pdims[k])), "apply", s.span))
-        names.append(nm)
-    outer = getattr(self, "apply_ctx", None)
-    if outer is not None:
-        raise CroqLoweringError("nested 'apply' blocks cannot be lowered", s.span)
-    self.apply_ctx = (names, list(f.pdims))  # type: ignore[attr-defined]
+    self.apply_ctx = (list(s.vars), list(f.pdims))
     try:
         self.body(s.body)
     finally:
-        self.apply_ctx = None  # type: ignore[attr-defined]
+        self.apply_ctx = None
         self.pop()
 
 
-def _positions(self: KernelLowering, f: Frag, items: list[A.Expr], node: A.Node) -> list[int]:
-    """Which apply index each subscript of ``f.at(...)`` is."""
-    ctx = getattr(self, "apply_ctx", None)
+def _positions(self: KernelLowering, f: Frag, items: list[A.Expr], node: A.Node) -> tuple[list[int], int]:
+    """Which apply index each subscript of ``f.at(...)`` is, and the rank of the open apply."""
+    ctx = self.apply_ctx
     if ctx is None:
         raise CroqLoweringError(
             f"element access to the fragment '{f.name}' outside an 'apply' block is not lowered",
@@ -174,7 +171,7 @@ def _positions(self: KernelLowering, f: Frag, items: list[A.Expr], node: A.Node)
                 f"'{f.name}' has extent {pd} where the 'apply' index '{e.name}' runs to {shape[p]}", e.span
             )
         pos.append(p)
-    return pos
+    return pos, len(names)
 
 
 def _layout(code: str, pos: list[int], rank: int) -> str:
@@ -187,15 +184,13 @@ def _layout(code: str, pos: list[int], rank: int) -> str:
 
 
 def frag_element(self: KernelLowering, f: Frag, e: A.At) -> Val:
-    pos = _positions(self, f, e.indices, e)
-    rank = len(self.apply_ctx[0])  # type: ignore[attr-defined]
+    pos, rank = _positions(self, f, e.indices, e)
     return Val(_layout(f.var, pos, rank), f.compute, None, frozenset([APPLY_AXIS]))
 
 
 def store_frag_element(self: KernelLowering, f: Frag, a: A.Assign) -> None:
     assert isinstance(a.target, A.At)
-    pos = _positions(self, f, a.target.indices, a.target)
-    rank = len(self.apply_ctx[0])  # type: ignore[attr-defined]
+    pos, rank = _positions(self, f, a.target.indices, a.target)
     if len(pos) != rank:
         raise CroqLoweringError(
             f"the {len(pos)}-D fragment '{f.name}' is written once per element of a {rank}-D 'apply'",

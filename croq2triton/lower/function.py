@@ -13,6 +13,7 @@ from ..errors import CroqLoweringError, CroqSemanticError, Span
 from ..frontend import ast as A
 from ..sema.types import TYPES, unlowerable_reason
 from . import exprs as X
+from .coarsen import AUTO_TILE, WGMMA_ROWS, coarsen
 from .values import Bounded, Shape, Tensor, Tuple_, Val, View, ViewDim, const, safe
 from .writer import Writer
 
@@ -156,8 +157,6 @@ class FunctionLowering:
             from .kernel import KernelLowering
 
             self.kernel_count += 1
-            from .coarsen import AUTO_TILE, WGMMA_ROWS, coarsen
-
             factors = (1, 1)
             targets = (AUTO_TILE, AUTO_TILE) if self.schedule == "auto" else (WGMMA_ROWS, 1)
             co = coarsen(self.fn, s, targets)

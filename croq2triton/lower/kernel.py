@@ -16,6 +16,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..errors import CroqLoweringError, CroqSemanticError
@@ -42,6 +44,7 @@ from .values import (
     View,
     ViewDim,
     const,
+    pow2,
     safe,
 )
 from .writer import Writer
@@ -57,13 +60,6 @@ MATH = {
     "__acos": "tl.extra.cuda.libdevice.acos", "__atan": "tl.extra.cuda.libdevice.atan",
     "__sinh": "tl.extra.cuda.libdevice.sinh", "__cosh": "tl.extra.cuda.libdevice.cosh",
 }  # fmt: skip
-
-
-def pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
 
 
 class Collapsed:
@@ -92,7 +88,7 @@ class KernelLowering:
         self.fl = fl
         self.top = top
         self.coarsened = (1, 1)  # row x column blocks per program (lower/coarsen.py)
-        self.global_reads: set[str] = set()  # global tensors the kernel reads / writes (see global_rw)
+        self.global_reads: set[str] = set()  # global tensors the kernel reads / writes (fenced_store)
         self.global_writes: set[str] = set()
         self.name = name
         self.memory: set[str] = set()  # buffers decided to live in scratch memory
@@ -1748,7 +1744,7 @@ class KernelLowering:
             axes = frozenset(a.name for a in self.lanes)
             return Val(buf.var, buf.elem, None, axes, None, tuple(self.lane_masks(axes)))
         base, strides, rdims, elem = self.root_info(view)
-        self.global_rw(view.root, write=False)
+        self.global_read(view.root)
         coords, masks = self.coords(view, idx)
         for i in idx:
             masks.extend(i.masks)
@@ -1783,32 +1779,35 @@ class KernelLowering:
         val = self.cast(value, elem)
         if X.compute_type(elem) != elem or not value.is_const:
             val = f"({val}).to({X.tl_dtype(elem)})" if value.ty != elem or X.compute_type(elem) != elem else val
-        axes = frozenset().union(*[i.axes for i in idx], value.axes)
-        missing = [a for a in self.scope_lanes if a not in axes]
-        if missing and not axes and isinstance(view.root, Tensor):
-            pass  # every lane stores the same value at the same address: one store suffices
-        hazard = self.global_rw(view.root, write=True)
+        with self.fenced_store(view.root):
+            store = f"tl.store({addr}, {val}, mask={mask})" if mask != "None" else f"tl.store({addr}, {val})"
+            self.w.line(store, s.span)
+
+    @contextmanager
+    def fenced_store(self, root: Any) -> Iterator[None]:
+        """Block barriers around a store the block's threads must see: after every store to a
+        scratch buffer; before and after one to a global tensor the program also reads (the
+        threads own different elements, and a later read, e.g. the next loop iteration's, must
+        see the whole block's writes)."""
+        hazard = False
+        if isinstance(root, Tensor):
+            self.global_writes.add(root.name)
+            hazard = root.name in self.global_reads
         if hazard:
             self.w.line("tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first")
-        self.w.line(f"tl.store({addr}, {val}, mask={mask})" if mask != "None" else f"tl.store({addr}, {val})", s.span)
-        if isinstance(view.root, Buffer) or hazard:
+        yield
+        if isinstance(root, Buffer) or hazard:
             self.w.line("tl.debug_barrier()")
 
-    def global_rw(self, root: Any, write: bool) -> bool:
-        """Record a read or write of a global tensor; True for a write to a tensor the program also
-        reads. Such a store gets a block barrier on each side: the program's threads own different
-        elements, and a later read (the next loop iteration's) must see the whole block's writes.
-        The sets persist across the fixpoint passes: a read met after the store reruns the pass."""
+    def global_read(self, root: Any) -> None:
+        """Record a read of a global tensor (see ``fenced_store``). The sets persist across the
+        fixpoint passes: a read met after a store to the same tensor reruns the pass."""
         if not isinstance(root, Tensor):
-            return False
-        if write:
-            self.global_writes.add(root.name)
-            return root.name in self.global_reads
+            return
         if root.name not in self.global_reads:
             self.global_reads.add(root.name)
             if root.name in self.global_writes:
                 self.changed = True
-        return False
 
     def atomic(self, c: A.Call, result: str | None) -> Val:
         if not isinstance(c.args[0], A.At):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CroqLoweringError
 from . import exprs as X
-from .values import Buffer, Frag, Tile, Val, View, ViewDim, const
+from .values import Buffer, Frag, Tile, Val, View, ViewDim, const, same_extent
 
 if TYPE_CHECKING:
     from .kernel import KernelLowering
@@ -69,12 +69,7 @@ def whole_split(view: View) -> bool:
     root = view.root
     if not isinstance(root, Buffer) or root.split is None or view.reshaped is not None:
         return False
-    return all(
-        d.origin.is_const and d.origin.const == 0 and not d.squeezed and d.step is None for d in view.dims
-    ) and all(
-        d.extent.code == rd.code or (d.extent.is_const and rd.is_const and d.extent.const == rd.const)
-        for d, rd in zip(view.dims, root.dims)
-    )
+    return all(d.whole for d in view.dims) and all(same_extent(d.extent, rd) for d, rd in zip(view.dims, root.dims))
 
 
 def copy_split(self: KernelLowering, src: View, dst: View, engine: str, zfill: bool, span: Any) -> bool:

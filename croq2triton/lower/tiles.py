@@ -12,17 +12,10 @@ from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..sema.types import TYPES
 from . import exprs as X
-from .values import Bounded, Buffer, Frag, Future, Tensor, Tile, Val, View, ViewDim, const
+from .values import Bounded, Buffer, Frag, Future, Tensor, Tile, Val, View, ViewDim, const, pow2, same_extent
 
 if TYPE_CHECKING:
     from .kernel import KernelLowering
-
-
-def _pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
 
 
 class Region:
@@ -125,7 +118,7 @@ def _static_pdims(k: KernelLowering, view: View) -> list[str] | None:
     out: list[str] = []
     for e in _view_dims(view):
         if e.is_const:
-            out.append(str(_pow2(int(e.const))))
+            out.append(str(pow2(int(e.const))))
         elif e.host is not None:
             out.append(k.constexpr(k.fresh("P").upper(), f"_rt.pow2({e.host})"))
         else:
@@ -182,10 +175,6 @@ def _ring_slot(self: KernelLowering, view: View, write: bool, span: Any) -> bool
     return True
 
 
-def _same_extent(a: Val, b: Val) -> bool:
-    return a.code == b.code or (a.is_const and b.is_const and a.const == b.const)
-
-
 def _whole_reshape(view: View, region: Region) -> bool:
     """``tile.span_as([...])`` read whole: a register reshape (all extents static powers of two)."""
     root = view.root
@@ -220,7 +209,7 @@ def _squeezed_whole(view: View, region: Region) -> bool:
         if d.squeezed:
             if p != "1":
                 return False
-        elif not (_same_extent(d.extent, e) and e.is_const and str(e.const) == p):
+        elif not (same_extent(d.extent, e) and e.is_const and str(e.const) == p):
             return False
         else:
             kept.append(p)
@@ -235,7 +224,7 @@ def _tile_buffer_readable(view: View, region: Region) -> bool:
     if list(root.pdims) != list(region.pdims):
         return False
     for d in view.dims:
-        if d.squeezed or d.step is not None or not (d.origin.is_const and d.origin.const == 0):
+        if not d.whole:
             return False
     return view.reshaped is None
 
@@ -273,7 +262,7 @@ def read_tile(
         if masks:
             code = f"tl.where({' & '.join(masks)}, {code}, 0)"
         return Val(code, elem)
-    self.global_rw(root, write=False)
+    self.global_read(root)
     lv = _lift_view(region, view)
     addr, mask = self.address(lv, region)
     zero = other if other is not None else "0.0" if X.is_float(elem) else "0"
@@ -313,7 +302,7 @@ def write_tile(
             self.need_memory(root)
             return
         for d in view.dims:
-            if d.squeezed or d.step is not None or not (d.origin.is_const and d.origin.const == 0):
+            if not d.whole:
                 self.need_memory(root)
                 return
         code = value.code if value.ty == ct else f"({value.code}).to({X.tl_dtype(ct)})"
@@ -321,7 +310,7 @@ def write_tile(
             f"({region.r_code(d)} < {e.code})"
             for d, (p, e, rd) in enumerate(zip(region.pdims, _view_dims(view), root.dims))
             # rows past the buffer's own extent are padding: nobody reads them, keep no old values there
-            if not (e.is_const and str(e.const) == p) and not _same_extent(e, rd)
+            if not (e.is_const and str(e.const) == p) and not same_extent(e, rd)
         ]
         if self.pred:
             raise CroqLoweringError("a conditional copy into a register tile cannot be lowered", span)
@@ -336,20 +325,16 @@ def write_tile(
     addr, mask = self.address(lv, region)
     val = value.code if value.ty == elem else f"({value.code}).to({X.tl_dtype(elem)})"
     store = f"tl.store({addr}, {val}, mask={mask})" if mask != "None" else f"tl.store({addr}, {val})"
-    hazard = self.global_rw(root, write=True)
-    if hazard:
-        self.w.line("tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first")
-    plan = self.tma_plan(view, region, "store", span, False, full) if engine == "tma" and not self.pred else None
-    if plan is not None:
-        flag, desc, coords = plan
-        with self.w.block(f"if {flag}:", span):
-            self.w.line(f"{desc}.store([{', '.join(coords)}], {val})")
-        with self.w.block("else:"):
-            self.w.line(store)
-    else:
-        self.w.line(store, span)
-    if isinstance(root, Buffer) or hazard:
-        self.w.line("tl.debug_barrier()")
+    with self.fenced_store(root):
+        plan = self.tma_plan(view, region, "store", span, False, full) if engine == "tma" and not self.pred else None
+        if plan is not None:
+            flag, desc, coords = plan
+            with self.w.block(f"if {flag}:", span):
+                self.w.line(f"{desc}.store([{', '.join(coords)}], {val})")
+            with self.w.block("else:"):
+                self.w.line(store)
+        else:
+            self.w.line(store, span)
 
 
 def tma_plan(
@@ -587,10 +572,6 @@ def _reshaping_copy(self: KernelLowering, s: A.DmaStmt) -> None:
     self.write_tile(dst, region_d, value, s.span)  # type: ignore[arg-type]
     if s.result:
         self.rebind(s.result, Future(s.result, dst.root if isinstance(dst.root, Buffer) else dst, s.is_async))
-
-
-def pow2(n: int) -> int:
-    return _pow2(n)
 
 
 def fl_dim(self: KernelLowering, v: Val) -> Val:

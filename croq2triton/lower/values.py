@@ -22,6 +22,19 @@ _RESERVED = set(keyword.kwlist) | {
 }  # fmt: skip
 
 
+def pow2(n: int) -> int:
+    """The smallest power of two >= n (Triton tile extents); ``runtime.launch.pow2`` at launch."""
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+def same_extent(a: Val, b: Val) -> bool:
+    """Provably equal extents: the same spelling or the same constant."""
+    return a.code == b.code or (a.is_const and b.is_const and a.const == b.const)
+
+
 def safe(name: str) -> str:
     """A Croqtile name as a Python identifier that cannot clash with the generated code's own names."""
     if name in _RESERVED or name.startswith("_"):
@@ -142,6 +155,11 @@ class ViewDim:
     # upper limits in root coordinates (coord < hi) from enclosing windows
     limits: list[Val] = field(default_factory=list)
     squeezed: bool = False  # removed by .sqz(): fixed at ``origin``
+
+    @property
+    def whole(self) -> bool:
+        """A plain dim of its root: starts at element 0, unit step, not squeezed."""
+        return not self.squeezed and self.step is None and self.origin.is_const and self.origin.const == 0
 
 
 @dataclass
