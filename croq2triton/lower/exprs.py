@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..errors import CroqSemanticError
 from ..sema.types import TYPES, promote
-from .values import Val, const
+from .values import Bounded, Shape, Tuple_, Val, const
 
 TL_CMP = {"<", ">", "<=", ">=", "==", "!="}
 
@@ -175,3 +178,35 @@ def cdiv(a: Val, b: Val, host: bool) -> Val:
     if a.host is not None and b.host is not None and not (a.axes or b.axes):
         hst = f"_rt.cdiv({a.host}, {b.host})"
     return Val(code, "int", None, a.axes | b.axes, hst, tuple(dict.fromkeys(a.masks + b.masks)), a.nonneg and b.nonneg)
+
+
+def shape_arith(op: str, a: Any, b: Any, span: Any, host: bool) -> Shape:
+    """Element-wise arithmetic of an mdspan with another mdspan, an ituple or an integer."""
+
+    def items(v: Any) -> list[Val] | None:
+        if isinstance(v, Shape):
+            return v.dims
+        if isinstance(v, Tuple_):
+            return v.items
+        return None
+
+    def scalar(v: Any) -> Val:
+        v = v.value if isinstance(v, Bounded) else v
+        if not isinstance(v, Val):
+            raise CroqSemanticError(
+                "shape arithmetic takes shapes, ituples and integers",
+                span,
+                "for the shape of a tensor or view write 'x.span'",
+            )
+        return v
+
+    ia, ib = items(a), items(b)
+    if ia is not None and ib is not None:
+        if len(ia) != len(ib):
+            raise CroqSemanticError("shape arithmetic needs equal ranks", span)
+        return Shape([binary(op, x, y, host) for x, y in zip(ia, ib, strict=True)])
+    if ia is not None:
+        bv = scalar(b)
+        return Shape([binary(op, x, bv, host) for x in ia])
+    av = scalar(a)
+    return Shape([binary(op, av, y, host) for y in ib or []])

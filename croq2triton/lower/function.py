@@ -443,20 +443,7 @@ class FunctionLowering:
         raise self.error("this has no shape", node)
 
     def shape_arith(self, op: str, a: Any, b: Any, node: A.Node) -> Shape:
-        if isinstance(a, Shape) and isinstance(b, Shape):
-            if len(a.dims) != len(b.dims):
-                raise CroqSemanticError("shape arithmetic needs equal ranks", node.span)
-            return Shape([X.binary(op, x, y, True) for x, y in zip(a.dims, b.dims)])
-        if isinstance(a, Shape):
-            other = b.items if isinstance(b, Tuple_) else None
-            if other is not None:
-                if len(other) != len(a.dims):
-                    raise CroqSemanticError("shape arithmetic needs equal ranks", node.span)
-                return Shape([X.binary(op, x, y, True) for x, y in zip(a.dims, other)])
-            bv = b.value if isinstance(b, Bounded) else b
-            return Shape([X.binary(op, x, bv, True) for x in a.dims])
-        av = a.value if isinstance(a, Bounded) else a
-        return Shape([X.binary(op, av, y, True) for y in b.dims])
+        return X.shape_arith(op, a, b, node.span, True)
 
     def tuple_arith(self, op: str, a: Any, b: Any, node: A.Node) -> Tuple_:
         if isinstance(a, Tuple_) and isinstance(b, Tuple_):

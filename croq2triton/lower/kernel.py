@@ -1230,23 +1230,7 @@ class KernelLowering:
         return X.binary(op, a, b, False)
 
     def shape_arith(self, op: str, a: Any, b: Any, e: A.Node) -> Shape:
-        def items(v: Any) -> list[Val] | None:
-            if isinstance(v, Shape):
-                return v.dims
-            if isinstance(v, Tuple_):
-                return v.items
-            return None
-
-        ia, ib = items(a), items(b)
-        if ia is not None and ib is not None:
-            if len(ia) != len(ib):
-                raise CroqSemanticError("shape arithmetic needs equal ranks", e.span)
-            return Shape([X.binary(op, x, y, False) for x, y in zip(ia, ib)])
-        if ia is not None:
-            bv = b.value if isinstance(b, Bounded) else b
-            return Shape([X.binary(op, x, bv, False) for x in ia])
-        av = a.value if isinstance(a, Bounded) else a
-        return Shape([X.binary(op, av, y, False) for y in ib or []])
+        return X.shape_arith(op, a, b, e.span, False)
 
     def bounded(self, e: A.Expr) -> Bounded:
         """Evaluate an expression that denotes a bounded integer (``p # q``, ``x #- 1``, ``y(-1)``)."""
