@@ -61,7 +61,7 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, 
         lhs_s = tile_4
         tile_5 = _oob_fill(tl.load(rhs_ptr + (((block_n * 32) + tl.arange(0, 32)[:, None])) * rhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * rhs_s1, mask=(((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=0.0), (((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K))  # gemm_v1.co:15
         rhs_s = tile_5
-        acc = (acc.to(tl.float32) + tl.dot(lhs_s, tl.trans(rhs_s))).to(tl.float32)  # gemm_v1.co:17
+        acc = tl.dot(lhs_s, tl.trans(rhs_s), acc)  # gemm_v1.co:17
         # per-thread dot product over a whole shared tile lifted to tl.dot
     tl.store(output_ptr + (((block_m * 64) + thr_m_l[:, None])) * output_s0 + (((block_n * 32) + thr_n_l[None, :])) * output_s1, acc, mask=(((block_m * 64) + thr_m_l[:, None]) < M) & (((block_n * 32) + thr_n_l[None, :]) < N))  # gemm_v1.co:20
 

@@ -203,6 +203,11 @@ def main() -> int:
     ap.add_argument("--only", default=None, help="comma-separated GEMM labels (v0,v1,...); default all")
     ap.add_argument("--md", default=None, help="write the markdown block here (to append to perf/RESULTS.md)")
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--thread-tiles",
+        default=None,
+        help="experiment: the rows x columns --schedule auto coarsens thread-level dots to (e.g. 128x256)",
+    )
     args = ap.parse_args()
     import torch
     import triton
@@ -218,6 +223,11 @@ def main() -> int:
         "clocks_before": smi(),
     }
     only = set(args.only.split(",")) if args.only else None
+    if args.thread_tiles:
+        import croq2triton.lower.coarsen as coarsen_mod
+
+        r, c = (int(x) for x in args.thread_tiles.split("x"))
+        coarsen_mod.AUTO_THREAD_TILES = (r, c)
     gemm = bench_gemms([int(s) for s in args.shapes.split(",")], shared, args.rounds, only)
     elem = bench_elementwise(args.rounds) if only is None else []
     info["clocks_after"] = smi()

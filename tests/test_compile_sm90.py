@@ -40,6 +40,10 @@ CASES = [
      json.dumps([[[128, 64], "float8_e4m3fn"], [[128, 64], "float8_e4m3fn"], [[128, 128], "float32"]]),
      {"wgmma.mma_async", "cp.async.bulk.tensor"}),
     ("examples/gemm_v4.co", "matmul", GEMM(256, 384, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
+    # --schedule auto: re-tiled to 128 x 256, persistent grid, two half-width TMA stores in the epilogue
+    ("examples/gemm_v3.co@auto", "matmul", GEMM(256, 512, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
+    ("examples/gemm_v4.co@auto", "matmul", GEMM(256, 512, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
+    ("examples/tma_pipeline.co@auto", "matmul", GEMM(256, 512, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
     # frag / apply / reduce_max: both attention dots (the second with its A operand in registers)
     ("corpus:upstream/tests/gpu/end2end/flash_atten.co", "flash_atten", ATTN, {"wgmma.mma_async"}),
     ("examples/attention.co", "attention", ATTN3, {"wgmma.mma_async"}),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from conftest import EXAMPLES
@@ -17,7 +19,8 @@ GEMMS = ["gemm_v2.co", "gemm_v3.co", "gemm_v4.co", "tma_pipeline.co"]
 def test_auto_schedule_gives_the_same_results(example: str) -> None:
     src = load(EXAMPLES / example)
     auto = load(EXAMPLES / example, schedule="auto")
-    m, n, k = (256, 384, 200) if example != "gemm_v2.co" else (128, 256, 128)
+    # ragged, and more 128 x 256 tiles (3 x 3) than the interpreter's 4 persistent programs
+    m, n, k = (300, 600, 200) if example != "gemm_v2.co" else (256, 512, 128)
     a, b = randn(m, k, dtype=torch.float16, seed=1), randn(n, k, dtype=torch.float16, seed=2)
     o1, o2 = poisoned(m, n, dtype=torch.float16), poisoned(m, n, dtype=torch.float16)
     src.matmul(a, b, o1)
@@ -30,7 +33,7 @@ def test_auto_schedule_deepens_pipelines_and_groups_programs() -> None:
     text = (EXAMPLES / "gemm_v3.co").read_text()
     src = translate_full(text, filename="gemm_v3.co").source
     auto = translate_full(text, filename="gemm_v3.co", schedule="auto").source
-    assert "NUM_STAGES=1" in src and "NUM_STAGES=4" in auto
+    assert "NUM_STAGES=1" in src and "NUM_STAGES=3" in auto  # 3 x 48 KB stages of 128 x 64 + 256 x 64
     assert "GROUP_M" not in src and "_gsize = tl.minimum(" in auto
     assert "croq2triton translate --schedule auto gemm_v3.co" in auto
 
@@ -75,3 +78,44 @@ __co__ void add(global f32 [M, N] x, global f32 [M, N] y) {
 }
 """
     assert "neighbouring blocks" not in translate_full(add, filename="add.co").source
+
+
+@pytest.mark.parametrize(
+    ("example", "old"), [("gemm_v3.co", "64 x 128"), ("gemm_v4.co", "128 x 192"), ("tma_pipeline.co", "64 x 128")]
+)
+def test_auto_retiles_pipelined_gemms_to_128_x_256(example: str, old: str) -> None:
+    auto = translate_full((EXAMPLES / example).read_text(), filename=example, schedule="auto").source
+    assert f"re-tiled by --schedule auto: 128 x 256 output tiles instead of {old}" in auto
+    assert "tl.dot(" in auto and "tl.full([128, 256], 0.0, tl.float32)" in auto
+    # a persistent grid of one program per SM walks the tiles
+    assert "for _pid in tl.range(tl.program_id(0), (_grid_1) * (_grid_2), NUM_SMS):" in auto
+    assert "min((_rt.cdiv(M, 128)) * (_rt.cdiv(N, 256)), _matmul_k0_NUM_SMS)" in auto
+    if example != "tma_pipeline.co":  # its epilogue is a dma.copy: masked stores
+        # epilogue subtiling: two 128 x 128 TMA boxes
+        assert "output_desc_128x128.store([(block_m * 128), (block_n * 256) + 128]" in auto or (
+            "output_desc_128x128.store([((block_m * 2) * 64), (block_n * 256) + 128]" in auto
+        )
+
+
+def test_retiling_only_where_the_tile_is_a_parameter(tmp_path: Path) -> None:
+    text = (EXAMPLES / "gemm_v3.co").read_text()
+    # the block index used other than as a tile index: not re-tiled along rows (columns still are)
+    odd = text.replace(
+        ".subspan(TILE_M, TILE_K).at(block_m, iv_k)", ".subspan(TILE_M, TILE_K).at(block_m + 0 * iv_k, iv_k)"
+    )
+    assert odd != text
+    auto = translate_full(odd, filename="v3.co", schedule="auto").source
+    assert "64 x 256 output tiles instead of 64 x 128" in auto
+    # two consumers, each with half of the row tile: a row of the block is not a row of the tile
+    v4 = (EXAMPLES / "gemm_v4.co").read_text()
+    split = v4.replace("#define WARP_M 64", "#define WARP_M 32").replace("#define TILE_M 128", "#define TILE_M 64")
+    assert split != v4
+    auto = translate_full(split, filename="v4.co", schedule="auto").source
+    assert "64 x 256 output tiles instead of 64 x 192" in auto
+    (tmp_path / "v4.co").write_text(split)
+    mod = load(tmp_path / "v4.co", schedule="auto")
+    m, n, k = 100, 300, 72
+    a, b = randn(m, k, dtype=torch.float16, seed=5), randn(n, k, dtype=torch.float16, seed=6)
+    out = poisoned(m, n, dtype=torch.float16)
+    mod.matmul(a, b, out)
+    assert_close(out, a.double() @ b.double().T, atol=gemm_tol(k), rtol=1e-2)

@@ -28,7 +28,7 @@ import copy
 from ..frontend import ast as A
 
 WGMMA_ROWS = 64  # wgmma's M per warpgroup: what both schedules coarsen rows to
-AUTO_TILE = 128  # --schedule auto: rows and columns, a 128 x 128 dot (operand reuse)
+AUTO_THREAD_TILES = (128, 128)  # --schedule auto: rows x columns, a 128 x 128 dot (operand reuse)
 
 
 class _No(Exception):

@@ -12,8 +12,10 @@ from typing import Any
 from ..errors import CroqLoweringError, CroqSemanticError, Span
 from ..frontend import ast as A
 from ..sema.types import TYPES, unlowerable_reason
+from . import coarsen as coarsen_mod
 from . import exprs as X
-from .coarsen import AUTO_TILE, WGMMA_ROWS, coarsen
+from .coarsen import WGMMA_ROWS, coarsen
+from .retile import AUTO_TILES, retile
 from .values import Bounded, Shape, Tensor, Tuple_, Val, View, ViewDim, const, safe
 from .writer import Writer
 
@@ -158,12 +160,18 @@ class FunctionLowering:
 
             self.kernel_count += 1
             factors = (1, 1)
-            targets = (AUTO_TILE, AUTO_TILE) if self.schedule == "auto" else (WGMMA_ROWS, 1)
+            targets = coarsen_mod.AUTO_THREAD_TILES if self.schedule == "auto" else (WGMMA_ROWS, 1)
             co = coarsen(self.fn, s, targets)
+            retiled = None
             if co is not None:
                 s, factors = co
+            elif self.schedule == "auto":
+                rt = retile(self.fn, s, AUTO_TILES)
+                if rt is not None:
+                    s, retiled = rt
             kl = KernelLowering(self, s, f"{self.fn.name}_k{self.kernel_count - 1}")
             kl.coarsened = factors
+            kl.retiled = retiled
             src, launch_lines = kl.lower()
             self.kernel_sources.append(src)
             for ln, sp in launch_lines:

@@ -270,7 +270,12 @@ def read_tile(
     if mask != "None" and X.is_float(elem) and not (zfill or view.zfill):
         load = f"_oob_fill({load}, {mask})"
     var = self.fresh("tile")
-    plan = self.tma_plan(view, region, "load", span, zfill or view.zfill, full) if engine == "tma" else None
+    quiet = engine == "tma-auto"
+    plan = (
+        self.tma_plan(view, region, "load", span, zfill or view.zfill, full, quiet=quiet)
+        if engine.startswith("tma")
+        else None
+    )
     if plan is not None:
         flag, desc, coords = plan
         with self.w.block(f"if {flag}:", span):
@@ -326,11 +331,27 @@ def write_tile(
     val = value.code if value.ty == elem else f"({value.code}).to({X.tl_dtype(elem)})"
     store = f"tl.store({addr}, {val}, mask={mask})" if mask != "None" else f"tl.store({addr}, {val})"
     with self.fenced_store(root):
-        plan = self.tma_plan(view, region, "store", span, False, full) if engine == "tma" and not self.pred else None
+        halves = _half_store(self, region)
+        plan = (
+            self.tma_plan(view, region, "store", span, False, full, halves)
+            if engine == "tma" and not self.pred
+            else None
+        )
         if plan is not None:
             flag, desc, coords = plan
             with self.w.block(f"if {flag}:", span):
-                self.w.line(f"{desc}.store([{', '.join(coords)}], {val})")
+                if halves:
+                    # epilogue subtiling (--schedule auto): two half-width TMA stores need half the
+                    # staging shared memory of one (perf/gemm_probe.py: 1.018 vs 1.009 of cuBLAS at 8192^3)
+                    rows, cols = (int(p) for p in region.pdims)
+                    h = self.fresh("_half")
+                    self.w.line(
+                        f"{h}0, {h}1 = tl.split(tl.permute(tl.reshape({val}, ({rows}, 2, {cols // 2})), (0, 2, 1)))"
+                    )
+                    self.w.line(f"{desc}.store([{', '.join(coords)}], {h}0)")
+                    self.w.line(f"{desc}.store([{coords[0]}, {coords[1]} + {cols // 2}], {h}1)")
+                else:
+                    self.w.line(f"{desc}.store([{', '.join(coords)}], {val})")
             with self.w.block("else:"):
                 self.w.line(store)
         else:
@@ -345,6 +366,8 @@ def tma_plan(
     span: Any = None,
     zfill: bool = False,
     full: list[int] | None = None,
+    halves: bool = False,
+    quiet: bool = False,
 ) -> tuple[str, str, list[str]] | None:
     """Use a host TensorDescriptor for this ``tma.copy`` when its box can be decided statically.
 
@@ -362,7 +385,8 @@ def tma_plan(
     what = "loads" if direction == "load" else "stores"
 
     def no(reason: str) -> None:
-        self.warn(f"tma.copy of '{tname}': {reason}; using masked {what}", span)
+        if not quiet:  # a dma.copy that --schedule auto tried as TMA: masked loads are what it asked for
+            self.warn(f"tma.copy of '{tname}': {reason}; using masked {what}", span)
 
     if region.L:
         no("the copied window depends on the thread index")
@@ -384,6 +408,8 @@ def tma_plan(
     elem_bytes = TYPES[root.elem].nbytes
     swz = self.current_swizzle
     sw_reason = swizzle_reason(box, elem_bytes, swz)
+    if sw_reason is not None and quiet:
+        return None
     if sw_reason is not None:
         raise CroqLoweringError(
             f"tma.copy of '{tname}': {sw_reason}",
@@ -423,14 +449,28 @@ def tma_plan(
         return None
     flag = self.constexpr(
         f"TMA_{key.upper()}",
-        f"_rt.tma_ok(_F, {root.name!r}, {root.host_name}, {box}, [{', '.join(host_exts)}], {what!r})",
+        f"_rt.tma_ok(_F, {root.name!r}, {root.host_name}, {box}, [{', '.join(host_exts)}], {what + (' (auto)' if quiet else '')!r})",
     )
-    desc = f"{root.name}_desc_{'x'.join(map(str, box))}{'_z' if zfill and direction == 'load' else ''}"
+    dbox = [box[0], box[1] // 2] if halves else box  # a half-width store box (epilogue subtiling)
+    desc = f"{root.name}_desc_{'x'.join(map(str, dbox))}{'_z' if zfill and direction == 'load' else ''}"
     padding = '"zero"' if (zfill or direction == "store") else "_OOB_PADDING"
-    self.args[desc] = ("desc", f"_rt.tma_desc({root.host_name}, {box}, {flag}, {padding})")
+    self.args[desc] = ("desc", f"_rt.tma_desc({root.host_name}, {dbox}, {flag}, {padding})")
     _ = pad
     coords = [d.origin.code if not off else f"{d.origin.code} + {off}" for d, off in zip(view.dims, region.offsets)]
     return flag, desc, coords
+
+
+def _half_store(self: KernelLowering, region: Region) -> bool:
+    """``--schedule auto`` stores 2-D tiles of 256 or more columns as two half-width TMA boxes."""
+    p = region.pdims
+    return (
+        self.fl.schedule == "auto"
+        and not region.L
+        and len(p) == 2
+        and all(x.isdigit() for x in p)
+        and int(p[1]) >= 256
+        and int(p[1]) % 32 == 0
+    )
 
 
 def _aligned16(origin: Val, extent: Val, elem_bytes: int, box: int) -> bool:
@@ -487,6 +527,15 @@ def s_DmaStmt(self: KernelLowering, s: A.DmaStmt) -> None:
         dst = self.as_view(self.ev_any(s.dst), s.dst)
     region = self.region_for(src, dst)
     engine = s.engine
+    if (
+        engine == "dma"
+        and self.fl.schedule == "auto"
+        and isinstance(src.root, Tensor)
+        and not isinstance(dst.root, Tensor)
+    ):
+        # --schedule auto: a dma.copy of a tensor window may be done by TMA (same values: zero
+        # outside the tensor), where its box allows; quietly masked loads where not
+        engine = "tma-auto"
     swz = _swizzle_bytes(s.attrs)
     zfill = any(a.name == "zfill" for a in s.attrs)
     if any(a.name == "multicast" for a in s.attrs):
@@ -948,7 +997,10 @@ def try_dot_loop(self: KernelLowering, s: A.Foreach) -> bool:
             if order != [lane_a.name, lane_b.name]:
                 res = f"tl.trans({res})"
             ct = "f32" if acc_ty in ("f16", "bf16") else X.compute_type(acc_ty)
-            self.w.line(f"{acc.code} = ({acc.code}.to(tl.float32) + {res}).to({X.tl_dtype(ct)})", s.span)
+            if ct == "f32" and res.startswith("tl.dot("):  # accumulate in the MMA itself
+                self.w.line(f"{acc.code} = {res[:-1]}, {acc.code})", s.span)
+            else:
+                self.w.line(f"{acc.code} = ({acc.code}.to(tl.float32) + {res}).to({X.tl_dtype(ct)})", s.span)
             self.w.comment("per-thread dot product over a whole shared tile lifted to tl.dot")
             return True
     probe = Val("__k__", "int", None, frozenset(["__k__"]), None, (), True)
@@ -1007,14 +1059,23 @@ def try_dot_loop(self: KernelLowering, s: A.Foreach) -> bool:
                     "lane",
                 ),
             )
+            t = self.fresh("opA" if first else "opB")
+            tma = _lifted_tma(self, x, lane, kname, k0, bk) if self.fl.schedule == "auto" else None
+            if tma is not None:
+                flag, load = tma
+                with self.w.block(f"if {flag}:"):
+                    self.w.line(f"{t} = {load}")
+                self.w.line("else:")
+                self.w.depth += 1
             self.dot_mode = True
             try:
                 v = self.ev(x)
             finally:
                 self.dot_mode = False
                 self.pop()
-            t = self.fresh("opA" if first else "opB")
             self.w.line(f"{t} = {v.code}")
+            if tma is not None:
+                self.w.depth -= 1
             tiles.append((t, v.ty))
         (ta, tya), (tb, tyb) = tiles
         if "bf16" in (tya, tyb):
@@ -1029,6 +1090,53 @@ def try_dot_loop(self: KernelLowering, s: A.Foreach) -> bool:
     self.w.line(f"{acc.code} = ({acc.code}.to(tl.float32) + {res}).to({X.tl_dtype(ct)})", s.span)
     self.w.comment("per-thread dot product over K lifted to tl.dot")
     return True
+
+
+def _lifted_tma(self: KernelLowering, x: A.Expr, lane: Any, kname: str, k0: str, bk: int) -> tuple[str, str] | None:
+    """``--schedule auto``: the operand tile of a lifted dot read by TMA where it is a box.
+
+    ``T.at(b # t, k)`` (or ``T.at(k, b # t)``) of a 2-D tensor with ``t`` the lane and ``k`` the
+    loop index reads rows ``[b * #t, b * #t + #t)`` and columns ``[k0, k0 + bk)`` of ``T``: a TMA box
+    whose out-of-bounds part (the last program's phantom rows, the K tail) reads zero, as the
+    masked loads do.  Returns (launch-time flag, load expression of the [lane, k] tile)."""
+    if not isinstance(x, A.At) or not isinstance(x.base, A.Name) or len(x.indices) != 2:
+        return None
+    root = self.lookup_opt(x.base.name) or self.fl.names.get(x.base.name)
+    if not isinstance(root, Tensor) or len(root.dims) != 2 or root.elem not in ("f16", "bf16", "f8e4m3", "f8e5m2"):
+        return None
+    ks = [k for k, ix in enumerate(x.indices) if isinstance(ix, A.Name) and ix.name == kname]
+    if len(ks) != 1:
+        return None
+    ix = x.indices[1 - ks[0]]
+    if isinstance(ix, A.Name) and ix.name == lane.name:
+        origin = "0"
+    elif (
+        isinstance(ix, A.Binary)
+        and ix.op == "#"
+        and isinstance(ix.rhs, A.Name)
+        and ix.rhs.name == lane.name
+        and isinstance(ix.lhs, A.Name)
+    ):
+        b = self.lookup_opt(ix.lhs.name)
+        if not isinstance(b, Bounded) or b.kind != "block" or not b.value.uniform or lane.padded:
+            return None
+        origin = f"({b.value.code} * {lane.size})"
+    else:
+        return None
+    box = [int(lane.size), bk] if ks[0] == 1 else [bk, int(lane.size)]
+    if any(n not in (16, 32, 64, 128, 256) for n in box):
+        return None
+    coords = [origin, k0] if ks[0] == 1 else [k0, origin]
+    self.global_read(root)
+    self.tensor(root)
+    key = f"{root.name}_{box[0]}x{box[1]}"
+    flag = self.constexpr(
+        f"TMA_{key.upper()}", f"_rt.tma_ok(_F, {root.name!r}, {root.host_name}, {box}, {box}, 'loads (auto)')"
+    )
+    desc = f"{root.name}_desc_{box[0]}x{box[1]}_z"
+    self.args[desc] = ("desc", f'_rt.tma_desc({root.host_name}, {box}, {flag}, "zero")')
+    load = f"{desc}.load([{', '.join(coords)}])"
+    return flag, load if ks[0] == 1 else f"tl.trans({load})"
 
 
 def _identity_tile(self: KernelLowering, x: A.At, kname: str, kbound: Val) -> tuple[Buffer, str] | None:

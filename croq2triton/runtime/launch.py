@@ -184,6 +184,14 @@ def pow2(n: int) -> int:
 _SAID: set[tuple[str, str]] = set()
 
 
+def num_sms(dev: torch.device) -> int:
+    """Programs of a persistent grid: the GPU's SM count; 4 in the interpreter (the loop over tiles
+    still runs several times per program there)."""
+    if dev.type == "cuda":
+        return int(torch.cuda.get_device_properties(dev).multi_processor_count)
+    return 4
+
+
 def tma_ok(f: Fn, name: str, t: torch.Tensor, box: list[int], extents: list[int], what: str = "loads") -> bool:
     """May this launch read/write ``t`` through a TensorDescriptor with this box?
 
@@ -195,7 +203,7 @@ def tma_ok(f: Fn, name: str, t: torch.Tensor, box: list[int], extents: list[int]
     if reason is None:
         return True
     key = (f.name, reason)
-    if key not in _SAID:
+    if key not in _SAID and not what.endswith("(auto)"):  # (auto): a dma.copy tried as TMA
         _SAID.add(key)
         import warnings
 
