@@ -46,8 +46,10 @@ def test_unknown_schedule_is_an_error() -> None:
 @pytest.mark.parametrize(("example", "k"), [("gemm_v0.co", 40), ("gemm_v1.co", 200)])
 @pytest.mark.parametrize(("m", "n"), [(100, 72), (64, 32), (33, 65)])
 def test_32_row_blocks_are_coarsened(example: str, k: int, m: int, n: int) -> None:
-    for schedule, blocks in (("source", "2 x 1"), ("auto", "4 x 4")):
-        # source: two row blocks (a 64-row dot, wgmma); auto: a 128 x 128 dot
+    auto_blocks = "4 x 8" if example == "gemm_v0.co" else "4 x 4"
+    for schedule, blocks in (("source", "2 x 1"), ("auto", auto_blocks)):
+        # source: two row blocks (a 64-row dot, wgmma); auto: a 128 x 256 dot where K streams from
+        # global memory (v0), 128 x 128 where the source stages 128-wide K tiles in shared memory (v1)
         mod = load(EXAMPLES / example, schedule=schedule)
         assert f"Program = {blocks} neighbouring blocks" in mod.__croq_source__
         a, b = randn(m, k, dtype=torch.float16, seed=3), randn(n, k, dtype=torch.float16, seed=4)
@@ -119,3 +121,38 @@ def test_retiling_only_where_the_tile_is_a_parameter(tmp_path: Path) -> None:
     out = poisoned(m, n, dtype=torch.float16)
     mod.matmul(a, b, out)
     assert_close(out, a.double() @ b.double().T, atol=gemm_tol(k), rtol=1e-2)
+
+
+def test_chunkat_kernels_are_retiled_only_where_the_tiles_divide_the_extents() -> None:
+    # v2 tiles with chunkat (floor division by the grid): 128 x 256 blocks are the same GEMM only
+    # when 128 divides M and 256 divides N; the launcher picks the source-tiled kernel otherwise
+    auto = load(EXAMPLES / "gemm_v2.co", schedule="auto")
+    assert "launched when M % 128 == 0 and N % 256 == 0" in auto.__croq_source__
+    src = load(EXAMPLES / "gemm_v2.co")
+    for m, n, k in ((256, 512, 128), (192, 384, 128)):
+        a, b = randn(m, k, dtype=torch.float16, seed=7), randn(n, k, dtype=torch.float16, seed=8)
+        o1, o2 = poisoned(m, n, dtype=torch.float16), poisoned(m, n, dtype=torch.float16)
+        src.matmul(a, b, o1)
+        auto.matmul(a, b, o2)
+        assert_close(o2, o1, atol=1e-3, rtol=1e-3)
+        assert_close(o2, a.double() @ b.double().T, atol=gemm_tol(k), rtol=1e-2)
+
+
+def test_auto_dma_copies_use_tma_only_for_tensors_not_also_written() -> None:
+    # the seed's epilogue is a dma.copy: under auto it is a (half-width) TMA store
+    seed = translate_full((EXAMPLES / "tma_pipeline.co").read_text(), filename="s.co", schedule="auto").source
+    assert "output_desc_128x128.store(" in seed and "'stores (auto)'" in seed
+    v1 = translate_full((EXAMPLES / "gemm_v1.co").read_text(), filename="v1.co", schedule="auto").source
+    assert "lhs_desc_128x128.load(" in v1
+    # an in-place update (read and written by the same program) keeps masked pointer accesses
+    inplace = """
+__co__ void bump(global f16 [M, N] x) {
+  parallel {bm, bn} by [cdiv(M, 64), cdiv(N, 64)] : block {
+    shared f16 [64, 64] t;
+    dma.copy x.subspan(64, 64).at(bm, bn) => t;
+    dma.copy t => x.subspan(64, 64).at(bm, bn);
+  }
+}
+"""
+    out = translate_full(inplace, filename="b.co", schedule="auto").source
+    assert "desc" not in out.split("def bump(")[0]

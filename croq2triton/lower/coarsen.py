@@ -28,7 +28,16 @@ import copy
 from ..frontend import ast as A
 
 WGMMA_ROWS = 64  # wgmma's M per warpgroup: what both schedules coarsen rows to
-AUTO_THREAD_TILES = (128, 128)  # --schedule auto: rows x columns, a 128 x 128 dot (operand reuse)
+# --schedule auto: rows x columns of the coarsened dot.  A kernel that streams K from global memory
+# (the lifted loop's K step is 64) gets 128 x 256, as fast as cuBLAS hand-written (perf/gemm_probe.py);
+# one that stages K tiles in shared buffers keeps 128 x 128: its stage is the source's K tile wide
+# (v1: 128, so 128 x 256 would need 96 KB a stage, too much for a pipeline)
+AUTO_THREAD_TILES = {"streamed": (128, 256), "staged": (128, 128)}
+
+
+def auto_thread_tiles(top: A.Parallel) -> tuple[int, int]:
+    staged = any(isinstance(n, A.SpannedDecl) and n.storage in ("shared", "local") for n in top.body.walk())
+    return AUTO_THREAD_TILES["staged" if staged else "streamed"]
 
 
 class _No(Exception):

@@ -15,7 +15,7 @@ from ..sema.types import TYPES, unlowerable_reason
 from . import coarsen as coarsen_mod
 from . import exprs as X
 from .coarsen import WGMMA_ROWS, coarsen
-from .retile import AUTO_TILES, retile
+from .retile import AUTO_TILES, Retiled, retile
 from .values import Bounded, Shape, Tensor, Tuple_, Val, View, ViewDim, const, safe
 from .writer import Writer
 
@@ -152,6 +152,38 @@ class FunctionLowering:
         self.names[p.name or name] = t
         self.tensor_params.append(name)
 
+    def lower_retiled(self, rt: Retiled, orig: A.Parallel, name: str) -> bool:
+        """Emit the re-tiled kernel (lower/retile.py); where its windows use ``chunkat`` it is only
+        the same computation when the new tiles divide the extents, so the launcher picks it then
+        and the source-tiled kernel otherwise."""
+        from .kernel import KernelLowering
+
+        conds = []
+        for ext, tile in rt.guards:
+            v = self.names.get(ext)
+            if not isinstance(v, Val) or not v.code:
+                return False
+            conds.append(f"{v.code} % {tile} == 0")
+        kl = KernelLowering(self, rt.top, name + ("_retiled" if conds else ""))
+        kl.retiled = rt.old
+        kl.retile_guard = " and ".join(conds)
+        src, launch_lines = kl.lower()
+        self.kernel_sources.append(src)
+        if not conds:
+            for ln, sp in launch_lines:
+                self.w.line(ln, sp)
+            return True
+        plain = KernelLowering(self, orig, name)
+        src2, lines2 = plain.lower()
+        self.kernel_sources.append(src2)
+        with self.w.block(f"if {kl.retile_guard}:  # chunkat tiles equal the re-tiled blocks"):
+            for ln, sp in launch_lines:
+                self.w.line(ln, sp)
+        with self.w.block("else:"):
+            for ln, sp in lines2:
+                self.w.line(ln, sp)
+        return True
+
     # ------------------------------------------------------------ host statements
     def host_stmt(self, s: A.Stmt) -> None:
         w = self.w
@@ -160,18 +192,18 @@ class FunctionLowering:
 
             self.kernel_count += 1
             factors = (1, 1)
-            targets = coarsen_mod.AUTO_THREAD_TILES if self.schedule == "auto" else (WGMMA_ROWS, 1)
+            targets = coarsen_mod.auto_thread_tiles(s) if self.schedule == "auto" else (WGMMA_ROWS, 1)
             co = coarsen(self.fn, s, targets)
-            retiled = None
+            rt = None
             if co is not None:
                 s, factors = co
             elif self.schedule == "auto":
                 rt = retile(self.fn, s, AUTO_TILES)
-                if rt is not None:
-                    s, retiled = rt
-            kl = KernelLowering(self, s, f"{self.fn.name}_k{self.kernel_count - 1}")
+            name = f"{self.fn.name}_k{self.kernel_count - 1}"
+            if rt is not None and self.lower_retiled(rt, s, name):
+                return
+            kl = KernelLowering(self, s, name)
             kl.coarsened = factors
-            kl.retiled = retiled
             src, launch_lines = kl.lower()
             self.kernel_sources.append(src)
             for ln, sp in launch_lines:

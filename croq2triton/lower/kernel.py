@@ -89,6 +89,7 @@ class KernelLowering:
         self.top = top
         self.coarsened = (1, 1)  # row x column blocks per program (lower/coarsen.py)
         self.persistent = False  # --schedule auto: the body runs in a loop over tiles (grouped_order)
+        self.retile_guard = ""  # launch condition of a re-tiled kernel (chunkat windows)
         self.retiled: tuple[int, int] | None = None  # the source's block tiles when re-tiled (lower/retile.py)
         self.global_reads: set[str] = set()  # global tensors the kernel reads / writes (fenced_store)
         self.global_writes: set[str] = set()
@@ -1797,6 +1798,8 @@ class KernelLowering:
         see the whole block's writes)."""
         hazard = False
         if isinstance(root, Tensor):
+            if root.name not in self.global_writes and root.name in self.global_reads:
+                self.changed = True  # reads of it before this store may not use TMA (rerun the pass)
             self.global_writes.add(root.name)
             hazard = root.name in self.global_reads
         if hazard:
@@ -1908,7 +1911,9 @@ class KernelLowering:
             old = " x ".join(str(t) for t in self.retiled)
             doc = (
                 f'    """Program = one block of `parallel` at {where}, re-tiled by --schedule auto:'
-                f' {new} output tiles instead of {old} (the same sums per element; lower/retile.py)."""'
+                f" {new} output tiles instead of {old} (the same sums per element; lower/retile.py)"
+                + (f"; launched when {self.retile_guard}" if self.retile_guard else "")
+                + '."""'
             )
         return "\n".join([head, doc, body])
 

@@ -56,10 +56,15 @@ def _buf_name(e: A.Expr | None) -> str | None:
     return _name(e)
 
 
-def retile(fn: A.CoFunction, top: A.Parallel, targets: tuple[int, int]) -> tuple[A.Parallel, tuple[int, int]] | None:
-    """A copy of ``top`` with block tiles ``targets`` (rows, columns), or None when not provable.
+@dataclass
+class Retiled:
+    top: A.Parallel  # the re-tiled statement
+    old: tuple[int, int]  # the source's tiles (for the generated docstring)
+    guards: list[tuple[str, int]]  # (extent, tile): launch it only when every extent % tile == 0
 
-    Returns the new statement and the tiles it had before (for the generated docstring)."""
+
+def retile(fn: A.CoFunction, top: A.Parallel, targets: tuple[int, int]) -> Retiled | None:
+    """A copy of ``top`` with block tiles ``targets`` (rows, columns), or None when not provable."""
     blk = top.levels[0]
     if blk.vars is None or len(blk.vars) != 2 or None in blk.vars or not _mma_block(top):
         return None
@@ -69,6 +74,7 @@ def retile(fn: A.CoFunction, top: A.Parallel, targets: tuple[int, int]) -> tuple
         if dims is not None and p.name:
             shapes[p.name] = [_name(x) for x in dims]
     cur, old, changed = top, [0, 0], False
+    guards: list[tuple[str, int]] = []
     for d, target in enumerate(targets):
         ext = cur.levels[0].bound[d]
         if not (isinstance(ext, A.Builtin) and ext.name == "cdiv" and len(ext.args) == 2):
@@ -82,12 +88,15 @@ def retile(fn: A.CoFunction, top: A.Parallel, targets: tuple[int, int]) -> tuple
         if tile > target:
             continue
         new = copy.deepcopy(cur)
+        proof = _Proof(new.levels[0].vars[d], extent, tile, shapes)  # type: ignore[index]
         try:
-            _Proof(new.levels[0].vars[d], extent, tile, shapes).run(new, target)  # type: ignore[index]
+            proof.run(new, target)
         except _No:
             continue  # this dim keeps its tile; the other may still be re-tiled
+        if proof.guarded:
+            guards.append((extent, target))
         cur, changed = new, True
-    return (cur, (old[0], old[1])) if changed else None
+    return Retiled(cur, (old[0], old[1]), guards) if changed else None
 
 
 def _mma_block(top: A.Parallel) -> bool:
@@ -106,6 +115,7 @@ class _Proof:
     decls: dict[str, A.SpannedDecl] = field(default_factory=dict)
     zero: set[str] = field(default_factory=set)  # names proven to be 0
     mma_dims: list[tuple[str, set[int]]] = field(default_factory=list)  # (accumulator, tiled dims) per MMA
+    guarded: bool = False  # windows use chunkat: valid when the new tile divides the extent
 
     def run(self, top: A.Parallel, target: int) -> None:
         """Prove the block's tile is a parameter, then rewrite every literal carrying it to ``target``."""
@@ -159,10 +169,21 @@ class _Proof:
         dims = self.shapes.get(base or "")
         if dims is None or self.extent not in dims:
             return set()
-        if len(v.ops) != 1 or v.ops[0].kind != "subspan" or v.ops[0].at is None or v.ops[0].step or v.ops[0].strides:
+        op = v.ops[0] if len(v.ops) == 1 else None
+        if op is not None and op.kind == "chunkat" and not op.step and not op.strides and op.at is None:
+            # chunkat(b, ..) of a grid cdiv(E, T) has E // cdiv(E, T) rows: T (and T' after the
+            # rewrite) exactly when T' divides E, which the launcher checks (self.guarded)
+            out = set()
+            for p, ext in enumerate(dims):
+                if ext == self.extent:
+                    if p >= len(op.args) or not self.is_b(op.args[p]) or _name(op.args[p]) != self.b:
+                        raise _No
+                    out.add(p)
+            self.guarded = True
+            return out
+        if op is None or op.kind != "subspan" or op.at is None or op.step or op.strides:
             raise _No  # another kind of access to a tiled tensor dimension
-        op = v.ops[0]
-        out: set[int] = set()
+        out = set()
         for p, ext in enumerate(dims):
             if ext != self.extent:
                 continue

@@ -271,6 +271,8 @@ def read_tile(
         load = f"_oob_fill({load}, {mask})"
     var = self.fresh("tile")
     quiet = engine == "tma-auto"
+    if quiet and root.name in self.global_writes:
+        engine = "dma"  # the program also writes this tensor: keep its reads in the generic proxy
     plan = (
         self.tma_plan(view, region, "load", span, zfill or view.zfill, full, quiet=quiet)
         if engine.startswith("tma")
@@ -331,10 +333,12 @@ def write_tile(
     val = value.code if value.ty == elem else f"({value.code}).to({X.tl_dtype(elem)})"
     store = f"tl.store({addr}, {val}, mask={mask})" if mask != "None" else f"tl.store({addr}, {val})"
     with self.fenced_store(root):
+        if engine == "tma-auto" and root.name in self.global_reads:
+            engine = "dma"  # the program also reads this tensor: keep the store in the generic proxy
         halves = _half_store(self, region)
         plan = (
-            self.tma_plan(view, region, "store", span, False, full, halves)
-            if engine == "tma" and not self.pred
+            self.tma_plan(view, region, "store", span, False, full, halves, quiet=engine == "tma-auto")
+            if engine.startswith("tma") and not self.pred
             else None
         )
         if plan is not None:
@@ -527,14 +531,10 @@ def s_DmaStmt(self: KernelLowering, s: A.DmaStmt) -> None:
         dst = self.as_view(self.ev_any(s.dst), s.dst)
     region = self.region_for(src, dst)
     engine = s.engine
-    if (
-        engine == "dma"
-        and self.fl.schedule == "auto"
-        and isinstance(src.root, Tensor)
-        and not isinstance(dst.root, Tensor)
-    ):
-        # --schedule auto: a dma.copy of a tensor window may be done by TMA (same values: zero
-        # outside the tensor), where its box allows; quietly masked loads where not
+    if engine == "dma" and self.fl.schedule == "auto" and isinstance(src.root, Tensor) != isinstance(dst.root, Tensor):
+        # --schedule auto: a dma.copy between a tensor window and a tile may be done by TMA (same
+        # values: reads outside the tensor are zero, writes there dropped) where its box allows;
+        # quietly masked loads / stores where not
         engine = "tma-auto"
     swz = _swizzle_bytes(s.attrs)
     zfill = any(a.name == "zfill" for a in s.attrs)
@@ -1102,7 +1102,12 @@ def _lifted_tma(self: KernelLowering, x: A.Expr, lane: Any, kname: str, k0: str,
     if not isinstance(x, A.At) or not isinstance(x.base, A.Name) or len(x.indices) != 2:
         return None
     root = self.lookup_opt(x.base.name) or self.fl.names.get(x.base.name)
-    if not isinstance(root, Tensor) or len(root.dims) != 2 or root.elem not in ("f16", "bf16", "f8e4m3", "f8e5m2"):
+    if (
+        not isinstance(root, Tensor)
+        or root.name in self.global_writes
+        or len(root.dims) != 2
+        or root.elem not in ("f16", "bf16", "f8e4m3", "f8e5m2")
+    ):
         return None
     ks = [k for k, ix in enumerate(x.indices) if isinstance(ix, A.Name) and ix.name == kname]
     if len(ks) != 1:
