@@ -54,7 +54,7 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, 
     thr_m_l = tl.arange(0, 64)  # gemm_v0.co:8
     thr_n_l = tl.arange(0, 32)
     acc = tl.full([64, 32], 0, tl.float32) + (0.0)  # gemm_v0.co:9
-    dot_acc_5 = tl.zeros([64, 32], tl.float32)  # gemm_v0.co:10
+    dot_acc_5 = tl.zeros([64, 32], tl.float32) + acc.to(tl.float32)  # gemm_v0.co:10
     for k0_3 in range(0, K, 32):
         kk_4 = k0_3 + tl.arange(0, 32)
         v_7 = tl.load(lhs_ptr + (((block_m * 64) + thr_m_l[:, None])) * lhs_s0 + (kk_4[None, :]) * lhs_s1, mask=(((block_m * 64) + thr_m_l[:, None]) < M) & (kk_4[None, :] < K) & (kk_4 < K)[None, :], other=0.0)  # gemm_v0.co:11
@@ -62,7 +62,7 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, 
         v_9 = tl.load(rhs_ptr + (((block_n * 32) + thr_n_l[:, None])) * rhs_s0 + (kk_4[None, :]) * rhs_s1, mask=(((block_n * 32) + thr_n_l[:, None]) < N) & (kk_4[None, :] < K) & (kk_4 < K)[None, :], other=0.0)
         opB_8 = v_9
         dot_acc_5 = tl.dot(opA_6, tl.trans(opB_8), dot_acc_5)
-    acc = (acc.to(tl.float32) + dot_acc_5).to(tl.float32)  # gemm_v0.co:10
+    acc = (dot_acc_5).to(tl.float32)  # gemm_v0.co:10
     # per-thread dot product over K lifted to tl.dot
     tl.store(output_ptr + (((block_m * 64) + thr_m_l[:, None])) * output_s0 + (((block_n * 32) + thr_n_l[None, :])) * output_s1, acc, mask=(((block_m * 64) + thr_m_l[:, None]) < M) & (((block_n * 32) + thr_n_l[None, :]) < N))  # gemm_v0.co:13
 

@@ -47,10 +47,15 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x64, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_128x64, output_ptr, output_s0, output_s1, output_desc_64x128, TMA_LHS_64X64: tl.constexpr, TMA_RHS_128X64: tl.constexpr, TMA_OUTPUT_64X128: tl.constexpr):
+def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x64, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_128x64, output_ptr, output_s0, output_s1, output_desc_64x128, GROUP_M: tl.constexpr, TMA_LHS_64X64: tl.constexpr, TMA_RHS_128X64: tl.constexpr, TMA_OUTPUT_64X128: tl.constexpr):
     """Program = one block of `parallel` at gemm_v2.co:10."""
-    block_m = tl.program_id(0)  # gemm_v2.co:10
-    block_n = tl.program_id(1)
+    # schedule auto: programs walk the block grid in groups of GROUP_M rows (L2 reuse)
+    _pid = tl.program_id(0)  # gemm_v2.co:10
+    _group = GROUP_M * _grid_2
+    _first = (_pid // _group) * GROUP_M
+    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
+    block_m = _first + (_pid % _group) % _gsize
+    block_n = (_pid % _group) // _gsize
     lhs_s = tl.zeros([64, 64], tl.float16)  # gemm_v2.co:11
     rhs_s = tl.zeros([128, 64], tl.float16)  # gemm_v2.co:12
     output_s = tl.zeros([64, 128], tl.float16)  # gemm_v2.co:13
@@ -98,5 +103,5 @@ def matmul(lhs, rhs, output, *, _launch=None):
     _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64, _OOB_PADDING)
     _matmul_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, 'output', output, [64, 128], [64, 128], 'stores')
     _matmul_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _matmul_k0_TMA_OUTPUT_64X128, "zero")
-    _launch(matmul_k0, (_rt.cdiv(M, 64), _rt.cdiv(N, 128)), [_rt.cdiv(M, 64), _rt.cdiv(N, 128), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_k0_lhs_desc_64x64, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_k0_rhs_desc_128x64, output, output.stride(0), output.stride(1), _matmul_k0_output_desc_64x128], dict(TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64, TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64, TMA_OUTPUT_64X128=_matmul_k0_TMA_OUTPUT_64X128, num_warps=4))  # gemm_v2.co:10
+    _launch(matmul_k0, ((_rt.cdiv(M, 64)) * (_rt.cdiv(N, 128)),), [_rt.cdiv(M, 64), _rt.cdiv(N, 128), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_k0_lhs_desc_64x64, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_k0_rhs_desc_128x64, output, output.stride(0), output.stride(1), _matmul_k0_output_desc_64x128], dict(GROUP_M=8, TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64, TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64, TMA_OUTPUT_64X128=_matmul_k0_TMA_OUTPUT_64X128, num_warps=4))  # gemm_v2.co:10
     return None

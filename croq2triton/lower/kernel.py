@@ -254,11 +254,16 @@ class KernelLowering:
             if rest:
                 raise self.err("a block level must come before sub-block levels", b)
             names = b.vars if b.vars is not None else [b.name]
+            # programs in L2-friendly groups: the source states no order among its blocks, so this
+            # is done in both schedules for MMA kernels (the source schedule leaves kernels with
+            # register fragments, e.g. attention, in the plain order)
             grouped = (
-                self.fl.schedule == "auto"
-                and len(names) == 2
+                len(names) == 2
                 and pid == 0
-                and (_has_mma(top) or self.coarsened != (1, 1))
+                and (
+                    (self.fl.schedule == "auto" and (_has_mma(top) or self.coarsened != (1, 1)))
+                    or (_has_mma(top) and not any(isinstance(n, (A.FragDecl, A.Apply)) for n in top.walk()))
+                )
             )
             if grouped:
                 self.grouped_order(names, b)
@@ -298,10 +303,10 @@ class KernelLowering:
         host = [e.host or e.code for e in exts]
         group = self.constexpr("GROUP_M", "8")
         w = self.w
-        if self.retiled is not None and not any(isinstance(n, A.Return) for n in self.top.body.walk()):
+        if _big_tiles(b) and not any(isinstance(n, A.Return) for n in self.top.body.walk()):
             # a persistent grid: one program per SM walks the tiles (measured: 128 x 256 tiles
             # 1.009 of cuBLAS at 8192^3 persistent vs 0.999 with one program per tile; the
-            # 64 x 128 tiles of gemm_v2 lost half their speed persistent, so only re-tiled kernels)
+            # 64 x 128 tiles of gemm_v2 lost half their speed persistent, so only big tiles)
             sms = self.constexpr("NUM_SMS", "_rt.num_sms(_dev)")
             self.grid.append(f"min(({host[0]}) * ({host[1]}), _{self.name}_NUM_SMS)")
             w.comment("schedule auto: a persistent grid of NUM_SMS programs walks the block grid in groups")
@@ -1965,6 +1970,16 @@ class KernelLowering:
         kw.append(f"num_warps={self.num_warps()}")
         out.append((f"_launch({self.name}, {grid}, [{', '.join(call_args)}], dict({', '.join(kw)}))", self.top.span))
         return out
+
+
+def _big_tiles(b: A.PBy) -> bool:
+    """Block tiles of at least 128 x 128 (``cdiv(E, T)`` bounds): where a persistent grid wins."""
+    tiles = [
+        x.args[1].value
+        for x in b.bound
+        if isinstance(x, A.Builtin) and x.name == "cdiv" and isinstance(x.args[1], A.IntLit)
+    ]
+    return len(tiles) == 2 and tiles[0] * tiles[1] >= 128 * 128
 
 
 def _tile_text(e: A.Expr) -> str:

@@ -169,7 +169,10 @@ def lower_pipeline(self: KernelLowering, levels: list[A.PBy], body: A.Stmt, node
     self.push()
     for s in pre:
         self.stmt(s)
-    self.pipeline = {"consumers": consumers_n, "first": cw[0], "stages": _stages(self, prod)}
+    stages = _stages(self, prod)
+    if self.fl.schedule != "auto" and _releases_in_flight(c_loop):
+        stages += 1
+    self.pipeline = {"consumers": consumers_n, "first": cw[0], "stages": stages}
     self.push()
     self.bind_role(role, cw[0], consumers_n)
     for s in c_pre:
@@ -247,6 +250,18 @@ def _loop_var(f: A.Foreach) -> tuple[str, A.Expr]:
 # bytes of shared memory the stage buffers may take on Hopper (227 KB per block in all): the rest is
 # for the epilogue (4 stages of 128 x 64 + 256 x 64 f16 tiles and a 128 x 256 output tile need 256 KB)
 SMEM_BUDGET = 160 * 1024
+
+
+def _releases_in_flight(c_loop: A.Foreach) -> bool:
+    """Does the consumer free its slot right after ``mma.commit`` (without waiting for the MMAs)?
+
+    Then the producer's next copy runs while the committed MMAs still read the slot: one tile more
+    than ``STAGES`` is live.  Triton never lets a load overwrite a buffer an MMA may still read, so
+    the same overlap needs one more buffer: the loop gets ``STAGES + 1`` stages (tutorial v3 with
+    ``STAGES = 1``: 0.54 -> 0.73 of cuBLAS at 8192^3, perf/RESULTS.md 2026-11-30).
+    """
+    stmts = _stmts(c_loop.body)
+    return any(isinstance(a, A.MmaCommit) and isinstance(b, A.Trigger) for a, b in zip(stmts, stmts[1:]))
 
 
 def _stages(self: KernelLowering, prod: A.InThreads) -> int:

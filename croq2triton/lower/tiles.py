@@ -1038,7 +1038,12 @@ def try_dot_loop(self: KernelLowering, s: A.Foreach) -> bool:
     dacc = self.fresh("dot_acc")
     sa, sb = lane_a.size, lane_b.size
     self.has_dot = True
-    self.w.line(f"{dacc} = tl.zeros([{sa}, {sb}], tl.float32)", s.span)
+    order = [ax.name for ax in self.lanes if ax.name in acc.axes]
+    init = (
+        f"{acc.code}.to(tl.float32)" if order == [lane_a.name, lane_b.name] else f"tl.trans({acc.code}.to(tl.float32))"
+    )
+    # the dot accumulates onto the accumulator's value (one live [sa, sb] accumulator, not two)
+    self.w.line(f"{dacc} = tl.zeros([{sa}, {sb}], tl.float32) + {init}", s.span)
     kcode = kbound.code
     with self.w.block(f"for {k0} in range(0, {kcode}, {bk}):", s.span):
         self.w.line(f"{kk} = {k0} + tl.arange(0, {bk})")
@@ -1084,10 +1089,9 @@ def try_dot_loop(self: KernelLowering, s: A.Foreach) -> bool:
             ct = X.promote(tya, tyb)
             ta, tb = f"{ta}.to({X.tl_dtype(ct)})", f"{tb}.to({X.tl_dtype(ct)})"
         self.w.line(f"{dacc} = tl.dot({ta}, tl.trans({tb}), {dacc})")
-    order = [ax.name for ax in self.lanes if ax.name in acc.axes]
     res = dacc if order == [lane_a.name, lane_b.name] else f"tl.trans({dacc})"
     ct = "f32" if acc_ty in ("f16", "bf16") else X.compute_type(acc_ty)
-    self.w.line(f"{acc.code} = ({acc.code}.to(tl.float32) + {res}).to({X.tl_dtype(ct)})", s.span)
+    self.w.line(f"{acc.code} = ({res}).to({X.tl_dtype(ct)})", s.span)
     self.w.comment("per-thread dot product over K lifted to tl.dot")
     return True
 

@@ -1,0 +1,88 @@
+"""Experiment: schedule choices for the translated GEMMs, one variant at a time.
+
+    python3 perf/auto_probe.py [--shapes 8192,4096]
+
+Translates examples with a schedule, a coarsening target for thread-level dots
+(``croq2triton.lower.coarsen.AUTO_THREAD_TILES``) and text replacements in the generated module
+(e.g. another ``NUM_STAGES``), checks each
+against torch, and times it against ``torch.matmul`` (cuBLAS) in the same process (median of
+``triton.testing.do_bench`` over three interleaved rounds).  Prints one line per variant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+# (example, schedule, coarsening target, text replacements in the generated module)
+VARIANTS = [
+    ("gemm_v0", "auto", (128, 128), []),
+    ("gemm_v1", "auto", (128, 128), []),
+    ("gemm_v3", "source", (128, 128), []),
+    ("gemm_v3", "source", (128, 128), [("NUM_STAGES=1", "NUM_STAGES=2")]),
+    ("gemm_v3", "source", (128, 128), [("NUM_STAGES=1", "NUM_STAGES=3")]),
+    ("gemm_v4", "source", (128, 128), []),
+    ("gemm_v4", "source", (128, 128), [("NUM_STAGES=2", "NUM_STAGES=3")]),
+    ("tma_pipeline", "source", (128, 128), []),
+]
+
+
+def build(label: str, schedule: str, tiles: tuple[int, int], patch: list[tuple[str, str]]):  # noqa: ANN201
+    import croq2triton.lower.coarsen as coarsen_mod
+    from croq2triton.api import load_source, translate_full
+
+    coarsen_mod.AUTO_THREAD_TILES = tiles
+    path = REPO / "examples" / f"{label}.co"
+    src = translate_full(path.read_text(), filename=path.name, schedule=schedule).source
+    for old, new in patch:
+        assert old in src, old
+        src = src.replace(old, new)
+    name = f"probe_{label}_{schedule}_{tiles[0]}x{tiles[1]}_{abs(hash(str(patch)))}"
+    return load_source(src, name, origin=str(path)).matmul
+
+
+def main() -> None:
+    import torch
+    import triton
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", default="8192,4096")
+    args = ap.parse_args()
+    fns = {f"{lb} {sc} {';'.join(n for _, n in p)}": build(lb, sc, t, p) for lb, sc, t, p in VARIANTS}
+    for n in (int(x) for x in args.shapes.split(",")):
+        torch.manual_seed(n)
+        a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        ref = torch.matmul(a, b.T)
+        ok = {}
+        for name, fn in fns.items():
+            c = torch.full_like(ref, float("nan"))
+            try:
+                fn(a, b, c)
+                torch.cuda.synchronize()
+                err = (c.float() - ref.float()).abs().max().item()
+                ok[name] = err < 0.5
+                if not ok[name]:
+                    print(f"{n} {name}: WRONG max err {err}")
+            except Exception as e:  # noqa: BLE001
+                print(f"{n} {name}: FAILED {type(e).__name__}: {str(e)[:160]}")
+        times: dict[str, list[float]] = {"cuBLAS": []}
+        for _ in range(3):
+            times["cuBLAS"].append(triton.testing.do_bench(lambda a=a, b=b: torch.matmul(a, b.T), warmup=25, rep=200))
+            for name, fn in fns.items():
+                if ok.get(name):
+                    c = torch.empty_like(ref)
+                    ms = triton.testing.do_bench(lambda a=a, b=b, c=c, fn=fn: fn(a, b, c), warmup=25, rep=200)
+                    times.setdefault(name, []).append(ms)
+        base = sorted(times["cuBLAS"])[1]
+        for name, ts in times.items():
+            med = sorted(ts)[len(ts) // 2]
+            print(f"{n:5d} {name:36s} {med:8.4f} ms ratio {base / med:.3f} raw {[round(t, 4) for t in ts]}")
+
+
+if __name__ == "__main__":
+    main()
