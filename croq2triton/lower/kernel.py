@@ -303,10 +303,11 @@ class KernelLowering:
         host = [e.host or e.code for e in exts]
         group = self.constexpr("GROUP_M", "8")
         w = self.w
-        if _big_tiles(b) and not any(isinstance(n, A.Return) for n in self.top.body.walk()):
-            # a persistent grid: one program per SM walks the tiles (measured: 128 x 256 tiles
-            # 1.009 of cuBLAS at 8192^3 persistent vs 0.999 with one program per tile; the
-            # 64 x 128 tiles of gemm_v2 lost half their speed persistent, so only big tiles)
+        if self.retiled is not None and not any(isinstance(n, A.Return) for n in self.top.body.walk()):
+            # a persistent grid: one program per SM walks the tiles.  Measured on the H200: it wins
+            # for the 128 x 256 tiles of re-tiled kernels (1.009 of cuBLAS at 8192^3 vs 0.999 with
+            # one program per tile) and loses elsewhere: gemm_v2's 64 x 128 tiles 0.46 vs 0.76,
+            # v4's source 128 x 192 tiles 0.53 vs 0.73, v0's coarsened 128 x 128 dots 0.75 vs 0.90
             sms = self.constexpr("NUM_SMS", "_rt.num_sms(_dev)")
             self.grid.append(f"min(({host[0]}) * ({host[1]}), _{self.name}_NUM_SMS)")
             w.comment("schedule auto: a persistent grid of NUM_SMS programs walks the block grid in groups")
@@ -1970,16 +1971,6 @@ class KernelLowering:
         kw.append(f"num_warps={self.num_warps()}")
         out.append((f"_launch({self.name}, {grid}, [{', '.join(call_args)}], dict({', '.join(kw)}))", self.top.span))
         return out
-
-
-def _big_tiles(b: A.PBy) -> bool:
-    """Block tiles of at least 128 x 128 (``cdiv(E, T)`` bounds): where a persistent grid wins."""
-    tiles = [
-        x.args[1].value
-        for x in b.bound
-        if isinstance(x, A.Builtin) and x.name == "cdiv" and isinstance(x.args[1], A.IntLit)
-    ]
-    return len(tiles) == 2 and tiles[0] * tiles[1] >= 128 * 128
 
 
 def _tile_text(e: A.Expr) -> str:
