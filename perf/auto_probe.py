@@ -21,13 +21,13 @@ sys.path.insert(0, str(REPO))
 # (example, schedule, coarsening target, text replacements in the generated module)
 VARIANTS = [
     ("gemm_v0", "auto", (128, 128), []),
+    ("gemm_v0", "auto", (128, 128), [("num_warps=8))", "num_warps=4))")]),
+    ("gemm_v0", "auto", (128, 128), [("num_warps=8))", "num_warps=4, num_stages=4))")]),
+    ("gemm_v0", "auto", (128, 128), [("num_warps=8))", "num_warps=8, num_stages=4))")]),
     ("gemm_v1", "auto", (128, 128), []),
-    ("gemm_v3", "source", (128, 128), []),
-    ("gemm_v3", "source", (128, 128), [("NUM_STAGES=1", "NUM_STAGES=2")]),
-    ("gemm_v3", "source", (128, 128), [("NUM_STAGES=1", "NUM_STAGES=3")]),
+    ("gemm_v1", "auto", (128, 128), [("num_warps=8))", "num_warps=4))")]),
     ("gemm_v4", "source", (128, 128), []),
-    ("gemm_v4", "source", (128, 128), [("NUM_STAGES=2", "NUM_STAGES=3")]),
-    ("tma_pipeline", "source", (128, 128), []),
+    ("gemm_v4", "source", (128, 128), [("num_warps=8))", "num_warps=4))")]),
 ]
 
 

@@ -37,7 +37,8 @@ def test_pipeline_structure_in_generated_code() -> None:
     assert "tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE)" in src
     assert "NUM_STAGES=2" in src  # STAGES of the source
     assert "consumer warpgroup(s) 1..2 merged" in src
-    assert "num_warps=8" in src  # two consumer warpgroups
+    # two consumer warpgroups, but their merged 128 x 192 accumulator fits one warpgroup (faster)
+    assert "num_warps=4" in src
 
 
 CORPUS_CASES = [

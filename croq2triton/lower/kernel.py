@@ -1932,7 +1932,18 @@ class KernelLowering:
             ) or (self.threads >= 128 * 128)  # a coarsened thread-level dot of 128 x 128
             return 8 if big else 4
         if self.pipelined or getattr(self, "merged_units", 0):
-            return min(8, pow2(4 * max(1, getattr(self, "max_consumers", 1))))
+            n = min(8, pow2(4 * max(1, getattr(self, "max_consumers", 1))))
+            # one warpgroup per consumer, except where one warpgroup holds the whole merged
+            # accumulator in <= 192 f32 registers a thread: measured faster for v4's 2 x 64 rows
+            # x 192 columns (0.82 of cuBLAS at 8192^3 with 4 warps, 0.72 with 8; perf/RESULTS.md)
+            elems = [
+                int(p[0]) * int(p[1])
+                for _, p, *_ in self.frag_shapes.values()
+                if len(p) == 2 and all(x.isdigit() for x in p)
+            ]
+            if n == 8 and elems and max(elems) <= 128 * 192 and self.fl.schedule != "auto":
+                n = 4
+            return n
         t = max(1, self.threads)
         w = pow2(max(1, (t + 31) // 32))
         lo = 4 if self.has_dot else 1
