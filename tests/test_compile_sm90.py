@@ -44,6 +44,11 @@ CASES = [
     ("examples/gemm_v3.co@auto", "matmul", GEMM(256, 512, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
     ("examples/gemm_v4.co@auto", "matmul", GEMM(256, 512, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
     ("examples/tma_pipeline.co@auto", "matmul", GEMM(256, 512, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
+    # tiles declared as `int` constants, rhs tiled with chunkat: the re-tiled kernel (N % 256 == 0)
+    ("corpus:upstream/tests/gpu/end2end/wgmma_ss.co@auto", "matmul_f16", GEMM(256, 512, 128), {"wgmma.mma_async"}),
+    ("corpus:upstream/tests/gpu/end2end/wgmma_ss.co@auto", "matmul_e4m3",
+     json.dumps([[[256, 64], "float8_e4m3fn"], [[512, 64], "float8_e4m3fn"], [[256, 512], "float32"]]),
+     {"wgmma.mma_async", "cp.async.bulk.tensor"}),
     # frag / apply / reduce_max: both attention dots (the second with its A operand in registers)
     ("corpus:upstream/tests/gpu/end2end/flash_atten.co", "flash_atten", ATTN, {"wgmma.mma_async"}),
     ("examples/attention.co", "attention", ATTN3, {"wgmma.mma_async"}),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import EXAMPLES
+from conftest import CORPUS, EXAMPLES, needs_corpus
 from lowering_util import assert_close, gemm_tol, poisoned, randn
 
 from croq2triton.api import load, translate_full
@@ -160,3 +160,26 @@ __co__ void bump(global f16 [M, N] x) {
 """
     out = translate_full(inplace, filename="b.co", schedule="auto").source
     assert "desc" not in out.split("def bump(")[0]
+
+
+@needs_corpus
+def test_tiles_declared_as_int_constants_are_retiled() -> None:
+    # wgmma_ss.co declares `int WARP_M = 64, WARP_N = 64, ...` in the function: read as literals
+    path = CORPUS / "upstream/tests/gpu/end2end/wgmma_ss.co"
+    auto = load(path, schedule="auto")
+    text = auto.__croq_source__
+    assert text.count("128 x 256 output tiles instead of 64 x 64") == 2  # matmul_e4m3, matmul_f16
+    src = load(path)
+    # rhs is tiled with chunkat (a GEMM for tile-multiple N and K): 512 takes the re-tiled kernel, 384 not
+    for m, n, k in ((300, 512, 128), (100, 384, 128)):
+        a, b = randn(m, k, dtype=torch.float16, seed=9), randn(n, k, dtype=torch.float16, seed=10)
+        o1, o2 = poisoned(m, n, dtype=torch.float16), poisoned(m, n, dtype=torch.float16)
+        src.matmul_f16(a, b, o1)
+        auto.matmul_f16(a, b, o2)
+        assert_close(o2, o1, atol=1e-3, rtol=1e-3)
+        assert_close(o2, a.double() @ b.double().T, atol=gemm_tol(k), rtol=1e-2)
+        a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
+        o3 = poisoned(m, n, dtype=torch.float32)
+        auto.matmul_e4m3(a8[:, :64].contiguous(), b8[:, :64].contiguous(), o3)
+        ref = a8[:, :64].double() @ b8[:, :64].double().T
+        assert_close(o3, ref, atol=2e-2, rtol=1e-3)

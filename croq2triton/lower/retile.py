@@ -68,6 +68,10 @@ def retile(fn: A.CoFunction, top: A.Parallel, targets: tuple[int, int]) -> Retil
     blk = top.levels[0]
     if blk.vars is None or len(blk.vars) != 2 or None in blk.vars or not _mma_block(top):
         return None
+    consts = _int_constants(fn, top)
+    if consts:
+        top = copy.deepcopy(top)
+        _inline(top, consts)
     shapes: dict[str, list[str | None]] = {}
     for p in fn.params:
         dims = getattr(getattr(p.type, "shape", None), "dims", None)
@@ -97,6 +101,40 @@ def retile(fn: A.CoFunction, top: A.Parallel, targets: tuple[int, int]) -> Retil
             guards.append((extent, target))
         cur, changed = new, True
     return Retiled(cur, (old[0], old[1]), guards) if changed else None
+
+
+def _int_constants(fn: A.CoFunction, top: A.Parallel) -> dict[str, int]:
+    """Immutable ``int NAME = <literal>`` declarations of the function (``int WARP_M = 64, ...``) that
+    the block does not redeclare or assign: their uses may be read as the literal."""
+    out: dict[str, int] = {}
+    for s in fn.body:
+        if isinstance(s, A.ScalarDecl) and s.type == "int" and not s.mutable:
+            for d in s.items:
+                v = _int(d.init)
+                if v is not None and not d.dims:
+                    out[d.name] = v
+    for n in top.walk():
+        if isinstance(n, A.Assign) and _name(n.target) in out:
+            out.pop(_name(n.target), None)  # type: ignore[arg-type]
+        elif isinstance(n, (A.ScalarDecl, A.SpannedDecl)):
+            for d in n.items:
+                out.pop(d.name, None)
+    return out
+
+
+def _inline(node: A.Node, consts: dict[str, int]) -> None:
+    """Replace every use of the constants in ``node`` (in place) by its literal."""
+    for key, v in vars(node).items():
+        if isinstance(v, A.Name) and v.name in consts:
+            setattr(node, key, A.IntLit(consts[v.name], str(consts[v.name]), span=v.span))
+        elif isinstance(v, A.Node):
+            _inline(v, consts)
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                if isinstance(x, A.Name) and x.name in consts:
+                    v[i] = A.IntLit(consts[x.name], str(consts[x.name]), span=x.span)
+                elif isinstance(x, A.Node):
+                    _inline(x, consts)
 
 
 def _mma_block(top: A.Parallel) -> bool:
@@ -315,11 +353,15 @@ class _Proof:
         assert acc is not None
         if n.variant not in ("", "async"):
             raise _No
+        self.allowed.add(id(n.acc))
+        if isinstance(n.dst, A.View) and self.shapes.get(_name(n.dst.base) or "") is not None:
+            if self.global_window(n.dst) != self.tiled[acc]:
+                raise _No  # stored straight into a window of other tiled dims
+            return
         dst = _buf_name(n.dst)
         if dst is None or isinstance(n.dst, A.View):
             raise _No
         self.buffer_dims(dst, self.tiled[acc])
-        self.allowed.add(id(n.acc))
         self.allow_buf(n.dst)
 
 
