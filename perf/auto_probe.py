@@ -21,13 +21,10 @@ sys.path.insert(0, str(REPO))
 # (example, schedule, coarsening target, text replacements in the generated module)
 VARIANTS = [
     ("gemm_v0", "auto", (128, 128), []),
-    ("gemm_v0", "auto", (128, 128), [("num_warps=8))", "num_warps=4))")]),
-    ("gemm_v0", "auto", (128, 128), [("num_warps=8))", "num_warps=4, num_stages=4))")]),
-    ("gemm_v0", "auto", (128, 128), [("num_warps=8))", "num_warps=8, num_stages=4))")]),
+    ("gemm_v0", "auto", (128, 256), []),
+    ("gemm_v0", "auto", (128, 256), [("num_warps=8))", "num_warps=8, num_stages=4))")]),
     ("gemm_v1", "auto", (128, 128), []),
-    ("gemm_v1", "auto", (128, 128), [("num_warps=8))", "num_warps=4))")]),
-    ("gemm_v4", "source", (128, 128), []),
-    ("gemm_v4", "source", (128, 128), [("num_warps=8))", "num_warps=4))")]),
+    ("gemm_v3", "auto", (128, 128), []),
 ]
 
 
@@ -52,7 +49,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default="8192,4096")
     args = ap.parse_args()
-    fns = {f"{lb} {sc} {';'.join(n for _, n in p)}": build(lb, sc, t, p) for lb, sc, t, p in VARIANTS}
+    fns = {f"{lb} {sc} {t[0]}x{t[1]} {';'.join(n for _, n in p)}": build(lb, sc, t, p) for lb, sc, t, p in VARIANTS}
     for n in (int(x) for x in args.shapes.split(",")):
         torch.manual_seed(n)
         a = torch.randn(n, n, device="cuda", dtype=torch.float16)
