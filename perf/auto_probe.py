@@ -17,15 +17,21 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "perf"))
 
 # (example, schedule, coarsening target, text replacements in the generated module)
+T256 = (128, 256)
+INIT = "dot_acc_5 = tl.zeros([128, 256], tl.float32) + acc.to(tl.float32)"
 VARIANTS = [
     ("gemm_v0", "auto", (128, 128), []),
-    ("gemm_v0", "auto", (128, 256), []),
-    ("gemm_v0", "auto", (128, 256), [("num_warps=8))", "num_warps=8, num_stages=4))")]),
-    ("gemm_v1", "auto", (128, 128), []),
-    ("gemm_v3", "auto", (128, 128), []),
+    ("gemm_v0", "auto", T256, []),
+    ("gemm_v0", "auto", T256, [(INIT, "dot_acc_5 = tl.zeros([128, 256], tl.float32)")]),
+    ("gemm_v0", "auto", T256, [("for k0_3 in range(0, K, 64):", "for k0_3 in tl.range(0, K, 64, num_stages=3):")]),
+    ("gemm_v0", "auto", T256, [("kk_4 = k0_3 + tl.arange(0, 64)", "pass")]),
+    ("gemm_v0", "auto", T256, [("GROUP_M=8", "GROUP_M=4")]),
 ]
+# hand-written perf/gemm_probe.py kernels timed in the same rounds (gemm_probe.VARIANTS keys)
+HAND = ["128x256x64 s3 w8", "128x128x64 s4 w8"]
 
 
 def build(label: str, schedule: str, tiles: tuple[int, int], patch: list[tuple[str, str]]):  # noqa: ANN201
@@ -50,6 +56,11 @@ def main() -> None:
     ap.add_argument("--shapes", default="8192,4096")
     args = ap.parse_args()
     fns = {f"{lb} {sc} {t[0]}x{t[1]} {';'.join(n for _, n in p)}": build(lb, sc, t, p) for lb, sc, t, p in VARIANTS}
+    import gemm_probe
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for h in HAND:
+        fns[f"hand-written {h}"] = lambda a, b, c, cfg=gemm_probe.VARIANTS[h]: gemm_probe.run(a, b, c, cfg, sms)
     for n in (int(x) for x in args.shapes.split(",")):
         torch.manual_seed(n)
         a = torch.randn(n, n, device="cuda", dtype=torch.float16)
