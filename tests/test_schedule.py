@@ -179,3 +179,25 @@ def test_tiles_declared_as_int_constants_are_retiled() -> None:
         auto.matmul_e4m3(a8[:, :64].contiguous(), b8[:, :64].contiguous(), o3)
         ref = a8[:, :64].double() @ b8[:, :64].double().T
         assert_close(o3, ref, atol=2e-2, rtol=1e-3)
+
+
+def test_named_schedule_parameters_can_be_swept() -> None:
+    from croq2triton.runtime.launch import CroqLaunchError, tuned
+
+    src = load(EXAMPLES / "gemm_v3.co")
+    auto = load(EXAMPLES / "gemm_v3.co", schedule="auto")
+    for params in ({"GROUP_M": 3}, {"NUM_STAGES": 2, "num_warps": 4}):
+        run = tuned(**params)
+        _same_gemm(src.matmul, lambda a, b, o, run=run: auto.matmul(a, b, o, _launch=run), 300, 600, 136, seed=11)
+    seen: dict[str, object] = {}
+
+    class Kernel:  # records what the launch passes on
+        def __getitem__(self, grid: tuple[int, ...]) -> object:
+            return lambda *args, **kw: seen.update(kw)
+
+    tuned(GROUP_M=3, num_stages=2)(Kernel(), (1,), [], {"GROUP_M": 8, "NUM_SMS": 132, "num_warps": 8})
+    assert seen == {"GROUP_M": 3, "NUM_SMS": 132, "num_warps": 8, "num_stages": 2}
+    with pytest.raises(CroqLaunchError, match="not a tunable launch parameter: NUM_SMS"):
+        tuned(NUM_SMS=8)
+    with pytest.raises(CroqLaunchError, match="GROUP_M must be a positive integer"):
+        tuned(GROUP_M=0)

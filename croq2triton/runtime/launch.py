@@ -270,3 +270,34 @@ class Recorder:
 
     def __call__(self, kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str, Any]) -> None:
         self.launches.append(Launch(kernel, tuple(int(g) for g in grid), list(args), dict(kwargs)))
+
+
+# Schedule choices the translator makes but cannot decide statically stay named kernel parameters;
+# these may be varied by a tuning sweep without changing results (NUM_SMS is not among them: the
+# launcher sizes the persistent grid with it).
+TUNABLE = ("GROUP_M", "NUM_STAGES", "num_warps", "num_stages")
+
+
+def tuned(**params: int) -> Any:
+    """A ``_launch=`` for tuning sweeps: ``mod.matmul(a, b, c, _launch=tuned(GROUP_M=4, NUM_STAGES=2))``.
+
+    Each parameter replaces the translator's choice in the kernels that have it (``GROUP_M``: program
+    groups of the L2-friendly order; ``NUM_STAGES``: depth of a pipelined loop; ``num_warps`` /
+    ``num_stages``: Triton's launch options)."""
+    bad = [k for k in params if k not in TUNABLE]
+    if bad:
+        raise CroqLaunchError(
+            f"not a tunable launch parameter: {', '.join(bad)}", None, f"tunable: {', '.join(TUNABLE)}"
+        )
+    for k, v in params.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise CroqLaunchError(f"{k} must be a positive integer, not {v!r}")
+
+    def run(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str, Any]) -> None:
+        kw = dict(kwargs)
+        for k, v in params.items():
+            if k in kw or k in ("num_warps", "num_stages"):
+                kw[k] = v
+        launch(kernel, grid, args, kw)
+
+    return run
