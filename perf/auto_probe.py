@@ -21,17 +21,17 @@ sys.path.insert(0, str(REPO / "perf"))
 
 # (example, schedule, coarsening target, text replacements in the generated module)
 T256 = (128, 256)
-INIT = "dot_acc_5 = tl.zeros([128, 256], tl.float32) + acc.to(tl.float32)"
 VARIANTS = [
     ("gemm_v0", "auto", (128, 128), []),
+    ("gemm_v0", "auto", (128, 128), [(" * output_s1,", " * 1,")]),
     ("gemm_v0", "auto", T256, []),
-    ("gemm_v0", "auto", T256, [(INIT, "dot_acc_5 = tl.zeros([128, 256], tl.float32)")]),
-    ("gemm_v0", "auto", T256, [("for k0_3 in range(0, K, 64):", "for k0_3 in tl.range(0, K, 64, num_stages=3):")]),
-    ("gemm_v0", "auto", T256, [("kk_4 = k0_3 + tl.arange(0, 64)", "pass")]),
-    ("gemm_v0", "auto", T256, [("GROUP_M=8", "GROUP_M=4")]),
+    ("gemm_v0", "auto", T256, [(" * output_s1,", " * 1,")]),
+    ("gemm_v1", "auto", (128, 128), [(" * output_s1,", " * 1,")]),
+    ("tma_pipeline", "source", (128, 128), [(" * output_s1,", " * 1,")]),
+    ("tma_pipeline", "source", (128, 128), []),
 ]
 # hand-written perf/gemm_probe.py kernels timed in the same rounds (gemm_probe.VARIANTS keys)
-HAND = ["128x256x64 s3 w8", "128x128x64 s4 w8"]
+HAND = ["128x256x64 s3 w8 masked"]
 
 
 def build(label: str, schedule: str, tiles: tuple[int, int], patch: list[tuple[str, str]]):  # noqa: ANN201

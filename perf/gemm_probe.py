@@ -46,6 +46,8 @@ def gemm_kernel(
     SUBTILE: tl.constexpr,
     WS: tl.constexpr,
     NUM_SMS: tl.constexpr,
+    c_ptr=None,
+    MASKED: tl.constexpr = False,
 ):
     num_m = tl.cdiv(M, BM)
     num_n = tl.cdiv(N, BN)
@@ -65,7 +67,11 @@ def gemm_kernel(
             a = a_desc.load([pm * BM, k * BK])
             b = b_desc.load([pn * BN, k * BK])
             acc = tl.dot(a, b.T, acc)
-        if SUBTILE:
+        if MASKED:  # a masked pointer store of the f32 tile (what lifted thread-level kernels emit)
+            rows = pm * BM + tl.arange(0, BM)[:, None]
+            cols = pn * BN + tl.arange(0, BN)[None, :]
+            tl.store(c_ptr + rows * N + cols, acc, mask=(rows < M) & (cols < N))
+        elif SUBTILE:
             acc2 = tl.reshape(acc, (BM, 2, BN // 2))
             acc2 = tl.permute(acc2, (0, 2, 1))
             c0, c1 = tl.split(acc2)
@@ -76,7 +82,7 @@ def gemm_kernel(
 
 
 def run(a, b, c, cfg, sms):
-    BM, BN, BK, stages, warps, persistent, flatten, subtile, ws = cfg
+    BM, BN, BK, stages, warps, persistent, flatten, subtile, ws, *masked = cfg
     M, K = a.shape
     N = b.shape[0]
     ad = TensorDescriptor.from_tensor(a, [BM, BK])
@@ -85,7 +91,25 @@ def run(a, b, c, cfg, sms):
     tiles = triton.cdiv(M, BM) * triton.cdiv(N, BN)
     grid = (min(sms, tiles),) if persistent else (tiles,)
     gemm_kernel[grid](
-        ad, bd, cd, M, N, K, BM, BN, BK, 8, stages, persistent, flatten, subtile, ws, sms, num_warps=warps
+        ad,
+        bd,
+        cd,
+        M,
+        N,
+        K,
+        BM,
+        BN,
+        BK,
+        8,
+        stages,
+        persistent,
+        flatten,
+        subtile,
+        ws,
+        sms,
+        c,
+        bool(masked),
+        num_warps=warps,
     )
 
 
@@ -104,6 +128,8 @@ VARIANTS = {
     "PF 128x128x64 s4 w4": (128, 128, 64, 4, 4, True, True, False, False),
     "PW 128x128x64 s4 w4": (128, 128, 64, 4, 4, True, True, False, True),
     "PW 128x256x64 s3 w8": (128, 256, 64, 3, 8, True, True, False, True),
+    "128x256x64 s3 w8 masked": (128, 256, 64, 3, 8, False, False, False, False, True),
+    "128x128x64 s4 w8 masked": (128, 128, 64, 4, 8, False, False, False, False, True),
 }
 
 
