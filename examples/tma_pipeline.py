@@ -49,7 +49,7 @@ def _oob_fill(x, mask):
 @triton.jit
 def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x64, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_128x64, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, NUM_STAGES: tl.constexpr, TMA_LHS_64X64: tl.constexpr, TMA_RHS_128X64: tl.constexpr):
     """Program = one block of `parallel` at tma_pipeline.co:10."""
-    # schedule auto: programs walk the block grid in groups of GROUP_M rows (L2 reuse)
+    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
     _pid = tl.program_id(0)  # tma_pipeline.co:10
     _group = GROUP_M * _grid_2
     _first = (_pid // _group) * GROUP_M

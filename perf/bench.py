@@ -227,7 +227,7 @@ def main() -> int:
         import croq2triton.lower.coarsen as coarsen_mod
 
         r, c = (int(x) for x in args.thread_tiles.split("x"))
-        coarsen_mod.AUTO_THREAD_TILES = (r, c)
+        coarsen_mod.AUTO_THREAD_TILES = {"streamed": (r, c), "staged": (r, c)}
     gemm = bench_gemms([int(s) for s in args.shapes.split(",")], shared, args.rounds, only)
     elem = bench_elementwise(args.rounds) if only is None else []
     info["clocks_after"] = smi()

@@ -28,10 +28,17 @@ import copy
 from ..frontend import ast as A
 
 WGMMA_ROWS = 64  # wgmma's M per warpgroup: what both schedules coarsen rows to
-# --schedule auto: rows x columns of the coarsened dot.  128 x 128 measured best for the tutorial's
-# v0 and v1 (perf/auto_probe.py, perf/RESULTS.md 2026-11-30: 128 x 256 was 0.86 of cuBLAS at 8192^3
-# for v0 against 0.90, and v1's 128-wide K tiles leave room for only two stages at 128 x 256)
-AUTO_THREAD_TILES = (128, 128)
+# --schedule auto: rows x columns of the coarsened dot.  A kernel that streams K from global memory
+# (the lifted loop's K step is 64) gets 128 x 256 (v0: 0.98 of cuBLAS at 8192^3, perf/RESULTS.md
+# 2026-11-30; the kernel then runs its body in a loop of one iteration, see kernel.grouped_order);
+# one that stages K tiles in shared buffers keeps 128 x 128: its stage is the source's K tile wide
+# (v1: 128, so 128 x 256 would leave room for only two stages: 0.79)
+AUTO_THREAD_TILES = {"streamed": (128, 256), "staged": (128, 128)}
+
+
+def auto_thread_tiles(top: A.Parallel) -> tuple[int, int]:
+    staged = any(isinstance(n, A.SpannedDecl) and n.storage in ("shared", "local") for n in top.body.walk())
+    return AUTO_THREAD_TILES["staged" if staged else "streamed"]
 
 
 class _No(Exception):

@@ -192,7 +192,7 @@ class FunctionLowering:
 
             self.kernel_count += 1
             factors = (1, 1)
-            targets = coarsen_mod.AUTO_THREAD_TILES if self.schedule == "auto" else (WGMMA_ROWS, 1)
+            targets = coarsen_mod.auto_thread_tiles(s) if self.schedule == "auto" else (WGMMA_ROWS, 1)
             co = coarsen(self.fn, s, targets)
             rt = None
             if co is not None:

@@ -295,7 +295,7 @@ class KernelLowering:
             self.body(top.body)
 
     def grouped_order(self, names: list[str | None], b: A.PBy) -> None:
-        """``--schedule auto``: a 1-D grid walked in groups of GROUP_M block rows, so that
+        """A 1-D grid walked in groups of GROUP_M block rows, so that
         neighbouring programs share operand tiles in L2 (programs are independent: the order
         does not change results)."""
         exts = [self.fl.host_eval(x) for x in b.bound]
@@ -315,9 +315,18 @@ class KernelLowering:
             w.line(f"for _pid in tl.range(tl.program_id(0), ({gm.code}) * ({gn.code}), {sms}):", b.span)
             w.depth += 1
             self.persistent = True
+        elif self.coarsened != (1, 1) and _thread_tile(self.top) == (128, 256):
+            # a coarsened 128 x 256 lifted dot: Triton 3.6 pipelines it as well as a hand-written
+            # kernel only inside a loop (measured for v0 at 8192^3: 0.98 of cuBLAS in a loop of one
+            # iteration, 0.82-0.86 without; perf/RESULTS.md 2026-11-30)
+            self.grid.append(f"({host[0]}) * ({host[1]})")
+            w.comment("programs walk the block grid in groups of GROUP_M rows (L2 reuse); a loop of one")
+            w.comment("iteration, because Triton pipelines the 128 x 256 dot better inside a loop")
+            w.line("for _pid in tl.range(tl.program_id(0), tl.program_id(0) + 1):", b.span)
+            w.depth += 1
         else:
             self.grid.append(f"({host[0]}) * ({host[1]})")
-            w.comment("schedule auto: programs walk the block grid in groups of GROUP_M rows (L2 reuse)")
+            w.comment("programs walk the block grid in groups of GROUP_M rows (L2 reuse)")
             w.line("_pid = tl.program_id(0)", b.span)
         w.line(f"_group = {group} * {gn.code}")
         w.line(f"_first = (_pid // _group) * {group}")
@@ -1982,6 +1991,13 @@ class KernelLowering:
         kw.append(f"num_warps={self.num_warps()}")
         out.append((f"_launch({self.name}, {grid}, [{', '.join(call_args)}], dict({', '.join(kw)}))", self.top.span))
         return out
+
+
+def _thread_tile(top: A.Parallel) -> tuple[int | None, ...]:
+    """The literal extents of the thread level of ``parallel {..} : block, {..} by [..] : thread``."""
+    if len(top.levels) < 2:
+        return ()
+    return tuple(x.value if isinstance(x, A.IntLit) else None for x in top.levels[1].bound)
 
 
 def _tile_text(e: A.Expr) -> str:
