@@ -53,7 +53,6 @@ def build(label: str, schedule: str, tiles: tuple[int, int], patch: list[tuple[s
 
 def main() -> None:
     import torch
-    import triton
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default="8192,4096")
@@ -66,35 +65,7 @@ def main() -> None:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for h in HAND:
         fns[f"hand-written {h}"] = lambda a, b, c, cfg=gemm_probe.VARIANTS[h]: gemm_probe.run(a, b, c, cfg, sms)
-    for n in (int(x) for x in args.shapes.split(",")):
-        torch.manual_seed(n)
-        a = torch.randn(n, n, device="cuda", dtype=torch.float16)
-        b = torch.randn(n, n, device="cuda", dtype=torch.float16)
-        ref = torch.matmul(a, b.T)
-        ok = {}
-        for name, fn in fns.items():
-            c = torch.full_like(ref, float("nan"))
-            try:
-                fn(a, b, c)
-                torch.cuda.synchronize()
-                err = (c.float() - ref.float()).abs().max().item()
-                ok[name] = err < 0.5
-                if not ok[name]:
-                    print(f"{n} {name}: WRONG max err {err}")
-            except Exception as e:  # noqa: BLE001
-                print(f"{n} {name}: FAILED {type(e).__name__}: {str(e)[:160]}")
-        times: dict[str, list[float]] = {"cuBLAS": []}
-        for _ in range(3):
-            times["cuBLAS"].append(triton.testing.do_bench(lambda a=a, b=b: torch.matmul(a, b.T), warmup=25, rep=200))
-            for name, fn in fns.items():
-                if ok.get(name):
-                    c = torch.empty_like(ref)
-                    ms = triton.testing.do_bench(lambda a=a, b=b, c=c, fn=fn: fn(a, b, c), warmup=25, rep=200)
-                    times.setdefault(name, []).append(ms)
-        base = sorted(times["cuBLAS"])[1]
-        for name, ts in times.items():
-            med = sorted(ts)[len(ts) // 2]
-            print(f"{n:5d} {name:36s} {med:8.4f} ms ratio {base / med:.3f} raw {[round(t, 4) for t in ts]}")
+    gemm_probe.compare(fns, [int(x) for x in args.shapes.split(",")])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ torch, then timed against ``torch.matmul`` (cuBLAS) interleaved in the same proc
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 import torch
 import triton
@@ -133,6 +134,43 @@ VARIANTS = {
 }
 
 
+def compare(fns: dict[str, Callable[..., None]], shapes: list[int], rounds: int = 3) -> None:
+    """Check each ``fn(a, b, c)`` (c = a @ b.T) against torch on random fp16 inputs, then time them
+    and ``torch.matmul`` interleaved (median of ``do_bench`` over ``rounds``) and print the ratios."""
+    for n in shapes:
+        torch.manual_seed(n)
+        a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        ref = torch.matmul(a, b.T)
+        ok = {}
+        for name, fn in fns.items():
+            c = torch.full_like(ref, float("nan"))
+            try:
+                fn(a, b, c)
+                torch.cuda.synchronize()
+                err = (c.float() - ref.float()).abs().max().item()
+                ok[name] = err < 0.5
+                if not ok[name]:
+                    print(f"{n} {name}: WRONG max err {err}")
+            except Exception as e:  # noqa: BLE001
+                print(f"{n} {name}: FAILED {type(e).__name__}: {str(e)[:200]}")
+        times: dict[str, list[float]] = {"cuBLAS": []}
+        for _ in range(rounds):
+            times["cuBLAS"].append(triton.testing.do_bench(lambda a=a, b=b: torch.matmul(a, b.T), warmup=25, rep=200))
+            for name, fn in fns.items():
+                if ok.get(name):
+                    c = torch.empty_like(ref)
+                    ms = triton.testing.do_bench(lambda a=a, b=b, c=c, fn=fn: fn(a, b, c), warmup=25, rep=200)
+                    times.setdefault(name, []).append(ms)
+        base = sorted(times["cuBLAS"])[len(times["cuBLAS"]) // 2]
+        for name, ts in times.items():
+            med = sorted(ts)[len(ts) // 2]
+            tf = 2 * n**3 / med / 1e9
+            print(
+                f"{n:5d} {name:36s} {med:8.4f} ms {tf:7.1f} TFLOP/s ratio {base / med:.3f} raw {[round(t, 4) for t in ts]}"
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default="8192,4096,4000")
@@ -141,41 +179,8 @@ def main() -> None:
     args = ap.parse_args()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     names = [n for n in VARIANTS if not args.only or any(o in n for o in args.only.split(","))]
-    for n in (int(s) for s in args.shapes.split(",")):
-        torch.manual_seed(n)
-        a = torch.randn(n, n, device="cuda", dtype=torch.float16)
-        b = torch.randn(n, n, device="cuda", dtype=torch.float16)
-        ref = torch.matmul(a, b.T)
-        ok = {}
-        for name in names:
-            c = torch.full_like(ref, float("nan"))
-            try:
-                run(a, b, c, VARIANTS[name], sms)
-                torch.cuda.synchronize()
-                err = (c.float() - ref.float()).abs().max().item()
-                ok[name] = err < 0.5
-                if not ok[name]:
-                    print(f"{name} {n}: WRONG max err {err}")
-            except Exception as e:  # noqa: BLE001
-                print(f"{name} {n}: FAILED {type(e).__name__}: {str(e)[:200]}")
-        times: dict[str, list[float]] = {"cuBLAS": []}
-        for _ in range(args.rounds):
-            times["cuBLAS"].append(triton.testing.do_bench(lambda a=a, b=b: torch.matmul(a, b.T), warmup=25, rep=200))
-            for name in names:
-                if ok.get(name):
-                    c = torch.empty_like(ref)
-                    cfg = VARIANTS[name]
-                    ms = triton.testing.do_bench(
-                        lambda a=a, b=b, c=c, cfg=cfg: run(a, b, c, cfg, sms), warmup=25, rep=200
-                    )
-                    times.setdefault(name, []).append(ms)
-        base = sorted(times["cuBLAS"])[len(times["cuBLAS"]) // 2]
-        for name, ts in times.items():
-            med = sorted(ts)[len(ts) // 2]
-            tf = 2 * n**3 / med / 1e9
-            print(
-                f"{n:5d} {name:28s} {med:8.4f} ms {tf:7.1f} TFLOP/s ratio {base / med:.3f} raw {[round(t, 4) for t in ts]}"
-            )
+    fns = {name: (lambda a, b, c, cfg=VARIANTS[name]: run(a, b, c, cfg, sms)) for name in names}
+    compare(fns, [int(s) for s in args.shapes.split(",")], args.rounds)
 
 
 if __name__ == "__main__":
