@@ -87,10 +87,8 @@ def retile(fn: A.CoFunction, top: A.Parallel, targets: tuple[int, int]) -> Retil
         if tile is None or extent is None:
             return None
         old[d] = tile
-        if tile == target:
-            continue
-        if tile > target:
-            continue
+        if tile >= target:
+            continue  # already as large
         new = copy.deepcopy(cur)
         proof = _Proof(new.levels[0].vars[d], extent, tile, shapes)  # type: ignore[index]
         try:
