@@ -271,3 +271,21 @@ def test_grammar_has_no_conflicts() -> None:
 
 def test_checked_in_parse_tables_match_the_grammar() -> None:
     assert tables_current(), "run: python -m croq2triton.frontend.parser --write-tables"
+
+
+def test_mutable_declarations() -> None:
+    # 'mutable x = v' takes its type from v (it once parsed as a scalar of type 'mutable')
+    tu = parse("__co__ void f(f32 [8] a) {\n  mutable w = 64;\n  mutable int u = 2;\n  int v = 3;\n}\n", "m.co")
+    decls = [s for s in tu.functions[0].body if isinstance(s, A.ScalarDecl)]
+    assert [(d.type, d.mutable) for d in decls] == [(None, True), ("int", True), ("int", False)]
+    from croq2triton.sema.checks import check_unit
+
+    check_unit(tu)
+    for body, message in (
+        ("mutable b = {1};", "'b' is an ituple and cannot be declared 'mutable'"),
+        ("mutable d;", "unable to deduce the type of 'd'"),
+    ):
+        with pytest.raises(CroqError) as ei:
+            check_unit(parse(f"__co__ void f(f32 [8] a) {{\n  {body}\n}}\n", "m.co"))
+        d = ei.value.diagnostics[0]
+        assert message in d.message and d.span is not None and d.span.line == 2

@@ -368,12 +368,12 @@ class _Rules:
         | MUTABLE scalar_type sdecls
         | MUTABLE sdecls
         | storage scalar_type sdecls"""
-        if len(p) == 3:
-            p[0] = A.ScalarDecl(p[1], p[2], span=self.sp(p))
-        elif p[1] == "mutable" and len(p) == 4:
+        if p[1] == "mutable" and len(p) == 4:
             p[0] = A.ScalarDecl(p[2], p[3], True, span=self.sp(p))
-        elif p[1] == "mutable":
+        elif p[1] == "mutable":  # 'mutable x = ...': the type comes from the value
             p[0] = A.ScalarDecl(None, p[2], True, span=self.sp(p))
+        elif len(p) == 3:
+            p[0] = A.ScalarDecl(p[1], p[2], span=self.sp(p))
         else:
             p[0] = A.ScalarDecl(p[2], p[3], False, p[1], span=self.sp(p))
 

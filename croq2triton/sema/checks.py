@@ -74,6 +74,23 @@ def check_function(fn: A.CoFunction) -> tuple[list[Diagnostic], list[Diagnostic]
                             )
                         )
                     last = order
+        if isinstance(s, A.ScalarDecl) and s.mutable and s.type is None:
+            for d in s.items:  # 'mutable x = v': the type comes from v
+                if d.init is None and d.fill is None:
+                    errors.append(
+                        Diagnostic(
+                            "error",
+                            f"unable to deduce the type of '{d.name}'",
+                            d.span or s.span,
+                            f"give it a value or a type: 'mutable int {d.name} = 0;'",
+                        )
+                    )
+                elif isinstance(d.init, A.ItupleLit):
+                    errors.append(
+                        Diagnostic(
+                            "error", f"'{d.name}' is an ituple and cannot be declared 'mutable'", d.span or s.span
+                        )
+                    )
         if isinstance(s, (A.SpannedDecl, A.EventDecl)) and s.storage in ("shared", "local") and depth == 0:
             errors.append(Diagnostic("error", f"'{s.storage}' storage is only allowed inside 'parallel'", s.span))
         for node in (
