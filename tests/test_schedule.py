@@ -212,3 +212,23 @@ def test_coarsened_128_x_256_dot_runs_in_a_loop_of_one_iteration() -> None:
     assert "for _pid in tl.range(tl.program_id(0), tl.program_id(0) + 1):" in v0
     v1 = translate_full((EXAMPLES / "gemm_v1.co").read_text(), filename="v1.co", schedule="auto").source
     assert "tl.program_id(0) + 1" not in v1 and "_pid = tl.program_id(0)" in v1
+
+
+CORPUS_GEMMS = [
+    ("tutorial/matmul_f16_v0_naive.co", (300, 600, 136)),
+    ("tutorial/matmul_f16_v1_shared_memory.co", (300, 600, 136)),
+    ("tutorial/matmul_f16_v2_hopper_tma_wgmma.co", (256, 512, 128)),  # chunkat: tile multiples
+    ("tutorial/matmul_f16_v3_warpspec.co", (300, 600, 136)),
+    ("tutorial/matmul_f16_v4_auto_tuned.co", (300, 600, 136)),
+    ("seed/tma_pipeline_matmul.co", (300, 600, 136)),
+]
+
+
+@needs_corpus
+@pytest.mark.parametrize(("path", "size"), CORPUS_GEMMS, ids=[p.split("/")[-1] for p, _ in CORPUS_GEMMS])
+def test_upstream_gemms_give_the_same_results_under_auto(path: str, size: tuple[int, int, int]) -> None:
+    # the upstream originals (not our examples/ copies): auto re-tiles or coarsens them all
+    src = load(CORPUS / path)
+    auto = load(CORPUS / path, schedule="auto")
+    assert "re-tiled by --schedule auto" in auto.__croq_source__ or "neighbouring blocks" in auto.__croq_source__
+    _same_gemm(src.matmul, auto.matmul, *size, seed=13)
