@@ -167,22 +167,26 @@ class FunctionLowering:
         kl = KernelLowering(self, rt.top, name + ("_retiled" if conds else ""))
         kl.retiled = rt.old
         kl.retile_guard = " and ".join(conds)
+        launch_lines = self.kernel_of(kl)
+        if not conds:
+            self.write_launch(launch_lines)
+            return True
+        plain = self.kernel_of(KernelLowering(self, orig, name))
+        with self.w.block(f"if {kl.retile_guard}:  # chunkat tiles equal the re-tiled blocks"):
+            self.write_launch(launch_lines)
+        with self.w.block("else:"):
+            self.write_launch(plain)
+        return True
+
+    def kernel_of(self, kl: Any) -> list[tuple[str, Any]]:
+        """Lower one kernel: its source joins the module, its launch lines are returned."""
         src, launch_lines = kl.lower()
         self.kernel_sources.append(src)
-        if not conds:
-            for ln, sp in launch_lines:
-                self.w.line(ln, sp)
-            return True
-        plain = KernelLowering(self, orig, name)
-        src2, lines2 = plain.lower()
-        self.kernel_sources.append(src2)
-        with self.w.block(f"if {kl.retile_guard}:  # chunkat tiles equal the re-tiled blocks"):
-            for ln, sp in launch_lines:
-                self.w.line(ln, sp)
-        with self.w.block("else:"):
-            for ln, sp in lines2:
-                self.w.line(ln, sp)
-        return True
+        return launch_lines
+
+    def write_launch(self, lines: list[tuple[str, Any]]) -> None:
+        for ln, sp in lines:
+            self.w.line(ln, sp)
 
     # ------------------------------------------------------------ host statements
     def host_stmt(self, s: A.Stmt) -> None:
@@ -204,10 +208,7 @@ class FunctionLowering:
                 return
             kl = KernelLowering(self, s, name)
             kl.coarsened = factors
-            src, launch_lines = kl.lower()
-            self.kernel_sources.append(src)
-            for ln, sp in launch_lines:
-                w.line(ln, sp)
+            self.write_launch(self.kernel_of(kl))
             return
         if isinstance(s, A.ScalarDecl):
             for d in s.items:

@@ -88,7 +88,6 @@ class KernelLowering:
         self.fl = fl
         self.top = top
         self.coarsened = (1, 1)  # row x column blocks per program (lower/coarsen.py)
-        self.persistent = False  # --schedule auto: the body runs in a loop over tiles (grouped_order)
         self.retile_guard = ""  # launch condition of a re-tiled kernel (chunkat windows)
         self.retiled: tuple[int, int] | None = None  # the source's block tiles when re-tiled (lower/retile.py)
         self.global_reads: set[str] = set()  # global tensors the kernel reads / writes (fenced_store)
@@ -314,7 +313,6 @@ class KernelLowering:
             w.comment("of GROUP_M rows (L2 reuse); blocks are independent, so the order does not change results")
             w.line(f"for _pid in tl.range(tl.program_id(0), ({gm.code}) * ({gn.code}), {sms}):", b.span)
             w.depth += 1
-            self.persistent = True
         elif self.coarsened != (1, 1) and _thread_tile(self.top) == (128, 256):
             # a coarsened 128 x 256 lifted dot: Triton 3.6 pipelines it as well as a hand-written
             # kernel only inside a loop (measured for v0 at 8192^3: 0.98 of cuBLAS in a loop of one

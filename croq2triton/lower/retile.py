@@ -389,21 +389,11 @@ def _zero_names(top: A.Parallel) -> set[str]:
             if r == (0, 0):
                 out.add(nm)
             return
-        for c in _children(s):
+        for c in s.children():
             walk(c, env)
 
     walk(top.body, {k: (0, v - 1) for k, v in bounds.items()})
     return {n for n in out if assigned.get(n) == 1}
-
-
-def _children(s: A.Node) -> list[A.Node]:
-    out: list[A.Node] = []
-    for v in vars(s).values():
-        if isinstance(v, A.Node):
-            out.append(v)
-        elif isinstance(v, list):
-            out.extend(x for x in v if isinstance(x, A.Node))
-    return out
 
 
 def _narrow(cond: A.Expr, env: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:

@@ -446,22 +446,45 @@ def tma_plan(
         no("the innermost offset is not provably a multiple of 16 bytes")
         return None
     self.tensor(root)
-    pad = "z" if zfill else "o"
-    key = f"{root.name}_{'x'.join(map(str, box))}"
     if [str(b) for b in box] != list(region.pdims):
         no("the box differs from the tile")
         return None
-    flag = self.constexpr(
-        f"TMA_{key.upper()}",
-        f"_rt.tma_ok(_F, {root.name!r}, {root.host_name}, {box}, [{', '.join(host_exts)}], {what + (' (auto)' if quiet else '')!r})",
-    )
     dbox = [box[0], box[1] // 2] if halves else box  # a half-width store box (epilogue subtiling)
-    desc = f"{root.name}_desc_{'x'.join(map(str, dbox))}{'_z' if zfill and direction == 'load' else ''}"
-    padding = '"zero"' if (zfill or direction == "store") else "_OOB_PADDING"
-    self.args[desc] = ("desc", f"_rt.tma_desc({root.host_name}, {dbox}, {flag}, {padding})")
-    _ = pad
+    flag, desc = _desc_arg(
+        self,
+        root,
+        box,
+        host_exts,
+        what + (" (auto)" if quiet else ""),
+        dbox,
+        "_z" if zfill and direction == "load" else "",
+        '"zero"' if (zfill or direction == "store") else "_OOB_PADDING",
+    )
     coords = [d.origin.code if not off else f"{d.origin.code} + {off}" for d, off in zip(view.dims, region.offsets)]
     return flag, desc, coords
+
+
+def _desc_arg(
+    self: KernelLowering,
+    root: Tensor,
+    box: list[int],
+    host_exts: list[str],
+    what: str,
+    dbox: list[int],
+    suffix: str,
+    padding: str,
+) -> tuple[str, str]:
+    """Kernel arguments of a TensorDescriptor: the constexpr flag the launcher sets when the tensor
+    meets TMA's run-time rules for ``box`` over a window of ``host_exts``, and the descriptor of
+    ``dbox`` (``padding``: the fill outside the tensor).  Returns (flag, descriptor argument)."""
+    key = f"{root.name}_{'x'.join(map(str, box))}"
+    flag = self.constexpr(
+        f"TMA_{key.upper()}",
+        f"_rt.tma_ok(_F, {root.name!r}, {root.host_name}, {box}, [{', '.join(host_exts)}], {what!r})",
+    )
+    desc = f"{root.name}_desc_{'x'.join(map(str, dbox))}{suffix}"
+    self.args[desc] = ("desc", f"_rt.tma_desc({root.host_name}, {dbox}, {flag}, {padding})")
+    return flag, desc
 
 
 def _half_store(self: KernelLowering, region: Region) -> bool:
@@ -1138,12 +1161,7 @@ def _lifted_tma(self: KernelLowering, x: A.Expr, lane: Any, kname: str, k0: str,
     coords = [origin, k0] if ks[0] == 1 else [k0, origin]
     self.global_read(root)
     self.tensor(root)
-    key = f"{root.name}_{box[0]}x{box[1]}"
-    flag = self.constexpr(
-        f"TMA_{key.upper()}", f"_rt.tma_ok(_F, {root.name!r}, {root.host_name}, {box}, {box}, 'loads (auto)')"
-    )
-    desc = f"{root.name}_desc_{box[0]}x{box[1]}_z"
-    self.args[desc] = ("desc", f'_rt.tma_desc({root.host_name}, {box}, {flag}, "zero")')
+    flag, desc = _desc_arg(self, root, box, [str(n) for n in box], "loads (auto)", box, "_z", '"zero"')
     load = f"{desc}.load([{', '.join(coords)}])"
     return flag, load if ks[0] == 1 else f"tl.trans({load})"
 
