@@ -58,10 +58,9 @@ def test_unknown_schedule_is_an_error() -> None:
 @pytest.mark.parametrize(("example", "k"), [("gemm_v0.co", 40), ("gemm_v1.co", 200)])
 @pytest.mark.parametrize(("m", "n"), [(100, 72), (64, 32), (33, 65)])
 def test_32_row_blocks_are_coarsened(example: str, k: int, m: int, n: int) -> None:
-    auto_blocks = "4 x 8" if example == "gemm_v0.co" else "4 x 4"
-    for schedule, blocks in (("source", "2 x 1"), ("auto", auto_blocks)):
-        # source: two row blocks (a 64-row dot, wgmma); auto: a 128 x 256 dot where K streams from
-        # global memory (v0), 128 x 128 where the source stages 128-wide K tiles in shared memory (v1)
+    for schedule, blocks in (("source", "2 x 1"), ("auto", "4 x 8")):
+        # source: two row blocks (a 64-row dot, wgmma); auto: a 128 x 256 dot (v1's 128-wide staged
+        # K tiles are staged as two 64-wide steps, lower/ksplit.py)
         mod = load(EXAMPLES / example, schedule=schedule)
         assert f"Program = {blocks} neighbouring blocks" in mod.__croq_source__
         a, b = randn(m, k, dtype=torch.float16, seed=3), randn(n, k, dtype=torch.float16, seed=4)
@@ -150,7 +149,7 @@ def test_auto_dma_copies_use_tma_only_for_tensors_not_also_written() -> None:
     seed = translate_full((EXAMPLES / "tma_pipeline.co").read_text(), filename="s.co", schedule="auto").source
     assert "output_desc_128x128.store(" in seed and "'stores (auto)'" in seed
     v1 = translate_full((EXAMPLES / "gemm_v1.co").read_text(), filename="v1.co", schedule="auto").source
-    assert "lhs_desc_128x128.load(" in v1
+    assert "lhs_desc_128x64.load(" in v1
     # an in-place update (read and written by the same program) keeps masked pointer accesses
     inplace = """
 __co__ void bump(global f16 [M, N] x) {
@@ -207,11 +206,15 @@ def test_named_schedule_parameters_can_be_swept() -> None:
 
 def test_coarsened_128_x_256_dot_runs_in_a_loop_of_one_iteration() -> None:
     # measured: Triton 3.6 pipelines v0's lifted 128 x 256 dot like a hand-written kernel only inside
-    # a loop (0.98 of cuBLAS vs 0.85); v1 (128 x 128, K staged in shared tiles) does not need it
-    v0 = translate_full((EXAMPLES / "gemm_v0.co").read_text(), filename="v0.co", schedule="auto").source
-    assert "for _pid in tl.range(tl.program_id(0), tl.program_id(0) + 1):" in v0
-    v1 = translate_full((EXAMPLES / "gemm_v1.co").read_text(), filename="v1.co", schedule="auto").source
-    assert "tl.program_id(0) + 1" not in v1 and "_pid = tl.program_id(0)" in v1
+    # a loop (0.98 of cuBLAS vs 0.85); so is v1's once its K steps are 64 wide; a 128 x 128 dot (v1
+    # with 96-wide K tiles, which cannot be split into 64-wide steps) does not need it
+    for name in ("gemm_v0.co", "gemm_v1.co"):
+        auto = translate_full((EXAMPLES / name).read_text(), filename=name, schedule="auto").source
+        assert "for _pid in tl.range(tl.program_id(0), tl.program_id(0) + 1):" in auto
+    v1 = (EXAMPLES / "gemm_v1.co").read_text().replace("#define TILE_K 128", "#define TILE_K 96")
+    auto = translate_full(v1, filename="v1.co", schedule="auto").source
+    assert "Program = 4 x 4 neighbouring blocks" in auto
+    assert "tl.program_id(0) + 1" not in auto and "_pid = tl.program_id(0)" in auto
 
 
 CORPUS_GEMMS = [
@@ -232,3 +235,89 @@ def test_upstream_gemms_give_the_same_results_under_auto(path: str, size: tuple[
     auto = load(CORPUS / path, schedule="auto")
     assert "re-tiled by --schedule auto" in auto.__croq_source__ or "neighbouring blocks" in auto.__croq_source__
     _same_gemm(src.matmul, auto.matmul, *size, seed=13)
+
+
+V1_LOOP = """      foreach {ik} in [TILE_K]
+        acc += lhs_s.at(thr_m, ik) * rhs_s.at(thr_n, ik);"""
+
+
+@pytest.mark.parametrize("k", [200, 64, 257])
+def test_auto_stages_wide_k_tiles_in_64_wide_steps(k: int) -> None:
+    # v1 stages 128-wide K tiles: one stage would be 64 KB at 128 x 128; auto runs the same sum, in
+    # the same order, over 64-wide halves (K not a multiple of either width: the tails read zero)
+    text = (EXAMPLES / "gemm_v1.co").read_text()
+    auto = load_source_auto(text)
+    src = auto.__croq_source__
+    assert "stages its 128-wide K tiles as 2 steps of 64 (lower/ksplit.py)" in src
+    assert "range(0, (tl.cdiv(K, 128) * 2))" in src and "rhs_desc_256x64.load(" in src
+    _same_gemm(load(EXAMPLES / "gemm_v1.co").matmul, auto.matmul, 100, 300, k, seed=k)
+
+
+def load_source_auto(text: str):  # noqa: ANN201
+    from croq2triton.api import load_source
+
+    return load_source(translate_full(text, filename="v1.co", schedule="auto").source, "ksplit_probe", origin="v1.co")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        # the staged tile is also read after the loop: its last contents are the source's 128 columns
+        (
+            "    output.at(block_m#thr_m, block_n#thr_n) = acc;",
+            "    output.at(block_m#thr_m, block_n#thr_n) = acc + lhs_s.at(thr_m, 0);",
+            "buffer read elsewhere",
+        ),
+        # the counter is used for something other than the K window
+        (
+            "acc += lhs_s.at(thr_m, ik) * rhs_s.at(thr_n, ik);",
+            "acc += lhs_s.at(thr_m, ik) * rhs_s.at(thr_n, ik) * iv_k;",
+            "counter used",
+        ),
+        # the inner loop does not run over the whole staged tile
+        ("foreach {ik} in [TILE_K]", "foreach {ik} in [64]", "partial reduction"),
+        # a swizzled copy fixes the tile's layout
+        ("dma.copy lhs.subspan", "tma.copy.swiz<128> lhs.subspan", "swizzle"),
+    ],
+)
+def test_k_steps_are_split_only_where_provable(old: str, new: str, why: str) -> None:
+    text = (EXAMPLES / "gemm_v1.co").read_text()
+    changed = text.replace(old, new)
+    assert changed != text, why
+    try:
+        auto = translate_full(changed, filename="v1.co", schedule="auto").source
+    except CroqError:
+        pytest.fail(f"{why}: should still translate")
+    assert "lower/ksplit.py" not in auto and "desc_128x64" not in auto, why
+
+
+KT_GEMM = """
+__co__ void matmul(global f16 [K, M] lhs, global f16 [N, K] rhs, global f32 [M, N] output) {
+  parallel {block_m, block_n} by [cdiv(M, 32), cdiv(N, 32)] : block,
+           {thr_m, thr_n} by [32, 32] : thread {
+    shared f16 [128, 32] lhs_s;
+    shared f16 [32, 128] rhs_s;
+    f32 acc = 0.0f;
+    foreach {iv_k} in [cdiv(K, 128)] {
+      dma.copy lhs.subspan(128, 32).at(iv_k, block_m) => lhs_s;
+      dma.copy rhs.subspan(32, 128).at(block_n, iv_k) => rhs_s;
+      foreach {ik} in [128]
+        acc += lhs_s.at(ik, thr_m) * rhs_s.at(thr_n, ik);
+    }
+    output.at(block_m#thr_m, block_n#thr_n) = acc;
+  }
+}
+"""
+
+
+def test_k_steps_split_where_k_is_the_first_dim_of_a_staged_tile() -> None:
+    # lhs stored [K, M]: the K window is the first index of its copy and of its tile
+    from croq2triton.api import load_source
+
+    src = translate_full(KT_GEMM, filename="kt.co", schedule="auto").source
+    assert "stages its 128-wide K tiles as 2 steps of 64" in src
+    mod = load_source(src, "kt_auto", origin="kt.co")
+    a, b = randn(200, 70, dtype=torch.float16, seed=5), randn(90, 200, dtype=torch.float16, seed=6)
+    out = poisoned(70, 90, dtype=torch.float32)
+    mod.matmul(a, b, out)
+    assert_close(out, a.double().T @ b.double().T, atol=gemm_tol(200), rtol=1e-3)

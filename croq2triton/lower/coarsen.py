@@ -26,31 +26,26 @@ from __future__ import annotations
 import copy
 
 from ..frontend import ast as A
+from .rewrites import NotProven as _No
+from .rewrites import int_lit as _int
+from .rewrites import name_of as _name
 
 WGMMA_ROWS = 64  # wgmma's M per warpgroup: what both schedules coarsen rows to
 # --schedule auto: rows x columns of the coarsened dot.  A kernel that streams K from global memory
-# (the lifted loop's K step is 64) gets 128 x 256 (v0: 0.98 of cuBLAS at 8192^3, perf/RESULTS.md
+# (the lifted loop's K step is 64), or stages it in shared tiles at most 64 wide (after
+# lower/ksplit.py), gets 128 x 256 (v0: 0.98-1.01 of cuBLAS at 8192^3, v1 1.01; perf/RESULTS.md
 # 2026-11-30; the kernel then runs its body in a loop of one iteration, see kernel.grouped_order);
-# one that stages K tiles in shared buffers keeps 128 x 128: its stage is the source's K tile wide
-# (v1: 128, so 128 x 256 would leave room for only two stages: 0.79)
+# one that stages wider K tiles keeps 128 x 128: with 128-wide stages (64 KB at 128 x 128, 96 KB at
+# 128 x 256) 128 x 256 leaves room for only two stages (v1 before ksplit: 0.78 vs 0.88)
 AUTO_THREAD_TILES = {"streamed": (128, 256), "staged": (128, 128)}
+NARROW_STAGE = 64  # widest staged K step that counts as streamed
 
 
-def auto_thread_tiles(top: A.Parallel) -> tuple[int, int]:
+def auto_thread_tiles(top: A.Parallel, k_step: int | None = None) -> tuple[int, int]:
+    """``k_step``: the K width of the block's staged loops (lower/ksplit.py), None when unknown."""
     staged = any(isinstance(n, A.SpannedDecl) and n.storage in ("shared", "local") for n in top.body.walk())
-    return AUTO_THREAD_TILES["staged" if staged else "streamed"]
-
-
-class _No(Exception):
-    pass
-
-
-def _int(e: A.Expr | None) -> int | None:
-    return e.value if isinstance(e, A.IntLit) else None
-
-
-def _name(e: A.Expr | None) -> str | None:
-    return e.name if isinstance(e, A.Name) else None
+    narrow = k_step is not None and k_step <= NARROW_STAGE
+    return AUTO_THREAD_TILES["staged" if staged and not narrow else "streamed"]
 
 
 def coarsen(fn: A.CoFunction, top: A.Parallel, targets: tuple[int, int]) -> tuple[A.Parallel, tuple[int, int]] | None:

@@ -15,6 +15,7 @@ from ..sema.types import TYPES, unlowerable_reason
 from . import coarsen as coarsen_mod
 from . import exprs as X
 from .coarsen import WGMMA_ROWS, coarsen
+from .ksplit import ksplit
 from .retile import AUTO_TILES, Retiled, retile
 from .values import Bounded, Shape, Tensor, Tuple_, Val, View, ViewDim, const, safe
 from .writer import Writer
@@ -196,7 +197,13 @@ class FunctionLowering:
 
             self.kernel_count += 1
             factors = (1, 1)
-            targets = coarsen_mod.auto_thread_tiles(s) if self.schedule == "auto" else (WGMMA_ROWS, 1)
+            split = ksplit(s) if self.schedule == "auto" else None
+            if split is not None:
+                s = split[0]  # staged K tiles in 64-wide steps (lower/ksplit.py)
+            if self.schedule == "auto":
+                targets = coarsen_mod.auto_thread_tiles(s, split[1][1] if split is not None else None)
+            else:
+                targets = (WGMMA_ROWS, 1)
             co = coarsen(self.fn, s, targets)
             rt = None
             if co is not None:
@@ -208,6 +215,7 @@ class FunctionLowering:
                 return
             kl = KernelLowering(self, s, name)
             kl.coarsened = factors
+            kl.k_split = split[1] if split is not None and split[1][0] > split[1][1] else None
             self.write_launch(self.kernel_of(kl))
             return
         if isinstance(s, A.ScalarDecl):

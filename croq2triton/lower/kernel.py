@@ -88,6 +88,7 @@ class KernelLowering:
         self.fl = fl
         self.top = top
         self.coarsened = (1, 1)  # row x column blocks per program (lower/coarsen.py)
+        self.k_split: tuple[int, int] | None = None  # (source K tile, step) (lower/ksplit.py)
         self.retile_guard = ""  # launch condition of a re-tiled kernel (chunkat windows)
         self.retiled: tuple[int, int] | None = None  # the source's block tiles when re-tiled (lower/retile.py)
         self.global_reads: set[str] = set()  # global tensors the kernel reads / writes (fenced_store)
@@ -1928,6 +1929,10 @@ class KernelLowering:
                 + (f"; launched when {self.retile_guard}" if self.retile_guard else "")
                 + '."""'
             )
+        if self.k_split:
+            tk, step = self.k_split
+            extra = f"; --schedule auto stages its {tk}-wide K tiles as {tk // step} steps of {step} (lower/ksplit.py)"
+            doc = doc[: -len('."""')] + extra + '."""'
         return "\n".join([head, doc, body])
 
     def num_warps(self) -> int:
