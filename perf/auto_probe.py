@@ -4,7 +4,7 @@
 
 Translates examples with a schedule, a coarsening target for thread-level dots
 (``croq2triton.lower.coarsen.AUTO_THREAD_TILES``) and text replacements in the generated module
-(e.g. another ``NUM_STAGES``), checks each
+(e.g. another ``NUM_STAGES``; ``("@kstep", "0")`` turns off K-step splitting, lower/ksplit.py), checks each
 against torch, and times it against ``torch.matmul`` (cuBLAS) in the same process (median of
 ``triton.testing.do_bench`` over three interleaved rounds).  Prints one line per variant.
 """
@@ -22,9 +22,12 @@ sys.path.insert(0, str(REPO / "perf"))
 # (example, schedule, coarsening target, text replacements in the generated module)
 T256 = (128, 256)
 VARIANTS = [
-    ("gemm_v1", "auto", (128, 128), []),
+    ("gemm_v1", "auto", (128, 128), [("@kstep", "0")]),  # the source's 128-wide K steps
+    ("gemm_v1", "auto", (128, 128), []),  # K staged in 64-wide steps (lower/ksplit.py)
+    ("gemm_v1", "auto", T256, []),
+    ("gemm_v1", "auto", T256, [("num_warps=8))", "num_warps=8, num_stages=4))")]),
     ("gemm_v1", "auto", T256, [("num_warps=8))", "num_warps=8, num_stages=2))")]),
-    ("gemm_v1", "auto", (128, 128), [("num_warps=8))", "num_warps=4, num_stages=3))")]),
+    ("gemm_v0", "auto", T256, []),
 ]
 # hand-written perf/gemm_probe.py kernels timed in the same rounds (gemm_probe.VARIANTS keys)
 HAND = ["128x256x64 s3 w8 masked"]
@@ -32,9 +35,13 @@ HAND = ["128x256x64 s3 w8 masked"]
 
 def build(label: str, schedule: str, tiles: tuple[int, int], patch: list[tuple[str, str]]):  # noqa: ANN201
     import croq2triton.lower.coarsen as coarsen_mod
+    import croq2triton.lower.ksplit as ksplit_mod
     from croq2triton.api import load_source, translate_full
 
     coarsen_mod.AUTO_THREAD_TILES = {"streamed": tiles, "staged": tiles}
+    name = f"probe_{label}_{schedule}_{tiles[0]}x{tiles[1]}_{abs(hash(str(patch)))}"
+    ksplit_mod.AUTO_K_STEP = int(dict(patch).get("@kstep", 64))
+    patch = [(o, n) for o, n in patch if o != "@kstep"]
     path = REPO / "examples" / f"{label}.co"
     src = translate_full(path.read_text(), filename=path.name, schedule=schedule).source
     for old, new in patch:
@@ -47,7 +54,6 @@ def build(label: str, schedule: str, tiles: tuple[int, int], patch: list[tuple[s
             continue
         assert old in src, old
         src = src.replace(old, new)
-    name = f"probe_{label}_{schedule}_{tiles[0]}x{tiles[1]}_{abs(hash(str(patch)))}"
     return load_source(src, name, origin=str(path)).matmul
 
 

@@ -1,14 +1,17 @@
 """Speed of translated kernels against cuBLAS / a device-to-device copy, measured in one process.
 
-    python3 perf/bench.py [--shapes 4096,8192,4000] [--md OUT.md] [--json OUT.json]
+    python3 perf/bench.py [--shapes 4096,8192,4000] [--dtypes f16,bf16] [--md OUT.md] [--json OUT.json]
 
 GEMMs: the tutorial ladder v0..v4, the seed chapter's pipelined matmul and ``matmul_f16`` of
 ``wgmma_ss.co`` (translated from ``examples/`` and, when present, the shared corpus) against
 ``torch.matmul(a, b.T)`` (cuBLAS): random fp16 inputs (never zeros), every kernel checked against
-torch before it is timed, then interleaved rounds of ``triton.testing.do_bench`` (warm-up 25 ms,
-200 ms of repetitions, median); the table shows the middle of three rounds and the ratio
-cuBLAS time / kernel time.  Shapes that a source tiles with ``chunkat`` only compute a GEMM when the
+torch before it is timed, then rounds of ``triton.testing.do_bench`` (warm-up 25 ms, 200 ms of
+repetitions, median) in which every kernel is timed right after a cuBLAS run; the table shows
+the median over rounds of each time and the median over rounds of the paired ratio cuBLAS time /
+kernel time (the GPU runs these GEMMs at its power limit; its clock follows what ran just before).  Shapes that a source tiles with ``chunkat`` only compute a GEMM when the
 sizes are multiples of its tile (v2, ``matmul_f16``): those are skipped at ragged shapes.
+The sources hard-code ``f16``; ``--dtypes`` also measures them with every ``f16`` element type written
+as ``bf16`` (inputs, outputs and buffers; the f32 accumulation is unchanged).
 
 Elementwise: ``examples/vadd.co`` at 2^28 and 2^28 + 12345 elements (f32 and f16) against
 ``torch`` device-to-device copy of the same number of bytes moved (read a, read b, write out
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -55,14 +59,26 @@ def median_of_rounds(samples: list[float]) -> float:
     return sorted(samples)[len(samples) // 2]
 
 
+def as_dtype(text: str, dtype: str) -> str:
+    """The source with its ``f16`` element types written as ``dtype`` (the sources hard-code f16;
+    ``\\bf16\\b`` leaves names such as ``matmul_f16`` alone)."""
+    return text if dtype == "f16" else re.sub(r"\bf16\b", dtype, text)
+
+
+def load_gemm(p: Path, fn: str, dtype: str, schedule: str):  # noqa: ANN201
+    from croq2triton.api import load_source, translate_full
+
+    src = translate_full(as_dtype(p.read_text(), dtype), filename=p.name, schedule=schedule).source
+    return getattr(load_source(src, f"bench_{p.stem}_{dtype}_{schedule}", origin=str(p)), fn)
+
+
 def bench_gemms(
-    shapes: list[int], shared: str | None, rounds: int, only: set[str] | None = None
+    shapes: list[int], shared: str | None, rounds: int, only: set[str] | None = None, dtype: str = "f16"
 ) -> list[dict[str, object]]:
     import torch
     import triton
 
-    from croq2triton.api import load
-
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     funcs = {}
     for path, fn, label, chunked in GEMMS:
         if only is not None and label not in only:
@@ -73,43 +89,57 @@ def bench_gemms(
             p = Path(shared) / "corpus" / path.split(":", 1)[1]
         else:
             p = REPO / path
-        funcs[label] = (getattr(load(p), fn), chunked)
-        funcs[label + " auto"] = (getattr(load(p, schedule="auto"), fn), chunked)
+        funcs[label] = (load_gemm(p, fn, dtype, "source"), chunked)
+        funcs[label + " auto"] = (load_gemm(p, fn, dtype, "auto"), chunked)
     rows: list[dict[str, object]] = []
     for n in shapes:
         torch.manual_seed(n)
-        a = torch.randn(n, n, device="cuda", dtype=torch.float16)
-        b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        a = torch.randn(n, n, device="cuda", dtype=tdt)
+        b = torch.randn(n, n, device="cuda", dtype=tdt)
         ref = torch.matmul(a, b.T).float()
+        # both sides round the f32 sum to the output type once (bf16: 8 bits of mantissa)
+        rel = 2e-3 if dtype == "f16" else 1e-2
         flops = 2.0 * n**3
         live = {}
         for label, (f, chunked) in funcs.items():
             if chunked and n % TILE_MULTIPLE:
                 rows.append(
-                    {"kernel": label, "shape": n, "note": "skipped: chunkat tiling is a GEMM only for tile multiples"}
+                    {
+                        "kernel": label,
+                        "shape": n,
+                        "dtype": dtype,
+                        "note": "skipped: chunkat tiling is a GEMM only for tile multiples",
+                    }
                 )
                 continue
-            out = torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16)
+            out = torch.full((n, n), float("nan"), device="cuda", dtype=tdt)
             f(a, b, out)
             torch.cuda.synchronize()
             err = (out.float() - ref).abs().max().item()
-            ok = bool(torch.isfinite(out).all()) and err <= 2e-3 * ref.abs().max().item() + 0.05
+            ok = bool(torch.isfinite(out).all()) and err <= rel * ref.abs().max().item() + 0.05
             if not ok:
-                rows.append({"kernel": label, "shape": n, "note": f"WRONG (max err {err:.3g}): not timed"})
+                rows.append(
+                    {"kernel": label, "shape": n, "dtype": dtype, "note": f"WRONG (max err {err:.3g}): not timed"}
+                )
                 continue
             live[label] = (f, out)
+        # each kernel is timed right after a cuBLAS run: the GPU sits at its power limit during these
+        # GEMMs and its clock follows what ran just before, so a ratio is taken within each pair
         times: dict[str, list[float]] = {k: [] for k in ["cuBLAS", *live]}
+        pairs: dict[str, list[float]] = {k: [] for k in live}
         for _ in range(rounds):
-            times["cuBLAS"].append(triton.testing.do_bench(lambda a=a, b=b: torch.matmul(a, b.T), warmup=25, rep=200))
             for label, (f, out) in live.items():
-                times[label].append(
-                    triton.testing.do_bench(lambda f=f, o=out, a=a, b=b: f(a, b, o), warmup=25, rep=200)
-                )
+                c = triton.testing.do_bench(lambda a=a, b=b: torch.matmul(a, b.T), warmup=25, rep=200)
+                t = triton.testing.do_bench(lambda f=f, o=out, a=a, b=b: f(a, b, o), warmup=25, rep=200)
+                times["cuBLAS"].append(c)
+                times[label].append(t)
+                pairs[label].append(c / t)
         base = median_of_rounds(times["cuBLAS"])
         rows.append(
             {
                 "kernel": "cuBLAS",
                 "shape": n,
+                "dtype": dtype,
                 "ms": base,
                 "tflops": flops / base / 1e9,
                 "ratio": 1.0,
@@ -122,10 +152,12 @@ def bench_gemms(
                 {
                     "kernel": label,
                     "shape": n,
+                    "dtype": dtype,
                     "ms": ms,
                     "tflops": flops / ms / 1e9,
-                    "ratio": base / ms,
+                    "ratio": median_of_rounds(pairs[label]),
                     "raw": times[label],
+                    "pairs": pairs[label],
                 }
             )
     return rows
@@ -171,12 +203,17 @@ def markdown(info: dict[str, str], gemm: list[dict[str, object]], elem: list[dic
     out.append(f"* GPU: {info['gpu']}; torch {info['torch']}, Triton {info['triton']}")
     out.append(f"* SM / memory clock, power: before {info['clocks_before']}; after {info['clocks_after']}")
     out.append(f"* Command: `{cmd}`")
-    out += ["", "| kernel | shape (fp16) | median ms | TFLOP/s | ratio to cuBLAS |", "|---|---|---|---|---|"]
+    out += [
+        "",
+        "| kernel | shape | dtype | median ms | TFLOP/s | ratio to cuBLAS (paired) |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in gemm:
+        head = f"| {r['kernel']} | {r['shape']}^3 | {r['dtype']} |"
         if "ms" in r:
-            out.append(f"| {r['kernel']} | {r['shape']}^3 | {r['ms']:.3f} | {r['tflops']:.1f} | {r['ratio']:.3f} |")
+            out.append(f"{head} {r['ms']:.3f} | {r['tflops']:.1f} | {r['ratio']:.3f} |")
         else:
-            out.append(f"| {r['kernel']} | {r['shape']}^3 | - | - | {r['note']} |")
+            out.append(f"{head} - | - | {r['note']} |")
     out += [
         "",
         "| kernel | elements | check | median ms | TB/s | copy TB/s | ratio to copy |",
@@ -189,7 +226,10 @@ def markdown(info: dict[str, str], gemm: list[dict[str, object]], elem: list[dic
     out += ["", "Raw medians per round (ms):", "", "```"]
     for r in gemm:
         if "raw" in r:
-            out.append(f"{r['kernel']} {r['shape']}: {[round(x, 4) for x in r['raw']]}")  # type: ignore[union-attr]
+            line = f"{r['kernel']} {r['shape']} {r['dtype']}: {[round(x, 4) for x in r['raw']]}"  # type: ignore[union-attr]
+            if "pairs" in r:
+                line += f" paired ratios {[round(x, 3) for x in r['pairs']]}"  # type: ignore[union-attr]
+            out.append(line)  # type: ignore[union-attr]
     for r in elem:
         out.append(f"{r['kernel']} {r['n']}: {json.dumps({k: [round(x, 4) for x in v] for k, v in r['raw'].items()})}")  # type: ignore[union-attr]
     out.append("```")
@@ -200,6 +240,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default="4096,8192,4000")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--dtypes", default="f16,bf16", help="GEMM element types (bf16: the sources' f16 rewritten)")
     ap.add_argument("--only", default=None, help="comma-separated GEMM labels (v0,v1,...); default all")
     ap.add_argument("--md", default=None, help="write the markdown block here (to append to perf/RESULTS.md)")
     ap.add_argument("--json", default=None)
@@ -228,7 +269,11 @@ def main() -> int:
 
         r, c = (int(x) for x in args.thread_tiles.split("x"))
         coarsen_mod.AUTO_THREAD_TILES = {"streamed": (r, c), "staged": (r, c)}
-    gemm = bench_gemms([int(s) for s in args.shapes.split(",")], shared, args.rounds, only)
+    gemm = [
+        row
+        for dt in args.dtypes.split(",")
+        for row in bench_gemms([int(s) for s in args.shapes.split(",")], shared, args.rounds, only, dt)
+    ]
     elem = bench_elementwise(args.rounds) if only is None else []
     info["clocks_after"] = smi()
     cmd = "python3 perf/bench.py " + " ".join(sys.argv[1:])
