@@ -22,15 +22,15 @@ sys.path.insert(0, str(REPO / "perf"))
 # (example, schedule, coarsening target, text replacements in the generated module)
 T256 = (128, 256)
 VARIANTS = [
-    ("gemm_v1", "auto", (128, 128), [("@kstep", "0")]),  # the source's 128-wide K steps
-    ("gemm_v1", "auto", (128, 128), []),  # K staged in 64-wide steps (lower/ksplit.py)
-    ("gemm_v1", "auto", T256, []),
-    ("gemm_v1", "auto", T256, [("num_warps=8))", "num_warps=8, num_stages=4))")]),
-    ("gemm_v1", "auto", T256, [("num_warps=8))", "num_warps=8, num_stages=2))")]),
-    ("gemm_v0", "auto", T256, []),
+    ("gemm_v3", "auto", T256, []),  # GROUP_M=8: what auto emits
+    ("gemm_v3", "auto", T256, [("GROUP_M=8,", "GROUP_M=4,")]),
+    ("gemm_v3", "auto", T256, [("GROUP_M=8,", "GROUP_M=16,")]),
+    ("gemm_v3", "auto", T256, [("GROUP_M=8,", "GROUP_M=32,")]),
+    ("gemm_v4", "auto", T256, []),
+    ("gemm_v4", "auto", T256, [("GROUP_M=8,", "GROUP_M=16,")]),
 ]
 # hand-written perf/gemm_probe.py kernels timed in the same rounds (gemm_probe.VARIANTS keys)
-HAND = ["128x256x64 s3 w8 masked"]
+HAND = ["P 128x256x64 s3 w8 sub"]
 
 
 def build(label: str, schedule: str, tiles: tuple[int, int], patch: list[tuple[str, str]]):  # noqa: ANN201
