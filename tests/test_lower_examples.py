@@ -13,6 +13,7 @@ import torch
 from conftest import EXAMPLES
 from lowering_util import assert_close, gemm_tol, load_co, poisoned, randn
 
+from croq2triton.api import translate_full
 from croq2triton.errors import CroqError
 from croq2triton.runtime.launch import CroqLaunchError
 
@@ -155,3 +156,21 @@ def test_unlowerable_functions_explain_themselves(tmp_path: object) -> None:
     assert any("f6_e3m2" in d.message for d in tr.diagnostics)
     with pytest.raises(CroqError, match="cannot run"):
         mod.copy6(torch.zeros(4, 64, dtype=torch.uint8))
+
+
+def test_accumulator_without_an_mma_in_its_parallel_is_a_clear_error() -> None:
+    # upstream's parse/mma.co: a 'parallel' without braces holds only the fill; the MMAs that would
+    # give the accumulator its shape are outside it (was an internal "did not converge" error)
+    src = """
+__co__ s32 [128, 256] matmul(s32 [128, 256] lhs, s32 [256, 256] rhs) {
+  s32[lhs.span(0), rhs.span(1)] output;
+  parallel p by 1, q by 16
+    mc = mma.fill 0;
+  return output;
+}
+"""
+    out = translate_full(src, filename="mma.co")
+    err = out.failed["matmul"]
+    text = err.format()
+    assert "mma.co:5:5: error: the shape of the accumulator 'mc' is unknown" in text
+    assert "without braces holds only the next statement" in text

@@ -687,6 +687,16 @@ def s_MmaFill(self: KernelLowering, s: A.MmaFill) -> None:
     shape = self.frag_shapes.get(id(s))
     split = None
     if shape is None:
+        if not any(
+            isinstance(n, A.MmaOp) and any(isinstance(x, A.Name) and x.name == s.result for x in n.acc.walk())
+            for n in self.top.walk()
+        ):
+            raise CroqLoweringError(
+                f"the shape of the accumulator '{s.result}' is unknown: no 'mma' in this 'parallel' uses it",
+                s.span,
+                "an accumulator takes its shape from the MMAs that update it; put them in the same 'parallel'"
+                " (a 'parallel' without braces holds only the next statement)",
+            )
         dims, pdims = [const(16), const(16)], ["16", "16"]
         self.changed = True  # the shape comes from the first MMA that uses it
     else:
