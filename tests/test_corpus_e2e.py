@@ -126,6 +126,27 @@ def test_wmma_rr() -> None:
     assert_close(fn("wmma.co", "matmul_rr")(a, b), nt(a, b), atol=gemm_tol(256), rtol=1e-2)
 
 
+def test_wmma_fragment_array_element() -> None:
+    # frag mc[2][3] {0.0}: each group accumulates into element [0][1] (the others are never used)
+    a, b = randn(128, 64, dtype=F16, seed=107), randn(64, 256, dtype=F16, seed=108)
+    got = fn("wmma.co", "matmul_mc_array")(a, b)
+    assert got.dtype == F16
+    assert_close(got, nn(a, b), atol=gemm_tol(64), rtol=1e-2)
+
+
+@pytest.mark.parametrize("i", [0, 1])
+def test_wmma_fragment_array_indexed_by_a_parameter(i: int) -> None:
+    # frag.s32 mc[1][2] {0}, every use names mc[0][i]: one accumulator, its index checked at launch
+    a, b = (
+        ints(128, 64, dtype=torch.int8, lo=-128, hi=128, seed=109),
+        ints(64, 128, dtype=torch.int8, lo=-128, hi=128, seed=110),
+    )
+    f = fn("wmma.co", "matmul_cmma")
+    exact(f(a, b, i), imatmul(a, b))
+    with pytest.raises(CroqError, match=r"index of the fragment array 'mc' is outside \[0, 2\)"):
+        f(a, b, 2)
+
+
 # ------------------------------------------------------------------------------ ampere_mma.co
 
 

@@ -132,3 +132,55 @@ def test_store_to_a_tensor_the_program_reads_is_fenced(tmp_path: Path) -> None:
     want = x.double().cpu() + 3 * y.double().cpu()
     mod.bump(x, y)
     assert_close(x, want, atol=1e-5)
+
+
+FRAG_ARRAY = """
+__co__ void two(global s8 [64, 64] lhs, global s8 [64, 32] rhs, global s32 [64, 32] once,
+                global s32 [64, 32] twice, int i) {
+  parallel {m, n} by [4, 2] : block {
+    frag.s32 mc[2] {0};
+    parallel {g0, g1} by [1, 1]: group {
+      foreach k in 4 {
+        ma = mma.load lhs.chunkat(m#g0, k);
+        mb = mma.load rhs.chunkat(k, n#g1);
+        mma.row.col mc[0], ma, mb;
+        mma.row.col mc[1], ma, mb;
+        mma.row.col mc[1], ma, mb;
+      }
+      mma.store mc[0], once.chunkat(m#g0, n#g1);
+      mma.store mc[1], twice.chunkat(m#g0, n#g1);
+    }
+  }
+}
+"""
+
+
+def test_fragment_array_elements_are_separate_accumulators() -> None:
+    from croq2triton.api import load_source
+
+    mod = load_source(translate_full(FRAG_ARRAY, filename="fa.co").source, "frag_array_two", origin="fa.co")
+    g = torch.Generator().manual_seed(11)
+    a = torch.randint(-100, 100, (64, 64), generator=g).to(torch.int8)
+    b = torch.randint(-100, 100, (64, 32), generator=g).to(torch.int8)
+    once = torch.full((64, 32), -1, dtype=torch.int32)
+    twice = torch.full((64, 32), -1, dtype=torch.int32)
+    mod.two(a, b, once, twice, 0)
+    ref = (a.long() @ b.long()).to(torch.int32)
+    assert torch.equal(once, ref) and torch.equal(twice, 2 * ref)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("mma.row.col mc[0], ma, mb;", "mma.row.col mc[k], ma, mb;", "changes while the kernel runs"),
+        ("mma.store mc[0], once", "mma.store mc[2], once", "index 2 is out of range for dimension 0 of 'mc'"),
+        ("mma.row.col mc[0], ma, mb;", "mma.row.col mc[i], ma, mb;", "indexed by a run-time value and also elsewhere"),
+        ("mma.store mc[0], once", "mma.store mc, once", "can only be used element by element"),
+        ("mma.store mc[0], once", "mma.store mc[0][0], once", "'mc' has 1 dimension(s); this names 2"),
+    ],
+)
+def test_fragment_array_diagnostics(old: str, new: str, message: str) -> None:
+    assert old in FRAG_ARRAY
+    err = _fails(FRAG_ARRAY.replace(old, new), "two")
+    text = err.format()
+    assert message in text and text.startswith("frag.co:") and ": error: " in text

@@ -15,6 +15,7 @@ from ..sema.types import TYPES, unlowerable_reason
 from . import coarsen as coarsen_mod
 from . import exprs as X
 from .coarsen import WGMMA_ROWS, coarsen
+from .fragarrays import expand_frag_arrays
 from .ksplit import ksplit
 from .retile import AUTO_TILES, Retiled, retile
 from .values import Bounded, Shape, Tensor, Tuple_, Val, View, ViewDim, const, safe
@@ -197,6 +198,12 @@ class FunctionLowering:
 
             self.kernel_count += 1
             factors = (1, 1)
+            s, checks = expand_frag_arrays(self.fn, s)
+            for c in checks:  # run-time indices of fragment arrays (lower/fragarrays.py)
+                ix = self.host_eval(c.index)
+                line = c.index.span.line if c.index.span else 0
+                msg = f"an index of the fragment array '{c.array}' is outside [0, {c.extent})"
+                w.line(f"_rt.host_assert(_F, 0 <= {ix.code} < {c.extent}, {msg!r}, {line})", c.index.span)
             split = ksplit(s) if self.schedule == "auto" else None
             if split is not None:
                 s = split[0]  # staged K tiles in 64-wide steps (lower/ksplit.py)
