@@ -298,6 +298,51 @@ def test_wgmma_st_trans() -> None:
     assert_close(out, nt(a, b).T, atol=F16_ACC_TOL, rtol=1e-2)
 
 
+def test_wgmma_st_masked() -> None:
+    # mma.store.mask with the tails M - block_m * 64, N - block_n * 128 as the counts (ragged M, N, K)
+    m, n, k = 100, 200, 96
+    a, b = randn(m, k, dtype=F16, seed=139), randn(n, k, dtype=F16, seed=140)
+    out = poisoned(m, n, dtype=F16)
+    fn("wgmma_ss.co", "matmul_st_masked")(a, b, out)
+    assert_close(out, nt(a, b), atol=F16_ACC_TOL, rtol=1e-2)
+
+
+MASKED = """
+__co__ void part(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) {
+  parallel {block_m, block_n} by [cdiv(M, 64), cdiv(N, 64)] : block {
+    acc = mma.fill.f32 0.0f;
+    foreach {iv_k} in [cdiv(K, 16)] {
+      ma = lhs.subspan(64, 16).at(block_m, iv_k);
+      mb = rhs.subspan(64, 16).at(block_n, iv_k);
+      mma.row.row acc, ma, mb;
+    }
+    mma.store.mask acc, output.subspan(64, 64).at(block_m, block_n), ROWS;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("counts", ["10", "10, 20"])
+def test_mma_store_mask_writes_only_the_first_rows_and_columns(counts: str) -> None:
+    from croq2triton.api import load_source, translate_full
+
+    src = translate_full(MASKED.replace("ROWS", counts), filename="masked.co").source
+    f = load_source(src, f"masked_{len(counts)}", origin="masked.co").part
+    m, n, k = 100, 120, 40
+    a, b = randn(m, k, dtype=F16, seed=141), randn(n, k, dtype=F16, seed=142)
+    out = poisoned(m, n, dtype=F16)
+    f(a, b, out)
+    rows, cols = (int(x) for x in (counts + ", 64").split(",")[:2])
+    keep = torch.zeros(m, n, dtype=torch.bool)
+    for i in range(0, m, 64):
+        for j in range(0, n, 64):
+            keep[i : i + rows, j : j + cols] = True
+    got = out.cpu()
+    assert torch.isnan(got[~keep]).all(), "an element past the counts was written"
+    ref = nt(a, b).cpu()
+    assert_close(got[keep], ref[keep], atol=F16_ACC_TOL, rtol=1e-2)
+
+
 @pytest.mark.parametrize("mnk", [
     (100, 150, 192),  # rows of K = 192 f8 bytes: 16-byte aligned, loaded through TMA descriptors
     (100, 150, 200),  # unaligned rows: masked loads

@@ -297,7 +297,10 @@ def write_tile(
     span: Any = None,
     engine: str = "dma",
     full: list[int] | None = None,
+    keep: list[str] | None = None,
 ) -> None:
+    """Store ``value`` (a tile over ``region``) into ``view``; ``keep``: extra conditions on the
+    region's element indices (``region.r_code``): elements where one fails are not written."""
     root = view.root
     elem = root.elem
     ct = elem
@@ -321,6 +324,7 @@ def write_tile(
         ]
         if self.pred:
             raise CroqLoweringError("a conditional copy into a register tile cannot be lowered", span)
+        partial += keep or []
         if partial:
             code = f"tl.where({' & '.join(partial)}, {code}, {root.var})"
         self.w.line(f"{root.var} = {code}", span)
@@ -330,6 +334,8 @@ def write_tile(
         raise CroqLoweringError("cannot copy into a future's data", span)
     lv = _lift_view(region, view)
     addr, mask = self.address(lv, region)
+    if keep:
+        mask = " & ".join(([mask] if mask != "None" else []) + keep)
     val = value.code if value.ty == elem else f"({value.code}).to({X.tl_dtype(elem)})"
     store = f"tl.store({addr}, {val}, mask={mask})" if mask != "None" else f"tl.store({addr}, {val})"
     with self.fenced_store(root):
@@ -338,7 +344,7 @@ def write_tile(
         halves = _half_store(self, region)
         plan = (
             self.tma_plan(view, region, "store", span, False, full, halves, quiet=engine == "tma-auto")
-            if engine.startswith("tma") and not self.pred
+            if engine.startswith("tma") and not self.pred and not keep
             else None
         )
         if plan is not None:
@@ -859,14 +865,12 @@ def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
 
 
 def s_MmaStore(self: KernelLowering, s: A.MmaStore) -> None:
-    if s.variant in ("mask",):
-        raise CroqLoweringError("'mma.store.mask' is not lowered yet", s.span)
     acc = self.lookup_frag(s.acc)
     if acc.split is not None:
         from .pieces import store_split
 
-        if s.variant == "transp":
-            raise CroqLoweringError("'mma.store.transp' of a split accumulator is not lowered yet", s.span)
+        if s.variant in ("transp", "mask"):
+            raise CroqLoweringError(f"'mma.store.{s.variant}' of a split accumulator is not lowered yet", s.span)
         store_split(self, acc, self.as_view(self.ev_any(s.dst), s.dst), s.span)
         return
     t = _frag_tile(acc)
@@ -877,8 +881,23 @@ def s_MmaStore(self: KernelLowering, s: A.MmaStore) -> None:
     dst = self.as_view(self.ev_any(s.dst), s.dst)
     src = View(Tile(code, acc.compute, t.dims, t.pdims), [ViewDim(const(0), d, None, []) for d in t.dims])
     region = self.region_for(src, dst)
+    keep = _store_mask(self, s, region) if s.variant == "mask" else None
     value = self.read_tile(src, region, s.span)
-    self.write_tile(dst, region, value, s.span)
+    self.write_tile(dst, region, value, s.span, keep=keep)
+
+
+def _store_mask(self: KernelLowering, s: A.MmaStore, region: Region) -> list[str]:
+    """``mma.store.mask acc, VIEW, rows[, cols]``: only the first ``rows`` rows (and ``cols``
+    columns) of the accumulator are stored (LANGUAGE.md 7.9; the tails of ragged tiles)."""
+    if len(region.pdims) != 2 or not 1 <= len(s.extra) <= 2:
+        raise CroqLoweringError("'mma.store.mask' takes a 2-D accumulator and one or two counts", s.span)
+    keep = []
+    for d, e in enumerate(s.extra):
+        v = self.ev(e)
+        if not X.is_int(v.ty):
+            raise CroqLoweringError("the counts of 'mma.store.mask' must be integers", e.span)
+        keep.append(f"({region.r_code(d)} < {v.code})")
+    return keep
 
 
 # ---------------------------------------------------------------- loop lifting
