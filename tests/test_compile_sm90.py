@@ -49,6 +49,11 @@ CASES = [
     ("corpus:upstream/tests/gpu/end2end/wgmma_ss.co@auto", "matmul_e4m3",
      json.dumps([[[256, 64], "float8_e4m3fn"], [[512, 64], "float8_e4m3fn"], [[256, 512], "float32"]]),
      {"wgmma.mma_async", "cp.async.bulk.tensor"}),
+    # block-scaled fp8 MMA: each K block's product times per-row and per-block scales
+    ("corpus:upstream/tests/gpu/end2end/wgmma_ss.co", "blockscale_gemm_e4m3_n48",
+     json.dumps([[[128, 256], "float8_e4m3fn"], [[128, 2], "float32"], [[96, 256], "float8_e4m3fn"],
+                 [[2, 2], "float32"], [[128, 96], F16]]),
+     {"wgmma.mma_async"}),
     # frag / apply / reduce_max: both attention dots (the second with its A operand in registers)
     ("corpus:upstream/tests/gpu/end2end/flash_atten.co", "flash_atten", ATTN, {"wgmma.mma_async"}),
     ("examples/attention.co", "attention", ATTN3, {"wgmma.mma_async"}),

@@ -273,6 +273,31 @@ def test_wgmma_e4m3_f32() -> None:
     assert_close(out, nt(a, b), atol=tol, rtol=1e-5 if DEVICE == "cpu" else 1e-3)
 
 
+def blockscaled(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor, bn: int) -> torch.Tensor:
+    """C[m][n] = sum over 128-wide K blocks kb of (A B^T)[m][n] (that block) * sa[m][kb] * sb[n / bn][kb]."""
+    a64, b64 = a.double().cpu(), b.double().cpu()
+    out = torch.zeros(a.shape[0], b.shape[0], dtype=torch.float64)
+    rows = torch.arange(b.shape[0]) // bn
+    for kb in range(sa.shape[1]):
+        ks = slice(kb * 128, kb * 128 + 128)
+        out += (a64[:, ks] @ b64[:, ks].T) * sa.double().cpu()[:, kb, None] * sb.double().cpu()[rows, kb][None, :]
+    return out
+
+
+def test_wgmma_blockscaled_e4m3() -> None:
+    # mma.row.row.scale: each 128-wide K block's product times a per-row scale of A and a per-48-column
+    # block scale of B (scales random, not the host test's ones). B is taken with chunkat (floor
+    # division): 48-row / 128-column blocks only when 48 | N and 128 | K; M is ragged
+    m, n, k = 100, 96, 256
+    a, b = f8(m, k, dtype=E4M3, seed=143), f8(n, k, dtype=E4M3, seed=144)
+    sa = uniform(m, 2, lo=0.5, hi=2.0, seed=145)
+    sb = uniform(2, 2, lo=0.5, hi=2.0, seed=146)
+    out = poisoned(m, n, dtype=F16)
+    fn("wgmma_ss.co", "blockscale_gemm_e4m3_n48")(a, sa, b, sb, out)
+    tol = 2e-2 if DEVICE == "cpu" else 1e-1
+    assert_close(out, blockscaled(a, sa, b, sb, 48), atol=tol, rtol=2e-3)
+
+
 @pytest.mark.parametrize("func", ["matmul_e4m3_mwg", "matmul_e4m3_mwg_tbc"])
 def test_wgmma_e4m3_two_warpgroups(func: str) -> None:
     m, n, k = 200, 128, 256

@@ -129,8 +129,11 @@ def mma_pieces(
     layout: tuple[str, str],
     prec: str,
     span: Any,
+    scale: tuple[str, bool, bool] | None = None,
 ) -> tuple[list[Val], list[str], tuple[int, Pieces] | None]:
-    """Emit ``acc += A x B`` over operand pieces; returns the accumulator's dims, pdims and split."""
+    """Emit ``acc += A x B`` over operand pieces; returns the accumulator's dims, pdims and split.
+
+    ``scale``: (factor, varies along M, along N) of a block-scaled MMA (``tiles._scale_factors``)."""
     la, lb = layout
     a_m, a_k = (0, 1) if la == "row" else (1, 0)
     b_n, b_k = (0, 1) if lb == "row" else (1, 0)
@@ -169,6 +172,12 @@ def mma_pieces(
         else:
             pairs = [(x, y) for x in a_ops for y in b_ops]
         for x, y in pairs:
+            if scale is not None:
+                if (scale[1] and m_pieces) or (scale[2] and n_pieces):
+                    raise CroqLoweringError("scales of an MMA split into pieces along them cannot be lowered yet", span)
+                dot = f"tl.dot({at(x[0], la == 'col')}, {at(y[0], lb == 'row')}{prec})"
+                self.w.line(f"{av} = {av} + {dot} * {scale[0]}", span)
+                continue
             self.w.line(f"{av} = tl.dot({at(x[0], la == 'col')}, {at(y[0], lb == 'row')}, {av}{prec})", span)
     dims = [const(M), const(N)]
     pdims = [str(M), str(N)]

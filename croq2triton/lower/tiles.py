@@ -800,9 +800,47 @@ def _check_swizzle(self: KernelLowering, s: A.MmaLoad) -> None:
         )
 
 
+def _scale_factors(self: KernelLowering, s: A.MmaOp) -> tuple[str, bool, bool]:
+    """``mma.L1.L2.scale acc, A, B, sa, sb``: the factor this MMA's product is multiplied by
+    before it is added to ``acc`` (LANGUAGE.md 7.9): ``sa`` a scalar or one value per row of A
+    ([M, 1] or [M]), ``sb`` a scalar or one value per column of the result ([1, N] or [N]).
+    Returns (code, whether it varies along M, whether it varies along N)."""
+    if len(s.extra) != 2:
+        raise CroqLoweringError("'mma.*.scale' takes two scale operands (sa, sb)", s.span)
+    name = getattr(self, "collapsing", None)
+    if name is not None and any(isinstance(n, A.Name) and n.name == name for e in s.extra for n in e.walk()):
+        raise CroqLoweringError(
+            f"the scales change with '{name}': the loop cannot be folded into one MMA", s.extra[0].span
+        )
+    parts: list[str] = []
+    per_row = per_col = False
+    for k, e in enumerate(s.extra):
+        v = self.ev_any(e)
+        if isinstance(v, Val) and not v.axes:
+            parts.append(f"({v.code})")
+            continue
+        t = _operand(self, e, s.span)
+        pd = list(t.pdims)
+        if k == 0 and pd in ([pd[0]], [pd[0], "1"]) and pd[0] != "1":
+            parts.append(f"({t.code}).to(tl.float32)" + ("[:, None]" if len(pd) == 1 else ""))
+            per_row = True
+        elif k == 1 and pd in ([pd[-1]], ["1", pd[-1]]) and pd[-1] != "1":
+            parts.append(f"({t.code}).to(tl.float32)" + ("[None, :]" if len(pd) == 1 else ""))
+            per_col = True
+        elif pd in (["1"], ["1", "1"]):
+            parts.append(f"tl.reshape(({t.code}).to(tl.float32), [1, 1])")
+        else:
+            what = "one value per row of A" if k == 0 else "one value per column of the result"
+            raise CroqLoweringError(
+                f"a scale of shape [{', '.join(pd)}] cannot scale this MMA", e.span, f"give a scalar or {what}"
+            )
+    return " * ".join(parts), per_row, per_col
+
+
 def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
-    if s.variant in ("scale", "sp"):
+    if s.variant == "sp":
         raise CroqLoweringError(f"'mma.*.{s.variant}' is not lowered yet", s.span)
+    scale = _scale_factors(self, s) if s.variant == "scale" else None
     acc = self.lookup_frag(s.acc)
     from .pieces import mma_pieces, operand_pieces
 
@@ -814,7 +852,7 @@ def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
         a_ops = pa if pa is not None else [(_operand(self, s.a, s.span), [0, 0])]
         b_ops = pb if pb is not None else [(_operand(self, s.b, s.span), [0, 0])]
         prec = ', input_precision="tf32"' if a_ops[0][0].elem in ("f32", "tf32") else ""
-        dims, pdims, split = mma_pieces(self, acc, a_ops, b_ops, s.layout, prec, s.span)
+        dims, pdims, split = mma_pieces(self, acc, a_ops, b_ops, s.layout, prec, s.span, scale)
         self.has_dot = True
         fid = getattr(acc, "fill_id", None)
         if fid is not None and (self.frag_shapes.get(fid) or (None, None, None))[1:] != (pdims, split):
@@ -853,7 +891,11 @@ def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
         prec = ', input_precision="tf32"'
     self.has_dot = True
     code = f"tl.dot({ac}, {bc}, {acc.var}{prec})"
-    if acc.compute == "s32":
+    if scale is not None:
+        if acc.compute == "s32":
+            raise CroqLoweringError("a block-scaled MMA needs a floating-point accumulator", s.span)
+        code = f"{acc.var} + tl.dot({ac}, {bc}{prec}) * {scale[0]}"
+    elif acc.compute == "s32":
         if a.elem == "u8" or b.elem == "u8":
             # Triton's integer dot takes int8 only: u8 products summed exactly in f32 per K tile
             code = f"{acc.var} + tl.dot({ac}.to(tl.float16), {bc}.to(tl.float16), out_dtype=tl.float32).to(tl.int32)"
