@@ -54,6 +54,11 @@ CASES = [
      json.dumps([[[128, 256], "float8_e4m3fn"], [[128, 2], "float32"], [[96, 256], "float8_e4m3fn"],
                  [[2, 2], "float32"], [[128, 96], F16]]),
      {"wgmma.mma_async"}),
+    # the split form 'mma.scale' in a warp-specialized persistent pipeline
+    ("corpus:upstream/tests/gpu/end2end/wgmma_persis.co", "blockscale_gemm_e4m3_ws_persis",
+     json.dumps([[[128, 256], "float8_e4m3fn"], [[128, 2], "float32"], [[256, 256], "float8_e4m3fn"],
+                 [[2, 2], "float32"], [[128, 256], F16]]),
+     {"wgmma.mma_async", "cp.async.bulk.tensor"}),
     # frag / apply / reduce_max: both attention dots (the second with its A operand in registers)
     ("corpus:upstream/tests/gpu/end2end/flash_atten.co", "flash_atten", ATTN, {"wgmma.mma_async"}),
     ("examples/attention.co", "attention", ATTN3, {"wgmma.mma_async"}),

@@ -298,6 +298,19 @@ def test_wgmma_blockscaled_e4m3() -> None:
     assert_close(out, blockscaled(a, sa, b, sb, 48), atol=tol, rtol=2e-3)
 
 
+def test_wgmma_persis_split_scale() -> None:
+    # the split form 'mma.scale mc, sa, sb' inside a warp-specialized persistent pipeline: the MMAs
+    # since the previous mma.scale go to a hidden accumulator that is scaled and added (ragged M, N, K)
+    m, n, k = 100, 200, 200
+    a, b = f8(m, k, dtype=E4M3, seed=147), f8(n, k, dtype=E4M3, seed=148)
+    sa = uniform(m, 2, lo=0.5, hi=2.0, seed=149)
+    sb = uniform(2, 2, lo=0.5, hi=2.0, seed=150)
+    out = poisoned(m, n, dtype=F16)
+    fn("wgmma_persis.co", "blockscale_gemm_e4m3_ws_persis")(a, sa, b, sb, out)
+    tol = 2e-2 if DEVICE == "cpu" else 1e-1
+    assert_close(out, blockscaled(a, sa, b, sb, 128), atol=tol, rtol=2e-3)
+
+
 @pytest.mark.parametrize("func", ["matmul_e4m3_mwg", "matmul_e4m3_mwg_tbc"])
 def test_wgmma_e4m3_two_warpgroups(func: str) -> None:
     m, n, k = 200, 128, 256
@@ -716,3 +729,36 @@ def test_ampere_fragment_plus_scalar_bias() -> None:
     a, b = randn(128, 256, dtype=F16, seed=313), randn(256, 256, dtype=F16, seed=314)
     got = fn("ampere_mma.co", "matmul_fusion_scalar")(a, b, 0.75)
     assert_close(got, nn(a, b) + 0.75, atol=gemm_tol(256), rtol=1e-2)
+
+
+SPLIT_SCALE = """
+__co__ void f(global f16 [64, 32] lhs, global f16 [64, 32] rhs, global f32 [2] s, global f32 [64, 64] out) {
+  parallel p by 1 : block {
+    acc = mma.fill.f32 0.0f;
+    parallel by 1 : group-4 {
+      mma.row.row acc, lhs.subspan(64, 16).at(0, 0), rhs.subspan(64, 16).at(0, 0);
+      mma.scale acc, s.at(0), s.at(1);
+      mma.row.row acc, lhs.subspan(64, 16).at(0, 1), rhs.subspan(64, 16).at(0, 1);
+      mma.row.row acc, lhs.subspan(64, 16).at(0, 1), rhs.subspan(64, 16).at(0, 1);
+      mma.scale acc, s.at(1), s.at(1);
+      mma.row.row acc, lhs.subspan(64, 16).at(0, 0), rhs.subspan(64, 16).at(0, 0);
+      mma.store acc, out;
+    }
+  }
+}
+"""
+
+
+def test_split_scale_segments() -> None:
+    # each mma.scale scales exactly the MMAs since the previous one; later MMAs add unscaled
+    from croq2triton.api import load_source, translate_full
+
+    f = load_source(translate_full(SPLIT_SCALE, filename="ss.co").source, "split_scale", origin="ss.co").f
+    a, b = randn(64, 32, dtype=F16, seed=151), randn(64, 32, dtype=F16, seed=152)
+    sc = torch.tensor([1.5, -0.75], dtype=F32, device=DEVICE)
+    out = poisoned(64, 64, dtype=F32)
+    f(a, b, sc, out)
+    p0 = nt(a[:, :16], b[:, :16])
+    p1 = nt(a[:, 16:], b[:, 16:])
+    ref = p0 * 1.5 * -0.75 + 2 * p1 * 0.75**2 + p0
+    assert_close(out, ref, atol=1e-2, rtol=1e-3)

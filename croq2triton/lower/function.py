@@ -18,6 +18,7 @@ from .coarsen import WGMMA_ROWS, coarsen
 from .fragarrays import expand_frag_arrays
 from .ksplit import ksplit
 from .retile import AUTO_TILES, Retiled, retile
+from .splitscale import split_scales
 from .values import Bounded, Shape, Tensor, Tuple_, Val, View, ViewDim, const, safe
 from .writer import Writer
 
@@ -199,6 +200,7 @@ class FunctionLowering:
             self.kernel_count += 1
             factors = (1, 1)
             s, checks = expand_frag_arrays(self.fn, s)
+            s = split_scales(s)
             for c in checks:  # run-time indices of fragment arrays (lower/fragarrays.py)
                 ix = self.host_eval(c.index)
                 line = c.index.span.line if c.index.span else 0

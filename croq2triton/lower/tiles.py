@@ -694,7 +694,8 @@ def s_MmaFill(self: KernelLowering, s: A.MmaFill) -> None:
     split = None
     if shape is None:
         if not any(
-            isinstance(n, A.MmaOp) and any(isinstance(x, A.Name) and x.name == s.result for x in n.acc.walk())
+            isinstance(n, (A.MmaOp, A.MmaScale))
+            and any(isinstance(x, A.Name) and x.name == s.result for x in n.acc.walk())
             for n in self.top.walk()
         ):
             raise CroqLoweringError(
@@ -730,7 +731,32 @@ def s_FragInit(self: KernelLowering, s: A.FragInit) -> None:
 
 
 def s_MmaScale(self: KernelLowering, s: A.MmaScale) -> None:
-    raise CroqLoweringError("block-scaled MMA ('mma.scale') is not lowered yet", s.span)
+    """``mma.scale acc, sa, sb``: the MMAs issued into ``acc`` since the previous one went to the
+    hidden accumulator ``s.temp`` (lower/splitscale.py); ``acc += temp * sa * sb``."""
+    if s.temp is None:
+        raise CroqLoweringError("'mma.scale' needs a named accumulator", s.acc.span)
+    acc, temp = self.lookup_frag(s.acc), self.lookup_frag(A.Name(s.temp, span=s.span))
+    fid = getattr(acc, "fill_id", None)
+    shape = (temp.dims, temp.pdims, temp.split)
+    if fid is not None and self.frag_shapes.get(fid) != shape:
+        self.frag_shapes[fid] = shape  # type: ignore[assignment]  # acc has the shape of what it adds
+        self.changed = True
+    factor, per_row, per_col = _scale_factors(self, [s.sa, s.sb], s.span)
+    if acc.compute == "s32":
+        raise CroqLoweringError("a block-scaled MMA needs a floating-point accumulator", s.span)
+    if acc.split != temp.split or acc.pdims != temp.pdims:
+        raise CroqLoweringError("the MMAs scaled by this 'mma.scale' do not have the accumulator's shape", s.span)
+    if acc.split is None:
+        self.w.line(f"{acc.var} = {acc.var} + {temp.var} * {factor}", s.span)
+        return
+    from .pieces import piece_var
+
+    d, pieces = acc.split
+    if (per_row and d == 0) or (per_col and d == 1):
+        raise CroqLoweringError("scales of an MMA split into pieces along them cannot be lowered yet", s.span)
+    for k in range(len(pieces)):
+        a, t = piece_var(acc.var, k), piece_var(temp.var, k)
+        self.w.line(f"{a} = {a} + {t} * {factor}", s.span)
 
 
 def lookup_frag(self: KernelLowering, e: A.Expr | None) -> Frag:
@@ -800,26 +826,26 @@ def _check_swizzle(self: KernelLowering, s: A.MmaLoad) -> None:
         )
 
 
-def _scale_factors(self: KernelLowering, s: A.MmaOp) -> tuple[str, bool, bool]:
+def _scale_factors(self: KernelLowering, extra: list[A.Expr], span: Any) -> tuple[str, bool, bool]:
     """``mma.L1.L2.scale acc, A, B, sa, sb``: the factor this MMA's product is multiplied by
     before it is added to ``acc`` (LANGUAGE.md 7.9): ``sa`` a scalar or one value per row of A
     ([M, 1] or [M]), ``sb`` a scalar or one value per column of the result ([1, N] or [N]).
     Returns (code, whether it varies along M, whether it varies along N)."""
-    if len(s.extra) != 2:
-        raise CroqLoweringError("'mma.*.scale' takes two scale operands (sa, sb)", s.span)
+    if len(extra) != 2:
+        raise CroqLoweringError("'mma.*.scale' takes two scale operands (sa, sb)", span)
     name = getattr(self, "collapsing", None)
-    if name is not None and any(isinstance(n, A.Name) and n.name == name for e in s.extra for n in e.walk()):
+    if name is not None and any(isinstance(n, A.Name) and n.name == name for e in extra for n in e.walk()):
         raise CroqLoweringError(
-            f"the scales change with '{name}': the loop cannot be folded into one MMA", s.extra[0].span
+            f"the scales change with '{name}': the loop cannot be folded into one MMA", extra[0].span
         )
     parts: list[str] = []
     per_row = per_col = False
-    for k, e in enumerate(s.extra):
+    for k, e in enumerate(extra):
         v = self.ev_any(e)
         if isinstance(v, Val) and not v.axes:
             parts.append(f"({v.code})")
             continue
-        t = _operand(self, e, s.span)
+        t = _operand(self, e, span)
         pd = list(t.pdims)
         if k == 0 and pd in ([pd[0]], [pd[0], "1"]) and pd[0] != "1":
             parts.append(f"({t.code}).to(tl.float32)" + ("[:, None]" if len(pd) == 1 else ""))
@@ -840,7 +866,7 @@ def _scale_factors(self: KernelLowering, s: A.MmaOp) -> tuple[str, bool, bool]:
 def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
     if s.variant == "sp":
         raise CroqLoweringError(f"'mma.*.{s.variant}' is not lowered yet", s.span)
-    scale = _scale_factors(self, s) if s.variant == "scale" else None
+    scale = _scale_factors(self, s.extra, s.span) if s.variant == "scale" else None
     acc = self.lookup_frag(s.acc)
     from .pieces import mma_pieces, operand_pieces
 
