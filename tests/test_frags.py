@@ -162,11 +162,11 @@ def test_fragment_array_elements_are_separate_accumulators() -> None:
     g = torch.Generator().manual_seed(11)
     a = torch.randint(-100, 100, (64, 64), generator=g).to(torch.int8)
     b = torch.randint(-100, 100, (64, 32), generator=g).to(torch.int8)
-    once = torch.full((64, 32), -1, dtype=torch.int32)
-    twice = torch.full((64, 32), -1, dtype=torch.int32)
-    mod.two(a, b, once, twice, 0)
+    once = torch.full((64, 32), -1, dtype=torch.int32, device=DEVICE)
+    twice = torch.full((64, 32), -1, dtype=torch.int32, device=DEVICE)
+    mod.two(a.to(DEVICE), b.to(DEVICE), once, twice, 0)
     ref = (a.long() @ b.long()).to(torch.int32)
-    assert torch.equal(once, ref) and torch.equal(twice, 2 * ref)
+    assert torch.equal(once.cpu(), ref) and torch.equal(twice.cpu(), 2 * ref)
 
 
 @pytest.mark.parametrize(
