@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 from conftest import EXAMPLES
-from lowering_util import assert_close, gemm_tol, load_co, poisoned, randn
+from lowering_util import DEVICE, assert_close, gemm_tol, load_co, poisoned, randn
 
 from croq2triton.api import translate_full
 from croq2triton.errors import CroqError
@@ -174,3 +174,34 @@ __co__ s32 [128, 256] matmul(s32 [128, 256] lhs, s32 [256, 256] rhs) {
     text = err.format()
     assert "mma.co:5:5: error: the shape of the accumulator 'mc' is unknown" in text
     assert "without braces holds only the next statement" in text
+
+
+BY_VALUE = """
+__co__ void ele_add(s32 [64] a, s32 [64] b, s32 [64] c, global s32 [64] d) {
+  parallel p by 64 {
+    c.at(p) = a.at(p) + b.at(p);
+    d.at(p) = a.at(p) - b.at(p);
+  }
+}
+"""
+
+
+def test_written_non_global_parameters_are_copied_back() -> None:
+    # a non-global parameter lives in the caller's memory: when the launcher moves it to the
+    # kernels' device, what the function writes into it is copied back before returning
+    from croq2triton.api import load_source
+    from croq2triton.runtime import launch as rt
+
+    src = translate_full(BY_VALUE, filename="byvalue.co").source
+    assert "c_caller = c" in src and "_rt.copy_back(c_caller, c)" in src
+    assert "a_caller" not in src and "d_caller" not in src  # read-only / global: used in place
+    f = load_source(src, "byvalue", origin="byvalue.co").ele_add
+    a, b = torch.arange(64, dtype=torch.int32), torch.full((64,), 5, dtype=torch.int32)
+    c, d = torch.zeros(64, dtype=torch.int32), torch.zeros(64, dtype=torch.int32)
+    d = d.to(DEVICE)  # 'global': must already be where the kernels run; a, b, c may be anywhere
+    f(a, b, c, d)
+    assert torch.equal(c, a + b) and torch.equal(d.cpu(), a - b)
+    # the helper itself: a moved tensor's values return to the caller's
+    caller, moved = torch.zeros(3), torch.ones(3)
+    rt.copy_back(caller, moved)
+    assert torch.equal(caller, moved)

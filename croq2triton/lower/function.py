@@ -21,6 +21,7 @@ from .retile import AUTO_TILES, Retiled, retile
 from .splitscale import split_scales
 from .values import Bounded, Shape, Tensor, Tuple_, Val, View, ViewDim, const, safe
 from .writer import Writer
+from .writes import written_params
 
 
 class HostScope:
@@ -43,6 +44,8 @@ class FunctionLowering:
         self.uid = 0
         self.allocated: list[str] = []
         self.warnings: list[Any] = []
+        self.written = written_params(fn)  # tensor parameters the function writes (lower/writes.py)
+        self.copy_backs: list[tuple[str, str]] = []  # (caller's tensor, device tensor)
 
     # ------------------------------------------------------------ helpers
     def fresh(self, base: str) -> str:
@@ -68,6 +71,7 @@ class FunctionLowering:
         for s in fn.body:
             self.host_stmt(s)
         if not fn.body or not isinstance(fn.body[-1], A.Return):
+            self.write_back()
             self.w.line("return None")
         params = ", ".join(self.param_names()) + (", " if fn.params else "") + "*, _launch=None"
         doc = self.docstring()
@@ -122,6 +126,10 @@ class FunctionLowering:
         elem = p.type.elem
         rank = len(shape.dims)
         w = self.w
+        if p.name in self.written and p.storage != "global":
+            # moved to the device when it lives elsewhere: its writes are copied back on return
+            w.line(f"{name}_caller = {name}", p.span)
+            self.copy_backs.append((f"{name}_caller", name))
         w.line(
             f"{name} = _rt.tensor_arg(_F, {p.name or name!r}, {name}, {X.torch_dtype(elem)}, {rank}, _dev, "
             f"is_global={p.storage == 'global'})",
@@ -349,7 +357,12 @@ class FunctionLowering:
             self.names[d.name] = t
             self.allocated.append(d.name)
 
+    def write_back(self) -> None:
+        for caller, dev in self.copy_backs:
+            self.w.line(f"_rt.copy_back({caller}, {dev})")
+
     def host_return(self, s: A.Return) -> None:
+        self.write_back()
         if s.value is None:
             self.w.line("return None", s.span)
             return

@@ -68,6 +68,13 @@ def tensor_arg(
     return t
 
 
+def copy_back(caller: torch.Tensor, dev: torch.Tensor) -> None:
+    """A written tensor parameter that ``tensor_arg`` moved to the kernels' device: its new values
+    go back into the caller's tensor."""
+    if caller is not dev:
+        caller.copy_(dev)
+
+
 def scalar_arg(f: Fn, name: str, v: Any, kind: type) -> Any:
     if isinstance(v, torch.Tensor) and v.numel() == 1:
         v = v.item()
