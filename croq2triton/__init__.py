@@ -6,7 +6,7 @@ from .errors import CroqError
 
 __version__ = "0.1.0"
 
-__all__ = ["CroqError", "__version__", "load", "load_source", "translate"]
+__all__ = ["CroqError", "__version__", "load", "load_source", "register_ops", "translate"]
 
 
 def __getattr__(name: str) -> Any:
@@ -15,4 +15,8 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return getattr(api, name)
+    if name == "register_ops":
+        from .torch_ops import register
+
+        return register
     raise AttributeError(f"module 'croq2triton' has no attribute {name!r}")

@@ -119,3 +119,7 @@ def attention(q, k, v, o, causal, *, _launch=None):
     causal = _rt.scalar_arg(_F, 'causal', causal, bool)
     _launch(attention_k0, (_rt.cdiv(SEQ_Q, 64), BH), [_rt.cdiv(SEQ_Q, 64), BH, q, q.stride(0), q.stride(1), q.stride(2), SEQ_Q, k, k.stride(0), k.stride(1), k.stride(2), SEQ_K, v, v.stride(0), v.stride(1), v.stride(2), o, o.stride(0), o.stride(1), o.stride(2), causal], dict(num_warps=4))  # attention.co:12
     return None
+
+
+# launcher signatures, for torch op registration (croq2triton.torch_ops.register)
+__croq_ops__ = {'attention': {'params': [('q', 'tensor'), ('k', 'tensor'), ('v', 'tensor'), ('o', 'tensor'), ('causal', 'bool')], 'writes': ['o'], 'returns': 'none'}}

@@ -84,3 +84,7 @@ def matmul(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
     _launch(matmul_k0, (_rt.cdiv(M, 64), _rt.cdiv(N, 32)), [_rt.cdiv(M, 64), _rt.cdiv(N, 32), K, lhs, lhs.stride(0), lhs.stride(1), M, rhs, rhs.stride(0), rhs.stride(1), N, output, output.stride(0), output.stride(1)], dict(num_warps=8))  # gemm_v0.co:7
     return None
+
+
+# launcher signatures, for torch op registration (croq2triton.torch_ops.register)
+__croq_ops__ = {'matmul': {'params': [('lhs', 'tensor'), ('rhs', 'tensor'), ('output', 'tensor')], 'writes': ['output'], 'returns': 'none'}}

@@ -109,3 +109,7 @@ def matmul(lhs, rhs, output, *, _launch=None):
     _matmul_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _matmul_k0_TMA_OUTPUT_64X128, "zero")
     _launch(matmul_k0, ((_rt.cdiv(M, 64)) * (_rt.cdiv(N, 128)),), [_rt.cdiv(M, 64), _rt.cdiv(N, 128), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_k0_lhs_desc_64x64, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_k0_rhs_desc_128x64, output, output.stride(0), output.stride(1), _matmul_k0_output_desc_64x128], dict(GROUP_M=8, WARP_SPECIALIZE=_matmul_k0_WARP_SPECIALIZE, NUM_STAGES=2, TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64, TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64, TMA_OUTPUT_64X128=_matmul_k0_TMA_OUTPUT_64X128, num_warps=4))  # gemm_v3.co:14
     return None
+
+
+# launcher signatures, for torch op registration (croq2triton.torch_ops.register)
+__croq_ops__ = {'matmul': {'params': [('lhs', 'tensor'), ('rhs', 'tensor'), ('output', 'tensor')], 'writes': ['output'], 'returns': 'none'}}

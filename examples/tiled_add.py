@@ -81,3 +81,7 @@ def tiled_add(a, b, out, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, 'N', 'out', out, 1)
     _launch(tiled_add_k0, (_rt.cdiv(M, 16), _rt.cdiv(N, 64)), [_rt.cdiv(M, 16), _rt.cdiv(N, 64), a, a.stride(0), a.stride(1), M, N, b, b.stride(0), b.stride(1), out, out.stride(0), out.stride(1)], dict(num_warps=8))  # tiled_add.co:11
     return None
+
+
+# launcher signatures, for torch op registration (croq2triton.torch_ops.register)
+__croq_ops__ = {'tiled_add': {'params': [('a', 'tensor'), ('b', 'tensor'), ('out', 'tensor')], 'writes': ['out'], 'returns': 'none'}}

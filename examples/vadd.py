@@ -76,3 +76,7 @@ def vadd(a, b, out, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, 'N', 'out', out, 0)
     _launch(vadd_k0, (_rt.cdiv(N, 1024),), [_rt.cdiv(N, 1024), out, out.stride(0), N, a, a.stride(0), b, b.stride(0)], dict(num_warps=8))  # vadd.co:4
     return None
+
+
+# launcher signatures, for torch op registration (croq2triton.torch_ops.register)
+__croq_ops__ = {'vadd': {'params': [('a', 'tensor'), ('b', 'tensor'), ('out', 'tensor')], 'writes': ['out'], 'returns': 'none'}}

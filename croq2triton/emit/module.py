@@ -69,10 +69,12 @@ class Translation:
 def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") -> Translation:
     parts: list[str] = []
     out = Translation("")
+    ops: dict[str, object] = {}
     for fn in tu.functions:
         try:
             fl = FunctionLowering(fn, src_name, schedule)
             parts.append(fl.lower())
+            ops[fn.name] = fl.op_signature()
             out.lowered.append(fn.name)
             out.diagnostics.extend(fl.warnings)
         except CroqError as e:
@@ -86,7 +88,9 @@ def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") 
         header = header.replace(
             f"croq2triton translate {src_name}", f"croq2triton translate --schedule {schedule} {src_name}"
         )
-    out.source = header + "\n\n" + "\n\n\n".join(parts) + "\n"
+    table = "# launcher signatures, for torch op registration (croq2triton.torch_ops.register)\n"
+    table += f"__croq_ops__ = {ops!r}\n"
+    out.source = header + "\n\n" + "\n\n\n".join(parts) + "\n\n\n" + table
     return out
 
 

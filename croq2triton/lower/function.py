@@ -46,6 +46,7 @@ class FunctionLowering:
         self.warnings: list[Any] = []
         self.written = written_params(fn)  # tensor parameters the function writes (lower/writes.py)
         self.copy_backs: list[tuple[str, str]] = []  # (caller's tensor, device tensor)
+        self.returns = "none"  # none | tensor | int | float | bool (op_signature)
 
     # ------------------------------------------------------------ helpers
     def fresh(self, base: str) -> str:
@@ -369,13 +370,39 @@ class FunctionLowering:
         v = self.host_value(s.value)
         if isinstance(v, Tensor):
             self.w.line(f"return {v.host_name}", s.span)
+            self.returns = "tensor"
         elif isinstance(v, Val):
             self.w.line(f"return {v.code}", s.span)
+            self.returns = "bool" if v.ty == "bool" else "float" if X.is_float(v.ty) else "int"
         elif isinstance(v, View) and isinstance(v.root, Tensor) and v.reshaped is not None:
             dims = ", ".join(d.host or d.code for d in v.reshaped)
             self.w.line(f"return {v.root.host_name}.reshape({dims})", s.span)
+            self.returns = "tensor"
         else:
             raise self.error("this return value cannot be lowered", s.value)
+
+    def op_signature(self) -> dict[str, Any]:
+        """What a torch op registration needs (croq2triton/torch_ops.py): parameter kinds, the
+        tensor parameters the function writes, and what it returns."""
+        params = []
+        for name, p in zip(self.param_names(), self.fn.params, strict=True):
+            k = p.type.kind
+            kind = (
+                "tensor"
+                if k == "spanned"
+                else "int"
+                if k == "int"
+                else "bool"
+                if k == "bool"
+                else "float"
+                if k == "elem" and X.is_float(p.type.elem or "f32")
+                else "int"
+                if k == "elem"
+                else k
+            )
+            params.append((name, kind))
+        writes = [n for n, p in zip(self.param_names(), self.fn.params, strict=True) if p.name in self.written]
+        return {"params": params, "writes": writes, "returns": self.returns}
 
     def shape_of_list(self, items: list[A.Expr], node: A.Node) -> list[Val]:
         dims: list[Val] = []

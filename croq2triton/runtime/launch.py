@@ -199,6 +199,17 @@ def num_sms(dev: torch.device) -> int:
     return 4
 
 
+def _has_no_data(t: torch.Tensor) -> bool:
+    """A fake or meta tensor (shapes only: torch.compile tracing)."""
+    if t.device.type == "meta":
+        return True
+    try:
+        from torch._subclasses.fake_tensor import is_fake
+    except ImportError:  # pragma: no cover - torch without fake tensors
+        return False
+    return bool(is_fake(t))
+
+
 def tma_ok(f: Fn, name: str, t: torch.Tensor, box: list[int], extents: list[int], what: str = "loads") -> bool:
     """May this launch read/write ``t`` through a TensorDescriptor with this box?
 
@@ -206,6 +217,8 @@ def tma_ok(f: Fn, name: str, t: torch.Tensor, box: list[int], extents: list[int]
     """
     from .tma import runtime_reason
 
+    if _has_no_data(t):
+        return False  # traced by torch.compile (a torch op's fake implementation): no kernel runs
     reason = runtime_reason(name, t, box, extents)
     if reason is None:
         return True
