@@ -284,31 +284,28 @@ def blockscaled(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Te
     return out
 
 
-def test_wgmma_blockscaled_e4m3() -> None:
-    # mma.row.row.scale: each 128-wide K block's product times a per-row scale of A and a per-48-column
-    # block scale of B (scales random, not the host test's ones). B is taken with chunkat (floor
-    # division): 48-row / 128-column blocks only when 48 | N and 128 | K; M is ragged
-    m, n, k = 100, 96, 256
+BLOCKSCALED = [
+    # mma.row.row.scale: each 128-wide K block's product times a per-row scale of A and a per-48-row
+    # block scale of B. B is taken with chunkat (floor division): 48-row / 128-column blocks only
+    # when 48 | N and 128 | K; M is ragged
+    ("wgmma_ss.co", "blockscale_gemm_e4m3_n48", (100, 96, 256), 48),
+    # the split form 'mma.scale mc, sa, sb' in a warp-specialized persistent pipeline: the MMAs since
+    # the previous mma.scale go to a hidden accumulator that is scaled and added (ragged M, N, K)
+    ("wgmma_persis.co", "blockscale_gemm_e4m3_ws_persis", (100, 200, 200), 128),
+]
+
+
+@pytest.mark.parametrize(("file", "func", "mnk", "bn"), BLOCKSCALED, ids=[f for _, f, _, _ in BLOCKSCALED])
+def test_wgmma_blockscaled_e4m3(file: str, func: str, mnk: tuple[int, int, int], bn: int) -> None:
+    # scales random, not the host tests' ones (all 1.0)
+    m, n, k = mnk
     a, b = f8(m, k, dtype=E4M3, seed=143), f8(n, k, dtype=E4M3, seed=144)
-    sa = uniform(m, 2, lo=0.5, hi=2.0, seed=145)
-    sb = uniform(2, 2, lo=0.5, hi=2.0, seed=146)
+    sa = uniform(m, math.ceil(k / 128), lo=0.5, hi=2.0, seed=145)
+    sb = uniform(math.ceil(n / bn), math.ceil(k / 128), lo=0.5, hi=2.0, seed=146)
     out = poisoned(m, n, dtype=F16)
-    fn("wgmma_ss.co", "blockscale_gemm_e4m3_n48")(a, sa, b, sb, out)
+    fn(file, func)(a, sa, b, sb, out)
     tol = 2e-2 if DEVICE == "cpu" else 1e-1
-    assert_close(out, blockscaled(a, sa, b, sb, 48), atol=tol, rtol=2e-3)
-
-
-def test_wgmma_persis_split_scale() -> None:
-    # the split form 'mma.scale mc, sa, sb' inside a warp-specialized persistent pipeline: the MMAs
-    # since the previous mma.scale go to a hidden accumulator that is scaled and added (ragged M, N, K)
-    m, n, k = 100, 200, 200
-    a, b = f8(m, k, dtype=E4M3, seed=147), f8(n, k, dtype=E4M3, seed=148)
-    sa = uniform(m, 2, lo=0.5, hi=2.0, seed=149)
-    sb = uniform(2, 2, lo=0.5, hi=2.0, seed=150)
-    out = poisoned(m, n, dtype=F16)
-    fn("wgmma_persis.co", "blockscale_gemm_e4m3_ws_persis")(a, sa, b, sb, out)
-    tol = 2e-2 if DEVICE == "cpu" else 1e-1
-    assert_close(out, blockscaled(a, sa, b, sb, 128), atol=tol, rtol=2e-3)
+    assert_close(out, blockscaled(a, sa, b, sb, bn), atol=tol, rtol=2e-3)
 
 
 @pytest.mark.parametrize("func", ["matmul_e4m3_mwg", "matmul_e4m3_mwg_tbc"])
@@ -320,11 +317,16 @@ def test_wgmma_e4m3_two_warpgroups(func: str) -> None:
     assert_close(out, nt(a, b), atol=F16_ACC_TOL, rtol=1e-2)
 
 
-def test_wgmma_f16_tbc() -> None:
-    m, n, k = 100, 256, 128
+@pytest.mark.parametrize(("func", "mnk"), [
+    ("matmul_f16_tbc", (100, 256, 128)),
+    # mma.store.mask with the tails M - block_m * 64, N - block_n * 128 as the counts (ragged M, N, K)
+    ("matmul_st_masked", (100, 200, 96)),
+])  # fmt: skip
+def test_wgmma_f16(func: str, mnk: tuple[int, int, int]) -> None:
+    m, n, k = mnk
     a, b = randn(m, k, dtype=F16, seed=135), randn(n, k, dtype=F16, seed=136)
     out = poisoned(m, n, dtype=F16)
-    fn("wgmma_ss.co", "matmul_f16_tbc")(a, b, out)
+    fn("wgmma_ss.co", func)(a, b, out)
     assert_close(out, nt(a, b), atol=F16_ACC_TOL, rtol=1e-2)
 
 
@@ -334,15 +336,6 @@ def test_wgmma_st_trans() -> None:
     out = poisoned(n, m, dtype=F16)
     fn("wgmma_ss.co", "matmul_st_trans")(a, b, out)
     assert_close(out, nt(a, b).T, atol=F16_ACC_TOL, rtol=1e-2)
-
-
-def test_wgmma_st_masked() -> None:
-    # mma.store.mask with the tails M - block_m * 64, N - block_n * 128 as the counts (ragged M, N, K)
-    m, n, k = 100, 200, 96
-    a, b = randn(m, k, dtype=F16, seed=139), randn(n, k, dtype=F16, seed=140)
-    out = poisoned(m, n, dtype=F16)
-    fn("wgmma_ss.co", "matmul_st_masked")(a, b, out)
-    assert_close(out, nt(a, b), atol=F16_ACC_TOL, rtol=1e-2)
 
 
 MASKED = """
