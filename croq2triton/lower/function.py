@@ -19,7 +19,7 @@ from .fragarrays import expand_frag_arrays
 from .ksplit import ksplit
 from .retile import AUTO_TILES, Retiled, retile
 from .splitscale import split_scales
-from .values import Bounded, Shape, Tensor, Tuple_, Val, View, ViewDim, const, safe
+from .values import Bounded, BoundedTuple, Shape, Tensor, Tuple_, Val, View, ViewDim, const, safe
 from .writer import Writer
 from .writes import written_params
 
@@ -47,6 +47,8 @@ class FunctionLowering:
         self.written = written_params(fn)  # tensor parameters the function writes (lower/writes.py)
         self.copy_backs: list[tuple[str, str]] = []  # (caller's tensor, device tensor)
         self.returns = "none"  # none | tensor | int | float | bool (op_signature)
+        self.in_flow = 0  # depth of host-level control flow (host_flow)
+        self.host_loops = 0
 
     # ------------------------------------------------------------ helpers
     def fresh(self, base: str) -> str:
@@ -120,6 +122,9 @@ class FunctionLowering:
     def tensor_param(self, p: A.Param, name: str, index: int) -> None:
         assert p.type.shape is not None and p.type.elem is not None
         shape = p.type.shape
+        if shape.dims is None and shape.rank is not None:
+            # 'mdspan<R>': R extents taken from the tensor at launch, like '?' dims
+            shape = A.ParamShape([A.Unknown("?", span=p.span) for _ in range(shape.rank)], shape.form, shape.rank)
         if shape.dims is None:
             raise self.error(
                 "a parameter needs a shape, not only a rank, to be lowered", p, "write the dims: f32 [M, N] x"
@@ -279,6 +284,25 @@ class FunctionLowering:
             return
         if isinstance(s, A.CallStmt) and s.call.kind in ("print", "println") and s.call.bang:
             return
+        if isinstance(s, A.CallStmt) and s.call.kind in ("print", "println"):
+            # host printf: the arguments one after another (an index tuple as its items)
+            parts: list[str] = []
+            for arg in s.call.args:
+                if isinstance(arg, A.StringLit):
+                    parts.append(repr(arg.value))
+                    continue
+                v = self.host_value(arg)
+                if isinstance(v, BoundedTuple):
+                    v = Tuple_([p.value for p in v.parts])
+                if isinstance(v, Tuple_):
+                    parts.append("'{' + ', '.join(str(x) for x in (" + ", ".join(x.code for x in v.items) + ",)) + '}'")
+                elif isinstance(v, (Val, Bounded)):
+                    parts.append((v.value if isinstance(v, Bounded) else v).code)
+                else:
+                    raise self.error("host-level print takes strings and scalar values", arg)
+            end = "'\\n'" if s.call.kind == "println" else "''"
+            w.line(f"print({', '.join(parts)}, sep='', end={end})", s.span)
+            return
         if isinstance(s, (A.Empty, A.PragmaStmt)):
             return
         if isinstance(s, A.Sync) and s.kind == "global":
@@ -288,11 +312,121 @@ class FunctionLowering:
             for x in s.stmts:
                 self.host_stmt(x)
             return
+        if isinstance(s, (A.If, A.While, A.Foreach, A.Break, A.Continue)):
+            self.host_flow(s)
+            return
+        if isinstance(s, A.With):
+            # bounded index names (value 0 until a 'foreach' over them), seen only in the body
+            saved = dict(self.names)
+            for wi in s.withins:
+                bounds = self.shape_of_list([wi.shape], wi)
+                names = wi.vars if wi.vars is not None else [wi.name] if len(bounds) == 1 else None
+                if names is None:  # one name over several dims: a tuple of unnamed parts
+                    parts = [Bounded(f"{wi.name}_{k}", const(0), b, "with") for k, b in enumerate(bounds)]
+                    self.names[wi.name or "_"] = BoundedTuple(wi.name or "_", parts)
+                    continue
+                if len(names) != len(bounds):
+                    raise self.error(f"{len(names)} name(s) but a shape of rank {len(bounds)}", wi)
+                parts = [Bounded(n or "_", const(0), b, "with") for n, b in zip(names, bounds, strict=True)]
+                for part in parts:
+                    self.names[part.name] = part
+                if wi.vars is not None and wi.name:
+                    self.names[wi.name] = BoundedTuple(wi.name, parts)
+            try:
+                self.host_scoped(s.body)
+            finally:
+                self.names = saved
+            return
         raise self.error(
             f"cannot lower this host-level statement ({type(s).__name__}) to Triton yet",
             s,
             "host code between kernels may only declare sizes, buffers and views",
         )
+
+    # ------------------------------------------------------------ host control flow
+    def host_flow(self, s: A.Stmt) -> None:
+        """``if`` / ``while`` / ``foreach`` / ``break`` / ``continue`` between launches: Python
+        control flow around the host statements (and launches) they hold (LANGUAGE.md 9.1)."""
+        w = self.w
+        if isinstance(s, (A.Break, A.Continue)):
+            if not self.host_loops:
+                raise self.error(f"'{type(s).__name__.lower()}' outside a loop", s)
+            w.line(type(s).__name__.lower(), s.span)
+            return
+        if isinstance(s, A.If):
+            cond = self.host_eval(s.cond)
+            if cond.is_const:  # decided when translating: only the branch taken is emitted
+                branch = s.then if cond.const else s.other
+                if branch is not None:
+                    self.host_scoped(branch)
+                return
+            with w.block(f"if {cond.code}:", s.span):
+                self.host_scoped(s.then)
+            if s.other is not None:
+                with w.block("else:"):
+                    self.host_scoped(s.other)
+            return
+        if isinstance(s, A.While):
+            cond = self.host_eval(s.cond)
+            if cond.is_const and not cond.const:
+                return
+            with w.block(f"while {cond.code if not cond.is_const else 'True'}:", s.span):
+                self.host_loops += 1
+                self.host_scoped(s.body)
+                self.host_loops -= 1
+            return
+        assert isinstance(s, A.Foreach)
+        loops: list[tuple[str, Val, str | None]] = []  # (name, bound, index tuple it belongs to)
+        for it in s.items:
+            if isinstance(it, A.RangeItem):  # over the names of an enclosing 'with'
+                target = self.names.get(it.name)
+                parts = target.parts if isinstance(target, BoundedTuple) else [target]
+                if it.sliced or it.alias is not None or not all(isinstance(p, Bounded) for p in parts):
+                    raise self.error(f"a host-level 'foreach' over '{it.name}' cannot be lowered yet", it)
+                tup = it.name if isinstance(target, BoundedTuple) else None
+                loops.extend((p.name, p.bound, tup) for p in parts)  # type: ignore[union-attr]
+                continue
+            bounds = self.shape_of_list([it.shape], it)
+            if it.vars is not None and len(it.vars) != len(bounds):
+                raise self.error(f"{len(it.vars)} name(s) but a shape of rank {len(bounds)}", it)
+            if it.vars is not None:
+                loops.extend((n or "_", b, None) for n, b in zip(it.vars, bounds, strict=True))
+            else:  # one name over a multi-dimensional shape: an index tuple
+                tup = it.name if len(bounds) > 1 else None
+                loops.extend((f"{it.name}_{k}" if tup else it.name or "_", b, tup) for k, b in enumerate(bounds))
+        saved = dict(self.names)
+        depth = w.depth
+        tuples: dict[str, list[Val]] = {}
+        for name, bound, tup in loops:
+            var = self.fresh(safe(name))
+            w.line(f"for {var} in range({bound.host or bound.code}):", s.span)
+            w.depth += 1
+            iv = Val(var, "int", None, frozenset(), var, (), True)
+            if tup is not None:
+                tuples.setdefault(tup, []).append(iv)
+            if tup is None or not name.startswith(f"{tup}_"):
+                self.names[name] = iv
+        for tup, items in tuples.items():
+            self.names[tup] = Tuple_(items)
+        self.host_loops += 1
+        self.host_scoped(s.body)
+        self.host_loops -= 1
+        w.depth = depth
+        self.names = saved
+
+    def host_scoped(self, body: A.Stmt) -> None:
+        """A nested host block: names it declares are not seen after it; assignments to the
+        enclosing Python variables are."""
+        saved = dict(self.names)
+        self.in_flow += 1
+        start = len(self.w.lines)
+        try:
+            self.host_stmt(body)
+        finally:
+            self.in_flow -= 1
+            self.names = saved
+        if len(self.w.lines) == start:
+            self.w.line("pass")
 
     def bind_host_scalar(self, name: str, v: Val, ty: str | None, mutable: bool, node: A.Node) -> None:
         if v.is_const and not mutable:
@@ -305,9 +439,39 @@ class FunctionLowering:
         self.w.line(f"{var} = {v.code}", node.span)
         self.names[name] = Val(var, ty, None, frozenset(), var)
 
+    def host_element(self, e: A.At) -> tuple[Tensor, str]:
+        """``x.at(i, j)`` of a tensor at host level: (tensor, Python index tuple code)."""
+        t = self.host_value(e.base)
+        if not isinstance(t, Tensor):
+            raise self.error("host-level element access needs a tensor (not a view)", e.base)
+        idx: list[str] = []
+        for ix in e.indices:
+            v = self.host_value(ix)
+            if isinstance(v, Tuple_):
+                idx.extend(x.code for x in v.items)
+            else:
+                if isinstance(v, Bounded):
+                    v = v.value
+                if not isinstance(v, Val) or not X.is_int(v.ty or "int"):
+                    raise self.error("an element index must be an integer", ix)
+                idx.append(v.code)
+        if len(idx) != len(t.dims):
+            raise self.error(f"'{t.name}' has rank {len(t.dims)}; {len(idx)} index(es) given", e)
+        return t, "(" + ", ".join(idx) + ",)"
+
     def host_assign(self, a: A.Assign) -> None:
+        if isinstance(a.target, A.At):
+            # host code between launches runs in Python (element by element, as upstream's host code)
+            t, idx = self.host_element(a.target)
+            line = a.span.line if a.span else 0
+            v = self.host_eval(a.value)
+            if a.op != "=":
+                cur = Val(f"_rt.elem_get(_F, {t.name!r}, {t.host_name}, {idx}, {line})", t.elem, None, frozenset())
+                v = X.binary(a.op, cur, v, True)
+            self.w.line(f"_rt.elem_set(_F, {t.name!r}, {t.host_name}, {idx}, {v.code}, {line})", a.span)
+            return
         if not isinstance(a.target, A.Name):
-            raise self.error("element assignments at host level cannot be lowered; put them inside 'parallel'", a)
+            raise self.error("this assignment target cannot be lowered at host level", a)
         name = a.target.name
         if a.op != "=":
             old = self.names.get(name)
@@ -320,6 +484,10 @@ class FunctionLowering:
         if isinstance(a.value, A.Call):
             raise self.error("calls cannot be lowered to Triton", a.value)
         v = self.host_value(a.value)
+        old = self.names.get(name)
+        if self.in_flow and isinstance(v, Val) and isinstance(old, Val) and not old.is_const and old.host == old.code:
+            self.w.line(f"{old.code} = {v.code}", a.span)  # a Python variable of an enclosing block
+            return
         if isinstance(v, Val):
             self.bind_host_scalar(name, v, v.ty, False, a)
         else:
@@ -410,6 +578,8 @@ class FunctionLowering:
             v = self.host_value(e)
             if isinstance(v, Shape):
                 dims.extend(v.dims)
+            elif isinstance(v, Tuple_):  # an ituple used as a shape
+                dims.extend(v.items)
             elif isinstance(v, Val):
                 dims.append(v)
             else:
@@ -440,7 +610,11 @@ class FunctionLowering:
                 raise CroqSemanticError(f"'{e.name}' is not declared", e.span)
             return self.names[e.name]
         if isinstance(e, A.Unary):
+            if e.op not in ("-", "!", "~", "+"):
+                raise self.error(f"the operator '{e.op}' cannot be lowered in host code", e)
             v = self.host_eval(e.operand)
+            if e.op == "+":
+                return v
             if v.is_const:
                 return const(-v.const if e.op == "-" else (not v.const) if e.op == "!" else ~v.const, v.ty)
             op = {"-": "-", "!": "not ", "~": "~"}[e.op]
@@ -466,6 +640,10 @@ class FunctionLowering:
             return Val(code, a.ty, None, frozenset(), code)
         if isinstance(e, A.Builtin) and e.name == "cdiv":
             return X.cdiv(self.host_eval(e.args[0]), self.host_eval(e.args[1]), True)
+        if isinstance(e, A.At):
+            t, idx = self.host_element(e)
+            line = e.span.line if e.span else 0
+            return Val(f"_rt.elem_get(_F, {t.name!r}, {t.host_name}, {idx}, {line})", t.elem, None, frozenset())
         if isinstance(e, A.Builtin) and e.name in ("__max", "__min"):
             a, b = self.host_eval(e.args[0]), self.host_eval(e.args[1])
             if a.is_const and b.is_const:

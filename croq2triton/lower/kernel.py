@@ -664,7 +664,17 @@ class KernelLowering:
         if c.kind in ("print", "println") and c.bang:
             return
         if c.kind in ("print", "println"):
-            args = [self.ev(a) for a in c.args if not isinstance(a, A.StringLit)]
+            args: list[Val] = []
+            for a in c.args:
+                if isinstance(a, A.StringLit):
+                    continue
+                v = self.ev_any(a)
+                if isinstance(v, BoundedTuple):  # an index tuple: its parts
+                    args.extend(p.value for p in v.parts)
+                elif isinstance(v, Tuple_):
+                    args.extend(v.items)
+                else:
+                    args.append(self.ev(a))
             text = " ".join(a.value for a in c.args if isinstance(a, A.StringLit))
             vals = ", ".join(a.code for a in args if isinstance(a, Val))
             self.w.line(f"tl.device_print({text!r}{', ' + vals if vals else ''})", s.span)
@@ -798,6 +808,8 @@ class KernelLowering:
             v = self.ev_any(e)
             if isinstance(v, Shape):
                 dims.extend(v.dims)
+            elif isinstance(v, Tuple_):  # an ituple used as a shape
+                dims.extend(v.items)
             elif isinstance(v, Bounded):
                 dims.append(v.value)
             elif isinstance(v, Val):
@@ -1224,6 +1236,8 @@ class KernelLowering:
         raise CroqSemanticError(f"'#{e.name}' needs a bounded variable", e.span)
 
     def e_Unary(self, e: A.Unary) -> Val:
+        if e.op == "&":
+            raise self.err("taking an address cannot be lowered", e)
         v = self.ev(e.operand)
         if v.is_const:
             c = v.const

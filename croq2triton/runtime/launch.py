@@ -68,6 +68,27 @@ def tensor_arg(
     return t
 
 
+def _element(f: Fn, name: str, t: torch.Tensor, idx: tuple[int, ...], line: int) -> tuple[int, ...]:
+    for d, (i, n) in enumerate(zip(idx, t.shape, strict=True)):
+        if not 0 <= int(i) < n:
+            raise CroqLaunchError(
+                f"{f.name}: index {tuple(int(x) for x in idx)} is outside '{name}' of shape {tuple(t.shape)}"
+                f" (dimension {d})",
+                Span.at(f.src, line, 1),
+            )
+    return tuple(int(i) for i in idx)
+
+
+def elem_get(f: Fn, name: str, t: torch.Tensor, idx: tuple[int, ...], line: int) -> Any:
+    """``x.at(i, j)`` read by host code between launches (a Python scalar)."""
+    return t[_element(f, name, t, idx, line)].item()
+
+
+def elem_set(f: Fn, name: str, t: torch.Tensor, idx: tuple[int, ...], v: Any, line: int) -> None:
+    """``x.at(i, j) = v`` written by host code between launches (converted to the element type)."""
+    t[_element(f, name, t, idx, line)] = v
+
+
 def copy_back(caller: torch.Tensor, dev: torch.Tensor) -> None:
     """A written tensor parameter that ``tensor_arg`` moved to the kernels' device: its new values
     go back into the caller's tensor."""

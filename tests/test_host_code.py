@@ -1,0 +1,145 @@
+"""Host code between launches (LANGUAGE.md 9.1: it becomes Python): control flow around launches,
+element access on tensors, host prints, and their errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import CORPUS, needs_corpus
+from lowering_util import DEVICE, randn
+
+from croq2triton.api import load, load_source, translate_full
+from croq2triton.errors import CroqError
+
+STEPS = """
+__co__ void steps(global f32 [N] x, int n, int mode) {
+  mutable k = 0;
+  while (k < n) {
+    if (mode == 1) {
+      parallel p by cdiv(N, 64) : block, t by 64 : thread
+        if (p # t < N) x.at(p # t) = x.at(p # t) * 2.0f;
+    } else {
+      parallel p by cdiv(N, 64) : block, t by 64 : thread
+        if (p # t < N) x.at(p # t) = x.at(p # t) + 1.0f;
+    }
+    k += 1;
+  }
+  foreach i in [5] {
+    if (i == 3) break;
+    x.at(i) = x.at(i) + i;
+  }
+}
+"""
+
+
+def _mod(src: str, name: str):  # noqa: ANN202
+    return load_source(translate_full(src, filename=f"{name}.co").source, f"host_{name}", origin=f"{name}.co")
+
+
+@pytest.mark.parametrize(("n", "mode"), [(3, 1), (2, 0), (0, 1)])
+def test_control_flow_around_launches(n: int, mode: int) -> None:
+    f = _mod(STEPS, "steps").steps
+    x = randn(150, seed=n)
+    ref = x.double().cpu() * 2**n if mode == 1 else x.double().cpu() + n
+    ref[:3] += torch.arange(3, dtype=torch.float64)
+    f(x, n, mode)
+    assert torch.allclose(x.double().cpu(), ref, atol=1e-5)
+
+
+def test_the_generated_host_code_is_python_control_flow() -> None:
+    src = translate_full(STEPS, filename="steps.co").source
+    assert "    while (k < n):  # steps.co:4" in src and "if (mode == 1):" in src and "break" in src
+    assert "_rt.elem_set(_F, 'x', x, (_i" in src
+
+
+@needs_corpus
+def test_upstream_expr_index_2d() -> None:
+    # upstream's CPU end-to-end test: host loops fill M, then expression indices read it back
+    f = load(CORPUS / "upstream/tests/cpu/end2end/expr_index_2d.co").expr_index_test
+    m = torch.zeros(4, 4, dtype=torch.int32)
+    out = torch.zeros(4, dtype=torch.int32)
+    f(m, out)
+    assert out.tolist() == [6, 7, 10, 11]
+    assert torch.equal(m, torch.arange(1, 17, dtype=torch.int32).reshape(4, 4))
+
+
+def test_host_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    src = """
+__co__ void show(int a) {
+  ituple<2> b = {1, a};
+  with idx in [b] {
+    foreach idx { println("idx ", idx, " a=", a); }
+  }
+  print("done");
+}
+"""
+    assert not translate_full(src, filename="show.co").failed
+    _mod(src, "show").show(2)
+    assert capsys.readouterr().out == "idx {0, 0} a=2\nidx {0, 1} a=2\ndone"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("println(&x.at(0));", "the operator '&' cannot be lowered in host code"),
+        ("break;", "'break' outside a loop"),
+        ("with {i, j} in [2] { }", "2 name(s) but a shape of rank 1"),
+    ],
+)
+def test_host_code_errors(body: str, message: str) -> None:
+    src = f"__co__ void e(global f32 [N] x) {{\n  {body}\n}}\n"
+    err = translate_full(src, filename="e.co").failed["e"]
+    assert message in err.format() and err.format().startswith("e.co:2:")
+
+
+def test_host_element_index_out_of_range_is_a_launch_error() -> None:
+    src = """
+__co__ void poke(global s32 [N] x, int i) {
+  x.at(i) = 7;
+}
+"""
+    f = _mod(src, "poke").poke
+    x = torch.zeros(4, dtype=torch.int32, device=DEVICE)
+    f(x, 3)
+    assert x.tolist()[3] == 7
+    with pytest.raises(CroqError, match=r"index \(4,\) is outside 'x' of shape \(4,\)"):
+        f(x, 4)
+
+
+def test_host_code_cannot_index_a_view() -> None:
+    src = """
+__co__ void v(global s32 [N] x) {
+  y = x.subspan(2).at(0);
+  y.at(0) = 1;
+}
+"""
+    out = translate_full(src, filename="v.co")
+    with pytest.raises(CroqError):
+        if out.failed:
+            raise out.failed["v"]
+
+
+def test_rank_only_parameters_take_their_extents_from_the_tensor() -> None:
+    # 'f32 mdspan<2> d': a rank-2 tensor of any extents (bound at launch like '?' dims)
+    src = """
+__co__ auto twice(f32 mdspan<2> d) {
+  f32 [d.span] out;
+  parallel p by 1 : block
+    foreach {i, j} in d.span
+      out.at(i, j) = d.at(i, j) * 2.0f;
+  return out;
+}
+"""
+    f = _mod(src, "twice").twice
+    x = randn(3, 5, seed=7)
+    assert torch.equal(f(x), x * 2)
+    with pytest.raises(CroqError, match="has rank 1 .* expected rank 2"):
+        f(randn(3, seed=8))
+
+
+@needs_corpus
+def test_upstream_debug_print_of_index_tuples(capsys: pytest.CaptureFixture[str]) -> None:
+    # host and device println of an ituple-bounded 'with' index (debug_rtti_GDB_types.co)
+    m = load(CORPUS / "upstream/tests/gpu/end2end/debug_rtti_GDB_types.co")
+    m.debug_builtin_non_scalar_types(torch.zeros(32, 64, dtype=torch.int32, device=DEVICE), 1)
+    assert capsys.readouterr().out.startswith("111{0, 0, 0}\n")
