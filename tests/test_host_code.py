@@ -143,3 +143,32 @@ def test_upstream_debug_print_of_index_tuples(capsys: pytest.CaptureFixture[str]
     m = load(CORPUS / "upstream/tests/gpu/end2end/debug_rtti_GDB_types.co")
     m.debug_builtin_non_scalar_types(torch.zeros(32, 64, dtype=torch.int32, device=DEVICE), 1)
     assert capsys.readouterr().out.startswith("111{0, 0, 0}\n")
+
+
+PICK = """
+__co__ void pick(global f32 [64] a, global f32 [64] b, global f32 [64] out, int i) {
+  parallel p by 1 : block {
+    fa = dma.copy a => shared;
+    fb = dma.copy b => shared;
+    f = select(i, fa, fb);
+    dma.copy f.data => out;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("i", [0, 1])
+def test_select_of_futures_at_run_time(i: int) -> None:
+    f = _mod(PICK, "pick").pick
+    a, b = randn(64, seed=9), randn(64, seed=10)
+    out = torch.full((64,), float("nan"), device=DEVICE)
+    f(a, b, out, i)
+    assert torch.equal(out, (a, b)[i])
+
+
+def test_select_with_a_constant_index_picks_when_translating() -> None:
+    src = PICK.replace("select(i, fa, fb)", "select(1, fa, fb)")
+    assert "tl.where(i == 0, fa_data, fb_data)" not in translate_full(src, filename="pick.co").source
+    assert "tl.where(i == 0, fa_data, fb_data)" in translate_full(PICK, filename="pick.co").source
+    bad = translate_full(PICK.replace("select(i, fa, fb)", "select(2, fa, fb)"), filename="pick.co")
+    assert "select index 2 is out of range for 2 choices" in bad.failed["pick"].format()

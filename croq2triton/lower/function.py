@@ -640,6 +640,13 @@ class FunctionLowering:
             return Val(code, a.ty, None, frozenset(), code)
         if isinstance(e, A.Builtin) and e.name == "cdiv":
             return X.cdiv(self.host_eval(e.args[0]), self.host_eval(e.args[1]), True)
+        if isinstance(e, A.Select):  # host level: a choice made when translating
+            k = self.host_eval(e.index)
+            if not k.is_const:
+                raise self.error("a host-level 'select' needs a constant index", e.index)
+            if not 0 <= int(k.const) < len(e.options):
+                raise self.error(f"select index {k.const} is out of range for {len(e.options)} choices", e.index)
+            return self.host_value(e.options[int(k.const)])
         if isinstance(e, A.At):
             t, idx = self.host_element(e)
             line = e.span.line if e.span else 0

@@ -1480,7 +1480,37 @@ class KernelLowering:
         return view
 
     def e_Select(self, e: A.Select) -> Any:
-        raise self.err("'select' of futures is lowered by the pipeline pass (not available yet)", e)
+        """``select(i, f0, f1, ...)``: future ``f_i`` (zero-based, LANGUAGE.md 7.8). A constant
+        index picks the future itself; a run-time one picks between register tiles of the same
+        type and shape (out-of-range indices give the last one: the source leaves them undefined)."""
+        opts = [self.ev_any(x) for x in e.options]
+        idx = self.ev(e.index)
+        if idx.is_const:
+            k = int(idx.const)
+            if not 0 <= k < len(opts):
+                raise self.err(f"select index {k} is out of range for {len(opts)} choices", e.index)
+            return opts[k]
+        bufs: list[Buffer] = []
+        for x, v in zip(e.options, opts, strict=True):
+            data = v.data if isinstance(v, Future) else v
+            if not isinstance(data, Buffer) or data.mode != "tile" or data.split is not None:
+                raise self.err("a run-time 'select' needs futures whose data are register tiles", x)
+            bufs.append(data)
+        first = bufs[0]
+        if any(
+            (b.elem, [d.code for d in b.dims], b.pdims, b.lanes)
+            != (first.elem, [d.code for d in first.dims], first.pdims, first.lanes)
+            for b in bufs[1:]
+        ):
+            raise self.err("'select' needs futures of the same element type and shape", e)
+        code = bufs[-1].var
+        for k in range(len(bufs) - 2, -1, -1):
+            code = f"tl.where({idx.code} == {k}, {bufs[k].var}, {code})"
+        var = self.fresh("select")
+        self.w.line(f"{var} = {code}", e.span)
+        buf = Buffer(var, first.elem, first.dims, first.pdims, first.storage, "tile", var, first.lanes, span=e.span)
+        buf.written = True
+        return Future(var, buf, any(isinstance(v, Future) and v.is_async for v in opts))
 
     def e_IncDec(self, e: A.IncDec) -> Val:
         raise self.err("'++'/'--' are lowered by the pipeline pass (event rings), not available yet", e)
