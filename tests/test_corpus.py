@@ -100,3 +100,21 @@ def test_every_accepted_file_round_trips() -> None:
             failures.append(f"{r['path']}: printing is not stable")
     assert count > 100
     assert not failures, "\n".join(failures)
+
+
+SEMA = [r for r in ROWS if r["kind"] == "semantic-error-expected"]
+
+
+@pytest.mark.parametrize("row", SEMA, ids=[r["path"].split("/")[-1] for r in SEMA])
+def test_semantic_errors_upstream_expects(row: dict[str, str]) -> None:
+    # files upstream parses but rejects in its semantic checks: as many errors as its CHECK lines
+    from croq2triton.sema.checks import check_unit
+
+    text = (CORPUS / row["path"]).read_text()
+    want = [ln for ln in text.splitlines() if re.match(r"//\s*CHECK:\s*error:", ln)]
+    if not want:
+        pytest.skip("upstream expects errors only with -D variants (tests/test_parser.py covers them)")
+    with pytest.raises(CroqError) as info:
+        check_unit(parse_file(str(CORPUS / row["path"])))
+    got = [d for d in info.value.diagnostics if d.severity == "error"]
+    assert len(got) == len(want), [d.message for d in got]

@@ -172,3 +172,26 @@ def test_select_with_a_constant_index_picks_when_translating() -> None:
     assert "tl.where(i == 0, fa_data, fb_data)" in translate_full(PICK, filename="pick.co").source
     bad = translate_full(PICK.replace("select(i, fa, fb)", "select(2, fa, fb)"), filename="pick.co")
     assert "select index 2 is out of range for 2 choices" in bad.failed["pick"].format()
+
+
+SHAPE_BOUND = """
+__co__ void f(global f32 [4, 8] d) {
+  sh : [4, 8];
+  ituple<2> t = {4, 8};
+  parallel {x, y} by BOUND : block
+    d.at(x, y) = x * 10 + y;
+}
+"""
+
+
+@pytest.mark.parametrize("bound", ["[sh]", "[d.span]", "[t]", "[sh(0), 8]"])
+def test_a_shape_as_the_bounds_of_a_parallel(bound: str) -> None:
+    # a bound that is a shape gives one bound per extent (upstream counts them the same way)
+    src = SHAPE_BOUND.replace("BOUND", bound)
+    f = load_source(translate_full(src, filename="sb.co").source, f"sb_{abs(hash(bound))}", origin="sb.co").f
+    d = torch.zeros(4, 8, device=DEVICE)
+    f(d)
+    assert torch.equal(d.cpu(), (torch.arange(4)[:, None] * 10 + torch.arange(8)[None, :]).float())
+    one = SHAPE_BOUND.replace("{x, y} by BOUND", f"{{x}} by {bound}").replace("d.at(x, y)", "d.at(x, 0)")
+    with pytest.raises(CroqError, match=r"1 parallel variable\(s\) but 2 bound\(s\)"):
+        translate_full(one.replace("x * 10 + y", "x"), filename="sb.co")

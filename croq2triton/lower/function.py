@@ -7,9 +7,10 @@ produced by :class:`~.kernel.KernelLowering`.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from ..errors import CroqLoweringError, CroqSemanticError, Span
+from ..errors import CroqError, CroqLoweringError, CroqSemanticError, Span
 from ..frontend import ast as A
 from ..sema.types import TYPES, unlowerable_reason
 from . import coarsen as coarsen_mod
@@ -213,6 +214,7 @@ class FunctionLowering:
 
             self.kernel_count += 1
             factors = (1, 1)
+            s = self.expand_shape_bounds(s)
             s, checks = expand_frag_arrays(self.fn, s)
             s = split_scales(s)
             for c in checks:  # run-time indices of fragment arrays (lower/fragarrays.py)
@@ -342,6 +344,30 @@ class FunctionLowering:
             s,
             "host code between kernels may only declare sizes, buffers and views",
         )
+
+    def expand_shape_bounds(self, top: A.Parallel) -> A.Parallel:
+        """``parallel {x, y} by [sh]`` with ``sh`` a shape (an mdspan, an ituple, ``t.span``):
+        one bound per extent, ``sh(0), sh(1)``, as the rest of the lowering expects."""
+        new: A.Parallel | None = None
+        for k, lvl in enumerate(top.levels):
+            bounds: list[A.Expr] = []
+            for b in lvl.bound:
+                try:
+                    v = self.host_value(b)
+                except CroqError:
+                    v = None  # not a host value (computed inside the kernel): left as written
+                n = len(v.dims) if isinstance(v, Shape) else len(v.items) if isinstance(v, Tuple_) else 1
+                if n == 1:
+                    bounds.append(b)
+                    continue
+                bounds.extend(A.GetIth(b, A.IntLit(i, str(i), span=b.span), span=b.span) for i in range(n))
+            if len(bounds) != len(lvl.bound):
+                if new is None:
+                    new = copy.copy(top)
+                    new.levels = list(top.levels)
+                new.levels[k] = copy.copy(lvl)
+                new.levels[k].bound = bounds
+        return new or top
 
     # ------------------------------------------------------------ host control flow
     def host_flow(self, s: A.Stmt) -> None:

@@ -27,9 +27,118 @@ def _walk_stmts(stmts: list[A.Stmt], parallel_depth: int = 0) -> Iterator[tuple[
                     yield from _walk_stmts(b.stmts if isinstance(b, A.Block) else [b], inner)
 
 
+DEVICE_TARGETS = ("cpu", "gpu", "cuda", "host")  # ': device(T)'; the corpus uses cpu and gpu
+
+
+def _const_int(e: A.Expr) -> int | None:
+    """The value of an integer constant expression (C semantics: '/' and '%' truncate)."""
+    if isinstance(e, A.IntLit):
+        return e.value
+    if isinstance(e, A.Paren):
+        return _const_int(e.expr)
+    if isinstance(e, A.Unary) and e.op in ("-", "+"):
+        v = _const_int(e.operand)
+        return None if v is None else (-v if e.op == "-" else v)
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
+        a, b = _const_int(e.lhs), _const_int(e.rhs)
+        if a is None or b is None or (e.op in ("/", "%") and b == 0):
+            return None
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+        return q if e.op == "/" else a - q * b
+    return None
+
+
+def _ranks(fn: A.CoFunction) -> dict[str, int]:
+    """Names whose value is a shape of known rank: mdspan declarations and shaped parameters
+    (reached as ``x.span``)."""
+    out: dict[str, int] = {}
+    for p in fn.params:
+        dims = getattr(getattr(p.type, "shape", None), "dims", None)
+        rank = getattr(getattr(p.type, "shape", None), "rank", None)
+        if p.name and (dims is not None or rank is not None):
+            out[p.name + ".span"] = len(dims) if dims is not None else rank  # type: ignore[assignment]
+    for s in fn.body:
+        for n in s.walk():
+            if isinstance(n, A.MdspanDecl):
+                r = n.rank if n.rank is not None else _rank_of(n.value, out)
+                if r is not None:
+                    out[n.name] = r
+            elif isinstance(n, A.SpannedDecl) and n.shape is not None and all(not d.dims for d in n.items):
+                for d in n.items:
+                    out[d.name + ".span"] = len(n.shape)
+            elif isinstance(n, A.ItupleDecl) and isinstance(n.value, A.ItupleLit):
+                out[n.name] = len(n.value.items)
+            elif isinstance(n, A.ScalarDecl):
+                for d in n.items:
+                    out.setdefault(d.name, 1)
+    for p in fn.params:
+        if p.name and p.type.kind in ("int", "bool", "elem"):
+            out[p.name] = 1
+    return out
+
+
+def _rank_of(e: A.Expr, ranks: dict[str, int]) -> int | None:
+    """How many extents ``e`` stands for in a bound list (None: not known statically)."""
+    if isinstance(e, A.MdspanLit):
+        parts = [_rank_of(x, ranks) for x in e.items]
+        return None if None in parts else sum(parts)  # type: ignore[arg-type]
+    if isinstance(e, A.Name):
+        return ranks.get(e.name)  # a scalar (1), a shape of known rank, or unknown
+    if isinstance(e, A.Member) and e.member == "span" and isinstance(e.base, A.Name):
+        return ranks.get(e.base.name + ".span")
+    if isinstance(e, (A.IntLit, A.GetIth, A.Builtin, A.Paren, A.Unary)):
+        return 1
+    if isinstance(e, A.Binary):
+        a, b = _rank_of(e.lhs, ranks), _rank_of(e.rhs, ranks)
+        return None if a is None or b is None else max(a, b)
+    return None
+
+
 def check_function(fn: A.CoFunction) -> tuple[list[Diagnostic], list[Diagnostic]]:
     errors: list[Diagnostic] = []
     warnings: list[Diagnostic] = []
+    for p in fn.params:  # constant parameter extents must be positive
+        for d in getattr(getattr(p.type, "shape", None), "dims", None) or []:
+            v = _const_int(d)
+            if v is not None and v <= 0:
+                errors.append(
+                    Diagnostic(
+                        "error", f"the extent {v} of parameter '{p.name}' is invalid", d.span, "extents are >= 1"
+                    )
+                )
+    ranks = _ranks(fn)
+    indices: set[str] = set()  # parallel / foreach / with index names: not constants
+    for s in fn.body:
+        for n in s.walk():
+            if isinstance(n, (A.PBy, A.Within)):
+                indices.update(x for x in ([n.name] + list(n.vars or [])) if x)
+    for s in fn.body:
+        for n in s.walk():
+            if isinstance(n, A.SpannedDecl):
+                for d in n.items:
+                    for dim in d.dims:  # an array of buffers: 'local u8 [M, N] smem[2][Y]'
+                        bad = next((x for x in dim.walk() if isinstance(x, A.Name) and x.name in indices), None)
+                        if bad is not None:
+                            errors.append(
+                                Diagnostic(
+                                    "error",
+                                    f"the dimensions of the buffer array '{d.name}' must be constant integers,"
+                                    f" not the index '{bad.name}'",
+                                    bad.span,
+                                )
+                            )
+            if isinstance(n, A.DmaAttr) and n.name == "sp" and n.args and list(n.args) != [2, 4]:
+                errors.append(
+                    Diagnostic(
+                        "error", f"only 2:4 structured sparsity is supported; got {n.args[0]}:{n.args[1]}", n.span
+                    )
+                )
     seen: dict[str, A.Param] = {}
     for p in fn.params:
         if p.name is None:
@@ -51,13 +160,24 @@ def check_function(fn: A.CoFunction) -> tuple[list[Diagnostic], list[Diagnostic]
         if isinstance(s, A.Parallel):
             last = -1
             for lvl in s.levels:
-                if lvl.vars is not None and len(lvl.vars) != len(lvl.bound):
+                counts = [_rank_of(b, ranks) for b in lvl.bound]  # an mdspan bound counts its extents
+                nb = sum(counts) if None not in counts else None  # type: ignore[arg-type]
+                if lvl.vars is not None and nb is not None and len(lvl.vars) != nb:
                     errors.append(
                         Diagnostic(
                             "error",
-                            f"{len(lvl.vars)} parallel variable(s) but {len(lvl.bound)} bound(s)",
+                            f"{len(lvl.vars)} parallel variable(s) but {nb} bound(s)",
                             lvl.span,
                             "give one bound per variable: 'parallel {p, q} by [P, Q]'",
+                        )
+                    )
+                if lvl.level == "device" and lvl.level_arg is not None and lvl.level_arg not in DEVICE_TARGETS:
+                    errors.append(
+                        Diagnostic(
+                            "error",
+                            f"unknown device target '{lvl.level_arg}'",
+                            lvl.span,
+                            f"targets: {', '.join(DEVICE_TARGETS)}",
                         )
                     )
                 if lvl.vars is not None and len(lvl.vars) > 3:
