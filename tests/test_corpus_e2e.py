@@ -755,3 +755,35 @@ def test_split_scale_segments() -> None:
     p1 = nt(a[:, 16:], b[:, 16:])
     ref = p0 * 1.5 * -0.75 + 2 * p1 * 0.75**2 + p0
     assert_close(out, ref, atol=1e-2, rtol=1e-3)
+
+
+# ------------------------------------------------------------------------------ gdn_recurrence.co
+def _bf16(x: torch.Tensor) -> torch.Tensor:
+    return x.to(BF16).double()
+
+
+@pytest.mark.skipif(DEVICE == "cpu", reason="bf16 arithmetic is wrong in Triton's interpreter (TRITON.md)")
+def test_gdn_chunk_state() -> None:
+    # the gated delta-net chunk recurrence: per chunk, V_new = (U - W State^T) * exp(g_last - g),
+    # State = V_new^T K + State * exp(g_last); both stored as bf16 (the host passes V_new^T, as
+    # upstream's host code does). Sizes of upstream's test, random state instead of zeros.
+    bh, seq, dk, dv, c = 2, 128, 64, 64, 64
+    k, w = uniform(bh, seq, dk, lo=-0.05, hi=0.05, seed=161), uniform(bh, seq, dk, lo=-0.05, hi=0.05, seed=162)
+    u = uniform(bh, seq, dv, lo=-0.05, hi=0.05, seed=163)
+    g = uniform(bh, seq, lo=-0.01, hi=0.0, seed=164)
+    s0 = uniform(bh, dv, dk, lo=-0.05, hi=0.05, seed=165)
+    k, w, u, s0 = (x.to(BF16) for x in (k, w, u, s0))
+    state, vnew = s0.double().cpu().clone(), torch.zeros(bh, seq, dv, dtype=torch.float64)
+    for b in range(bh):
+        for ic in range(seq // c):
+            sl = slice(ic * c, ic * c + c)
+            gg = g[b, sl].double().cpu()
+            v = (u[b, sl].double().cpu() - w[b, sl].double().cpu() @ state[b].T) * torch.exp(gg[-1] - gg)[:, None]
+            vnew[b, sl] = _bf16(v)
+            state[b] = _bf16(vnew[b, sl].T @ k[b, sl].double().cpu() + state[b] * torch.exp(gg[-1]))
+    vnew_t = vnew.transpose(1, 2).contiguous().to(BF16).to(DEVICE)
+    s = s0.clone()
+    v_out = poisoned(bh, seq, dv, dtype=BF16)
+    fn("gdn_recurrence.co", "gdn_chunk_state")(k, w, u, g, s, v_out, vnew_t)
+    assert_close(v_out, vnew, atol=5e-3, rtol=1e-2)
+    assert_close(s, state, atol=5e-3, rtol=1e-2)
