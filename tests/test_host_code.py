@@ -195,3 +195,19 @@ def test_a_shape_as_the_bounds_of_a_parallel(bound: str) -> None:
     one = SHAPE_BOUND.replace("{x, y} by BOUND", f"{{x}} by {bound}").replace("d.at(x, y)", "d.at(x, 0)")
     with pytest.raises(CroqError, match=r"1 parallel variable\(s\) but 2 bound\(s\)"):
         translate_full(one.replace("x * 10 + y", "x"), filename="sb.co")
+
+
+def test_a_launch_inside_a_host_loop_sees_the_loop_index() -> None:
+    src = """
+__co__ void rows(global f32 [R, 64] x) {
+  foreach r in [R] {
+    parallel p by 1 : block, t by 64 : thread
+      x.at(r, t) = x.at(r, t) + r;
+  }
+}
+"""
+    f = _mod(src, "rows").rows
+    x = randn(5, 64, seed=11)
+    ref = x.double().cpu() + torch.arange(5, dtype=torch.float64)[:, None]
+    f(x)
+    assert torch.allclose(x.double().cpu(), ref, atol=1e-6)
