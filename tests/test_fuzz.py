@@ -6,6 +6,8 @@ mutations (token delete / duplicate / swap / repeat / truncate, line delete /
 duplicate / swap / truncate, or random byte insertion) and parses the result in both dialects.  The only exception the
 front end may raise is :class:`CroqError`, whose diagnostics must format and
 point at a real line; text that parses must survive ``print_unit`` + re-parse.
+A second test sends mutated programs through the whole translation (checks and lowering, both
+schedules): again only :class:`CroqError` may come out.
 
 A failure message names the case index and seed and shows the mutated text, so
 a case can be replayed with ``python tests/test_fuzz.py --case N``.
@@ -275,6 +277,34 @@ def test_mutated_sources_fail_only_with_diagnostics(chunk: int) -> None:
     size = -(-CASES // CHUNKS)
     failures = run_cases(range(chunk * size, min(CASES, (chunk + 1) * size)))
     assert not failures, f"{len(failures)} failing case(s); the first:\n" + failures[0]
+
+
+LOWER_CASES = 400
+
+
+def test_mutated_sources_translate_or_fail_with_diagnostics() -> None:
+    # the lowering (both schedules) on mutated programs: a CroqError or a module, never another
+    # exception; the mutations must leave enough programs that parse for this to mean something
+    from croq2triton.api import translate_full
+
+    srcs = sources()
+    parsed = translated = 0
+    for index in range(LOWER_CASES):
+        name, applied, text = make_case(index, srcs, SEED + 1)
+        for schedule in ("source", "auto"):
+            try:
+                with _time_limit(CASE_TIME_LIMIT):
+                    out = translate_full(text, filename=name, schedule=schedule)
+            except CroqError:
+                continue
+            except Exception as e:  # noqa: BLE001 - the point of the test
+                pytest.fail(
+                    f"case {index} (seed {SEED + 1}, source {name}, mutations {applied}, {schedule}): "
+                    f"{type(e).__name__}: {e}\n--- mutated text ---\n{_shorten(text)}"
+                )
+            parsed += schedule == "source"
+            translated += len(out.lowered)
+    assert parsed >= LOWER_CASES // 5 and translated >= parsed, (parsed, translated)
 
 
 def test_mutations_are_deterministic() -> None:
