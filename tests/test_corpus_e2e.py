@@ -787,3 +787,38 @@ def test_gdn_chunk_state() -> None:
     fn("gdn_recurrence.co", "gdn_chunk_state")(k, w, u, g, s, v_out, vnew_t)
     assert_close(v_out, vnew, atol=5e-3, rtol=1e-2)
     assert_close(s, state, atol=5e-3, rtol=1e-2)
+
+
+# ------------------------------------------------------------------- heterogeneous ': device' regions
+def test_hetero_device_regions() -> None:
+    # 'parallel.async by 1 : device(cpu|gpu)' regions run in program order as host code (their
+    # parallels as launches); '&' and written by-value tensors get the results (upstream's CPU
+    # regions write host memory in place)
+    a, b = randn(1024, seed=171).cpu(), randn(1024, seed=172).cpu()
+    a0, b0 = a.clone(), b.clone()
+    fn("hetero_cpu_gpu.co", "hetero_add")(a, b)
+    assert torch.equal(a, a0 + 1.0) and torch.equal(b, b0 + 2.0)
+
+    a, b = randn(128, seed=173).cpu(), randn(128, seed=174).cpu()
+    a0, b0 = a.clone(), b.clone()
+    fn("hetero_cpu_gpu_dma.co", "hetero_dma_roundtrip")(a, b)
+    assert torch.equal(a, a0 * 2.0) and torch.equal(b, b0)
+
+    a, b, c = (randn(256, seed=175 + i).cpu() for i in range(3))
+    a0, b0 = a.clone(), b.clone()
+    fn("hetero_cpu_gpu_multi.co", "hetero_multi_phase")(a, b, c)
+    assert torch.equal(a, a0 + 1.0) and torch.equal(b, b0 * 2.0) and torch.equal(c, (a0 + 1.0) + b0 * 2.0)
+
+    xs = [randn(4096, seed=178 + i).cpu() for i in range(4)]
+    x0 = [x.clone() for x in xs]
+    fn("hetero_cpu_gpu_scale.co", "hetero_parallel_scale")(*xs)
+    assert torch.equal(xs[0], x0[0] + 10.0) and torch.equal(xs[1], x0[1] * 3.0)
+    assert torch.equal(xs[2], x0[2] - 5.0) and torch.equal(xs[3], x0[3] + 100.0)
+
+
+def test_cpu_device_regions_with_block_parallels() -> None:
+    m = load_co(CORPUS / "upstream/tests/cpu/end2end/device_target.co")
+    a = torch.arange(8, dtype=torch.int32)
+    b = torch.arange(8, dtype=torch.int32) * 2
+    m.parallel_add(a, b)
+    assert a.tolist() == [i + 10 for i in range(8)] and b.tolist() == [2 * i + 20 for i in range(8)]

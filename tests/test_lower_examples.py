@@ -205,3 +205,25 @@ def test_written_non_global_parameters_are_copied_back() -> None:
     caller, moved = torch.zeros(3), torch.ones(3)
     rt.copy_back(caller, moved)
     assert torch.equal(caller, moved)
+
+
+def test_interior_split_never_tests_a_variable_the_body_computes() -> None:
+    # elementwise kernels test 'is this program inside the tensors' before the body; an index held
+    # in a local variable (s32 idx = ...) cannot be part of that test (was: 'idx' used unbound)
+    src = """
+__co__ void scale(global f32 [N] x, global f32 [N] y) {
+  parallel p by cdiv(N, 128) : block {
+    parallel q by 128 : thread {
+      s32 idx = p * 128 + q;
+      y.at(idx) = x.at(idx) * 3.0f;
+    }
+  }
+}
+"""
+    from croq2triton.api import load_source
+
+    f = load_source(translate_full(src, filename="idx.co").source, "idx_local", origin="idx.co").scale
+    x = randn(1000, seed=21)
+    y = poisoned(1000, dtype=torch.float32)
+    f(x, y)
+    assert torch.equal(y, x * 3.0)

@@ -209,6 +209,9 @@ class FunctionLowering:
     # ------------------------------------------------------------ host statements
     def host_stmt(self, s: A.Stmt) -> None:
         w = self.w
+        if isinstance(s, A.Parallel) and s.levels and s.levels[0].level == "device":
+            self.device_region(s)
+            return
         if isinstance(s, A.Parallel):
             from .kernel import KernelLowering
 
@@ -368,6 +371,29 @@ class FunctionLowering:
                 new.levels[k] = copy.copy(lvl)
                 new.levels[k].bound = bounds
         return new or top
+
+    def device_region(self, s: A.Parallel) -> None:
+        """``parallel[.async] by 1 : device(cpu|gpu) { ... }`` (heterogeneous placement): its body
+        is lowered like host code - inner parallels become launches on the kernels' device, loops
+        and element accesses become Python - and runs in program order (a valid schedule of the
+        source's asynchronous regions, which ``sync.global`` joins). LANGUAGE.md 9.5."""
+        lvl = s.levels[0]
+        b = self.host_eval(lvl.bound[0]) if len(lvl.bound) == 1 else None
+        if len(s.levels) != 1 or lvl.vars or b is None or not (b.is_const and b.const == 1):
+            raise self.error(
+                "a ': device' level is lowered only as 'parallel by 1 : device(T) { ... }'",
+                lvl,
+                "one instance per device region; put data parallelism in the parallels inside it",
+            )
+        if lvl.level_arg not in ("cpu", "gpu", "cuda", "host", None):
+            raise self.error(f"unknown device target '{lvl.level_arg}'", lvl)
+        if lvl.name:
+            self.names[lvl.name] = const(0, "int")
+        self.w.comment(
+            f"': device({lvl.level_arg})' region (line {s.span.line if s.span else 0}): lowered as host code;"
+            " its parallels run on the kernels' device"
+        )
+        self.host_scoped(s.body)
 
     # ------------------------------------------------------------ host control flow
     def host_flow(self, s: A.Stmt) -> None:

@@ -395,7 +395,13 @@ class KernelLowering:
             a = self.lane_by_key[m.group(1)]
             return f"({a.extent.code} - 1)"
 
-        return re.sub(r"@LANE\[([^\]]+)\]", mx, code)
+        out = re.sub(r"@LANE\[([^\]]+)\]", mx, code)
+        # the test runs before the body: only program-level names (block indices, kernel
+        # arguments) may appear, not a variable the body computes (e.g. 's32 idx = p * 1024 + q')
+        allowed = {*self.block_vars, *self.args, "tl"}
+        if any(name not in allowed for name in re.findall(r"\b[A-Za-z_]\w*", out)):
+            return None
+        return out
 
     def merge_level(self, b: A.PBy, body: A.Stmt) -> int:
         """Warps/warpgroups that each own a block of an MMA's rows merge into one tile.
