@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import CroqError, CroqLoweringError, CroqSemanticError, Span
 from ..frontend import ast as A
+from ..sema.checks import DEVICE_TARGETS
 from ..sema.types import TYPES, unlowerable_reason
 from . import coarsen as coarsen_mod
 from . import exprs as X
@@ -111,8 +112,7 @@ class FunctionLowering:
                 self.tensor_param(p, name, i)
             elif p.type.kind in ("int", "bool", "elem"):
                 ty = "int" if p.type.kind == "int" else "bool" if p.type.kind == "bool" else p.type.elem or "f32"
-                py = "int" if ty == "int" else "bool" if ty == "bool" else ("float" if X.is_float(ty) else "int")
-                w.line(f"{name} = _rt.scalar_arg(_F, {p.name!r}, {name}, {py})", p.span)
+                w.line(f"{name} = _rt.scalar_arg(_F, {p.name!r}, {name}, {_py_kind(p)})", p.span)
                 self.names[p.name or name] = Val(name, ty, None, frozenset(), name)
             elif p.type.kind == "stream":
                 w.line(f"_rt.stream_arg(_F, {name!r}, {name})", p.span)
@@ -385,7 +385,7 @@ class FunctionLowering:
                 lvl,
                 "one instance per device region; put data parallelism in the parallels inside it",
             )
-        if lvl.level_arg not in ("cpu", "gpu", "cuda", "host", None):
+        if lvl.level_arg is not None and lvl.level_arg not in DEVICE_TARGETS:
             raise self.error(f"unknown device target '{lvl.level_arg}'", lvl)
         if lvl.name:
             self.names[lvl.name] = const(0, "int")
@@ -604,23 +604,7 @@ class FunctionLowering:
     def op_signature(self) -> dict[str, Any]:
         """What a torch op registration needs (croq2triton/torch_ops.py): parameter kinds, the
         tensor parameters the function writes, and what it returns."""
-        params = []
-        for name, p in zip(self.param_names(), self.fn.params, strict=True):
-            k = p.type.kind
-            kind = (
-                "tensor"
-                if k == "spanned"
-                else "int"
-                if k == "int"
-                else "bool"
-                if k == "bool"
-                else "float"
-                if k == "elem" and X.is_float(p.type.elem or "f32")
-                else "int"
-                if k == "elem"
-                else k
-            )
-            params.append((name, kind))
+        params = [(name, _py_kind(p)) for name, p in zip(self.param_names(), self.fn.params, strict=True)]
         writes = [n for n, p in zip(self.param_names(), self.fn.params, strict=True) if p.name in self.written]
         return {"params": params, "writes": writes, "returns": self.returns}
 
@@ -834,6 +818,17 @@ def _pick(items: list[Val], k: int, node: A.Node) -> Val:
     if not 0 <= idx < n:
         raise CroqSemanticError(f"index {k} is out of range for rank {n}", node.span)
     return items[idx]
+
+
+def _py_kind(p: A.Param) -> str:
+    """A parameter as the launcher takes it: 'tensor', or the Python type of a scalar ('int',
+    'float', 'bool'); other kinds (stream) by name."""
+    k = p.type.kind
+    if k == "spanned":
+        return "tensor"
+    if k == "elem":
+        return "float" if X.is_float(p.type.elem or "f32") else "int"
+    return k
 
 
 def _type_text(p: A.Param) -> str:

@@ -1963,26 +1963,25 @@ class KernelLowering:
             )
         head = f"@triton.jit\ndef {self.name}({', '.join(params)}):"
         where = f"{self.fl.src_name}:{self.top.span.line if self.top.span else 0}"
-        doc = f'    """Program = one block of `parallel` at {where}."""'
+        text = f"Program = one block of `parallel` at {where}"
         fm, fn = self.coarsened
         if fm * fn > 1:
-            doc = (
-                f'    """Program = {fm} x {fn} neighbouring blocks of `parallel` at {where}'
-                ' (coarsened: a larger lifted dot, for Hopper wgmma and operand reuse)."""'
+            text = (
+                f"Program = {fm} x {fn} neighbouring blocks of `parallel` at {where}"
+                " (coarsened: a larger lifted dot, for Hopper wgmma and operand reuse)"
             )
         if self.retiled is not None:
             new = " x ".join(_tile_text(x) for x in self.top.levels[0].bound)
             old = " x ".join(str(t) for t in self.retiled)
-            doc = (
-                f'    """Program = one block of `parallel` at {where}, re-tiled by --schedule auto:'
-                f" {new} output tiles instead of {old} (the same sums per element; lower/retile.py)"
+            text += (
+                f", re-tiled by --schedule auto: {new} output tiles instead of {old}"
+                " (the same sums per element; lower/retile.py)"
                 + (f"; launched when {self.retile_guard}" if self.retile_guard else "")
-                + '."""'
             )
         if self.k_split:
             tk, step = self.k_split
-            extra = f"; --schedule auto stages its {tk}-wide K tiles as {tk // step} steps of {step} (lower/ksplit.py)"
-            doc = doc[: -len('."""')] + extra + '."""'
+            text += f"; --schedule auto stages its {tk}-wide K tiles as {tk // step} steps of {step} (lower/ksplit.py)"
+        doc = f'    """{text}."""'
         return "\n".join([head, doc, body])
 
     def num_warps(self) -> int:

@@ -121,6 +121,13 @@ def operand_pieces(self: KernelLowering, e: Any, span: Any) -> list[tuple[Tile, 
     return None
 
 
+def check_scaled_split(dim: int | None, per_row: bool, per_col: bool, span: Any) -> None:
+    """Block scales that vary along the dim an accumulator is split into pieces along (the pieces
+    would need their slice of the scales) are not lowered."""
+    if (per_row and dim == 0) or (per_col and dim == 1):
+        raise CroqLoweringError("scales of an MMA split into pieces along them cannot be lowered yet", span)
+
+
 def mma_pieces(
     self: KernelLowering,
     acc: Frag,
@@ -173,8 +180,7 @@ def mma_pieces(
             pairs = [(x, y) for x in a_ops for y in b_ops]
         for x, y in pairs:
             if scale is not None:
-                if (scale[1] and m_pieces) or (scale[2] and n_pieces):
-                    raise CroqLoweringError("scales of an MMA split into pieces along them cannot be lowered yet", span)
+                check_scaled_split(0 if m_pieces else 1 if n_pieces else None, scale[1], scale[2], span)
                 dot = f"tl.dot({at(x[0], la == 'col')}, {at(y[0], lb == 'row')}{prec})"
                 self.w.line(f"{av} = {av} + {dot} * {scale[0]}", span)
                 continue

@@ -749,11 +749,10 @@ def s_MmaScale(self: KernelLowering, s: A.MmaScale) -> None:
     if acc.split is None:
         self.w.line(f"{acc.var} = {acc.var} + {temp.var} * {factor}", s.span)
         return
-    from .pieces import piece_var
+    from .pieces import check_scaled_split, piece_var
 
     d, pieces = acc.split
-    if (per_row and d == 0) or (per_col and d == 1):
-        raise CroqLoweringError("scales of an MMA split into pieces along them cannot be lowered yet", s.span)
+    check_scaled_split(d, per_row, per_col, s.span)
     for k in range(len(pieces)):
         a, t = piece_var(acc.var, k), piece_var(temp.var, k)
         self.w.line(f"{a} = {a} + {t} * {factor}", s.span)

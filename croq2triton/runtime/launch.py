@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch._subclasses.fake_tensor import is_fake
 
 from ..errors import CroqError, Span
 
@@ -222,13 +223,7 @@ def num_sms(dev: torch.device) -> int:
 
 def _has_no_data(t: torch.Tensor) -> bool:
     """A fake or meta tensor (shapes only: torch.compile tracing)."""
-    if t.device.type == "meta":
-        return True
-    try:
-        from torch._subclasses.fake_tensor import is_fake
-    except ImportError:  # pragma: no cover - torch without fake tensors
-        return False
-    return bool(is_fake(t))
+    return t.device.type == "meta" or bool(is_fake(t))
 
 
 def tma_ok(f: Fn, name: str, t: torch.Tensor, box: list[int], extents: list[int], what: str = "loads") -> bool:
