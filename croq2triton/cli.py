@@ -145,6 +145,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_compile(args: argparse.Namespace) -> int:
+    from .compiler import compile_file
+    from .runner import parse_sizes
+
+    results = compile_file(
+        args.file,
+        sizes=parse_sizes(args.size),
+        functions=args.only,
+        defines=_defines(args.define),
+        schedule=args.schedule,
+        target=args.target,
+    )
+    for fn, reports in results:
+        for r in reports:
+            if args.emit:
+                sys.stdout.write(f"// {fn}: {r.kernel} ({args.emit} for {args.target})\n{r.asm[args.emit]}\n")
+            print(f"{fn}: {r.line()}", file=sys.stderr if args.emit else sys.stdout)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="croq2triton", description="Translate Croqtile (.co) kernels into Triton.")
     ap.add_argument("--version", action="version", version=f"croq2triton {__version__}")
@@ -183,6 +203,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--schedule", choices=("source", "auto"), default="source", help="'auto': translator picks stages, warps, order"
     )
     p.set_defaults(func=cmd_translate)
+
+    p = sub.add_parser(
+        "compile", help="compile the translation for a GPU target (no GPU needed) and summarise each kernel"
+    )
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("-D", dest="define", action="append", metavar="NAME[=VAL]", help="define a macro")
+    p.add_argument("--size", action="append", metavar="M=..,N=..", help="values of symbolic sizes and int parameters")
+    p.add_argument("--func", dest="only", action="append", metavar="NAME", help="only this function (repeatable)")
+    p.add_argument("--schedule", choices=("source", "auto"), default="source")
+    p.add_argument("--target", default="sm_90a", help="GPU target (default sm_90a: Hopper)")
+    p.add_argument("--emit", choices=("ttir", "ttgir", "llir", "ptx"), help="also print this IR of every kernel")
+    p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("run", help="translate and run kernels on random inputs (GPU if present, else the interpreter)")
     p.add_argument("file", metavar="FILE")

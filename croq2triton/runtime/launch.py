@@ -215,7 +215,11 @@ _SAID: set[tuple[str, str]] = set()
 
 def num_sms(dev: torch.device) -> int:
     """Programs of a persistent grid: the GPU's SM count; 4 in the interpreter (the loop over tiles
-    still runs several times per program there)."""
+    still runs several times per program there); ``CROQ2TRITON_NUM_SMS`` overrides both (``compile``
+    sets it to the target's count when there is no GPU)."""
+    given = os.environ.get("CROQ2TRITON_NUM_SMS", "")
+    if given.isdigit() and int(given) > 0:
+        return int(given)
     if dev.type == "cuda":
         return int(torch.cuda.get_device_properties(dev).multi_processor_count)
     return 4

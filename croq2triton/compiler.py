@@ -1,0 +1,183 @@
+"""``croq2triton compile``: build a translation for a GPU target without a GPU and summarise it.
+
+The file is translated, each launcher runs once on empty tensors of the given sizes with a
+recorder instead of a launch (runtime/launch.py ``Recorder``), and every recorded launch is
+compiled with ``triton.compile`` for the target (runtime/aot.py).  One line per kernel says what
+a kernel engineer looks at first: the block tile of its dots, ``num_warps`` / ``num_stages``,
+shared memory, registers, and whether the PTX uses ``wgmma`` and TMA (``cp.async.bulk.tensor``).
+
+Triton's interpreter mode is process-wide: this must run before anything imported Triton in
+interpreter mode (the CLI command does; the tests run it in a fresh process).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import CroqError
+
+TARGETS = {"sm_80": 80, "sm_86": 86, "sm_89": 89, "sm_90": 90, "sm_90a": 90}
+# SMs of the target's usual data-centre part (A100, -, L40S, H100/H200): the persistent grid's size
+# when compiling without a GPU
+TARGET_SMS = {80: 108, 86: 84, 89: 142, 90: 132}
+EMITS = ("ttir", "ttgir", "llir", "ptx")
+
+# a dot in TTGIR: operands are tensors or shared-memory descriptors with their shapes
+_DOT = re.compile(
+    r"= (?:ttng\.warp_group_dot|tt\.dot)\b[^\n]*?:\s*(?:!ttg\.memdesc|tensor)<(\d+)x(\d+)x[^\n]*?\*\s*(?:!ttg\.memdesc|tensor)<(\d+)x(\d+)x"
+)
+_TENSOR = re.compile(r"tensor<((?:\d+x)+)[a-z!]")
+_REG = re.compile(r"REG:(\d+)")
+
+
+@dataclass
+class KernelReport:
+    kernel: str
+    grid: tuple[int, ...]
+    tile: str
+    num_warps: int
+    num_stages: int
+    shared: int
+    registers: int | None
+    wgmma: bool
+    tma: bool
+    asm: dict[str, Any]
+
+    def line(self) -> str:
+        regs = f"{self.registers} registers" if self.registers is not None else "registers unknown"
+        yes = {True: "yes", False: "no"}
+        return (
+            f"{self.kernel}: {self.tile}, num_warps {self.num_warps}, num_stages {self.num_stages}, "
+            f"shared {self.shared} B, {regs}, wgmma {yes[self.wgmma]}, TMA {yes[self.tma]}, grid {list(self.grid)}"
+        )
+
+
+def target_arch(name: str) -> int:
+    arch = TARGETS.get(name)
+    if arch is None:
+        raise CroqError(f"unknown target '{name}'", hint=f"targets: {', '.join(TARGETS)}")
+    return arch
+
+
+def block_tile(ttgir: str) -> str:
+    """The largest dot of a kernel as ``dot MxNxK``, else its largest register tile."""
+    dots = [(int(m), int(n2), int(k)) for m, k, k2, n2 in _DOT.findall(ttgir) if k == k2]
+    if dots:
+        m, n, k = max(dots, key=lambda d: d[0] * d[1])
+        return f"dot {m}x{n}x{k}"
+    shapes = [[int(x) for x in s.rstrip("x").split("x")] for s in _TENSOR.findall(ttgir)]
+    if not shapes:
+        return "scalar"
+    best = max(shapes, key=lambda s: (_product(s), len(s)))
+    return "tile " + "x".join(map(str, best))
+
+
+def _product(dims: Sequence[int]) -> int:
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
+def registers(cubin: bytes) -> int | None:
+    """Registers per thread, from ``cuobjdump --dump-resource-usage`` (shipped in Triton's wheel)."""
+    import triton
+
+    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    if not tool.exists() or not cubin:
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        try:
+            out = subprocess.run(
+                [str(tool), "--dump-resource-usage", f.name], capture_output=True, text=True, timeout=60
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+    found = _REG.search(out.stdout)
+    return int(found.group(1)) if found else None
+
+
+def compile_file(
+    path: str,
+    *,
+    sizes: dict[str, int],
+    functions: Sequence[str] | None = None,
+    defines: dict[str, str] | None = None,
+    schedule: str = "source",
+    target: str = "sm_90a",
+) -> list[tuple[str, list[KernelReport]]]:
+    """Compile every kernel of the chosen functions for ``target``: (function, reports) pairs."""
+    arch = target_arch(target)
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        raise CroqError(
+            "compiling for a GPU target needs Triton out of interpreter mode",
+            hint="unset TRITON_INTERPRET for this command",
+        )
+    os.environ["TRITON_INTERPRET"] = "0"
+    import torch
+
+    from .api import load
+    from .frontend.driver import parse_file
+    from .runner import _make_inputs
+    from .runtime.aot import compile_launch, record
+
+    if not torch.cuda.is_available():
+        os.environ.setdefault("CROQ2TRITON_NUM_SMS", str(TARGET_SMS[arch]))
+    mod = load(path, defines=defines, interpret=False, schedule=schedule)
+    tu = parse_file(path, defines=defines)
+    translation = mod.__croq_translation__
+    known = [f.name for f in tu.functions]
+    if not known:
+        raise CroqError(f"no __co__ function in {path}")
+    missing = [f for f in functions or [] if f not in known]
+    if missing:
+        raise CroqError(
+            f"no __co__ function named {', '.join(missing)} in {path}", hint=f"functions: {', '.join(known)}"
+        )
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    out: list[tuple[str, list[KernelReport]]] = []
+    for fn in tu.functions:
+        if functions and fn.name not in functions:
+            continue
+        if fn.name in translation.failed:
+            raise translation.failed[fn.name]
+        args = _make_inputs(fn, sizes, device)
+        reports = []
+        for launch in record(getattr(mod, fn.name), *args):
+            name = launch.kernel.__name__
+            try:
+                kernel = compile_launch(launch, arch=arch)
+            except Exception as e:  # noqa: BLE001 - Triton's own compile errors, reported per kernel
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise CroqError(
+                    f"{fn.name}: kernel {name} does not compile for {target}: {type(e).__name__}: {first[:400]}",
+                    fn.span,
+                    "this is a translator bug unless the source asks for something the target lacks; "
+                    "rerun with --debug for the whole message",
+                ) from e
+            ptx, ttgir = kernel.asm["ptx"], kernel.asm["ttgir"]
+            reports.append(
+                KernelReport(
+                    kernel=name,
+                    grid=launch.grid,
+                    tile=block_tile(ttgir),
+                    num_warps=kernel.metadata.num_warps,
+                    num_stages=kernel.metadata.num_stages,
+                    shared=kernel.metadata.shared,
+                    registers=registers(kernel.asm.get("cubin", b"")),
+                    wgmma="wgmma.mma_async" in ptx,
+                    tma="cp.async.bulk.tensor" in ptx,
+                    asm={k: kernel.asm[k] for k in EMITS if k in kernel.asm},
+                )
+            )
+        out.append((fn.name, reports))
+    return out

@@ -1,0 +1,65 @@
+"""``croq2triton compile``: the translation built for sm_90a on the CPU, one summary line per kernel.
+
+Each call runs in a fresh process: Triton's interpreter mode is process-wide and the rest of the
+suite runs with TRITON_INTERPRET=1.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import EXAMPLES, REPO
+
+from croq2triton.compiler import block_tile
+
+
+def _compile(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "CROQ2TRITON_NUM_SMS")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(
+        [sys.executable, "-m", "croq2triton", "compile", *args], capture_output=True, text=True, env=env, timeout=600
+    )
+
+
+@pytest.mark.slow
+def test_auto_schedule_summary_of_gemm_v3() -> None:
+    r = _compile(str(EXAMPLES / "gemm_v3.co"), "--size", "M=8192,N=8192,K=8192", "--schedule", "auto")
+    assert r.returncode == 0, r.stderr
+    line = r.stdout.strip()
+    assert line.startswith("matmul: matmul_k0: dot 128x256x64, num_warps 8, ")
+    assert "wgmma yes, TMA yes" in line and "registers" in line and "grid [132]" in line  # persistent on 132 SMs
+
+
+@pytest.mark.slow
+def test_source_schedule_and_an_elementwise_kernel() -> None:
+    r = _compile(str(EXAMPLES / "gemm_v3.co"), "--size", "M=512,N=512,K=256")
+    assert r.returncode == 0, r.stderr
+    assert "dot 64x128x64" in r.stdout and "wgmma yes" in r.stdout  # the tile v3 states
+    r = _compile(str(EXAMPLES / "vadd.co"), "--size", "N=5000", "--emit", "ptx")
+    assert r.returncode == 0, r.stderr
+    assert ".target sm_90a" in r.stdout and "wgmma no, TMA no" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--target", "sm_70"], "unknown target 'sm_70'"),
+        (["--func", "nope"], "no __co__ function named nope"),
+    ],
+)
+def test_compile_errors(args: list[str], message: str) -> None:
+    r = _compile(str(EXAMPLES / "vadd.co"), *args)
+    assert r.returncode == 1 and message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_block_tile_reads_the_largest_dot_or_tile() -> None:
+    ttgir = (
+        "%1 = ttng.warp_group_dot %a, %b, %c {isAsync = true} : !ttg.memdesc<128x64xf16, #s> * "
+        "!ttg.memdesc<64x256xf16, #s2> -> tensor<128x256xf32, #m>\n"
+        "%2 = tt.dot %x, %y, %z : tensor<64x32xf16, #d> * tensor<32x64xf16, #e> -> tensor<64x64xf32, #f>\n"
+    )
+    assert block_tile(ttgir) == "dot 128x256x64"
+    assert block_tile("%3 = tt.load %p : tensor<1024x!tt.ptr<f32>>\n%4 = arith.addf : tensor<16x32xf32>") == "tile 1024"
