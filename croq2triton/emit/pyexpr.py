@@ -1,0 +1,151 @@
+"""Tile-IR expressions as Python ``ast`` nodes, for kernel code (Triton) or launcher code (torch).
+
+The two differ where Python's and C's integer division differ: in a kernel ``//`` and ``%`` on
+integers are Triton's, which truncate like C (and like Croqtile's ``/``); on the host Python's
+``//`` floors, so a division whose operands may be negative goes through ``_rt.idiv`` /
+``_rt.imod`` there.  ``ast.unparse`` then writes the fewest parentheses the precedence needs.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import Literal
+
+from ..tir import expr as E
+
+Where_ = Literal["kernel", "host"]
+
+TL_TYPES = {
+    "i1": "int1",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "f8e4": "float8e4nv",
+    "f8e5": "float8e5",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "f32": "float32",
+    "f64": "float64",
+}
+
+_BINOPS: dict[str, ast.operator] = {
+    "+": ast.Add(),
+    "-": ast.Sub(),
+    "*": ast.Mult(),
+    "&": ast.BitAnd(),
+    "|": ast.BitOr(),
+}
+_CMPOPS: dict[str, ast.cmpop] = {
+    "<": ast.Lt(),
+    "<=": ast.LtE(),
+    ">": ast.Gt(),
+    ">=": ast.GtE(),
+    "==": ast.Eq(),
+    "!=": ast.NotEq(),
+}
+
+
+def name(text: str) -> ast.expr:
+    """``a.b.c`` as nested attribute nodes."""
+    parts = text.split(".")
+    out: ast.expr = ast.Name(parts[0], ast.Load())
+    for p in parts[1:]:
+        out = ast.Attribute(out, p, ast.Load())
+    return out
+
+
+def call(fn: str, *args: ast.expr, **kwargs: ast.expr) -> ast.expr:
+    return ast.Call(name(fn), list(args), [ast.keyword(k, v) for k, v in kwargs.items()])
+
+
+def tl_type(dtype: str) -> ast.expr:
+    return name(f"tl.{TL_TYPES[dtype]}")
+
+
+def constant(value: E.Number) -> ast.expr:
+    if isinstance(value, float) and math.isinf(value):
+        return call("float", ast.Constant("inf" if value > 0 else "-inf"))
+    if isinstance(value, float) and math.isnan(value):
+        return call("float", ast.Constant("nan"))
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+        return ast.UnaryOp(ast.USub(), ast.Constant(-value))
+    return ast.Constant(value)
+
+
+def to_ast(e: E.Expr, where: Where_ = "kernel") -> ast.expr:
+    """``e`` (folded first) as a Python expression for a kernel or a launcher."""
+    return _node(E.fold(e), where)
+
+
+def to_source(e: E.Expr, where: Where_ = "kernel") -> str:
+    return ast.unparse(to_ast(e, where))
+
+
+def _node(e: E.Expr, where: Where_) -> ast.expr:
+    if isinstance(e, E.Const):
+        return constant(e.value)
+    if isinstance(e, E.Var):
+        return ast.Name(e.name, ast.Load())
+    if isinstance(e, E.Arange):
+        return call("tl.arange", ast.Constant(0), ast.Constant(e.n))
+    if isinstance(e, E.Lift):
+        return _lift(_node(e.value, where), e.rank, e.dims)
+    if isinstance(e, E.Un):
+        op: ast.unaryop = ast.USub() if e.op == "-" else ast.Invert()
+        if e.op == "!" and where == "host":
+            op = ast.Not()
+        return ast.UnaryOp(op, _node(e.value, where))
+    if isinstance(e, E.Cast):
+        if where == "host":
+            return _host_cast(_node(e.value, where), e.type)
+        return call_method(_node(e.value, where), "to", tl_type(e.type))
+    if isinstance(e, E.CDiv):
+        fn = "tl.cdiv" if where == "kernel" else "_rt.cdiv"
+        return call(fn, _node(e.lhs, where), _node(e.rhs, where))
+    if isinstance(e, E.Where):
+        return call("tl.where", _node(e.cond, where), _node(e.then, where), _node(e.other, where))
+    if isinstance(e, E.Full):
+        shape = ast.List([ast.Constant(d) for d in e.dims], ast.Load())
+        if e.value == 0 and not isinstance(e.value, bool):
+            return call("tl.zeros", shape, tl_type(e.type))
+        return call("tl.full", shape, constant(e.value), tl_type(e.type))
+    if isinstance(e, E.Call):
+        return call(f"tl.{e.fn}" if where == "kernel" else f"math.{e.fn}", *(_node(a, where) for a in e.args))
+    assert isinstance(e, E.Bin), e
+    lhs, rhs = _node(e.lhs, where), _node(e.rhs, where)
+    if e.op in _BINOPS:
+        return ast.BinOp(lhs, _BINOPS[e.op], rhs)
+    if e.op in _CMPOPS:
+        return ast.Compare(lhs, [_CMPOPS[e.op]], [rhs])
+    if e.op in ("min", "max"):
+        fn = {"min": "tl.minimum", "max": "tl.maximum"}[e.op] if where == "kernel" else e.op
+        return call(fn, lhs, rhs)
+    integer = E.is_int(e.lhs.dtype) and E.is_int(e.rhs.dtype)
+    if not integer:
+        return ast.BinOp(lhs, ast.Div() if e.op == "/" else ast.Mod(), rhs)
+    if where == "host" and not (E.nonneg(e.lhs) and E.nonneg(e.rhs)):
+        return call("_rt.idiv" if e.op == "/" else "_rt.imod", lhs, rhs)
+    return ast.BinOp(lhs, ast.FloorDiv() if e.op == "/" else ast.Mod(), rhs)
+
+
+def call_method(obj: ast.expr, method: str, *args: ast.expr) -> ast.expr:
+    return ast.Call(ast.Attribute(obj, method, ast.Load()), list(args), [])
+
+
+def _lift(value: ast.expr, rank: int, dims: tuple[int, ...]) -> ast.expr:
+    items: list[ast.expr] = [ast.Slice() if d in dims else ast.Constant(None) for d in range(rank)]
+    return ast.Subscript(value, ast.Tuple(items, ast.Load()), ast.Load())
+
+
+def _host_cast(value: ast.expr, dtype: str) -> ast.expr:
+    if dtype == "i1":
+        return call("bool", value)
+    if E.is_int(dtype):
+        return call("int", value)
+    return call("float", value)

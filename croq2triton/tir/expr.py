@@ -1,0 +1,744 @@
+"""Index and value expressions of the tile IR: immutable trees with shapes, folding and bounds.
+
+An expression is a tree of small frozen dataclasses.  Every node knows its element type
+(``dtype``: ``"i32"``, ``"i64"``, ``"f32"``, ``"f16"``, ``"bool"`` ...) and its block shape
+(``shape``: ``()`` for a scalar, ``(64,)`` for ``tl.arange(0, 64)``, ``(64, 1)`` once lifted to
+the rows of a 2-D tile).  Shapes broadcast as in Triton: each dimension is equal or 1.
+
+Integer arithmetic has C semantics (``Bin("/")`` truncates towards zero, like Croqtile's ``/``
+and Triton's integer ``//``); ``CDiv`` is ceiling division of non-negative operands.
+
+:func:`fold` rewrites a tree into a canonical form: constants folded, ``x * 1`` / ``x + 0`` /
+``0 * x`` gone, sums of products collected into one polynomial (so ``a * 64 + b - b`` is
+``a * 64``, in the order the terms were first written), comparisons decided where the bounds of
+both sides decide them.  :func:`same` compares two expressions by meaning: equal canonical forms.
+:func:`bounds` gives an interval (``None`` where unbounded) from the ranges of the variables.
+Two extents are never compared by their spelling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+Number = int | float | bool
+Shape = tuple[int, ...]
+
+INT_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+ARITH = ("+", "-", "*", "/", "%")
+COMPARE = ("<", "<=", ">", ">=", "==", "!=")
+LOGIC = ("&", "|")
+BINARY = ARITH + COMPARE + LOGIC + ("min", "max")
+
+
+class ShapeError(ValueError):
+    """Operands whose block shapes do not broadcast (an internal error of the lifting)."""
+
+
+def broadcast(*shapes: Shape) -> Shape:
+    rank = max((len(s) for s in shapes), default=0)
+    out = [1] * rank
+    for s in shapes:
+        padded = (1,) * (rank - len(s)) + tuple(s)
+        for i, d in enumerate(padded):
+            if d != 1 and out[i] not in (1, d):
+                raise ShapeError(f"shapes {list(shapes)} do not broadcast")
+            if d != 1:
+                out[i] = d
+    return tuple(out)
+
+
+def is_int(dtype: str) -> bool:
+    return dtype in INT_TYPES
+
+
+@dataclass(frozen=True)
+class Expr:
+    """Base class; use the subclasses."""
+
+    @property
+    def dtype(self) -> str:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    @property
+    def shape(self) -> Shape:  # pragma: no cover
+        raise NotImplementedError
+
+    def children(self) -> tuple[Expr, ...]:
+        return ()
+
+    # builders: fold as they go, so trees built from them are canonical
+    def __add__(self, other: Expr | int) -> Expr:
+        return fold(Bin("+", self, wrap(other)))
+
+    def __radd__(self, other: int) -> Expr:
+        return fold(Bin("+", wrap(other), self))
+
+    def __sub__(self, other: Expr | int) -> Expr:
+        return fold(Bin("-", self, wrap(other)))
+
+    def __rsub__(self, other: int) -> Expr:
+        return fold(Bin("-", wrap(other), self))
+
+    def __mul__(self, other: Expr | int) -> Expr:
+        return fold(Bin("*", self, wrap(other)))
+
+    def __rmul__(self, other: int) -> Expr:
+        return fold(Bin("*", wrap(other), self))
+
+    def lt(self, other: Expr | int) -> Expr:
+        return fold(Bin("<", self, wrap(other)))
+
+    def walk(self) -> Iterable[Expr]:
+        yield self
+        for c in self.children():
+            yield from c.walk()
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    value: Number
+    type: str = "i32"
+
+    @property
+    def dtype(self) -> str:
+        return self.type
+
+    @property
+    def shape(self) -> Shape:
+        return ()
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    """A named scalar or tile: a kernel argument, a program id, a loop counter, a let-bound value.
+
+    ``lo`` / ``hi`` are inclusive bounds where known (a program id of a grid of 8: 0 and 7)."""
+
+    name: str
+    type: str = "i32"
+    lo: int | None = None
+    hi: int | None = None
+    dims: Shape = ()
+
+    @property
+    def dtype(self) -> str:
+        return self.type
+
+    @property
+    def shape(self) -> Shape:
+        return self.dims
+
+
+@dataclass(frozen=True)
+class Arange(Expr):
+    """``tl.arange(0, n)``: a lane axis of ``n`` (a power of two) elements."""
+
+    n: int
+
+    @property
+    def dtype(self) -> str:
+        return "i32"
+
+    @property
+    def shape(self) -> Shape:
+        return (self.n,)
+
+
+@dataclass(frozen=True)
+class Lift(Expr):
+    """``x[:, None]``-style placement of the dims of ``value`` at ``dims`` of a rank-``rank`` block."""
+
+    value: Expr
+    rank: int
+    dims: tuple[int, ...]
+
+    @property
+    def dtype(self) -> str:
+        return self.value.dtype
+
+    @property
+    def shape(self) -> Shape:
+        out = [1] * self.rank
+        for d, n in zip(self.dims, self.value.shape, strict=True):
+            out[d] = n
+        return tuple(out)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True)
+class Bin(Expr):
+    op: str
+    lhs: Expr
+    rhs: Expr
+
+    def __post_init__(self) -> None:
+        if self.op not in BINARY:
+            raise ValueError(f"unknown binary operator {self.op!r}")
+        broadcast(self.lhs.shape, self.rhs.shape)  # raises ShapeError
+
+    @property
+    def dtype(self) -> str:
+        if self.op in COMPARE:
+            return "i1"
+        return promote(self.lhs.dtype, self.rhs.dtype)
+
+    @property
+    def shape(self) -> Shape:
+        return broadcast(self.lhs.shape, self.rhs.shape)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.lhs, self.rhs)
+
+
+@dataclass(frozen=True)
+class Un(Expr):
+    op: str  # "-", "~", "!"
+    value: Expr
+
+    @property
+    def dtype(self) -> str:
+        return "i1" if self.op == "!" else self.value.dtype
+
+    @property
+    def shape(self) -> Shape:
+        return self.value.shape
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True)
+class CDiv(Expr):
+    """Ceiling division of non-negative integers (Croqtile's ``cdiv``)."""
+
+    lhs: Expr
+    rhs: Expr
+
+    @property
+    def dtype(self) -> str:
+        return promote(self.lhs.dtype, self.rhs.dtype)
+
+    @property
+    def shape(self) -> Shape:
+        return broadcast(self.lhs.shape, self.rhs.shape)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.lhs, self.rhs)
+
+
+@dataclass(frozen=True)
+class Cast(Expr):
+    value: Expr
+    type: str
+
+    @property
+    def dtype(self) -> str:
+        return self.type
+
+    @property
+    def shape(self) -> Shape:
+        return self.value.shape
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True)
+class Where(Expr):
+    cond: Expr
+    then: Expr
+    other: Expr
+
+    def __post_init__(self) -> None:
+        broadcast(self.cond.shape, self.then.shape, self.other.shape)
+
+    @property
+    def dtype(self) -> str:
+        return promote(self.then.dtype, self.other.dtype)
+
+    @property
+    def shape(self) -> Shape:
+        return broadcast(self.cond.shape, self.then.shape, self.other.shape)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.cond, self.then, self.other)
+
+
+@dataclass(frozen=True)
+class Full(Expr):
+    """``tl.full(shape, value, dtype)`` (``tl.zeros`` when the value is 0)."""
+
+    dims: Shape
+    value: Number
+    type: str
+
+    @property
+    def dtype(self) -> str:
+        return self.type
+
+    @property
+    def shape(self) -> Shape:
+        return self.dims
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """An elementwise math function (``exp``, ``sqrt``, ``maximum`` ...) of its arguments."""
+
+    fn: str
+    args: tuple[Expr, ...]
+    type: str
+
+    @property
+    def dtype(self) -> str:
+        return self.type
+
+    @property
+    def shape(self) -> Shape:
+        return broadcast(*(a.shape for a in self.args))
+
+    def children(self) -> tuple[Expr, ...]:
+        return self.args
+
+
+def promote(a: str, b: str) -> str:
+    """The type of ``a op b``: floats win over integers, wider over narrower."""
+    order = ["i1", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f8e4", "f8e5", "f16", "bf16", "f32", "f64"]
+    if a == b:
+        return a
+    ia = order.index(a) if a in order else len(order)
+    ib = order.index(b) if b in order else len(order)
+    return a if ia >= ib else b
+
+
+def wrap(x: Expr | int | float | bool) -> Expr:
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, bool):
+        return Const(x, "i1")
+    if isinstance(x, int):
+        return Const(x, "i32")
+    return Const(float(x), "f32")
+
+
+# ------------------------------------------------------------------ bounds
+
+Interval = tuple[int | None, int | None]
+
+
+def bounds(e: Expr) -> Interval:
+    """Inclusive integer bounds of ``e`` over every lane and every value of its variables."""
+    if isinstance(e, Const):
+        return (int(e.value), int(e.value)) if isinstance(e.value, (int, bool)) else (None, None)
+    if isinstance(e, Var):
+        return (e.lo, e.hi)
+    if isinstance(e, Arange):
+        return (0, e.n - 1)
+    if isinstance(e, (Lift, Cast)) and is_int(e.dtype):
+        return bounds(e.value)
+    if isinstance(e, Where):
+        a, b = bounds(e.then), bounds(e.other)
+        return (_min(a[0], b[0]), _max(a[1], b[1]))
+    if isinstance(e, CDiv):
+        (alo, ahi), (blo, bhi) = bounds(e.lhs), bounds(e.rhs)
+        if alo is not None and alo >= 0 and blo is not None and blo > 0:
+            lo = -(-alo // bhi) if bhi is not None else 0
+            return (lo, -(-ahi // blo) if ahi is not None else None)
+        return (None, None)
+    if isinstance(e, Bin) and e.op in COMPARE + LOGIC and e.dtype == "i1":
+        return (0, 1)
+    if isinstance(e, Bin):
+        a, b = bounds(e.lhs), bounds(e.rhs)
+        if e.op == "+":
+            return (_add(a[0], b[0]), _add(a[1], b[1]))
+        if e.op == "-":
+            return (_add(a[0], _neg(b[1])), _add(a[1], _neg(b[0])))
+        if e.op == "*":
+            return _mul(a, b)
+        if e.op == "/" and b[0] is not None and b[0] > 0 and a[0] is not None and a[0] >= 0:
+            return (a[0] // b[1] if b[1] is not None else 0, a[1] // b[0] if a[1] is not None else None)
+        if e.op == "%" and b[1] is not None and b[0] is not None and b[0] > 0 and a[0] is not None and a[0] >= 0:
+            return (0, b[1] - 1 if a[1] is None or a[1] >= b[1] - 1 else a[1])
+        if e.op == "min":
+            return (_min(a[0], b[0]), _min2(a[1], b[1]))
+        if e.op == "max":
+            return (_max2(a[0], b[0]), _max(a[1], b[1]))
+    return (None, None)
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
+
+
+def _neg(a: int | None) -> int | None:
+    return None if a is None else -a
+
+
+def _min(a: int | None, b: int | None) -> int | None:
+    """The smaller lower bound (unbounded if either is)."""
+    return None if a is None or b is None else min(a, b)
+
+
+def _max(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else max(a, b)
+
+
+def _min2(a: int | None, b: int | None) -> int | None:
+    """Upper bound of ``min``: either bound holds."""
+    if a is None:
+        return b
+    return a if b is None else min(a, b)
+
+
+def _max2(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    return a if b is None else max(a, b)
+
+
+def _mul(a: Interval, b: Interval) -> Interval:
+    if None in a or None in b:
+        nonneg = a[0] is not None and a[0] >= 0 and b[0] is not None and b[0] >= 0
+        return (a[0] * b[0] if nonneg else None, None)  # type: ignore[operator]
+    corners = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]  # type: ignore[operator]
+    return (min(corners), max(corners))
+
+
+def nonneg(e: Expr) -> bool:
+    lo = bounds(e)[0]
+    return lo is not None and lo >= 0
+
+
+# ------------------------------------------------------------------ folding
+
+# A polynomial: monomials (a tuple of atom factors, in first-seen order) with integer coefficients.
+# Atoms are expressions that are not + - * of integers (variables, aranges, divisions, calls ...).
+_Poly = dict[tuple[Expr, ...], int]
+
+
+def _c_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _poly(e: Expr) -> _Poly | None:
+    """``e`` as a polynomial over its atoms, or None when it is not an integer expression."""
+    if not is_int(e.dtype) or e.dtype == "i1":
+        return None
+    if isinstance(e, Const):
+        return {(): int(e.value)}
+    if isinstance(e, Bin) and e.op in ("+", "-", "*"):
+        a, b = _poly(e.lhs), _poly(e.rhs)
+        if a is None or b is None:
+            return None
+        if e.op == "*":
+            out: _Poly = {}
+            for ma, ca in a.items():
+                for mb, cb in b.items():
+                    key = _monomial(ma + mb)
+                    out[key] = out.get(key, 0) + ca * cb
+            return out
+        out = dict(a)
+        sign = 1 if e.op == "+" else -1
+        for m, c in b.items():
+            out[m] = out.get(m, 0) + sign * c
+        return out
+    return {(e,): 1}
+
+
+def _monomial(factors: tuple[Expr, ...]) -> tuple[Expr, ...]:
+    """Factors in a canonical order (by their printed form) so ``a * b`` and ``b * a`` meet."""
+    return tuple(sorted(factors, key=_order_key))
+
+
+def _order_key(e: Expr) -> tuple[int, str]:
+    # variables before aranges before anything else; then by spelling, only to be deterministic
+    rank = 0 if isinstance(e, Var) else 1 if isinstance(e, (Arange, Lift)) else 2
+    return (rank, repr(e))
+
+
+def _from_poly(p: _Poly, dtype: str) -> Expr:
+    terms = [(m, c) for m, c in p.items() if c != 0 and m != ()]
+    const = p.get((), 0)
+    out: Expr | None = None
+    for m, c in terms:
+        term: Expr = m[0]
+        for f in m[1:]:
+            term = Bin("*", term, f)
+        mag = abs(c)
+        if mag != 1:
+            term = Bin("*", term, Const(mag, dtype))
+        if out is None:
+            out = term if c > 0 else Un("-", term)
+        else:
+            out = Bin("+" if c > 0 else "-", out, term)
+    if out is None:
+        return Const(const, dtype)
+    if const > 0:
+        out = Bin("+", out, Const(const, dtype))
+    elif const < 0:
+        out = Bin("-", out, Const(-const, dtype))
+    return out
+
+
+def fold(e: Expr) -> Expr:
+    """The canonical form of ``e`` (see the module docstring)."""
+    if isinstance(e, (Const, Var, Arange, Full)):
+        return e
+    if isinstance(e, Lift):
+        return _fold_lift(fold(e.value), e.rank, e.dims)
+    if isinstance(e, Cast):
+        v = fold(e.value)
+        if v.dtype == e.type:
+            return v
+        if isinstance(v, Const) and is_int(e.type) and e.type != "i1" and isinstance(v.value, (int, bool)):
+            return Const(int(v.value), e.type)
+        return Cast(v, e.type)
+    if isinstance(e, Un):
+        v = fold(e.value)
+        if isinstance(v, Const) and e.op == "-" and not isinstance(v.value, bool):
+            return Const(-v.value, v.type)
+        if isinstance(v, Const) and e.op == "!":
+            return Const(not v.value, "i1")
+        if e.op == "-" and is_int(v.dtype):
+            p = _poly(v)
+            if p is not None:
+                return _from_poly({m: -c for m, c in p.items()}, v.dtype)
+        return Un(e.op, v)
+    if isinstance(e, Where):
+        c, a, b = fold(e.cond), fold(e.then), fold(e.other)
+        if isinstance(c, Const):
+            return a if c.value else b
+        if same(a, b):
+            return a
+        return Where(c, a, b)
+    if isinstance(e, CDiv):
+        return _fold_cdiv(fold(e.lhs), fold(e.rhs))
+    if isinstance(e, Call):
+        return Call(e.fn, tuple(fold(a) for a in e.args), e.type)
+    assert isinstance(e, Bin), e
+    a, b = fold(e.lhs), fold(e.rhs)
+    if e.op in ("+", "-", "*") and is_int(a.dtype) and is_int(b.dtype) and "i1" not in (a.dtype, b.dtype):
+        p = _poly(Bin(e.op, a, b))
+        assert p is not None
+        return _from_poly(p, promote(a.dtype, b.dtype))
+    if e.op in ("+", "-", "*"):
+        return _fold_float(e.op, a, b)
+    if e.op in ("/", "%"):
+        return _fold_div(e.op, a, b)
+    if e.op in COMPARE:
+        return _fold_compare(e.op, a, b)
+    if e.op in LOGIC:
+        return _fold_logic(e.op, a, b)
+    return _fold_minmax(e.op, a, b)
+
+
+def _fold_lift(v: Expr, rank: int, dims: tuple[int, ...]) -> Expr:
+    """Lifts sit on the leaves (aranges, named tiles), so ``(p * 64 + arange)[:, None]`` and
+    ``p * 64 + arange[:, None]`` have one canonical form; scalars need no lift."""
+    if v.shape == ():
+        return v
+    if dims == tuple(range(rank)):
+        return v
+    if isinstance(v, Lift):  # a lift of a lift: compose the placements
+        return _fold_lift(v.value, rank, tuple(dims[d] for d in v.dims))
+    if isinstance(v, Bin):
+        return fold(Bin(v.op, _lift_operand(v.lhs, v.shape, rank, dims), _lift_operand(v.rhs, v.shape, rank, dims)))
+    if isinstance(v, Un):
+        return fold(Un(v.op, _fold_lift(v.value, rank, dims)))
+    if isinstance(v, Cast):
+        return fold(Cast(_fold_lift(v.value, rank, dims), v.type))
+    return Lift(v, rank, dims)
+
+
+def _lift_operand(x: Expr, full: Shape, rank: int, dims: tuple[int, ...]) -> Expr:
+    if x.shape == ():
+        return x
+    if len(x.shape) != len(full):
+        raise ShapeError(f"cannot lift an operand of shape {x.shape} within {full}")
+    return _fold_lift(x, rank, dims)
+
+
+def _fold_float(op: str, a: Expr, b: Expr) -> Expr:
+    if isinstance(a, Const) and isinstance(b, Const):
+        value = {"+": a.value + b.value, "-": a.value - b.value, "*": a.value * b.value}[op]
+        return Const(value, promote(a.type, b.type))
+    if op == "*" and isinstance(b, Const) and b.value == 1:
+        return a
+    if op == "*" and isinstance(a, Const) and a.value == 1:
+        return b
+    if op in ("+", "-") and isinstance(b, Const) and b.value == 0:
+        return a
+    if op == "+" and isinstance(a, Const) and a.value == 0:
+        return b
+    return Bin(op, a, b)
+
+
+def _fold_div(op: str, a: Expr, b: Expr) -> Expr:
+    if isinstance(b, Const) and isinstance(b.value, int) and b.value != 0 and is_int(a.dtype):
+        d = b.value
+        if isinstance(a, Const) and isinstance(a.value, int):
+            q = _c_div(a.value, d)
+            return Const(q if op == "/" else a.value - d * q, promote(a.type, b.type))
+        if op == "/" and d == 1:
+            return a
+        if op == "%" and abs(d) == 1:
+            return Const(0, a.dtype)
+        p = _poly(a)
+        if p is not None and d > 0 and nonneg(a) and all(c % d == 0 for c in p.values()):
+            # (64 * x + 128) / 64 == x + 2 and (64 * x) % 64 == 0 for non-negative terms
+            if op == "%":
+                return Const(0, a.dtype)
+            return _from_poly({m: c // d for m, c in p.items()}, a.dtype)
+        lo, hi = bounds(a)
+        if lo is not None and hi is not None and d > 0 and lo >= 0 and hi < d:
+            return Const(0, a.dtype) if op == "/" else a
+    return Bin(op, a, b)
+
+
+def _fold_cdiv(a: Expr, b: Expr) -> Expr:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(-(-int(a.value) // int(b.value)), promote(a.type, b.type))
+    if isinstance(b, Const) and b.value == 1:
+        return a
+    p = _poly(a)
+    divisible = isinstance(b, Const) and isinstance(b.value, int) and b.value > 0 and p is not None and nonneg(a)
+    if divisible and all(c % b.value == 0 for c in p.values()):  # type: ignore[union-attr, operator]
+        return _from_poly({m: c // b.value for m, c in p.items()}, a.dtype)
+    return CDiv(a, b)
+
+
+def _fold_compare(op: str, a: Expr, b: Expr) -> Expr:
+    if is_int(a.dtype) and is_int(b.dtype):
+        diff = fold(Bin("-", a, b)) if "i1" not in (a.dtype, b.dtype) else None
+        if diff is not None:
+            lo, hi = bounds(diff)
+            verdict = _decide(op, lo, hi)
+            if verdict is not None:
+                return Const(verdict, "i1")
+    elif isinstance(a, Const) and isinstance(b, Const):
+        return Const(_compare(op, a.value, b.value), "i1")
+    return Bin(op, a, b)
+
+
+def _compare(op: str, a: Number, b: Number) -> bool:
+    table: dict[str, Callable[[Number, Number], bool]] = {
+        "<": lambda x, y: x < y,
+        "<=": lambda x, y: x <= y,
+        ">": lambda x, y: x > y,
+        ">=": lambda x, y: x >= y,
+        "==": lambda x, y: x == y,
+        "!=": lambda x, y: x != y,
+    }
+    return table[op](a, b)
+
+
+def _decide(op: str, lo: int | None, hi: int | None) -> bool | None:
+    """The truth of ``d op 0`` for every ``d`` in [lo, hi], where the interval decides it."""
+    if op == "<":
+        return True if hi is not None and hi < 0 else False if lo is not None and lo >= 0 else None
+    if op == "<=":
+        return True if hi is not None and hi <= 0 else False if lo is not None and lo > 0 else None
+    if op == ">":
+        return True if lo is not None and lo > 0 else False if hi is not None and hi <= 0 else None
+    if op == ">=":
+        return True if lo is not None and lo >= 0 else False if hi is not None and hi < 0 else None
+    if op == "==":
+        if lo is not None and lo == hi == 0:
+            return True
+        return False if (lo is not None and lo > 0) or (hi is not None and hi < 0) else None
+    if lo is not None and lo == hi == 0:
+        return False
+    return True if (lo is not None and lo > 0) or (hi is not None and hi < 0) else None
+
+
+def _fold_logic(op: str, a: Expr, b: Expr) -> Expr:
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, Const):
+            if op == "&":
+                return _broadcast_const(y, x) if not x.value else y
+            return _broadcast_const(y, x) if x.value else y
+    if same(a, b):
+        return a
+    return Bin(op, a, b)
+
+
+def _broadcast_const(other: Expr, c: Const) -> Expr:
+    # ``False & mask`` is False for every lane: keep the mask's shape so a load still gets a block
+    return c if other.shape == () else Full(other.shape, bool(c.value), "i1")
+
+
+def _fold_minmax(op: str, a: Expr, b: Expr) -> Expr:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(min(a.value, b.value) if op == "min" else max(a.value, b.value), promote(a.type, b.type))
+    if same(a, b):
+        return a
+    if is_int(a.dtype) and is_int(b.dtype):
+        lo, hi = bounds(fold(Bin("-", a, b)))
+        if hi is not None and hi <= 0:
+            return a if op == "min" else b
+        if lo is not None and lo >= 0:
+            return b if op == "min" else a
+    return Bin(op, a, b)
+
+
+def same(a: Expr, b: Expr) -> bool:
+    """Whether two expressions have the same value for every value of their variables (as far as
+    the canonical form shows: ``same`` never says True wrongly; it may miss an identity)."""
+    fa, fb = fold(a), fold(b)
+    if fa == fb:
+        return True
+    if is_int(fa.dtype) and is_int(fb.dtype) and "i1" not in (fa.dtype, fb.dtype):
+        diff = fold(Bin("-", fa, fb))
+        return isinstance(diff, Const) and diff.value == 0
+    return False
+
+
+def free_vars(e: Expr) -> list[Var]:
+    """The variables of ``e``, each once, in first-seen order."""
+    seen: dict[str, Var] = {}
+    for n in e.walk():
+        if isinstance(n, Var) and n.name not in seen:
+            seen[n.name] = n
+    return list(seen.values())
+
+
+def substitute(e: Expr, env: dict[str, Expr]) -> Expr:
+    """``e`` with the named variables replaced (and folded)."""
+    return fold(_subst(e, env))
+
+
+def _subst(e: Expr, env: dict[str, Expr]) -> Expr:
+    if isinstance(e, Var):
+        return env.get(e.name, e)
+    if isinstance(e, Lift):
+        return Lift(_subst(e.value, env), e.rank, e.dims)
+    if isinstance(e, Bin):
+        return Bin(e.op, _subst(e.lhs, env), _subst(e.rhs, env))
+    if isinstance(e, Un):
+        return Un(e.op, _subst(e.value, env))
+    if isinstance(e, CDiv):
+        return CDiv(_subst(e.lhs, env), _subst(e.rhs, env))
+    if isinstance(e, Cast):
+        return Cast(_subst(e.value, env), e.type)
+    if isinstance(e, Where):
+        return Where(_subst(e.cond, env), _subst(e.then, env), _subst(e.other, env))
+    if isinstance(e, Call):
+        return Call(e.fn, tuple(_subst(a, env) for a in e.args), e.type)
+    return e
+
+
+def conj(parts: Iterable[Expr]) -> Expr:
+    """``p0 & p1 & ...`` folded: terms that always hold are gone, a repeated term appears once."""
+    out: Expr = Const(True, "i1")
+    kept: list[Expr] = []
+    for p in parts:
+        p = fold(p)
+        if any(same(p, k) for k in kept):
+            continue
+        kept.append(p)
+        out = fold(Bin("&", out, p))
+    return out
