@@ -24,3 +24,6 @@ needs_corpus = pytest.mark.skipif(
     not MANIFEST.exists(),
     reason=f"the shared corpus is not present at {CORPUS} (set CROQ2TRITON_SHARED to its parent folder)",
 )
+
+# tests/golden holds generated modules (compared by test_golden.py), not tests
+collect_ignore = ["golden"]
