@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from croq2triton.emit.pyexpr import to_source
 from croq2triton.tir import expr as E
+from croq2triton.tir.pyexpr import to_source
 
 pid = E.Var("pid_m", lo=0, hi=None)
 M = E.Var("M", lo=1)

@@ -454,10 +454,11 @@ def _monomial(factors: tuple[Expr, ...]) -> tuple[Expr, ...]:
     return tuple(sorted(factors, key=_order_key))
 
 
-def _order_key(e: Expr) -> tuple[int, str]:
-    # variables before aranges before anything else; then by spelling, only to be deterministic
-    rank = 0 if isinstance(e, Var) else 1 if isinstance(e, (Arange, Lift)) else 2
-    return (rank, repr(e))
+def _order_key(e: Expr) -> tuple[int, int, str]:
+    # tiles before scalars (``offs_m[:, None] * stride_m``), names before other factors; then by
+    # spelling, only to be deterministic
+    rank = 0 if isinstance(e, (Var, Arange, Lift)) else 1
+    return (0 if e.shape else 1, rank, repr(e))
 
 
 def _from_poly(p: _Poly, dtype: str) -> Expr:

@@ -12,7 +12,7 @@ import ast
 import math
 from typing import Literal
 
-from ..tir import expr as E
+from . import expr as E
 
 Where_ = Literal["kernel", "host"]
 

@@ -1,0 +1,191 @@
+"""The Triton emitter: one tile-IR :class:`~croq2triton.tir.nodes.Kernel` as a ``@triton.jit``
+function.
+
+Statements become Python ``ast`` nodes (expressions through :mod:`.pyexpr`), unparsed one line
+at a time so each can carry the ``.co`` line it comes from as a comment.  Nothing here decides
+anything: offsets and masks are named because the IR names them, constants are folded because
+the IR's expressions are canonical.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..tir import expr as E
+from ..tir import nodes as N
+from ..tir.pyexpr import TL_TYPES, call, constant, name, to_ast
+
+INDENT = "    "
+LINE_LIMIT = 120
+
+
+def param(arg: N.Arg) -> str:
+    return f"{arg.name}: tl.constexpr" if isinstance(arg, N.Constexpr) else arg.name
+
+
+class KernelEmitter:
+    def __init__(self, kernel: N.Kernel, src_name: str) -> None:
+        self.kernel = kernel
+        self.src_name = src_name
+        self.args = {a.name: a for a in kernel.args}
+        self.lines: list[str] = []
+        self.last_line = 0
+
+    def emit(self) -> str:
+        k = self.kernel
+        self.lines = ["@triton.jit", *wrapped(f"def {k.name}(", [param(a) for a in k.args], "):", 0, "")]
+        if k.doc:
+            self.lines.append(f"{INDENT}{ast.unparse(ast.Expr(ast.Constant(k.doc)))}")
+        for axis, v in enumerate(k.program_ids):
+            self.line(f"{v.name} = tl.program_id({axis})", 1, k.line)
+        self.block(k.body, 1)
+        return "\n".join(self.lines) + "\n"
+
+    # -------------------------------------------------------------- lines
+    def line(self, text: str, depth: int, co_line: int, node: ast.expr | None = None, prefix: str = "") -> None:
+        comment = ""
+        if co_line and co_line != self.last_line:
+            comment = f"  # {self.src_name}:{co_line}"
+            self.last_line = co_line
+        if node is not None and isinstance(node, ast.Call) and len(INDENT * depth + text + comment) > LINE_LIMIT:
+            items = [ast.unparse(a) for a in node.args] + [f"{k.arg}={ast.unparse(k.value)}" for k in node.keywords]
+            self.lines.extend(wrapped(prefix + ast.unparse(node.func) + "(", items, ")", depth, comment))
+            return
+        self.lines.append(INDENT * depth + text + comment)
+
+    def assign(self, target: str | None, node: ast.expr, depth: int, co_line: int) -> None:
+        prefix = f"{target} = " if target else ""
+        self.line(prefix + ast.unparse(node), depth, co_line, node, prefix)
+
+    def block(self, stmts: list[N.Stmt], depth: int) -> None:
+        if not stmts:
+            self.lines.append(INDENT * depth + "pass")
+        for s in stmts:
+            self.stmt(s, depth)
+
+    def stmt(self, s: N.Stmt, depth: int) -> None:
+        if isinstance(s, (N.Let, N.Assign)):
+            self.assign(s.var.name, to_ast(s.value), depth, s.line)
+        elif isinstance(s, N.Load):
+            self.assign(s.var.name, self.load(s), depth, s.line)
+        elif isinstance(s, N.Store):
+            self.assign(None, self.store(s), depth, s.line)
+        elif isinstance(s, N.TmaLoad):
+            coords = ast.List([to_ast(c) for c in s.coords], ast.Load())
+            self.line(f"if {s.flag}:", depth, s.line)
+            self.assign(s.var.name, ast.Call(name(f"{s.desc}.load"), [coords], []), depth + 1, s.line)
+            self.line("else:", depth, s.line)
+            self.assign(s.var.name, self.load(s.fallback), depth + 1, s.line)
+        elif isinstance(s, N.TmaStore):
+            coords = ast.List([to_ast(c) for c in s.coords], ast.Load())
+            self.line(f"if {s.flag}:", depth, s.line)
+            self.assign(None, ast.Call(name(f"{s.desc}.store"), [coords, to_ast(s.value)], []), depth + 1, s.line)
+            self.line("else:", depth, s.line)
+            self.assign(None, self.store(s.fallback), depth + 1, s.line)
+        elif isinstance(s, N.Dot):
+            self.assign(s.out.name, self.dot(s), depth, s.line)
+        elif isinstance(s, N.Atomic):
+            kw = {"mask": name(s.mask.name)} if s.mask is not None else {}
+            node = call(f"tl.atomic_{s.op}", self.address(s.base, s.index), to_ast(s.value), **kw)
+            self.assign(s.result.name if s.result is not None else None, node, depth, s.line)
+        elif isinstance(s, N.For):
+            self.line(f"for {s.var.name} in {_src(self.loop_range(s))}:", depth, s.line)
+            self.block(s.body, depth + 1)
+        elif isinstance(s, N.If):
+            self.line(f"if {_src(to_ast(s.cond))}:", depth, s.line)
+            self.block(s.then, depth + 1)
+            if s.orelse:
+                self.line("else:", depth, s.line)
+                self.block(s.orelse, depth + 1)
+        else:  # pragma: no cover - every statement kind is handled above
+            raise TypeError(f"cannot emit {type(s).__name__}")
+
+    # -------------------------------------------------------------- pieces
+    def address(self, base: str, index: tuple[E.Expr, ...]) -> ast.expr:
+        arg = self.args[base]
+        if isinstance(arg, N.Scratch):
+            offset = index[0]
+        else:
+            assert isinstance(arg, N.Pointer)
+            offset = E.Const(0)
+            for i, stride in zip(index, arg.strides, strict=True):
+                offset = E.Bin("+", offset, E.Bin("*", i, E.Var(stride)))
+        # base + t0 + t1 - t2 ...: the terms of the folded offset added one by one, so the pointer
+        # reads left to right like a tutorial kernel's (no parentheses around the offset)
+        out: ast.expr = name(base)
+        for op, term in _terms(E.fold(offset)):
+            if not (isinstance(term, E.Const) and term.value == 0):
+                out = ast.BinOp(out, ast.Add() if op == "+" else ast.Sub(), to_ast(term))
+        return out
+
+    def load(self, s: N.Load) -> ast.expr:
+        kw: dict[str, ast.expr] = {}
+        if s.mask is not None:
+            kw["mask"] = name(s.mask.name)
+            if s.other is not None:
+                kw["other"] = constant(s.other)
+        value = call("tl.load", self.address(s.base, s.index), **kw)
+        if s.nan_outside and s.mask is not None:
+            value = call("_oob_fill", value, name(s.mask.name))
+        return value
+
+    def store(self, s: N.Store) -> ast.expr:
+        kw = {"mask": name(s.mask.name)} if s.mask is not None else {}
+        return call("tl.store", self.address(s.base, s.index), to_ast(s.value), **kw)
+
+    def dot(self, s: N.Dot) -> ast.expr:
+        args = [to_ast(s.a), to_ast(s.b)] + ([to_ast(s.acc)] if s.acc is not None else [])
+        kw: dict[str, ast.expr] = {}
+        if s.precision is not None:
+            kw["input_precision"] = ast.Constant(s.precision)
+        if s.out_dtype is not None:
+            kw["out_dtype"] = name(f"tl.{TL_TYPES[s.out_dtype]}")
+        return call("tl.dot", *args, **kw)
+
+    def loop_range(self, s: N.For) -> ast.expr:
+        bounds = [to_ast(s.start), to_ast(s.stop)]
+        if not (isinstance(E.fold(s.step), E.Const) and E.fold(s.step).value == 1):  # type: ignore[union-attr]
+            bounds.append(to_ast(s.step))
+        if s.pipeline is None:
+            return call("range", *bounds)
+        p = s.pipeline
+        stages = name(p.stages) if isinstance(p.stages, str) else ast.Constant(p.stages)
+        kw: dict[str, ast.expr] = {"num_stages": stages}
+        if p.warp_specialize:
+            kw["warp_specialize"] = ast.Constant(True)
+        return call("tl.range", *bounds, **kw)
+
+
+def wrapped(head: str, items: list[str], tail: str, depth: int, comment: str) -> list[str]:
+    """``head item, item tail`` on one line if it fits, else as ruff format writes it: the items on
+    one indented line if they fit there, else one a line with a trailing comma."""
+    pad = INDENT * depth
+    one = pad + head + ", ".join(items) + tail + comment
+    if len(one) <= LINE_LIMIT:
+        return [one]
+    inner = INDENT * (depth + 1) + ", ".join(items)
+    if len(inner) <= LINE_LIMIT:
+        return [pad + head + comment, inner, pad + tail]
+    return [pad + head + comment, *(INDENT * (depth + 1) + it + "," for it in items), pad + tail]
+
+
+def _terms(e: E.Expr) -> list[tuple[str, E.Expr]]:
+    """The summands of a left-leaning chain of + and -, with their signs."""
+    out: list[tuple[str, E.Expr]] = []
+    while isinstance(e, E.Bin) and e.op in ("+", "-"):
+        out.insert(0, (e.op, e.rhs))
+        e = e.lhs
+    out.insert(0, ("+", e))
+    return out
+
+
+def _src(node: ast.expr) -> str:
+    return ast.unparse(node)
+
+
+def emit_kernel(kernel: N.Kernel, src_name: str) -> str:
+    """The ``@triton.jit`` source of ``kernel`` (verified first: a bad kernel is a translator bug)."""
+    from ..tir.verify import verify
+
+    verify(kernel)
+    return KernelEmitter(kernel, src_name).emit()

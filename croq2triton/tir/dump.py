@@ -1,0 +1,89 @@
+"""The tile IR as text (``croq2triton translate --dump-ir``, golden IR dumps in the tests)."""
+
+from __future__ import annotations
+
+from . import expr as E
+from . import nodes as N
+from .pyexpr import to_source
+
+
+def _e(e: E.Expr) -> str:
+    return to_source(e)
+
+
+def _arg(a: N.Arg) -> str:
+    if isinstance(a, N.Pointer):
+        dims = ", ".join(_e(x) for x in a.extents)
+        return f"{a.name}: ptr<{a.dtype}> to {a.tensor} [{dims}] strides ({', '.join(a.strides)})"
+    if isinstance(a, N.Stride):
+        return f"{a.name}: stride {a.tensor}[{a.dim}]"
+    if isinstance(a, N.Scalar):
+        return f"{a.name}: {a.dtype} = {to_source(a.host, 'host')}"
+    if isinstance(a, N.Constexpr):
+        return f"{a.name}: constexpr = {a.value}" + (" (tunable)" if a.tunable else "")
+    if isinstance(a, N.Descriptor):
+        return f"{a.name}: descriptor of {a.tensor} block {list(a.block)} padding {a.padding}"
+    return f"{a.name}: scratch<{a.dtype}> {a.elements} per program"
+
+
+def _access(base: str, index: tuple[E.Expr, ...], mask: E.Var | None) -> str:
+    text = f"{base}[{', '.join(_e(i) for i in index)}]"
+    return text + (f" mask {mask.name}" if mask is not None else "")
+
+
+def _stmt(s: N.Stmt, depth: int, out: list[str]) -> None:
+    pad = "  " * depth
+    at = f"  @{s.line}" if s.line else ""
+    if isinstance(s, N.Let):
+        out.append(f"{pad}{s.var.name}: {s.var.type}{list(s.var.dims)} = {_e(s.value)}{at}")
+    elif isinstance(s, N.Assign):
+        out.append(f"{pad}{s.var.name} := {_e(s.value)}{at}")
+    elif isinstance(s, N.Load):
+        other = f" other {s.other}" if s.other is not None else ""
+        nan = " (nan outside when sanitizing)" if s.nan_outside else ""
+        out.append(f"{pad}{s.var.name} = load {_access(s.base, s.index, s.mask)}{other}{nan}{at}")
+    elif isinstance(s, N.Store):
+        out.append(f"{pad}store {_access(s.base, s.index, s.mask)} = {_e(s.value)}{at}")
+    elif isinstance(s, N.TmaLoad):
+        coords = ", ".join(_e(c) for c in s.coords)
+        out.append(f"{pad}{s.var.name} = tma load {s.desc}[{coords}] if {s.flag}{at}")
+        _stmt(s.fallback, depth + 1, out)
+    elif isinstance(s, N.TmaStore):
+        coords = ", ".join(_e(c) for c in s.coords)
+        out.append(f"{pad}tma store {s.desc}[{coords}] = {_e(s.value)} if {s.flag}{at}")
+        _stmt(s.fallback, depth + 1, out)
+    elif isinstance(s, N.Dot):
+        acc = f" + {_e(s.acc)}" if s.acc is not None else ""
+        out.append(f"{pad}{s.out.name} = dot({_e(s.a)}, {_e(s.b)}){acc}{at}")
+    elif isinstance(s, N.Atomic):
+        res = f"{s.result.name} = " if s.result is not None else ""
+        out.append(f"{pad}{res}atomic {s.op} {_access(s.base, s.index, s.mask)}, {_e(s.value)}{at}")
+    elif isinstance(s, N.For):
+        pipe = ""
+        if s.pipeline is not None:
+            p = s.pipeline
+            pipe = f" pipeline(stages={p.stages}, ring={p.ring}, warp_specialize={p.warp_specialize})"
+        out.append(f"{pad}for {s.var.name} in [{_e(s.start)}, {_e(s.stop)}) step {_e(s.step)}{pipe}{at}")
+        for x in s.body:
+            _stmt(x, depth + 1, out)
+    elif isinstance(s, N.If):
+        out.append(f"{pad}if {_e(s.cond)}{at}")
+        for x in s.then:
+            _stmt(x, depth + 1, out)
+        if s.orelse:
+            out.append(f"{pad}else")
+            for x in s.orelse:
+                _stmt(x, depth + 1, out)
+
+
+def dump(kernel: N.Kernel) -> str:
+    grid = ", ".join(to_source(g, "host") for g in kernel.grid)
+    out = [
+        f"kernel {kernel.name} grid ({grid}) num_warps {kernel.num_warps}"
+        + (f"  @{kernel.line}" if kernel.line else "")
+    ]
+    out.extend(f"  arg {_arg(a)}" for a in kernel.args)
+    out.extend(f"  {v.name} = program_id({i})" for i, v in enumerate(kernel.program_ids))
+    for s in kernel.body:
+        _stmt(s, 1, out)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,270 @@
+"""Kernels of the tile IR: typed arguments, statements, and what the source says about its schedule.
+
+One :class:`Kernel` is one program of a block-level ``parallel``: its grid, the arguments the
+launcher passes, and a body of statements over block-level tiles (the warpgroup / warp / thread
+levels of the source are lane axes, i.e. dimensions of the tiles).  Every statement carries the
+``.co`` line it comes from (``line``); the emitter writes it as a comment.
+
+Loads and stores name their mask (a :class:`Let` of a boolean tile) instead of repeating it; TMA
+accesses carry the masked access that replaces them where the launch-time tensor breaks TMA's
+rules; loops carry a :class:`Pipeline` when the source states one (roles, events, rings), which a
+Triton emitter collapses into ``tl.range(..., num_stages=...)`` and an explicit-schedule emitter
+can honour exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .expr import Expr, Var
+
+# ------------------------------------------------------------------ kernel arguments
+
+
+@dataclass(frozen=True)
+class Pointer:
+    """The base pointer of a tensor (``a_ptr``); ``tensor`` is the launcher's name for it, ``extents``
+    its sizes (what masks must keep accesses within), ``strides`` the :class:`Stride` arguments."""
+
+    name: str
+    tensor: str
+    dtype: str
+    extents: tuple[Expr, ...]
+    strides: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Stride:
+    """An element stride of a tensor, passed at launch (``a.stride(1)``)."""
+
+    name: str
+    tensor: str
+    dim: int
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A run-time scalar: a symbolic size (``M``) or a scalar parameter (``alpha``)."""
+
+    name: str
+    dtype: str
+    host: Expr  # how the launcher computes it
+
+
+@dataclass(frozen=True)
+class Constexpr:
+    """A compile-time parameter (``tl.constexpr``): a tile size, a flag, a tunable choice."""
+
+    name: str
+    value: int | bool
+    tunable: bool = False  # a tuning sweep may vary it without changing results
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """A host ``TensorDescriptor`` over a tensor, with the block it loads or stores."""
+
+    name: str
+    tensor: str
+    block: tuple[int, ...]
+    padding: Literal["zero", "nan"] = "zero"
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """Per-program global memory for a buffer addressed element by element."""
+
+    name: str
+    dtype: str
+    elements: int  # per program
+
+
+Arg = Pointer | Stride | Scalar | Constexpr | Descriptor | Scratch
+
+
+# ------------------------------------------------------------------ statements
+
+
+@dataclass
+class Stmt:
+    line: int = field(default=0, kw_only=True)  # the .co line (0: none)
+
+
+@dataclass
+class Let(Stmt):
+    """``var = value``: defines ``var`` (offsets, masks, values); re-binding is :class:`Assign`."""
+
+    var: Var
+    value: Expr
+
+
+@dataclass
+class Assign(Stmt):
+    """``var = value`` for a variable defined before (a loop-carried accumulator)."""
+
+    var: Var
+    value: Expr
+
+
+@dataclass
+class Load(Stmt):
+    """``var = tl.load(base + index[0] * stride[0] + ..., mask=mask, other=other)``: one element
+    index per dimension of the tensor (a :class:`Scratch` area has one, flat)."""
+
+    var: Var
+    base: str  # a Pointer or Scratch argument
+    index: tuple[Expr, ...]
+    mask: Var | None = None
+    other: float | int | None = None
+    nan_outside: bool = False  # the OOB sanitizer may fill masked-off lanes with NaN (not .zfill)
+
+
+@dataclass
+class Store(Stmt):
+    base: str
+    index: tuple[Expr, ...]
+    value: Expr
+    mask: Var | None = None
+
+
+@dataclass
+class TmaLoad(Stmt):
+    """``var = desc.load([coords])``, or ``fallback`` where the launcher found TMA's rules broken
+    (a constexpr flag chooses)."""
+
+    var: Var
+    desc: str
+    coords: tuple[Expr, ...]
+    fallback: Load
+    flag: str  # the constexpr that says whether the descriptor is used
+
+
+@dataclass
+class TmaStore(Stmt):
+    desc: str
+    coords: tuple[Expr, ...]
+    value: Expr
+    fallback: Store
+    flag: str
+
+
+@dataclass
+class Dot(Stmt):
+    """``out = tl.dot(a, b, acc)`` (``acc`` None: a fresh product)."""
+
+    out: Var
+    a: Expr
+    b: Expr
+    acc: Expr | None = None
+    precision: str | None = None  # "tf32", "ieee"
+    out_dtype: str | None = None
+
+
+@dataclass
+class Atomic(Stmt):
+    op: str  # add, max, min, xchg, cas, and, or, xor
+    base: str
+    index: tuple[Expr, ...]
+    value: Expr
+    mask: Var | None = None
+    result: Var | None = None
+
+
+@dataclass
+class Pipeline:
+    """What the source states about a software pipeline, kept even where Triton collapses it."""
+
+    stages: int | str  # a literal, or the name of a Constexpr argument (tunable)
+    warp_specialize: bool = False
+    roles: tuple[str, ...] = ()  # e.g. ("producer: wg == 0", "consumer: wg >= 1")
+    events: tuple[str, ...] = ()  # events with their generation counters
+    ring: int = 0  # slots of the stage ring the source declares (0: none)
+
+
+@dataclass
+class For(Stmt):
+    var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: list[Stmt]
+    pipeline: Pipeline | None = None
+    carried: tuple[Var, ...] = ()  # variables assigned in the body and read after it
+
+
+@dataclass
+class If(Stmt):
+    cond: Expr
+    then: list[Stmt]
+    orelse: list[Stmt] = field(default_factory=list)
+
+
+@dataclass
+class Kernel:
+    """One ``@triton.jit`` function and how it is launched."""
+
+    name: str
+    grid: tuple[Expr, ...]  # host expressions
+    program_ids: tuple[Var, ...]  # tl.program_id(axis) per grid axis, in order
+    args: list[Arg]
+    body: list[Stmt]
+    num_warps: int = 4
+    num_stages: int | None = None
+    doc: str = ""
+    line: int = 0  # the .co line of the parallel
+
+    def arg(self, name: str) -> Arg:
+        for a in self.args:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+
+def walk(stmts: list[Stmt]) -> list[Stmt]:
+    """Every statement, nested bodies included, in program order."""
+    out: list[Stmt] = []
+    for s in stmts:
+        out.append(s)
+        if isinstance(s, For):
+            out.extend(walk(s.body))
+        elif isinstance(s, If):
+            out.extend(walk(s.then))
+            out.extend(walk(s.orelse))
+    return out
+
+
+def exprs_of(s: Stmt) -> list[Expr]:
+    """The expressions a statement reads (not the variables it defines)."""
+    if isinstance(s, (Let, Assign)):
+        return [s.value]
+    if isinstance(s, Load):
+        return list(s.index) + ([s.mask] if s.mask is not None else [])
+    if isinstance(s, Store):
+        return [*s.index, s.value] + ([s.mask] if s.mask is not None else [])
+    if isinstance(s, TmaLoad):
+        return list(s.coords) + exprs_of(s.fallback)
+    if isinstance(s, TmaStore):
+        return list(s.coords) + [s.value] + exprs_of(s.fallback)
+    if isinstance(s, Dot):
+        return [s.a, s.b] + ([s.acc] if s.acc is not None else [])
+    if isinstance(s, Atomic):
+        return [*s.index, s.value] + ([s.mask] if s.mask is not None else [])
+    if isinstance(s, For):
+        return [s.start, s.stop, s.step]
+    if isinstance(s, If):
+        return [s.cond]
+    return []
+
+
+def defines(s: Stmt) -> list[Var]:
+    """The variables a statement defines."""
+    if isinstance(s, (Let, Load, TmaLoad)):
+        return [s.var]
+    if isinstance(s, Dot):
+        return [s.out]
+    if isinstance(s, Atomic) and s.result is not None:
+        return [s.result]
+    if isinstance(s, For):
+        return [s.var]
+    return []

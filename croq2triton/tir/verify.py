@@ -1,0 +1,143 @@
+"""The tile-IR verifier: what must hold of every kernel before it is emitted.
+
+* every variable is defined before it is read (arguments, program ids, ``Let``, loads, loop
+  variables); a variable defined in a loop body is local to it unless the loop carries it, one
+  defined in one branch of an ``If`` only where both branches define it;
+* every block shape is a power of two in each dimension (Triton's rule for tensors);
+* every access stays inside its tensor: for each dimension, the index is provably within
+  ``[0, extent)`` from the bounds, or the access's mask contains the term that keeps it there
+  (``index < extent``, ``index >= 0``);
+* loads, stores and dots name arguments of the right kind.
+
+A failure is an internal error of the translator (the lifting built a bad kernel), reported with
+the kernel, the statement and its ``.co`` line.
+"""
+
+from __future__ import annotations
+
+from . import expr as E
+from . import nodes as N
+
+
+class VerifyError(Exception):
+    """A kernel that breaks an invariant of the IR (a translator bug, not a user error)."""
+
+
+def verify(kernel: N.Kernel) -> None:
+    _Verifier(kernel).run()
+
+
+def _pow2(n: int) -> bool:
+    return n >= 1 and n & (n - 1) == 0
+
+
+def _mask_terms(e: E.Expr) -> list[E.Expr]:
+    if isinstance(e, E.Bin) and e.op == "&":
+        return _mask_terms(e.lhs) + _mask_terms(e.rhs)
+    return [e]
+
+
+class _Verifier:
+    def __init__(self, kernel: N.Kernel) -> None:
+        self.kernel = kernel
+        self.args = {a.name: a for a in kernel.args}
+        self.lets: dict[str, E.Expr] = {}  # Let-bound names -> their values (themselves expanded)
+
+    def fail(self, msg: str, stmt: N.Stmt | None = None) -> VerifyError:
+        where = f" (statement at .co line {stmt.line}: {type(stmt).__name__})" if stmt is not None else ""
+        return VerifyError(f"kernel {self.kernel.name}: {msg}{where}")
+
+    def run(self) -> None:
+        scope = set(self.args)
+        for v in self.kernel.program_ids:
+            scope.add(v.name)
+        for g in self.kernel.grid:
+            self.shapes(g, None)
+        self.block(self.kernel.body, scope)
+
+    # -------------------------------------------------------------- definitions
+    def block(self, stmts: list[N.Stmt], scope: set[str]) -> set[str]:
+        """Check ``stmts`` with ``scope`` defined; returns the names defined after them."""
+        scope = set(scope)
+        for s in stmts:
+            for e in N.exprs_of(s):
+                self.reads(e, scope, s)
+                self.shapes(e, s)
+            self.access(s)
+            if isinstance(s, N.Assign) and s.var.name not in scope:
+                raise self.fail(f"'{s.var.name}' is assigned before it is defined", s)
+            if isinstance(s, N.For):
+                inner = self.block(s.body, scope | {s.var.name})
+                for v in s.carried:
+                    if v.name not in scope:
+                        raise self.fail(f"loop-carried '{v.name}' is not defined before the loop", s)
+                del inner
+            elif isinstance(s, N.If):
+                a = self.block(s.then, scope)
+                b = self.block(s.orelse, scope)
+                scope |= a & b
+            for v in N.defines(s):
+                if not isinstance(s, N.For):
+                    scope.add(v.name)
+                    self.shapes(v, s)
+            if isinstance(s, N.Let):
+                self.lets[s.var.name] = self.expand(s.value)
+        return scope
+
+    def expand(self, e: E.Expr) -> E.Expr:
+        """``e`` with the values of Let-bound names substituted, so bounds see through them."""
+        return E.substitute(e, self.lets)
+
+    def reads(self, e: E.Expr, scope: set[str], s: N.Stmt) -> None:
+        for v in E.free_vars(e):
+            if v.name not in scope:
+                raise self.fail(f"'{v.name}' is read before it is defined", s)
+
+    def shapes(self, e: E.Expr, s: N.Stmt | None) -> None:
+        for n in e.walk():
+            for d in n.shape:
+                if not _pow2(d):
+                    raise self.fail(f"block shape {list(n.shape)} is not a power of two in every dimension", s)
+
+    # -------------------------------------------------------------- accesses
+    def access(self, s: N.Stmt) -> None:
+        if isinstance(s, (N.Load, N.Store, N.Atomic)):
+            self.in_bounds(s, s.base, s.index, s.mask)
+        elif isinstance(s, (N.TmaLoad, N.TmaStore)):
+            if not isinstance(self.args.get(s.desc), N.Descriptor):
+                raise self.fail(f"'{s.desc}' is not a tensor descriptor argument", s)
+            if not isinstance(self.args.get(s.flag), N.Constexpr):
+                raise self.fail(f"'{s.flag}' is not a constexpr argument", s)
+            self.access(s.fallback)
+
+    def in_bounds(self, s: N.Stmt, base: str, index: tuple[E.Expr, ...], mask: E.Var | None) -> None:
+        arg = self.args.get(base)
+        if isinstance(arg, N.Scratch):
+            if len(index) != 1:
+                raise self.fail(f"scratch area '{base}' takes one flat index", s)
+            return  # sized by the launcher for the program's buffers
+        if not isinstance(arg, N.Pointer):
+            raise self.fail(f"'{base}' is not a pointer argument", s)
+        if len(index) != len(arg.extents):
+            raise self.fail(f"{len(index)} index(es) for '{arg.tensor}' of rank {len(arg.extents)}", s)
+        terms = _mask_terms(self.expand(mask)) if mask is not None else []
+        for d, (i, extent) in enumerate(zip(index, arg.extents, strict=True)):
+            i = self.expand(i)
+            upper = E.fold(E.Bin("<", i, extent))
+            lower = E.fold(E.Bin(">=", i, E.Const(0)))
+            if not _holds(upper, terms):
+                raise self.fail(f"index {d} of '{arg.tensor}' may reach its extent and no mask term keeps it inside", s)
+            if not _holds(lower, terms):
+                raise self.fail(f"index {d} of '{arg.tensor}' may be negative and no mask term keeps it inside", s)
+
+
+def _holds(cond: E.Expr, terms: list[E.Expr]) -> bool:
+    if isinstance(cond, E.Const):
+        return bool(cond.value)
+    return any(E.fold(t) == cond or _same_compare(t, cond) for t in terms)
+
+
+def _same_compare(term: E.Expr, cond: E.Expr) -> bool:
+    if not (isinstance(term, E.Bin) and isinstance(cond, E.Bin) and term.op == cond.op):
+        return False
+    return E.same(term.lhs, cond.lhs) and E.same(term.rhs, cond.rhs)
