@@ -316,6 +316,14 @@ def test_chunkat_destinations_that_can_drop(ext: str, bound: str, message: str) 
     assert len(warns) == 1 and message in warns[0].message
 
 
+def test_a_named_chunkat_view_that_is_written_warns() -> None:
+    src = TILED.format(ext="N", bound="4", dst="o").replace(
+        "    dma.copy s => o;", "    o = out.chunkat(p);\n    dma.copy s => o;"
+    )
+    warns = check(src)
+    assert len(warns) == 1 and "trailing elements of 'out' are not written" in warns[0].message
+
+
 @pytest.mark.parametrize(
     ("ext", "bound"),
     [("128", "4"), ("N", "N"), ("N * 4", "4"), ("4 * N", "N"), ("N", "1")],

@@ -49,7 +49,6 @@ class Binding:
     origin: str  # how it was declared: declaration, assignment, parameter, parallel, loop, shape
     scope: Scope
     mutable: bool = False
-    decl_type: str | None = None  # the written type of a scalar declaration ('int', 'f32', ...)
     value: A.Expr | None = None  # initialiser (scalars), value (mdspan, ituple, view)
     bounds: list[A.Expr | None] | None = None  # bounded: the bound of each component
     dims: list[A.Expr] | None = None  # spanned: the written shape (items may be mdspans)
@@ -212,9 +211,9 @@ class _Resolver:
             if k == "spanned":
                 self.declare(p.name, "spanned", p.span, "parameter", mutable=True, dims=shape.dims if shape else None)
             elif k in ("int", "bool"):
-                self.declare(p.name, k, p.span, "parameter", decl_type=k)
+                self.declare(p.name, k, p.span, "parameter")
             elif k == "elem":
-                self.declare(p.name, "elem", p.span, "parameter", mutable=True, decl_type=p.type.elem)
+                self.declare(p.name, "elem", p.span, "parameter", mutable=True)
             else:
                 self.declare(p.name, k, p.span, "parameter")
         for s in fn.body:
@@ -254,7 +253,7 @@ class _Resolver:
             else:
                 kind = s.type if s.type in ("int", "bool") else "elem"
             mutable = s.mutable or kind not in ("int", "bool")  # element scalars are mutable
-            self.declare(d.name, kind, d.span or s.span, "declaration", mutable=mutable, decl_type=s.type, value=d.init)
+            self.declare(d.name, kind, d.span or s.span, "declaration", mutable=mutable, value=d.init)
 
     def s_SpannedDecl(self, s: A.SpannedDecl) -> None:
         self.expr(s.shape)

@@ -274,13 +274,8 @@ def _views(e: A.Node | None) -> Iterator[A.View]:
 def chunkat_warnings(fn: A.CoFunction, res: Resolution, value: Callable[[A.Expr], int | None]) -> list[Diagnostic]:
     """Warnings for chunkat destinations and sources that can drop elements."""
     t = _Tiling(res, value)
-    aliases: dict[int, A.View] = {}  # id(binding) of 'v = x.chunkat(...)' -> the view
-    for s in fn.body:
-        for n in s.walk():
-            if isinstance(n, A.Assign) and isinstance(n.target, A.Name) and isinstance(n.value, A.View):
-                b = res.binding(n.target)
-                if b is not None and b.kind == "view":
-                    aliases[id(b)] = n.value
+    # 'v = x.chunkat(...)': writing to v writes the view
+    aliases = {id(b): b.value for b in res.bindings if b.kind == "view" and isinstance(b.value, A.View)}
     written: list[A.View] = []
     seen: set[int] = set()
     for s in fn.body:
