@@ -78,6 +78,11 @@ class Span:
         s._resolved = (file, line, col, end_line or line, end_col or col + 1)
         return s
 
+    @property
+    def offsets_known(self) -> bool:
+        """Do ``start``/``end`` index a preprocessed text (not a span made by :meth:`at`)?"""
+        return self._map is not None
+
     def _resolve(self) -> tuple[str, int, int, int, int]:
         if self._resolved is None:
             if self._map is None:

@@ -693,6 +693,8 @@ class TranslationUnit(Node):
     items: list[TopItem]
     filename: str = field(default="<input>", compare=False)
     notes: list[Any] = field(default_factory=list, compare=False, repr=False)
+    warnings: list[Any] = field(default_factory=list, compare=False, repr=False)  # preprocessor warnings
+    macro_uses: list[Any] = field(default_factory=list, compare=False, repr=False)  # preprocess.MacroUse
 
     @property
     def functions(self) -> list[CoFunction]:

@@ -7,7 +7,7 @@ import os
 from ..errors import REGISTRY, CroqError, CroqSyntaxError, Diagnostic, Span
 from . import ast as A
 from .parser import DIALECTS, Parser
-from .preprocess import preprocess
+from .preprocess import MacroUse, preprocess
 
 MAX_BYTES = 64 * 1024 * 1024
 
@@ -75,14 +75,27 @@ def _parse(source: str, filename: str, defines: dict[str, str] | None, dialect: 
             try:
                 fn, fnotes = parser.parse_function(pp.text, pp.smap, region.start, region.end, prefixes, dialect)
             except CroqError as e:
-                errors.extend(e.diagnostics)
+                errors.extend(_explain_cmdline_macros(d, pp.cmdline_uses, pp.text) for d in e.diagnostics)
                 continue
             fn.notes = fnotes
             notes.extend(fnotes)
             items.append(fn)
     if errors:
         raise CroqError.many(errors)
-    return A.TranslationUnit(items, filename, notes, span=Span(pp.smap, 0, len(pp.text)))
+    return A.TranslationUnit(items, filename, notes, pp.warnings, pp.cmdline_uses, span=Span(pp.smap, 0, len(pp.text)))
+
+
+def _explain_cmdline_macros(d: Diagnostic, uses: list[MacroUse], text: str) -> Diagnostic:
+    """A syntax error inside (or just after) the expansion of a ``-D`` macro whose value is not an
+    integer says which value it came from."""
+    sp = d.span
+    if sp is None or not uses or not sp.offsets_known:
+        return d
+    for u in uses:
+        if u.start <= sp.start < u.end or (u.end <= sp.start and not text[u.end : sp.start].strip()):
+            d.notes.append(Diagnostic("note", f"this text comes from the command line: -D {u.name}={u.value}"))
+            break
+    return d
 
 
 def parse_file(path: str, *, defines: dict[str, str] | None = None, dialect: str = "default") -> A.TranslationUnit:

@@ -1086,6 +1086,10 @@ class _Rules:
         if len(p) == 2:
             p[0] = A.LoopSuffix("unroll", span=self.sp(p))
         elif len(p) == 5:
+            if p[3].value <= 0:  # upstream's parser rejects it with this message
+                raise self.err(
+                    "unroll factor must be a positive integer", self.tspan(p, 3), "write ': unroll(N)' with N >= 1"
+                )
             p[0] = A.LoopSuffix("unroll", [A.IntLit(p[3].value, p[3].text, p[3].type)], span=self.sp(p))
         else:
             p[0] = A.LoopSuffix("vectorize", [A.Name(p[3]), p[5]], span=self.sp(p))

@@ -43,6 +43,28 @@ class Macro:
     params: list[str] | None
     body: str
     span: Span | None = None
+    command_line: bool = False  # seeded by ``-D NAME=VALUE``
+
+    @property
+    def origin(self) -> str:
+        return f"command line -D {self.name}={self.body}"
+
+
+@dataclass
+class MacroUse:
+    """DSL text that came from expanding a ``-D`` macro whose value is not an integer.
+
+    ``start``/``end`` are offsets in the preprocessed text (the whole top-level expansion the
+    macro took part in); ``tokens`` are the identifiers and literals its value expands to, so a
+    check can tell which nodes of that text the macro produced.
+    """
+
+    start: int
+    end: int
+    name: str
+    value: str
+    tokens: frozenset[str]
+    via: str  # the macro written in the source (``name`` itself, or one that expands to it)
 
 
 @dataclass
@@ -68,6 +90,8 @@ class PPResult:
     pragmas: list[FilePragma]
     filename: str
     notes: list[Diagnostic] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+    cmdline_uses: list[MacroUse] = field(default_factory=list)
 
 
 class _Cond:
@@ -91,7 +115,9 @@ class Preprocessor:
         self.filename = filename
         self.globals: dict[str, Macro] = {}
         for name, value in (defines or {}).items():
-            self.globals[name] = Macro(name, None, "1" if value is None else str(value))
+            self.globals[name] = Macro(name, None, "1" if value is None else str(value), command_line=True)
+        self.warnings: list[Diagnostic] = []
+        self.cmdline_uses: list[MacroUse] = []
         self.locals: dict[str, Macro] | None = None
         self.cond: list[_Cond] = []
         # logical position of the current physical line
@@ -191,7 +217,9 @@ class Preprocessor:
         regions = [r for r in self.regions if r.end > r.start or r.kind != "host"]
         for r in regions:
             r.end = min(r.end, len(text))
-        return PPResult(text, smap, regions, self.pragmas, self.filename)
+        return PPResult(
+            text, smap, regions, self.pragmas, self.filename, warnings=self.warnings, cmdline_uses=self.cmdline_uses
+        )
 
     # ---- output helpers ---------------------------------------------------
     def _emit(self, pieces: list[Piece]) -> None:
@@ -339,7 +367,7 @@ class Preprocessor:
                 body = "1"
         table = self.macros
         old = table.get(name)
-        if old is not None and old.params is not None:
+        if old is not None and (old.params is not None or params is not None):
             raise self.error(
                 f"function-like macro '{name}' is redefined",
                 phys,
@@ -347,7 +375,53 @@ class Preprocessor:
                 6,
                 f"'#undef {name}' first, or give the new macro another name",
             )
-        table[name] = Macro(name, params, body, self._span(phys, col))
+        name_col = col + 6 + m.start(1)
+        if old is not None and " ".join(old.body.split()) == " ".join(body.split()):
+            return  # the same definition again: silent, and the first one stays the reference
+        if old is not None:
+            self._redefined(old, body, phys, name_col)
+        table[name] = Macro(name, params, body, self._span(phys, name_col, len(name)))
+
+    def _redefined(self, old: Macro, body: str, phys: int, col: int) -> None:
+        """Warn about an object-like macro defined again with another value.
+
+        Which value wins: the later ``#define``, as in a C preprocessor and in upstream's
+        ``copp`` (LANGUAGE.md section 2: ``-D`` only *seeds* the global table, a ``#define``
+        then replaces the entry).  The host C++ compiler sees the same ``#define`` after the
+        ``-D`` and lets it win too, so the DSL sizes and the host code agree.  To let ``-D``
+        choose, the file guards its default with ``#ifndef NAME``.  Redefining with the same
+        value is silent (C compares the replacement lists), and so is a ``#define`` inside a
+        ``__co__`` function that overrides a file-level ``#define``: that is the documented
+        function scoping, not a redefinition; overriding a ``-D`` there still warns.
+        """
+        name = old.name
+        in_co = self.mode in ("co_head", "co_body")
+        if in_co and not old.command_line and self.globals.get(name) is old:
+            return
+        value = " ".join(body.split())
+        span = self._span(phys, col, len(name))
+        scope = " in this function" if in_co else ""
+        if old.command_line:
+            self.warnings.append(
+                Diagnostic(
+                    "warning",
+                    f"'{name}' redefined: this #define's value {value} is used{scope}, not -D {name}={old.body}",
+                    span,
+                    f"to let -D choose the value, guard the #define with '#ifndef {name}' ... '#endif'",
+                    [Diagnostic("note", f"previous definition: {old.origin}")],
+                )
+            )
+            return
+        prev = " ".join(old.body.split())
+        self.warnings.append(
+            Diagnostic(
+                "warning",
+                f"'{name}' redefined: the new value {value} is used from here on{scope} (it was {prev})",
+                span,
+                f"'#undef {name}' first if the change is meant",
+                [Diagnostic("note", "previous definition is here", old.span)],
+            )
+        )
 
     # ---- #if expressions --------------------------------------------------
     def _eval(self, expr: str, phys: int, col: int) -> bool:
@@ -378,7 +452,7 @@ class Preprocessor:
             if b <= a:
                 return
             if self.mode in ("co_head", "co_body"):
-                for p in self._expand_segment(line, a, b, logical, phys):
+                for p in self._expand_segment(line, a, b, logical, phys, line_out_start + out_col):
                     pieces.append(p)
                     out_col += len(p[0])
             else:
@@ -527,7 +601,8 @@ class Preprocessor:
         self._emit(pieces)
 
     # ---- macro expansion --------------------------------------------------
-    def _expand_segment(self, line: str, a: int, b: int, logical: int, phys: int) -> list[Piece]:
+    def _expand_segment(self, line: str, a: int, b: int, logical: int, phys: int, base: int) -> list[Piece]:
+        """Expand macros in ``line[a:b]``; ``base`` is where its text lands in the output."""
         macros = self.macros
         text = line[a:b]
         if not macros or not any(k in text for k in macros):
@@ -564,21 +639,54 @@ class Preprocessor:
                     )
             if m.start() > last:
                 out.append((line[last : m.start()], logical, last + 1, True))
+            used: set[str] = set()
             try:
-                expanded = _expand(name, args, macros, frozenset(), budget)
+                expanded = _expand(name, args, macros, frozenset(), budget, used)
             except _IfError as e:
                 raise self.error(str(e), phys, m.start() + 1, len(name)) from None
             except RecursionError:
                 raise self.error(f"the expansion of macro '{name}' is nested too deeply", phys, m.start() + 1) from None
+            if used:
+                start = base + sum(len(p[0]) for p in out)
+                self._record_cmdline_uses(used, start, start + len(expanded), name)
             out.append((expanded, logical, m.start() + 1, False))
             last = pos = end
         if b > last:
             out.append((line[last:b], logical, last + 1, True))
         return out
 
+    def _record_cmdline_uses(self, used: set[str], start: int, end: int, via: str) -> None:
+        """Remember where ``-D`` macros with a non-integer value were expanded (sema reports
+        them where a size needs an integer; elsewhere such a value may be meant, e.g. a type)."""
+        for name in sorted(used):
+            mac = self.macros[name]
+            try:
+                full = _expand(name, None, self.macros, frozenset(), [_MAX_EXPANSION])
+            except (_IfError, RecursionError):
+                full = mac.body
+            if not _is_integer_text(full):
+                tokens = frozenset(re.findall(r"[A-Za-z_]\w*|\d[\w.]*", full))
+                self.cmdline_uses.append(MacroUse(start, end, name, mac.body, tokens, via))
+
 
 class _IfError(Exception):
     pass
+
+
+def _is_integer_text(text: str) -> bool:
+    """Is ``text`` an integer constant expression (numbers and operators only, no names)?"""
+    text = text.strip()
+    pos = 0
+    while pos < len(text):
+        m = _IF_TOKEN.match(text, pos)
+        if not m or m.group("id"):
+            return False
+        pos = m.end()
+    try:
+        _IfExpr(text, {}).value()
+    except (_IfError, RecursionError):
+        return False
+    return True
 
 
 def _parse_args(text: str, pos: int, limit: int) -> tuple[list[str], int] | None:
@@ -615,18 +723,28 @@ def _parse_args(text: str, pos: int, limit: int) -> tuple[list[str], int] | None
 
 
 def _expand(
-    name: str, args: list[str] | None, macros: dict[str, Macro], hide: frozenset[str], budget: list[int]
+    name: str,
+    args: list[str] | None,
+    macros: dict[str, Macro],
+    hide: frozenset[str],
+    budget: list[int],
+    used: set[str] | None = None,
 ) -> str:
+    """The expansion of macro ``name``; ``used`` collects the ``-D`` macros taking part."""
     mac = macros[name]
+    if used is not None and mac.command_line:
+        used.add(name)
     body = mac.body
     if mac.params is not None and args is not None:
-        exp_args = [_rescan(a, macros, hide, budget) for a in args]
+        exp_args = [_rescan(a, macros, hide, budget, used) for a in args]
         sub = dict(zip(mac.params, exp_args, strict=True))
         body = _IDENT.sub(lambda m: sub.get(m.group(0), m.group(0)), body)
-    return _rescan(body, macros, hide | {name}, budget)
+    return _rescan(body, macros, hide | {name}, budget, used)
 
 
-def _rescan(text: str, macros: dict[str, Macro], hide: frozenset[str], budget: list[int]) -> str:
+def _rescan(
+    text: str, macros: dict[str, Macro], hide: frozenset[str], budget: list[int], used: set[str] | None = None
+) -> str:
     budget[0] -= len(text) + 1
     if budget[0] < 0:
         raise _IfError("macro expansion is too large (recursive macro?)")
@@ -656,7 +774,7 @@ def _rescan(text: str, macros: dict[str, Macro], hide: frozenset[str], budget: l
             if len(args) != len(mac.params):
                 raise _IfError(f"macro '{word}' takes {len(mac.params)} argument(s), {len(args)} given")
         out.append(text[last : m.start()])
-        out.append(_expand(word, args, macros, hide, budget))
+        out.append(_expand(word, args, macros, hide, budget, used))
         last = pos = end
     out.append(text[last:])
     return "".join(out)

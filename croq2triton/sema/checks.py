@@ -6,10 +6,14 @@ raised together as one :class:`CroqSemanticError`; warnings are returned.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
+from ..frontend.preprocess import MacroUse
+from .levels import thread_count_errors
+from .scopes import Binding, Resolution, resolve
+from .tiling import chunkat_warnings, source_text
 
 LEVEL_ORDER = {"cluster": 0, "block": 1, "group-4": 2, "group": 3, "thread": 4}
 
@@ -30,17 +34,26 @@ def _walk_stmts(stmts: list[A.Stmt], parallel_depth: int = 0) -> Iterator[tuple[
 DEVICE_TARGETS = ("cpu", "gpu", "cuda", "host")  # ': device(T)'; the corpus uses cpu and gpu
 
 
-def _const_int(e: A.Expr) -> int | None:
-    """The value of an integer constant expression (C semantics: '/' and '%' truncate)."""
+def _const_int(e: A.Expr, name_value: Callable[[A.Name], int | None] | None = None) -> int | None:
+    """The value of an integer constant expression (C semantics: '/' and '%' truncate).
+
+    ``name_value`` gives the value of a name (an immutable ``int`` with a constant initialiser);
+    without it names are not constant.
+    """
     if isinstance(e, A.IntLit):
         return e.value
+    if isinstance(e, A.Name):
+        return name_value(e) if name_value is not None else None
     if isinstance(e, A.Paren):
-        return _const_int(e.expr)
+        return _const_int(e.expr, name_value)
     if isinstance(e, A.Unary) and e.op in ("-", "+"):
-        v = _const_int(e.operand)
+        v = _const_int(e.operand, name_value)
         return None if v is None else (-v if e.op == "-" else v)
+    if isinstance(e, A.Builtin) and e.name == "cdiv" and len(e.args) == 2:
+        a, b = _const_int(e.args[0], name_value), _const_int(e.args[1], name_value)
+        return None if a is None or not b else -(-a // b)
     if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
-        a, b = _const_int(e.lhs), _const_int(e.rhs)
+        a, b = _const_int(e.lhs, name_value), _const_int(e.rhs, name_value)
         if a is None or b is None or (e.op in ("/", "%") and b == 0):
             return None
         if e.op == "+":
@@ -52,6 +65,23 @@ def _const_int(e: A.Expr) -> int | None:
         q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
         return q if e.op == "/" else a - q * b
     return None
+
+
+def constant_values(res: Resolution) -> Callable[[A.Expr], int | None]:
+    """An evaluator of compile-time integers that sees through immutable ``int`` names."""
+    busy: set[int] = set()
+
+    def name_value(n: A.Name) -> int | None:
+        b = res.binding(n)
+        if b is None or b.kind != "int" or b.mutable or b.value is None or id(b) in busy:
+            return None
+        busy.add(id(b))
+        try:
+            return _const_int(b.value, name_value)
+        finally:
+            busy.discard(id(b))
+
+    return lambda e: _const_int(e, name_value)
 
 
 def _ranks(fn: A.CoFunction) -> dict[str, int]:
@@ -100,7 +130,7 @@ def _rank_of(e: A.Expr, ranks: dict[str, int]) -> int | None:
     return None
 
 
-def check_function(fn: A.CoFunction) -> tuple[list[Diagnostic], list[Diagnostic]]:
+def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tuple[list[Diagnostic], list[Diagnostic]]:
     errors: list[Diagnostic] = []
     warnings: list[Diagnostic] = []
     for p in fn.params:  # constant parameter extents must be positive
@@ -220,21 +250,126 @@ def check_function(fn: A.CoFunction) -> tuple[list[Diagnostic], list[Diagnostic]
                 errors.append(
                     Diagnostic("error", f"the operator '{node.op}' is not supported", node.span, "use '#+' or '#-'")
                 )
+    res = resolve(fn)
+    value = constant_values(res)
+    errors.extend(_reassignment_errors(res))
+    errors.extend(_cmdline_size_errors(fn, macro_uses))
+    for s, depth in _walk_stmts(fn.body):
+        if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
+            errors.extend(thread_count_errors(s, value))
+    warnings.extend(chunkat_warnings(fn, res, value))
     return errors, warnings
 
 
 def check_unit(tu: A.TranslationUnit) -> list[Diagnostic]:
-    """Run every static check; raise on errors, return warnings."""
+    """Run every static check; raise on errors, return warnings (the preprocessor's first)."""
     errors: list[Diagnostic] = []
-    warnings: list[Diagnostic] = []
+    warnings: list[Diagnostic] = list(tu.warnings)
     names: dict[str, A.CoFunction] = {}
     for fn in tu.functions:
         if fn.name in names:
             errors.append(Diagnostic("error", f"'__co__' function '{fn.name}' is defined twice", fn.span))
         names[fn.name] = fn
-        e, w = check_function(fn)
+        e, w = check_function(fn, tu.macro_uses)
         errors.extend(e)
         warnings.extend(w)
     if errors:
         raise CroqSemanticError.many(errors)
     return warnings
+
+
+# ---- re-assigned immutables (LANGUAGE.md 4.3) ---------------------------------
+
+
+def _immutable_why(b: Binding) -> tuple[str, str]:
+    """Why ``b`` cannot be re-assigned, and how to fix it."""
+    n = b.name
+    init = source_text(b.value) if b.value is not None else "..."
+    if b.kind in ("int", "bool"):
+        if b.origin == "parameter":
+            return f"the {b.kind} parameter '{n}' is immutable", f"copy it into a mutable: 'mutable {b.kind} v = {n};'"
+        how = "declared without 'mutable'" if b.origin == "declaration" else f"declared by '{n} = {init};'"
+        return f"it is an immutable {b.kind} ({how})", f"declare it 'mutable {b.kind} {n} = {init};'"
+    other = "give the new value another name"
+    if b.kind == "bounded":
+        what = {"parallel": "a parallel index", "with": "a bounded index of 'with'"}.get(b.origin, "a loop index")
+        return f"'{n}' is {what}", other
+    if b.kind == "dim":
+        return f"'{n}' is a symbolic dimension of a parameter shape", other
+    article = "an" if b.kind in ("mdspan", "ituple") else "a"
+    return f"{article} {b.kind} is immutable", other
+
+
+def _reassignment_errors(res: Resolution) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for r in res.reassigned:
+        b = r.binding
+        why, hint = _immutable_why(b)
+        if r.op == "=":
+            msg = f"cannot re-assign '{b.name}': {why}"
+        elif r.op in ("++", "--"):
+            msg = f"cannot apply '{r.op}' to '{b.name}': {why}"
+        else:
+            msg = f"cannot update '{b.name}' with '{r.op}=': {why}"
+        notes = [Diagnostic("note", f"'{b.name}' is declared here", b.span)] if b.span is not None else []
+        out.append(Diagnostic("error", msg, r.node.span, hint, notes))
+    return out
+
+
+# ---- sizes made from -D values that are not integers (LANGUAGE.md 2) -----------
+
+
+def _size_exprs(fn: A.CoFunction) -> Iterator[A.Node]:
+    """Every expression that must be an integer size: extents, shapes, bounds, tile extents."""
+    for p in fn.params:
+        if p.type.shape is not None:
+            yield from p.type.shape.dims or []
+    for s in fn.body:
+        for n in s.walk():
+            if isinstance(n, (A.SpannedDecl, A.FragDecl)):
+                yield from n.shape or []
+                for d in n.items:
+                    yield from d.dims
+            elif isinstance(n, A.EventDecl):
+                for e in n.items:
+                    yield from e.dims
+            elif isinstance(n, A.FragInit):
+                yield from n.dims
+            elif isinstance(n, (A.MdspanDecl, A.ItupleDecl)):
+                yield n.value
+            elif isinstance(n, A.PBy):
+                yield from n.bound
+            elif isinstance(n, A.Within):
+                yield n.shape
+            elif isinstance(n, A.RangeItem):
+                yield from (x for x in (n.lo, n.hi, n.step) if x is not None)
+            elif isinstance(n, A.ViewOp) and n.kind in ("subspan", "chunk", "modspan", "view", "span_as"):
+                yield from n.args
+                yield from n.strides or []
+                yield from n.step or []
+
+
+def _cmdline_size_errors(fn: A.CoFunction, uses: Sequence[MacroUse]) -> list[Diagnostic]:
+    if not uses:
+        return []
+    out: list[Diagnostic] = []
+    seen: set[tuple[str, int]] = set()
+    for e in _size_exprs(fn):
+        for n in e.walk():
+            text = n.name if isinstance(n, A.Name) else n.text if isinstance(n, (A.FloatLit, A.IntLit)) else None
+            sp = n.span
+            if text is None or sp is None or not sp.offsets_known:
+                continue
+            for u in uses:
+                if u.start <= sp.start < u.end and text in u.tokens and (u.name, sp.start) not in seen:
+                    seen.add((u.name, sp.start))
+                    out.append(
+                        Diagnostic(
+                            "error",
+                            f"-D {u.name}={u.value} is not an integer, but '{u.name}' is used as a size here"
+                            + (f" (through '{u.via}')" if u.via != u.name else ""),
+                            sp,
+                            f"pass an integer: -D {u.name}=<N>",
+                        )
+                    )
+    return out
