@@ -319,7 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="translate and run kernels on random inputs (GPU if present, else the interpreter)",
         description="Run each function on random inputs, its outputs filled with NaN (integers: the type's "
-        "minimum, unsigned: maximum) first; elements left so are reported (a warning; an error with --check). "
+        "minimum, unsigned: maximum; bools cannot be) first; elements left so are reported (a warning; an error "
+        "with --check). "
         "Progress goes to stderr, results to stdout.",
     )
     p.add_argument("file", metavar="FILE")
@@ -335,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--repeat",
         type=int,
+        metavar="N",
         default=0,
         help="timed calls (default 0: 10 on a GPU after an untimed compiling call, 1 in the interpreter)",
     )
@@ -342,8 +344,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--check",
         action="store_true",
         help="also run the same inputs through the source schedule, --schedule auto and Triton's num_stages=1 and "
-        "compare every output element with the source schedule's (NaN positions included); exit 1 past the "
-        "tolerance |x - ref| <= rtol * (|ref| + mean |ref|), rtol: " + TOLERANCE_TEXT + "; elements left "
+        "compare every output element with the source schedule's (NaN positions included); exit 1 when one "
+        "differs: |x - ref| > rtol * (|ref| + mean |ref|), rtol: " + TOLERANCE_TEXT + "; elements left "
         "unwritten are then errors too",
     )
     p.add_argument(
