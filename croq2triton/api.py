@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from .emit.module import Translation, emit_module
 from .errors import REGISTRY, CroqError
-from .frontend.driver import parse, read_source
+from .frontend.driver import check_text, parse, read_source
 from .sema.checks import check_unit
 
 SCHEDULES = ("source", "auto")
@@ -28,23 +28,33 @@ def translate_full(
 
     ``schedule="source"`` keeps the tiles, stages and roles the source states; ``"auto"`` lets the
     translator pick stages, warps and program order (same results, different schedule).
+
+    Errors of the file as a whole (preprocessing, syntax, static checks) raise :class:`CroqError`.
+    A function that cannot be lowered does not: it is in ``failed`` and reported as an error in
+    ``diagnostics``, and the module's launcher of that name raises it when called.
     """
     if schedule not in SCHEDULES:
         raise CroqError(f"unknown schedule '{schedule}'", hint="use 'source' or 'auto'")
     name = filename or "<input>"
+    check_text(source, name)
     REGISTRY.add(name, source)
     defs = {k: str(v) for k, v in (defines or {}).items()}
     tu = parse(source, name, defines=defs, dialect=dialect)
     warnings = check_unit(tu)
     out = emit_module(tu, os.path.basename(name), schedule)
     out.diagnostics = list(warnings) + out.diagnostics
+    out.unit = tu
     return out
 
 
 def translate(
     source: str, *, filename: str | None = None, defines: Mapping[str, object] | None = None, schedule: str = "source"
 ) -> str:
-    """Translate Croqtile source text to the text of a Python module (Triton kernels + launchers)."""
+    """Translate Croqtile source text to the text of a Python module (Triton kernels + launchers).
+
+    Like ``translate_full``, a function that cannot be lowered does not raise here: its launcher in
+    the module raises the error when called (``translate_full(...).failed`` lists them).
+    """
     return translate_full(source, filename=filename, defines=defines, schedule=schedule).source
 
 

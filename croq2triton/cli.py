@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from . import __version__
-from .errors import CroqError
+from .errors import CroqError, Diagnostic
 from .frontend import ast as A
 from .frontend.driver import parse_file
+from .tolerances import TOLERANCE_TEXT
+
+if TYPE_CHECKING:
+    from .emit.module import Translation
 
 
 def _defines(items: Sequence[str] | None) -> dict[str, str]:
@@ -25,15 +31,36 @@ def _defines(items: Sequence[str] | None) -> dict[str, str]:
 
 
 def _expand_paths(paths: Sequence[str]) -> Iterator[str]:
+    """The files named, and the .co files under the directories named.  A directory without .co
+    files is reported (an error) when the walk reaches it."""
     for p in paths:
         if os.path.isdir(p):
+            found = False
             for root, dirs, files in os.walk(p):
                 dirs.sort()
                 for f in sorted(files):
                     if f.endswith(".co"):
+                        found = True
                         yield os.path.join(root, f)
+            if not found:
+                raise NoCoFiles(p)
         else:
             yield p
+
+
+class NoCoFiles(CroqError):
+    def __init__(self, path: str) -> None:
+        super().__init__(f"no .co files in {path}", hint="name .co files, or directories that hold some")
+        self.path = path
+
+
+def _each_path(paths: Sequence[str], on_error: Callable[[CroqError], None]) -> Iterator[str]:
+    """``_expand_paths``, going on after a directory without .co files (reported with ``on_error``)."""
+    for p in paths:
+        try:
+            yield from _expand_paths([p])
+        except NoCoFiles as e:
+            on_error(e)
 
 
 def dump_ast(node: object, indent: int = 0) -> str:
@@ -68,7 +95,16 @@ def dump_ast(node: object, indent: int = 0) -> str:
 def cmd_parse(args: argparse.Namespace) -> int:
     defines = _defines(args.define)
     status = 0
-    for path in _expand_paths(args.files):
+
+    def no_files(e: CroqError) -> None:
+        nonlocal status
+        status = 1
+        if args.report:
+            print(f"{getattr(e, 'path', '?')}\terror\t0:0\t{e.message}")
+        else:
+            print(e.format(), file=sys.stderr)
+
+    for path in _each_path(args.files, no_files):
         try:
             tu = parse_file(path, defines=defines, dialect=args.dialect)
         except CroqError as e:
@@ -91,44 +127,113 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return status
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    from .sema.checks import check_unit
+def _as_warning(d: Diagnostic) -> Diagnostic:
+    return dataclasses.replace(d, severity="warning") if d.severity == "error" else d
 
-    defines = _defines(args.define)
+
+def _translate(path: str, args: argparse.Namespace) -> Translation:
+    """Everything ``translate`` does short of writing: parse, check, lower every function."""
+    from .api import translate_full
+    from .frontend.driver import read_source
+
+    src = read_source(path)
+    out = translate_full(
+        src, filename=path, defines=_defines(args.define), dialect=args.dialect, schedule=args.schedule
+    )
+    if out.unit is not None and not out.unit.functions:
+        raise CroqError(f"no __co__ function in {path}", hint="a .co file translates its __co__ functions")
+    return out
+
+
+def _report(out: Translation, args: argparse.Namespace) -> None:
+    """The translation's diagnostics on stderr: untranslated functions are errors, or warnings with
+    --allow-partial when some function did translate."""
+    partial = args.allow_partial and bool(out.lowered)
+    for d in out.diagnostics:
+        print((_as_warning(d) if partial else d).format(), file=sys.stderr)
+    if args.notes and out.unit is not None:
+        for n in out.unit.notes:
+            print(n.format(), file=sys.stderr)
+
+
+def _verdict(out: Translation, args: argparse.Namespace) -> str | None:
+    """None when the file counts as translated, else why not."""
+    total = len(out.lowered) + len(out.failed)
+    if not out.failed:
+        return None
+    names = ", ".join(out.failed)
+    if not out.lowered:
+        return f"no function translates ({names})"
+    if args.allow_partial:
+        return None
+    return f"{len(out.failed)} of {total} function(s) do not translate ({names}); --allow-partial accepts the others"
+
+
+def cmd_check(args: argparse.Namespace) -> int:
     status = 0
-    for path in _expand_paths(args.files):
+
+    def no_files(e: CroqError) -> None:
+        nonlocal status
+        status = 1
+        print(e.format(), file=sys.stderr)
+
+    for path in _each_path(args.files, no_files):
         try:
-            tu = parse_file(path, defines=defines, dialect=args.dialect)
-            warnings = check_unit(tu)
+            out = _translate(path, args)
         except CroqError as e:
             print(e.format(), file=sys.stderr)
             status = 1
             continue
-        for w in warnings:
-            print(w.format(), file=sys.stderr)
-        for n in tu.notes if args.notes else []:
-            print(n.format(), file=sys.stderr)
-        print(f"{path}: ok ({len(tu.functions)} function(s))")
+        _report(out, args)
+        why = _verdict(out, args)
+        total = len(out.lowered) + len(out.failed)
+        if why is not None:
+            print(f"{path}: error: {why}", file=sys.stderr)
+            status = 1
+        elif out.failed:
+            print(f"{path}: ok ({len(out.lowered)} of {total} function(s); not translated: {', '.join(out.failed)})")
+        else:
+            print(f"{path}: ok ({total} function(s))")
     return status
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
-    from .api import translate_full
-    from .frontend.driver import read_source
-
-    defines = _defines(args.define)
-    src = read_source(args.file)
-    out = translate_full(src, filename=args.file, defines=defines, dialect=args.dialect, schedule=args.schedule)
-    for d in out.diagnostics:
-        print(d.format(), file=sys.stderr)
     target = args.output or os.path.splitext(args.file)[0] + ".py"
+    if target != "-":
+        _check_target(target)
+    out = _translate(args.file, args)
+    _report(out, args)
+    why = _verdict(out, args)
+    if why is not None:
+        where = "" if target == "-" else f"; {target} not written"
+        print(f"{args.file}: error: {why}{where}", file=sys.stderr)
+        return 1
     if target == "-":
         sys.stdout.write(out.source)
-    else:
+        return 0
+    try:
         with open(target, "w") as f:
             f.write(out.source)
-        print(f"{args.file} -> {target} ({len(out.lowered)} function(s) translated)", file=sys.stderr)
+    except OSError as e:
+        raise CroqError(f"cannot write '{target}': {e.strerror or e}") from None
+    n = len(out.lowered)
+    skipped = f"; not translated, raise when called: {', '.join(out.failed)}" if out.failed else ""
+    print(f"{args.file} -> {target} ({n} function(s) translated{skipped})", file=sys.stderr)
     return 0
+
+
+def _check_target(target: str) -> None:
+    """Say what is wrong with an output path before translating."""
+    if os.path.isdir(target):
+        raise CroqError(
+            f"cannot write '{target}': it is a directory",
+            hint=f"name the file to write, e.g. -o {os.path.join(target, 'out.py')}",
+        )
+    parent = os.path.dirname(target) or "."
+    if not os.path.isdir(parent):
+        raise CroqError(
+            f"cannot write '{target}': directory '{parent}' does not exist", hint="create it first, or write elsewhere"
+        )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -142,12 +247,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         repeat=args.repeat,
         oob_fill=args.oob_fill,
         schedule=args.schedule,
+        check=args.check,
     )
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from .compiler import compile_file
-    from .runner import parse_sizes
+    from .runsizes import parse_sizes
 
     results = compile_file(
         args.file,
@@ -190,8 +296,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_parse)
 
-    p = sub.add_parser("check", help="parse and run the static checks")
+    def schedule(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--schedule",
+            choices=("source", "auto"),
+            default="source",
+            help="'auto': translator picks stages, warps, order (default: 'source', as the file states)",
+        )
+
+    def allow_partial(p: argparse.ArgumentParser, what: str) -> None:
+        p.add_argument(
+            "--allow-partial",
+            dest="allow_partial",
+            action="store_true",
+            help=f"{what} when some functions do not translate (reported as warnings; their launchers raise "
+            "when called); without it such a file is an error (exit 1). A file where no function translates is "
+            "always an error",
+        )
+
+    p = sub.add_parser(
+        "check",
+        help="parse, run the static checks and lower every function: 'ok' means 'translate' succeeds",
+        description="Report every error 'translate' would report, without writing anything. "
+        "Exit 0 iff every file translates.",
+    )
     common(p)
+    schedule(p)
+    allow_partial(p, "say ok")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("translate", help="translate a .co file into a Python module of Triton kernels")
@@ -199,9 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT.py", help="output path ('-' for stdout; default: FILE with .py)")
     p.add_argument("-D", dest="define", action="append", metavar="NAME[=VAL]", help="define a macro")
     p.add_argument("--dialect", choices=("default", "upstream"), default="default")
-    p.add_argument(
-        "--schedule", choices=("source", "auto"), default="source", help="'auto': translator picks stages, warps, order"
-    )
+    p.add_argument("--notes", action="store_true", help="print notes (e.g. tutorial-dialect spellings)")
+    schedule(p)
+    allow_partial(p, "write the module with the functions that translate")
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser(
@@ -211,18 +342,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-D", dest="define", action="append", metavar="NAME[=VAL]", help="define a macro")
     p.add_argument("--size", action="append", metavar="M=..,N=..", help="values of symbolic sizes and int parameters")
     p.add_argument("--func", dest="only", action="append", metavar="NAME", help="only this function (repeatable)")
-    p.add_argument("--schedule", choices=("source", "auto"), default="source")
+    schedule(p)
     p.add_argument("--target", default="sm_90a", help="GPU target (default sm_90a: Hopper)")
     p.add_argument("--emit", choices=("ttir", "ttgir", "llir", "ptx"), help="also print this IR of every kernel")
     p.set_defaults(func=cmd_compile)
 
-    p = sub.add_parser("run", help="translate and run kernels on random inputs (GPU if present, else the interpreter)")
+    p = sub.add_parser(
+        "run",
+        help="translate and run kernels on random inputs (GPU if present, else the interpreter)",
+        description="Run each function on random inputs, its outputs filled with NaN (integers: the type's "
+        "minimum, unsigned: maximum; bools cannot be) first; elements left so are reported (a warning; an error "
+        "with --check). "
+        "Progress goes to stderr, results to stdout.",
+    )
     p.add_argument("file", metavar="FILE")
     p.add_argument("-D", dest="define", action="append", metavar="NAME[=VAL]", help="define a macro")
-    p.add_argument("--size", action="append", metavar="M=..,N=..", help="values of symbolic sizes and int parameters")
+    p.add_argument(
+        "--size",
+        action="append",
+        metavar="M=..,N=..",
+        help="values of symbolic sizes (default 256; 64 for '?' dims, set by the parameter's name) and of scalar "
+        "parameters (int, float, true/false; default 1); the sizes chosen are printed",
+    )
     p.add_argument("--func", dest="only", action="append", metavar="NAME", help="run only this function (repeatable)")
     p.add_argument(
-        "--repeat", type=int, default=0, help="timed repetitions (default: 10 on a GPU, 1 in the interpreter)"
+        "--repeat",
+        type=int,
+        metavar="N",
+        default=0,
+        help="timed calls (default 0: 10 on a GPU after an untimed compiling call, 1 in the interpreter)",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="also run the same inputs through the source schedule, --schedule auto and Triton's num_stages=1 and "
+        "compare every output element with the source schedule's (NaN positions included); exit 1 when one "
+        "differs: |x - ref| > rtol * (|ref| + mean |ref|), rtol: " + TOLERANCE_TEXT + "; elements left "
+        "unwritten are then errors too",
     )
     p.add_argument(
         "--oob-fill",
@@ -231,9 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="zero",
         help="what loads not marked .zfill read outside a tensor ('nan': find kernels that rely on it)",
     )
-    p.add_argument(
-        "--schedule", choices=("source", "auto"), default="source", help="'auto': translator picks stages, warps, order"
-    )
+    schedule(p)
     p.set_defaults(func=cmd_run)
     return ap
 

@@ -109,13 +109,14 @@ def registers(cubin: bytes) -> int | None:
 def compile_file(
     path: str,
     *,
-    sizes: dict[str, int],
+    sizes: dict[str, str],
     functions: Sequence[str] | None = None,
     defines: dict[str, str] | None = None,
     schedule: str = "source",
     target: str = "sm_90a",
 ) -> list[tuple[str, list[KernelReport]]]:
-    """Compile every kernel of the chosen functions for ``target``: (function, reports) pairs."""
+    """Compile every kernel of the chosen functions for ``target``: (function, reports) pairs.
+    ``sizes`` are ``--size`` items as written (``{"M": "4096"}``)."""
     arch = target_arch(target)
     if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
         raise CroqError(
@@ -127,7 +128,8 @@ def compile_file(
 
     from .api import load
     from .frontend.driver import parse_file
-    from .runner import _make_inputs
+    from .runinputs import make_inputs
+    from .runsizes import choose
     from .runtime.aot import compile_launch, record
 
     if not torch.cuda.is_available():
@@ -144,13 +146,13 @@ def compile_file(
             f"no __co__ function named {', '.join(missing)} in {path}", hint=f"functions: {', '.join(known)}"
         )
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    todo = [fn for fn in tu.functions if not functions or fn.name in functions]
+    chosen = choose(todo, sizes)  # --size as for 'run': checked against the functions' sizes
     out: list[tuple[str, list[KernelReport]]] = []
-    for fn in tu.functions:
-        if functions and fn.name not in functions:
-            continue
+    for fn in todo:
         if fn.name in translation.failed:
             raise translation.failed[fn.name]
-        args = _make_inputs(fn, sizes, device)
+        args = make_inputs(fn, chosen[fn.name].values, device).args
         reports = []
         for launch in record(getattr(mod, fn.name), *args):
             name = launch.kernel.__name__

@@ -1,71 +1,120 @@
-"""``croq2triton run``: translate a file and run its kernels on random inputs."""
+"""``croq2triton run``: translate a file and run its kernels on random inputs.
+
+For each function: say on stderr what runs where with which sizes, run it once on random inputs with
+its outputs poisoned (``runinputs.py``), report elements it left unwritten, time it, and with
+``check`` compare its outputs with other variants (``check_run.py``).
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
-from collections.abc import Sequence
+import types
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
-from .errors import CroqError
+from .check_run import LauncherVariant, Precomputed, Variant, check, clone_args, outputs_of
+from .errors import CroqError, Diagnostic, Span
 from .frontend import ast as A
+from .runinputs import RETURNED, find_unwritten, make_inputs
+from .runsizes import Chosen, choose, parse_sizes, show
 
-DEFAULT_SIZE = 256
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
 
 
-def parse_sizes(items: Sequence[str] | None) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for item in items or []:
-        for part in item.split(","):
-            if not part.strip():
-                continue
-            name, sep, value = part.partition("=")
-            if not sep or not name.strip().isidentifier():
-                raise CroqError(f"bad --size item '{part}'", hint="write --size M=128,N=64")
-            try:
-                out[name.strip()] = int(value)
-            except ValueError:
-                raise CroqError(f"bad --size value '{value}' for '{name}'", hint="sizes are integers") from None
-            if out[name.strip()] <= 0:
-                raise CroqError(f"--size {name} must be positive")
+class Modules:
+    """The file translated and loaded once per (schedule)."""
+
+    def __init__(self, path: str, defines: dict[str, str] | None, oob_fill: str) -> None:
+        self.path, self.defines, self.oob_fill = path, defines, oob_fill
+        self._mods: dict[str, types.ModuleType] = {}
+
+    def get(self, schedule: str) -> types.ModuleType:
+        if schedule not in self._mods:
+            from .api import load
+
+            self._mods[schedule] = load(self.path, defines=self.defines, oob_fill=self.oob_fill, schedule=schedule)
+        return self._mods[schedule]
+
+
+def variants(modules: Modules, ran: str, ran_outputs: dict[str, Any]) -> list[Variant]:
+    """The variants ``--check`` compares: the source schedule (the reference), ``--schedule auto`` and the
+    source schedule with Triton's ``num_stages=1``; the timed run stands for the one it was."""
+    from .runtime.launch import tuned
+
+    out: list[Variant] = []
+    for schedule, launch, name in (
+        ("source", None, "source schedule"),
+        ("auto", None, "auto schedule"),
+        ("source", tuned(num_stages=1), "source schedule with num_stages=1"),
+    ):
+        if schedule == ran and launch is None:
+            out.append(Precomputed(name, ran_outputs))
+        else:
+            out.append(LauncherVariant(name, lambda s=schedule: modules.get(s), launch))
     return out
 
 
-def _make_inputs(fn: A.CoFunction, sizes: dict[str, int], device: str) -> list[object]:
-    import torch
+@contextmanager
+def _poisoned_allocations(on: bool) -> Iterator[None]:
+    """Buffers the launcher allocates without a value are poisoned instead of zeroed (``on``)."""
+    from .runtime import launch as rt
 
-    from .sema.types import TYPES
+    old = rt.POISON
+    rt.POISON = old or on
+    try:
+        yield
+    finally:
+        rt.POISON = old
 
-    args: list[object] = []
-    for p in fn.params:
-        t = p.type
-        if t.kind == "spanned":
-            dims: list[int] = []
-            for d in t.shape.dims if t.shape and t.shape.dims else []:
-                if isinstance(d, A.Name):
-                    dims.append(sizes.get(d.name, DEFAULT_SIZE))
-                elif isinstance(d, A.IntLit):
-                    dims.append(d.value)
-                elif isinstance(d, A.Unknown):
-                    dims.append(sizes.get(p.name or "", 64))
-                else:
-                    raise CroqError(f"cannot build a random input for parameter '{p.name}'", p.span)
-            et = TYPES[t.elem or "f32"]
-            if et.torch is None:
-                raise CroqError(f"no torch type for '{t.elem}'", p.span)
-            dtype = getattr(torch, et.torch)
-            if et.is_float:
-                x = torch.randn(*dims, device=device).to(dtype)
-            elif et.kind == "bool":
-                x = torch.rand(*dims, device=device) > 0.5
+
+@contextmanager
+def _located_warnings(path: str, fn: A.CoFunction) -> Iterator[None]:
+    """Launch-time warnings of croq2triton printed as diagnostics at their ``.co`` line (when the block
+    ends); other warnings are passed on."""
+    rec: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as rec:  # type: ignore[assignment]
+            yield
+    finally:
+        _report(path, fn, rec)
+
+
+def _copy_of(fn: A.CoFunction, param: str) -> A.DmaStmt | None:
+    """The first ``tma`` copy (else any copy) of ``fn`` that reads or writes ``param``."""
+    from .runinputs import root_name
+
+    copies = [n for s in fn.body for n in s.walk() if isinstance(n, A.DmaStmt)]
+    for want_tma in (True, False):
+        for c in copies:
+            if want_tma and c.engine != "tma":
+                continue
+            roots = {r.name for r in (root_name(c.src), root_name(c.dst)) if r is not None}
+            if param in roots:
+                return c
+    return None
+
+
+def _report(path: str, fn: A.CoFunction, rec: list[warnings.WarningMessage]) -> None:
+    from .runtime.launch import CroqRuntimeWarning
+
+    for w in rec:
+        m = w.message
+        if isinstance(m, CroqRuntimeWarning):
+            copy = _copy_of(fn, m.param) if m.param else None
+            if copy is not None and copy.span is not None:
+                span = copy.span
             else:
-                x = torch.randint(0, 8, tuple(dims), device=device).to(dtype)
-            args.append(x)
-        elif t.kind in ("int", "elem", "bool"):
-            args.append(sizes.get(p.name or "", 1))
+                span = Span.at(path if os.path.basename(path) == m.src else m.src, m.line, 1)
+            text = str(m).removeprefix("croq2triton: ")
+            print(Diagnostic("warning", text, span).format(), file=sys.stderr)
         else:
-            args.append(None)
-    return args
+            warnings.warn_explicit(m, w.category, w.filename, w.lineno, source=w.source)
 
 
 def run_file(
@@ -77,52 +126,164 @@ def run_file(
     repeat: int = 0,
     oob_fill: str = "zero",
     schedule: str = "source",
+    check: bool = False,
 ) -> int:
+    """Run every (or every named) function of ``path``; 0 when all ran (and, with ``check``, agreed)."""
     import torch
 
-    from .api import load
-    from .frontend.driver import parse_file
-
-    size_map = parse_sizes(sizes)
+    if repeat < 0:
+        raise CroqError(
+            f"--repeat must be a number of calls, not {repeat}",
+            hint="pass a positive count, or 0 for the default (10 on a GPU, 1 in the interpreter)",
+        )
+    raw = parse_sizes(sizes)
     gpu = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET", "0") in ("", "0")
-    mod = load(path, defines=defines, oob_fill=oob_fill, schedule=schedule)
-    tu = parse_file(path, defines=defines)
+    modules = Modules(path, defines, oob_fill)
+    mod = modules.get(schedule)
     tr = mod.__croq_translation__
     for d in tr.diagnostics:
         print(d.format(), file=sys.stderr)
-    where = f"GPU {torch.cuda.get_device_name()}" if gpu else "CPU (Triton interpreter)"
-    device = "cuda" if gpu else "cpu"
-    status = 0
-    todo = [f for f in tu.functions if not functions or f.name in functions]
+    fns = tr.unit.functions
+    if not fns:
+        raise CroqError(f"no __co__ function in {path}", hint="'croq2triton run' runs the __co__ functions of a file")
     if functions:
-        missing = set(functions) - {f.name for f in tu.functions}
+        missing = set(functions) - {f.name for f in fns}
         if missing:
-            raise CroqError(f"no __co__ function named {', '.join(sorted(missing))} in {path}")
+            raise CroqError(
+                f"no __co__ function named {', '.join(sorted(missing))} in {path}",
+                hint=f"its functions: {', '.join(f.name for f in fns)}",
+            )
+    todo = [f for f in fns if not functions or f.name in functions]
+    chosen = choose(todo, raw)
+    where = f"GPU {torch.cuda.get_device_name()}" if gpu else "CPU (Triton interpreter)"
+    run = Run(path, mod, modules, schedule, gpu, where, repeat or (10 if gpu else 1), check)
+    status = 0
     for fn in todo:
         if fn.name in tr.failed:
             print(f"{fn.name}: skipped (not translated)")
             status = 1
             continue
-        launcher = getattr(mod, fn.name)
-        args = _make_inputs(fn, size_map, device)
-        reps = repeat or (10 if gpu else 1)
+        status |= run.one(fn, chosen[fn.name])
+    return status
+
+
+class Run:
+    def __init__(
+        self,
+        path: str,
+        mod: types.ModuleType,
+        modules: Modules,
+        schedule: str,
+        gpu: bool,
+        where: str,
+        reps: int,
+        check: bool,
+    ) -> None:
+        self.path, self.mod, self.modules, self.schedule = path, mod, modules, schedule
+        self.gpu, self.where, self.reps, self.check = gpu, where, reps, check
+
+    def one(self, fn: A.CoFunction, chosen: Chosen) -> int:
+        import torch
+
+        device = "cuda" if self.gpu else "cpu"
         try:
-            launcher(*args)  # warm-up / compile
-            if gpu:
-                torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                launcher(*args)
-            if gpu:
-                torch.cuda.synchronize()
-            dt = (time.perf_counter() - t0) / reps
+            inputs = make_inputs(fn, chosen.values, device)
         except CroqError as e:
             print(e.format(), file=sys.stderr)
-            status = 1
-            continue
-        shapes = ", ".join(
-            f"{p.name}{list(a.shape)}" if isinstance(a, torch.Tensor) else f"{p.name}={a}"
-            for p, a in zip(fn.params, args)
-        )
-        print(f"{fn.name}({shapes}): ran on {where}, {dt * 1e3:.3f} ms per call (mean of {reps})")
-    return status
+            print(f"{fn.name}: skipped (no inputs)")
+            return 1
+        _say(f"{fn.name}: running on {self.where} with {chosen.describe()}")
+        if not self.gpu and chosen.defaults_used():
+            _say(f"{fn.name}: the interpreter is slow: smaller --size values run faster")
+        if inputs.kept:
+            names = ", ".join(inputs.kept)
+            _say(
+                f"{fn.name}: note: {names}: written and also read by the function, so not poisoned "
+                "(random values); elements left unwritten there are not found"
+            )
+        pristine = clone_args(inputs.args) if self.check else []
+        launcher: Callable[..., Any] = getattr(self.mod, fn.name)
+        status = 0
+        with _poisoned_allocations(inputs.poison_returned):
+            outs: dict[str, Any] = {}
+            try:
+                with _located_warnings(self.path, fn):
+                    dt = self._time(
+                        fn.name, launcher, inputs.args, lambda r: outs.update(outputs_of(fn, inputs.args, r))
+                    )
+            except CroqError as e:
+                print(e.format(), file=sys.stderr)
+                return 1
+            poisoned = {n: outs[n] for n in inputs.poisoned if n in outs}
+            if inputs.poison_returned and RETURNED in outs:
+                poisoned[RETURNED] = outs[RETURNED]
+            shapes = ", ".join(
+                f"{p.name}{list(a.shape)}" if isinstance(a, torch.Tensor) else f"{p.name}={show(a)}"
+                for p, a in zip(fn.params, inputs.args)
+            )
+            print(f"{fn.name}({shapes}): ran on {self.where}, {dt * 1e3:.3f} ms per call (mean of {self.reps})")
+            for u in find_unwritten(poisoned):
+                sev = "error" if self.check else "warning"
+                print(Diagnostic(sev, f"{fn.name}: {u.format()}", fn.span).format(), file=sys.stderr)
+                status = 1 if self.check else status
+            if self.check:
+                with _located_warnings(self.path, fn):
+                    status |= self._check(fn, pristine, outs)
+        return status
+
+    def _time(self, name: str, launcher: Callable[..., Any], args: list[Any], first: Callable[[Any], None]) -> float:
+        """Mean seconds per call; ``first`` sees the first call's result (before later calls change the
+        outputs).  On a GPU the first call compiles and is not timed; in the interpreter there is
+        nothing to compile, so every call counts."""
+        import torch
+
+        if self.gpu:
+            _say(f"{name}: compiling (first call, not timed)")
+            first(launcher(*args))
+            torch.cuda.synchronize()
+            _say(f"{name}: timing {self.reps} call(s)")
+            t0 = time.perf_counter()
+            for _ in range(self.reps):
+                launcher(*args)
+            torch.cuda.synchronize()
+            return (time.perf_counter() - t0) / self.reps
+        spent = 0.0
+        for i in range(self.reps):
+            if i:
+                _say(f"{name}: call {i + 1} of {self.reps} ({spent:.1f} s so far)")
+            t0 = time.perf_counter()
+            result = launcher(*args)
+            spent += time.perf_counter() - t0
+            if i == 0:
+                first(result)
+        return spent / self.reps
+
+    def _check(self, fn: A.CoFunction, pristine: list[Any], outs: dict[str, Any]) -> int:
+        vs = variants(self.modules, self.schedule, outs)
+        ref, verdicts = check(fn, pristine, vs, _say)
+        status = 0
+        if ref is None:
+            e = verdicts[0].error
+            print(f"{fn.name}: check: the {vs[0].name} (the reference) could not run:", file=sys.stderr)
+            if e is not None:
+                print(e.format(), file=sys.stderr)
+            return 1
+        agreed: list[str] = []
+        for v in verdicts:
+            if v.error is not None:
+                print(f"{fn.name}: check: the {v.name} could not run:", file=sys.stderr)
+                print(v.error.format(), file=sys.stderr)
+                status = 1
+            elif v.differences:
+                for d in v.differences:
+                    msg = (
+                        f"{fn.name}: check: the {v.name} differs from the {vs[0].name}: {d.format(vs[0].name, v.name)}"
+                    )
+                    print(Diagnostic("error", msg, fn.span).format(), file=sys.stderr)
+                status = 1
+            else:
+                agreed.append(v.name)
+        if agreed:
+            outputs = ", ".join(ref) or "no outputs"
+            print(f"{fn.name}: check: the {' and the '.join(agreed)} agree with the {vs[0].name} ({outputs})")
+        return status

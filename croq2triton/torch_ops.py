@@ -1,7 +1,7 @@
 """Register translated ``__co__`` functions as torch custom ops (``torch.ops.<namespace>.<name>``).
 
     mod = croq2triton.load("gemm.co")
-    ops = croq2triton.torch_ops.register(mod, "mylib")
+    ops = croq2triton.register_ops(mod, "mylib")
     torch.ops.mylib.matmul(a, b, c)          # or ops.matmul(a, b, c)
 
 Each op calls the module's launcher.  Its schema comes from the ``__croq_ops__`` table the
@@ -62,7 +62,7 @@ def _register_one(namespace: str, name: str, launcher: Callable[..., Any], sig: 
     if hasattr(getattr(torch.ops, namespace), name):
         raise CroqError(
             f"torch op {qualname} is already registered",
-            hint="register this module under another namespace: register(mod, 'other')",
+            hint="register this module under another namespace: croq2triton.register_ops(mod, 'other')",
         )
     names = [n for n, _ in params]
     tensors = [n for n, k in params if k == "tensor"]

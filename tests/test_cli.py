@@ -122,7 +122,9 @@ def test_directory_is_walked_for_co_files(tmp_path: Path, capsys: pytest.Capture
 
 def test_empty_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty").mkdir()
-    assert run_cli(capsys, str(tmp_path / "empty"))[0] == 0
+    rc, out, err = run_cli(capsys, str(tmp_path / "empty"))
+    assert rc == 1 and out == ""
+    assert err.startswith(f"error: no .co files in {tmp_path / 'empty'}"), err
 
 
 def test_ten_megabytes_of_junk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

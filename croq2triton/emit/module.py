@@ -63,7 +63,8 @@ class Translation:
     source: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     lowered: list[str] = field(default_factory=list)
-    failed: dict[str, CroqError] = field(default_factory=dict)
+    failed: dict[str, CroqError] = field(default_factory=dict)  # reported as errors in ``diagnostics``
+    unit: A.TranslationUnit | None = None  # the parsed file (``translate_full`` sets it)
 
 
 def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") -> Translation:
@@ -80,7 +81,7 @@ def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") 
         except CroqError as e:
             out.failed[fn.name] = e
             d = e.diagnostics[0]
-            out.diagnostics.append(Diagnostic("warning", f"'{fn.name}' is not translated: {d.message}", d.span, d.hint))
+            out.diagnostics.append(Diagnostic("error", f"'{fn.name}' is not translated: {d.message}", d.span, d.hint))
             parts.append(_unlowerable(fn, e))
     names = ", ".join(f.name for f in tu.functions) or "(none)"
     header = HEADER.format(src=src_name, version=__version__, functions=names)

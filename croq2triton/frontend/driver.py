@@ -12,14 +12,20 @@ from .preprocess import MacroUse, preprocess
 MAX_BYTES = 64 * 1024 * 1024
 
 
-def decode_source(data: bytes, filename: str) -> str:
-    """Bytes of a .co file to text, rejecting what cannot be source code."""
-    if b"\x00" in data:
+def check_text(text: str, filename: str) -> None:
+    """Reject text that cannot be source code (NUL bytes), as the command line does for files."""
+    if "\x00" in text:
         raise CroqSyntaxError(
             "this is not a text file (it contains NUL bytes)",
             Span.at(filename, 1, 1),
             "pass a Croqtile source file",
         )
+
+
+def decode_source(data: bytes, filename: str) -> str:
+    """Bytes of a .co file to text, rejecting what cannot be source code."""
+    if b"\x00" in data:
+        check_text("\x00", filename)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -694,7 +694,7 @@ class KernelLowering:
             self.atomic(c, None)
             return
         raise self.err(
-            f"cannot lower to Triton: {c.kind} call '{c.name}'",
+            f"cannot lower to Triton: {'call' if c.kind == 'call' else c.kind + ' call'} '{c.name}'",
             s,
             "calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
         )

@@ -20,6 +20,24 @@ class CroqLaunchError(CroqError):
     """Bad arguments to a translated kernel (dtype, rank, device, sizes, strides)."""
 
 
+class CroqRuntimeWarning(RuntimeWarning):
+    """A launch-time fallback (e.g. masked loads instead of TMA), located at the ``.co`` function."""
+
+    def __init__(self, message: str, src: str, line: int, param: str | None = None) -> None:
+        super().__init__(message)
+        self.src = src
+        self.line = line
+        self.param = param  # the parameter it is about, if any
+
+
+def warn_at(f: Fn, message: str, param: str | None = None) -> None:
+    """Warn at the ``.co`` function's line (not at whichever Python frame called the launcher)."""
+    import warnings
+
+    w = CroqRuntimeWarning(f"croq2triton: {f.name}: {message}", f.src, f.line, param)
+    warnings.warn_explicit(w, CroqRuntimeWarning, f.src, f.line, module="croq2triton")
+
+
 @dataclass(frozen=True)
 class Fn:
     name: str
@@ -153,7 +171,8 @@ def require_contiguous(f: Fn, pname: str, t: torch.Tensor) -> None:
 
 
 # Buffers a function declares without an initial value are uninitialised in Croqtile. We give
-# them zeros; tests set POISON so that every element a kernel fails to write shows up.
+# them zeros; tests (and `croq2triton run`, for buffers the function only writes) set POISON so that
+# every element a kernel fails to write shows up (runtime/poison.py).
 POISON = os.environ.get("CROQ2TRITON_POISON", "0") not in ("", "0")
 
 
@@ -169,9 +188,11 @@ def alloc(f: Fn, shape: tuple[int, ...], dtype: torch.dtype, dev: torch.device, 
     for n in shape:
         if n <= 0:
             raise f.fail(f"buffer shape {shape} has a non-positive extent")
-    if fill is None:
-        fill = poison_value(dtype) if POISON else 0
-    return torch.full(shape, fill, dtype=dtype, device=dev)
+    if fill is None and POISON:
+        from .poison import poisoned
+
+        return poisoned(shape, dtype, dev)
+    return torch.full(shape, 0 if fill is None else fill, dtype=dtype, device=dev)
 
 
 def scratch(f: Fn, n: int, dtype: torch.dtype, dev: torch.device) -> torch.Tensor:
@@ -245,9 +266,7 @@ def tma_ok(f: Fn, name: str, t: torch.Tensor, box: list[int], extents: list[int]
     key = (f.name, reason)
     if key not in _SAID and not what.endswith("(auto)"):  # (auto): a dma.copy tried as TMA
         _SAID.add(key)
-        import warnings
-
-        warnings.warn(f"croq2triton: {f.name}: {reason}; using masked {what}", RuntimeWarning, stacklevel=3)
+        warn_at(f, f"{reason}; using masked {what}", name)
     return False
 
 
@@ -318,12 +337,24 @@ class Recorder:
 TUNABLE = ("GROUP_M", "NUM_STAGES", "num_warps", "num_stages")
 
 
+# Triton's launch options: every kernel takes them
+LAUNCH_OPTIONS = ("num_warps", "num_stages")
+
+
+def kernel_params(kernel: Any, kwargs: dict[str, Any]) -> list[str]:
+    """The parameter names of a kernel (a ``triton.jit`` function; else the keywords it is launched with)."""
+    names = getattr(kernel, "arg_names", None)
+    return list(names) if names is not None else list(kwargs)
+
+
 def tuned(**params: int) -> Any:
     """A ``_launch=`` for tuning sweeps: ``mod.matmul(a, b, c, _launch=tuned(GROUP_M=4, NUM_STAGES=2))``.
 
-    Each parameter replaces the translator's choice in the kernels that have it (``GROUP_M``: program
-    groups of the L2-friendly order; ``NUM_STAGES``: depth of a pipelined loop; ``num_warps`` /
-    ``num_stages``: Triton's launch options)."""
+    Each parameter replaces the translator's choice (``GROUP_M``: program groups of the L2-friendly
+    order; ``NUM_STAGES``: depth of a pipelined loop; ``num_warps`` / ``num_stages``: Triton's launch
+    options, which every kernel takes).  ``GROUP_M`` and ``NUM_STAGES`` must be parameters of every
+    kernel launched with them: a launch of a kernel without one is a :class:`CroqLaunchError` naming
+    the kernel and the tunable parameters it has."""
     bad = [k for k in params if k not in TUNABLE]
     if bad:
         raise CroqLaunchError(
@@ -334,10 +365,19 @@ def tuned(**params: int) -> Any:
             raise CroqLaunchError(f"{k} must be a positive integer, not {v!r}")
 
     def run(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str, Any]) -> None:
+        names = kernel_params(kernel, kwargs)
+        missing = [k for k in params if k not in LAUNCH_OPTIONS and k not in names]
+        if missing:
+            kname = getattr(kernel, "__name__", None) or type(kernel).__name__
+            has = [k for k in TUNABLE if k in names or k in LAUNCH_OPTIONS]
+            raise CroqLaunchError(
+                f"tuned({', '.join(f'{k}={params[k]}' for k in missing)}): kernel '{kname}' has no parameter "
+                f"{' or '.join(missing)}",
+                None,
+                f"its tunable parameters are {', '.join(has)}",
+            )
         kw = dict(kwargs)
-        for k, v in params.items():
-            if k in kw or k in ("num_warps", "num_stages"):
-                kw[k] = v
+        kw.update(params)
         launch(kernel, grid, args, kw)
 
     return run
