@@ -47,8 +47,8 @@ def _oob_fill(x, mask):
 
 
 def co_hello(*, _launch=None):
-    """Not translated: cannot lower to Triton: call call 'hello'."""
-    raise _rt.CroqLaunchError("co_hello cannot run: cannot lower to Triton: call call 'hello' (corpus/upstream/tests/parse/template_test.co:11:5)", hint='calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent')
+    """Not translated: cannot lower to Triton: call 'hello'."""
+    raise _rt.CroqLaunchError("co_hello cannot run: cannot lower to Triton: call 'hello' (corpus/upstream/tests/parse/template_test.co:11:5)", hint='calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent')
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

@@ -47,8 +47,8 @@ def _oob_fill(x, mask):
 
 
 def test(a, b, c, *, _launch=None):
-    """Not translated: cannot lower to Triton: call call 'foo'."""
-    raise _rt.CroqLaunchError("test cannot run: cannot lower to Triton: call call 'foo' (corpus/upstream/tests/parse/triop_in_call.co:5:5)", hint='calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent')
+    """Not translated: cannot lower to Triton: call 'foo'."""
+    raise _rt.CroqLaunchError("test cannot run: cannot lower to Triton: call 'foo' (corpus/upstream/tests/parse/triop_in_call.co:5:5)", hint='calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent')
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

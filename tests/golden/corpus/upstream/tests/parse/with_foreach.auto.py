@@ -47,8 +47,8 @@ def _oob_fill(x, mask):
 
 
 def with_foreach(b, input, *, _launch=None):
-    """Not translated: cannot lower to Triton: call call 'cfunction'."""
-    raise _rt.CroqLaunchError("with_foreach cannot run: cannot lower to Triton: call call 'cfunction' (corpus/upstream/tests/parse/with_foreach.co:19:9)", hint='calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent')
+    """Not translated: cannot lower to Triton: call 'cfunction'."""
+    raise _rt.CroqLaunchError("with_foreach cannot run: cannot lower to Triton: call 'cfunction' (corpus/upstream/tests/parse/with_foreach.co:19:9)", hint='calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent')
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
