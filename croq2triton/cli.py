@@ -203,6 +203,8 @@ def cmd_translate(args: argparse.Namespace) -> int:
         _check_target(target)
     out = _translate(args.file, args)
     _report(out, args)
+    if args.dump_ir:
+        _dump_ir(out)
     why = _verdict(out, args)
     if why is not None:
         where = "" if target == "-" else f"; {target} not written"
@@ -220,6 +222,20 @@ def cmd_translate(args: argparse.Namespace) -> int:
     skipped = f"; not translated, raise when called: {', '.join(out.failed)}" if out.failed else ""
     print(f"{args.file} -> {target} ({n} function(s) translated{skipped})", file=sys.stderr)
     return 0
+
+
+def _dump_ir(out: Translation) -> None:
+    """``translate --dump-ir``: the tile IR of every kernel lifted into it, on stderr (the module
+    still goes where -o says); kernels of the older lowering are named as such."""
+    from .tir.dump import dump
+
+    for fn, kernels in out.ir.items():
+        for k in kernels:
+            sys.stderr.write(f"# {fn}\n{dump(k)}")  # type: ignore[arg-type]
+        for name in out.legacy.get(fn, []):
+            sys.stderr.write(
+                f"# {fn}: {name} is lowered by the older path (croq2triton/lower), not in the tile IR yet\n"
+            )
 
 
 def _check_target(target: str) -> None:
@@ -333,6 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--notes", action="store_true", help="print notes (e.g. tutorial-dialect spellings)")
     schedule(p)
     allow_partial(p, "write the module with the functions that translate")
+    p.add_argument("--dump-ir", action="store_true", help="print the tile IR of each kernel on stderr")
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser(

@@ -47,19 +47,15 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def vadd_k0(_grid_1, out_ptr, out_s0, N, a_ptr, a_s0, b_ptr, b_s0):
-    """Program = one block of `parallel` at vadd.co:4."""
+def vadd_k0(N, out_ptr, out_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
+    """The block-level parallel at vadd.co:4: one program per block, one lane per thread."""
     p = tl.program_id(0)  # vadd.co:4
-    t_l = tl.arange(0, 1024)
-    # interior programs: every index is inside the tensors, no bound masks (vectorised loads)
-    if (((p * 1024) + (1024 - 1)) < N):
-        v_2 = tl.load(a_ptr + (((p * 1024) + t_l)) * a_s0)  # vadd.co:5
-        v_3 = tl.load(b_ptr + (((p * 1024) + t_l)) * b_s0)
-        tl.store(out_ptr + (((p * 1024) + t_l)) * out_s0, (v_2 + v_3))
-    else:
-        v_4 = _oob_fill(tl.load(a_ptr + (((p * 1024) + t_l)) * a_s0, mask=(((p * 1024) + t_l) < N), other=0.0), (((p * 1024) + t_l) < N))  # vadd.co:5
-        v_5 = _oob_fill(tl.load(b_ptr + (((p * 1024) + t_l)) * b_s0, mask=(((p * 1024) + t_l) < N), other=0.0), (((p * 1024) + t_l) < N))
-        tl.store(out_ptr + (((p * 1024) + t_l)) * out_s0, (v_4 + v_5), mask=(((p * 1024) + t_l) < N))
+    t = tl.arange(0, 1024)
+    offs = p * 1024 + t  # vadd.co:5
+    mask = offs < N
+    a_val = _oob_fill(tl.load(a_ptr + offs * a_stride_0, mask=mask, other=0.0), mask)
+    b_val = _oob_fill(tl.load(b_ptr + offs * b_stride_0, mask=mask, other=0.0), mask)
+    tl.store(out_ptr + offs * out_stride_0, a_val + b_val, mask=mask)
 
 
 def vadd(a, b, out, *, _launch=None):
@@ -74,7 +70,7 @@ def vadd(a, b, out, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, 'N', 'b', b, 0)
     out = _rt.tensor_arg(_F, 'out', out, torch.float32, 1, _dev, is_global=True)
     N = _rt.bind_dim(_F, _dims, 'N', 'out', out, 0)
-    _launch(vadd_k0, (_rt.cdiv(N, 1024),), [_rt.cdiv(N, 1024), out, out.stride(0), N, a, a.stride(0), b, b.stride(0)], dict(num_warps=8))  # vadd.co:4
+    _launch(vadd_k0, (_rt.cdiv(N, 1024),), [N, out, out.stride(0), a, a.stride(0), b, b.stride(0)], dict(num_warps=8))  # vadd.co:4
     return None
 
 

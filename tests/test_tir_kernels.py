@@ -80,9 +80,9 @@ def test_emitted_kernel_reads_like_a_tutorial_kernel() -> None:
     assert "offs_m = pid_m * 16 + tl.arange(0, 16)  # tiled_add.co:11" in text
     assert "mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)" in text
     assert (
-        "    a = tl.load(  # tiled_add.co:13\n        a_ptr + offs_m[:, None] * a_stride_m + offs_n[None, :] * a_stride_n, mask=mask, other=0.0\n    )"
-        in text
-    )
+        "    a = tl.load(\n        a_ptr + offs_m[:, None] * a_stride_m + offs_n[None, :] * a_stride_n, mask=mask, other=0.0\n"
+        "    )  # tiled_add.co:13"
+    ) in text
     assert max(len(x) for x in text.splitlines()) <= 120
     assert not re.search(r"(?<![\w.])0 \*|\+ 0(?![\w.])|\* 1(?![\w.])", text)
 

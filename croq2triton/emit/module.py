@@ -65,6 +65,8 @@ class Translation:
     lowered: list[str] = field(default_factory=list)
     failed: dict[str, CroqError] = field(default_factory=dict)  # reported as errors in ``diagnostics``
     unit: A.TranslationUnit | None = None  # the parsed file (``translate_full`` sets it)
+    ir: dict[str, list[object]] = field(default_factory=dict)  # function -> its tile-IR kernels
+    legacy: dict[str, list[str]] = field(default_factory=dict)  # function -> kernels of the older path
 
 
 def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") -> Translation:
@@ -76,6 +78,8 @@ def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") 
             fl = FunctionLowering(fn, src_name, schedule)
             parts.append(fl.lower())
             ops[fn.name] = fl.op_signature()
+            out.ir[fn.name] = list(fl.ir_kernels)
+            out.legacy[fn.name] = list(fl.legacy_kernels)
             out.lowered.append(fn.name)
             out.diagnostics.extend(fl.warnings)
         except CroqError as e:

@@ -14,9 +14,7 @@ import ast
 from ..tir import expr as E
 from ..tir import nodes as N
 from ..tir.pyexpr import TL_TYPES, call, constant, name, to_ast
-
-INDENT = "    "
-LINE_LIMIT = 120
+from .layout import INDENT, LINE_LIMIT, layout
 
 
 def param(arg: N.Arg) -> str:
@@ -35,7 +33,9 @@ class KernelEmitter:
         k = self.kernel
         self.lines = ["@triton.jit", *wrapped(f"def {k.name}(", [param(a) for a in k.args], "):", 0, "")]
         if k.doc:
-            self.lines.append(f"{INDENT}{ast.unparse(ast.Expr(ast.Constant(k.doc)))}")
+            self.lines.append(
+                f'{INDENT}"""{k.doc}"""' if '"""' not in k.doc and "\\" not in k.doc else INDENT + repr(k.doc)
+            )
         for axis, v in enumerate(k.program_ids):
             self.line(f"{v.name} = tl.program_id({axis})", 1, k.line)
         self.block(k.body, 1)
@@ -47,9 +47,8 @@ class KernelEmitter:
         if co_line and co_line != self.last_line:
             comment = f"  # {self.src_name}:{co_line}"
             self.last_line = co_line
-        if node is not None and isinstance(node, ast.Call) and len(INDENT * depth + text + comment) > LINE_LIMIT:
-            items = [ast.unparse(a) for a in node.args] + [f"{k.arg}={ast.unparse(k.value)}" for k in node.keywords]
-            self.lines.extend(wrapped(prefix + ast.unparse(node.func) + "(", items, ")", depth, comment))
+        if node is not None and len(INDENT * depth + text + comment) > LINE_LIMIT:
+            self.lines.extend(layout(node, depth, prefix, comment))  # the comment ends the statement, as ruff puts it
             return
         self.lines.append(INDENT * depth + text + comment)
 

@@ -41,6 +41,8 @@ class FunctionLowering:
         self.w = Writer(src_name, indent=1)
         self.names: dict[str, Any] = {}
         self.kernel_sources: list[str] = []
+        self.ir_kernels: list[Any] = []  # tir.Kernel of the kernels lifted into the tile IR
+        self.legacy_kernels: list[str] = []  # names of kernels this older lowering wrote
         self.tensor_params: list[str] = []
         self.kernel_count = 0
         self.uid = 0
@@ -196,10 +198,34 @@ class FunctionLowering:
             self.write_launch(plain)
         return True
 
+    def lift_new_path(self, top: A.Parallel, name: str) -> bool:
+        """The tile-IR path (lift -> tir -> emit) for the kernel families it covers; False where
+        the lifting does not cover ``top`` yet (this older lowering handles it then)."""
+        from ..emit.triton import emit_kernel
+        from ..lift.host import HostScalar, HostScope, HostTensor
+        from ..lift.kernel import NotLifted, lift_kernel
+
+        scope = HostScope()
+        for croq, v in self.names.items():
+            if isinstance(v, Tensor):
+                extents = tuple(int(d) if d.isdigit() else d for d in v.host_dims)
+                scope.tensors[croq] = HostTensor(croq, v.host_name, v.elem, extents)
+            elif isinstance(v, Val) and v.host is not None and v.host.isidentifier() and _scalar_type(v.ty):
+                scope.scalars[croq] = HostScalar(croq, v.host, v.ty or "int")
+        try:
+            lifted = lift_kernel(top, name, scope, self.src_name)
+        except NotLifted:
+            return False
+        self.kernel_sources.append(emit_kernel(lifted.kernel, self.src_name).rstrip("\n"))
+        self.ir_kernels.append(lifted.kernel)
+        self.w.line(lifted.launch, top.span)
+        return True
+
     def kernel_of(self, kl: Any) -> list[tuple[str, Any]]:
         """Lower one kernel: its source joins the module, its launch lines are returned."""
         src, launch_lines = kl.lower()
         self.kernel_sources.append(src)
+        self.legacy_kernels.append(kl.name)
         return launch_lines
 
     def write_launch(self, lines: list[tuple[str, Any]]) -> None:
@@ -240,6 +266,8 @@ class FunctionLowering:
                 rt = retile(self.fn, s, AUTO_TILES)
             name = f"{self.fn.name}_k{self.kernel_count - 1}"
             if rt is not None and self.lower_retiled(rt, s, name):
+                return
+            if co is None and split is None and self.lift_new_path(s, name):
                 return
             kl = KernelLowering(self, s, name)
             kl.coarsened = factors
@@ -861,3 +889,7 @@ def _ret_text(t: A.TypeRef) -> str:
 
 def span_of(node: A.Node | None) -> Span | None:
     return node.span if node is not None else None
+
+
+def _scalar_type(ty: str | None) -> bool:
+    return ty is not None and (ty in ("int", "bool") or ty in TYPES)

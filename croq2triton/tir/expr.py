@@ -414,9 +414,27 @@ def nonneg(e: Expr) -> bool:
 
 # ------------------------------------------------------------------ folding
 
-# A polynomial: monomials (a tuple of atom factors, in first-seen order) with integer coefficients.
-# Atoms are expressions that are not + - * of integers (variables, aranges, divisions, calls ...).
-_Poly = dict[tuple[Expr, ...], int]
+
+# A polynomial over atoms (expressions that are not + - * of integers: variables, aranges,
+# divisions, calls ...): canonical monomials (sorted factor tuples) with integer coefficients, and
+# each monomial's factors in the order the user first wrote them (how it is printed back).
+class _Poly:
+    def __init__(self, coef: dict[tuple[Expr, ...], int] | None = None) -> None:
+        self.coef: dict[tuple[Expr, ...], int] = coef or {}
+        self.spell: dict[tuple[Expr, ...], tuple[Expr, ...]] = {}
+
+    def add(self, factors: tuple[Expr, ...], c: int) -> None:
+        key = _monomial(factors)
+        self.coef[key] = self.coef.get(key, 0) + c
+        self.spell.setdefault(key, factors)
+
+    def scaled(self, f: Callable[[int], int]) -> _Poly:
+        out = _Poly({m: f(c) for m, c in self.coef.items()})
+        out.spell = dict(self.spell)
+        return out
+
+    def values(self) -> Iterable[int]:
+        return self.coef.values()
 
 
 def _c_div(a: int, b: int) -> int:
@@ -428,42 +446,37 @@ def _poly(e: Expr) -> _Poly | None:
     """``e`` as a polynomial over its atoms, or None when it is not an integer expression."""
     if not is_int(e.dtype) or e.dtype == "i1":
         return None
+    out = _Poly()
     if isinstance(e, Const):
-        return {(): int(e.value)}
+        out.add((), int(e.value))
+        return out
     if isinstance(e, Bin) and e.op in ("+", "-", "*"):
         a, b = _poly(e.lhs), _poly(e.rhs)
         if a is None or b is None:
             return None
         if e.op == "*":
-            out: _Poly = {}
-            for ma, ca in a.items():
-                for mb, cb in b.items():
-                    key = _monomial(ma + mb)
-                    out[key] = out.get(key, 0) + ca * cb
+            for ma, ca in a.coef.items():
+                for mb, cb in b.coef.items():
+                    out.add(a.spell.get(ma, ma) + b.spell.get(mb, mb), ca * cb)
             return out
-        out = dict(a)
         sign = 1 if e.op == "+" else -1
-        for m, c in b.items():
-            out[m] = out.get(m, 0) + sign * c
+        for m, c in a.coef.items():
+            out.add(a.spell.get(m, m), c)
+        for m, c in b.coef.items():
+            out.add(b.spell.get(m, m), sign * c)
         return out
-    return {(e,): 1}
+    out.add((e,), 1)
+    return out
 
 
 def _monomial(factors: tuple[Expr, ...]) -> tuple[Expr, ...]:
-    """Factors in a canonical order (by their printed form) so ``a * b`` and ``b * a`` meet."""
-    return tuple(sorted(factors, key=_order_key))
-
-
-def _order_key(e: Expr) -> tuple[int, int, str]:
-    # tiles before scalars (``offs_m[:, None] * stride_m``), names before other factors; then by
-    # spelling, only to be deterministic
-    rank = 0 if isinstance(e, (Var, Arange, Lift)) else 1
-    return (0 if e.shape else 1, rank, repr(e))
+    """Factors in a canonical order so ``a * b`` and ``b * a`` meet (only to compare)."""
+    return tuple(sorted(factors, key=repr))
 
 
 def _from_poly(p: _Poly, dtype: str) -> Expr:
-    terms = [(m, c) for m, c in p.items() if c != 0 and m != ()]
-    const = p.get((), 0)
+    terms = [(p.spell.get(m, m), c) for m, c in p.coef.items() if c != 0 and m != ()]
+    const = p.coef.get((), 0)
     out: Expr | None = None
     for m, c in terms:
         term: Expr = m[0]
@@ -507,7 +520,7 @@ def fold(e: Expr) -> Expr:
         if e.op == "-" and is_int(v.dtype):
             p = _poly(v)
             if p is not None:
-                return _from_poly({m: -c for m, c in p.items()}, v.dtype)
+                return _from_poly(p.scaled(lambda c: -c), v.dtype)
         return Un(e.op, v)
     if isinstance(e, Where):
         c, a, b = fold(e.cond), fold(e.then), fold(e.other)
@@ -593,7 +606,7 @@ def _fold_div(op: str, a: Expr, b: Expr) -> Expr:
             # (64 * x + 128) / 64 == x + 2 and (64 * x) % 64 == 0 for non-negative terms
             if op == "%":
                 return Const(0, a.dtype)
-            return _from_poly({m: c // d for m, c in p.items()}, a.dtype)
+            return _from_poly(p.scaled(lambda c: c // d), a.dtype)
         lo, hi = bounds(a)
         if lo is not None and hi is not None and d > 0 and lo >= 0 and hi < d:
             return Const(0, a.dtype) if op == "/" else a
@@ -608,7 +621,7 @@ def _fold_cdiv(a: Expr, b: Expr) -> Expr:
     p = _poly(a)
     divisible = isinstance(b, Const) and isinstance(b.value, int) and b.value > 0 and p is not None and nonneg(a)
     if divisible and all(c % b.value == 0 for c in p.values()):  # type: ignore[union-attr, operator]
-        return _from_poly({m: c // b.value for m, c in p.items()}, a.dtype)
+        return _from_poly(p.scaled(lambda c: c // b.value), a.dtype)  # type: ignore[union-attr, operator]
     return CDiv(a, b)
 
 

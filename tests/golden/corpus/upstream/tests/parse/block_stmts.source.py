@@ -48,14 +48,15 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def foo_k0():
-    """Program = one block of `parallel` at block_stmts.co:4."""
-
+    """The block-level parallel at block_stmts.co:4: one program per block, one lane per thread."""
+    lane = tl.arange(0, 4)  # block_stmts.co:4
 
 
 @triton.jit
 def foo_k1():
-    """Program = one block of `parallel` at block_stmts.co:5."""
-
+    """The block-level parallel at block_stmts.co:5: one program per block, one lane per thread."""
+    lane = tl.arange(0, 4)  # block_stmts.co:5
+    i = 3
 
 
 @triton.jit

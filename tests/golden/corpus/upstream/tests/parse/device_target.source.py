@@ -48,8 +48,9 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def foo_k0():
-    """Program = one block of `parallel` at device_target.co:5."""
-    _pid0 = tl.program_id(0)  # device_target.co:5
+    """The block-level parallel at device_target.co:5: one program per block, one lane per thread."""
+    pid = tl.program_id(0)  # device_target.co:5
+    lane = tl.arange(0, 1)  # device_target.co:6
 
 
 def foo(*, _launch=None):

@@ -47,12 +47,12 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def ele_add_k0(c_ptr, c_s0, a_ptr, a_s0, b_ptr, b_s0):
-    """Program = one block of `parallel` at add.co:5."""
-    p_l = tl.arange(0, 64)  # add.co:5
-    v_5 = tl.load(a_ptr + (p_l) * a_s0)  # add.co:6
-    v_6 = tl.load(b_ptr + (p_l) * b_s0)
-    tl.store(c_ptr + (p_l) * c_s0, (v_5 + v_6))
+def ele_add_k0(c_ptr, c_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
+    """The block-level parallel at add.co:5: one program per block, one lane per thread."""
+    p = tl.arange(0, 64)  # add.co:5
+    a_val = tl.load(a_ptr + p * a_stride_0)  # add.co:6
+    b_val = tl.load(b_ptr + p * b_stride_0)
+    tl.store(c_ptr + p * c_stride_0, a_val + b_val)
 
 
 def ele_add(a, b, c, *, _launch=None):

@@ -47,23 +47,19 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def parallel_add_k0(a_ptr, a_s0):
-    """Program = one block of `parallel` at device_target.co:6."""
+def parallel_add_k0(a_ptr, a_stride_0):
+    """The block-level parallel at device_target.co:6: one program per block, one lane per thread."""
     p = tl.program_id(0)  # device_target.co:6
-    v_1 = tl.load(a_ptr + (p) * a_s0)  # device_target.co:7
-    tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(a_ptr + (p) * a_s0, (tl.cast((v_1 + 10), tl.int32)).to(tl.int32))
-    tl.debug_barrier()
+    a_val = tl.load(a_ptr + p * a_stride_0)  # device_target.co:7
+    tl.store(a_ptr + p * a_stride_0, a_val + 10)
 
 
 @triton.jit
-def parallel_add_k1(b_ptr, b_s0):
-    """Program = one block of `parallel` at device_target.co:10."""
+def parallel_add_k1(b_ptr, b_stride_0):
+    """The block-level parallel at device_target.co:10: one program per block, one lane per thread."""
     q = tl.program_id(0)  # device_target.co:10
-    v_1 = tl.load(b_ptr + (q) * b_s0)  # device_target.co:11
-    tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(b_ptr + (q) * b_s0, (tl.cast((v_1 + 20), tl.int32)).to(tl.int32))
-    tl.debug_barrier()
+    b_val = tl.load(b_ptr + q * b_stride_0)  # device_target.co:11
+    tl.store(b_ptr + q * b_stride_0, b_val + 20)
 
 
 def parallel_add(a, b, *, _launch=None):

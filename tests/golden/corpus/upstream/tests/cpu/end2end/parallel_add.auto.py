@@ -47,13 +47,13 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def ele_add_2d_k0(c_ptr, c_s0, c_s1, a_ptr, a_s0, a_s1, b_ptr, b_s0, b_s1):
-    """Program = one block of `parallel` at parallel_add.co:6."""
+def ele_add_2d_k0(c_ptr, c_stride_0, c_stride_1, a_ptr, a_stride_0, a_stride_1, b_ptr, b_stride_0, b_stride_1):
+    """The block-level parallel at parallel_add.co:6: one program per block, one lane per thread."""
     p = tl.program_id(0)  # parallel_add.co:6
-    q_l = tl.arange(0, 64)  # parallel_add.co:7
-    v_5 = tl.load(a_ptr + (p) * a_s0 + (q_l) * a_s1)  # parallel_add.co:8
-    v_6 = tl.load(b_ptr + (p) * b_s0 + (q_l) * b_s1)
-    tl.store(c_ptr + (p) * c_s0 + (q_l) * c_s1, (v_5 + v_6))
+    q = tl.arange(0, 64)  # parallel_add.co:7
+    a_val = tl.load(a_ptr + p * a_stride_0 + q * a_stride_1)  # parallel_add.co:8
+    b_val = tl.load(b_ptr + p * b_stride_0 + q * b_stride_1)
+    tl.store(c_ptr + p * c_stride_0 + q * c_stride_1, a_val + b_val)
 
 
 def ele_add_2d(a, b, c, *, _launch=None):
@@ -72,7 +72,7 @@ def ele_add_2d(a, b, c, *, _launch=None):
     c = _rt.tensor_arg(_F, 'c', c, torch.int32, 2, _dev, is_global=False)
     _rt.fixed_dim(_F, 'c', c, 0, 8)
     _rt.fixed_dim(_F, 'c', c, 1, 64)
-    _launch(ele_add_2d_k0, (8,), [c, c.stride(0), c.stride(1), a, a.stride(0), a.stride(1), b, b.stride(0), b.stride(1)], dict(num_warps=8))  # parallel_add.co:6
+    _launch(ele_add_2d_k0, (8,), [c, c.stride(0), c.stride(1), a, a.stride(0), a.stride(1), b, b.stride(0), b.stride(1)], dict(num_warps=2))  # parallel_add.co:6
     _rt.copy_back(c_caller, c)
     return None
 

@@ -47,13 +47,23 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def ele_add_f32_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1):
-    """Program = one block of `parallel` at float_types.co:9."""
+def ele_add_f32_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at float_types.co:9: one program per block, one lane per thread."""
     p = tl.program_id(0)  # float_types.co:9
-    q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # float_types.co:10
-    v_6 = tl.load(rhs_ptr + (p) * rhs_s0 + (q_l) * rhs_s1)
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (v_5 + v_6))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # float_types.co:10
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
 def ele_add_f32(lhs, rhs, *, _launch=None):
@@ -74,13 +84,23 @@ def ele_add_f32(lhs, rhs, *, _launch=None):
 
 
 @triton.jit
-def ele_add_f16_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1):
-    """Program = one block of `parallel` at float_types.co:15."""
+def ele_add_f16_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at float_types.co:15: one program per block, one lane per thread."""
     p = tl.program_id(0)  # float_types.co:15
-    q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # float_types.co:16
-    v_6 = tl.load(rhs_ptr + (p) * rhs_s0 + (q_l) * rhs_s1)
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (v_5 + v_6))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # float_types.co:16
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
 def ele_add_f16(lhs, rhs, *, _launch=None):
@@ -101,13 +121,26 @@ def ele_add_f16(lhs, rhs, *, _launch=None):
 
 
 @triton.jit
-def ele_add_bf16_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1):
-    """Program = one block of `parallel` at float_types.co:21."""
+def ele_add_bf16_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at float_types.co:21: one program per block, one lane per thread."""
     p = tl.program_id(0)  # float_types.co:21
-    q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # float_types.co:22
-    v_6 = tl.load(rhs_ptr + (p) * rhs_s0 + (q_l) * rhs_s1)
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, ((v_5.to(tl.float32) + v_6.to(tl.float32))).to(tl.bfloat16))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # float_types.co:22
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(
+        output_ptr + p * output_stride_0 + q * output_stride_1,
+        (lhs_val.to(tl.float32) + rhs_val.to(tl.float32)).to(tl.bfloat16),
+    )
 
 
 def ele_add_bf16(lhs, rhs, *, _launch=None):
@@ -128,12 +161,12 @@ def ele_add_bf16(lhs, rhs, *, _launch=None):
 
 
 @triton.jit
-def copy_f8_e4m3_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1):
-    """Program = one block of `parallel` at float_types.co:27."""
+def copy_f8_e4m3_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_stride_0, lhs_stride_1):
+    """The block-level parallel at float_types.co:27: one program per block, one lane per thread."""
     p = tl.program_id(0)  # float_types.co:27
-    q_l = tl.arange(0, 64)
-    v_3 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # float_types.co:28
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (v_3).to(tl.float8e4nv))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # float_types.co:28
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val)
 
 
 def copy_f8_e4m3(lhs, *, _launch=None):
@@ -151,12 +184,12 @@ def copy_f8_e4m3(lhs, *, _launch=None):
 
 
 @triton.jit
-def copy_f8_e5m2_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1):
-    """Program = one block of `parallel` at float_types.co:33."""
+def copy_f8_e5m2_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_stride_0, lhs_stride_1):
+    """The block-level parallel at float_types.co:33: one program per block, one lane per thread."""
     p = tl.program_id(0)  # float_types.co:33
-    q_l = tl.arange(0, 64)
-    v_3 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # float_types.co:34
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (v_3).to(tl.float8e5))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # float_types.co:34
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val)
 
 
 def copy_f8_e5m2(lhs, *, _launch=None):

@@ -47,13 +47,26 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def ele_add_fp8_e4m3_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1):
-    """Program = one block of `parallel` at fp8_ops.co:12."""
+def ele_add_fp8_e4m3_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at fp8_ops.co:12: one program per block, one lane per thread."""
     p = tl.program_id(0)  # fp8_ops.co:12
-    q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # fp8_ops.co:13
-    v_6 = tl.load(rhs_ptr + (p) * rhs_s0 + (q_l) * rhs_s1)
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (((v_5.to(tl.float32) + v_6.to(tl.float32))).to(tl.float16)).to(tl.float16))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # fp8_ops.co:13
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(
+        output_ptr + p * output_stride_0 + q * output_stride_1,
+        (lhs_val.to(tl.float32) + rhs_val.to(tl.float32)).to(tl.float16),
+    )
 
 
 def ele_add_fp8_e4m3(lhs, rhs, *, _launch=None):
@@ -74,13 +87,26 @@ def ele_add_fp8_e4m3(lhs, rhs, *, _launch=None):
 
 
 @triton.jit
-def ele_add_fp8_e5m2_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1):
-    """Program = one block of `parallel` at fp8_ops.co:22."""
+def ele_add_fp8_e5m2_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at fp8_ops.co:22: one program per block, one lane per thread."""
     p = tl.program_id(0)  # fp8_ops.co:22
-    q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # fp8_ops.co:23
-    v_6 = tl.load(rhs_ptr + (p) * rhs_s0 + (q_l) * rhs_s1)
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (((v_5.to(tl.float32) + v_6.to(tl.float32))).to(tl.float16)).to(tl.float16))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # fp8_ops.co:23
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(
+        output_ptr + p * output_stride_0 + q * output_stride_1,
+        (lhs_val.to(tl.float32) + rhs_val.to(tl.float32)).to(tl.float16),
+    )
 
 
 def ele_add_fp8_e5m2(lhs, rhs, *, _launch=None):

@@ -47,14 +47,12 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def hetero_add_k0(B_ptr, B_s0):
-    """Program = one block of `parallel` at hetero_cpu_gpu.co:19."""
+def hetero_add_k0(B_ptr, B_stride_0):
+    """The block-level parallel at hetero_cpu_gpu.co:19: one program per block, one lane per thread."""
     p = tl.program_id(0)  # hetero_cpu_gpu.co:19
-    q_l = tl.arange(0, 1024)  # hetero_cpu_gpu.co:20
-    v_3 = tl.load(B_ptr + (q_l) * B_s0)  # hetero_cpu_gpu.co:21
-    tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(B_ptr + (q_l) * B_s0, (((v_3 + 2.0)).to(tl.float32)).to(tl.float32))
-    tl.debug_barrier()
+    q = tl.arange(0, 1024)  # hetero_cpu_gpu.co:20
+    B_val = tl.load(B_ptr + q * B_stride_0)  # hetero_cpu_gpu.co:21
+    tl.store(B_ptr + q * B_stride_0, B_val + 2.0)
 
 
 def hetero_add(A, B, *, _launch=None):

@@ -47,14 +47,12 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def hetero_multi_phase_k0(B_ptr, B_s0):
-    """Program = one block of `parallel` at hetero_cpu_gpu_multi.co:18."""
+def hetero_multi_phase_k0(B_ptr, B_stride_0):
+    """The block-level parallel at hetero_cpu_gpu_multi.co:18: one program per block, one lane per thread."""
     p = tl.program_id(0)  # hetero_cpu_gpu_multi.co:18
-    q_l = tl.arange(0, 256)  # hetero_cpu_gpu_multi.co:19
-    v_3 = tl.load(B_ptr + (q_l) * B_s0)  # hetero_cpu_gpu_multi.co:20
-    tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(B_ptr + (q_l) * B_s0, (((v_3 * 2.0)).to(tl.float32)).to(tl.float32))
-    tl.debug_barrier()
+    q = tl.arange(0, 256)  # hetero_cpu_gpu_multi.co:19
+    B_val = tl.load(B_ptr + q * B_stride_0)  # hetero_cpu_gpu_multi.co:20
+    tl.store(B_ptr + q * B_stride_0, B_val * 2.0)
 
 
 def hetero_multi_phase(A, B, C, *, _launch=None):

@@ -47,27 +47,23 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def hetero_parallel_scale_k0(B_ptr, B_s0):
-    """Program = one block of `parallel` at hetero_cpu_gpu_scale.co:19."""
+def hetero_parallel_scale_k0(B_ptr, B_stride_0):
+    """The block-level parallel at hetero_cpu_gpu_scale.co:19: one program per block, one lane per thread."""
     p = tl.program_id(0)  # hetero_cpu_gpu_scale.co:19
-    q_l = tl.arange(0, 1024)  # hetero_cpu_gpu_scale.co:20
-    idx_4 = tl.full([1024], 0, tl.int32) + ((((p * 1024) + q_l)).to(tl.int32))  # hetero_cpu_gpu_scale.co:21
-    v_5 = _oob_fill(tl.load(B_ptr + (idx_4) * B_s0, mask=(idx_4 < 4096) & (idx_4 >= 0), other=0.0), (idx_4 < 4096) & (idx_4 >= 0))  # hetero_cpu_gpu_scale.co:22
-    tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(B_ptr + (idx_4) * B_s0, (((v_5 * 3.0)).to(tl.float32)).to(tl.float32), mask=(idx_4 < 4096) & (idx_4 >= 0))
-    tl.debug_barrier()
+    q = tl.arange(0, 1024)  # hetero_cpu_gpu_scale.co:20
+    idx = p * 1024 + q  # hetero_cpu_gpu_scale.co:21
+    B_val = tl.load(B_ptr + idx * B_stride_0)  # hetero_cpu_gpu_scale.co:22
+    tl.store(B_ptr + idx * B_stride_0, B_val * 3.0)
 
 
 @triton.jit
-def hetero_parallel_scale_k1(D_ptr, D_s0):
-    """Program = one block of `parallel` at hetero_cpu_gpu_scale.co:34."""
+def hetero_parallel_scale_k1(D_ptr, D_stride_0):
+    """The block-level parallel at hetero_cpu_gpu_scale.co:34: one program per block, one lane per thread."""
     p = tl.program_id(0)  # hetero_cpu_gpu_scale.co:34
-    q_l = tl.arange(0, 1024)  # hetero_cpu_gpu_scale.co:35
-    idx_4 = tl.full([1024], 0, tl.int32) + ((((p * 1024) + q_l)).to(tl.int32))  # hetero_cpu_gpu_scale.co:36
-    v_5 = _oob_fill(tl.load(D_ptr + (idx_4) * D_s0, mask=(idx_4 < 4096) & (idx_4 >= 0), other=0.0), (idx_4 < 4096) & (idx_4 >= 0))  # hetero_cpu_gpu_scale.co:37
-    tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(D_ptr + (idx_4) * D_s0, (((v_5 + 100.0)).to(tl.float32)).to(tl.float32), mask=(idx_4 < 4096) & (idx_4 >= 0))
-    tl.debug_barrier()
+    q = tl.arange(0, 1024)  # hetero_cpu_gpu_scale.co:35
+    idx = p * 1024 + q  # hetero_cpu_gpu_scale.co:36
+    D_val = tl.load(D_ptr + idx * D_stride_0)  # hetero_cpu_gpu_scale.co:37
+    tl.store(D_ptr + idx * D_stride_0, D_val + 100.0)
 
 
 def hetero_parallel_scale(A, B, C, D, *, _launch=None):

@@ -47,13 +47,23 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def ele_add_s32_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1):
-    """Program = one block of `parallel` at integral_types.co:8."""
+def ele_add_s32_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at integral_types.co:8: one program per block, one lane per thread."""
     p = tl.program_id(0)  # integral_types.co:8
-    q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # integral_types.co:9
-    v_6 = tl.load(rhs_ptr + (p) * rhs_s0 + (q_l) * rhs_s1)
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (v_5 + v_6))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:9
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
 def ele_add_s32(lhs, rhs, *, _launch=None):
@@ -74,13 +84,23 @@ def ele_add_s32(lhs, rhs, *, _launch=None):
 
 
 @triton.jit
-def ele_add_u32_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1):
-    """Program = one block of `parallel` at integral_types.co:14."""
+def ele_add_u32_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at integral_types.co:14: one program per block, one lane per thread."""
     p = tl.program_id(0)  # integral_types.co:14
-    q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # integral_types.co:15
-    v_6 = tl.load(rhs_ptr + (p) * rhs_s0 + (q_l) * rhs_s1)
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (v_5 + v_6))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:15
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
 def ele_add_u32(lhs, rhs, *, _launch=None):
@@ -101,13 +121,23 @@ def ele_add_u32(lhs, rhs, *, _launch=None):
 
 
 @triton.jit
-def ele_add_s16_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1):
-    """Program = one block of `parallel` at integral_types.co:20."""
+def ele_add_s16_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at integral_types.co:20: one program per block, one lane per thread."""
     p = tl.program_id(0)  # integral_types.co:20
-    q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # integral_types.co:21
-    v_6 = tl.load(rhs_ptr + (p) * rhs_s0 + (q_l) * rhs_s1)
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (v_5 + v_6))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:21
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
 def ele_add_s16(lhs, rhs, *, _launch=None):
@@ -128,13 +158,23 @@ def ele_add_s16(lhs, rhs, *, _launch=None):
 
 
 @triton.jit
-def ele_add_u16_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1):
-    """Program = one block of `parallel` at integral_types.co:26."""
+def ele_add_u16_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at integral_types.co:26: one program per block, one lane per thread."""
     p = tl.program_id(0)  # integral_types.co:26
-    q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # integral_types.co:27
-    v_6 = tl.load(rhs_ptr + (p) * rhs_s0 + (q_l) * rhs_s1)
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (v_5 + v_6))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:27
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
 def ele_add_u16(lhs, rhs, *, _launch=None):
@@ -155,13 +195,23 @@ def ele_add_u16(lhs, rhs, *, _launch=None):
 
 
 @triton.jit
-def ele_add_s8_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1):
-    """Program = one block of `parallel` at integral_types.co:32."""
+def ele_add_s8_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at integral_types.co:32: one program per block, one lane per thread."""
     p = tl.program_id(0)  # integral_types.co:32
-    q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # integral_types.co:33
-    v_6 = tl.load(rhs_ptr + (p) * rhs_s0 + (q_l) * rhs_s1)
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (v_5 + v_6))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:33
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
 def ele_add_s8(lhs, rhs, *, _launch=None):
@@ -182,13 +232,23 @@ def ele_add_s8(lhs, rhs, *, _launch=None):
 
 
 @triton.jit
-def ele_add_u8_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1):
-    """Program = one block of `parallel` at integral_types.co:38."""
+def ele_add_u8_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at integral_types.co:38: one program per block, one lane per thread."""
     p = tl.program_id(0)  # integral_types.co:38
-    q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + (p) * lhs_s0 + (q_l) * lhs_s1)  # integral_types.co:39
-    v_6 = tl.load(rhs_ptr + (p) * rhs_s0 + (q_l) * rhs_s1)
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (v_5 + v_6))
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:39
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
 def ele_add_u8(lhs, rhs, *, _launch=None):

@@ -47,12 +47,19 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def numerics_core6_k0(input_ptr, input_s0, output_ptr, output_s0):
-    """Program = one block of `parallel` at numerics.co:13."""
-    p_l = tl.arange(0, 512)  # numerics.co:13
-    v_5 = tl.load(input_ptr + (p_l) * input_s0)  # numerics.co:14
-    x_6 = v_5
-    tl.store(output_ptr + (p_l) * output_s0, (((((tl.sqrt((x_6 + 2.0)) + tl.rsqrt((x_6 + 2.0))) + tl.sin(x_6)) + tl.extra.cuda.libdevice.sinh((x_6 * 0.25))) + tl.cos(x_6)) + tl.extra.cuda.libdevice.cosh((x_6 * 0.25))))  # numerics.co:15
+def numerics_core6_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at numerics.co:13: one program per block, one lane per thread."""
+    p = tl.arange(0, 512)  # numerics.co:13
+    x = tl.load(input_ptr + p * input_stride_0)  # numerics.co:14
+    tl.store(
+        output_ptr + p * output_stride_0,
+        tl.sqrt(x + 2.0)
+        + tl.rsqrt(x + 2.0)
+        + tl.sin(x)
+        + tl.extra.cuda.libdevice.sinh(x * 0.25)
+        + tl.cos(x)
+        + tl.extra.cuda.libdevice.cosh(x * 0.25),
+    )  # numerics.co:15
 
 
 def numerics_core6(input, *, _launch=None):
@@ -69,12 +76,28 @@ def numerics_core6(input, *, _launch=None):
 
 
 @triton.jit
-def unary_mix_k0(input_ptr, input_s0, output_ptr, output_s0):
-    """Program = one block of `parallel` at numerics.co:29."""
-    p_l = tl.arange(0, 512)  # numerics.co:29
-    v_5 = tl.load(input_ptr + (p_l) * input_s0)  # numerics.co:30
-    x_6 = v_5
-    tl.store(output_ptr + (p_l) * output_s0, ((((((((((((((tl.extra.cuda.libdevice.acos((x_6 * 0.5)) + tl.extra.cuda.libdevice.asin((x_6 * 0.5))) + tl.extra.cuda.libdevice.atan(x_6)) + tl.sin(x_6)) + tl.cos(x_6)) + tl.extra.cuda.libdevice.cosh((x_6 * 0.25))) + tl.extra.cuda.libdevice.sinh((x_6 * 0.25))) + tl.exp((x_6 * 0.25))) + tl.log((x_6 + 2.5))) + tl.extra.cuda.libdevice.log1p(((x_6 * 0.25) + 0.5))) + tl.extra.cuda.libdevice.expm1((x_6 * 0.25))) + tl.sqrt((x_6 + 2.5))) + tl.rsqrt((x_6 + 2.5))) + tl.extra.cuda.libdevice.tan((x_6 * 0.25))) + tl.extra.cuda.libdevice.tanh(x_6)))  # numerics.co:31
+def unary_mix_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at numerics.co:29: one program per block, one lane per thread."""
+    p = tl.arange(0, 512)  # numerics.co:29
+    x = tl.load(input_ptr + p * input_stride_0)  # numerics.co:30
+    tl.store(
+        output_ptr + p * output_stride_0,
+        tl.extra.cuda.libdevice.acos(x * 0.5)
+        + tl.extra.cuda.libdevice.asin(x * 0.5)
+        + tl.extra.cuda.libdevice.atan(x)
+        + tl.sin(x)
+        + tl.cos(x)
+        + tl.extra.cuda.libdevice.cosh(x * 0.25)
+        + tl.extra.cuda.libdevice.sinh(x * 0.25)
+        + tl.exp(x * 0.25)
+        + tl.log(x + 2.5)
+        + tl.extra.cuda.libdevice.log1p(x * 0.25 + 0.5)
+        + tl.extra.cuda.libdevice.expm1(x * 0.25)
+        + tl.sqrt(x + 2.5)
+        + tl.rsqrt(x + 2.5)
+        + tl.extra.cuda.libdevice.tan(x * 0.25)
+        + tl.extra.cuda.libdevice.tanh(x),
+    )  # numerics.co:31
 
 
 def unary_mix(input, *, _launch=None):
@@ -91,14 +114,15 @@ def unary_mix(input, *, _launch=None):
 
 
 @triton.jit
-def binary_mix_k0(lhs_ptr, lhs_s0, rhs_ptr, rhs_s0, output_ptr, output_s0):
-    """Program = one block of `parallel` at numerics.co:43."""
-    p_l = tl.arange(0, 512)  # numerics.co:43
-    v_9 = tl.load(lhs_ptr + (p_l) * lhs_s0)  # numerics.co:44
-    x_10 = v_9
-    v_11 = tl.load(rhs_ptr + (p_l) * rhs_s0)  # numerics.co:45
-    y_12 = v_11
-    tl.store(output_ptr + (p_l) * output_s0, (tl.extra.cuda.libdevice.pow((x_10 + 1.5), (y_12 + 1.5)) + tl.extra.cuda.libdevice.atan2(x_10, y_12)))  # numerics.co:46
+def binary_mix_k0(lhs_ptr, lhs_stride_0, rhs_ptr, rhs_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at numerics.co:43: one program per block, one lane per thread."""
+    p = tl.arange(0, 512)  # numerics.co:43
+    x = tl.load(lhs_ptr + p * lhs_stride_0)  # numerics.co:44
+    y = tl.load(rhs_ptr + p * rhs_stride_0)  # numerics.co:45
+    tl.store(
+        output_ptr + p * output_stride_0,
+        tl.extra.cuda.libdevice.pow(x + 1.5, y + 1.5) + tl.extra.cuda.libdevice.atan2(x, y),
+    )  # numerics.co:46
 
 
 def binary_mix(lhs, rhs, *, _launch=None):

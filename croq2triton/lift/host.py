@@ -1,0 +1,59 @@
+"""What a kernel's lifting needs to know of its launcher: the tensors and scalars in scope.
+
+The launcher binds every tensor parameter (and every buffer it allocates) to a launcher variable,
+every symbolic size to a launcher variable, every scalar parameter likewise.  The lifting sees
+them through these small records, so it does not depend on how the launcher is built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..sema.types import TYPES
+
+# Croqtile element types -> tile-IR types
+IR_TYPES = {
+    "f64": "f64",
+    "f32": "f32",
+    "tf32": "f32",
+    "f16": "f16",
+    "bf16": "bf16",
+    "f8_e4m3": "f8e4",
+    "f8_e5m2": "f8e5",
+    "s64": "i64",
+    "s32": "i32",
+    "s16": "i16",
+    "s8": "i8",
+    "u64": "u64",
+    "u32": "u32",
+    "u16": "u16",
+    "u8": "u8",
+    "bool": "i1",
+    "int": "i32",
+}
+
+
+def ir_type(elem: str) -> str | None:
+    """The tile-IR type of a Croqtile element type (None: Triton has none)."""
+    return IR_TYPES.get(elem) if elem in TYPES else None
+
+
+@dataclass(frozen=True)
+class HostTensor:
+    name: str  # the Croqtile name
+    host: str  # the launcher variable holding the torch tensor
+    elem: str  # Croqtile element type
+    extents: tuple[str | int, ...]  # launcher variables (or constants) of its sizes
+
+
+@dataclass(frozen=True)
+class HostScalar:
+    name: str  # the Croqtile name
+    host: str  # the launcher variable
+    elem: str  # Croqtile type: int, bool, or an element type
+
+
+@dataclass
+class HostScope:
+    tensors: dict[str, HostTensor] = field(default_factory=dict)
+    scalars: dict[str, HostScalar] = field(default_factory=dict)

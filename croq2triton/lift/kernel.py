@@ -1,0 +1,593 @@
+"""Lifting one top-level ``parallel`` into a tile-IR kernel: the elementwise family.
+
+A program is one block: block-level indices are program ids; the thread level of the source
+becomes lane axes, so one lane per thread turns into one element of a block-level tile
+(``parallel t by 1024 : thread`` is ``t = tl.arange(0, 1024)``).  Element reads and writes of
+tensors become masked loads and stores; a condition on lanes (``if``, a thread level that is not
+a power of two) joins the masks; scalar declarations are lets.
+
+This path handles programs made of element accesses and scalar arithmetic at block and thread
+level.  Anything else (copies, buffers, loops, MMA, warp roles) raises :class:`NotLifted`, and
+the translator lowers the kernel on its older path (``croq2triton/lower``) until the lifting
+covers it.  Nothing here writes Triton text: the result is a :class:`~croq2triton.tir.nodes.Kernel`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import Span
+from ..frontend import ast as A
+from ..sema.levels import chain_levels, chains
+from ..sema.types import TYPES
+from ..sema.types import promote as c_promote
+from ..tir import expr as E
+from ..tir import nodes as N
+from .host import HostScope, ir_type
+
+
+class NotLifted(Exception):
+    """A form the tile-IR path does not lift yet (the older lowering handles it)."""
+
+    def __init__(self, reason: str, node: A.Node | None = None) -> None:
+        super().__init__(reason)
+        self.span: Span | None = node.span if node is not None else None
+
+
+# Croqtile math builtins computed in f32 (LANGUAGE.md 7.7): tl functions, or libdevice ones
+MATH_F32 = {
+    "__exp": "exp", "__exp2f": "exp2", "__log": "log", "__sqrt": "sqrt", "__rsqrt": "rsqrt", "__sin": "sin",
+    "__cos": "cos", "__floor": "floor", "__ceil": "ceil", "__sigmoid": "sigmoid", "__fmaf": "fma",
+    "__tanh": "extra.cuda.libdevice.tanh", "__pow": "extra.cuda.libdevice.pow",
+    "__log1p": "extra.cuda.libdevice.log1p", "__expm1": "extra.cuda.libdevice.expm1",
+    "__round": "extra.cuda.libdevice.round", "__atan2": "extra.cuda.libdevice.atan2",
+    "__tan": "extra.cuda.libdevice.tan", "__asin": "extra.cuda.libdevice.asin",
+    "__acos": "extra.cuda.libdevice.acos", "__atan": "extra.cuda.libdevice.atan",
+    "__sinh": "extra.cuda.libdevice.sinh", "__cosh": "extra.cuda.libdevice.cosh",
+}  # fmt: skip
+ARITH_OPS = {"+", "-", "*", "/", "%"}
+COMPARE_OPS = {"<", "<=", ">", ">=", "==", "!="}
+MAX_GRID_AXES = 3
+
+
+def _pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+@dataclass
+class Value:
+    """A lifted expression with its Croqtile type (``int``, ``bool`` or an element type)."""
+
+    expr: E.Expr
+    ctype: str
+
+
+@dataclass
+class Bounded:
+    """A parallel index: its value and its bound ``#x`` in the kernel."""
+
+    value: E.Expr
+    bound: E.Expr
+
+
+@dataclass
+class Lifted:
+    kernel: N.Kernel
+    launch: str  # the launcher line that launches it
+
+
+def _int_lit(e: A.Expr) -> int | None:
+    while isinstance(e, A.Paren):
+        e = e.expr
+    return e.value if isinstance(e, A.IntLit) else None
+
+
+class Lifter:
+    def __init__(self, top: A.Parallel, name: str, host: HostScope, src_name: str) -> None:
+        self.top = top
+        self.name = name
+        self.host = host
+        self.src_name = src_name
+        self.args: dict[str, N.Arg] = {}
+        self.scopes: list[dict[str, Value | Bounded]] = [{}]
+        self.body: list[N.Stmt] = []
+        self.pred: list[E.Expr] = []  # conditions of the enclosing ifs
+        self.padding: list[E.Expr] = []  # lanes that exist only to make a level a power of two
+        self.taken: set[str] = set()  # every name the user wrote, and Python's own
+        self.bound: set[str] = set()  # names bound in the kernel so far
+        self.lets: list[tuple[E.Expr, E.Var]] = []  # named offsets and masks, reused while in scope
+        self.threads = 1
+        self.line = top.span.line if top.span else 0
+
+    # ================================================================ driver
+    def lift(self) -> Lifted:
+        top = self.top
+        levels = self.levels()
+        block = [b for b in top.levels if levels[id(b)] == "block"]
+        lanes = [b for b in top.levels if levels[id(b)] == "thread"]
+        if len(block) + len(lanes) != len(top.levels) or top.levels[: len(block)] != block:
+            raise NotLifted("a parallel whose levels are not block then thread", top)
+        self.reserve_user_names()
+        # only thread levels: one block (LANGUAGE.md 7.3, the default mapping of one level)
+        grid, pids = self.grid(block) if block else ((E.Const(1),), ())
+        if lanes:
+            self.lane_scope(lanes, [top.body])
+        else:
+            self.stmts([top.body])
+        args = list(self.args.values())
+        warps = max(1, min(8, _pow2(-(-self.threads // 32))))
+        doc = f"The block-level parallel at {self.src_name}:{self.line}: one program per block, one lane per thread."
+        kernel = N.Kernel(self.name, grid, pids, args, self.body, num_warps=warps, doc=doc, line=self.line)
+        return Lifted(kernel, self.launch_line(kernel))
+
+    def levels(self) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for chain in chains(self.top):
+            for b, lvl in zip(chain, chain_levels(chain), strict=True):
+                if lvl not in ("block", "thread"):
+                    raise NotLifted(f"a ': {lvl}' level", b)
+                out[id(b)] = lvl
+        return out
+
+    def reserve_user_names(self) -> None:
+        for n in self.top.walk():
+            if isinstance(n, A.Name):
+                self.taken.add(n.name)
+            elif isinstance(n, A.PBy):
+                self.taken.update(n.vars or ([n.name] if n.name else []))
+            elif isinstance(n, A.Declarator):
+                self.taken.add(n.name)
+        self.taken.update({"tl", "triton", "range", "min", "max"})
+
+    def fresh(self, base: str) -> str:
+        """A generated name: never one the user wrote, never one bound already."""
+        name, k = base, 2
+        while name in self.taken or name in self.bound:
+            name, k = f"{base}_{k}", k + 1
+        self.bound.add(name)
+        return name
+
+    def claim(self, user: str) -> str:
+        """The kernel variable of the user's name ``user``: the name itself the first time."""
+        if user in self.bound:
+            name, k = f"{user}_{2}", 3
+            while name in self.taken or name in self.bound:
+                name, k = f"{user}_{k}", k + 1
+        else:
+            name = user
+        self.bound.add(name)
+        return name
+
+    def emit(self, s: N.Stmt, node: A.Node | None) -> None:
+        if node is not None and node.span is not None:
+            s.line = node.span.line
+        self.body.append(s)
+
+    # ================================================================ grid and lanes
+    def grid(self, block: list[A.PBy]) -> tuple[tuple[E.Expr, ...], tuple[E.Var, ...]]:
+        pairs = self.level_vars(block)
+        if len(pairs) > MAX_GRID_AXES:
+            raise NotLifted("a grid of more than three axes", block[0])
+        grid, pids = [], []
+        for axis, (var, bound_node) in enumerate(pairs):
+            host = self.host_expr(bound_node)
+            lit = _int_lit(bound_node)
+            pid = E.Var(self.claim(var) if var else self.fresh("pid"), lo=0, hi=lit - 1 if lit is not None else None)
+            bound = E.Const(lit) if lit is not None else E.Call("num_programs", (E.Const(axis),), "i32")
+            if var:
+                self.scopes[-1][var] = Bounded(pid, bound)
+            grid.append(host)
+            pids.append(pid)
+        return tuple(grid), tuple(pids)
+
+    def level_vars(self, levels: list[A.PBy]) -> list[tuple[str | None, A.Expr]]:
+        out: list[tuple[str | None, A.Expr]] = []
+        for b in levels:
+            names: list[str | None] = list(b.vars) if b.vars is not None else [b.name]
+            if len(names) != len(b.bound):
+                raise NotLifted("parallel variables that do not match their bounds", b)
+            out.extend(zip(names, b.bound, strict=True))
+        return out
+
+    def lane_scope(self, levels: list[A.PBy], body: list[A.Stmt]) -> None:
+        if any(isinstance(v, Bounded) and v.value.shape for v in self.scopes[-1].values()):
+            raise NotLifted("a thread level nested in another", levels[0])
+        pairs = self.level_vars(levels)
+        rank = len(pairs)
+        self.scopes.append({})
+        saved_pad, saved_lets = list(self.padding), list(self.lets)
+        threads = 1
+        for axis, (var, bound_node) in enumerate(pairs):
+            n = _int_lit(bound_node)
+            if n is None or n < 1:
+                raise NotLifted("a thread level whose extent is not a constant", bound_node)
+            size = _pow2(n)
+            threads *= n
+            lane: E.Expr = E.Arange(size) if rank == 1 else E.Lift(E.Arange(size), rank, (axis,))
+            v = E.Var(self.claim(var) if var else self.fresh("lane"), lo=0, hi=size - 1, dims=lane.shape)
+            self.emit(N.Let(v, lane), bound_node)
+            if var:
+                self.scopes[-1][var] = Bounded(v, E.Const(n))
+            if size != n:
+                self.padding.append(v.lt(n))  # a level that is not a power of two: padding lanes
+        self.threads = max(self.threads, threads)
+        self.stmts(body)
+        self.scopes.pop()
+        self.padding, self.lets = saved_pad, saved_lets
+
+    # ================================================================ statements
+    def stmts(self, stmts: list[A.Stmt]) -> None:
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s: A.Stmt) -> None:
+        if isinstance(s, A.Block):
+            self.scopes.append({})
+            self.stmts(s.stmts)
+            self.scopes.pop()
+        elif isinstance(s, A.Empty):
+            return
+        elif isinstance(s, A.Parallel):
+            levels = self.levels()
+            if not all(levels.get(id(b)) == "thread" for b in s.levels) or s.is_async:
+                raise NotLifted("an inner parallel that is not a thread level", s)
+            self.lane_scope(s.levels, [s.body])
+        elif isinstance(s, A.AssignStmt):
+            for a in s.items:
+                self.assign(a)
+        elif isinstance(s, A.ScalarDecl):
+            self.scalar_decl(s)
+        elif isinstance(s, A.If):
+            self.if_stmt(s)
+        else:
+            raise NotLifted(f"a '{type(s).__name__}' statement", s)
+
+    def scalar_decl(self, s: A.ScalarDecl) -> None:
+        if s.storage is not None:
+            raise NotLifted("a scalar with a storage class", s)
+        for d in s.items:
+            init = d.init if d.init is not None else d.fill
+            if init is None or d.dims:
+                raise NotLifted("a scalar declared without a value", d)
+            if s.type is not None and s.type not in ("int", "bool") and ir_type(s.type) is None:
+                raise NotLifted(f"a scalar of type '{s.type}'", d)
+            value = self.expr(init, want=d.name)
+            ctype = s.type or value.ctype
+            self.define(d.name, self.convert(value, ctype), d)
+
+    def define(self, name: str, value: Value, node: A.Node) -> None:
+        """A new local: the value under the user's name (a load lands in it directly)."""
+        e = value.expr
+        if isinstance(e, E.Var) and e.name == name:
+            self.scopes[-1][name] = value
+            return
+        lo, hi = E.bounds(e)
+        var = E.Var(self.claim(name), ir_type(value.ctype) or "i32", dims=e.shape, lo=lo, hi=hi)
+        self.emit(N.Let(var, e), node)
+        self.scopes[-1][name] = Value(var, value.ctype)
+
+    def assign(self, a: A.Assign) -> None:
+        target = a.target
+        if isinstance(target, A.At):
+            self.store(target, a)
+            return
+        if not isinstance(target, A.Name):
+            raise NotLifted("an assignment to this kind of target", target)
+        old = self.lookup_local(target.name)
+        if old is None:
+            if a.op != "=":
+                raise NotLifted("a compound assignment to an undeclared name", a)
+            self.define(target.name, self.expr(a.value, want=target.name), a)
+            return
+        value = self.expr(a.value)
+        if a.op != "=":
+            value = self.binary(a.op, old, value, a)
+        value = self.convert(value, old.ctype)
+        new = value.expr
+        if self.pred:
+            new = E.Where(E.conj(self.pred), new, old.expr)
+        assert isinstance(old.expr, E.Var)
+        var = E.Var(old.expr.name, old.expr.type, dims=E.broadcast(old.expr.shape, new.shape))
+        self.emit(N.Assign(var, new) if var.shape == old.expr.shape else N.Let(var, new), a)
+        self.bind_local(target.name, Value(var, old.ctype))
+
+    def lookup_local(self, name: str) -> Value | None:
+        for sc in reversed(self.scopes):
+            if name in sc:
+                v = sc[name]
+                return v if isinstance(v, Value) and isinstance(v.expr, E.Var) else None
+        return None
+
+    def bind_local(self, name: str, value: Value) -> None:
+        for sc in reversed(self.scopes):
+            if name in sc:
+                sc[name] = value
+                return
+
+    def if_stmt(self, s: A.If) -> None:
+        cond = self.truth(self.expr(s.cond))
+        self.pred.append(cond)
+        self.scopes.append({})
+        self.stmt(s.then)
+        self.scopes.pop()
+        self.pred.pop()
+        if s.other is not None:
+            self.pred.append(E.fold(E.Un("!", cond)))
+            self.scopes.append({})
+            self.stmt(s.other)
+            self.scopes.pop()
+            self.pred.pop()
+
+    # ================================================================ element accesses
+    def tensor(self, base: A.Expr) -> tuple[str, N.Pointer]:
+        if not isinstance(base, A.Name) or base.name not in self.host.tensors:
+            raise NotLifted("an element access of something other than a tensor", base)
+        t = self.host.tensors[base.name]
+        ptr_name = f"{t.name}_ptr"
+        if ptr_name not in self.args:
+            if ir_type(t.elem) is None:
+                raise NotLifted(f"a tensor of type '{t.elem}'", base)
+            extents = tuple(self.size(x) for x in t.extents)
+            strides = tuple(f"{t.name}_stride_{d}" for d in range(len(t.extents)))
+            self.args[ptr_name] = N.Pointer(ptr_name, t.host, ir_type(t.elem) or "f32", extents, strides)
+            for d, st in enumerate(strides):
+                self.args[st] = N.Stride(st, t.host, d)
+        arg = self.args[ptr_name]
+        assert isinstance(arg, N.Pointer)
+        return t.elem, arg
+
+    def size(self, x: str | int) -> E.Expr:
+        if isinstance(x, int):
+            return E.Const(x)
+        return self.scalar_arg(x, x, "int", lo=0)
+
+    def scalar_arg(self, name: str, host: str, ctype: str, lo: int | None = None) -> E.Var:
+        if name not in self.args:
+            self.args[name] = N.Scalar(name, ir_type(ctype) or "i32", E.Var(host))
+            self.bound.add(name)
+        return E.Var(name, ir_type(ctype) or "i32", lo=lo)
+
+    def index(self, at: A.At, rank: int) -> tuple[E.Expr, ...]:
+        if len(at.indices) != rank:
+            raise NotLifted("an element access with a bounded tuple index", at)
+        out = []
+        for i in at.indices:
+            v = self.expr(i)
+            if v.ctype not in ("int", "bool") and not (v.ctype in TYPES and TYPES[v.ctype].kind in ("int", "uint")):
+                raise NotLifted("a non-integer index", i)
+            out.append(self.named_offset(v.expr, i))
+        return tuple(out)
+
+    def named_offset(self, e: E.Expr, node: A.Node) -> E.Expr:
+        """An index that depends on lanes and is more than a lane gets a name (``offs``)."""
+        e = E.fold(e)
+        if not e.shape or isinstance(e, (E.Var, E.Const)) or (isinstance(e, E.Lift) and isinstance(e.value, E.Var)):
+            return e
+        return self.named(e, "offs", node)
+
+    def named(self, e: E.Expr, base: str, node: A.Node) -> E.Var:
+        for value, var in self.lets:
+            if E.same(value, e):
+                return var
+        lo, hi = E.bounds(e)
+        var = E.Var(self.fresh(base), e.dtype, lo=lo, hi=hi, dims=e.shape)
+        self.emit(N.Let(var, e), node)
+        self.lets.append((e, var))
+        return var
+
+    def mask(self, index: tuple[E.Expr, ...], ptr: N.Pointer, node: A.Node) -> E.Var | None:
+        terms: list[E.Expr] = []
+        for i, extent in zip(index, ptr.extents, strict=True):
+            terms.append(E.Bin(">=", i, E.Const(0)))
+            terms.append(E.Bin("<", i, extent))
+        m = E.conj(terms + self.pred + self.padding)
+        if isinstance(m, E.Const) and m.value:
+            return None
+        return self.named(m, "mask", node)
+
+    def load(self, at: A.At, want: str | None) -> Value:
+        elem, ptr = self.tensor(at.base)
+        index = self.index(at, len(ptr.extents))
+        mask = self.mask(index, ptr, at)
+        shape = E.broadcast(*(i.shape for i in index), *(mask.shape,) if mask is not None else ())
+        name = self.claim(want) if want is not None else self.fresh(f"{at.base.name}_val")  # type: ignore[attr-defined]
+        var = E.Var(name, ptr.dtype, dims=shape)
+        zero = 0.0 if TYPES[elem].is_float else 0
+        self.emit(N.Load(var, ptr.name, index, mask, zero if mask is not None else None, nan_outside=True), at)
+        return Value(var, elem)
+
+    def store(self, at: A.At, a: A.Assign) -> None:
+        elem, ptr = self.tensor(at.base)
+        index = self.index(at, len(ptr.extents))
+        mask = self.mask(index, ptr, at)
+        value = self.expr(a.value)
+        if a.op != "=":
+            value = self.binary(a.op, self.load(at, None), value, a)
+        value = self.convert(value, elem)
+        self.emit(N.Store(ptr.name, index, value.expr, mask), a)
+
+    # ================================================================ expressions
+    def expr(self, e: A.Expr, want: str | None = None) -> Value:
+        if isinstance(e, A.Paren):
+            return self.expr(e.expr, want)
+        if isinstance(e, A.IntLit):
+            return Value(E.Const(e.value), "int")
+        if isinstance(e, A.FloatLit):
+            return Value(E.Const(e.value, "f64" if e.double else "f32"), "f64" if e.double else "f32")
+        if isinstance(e, A.BoolLit):
+            return Value(E.Const(e.value, "i1"), "bool")
+        if isinstance(e, A.Name):
+            return self.name_value(e)
+        if isinstance(e, A.UBound):
+            b = self.lookup(e.name, e)
+            if not isinstance(b, Bounded):
+                raise NotLifted("'#' of something that is not a parallel index", e)
+            return Value(b.bound, "int")
+        if isinstance(e, A.At):
+            return self.load(e, want)
+        if isinstance(e, A.Binary):
+            if e.op == "#":
+                return self.compose(e)
+            return self.binary(e.op, self.expr(e.lhs), self.expr(e.rhs), e)
+        if isinstance(e, A.Unary):
+            v = self.expr(e.operand)
+            if e.op == "-":
+                return Value(E.fold(E.Un("-", v.expr)), v.ctype)
+            if e.op == "!":
+                return Value(E.fold(E.Un("!", self.truth(v))), "bool")
+            raise NotLifted(f"the unary operator '{e.op}'", e)
+        if isinstance(e, A.Ternary):
+            c, a, b = self.truth(self.expr(e.cond)), self.expr(e.then), self.expr(e.other)
+            ctype = c_promote(self.ctype_of(a), self.ctype_of(b)) or a.ctype
+            a, b = self.convert(a, ctype), self.convert(b, ctype)
+            return Value(E.fold(E.Where(c, a.expr, b.expr)), ctype)
+        if isinstance(e, A.Cast) and not e.is_string:
+            if ir_type(e.type) is None:
+                raise NotLifted(f"a conversion to '{e.type}'", e)
+            return self.convert(self.expr(e.expr), e.type)
+        if isinstance(e, A.Builtin):
+            return self.builtin(e)
+        raise NotLifted(f"a '{type(e).__name__}' expression", e)
+
+    def lookup(self, name: str, node: A.Node) -> Value | Bounded:
+        for sc in reversed(self.scopes):
+            if name in sc:
+                return sc[name]
+        s = self.host.scalars.get(name)
+        if s is not None:
+            if s.elem not in ("int", "bool") and ir_type(s.elem) is None:
+                raise NotLifted(f"a scalar of type '{s.elem}'", node)
+            lo = 0 if name in self.sizes() else None
+            return Value(self.scalar_arg(name, s.host, s.elem, lo=lo), s.elem)
+        raise NotLifted(f"the name '{name}'", node)
+
+    def sizes(self) -> set[str]:
+        return {x for t in self.host.tensors.values() for x in t.extents if isinstance(x, str)}
+
+    def name_value(self, e: A.Name) -> Value:
+        v = self.lookup(e.name, e)
+        if isinstance(v, Bounded):
+            return Value(v.value, "int")
+        return v
+
+    def compose(self, e: A.Binary) -> Value:
+        """``a # b`` = ``a * #b + b`` (LANGUAGE.md 7.2)."""
+        rhs = e.rhs
+        while isinstance(rhs, A.Paren):
+            rhs = rhs.expr
+        if not isinstance(rhs, A.Name):
+            raise NotLifted("'#' of an expression", e)
+        b = self.lookup(rhs.name, rhs)
+        if not isinstance(b, Bounded):
+            raise NotLifted("'#' of something that is not a parallel index", e)
+        a = self.expr(e.lhs)
+        return Value(E.fold(E.Bin("+", E.Bin("*", a.expr, b.bound), b.value)), "int")
+
+    def ctype_of(self, v: Value) -> str:
+        return "s32" if v.ctype == "int" else v.ctype
+
+    def binary(self, op: str, a: Value, b: Value, node: A.Node) -> Value:
+        if op in ("&&", "||"):
+            return Value(E.fold(E.Bin("&" if op == "&&" else "|", self.truth(a), self.truth(b))), "bool")
+        if op not in ARITH_OPS | COMPARE_OPS:
+            raise NotLifted(f"the operator '{op}'", node)
+        ca, cb = self.ctype_of(a), self.ctype_of(b)
+        ctype = c_promote(ca, cb) or ca
+        if a.ctype == "int" and b.ctype == "int":
+            ctype = "int"
+        # a literal takes the type of the other operand (Triton's weak scalar types)
+        if (
+            isinstance(a.expr, E.Const)
+            and not isinstance(b.expr, E.Const)
+            and TYPES[ctype].is_float == TYPES[cb].is_float
+        ):
+            ctype = b.ctype
+        if (
+            isinstance(b.expr, E.Const)
+            and not isinstance(a.expr, E.Const)
+            and TYPES[ctype].is_float == TYPES[ca].is_float
+        ):
+            ctype = a.ctype
+        compute = self.compute(ctype)
+        x, y = self.convert(a, compute).expr, self.convert(b, compute).expr
+        e = E.fold(E.Bin(op, x, y))
+        return Value(e, "bool" if op in COMPARE_OPS else compute)
+
+    def compute(self, ctype: str) -> str:
+        """bf16 and fp8 arithmetic is carried out in f32 (the interpreter computes bf16 wrongly)."""
+        return "f32" if ctype in ("bf16", "f8_e4m3", "f8_e5m2", "tf32") else ctype
+
+    def convert(self, v: Value, ctype: str) -> Value:
+        if v.ctype == ctype or (ctype == "int" and v.ctype == "s32") or (ctype == "s32" and v.ctype == "int"):
+            return Value(v.expr, ctype)
+        target = ir_type(ctype)
+        if target is None:
+            raise NotLifted(f"a conversion to '{ctype}'", None)
+        if isinstance(v.expr, E.Const) and not isinstance(v.expr.value, bool):
+            value = float(v.expr.value) if TYPES[ctype].is_float else int(v.expr.value)
+            return Value(E.Const(value, target), ctype)
+        return Value(E.fold(E.Cast(v.expr, target)), ctype)
+
+    def truth(self, v: Value) -> E.Expr:
+        if v.ctype == "bool":
+            return v.expr
+        zero = E.Const(0.0, v.expr.dtype) if TYPES[self.ctype_of(v)].is_float else E.Const(0, v.expr.dtype)
+        return E.fold(E.Bin("!=", v.expr, zero))
+
+    def builtin(self, e: A.Builtin) -> Value:
+        args = [self.expr(a) for a in e.args]
+        if e.name == "cdiv" and len(args) == 2:
+            return Value(E.fold(E.CDiv(args[0].expr, args[1].expr)), "int")
+        if e.name in ("__max", "__min") and len(args) == 2:
+            ctype = c_promote(self.ctype_of(args[0]), self.ctype_of(args[1])) or args[0].ctype
+            x, y = self.convert(args[0], ctype).expr, self.convert(args[1], ctype).expr
+            return Value(E.fold(E.Bin("max" if e.name == "__max" else "min", x, y)), ctype)
+        if e.name == "__fabs" and len(args) == 1:
+            return Value(E.Call("abs", (args[0].expr,), args[0].expr.dtype), args[0].ctype)
+        fn = MATH_F32.get(e.name)
+        if fn is None:
+            raise NotLifted(f"the builtin '{e.name}'", e)
+        f32 = tuple(self.convert(a, "f32").expr for a in args)
+        return Value(E.Call(fn, f32, "f32"), "f32")
+
+    def host_expr(self, e: A.Expr) -> E.Expr:
+        """A grid bound as the launcher computes it (sizes and scalar parameters, literals, cdiv)."""
+        if isinstance(e, A.Paren):
+            return self.host_expr(e.expr)
+        if isinstance(e, A.IntLit):
+            return E.Const(e.value)
+        if isinstance(e, A.Name):
+            s = self.host.scalars.get(e.name)
+            if s is None or s.elem != "int":
+                raise NotLifted(f"a grid bound that uses '{e.name}'", e)
+            return E.Var(s.host, lo=0 if e.name in self.sizes() else None)
+        if isinstance(e, A.Builtin) and e.name == "cdiv" and len(e.args) == 2:
+            return E.fold(E.CDiv(self.host_expr(e.args[0]), self.host_expr(e.args[1])))
+        if isinstance(e, A.Binary) and e.op in ARITH_OPS:
+            return E.fold(E.Bin(e.op, self.host_expr(e.lhs), self.host_expr(e.rhs)))
+        raise NotLifted("a grid bound of this form", e)
+
+    # ================================================================ the launch
+    def launch_line(self, k: N.Kernel) -> str:
+        from ..tir.pyexpr import to_source
+
+        host: list[str] = []
+        for a in k.args:
+            if isinstance(a, N.Pointer):
+                host.append(a.tensor)
+            elif isinstance(a, N.Stride):
+                host.append(f"{a.tensor}.stride({a.dim})")
+            elif isinstance(a, N.Scalar):
+                host.append(to_source(a.host, "host"))
+            else:
+                raise NotLifted(f"a kernel argument of kind {type(a).__name__}", None)
+        grid = ", ".join(to_source(g, "host") for g in k.grid) + ("," if len(k.grid) == 1 else "")
+        return f"_launch({k.name}, ({grid}), [{', '.join(host)}], dict(num_warps={k.num_warps}))"
+
+
+def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str) -> Lifted:
+    """The tile-IR kernel of ``top``, or :class:`NotLifted` where this path does not cover it yet."""
+    return Lifter(top, name, host, src_name).lift()

@@ -1,0 +1,133 @@
+"""The tile-IR path for elementwise kernels: which kernels it lifts, the IR it builds (dumps as
+text), and numerics against torch on ragged sizes with NaN-poisoned outputs, in both schedules."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import croq2triton
+from croq2triton.api import translate_full
+from croq2triton.tir.dump import dump
+
+SCHEDULES = ("source", "auto")
+
+
+def _load(tmp_path: object, name: str, source: str, schedule: str = "source") -> object:
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / f"{name}.co"
+    path.write_text(source)
+    return croq2triton.load(path, schedule=schedule)
+
+
+def _lifted(source: str) -> dict[str, list[object]]:
+    out = translate_full(source, filename="t.co")
+    assert not out.failed, out.failed
+    return out.ir
+
+
+BIAS_RELU = """
+__co__ void bias_relu(global f16 [M, N] x, global f32 [N] bias, global f16 [M, N] out) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 48)] : block, {i, j} by [16, 48] : thread {
+    m = bm # i;
+    n = bn # j;
+    f32 v = x.at(m, n) + bias.at(n);
+    if (v < 0.0f) {
+      v = 0.0f;
+    }
+    out.at(m, n) = v;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_2d_thread_tile_with_a_guard_and_a_padded_level(tmp_path: object, schedule: str) -> None:
+    # 48 threads a row: lanes padded to 64 with a mask; the if becomes a select, not a branch
+    mod = _load(tmp_path, "bias_relu", BIAS_RELU, schedule)
+    x = torch.randn(37, 101).half()
+    bias = torch.randn(101)
+    out = torch.full((37, 101), float("nan")).half()
+    mod.bias_relu(x, bias, out)  # type: ignore[attr-defined]
+    ref = torch.relu(x.float() + bias).half()
+    torch.testing.assert_close(out, ref)
+
+
+def test_the_ir_of_an_elementwise_kernel() -> None:
+    (kernel,) = _lifted(BIAS_RELU)["bias_relu"]
+    text = dump(kernel)  # type: ignore[arg-type]
+    assert text.splitlines()[0] == "kernel bias_relu_k0 grid (_rt.cdiv(M, 16), _rt.cdiv(N, 48)) num_warps 8  @3"
+    for line in [
+        "  i: i32[16, 1] = tl.arange(0, 16)[:, None]  @3",
+        "  j: i32[1, 64] = tl.arange(0, 64)[None, :]  @3",
+        "  m: i32[16, 1] = bm * 16 + i  @4",
+        "  mask: i1[16, 64] = (m < M) & (n < N) & (j < 48)  @6",  # the padding lanes are masked off
+        "  v := tl.where(v < 0.0, 0.0, v)  @8",
+    ]:
+        assert line in text, text
+
+
+INT_MATH = """
+__co__ void int_math(global s32 [N] a, global s32 [N] q, global s32 [N] r, global f32 [N] h) {
+  parallel p by cdiv(N, 100) : block, t by 100 : thread {
+    int k = p # t;
+    if (k < N) {
+      q.at(k) = a.at(k) / 7;
+      r.at(k) %= 5;
+      h.at(k) = (a.at(k) > 0) ? __sqrt(__to<f32>(a.at(k))) : -1.0f;
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_c_division_compound_assignment_ternary_and_math(tmp_path: object, schedule: str) -> None:
+    mod = _load(tmp_path, "int_math", INT_MATH, schedule)
+    n = 333
+    a = torch.randint(-50, 50, (n,), dtype=torch.int32)
+    r0 = torch.randint(-20, 20, (n,), dtype=torch.int32)
+    q, r, h = torch.full((n,), -999, dtype=torch.int32), r0.clone(), torch.full((n,), float("nan"))
+    mod.int_math(a, q, r, h)  # type: ignore[attr-defined]
+    assert torch.equal(q, torch.trunc(a.double() / 7).int())  # C: towards zero
+    assert torch.equal(r, torch.fmod(r0, 5))
+    torch.testing.assert_close(h, torch.where(a > 0, a.float().sqrt(), torch.tensor(-1.0)))
+
+
+ONE_BLOCK = """
+__co__ f32 [300] scale(f32 [300] x, f32 alpha) {
+  f32 [x.span] y;
+  parallel t by 300 {
+    y.at(t) = x.at(t) * alpha + __to<f32>(#t);
+  }
+  return y;
+}
+"""
+
+
+def test_a_single_level_is_the_threads_of_one_block(tmp_path: object) -> None:
+    ir = _lifted(ONE_BLOCK)
+    assert len(ir["scale"]) == 1
+    mod = _load(tmp_path, "scale", ONE_BLOCK)
+    x = torch.randn(300)
+    torch.testing.assert_close(mod.scale(x, 0.5), x * 0.5 + 300.0)  # type: ignore[attr-defined]
+
+
+def test_forms_the_path_does_not_cover_yet_go_the_older_way() -> None:
+    out = translate_full(
+        "__co__ void f(global f32 [N] a, global f32 [N] b) {\n"
+        "  parallel p by cdiv(N, 64) : block { shared f32 [64] s; dma.copy a.subspan(64).at(p) => s;"
+        " dma.copy s => b.subspan(64).at(p); }\n}\n",
+        filename="t.co",
+    )
+    assert out.ir["f"] == [] and out.legacy["f"] == ["f_k0"]
+
+
+def test_examples_on_the_new_path() -> None:
+    from conftest import EXAMPLES
+
+    for name in ("vadd", "vadd_f16"):
+        path = EXAMPLES / f"{name}.co"
+        out = translate_full(path.read_text(), filename=str(path))
+        assert [k.name for k in out.ir[name]] == [f"{name}_k0"]  # type: ignore[attr-defined]
