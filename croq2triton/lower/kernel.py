@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
+from ..frontend.printer import Printer
 from ..sema.types import TYPES, unlowerable_reason
 from . import exprs as X
 from .frags import frag_base, frag_element, store_frag_element
@@ -44,6 +45,7 @@ from .values import (
     View,
     ViewDim,
     const,
+    host_key,
     pow2,
     safe,
 )
@@ -200,6 +202,16 @@ class KernelLowering:
     def constexpr(self, name: str, host: str) -> str:
         self.args[name] = ("constexpr", host)
         return name
+
+    def pad_constexpr(self, name: str, extent_host: str) -> str:
+        """The constexpr padded size of a launch-time tile extent (``runtime.launch.pad_extent``):
+        one per extent, so tiles of equal extents get the same padded shape whatever their
+        spelling (``host_key``)."""
+        host = f"_rt.pad_extent({extent_host})"
+        for n, (kind, h) in self.args.items():
+            if kind == "constexpr" and host_key(h) == host_key(host):
+                return n
+        return self.constexpr(name, host)
 
     # ================================================================ scopes
     def lookup(self, name: str, node: A.Node) -> Any:
@@ -835,7 +847,7 @@ class KernelLowering:
             if d.is_const:
                 pdims.append(str(pow2(int(d.const))))
             elif d.host is not None:
-                pdims.append(self.constexpr(f"P_{var.upper()}_{k}", f"_rt.pow2({d.host})"))
+                pdims.append(self.pad_constexpr(f"P_{var.upper()}_{k}", d.host))
             else:
                 raise self.err("buffer extents must be computable on the host", None)
         lanes = tuple(self.scope_lanes) if storage == "local" else ()
@@ -1454,6 +1466,7 @@ class KernelLowering:
                     raise CroqSemanticError(f"index {idx.const} is out of range for an array of 1 buffer", e.span)
                 return v  # the only element (a stage ring or consumer array of size 1)
             v.index = idx
+            base.index_texts[idx.code] = Printer().expr(e.indices[0])  # for diagnostics
             return v
         if isinstance(base, Shape):
             out = []

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..frontend import ast as A
+from .symbolic import host_key
 
-_RESERVED = set(keyword.kwlist) | {
+RESERVED = set(keyword.kwlist) | {
     "tl", "triton", "torch", "os", "range", "print", "len", "sum", "min", "max", "abs", "type", "list",
     "dict", "tuple", "id", "int", "float", "bool", "str", "object", "math", "None", "True", "False",
 }  # fmt: skip
@@ -31,13 +32,21 @@ def pow2(n: int) -> int:
 
 
 def same_extent(a: Val, b: Val) -> bool:
-    """Provably equal extents: the same spelling or the same constant."""
-    return a.code == b.code or (a.is_const and b.is_const and a.const == b.const)
+    """Provably equal extents: the same constant, or the same meaning of their spellings.
+
+    Kernel spellings of one extent differ with where it was computed (``M // _grid_1`` beside
+    ``M // tl.cdiv(M, 64)``), so host-computable extents are compared by their launcher
+    expressions in a normalised form (``host_key``)."""
+    if a.is_const and b.is_const:
+        return bool(a.const == b.const)
+    if a.code == b.code:
+        return True
+    return a.host is not None and b.host is not None and host_key(a.host) == host_key(b.host)
 
 
 def safe(name: str) -> str:
     """A Croqtile name as a Python identifier that cannot clash with the generated code's own names."""
-    if name in _RESERVED or name.startswith("_"):
+    if name in RESERVED or name.startswith("_"):
         return name + "_"
     return name
 
@@ -145,6 +154,7 @@ class Buffer:
     written: bool = False
     swizzle: int | None = None
     split: tuple[int, list[tuple[int, int]]] | None = None  # (dim, [(offset, size)]): power-of-two pieces
+    index_texts: dict[str, str] = field(default_factory=dict)  # index code -> source text (``buf[k % 2]``)
 
 
 @dataclass
