@@ -1713,6 +1713,14 @@ class KernelLowering:
             return base, strides, dims, root.elem
         raise self.err("register tiles cannot be addressed element by element", None)
 
+    def need_padded(self, buf: Buffer) -> None:
+        """A tile kept as power-of-two pieces is used whole in a way pieces cannot serve: the
+        next pass keeps it as one padded tile."""
+        key = getattr(buf, "key", buf.name)
+        if key not in self.no_split:
+            self.no_split.add(key)
+            self.changed = True
+
     def need_memory(self, buf: Buffer) -> None:
         key = getattr(buf, "key", buf.name)
         if key not in self.memory:

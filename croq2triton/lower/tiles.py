@@ -253,6 +253,9 @@ def read_tile(
         if isinstance(root, Buffer) and not _ring_slot(self, view, False, span):
             self.need_memory(root)
             return Val(f"tl.zeros({region.shape}, {X.tl_dtype(elem)})", elem)
+        if isinstance(root, Buffer) and root.split is not None:
+            self.need_padded(root)  # read whole here: its pieces have no common name
+            return Val(f"tl.zeros({region.shape}, {X.tl_dtype(elem)})", elem)
         if (view.reshaped is not None and _whole_reshape(view, region)) or _squeezed_whole(view, region):
             src_code = root.var if isinstance(root, Buffer) else root.code
             return Val(f"tl.reshape({src_code}, [{', '.join(region.pdims)}])", elem)
@@ -314,6 +317,9 @@ def write_tile(
     if isinstance(root, Buffer) and root.mode == "tile":
         if not _ring_slot(self, view, True, span):
             self.need_memory(root)
+            return
+        if root.split is not None:
+            self.need_padded(root)  # written whole here: its pieces have no common name
             return
         if region.L or list(root.pdims) != list(region.pdims) or view.reshaped is not None:
             self.need_memory(root)
