@@ -222,6 +222,10 @@ class KernelLowering:
             v = self.fl.names[name]
             if isinstance(v, Val):
                 return self.import_val(v, name)
+            if isinstance(v, Shape):  # host-level mdspans / ituples: their extents become arguments too
+                return Shape([self.import_val(d, name) for d in v.dims])
+            if isinstance(v, Tuple_):
+                return Tuple_([self.import_val(d, name) for d in v.items])
             return v
         raise CroqSemanticError(f"'{name}' is not declared", node.span)
 
