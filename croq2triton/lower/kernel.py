@@ -28,6 +28,7 @@ from . import exprs as X
 from .frags import frag_base, frag_element, store_frag_element
 from .function import FunctionLowering, span_as_view, whole_view
 from .levels import assign_levels
+from .owners import keep_owned
 from .pieces import split_spec
 from .pipeline import is_pipeline
 from .tiles import Region
@@ -423,8 +424,9 @@ class KernelLowering:
         """Warps/warpgroups that each own a block of an MMA's rows merge into one tile.
 
         Returns the number of merged units (0 when the level is not merged): a ``group-4`` or
-        ``group`` level whose index components are constants with exactly one larger than 1,
-        around code that runs MMAs.
+        ``group`` level whose index components are constants, at least one larger than 1, around
+        code that runs or stores MMAs (an accumulator declared outside such a level has one copy per
+        unit in every level that uses it, LANGUAGE.md 7.3 and 7.9: each of them merges).
         """
         if self.levels.get(id(b)) not in ("group-4", "group"):
             return 0
@@ -443,7 +445,7 @@ class KernelLowering:
         big = [e for e in exts if e > 1]
         if not big:
             return 0
-        if not any(isinstance(n, A.MmaOp) for n in body.walk()):
+        if not any(isinstance(n, (A.MmaOp, A.MmaStore)) for n in body.walk()):
             return 0
         units = 1
         for e in big:
@@ -1463,7 +1465,9 @@ class KernelLowering:
                 if self.array_modes.get(key) != "merged":
                     self.array_modes[key] = "merged"
                     self.changed = True
-                return whole_view(base)
+                v = whole_view(base)
+                v.dims[0].owner = coefs[0][0]  # consumer c's buffer: row block c of the stacked tile
+                return v
             v = whole_view(base)
             if base.count == 1:
                 if idx.is_const and idx.const != 0:
@@ -1497,7 +1501,9 @@ class KernelLowering:
         base = self.ev_any(e.base)
         view = self.as_view(base, e.base)
         for op in e.ops:
+            before = list(view.dims)
             view = self.apply_op(view, op)
+            keep_owned(self, before, view, op)
             if self.cons_counts:
                 view = self.merge_consumers(view, op)
         return view
@@ -1573,7 +1579,10 @@ class KernelLowering:
             v.dims = [ViewDim(const(0), d, None, []) for d in self.tdims(base)]
             return v
         if isinstance(base, Buffer):
-            return whole_view(base)
+            v = whole_view(base)
+            for d, o in zip(v.dims, base.owners):
+                d.owner = o  # a buffer copied into by merged units holds their blocks
+            return v
         if isinstance(base, Tile):
             return whole_view(base)
         raise self.err("expected a tensor, a buffer or a view", node)
@@ -1587,7 +1596,7 @@ class KernelLowering:
             dims = self.shape_list(op.args, op)
             return span_as_view(view, dims, op, self.fl)
         live = [d for d in view.dims if not d.squeezed]
-        new = [ViewDim(d.origin, d.extent, d.step, list(d.limits), d.squeezed) for d in view.dims]
+        new = [ViewDim(d.origin, d.extent, d.step, list(d.limits), d.squeezed, d.owner) for d in view.dims]
         live_new = [d for d in new if not d.squeezed]
         if k == "sqz":
             for d in live_new:
@@ -1668,6 +1677,7 @@ class KernelLowering:
                 )
             d.origin = base
             d.extent = const(int(ext.const) * self.cons_counts[coefs[0][0]])
+            d.owner = coefs[0][0]
         return view
 
     def chunk_args(self, items: list[A.Expr], node: A.Node) -> list[Any]:

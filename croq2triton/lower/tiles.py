@@ -13,6 +13,7 @@ from ..frontend import ast as A
 from ..frontend.printer import Printer
 from ..sema.types import TYPES
 from . import exprs as X
+from .owners import check_moved, mma_owners, value_owners, view_owners
 from .symbolic import shape_text, user_text
 from .values import Bounded, Buffer, Frag, Future, Tensor, Tile, Val, View, ViewDim, const, pow2, same_extent
 
@@ -568,9 +569,11 @@ def s_DmaStmt(self: KernelLowering, s: A.DmaStmt) -> None:
             if isinstance(prev, Future) and prev.data is None and s.result not in self.any_shapes:
                 self.any_shapes[s.result] = (src.root.elem, dims_h, s.dst.name)
                 self.changed = True
-        dst = View(buf, [ViewDim(const(0), d, None, []) for d in dims_h])
+        buf.owners = view_owners(src) if self.cons_counts else ()  # each merged unit copies its block
+        dst = self.as_view(buf, s.dst)
     else:
         dst = self.as_view(self.ev_any(s.dst), s.dst)
+        check_moved(self, view_owners(src), view_owners(dst), f"'{s.engine}.{s.op}'", s.span)
     region = self.region_for(src, dst)
     engine = s.engine
     if engine == "dma" and self.fl.schedule == "auto" and isinstance(src.root, Tensor) != isinstance(dst.root, Tensor):
@@ -799,7 +802,7 @@ def _operand(self: KernelLowering, e: A.Expr, span: Any) -> Tile:
     if region.L:
         raise CroqLoweringError("an MMA operand that depends on the thread index cannot be lowered", span)
     val = self.read_tile(view, region, span)
-    return Tile(val.code, view.root.elem, _view_dims(view), list(region.pdims))
+    return Tile(val.code, view.root.elem, _view_dims(view), list(region.pdims), owners=view_owners(view))
 
 
 def s_MmaLoad(self: KernelLowering, s: A.MmaLoad) -> None:
@@ -815,7 +818,7 @@ def s_MmaLoad(self: KernelLowering, s: A.MmaLoad) -> None:
         return
     t = _operand(self, s.src, s.span)
     if s.swiz is not None or s.swiz_given:
-        t = Tile(t.code, t.elem, t.dims, t.pdims)
+        t = Tile(t.code, t.elem, t.dims, t.pdims, owners=t.owners)
     if s.result is not None:
         self.bind(s.result, t)
     else:
@@ -900,6 +903,7 @@ def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
     acc = self.lookup_frag(s.acc)
     from .pieces import mma_pieces, operand_pieces
 
+    mma_owners(self, s, acc)
     pa = operand_pieces(self, s.a, s.span)
     pb = operand_pieces(self, s.b, s.span)
     if pa is not None or pb is not None or acc.split is not None:
@@ -966,6 +970,9 @@ def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
 
 def s_MmaStore(self: KernelLowering, s: A.MmaStore) -> None:
     acc = self.lookup_frag(s.acc)
+    if acc.owners is not None:
+        mine = tuple(reversed(acc.owners)) if s.variant == "transp" else tuple(acc.owners)
+        check_moved(self, mine, value_owners(self.ev_any(s.dst)), f"'mma.store' of '{acc.name}'", s.span)
     if acc.split is not None:
         from .pieces import store_split
 

@@ -155,6 +155,7 @@ class Buffer:
     swizzle: int | None = None
     split: tuple[int, list[tuple[int, int]]] | None = None  # (dim, [(offset, size)]): power-of-two pieces
     index_texts: dict[str, str] = field(default_factory=dict)  # index code -> source text (``buf[k % 2]``)
+    owners: tuple[str | None, ...] = ()  # filled in merged units from their blocks (``owners.py``)
 
 
 @dataclass
@@ -165,6 +166,7 @@ class ViewDim:
     # upper limits in root coordinates (coord < hi) from enclosing windows
     limits: list[Val] = field(default_factory=list)
     squeezed: bool = False  # removed by .sqz(): fixed at ``origin``
+    owner: str | None = None  # the merged unit whose index selected this dim's block (``owners.py``)
 
     @property
     def whole(self) -> bool:
@@ -213,6 +215,7 @@ class Tile:
     pdims: list[str]  # padded extents
     lanes: tuple[str, ...] = ()
     acc_f32: bool = False  # accumulator computed in f32 while its type is narrower
+    owners: tuple[str | None, ...] = ()  # merged units owning the blocks of each dim (``owners.py``)
 
 
 @dataclass
@@ -236,3 +239,4 @@ class Frag:
     dims: list[Val] | None = None
     pdims: list[str] | None = None
     split: tuple[int, list[tuple[int, int]]] | None = None  # (dim, [(offset, size)]): power-of-two pieces
+    owners: tuple[str | None, ...] | None = None  # merged units owning its row / column blocks (set by MMAs)
