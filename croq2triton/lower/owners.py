@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .kernel import KernelLowering
 
 Owners = tuple[str | None, ...]
+_HINT = "take the other windows first and each unit's block last, e.g. 'x.chunkat(_, k).chunkat(g0, _)'"
 
 
 def unit_text(name: str | None) -> str:
@@ -33,7 +34,8 @@ def unit_text(name: str | None) -> str:
 
 
 def _blocks(owners: Owners) -> str:
-    return "(" + ", ".join(o if o is not None and not o.startswith("@") else "cidx" if o else "_" for o in owners) + ")"
+    """``(g0, g1)``: the unit index picking each dim's block (``_`` for none)."""
+    return "(" + ", ".join("_" if o is None else "consumer" if o.startswith("@") else o for o in owners) + ")"
 
 
 def view_owners(view: View) -> Owners:
@@ -78,9 +80,6 @@ def keep_owned(self: KernelLowering, before: list[ViewDim], after: View, op: A.V
         a.owner = b.owner
 
 
-_HINT = "select each unit's block with its index last, e.g. 'x.chunkat(_, k).chunkat(g0, _)' -> 'x.chunkat(g0, k)'"
-
-
 def mma_owners(self: KernelLowering, s: A.MmaOp, acc: Frag) -> None:
     """``mma acc, A, B`` in merged units: unit (i, j) must accumulate A's row block i times B's
     column block j into its own block (i, j) of ``acc``; K must not be divided among units."""
@@ -113,8 +112,9 @@ def mma_owners(self: KernelLowering, s: A.MmaOp, acc: Frag) -> None:
 
 
 def check_moved(self: KernelLowering, src: Owners, dst: Owners, what: str, span: Any) -> None:
-    """A store or copy inside merged units keeps each unit's block where it is."""
-    if not (owned(src) or owned(dst)) or not self.cons_counts and not owned(dst):
+    """A store or copy inside merged units keeps each unit's block where it is (outside them, a
+    tile that merged units filled is read whole: all their blocks together)."""
+    if not owned(dst) and (not owned(src) or not self.cons_counts):
         return
     if len(src) == len(dst) and tuple(src) == tuple(dst):
         return
