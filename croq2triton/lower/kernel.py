@@ -31,6 +31,7 @@ from .levels import assign_levels
 from .owners import keep_owned
 from .pieces import split_spec
 from .pipeline import is_pipeline
+from .symbolic import safe
 from .tiles import Region
 from .values import (
     Bounded,
@@ -48,7 +49,6 @@ from .values import (
     const,
     host_key,
     pow2,
-    safe,
 )
 from .writer import Writer
 

@@ -9,18 +9,12 @@ tensors, and a value that depends on it is a tensor broadcast over those axes.
 
 from __future__ import annotations
 
-import keyword
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..frontend import ast as A
 from .symbolic import host_key
-
-RESERVED = set(keyword.kwlist) | {
-    "tl", "triton", "torch", "os", "range", "print", "len", "sum", "min", "max", "abs", "type", "list",
-    "dict", "tuple", "id", "int", "float", "bool", "str", "object", "math", "None", "True", "False",
-}  # fmt: skip
 
 
 def pow2(n: int) -> int:
@@ -42,13 +36,6 @@ def same_extent(a: Val, b: Val) -> bool:
     if a.code == b.code:
         return True
     return a.host is not None and b.host is not None and host_key(a.host) == host_key(b.host)
-
-
-def safe(name: str) -> str:
-    """A Croqtile name as a Python identifier that cannot clash with the generated code's own names."""
-    if name in RESERVED or name.startswith("_"):
-        return name + "_"
-    return name
 
 
 @dataclass
