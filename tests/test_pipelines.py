@@ -81,7 +81,7 @@ BAD = {
     ),
     "wrong slot": (
         "inthreads.async (wg == 1) { acc = mma.fill.f32 0.0f; foreach {k} in [cdiv(K, 64)] { mma.row.row acc, s[(k + 1) % 2], s[(k + 1) % 2]; } }",
-        "is read at slot",
+        "is read at 's[(k + 1) % 2]' but was written at 's[k % 2]'",
     ),
 }
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from . import exprs as X
+from .symbolic import shape_text
 from .values import Bounded, Frag, Val, const
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def s_FragOp(self: KernelLowering, s: A.FragOp) -> None:
     if s.op == "copy":
         if sd != dd:
             raise CroqSemanticError(
-                f"'copy' between fragments of shapes [{', '.join(dd)}] and [{', '.join(sd)}]", s.span
+                f"'copy' between fragments of shapes {shape_text(dst.dims, dd)} and {shape_text(src.dims, sd)}", s.span
             )
         self.w.line(f"{dst.var} = {_conv(src.var, src.compute, dst.compute)}", s.span)
         return
@@ -103,9 +104,10 @@ def s_FragOp(self: KernelLowering, s: A.FragOp) -> None:
         raise CroqSemanticError(f"'{s.op}' axis {axis} is out of range for a {len(sd)}-D fragment", s.span)
     want = [d for k, d in enumerate(sd) if k != axis]
     if want != dd:
+        kept = [d for k, d in enumerate(src.dims) if k != axis] if src.dims is not None else None
         raise CroqSemanticError(
-            f"'{s.op}' of a [{', '.join(sd)}] fragment along axis {axis} gives [{', '.join(want)}], "
-            f"but the destination is [{', '.join(dd)}]",
+            f"'{s.op}' of a {shape_text(src.dims, sd)} fragment along axis {axis} gives {shape_text(kept, want)}, "
+            f"but the destination is {shape_text(dst.dims, dd)}",
             s.span,
         )
     fn = "tl.max" if s.op == "reduce_max" else "tl.sum"
@@ -159,7 +161,7 @@ def _positions(self: KernelLowering, f: Frag, items: list[A.Expr], node: A.Node)
     if len(items) != len(f.pdims or []):
         raise CroqSemanticError(f"{len(items)} index(es) for the {len(f.pdims or [])}-D fragment '{f.name}'", node.span)
     pos: list[int] = []
-    for e, pd in zip(items, f.pdims or [], strict=True):
+    for d, (e, pd) in enumerate(zip(items, f.pdims or [], strict=True)):
         if not isinstance(e, A.Name) or e.name not in names or e.name in [names[p] for p in pos]:
             raise CroqLoweringError(
                 "fragment elements in 'apply' must be indexed by the apply indices, each at most once",
@@ -167,8 +169,10 @@ def _positions(self: KernelLowering, f: Frag, items: list[A.Expr], node: A.Node)
             )
         p = names.index(e.name)
         if shape[p] != pd and not self.changed:  # (a provisional accumulator shape is fixed next pass)
+            ext = shape_text([f.dims[d]] if f.dims is not None else None, [pd])[1:-1]
+            runs = shape[p] if shape[p].isdigit() else "a run-time extent"
             raise CroqSemanticError(
-                f"'{f.name}' has extent {pd} where the 'apply' index '{e.name}' runs to {shape[p]}", e.span
+                f"'{f.name}' has extent {ext} where the 'apply' index '{e.name}' runs to {runs}", e.span
             )
         pos.append(p)
     return pos, len(names)

@@ -21,7 +21,8 @@ from .fragarrays import expand_frag_arrays
 from .ksplit import ksplit
 from .retile import AUTO_TILES, Retiled, retile
 from .splitscale import split_scales
-from .values import Bounded, BoundedTuple, Shape, Tensor, Tuple_, Val, View, ViewDim, const, safe
+from .symbolic import safe
+from .values import Bounded, BoundedTuple, Shape, Tensor, Tuple_, Val, View, ViewDim, const
 from .writer import Writer
 from .writes import written_params
 

@@ -22,13 +22,16 @@ from typing import Any
 
 from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
+from ..frontend.printer import Printer
 from ..sema.types import TYPES, unlowerable_reason
 from . import exprs as X
 from .frags import frag_base, frag_element, store_frag_element
 from .function import FunctionLowering, span_as_view, whole_view
 from .levels import assign_levels
+from .owners import keep_owned
 from .pieces import split_spec
 from .pipeline import is_pipeline
+from .symbolic import safe
 from .tiles import Region
 from .values import (
     Bounded,
@@ -44,8 +47,8 @@ from .values import (
     View,
     ViewDim,
     const,
+    host_key,
     pow2,
-    safe,
 )
 from .writer import Writer
 
@@ -201,6 +204,16 @@ class KernelLowering:
         self.args[name] = ("constexpr", host)
         return name
 
+    def pad_constexpr(self, name: str, extent_host: str) -> str:
+        """The constexpr padded size of a launch-time tile extent (``runtime.launch.pad_extent``):
+        one per extent, so tiles of equal extents get the same padded shape whatever their
+        spelling (``host_key``)."""
+        host = f"_rt.pad_extent({extent_host})"
+        for n, (kind, h) in self.args.items():
+            if kind == "constexpr" and host_key(h) == host_key(host):
+                return n
+        return self.constexpr(name, host)
+
     # ================================================================ scopes
     def lookup(self, name: str, node: A.Node) -> Any:
         for sc in reversed(self.scopes):
@@ -210,6 +223,10 @@ class KernelLowering:
             v = self.fl.names[name]
             if isinstance(v, Val):
                 return self.import_val(v, name)
+            if isinstance(v, Shape):  # host-level mdspans / ituples: their extents become arguments too
+                return Shape([self.import_val(d, name) for d in v.dims])
+            if isinstance(v, Tuple_):
+                return Tuple_([self.import_val(d, name) for d in v.items])
             return v
         raise CroqSemanticError(f"'{name}' is not declared", node.span)
 
@@ -407,8 +424,9 @@ class KernelLowering:
         """Warps/warpgroups that each own a block of an MMA's rows merge into one tile.
 
         Returns the number of merged units (0 when the level is not merged): a ``group-4`` or
-        ``group`` level whose index components are constants with exactly one larger than 1,
-        around code that runs MMAs.
+        ``group`` level whose index components are constants, at least one larger than 1, around
+        code that runs or stores MMAs (an accumulator declared outside such a level has one copy per
+        unit in every level that uses it, LANGUAGE.md 7.3 and 7.9: each of them merges).
         """
         if self.levels.get(id(b)) not in ("group-4", "group"):
             return 0
@@ -427,7 +445,7 @@ class KernelLowering:
         big = [e for e in exts if e > 1]
         if not big:
             return 0
-        if not any(isinstance(n, A.MmaOp) for n in body.walk()):
+        if not any(isinstance(n, (A.MmaOp, A.MmaStore)) for n in body.walk()):
             return 0
         units = 1
         for e in big:
@@ -835,7 +853,7 @@ class KernelLowering:
             if d.is_const:
                 pdims.append(str(pow2(int(d.const))))
             elif d.host is not None:
-                pdims.append(self.constexpr(f"P_{var.upper()}_{k}", f"_rt.pow2({d.host})"))
+                pdims.append(self.pad_constexpr(f"P_{var.upper()}_{k}", d.host))
             else:
                 raise self.err("buffer extents must be computable on the host", None)
         lanes = tuple(self.scope_lanes) if storage == "local" else ()
@@ -1447,13 +1465,16 @@ class KernelLowering:
                 if self.array_modes.get(key) != "merged":
                     self.array_modes[key] = "merged"
                     self.changed = True
-                return whole_view(base)
+                v = whole_view(base)
+                v.dims[0].owner = coefs[0][0]  # consumer c's buffer: row block c of the stacked tile
+                return v
             v = whole_view(base)
             if base.count == 1:
                 if idx.is_const and idx.const != 0:
                     raise CroqSemanticError(f"index {idx.const} is out of range for an array of 1 buffer", e.span)
                 return v  # the only element (a stage ring or consumer array of size 1)
             v.index = idx
+            base.index_texts[idx.code] = Printer().expr(e.indices[0])  # for diagnostics
             return v
         if isinstance(base, Shape):
             out = []
@@ -1480,7 +1501,9 @@ class KernelLowering:
         base = self.ev_any(e.base)
         view = self.as_view(base, e.base)
         for op in e.ops:
+            before = list(view.dims)
             view = self.apply_op(view, op)
+            keep_owned(self, before, view, op)
             if self.cons_counts:
                 view = self.merge_consumers(view, op)
         return view
@@ -1556,7 +1579,10 @@ class KernelLowering:
             v.dims = [ViewDim(const(0), d, None, []) for d in self.tdims(base)]
             return v
         if isinstance(base, Buffer):
-            return whole_view(base)
+            v = whole_view(base)
+            for d, o in zip(v.dims, base.owners):
+                d.owner = o  # a buffer copied into by merged units holds their blocks
+            return v
         if isinstance(base, Tile):
             return whole_view(base)
         raise self.err("expected a tensor, a buffer or a view", node)
@@ -1570,7 +1596,7 @@ class KernelLowering:
             dims = self.shape_list(op.args, op)
             return span_as_view(view, dims, op, self.fl)
         live = [d for d in view.dims if not d.squeezed]
-        new = [ViewDim(d.origin, d.extent, d.step, list(d.limits), d.squeezed) for d in view.dims]
+        new = [ViewDim(d.origin, d.extent, d.step, list(d.limits), d.squeezed, d.owner) for d in view.dims]
         live_new = [d for d in new if not d.squeezed]
         if k == "sqz":
             for d in live_new:
@@ -1651,6 +1677,7 @@ class KernelLowering:
                 )
             d.origin = base
             d.extent = const(int(ext.const) * self.cons_counts[coefs[0][0]])
+            d.owner = coefs[0][0]
         return view
 
     def chunk_args(self, items: list[A.Expr], node: A.Node) -> list[Any]:
@@ -1699,6 +1726,14 @@ class KernelLowering:
                 base = f"{base} + ({view.index.code}) * {elems}"
             return base, strides, dims, root.elem
         raise self.err("register tiles cannot be addressed element by element", None)
+
+    def need_padded(self, buf: Buffer) -> None:
+        """A tile kept as power-of-two pieces is used whole in a way pieces cannot serve: the
+        next pass keeps it as one padded tile."""
+        key = getattr(buf, "key", buf.name)
+        if key not in self.no_split:
+            self.no_split.add(key)
+            self.changed = True
 
     def need_memory(self, buf: Buffer) -> None:
         key = getattr(buf, "key", buf.name)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CroqLoweringError
 from . import exprs as X
-from .values import Buffer, Frag, Tile, Val, View, ViewDim, const, same_extent
+from .values import Buffer, Frag, Future, Tile, Val, View, ViewDim, const, same_extent
 
 if TYPE_CHECKING:
     from .kernel import KernelLowering
@@ -77,7 +77,10 @@ def copy_split(self: KernelLowering, src: View, dst: View, engine: str, zfill: b
     from .tiles import Region, _ring_slot
 
     if isinstance(dst.root, Buffer) and dst.root.split is not None and dst.root.mode == "tile":
-        if not whole_split(dst) or not _ring_slot(self, dst, True, span):
+        if not whole_split(dst):
+            self.need_padded(dst.root)  # a window of it: kept as one padded tile next pass
+            return False
+        if not _ring_slot(self, dst, True, span):
             raise CroqLoweringError("a copy into part of a split tile cannot be lowered", span)
         buf = dst.root
         full = [int(d.const) for d in buf.dims] if all(d.is_const for d in buf.dims) else None
@@ -91,7 +94,10 @@ def copy_split(self: KernelLowering, src: View, dst: View, engine: str, zfill: b
         buf.written = True
         return True
     if isinstance(src.root, Buffer) and src.root.split is not None and src.root.mode == "tile":
-        if not whole_split(src) or not _ring_slot(self, src, False, span):
+        if not whole_split(src):
+            self.need_padded(src.root)  # a window of it: kept as one padded tile next pass
+            return False
+        if not _ring_slot(self, src, False, span):
             raise CroqLoweringError("a copy from part of a split tile cannot be lowered", span)
         buf = src.root
         full = [int(d.const) for d in buf.dims] if all(d.is_const for d in buf.dims) else None
@@ -112,6 +118,8 @@ def _is_tensor(v: View) -> bool:
 def operand_pieces(self: KernelLowering, e: Any, span: Any) -> list[tuple[Tile, list[int]]] | None:
     """An MMA operand that is a split tile (or a split accumulator): its pieces."""
     v = self.ev_any(e)
+    if isinstance(v, Future):  # a copy's result names its destination
+        v = v.data
     if isinstance(v, Frag) and v.split is not None:
         return piece_tiles(self, v, v.compute)
     if isinstance(v, View) and whole_split(v):

@@ -10,8 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
+from ..frontend.printer import Printer
 from ..sema.types import TYPES
 from . import exprs as X
+from .owners import check_moved, mma_owners, value_owners, view_owners
+from .symbolic import shape_text, user_text
 from .values import Bounded, Buffer, Frag, Future, Tensor, Tile, Val, View, ViewDim, const, pow2, same_extent
 
 if TYPE_CHECKING:
@@ -120,7 +123,7 @@ def _static_pdims(k: KernelLowering, view: View) -> list[str] | None:
         if e.is_const:
             out.append(str(pow2(int(e.const))))
         elif e.host is not None:
-            out.append(k.constexpr(k.fresh("P").upper(), f"_rt.pow2({e.host})"))
+            out.append(k.pad_constexpr(k.fresh("P").upper(), e.host))
         else:
             return None
     return out
@@ -161,14 +164,19 @@ def _ring_slot(self: KernelLowering, view: View, write: bool, span: Any) -> bool
     if view.index is None or not isinstance(root, Buffer) or getattr(root, "array_mode", None) != "ring":
         return view.index is None
     code = self.var_defs.get(view.index.code, view.index.code)
+    text = root.index_texts.get(view.index.code)
     if write:
         root.slot = code  # type: ignore[attr-defined]
+        root.slot_text = text  # type: ignore[attr-defined]
         return True
     if root.slot is None:  # type: ignore[attr-defined]
         raise CroqLoweringError(f"'{root.name}[...]' is read before any slot of it is written", span)
     if root.slot != code:  # type: ignore[attr-defined]
+        read = f"'{root.name}[{text}]'" if text else "another slot"
+        wrote = getattr(root, "slot_text", None)
+        written = f"'{root.name}[{wrote}]'" if wrote else "a different slot"
         raise CroqLoweringError(
-            f"stage ring '{root.name}' is read at slot '{code}' but was written at slot '{root.slot}'",  # type: ignore[attr-defined]
+            f"stage ring '{root.name}' is read at {read} but was written at {written}",
             span,
             "a pipelined loop must consume in iteration k the slot its producer filled in iteration k",
         )
@@ -246,6 +254,9 @@ def read_tile(
         if isinstance(root, Buffer) and not _ring_slot(self, view, False, span):
             self.need_memory(root)
             return Val(f"tl.zeros({region.shape}, {X.tl_dtype(elem)})", elem)
+        if isinstance(root, Buffer) and root.split is not None:
+            self.need_padded(root)  # read whole here: its pieces have no common name
+            return Val(f"tl.zeros({region.shape}, {X.tl_dtype(elem)})", elem)
         if (view.reshaped is not None and _whole_reshape(view, region)) or _squeezed_whole(view, region):
             src_code = root.var if isinstance(root, Buffer) else root.code
             return Val(f"tl.reshape({src_code}, [{', '.join(region.pdims)}])", elem)
@@ -307,6 +318,9 @@ def write_tile(
     if isinstance(root, Buffer) and root.mode == "tile":
         if not _ring_slot(self, view, True, span):
             self.need_memory(root)
+            return
+        if root.split is not None:
+            self.need_padded(root)  # written whole here: its pieces have no common name
             return
         if region.L or list(root.pdims) != list(region.pdims) or view.reshaped is not None:
             self.need_memory(root)
@@ -555,9 +569,11 @@ def s_DmaStmt(self: KernelLowering, s: A.DmaStmt) -> None:
             if isinstance(prev, Future) and prev.data is None and s.result not in self.any_shapes:
                 self.any_shapes[s.result] = (src.root.elem, dims_h, s.dst.name)
                 self.changed = True
-        dst = View(buf, [ViewDim(const(0), d, None, []) for d in dims_h])
+        buf.owners = view_owners(src) if self.cons_counts else ()  # each merged unit copies its block
+        dst = self.as_view(buf, s.dst)
     else:
         dst = self.as_view(self.ev_any(s.dst), s.dst)
+        check_moved(self, view_owners(src), view_owners(dst), f"'{s.engine}.{s.op}'", s.span)
     region = self.region_for(src, dst)
     engine = s.engine
     if engine == "dma" and self.fl.schedule == "auto" and isinstance(src.root, Tensor) != isinstance(dst.root, Tensor):
@@ -786,7 +802,7 @@ def _operand(self: KernelLowering, e: A.Expr, span: Any) -> Tile:
     if region.L:
         raise CroqLoweringError("an MMA operand that depends on the thread index cannot be lowered", span)
     val = self.read_tile(view, region, span)
-    return Tile(val.code, view.root.elem, _view_dims(view), list(region.pdims))
+    return Tile(val.code, view.root.elem, _view_dims(view), list(region.pdims), owners=view_owners(view))
 
 
 def s_MmaLoad(self: KernelLowering, s: A.MmaLoad) -> None:
@@ -802,7 +818,7 @@ def s_MmaLoad(self: KernelLowering, s: A.MmaLoad) -> None:
         return
     t = _operand(self, s.src, s.span)
     if s.swiz is not None or s.swiz_given:
-        t = Tile(t.code, t.elem, t.dims, t.pdims)
+        t = Tile(t.code, t.elem, t.dims, t.pdims, owners=t.owners)
     if s.result is not None:
         self.bind(s.result, t)
     else:
@@ -857,9 +873,27 @@ def _scale_factors(self: KernelLowering, extra: list[A.Expr], span: Any) -> tupl
         else:
             what = "one value per row of A" if k == 0 else "one value per column of the result"
             raise CroqLoweringError(
-                f"a scale of shape [{', '.join(pd)}] cannot scale this MMA", e.span, f"give a scalar or {what}"
+                f"a scale of shape {shape_text(t.dims, t.pdims)} cannot scale this MMA",
+                e.span,
+                f"give a scalar or {what}",
             )
     return " * ".join(parts), per_row, per_col
+
+
+def check_mma_k(s: A.MmaOp, a: Tile, a_k: int, b: Tile, b_k: int) -> None:
+    """A and B of ``mma`` must have the same K extent (provably: equal spellings of one meaning);
+    the message names the operands and their extents as the source writes them."""
+    ea, eb = a.dims[a_k], b.dims[b_k]
+    if a.pdims[a_k] == b.pdims[b_k] or same_extent(ea, eb):
+        return
+    pr = Printer()
+    ta = user_text(ea) or "a value computed in the kernel"
+    tb = user_text(eb) or "a value computed in the kernel"
+    raise CroqSemanticError(
+        f"MMA operands disagree on K: '{pr.expr(s.a)}' has K = {ta}, '{pr.expr(s.b)}' has K = {tb}",
+        s.span,
+        f"'mma.{s.layout[0]}.{s.layout[1]}' reads K along dim {a_k} of A and dim {b_k} of B; the two extents must be equal",
+    )
 
 
 def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
@@ -869,6 +903,7 @@ def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
     acc = self.lookup_frag(s.acc)
     from .pieces import mma_pieces, operand_pieces
 
+    mma_owners(self, s, acc)
     pa = operand_pieces(self, s.a, s.span)
     pb = operand_pieces(self, s.b, s.span)
     if pa is not None or pb is not None or acc.split is not None:
@@ -876,6 +911,9 @@ def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
             self.collapse_ok(s, 1 if s.layout[0] == "row" else 0, 1 if s.layout[1] == "row" else 0)
         a_ops = pa if pa is not None else [(_operand(self, s.a, s.span), [0, 0])]
         b_ops = pb if pb is not None else [(_operand(self, s.b, s.span), [0, 0])]
+        a_k, b_k = (1 if s.layout[0] == "row" else 0), (1 if s.layout[1] == "row" else 0)
+        if not any(o[1][a_k] for o in a_ops) and not any(o[1][b_k] for o in b_ops):
+            check_mma_k(s, a_ops[0][0], a_k, b_ops[0][0], b_k)  # (pieces along K are paired by mma_pieces)
         prec = ', input_precision="tf32"' if a_ops[0][0].elem in ("f32", "tf32") else ""
         dims, pdims, split = mma_pieces(self, acc, a_ops, b_ops, s.layout, prec, s.span, scale)
         self.has_dot = True
@@ -898,8 +936,7 @@ def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
         bc = f"tl.trans({bc})"
     if getattr(self, "collapsing", None) is not None:
         self.collapse_ok(s, a_k, b_k)
-    if a.pdims[a_k] != b.pdims[b_k]:
-        raise CroqSemanticError(f"MMA operands disagree on K ({a.pdims[a_k]} vs {b.pdims[b_k]})", s.span)
+    check_mma_k(s, a, a_k, b, b_k)
     dims = [a.dims[a_m], b.dims[b_n]]
     pdims = [a.pdims[a_m], b.pdims[b_n]]
     fid = getattr(acc, "fill_id", None)
@@ -933,6 +970,9 @@ def s_MmaOp(self: KernelLowering, s: A.MmaOp) -> None:
 
 def s_MmaStore(self: KernelLowering, s: A.MmaStore) -> None:
     acc = self.lookup_frag(s.acc)
+    if acc.owners is not None:
+        mine = tuple(reversed(acc.owners)) if s.variant == "transp" else tuple(acc.owners)
+        check_moved(self, mine, value_owners(self.ev_any(s.dst)), f"'mma.store' of '{acc.name}'", s.span)
     if acc.split is not None:
         from .pieces import store_split
 

@@ -9,17 +9,12 @@ tensors, and a value that depends on it is a tensor broadcast over those axes.
 
 from __future__ import annotations
 
-import keyword
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..frontend import ast as A
-
-_RESERVED = set(keyword.kwlist) | {
-    "tl", "triton", "torch", "os", "range", "print", "len", "sum", "min", "max", "abs", "type", "list",
-    "dict", "tuple", "id", "int", "float", "bool", "str", "object", "math", "None", "True", "False",
-}  # fmt: skip
+from .symbolic import host_key
 
 
 def pow2(n: int) -> int:
@@ -31,15 +26,16 @@ def pow2(n: int) -> int:
 
 
 def same_extent(a: Val, b: Val) -> bool:
-    """Provably equal extents: the same spelling or the same constant."""
-    return a.code == b.code or (a.is_const and b.is_const and a.const == b.const)
+    """Provably equal extents: the same constant, or the same meaning of their spellings.
 
-
-def safe(name: str) -> str:
-    """A Croqtile name as a Python identifier that cannot clash with the generated code's own names."""
-    if name in _RESERVED or name.startswith("_"):
-        return name + "_"
-    return name
+    Kernel spellings of one extent differ with where it was computed (``M // _grid_1`` beside
+    ``M // tl.cdiv(M, 64)``), so host-computable extents are compared by their launcher
+    expressions in a normalised form (``host_key``)."""
+    if a.is_const and b.is_const:
+        return bool(a.const == b.const)
+    if a.code == b.code:
+        return True
+    return a.host is not None and b.host is not None and host_key(a.host) == host_key(b.host)
 
 
 @dataclass
@@ -145,6 +141,8 @@ class Buffer:
     written: bool = False
     swizzle: int | None = None
     split: tuple[int, list[tuple[int, int]]] | None = None  # (dim, [(offset, size)]): power-of-two pieces
+    index_texts: dict[str, str] = field(default_factory=dict)  # index code -> source text (``buf[k % 2]``)
+    owners: tuple[str | None, ...] = ()  # filled in merged units from their blocks (``owners.py``)
 
 
 @dataclass
@@ -155,6 +153,7 @@ class ViewDim:
     # upper limits in root coordinates (coord < hi) from enclosing windows
     limits: list[Val] = field(default_factory=list)
     squeezed: bool = False  # removed by .sqz(): fixed at ``origin``
+    owner: str | None = None  # the merged unit whose index selected this dim's block (``owners.py``)
 
     @property
     def whole(self) -> bool:
@@ -203,6 +202,7 @@ class Tile:
     pdims: list[str]  # padded extents
     lanes: tuple[str, ...] = ()
     acc_f32: bool = False  # accumulator computed in f32 while its type is narrower
+    owners: tuple[str | None, ...] = ()  # merged units owning the blocks of each dim (``owners.py``)
 
 
 @dataclass
@@ -226,3 +226,4 @@ class Frag:
     dims: list[Val] | None = None
     pdims: list[str] | None = None
     split: tuple[int, list[tuple[int, int]]] | None = None  # (dim, [(offset, size)]): power-of-two pieces
+    owners: tuple[str | None, ...] | None = None  # merged units owning its row / column blocks (set by MMAs)

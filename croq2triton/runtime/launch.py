@@ -230,6 +230,12 @@ def pow2(n: int) -> int:
     return p
 
 
+def pad_extent(n: int) -> int:
+    """The padded size of a tile extent known only at launch: a power of two, at least 16 (a
+    tile may be an MMA operand, and Triton's dot needs K >= 16; the padding is masked)."""
+    return max(16, pow2(n))
+
+
 # -------------------------------------------------------------- TMA descriptors
 _SAID: set[tuple[str, str]] = set()
 
