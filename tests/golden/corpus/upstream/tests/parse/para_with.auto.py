@@ -47,7 +47,7 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def para_with_k0():
+def para_with_k0(b):
     """Program = one block of `parallel` at para_with.co:6."""
     p_l = tl.arange(0, 8)  # para_with.co:6
 
@@ -59,7 +59,7 @@ def para_with(b, *, _launch=None):
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
     b = _rt.scalar_arg(_F, 'b', b, int)  # para_with.co:3
-    _launch(para_with_k0, (1,), [], dict(num_warps=1))  # para_with.co:6
+    _launch(para_with_k0, (1,), [b], dict(num_warps=1))  # para_with.co:6
     return None
 
 

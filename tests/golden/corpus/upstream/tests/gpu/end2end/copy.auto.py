@@ -116,13 +116,13 @@ def dma_copy_group(input, *, _launch=None):
     _rt.fixed_dim(_F, 'input', input, 1, 17)
     _rt.fixed_dim(_F, 'input', input, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:34
-    _dma_copy_group_k0_P_F_DATA_0 = _rt.pow2(M)
+    _dma_copy_group_k0_P_F_DATA_0 = _rt.pad_extent(M)
     _launch(dma_copy_group_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), M, output, output.stride(0), output.stride(1), output.stride(2)], dict(P_F_DATA_0=_dma_copy_group_k0_P_F_DATA_0, num_warps=1))  # copy.co:36
     return output  # copy.co:42
 
 
 @triton.jit
-def dma_add_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_data_per_prog, in1_ptr, in1_s0, in1_s1, in1_s2, f1_data_scratch, f1_data_per_prog, out_scratch, out_per_prog, output_ptr, output_s0, output_s1, output_s2, L_Q0: tl.constexpr, P_F0_DATA_0: tl.constexpr, P_F1_DATA_1: tl.constexpr, P_OUT_0: tl.constexpr):
+def dma_add_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_data_per_prog, in1_ptr, in1_s0, in1_s1, in1_s2, f1_data_scratch, f1_data_per_prog, out_scratch, out_per_prog, output_ptr, output_s0, output_s1, output_s2, L_Q0: tl.constexpr, P_F0_DATA_0: tl.constexpr, P_F1_DATA_1: tl.constexpr):
     """Program = one block of `parallel` at copy.co:48."""
     q0_l = tl.arange(0, L_Q0)  # copy.co:48
     f0_data = f0_data_scratch + (tl.program_id(0)).to(tl.int64) * f0_data_per_prog  # copy.co:49
@@ -140,8 +140,8 @@ def dma_add_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_data_p
         v_5 = tl.load(f1_data + (x_3) * (32 * N) + (q0_l[:, None]) * 32 + (q1_l[None, :]), mask=(q0_l < N)[:, None], other=0)
         tl.store(out + (x_3) * 544 + (q0_l[:, None]) * 32 + (q1_l[None, :]), (v_4 + v_5), mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None])
         tl.debug_barrier()
-    tile_6 = tl.load(out + (tl.arange(0, P_OUT_0)[:, None, None]) * 544 + (tl.arange(0, 32)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), mask=(tl.arange(0, P_OUT_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0)  # copy.co:56
-    tl.store(output_ptr + (tl.arange(0, P_OUT_0)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 32)[None, None, :]) * output_s2, tile_6, mask=(tl.arange(0, P_OUT_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))
+    tile_6 = tl.load(out + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * 544 + (tl.arange(0, 32)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0)  # copy.co:56
+    tl.store(output_ptr + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 32)[None, None, :]) * output_s2, tile_6, mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))
 
 
 def dma_add(in0, in1, *, _launch=None):
@@ -160,18 +160,17 @@ def dma_add(in0, in1, *, _launch=None):
     _rt.fixed_dim(_F, 'in1', in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:46
     _dma_add_k0_L_Q0 = _rt.pow2(N)
-    _dma_add_k0_P_F0_DATA_0 = _rt.pow2(M)
+    _dma_add_k0_P_F0_DATA_0 = _rt.pad_extent(M)
     _dma_add_k0_f0_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * M * 17 * 32)), torch.int32, _dev)
-    _dma_add_k0_P_F1_DATA_1 = _rt.pow2(N)
+    _dma_add_k0_P_F1_DATA_1 = _rt.pad_extent(N)
     _dma_add_k0_f1_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * 6 * N * 32)), torch.int32, _dev)
-    _dma_add_k0_P_OUT_0 = _rt.pow2(M)
     _dma_add_k0_out_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * M * 17 * 32)), torch.int32, _dev)
-    _launch(dma_add_k0, (1,), [N, in0, in0.stride(0), in0.stride(1), in0.stride(2), M, _dma_add_k0_f0_data_scratch, (1) * 1 * (1 * M * 17 * 32), in1, in1.stride(0), in1.stride(1), in1.stride(2), _dma_add_k0_f1_data_scratch, (1) * 1 * (1 * 6 * N * 32), _dma_add_k0_out_scratch, (1) * 1 * (1 * M * 17 * 32), output, output.stride(0), output.stride(1), output.stride(2)], dict(L_Q0=_dma_add_k0_L_Q0, P_F0_DATA_0=_dma_add_k0_P_F0_DATA_0, P_F1_DATA_1=_dma_add_k0_P_F1_DATA_1, P_OUT_0=_dma_add_k0_P_OUT_0, num_warps=8))  # copy.co:48
+    _launch(dma_add_k0, (1,), [N, in0, in0.stride(0), in0.stride(1), in0.stride(2), M, _dma_add_k0_f0_data_scratch, (1) * 1 * (1 * M * 17 * 32), in1, in1.stride(0), in1.stride(1), in1.stride(2), _dma_add_k0_f1_data_scratch, (1) * 1 * (1 * 6 * N * 32), _dma_add_k0_out_scratch, (1) * 1 * (1 * M * 17 * 32), output, output.stride(0), output.stride(1), output.stride(2)], dict(L_Q0=_dma_add_k0_L_Q0, P_F0_DATA_0=_dma_add_k0_P_F0_DATA_0, P_F1_DATA_1=_dma_add_k0_P_F1_DATA_1, num_warps=8))  # copy.co:48
     return output  # copy.co:59
 
 
 @triton.jit
-def dma_add1_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_data_per_prog, in1_ptr, in1_s0, in1_s1, in1_s2, f1_data_scratch, f1_data_per_prog, out_scratch, out_per_prog, output_ptr, output_s0, output_s1, output_s2, L_Q0: tl.constexpr, P_F0_DATA_0: tl.constexpr, P_F1_DATA_1: tl.constexpr, P_OUT_0: tl.constexpr):
+def dma_add1_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_data_per_prog, in1_ptr, in1_s0, in1_s1, in1_s2, f1_data_scratch, f1_data_per_prog, out_scratch, out_per_prog, output_ptr, output_s0, output_s1, output_s2, L_Q0: tl.constexpr, P_F0_DATA_0: tl.constexpr, P_F1_DATA_1: tl.constexpr):
     """Program = one block of `parallel` at copy.co:65."""
     q0_l = tl.arange(0, L_Q0)  # copy.co:65
     f0_data = f0_data_scratch + (tl.program_id(0)).to(tl.int64) * f0_data_per_prog  # copy.co:66
@@ -189,8 +188,8 @@ def dma_add1_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_data_
         v_5 = tl.load(f1_data + (x_3) * (32 * N) + (q0_l[:, None]) * 32 + (q1_l[None, :]), mask=(q0_l < N)[:, None], other=0)
         tl.store(out + (x_3) * 544 + (q0_l[:, None]) * 32 + (q1_l[None, :]), (v_4 + v_5), mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None])
         tl.debug_barrier()
-    tile_6 = tl.load(out + (tl.arange(0, P_OUT_0)[:, None, None]) * 544 + (tl.arange(0, 32)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), mask=(tl.arange(0, P_OUT_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0)  # copy.co:73
-    tl.store(output_ptr + (tl.arange(0, P_OUT_0)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 32)[None, None, :]) * output_s2, tile_6, mask=(tl.arange(0, P_OUT_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))
+    tile_6 = tl.load(out + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * 544 + (tl.arange(0, 32)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0)  # copy.co:73
+    tl.store(output_ptr + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 32)[None, None, :]) * output_s2, tile_6, mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))
 
 
 def dma_add1(in0, in1, *, _launch=None):
@@ -209,13 +208,12 @@ def dma_add1(in0, in1, *, _launch=None):
     _rt.fixed_dim(_F, 'in1', in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:63
     _dma_add1_k0_L_Q0 = _rt.pow2(N)
-    _dma_add1_k0_P_F0_DATA_0 = _rt.pow2(M)
+    _dma_add1_k0_P_F0_DATA_0 = _rt.pad_extent(M)
     _dma_add1_k0_f0_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * M * 17 * 32)), torch.int32, _dev)
-    _dma_add1_k0_P_F1_DATA_1 = _rt.pow2(N)
+    _dma_add1_k0_P_F1_DATA_1 = _rt.pad_extent(N)
     _dma_add1_k0_f1_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * 6 * N * 32)), torch.int32, _dev)
-    _dma_add1_k0_P_OUT_0 = _rt.pow2(M)
     _dma_add1_k0_out_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * M * 17 * 32)), torch.int32, _dev)
-    _launch(dma_add1_k0, (1,), [N, in0, in0.stride(0), in0.stride(1), in0.stride(2), M, _dma_add1_k0_f0_data_scratch, (1) * 1 * (1 * M * 17 * 32), in1, in1.stride(0), in1.stride(1), in1.stride(2), _dma_add1_k0_f1_data_scratch, (1) * 1 * (1 * 6 * N * 32), _dma_add1_k0_out_scratch, (1) * 1 * (1 * M * 17 * 32), output, output.stride(0), output.stride(1), output.stride(2)], dict(L_Q0=_dma_add1_k0_L_Q0, P_F0_DATA_0=_dma_add1_k0_P_F0_DATA_0, P_F1_DATA_1=_dma_add1_k0_P_F1_DATA_1, P_OUT_0=_dma_add1_k0_P_OUT_0, num_warps=8))  # copy.co:65
+    _launch(dma_add1_k0, (1,), [N, in0, in0.stride(0), in0.stride(1), in0.stride(2), M, _dma_add1_k0_f0_data_scratch, (1) * 1 * (1 * M * 17 * 32), in1, in1.stride(0), in1.stride(1), in1.stride(2), _dma_add1_k0_f1_data_scratch, (1) * 1 * (1 * 6 * N * 32), _dma_add1_k0_out_scratch, (1) * 1 * (1 * M * 17 * 32), output, output.stride(0), output.stride(1), output.stride(2)], dict(L_Q0=_dma_add1_k0_L_Q0, P_F0_DATA_0=_dma_add1_k0_P_F0_DATA_0, P_F1_DATA_1=_dma_add1_k0_P_F1_DATA_1, num_warps=8))  # copy.co:65
     return output  # copy.co:76
 
 

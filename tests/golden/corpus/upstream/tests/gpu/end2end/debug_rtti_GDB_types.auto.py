@@ -47,7 +47,7 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def debug_builtin_non_scalar_types_k0():
+def debug_builtin_non_scalar_types_k0(x):
     """Program = one block of `parallel` at debug_rtti_GDB_types.co:14."""
     _pid0 = tl.program_id(0)  # debug_rtti_GDB_types.co:14
     tl.device_print('', 222, 0, 0, 0)  # debug_rtti_GDB_types.co:16
@@ -64,7 +64,7 @@ def debug_builtin_non_scalar_types(lhs, x, *, _launch=None):
     _rt.fixed_dim(_F, 'lhs', lhs, 1, 64)
     x = _rt.scalar_arg(_F, 'x', x, int)
     print(111, '{' + ', '.join(str(x) for x in (0, 0, 0,)) + '}', sep='', end='\n')  # debug_rtti_GDB_types.co:11
-    _launch(debug_builtin_non_scalar_types_k0, (1,), [], dict(num_warps=1))  # debug_rtti_GDB_types.co:14
+    _launch(debug_builtin_non_scalar_types_k0, (1,), [x], dict(num_warps=1))  # debug_rtti_GDB_types.co:14
     return None
 
 

@@ -238,9 +238,9 @@ def test_batch_s32(input, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, 'N', 'input', input, 1)
     K = _rt.bind_dim(_F, _dims, 'K', 'input', input, 2)
     output = _rt.alloc(_F, (M, N, K), torch.int32, _dev, None)  # dma_3d.co:85
-    _test_batch_s32_k0_P_TILE_DATA_0 = _rt.pow2(M)
-    _test_batch_s32_k0_P_TILE_DATA_1 = _rt.pow2(N)
-    _test_batch_s32_k0_P_TILE_DATA_2 = _rt.pow2(K)
+    _test_batch_s32_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
+    _test_batch_s32_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
+    _test_batch_s32_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
     _launch(test_batch_s32_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), M, N, K, output, output.stride(0), output.stride(1), output.stride(2)], dict(P_TILE_DATA_0=_test_batch_s32_k0_P_TILE_DATA_0, P_TILE_DATA_1=_test_batch_s32_k0_P_TILE_DATA_1, P_TILE_DATA_2=_test_batch_s32_k0_P_TILE_DATA_2, num_warps=1))  # dma_3d.co:87
     return output  # dma_3d.co:93
 
@@ -267,9 +267,9 @@ def test_batch_f16(input, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, 'N', 'input', input, 1)
     K = _rt.bind_dim(_F, _dims, 'K', 'input', input, 2)
     output = _rt.alloc(_F, (M, N, K), torch.float16, _dev, None)  # dma_3d.co:98
-    _test_batch_f16_k0_P_TILE_DATA_0 = _rt.pow2(M)
-    _test_batch_f16_k0_P_TILE_DATA_1 = _rt.pow2(N)
-    _test_batch_f16_k0_P_TILE_DATA_2 = _rt.pow2(K)
+    _test_batch_f16_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
+    _test_batch_f16_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
+    _test_batch_f16_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
     _launch(test_batch_f16_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), M, N, K, output, output.stride(0), output.stride(1), output.stride(2)], dict(P_TILE_DATA_0=_test_batch_f16_k0_P_TILE_DATA_0, P_TILE_DATA_1=_test_batch_f16_k0_P_TILE_DATA_1, P_TILE_DATA_2=_test_batch_f16_k0_P_TILE_DATA_2, num_warps=1))  # dma_3d.co:100
     return output  # dma_3d.co:106
 
@@ -296,9 +296,9 @@ def test_batch_async(input, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, 'N', 'input', input, 1)
     K = _rt.bind_dim(_F, _dims, 'K', 'input', input, 2)
     output = _rt.alloc(_F, (M, N, K), torch.int32, _dev, None)  # dma_3d.co:111
-    _test_batch_async_k0_P_BUF_0 = _rt.pow2(M)
-    _test_batch_async_k0_P_BUF_1 = _rt.pow2(N)
-    _test_batch_async_k0_P_BUF_2 = _rt.pow2(K)
+    _test_batch_async_k0_P_BUF_0 = _rt.pad_extent(M)
+    _test_batch_async_k0_P_BUF_1 = _rt.pad_extent(N)
+    _test_batch_async_k0_P_BUF_2 = _rt.pad_extent(K)
     _launch(test_batch_async_k0, (1,), [M, N, K, input, input.stride(0), input.stride(1), input.stride(2), output, output.stride(0), output.stride(1), output.stride(2)], dict(P_BUF_0=_test_batch_async_k0_P_BUF_0, P_BUF_1=_test_batch_async_k0_P_BUF_1, P_BUF_2=_test_batch_async_k0_P_BUF_2, num_warps=1))  # dma_3d.co:113
     return output  # dma_3d.co:121
 
@@ -325,7 +325,7 @@ def test_mixed_flatten(input, *, _launch=None):
     _rt.fixed_dim(_F, 'input', input, 1, 4)
     _rt.fixed_dim(_F, 'input', input, 2, 8)
     output = _rt.alloc(_F, (M, 4, 8), torch.int32, _dev, None)  # dma_3d.co:131
-    _test_mixed_flatten_k0_P_TILE_DATA_0 = _rt.pow2(M)
+    _test_mixed_flatten_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
     _launch(test_mixed_flatten_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), M, output, output.stride(0), output.stride(1), output.stride(2)], dict(P_TILE_DATA_0=_test_mixed_flatten_k0_P_TILE_DATA_0, num_warps=1))  # dma_3d.co:133
     return output  # dma_3d.co:139
 
@@ -352,7 +352,7 @@ def test_mixed_flatten_f16(input, *, _launch=None):
     _rt.fixed_dim(_F, 'input', input, 1, 8)
     _rt.fixed_dim(_F, 'input', input, 2, 16)
     output = _rt.alloc(_F, (M, 8, 16), torch.float16, _dev, None)  # dma_3d.co:144
-    _test_mixed_flatten_f16_k0_P_TILE_DATA_0 = _rt.pow2(M)
+    _test_mixed_flatten_f16_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
     _launch(test_mixed_flatten_f16_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), M, output, output.stride(0), output.stride(1), output.stride(2)], dict(P_TILE_DATA_0=_test_mixed_flatten_f16_k0_P_TILE_DATA_0, num_warps=1))  # dma_3d.co:146
     return output  # dma_3d.co:152
 
@@ -379,8 +379,8 @@ def test_mixed_batch(input, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, 'N', 'input', input, 1)
     K = _rt.bind_dim(_F, _dims, 'K', 'input', input, 2)
     output = _rt.alloc(_F, (2, N, K), torch.int32, _dev, None)  # dma_3d.co:158
-    _test_mixed_batch_k0_P_TILE_DATA_1 = _rt.pow2(N)
-    _test_mixed_batch_k0_P_TILE_DATA_2 = _rt.pow2(K)
+    _test_mixed_batch_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
+    _test_mixed_batch_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
     _launch(test_mixed_batch_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), N, K, output, output.stride(0), output.stride(1), output.stride(2)], dict(P_TILE_DATA_1=_test_mixed_batch_k0_P_TILE_DATA_1, P_TILE_DATA_2=_test_mixed_batch_k0_P_TILE_DATA_2, num_warps=1))  # dma_3d.co:160
     return output  # dma_3d.co:166
 
@@ -407,8 +407,8 @@ def test_mixed_batch_inner_static(input, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, 'N', 'input', input, 1)
     _rt.fixed_dim(_F, 'input', input, 2, 8)
     output = _rt.alloc(_F, (M, N, 8), torch.int32, _dev, None)  # dma_3d.co:172
-    _test_mixed_batch_inner_static_k0_P_TILE_DATA_0 = _rt.pow2(M)
-    _test_mixed_batch_inner_static_k0_P_TILE_DATA_1 = _rt.pow2(N)
+    _test_mixed_batch_inner_static_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
+    _test_mixed_batch_inner_static_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
     _launch(test_mixed_batch_inner_static_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), M, N, output, output.stride(0), output.stride(1), output.stride(2)], dict(P_TILE_DATA_0=_test_mixed_batch_inner_static_k0_P_TILE_DATA_0, P_TILE_DATA_1=_test_mixed_batch_inner_static_k0_P_TILE_DATA_1, num_warps=1))  # dma_3d.co:174
     return output  # dma_3d.co:180
 

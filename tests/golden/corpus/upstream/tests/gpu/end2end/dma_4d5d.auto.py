@@ -133,10 +133,10 @@ def test_4d_dyn_s32(input, *, _launch=None):
     K = _rt.bind_dim(_F, _dims, 'K', 'input', input, 2)
     L = _rt.bind_dim(_F, _dims, 'L', 'input', input, 3)
     output = _rt.alloc(_F, (M, N, K, L), torch.int32, _dev, None)  # dma_4d5d.co:44
-    _test_4d_dyn_s32_k0_P_TILE_DATA_0 = _rt.pow2(M)
-    _test_4d_dyn_s32_k0_P_TILE_DATA_1 = _rt.pow2(N)
-    _test_4d_dyn_s32_k0_P_TILE_DATA_2 = _rt.pow2(K)
-    _test_4d_dyn_s32_k0_P_TILE_DATA_3 = _rt.pow2(L)
+    _test_4d_dyn_s32_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
+    _test_4d_dyn_s32_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
+    _test_4d_dyn_s32_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
+    _test_4d_dyn_s32_k0_P_TILE_DATA_3 = _rt.pad_extent(L)
     _launch(test_4d_dyn_s32_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), input.stride(3), M, N, K, L, output, output.stride(0), output.stride(1), output.stride(2), output.stride(3)], dict(P_TILE_DATA_0=_test_4d_dyn_s32_k0_P_TILE_DATA_0, P_TILE_DATA_1=_test_4d_dyn_s32_k0_P_TILE_DATA_1, P_TILE_DATA_2=_test_4d_dyn_s32_k0_P_TILE_DATA_2, P_TILE_DATA_3=_test_4d_dyn_s32_k0_P_TILE_DATA_3, num_warps=1))  # dma_4d5d.co:46
     return output  # dma_4d5d.co:52
 
@@ -164,8 +164,8 @@ def test_4d_mixed(input, *, _launch=None):
     K = _rt.bind_dim(_F, _dims, 'K', 'input', input, 2)
     L = _rt.bind_dim(_F, _dims, 'L', 'input', input, 3)
     output = _rt.alloc(_F, (2, 3, K, L), torch.int32, _dev, None)  # dma_4d5d.co:57
-    _test_4d_mixed_k0_P_TILE_DATA_2 = _rt.pow2(K)
-    _test_4d_mixed_k0_P_TILE_DATA_3 = _rt.pow2(L)
+    _test_4d_mixed_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
+    _test_4d_mixed_k0_P_TILE_DATA_3 = _rt.pad_extent(L)
     _launch(test_4d_mixed_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), input.stride(3), K, L, output, output.stride(0), output.stride(1), output.stride(2), output.stride(3)], dict(P_TILE_DATA_2=_test_4d_mixed_k0_P_TILE_DATA_2, P_TILE_DATA_3=_test_4d_mixed_k0_P_TILE_DATA_3, num_warps=1))  # dma_4d5d.co:59
     return output  # dma_4d5d.co:65
 
@@ -193,7 +193,7 @@ def test_4d_dyn_outer(input, *, _launch=None):
     _rt.fixed_dim(_F, 'input', input, 2, 4)
     _rt.fixed_dim(_F, 'input', input, 3, 8)
     output = _rt.alloc(_F, (M, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:70
-    _test_4d_dyn_outer_k0_P_TILE_DATA_0 = _rt.pow2(M)
+    _test_4d_dyn_outer_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
     _launch(test_4d_dyn_outer_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), input.stride(3), M, output, output.stride(0), output.stride(1), output.stride(2), output.stride(3)], dict(P_TILE_DATA_0=_test_4d_dyn_outer_k0_P_TILE_DATA_0, num_warps=1))  # dma_4d5d.co:72
     return output  # dma_4d5d.co:78
 
@@ -250,11 +250,11 @@ def test_5d_dyn(input, *, _launch=None):
     D = _rt.bind_dim(_F, _dims, 'D', 'input', input, 3)
     E = _rt.bind_dim(_F, _dims, 'E', 'input', input, 4)
     output = _rt.alloc(_F, (A, B, C, D, E), torch.int32, _dev, None)  # dma_4d5d.co:100
-    _test_5d_dyn_k0_P_TILE_DATA_0 = _rt.pow2(A)
-    _test_5d_dyn_k0_P_TILE_DATA_1 = _rt.pow2(B)
-    _test_5d_dyn_k0_P_TILE_DATA_2 = _rt.pow2(C)
-    _test_5d_dyn_k0_P_TILE_DATA_3 = _rt.pow2(D)
-    _test_5d_dyn_k0_P_TILE_DATA_4 = _rt.pow2(E)
+    _test_5d_dyn_k0_P_TILE_DATA_0 = _rt.pad_extent(A)
+    _test_5d_dyn_k0_P_TILE_DATA_1 = _rt.pad_extent(B)
+    _test_5d_dyn_k0_P_TILE_DATA_2 = _rt.pad_extent(C)
+    _test_5d_dyn_k0_P_TILE_DATA_3 = _rt.pad_extent(D)
+    _test_5d_dyn_k0_P_TILE_DATA_4 = _rt.pad_extent(E)
     _launch(test_5d_dyn_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), input.stride(3), input.stride(4), A, B, C, D, E, output, output.stride(0), output.stride(1), output.stride(2), output.stride(3), output.stride(4)], dict(P_TILE_DATA_0=_test_5d_dyn_k0_P_TILE_DATA_0, P_TILE_DATA_1=_test_5d_dyn_k0_P_TILE_DATA_1, P_TILE_DATA_2=_test_5d_dyn_k0_P_TILE_DATA_2, P_TILE_DATA_3=_test_5d_dyn_k0_P_TILE_DATA_3, P_TILE_DATA_4=_test_5d_dyn_k0_P_TILE_DATA_4, num_warps=1))  # dma_4d5d.co:102
     return output  # dma_4d5d.co:108
 
@@ -283,7 +283,7 @@ def test_5d_mixed(input, *, _launch=None):
     _rt.fixed_dim(_F, 'input', input, 3, 4)
     _rt.fixed_dim(_F, 'input', input, 4, 8)
     output = _rt.alloc(_F, (2, B, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:113
-    _test_5d_mixed_k0_P_TILE_DATA_1 = _rt.pow2(B)
+    _test_5d_mixed_k0_P_TILE_DATA_1 = _rt.pad_extent(B)
     _launch(test_5d_mixed_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), input.stride(3), input.stride(4), B, output, output.stride(0), output.stride(1), output.stride(2), output.stride(3), output.stride(4)], dict(P_TILE_DATA_1=_test_5d_mixed_k0_P_TILE_DATA_1, num_warps=1))  # dma_4d5d.co:115
     return output  # dma_4d5d.co:121
 

@@ -196,13 +196,13 @@ def fp8_dma_copy_group(input, *, _launch=None):
     _rt.fixed_dim(_F, 'input', input, 1, 17)
     _rt.fixed_dim(_F, 'input', input, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.float8_e5m2, _dev, None)  # fp8_ops.co:54
-    _fp8_dma_copy_group_k0_P_F_DATA_0 = _rt.pow2(M)
+    _fp8_dma_copy_group_k0_P_F_DATA_0 = _rt.pad_extent(M)
     _launch(fp8_dma_copy_group_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), M, output, output.stride(0), output.stride(1), output.stride(2)], dict(P_F_DATA_0=_fp8_dma_copy_group_k0_P_F_DATA_0, num_warps=1))  # fp8_ops.co:56
     return output  # fp8_ops.co:62
 
 
 @triton.jit
-def fp8_dma_add_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_data_per_prog, in1_ptr, in1_s0, in1_s1, in1_s2, f1_data_scratch, f1_data_per_prog, out_scratch, out_per_prog, output_ptr, output_s0, output_s1, output_s2, L_Q0: tl.constexpr, P_F0_DATA_0: tl.constexpr, P_F1_DATA_1: tl.constexpr, P_OUT_0: tl.constexpr):
+def fp8_dma_add_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_data_per_prog, in1_ptr, in1_s0, in1_s1, in1_s2, f1_data_scratch, f1_data_per_prog, out_scratch, out_per_prog, output_ptr, output_s0, output_s1, output_s2, L_Q0: tl.constexpr, P_F0_DATA_0: tl.constexpr, P_F1_DATA_1: tl.constexpr):
     """Program = one block of `parallel` at fp8_ops.co:68."""
     q0_l = tl.arange(0, L_Q0)  # fp8_ops.co:68
     f0_data = f0_data_scratch + (tl.program_id(0)).to(tl.int64) * f0_data_per_prog  # fp8_ops.co:69
@@ -220,8 +220,8 @@ def fp8_dma_add_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_da
         v_5 = tl.load(f1_data + (x_3) * (32 * N) + (q0_l[:, None]) * 32 + (q1_l[None, :]), mask=(q0_l < N)[:, None], other=0.0)
         tl.store(out + (x_3) * 544 + (q0_l[:, None]) * 32 + (q1_l[None, :]), (((v_4.to(tl.float32) + v_5.to(tl.float32))).to(tl.float16)).to(tl.float16), mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None])
         tl.debug_barrier()
-    tile_6 = _oob_fill(tl.load(out + (tl.arange(0, P_OUT_0)[:, None, None]) * 544 + (tl.arange(0, 32)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), mask=(tl.arange(0, P_OUT_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0.0), (tl.arange(0, P_OUT_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))  # fp8_ops.co:76
-    tl.store(output_ptr + (tl.arange(0, P_OUT_0)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 32)[None, None, :]) * output_s2, tile_6, mask=(tl.arange(0, P_OUT_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))
+    tile_6 = _oob_fill(tl.load(out + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * 544 + (tl.arange(0, 32)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0.0), (tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))  # fp8_ops.co:76
+    tl.store(output_ptr + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 32)[None, None, :]) * output_s2, tile_6, mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))
 
 
 def fp8_dma_add(in0, in1, *, _launch=None):
@@ -240,18 +240,17 @@ def fp8_dma_add(in0, in1, *, _launch=None):
     _rt.fixed_dim(_F, 'in1', in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.float16, _dev, None)  # fp8_ops.co:66
     _fp8_dma_add_k0_L_Q0 = _rt.pow2(N)
-    _fp8_dma_add_k0_P_F0_DATA_0 = _rt.pow2(M)
+    _fp8_dma_add_k0_P_F0_DATA_0 = _rt.pad_extent(M)
     _fp8_dma_add_k0_f0_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * M * 17 * 32)), torch.float8_e5m2, _dev)
-    _fp8_dma_add_k0_P_F1_DATA_1 = _rt.pow2(N)
+    _fp8_dma_add_k0_P_F1_DATA_1 = _rt.pad_extent(N)
     _fp8_dma_add_k0_f1_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * 6 * N * 32)), torch.float8_e5m2, _dev)
-    _fp8_dma_add_k0_P_OUT_0 = _rt.pow2(M)
     _fp8_dma_add_k0_out_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * M * 17 * 32)), torch.float16, _dev)
-    _launch(fp8_dma_add_k0, (1,), [N, in0, in0.stride(0), in0.stride(1), in0.stride(2), M, _fp8_dma_add_k0_f0_data_scratch, (1) * 1 * (1 * M * 17 * 32), in1, in1.stride(0), in1.stride(1), in1.stride(2), _fp8_dma_add_k0_f1_data_scratch, (1) * 1 * (1 * 6 * N * 32), _fp8_dma_add_k0_out_scratch, (1) * 1 * (1 * M * 17 * 32), output, output.stride(0), output.stride(1), output.stride(2)], dict(L_Q0=_fp8_dma_add_k0_L_Q0, P_F0_DATA_0=_fp8_dma_add_k0_P_F0_DATA_0, P_F1_DATA_1=_fp8_dma_add_k0_P_F1_DATA_1, P_OUT_0=_fp8_dma_add_k0_P_OUT_0, num_warps=8))  # fp8_ops.co:68
+    _launch(fp8_dma_add_k0, (1,), [N, in0, in0.stride(0), in0.stride(1), in0.stride(2), M, _fp8_dma_add_k0_f0_data_scratch, (1) * 1 * (1 * M * 17 * 32), in1, in1.stride(0), in1.stride(1), in1.stride(2), _fp8_dma_add_k0_f1_data_scratch, (1) * 1 * (1 * 6 * N * 32), _fp8_dma_add_k0_out_scratch, (1) * 1 * (1 * M * 17 * 32), output, output.stride(0), output.stride(1), output.stride(2)], dict(L_Q0=_fp8_dma_add_k0_L_Q0, P_F0_DATA_0=_fp8_dma_add_k0_P_F0_DATA_0, P_F1_DATA_1=_fp8_dma_add_k0_P_F1_DATA_1, num_warps=8))  # fp8_ops.co:68
     return output  # fp8_ops.co:79
 
 
 @triton.jit
-def fp8_dma_add1_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_data_per_prog, in1_ptr, in1_s0, in1_s1, in1_s2, f1_data_scratch, f1_data_per_prog, out_scratch, out_per_prog, output_ptr, output_s0, output_s1, output_s2, L_Q0: tl.constexpr, P_F0_DATA_0: tl.constexpr, P_F1_DATA_1: tl.constexpr, P_OUT_0: tl.constexpr):
+def fp8_dma_add1_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_data_per_prog, in1_ptr, in1_s0, in1_s1, in1_s2, f1_data_scratch, f1_data_per_prog, out_scratch, out_per_prog, output_ptr, output_s0, output_s1, output_s2, L_Q0: tl.constexpr, P_F0_DATA_0: tl.constexpr, P_F1_DATA_1: tl.constexpr):
     """Program = one block of `parallel` at fp8_ops.co:85."""
     q0_l = tl.arange(0, L_Q0)  # fp8_ops.co:85
     f0_data = f0_data_scratch + (tl.program_id(0)).to(tl.int64) * f0_data_per_prog  # fp8_ops.co:86
@@ -269,8 +268,8 @@ def fp8_dma_add1_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_d
         v_5 = tl.load(f1_data + (x_3) * (32 * N) + (q0_l[:, None]) * 32 + (q1_l[None, :]), mask=(q0_l < N)[:, None], other=0.0)
         tl.store(out + (x_3) * 544 + (q0_l[:, None]) * 32 + (q1_l[None, :]), (((v_4.to(tl.float32) + v_5.to(tl.float32))).to(tl.float16)).to(tl.float16), mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None])
         tl.debug_barrier()
-    tile_6 = _oob_fill(tl.load(out + (tl.arange(0, P_OUT_0)[:, None, None]) * 544 + (tl.arange(0, 32)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), mask=(tl.arange(0, P_OUT_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0.0), (tl.arange(0, P_OUT_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))  # fp8_ops.co:93
-    tl.store(output_ptr + (tl.arange(0, P_OUT_0)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 32)[None, None, :]) * output_s2, tile_6, mask=(tl.arange(0, P_OUT_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))
+    tile_6 = _oob_fill(tl.load(out + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * 544 + (tl.arange(0, 32)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0.0), (tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))  # fp8_ops.co:93
+    tl.store(output_ptr + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 32)[None, None, :]) * output_s2, tile_6, mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))
 
 
 def fp8_dma_add1(in0, in1, *, _launch=None):
@@ -289,13 +288,12 @@ def fp8_dma_add1(in0, in1, *, _launch=None):
     _rt.fixed_dim(_F, 'in1', in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.float16, _dev, None)  # fp8_ops.co:83
     _fp8_dma_add1_k0_L_Q0 = _rt.pow2(N)
-    _fp8_dma_add1_k0_P_F0_DATA_0 = _rt.pow2(M)
+    _fp8_dma_add1_k0_P_F0_DATA_0 = _rt.pad_extent(M)
     _fp8_dma_add1_k0_f0_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * M * 17 * 32)), torch.float8_e5m2, _dev)
-    _fp8_dma_add1_k0_P_F1_DATA_1 = _rt.pow2(N)
+    _fp8_dma_add1_k0_P_F1_DATA_1 = _rt.pad_extent(N)
     _fp8_dma_add1_k0_f1_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * 6 * N * 32)), torch.float8_e5m2, _dev)
-    _fp8_dma_add1_k0_P_OUT_0 = _rt.pow2(M)
     _fp8_dma_add1_k0_out_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * M * 17 * 32)), torch.float16, _dev)
-    _launch(fp8_dma_add1_k0, (1,), [N, in0, in0.stride(0), in0.stride(1), in0.stride(2), M, _fp8_dma_add1_k0_f0_data_scratch, (1) * 1 * (1 * M * 17 * 32), in1, in1.stride(0), in1.stride(1), in1.stride(2), _fp8_dma_add1_k0_f1_data_scratch, (1) * 1 * (1 * 6 * N * 32), _fp8_dma_add1_k0_out_scratch, (1) * 1 * (1 * M * 17 * 32), output, output.stride(0), output.stride(1), output.stride(2)], dict(L_Q0=_fp8_dma_add1_k0_L_Q0, P_F0_DATA_0=_fp8_dma_add1_k0_P_F0_DATA_0, P_F1_DATA_1=_fp8_dma_add1_k0_P_F1_DATA_1, P_OUT_0=_fp8_dma_add1_k0_P_OUT_0, num_warps=8))  # fp8_ops.co:85
+    _launch(fp8_dma_add1_k0, (1,), [N, in0, in0.stride(0), in0.stride(1), in0.stride(2), M, _fp8_dma_add1_k0_f0_data_scratch, (1) * 1 * (1 * M * 17 * 32), in1, in1.stride(0), in1.stride(1), in1.stride(2), _fp8_dma_add1_k0_f1_data_scratch, (1) * 1 * (1 * 6 * N * 32), _fp8_dma_add1_k0_out_scratch, (1) * 1 * (1 * M * 17 * 32), output, output.stride(0), output.stride(1), output.stride(2)], dict(L_Q0=_fp8_dma_add1_k0_L_Q0, P_F0_DATA_0=_fp8_dma_add1_k0_P_F0_DATA_0, P_F1_DATA_1=_fp8_dma_add1_k0_P_F1_DATA_1, num_warps=8))  # fp8_ops.co:85
     return output  # fp8_ops.co:96
 
 
