@@ -48,29 +48,29 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def tiled_add_k0(_grid_1, _grid_2, a_ptr, a_s0, a_s1, M, N, b_ptr, b_s0, b_s1, out_ptr, out_s0, out_s1):
-    """Program = one block of `parallel` at tiled_add.co:11."""
-    bm = tl.program_id(0)  # tiled_add.co:11
+    """Program = one block of `parallel` at tiled_add.co:12."""
+    bm = tl.program_id(0)  # tiled_add.co:12
     bn = tl.program_id(1)
-    sa = tl.zeros([16, 64], tl.float16)  # tiled_add.co:12
+    sa = tl.zeros([16, 64], tl.float16)  # tiled_add.co:13
     sb = tl.zeros([16, 64], tl.float16)
     sum_ = tl.zeros([16, 64], tl.float16)
-    tile_3 = _oob_fill(tl.load(a_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * a_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * a_s1, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N), other=0.0), (tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N))  # tiled_add.co:13
+    tile_3 = _oob_fill(tl.load(a_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * a_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * a_s1, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N), other=0.0), (tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N))  # tiled_add.co:14
     sa = tile_3
-    tile_4 = _oob_fill(tl.load(b_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * b_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * b_s1, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N), other=0.0), (tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N))  # tiled_add.co:14
+    tile_4 = _oob_fill(tl.load(b_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * b_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * b_s1, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N), other=0.0), (tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N))  # tiled_add.co:15
     sb = tile_4
-    i_l = tl.arange(0, 16)  # tiled_add.co:15
+    i_l = tl.arange(0, 16)  # tiled_add.co:16
     j_l = tl.arange(0, 64)
-    sum_ = (sa + sb)  # tiled_add.co:16
-    tl.store(out_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * out_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * out_s1, sum_, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N))  # tiled_add.co:17
+    sum_ = (sa + sb)  # tiled_add.co:17
+    tl.store(out_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * out_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * out_s1, sum_, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N))  # tiled_add.co:18
 
 
 def tiled_add(a, b, out, *, _launch=None):
-    """tiled_add(global f16 [M, N] a, global f16 [M, N] b, global f16 [M, N] out) -> void; from tiled_add.co:10."""
-    _F = _rt.Fn('tiled_add', 'tiled_add.co', 10)
+    """tiled_add(global f16 [M, N] a, global f16 [M, N] b, global f16 [M, N] out) -> void; from tiled_add.co:11."""
+    _F = _rt.Fn('tiled_add', 'tiled_add.co', 11)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {'a': a, 'b': b, 'out': out}, _launch)
     _dims = {}
-    a = _rt.tensor_arg(_F, 'a', a, torch.float16, 2, _dev, is_global=True)  # tiled_add.co:10
+    a = _rt.tensor_arg(_F, 'a', a, torch.float16, 2, _dev, is_global=True)  # tiled_add.co:11
     M = _rt.bind_dim(_F, _dims, 'M', 'a', a, 0)
     N = _rt.bind_dim(_F, _dims, 'N', 'a', a, 1)
     b = _rt.tensor_arg(_F, 'b', b, torch.float16, 2, _dev, is_global=True)
@@ -79,7 +79,7 @@ def tiled_add(a, b, out, *, _launch=None):
     out = _rt.tensor_arg(_F, 'out', out, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, 'M', 'out', out, 0)
     N = _rt.bind_dim(_F, _dims, 'N', 'out', out, 1)
-    _launch(tiled_add_k0, (_rt.cdiv(M, 16), _rt.cdiv(N, 64)), [_rt.cdiv(M, 16), _rt.cdiv(N, 64), a, a.stride(0), a.stride(1), M, N, b, b.stride(0), b.stride(1), out, out.stride(0), out.stride(1)], dict(num_warps=8))  # tiled_add.co:11
+    _launch(tiled_add_k0, (_rt.cdiv(M, 16), _rt.cdiv(N, 64)), [_rt.cdiv(M, 16), _rt.cdiv(N, 64), a, a.stride(0), a.stride(1), M, N, b, b.stride(0), b.stride(1), out, out.stride(0), out.stride(1)], dict(num_warps=8))  # tiled_add.co:12
     return None
 
 
