@@ -122,7 +122,12 @@ UNTRANSLATABLE = {
     ),
     "chunkat with too few indices": (CHUNK_1D, "'f' is not translated: chunkat takes 2 indices here, 1 given", 4, 15),
     "call": (CALL, "'f' is not translated: cannot lower to Triton: call 'foo'", 3, 5),
-    "MMA operands with different K": (MMA_K, "'mm' is not translated: MMA operands disagree on K (32 vs 64)", 12, 7),
+    "MMA operands with different K": (
+        MMA_K,
+        "'mm' is not translated: MMA operands disagree on K: 'ma' has K = 32, 'mb' has K = 64",
+        12,
+        7,
+    ),
 }
 
 
@@ -329,12 +334,12 @@ def test_unwritten_elements_are_reported(capsys: pytest.CaptureFixture[str]) -> 
     rc, out, err = cli(capsys, "run", path, "--size", "M=100,N=77")
     assert rc == 0, err  # chunkat's floor division leaves them: a warning
     assert (
-        f"{path}:10:1: warning: tiled_add: out: 252 of 7700 elements not written "
+        f"{path}:11:1: warning: tiled_add: out: 252 of 7700 elements not written "
         "(still the poison NaN; first: [0, 76], [1, 76], [2, 76], [3, 76], ...)"
     ) in err
     rc, out, err = cli(capsys, "run", path, "--size", "M=100,N=77", "--check")
     assert rc == 1
-    assert f"{path}:10:1: error: tiled_add: out: 252 of 7700 elements not written" in err
+    assert f"{path}:11:1: error: tiled_add: out: 252 of 7700 elements not written" in err
     # the variants leave the same elements unwritten: the comparison itself agrees
     assert "tiled_add: check: the auto schedule and the source schedule with num_stages=1 agree" in out
 
