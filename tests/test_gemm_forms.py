@@ -1,0 +1,408 @@
+"""Issue 11: one GEMM, many equivalent Croqtile forms (tests/programs/gemm_forms/*.co, written for this test).
+
+Each form computes ``out = a @ b^T`` (b stored ``[N, K]``) or ``out = a @ b`` (b stored ``[K, N]``). The
+translator's recognition (per-thread reductions lifted to ``tl.dot``, re-tiling, pipelines collapsed)
+must work from what the program means, not from the spelling of one source form:
+
+* numerically, in both schedules, in Triton's interpreter: fresh random inputs on ragged sizes (no
+  extent a multiple of any tile of the form), outputs poisoned with NaN, compared against a float64
+  reference, every output element written. The forms take their global tiles with ``subspan(..).at(..)``
+  on cdiv grids (masked at the edges); ``chunkat`` is used only on shared tiles whose extents its bounds
+  divide, so floor division never drops elements;
+* (slow) under ``--schedule auto`` each kernel must compile for sm_90a to ``wgmma`` with a block tile of at
+  least 128 x 128 and TMA loads (every form's layout allows TMA at 1024^3: 2-D/3-D row-major tensors with
+  16-byte aligned rows). Built in a fresh process: Triton's interpreter mode is process-wide.
+
+A case marked xfail(strict=True) is a translator bug or a missing optimisation, with the error or the
+compile summary as its reason: it must keep failing until the translator is fixed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import REPO
+from lowering_util import poisoned, randn
+
+from croq2triton.api import load
+from croq2triton.runtime.launch import CroqLaunchError
+
+FORMS = Path(__file__).resolve().parent / "programs" / "gemm_forms"
+F16, F32, F8 = torch.float16, torch.float32, torch.float8_e4m3fn
+
+try:  # Triton's interpreter wraps kernel exceptions
+    from triton.runtime.errors import InterpreterError
+except ImportError:  # pragma: no cover
+    InterpreterError = RuntimeError  # type: ignore[misc,assignment]
+
+
+@dataclass(frozen=True)
+class Form:
+    name: str  # tests/programs/gemm_forms/NAME.co, function `gemm`
+    sizes: tuple[int, int, int]  # M, N, K (ragged)
+    out: torch.dtype = F32
+    inp: torch.dtype = F16
+    b_kn: bool = False  # b stored [K, N] (else [N, K])
+    acc16: bool = False  # f16 accumulator in the source
+    batch: int = 0  # leading batch extent of all three tensors (0: plain GEMM)
+    defines: tuple[tuple[str, str], ...] = ()
+    num_sms: int | None = None  # value of an `int num_sms` parameter
+    tag: str = ""  # tells two cases of one file apart
+    # schedule -> (exception type, reason) of a known translator failure
+    xfail: dict[str, tuple[type[BaseException], str]] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        return self.name + "".join(f"-{k}{v}" for k, v in self.defines) + (f"-{self.tag}" if self.tag else "")
+
+
+# sizes: thread-tile forms whose element loops are not lifted to one dot run them step by step in the
+# interpreter (thread_4x4, thread_16x16: K x 16 or K x 256 steps per program, 10-20 ms each); they get
+# small ragged sizes (K = 19 and 5) that still cover partial blocks in every dimension
+RAGGED = (197, 301, 91)  # rows of 182 B / 602 B: not 16-byte aligned, TMA copies fall back to masked loads
+ALIGNED = (197, 296, 88)  # ragged, but 16-byte aligned rows (f16): TMA copies use descriptors
+PIPE = (197, 296, 200)  # aligned, and more K steps than any ring has slots: the rings wrap
+
+_ALIAS = (
+    "the alias `n = bn # tn` as b's row index is lifted with n on the wrong axis of the B operand: "
+    "tl.load of b gives [1, 32] instead of [32, 32(k)]"
+)
+_FUTURE_PIECES = (
+    "InterpreterError: NameError(\"name 'fb_data' is not defined\"): a `fb = dma.copy ... => shared` future "
+    "of a non-power-of-two tile (kept as pieces 64 + 32 etc.) used directly as an mma operand; the dot reads "
+    "the unsplit name fb_data (with BN = 64 it runs)"
+)
+_SECOND_PARALLEL = (
+    "CroqLaunchError: error: gemm cannot run: a window of a register tile cannot be lowered ({where}): "
+    "the accumulator filled at block level and stored in a second {level} parallel (LANGUAGE.md 7.9 Ownership)"
+)
+
+NUMERIC: list[Form] = [
+    Form(
+        "scalar_1x1",
+        RAGGED,
+        xfail={
+            "source": (
+                InterpreterError,
+                f"InterpreterError: AssertionError('accumulator shape is incompatible'); {_ALIAS}",
+            ),
+            "auto": (
+                InterpreterError,
+                "InterpreterError: ValueError('Cannot make_shape_compatible: incompatible dimensions at index 1: "
+                f"32 and 64'); {_ALIAS}",
+            ),
+        },
+    ),
+    Form("thread_4x4", (70, 42, 19)),
+    Form("thread_8x32", (61, 150, 19)),
+    Form("thread_16x16", (70, 42, 5), out=F16),
+    Form("staged_k16", (100, 70, 90)),
+    Form("staged_k32_future", (100, 70, 90)),
+    Form("staged_k48", (100, 70, 90), out=F16),
+    Form("staged_k128_kn", (100, 70, 200), b_kn=True),
+    Form("mma_rowrow_global", RAGGED),
+    Form("mma_rowcol_dmaout", RAGGED, out=F16, b_kn=True),
+    Form("rega_n80_tma", ALIGNED, out=F16),
+    Form("rega_n80_tma", RAGGED, out=F16, tag="unaligned"),
+    *[
+        Form(
+            "ntile_f16acc",
+            RAGGED,
+            out=F16,
+            acc16=True,
+            defines=(("BN", bn),),
+            xfail={s: (InterpreterError, _FUTURE_PIECES) for s in ("source", "auto")},
+        )
+        for bn in ("48", "96", "192")
+    ],
+    *[Form("ntile_shared", RAGGED, out=F16, acc16=True, defines=(("BN", bn),)) for bn in ("48", "96", "192")],
+    Form("batched", (97, 70, 45), batch=3),
+    Form("pipe_1c_s4", PIPE),
+    Form("pipe_2c_s2", PIPE, out=F16),
+    Form("pipe_3c_s1", PIPE),
+    Form("pipe_tut_1c_s2", PIPE, out=F16, acc16=True),
+    Form("pipe_tut_3c_s3", PIPE),
+    # 4 x 3 = 12 output tiles on 5 workers: 3 rounds, the last one partly guarded off
+    Form("persistent", ALIGNED, out=F16, defines=(("NUM_SMS", "5"),)),
+    Form("persistent_param", RAGGED, num_sms=5),
+    Form("fp8_f32out", (197, 296, 208), inp=F8),
+    Form("fp8_f16out", (197, 296, 208), inp=F8, out=F16, acc16=True),
+    Form(
+        "warp_mma",
+        (100, 70, 90),
+        b_kn=True,
+        xfail={
+            s: (CroqLaunchError, _SECOND_PARALLEL.format(where="warp_mma.co:15:7", level="group-level"))
+            for s in ("source", "auto")
+        },
+    ),
+    Form("warp_mma_staged", (100, 70, 90), out=F16),
+    Form(
+        "wg2_split_store",
+        RAGGED,
+        xfail={
+            s: (CroqLaunchError, _SECOND_PARALLEL.format(where="wg2_split_store.co:17:7", level="group-4"))
+            for s in ("source", "auto")
+        },
+    ),
+]
+
+
+def _numeric_params() -> list[object]:
+    out = []
+    for f in NUMERIC:
+        for s in ("source", "auto"):
+            marks = []
+            if s in f.xfail:
+                exc, reason = f.xfail[s]
+                marks.append(pytest.mark.xfail(strict=True, raises=exc, reason=reason))
+            out.append(pytest.param(f, s, id=f"{f.label}-{s}", marks=marks))
+    return out
+
+
+def test_every_form_has_a_file_and_a_header() -> None:
+    files = sorted(p.stem for p in FORMS.glob("*.co"))
+    assert len(files) >= 16
+    assert sorted({f.name for f in NUMERIC}) == files
+    assert sorted({c.name for c in COMPILED}) == files
+    for p in FORMS.glob("*.co"):
+        head = p.read_text().splitlines()[:2]
+        assert all(line.startswith("// ") for line in head), p.name
+
+
+@pytest.mark.filterwarnings("ignore:croq2triton.*not 16-byte aligned:RuntimeWarning")  # the unaligned cases
+@pytest.mark.parametrize(("form", "schedule"), _numeric_params())
+def test_form_computes_the_gemm(form: Form, schedule: str) -> None:
+    mod = load(FORMS / f"{form.name}.co", schedule=schedule, defines=dict(form.defines) or None)
+    m, n, k = form.sizes
+    lead = (form.batch,) if form.batch else ()
+    a = randn(*lead, m, k, seed=11).to(form.inp)
+    b = randn(*lead, *((k, n) if form.b_kn else (n, k)), seed=12).to(form.inp)
+    out = poisoned(*lead, m, n, dtype=form.out)
+    args: list[object] = [a, b, out]
+    if form.num_sms is not None:
+        args.append(form.num_sms)
+    mod.gemm(*args)
+    # fp8: the reference is computed from the fp8-rounded inputs themselves
+    bd = b.double() if form.b_kn else b.double().transpose(-1, -2)
+    ref = (a.double() @ bd).cpu()
+    got = out.double().cpu()
+    assert not torch.isnan(got).any(), f"{int(torch.isnan(got).sum())} output elements never written"
+    # f16 inputs, f32 accumulation and output: 1e-3 of max|ref|; f16 accumulators or outputs: 1e-2
+    tol = 1e-2 if (form.out == F16 or form.acc16) else 1e-3
+    scale = float(ref.abs().max())
+    err = float((got - ref).abs().max())
+    assert err <= tol * scale, f"max |out - ref| = {err:.3g} > {tol} * max|ref| = {tol * scale:.3g}"
+
+
+# ---------------------------------------------------------------------------------------------
+# --schedule auto on sm_90a: wgmma, a block tile of at least 128 x 128, TMA
+
+
+@dataclass(frozen=True)
+class Compiled:
+    name: str
+    defines: tuple[tuple[str, str], ...] = ()
+    xfail: str | None = None  # the summary line (or error) it gives today
+
+    @property
+    def label(self) -> str:
+        return self.name + "".join(f"-{k}{v}" for k, v in self.defines)
+
+
+SIZES = {"M": 1024, "N": 1024, "K": 1024, "BS": 4, "num_sms": 132}
+
+# what each form compiles to today (the reason of its xfail): the summary line of
+# `croq2triton compile FILE --size M=1024,N=1024,K=1024 --schedule auto`, or its error
+_NOT_RETILED = "not re-tiled to >= 128 x 128"
+_SMALL_DOT = "lifted to tl.dot but not re-tiled"
+_NO_LIFT = "per-thread reduction in a local tile not lifted to tl.dot"
+
+COMPILED: list[Compiled] = [
+    Compiled(
+        "scalar_1x1",
+        xfail="gemm_k0 does not compile for sm_90a: CompilationError: ValueError('Cannot make_shape_compatible: "
+        "incompatible dimensions at index 1: 32 and 64') at the load of b (the alias `n = bn # tn`, see the "
+        "numeric test); the lifted dot keeps the source's 16 x 32 tile",
+    ),
+    Compiled(
+        "thread_4x4",
+        xfail=f"{_NO_LIFT}: gemm_k0: tile 16x16x4x4, num_warps 8, num_stages 3, shared 0 B, 34 registers, "
+        "wgmma no, TMA no, grid [16, 16]",
+    ),
+    Compiled(
+        "thread_8x32",
+        xfail=f"{_SMALL_DOT} (one 8 x 4 dot per strip element): gemm_k0: dot 8x4x64, num_warps 4, num_stages 3, "
+        "shared 1536 B, 32 registers, wgmma no, TMA no, grid [16, 8]",
+    ),
+    Compiled(
+        "thread_16x16",
+        xfail=f"{_NO_LIFT}: gemm_k0: tile 8x8, num_warps 2, num_stages 3, shared 0 B, 32 registers, wgmma no, "
+        "TMA no, grid [8, 8]",
+    ),
+    Compiled(
+        "staged_k16",
+        xfail=f"{_SMALL_DOT} (the redundant store guard blocks it: without it dot 128x256x16, wgmma yes): "
+        "gemm_k0: dot 32x32x16, num_warps 4, num_stages 3, shared 4112 B, 32 registers, "
+        "wgmma no, TMA yes, grid [32, 32]",
+    ),
+    Compiled(
+        "staged_k32_future",
+        xfail=f"{_SMALL_DOT}: gemm_k0: dot 16x64x64, num_warps 4, num_stages 3, shared 10240 B, 56 registers, "
+        "wgmma no, TMA yes, grid [64, 16]",
+    ),
+    Compiled(
+        "staged_k48",
+        xfail="the K tile of 48 is not lifted to tl.dot: gemm_k0: tile 32x64, num_warps 8, num_stages 3, "
+        "shared 4096 B, 40 registers, wgmma no, TMA no, grid [32, 32]",
+    ),
+    Compiled(
+        "staged_k128_kn",
+        xfail=f"{_SMALL_DOT}: gemm_k0: dot 64x32x64, num_warps 4, num_stages 3, shared 12288 B, 72 registers, "
+        "wgmma yes, TMA yes, grid [16, 32]",
+    ),
+    Compiled("mma_rowrow_global"),  # dot 128x256x32, wgmma yes, TMA yes, grid [32]
+    Compiled(
+        "mma_rowcol_dmaout",
+        xfail=f"{_NOT_RETILED} (the 16-wide subspan K pieces block it: one whole-tile mma.row.col gives dot 128x256x64): "
+        "gemm_k0: dot 64x64x64, num_warps 4, num_stages 3, shared 49176 B, 58 registers, "
+        "wgmma yes, TMA yes, grid [256]",
+    ),
+    Compiled(
+        "rega_n80_tma",
+        xfail=f"{_NOT_RETILED} (B passed as a shared view next to a register A blocks it: with `mb = mma.load` it is dot "
+        "128x256x64 even with BN = 80): gemm_k0: dot 64x64x64, num_warps 4, num_stages 3, shared 55320 B, 66 registers, "
+        "wgmma yes, TMA yes, grid [208]",
+    ),
+    *[
+        Compiled(
+            "ntile_f16acc",
+            (("BN", bn),),
+            xfail=f"gemm_k0 does not compile for sm_90a: CompilationError: at 31:{col}: NameError('fb_data is not "
+            "defined') (the future of a non-power-of-two tile used as an mma operand, see the numeric test)",
+        )
+        for bn, col in (("48", 84), ("96", 85), ("192", 86))
+    ],
+    # dot 128x256x32, wgmma yes, TMA yes, grid [32] for each BN
+    *[Compiled("ntile_shared", (("BN", bn),)) for bn in ("48", "96", "192")],
+    Compiled(
+        "batched",
+        xfail=f"{_NOT_RETILED}, and no TMA although the 3-D layout allows it (box [1, 64, 32]): gemm_k0: dot "
+        "64x64x32, num_warps 4, num_stages 3, shared 8192 B, 96 registers, wgmma yes, TMA no, grid [16, 16, 4]",
+    ),
+    Compiled(
+        "pipe_1c_s4",
+        xfail=f"{_NOT_RETILED} (current event syntax, `= ready`): gemm_k0: dot 64x128x32, num_warps 4, "
+        "num_stages 3, shared 49184 B, 90 registers, wgmma yes, TMA yes, grid [128]",
+    ),
+    Compiled(
+        "pipe_2c_s2",
+        xfail=f"{_NOT_RETILED} (current event syntax): gemm_k0: dot 128x64x64, num_warps 4, num_stages 3, "
+        "shared 98336 B, 90 registers, wgmma yes, TMA yes, grid [128]",
+    ),
+    Compiled(
+        "pipe_3c_s1",
+        xfail=f"{_NOT_RETILED} (current event syntax): gemm_k0: dot 128x64x32, num_warps 4, num_stages 3, "
+        "shared 65568 B, 123 registers, wgmma yes, TMA yes, grid [96]",
+    ),
+    Compiled("pipe_tut_1c_s2"),  # dot 128x256x64, wgmma yes, TMA yes, grid [32]
+    Compiled("pipe_tut_3c_s3"),  # dot 128x128x32, wgmma yes, TMA yes, grid [48]
+    Compiled(
+        "persistent",
+        xfail=f"{_NOT_RETILED}: gemm_k0: dot 64x128x64, num_warps 4, num_stages 3, shared 73752 B, 90 registers, "
+        "wgmma yes, TMA yes, grid [132]",
+    ),
+    Compiled(
+        "persistent_param",
+        xfail=f"{_NOT_RETILED}: gemm_k0: dot 64x128x64, num_warps 4, num_stages 3, shared 73752 B, 104 registers, "
+        "wgmma yes, TMA yes, grid [132]",
+    ),
+    Compiled("fp8_f32out"),  # dot 128x256x128, wgmma yes, TMA yes, grid [32]
+    Compiled(
+        "fp8_f16out",
+        xfail=f"{_NOT_RETILED}: gemm_k0: dot 128x64x64, num_warps 4, num_stages 3, shared 36888 B, 90 registers, "
+        "wgmma yes, TMA yes, grid [128]",
+    ),
+    Compiled(
+        "warp_mma",
+        xfail="warp_mma.co:15:7: error: a window of a register tile cannot be lowered (see the numeric test)",
+    ),
+    Compiled(
+        "warp_mma_staged",
+        xfail=f"{_NOT_RETILED}: gemm_k0: dot 32x64x32, num_warps 4, num_stages 3, shared 12304 B, 47 registers, "
+        "wgmma no, TMA yes, grid [512]",
+    ),
+    Compiled(
+        "wg2_split_store",
+        xfail="wg2_split_store.co:17:7: error: a window of a register tile cannot be lowered (see the numeric test)",
+    ),
+]
+
+_COMPILE_SCRIPT = """
+import json, sys
+from croq2triton.compiler import compile_file
+from croq2triton.errors import CroqError
+path, sizes, defines = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+try:
+    res = compile_file(path, sizes=sizes, defines=defines or None, schedule="auto", target="sm_90a")
+except CroqError as e:
+    print(json.dumps({"error": str(e).strip().splitlines()[0]}))
+    sys.exit(0)
+print(json.dumps({"lines": [f"{fn}: {r.line()}" for fn, reps in res for r in reps]}))
+"""
+
+
+def _compile_auto(form: Compiled) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "CROQ2TRITON_NUM_SMS")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _COMPILE_SCRIPT,
+            str(FORMS / f"{form.name}.co"),
+            json.dumps(SIZES),
+            json.dumps(dict(form.defines)),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _compile_params() -> list[object]:
+    return [
+        pytest.param(
+            c,
+            id=c.label,
+            marks=[pytest.mark.xfail(strict=True, reason=c.xfail)] if c.xfail else [],
+        )
+        for c in COMPILED
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", _compile_params())
+def test_auto_schedule_compiles_to_a_large_wgmma_tile(form: Compiled) -> None:
+    res = _compile_auto(form)
+    assert "error" not in res, res.get("error")
+    lines = res["lines"]
+    assert isinstance(lines, list) and len(lines) == 1, lines  # one kernel per form
+    line = lines[0]
+    print(line)
+    tile = re.search(r": dot (\d+)x(\d+)x(\d+),", line)
+    assert tile, f"no dot: {line}"
+    assert "wgmma yes" in line, line
+    assert int(tile.group(1)) >= 128 and int(tile.group(2)) >= 128, line
+    assert "TMA yes" in line, line
