@@ -109,7 +109,7 @@ def registers(cubin: bytes) -> int | None:
 def compile_file(
     path: str,
     *,
-    sizes: dict[str, str],
+    sizes: dict[str, str] | dict[str, int],
     functions: Sequence[str] | None = None,
     defines: dict[str, str] | None = None,
     schedule: str = "source",
@@ -147,7 +147,8 @@ def compile_file(
         )
     device = "cuda" if torch.cuda.is_available() else "cpu"
     todo = [fn for fn in tu.functions if not functions or fn.name in functions]
-    chosen = choose(todo, sizes)  # --size as for 'run': checked against the functions' sizes
+    # --size as for 'run': checked against the functions' sizes (numbers are taken as written)
+    chosen = choose(todo, {k: str(v) for k, v in sizes.items()})
     out: list[tuple[str, list[KernelReport]]] = []
     for fn in todo:
         if fn.name in translation.failed:

@@ -242,6 +242,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dtypes", default="f16,bf16", help="GEMM element types (bf16: the sources' f16 rewritten)")
     ap.add_argument("--only", default=None, help="comma-separated GEMM labels (v0,v1,...); default all")
+    ap.add_argument("--no-gemm", action="store_true", help="only the elementwise kernels against a device copy")
     ap.add_argument("--md", default=None, help="write the markdown block here (to append to perf/RESULTS.md)")
     ap.add_argument("--json", default=None)
     ap.add_argument(
@@ -271,7 +272,7 @@ def main() -> int:
         coarsen_mod.AUTO_THREAD_TILES = {"streamed": (r, c), "staged": (r, c)}
     gemm = [
         row
-        for dt in args.dtypes.split(",")
+        for dt in ([] if args.no_gemm else args.dtypes.split(","))
         for row in bench_gemms([int(s) for s in args.shapes.split(",")], shared, args.rounds, only, dt)
     ]
     elem = bench_elementwise(args.rounds) if only is None else []

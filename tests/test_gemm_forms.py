@@ -33,7 +33,6 @@ from conftest import REPO
 from lowering_util import poisoned, randn
 
 from croq2triton.api import load
-from croq2triton.runtime.launch import CroqLaunchError
 
 FORMS = Path(__file__).resolve().parent / "programs" / "gemm_forms"
 F16, F32, F8 = torch.float16, torch.float32, torch.float8_e4m3fn
@@ -75,15 +74,6 @@ _ALIAS = (
     "the alias `n = bn # tn` as b's row index is lifted with n on the wrong axis of the B operand: "
     "tl.load of b gives [1, 32] instead of [32, 32(k)]"
 )
-_FUTURE_PIECES = (
-    "InterpreterError: NameError(\"name 'fb_data' is not defined\"): a `fb = dma.copy ... => shared` future "
-    "of a non-power-of-two tile (kept as pieces 64 + 32 etc.) used directly as an mma operand; the dot reads "
-    "the unsplit name fb_data (with BN = 64 it runs)"
-)
-_SECOND_PARALLEL = (
-    "CroqLaunchError: error: gemm cannot run: a window of a register tile cannot be lowered ({where}): "
-    "the accumulator filled at block level and stored in a second {level} parallel (LANGUAGE.md 7.9 Ownership)"
-)
 
 NUMERIC: list[Form] = [
     Form(
@@ -119,7 +109,6 @@ NUMERIC: list[Form] = [
             out=F16,
             acc16=True,
             defines=(("BN", bn),),
-            xfail={s: (InterpreterError, _FUTURE_PIECES) for s in ("source", "auto")},
         )
         for bn in ("48", "96", "192")
     ],
@@ -135,24 +124,9 @@ NUMERIC: list[Form] = [
     Form("persistent_param", RAGGED, num_sms=5),
     Form("fp8_f32out", (197, 296, 208), inp=F8),
     Form("fp8_f16out", (197, 296, 208), inp=F8, out=F16, acc16=True),
-    Form(
-        "warp_mma",
-        (100, 70, 90),
-        b_kn=True,
-        xfail={
-            s: (CroqLaunchError, _SECOND_PARALLEL.format(where="warp_mma.co:15:7", level="group-level"))
-            for s in ("source", "auto")
-        },
-    ),
+    Form("warp_mma", (100, 70, 90), b_kn=True),
     Form("warp_mma_staged", (100, 70, 90), out=F16),
-    Form(
-        "wg2_split_store",
-        RAGGED,
-        xfail={
-            s: (CroqLaunchError, _SECOND_PARALLEL.format(where="wg2_split_store.co:17:7", level="group-4"))
-            for s in ("source", "auto")
-        },
-    ),
+    Form("wg2_split_store", RAGGED),
 ]
 
 
@@ -286,10 +260,10 @@ COMPILED: list[Compiled] = [
         Compiled(
             "ntile_f16acc",
             (("BN", bn),),
-            xfail=f"gemm_k0 does not compile for sm_90a: CompilationError: at 31:{col}: NameError('fb_data is not "
-            "defined') (the future of a non-power-of-two tile used as an mma operand, see the numeric test)",
+            xfail=f"{_NOT_RETILED} (a `=> shared` future used as the mma operand): gemm_k0: dot 64x64x32, "
+            "num_warps 4, num_stages 3, shared 30744 B, 74 registers, wgmma yes, TMA yes, grid [176]",
         )
-        for bn, col in (("48", 84), ("96", 85), ("192", 86))
+        for bn in ("48", "96", "192")
     ],
     # dot 128x256x32, wgmma yes, TMA yes, grid [32] for each BN
     *[Compiled("ntile_shared", (("BN", bn),)) for bn in ("48", "96", "192")],
@@ -333,25 +307,27 @@ COMPILED: list[Compiled] = [
     ),
     Compiled(
         "warp_mma",
-        xfail="warp_mma.co:15:7: error: a window of a register tile cannot be lowered (see the numeric test)",
+        xfail=f"{_NOT_RETILED}: gemm_k0: dot 32x32x16, num_warps 4, num_stages 3, shared 4096 B, 48 registers, "
+        "wgmma no, TMA no, grid [1024]",
     ),
     Compiled(
         "warp_mma_staged",
         xfail=f"{_NOT_RETILED}: gemm_k0: dot 32x64x32, num_warps 4, num_stages 3, shared 12304 B, 47 registers, "
         "wgmma no, TMA yes, grid [512]",
     ),
-    Compiled(
-        "wg2_split_store",
-        xfail="wg2_split_store.co:17:7: error: a window of a register tile cannot be lowered (see the numeric test)",
-    ),
+    Compiled("wg2_split_store"),
 ]
 
 _COMPILE_SCRIPT = """
 import json, sys
 from croq2triton.compiler import compile_file
 from croq2triton.errors import CroqError
+from croq2triton.frontend.driver import parse_file
+from croq2triton.runsizes import knobs
 path, sizes, defines = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 try:
+    names = {k for fn in parse_file(path, defines=defines or None).functions for k in knobs(fn)}
+    sizes = {k: v for k, v in sizes.items() if k in names}  # compile, like run, refuses unknown names
     res = compile_file(path, sizes=sizes, defines=defines or None, schedule="auto", target="sm_90a")
 except CroqError as e:
     print(json.dumps({"error": str(e).strip().splitlines()[0]}))
