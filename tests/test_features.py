@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from lowering_util import DEVICE
 
 import croq2triton
 from croq2triton.errors import CroqError
@@ -20,7 +21,6 @@ from croq2triton.sema.checks import check_unit
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 SCHEDULES = ("source", "auto")
-DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _load(name: str, schedule: str) -> object:

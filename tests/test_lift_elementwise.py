@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from lowering_util import DEVICE
 
 import croq2triton
 from croq2triton.api import translate_full
@@ -46,12 +47,12 @@ __co__ void bias_relu(global f16 [M, N] x, global f32 [N] bias, global f16 [M, N
 def test_2d_thread_tile_with_a_guard_and_a_padded_level(tmp_path: object, schedule: str) -> None:
     # 48 threads a row: lanes padded to 64 with a mask; the if becomes a select, not a branch
     mod = _load(tmp_path, "bias_relu", BIAS_RELU, schedule)
-    x = torch.randn(37, 101).half()
-    bias = torch.randn(101)
-    out = torch.full((37, 101), float("nan")).half()
+    x = torch.randn(37, 101).half().to(DEVICE)
+    bias = torch.randn(101).to(DEVICE)
+    out = torch.full((37, 101), float("nan")).half().to(DEVICE)
     mod.bias_relu(x, bias, out)  # type: ignore[attr-defined]
     ref = torch.relu(x.float() + bias).half()
-    torch.testing.assert_close(out, ref)
+    torch.testing.assert_close(out.cpu(), ref.cpu())
 
 
 def test_the_ir_of_an_elementwise_kernel() -> None:
@@ -89,7 +90,9 @@ def test_c_division_compound_assignment_ternary_and_math(tmp_path: object, sched
     a = torch.randint(-50, 50, (n,), dtype=torch.int32)
     r0 = torch.randint(-20, 20, (n,), dtype=torch.int32)
     q, r, h = torch.full((n,), -999, dtype=torch.int32), r0.clone(), torch.full((n,), float("nan"))
-    mod.int_math(a, q, r, h)  # type: ignore[attr-defined]
+    on = [t.to(DEVICE) for t in (a, q, r, h)]
+    mod.int_math(*on)  # type: ignore[attr-defined]
+    q, r, h = (t.cpu() for t in on[1:])
     assert torch.equal(q, torch.trunc(a.double() / 7).int())  # C: towards zero
     assert torch.equal(r, torch.fmod(r0, 5))
     torch.testing.assert_close(h, torch.where(a > 0, a.float().sqrt(), torch.tensor(-1.0)))
