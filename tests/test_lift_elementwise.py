@@ -134,3 +134,15 @@ def test_examples_on_the_new_path() -> None:
         path = EXAMPLES / f"{name}.co"
         out = translate_full(path.read_text(), filename=str(path))
         assert [k.name for k in out.ir[name]] == [f"{name}_k0"]  # type: ignore[attr-defined]
+
+
+def test_interior_programs_run_without_bounds_masks() -> None:
+    # schedule/interior.py: blocks inside every tensor skip the bounds terms (padding lanes and
+    # the program's own conditions stay); the rest keep them
+    (kernel,) = _lifted(BIAS_RELU)["bias_relu"]
+    text = dump(kernel)  # type: ignore[arg-type]
+    assert "  if (bm * 16 + 15 < M) & (bn * 48 + 63 < N)  @3" in text
+    then, other = text.split("  else")
+    assert "    mask: i1[1, 64] = j < 48  @6" in then and "(m < M)" not in then
+    assert "    mask: i1[16, 64] = (m < M) & (n < N) & (j < 48)  @6" in other
+    assert "tl.where(v < 0.0, 0.0, v)" in then and "tl.where(v < 0.0, 0.0, v)" in other

@@ -267,7 +267,7 @@ def test_tiled_add_warns_that_ragged_outputs_are_not_written(
     rc, err = cli(capsys, tmp_path, (EXAMPLES / "tiled_add.co").read_text())
     assert rc == 0 and err.count("warning:") == 1  # the reads of the same grid say nothing more
     assert (
-        "t.co:17:21: warning: out.chunkat(bm, bn) tiles M by cdiv(M, TILE_M) and N by cdiv(N, TILE_N) with floor"
+        "t.co:18:21: warning: out.chunkat(bm, bn) tiles M by cdiv(M, TILE_M) and N by cdiv(N, TILE_N) with floor"
         " division: when M is not a multiple of TILE_M (16), up to cdiv(M, TILE_M) - 1 trailing rows of 'out'"
         " are not written; when N is not a multiple of TILE_N (64), up to cdiv(N, TILE_N) - 1 trailing columns"
         " of 'out' are not written"

@@ -94,7 +94,7 @@ class KernelEmitter:
             self.line(f"if {_src(to_ast(s.cond))}:", depth, s.line)
             self.block(s.then, depth + 1)
             if s.orelse:
-                self.line("else:", depth, s.line)
+                self.line("else:", depth, 0)
                 self.block(s.orelse, depth + 1)
         else:  # pragma: no cover - every statement kind is handled above
             raise TypeError(f"cannot emit {type(s).__name__}")

@@ -711,6 +711,29 @@ def same(a: Expr, b: Expr) -> bool:
     return False
 
 
+def extreme(e: Expr, lanes: dict[str, Var], largest: bool) -> Expr | None:
+    """The largest (or smallest) value of ``e`` over the lanes named in ``lanes``, as an expression
+    of the other variables; None unless ``e`` is affine in each lane with a constant coefficient
+    (``p * 1024 + t`` is largest at ``t = 1023``)."""
+    p = _poly(e)
+    if p is None:
+        return None
+    env: dict[str, Expr] = {}
+    for m, c in p.coef.items():
+        in_lanes = [f for f in m if isinstance(f, Var) and f.name in lanes]
+        if not in_lanes:
+            if any(f.shape for f in m):
+                return None  # a tile that is no lane
+            continue
+        if len(m) != 1:
+            return None  # a lane times something else: not affine with a constant coefficient
+        lane = lanes[in_lanes[0].name]
+        if lane.lo is None or lane.hi is None:
+            return None
+        env[lane.name] = Const(lane.hi if (c > 0) == largest else lane.lo)
+    return substitute(e, env)
+
+
 def free_vars(e: Expr) -> list[Var]:
     """The variables of ``e``, each once, in first-seen order."""
     seen: dict[str, Var] = {}

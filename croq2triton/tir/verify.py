@@ -42,6 +42,8 @@ class _Verifier:
         self.kernel = kernel
         self.args = {a.name: a for a in kernel.args}
         self.lets: dict[str, E.Expr] = {}  # Let-bound names -> their values (themselves expanded)
+        self.lanes: dict[str, E.Var] = {}  # Let-bound lane axes (tl.arange)
+        self.facts: list[E.Expr] = []  # conditions of the enclosing ifs' then-branches
 
     def fail(self, msg: str, stmt: N.Stmt | None = None) -> VerifyError:
         where = f" (statement at .co line {stmt.line}: {type(stmt).__name__})" if stmt is not None else ""
@@ -73,7 +75,10 @@ class _Verifier:
                         raise self.fail(f"loop-carried '{v.name}' is not defined before the loop", s)
                 del inner
             elif isinstance(s, N.If):
+                known = _mask_terms(self.expand(s.cond))
+                self.facts += known
                 a = self.block(s.then, scope)
+                del self.facts[len(self.facts) - len(known) :]
                 b = self.block(s.orelse, scope)
                 scope |= a & b
             for v in N.defines(s):
@@ -81,7 +86,12 @@ class _Verifier:
                     scope.add(v.name)
                     self.shapes(v, s)
             if isinstance(s, N.Let):
-                self.lets[s.var.name] = self.expand(s.value)
+                if isinstance(s.value, E.Arange) or (
+                    isinstance(s.value, E.Lift) and isinstance(s.value.value, E.Arange)
+                ):
+                    self.lanes[s.var.name] = s.var
+                else:
+                    self.lets[s.var.name] = self.expand(s.value)
         return scope
 
     def expand(self, e: E.Expr) -> E.Expr:
@@ -125,6 +135,12 @@ class _Verifier:
             i = self.expand(i)
             upper = E.fold(E.Bin("<", i, extent))
             lower = E.fold(E.Bin(">=", i, E.Const(0)))
+            # an enclosing if may state it for the extreme lanes (schedule/interior.py)
+            top, low = E.extreme(i, self.lanes, True), E.extreme(i, self.lanes, False)
+            if top is not None and _holds(E.fold(E.Bin("<", top, extent)), self.facts):
+                upper = E.Const(True, "i1")
+            if low is not None and _holds(E.fold(E.Bin(">=", low, E.Const(0))), self.facts):
+                lower = E.Const(True, "i1")
             if not _holds(upper, terms):
                 raise self.fail(f"index {d} of '{arg.tensor}' may reach its extent and no mask term keeps it inside", s)
             if not _holds(lower, terms):

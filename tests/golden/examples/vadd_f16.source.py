@@ -52,10 +52,15 @@ def vadd_f16_k0(N, out_ptr, out_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
     p = tl.program_id(0)  # vadd_f16.co:4
     t = tl.arange(0, 1024)
     offs = p * 1024 + t  # vadd_f16.co:5
-    mask = offs < N
-    a_val = _oob_fill(tl.load(a_ptr + offs * a_stride_0, mask=mask, other=0.0), mask)
-    b_val = _oob_fill(tl.load(b_ptr + offs * b_stride_0, mask=mask, other=0.0), mask)
-    tl.store(out_ptr + offs * out_stride_0, a_val + b_val, mask=mask)
+    if p * 1024 + 1023 < N:  # vadd_f16.co:4
+        a_val = tl.load(a_ptr + offs * a_stride_0)  # vadd_f16.co:5
+        b_val = tl.load(b_ptr + offs * b_stride_0)
+        tl.store(out_ptr + offs * out_stride_0, a_val + b_val)
+    else:
+        mask = offs < N
+        a_val = _oob_fill(tl.load(a_ptr + offs * a_stride_0, mask=mask, other=0.0), mask)
+        b_val = _oob_fill(tl.load(b_ptr + offs * b_stride_0, mask=mask, other=0.0), mask)
+        tl.store(out_ptr + offs * out_stride_0, a_val + b_val, mask=mask)
 
 
 def vadd_f16(a, b, out, *, _launch=None):

@@ -50,8 +50,11 @@ def _oob_fill(x, mask):
 def no_stream_k0(M, a_ptr, a_stride_0):
     """The block-level parallel at parallel_stream.co:5: one program per block, one lane per thread."""
     p = tl.program_id(0)  # parallel_stream.co:5
-    mask = p < M  # parallel_stream.co:6
-    tl.store(a_ptr + p * a_stride_0, 1.0, mask=mask)
+    if p < M:
+        tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:6
+    else:
+        mask = p < M
+        tl.store(a_ptr + p * a_stride_0, 1.0, mask=mask)
 
 
 def no_stream(a, *, _launch=None):
@@ -72,8 +75,11 @@ def no_stream(a, *, _launch=None):
 def single_stream_k0(M, a_ptr, a_stride_0):
     """The block-level parallel at parallel_stream.co:19: one program per block, one lane per thread."""
     p = tl.program_id(0)  # parallel_stream.co:19
-    mask = p < M  # parallel_stream.co:20
-    tl.store(a_ptr + p * a_stride_0, 1.0, mask=mask)
+    if p < M:
+        tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:20
+    else:
+        mask = p < M
+        tl.store(a_ptr + p * a_stride_0, 1.0, mask=mask)
 
 
 def single_stream(s, a, *, _launch=None):
@@ -95,18 +101,26 @@ def single_stream(s, a, *, _launch=None):
 def multi_stream_k0(M, b_ptr, b_stride_0, a_ptr, a_stride_0):
     """The block-level parallel at parallel_stream.co:34: one program per block, one lane per thread."""
     p = tl.program_id(0)  # parallel_stream.co:34
-    mask = p < M  # parallel_stream.co:35
-    a_val = _oob_fill(tl.load(a_ptr + p * a_stride_0, mask=mask, other=0.0), mask)
-    tl.store(b_ptr + p * b_stride_0, a_val + 1.0, mask=mask)
+    if p < M:
+        a_val = tl.load(a_ptr + p * a_stride_0)  # parallel_stream.co:35
+        tl.store(b_ptr + p * b_stride_0, a_val + 1.0)
+    else:
+        mask = p < M
+        a_val = _oob_fill(tl.load(a_ptr + p * a_stride_0, mask=mask, other=0.0), mask)
+        tl.store(b_ptr + p * b_stride_0, a_val + 1.0, mask=mask)
 
 
 @triton.jit
 def multi_stream_k1(M, a_ptr, a_stride_0, b_ptr, b_stride_0):
     """The block-level parallel at parallel_stream.co:37: one program per block, one lane per thread."""
     q = tl.program_id(0)  # parallel_stream.co:37
-    mask = q < M  # parallel_stream.co:38
-    b_val = _oob_fill(tl.load(b_ptr + q * b_stride_0, mask=mask, other=0.0), mask)
-    tl.store(a_ptr + q * a_stride_0, b_val * 2.0, mask=mask)
+    if q < M:
+        b_val = tl.load(b_ptr + q * b_stride_0)  # parallel_stream.co:38
+        tl.store(a_ptr + q * a_stride_0, b_val * 2.0)
+    else:
+        mask = q < M
+        b_val = _oob_fill(tl.load(b_ptr + q * b_stride_0, mask=mask, other=0.0), mask)
+        tl.store(a_ptr + q * a_stride_0, b_val * 2.0, mask=mask)
 
 
 def multi_stream(s0, s1, a, b, *, _launch=None):
@@ -134,16 +148,22 @@ def multi_stream(s0, s1, a, b, *, _launch=None):
 def async_with_stream_k0(M, a_ptr, a_stride_0):
     """The block-level parallel at parallel_stream.co:55: one program per block, one lane per thread."""
     p = tl.program_id(0)  # parallel_stream.co:55
-    mask = p < M  # parallel_stream.co:56
-    tl.store(a_ptr + p * a_stride_0, 1.0, mask=mask)
+    if p < M:
+        tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:56
+    else:
+        mask = p < M
+        tl.store(a_ptr + p * a_stride_0, 1.0, mask=mask)
 
 
 @triton.jit
 def async_with_stream_k1(M, a_ptr, a_stride_0):
     """The block-level parallel at parallel_stream.co:58: one program per block, one lane per thread."""
     q = tl.program_id(0)  # parallel_stream.co:58
-    mask = q < M  # parallel_stream.co:59
-    tl.store(a_ptr + q * a_stride_0, 2.0, mask=mask)
+    if q < M:
+        tl.store(a_ptr + q * a_stride_0, 2.0)  # parallel_stream.co:59
+    else:
+        mask = q < M
+        tl.store(a_ptr + q * a_stride_0, 2.0, mask=mask)
 
 
 def async_with_stream(s0, s1, a, *, _launch=None):
