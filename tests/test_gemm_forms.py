@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import REPO
-from lowering_util import poisoned, randn
+from lowering_util import DEVICE, poisoned, randn
 
 from croq2triton.api import load
 
@@ -137,7 +137,9 @@ def _numeric_params() -> list[object]:
             marks = []
             if s in f.xfail:
                 exc, reason = f.xfail[s]
-                marks.append(pytest.mark.xfail(strict=True, raises=exc, reason=reason))
+                # compiled on a GPU the same bug surfaces as Triton's CompilationError, not the interpreter's
+                raises = exc if DEVICE == "cpu" else None
+                marks.append(pytest.mark.xfail(strict=True, raises=raises, reason=reason))
             out.append(pytest.param(f, s, id=f"{f.label}-{s}", marks=marks))
     return out
 

@@ -114,7 +114,7 @@ def test_a_single_level_is_the_threads_of_one_block(tmp_path: object) -> None:
     assert len(ir["scale"]) == 1
     mod = _load(tmp_path, "scale", ONE_BLOCK)
     x = torch.randn(300)
-    torch.testing.assert_close(mod.scale(x, 0.5), x * 0.5 + 300.0)  # type: ignore[attr-defined]
+    torch.testing.assert_close(mod.scale(x, 0.5).cpu(), x * 0.5 + 300.0)  # type: ignore[attr-defined]
 
 
 def test_forms_the_path_does_not_cover_yet_go_the_older_way() -> None:
@@ -143,6 +143,22 @@ def test_interior_programs_run_without_bounds_masks() -> None:
     text = dump(kernel)  # type: ignore[arg-type]
     assert "  if (bm * 16 + 15 < M) & (bn * 48 + 63 < N)  @3" in text
     then, other = text.split("  else")
-    assert "    mask: i1[1, 64] = j < 48  @6" in then and "(m < M)" not in then
+    # a mask of another shape gets another name: Triton gives a variable one type in both branches
+    assert "    mask_inside: i1[1, 64] = j < 48  @6" in then and "(m < M)" not in then
     assert "    mask: i1[16, 64] = (m < M) & (n < N) & (j < 48)  @6" in other
     assert "tl.where(v < 0.0, 0.0, v)" in then and "tl.where(v < 0.0, 0.0, v)" in other
+
+
+def test_the_verifier_requires_one_type_per_variable_across_branches() -> None:
+    from croq2triton.tir import expr as E
+    from croq2triton.tir import nodes as N
+    from croq2triton.tir.verify import VerifyError, verify
+
+    c = E.Var("c", "i1")
+    a, b = E.Var("mask", "i1", dims=(1, 64)), E.Var("mask", "i1", dims=(16, 64))
+    full = N.Let(b, E.Full((16, 64), True, "i1"))
+    k = N.Kernel(
+        "k", (E.Const(1),), (), [N.Scalar("c", "i1", c)], [N.If(c, [N.Let(a, E.Full((1, 64), True, "i1"))], [full])]
+    )
+    with pytest.raises(VerifyError, match=r"'mask' is i1\[1, 64\] in one branch and i1\[16, 64\] in the other"):
+        verify(k)

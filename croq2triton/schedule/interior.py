@@ -50,7 +50,8 @@ def interior_split(kernel: N.Kernel) -> N.Kernel:
     interior = E.conj(conds)
     if isinstance(interior, E.Const) or interior.shape or not conds:
         return kernel
-    inner = _without(body, bounds, lets, set(lanes))
+    taken = {a.name for a in kernel.args} | {v.name for x in N.walk(body) for v in N.defines(x)}
+    inner = _without(body, bounds, lets, set(lanes), taken)
     if inner is None:
         return kernel
     head = 0  # lanes and offsets (no masks, no loads) stay before the branch
@@ -72,7 +73,9 @@ def _terms(e: E.Expr) -> list[E.Expr]:
     return [e]
 
 
-def _without(body: list[N.Stmt], bounds: list[E.Expr], lets: dict[str, E.Expr], lanes: set[str]) -> list[N.Stmt] | None:
+def _without(
+    body: list[N.Stmt], bounds: list[E.Expr], lets: dict[str, E.Expr], lanes: set[str], taken: set[str]
+) -> list[N.Stmt] | None:
     """``body`` with the proven bounds terms dropped from its masks (a mask left empty goes), or
     None when no mask loses a term."""
     out: list[N.Stmt] = []
@@ -92,7 +95,14 @@ def _without(body: list[N.Stmt], bounds: list[E.Expr], lets: dict[str, E.Expr], 
             if same is not None:
                 renamed[s.var.name] = same
                 continue
-            var = E.Var(s.var.name, s.var.type, dims=mask.shape)
+            var = s.var
+            if mask.shape != s.var.shape:  # Triton merges both branches' variables: one type each
+                name, k = f"{s.var.name}_inside", 2
+                while name in taken:
+                    name, k = f"{s.var.name}_inside_{k}", k + 1
+                taken.add(name)
+                var = E.Var(name, s.var.type, dims=mask.shape)
+                renamed[s.var.name] = var
             masks.append((mask, var))
             s = N.Let(var, mask, line=s.line)
         elif isinstance(s, (N.Load, N.Store)) and s.mask is not None and s.mask.name in renamed:

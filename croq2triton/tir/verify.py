@@ -80,6 +80,7 @@ class _Verifier:
                 a = self.block(s.then, scope)
                 del self.facts[len(self.facts) - len(known) :]
                 b = self.block(s.orelse, scope)
+                self.same_types(s)
                 scope |= a & b
             for v in N.defines(s):
                 if not isinstance(s, N.For):
@@ -93,6 +94,17 @@ class _Verifier:
                 else:
                     self.lets[s.var.name] = self.expand(s.value)
         return scope
+
+    def same_types(self, s: N.If) -> None:
+        """Triton merges the variables of both branches: one defined in both must have one type."""
+        then = {v.name: v for x in N.walk(s.then) for v in N.defines(x)}
+        other = {v.name: v for x in N.walk(s.orelse) for v in N.defines(x)}
+        for name in then.keys() & other.keys():
+            a, b = then[name], other[name]
+            if (a.type, a.shape) != (b.type, b.shape):
+                raise self.fail(
+                    f"'{name}' is {a.type}{list(a.shape)} in one branch and {b.type}{list(b.shape)} in the other", s
+                )
 
     def expand(self, e: E.Expr) -> E.Expr:
         """``e`` with the values of Let-bound names substituted, so bounds see through them."""
