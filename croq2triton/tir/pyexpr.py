@@ -104,6 +104,9 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
     if isinstance(e, E.Cast):
         if where == "host":
             return _host_cast(_node(e.value, where), e.type)
+        if not e.value.shape:
+            # a scalar argument may reach the kernel as a Python int (Triton specializes 1): tl.cast takes it
+            return call("tl.cast", _node(e.value, where), tl_type(e.type))
         return call_method(_node(e.value, where), "to", tl_type(e.type))
     if isinstance(e, E.CDiv):
         fn = "tl.cdiv" if where == "kernel" else "_rt.cdiv"
