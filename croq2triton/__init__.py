@@ -3,8 +3,7 @@
 from typing import Any
 
 from .errors import CroqError
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = ["CroqError", "__version__", "load", "load_source", "register_ops", "translate"]
 

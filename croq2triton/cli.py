@@ -10,11 +10,11 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from . import __version__
 from .errors import CroqError, Diagnostic
 from .frontend import ast as A
 from .frontend.driver import parse_file
 from .tolerances import TOLERANCE_TEXT
+from .version import __version__
 
 if TYPE_CHECKING:
     from .emit.module import Translation

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import __version__
 from ..errors import CroqError, Diagnostic
 from ..frontend import ast as A
 from ..lower.function import FunctionLowering
+from ..version import __version__
 
 HEADER = '''"""Triton translation of {src}.
 

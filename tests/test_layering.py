@@ -1,0 +1,105 @@
+"""The package's imports follow its stages (DESIGN.md): preprocess/parse (frontend) -> sema -> tir
+-> lift -> schedule -> emit -> runtime; no stage imports a later one, and there is no import cycle
+but the one inside the older lowering (croq2triton/lower), which goes when lower/ goes."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import REPO
+
+PACKAGE = REPO / "croq2triton"
+STAGES = ["frontend", "sema", "tir", "lift", "schedule", "emit", "runtime"]
+KNOWN_CYCLE = {
+    "croq2triton.lower.function",
+    "croq2triton.lower.kernel",
+    "croq2triton.lower.pieces",
+    "croq2triton.lower.tiles",
+}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for f in PACKAGE.rglob("*.py"):
+        parts = list(f.relative_to(REPO).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = f
+    return out
+
+
+def _imports(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
+    tree = ast.parse(path.read_text())
+    out: set[str] = set()
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom):
+            base = package.split(".")
+            if n.level:
+                base = base[: len(base) - n.level + 1]
+            target = ".".join(base + ([n.module] if n.module else [])) if n.level else (n.module or "")
+            for a in n.names:
+                cand = f"{target}.{a.name}"
+                out.add(cand if cand in mods else target)
+        elif isinstance(n, ast.Import):
+            out.update(a.name for a in n.names)
+    return {m for m in out if m in mods and m != name}
+
+
+def _stage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in STAGES else None
+
+
+def test_no_stage_imports_a_later_one() -> None:
+    mods = _modules()
+    bad = []
+    for name, path in mods.items():
+        here = _stage(name)
+        if here is None or name == "croq2triton.emit.module":  # the module writer drives the older lowering
+            continue
+        for dep in _imports(name, path, mods):
+            there = _stage(dep)
+            if there is not None and STAGES.index(there) > STAGES.index(here):
+                bad.append(f"{name} imports {dep}")
+            if dep.startswith("croq2triton.lower"):
+                bad.append(f"{name} imports the older lowering ({dep})")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_cycles_but_the_older_lowerings() -> None:
+    mods = _modules()
+    graph = {name: _imports(name, path, mods) for name, path in mods.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    cycles: list[set[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(comp)
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    legacy = [c for c in cycles if all(m.startswith("croq2triton.lower.") for m in c)]
+    assert [sorted(c) for c in cycles if c not in legacy] == []
