@@ -225,3 +225,16 @@ class CroqSemanticError(CroqError):
 
 class CroqLoweringError(CroqError):
     """Valid Croqtile that cannot be expressed in Triton."""
+
+
+class CroqInternalError(CroqError):
+    """A bug of the translator met while translating one kernel, located at the kernel's ``.co``
+    line so the file's other functions still translate and the report says where to look; the
+    message says plainly that it is not the user's mistake."""
+
+    def __init__(self, what: str, span: Span | None) -> None:
+        super().__init__(
+            f"internal error: {what}",
+            span,
+            "this is a bug in croq2triton, not in your program; CROQ2TRITON_DEBUG=1 shows the traceback",
+        )

@@ -162,3 +162,17 @@ def test_the_verifier_requires_one_type_per_variable_across_branches() -> None:
     )
     with pytest.raises(VerifyError, match=r"'mask' is i1\[1, 64\] in one branch and i1\[16, 64\] in the other"):
         verify(k)
+
+
+def test_a_bug_in_the_tile_ir_path_is_a_located_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import croq2triton.lift.kernel as lift
+
+    def broken(*args: object) -> object:
+        raise KeyError("a translator bug")
+
+    monkeypatch.setattr(lift, "lift_kernel", broken)
+    monkeypatch.delenv("CROQ2TRITON_DEBUG", raising=False)
+    out = translate_full(BIAS_RELU, filename="t.co")
+    err = out.failed["bias_relu"].format()
+    assert err.startswith("t.co:3:3: error: internal error: KeyError in the tile-IR path of kernel bias_relu_k0")
+    assert "a bug in croq2triton, not in your program" in err

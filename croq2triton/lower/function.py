@@ -8,9 +8,10 @@ produced by :class:`~.kernel.KernelLowering`.
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
-from ..errors import CroqError, CroqLoweringError, CroqSemanticError, Span
+from ..errors import CroqError, CroqInternalError, CroqLoweringError, CroqSemanticError, Span
 from ..frontend import ast as A
 from ..sema.checks import DEVICE_TARGETS
 from ..sema.types import TYPES, unlowerable_reason
@@ -216,10 +217,17 @@ class FunctionLowering:
                 scope.scalars[croq] = HostScalar(croq, v.host, v.ty or "int")
         try:
             lifted = lift_kernel(top, name, scope, self.src_name)
+            kernel = interior_split(lifted.kernel)  # both schedules: measured faster (schedule/interior.py)
+            source = emit_kernel(kernel, self.src_name)
         except NotLifted:
             return False
-        kernel = interior_split(lifted.kernel)  # both schedules: measured faster (schedule/interior.py)
-        self.kernel_sources.append(emit_kernel(kernel, self.src_name).rstrip("\n"))
+        except CroqError:
+            raise
+        except Exception as e:  # a bug of lift / schedule / emit: located, and it says so
+            if os.environ.get("CROQ2TRITON_DEBUG"):
+                raise
+            raise CroqInternalError(f"{type(e).__name__} in the tile-IR path of kernel {name}: {e}", top.span) from e
+        self.kernel_sources.append(source.rstrip("\n"))
         self.ir_kernels.append(kernel)
         self.w.line(lifted.launch, top.span)
         return True
