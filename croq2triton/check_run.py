@@ -22,8 +22,8 @@ import torch
 
 from .errors import CroqError
 from .frontend import ast as A
-from .lower.writes import written_params
 from .runinputs import RETURNED
+from .sema.writes import written_params
 from .tolerances import RTOL
 
 Outputs = dict[str, torch.Tensor]

@@ -1,6 +1,6 @@
 """``croq2triton run``: random inputs for a function, poisoned outputs, and what was left unwritten.
 
-A tensor parameter the function only writes (``lower/writes.py`` finds the written ones; one it also
+A tensor parameter the function only writes (``sema/writes.py`` finds the written ones; one it also
 reads, e.g. ``out.at(i) += ..``, keeps random values) is filled with poison
 (``runtime/poison.py``) before the launch; so is a buffer the function returns, when every buffer
 it declares without a value is only written (the launcher zero-fills such buffers otherwise, as
@@ -16,27 +16,14 @@ from typing import Any
 
 from .errors import CroqError
 from .frontend import ast as A
-from .lower.writes import written_params
 from .runsizes import Value
 from .sema.types import TYPES
+from .sema.writes import root_name, written_params
 
 RETURNED = "return value"  # the name of a returned buffer in reports
 
 
 # ------------------------------------------------------------------ which names are only written
-def root_name(e: A.Expr | None) -> A.Name | None:
-    while e is not None:
-        if isinstance(e, A.Name):
-            return e
-        if isinstance(e, (A.At, A.Index, A.View)):
-            e = e.base
-        elif isinstance(e, A.Paren):
-            e = e.expr
-        else:
-            return None
-    return None
-
-
 def _string_names(n: A.Node) -> list[str]:
     """Names a node holds as strings (not as ``Name`` nodes): uses we cannot classify."""
     if isinstance(n, A.Swap):

@@ -15,6 +15,7 @@ from ..errors import CroqError, CroqInternalError, CroqLoweringError, CroqSemant
 from ..frontend import ast as A
 from ..sema.checks import DEVICE_TARGETS
 from ..sema.types import TYPES, unlowerable_reason
+from ..sema.writes import written_params
 from . import coarsen as coarsen_mod
 from . import exprs as X
 from .coarsen import WGMMA_ROWS, coarsen
@@ -25,7 +26,6 @@ from .splitscale import split_scales
 from .symbolic import safe
 from .values import Bounded, BoundedTuple, Shape, Tensor, Tuple_, Val, View, ViewDim, const
 from .writer import Writer
-from .writes import written_params
 
 
 class HostScope:
@@ -50,7 +50,7 @@ class FunctionLowering:
         self.uid = 0
         self.allocated: list[str] = []
         self.warnings: list[Any] = []
-        self.written = written_params(fn)  # tensor parameters the function writes (lower/writes.py)
+        self.written = written_params(fn)  # tensor parameters the function writes (sema/writes.py)
         self.copy_backs: list[tuple[str, str]] = []  # (caller's tensor, device tensor)
         self.returns = "none"  # none | tensor | int | float | bool (op_signature)
         self.in_flow = 0  # depth of host-level control flow (host_flow)

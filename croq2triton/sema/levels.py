@@ -42,7 +42,7 @@ def chains(top: A.Parallel) -> list[list[A.PBy]]:
 def chain_levels(chain: list[A.PBy]) -> list[str]:
     """The level of each element of ``chain``: the annotation, else the default mapping (pass
     ``pbfill``): one level is ``thread`` of a single block; two are ``block``, ``thread``; three
-    or more ``block``, ``group`` ..., ``thread``.  Mirrors ``lower/levels.assign_levels``."""
+    or more ``block``, ``group`` ..., ``thread``."""
     annotated = [b.level for b in chain if b.level]
     n = len(chain)
     out: list[str] = []

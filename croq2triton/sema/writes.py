@@ -14,10 +14,11 @@ from __future__ import annotations
 from ..frontend import ast as A
 
 
-def _root(e: A.Expr | None, alias: dict[str, str]) -> str | None:
+def root_name(e: A.Expr | None) -> A.Name | None:
+    """The name at the root of an element access or view (``out`` of ``out.subspan(..).at(..)``)."""
     while e is not None:
         if isinstance(e, A.Name):
-            return alias.get(e.name, e.name)
+            return e
         if isinstance(e, (A.At, A.Index, A.View)):
             e = e.base
         elif isinstance(e, A.Paren):
@@ -25,6 +26,11 @@ def _root(e: A.Expr | None, alias: dict[str, str]) -> str | None:
         else:
             return None
     return None
+
+
+def _root(e: A.Expr | None, alias: dict[str, str]) -> str | None:
+    n = root_name(e)
+    return alias.get(n.name, n.name) if n is not None else None
 
 
 def written_params(fn: A.CoFunction) -> set[str]:
