@@ -278,6 +278,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         defines=_defines(args.define),
         schedule=args.schedule,
         target=args.target,
+        progress=lambda msg: print(msg, file=sys.stderr, flush=True),  # a kernel can take seconds
     )
     for fn, reports in results:
         for r in reports:

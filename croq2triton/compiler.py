@@ -16,7 +16,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,6 +114,7 @@ def compile_file(
     defines: dict[str, str] | None = None,
     schedule: str = "source",
     target: str = "sm_90a",
+    progress: Callable[[str], None] | None = None,
 ) -> list[tuple[str, list[KernelReport]]]:
     """Compile every kernel of the chosen functions for ``target``: (function, reports) pairs.
     ``sizes`` are ``--size`` items as written (``{"M": "4096"}``)."""
@@ -157,6 +158,8 @@ def compile_file(
         reports = []
         for launch in record(getattr(mod, fn.name), *args):
             name = launch.kernel.__name__
+            if progress is not None:
+                progress(f"{fn.name}: compiling {name} for {target}")
             try:
                 kernel = compile_launch(launch, arch=arch)
             except Exception as e:  # noqa: BLE001 - Triton's own compile errors, reported per kernel

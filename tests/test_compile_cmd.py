@@ -31,6 +31,7 @@ def test_auto_schedule_summary_of_gemm_v3() -> None:
     line = r.stdout.strip()
     assert line.startswith("matmul: matmul_k0: dot 128x256x64, num_warps 8, ")
     assert "wgmma yes, TMA yes" in line and "registers" in line and "grid [132]" in line  # persistent on 132 SMs
+    assert "matmul: compiling matmul_k0 for sm_90a" in r.stderr  # progress: a kernel can take seconds
 
 
 @pytest.mark.slow
