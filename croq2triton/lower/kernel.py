@@ -148,6 +148,9 @@ class KernelLowering:
         self.cons_counts: dict[str, int] = {}
         self.merged: dict[str, Buffer] = {}
         self.var_defs: dict[str, str] = {}
+        # per-lane index aliases ``n = bn # tn`` with their definitions: a lifted dot re-evaluates
+        # them with the lane laid on the operand's axis (lower/tiles.py)
+        self.lane_aliases: list[tuple[str, A.Expr]] = []
         self.loop_depth = 0
         self.current_swizzle: int | None = None
         self.warnings: list[Any] = []
@@ -983,6 +986,8 @@ class KernelLowering:
             var = self.fresh(name)
             self.w.line(f"{var} = {v.code}", a.span)
             self.var_defs[var] = self.var_defs.get(v.code, v.code)
+            if v.axes and X.is_int(v.ty) and a.op == "=":
+                self.lane_aliases.append((name, a.value))
             v = Val(var, v.ty, None, v.axes, None, v.masks, v.nonneg, v.ub)
         elif isinstance(v, Bounded):
             v = v.value

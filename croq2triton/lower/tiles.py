@@ -1223,6 +1223,7 @@ def try_dot_loop(self: KernelLowering, s: A.Foreach) -> bool:
                     "lane",
                 ),
             )
+            _rebind_lane_aliases(self, lane.name)
             t = self.fresh("opA" if first else "opB")
             tma = _lifted_tma(self, x, lane, kname, k0, bk) if self.fl.schedule == "auto" else None
             if tma is not None:
@@ -1253,6 +1254,22 @@ def try_dot_loop(self: KernelLowering, s: A.Foreach) -> bool:
     self.w.line(f"{acc.code} = ({res}).to({X.tl_dtype(ct)})", s.span)
     self.w.comment("per-thread dot product over K lifted to tl.dot")
     return True
+
+
+def _rebind_lane_aliases(self: KernelLowering, lane: str) -> None:
+    """Index aliases of the lane (``n = bn # tn``) evaluated again in the operand's scope, where the
+    lane lies on dim 0 of the [lane, k] tile; their kernel variables keep the accumulator's layout
+    (a [1, N] row for a column lane) and would put N on the wrong axis of the operand."""
+    depends = {lane}  # the lane, and aliases of aliases (``n2 = n + 1``)
+    for name, definition in self.lane_aliases:
+        if not depends & {n.name for n in definition.walk() if isinstance(n, A.Name)}:
+            continue
+        try:
+            v = self.ev(definition)
+        except CroqLoweringError:
+            continue
+        self.bind(name, v)
+        depends.add(name)
 
 
 def _lifted_tma(self: KernelLowering, x: A.Expr, lane: Any, kname: str, k0: str, bk: int) -> tuple[str, str] | None:
