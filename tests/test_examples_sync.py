@@ -32,3 +32,12 @@ def test_translation_is_deterministic() -> None:
     a = translate_full(path.read_text(), filename=str(path)).source
     b = translate_full(path.read_text(), filename=str(path)).source
     assert a == b
+
+
+def test_the_kernel_shown_in_the_readme_is_the_generated_one() -> None:
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text()
+    start = readme.index("```python\n@triton.jit\ndef vadd_k0(") + len("```python\n")
+    shown = readme[start : readme.index("```", start)]
+    assert shown in (EXAMPLES / "vadd.py").read_text(), "README's vadd_k0 is stale: copy it from examples/vadd.py"
