@@ -101,11 +101,12 @@ class Lifter:
         self.lets: list[tuple[E.Expr, E.Var]] = []  # named offsets and masks, reused while in scope
         self.threads = 1
         self.line = top.span.line if top.span else 0
+        self.level_of: dict[int, str] = {}  # id(PBy) -> its level (LANGUAGE.md 7.3), set by lift()
 
     # ================================================================ driver
     def lift(self) -> Lifted:
         top = self.top
-        levels = self.levels()
+        levels = self.level_of = self.levels()
         block = [b for b in top.levels if levels[id(b)] == "block"]
         lanes = [b for b in top.levels if levels[id(b)] == "thread"]
         if len(block) + len(lanes) != len(top.levels) or top.levels[: len(block)] != block:
@@ -231,8 +232,7 @@ class Lifter:
         elif isinstance(s, A.Empty):
             return
         elif isinstance(s, A.Parallel):
-            levels = self.levels()
-            if not all(levels.get(id(b)) == "thread" for b in s.levels) or s.is_async:
+            if not all(self.level_of.get(id(b)) == "thread" for b in s.levels) or s.is_async:
                 raise NotLifted("an inner parallel that is not a thread level", s)
             self.lane_scope(s.levels, [s.body])
         elif isinstance(s, A.AssignStmt):

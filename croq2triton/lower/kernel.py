@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.printer import Printer
+from ..lift.kernel import MATH_F32
 from ..sema.types import TYPES, unlowerable_reason
 from . import exprs as X
 from .frags import frag_base, frag_element, store_frag_element
@@ -52,17 +53,12 @@ from .values import (
 )
 from .writer import Writer
 
-MATH = {
-    "__exp": "tl.exp", "__exp2f": "tl.exp2", "__log": "tl.log", "__sqrt": "tl.sqrt", "__rsqrt": "tl.rsqrt",
-    "__sin": "tl.sin", "__cos": "tl.cos", "__fabs": "tl.abs", "__floor": "tl.floor", "__ceil": "tl.ceil",
-    "__sigmoid": "tl.sigmoid", "__max": "tl.maximum", "__min": "tl.minimum", "__fmaf": "tl.fma",
-    "__tanh": "tl.extra.cuda.libdevice.tanh", "__pow": "tl.extra.cuda.libdevice.pow",
-    "__log1p": "tl.extra.cuda.libdevice.log1p", "__expm1": "tl.extra.cuda.libdevice.expm1",
-    "__round": "tl.extra.cuda.libdevice.round", "__atan2": "tl.extra.cuda.libdevice.atan2",
-    "__tan": "tl.extra.cuda.libdevice.tan", "__asin": "tl.extra.cuda.libdevice.asin",
-    "__acos": "tl.extra.cuda.libdevice.acos", "__atan": "tl.extra.cuda.libdevice.atan",
-    "__sinh": "tl.extra.cuda.libdevice.sinh", "__cosh": "tl.extra.cuda.libdevice.cosh",
-}  # fmt: skip
+# the math builtins: one table (lift/kernel.py), plus those the tile-IR path types itself
+MATH = {name: f"tl.{fn}" for name, fn in MATH_F32.items()} | {
+    "__fabs": "tl.abs",
+    "__max": "tl.maximum",
+    "__min": "tl.minimum",
+}
 
 
 class Collapsed:

@@ -31,7 +31,7 @@ def interior_split(kernel: N.Kernel) -> N.Kernel:
     if any(isinstance(s, (N.For, N.If, N.TmaLoad, N.TmaStore, N.Atomic)) for s in body):
         return kernel
     pointers = {a.name: a for a in kernel.args if isinstance(a, N.Pointer)}
-    lanes = {s.var.name: s.var for s in body if isinstance(s, N.Let) and _is_lane(s.value)}
+    lanes = {s.var.name: s.var for s in body if isinstance(s, N.Let) and E.is_lane(s.value)}
     lets: dict[str, E.Expr] = {}
     conds: list[E.Expr] = []
     bounds: list[E.Expr] = []  # the bounds terms the condition proves, as they appear in masks
@@ -63,16 +63,6 @@ def interior_split(kernel: N.Kernel) -> N.Kernel:
     return out
 
 
-def _is_lane(e: E.Expr) -> bool:
-    return isinstance(e, E.Arange) or (isinstance(e, E.Lift) and isinstance(e.value, E.Arange))
-
-
-def _terms(e: E.Expr) -> list[E.Expr]:
-    if isinstance(e, E.Bin) and e.op == "&":
-        return _terms(e.lhs) + _terms(e.rhs)
-    return [e]
-
-
 def _without(
     body: list[N.Stmt], bounds: list[E.Expr], lets: dict[str, E.Expr], lanes: set[str], taken: set[str]
 ) -> list[N.Stmt] | None:
@@ -84,9 +74,9 @@ def _without(
     changed = False
     for s in body:
         if isinstance(s, N.Let) and s.var.type == "i1" and s.var.name not in lanes:
-            kept = [t for t in _terms(s.value) if not any(E.same(E.substitute(t, lets), b) for b in bounds)]
+            kept = [t for t in E.conjuncts(s.value) if not any(E.same(E.substitute(t, lets), b) for b in bounds)]
             mask = E.conj(kept)
-            if len(kept) != len(_terms(s.value)):
+            if len(kept) != len(E.conjuncts(s.value)):
                 changed = True
                 if isinstance(mask, E.Const) and mask.value:
                     renamed[s.var.name] = None

@@ -734,6 +734,18 @@ def extreme(e: Expr, lanes: dict[str, Var], largest: bool) -> Expr | None:
     return substitute(e, env)
 
 
+def conjuncts(e: Expr) -> list[Expr]:
+    """The terms of ``a & b & ...`` (a mask), in order."""
+    if isinstance(e, Bin) and e.op == "&":
+        return conjuncts(e.lhs) + conjuncts(e.rhs)
+    return [e]
+
+
+def is_lane(e: Expr) -> bool:
+    """``tl.arange(0, n)``, alone or lifted onto an axis of a block: the value of a lane axis."""
+    return isinstance(e, Arange) or (isinstance(e, Lift) and isinstance(e.value, Arange))
+
+
 def free_vars(e: Expr) -> list[Var]:
     """The variables of ``e``, each once, in first-seen order."""
     seen: dict[str, Var] = {}

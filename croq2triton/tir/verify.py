@@ -31,12 +31,6 @@ def _pow2(n: int) -> bool:
     return n >= 1 and n & (n - 1) == 0
 
 
-def _mask_terms(e: E.Expr) -> list[E.Expr]:
-    if isinstance(e, E.Bin) and e.op == "&":
-        return _mask_terms(e.lhs) + _mask_terms(e.rhs)
-    return [e]
-
-
 class _Verifier:
     def __init__(self, kernel: N.Kernel) -> None:
         self.kernel = kernel
@@ -75,7 +69,7 @@ class _Verifier:
                         raise self.fail(f"loop-carried '{v.name}' is not defined before the loop", s)
                 del inner
             elif isinstance(s, N.If):
-                known = _mask_terms(self.expand(s.cond))
+                known = E.conjuncts(self.expand(s.cond))
                 self.facts += known
                 a = self.block(s.then, scope)
                 del self.facts[len(self.facts) - len(known) :]
@@ -87,9 +81,7 @@ class _Verifier:
                     scope.add(v.name)
                     self.shapes(v, s)
             if isinstance(s, N.Let):
-                if isinstance(s.value, E.Arange) or (
-                    isinstance(s.value, E.Lift) and isinstance(s.value.value, E.Arange)
-                ):
+                if E.is_lane(s.value):
                     self.lanes[s.var.name] = s.var
                 else:
                     self.lets[s.var.name] = self.expand(s.value)
@@ -142,7 +134,7 @@ class _Verifier:
             raise self.fail(f"'{base}' is not a pointer argument", s)
         if len(index) != len(arg.extents):
             raise self.fail(f"{len(index)} index(es) for '{arg.tensor}' of rank {len(arg.extents)}", s)
-        terms = _mask_terms(self.expand(mask)) if mask is not None else []
+        terms = E.conjuncts(self.expand(mask)) if mask is not None else []
         for d, (i, extent) in enumerate(zip(index, arg.extents, strict=True)):
             i = self.expand(i)
             upper = E.fold(E.Bin("<", i, extent))
