@@ -15,13 +15,23 @@ from croq2triton.errors import CroqError
 GEMMS = ["gemm_v2.co", "gemm_v3.co", "gemm_v4.co", "tma_pipeline.co"]
 
 
+@pytest.fixture
+def legacy_rewrites(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The older lowering's rewrites (coarsening, re-tiling, K splitting, lower/): under ``auto`` a
+    kernel proved a contraction is tiled by schedule/gemm.py instead, so these tests switch that
+    path off to keep testing the rewrites every other kernel still goes through."""
+    monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
+
+
 def _same_gemm(src_fn, auto_fn, m: int, n: int, k: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:  # noqa: ANN001
     """Both schedules on fresh ragged f16 inputs (NaN-poisoned outputs): equal, and a GEMM."""
     a, b = randn(m, k, dtype=torch.float16, seed=seed), randn(n, k, dtype=torch.float16, seed=seed + 1)
     o1, o2 = poisoned(m, n, dtype=torch.float16), poisoned(m, n, dtype=torch.float16)
     src_fn(a, b, o1)
     auto_fn(a, b, o2)
-    assert_close(o2, o1, atol=1e-3, rtol=1e-3)
+    # the auto schedule sums K in other steps (64 instead of the source's): the f32 sums differ in their
+    # last bits, so the f16 outputs may round one ulp apart (2^-10 relative, 2^-11 at the low end)
+    assert_close(o2, o1, atol=1e-3, rtol=2e-3)
     assert_close(o2, a.double() @ b.double().T, atol=gemm_tol(k), rtol=1e-2)
     return a, b
 
@@ -57,6 +67,7 @@ def test_unknown_schedule_is_an_error() -> None:
 
 @pytest.mark.parametrize(("example", "k"), [("gemm_v0.co", 40), ("gemm_v1.co", 200)])
 @pytest.mark.parametrize(("m", "n"), [(100, 72), (64, 32), (33, 65)])
+@pytest.mark.usefixtures("legacy_rewrites")
 def test_32_row_blocks_are_coarsened(example: str, k: int, m: int, n: int) -> None:
     for schedule, blocks in (("source", "2 x 1"), ("auto", "4 x 8")):
         # source: two row blocks (a 64-row dot, wgmma); auto: a 128 x 256 dot (v1's 128-wide staged
@@ -96,6 +107,7 @@ __co__ void add(global f32 [M, N] x, global f32 [M, N] y) {
 @pytest.mark.parametrize(
     ("example", "old"), [("gemm_v3.co", "64 x 128"), ("gemm_v4.co", "128 x 192"), ("tma_pipeline.co", "64 x 128")]
 )
+@pytest.mark.usefixtures("legacy_rewrites")
 def test_auto_retiles_pipelined_gemms_to_128_x_256(example: str, old: str) -> None:
     auto = translate_full((EXAMPLES / example).read_text(), filename=example, schedule="auto").source
     assert f"re-tiled by --schedule auto: 128 x 256 output tiles instead of {old}" in auto
@@ -110,6 +122,7 @@ def test_auto_retiles_pipelined_gemms_to_128_x_256(example: str, old: str) -> No
         )
 
 
+@pytest.mark.usefixtures("legacy_rewrites")
 def test_retiling_only_where_the_tile_is_a_parameter(tmp_path: Path) -> None:
     text = (EXAMPLES / "gemm_v3.co").read_text()
     # the block index used other than as a tile index: not re-tiled along rows (columns still are)
@@ -144,6 +157,7 @@ def test_chunkat_kernels_are_retiled_only_where_the_tiles_divide_the_extents() -
         _same_gemm(src.matmul, auto.matmul, m, n, k, seed=7)
 
 
+@pytest.mark.usefixtures("legacy_rewrites")
 def test_auto_dma_copies_use_tma_only_for_tensors_not_also_written() -> None:
     # the seed's epilogue is a dma.copy: under auto it is a (half-width) TMA store
     seed = translate_full((EXAMPLES / "tma_pipeline.co").read_text(), filename="s.co", schedule="auto").source
@@ -204,6 +218,7 @@ def test_named_schedule_parameters_can_be_swept() -> None:
         tuned(GROUP_M=0)
 
 
+@pytest.mark.usefixtures("legacy_rewrites")
 def test_coarsened_128_x_256_dot_runs_in_a_loop_of_one_iteration() -> None:
     # measured: Triton 3.6 pipelines v0's lifted 128 x 256 dot like a hand-written kernel only inside
     # a loop (0.98 of cuBLAS vs 0.85); so is v1's once its K steps are 64 wide; a 128 x 128 dot (v1
@@ -233,7 +248,11 @@ def test_upstream_gemms_give_the_same_results_under_auto(path: str, size: tuple[
     # the upstream originals (not our examples/ copies): auto re-tiles or coarsens them all
     src = load(CORPUS / path)
     auto = load(CORPUS / path, schedule="auto")
-    assert "re-tiled by --schedule auto" in auto.__croq_source__ or "neighbouring blocks" in auto.__croq_source__
+    text = auto.__croq_source__
+    # tiled as a proved contraction (schedule/gemm.py), or re-tiled / coarsened by the older rewrites
+    assert any(
+        t in text for t in ("The .co computes this contraction", "re-tiled by --schedule auto", "neighbouring blocks")
+    )
     _same_gemm(src.matmul, auto.matmul, *size, seed=13)
 
 
@@ -242,6 +261,7 @@ V1_LOOP = """      foreach {ik} in [TILE_K]
 
 
 @pytest.mark.parametrize("k", [200, 64, 257])
+@pytest.mark.usefixtures("legacy_rewrites")
 def test_auto_stages_wide_k_tiles_in_64_wide_steps(k: int) -> None:
     # v1 stages 128-wide K tiles: one stage would be 64 KB at 128 x 128; auto runs the same sum, in
     # the same order, over 64-wide halves (K not a multiple of either width: the tails read zero)
@@ -310,6 +330,7 @@ __co__ void matmul(global f16 [K, M] lhs, global f16 [N, K] rhs, global f32 [M, 
 """
 
 
+@pytest.mark.usefixtures("legacy_rewrites")
 def test_k_steps_split_where_k_is_the_first_dim_of_a_staged_tile() -> None:
     # lhs stored [K, M]: the K window is the first index of its copy and of its tile
     from croq2triton.api import load_source

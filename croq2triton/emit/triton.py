@@ -133,7 +133,10 @@ class KernelEmitter:
         return call("tl.store", self.address(s.base, s.index), to_ast(s.value), **kw)
 
     def dot(self, s: N.Dot) -> ast.expr:
-        args = [to_ast(s.a), to_ast(s.b)] + ([to_ast(s.acc)] if s.acc is not None else [])
+        a, b = to_ast(s.a), to_ast(s.b)
+        a = call("tl.trans", a) if s.trans_a else a
+        b = call("tl.trans", b) if s.trans_b else b
+        args = [a, b] + ([to_ast(s.acc)] if s.acc is not None else [])
         kw: dict[str, ast.expr] = {}
         if s.precision is not None:
             kw["input_precision"] = ast.Constant(s.precision)

@@ -57,3 +57,4 @@ class HostScalar:
 class HostScope:
     tensors: dict[str, HostTensor] = field(default_factory=dict)
     scalars: dict[str, HostScalar] = field(default_factory=dict)
+    constants: dict[str, int] = field(default_factory=dict)  # integers the host knows when translating

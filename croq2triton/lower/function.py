@@ -200,6 +200,53 @@ class FunctionLowering:
             self.write_launch(plain)
         return True
 
+    def host_scope(self) -> Any:
+        from ..lift.host import HostScalar, HostScope, HostTensor
+
+        scope = HostScope()
+        for croq, v in self.names.items():
+            if isinstance(v, Tensor):
+                extents = tuple(int(d) if d.isdigit() else d for d in v.host_dims)
+                scope.tensors[croq] = HostTensor(croq, v.host_name, v.elem, extents)
+            elif isinstance(v, Val) and v.host is not None and v.host.isidentifier() and _scalar_type(v.ty):
+                scope.scalars[croq] = HostScalar(croq, v.host, v.ty or "int")
+            elif isinstance(v, Val) and isinstance(v.const, int) and not isinstance(v.const, bool):
+                scope.constants[croq] = v.const
+        return scope
+
+    def lift_contraction(self, top: A.Parallel, name: str) -> bool:
+        """A kernel that computes a GEMM (lift/contraction.py proves it), tiled under the schedule's
+        policy (schedule/policy.py, schedule/gemm.py); False where the proof or the tiling does not
+        cover it (the kernel is lowered as written then)."""
+        from ..emit.triton import emit_kernel
+        from ..lift.contraction import analyse
+        from ..lift.kernel import NotLifted
+        from ..schedule import policy
+        from ..schedule.gemm import NotTiled, tile_contraction
+
+        if os.environ.get("CROQ2TRITON_NO_CONTRACTION"):
+            return False
+        try:
+            c = analyse(top, self.host_scope())
+            sched = policy.auto(c) if self.schedule == "auto" else policy.source(c)
+            tiled = tile_contraction(c, sched, self.host_scope(), name, top.span.line if top.span else 0)
+            source = emit_kernel(tiled.kernel, self.src_name)
+        except (NotLifted, NotTiled):
+            return False
+        except CroqError:
+            raise
+        except Exception as e:  # a bug of lift / schedule / emit: located, and it says so
+            if os.environ.get("CROQ2TRITON_DEBUG"):
+                raise
+            raise CroqInternalError(
+                f"{type(e).__name__} in the contraction path of kernel {name}: {e}", top.span
+            ) from e
+        self.kernel_sources.append(source.rstrip("\n"))
+        self.ir_kernels.append(tiled.kernel)
+        for ln in tiled.launch:
+            self.w.line(ln, top.span)
+        return True
+
     def lift_new_path(self, top: A.Parallel, name: str) -> bool:
         """The tile-IR path (lift -> tir -> emit) for the kernel families it covers; False where
         the lifting does not cover ``top`` yet (this older lowering handles it then)."""
@@ -262,6 +309,8 @@ class FunctionLowering:
                 line = c.index.span.line if c.index.span else 0
                 msg = f"an index of the fragment array '{c.array}' is outside [0, {c.extent})"
                 w.line(f"_rt.host_assert(_F, 0 <= {ix.code} < {c.extent}, {msg!r}, {line})", c.index.span)
+            if self.schedule == "auto" and self.lift_contraction(s, f"{self.fn.name}_k{self.kernel_count - 1}"):
+                return
             split = ksplit(s) if self.schedule == "auto" else None
             if split is not None:
                 s = split[0]  # staged K tiles in 64-wide steps (lower/ksplit.py)

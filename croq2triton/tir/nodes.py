@@ -159,6 +159,8 @@ class Dot(Stmt):
     acc: Expr | None = None
     precision: str | None = None  # "tf32", "ieee"
     out_dtype: str | None = None
+    trans_a: bool = False  # the operand tile is stored [K, M]: the dot reads its transpose
+    trans_b: bool = False  # stored [N, K]
 
 
 @dataclass

@@ -83,6 +83,8 @@ class _Verifier:
             if isinstance(s, N.Let):
                 if E.is_lane(s.value):
                     self.lanes[s.var.name] = s.var
+                elif s.var.lo is not None and E.bounds(self.expand(s.value))[0] is None:
+                    pass  # the builder states the range of this name (a tile index) where its value cannot show it
                 else:
                     self.lets[s.var.name] = self.expand(s.value)
         return scope

@@ -47,35 +47,63 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_128x64, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_256x64, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr, TMA_LHS_128X64: tl.constexpr, TMA_RHS_256X64: tl.constexpr):
-    """Program = 4 x 8 neighbouring blocks of `parallel` at matmul_f16_v1_shared_memory.co:15 (coarsened: a larger lifted dot, for Hopper wgmma and operand reuse); --schedule auto stages its 128-wide K tiles as 2 steps of 64 (lower/ksplit.py)."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse); a loop of one
-    # iteration, because Triton pipelines the 128 x 256 dot better inside a loop
-    for _pid in tl.range(tl.program_id(0), tl.program_id(0) + 1):  # matmul_f16_v1_shared_memory.co:15
-        _group = GROUP_M * _grid_2
-        _first = (_pid // _group) * GROUP_M
-        _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-        block_m = _first + (_pid % _group) % _gsize
-        block_n = (_pid % _group) // _gsize
-        thr_m_l = tl.arange(0, 128)  # matmul_f16_v1_shared_memory.co:16
-        thr_n_l = tl.arange(0, 256)
-        lhs_s = tl.zeros([128, 64], tl.float16)  # matmul_f16_v1_shared_memory.co:17
-        rhs_s = tl.zeros([256, 64], tl.float16)  # matmul_f16_v1_shared_memory.co:18
-        acc = tl.full([128, 256], 0, tl.float32) + (0.0)  # matmul_f16_v1_shared_memory.co:19
-        for iv_k_3 in range(0, (tl.cdiv(K, 128) * 2)):  # matmul_f16_v1_shared_memory.co:20
-            if TMA_LHS_128X64:  # matmul_f16_v1_shared_memory.co:21
-                tile_4 = lhs_desc_128x64.load([(block_m * 128), (iv_k_3 * 64)])
+def matmul_k0(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+):
+    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 128). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    pid = tl.program_id(0)  # matmul_f16_v1_shared_memory.co:15
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 256)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # matmul_f16_v1_shared_memory.co:25
+        for k in tl.range(0, tl.cdiv(K, 64), num_stages=3):
+            offs_k = k * 64 + tl.arange(0, 64)
+            mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 64])
             else:
-                tile_4 = _oob_fill(tl.load(lhs_ptr + (((block_m * 128) + tl.arange(0, 128)[:, None])) * lhs_s0 + (((iv_k_3 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 128) + tl.arange(0, 128)[:, None]) < M) & (((iv_k_3 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_m * 128) + tl.arange(0, 128)[:, None]) < M) & (((iv_k_3 * 64) + tl.arange(0, 64)[None, :]) < K))
-            lhs_s = tile_4  # matmul_f16_v1_shared_memory.co:21
-            if TMA_RHS_256X64:  # matmul_f16_v1_shared_memory.co:22
-                tile_5 = rhs_desc_256x64.load([(block_n * 256), (iv_k_3 * 64)])
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+            if TMA_RHS:
+                b = rhs_desc.load([pid_n * 256, k * 64])
             else:
-                tile_5 = _oob_fill(tl.load(rhs_ptr + (((block_n * 256) + tl.arange(0, 256)[:, None])) * rhs_s0 + (((iv_k_3 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 256) + tl.arange(0, 256)[:, None]) < N) & (((iv_k_3 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_n * 256) + tl.arange(0, 256)[:, None]) < N) & (((iv_k_3 * 64) + tl.arange(0, 64)[None, :]) < K))
-            rhs_s = tile_5  # matmul_f16_v1_shared_memory.co:22
-            acc = tl.dot(lhs_s, tl.trans(rhs_s), acc)  # matmul_f16_v1_shared_memory.co:24
-            # per-thread dot product over a whole shared tile lifted to tl.dot
-        tl.store(output_ptr + (((block_m * 128) + thr_m_l[:, None])) * output_s0 + (((block_n * 256) + thr_n_l[None, :])) * output_s1, acc, mask=(((block_m * 128) + thr_m_l[:, None]) < M) & (((block_n * 256) + thr_n_l[None, :]) < N))  # matmul_f16_v1_shared_memory.co:27
+                b = tl.load(
+                    rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, tl.trans(b), acc)
+        mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # matmul_f16_v1_shared_memory.co:27
+        tl.store(
+            output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+            acc.to(tl.float16),
+            mask=mask_c,
+        )
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -93,11 +121,12 @@ def matmul(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
     N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
-    _matmul_k0_TMA_LHS_128X64 = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads (auto)')
-    _matmul_k0_lhs_desc_128x64 = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS_128X64, _OOB_PADDING)
-    _matmul_k0_TMA_RHS_256X64 = _rt.tma_ok(_F, 'rhs', rhs, [256, 64], [256, 64], 'loads (auto)')
-    _matmul_k0_rhs_desc_256x64 = _rt.tma_desc(rhs, [256, 64], _matmul_k0_TMA_RHS_256X64, _OOB_PADDING)
-    _launch(matmul_k0, ((_rt.cdiv(M, 128)) * (_rt.cdiv(N, 256)),), [_rt.cdiv(M, 128), _rt.cdiv(N, 256), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_k0_lhs_desc_128x64, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_k0_rhs_desc_256x64, output, output.stride(0), output.stride(1)], dict(GROUP_M=8, TMA_LHS_128X64=_matmul_k0_TMA_LHS_128X64, TMA_RHS_256X64=_matmul_k0_TMA_RHS_256X64, num_warps=8))  # matmul_f16_v1_shared_memory.co:15
+    _matmul_k0_NUM_SMS = _rt.num_sms(_dev)  # matmul_f16_v1_shared_memory.co:15
+    _matmul_k0_TMA_LHS = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads (auto)')
+    _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [256, 64], [256, 64], 'loads (auto)')
+    _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_k0_TMA_RHS, _OOB_PADDING)
+    _launch(matmul_k0, (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_k0_NUM_SMS),), [M, K, lhs, lhs.stride(0), lhs.stride(1), N, rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_k0_lhs_desc, _matmul_k0_rhs_desc], dict(GROUP_M=8, TMA_LHS=_matmul_k0_TMA_LHS, TMA_RHS=_matmul_k0_TMA_RHS, NUM_SMS=_matmul_k0_NUM_SMS, num_warps=8))
     return None
 
 

@@ -47,14 +47,60 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def mma_load_frag_k0(lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at mma_load_frag.co:5."""
-    p = tl.program_id(0)  # mma_load_frag.co:5
-    mc_1 = tl.full([16, 16], 0.0, tl.float32)  # mma_load_frag.co:6
-    tile_2 = tl.load(lhs_ptr + (tl.arange(0, 16)[:, None]) * lhs_s0 + (tl.arange(0, 16)[None, :]) * lhs_s1)  # mma_load_frag.co:7
-    tile_3 = tl.load(rhs_ptr + (tl.arange(0, 16)[:, None]) * rhs_s0 + (tl.arange(0, 16)[None, :]) * rhs_s1)  # mma_load_frag.co:8
-    mc_1 = tl.dot(tile_2, tile_3, mc_1)  # mma_load_frag.co:9
-    tl.store(output_ptr + (tl.arange(0, 16)[:, None]) * output_s0 + (tl.arange(0, 16)[None, :]) * output_s1, (mc_1).to(tl.float16))  # mma_load_frag.co:10
+def mma_load_frag_k0(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+):
+    """out = a @ b over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    pid = tl.program_id(0)  # mma_load_frag.co:5
+    num_pid_m = 1
+    num_pid_n = 1
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # mma_load_frag.co:9
+        for k in tl.range(0, 1, num_stages=3):
+            offs_k = k * 64 + tl.arange(0, 64)
+            mask_a = (offs_m[:, None] < 16) & (offs_k[None, :] < 16)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 64])
+            else:
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_k[:, None] < 16) & (offs_n[None, :] < 16)
+            if TMA_RHS:
+                b = rhs_desc.load([k * 64, pid_n * 256])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, b, acc)
+        mask_c = (offs_m[:, None] < 16) & (offs_n[None, :] < 16)  # mma_load_frag.co:10
+        tl.store(
+            output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+            acc.to(tl.float16),
+            mask=mask_c,
+        )
 
 
 def mma_load_frag(lhs, rhs, *, _launch=None):
@@ -70,7 +116,12 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, 'rhs', rhs, 0, 16)
     _rt.fixed_dim(_F, 'rhs', rhs, 1, 16)
     output = _rt.alloc(_F, (16, 16), torch.float16, _dev, None)  # mma_load_frag.co:4
-    _launch(mma_load_frag_k0, (1,), [lhs, lhs.stride(0), lhs.stride(1), rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1)], dict(num_warps=4))  # mma_load_frag.co:5
+    _mma_load_frag_k0_NUM_SMS = _rt.num_sms(_dev)  # mma_load_frag.co:5
+    _mma_load_frag_k0_TMA_LHS = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads (auto)')
+    _mma_load_frag_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _mma_load_frag_k0_TMA_LHS, _OOB_PADDING)
+    _mma_load_frag_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [64, 256], [64, 256], 'loads (auto)')
+    _mma_load_frag_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _mma_load_frag_k0_TMA_RHS, _OOB_PADDING)
+    _launch(mma_load_frag_k0, (min(1, _mma_load_frag_k0_NUM_SMS),), [lhs, lhs.stride(0), lhs.stride(1), rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _mma_load_frag_k0_lhs_desc, _mma_load_frag_k0_rhs_desc], dict(GROUP_M=8, TMA_LHS=_mma_load_frag_k0_TMA_LHS, TMA_RHS=_mma_load_frag_k0_TMA_RHS, NUM_SMS=_mma_load_frag_k0_NUM_SMS, num_warps=8))
     return output  # mma_load_frag.co:12
 
 

@@ -86,32 +86,56 @@ def wgmma_rs1(rhs, *, _launch=None):
 
 
 @triton.jit
-def wgmma_rs2_k0(lhs_ptr, lhs_s0, lhs_s1, lhs_desc_64x16, rhs_ptr, rhs_s0, rhs_s1, rhs_desc_64x16, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr, TMA_LHS_64X16: tl.constexpr, TMA_RHS_64X16: tl.constexpr):
-    """Program = one block of `parallel` at wgmma_rs.co:28."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_rs.co:28
-    _group = GROUP_M * 1
-    _first = (_pid // _group) * GROUP_M
-    _gsize = tl.minimum(1 - _first, GROUP_M)
-    bm = _first + (_pid % _group) % _gsize
-    bn = (_pid % _group) // _gsize
-    mc_1 = tl.full([64, 64], 0.0, tl.float32)  # wgmma_rs.co:29
-    lhs_s_data = tl.zeros([64, 16], tl.float16)  # wgmma_rs.co:30
-    # .swiz<32>: 32-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    if TMA_LHS_64X16:
-        tile_2 = lhs_desc_64x16.load([(bm * 64), 0])
-    else:
-        tile_2 = tl.load(lhs_ptr + (((bm * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (tl.arange(0, 16)[None, :]) * lhs_s1)
-    lhs_s_data = tile_2  # wgmma_rs.co:30
-    rhs_s_data = tl.zeros([64, 16], tl.float16)  # wgmma_rs.co:31
-    # .swiz<32>: 32-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    if TMA_RHS_64X16:
-        tile_3 = rhs_desc_64x16.load([(bn * 64), 0])
-    else:
-        tile_3 = tl.load(rhs_ptr + (((bn * 64) + tl.arange(0, 64)[:, None])) * rhs_s0 + (tl.arange(0, 16)[None, :]) * rhs_s1)
-    rhs_s_data = tile_3  # wgmma_rs.co:31
-    mc_1 = tl.dot(lhs_s_data, tl.trans(rhs_s_data), mc_1)  # wgmma_rs.co:34
-    tl.store(output_ptr + (((bm * 64) + tl.arange(0, 64)[:, None])) * output_s0 + (((bn * 64) + tl.arange(0, 64)[None, :])) * output_s1, mc_1)  # wgmma_rs.co:36
+def wgmma_rs2_k0(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+):
+    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    pid = tl.program_id(0)  # wgmma_rs.co:28
+    num_pid_m = 1
+    num_pid_n = 1
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # wgmma_rs.co:34
+        for k in tl.range(0, 1, num_stages=3):
+            offs_k = k * 64 + tl.arange(0, 64)
+            mask_a = (offs_m[:, None] < 64) & (offs_k[None, :] < 16)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 64])
+            else:
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_n[:, None] < 64) & (offs_k[None, :] < 16)
+            if TMA_RHS:
+                b = rhs_desc.load([pid_n * 256, k * 64])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, tl.trans(b), acc)
+        mask_c = (offs_m[:, None] < 64) & (offs_n[None, :] < 64)  # wgmma_rs.co:36
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
 def wgmma_rs2(lhs, rhs, *, _launch=None):
@@ -127,11 +151,12 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, 'rhs', rhs, 0, 64)
     _rt.fixed_dim(_F, 'rhs', rhs, 1, 16)
     output = _rt.alloc(_F, (64, 64), torch.float32, _dev, 0.0)  # wgmma_rs.co:27
-    _wgmma_rs2_k0_TMA_LHS_64X16 = _rt.tma_ok(_F, 'lhs', lhs, [64, 16], [64, 16], 'loads')
-    _wgmma_rs2_k0_lhs_desc_64x16 = _rt.tma_desc(lhs, [64, 16], _wgmma_rs2_k0_TMA_LHS_64X16, _OOB_PADDING)
-    _wgmma_rs2_k0_TMA_RHS_64X16 = _rt.tma_ok(_F, 'rhs', rhs, [64, 16], [64, 16], 'loads')
-    _wgmma_rs2_k0_rhs_desc_64x16 = _rt.tma_desc(rhs, [64, 16], _wgmma_rs2_k0_TMA_RHS_64X16, _OOB_PADDING)
-    _launch(wgmma_rs2_k0, ((1) * (1),), [lhs, lhs.stride(0), lhs.stride(1), _wgmma_rs2_k0_lhs_desc_64x16, rhs, rhs.stride(0), rhs.stride(1), _wgmma_rs2_k0_rhs_desc_64x16, output, output.stride(0), output.stride(1)], dict(GROUP_M=8, TMA_LHS_64X16=_wgmma_rs2_k0_TMA_LHS_64X16, TMA_RHS_64X16=_wgmma_rs2_k0_TMA_RHS_64X16, num_warps=4))  # wgmma_rs.co:28
+    _wgmma_rs2_k0_NUM_SMS = _rt.num_sms(_dev)  # wgmma_rs.co:28
+    _wgmma_rs2_k0_TMA_LHS = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads (auto)')
+    _wgmma_rs2_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _wgmma_rs2_k0_TMA_LHS, _OOB_PADDING)
+    _wgmma_rs2_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [256, 64], [256, 64], 'loads (auto)')
+    _wgmma_rs2_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _wgmma_rs2_k0_TMA_RHS, _OOB_PADDING)
+    _launch(wgmma_rs2_k0, (min(1, _wgmma_rs2_k0_NUM_SMS),), [lhs, lhs.stride(0), lhs.stride(1), rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _wgmma_rs2_k0_lhs_desc, _wgmma_rs2_k0_rhs_desc], dict(GROUP_M=8, TMA_LHS=_wgmma_rs2_k0_TMA_LHS, TMA_RHS=_wgmma_rs2_k0_TMA_RHS, NUM_SMS=_wgmma_rs2_k0_NUM_SMS, num_warps=8))
     return output  # wgmma_rs.co:38
 
 

@@ -1,0 +1,259 @@
+"""A contraction tiled under a Schedule: the tile-IR kernel and its launch.
+
+The kernel reads like Triton's tutorials 03 and 09: a (persistent) loop over output tiles in
+groups of ``GROUP_M`` row tiles, named offsets and masks, a pipelined K loop of TMA loads (masked
+loads where the launch-time tensors break TMA's rules) feeding ``tl.dot``, one masked store.  Each
+operand is masked by its own extents, which is what the source's zero fill means (see
+:mod:`croq2triton.tir.contract`); the proof that this computes what the ``.co`` computes is
+:func:`croq2triton.lift.contraction.prove`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..lift.host import HostScope, ir_type
+from ..tir import expr as E
+from ..tir import nodes as N
+from ..tir.contract import Contraction, Operand
+from .schedule import Schedule
+
+DOT_TYPES = ("f16", "f8_e4m3", "f8_e5m2", "f32", "tf32")
+
+
+class NotTiled(Exception):
+    """A contraction this tiling does not cover (the kernel is lowered as written)."""
+
+
+@dataclass
+class Tiled:
+    kernel: N.Kernel
+    launch: list[str]  # launcher lines, the last one launches
+
+
+def _var(name: str, dims: tuple[int, ...] = (), dtype: str = "i32") -> E.Var:
+    return E.Var(name, dtype, dims=dims)
+
+
+class GemmBuilder:
+    def __init__(self, c: Contraction, s: Schedule, host: HostScope, name: str, line: int) -> None:
+        self.c, self.s, self.host, self.name, self.line = c, s, host, name, line
+        self.args: dict[str, N.Arg] = {}
+        self.sizes: dict[str, E.Expr] = {}
+        self.launch: list[str] = []
+
+    # ---------------------------------------------------------------- arguments
+    def size(self, x: str | int) -> E.Expr:
+        if isinstance(x, int):
+            return E.Const(x)
+        if x not in self.args:
+            self.args[x] = N.Scalar(x, "i32", E.Var(x))
+        return E.Var(x, "i32", 0)
+
+    def tensor(self, op: Operand) -> tuple[N.Pointer, tuple[E.Expr, ...]]:
+        t = self.host.tensors[op.tensor]
+        ptr_name = f"{op.tensor}_ptr"
+        extents = tuple(self.size(x) for x in t.extents)
+        if ptr_name not in self.args:
+            strides = tuple(f"stride_{op.tensor}{d}" for d in range(op.rank))
+            ty = ir_type(t.elem)
+            if ty is None:
+                raise NotTiled(f"element type {t.elem}")
+            self.args[ptr_name] = N.Pointer(ptr_name, t.host, ty, extents, strides)
+            for d, st in enumerate(strides):
+                self.args[st] = N.Stride(st, t.host, d)
+        arg = self.args[ptr_name]
+        assert isinstance(arg, N.Pointer)
+        return arg, extents
+
+    def constexpr(self, name: str, value: int | bool, tunable: bool = False) -> E.Var:
+        self.args[name] = N.Constexpr(name, value, tunable)
+        return E.Var(name)
+
+    # ---------------------------------------------------------------- the kernel
+    def build(self) -> Tiled:
+        c, s = self.c, self.s
+        for op in (c.a, c.b):
+            if op.elem not in DOT_TYPES:
+                raise NotTiled(f"{op.elem} operands")
+        if c.a.elem != c.b.elem or c.acc not in ("f32", "f16") or ir_type(c.out.elem) is None:
+            raise NotTiled("these element types")
+        a_ptr, a_ext = self.tensor(c.a)
+        b_ptr, b_ext = self.tensor(c.b)
+        o_ptr, o_ext = self.tensor(c.out)
+        m_ext, n_ext, k_ext = o_ext[c.out.free], o_ext[c.out.inner], a_ext[c.a.inner]
+        body: list[N.Stmt] = []
+        line = self.line
+
+        def let(name: str, value: E.Expr, into: list[N.Stmt], at: int = line, lo: int | None = None) -> E.Var:
+            v = E.Var(name, value.dtype, lo, None, value.shape)
+            into.append(N.Let(v, value, line=at))
+            return v
+
+        pid = E.Var("pid", "i32", 0)
+        pids = [pid]
+        batch: E.Expr | None = None
+        if c.batched:
+            batch = E.Var("pid_b", "i32", 0)
+            pids.append(batch)  # type: ignore[arg-type]
+        tiles_m = let("num_pid_m", E.CDiv(m_ext, E.Const(s.block_m)), body)
+        tiles_n = let("num_pid_n", E.CDiv(n_ext, E.Const(s.block_n)), body)
+        num_tiles = let("num_tiles", tiles_m * tiles_n, body) if s.persistent else None
+        tile_body: list[N.Stmt] = []
+        tile = E.Var("tile_id", "i32", 0) if s.persistent else pid
+        group_m = self.constexpr("GROUP_M", s.group_m, True)
+        if s.group_m > 1:
+            in_group = let("num_pid_in_group", group_m * tiles_n, tile_body)
+            first = let("first_pid_m", E.Bin("/", tile, in_group) * group_m, tile_body)
+            size_m = let("group_size_m", E.Bin("min", tiles_m - first, group_m), tile_body)
+            pid_m = let("pid_m", first + E.Bin("%", E.Bin("%", tile, in_group), size_m), tile_body, lo=0)
+            pid_n = let("pid_n", E.Bin("/", E.Bin("%", tile, in_group), size_m), tile_body, lo=0)
+        else:
+            pid_m = let("pid_m", E.Bin("/", tile, tiles_n), tile_body, lo=0)
+            pid_n = let("pid_n", E.Bin("%", tile, tiles_n), tile_body, lo=0)
+        offs_m = let("offs_m", pid_m * s.block_m + E.Arange(s.block_m), tile_body)
+        offs_n = let("offs_n", pid_n * s.block_n + E.Arange(s.block_n), tile_body)
+        # f16 accumulators are kept in f32 and rounded once at the store (LANGUAGE.md 9.3: at least as
+        # accurate). Measured (perf/acc16_probe.py, H200, 2026-12-01): tl.dot with out_dtype f16 at
+        # 128 x 256 x 64 runs 0.864 / 0.833 of cuBLAS at 8192^3 / 4096^3, the f32 accumulator 0.977 / 0.953
+        acc = _var("acc", (s.block_m, s.block_n), "f32")
+        tile_body.append(N.Let(acc, E.Full((s.block_m, s.block_n), 0, acc.type), line=c.line))
+
+        # the K loop: one tile of each operand, one dot
+        kt = E.Var("k", "i32", 0)
+        loop: list[N.Stmt] = []
+        offs_k = let("offs_k", kt * s.block_k + E.Arange(s.block_k), loop, c.line)
+        a_tile, trans_a = self.operand_tile(c.a, a_ptr, a_ext, offs_m, offs_k, pid_m, kt, batch, "a", loop)
+        b_tile, trans_b = self.operand_tile(c.b, b_ptr, b_ext, offs_n, offs_k, pid_n, kt, batch, "b", loop)
+        precision = "tf32" if c.a.elem in ("f32", "tf32") else None
+        loop.append(N.Dot(acc, a_tile, b_tile, acc, precision, None, trans_a, not trans_b, line=c.line))
+        pipe = N.Pipeline(s.num_stages, warp_specialize=s.warp_specialize)
+        k_steps = E.CDiv(k_ext, E.Const(s.block_k))
+        tile_body.append(N.For(kt, E.Const(0), k_steps, E.Const(1), loop, pipe, (acc,), line=c.line))
+
+        # the store
+        out_ty = ir_type(c.out.elem) or "f32"
+        value: E.Expr = acc if out_ty == acc.type else E.Cast(acc, out_ty)
+        rows, cols = E.Lift(offs_m, 2, (0,)), E.Lift(offs_n, 2, (1,))
+        out_terms = [E.Bin("<", rows, m_ext), E.Bin("<", cols, n_ext)]
+        if c.out.batch is not None and batch is not None:
+            out_terms.append(E.Bin("<", batch, o_ext[c.out.batch]))
+        mask = let("mask_c", E.conj(out_terms), tile_body, c.store_line)
+        index: list[E.Expr] = [E.Const(0)] * c.out.rank
+        index[c.out.free], index[c.out.inner] = rows, cols
+        if c.out.batch is not None and batch is not None:
+            index[c.out.batch] = batch
+        tile_body.append(N.Store(o_ptr.name, tuple(index), value, mask, line=c.store_line))
+
+        if s.persistent:
+            num_sms = self.constexpr("NUM_SMS", 132)
+            assert num_tiles is not None
+            body.append(N.For(tile, pid, num_tiles, num_sms, tile_body, line=line))
+        else:
+            body.extend(tile_body)
+        return self.finish(body, tuple(pids), m_ext, n_ext)
+
+    def operand_tile(
+        self,
+        op: Operand,
+        ptr: N.Pointer,
+        ext: tuple[E.Expr, ...],
+        offs_free: E.Var,
+        offs_k: E.Var,
+        pid_free: E.Expr,
+        kt: E.Var,
+        batch: E.Expr | None,
+        tag: str,
+        into: list[N.Stmt],
+    ) -> tuple[E.Var, bool]:
+        """The [free, K] tile of an operand (``[K, free]`` when it is stored that way: the bool)."""
+        s = self.s
+        block_free = s.block_m if tag == "a" else s.block_n
+        k_first = op.inner < op.free  # stored [.., K, free]
+        shape = (s.block_k, block_free) if k_first else (block_free, s.block_k)
+        free_dim, k_dim = (1, 0) if k_first else (0, 1)
+        index: list[E.Expr] = [E.Const(0)] * op.rank
+        index[op.free] = E.Lift(offs_free, 2, (free_dim,))
+        index[op.inner] = E.Lift(offs_k, 2, (k_dim,))
+        if op.batch is not None and batch is not None:
+            index[op.batch] = batch
+        terms = [E.Bin("<", index[op.free], ext[op.free]), E.Bin("<", index[op.inner], ext[op.inner])]
+        if k_first:
+            terms.reverse()
+        if op.batch is not None and batch is not None:
+            terms.append(
+                E.Bin("<", batch, ext[op.batch])
+            )  # the grid's batch axis is the extent: a fact for the verifier
+        mask = _var(f"mask_{tag}", shape, "i1")
+        into.append(N.Let(mask, E.conj(terms), line=self.c.line))
+        tile = _var(tag, shape, ptr.dtype)
+        load = N.Load(tile, ptr.name, tuple(index), mask, 0.0, line=self.c.line)
+        if not s.tma or op.batch is not None:
+            into.append(load)
+            return tile, k_first
+        desc = f"{op.tensor}_desc"
+        flag = f"TMA_{op.tensor.upper()}"
+        block = list(shape)
+        self.args[desc] = N.Descriptor(desc, self.host.tensors[op.tensor].host, tuple(block))
+        self.args[flag] = N.Constexpr(flag, True)
+        coords = [E.fold(kt * s.block_k), E.fold(pid_free * block_free)] if k_first else [
+            E.fold(pid_free * block_free), E.fold(kt * s.block_k)]  # fmt: skip
+        into.append(N.TmaLoad(tile, desc, tuple(coords), load, flag, line=self.c.line))
+        return tile, k_first
+
+    # ---------------------------------------------------------------- the launch
+    def finish(self, body: list[N.Stmt], pids: tuple[E.Var, ...], m_ext: E.Expr, n_ext: E.Expr) -> Tiled:
+        from ..tir.pyexpr import to_source
+
+        s, c = self.s, self.c
+        tiles = E.fold(E.CDiv(m_ext, E.Const(s.block_m)) * E.CDiv(n_ext, E.Const(s.block_n)))
+        k = self.name
+        host_args: list[str] = []
+        consts: list[str] = []
+        order: list[N.Arg] = [a for a in self.args.values() if not isinstance(a, N.Constexpr)]
+        order += [a for a in self.args.values() if isinstance(a, N.Constexpr)]
+        for a in order:
+            if isinstance(a, N.Pointer):
+                host_args.append(a.tensor)
+            elif isinstance(a, N.Stride):
+                host_args.append(f"{a.tensor}.stride({a.dim})")
+            elif isinstance(a, N.Scalar):
+                host_args.append(to_source(a.host, "host"))
+            elif isinstance(a, N.Descriptor):
+                flag = f"_{k}_TMA_{a.name.removesuffix('_desc').upper()}"
+                box = list(a.block)
+                self.launch.append(f"{flag} = _rt.tma_ok(_F, {a.tensor!r}, {a.tensor}, {box}, {box}, 'loads (auto)')")
+                self.launch.append(f"_{k}_{a.name} = _rt.tma_desc({a.tensor}, {box}, {flag}, _OOB_PADDING)")
+                host_args.append(f"_{k}_{a.name}")
+            elif isinstance(a, N.Constexpr):
+                if a.name == "NUM_SMS":
+                    self.launch.insert(0, f"_{k}_NUM_SMS = _rt.num_sms(_dev)")
+                    consts.append(f"NUM_SMS=_{k}_NUM_SMS")
+                elif a.name.startswith("TMA_"):
+                    consts.append(f"{a.name}=_{k}_{a.name}")
+                else:
+                    consts.append(f"{a.name}={a.value}")
+        grid_tiles = to_source(tiles, "host")
+        if s.persistent:
+            grid = f"(min({grid_tiles}, _{k}_NUM_SMS),)"
+        elif c.batched:
+            t = self.host.tensors[c.out.tensor]
+            assert c.out.batch is not None
+            grid = f"({grid_tiles}, {t.extents[c.out.batch]})"
+        else:
+            grid = f"({grid_tiles},)"
+        consts += [f"num_warps={s.num_warps}"]
+        self.launch.append(f"_launch({k}, {grid}, [{', '.join(host_args)}], dict({', '.join(consts)}))")
+        tile = f"{s.block_m} x {s.block_n} x {s.block_k}"
+        src = f"{c.source_tile[0]} x {c.source_tile[1]} output tiles, K steps of {c.source_tile[2]}"
+        doc = (
+            f"out = a @ b{'^T' if c.b.free < c.b.inner else ''} over {tile} tiles (schedule {s.origin}; the source: {src}). "
+            "The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only "
+            "changes how it runs."
+        )
+        kernel = N.Kernel(k, (), pids, list(order), body, num_warps=s.num_warps, doc=doc, line=self.line)
+        return Tiled(kernel, self.launch)
+
+
+def tile_contraction(c: Contraction, s: Schedule, host: HostScope, name: str, line: int) -> Tiled:
+    return GemmBuilder(c, s, host, name, line).build()

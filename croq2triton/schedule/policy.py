@@ -1,0 +1,44 @@
+"""What ``--schedule auto`` picks for a contraction, and the measurements behind it.
+
+H200, Triton 3.6.0, ``perf/gemm_probe.py --shapes 8192,4096,4000`` (perf/RESULTS.md 2026-11-30
+00:12), hand-written kernels of the structure :mod:`.gemm` emits (host TensorDescriptors,
+``tl.dot``, f32 accumulator), ratio = cuBLAS time / kernel time at 8192^3 / 4096^3 / 4000^3:
+
+    128 x 128 x 64, 4 stages, 8 warps              0.922  0.865  0.855
+    128 x 256 x 64, 3 stages, 8 warps              0.999  0.932  0.974
+    128 x 256 x 64, 4 stages                       out of shared memory (262 KB > 227 KB)
+    256 x 128 x 64, 3 stages, 8 warps              0.956  0.919  0.911
+    persistent 128 x 256 x 64, 3 stages, 8 warps   1.009  0.968  0.959
+
+so 16-bit operands take 128 x 256 x 64, 3 stages, 8 warps, a persistent grid in groups of 8 row
+tiles.  8-bit operands take the same tile with K steps of 128 (the same bytes per stage: 48 KB).
+32-bit operands (tf32 dots) take K steps of 32 (again 48 KB a stage).  Batched contractions run
+one program per (tile, batch) and read through masked loads (a 3-D descriptor box would load a
+``[1, BM, BK]`` block).
+"""
+
+from __future__ import annotations
+
+from ..tir.contract import Contraction
+from .schedule import Schedule, pow2_at_least
+
+BYTES = {"f8_e4m3": 1, "f8_e5m2": 1, "f16": 2, "bf16": 2, "f32": 4, "tf32": 4}
+
+
+def auto(c: Contraction) -> Schedule:
+    width = max(BYTES.get(c.a.elem, 2), BYTES.get(c.b.elem, 2))
+    block_k = {1: 128, 2: 64, 4: 32}[width]
+    if c.batched:
+        return Schedule(128, 256, block_k, persistent=False, tma=False)
+    return Schedule(128, 256, block_k)
+
+
+def source(c: Contraction) -> Schedule:
+    """The schedule the ``.co`` states: its block tile (rounded up to powers of two of at least
+    16), its K step (at least 16, what ``tl.dot`` takes), its program order (row-major, no
+    persistence), masked loads only where the source does not use TMA."""
+    rows, cols, k = c.source_tile
+    bm, bn = pow2_at_least(rows), pow2_at_least(cols)
+    warps = 8 if bm * bn >= 128 * 128 else 4
+    return Schedule(bm, bn, pow2_at_least(k), num_stages=3, num_warps=warps, group_m=1, persistent=False,
+                    tma=not c.batched, origin="source")  # fmt: skip

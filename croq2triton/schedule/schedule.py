@@ -1,0 +1,54 @@
+"""The Schedule: every choice of how a tiled kernel runs, as one value (DESIGN.md).
+
+A schedule never changes what a kernel computes, only how: the block tile, the software
+pipeline's depth, the warps per program, the program order (groups of ``group_m`` row tiles
+that share B in L2), whether a persistent grid of one program per SM walks the tiles, and
+whether operands are read through TMA descriptors (where the launch-time tensors allow it; masked
+loads otherwise).  ``origin`` says where it comes from: the ``.co`` itself (``source``), the
+``auto`` policy (:mod:`.policy`), or a tuning point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Schedule:
+    block_m: int
+    block_n: int
+    block_k: int
+    num_stages: int = 3
+    num_warps: int = 8
+    group_m: int = 8
+    persistent: bool = True
+    tma: bool = True
+    warp_specialize: bool = False
+    origin: Literal["source", "auto", "tuned"] = "auto"
+
+    def __post_init__(self) -> None:
+        for name in ("block_m", "block_n", "block_k"):
+            v = getattr(self, name)
+            if v < 16 or v & (v - 1):
+                raise ValueError(f"{name} = {v}: block extents are powers of two of at least 16")
+        if self.num_stages < 1 or self.num_warps not in (1, 2, 4, 8, 16) or self.group_m < 1:
+            raise ValueError(f"not a valid schedule: {self}")
+
+    def with_(self, **changes: object) -> Schedule:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        order = f"persistent, groups of {self.group_m}" if self.persistent else f"groups of {self.group_m}"
+        loads = "TMA loads" if self.tma else "masked loads"
+        return (
+            f"{self.block_m} x {self.block_n} x {self.block_k} tiles, {self.num_stages} stages, "
+            f"{self.num_warps} warps, {order}, {loads} ({self.origin})"
+        )
+
+
+def pow2_at_least(n: int, floor: int = 16) -> int:
+    p = floor
+    while p < n:
+        p *= 2
+    return p

@@ -1,0 +1,44 @@
+"""A contraction: what a GEMM kernel computes, stated by meaning and free of any schedule.
+
+``out[b, m, n] = cast(sum over k < K of a[b, m, k] * b[b, n, k])``, with the storage order of each
+operand (which dimension is the batch, the row and the contraction one), the accumulator type and
+the ``.co`` lines of the reduction and the store.  :mod:`croq2triton.lift.contraction` proves a
+kernel computes one; :mod:`croq2triton.schedule.gemm` tiles it under a
+:class:`~croq2triton.schedule.schedule.Schedule`.  Elements outside a tensor read as zero (what
+``.zfill``, TMA and the tail rule of LANGUAGE.md 7.8 give), so each operand is masked by its own
+extents and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One tensor of the contraction: its Croqtile name and element type, and which of its
+    dimensions is the batch (None: no batch), the free one (rows of ``a`` / columns of ``b`` and,
+    for ``out``, the rows) and the contracted one (for ``out``: its columns)."""
+
+    tensor: str
+    elem: str
+    rank: int
+    free: int
+    inner: int
+    batch: int | None = None
+
+
+@dataclass(frozen=True)
+class Contraction:
+    a: Operand  # free = m, inner = k
+    b: Operand  # free = n, inner = k
+    out: Operand  # free = m, inner = n
+    acc: str  # accumulator element type (f32, f16, s32)
+    source_tile: tuple[int, int, int]  # the block tile the source states: rows, columns, K step
+    line: int  # the .co line of the reduction (the MMA or the += )
+    store_line: int  # the .co line of the store
+    notes: tuple[str, ...] = ()  # what the source states that the Triton kernel does not keep
+
+    @property
+    def batched(self) -> bool:
+        return self.out.batch is not None

@@ -1,0 +1,88 @@
+"""lift/contraction.py: a kernel is tiled as a GEMM exactly when the analysis proves it computes one.
+
+Forms that compute ``out = a @ b^T`` are recognised whatever their thread tile, staging or roles
+(tests/test_gemm_forms.py runs them); these are the near misses that must *not* be: each differs
+from a GEMM in one way that changes the result, so tiling it as a contraction would be wrong.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from lowering_util import assert_close, poisoned, randn
+
+from croq2triton.api import load_source, translate_full
+from croq2triton.schedule.schedule import Schedule
+
+MARK = "The .co computes this contraction"
+
+GEMM = """
+__co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 16)] : block, {tm, tn} by [16, 16] : thread {
+    f32 s = 0.0f;
+    foreach {k} in [KLOOP]
+      s += a.at(bm # tm, KIDX) * b.at(bn # tn, k);
+    if (GUARD)
+      out.at(bm # tm, bn # tn) = VALUE;
+  }
+}
+"""
+BASE = {"KLOOP": "K", "KIDX": "k", "GUARD": "bm # tm < M && bn # tn < N", "VALUE": "s"}
+
+
+def _source(**changes: str) -> str:
+    text = GEMM
+    for key, value in {**BASE, **changes}.items():
+        text = text.replace(key, value)
+    return text
+
+
+def _auto(text: str) -> str:
+    return translate_full(text, filename="near.co", schedule="auto").source
+
+
+def test_the_plain_form_is_a_contraction_and_computes_the_gemm() -> None:
+    src = _auto(_source())
+    assert MARK in src
+    mod = load_source(src, "near_plain")
+    a, b = randn(37, 29, dtype=torch.float16, seed=1), randn(45, 29, dtype=torch.float16, seed=2)
+    out = poisoned(37, 45, dtype=torch.float32)
+    mod.gemm(a, b, out)
+    assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"KLOOP": "K - 1"}, "the reduction stops before the end of K"),
+        ({"KIDX": "k / 2"}, "a's K index is not b's"),
+        ({"VALUE": "s * 2.0f"}, "the stored value is not the sum"),
+        ({"GUARD": "bm # tm < M - 1 && bn # tn < N"}, "the guard drops a row the tensor has"),
+        ({"GUARD": "bm # tm < M && bn # tn < N && bn > 0"}, "the guard drops a block"),
+    ],
+)
+def test_a_near_miss_is_lowered_as_written(change: dict[str, str], why: str) -> None:
+    assert MARK not in _auto(_source(**change)), why
+
+
+def test_partial_sums_stored_inside_the_k_loop_are_the_last_write() -> None:
+    # the store inside the loop writes every partial sum; the last one, the whole sum, stays
+    text = _source().replace(
+        "foreach {k} in [K]\n      s += a.at(bm # tm, k) * b.at(bn # tn, k);",
+        "foreach {k} in [K] {\n      s += a.at(bm # tm, k) * b.at(bn # tn, k);\n"
+        "      if (bm # tm < M && bn # tn < N) out.at(bm # tm, bn # tn) = s;\n    }",
+    )
+    assert "foreach {k} in [K] {" in text
+    src = _auto(text)
+    mod = load_source(src, "near_partial")
+    a, b = randn(20, 21, dtype=torch.float16, seed=3), randn(18, 21, dtype=torch.float16, seed=4)
+    out = poisoned(20, 18, dtype=torch.float32)
+    mod.gemm(a, b, out)
+    assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
+
+
+def test_schedules_reject_blocks_triton_cannot_tile() -> None:
+    assert Schedule(128, 256, 64).describe().startswith("128 x 256 x 64 tiles")
+    for bad in ((96, 128, 64), (128, 128, 8)):
+        with pytest.raises(ValueError):
+            Schedule(*bad)
