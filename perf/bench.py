@@ -236,6 +236,139 @@ def markdown(info: dict[str, str], gemm: list[dict[str, object]], elem: list[dic
     return "\n".join(out) + "\n"
 
 
+# tests/programs/gemm_forms: (file, defines, output dtype, input dtype, b stored [K, N], batch, num_sms argument)
+FORMS = [
+    ("scalar_1x1", {}, "f32", "f16", False, 0, None),
+    ("thread_4x4", {}, "f32", "f16", False, 0, None),
+    ("thread_8x32", {}, "f32", "f16", False, 0, None),
+    ("thread_16x16", {}, "f16", "f16", False, 0, None),
+    ("staged_k16", {}, "f32", "f16", False, 0, None),
+    ("staged_k32_future", {}, "f32", "f16", False, 0, None),
+    ("staged_k48", {}, "f16", "f16", False, 0, None),
+    ("staged_k128_kn", {}, "f32", "f16", True, 0, None),
+    ("mma_rowrow_global", {}, "f32", "f16", False, 0, None),
+    ("mma_rowcol_dmaout", {}, "f16", "f16", True, 0, None),
+    ("rega_n80_tma", {}, "f16", "f16", False, 0, None),
+    ("ntile_f16acc", {"BN": "48"}, "f16", "f16", False, 0, None),
+    ("ntile_f16acc", {"BN": "192"}, "f16", "f16", False, 0, None),
+    ("ntile_shared", {"BN": "96"}, "f16", "f16", False, 0, None),
+    ("batched", {}, "f32", "f16", False, 4, None),
+    ("pipe_1c_s4", {}, "f32", "f16", False, 0, None),
+    ("pipe_2c_s2", {}, "f16", "f16", False, 0, None),
+    ("pipe_3c_s1", {}, "f32", "f16", False, 0, None),
+    ("pipe_tut_1c_s2", {}, "f16", "f16", False, 0, None),
+    ("pipe_tut_3c_s3", {}, "f32", "f16", False, 0, None),
+    ("persistent", {}, "f16", "f16", False, 0, None),
+    ("persistent_param", {}, "f32", "f16", False, 0, 132),
+    ("fp8_f32out", {}, "f32", "f8", False, 0, None),
+    ("fp8_f16out", {}, "f16", "f8", False, 0, None),
+    ("warp_mma", {}, "f32", "f16", True, 0, None),
+    ("warp_mma_staged", {}, "f16", "f16", False, 0, None),
+    ("wg2_split_store", {}, "f32", "f16", False, 0, None),
+]
+
+
+def bench_forms(shapes: list[int], rounds: int, schedules: list[str]) -> list[dict[str, object]]:
+    """Every GEMM form of tests/programs/gemm_forms, against the library GEMM with the same
+    inputs and output type in the same process (cuBLAS ``torch.mm``, f32 outputs through
+    ``out_dtype``; fp8: ``torch._scaled_mm``), paired round by round."""
+    import torch
+    import triton
+
+    from croq2triton.api import load
+
+    dts = {"f16": torch.float16, "f32": torch.float32, "f8": torch.float8_e4m3fn}
+    rows: list[dict[str, object]] = []
+    one = torch.ones((), device="cuda")
+    for n in shapes:
+        for name, defines, out_t, in_t, b_kn, batch, num_sms in FORMS:
+            label = name + "".join(f"-{k}{v}" for k, v in defines.items())
+            torch.manual_seed(n)
+            lead = (batch,) if batch else ()
+            a = torch.randn(*lead, n, n, device="cuda").to(dts[in_t])
+            b = torch.randn(*lead, n, n, device="cuda").to(dts[in_t])
+            bt = b if b_kn else b.transpose(-1, -2)
+            if in_t == "f8":
+                bcol = b.T if not b_kn else b.T.contiguous().T
+
+                def lib(a=a, bcol=bcol, out_t=out_t):  # noqa: ANN202
+                    return torch._scaled_mm(a, bcol, one, one, out_dtype=dts[out_t])
+            elif batch:
+
+                def lib(a=a, bt=bt, out_t=out_t):  # noqa: ANN202
+                    return torch.bmm(a, bt, out_dtype=dts[out_t]) if out_t == "f32" else torch.bmm(a, bt)
+            else:
+
+                def lib(a=a, bt=bt, out_t=out_t):  # noqa: ANN202
+                    return torch.mm(a, bt, out_dtype=dts[out_t]) if out_t == "f32" else torch.mm(a, bt)
+
+            lib_note = ""
+            try:
+                ref = lib().float()
+            except TypeError:  # a torch without out_dtype: cuBLAS with f16 output, and said so
+                lib_note = "library: f16 output"
+
+                def lib(a=a, bt=bt):  # noqa: ANN202
+                    return torch.matmul(a, bt)
+
+                ref = torch.matmul(a.float(), bt.float())
+            for sched in schedules:
+                row: dict[str, object] = {"kernel": f"{label} {sched}", "shape": n, "dtype": f"{in_t}->{out_t}"}
+                if lib_note:
+                    row["note"] = lib_note
+                rows.append(row)
+                try:
+                    mod = load(
+                        REPO / "tests/programs/gemm_forms" / f"{name}.co", schedule=sched, defines=defines or None
+                    )
+                except Exception as e:  # noqa: BLE001
+                    row["note"] = f"not translated: {str(e).splitlines()[0][:120]}"
+                    continue
+                out = torch.full((*lead, n, n), float("nan"), device="cuda", dtype=dts[out_t])
+                extra = [num_sms] if num_sms is not None else []
+
+                def run(mod=mod, a=a, b=b, out=out, extra=extra) -> None:
+                    mod.gemm(a, b, out, *extra)
+
+                run()
+                torch.cuda.synchronize()
+                err = (out.float() - ref).abs().max().item()
+                tol = (2e-2 if out_t == "f16" else 2e-3) * ref.abs().max().item() + 0.05
+                if in_t == "f8":  # Hopper fp8 dots (cuBLAS and Triton alike) accumulate in about 22 bits
+                    tol = 1e-2 * ref.abs().max().item() + 0.05
+                if not (bool(torch.isfinite(out).all()) and err <= tol):
+                    row["note"] = f"WRONG (max err {err:.3g}): not timed {lib_note}"
+                    continue
+                t0 = triton.testing.do_bench(run, warmup=10, rep=50)
+                if t0 > 200:  # a form still lowered element by element: one timing says enough
+                    row.update(ms=t0, note="slow: timed once")
+                    continue
+                libs, mine, pairs = [], [], []
+                for _ in range(rounds):
+                    c = triton.testing.do_bench(lib, warmup=25, rep=200)
+                    t = triton.testing.do_bench(run, warmup=25, rep=200)
+                    libs.append(c)
+                    mine.append(t)
+                    pairs.append(c / t)
+                row.update(ms=median_of_rounds(mine), lib_ms=median_of_rounds(libs),
+                           ratio=median_of_rounds(pairs), raw=mine, lib_raw=libs)  # fmt: skip
+    return rows
+
+
+def forms_markdown(info: dict[str, str], rows: list[dict[str, object]], cmd: str) -> str:
+    out = [f"## {info['date']} - perf/bench.py --forms: every GEMM form against the library GEMM", ""]
+    out.append(f"* {info['gpu']}, torch {info['torch']}, Triton {info['triton']}; clocks (SM, mem, power) "
+               f"before {info['clocks_before']}, after {info['clocks_after']}.")  # fmt: skip
+    out.append(f"* Command: `{cmd}`. Ratio = library time / kernel time, median over paired rounds.")
+    out += ["", "| form | shape | types | kernel ms | library ms | ratio | note |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ms = f"{r['ms']:.4f}" if "ms" in r else ""
+        lib = f"{r['lib_ms']:.4f}" if "lib_ms" in r else ""
+        ratio = f"{r['ratio']:.3f}" if "ratio" in r else ""
+        out.append(f"| {r['kernel']} | {r['shape']} | {r['dtype']} | {ms} | {lib} | {ratio} | {r.get('note', '')} |")
+    return "\n".join(out) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default="4096,8192,4000")
@@ -250,6 +383,8 @@ def main() -> int:
         default=None,
         help="experiment: the rows x columns --schedule auto coarsens thread-level dots to (e.g. 128x256)",
     )
+    ap.add_argument("--forms", action="store_true", help="time every GEMM form of tests/programs/gemm_forms")
+    ap.add_argument("--schedules", default="auto", help="with --forms: comma-separated schedules")
     args = ap.parse_args()
     import torch
     import triton
@@ -264,6 +399,17 @@ def main() -> int:
         "triton": triton.__version__,
         "clocks_before": smi(),
     }
+    cmd = "python3 perf/bench.py " + " ".join(sys.argv[1:])
+    if args.forms:
+        rows = bench_forms([int(x) for x in args.shapes.split(",")], args.rounds, args.schedules.split(","))
+        info["clocks_after"] = smi()
+        md = forms_markdown(info, rows, cmd)
+        print(md)
+        if args.md:
+            Path(args.md).write_text(md)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"info": info, "forms": rows}, indent=1))
+        return 0
     only = set(args.only.split(",")) if args.only else None
     if args.thread_tiles:
         import croq2triton.lower.coarsen as coarsen_mod
