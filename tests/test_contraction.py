@@ -86,3 +86,66 @@ def test_schedules_reject_blocks_triton_cannot_tile() -> None:
     for bad in ((96, 128, 64), (128, 128, 8)):
         with pytest.raises(ValueError):
             Schedule(*bad)
+
+
+def test_an_accumulation_under_a_condition_is_not_a_contraction() -> None:
+    text = _source().replace("      s += a.at", "      if (k < K / 2) s += a.at")
+    assert "if (k < K / 2)" in text
+    assert MARK not in _auto(text)
+
+
+PERSISTENT = """
+__co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {
+  int tiles_n = cdiv(N, 32);
+  int total = cdiv(M, 16) * tiles_n;
+  parallel w by 3 : block {
+    foreach {it} in [ITERS] {
+      tile = it # w;
+      if (tile < LIMIT) {
+        parallel {tm, tn} by [16, 32] : thread {
+          f32 s = 0.0f;
+          foreach {k} in [K]
+            s += a.at((tile / tiles_n) * 16 + tm, k) * b.at((tile % tiles_n) * 32 + tn, k);
+          if ((tile / tiles_n) * 16 + tm < M && (tile % tiles_n) * 32 + tn < N)
+            out.at((tile / tiles_n) * 16 + tm, (tile % tiles_n) * 32 + tn) = s;
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def test_a_persistent_tile_loop_is_a_contraction_when_it_visits_every_tile() -> None:
+    good = PERSISTENT.replace("ITERS", "cdiv(total, 3)").replace("LIMIT", "total")
+    src = _auto(good)
+    assert MARK in src
+    mod = load_source(src, "near_persistent")
+    a, b = randn(50, 23, dtype=torch.float16, seed=5), randn(70, 23, dtype=torch.float16, seed=6)
+    out = poisoned(50, 70, dtype=torch.float32)
+    mod.gemm(a, b, out)
+    assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
+    for iters, limit in (("cdiv(total, 3) - 1", "total"), ("cdiv(total, 3)", "total - 1")):
+        assert MARK not in _auto(PERSISTENT.replace("ITERS", iters).replace("LIMIT", limit)), (iters, limit)
+
+
+def test_chunkat_tiles_of_cdiv_grids_are_tiled_when_the_sizes_divide() -> None:
+    # gemm_v2.co tiles with chunkat on cdiv grids: its tiles have the block's extent only when the tiles
+    # divide the sizes (LANGUAGE.md 7.6), so the launcher checks that and runs the kernel as written otherwise
+    from conftest import EXAMPLES
+
+    src = translate_full((EXAMPLES / "gemm_v2.co").read_text(), filename="gemm_v2.co", schedule="auto").source
+    assert "if M % 64 == 0 and K % 64 == 0 and N % 128 == 0:" in src
+    assert "def matmul_k0_general" in src
+    mod = load_source(src, "v2_chunked")
+    a, b = randn(128, 128, dtype=torch.float16, seed=7), randn(256, 128, dtype=torch.float16, seed=8)
+    out = poisoned(128, 256, dtype=torch.float16)
+    mod.matmul(a, b, out)
+    assert_close(out, a.double() @ b.double().T, atol=2e-2, rtol=1e-2)
+    # sizes the tiles do not divide: the kernel as written (what the source schedule computes too)
+    source = load_source(translate_full((EXAMPLES / "gemm_v2.co").read_text(), filename="gemm_v2.co").source, "v2_src")
+    a, b = randn(100, 70, dtype=torch.float16, seed=9), randn(130, 70, dtype=torch.float16, seed=10)
+    o1, o2 = poisoned(100, 130, dtype=torch.float16), poisoned(100, 130, dtype=torch.float16)
+    mod.matmul(a, b, o1)
+    source.matmul(a, b, o2)
+    assert_close(o1, o2, atol=1e-3, rtol=2e-3)

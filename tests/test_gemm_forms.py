@@ -181,8 +181,8 @@ SIZES = {"M": 1024, "N": 1024, "K": 1024, "BS": 4, "num_sms": 132}
 # `croq2triton compile FILE --size M=1024,N=1024,K=1024 --schedule auto`. Every other form is proved
 # a contraction (lift/contraction.py) and tiled 128 x 256 under the auto policy (schedule/policy.py).
 _PERSISTENT = (
-    "the persistent tile loop's div/mod decomposition (tm = tile_id / tiles_n, tn = tile_id % tiles_n) is not "
-    "yet proved a bijection by the contraction analysis; lowered as written: "
+    "the tile id `tile_iter # block_id` over a run-time number of workers (`num_sms`) has a coefficient that is "
+    "not a constant, which the mixed-radix proof does not take yet; lowered as written: "
 )
 COMPILED: list[Compiled] = [
     *[
@@ -203,18 +203,9 @@ COMPILED: list[Compiled] = [
     ],  # fmt: skip
     *[Compiled("ntile_f16acc", (("BN", bn),)) for bn in ("48", "96", "192")],
     *[Compiled("ntile_shared", (("BN", bn),)) for bn in ("48", "96", "192")],
-    Compiled(
-        "batched",
-        xfail="a contraction, tiled 128 x 256, but read through masked loads (the policy does not yet use 3-D "
-        "descriptors): gemm_k0: dot 128x256x64, num_warps 8, num_stages 3, shared 49152 B, 255 registers, "
-        "wgmma yes, TMA no, grid [32, 4]",
-    ),
+    Compiled("batched"),
     *[Compiled(name) for name in ("pipe_1c_s4", "pipe_2c_s2", "pipe_3c_s1", "pipe_tut_1c_s2", "pipe_tut_3c_s3")],
-    Compiled(
-        "persistent",
-        xfail=_PERSISTENT + "gemm_k0: dot 64x128x64, num_warps 4, num_stages 3, shared 73752 B, 90 registers, "
-        "wgmma yes, TMA yes, grid [132]",
-    ),
+    Compiled("persistent"),
     Compiled(
         "persistent_param",
         xfail=_PERSISTENT + "gemm_k0: dot 64x128x64, num_warps 4, num_stages 3, shared 73752 B, 104 registers, "

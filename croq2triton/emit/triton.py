@@ -13,7 +13,7 @@ import ast
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from ..tir.pyexpr import TL_TYPES, call, constant, name, to_ast
+from ..tir.pyexpr import TL_TYPES, call, call_method, constant, name, to_ast
 from .layout import INDENT, LINE_LIMIT, layout
 
 
@@ -72,13 +72,15 @@ class KernelEmitter:
         elif isinstance(s, N.TmaLoad):
             coords = ast.List([to_ast(c) for c in s.coords], ast.Load())
             self.line(f"if {s.flag}:", depth, s.line)
-            self.assign(s.var.name, ast.Call(name(f"{s.desc}.load"), [coords], []), depth + 1, s.line)
+            loaded: ast.expr = ast.Call(name(f"{s.desc}.load"), [coords], [])
+            if s.reshape is not None:
+                loaded = call_method(loaded, "reshape", ast.List([ast.Constant(d) for d in s.reshape], ast.Load()))
+            self.assign(s.var.name, loaded, depth + 1, s.line)
             self.line("else:", depth, s.line)
             self.assign(s.var.name, self.load(s.fallback), depth + 1, s.line)
         elif isinstance(s, N.TmaStore):
-            coords = ast.List([to_ast(c) for c in s.coords], ast.Load())
             self.line(f"if {s.flag}:", depth, s.line)
-            self.assign(None, ast.Call(name(f"{s.desc}.store"), [coords, to_ast(s.value)], []), depth + 1, s.line)
+            self.tma_store(s, depth + 1)
             self.line("else:", depth, s.line)
             self.assign(None, self.store(s.fallback), depth + 1, s.line)
         elif isinstance(s, N.Dot):
@@ -98,6 +100,28 @@ class KernelEmitter:
                 self.block(s.orelse, depth + 1)
         else:  # pragma: no cover - every statement kind is handled above
             raise TypeError(f"cannot emit {type(s).__name__}")
+
+    def tma_store(self, s: N.TmaStore, depth: int) -> None:
+        if s.split == 1:
+            coords = ast.List([to_ast(c) for c in s.coords], ast.Load())
+            self.assign(None, ast.Call(name(f"{s.desc}.store"), [coords, to_ast(s.value)], []), depth, s.line)
+            return
+        rows, cols = s.value.shape
+        width = cols // s.split
+        value = _src(to_ast(s.value))
+        pieces = [f"{value}_{i}" for i in range(s.split)]
+        assert s.split == 2, "column pieces come from tl.split: two of them"
+        self.line(
+            f"{', '.join(pieces)} = tl.split(tl.permute(tl.reshape({value}, ({rows}, 2, {width})), (0, 2, 1)))",
+            depth,
+            s.line,
+        )
+        for i, piece in enumerate(pieces):
+            coords = [*s.coords[:-1], E.fold(s.coords[-1] + i * width)]
+            node = ast.Call(
+                name(f"{s.desc}.store"), [ast.List([to_ast(c) for c in coords], ast.Load()), name(piece)], []
+            )
+            self.assign(None, node, depth, s.line)
 
     # -------------------------------------------------------------- pieces
     def address(self, base: str, index: tuple[E.Expr, ...]) -> ast.expr:

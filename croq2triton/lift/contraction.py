@@ -104,6 +104,7 @@ class Cells:
     terms: list[Term] = field(default_factory=list)
     zero: bool = False
     line: int = 0
+    guard: tuple[E.Expr, ...] = ()  # the conditions it was declared under (its updates may not add any)
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,7 @@ class Buffer:
     elem: str
     shape: tuple[E.Expr, ...]
     content: Region | list[Placed] | None = None
+    guard: tuple[E.Expr, ...] = ()  # the conditions of its last write: reads must be under them
 
 
 @dataclass
@@ -220,6 +222,7 @@ class Interpreter:
         self.notes: list[str] = []
         self.tensors = {name: t for name, t in host.tensors.items()}
         self.loops: list[LoopFrame] = []
+        self.assumptions: list[tuple[E.Expr, int]] = []
 
     # ---------------------------------------------------------------- scopes
     def fresh(self, base: str, bound: E.Expr | None = None) -> E.Var:
@@ -260,6 +263,20 @@ class Interpreter:
         self.scopes.pop()
 
     # ---------------------------------------------------------------- driver
+    def host_prelude(self, stmts: list[A.Stmt]) -> None:
+        """Integer declarations of the host code before the kernel (``int tiles_n = cdiv(N, 128);``):
+        their values, as expressions of the sizes (a name whose value is not one stays unknown)."""
+        for s in stmts:
+            if not (isinstance(s, A.ScalarDecl) and s.type in ("int", None)):
+                continue
+            for d in s.items:
+                if d.init is None or d.dims:
+                    continue
+                try:
+                    self.bind(d.name, self.int_expr(d.init))
+                except NotLifted:
+                    self.scopes[0].pop(d.name, None)
+
     def run(self) -> None:
         for chain in chains(self.top):
             for b, lvl in zip(chain, chain_levels(chain), strict=True):
@@ -355,6 +372,7 @@ class Interpreter:
                     raise NotLifted("an accumulator that does not start at zero", d)
                 cells = Cells(s.type, (), (), zero=True, line=s.span.line if s.span else 0)
                 self.accs.append(cells)
+                cells.guard = tuple(self.guard)
                 self.bind(d.name, cells)
             elif s.type in (None, "int") and not d.dims:
                 self.bind(d.name, self.value(init))
@@ -375,6 +393,7 @@ class Interpreter:
                 cells.zero = fill is not None and self.is_zero(fill)
                 cells.line = s.span.line if s.span else 0
                 self.accs.append(cells)
+                cells.guard = tuple(self.guard)
                 self.bind(d.name, cells)
             elif s.storage == "shared":
                 if d.init is not None or d.fill is not None:
@@ -458,7 +477,7 @@ class Interpreter:
             raise NotLifted("an accumulation of something other than a product of two tensor elements", a)
         if not cells.zero:
             raise NotLifted("an accumulator that does not start at zero", a)
-        if self.guard:
+        if tuple(self.guard) != cells.guard:
             raise NotLifted("an accumulation under a condition", a)
         conds = tuple((d, i) for d, i in enumerate(idx))
         cells.terms.append(Term((), prod.a, prod.b, conds))
@@ -519,8 +538,10 @@ class Interpreter:
             raise NotLifted("a buffer read in one loop iteration and written for the next (a prefetch)", node)
 
     def touch(self, buf: Buffer, write: bool) -> None:
-        if write and self.guard:
-            raise NotLifted("a buffer written under a condition", None)
+        if write:
+            buf.guard = tuple(self.guard)
+        elif tuple(self.guard[: len(buf.guard)]) != buf.guard:
+            raise NotLifted("a buffer read outside the condition it was written under", None)
         for f in self.loops:
             if write:
                 f.written.add(id(buf))
@@ -564,11 +585,8 @@ class Interpreter:
         if s.other is not None and not isinstance(s.other, A.Empty):
             raise NotLifted("an if with an else in a contraction", s)
         self.guard.append(cond)
-        marks = {id(c): len(c.terms) for c in self.accs}
-        self.stmt(s.then)
+        self.stmt(s.then)  # accumulations check they add no condition (Cells.guard)
         self.guard.pop()
-        if any(len(c.terms) != marks.get(id(c), 0) for c in self.accs):
-            raise NotLifted("an accumulation under a condition", s)
 
     # ---------------------------------------------------------------- warp roles
     def role_binding(self, cond: A.Expr) -> tuple[str, Bounded, tuple[E.Var, E.Expr] | None]:
@@ -719,6 +737,7 @@ class Interpreter:
         cells.shape = ()  # the shape comes with the first MMA
         if s.result:
             self.accs.append(cells)
+            cells.guard = tuple(self.guard)
             self.bind(s.result, cells)
             return
         cur = self.value(s.target) if s.target is not None else None
@@ -761,7 +780,7 @@ class Interpreter:
             acc.shape, acc.coords = shape, (self.fresh("r"), self.fresh("c"))
         elif acc.shape != shape:
             raise NotLifted("an accumulator used with two tile shapes", s)
-        if self.guard:
+        if tuple(self.guard) != acc.guard:
             raise NotLifted("an MMA under a condition", s)
         kk = self.fresh("kk", ka)
         r, c = acc.coords
@@ -904,7 +923,7 @@ class Interpreter:
             args = self.chunk_args(op.args, op)
             if len(args) != rank:
                 raise NotLifted("a chunkat whose arguments do not match the rank", op)
-            shape = [E.fold(E.Bin("/", p, b)) for p, (_, b) in zip(parent, args, strict=True)]
+            shape = [self.chunk_extent(p, b) for p, (_, b) in zip(parent, args, strict=True)]
             offs = [E.fold(i * s) for (i, _), s in zip(args, shape, strict=True)]
             return offs, shape, keep
         if op.kind == "subspan":
@@ -922,6 +941,20 @@ class Interpreter:
         if op.kind == "view" and op.at is None:
             raise NotLifted("a view without .from()", op)
         raise NotLifted(f"the view operation '.{op.kind}' in a contraction", op)
+
+    def chunk_extent(self, parent: E.Expr, factor: E.Expr) -> E.Expr:
+        """``parent / factor`` (LANGUAGE.md 7.6). With ``factor = cdiv(parent, c)`` (or ``parent / c``)
+        it is ``c`` exactly when ``c`` divides ``parent``: assumed, and checked by the launcher."""
+        out = E.fold(E.Bin("/", parent, factor))
+        if _const(out) is not None:
+            return out
+        f = E.fold(factor)
+        if isinstance(f, E.CDiv) or (isinstance(f, E.Bin) and f.op == "/"):
+            c = _const(f.rhs)
+            if c is not None and c > 0 and E.same(f.lhs, parent) and isinstance(E.fold(parent), E.Var):
+                self.assumptions.append((E.fold(parent), c))
+                return E.Const(c)
+        return out
 
     def is_blank(self, x: A.Expr) -> bool:
         return isinstance(_lit(x), A.Name) and _lit(x).name == "_"  # type: ignore[attr-defined]
@@ -1028,7 +1061,11 @@ def _radix(e: E.Expr, domain: dict[str, E.Expr], node: A.Node) -> tuple[E.Expr, 
     lin = E.linear(e, domain)
     if lin is None or not (isinstance(lin[1], E.Const) and lin[1].value == 0):
         raise NotLifted("an index that is not a mixed-radix number of its variables", node)
-    coefs = sorted(lin[0].items(), key=lambda kv: kv[1])
+    # a variable of extent 1 is always 0; on equal coefficients the constant extents come first
+    coefs = sorted(
+        ((n, c) for n, c in lin[0].items() if _const(domain[n]) != 1),
+        key=lambda kv: (kv[1], _const(domain[kv[0]]) is None),
+    )
     expect = 1
     for j, (name, c) in enumerate(coefs):
         if c != expect:
@@ -1059,7 +1096,11 @@ def covers(r: E.Expr, extent: E.Expr) -> bool:
             return covers(cd[0].lhs, extent)
     if isinstance(f, E.CDiv) and isinstance(f.rhs, E.Const) and f.rhs.value == 1:
         return covers(f.lhs, extent)
-    return False
+    if len(parts) == 2:  # d * cdiv(X, d) >= X, whatever d is
+        for p, q in (parts, parts[::-1]):
+            if isinstance(q, E.CDiv) and E.same(q.rhs, p):
+                return covers(q.lhs, extent)
+    return E.same(f, extent)
 
 
 def _guard_ok(g: E.Expr, index: list[E.Expr], extents: list[E.Expr]) -> bool:
@@ -1076,6 +1117,67 @@ def _guard_ok(g: E.Expr, index: list[E.Expr], extents: list[E.Expr]) -> bool:
         if not any(E.same(lhs, i) and covers(rhs, x) for i, x in zip(index, extents, strict=True)):
             return False
     return True
+
+
+def _atoms(e: E.Expr, op: str) -> list[E.Bin]:
+    return [n for n in e.walk() if isinstance(n, E.Bin) and n.op == op and E.is_int(n.dtype)]
+
+
+def _replace(e: E.Expr, old: E.Expr, new: E.Expr) -> E.Expr:
+    if type(e) is type(old) and E.same(e, old):
+        return new
+    if isinstance(e, E.Bin):
+        return E.Bin(e.op, _replace(e.lhs, old, new), _replace(e.rhs, old, new))
+    if isinstance(e, E.Un):
+        return E.Un(e.op, _replace(e.value, old, new))
+    if isinstance(e, E.CDiv):
+        return E.CDiv(_replace(e.lhs, old, new), _replace(e.rhs, old, new))
+    if isinstance(e, E.Cast):
+        return E.Cast(_replace(e.value, old, new), e.type)
+    return e
+
+
+def _split_tile_ids(
+    index: list[E.Expr],
+    x: Elem,
+    y: Elem,
+    guards: list[E.Expr],
+    spatial: dict[str, E.Expr],
+    it: Interpreter,
+    node: A.Node,
+) -> tuple[list[E.Expr], Elem, Elem, list[E.Expr]]:
+    """A linear tile id split as ``(t / D, t % D)`` (a persistent tile loop): when ``t`` is a
+    mixed-radix number of its own variables guarded by ``t < Q * D``, the pair runs over
+    ``[0, Q) x [0, D)`` one to one; it becomes two variables of those extents."""
+    for div in {repr(a): a for i in index for a in _atoms(i, "/")}.values():
+        t, d = div.lhs, div.rhs
+        mod = E.Bin("%", t, d)
+        lim = next((g.rhs for g in guards if isinstance(g, E.Bin) and g.op == "<" and E.same(g.lhs, t)), None)
+        if lim is None:
+            raise NotLifted("a tile index divided by a run-time extent without a bound", node)
+        f = E.fold(lim)
+        q = None
+        if isinstance(f, E.Bin) and f.op == "*":
+            q = f.lhs if E.same(f.rhs, d) else f.rhs if E.same(f.lhs, d) else None
+        if q is None:
+            raise NotLifted("a tile index bound that is not a multiple of its divisor", node)
+        rng, used = _radix(t, spatial, node)
+        if not covers(rng, f):
+            raise NotLifted("a tile loop that leaves tiles out", node)
+        qv, rv = it.fresh("tq", q), it.fresh("tr", d)
+        for name in used:
+            spatial.pop(name)
+        spatial[qv.name], spatial[rv.name] = q, d
+
+        def sub(e: E.Expr, div: E.Expr = div, mod: E.Expr = mod, qv: E.Expr = qv, rv: E.Expr = rv) -> E.Expr:
+            return E.fold(_replace(_replace(e, div, qv), mod, rv))
+
+        index = [sub(i) for i in index]
+        x, y = Elem(x.tensor, tuple(sub(i) for i in x.index)), Elem(y.tensor, tuple(sub(i) for i in y.index))
+        guards = [sub(g) for g in guards if not (isinstance(g, E.Bin) and g.op == "<" and E.same(g.lhs, t))]
+        if any(v.name in used for e in [*index, *x.index, *y.index, *guards] for v in E.free_vars(e)):
+            raise NotLifted("a tile id used other than through its quotient and remainder", node)
+    return index, x, y, guards
 
 
 def prove(it: Interpreter, node: A.Node) -> Contraction:
@@ -1096,6 +1198,8 @@ def prove(it: Interpreter, node: A.Node) -> Contraction:
     spatial = {v.name: ext for v, ext in st.spatial}
     sums = {v.name: ext for v, ext in term.sums}
     index = [E.fold(i) for i in st.index]
+    guards = [E.fold(c) for g in st.guard for c in E.conjuncts(E.fold(g))]
+    index, x, y, guards = _split_tile_ids(index, x, y, guards, spatial, it, node)
     out_ext = [it.size(d) for d in out_t.extents]
     kinds: list[str] = []
     for i in index:
@@ -1115,7 +1219,7 @@ def prove(it: Interpreter, node: A.Node) -> Contraction:
         used |= vs
         if not covers(r, out_ext[d]):
             raise NotLifted("a tiling that leaves output elements unwritten", node)
-    if not all(_guard_ok(g, index, out_ext) for g in st.guard):
+    if not all(_guard_ok(g, index, out_ext) for g in guards):
         raise NotLifted("a store guard that is not the output's own bounds", node)
 
     def operand(e: Elem, free_kind: str) -> tuple[Operand, E.Expr]:
@@ -1142,7 +1246,20 @@ def prove(it: Interpreter, node: A.Node) -> Contraction:
     od = {k: d for d, k in enumerate(kinds)}
     out = Operand(st.tensor, out_t.elem, len(index), od["x"], od["y"], od.get("batch"))
     tile = _source_tile(st, spatial, index, od, it)
-    return Contraction(a, b, out, cells.elem, tile, it.red_line or cells.line, st.line, tuple(sorted(set(it.notes))))
+    seen: dict[str, tuple[E.Expr, int]] = {}
+    for x_, d_ in it.assumptions:
+        seen.setdefault(f"{x_!r}%{d_}", (x_, d_))
+    return Contraction(
+        a,
+        b,
+        out,
+        cells.elem,
+        tile,
+        it.red_line or cells.line,
+        st.line,
+        tuple(sorted(set(it.notes))),
+        tuple(seen.values()),
+    )
 
 
 def _source_tile(
@@ -1160,8 +1277,10 @@ def _source_tile(
     return per_block(index[od["x"]]), per_block(index[od["y"]]), bk
 
 
-def analyse(top: A.Parallel, host: HostScope) -> Contraction:
-    """The contraction ``top`` computes, or :class:`NotLifted`."""
+def analyse(top: A.Parallel, host: HostScope, prelude: list[A.Stmt] | None = None) -> Contraction:
+    """The contraction ``top`` computes, or :class:`NotLifted`; ``prelude``: the host statements
+    of the function before it."""
     it = Interpreter(top, host)
+    it.host_prelude(prelude or [])
     it.run()
     return prove(it, top)

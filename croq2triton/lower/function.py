@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 from typing import Any
 
 from ..errors import CroqError, CroqInternalError, CroqLoweringError, CroqSemanticError, Span
@@ -214,10 +215,12 @@ class FunctionLowering:
                 scope.constants[croq] = v.const
         return scope
 
-    def lift_contraction(self, top: A.Parallel, name: str) -> bool:
+    def lift_contraction(self, top: A.Parallel, name: str) -> bool | str:
         """A kernel that computes a GEMM (lift/contraction.py proves it), tiled under the schedule's
-        policy (schedule/policy.py, schedule/gemm.py); False where the proof or the tiling does not
-        cover it (the kernel is lowered as written then)."""
+        policy (schedule/policy.py, schedule/gemm.py): True; False where the proof or the tiling does
+        not cover it (the kernel is lowered as written then); the launcher's condition when the proof
+        holds only for sizes that the tiles divide (``chunkat`` on ``cdiv`` grids): the launch is
+        written under ``if`` it, and the caller lowers the kernel as written for the ``else``."""
         from ..emit.triton import emit_kernel
         from ..lift.contraction import analyse
         from ..lift.kernel import NotLifted
@@ -227,11 +230,16 @@ class FunctionLowering:
         if os.environ.get("CROQ2TRITON_NO_CONTRACTION"):
             return False
         try:
-            c = analyse(top, self.host_scope())
+            prelude = [x for x in self.fn.body if x.span and top.span and x.span.line < top.span.line]
+            c = analyse(top, self.host_scope(), prelude)
             sched = policy.auto(c) if self.schedule == "auto" else policy.source(c)
             tiled = tile_contraction(c, sched, self.host_scope(), name, top.span.line if top.span else 0)
             source = emit_kernel(tiled.kernel, self.src_name)
-        except (NotLifted, NotTiled):
+        except (NotLifted, NotTiled) as e:
+            if os.environ.get("CROQ2TRITON_EXPLAIN"):  # why a kernel is not tiled as a GEMM
+                span = getattr(e, "span", None) or top.span
+                line = span.line if span else 0
+                print(f"{self.src_name}:{line}: note: {name} is not tiled as a contraction: {e}", file=sys.stderr)
             return False
         except CroqError:
             raise
@@ -243,9 +251,17 @@ class FunctionLowering:
             ) from e
         self.kernel_sources.append(source.rstrip("\n"))
         self.ir_kernels.append(tiled.kernel)
-        for ln in tiled.launch:
-            self.w.line(ln, top.span)
-        return True
+        if not c.assumptions:
+            for ln in tiled.launch:
+                self.w.line(ln, top.span)
+            return True
+        from ..tir.pyexpr import to_source
+
+        cond = " and ".join(f"{to_source(x, 'host')} % {d} == 0" for x, d in c.assumptions)
+        with self.w.block(f"if {cond}:  # the chunkat tiles are exact: the tiled contraction", top.span):
+            for ln in tiled.launch:
+                self.w.line(ln, top.span)
+        return cond
 
     def lift_new_path(self, top: A.Parallel, name: str) -> bool:
         """The tile-IR path (lift -> tir -> emit) for the kernel families it covers; False where
@@ -291,16 +307,41 @@ class FunctionLowering:
             self.w.line(ln, sp)
 
     # ------------------------------------------------------------ host statements
+    def lower_parallel(self, s: A.Parallel, name: str) -> None:
+        """A kernel the contraction path did not take: the older rewrites, the elementwise lifting,
+        or the older lowering."""
+        from .kernel import KernelLowering
+
+        factors = (1, 1)
+        split = ksplit(s) if self.schedule == "auto" else None
+        if split is not None:
+            s = split[0]  # staged K tiles in 64-wide steps (lower/ksplit.py)
+        if self.schedule == "auto":
+            targets = coarsen_mod.auto_thread_tiles(s, split[1][1] if split is not None else None)
+        else:
+            targets = (WGMMA_ROWS, 1)
+        co = coarsen(self.fn, s, targets)
+        rt = None
+        if co is not None:
+            s, factors = co
+        elif self.schedule == "auto":
+            rt = retile(self.fn, s, AUTO_TILES)
+        if rt is not None and self.lower_retiled(rt, s, name):
+            return
+        if co is None and split is None and self.lift_new_path(s, name):
+            return
+        kl = KernelLowering(self, s, name)
+        kl.coarsened = factors
+        kl.k_split = split[1] if split is not None and split[1][0] > split[1][1] else None
+        self.write_launch(self.kernel_of(kl))
+
     def host_stmt(self, s: A.Stmt) -> None:
         w = self.w
         if isinstance(s, A.Parallel) and s.levels and s.levels[0].level == "device":
             self.device_region(s)
             return
         if isinstance(s, A.Parallel):
-            from .kernel import KernelLowering
-
             self.kernel_count += 1
-            factors = (1, 1)
             s = self.expand_shape_bounds(s)
             s, checks = expand_frag_arrays(self.fn, s)
             s = split_scales(s)
@@ -309,30 +350,15 @@ class FunctionLowering:
                 line = c.index.span.line if c.index.span else 0
                 msg = f"an index of the fragment array '{c.array}' is outside [0, {c.extent})"
                 w.line(f"_rt.host_assert(_F, 0 <= {ix.code} < {c.extent}, {msg!r}, {line})", c.index.span)
-            if self.schedule == "auto" and self.lift_contraction(s, f"{self.fn.name}_k{self.kernel_count - 1}"):
-                return
-            split = ksplit(s) if self.schedule == "auto" else None
-            if split is not None:
-                s = split[0]  # staged K tiles in 64-wide steps (lower/ksplit.py)
-            if self.schedule == "auto":
-                targets = coarsen_mod.auto_thread_tiles(s, split[1][1] if split is not None else None)
-            else:
-                targets = (WGMMA_ROWS, 1)
-            co = coarsen(self.fn, s, targets)
-            rt = None
-            if co is not None:
-                s, factors = co
-            elif self.schedule == "auto":
-                rt = retile(self.fn, s, AUTO_TILES)
             name = f"{self.fn.name}_k{self.kernel_count - 1}"
-            if rt is not None and self.lower_retiled(rt, s, name):
+            tiled = self.lift_contraction(s, name) if self.schedule == "auto" else False
+            if tiled is True:
                 return
-            if co is None and split is None and self.lift_new_path(s, name):
+            if isinstance(tiled, str):  # tiled under a condition on the sizes: the kernel as written otherwise
+                with w.block("else:", s.span):
+                    self.lower_parallel(s, f"{name}_general")
                 return
-            kl = KernelLowering(self, s, name)
-            kl.coarsened = factors
-            kl.k_split = split[1] if split is not None and split[1][0] > split[1][1] else None
-            self.write_launch(self.kernel_of(kl))
+            self.lower_parallel(s, name)
             return
         if isinstance(s, A.ScalarDecl):
             for d in s.items:

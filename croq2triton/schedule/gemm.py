@@ -127,7 +127,8 @@ class GemmBuilder:
         b_tile, trans_b = self.operand_tile(c.b, b_ptr, b_ext, offs_n, offs_k, pid_n, kt, batch, "b", loop)
         precision = "tf32" if c.a.elem in ("f32", "tf32") else None
         loop.append(N.Dot(acc, a_tile, b_tile, acc, precision, None, trans_a, not trans_b, line=c.line))
-        pipe = N.Pipeline(s.num_stages, warp_specialize=s.warp_specialize)
+        self.constexpr("NUM_STAGES", s.num_stages, True)  # a tuning sweep may vary the pipeline's depth
+        pipe = N.Pipeline("NUM_STAGES", warp_specialize=s.warp_specialize)
         k_steps = E.CDiv(k_ext, E.Const(s.block_k))
         tile_body.append(N.For(kt, E.Const(0), k_steps, E.Const(1), loop, pipe, (acc,), line=c.line))
 
@@ -143,7 +144,18 @@ class GemmBuilder:
         index[c.out.free], index[c.out.inner] = rows, cols
         if c.out.batch is not None and batch is not None:
             index[c.out.batch] = batch
-        tile_body.append(N.Store(o_ptr.name, tuple(index), value, mask, line=c.store_line))
+        if not s.tma or c.batched:
+            tile_body.append(N.Store(o_ptr.name, tuple(index), value, mask, line=c.store_line))
+        else:
+            out_tile = let("c", value, tile_body, c.store_line)
+            fallback = N.Store(o_ptr.name, tuple(index), out_tile, mask, line=c.store_line)
+            t = c.out.tensor
+            half = (s.block_m, s.block_n // 2)
+            self.args[f"{t}_desc"] = N.Descriptor(f"{t}_desc", self.host.tensors[t].host, half)
+            self.args[f"TMA_{t.upper()}"] = N.Constexpr(f"TMA_{t.upper()}", True)
+            coords = (E.fold(pid_m * s.block_m), E.fold(pid_n * s.block_n))
+            store = N.TmaStore(f"{t}_desc", coords, out_tile, fallback, f"TMA_{t.upper()}", 2, line=c.store_line)
+            tile_body.append(store)
 
         if s.persistent:
             num_sms = self.constexpr("NUM_SMS", 132)
@@ -188,17 +200,23 @@ class GemmBuilder:
         into.append(N.Let(mask, E.conj(terms), line=self.c.line))
         tile = _var(tag, shape, ptr.dtype)
         load = N.Load(tile, ptr.name, tuple(index), mask, 0.0, line=self.c.line)
-        if not s.tma or op.batch is not None:
+        if not s.tma:
             into.append(load)
             return tile, k_first
         desc = f"{op.tensor}_desc"
         flag = f"TMA_{op.tensor.upper()}"
-        block = list(shape)
-        self.args[desc] = N.Descriptor(desc, self.host.tensors[op.tensor].host, tuple(block))
+        # one box per tile: 2-D, or [1, rows, K] of one batch (reshaped to the 2-D tile)
+        box = [1] * op.rank
+        coord: list[E.Expr] = [E.Const(0)] * op.rank
+        box[op.free], box[op.inner] = block_free, s.block_k
+        coord[op.free], coord[op.inner] = E.fold(pid_free * block_free), E.fold(kt * s.block_k)
+        if op.batch is not None and batch is not None:
+            coord[op.batch] = batch
+        self.args[desc] = N.Descriptor(desc, self.host.tensors[op.tensor].host, tuple(box))
         self.args[flag] = N.Constexpr(flag, True)
-        coords = [E.fold(kt * s.block_k), E.fold(pid_free * block_free)] if k_first else [
-            E.fold(pid_free * block_free), E.fold(kt * s.block_k)]  # fmt: skip
-        into.append(N.TmaLoad(tile, desc, tuple(coords), load, flag, line=self.c.line))
+        reshape = shape if op.rank > 2 else None
+        into.append(N.TmaLoad(tile, desc, tuple(coord), load, flag, reshape, line=self.c.line))
+
         return tile, k_first
 
     # ---------------------------------------------------------------- the launch
@@ -222,7 +240,8 @@ class GemmBuilder:
             elif isinstance(a, N.Descriptor):
                 flag = f"_{k}_TMA_{a.name.removesuffix('_desc').upper()}"
                 box = list(a.block)
-                self.launch.append(f"{flag} = _rt.tma_ok(_F, {a.tensor!r}, {a.tensor}, {box}, {box}, 'loads (auto)')")
+                what = "stores (auto)" if a.tensor == self.host.tensors[c.out.tensor].host else "loads (auto)"
+                self.launch.append(f"{flag} = _rt.tma_ok(_F, {a.tensor!r}, {a.tensor}, {box}, {box}, {what!r})")
                 self.launch.append(f"_{k}_{a.name} = _rt.tma_desc({a.tensor}, {box}, {flag}, _OOB_PADDING)")
                 host_args.append(f"_{k}_{a.name}")
             elif isinstance(a, N.Constexpr):

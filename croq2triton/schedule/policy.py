@@ -13,8 +13,7 @@ H200, Triton 3.6.0, ``perf/gemm_probe.py --shapes 8192,4096,4000`` (perf/RESULTS
 so 16-bit operands take 128 x 256 x 64, 3 stages, 8 warps, a persistent grid in groups of 8 row
 tiles.  8-bit operands take the same tile with K steps of 128 (the same bytes per stage: 48 KB).
 32-bit operands (tf32 dots) take K steps of 32 (again 48 KB a stage).  Batched contractions run
-one program per (tile, batch) and read through masked loads (a 3-D descriptor box would load a
-``[1, BM, BK]`` block).
+one program per (tile, batch), reading ``[1, BM, BK]`` descriptor boxes.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ def auto(c: Contraction) -> Schedule:
     width = max(BYTES.get(c.a.elem, 2), BYTES.get(c.b.elem, 2))
     block_k = {1: 128, 2: 64, 4: 32}[width]
     if c.batched:
-        return Schedule(128, 256, block_k, persistent=False, tma=False)
+        return Schedule(128, 256, block_k, persistent=False)
     return Schedule(128, 256, block_k)
 
 

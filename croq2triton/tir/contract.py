@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .expr import Expr
+
 
 @dataclass(frozen=True)
 class Operand:
@@ -38,6 +40,9 @@ class Contraction:
     line: int  # the .co line of the reduction (the MMA or the += )
     store_line: int  # the .co line of the store
     notes: tuple[str, ...] = ()  # what the source states that the Triton kernel does not keep
+    # (size, divisor): the proof holds when each size is a multiple of its divisor (a ``chunkat`` of a
+    # ``cdiv`` grid: its tiles have the block's extent only then, LANGUAGE.md 7.6); checked at launch
+    assumptions: tuple[tuple[Expr, int], ...] = ()
 
     @property
     def batched(self) -> bool:

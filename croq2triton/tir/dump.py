@@ -50,7 +50,8 @@ def _stmt(s: N.Stmt, depth: int, out: list[str]) -> None:
         _stmt(s.fallback, depth + 1, out)
     elif isinstance(s, N.TmaStore):
         coords = ", ".join(_e(c) for c in s.coords)
-        out.append(f"{pad}tma store {s.desc}[{coords}] = {_e(s.value)} if {s.flag}{at}")
+        pieces = f" in {s.split} column pieces" if s.split > 1 else ""
+        out.append(f"{pad}tma store {s.desc}[{coords}] = {_e(s.value)}{pieces} if {s.flag}{at}")
         _stmt(s.fallback, depth + 1, out)
     elif isinstance(s, N.Dot):
         acc = f" + {_e(s.acc)}" if s.acc is not None else ""

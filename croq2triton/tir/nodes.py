@@ -138,15 +138,21 @@ class TmaLoad(Stmt):
     coords: tuple[Expr, ...]
     fallback: Load
     flag: str  # the constexpr that says whether the descriptor is used
+    reshape: tuple[int, ...] | None = None  # the loaded box reshaped (a [1, BM, BK] box as [BM, BK])
 
 
 @dataclass
 class TmaStore(Stmt):
+    """``desc.store([coords], value)`` where the flag says TMA may be used, ``fallback`` elsewhere.
+    ``split`` > 1 stores a 2-D value as that many column pieces, one descriptor box each (the
+    epilogue measured faster with two half-width stores: schedule/policy.py)."""
+
     desc: str
     coords: tuple[Expr, ...]
     value: Expr
     fallback: Store
     flag: str
+    split: int = 1
 
 
 @dataclass

@@ -62,9 +62,12 @@ def matmul_k0(
     stride_output1,
     lhs_desc,
     rhs_desc,
+    output_desc,
     GROUP_M: tl.constexpr,
     TMA_LHS: tl.constexpr,
     TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
     """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 128). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
@@ -81,7 +84,7 @@ def matmul_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # matmul_f16_v1_shared_memory.co:25
-        for k in tl.range(0, tl.cdiv(K, 64), num_stages=3):
+        for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
             if TMA_LHS:
@@ -99,11 +102,13 @@ def matmul_k0(
                 )
             acc = tl.dot(a, tl.trans(b), acc)
         mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # matmul_f16_v1_shared_memory.co:27
-        tl.store(
-            output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
-            acc.to(tl.float16),
-            mask=mask_c,
-        )
+        c = acc.to(tl.float16)
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -126,7 +131,9 @@ def matmul(lhs, rhs, output, *, _launch=None):
     _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, _OOB_PADDING)
     _matmul_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [256, 64], [256, 64], 'loads (auto)')
     _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_k0_TMA_RHS, _OOB_PADDING)
-    _launch(matmul_k0, (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_k0_NUM_SMS),), [M, K, lhs, lhs.stride(0), lhs.stride(1), N, rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_k0_lhs_desc, _matmul_k0_rhs_desc], dict(GROUP_M=8, TMA_LHS=_matmul_k0_TMA_LHS, TMA_RHS=_matmul_k0_TMA_RHS, NUM_SMS=_matmul_k0_NUM_SMS, num_warps=8))
+    _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, 'output', output, [128, 128], [128, 128], 'stores (auto)')
+    _matmul_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_k0_TMA_OUTPUT, _OOB_PADDING)
+    _launch(matmul_k0, (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_k0_NUM_SMS),), [M, K, lhs, lhs.stride(0), lhs.stride(1), N, rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_k0_lhs_desc, _matmul_k0_rhs_desc, _matmul_k0_output_desc], dict(GROUP_M=8, TMA_LHS=_matmul_k0_TMA_LHS, TMA_RHS=_matmul_k0_TMA_RHS, NUM_STAGES=3, TMA_OUTPUT=_matmul_k0_TMA_OUTPUT, NUM_SMS=_matmul_k0_NUM_SMS, num_warps=8))
     return None
 
 

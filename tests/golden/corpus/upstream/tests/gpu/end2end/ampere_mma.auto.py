@@ -59,9 +59,12 @@ def matmul_group_rc_k0(
     stride_output1,
     lhs_desc,
     rhs_desc,
+    output_desc,
     GROUP_M: tl.constexpr,
     TMA_LHS: tl.constexpr,
     TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
     """out = a @ b over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
@@ -78,7 +81,7 @@ def matmul_group_rc_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # ampere_mma.co:22
-        for k in tl.range(0, 4, num_stages=3):
+        for k in tl.range(0, 4, num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
             if TMA_LHS:
@@ -96,11 +99,13 @@ def matmul_group_rc_k0(
                 )
             acc = tl.dot(a, b, acc)
         mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:24
-        tl.store(
-            output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
-            acc.to(tl.float16),
-            mask=mask_c,
-        )
+        c = acc.to(tl.float16)
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def matmul_group_rc(lhs, rhs, *, _launch=None):
@@ -121,7 +126,9 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
     _matmul_group_rc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_group_rc_k0_TMA_LHS, _OOB_PADDING)
     _matmul_group_rc_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [64, 256], [64, 256], 'loads (auto)')
     _matmul_group_rc_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_group_rc_k0_TMA_RHS, _OOB_PADDING)
-    _launch(matmul_group_rc_k0, (min(1, _matmul_group_rc_k0_NUM_SMS),), [lhs, lhs.stride(0), lhs.stride(1), rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_group_rc_k0_lhs_desc, _matmul_group_rc_k0_rhs_desc], dict(GROUP_M=8, TMA_LHS=_matmul_group_rc_k0_TMA_LHS, TMA_RHS=_matmul_group_rc_k0_TMA_RHS, NUM_SMS=_matmul_group_rc_k0_NUM_SMS, num_warps=8))
+    _matmul_group_rc_k0_TMA_OUTPUT = _rt.tma_ok(_F, 'output', output, [128, 128], [128, 128], 'stores (auto)')
+    _matmul_group_rc_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_group_rc_k0_TMA_OUTPUT, _OOB_PADDING)
+    _launch(matmul_group_rc_k0, (min(1, _matmul_group_rc_k0_NUM_SMS),), [lhs, lhs.stride(0), lhs.stride(1), rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_group_rc_k0_lhs_desc, _matmul_group_rc_k0_rhs_desc, _matmul_group_rc_k0_output_desc], dict(GROUP_M=8, TMA_LHS=_matmul_group_rc_k0_TMA_LHS, TMA_RHS=_matmul_group_rc_k0_TMA_RHS, NUM_STAGES=3, TMA_OUTPUT=_matmul_group_rc_k0_TMA_OUTPUT, NUM_SMS=_matmul_group_rc_k0_NUM_SMS, num_warps=8))
     return output  # ampere_mma.co:28
 
 
@@ -384,9 +391,12 @@ def mma_m16n8k8_f16_f32_k0(
     stride_output1,
     lhs_desc,
     rhs_desc,
+    output_desc,
     GROUP_M: tl.constexpr,
     TMA_LHS: tl.constexpr,
     TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
     """out = a @ b over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 8). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
@@ -403,7 +413,7 @@ def mma_m16n8k8_f16_f32_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # ampere_mma.co:298
-        for k in tl.range(0, 1, num_stages=3):
+        for k in tl.range(0, 1, num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < 64) & (offs_k[None, :] < 64)
             if TMA_LHS:
@@ -421,7 +431,13 @@ def mma_m16n8k8_f16_f32_k0(
                 )
             acc = tl.dot(a, b, acc)
         mask_c = (offs_m[:, None] < 64) & (offs_n[None, :] < 128)  # ampere_mma.co:300
-        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
+        c = acc
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
@@ -442,42 +458,75 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
     _mma_m16n8k8_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _mma_m16n8k8_f16_f32_k0_TMA_LHS, _OOB_PADDING)
     _mma_m16n8k8_f16_f32_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [64, 256], [64, 256], 'loads (auto)')
     _mma_m16n8k8_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _mma_m16n8k8_f16_f32_k0_TMA_RHS, _OOB_PADDING)
-    _launch(mma_m16n8k8_f16_f32_k0, (min(1, _mma_m16n8k8_f16_f32_k0_NUM_SMS),), [lhs, lhs.stride(0), lhs.stride(1), rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _mma_m16n8k8_f16_f32_k0_lhs_desc, _mma_m16n8k8_f16_f32_k0_rhs_desc], dict(GROUP_M=8, TMA_LHS=_mma_m16n8k8_f16_f32_k0_TMA_LHS, TMA_RHS=_mma_m16n8k8_f16_f32_k0_TMA_RHS, NUM_SMS=_mma_m16n8k8_f16_f32_k0_NUM_SMS, num_warps=8))
+    _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, 'output', output, [128, 128], [128, 128], 'stores (auto)')
+    _mma_m16n8k8_f16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT, _OOB_PADDING)
+    _launch(mma_m16n8k8_f16_f32_k0, (min(1, _mma_m16n8k8_f16_f32_k0_NUM_SMS),), [lhs, lhs.stride(0), lhs.stride(1), rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _mma_m16n8k8_f16_f32_k0_lhs_desc, _mma_m16n8k8_f16_f32_k0_rhs_desc, _mma_m16n8k8_f16_f32_k0_output_desc], dict(GROUP_M=8, TMA_LHS=_mma_m16n8k8_f16_f32_k0_TMA_LHS, TMA_RHS=_mma_m16n8k8_f16_f32_k0_TMA_RHS, NUM_STAGES=3, TMA_OUTPUT=_mma_m16n8k8_f16_f32_k0_TMA_OUTPUT, NUM_SMS=_mma_m16n8k8_f16_f32_k0_NUM_SMS, num_warps=8))
     return output  # ampere_mma.co:303
 
 
 @triton.jit
-def matmul_f16_sm86_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_16x16, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_16x16, output_ptr, output_s0, output_s1, output_desc_16x16, GROUP_M: tl.constexpr, TMA_LHS_16X16: tl.constexpr, TMA_RHS_16X16: tl.constexpr, TMA_OUTPUT_16X16: tl.constexpr):
-    """Program = one block of `parallel` at ampere_mma.co:385."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:385
-    _group = GROUP_M * _grid_2
-    _first = (_pid // _group) * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + (_pid % _group) % _gsize
-    block_n = (_pid % _group) // _gsize
-    output_s = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:386
-    mc_3 = tl.full([16, 16], 0.0, tl.float32)  # ampere_mma.co:388
-    for iv_k_4 in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:389
-        lhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:390
-        if TMA_LHS_16X16:
-            tile_5 = lhs_desc_16x16.load([(block_m * 16), (iv_k_4 * 16)])
+def matmul_f16_sm86_k0(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+):
+    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    pid = tl.program_id(0)  # ampere_mma.co:385
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 256)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # ampere_mma.co:396
+        for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+            offs_k = k * 64 + tl.arange(0, 64)
+            mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 64])
+            else:
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+            if TMA_RHS:
+                b = rhs_desc.load([pid_n * 256, k * 64])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, tl.trans(b), acc)
+        mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:401
+        c = acc.to(tl.float16)
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
         else:
-            tile_5 = _oob_fill(tl.load(lhs_ptr + (((block_m * 16) + tl.arange(0, 16)[:, None])) * lhs_s0 + (((iv_k_4 * 16) + tl.arange(0, 16)[None, :])) * lhs_s1, mask=(((block_m * 16) + tl.arange(0, 16)[:, None]) < M) & (((iv_k_4 * 16) + tl.arange(0, 16)[None, :]) < K), other=0.0), (((block_m * 16) + tl.arange(0, 16)[:, None]) < M) & (((iv_k_4 * 16) + tl.arange(0, 16)[None, :]) < K))
-        lhs_load_s_data = tile_5  # ampere_mma.co:390
-        rhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:391
-        if TMA_RHS_16X16:
-            tile_6 = rhs_desc_16x16.load([(block_n * 16), (iv_k_4 * 16)])
-        else:
-            tile_6 = _oob_fill(tl.load(rhs_ptr + (((block_n * 16) + tl.arange(0, 16)[:, None])) * rhs_s0 + (((iv_k_4 * 16) + tl.arange(0, 16)[None, :])) * rhs_s1, mask=(((block_n * 16) + tl.arange(0, 16)[:, None]) < N) & (((iv_k_4 * 16) + tl.arange(0, 16)[None, :]) < K), other=0.0), (((block_n * 16) + tl.arange(0, 16)[:, None]) < N) & (((iv_k_4 * 16) + tl.arange(0, 16)[None, :]) < K))
-        rhs_load_s_data = tile_6  # ampere_mma.co:391
-        mc_3 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_3)  # ampere_mma.co:396
-        # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
-    output_s = (mc_3).to(tl.float16)  # ampere_mma.co:399
-    if TMA_OUTPUT_16X16:  # ampere_mma.co:401
-        output_desc_16x16.store([(block_m * 16), (block_n * 16)], output_s)
-    else:
-        tl.store(output_ptr + (((block_m * 16) + tl.arange(0, 16)[:, None])) * output_s0 + (((block_n * 16) + tl.arange(0, 16)[None, :])) * output_s1, output_s, mask=(((block_m * 16) + tl.arange(0, 16)[:, None]) < M) & (((block_n * 16) + tl.arange(0, 16)[None, :]) < N))
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
@@ -495,13 +544,14 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
     N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
-    _matmul_f16_sm86_k0_TMA_LHS_16X16 = _rt.tma_ok(_F, 'lhs', lhs, [16, 16], [16, 16], 'loads (auto)')
-    _matmul_f16_sm86_k0_lhs_desc_16x16 = _rt.tma_desc(lhs, [16, 16], _matmul_f16_sm86_k0_TMA_LHS_16X16, _OOB_PADDING)
-    _matmul_f16_sm86_k0_TMA_RHS_16X16 = _rt.tma_ok(_F, 'rhs', rhs, [16, 16], [16, 16], 'loads (auto)')
-    _matmul_f16_sm86_k0_rhs_desc_16x16 = _rt.tma_desc(rhs, [16, 16], _matmul_f16_sm86_k0_TMA_RHS_16X16, _OOB_PADDING)
-    _matmul_f16_sm86_k0_TMA_OUTPUT_16X16 = _rt.tma_ok(_F, 'output', output, [16, 16], [16, 16], 'stores (auto)')
-    _matmul_f16_sm86_k0_output_desc_16x16 = _rt.tma_desc(output, [16, 16], _matmul_f16_sm86_k0_TMA_OUTPUT_16X16, "zero")
-    _launch(matmul_f16_sm86_k0, ((_rt.cdiv(M, 16)) * (_rt.cdiv(N, 16)),), [_rt.cdiv(M, 16), _rt.cdiv(N, 16), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_f16_sm86_k0_lhs_desc_16x16, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_f16_sm86_k0_rhs_desc_16x16, output, output.stride(0), output.stride(1), _matmul_f16_sm86_k0_output_desc_16x16], dict(GROUP_M=8, TMA_LHS_16X16=_matmul_f16_sm86_k0_TMA_LHS_16X16, TMA_RHS_16X16=_matmul_f16_sm86_k0_TMA_RHS_16X16, TMA_OUTPUT_16X16=_matmul_f16_sm86_k0_TMA_OUTPUT_16X16, num_warps=4))  # ampere_mma.co:385
+    _matmul_f16_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:385
+    _matmul_f16_sm86_k0_TMA_LHS = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads (auto)')
+    _matmul_f16_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_sm86_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_f16_sm86_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [256, 64], [256, 64], 'loads (auto)')
+    _matmul_f16_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_sm86_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_f16_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, 'output', output, [128, 128], [128, 128], 'stores (auto)')
+    _matmul_f16_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_sm86_k0_TMA_OUTPUT, _OOB_PADDING)
+    _launch(matmul_f16_sm86_k0, (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_sm86_k0_NUM_SMS),), [M, K, lhs, lhs.stride(0), lhs.stride(1), N, rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_f16_sm86_k0_lhs_desc, _matmul_f16_sm86_k0_rhs_desc, _matmul_f16_sm86_k0_output_desc], dict(GROUP_M=8, TMA_LHS=_matmul_f16_sm86_k0_TMA_LHS, TMA_RHS=_matmul_f16_sm86_k0_TMA_RHS, NUM_STAGES=3, TMA_OUTPUT=_matmul_f16_sm86_k0_TMA_OUTPUT, NUM_SMS=_matmul_f16_sm86_k0_NUM_SMS, num_warps=8))
     return None
 
 
@@ -565,36 +615,68 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
 
 
 @triton.jit
-def matmul_persis_sta_sm86_k0(total_tiles, tiles_n, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_16x16, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_16x16, output_ptr, output_s0, output_s1, output_desc_16x16, TMA_LHS_16X16: tl.constexpr, TMA_RHS_16X16: tl.constexpr, TMA_OUTPUT_16X16: tl.constexpr):
-    """Program = one block of `parallel` at ampere_mma.co:429."""
-    block_id = tl.program_id(0)  # ampere_mma.co:429
-    output_s = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:430
-    for tile_iter_1 in range(0, tl.cdiv(total_tiles, 82)):  # ampere_mma.co:431
-        tile_id_2 = ((tile_iter_1 * 82) + block_id)  # ampere_mma.co:432
-        if (tile_id_2 < total_tiles):  # ampere_mma.co:433
-            block_m_3 = (tile_id_2 // tiles_n)  # ampere_mma.co:434
-            block_n_4 = (tile_id_2 % tiles_n)  # ampere_mma.co:435
-            mc_5 = tl.full([16, 16], 0.0, tl.float32)  # ampere_mma.co:437
-            for iv_k_6 in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:438
-                lhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:439
-                if TMA_LHS_16X16:
-                    tile_7 = lhs_desc_16x16.load([(block_m_3 * 16), (iv_k_6 * 16)])
-                else:
-                    tile_7 = _oob_fill(tl.load(lhs_ptr + (((block_m_3 * 16) + tl.arange(0, 16)[:, None])) * lhs_s0 + (((iv_k_6 * 16) + tl.arange(0, 16)[None, :])) * lhs_s1, mask=(((block_m_3 * 16) + tl.arange(0, 16)[:, None]) < M) & (((iv_k_6 * 16) + tl.arange(0, 16)[None, :]) < K), other=0.0), (((block_m_3 * 16) + tl.arange(0, 16)[:, None]) < M) & (((iv_k_6 * 16) + tl.arange(0, 16)[None, :]) < K))
-                lhs_load_s_data = tile_7  # ampere_mma.co:439
-                rhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:440
-                if TMA_RHS_16X16:
-                    tile_8 = rhs_desc_16x16.load([(block_n_4 * 16), (iv_k_6 * 16)])
-                else:
-                    tile_8 = _oob_fill(tl.load(rhs_ptr + (((block_n_4 * 16) + tl.arange(0, 16)[:, None])) * rhs_s0 + (((iv_k_6 * 16) + tl.arange(0, 16)[None, :])) * rhs_s1, mask=(((block_n_4 * 16) + tl.arange(0, 16)[:, None]) < N) & (((iv_k_6 * 16) + tl.arange(0, 16)[None, :]) < K), other=0.0), (((block_n_4 * 16) + tl.arange(0, 16)[:, None]) < N) & (((iv_k_6 * 16) + tl.arange(0, 16)[None, :]) < K))
-                rhs_load_s_data = tile_8  # ampere_mma.co:440
-                mc_5 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_5)  # ampere_mma.co:445
-                # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
-            output_s = (mc_5).to(tl.float16)  # ampere_mma.co:448
-            if TMA_OUTPUT_16X16:  # ampere_mma.co:450
-                output_desc_16x16.store([(block_m_3 * 16), (block_n_4 * 16)], output_s)
+def matmul_persis_sta_sm86_k0(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+):
+    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    pid = tl.program_id(0)  # ampere_mma.co:429
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 256)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # ampere_mma.co:445
+        for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+            offs_k = k * 64 + tl.arange(0, 64)
+            mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 64])
             else:
-                tl.store(output_ptr + (((block_m_3 * 16) + tl.arange(0, 16)[:, None])) * output_s0 + (((block_n_4 * 16) + tl.arange(0, 16)[None, :])) * output_s1, output_s, mask=(((block_m_3 * 16) + tl.arange(0, 16)[:, None]) < M) & (((block_n_4 * 16) + tl.arange(0, 16)[None, :]) < N))
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+            if TMA_RHS:
+                b = rhs_desc.load([pid_n * 256, k * 64])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, tl.trans(b), acc)
+        mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:450
+        c = acc.to(tl.float16)
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
@@ -614,47 +696,80 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
     total_tiles = (_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:427
     tiles_n = _rt.cdiv(N, 16)  # ampere_mma.co:428
-    _matmul_persis_sta_sm86_k0_TMA_LHS_16X16 = _rt.tma_ok(_F, 'lhs', lhs, [16, 16], [16, 16], 'loads (auto)')
-    _matmul_persis_sta_sm86_k0_lhs_desc_16x16 = _rt.tma_desc(lhs, [16, 16], _matmul_persis_sta_sm86_k0_TMA_LHS_16X16, _OOB_PADDING)
-    _matmul_persis_sta_sm86_k0_TMA_RHS_16X16 = _rt.tma_ok(_F, 'rhs', rhs, [16, 16], [16, 16], 'loads (auto)')
-    _matmul_persis_sta_sm86_k0_rhs_desc_16x16 = _rt.tma_desc(rhs, [16, 16], _matmul_persis_sta_sm86_k0_TMA_RHS_16X16, _OOB_PADDING)
-    _matmul_persis_sta_sm86_k0_TMA_OUTPUT_16X16 = _rt.tma_ok(_F, 'output', output, [16, 16], [16, 16], 'stores (auto)')
-    _matmul_persis_sta_sm86_k0_output_desc_16x16 = _rt.tma_desc(output, [16, 16], _matmul_persis_sta_sm86_k0_TMA_OUTPUT_16X16, "zero")
-    _launch(matmul_persis_sta_sm86_k0, (82,), [total_tiles, tiles_n, K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_persis_sta_sm86_k0_lhs_desc_16x16, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_persis_sta_sm86_k0_rhs_desc_16x16, output, output.stride(0), output.stride(1), _matmul_persis_sta_sm86_k0_output_desc_16x16], dict(TMA_LHS_16X16=_matmul_persis_sta_sm86_k0_TMA_LHS_16X16, TMA_RHS_16X16=_matmul_persis_sta_sm86_k0_TMA_RHS_16X16, TMA_OUTPUT_16X16=_matmul_persis_sta_sm86_k0_TMA_OUTPUT_16X16, num_warps=4))  # ampere_mma.co:429
+    _matmul_persis_sta_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:429
+    _matmul_persis_sta_sm86_k0_TMA_LHS = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads (auto)')
+    _matmul_persis_sta_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_persis_sta_sm86_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_persis_sta_sm86_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [256, 64], [256, 64], 'loads (auto)')
+    _matmul_persis_sta_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_persis_sta_sm86_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_persis_sta_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, 'output', output, [128, 128], [128, 128], 'stores (auto)')
+    _matmul_persis_sta_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_persis_sta_sm86_k0_TMA_OUTPUT, _OOB_PADDING)
+    _launch(matmul_persis_sta_sm86_k0, (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_persis_sta_sm86_k0_NUM_SMS),), [M, K, lhs, lhs.stride(0), lhs.stride(1), N, rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_persis_sta_sm86_k0_lhs_desc, _matmul_persis_sta_sm86_k0_rhs_desc, _matmul_persis_sta_sm86_k0_output_desc], dict(GROUP_M=8, TMA_LHS=_matmul_persis_sta_sm86_k0_TMA_LHS, TMA_RHS=_matmul_persis_sta_sm86_k0_TMA_RHS, NUM_STAGES=3, TMA_OUTPUT=_matmul_persis_sta_sm86_k0_TMA_OUTPUT, NUM_SMS=_matmul_persis_sta_sm86_k0_NUM_SMS, num_warps=8))
     return None
 
 
 @triton.jit
-def matmul_persis_colmajor_sm86_k0(total_tiles, tiles_m, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_16x16, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_16x16, output_ptr, output_s0, output_s1, output_desc_16x16, TMA_LHS_16X16: tl.constexpr, TMA_RHS_16X16: tl.constexpr, TMA_OUTPUT_16X16: tl.constexpr):
-    """Program = one block of `parallel` at ampere_mma.co:459."""
-    block_id = tl.program_id(0)  # ampere_mma.co:459
-    output_s = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:460
-    for tile_iter_1 in range(0, tl.cdiv(total_tiles, 82)):  # ampere_mma.co:461
-        tile_id_2 = ((tile_iter_1 * 82) + block_id)  # ampere_mma.co:462
-        if (tile_id_2 < total_tiles):  # ampere_mma.co:463
-            block_m_3 = (tile_id_2 % tiles_m)  # ampere_mma.co:464
-            block_n_4 = (tile_id_2 // tiles_m)  # ampere_mma.co:465
-            mc_5 = tl.full([16, 16], 0.0, tl.float32)  # ampere_mma.co:467
-            for iv_k_6 in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:468
-                lhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:469
-                if TMA_LHS_16X16:
-                    tile_7 = lhs_desc_16x16.load([(block_m_3 * 16), (iv_k_6 * 16)])
-                else:
-                    tile_7 = _oob_fill(tl.load(lhs_ptr + (((block_m_3 * 16) + tl.arange(0, 16)[:, None])) * lhs_s0 + (((iv_k_6 * 16) + tl.arange(0, 16)[None, :])) * lhs_s1, mask=(((block_m_3 * 16) + tl.arange(0, 16)[:, None]) < M) & (((iv_k_6 * 16) + tl.arange(0, 16)[None, :]) < K), other=0.0), (((block_m_3 * 16) + tl.arange(0, 16)[:, None]) < M) & (((iv_k_6 * 16) + tl.arange(0, 16)[None, :]) < K))
-                lhs_load_s_data = tile_7  # ampere_mma.co:469
-                rhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:470
-                if TMA_RHS_16X16:
-                    tile_8 = rhs_desc_16x16.load([(block_n_4 * 16), (iv_k_6 * 16)])
-                else:
-                    tile_8 = _oob_fill(tl.load(rhs_ptr + (((block_n_4 * 16) + tl.arange(0, 16)[:, None])) * rhs_s0 + (((iv_k_6 * 16) + tl.arange(0, 16)[None, :])) * rhs_s1, mask=(((block_n_4 * 16) + tl.arange(0, 16)[:, None]) < N) & (((iv_k_6 * 16) + tl.arange(0, 16)[None, :]) < K), other=0.0), (((block_n_4 * 16) + tl.arange(0, 16)[:, None]) < N) & (((iv_k_6 * 16) + tl.arange(0, 16)[None, :]) < K))
-                rhs_load_s_data = tile_8  # ampere_mma.co:470
-                mc_5 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_5)  # ampere_mma.co:475
-                # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
-            output_s = (mc_5).to(tl.float16)  # ampere_mma.co:478
-            if TMA_OUTPUT_16X16:  # ampere_mma.co:480
-                output_desc_16x16.store([(block_m_3 * 16), (block_n_4 * 16)], output_s)
+def matmul_persis_colmajor_sm86_k0(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+):
+    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    pid = tl.program_id(0)  # ampere_mma.co:459
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 256)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # ampere_mma.co:475
+        for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+            offs_k = k * 64 + tl.arange(0, 64)
+            mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 64])
             else:
-                tl.store(output_ptr + (((block_m_3 * 16) + tl.arange(0, 16)[:, None])) * output_s0 + (((block_n_4 * 16) + tl.arange(0, 16)[None, :])) * output_s1, output_s, mask=(((block_m_3 * 16) + tl.arange(0, 16)[:, None]) < M) & (((block_n_4 * 16) + tl.arange(0, 16)[None, :]) < N))
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+            if TMA_RHS:
+                b = rhs_desc.load([pid_n * 256, k * 64])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, tl.trans(b), acc)
+        mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:480
+        c = acc.to(tl.float16)
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
@@ -674,13 +789,14 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
     total_tiles = (_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:457
     tiles_m = _rt.cdiv(M, 16)  # ampere_mma.co:458
-    _matmul_persis_colmajor_sm86_k0_TMA_LHS_16X16 = _rt.tma_ok(_F, 'lhs', lhs, [16, 16], [16, 16], 'loads (auto)')
-    _matmul_persis_colmajor_sm86_k0_lhs_desc_16x16 = _rt.tma_desc(lhs, [16, 16], _matmul_persis_colmajor_sm86_k0_TMA_LHS_16X16, _OOB_PADDING)
-    _matmul_persis_colmajor_sm86_k0_TMA_RHS_16X16 = _rt.tma_ok(_F, 'rhs', rhs, [16, 16], [16, 16], 'loads (auto)')
-    _matmul_persis_colmajor_sm86_k0_rhs_desc_16x16 = _rt.tma_desc(rhs, [16, 16], _matmul_persis_colmajor_sm86_k0_TMA_RHS_16X16, _OOB_PADDING)
-    _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT_16X16 = _rt.tma_ok(_F, 'output', output, [16, 16], [16, 16], 'stores (auto)')
-    _matmul_persis_colmajor_sm86_k0_output_desc_16x16 = _rt.tma_desc(output, [16, 16], _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT_16X16, "zero")
-    _launch(matmul_persis_colmajor_sm86_k0, (82,), [total_tiles, tiles_m, K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_persis_colmajor_sm86_k0_lhs_desc_16x16, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_persis_colmajor_sm86_k0_rhs_desc_16x16, output, output.stride(0), output.stride(1), _matmul_persis_colmajor_sm86_k0_output_desc_16x16], dict(TMA_LHS_16X16=_matmul_persis_colmajor_sm86_k0_TMA_LHS_16X16, TMA_RHS_16X16=_matmul_persis_colmajor_sm86_k0_TMA_RHS_16X16, TMA_OUTPUT_16X16=_matmul_persis_colmajor_sm86_k0_TMA_OUTPUT_16X16, num_warps=4))  # ampere_mma.co:459
+    _matmul_persis_colmajor_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:459
+    _matmul_persis_colmajor_sm86_k0_TMA_LHS = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads (auto)')
+    _matmul_persis_colmajor_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_persis_colmajor_sm86_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_persis_colmajor_sm86_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [256, 64], [256, 64], 'loads (auto)')
+    _matmul_persis_colmajor_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_persis_colmajor_sm86_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, 'output', output, [128, 128], [128, 128], 'stores (auto)')
+    _matmul_persis_colmajor_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT, _OOB_PADDING)
+    _launch(matmul_persis_colmajor_sm86_k0, (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_persis_colmajor_sm86_k0_NUM_SMS),), [M, K, lhs, lhs.stride(0), lhs.stride(1), N, rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_persis_colmajor_sm86_k0_lhs_desc, _matmul_persis_colmajor_sm86_k0_rhs_desc, _matmul_persis_colmajor_sm86_k0_output_desc], dict(GROUP_M=8, TMA_LHS=_matmul_persis_colmajor_sm86_k0_TMA_LHS, TMA_RHS=_matmul_persis_colmajor_sm86_k0_TMA_RHS, NUM_STAGES=3, TMA_OUTPUT=_matmul_persis_colmajor_sm86_k0_TMA_OUTPUT, NUM_SMS=_matmul_persis_colmajor_sm86_k0_NUM_SMS, num_warps=8))
     return None
 
 

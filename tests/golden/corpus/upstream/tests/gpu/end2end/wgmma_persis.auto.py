@@ -114,60 +114,68 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
 
 
 @triton.jit
-def matmul_f16_ws_1p3c_persis_k0(total_tiles, tiles_n, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_128x64, lhs_desc_64x64, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_128x64, output_ptr, output_s0, output_s1, output_desc_128x128, output_desc_64x128, WARP_SPECIALIZE: tl.constexpr, NUM_STAGES: tl.constexpr, TMA_LHS_128X64: tl.constexpr, TMA_LHS_64X64: tl.constexpr, TMA_RHS_128X64: tl.constexpr, TMA_OUTPUT_128X128: tl.constexpr, TMA_OUTPUT_64X128: tl.constexpr):
-    """Program = one block of `parallel` at wgmma_persis.co:41."""
-    block_id = tl.program_id(0)  # wgmma_persis.co:41
-    lhs_load_s_0 = tl.zeros([128, 64], tl.float16)  # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)  # wgmma_persis.co:43
-    lhs_load_s_1 = tl.zeros([64, 64], tl.float16)  # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    # 'lhs_load_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
-    rhs_load_s = tl.zeros([128, 64], tl.float16)  # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)  # wgmma_persis.co:44
-    output_s_0 = tl.zeros([128, 128], tl.float16)  # wgmma_persis.co:45
-    output_s_1 = tl.zeros([64, 128], tl.float16)
-    # 'output_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
-    for tile_iter_1 in range(0, tl.cdiv(total_tiles, 132)):  # wgmma_persis.co:47
-        tile_id_2 = ((tile_iter_1 * 132) + block_id)  # wgmma_persis.co:48
-        if (tile_id_2 < total_tiles):  # wgmma_persis.co:49
-            block_m_3 = (tile_id_2 // tiles_n)  # wgmma_persis.co:50
-            block_n_4 = (tile_id_2 % tiles_n)  # wgmma_persis.co:51
-            # warp-specialised pipeline (wgmma_persis.co:53): producer warpgroup 0, consumer warpgroup(s) 1..3 merged into one loop; events become program order
-            mc_5_0 = tl.full([128, 128], 0.0, tl.float32)  # wgmma_persis.co:68
-            mc_5_1 = tl.full([64, 128], 0.0, tl.float32)
-            if (tile_iter_1 == 0):  # wgmma_persis.co:69
-                for order_6 in range(0, 2):  # wgmma_persis.co:70
-                    pass
-            for iv_k_7 in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):  # wgmma_persis.co:72
-                stage_8 = (iv_k_7 % 2)  # wgmma_persis.co:56
-                # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-                if TMA_LHS_128X64:  # wgmma_persis.co:58
-                    tile_9 = lhs_desc_128x64.load([(block_m_3 * 192), (iv_k_7 * 64)])
-                else:
-                    tile_9 = _oob_fill(tl.load(lhs_ptr + (((block_m_3 * 192) + tl.arange(0, 128)[:, None])) * lhs_s0 + (((iv_k_7 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m_3 * 192) + tl.arange(0, 128)[:, None]) < M) & (((iv_k_7 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_m_3 * 192) + tl.arange(0, 128)[:, None]) < M) & (((iv_k_7 * 64) + tl.arange(0, 64)[None, :]) < K))
-                lhs_load_s_0 = tile_9  # wgmma_persis.co:58
-                if TMA_LHS_64X64:
-                    tile_10 = lhs_desc_64x64.load([(block_m_3 * 192) + 128, (iv_k_7 * 64)])
-                else:
-                    tile_10 = _oob_fill(tl.load(lhs_ptr + (((block_m_3 * 192) + (128 + tl.arange(0, 64)[:, None]))) * lhs_s0 + (((iv_k_7 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m_3 * 192) + (128 + tl.arange(0, 64)[:, None])) < M) & (((iv_k_7 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_m_3 * 192) + (128 + tl.arange(0, 64)[:, None])) < M) & (((iv_k_7 * 64) + tl.arange(0, 64)[None, :]) < K))
-                lhs_load_s_1 = tile_10  # wgmma_persis.co:58
-                # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-                if TMA_RHS_128X64:  # wgmma_persis.co:61
-                    tile_11 = rhs_desc_128x64.load([(block_n_4 * 128), (iv_k_7 * 64)])
-                else:
-                    tile_11 = _oob_fill(tl.load(rhs_ptr + (((block_n_4 * 128) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_7 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n_4 * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_7 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_n_4 * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_7 * 64) + tl.arange(0, 64)[None, :]) < K))
-                rhs_load_s = tile_11  # wgmma_persis.co:61
-                stage_12 = (iv_k_7 % 2)  # wgmma_persis.co:73
-                mc_5_0 = tl.dot(lhs_load_s_0, tl.trans(rhs_load_s), mc_5_0)  # wgmma_persis.co:76
-                mc_5_1 = tl.dot(lhs_load_s_1, tl.trans(rhs_load_s), mc_5_1)
-                # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-            output_s_0 = (mc_5_0).to(tl.float16)  # wgmma_persis.co:83
-            output_s_1 = (mc_5_1).to(tl.float16)
-            if TMA_OUTPUT_128X128:  # wgmma_persis.co:84
-                output_desc_128x128.store([((block_m_3 * 3) * 64), (block_n_4 * 128)], output_s_0)
+def matmul_f16_ws_1p3c_persis_k0(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+):
+    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 192 x 128 output tiles, K steps of 64). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    pid = tl.program_id(0)  # wgmma_persis.co:41
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 256)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # wgmma_persis.co:76
+        for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+            offs_k = k * 64 + tl.arange(0, 64)
+            mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 64])
             else:
-                tl.store(output_ptr + ((((block_m_3 * 3) * 64) + tl.arange(0, 128)[:, None])) * output_s0 + (((block_n_4 * 128) + tl.arange(0, 128)[None, :])) * output_s1, output_s_0, mask=((((block_m_3 * 3) * 64) + tl.arange(0, 128)[:, None]) < M) & (((block_n_4 * 128) + tl.arange(0, 128)[None, :]) < N))
-            if TMA_OUTPUT_64X128:  # wgmma_persis.co:84
-                output_desc_64x128.store([((block_m_3 * 3) * 64) + 128, (block_n_4 * 128)], output_s_1)
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+            if TMA_RHS:
+                b = rhs_desc.load([pid_n * 256, k * 64])
             else:
-                tl.store(output_ptr + ((((block_m_3 * 3) * 64) + (128 + tl.arange(0, 64)[:, None]))) * output_s0 + (((block_n_4 * 128) + tl.arange(0, 128)[None, :])) * output_s1, output_s_1, mask=((((block_m_3 * 3) * 64) + (128 + tl.arange(0, 64)[:, None])) < M) & (((block_n_4 * 128) + tl.arange(0, 128)[None, :]) < N))
+                b = tl.load(
+                    rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, tl.trans(b), acc)
+        mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # wgmma_persis.co:84
+        c = acc.to(tl.float16)
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
@@ -187,18 +195,14 @@ def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
     tiles_n = _rt.cdiv(N, 128)  # wgmma_persis.co:38
     total_tiles = (_rt.cdiv(M, 192) * tiles_n)  # wgmma_persis.co:39
-    _matmul_f16_ws_1p3c_persis_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
-    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_128X64 = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads')
-    _matmul_f16_ws_1p3c_persis_k0_lhs_desc_128x64 = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_128X64, _OOB_PADDING)
-    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, 'lhs', lhs, [64, 64], [64, 64], 'loads')
-    _matmul_f16_ws_1p3c_persis_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_64X64, _OOB_PADDING)
-    _matmul_f16_ws_1p3c_persis_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, 'rhs', rhs, [128, 64], [128, 64], 'loads')
-    _matmul_f16_ws_1p3c_persis_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_RHS_128X64, _OOB_PADDING)
-    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_128X128 = _rt.tma_ok(_F, 'output', output, [128, 128], [128, 128], 'stores')
-    _matmul_f16_ws_1p3c_persis_k0_output_desc_128x128 = _rt.tma_desc(output, [128, 128], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_128X128, "zero")
-    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, 'output', output, [64, 128], [64, 128], 'stores')
-    _matmul_f16_ws_1p3c_persis_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_64X128, "zero")
-    _launch(matmul_f16_ws_1p3c_persis_k0, (132,), [total_tiles, tiles_n, K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_f16_ws_1p3c_persis_k0_lhs_desc_128x64, _matmul_f16_ws_1p3c_persis_k0_lhs_desc_64x64, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_f16_ws_1p3c_persis_k0_rhs_desc_128x64, output, output.stride(0), output.stride(1), _matmul_f16_ws_1p3c_persis_k0_output_desc_128x128, _matmul_f16_ws_1p3c_persis_k0_output_desc_64x128], dict(WARP_SPECIALIZE=_matmul_f16_ws_1p3c_persis_k0_WARP_SPECIALIZE, NUM_STAGES=4, TMA_LHS_128X64=_matmul_f16_ws_1p3c_persis_k0_TMA_LHS_128X64, TMA_LHS_64X64=_matmul_f16_ws_1p3c_persis_k0_TMA_LHS_64X64, TMA_RHS_128X64=_matmul_f16_ws_1p3c_persis_k0_TMA_RHS_128X64, TMA_OUTPUT_128X128=_matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_128X128, TMA_OUTPUT_64X128=_matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_64X128, num_warps=8))  # wgmma_persis.co:41
+    _matmul_f16_ws_1p3c_persis_k0_NUM_SMS = _rt.num_sms(_dev)  # wgmma_persis.co:41
+    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads (auto)')
+    _matmul_f16_ws_1p3c_persis_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_f16_ws_1p3c_persis_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [256, 64], [256, 64], 'loads (auto)')
+    _matmul_f16_ws_1p3c_persis_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT = _rt.tma_ok(_F, 'output', output, [128, 128], [128, 128], 'stores (auto)')
+    _matmul_f16_ws_1p3c_persis_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT, _OOB_PADDING)
+    _launch(matmul_f16_ws_1p3c_persis_k0, (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_ws_1p3c_persis_k0_NUM_SMS),), [M, K, lhs, lhs.stride(0), lhs.stride(1), N, rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_f16_ws_1p3c_persis_k0_lhs_desc, _matmul_f16_ws_1p3c_persis_k0_rhs_desc, _matmul_f16_ws_1p3c_persis_k0_output_desc], dict(GROUP_M=8, TMA_LHS=_matmul_f16_ws_1p3c_persis_k0_TMA_LHS, TMA_RHS=_matmul_f16_ws_1p3c_persis_k0_TMA_RHS, NUM_STAGES=3, TMA_OUTPUT=_matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT, NUM_SMS=_matmul_f16_ws_1p3c_persis_k0_NUM_SMS, num_warps=8))
     return None
 
 
