@@ -14,7 +14,7 @@ from lowering_util import assert_close, poisoned, randn
 from croq2triton.api import load_source, translate_full
 from croq2triton.schedule.schedule import Schedule
 
-MARK = "The .co computes this contraction"
+MARK = "a contraction: croq2triton/lift/contraction.py proves it"
 
 GEMM = """
 __co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {

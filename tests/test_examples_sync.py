@@ -41,3 +41,15 @@ def test_the_kernel_shown_in_the_readme_is_the_generated_one() -> None:
     start = readme.index("```python\n@triton.jit\ndef vadd_k0(") + len("```python\n")
     shown = readme[start : readme.index("```", start)]
     assert shown in (EXAMPLES / "vadd.py").read_text(), "README's vadd_k0 is stale: copy it from examples/vadd.py"
+
+
+def test_the_gemm_kernel_shown_in_the_readme_is_the_generated_one() -> None:
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text()
+    start = readme.index("```python\n@triton.jit\ndef matmul_k0(") + len("```python\n")
+    shown = readme[start : readme.index("```", start)]
+    text = (EXAMPLES / "gemm_v4.co").read_text()
+    generated = translate_full(text, filename="gemm_v4.co", schedule="auto").source
+    assert shown in generated, "README's matmul_k0 is stale: translate examples/gemm_v4.co with --schedule auto"
+    assert max(len(line) for line in shown.splitlines()) <= 120

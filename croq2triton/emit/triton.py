@@ -10,6 +10,7 @@ the IR's expressions are canonical.
 from __future__ import annotations
 
 import ast
+import textwrap
 
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -33,9 +34,7 @@ class KernelEmitter:
         k = self.kernel
         self.lines = ["@triton.jit", *wrapped(f"def {k.name}(", [param(a) for a in k.args], "):", 0, "")]
         if k.doc:
-            self.lines.append(
-                f'{INDENT}"""{k.doc}"""' if '"""' not in k.doc and "\\" not in k.doc else INDENT + repr(k.doc)
-            )
+            self.lines.extend(docstring(k.doc))
         for axis, v in enumerate(k.program_ids):
             self.line(f"{v.name} = tl.program_id({axis})", 1, k.line)
         self.block(k.body, 1)
@@ -180,6 +179,17 @@ class KernelEmitter:
         if p.warp_specialize:
             kw["warp_specialize"] = ast.Constant(True)
         return call("tl.range", *bounds, **kw)
+
+
+def docstring(doc: str) -> list[str]:
+    """The kernel's docstring lines: one line if it fits, else wrapped at the line limit."""
+    if '"""' in doc or "\\" in doc:
+        return [INDENT + repr(doc)]
+    one = f'{INDENT}"""{doc}"""'
+    if len(one) <= LINE_LIMIT:
+        return [one]
+    body = textwrap.wrap(doc, LINE_LIMIT - len(INDENT) - 3, break_long_words=False, break_on_hyphens=False)
+    return [f'{INDENT}"""{body[0]}', *(INDENT + line for line in body[1:]), f'{INDENT}"""']
 
 
 def wrapped(head: str, items: list[str], tail: str, depth: int, comment: str) -> list[str]:

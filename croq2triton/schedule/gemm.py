@@ -265,10 +265,10 @@ class GemmBuilder:
         self.launch.append(f"_launch({k}, {grid}, [{', '.join(host_args)}], dict({', '.join(consts)}))")
         tile = f"{s.block_m} x {s.block_n} x {s.block_k}"
         src = f"{c.source_tile[0]} x {c.source_tile[1]} output tiles, K steps of {c.source_tile[2]}"
+        product = f"a @ b{'^T' if c.b.free < c.b.inner else ''}"
         doc = (
-            f"out = a @ b{'^T' if c.b.free < c.b.inner else ''} over {tile} tiles (schedule {s.origin}; the source: {src}). "
-            "The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only "
-            "changes how it runs."
+            f"The .co computes out = {product} (a contraction: croq2triton/lift/contraction.py proves it), "
+            f"here over {tile} tiles (schedule {s.origin}; the source: {src}); the schedule only changes how it runs."
         )
         kernel = N.Kernel(k, (), pids, list(order), body, num_warps=s.num_warps, doc=doc, line=self.line)
         return Tiled(kernel, self.launch)

@@ -70,7 +70,10 @@ def matmul_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 128). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    64 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 128); the schedule only changes how it
+    runs.
+    """
     pid = tl.program_id(0)  # gemm_v1.co:8
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)

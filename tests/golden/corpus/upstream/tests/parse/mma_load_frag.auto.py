@@ -67,7 +67,9 @@ def mma_load_frag_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
+    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # mma_load_frag.co:5
     num_pid_m = 1
     num_pid_n = 1

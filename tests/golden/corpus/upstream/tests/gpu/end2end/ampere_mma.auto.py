@@ -67,7 +67,9 @@ def matmul_group_rc_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
+    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # ampere_mma.co:16
     num_pid_m = 1
     num_pid_n = 1
@@ -399,7 +401,9 @@ def mma_m16n8k8_f16_f32_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 8). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
+    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 8); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # ampere_mma.co:292
     num_pid_m = 1
     num_pid_n = 1
@@ -488,7 +492,9 @@ def matmul_f16_sm86_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # ampere_mma.co:385
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
@@ -638,7 +644,9 @@ def matmul_persis_sta_sm86_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # ampere_mma.co:429
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
@@ -731,7 +739,9 @@ def matmul_persis_colmajor_sm86_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # ampere_mma.co:459
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)

@@ -137,7 +137,10 @@ def matmul_f16_ws_1p3c_persis_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 192 x 128 output tiles, K steps of 64). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    64 tiles (schedule auto; the source: 192 x 128 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
     pid = tl.program_id(0)  # wgmma_persis.co:41
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)

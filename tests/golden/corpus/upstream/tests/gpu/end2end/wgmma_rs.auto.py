@@ -106,7 +106,9 @@ def wgmma_rs2_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # wgmma_rs.co:28
     num_pid_m = 1
     num_pid_n = 1

@@ -70,7 +70,10 @@ def matmul_e4m3_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b^T over 128 x 256 x 128 tiles (schedule auto; the source: 64 x 64 output tiles, K steps of 32). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    128 tiles (schedule auto; the source: 64 x 64 output tiles, K steps of 32); the schedule only changes how it
+    runs.
+    """
     pid = tl.program_id(0)  # wgmma_ss.co:8
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
@@ -237,7 +240,9 @@ def matmul_f16_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 64 x 64 output tiles, K steps of 64). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    64 tiles (schedule auto; the source: 64 x 64 output tiles, K steps of 64); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # wgmma_ss.co:34
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
@@ -420,7 +425,10 @@ def matmul_e4m3_mwg_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b^T over 128 x 256 x 128 tiles (schedule auto; the source: 128 x 64 output tiles, K steps of 128). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    128 tiles (schedule auto; the source: 128 x 64 output tiles, K steps of 128); the schedule only changes how it
+    runs.
+    """
     pid = tl.program_id(0)  # wgmma_ss.co:52
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
@@ -886,7 +894,10 @@ def matmul_f16_ws_1p1c_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 64 x 128 output tiles, K steps of 64). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    64 tiles (schedule auto; the source: 64 x 128 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
     pid = tl.program_id(0)  # wgmma_ss.co:198
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
@@ -1025,7 +1036,10 @@ def matmul_f16_ws_1p3c_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 192 x 128 output tiles, K steps of 64). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    64 tiles (schedule auto; the source: 192 x 128 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
     pid = tl.program_id(0)  # wgmma_ss.co:235
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)

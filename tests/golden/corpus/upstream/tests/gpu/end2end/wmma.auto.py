@@ -67,7 +67,9 @@ def matmul_f16_f32_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
+    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # wmma.co:19
     num_pid_m = 1
     num_pid_n = 1
@@ -153,7 +155,9 @@ def matmul_f16_f16_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
+    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # wmma.co:37
     num_pid_m = 1
     num_pid_n = 1
@@ -347,7 +351,9 @@ def matmul_tf32_f32_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b over 128 x 256 x 32 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 8). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 32
+    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 8); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # wmma.co:110
     num_pid_m = 1
     num_pid_n = 1
@@ -433,7 +439,9 @@ def matmul_rr_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b^T over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # wmma.co:256
     num_pid_m = 1
     num_pid_n = 1
@@ -519,7 +527,9 @@ def matmul_mc_array_k0(
     TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
-    """out = a @ b over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16). The .co computes this contraction (croq2triton/lift/contraction.py proves it); the schedule only changes how it runs."""
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
+    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
     pid = tl.program_id(0)  # wmma.co:281
     num_pid_m = 1
     num_pid_n = 1
