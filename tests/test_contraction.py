@@ -149,3 +149,15 @@ def test_chunkat_tiles_of_cdiv_grids_are_tiled_when_the_sizes_divide() -> None:
     mod.matmul(a, b, o1)
     source.matmul(a, b, o2)
     assert_close(o1, o2, atol=1e-3, rtol=2e-3)
+
+
+def test_bf16_operands_are_tiled_and_compute_the_gemm_in_the_interpreter() -> None:
+    # Triton's interpreter computes bf16 dots wrongly: the kernel converts the operand tiles to f32 there
+    text = _source().replace("global f16 [M, K] a, global f16 [N, K] b", "global bf16 [M, K] a, global bf16 [N, K] b")
+    src = _auto(text)
+    assert MARK in src and "_as_dot_operand(a)" in src
+    mod = load_source(src, "near_bf16")
+    a, b = randn(33, 40, dtype=torch.bfloat16, seed=11), randn(47, 40, dtype=torch.bfloat16, seed=12)
+    out = poisoned(33, 47, dtype=torch.float32)
+    mod.gemm(a, b, out)
+    assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)

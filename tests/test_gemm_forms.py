@@ -177,13 +177,9 @@ class Compiled:
 
 SIZES = {"M": 1024, "N": 1024, "K": 1024, "BS": 4, "num_sms": 132}
 
-# what the forms that still fail compile to today (the reason of their xfail): the summary line of
-# `croq2triton compile FILE --size M=1024,N=1024,K=1024 --schedule auto`. Every other form is proved
-# a contraction (lift/contraction.py) and tiled 128 x 256 under the auto policy (schedule/policy.py).
-_PERSISTENT = (
-    "the tile id `tile_iter # block_id` over a run-time number of workers (`num_sms`) has a coefficient that is "
-    "not a constant, which the mixed-radix proof does not take yet; lowered as written: "
-)
+# every form is proved a contraction (lift/contraction.py) and tiled 128 x 256 under the auto policy
+# (schedule/policy.py); a form that fails gets xfail(reason=the summary line of `croq2triton compile FILE
+# --size M=1024,N=1024,K=1024 --schedule auto` it gives)
 COMPILED: list[Compiled] = [
     *[
         Compiled(name)
@@ -206,11 +202,7 @@ COMPILED: list[Compiled] = [
     Compiled("batched"),
     *[Compiled(name) for name in ("pipe_1c_s4", "pipe_2c_s2", "pipe_3c_s1", "pipe_tut_1c_s2", "pipe_tut_3c_s3")],
     Compiled("persistent"),
-    Compiled(
-        "persistent_param",
-        xfail=_PERSISTENT + "gemm_k0: dot 64x128x64, num_warps 4, num_stages 3, shared 73752 B, 104 registers, "
-        "wgmma yes, TMA yes, grid [132]",
-    ),
+    Compiled("persistent_param"),
     *[Compiled(name) for name in ("fp8_f32out", "fp8_f16out", "warp_mma", "warp_mma_staged", "wg2_split_store")],
 ]
 

@@ -1056,29 +1056,24 @@ __all__ = ["Interpreter", "Contraction", "Operand", "replace"]
 
 def _radix(e: E.Expr, domain: dict[str, E.Expr], node: A.Node) -> tuple[E.Expr, set[str]]:
     """The range ``[0, R)`` that ``e`` maps its variables onto one to one, and those variables:
-    ``e`` must be ``sum c_i v_i`` whose coefficients, smallest first, are 1, ext_0, ext_0 * ext_1 ...
-    (a mixed-radix number; every extent but the outermost a constant)."""
-    lin = E.linear(e, domain)
+    ``e`` must be ``sum c_i v_i`` whose coefficients, in order, are 1, ext_0, ext_0 * ext_1 ... (a
+    mixed-radix number; the coefficients may be expressions, compared by meaning). A variable of
+    extent 1 is always 0 and takes no digit."""
+    lin = E.linear_terms(e, domain)
     if lin is None or not (isinstance(lin[1], E.Const) and lin[1].value == 0):
         raise NotLifted("an index that is not a mixed-radix number of its variables", node)
-    # a variable of extent 1 is always 0; on equal coefficients the constant extents come first
-    coefs = sorted(
-        ((n, c) for n, c in lin[0].items() if _const(domain[n]) != 1),
-        key=lambda kv: (kv[1], _const(domain[kv[0]]) is None),
-    )
-    expect = 1
-    for j, (name, c) in enumerate(coefs):
-        if c != expect:
+    left = {n: c for n, c in lin[0].items() if _const(domain[n]) != 1}
+    expect: E.Expr = E.Const(1)
+    while left:
+        # the next digit: the variable whose coefficient is the product of the extents so far
+        # (on a tie, a constant extent first: it cannot be the outermost digit of a run-time one)
+        fits = sorted((n for n, c in left.items() if E.same(c, expect)), key=lambda n: _const(domain[n]) is None)
+        if not fits:
             raise NotLifted("an index that maps two variables onto one element", node)
-        ext = domain[name]
-        if j + 1 < len(coefs):
-            n = _const(ext)
-            if n is None:
-                raise NotLifted("an inner index of run-time extent", node)
-            expect *= n
-        else:
-            return E.fold(ext * expect), set(lin[0])
-    return E.Const(1), set()
+        name = fits[0]
+        expect = E.fold(expect * domain[name])
+        del left[name]
+    return expect, set(lin[0])
 
 
 def covers(r: E.Expr, extent: E.Expr) -> bool:

@@ -814,3 +814,30 @@ def linear(e: Expr, names: Iterable[str]) -> tuple[dict[str, int], Expr] | None:
         name = hits[0].name
         coefs[name] = coefs.get(name, 0) + c
     return {k: v for k, v in coefs.items() if v != 0}, _from_poly(rest, e.dtype)
+
+
+def linear_terms(e: Expr, names: Iterable[str]) -> tuple[dict[str, Expr], Expr] | None:
+    """Like :func:`linear`, with coefficients that may be expressions of the other variables
+    (``w + it * num_sms``: ``{w: 1, it: num_sms}``); None when a named variable appears other
+    than as one factor of a term."""
+    wanted = set(names)
+    p = _poly(fold(e))
+    if p is None:
+        return None
+    coefs: dict[str, Expr] = {}
+    rest = _Poly()
+    for m, c in p.coef.items():
+        spelled = p.spell.get(m, m)
+        hits = [f for f in spelled if isinstance(f, Var) and f.name in wanted]
+        others = [f for f in spelled if not (isinstance(f, Var) and f.name in wanted)]
+        if any(v.name in wanted for f in others for v in free_vars(f)) or len(hits) > 1:
+            return None
+        if not hits:
+            rest.add(spelled, c)
+            continue
+        coef: Expr = Const(c, e.dtype)
+        for f in others:
+            coef = Bin("*", coef, f)
+        name = hits[0].name
+        coefs[name] = fold(Bin("+", coefs[name], coef)) if name in coefs else fold(coef)
+    return coefs, _from_poly(rest, e.dtype)

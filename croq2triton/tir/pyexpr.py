@@ -119,6 +119,8 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
             return call("tl.zeros", shape, tl_type(e.type))
         return call("tl.full", shape, constant(e.value), tl_type(e.type))
     if isinstance(e, E.Call):
+        if e.fn.startswith("_"):  # a helper of the generated module (``_as_dot_operand``)
+            return call(e.fn, *(_node(a, where) for a in e.args))
         return call(f"tl.{e.fn}" if where == "kernel" else f"math.{e.fn}", *(_node(a, where) for a in e.args))
     assert isinstance(e, E.Bin), e
     lhs, rhs = _node(e.lhs, where), _node(e.rhs, where)
