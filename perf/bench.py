@@ -268,7 +268,9 @@ FORMS = [
 ]
 
 
-def bench_forms(shapes: list[int], rounds: int, schedules: list[str]) -> list[dict[str, object]]:
+def bench_forms(
+    shapes: list[int], rounds: int, schedules: list[str], only: set[str] | None = None
+) -> list[dict[str, object]]:
     """Every GEMM form of tests/programs/gemm_forms, against the library GEMM with the same
     inputs and output type in the same process (cuBLAS ``torch.mm``, f32 outputs through
     ``out_dtype``; fp8: ``torch._scaled_mm``), paired round by round."""
@@ -283,6 +285,8 @@ def bench_forms(shapes: list[int], rounds: int, schedules: list[str]) -> list[di
     for n in shapes:
         for name, defines, out_t, in_t, b_kn, batch, num_sms in FORMS:
             label = name + "".join(f"-{k}{v}" for k, v in defines.items())
+            if only is not None and label not in only:
+                continue
             torch.manual_seed(n)
             lead = (batch,) if batch else ()
             a = torch.randn(*lead, n, n, device="cuda").to(dts[in_t])
@@ -401,7 +405,8 @@ def main() -> int:
     }
     cmd = "python3 perf/bench.py " + " ".join(sys.argv[1:])
     if args.forms:
-        rows = bench_forms([int(x) for x in args.shapes.split(",")], args.rounds, args.schedules.split(","))
+        only_forms = set(args.only.split(",")) if args.only else None
+        rows = bench_forms([int(x) for x in args.shapes.split(",")], args.rounds, args.schedules.split(","), only_forms)
         info["clocks_after"] = smi()
         md = forms_markdown(info, rows, cmd)
         print(md)

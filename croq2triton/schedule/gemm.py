@@ -148,7 +148,7 @@ class GemmBuilder:
         index[c.out.free], index[c.out.inner] = rows, cols
         if c.out.batch is not None and batch is not None:
             index[c.out.batch] = batch
-        if not s.tma or c.batched:
+        if not (s.tma and s.tma_store) or c.batched:
             tile_body.append(N.Store(o_ptr.name, tuple(index), value, mask, line=c.store_line))
         else:
             out_tile = let("c", value, tile_body, c.store_line)

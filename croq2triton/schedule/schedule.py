@@ -24,6 +24,7 @@ class Schedule:
     group_m: int = 8
     persistent: bool = True
     tma: bool = True
+    tma_store: bool = True  # the epilogue as half-width TMA boxes (else one masked store)
     warp_specialize: bool = False
     origin: Literal["source", "auto", "tuned"] = "auto"
 

@@ -62,12 +62,10 @@ def matmul_e4m3_k0(
     stride_output1,
     lhs_desc,
     rhs_desc,
-    output_desc,
     GROUP_M: tl.constexpr,
     TMA_LHS: tl.constexpr,
     TMA_RHS: tl.constexpr,
     NUM_STAGES: tl.constexpr,
-    TMA_OUTPUT: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
@@ -105,13 +103,7 @@ def matmul_e4m3_k0(
                 )
             acc = tl.dot(a, tl.trans(b), acc)
         mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # wgmma_ss.co:26
-        c = acc
-        if TMA_OUTPUT:
-            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
-            output_desc.store([pid_m * 128, pid_n * 256], c_0)
-            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
-        else:
-            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
 @triton.jit
@@ -196,9 +188,7 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
         _matmul_e4m3_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_k0_TMA_LHS, _OOB_PADDING)
         _matmul_e4m3_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [256, 128], [256, 128], 'loads (auto)')
         _matmul_e4m3_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_k0_TMA_RHS, _OOB_PADDING)
-        _matmul_e4m3_k0_TMA_OUTPUT = _rt.tma_ok(_F, 'output', output, [128, 128], [128, 128], 'stores (auto)')
-        _matmul_e4m3_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_e4m3_k0_TMA_OUTPUT, _OOB_PADDING)
-        _launch(matmul_e4m3_k0, (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_e4m3_k0_NUM_SMS),), [M, K, lhs, lhs.stride(0), lhs.stride(1), N, rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_e4m3_k0_lhs_desc, _matmul_e4m3_k0_rhs_desc, _matmul_e4m3_k0_output_desc], dict(GROUP_M=8, TMA_LHS=_matmul_e4m3_k0_TMA_LHS, TMA_RHS=_matmul_e4m3_k0_TMA_RHS, NUM_STAGES=3, TMA_OUTPUT=_matmul_e4m3_k0_TMA_OUTPUT, NUM_SMS=_matmul_e4m3_k0_NUM_SMS, num_warps=8))
+        _launch(matmul_e4m3_k0, (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_e4m3_k0_NUM_SMS),), [M, K, lhs, lhs.stride(0), lhs.stride(1), N, rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_e4m3_k0_lhs_desc, _matmul_e4m3_k0_rhs_desc], dict(GROUP_M=8, TMA_LHS=_matmul_e4m3_k0_TMA_LHS, TMA_RHS=_matmul_e4m3_k0_TMA_RHS, NUM_STAGES=3, NUM_SMS=_matmul_e4m3_k0_NUM_SMS, num_warps=8))
     else:  # wgmma_ss.co:8
         if N % 256 == 0:  # chunkat tiles equal the re-tiled blocks
             _matmul_e4m3_k0_general_retiled_NUM_SMS = _rt.num_sms(_dev)
