@@ -1,0 +1,232 @@
+"""The proof that a symbolically run kernel computes a contraction (lift/contraction.py): mixed-radix
+bijections onto covering ranges, guards, one sum of products over a covering contraction index."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..frontend import ast as A
+from ..tir import expr as E
+from ..tir.contract import Contraction, Operand
+from .kernel import NotLifted
+from .terms import Elem, Store
+from .terms import const_int as _const
+from .terms import subst_elem as _subst_elem
+
+
+def _radix(e: E.Expr, domain: dict[str, E.Expr], node: A.Node) -> tuple[E.Expr, set[str]]:
+    """The range ``[0, R)`` that ``e`` maps its variables onto one to one, and those variables:
+    ``e`` must be ``sum c_i v_i`` whose coefficients, in order, are 1, ext_0, ext_0 * ext_1 ... (a
+    mixed-radix number; the coefficients may be expressions, compared by meaning). A variable of
+    extent 1 is always 0 and takes no digit."""
+    lin = E.linear_terms(e, domain)
+    if lin is None or not (isinstance(lin[1], E.Const) and lin[1].value == 0):
+        raise NotLifted("an index that is not a mixed-radix number of its variables", node)
+    left = {n: c for n, c in lin[0].items() if _const(domain[n]) != 1}
+    expect: E.Expr = E.Const(1)
+    while left:
+        # the next digit: the variable whose coefficient is the product of the extents so far
+        # (on a tie, a constant extent first: it cannot be the outermost digit of a run-time one)
+        fits = sorted((n for n, c in left.items() if E.same(c, expect)), key=lambda n: _const(domain[n]) is None)
+        if not fits:
+            raise NotLifted("an index that maps two variables onto one element", node)
+        name = fits[0]
+        expect = E.fold(expect * domain[name])
+        del left[name]
+    return expect, set(lin[0])
+
+
+def covers(r: E.Expr, extent: E.Expr) -> bool:
+    """Whether ``r >= extent`` for every value of the sizes (``64 * cdiv(M, 64) >= M``)."""
+    lo = E.bounds(E.fold(r - extent))[0]
+    if lo is not None and lo >= 0:
+        return True
+    f = E.fold(r)
+    # c * cdiv(X, d) with c >= d and X covering the extent
+    parts = [f] if not (isinstance(f, E.Bin) and f.op == "*") else [f.lhs, f.rhs]
+    if len(parts) == 2:
+        cd = [p for p in parts if isinstance(p, E.CDiv)]
+        k = [p for p in parts if isinstance(p, E.Const)]
+        if cd and k and isinstance(cd[0].rhs, E.Const) and int(k[0].value) >= int(cd[0].rhs.value):
+            return covers(cd[0].lhs, extent)
+    if isinstance(f, E.CDiv) and isinstance(f.rhs, E.Const) and f.rhs.value == 1:
+        return covers(f.lhs, extent)
+    if len(parts) == 2:  # d * cdiv(X, d) >= X, whatever d is
+        for p, q in (parts, parts[::-1]):
+            if isinstance(q, E.CDiv) and E.same(q.rhs, p):
+                return covers(q.lhs, extent)
+    return E.same(f, extent)
+
+
+def _guard_ok(g: E.Expr, index: list[E.Expr], extents: list[E.Expr]) -> bool:
+    """A guard that keeps no more than the output's own bounds: ``F_d < X`` with ``X >= extent_d``."""
+    for c in E.conjuncts(E.fold(g)):
+        c = E.fold(c)
+        if isinstance(c, E.Const) and c.value:
+            continue
+        if not isinstance(c, E.Bin) or c.op not in ("<", ">", "<=", ">="):
+            return False
+        lhs, rhs = (c.lhs, c.rhs) if c.op in ("<", "<=") else (c.rhs, c.lhs)
+        if c.op in ("<=", ">="):
+            rhs = E.fold(rhs + 1)
+        if not any(E.same(lhs, i) and covers(rhs, x) for i, x in zip(index, extents, strict=True)):
+            return False
+    return True
+
+
+def _atoms(e: E.Expr, op: str) -> list[E.Bin]:
+    return [n for n in e.walk() if isinstance(n, E.Bin) and n.op == op and E.is_int(n.dtype)]
+
+
+def _replace(e: E.Expr, old: E.Expr, new: E.Expr) -> E.Expr:
+    if type(e) is type(old) and E.same(e, old):
+        return new
+    if isinstance(e, E.Bin):
+        return E.Bin(e.op, _replace(e.lhs, old, new), _replace(e.rhs, old, new))
+    if isinstance(e, E.Un):
+        return E.Un(e.op, _replace(e.value, old, new))
+    if isinstance(e, E.CDiv):
+        return E.CDiv(_replace(e.lhs, old, new), _replace(e.rhs, old, new))
+    if isinstance(e, E.Cast):
+        return E.Cast(_replace(e.value, old, new), e.type)
+    return e
+
+
+def _split_tile_ids(
+    index: list[E.Expr],
+    x: Elem,
+    y: Elem,
+    guards: list[E.Expr],
+    spatial: dict[str, E.Expr],
+    it: Any,
+    node: A.Node,
+) -> tuple[list[E.Expr], Elem, Elem, list[E.Expr]]:
+    """A linear tile id split as ``(t / D, t % D)`` (a persistent tile loop): when ``t`` is a
+    mixed-radix number of its own variables guarded by ``t < Q * D``, the pair runs over
+    ``[0, Q) x [0, D)`` one to one; it becomes two variables of those extents."""
+    for div in {repr(a): a for i in index for a in _atoms(i, "/")}.values():
+        t, d = div.lhs, div.rhs
+        mod = E.Bin("%", t, d)
+        lim = next((g.rhs for g in guards if isinstance(g, E.Bin) and g.op == "<" and E.same(g.lhs, t)), None)
+        if lim is None:
+            raise NotLifted("a tile index divided by a run-time extent without a bound", node)
+        f = E.fold(lim)
+        q = None
+        if isinstance(f, E.Bin) and f.op == "*":
+            q = f.lhs if E.same(f.rhs, d) else f.rhs if E.same(f.lhs, d) else None
+        if q is None:
+            raise NotLifted("a tile index bound that is not a multiple of its divisor", node)
+        rng, used = _radix(t, spatial, node)
+        if not covers(rng, f):
+            raise NotLifted("a tile loop that leaves tiles out", node)
+        qv, rv = it.fresh("tq", q), it.fresh("tr", d)
+        for name in used:
+            spatial.pop(name)
+        spatial[qv.name], spatial[rv.name] = q, d
+
+        def sub(e: E.Expr, div: E.Expr = div, mod: E.Expr = mod, qv: E.Expr = qv, rv: E.Expr = rv) -> E.Expr:
+            return E.fold(_replace(_replace(e, div, qv), mod, rv))
+
+        index = [sub(i) for i in index]
+        x, y = Elem(x.tensor, tuple(sub(i) for i in x.index)), Elem(y.tensor, tuple(sub(i) for i in y.index))
+        guards = [sub(g) for g in guards if not (isinstance(g, E.Bin) and g.op == "<" and E.same(g.lhs, t))]
+        if any(v.name in used for e in [*index, *x.index, *y.index, *guards] for v in E.free_vars(e)):
+            raise NotLifted("a tile id used other than through its quotient and remainder", node)
+    return index, x, y, guards
+
+
+def prove(it: Any, node: A.Node) -> Contraction:
+    if not it.stores:
+        raise NotLifted("a kernel that stores nothing", node)
+    if len(it.stores) != 1:
+        raise NotLifted("an output written by more than one store", node)
+    st = it.stores[0]
+    cells = st.value.cells
+    if not cells.zero or len(cells.terms) != 1 or cells.terms[0].conds:
+        raise NotLifted("an accumulator that is not one zero-initialised sum of products", node)
+    env = {v.name: i for v, i in zip(cells.coords, st.value.idx, strict=True)}
+    term = cells.terms[0]
+    x, y = _subst_elem(term.a, env), _subst_elem(term.b, env)
+    out_t = it.tensors[st.tensor]
+    if st.tensor in (x.tensor, y.tensor):
+        raise NotLifted("an output that is also an operand", node)
+    spatial = {v.name: ext for v, ext in st.spatial}
+    sums = {v.name: ext for v, ext in term.sums}
+    index = [E.fold(i) for i in st.index]
+    guards = [E.fold(c) for g in st.guard for c in E.conjuncts(E.fold(g))]
+    index, x, y, guards = _split_tile_ids(index, x, y, guards, spatial, it, node)
+    out_ext = [it.size(d) for d in out_t.extents]
+    kinds: list[str] = []
+    for i in index:
+        in_x = [d for d, j in enumerate(x.index) if E.same(i, j)]
+        in_y = [d for d, j in enumerate(y.index) if E.same(i, j)]
+        kinds.append("batch" if in_x and in_y else "x" if in_x else "y" if in_y else "?")
+    if "?" in kinds or kinds.count("x") != 1 or kinds.count("y") != 1 or kinds.count("batch") > 1:
+        raise NotLifted("a store whose index is not (batch,) row, column of the two operands", node)
+    if kinds.index("x") > kinds.index("y"):
+        x, y = y, x
+        kinds = ["batch" if k == "batch" else "y" if k == "x" else "x" for k in kinds]
+    used: set[str] = set()
+    for d, i in enumerate(index):
+        r, vs = _radix(i, spatial, node)
+        if used & vs:
+            raise NotLifted("two output dimensions indexed by one variable", node)
+        used |= vs
+        if not covers(r, out_ext[d]):
+            raise NotLifted("a tiling that leaves output elements unwritten", node)
+    if not all(_guard_ok(g, index, out_ext) for g in guards):
+        raise NotLifted("a store guard that is not the output's own bounds", node)
+
+    def operand(e: Elem, free_kind: str) -> tuple[Operand, E.Expr]:
+        t = it.tensors[e.tensor]
+        dims: dict[str, int] = {}
+        for kind, i in zip(kinds, index, strict=True):
+            if kind in ("batch", free_kind):
+                dims[kind] = next(d for d, j in enumerate(e.index) if E.same(i, j))
+        rest = [d for d in range(len(e.index)) if d not in dims.values()]
+        if len(rest) != 1 or len(e.index) != len(t.extents):
+            raise NotLifted("an operand with more than one contracted dimension", node)
+        return Operand(e.tensor, t.elem, len(e.index), dims[free_kind], rest[0], dims.get("batch")), e.index[rest[0]]
+
+    a, ka = operand(x, "x")
+    b, kb = operand(y, "y")
+    if not E.same(ka, kb):
+        raise NotLifted("operands indexed by two different contraction indices", node)
+    kr, kvars = _radix(ka, sums, node)
+    if kvars != set(sums):
+        raise NotLifted("a reduction over a variable that does not index the operands", node)
+    for op in (a, b):
+        if not covers(kr, it.size(it.tensors[op.tensor].extents[op.inner])):
+            raise NotLifted("a reduction that stops before the end of K", node)
+    od = {k: d for d, k in enumerate(kinds)}
+    out = Operand(st.tensor, out_t.elem, len(index), od["x"], od["y"], od.get("batch"))
+    tile = _source_tile(st, spatial, index, od, it)
+    seen: dict[str, tuple[E.Expr, int]] = {}
+    for x_, d_ in it.assumptions:
+        seen.setdefault(f"{x_!r}%{d_}", (x_, d_))
+    return Contraction(
+        a,
+        b,
+        out,
+        cells.elem,
+        tile,
+        it.red_line or cells.line,
+        st.line,
+        tuple(sorted(set(it.notes))),
+        tuple(seen.values()),
+    )
+
+
+def _source_tile(
+    st: Store, spatial: dict[str, E.Expr], index: list[E.Expr], od: dict[str, int], it: Any
+) -> tuple[int, int, int]:
+    """Rows and columns one program writes (the coefficient of the block index in each output
+    index), and the K step of the source's loads or MMAs."""
+
+    def per_block(e: E.Expr) -> int:
+        lin = E.linear(e, spatial)
+        block = [c for name, c in (lin[0].items() if lin else []) if _const(spatial[name]) is None]
+        return block[0] if block else 1
+
+    bk = max(it.ksteps) if it.ksteps else 1
+    return per_block(index[od["x"]]), per_block(index[od["y"]]), bk

@@ -1,0 +1,136 @@
+"""Warp roles of the contraction analysis (``inthreads.async``): each role's statements before
+its main loop, the main loops in lockstep as one, then the rest (a mixin of its interpreter)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..frontend import ast as A
+from ..tir import expr as E
+from .kernel import NotLifted
+from .terms import Bounded, LoopFrame
+from .terms import const_int as _const
+from .terms import unparen as _lit
+
+EVENT_ONLY = (A.Wait, A.Trigger, A.EventDecl, A.Sync, A.MmaCommit, A.Empty, A.PragmaStmt)
+
+
+class Roles:
+    scopes: list[dict[str, Any]]
+    spatial: list[tuple[E.Var, E.Expr]]
+    accs: list[Any]
+    stores: list[Any]
+    loops: list[LoopFrame]
+    lookup: Any
+    int_expr: Any
+    fresh: Any
+    bind: Any
+    stmts: Any
+    stmt: Any
+    loop_items: Any
+    end_loop: Any
+    close_loop: Any
+
+    def role_binding(self, cond: A.Expr) -> tuple[str, Bounded, tuple[E.Var, E.Expr] | None]:
+        """``v == c`` (the role runs with v = c) or ``v >= c`` / ``v > c`` / ``v != 0`` (v = c + v')."""
+        c = _lit(cond)
+        if not (isinstance(c, A.Binary) and isinstance(_lit(c.lhs), A.Name)):
+            raise NotLifted("a role condition that is not 'index op constant'", cond)
+        name = _lit(c.lhs).name  # type: ignore[attr-defined]
+        cur = self.lookup(name, c)
+        rhs = _const(self.int_expr(c.rhs))
+        if not isinstance(cur, Bounded) or rhs is None or _const(cur.bound) is None:
+            raise NotLifted("a role condition on something that is not a parallel index", cond)
+        bound = int(_const(cur.bound))  # type: ignore[arg-type]
+        if c.op == "==":
+            return name, Bounded(E.Const(rhs), cur.bound), None
+        if c.op in ("<", "<="):
+            hi = rhs + (c.op == "<=")
+            if not 0 < hi < bound:
+                raise NotLifted("a role condition of this form", cond)
+            var = self.fresh(name, E.Const(hi))
+            return name, Bounded(var, cur.bound), (var, E.Const(hi))
+        lo = {">=": rhs, ">": rhs + 1, "!=": 1 if rhs == 0 else None}.get(c.op)
+        if lo is None or not 0 < lo < bound:
+            raise NotLifted("a role condition of this form", cond)
+        var = self.fresh(name, E.Const(bound - lo))
+        return name, Bounded(E.fold(var + lo), cur.bound), (var, E.Const(bound - lo))
+
+    def role_bindings(self, cond: A.Expr) -> list[tuple[str, Bounded, tuple[E.Var, E.Expr] | None]]:
+        c = _lit(cond)
+        if isinstance(c, A.Binary) and c.op == "&&":
+            return self.role_bindings(c.lhs) + self.role_bindings(c.rhs)
+        return [self.role_binding(c)]
+
+    def roles(self, parts: list[A.InThreads]) -> None:
+        """Warp roles in lockstep: every role's statements before its main loop, then the main
+        loops as one (each role's body in turn, producers first as written), then the rest."""
+        plans = []
+        for p in parts:
+            binds = self.role_bindings(p.cond)
+            body = flat(p.body)
+            body = [s for s in body if not event_only(s)]
+            loops = [i for i, s in enumerate(body) if isinstance(s, A.Foreach)]
+            if len(loops) > 1:
+                raise NotLifted("a warp role with two main loops", p)
+            cut = loops[0] if loops else len(body)
+            plans.append((binds, {}, None, body[:cut], body[cut] if loops else None, body[cut + 1 :]))
+        mains = [pl[4] for pl in plans if pl[4] is not None]
+
+        def within(plan: tuple, run) -> None:  # type: ignore[type-arg]
+            self.scopes.append(plan[1])  # each role keeps its names from one part to the next
+            mark = len(self.spatial)
+            for name, value, fresh in plan[0]:
+                self.bind(name, value)
+                if fresh is not None:
+                    self.spatial.append(fresh)
+            run()
+            del self.spatial[mark:]
+            self.pop()
+
+        for pl in plans:
+            within(pl, lambda pl=pl: self.stmts(pl[3]))
+        if mains:
+            first = self.loop_items(mains[0])
+            for m in mains[1:]:
+                other = self.loop_items(m)
+                if len(other) != len(first) or not all(E.same(x[2], y[2]) for x, y in zip(first, other, strict=True)):
+                    raise NotLifted("warp roles whose main loops differ in their trip counts", m)
+            marks = {id(c): len(c.terms) for c in self.accs}
+            stores = len(self.stores)
+            self.loops.append(LoopFrame())
+            self.spatial.extend((v, ext) for _, v, ext in first)
+            for pl in plans:
+                if pl[4] is None:
+                    continue
+                items = self.loop_items(pl[4])
+
+                def body(pl=pl, items=items) -> None:  # type: ignore[no-untyped-def]
+                    self.push()
+                    for (nm, _, _), (_, var, ext) in zip(items, first, strict=True):
+                        self.bind(nm, Bounded(var, ext))
+                    self.stmt(pl[4].body)
+                    self.pop()
+
+                within(pl, body)
+            del self.spatial[len(self.spatial) - len(first) :]
+            self.end_loop(mains[0])
+            for _, var, ext in reversed(first):
+                self.close_loop(var, ext, marks, stores, mains[0])
+        for pl in plans:
+            within(pl, lambda pl=pl: self.stmts(pl[5]))
+
+
+def flat(s: A.Stmt) -> list[A.Stmt]:
+    return [x for y in s.stmts for x in flat(y)] if isinstance(s, A.Block) else [s]
+
+
+def event_only(s: A.Stmt) -> bool:
+    """Statements that only synchronise (event waits and triggers, barriers), loops of them too."""
+    if isinstance(s, EVENT_ONLY):
+        return True
+    if isinstance(s, A.Foreach):
+        return all(event_only(x) for x in flat(s.body))
+    if isinstance(s, A.Block):
+        return all(event_only(x) for x in s.stmts)
+    return False

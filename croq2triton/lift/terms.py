@@ -1,0 +1,171 @@
+"""The symbolic values of the contraction analysis (lift/contraction.py): tensor elements, views,
+buffers, accumulators as sums of products, stores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..frontend import ast as A
+from ..tir import expr as E
+
+
+@dataclass(frozen=True)
+class Bounded:
+    value: E.Expr
+    bound: E.Expr
+
+
+@dataclass(frozen=True)
+class Elem:
+    """Element ``index`` of global tensor ``tensor``."""
+
+    tensor: str
+    index: tuple[E.Expr, ...]
+
+
+@dataclass(frozen=True)
+class Region:
+    """A view of a global tensor: child dimension ``c`` runs along tensor dimension ``axes[c]``
+    from ``origin`` (per tensor dimension), with ``shape[c]`` elements."""
+
+    tensor: str
+    origin: tuple[E.Expr, ...]
+    axes: tuple[int, ...]
+    shape: tuple[E.Expr, ...]
+
+    def elem(self, idx: tuple[E.Expr, ...]) -> Elem:
+        index = list(self.origin)
+        for c, i in enumerate(idx):
+            index[self.axes[c]] = E.fold(index[self.axes[c]] + i)
+        return Elem(self.tensor, tuple(index))
+
+    def sub(self, offsets: list[E.Expr], shape: list[E.Expr], keep: list[bool]) -> Region:
+        origin = list(self.origin)
+        for c, off in enumerate(offsets):
+            origin[self.axes[c]] = E.fold(origin[self.axes[c]] + off)
+        axes = tuple(a for a, k in zip(self.axes, keep, strict=True) if k)
+        return Region(self.tensor, tuple(origin), axes, tuple(s for s, k in zip(shape, keep, strict=True) if k))
+
+
+@dataclass(frozen=True)
+class Term:
+    """``sum over sums of a * b``, for the accumulator elements whose coordinates equal ``conds``
+    (pending element-wise updates; empty once the element loops are closed)."""
+
+    sums: tuple[tuple[E.Var, E.Expr], ...]
+    a: Elem
+    b: Elem
+    conds: tuple[tuple[int, E.Expr], ...] = ()
+
+
+@dataclass
+class Cells:
+    """An accumulator: a scalar, a local array or an MMA fragment. Element ``coords`` is the sum
+    of ``terms`` (written in the coordinate variables); ``zero``: initialised to 0."""
+
+    elem: str
+    shape: tuple[int, ...]
+    coords: tuple[E.Var, ...]
+    terms: list[Term] = field(default_factory=list)
+    zero: bool = False
+    line: int = 0
+    guard: tuple[E.Expr, ...] = ()  # the conditions it was declared under (its updates may not add any)
+
+
+@dataclass(frozen=True)
+class AccRead:
+    """An accumulator element read (what a store writes)."""
+
+    cells: Cells
+    idx: tuple[E.Expr, ...]
+
+
+@dataclass(frozen=True)
+class Prod:
+    a: Elem
+    b: Elem
+
+
+@dataclass(frozen=True)
+class Placed:
+    """An accumulator stored (``mma.store``) into a buffer at an offset."""
+
+    cells: Cells
+    offsets: tuple[E.Expr, ...]
+    spatial: tuple[tuple[E.Var, E.Expr], ...]  # the parallel indices of the units that stored it
+
+
+@dataclass
+class Buffer:
+    """A shared or local buffer (or one slot of an array of them): what was last copied in."""
+
+    elem: str
+    shape: tuple[E.Expr, ...]
+    content: Region | list[Placed] | None = None
+    guard: tuple[E.Expr, ...] = ()  # the conditions of its last write: reads must be under them
+
+
+@dataclass
+class BufferArray:
+    elem: str
+    shape: tuple[E.Expr, ...]
+    slots: list[tuple[E.Expr, Buffer]] = field(default_factory=list)
+
+    def slot(self, index: E.Expr) -> Buffer:
+        for key, buf in self.slots:
+            if E.same(key, index):
+                return buf
+        buf = Buffer(self.elem, self.shape)
+        self.slots.append((index, buf))
+        return buf
+
+
+@dataclass
+class Future:
+    buffer: Buffer
+
+
+@dataclass(frozen=True)
+class View:
+    """A named view of a buffer: ``base`` with an offset and shape in the buffer's coordinates."""
+
+    base: Buffer
+    offsets: tuple[E.Expr, ...]
+    shape: tuple[E.Expr, ...]
+    keep: tuple[bool, ...]
+
+
+@dataclass
+class LoopFrame:
+    """Buffers written in the current iteration of a loop, and those read before being written."""
+
+    written: set[int] = field(default_factory=set)
+    stale: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Store:
+    tensor: str
+    index: tuple[E.Expr, ...]
+    value: AccRead
+    guard: tuple[E.Expr, ...]
+    spatial: tuple[tuple[E.Var, E.Expr], ...]
+    line: int
+
+
+Value = E.Expr | Bounded | Region | Buffer | BufferArray | Future | View | Cells | Elem | Prod | AccRead
+
+
+def const_int(e: E.Expr) -> int | None:
+    f = E.fold(e)
+    return int(f.value) if isinstance(f, E.Const) and isinstance(f.value, int) else None
+
+
+def unparen(e: A.Expr) -> A.Expr:
+    while isinstance(e, A.Paren):
+        e = e.expr
+    return e
+
+
+def subst_elem(x: Elem, env: dict[str, E.Expr]) -> Elem:
+    return Elem(x.tensor, tuple(E.substitute(i, env) for i in x.index))

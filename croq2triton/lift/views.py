@@ -1,0 +1,234 @@
+"""Expressions of the contraction analysis: integer index expressions, conditions, element reads,
+views of tensors and buffers (LANGUAGE.md 7.6), as a mixin of its interpreter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..frontend import ast as A
+from ..tir import expr as E
+from .kernel import NotLifted
+from .terms import (
+    AccRead,
+    Bounded,
+    Buffer,
+    BufferArray,
+    Cells,
+    Elem,
+    Future,
+    Prod,
+    Region,
+    Value,
+    View,
+)  # fmt: skip
+from .terms import (
+    const_int as _const,
+)
+from .terms import (
+    unparen as _lit,
+)
+
+FLOATS = ("f64", "f32", "tf32", "f16", "bf16", "f8_e4m3", "f8_e5m2")
+
+
+class Expressions:
+    """What expressions and views evaluate to (the interpreter supplies scopes and lookups)."""
+
+    assumptions: list[tuple[E.Expr, int]]
+    lookup: Any
+    touch: Any
+    buffer_content: Any
+
+    def value(self, e: A.Expr) -> Value:
+        e = _lit(e)
+        if isinstance(e, A.Name):
+            return self.lookup(e.name, e)
+        if isinstance(e, A.Member) and e.member == "data":
+            v = self.value(e.base)
+            if isinstance(v, Future):
+                return v.buffer
+            raise NotLifted("'.data' of something that is not a future", e)
+        if isinstance(e, A.Index):
+            base = self.value(e.base)
+            if isinstance(base, BufferArray) and len(e.indices) == 1:
+                return base.slot(self.int_expr(e.indices[0]))
+            raise NotLifted("an index the contraction analysis does not know", e)
+        if isinstance(e, A.At):
+            return self.at(e)
+        if isinstance(e, A.View):
+            return self.view(e)
+        if isinstance(e, A.Binary) and e.op == "*":
+            x, y = self.value(e.lhs), self.value(e.rhs)
+            if isinstance(x, Elem) and isinstance(y, Elem):
+                return Prod(x, y)
+            if isinstance(x, E.Expr) and isinstance(y, E.Expr):
+                return E.fold(x * y)
+            raise NotLifted("a product that is not of two tensor elements", e)
+        if isinstance(e, A.Cast):
+            inner = self.value(e.expr)
+            if isinstance(inner, (Elem, Prod)) and e.type in FLOATS:
+                return inner  # operand conversions: a tensor-core dot computes exact products
+            if isinstance(inner, E.Expr) and e.type in ("int", "s32"):
+                return inner
+            raise NotLifted("a conversion in a contraction", e)
+        return self.int_expr(e)
+
+    def at(self, e: A.At) -> Value:
+        base = self.value(e.base)
+        idx: list[E.Expr] = []
+        for i in e.indices:
+            v = self.value(i)
+            if isinstance(v, Bounded):
+                idx.append(v.value)
+            elif isinstance(v, E.Expr):
+                idx.append(v)
+            else:
+                raise NotLifted("an element index that is not an integer", i)
+        if isinstance(base, Future):
+            base = base.buffer
+        if isinstance(base, Cells):
+            if any(t.conds for t in base.terms):
+                raise NotLifted("an accumulator read inside its element loop", e)
+            return AccRead(base, tuple(idx))
+        if isinstance(base, (Buffer, View)):
+            base = self.buffer_content(base, e)
+        if isinstance(base, Region) and len(idx) == len(base.shape):
+            return base.elem(tuple(idx))
+        raise NotLifted("an element access the contraction analysis does not know", e)
+
+    def view(self, e: A.View) -> Value:
+        v = self.value(e.base)
+        if isinstance(v, Future):
+            v = v.buffer
+        for op in e.ops:
+            v = self.view_op(v, op)
+        return v
+
+    def view_op(self, v: Value, op: A.ViewOp) -> Value:
+        if isinstance(v, Buffer):
+            v = View(v, tuple(E.Const(0) for _ in v.shape), v.shape, tuple(True for _ in v.shape))
+        if isinstance(v, View):
+            offs, shape, keep = self.view_parts(list(v.shape), op)
+            keep_all = list(v.keep)
+            # offsets and extents of the kept dimensions, in the buffer's coordinates
+            kept = [i for i, k in enumerate(keep_all) if k]
+            new_offs, new_shape = list(v.offsets), list(v.shape)
+            for j, d in enumerate(kept):
+                new_offs[d] = E.fold(new_offs[d] + offs[j])
+                new_shape[d] = shape[j]
+            for j, d in enumerate(kept):
+                keep_all[d] = keep[j]
+            return View(v.base, tuple(new_offs), tuple(new_shape), tuple(keep_all))
+        if isinstance(v, Region):
+            offs, shape, keep = self.view_parts(list(v.shape), op)
+            return v.sub(offs, shape, keep)
+        raise NotLifted(f"'.{op.kind}' of something that is not a view", op)
+
+    def view_parts(self, parent: list[E.Expr], op: A.ViewOp) -> tuple[list[E.Expr], list[E.Expr], list[bool]]:
+        rank = len(parent)
+        keep = [True] * rank
+        if op.kind == "sqz":
+            return [E.Const(0)] * rank, parent, [_const(x) != 1 for x in parent]
+        if op.strides:
+            raise NotLifted("a view with explicit strides", op)
+        if op.kind == "chunkat":
+            args = self.chunk_args(op.args, op)
+            if len(args) != rank:
+                raise NotLifted("a chunkat whose arguments do not match the rank", op)
+            shape = [self.chunk_extent(p, b) for p, (_, b) in zip(parent, args, strict=True)]
+            offs = [E.fold(i * s) for (i, _), s in zip(args, shape, strict=True)]
+            return offs, shape, keep
+        if op.kind == "subspan":
+            if len(op.args) != rank:
+                raise NotLifted("a subspan whose extents do not match the rank", op)
+            shape = [parent[d] if self.is_blank(x) else self.int_expr(x) for d, x in enumerate(op.args)]
+            offs: list[E.Expr] = [E.Const(0)] * rank
+            if op.at is not None:
+                at = self.at_args(op.at, op)
+                if len(at) != rank:
+                    raise NotLifted("an .at() that does not match the rank", op)
+                steps = [self.int_expr(x) for x in op.step] if op.step else shape
+                offs = [E.fold(i * s) for i, s in zip(at, steps, strict=True)]
+            return offs, shape, keep
+        if op.kind == "view" and op.at is None:
+            raise NotLifted("a view without .from()", op)
+        raise NotLifted(f"the view operation '.{op.kind}' in a contraction", op)
+
+    def chunk_extent(self, parent: E.Expr, factor: E.Expr) -> E.Expr:
+        """``parent / factor`` (LANGUAGE.md 7.6). With ``factor = cdiv(parent, c)`` (or ``parent / c``)
+        it is ``c`` exactly when ``c`` divides ``parent``: assumed, and checked by the launcher."""
+        out = E.fold(E.Bin("/", parent, factor))
+        if _const(out) is not None:
+            return out
+        f = E.fold(factor)
+        if isinstance(f, E.CDiv) or (isinstance(f, E.Bin) and f.op == "/"):
+            c = _const(f.rhs)
+            if c is not None and c > 0 and E.same(f.lhs, parent) and isinstance(E.fold(parent), E.Var):
+                self.assumptions.append((E.fold(parent), c))
+                return E.Const(c)
+        return out
+
+    def is_blank(self, x: A.Expr) -> bool:
+        return isinstance(_lit(x), A.Name) and _lit(x).name == "_"  # type: ignore[attr-defined]
+
+    def chunk_args(self, args: list[A.Expr], node: A.Node) -> list[tuple[E.Expr, E.Expr]]:
+        out: list[tuple[E.Expr, E.Expr]] = []
+        for x in args:
+            if self.is_blank(x):
+                out.append((E.Const(0), E.Const(1)))
+                continue
+            v = self.bounded(x)
+            out.append((v.value, v.bound))
+        return out
+
+    def at_args(self, args: list[A.Expr], node: A.Node) -> list[E.Expr]:
+        out: list[E.Expr] = []
+        for x in args:
+            v = self.value(x)
+            out.append(v.value if isinstance(v, Bounded) else self.int_expr(x))
+        return out
+
+    def bounded(self, e: A.Expr) -> Bounded:
+        e = _lit(e)
+        if isinstance(e, A.Binary) and e.op == "#":
+            a, b = self.bounded(e.lhs), self.bounded(e.rhs)
+            return Bounded(E.fold(a.value * b.bound + b.value), E.fold(a.bound * b.bound))
+        v = self.value(e)
+        if isinstance(v, Bounded):
+            return v
+        raise NotLifted("a tiling index that is not a bounded variable", e)
+
+    def int_expr(self, e: A.Expr) -> E.Expr:
+        e = _lit(e)
+        if isinstance(e, A.IntLit):
+            return E.Const(e.value)
+        if isinstance(e, A.Name):
+            v = self.lookup(e.name, e)
+            if isinstance(v, Bounded):
+                return v.value
+            if isinstance(v, E.Expr):
+                return v
+            raise NotLifted(f"'{e.name}' used as an integer", e)
+        if isinstance(e, A.UBound):
+            v = self.lookup(e.name, e)
+            if isinstance(v, Bounded):
+                return v.bound
+            raise NotLifted(f"'#{e.name}' of something that is not bounded", e)
+        if isinstance(e, A.Binary) and e.op == "#":
+            return self.bounded(e).value
+        if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
+            a, b = self.int_expr(e.lhs), self.int_expr(e.rhs)
+            return E.fold(E.Bin(e.op, a, b))
+        if isinstance(e, A.Builtin) and e.name == "cdiv" and len(e.args) == 2:
+            return E.fold(E.CDiv(self.int_expr(e.args[0]), self.int_expr(e.args[1])))
+        if isinstance(e, A.Unary) and e.op == "-":
+            return E.fold(E.Un("-", self.int_expr(e.operand)))
+        raise NotLifted("an integer expression the contraction analysis does not know", e)
+
+    def bool_expr(self, e: A.Expr) -> E.Expr:
+        e = _lit(e)
+        if isinstance(e, A.Binary) and e.op == "&&":
+            return E.Bin("&", self.bool_expr(e.lhs), self.bool_expr(e.rhs))
+        if isinstance(e, A.Binary) and e.op in ("<", "<=", ">", ">=", "==", "!="):
+            return E.Bin(e.op, self.int_expr(e.lhs), self.int_expr(e.rhs))
+        raise NotLifted("a condition the contraction analysis does not know", e)
