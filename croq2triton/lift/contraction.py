@@ -27,6 +27,7 @@ the kernel is lowered as written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import count
 
 from ..frontend import ast as A
@@ -233,10 +234,7 @@ class Interpreter(Roles, Expressions):
             if s.type in FLOATS:
                 if not self.is_zero(init):
                     raise NotLifted("an accumulator that does not start at zero", d)
-                cells = Cells(s.type, (), (), zero=True, line=s.span.line if s.span else 0)
-                self.accs.append(cells)
-                cells.guard = tuple(self.guard)
-                self.bind(d.name, cells)
+                self.bind(d.name, self.new_acc(Cells(s.type, (), (), zero=True, line=s.span.line if s.span else 0)))
             elif s.type in (None, "int") and not d.dims:
                 self.bind(d.name, self.value(init))
             else:
@@ -255,9 +253,7 @@ class Interpreter(Roles, Expressions):
                 cells = Cells(s.elem, tuple(dims), tuple(self.fresh("i") for _ in dims))  # type: ignore[arg-type]
                 cells.zero = fill is not None and self.is_zero(fill)
                 cells.line = s.span.line if s.span else 0
-                self.accs.append(cells)
-                cells.guard = tuple(self.guard)
-                self.bind(d.name, cells)
+                self.bind(d.name, self.new_acc(cells))
             elif s.storage == "shared":
                 if d.init is not None or d.fill is not None:
                     raise NotLifted("an initialised shared buffer", d)
@@ -267,6 +263,12 @@ class Interpreter(Roles, Expressions):
                     self.bind(d.name, Buffer(s.elem, shape))
             else:
                 raise NotLifted(f"a {s.storage or 'global'} buffer inside a contraction", d)
+
+    def new_acc(self, cells: Cells) -> Cells:
+        """An accumulator declared here, under the conditions around it (its updates may add none)."""
+        cells.guard = tuple(self.guard)
+        self.accs.append(cells)
+        return cells
 
     def is_zero(self, e: A.Expr) -> bool:
         e = _lit(e)
@@ -384,16 +386,21 @@ class Interpreter(Roles, Expressions):
         self.push()
         for nm, var, ext in loops:
             self.bind(nm, Bounded(var, ext))
+        self.loop(loops, lambda: self.stmt(s.body), s)
+        self.pop()
+
+    def loop(self, loops: list[tuple[str, E.Var, E.Expr]], run: Callable[[], None], node: A.Node) -> None:
+        """Run a loop body once with its counters as variables, then close the counters: spatial
+        where they index an accumulator element, reduction variables of its sums otherwise."""
         marks = {id(c): len(c.terms) for c in self.accs}
         stores = len(self.stores)
         self.loops.append(LoopFrame())
         self.spatial.extend((v, ext) for _, v, ext in loops)
-        self.stmt(s.body)
+        run()
         del self.spatial[len(self.spatial) - len(loops) :]
-        self.end_loop(s)
-        self.pop()
+        self.end_loop(node)
         for _, var, ext in reversed(loops):  # innermost first
-            self.close_loop(var, ext, marks, stores, s)
+            self.close_loop(var, ext, marks, stores, node)
 
     def end_loop(self, node: A.Node) -> None:
         frame = self.loops.pop()
@@ -506,12 +513,10 @@ class Interpreter(Roles, Expressions):
     def mma_fill(self, s: A.MmaFill) -> None:
         if not self.is_zero(s.value):
             raise NotLifted("an accumulator that does not start at zero", s)
-        cells = Cells(s.elem or "f32", (), (), zero=True, line=s.span.line if s.span else 0)
-        cells.shape = ()  # the shape comes with the first MMA
-        if s.result:
-            self.accs.append(cells)
-            cells.guard = tuple(self.guard)
-            self.bind(s.result, cells)
+        if s.result:  # the fragment's shape comes with its first MMA
+            self.bind(
+                s.result, self.new_acc(Cells(s.elem or "f32", (), (), zero=True, line=s.span.line if s.span else 0))
+            )
             return
         cur = self.value(s.target) if s.target is not None else None
         if not isinstance(cur, Cells) or cur.terms:

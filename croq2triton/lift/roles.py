@@ -3,6 +3,8 @@ its main loop, the main loops in lockstep as one, then the rest (a mixin of its 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..frontend import ast as A
@@ -13,6 +15,18 @@ from .terms import const_int as _const
 from .terms import unparen as _lit
 
 EVENT_ONLY = (A.Wait, A.Trigger, A.EventDecl, A.Sync, A.MmaCommit, A.Empty, A.PragmaStmt)
+
+
+@dataclass
+class _Role:
+    """One ``inthreads.async`` role: the index bindings its condition states, its names, and its
+    statements before, in and after its main loop."""
+
+    binds: list[tuple[str, Bounded, tuple[E.Var, E.Expr] | None]]
+    scope: dict[str, Any]
+    before: list[A.Stmt]
+    main: A.Foreach | None
+    after: list[A.Stmt]
 
 
 class Roles:
@@ -28,8 +42,7 @@ class Roles:
     stmts: Any
     stmt: Any
     loop_items: Any
-    end_loop: Any
-    close_loop: Any
+    loop: Any
 
     def role_binding(self, cond: A.Expr) -> tuple[str, Bounded, tuple[E.Var, E.Expr] | None]:
         """``v == c`` (the role runs with v = c) or ``v >= c`` / ``v > c`` / ``v != 0`` (v = c + v')."""
@@ -74,13 +87,13 @@ class Roles:
             if len(loops) > 1:
                 raise NotLifted("a warp role with two main loops", p)
             cut = loops[0] if loops else len(body)
-            plans.append((binds, {}, None, body[:cut], body[cut] if loops else None, body[cut + 1 :]))
-        mains = [pl[4] for pl in plans if pl[4] is not None]
+            plans.append(_Role(binds, {}, body[:cut], body[cut] if loops else None, body[cut + 1 :]))
+        mains = [pl.main for pl in plans if pl.main is not None]
 
-        def within(plan: tuple, run) -> None:  # type: ignore[type-arg]
-            self.scopes.append(plan[1])  # each role keeps its names from one part to the next
+        def within(plan: _Role, run: Callable[[], None]) -> None:
+            self.scopes.append(plan.scope)  # each role keeps its names from one part to the next
             mark = len(self.spatial)
-            for name, value, fresh in plan[0]:
+            for name, value, fresh in plan.binds:
                 self.bind(name, value)
                 if fresh is not None:
                     self.spatial.append(fresh)
@@ -89,36 +102,32 @@ class Roles:
             self.pop()
 
         for pl in plans:
-            within(pl, lambda pl=pl: self.stmts(pl[3]))
+            within(pl, lambda pl=pl: self.stmts(pl.before))
         if mains:
             first = self.loop_items(mains[0])
             for m in mains[1:]:
                 other = self.loop_items(m)
                 if len(other) != len(first) or not all(E.same(x[2], y[2]) for x, y in zip(first, other, strict=True)):
                     raise NotLifted("warp roles whose main loops differ in their trip counts", m)
-            marks = {id(c): len(c.terms) for c in self.accs}
-            stores = len(self.stores)
-            self.loops.append(LoopFrame())
-            self.spatial.extend((v, ext) for _, v, ext in first)
-            for pl in plans:
-                if pl[4] is None:
-                    continue
-                items = self.loop_items(pl[4])
 
-                def body(pl=pl, items=items) -> None:  # type: ignore[no-untyped-def]
-                    self.push()
-                    for (nm, _, _), (_, var, ext) in zip(items, first, strict=True):
-                        self.bind(nm, Bounded(var, ext))
-                    self.stmt(pl[4].body)
-                    self.pop()
+            def bodies() -> None:  # each role's main-loop body in turn, on the shared counters
+                for pl in plans:
+                    if pl.main is None:
+                        continue
+                    items = self.loop_items(pl.main)
 
-                within(pl, body)
-            del self.spatial[len(self.spatial) - len(first) :]
-            self.end_loop(mains[0])
-            for _, var, ext in reversed(first):
-                self.close_loop(var, ext, marks, stores, mains[0])
+                    def body(pl: _Role = pl, items: list = items) -> None:  # type: ignore[type-arg]
+                        self.push()
+                        for (nm, _, _), (_, var, ext) in zip(items, first, strict=True):
+                            self.bind(nm, Bounded(var, ext))
+                        self.stmt(pl.main.body)  # type: ignore[union-attr]
+                        self.pop()
+
+                    within(pl, body)
+
+            self.loop(first, bodies, mains[0])
         for pl in plans:
-            within(pl, lambda pl=pl: self.stmts(pl[5]))
+            within(pl, lambda pl=pl: self.stmts(pl.after))
 
 
 def flat(s: A.Stmt) -> list[A.Stmt]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..errors import CroqError, CroqInternalError, CroqLoweringError, CroqSemanticError, Span
@@ -27,6 +29,23 @@ from .splitscale import split_scales
 from .symbolic import safe
 from .values import Bounded, BoundedTuple, Shape, Tensor, Tuple_, Val, View, ViewDim, const
 from .writer import Writer
+
+
+@contextmanager
+def internal_errors(path: str, kernel: str, top: A.Parallel) -> Iterator[None]:
+    """Inside lift / schedule / emit an exception that is neither a user's error nor "not covered"
+    is a bug: reported as a located internal error (CROQ2TRITON_DEBUG=1 re-raises it)."""
+    from ..lift.kernel import NotLifted
+    from ..schedule.gemm import NotTiled
+
+    try:
+        yield
+    except (CroqError, NotLifted, NotTiled):
+        raise
+    except Exception as e:
+        if os.environ.get("CROQ2TRITON_DEBUG"):
+            raise
+        raise CroqInternalError(f"{type(e).__name__} in {path} of kernel {kernel}: {e}", top.span) from e
 
 
 class HostScope:
@@ -202,6 +221,7 @@ class FunctionLowering:
         return True
 
     def host_scope(self) -> Any:
+        """The tensors, scalars and known integers of the launcher, as the tile-IR lifting sees them."""
         from ..lift.host import HostScalar, HostScope, HostTensor
 
         scope = HostScope()
@@ -230,25 +250,18 @@ class FunctionLowering:
         if os.environ.get("CROQ2TRITON_NO_CONTRACTION"):
             return False
         try:
-            prelude = [x for x in self.fn.body if x.span and top.span and x.span.line < top.span.line]
-            c = analyse(top, self.host_scope(), prelude)
-            sched = policy.auto(c) if self.schedule == "auto" else policy.source(c)
-            tiled = tile_contraction(c, sched, self.host_scope(), name, top.span.line if top.span else 0)
-            source = emit_kernel(tiled.kernel, self.src_name)
+            with internal_errors("the contraction path", name, top):
+                scope = self.host_scope()
+                prelude = [x for x in self.fn.body if x.span and top.span and x.span.line < top.span.line]
+                c = analyse(top, scope, prelude)
+                tiled = tile_contraction(c, policy.auto(c), scope, name, top.span.line if top.span else 0)
+                source = emit_kernel(tiled.kernel, self.src_name)
         except (NotLifted, NotTiled) as e:
             if os.environ.get("CROQ2TRITON_EXPLAIN"):  # why a kernel is not tiled as a GEMM
                 span = getattr(e, "span", None) or top.span
                 line = span.line if span else 0
                 print(f"{self.src_name}:{line}: note: {name} is not tiled as a contraction: {e}", file=sys.stderr)
             return False
-        except CroqError:
-            raise
-        except Exception as e:  # a bug of lift / schedule / emit: located, and it says so
-            if os.environ.get("CROQ2TRITON_DEBUG"):
-                raise
-            raise CroqInternalError(
-                f"{type(e).__name__} in the contraction path of kernel {name}: {e}", top.span
-            ) from e
         self.kernel_sources.append(source.rstrip("\n"))
         self.ir_kernels.append(tiled.kernel)
         if not c.assumptions:
@@ -267,29 +280,16 @@ class FunctionLowering:
         """The tile-IR path (lift -> tir -> emit) for the kernel families it covers; False where
         the lifting does not cover ``top`` yet (this older lowering handles it then)."""
         from ..emit.triton import emit_kernel
-        from ..lift.host import HostScalar, HostScope, HostTensor
         from ..lift.kernel import NotLifted, lift_kernel
         from ..schedule.interior import interior_split
 
-        scope = HostScope()
-        for croq, v in self.names.items():
-            if isinstance(v, Tensor):
-                extents = tuple(int(d) if d.isdigit() else d for d in v.host_dims)
-                scope.tensors[croq] = HostTensor(croq, v.host_name, v.elem, extents)
-            elif isinstance(v, Val) and v.host is not None and v.host.isidentifier() and _scalar_type(v.ty):
-                scope.scalars[croq] = HostScalar(croq, v.host, v.ty or "int")
         try:
-            lifted = lift_kernel(top, name, scope, self.src_name)
-            kernel = interior_split(lifted.kernel)  # both schedules: measured faster (schedule/interior.py)
-            source = emit_kernel(kernel, self.src_name)
+            with internal_errors("the tile-IR path", name, top):
+                lifted = lift_kernel(top, name, self.host_scope(), self.src_name)
+                kernel = interior_split(lifted.kernel)  # both schedules: measured faster (schedule/interior.py)
+                source = emit_kernel(kernel, self.src_name)
         except NotLifted:
             return False
-        except CroqError:
-            raise
-        except Exception as e:  # a bug of lift / schedule / emit: located, and it says so
-            if os.environ.get("CROQ2TRITON_DEBUG"):
-                raise
-            raise CroqInternalError(f"{type(e).__name__} in the tile-IR path of kernel {name}: {e}", top.span) from e
         self.kernel_sources.append(source.rstrip("\n"))
         self.ir_kernels.append(kernel)
         self.w.line(lifted.launch, top.span)

@@ -41,6 +41,7 @@ class GemmBuilder:
         self.args: dict[str, N.Arg] = {}
         self.sizes: dict[str, E.Expr] = {}
         self.launch: list[str] = []
+        self.uses: dict[str, tuple[str, str]] = {}  # descriptor -> (its flag, "loads" or "stores")
 
     # ---------------------------------------------------------------- arguments
     def size(self, x: str | int) -> E.Expr:
@@ -65,6 +66,14 @@ class GemmBuilder:
         arg = self.args[ptr_name]
         assert isinstance(arg, N.Pointer)
         return arg, extents
+
+    def descriptor(self, op: Operand, box: tuple[int, ...], what: str) -> tuple[str, str]:
+        """A host TensorDescriptor of ``op``'s tensor and the constexpr flag saying it may be used."""
+        desc, flag = f"{op.tensor}_desc", f"TMA_{op.tensor.upper()}"
+        self.args[desc] = N.Descriptor(desc, self.host.tensors[op.tensor].host, box)
+        self.args[flag] = N.Constexpr(flag, True)
+        self.uses[desc] = (flag, what)
+        return desc, flag
 
     def constexpr(self, name: str, value: int | bool, tunable: bool = False) -> E.Var:
         self.args[name] = N.Constexpr(name, value, tunable)
@@ -123,14 +132,15 @@ class GemmBuilder:
         kt = E.Var("k", "i32", 0)
         loop: list[N.Stmt] = []
         offs_k = let("offs_k", kt * s.block_k + E.Arange(s.block_k), loop, c.line)
-        a_tile, trans_a = self.operand_tile(c.a, a_ptr, a_ext, offs_m, offs_k, pid_m, kt, batch, "a", loop)
-        b_tile, trans_b = self.operand_tile(c.b, b_ptr, b_ext, offs_n, offs_k, pid_n, kt, batch, "b", loop)
+        a_tile, a_k_first = self.operand_tile(c.a, a_ptr, a_ext, offs_m, offs_k, pid_m, kt, batch, "a", loop)
+        b_tile, b_k_first = self.operand_tile(c.b, b_ptr, b_ext, offs_n, offs_k, pid_n, kt, batch, "b", loop)
         precision = "tf32" if c.a.elem in ("f32", "tf32") else None
         a_op: E.Expr = a_tile
         b_op: E.Expr = b_tile
         if c.a.elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
             a_op, b_op = E.Call("_as_dot_operand", (a_tile,), "f32"), E.Call("_as_dot_operand", (b_tile,), "f32")
-        loop.append(N.Dot(acc, a_op, b_op, acc, precision, None, trans_a, not trans_b, line=c.line))
+        # tl.dot takes [M, K] x [K, N]: A loaded [K, M] and B loaded [N, K] are transposed
+        loop.append(N.Dot(acc, a_op, b_op, acc, precision, None, a_k_first, not b_k_first, line=c.line))
         self.constexpr("NUM_STAGES", s.num_stages, True)  # a tuning sweep may vary the pipeline's depth
         pipe = N.Pipeline("NUM_STAGES", warp_specialize=s.warp_specialize)
         k_steps = E.CDiv(k_ext, E.Const(s.block_k))
@@ -139,27 +149,16 @@ class GemmBuilder:
         # the store
         out_ty = ir_type(c.out.elem) or "f32"
         value: E.Expr = acc if out_ty == acc.type else E.Cast(acc, out_ty)
-        rows, cols = E.Lift(offs_m, 2, (0,)), E.Lift(offs_n, 2, (1,))
-        out_terms = [E.Bin("<", rows, m_ext), E.Bin("<", cols, n_ext)]
-        if c.out.batch is not None and batch is not None:
-            out_terms.append(E.Bin("<", batch, o_ext[c.out.batch]))
-        mask = let("mask_c", E.conj(out_terms), tile_body, c.store_line)
-        index: list[E.Expr] = [E.Const(0)] * c.out.rank
-        index[c.out.free], index[c.out.inner] = rows, cols
-        if c.out.batch is not None and batch is not None:
-            index[c.out.batch] = batch
+        index = _index(c.out, E.Lift(offs_m, 2, (0,)), E.Lift(offs_n, 2, (1,)), batch)
+        mask = let("mask_c", _in_bounds(c.out, index, o_ext), tile_body, c.store_line)
         if not (s.tma and s.tma_store) or c.batched:
-            tile_body.append(N.Store(o_ptr.name, tuple(index), value, mask, line=c.store_line))
+            tile_body.append(N.Store(o_ptr.name, index, value, mask, line=c.store_line))
         else:
             out_tile = let("c", value, tile_body, c.store_line)
-            fallback = N.Store(o_ptr.name, tuple(index), out_tile, mask, line=c.store_line)
-            t = c.out.tensor
-            half = (s.block_m, s.block_n // 2)
-            self.args[f"{t}_desc"] = N.Descriptor(f"{t}_desc", self.host.tensors[t].host, half)
-            self.args[f"TMA_{t.upper()}"] = N.Constexpr(f"TMA_{t.upper()}", True)
+            fallback = N.Store(o_ptr.name, index, out_tile, mask, line=c.store_line)
+            desc, flag = self.descriptor(c.out, (s.block_m, s.block_n // 2), "stores (auto)")
             coords = (E.fold(pid_m * s.block_m), E.fold(pid_n * s.block_n))
-            store = N.TmaStore(f"{t}_desc", coords, out_tile, fallback, f"TMA_{t.upper()}", 2, line=c.store_line)
-            tile_body.append(store)
+            tile_body.append(N.TmaStore(desc, coords, out_tile, fallback, flag, 2, line=c.store_line))
 
         if s.persistent:
             num_sms = self.constexpr("NUM_SMS", 132)
@@ -188,39 +187,21 @@ class GemmBuilder:
         k_first = op.inner < op.free  # stored [.., K, free]
         shape = (s.block_k, block_free) if k_first else (block_free, s.block_k)
         free_dim, k_dim = (1, 0) if k_first else (0, 1)
-        index: list[E.Expr] = [E.Const(0)] * op.rank
-        index[op.free] = E.Lift(offs_free, 2, (free_dim,))
-        index[op.inner] = E.Lift(offs_k, 2, (k_dim,))
-        if op.batch is not None and batch is not None:
-            index[op.batch] = batch
-        terms = [E.Bin("<", index[op.free], ext[op.free]), E.Bin("<", index[op.inner], ext[op.inner])]
-        if k_first:
-            terms.reverse()
-        if op.batch is not None and batch is not None:
-            terms.append(
-                E.Bin("<", batch, ext[op.batch])
-            )  # the grid's batch axis is the extent: a fact for the verifier
+        index = _index(op, E.Lift(offs_free, 2, (free_dim,)), E.Lift(offs_k, 2, (k_dim,)), batch)
         mask = _var(f"mask_{tag}", shape, "i1")
-        into.append(N.Let(mask, E.conj(terms), line=self.c.line))
+        into.append(N.Let(mask, _in_bounds(op, index, ext), line=self.c.line))
         tile = _var(tag, shape, ptr.dtype)
-        load = N.Load(tile, ptr.name, tuple(index), mask, 0.0, line=self.c.line)
+        load = N.Load(tile, ptr.name, index, mask, 0.0, line=self.c.line)
         if not s.tma:
             into.append(load)
             return tile, k_first
-        desc = f"{op.tensor}_desc"
-        flag = f"TMA_{op.tensor.upper()}"
         # one box per tile: 2-D, or [1, rows, K] of one batch (reshaped to the 2-D tile)
         box = [1] * op.rank
-        coord: list[E.Expr] = [E.Const(0)] * op.rank
         box[op.free], box[op.inner] = block_free, s.block_k
-        coord[op.free], coord[op.inner] = E.fold(pid_free * block_free), E.fold(kt * s.block_k)
-        if op.batch is not None and batch is not None:
-            coord[op.batch] = batch
-        self.args[desc] = N.Descriptor(desc, self.host.tensors[op.tensor].host, tuple(box))
-        self.args[flag] = N.Constexpr(flag, True)
+        coord = _index(op, E.fold(pid_free * block_free), E.fold(kt * s.block_k), batch)
+        desc, flag = self.descriptor(op, tuple(box), "loads (auto)")
         reshape = shape if op.rank > 2 else None
-        into.append(N.TmaLoad(tile, desc, tuple(coord), load, flag, reshape, line=self.c.line))
-
+        into.append(N.TmaLoad(tile, desc, coord, load, flag, reshape, line=self.c.line))
         return tile, k_first
 
     # ---------------------------------------------------------------- the launch
@@ -242,9 +223,9 @@ class GemmBuilder:
             elif isinstance(a, N.Scalar):
                 host_args.append(to_source(a.host, "host"))
             elif isinstance(a, N.Descriptor):
-                flag = f"_{k}_TMA_{a.name.removesuffix('_desc').upper()}"
+                flag_name, what = self.uses[a.name]
+                flag = f"_{k}_{flag_name}"
                 box = list(a.block)
-                what = "stores (auto)" if a.tensor == self.host.tensors[c.out.tensor].host else "loads (auto)"
                 self.launch.append(f"{flag} = _rt.tma_ok(_F, {a.tensor!r}, {a.tensor}, {box}, {box}, {what!r})")
                 self.launch.append(f"_{k}_{a.name} = _rt.tma_desc({a.tensor}, {box}, {flag}, _OOB_PADDING)")
                 host_args.append(f"_{k}_{a.name}")
@@ -276,6 +257,22 @@ class GemmBuilder:
         )
         kernel = N.Kernel(k, (), pids, list(order), body, num_warps=s.num_warps, doc=doc, line=self.line)
         return Tiled(kernel, self.launch)
+
+
+def _index(op: Operand, free: E.Expr, inner: E.Expr, batch: E.Expr | None) -> tuple[E.Expr, ...]:
+    """One index per dimension of ``op``'s tensor: its free, contracted and batch dimensions."""
+    index: list[E.Expr] = [E.Const(0)] * op.rank
+    index[op.free], index[op.inner] = free, inner
+    if op.batch is not None and batch is not None:
+        index[op.batch] = batch
+    return tuple(index)
+
+
+def _in_bounds(op: Operand, index: tuple[E.Expr, ...], ext: tuple[E.Expr, ...]) -> E.Expr:
+    """The mask keeping ``index`` inside the tensor: its tile dimensions in order, then the batch
+    (the grid's batch axis is its extent, which the verifier cannot see)."""
+    dims = sorted((op.free, op.inner)) + ([op.batch] if op.batch is not None else [])
+    return E.conj(E.Bin("<", index[d], ext[d]) for d in dims)
 
 
 def tile_contraction(c: Contraction, s: Schedule, host: HostScope, name: str, line: int) -> Tiled:

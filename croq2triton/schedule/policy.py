@@ -19,7 +19,7 @@ one program per (tile, batch), reading ``[1, BM, BK]`` descriptor boxes.
 from __future__ import annotations
 
 from ..tir.contract import Contraction
-from .schedule import Schedule, pow2_at_least
+from .schedule import Schedule
 
 BYTES = {"f8_e4m3": 1, "f8_e5m2": 1, "f16": 2, "bf16": 2, "f32": 4, "tf32": 4}
 
@@ -33,14 +33,3 @@ def auto(c: Contraction) -> Schedule:
     # torch._scaled_mm at 4096^3 (two runs), the masked store 1.030 (perf/RESULTS.md 2026-12-01)
     wide_out = BYTES.get(c.out.elem, 2) == 4
     return Schedule(128, 256, block_k, tma_store=not (width == 1 and wide_out))
-
-
-def source(c: Contraction) -> Schedule:
-    """The schedule the ``.co`` states: its block tile (rounded up to powers of two of at least
-    16), its K step (at least 16, what ``tl.dot`` takes), its program order (row-major, no
-    persistence), masked loads only where the source does not use TMA."""
-    rows, cols, k = c.source_tile
-    bm, bn = pow2_at_least(rows), pow2_at_least(cols)
-    warps = 8 if bm * bn >= 128 * 128 else 4
-    return Schedule(bm, bn, pow2_at_least(k), num_stages=3, num_warps=warps, group_m=1, persistent=False,
-                    tma=not c.batched, origin="source")  # fmt: skip

@@ -46,10 +46,3 @@ class Schedule:
             f"{self.block_m} x {self.block_n} x {self.block_k} tiles, {self.num_stages} stages, "
             f"{self.num_warps} warps, {order}, {loads} ({self.origin})"
         )
-
-
-def pow2_at_least(n: int, floor: int = 16) -> int:
-    p = floor
-    while p < n:
-        p *= 2
-    return p

@@ -796,24 +796,16 @@ def conj(parts: Iterable[Expr]) -> Expr:
 def linear(e: Expr, names: Iterable[str]) -> tuple[dict[str, int], Expr] | None:
     """``e`` as ``sum(c_v * v) + rest`` over the named variables, with integer coefficients and
     ``rest`` free of them; None when ``e`` is not affine in them (``v * w``, ``v / 4``, a float)."""
-    wanted = set(names)
-    p = _poly(fold(e))
-    if p is None:
+    terms = linear_terms(e, names)
+    if terms is None:
         return None
     coefs: dict[str, int] = {}
-    rest = _Poly()
-    for m, c in p.coef.items():
-        hits = [f for f in m if isinstance(f, Var) and f.name in wanted]
-        if not hits:
-            if any(v.name in wanted for f in m for v in free_vars(f)):
-                return None  # a named variable inside a division, a call ...
-            rest.add(p.spell.get(m, m), c)
-            continue
-        if len(m) != 1:
-            return None
-        name = hits[0].name
-        coefs[name] = coefs.get(name, 0) + c
-    return {k: v for k, v in coefs.items() if v != 0}, _from_poly(rest, e.dtype)
+    for name, c in terms[0].items():
+        if not (isinstance(c, Const) and isinstance(c.value, int)):
+            return None  # a coefficient that is an expression of the other variables
+        if c.value:
+            coefs[name] = int(c.value)
+    return coefs, terms[1]
 
 
 def linear_terms(e: Expr, names: Iterable[str]) -> tuple[dict[str, Expr], Expr] | None:
