@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -54,34 +55,88 @@ def tiled_add_k0(_grid_1, _grid_2, a_ptr, a_s0, a_s1, M, N, b_ptr, b_s0, b_s1, o
     sa = tl.zeros([16, 64], tl.float16)  # tiled_add.co:13
     sb = tl.zeros([16, 64], tl.float16)
     sum_ = tl.zeros([16, 64], tl.float16)
-    tile_3 = _oob_fill(tl.load(a_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * a_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * a_s1, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N), other=0.0), (tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N))  # tiled_add.co:14
+    # tiled_add.co:14
+    mask_4 = (
+        (tl.arange(0, 16)[:, None] < M // _grid_1)
+        & (tl.arange(0, 64)[None, :] < N // _grid_2)
+        & (bm * (M // _grid_1) + tl.arange(0, 16)[:, None] < M)
+        & (bn * (N // _grid_2) + tl.arange(0, 64)[None, :] < N)
+    )
+    ptrs_5 = (
+        a_ptr
+        + (bm * (M // _grid_1) + tl.arange(0, 16)[:, None]) * a_s0
+        + (bn * (N // _grid_2) + tl.arange(0, 64)[None, :]) * a_s1
+    )
+    tile_3 = _oob_fill(tl.load(ptrs_5, mask=mask_4, other=0.0), mask_4)
     sa = tile_3
-    tile_4 = _oob_fill(tl.load(b_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * b_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * b_s1, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N), other=0.0), (tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N))  # tiled_add.co:15
-    sb = tile_4
-    i_l = tl.arange(0, 16)  # tiled_add.co:16
-    j_l = tl.arange(0, 64)
-    sum_ = (sa + sb)  # tiled_add.co:17
-    tl.store(out_ptr + (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None])) * out_s0 + (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :])) * out_s1, sum_, mask=(tl.arange(0, 16)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (N // _grid_2)) & (((bm * (M // _grid_1)) + tl.arange(0, 16)[:, None]) < M) & (((bn * (N // _grid_2)) + tl.arange(0, 64)[None, :]) < N))  # tiled_add.co:18
+    # tiled_add.co:15
+    mask_7 = (
+        (tl.arange(0, 16)[:, None] < M // _grid_1)
+        & (tl.arange(0, 64)[None, :] < N // _grid_2)
+        & (bm * (M // _grid_1) + tl.arange(0, 16)[:, None] < M)
+        & (bn * (N // _grid_2) + tl.arange(0, 64)[None, :] < N)
+    )
+    ptrs_8 = (
+        b_ptr
+        + (bm * (M // _grid_1) + tl.arange(0, 16)[:, None]) * b_s0
+        + (bn * (N // _grid_2) + tl.arange(0, 64)[None, :]) * b_s1
+    )
+    tile_6 = _oob_fill(tl.load(ptrs_8, mask=mask_7, other=0.0), mask_7)
+    sb = tile_6
+    sum_ = sa + sb  # tiled_add.co:17
+    # tiled_add.co:18
+    tl.store(
+        out_ptr
+        + (bm * (M // _grid_1) + tl.arange(0, 16)[:, None]) * out_s0
+        + (bn * (N // _grid_2) + tl.arange(0, 64)[None, :]) * out_s1,
+        sum_,
+        mask=(tl.arange(0, 16)[:, None] < M // _grid_1)
+        & (tl.arange(0, 64)[None, :] < N // _grid_2)
+        & (bm * (M // _grid_1) + tl.arange(0, 16)[:, None] < M)
+        & (bn * (N // _grid_2) + tl.arange(0, 64)[None, :] < N),
+    )
 
 
 def tiled_add(a, b, out, *, _launch=None):
     """tiled_add(global f16 [M, N] a, global f16 [M, N] b, global f16 [M, N] out) -> void; from tiled_add.co:11."""
-    _F = _rt.Fn('tiled_add', 'tiled_add.co', 11)
+    _F = _rt.Fn("tiled_add", "tiled_add.co", 11)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a, 'b': b, 'out': out}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a, "b": b, "out": out}, _launch)
     _dims = {}
-    a = _rt.tensor_arg(_F, 'a', a, torch.float16, 2, _dev, is_global=True)  # tiled_add.co:11
-    M = _rt.bind_dim(_F, _dims, 'M', 'a', a, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'a', a, 1)
-    b = _rt.tensor_arg(_F, 'b', b, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, 'M', 'b', b, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'b', b, 1)
-    out = _rt.tensor_arg(_F, 'out', out, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, 'M', 'out', out, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'out', out, 1)
-    _launch(tiled_add_k0, (_rt.cdiv(M, 16), _rt.cdiv(N, 64)), [_rt.cdiv(M, 16), _rt.cdiv(N, 64), a, a.stride(0), a.stride(1), M, N, b, b.stride(0), b.stride(1), out, out.stride(0), out.stride(1)], dict(num_warps=8))  # tiled_add.co:12
+    a = _rt.tensor_arg(_F, "a", a, torch.float16, 2, _dev, is_global=True)  # tiled_add.co:11
+    M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "a", a, 1)
+    b = _rt.tensor_arg(_F, "b", b, torch.float16, 2, _dev, is_global=True)
+    M = _rt.bind_dim(_F, _dims, "M", "b", b, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "b", b, 1)
+    out = _rt.tensor_arg(_F, "out", out, torch.float16, 2, _dev, is_global=True)
+    M = _rt.bind_dim(_F, _dims, "M", "out", out, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "out", out, 1)
+    # tiled_add.co:12
+    _launch(
+        tiled_add_k0,
+        (_rt.cdiv(M, 16), _rt.cdiv(N, 64)),
+        [
+            _rt.cdiv(M, 16),
+            _rt.cdiv(N, 64),
+            a,
+            a.stride(0),
+            a.stride(1),
+            M,
+            N,
+            b,
+            b.stride(0),
+            b.stride(1),
+            out,
+            out.stride(0),
+            out.stride(1),
+        ],
+        dict(num_warps=8),
+    )
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'tiled_add': {'params': [('a', 'tensor'), ('b', 'tensor'), ('out', 'tensor')], 'writes': ['out'], 'returns': 'none'}}
+__croq_ops__ = {
+    "tiled_add": {"params": [("a", "tensor"), ("b", "tensor"), ("out", "tensor")], "writes": ["out"], "returns": "none"}
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,64 +48,145 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x64, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_128x64, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, NUM_STAGES: tl.constexpr, TMA_LHS_64X64: tl.constexpr, TMA_RHS_128X64: tl.constexpr):
+def matmul_k0(
+    _grid_1,
+    _grid_2,
+    K,
+    lhs_ptr,
+    lhs_s0,
+    lhs_s1,
+    M,
+    lhs_desc_64x64,
+    rhs_ptr,
+    rhs_s0,
+    rhs_s1,
+    N,
+    rhs_desc_128x64,
+    output_ptr,
+    output_s0,
+    output_s1,
+    GROUP_M: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_LHS_64X64: tl.constexpr,
+    TMA_RHS_128X64: tl.constexpr,
+):
     """Program = one block of `parallel` at tma_pipeline.co:10."""
     # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
     _pid = tl.program_id(0)  # tma_pipeline.co:10
     _group = GROUP_M * _grid_2
-    _first = (_pid // _group) * GROUP_M
+    _first = _pid // _group * GROUP_M
     _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + (_pid % _group) % _gsize
-    block_n = (_pid % _group) // _gsize
-    lhs_load_s = tl.zeros([64, 64], tl.float16)  # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)  # tma_pipeline.co:12
-    rhs_load_s = tl.zeros([128, 64], tl.float16)  # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)  # tma_pipeline.co:13
+    block_m = _first + _pid % _group % _gsize
+    block_n = _pid % _group // _gsize
+    # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
+    lhs_load_s = tl.zeros([64, 64], tl.float16)  # tma_pipeline.co:12
+    # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
+    rhs_load_s = tl.zeros([128, 64], tl.float16)  # tma_pipeline.co:13
     output_s = tl.zeros([64, 128], tl.float16)  # tma_pipeline.co:14
-    # warp-specialised pipeline (tma_pipeline.co:16): producer warpgroup 0, consumer warpgroup(s) 1..1 merged into one loop; events become program order
+    # warp-specialised pipeline (tma_pipeline.co:16): producer warpgroup 0, consumer warpgroup(s) 1..1 merged into one
+    # loop; events become program order
     mc_3 = tl.full([64, 128], 0.0, tl.float32)  # tma_pipeline.co:30
-    for iv_k_4 in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):  # tma_pipeline.co:32
-        stage_5 = (iv_k_4 % 4)  # tma_pipeline.co:19
+    # tma_pipeline.co:32
+    for iv_k_4 in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_LHS_64X64:  # tma_pipeline.co:21
-            tile_6 = lhs_desc_64x64.load([(block_m * 64), (iv_k_4 * 64)])
+            tile_6 = lhs_desc_64x64.load([block_m * 64, iv_k_4 * 64])
         else:
-            tile_6 = _oob_fill(tl.load(lhs_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
+            mask_7 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
+            ptrs_8 = (
+                lhs_ptr
+                + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
+                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
+            )
+            tile_6 = _oob_fill(tl.load(ptrs_8, mask=mask_7, other=0.0), mask_7)
         lhs_load_s = tile_6  # tma_pipeline.co:21
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_RHS_128X64:  # tma_pipeline.co:23
-            tile_7 = rhs_desc_128x64.load([(block_n * 128), (iv_k_4 * 64)])
+            tile_9 = rhs_desc_128x64.load([block_n * 128, iv_k_4 * 64])
         else:
-            tile_7 = _oob_fill(tl.load(rhs_ptr + (((block_n * 128) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * 64) + tl.arange(0, 64)[None, :]) < K))
-        rhs_load_s = tile_7  # tma_pipeline.co:23
-        stage_8 = (iv_k_4 % 4)  # tma_pipeline.co:33
+            mask_10 = (block_n * 128 + tl.arange(0, 128)[:, None] < N) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
+            ptrs_11 = (
+                rhs_ptr
+                + (block_n * 128 + tl.arange(0, 128)[:, None]) * rhs_s0
+                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * rhs_s1
+            )
+            tile_9 = _oob_fill(tl.load(ptrs_11, mask=mask_10, other=0.0), mask_10)
+        rhs_load_s = tile_9  # tma_pipeline.co:23
         mc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc_3)  # tma_pipeline.co:38
         # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-    output_s = (mc_3).to(tl.float16)  # tma_pipeline.co:43
-    tl.store(output_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * output_s0 + (((block_n * 128) + tl.arange(0, 128)[None, :])) * output_s1, output_s, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((block_n * 128) + tl.arange(0, 128)[None, :]) < N))  # tma_pipeline.co:44
+    output_s = mc_3.to(tl.float16)  # tma_pipeline.co:43
+    # tma_pipeline.co:44
+    tl.store(
+        output_ptr
+        + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
+        + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
+        output_s,
+        mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
+    )
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
-    """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from tma_pipeline.co:9."""
-    _F = _rt.Fn('matmul', 'tma_pipeline.co', 9)
+    """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N]
+    output) -> void; from tma_pipeline.co:9.
+    """
+    _F = _rt.Fn("matmul", "tma_pipeline.co", 9)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs, 'output': output}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float16, 2, _dev, is_global=True)  # tma_pipeline.co:9
-    M = _rt.bind_dim(_F, _dims, 'M', 'lhs', lhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'lhs', lhs, 1)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, 'N', 'rhs', rhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'rhs', rhs, 1)
-    output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # tma_pipeline.co:9
+    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
-    _matmul_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, 'lhs', lhs, [64, 64], [64, 64], 'loads')
+    _matmul_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
     _matmul_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS_64X64, _OOB_PADDING)
-    _matmul_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, 'rhs', rhs, [128, 64], [128, 64], 'loads')
+    _matmul_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads")
     _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64, _OOB_PADDING)
-    _launch(matmul_k0, ((_rt.cdiv(M, 64)) * (_rt.cdiv(N, 128)),), [_rt.cdiv(M, 64), _rt.cdiv(N, 128), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_k0_lhs_desc_64x64, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_k0_rhs_desc_128x64, output, output.stride(0), output.stride(1)], dict(GROUP_M=8, WARP_SPECIALIZE=_matmul_k0_WARP_SPECIALIZE, NUM_STAGES=5, TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64, TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64, num_warps=4))  # tma_pipeline.co:10
+    # tma_pipeline.co:10
+    _launch(
+        matmul_k0,
+        (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+        [
+            _rt.cdiv(M, 64),
+            _rt.cdiv(N, 128),
+            K,
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            M,
+            _matmul_k0_lhs_desc_64x64,
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            N,
+            _matmul_k0_rhs_desc_128x64,
+            output,
+            output.stride(0),
+            output.stride(1),
+        ],
+        dict(
+            GROUP_M=8,
+            WARP_SPECIALIZE=_matmul_k0_WARP_SPECIALIZE,
+            NUM_STAGES=5,
+            TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64,
+            TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64,
+            num_warps=4,
+        ),
+    )
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'matmul': {'params': [('lhs', 'tensor'), ('rhs', 'tensor'), ('output', 'tensor')], 'writes': ['output'], 'returns': 'none'}}
+__croq_ops__ = {
+    "matmul": {
+        "params": [("lhs", "tensor"), ("rhs", "tensor"), ("output", "tensor")],
+        "writes": ["output"],
+        "returns": "none",
+    }
+}

@@ -127,6 +127,7 @@ class Output:
 
     source: str | None
     diag: str
+    raw: str | None = None  # the module as written, before the paths in it are normalised
 
 
 @contextlib.contextmanager
@@ -162,7 +163,7 @@ def generate(case: Case) -> Output:
         except CroqError as e:
             return Output(None, normalise_paths(format_diagnostics([e.format()]), case.group))
     diag = format_diagnostics([d.format() for d in tr.diagnostics])
-    return Output(normalise_paths(tr.source, case.group), normalise_paths(diag, case.group))
+    return Output(normalise_paths(tr.source, case.group), normalise_paths(diag, case.group), tr.source)
 
 
 def read_golden(case: Case) -> Output | None:
@@ -484,13 +485,14 @@ def accepting() -> bool:
     return os.environ.get(ACCEPT_ENV, "") not in ("", "0")
 
 
-def check(case: Case, accept: bool = False) -> str | None:
-    """Compare ``case`` with its golden (rewrite the golden instead when ``accept``)."""
+def check(case: Case, accept: bool = False) -> tuple[str | None, Output]:
+    """Compare ``case`` with its golden (rewrite the golden instead when ``accept``); the failure
+    message (None when it matches) and what was generated."""
     out = generate(case)
     if accept:
         write_golden(case, out)
-        return None
-    return compare(case, read_golden(case), out)
+        return None, out
+    return compare(case, read_golden(case), out), out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -512,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
         selected = [c for c in cases(group) if args.only is None or fnmatch.fnmatchcase(c.key, args.only)]
         for case in selected:
             try:
-                message = check(case, accept=args.accept)
+                message, _ = check(case, accept=args.accept)
             except Exception as e:  # a compiler bug: report it, keep going, write nothing
                 message = f"{case.id}: internal error: {type(e).__name__}: {e}"
             if message is not None:

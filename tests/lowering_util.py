@@ -51,3 +51,9 @@ def assert_close(got: torch.Tensor, ref: torch.Tensor, atol: float = 0.0, rtol: 
 def gemm_tol(k: int) -> float:
     """fp16 output of a length-k dot of N(0,1) inputs: a few fp16 ulps of the result."""
     return 2e-3 * (k**0.5) + 1e-2
+
+
+def flat(text: str) -> str:
+    """``text`` with every run of whitespace one space: a phrase of a docstring or comment that the
+    formatter wrapped reads as it was written."""
+    return " ".join(text.split())

@@ -553,13 +553,7 @@ def test_memreuse(file: str, func: str, k: int) -> None:
 
 
 # inputs uniform in [-0.5, 1); the host test's tolerance: |got - ref| <= 2e-4 + 2e-4 * |ref|
-LIBDEVICE = (
-    "tl.extra.cuda.libdevice.* (sinh, cosh, acos, pow, atan2, ...) cannot run in Triton's "
-    "interpreter ('Did you forget to add @triton.jit ?'); compiled on a GPU the kernels pass"
-)
-
-
-@pytest.mark.xfail(DEVICE == "cpu", strict=True, reason=LIBDEVICE)
+# sinh, acos, pow, atan2, ...: libdevice's on a GPU, runtime/libmath.py's formulas in the interpreter
 def test_numerics_core6() -> None:
     x = uniform(512, lo=-0.5, hi=1.0, seed=191)
     d = x.double()
@@ -567,7 +561,6 @@ def test_numerics_core6() -> None:
     assert_close(fn("numerics.co", "numerics_core6")(x), ref, atol=2e-4, rtol=2e-4)
 
 
-@pytest.mark.xfail(DEVICE == "cpu", strict=True, reason=LIBDEVICE)
 def test_numerics_unary_mix() -> None:
     x = uniform(512, lo=-0.5, hi=1.0, seed=192)
     d = x.double()
@@ -579,7 +572,6 @@ def test_numerics_unary_mix() -> None:
     assert_close(fn("numerics.co", "unary_mix")(x), ref, atol=2e-4, rtol=2e-4)
 
 
-@pytest.mark.xfail(DEVICE == "cpu", strict=True, reason=LIBDEVICE)
 def test_numerics_binary_mix() -> None:
     x, y = uniform(512, lo=-0.5, hi=1.0, seed=193), uniform(512, lo=-0.5, hi=1.0, seed=194)
     dx, dy = x.double(), y.double()

@@ -12,6 +12,7 @@ import textwrap
 
 import golden_tool as gt
 import pytest
+import readable
 from conftest import needs_corpus
 
 
@@ -22,9 +23,13 @@ def _params(group: str) -> list[object]:
 
 @pytest.mark.parametrize("case", _params("examples") + _params("corpus"))
 def test_golden(case: gt.Case) -> None:
-    message = gt.check(case, accept=gt.accepting())
+    """The module matches its golden and reads as the issue asks (tests/readable.py)."""
+    message, out = gt.check(case, accept=gt.accepting())
     if message is not None:
         pytest.fail(message, pytrace=False)
+    if out.raw is not None:
+        found = readable.problems(out.raw, case.golden_py.name)
+        assert not found, "\n".join(found[:20])
 
 
 def _no_stale(group: str) -> None:

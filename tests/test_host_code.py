@@ -48,8 +48,8 @@ def test_control_flow_around_launches(n: int, mode: int) -> None:
 
 def test_the_generated_host_code_is_python_control_flow() -> None:
     src = translate_full(STEPS, filename="steps.co").source
-    assert "    while (k < n):  # steps.co:4" in src and "if (mode == 1):" in src and "break" in src
-    assert "_rt.elem_set(_F, 'x', x, (_i" in src
+    assert "    while k < n:  # steps.co:4" in src and "if mode == 1:" in src and "break" in src
+    assert '_rt.elem_set(_F, "x", x, (_i' in src
 
 
 @needs_corpus

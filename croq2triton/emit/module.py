@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 
 from ..errors import CroqError, Diagnostic
 from ..frontend import ast as A
 from ..lower.function import FunctionLowering
 from ..version import __version__
+from .layout import LINE_LIMIT
+from .tidy import tidy
 
 HEADER = '''"""Triton translation of {src}.
 
@@ -27,6 +30,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -88,6 +92,7 @@ def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") 
             out.diagnostics.append(Diagnostic("error", f"'{fn.name}' is not translated: {d.message}", d.span, d.hint))
             parts.append(_unlowerable(fn, e))
     names = ", ".join(f.name for f in tu.functions) or "(none)"
+    names = "\n    ".join(textwrap.wrap(names, LINE_LIMIT - len("Functions: "), break_long_words=False))
     header = HEADER.format(src=src_name, version=__version__, functions=names)
     if schedule != "source":
         header = header.replace(
@@ -95,7 +100,7 @@ def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") 
         )
     table = "# launcher signatures, for torch op registration (croq2triton.torch_ops.register)\n"
     table += f"__croq_ops__ = {ops!r}\n"
-    out.source = header + "\n\n" + "\n\n\n".join(parts) + "\n\n\n" + table
+    out.source = tidy(header + "\n\n" + "\n\n\n".join(parts) + "\n\n\n" + table)
     return out
 
 
@@ -108,5 +113,13 @@ def _unlowerable(fn: A.CoFunction, e: CroqError) -> str:
     return (
         f"def {fn.name}({params}{sep}*, _launch=None):\n"
         f'    """Not translated: {d.message}."""\n'
-        f"    raise _rt.CroqLaunchError({msg!r}, hint={d.hint!r})"
+        f"    raise _rt.CroqLaunchError({_string(msg)}, hint={_string(d.hint)})"
     )
+
+
+def _string(text: str | None, width: int = 100) -> str:
+    """A string literal, as adjacent literals in parentheses where one would make a long line."""
+    if text is None or len(repr(text)) <= width + 10:
+        return repr(text)
+    parts = textwrap.wrap(text, width, drop_whitespace=False, break_long_words=False, break_on_hyphens=False)
+    return "(" + " ".join(repr(p) for p in parts) + ")"

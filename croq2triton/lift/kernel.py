@@ -34,16 +34,17 @@ class NotLifted(Exception):
         self.span: Span | None = node.span if node is not None else None
 
 
-# Croqtile math builtins computed in f32 (LANGUAGE.md 7.7): tl functions, or libdevice ones
+# Croqtile math builtins computed in f32 (LANGUAGE.md 7.7): tl functions, or libdevice's through
+# runtime/libmath.py (imported by every generated module as _libm; it runs in the interpreter too)
 MATH_F32 = {
     "__exp": "exp", "__exp2f": "exp2", "__log": "log", "__sqrt": "sqrt", "__rsqrt": "rsqrt", "__sin": "sin",
     "__cos": "cos", "__floor": "floor", "__ceil": "ceil", "__sigmoid": "sigmoid", "__fmaf": "fma",
-    "__tanh": "extra.cuda.libdevice.tanh", "__pow": "extra.cuda.libdevice.pow",
-    "__log1p": "extra.cuda.libdevice.log1p", "__expm1": "extra.cuda.libdevice.expm1",
-    "__round": "extra.cuda.libdevice.round", "__atan2": "extra.cuda.libdevice.atan2",
-    "__tan": "extra.cuda.libdevice.tan", "__asin": "extra.cuda.libdevice.asin",
-    "__acos": "extra.cuda.libdevice.acos", "__atan": "extra.cuda.libdevice.atan",
-    "__sinh": "extra.cuda.libdevice.sinh", "__cosh": "extra.cuda.libdevice.cosh",
+    "__tanh": "_libm.tanh", "__pow": "_libm.pow",
+    "__log1p": "_libm.log1p", "__expm1": "_libm.expm1",
+    "__round": "_libm.round", "__atan2": "_libm.atan2",
+    "__tan": "_libm.tan", "__asin": "_libm.asin",
+    "__acos": "_libm.acos", "__atan": "_libm.atan",
+    "__sinh": "_libm.sinh", "__cosh": "_libm.cosh",
 }  # fmt: skip
 ARITH_OPS = {"+", "-", "*", "/", "%"}
 COMPARE_OPS = {"<", "<=", ">", ">=", "==", "!="}

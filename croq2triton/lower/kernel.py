@@ -54,7 +54,7 @@ from .values import (
 from .writer import Writer
 
 # the math builtins: one table (lift/kernel.py), plus those the tile-IR path types itself
-MATH = {name: f"tl.{fn}" for name, fn in MATH_F32.items()} | {
+MATH = {name: fn if fn.startswith("_") else f"tl.{fn}" for name, fn in MATH_F32.items()} | {
     "__fabs": "tl.abs",
     "__max": "tl.maximum",
     "__min": "tl.minimum",
@@ -1855,15 +1855,21 @@ class KernelLowering:
         addr, mask = self.pointer(view, base, strides, rdims, coords, masks)
         axes = frozenset().union(*[i.axes for i in idx]) if idx else frozenset()
         zero = "0.0" if X.is_float(elem) else "0"
-        code = f"tl.load({addr}, mask={mask}, other={zero})" if mask != "None" else f"tl.load({addr})"
         # the OOB sanitizer marks reads outside the tensor, but not in a lifted dot: there masked
         # elements are the K padding of the last step (must be zero) or rows whose results are dropped
         sanitize = not getattr(self, "dot_mode", False)
+        span = node.span
         if mask != "None" and X.is_float(elem) and isinstance(view.root, Tensor) and not view.zfill and sanitize:
-            code = f"_oob_fill({code}, {mask})"
+            named, ptrs = self.fresh("mask"), self.fresh("ptrs")  # the mask is read twice: written once
+            self.w.line(f"{named} = {mask}", span)
+            self.w.line(f"{ptrs} = {addr}")
+            code = f"_oob_fill(tl.load({ptrs}, mask={named}, other={zero}), {named})"
+            span = None
+        else:
+            code = f"tl.load({addr}, mask={mask}, other={zero})" if mask != "None" else f"tl.load({addr})"
         v = Val(code, elem, None, axes, None, tuple(dict.fromkeys(m for i in idx for m in i.masks)))
         var = self.fresh("v")
-        self.w.line(f"{var} = {v.code}", node.span)
+        self.w.line(f"{var} = {v.code}", span)
         return Val(var, elem, None, axes, None, v.masks)
 
     def store_at(self, view: View, idx: list[Val], value: Val, s: A.Stmt) -> None:

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,84 +48,167 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def attention_k0(_grid_1, BH, q_ptr, q_s0, q_s1, q_s2, SEQ_Q, k_ptr, k_s0, k_s1, k_s2, SEQ_K, v_ptr, v_s0, v_s1, v_s2, o_ptr, o_s0, o_s1, o_s2, causal, GROUP_M: tl.constexpr):
+def attention_k0(
+    _grid_1,
+    BH,
+    q_ptr,
+    q_s0,
+    q_s1,
+    q_s2,
+    SEQ_Q,
+    k_ptr,
+    k_s0,
+    k_s1,
+    k_s2,
+    SEQ_K,
+    v_ptr,
+    v_s0,
+    v_s1,
+    v_s2,
+    o_ptr,
+    o_s0,
+    o_s1,
+    o_s2,
+    causal,
+    GROUP_M: tl.constexpr,
+):
     """Program = one block of `parallel` at attention.co:12."""
     # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
     _pid = tl.program_id(0)  # attention.co:12
     _group = GROUP_M * BH
-    _first = (_pid // _group) * GROUP_M
+    _first = _pid // _group * GROUP_M
     _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    bm = _first + (_pid % _group) % _gsize
-    bh = (_pid % _group) // _gsize
+    bm = _first + _pid % _group % _gsize
+    bh = _pid % _group // _gsize
     q_s_data = tl.zeros([64, 64], tl.float16)  # attention.co:17
-    tile_2 = tl.load(q_ptr + (bh) * q_s0 + ((((0 * SEQ_Q) + (bm * 64)) + tl.arange(0, 64)[:, None])) * q_s1 + (tl.arange(0, 64)[None, :]) * q_s2, mask=((((0 * SEQ_Q) + (bm * 64)) + tl.arange(0, 64)[:, None]) < ((0 * SEQ_Q) + SEQ_Q)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * SEQ_Q) + (bm * 64)) + tl.arange(0, 64)[:, None]) < SEQ_Q), other=0.0)
+    tile_2 = tl.load(
+        q_ptr + bh * q_s0 + (bm * 64 + tl.arange(0, 64)[:, None]) * q_s1 + tl.arange(0, 64)[None, :] * q_s2,
+        mask=(bm * 64 + tl.arange(0, 64)[:, None] < SEQ_Q) & (tl.arange(0, 64)[None, :] < 64),
+        other=0.0,
+    )
     q_s_data = tile_2
-    row_max_3 = tl.full([64], (-_INF), tl.float32)  # attention.co:19
+    row_max_3 = tl.full([64], -_INF, tl.float32)  # attention.co:19
     prev_max_4 = tl.full([64], 0.0, tl.float32)  # attention.co:20
     rescale_5 = tl.full([64], 0.0, tl.float32)  # attention.co:21
     row_sum_6 = tl.full([64], 0.0, tl.float32)  # attention.co:22
     denom_7 = tl.full([64], 0.0, tl.float32)  # attention.co:23
     probs_8 = tl.full([64, 64], 0.0, tl.float16)  # attention.co:24
     acc_9 = tl.full([64, 64], 0.0, tl.float32)  # attention.co:25
-    last_10 = tl.where((causal != 0), tl.where((((bm + 1) * 64) < SEQ_K), tl.cdiv(((bm + 1) * 64), 64), tl.cdiv(SEQ_K, 64)), tl.cdiv(SEQ_K, 64))  # attention.co:28
+    # attention.co:28
+    last_10 = tl.where(
+        causal != 0, tl.where((bm + 1) * 64 < SEQ_K, tl.cdiv((bm + 1) * 64, 64), tl.cdiv(SEQ_K, 64)), tl.cdiv(SEQ_K, 64)
+    )
     for bn_11 in range(0, last_10):  # attention.co:30
         s_12 = tl.full([64, 64], 0.0, tl.float32)  # attention.co:31
         k_s_data = tl.zeros([64, 64], tl.float16)  # attention.co:32
-        tile_13 = tl.load(k_ptr + (bh) * k_s0 + ((((0 * SEQ_K) + (bn_11 * 64)) + tl.arange(0, 64)[:, None])) * k_s1 + (tl.arange(0, 64)[None, :]) * k_s2, mask=((((0 * SEQ_K) + (bn_11 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * SEQ_K) + SEQ_K)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * SEQ_K) + (bn_11 * 64)) + tl.arange(0, 64)[:, None]) < SEQ_K), other=0.0)
+        tile_13 = tl.load(
+            k_ptr + bh * k_s0 + (bn_11 * 64 + tl.arange(0, 64)[:, None]) * k_s1 + tl.arange(0, 64)[None, :] * k_s2,
+            mask=(bn_11 * 64 + tl.arange(0, 64)[:, None] < SEQ_K) & (tl.arange(0, 64)[None, :] < 64),
+            other=0.0,
+        )
         k_s_data = tile_13
         s_12 = tl.dot(q_s_data, tl.trans(k_s_data), s_12)  # attention.co:33
-        if (((((bn_11 + 1) * 64) > SEQ_K)) | ((((causal != 0)) & ((((bn_11 + 1) * 64) > (bm * 64)))))):  # attention.co:36
+        # attention.co:36
+        if ((bn_11 + 1) * 64 > SEQ_K) | (causal != 0) & ((bn_11 + 1) * 64 > bm * 64):
             # apply over s.span: element-wise on the whole [64, 64] tile
-            cond_14 = (((((bn_11 * 64) + tl.arange(0, 64)[None, :]) >= SEQ_K)) | ((((causal != 0)) & ((((bn_11 * 64) + tl.arange(0, 64)[None, :]) > ((bm * 64) + tl.arange(0, 64)[:, None]))))))  # attention.co:38
-            s_12 = tl.where((cond_14), (-_INF), s_12)  # attention.co:39
+            # attention.co:38
+            cond_14 = (bn_11 * 64 + tl.arange(0, 64)[None, :] >= SEQ_K) | (causal != 0) & (
+                bn_11 * 64 + tl.arange(0, 64)[None, :] > bm * 64 + tl.arange(0, 64)[:, None]
+            )
+            s_12 = tl.where(cond_14, -_INF, s_12)  # attention.co:39
         prev_max_4 = row_max_3  # attention.co:42
         row_max_3 = tl.max(s_12, axis=1)  # attention.co:43
         # apply over row_max.span: element-wise on the whole [64] tile
         row_max_3 = tl.zeros([64], tl.float32) + tl.maximum(row_max_3, prev_max_4)  # attention.co:45
-        rescale_5 = tl.zeros([64], tl.float32) + tl.exp2(((prev_max_4 - row_max_3) * 0.18033688))  # attention.co:46
+        rescale_5 = tl.zeros([64], tl.float32) + tl.exp2((prev_max_4 - row_max_3) * 0.18033688)  # attention.co:46
         # apply over s.span: element-wise on the whole [64, 64] tile
-        s_12 = tl.zeros([64, 64], tl.float32) + tl.exp2(((s_12 - row_max_3[:, None]) * 0.18033688))  # attention.co:49
-        probs_8 = tl.zeros([64, 64], tl.float16) + (s_12).to(tl.float16)  # attention.co:50
+        s_12 = tl.zeros([64, 64], tl.float32) + tl.exp2((s_12 - row_max_3[:, None]) * 0.18033688)  # attention.co:49
+        probs_8 = tl.zeros([64, 64], tl.float16) + s_12.to(tl.float16)  # attention.co:50
         row_sum_6 = tl.sum(s_12, axis=1)  # attention.co:52
         # apply over denom.span: element-wise on the whole [64] tile
-        denom_7 = tl.zeros([64], tl.float32) + ((denom_7 * rescale_5) + row_sum_6)  # attention.co:54
+        denom_7 = tl.zeros([64], tl.float32) + (denom_7 * rescale_5 + row_sum_6)  # attention.co:54
         # apply over acc.span: element-wise on the whole [64, 64] tile
-        acc_9 = tl.zeros([64, 64], tl.float32) + (acc_9 * rescale_5[:, None])  # attention.co:56
+        acc_9 = tl.zeros([64, 64], tl.float32) + acc_9 * rescale_5[:, None]  # attention.co:56
         v_s_data = tl.zeros([64, 64], tl.float16)  # attention.co:57
-        tile_15 = tl.load(v_ptr + (bh) * v_s0 + ((((0 * SEQ_K) + (bn_11 * 64)) + tl.arange(0, 64)[:, None])) * v_s1 + (tl.arange(0, 64)[None, :]) * v_s2, mask=((((0 * SEQ_K) + (bn_11 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * SEQ_K) + SEQ_K)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * SEQ_K) + (bn_11 * 64)) + tl.arange(0, 64)[:, None]) < SEQ_K), other=0.0)
+        tile_15 = tl.load(
+            v_ptr + bh * v_s0 + (bn_11 * 64 + tl.arange(0, 64)[:, None]) * v_s1 + tl.arange(0, 64)[None, :] * v_s2,
+            mask=(bn_11 * 64 + tl.arange(0, 64)[:, None] < SEQ_K) & (tl.arange(0, 64)[None, :] < 64),
+            other=0.0,
+        )
         v_s_data = tile_15
         acc_9 = tl.dot(probs_8, v_s_data, acc_9)  # attention.co:58
     # apply over acc.span: element-wise on the whole [64, 64] tile
-    acc_9 = tl.zeros([64, 64], tl.float32) + (acc_9 / denom_7[:, None])  # attention.co:61
-    tl.store(o_ptr + (bh) * o_s0 + ((((0 * SEQ_Q) + (bm * 64)) + tl.arange(0, 64)[:, None])) * o_s1 + (tl.arange(0, 64)[None, :]) * o_s2, (acc_9).to(tl.float16), mask=((((0 * SEQ_Q) + (bm * 64)) + tl.arange(0, 64)[:, None]) < ((0 * SEQ_Q) + SEQ_Q)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * SEQ_Q) + (bm * 64)) + tl.arange(0, 64)[:, None]) < SEQ_Q))  # attention.co:62
+    acc_9 = tl.zeros([64, 64], tl.float32) + acc_9 / denom_7[:, None]  # attention.co:61
+    # attention.co:62
+    tl.store(
+        o_ptr + bh * o_s0 + (bm * 64 + tl.arange(0, 64)[:, None]) * o_s1 + tl.arange(0, 64)[None, :] * o_s2,
+        acc_9.to(tl.float16),
+        mask=(bm * 64 + tl.arange(0, 64)[:, None] < SEQ_Q) & (tl.arange(0, 64)[None, :] < 64),
+    )
 
 
 def attention(q, k, v, o, causal, *, _launch=None):
-    """attention(global f16 [BH, SEQ_Q, 64] q, global f16 [BH, SEQ_K, 64] k, global f16 [BH, SEQ_K, 64] v, global f16 [BH, SEQ_Q, 64] o, bool causal) -> void; from attention.co:9."""
-    _F = _rt.Fn('attention', 'attention.co', 9)
+    """attention(global f16 [BH, SEQ_Q, 64] q, global f16 [BH, SEQ_K, 64] k, global f16 [BH, SEQ_K, 64] v, global f16
+    [BH, SEQ_Q, 64] o, bool causal) -> void; from attention.co:9.
+    """
+    _F = _rt.Fn("attention", "attention.co", 9)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'q': q, 'k': k, 'v': v, 'o': o}, _launch)
+    _dev = _rt.pick_device(_F, {"q": q, "k": k, "v": v, "o": o}, _launch)
     _dims = {}
-    q = _rt.tensor_arg(_F, 'q', q, torch.float16, 3, _dev, is_global=True)  # attention.co:9
-    BH = _rt.bind_dim(_F, _dims, 'BH', 'q', q, 0)
-    SEQ_Q = _rt.bind_dim(_F, _dims, 'SEQ_Q', 'q', q, 1)
-    _rt.fixed_dim(_F, 'q', q, 2, 64)
-    k = _rt.tensor_arg(_F, 'k', k, torch.float16, 3, _dev, is_global=True)
-    BH = _rt.bind_dim(_F, _dims, 'BH', 'k', k, 0)
-    SEQ_K = _rt.bind_dim(_F, _dims, 'SEQ_K', 'k', k, 1)
-    _rt.fixed_dim(_F, 'k', k, 2, 64)
-    v = _rt.tensor_arg(_F, 'v', v, torch.float16, 3, _dev, is_global=True)  # attention.co:10
-    BH = _rt.bind_dim(_F, _dims, 'BH', 'v', v, 0)
-    SEQ_K = _rt.bind_dim(_F, _dims, 'SEQ_K', 'v', v, 1)
-    _rt.fixed_dim(_F, 'v', v, 2, 64)
-    o = _rt.tensor_arg(_F, 'o', o, torch.float16, 3, _dev, is_global=True)
-    BH = _rt.bind_dim(_F, _dims, 'BH', 'o', o, 0)
-    SEQ_Q = _rt.bind_dim(_F, _dims, 'SEQ_Q', 'o', o, 1)
-    _rt.fixed_dim(_F, 'o', o, 2, 64)
-    causal = _rt.scalar_arg(_F, 'causal', causal, bool)
-    _launch(attention_k0, ((_rt.cdiv(SEQ_Q, 64)) * (BH),), [_rt.cdiv(SEQ_Q, 64), BH, q, q.stride(0), q.stride(1), q.stride(2), SEQ_Q, k, k.stride(0), k.stride(1), k.stride(2), SEQ_K, v, v.stride(0), v.stride(1), v.stride(2), o, o.stride(0), o.stride(1), o.stride(2), causal], dict(GROUP_M=8, num_warps=4))  # attention.co:12
+    q = _rt.tensor_arg(_F, "q", q, torch.float16, 3, _dev, is_global=True)  # attention.co:9
+    BH = _rt.bind_dim(_F, _dims, "BH", "q", q, 0)
+    SEQ_Q = _rt.bind_dim(_F, _dims, "SEQ_Q", "q", q, 1)
+    _rt.fixed_dim(_F, "q", q, 2, 64)
+    k = _rt.tensor_arg(_F, "k", k, torch.float16, 3, _dev, is_global=True)
+    BH = _rt.bind_dim(_F, _dims, "BH", "k", k, 0)
+    SEQ_K = _rt.bind_dim(_F, _dims, "SEQ_K", "k", k, 1)
+    _rt.fixed_dim(_F, "k", k, 2, 64)
+    v = _rt.tensor_arg(_F, "v", v, torch.float16, 3, _dev, is_global=True)  # attention.co:10
+    BH = _rt.bind_dim(_F, _dims, "BH", "v", v, 0)
+    SEQ_K = _rt.bind_dim(_F, _dims, "SEQ_K", "v", v, 1)
+    _rt.fixed_dim(_F, "v", v, 2, 64)
+    o = _rt.tensor_arg(_F, "o", o, torch.float16, 3, _dev, is_global=True)
+    BH = _rt.bind_dim(_F, _dims, "BH", "o", o, 0)
+    SEQ_Q = _rt.bind_dim(_F, _dims, "SEQ_Q", "o", o, 1)
+    _rt.fixed_dim(_F, "o", o, 2, 64)
+    causal = _rt.scalar_arg(_F, "causal", causal, bool)
+    # attention.co:12
+    _launch(
+        attention_k0,
+        (_rt.cdiv(SEQ_Q, 64) * BH,),
+        [
+            _rt.cdiv(SEQ_Q, 64),
+            BH,
+            q,
+            q.stride(0),
+            q.stride(1),
+            q.stride(2),
+            SEQ_Q,
+            k,
+            k.stride(0),
+            k.stride(1),
+            k.stride(2),
+            SEQ_K,
+            v,
+            v.stride(0),
+            v.stride(1),
+            v.stride(2),
+            o,
+            o.stride(0),
+            o.stride(1),
+            o.stride(2),
+            causal,
+        ],
+        dict(GROUP_M=8, num_warps=4),
+    )
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'attention': {'params': [('q', 'tensor'), ('k', 'tensor'), ('v', 'tensor'), ('o', 'tensor'), ('causal', 'bool')], 'writes': ['o'], 'returns': 'none'}}
+__croq_ops__ = {
+    "attention": {
+        "params": [("q", "tensor"), ("k", "tensor"), ("v", "tensor"), ("o", "tensor"), ("causal", "bool")],
+        "writes": ["o"],
+        "returns": "none",
+    }
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,43 +48,93 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, rhs_s1, N, output_ptr, output_s0, output_s1):
-    """Program = 2 x 1 neighbouring blocks of `parallel` at gemm_v1.co:8 (coarsened: a larger lifted dot, for Hopper wgmma and operand reuse)."""
+def matmul_k0(
+    _grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, rhs_s1, N, output_ptr, output_s0, output_s1
+):
+    """Program = 2 x 1 neighbouring blocks of `parallel` at gemm_v1.co:8 (coarsened: a larger lifted dot, for Hopper
+    wgmma and operand reuse).
+    """
     block_m = tl.program_id(0)  # gemm_v1.co:8
     block_n = tl.program_id(1)
     thr_m_l = tl.arange(0, 64)  # gemm_v1.co:9
     thr_n_l = tl.arange(0, 32)
     lhs_s = tl.zeros([64, 128], tl.float16)  # gemm_v1.co:10
     rhs_s = tl.zeros([32, 128], tl.float16)  # gemm_v1.co:11
-    acc = tl.full([64, 32], 0, tl.float32) + (0.0)  # gemm_v1.co:12
+    acc = tl.full([64, 32], 0, tl.float32)  # gemm_v1.co:12
     for iv_k_3 in range(0, tl.cdiv(K, 128)):  # gemm_v1.co:13
-        tile_4 = _oob_fill(tl.load(lhs_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * lhs_s1, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=0.0), (((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K))  # gemm_v1.co:14
+        # gemm_v1.co:14
+        mask_5 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_3 * 128 + tl.arange(0, 128)[None, :] < K)
+        ptrs_6 = (
+            lhs_ptr
+            + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
+            + (iv_k_3 * 128 + tl.arange(0, 128)[None, :]) * lhs_s1
+        )
+        tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
         lhs_s = tile_4
-        tile_5 = _oob_fill(tl.load(rhs_ptr + (((block_n * 32) + tl.arange(0, 32)[:, None])) * rhs_s0 + (((iv_k_3 * 128) + tl.arange(0, 128)[None, :])) * rhs_s1, mask=(((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K), other=0.0), (((block_n * 32) + tl.arange(0, 32)[:, None]) < N) & (((iv_k_3 * 128) + tl.arange(0, 128)[None, :]) < K))  # gemm_v1.co:15
-        rhs_s = tile_5
+        # gemm_v1.co:15
+        mask_8 = (block_n * 32 + tl.arange(0, 32)[:, None] < N) & (iv_k_3 * 128 + tl.arange(0, 128)[None, :] < K)
+        ptrs_9 = (
+            rhs_ptr
+            + (block_n * 32 + tl.arange(0, 32)[:, None]) * rhs_s0
+            + (iv_k_3 * 128 + tl.arange(0, 128)[None, :]) * rhs_s1
+        )
+        tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
+        rhs_s = tile_7
         acc = tl.dot(lhs_s, tl.trans(rhs_s), acc)  # gemm_v1.co:17
         # per-thread dot product over a whole shared tile lifted to tl.dot
-    tl.store(output_ptr + (((block_m * 64) + thr_m_l[:, None])) * output_s0 + (((block_n * 32) + thr_n_l[None, :])) * output_s1, acc, mask=(((block_m * 64) + thr_m_l[:, None]) < M) & (((block_n * 32) + thr_n_l[None, :]) < N))  # gemm_v1.co:20
+    # gemm_v1.co:20
+    tl.store(
+        output_ptr + (block_m * 64 + thr_m_l[:, None]) * output_s0 + (block_n * 32 + thr_n_l[None, :]) * output_s1,
+        acc,
+        mask=(block_m * 64 + thr_m_l[:, None] < M) & (block_n * 32 + thr_n_l[None, :] < N),
+    )
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
     """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from gemm_v1.co:7."""
-    _F = _rt.Fn('matmul', 'gemm_v1.co', 7)
+    _F = _rt.Fn("matmul", "gemm_v1.co", 7)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs, 'output': output}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float16, 2, _dev, is_global=True)  # gemm_v1.co:7
-    M = _rt.bind_dim(_F, _dims, 'M', 'lhs', lhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'lhs', lhs, 1)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, 'N', 'rhs', rhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'rhs', rhs, 1)
-    output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
-    _launch(matmul_k0, (_rt.cdiv(M, 64), _rt.cdiv(N, 32)), [_rt.cdiv(M, 64), _rt.cdiv(N, 32), K, lhs, lhs.stride(0), lhs.stride(1), M, rhs, rhs.stride(0), rhs.stride(1), N, output, output.stride(0), output.stride(1)], dict(num_warps=8))  # gemm_v1.co:8
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # gemm_v1.co:7
+    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # gemm_v1.co:8
+    _launch(
+        matmul_k0,
+        (_rt.cdiv(M, 64), _rt.cdiv(N, 32)),
+        [
+            _rt.cdiv(M, 64),
+            _rt.cdiv(N, 32),
+            K,
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            M,
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            N,
+            output,
+            output.stride(0),
+            output.stride(1),
+        ],
+        dict(num_warps=8),
+    )
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'matmul': {'params': [('lhs', 'tensor'), ('rhs', 'tensor'), ('output', 'tensor')], 'writes': ['output'], 'returns': 'none'}}
+__croq_ops__ = {
+    "matmul": {
+        "params": [("lhs", "tensor"), ("rhs", "tensor"), ("output", "tensor")],
+        "writes": ["output"],
+        "returns": "none",
+    }
+}

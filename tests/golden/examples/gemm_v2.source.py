@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,15 +48,37 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x64, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_128x64, output_ptr, output_s0, output_s1, output_desc_64x128, GROUP_M: tl.constexpr, TMA_LHS_64X64: tl.constexpr, TMA_RHS_128X64: tl.constexpr, TMA_OUTPUT_64X128: tl.constexpr):
+def matmul_k0(
+    _grid_1,
+    _grid_2,
+    K,
+    lhs_ptr,
+    lhs_s0,
+    lhs_s1,
+    M,
+    lhs_desc_64x64,
+    rhs_ptr,
+    rhs_s0,
+    rhs_s1,
+    N,
+    rhs_desc_128x64,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_desc_64x128,
+    GROUP_M: tl.constexpr,
+    TMA_LHS_64X64: tl.constexpr,
+    TMA_RHS_128X64: tl.constexpr,
+    TMA_OUTPUT_64X128: tl.constexpr,
+):
     """Program = one block of `parallel` at gemm_v2.co:10."""
     # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
     _pid = tl.program_id(0)  # gemm_v2.co:10
     _group = GROUP_M * _grid_2
-    _first = (_pid // _group) * GROUP_M
+    _first = _pid // _group * GROUP_M
     _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + (_pid % _group) % _gsize
-    block_n = (_pid % _group) // _gsize
+    block_m = _first + _pid % _group % _gsize
+    block_n = _pid % _group // _gsize
     lhs_s = tl.zeros([64, 64], tl.float16)  # gemm_v2.co:11
     rhs_s = tl.zeros([128, 64], tl.float16)  # gemm_v2.co:12
     output_s = tl.zeros([64, 128], tl.float16)  # gemm_v2.co:13
@@ -63,49 +86,117 @@ def matmul_k0(_grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x64, r
     for iv_k_4 in range(0, tl.cdiv(K, 64)):  # gemm_v2.co:16
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_LHS_64X64:  # gemm_v2.co:17
-            tile_5 = lhs_desc_64x64.load([(block_m * (M // _grid_1)), (iv_k_4 * (K // tl.cdiv(K, 64)))])
+            tile_5 = lhs_desc_64x64.load([block_m * (M // _grid_1), iv_k_4 * (K // tl.cdiv(K, 64))])
         else:
-            tile_5 = _oob_fill(tl.load(lhs_ptr + (((block_m * (M // _grid_1)) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(tl.arange(0, 64)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (K // tl.cdiv(K, 64))) & (((block_m * (M // _grid_1)) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :]) < K), other=0.0), (tl.arange(0, 64)[:, None] < (M // _grid_1)) & (tl.arange(0, 64)[None, :] < (K // tl.cdiv(K, 64))) & (((block_m * (M // _grid_1)) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :]) < K))
+            mask_6 = (
+                (tl.arange(0, 64)[:, None] < M // _grid_1)
+                & (tl.arange(0, 64)[None, :] < K // tl.cdiv(K, 64))
+                & (block_m * (M // _grid_1) + tl.arange(0, 64)[:, None] < M)
+                & (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :] < K)
+            )
+            ptrs_7 = (
+                lhs_ptr
+                + (block_m * (M // _grid_1) + tl.arange(0, 64)[:, None]) * lhs_s0
+                + (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :]) * lhs_s1
+            )
+            tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
         lhs_s = tile_5  # gemm_v2.co:17
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
         if TMA_RHS_128X64:  # gemm_v2.co:18
-            tile_6 = rhs_desc_128x64.load([(block_n * (N // _grid_2)), (iv_k_4 * (K // tl.cdiv(K, 64)))])
+            tile_8 = rhs_desc_128x64.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 64))])
         else:
-            tile_6 = _oob_fill(tl.load(rhs_ptr + (((block_n * (N // _grid_2)) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(tl.arange(0, 128)[:, None] < (N // _grid_2)) & (tl.arange(0, 64)[None, :] < (K // tl.cdiv(K, 64))) & (((block_n * (N // _grid_2)) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :]) < K), other=0.0), (tl.arange(0, 128)[:, None] < (N // _grid_2)) & (tl.arange(0, 64)[None, :] < (K // tl.cdiv(K, 64))) & (((block_n * (N // _grid_2)) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_4 * (K // tl.cdiv(K, 64))) + tl.arange(0, 64)[None, :]) < K))
-        rhs_s = tile_6  # gemm_v2.co:18
+            mask_9 = (
+                (tl.arange(0, 128)[:, None] < N // _grid_2)
+                & (tl.arange(0, 64)[None, :] < K // tl.cdiv(K, 64))
+                & (block_n * (N // _grid_2) + tl.arange(0, 128)[:, None] < N)
+                & (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :] < K)
+            )
+            ptrs_10 = (
+                rhs_ptr
+                + (block_n * (N // _grid_2) + tl.arange(0, 128)[:, None]) * rhs_s0
+                + (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :]) * rhs_s1
+            )
+            tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
+        rhs_s = tile_8  # gemm_v2.co:18
         mc_3 = tl.dot(lhs_s, tl.trans(rhs_s), mc_3)  # gemm_v2.co:23
         # the loop over 'iv_wk' splits K into 4 pieces: folded into the dot above
-    output_s = (mc_3).to(tl.float16)  # gemm_v2.co:27
+    output_s = mc_3.to(tl.float16)  # gemm_v2.co:27
     if TMA_OUTPUT_64X128:  # gemm_v2.co:28
-        output_desc_64x128.store([(block_m * 64), (block_n * 128)], output_s)
+        output_desc_64x128.store([block_m * 64, block_n * 128], output_s)
     else:
-        tl.store(output_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * output_s0 + (((block_n * 128) + tl.arange(0, 128)[None, :])) * output_s1, output_s, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((block_n * 128) + tl.arange(0, 128)[None, :]) < N))
+        tl.store(
+            output_ptr
+            + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
+            + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
+            output_s,
+            mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
+        )
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
     """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from gemm_v2.co:9."""
-    _F = _rt.Fn('matmul', 'gemm_v2.co', 9)
+    _F = _rt.Fn("matmul", "gemm_v2.co", 9)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs, 'output': output}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float16, 2, _dev, is_global=True)  # gemm_v2.co:9
-    M = _rt.bind_dim(_F, _dims, 'M', 'lhs', lhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'lhs', lhs, 1)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, 'N', 'rhs', rhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'rhs', rhs, 1)
-    output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
-    _matmul_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, 'lhs', lhs, [64, 64], [_rt.idiv(M, _rt.cdiv(M, 64)), _rt.idiv(K, _rt.cdiv(K, 64))], 'loads')
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # gemm_v2.co:9
+    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    _matmul_k0_TMA_LHS_64X64 = _rt.tma_ok(
+        _F, "lhs", lhs, [64, 64], [_rt.idiv(M, _rt.cdiv(M, 64)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+    )
     _matmul_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS_64X64, _OOB_PADDING)
-    _matmul_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, 'rhs', rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], 'loads')
+    _matmul_k0_TMA_RHS_128X64 = _rt.tma_ok(
+        _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+    )
     _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64, _OOB_PADDING)
-    _matmul_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, 'output', output, [64, 128], [64, 128], 'stores')
+    _matmul_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
     _matmul_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _matmul_k0_TMA_OUTPUT_64X128, "zero")
-    _launch(matmul_k0, ((_rt.cdiv(M, 64)) * (_rt.cdiv(N, 128)),), [_rt.cdiv(M, 64), _rt.cdiv(N, 128), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_k0_lhs_desc_64x64, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_k0_rhs_desc_128x64, output, output.stride(0), output.stride(1), _matmul_k0_output_desc_64x128], dict(GROUP_M=8, TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64, TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64, TMA_OUTPUT_64X128=_matmul_k0_TMA_OUTPUT_64X128, num_warps=4))  # gemm_v2.co:10
+    # gemm_v2.co:10
+    _launch(
+        matmul_k0,
+        (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+        [
+            _rt.cdiv(M, 64),
+            _rt.cdiv(N, 128),
+            K,
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            M,
+            _matmul_k0_lhs_desc_64x64,
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            N,
+            _matmul_k0_rhs_desc_128x64,
+            output,
+            output.stride(0),
+            output.stride(1),
+            _matmul_k0_output_desc_64x128,
+        ],
+        dict(
+            GROUP_M=8,
+            TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64,
+            TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64,
+            TMA_OUTPUT_64X128=_matmul_k0_TMA_OUTPUT_64X128,
+            num_warps=4,
+        ),
+    )
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'matmul': {'params': [('lhs', 'tensor'), ('rhs', 'tensor'), ('output', 'tensor')], 'writes': ['output'], 'returns': 'none'}}
+__croq_ops__ = {
+    "matmul": {
+        "params": [("lhs", "tensor"), ("rhs", "tensor"), ("output", "tensor")],
+        "writes": ["output"],
+        "returns": "none",
+    }
+}

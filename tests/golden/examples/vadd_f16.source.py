@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -65,19 +66,24 @@ def vadd_f16_k0(N, out_ptr, out_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
 
 def vadd_f16(a, b, out, *, _launch=None):
     """vadd_f16(global f16 [N] a, global f16 [N] b, global f16 [N] out) -> void; from vadd_f16.co:3."""
-    _F = _rt.Fn('vadd_f16', 'vadd_f16.co', 3)
+    _F = _rt.Fn("vadd_f16", "vadd_f16.co", 3)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a, 'b': b, 'out': out}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a, "b": b, "out": out}, _launch)
     _dims = {}
-    a = _rt.tensor_arg(_F, 'a', a, torch.float16, 1, _dev, is_global=True)  # vadd_f16.co:3
-    N = _rt.bind_dim(_F, _dims, 'N', 'a', a, 0)
-    b = _rt.tensor_arg(_F, 'b', b, torch.float16, 1, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, 'N', 'b', b, 0)
-    out = _rt.tensor_arg(_F, 'out', out, torch.float16, 1, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, 'N', 'out', out, 0)
-    _launch(vadd_f16_k0, (_rt.cdiv(N, 1024),), [N, out, out.stride(0), a, a.stride(0), b, b.stride(0)], dict(num_warps=8))  # vadd_f16.co:4
+    a = _rt.tensor_arg(_F, "a", a, torch.float16, 1, _dev, is_global=True)  # vadd_f16.co:3
+    N = _rt.bind_dim(_F, _dims, "N", "a", a, 0)
+    b = _rt.tensor_arg(_F, "b", b, torch.float16, 1, _dev, is_global=True)
+    N = _rt.bind_dim(_F, _dims, "N", "b", b, 0)
+    out = _rt.tensor_arg(_F, "out", out, torch.float16, 1, _dev, is_global=True)
+    N = _rt.bind_dim(_F, _dims, "N", "out", out, 0)
+    # vadd_f16.co:4
+    _launch(
+        vadd_f16_k0, (_rt.cdiv(N, 1024),), [N, out, out.stride(0), a, a.stride(0), b, b.stride(0)], dict(num_warps=8)
+    )
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'vadd_f16': {'params': [('a', 'tensor'), ('b', 'tensor'), ('out', 'tensor')], 'writes': ['out'], 'returns': 'none'}}
+__croq_ops__ = {
+    "vadd_f16": {"params": [("a", "tensor"), ("b", "tensor"), ("out", "tensor")], "writes": ["out"], "returns": "none"}
+}

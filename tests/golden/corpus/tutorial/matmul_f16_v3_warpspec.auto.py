@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -115,30 +116,67 @@ def matmul_k0(
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
-    """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from matmul_f16_v3_warpspec.co:21."""
-    _F = _rt.Fn('matmul', 'matmul_f16_v3_warpspec.co', 21)
+    """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
+    matmul_f16_v3_warpspec.co:21.
+    """
+    _F = _rt.Fn("matmul", "matmul_f16_v3_warpspec.co", 21)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs, 'output': output}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float16, 2, _dev, is_global=True)  # matmul_f16_v3_warpspec.co:21
-    M = _rt.bind_dim(_F, _dims, 'M', 'lhs', lhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'lhs', lhs, 1)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, 'N', 'rhs', rhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'rhs', rhs, 1)
-    output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # matmul_f16_v3_warpspec.co:21
+    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_k0_NUM_SMS = _rt.num_sms(_dev)  # matmul_f16_v3_warpspec.co:22
-    _matmul_k0_TMA_LHS = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads (auto)')
+    _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
     _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, _OOB_PADDING)
-    _matmul_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [256, 64], [256, 64], 'loads (auto)')
+    _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
     _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_k0_TMA_RHS, _OOB_PADDING)
-    _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, 'output', output, [128, 128], [128, 128], 'stores (auto)')
+    _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
     _matmul_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_k0_TMA_OUTPUT, _OOB_PADDING)
-    _launch(matmul_k0, (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_k0_NUM_SMS),), [M, K, lhs, lhs.stride(0), lhs.stride(1), N, rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_k0_lhs_desc, _matmul_k0_rhs_desc, _matmul_k0_output_desc], dict(GROUP_M=8, TMA_LHS=_matmul_k0_TMA_LHS, TMA_RHS=_matmul_k0_TMA_RHS, NUM_STAGES=3, TMA_OUTPUT=_matmul_k0_TMA_OUTPUT, NUM_SMS=_matmul_k0_NUM_SMS, num_warps=8))
+    _launch(
+        matmul_k0,
+        (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_k0_NUM_SMS),),
+        [
+            M,
+            K,
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            N,
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            output,
+            output.stride(0),
+            output.stride(1),
+            _matmul_k0_lhs_desc,
+            _matmul_k0_rhs_desc,
+            _matmul_k0_output_desc,
+        ],
+        dict(
+            GROUP_M=8,
+            TMA_LHS=_matmul_k0_TMA_LHS,
+            TMA_RHS=_matmul_k0_TMA_RHS,
+            NUM_STAGES=3,
+            TMA_OUTPUT=_matmul_k0_TMA_OUTPUT,
+            NUM_SMS=_matmul_k0_NUM_SMS,
+            num_warps=8,
+        ),
+    )
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'matmul': {'params': [('lhs', 'tensor'), ('rhs', 'tensor'), ('output', 'tensor')], 'writes': ['output'], 'returns': 'none'}}
+__croq_ops__ = {
+    "matmul": {
+        "params": [("lhs", "tensor"), ("rhs", "tensor"), ("output", "tensor")],
+        "writes": ["output"],
+        "returns": "none",
+    }
+}

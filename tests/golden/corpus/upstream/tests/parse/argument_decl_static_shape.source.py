@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,18 +49,18 @@ def _oob_fill(x, mask):
 
 def spans(d, f, *, _launch=None):
     """spans(f32 [11, 1025] d, f32 [11, 1025] f) -> f32 tensor; from argument_decl_static_shape.co:5."""
-    _F = _rt.Fn('spans', 'argument_decl_static_shape.co', 5)
+    _F = _rt.Fn("spans", "argument_decl_static_shape.co", 5)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'d': d, 'f': f}, _launch)
+    _dev = _rt.pick_device(_F, {"d": d, "f": f}, _launch)
     _dims = {}
-    d = _rt.tensor_arg(_F, 'd', d, torch.float32, 2, _dev, is_global=False)  # argument_decl_static_shape.co:5
-    _rt.fixed_dim(_F, 'd', d, 0, 11)
-    _rt.fixed_dim(_F, 'd', d, 1, 1025)
-    f = _rt.tensor_arg(_F, 'f', f, torch.float32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'f', f, 0, 11)
-    _rt.fixed_dim(_F, 'f', f, 1, 1025)
+    d = _rt.tensor_arg(_F, "d", d, torch.float32, 2, _dev, is_global=False)  # argument_decl_static_shape.co:5
+    _rt.fixed_dim(_F, "d", d, 0, 11)
+    _rt.fixed_dim(_F, "d", d, 1, 1025)
+    f = _rt.tensor_arg(_F, "f", f, torch.float32, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "f", f, 0, 11)
+    _rt.fixed_dim(_F, "f", f, 1, 1025)
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'spans': {'params': [('d', 'tensor'), ('f', 'tensor')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"spans": {"params": [("d", "tensor"), ("f", "tensor")], "writes": [], "returns": "none"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -50,39 +51,44 @@ def _oob_fill(x, mask):
 def atomic_parse_test_k0(s_scratch, s_per_prog, a_ptr, a_s0, b_ptr, b_s0):
     """Program = one block of `parallel` at atomic_builtins.co:4."""
     p_l = tl.arange(0, 64)  # atomic_builtins.co:4
-    s = s_scratch + (tl.program_id(0)).to(tl.int64) * s_per_prog  # atomic_builtins.co:5
-    v_1 = tl.load(a_ptr + (p_l) * a_s0)  # atomic_builtins.co:6
-    tl.store(s + (p_l), v_1)
+    s = s_scratch + tl.program_id(0).to(tl.int64) * s_per_prog  # atomic_builtins.co:5
+    v_1 = tl.load(a_ptr + p_l * a_s0)  # atomic_builtins.co:6
+    tl.store(s + p_l, v_1)
     tl.debug_barrier()
-    old_2 = tl.atomic_add(s + (p_l), 1, mask=None)  # atomic_builtins.co:8
-    old_3 = tl.atomic_add(s + (p_l), -(2), mask=None)  # atomic_builtins.co:9
-    old_4 = tl.atomic_xchg(s + (p_l), 0, mask=None)  # atomic_builtins.co:10
-    v_5 = tl.load(b_ptr + (p_l) * b_s0)  # atomic_builtins.co:11
-    old_6 = tl.atomic_min(s + (p_l), v_5, mask=None)
-    v_7 = tl.load(b_ptr + (p_l) * b_s0)  # atomic_builtins.co:12
-    old_8 = tl.atomic_max(s + (p_l), v_7, mask=None)
-    old_9 = tl.atomic_and(s + (p_l), 255, mask=None)  # atomic_builtins.co:13
-    old_10 = tl.atomic_or(s + (p_l), 1, mask=None)  # atomic_builtins.co:14
-    old_11 = tl.atomic_xor(s + (p_l), 15, mask=None)  # atomic_builtins.co:15
-    old_12 = tl.atomic_cas(s + (p_l), 0, 1)  # atomic_builtins.co:16
-    old_13 = tl.atomic_add(s + (p_l), 10, mask=None)  # atomic_builtins.co:17
-    old = tl.full([64], 0, tl.int32) + (old_13)
+    old_2 = tl.atomic_add(s + p_l, 1, mask=None)  # atomic_builtins.co:8
+    old_3 = tl.atomic_add(s + p_l, -2, mask=None)  # atomic_builtins.co:9
+    old_4 = tl.atomic_xchg(s + p_l, 0, mask=None)  # atomic_builtins.co:10
+    v_5 = tl.load(b_ptr + p_l * b_s0)  # atomic_builtins.co:11
+    old_6 = tl.atomic_min(s + p_l, v_5, mask=None)
+    v_7 = tl.load(b_ptr + p_l * b_s0)  # atomic_builtins.co:12
+    old_8 = tl.atomic_max(s + p_l, v_7, mask=None)
+    old_9 = tl.atomic_and(s + p_l, 255, mask=None)  # atomic_builtins.co:13
+    old_10 = tl.atomic_or(s + p_l, 1, mask=None)  # atomic_builtins.co:14
+    old_11 = tl.atomic_xor(s + p_l, 15, mask=None)  # atomic_builtins.co:15
+    old_12 = tl.atomic_cas(s + p_l, 0, 1)  # atomic_builtins.co:16
+    old_13 = tl.atomic_add(s + p_l, 10, mask=None)  # atomic_builtins.co:17
 
 
 def atomic_parse_test(a, b, *, _launch=None):
     """atomic_parse_test(s32 [64] a, s32 [64] b) -> void; from atomic_builtins.co:3."""
-    _F = _rt.Fn('atomic_parse_test', 'atomic_builtins.co', 3)
+    _F = _rt.Fn("atomic_parse_test", "atomic_builtins.co", 3)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a, 'b': b}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
     _dims = {}
-    a = _rt.tensor_arg(_F, 'a', a, torch.int32, 1, _dev, is_global=False)  # atomic_builtins.co:3
-    _rt.fixed_dim(_F, 'a', a, 0, 64)
-    b = _rt.tensor_arg(_F, 'b', b, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'b', b, 0, 64)
-    _atomic_parse_test_k0_s_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * 64)), torch.int32, _dev)
-    _launch(atomic_parse_test_k0, (1,), [_atomic_parse_test_k0_s_scratch, (1) * 1 * (1 * 64), a, a.stride(0), b, b.stride(0)], dict(num_warps=2))  # atomic_builtins.co:4
+    a = _rt.tensor_arg(_F, "a", a, torch.int32, 1, _dev, is_global=False)  # atomic_builtins.co:3
+    _rt.fixed_dim(_F, "a", a, 0, 64)
+    b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "b", b, 0, 64)
+    _atomic_parse_test_k0_s_scratch = _rt.scratch(_F, 64, torch.int32, _dev)
+    # atomic_builtins.co:4
+    _launch(
+        atomic_parse_test_k0,
+        (1,),
+        [_atomic_parse_test_k0_s_scratch, 64, a, a.stride(0), b, b.stride(0)],
+        dict(num_warps=2),
+    )
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'atomic_parse_test': {'params': [('a', 'tensor'), ('b', 'tensor')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"atomic_parse_test": {"params": [("a", "tensor"), ("b", "tensor")], "writes": [], "returns": "none"}}

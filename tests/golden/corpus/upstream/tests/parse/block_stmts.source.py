@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,25 +50,21 @@ def _oob_fill(x, mask):
 @triton.jit
 def foo_k0():
     """The block-level parallel at block_stmts.co:4: one program per block, one lane per thread."""
-    lane = tl.arange(0, 4)  # block_stmts.co:4
 
 
 @triton.jit
 def foo_k1():
     """The block-level parallel at block_stmts.co:5: one program per block, one lane per thread."""
-    lane = tl.arange(0, 4)  # block_stmts.co:5
-    i = 3
 
 
 @triton.jit
 def foo_k2():
     """Program = one block of `parallel` at block_stmts.co:13."""
-    p_l = tl.arange(0, 2)  # block_stmts.co:13
 
 
 def foo(*, _launch=None):
     """foo() -> void; from block_stmts.co:3."""
-    _F = _rt.Fn('foo', 'block_stmts.co', 3)
+    _F = _rt.Fn("foo", "block_stmts.co", 3)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -84,4 +81,4 @@ def foo(*, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"foo": {"params": [], "writes": [], "returns": "none"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,7 +49,13 @@ def _oob_fill(x, mask):
 
 def foo(*, _launch=None):
     """Not translated: cannot lower this host-level statement (EventDecl) to Triton yet."""
-    raise _rt.CroqLaunchError('foo cannot run: cannot lower this host-level statement (EventDecl) to Triton yet (corpus/upstream/tests/parse/break.co:4:3)', hint='host code between kernels may only declare sizes, buffers and views')
+    raise _rt.CroqLaunchError(
+        (
+            "foo cannot run: cannot lower this host-level statement (EventDecl) to Triton yet "
+            "(corpus/upstream/tests/parse/break.co:4:3)"
+        ),
+        hint="host code between kernels may only declare sizes, buffers and views",
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

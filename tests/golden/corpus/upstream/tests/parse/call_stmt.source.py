@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,7 +49,13 @@ def _oob_fill(x, mask):
 
 def foo(a, b, *, _launch=None):
     """Not translated: calls cannot be lowered to Triton."""
-    raise _rt.CroqLaunchError('foo cannot run: calls cannot be lowered to Triton (corpus/upstream/tests/parse/call_stmt.co:5:21)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "foo cannot run: calls cannot be lowered to Triton "
+            "(corpus/upstream/tests/parse/call_stmt.co:5:21)"
+        ),
+        hint=None,
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,27 +49,57 @@ def _oob_fill(x, mask):
 
 def foo(data, *, _launch=None):
     """Not translated: cannot lower this host-level statement (DmaStmt) to Triton yet."""
-    raise _rt.CroqLaunchError('foo cannot run: cannot lower this host-level statement (DmaStmt) to Triton yet (corpus/upstream/tests/parse/chunkat.co:5:5)', hint='host code between kernels may only declare sizes, buffers and views')
+    raise _rt.CroqLaunchError(
+        (
+            "foo cannot run: cannot lower this host-level statement (DmaStmt) to Triton yet "
+            "(corpus/upstream/tests/parse/chunkat.co:5:5)"
+        ),
+        hint="host code between kernels may only declare sizes, buffers and views",
+    )
 
 
 def bar(data, *, _launch=None):
     """Not translated: cannot lower this host-level statement (CallStmt) to Triton yet."""
-    raise _rt.CroqLaunchError('bar cannot run: cannot lower this host-level statement (CallStmt) to Triton yet (corpus/upstream/tests/parse/chunkat.co:24:5)', hint='host code between kernels may only declare sizes, buffers and views')
+    raise _rt.CroqLaunchError(
+        (
+            "bar cannot run: cannot lower this host-level statement (CallStmt) to Triton yet "
+            "(corpus/upstream/tests/parse/chunkat.co:24:5)"
+        ),
+        hint="host code between kernels may only declare sizes, buffers and views",
+    )
 
 
 def wow(*, _launch=None):
     """Not translated: arrays of global buffers cannot be lowered yet."""
-    raise _rt.CroqLaunchError('wow cannot run: arrays of global buffers cannot be lowered yet (corpus/upstream/tests/parse/chunkat.co:32:11)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "wow cannot run: arrays of global buffers cannot be lowered yet "
+            "(corpus/upstream/tests/parse/chunkat.co:32:11)"
+        ),
+        hint=None,
+    )
 
 
 def cow(inp, *, _launch=None):
     """Not translated: cannot lower this host-level statement (DmaStmt) to Triton yet."""
-    raise _rt.CroqLaunchError('cow cannot run: cannot lower this host-level statement (DmaStmt) to Triton yet (corpus/upstream/tests/parse/chunkat.co:47:5)', hint='host code between kernels may only declare sizes, buffers and views')
+    raise _rt.CroqLaunchError(
+        (
+            "cow cannot run: cannot lower this host-level statement (DmaStmt) to Triton yet "
+            "(corpus/upstream/tests/parse/chunkat.co:47:5)"
+        ),
+        hint="host code between kernels may only declare sizes, buffers and views",
+    )
 
 
 def mow(inp, *, _launch=None):
     """Not translated: cannot lower this host-level statement (DmaStmt) to Triton yet."""
-    raise _rt.CroqLaunchError('mow cannot run: cannot lower this host-level statement (DmaStmt) to Triton yet (corpus/upstream/tests/parse/chunkat.co:69:5)', hint='host code between kernels may only declare sizes, buffers and views')
+    raise _rt.CroqLaunchError(
+        (
+            "mow cannot run: cannot lower this host-level statement (DmaStmt) to Triton yet "
+            "(corpus/upstream/tests/parse/chunkat.co:69:5)"
+        ),
+        hint="host code between kernels may only declare sizes, buffers and views",
+    )
 
 
 @triton.jit
@@ -76,33 +107,63 @@ def baz_k0(i_ptr, i_s0, i_s1, i_s2, copy_2_scratch, copy_2_per_prog, copy_6_scra
     """Program = one block of `parallel` at chunkat.co:78."""
     p_l = tl.arange(0, 4)  # chunkat.co:78
     for x_1 in range(0, 2):  # chunkat.co:79
-        copy_2 = copy_2_scratch + (tl.program_id(0)).to(tl.int64) * copy_2_per_prog  # chunkat.co:80
-        tile_3 = tl.load(i_ptr + (tl.arange(0, 1)[None, :, None, None]) * i_s0 + (tl.arange(0, 4)[None, None, :, None]) * i_s1 + (tl.arange(0, 64)[None, None, None, :]) * i_s2)
-        tl.store(copy_2 + (p_l[:, None, None, None]) * 256 + (tl.arange(0, 1)[None, :, None, None]) * 256 + (tl.arange(0, 4)[None, None, :, None]) * 64 + (tl.arange(0, 64)[None, None, None, :]), tile_3)
+        copy_2 = copy_2_scratch + tl.program_id(0).to(tl.int64) * copy_2_per_prog  # chunkat.co:80
+        tile_3 = tl.load(
+            i_ptr
+            + tl.arange(0, 1)[None, :, None, None] * i_s0
+            + tl.arange(0, 4)[None, None, :, None] * i_s1
+            + tl.arange(0, 64)[None, None, None, :] * i_s2
+        )
+        tl.store(
+            copy_2
+            + p_l[:, None, None, None] * 256
+            + tl.arange(0, 1)[None, :, None, None] * 256
+            + tl.arange(0, 4)[None, None, :, None] * 64
+            + tl.arange(0, 64)[None, None, None, :],
+            tile_3,
+        )
         tl.debug_barrier()
     for x_4 in range(0, 2):  # chunkat.co:81
         for y_5 in range(0, 4):
-            copy_6 = copy_6_scratch + (tl.program_id(0)).to(tl.int64) * copy_6_per_prog  # chunkat.co:82
-            tile_7 = tl.load(i_ptr + (tl.arange(0, 1)[None, :, None, None]) * i_s0 + (tl.arange(0, 4)[None, None, :, None]) * i_s1 + (tl.arange(0, 16)[None, None, None, :]) * i_s2)
-            tl.store(copy_6 + (p_l[:, None, None, None]) * 64 + (tl.arange(0, 1)[None, :, None, None]) * 64 + (tl.arange(0, 4)[None, None, :, None]) * 16 + (tl.arange(0, 16)[None, None, None, :]), tile_7)
+            copy_6 = copy_6_scratch + tl.program_id(0).to(tl.int64) * copy_6_per_prog  # chunkat.co:82
+            tile_7 = tl.load(
+                i_ptr
+                + tl.arange(0, 1)[None, :, None, None] * i_s0
+                + tl.arange(0, 4)[None, None, :, None] * i_s1
+                + tl.arange(0, 16)[None, None, None, :] * i_s2
+            )
+            tl.store(
+                copy_6
+                + p_l[:, None, None, None] * 64
+                + tl.arange(0, 1)[None, :, None, None] * 64
+                + tl.arange(0, 4)[None, None, :, None] * 16
+                + tl.arange(0, 16)[None, None, None, :],
+                tile_7,
+            )
             tl.debug_barrier()
 
 
 def baz(i, *, _launch=None):
     """baz(f32 [4, 8, 64] i) -> void; from chunkat.co:77."""
-    _F = _rt.Fn('baz', 'chunkat.co', 77)
+    _F = _rt.Fn("baz", "chunkat.co", 77)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'i': i}, _launch)
+    _dev = _rt.pick_device(_F, {"i": i}, _launch)
     _dims = {}
-    i = _rt.tensor_arg(_F, 'i', i, torch.float32, 3, _dev, is_global=False)  # chunkat.co:77
-    _rt.fixed_dim(_F, 'i', i, 0, 4)
-    _rt.fixed_dim(_F, 'i', i, 1, 8)
-    _rt.fixed_dim(_F, 'i', i, 2, 64)
-    _baz_k0_copy_2_scratch = _rt.scratch(_F, ((1)) * ((4) * 1 * (1 * 1 * 4 * 64)), torch.float32, _dev)
-    _baz_k0_copy_6_scratch = _rt.scratch(_F, ((1)) * ((4) * 1 * (1 * 1 * 4 * 16)), torch.float32, _dev)
-    _launch(baz_k0, (1,), [i, i.stride(0), i.stride(1), i.stride(2), _baz_k0_copy_2_scratch, (4) * 1 * (1 * 1 * 4 * 64), _baz_k0_copy_6_scratch, (4) * 1 * (1 * 1 * 4 * 16)], dict(num_warps=1))  # chunkat.co:78
+    i = _rt.tensor_arg(_F, "i", i, torch.float32, 3, _dev, is_global=False)  # chunkat.co:77
+    _rt.fixed_dim(_F, "i", i, 0, 4)
+    _rt.fixed_dim(_F, "i", i, 1, 8)
+    _rt.fixed_dim(_F, "i", i, 2, 64)
+    _baz_k0_copy_2_scratch = _rt.scratch(_F, 1024, torch.float32, _dev)
+    _baz_k0_copy_6_scratch = _rt.scratch(_F, 256, torch.float32, _dev)
+    # chunkat.co:78
+    _launch(
+        baz_k0,
+        (1,),
+        [i, i.stride(0), i.stride(1), i.stride(2), _baz_k0_copy_2_scratch, 1024, _baz_k0_copy_6_scratch, 256],
+        dict(num_warps=1),
+    )
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'baz': {'params': [('i', 'tensor')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"baz": {"params": [("i", "tensor")], "writes": [], "returns": "none"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,7 +49,7 @@ def _oob_fill(x, mask):
 
 def co0(*, _launch=None):
     """co0() -> void; from code_segment.co:8."""
-    _F = _rt.Fn('co0', 'code_segment.co', 8)
+    _F = _rt.Fn("co0", "code_segment.co", 8)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -57,7 +58,7 @@ def co0(*, _launch=None):
 
 def co1(*, _launch=None):
     """co1() -> void; from code_segment.co:9."""
-    _F = _rt.Fn('co1', 'code_segment.co', 9)
+    _F = _rt.Fn("co1", "code_segment.co", 9)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -66,7 +67,7 @@ def co1(*, _launch=None):
 
 def co2(*, _launch=None):
     """co2() -> void; from code_segment.co:20."""
-    _F = _rt.Fn('co2', 'code_segment.co', 20)
+    _F = _rt.Fn("co2", "code_segment.co", 20)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -74,4 +75,8 @@ def co2(*, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'co0': {'params': [], 'writes': [], 'returns': 'none'}, 'co1': {'params': [], 'writes': [], 'returns': 'none'}, 'co2': {'params': [], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {
+    "co0": {"params": [], "writes": [], "returns": "none"},
+    "co1": {"params": [], "writes": [], "returns": "none"},
+    "co2": {"params": [], "writes": [], "returns": "none"},
+}

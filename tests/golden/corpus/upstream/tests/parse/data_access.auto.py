@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,42 +49,49 @@ def _oob_fill(x, mask):
 
 def data_access(a, b, *, _launch=None):
     """Not translated: the operator '&' cannot be lowered in host code."""
-    raise _rt.CroqLaunchError("data_access cannot run: the operator '&' cannot be lowered in host code (corpus/upstream/tests/parse/data_access.co:6:13)", hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "data_access cannot run: the operator '&' cannot be lowered in host code "
+            "(corpus/upstream/tests/parse/data_access.co:6:13)"
+        ),
+        hint=None,
+    )
 
 
 @triton.jit
 def foo_k0(a_ptr, a_s0, a_s1, l_data_scratch, l_data_per_prog):
     """Program = one block of `parallel` at data_access.co:28."""
-    l_data = l_data_scratch + (tl.program_id(0)).to(tl.int64) * l_data_per_prog  # data_access.co:29
-    tile_1 = tl.load(a_ptr + (tl.arange(0, 4)[:, None]) * a_s0 + (tl.arange(0, 8)[None, :]) * a_s1)
-    tl.store(l_data + (tl.arange(0, 4)[:, None]) * 8 + (tl.arange(0, 8)[None, :]), tile_1)
+    l_data = l_data_scratch + tl.program_id(0).to(tl.int64) * l_data_per_prog  # data_access.co:29
+    tile_1 = tl.load(a_ptr + tl.arange(0, 4)[:, None] * a_s0 + tl.arange(0, 8)[None, :] * a_s1)
+    tl.store(l_data + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :], tile_1)
     tl.debug_barrier()
     for idx_0_2 in range(0, 4):  # data_access.co:30
         for idx_1_3 in range(0, 8):
-            v_4 = tl.load(l_data + (idx_0_2) * 8 + (idx_1_3))  # data_access.co:31
-            tl.store(l_data + (idx_0_2) * 8 + (idx_1_3), (tl.cast((v_4 + 256), tl.int32)).to(tl.int32))
+            v_4 = tl.load(l_data + idx_0_2 * 8 + idx_1_3)  # data_access.co:31
+            tl.store(l_data + idx_0_2 * 8 + idx_1_3, tl.cast(v_4 + 256, tl.int32).to(tl.int32))
             tl.debug_barrier()
-    tile_5 = tl.load(l_data + (tl.arange(0, 4)[:, None]) * 8 + (tl.arange(0, 8)[None, :]))  # data_access.co:33
+    tile_5 = tl.load(l_data + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :])  # data_access.co:33
     tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(a_ptr + (tl.arange(0, 4)[:, None]) * a_s0 + (tl.arange(0, 8)[None, :]) * a_s1, tile_5)
+    tl.store(a_ptr + tl.arange(0, 4)[:, None] * a_s0 + tl.arange(0, 8)[None, :] * a_s1, tile_5)
     tl.debug_barrier()
 
 
 def foo(a, *, _launch=None):
     """foo(s32 [4, 8] a) -> auto; from data_access.co:27."""
-    _F = _rt.Fn('foo', 'data_access.co', 27)
+    _F = _rt.Fn("foo", "data_access.co", 27)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a}, _launch)
     _dims = {}
     a_caller = a  # data_access.co:27
-    a = _rt.tensor_arg(_F, 'a', a, torch.int32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'a', a, 0, 4)
-    _rt.fixed_dim(_F, 'a', a, 1, 8)
-    _foo_k0_l_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * 4 * 8)), torch.int32, _dev)
-    _launch(foo_k0, (1,), [a, a.stride(0), a.stride(1), _foo_k0_l_data_scratch, (1) * 1 * (1 * 4 * 8)], dict(num_warps=1))  # data_access.co:28
+    a = _rt.tensor_arg(_F, "a", a, torch.int32, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "a", a, 0, 4)
+    _rt.fixed_dim(_F, "a", a, 1, 8)
+    _foo_k0_l_data_scratch = _rt.scratch(_F, 32, torch.int32, _dev)
+    # data_access.co:28
+    _launch(foo_k0, (1,), [a, a.stride(0), a.stride(1), _foo_k0_l_data_scratch, 32], dict(num_warps=1))
     _rt.copy_back(a_caller, a)
     return a  # data_access.co:35
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [('a', 'tensor')], 'writes': ['a'], 'returns': 'tensor'}}
+__croq_ops__ = {"foo": {"params": [("a", "tensor")], "writes": ["a"], "returns": "tensor"}}

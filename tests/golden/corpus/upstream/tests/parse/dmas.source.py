@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,52 +49,157 @@ def _oob_fill(x, mask):
 
 def dma_test(b, input, *, _launch=None):
     """Not translated: interior padding (the third list of dma.pad) is not supported."""
-    raise _rt.CroqLaunchError('dma_test cannot run: interior padding (the third list of dma.pad) is not supported (corpus/upstream/tests/parse/dmas.co:9:9)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "dma_test cannot run: interior padding (the third list of dma.pad) is not supported "
+            "(corpus/upstream/tests/parse/dmas.co:9:9)"
+        ),
+        hint=None,
+    )
 
 
 @triton.jit
-def dma_test1_k0(input_ptr, input_s0, input_s1, input_s2, dst_ptr, dst_s0, dst_s1, dst_s2, f_data_scratch, f_data_per_prog):
+def dma_test1_k0(
+    input_ptr, input_s0, input_s1, input_s2, dst_ptr, dst_s0, dst_s1, dst_s2, f_data_scratch, f_data_per_prog
+):
     """Program = one block of `parallel` at dmas.co:51."""
     p_l = tl.arange(0, 8)  # dmas.co:51
-    tile_1 = _oob_fill(tl.load(input_ptr + ((((p_l * 6))[:, None, None, None] + tl.arange(0, 8)[None, :, None, None])) * input_s0 + (tl.arange(0, 8)[None, None, :, None]) * input_s1 + (tl.arange(0, 32)[None, None, None, :]) * input_s2, mask=(tl.arange(0, 8)[None, :, None, None] < 6) & (tl.arange(0, 8)[None, None, :, None] < 5) & (tl.arange(0, 32)[None, None, None, :] < 21) & (tl.arange(0, 8)[None, None, :, None] < 3) & (tl.arange(0, 32)[None, None, None, :] < 8) & (p_l < 6)[:, None, None, None] & ((((p_l * 6))[:, None, None, None] + tl.arange(0, 8)[None, :, None, None]) < 36) & ((p_l < 6))[:, None, None, None], other=0.0), (tl.arange(0, 8)[None, :, None, None] < 6) & (tl.arange(0, 8)[None, None, :, None] < 5) & (tl.arange(0, 32)[None, None, None, :] < 21) & (tl.arange(0, 8)[None, None, :, None] < 3) & (tl.arange(0, 32)[None, None, None, :] < 8) & (p_l < 6)[:, None, None, None] & ((((p_l * 6))[:, None, None, None] + tl.arange(0, 8)[None, :, None, None]) < 36) & ((p_l < 6))[:, None, None, None])  # dmas.co:53
+    # dmas.co:53
+    mask_2 = (
+        (tl.arange(0, 8)[None, :, None, None] < 6)
+        & (tl.arange(0, 8)[None, None, :, None] < 5)
+        & (tl.arange(0, 32)[None, None, None, :] < 21)
+        & (tl.arange(0, 8)[None, None, :, None] < 3)
+        & (tl.arange(0, 32)[None, None, None, :] < 8)
+        & (p_l < 6)[:, None, None, None]
+        & ((p_l * 6)[:, None, None, None] + tl.arange(0, 8)[None, :, None, None] < 36)
+    )
+    ptrs_3 = (
+        input_ptr
+        + ((p_l * 6)[:, None, None, None] + tl.arange(0, 8)[None, :, None, None]) * input_s0
+        + tl.arange(0, 8)[None, None, :, None] * input_s1
+        + tl.arange(0, 32)[None, None, None, :] * input_s2
+    )
+    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(dst_ptr + (tl.arange(0, 8)[None, :, None, None]) * dst_s0 + (tl.arange(0, 8)[None, None, :, None]) * dst_s1 + (tl.arange(0, 32)[None, None, None, :]) * dst_s2, tile_1, mask=(tl.arange(0, 8)[None, None, :, None] < 3) & (tl.arange(0, 32)[None, None, None, :] < 8) & (p_l < 6)[:, None, None, None])
+    tl.store(
+        dst_ptr
+        + tl.arange(0, 8)[None, :, None, None] * dst_s0
+        + tl.arange(0, 8)[None, None, :, None] * dst_s1
+        + tl.arange(0, 32)[None, None, None, :] * dst_s2,
+        tile_1,
+        mask=(tl.arange(0, 8)[None, None, :, None] < 3)
+        & (tl.arange(0, 32)[None, None, None, :] < 8)
+        & (p_l < 6)[:, None, None, None],
+    )
     tl.debug_barrier()
-    f_data = f_data_scratch + (tl.program_id(0)).to(tl.int64) * f_data_per_prog  # dmas.co:54
-    tile_2 = _oob_fill(tl.load(dst_ptr + (tl.arange(0, 16)[None, :, None, None]) * dst_s0 + (tl.arange(0, 4)[None, None, :, None]) * dst_s1 + (tl.arange(0, 8)[None, None, None, :]) * dst_s2, mask=(tl.arange(0, 16)[None, :, None, None] < 9) & (tl.arange(0, 4)[None, None, :, None] < 3) & (p_l < 6)[:, None, None, None], other=0.0), (tl.arange(0, 16)[None, :, None, None] < 9) & (tl.arange(0, 4)[None, None, :, None] < 3) & (p_l < 6)[:, None, None, None])
-    tl.store(f_data + (p_l[:, None, None, None]) * 216 + (tl.arange(0, 16)[None, :, None, None]) * 24 + (tl.arange(0, 4)[None, None, :, None]) * 8 + (tl.arange(0, 8)[None, None, None, :]), tile_2, mask=(tl.arange(0, 16)[None, :, None, None] < 9) & (tl.arange(0, 4)[None, None, :, None] < 3) & (p_l < 6)[:, None, None, None])
+    f_data = f_data_scratch + tl.program_id(0).to(tl.int64) * f_data_per_prog  # dmas.co:54
+    mask_5 = (
+        (tl.arange(0, 16)[None, :, None, None] < 9)
+        & (tl.arange(0, 4)[None, None, :, None] < 3)
+        & (p_l < 6)[:, None, None, None]
+    )
+    ptrs_6 = (
+        dst_ptr
+        + tl.arange(0, 16)[None, :, None, None] * dst_s0
+        + tl.arange(0, 4)[None, None, :, None] * dst_s1
+        + tl.arange(0, 8)[None, None, None, :] * dst_s2
+    )
+    tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
+    tl.store(
+        f_data
+        + p_l[:, None, None, None] * 216
+        + tl.arange(0, 16)[None, :, None, None] * 24
+        + tl.arange(0, 4)[None, None, :, None] * 8
+        + tl.arange(0, 8)[None, None, None, :],
+        tile_4,
+        mask=(tl.arange(0, 16)[None, :, None, None] < 9)
+        & (tl.arange(0, 4)[None, None, :, None] < 3)
+        & (p_l < 6)[:, None, None, None],
+    )
     tl.debug_barrier()
-    tile_3 = _oob_fill(tl.load(f_data + (p_l[:, None, None, None]) * 216 + (tl.arange(0, 16)[None, :, None, None]) * 24 + (tl.arange(0, 4)[None, None, :, None]) * 8 + (tl.arange(0, 8)[None, None, None, :]), mask=(tl.arange(0, 16)[None, :, None, None] < 9) & (tl.arange(0, 4)[None, None, :, None] < 3) & (p_l < 6)[:, None, None, None], other=0.0), (tl.arange(0, 16)[None, :, None, None] < 9) & (tl.arange(0, 4)[None, None, :, None] < 3) & (p_l < 6)[:, None, None, None])  # dmas.co:55
+    # dmas.co:55
+    mask_8 = (
+        (tl.arange(0, 16)[None, :, None, None] < 9)
+        & (tl.arange(0, 4)[None, None, :, None] < 3)
+        & (p_l < 6)[:, None, None, None]
+    )
+    ptrs_9 = (
+        f_data
+        + p_l[:, None, None, None] * 216
+        + tl.arange(0, 16)[None, :, None, None] * 24
+        + tl.arange(0, 4)[None, None, :, None] * 8
+        + tl.arange(0, 8)[None, None, None, :]
+    )
+    tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
     tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(dst_ptr + (tl.arange(0, 16)[None, :, None, None]) * dst_s0 + (tl.arange(0, 4)[None, None, :, None]) * dst_s1 + (tl.arange(0, 8)[None, None, None, :]) * dst_s2, tile_3, mask=(tl.arange(0, 16)[None, :, None, None] < 9) & (tl.arange(0, 4)[None, None, :, None] < 3) & (p_l < 6)[:, None, None, None])
+    tl.store(
+        dst_ptr
+        + tl.arange(0, 16)[None, :, None, None] * dst_s0
+        + tl.arange(0, 4)[None, None, :, None] * dst_s1
+        + tl.arange(0, 8)[None, None, None, :] * dst_s2,
+        tile_7,
+        mask=(tl.arange(0, 16)[None, :, None, None] < 9)
+        & (tl.arange(0, 4)[None, None, :, None] < 3)
+        & (p_l < 6)[:, None, None, None],
+    )
     tl.debug_barrier()
 
 
 def dma_test1(input, *, _launch=None):
     """dma_test1(f32 [36, 27, 128] input) -> void; from dmas.co:49."""
-    _F = _rt.Fn('dma_test1', 'dmas.co', 49)
+    _F = _rt.Fn("dma_test1", "dmas.co", 49)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.float32, 3, _dev, is_global=False)  # dmas.co:49
-    _rt.fixed_dim(_F, 'input', input, 0, 36)
-    _rt.fixed_dim(_F, 'input', input, 1, 27)
-    _rt.fixed_dim(_F, 'input', input, 2, 128)
+    input = _rt.tensor_arg(_F, "input", input, torch.float32, 3, _dev, is_global=False)  # dmas.co:49
+    _rt.fixed_dim(_F, "input", input, 0, 36)
+    _rt.fixed_dim(_F, "input", input, 1, 27)
+    _rt.fixed_dim(_F, "input", input, 2, 128)
     dst = _rt.alloc(_F, (9, 3, 8), torch.float32, _dev, None)  # dmas.co:50
-    _dma_test1_k0_f_data_scratch = _rt.scratch(_F, ((1)) * ((8) * 1 * (1 * 9 * 3 * 8)), torch.float32, _dev)
-    _launch(dma_test1_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), dst, dst.stride(0), dst.stride(1), dst.stride(2), _dma_test1_k0_f_data_scratch, (8) * 1 * (1 * 9 * 3 * 8)], dict(num_warps=1))  # dmas.co:51
+    _dma_test1_k0_f_data_scratch = _rt.scratch(_F, 1728, torch.float32, _dev)
+    # dmas.co:51
+    _launch(
+        dma_test1_k0,
+        (1,),
+        [
+            input,
+            input.stride(0),
+            input.stride(1),
+            input.stride(2),
+            dst,
+            dst.stride(0),
+            dst.stride(1),
+            dst.stride(2),
+            _dma_test1_k0_f_data_scratch,
+            1728,
+        ],
+        dict(num_warps=1),
+    )
     return dst  # dmas.co:58
 
 
 def dma_test2(input, *, _launch=None):
     """Not translated: cannot lower this host-level statement (DmaAny) to Triton yet."""
-    raise _rt.CroqLaunchError('dma_test2 cannot run: cannot lower this host-level statement (DmaAny) to Triton yet (corpus/upstream/tests/parse/dmas.co:85:6)', hint='host code between kernels may only declare sizes, buffers and views')
+    raise _rt.CroqLaunchError(
+        (
+            "dma_test2 cannot run: cannot lower this host-level statement (DmaAny) to Triton yet "
+            "(corpus/upstream/tests/parse/dmas.co:85:6)"
+        ),
+        hint="host code between kernels may only declare sizes, buffers and views",
+    )
 
 
 def dma_test3(input, *, _launch=None):
     """Not translated: cannot lower this host-level statement (DmaStmt) to Triton yet."""
-    raise _rt.CroqLaunchError('dma_test3 cannot run: cannot lower this host-level statement (DmaStmt) to Triton yet (corpus/upstream/tests/parse/dmas.co:117:9)', hint='host code between kernels may only declare sizes, buffers and views')
+    raise _rt.CroqLaunchError(
+        (
+            "dma_test3 cannot run: cannot lower this host-level statement (DmaStmt) to Triton yet "
+            "(corpus/upstream/tests/parse/dmas.co:117:9)"
+        ),
+        hint="host code between kernels may only declare sizes, buffers and views",
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'dma_test1': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {"dma_test1": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"}}

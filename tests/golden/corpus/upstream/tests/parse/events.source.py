@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,12 +50,11 @@ def _oob_fill(x, mask):
 @triton.jit
 def foo_k0():
     """Program = one block of `parallel` at events.co:5."""
-    p_l = tl.arange(0, 8)  # events.co:5
 
 
 def foo(*, _launch=None):
     """foo() -> void; from events.co:4."""
-    _F = _rt.Fn('foo', 'events.co', 4)
+    _F = _rt.Fn("foo", "events.co", 4)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -67,10 +67,9 @@ def bar_k0():
     """Program = one block of `parallel` at events.co:12."""
 
 
-
 def bar(*, _launch=None):
     """bar() -> void; from events.co:11."""
-    _F = _rt.Fn('bar', 'events.co', 11)
+    _F = _rt.Fn("bar", "events.co", 11)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -79,4 +78,7 @@ def bar(*, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [], 'writes': [], 'returns': 'none'}, 'bar': {'params': [], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {
+    "foo": {"params": [], "writes": [], "returns": "none"},
+    "bar": {"params": [], "writes": [], "returns": "none"},
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,19 +49,33 @@ def _oob_fill(x, mask):
 
 def floats(a, b, c, d, e, f, g, *, _launch=None):
     """floats(bool a, int b, f8_e4m3 c, f16 d, bf16 e, f32 f, f64 g) -> void; from floats.co:3."""
-    _F = _rt.Fn('floats', 'floats.co', 3)
+    _F = _rt.Fn("floats", "floats.co", 3)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    a = _rt.scalar_arg(_F, 'a', a, bool)  # floats.co:3
-    b = _rt.scalar_arg(_F, 'b', b, int)
-    c = _rt.scalar_arg(_F, 'c', c, float)
-    d = _rt.scalar_arg(_F, 'd', d, float)
-    e = _rt.scalar_arg(_F, 'e', e, float)
-    f = _rt.scalar_arg(_F, 'f', f, float)
-    g = _rt.scalar_arg(_F, 'g', g, float)
+    a = _rt.scalar_arg(_F, "a", a, bool)  # floats.co:3
+    b = _rt.scalar_arg(_F, "b", b, int)
+    c = _rt.scalar_arg(_F, "c", c, float)
+    d = _rt.scalar_arg(_F, "d", d, float)
+    e = _rt.scalar_arg(_F, "e", e, float)
+    f = _rt.scalar_arg(_F, "f", f, float)
+    g = _rt.scalar_arg(_F, "g", g, float)
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'floats': {'params': [('a', 'bool'), ('b', 'int'), ('c', 'float'), ('d', 'float'), ('e', 'float'), ('f', 'float'), ('g', 'float')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {
+    "floats": {
+        "params": [
+            ("a", "bool"),
+            ("b", "int"),
+            ("c", "float"),
+            ("d", "float"),
+            ("e", "float"),
+            ("f", "float"),
+            ("g", "float"),
+        ],
+        "writes": [],
+        "returns": "none",
+    }
+}

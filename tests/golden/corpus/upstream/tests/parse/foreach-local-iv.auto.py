@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,18 +50,17 @@ def _oob_fill(x, mask):
 @triton.jit
 def single_range_k0():
     """Program = one block of `parallel` at foreach-local-iv.co:8."""
-    p_l = tl.arange(0, 8)  # foreach-local-iv.co:8
     for c_1 in range(1, 2):  # foreach-local-iv.co:11
         pass
 
 
 def single_range(N, *, _launch=None):
     """single_range(int N) -> void; from foreach-local-iv.co:7."""
-    _F = _rt.Fn('single_range', 'foreach-local-iv.co', 7)
+    _F = _rt.Fn("single_range", "foreach-local-iv.co", 7)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    N = _rt.scalar_arg(_F, 'N', N, int)  # foreach-local-iv.co:7
+    N = _rt.scalar_arg(_F, "N", N, int)  # foreach-local-iv.co:7
     _launch(single_range_k0, (1,), [], dict(num_warps=1))  # foreach-local-iv.co:8
     return None
 
@@ -68,7 +68,6 @@ def single_range(N, *, _launch=None):
 @triton.jit
 def multi_range_k0():
     """Program = one block of `parallel` at foreach-local-iv.co:17."""
-    p_l = tl.arange(0, 8)  # foreach-local-iv.co:17
     for x_1 in range(1, 3):  # foreach-local-iv.co:20
         for y_2 in range(0, 6):
             pass
@@ -76,7 +75,7 @@ def multi_range_k0():
 
 def multi_range(*, _launch=None):
     """multi_range() -> void; from foreach-local-iv.co:16."""
-    _F = _rt.Fn('multi_range', 'foreach-local-iv.co', 16)
+    _F = _rt.Fn("multi_range", "foreach-local-iv.co", 16)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -87,14 +86,13 @@ def multi_range(*, _launch=None):
 @triton.jit
 def sugar_form_k0():
     """Program = one block of `parallel` at foreach-local-iv.co:26."""
-    p_l = tl.arange(0, 8)  # foreach-local-iv.co:26
     for a_1 in range(1, 2):  # foreach-local-iv.co:30
         pass
 
 
 def sugar_form(*, _launch=None):
     """sugar_form() -> void; from foreach-local-iv.co:25."""
-    _F = _rt.Fn('sugar_form', 'foreach-local-iv.co', 25)
+    _F = _rt.Fn("sugar_form", "foreach-local-iv.co", 25)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -103,4 +101,8 @@ def sugar_form(*, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'single_range': {'params': [('N', 'int')], 'writes': [], 'returns': 'none'}, 'multi_range': {'params': [], 'writes': [], 'returns': 'none'}, 'sugar_form': {'params': [], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {
+    "single_range": {"params": [("N", "int")], "writes": [], "returns": "none"},
+    "multi_range": {"params": [], "writes": [], "returns": "none"},
+    "sugar_form": {"params": [], "writes": [], "returns": "none"},
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -51,7 +52,7 @@ def foo_k0(M, N):
     """Program = one block of `parallel` at foreach-sugar.co:4."""
     p_l = tl.arange(0, 8)  # foreach-sugar.co:4
     for index_1 in range(0, 6):  # foreach-sugar.co:5
-        cond_2 = (p_l < 3)
+        cond_2 = p_l < 3
     for index_0_3 in range(0, 3):  # foreach-sugar.co:6
         for index_1_4 in range(0, 2):
             for index_2_5 in range(0, 1):
@@ -59,26 +60,26 @@ def foo_k0(M, N):
     for x_6 in range(0, M):  # foreach-sugar.co:7
         for y_7 in range(0, 2):
             for z_8 in range(0, 1):
-                cond_9 = (p_l < (N % 6))
+                cond_9 = p_l < N % 6
     for index_0_10 in range(0, 2):  # foreach-sugar.co:8
         for index_1_11 in range(0, 4):
-            cond_12 = (p_l < (N % 6))
+            cond_12 = p_l < N % 6
 
 
 def foo(N, M, lhs, *, _launch=None):
     """foo(int N, int M, s32 [2, 4] lhs) -> void; from foreach-sugar.co:3."""
-    _F = _rt.Fn('foo', 'foreach-sugar.co', 3)
+    _F = _rt.Fn("foo", "foreach-sugar.co", 3)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
     _dims = {}
-    N = _rt.scalar_arg(_F, 'N', N, int)  # foreach-sugar.co:3
-    M = _rt.scalar_arg(_F, 'M', M, int)
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.int32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 2)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 4)
+    N = _rt.scalar_arg(_F, "N", N, int)  # foreach-sugar.co:3
+    M = _rt.scalar_arg(_F, "M", M, int)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 2)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 4)
     _launch(foo_k0, (1,), [M, N], dict(num_warps=1))  # foreach-sugar.co:4
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [('N', 'int'), ('M', 'int'), ('lhs', 'tensor')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"foo": {"params": [("N", "int"), ("M", "int"), ("lhs", "tensor")], "writes": [], "returns": "none"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -53,12 +54,12 @@ def foo_k0():
     for index_0_1 in range(0, 3):  # foreach.co:6
         for index_1_2 in range(0, 2):
             for index_2_3 in range(0, 1):
-                cond_4 = (p_l < 3)
+                cond_4 = p_l < 3
 
 
 def foo(*, _launch=None):
     """foo() -> void; from foreach.co:3."""
-    _F = _rt.Fn('foo', 'foreach.co', 3)
+    _F = _rt.Fn("foo", "foreach.co", 3)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -73,35 +74,39 @@ def bar_k0(N):
     for x_1 in range(0, 3):  # foreach.co:13
         for y_2 in range(0, 2):
             for z_3 in range(0, 1):
-                cond_4 = (p_l < (N % 6))
+                cond_4 = p_l < N % 6
 
 
 def bar(N, *, _launch=None):
     """bar(int N) -> void; from foreach.co:10."""
-    _F = _rt.Fn('bar', 'foreach.co', 10)
+    _F = _rt.Fn("bar", "foreach.co", 10)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    N = _rt.scalar_arg(_F, 'N', N, int)  # foreach.co:10
+    N = _rt.scalar_arg(_F, "N", N, int)  # foreach.co:10
     _launch(bar_k0, (1,), [N], dict(num_warps=1))  # foreach.co:11
     return None
 
 
 def foobar(N, M, *, _launch=None):
     """foobar(int N, int M) -> void; from foreach.co:17."""
-    _F = _rt.Fn('foobar', 'foreach.co', 17)
+    _F = _rt.Fn("foobar", "foreach.co", 17)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    N = _rt.scalar_arg(_F, 'N', N, int)  # foreach.co:17
-    M = _rt.scalar_arg(_F, 'M', M, int)
+    N = _rt.scalar_arg(_F, "N", N, int)  # foreach.co:17
+    M = _rt.scalar_arg(_F, "M", M, int)
     for _x1 in range(M):  # foreach.co:19
         for _y2 in range(2):
             for _z3 in range(1):
-                if ((_x1 < _rt.imod(N, M)) and (_y2 < N)):
+                if _x1 < _rt.imod(N, M) and _y2 < N:
                     pass
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [], 'writes': [], 'returns': 'none'}, 'bar': {'params': [('N', 'int')], 'writes': [], 'returns': 'none'}, 'foobar': {'params': [('N', 'int'), ('M', 'int')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {
+    "foo": {"params": [], "writes": [], "returns": "none"},
+    "bar": {"params": [("N", "int")], "writes": [], "returns": "none"},
+    "foobar": {"params": [("N", "int"), ("M", "int")], "writes": [], "returns": "none"},
+}

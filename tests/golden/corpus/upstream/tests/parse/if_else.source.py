@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,41 +49,47 @@ def _oob_fill(x, mask):
 
 def if_else(a, *, _launch=None):
     """if_else(int a) -> void; from if_else.co:3."""
-    _F = _rt.Fn('if_else', 'if_else.co', 3)
+    _F = _rt.Fn("if_else", "if_else.co", 3)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    a = _rt.scalar_arg(_F, 'a', a, int)  # if_else.co:3
+    a = _rt.scalar_arg(_F, "a", a, int)  # if_else.co:3
     b = 0  # if_else.co:4
-    if (a > 0):  # if_else.co:5
-        b = (a - 1)  # if_else.co:6
-    if (a > 1):  # if_else.co:9
-        b = (a - 1)  # if_else.co:10
+    if a > 0:  # if_else.co:5
+        b = a - 1  # if_else.co:6
+    if a > 1:  # if_else.co:9
+        b = a - 1  # if_else.co:10
     else:
-        b = (a + 1)  # if_else.co:12
-    if (a > 2):  # if_else.co:15
-        b = (a - 1)  # if_else.co:16
-        if (a > 3):  # if_else.co:17
-            b = (a - 1)  # if_else.co:18
-    if (a > 4):  # if_else.co:22
-        b = (a - 1)  # if_else.co:23
-        if (a > 5):  # if_else.co:24
-            b = (a - 1)  # if_else.co:25
+        b = a + 1  # if_else.co:12
+    if a > 2:  # if_else.co:15
+        b = a - 1  # if_else.co:16
+        if a > 3:  # if_else.co:17
+            b = a - 1  # if_else.co:18
+    if a > 4:  # if_else.co:22
+        b = a - 1  # if_else.co:23
+        if a > 5:  # if_else.co:24
+            b = a - 1  # if_else.co:25
         else:
-            b = (a + 1)  # if_else.co:27
-    if (a > 6):  # if_else.co:31
-        b = (a - 1)  # if_else.co:32
-        if (a > 7):  # if_else.co:33
-            b = (a - 1)  # if_else.co:34
+            b = a + 1  # if_else.co:27
+    if a > 6:  # if_else.co:31
+        b = a - 1  # if_else.co:32
+        if a > 7:  # if_else.co:33
+            b = a - 1  # if_else.co:34
     else:
-        b = (a + 1)  # if_else.co:37
+        b = a + 1  # if_else.co:37
     return None
 
 
 def dangling_else(a, b, *, _launch=None):
     """Not translated: cannot lower this host-level statement (CallStmt) to Triton yet."""
-    raise _rt.CroqLaunchError('dangling_else cannot run: cannot lower this host-level statement (CallStmt) to Triton yet (corpus/upstream/tests/parse/if_else.co:84:7)', hint='host code between kernels may only declare sizes, buffers and views')
+    raise _rt.CroqLaunchError(
+        (
+            "dangling_else cannot run: cannot lower this host-level statement (CallStmt) to Triton yet "
+            "(corpus/upstream/tests/parse/if_else.co:84:7)"
+        ),
+        hint="host code between kernels may only declare sizes, buffers and views",
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'if_else': {'params': [('a', 'int')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"if_else": {"params": [("a", "int")], "writes": [], "returns": "none"}}

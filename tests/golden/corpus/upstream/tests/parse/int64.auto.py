@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,15 +49,15 @@ def _oob_fill(x, mask):
 
 def foo(a, *, _launch=None):
     """foo(f32 [M, N] a) -> void; from int64.co:3."""
-    _F = _rt.Fn('foo', 'int64.co', 3)
+    _F = _rt.Fn("foo", "int64.co", 3)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a}, _launch)
     _dims = {}
-    a = _rt.tensor_arg(_F, 'a', a, torch.float32, 2, _dev, is_global=False)  # int64.co:3
-    M = _rt.bind_dim(_F, _dims, 'M', 'a', a, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'a', a, 1)
+    a = _rt.tensor_arg(_F, "a", a, torch.float32, 2, _dev, is_global=False)  # int64.co:3
+    M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "a", a, 1)
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [('a', 'tensor')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"foo": {"params": [("a", "tensor")], "writes": [], "returns": "none"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,22 +49,46 @@ def _oob_fill(x, mask):
 
 def check_file_scope(a, *, _launch=None):
     """Not translated: cannot lower to Triton: intrinsic call 'filelib::device_init'."""
-    raise _rt.CroqLaunchError("check_file_scope cannot run: cannot lower to Triton: intrinsic call 'filelib::device_init' (corpus/upstream/tests/parse/intrinsic_scope.co:17:5)", hint='calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent')
+    raise _rt.CroqLaunchError(
+        (
+            "check_file_scope cannot run: cannot lower to Triton: intrinsic call 'filelib::device_init' "
+            "(corpus/upstream/tests/parse/intrinsic_scope.co:17:5)"
+        ),
+        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+    )
 
 
 def check_func_scope(a, *, _launch=None):
     """Not translated: cannot lower to Triton: intrinsic call 'funclib::device_flush'."""
-    raise _rt.CroqLaunchError("check_func_scope cannot run: cannot lower to Triton: intrinsic call 'funclib::device_flush' (corpus/upstream/tests/parse/intrinsic_scope.co:30:5)", hint='calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent')
+    raise _rt.CroqLaunchError(
+        (
+            "check_func_scope cannot run: cannot lower to Triton: intrinsic call 'funclib::device_flush' "
+            "(corpus/upstream/tests/parse/intrinsic_scope.co:30:5)"
+        ),
+        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+    )
 
 
 def check_block_scope(a, *, _launch=None):
     """Not translated: cannot lower to Triton: intrinsic call 'inner_activate'."""
-    raise _rt.CroqLaunchError("check_block_scope cannot run: cannot lower to Triton: intrinsic call 'inner_activate' (corpus/upstream/tests/parse/intrinsic_scope.co:44:5)", hint='calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent')
+    raise _rt.CroqLaunchError(
+        (
+            "check_block_scope cannot run: cannot lower to Triton: intrinsic call 'inner_activate' "
+            "(corpus/upstream/tests/parse/intrinsic_scope.co:44:5)"
+        ),
+        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+    )
 
 
 def check_file_scope_again(a, *, _launch=None):
     """Not translated: cannot lower to Triton: intrinsic call 'file_transfer'."""
-    raise _rt.CroqLaunchError("check_file_scope_again cannot run: cannot lower to Triton: intrinsic call 'file_transfer' (corpus/upstream/tests/parse/intrinsic_scope.co:56:5)", hint='calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent')
+    raise _rt.CroqLaunchError(
+        (
+            "check_file_scope_again cannot run: cannot lower to Triton: intrinsic call 'file_transfer' "
+            "(corpus/upstream/tests/parse/intrinsic_scope.co:56:5)"
+        ),
+        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,14 +49,14 @@ def _oob_fill(x, mask):
 
 def tuple_decls(a, b, *, _launch=None):
     """tuple_decls(int a, int b) -> bf16 tensor; from ituple_decl.co:3."""
-    _F = _rt.Fn('tuple_decls', 'ituple_decl.co', 3)
+    _F = _rt.Fn("tuple_decls", "ituple_decl.co", 3)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    a = _rt.scalar_arg(_F, 'a', a, int)  # ituple_decl.co:3
-    b = _rt.scalar_arg(_F, 'b', b, int)
+    a = _rt.scalar_arg(_F, "a", a, int)  # ituple_decl.co:3
+    b = _rt.scalar_arg(_F, "b", b, int)
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'tuple_decls': {'params': [('a', 'int'), ('b', 'int')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"tuple_decls": {"params": [("a", "int"), ("b", "int")], "writes": [], "returns": "none"}}

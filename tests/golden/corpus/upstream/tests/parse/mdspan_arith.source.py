@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,12 +49,24 @@ def _oob_fill(x, mask):
 
 def span_arith(d, c, *, _launch=None):
     """Not translated: shape arithmetic needs equal ranks."""
-    raise _rt.CroqLaunchError('span_arith cannot run: shape arithmetic needs equal ranks (corpus/upstream/tests/parse/mdspan_arith.co:7:9)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "span_arith cannot run: shape arithmetic needs equal ranks "
+            "(corpus/upstream/tests/parse/mdspan_arith.co:7:9)"
+        ),
+        hint=None,
+    )
 
 
 def span_arith1(d, c, *, _launch=None):
     """Not translated: shape arithmetic takes shapes, ituples and integers."""
-    raise _rt.CroqLaunchError('span_arith1 cannot run: shape arithmetic takes shapes, ituples and integers (corpus/upstream/tests/parse/mdspan_arith.co:33:14)', hint="for the shape of a tensor or view write 'x.span'")
+    raise _rt.CroqLaunchError(
+        (
+            "span_arith1 cannot run: shape arithmetic takes shapes, ituples and integers "
+            "(corpus/upstream/tests/parse/mdspan_arith.co:33:14)"
+        ),
+        hint="for the shape of a tensor or view write 'x.span'",
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

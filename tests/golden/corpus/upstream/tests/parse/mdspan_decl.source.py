@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,17 +49,17 @@ def _oob_fill(x, mask):
 
 def spans(d, f, *, _launch=None):
     """spans(f32 [] d, int f) -> f16 tensor; from mdspan_decl.co:5."""
-    _F = _rt.Fn('spans', 'mdspan_decl.co', 5)
+    _F = _rt.Fn("spans", "mdspan_decl.co", 5)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'d': d}, _launch)
+    _dev = _rt.pick_device(_F, {"d": d}, _launch)
     _dims = {}
-    d = _rt.tensor_arg(_F, 'd', d, torch.float32, 3, _dev, is_global=False)  # mdspan_decl.co:5
-    d_d0 = _rt.any_dim(_F, 'd', d, 0)
-    d_d1 = _rt.any_dim(_F, 'd', d, 1)
-    d_d2 = _rt.any_dim(_F, 'd', d, 2)
-    f = _rt.scalar_arg(_F, 'f', f, int)
+    d = _rt.tensor_arg(_F, "d", d, torch.float32, 3, _dev, is_global=False)  # mdspan_decl.co:5
+    d_d0 = _rt.any_dim(_F, "d", d, 0)
+    d_d1 = _rt.any_dim(_F, "d", d, 1)
+    d_d2 = _rt.any_dim(_F, "d", d, 2)
+    f = _rt.scalar_arg(_F, "f", f, int)
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'spans': {'params': [('d', 'tensor'), ('f', 'int')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"spans": {"params": [("d", "tensor"), ("f", "int")], "writes": [], "returns": "none"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,7 +49,16 @@ def _oob_fill(x, mask):
 
 def matmul(lhs, rhs, *, _launch=None):
     """Not translated: the shape of the accumulator 'mc' is unknown: no 'mma' in this 'parallel' uses it."""
-    raise _rt.CroqLaunchError("matmul cannot run: the shape of the accumulator 'mc' is unknown: no 'mma' in this 'parallel' uses it (corpus/upstream/tests/parse/mma.co:7:5)", hint="an accumulator takes its shape from the MMAs that update it; put them in the same 'parallel' (a 'parallel' without braces holds only the next statement)")
+    raise _rt.CroqLaunchError(
+        (
+            "matmul cannot run: the shape of the accumulator 'mc' is unknown: no 'mma' in this 'parallel' uses it"
+            " (corpus/upstream/tests/parse/mma.co:7:5)"
+        ),
+        hint=(
+            "an accumulator takes its shape from the MMAs that update it; put them in the same 'parallel' (a "
+            "'parallel' without braces holds only the next statement)"
+        ),
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

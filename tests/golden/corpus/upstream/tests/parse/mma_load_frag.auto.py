@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -112,27 +113,53 @@ def mma_load_frag_k0(
 
 def mma_load_frag(lhs, rhs, *, _launch=None):
     """mma_load_frag(f16 [16, 16] lhs, f16 [16, 16] rhs) -> auto; from mma_load_frag.co:3."""
-    _F = _rt.Fn('mma_load_frag', 'mma_load_frag.co', 3)
+    _F = _rt.Fn("mma_load_frag", "mma_load_frag.co", 3)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float16, 2, _dev, is_global=False)  # mma_load_frag.co:3
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 16)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 16)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'rhs', rhs, 0, 16)
-    _rt.fixed_dim(_F, 'rhs', rhs, 1, 16)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # mma_load_frag.co:3
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 16)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
+    _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
     output = _rt.alloc(_F, (16, 16), torch.float16, _dev, None)  # mma_load_frag.co:4
     _mma_load_frag_k0_NUM_SMS = _rt.num_sms(_dev)  # mma_load_frag.co:5
-    _mma_load_frag_k0_TMA_LHS = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads (auto)')
+    _mma_load_frag_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
     _mma_load_frag_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _mma_load_frag_k0_TMA_LHS, _OOB_PADDING)
-    _mma_load_frag_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [64, 256], [64, 256], 'loads (auto)')
+    _mma_load_frag_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
     _mma_load_frag_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _mma_load_frag_k0_TMA_RHS, _OOB_PADDING)
-    _mma_load_frag_k0_TMA_OUTPUT = _rt.tma_ok(_F, 'output', output, [128, 128], [128, 128], 'stores (auto)')
+    _mma_load_frag_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
     _mma_load_frag_k0_output_desc = _rt.tma_desc(output, [128, 128], _mma_load_frag_k0_TMA_OUTPUT, _OOB_PADDING)
-    _launch(mma_load_frag_k0, (min(1, _mma_load_frag_k0_NUM_SMS),), [lhs, lhs.stride(0), lhs.stride(1), rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _mma_load_frag_k0_lhs_desc, _mma_load_frag_k0_rhs_desc, _mma_load_frag_k0_output_desc], dict(GROUP_M=8, TMA_LHS=_mma_load_frag_k0_TMA_LHS, TMA_RHS=_mma_load_frag_k0_TMA_RHS, NUM_STAGES=3, TMA_OUTPUT=_mma_load_frag_k0_TMA_OUTPUT, NUM_SMS=_mma_load_frag_k0_NUM_SMS, num_warps=8))
+    _launch(
+        mma_load_frag_k0,
+        (min(1, _mma_load_frag_k0_NUM_SMS),),
+        [
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            output,
+            output.stride(0),
+            output.stride(1),
+            _mma_load_frag_k0_lhs_desc,
+            _mma_load_frag_k0_rhs_desc,
+            _mma_load_frag_k0_output_desc,
+        ],
+        dict(
+            GROUP_M=8,
+            TMA_LHS=_mma_load_frag_k0_TMA_LHS,
+            TMA_RHS=_mma_load_frag_k0_TMA_RHS,
+            NUM_STAGES=3,
+            TMA_OUTPUT=_mma_load_frag_k0_TMA_OUTPUT,
+            NUM_SMS=_mma_load_frag_k0_NUM_SMS,
+            num_warps=8,
+        ),
+    )
     return output  # mma_load_frag.co:12
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'mma_load_frag': {'params': [('lhs', 'tensor'), ('rhs', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {"mma_load_frag": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,30 +50,50 @@ def _oob_fill(x, mask):
 @triton.jit
 def mma_load_frag_k0(lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1):
     """Program = one block of `parallel` at mma_load_frag.co:5."""
-    p = tl.program_id(0)  # mma_load_frag.co:5
     mc_1 = tl.full([16, 16], 0.0, tl.float32)  # mma_load_frag.co:6
-    tile_2 = tl.load(lhs_ptr + (tl.arange(0, 16)[:, None]) * lhs_s0 + (tl.arange(0, 16)[None, :]) * lhs_s1)  # mma_load_frag.co:7
-    tile_3 = tl.load(rhs_ptr + (tl.arange(0, 16)[:, None]) * rhs_s0 + (tl.arange(0, 16)[None, :]) * rhs_s1)  # mma_load_frag.co:8
+    # mma_load_frag.co:7
+    tile_2 = tl.load(lhs_ptr + tl.arange(0, 16)[:, None] * lhs_s0 + tl.arange(0, 16)[None, :] * lhs_s1)
+    # mma_load_frag.co:8
+    tile_3 = tl.load(rhs_ptr + tl.arange(0, 16)[:, None] * rhs_s0 + tl.arange(0, 16)[None, :] * rhs_s1)
     mc_1 = tl.dot(tile_2, tile_3, mc_1)  # mma_load_frag.co:9
-    tl.store(output_ptr + (tl.arange(0, 16)[:, None]) * output_s0 + (tl.arange(0, 16)[None, :]) * output_s1, (mc_1).to(tl.float16))  # mma_load_frag.co:10
+    # mma_load_frag.co:10
+    tl.store(
+        output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 16)[None, :] * output_s1, mc_1.to(tl.float16)
+    )
 
 
 def mma_load_frag(lhs, rhs, *, _launch=None):
     """mma_load_frag(f16 [16, 16] lhs, f16 [16, 16] rhs) -> auto; from mma_load_frag.co:3."""
-    _F = _rt.Fn('mma_load_frag', 'mma_load_frag.co', 3)
+    _F = _rt.Fn("mma_load_frag", "mma_load_frag.co", 3)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float16, 2, _dev, is_global=False)  # mma_load_frag.co:3
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 16)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 16)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'rhs', rhs, 0, 16)
-    _rt.fixed_dim(_F, 'rhs', rhs, 1, 16)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # mma_load_frag.co:3
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 16)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
+    _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
     output = _rt.alloc(_F, (16, 16), torch.float16, _dev, None)  # mma_load_frag.co:4
-    _launch(mma_load_frag_k0, (1,), [lhs, lhs.stride(0), lhs.stride(1), rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1)], dict(num_warps=4))  # mma_load_frag.co:5
+    # mma_load_frag.co:5
+    _launch(
+        mma_load_frag_k0,
+        (1,),
+        [
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            output,
+            output.stride(0),
+            output.stride(1),
+        ],
+        dict(num_warps=4),
+    )
     return output  # mma_load_frag.co:12
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'mma_load_frag': {'params': [('lhs', 'tensor'), ('rhs', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {"mma_load_frag": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"}}

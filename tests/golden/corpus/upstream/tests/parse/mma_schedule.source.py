@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,7 +50,6 @@ def _oob_fill(x, mask):
 @triton.jit
 def mma_schedule_k0():
     """Program = one block of `parallel` at mma_schedule.co:5."""
-    b = tl.program_id(0)  # mma_schedule.co:5
     lhs = tl.zeros([64, 64], tl.bfloat16)  # mma_schedule.co:6
     rhs = tl.zeros([64, 128], tl.bfloat16)  # mma_schedule.co:7
     acc_1 = tl.full([64, 128], 0.0, tl.float32)  # mma_schedule.co:9
@@ -58,7 +58,7 @@ def mma_schedule_k0():
 
 def mma_schedule(*, _launch=None):
     """mma_schedule() -> void; from mma_schedule.co:4."""
-    _F = _rt.Fn('mma_schedule', 'mma_schedule.co', 4)
+    _F = _rt.Fn("mma_schedule", "mma_schedule.co", 4)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -67,4 +67,4 @@ def mma_schedule(*, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'mma_schedule': {'params': [], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"mma_schedule": {"params": [], "writes": [], "returns": "none"}}

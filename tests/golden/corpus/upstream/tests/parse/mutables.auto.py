@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,28 +49,29 @@ def _oob_fill(x, mask):
 
 def foo(b, *, _launch=None):
     """foo(f32 [14] b) -> void; from mutables.co:3."""
-    _F = _rt.Fn('foo', 'mutables.co', 3)
+    _F = _rt.Fn("foo", "mutables.co", 3)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'b': b}, _launch)
+    _dev = _rt.pick_device(_F, {"b": b}, _launch)
     _dims = {}
     b_caller = b  # mutables.co:3
-    b = _rt.tensor_arg(_F, 'b', b, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'b', b, 0, 14)
+    b = _rt.tensor_arg(_F, "b", b, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "b", b, 0, 14)
     a = 3  # mutables.co:4
-    a = (a + 3)  # mutables.co:5
-    a = (a - 4)  # mutables.co:6
-    a = (a * 5)  # mutables.co:7
+    a = a + 3  # mutables.co:5
+    a = a - 4  # mutables.co:6
+    a = a * 5  # mutables.co:7
     a = _rt.idiv(a, 6)  # mutables.co:8
     a = _rt.imod(a, 7)  # mutables.co:9
     for _i1 in range(14):  # mutables.co:11
-        _rt.elem_set(_F, 'b', b, (_i1,), (_rt.elem_get(_F, 'b', b, (_i1,), 12) + 3), 12)  # mutables.co:12
-        _rt.elem_set(_F, 'b', b, ((_i1 + 1),), (_rt.elem_get(_F, 'b', b, ((_i1 + 1),), 13) - 4), 13)  # mutables.co:13
-        _rt.elem_set(_F, 'b', b, ((_i1 * 3),), (_rt.elem_get(_F, 'b', b, ((_i1 * 3),), 14) * 5), 14)  # mutables.co:14
-        _rt.elem_set(_F, 'b', b, ((_i1 - 4),), (_rt.elem_get(_F, 'b', b, ((_i1 - 4),), 15) / 6), 15)  # mutables.co:15
-        _rt.elem_set(_F, 'b', b, (_rt.idiv(_i1, 5),), (_rt.elem_get(_F, 'b', b, (_rt.idiv(_i1, 5),), 16) % 7), 16)  # mutables.co:16
+        _rt.elem_set(_F, "b", b, (_i1,), _rt.elem_get(_F, "b", b, (_i1,), 12) + 3, 12)  # mutables.co:12
+        _rt.elem_set(_F, "b", b, (_i1 + 1,), _rt.elem_get(_F, "b", b, (_i1 + 1,), 13) - 4, 13)  # mutables.co:13
+        _rt.elem_set(_F, "b", b, (_i1 * 3,), _rt.elem_get(_F, "b", b, (_i1 * 3,), 14) * 5, 14)  # mutables.co:14
+        _rt.elem_set(_F, "b", b, (_i1 - 4,), _rt.elem_get(_F, "b", b, (_i1 - 4,), 15) / 6, 15)  # mutables.co:15
+        # mutables.co:16
+        _rt.elem_set(_F, "b", b, (_rt.idiv(_i1, 5),), _rt.elem_get(_F, "b", b, (_rt.idiv(_i1, 5),), 16) % 7, 16)
     _rt.copy_back(b_caller, b)
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [('b', 'tensor')], 'writes': ['b'], 'returns': 'none'}}
+__croq_ops__ = {"foo": {"params": [("b", "tensor")], "writes": ["b"], "returns": "none"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,19 +50,18 @@ def _oob_fill(x, mask):
 @triton.jit
 def para_with_k0(b):
     """Program = one block of `parallel` at para_with.co:6."""
-    p_l = tl.arange(0, 8)  # para_with.co:6
 
 
 def para_with(b, *, _launch=None):
     """para_with(int b) -> int; from para_with.co:3."""
-    _F = _rt.Fn('para_with', 'para_with.co', 3)
+    _F = _rt.Fn("para_with", "para_with.co", 3)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    b = _rt.scalar_arg(_F, 'b', b, int)  # para_with.co:3
+    b = _rt.scalar_arg(_F, "b", b, int)  # para_with.co:3
     _launch(para_with_k0, (1,), [b], dict(num_warps=1))  # para_with.co:6
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'para_with': {'params': [('b', 'int')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"para_with": {"params": [("b", "int")], "writes": [], "returns": "none"}}

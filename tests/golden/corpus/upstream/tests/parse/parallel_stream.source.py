@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -59,13 +60,13 @@ def no_stream_k0(M, a_ptr, a_stride_0):
 
 def no_stream(a, *, _launch=None):
     """no_stream(f32 [M] a) -> void; from parallel_stream.co:4."""
-    _F = _rt.Fn('no_stream', 'parallel_stream.co', 4)
+    _F = _rt.Fn("no_stream", "parallel_stream.co", 4)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a}, _launch)
     _dims = {}
     a_caller = a  # parallel_stream.co:4
-    a = _rt.tensor_arg(_F, 'a', a, torch.float32, 1, _dev, is_global=False)
-    M = _rt.bind_dim(_F, _dims, 'M', 'a', a, 0)
+    a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
+    M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
     _launch(no_stream_k0, (M,), [M, a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:5
     _rt.copy_back(a_caller, a)
     return None
@@ -84,14 +85,14 @@ def single_stream_k0(M, a_ptr, a_stride_0):
 
 def single_stream(s, a, *, _launch=None):
     """single_stream(stream s, f32 [M] a) -> void; from parallel_stream.co:18."""
-    _F = _rt.Fn('single_stream', 'parallel_stream.co', 18)
+    _F = _rt.Fn("single_stream", "parallel_stream.co", 18)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a}, _launch)
     _dims = {}
-    _rt.stream_arg(_F, 's', s)  # parallel_stream.co:18
+    _rt.stream_arg(_F, "s", s)  # parallel_stream.co:18
     a_caller = a
-    a = _rt.tensor_arg(_F, 'a', a, torch.float32, 1, _dev, is_global=False)
-    M = _rt.bind_dim(_F, _dims, 'M', 'a', a, 0)
+    a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
+    M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
     _launch(single_stream_k0, (M,), [M, a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:19
     _rt.copy_back(a_caller, a)
     return None
@@ -125,18 +126,18 @@ def multi_stream_k1(M, a_ptr, a_stride_0, b_ptr, b_stride_0):
 
 def multi_stream(s0, s1, a, b, *, _launch=None):
     """multi_stream(stream s0, stream s1, f32 [M] a, f32 [M] b) -> void; from parallel_stream.co:33."""
-    _F = _rt.Fn('multi_stream', 'parallel_stream.co', 33)
+    _F = _rt.Fn("multi_stream", "parallel_stream.co", 33)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a, 'b': b}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
     _dims = {}
-    _rt.stream_arg(_F, 's0', s0)  # parallel_stream.co:33
-    _rt.stream_arg(_F, 's1', s1)
+    _rt.stream_arg(_F, "s0", s0)  # parallel_stream.co:33
+    _rt.stream_arg(_F, "s1", s1)
     a_caller = a
-    a = _rt.tensor_arg(_F, 'a', a, torch.float32, 1, _dev, is_global=False)
-    M = _rt.bind_dim(_F, _dims, 'M', 'a', a, 0)
+    a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
+    M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
     b_caller = b
-    b = _rt.tensor_arg(_F, 'b', b, torch.float32, 1, _dev, is_global=False)
-    M = _rt.bind_dim(_F, _dims, 'M', 'b', b, 0)
+    b = _rt.tensor_arg(_F, "b", b, torch.float32, 1, _dev, is_global=False)
+    M = _rt.bind_dim(_F, _dims, "M", "b", b, 0)
     _launch(multi_stream_k0, (M,), [M, b, b.stride(0), a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:34
     _launch(multi_stream_k1, (M,), [M, a, a.stride(0), b, b.stride(0)], dict(num_warps=1))  # parallel_stream.co:37
     _rt.copy_back(a_caller, a)
@@ -168,15 +169,15 @@ def async_with_stream_k1(M, a_ptr, a_stride_0):
 
 def async_with_stream(s0, s1, a, *, _launch=None):
     """async_with_stream(stream s0, stream s1, f32 [M] a) -> void; from parallel_stream.co:54."""
-    _F = _rt.Fn('async_with_stream', 'parallel_stream.co', 54)
+    _F = _rt.Fn("async_with_stream", "parallel_stream.co", 54)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a}, _launch)
     _dims = {}
-    _rt.stream_arg(_F, 's0', s0)  # parallel_stream.co:54
-    _rt.stream_arg(_F, 's1', s1)
+    _rt.stream_arg(_F, "s0", s0)  # parallel_stream.co:54
+    _rt.stream_arg(_F, "s1", s1)
     a_caller = a
-    a = _rt.tensor_arg(_F, 'a', a, torch.float32, 1, _dev, is_global=False)
-    M = _rt.bind_dim(_F, _dims, 'M', 'a', a, 0)
+    a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
+    M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
     _launch(async_with_stream_k0, (M,), [M, a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:55
     _launch(async_with_stream_k1, (M,), [M, a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:58
     _rt.copy_back(a_caller, a)
@@ -184,4 +185,17 @@ def async_with_stream(s0, s1, a, *, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'no_stream': {'params': [('a', 'tensor')], 'writes': ['a'], 'returns': 'none'}, 'single_stream': {'params': [('s', 'stream'), ('a', 'tensor')], 'writes': ['a'], 'returns': 'none'}, 'multi_stream': {'params': [('s0', 'stream'), ('s1', 'stream'), ('a', 'tensor'), ('b', 'tensor')], 'writes': ['a', 'b'], 'returns': 'none'}, 'async_with_stream': {'params': [('s0', 'stream'), ('s1', 'stream'), ('a', 'tensor')], 'writes': ['a'], 'returns': 'none'}}
+__croq_ops__ = {
+    "no_stream": {"params": [("a", "tensor")], "writes": ["a"], "returns": "none"},
+    "single_stream": {"params": [("s", "stream"), ("a", "tensor")], "writes": ["a"], "returns": "none"},
+    "multi_stream": {
+        "params": [("s0", "stream"), ("s1", "stream"), ("a", "tensor"), ("b", "tensor")],
+        "writes": ["a", "b"],
+        "returns": "none",
+    },
+    "async_with_stream": {
+        "params": [("s0", "stream"), ("s1", "stream"), ("a", "tensor")],
+        "writes": ["a"],
+        "returns": "none",
+    },
+}

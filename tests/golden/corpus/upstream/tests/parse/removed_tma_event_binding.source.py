@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,28 +50,33 @@ def _oob_fill(x, mask):
 @triton.jit
 def removed_tma_event_binding_k0(input_ptr, input_s0, input_desc_64, TMA_INPUT_64: tl.constexpr):
     """Program = one block of `parallel` at removed_tma_event_binding.co:4."""
-    b = tl.program_id(0)  # removed_tma_event_binding.co:4
-    tile = tl.zeros([64], tl.float16)  # removed_tma_event_binding.co:5
     if TMA_INPUT_64:  # removed_tma_event_binding.co:7
         tile_1 = input_desc_64.load([0])
     else:
-        tile_1 = tl.load(input_ptr + (tl.arange(0, 64)) * input_s0)
-    tile = tile_1  # removed_tma_event_binding.co:7
+        tile_1 = tl.load(input_ptr + tl.arange(0, 64) * input_s0)
 
 
 def removed_tma_event_binding(input, *, _launch=None):
     """removed_tma_event_binding(global f16 [64] input) -> void; from removed_tma_event_binding.co:3."""
-    _F = _rt.Fn('removed_tma_event_binding', 'removed_tma_event_binding.co', 3)
+    _F = _rt.Fn("removed_tma_event_binding", "removed_tma_event_binding.co", 3)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.float16, 1, _dev, is_global=True)  # removed_tma_event_binding.co:3
-    _rt.fixed_dim(_F, 'input', input, 0, 64)
-    _removed_tma_event_binding_k0_TMA_INPUT_64 = _rt.tma_ok(_F, 'input', input, [64], [64], 'loads')
-    _removed_tma_event_binding_k0_input_desc_64 = _rt.tma_desc(input, [64], _removed_tma_event_binding_k0_TMA_INPUT_64, _OOB_PADDING)
-    _launch(removed_tma_event_binding_k0, (1,), [input, input.stride(0), _removed_tma_event_binding_k0_input_desc_64], dict(TMA_INPUT_64=_removed_tma_event_binding_k0_TMA_INPUT_64, num_warps=1))  # removed_tma_event_binding.co:4
+    input = _rt.tensor_arg(_F, "input", input, torch.float16, 1, _dev, is_global=True)  # removed_tma_event_binding.co:3
+    _rt.fixed_dim(_F, "input", input, 0, 64)
+    _removed_tma_event_binding_k0_TMA_INPUT_64 = _rt.tma_ok(_F, "input", input, [64], [64], "loads")
+    _removed_tma_event_binding_k0_input_desc_64 = _rt.tma_desc(
+        input, [64], _removed_tma_event_binding_k0_TMA_INPUT_64, _OOB_PADDING
+    )
+    # removed_tma_event_binding.co:4
+    _launch(
+        removed_tma_event_binding_k0,
+        (1,),
+        [input, input.stride(0), _removed_tma_event_binding_k0_input_desc_64],
+        dict(TMA_INPUT_64=_removed_tma_event_binding_k0_TMA_INPUT_64, num_warps=1),
+    )
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'removed_tma_event_binding': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"removed_tma_event_binding": {"params": [("input", "tensor")], "writes": [], "returns": "none"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,41 +49,51 @@ def _oob_fill(x, mask):
 
 def ret(a, b, *, _launch=None):
     """ret(int a, int b) -> bf16 tensor; from return.co:3."""
-    _F = _rt.Fn('ret', 'return.co', 3)
+    _F = _rt.Fn("ret", "return.co", 3)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    a = _rt.scalar_arg(_F, 'a', a, int)  # return.co:3
-    b = _rt.scalar_arg(_F, 'b', b, int)
+    a = _rt.scalar_arg(_F, "a", a, int)  # return.co:3
+    b = _rt.scalar_arg(_F, "b", b, int)
     return a  # return.co:4
 
 
 def ret1(d, *, _launch=None):
     """Not translated: cannot evaluate this Member at host level."""
-    raise _rt.CroqLaunchError('ret1 cannot run: cannot evaluate this Member at host level (corpus/upstream/tests/parse/return.co:16:10)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "ret1 cannot run: cannot evaluate this Member at host level "
+            "(corpus/upstream/tests/parse/return.co:16:10)"
+        ),
+        hint=None,
+    )
 
 
 def ret2(e, *, _launch=None):
     """ret2(bf16 [] e) -> int; from return.co:26."""
-    _F = _rt.Fn('ret2', 'return.co', 26)
+    _F = _rt.Fn("ret2", "return.co", 26)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'e': e}, _launch)
+    _dev = _rt.pick_device(_F, {"e": e}, _launch)
     _dims = {}
-    e = _rt.tensor_arg(_F, 'e', e, torch.bfloat16, 1, _dev, is_global=False)  # return.co:26
-    e_d0 = _rt.any_dim(_F, 'e', e, 0)
+    e = _rt.tensor_arg(_F, "e", e, torch.bfloat16, 1, _dev, is_global=False)  # return.co:26
+    e_d0 = _rt.any_dim(_F, "e", e, 0)
     return e_d0  # return.co:27
 
 
 def ret3(_arg0, *, _launch=None):
     """ret3(bf16 []) -> int; from return.co:37."""
-    _F = _rt.Fn('ret3', 'return.co', 37)
+    _F = _rt.Fn("ret3", "return.co", 37)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'_arg0': _arg0}, _launch)
+    _dev = _rt.pick_device(_F, {"_arg0": _arg0}, _launch)
     _dims = {}
-    _arg0 = _rt.tensor_arg(_F, '_arg0', _arg0, torch.bfloat16, 1, _dev, is_global=False)  # return.co:37
-    _arg0_d0 = _rt.any_dim(_F, '_arg0', _arg0, 0)
+    _arg0 = _rt.tensor_arg(_F, "_arg0", _arg0, torch.bfloat16, 1, _dev, is_global=False)  # return.co:37
+    _arg0_d0 = _rt.any_dim(_F, "_arg0", _arg0, 0)
     return None  # return.co:38
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'ret': {'params': [('a', 'int'), ('b', 'int')], 'writes': [], 'returns': 'int'}, 'ret2': {'params': [('e', 'tensor')], 'writes': [], 'returns': 'int'}, 'ret3': {'params': [('_arg0', 'tensor')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {
+    "ret": {"params": [("a", "int"), ("b", "int")], "writes": [], "returns": "int"},
+    "ret2": {"params": [("e", "tensor")], "writes": [], "returns": "int"},
+    "ret3": {"params": [("_arg0", "tensor")], "writes": [], "returns": "none"},
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,19 +49,19 @@ def _oob_fill(x, mask):
 
 def scalar_decls(a, b, *, _launch=None):
     """scalar_decls(int a, int b) -> u8 tensor; from scalar_decl.co:3."""
-    _F = _rt.Fn('scalar_decls', 'scalar_decl.co', 3)
+    _F = _rt.Fn("scalar_decls", "scalar_decl.co", 3)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    a = _rt.scalar_arg(_F, 'a', a, int)  # scalar_decl.co:3
-    b = _rt.scalar_arg(_F, 'b', b, int)
+    a = _rt.scalar_arg(_F, "a", a, int)  # scalar_decl.co:3
+    b = _rt.scalar_arg(_F, "b", b, int)
     d = b  # scalar_decl.co:5
     return None
 
 
 def mutables(*, _launch=None):
     """mutables() -> void; from scalar_decl.co:17."""
-    _F = _rt.Fn('mutables', 'scalar_decl.co', 17)
+    _F = _rt.Fn("mutables", "scalar_decl.co", 17)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -70,4 +71,7 @@ def mutables(*, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'scalar_decls': {'params': [('a', 'int'), ('b', 'int')], 'writes': [], 'returns': 'none'}, 'mutables': {'params': [], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {
+    "scalar_decls": {"params": [("a", "int"), ("b", "int")], "writes": [], "returns": "none"},
+    "mutables": {"params": [], "writes": [], "returns": "none"},
+}

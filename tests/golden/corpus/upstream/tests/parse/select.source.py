@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,51 +50,60 @@ def _oob_fill(x, mask):
 @triton.jit
 def select_parse_k0(i_ptr, i_s0, i_s1, i_shared_data_scratch, i_shared_data_per_prog):
     """Program = one block of `parallel` at select.co:6."""
-    p = tl.program_id(0)  # select.co:6
     for x_tile_1 in range(0, 32):  # select.co:8
         for y_tile_2 in range(0, 16):
-            i_shared_data = i_shared_data_scratch + (tl.program_id(0)).to(tl.int64) * i_shared_data_per_prog  # select.co:9
-            tile_3 = tl.load(i_ptr + (((x_tile_1 * 4) + tl.arange(0, 4)[:, None])) * i_s0 + (((y_tile_2 * 8) + tl.arange(0, 8)[None, :])) * i_s1)
-            tl.store(i_shared_data + (tl.arange(0, 4)[:, None]) * 8 + (tl.arange(0, 8)[None, :]), tile_3)
+            # select.co:9
+            i_shared_data = i_shared_data_scratch + tl.program_id(0).to(tl.int64) * i_shared_data_per_prog
+            tile_3 = tl.load(
+                i_ptr
+                + (x_tile_1 * 4 + tl.arange(0, 4)[:, None]) * i_s0
+                + (y_tile_2 * 8 + tl.arange(0, 8)[None, :]) * i_s1
+            )
+            tl.store(i_shared_data + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :], tile_3)
             tl.debug_barrier()
-            i_local0 = tl.zeros([4, 2], tl.float32)  # select.co:12
-            i_local1 = tl.zeros([4, 2], tl.float32)
-            i_local2 = tl.zeros([4, 2], tl.float32)
-            i_local3 = tl.zeros([4, 2], tl.float32)
-            tile_4 = tl.load(i_shared_data + (tl.arange(0, 4)[:, None]) * 8 + (tl.arange(0, 2)[None, :]))  # select.co:14
-            i_local0 = tile_4
-            tile_5 = tl.load(i_shared_data + (tl.arange(0, 4)[:, None]) * 8 + (tl.arange(0, 2)[None, :]))  # select.co:15
-            i_local0 = tile_5
+            # select.co:14
+            tile_4 = tl.load(i_shared_data + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 2)[None, :])
+            # select.co:15
+            tile_5 = tl.load(i_shared_data + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 2)[None, :])
 
 
 def select_parse(i, *, _launch=None):
     """select_parse(f32 [128, 128] i) -> auto; from select.co:3."""
-    _F = _rt.Fn('select_parse', 'select.co', 3)
+    _F = _rt.Fn("select_parse", "select.co", 3)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'i': i}, _launch)
+    _dev = _rt.pick_device(_F, {"i": i}, _launch)
     _dims = {}
-    i = _rt.tensor_arg(_F, 'i', i, torch.float32, 2, _dev, is_global=False)  # select.co:3
-    _rt.fixed_dim(_F, 'i', i, 0, 128)
-    _rt.fixed_dim(_F, 'i', i, 1, 128)
-    _select_parse_k0_i_shared_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * 4 * 8)), torch.float32, _dev)
-    _launch(select_parse_k0, (1,), [i, i.stride(0), i.stride(1), _select_parse_k0_i_shared_data_scratch, (1) * 1 * (1 * 4 * 8)], dict(num_warps=1))  # select.co:6
+    i = _rt.tensor_arg(_F, "i", i, torch.float32, 2, _dev, is_global=False)  # select.co:3
+    _rt.fixed_dim(_F, "i", i, 0, 128)
+    _rt.fixed_dim(_F, "i", i, 1, 128)
+    _select_parse_k0_i_shared_data_scratch = _rt.scratch(_F, 32, torch.float32, _dev)
+    # select.co:6
+    _launch(
+        select_parse_k0,
+        (1,),
+        [i, i.stride(0), i.stride(1), _select_parse_k0_i_shared_data_scratch, 32],
+        dict(num_warps=1),
+    )
     return None
 
 
 def select2(a, b, *, _launch=None):
     """select2(f32 [128, 128] a, f16 [M, N] b) -> auto; from select.co:36."""
-    _F = _rt.Fn('select2', 'select.co', 36)
+    _F = _rt.Fn("select2", "select.co", 36)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a, 'b': b}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
     _dims = {}
-    a = _rt.tensor_arg(_F, 'a', a, torch.float32, 2, _dev, is_global=False)  # select.co:36
-    _rt.fixed_dim(_F, 'a', a, 0, 128)
-    _rt.fixed_dim(_F, 'a', a, 1, 128)
-    b = _rt.tensor_arg(_F, 'b', b, torch.float16, 2, _dev, is_global=False)
-    M = _rt.bind_dim(_F, _dims, 'M', 'b', b, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'b', b, 1)
+    a = _rt.tensor_arg(_F, "a", a, torch.float32, 2, _dev, is_global=False)  # select.co:36
+    _rt.fixed_dim(_F, "a", a, 0, 128)
+    _rt.fixed_dim(_F, "a", a, 1, 128)
+    b = _rt.tensor_arg(_F, "b", b, torch.float16, 2, _dev, is_global=False)
+    M = _rt.bind_dim(_F, _dims, "M", "b", b, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "b", b, 1)
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'select_parse': {'params': [('i', 'tensor')], 'writes': [], 'returns': 'none'}, 'select2': {'params': [('a', 'tensor'), ('b', 'tensor')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {
+    "select_parse": {"params": [("i", "tensor")], "writes": [], "returns": "none"},
+    "select2": {"params": [("a", "tensor"), ("b", "tensor")], "writes": [], "returns": "none"},
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,7 +49,13 @@ def _oob_fill(x, mask):
 
 def span_as(a, *, _launch=None):
     """Not translated: span_as: 324 elements cannot view 5184 elements."""
-    raise _rt.CroqLaunchError('span_as cannot run: span_as: 324 elements cannot view 5184 elements (corpus/upstream/tests/parse/span_as.co:11:16)', hint='the new shape must have the same number of elements')
+    raise _rt.CroqLaunchError(
+        (
+            "span_as cannot run: span_as: 324 elements cannot view 5184 elements "
+            "(corpus/upstream/tests/parse/span_as.co:11:16)"
+        ),
+        hint="the new shape must have the same number of elements",
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

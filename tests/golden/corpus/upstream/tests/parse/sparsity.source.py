@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,12 +49,24 @@ def _oob_fill(x, mask):
 
 def sparse_dma(input, *, _launch=None):
     """Not translated: cannot lower to Triton: 2:4 sparse copies."""
-    raise _rt.CroqLaunchError('sparse_dma cannot run: cannot lower to Triton: 2:4 sparse copies (corpus/upstream/tests/parse/sparsity.co:6:19)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "sparse_dma cannot run: cannot lower to Triton: 2:4 sparse copies "
+            "(corpus/upstream/tests/parse/sparsity.co:6:19)"
+        ),
+        hint=None,
+    )
 
 
 def sparse_mma(a, b, *, _launch=None):
     """Not translated: 'mma.*.sp' is not lowered yet."""
-    raise _rt.CroqLaunchError("sparse_mma cannot run: 'mma.*.sp' is not lowered yet (corpus/upstream/tests/parse/sparsity.co:35:7)", hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "sparse_mma cannot run: 'mma.*.sp' is not lowered yet "
+            "(corpus/upstream/tests/parse/sparsity.co:35:7)"
+        ),
+        hint=None,
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -51,24 +52,24 @@ def test_sqz_parse_k0(a_ptr, a_s0, a_s1, a_s2):
     """Program = one block of `parallel` at sqz.co:4."""
     p = tl.program_id(0)  # sqz.co:4
     for x_1 in range(0, 1):  # sqz.co:6
-        copy_2 = tl.zeros([16, 8], tl.float32)  # sqz.co:7
-        tile_3 = _oob_fill(tl.load(a_ptr + (p) * a_s0 + (tl.arange(0, 16)[:, None]) * a_s1 + (tl.arange(0, 8)[None, :]) * a_s2, mask=(tl.arange(0, 16)[:, None] < 9), other=0.0), (tl.arange(0, 16)[:, None] < 9))
-        copy_2 = tile_3
+        mask_4 = tl.arange(0, 16)[:, None] < 9
+        ptrs_5 = a_ptr + p * a_s0 + tl.arange(0, 16)[:, None] * a_s1 + tl.arange(0, 8)[None, :] * a_s2
+        tile_3 = _oob_fill(tl.load(ptrs_5, mask=mask_4, other=0.0), mask_4)
 
 
 def test_sqz_parse(a, *, _launch=None):
     """test_sqz_parse(f32 [10, 9, 8] a) -> void; from sqz.co:3."""
-    _F = _rt.Fn('test_sqz_parse', 'sqz.co', 3)
+    _F = _rt.Fn("test_sqz_parse", "sqz.co", 3)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a}, _launch)
     _dims = {}
-    a = _rt.tensor_arg(_F, 'a', a, torch.float32, 3, _dev, is_global=False)  # sqz.co:3
-    _rt.fixed_dim(_F, 'a', a, 0, 10)
-    _rt.fixed_dim(_F, 'a', a, 1, 9)
-    _rt.fixed_dim(_F, 'a', a, 2, 8)
+    a = _rt.tensor_arg(_F, "a", a, torch.float32, 3, _dev, is_global=False)  # sqz.co:3
+    _rt.fixed_dim(_F, "a", a, 0, 10)
+    _rt.fixed_dim(_F, "a", a, 1, 9)
+    _rt.fixed_dim(_F, "a", a, 2, 8)
     _launch(test_sqz_parse_k0, (5,), [a, a.stride(0), a.stride(1), a.stride(2)], dict(num_warps=1))  # sqz.co:4
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'test_sqz_parse': {'params': [('a', 'tensor')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"test_sqz_parse": {"params": [("a", "tensor")], "writes": [], "returns": "none"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,7 +49,13 @@ def _oob_fill(x, mask):
 
 def co_hello(*, _launch=None):
     """Not translated: cannot lower to Triton: call 'hello'."""
-    raise _rt.CroqLaunchError("co_hello cannot run: cannot lower to Triton: call 'hello' (corpus/upstream/tests/parse/template_test.co:11:5)", hint='calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent')
+    raise _rt.CroqLaunchError(
+        (
+            "co_hello cannot run: cannot lower to Triton: call 'hello' "
+            "(corpus/upstream/tests/parse/template_test.co:11:5)"
+        ),
+        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,7 +49,13 @@ def _oob_fill(x, mask):
 
 def foo(*, _launch=None):
     """Not translated: expected a scalar value, found tuple."""
-    raise _rt.CroqLaunchError('foo cannot run: expected a scalar value, found tuple (corpus/upstream/tests/parse/while_event.co:6:12)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "foo cannot run: expected a scalar value, found tuple "
+            "(corpus/upstream/tests/parse/while_event.co:6:12)"
+        ),
+        hint=None,
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

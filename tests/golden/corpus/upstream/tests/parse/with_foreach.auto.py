@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,7 +49,13 @@ def _oob_fill(x, mask):
 
 def with_foreach(b, input, *, _launch=None):
     """Not translated: cannot lower to Triton: call 'cfunction'."""
-    raise _rt.CroqLaunchError("with_foreach cannot run: cannot lower to Triton: call 'cfunction' (corpus/upstream/tests/parse/with_foreach.co:19:9)", hint='calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent')
+    raise _rt.CroqLaunchError(
+        (
+            "with_foreach cannot run: cannot lower to Triton: call 'cfunction' "
+            "(corpus/upstream/tests/parse/with_foreach.co:19:9)"
+        ),
+        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

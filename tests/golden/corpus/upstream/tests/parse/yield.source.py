@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,21 +50,20 @@ def _oob_fill(x, mask):
 @triton.jit
 def foo_k0(x):
     """Program = one block of `parallel` at yield.co:4."""
-    _pid0 = tl.program_id(0)  # yield.co:4
-    if (x == 0):  # yield.co:6
+    if x == 0:  # yield.co:6
         return  # yield.co:7
 
 
 def foo(x, *, _launch=None):
     """foo(int x) -> void; from yield.co:3."""
-    _F = _rt.Fn('foo', 'yield.co', 3)
+    _F = _rt.Fn("foo", "yield.co", 3)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    x = _rt.scalar_arg(_F, 'x', x, int)  # yield.co:3
+    x = _rt.scalar_arg(_F, "x", x, int)  # yield.co:3
     _launch(foo_k0, (1,), [x], dict(num_warps=8))  # yield.co:4
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [('x', 'int')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"foo": {"params": [("x", "int")], "writes": [], "returns": "none"}}

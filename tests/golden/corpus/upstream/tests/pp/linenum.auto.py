@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,26 +50,25 @@ def _oob_fill(x, mask):
 @triton.jit
 def foo_k0(input_ptr, input_s0):
     """Program = one block of `parallel` at linenum.co:5."""
-    f0_data = tl.zeros([16], tl.float32)  # linenum.co:6
-    tile_1 = _oob_fill(tl.load(input_ptr + (tl.arange(0, 16)) * input_s0, mask=(tl.arange(0, 16) < 15), other=0.0), (tl.arange(0, 16) < 15))
-    f0_data = tile_1
-    f1_data = tl.zeros([16], tl.float32)  # linenum.co:7
-    tile_2 = _oob_fill(tl.load(input_ptr + (tl.arange(0, 16)) * input_s0, mask=(tl.arange(0, 16) < 15), other=0.0), (tl.arange(0, 16) < 15))
-    f1_data = tile_2
-    a = tl.full([], 3, tl.int32)  # linenum.co:15
+    mask_2 = tl.arange(0, 16) < 15
+    ptrs_3 = input_ptr + tl.arange(0, 16) * input_s0
+    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
+    mask_5 = tl.arange(0, 16) < 15
+    ptrs_6 = input_ptr + tl.arange(0, 16) * input_s0
+    tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
 
 
 def foo(input, *, _launch=None):
     """foo(f32 [15] input) -> void; from linenum.co:3."""
-    _F = _rt.Fn('foo', 'linenum.co', 3)
+    _F = _rt.Fn("foo", "linenum.co", 3)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.float32, 1, _dev, is_global=False)  # linenum.co:3
-    _rt.fixed_dim(_F, 'input', input, 0, 15)
+    input = _rt.tensor_arg(_F, "input", input, torch.float32, 1, _dev, is_global=False)  # linenum.co:3
+    _rt.fixed_dim(_F, "input", input, 0, 15)
     _launch(foo_k0, (1,), [input, input.stride(0)], dict(num_warps=1))  # linenum.co:5
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"foo": {"params": [("input", "tensor")], "writes": [], "returns": "none"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,22 +49,39 @@ def _oob_fill(x, mask):
 
 def foo(a, *, _launch=None):
     """foo(f32 [128] a) -> void; from macro_func.co:8."""
-    _F = _rt.Fn('foo', 'macro_func.co', 8)
+    _F = _rt.Fn("foo", "macro_func.co", 8)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a}, _launch)
     _dims = {}
     a_caller = a  # macro_func.co:8
-    a = _rt.tensor_arg(_F, 'a', a, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'a', a, 0, 128)
+    a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "a", a, 0, 128)
     for _i1 in range(128):  # macro_func.co:12
-        _rt.elem_set(_F, 'a', a, (_i1,), (_rt.elem_get(_F, 'a', a, (_i1,), 13) + 1.0), 13)  # macro_func.co:13
-        _rt.elem_set(_F, 'a', a, (_i1,), ((_rt.elem_get(_F, 'a', a, (_i1,), 14) + 1.0) + 1.0), 14)  # macro_func.co:14
-        _rt.elem_set(_F, 'a', a, (_i1,), ((_rt.elem_get(_F, 'a', a, (_i1,), 15) - 1.0) + (_rt.elem_get(_F, 'a', a, (_i1,), 15) - 1.0)), 15)  # macro_func.co:15
-        _rt.elem_set(_F, 'a', a, (_i1,), ((((_rt.elem_get(_F, 'a', a, (_i1,), 16) / 3.0) * 2.0) - 1.0) + 1.0), 16)  # macro_func.co:16
-        _rt.elem_set(_F, 'a', a, (_i1,), (_rt.elem_get(_F, 'a', a, (_i1,), 17) if (_rt.elem_get(_F, 'a', a, (_i1,), 17) < 1.0) else 1.0), 17)  # macro_func.co:17
+        _rt.elem_set(_F, "a", a, (_i1,), _rt.elem_get(_F, "a", a, (_i1,), 13) + 1.0, 13)  # macro_func.co:13
+        _rt.elem_set(_F, "a", a, (_i1,), _rt.elem_get(_F, "a", a, (_i1,), 14) + 1.0 + 1.0, 14)  # macro_func.co:14
+        # macro_func.co:15
+        _rt.elem_set(
+            _F,
+            "a",
+            a,
+            (_i1,),
+            _rt.elem_get(_F, "a", a, (_i1,), 15) - 1.0 + (_rt.elem_get(_F, "a", a, (_i1,), 15) - 1.0),
+            15,
+        )
+        # macro_func.co:16
+        _rt.elem_set(_F, "a", a, (_i1,), _rt.elem_get(_F, "a", a, (_i1,), 16) / 3.0 * 2.0 - 1.0 + 1.0, 16)
+        # macro_func.co:17
+        _rt.elem_set(
+            _F,
+            "a",
+            a,
+            (_i1,),
+            _rt.elem_get(_F, "a", a, (_i1,), 17) if _rt.elem_get(_F, "a", a, (_i1,), 17) < 1.0 else 1.0,
+            17,
+        )
     _rt.copy_back(a_caller, a)
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [('a', 'tensor')], 'writes': ['a'], 'returns': 'none'}}
+__croq_ops__ = {"foo": {"params": [("a", "tensor")], "writes": ["a"], "returns": "none"}}

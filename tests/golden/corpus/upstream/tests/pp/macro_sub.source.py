@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,15 +49,15 @@ def _oob_fill(x, mask):
 
 def foo(*, _launch=None):
     """foo() -> void; from macro_sub.co:4."""
-    _F = _rt.Fn('foo', 'macro_sub.co', 4)
+    _F = _rt.Fn("foo", "macro_sub.co", 4)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    print('K: ', 14, sep='', end='\n')  # macro_sub.co:5
-    print('"K": ', 14, sep='', end='\n')  # macro_sub.co:6
-    print('T', 14, sep='', end='\n')  # macro_sub.co:7
+    print("K: ", 14, sep="", end="\n")  # macro_sub.co:5
+    print('"K": ', 14, sep="", end="\n")  # macro_sub.co:6
+    print("T", 14, sep="", end="\n")  # macro_sub.co:7
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"foo": {"params": [], "writes": [], "returns": "none"}}

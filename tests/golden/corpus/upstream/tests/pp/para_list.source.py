@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,28 +50,37 @@ def _oob_fill(x, mask):
 @triton.jit
 def foo_k0():
     """Program = one block of `parallel` at para_list.co:8."""
-    local_emb_vec_dst = tl.zeros([1024, 64], tl.float32)  # para_list.co:9
-    local_emb_vec_src = tl.zeros([1024, 64], tl.float32)  # para_list.co:10
-    index = tl.zeros([1024], tl.uint32)  # para_list.co:11
 
 
 def foo(src_emb_vec, src_index, dst_emb_vec, *, _launch=None):
-    """foo(f32 [1000, 64] src_emb_vec, u32 [1000] src_index, f32 [1000, 64] dst_emb_vec) -> void; from para_list.co:5."""
-    _F = _rt.Fn('foo', 'para_list.co', 5)
+    """foo(f32 [1000, 64] src_emb_vec, u32 [1000] src_index, f32 [1000, 64]
+    dst_emb_vec) -> void; from para_list.co:5.
+    """
+    _F = _rt.Fn("foo", "para_list.co", 5)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'src_emb_vec': src_emb_vec, 'src_index': src_index, 'dst_emb_vec': dst_emb_vec}, _launch)
+    _dev = _rt.pick_device(
+        _F, {"src_emb_vec": src_emb_vec, "src_index": src_index, "dst_emb_vec": dst_emb_vec}, _launch
+    )
     _dims = {}
-    src_emb_vec = _rt.tensor_arg(_F, 'src_emb_vec', src_emb_vec, torch.float32, 2, _dev, is_global=False)  # para_list.co:5
-    _rt.fixed_dim(_F, 'src_emb_vec', src_emb_vec, 0, 1000)
-    _rt.fixed_dim(_F, 'src_emb_vec', src_emb_vec, 1, 64)
-    src_index = _rt.tensor_arg(_F, 'src_index', src_index, torch.uint32, 1, _dev, is_global=False)  # para_list.co:6
-    _rt.fixed_dim(_F, 'src_index', src_index, 0, 1000)
-    dst_emb_vec = _rt.tensor_arg(_F, 'dst_emb_vec', dst_emb_vec, torch.float32, 2, _dev, is_global=False)  # para_list.co:7
-    _rt.fixed_dim(_F, 'dst_emb_vec', dst_emb_vec, 0, 1000)
-    _rt.fixed_dim(_F, 'dst_emb_vec', dst_emb_vec, 1, 64)
+    # para_list.co:5
+    src_emb_vec = _rt.tensor_arg(_F, "src_emb_vec", src_emb_vec, torch.float32, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "src_emb_vec", src_emb_vec, 0, 1000)
+    _rt.fixed_dim(_F, "src_emb_vec", src_emb_vec, 1, 64)
+    src_index = _rt.tensor_arg(_F, "src_index", src_index, torch.uint32, 1, _dev, is_global=False)  # para_list.co:6
+    _rt.fixed_dim(_F, "src_index", src_index, 0, 1000)
+    # para_list.co:7
+    dst_emb_vec = _rt.tensor_arg(_F, "dst_emb_vec", dst_emb_vec, torch.float32, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "dst_emb_vec", dst_emb_vec, 0, 1000)
+    _rt.fixed_dim(_F, "dst_emb_vec", dst_emb_vec, 1, 64)
     _launch(foo_k0, (1,), [], dict(num_warps=1))  # para_list.co:8
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [('src_emb_vec', 'tensor'), ('src_index', 'tensor'), ('dst_emb_vec', 'tensor')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {
+    "foo": {
+        "params": [("src_emb_vec", "tensor"), ("src_index", "tensor"), ("dst_emb_vec", "tensor")],
+        "writes": [],
+        "returns": "none",
+    }
+}

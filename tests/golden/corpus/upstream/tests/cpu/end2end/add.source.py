@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -57,21 +58,23 @@ def ele_add_k0(c_ptr, c_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
 
 def ele_add(a, b, c, *, _launch=None):
     """ele_add(s32 [64] a, s32 [64] b, s32 [64] c) -> void; from add.co:4."""
-    _F = _rt.Fn('ele_add', 'add.co', 4)
+    _F = _rt.Fn("ele_add", "add.co", 4)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a, 'b': b, 'c': c}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a, "b": b, "c": c}, _launch)
     _dims = {}
-    a = _rt.tensor_arg(_F, 'a', a, torch.int32, 1, _dev, is_global=False)  # add.co:4
-    _rt.fixed_dim(_F, 'a', a, 0, 64)
-    b = _rt.tensor_arg(_F, 'b', b, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'b', b, 0, 64)
+    a = _rt.tensor_arg(_F, "a", a, torch.int32, 1, _dev, is_global=False)  # add.co:4
+    _rt.fixed_dim(_F, "a", a, 0, 64)
+    b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "b", b, 0, 64)
     c_caller = c
-    c = _rt.tensor_arg(_F, 'c', c, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'c', c, 0, 64)
+    c = _rt.tensor_arg(_F, "c", c, torch.int32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "c", c, 0, 64)
     _launch(ele_add_k0, (1,), [c, c.stride(0), a, a.stride(0), b, b.stride(0)], dict(num_warps=2))  # add.co:5
     _rt.copy_back(c_caller, c)
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'ele_add': {'params': [('a', 'tensor'), ('b', 'tensor'), ('c', 'tensor')], 'writes': ['c'], 'returns': 'none'}}
+__croq_ops__ = {
+    "ele_add": {"params": [("a", "tensor"), ("b", "tensor"), ("c", "tensor")], "writes": ["c"], "returns": "none"}
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,22 +49,46 @@ def _oob_fill(x, mask):
 
 def test_volatile_asm(*, _launch=None):
     """Not translated: cannot lower to Triton: inline asm."""
-    raise _rt.CroqLaunchError('test_volatile_asm cannot run: cannot lower to Triton: inline asm (corpus/upstream/tests/cpu/end2end/asm_basic.co:8:5)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "test_volatile_asm cannot run: cannot lower to Triton: inline asm "
+            "(corpus/upstream/tests/cpu/end2end/asm_basic.co:8:5)"
+        ),
+        hint=None,
+    )
 
 
 def test_basic_asm(*, _launch=None):
     """Not translated: cannot lower to Triton: inline asm."""
-    raise _rt.CroqLaunchError('test_basic_asm cannot run: cannot lower to Triton: inline asm (corpus/upstream/tests/cpu/end2end/asm_basic.co:15:5)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "test_basic_asm cannot run: cannot lower to Triton: inline asm "
+            "(corpus/upstream/tests/cpu/end2end/asm_basic.co:15:5)"
+        ),
+        hint=None,
+    )
 
 
 def test_operand_copy(val, *, _launch=None):
     """Not translated: 'result' needs an initial value at host level."""
-    raise _rt.CroqLaunchError("test_operand_copy cannot run: 'result' needs an initial value at host level (corpus/upstream/tests/cpu/end2end/asm_basic.co:21:7)", hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "test_operand_copy cannot run: 'result' needs an initial value at host level "
+            "(corpus/upstream/tests/cpu/end2end/asm_basic.co:21:7)"
+        ),
+        hint=None,
+    )
 
 
 def test_named_copy(val, *, _launch=None):
     """Not translated: 'result' needs an initial value at host level."""
-    raise _rt.CroqLaunchError("test_named_copy cannot run: 'result' needs an initial value at host level (corpus/upstream/tests/cpu/end2end/asm_basic.co:34:7)", hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "test_named_copy cannot run: 'result' needs an initial value at host level "
+            "(corpus/upstream/tests/cpu/end2end/asm_basic.co:34:7)"
+        ),
+        hint=None,
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -64,16 +65,16 @@ def parallel_add_k1(b_ptr, b_stride_0):
 
 def parallel_add(a, b, *, _launch=None):
     """parallel_add(s32 [8] a, s32 [8] b) -> void; from device_target.co:4."""
-    _F = _rt.Fn('parallel_add', 'device_target.co', 4)
+    _F = _rt.Fn("parallel_add", "device_target.co", 4)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a, 'b': b}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
     _dims = {}
     a_caller = a  # device_target.co:4
-    a = _rt.tensor_arg(_F, 'a', a, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'a', a, 0, 8)
+    a = _rt.tensor_arg(_F, "a", a, torch.int32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "a", a, 0, 8)
     b_caller = b
-    b = _rt.tensor_arg(_F, 'b', b, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'b', b, 0, 8)
+    b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "b", b, 0, 8)
     # ': device(cpu)' region (line 5): lowered as host code; its parallels run on the kernels' device
     _launch(parallel_add_k0, (8,), [a, a.stride(0)], dict(num_warps=1))  # device_target.co:6
     # ': device(cpu)' region (line 9): lowered as host code; its parallels run on the kernels' device
@@ -85,4 +86,4 @@ def parallel_add(a, b, *, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'parallel_add': {'params': [('a', 'tensor'), ('b', 'tensor')], 'writes': ['a', 'b'], 'returns': 'none'}}
+__croq_ops__ = {"parallel_add": {"params": [("a", "tensor"), ("b", "tensor")], "writes": ["a", "b"], "returns": "none"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,139 +48,267 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def dma_copy_sync_1d_k0(input_ptr, input_s0, input_desc_128, output_ptr, output_s0, output_desc_128, TMA_INPUT_128: tl.constexpr, TMA_OUTPUT_128: tl.constexpr):
+def dma_copy_sync_1d_k0(
+    input_ptr,
+    input_s0,
+    input_desc_128,
+    output_ptr,
+    output_s0,
+    output_desc_128,
+    TMA_INPUT_128: tl.constexpr,
+    TMA_OUTPUT_128: tl.constexpr,
+):
     """Program = one block of `parallel` at dma_copy.co:8."""
-    _pid0 = tl.program_id(0)  # dma_copy.co:8
     f_data = tl.zeros([128], tl.int32)  # dma_copy.co:9
     if TMA_INPUT_128:
         tile_1 = input_desc_128.load([0])
     else:
-        tile_1 = tl.load(input_ptr + (tl.arange(0, 128)) * input_s0)
+        tile_1 = tl.load(input_ptr + tl.arange(0, 128) * input_s0)
     f_data = tile_1  # dma_copy.co:9
     if TMA_OUTPUT_128:  # dma_copy.co:10
         output_desc_128.store([0], f_data)
     else:
-        tl.store(output_ptr + (tl.arange(0, 128)) * output_s0, f_data)
+        tl.store(output_ptr + tl.arange(0, 128) * output_s0, f_data)
 
 
 def dma_copy_sync_1d(input, *, _launch=None):
     """dma_copy_sync_1d(s32 [128] input) -> auto; from dma_copy.co:5."""
-    _F = _rt.Fn('dma_copy_sync_1d', 'dma_copy.co', 5)
+    _F = _rt.Fn("dma_copy_sync_1d", "dma_copy.co", 5)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.int32, 1, _dev, is_global=False)  # dma_copy.co:5
-    _rt.fixed_dim(_F, 'input', input, 0, 128)
+    input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # dma_copy.co:5
+    _rt.fixed_dim(_F, "input", input, 0, 128)
     output = _rt.alloc(_F, (128,), torch.int32, _dev, None)  # dma_copy.co:6
-    _dma_copy_sync_1d_k0_TMA_INPUT_128 = _rt.tma_ok(_F, 'input', input, [128], [128], 'loads (auto)')
+    _dma_copy_sync_1d_k0_TMA_INPUT_128 = _rt.tma_ok(_F, "input", input, [128], [128], "loads (auto)")
     _dma_copy_sync_1d_k0_input_desc_128 = _rt.tma_desc(input, [128], _dma_copy_sync_1d_k0_TMA_INPUT_128, _OOB_PADDING)
-    _dma_copy_sync_1d_k0_TMA_OUTPUT_128 = _rt.tma_ok(_F, 'output', output, [128], [128], 'stores (auto)')
+    _dma_copy_sync_1d_k0_TMA_OUTPUT_128 = _rt.tma_ok(_F, "output", output, [128], [128], "stores (auto)")
     _dma_copy_sync_1d_k0_output_desc_128 = _rt.tma_desc(output, [128], _dma_copy_sync_1d_k0_TMA_OUTPUT_128, "zero")
-    _launch(dma_copy_sync_1d_k0, (1,), [input, input.stride(0), _dma_copy_sync_1d_k0_input_desc_128, output, output.stride(0), _dma_copy_sync_1d_k0_output_desc_128], dict(TMA_INPUT_128=_dma_copy_sync_1d_k0_TMA_INPUT_128, TMA_OUTPUT_128=_dma_copy_sync_1d_k0_TMA_OUTPUT_128, num_warps=1))  # dma_copy.co:8
+    # dma_copy.co:8
+    _launch(
+        dma_copy_sync_1d_k0,
+        (1,),
+        [
+            input,
+            input.stride(0),
+            _dma_copy_sync_1d_k0_input_desc_128,
+            output,
+            output.stride(0),
+            _dma_copy_sync_1d_k0_output_desc_128,
+        ],
+        dict(
+            TMA_INPUT_128=_dma_copy_sync_1d_k0_TMA_INPUT_128,
+            TMA_OUTPUT_128=_dma_copy_sync_1d_k0_TMA_OUTPUT_128,
+            num_warps=1,
+        ),
+    )
     return output  # dma_copy.co:13
 
 
 @triton.jit
-def dma_copy_async_k0(input_ptr, input_s0, input_desc_128, output_ptr, output_s0, output_desc_128, TMA_INPUT_128: tl.constexpr, TMA_OUTPUT_128: tl.constexpr):
+def dma_copy_async_k0(
+    input_ptr,
+    input_s0,
+    input_desc_128,
+    output_ptr,
+    output_s0,
+    output_desc_128,
+    TMA_INPUT_128: tl.constexpr,
+    TMA_OUTPUT_128: tl.constexpr,
+):
     """Program = one block of `parallel` at dma_copy.co:20."""
-    _pid0 = tl.program_id(0)  # dma_copy.co:20
     f_data = tl.zeros([128], tl.int32)  # dma_copy.co:21
     if TMA_INPUT_128:
         tile_1 = input_desc_128.load([0])
     else:
-        tile_1 = tl.load(input_ptr + (tl.arange(0, 128)) * input_s0)
+        tile_1 = tl.load(input_ptr + tl.arange(0, 128) * input_s0)
     f_data = tile_1  # dma_copy.co:21
     if TMA_OUTPUT_128:  # dma_copy.co:23
         output_desc_128.store([0], f_data)
     else:
-        tl.store(output_ptr + (tl.arange(0, 128)) * output_s0, f_data)
+        tl.store(output_ptr + tl.arange(0, 128) * output_s0, f_data)
 
 
 def dma_copy_async(input, *, _launch=None):
     """dma_copy_async(s32 [128] input) -> auto; from dma_copy.co:17."""
-    _F = _rt.Fn('dma_copy_async', 'dma_copy.co', 17)
+    _F = _rt.Fn("dma_copy_async", "dma_copy.co", 17)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.int32, 1, _dev, is_global=False)  # dma_copy.co:17
-    _rt.fixed_dim(_F, 'input', input, 0, 128)
+    input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # dma_copy.co:17
+    _rt.fixed_dim(_F, "input", input, 0, 128)
     output = _rt.alloc(_F, (128,), torch.int32, _dev, None)  # dma_copy.co:18
-    _dma_copy_async_k0_TMA_INPUT_128 = _rt.tma_ok(_F, 'input', input, [128], [128], 'loads (auto)')
+    _dma_copy_async_k0_TMA_INPUT_128 = _rt.tma_ok(_F, "input", input, [128], [128], "loads (auto)")
     _dma_copy_async_k0_input_desc_128 = _rt.tma_desc(input, [128], _dma_copy_async_k0_TMA_INPUT_128, _OOB_PADDING)
-    _dma_copy_async_k0_TMA_OUTPUT_128 = _rt.tma_ok(_F, 'output', output, [128], [128], 'stores (auto)')
+    _dma_copy_async_k0_TMA_OUTPUT_128 = _rt.tma_ok(_F, "output", output, [128], [128], "stores (auto)")
     _dma_copy_async_k0_output_desc_128 = _rt.tma_desc(output, [128], _dma_copy_async_k0_TMA_OUTPUT_128, "zero")
-    _launch(dma_copy_async_k0, (1,), [input, input.stride(0), _dma_copy_async_k0_input_desc_128, output, output.stride(0), _dma_copy_async_k0_output_desc_128], dict(TMA_INPUT_128=_dma_copy_async_k0_TMA_INPUT_128, TMA_OUTPUT_128=_dma_copy_async_k0_TMA_OUTPUT_128, num_warps=1))  # dma_copy.co:20
+    # dma_copy.co:20
+    _launch(
+        dma_copy_async_k0,
+        (1,),
+        [
+            input,
+            input.stride(0),
+            _dma_copy_async_k0_input_desc_128,
+            output,
+            output.stride(0),
+            _dma_copy_async_k0_output_desc_128,
+        ],
+        dict(
+            TMA_INPUT_128=_dma_copy_async_k0_TMA_INPUT_128,
+            TMA_OUTPUT_128=_dma_copy_async_k0_TMA_OUTPUT_128,
+            num_warps=1,
+        ),
+    )
     return output  # dma_copy.co:26
 
 
 @triton.jit
-def dma_copy_2d_k0(input_ptr, input_s0, input_s1, input_desc_32x64, output_ptr, output_s0, output_s1, output_desc_32x64, TMA_INPUT_32X64: tl.constexpr, TMA_OUTPUT_32X64: tl.constexpr):
+def dma_copy_2d_k0(
+    input_ptr,
+    input_s0,
+    input_s1,
+    input_desc_32x64,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_desc_32x64,
+    TMA_INPUT_32X64: tl.constexpr,
+    TMA_OUTPUT_32X64: tl.constexpr,
+):
     """Program = one block of `parallel` at dma_copy.co:33."""
-    _pid0 = tl.program_id(0)  # dma_copy.co:33
     f_data = tl.zeros([32, 64], tl.int32)  # dma_copy.co:34
     if TMA_INPUT_32X64:
         tile_1 = input_desc_32x64.load([0, 0])
     else:
-        tile_1 = tl.load(input_ptr + (tl.arange(0, 32)[:, None]) * input_s0 + (tl.arange(0, 64)[None, :]) * input_s1)
+        tile_1 = tl.load(input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1)
     f_data = tile_1  # dma_copy.co:34
     if TMA_OUTPUT_32X64:  # dma_copy.co:35
         output_desc_32x64.store([0, 0], f_data)
     else:
-        tl.store(output_ptr + (tl.arange(0, 32)[:, None]) * output_s0 + (tl.arange(0, 64)[None, :]) * output_s1, f_data)
+        tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1, f_data)
 
 
 def dma_copy_2d(input, *, _launch=None):
     """dma_copy_2d(s32 [32, 64] input) -> auto; from dma_copy.co:30."""
-    _F = _rt.Fn('dma_copy_2d', 'dma_copy.co', 30)
+    _F = _rt.Fn("dma_copy_2d", "dma_copy.co", 30)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.int32, 2, _dev, is_global=False)  # dma_copy.co:30
-    _rt.fixed_dim(_F, 'input', input, 0, 32)
-    _rt.fixed_dim(_F, 'input', input, 1, 64)
+    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # dma_copy.co:30
+    _rt.fixed_dim(_F, "input", input, 0, 32)
+    _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (32, 64), torch.int32, _dev, None)  # dma_copy.co:31
-    _dma_copy_2d_k0_TMA_INPUT_32X64 = _rt.tma_ok(_F, 'input', input, [32, 64], [32, 64], 'loads (auto)')
+    _dma_copy_2d_k0_TMA_INPUT_32X64 = _rt.tma_ok(_F, "input", input, [32, 64], [32, 64], "loads (auto)")
     _dma_copy_2d_k0_input_desc_32x64 = _rt.tma_desc(input, [32, 64], _dma_copy_2d_k0_TMA_INPUT_32X64, _OOB_PADDING)
-    _dma_copy_2d_k0_TMA_OUTPUT_32X64 = _rt.tma_ok(_F, 'output', output, [32, 64], [32, 64], 'stores (auto)')
+    _dma_copy_2d_k0_TMA_OUTPUT_32X64 = _rt.tma_ok(_F, "output", output, [32, 64], [32, 64], "stores (auto)")
     _dma_copy_2d_k0_output_desc_32x64 = _rt.tma_desc(output, [32, 64], _dma_copy_2d_k0_TMA_OUTPUT_32X64, "zero")
-    _launch(dma_copy_2d_k0, (1,), [input, input.stride(0), input.stride(1), _dma_copy_2d_k0_input_desc_32x64, output, output.stride(0), output.stride(1), _dma_copy_2d_k0_output_desc_32x64], dict(TMA_INPUT_32X64=_dma_copy_2d_k0_TMA_INPUT_32X64, TMA_OUTPUT_32X64=_dma_copy_2d_k0_TMA_OUTPUT_32X64, num_warps=1))  # dma_copy.co:33
+    # dma_copy.co:33
+    _launch(
+        dma_copy_2d_k0,
+        (1,),
+        [
+            input,
+            input.stride(0),
+            input.stride(1),
+            _dma_copy_2d_k0_input_desc_32x64,
+            output,
+            output.stride(0),
+            output.stride(1),
+            _dma_copy_2d_k0_output_desc_32x64,
+        ],
+        dict(
+            TMA_INPUT_32X64=_dma_copy_2d_k0_TMA_INPUT_32X64,
+            TMA_OUTPUT_32X64=_dma_copy_2d_k0_TMA_OUTPUT_32X64,
+            num_warps=1,
+        ),
+    )
     return output  # dma_copy.co:38
 
 
 @triton.jit
-def dma_copy_3d_k0(input_ptr, input_s0, input_s1, input_s2, input_desc_4x8x16, output_ptr, output_s0, output_s1, output_s2, output_desc_4x8x16, TMA_INPUT_4X8X16: tl.constexpr, TMA_OUTPUT_4X8X16: tl.constexpr):
+def dma_copy_3d_k0(
+    input_ptr,
+    input_s0,
+    input_s1,
+    input_s2,
+    input_desc_4x8x16,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_s2,
+    output_desc_4x8x16,
+    TMA_INPUT_4X8X16: tl.constexpr,
+    TMA_OUTPUT_4X8X16: tl.constexpr,
+):
     """Program = one block of `parallel` at dma_copy.co:45."""
-    _pid0 = tl.program_id(0)  # dma_copy.co:45
     f_data = tl.zeros([4, 8, 16], tl.int32)  # dma_copy.co:46
     if TMA_INPUT_4X8X16:
         tile_1 = input_desc_4x8x16.load([0, 0, 0])
     else:
-        tile_1 = tl.load(input_ptr + (tl.arange(0, 4)[:, None, None]) * input_s0 + (tl.arange(0, 8)[None, :, None]) * input_s1 + (tl.arange(0, 16)[None, None, :]) * input_s2)
+        tile_1 = tl.load(
+            input_ptr
+            + tl.arange(0, 4)[:, None, None] * input_s0
+            + tl.arange(0, 8)[None, :, None] * input_s1
+            + tl.arange(0, 16)[None, None, :] * input_s2
+        )
     f_data = tile_1  # dma_copy.co:46
     if TMA_OUTPUT_4X8X16:  # dma_copy.co:47
         output_desc_4x8x16.store([0, 0, 0], f_data)
     else:
-        tl.store(output_ptr + (tl.arange(0, 4)[:, None, None]) * output_s0 + (tl.arange(0, 8)[None, :, None]) * output_s1 + (tl.arange(0, 16)[None, None, :]) * output_s2, f_data)
+        tl.store(
+            output_ptr
+            + tl.arange(0, 4)[:, None, None] * output_s0
+            + tl.arange(0, 8)[None, :, None] * output_s1
+            + tl.arange(0, 16)[None, None, :] * output_s2,
+            f_data,
+        )
 
 
 def dma_copy_3d(input, *, _launch=None):
     """dma_copy_3d(s32 [4, 8, 16] input) -> auto; from dma_copy.co:42."""
-    _F = _rt.Fn('dma_copy_3d', 'dma_copy.co', 42)
+    _F = _rt.Fn("dma_copy_3d", "dma_copy.co", 42)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.int32, 3, _dev, is_global=False)  # dma_copy.co:42
-    _rt.fixed_dim(_F, 'input', input, 0, 4)
-    _rt.fixed_dim(_F, 'input', input, 1, 8)
-    _rt.fixed_dim(_F, 'input', input, 2, 16)
+    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # dma_copy.co:42
+    _rt.fixed_dim(_F, "input", input, 0, 4)
+    _rt.fixed_dim(_F, "input", input, 1, 8)
+    _rt.fixed_dim(_F, "input", input, 2, 16)
     output = _rt.alloc(_F, (4, 8, 16), torch.int32, _dev, None)  # dma_copy.co:43
-    _dma_copy_3d_k0_TMA_INPUT_4X8X16 = _rt.tma_ok(_F, 'input', input, [4, 8, 16], [4, 8, 16], 'loads (auto)')
+    _dma_copy_3d_k0_TMA_INPUT_4X8X16 = _rt.tma_ok(_F, "input", input, [4, 8, 16], [4, 8, 16], "loads (auto)")
     _dma_copy_3d_k0_input_desc_4x8x16 = _rt.tma_desc(input, [4, 8, 16], _dma_copy_3d_k0_TMA_INPUT_4X8X16, _OOB_PADDING)
-    _dma_copy_3d_k0_TMA_OUTPUT_4X8X16 = _rt.tma_ok(_F, 'output', output, [4, 8, 16], [4, 8, 16], 'stores (auto)')
+    _dma_copy_3d_k0_TMA_OUTPUT_4X8X16 = _rt.tma_ok(_F, "output", output, [4, 8, 16], [4, 8, 16], "stores (auto)")
     _dma_copy_3d_k0_output_desc_4x8x16 = _rt.tma_desc(output, [4, 8, 16], _dma_copy_3d_k0_TMA_OUTPUT_4X8X16, "zero")
-    _launch(dma_copy_3d_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), _dma_copy_3d_k0_input_desc_4x8x16, output, output.stride(0), output.stride(1), output.stride(2), _dma_copy_3d_k0_output_desc_4x8x16], dict(TMA_INPUT_4X8X16=_dma_copy_3d_k0_TMA_INPUT_4X8X16, TMA_OUTPUT_4X8X16=_dma_copy_3d_k0_TMA_OUTPUT_4X8X16, num_warps=1))  # dma_copy.co:45
+    # dma_copy.co:45
+    _launch(
+        dma_copy_3d_k0,
+        (1,),
+        [
+            input,
+            input.stride(0),
+            input.stride(1),
+            input.stride(2),
+            _dma_copy_3d_k0_input_desc_4x8x16,
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+            _dma_copy_3d_k0_output_desc_4x8x16,
+        ],
+        dict(
+            TMA_INPUT_4X8X16=_dma_copy_3d_k0_TMA_INPUT_4X8X16,
+            TMA_OUTPUT_4X8X16=_dma_copy_3d_k0_TMA_OUTPUT_4X8X16,
+            num_warps=1,
+        ),
+    )
     return output  # dma_copy.co:50
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'dma_copy_sync_1d': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'dma_copy_async': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'dma_copy_2d': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'dma_copy_3d': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {
+    "dma_copy_sync_1d": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"},
+    "dma_copy_async": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"},
+    "dma_copy_2d": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"},
+    "dma_copy_3d": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"},
+}

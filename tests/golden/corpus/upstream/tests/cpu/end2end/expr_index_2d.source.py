@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,28 +49,30 @@ def _oob_fill(x, mask):
 
 def expr_index_test(M, out, *, _launch=None):
     """expr_index_test(s32 [4, 4] M, s32 [4] out) -> void; from expr_index_2d.co:9."""
-    _F = _rt.Fn('expr_index_test', 'expr_index_2d.co', 9)
+    _F = _rt.Fn("expr_index_test", "expr_index_2d.co", 9)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'M': M, 'out': out}, _launch)
+    _dev = _rt.pick_device(_F, {"M": M, "out": out}, _launch)
     _dims = {}
     M_caller = M  # expr_index_2d.co:9
-    M = _rt.tensor_arg(_F, 'M', M, torch.int32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'M', M, 0, 4)
-    _rt.fixed_dim(_F, 'M', M, 1, 4)
+    M = _rt.tensor_arg(_F, "M", M, torch.int32, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "M", M, 0, 4)
+    _rt.fixed_dim(_F, "M", M, 1, 4)
     out_caller = out
-    out = _rt.tensor_arg(_F, 'out', out, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'out', out, 0, 4)
+    out = _rt.tensor_arg(_F, "out", out, torch.int32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "out", out, 0, 4)
     for _i1 in range(4):  # expr_index_2d.co:11
         for _j2 in range(4):  # expr_index_2d.co:12
-            _rt.elem_set(_F, 'M', M, (_i1, _j2,), (((_i1 * 4) + _j2) + 1), 13)  # expr_index_2d.co:13
-    _rt.elem_set(_F, 'out', out, (0,), _rt.elem_get(_F, 'M', M, (1, 1,), 17), 17)  # expr_index_2d.co:17
-    _rt.elem_set(_F, 'out', out, (1,), _rt.elem_get(_F, 'M', M, (1, 2,), 18), 18)  # expr_index_2d.co:18
-    _rt.elem_set(_F, 'out', out, (2,), _rt.elem_get(_F, 'M', M, (2, 1,), 19), 19)  # expr_index_2d.co:19
-    _rt.elem_set(_F, 'out', out, (3,), _rt.elem_get(_F, 'M', M, (2, 2,), 20), 20)  # expr_index_2d.co:20
+            _rt.elem_set(_F, "M", M, (_i1, _j2), _i1 * 4 + _j2 + 1, 13)  # expr_index_2d.co:13
+    _rt.elem_set(_F, "out", out, (0,), _rt.elem_get(_F, "M", M, (1, 1), 17), 17)  # expr_index_2d.co:17
+    _rt.elem_set(_F, "out", out, (1,), _rt.elem_get(_F, "M", M, (1, 2), 18), 18)  # expr_index_2d.co:18
+    _rt.elem_set(_F, "out", out, (2,), _rt.elem_get(_F, "M", M, (2, 1), 19), 19)  # expr_index_2d.co:19
+    _rt.elem_set(_F, "out", out, (3,), _rt.elem_get(_F, "M", M, (2, 2), 20), 20)  # expr_index_2d.co:20
     _rt.copy_back(M_caller, M)
     _rt.copy_back(out_caller, out)
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'expr_index_test': {'params': [('M', 'tensor'), ('out', 'tensor')], 'writes': ['M', 'out'], 'returns': 'none'}}
+__croq_ops__ = {
+    "expr_index_test": {"params": [("M", "tensor"), ("out", "tensor")], "writes": ["M", "out"], "returns": "none"}
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -58,21 +59,27 @@ def ele_add_2d_k0(c_ptr, c_stride_0, c_stride_1, a_ptr, a_stride_0, a_stride_1, 
 
 def ele_add_2d(a, b, c, *, _launch=None):
     """ele_add_2d(s32 [8, 64] a, s32 [8, 64] b, s32 [8, 64] c) -> void; from parallel_add.co:5."""
-    _F = _rt.Fn('ele_add_2d', 'parallel_add.co', 5)
+    _F = _rt.Fn("ele_add_2d", "parallel_add.co", 5)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a, 'b': b, 'c': c}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a, "b": b, "c": c}, _launch)
     _dims = {}
-    a = _rt.tensor_arg(_F, 'a', a, torch.int32, 2, _dev, is_global=False)  # parallel_add.co:5
-    _rt.fixed_dim(_F, 'a', a, 0, 8)
-    _rt.fixed_dim(_F, 'a', a, 1, 64)
-    b = _rt.tensor_arg(_F, 'b', b, torch.int32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'b', b, 0, 8)
-    _rt.fixed_dim(_F, 'b', b, 1, 64)
+    a = _rt.tensor_arg(_F, "a", a, torch.int32, 2, _dev, is_global=False)  # parallel_add.co:5
+    _rt.fixed_dim(_F, "a", a, 0, 8)
+    _rt.fixed_dim(_F, "a", a, 1, 64)
+    b = _rt.tensor_arg(_F, "b", b, torch.int32, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "b", b, 0, 8)
+    _rt.fixed_dim(_F, "b", b, 1, 64)
     c_caller = c
-    c = _rt.tensor_arg(_F, 'c', c, torch.int32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'c', c, 0, 8)
-    _rt.fixed_dim(_F, 'c', c, 1, 64)
-    _launch(ele_add_2d_k0, (8,), [c, c.stride(0), c.stride(1), a, a.stride(0), a.stride(1), b, b.stride(0), b.stride(1)], dict(num_warps=2))  # parallel_add.co:6
+    c = _rt.tensor_arg(_F, "c", c, torch.int32, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "c", c, 0, 8)
+    _rt.fixed_dim(_F, "c", c, 1, 64)
+    # parallel_add.co:6
+    _launch(
+        ele_add_2d_k0,
+        (8,),
+        [c, c.stride(0), c.stride(1), a, a.stride(0), a.stride(1), b, b.stride(0), b.stride(1)],
+        dict(num_warps=2),
+    )
     _rt.copy_back(c_caller, c)
     return None
 
@@ -80,33 +87,35 @@ def ele_add_2d(a, b, c, *, _launch=None):
 @triton.jit
 def dma_add_k0(a_ptr, a_s0, b_ptr, b_s0, result_ptr, result_s0):
     """Program = one block of `parallel` at parallel_add.co:15."""
-    _pid0 = tl.program_id(0)  # parallel_add.co:15
     fa_data = tl.zeros([64], tl.int32)  # parallel_add.co:16
-    tile_1 = tl.load(a_ptr + (tl.arange(0, 64)) * a_s0)
+    tile_1 = tl.load(a_ptr + tl.arange(0, 64) * a_s0)
     fa_data = tile_1
     fb_data = tl.zeros([64], tl.int32)  # parallel_add.co:17
-    tile_2 = tl.load(b_ptr + (tl.arange(0, 64)) * b_s0)
+    tile_2 = tl.load(b_ptr + tl.arange(0, 64) * b_s0)
     fb_data = tile_2
     out = tl.zeros([64], tl.int32)  # parallel_add.co:18
-    p_l = tl.arange(0, 64)  # parallel_add.co:19
-    out = (fa_data + fb_data)  # parallel_add.co:20
-    tl.store(result_ptr + (tl.arange(0, 64)) * result_s0, out)  # parallel_add.co:21
+    out = fa_data + fb_data  # parallel_add.co:20
+    tl.store(result_ptr + tl.arange(0, 64) * result_s0, out)  # parallel_add.co:21
 
 
 def dma_add(a, b, *, _launch=None):
     """dma_add(s32 [64] a, s32 [64] b) -> auto; from parallel_add.co:12."""
-    _F = _rt.Fn('dma_add', 'parallel_add.co', 12)
+    _F = _rt.Fn("dma_add", "parallel_add.co", 12)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'a': a, 'b': b}, _launch)
+    _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
     _dims = {}
-    a = _rt.tensor_arg(_F, 'a', a, torch.int32, 1, _dev, is_global=False)  # parallel_add.co:12
-    _rt.fixed_dim(_F, 'a', a, 0, 64)
-    b = _rt.tensor_arg(_F, 'b', b, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'b', b, 0, 64)
+    a = _rt.tensor_arg(_F, "a", a, torch.int32, 1, _dev, is_global=False)  # parallel_add.co:12
+    _rt.fixed_dim(_F, "a", a, 0, 64)
+    b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "b", b, 0, 64)
     result = _rt.alloc(_F, (64,), torch.int32, _dev, None)  # parallel_add.co:13
-    _launch(dma_add_k0, (1,), [a, a.stride(0), b, b.stride(0), result, result.stride(0)], dict(num_warps=2))  # parallel_add.co:15
+    # parallel_add.co:15
+    _launch(dma_add_k0, (1,), [a, a.stride(0), b, b.stride(0), result, result.stride(0)], dict(num_warps=2))
     return result  # parallel_add.co:24
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'ele_add_2d': {'params': [('a', 'tensor'), ('b', 'tensor'), ('c', 'tensor')], 'writes': ['c'], 'returns': 'none'}, 'dma_add': {'params': [('a', 'tensor'), ('b', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {
+    "ele_add_2d": {"params": [("a", "tensor"), ("b", "tensor"), ("c", "tensor")], "writes": ["c"], "returns": "none"},
+    "dma_add": {"params": [("a", "tensor"), ("b", "tensor")], "writes": [], "returns": "tensor"},
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,51 +48,140 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def ele_add_k0(lhs_s_scratch, lhs_s_per_prog, rhs_s_scratch, rhs_s_per_prog, buffer_scratch, buffer_per_prog, lhs_ptr, lhs_s0, lhs_s1, lhs_s2, rhs_ptr, rhs_s0, rhs_s1, rhs_s2, output_ptr, output_s0, output_s1, output_s2):
+def ele_add_k0(
+    lhs_s_scratch,
+    lhs_s_per_prog,
+    rhs_s_scratch,
+    rhs_s_per_prog,
+    buffer_scratch,
+    buffer_per_prog,
+    lhs_ptr,
+    lhs_s0,
+    lhs_s1,
+    lhs_s2,
+    rhs_ptr,
+    rhs_s0,
+    rhs_s1,
+    rhs_s2,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_s2,
+):
     """Program = one block of `parallel` at add-shared.co:10."""
     p = tl.program_id(0)  # add-shared.co:10
     for x_1 in range(0, 6):  # add-shared.co:11
-        X_2 = tl.where((x_1 == 5), 2, 3)  # add-shared.co:12
-        lhs_s = lhs_s_scratch + (tl.program_id(0)).to(tl.int64) * lhs_s_per_prog  # add-shared.co:13
-        rhs_s = rhs_s_scratch + (tl.program_id(0)).to(tl.int64) * rhs_s_per_prog
-        buffer = buffer_scratch + (tl.program_id(0)).to(tl.int64) * buffer_per_prog
-        tile_3 = tl.load(lhs_ptr + ((p + tl.arange(0, 1)[:, None, None])) * lhs_s0 + (((3 * x_1) + tl.arange(0, 4)[None, :, None])) * lhs_s1 + (tl.arange(0, 64)[None, None, :]) * lhs_s2, mask=(tl.arange(0, 4)[None, :, None] < X_2) & (((3 * x_1) + tl.arange(0, 4)[None, :, None]) < 17), other=0)  # add-shared.co:14
-        tl.store(lhs_s + (tl.arange(0, 1)[:, None, None]) * 192 + (tl.arange(0, 4)[None, :, None]) * 64 + (tl.arange(0, 64)[None, None, :]), tile_3, mask=(tl.arange(0, 4)[None, :, None] < X_2) & (tl.arange(0, 4)[None, :, None] < 3))
+        X_2 = tl.where(x_1 == 5, 2, 3)  # add-shared.co:12
+        lhs_s = lhs_s_scratch + tl.program_id(0).to(tl.int64) * lhs_s_per_prog  # add-shared.co:13
+        rhs_s = rhs_s_scratch + tl.program_id(0).to(tl.int64) * rhs_s_per_prog
+        buffer = buffer_scratch + tl.program_id(0).to(tl.int64) * buffer_per_prog
+        # add-shared.co:14
+        tile_3 = tl.load(
+            lhs_ptr
+            + (p + tl.arange(0, 1)[:, None, None]) * lhs_s0
+            + (3 * x_1 + tl.arange(0, 4)[None, :, None]) * lhs_s1
+            + tl.arange(0, 64)[None, None, :] * lhs_s2,
+            mask=(tl.arange(0, 4)[None, :, None] < X_2) & (3 * x_1 + tl.arange(0, 4)[None, :, None] < 17),
+            other=0,
+        )
+        tl.store(
+            lhs_s
+            + tl.arange(0, 1)[:, None, None] * 192
+            + tl.arange(0, 4)[None, :, None] * 64
+            + tl.arange(0, 64)[None, None, :],
+            tile_3,
+            mask=(tl.arange(0, 4)[None, :, None] < X_2) & (tl.arange(0, 4)[None, :, None] < 3),
+        )
         tl.debug_barrier()
-        tile_4 = tl.load(rhs_ptr + ((p + tl.arange(0, 1)[:, None, None])) * rhs_s0 + (((3 * x_1) + tl.arange(0, 4)[None, :, None])) * rhs_s1 + (tl.arange(0, 64)[None, None, :]) * rhs_s2, mask=(tl.arange(0, 4)[None, :, None] < X_2) & (((3 * x_1) + tl.arange(0, 4)[None, :, None]) < 17), other=0)  # add-shared.co:15
-        tl.store(rhs_s + (tl.arange(0, 1)[:, None, None]) * 192 + (tl.arange(0, 4)[None, :, None]) * 64 + (tl.arange(0, 64)[None, None, :]), tile_4, mask=(tl.arange(0, 4)[None, :, None] < X_2) & (tl.arange(0, 4)[None, :, None] < 3))
+        # add-shared.co:15
+        tile_4 = tl.load(
+            rhs_ptr
+            + (p + tl.arange(0, 1)[:, None, None]) * rhs_s0
+            + (3 * x_1 + tl.arange(0, 4)[None, :, None]) * rhs_s1
+            + tl.arange(0, 64)[None, None, :] * rhs_s2,
+            mask=(tl.arange(0, 4)[None, :, None] < X_2) & (3 * x_1 + tl.arange(0, 4)[None, :, None] < 17),
+            other=0,
+        )
+        tl.store(
+            rhs_s
+            + tl.arange(0, 1)[:, None, None] * 192
+            + tl.arange(0, 4)[None, :, None] * 64
+            + tl.arange(0, 64)[None, None, :],
+            tile_4,
+            mask=(tl.arange(0, 4)[None, :, None] < X_2) & (tl.arange(0, 4)[None, :, None] < 3),
+        )
         tl.debug_barrier()
         q_l = tl.arange(0, 64)  # add-shared.co:18
         for y_5 in range(0, X_2):  # add-shared.co:19
-            v_6 = tl.load(lhs_s + (0) * 192 + (y_5) * 64 + (q_l), mask=(y_5 < 3), other=0)  # add-shared.co:20
-            v_7 = tl.load(rhs_s + (0) * 192 + (y_5) * 64 + (q_l), mask=(y_5 < 3), other=0)
-            tl.store(buffer + (0) * 192 + (y_5) * 64 + (q_l), (v_6 + v_7), mask=(y_5 < 3))
+            v_6 = tl.load(lhs_s + y_5 * 64 + q_l, mask=y_5 < 3, other=0)  # add-shared.co:20
+            v_7 = tl.load(rhs_s + y_5 * 64 + q_l, mask=y_5 < 3, other=0)
+            tl.store(buffer + y_5 * 64 + q_l, v_6 + v_7, mask=y_5 < 3)
             tl.debug_barrier()
-        tile_8 = tl.load(buffer + (tl.arange(0, 1)[:, None, None]) * 192 + (tl.arange(0, 4)[None, :, None]) * 64 + (tl.arange(0, 64)[None, None, :]), mask=(tl.arange(0, 4)[None, :, None] < 3) & (tl.arange(0, 4)[None, :, None] < X_2), other=0)  # add-shared.co:22
-        tl.store(output_ptr + ((p + tl.arange(0, 1)[:, None, None])) * output_s0 + (((3 * x_1) + tl.arange(0, 4)[None, :, None])) * output_s1 + (tl.arange(0, 64)[None, None, :]) * output_s2, tile_8, mask=(tl.arange(0, 4)[None, :, None] < X_2) & (((3 * x_1) + tl.arange(0, 4)[None, :, None]) < 17))
+        # add-shared.co:22
+        tile_8 = tl.load(
+            buffer
+            + tl.arange(0, 1)[:, None, None] * 192
+            + tl.arange(0, 4)[None, :, None] * 64
+            + tl.arange(0, 64)[None, None, :],
+            mask=(tl.arange(0, 4)[None, :, None] < 3) & (tl.arange(0, 4)[None, :, None] < X_2),
+            other=0,
+        )
+        tl.store(
+            output_ptr
+            + (p + tl.arange(0, 1)[:, None, None]) * output_s0
+            + (3 * x_1 + tl.arange(0, 4)[None, :, None]) * output_s1
+            + tl.arange(0, 64)[None, None, :] * output_s2,
+            tile_8,
+            mask=(tl.arange(0, 4)[None, :, None] < X_2) & (3 * x_1 + tl.arange(0, 4)[None, :, None] < 17),
+        )
 
 
 def ele_add(lhs, rhs, *, _launch=None):
     """ele_add(s32 [6, 17, 64] lhs, s32 [6, 17, 64] rhs) -> s32 tensor; from add-shared.co:7."""
-    _F = _rt.Fn('ele_add', 'add-shared.co', 7)
+    _F = _rt.Fn("ele_add", "add-shared.co", 7)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.int32, 3, _dev, is_global=False)  # add-shared.co:7
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 6)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 17)
-    _rt.fixed_dim(_F, 'lhs', lhs, 2, 64)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.int32, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'rhs', rhs, 0, 6)
-    _rt.fixed_dim(_F, 'rhs', rhs, 1, 17)
-    _rt.fixed_dim(_F, 'rhs', rhs, 2, 64)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 3, _dev, is_global=False)  # add-shared.co:7
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 17)
+    _rt.fixed_dim(_F, "lhs", lhs, 2, 64)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int32, 3, _dev, is_global=False)
+    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+    _rt.fixed_dim(_F, "rhs", rhs, 1, 17)
+    _rt.fixed_dim(_F, "rhs", rhs, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.int32, _dev, None)  # add-shared.co:8
-    _ele_add_k0_lhs_s_scratch = _rt.scratch(_F, ((6)) * ((1) * 1 * (1 * 1 * 3 * 64)), torch.int32, _dev)
-    _ele_add_k0_rhs_s_scratch = _rt.scratch(_F, ((6)) * ((1) * 1 * (1 * 1 * 3 * 64)), torch.int32, _dev)
-    _ele_add_k0_buffer_scratch = _rt.scratch(_F, ((6)) * ((1) * 1 * (1 * 1 * 3 * 64)), torch.int32, _dev)
-    _launch(ele_add_k0, (6,), [_ele_add_k0_lhs_s_scratch, (1) * 1 * (1 * 1 * 3 * 64), _ele_add_k0_rhs_s_scratch, (1) * 1 * (1 * 1 * 3 * 64), _ele_add_k0_buffer_scratch, (1) * 1 * (1 * 1 * 3 * 64), lhs, lhs.stride(0), lhs.stride(1), lhs.stride(2), rhs, rhs.stride(0), rhs.stride(1), rhs.stride(2), output, output.stride(0), output.stride(1), output.stride(2)], dict(num_warps=2))  # add-shared.co:10
+    _ele_add_k0_lhs_s_scratch = _rt.scratch(_F, 1152, torch.int32, _dev)
+    _ele_add_k0_rhs_s_scratch = _rt.scratch(_F, 1152, torch.int32, _dev)
+    _ele_add_k0_buffer_scratch = _rt.scratch(_F, 1152, torch.int32, _dev)
+    # add-shared.co:10
+    _launch(
+        ele_add_k0,
+        (6,),
+        [
+            _ele_add_k0_lhs_s_scratch,
+            192,
+            _ele_add_k0_rhs_s_scratch,
+            192,
+            _ele_add_k0_buffer_scratch,
+            192,
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            lhs.stride(2),
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            rhs.stride(2),
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+        ],
+        dict(num_warps=2),
+    )
     return output  # add-shared.co:25
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'ele_add': {'params': [('lhs', 'tensor'), ('rhs', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {"ele_add": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"}}

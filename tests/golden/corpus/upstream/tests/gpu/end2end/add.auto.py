@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,82 +48,198 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def ele_add_span_as_k0(output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, lhs_s2, rhs_ptr, rhs_s0, rhs_s1, rhs_s2):
+def ele_add_span_as_k0(
+    output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, lhs_s2, rhs_ptr, rhs_s0, rhs_s1, rhs_s2
+):
     """Program = one block of `parallel` at add.co:15."""
     p = tl.program_id(0)  # add.co:15
     q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + ((p * 64) + q_l))  # add.co:16
-    v_6 = tl.load(rhs_ptr + ((p * 64) + q_l))
-    tl.store(output_ptr + (p) * output_s0 + (q_l) * output_s1, (v_5 + v_6))
+    v_5 = tl.load(lhs_ptr + (p * 64 + q_l))  # add.co:16
+    v_6 = tl.load(rhs_ptr + (p * 64 + q_l))
+    tl.store(output_ptr + p * output_s0 + q_l * output_s1, v_5 + v_6)
 
 
 def ele_add_span_as(lhs, rhs, *, _launch=None):
     """ele_add_span_as(s32 [2, 3, 64] lhs, s32 [2, 3, 64] rhs) -> s32 tensor; from add.co:10."""
-    _F = _rt.Fn('ele_add_span_as', 'add.co', 10)
+    _F = _rt.Fn("ele_add_span_as", "add.co", 10)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.int32, 3, _dev, is_global=False)  # add.co:10
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 2)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 3)
-    _rt.fixed_dim(_F, 'lhs', lhs, 2, 64)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.int32, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'rhs', rhs, 0, 2)
-    _rt.fixed_dim(_F, 'rhs', rhs, 1, 3)
-    _rt.fixed_dim(_F, 'rhs', rhs, 2, 64)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 3, _dev, is_global=False)  # add.co:10
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 2)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 3)
+    _rt.fixed_dim(_F, "lhs", lhs, 2, 64)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int32, 3, _dev, is_global=False)
+    _rt.fixed_dim(_F, "rhs", rhs, 0, 2)
+    _rt.fixed_dim(_F, "rhs", rhs, 1, 3)
+    _rt.fixed_dim(_F, "rhs", rhs, 2, 64)
     output = _rt.alloc(_F, (6, 64), torch.int32, _dev, None)  # add.co:13
-    _rt.require_contiguous(_F, 'lhs', lhs)
-    _rt.require_contiguous(_F, 'rhs', rhs)
-    _launch(ele_add_span_as_k0, (6,), [output, output.stride(0), output.stride(1), lhs, lhs.stride(0), lhs.stride(1), lhs.stride(2), rhs, rhs.stride(0), rhs.stride(1), rhs.stride(2)], dict(num_warps=2))  # add.co:15
+    _rt.require_contiguous(_F, "lhs", lhs)
+    _rt.require_contiguous(_F, "rhs", rhs)
+    # add.co:15
+    _launch(
+        ele_add_span_as_k0,
+        (6,),
+        [
+            output,
+            output.stride(0),
+            output.stride(1),
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            lhs.stride(2),
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            rhs.stride(2),
+        ],
+        dict(num_warps=2),
+    )
     return output  # add.co:18
 
 
 @triton.jit
-def ele_add_local_dma_k0(lhs_ptr, lhs_s0, lhs_s1, lhs_s2, lhs_load_data_scratch, lhs_load_data_per_prog, rhs_ptr, rhs_s0, rhs_s1, rhs_s2, rhs_load_data_scratch, rhs_load_data_per_prog, buffer_scratch, buffer_per_prog, output_ptr, output_s0, output_s1, output_s2):
+def ele_add_local_dma_k0(
+    lhs_ptr,
+    lhs_s0,
+    lhs_s1,
+    lhs_s2,
+    lhs_load_data_scratch,
+    lhs_load_data_per_prog,
+    rhs_ptr,
+    rhs_s0,
+    rhs_s1,
+    rhs_s2,
+    rhs_load_data_scratch,
+    rhs_load_data_per_prog,
+    buffer_scratch,
+    buffer_per_prog,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_s2,
+):
     """Program = one block of `parallel` at add.co:25."""
     p = tl.program_id(0)  # add.co:25
     q_l = tl.arange(0, 64)
-    lhs_load_data = lhs_load_data_scratch + (tl.program_id(0)).to(tl.int64) * lhs_load_data_per_prog  # add.co:26
-    tile_1 = tl.load(lhs_ptr + ((p + tl.arange(0, 1)[None, :, None, None])) * lhs_s0 + (tl.arange(0, 32)[None, None, :, None]) * lhs_s1 + (((q_l)[:, None, None, None] + tl.arange(0, 1)[None, None, None, :])) * lhs_s2, mask=(tl.arange(0, 32)[None, None, :, None] < 17) & (((q_l)[:, None, None, None] + tl.arange(0, 1)[None, None, None, :]) < 64), other=0)
-    tl.store(lhs_load_data + (q_l[:, None, None, None]) * 17 + (tl.arange(0, 1)[None, :, None, None]) * 17 + (tl.arange(0, 32)[None, None, :, None]) + (tl.arange(0, 1)[None, None, None, :]), tile_1, mask=(tl.arange(0, 32)[None, None, :, None] < 17))
+    lhs_load_data = lhs_load_data_scratch + tl.program_id(0).to(tl.int64) * lhs_load_data_per_prog  # add.co:26
+    tile_1 = tl.load(
+        lhs_ptr
+        + (p + tl.arange(0, 1)[None, :, None, None]) * lhs_s0
+        + tl.arange(0, 32)[None, None, :, None] * lhs_s1
+        + (q_l[:, None, None, None] + tl.arange(0, 1)[None, None, None, :]) * lhs_s2,
+        mask=(tl.arange(0, 32)[None, None, :, None] < 17)
+        & (q_l[:, None, None, None] + tl.arange(0, 1)[None, None, None, :] < 64),
+        other=0,
+    )
+    tl.store(
+        lhs_load_data
+        + q_l[:, None, None, None] * 17
+        + tl.arange(0, 1)[None, :, None, None] * 17
+        + tl.arange(0, 32)[None, None, :, None]
+        + tl.arange(0, 1)[None, None, None, :],
+        tile_1,
+        mask=tl.arange(0, 32)[None, None, :, None] < 17,
+    )
     tl.debug_barrier()
-    rhs_load_data = rhs_load_data_scratch + (tl.program_id(0)).to(tl.int64) * rhs_load_data_per_prog  # add.co:27
-    tile_2 = tl.load(rhs_ptr + ((p + tl.arange(0, 1)[None, :, None, None])) * rhs_s0 + (tl.arange(0, 32)[None, None, :, None]) * rhs_s1 + (((q_l)[:, None, None, None] + tl.arange(0, 1)[None, None, None, :])) * rhs_s2, mask=(tl.arange(0, 32)[None, None, :, None] < 17) & (((q_l)[:, None, None, None] + tl.arange(0, 1)[None, None, None, :]) < 64), other=0)
-    tl.store(rhs_load_data + (q_l[:, None, None, None]) * 17 + (tl.arange(0, 1)[None, :, None, None]) * 17 + (tl.arange(0, 32)[None, None, :, None]) + (tl.arange(0, 1)[None, None, None, :]), tile_2, mask=(tl.arange(0, 32)[None, None, :, None] < 17))
+    rhs_load_data = rhs_load_data_scratch + tl.program_id(0).to(tl.int64) * rhs_load_data_per_prog  # add.co:27
+    tile_2 = tl.load(
+        rhs_ptr
+        + (p + tl.arange(0, 1)[None, :, None, None]) * rhs_s0
+        + tl.arange(0, 32)[None, None, :, None] * rhs_s1
+        + (q_l[:, None, None, None] + tl.arange(0, 1)[None, None, None, :]) * rhs_s2,
+        mask=(tl.arange(0, 32)[None, None, :, None] < 17)
+        & (q_l[:, None, None, None] + tl.arange(0, 1)[None, None, None, :] < 64),
+        other=0,
+    )
+    tl.store(
+        rhs_load_data
+        + q_l[:, None, None, None] * 17
+        + tl.arange(0, 1)[None, :, None, None] * 17
+        + tl.arange(0, 32)[None, None, :, None]
+        + tl.arange(0, 1)[None, None, None, :],
+        tile_2,
+        mask=tl.arange(0, 32)[None, None, :, None] < 17,
+    )
     tl.debug_barrier()
-    buffer = buffer_scratch + (tl.program_id(0)).to(tl.int64) * buffer_per_prog  # add.co:29
+    buffer = buffer_scratch + tl.program_id(0).to(tl.int64) * buffer_per_prog  # add.co:29
     for x_0_3 in range(0, 1):  # add.co:30
         for x_1_4 in range(0, 17):
             for x_2_5 in range(0, 1):
-                v_6 = tl.load(lhs_load_data + (q_l) * 17 + (x_0_3) * 17 + (x_1_4) + (x_2_5))  # add.co:31
-                v_7 = tl.load(rhs_load_data + (q_l) * 17 + (x_0_3) * 17 + (x_1_4) + (x_2_5))
-                tl.store(buffer + (q_l) * 17 + (x_0_3) * 17 + (x_1_4) + (x_2_5), (v_6 + v_7))
+                v_6 = tl.load(lhs_load_data + q_l * 17 + x_0_3 * 17 + x_1_4 + x_2_5)  # add.co:31
+                v_7 = tl.load(rhs_load_data + q_l * 17 + x_0_3 * 17 + x_1_4 + x_2_5)
+                tl.store(buffer + q_l * 17 + x_0_3 * 17 + x_1_4 + x_2_5, v_6 + v_7)
                 tl.debug_barrier()
-    tile_8 = tl.load(buffer + (q_l[:, None, None, None]) * 17 + (tl.arange(0, 1)[None, :, None, None]) * 17 + (tl.arange(0, 32)[None, None, :, None]) + (tl.arange(0, 1)[None, None, None, :]), mask=(tl.arange(0, 32)[None, None, :, None] < 17), other=0)  # add.co:33
-    tl.store(output_ptr + ((p + tl.arange(0, 1)[None, :, None, None])) * output_s0 + (tl.arange(0, 32)[None, None, :, None]) * output_s1 + (((q_l)[:, None, None, None] + tl.arange(0, 1)[None, None, None, :])) * output_s2, tile_8, mask=(tl.arange(0, 32)[None, None, :, None] < 17) & (((q_l)[:, None, None, None] + tl.arange(0, 1)[None, None, None, :]) < 64))
+    # add.co:33
+    tile_8 = tl.load(
+        buffer
+        + q_l[:, None, None, None] * 17
+        + tl.arange(0, 1)[None, :, None, None] * 17
+        + tl.arange(0, 32)[None, None, :, None]
+        + tl.arange(0, 1)[None, None, None, :],
+        mask=tl.arange(0, 32)[None, None, :, None] < 17,
+        other=0,
+    )
+    tl.store(
+        output_ptr
+        + (p + tl.arange(0, 1)[None, :, None, None]) * output_s0
+        + tl.arange(0, 32)[None, None, :, None] * output_s1
+        + (q_l[:, None, None, None] + tl.arange(0, 1)[None, None, None, :]) * output_s2,
+        tile_8,
+        mask=(tl.arange(0, 32)[None, None, :, None] < 17)
+        & (q_l[:, None, None, None] + tl.arange(0, 1)[None, None, None, :] < 64),
+    )
 
 
 def ele_add_local_dma(lhs, rhs, *, _launch=None):
     """ele_add_local_dma(s32 [6, 17, 64] lhs, s32 [6, 17, 64] rhs) -> s32 tensor; from add.co:22."""
-    _F = _rt.Fn('ele_add_local_dma', 'add.co', 22)
+    _F = _rt.Fn("ele_add_local_dma", "add.co", 22)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.int32, 3, _dev, is_global=False)  # add.co:22
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 6)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 17)
-    _rt.fixed_dim(_F, 'lhs', lhs, 2, 64)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.int32, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'rhs', rhs, 0, 6)
-    _rt.fixed_dim(_F, 'rhs', rhs, 1, 17)
-    _rt.fixed_dim(_F, 'rhs', rhs, 2, 64)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 3, _dev, is_global=False)  # add.co:22
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 17)
+    _rt.fixed_dim(_F, "lhs", lhs, 2, 64)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int32, 3, _dev, is_global=False)
+    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+    _rt.fixed_dim(_F, "rhs", rhs, 1, 17)
+    _rt.fixed_dim(_F, "rhs", rhs, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.int32, _dev, None)  # add.co:23
-    _ele_add_local_dma_k0_lhs_load_data_scratch = _rt.scratch(_F, ((6)) * ((64) * 1 * (1 * 1 * 17 * 1)), torch.int32, _dev)
-    _ele_add_local_dma_k0_rhs_load_data_scratch = _rt.scratch(_F, ((6)) * ((64) * 1 * (1 * 1 * 17 * 1)), torch.int32, _dev)
-    _ele_add_local_dma_k0_buffer_scratch = _rt.scratch(_F, ((6)) * ((64) * 1 * (1 * 1 * 17 * 1)), torch.int32, _dev)
-    _launch(ele_add_local_dma_k0, (6,), [lhs, lhs.stride(0), lhs.stride(1), lhs.stride(2), _ele_add_local_dma_k0_lhs_load_data_scratch, (64) * 1 * (1 * 1 * 17 * 1), rhs, rhs.stride(0), rhs.stride(1), rhs.stride(2), _ele_add_local_dma_k0_rhs_load_data_scratch, (64) * 1 * (1 * 1 * 17 * 1), _ele_add_local_dma_k0_buffer_scratch, (64) * 1 * (1 * 1 * 17 * 1), output, output.stride(0), output.stride(1), output.stride(2)], dict(num_warps=2))  # add.co:25
+    _ele_add_local_dma_k0_lhs_load_data_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)
+    _ele_add_local_dma_k0_rhs_load_data_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)
+    _ele_add_local_dma_k0_buffer_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)
+    # add.co:25
+    _launch(
+        ele_add_local_dma_k0,
+        (6,),
+        [
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            lhs.stride(2),
+            _ele_add_local_dma_k0_lhs_load_data_scratch,
+            1088,
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            rhs.stride(2),
+            _ele_add_local_dma_k0_rhs_load_data_scratch,
+            1088,
+            _ele_add_local_dma_k0_buffer_scratch,
+            1088,
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+        ],
+        dict(num_warps=2),
+    )
     return output  # add.co:35
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'ele_add_span_as': {'params': [('lhs', 'tensor'), ('rhs', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'ele_add_local_dma': {'params': [('lhs', 'tensor'), ('rhs', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {
+    "ele_add_span_as": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
+    "ele_add_local_dma": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,27 +49,57 @@ def _oob_fill(x, mask):
 
 def test_volatile_copy(val, *, _launch=None):
     """Not translated: cannot lower to Triton: inline asm."""
-    raise _rt.CroqLaunchError('test_volatile_copy cannot run: cannot lower to Triton: inline asm (corpus/upstream/tests/gpu/end2end/asm_basic.co:11:5)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "test_volatile_copy cannot run: cannot lower to Triton: inline asm "
+            "(corpus/upstream/tests/gpu/end2end/asm_basic.co:11:5)"
+        ),
+        hint=None,
+    )
 
 
 def test_basic_copy(val, *, _launch=None):
     """Not translated: cannot lower to Triton: inline asm."""
-    raise _rt.CroqLaunchError('test_basic_copy cannot run: cannot lower to Triton: inline asm (corpus/upstream/tests/gpu/end2end/asm_basic.co:25:5)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "test_basic_copy cannot run: cannot lower to Triton: inline asm "
+            "(corpus/upstream/tests/gpu/end2end/asm_basic.co:25:5)"
+        ),
+        hint=None,
+    )
 
 
 def test_readwrite(val, *, _launch=None):
     """Not translated: cannot lower to Triton: inline asm."""
-    raise _rt.CroqLaunchError('test_readwrite cannot run: cannot lower to Triton: inline asm (corpus/upstream/tests/gpu/end2end/asm_basic.co:40:5)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "test_readwrite cannot run: cannot lower to Triton: inline asm "
+            "(corpus/upstream/tests/gpu/end2end/asm_basic.co:40:5)"
+        ),
+        hint=None,
+    )
 
 
 def test_named_copy(val, *, _launch=None):
     """Not translated: cannot lower to Triton: inline asm."""
-    raise _rt.CroqLaunchError('test_named_copy cannot run: cannot lower to Triton: inline asm (corpus/upstream/tests/gpu/end2end/asm_basic.co:52:5)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "test_named_copy cannot run: cannot lower to Triton: inline asm "
+            "(corpus/upstream/tests/gpu/end2end/asm_basic.co:52:5)"
+        ),
+        hint=None,
+    )
 
 
 def test_named_readwrite(val, *, _launch=None):
     """Not translated: cannot lower to Triton: inline asm."""
-    raise _rt.CroqLaunchError('test_named_readwrite cannot run: cannot lower to Triton: inline asm (corpus/upstream/tests/gpu/end2end/asm_basic.co:67:5)', hint=None)
+    raise _rt.CroqLaunchError(
+        (
+            "test_named_readwrite cannot run: cannot lower to Triton: inline asm "
+            "(corpus/upstream/tests/gpu/end2end/asm_basic.co:67:5)"
+        ),
+        hint=None,
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -50,31 +51,37 @@ def _oob_fill(x, mask):
 def histogram_shared_k0(counts_scratch, counts_per_prog, input_ptr, input_s0, output_ptr, output_s0):
     """Program = one block of `parallel` at atomic_add.co:8."""
     p_l = tl.arange(0, 256)  # atomic_add.co:8
-    counts = counts_scratch + (tl.program_id(0)).to(tl.int64) * counts_per_prog  # atomic_add.co:9
-    cond_1 = (p_l < 16)  # atomic_add.co:10
-    tl.store(counts + (p_l), 0, mask=(p_l < 16) & (cond_1))  # atomic_add.co:11
+    counts = counts_scratch + tl.program_id(0).to(tl.int64) * counts_per_prog  # atomic_add.co:9
+    cond_1 = p_l < 16  # atomic_add.co:10
+    tl.store(counts + p_l, 0, mask=(p_l < 16) & cond_1)  # atomic_add.co:11
     tl.debug_barrier()
-    v_2 = tl.load(input_ptr + (p_l) * input_s0)  # atomic_add.co:14
-    bin = tl.full([256], 0, tl.int32) + (((v_2 % 16)).to(tl.int32))
-    old_3 = tl.atomic_add(counts + (bin), 1, mask=(bin < 16) & (bin >= 0))  # atomic_add.co:15
-    cond_4 = (p_l < 16)  # atomic_add.co:17
-    v_5 = tl.load(counts + (p_l), mask=(p_l < 16) & (cond_4), other=0)  # atomic_add.co:18
-    tl.store(output_ptr + (p_l) * output_s0, v_5, mask=(p_l < 16) & (cond_4))
+    v_2 = tl.load(input_ptr + p_l * input_s0)  # atomic_add.co:14
+    bin = tl.full([256], 0, tl.int32) + (v_2 % 16).to(tl.int32)
+    old_3 = tl.atomic_add(counts + bin, 1, mask=(bin < 16) & (bin >= 0))  # atomic_add.co:15
+    cond_4 = p_l < 16  # atomic_add.co:17
+    v_5 = tl.load(counts + p_l, mask=(p_l < 16) & cond_4, other=0)  # atomic_add.co:18
+    tl.store(output_ptr + p_l * output_s0, v_5, mask=(p_l < 16) & cond_4)
 
 
 def histogram_shared(input, *, _launch=None):
     """histogram_shared(s32 [256] input) -> s32 tensor; from atomic_add.co:6."""
-    _F = _rt.Fn('histogram_shared', 'atomic_add.co', 6)
+    _F = _rt.Fn("histogram_shared", "atomic_add.co", 6)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.int32, 1, _dev, is_global=False)  # atomic_add.co:6
-    _rt.fixed_dim(_F, 'input', input, 0, 256)
+    input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # atomic_add.co:6
+    _rt.fixed_dim(_F, "input", input, 0, 256)
     output = _rt.alloc(_F, (16,), torch.int32, _dev, None)  # atomic_add.co:7
-    _histogram_shared_k0_counts_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * 16)), torch.int32, _dev)
-    _launch(histogram_shared_k0, (1,), [_histogram_shared_k0_counts_scratch, (1) * 1 * (1 * 16), input, input.stride(0), output, output.stride(0)], dict(num_warps=8))  # atomic_add.co:8
+    _histogram_shared_k0_counts_scratch = _rt.scratch(_F, 16, torch.int32, _dev)
+    # atomic_add.co:8
+    _launch(
+        histogram_shared_k0,
+        (1,),
+        [_histogram_shared_k0_counts_scratch, 16, input, input.stride(0), output, output.stride(0)],
+        dict(num_warps=8),
+    )
     return output  # atomic_add.co:21
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'histogram_shared': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {"histogram_shared": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -51,15 +52,16 @@ def coop_grid_sync_k0(a_ptr, a_s0, b_ptr, b_s0):
     """Program = one block of `parallel` at cooperative_grid_sync.co:18."""
     bx = tl.program_id(0)  # cooperative_grid_sync.co:18
     tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(a_ptr + (bx) * a_s0, (bx + 1))  # cooperative_grid_sync.co:19
+    tl.store(a_ptr + bx * a_s0, bx + 1)  # cooperative_grid_sync.co:19
     tl.debug_barrier()
-    v_1 = tl.load(a_ptr + ((1 - bx)) * a_s0, mask=((1 - bx) < 2) & ((1 - bx) >= 0), other=0)  # cooperative_grid_sync.co:21
-    tl.store(b_ptr + (bx) * b_s0, v_1)
+    # cooperative_grid_sync.co:21
+    v_1 = tl.load(a_ptr + (1 - bx) * a_s0, mask=(1 - bx < 2) & (1 - bx >= 0), other=0)
+    tl.store(b_ptr + bx * b_s0, v_1)
 
 
 def coop_grid_sync(*, _launch=None):
     """coop_grid_sync() -> s32 tensor; from cooperative_grid_sync.co:14."""
-    _F = _rt.Fn('coop_grid_sync', 'cooperative_grid_sync.co', 14)
+    _F = _rt.Fn("coop_grid_sync", "cooperative_grid_sync.co", 14)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -70,4 +72,4 @@ def coop_grid_sync(*, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'coop_grid_sync': {'params': [], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {"coop_grid_sync": {"params": [], "writes": [], "returns": "tensor"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,173 +50,483 @@ def _oob_fill(x, mask):
 @triton.jit
 def dma_copy_sync_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
     """Program = one block of `parallel` at copy.co:12."""
-    _pid0 = tl.program_id(0)  # copy.co:12
     f_data = tl.zeros([8, 32, 64], tl.int32)  # copy.co:13
-    tile_1 = tl.load(input_ptr + (tl.arange(0, 8)[:, None, None]) * input_s0 + (tl.arange(0, 32)[None, :, None]) * input_s1 + (tl.arange(0, 64)[None, None, :]) * input_s2, mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), other=0)
+    tile_1 = tl.load(
+        input_ptr
+        + tl.arange(0, 8)[:, None, None] * input_s0
+        + tl.arange(0, 32)[None, :, None] * input_s1
+        + tl.arange(0, 64)[None, None, :] * input_s2,
+        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
+        other=0,
+    )
     f_data = tile_1
-    tl.store(output_ptr + (tl.arange(0, 8)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 64)[None, None, :]) * output_s2, tl.where((tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0), mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17))  # copy.co:14
+    # copy.co:14
+    tl.store(
+        output_ptr
+        + tl.arange(0, 8)[:, None, None] * output_s0
+        + tl.arange(0, 32)[None, :, None] * output_s1
+        + tl.arange(0, 64)[None, None, :] * output_s2,
+        tl.where((tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
+        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
+    )
 
 
 def dma_copy_sync(input, *, _launch=None):
     """dma_copy_sync(s32 [6, 17, 64] input) -> auto; from copy.co:9."""
-    _F = _rt.Fn('dma_copy_sync', 'copy.co', 9)
+    _F = _rt.Fn("dma_copy_sync", "copy.co", 9)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.int32, 3, _dev, is_global=False)  # copy.co:9
-    _rt.fixed_dim(_F, 'input', input, 0, 6)
-    _rt.fixed_dim(_F, 'input', input, 1, 17)
-    _rt.fixed_dim(_F, 'input', input, 2, 64)
+    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # copy.co:9
+    _rt.fixed_dim(_F, "input", input, 0, 6)
+    _rt.fixed_dim(_F, "input", input, 1, 17)
+    _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.int32, _dev, None)  # copy.co:10
-    _launch(dma_copy_sync_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), output, output.stride(0), output.stride(1), output.stride(2)], dict(num_warps=1))  # copy.co:12
+    # copy.co:12
+    _launch(
+        dma_copy_sync_k0,
+        (1,),
+        [
+            input,
+            input.stride(0),
+            input.stride(1),
+            input.stride(2),
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+        ],
+        dict(num_warps=1),
+    )
     return output  # copy.co:17
 
 
 @triton.jit
 def dma_copy_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
     """Program = one block of `parallel` at copy.co:23."""
-    _pid0 = tl.program_id(0)  # copy.co:23
     f_data = tl.zeros([8, 32, 64], tl.int32)  # copy.co:24
-    tile_1 = tl.load(input_ptr + (tl.arange(0, 8)[:, None, None]) * input_s0 + (tl.arange(0, 32)[None, :, None]) * input_s1 + (tl.arange(0, 64)[None, None, :]) * input_s2, mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), other=0)
+    tile_1 = tl.load(
+        input_ptr
+        + tl.arange(0, 8)[:, None, None] * input_s0
+        + tl.arange(0, 32)[None, :, None] * input_s1
+        + tl.arange(0, 64)[None, None, :] * input_s2,
+        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
+        other=0,
+    )
     f_data = tile_1
-    tl.store(output_ptr + (tl.arange(0, 8)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 64)[None, None, :]) * output_s2, tl.where((tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0), mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17))  # copy.co:26
+    # copy.co:26
+    tl.store(
+        output_ptr
+        + tl.arange(0, 8)[:, None, None] * output_s0
+        + tl.arange(0, 32)[None, :, None] * output_s1
+        + tl.arange(0, 64)[None, None, :] * output_s2,
+        tl.where((tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
+        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
+    )
 
 
 def dma_copy_async(input, *, _launch=None):
     """dma_copy_async(s32 [6, 17, 64] input) -> auto; from copy.co:20."""
-    _F = _rt.Fn('dma_copy_async', 'copy.co', 20)
+    _F = _rt.Fn("dma_copy_async", "copy.co", 20)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.int32, 3, _dev, is_global=False)  # copy.co:20
-    _rt.fixed_dim(_F, 'input', input, 0, 6)
-    _rt.fixed_dim(_F, 'input', input, 1, 17)
-    _rt.fixed_dim(_F, 'input', input, 2, 64)
+    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # copy.co:20
+    _rt.fixed_dim(_F, "input", input, 0, 6)
+    _rt.fixed_dim(_F, "input", input, 1, 17)
+    _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.int32, _dev, None)  # copy.co:21
-    _launch(dma_copy_async_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), output, output.stride(0), output.stride(1), output.stride(2)], dict(num_warps=1))  # copy.co:23
+    # copy.co:23
+    _launch(
+        dma_copy_async_k0,
+        (1,),
+        [
+            input,
+            input.stride(0),
+            input.stride(1),
+            input.stride(2),
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+        ],
+        dict(num_warps=1),
+    )
     return output  # copy.co:29
 
 
 @triton.jit
-def dma_copy_group_k0(input_ptr, input_s0, input_s1, input_s2, M, output_ptr, output_s0, output_s1, output_s2, P_F_DATA_0: tl.constexpr):
+def dma_copy_group_k0(
+    input_ptr, input_s0, input_s1, input_s2, M, output_ptr, output_s0, output_s1, output_s2, P_F_DATA_0: tl.constexpr
+):
     """Program = one block of `parallel` at copy.co:36."""
     f_data = tl.zeros([P_F_DATA_0, 32, 32], tl.int32)  # copy.co:37
-    tile_1 = tl.load(input_ptr + (tl.arange(0, P_F_DATA_0)[:, None, None]) * input_s0 + (tl.arange(0, 32)[None, :, None]) * input_s1 + (tl.arange(0, 32)[None, None, :]) * input_s2, mask=(tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0)
+    tile_1 = tl.load(
+        input_ptr
+        + tl.arange(0, P_F_DATA_0)[:, None, None] * input_s0
+        + tl.arange(0, 32)[None, :, None] * input_s1
+        + tl.arange(0, 32)[None, None, :] * input_s2,
+        mask=(tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+        other=0,
+    )
     f_data = tile_1
-    tl.store(output_ptr + (tl.arange(0, P_F_DATA_0)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 32)[None, None, :]) * output_s2, tl.where((tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0), mask=(tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))  # copy.co:39
+    # copy.co:39
+    tl.store(
+        output_ptr
+        + tl.arange(0, P_F_DATA_0)[:, None, None] * output_s0
+        + tl.arange(0, 32)[None, :, None] * output_s1
+        + tl.arange(0, 32)[None, None, :] * output_s2,
+        tl.where((tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
+        mask=(tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+    )
 
 
 def dma_copy_group(input, *, _launch=None):
     """dma_copy_group(s32 [M, 17, 32] input) -> auto; from copy.co:33."""
-    _F = _rt.Fn('dma_copy_group', 'copy.co', 33)
+    _F = _rt.Fn("dma_copy_group", "copy.co", 33)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.int32, 3, _dev, is_global=False)  # copy.co:33
-    M = _rt.bind_dim(_F, _dims, 'M', 'input', input, 0)
-    _rt.fixed_dim(_F, 'input', input, 1, 17)
-    _rt.fixed_dim(_F, 'input', input, 2, 32)
+    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # copy.co:33
+    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+    _rt.fixed_dim(_F, "input", input, 1, 17)
+    _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:34
     _dma_copy_group_k0_P_F_DATA_0 = _rt.pad_extent(M)
-    _launch(dma_copy_group_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), M, output, output.stride(0), output.stride(1), output.stride(2)], dict(P_F_DATA_0=_dma_copy_group_k0_P_F_DATA_0, num_warps=1))  # copy.co:36
+    # copy.co:36
+    _launch(
+        dma_copy_group_k0,
+        (1,),
+        [
+            input,
+            input.stride(0),
+            input.stride(1),
+            input.stride(2),
+            M,
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+        ],
+        dict(P_F_DATA_0=_dma_copy_group_k0_P_F_DATA_0, num_warps=1),
+    )
     return output  # copy.co:42
 
 
 @triton.jit
-def dma_add_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_data_per_prog, in1_ptr, in1_s0, in1_s1, in1_s2, f1_data_scratch, f1_data_per_prog, out_scratch, out_per_prog, output_ptr, output_s0, output_s1, output_s2, L_Q0: tl.constexpr, P_F0_DATA_0: tl.constexpr, P_F1_DATA_1: tl.constexpr):
+def dma_add_k0(
+    N,
+    in0_ptr,
+    in0_s0,
+    in0_s1,
+    in0_s2,
+    M,
+    f0_data_scratch,
+    f0_data_per_prog,
+    in1_ptr,
+    in1_s0,
+    in1_s1,
+    in1_s2,
+    f1_data_scratch,
+    f1_data_per_prog,
+    out_scratch,
+    out_per_prog,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_s2,
+    L_Q0: tl.constexpr,
+    P_F0_DATA_0: tl.constexpr,
+    P_F1_DATA_1: tl.constexpr,
+):
     """Program = one block of `parallel` at copy.co:48."""
     q0_l = tl.arange(0, L_Q0)  # copy.co:48
-    f0_data = f0_data_scratch + (tl.program_id(0)).to(tl.int64) * f0_data_per_prog  # copy.co:49
-    tile_1 = tl.load(in0_ptr + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * in0_s0 + (tl.arange(0, 32)[None, :, None]) * in0_s1 + (tl.arange(0, 32)[None, None, :]) * in0_s2, mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0)
-    tl.store(f0_data + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * 544 + (tl.arange(0, 32)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), tile_1, mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))
+    f0_data = f0_data_scratch + tl.program_id(0).to(tl.int64) * f0_data_per_prog  # copy.co:49
+    tile_1 = tl.load(
+        in0_ptr
+        + tl.arange(0, P_F0_DATA_0)[:, None, None] * in0_s0
+        + tl.arange(0, 32)[None, :, None] * in0_s1
+        + tl.arange(0, 32)[None, None, :] * in0_s2,
+        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+        other=0,
+    )
+    tl.store(
+        f0_data
+        + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
+        + tl.arange(0, 32)[None, :, None] * 32
+        + tl.arange(0, 32)[None, None, :],
+        tile_1,
+        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+    )
     tl.debug_barrier()
-    f1_data = f1_data_scratch + (tl.program_id(0)).to(tl.int64) * f1_data_per_prog  # copy.co:50
-    tile_2 = tl.load(in1_ptr + (tl.arange(0, 8)[:, None, None]) * in1_s0 + (tl.arange(0, P_F1_DATA_1)[None, :, None]) * in1_s1 + (tl.arange(0, 32)[None, None, :]) * in1_s2, mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N), other=0)
-    tl.store(f1_data + (tl.arange(0, 8)[:, None, None]) * (32 * N) + (tl.arange(0, P_F1_DATA_1)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), tile_2, mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N))
+    f1_data = f1_data_scratch + tl.program_id(0).to(tl.int64) * f1_data_per_prog  # copy.co:50
+    tile_2 = tl.load(
+        in1_ptr
+        + tl.arange(0, 8)[:, None, None] * in1_s0
+        + tl.arange(0, P_F1_DATA_1)[None, :, None] * in1_s1
+        + tl.arange(0, 32)[None, None, :] * in1_s2,
+        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N),
+        other=0,
+    )
+    tl.store(
+        f1_data
+        + tl.arange(0, 8)[:, None, None] * (32 * N)
+        + tl.arange(0, P_F1_DATA_1)[None, :, None] * 32
+        + tl.arange(0, 32)[None, None, :],
+        tile_2,
+        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N),
+    )
     tl.debug_barrier()
-    out = out_scratch + (tl.program_id(0)).to(tl.int64) * out_per_prog  # copy.co:52
+    out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # copy.co:52
     for x_3 in range(0, 6):  # copy.co:53
         q1_l = tl.arange(0, 32)  # copy.co:54
-        v_4 = tl.load(f0_data + (x_3) * 544 + (q0_l[:, None]) * 32 + (q1_l[None, :]), mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None], other=0)  # copy.co:55
-        v_5 = tl.load(f1_data + (x_3) * (32 * N) + (q0_l[:, None]) * 32 + (q1_l[None, :]), mask=(q0_l < N)[:, None], other=0)
-        tl.store(out + (x_3) * 544 + (q0_l[:, None]) * 32 + (q1_l[None, :]), (v_4 + v_5), mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None])
+        # copy.co:55
+        v_4 = tl.load(
+            f0_data + x_3 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
+            mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
+            other=0,
+        )
+        v_5 = tl.load(f1_data + x_3 * (32 * N) + q0_l[:, None] * 32 + q1_l[None, :], mask=(q0_l < N)[:, None], other=0)
+        tl.store(
+            out + x_3 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
+            v_4 + v_5,
+            mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
+        )
         tl.debug_barrier()
-    tile_6 = tl.load(out + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * 544 + (tl.arange(0, 32)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0)  # copy.co:56
-    tl.store(output_ptr + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 32)[None, None, :]) * output_s2, tile_6, mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))
+    # copy.co:56
+    tile_6 = tl.load(
+        out
+        + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
+        + tl.arange(0, 32)[None, :, None] * 32
+        + tl.arange(0, 32)[None, None, :],
+        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+        other=0,
+    )
+    tl.store(
+        output_ptr
+        + tl.arange(0, P_F0_DATA_0)[:, None, None] * output_s0
+        + tl.arange(0, 32)[None, :, None] * output_s1
+        + tl.arange(0, 32)[None, None, :] * output_s2,
+        tile_6,
+        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+    )
 
 
 def dma_add(in0, in1, *, _launch=None):
     """dma_add(s32 [M, 17, 32] in0, s32 [6, N, 32] in1) -> auto; from copy.co:45."""
-    _F = _rt.Fn('dma_add', 'copy.co', 45)
+    _F = _rt.Fn("dma_add", "copy.co", 45)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'in0': in0, 'in1': in1}, _launch)
+    _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
     _dims = {}
-    in0 = _rt.tensor_arg(_F, 'in0', in0, torch.int32, 3, _dev, is_global=False)  # copy.co:45
-    M = _rt.bind_dim(_F, _dims, 'M', 'in0', in0, 0)
-    _rt.fixed_dim(_F, 'in0', in0, 1, 17)
-    _rt.fixed_dim(_F, 'in0', in0, 2, 32)
-    in1 = _rt.tensor_arg(_F, 'in1', in1, torch.int32, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'in1', in1, 0, 6)
-    N = _rt.bind_dim(_F, _dims, 'N', 'in1', in1, 1)
-    _rt.fixed_dim(_F, 'in1', in1, 2, 32)
+    in0 = _rt.tensor_arg(_F, "in0", in0, torch.int32, 3, _dev, is_global=False)  # copy.co:45
+    M = _rt.bind_dim(_F, _dims, "M", "in0", in0, 0)
+    _rt.fixed_dim(_F, "in0", in0, 1, 17)
+    _rt.fixed_dim(_F, "in0", in0, 2, 32)
+    in1 = _rt.tensor_arg(_F, "in1", in1, torch.int32, 3, _dev, is_global=False)
+    _rt.fixed_dim(_F, "in1", in1, 0, 6)
+    N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
+    _rt.fixed_dim(_F, "in1", in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:46
     _dma_add_k0_L_Q0 = _rt.pow2(N)
     _dma_add_k0_P_F0_DATA_0 = _rt.pad_extent(M)
-    _dma_add_k0_f0_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * M * 17 * 32)), torch.int32, _dev)
+    _dma_add_k0_f0_data_scratch = _rt.scratch(_F, M * 17 * 32, torch.int32, _dev)
     _dma_add_k0_P_F1_DATA_1 = _rt.pad_extent(N)
-    _dma_add_k0_f1_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * 6 * N * 32)), torch.int32, _dev)
-    _dma_add_k0_out_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * M * 17 * 32)), torch.int32, _dev)
-    _launch(dma_add_k0, (1,), [N, in0, in0.stride(0), in0.stride(1), in0.stride(2), M, _dma_add_k0_f0_data_scratch, (1) * 1 * (1 * M * 17 * 32), in1, in1.stride(0), in1.stride(1), in1.stride(2), _dma_add_k0_f1_data_scratch, (1) * 1 * (1 * 6 * N * 32), _dma_add_k0_out_scratch, (1) * 1 * (1 * M * 17 * 32), output, output.stride(0), output.stride(1), output.stride(2)], dict(L_Q0=_dma_add_k0_L_Q0, P_F0_DATA_0=_dma_add_k0_P_F0_DATA_0, P_F1_DATA_1=_dma_add_k0_P_F1_DATA_1, num_warps=8))  # copy.co:48
+    _dma_add_k0_f1_data_scratch = _rt.scratch(_F, 6 * N * 32, torch.int32, _dev)
+    _dma_add_k0_out_scratch = _rt.scratch(_F, M * 17 * 32, torch.int32, _dev)
+    # copy.co:48
+    _launch(
+        dma_add_k0,
+        (1,),
+        [
+            N,
+            in0,
+            in0.stride(0),
+            in0.stride(1),
+            in0.stride(2),
+            M,
+            _dma_add_k0_f0_data_scratch,
+            M * 17 * 32,
+            in1,
+            in1.stride(0),
+            in1.stride(1),
+            in1.stride(2),
+            _dma_add_k0_f1_data_scratch,
+            6 * N * 32,
+            _dma_add_k0_out_scratch,
+            M * 17 * 32,
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+        ],
+        dict(
+            L_Q0=_dma_add_k0_L_Q0, P_F0_DATA_0=_dma_add_k0_P_F0_DATA_0, P_F1_DATA_1=_dma_add_k0_P_F1_DATA_1, num_warps=8
+        ),
+    )
     return output  # copy.co:59
 
 
 @triton.jit
-def dma_add1_k0(N, in0_ptr, in0_s0, in0_s1, in0_s2, M, f0_data_scratch, f0_data_per_prog, in1_ptr, in1_s0, in1_s1, in1_s2, f1_data_scratch, f1_data_per_prog, out_scratch, out_per_prog, output_ptr, output_s0, output_s1, output_s2, L_Q0: tl.constexpr, P_F0_DATA_0: tl.constexpr, P_F1_DATA_1: tl.constexpr):
+def dma_add1_k0(
+    N,
+    in0_ptr,
+    in0_s0,
+    in0_s1,
+    in0_s2,
+    M,
+    f0_data_scratch,
+    f0_data_per_prog,
+    in1_ptr,
+    in1_s0,
+    in1_s1,
+    in1_s2,
+    f1_data_scratch,
+    f1_data_per_prog,
+    out_scratch,
+    out_per_prog,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_s2,
+    L_Q0: tl.constexpr,
+    P_F0_DATA_0: tl.constexpr,
+    P_F1_DATA_1: tl.constexpr,
+):
     """Program = one block of `parallel` at copy.co:65."""
     q0_l = tl.arange(0, L_Q0)  # copy.co:65
-    f0_data = f0_data_scratch + (tl.program_id(0)).to(tl.int64) * f0_data_per_prog  # copy.co:66
-    tile_1 = tl.load(in0_ptr + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * in0_s0 + (tl.arange(0, 32)[None, :, None]) * in0_s1 + (tl.arange(0, 32)[None, None, :]) * in0_s2, mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0)
-    tl.store(f0_data + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * 544 + (tl.arange(0, 32)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), tile_1, mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))
+    f0_data = f0_data_scratch + tl.program_id(0).to(tl.int64) * f0_data_per_prog  # copy.co:66
+    tile_1 = tl.load(
+        in0_ptr
+        + tl.arange(0, P_F0_DATA_0)[:, None, None] * in0_s0
+        + tl.arange(0, 32)[None, :, None] * in0_s1
+        + tl.arange(0, 32)[None, None, :] * in0_s2,
+        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+        other=0,
+    )
+    tl.store(
+        f0_data
+        + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
+        + tl.arange(0, 32)[None, :, None] * 32
+        + tl.arange(0, 32)[None, None, :],
+        tile_1,
+        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+    )
     tl.debug_barrier()
-    f1_data = f1_data_scratch + (tl.program_id(0)).to(tl.int64) * f1_data_per_prog  # copy.co:67
-    tile_2 = tl.load(in1_ptr + (tl.arange(0, 8)[:, None, None]) * in1_s0 + (tl.arange(0, P_F1_DATA_1)[None, :, None]) * in1_s1 + (tl.arange(0, 32)[None, None, :]) * in1_s2, mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N), other=0)
-    tl.store(f1_data + (tl.arange(0, 8)[:, None, None]) * (32 * N) + (tl.arange(0, P_F1_DATA_1)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), tile_2, mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N))
+    f1_data = f1_data_scratch + tl.program_id(0).to(tl.int64) * f1_data_per_prog  # copy.co:67
+    tile_2 = tl.load(
+        in1_ptr
+        + tl.arange(0, 8)[:, None, None] * in1_s0
+        + tl.arange(0, P_F1_DATA_1)[None, :, None] * in1_s1
+        + tl.arange(0, 32)[None, None, :] * in1_s2,
+        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N),
+        other=0,
+    )
+    tl.store(
+        f1_data
+        + tl.arange(0, 8)[:, None, None] * (32 * N)
+        + tl.arange(0, P_F1_DATA_1)[None, :, None] * 32
+        + tl.arange(0, 32)[None, None, :],
+        tile_2,
+        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N),
+    )
     tl.debug_barrier()
-    out = out_scratch + (tl.program_id(0)).to(tl.int64) * out_per_prog  # copy.co:69
+    out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # copy.co:69
     for x_3 in range(0, 6):  # copy.co:70
         q1_l = tl.arange(0, 32)  # copy.co:71
-        v_4 = tl.load(f0_data + (x_3) * 544 + (q0_l[:, None]) * 32 + (q1_l[None, :]), mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None], other=0)  # copy.co:72
-        v_5 = tl.load(f1_data + (x_3) * (32 * N) + (q0_l[:, None]) * 32 + (q1_l[None, :]), mask=(q0_l < N)[:, None], other=0)
-        tl.store(out + (x_3) * 544 + (q0_l[:, None]) * 32 + (q1_l[None, :]), (v_4 + v_5), mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None])
+        # copy.co:72
+        v_4 = tl.load(
+            f0_data + x_3 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
+            mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
+            other=0,
+        )
+        v_5 = tl.load(f1_data + x_3 * (32 * N) + q0_l[:, None] * 32 + q1_l[None, :], mask=(q0_l < N)[:, None], other=0)
+        tl.store(
+            out + x_3 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
+            v_4 + v_5,
+            mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
+        )
         tl.debug_barrier()
-    tile_6 = tl.load(out + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * 544 + (tl.arange(0, 32)[None, :, None]) * 32 + (tl.arange(0, 32)[None, None, :]), mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), other=0)  # copy.co:73
-    tl.store(output_ptr + (tl.arange(0, P_F0_DATA_0)[:, None, None]) * output_s0 + (tl.arange(0, 32)[None, :, None]) * output_s1 + (tl.arange(0, 32)[None, None, :]) * output_s2, tile_6, mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17))
+    # copy.co:73
+    tile_6 = tl.load(
+        out
+        + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
+        + tl.arange(0, 32)[None, :, None] * 32
+        + tl.arange(0, 32)[None, None, :],
+        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+        other=0,
+    )
+    tl.store(
+        output_ptr
+        + tl.arange(0, P_F0_DATA_0)[:, None, None] * output_s0
+        + tl.arange(0, 32)[None, :, None] * output_s1
+        + tl.arange(0, 32)[None, None, :] * output_s2,
+        tile_6,
+        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+    )
 
 
 def dma_add1(in0, in1, *, _launch=None):
     """dma_add1(s32 [M, 17, 32] in0, s32 [6, N, 32] in1) -> auto; from copy.co:62."""
-    _F = _rt.Fn('dma_add1', 'copy.co', 62)
+    _F = _rt.Fn("dma_add1", "copy.co", 62)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'in0': in0, 'in1': in1}, _launch)
+    _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
     _dims = {}
-    in0 = _rt.tensor_arg(_F, 'in0', in0, torch.int32, 3, _dev, is_global=False)  # copy.co:62
-    M = _rt.bind_dim(_F, _dims, 'M', 'in0', in0, 0)
-    _rt.fixed_dim(_F, 'in0', in0, 1, 17)
-    _rt.fixed_dim(_F, 'in0', in0, 2, 32)
-    in1 = _rt.tensor_arg(_F, 'in1', in1, torch.int32, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'in1', in1, 0, 6)
-    N = _rt.bind_dim(_F, _dims, 'N', 'in1', in1, 1)
-    _rt.fixed_dim(_F, 'in1', in1, 2, 32)
+    in0 = _rt.tensor_arg(_F, "in0", in0, torch.int32, 3, _dev, is_global=False)  # copy.co:62
+    M = _rt.bind_dim(_F, _dims, "M", "in0", in0, 0)
+    _rt.fixed_dim(_F, "in0", in0, 1, 17)
+    _rt.fixed_dim(_F, "in0", in0, 2, 32)
+    in1 = _rt.tensor_arg(_F, "in1", in1, torch.int32, 3, _dev, is_global=False)
+    _rt.fixed_dim(_F, "in1", in1, 0, 6)
+    N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
+    _rt.fixed_dim(_F, "in1", in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:63
     _dma_add1_k0_L_Q0 = _rt.pow2(N)
     _dma_add1_k0_P_F0_DATA_0 = _rt.pad_extent(M)
-    _dma_add1_k0_f0_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * M * 17 * 32)), torch.int32, _dev)
+    _dma_add1_k0_f0_data_scratch = _rt.scratch(_F, M * 17 * 32, torch.int32, _dev)
     _dma_add1_k0_P_F1_DATA_1 = _rt.pad_extent(N)
-    _dma_add1_k0_f1_data_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * 6 * N * 32)), torch.int32, _dev)
-    _dma_add1_k0_out_scratch = _rt.scratch(_F, ((1)) * ((1) * 1 * (1 * M * 17 * 32)), torch.int32, _dev)
-    _launch(dma_add1_k0, (1,), [N, in0, in0.stride(0), in0.stride(1), in0.stride(2), M, _dma_add1_k0_f0_data_scratch, (1) * 1 * (1 * M * 17 * 32), in1, in1.stride(0), in1.stride(1), in1.stride(2), _dma_add1_k0_f1_data_scratch, (1) * 1 * (1 * 6 * N * 32), _dma_add1_k0_out_scratch, (1) * 1 * (1 * M * 17 * 32), output, output.stride(0), output.stride(1), output.stride(2)], dict(L_Q0=_dma_add1_k0_L_Q0, P_F0_DATA_0=_dma_add1_k0_P_F0_DATA_0, P_F1_DATA_1=_dma_add1_k0_P_F1_DATA_1, num_warps=8))  # copy.co:65
+    _dma_add1_k0_f1_data_scratch = _rt.scratch(_F, 6 * N * 32, torch.int32, _dev)
+    _dma_add1_k0_out_scratch = _rt.scratch(_F, M * 17 * 32, torch.int32, _dev)
+    # copy.co:65
+    _launch(
+        dma_add1_k0,
+        (1,),
+        [
+            N,
+            in0,
+            in0.stride(0),
+            in0.stride(1),
+            in0.stride(2),
+            M,
+            _dma_add1_k0_f0_data_scratch,
+            M * 17 * 32,
+            in1,
+            in1.stride(0),
+            in1.stride(1),
+            in1.stride(2),
+            _dma_add1_k0_f1_data_scratch,
+            6 * N * 32,
+            _dma_add1_k0_out_scratch,
+            M * 17 * 32,
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+        ],
+        dict(
+            L_Q0=_dma_add1_k0_L_Q0,
+            P_F0_DATA_0=_dma_add1_k0_P_F0_DATA_0,
+            P_F1_DATA_1=_dma_add1_k0_P_F1_DATA_1,
+            num_warps=8,
+        ),
+    )
     return output  # copy.co:76
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'dma_copy_sync': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'dma_copy_async': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'dma_copy_group': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'dma_add': {'params': [('in0', 'tensor'), ('in1', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'dma_add1': {'params': [('in0', 'tensor'), ('in1', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {
+    "dma_copy_sync": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"},
+    "dma_copy_async": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"},
+    "dma_copy_group": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"},
+    "dma_add": {"params": [("in0", "tensor"), ("in1", "tensor")], "writes": [], "returns": "tensor"},
+    "dma_add1": {"params": [("in0", "tensor"), ("in1", "tensor")], "writes": [], "returns": "tensor"},
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,24 +50,39 @@ def _oob_fill(x, mask):
 @triton.jit
 def debug_builtin_non_scalar_types_k0(x):
     """Program = one block of `parallel` at debug_rtti_GDB_types.co:14."""
-    _pid0 = tl.program_id(0)  # debug_rtti_GDB_types.co:14
-    tl.device_print('', 222, 0, 0, 0)  # debug_rtti_GDB_types.co:16
+    tl.device_print("", 222, 0, 0, 0)  # debug_rtti_GDB_types.co:16
 
 
 def debug_builtin_non_scalar_types(lhs, x, *, _launch=None):
     """debug_builtin_non_scalar_types(s32 [32, 64] lhs, s32 x) -> void; from debug_rtti_GDB_types.co:6."""
-    _F = _rt.Fn('debug_builtin_non_scalar_types', 'debug_rtti_GDB_types.co', 6)
+    _F = _rt.Fn("debug_builtin_non_scalar_types", "debug_rtti_GDB_types.co", 6)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.int32, 2, _dev, is_global=False)  # debug_rtti_GDB_types.co:6
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 32)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 64)
-    x = _rt.scalar_arg(_F, 'x', x, int)
-    print(111, '{' + ', '.join(str(x) for x in (0, 0, 0,)) + '}', sep='', end='\n')  # debug_rtti_GDB_types.co:11
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 2, _dev, is_global=False)  # debug_rtti_GDB_types.co:6
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 32)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+    x = _rt.scalar_arg(_F, "x", x, int)
+    print(
+        111,
+        "{"
+        + ", ".join(
+            str(x)
+            for x in (
+                0,
+                0,
+                0,
+            )
+        )
+        + "}",
+        sep="",
+        end="\n",
+    )  # debug_rtti_GDB_types.co:11
     _launch(debug_builtin_non_scalar_types_k0, (1,), [x], dict(num_warps=1))  # debug_rtti_GDB_types.co:14
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'debug_builtin_non_scalar_types': {'params': [('lhs', 'tensor'), ('x', 'int')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {
+    "debug_builtin_non_scalar_types": {"params": [("lhs", "tensor"), ("x", "int")], "writes": [], "returns": "none"}
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,86 +48,201 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def flash_atten_k0(_grid_1, H, B, Q_ptr, Q_s0, Q_s1, Q_s2, Q_s3, Q_SEQ, K_ptr, K_s0, K_s1, K_s2, K_s3, KV_SEQ, V_ptr, V_s0, V_s1, V_s2, V_s3, O_ptr, O_s0, O_s1, O_s2, O_s3, is_causal, past_len):
+def flash_atten_k0(
+    _grid_1,
+    H,
+    B,
+    Q_ptr,
+    Q_s0,
+    Q_s1,
+    Q_s2,
+    Q_s3,
+    Q_SEQ,
+    K_ptr,
+    K_s0,
+    K_s1,
+    K_s2,
+    K_s3,
+    KV_SEQ,
+    V_ptr,
+    V_s0,
+    V_s1,
+    V_s2,
+    V_s3,
+    O_ptr,
+    O_s0,
+    O_s1,
+    O_s2,
+    O_s3,
+    is_causal,
+    past_len,
+):
     """Program = one block of `parallel` at flash_atten.co:25."""
     bm = tl.program_id(0)  # flash_atten.co:25
     head = tl.program_id(1)
     batch = tl.program_id(2)
     q_s_data = tl.zeros([64, 64], tl.float16)  # flash_atten.co:31
     # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    tile_2 = _oob_fill(tl.load(Q_ptr + (batch) * Q_s0 + (head) * Q_s1 + ((((0 * Q_SEQ) + (bm * 64)) + tl.arange(0, 64)[:, None])) * Q_s2 + (tl.arange(0, 64)[None, :]) * Q_s3, mask=((((0 * Q_SEQ) + (bm * 64)) + tl.arange(0, 64)[:, None]) < ((0 * Q_SEQ) + Q_SEQ)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * Q_SEQ) + (bm * 64)) + tl.arange(0, 64)[:, None]) < Q_SEQ), other=0.0), ((((0 * Q_SEQ) + (bm * 64)) + tl.arange(0, 64)[:, None]) < ((0 * Q_SEQ) + Q_SEQ)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * Q_SEQ) + (bm * 64)) + tl.arange(0, 64)[:, None]) < Q_SEQ))
+    mask_3 = (bm * 64 + tl.arange(0, 64)[:, None] < Q_SEQ) & (tl.arange(0, 64)[None, :] < 64)
+    ptrs_4 = (
+        Q_ptr
+        + batch * Q_s0
+        + head * Q_s1
+        + (bm * 64 + tl.arange(0, 64)[:, None]) * Q_s2
+        + tl.arange(0, 64)[None, :] * Q_s3
+    )
+    tile_2 = _oob_fill(tl.load(ptrs_4, mask=mask_3, other=0.0), mask_3)
     q_s_data = tile_2
-    acc_s_cast_3 = tl.full([64, 64], 0.0, tl.float16)  # flash_atten.co:35
-    scores_max_4 = tl.full([64], (-_INF), tl.float32)  # flash_atten.co:36
-    scores_max_prev_5 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:37
-    scores_scale_6 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:38
-    scores_sum_7 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:39
-    logsum_8 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:40
-    acc_o_9 = tl.full([64, 64], 0.0, tl.float32)  # flash_atten.co:41
-    kv_tiles_10 = tl.cdiv(KV_SEQ, 64)  # flash_atten.co:43
-    kv_bound_11 = tl.where((is_causal != 0), tl.where((tl.cdiv((((bm + 1) * 64) + past_len), 64) < kv_tiles_10), tl.cdiv((((bm + 1) * 64) + past_len), 64), kv_tiles_10), kv_tiles_10)  # flash_atten.co:44
-    for bn_12 in range(0, kv_bound_11):  # flash_atten.co:49
-        acc_s_13 = tl.full([64, 64], 0.0, tl.float32)  # flash_atten.co:50
+    acc_s_cast_5 = tl.full([64, 64], 0.0, tl.float16)  # flash_atten.co:35
+    scores_max_6 = tl.full([64], -_INF, tl.float32)  # flash_atten.co:36
+    scores_max_prev_7 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:37
+    scores_scale_8 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:38
+    scores_sum_9 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:39
+    logsum_10 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:40
+    acc_o_11 = tl.full([64, 64], 0.0, tl.float32)  # flash_atten.co:41
+    kv_tiles_12 = tl.cdiv(KV_SEQ, 64)  # flash_atten.co:43
+    # flash_atten.co:44
+    kv_bound_13 = tl.where(
+        is_causal != 0,
+        tl.where(
+            tl.cdiv((bm + 1) * 64 + past_len, 64) < kv_tiles_12, tl.cdiv((bm + 1) * 64 + past_len, 64), kv_tiles_12
+        ),
+        kv_tiles_12,
+    )
+    for bn_14 in range(0, kv_bound_13):  # flash_atten.co:49
+        acc_s_15 = tl.full([64, 64], 0.0, tl.float32)  # flash_atten.co:50
         k_s_data = tl.zeros([64, 64], tl.float16)  # flash_atten.co:51
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        tile_14 = _oob_fill(tl.load(K_ptr + (batch) * K_s0 + (head) * K_s1 + ((((0 * KV_SEQ) + (bn_12 * 64)) + tl.arange(0, 64)[:, None])) * K_s2 + (tl.arange(0, 64)[None, :]) * K_s3, mask=((((0 * KV_SEQ) + (bn_12 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * KV_SEQ) + KV_SEQ)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * KV_SEQ) + (bn_12 * 64)) + tl.arange(0, 64)[:, None]) < KV_SEQ), other=0.0), ((((0 * KV_SEQ) + (bn_12 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * KV_SEQ) + KV_SEQ)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * KV_SEQ) + (bn_12 * 64)) + tl.arange(0, 64)[:, None]) < KV_SEQ))
-        k_s_data = tile_14
-        acc_s_13 = tl.dot(q_s_data, tl.trans(k_s_data), acc_s_13)  # flash_atten.co:53
-        if (is_causal != 0):  # flash_atten.co:55
+        mask_17 = (bn_14 * 64 + tl.arange(0, 64)[:, None] < KV_SEQ) & (tl.arange(0, 64)[None, :] < 64)
+        ptrs_18 = (
+            K_ptr
+            + batch * K_s0
+            + head * K_s1
+            + (bn_14 * 64 + tl.arange(0, 64)[:, None]) * K_s2
+            + tl.arange(0, 64)[None, :] * K_s3
+        )
+        tile_16 = _oob_fill(tl.load(ptrs_18, mask=mask_17, other=0.0), mask_17)
+        k_s_data = tile_16
+        acc_s_15 = tl.dot(q_s_data, tl.trans(k_s_data), acc_s_15)  # flash_atten.co:53
+        if is_causal != 0:  # flash_atten.co:55
             # apply over acc_s.span: element-wise on the whole [64, 64] tile
-            cond_15 = (((bn_12 * 64) + tl.arange(0, 64)[None, :]) > (((bm * 64) + tl.arange(0, 64)[:, None]) + past_len))  # flash_atten.co:57
-            acc_s_13 = tl.where((cond_15), (-_INF), acc_s_13)  # flash_atten.co:58
-        scores_max_prev_5 = scores_max_4  # flash_atten.co:62
-        scores_max_4 = tl.max(acc_s_13, axis=1)  # flash_atten.co:63
+            # flash_atten.co:57
+            cond_19 = bn_14 * 64 + tl.arange(0, 64)[None, :] > bm * 64 + tl.arange(0, 64)[:, None] + past_len
+            acc_s_15 = tl.where(cond_19, -_INF, acc_s_15)  # flash_atten.co:58
+        scores_max_prev_7 = scores_max_6  # flash_atten.co:62
+        scores_max_6 = tl.max(acc_s_15, axis=1)  # flash_atten.co:63
         # apply over scores_max.span: element-wise on the whole [64] tile
-        scores_max_4 = tl.zeros([64], tl.float32) + tl.maximum(scores_max_4, scores_max_prev_5)  # flash_atten.co:66
-        scores_scale_6 = tl.zeros([64], tl.float32) + tl.exp2(((scores_max_prev_5 * 0.18033688) - (scores_max_4 * 0.18033688)))  # flash_atten.co:67
+        scores_max_6 = tl.zeros([64], tl.float32) + tl.maximum(scores_max_6, scores_max_prev_7)  # flash_atten.co:66
+        # flash_atten.co:67
+        scores_scale_8 = tl.zeros([64], tl.float32) + tl.exp2(
+            scores_max_prev_7 * 0.18033688 - scores_max_6 * 0.18033688
+        )
         # apply over acc_s.span: element-wise on the whole [64, 64] tile
-        acc_s_13 = tl.zeros([64, 64], tl.float32) + tl.exp2(((acc_s_13 * 0.18033688) - (scores_max_4[:, None] * 0.18033688)))  # flash_atten.co:71
-        scores_sum_7 = tl.sum(acc_s_13, axis=1)  # flash_atten.co:73
+        # flash_atten.co:71
+        acc_s_15 = tl.zeros([64, 64], tl.float32) + tl.exp2(acc_s_15 * 0.18033688 - scores_max_6[:, None] * 0.18033688)
+        scores_sum_9 = tl.sum(acc_s_15, axis=1)  # flash_atten.co:73
         # apply over logsum.span: element-wise on the whole [64] tile
-        logsum_8 = tl.zeros([64], tl.float32) + ((logsum_8 * scores_scale_6) + scores_sum_7)  # flash_atten.co:76
+        logsum_10 = tl.zeros([64], tl.float32) + (logsum_10 * scores_scale_8 + scores_sum_9)  # flash_atten.co:76
         # apply over acc_o.span: element-wise on the whole [64, 64] tile
-        acc_o_9 = tl.zeros([64, 64], tl.float32) + (acc_o_9 * scores_scale_6[:, None])  # flash_atten.co:79
+        acc_o_11 = tl.zeros([64, 64], tl.float32) + acc_o_11 * scores_scale_8[:, None]  # flash_atten.co:79
         # apply over acc_s.span: element-wise on the whole [64, 64] tile
-        acc_s_cast_3 = tl.zeros([64, 64], tl.float16) + (acc_s_13).to(tl.float16)  # flash_atten.co:82
+        acc_s_cast_5 = tl.zeros([64, 64], tl.float16) + acc_s_15.to(tl.float16)  # flash_atten.co:82
         v_s_data = tl.zeros([64, 64], tl.float16)  # flash_atten.co:84
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        tile_16 = _oob_fill(tl.load(V_ptr + (batch) * V_s0 + (head) * V_s1 + ((((0 * KV_SEQ) + (bn_12 * 64)) + tl.arange(0, 64)[:, None])) * V_s2 + (tl.arange(0, 64)[None, :]) * V_s3, mask=((((0 * KV_SEQ) + (bn_12 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * KV_SEQ) + KV_SEQ)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * KV_SEQ) + (bn_12 * 64)) + tl.arange(0, 64)[:, None]) < KV_SEQ), other=0.0), ((((0 * KV_SEQ) + (bn_12 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * KV_SEQ) + KV_SEQ)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * KV_SEQ) + (bn_12 * 64)) + tl.arange(0, 64)[:, None]) < KV_SEQ))
-        v_s_data = tile_16
-        acc_o_9 = tl.dot(acc_s_cast_3, v_s_data, acc_o_9)  # flash_atten.co:85
+        mask_21 = (bn_14 * 64 + tl.arange(0, 64)[:, None] < KV_SEQ) & (tl.arange(0, 64)[None, :] < 64)
+        ptrs_22 = (
+            V_ptr
+            + batch * V_s0
+            + head * V_s1
+            + (bn_14 * 64 + tl.arange(0, 64)[:, None]) * V_s2
+            + tl.arange(0, 64)[None, :] * V_s3
+        )
+        tile_20 = _oob_fill(tl.load(ptrs_22, mask=mask_21, other=0.0), mask_21)
+        v_s_data = tile_20
+        acc_o_11 = tl.dot(acc_s_cast_5, v_s_data, acc_o_11)  # flash_atten.co:85
     # apply over acc_o.span: element-wise on the whole [64, 64] tile
-    acc_o_9 = tl.zeros([64, 64], tl.float32) + (acc_o_9 / logsum_8[:, None])  # flash_atten.co:89
-    tl.store(O_ptr + (batch) * O_s0 + (head) * O_s1 + ((((0 * Q_SEQ) + (bm * 64)) + tl.arange(0, 64)[:, None])) * O_s2 + (tl.arange(0, 64)[None, :]) * O_s3, (acc_o_9).to(tl.float16), mask=((((0 * Q_SEQ) + (bm * 64)) + tl.arange(0, 64)[:, None]) < ((0 * Q_SEQ) + Q_SEQ)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * Q_SEQ) + (bm * 64)) + tl.arange(0, 64)[:, None]) < Q_SEQ))  # flash_atten.co:91
+    acc_o_11 = tl.zeros([64, 64], tl.float32) + acc_o_11 / logsum_10[:, None]  # flash_atten.co:89
+    # flash_atten.co:91
+    tl.store(
+        O_ptr
+        + batch * O_s0
+        + head * O_s1
+        + (bm * 64 + tl.arange(0, 64)[:, None]) * O_s2
+        + tl.arange(0, 64)[None, :] * O_s3,
+        acc_o_11.to(tl.float16),
+        mask=(bm * 64 + tl.arange(0, 64)[:, None] < Q_SEQ) & (tl.arange(0, 64)[None, :] < 64),
+    )
 
 
 def flash_atten(Q, K, V, is_causal, *, _launch=None):
-    """flash_atten(f16 [B, H, Q_SEQ, 64] Q, f16 [B, H, KV_SEQ, 64] K, f16 [B, H, KV_SEQ, 64] V, bool is_causal) -> auto; from flash_atten.co:17."""
-    _F = _rt.Fn('flash_atten', 'flash_atten.co', 17)
+    """flash_atten(f16 [B, H, Q_SEQ, 64] Q, f16 [B, H, KV_SEQ, 64] K, f16 [B, H, KV_SEQ, 64] V, bool is_causal) -> auto;
+    from flash_atten.co:17.
+    """
+    _F = _rt.Fn("flash_atten", "flash_atten.co", 17)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'Q': Q, 'K': K, 'V': V}, _launch)
+    _dev = _rt.pick_device(_F, {"Q": Q, "K": K, "V": V}, _launch)
     _dims = {}
-    Q = _rt.tensor_arg(_F, 'Q', Q, torch.float16, 4, _dev, is_global=False)  # flash_atten.co:18
-    B = _rt.bind_dim(_F, _dims, 'B', 'Q', Q, 0)
-    H = _rt.bind_dim(_F, _dims, 'H', 'Q', Q, 1)
-    Q_SEQ = _rt.bind_dim(_F, _dims, 'Q_SEQ', 'Q', Q, 2)
-    _rt.fixed_dim(_F, 'Q', Q, 3, 64)
-    K = _rt.tensor_arg(_F, 'K', K, torch.float16, 4, _dev, is_global=False)
-    B = _rt.bind_dim(_F, _dims, 'B', 'K', K, 0)
-    H = _rt.bind_dim(_F, _dims, 'H', 'K', K, 1)
-    KV_SEQ = _rt.bind_dim(_F, _dims, 'KV_SEQ', 'K', K, 2)
-    _rt.fixed_dim(_F, 'K', K, 3, 64)
-    V = _rt.tensor_arg(_F, 'V', V, torch.float16, 4, _dev, is_global=False)  # flash_atten.co:19
-    B = _rt.bind_dim(_F, _dims, 'B', 'V', V, 0)
-    H = _rt.bind_dim(_F, _dims, 'H', 'V', V, 1)
-    KV_SEQ = _rt.bind_dim(_F, _dims, 'KV_SEQ', 'V', V, 2)
-    _rt.fixed_dim(_F, 'V', V, 3, 64)
-    is_causal = _rt.scalar_arg(_F, 'is_causal', is_causal, bool)
+    Q = _rt.tensor_arg(_F, "Q", Q, torch.float16, 4, _dev, is_global=False)  # flash_atten.co:18
+    B = _rt.bind_dim(_F, _dims, "B", "Q", Q, 0)
+    H = _rt.bind_dim(_F, _dims, "H", "Q", Q, 1)
+    Q_SEQ = _rt.bind_dim(_F, _dims, "Q_SEQ", "Q", Q, 2)
+    _rt.fixed_dim(_F, "Q", Q, 3, 64)
+    K = _rt.tensor_arg(_F, "K", K, torch.float16, 4, _dev, is_global=False)
+    B = _rt.bind_dim(_F, _dims, "B", "K", K, 0)
+    H = _rt.bind_dim(_F, _dims, "H", "K", K, 1)
+    KV_SEQ = _rt.bind_dim(_F, _dims, "KV_SEQ", "K", K, 2)
+    _rt.fixed_dim(_F, "K", K, 3, 64)
+    V = _rt.tensor_arg(_F, "V", V, torch.float16, 4, _dev, is_global=False)  # flash_atten.co:19
+    B = _rt.bind_dim(_F, _dims, "B", "V", V, 0)
+    H = _rt.bind_dim(_F, _dims, "H", "V", V, 1)
+    KV_SEQ = _rt.bind_dim(_F, _dims, "KV_SEQ", "V", V, 2)
+    _rt.fixed_dim(_F, "V", V, 3, 64)
+    is_causal = _rt.scalar_arg(_F, "is_causal", is_causal, bool)
     O = _rt.alloc(_F, (B, H, Q_SEQ, 64), torch.float16, _dev, None)  # flash_atten.co:21
-    past_len = (KV_SEQ - Q_SEQ)  # flash_atten.co:23
-    _launch(flash_atten_k0, (_rt.cdiv(Q_SEQ, 64), H, B), [_rt.cdiv(Q_SEQ, 64), H, B, Q, Q.stride(0), Q.stride(1), Q.stride(2), Q.stride(3), Q_SEQ, K, K.stride(0), K.stride(1), K.stride(2), K.stride(3), KV_SEQ, V, V.stride(0), V.stride(1), V.stride(2), V.stride(3), O, O.stride(0), O.stride(1), O.stride(2), O.stride(3), is_causal, past_len], dict(num_warps=4))  # flash_atten.co:25
+    past_len = KV_SEQ - Q_SEQ  # flash_atten.co:23
+    # flash_atten.co:25
+    _launch(
+        flash_atten_k0,
+        (_rt.cdiv(Q_SEQ, 64), H, B),
+        [
+            _rt.cdiv(Q_SEQ, 64),
+            H,
+            B,
+            Q,
+            Q.stride(0),
+            Q.stride(1),
+            Q.stride(2),
+            Q.stride(3),
+            Q_SEQ,
+            K,
+            K.stride(0),
+            K.stride(1),
+            K.stride(2),
+            K.stride(3),
+            KV_SEQ,
+            V,
+            V.stride(0),
+            V.stride(1),
+            V.stride(2),
+            V.stride(3),
+            O,
+            O.stride(0),
+            O.stride(1),
+            O.stride(2),
+            O.stride(3),
+            is_causal,
+            past_len,
+        ],
+        dict(num_warps=4),
+    )
     return O  # flash_atten.co:94
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'flash_atten': {'params': [('Q', 'tensor'), ('K', 'tensor'), ('V', 'tensor'), ('is_causal', 'bool')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {
+    "flash_atten": {
+        "params": [("Q", "tensor"), ("K", "tensor"), ("V", "tensor"), ("is_causal", "bool")],
+        "writes": [],
+        "returns": "tensor",
+    }
+}

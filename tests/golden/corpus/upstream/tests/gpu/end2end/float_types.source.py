@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -68,18 +69,34 @@ def ele_add_f32_k0(
 
 def ele_add_f32(lhs, rhs, *, _launch=None):
     """ele_add_f32(f32 [6, 64] lhs, f32 [6, 64] rhs) -> auto; from float_types.co:7."""
-    _F = _rt.Fn('ele_add_f32', 'float_types.co', 7)
+    _F = _rt.Fn("ele_add_f32", "float_types.co", 7)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float32, 2, _dev, is_global=False)  # float_types.co:7
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 6)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'rhs', rhs, 0, 6)
-    _rt.fixed_dim(_F, 'rhs', rhs, 1, 64)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float32, 2, _dev, is_global=False)  # float_types.co:7
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float32, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float32, _dev, None)  # float_types.co:8
-    _launch(ele_add_f32_k0, (6,), [output, output.stride(0), output.stride(1), lhs, lhs.stride(0), lhs.stride(1), rhs, rhs.stride(0), rhs.stride(1)], dict(num_warps=2))  # float_types.co:9
+    # float_types.co:9
+    _launch(
+        ele_add_f32_k0,
+        (6,),
+        [
+            output,
+            output.stride(0),
+            output.stride(1),
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+        ],
+        dict(num_warps=2),
+    )
     return output  # float_types.co:11
 
 
@@ -105,18 +122,34 @@ def ele_add_f16_k0(
 
 def ele_add_f16(lhs, rhs, *, _launch=None):
     """ele_add_f16(f16 [6, 64] lhs, f16 [6, 64] rhs) -> auto; from float_types.co:13."""
-    _F = _rt.Fn('ele_add_f16', 'float_types.co', 13)
+    _F = _rt.Fn("ele_add_f16", "float_types.co", 13)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float16, 2, _dev, is_global=False)  # float_types.co:13
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 6)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'rhs', rhs, 0, 6)
-    _rt.fixed_dim(_F, 'rhs', rhs, 1, 64)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # float_types.co:13
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float16, _dev, None)  # float_types.co:14
-    _launch(ele_add_f16_k0, (6,), [output, output.stride(0), output.stride(1), lhs, lhs.stride(0), lhs.stride(1), rhs, rhs.stride(0), rhs.stride(1)], dict(num_warps=2))  # float_types.co:15
+    # float_types.co:15
+    _launch(
+        ele_add_f16_k0,
+        (6,),
+        [
+            output,
+            output.stride(0),
+            output.stride(1),
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+        ],
+        dict(num_warps=2),
+    )
     return output  # float_types.co:17
 
 
@@ -145,18 +178,34 @@ def ele_add_bf16_k0(
 
 def ele_add_bf16(lhs, rhs, *, _launch=None):
     """ele_add_bf16(bf16 [6, 64] lhs, bf16 [6, 64] rhs) -> auto; from float_types.co:19."""
-    _F = _rt.Fn('ele_add_bf16', 'float_types.co', 19)
+    _F = _rt.Fn("ele_add_bf16", "float_types.co", 19)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.bfloat16, 2, _dev, is_global=False)  # float_types.co:19
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 6)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.bfloat16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'rhs', rhs, 0, 6)
-    _rt.fixed_dim(_F, 'rhs', rhs, 1, 64)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.bfloat16, 2, _dev, is_global=False)  # float_types.co:19
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.bfloat16, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.bfloat16, _dev, None)  # float_types.co:20
-    _launch(ele_add_bf16_k0, (6,), [output, output.stride(0), output.stride(1), lhs, lhs.stride(0), lhs.stride(1), rhs, rhs.stride(0), rhs.stride(1)], dict(num_warps=2))  # float_types.co:21
+    # float_types.co:21
+    _launch(
+        ele_add_bf16_k0,
+        (6,),
+        [
+            output,
+            output.stride(0),
+            output.stride(1),
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+        ],
+        dict(num_warps=2),
+    )
     return output  # float_types.co:23
 
 
@@ -171,15 +220,21 @@ def copy_f8_e4m3_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_s
 
 def copy_f8_e4m3(lhs, *, _launch=None):
     """copy_f8_e4m3(f8_e4m3 [6, 64] lhs) -> auto; from float_types.co:25."""
-    _F = _rt.Fn('copy_f8_e4m3', 'float_types.co', 25)
+    _F = _rt.Fn("copy_f8_e4m3", "float_types.co", 25)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float8_e4m3fn, 2, _dev, is_global=False)  # float_types.co:25
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 6)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 64)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=False)  # float_types.co:25
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float8_e4m3fn, _dev, None)  # float_types.co:26
-    _launch(copy_f8_e4m3_k0, (6,), [output, output.stride(0), output.stride(1), lhs, lhs.stride(0), lhs.stride(1)], dict(num_warps=2))  # float_types.co:27
+    # float_types.co:27
+    _launch(
+        copy_f8_e4m3_k0,
+        (6,),
+        [output, output.stride(0), output.stride(1), lhs, lhs.stride(0), lhs.stride(1)],
+        dict(num_warps=2),
+    )
     return output  # float_types.co:29
 
 
@@ -194,17 +249,29 @@ def copy_f8_e5m2_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_s
 
 def copy_f8_e5m2(lhs, *, _launch=None):
     """copy_f8_e5m2(f8_e5m2 [6, 64] lhs) -> auto; from float_types.co:31."""
-    _F = _rt.Fn('copy_f8_e5m2', 'float_types.co', 31)
+    _F = _rt.Fn("copy_f8_e5m2", "float_types.co", 31)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float8_e5m2, 2, _dev, is_global=False)  # float_types.co:31
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 6)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 64)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e5m2, 2, _dev, is_global=False)  # float_types.co:31
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float8_e5m2, _dev, None)  # float_types.co:32
-    _launch(copy_f8_e5m2_k0, (6,), [output, output.stride(0), output.stride(1), lhs, lhs.stride(0), lhs.stride(1)], dict(num_warps=2))  # float_types.co:33
+    # float_types.co:33
+    _launch(
+        copy_f8_e5m2_k0,
+        (6,),
+        [output, output.stride(0), output.stride(1), lhs, lhs.stride(0), lhs.stride(1)],
+        dict(num_warps=2),
+    )
     return output  # float_types.co:35
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'ele_add_f32': {'params': [('lhs', 'tensor'), ('rhs', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'ele_add_f16': {'params': [('lhs', 'tensor'), ('rhs', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'ele_add_bf16': {'params': [('lhs', 'tensor'), ('rhs', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'copy_f8_e4m3': {'params': [('lhs', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'copy_f8_e5m2': {'params': [('lhs', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {
+    "ele_add_f32": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
+    "ele_add_f16": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
+    "ele_add_bf16": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
+    "copy_f8_e4m3": {"params": [("lhs", "tensor")], "writes": [], "returns": "tensor"},
+    "copy_f8_e5m2": {"params": [("lhs", "tensor")], "writes": [], "returns": "tensor"},
+}

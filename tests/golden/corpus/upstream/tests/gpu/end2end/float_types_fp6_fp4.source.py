@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,17 +49,35 @@ def _oob_fill(x, mask):
 
 def copy_f6_e3m2(lhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f6_e3m2' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError("copy_f6_e3m2 cannot run: cannot lower to Triton: element type 'f6_e3m2' has no Triton/torch equivalent (corpus/upstream/tests/gpu/end2end/float_types_fp6_fp4.co:6:26)", hint='fp6/fp4 and sub-byte types have no Triton equivalent')
+    raise _rt.CroqLaunchError(
+        (
+            "copy_f6_e3m2 cannot run: cannot lower to Triton: element type 'f6_e3m2' has no Triton/torch "
+            "equivalent (corpus/upstream/tests/gpu/end2end/float_types_fp6_fp4.co:6:26)"
+        ),
+        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    )
 
 
 def copy_f6_e2m3(lhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError("copy_f6_e2m3 cannot run: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent (corpus/upstream/tests/gpu/end2end/float_types_fp6_fp4.co:13:26)", hint='fp6/fp4 and sub-byte types have no Triton equivalent')
+    raise _rt.CroqLaunchError(
+        (
+            "copy_f6_e2m3 cannot run: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch "
+            "equivalent (corpus/upstream/tests/gpu/end2end/float_types_fp6_fp4.co:13:26)"
+        ),
+        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    )
 
 
 def copy_f4_e2m1(lhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError("copy_f4_e2m1 cannot run: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent (corpus/upstream/tests/gpu/end2end/float_types_fp6_fp4.co:20:26)", hint='fp6/fp4 and sub-byte types have no Triton equivalent')
+    raise _rt.CroqLaunchError(
+        (
+            "copy_f4_e2m1 cannot run: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch "
+            "equivalent (corpus/upstream/tests/gpu/end2end/float_types_fp6_fp4.co:20:26)"
+        ),
+        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

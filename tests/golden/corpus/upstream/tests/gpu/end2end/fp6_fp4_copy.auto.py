@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -48,17 +49,35 @@ def _oob_fill(x, mask):
 
 def dma_copy_f6(input, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError("dma_copy_f6 cannot run: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent (corpus/upstream/tests/gpu/end2end/fp6_fp4_copy.co:6:25)", hint='fp6/fp4 and sub-byte types have no Triton equivalent')
+    raise _rt.CroqLaunchError(
+        (
+            "dma_copy_f6 cannot run: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch "
+            "equivalent (corpus/upstream/tests/gpu/end2end/fp6_fp4_copy.co:6:25)"
+        ),
+        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    )
 
 
 def dma_add_f6(in0, in1, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError("dma_add_f6 cannot run: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent (corpus/upstream/tests/gpu/end2end/fp6_fp4_copy.co:18:24)", hint='fp6/fp4 and sub-byte types have no Triton equivalent')
+    raise _rt.CroqLaunchError(
+        (
+            "dma_add_f6 cannot run: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent"
+            " (corpus/upstream/tests/gpu/end2end/fp6_fp4_copy.co:18:24)"
+        ),
+        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    )
 
 
 def dma_copy_f4(input, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError("dma_copy_f4 cannot run: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent (corpus/upstream/tests/gpu/end2end/fp6_fp4_copy.co:35:25)", hint='fp6/fp4 and sub-byte types have no Triton equivalent')
+    raise _rt.CroqLaunchError(
+        (
+            "dma_copy_f4 cannot run: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch "
+            "equivalent (corpus/upstream/tests/gpu/end2end/fp6_fp4_copy.co:35:25)"
+        ),
+        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    )
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)

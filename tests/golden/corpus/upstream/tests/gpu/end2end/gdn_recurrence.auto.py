@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,95 +48,225 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def gdn_chunk_state_k0(BH, K_ptr, K_s0, K_s1, K_s2, SEQ, W_ptr, W_s0, W_s1, W_s2, U_ptr, U_s0, U_s1, U_s2, V_new_out_ptr, V_new_out_s0, V_new_out_s1, V_new_out_s2, V_new_T_ptr, V_new_T_s0, V_new_T_s1, V_new_T_s2, State_ptr, State_s0, State_s1, State_s2, G_ptr, G_s0, G_s1, g_s_scratch, g_s_per_prog, num_chunks):
+def gdn_chunk_state_k0(
+    BH,
+    K_ptr,
+    K_s0,
+    K_s1,
+    K_s2,
+    SEQ,
+    W_ptr,
+    W_s0,
+    W_s1,
+    W_s2,
+    U_ptr,
+    U_s0,
+    U_s1,
+    U_s2,
+    V_new_out_ptr,
+    V_new_out_s0,
+    V_new_out_s1,
+    V_new_out_s2,
+    V_new_T_ptr,
+    V_new_T_s0,
+    V_new_T_s1,
+    V_new_T_s2,
+    State_ptr,
+    State_s0,
+    State_s1,
+    State_s2,
+    G_ptr,
+    G_s0,
+    G_s1,
+    g_s_scratch,
+    g_s_per_prog,
+    num_chunks,
+):
     """Program = one block of `parallel` at gdn_recurrence.co:24."""
     bh = tl.program_id(0)  # gdn_recurrence.co:24
-    g_s = g_s_scratch + (tl.program_id(0)).to(tl.int64) * g_s_per_prog  # gdn_recurrence.co:33
+    g_s = g_s_scratch + tl.program_id(0).to(tl.int64) * g_s_per_prog  # gdn_recurrence.co:33
     for ic_1 in range(0, num_chunks):  # gdn_recurrence.co:36
-        tile_2 = _oob_fill(tl.load(G_ptr + (bh) * G_s0 + ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64))) * G_s1, mask=((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)) < ((0 * SEQ) + SEQ)) & ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)) < SEQ), other=0.0), ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)) < ((0 * SEQ) + SEQ)) & ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)) < SEQ))  # gdn_recurrence.co:37
-        tl.store(g_s + (tl.arange(0, 64)), tile_2)
+        # gdn_recurrence.co:37
+        mask_3 = ic_1 * 64 + tl.arange(0, 64) < SEQ
+        ptrs_4 = G_ptr + bh * G_s0 + (ic_1 * 64 + tl.arange(0, 64)) * G_s1
+        tile_2 = _oob_fill(tl.load(ptrs_4, mask=mask_3, other=0.0), mask_3)
+        tl.store(g_s + tl.arange(0, 64), tile_2)
         tl.debug_barrier()
-        acc_ws_3 = tl.full([64, 64], 0.0, tl.float32)  # gdn_recurrence.co:39
+        acc_ws_5 = tl.full([64, 64], 0.0, tl.float32)  # gdn_recurrence.co:39
         w_s_data = tl.zeros([64, 64], tl.bfloat16)  # gdn_recurrence.co:40
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        tile_4 = _oob_fill(tl.load(W_ptr + (bh) * W_s0 + ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None])) * W_s1 + (tl.arange(0, 64)[None, :]) * W_s2, mask=((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * SEQ) + SEQ)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None]) < SEQ), other=0.0), ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * SEQ) + SEQ)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None]) < SEQ))
-        w_s_data = tile_4
+        mask_7 = (ic_1 * 64 + tl.arange(0, 64)[:, None] < SEQ) & (tl.arange(0, 64)[None, :] < 64)
+        ptrs_8 = W_ptr + bh * W_s0 + (ic_1 * 64 + tl.arange(0, 64)[:, None]) * W_s1 + tl.arange(0, 64)[None, :] * W_s2
+        tile_6 = _oob_fill(tl.load(ptrs_8, mask=mask_7, other=0.0), mask_7)
+        w_s_data = tile_6
         state_s_data = tl.zeros([64, 64], tl.bfloat16)  # gdn_recurrence.co:42
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        tile_5 = _oob_fill(tl.load(State_ptr + (bh) * State_s0 + (tl.arange(0, 64)[:, None]) * State_s1 + (tl.arange(0, 64)[None, :]) * State_s2, mask=(tl.arange(0, 64)[:, None] < 64), other=0.0), (tl.arange(0, 64)[:, None] < 64))
-        state_s_data = tile_5
-        acc_ws_3 = tl.dot(_as_dot_operand(w_s_data), _as_dot_operand(tl.trans(state_s_data)), acc_ws_3)  # gdn_recurrence.co:44
+        mask_10 = tl.arange(0, 64)[:, None] < 64
+        ptrs_11 = (
+            State_ptr + bh * State_s0 + tl.arange(0, 64)[:, None] * State_s1 + tl.arange(0, 64)[None, :] * State_s2
+        )
+        tile_9 = _oob_fill(tl.load(ptrs_11, mask=mask_10, other=0.0), mask_10)
+        state_s_data = tile_9
+        # gdn_recurrence.co:44
+        acc_ws_5 = tl.dot(_as_dot_operand(w_s_data), _as_dot_operand(tl.trans(state_s_data)), acc_ws_5)
         # apply over acc_ws.span: element-wise on the whole [64, 64] tile
-        v_6 = _oob_fill(tl.load(U_ptr + (bh) * U_s0 + (((ic_1 * 64) + tl.arange(0, 64)[:, None])) * U_s1 + (tl.arange(0, 64)[None, :]) * U_s2, mask=(((ic_1 * 64) + tl.arange(0, 64)[:, None]) < SEQ), other=0.0), (((ic_1 * 64) + tl.arange(0, 64)[:, None]) < SEQ))  # gdn_recurrence.co:47
-        acc_ws_3 = tl.zeros([64, 64], tl.float32) + ((v_6).to(tl.float32) - acc_ws_3)
-        v_7 = tl.load(g_s + (63))  # gdn_recurrence.co:49
-        g_last_8 = v_7
+        mask_12 = ic_1 * 64 + tl.arange(0, 64)[:, None] < SEQ  # gdn_recurrence.co:47
+        ptrs_13 = U_ptr + bh * U_s0 + (ic_1 * 64 + tl.arange(0, 64)[:, None]) * U_s1 + tl.arange(0, 64)[None, :] * U_s2
+        v_14 = _oob_fill(tl.load(ptrs_13, mask=mask_12, other=0.0), mask_12)
+        acc_ws_5 = tl.zeros([64, 64], tl.float32) + (v_14.to(tl.float32) - acc_ws_5)
+        v_15 = tl.load(g_s + 63)  # gdn_recurrence.co:49
+        g_last_16 = v_15
         # apply over acc_ws.span: element-wise on the whole [64, 64] tile
-        v_9 = tl.load(g_s + (tl.arange(0, 64)[:, None]))  # gdn_recurrence.co:51
-        g_t_10 = v_9
-        gate_11 = tl.exp2(((g_last_8 - g_t_10) * 1.442695))  # gdn_recurrence.co:52
-        acc_ws_3 = tl.zeros([64, 64], tl.float32) + (acc_ws_3 * gate_11)  # gdn_recurrence.co:53
-        tl.store(V_new_out_ptr + (bh) * V_new_out_s0 + ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None])) * V_new_out_s1 + (tl.arange(0, 64)[None, :]) * V_new_out_s2, (acc_ws_3).to(tl.bfloat16), mask=((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * SEQ) + SEQ)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None]) < SEQ))  # gdn_recurrence.co:56
-        decay_12 = tl.exp2((g_last_8 * 1.442695))  # gdn_recurrence.co:58
-        state_frag_13 = tl.full([64, 64], 0.0, tl.float32)  # gdn_recurrence.co:59
+        v_17 = tl.load(g_s + tl.arange(0, 64)[:, None])  # gdn_recurrence.co:51
+        g_t_18 = v_17
+        gate_19 = tl.exp2((g_last_16 - g_t_18) * 1.442695)  # gdn_recurrence.co:52
+        acc_ws_5 = tl.zeros([64, 64], tl.float32) + acc_ws_5 * gate_19  # gdn_recurrence.co:53
+        # gdn_recurrence.co:56
+        tl.store(
+            V_new_out_ptr
+            + bh * V_new_out_s0
+            + (ic_1 * 64 + tl.arange(0, 64)[:, None]) * V_new_out_s1
+            + tl.arange(0, 64)[None, :] * V_new_out_s2,
+            acc_ws_5.to(tl.bfloat16),
+            mask=(ic_1 * 64 + tl.arange(0, 64)[:, None] < SEQ) & (tl.arange(0, 64)[None, :] < 64),
+        )
+        decay_20 = tl.exp2(g_last_16 * 1.442695)  # gdn_recurrence.co:58
+        state_frag_21 = tl.full([64, 64], 0.0, tl.float32)  # gdn_recurrence.co:59
         # apply over state_frag.span: element-wise on the whole [64, 64] tile
-        v_14 = tl.load(State_ptr + (bh) * State_s0 + (tl.arange(0, 64)[:, None]) * State_s1 + (tl.arange(0, 64)[None, :]) * State_s2)  # gdn_recurrence.co:61
-        state_frag_13 = tl.zeros([64, 64], tl.float32) + ((v_14).to(tl.float32) * decay_12)
+        # gdn_recurrence.co:61
+        v_22 = tl.load(
+            State_ptr + bh * State_s0 + tl.arange(0, 64)[:, None] * State_s1 + tl.arange(0, 64)[None, :] * State_s2
+        )
+        state_frag_21 = tl.zeros([64, 64], tl.float32) + v_22.to(tl.float32) * decay_20
         vnewT_s_data = tl.zeros([64, 64], tl.bfloat16)  # gdn_recurrence.co:63
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        tile_15 = _oob_fill(tl.load(V_new_T_ptr + (bh) * V_new_T_s0 + (tl.arange(0, 64)[:, None]) * V_new_T_s1 + ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[None, :])) * V_new_T_s2, mask=(tl.arange(0, 64)[:, None] < 64) & ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[None, :]) < ((0 * SEQ) + SEQ)) & ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[None, :]) < SEQ), other=0.0), (tl.arange(0, 64)[:, None] < 64) & ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[None, :]) < ((0 * SEQ) + SEQ)) & ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[None, :]) < SEQ))
-        vnewT_s_data = tile_15
+        mask_24 = (tl.arange(0, 64)[:, None] < 64) & (ic_1 * 64 + tl.arange(0, 64)[None, :] < SEQ)
+        ptrs_25 = (
+            V_new_T_ptr
+            + bh * V_new_T_s0
+            + tl.arange(0, 64)[:, None] * V_new_T_s1
+            + (ic_1 * 64 + tl.arange(0, 64)[None, :]) * V_new_T_s2
+        )
+        tile_23 = _oob_fill(tl.load(ptrs_25, mask=mask_24, other=0.0), mask_24)
+        vnewT_s_data = tile_23
         k_s_data = tl.zeros([64, 64], tl.bfloat16)  # gdn_recurrence.co:65
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        tile_16 = _oob_fill(tl.load(K_ptr + (bh) * K_s0 + ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None])) * K_s1 + (tl.arange(0, 64)[None, :]) * K_s2, mask=((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * SEQ) + SEQ)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None]) < SEQ), other=0.0), ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None]) < ((0 * SEQ) + SEQ)) & (tl.arange(0, 64)[None, :] < 64) & ((((0 * SEQ) + (ic_1 * 64)) + tl.arange(0, 64)[:, None]) < SEQ))
-        k_s_data = tile_16
-        acc_state_17 = tl.full([64, 64], 0.0, tl.float32)  # gdn_recurrence.co:68
-        acc_state_17 = tl.dot(_as_dot_operand(vnewT_s_data), _as_dot_operand(k_s_data), acc_state_17)  # gdn_recurrence.co:69
+        mask_27 = (ic_1 * 64 + tl.arange(0, 64)[:, None] < SEQ) & (tl.arange(0, 64)[None, :] < 64)
+        ptrs_28 = K_ptr + bh * K_s0 + (ic_1 * 64 + tl.arange(0, 64)[:, None]) * K_s1 + tl.arange(0, 64)[None, :] * K_s2
+        tile_26 = _oob_fill(tl.load(ptrs_28, mask=mask_27, other=0.0), mask_27)
+        k_s_data = tile_26
+        acc_state_29 = tl.full([64, 64], 0.0, tl.float32)  # gdn_recurrence.co:68
+        # gdn_recurrence.co:69
+        acc_state_29 = tl.dot(_as_dot_operand(vnewT_s_data), _as_dot_operand(k_s_data), acc_state_29)
         # apply over acc_state.span: element-wise on the whole [64, 64] tile
-        acc_state_17 = tl.zeros([64, 64], tl.float32) + (acc_state_17 + state_frag_13)  # gdn_recurrence.co:72
+        acc_state_29 = tl.zeros([64, 64], tl.float32) + (acc_state_29 + state_frag_21)  # gdn_recurrence.co:72
         tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-        tl.store(State_ptr + (bh) * State_s0 + (tl.arange(0, 64)[:, None]) * State_s1 + (tl.arange(0, 64)[None, :]) * State_s2, (acc_state_17).to(tl.bfloat16), mask=(tl.arange(0, 64)[:, None] < 64))  # gdn_recurrence.co:74
+        # gdn_recurrence.co:74
+        tl.store(
+            State_ptr + bh * State_s0 + tl.arange(0, 64)[:, None] * State_s1 + tl.arange(0, 64)[None, :] * State_s2,
+            acc_state_29.to(tl.bfloat16),
+            mask=tl.arange(0, 64)[:, None] < 64,
+        )
         tl.debug_barrier()
 
 
 def gdn_chunk_state(K, W, U, G, State, V_new_out, V_new_T, *, _launch=None):
-    """gdn_chunk_state(global bf16 [BH, SEQ, 64] K, global bf16 [BH, SEQ, 64] W, global bf16 [BH, SEQ, 64] U, global f32 [BH, SEQ] G, global bf16 [BH, 64, 64] State, global bf16 [BH, SEQ, 64] V_new_out, global bf16 [BH, 64, SEQ] V_new_T) -> void; from gdn_recurrence.co:13."""
-    _F = _rt.Fn('gdn_chunk_state', 'gdn_recurrence.co', 13)
+    """gdn_chunk_state(global bf16 [BH, SEQ, 64] K, global bf16 [BH, SEQ, 64] W, global bf16 [BH, SEQ, 64] U, global f32
+    [BH, SEQ] G, global bf16 [BH, 64, 64] State, global bf16 [BH, SEQ, 64] V_new_out, global bf16 [BH, 64, SEQ]
+    V_new_T) -> void; from gdn_recurrence.co:13.
+    """
+    _F = _rt.Fn("gdn_chunk_state", "gdn_recurrence.co", 13)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'K': K, 'W': W, 'U': U, 'G': G, 'State': State, 'V_new_out': V_new_out, 'V_new_T': V_new_T}, _launch)
+    _dev = _rt.pick_device(
+        _F, {"K": K, "W": W, "U": U, "G": G, "State": State, "V_new_out": V_new_out, "V_new_T": V_new_T}, _launch
+    )
     _dims = {}
-    K = _rt.tensor_arg(_F, 'K', K, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:14
-    BH = _rt.bind_dim(_F, _dims, 'BH', 'K', K, 0)
-    SEQ = _rt.bind_dim(_F, _dims, 'SEQ', 'K', K, 1)
-    _rt.fixed_dim(_F, 'K', K, 2, 64)
-    W = _rt.tensor_arg(_F, 'W', W, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:15
-    BH = _rt.bind_dim(_F, _dims, 'BH', 'W', W, 0)
-    SEQ = _rt.bind_dim(_F, _dims, 'SEQ', 'W', W, 1)
-    _rt.fixed_dim(_F, 'W', W, 2, 64)
-    U = _rt.tensor_arg(_F, 'U', U, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:16
-    BH = _rt.bind_dim(_F, _dims, 'BH', 'U', U, 0)
-    SEQ = _rt.bind_dim(_F, _dims, 'SEQ', 'U', U, 1)
-    _rt.fixed_dim(_F, 'U', U, 2, 64)
-    G = _rt.tensor_arg(_F, 'G', G, torch.float32, 2, _dev, is_global=True)  # gdn_recurrence.co:17
-    BH = _rt.bind_dim(_F, _dims, 'BH', 'G', G, 0)
-    SEQ = _rt.bind_dim(_F, _dims, 'SEQ', 'G', G, 1)
-    State = _rt.tensor_arg(_F, 'State', State, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:18
-    BH = _rt.bind_dim(_F, _dims, 'BH', 'State', State, 0)
-    _rt.fixed_dim(_F, 'State', State, 1, 64)
-    _rt.fixed_dim(_F, 'State', State, 2, 64)
-    V_new_out = _rt.tensor_arg(_F, 'V_new_out', V_new_out, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:19
-    BH = _rt.bind_dim(_F, _dims, 'BH', 'V_new_out', V_new_out, 0)
-    SEQ = _rt.bind_dim(_F, _dims, 'SEQ', 'V_new_out', V_new_out, 1)
-    _rt.fixed_dim(_F, 'V_new_out', V_new_out, 2, 64)
-    V_new_T = _rt.tensor_arg(_F, 'V_new_T', V_new_T, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:20
-    BH = _rt.bind_dim(_F, _dims, 'BH', 'V_new_T', V_new_T, 0)
-    _rt.fixed_dim(_F, 'V_new_T', V_new_T, 1, 64)
-    SEQ = _rt.bind_dim(_F, _dims, 'SEQ', 'V_new_T', V_new_T, 2)
+    K = _rt.tensor_arg(_F, "K", K, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:14
+    BH = _rt.bind_dim(_F, _dims, "BH", "K", K, 0)
+    SEQ = _rt.bind_dim(_F, _dims, "SEQ", "K", K, 1)
+    _rt.fixed_dim(_F, "K", K, 2, 64)
+    W = _rt.tensor_arg(_F, "W", W, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:15
+    BH = _rt.bind_dim(_F, _dims, "BH", "W", W, 0)
+    SEQ = _rt.bind_dim(_F, _dims, "SEQ", "W", W, 1)
+    _rt.fixed_dim(_F, "W", W, 2, 64)
+    U = _rt.tensor_arg(_F, "U", U, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:16
+    BH = _rt.bind_dim(_F, _dims, "BH", "U", U, 0)
+    SEQ = _rt.bind_dim(_F, _dims, "SEQ", "U", U, 1)
+    _rt.fixed_dim(_F, "U", U, 2, 64)
+    G = _rt.tensor_arg(_F, "G", G, torch.float32, 2, _dev, is_global=True)  # gdn_recurrence.co:17
+    BH = _rt.bind_dim(_F, _dims, "BH", "G", G, 0)
+    SEQ = _rt.bind_dim(_F, _dims, "SEQ", "G", G, 1)
+    State = _rt.tensor_arg(_F, "State", State, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:18
+    BH = _rt.bind_dim(_F, _dims, "BH", "State", State, 0)
+    _rt.fixed_dim(_F, "State", State, 1, 64)
+    _rt.fixed_dim(_F, "State", State, 2, 64)
+    # gdn_recurrence.co:19
+    V_new_out = _rt.tensor_arg(_F, "V_new_out", V_new_out, torch.bfloat16, 3, _dev, is_global=True)
+    BH = _rt.bind_dim(_F, _dims, "BH", "V_new_out", V_new_out, 0)
+    SEQ = _rt.bind_dim(_F, _dims, "SEQ", "V_new_out", V_new_out, 1)
+    _rt.fixed_dim(_F, "V_new_out", V_new_out, 2, 64)
+    V_new_T = _rt.tensor_arg(_F, "V_new_T", V_new_T, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:20
+    BH = _rt.bind_dim(_F, _dims, "BH", "V_new_T", V_new_T, 0)
+    _rt.fixed_dim(_F, "V_new_T", V_new_T, 1, 64)
+    SEQ = _rt.bind_dim(_F, _dims, "SEQ", "V_new_T", V_new_T, 2)
     num_chunks = _rt.cdiv(SEQ, 64)  # gdn_recurrence.co:22
-    _gdn_chunk_state_k0_g_s_scratch = _rt.scratch(_F, ((BH)) * ((1) * 1 * (1 * 64)), torch.float32, _dev)
-    _launch(gdn_chunk_state_k0, (BH,), [BH, K, K.stride(0), K.stride(1), K.stride(2), SEQ, W, W.stride(0), W.stride(1), W.stride(2), U, U.stride(0), U.stride(1), U.stride(2), V_new_out, V_new_out.stride(0), V_new_out.stride(1), V_new_out.stride(2), V_new_T, V_new_T.stride(0), V_new_T.stride(1), V_new_T.stride(2), State, State.stride(0), State.stride(1), State.stride(2), G, G.stride(0), G.stride(1), _gdn_chunk_state_k0_g_s_scratch, (1) * 1 * (1 * 64), num_chunks], dict(num_warps=4))  # gdn_recurrence.co:24
+    _gdn_chunk_state_k0_g_s_scratch = _rt.scratch(_F, BH * 64, torch.float32, _dev)
+    # gdn_recurrence.co:24
+    _launch(
+        gdn_chunk_state_k0,
+        (BH,),
+        [
+            BH,
+            K,
+            K.stride(0),
+            K.stride(1),
+            K.stride(2),
+            SEQ,
+            W,
+            W.stride(0),
+            W.stride(1),
+            W.stride(2),
+            U,
+            U.stride(0),
+            U.stride(1),
+            U.stride(2),
+            V_new_out,
+            V_new_out.stride(0),
+            V_new_out.stride(1),
+            V_new_out.stride(2),
+            V_new_T,
+            V_new_T.stride(0),
+            V_new_T.stride(1),
+            V_new_T.stride(2),
+            State,
+            State.stride(0),
+            State.stride(1),
+            State.stride(2),
+            G,
+            G.stride(0),
+            G.stride(1),
+            _gdn_chunk_state_k0_g_s_scratch,
+            64,
+            num_chunks,
+        ],
+        dict(num_warps=4),
+    )
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'gdn_chunk_state': {'params': [('K', 'tensor'), ('W', 'tensor'), ('U', 'tensor'), ('G', 'tensor'), ('State', 'tensor'), ('V_new_out', 'tensor'), ('V_new_T', 'tensor')], 'writes': ['State', 'V_new_out'], 'returns': 'none'}}
+__croq_ops__ = {
+    "gdn_chunk_state": {
+        "params": [
+            ("K", "tensor"),
+            ("W", "tensor"),
+            ("U", "tensor"),
+            ("G", "tensor"),
+            ("State", "tensor"),
+            ("V_new_out", "tensor"),
+            ("V_new_T", "tensor"),
+        ],
+        "writes": ["State", "V_new_out"],
+        "returns": "none",
+    }
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,7 +50,6 @@ def _oob_fill(x, mask):
 @triton.jit
 def hetero_add_k0(B_ptr, B_stride_0):
     """The block-level parallel at hetero_cpu_gpu.co:19: one program per block, one lane per thread."""
-    p = tl.program_id(0)  # hetero_cpu_gpu.co:19
     q = tl.arange(0, 1024)  # hetero_cpu_gpu.co:20
     B_val = tl.load(B_ptr + q * B_stride_0)  # hetero_cpu_gpu.co:21
     tl.store(B_ptr + q * B_stride_0, B_val + 2.0)
@@ -57,19 +57,19 @@ def hetero_add_k0(B_ptr, B_stride_0):
 
 def hetero_add(A, B, *, _launch=None):
     """hetero_add(f32 [1024] A, f32 [1024] B) -> void; from hetero_cpu_gpu.co:9."""
-    _F = _rt.Fn('hetero_add', 'hetero_cpu_gpu.co', 9)
+    _F = _rt.Fn("hetero_add", "hetero_cpu_gpu.co", 9)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'A': A, 'B': B}, _launch)
+    _dev = _rt.pick_device(_F, {"A": A, "B": B}, _launch)
     _dims = {}
     A_caller = A  # hetero_cpu_gpu.co:9
-    A = _rt.tensor_arg(_F, 'A', A, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'A', A, 0, 1024)
+    A = _rt.tensor_arg(_F, "A", A, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "A", A, 0, 1024)
     B_caller = B
-    B = _rt.tensor_arg(_F, 'B', B, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'B', B, 0, 1024)
+    B = _rt.tensor_arg(_F, "B", B, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "B", B, 0, 1024)
     # ': device(cpu)' region (line 11): lowered as host code; its parallels run on the kernels' device
     for _i1 in range(1024):  # hetero_cpu_gpu.co:12
-        _rt.elem_set(_F, 'A', A, (_i1,), (_rt.elem_get(_F, 'A', A, (_i1,), 13) + 1.0), 13)  # hetero_cpu_gpu.co:13
+        _rt.elem_set(_F, "A", A, (_i1,), _rt.elem_get(_F, "A", A, (_i1,), 13) + 1.0, 13)  # hetero_cpu_gpu.co:13
     # ': device(gpu)' region (line 18): lowered as host code; its parallels run on the kernels' device
     _launch(hetero_add_k0, (1,), [B, B.stride(0)], dict(num_warps=8))  # hetero_cpu_gpu.co:19
     _rt.sync(_dev)  # hetero_cpu_gpu.co:25
@@ -79,4 +79,4 @@ def hetero_add(A, B, *, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'hetero_add': {'params': [('A', 'tensor'), ('B', 'tensor')], 'writes': ['A', 'B'], 'returns': 'none'}}
+__croq_ops__ = {"hetero_add": {"params": [("A", "tensor"), ("B", "tensor")], "writes": ["A", "B"], "returns": "none"}}

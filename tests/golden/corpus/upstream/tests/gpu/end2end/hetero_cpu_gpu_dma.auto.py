@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,32 +50,31 @@ def _oob_fill(x, mask):
 @triton.jit
 def hetero_dma_roundtrip_k0(B_ptr, B_s0):
     """Program = one block of `parallel` at hetero_cpu_gpu_dma.co:19."""
-    p = tl.program_id(0)  # hetero_cpu_gpu_dma.co:19
     q_l = tl.arange(0, 128)  # hetero_cpu_gpu_dma.co:20
     sbuf = tl.zeros([128], tl.float32)  # hetero_cpu_gpu_dma.co:21
-    v_1 = tl.load(B_ptr + (q_l) * B_s0)  # hetero_cpu_gpu_dma.co:22
+    v_1 = tl.load(B_ptr + q_l * B_s0)  # hetero_cpu_gpu_dma.co:22
     sbuf = v_1
     sbuf = sbuf  # hetero_cpu_gpu_dma.co:23
     tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(B_ptr + (q_l) * B_s0, sbuf)  # hetero_cpu_gpu_dma.co:24
+    tl.store(B_ptr + q_l * B_s0, sbuf)  # hetero_cpu_gpu_dma.co:24
     tl.debug_barrier()
 
 
 def hetero_dma_roundtrip(A, B, *, _launch=None):
     """hetero_dma_roundtrip(f32 [128] A, f32 [128] B) -> void; from hetero_cpu_gpu_dma.co:9."""
-    _F = _rt.Fn('hetero_dma_roundtrip', 'hetero_cpu_gpu_dma.co', 9)
+    _F = _rt.Fn("hetero_dma_roundtrip", "hetero_cpu_gpu_dma.co", 9)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'A': A, 'B': B}, _launch)
+    _dev = _rt.pick_device(_F, {"A": A, "B": B}, _launch)
     _dims = {}
     A_caller = A  # hetero_cpu_gpu_dma.co:9
-    A = _rt.tensor_arg(_F, 'A', A, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'A', A, 0, 128)
+    A = _rt.tensor_arg(_F, "A", A, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "A", A, 0, 128)
     B_caller = B
-    B = _rt.tensor_arg(_F, 'B', B, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'B', B, 0, 128)
+    B = _rt.tensor_arg(_F, "B", B, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "B", B, 0, 128)
     # ': device(cpu)' region (line 11): lowered as host code; its parallels run on the kernels' device
     for _i1 in range(128):  # hetero_cpu_gpu_dma.co:12
-        _rt.elem_set(_F, 'A', A, (_i1,), (_rt.elem_get(_F, 'A', A, (_i1,), 13) * 2.0), 13)  # hetero_cpu_gpu_dma.co:13
+        _rt.elem_set(_F, "A", A, (_i1,), _rt.elem_get(_F, "A", A, (_i1,), 13) * 2.0, 13)  # hetero_cpu_gpu_dma.co:13
     # ': device(gpu)' region (line 18): lowered as host code; its parallels run on the kernels' device
     _launch(hetero_dma_roundtrip_k0, (1,), [B, B.stride(0)], dict(num_warps=4))  # hetero_cpu_gpu_dma.co:19
     _rt.sync(_dev)  # hetero_cpu_gpu_dma.co:29
@@ -84,4 +84,6 @@ def hetero_dma_roundtrip(A, B, *, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'hetero_dma_roundtrip': {'params': [('A', 'tensor'), ('B', 'tensor')], 'writes': ['A', 'B'], 'returns': 'none'}}
+__croq_ops__ = {
+    "hetero_dma_roundtrip": {"params": [("A", "tensor"), ("B", "tensor")], "writes": ["A", "B"], "returns": "none"}
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,7 +50,6 @@ def _oob_fill(x, mask):
 @triton.jit
 def hetero_multi_phase_k0(B_ptr, B_stride_0):
     """The block-level parallel at hetero_cpu_gpu_multi.co:18: one program per block, one lane per thread."""
-    p = tl.program_id(0)  # hetero_cpu_gpu_multi.co:18
     q = tl.arange(0, 256)  # hetero_cpu_gpu_multi.co:19
     B_val = tl.load(B_ptr + q * B_stride_0)  # hetero_cpu_gpu_multi.co:20
     tl.store(B_ptr + q * B_stride_0, B_val * 2.0)
@@ -57,28 +57,31 @@ def hetero_multi_phase_k0(B_ptr, B_stride_0):
 
 def hetero_multi_phase(A, B, C, *, _launch=None):
     """hetero_multi_phase(f32 [256] A, f32 [256] B, f32 [256] C) -> void; from hetero_cpu_gpu_multi.co:9."""
-    _F = _rt.Fn('hetero_multi_phase', 'hetero_cpu_gpu_multi.co', 9)
+    _F = _rt.Fn("hetero_multi_phase", "hetero_cpu_gpu_multi.co", 9)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'A': A, 'B': B, 'C': C}, _launch)
+    _dev = _rt.pick_device(_F, {"A": A, "B": B, "C": C}, _launch)
     _dims = {}
     A_caller = A  # hetero_cpu_gpu_multi.co:9
-    A = _rt.tensor_arg(_F, 'A', A, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'A', A, 0, 256)
+    A = _rt.tensor_arg(_F, "A", A, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "A", A, 0, 256)
     B_caller = B
-    B = _rt.tensor_arg(_F, 'B', B, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'B', B, 0, 256)
+    B = _rt.tensor_arg(_F, "B", B, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "B", B, 0, 256)
     C_caller = C
-    C = _rt.tensor_arg(_F, 'C', C, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'C', C, 0, 256)
+    C = _rt.tensor_arg(_F, "C", C, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "C", C, 0, 256)
     # ': device(cpu)' region (line 11): lowered as host code; its parallels run on the kernels' device
     for _i1 in range(256):  # hetero_cpu_gpu_multi.co:12
-        _rt.elem_set(_F, 'A', A, (_i1,), (_rt.elem_get(_F, 'A', A, (_i1,), 13) + 1.0), 13)  # hetero_cpu_gpu_multi.co:13
+        _rt.elem_set(_F, "A", A, (_i1,), _rt.elem_get(_F, "A", A, (_i1,), 13) + 1.0, 13)  # hetero_cpu_gpu_multi.co:13
     # ': device(gpu)' region (line 17): lowered as host code; its parallels run on the kernels' device
     _launch(hetero_multi_phase_k0, (1,), [B, B.stride(0)], dict(num_warps=8))  # hetero_cpu_gpu_multi.co:18
     _rt.sync(_dev)  # hetero_cpu_gpu_multi.co:24
     # ': device(cpu)' region (line 27): lowered as host code; its parallels run on the kernels' device
     for _i2 in range(256):  # hetero_cpu_gpu_multi.co:28
-        _rt.elem_set(_F, 'C', C, (_i2,), (_rt.elem_get(_F, 'A', A, (_i2,), 29) + _rt.elem_get(_F, 'B', B, (_i2,), 29)), 29)  # hetero_cpu_gpu_multi.co:29
+        # hetero_cpu_gpu_multi.co:29
+        _rt.elem_set(
+            _F, "C", C, (_i2,), _rt.elem_get(_F, "A", A, (_i2,), 29) + _rt.elem_get(_F, "B", B, (_i2,), 29), 29
+        )
     _rt.sync(_dev)  # hetero_cpu_gpu_multi.co:33
     _rt.copy_back(A_caller, A)
     _rt.copy_back(B_caller, B)
@@ -87,4 +90,10 @@ def hetero_multi_phase(A, B, C, *, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'hetero_multi_phase': {'params': [('A', 'tensor'), ('B', 'tensor'), ('C', 'tensor')], 'writes': ['A', 'B', 'C'], 'returns': 'none'}}
+__croq_ops__ = {
+    "hetero_multi_phase": {
+        "params": [("A", "tensor"), ("B", "tensor"), ("C", "tensor")],
+        "writes": ["A", "B", "C"],
+        "returns": "none",
+    }
+}

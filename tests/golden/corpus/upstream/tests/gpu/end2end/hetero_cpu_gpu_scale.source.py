@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -67,31 +68,34 @@ def hetero_parallel_scale_k1(D_ptr, D_stride_0):
 
 
 def hetero_parallel_scale(A, B, C, D, *, _launch=None):
-    """hetero_parallel_scale(f32 [4096] A, f32 [4096] B, f32 [4096] C, f32 [4096] D) -> void; from hetero_cpu_gpu_scale.co:9."""
-    _F = _rt.Fn('hetero_parallel_scale', 'hetero_cpu_gpu_scale.co', 9)
+    """hetero_parallel_scale(f32 [4096] A, f32 [4096] B, f32 [4096] C, f32 [4096] D) -> void; from
+    hetero_cpu_gpu_scale.co:9.
+    """
+    _F = _rt.Fn("hetero_parallel_scale", "hetero_cpu_gpu_scale.co", 9)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'A': A, 'B': B, 'C': C, 'D': D}, _launch)
+    _dev = _rt.pick_device(_F, {"A": A, "B": B, "C": C, "D": D}, _launch)
     _dims = {}
     A_caller = A  # hetero_cpu_gpu_scale.co:10
-    A = _rt.tensor_arg(_F, 'A', A, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'A', A, 0, 4096)
+    A = _rt.tensor_arg(_F, "A", A, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "A", A, 0, 4096)
     B_caller = B
-    B = _rt.tensor_arg(_F, 'B', B, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'B', B, 0, 4096)
+    B = _rt.tensor_arg(_F, "B", B, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "B", B, 0, 4096)
     C_caller = C
-    C = _rt.tensor_arg(_F, 'C', C, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'C', C, 0, 4096)
+    C = _rt.tensor_arg(_F, "C", C, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "C", C, 0, 4096)
     D_caller = D
-    D = _rt.tensor_arg(_F, 'D', D, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'D', D, 0, 4096)
+    D = _rt.tensor_arg(_F, "D", D, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "D", D, 0, 4096)
     # ': device(cpu)' region (line 12): lowered as host code; its parallels run on the kernels' device
     for _i1 in range(4096):  # hetero_cpu_gpu_scale.co:13
-        _rt.elem_set(_F, 'A', A, (_i1,), (_rt.elem_get(_F, 'A', A, (_i1,), 14) + 10.0), 14)  # hetero_cpu_gpu_scale.co:14
+        # hetero_cpu_gpu_scale.co:14
+        _rt.elem_set(_F, "A", A, (_i1,), _rt.elem_get(_F, "A", A, (_i1,), 14) + 10.0, 14)
     # ': device(gpu)' region (line 18): lowered as host code; its parallels run on the kernels' device
     _launch(hetero_parallel_scale_k0, (4,), [B, B.stride(0)], dict(num_warps=8))  # hetero_cpu_gpu_scale.co:19
     # ': device(cpu)' region (line 27): lowered as host code; its parallels run on the kernels' device
     for _i2 in range(4096):  # hetero_cpu_gpu_scale.co:28
-        _rt.elem_set(_F, 'C', C, (_i2,), (_rt.elem_get(_F, 'C', C, (_i2,), 29) - 5.0), 29)  # hetero_cpu_gpu_scale.co:29
+        _rt.elem_set(_F, "C", C, (_i2,), _rt.elem_get(_F, "C", C, (_i2,), 29) - 5.0, 29)  # hetero_cpu_gpu_scale.co:29
     # ': device(gpu)' region (line 33): lowered as host code; its parallels run on the kernels' device
     _launch(hetero_parallel_scale_k1, (4,), [D, D.stride(0)], dict(num_warps=8))  # hetero_cpu_gpu_scale.co:34
     _rt.sync(_dev)  # hetero_cpu_gpu_scale.co:42
@@ -103,4 +107,10 @@ def hetero_parallel_scale(A, B, C, D, *, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'hetero_parallel_scale': {'params': [('A', 'tensor'), ('B', 'tensor'), ('C', 'tensor'), ('D', 'tensor')], 'writes': ['A', 'B', 'C', 'D'], 'returns': 'none'}}
+__croq_ops__ = {
+    "hetero_parallel_scale": {
+        "params": [("A", "tensor"), ("B", "tensor"), ("C", "tensor"), ("D", "tensor")],
+        "writes": ["A", "B", "C", "D"],
+        "returns": "none",
+    }
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,77 +48,142 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def mem_reuse_static_k0(i0_ptr, i0_s0, i0_s1, smem1_data_scratch, smem1_data_per_prog, i0_desc_1x256, output_s_scratch, output_s_per_prog, i1_ptr, i1_s0, i1_s1, smem2_data_scratch, smem2_data_per_prog, i1_desc_1x256, output_ptr, output_s0, output_s1, output_desc_1x128, TMA_I0_1X256: tl.constexpr, TMA_I1_1X256: tl.constexpr, TMA_OUTPUT_1X256: tl.constexpr):
+def mem_reuse_static_k0(
+    i0_ptr,
+    i0_s0,
+    i0_s1,
+    smem1_data_scratch,
+    smem1_data_per_prog,
+    i0_desc_1x256,
+    output_s_scratch,
+    output_s_per_prog,
+    i1_ptr,
+    i1_s0,
+    i1_s1,
+    smem2_data_scratch,
+    smem2_data_per_prog,
+    i1_desc_1x256,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_desc_1x128,
+    TMA_I0_1X256: tl.constexpr,
+    TMA_I1_1X256: tl.constexpr,
+    TMA_OUTPUT_1X256: tl.constexpr,
+):
     """Program = one block of `parallel` at memreuse-static.co:13."""
     p = tl.program_id(0)  # memreuse-static.co:13
     q_l = tl.arange(0, 128)
-    smem1_data = smem1_data_scratch + (tl.program_id(0)).to(tl.int64) * smem1_data_per_prog  # memreuse-static.co:14
+    smem1_data = smem1_data_scratch + tl.program_id(0).to(tl.int64) * smem1_data_per_prog  # memreuse-static.co:14
     if TMA_I0_1X256:
         tile_1 = i0_desc_1x256.load([p, 0])
     else:
-        tile_1 = tl.load(i0_ptr + ((p + tl.arange(0, 1)[:, None])) * i0_s0 + (tl.arange(0, 256)[None, :]) * i0_s1)
-    tl.store(smem1_data + (tl.arange(0, 1)[:, None]) * 256 + (tl.arange(0, 256)[None, :]), tile_1)  # memreuse-static.co:14
+        tile_1 = tl.load(i0_ptr + (p + tl.arange(0, 1)[:, None]) * i0_s0 + tl.arange(0, 256)[None, :] * i0_s1)
+    # memreuse-static.co:14
+    tl.store(smem1_data + tl.arange(0, 1)[:, None] * 256 + tl.arange(0, 256)[None, :], tile_1)
     tl.debug_barrier()
-    output_s = output_s_scratch + (tl.program_id(0)).to(tl.int64) * output_s_per_prog  # memreuse-static.co:15
-    tl.store(output_s + (tl.arange(0, 1)[:, None]) * 256 + (tl.arange(0, 256)[None, :]), tl.full([1, 256], 0, tl.uint8), mask=None)
+    output_s = output_s_scratch + tl.program_id(0).to(tl.int64) * output_s_per_prog  # memreuse-static.co:15
+    tl.store(
+        output_s + tl.arange(0, 1)[:, None] * 256 + tl.arange(0, 256)[None, :],
+        tl.full([1, 256], 0, tl.uint8),
+        mask=None,
+    )
     tl.debug_barrier()
     for i_2 in range(0, 1):  # memreuse-static.co:18
-        v_3 = tl.load(smem1_data + (i_2) * 256 + (q_l))  # memreuse-static.co:19
-        tl.store(output_s + (i_2) * 256 + (q_l), v_3)
+        v_3 = tl.load(smem1_data + i_2 * 256 + q_l)  # memreuse-static.co:19
+        tl.store(output_s + i_2 * 256 + q_l, v_3)
         tl.debug_barrier()
-        v_4 = tl.load(smem1_data + (i_2) * 256 + ((q_l + 128)), mask=((q_l + 128) < 256), other=0)  # memreuse-static.co:20
-        tl.store(output_s + (i_2) * 256 + ((q_l + 128)), v_4, mask=((q_l + 128) < 256))
+        # memreuse-static.co:20
+        v_4 = tl.load(smem1_data + i_2 * 256 + (q_l + 128), mask=q_l + 128 < 256, other=0)
+        tl.store(output_s + i_2 * 256 + (q_l + 128), v_4, mask=q_l + 128 < 256)
         tl.debug_barrier()
-    smem2_data = smem2_data_scratch + (tl.program_id(0)).to(tl.int64) * smem2_data_per_prog  # memreuse-static.co:24
+    smem2_data = smem2_data_scratch + tl.program_id(0).to(tl.int64) * smem2_data_per_prog  # memreuse-static.co:24
     if TMA_I1_1X256:
         tile_5 = i1_desc_1x256.load([p, 0])
     else:
-        tile_5 = tl.load(i1_ptr + ((p + tl.arange(0, 1)[:, None])) * i1_s0 + (tl.arange(0, 256)[None, :]) * i1_s1)
-    tl.store(smem2_data + (tl.arange(0, 1)[:, None]) * 256 + (tl.arange(0, 256)[None, :]), tile_5)  # memreuse-static.co:24
+        tile_5 = tl.load(i1_ptr + (p + tl.arange(0, 1)[:, None]) * i1_s0 + tl.arange(0, 256)[None, :] * i1_s1)
+    # memreuse-static.co:24
+    tl.store(smem2_data + tl.arange(0, 1)[:, None] * 256 + tl.arange(0, 256)[None, :], tile_5)
     tl.debug_barrier()
     for i_6 in range(0, 1):  # memreuse-static.co:27
-        v_7 = tl.load(smem2_data + (i_6) * 256 + (q_l))  # memreuse-static.co:28
-        v_8 = tl.load(output_s + (i_6) * 256 + (q_l))
-        tl.store(output_s + (i_6) * 256 + (q_l), (v_8 + v_7))
+        v_7 = tl.load(smem2_data + i_6 * 256 + q_l)  # memreuse-static.co:28
+        v_8 = tl.load(output_s + i_6 * 256 + q_l)
+        tl.store(output_s + i_6 * 256 + q_l, v_8 + v_7)
         tl.debug_barrier()
-        v_9 = tl.load(smem2_data + (i_6) * 256 + ((q_l + 128)), mask=((q_l + 128) < 256), other=0)  # memreuse-static.co:29
-        v_10 = tl.load(output_s + (i_6) * 256 + ((q_l + 128)), mask=((q_l + 128) < 256), other=0)
-        tl.store(output_s + (i_6) * 256 + ((q_l + 128)), (v_10 + v_9), mask=((q_l + 128) < 256))
+        # memreuse-static.co:29
+        v_9 = tl.load(smem2_data + i_6 * 256 + (q_l + 128), mask=q_l + 128 < 256, other=0)
+        v_10 = tl.load(output_s + i_6 * 256 + (q_l + 128), mask=q_l + 128 < 256, other=0)
+        tl.store(output_s + i_6 * 256 + (q_l + 128), v_10 + v_9, mask=q_l + 128 < 256)
         tl.debug_barrier()
-    tile_11 = tl.load(output_s + (tl.arange(0, 1)[:, None]) * 256 + (tl.arange(0, 256)[None, :]))  # memreuse-static.co:33
+    # memreuse-static.co:33
+    tile_11 = tl.load(output_s + tl.arange(0, 1)[:, None] * 256 + tl.arange(0, 256)[None, :])
     if TMA_OUTPUT_1X256:
         _half_120, _half_121 = tl.split(tl.permute(tl.reshape(tile_11, (1, 2, 128)), (0, 2, 1)))
         output_desc_1x128.store([p, 0], _half_120)
-        output_desc_1x128.store([p, 0 + 128], _half_121)
+        output_desc_1x128.store([p, 128], _half_121)
     else:
-        tl.store(output_ptr + ((p + tl.arange(0, 1)[:, None])) * output_s0 + (tl.arange(0, 256)[None, :]) * output_s1, tile_11)
+        tl.store(
+            output_ptr + (p + tl.arange(0, 1)[:, None]) * output_s0 + tl.arange(0, 256)[None, :] * output_s1, tile_11
+        )
 
 
 def mem_reuse_static(i0, i1, *, _launch=None):
     """mem_reuse_static(u8 [8, 256] i0, u8 [8, 256] i1) -> auto; from memreuse-static.co:10."""
-    _F = _rt.Fn('mem_reuse_static', 'memreuse-static.co', 10)
+    _F = _rt.Fn("mem_reuse_static", "memreuse-static.co", 10)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'i0': i0, 'i1': i1}, _launch)
+    _dev = _rt.pick_device(_F, {"i0": i0, "i1": i1}, _launch)
     _dims = {}
-    i0 = _rt.tensor_arg(_F, 'i0', i0, torch.uint8, 2, _dev, is_global=False)  # memreuse-static.co:10
-    _rt.fixed_dim(_F, 'i0', i0, 0, 8)
-    _rt.fixed_dim(_F, 'i0', i0, 1, 256)
-    i1 = _rt.tensor_arg(_F, 'i1', i1, torch.uint8, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'i1', i1, 0, 8)
-    _rt.fixed_dim(_F, 'i1', i1, 1, 256)
+    i0 = _rt.tensor_arg(_F, "i0", i0, torch.uint8, 2, _dev, is_global=False)  # memreuse-static.co:10
+    _rt.fixed_dim(_F, "i0", i0, 0, 8)
+    _rt.fixed_dim(_F, "i0", i0, 1, 256)
+    i1 = _rt.tensor_arg(_F, "i1", i1, torch.uint8, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "i1", i1, 0, 8)
+    _rt.fixed_dim(_F, "i1", i1, 1, 256)
     output = _rt.alloc(_F, (8, 256), torch.uint8, _dev, None)  # memreuse-static.co:11
-    _mem_reuse_static_k0_smem1_data_scratch = _rt.scratch(_F, ((8)) * ((1) * 1 * (1 * 1 * 256)), torch.uint8, _dev)
-    _mem_reuse_static_k0_TMA_I0_1X256 = _rt.tma_ok(_F, 'i0', i0, [1, 256], [1, 256], 'loads (auto)')
+    _mem_reuse_static_k0_smem1_data_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)
+    _mem_reuse_static_k0_TMA_I0_1X256 = _rt.tma_ok(_F, "i0", i0, [1, 256], [1, 256], "loads (auto)")
     _mem_reuse_static_k0_i0_desc_1x256 = _rt.tma_desc(i0, [1, 256], _mem_reuse_static_k0_TMA_I0_1X256, _OOB_PADDING)
-    _mem_reuse_static_k0_output_s_scratch = _rt.scratch(_F, ((8)) * ((1) * 1 * (1 * 1 * 256)), torch.uint8, _dev)
-    _mem_reuse_static_k0_smem2_data_scratch = _rt.scratch(_F, ((8)) * ((1) * 1 * (1 * 1 * 256)), torch.uint8, _dev)
-    _mem_reuse_static_k0_TMA_I1_1X256 = _rt.tma_ok(_F, 'i1', i1, [1, 256], [1, 256], 'loads (auto)')
+    _mem_reuse_static_k0_output_s_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)
+    _mem_reuse_static_k0_smem2_data_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)
+    _mem_reuse_static_k0_TMA_I1_1X256 = _rt.tma_ok(_F, "i1", i1, [1, 256], [1, 256], "loads (auto)")
     _mem_reuse_static_k0_i1_desc_1x256 = _rt.tma_desc(i1, [1, 256], _mem_reuse_static_k0_TMA_I1_1X256, _OOB_PADDING)
-    _mem_reuse_static_k0_TMA_OUTPUT_1X256 = _rt.tma_ok(_F, 'output', output, [1, 256], [1, 256], 'stores (auto)')
-    _mem_reuse_static_k0_output_desc_1x128 = _rt.tma_desc(output, [1, 128], _mem_reuse_static_k0_TMA_OUTPUT_1X256, "zero")
-    _launch(mem_reuse_static_k0, (8,), [i0, i0.stride(0), i0.stride(1), _mem_reuse_static_k0_smem1_data_scratch, (1) * 1 * (1 * 1 * 256), _mem_reuse_static_k0_i0_desc_1x256, _mem_reuse_static_k0_output_s_scratch, (1) * 1 * (1 * 1 * 256), i1, i1.stride(0), i1.stride(1), _mem_reuse_static_k0_smem2_data_scratch, (1) * 1 * (1 * 1 * 256), _mem_reuse_static_k0_i1_desc_1x256, output, output.stride(0), output.stride(1), _mem_reuse_static_k0_output_desc_1x128], dict(TMA_I0_1X256=_mem_reuse_static_k0_TMA_I0_1X256, TMA_I1_1X256=_mem_reuse_static_k0_TMA_I1_1X256, TMA_OUTPUT_1X256=_mem_reuse_static_k0_TMA_OUTPUT_1X256, num_warps=4))  # memreuse-static.co:13
+    _mem_reuse_static_k0_TMA_OUTPUT_1X256 = _rt.tma_ok(_F, "output", output, [1, 256], [1, 256], "stores (auto)")
+    _mem_reuse_static_k0_output_desc_1x128 = _rt.tma_desc(
+        output, [1, 128], _mem_reuse_static_k0_TMA_OUTPUT_1X256, "zero"
+    )
+    # memreuse-static.co:13
+    _launch(
+        mem_reuse_static_k0,
+        (8,),
+        [
+            i0,
+            i0.stride(0),
+            i0.stride(1),
+            _mem_reuse_static_k0_smem1_data_scratch,
+            256,
+            _mem_reuse_static_k0_i0_desc_1x256,
+            _mem_reuse_static_k0_output_s_scratch,
+            256,
+            i1,
+            i1.stride(0),
+            i1.stride(1),
+            _mem_reuse_static_k0_smem2_data_scratch,
+            256,
+            _mem_reuse_static_k0_i1_desc_1x256,
+            output,
+            output.stride(0),
+            output.stride(1),
+            _mem_reuse_static_k0_output_desc_1x128,
+        ],
+        dict(
+            TMA_I0_1X256=_mem_reuse_static_k0_TMA_I0_1X256,
+            TMA_I1_1X256=_mem_reuse_static_k0_TMA_I1_1X256,
+            TMA_OUTPUT_1X256=_mem_reuse_static_k0_TMA_OUTPUT_1X256,
+            num_warps=4,
+        ),
+    )
     return output  # memreuse-static.co:36
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'mem_reuse_static': {'params': [('i0', 'tensor'), ('i1', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {"mem_reuse_static": {"params": [("i0", "tensor"), ("i1", "tensor")], "writes": [], "returns": "tensor"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,62 +48,163 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def mem_reuse_dynamic_k0(i0_ptr, i0_s0, i0_s1, K, N, smem1_data_scratch, smem1_data_per_prog, _h_1, output_s_scratch, output_s_per_prog, i1_ptr, i1_s0, i1_s1, smem2_data_scratch, smem2_data_per_prog, output_ptr, output_s0, output_s1, P_SMEM1_DATA_0: tl.constexpr, P_SMEM1_DATA_1: tl.constexpr):
+def mem_reuse_dynamic_k0(
+    i0_ptr,
+    i0_s0,
+    i0_s1,
+    K,
+    N,
+    smem1_data_scratch,
+    smem1_data_per_prog,
+    _h_1,
+    output_s_scratch,
+    output_s_per_prog,
+    i1_ptr,
+    i1_s0,
+    i1_s1,
+    smem2_data_scratch,
+    smem2_data_per_prog,
+    output_ptr,
+    output_s0,
+    output_s1,
+    P_SMEM1_DATA_0: tl.constexpr,
+    P_SMEM1_DATA_1: tl.constexpr,
+):
     """Program = one block of `parallel` at memreuse.co:10."""
     p = tl.program_id(0)  # memreuse.co:10
     q_l = tl.arange(0, 128)
-    smem1_data = smem1_data_scratch + (tl.program_id(0)).to(tl.int64) * smem1_data_per_prog  # memreuse.co:11
-    tile_2 = tl.load(i0_ptr + (((p * (K // 8)) + tl.arange(0, P_SMEM1_DATA_0)[:, None])) * i0_s0 + (tl.arange(0, P_SMEM1_DATA_1)[None, :]) * i0_s1, mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < (K // 8)) & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N) & (((p * (K // 8)) + tl.arange(0, P_SMEM1_DATA_0)[:, None]) < K), other=0)
-    tl.store(smem1_data + (tl.arange(0, P_SMEM1_DATA_0)[:, None]) * N + (tl.arange(0, P_SMEM1_DATA_1)[None, :]), tile_2, mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < (K // 8)) & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N) & (tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1))
+    smem1_data = smem1_data_scratch + tl.program_id(0).to(tl.int64) * smem1_data_per_prog  # memreuse.co:11
+    tile_2 = tl.load(
+        i0_ptr
+        + (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None]) * i0_s0
+        + tl.arange(0, P_SMEM1_DATA_1)[None, :] * i0_s1,
+        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8)
+        & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
+        & (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None] < K),
+        other=0,
+    )
+    tl.store(
+        smem1_data + tl.arange(0, P_SMEM1_DATA_0)[:, None] * N + tl.arange(0, P_SMEM1_DATA_1)[None, :],
+        tile_2,
+        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8)
+        & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
+        & (tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1),
+    )
     tl.debug_barrier()
-    output_s = output_s_scratch + (tl.program_id(0)).to(tl.int64) * output_s_per_prog  # memreuse.co:12
-    tl.store(output_s + (tl.arange(0, P_SMEM1_DATA_0)[:, None]) * N + (tl.arange(0, P_SMEM1_DATA_1)[None, :]), tl.full([P_SMEM1_DATA_0, P_SMEM1_DATA_1], 0, tl.uint8), mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1) & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N))
+    output_s = output_s_scratch + tl.program_id(0).to(tl.int64) * output_s_per_prog  # memreuse.co:12
+    tl.store(
+        output_s + tl.arange(0, P_SMEM1_DATA_0)[:, None] * N + tl.arange(0, P_SMEM1_DATA_1)[None, :],
+        tl.full([P_SMEM1_DATA_0, P_SMEM1_DATA_1], 0, tl.uint8),
+        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1) & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N),
+    )
     tl.debug_barrier()
     for i_3 in range(0, _h_1):  # memreuse.co:15
-        v_4 = tl.load(smem1_data + (i_3) * N + (q_l), mask=(i_3 < (K // 8)) & (q_l < N), other=0)  # memreuse.co:16
-        tl.store(output_s + (i_3) * N + (q_l), v_4, mask=(q_l < N))
+        v_4 = tl.load(smem1_data + i_3 * N + q_l, mask=(i_3 < K // 8) & (q_l < N), other=0)  # memreuse.co:16
+        tl.store(output_s + i_3 * N + q_l, v_4, mask=q_l < N)
         tl.debug_barrier()
-        v_5 = tl.load(smem1_data + (i_3) * N + ((q_l + 128)), mask=(i_3 < (K // 8)) & ((q_l + 128) < N), other=0)  # memreuse.co:17
-        tl.store(output_s + (i_3) * N + ((q_l + 128)), v_5, mask=((q_l + 128) < N))
+        # memreuse.co:17
+        v_5 = tl.load(smem1_data + i_3 * N + (q_l + 128), mask=(i_3 < K // 8) & (q_l + 128 < N), other=0)
+        tl.store(output_s + i_3 * N + (q_l + 128), v_5, mask=q_l + 128 < N)
         tl.debug_barrier()
-    smem2_data = smem2_data_scratch + (tl.program_id(0)).to(tl.int64) * smem2_data_per_prog  # memreuse.co:21
-    tile_6 = tl.load(i1_ptr + (((p * (K // 8)) + tl.arange(0, P_SMEM1_DATA_0)[:, None])) * i1_s0 + (tl.arange(0, P_SMEM1_DATA_1)[None, :]) * i1_s1, mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < (K // 8)) & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N) & (((p * (K // 8)) + tl.arange(0, P_SMEM1_DATA_0)[:, None]) < K), other=0)
-    tl.store(smem2_data + (tl.arange(0, P_SMEM1_DATA_0)[:, None]) * N + (tl.arange(0, P_SMEM1_DATA_1)[None, :]), tile_6, mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < (K // 8)) & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N) & (tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1))
+    smem2_data = smem2_data_scratch + tl.program_id(0).to(tl.int64) * smem2_data_per_prog  # memreuse.co:21
+    tile_6 = tl.load(
+        i1_ptr
+        + (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None]) * i1_s0
+        + tl.arange(0, P_SMEM1_DATA_1)[None, :] * i1_s1,
+        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8)
+        & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
+        & (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None] < K),
+        other=0,
+    )
+    tl.store(
+        smem2_data + tl.arange(0, P_SMEM1_DATA_0)[:, None] * N + tl.arange(0, P_SMEM1_DATA_1)[None, :],
+        tile_6,
+        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8)
+        & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
+        & (tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1),
+    )
     tl.debug_barrier()
     for i_7 in range(0, _h_1):  # memreuse.co:24
-        v_8 = tl.load(smem2_data + (i_7) * N + (q_l), mask=(i_7 < (K // 8)) & (q_l < N), other=0)  # memreuse.co:25
-        v_9 = tl.load(output_s + (i_7) * N + (q_l), mask=(q_l < N), other=0)
-        tl.store(output_s + (i_7) * N + (q_l), (v_9 + v_8), mask=(q_l < N))
+        v_8 = tl.load(smem2_data + i_7 * N + q_l, mask=(i_7 < K // 8) & (q_l < N), other=0)  # memreuse.co:25
+        v_9 = tl.load(output_s + i_7 * N + q_l, mask=q_l < N, other=0)
+        tl.store(output_s + i_7 * N + q_l, v_9 + v_8, mask=q_l < N)
         tl.debug_barrier()
-        v_10 = tl.load(smem2_data + (i_7) * N + ((q_l + 128)), mask=(i_7 < (K // 8)) & ((q_l + 128) < N), other=0)  # memreuse.co:26
-        v_11 = tl.load(output_s + (i_7) * N + ((q_l + 128)), mask=((q_l + 128) < N), other=0)
-        tl.store(output_s + (i_7) * N + ((q_l + 128)), (v_11 + v_10), mask=((q_l + 128) < N))
+        # memreuse.co:26
+        v_10 = tl.load(smem2_data + i_7 * N + (q_l + 128), mask=(i_7 < K // 8) & (q_l + 128 < N), other=0)
+        v_11 = tl.load(output_s + i_7 * N + (q_l + 128), mask=q_l + 128 < N, other=0)
+        tl.store(output_s + i_7 * N + (q_l + 128), v_11 + v_10, mask=q_l + 128 < N)
         tl.debug_barrier()
-    tile_12 = tl.load(output_s + (tl.arange(0, P_SMEM1_DATA_0)[:, None]) * N + (tl.arange(0, P_SMEM1_DATA_1)[None, :]), mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1) & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N) & (tl.arange(0, P_SMEM1_DATA_0)[:, None] < (K // 8)), other=0)  # memreuse.co:29
-    tl.store(output_ptr + (((p * (K // 8)) + tl.arange(0, P_SMEM1_DATA_0)[:, None])) * output_s0 + (tl.arange(0, P_SMEM1_DATA_1)[None, :]) * output_s1, tile_12, mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < (K // 8)) & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N) & (((p * (K // 8)) + tl.arange(0, P_SMEM1_DATA_0)[:, None]) < K))
+    # memreuse.co:29
+    tile_12 = tl.load(
+        output_s + tl.arange(0, P_SMEM1_DATA_0)[:, None] * N + tl.arange(0, P_SMEM1_DATA_1)[None, :],
+        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1)
+        & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
+        & (tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8),
+        other=0,
+    )
+    tl.store(
+        output_ptr
+        + (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None]) * output_s0
+        + tl.arange(0, P_SMEM1_DATA_1)[None, :] * output_s1,
+        tile_12,
+        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8)
+        & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
+        & (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None] < K),
+    )
 
 
 def mem_reuse_dynamic(i0, i1, *, _launch=None):
     """mem_reuse_dynamic(u8 [K, N] i0, u8 [K, N] i1) -> auto; from memreuse.co:7."""
-    _F = _rt.Fn('mem_reuse_dynamic', 'memreuse.co', 7)
+    _F = _rt.Fn("mem_reuse_dynamic", "memreuse.co", 7)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'i0': i0, 'i1': i1}, _launch)
+    _dev = _rt.pick_device(_F, {"i0": i0, "i1": i1}, _launch)
     _dims = {}
-    i0 = _rt.tensor_arg(_F, 'i0', i0, torch.uint8, 2, _dev, is_global=False)  # memreuse.co:7
-    K = _rt.bind_dim(_F, _dims, 'K', 'i0', i0, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'i0', i0, 1)
-    i1 = _rt.tensor_arg(_F, 'i1', i1, torch.uint8, 2, _dev, is_global=False)
-    K = _rt.bind_dim(_F, _dims, 'K', 'i1', i1, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'i1', i1, 1)
+    i0 = _rt.tensor_arg(_F, "i0", i0, torch.uint8, 2, _dev, is_global=False)  # memreuse.co:7
+    K = _rt.bind_dim(_F, _dims, "K", "i0", i0, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "i0", i0, 1)
+    i1 = _rt.tensor_arg(_F, "i1", i1, torch.uint8, 2, _dev, is_global=False)
+    K = _rt.bind_dim(_F, _dims, "K", "i1", i1, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "i1", i1, 1)
     output = _rt.alloc(_F, (K, N), torch.uint8, _dev, None)  # memreuse.co:8
     _mem_reuse_dynamic_k0_P_SMEM1_DATA_0 = _rt.pad_extent(_rt.idiv(K, 8))
     _mem_reuse_dynamic_k0_P_SMEM1_DATA_1 = _rt.pad_extent(N)
-    _mem_reuse_dynamic_k0_smem1_data_scratch = _rt.scratch(_F, ((8)) * ((1) * 1 * (1 * _rt.idiv(K, 8) * N)), torch.uint8, _dev)
-    _mem_reuse_dynamic_k0_output_s_scratch = _rt.scratch(_F, ((8)) * ((1) * 1 * (1 * _rt.idiv(K, 8) * N)), torch.uint8, _dev)
-    _mem_reuse_dynamic_k0_smem2_data_scratch = _rt.scratch(_F, ((8)) * ((1) * 1 * (1 * _rt.idiv(K, 8) * N)), torch.uint8, _dev)
-    _launch(mem_reuse_dynamic_k0, (8,), [i0, i0.stride(0), i0.stride(1), K, N, _mem_reuse_dynamic_k0_smem1_data_scratch, (1) * 1 * (1 * _rt.idiv(K, 8) * N), _rt.idiv(K, 8), _mem_reuse_dynamic_k0_output_s_scratch, (1) * 1 * (1 * _rt.idiv(K, 8) * N), i1, i1.stride(0), i1.stride(1), _mem_reuse_dynamic_k0_smem2_data_scratch, (1) * 1 * (1 * _rt.idiv(K, 8) * N), output, output.stride(0), output.stride(1)], dict(P_SMEM1_DATA_0=_mem_reuse_dynamic_k0_P_SMEM1_DATA_0, P_SMEM1_DATA_1=_mem_reuse_dynamic_k0_P_SMEM1_DATA_1, num_warps=4))  # memreuse.co:10
+    _mem_reuse_dynamic_k0_smem1_data_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
+    _mem_reuse_dynamic_k0_output_s_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
+    _mem_reuse_dynamic_k0_smem2_data_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
+    # memreuse.co:10
+    _launch(
+        mem_reuse_dynamic_k0,
+        (8,),
+        [
+            i0,
+            i0.stride(0),
+            i0.stride(1),
+            K,
+            N,
+            _mem_reuse_dynamic_k0_smem1_data_scratch,
+            _rt.idiv(K, 8) * N,
+            _rt.idiv(K, 8),
+            _mem_reuse_dynamic_k0_output_s_scratch,
+            _rt.idiv(K, 8) * N,
+            i1,
+            i1.stride(0),
+            i1.stride(1),
+            _mem_reuse_dynamic_k0_smem2_data_scratch,
+            _rt.idiv(K, 8) * N,
+            output,
+            output.stride(0),
+            output.stride(1),
+        ],
+        dict(
+            P_SMEM1_DATA_0=_mem_reuse_dynamic_k0_P_SMEM1_DATA_0,
+            P_SMEM1_DATA_1=_mem_reuse_dynamic_k0_P_SMEM1_DATA_1,
+            num_warps=4,
+        ),
+    )
     return output  # memreuse.co:32
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'mem_reuse_dynamic': {'params': [('i0', 'tensor'), ('i1', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {
+    "mem_reuse_dynamic": {"params": [("i0", "tensor"), ("i1", "tensor")], "writes": [], "returns": "tensor"}
+}

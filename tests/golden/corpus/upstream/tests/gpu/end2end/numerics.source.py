@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -53,25 +54,21 @@ def numerics_core6_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     x = tl.load(input_ptr + p * input_stride_0)  # numerics.co:14
     tl.store(
         output_ptr + p * output_stride_0,
-        tl.sqrt(x + 2.0)
-        + tl.rsqrt(x + 2.0)
-        + tl.sin(x)
-        + tl.extra.cuda.libdevice.sinh(x * 0.25)
-        + tl.cos(x)
-        + tl.extra.cuda.libdevice.cosh(x * 0.25),
+        tl.sqrt(x + 2.0) + tl.rsqrt(x + 2.0) + tl.sin(x) + _libm.sinh(x * 0.25) + tl.cos(x) + _libm.cosh(x * 0.25),
     )  # numerics.co:15
 
 
 def numerics_core6(input, *, _launch=None):
     """numerics_core6(f32 [512] input) -> f32 tensor; from numerics.co:11."""
-    _F = _rt.Fn('numerics_core6', 'numerics.co', 11)
+    _F = _rt.Fn("numerics_core6", "numerics.co", 11)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.float32, 1, _dev, is_global=False)  # numerics.co:11
-    _rt.fixed_dim(_F, 'input', input, 0, 512)
+    input = _rt.tensor_arg(_F, "input", input, torch.float32, 1, _dev, is_global=False)  # numerics.co:11
+    _rt.fixed_dim(_F, "input", input, 0, 512)
     output = _rt.alloc(_F, (512,), torch.float32, _dev, None)  # numerics.co:12
-    _launch(numerics_core6_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=8))  # numerics.co:13
+    # numerics.co:13
+    _launch(numerics_core6_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=8))
     return output  # numerics.co:18
 
 
@@ -82,32 +79,32 @@ def unary_mix_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     x = tl.load(input_ptr + p * input_stride_0)  # numerics.co:30
     tl.store(
         output_ptr + p * output_stride_0,
-        tl.extra.cuda.libdevice.acos(x * 0.5)
-        + tl.extra.cuda.libdevice.asin(x * 0.5)
-        + tl.extra.cuda.libdevice.atan(x)
+        _libm.acos(x * 0.5)
+        + _libm.asin(x * 0.5)
+        + _libm.atan(x)
         + tl.sin(x)
         + tl.cos(x)
-        + tl.extra.cuda.libdevice.cosh(x * 0.25)
-        + tl.extra.cuda.libdevice.sinh(x * 0.25)
+        + _libm.cosh(x * 0.25)
+        + _libm.sinh(x * 0.25)
         + tl.exp(x * 0.25)
         + tl.log(x + 2.5)
-        + tl.extra.cuda.libdevice.log1p(x * 0.25 + 0.5)
-        + tl.extra.cuda.libdevice.expm1(x * 0.25)
+        + _libm.log1p(x * 0.25 + 0.5)
+        + _libm.expm1(x * 0.25)
         + tl.sqrt(x + 2.5)
         + tl.rsqrt(x + 2.5)
-        + tl.extra.cuda.libdevice.tan(x * 0.25)
-        + tl.extra.cuda.libdevice.tanh(x),
+        + _libm.tan(x * 0.25)
+        + _libm.tanh(x),
     )  # numerics.co:31
 
 
 def unary_mix(input, *, _launch=None):
     """unary_mix(f32 [512] input) -> f32 tensor; from numerics.co:27."""
-    _F = _rt.Fn('unary_mix', 'numerics.co', 27)
+    _F = _rt.Fn("unary_mix", "numerics.co", 27)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.float32, 1, _dev, is_global=False)  # numerics.co:27
-    _rt.fixed_dim(_F, 'input', input, 0, 512)
+    input = _rt.tensor_arg(_F, "input", input, torch.float32, 1, _dev, is_global=False)  # numerics.co:27
+    _rt.fixed_dim(_F, "input", input, 0, 512)
     output = _rt.alloc(_F, (512,), torch.float32, _dev, None)  # numerics.co:28
     _launch(unary_mix_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=8))  # numerics.co:29
     return output  # numerics.co:38
@@ -119,26 +116,28 @@ def binary_mix_k0(lhs_ptr, lhs_stride_0, rhs_ptr, rhs_stride_0, output_ptr, outp
     p = tl.arange(0, 512)  # numerics.co:43
     x = tl.load(lhs_ptr + p * lhs_stride_0)  # numerics.co:44
     y = tl.load(rhs_ptr + p * rhs_stride_0)  # numerics.co:45
-    tl.store(
-        output_ptr + p * output_stride_0,
-        tl.extra.cuda.libdevice.pow(x + 1.5, y + 1.5) + tl.extra.cuda.libdevice.atan2(x, y),
-    )  # numerics.co:46
+    tl.store(output_ptr + p * output_stride_0, _libm.pow(x + 1.5, y + 1.5) + _libm.atan2(x, y))  # numerics.co:46
 
 
 def binary_mix(lhs, rhs, *, _launch=None):
     """binary_mix(f32 [512] lhs, f32 [512] rhs) -> f32 tensor; from numerics.co:41."""
-    _F = _rt.Fn('binary_mix', 'numerics.co', 41)
+    _F = _rt.Fn("binary_mix", "numerics.co", 41)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float32, 1, _dev, is_global=False)  # numerics.co:41
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 512)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'rhs', rhs, 0, 512)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float32, 1, _dev, is_global=False)  # numerics.co:41
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 512)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float32, 1, _dev, is_global=False)
+    _rt.fixed_dim(_F, "rhs", rhs, 0, 512)
     output = _rt.alloc(_F, (512,), torch.float32, _dev, None)  # numerics.co:42
-    _launch(binary_mix_k0, (1,), [lhs, lhs.stride(0), rhs, rhs.stride(0), output, output.stride(0)], dict(num_warps=8))  # numerics.co:43
+    # numerics.co:43
+    _launch(binary_mix_k0, (1,), [lhs, lhs.stride(0), rhs, rhs.stride(0), output, output.stride(0)], dict(num_warps=8))
     return output  # numerics.co:48
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'numerics_core6': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'unary_mix': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'binary_mix': {'params': [('lhs', 'tensor'), ('rhs', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {
+    "numerics_core6": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"},
+    "unary_mix": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"},
+    "binary_mix": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -50,20 +51,20 @@ def _oob_fill(x, mask):
 def foo_k0(a):
     """Program = one block of `parallel` at stream.co:7."""
     p = tl.program_id(0)  # stream.co:7
-    tl.device_print('', (a + p))  # stream.co:8
+    tl.device_print("", a + p)  # stream.co:8
 
 
 def foo(a, _s_, *, _launch=None):
     """foo(int a, stream _s) -> void; from stream.co:6."""
-    _F = _rt.Fn('foo', 'stream.co', 6)
+    _F = _rt.Fn("foo", "stream.co", 6)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    a = _rt.scalar_arg(_F, 'a', a, int)  # stream.co:6
-    _rt.stream_arg(_F, '_s_', _s_)
+    a = _rt.scalar_arg(_F, "a", a, int)  # stream.co:6
+    _rt.stream_arg(_F, "_s_", _s_)
     _launch(foo_k0, (6,), [a], dict(num_warps=1))  # stream.co:7
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'foo': {'params': [('a', 'int'), ('_s_', 'stream')], 'writes': [], 'returns': 'none'}}
+__croq_ops__ = {"foo": {"params": [("a", "int"), ("_s_", "stream")], "writes": [], "returns": "none"}}

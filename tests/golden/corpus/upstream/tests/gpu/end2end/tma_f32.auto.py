@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -49,106 +50,269 @@ def _oob_fill(x, mask):
 @triton.jit
 def tma_copy_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
     """Program = one block of `parallel` at tma_f32.co:12."""
-    _pid0 = tl.program_id(0)  # tma_f32.co:12
     f_data = tl.zeros([8, 16, 64], tl.float32)  # tma_f32.co:13
-    tile_1 = _oob_fill(tl.load(input_ptr + (tl.arange(0, 8)[:, None, None]) * input_s0 + (tl.arange(0, 16)[None, :, None]) * input_s1 + (tl.arange(0, 64)[None, None, :]) * input_s2, mask=(tl.arange(0, 8)[:, None, None] < 6), other=0.0), (tl.arange(0, 8)[:, None, None] < 6))
+    mask_2 = tl.arange(0, 8)[:, None, None] < 6
+    ptrs_3 = (
+        input_ptr
+        + tl.arange(0, 8)[:, None, None] * input_s0
+        + tl.arange(0, 16)[None, :, None] * input_s1
+        + tl.arange(0, 64)[None, None, :] * input_s2
+    )
+    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     f_data = tile_1
-    tl.store(output_ptr + (tl.arange(0, 8)[:, None, None]) * output_s0 + (tl.arange(0, 16)[None, :, None]) * output_s1 + (tl.arange(0, 64)[None, None, :]) * output_s2, tl.where((tl.arange(0, 8)[:, None, None] < 6), f_data, 0), mask=(tl.arange(0, 8)[:, None, None] < 6))  # tma_f32.co:15
+    # tma_f32.co:15
+    tl.store(
+        output_ptr
+        + tl.arange(0, 8)[:, None, None] * output_s0
+        + tl.arange(0, 16)[None, :, None] * output_s1
+        + tl.arange(0, 64)[None, None, :] * output_s2,
+        tl.where(tl.arange(0, 8)[:, None, None] < 6, f_data, 0),
+        mask=tl.arange(0, 8)[:, None, None] < 6,
+    )
 
 
 def tma_copy_async(input, *, _launch=None):
     """tma_copy_async(f32 [6, 16, 64] input) -> auto; from tma_f32.co:9."""
-    _F = _rt.Fn('tma_copy_async', 'tma_f32.co', 9)
+    _F = _rt.Fn("tma_copy_async", "tma_f32.co", 9)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.float32, 3, _dev, is_global=False)  # tma_f32.co:9
-    _rt.fixed_dim(_F, 'input', input, 0, 6)
-    _rt.fixed_dim(_F, 'input', input, 1, 16)
-    _rt.fixed_dim(_F, 'input', input, 2, 64)
+    input = _rt.tensor_arg(_F, "input", input, torch.float32, 3, _dev, is_global=False)  # tma_f32.co:9
+    _rt.fixed_dim(_F, "input", input, 0, 6)
+    _rt.fixed_dim(_F, "input", input, 1, 16)
+    _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 16, 64), torch.float32, _dev, None)  # tma_f32.co:10
-    _launch(tma_copy_async_k0, (1,), [input, input.stride(0), input.stride(1), input.stride(2), output, output.stride(0), output.stride(1), output.stride(2)], dict(num_warps=1))  # tma_f32.co:12
+    # tma_f32.co:12
+    _launch(
+        tma_copy_async_k0,
+        (1,),
+        [
+            input,
+            input.stride(0),
+            input.stride(1),
+            input.stride(2),
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+        ],
+        dict(num_warps=1),
+    )
     return output  # tma_f32.co:18
 
 
 @triton.jit
-def tma_copy_multi_subspan_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2, output_desc_1x16x8, TMA_OUTPUT_1X16X8: tl.constexpr):
+def tma_copy_multi_subspan_k0(
+    input_ptr,
+    input_s0,
+    input_s1,
+    input_s2,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_s2,
+    output_desc_1x16x8,
+    TMA_OUTPUT_1X16X8: tl.constexpr,
+):
     """Program = one block of `parallel` at tma_f32.co:24."""
     p = tl.program_id(0)  # tma_f32.co:24
     for x_1 in range(0, 3):  # tma_f32.co:25
         for y_2 in range(0, 8):
             sf_data = tl.zeros([1, 16, 8], tl.float32)  # tma_f32.co:26
-            tile_3 = _oob_fill(tl.load(input_ptr + ((((p * 3) + x_1) + tl.arange(0, 1)[:, None, None])) * input_s0 + (tl.arange(0, 16)[None, :, None]) * input_s1 + (((y_2 * 8) + tl.arange(0, 8)[None, None, :])) * input_s2, mask=((((p * 3) + x_1) + tl.arange(0, 1)[:, None, None]) < ((p * 3) + 3)), other=0.0), ((((p * 3) + x_1) + tl.arange(0, 1)[:, None, None]) < ((p * 3) + 3)))
+            mask_4 = p * 3 + x_1 + tl.arange(0, 1)[:, None, None] < p * 3 + 3
+            ptrs_5 = (
+                input_ptr
+                + (p * 3 + x_1 + tl.arange(0, 1)[:, None, None]) * input_s0
+                + tl.arange(0, 16)[None, :, None] * input_s1
+                + (y_2 * 8 + tl.arange(0, 8)[None, None, :]) * input_s2
+            )
+            tile_3 = _oob_fill(tl.load(ptrs_5, mask=mask_4, other=0.0), mask_4)
             sf_data = tile_3
             if TMA_OUTPUT_1X16X8:  # tma_f32.co:28
-                output_desc_1x16x8.store([((p * 3) + x_1), 0, (y_2 * 8)], sf_data)
+                output_desc_1x16x8.store([p * 3 + x_1, 0, y_2 * 8], sf_data)
             else:
-                tl.store(output_ptr + ((((p * 3) + x_1) + tl.arange(0, 1)[:, None, None])) * output_s0 + (tl.arange(0, 16)[None, :, None]) * output_s1 + (((y_2 * 8) + tl.arange(0, 8)[None, None, :])) * output_s2, sf_data)
+                tl.store(
+                    output_ptr
+                    + (p * 3 + x_1 + tl.arange(0, 1)[:, None, None]) * output_s0
+                    + tl.arange(0, 16)[None, :, None] * output_s1
+                    + (y_2 * 8 + tl.arange(0, 8)[None, None, :]) * output_s2,
+                    sf_data,
+                )
 
 
 def tma_copy_multi_subspan(input, *, _launch=None):
     """tma_copy_multi_subspan(f32 [6, 16, 64] input) -> auto; from tma_f32.co:21."""
-    _F = _rt.Fn('tma_copy_multi_subspan', 'tma_f32.co', 21)
+    _F = _rt.Fn("tma_copy_multi_subspan", "tma_f32.co", 21)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.float32, 3, _dev, is_global=False)  # tma_f32.co:21
-    _rt.fixed_dim(_F, 'input', input, 0, 6)
-    _rt.fixed_dim(_F, 'input', input, 1, 16)
-    _rt.fixed_dim(_F, 'input', input, 2, 64)
+    input = _rt.tensor_arg(_F, "input", input, torch.float32, 3, _dev, is_global=False)  # tma_f32.co:21
+    _rt.fixed_dim(_F, "input", input, 0, 6)
+    _rt.fixed_dim(_F, "input", input, 1, 16)
+    _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 16, 64), torch.float32, _dev, None)  # tma_f32.co:22
-    _tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8 = _rt.tma_ok(_F, 'output', output, [1, 16, 8], [1, 16, 8], 'stores')
-    _tma_copy_multi_subspan_k0_output_desc_1x16x8 = _rt.tma_desc(output, [1, 16, 8], _tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8, "zero")
-    _launch(tma_copy_multi_subspan_k0, (2,), [input, input.stride(0), input.stride(1), input.stride(2), output, output.stride(0), output.stride(1), output.stride(2), _tma_copy_multi_subspan_k0_output_desc_1x16x8], dict(TMA_OUTPUT_1X16X8=_tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8, num_warps=1))  # tma_f32.co:24
+    _tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8 = _rt.tma_ok(_F, "output", output, [1, 16, 8], [1, 16, 8], "stores")
+    _tma_copy_multi_subspan_k0_output_desc_1x16x8 = _rt.tma_desc(
+        output, [1, 16, 8], _tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8, "zero"
+    )
+    # tma_f32.co:24
+    _launch(
+        tma_copy_multi_subspan_k0,
+        (2,),
+        [
+            input,
+            input.stride(0),
+            input.stride(1),
+            input.stride(2),
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+            _tma_copy_multi_subspan_k0_output_desc_1x16x8,
+        ],
+        dict(TMA_OUTPUT_1X16X8=_tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8, num_warps=1),
+    )
     return output  # tma_f32.co:32
 
 
 @triton.jit
-def tma_ab_buffer_fp8_k0(l_ptr, l_s0, l_s1, l_s2, l0_data_scratch, l0_data_per_prog, l_desc_16x2x16, r_ptr, r_s0, r_s1, r_s2, r0_data_scratch, r0_data_per_prog, r_desc_16x2x16, l1_data_scratch, l1_data_per_prog, r1_data_scratch, r1_data_per_prog, out_scratch, out_per_prog, output_ptr, output_s0, output_s1, output_s2, output_desc_16x2x16, TMA_L_16X2X16: tl.constexpr, TMA_R_16X2X16: tl.constexpr, TMA_OUTPUT_16X2X16: tl.constexpr):
+def tma_ab_buffer_fp8_k0(
+    l_ptr,
+    l_s0,
+    l_s1,
+    l_s2,
+    l0_data_scratch,
+    l0_data_per_prog,
+    l_desc_16x2x16,
+    r_ptr,
+    r_s0,
+    r_s1,
+    r_s2,
+    r0_data_scratch,
+    r0_data_per_prog,
+    r_desc_16x2x16,
+    l1_data_scratch,
+    l1_data_per_prog,
+    r1_data_scratch,
+    r1_data_per_prog,
+    out_scratch,
+    out_per_prog,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_s2,
+    output_desc_16x2x16,
+    TMA_L_16X2X16: tl.constexpr,
+    TMA_R_16X2X16: tl.constexpr,
+    TMA_OUTPUT_16X2X16: tl.constexpr,
+):
     """Program = one block of `parallel` at tma_f32.co:39."""
     p = tl.program_id(0)  # tma_f32.co:39
-    l0_data = l0_data_scratch + (tl.program_id(0)).to(tl.int64) * l0_data_per_prog  # tma_f32.co:41
+    l0_data = l0_data_scratch + tl.program_id(0).to(tl.int64) * l0_data_per_prog  # tma_f32.co:41
     if TMA_L_16X2X16:
-        tile_1 = l_desc_16x2x16.load([0, 0, (p * 16)])
+        tile_1 = l_desc_16x2x16.load([0, 0, p * 16])
     else:
-        tile_1 = tl.load(l_ptr + (tl.arange(0, 16)[:, None, None]) * l_s0 + (tl.arange(0, 2)[None, :, None]) * l_s1 + (((p * 16) + tl.arange(0, 16)[None, None, :])) * l_s2)
-    tl.store(l0_data + (tl.arange(0, 16)[:, None, None]) * 32 + (tl.arange(0, 2)[None, :, None]) * 16 + (tl.arange(0, 16)[None, None, :]), tile_1)  # tma_f32.co:41
+        tile_1 = tl.load(
+            l_ptr
+            + tl.arange(0, 16)[:, None, None] * l_s0
+            + tl.arange(0, 2)[None, :, None] * l_s1
+            + (p * 16 + tl.arange(0, 16)[None, None, :]) * l_s2
+        )
+    # tma_f32.co:41
+    tl.store(
+        l0_data
+        + tl.arange(0, 16)[:, None, None] * 32
+        + tl.arange(0, 2)[None, :, None] * 16
+        + tl.arange(0, 16)[None, None, :],
+        tile_1,
+    )
     tl.debug_barrier()
-    r0_data = r0_data_scratch + (tl.program_id(0)).to(tl.int64) * r0_data_per_prog  # tma_f32.co:42
+    r0_data = r0_data_scratch + tl.program_id(0).to(tl.int64) * r0_data_per_prog  # tma_f32.co:42
     if TMA_R_16X2X16:
-        tile_2 = r_desc_16x2x16.load([0, 0, (p * 16)])
+        tile_2 = r_desc_16x2x16.load([0, 0, p * 16])
     else:
-        tile_2 = tl.load(r_ptr + (tl.arange(0, 16)[:, None, None]) * r_s0 + (tl.arange(0, 2)[None, :, None]) * r_s1 + (((p * 16) + tl.arange(0, 16)[None, None, :])) * r_s2)
-    tl.store(r0_data + (tl.arange(0, 16)[:, None, None]) * 32 + (tl.arange(0, 2)[None, :, None]) * 16 + (tl.arange(0, 16)[None, None, :]), tile_2)  # tma_f32.co:42
+        tile_2 = tl.load(
+            r_ptr
+            + tl.arange(0, 16)[:, None, None] * r_s0
+            + tl.arange(0, 2)[None, :, None] * r_s1
+            + (p * 16 + tl.arange(0, 16)[None, None, :]) * r_s2
+        )
+    # tma_f32.co:42
+    tl.store(
+        r0_data
+        + tl.arange(0, 16)[:, None, None] * 32
+        + tl.arange(0, 2)[None, :, None] * 16
+        + tl.arange(0, 16)[None, None, :],
+        tile_2,
+    )
     tl.debug_barrier()
-    l1_data = l1_data_scratch + (tl.program_id(0)).to(tl.int64) * l1_data_per_prog  # tma_f32.co:43
-    r1_data = r1_data_scratch + (tl.program_id(0)).to(tl.int64) * r1_data_per_prog  # tma_f32.co:44
-    out = out_scratch + (tl.program_id(0)).to(tl.int64) * out_per_prog  # tma_f32.co:45
+    l1_data = l1_data_scratch + tl.program_id(0).to(tl.int64) * l1_data_per_prog  # tma_f32.co:43
+    r1_data = r1_data_scratch + tl.program_id(0).to(tl.int64) * r1_data_per_prog  # tma_f32.co:44
+    out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # tma_f32.co:45
     for k_3 in range(1, 8):  # tma_f32.co:46
         if TMA_L_16X2X16:  # tma_f32.co:47
-            tile_4 = l_desc_16x2x16.load([0, (k_3 * 2), (p * 16)])
+            tile_4 = l_desc_16x2x16.load([0, k_3 * 2, p * 16])
         else:
-            tile_4 = tl.load(l_ptr + (tl.arange(0, 16)[:, None, None]) * l_s0 + (((k_3 * 2) + tl.arange(0, 2)[None, :, None])) * l_s1 + (((p * 16) + tl.arange(0, 16)[None, None, :])) * l_s2)
-        tl.store(l1_data + (tl.arange(0, 16)[:, None, None]) * 32 + (tl.arange(0, 2)[None, :, None]) * 16 + (tl.arange(0, 16)[None, None, :]), tile_4)  # tma_f32.co:47
+            tile_4 = tl.load(
+                l_ptr
+                + tl.arange(0, 16)[:, None, None] * l_s0
+                + (k_3 * 2 + tl.arange(0, 2)[None, :, None]) * l_s1
+                + (p * 16 + tl.arange(0, 16)[None, None, :]) * l_s2
+            )
+        # tma_f32.co:47
+        tl.store(
+            l1_data
+            + tl.arange(0, 16)[:, None, None] * 32
+            + tl.arange(0, 2)[None, :, None] * 16
+            + tl.arange(0, 16)[None, None, :],
+            tile_4,
+        )
         tl.debug_barrier()
         if TMA_R_16X2X16:  # tma_f32.co:48
-            tile_5 = r_desc_16x2x16.load([0, (k_3 * 2), (p * 16)])
+            tile_5 = r_desc_16x2x16.load([0, k_3 * 2, p * 16])
         else:
-            tile_5 = tl.load(r_ptr + (tl.arange(0, 16)[:, None, None]) * r_s0 + (((k_3 * 2) + tl.arange(0, 2)[None, :, None])) * r_s1 + (((p * 16) + tl.arange(0, 16)[None, None, :])) * r_s2)
-        tl.store(r1_data + (tl.arange(0, 16)[:, None, None]) * 32 + (tl.arange(0, 2)[None, :, None]) * 16 + (tl.arange(0, 16)[None, None, :]), tile_5)  # tma_f32.co:48
+            tile_5 = tl.load(
+                r_ptr
+                + tl.arange(0, 16)[:, None, None] * r_s0
+                + (k_3 * 2 + tl.arange(0, 2)[None, :, None]) * r_s1
+                + (p * 16 + tl.arange(0, 16)[None, None, :]) * r_s2
+            )
+        # tma_f32.co:48
+        tl.store(
+            r1_data
+            + tl.arange(0, 16)[:, None, None] * 32
+            + tl.arange(0, 2)[None, :, None] * 16
+            + tl.arange(0, 16)[None, None, :],
+            tile_5,
+        )
         tl.debug_barrier()
         for index_0_6 in range(0, 16):  # tma_f32.co:50
             for index_1_7 in range(0, 2):
                 for index_2_8 in range(0, 16):
-                    v_9 = tl.load(l0_data + (index_0_6) * 32 + (index_1_7) * 16 + (index_2_8))  # tma_f32.co:51
-                    v_10 = tl.load(r0_data + (index_0_6) * 32 + (index_1_7) * 16 + (index_2_8))
-                    tl.store(out + (index_0_6) * 32 + (index_1_7) * 16 + (index_2_8), (v_9.to(tl.float32) + v_10.to(tl.float32)))
+                    v_9 = tl.load(l0_data + index_0_6 * 32 + index_1_7 * 16 + index_2_8)  # tma_f32.co:51
+                    v_10 = tl.load(r0_data + index_0_6 * 32 + index_1_7 * 16 + index_2_8)
+                    tl.store(
+                        out + index_0_6 * 32 + index_1_7 * 16 + index_2_8, v_9.to(tl.float32) + v_10.to(tl.float32)
+                    )
                     tl.debug_barrier()
-        tile_11 = tl.load(out + (tl.arange(0, 16)[:, None, None]) * 32 + (tl.arange(0, 2)[None, :, None]) * 16 + (tl.arange(0, 16)[None, None, :]))  # tma_f32.co:52
+        # tma_f32.co:52
+        tile_11 = tl.load(
+            out
+            + tl.arange(0, 16)[:, None, None] * 32
+            + tl.arange(0, 2)[None, :, None] * 16
+            + tl.arange(0, 16)[None, None, :]
+        )
         if TMA_OUTPUT_16X2X16:
-            output_desc_16x2x16.store([0, ((k_3 - 1) * 2), (p * 16)], tile_11)
+            output_desc_16x2x16.store([0, (k_3 - 1) * 2, p * 16], tile_11)
         else:
-            tl.store(output_ptr + (tl.arange(0, 16)[:, None, None]) * output_s0 + ((((k_3 - 1) * 2) + tl.arange(0, 2)[None, :, None])) * output_s1 + (((p * 16) + tl.arange(0, 16)[None, None, :])) * output_s2, tile_11, mask=((((k_3 - 1) * 2) + tl.arange(0, 2)[None, :, None]) < 16))
+            tl.store(
+                output_ptr
+                + tl.arange(0, 16)[:, None, None] * output_s0
+                + ((k_3 - 1) * 2 + tl.arange(0, 2)[None, :, None]) * output_s1
+                + (p * 16 + tl.arange(0, 16)[None, None, :]) * output_s2,
+                tile_11,
+                mask=(k_3 - 1) * 2 + tl.arange(0, 2)[None, :, None] < 16,
+            )
         swap_12 = l0_data  # tma_f32.co:53
         l0_data = l1_data
         l1_data = swap_12
@@ -158,44 +322,102 @@ def tma_ab_buffer_fp8_k0(l_ptr, l_s0, l_s1, l_s2, l0_data_scratch, l0_data_per_p
     for index_0_14 in range(0, 16):  # tma_f32.co:57
         for index_1_15 in range(0, 2):
             for index_2_16 in range(0, 16):
-                v_17 = tl.load(l0_data + (index_0_14) * 32 + (index_1_15) * 16 + (index_2_16))  # tma_f32.co:58
-                v_18 = tl.load(r0_data + (index_0_14) * 32 + (index_1_15) * 16 + (index_2_16))
-                tl.store(out + (index_0_14) * 32 + (index_1_15) * 16 + (index_2_16), (v_17.to(tl.float32) + v_18.to(tl.float32)))
+                v_17 = tl.load(l0_data + index_0_14 * 32 + index_1_15 * 16 + index_2_16)  # tma_f32.co:58
+                v_18 = tl.load(r0_data + index_0_14 * 32 + index_1_15 * 16 + index_2_16)
+                tl.store(
+                    out + index_0_14 * 32 + index_1_15 * 16 + index_2_16, v_17.to(tl.float32) + v_18.to(tl.float32)
+                )
                 tl.debug_barrier()
-    tile_19 = tl.load(out + (tl.arange(0, 16)[:, None, None]) * 32 + (tl.arange(0, 2)[None, :, None]) * 16 + (tl.arange(0, 16)[None, None, :]))  # tma_f32.co:59
+    # tma_f32.co:59
+    tile_19 = tl.load(
+        out
+        + tl.arange(0, 16)[:, None, None] * 32
+        + tl.arange(0, 2)[None, :, None] * 16
+        + tl.arange(0, 16)[None, None, :]
+    )
     if TMA_OUTPUT_16X2X16:
-        output_desc_16x2x16.store([0, 14, (p * 16)], tile_19)
+        output_desc_16x2x16.store([0, 14, p * 16], tile_19)
     else:
-        tl.store(output_ptr + (tl.arange(0, 16)[:, None, None]) * output_s0 + ((14 + tl.arange(0, 2)[None, :, None])) * output_s1 + (((p * 16) + tl.arange(0, 16)[None, None, :])) * output_s2, tile_19, mask=((14 + tl.arange(0, 2)[None, :, None]) < 16))
+        tl.store(
+            output_ptr
+            + tl.arange(0, 16)[:, None, None] * output_s0
+            + (14 + tl.arange(0, 2)[None, :, None]) * output_s1
+            + (p * 16 + tl.arange(0, 16)[None, None, :]) * output_s2,
+            tile_19,
+            mask=14 + tl.arange(0, 2)[None, :, None] < 16,
+        )
 
 
 def tma_ab_buffer_fp8(l, r, *, _launch=None):
     """tma_ab_buffer_fp8(f8_e4m3 [16, 16, 128] l, f8_e4m3 [16, 16, 128] r) -> auto; from tma_f32.co:36."""
-    _F = _rt.Fn('tma_ab_buffer_fp8', 'tma_f32.co', 36)
+    _F = _rt.Fn("tma_ab_buffer_fp8", "tma_f32.co", 36)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'l': l, 'r': r}, _launch)
+    _dev = _rt.pick_device(_F, {"l": l, "r": r}, _launch)
     _dims = {}
-    l = _rt.tensor_arg(_F, 'l', l, torch.float8_e4m3fn, 3, _dev, is_global=False)  # tma_f32.co:36
-    _rt.fixed_dim(_F, 'l', l, 0, 16)
-    _rt.fixed_dim(_F, 'l', l, 1, 16)
-    _rt.fixed_dim(_F, 'l', l, 2, 128)
-    r = _rt.tensor_arg(_F, 'r', r, torch.float8_e4m3fn, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'r', r, 0, 16)
-    _rt.fixed_dim(_F, 'r', r, 1, 16)
-    _rt.fixed_dim(_F, 'r', r, 2, 128)
+    l = _rt.tensor_arg(_F, "l", l, torch.float8_e4m3fn, 3, _dev, is_global=False)  # tma_f32.co:36
+    _rt.fixed_dim(_F, "l", l, 0, 16)
+    _rt.fixed_dim(_F, "l", l, 1, 16)
+    _rt.fixed_dim(_F, "l", l, 2, 128)
+    r = _rt.tensor_arg(_F, "r", r, torch.float8_e4m3fn, 3, _dev, is_global=False)
+    _rt.fixed_dim(_F, "r", r, 0, 16)
+    _rt.fixed_dim(_F, "r", r, 1, 16)
+    _rt.fixed_dim(_F, "r", r, 2, 128)
     output = _rt.alloc(_F, (16, 16, 128), torch.float32, _dev, None)  # tma_f32.co:37
-    _tma_ab_buffer_fp8_k0_l0_data_scratch = _rt.scratch(_F, ((8)) * ((1) * 1 * (1 * 16 * 2 * 16)), torch.float8_e4m3fn, _dev)
-    _tma_ab_buffer_fp8_k0_TMA_L_16X2X16 = _rt.tma_ok(_F, 'l', l, [16, 2, 16], [16, 2, 16], 'loads')
-    _tma_ab_buffer_fp8_k0_l_desc_16x2x16 = _rt.tma_desc(l, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_L_16X2X16, _OOB_PADDING)
-    _tma_ab_buffer_fp8_k0_r0_data_scratch = _rt.scratch(_F, ((8)) * ((1) * 1 * (1 * 16 * 2 * 16)), torch.float8_e4m3fn, _dev)
-    _tma_ab_buffer_fp8_k0_TMA_R_16X2X16 = _rt.tma_ok(_F, 'r', r, [16, 2, 16], [16, 2, 16], 'loads')
-    _tma_ab_buffer_fp8_k0_r_desc_16x2x16 = _rt.tma_desc(r, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_R_16X2X16, _OOB_PADDING)
-    _tma_ab_buffer_fp8_k0_l1_data_scratch = _rt.scratch(_F, ((8)) * ((1) * 1 * (1 * 16 * 2 * 16)), torch.float8_e4m3fn, _dev)
-    _tma_ab_buffer_fp8_k0_r1_data_scratch = _rt.scratch(_F, ((8)) * ((1) * 1 * (1 * 16 * 2 * 16)), torch.float8_e4m3fn, _dev)
-    _tma_ab_buffer_fp8_k0_out_scratch = _rt.scratch(_F, ((8)) * ((1) * 1 * (1 * 16 * 2 * 16)), torch.float32, _dev)
-    _tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16 = _rt.tma_ok(_F, 'output', output, [16, 2, 16], [16, 2, 16], 'stores')
-    _tma_ab_buffer_fp8_k0_output_desc_16x2x16 = _rt.tma_desc(output, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16, "zero")
-    _launch(tma_ab_buffer_fp8_k0, (8,), [l, l.stride(0), l.stride(1), l.stride(2), _tma_ab_buffer_fp8_k0_l0_data_scratch, (1) * 1 * (1 * 16 * 2 * 16), _tma_ab_buffer_fp8_k0_l_desc_16x2x16, r, r.stride(0), r.stride(1), r.stride(2), _tma_ab_buffer_fp8_k0_r0_data_scratch, (1) * 1 * (1 * 16 * 2 * 16), _tma_ab_buffer_fp8_k0_r_desc_16x2x16, _tma_ab_buffer_fp8_k0_l1_data_scratch, (1) * 1 * (1 * 16 * 2 * 16), _tma_ab_buffer_fp8_k0_r1_data_scratch, (1) * 1 * (1 * 16 * 2 * 16), _tma_ab_buffer_fp8_k0_out_scratch, (1) * 1 * (1 * 16 * 2 * 16), output, output.stride(0), output.stride(1), output.stride(2), _tma_ab_buffer_fp8_k0_output_desc_16x2x16], dict(TMA_L_16X2X16=_tma_ab_buffer_fp8_k0_TMA_L_16X2X16, TMA_R_16X2X16=_tma_ab_buffer_fp8_k0_TMA_R_16X2X16, TMA_OUTPUT_16X2X16=_tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16, num_warps=1))  # tma_f32.co:39
+    _tma_ab_buffer_fp8_k0_l0_data_scratch = _rt.scratch(_F, 4096, torch.float8_e4m3fn, _dev)
+    _tma_ab_buffer_fp8_k0_TMA_L_16X2X16 = _rt.tma_ok(_F, "l", l, [16, 2, 16], [16, 2, 16], "loads")
+    _tma_ab_buffer_fp8_k0_l_desc_16x2x16 = _rt.tma_desc(
+        l, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_L_16X2X16, _OOB_PADDING
+    )
+    _tma_ab_buffer_fp8_k0_r0_data_scratch = _rt.scratch(_F, 4096, torch.float8_e4m3fn, _dev)
+    _tma_ab_buffer_fp8_k0_TMA_R_16X2X16 = _rt.tma_ok(_F, "r", r, [16, 2, 16], [16, 2, 16], "loads")
+    _tma_ab_buffer_fp8_k0_r_desc_16x2x16 = _rt.tma_desc(
+        r, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_R_16X2X16, _OOB_PADDING
+    )
+    _tma_ab_buffer_fp8_k0_l1_data_scratch = _rt.scratch(_F, 4096, torch.float8_e4m3fn, _dev)
+    _tma_ab_buffer_fp8_k0_r1_data_scratch = _rt.scratch(_F, 4096, torch.float8_e4m3fn, _dev)
+    _tma_ab_buffer_fp8_k0_out_scratch = _rt.scratch(_F, 4096, torch.float32, _dev)
+    _tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16 = _rt.tma_ok(_F, "output", output, [16, 2, 16], [16, 2, 16], "stores")
+    _tma_ab_buffer_fp8_k0_output_desc_16x2x16 = _rt.tma_desc(
+        output, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16, "zero"
+    )
+    # tma_f32.co:39
+    _launch(
+        tma_ab_buffer_fp8_k0,
+        (8,),
+        [
+            l,
+            l.stride(0),
+            l.stride(1),
+            l.stride(2),
+            _tma_ab_buffer_fp8_k0_l0_data_scratch,
+            512,
+            _tma_ab_buffer_fp8_k0_l_desc_16x2x16,
+            r,
+            r.stride(0),
+            r.stride(1),
+            r.stride(2),
+            _tma_ab_buffer_fp8_k0_r0_data_scratch,
+            512,
+            _tma_ab_buffer_fp8_k0_r_desc_16x2x16,
+            _tma_ab_buffer_fp8_k0_l1_data_scratch,
+            512,
+            _tma_ab_buffer_fp8_k0_r1_data_scratch,
+            512,
+            _tma_ab_buffer_fp8_k0_out_scratch,
+            512,
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+            _tma_ab_buffer_fp8_k0_output_desc_16x2x16,
+        ],
+        dict(
+            TMA_L_16X2X16=_tma_ab_buffer_fp8_k0_TMA_L_16X2X16,
+            TMA_R_16X2X16=_tma_ab_buffer_fp8_k0_TMA_R_16X2X16,
+            TMA_OUTPUT_16X2X16=_tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16,
+            num_warps=1,
+        ),
+    )
     return output  # tma_f32.co:63
 
 
@@ -204,25 +426,60 @@ def tma_copy_tiled_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, outpu
     """Program = one block of `parallel` at tma_f32.co:70."""
     p = tl.program_id(0)  # tma_f32.co:70
     f_data = tl.zeros([8, 16, 4], tl.float32)  # tma_f32.co:71
-    tile_1 = _oob_fill(tl.load(input_ptr + (tl.arange(0, 8)[:, None, None]) * input_s0 + (tl.arange(0, 16)[None, :, None]) * input_s1 + (((p * 4) + tl.arange(0, 4)[None, None, :])) * input_s2, mask=(tl.arange(0, 8)[:, None, None] < 6), other=0.0), (tl.arange(0, 8)[:, None, None] < 6))
+    mask_2 = tl.arange(0, 8)[:, None, None] < 6
+    ptrs_3 = (
+        input_ptr
+        + tl.arange(0, 8)[:, None, None] * input_s0
+        + tl.arange(0, 16)[None, :, None] * input_s1
+        + (p * 4 + tl.arange(0, 4)[None, None, :]) * input_s2
+    )
+    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     f_data = tile_1
-    tl.store(output_ptr + (tl.arange(0, 8)[:, None, None]) * output_s0 + (tl.arange(0, 16)[None, :, None]) * output_s1 + (((p * 4) + tl.arange(0, 4)[None, None, :])) * output_s2, tl.where((tl.arange(0, 8)[:, None, None] < 6), f_data, 0), mask=(tl.arange(0, 8)[:, None, None] < 6))  # tma_f32.co:73
+    # tma_f32.co:73
+    tl.store(
+        output_ptr
+        + tl.arange(0, 8)[:, None, None] * output_s0
+        + tl.arange(0, 16)[None, :, None] * output_s1
+        + (p * 4 + tl.arange(0, 4)[None, None, :]) * output_s2,
+        tl.where(tl.arange(0, 8)[:, None, None] < 6, f_data, 0),
+        mask=tl.arange(0, 8)[:, None, None] < 6,
+    )
 
 
 def tma_copy_tiled(input, *, _launch=None):
     """tma_copy_tiled(f32 [6, 16, 128] input) -> auto; from tma_f32.co:67."""
-    _F = _rt.Fn('tma_copy_tiled', 'tma_f32.co', 67)
+    _F = _rt.Fn("tma_copy_tiled", "tma_f32.co", 67)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'input': input}, _launch)
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
-    input = _rt.tensor_arg(_F, 'input', input, torch.float32, 3, _dev, is_global=False)  # tma_f32.co:67
-    _rt.fixed_dim(_F, 'input', input, 0, 6)
-    _rt.fixed_dim(_F, 'input', input, 1, 16)
-    _rt.fixed_dim(_F, 'input', input, 2, 128)
+    input = _rt.tensor_arg(_F, "input", input, torch.float32, 3, _dev, is_global=False)  # tma_f32.co:67
+    _rt.fixed_dim(_F, "input", input, 0, 6)
+    _rt.fixed_dim(_F, "input", input, 1, 16)
+    _rt.fixed_dim(_F, "input", input, 2, 128)
     output = _rt.alloc(_F, (6, 16, 128), torch.float32, _dev, None)  # tma_f32.co:68
-    _launch(tma_copy_tiled_k0, (32,), [input, input.stride(0), input.stride(1), input.stride(2), output, output.stride(0), output.stride(1), output.stride(2)], dict(num_warps=1))  # tma_f32.co:70
+    # tma_f32.co:70
+    _launch(
+        tma_copy_tiled_k0,
+        (32,),
+        [
+            input,
+            input.stride(0),
+            input.stride(1),
+            input.stride(2),
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+        ],
+        dict(num_warps=1),
+    )
     return output  # tma_f32.co:76
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'tma_copy_async': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'tma_copy_multi_subspan': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'tma_ab_buffer_fp8': {'params': [('l', 'tensor'), ('r', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'tma_copy_tiled': {'params': [('input', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {
+    "tma_copy_async": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"},
+    "tma_copy_multi_subspan": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"},
+    "tma_ab_buffer_fp8": {"params": [("l", "tensor"), ("r", "tensor")], "writes": [], "returns": "tensor"},
+    "tma_copy_tiled": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"},
+}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,76 +48,209 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def tma_ab_buffer_k0(l_ptr, l_s0, l_s1, l_s2, l0_data_scratch, l0_data_per_prog, r_ptr, r_s0, r_s1, r_s2, r0_data_scratch, r0_data_per_prog, l1_data_scratch, l1_data_per_prog, r1_data_scratch, r1_data_per_prog, out_scratch, out_per_prog, output_ptr, output_s0, output_s1, output_s2):
+def tma_ab_buffer_k0(
+    l_ptr,
+    l_s0,
+    l_s1,
+    l_s2,
+    l0_data_scratch,
+    l0_data_per_prog,
+    r_ptr,
+    r_s0,
+    r_s1,
+    r_s2,
+    r0_data_scratch,
+    r0_data_per_prog,
+    l1_data_scratch,
+    l1_data_per_prog,
+    r1_data_scratch,
+    r1_data_per_prog,
+    out_scratch,
+    out_per_prog,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_s2,
+):
     """Program = one block of `parallel` at tma_v2.co:9."""
     p = tl.program_id(0)  # tma_v2.co:9
-    l0_data = l0_data_scratch + (tl.program_id(0)).to(tl.int64) * l0_data_per_prog  # tma_v2.co:11
-    tile_1 = _oob_fill(tl.load(l_ptr + (tl.arange(0, 8)[:, None, None]) * l_s0 + (tl.arange(0, 2)[None, :, None]) * l_s1 + (((p * 4) + tl.arange(0, 4)[None, None, :])) * l_s2, mask=(tl.arange(0, 8)[:, None, None] < 6), other=0.0), (tl.arange(0, 8)[:, None, None] < 6))
-    tl.store(l0_data + (tl.arange(0, 8)[:, None, None]) * 8 + (tl.arange(0, 2)[None, :, None]) * 4 + (tl.arange(0, 4)[None, None, :]), tile_1, mask=(tl.arange(0, 8)[:, None, None] < 6))
+    l0_data = l0_data_scratch + tl.program_id(0).to(tl.int64) * l0_data_per_prog  # tma_v2.co:11
+    mask_2 = tl.arange(0, 8)[:, None, None] < 6
+    ptrs_3 = (
+        l_ptr
+        + tl.arange(0, 8)[:, None, None] * l_s0
+        + tl.arange(0, 2)[None, :, None] * l_s1
+        + (p * 4 + tl.arange(0, 4)[None, None, :]) * l_s2
+    )
+    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
+    tl.store(
+        l0_data
+        + tl.arange(0, 8)[:, None, None] * 8
+        + tl.arange(0, 2)[None, :, None] * 4
+        + tl.arange(0, 4)[None, None, :],
+        tile_1,
+        mask=tl.arange(0, 8)[:, None, None] < 6,
+    )
     tl.debug_barrier()
-    r0_data = r0_data_scratch + (tl.program_id(0)).to(tl.int64) * r0_data_per_prog  # tma_v2.co:12
-    tile_2 = _oob_fill(tl.load(r_ptr + (tl.arange(0, 8)[:, None, None]) * r_s0 + (tl.arange(0, 2)[None, :, None]) * r_s1 + (((p * 4) + tl.arange(0, 4)[None, None, :])) * r_s2, mask=(tl.arange(0, 8)[:, None, None] < 6), other=0.0), (tl.arange(0, 8)[:, None, None] < 6))
-    tl.store(r0_data + (tl.arange(0, 8)[:, None, None]) * 8 + (tl.arange(0, 2)[None, :, None]) * 4 + (tl.arange(0, 4)[None, None, :]), tile_2, mask=(tl.arange(0, 8)[:, None, None] < 6))
+    r0_data = r0_data_scratch + tl.program_id(0).to(tl.int64) * r0_data_per_prog  # tma_v2.co:12
+    mask_5 = tl.arange(0, 8)[:, None, None] < 6
+    ptrs_6 = (
+        r_ptr
+        + tl.arange(0, 8)[:, None, None] * r_s0
+        + tl.arange(0, 2)[None, :, None] * r_s1
+        + (p * 4 + tl.arange(0, 4)[None, None, :]) * r_s2
+    )
+    tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
+    tl.store(
+        r0_data
+        + tl.arange(0, 8)[:, None, None] * 8
+        + tl.arange(0, 2)[None, :, None] * 4
+        + tl.arange(0, 4)[None, None, :],
+        tile_4,
+        mask=tl.arange(0, 8)[:, None, None] < 6,
+    )
     tl.debug_barrier()
-    l1_data = l1_data_scratch + (tl.program_id(0)).to(tl.int64) * l1_data_per_prog  # tma_v2.co:13
-    r1_data = r1_data_scratch + (tl.program_id(0)).to(tl.int64) * r1_data_per_prog  # tma_v2.co:14
-    out = out_scratch + (tl.program_id(0)).to(tl.int64) * out_per_prog  # tma_v2.co:15
-    for k_3 in range(1, 8):  # tma_v2.co:16
-        tile_4 = _oob_fill(tl.load(l_ptr + (tl.arange(0, 8)[:, None, None]) * l_s0 + (((k_3 * 2) + tl.arange(0, 2)[None, :, None])) * l_s1 + (((p * 4) + tl.arange(0, 4)[None, None, :])) * l_s2, mask=(tl.arange(0, 8)[:, None, None] < 6), other=0.0), (tl.arange(0, 8)[:, None, None] < 6))  # tma_v2.co:17
-        tl.store(l1_data + (tl.arange(0, 8)[:, None, None]) * 8 + (tl.arange(0, 2)[None, :, None]) * 4 + (tl.arange(0, 4)[None, None, :]), tile_4, mask=(tl.arange(0, 8)[:, None, None] < 6))
+    l1_data = l1_data_scratch + tl.program_id(0).to(tl.int64) * l1_data_per_prog  # tma_v2.co:13
+    r1_data = r1_data_scratch + tl.program_id(0).to(tl.int64) * r1_data_per_prog  # tma_v2.co:14
+    out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # tma_v2.co:15
+    for k_7 in range(1, 8):  # tma_v2.co:16
+        mask_9 = tl.arange(0, 8)[:, None, None] < 6  # tma_v2.co:17
+        ptrs_10 = (
+            l_ptr
+            + tl.arange(0, 8)[:, None, None] * l_s0
+            + (k_7 * 2 + tl.arange(0, 2)[None, :, None]) * l_s1
+            + (p * 4 + tl.arange(0, 4)[None, None, :]) * l_s2
+        )
+        tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
+        tl.store(
+            l1_data
+            + tl.arange(0, 8)[:, None, None] * 8
+            + tl.arange(0, 2)[None, :, None] * 4
+            + tl.arange(0, 4)[None, None, :],
+            tile_8,
+            mask=tl.arange(0, 8)[:, None, None] < 6,
+        )
         tl.debug_barrier()
-        tile_5 = _oob_fill(tl.load(r_ptr + (tl.arange(0, 8)[:, None, None]) * r_s0 + (((k_3 * 2) + tl.arange(0, 2)[None, :, None])) * r_s1 + (((p * 4) + tl.arange(0, 4)[None, None, :])) * r_s2, mask=(tl.arange(0, 8)[:, None, None] < 6), other=0.0), (tl.arange(0, 8)[:, None, None] < 6))  # tma_v2.co:18
-        tl.store(r1_data + (tl.arange(0, 8)[:, None, None]) * 8 + (tl.arange(0, 2)[None, :, None]) * 4 + (tl.arange(0, 4)[None, None, :]), tile_5, mask=(tl.arange(0, 8)[:, None, None] < 6))
+        mask_12 = tl.arange(0, 8)[:, None, None] < 6  # tma_v2.co:18
+        ptrs_13 = (
+            r_ptr
+            + tl.arange(0, 8)[:, None, None] * r_s0
+            + (k_7 * 2 + tl.arange(0, 2)[None, :, None]) * r_s1
+            + (p * 4 + tl.arange(0, 4)[None, None, :]) * r_s2
+        )
+        tile_11 = _oob_fill(tl.load(ptrs_13, mask=mask_12, other=0.0), mask_12)
+        tl.store(
+            r1_data
+            + tl.arange(0, 8)[:, None, None] * 8
+            + tl.arange(0, 2)[None, :, None] * 4
+            + tl.arange(0, 4)[None, None, :],
+            tile_11,
+            mask=tl.arange(0, 8)[:, None, None] < 6,
+        )
         tl.debug_barrier()
-        for index_0_6 in range(0, 6):  # tma_v2.co:20
-            for index_1_7 in range(0, 2):
-                for index_2_8 in range(0, 4):
-                    v_9 = tl.load(l0_data + (index_0_6) * 8 + (index_1_7) * 4 + (index_2_8))  # tma_v2.co:21
-                    v_10 = tl.load(r0_data + (index_0_6) * 8 + (index_1_7) * 4 + (index_2_8))
-                    tl.store(out + (index_0_6) * 8 + (index_1_7) * 4 + (index_2_8), (v_9 + v_10))
+        for index_0_14 in range(0, 6):  # tma_v2.co:20
+            for index_1_15 in range(0, 2):
+                for index_2_16 in range(0, 4):
+                    v_17 = tl.load(l0_data + index_0_14 * 8 + index_1_15 * 4 + index_2_16)  # tma_v2.co:21
+                    v_18 = tl.load(r0_data + index_0_14 * 8 + index_1_15 * 4 + index_2_16)
+                    tl.store(out + index_0_14 * 8 + index_1_15 * 4 + index_2_16, v_17 + v_18)
                     tl.debug_barrier()
-        tile_11 = _oob_fill(tl.load(out + (tl.arange(0, 8)[:, None, None]) * 8 + (tl.arange(0, 2)[None, :, None]) * 4 + (tl.arange(0, 4)[None, None, :]), mask=(tl.arange(0, 8)[:, None, None] < 6), other=0.0), (tl.arange(0, 8)[:, None, None] < 6))  # tma_v2.co:22
-        tl.store(output_ptr + (tl.arange(0, 8)[:, None, None]) * output_s0 + ((((k_3 - 1) * 2) + tl.arange(0, 2)[None, :, None])) * output_s1 + (((p * 4) + tl.arange(0, 4)[None, None, :])) * output_s2, tile_11, mask=(tl.arange(0, 8)[:, None, None] < 6) & ((((k_3 - 1) * 2) + tl.arange(0, 2)[None, :, None]) < 16))
-        swap_12 = l0_data  # tma_v2.co:23
+        mask_20 = tl.arange(0, 8)[:, None, None] < 6  # tma_v2.co:22
+        ptrs_21 = (
+            out
+            + tl.arange(0, 8)[:, None, None] * 8
+            + tl.arange(0, 2)[None, :, None] * 4
+            + tl.arange(0, 4)[None, None, :]
+        )
+        tile_19 = _oob_fill(tl.load(ptrs_21, mask=mask_20, other=0.0), mask_20)
+        tl.store(
+            output_ptr
+            + tl.arange(0, 8)[:, None, None] * output_s0
+            + ((k_7 - 1) * 2 + tl.arange(0, 2)[None, :, None]) * output_s1
+            + (p * 4 + tl.arange(0, 4)[None, None, :]) * output_s2,
+            tile_19,
+            mask=(tl.arange(0, 8)[:, None, None] < 6) & ((k_7 - 1) * 2 + tl.arange(0, 2)[None, :, None] < 16),
+        )
+        swap_22 = l0_data  # tma_v2.co:23
         l0_data = l1_data
-        l1_data = swap_12
-        swap_13 = r0_data  # tma_v2.co:24
+        l1_data = swap_22
+        swap_23 = r0_data  # tma_v2.co:24
         r0_data = r1_data
-        r1_data = swap_13
-    for index_0_14 in range(0, 6):  # tma_v2.co:27
-        for index_1_15 in range(0, 2):
-            for index_2_16 in range(0, 4):
-                v_17 = tl.load(l0_data + (index_0_14) * 8 + (index_1_15) * 4 + (index_2_16))  # tma_v2.co:28
-                v_18 = tl.load(r0_data + (index_0_14) * 8 + (index_1_15) * 4 + (index_2_16))
-                tl.store(out + (index_0_14) * 8 + (index_1_15) * 4 + (index_2_16), (v_17 + v_18))
+        r1_data = swap_23
+    for index_0_24 in range(0, 6):  # tma_v2.co:27
+        for index_1_25 in range(0, 2):
+            for index_2_26 in range(0, 4):
+                v_27 = tl.load(l0_data + index_0_24 * 8 + index_1_25 * 4 + index_2_26)  # tma_v2.co:28
+                v_28 = tl.load(r0_data + index_0_24 * 8 + index_1_25 * 4 + index_2_26)
+                tl.store(out + index_0_24 * 8 + index_1_25 * 4 + index_2_26, v_27 + v_28)
                 tl.debug_barrier()
-    tile_19 = _oob_fill(tl.load(out + (tl.arange(0, 8)[:, None, None]) * 8 + (tl.arange(0, 2)[None, :, None]) * 4 + (tl.arange(0, 4)[None, None, :]), mask=(tl.arange(0, 8)[:, None, None] < 6), other=0.0), (tl.arange(0, 8)[:, None, None] < 6))  # tma_v2.co:29
-    tl.store(output_ptr + (tl.arange(0, 8)[:, None, None]) * output_s0 + ((14 + tl.arange(0, 2)[None, :, None])) * output_s1 + (((p * 4) + tl.arange(0, 4)[None, None, :])) * output_s2, tile_19, mask=(tl.arange(0, 8)[:, None, None] < 6) & ((14 + tl.arange(0, 2)[None, :, None]) < 16))
+    mask_30 = tl.arange(0, 8)[:, None, None] < 6  # tma_v2.co:29
+    ptrs_31 = (
+        out + tl.arange(0, 8)[:, None, None] * 8 + tl.arange(0, 2)[None, :, None] * 4 + tl.arange(0, 4)[None, None, :]
+    )
+    tile_29 = _oob_fill(tl.load(ptrs_31, mask=mask_30, other=0.0), mask_30)
+    tl.store(
+        output_ptr
+        + tl.arange(0, 8)[:, None, None] * output_s0
+        + (14 + tl.arange(0, 2)[None, :, None]) * output_s1
+        + (p * 4 + tl.arange(0, 4)[None, None, :]) * output_s2,
+        tile_29,
+        mask=(tl.arange(0, 8)[:, None, None] < 6) & (14 + tl.arange(0, 2)[None, :, None] < 16),
+    )
 
 
 def tma_ab_buffer(l, r, *, _launch=None):
     """tma_ab_buffer(f32 [6, 16, 128] l, f32 [6, 16, 128] r) -> auto; from tma_v2.co:6."""
-    _F = _rt.Fn('tma_ab_buffer', 'tma_v2.co', 6)
+    _F = _rt.Fn("tma_ab_buffer", "tma_v2.co", 6)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'l': l, 'r': r}, _launch)
+    _dev = _rt.pick_device(_F, {"l": l, "r": r}, _launch)
     _dims = {}
-    l = _rt.tensor_arg(_F, 'l', l, torch.float32, 3, _dev, is_global=False)  # tma_v2.co:6
-    _rt.fixed_dim(_F, 'l', l, 0, 6)
-    _rt.fixed_dim(_F, 'l', l, 1, 16)
-    _rt.fixed_dim(_F, 'l', l, 2, 128)
-    r = _rt.tensor_arg(_F, 'r', r, torch.float32, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'r', r, 0, 6)
-    _rt.fixed_dim(_F, 'r', r, 1, 16)
-    _rt.fixed_dim(_F, 'r', r, 2, 128)
+    l = _rt.tensor_arg(_F, "l", l, torch.float32, 3, _dev, is_global=False)  # tma_v2.co:6
+    _rt.fixed_dim(_F, "l", l, 0, 6)
+    _rt.fixed_dim(_F, "l", l, 1, 16)
+    _rt.fixed_dim(_F, "l", l, 2, 128)
+    r = _rt.tensor_arg(_F, "r", r, torch.float32, 3, _dev, is_global=False)
+    _rt.fixed_dim(_F, "r", r, 0, 6)
+    _rt.fixed_dim(_F, "r", r, 1, 16)
+    _rt.fixed_dim(_F, "r", r, 2, 128)
     output = _rt.alloc(_F, (6, 16, 128), torch.float32, _dev, None)  # tma_v2.co:7
-    _tma_ab_buffer_k0_l0_data_scratch = _rt.scratch(_F, ((32)) * ((1) * 1 * (1 * 6 * 2 * 4)), torch.float32, _dev)
-    _tma_ab_buffer_k0_r0_data_scratch = _rt.scratch(_F, ((32)) * ((1) * 1 * (1 * 6 * 2 * 4)), torch.float32, _dev)
-    _tma_ab_buffer_k0_l1_data_scratch = _rt.scratch(_F, ((32)) * ((1) * 1 * (1 * 6 * 2 * 4)), torch.float32, _dev)
-    _tma_ab_buffer_k0_r1_data_scratch = _rt.scratch(_F, ((32)) * ((1) * 1 * (1 * 6 * 2 * 4)), torch.float32, _dev)
-    _tma_ab_buffer_k0_out_scratch = _rt.scratch(_F, ((32)) * ((1) * 1 * (1 * 6 * 2 * 4)), torch.float32, _dev)
-    _launch(tma_ab_buffer_k0, (32,), [l, l.stride(0), l.stride(1), l.stride(2), _tma_ab_buffer_k0_l0_data_scratch, (1) * 1 * (1 * 6 * 2 * 4), r, r.stride(0), r.stride(1), r.stride(2), _tma_ab_buffer_k0_r0_data_scratch, (1) * 1 * (1 * 6 * 2 * 4), _tma_ab_buffer_k0_l1_data_scratch, (1) * 1 * (1 * 6 * 2 * 4), _tma_ab_buffer_k0_r1_data_scratch, (1) * 1 * (1 * 6 * 2 * 4), _tma_ab_buffer_k0_out_scratch, (1) * 1 * (1 * 6 * 2 * 4), output, output.stride(0), output.stride(1), output.stride(2)], dict(num_warps=1))  # tma_v2.co:9
+    _tma_ab_buffer_k0_l0_data_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
+    _tma_ab_buffer_k0_r0_data_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
+    _tma_ab_buffer_k0_l1_data_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
+    _tma_ab_buffer_k0_r1_data_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
+    _tma_ab_buffer_k0_out_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
+    # tma_v2.co:9
+    _launch(
+        tma_ab_buffer_k0,
+        (32,),
+        [
+            l,
+            l.stride(0),
+            l.stride(1),
+            l.stride(2),
+            _tma_ab_buffer_k0_l0_data_scratch,
+            48,
+            r,
+            r.stride(0),
+            r.stride(1),
+            r.stride(2),
+            _tma_ab_buffer_k0_r0_data_scratch,
+            48,
+            _tma_ab_buffer_k0_l1_data_scratch,
+            48,
+            _tma_ab_buffer_k0_r1_data_scratch,
+            48,
+            _tma_ab_buffer_k0_out_scratch,
+            48,
+            output,
+            output.stride(0),
+            output.stride(1),
+            output.stride(2),
+        ],
+        dict(num_warps=1),
+    )
     return output  # tma_v2.co:33
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'tma_ab_buffer': {'params': [('l', 'tensor'), ('r', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {"tma_ab_buffer": {"params": [("l", "tensor"), ("r", "tensor")], "writes": [], "returns": "tensor"}}

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,69 +48,162 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def matmul_persis_hilbert_sm90_k0(total_tiles, schedule_m_ptr, schedule_m_s0, T, schedule_n_ptr, schedule_n_s0, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x64, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_128x64, output_ptr, output_s0, output_s1, output_desc_64x128, TMA_LHS_64X64: tl.constexpr, TMA_RHS_128X64: tl.constexpr, TMA_OUTPUT_64X128: tl.constexpr):
+def matmul_persis_hilbert_sm90_k0(
+    total_tiles,
+    schedule_m_ptr,
+    schedule_m_s0,
+    T,
+    schedule_n_ptr,
+    schedule_n_s0,
+    K,
+    lhs_ptr,
+    lhs_s0,
+    lhs_s1,
+    M,
+    lhs_desc_64x64,
+    rhs_ptr,
+    rhs_s0,
+    rhs_s1,
+    N,
+    rhs_desc_128x64,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_desc_64x128,
+    TMA_LHS_64X64: tl.constexpr,
+    TMA_RHS_128X64: tl.constexpr,
+    TMA_OUTPUT_64X128: tl.constexpr,
+):
     """Program = one block of `parallel` at wgmma_persis.co:8."""
     block_id = tl.program_id(0)  # wgmma_persis.co:8
     lhs_load_s = tl.zeros([64, 64], tl.float16)  # wgmma_persis.co:9
     rhs_load_s = tl.zeros([128, 64], tl.float16)  # wgmma_persis.co:10
     output_s = tl.zeros([64, 128], tl.float16)  # wgmma_persis.co:11
     for tile_iter_1 in range(0, tl.cdiv(total_tiles, 114)):  # wgmma_persis.co:12
-        tile_id_2 = ((tile_iter_1 * 114) + block_id)  # wgmma_persis.co:13
-        if (tile_id_2 < total_tiles):  # wgmma_persis.co:14
-            v_3 = tl.load(schedule_m_ptr + (tile_id_2) * schedule_m_s0, mask=(tile_id_2 < T), other=0)  # wgmma_persis.co:15
+        tile_id_2 = tile_iter_1 * 114 + block_id  # wgmma_persis.co:13
+        if tile_id_2 < total_tiles:  # wgmma_persis.co:14
+            # wgmma_persis.co:15
+            v_3 = tl.load(schedule_m_ptr + tile_id_2 * schedule_m_s0, mask=tile_id_2 < T, other=0)
             block_m = tl.full([], tl.cast(v_3, tl.int32), tl.int32)
-            v_4 = tl.load(schedule_n_ptr + (tile_id_2) * schedule_n_s0, mask=(tile_id_2 < T), other=0)  # wgmma_persis.co:16
+            # wgmma_persis.co:16
+            v_4 = tl.load(schedule_n_ptr + tile_id_2 * schedule_n_s0, mask=tile_id_2 < T, other=0)
             block_n = tl.full([], tl.cast(v_4, tl.int32), tl.int32)
             mc_5 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_persis.co:17
             for iv_k_6 in range(0, tl.cdiv(K, 64)):  # wgmma_persis.co:18
                 # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
                 if TMA_LHS_64X64:  # wgmma_persis.co:19
-                    tile_7 = lhs_desc_64x64.load([(block_m * 64), (iv_k_6 * 64)])
+                    tile_7 = lhs_desc_64x64.load([block_m * 64, iv_k_6 * 64])
                 else:
-                    tile_7 = _oob_fill(tl.load(lhs_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_6 * 64) + tl.arange(0, 64)[None, :])) * lhs_s1, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_6 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_6 * 64) + tl.arange(0, 64)[None, :]) < K))
+                    mask_8 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (
+                        iv_k_6 * 64 + tl.arange(0, 64)[None, :] < K
+                    )
+                    ptrs_9 = (
+                        lhs_ptr
+                        + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
+                        + (iv_k_6 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
+                    )
+                    tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
                 lhs_load_s = tile_7  # wgmma_persis.co:19
                 # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
                 if TMA_RHS_128X64:  # wgmma_persis.co:20
-                    tile_8 = rhs_desc_128x64.load([(block_n * 128), (iv_k_6 * 64)])
+                    tile_10 = rhs_desc_128x64.load([block_n * 128, iv_k_6 * 64])
                 else:
-                    tile_8 = _oob_fill(tl.load(rhs_ptr + (((block_n * 128) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_6 * 64) + tl.arange(0, 64)[None, :])) * rhs_s1, mask=(((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_6 * 64) + tl.arange(0, 64)[None, :]) < K), other=0.0), (((block_n * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_6 * 64) + tl.arange(0, 64)[None, :]) < K))
-                rhs_load_s = tile_8  # wgmma_persis.co:20
+                    mask_11 = (block_n * 128 + tl.arange(0, 128)[:, None] < N) & (
+                        iv_k_6 * 64 + tl.arange(0, 64)[None, :] < K
+                    )
+                    ptrs_12 = (
+                        rhs_ptr
+                        + (block_n * 128 + tl.arange(0, 128)[:, None]) * rhs_s0
+                        + (iv_k_6 * 64 + tl.arange(0, 64)[None, :]) * rhs_s1
+                    )
+                    tile_10 = _oob_fill(tl.load(ptrs_12, mask=mask_11, other=0.0), mask_11)
+                rhs_load_s = tile_10  # wgmma_persis.co:20
                 mc_5 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc_5)  # wgmma_persis.co:23
                 # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-            output_s = (mc_5).to(tl.float16)  # wgmma_persis.co:28
+            output_s = mc_5.to(tl.float16)  # wgmma_persis.co:28
             if TMA_OUTPUT_64X128:  # wgmma_persis.co:29
-                output_desc_64x128.store([(block_m * 64), (block_n * 128)], output_s)
+                output_desc_64x128.store([block_m * 64, block_n * 128], output_s)
             else:
-                tl.store(output_ptr + (((block_m * 64) + tl.arange(0, 64)[:, None])) * output_s0 + (((block_n * 128) + tl.arange(0, 128)[None, :])) * output_s1, output_s, mask=(((block_m * 64) + tl.arange(0, 64)[:, None]) < M) & (((block_n * 128) + tl.arange(0, 128)[None, :]) < N))
+                tl.store(
+                    output_ptr
+                    + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
+                    + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
+                    output_s,
+                    mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M)
+                    & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
+                )
 
 
 def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
-    """matmul_persis_hilbert_sm90(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T] schedule_m, global s32 [T] schedule_n) -> void; from wgmma_persis.co:5."""
-    _F = _rt.Fn('matmul_persis_hilbert_sm90', 'wgmma_persis.co', 5)
+    """matmul_persis_hilbert_sm90(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T]
+    schedule_m, global s32 [T] schedule_n) -> void; from wgmma_persis.co:5.
+    """
+    _F = _rt.Fn("matmul_persis_hilbert_sm90", "wgmma_persis.co", 5)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs, 'output': output, 'schedule_m': schedule_m, 'schedule_n': schedule_n}, _launch)
+    _dev = _rt.pick_device(
+        _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
+    )
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:5
-    M = _rt.bind_dim(_F, _dims, 'M', 'lhs', lhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'lhs', lhs, 1)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, 'N', 'rhs', rhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'rhs', rhs, 1)
-    output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
-    schedule_m = _rt.tensor_arg(_F, 'schedule_m', schedule_m, torch.int32, 1, _dev, is_global=True)  # wgmma_persis.co:6
-    T = _rt.bind_dim(_F, _dims, 'T', 'schedule_m', schedule_m, 0)
-    schedule_n = _rt.tensor_arg(_F, 'schedule_n', schedule_n, torch.int32, 1, _dev, is_global=True)
-    T = _rt.bind_dim(_F, _dims, 'T', 'schedule_n', schedule_n, 0)
-    total_tiles = (_rt.cdiv(M, 64) * _rt.cdiv(N, 128))  # wgmma_persis.co:7
-    _matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, 'lhs', lhs, [64, 64], [64, 64], 'loads')
-    _matmul_persis_hilbert_sm90_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64, _OOB_PADDING)
-    _matmul_persis_hilbert_sm90_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, 'rhs', rhs, [128, 64], [128, 64], 'loads')
-    _matmul_persis_hilbert_sm90_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_persis_hilbert_sm90_k0_TMA_RHS_128X64, _OOB_PADDING)
-    _matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, 'output', output, [64, 128], [64, 128], 'stores')
-    _matmul_persis_hilbert_sm90_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128, "zero")
-    _launch(matmul_persis_hilbert_sm90_k0, (114,), [total_tiles, schedule_m, schedule_m.stride(0), T, schedule_n, schedule_n.stride(0), K, lhs, lhs.stride(0), lhs.stride(1), M, _matmul_persis_hilbert_sm90_k0_lhs_desc_64x64, rhs, rhs.stride(0), rhs.stride(1), N, _matmul_persis_hilbert_sm90_k0_rhs_desc_128x64, output, output.stride(0), output.stride(1), _matmul_persis_hilbert_sm90_k0_output_desc_64x128], dict(TMA_LHS_64X64=_matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64, TMA_RHS_128X64=_matmul_persis_hilbert_sm90_k0_TMA_RHS_128X64, TMA_OUTPUT_64X128=_matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128, num_warps=4))  # wgmma_persis.co:8
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:5
+    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    schedule_m = _rt.tensor_arg(_F, "schedule_m", schedule_m, torch.int32, 1, _dev, is_global=True)  # wgmma_persis.co:6
+    T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
+    schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
+    T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
+    total_tiles = _rt.cdiv(M, 64) * _rt.cdiv(N, 128)  # wgmma_persis.co:7
+    _matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
+    _matmul_persis_hilbert_sm90_k0_lhs_desc_64x64 = _rt.tma_desc(
+        lhs, [64, 64], _matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64, _OOB_PADDING
+    )
+    _matmul_persis_hilbert_sm90_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads")
+    _matmul_persis_hilbert_sm90_k0_rhs_desc_128x64 = _rt.tma_desc(
+        rhs, [128, 64], _matmul_persis_hilbert_sm90_k0_TMA_RHS_128X64, _OOB_PADDING
+    )
+    _matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
+    _matmul_persis_hilbert_sm90_k0_output_desc_64x128 = _rt.tma_desc(
+        output, [64, 128], _matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128, "zero"
+    )
+    # wgmma_persis.co:8
+    _launch(
+        matmul_persis_hilbert_sm90_k0,
+        (114,),
+        [
+            total_tiles,
+            schedule_m,
+            schedule_m.stride(0),
+            T,
+            schedule_n,
+            schedule_n.stride(0),
+            K,
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            M,
+            _matmul_persis_hilbert_sm90_k0_lhs_desc_64x64,
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            N,
+            _matmul_persis_hilbert_sm90_k0_rhs_desc_128x64,
+            output,
+            output.stride(0),
+            output.stride(1),
+            _matmul_persis_hilbert_sm90_k0_output_desc_64x128,
+        ],
+        dict(
+            TMA_LHS_64X64=_matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64,
+            TMA_RHS_128X64=_matmul_persis_hilbert_sm90_k0_TMA_RHS_128X64,
+            TMA_OUTPUT_64X128=_matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128,
+            num_warps=4,
+        ),
+    )
     return None
 
 
@@ -182,111 +276,294 @@ def matmul_f16_ws_1p3c_persis_k0(
 
 
 def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
-    """matmul_f16_ws_1p3c_persis(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from wgmma_persis.co:35."""
-    _F = _rt.Fn('matmul_f16_ws_1p3c_persis', 'wgmma_persis.co', 35)
+    """matmul_f16_ws_1p3c_persis(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
+    wgmma_persis.co:35.
+    """
+    _F = _rt.Fn("matmul_f16_ws_1p3c_persis", "wgmma_persis.co", 35)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs, 'output': output}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:36
-    M = _rt.bind_dim(_F, _dims, 'M', 'lhs', lhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'lhs', lhs, 1)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, 'N', 'rhs', rhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'rhs', rhs, 1)
-    output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:37
-    M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:36
+    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:37
+    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     tiles_n = _rt.cdiv(N, 128)  # wgmma_persis.co:38
-    total_tiles = (_rt.cdiv(M, 192) * tiles_n)  # wgmma_persis.co:39
+    total_tiles = _rt.cdiv(M, 192) * tiles_n  # wgmma_persis.co:39
     _matmul_f16_ws_1p3c_persis_k0_NUM_SMS = _rt.num_sms(_dev)  # wgmma_persis.co:41
-    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS = _rt.tma_ok(_F, 'lhs', lhs, [128, 64], [128, 64], 'loads (auto)')
-    _matmul_f16_ws_1p3c_persis_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS, _OOB_PADDING)
-    _matmul_f16_ws_1p3c_persis_k0_TMA_RHS = _rt.tma_ok(_F, 'rhs', rhs, [256, 64], [256, 64], 'loads (auto)')
-    _matmul_f16_ws_1p3c_persis_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_RHS, _OOB_PADDING)
-    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT = _rt.tma_ok(_F, 'output', output, [128, 128], [128, 128], 'stores (auto)')
-    _matmul_f16_ws_1p3c_persis_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT, _OOB_PADDING)
-    _launch(matmul_f16_ws_1p3c_persis_k0, (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_ws_1p3c_persis_k0_NUM_SMS),), [M, K, lhs, lhs.stride(0), lhs.stride(1), N, rhs, rhs.stride(0), rhs.stride(1), output, output.stride(0), output.stride(1), _matmul_f16_ws_1p3c_persis_k0_lhs_desc, _matmul_f16_ws_1p3c_persis_k0_rhs_desc, _matmul_f16_ws_1p3c_persis_k0_output_desc], dict(GROUP_M=8, TMA_LHS=_matmul_f16_ws_1p3c_persis_k0_TMA_LHS, TMA_RHS=_matmul_f16_ws_1p3c_persis_k0_TMA_RHS, NUM_STAGES=3, TMA_OUTPUT=_matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT, NUM_SMS=_matmul_f16_ws_1p3c_persis_k0_NUM_SMS, num_warps=8))
+    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_lhs_desc = _rt.tma_desc(
+        lhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS, _OOB_PADDING
+    )
+    _matmul_f16_ws_1p3c_persis_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_rhs_desc = _rt.tma_desc(
+        rhs, [256, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_RHS, _OOB_PADDING
+    )
+    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_output_desc = _rt.tma_desc(
+        output, [128, 128], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT, _OOB_PADDING
+    )
+    _launch(
+        matmul_f16_ws_1p3c_persis_k0,
+        (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_ws_1p3c_persis_k0_NUM_SMS),),
+        [
+            M,
+            K,
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            N,
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            output,
+            output.stride(0),
+            output.stride(1),
+            _matmul_f16_ws_1p3c_persis_k0_lhs_desc,
+            _matmul_f16_ws_1p3c_persis_k0_rhs_desc,
+            _matmul_f16_ws_1p3c_persis_k0_output_desc,
+        ],
+        dict(
+            GROUP_M=8,
+            TMA_LHS=_matmul_f16_ws_1p3c_persis_k0_TMA_LHS,
+            TMA_RHS=_matmul_f16_ws_1p3c_persis_k0_TMA_RHS,
+            NUM_STAGES=3,
+            TMA_OUTPUT=_matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT,
+            NUM_SMS=_matmul_f16_ws_1p3c_persis_k0_NUM_SMS,
+            num_warps=8,
+        ),
+    )
     return None
 
 
 @triton.jit
-def blockscale_gemm_e4m3_ws_persis_k0(total_tiles, tiles_n, K, lhs_ptr, lhs_s0, lhs_s1, M, lhs_desc_64x128, rhs_ptr, rhs_s0, rhs_s1, N, rhs_desc_128x128, scale_lhs_ptr, scale_lhs_s0, scale_lhs_s1, DIV_BLK_K, scale_rhs_ptr, scale_rhs_s0, scale_rhs_s1, DIV_BLK_N, output_ptr, output_s0, output_s1, output_desc_64x128, WARP_SPECIALIZE: tl.constexpr, NUM_STAGES: tl.constexpr, TMA_LHS_64X128: tl.constexpr, TMA_RHS_128X128: tl.constexpr, TMA_OUTPUT_64X128: tl.constexpr):
+def blockscale_gemm_e4m3_ws_persis_k0(
+    total_tiles,
+    tiles_n,
+    K,
+    lhs_ptr,
+    lhs_s0,
+    lhs_s1,
+    M,
+    lhs_desc_64x128,
+    rhs_ptr,
+    rhs_s0,
+    rhs_s1,
+    N,
+    rhs_desc_128x128,
+    scale_lhs_ptr,
+    scale_lhs_s0,
+    scale_lhs_s1,
+    DIV_BLK_K,
+    scale_rhs_ptr,
+    scale_rhs_s0,
+    scale_rhs_s1,
+    DIV_BLK_N,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_desc_64x128,
+    WARP_SPECIALIZE: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_LHS_64X128: tl.constexpr,
+    TMA_RHS_128X128: tl.constexpr,
+    TMA_OUTPUT_64X128: tl.constexpr,
+):
     """Program = one block of `parallel` at wgmma_persis.co:103."""
     block_id = tl.program_id(0)  # wgmma_persis.co:103
-    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)  # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)  # wgmma_persis.co:105
-    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)  # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)  # wgmma_persis.co:106
+    # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
+    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)  # wgmma_persis.co:105
+    # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
+    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)  # wgmma_persis.co:106
     output_s = tl.zeros([64, 128], tl.float16)  # wgmma_persis.co:107
     for tile_iter_1 in range(0, tl.cdiv(total_tiles, 132)):  # wgmma_persis.co:109
-        tile_id_2 = ((tile_iter_1 * 132) + block_id)  # wgmma_persis.co:110
-        if (tile_id_2 < total_tiles):  # wgmma_persis.co:111
-            block_m_3 = (tile_id_2 // tiles_n)  # wgmma_persis.co:112
-            block_n_4 = (tile_id_2 % tiles_n)  # wgmma_persis.co:113
-            # warp-specialised pipeline (wgmma_persis.co:115): producer warpgroup 0, consumer warpgroup(s) 1..1 merged into one loop; events become program order
+        tile_id_2 = tile_iter_1 * 132 + block_id  # wgmma_persis.co:110
+        if tile_id_2 < total_tiles:  # wgmma_persis.co:111
+            block_m_3 = tile_id_2 // tiles_n  # wgmma_persis.co:112
+            block_n_4 = tile_id_2 % tiles_n  # wgmma_persis.co:113
+            # warp-specialised pipeline (wgmma_persis.co:115): producer warpgroup 0, consumer warpgroup(s) 1..1 merged
+            # into one loop; events become program order
             mc_5 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_persis.co:130
-            if (tile_iter_1 == 0):  # wgmma_persis.co:131
+            if tile_iter_1 == 0:  # wgmma_persis.co:131
                 for order_6 in range(0, 4):  # wgmma_persis.co:132
                     pass
-            for iv_k_7 in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):  # wgmma_persis.co:134
-                stage_8 = (iv_k_7 % 4)  # wgmma_persis.co:118
+            # wgmma_persis.co:134
+            for iv_k_7 in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
                 # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
                 if TMA_LHS_64X128:  # wgmma_persis.co:120
-                    tile_9 = lhs_desc_64x128.load([(block_m_3 * 64), (iv_k_7 * 128)])
+                    tile_9 = lhs_desc_64x128.load([block_m_3 * 64, iv_k_7 * 128])
                 else:
-                    tile_9 = _oob_fill(tl.load(lhs_ptr + (((block_m_3 * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (((iv_k_7 * 128) + tl.arange(0, 128)[None, :])) * lhs_s1, mask=(((block_m_3 * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_7 * 128) + tl.arange(0, 128)[None, :]) < K), other=0.0), (((block_m_3 * 64) + tl.arange(0, 64)[:, None]) < M) & (((iv_k_7 * 128) + tl.arange(0, 128)[None, :]) < K))
+                    mask_10 = (block_m_3 * 64 + tl.arange(0, 64)[:, None] < M) & (
+                        iv_k_7 * 128 + tl.arange(0, 128)[None, :] < K
+                    )
+                    ptrs_11 = (
+                        lhs_ptr
+                        + (block_m_3 * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
+                        + (iv_k_7 * 128 + tl.arange(0, 128)[None, :]) * lhs_s1
+                    )
+                    tile_9 = _oob_fill(tl.load(ptrs_11, mask=mask_10, other=0.0), mask_10)
                 lhs_load_s = tile_9  # wgmma_persis.co:120
                 # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
                 if TMA_RHS_128X128:  # wgmma_persis.co:123
-                    tile_10 = rhs_desc_128x128.load([(block_n_4 * 128), (iv_k_7 * 128)])
+                    tile_12 = rhs_desc_128x128.load([block_n_4 * 128, iv_k_7 * 128])
                 else:
-                    tile_10 = _oob_fill(tl.load(rhs_ptr + (((block_n_4 * 128) + tl.arange(0, 128)[:, None])) * rhs_s0 + (((iv_k_7 * 128) + tl.arange(0, 128)[None, :])) * rhs_s1, mask=(((block_n_4 * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_7 * 128) + tl.arange(0, 128)[None, :]) < K), other=0.0), (((block_n_4 * 128) + tl.arange(0, 128)[:, None]) < N) & (((iv_k_7 * 128) + tl.arange(0, 128)[None, :]) < K))
-                rhs_load_s = tile_10  # wgmma_persis.co:123
-                mc__scaled0_11 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_persis.co:142
-                stage_12 = (iv_k_7 % 4)  # wgmma_persis.co:135
-                mc__scaled0_11 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc__scaled0_11)  # wgmma_persis.co:138
+                    mask_13 = (block_n_4 * 128 + tl.arange(0, 128)[:, None] < N) & (
+                        iv_k_7 * 128 + tl.arange(0, 128)[None, :] < K
+                    )
+                    ptrs_14 = (
+                        rhs_ptr
+                        + (block_n_4 * 128 + tl.arange(0, 128)[:, None]) * rhs_s0
+                        + (iv_k_7 * 128 + tl.arange(0, 128)[None, :]) * rhs_s1
+                    )
+                    tile_12 = _oob_fill(tl.load(ptrs_14, mask=mask_13, other=0.0), mask_13)
+                rhs_load_s = tile_12  # wgmma_persis.co:123
+                mc__scaled0_15 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_persis.co:142
+                mc__scaled0_15 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc__scaled0_15)  # wgmma_persis.co:138
                 # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-                tile_13 = _oob_fill(tl.load(scale_lhs_ptr + (((block_m_3 * 64) + tl.arange(0, 64)[:, None])) * scale_lhs_s0 + ((iv_k_7 + tl.arange(0, 1)[None, :])) * scale_lhs_s1, mask=(((block_m_3 * 64) + tl.arange(0, 64)[:, None]) < M) & ((iv_k_7 + tl.arange(0, 1)[None, :]) < DIV_BLK_K), other=0.0), (((block_m_3 * 64) + tl.arange(0, 64)[:, None]) < M) & ((iv_k_7 + tl.arange(0, 1)[None, :]) < DIV_BLK_K))  # wgmma_persis.co:142
-                v_14 = _oob_fill(tl.load(scale_rhs_ptr + (block_n_4) * scale_rhs_s0 + (iv_k_7) * scale_rhs_s1, mask=(block_n_4 < DIV_BLK_N) & (iv_k_7 < DIV_BLK_K), other=0.0), (block_n_4 < DIV_BLK_N) & (iv_k_7 < DIV_BLK_K))  # wgmma_persis.co:143
-                mc_5 = mc_5 + mc__scaled0_11 * (tile_13).to(tl.float32) * (v_14)  # wgmma_persis.co:142
-            output_s = (mc_5).to(tl.float16)  # wgmma_persis.co:146
+                # wgmma_persis.co:142
+                mask_18 = (block_m_3 * 64 + tl.arange(0, 64)[:, None] < M) & (
+                    iv_k_7 + tl.arange(0, 1)[None, :] < DIV_BLK_K
+                )
+                ptrs_19 = (
+                    scale_lhs_ptr
+                    + (block_m_3 * 64 + tl.arange(0, 64)[:, None]) * scale_lhs_s0
+                    + (iv_k_7 + tl.arange(0, 1)[None, :]) * scale_lhs_s1
+                )
+                tile_17 = _oob_fill(tl.load(ptrs_19, mask=mask_18, other=0.0), mask_18)
+                mask_20 = (block_n_4 < DIV_BLK_N) & (iv_k_7 < DIV_BLK_K)  # wgmma_persis.co:143
+                ptrs_21 = scale_rhs_ptr + block_n_4 * scale_rhs_s0 + iv_k_7 * scale_rhs_s1
+                v_22 = _oob_fill(tl.load(ptrs_21, mask=mask_20, other=0.0), mask_20)
+                mc_5 = mc_5 + mc__scaled0_15 * tile_17.to(tl.float32) * v_22  # wgmma_persis.co:142
+            output_s = mc_5.to(tl.float16)  # wgmma_persis.co:146
             if TMA_OUTPUT_64X128:  # wgmma_persis.co:147
-                output_desc_64x128.store([(block_m_3 * 64), (block_n_4 * 128)], output_s)
+                output_desc_64x128.store([block_m_3 * 64, block_n_4 * 128], output_s)
             else:
-                tl.store(output_ptr + (((block_m_3 * 64) + tl.arange(0, 64)[:, None])) * output_s0 + (((block_n_4 * 128) + tl.arange(0, 128)[None, :])) * output_s1, output_s, mask=(((block_m_3 * 64) + tl.arange(0, 64)[:, None]) < M) & (((block_n_4 * 128) + tl.arange(0, 128)[None, :]) < N))
+                tl.store(
+                    output_ptr
+                    + (block_m_3 * 64 + tl.arange(0, 64)[:, None]) * output_s0
+                    + (block_n_4 * 128 + tl.arange(0, 128)[None, :]) * output_s1,
+                    output_s,
+                    mask=(block_m_3 * 64 + tl.arange(0, 64)[:, None] < M)
+                    & (block_n_4 * 128 + tl.arange(0, 128)[None, :] < N),
+                )
 
 
 def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=None):
-    """blockscale_gemm_e4m3_ws_persis(global f8_e4m3 [M, K] lhs, global f32 [M, DIV_BLK_K] scale_lhs, global f8_e4m3 [N, K] rhs, global f32 [DIV_BLK_N, DIV_BLK_K] scale_rhs, global f16 [M, N] output) -> void; from wgmma_persis.co:94."""
-    _F = _rt.Fn('blockscale_gemm_e4m3_ws_persis', 'wgmma_persis.co', 94)
+    """blockscale_gemm_e4m3_ws_persis(global f8_e4m3 [M, K] lhs, global f32 [M, DIV_BLK_K] scale_lhs, global f8_e4m3 [N,
+    K] rhs, global f32 [DIV_BLK_N, DIV_BLK_K] scale_rhs, global f16 [M, N] output) -> void; from wgmma_persis.co:94.
+    """
+    _F = _rt.Fn("blockscale_gemm_e4m3_ws_persis", "wgmma_persis.co", 94)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'scale_lhs': scale_lhs, 'rhs': rhs, 'scale_rhs': scale_rhs, 'output': output}, _launch)
+    _dev = _rt.pick_device(
+        _F, {"lhs": lhs, "scale_lhs": scale_lhs, "rhs": rhs, "scale_rhs": scale_rhs, "output": output}, _launch
+    )
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_persis.co:95
-    M = _rt.bind_dim(_F, _dims, 'M', 'lhs', lhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'lhs', lhs, 1)
-    scale_lhs = _rt.tensor_arg(_F, 'scale_lhs', scale_lhs, torch.float32, 2, _dev, is_global=True)  # wgmma_persis.co:96
-    M = _rt.bind_dim(_F, _dims, 'M', 'scale_lhs', scale_lhs, 0)
-    DIV_BLK_K = _rt.bind_dim(_F, _dims, 'DIV_BLK_K', 'scale_lhs', scale_lhs, 1)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_persis.co:97
-    N = _rt.bind_dim(_F, _dims, 'N', 'rhs', rhs, 0)
-    K = _rt.bind_dim(_F, _dims, 'K', 'rhs', rhs, 1)
-    scale_rhs = _rt.tensor_arg(_F, 'scale_rhs', scale_rhs, torch.float32, 2, _dev, is_global=True)  # wgmma_persis.co:98
-    DIV_BLK_N = _rt.bind_dim(_F, _dims, 'DIV_BLK_N', 'scale_rhs', scale_rhs, 0)
-    DIV_BLK_K = _rt.bind_dim(_F, _dims, 'DIV_BLK_K', 'scale_rhs', scale_rhs, 1)
-    output = _rt.tensor_arg(_F, 'output', output, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:99
-    M = _rt.bind_dim(_F, _dims, 'M', 'output', output, 0)
-    N = _rt.bind_dim(_F, _dims, 'N', 'output', output, 1)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_persis.co:95
+    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+    scale_lhs = _rt.tensor_arg(_F, "scale_lhs", scale_lhs, torch.float32, 2, _dev, is_global=True)  # wgmma_persis.co:96
+    M = _rt.bind_dim(_F, _dims, "M", "scale_lhs", scale_lhs, 0)
+    DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_lhs", scale_lhs, 1)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_persis.co:97
+    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+    scale_rhs = _rt.tensor_arg(_F, "scale_rhs", scale_rhs, torch.float32, 2, _dev, is_global=True)  # wgmma_persis.co:98
+    DIV_BLK_N = _rt.bind_dim(_F, _dims, "DIV_BLK_N", "scale_rhs", scale_rhs, 0)
+    DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_rhs", scale_rhs, 1)
+    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:99
+    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     tiles_n = _rt.cdiv(N, 128)  # wgmma_persis.co:100
-    total_tiles = (_rt.cdiv(M, 64) * tiles_n)  # wgmma_persis.co:101
+    total_tiles = _rt.cdiv(M, 64) * tiles_n  # wgmma_persis.co:101
     _blockscale_gemm_e4m3_ws_persis_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
-    _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, 'lhs', lhs, [64, 128], [64, 128], 'loads')
-    _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc_64x128 = _rt.tma_desc(lhs, [64, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128, _OOB_PADDING)
-    _blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128 = _rt.tma_ok(_F, 'rhs', rhs, [128, 128], [128, 128], 'loads')
-    _blockscale_gemm_e4m3_ws_persis_k0_rhs_desc_128x128 = _rt.tma_desc(rhs, [128, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128, _OOB_PADDING)
-    _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, 'output', output, [64, 128], [64, 128], 'stores')
-    _blockscale_gemm_e4m3_ws_persis_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128, "zero")
-    _launch(blockscale_gemm_e4m3_ws_persis_k0, (132,), [total_tiles, tiles_n, K, lhs, lhs.stride(0), lhs.stride(1), M, _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc_64x128, rhs, rhs.stride(0), rhs.stride(1), N, _blockscale_gemm_e4m3_ws_persis_k0_rhs_desc_128x128, scale_lhs, scale_lhs.stride(0), scale_lhs.stride(1), DIV_BLK_K, scale_rhs, scale_rhs.stride(0), scale_rhs.stride(1), DIV_BLK_N, output, output.stride(0), output.stride(1), _blockscale_gemm_e4m3_ws_persis_k0_output_desc_64x128], dict(WARP_SPECIALIZE=_blockscale_gemm_e4m3_ws_persis_k0_WARP_SPECIALIZE, NUM_STAGES=4, TMA_LHS_64X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128, TMA_RHS_128X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128, TMA_OUTPUT_64X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128, num_warps=4))  # wgmma_persis.co:103
+    _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads")
+    _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc_64x128 = _rt.tma_desc(
+        lhs, [64, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128, _OOB_PADDING
+    )
+    _blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128 = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads")
+    _blockscale_gemm_e4m3_ws_persis_k0_rhs_desc_128x128 = _rt.tma_desc(
+        rhs, [128, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128, _OOB_PADDING
+    )
+    _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(
+        _F, "output", output, [64, 128], [64, 128], "stores"
+    )
+    _blockscale_gemm_e4m3_ws_persis_k0_output_desc_64x128 = _rt.tma_desc(
+        output, [64, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128, "zero"
+    )
+    # wgmma_persis.co:103
+    _launch(
+        blockscale_gemm_e4m3_ws_persis_k0,
+        (132,),
+        [
+            total_tiles,
+            tiles_n,
+            K,
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            M,
+            _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc_64x128,
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            N,
+            _blockscale_gemm_e4m3_ws_persis_k0_rhs_desc_128x128,
+            scale_lhs,
+            scale_lhs.stride(0),
+            scale_lhs.stride(1),
+            DIV_BLK_K,
+            scale_rhs,
+            scale_rhs.stride(0),
+            scale_rhs.stride(1),
+            DIV_BLK_N,
+            output,
+            output.stride(0),
+            output.stride(1),
+            _blockscale_gemm_e4m3_ws_persis_k0_output_desc_64x128,
+        ],
+        dict(
+            WARP_SPECIALIZE=_blockscale_gemm_e4m3_ws_persis_k0_WARP_SPECIALIZE,
+            NUM_STAGES=4,
+            TMA_LHS_64X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128,
+            TMA_RHS_128X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128,
+            TMA_OUTPUT_64X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128,
+            num_warps=4,
+        ),
+    )
     return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'matmul_persis_hilbert_sm90': {'params': [('lhs', 'tensor'), ('rhs', 'tensor'), ('output', 'tensor'), ('schedule_m', 'tensor'), ('schedule_n', 'tensor')], 'writes': ['output'], 'returns': 'none'}, 'matmul_f16_ws_1p3c_persis': {'params': [('lhs', 'tensor'), ('rhs', 'tensor'), ('output', 'tensor')], 'writes': ['output'], 'returns': 'none'}, 'blockscale_gemm_e4m3_ws_persis': {'params': [('lhs', 'tensor'), ('scale_lhs', 'tensor'), ('rhs', 'tensor'), ('scale_rhs', 'tensor'), ('output', 'tensor')], 'writes': ['output'], 'returns': 'none'}}
+__croq_ops__ = {
+    "matmul_persis_hilbert_sm90": {
+        "params": [
+            ("lhs", "tensor"),
+            ("rhs", "tensor"),
+            ("output", "tensor"),
+            ("schedule_m", "tensor"),
+            ("schedule_n", "tensor"),
+        ],
+        "writes": ["output"],
+        "returns": "none",
+    },
+    "matmul_f16_ws_1p3c_persis": {
+        "params": [("lhs", "tensor"), ("rhs", "tensor"), ("output", "tensor")],
+        "writes": ["output"],
+        "returns": "none",
+    },
+    "blockscale_gemm_e4m3_ws_persis": {
+        "params": [
+            ("lhs", "tensor"),
+            ("scale_lhs", "tensor"),
+            ("rhs", "tensor"),
+            ("scale_rhs", "tensor"),
+            ("output", "tensor"),
+        ],
+        "writes": ["output"],
+        "returns": "none",
+    },
+}

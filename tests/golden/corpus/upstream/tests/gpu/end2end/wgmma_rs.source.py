@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 # out-of-bounds fill of loads not marked .zfill: "zero", or "nan" to find kernels that rely on it
@@ -47,7 +48,9 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def wgmma_rs1_k0(rhs_ptr, rhs_s0, rhs_s1, rhs_desc_64x16, output_ptr, output_s0, output_s1, TMA_RHS_64X16: tl.constexpr):
+def wgmma_rs1_k0(
+    rhs_ptr, rhs_s0, rhs_s1, rhs_desc_64x16, output_ptr, output_s0, output_s1, TMA_RHS_64X16: tl.constexpr
+):
     """Program = one block of `parallel` at wgmma_rs.co:14."""
     bm = tl.program_id(0)  # wgmma_rs.co:14
     bn = tl.program_id(1)
@@ -56,79 +59,135 @@ def wgmma_rs1_k0(rhs_ptr, rhs_s0, rhs_s1, rhs_desc_64x16, output_ptr, output_s0,
     rhs_s_data = tl.zeros([64, 16], tl.float16)  # wgmma_rs.co:17
     # .swiz<32>: 32-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
     if TMA_RHS_64X16:
-        tile_3 = rhs_desc_64x16.load([(bn * 64), 0])
+        tile_3 = rhs_desc_64x16.load([bn * 64, 0])
     else:
-        tile_3 = tl.load(rhs_ptr + (((bn * 64) + tl.arange(0, 64)[:, None])) * rhs_s0 + (tl.arange(0, 16)[None, :]) * rhs_s1)
+        tile_3 = tl.load(rhs_ptr + (bn * 64 + tl.arange(0, 64)[:, None]) * rhs_s0 + tl.arange(0, 16)[None, :] * rhs_s1)
     rhs_s_data = tile_3  # wgmma_rs.co:17
     mc_1 = tl.dot(a_frag_2, tl.trans(rhs_s_data), mc_1)  # wgmma_rs.co:19
-    tl.store(output_ptr + (((bm * 64) + tl.arange(0, 64)[:, None])) * output_s0 + (((bn * 64) + tl.arange(0, 64)[None, :])) * output_s1, mc_1)  # wgmma_rs.co:21
+    # wgmma_rs.co:21
+    tl.store(
+        output_ptr
+        + (bm * 64 + tl.arange(0, 64)[:, None]) * output_s0
+        + (bn * 64 + tl.arange(0, 64)[None, :]) * output_s1,
+        mc_1,
+    )
 
 
 def wgmma_rs1(rhs, *, _launch=None):
     """wgmma_rs1(f16 [64, 16] rhs) -> auto; from wgmma_rs.co:12."""
-    _F = _rt.Fn('wgmma_rs1', 'wgmma_rs.co', 12)
+    _F = _rt.Fn("wgmma_rs1", "wgmma_rs.co", 12)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'rhs': rhs}, _launch)
+    _dev = _rt.pick_device(_F, {"rhs": rhs}, _launch)
     _dims = {}
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float16, 2, _dev, is_global=False)  # wgmma_rs.co:12
-    _rt.fixed_dim(_F, 'rhs', rhs, 0, 64)
-    _rt.fixed_dim(_F, 'rhs', rhs, 1, 16)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)  # wgmma_rs.co:12
+    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+    _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
     output = _rt.alloc(_F, (64, 64), torch.float32, _dev, 0.0)  # wgmma_rs.co:13
-    _wgmma_rs1_k0_TMA_RHS_64X16 = _rt.tma_ok(_F, 'rhs', rhs, [64, 16], [64, 16], 'loads')
+    _wgmma_rs1_k0_TMA_RHS_64X16 = _rt.tma_ok(_F, "rhs", rhs, [64, 16], [64, 16], "loads")
     _wgmma_rs1_k0_rhs_desc_64x16 = _rt.tma_desc(rhs, [64, 16], _wgmma_rs1_k0_TMA_RHS_64X16, _OOB_PADDING)
-    _launch(wgmma_rs1_k0, (1, 1), [rhs, rhs.stride(0), rhs.stride(1), _wgmma_rs1_k0_rhs_desc_64x16, output, output.stride(0), output.stride(1)], dict(TMA_RHS_64X16=_wgmma_rs1_k0_TMA_RHS_64X16, num_warps=4))  # wgmma_rs.co:14
+    # wgmma_rs.co:14
+    _launch(
+        wgmma_rs1_k0,
+        (1, 1),
+        [rhs, rhs.stride(0), rhs.stride(1), _wgmma_rs1_k0_rhs_desc_64x16, output, output.stride(0), output.stride(1)],
+        dict(TMA_RHS_64X16=_wgmma_rs1_k0_TMA_RHS_64X16, num_warps=4),
+    )
     return output  # wgmma_rs.co:23
 
 
 @triton.jit
-def wgmma_rs2_k0(lhs_ptr, lhs_s0, lhs_s1, lhs_desc_64x16, rhs_ptr, rhs_s0, rhs_s1, rhs_desc_64x16, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr, TMA_LHS_64X16: tl.constexpr, TMA_RHS_64X16: tl.constexpr):
+def wgmma_rs2_k0(
+    lhs_ptr,
+    lhs_s0,
+    lhs_s1,
+    lhs_desc_64x16,
+    rhs_ptr,
+    rhs_s0,
+    rhs_s1,
+    rhs_desc_64x16,
+    output_ptr,
+    output_s0,
+    output_s1,
+    GROUP_M: tl.constexpr,
+    TMA_LHS_64X16: tl.constexpr,
+    TMA_RHS_64X16: tl.constexpr,
+):
     """Program = one block of `parallel` at wgmma_rs.co:28."""
     # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
     _pid = tl.program_id(0)  # wgmma_rs.co:28
-    _group = GROUP_M * 1
-    _first = (_pid // _group) * GROUP_M
+    _group = GROUP_M
+    _first = _pid // _group * GROUP_M
     _gsize = tl.minimum(1 - _first, GROUP_M)
-    bm = _first + (_pid % _group) % _gsize
-    bn = (_pid % _group) // _gsize
+    bm = _first + _pid % _group % _gsize
+    bn = _pid % _group // _gsize
     mc_1 = tl.full([64, 64], 0.0, tl.float32)  # wgmma_rs.co:29
     lhs_s_data = tl.zeros([64, 16], tl.float16)  # wgmma_rs.co:30
     # .swiz<32>: 32-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
     if TMA_LHS_64X16:
-        tile_2 = lhs_desc_64x16.load([(bm * 64), 0])
+        tile_2 = lhs_desc_64x16.load([bm * 64, 0])
     else:
-        tile_2 = tl.load(lhs_ptr + (((bm * 64) + tl.arange(0, 64)[:, None])) * lhs_s0 + (tl.arange(0, 16)[None, :]) * lhs_s1)
+        tile_2 = tl.load(lhs_ptr + (bm * 64 + tl.arange(0, 64)[:, None]) * lhs_s0 + tl.arange(0, 16)[None, :] * lhs_s1)
     lhs_s_data = tile_2  # wgmma_rs.co:30
     rhs_s_data = tl.zeros([64, 16], tl.float16)  # wgmma_rs.co:31
     # .swiz<32>: 32-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
     if TMA_RHS_64X16:
-        tile_3 = rhs_desc_64x16.load([(bn * 64), 0])
+        tile_3 = rhs_desc_64x16.load([bn * 64, 0])
     else:
-        tile_3 = tl.load(rhs_ptr + (((bn * 64) + tl.arange(0, 64)[:, None])) * rhs_s0 + (tl.arange(0, 16)[None, :]) * rhs_s1)
+        tile_3 = tl.load(rhs_ptr + (bn * 64 + tl.arange(0, 64)[:, None]) * rhs_s0 + tl.arange(0, 16)[None, :] * rhs_s1)
     rhs_s_data = tile_3  # wgmma_rs.co:31
     mc_1 = tl.dot(lhs_s_data, tl.trans(rhs_s_data), mc_1)  # wgmma_rs.co:34
-    tl.store(output_ptr + (((bm * 64) + tl.arange(0, 64)[:, None])) * output_s0 + (((bn * 64) + tl.arange(0, 64)[None, :])) * output_s1, mc_1)  # wgmma_rs.co:36
+    # wgmma_rs.co:36
+    tl.store(
+        output_ptr
+        + (bm * 64 + tl.arange(0, 64)[:, None]) * output_s0
+        + (bn * 64 + tl.arange(0, 64)[None, :]) * output_s1,
+        mc_1,
+    )
 
 
 def wgmma_rs2(lhs, rhs, *, _launch=None):
     """wgmma_rs2(f16 [64, 16] lhs, f16 [64, 16] rhs) -> auto; from wgmma_rs.co:26."""
-    _F = _rt.Fn('wgmma_rs2', 'wgmma_rs.co', 26)
+    _F = _rt.Fn("wgmma_rs2", "wgmma_rs.co", 26)
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {'lhs': lhs, 'rhs': rhs}, _launch)
+    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
-    lhs = _rt.tensor_arg(_F, 'lhs', lhs, torch.float16, 2, _dev, is_global=False)  # wgmma_rs.co:26
-    _rt.fixed_dim(_F, 'lhs', lhs, 0, 64)
-    _rt.fixed_dim(_F, 'lhs', lhs, 1, 16)
-    rhs = _rt.tensor_arg(_F, 'rhs', rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, 'rhs', rhs, 0, 64)
-    _rt.fixed_dim(_F, 'rhs', rhs, 1, 16)
+    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # wgmma_rs.co:26
+    _rt.fixed_dim(_F, "lhs", lhs, 0, 64)
+    _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
+    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+    _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
     output = _rt.alloc(_F, (64, 64), torch.float32, _dev, 0.0)  # wgmma_rs.co:27
-    _wgmma_rs2_k0_TMA_LHS_64X16 = _rt.tma_ok(_F, 'lhs', lhs, [64, 16], [64, 16], 'loads')
+    _wgmma_rs2_k0_TMA_LHS_64X16 = _rt.tma_ok(_F, "lhs", lhs, [64, 16], [64, 16], "loads")
     _wgmma_rs2_k0_lhs_desc_64x16 = _rt.tma_desc(lhs, [64, 16], _wgmma_rs2_k0_TMA_LHS_64X16, _OOB_PADDING)
-    _wgmma_rs2_k0_TMA_RHS_64X16 = _rt.tma_ok(_F, 'rhs', rhs, [64, 16], [64, 16], 'loads')
+    _wgmma_rs2_k0_TMA_RHS_64X16 = _rt.tma_ok(_F, "rhs", rhs, [64, 16], [64, 16], "loads")
     _wgmma_rs2_k0_rhs_desc_64x16 = _rt.tma_desc(rhs, [64, 16], _wgmma_rs2_k0_TMA_RHS_64X16, _OOB_PADDING)
-    _launch(wgmma_rs2_k0, ((1) * (1),), [lhs, lhs.stride(0), lhs.stride(1), _wgmma_rs2_k0_lhs_desc_64x16, rhs, rhs.stride(0), rhs.stride(1), _wgmma_rs2_k0_rhs_desc_64x16, output, output.stride(0), output.stride(1)], dict(GROUP_M=8, TMA_LHS_64X16=_wgmma_rs2_k0_TMA_LHS_64X16, TMA_RHS_64X16=_wgmma_rs2_k0_TMA_RHS_64X16, num_warps=4))  # wgmma_rs.co:28
+    # wgmma_rs.co:28
+    _launch(
+        wgmma_rs2_k0,
+        (1,),
+        [
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            _wgmma_rs2_k0_lhs_desc_64x16,
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            _wgmma_rs2_k0_rhs_desc_64x16,
+            output,
+            output.stride(0),
+            output.stride(1),
+        ],
+        dict(
+            GROUP_M=8, TMA_LHS_64X16=_wgmma_rs2_k0_TMA_LHS_64X16, TMA_RHS_64X16=_wgmma_rs2_k0_TMA_RHS_64X16, num_warps=4
+        ),
+    )
     return output  # wgmma_rs.co:38
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {'wgmma_rs1': {'params': [('rhs', 'tensor')], 'writes': [], 'returns': 'tensor'}, 'wgmma_rs2': {'params': [('lhs', 'tensor'), ('rhs', 'tensor')], 'writes': [], 'returns': 'tensor'}}
+__croq_ops__ = {
+    "wgmma_rs1": {"params": [("rhs", "tensor")], "writes": [], "returns": "tensor"},
+    "wgmma_rs2": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
+}
