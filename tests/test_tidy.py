@@ -57,7 +57,7 @@ def test_host_code_folds_every_name() -> None:
     assert "n = M * 544" in simplify_lines(src)
 
 
-KERNEL = textwrap.dedent('''\
+KERNEL = textwrap.dedent("""\
     import triton
     import triton.language as tl
 
@@ -70,7 +70,7 @@ KERNEL = textwrap.dedent('''\
         v = tl.load(x_ptr + offs, mask=(offs < ((0 * M) + M)) & (offs < M), other=0.0)  # t.co:3
         # a comment long enough to be wrapped, because it goes on and on about what the next statement does and why
         tl.store(out_ptr + offs * 1, v * 2.0, mask=(offs < M))  # t.co:4
-''')
+""")
 
 
 def test_a_kernel_reads_as_written_and_computes_the_same() -> None:

@@ -27,7 +27,8 @@ from .ksplit import ksplit
 from .retile import AUTO_TILES, Retiled, retile
 from .splitscale import split_scales
 from .symbolic import safe
-from .values import Bounded, BoundedTuple, Shape, Tensor, Tuple_, Val, View, ViewDim, const
+from .values import Bounded, BoundedTuple, Shape, Tensor, Tuple_, Val, View, const
+from .viewops import span_as_view, whole_view
 from .writer import Writer
 
 
@@ -900,30 +901,6 @@ class FunctionLowering:
             dims = self.shape_of_list(op.args, op)
             view = span_as_view(view, dims, op, self)
         return view
-
-
-def whole_view(t: Any) -> View:
-    dims = [ViewDim(const(0), d, None, []) for d in t.dims]
-    return View(t, dims)
-
-
-def span_as_view(view: View, dims: list[Val], node: A.Node, fl: Any) -> View:
-    if not view.whole() and view.reshaped is None:
-        raise fl.error("'.span_as' of a window cannot be lowered yet; apply it to a whole tensor or buffer", node)
-    total_old: Val = const(1)
-    for d in view.reshaped if view.reshaped is not None else [d.extent for d in view.dims]:
-        total_old = X.binary("*", total_old, d, True)
-    total_new: Val = const(1)
-    for d in dims:
-        total_new = X.binary("*", total_new, d, True)
-    if total_old.is_const and total_new.is_const and total_old.const != total_new.const:
-        raise CroqSemanticError(
-            f"span_as: {total_new.const} elements cannot view {total_old.const} elements",
-            node.span,
-            "the new shape must have the same number of elements",
-        )
-    new_dims = [ViewDim(const(0), d, None, []) for d in dims]
-    return View(view.root, new_dims, reshaped=list(dims))
 
 
 def _pick(items: list[Val], k: int, node: A.Node) -> Val:

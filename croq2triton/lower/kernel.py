@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
@@ -27,17 +27,17 @@ from ..lift.kernel import MATH_F32
 from ..sema.types import TYPES, unlowerable_reason
 from . import exprs as X
 from .frags import frag_base, frag_element, store_frag_element
-from .function import FunctionLowering, span_as_view, whole_view
 from .levels import assign_levels
 from .owners import keep_owned
 from .pieces import split_spec
 from .pipeline import is_pipeline
+from .regions import Region
 from .symbolic import safe
-from .tiles import Region
 from .values import (
     Bounded,
     BoundedTuple,
     Buffer,
+    Collapsed,
     Frag,
     Future,
     Shape,
@@ -51,7 +51,11 @@ from .values import (
     host_key,
     pow2,
 )
+from .viewops import span_as_view, whole_view
 from .writer import Writer
+
+if TYPE_CHECKING:
+    from .function import FunctionLowering
 
 # the math builtins: one table (lift/kernel.py), plus those the tile-IR path types itself
 MATH = {name: fn if fn.startswith("_") else f"tl.{fn}" for name, fn in MATH_F32.items()} | {
@@ -59,13 +63,6 @@ MATH = {name: fn if fn.startswith("_") else f"tl.{fn}" for name, fn in MATH_F32.
     "__max": "tl.maximum",
     "__min": "tl.minimum",
 }
-
-
-class Collapsed:
-    """A loop index whose loop was folded into one whole-extent MMA (K split collapse)."""
-
-    def __init__(self, bound: Val) -> None:
-        self.bound = bound
 
 
 class LaneAxis:
@@ -1942,11 +1939,17 @@ class KernelLowering:
         if op == "sub":
             vals = [f"-({vals[0]})"]
         var = self.fresh("old")
-        if op == "cas":
+        axes = frozenset().union(*[i.axes for i in idx], *[a.axes for a in args])
+        if op == "cas" and (axes or mask != "None"):
+            cmp, new = vals
+            if mask != "None":
+                # lanes outside the data compare-and-swap 0 for 0 at the tensor's first element: no write
+                addr, cmp, new = (f"tl.where({mask}, {x}, {y})" for x, y in ((addr, base), (cmp, 0), (new, 0)))
+            self.w.line(f"{var} = _atomics.cas({addr}, {cmp}, {new})", c.span)
+        elif op == "cas":
             self.w.line(f"{var} = {fn}({addr}, {vals[0]}, {vals[1]})", c.span)
         else:
             self.w.line(f"{var} = {fn}({addr}, {vals[0]}, mask={mask})", c.span)
-        axes = frozenset().union(*[i.axes for i in idx], *[a.axes for a in args])
         return Val(var, elem, None, axes)
 
     # ================================================================ tiles: DMA / TMA / MMA

@@ -74,7 +74,7 @@ def whole_split(view: View) -> bool:
 
 def copy_split(self: KernelLowering, src: View, dst: View, engine: str, zfill: bool, span: Any) -> bool:
     """``dma/tma.copy`` where the source or destination is a split tile: piece by piece."""
-    from .tiles import Region, _ring_slot
+    from .regions import Region, _ring_slot
 
     if isinstance(dst.root, Buffer) and dst.root.split is not None and dst.root.mode == "tile":
         if not whole_split(dst):
@@ -200,7 +200,7 @@ def mma_pieces(
 
 def store_split(self: KernelLowering, acc: Frag, dst: View, span: Any) -> bool:
     """``mma.store`` of a split accumulator."""
-    from .tiles import Region
+    from .regions import Region
 
     if acc.split is None:
         return False

@@ -227,3 +227,10 @@ class Frag:
     pdims: list[str] | None = None
     split: tuple[int, list[tuple[int, int]]] | None = None  # (dim, [(offset, size)]): power-of-two pieces
     owners: tuple[str | None, ...] | None = None  # merged units owning its row / column blocks (set by MMAs)
+
+
+class Collapsed:
+    """A loop index whose loop was folded into one whole-extent MMA (K split collapse)."""
+
+    def __init__(self, bound: Val) -> None:
+        self.bound = bound

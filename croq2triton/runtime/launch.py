@@ -305,6 +305,7 @@ def launch(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str
     try:
         kernel[g](*args, **kwargs)
     except Exception as e:
+        _too_large(e, name, kwargs)
         if not kwargs.get("WARP_SPECIALIZE") or interpreting():
             raise
         _WS_FAILED.add(id(kernel))
@@ -317,6 +318,24 @@ def launch(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str
             stacklevel=2,
         )
         kernel[g](*args, **dict(kwargs, WARP_SPECIALIZE=False))
+
+
+MAX_NUMEL = 1 << 20  # Triton's limit on the elements of one block (TRITON_MAX_TENSOR_NUMEL)
+
+
+def _too_large(e: Exception, kernel: str, kwargs: dict[str, Any]) -> None:
+    """Triton refuses a block of more than 2**20 elements: a tile whose extents are sizes known only
+    at launch (``P_*``) grew past it with these sizes. Say so, instead of Triton's traceback."""
+    text = str(e)
+    if "exceeds triton maximum tensor numel" not in text:
+        return
+    padded = {k: v for k, v in kwargs.items() if k.startswith("P_")}
+    shown = ", ".join(f"{k}={v}" for k, v in padded.items())
+    raise CroqLaunchError(
+        f"{kernel}: a tile of this kernel would hold more than {MAX_NUMEL} elements (2**20, Triton's limit "
+        f"for one block) at these sizes" + (f" (tile extents padded to powers of two: {shown})" if shown else ""),
+        hint="tile the copy (subspan / chunkat) so each block moves a bounded tile, or run smaller sizes",
+    ) from e
 
 
 @dataclass

@@ -16,6 +16,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import atomics as _atomics  # noqa: E402
 from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
@@ -65,7 +66,7 @@ def atomic_parse_test_k0(s_scratch, s_per_prog, a_ptr, a_s0, b_ptr, b_s0):
     old_9 = tl.atomic_and(s + p_l, 255, mask=None)  # atomic_builtins.co:13
     old_10 = tl.atomic_or(s + p_l, 1, mask=None)  # atomic_builtins.co:14
     old_11 = tl.atomic_xor(s + p_l, 15, mask=None)  # atomic_builtins.co:15
-    old_12 = tl.atomic_cas(s + p_l, 0, 1)  # atomic_builtins.co:16
+    old_12 = _atomics.cas(s + p_l, 0, 1)  # atomic_builtins.co:16
     old_13 = tl.atomic_add(s + p_l, 10, mask=None)  # atomic_builtins.co:17
 
 

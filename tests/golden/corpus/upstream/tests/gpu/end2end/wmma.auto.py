@@ -17,6 +17,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from croq2triton.runtime import launch as _rt  # noqa: E402
+from croq2triton.runtime import atomics as _atomics  # noqa: E402
 from croq2triton.runtime import libmath as _libm  # noqa: E402
 
 _INTERPRET = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
