@@ -16,7 +16,7 @@ from typing import Any
 
 from .errors import CroqError
 from .frontend import ast as A
-from .runsizes import Value
+from .runsizes import DEFAULT_UNKNOWN, Value
 from .sema.types import TYPES
 from .sema.writes import root_name, written_params
 
@@ -134,7 +134,7 @@ def _dim(d: A.Expr, p: A.Param, values: dict[str, Value]) -> int:
     if isinstance(d, A.IntLit):
         return d.value
     if isinstance(d, A.Unknown):
-        return int(values[p.name or ""])
+        return int(values.get(p.name or "", DEFAULT_UNKNOWN))  # an unnamed parameter has no knob
     if isinstance(d, A.Paren):
         return _dim(d.expr, p, values)
     if isinstance(d, A.Binary) and d.op in ("+", "-", "*", "/"):
@@ -158,7 +158,11 @@ def make_inputs(fn: A.CoFunction, values: dict[str, Value], device: str, seed: i
         if t.kind == "spanned":
             dims_e = t.shape.dims if t.shape is not None else None
             rank = t.shape.rank if t.shape is not None and t.shape.rank else 1
-            dims = [_dim(d, p, values) for d in dims_e] if dims_e is not None else [int(values[p.name or ""])] * rank
+            dims = (
+                [_dim(d, p, values) for d in dims_e]
+                if dims_e is not None
+                else [int(values.get(p.name or "", DEFAULT_UNKNOWN))] * rank
+            )
             for n in dims:
                 if n <= 0:
                     raise CroqError(f"parameter '{p.name}' would have shape {dims}; extents must be positive", p.span)

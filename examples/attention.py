@@ -89,10 +89,9 @@ def attention_k0(
     denom_7 = tl.full([64], 0.0, tl.float32)  # attention.co:23
     probs_8 = tl.full([64, 64], 0.0, tl.float16)  # attention.co:24
     acc_9 = tl.full([64, 64], 0.0, tl.float32)  # attention.co:25
-    # attention.co:28
     last_10 = tl.where(
         causal != 0, tl.where((bm + 1) * 64 < SEQ_K, tl.cdiv((bm + 1) * 64, 64), tl.cdiv(SEQ_K, 64)), tl.cdiv(SEQ_K, 64)
-    )
+    )  # attention.co:28
     for bn_11 in range(0, last_10):  # attention.co:30
         s_12 = tl.full([64, 64], 0.0, tl.float32)  # attention.co:31
         k_s_data = tl.zeros([64, 64], tl.float16)  # attention.co:32
@@ -106,10 +105,9 @@ def attention_k0(
         # attention.co:36
         if ((bn_11 + 1) * 64 > SEQ_K) | (causal != 0) & ((bn_11 + 1) * 64 > bm * 64):
             # apply over s.span: element-wise on the whole [64, 64] tile
-            # attention.co:38
             cond_14 = (bn_11 * 64 + tl.arange(0, 64)[None, :] >= SEQ_K) | (causal != 0) & (
                 bn_11 * 64 + tl.arange(0, 64)[None, :] > bm * 64 + tl.arange(0, 64)[:, None]
-            )
+            )  # attention.co:38
             s_12 = tl.where(cond_14, -_INF, s_12)  # attention.co:39
         prev_max_4 = row_max_3  # attention.co:42
         row_max_3 = tl.max(s_12, axis=1)  # attention.co:43
@@ -134,12 +132,11 @@ def attention_k0(
         acc_9 = tl.dot(probs_8, v_s_data, acc_9)  # attention.co:58
     # apply over acc.span: element-wise on the whole [64, 64] tile
     acc_9 = tl.zeros([64, 64], tl.float32) + acc_9 / denom_7[:, None]  # attention.co:61
-    # attention.co:62
     tl.store(
         o_ptr + bh * o_s0 + (bm * 64 + tl.arange(0, 64)[:, None]) * o_s1 + tl.arange(0, 64)[None, :] * o_s2,
         acc_9.to(tl.float16),
         mask=(bm * 64 + tl.arange(0, 64)[:, None] < SEQ_Q) & (tl.arange(0, 64)[None, :] < 64),
-    )
+    )  # attention.co:62
 
 
 def attention(q, k, v, o, causal, *, _launch=None):
@@ -167,7 +164,6 @@ def attention(q, k, v, o, causal, *, _launch=None):
     SEQ_Q = _rt.bind_dim(_F, _dims, "SEQ_Q", "o", o, 1)
     _rt.fixed_dim(_F, "o", o, 2, 64)
     causal = _rt.scalar_arg(_F, "causal", causal, bool)
-    # attention.co:12
     _launch(
         attention_k0,
         (_rt.cdiv(SEQ_Q, 64), BH),
@@ -195,7 +191,7 @@ def attention(q, k, v, o, causal, *, _launch=None):
             causal,
         ],
         dict(num_warps=4),
-    )
+    )  # attention.co:12
     return None
 
 

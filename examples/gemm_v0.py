@@ -63,12 +63,11 @@ def matmul_k0(
     dot_acc_5 = tl.zeros([64, 32], tl.float32) + acc.to(tl.float32)  # gemm_v0.co:10
     for k0_3 in range(0, K, 32):
         kk_4 = k0_3 + tl.arange(0, 32)
-        # gemm_v0.co:11
         v_7 = tl.load(
             lhs_ptr + (block_m * 64 + thr_m_l[:, None]) * lhs_s0 + kk_4[None, :] * lhs_s1,
             mask=(block_m * 64 + thr_m_l[:, None] < M) & (kk_4[None, :] < K) & (kk_4 < K)[None, :],
             other=0.0,
-        )
+        )  # gemm_v0.co:11
         opA_6 = v_7
         v_9 = tl.load(
             rhs_ptr + (block_n * 32 + thr_n_l[:, None]) * rhs_s0 + kk_4[None, :] * rhs_s1,
@@ -79,12 +78,11 @@ def matmul_k0(
         dot_acc_5 = tl.dot(opA_6, tl.trans(opB_8), dot_acc_5)
     acc = dot_acc_5.to(tl.float32)  # gemm_v0.co:10
     # per-thread dot product over K lifted to tl.dot
-    # gemm_v0.co:13
     tl.store(
         output_ptr + (block_m * 64 + thr_m_l[:, None]) * output_s0 + (block_n * 32 + thr_n_l[None, :]) * output_s1,
         acc,
         mask=(block_m * 64 + thr_m_l[:, None] < M) & (block_n * 32 + thr_n_l[None, :] < N),
-    )
+    )  # gemm_v0.co:13
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -102,7 +100,6 @@ def matmul(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    # gemm_v0.co:7
     _launch(
         matmul_k0,
         (_rt.cdiv(M, 64), _rt.cdiv(N, 32)),
@@ -123,7 +120,7 @@ def matmul(lhs, rhs, output, *, _launch=None):
             output.stride(1),
         ],
         dict(num_warps=8),
-    )
+    )  # gemm_v0.co:7
     return None
 
 

@@ -62,6 +62,7 @@ def test_a_tile_past_tritons_block_limit_is_a_launch_error() -> None:
     except CroqLaunchError as e:
         text = e.format()
         assert "more than 1048576 elements" in text and "P_TILE_DATA_0=2048" in text, text
+        assert text.startswith("whole.co:2:1: error: whole: a tile of kernel"), text
         assert "hint: tile the copy" in text
     else:
         raise AssertionError("a 2048 x 1024 block launched")

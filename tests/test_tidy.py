@@ -106,3 +106,17 @@ def test_adjacent_strings_and_spelled_numbers_stay_as_written() -> None:
 def test_format_is_ruff_format() -> None:
     out = format_source("x = [1,\n  2]\ny = {'a':1}\n")
     assert out == 'x = [1, 2]\ny = {"a": 1}\n'
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_the_main_loop_of_the_translated_v4_fits_in_40_lines(schedule: str) -> None:
+    from conftest import EXAMPLES
+
+    from croq2triton.api import translate_full
+
+    path = EXAMPLES / "gemm_v4.co"
+    tree = ast.parse(translate_full(path.read_text(), filename=str(path), schedule=schedule).source)
+    kernel = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "matmul_k0")
+    loops = [n for n in ast.walk(kernel) if isinstance(n, ast.For) and "tl.range" in ast.unparse(n.iter)]
+    k_loop = next(n for n in loops if "cdiv(K" in ast.unparse(n.iter))
+    assert k_loop.end_lineno - k_loop.lineno + 1 <= 40

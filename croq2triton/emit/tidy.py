@@ -117,12 +117,16 @@ def _line(line: str, scalars: frozenset[str] | None) -> list[str]:
 
 
 def _comment_above(indent: str, code: str, comment: str) -> tuple[list[str], str]:
-    """A trailing comment that makes its line too long goes above the statement, all but its final
-    ``file.co:N`` part (a note the older lowering appended)."""
+    """A trailing comment that makes its line too long goes above the statement. Where the statement
+    is too long by itself (ruff breaks it anyway), its final ``file.co:N`` part stays, at the end of
+    the statement's last line; where only the comment makes it too long, all of it goes above
+    (ruff would break the statement to make room for the comment)."""
     if not comment or len(indent) + len(code) + 2 + len(comment) <= LINE_LIMIT:
         return [], comment
     parts = [p.strip() for p in comment.lstrip("#").split("  # ")]
-    keep = parts.pop() if len(parts) > 1 and _CO_LINE.fullmatch(parts[-1]) else None
+    keep = None
+    if len(indent) + len(code) > LINE_LIMIT and _CO_LINE.fullmatch(parts[-1]):
+        keep = parts.pop()
     above = [line for p in parts for line in _wrap_comment(indent + "# " + p)]
     return above, ("# " + keep if keep else "")
 

@@ -288,6 +288,10 @@ def write_tile(
         raise CroqLoweringError("cannot copy into a future's data", span)
     lv = _lift_view(region, view)
     addr, mask = self.address(lv, region)
+    if region.L and not _has_lanes(view):
+        # every lane stores to the same place (the source has lanes, the destination none): Triton
+        # broadcasts a value to its pointers, never pointers to a value, so give them the lanes
+        addr = f"{addr} + tl.zeros({region.shape}, tl.int32)"
     if keep:
         mask = " & ".join(([mask] if mask != "None" else []) + keep)
     val = value.code if value.ty == elem else f"({value.code}).to({X.tl_dtype(elem)})"

@@ -6,6 +6,7 @@ function, the parameter and the ``.co`` line, never a bare Python error.
 
 from __future__ import annotations
 
+import contextvars
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -52,8 +53,14 @@ def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
+# the launcher running now (set by pick_device, which every launcher calls first): errors that only
+# show when a kernel is launched are located at its `__co__` function
+_RUNNING: contextvars.ContextVar[Fn | None] = contextvars.ContextVar("croq2triton_launcher", default=None)
+
+
 def pick_device(f: Fn, tensors: dict[str, Any], launch: Any) -> torch.device:
     """The device kernels run on: CUDA when available (and not interpreting), else the CPU."""
+    _RUNNING.set(f)
     if interpreting() or not torch.cuda.is_available():
         return torch.device("cpu")
     for t in tensors.values():
@@ -326,16 +333,22 @@ MAX_NUMEL = 1 << 20  # Triton's limit on the elements of one block (TRITON_MAX_T
 def _too_large(e: Exception, kernel: str, kwargs: dict[str, Any]) -> None:
     """Triton refuses a block of more than 2**20 elements: a tile whose extents are sizes known only
     at launch (``P_*``) grew past it with these sizes. Say so, instead of Triton's traceback."""
-    text = str(e)
-    if "exceeds triton maximum tensor numel" not in text:
+    chain: list[BaseException] = []
+    x: BaseException | None = e
+    while x is not None and len(chain) < 8:  # compiled, Triton wraps the ValueError in a CompilationError
+        chain.append(x)
+        x = x.__cause__ or x.__context__
+    if not any("exceeds triton maximum tensor numel" in str(c) for c in chain):
         return
     padded = {k: v for k, v in kwargs.items() if k.startswith("P_")}
     shown = ", ".join(f"{k}={v}" for k, v in padded.items())
-    raise CroqLaunchError(
-        f"{kernel}: a tile of this kernel would hold more than {MAX_NUMEL} elements (2**20, Triton's limit "
-        f"for one block) at these sizes" + (f" (tile extents padded to powers of two: {shown})" if shown else ""),
-        hint="tile the copy (subspan / chunkat) so each block moves a bounded tile, or run smaller sizes",
-    ) from e
+    message = (
+        f"a tile of kernel '{kernel}' would hold more than {MAX_NUMEL} elements (2**20, Triton's limit for "
+        "one block) at these sizes" + (f" (tile extents padded to powers of two: {shown})" if shown else "")
+    )
+    hint = "tile the copy (subspan / chunkat) so each block moves a bounded tile, or run smaller sizes"
+    f = _RUNNING.get()
+    raise (f.fail(message, hint) if f is not None else CroqLaunchError(message, hint=hint)) from e
 
 
 @dataclass

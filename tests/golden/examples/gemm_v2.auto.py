@@ -311,7 +311,8 @@ def matmul(lhs, rhs, output, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     # the chunkat tiles are exact: the tiled contraction
-    if M % 64 == 0 and K % 64 == 0 and N % 128 == 0:  # gemm_v2.co:10
+    # gemm_v2.co:10
+    if M % 64 == 0 and K % 64 == 0 and N % 128 == 0:
         _matmul_k0_NUM_SMS = _rt.num_sms(_dev)
         _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
         _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, _OOB_PADDING)
@@ -418,7 +419,6 @@ def matmul(lhs, rhs, output, *, _launch=None):
             _matmul_k0_general_output_desc_64x128 = _rt.tma_desc(
                 output, [64, 128], _matmul_k0_general_TMA_OUTPUT_64X128, "zero"
             )
-            # gemm_v2.co:10
             _launch(
                 matmul_k0_general,
                 (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -448,7 +448,7 @@ def matmul(lhs, rhs, output, *, _launch=None):
                     TMA_OUTPUT_64X128=_matmul_k0_general_TMA_OUTPUT_64X128,
                     num_warps=4,
                 ),
-            )
+            )  # gemm_v2.co:10
     return None
 
 

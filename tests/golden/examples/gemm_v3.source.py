@@ -150,7 +150,6 @@ def matmul(lhs, rhs, output, *, _launch=None):
     _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64, _OOB_PADDING)
     _matmul_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
     _matmul_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _matmul_k0_TMA_OUTPUT_64X128, "zero")
-    # gemm_v3.co:14
     _launch(
         matmul_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -182,7 +181,7 @@ def matmul(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_64X128=_matmul_k0_TMA_OUTPUT_64X128,
             num_warps=4,
         ),
-    )
+    )  # gemm_v3.co:14
     return None
 
 

@@ -87,9 +87,11 @@ def matmul_k0(
     block_m = _first + _pid % _group % _gsize
     block_n = _pid % _group // _gsize
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_s = tl.zeros([128, 64], tl.float16)  # gemm_v4.co:16
+    # gemm_v4.co:16
+    lhs_s = tl.zeros([128, 64], tl.float16)
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    rhs_s_0 = tl.zeros([128, 64], tl.float16)  # gemm_v4.co:17
+    # gemm_v4.co:17
+    rhs_s_0 = tl.zeros([128, 64], tl.float16)
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
     rhs_s_1 = tl.zeros([64, 64], tl.float16)
     # 'rhs_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
@@ -192,7 +194,6 @@ def matmul(lhs, rhs, output, *, _launch=None):
     _matmul_k0_output_desc_128x128 = _rt.tma_desc(output, [128, 128], _matmul_k0_TMA_OUTPUT_128X128, "zero")
     _matmul_k0_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores")
     _matmul_k0_output_desc_128x64 = _rt.tma_desc(output, [128, 64], _matmul_k0_TMA_OUTPUT_128X64, "zero")
-    # gemm_v4.co:14
     _launch(
         matmul_k0,
         (_rt.cdiv(M, 128) * _rt.cdiv(N, 192),),
@@ -228,7 +229,7 @@ def matmul(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_128X64=_matmul_k0_TMA_OUTPUT_128X64,
             num_warps=4,
         ),
-    )
+    )  # gemm_v4.co:14
     return None
 
 

@@ -151,7 +151,6 @@ def tiled_add(a, b, out, *, _launch=None):
         _F, "out", out, [16, 64], [_rt.idiv(M, _rt.cdiv(M, 16)), _rt.idiv(N, _rt.cdiv(N, 64))], "stores (auto)"
     )
     _tiled_add_k0_out_desc_16x64 = _rt.tma_desc(out, [16, 64], _tiled_add_k0_TMA_OUT_16X64, "zero")
-    # tiled_add.co:12
     _launch(
         tiled_add_k0,
         (_rt.cdiv(M, 16), _rt.cdiv(N, 64)),
@@ -179,7 +178,7 @@ def tiled_add(a, b, out, *, _launch=None):
             TMA_OUT_16X64=_tiled_add_k0_TMA_OUT_16X64,
             num_warps=8,
         ),
-    )
+    )  # tiled_add.co:12
     return None
 
 

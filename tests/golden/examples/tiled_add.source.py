@@ -56,13 +56,12 @@ def tiled_add_k0(_grid_1, _grid_2, a_ptr, a_s0, a_s1, M, N, b_ptr, b_s0, b_s1, o
     sa = tl.zeros([16, 64], tl.float16)  # tiled_add.co:13
     sb = tl.zeros([16, 64], tl.float16)
     sum_ = tl.zeros([16, 64], tl.float16)
-    # tiled_add.co:14
     mask_4 = (
         (tl.arange(0, 16)[:, None] < M // _grid_1)
         & (tl.arange(0, 64)[None, :] < N // _grid_2)
         & (bm * (M // _grid_1) + tl.arange(0, 16)[:, None] < M)
         & (bn * (N // _grid_2) + tl.arange(0, 64)[None, :] < N)
-    )
+    )  # tiled_add.co:14
     ptrs_5 = (
         a_ptr
         + (bm * (M // _grid_1) + tl.arange(0, 16)[:, None]) * a_s0
@@ -70,13 +69,12 @@ def tiled_add_k0(_grid_1, _grid_2, a_ptr, a_s0, a_s1, M, N, b_ptr, b_s0, b_s1, o
     )
     tile_3 = _oob_fill(tl.load(ptrs_5, mask=mask_4, other=0.0), mask_4)
     sa = tile_3
-    # tiled_add.co:15
     mask_7 = (
         (tl.arange(0, 16)[:, None] < M // _grid_1)
         & (tl.arange(0, 64)[None, :] < N // _grid_2)
         & (bm * (M // _grid_1) + tl.arange(0, 16)[:, None] < M)
         & (bn * (N // _grid_2) + tl.arange(0, 64)[None, :] < N)
-    )
+    )  # tiled_add.co:15
     ptrs_8 = (
         b_ptr
         + (bm * (M // _grid_1) + tl.arange(0, 16)[:, None]) * b_s0
@@ -85,7 +83,6 @@ def tiled_add_k0(_grid_1, _grid_2, a_ptr, a_s0, a_s1, M, N, b_ptr, b_s0, b_s1, o
     tile_6 = _oob_fill(tl.load(ptrs_8, mask=mask_7, other=0.0), mask_7)
     sb = tile_6
     sum_ = sa + sb  # tiled_add.co:17
-    # tiled_add.co:18
     tl.store(
         out_ptr
         + (bm * (M // _grid_1) + tl.arange(0, 16)[:, None]) * out_s0
@@ -95,7 +92,7 @@ def tiled_add_k0(_grid_1, _grid_2, a_ptr, a_s0, a_s1, M, N, b_ptr, b_s0, b_s1, o
         & (tl.arange(0, 64)[None, :] < N // _grid_2)
         & (bm * (M // _grid_1) + tl.arange(0, 16)[:, None] < M)
         & (bn * (N // _grid_2) + tl.arange(0, 64)[None, :] < N),
-    )
+    )  # tiled_add.co:18
 
 
 def tiled_add(a, b, out, *, _launch=None):
@@ -113,7 +110,6 @@ def tiled_add(a, b, out, *, _launch=None):
     out = _rt.tensor_arg(_F, "out", out, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "out", out, 0)
     N = _rt.bind_dim(_F, _dims, "N", "out", out, 1)
-    # tiled_add.co:12
     _launch(
         tiled_add_k0,
         (_rt.cdiv(M, 16), _rt.cdiv(N, 64)),
@@ -133,7 +129,7 @@ def tiled_add(a, b, out, *, _launch=None):
             out.stride(1),
         ],
         dict(num_warps=8),
-    )
+    )  # tiled_add.co:12
     return None
 
 

@@ -77,10 +77,9 @@ def vadd_f16(a, b, out, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "b", b, 0)
     out = _rt.tensor_arg(_F, "out", out, torch.float16, 1, _dev, is_global=True)
     N = _rt.bind_dim(_F, _dims, "N", "out", out, 0)
-    # vadd_f16.co:4
     _launch(
         vadd_f16_k0, (_rt.cdiv(N, 1024),), [N, out, out.stride(0), a, a.stride(0), b, b.stride(0)], dict(num_warps=8)
-    )
+    )  # vadd_f16.co:4
     return None
 
 

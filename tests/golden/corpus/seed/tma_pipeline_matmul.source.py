@@ -81,9 +81,11 @@ def matmul_k0(
     block_m = _first + _pid % _group % _gsize
     block_n = _pid % _group // _gsize
     # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_load_s = tl.zeros([64, 64], tl.float16)  # tma_pipeline_matmul.co:14
+    # tma_pipeline_matmul.co:14
+    lhs_load_s = tl.zeros([64, 64], tl.float16)
     # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    rhs_load_s = tl.zeros([128, 64], tl.float16)  # tma_pipeline_matmul.co:15
+    # tma_pipeline_matmul.co:15
+    rhs_load_s = tl.zeros([128, 64], tl.float16)
     output_s = tl.zeros([64, 128], tl.float16)  # tma_pipeline_matmul.co:16
     # warp-specialised pipeline (tma_pipeline_matmul.co:18): producer warpgroup 0, consumer warpgroup(s) 1..1 merged
     # into one loop; events become program order
@@ -117,14 +119,13 @@ def matmul_k0(
         mc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc_3)  # tma_pipeline_matmul.co:40
         # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
     output_s = mc_3.to(tl.float16)  # tma_pipeline_matmul.co:45
-    # tma_pipeline_matmul.co:46
     tl.store(
         output_ptr
         + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
         + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
         output_s,
         mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
-    )
+    )  # tma_pipeline_matmul.co:46
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -149,7 +150,6 @@ def matmul(lhs, rhs, output, *, _launch=None):
     _matmul_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS_64X64, _OOB_PADDING)
     _matmul_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads")
     _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64, _OOB_PADDING)
-    # tma_pipeline_matmul.co:12
     _launch(
         matmul_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -179,7 +179,7 @@ def matmul(lhs, rhs, output, *, _launch=None):
             TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64,
             num_warps=4,
         ),
-    )
+    )  # tma_pipeline_matmul.co:12
     return None
 
 

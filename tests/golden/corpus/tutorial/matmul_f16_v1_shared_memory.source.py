@@ -63,8 +63,9 @@ def matmul_k0(
     rhs_s = tl.zeros([32, 128], tl.float16)  # matmul_f16_v1_shared_memory.co:18
     acc = tl.full([64, 32], 0, tl.float32)  # matmul_f16_v1_shared_memory.co:19
     for iv_k_3 in range(0, tl.cdiv(K, 128)):  # matmul_f16_v1_shared_memory.co:20
-        # matmul_f16_v1_shared_memory.co:21
-        mask_5 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_3 * 128 + tl.arange(0, 128)[None, :] < K)
+        mask_5 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (
+            iv_k_3 * 128 + tl.arange(0, 128)[None, :] < K
+        )  # matmul_f16_v1_shared_memory.co:21
         ptrs_6 = (
             lhs_ptr
             + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
@@ -72,8 +73,9 @@ def matmul_k0(
         )
         tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
         lhs_s = tile_4
-        # matmul_f16_v1_shared_memory.co:22
-        mask_8 = (block_n * 32 + tl.arange(0, 32)[:, None] < N) & (iv_k_3 * 128 + tl.arange(0, 128)[None, :] < K)
+        mask_8 = (block_n * 32 + tl.arange(0, 32)[:, None] < N) & (
+            iv_k_3 * 128 + tl.arange(0, 128)[None, :] < K
+        )  # matmul_f16_v1_shared_memory.co:22
         ptrs_9 = (
             rhs_ptr
             + (block_n * 32 + tl.arange(0, 32)[:, None]) * rhs_s0
@@ -83,12 +85,11 @@ def matmul_k0(
         rhs_s = tile_7
         acc = tl.dot(lhs_s, tl.trans(rhs_s), acc)  # matmul_f16_v1_shared_memory.co:24
         # per-thread dot product over a whole shared tile lifted to tl.dot
-    # matmul_f16_v1_shared_memory.co:27
     tl.store(
         output_ptr + (block_m * 64 + thr_m_l[:, None]) * output_s0 + (block_n * 32 + thr_n_l[None, :]) * output_s1,
         acc,
         mask=(block_m * 64 + thr_m_l[:, None] < M) & (block_n * 32 + thr_n_l[None, :] < N),
-    )
+    )  # matmul_f16_v1_shared_memory.co:27
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -108,7 +109,6 @@ def matmul(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    # matmul_f16_v1_shared_memory.co:15
     _launch(
         matmul_k0,
         (_rt.cdiv(M, 64), _rt.cdiv(N, 32)),
@@ -129,7 +129,7 @@ def matmul(lhs, rhs, output, *, _launch=None):
             output.stride(1),
         ],
         dict(num_warps=8),
-    )
+    )  # matmul_f16_v1_shared_memory.co:15
     return None
 
 

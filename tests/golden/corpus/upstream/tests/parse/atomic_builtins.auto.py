@@ -81,13 +81,12 @@ def atomic_parse_test(a, b, *, _launch=None):
     b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
     _rt.fixed_dim(_F, "b", b, 0, 64)
     _atomic_parse_test_k0_s_scratch = _rt.scratch(_F, 64, torch.int32, _dev)
-    # atomic_builtins.co:4
     _launch(
         atomic_parse_test_k0,
         (1,),
         [_atomic_parse_test_k0_s_scratch, 64, a, a.stride(0), b, b.stride(0)],
         dict(num_warps=2),
-    )
+    )  # atomic_builtins.co:4
     return None
 
 

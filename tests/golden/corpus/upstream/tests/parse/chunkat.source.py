@@ -156,13 +156,12 @@ def baz(i, *, _launch=None):
     _rt.fixed_dim(_F, "i", i, 2, 64)
     _baz_k0_copy_2_scratch = _rt.scratch(_F, 1024, torch.float32, _dev)
     _baz_k0_copy_6_scratch = _rt.scratch(_F, 256, torch.float32, _dev)
-    # chunkat.co:78
     _launch(
         baz_k0,
         (1,),
         [i, i.stride(0), i.stride(1), i.stride(2), _baz_k0_copy_2_scratch, 1024, _baz_k0_copy_6_scratch, 256],
         dict(num_warps=1),
-    )
+    )  # chunkat.co:78
     return None
 
 

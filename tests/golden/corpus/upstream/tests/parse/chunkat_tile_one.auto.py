@@ -152,19 +152,19 @@ def chunkat_tile_one_k0(
             tile_6,
         )
         tl.debug_barrier()
-        # chunkat_tile_one.co:14
         tile_7 = tl.load(
             l5_data
             + p_l[:, None, None, None] * 256
             + tl.arange(0, 4)[None, :, None, None] * 64
             + tl.arange(0, 4)[None, None, :, None] * 16
             + tl.arange(0, 16)[None, None, None, :]
-        )
+        )  # chunkat_tile_one.co:14
         tl.store(
             o_ptr
             + tl.arange(0, 4)[None, :, None, None] * o_s0
             + (t0_2 * 4 + tl.arange(0, 4)[None, None, :, None]) * o_s1
-            + tl.arange(0, 16)[None, None, None, :] * o_s2,
+            + tl.arange(0, 16)[None, None, None, :] * o_s2
+            + tl.zeros([4, 4, 4, 16], tl.int32),
             tile_7,
         )
 
@@ -185,7 +185,6 @@ def chunkat_tile_one(i, *, _launch=None):
     _chunkat_tile_one_k0_l3_data_scratch = _rt.scratch(_F, 1024, torch.int32, _dev)
     _chunkat_tile_one_k0_l4_data_scratch = _rt.scratch(_F, 512, torch.int32, _dev)
     _chunkat_tile_one_k0_l5_data_scratch = _rt.scratch(_F, 1024, torch.int32, _dev)
-    # chunkat_tile_one.co:5
     _launch(
         chunkat_tile_one_k0,
         (1,),
@@ -210,7 +209,7 @@ def chunkat_tile_one(i, *, _launch=None):
             o.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # chunkat_tile_one.co:5
     return None
 
 

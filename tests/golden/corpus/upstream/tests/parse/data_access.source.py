@@ -88,8 +88,9 @@ def foo(a, *, _launch=None):
     _rt.fixed_dim(_F, "a", a, 0, 4)
     _rt.fixed_dim(_F, "a", a, 1, 8)
     _foo_k0_l_data_scratch = _rt.scratch(_F, 32, torch.int32, _dev)
-    # data_access.co:28
-    _launch(foo_k0, (1,), [a, a.stride(0), a.stride(1), _foo_k0_l_data_scratch, 32], dict(num_warps=1))
+    _launch(
+        foo_k0, (1,), [a, a.stride(0), a.stride(1), _foo_k0_l_data_scratch, 32], dict(num_warps=1)
+    )  # data_access.co:28
     _rt.copy_back(a_caller, a)
     return a  # data_access.co:35
 

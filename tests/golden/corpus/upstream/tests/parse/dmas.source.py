@@ -65,7 +65,6 @@ def dma_test1_k0(
 ):
     """Program = one block of `parallel` at dmas.co:51."""
     p_l = tl.arange(0, 8)  # dmas.co:51
-    # dmas.co:53
     mask_2 = (
         (tl.arange(0, 8)[None, :, None, None] < 6)
         & (tl.arange(0, 8)[None, None, :, None] < 5)
@@ -74,7 +73,7 @@ def dma_test1_k0(
         & (tl.arange(0, 32)[None, None, None, :] < 8)
         & (p_l < 6)[:, None, None, None]
         & ((p_l * 6)[:, None, None, None] + tl.arange(0, 8)[None, :, None, None] < 36)
-    )
+    )  # dmas.co:53
     ptrs_3 = (
         input_ptr
         + ((p_l * 6)[:, None, None, None] + tl.arange(0, 8)[None, :, None, None]) * input_s0
@@ -87,7 +86,8 @@ def dma_test1_k0(
         dst_ptr
         + tl.arange(0, 8)[None, :, None, None] * dst_s0
         + tl.arange(0, 8)[None, None, :, None] * dst_s1
-        + tl.arange(0, 32)[None, None, None, :] * dst_s2,
+        + tl.arange(0, 32)[None, None, None, :] * dst_s2
+        + tl.zeros([8, 8, 8, 32], tl.int32),
         tile_1,
         mask=(tl.arange(0, 8)[None, None, :, None] < 3)
         & (tl.arange(0, 32)[None, None, None, :] < 8)
@@ -119,12 +119,11 @@ def dma_test1_k0(
         & (p_l < 6)[:, None, None, None],
     )
     tl.debug_barrier()
-    # dmas.co:55
     mask_8 = (
         (tl.arange(0, 16)[None, :, None, None] < 9)
         & (tl.arange(0, 4)[None, None, :, None] < 3)
         & (p_l < 6)[:, None, None, None]
-    )
+    )  # dmas.co:55
     ptrs_9 = (
         f_data
         + p_l[:, None, None, None] * 216
@@ -138,7 +137,8 @@ def dma_test1_k0(
         dst_ptr
         + tl.arange(0, 16)[None, :, None, None] * dst_s0
         + tl.arange(0, 4)[None, None, :, None] * dst_s1
-        + tl.arange(0, 8)[None, None, None, :] * dst_s2,
+        + tl.arange(0, 8)[None, None, None, :] * dst_s2
+        + tl.zeros([8, 16, 4, 8], tl.int32),
         tile_7,
         mask=(tl.arange(0, 16)[None, :, None, None] < 9)
         & (tl.arange(0, 4)[None, None, :, None] < 3)
@@ -159,7 +159,6 @@ def dma_test1(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 2, 128)
     dst = _rt.alloc(_F, (9, 3, 8), torch.float32, _dev, None)  # dmas.co:50
     _dma_test1_k0_f_data_scratch = _rt.scratch(_F, 1728, torch.float32, _dev)
-    # dmas.co:51
     _launch(
         dma_test1_k0,
         (1,),
@@ -176,7 +175,7 @@ def dma_test1(input, *, _launch=None):
             1728,
         ],
         dict(num_warps=1),
-    )
+    )  # dmas.co:51
     return dst  # dmas.co:58
 
 

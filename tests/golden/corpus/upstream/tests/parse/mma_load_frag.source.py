@@ -57,10 +57,9 @@ def mma_load_frag_k0(lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_pt
     # mma_load_frag.co:8
     tile_3 = tl.load(rhs_ptr + tl.arange(0, 16)[:, None] * rhs_s0 + tl.arange(0, 16)[None, :] * rhs_s1)
     mc_1 = tl.dot(tile_2, tile_3, mc_1)  # mma_load_frag.co:9
-    # mma_load_frag.co:10
     tl.store(
         output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 16)[None, :] * output_s1, mc_1.to(tl.float16)
-    )
+    )  # mma_load_frag.co:10
 
 
 def mma_load_frag(lhs, rhs, *, _launch=None):
@@ -76,7 +75,6 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
     output = _rt.alloc(_F, (16, 16), torch.float16, _dev, None)  # mma_load_frag.co:4
-    # mma_load_frag.co:5
     _launch(
         mma_load_frag_k0,
         (1,),
@@ -92,7 +90,7 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(num_warps=4),
-    )
+    )  # mma_load_frag.co:5
     return output  # mma_load_frag.co:12
 
 

@@ -69,13 +69,12 @@ def removed_tma_event_binding(input, *, _launch=None):
     _removed_tma_event_binding_k0_input_desc_64 = _rt.tma_desc(
         input, [64], _removed_tma_event_binding_k0_TMA_INPUT_64, _OOB_PADDING
     )
-    # removed_tma_event_binding.co:4
     _launch(
         removed_tma_event_binding_k0,
         (1,),
         [input, input.stride(0), _removed_tma_event_binding_k0_input_desc_64],
         dict(TMA_INPUT_64=_removed_tma_event_binding_k0_TMA_INPUT_64, num_warps=1),
-    )
+    )  # removed_tma_event_binding.co:4
     return None
 
 

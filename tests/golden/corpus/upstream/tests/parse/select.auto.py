@@ -85,13 +85,12 @@ def select_parse(i, *, _launch=None):
     _select_parse_k0_i_shared_data_scratch = _rt.scratch(_F, 32, torch.float32, _dev)
     _select_parse_k0_TMA_I_4X8 = _rt.tma_ok(_F, "i", i, [4, 8], [4, 8], "loads (auto)")
     _select_parse_k0_i_desc_4x8 = _rt.tma_desc(i, [4, 8], _select_parse_k0_TMA_I_4X8, _OOB_PADDING)
-    # select.co:6
     _launch(
         select_parse_k0,
         (1,),
         [i, i.stride(0), i.stride(1), _select_parse_k0_i_shared_data_scratch, 32, _select_parse_k0_i_desc_4x8],
         dict(TMA_I_4X8=_select_parse_k0_TMA_I_4X8, num_warps=1),
-    )
+    )  # select.co:6
     return None
 
 

@@ -78,13 +78,12 @@ def select_parse(i, *, _launch=None):
     _rt.fixed_dim(_F, "i", i, 0, 128)
     _rt.fixed_dim(_F, "i", i, 1, 128)
     _select_parse_k0_i_shared_data_scratch = _rt.scratch(_F, 32, torch.float32, _dev)
-    # select.co:6
     _launch(
         select_parse_k0,
         (1,),
         [i, i.stride(0), i.stride(1), _select_parse_k0_i_shared_data_scratch, 32],
         dict(num_warps=1),
-    )
+    )  # select.co:6
     return None
 
 

@@ -83,8 +83,7 @@ def foo(a, *, _launch=None):
     _rt.fixed_dim(_F, "a", a, 0, 3)
     _rt.fixed_dim(_F, "a", a, 1, 4)
     _foo_k0_copy_1_scratch = _rt.scratch(_F, 24, torch.float32, _dev)
-    # stride.co:4
-    _launch(foo_k0, (1,), [a, a.stride(0), a.stride(1), _foo_k0_copy_1_scratch, 24], dict(num_warps=1))
+    _launch(foo_k0, (1,), [a, a.stride(0), a.stride(1), _foo_k0_copy_1_scratch, 24], dict(num_warps=1))  # stride.co:4
     return None
 
 

@@ -60,7 +60,6 @@ def foo(a, *, _launch=None):
     for _i1 in range(128):  # macro_func.co:12
         _rt.elem_set(_F, "a", a, (_i1,), _rt.elem_get(_F, "a", a, (_i1,), 13) + 1.0, 13)  # macro_func.co:13
         _rt.elem_set(_F, "a", a, (_i1,), _rt.elem_get(_F, "a", a, (_i1,), 14) + 1.0 + 1.0, 14)  # macro_func.co:14
-        # macro_func.co:15
         _rt.elem_set(
             _F,
             "a",
@@ -68,10 +67,9 @@ def foo(a, *, _launch=None):
             (_i1,),
             _rt.elem_get(_F, "a", a, (_i1,), 15) - 1.0 + (_rt.elem_get(_F, "a", a, (_i1,), 15) - 1.0),
             15,
-        )
+        )  # macro_func.co:15
         # macro_func.co:16
         _rt.elem_set(_F, "a", a, (_i1,), _rt.elem_get(_F, "a", a, (_i1,), 16) / 3.0 * 2.0 - 1.0 + 1.0, 16)
-        # macro_func.co:17
         _rt.elem_set(
             _F,
             "a",
@@ -79,7 +77,7 @@ def foo(a, *, _launch=None):
             (_i1,),
             _rt.elem_get(_F, "a", a, (_i1,), 17) if _rt.elem_get(_F, "a", a, (_i1,), 17) < 1.0 else 1.0,
             17,
-        )
+        )  # macro_func.co:17
     _rt.copy_back(a_caller, a)
     return None
 

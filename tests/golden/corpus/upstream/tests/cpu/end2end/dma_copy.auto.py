@@ -85,7 +85,6 @@ def dma_copy_sync_1d(input, *, _launch=None):
     _dma_copy_sync_1d_k0_input_desc_128 = _rt.tma_desc(input, [128], _dma_copy_sync_1d_k0_TMA_INPUT_128, _OOB_PADDING)
     _dma_copy_sync_1d_k0_TMA_OUTPUT_128 = _rt.tma_ok(_F, "output", output, [128], [128], "stores (auto)")
     _dma_copy_sync_1d_k0_output_desc_128 = _rt.tma_desc(output, [128], _dma_copy_sync_1d_k0_TMA_OUTPUT_128, "zero")
-    # dma_copy.co:8
     _launch(
         dma_copy_sync_1d_k0,
         (1,),
@@ -102,7 +101,7 @@ def dma_copy_sync_1d(input, *, _launch=None):
             TMA_OUTPUT_128=_dma_copy_sync_1d_k0_TMA_OUTPUT_128,
             num_warps=1,
         ),
-    )
+    )  # dma_copy.co:8
     return output  # dma_copy.co:13
 
 
@@ -143,7 +142,6 @@ def dma_copy_async(input, *, _launch=None):
     _dma_copy_async_k0_input_desc_128 = _rt.tma_desc(input, [128], _dma_copy_async_k0_TMA_INPUT_128, _OOB_PADDING)
     _dma_copy_async_k0_TMA_OUTPUT_128 = _rt.tma_ok(_F, "output", output, [128], [128], "stores (auto)")
     _dma_copy_async_k0_output_desc_128 = _rt.tma_desc(output, [128], _dma_copy_async_k0_TMA_OUTPUT_128, "zero")
-    # dma_copy.co:20
     _launch(
         dma_copy_async_k0,
         (1,),
@@ -160,7 +158,7 @@ def dma_copy_async(input, *, _launch=None):
             TMA_OUTPUT_128=_dma_copy_async_k0_TMA_OUTPUT_128,
             num_warps=1,
         ),
-    )
+    )  # dma_copy.co:20
     return output  # dma_copy.co:26
 
 
@@ -204,7 +202,6 @@ def dma_copy_2d(input, *, _launch=None):
     _dma_copy_2d_k0_input_desc_32x64 = _rt.tma_desc(input, [32, 64], _dma_copy_2d_k0_TMA_INPUT_32X64, _OOB_PADDING)
     _dma_copy_2d_k0_TMA_OUTPUT_32X64 = _rt.tma_ok(_F, "output", output, [32, 64], [32, 64], "stores (auto)")
     _dma_copy_2d_k0_output_desc_32x64 = _rt.tma_desc(output, [32, 64], _dma_copy_2d_k0_TMA_OUTPUT_32X64, "zero")
-    # dma_copy.co:33
     _launch(
         dma_copy_2d_k0,
         (1,),
@@ -223,7 +220,7 @@ def dma_copy_2d(input, *, _launch=None):
             TMA_OUTPUT_32X64=_dma_copy_2d_k0_TMA_OUTPUT_32X64,
             num_warps=1,
         ),
-    )
+    )  # dma_copy.co:33
     return output  # dma_copy.co:38
 
 
@@ -281,7 +278,6 @@ def dma_copy_3d(input, *, _launch=None):
     _dma_copy_3d_k0_input_desc_4x8x16 = _rt.tma_desc(input, [4, 8, 16], _dma_copy_3d_k0_TMA_INPUT_4X8X16, _OOB_PADDING)
     _dma_copy_3d_k0_TMA_OUTPUT_4X8X16 = _rt.tma_ok(_F, "output", output, [4, 8, 16], [4, 8, 16], "stores (auto)")
     _dma_copy_3d_k0_output_desc_4x8x16 = _rt.tma_desc(output, [4, 8, 16], _dma_copy_3d_k0_TMA_OUTPUT_4X8X16, "zero")
-    # dma_copy.co:45
     _launch(
         dma_copy_3d_k0,
         (1,),
@@ -302,7 +298,7 @@ def dma_copy_3d(input, *, _launch=None):
             TMA_OUTPUT_4X8X16=_dma_copy_3d_k0_TMA_OUTPUT_4X8X16,
             num_warps=1,
         ),
-    )
+    )  # dma_copy.co:45
     return output  # dma_copy.co:50
 
 

@@ -114,13 +114,12 @@ def dma_copy_2d(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (32, 64), torch.int32, _dev, None)  # dma_copy.co:31
-    # dma_copy.co:33
     _launch(
         dma_copy_2d_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # dma_copy.co:33
     return output  # dma_copy.co:38
 
 
@@ -135,14 +134,13 @@ def dma_copy_3d_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s
         + tl.arange(0, 16)[None, None, :] * input_s2
     )
     f_data = tile_1
-    # dma_copy.co:47
     tl.store(
         output_ptr
         + tl.arange(0, 4)[:, None, None] * output_s0
         + tl.arange(0, 8)[None, :, None] * output_s1
         + tl.arange(0, 16)[None, None, :] * output_s2,
         f_data,
-    )
+    )  # dma_copy.co:47
 
 
 def dma_copy_3d(input, *, _launch=None):
@@ -156,7 +154,6 @@ def dma_copy_3d(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 8)
     _rt.fixed_dim(_F, "input", input, 2, 16)
     output = _rt.alloc(_F, (4, 8, 16), torch.int32, _dev, None)  # dma_copy.co:43
-    # dma_copy.co:45
     _launch(
         dma_copy_3d_k0,
         (1,),
@@ -171,7 +168,7 @@ def dma_copy_3d(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # dma_copy.co:45
     return output  # dma_copy.co:50
 
 

@@ -74,13 +74,12 @@ def ele_add_2d(a, b, c, *, _launch=None):
     c = _rt.tensor_arg(_F, "c", c, torch.int32, 2, _dev, is_global=False)
     _rt.fixed_dim(_F, "c", c, 0, 8)
     _rt.fixed_dim(_F, "c", c, 1, 64)
-    # parallel_add.co:6
     _launch(
         ele_add_2d_k0,
         (8,),
         [c, c.stride(0), c.stride(1), a, a.stride(0), a.stride(1), b, b.stride(0), b.stride(1)],
         dict(num_warps=2),
-    )
+    )  # parallel_add.co:6
     _rt.copy_back(c_caller, c)
     return None
 
@@ -138,7 +137,6 @@ def dma_add(a, b, *, _launch=None):
     _dma_add_k0_b_desc_64 = _rt.tma_desc(b, [64], _dma_add_k0_TMA_B_64, _OOB_PADDING)
     _dma_add_k0_TMA_RESULT_64 = _rt.tma_ok(_F, "result", result, [64], [64], "stores (auto)")
     _dma_add_k0_result_desc_64 = _rt.tma_desc(result, [64], _dma_add_k0_TMA_RESULT_64, "zero")
-    # parallel_add.co:15
     _launch(
         dma_add_k0,
         (1,),
@@ -159,7 +157,7 @@ def dma_add(a, b, *, _launch=None):
             TMA_RESULT_64=_dma_add_k0_TMA_RESULT_64,
             num_warps=2,
         ),
-    )
+    )  # parallel_add.co:15
     return result  # parallel_add.co:24
 
 

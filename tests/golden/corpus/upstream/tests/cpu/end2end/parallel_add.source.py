@@ -74,13 +74,12 @@ def ele_add_2d(a, b, c, *, _launch=None):
     c = _rt.tensor_arg(_F, "c", c, torch.int32, 2, _dev, is_global=False)
     _rt.fixed_dim(_F, "c", c, 0, 8)
     _rt.fixed_dim(_F, "c", c, 1, 64)
-    # parallel_add.co:6
     _launch(
         ele_add_2d_k0,
         (8,),
         [c, c.stride(0), c.stride(1), a, a.stride(0), a.stride(1), b, b.stride(0), b.stride(1)],
         dict(num_warps=2),
-    )
+    )  # parallel_add.co:6
     _rt.copy_back(c_caller, c)
     return None
 

@@ -76,7 +76,6 @@ def ele_add_k0(
         lhs_s = lhs_s_scratch + tl.program_id(0).to(tl.int64) * lhs_s_per_prog  # add-shared.co:13
         rhs_s = rhs_s_scratch + tl.program_id(0).to(tl.int64) * rhs_s_per_prog
         buffer = buffer_scratch + tl.program_id(0).to(tl.int64) * buffer_per_prog
-        # add-shared.co:14
         tile_3 = tl.load(
             lhs_ptr
             + (p + tl.arange(0, 1)[:, None, None]) * lhs_s0
@@ -84,7 +83,7 @@ def ele_add_k0(
             + tl.arange(0, 64)[None, None, :] * lhs_s2,
             mask=(tl.arange(0, 4)[None, :, None] < X_2) & (3 * x_1 + tl.arange(0, 4)[None, :, None] < 17),
             other=0,
-        )
+        )  # add-shared.co:14
         tl.store(
             lhs_s
             + tl.arange(0, 1)[:, None, None] * 192
@@ -94,7 +93,6 @@ def ele_add_k0(
             mask=(tl.arange(0, 4)[None, :, None] < X_2) & (tl.arange(0, 4)[None, :, None] < 3),
         )
         tl.debug_barrier()
-        # add-shared.co:15
         tile_4 = tl.load(
             rhs_ptr
             + (p + tl.arange(0, 1)[:, None, None]) * rhs_s0
@@ -102,7 +100,7 @@ def ele_add_k0(
             + tl.arange(0, 64)[None, None, :] * rhs_s2,
             mask=(tl.arange(0, 4)[None, :, None] < X_2) & (3 * x_1 + tl.arange(0, 4)[None, :, None] < 17),
             other=0,
-        )
+        )  # add-shared.co:15
         tl.store(
             rhs_s
             + tl.arange(0, 1)[:, None, None] * 192
@@ -118,7 +116,6 @@ def ele_add_k0(
             v_7 = tl.load(rhs_s + y_5 * 64 + q_l, mask=y_5 < 3, other=0)
             tl.store(buffer + y_5 * 64 + q_l, v_6 + v_7, mask=y_5 < 3)
             tl.debug_barrier()
-        # add-shared.co:22
         tile_8 = tl.load(
             buffer
             + tl.arange(0, 1)[:, None, None] * 192
@@ -126,7 +123,7 @@ def ele_add_k0(
             + tl.arange(0, 64)[None, None, :],
             mask=(tl.arange(0, 4)[None, :, None] < 3) & (tl.arange(0, 4)[None, :, None] < X_2),
             other=0,
-        )
+        )  # add-shared.co:22
         tl.store(
             output_ptr
             + (p + tl.arange(0, 1)[:, None, None]) * output_s0
@@ -155,7 +152,6 @@ def ele_add(lhs, rhs, *, _launch=None):
     _ele_add_k0_lhs_s_scratch = _rt.scratch(_F, 1152, torch.int32, _dev)
     _ele_add_k0_rhs_s_scratch = _rt.scratch(_F, 1152, torch.int32, _dev)
     _ele_add_k0_buffer_scratch = _rt.scratch(_F, 1152, torch.int32, _dev)
-    # add-shared.co:10
     _launch(
         ele_add_k0,
         (6,),
@@ -180,7 +176,7 @@ def ele_add(lhs, rhs, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=2),
-    )
+    )  # add-shared.co:10
     return output  # add-shared.co:25
 
 

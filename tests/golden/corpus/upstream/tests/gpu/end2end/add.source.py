@@ -77,7 +77,6 @@ def ele_add_span_as(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (6, 64), torch.int32, _dev, None)  # add.co:13
     _rt.require_contiguous(_F, "lhs", lhs)
     _rt.require_contiguous(_F, "rhs", rhs)
-    # add.co:15
     _launch(
         ele_add_span_as_k0,
         (6,),
@@ -95,7 +94,7 @@ def ele_add_span_as(lhs, rhs, *, _launch=None):
             rhs.stride(2),
         ],
         dict(num_warps=2),
-    )
+    )  # add.co:15
     return output  # add.co:18
 
 
@@ -171,7 +170,6 @@ def ele_add_local_dma_k0(
                 v_7 = tl.load(rhs_load_data + q_l * 17 + x_0_3 * 17 + x_1_4 + x_2_5)
                 tl.store(buffer + q_l * 17 + x_0_3 * 17 + x_1_4 + x_2_5, v_6 + v_7)
                 tl.debug_barrier()
-    # add.co:33
     tile_8 = tl.load(
         buffer
         + q_l[:, None, None, None] * 17
@@ -180,7 +178,7 @@ def ele_add_local_dma_k0(
         + tl.arange(0, 1)[None, None, None, :],
         mask=tl.arange(0, 32)[None, None, :, None] < 17,
         other=0,
-    )
+    )  # add.co:33
     tl.store(
         output_ptr
         + (p + tl.arange(0, 1)[None, :, None, None]) * output_s0
@@ -210,7 +208,6 @@ def ele_add_local_dma(lhs, rhs, *, _launch=None):
     _ele_add_local_dma_k0_lhs_load_data_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)
     _ele_add_local_dma_k0_rhs_load_data_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)
     _ele_add_local_dma_k0_buffer_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)
-    # add.co:25
     _launch(
         ele_add_local_dma_k0,
         (6,),
@@ -235,7 +232,7 @@ def ele_add_local_dma(lhs, rhs, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=2),
-    )
+    )  # add.co:25
     return output  # add.co:35
 
 

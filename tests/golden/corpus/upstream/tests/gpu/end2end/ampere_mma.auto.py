@@ -231,12 +231,11 @@ def matmul_pipeline_k0(
         mask_8 = (k_4 - 1) * 16 + tl.arange(0, 16)[None, :] < 16  # ampere_mma.co:54
         ptrs_9 = fl0_data + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * 16 + ((k_4 - 1) * 16 + tl.arange(0, 16)[None, :])
         tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
-        # ampere_mma.co:55
         mask_11 = (
             (tl.arange(0, 32)[None, :] < 16)
             & ((k_4 - 1) * 16 + tl.arange(0, 16)[:, None] < 16)
             & (n * 16 + tl.arange(0, 32)[None, :] < 32)
-        )
+        )  # ampere_mma.co:55
         ptrs_12 = fr0_data + ((k_4 - 1) * 16 + tl.arange(0, 16)[:, None]) * 32 + (n * 16 + tl.arange(0, 32)[None, :])
         tile_10 = _oob_fill(tl.load(ptrs_12, mask=mask_11, other=0.0), mask_11)
         mc_1 = tl.dot(tile_7, tile_10, mc_1)  # ampere_mma.co:56
@@ -252,14 +251,13 @@ def matmul_pipeline_k0(
     ptrs_18 = fr0_data + tl.arange(0, 16)[:, None] * 32 + (n * 16 + tl.arange(0, 32)[None, :])
     tile_16 = _oob_fill(tl.load(ptrs_18, mask=mask_17, other=0.0), mask_17)
     mc_1 = tl.dot(tile_15, tile_16, mc_1)  # ampere_mma.co:65
-    # ampere_mma.co:67
     tl.store(
         output_ptr
         + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * output_s0
         + (n * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         tl.where(tl.arange(0, 32)[None, :] < 16, mc_1, 0).to(tl.float16),
         mask=(tl.arange(0, 32)[None, :] < 16) & (n * 16 + tl.arange(0, 32)[None, :] < 32),
-    )
+    )  # ampere_mma.co:67
 
 
 def matmul_pipeline(lhs, rhs, *, _launch=None):
@@ -283,7 +281,6 @@ def matmul_pipeline(lhs, rhs, *, _launch=None):
     _matmul_pipeline_k0_rhs_desc_16x32 = _rt.tma_desc(rhs, [16, 32], _matmul_pipeline_k0_TMA_RHS_16X32, _OOB_PADDING)
     _matmul_pipeline_k0_fl1_data_scratch = _rt.scratch(_F, 2048, torch.float16, _dev)
     _matmul_pipeline_k0_fr1_data_scratch = _rt.scratch(_F, 1024, torch.float16, _dev)
-    # ampere_mma.co:41
     _launch(
         matmul_pipeline_k0,
         (2,),
@@ -314,7 +311,7 @@ def matmul_pipeline(lhs, rhs, *, _launch=None):
             TMA_RHS_16X32=_matmul_pipeline_k0_TMA_RHS_16X32,
             num_warps=4,
         ),
-    )
+    )  # ampere_mma.co:41
     return output  # ampere_mma.co:71
 
 
@@ -332,20 +329,21 @@ def matmul_fusion_scalar_k0(
     n = _pid % _group // _gsize
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
     mc_1 = tl.full([32, 32], 0.0, tl.float32)  # ampere_mma.co:86
-    # ampere_mma.co:88
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1)
-    # ampere_mma.co:89
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
+    )  # ampere_mma.co:88
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
+    )  # ampere_mma.co:89
     mc_1 = tl.dot(tile_2, tile_3, mc_1)  # ampere_mma.co:90
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
     mc_1 = mc_1 + tl.cast(bias, tl.float32)  # ampere_mma.co:92
-    # ampere_mma.co:94
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         mc_1.to(tl.float16),
-    )
+    )  # ampere_mma.co:94
 
 
 def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
@@ -362,7 +360,6 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     bias = _rt.scalar_arg(_F, "bias", bias, float)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:80
-    # ampere_mma.co:84
     _launch(
         matmul_fusion_scalar_k0,
         (32,),
@@ -379,7 +376,7 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # ampere_mma.co:84
     return output  # ampere_mma.co:98
 
 
@@ -430,23 +427,21 @@ def matmul_loadc_k0(
             )
         rhs_load_s_data = tile_3  # ampere_mma.co:115
         # 16 group units own blocks of the MMA tiles: merged into one block-level tile
-        # ampere_mma.co:118
         tile_4 = tl.load(
             output_ptr
             + (block_m * 4 * 8 + tl.arange(0, 32)[:, None]) * output_s0
             + (block_n * 4 * 8 + tl.arange(0, 32)[None, :]) * output_s1
-        )
+        )  # ampere_mma.co:118
         mc_5 = tile_4.to(tl.float32)  # ampere_mma.co:122
         mc_5 = tl.dot(lhs_load_s_data, rhs_load_s_data, mc_5)
         # the loop over 'iv_warp_k' splits K into 4 pieces: folded into the dot above
         tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-        # ampere_mma.co:124
         tl.store(
             output_ptr
             + (block_m * 4 * 8 + tl.arange(0, 32)[:, None]) * output_s0
             + (block_n * 4 * 8 + tl.arange(0, 32)[None, :]) * output_s1,
             mc_5.to(tl.float16),
-        )
+        )  # ampere_mma.co:124
         tl.debug_barrier()
 
 
@@ -467,7 +462,6 @@ def matmul_loadc(lhs, rhs, *, _launch=None):
     _matmul_loadc_k0_lhs_desc_32x16 = _rt.tma_desc(lhs, [32, 16], _matmul_loadc_k0_TMA_LHS_32X16, _OOB_PADDING)
     _matmul_loadc_k0_TMA_RHS_16X32 = _rt.tma_ok(_F, "rhs", rhs, [16, 32], [16, 32], "loads (auto)")
     _matmul_loadc_k0_rhs_desc_16x32 = _rt.tma_desc(rhs, [16, 32], _matmul_loadc_k0_TMA_RHS_16X32, _OOB_PADDING)
-    # ampere_mma.co:112
     _launch(
         matmul_loadc_k0,
         (64,),
@@ -490,7 +484,7 @@ def matmul_loadc(lhs, rhs, *, _launch=None):
             TMA_RHS_16X32=_matmul_loadc_k0_TMA_RHS_16X32,
             num_warps=4,
         ),
-    )
+    )  # ampere_mma.co:112
     return output  # ampere_mma.co:129
 
 
@@ -509,19 +503,19 @@ def mma_m8n8k4_f16_f16_k0(
     mc_1 = tl.full([32, 8], 0.0, tl.float32)  # ampere_mma.co:240
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
     mc_1 = tl.full([32, 8], 1.5, tl.float32)  # ampere_mma.co:242
-    # ampere_mma.co:244
-    tile_2 = tl.load(lhs_ptr + (m * 4 * 8 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 4 * 8 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
+    )  # ampere_mma.co:244
     # ampere_mma.co:245
     tile_3 = tl.load(rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 8 + tl.arange(0, 8)[None, :]) * rhs_s1)
     mc_1 = tl.dot(tile_2, tile_3, mc_1)  # ampere_mma.co:246
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    # ampere_mma.co:248
     tl.store(
         output_ptr
         + (m * 4 * 8 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 8 + tl.arange(0, 8)[None, :]) * output_s1,
         mc_1.to(tl.float16),
-    )
+    )  # ampere_mma.co:248
 
 
 def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
@@ -537,7 +531,6 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:237
-    # ampere_mma.co:239
     _launch(
         mma_m8n8k4_f16_f16_k0,
         (128,),
@@ -553,7 +546,7 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # ampere_mma.co:239
     return output  # ampere_mma.co:251
 
 
@@ -571,19 +564,20 @@ def mma_m8n8k16_s8_s32_k0(
     n = _pid % _group // _gsize
     mc_1 = tl.full([16, 16], 0, tl.int32)  # ampere_mma.co:267
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # ampere_mma.co:270
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1)
-    # ampere_mma.co:271
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
+    )  # ampere_mma.co:270
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1
+    )  # ampere_mma.co:271
     mc_1 = tl.dot(tile_2, tile_3, mc_1, out_dtype=tl.int32)  # ampere_mma.co:272
     # the loop over 'k' splits K into 4 pieces: folded into the dot above
-    # ampere_mma.co:274
     tl.store(
         output_ptr
         + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * output_s0
         + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * output_s1,
         mc_1,
-    )
+    )  # ampere_mma.co:274
 
 
 def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
@@ -599,7 +593,6 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # ampere_mma.co:264
-    # ampere_mma.co:266
     _launch(
         mma_m8n8k16_s8_s32_k0,
         (64,),
@@ -615,7 +608,7 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # ampere_mma.co:266
     return output  # ampere_mma.co:277
 
 
@@ -962,7 +955,6 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
     _matmul_trans_sm86_k0_output_desc_16x16 = _rt.tma_desc(
         output, [16, 16], _matmul_trans_sm86_k0_TMA_OUTPUT_16X16, "zero"
     )
-    # ampere_mma.co:406
     _launch(
         matmul_trans_sm86_k0,
         (_rt.cdiv(M, 16) * _rt.cdiv(N, 16),),
@@ -992,7 +984,7 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_16X16=_matmul_trans_sm86_k0_TMA_OUTPUT_16X16,
             num_warps=4,
         ),
-    )
+    )  # ampere_mma.co:406
     return None
 
 
@@ -1381,7 +1373,6 @@ def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     _matmul_persis_swizzle_sm86_k0_output_desc_16x16 = _rt.tma_desc(
         output, [16, 16], _matmul_persis_swizzle_sm86_k0_TMA_OUTPUT_16X16, "zero"
     )
-    # ampere_mma.co:489
     _launch(
         matmul_persis_swizzle_sm86_k0,
         (82,),
@@ -1414,7 +1405,7 @@ def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             TMA_OUTPUT_16X16=_matmul_persis_swizzle_sm86_k0_TMA_OUTPUT_16X16,
             num_warps=4,
         ),
-    )
+    )  # ampere_mma.co:489
     return None
 
 
@@ -1541,7 +1532,6 @@ def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     _matmul_persis_hilbert_sm86_k0_output_desc_16x16 = _rt.tma_desc(
         output, [16, 16], _matmul_persis_hilbert_sm86_k0_TMA_OUTPUT_16X16, "zero"
     )
-    # ampere_mma.co:519
     _launch(
         matmul_persis_hilbert_sm86_k0,
         (82,),
@@ -1574,7 +1564,7 @@ def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             TMA_OUTPUT_16X16=_matmul_persis_hilbert_sm86_k0_TMA_OUTPUT_16X16,
             num_warps=4,
         ),
-    )
+    )  # ampere_mma.co:519
     return None
 
 

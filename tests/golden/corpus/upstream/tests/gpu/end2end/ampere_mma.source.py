@@ -64,19 +64,20 @@ def matmul_group_rc_k0(
     n = _pid % _group // _gsize
     mc_1 = tl.full([32, 32], 0.0, tl.float32)  # ampere_mma.co:17
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # ampere_mma.co:20
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1)
-    # ampere_mma.co:21
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
+    )  # ampere_mma.co:20
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
+    )  # ampere_mma.co:21
     mc_1 = tl.dot(tile_2, tile_3, mc_1)  # ampere_mma.co:22
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    # ampere_mma.co:24
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         mc_1.to(tl.float16),
-    )
+    )  # ampere_mma.co:24
 
 
 def matmul_group_rc(lhs, rhs, *, _launch=None):
@@ -92,7 +93,6 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:12
-    # ampere_mma.co:16
     _launch(
         matmul_group_rc_k0,
         (32,),
@@ -108,7 +108,7 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # ampere_mma.co:16
     return output  # ampere_mma.co:28
 
 
@@ -165,12 +165,11 @@ def matmul_pipeline_k0(
         mask_8 = (k_4 - 1) * 16 + tl.arange(0, 16)[None, :] < 16  # ampere_mma.co:54
         ptrs_9 = fl0_data + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * 16 + ((k_4 - 1) * 16 + tl.arange(0, 16)[None, :])
         tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
-        # ampere_mma.co:55
         mask_11 = (
             (tl.arange(0, 32)[None, :] < 16)
             & ((k_4 - 1) * 16 + tl.arange(0, 16)[:, None] < 16)
             & (n * 16 + tl.arange(0, 32)[None, :] < 32)
-        )
+        )  # ampere_mma.co:55
         ptrs_12 = fr0_data + ((k_4 - 1) * 16 + tl.arange(0, 16)[:, None]) * 32 + (n * 16 + tl.arange(0, 32)[None, :])
         tile_10 = _oob_fill(tl.load(ptrs_12, mask=mask_11, other=0.0), mask_11)
         mc_1 = tl.dot(tile_7, tile_10, mc_1)  # ampere_mma.co:56
@@ -186,14 +185,13 @@ def matmul_pipeline_k0(
     ptrs_18 = fr0_data + tl.arange(0, 16)[:, None] * 32 + (n * 16 + tl.arange(0, 32)[None, :])
     tile_16 = _oob_fill(tl.load(ptrs_18, mask=mask_17, other=0.0), mask_17)
     mc_1 = tl.dot(tile_15, tile_16, mc_1)  # ampere_mma.co:65
-    # ampere_mma.co:67
     tl.store(
         output_ptr
         + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * output_s0
         + (n * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         tl.where(tl.arange(0, 32)[None, :] < 16, mc_1, 0).to(tl.float16),
         mask=(tl.arange(0, 32)[None, :] < 16) & (n * 16 + tl.arange(0, 32)[None, :] < 32),
-    )
+    )  # ampere_mma.co:67
 
 
 def matmul_pipeline(lhs, rhs, *, _launch=None):
@@ -213,7 +211,6 @@ def matmul_pipeline(lhs, rhs, *, _launch=None):
     _matmul_pipeline_k0_fr0_data_scratch = _rt.scratch(_F, 1024, torch.float16, _dev)
     _matmul_pipeline_k0_fl1_data_scratch = _rt.scratch(_F, 2048, torch.float16, _dev)
     _matmul_pipeline_k0_fr1_data_scratch = _rt.scratch(_F, 1024, torch.float16, _dev)
-    # ampere_mma.co:41
     _launch(
         matmul_pipeline_k0,
         (2,),
@@ -237,7 +234,7 @@ def matmul_pipeline(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # ampere_mma.co:41
     return output  # ampere_mma.co:71
 
 
@@ -255,20 +252,21 @@ def matmul_fusion_scalar_k0(
     n = _pid % _group // _gsize
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
     mc_1 = tl.full([32, 32], 0.0, tl.float32)  # ampere_mma.co:86
-    # ampere_mma.co:88
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1)
-    # ampere_mma.co:89
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
+    )  # ampere_mma.co:88
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
+    )  # ampere_mma.co:89
     mc_1 = tl.dot(tile_2, tile_3, mc_1)  # ampere_mma.co:90
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
     mc_1 = mc_1 + tl.cast(bias, tl.float32)  # ampere_mma.co:92
-    # ampere_mma.co:94
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         mc_1.to(tl.float16),
-    )
+    )  # ampere_mma.co:94
 
 
 def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
@@ -285,7 +283,6 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     bias = _rt.scalar_arg(_F, "bias", bias, float)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:80
-    # ampere_mma.co:84
     _launch(
         matmul_fusion_scalar_k0,
         (32,),
@@ -302,7 +299,7 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # ampere_mma.co:84
     return output  # ampere_mma.co:98
 
 
@@ -334,23 +331,21 @@ def matmul_loadc_k0(
         )
         rhs_load_s_data = tile_3
         # 16 group units own blocks of the MMA tiles: merged into one block-level tile
-        # ampere_mma.co:118
         tile_4 = tl.load(
             output_ptr
             + (block_m * 4 * 8 + tl.arange(0, 32)[:, None]) * output_s0
             + (block_n * 4 * 8 + tl.arange(0, 32)[None, :]) * output_s1
-        )
+        )  # ampere_mma.co:118
         mc_5 = tile_4.to(tl.float32)  # ampere_mma.co:122
         mc_5 = tl.dot(lhs_load_s_data, rhs_load_s_data, mc_5)
         # the loop over 'iv_warp_k' splits K into 4 pieces: folded into the dot above
         tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-        # ampere_mma.co:124
         tl.store(
             output_ptr
             + (block_m * 4 * 8 + tl.arange(0, 32)[:, None]) * output_s0
             + (block_n * 4 * 8 + tl.arange(0, 32)[None, :]) * output_s1,
             mc_5.to(tl.float16),
-        )
+        )  # ampere_mma.co:124
         tl.debug_barrier()
 
 
@@ -367,7 +362,6 @@ def matmul_loadc(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (256, 256), torch.float16, _dev, 0.0)  # ampere_mma.co:107
-    # ampere_mma.co:112
     _launch(
         matmul_loadc_k0,
         (64,),
@@ -383,7 +377,7 @@ def matmul_loadc(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=8),
-    )
+    )  # ampere_mma.co:112
     return output  # ampere_mma.co:129
 
 
@@ -402,19 +396,19 @@ def mma_m8n8k4_f16_f16_k0(
     mc_1 = tl.full([32, 8], 0.0, tl.float32)  # ampere_mma.co:240
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
     mc_1 = tl.full([32, 8], 1.5, tl.float32)  # ampere_mma.co:242
-    # ampere_mma.co:244
-    tile_2 = tl.load(lhs_ptr + (m * 4 * 8 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 4 * 8 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
+    )  # ampere_mma.co:244
     # ampere_mma.co:245
     tile_3 = tl.load(rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 8 + tl.arange(0, 8)[None, :]) * rhs_s1)
     mc_1 = tl.dot(tile_2, tile_3, mc_1)  # ampere_mma.co:246
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    # ampere_mma.co:248
     tl.store(
         output_ptr
         + (m * 4 * 8 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 8 + tl.arange(0, 8)[None, :]) * output_s1,
         mc_1.to(tl.float16),
-    )
+    )  # ampere_mma.co:248
 
 
 def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
@@ -430,7 +424,6 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:237
-    # ampere_mma.co:239
     _launch(
         mma_m8n8k4_f16_f16_k0,
         (128,),
@@ -446,7 +439,7 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # ampere_mma.co:239
     return output  # ampere_mma.co:251
 
 
@@ -464,19 +457,20 @@ def mma_m8n8k16_s8_s32_k0(
     n = _pid % _group // _gsize
     mc_1 = tl.full([16, 16], 0, tl.int32)  # ampere_mma.co:267
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # ampere_mma.co:270
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1)
-    # ampere_mma.co:271
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
+    )  # ampere_mma.co:270
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1
+    )  # ampere_mma.co:271
     mc_1 = tl.dot(tile_2, tile_3, mc_1, out_dtype=tl.int32)  # ampere_mma.co:272
     # the loop over 'k' splits K into 4 pieces: folded into the dot above
-    # ampere_mma.co:274
     tl.store(
         output_ptr
         + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * output_s0
         + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * output_s1,
         mc_1,
-    )
+    )  # ampere_mma.co:274
 
 
 def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
@@ -492,7 +486,6 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # ampere_mma.co:264
-    # ampere_mma.co:266
     _launch(
         mma_m8n8k16_s8_s32_k0,
         (64,),
@@ -508,7 +501,7 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # ampere_mma.co:266
     return output  # ampere_mma.co:277
 
 
@@ -526,19 +519,20 @@ def mma_m16n8k8_f16_f32_k0(
     n = _pid % _group // _gsize
     mc_1 = tl.full([32, 16], 0.0, tl.float32)  # ampere_mma.co:293
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # ampere_mma.co:296
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1)
-    # ampere_mma.co:297
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
+    )  # ampere_mma.co:296
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1
+    )  # ampere_mma.co:297
     mc_1 = tl.dot(tile_2, tile_3, mc_1)  # ampere_mma.co:298
     # the loop over 'k' splits K into 8 pieces: folded into the dot above
-    # ampere_mma.co:300
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * output_s1,
         mc_1,
-    )
+    )  # ampere_mma.co:300
 
 
 def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
@@ -554,7 +548,6 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
     output = _rt.alloc(_F, (64, 128), torch.float32, _dev, None)  # ampere_mma.co:290
-    # ampere_mma.co:292
     _launch(
         mma_m16n8k8_f16_f32_k0,
         (16,),
@@ -570,7 +563,7 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # ampere_mma.co:292
     return output  # ampere_mma.co:303
 
 
@@ -624,14 +617,13 @@ def matmul_f16_sm86_k0(
         mc_3 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_3)  # ampere_mma.co:396
         # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
     output_s = mc_3.to(tl.float16)  # ampere_mma.co:399
-    # ampere_mma.co:401
     tl.store(
         output_ptr
         + (block_m * 16 + tl.arange(0, 16)[:, None]) * output_s0
         + (block_n * 16 + tl.arange(0, 16)[None, :]) * output_s1,
         output_s,
         mask=(block_m * 16 + tl.arange(0, 16)[:, None] < M) & (block_n * 16 + tl.arange(0, 16)[None, :] < N),
-    )
+    )  # ampere_mma.co:401
 
 
 def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
@@ -651,7 +643,6 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    # ampere_mma.co:385
     _launch(
         matmul_f16_sm86_k0,
         (_rt.cdiv(M, 16) * _rt.cdiv(N, 16),),
@@ -672,7 +663,7 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=8),
-    )
+    )  # ampere_mma.co:385
     return None
 
 
@@ -726,14 +717,13 @@ def matmul_trans_sm86_k0(
         mc_3 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_3)  # ampere_mma.co:417
         # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
     output_s = tl.trans(mc_3).to(tl.float16)  # ampere_mma.co:420
-    # ampere_mma.co:422
     tl.store(
         output_ptr
         + (block_n * 16 + tl.arange(0, 16)[:, None]) * output_s0
         + (block_m * 16 + tl.arange(0, 16)[None, :]) * output_s1,
         output_s,
         mask=(block_n * 16 + tl.arange(0, 16)[:, None] < N) & (block_m * 16 + tl.arange(0, 16)[None, :] < M),
-    )
+    )  # ampere_mma.co:422
 
 
 def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
@@ -753,7 +743,6 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 0)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
-    # ampere_mma.co:406
     _launch(
         matmul_trans_sm86_k0,
         (_rt.cdiv(M, 16) * _rt.cdiv(N, 16),),
@@ -774,7 +763,7 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=8),
-    )
+    )  # ampere_mma.co:406
     return None
 
 
@@ -817,7 +806,6 @@ def matmul_persis_sta_sm86_k0(
                 mc_5 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_5)  # ampere_mma.co:445
                 # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
             output_s = mc_5.to(tl.float16)  # ampere_mma.co:448
-            # ampere_mma.co:450
             tl.store(
                 output_ptr
                 + (block_m_3 * 16 + tl.arange(0, 16)[:, None]) * output_s0
@@ -825,7 +813,7 @@ def matmul_persis_sta_sm86_k0(
                 output_s,
                 mask=(block_m_3 * 16 + tl.arange(0, 16)[:, None] < M)
                 & (block_n_4 * 16 + tl.arange(0, 16)[None, :] < N),
-            )
+            )  # ampere_mma.co:450
 
 
 def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
@@ -847,7 +835,6 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     total_tiles = _rt.cdiv(M, 16) * _rt.cdiv(N, 16)  # ampere_mma.co:427
     tiles_n = _rt.cdiv(N, 16)  # ampere_mma.co:428
-    # ampere_mma.co:429
     _launch(
         matmul_persis_sta_sm86_k0,
         (82,),
@@ -868,7 +855,7 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
             output.stride(1),
         ],
         dict(num_warps=8),
-    )
+    )  # ampere_mma.co:429
     return None
 
 
@@ -911,7 +898,6 @@ def matmul_persis_colmajor_sm86_k0(
                 mc_5 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_5)  # ampere_mma.co:475
                 # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
             output_s = mc_5.to(tl.float16)  # ampere_mma.co:478
-            # ampere_mma.co:480
             tl.store(
                 output_ptr
                 + (block_m_3 * 16 + tl.arange(0, 16)[:, None]) * output_s0
@@ -919,7 +905,7 @@ def matmul_persis_colmajor_sm86_k0(
                 output_s,
                 mask=(block_m_3 * 16 + tl.arange(0, 16)[:, None] < M)
                 & (block_n_4 * 16 + tl.arange(0, 16)[None, :] < N),
-            )
+            )  # ampere_mma.co:480
 
 
 def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
@@ -941,7 +927,6 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     total_tiles = _rt.cdiv(M, 16) * _rt.cdiv(N, 16)  # ampere_mma.co:457
     tiles_m = _rt.cdiv(M, 16)  # ampere_mma.co:458
-    # ampere_mma.co:459
     _launch(
         matmul_persis_colmajor_sm86_k0,
         (82,),
@@ -962,7 +947,7 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
             output.stride(1),
         ],
         dict(num_warps=8),
-    )
+    )  # ampere_mma.co:459
     return None
 
 
@@ -1022,14 +1007,13 @@ def matmul_persis_swizzle_sm86_k0(
                 mc_5 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_5)  # ampere_mma.co:505
                 # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
             output_s = mc_5.to(tl.float16)  # ampere_mma.co:508
-            # ampere_mma.co:510
             tl.store(
                 output_ptr
                 + (block_m * 16 + tl.arange(0, 16)[:, None]) * output_s0
                 + (block_n * 16 + tl.arange(0, 16)[None, :]) * output_s1,
                 output_s,
                 mask=(block_m * 16 + tl.arange(0, 16)[:, None] < M) & (block_n * 16 + tl.arange(0, 16)[None, :] < N),
-            )
+            )  # ampere_mma.co:510
 
 
 def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
@@ -1056,7 +1040,6 @@ def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
     T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
     total_tiles = _rt.cdiv(M, 16) * _rt.cdiv(N, 16)  # ampere_mma.co:488
-    # ampere_mma.co:489
     _launch(
         matmul_persis_swizzle_sm86_k0,
         (82,),
@@ -1081,7 +1064,7 @@ def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             output.stride(1),
         ],
         dict(num_warps=8),
-    )
+    )  # ampere_mma.co:489
     return None
 
 
@@ -1141,14 +1124,13 @@ def matmul_persis_hilbert_sm86_k0(
                 mc_5 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_5)  # ampere_mma.co:535
                 # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
             output_s = mc_5.to(tl.float16)  # ampere_mma.co:538
-            # ampere_mma.co:540
             tl.store(
                 output_ptr
                 + (block_m * 16 + tl.arange(0, 16)[:, None]) * output_s0
                 + (block_n * 16 + tl.arange(0, 16)[None, :]) * output_s1,
                 output_s,
                 mask=(block_m * 16 + tl.arange(0, 16)[:, None] < M) & (block_n * 16 + tl.arange(0, 16)[None, :] < N),
-            )
+            )  # ampere_mma.co:540
 
 
 def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
@@ -1175,7 +1157,6 @@ def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
     T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
     total_tiles = _rt.cdiv(M, 16) * _rt.cdiv(N, 16)  # ampere_mma.co:518
-    # ampere_mma.co:519
     _launch(
         matmul_persis_hilbert_sm86_k0,
         (82,),
@@ -1200,7 +1181,7 @@ def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             output.stride(1),
         ],
         dict(num_warps=8),
-    )
+    )  # ampere_mma.co:519
     return None
 
 

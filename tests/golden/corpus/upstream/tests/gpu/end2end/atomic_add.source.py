@@ -74,13 +74,12 @@ def histogram_shared(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 256)
     output = _rt.alloc(_F, (16,), torch.int32, _dev, None)  # atomic_add.co:7
     _histogram_shared_k0_counts_scratch = _rt.scratch(_F, 16, torch.int32, _dev)
-    # atomic_add.co:8
     _launch(
         histogram_shared_k0,
         (1,),
         [_histogram_shared_k0_counts_scratch, 16, input, input.stride(0), output, output.stride(0)],
         dict(num_warps=8),
-    )
+    )  # atomic_add.co:8
     return output  # atomic_add.co:21
 
 

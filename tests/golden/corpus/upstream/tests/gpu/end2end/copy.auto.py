@@ -61,7 +61,6 @@ def dma_copy_sync_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output
         other=0,
     )
     f_data = tile_1
-    # copy.co:14
     tl.store(
         output_ptr
         + tl.arange(0, 8)[:, None, None] * output_s0
@@ -69,7 +68,7 @@ def dma_copy_sync_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output
         + tl.arange(0, 64)[None, None, :] * output_s2,
         tl.where((tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
         mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
-    )
+    )  # copy.co:14
 
 
 def dma_copy_sync(input, *, _launch=None):
@@ -83,7 +82,6 @@ def dma_copy_sync(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 17)
     _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.int32, _dev, None)  # copy.co:10
-    # copy.co:12
     _launch(
         dma_copy_sync_k0,
         (1,),
@@ -98,7 +96,7 @@ def dma_copy_sync(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # copy.co:12
     return output  # copy.co:17
 
 
@@ -115,7 +113,6 @@ def dma_copy_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, outpu
         other=0,
     )
     f_data = tile_1
-    # copy.co:26
     tl.store(
         output_ptr
         + tl.arange(0, 8)[:, None, None] * output_s0
@@ -123,7 +120,7 @@ def dma_copy_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, outpu
         + tl.arange(0, 64)[None, None, :] * output_s2,
         tl.where((tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
         mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
-    )
+    )  # copy.co:26
 
 
 def dma_copy_async(input, *, _launch=None):
@@ -137,7 +134,6 @@ def dma_copy_async(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 17)
     _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.int32, _dev, None)  # copy.co:21
-    # copy.co:23
     _launch(
         dma_copy_async_k0,
         (1,),
@@ -152,7 +148,7 @@ def dma_copy_async(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # copy.co:23
     return output  # copy.co:29
 
 
@@ -171,7 +167,6 @@ def dma_copy_group_k0(
         other=0,
     )
     f_data = tile_1
-    # copy.co:39
     tl.store(
         output_ptr
         + tl.arange(0, P_F_DATA_0)[:, None, None] * output_s0
@@ -179,7 +174,7 @@ def dma_copy_group_k0(
         + tl.arange(0, 32)[None, None, :] * output_s2,
         tl.where((tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
         mask=(tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
-    )
+    )  # copy.co:39
 
 
 def dma_copy_group(input, *, _launch=None):
@@ -194,7 +189,6 @@ def dma_copy_group(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:34
     _dma_copy_group_k0_P_F_DATA_0 = _rt.pad_extent(M)
-    # copy.co:36
     _launch(
         dma_copy_group_k0,
         (1,),
@@ -210,7 +204,7 @@ def dma_copy_group(input, *, _launch=None):
             output.stride(2),
         ],
         dict(P_F_DATA_0=_dma_copy_group_k0_P_F_DATA_0, num_warps=1),
-    )
+    )  # copy.co:36
     return output  # copy.co:42
 
 
@@ -281,12 +275,11 @@ def dma_add_k0(
     out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # copy.co:52
     for x_3 in range(0, 6):  # copy.co:53
         q1_l = tl.arange(0, 32)  # copy.co:54
-        # copy.co:55
         v_4 = tl.load(
             f0_data + x_3 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
             mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
             other=0,
-        )
+        )  # copy.co:55
         v_5 = tl.load(f1_data + x_3 * (32 * N) + q0_l[:, None] * 32 + q1_l[None, :], mask=(q0_l < N)[:, None], other=0)
         tl.store(
             out + x_3 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
@@ -294,7 +287,6 @@ def dma_add_k0(
             mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
         )
         tl.debug_barrier()
-    # copy.co:56
     tile_6 = tl.load(
         out
         + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
@@ -302,7 +294,7 @@ def dma_add_k0(
         + tl.arange(0, 32)[None, None, :],
         mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
         other=0,
-    )
+    )  # copy.co:56
     tl.store(
         output_ptr
         + tl.arange(0, P_F0_DATA_0)[:, None, None] * output_s0
@@ -334,7 +326,6 @@ def dma_add(in0, in1, *, _launch=None):
     _dma_add_k0_P_F1_DATA_1 = _rt.pad_extent(N)
     _dma_add_k0_f1_data_scratch = _rt.scratch(_F, 6 * N * 32, torch.int32, _dev)
     _dma_add_k0_out_scratch = _rt.scratch(_F, M * 17 * 32, torch.int32, _dev)
-    # copy.co:48
     _launch(
         dma_add_k0,
         (1,),
@@ -363,7 +354,7 @@ def dma_add(in0, in1, *, _launch=None):
         dict(
             L_Q0=_dma_add_k0_L_Q0, P_F0_DATA_0=_dma_add_k0_P_F0_DATA_0, P_F1_DATA_1=_dma_add_k0_P_F1_DATA_1, num_warps=8
         ),
-    )
+    )  # copy.co:48
     return output  # copy.co:59
 
 
@@ -434,12 +425,11 @@ def dma_add1_k0(
     out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # copy.co:69
     for x_3 in range(0, 6):  # copy.co:70
         q1_l = tl.arange(0, 32)  # copy.co:71
-        # copy.co:72
         v_4 = tl.load(
             f0_data + x_3 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
             mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
             other=0,
-        )
+        )  # copy.co:72
         v_5 = tl.load(f1_data + x_3 * (32 * N) + q0_l[:, None] * 32 + q1_l[None, :], mask=(q0_l < N)[:, None], other=0)
         tl.store(
             out + x_3 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
@@ -447,7 +437,6 @@ def dma_add1_k0(
             mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
         )
         tl.debug_barrier()
-    # copy.co:73
     tile_6 = tl.load(
         out
         + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
@@ -455,7 +444,7 @@ def dma_add1_k0(
         + tl.arange(0, 32)[None, None, :],
         mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
         other=0,
-    )
+    )  # copy.co:73
     tl.store(
         output_ptr
         + tl.arange(0, P_F0_DATA_0)[:, None, None] * output_s0
@@ -487,7 +476,6 @@ def dma_add1(in0, in1, *, _launch=None):
     _dma_add1_k0_P_F1_DATA_1 = _rt.pad_extent(N)
     _dma_add1_k0_f1_data_scratch = _rt.scratch(_F, 6 * N * 32, torch.int32, _dev)
     _dma_add1_k0_out_scratch = _rt.scratch(_F, M * 17 * 32, torch.int32, _dev)
-    # copy.co:65
     _launch(
         dma_add1_k0,
         (1,),
@@ -519,7 +507,7 @@ def dma_add1(in0, in1, *, _launch=None):
             P_F1_DATA_1=_dma_add1_k0_P_F1_DATA_1,
             num_warps=8,
         ),
-    )
+    )  # copy.co:65
     return output  # copy.co:76
 
 

@@ -103,7 +103,6 @@ def test_flat_s32(input, *, _launch=None):
     _test_flat_s32_k0_input_desc_2x4x8 = _rt.tma_desc(input, [2, 4, 8], _test_flat_s32_k0_TMA_INPUT_2X4X8, _OOB_PADDING)
     _test_flat_s32_k0_TMA_OUTPUT_2X4X8 = _rt.tma_ok(_F, "output", output, [2, 4, 8], [2, 4, 8], "stores (auto)")
     _test_flat_s32_k0_output_desc_2x4x8 = _rt.tma_desc(output, [2, 4, 8], _test_flat_s32_k0_TMA_OUTPUT_2X4X8, "zero")
-    # dma_3d.co:16
     _launch(
         test_flat_s32_k0,
         (1,),
@@ -124,7 +123,7 @@ def test_flat_s32(input, *, _launch=None):
             TMA_OUTPUT_2X4X8=_test_flat_s32_k0_TMA_OUTPUT_2X4X8,
             num_warps=1,
         ),
-    )
+    )  # dma_3d.co:16
     return output  # dma_3d.co:22
 
 
@@ -141,7 +140,6 @@ def test_flat_f16_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output
     )
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     tile_data = tile_1
-    # dma_3d.co:32
     tl.store(
         output_ptr
         + tl.arange(0, 4)[:, None, None] * output_s0
@@ -149,7 +147,7 @@ def test_flat_f16_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output
         + tl.arange(0, 16)[None, None, :] * output_s2,
         tl.where(tl.arange(0, 4)[:, None, None] < 3, tile_data, 0),
         mask=tl.arange(0, 4)[:, None, None] < 3,
-    )
+    )  # dma_3d.co:32
 
 
 def test_flat_f16(input, *, _launch=None):
@@ -163,7 +161,6 @@ def test_flat_f16(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 8)
     _rt.fixed_dim(_F, "input", input, 2, 16)
     output = _rt.alloc(_F, (3, 8, 16), torch.float16, _dev, None)  # dma_3d.co:27
-    # dma_3d.co:29
     _launch(
         test_flat_f16_k0,
         (1,),
@@ -178,7 +175,7 @@ def test_flat_f16(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # dma_3d.co:29
     return output  # dma_3d.co:35
 
 
@@ -240,7 +237,6 @@ def test_flat_async(input, *, _launch=None):
     _test_flat_async_k0_output_desc_2x8x32 = _rt.tma_desc(
         output, [2, 8, 32], _test_flat_async_k0_TMA_OUTPUT_2X8X32, "zero"
     )
-    # dma_3d.co:42
     _launch(
         test_flat_async_k0,
         (1,),
@@ -261,7 +257,7 @@ def test_flat_async(input, *, _launch=None):
             TMA_OUTPUT_2X8X32=_test_flat_async_k0_TMA_OUTPUT_2X8X32,
             num_warps=1,
         ),
-    )
+    )  # dma_3d.co:42
     return output  # dma_3d.co:50
 
 
@@ -323,7 +319,6 @@ def test_flat_large(input, *, _launch=None):
     _test_flat_large_k0_output_desc_4x16x32 = _rt.tma_desc(
         output, [4, 16, 32], _test_flat_large_k0_TMA_OUTPUT_4X16X32, "zero"
     )
-    # dma_3d.co:57
     _launch(
         test_flat_large_k0,
         (1,),
@@ -344,7 +339,7 @@ def test_flat_large(input, *, _launch=None):
             TMA_OUTPUT_4X16X32=_test_flat_large_k0_TMA_OUTPUT_4X16X32,
             num_warps=4,
         ),
-    )
+    )  # dma_3d.co:57
     return output  # dma_3d.co:63
 
 
@@ -406,7 +401,6 @@ def test_flat_s8(input, *, _launch=None):
     _test_flat_s8_k0_output_desc_2x16x64 = _rt.tma_desc(
         output, [2, 16, 64], _test_flat_s8_k0_TMA_OUTPUT_2X16X64, "zero"
     )
-    # dma_3d.co:70
     _launch(
         test_flat_s8_k0,
         (1,),
@@ -427,7 +421,7 @@ def test_flat_s8(input, *, _launch=None):
             TMA_OUTPUT_2X16X64=_test_flat_s8_k0_TMA_OUTPUT_2X16X64,
             num_warps=2,
         ),
-    )
+    )  # dma_3d.co:70
     return output  # dma_3d.co:76
 
 
@@ -461,7 +455,6 @@ def test_batch_s32_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_3d.co:90
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
@@ -477,7 +470,7 @@ def test_batch_s32_k0(
         mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M)
         & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N)
         & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
-    )
+    )  # dma_3d.co:90
 
 
 def test_batch_s32(input, *, _launch=None):
@@ -494,7 +487,6 @@ def test_batch_s32(input, *, _launch=None):
     _test_batch_s32_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
     _test_batch_s32_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
     _test_batch_s32_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
-    # dma_3d.co:87
     _launch(
         test_batch_s32_k0,
         (1,),
@@ -517,7 +509,7 @@ def test_batch_s32(input, *, _launch=None):
             P_TILE_DATA_2=_test_batch_s32_k0_P_TILE_DATA_2,
             num_warps=1,
         ),
-    )
+    )  # dma_3d.co:87
     return output  # dma_3d.co:93
 
 
@@ -553,7 +545,6 @@ def test_batch_f16_k0(
     )
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     tile_data = tile_1
-    # dma_3d.co:103
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
@@ -569,7 +560,7 @@ def test_batch_f16_k0(
         mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M)
         & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N)
         & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
-    )
+    )  # dma_3d.co:103
 
 
 def test_batch_f16(input, *, _launch=None):
@@ -586,7 +577,6 @@ def test_batch_f16(input, *, _launch=None):
     _test_batch_f16_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
     _test_batch_f16_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
     _test_batch_f16_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
-    # dma_3d.co:100
     _launch(
         test_batch_f16_k0,
         (1,),
@@ -609,7 +599,7 @@ def test_batch_f16(input, *, _launch=None):
             P_TILE_DATA_2=_test_batch_f16_k0_P_TILE_DATA_2,
             num_warps=1,
         ),
-    )
+    )  # dma_3d.co:100
     return output  # dma_3d.co:106
 
 
@@ -632,7 +622,6 @@ def test_batch_async_k0(
 ):
     """Program = one block of `parallel` at dma_3d.co:113."""
     buf = tl.zeros([P_BUF_0, P_BUF_1, P_BUF_2], tl.int32)  # dma_3d.co:115
-    # dma_3d.co:116
     tile_1 = tl.load(
         input_ptr
         + tl.arange(0, P_BUF_0)[:, None, None] * input_s0
@@ -642,9 +631,8 @@ def test_batch_async_k0(
         & (tl.arange(0, P_BUF_1)[None, :, None] < N)
         & (tl.arange(0, P_BUF_2)[None, None, :] < K),
         other=0,
-    )
+    )  # dma_3d.co:116
     buf = tile_1
-    # dma_3d.co:118
     tl.store(
         output_ptr
         + tl.arange(0, P_BUF_0)[:, None, None] * output_s0
@@ -660,7 +648,7 @@ def test_batch_async_k0(
         mask=(tl.arange(0, P_BUF_0)[:, None, None] < M)
         & (tl.arange(0, P_BUF_1)[None, :, None] < N)
         & (tl.arange(0, P_BUF_2)[None, None, :] < K),
-    )
+    )  # dma_3d.co:118
 
 
 def test_batch_async(input, *, _launch=None):
@@ -677,7 +665,6 @@ def test_batch_async(input, *, _launch=None):
     _test_batch_async_k0_P_BUF_0 = _rt.pad_extent(M)
     _test_batch_async_k0_P_BUF_1 = _rt.pad_extent(N)
     _test_batch_async_k0_P_BUF_2 = _rt.pad_extent(K)
-    # dma_3d.co:113
     _launch(
         test_batch_async_k0,
         (1,),
@@ -700,7 +687,7 @@ def test_batch_async(input, *, _launch=None):
             P_BUF_2=_test_batch_async_k0_P_BUF_2,
             num_warps=1,
         ),
-    )
+    )  # dma_3d.co:113
     return output  # dma_3d.co:121
 
 
@@ -719,7 +706,6 @@ def test_mixed_flatten_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_3d.co:136
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
@@ -727,7 +713,7 @@ def test_mixed_flatten_k0(
         + tl.arange(0, 8)[None, None, :] * output_s2,
         tl.where(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M, tile_data, 0),
         mask=tl.arange(0, P_TILE_DATA_0)[:, None, None] < M,
-    )
+    )  # dma_3d.co:136
 
 
 def test_mixed_flatten(input, *, _launch=None):
@@ -742,7 +728,6 @@ def test_mixed_flatten(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 2, 8)
     output = _rt.alloc(_F, (M, 4, 8), torch.int32, _dev, None)  # dma_3d.co:131
     _test_mixed_flatten_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
-    # dma_3d.co:133
     _launch(
         test_mixed_flatten_k0,
         (1,),
@@ -758,7 +743,7 @@ def test_mixed_flatten(input, *, _launch=None):
             output.stride(2),
         ],
         dict(P_TILE_DATA_0=_test_mixed_flatten_k0_P_TILE_DATA_0, num_warps=1),
-    )
+    )  # dma_3d.co:133
     return output  # dma_3d.co:139
 
 
@@ -777,7 +762,6 @@ def test_mixed_flatten_f16_k0(
     )
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     tile_data = tile_1
-    # dma_3d.co:149
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
@@ -785,7 +769,7 @@ def test_mixed_flatten_f16_k0(
         + tl.arange(0, 16)[None, None, :] * output_s2,
         tl.where(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M, tile_data, 0),
         mask=tl.arange(0, P_TILE_DATA_0)[:, None, None] < M,
-    )
+    )  # dma_3d.co:149
 
 
 def test_mixed_flatten_f16(input, *, _launch=None):
@@ -800,7 +784,6 @@ def test_mixed_flatten_f16(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 2, 16)
     output = _rt.alloc(_F, (M, 8, 16), torch.float16, _dev, None)  # dma_3d.co:144
     _test_mixed_flatten_f16_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
-    # dma_3d.co:146
     _launch(
         test_mixed_flatten_f16_k0,
         (1,),
@@ -816,7 +799,7 @@ def test_mixed_flatten_f16(input, *, _launch=None):
             output.stride(2),
         ],
         dict(P_TILE_DATA_0=_test_mixed_flatten_f16_k0_P_TILE_DATA_0, num_warps=1),
-    )
+    )  # dma_3d.co:146
     return output  # dma_3d.co:152
 
 
@@ -846,7 +829,6 @@ def test_mixed_batch_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_3d.co:163
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None] * output_s0
@@ -858,7 +840,7 @@ def test_mixed_batch_k0(
             0,
         ),
         mask=(tl.arange(0, P_TILE_DATA_1)[None, :, None] < N) & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
-    )
+    )  # dma_3d.co:163
 
 
 def test_mixed_batch(input, *, _launch=None):
@@ -874,7 +856,6 @@ def test_mixed_batch(input, *, _launch=None):
     output = _rt.alloc(_F, (2, N, K), torch.int32, _dev, None)  # dma_3d.co:158
     _test_mixed_batch_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
     _test_mixed_batch_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
-    # dma_3d.co:160
     _launch(
         test_mixed_batch_k0,
         (1,),
@@ -895,7 +876,7 @@ def test_mixed_batch(input, *, _launch=None):
             P_TILE_DATA_2=_test_mixed_batch_k0_P_TILE_DATA_2,
             num_warps=1,
         ),
-    )
+    )  # dma_3d.co:160
     return output  # dma_3d.co:166
 
 
@@ -925,7 +906,6 @@ def test_mixed_batch_inner_static_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_3d.co:177
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
@@ -937,7 +917,7 @@ def test_mixed_batch_inner_static_k0(
             0,
         ),
         mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M) & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N),
-    )
+    )  # dma_3d.co:177
 
 
 def test_mixed_batch_inner_static(input, *, _launch=None):
@@ -953,7 +933,6 @@ def test_mixed_batch_inner_static(input, *, _launch=None):
     output = _rt.alloc(_F, (M, N, 8), torch.int32, _dev, None)  # dma_3d.co:172
     _test_mixed_batch_inner_static_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
     _test_mixed_batch_inner_static_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
-    # dma_3d.co:174
     _launch(
         test_mixed_batch_inner_static_k0,
         (1,),
@@ -974,7 +953,7 @@ def test_mixed_batch_inner_static(input, *, _launch=None):
             P_TILE_DATA_1=_test_mixed_batch_inner_static_k0_P_TILE_DATA_1,
             num_warps=1,
         ),
-    )
+    )  # dma_3d.co:174
     return output  # dma_3d.co:180
 
 

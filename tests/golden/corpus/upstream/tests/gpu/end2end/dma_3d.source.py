@@ -60,14 +60,13 @@ def test_flat_s32_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output
         + tl.arange(0, 8)[None, None, :] * input_s2
     )
     tile_data = tile_1
-    # dma_3d.co:19
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None] * output_s0
         + tl.arange(0, 4)[None, :, None] * output_s1
         + tl.arange(0, 8)[None, None, :] * output_s2,
         tile_data,
-    )
+    )  # dma_3d.co:19
 
 
 def test_flat_s32(input, *, _launch=None):
@@ -81,7 +80,6 @@ def test_flat_s32(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 4)
     _rt.fixed_dim(_F, "input", input, 2, 8)
     output = _rt.alloc(_F, (2, 4, 8), torch.int32, _dev, None)  # dma_3d.co:14
-    # dma_3d.co:16
     _launch(
         test_flat_s32_k0,
         (1,),
@@ -96,7 +94,7 @@ def test_flat_s32(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # dma_3d.co:16
     return output  # dma_3d.co:22
 
 
@@ -113,7 +111,6 @@ def test_flat_f16_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output
     )
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     tile_data = tile_1
-    # dma_3d.co:32
     tl.store(
         output_ptr
         + tl.arange(0, 4)[:, None, None] * output_s0
@@ -121,7 +118,7 @@ def test_flat_f16_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output
         + tl.arange(0, 16)[None, None, :] * output_s2,
         tl.where(tl.arange(0, 4)[:, None, None] < 3, tile_data, 0),
         mask=tl.arange(0, 4)[:, None, None] < 3,
-    )
+    )  # dma_3d.co:32
 
 
 def test_flat_f16(input, *, _launch=None):
@@ -135,7 +132,6 @@ def test_flat_f16(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 8)
     _rt.fixed_dim(_F, "input", input, 2, 16)
     output = _rt.alloc(_F, (3, 8, 16), torch.float16, _dev, None)  # dma_3d.co:27
-    # dma_3d.co:29
     _launch(
         test_flat_f16_k0,
         (1,),
@@ -150,7 +146,7 @@ def test_flat_f16(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # dma_3d.co:29
     return output  # dma_3d.co:35
 
 
@@ -158,22 +154,20 @@ def test_flat_f16(input, *, _launch=None):
 def test_flat_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
     """Program = one block of `parallel` at dma_3d.co:42."""
     buf = tl.zeros([2, 8, 32], tl.int32)  # dma_3d.co:44
-    # dma_3d.co:45
     tile_1 = tl.load(
         input_ptr
         + tl.arange(0, 2)[:, None, None] * input_s0
         + tl.arange(0, 8)[None, :, None] * input_s1
         + tl.arange(0, 32)[None, None, :] * input_s2
-    )
+    )  # dma_3d.co:45
     buf = tile_1
-    # dma_3d.co:47
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None] * output_s0
         + tl.arange(0, 8)[None, :, None] * output_s1
         + tl.arange(0, 32)[None, None, :] * output_s2,
         buf,
-    )
+    )  # dma_3d.co:47
 
 
 def test_flat_async(input, *, _launch=None):
@@ -187,7 +181,6 @@ def test_flat_async(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 8)
     _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (2, 8, 32), torch.int32, _dev, None)  # dma_3d.co:40
-    # dma_3d.co:42
     _launch(
         test_flat_async_k0,
         (1,),
@@ -202,7 +195,7 @@ def test_flat_async(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # dma_3d.co:42
     return output  # dma_3d.co:50
 
 
@@ -217,14 +210,13 @@ def test_flat_large_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, outp
         + tl.arange(0, 32)[None, None, :] * input_s2
     )
     tile_data = tile_1
-    # dma_3d.co:60
     tl.store(
         output_ptr
         + tl.arange(0, 4)[:, None, None] * output_s0
         + tl.arange(0, 16)[None, :, None] * output_s1
         + tl.arange(0, 32)[None, None, :] * output_s2,
         tile_data,
-    )
+    )  # dma_3d.co:60
 
 
 def test_flat_large(input, *, _launch=None):
@@ -238,7 +230,6 @@ def test_flat_large(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 16)
     _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (4, 16, 32), torch.int32, _dev, None)  # dma_3d.co:55
-    # dma_3d.co:57
     _launch(
         test_flat_large_k0,
         (1,),
@@ -253,7 +244,7 @@ def test_flat_large(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=4),
-    )
+    )  # dma_3d.co:57
     return output  # dma_3d.co:63
 
 
@@ -268,14 +259,13 @@ def test_flat_s8_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_
         + tl.arange(0, 64)[None, None, :] * input_s2
     )
     tile_data = tile_1
-    # dma_3d.co:73
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None] * output_s0
         + tl.arange(0, 16)[None, :, None] * output_s1
         + tl.arange(0, 64)[None, None, :] * output_s2,
         tile_data,
-    )
+    )  # dma_3d.co:73
 
 
 def test_flat_s8(input, *, _launch=None):
@@ -289,7 +279,6 @@ def test_flat_s8(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 16)
     _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (2, 16, 64), torch.int8, _dev, None)  # dma_3d.co:68
-    # dma_3d.co:70
     _launch(
         test_flat_s8_k0,
         (1,),
@@ -304,7 +293,7 @@ def test_flat_s8(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=2),
-    )
+    )  # dma_3d.co:70
     return output  # dma_3d.co:76
 
 
@@ -338,7 +327,6 @@ def test_batch_s32_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_3d.co:90
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
@@ -354,7 +342,7 @@ def test_batch_s32_k0(
         mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M)
         & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N)
         & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
-    )
+    )  # dma_3d.co:90
 
 
 def test_batch_s32(input, *, _launch=None):
@@ -371,7 +359,6 @@ def test_batch_s32(input, *, _launch=None):
     _test_batch_s32_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
     _test_batch_s32_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
     _test_batch_s32_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
-    # dma_3d.co:87
     _launch(
         test_batch_s32_k0,
         (1,),
@@ -394,7 +381,7 @@ def test_batch_s32(input, *, _launch=None):
             P_TILE_DATA_2=_test_batch_s32_k0_P_TILE_DATA_2,
             num_warps=1,
         ),
-    )
+    )  # dma_3d.co:87
     return output  # dma_3d.co:93
 
 
@@ -430,7 +417,6 @@ def test_batch_f16_k0(
     )
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     tile_data = tile_1
-    # dma_3d.co:103
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
@@ -446,7 +432,7 @@ def test_batch_f16_k0(
         mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M)
         & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N)
         & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
-    )
+    )  # dma_3d.co:103
 
 
 def test_batch_f16(input, *, _launch=None):
@@ -463,7 +449,6 @@ def test_batch_f16(input, *, _launch=None):
     _test_batch_f16_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
     _test_batch_f16_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
     _test_batch_f16_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
-    # dma_3d.co:100
     _launch(
         test_batch_f16_k0,
         (1,),
@@ -486,7 +471,7 @@ def test_batch_f16(input, *, _launch=None):
             P_TILE_DATA_2=_test_batch_f16_k0_P_TILE_DATA_2,
             num_warps=1,
         ),
-    )
+    )  # dma_3d.co:100
     return output  # dma_3d.co:106
 
 
@@ -509,7 +494,6 @@ def test_batch_async_k0(
 ):
     """Program = one block of `parallel` at dma_3d.co:113."""
     buf = tl.zeros([P_BUF_0, P_BUF_1, P_BUF_2], tl.int32)  # dma_3d.co:115
-    # dma_3d.co:116
     tile_1 = tl.load(
         input_ptr
         + tl.arange(0, P_BUF_0)[:, None, None] * input_s0
@@ -519,9 +503,8 @@ def test_batch_async_k0(
         & (tl.arange(0, P_BUF_1)[None, :, None] < N)
         & (tl.arange(0, P_BUF_2)[None, None, :] < K),
         other=0,
-    )
+    )  # dma_3d.co:116
     buf = tile_1
-    # dma_3d.co:118
     tl.store(
         output_ptr
         + tl.arange(0, P_BUF_0)[:, None, None] * output_s0
@@ -537,7 +520,7 @@ def test_batch_async_k0(
         mask=(tl.arange(0, P_BUF_0)[:, None, None] < M)
         & (tl.arange(0, P_BUF_1)[None, :, None] < N)
         & (tl.arange(0, P_BUF_2)[None, None, :] < K),
-    )
+    )  # dma_3d.co:118
 
 
 def test_batch_async(input, *, _launch=None):
@@ -554,7 +537,6 @@ def test_batch_async(input, *, _launch=None):
     _test_batch_async_k0_P_BUF_0 = _rt.pad_extent(M)
     _test_batch_async_k0_P_BUF_1 = _rt.pad_extent(N)
     _test_batch_async_k0_P_BUF_2 = _rt.pad_extent(K)
-    # dma_3d.co:113
     _launch(
         test_batch_async_k0,
         (1,),
@@ -577,7 +559,7 @@ def test_batch_async(input, *, _launch=None):
             P_BUF_2=_test_batch_async_k0_P_BUF_2,
             num_warps=1,
         ),
-    )
+    )  # dma_3d.co:113
     return output  # dma_3d.co:121
 
 
@@ -596,7 +578,6 @@ def test_mixed_flatten_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_3d.co:136
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
@@ -604,7 +585,7 @@ def test_mixed_flatten_k0(
         + tl.arange(0, 8)[None, None, :] * output_s2,
         tl.where(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M, tile_data, 0),
         mask=tl.arange(0, P_TILE_DATA_0)[:, None, None] < M,
-    )
+    )  # dma_3d.co:136
 
 
 def test_mixed_flatten(input, *, _launch=None):
@@ -619,7 +600,6 @@ def test_mixed_flatten(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 2, 8)
     output = _rt.alloc(_F, (M, 4, 8), torch.int32, _dev, None)  # dma_3d.co:131
     _test_mixed_flatten_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
-    # dma_3d.co:133
     _launch(
         test_mixed_flatten_k0,
         (1,),
@@ -635,7 +615,7 @@ def test_mixed_flatten(input, *, _launch=None):
             output.stride(2),
         ],
         dict(P_TILE_DATA_0=_test_mixed_flatten_k0_P_TILE_DATA_0, num_warps=1),
-    )
+    )  # dma_3d.co:133
     return output  # dma_3d.co:139
 
 
@@ -654,7 +634,6 @@ def test_mixed_flatten_f16_k0(
     )
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     tile_data = tile_1
-    # dma_3d.co:149
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
@@ -662,7 +641,7 @@ def test_mixed_flatten_f16_k0(
         + tl.arange(0, 16)[None, None, :] * output_s2,
         tl.where(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M, tile_data, 0),
         mask=tl.arange(0, P_TILE_DATA_0)[:, None, None] < M,
-    )
+    )  # dma_3d.co:149
 
 
 def test_mixed_flatten_f16(input, *, _launch=None):
@@ -677,7 +656,6 @@ def test_mixed_flatten_f16(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 2, 16)
     output = _rt.alloc(_F, (M, 8, 16), torch.float16, _dev, None)  # dma_3d.co:144
     _test_mixed_flatten_f16_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
-    # dma_3d.co:146
     _launch(
         test_mixed_flatten_f16_k0,
         (1,),
@@ -693,7 +671,7 @@ def test_mixed_flatten_f16(input, *, _launch=None):
             output.stride(2),
         ],
         dict(P_TILE_DATA_0=_test_mixed_flatten_f16_k0_P_TILE_DATA_0, num_warps=1),
-    )
+    )  # dma_3d.co:146
     return output  # dma_3d.co:152
 
 
@@ -723,7 +701,6 @@ def test_mixed_batch_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_3d.co:163
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None] * output_s0
@@ -735,7 +712,7 @@ def test_mixed_batch_k0(
             0,
         ),
         mask=(tl.arange(0, P_TILE_DATA_1)[None, :, None] < N) & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
-    )
+    )  # dma_3d.co:163
 
 
 def test_mixed_batch(input, *, _launch=None):
@@ -751,7 +728,6 @@ def test_mixed_batch(input, *, _launch=None):
     output = _rt.alloc(_F, (2, N, K), torch.int32, _dev, None)  # dma_3d.co:158
     _test_mixed_batch_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
     _test_mixed_batch_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
-    # dma_3d.co:160
     _launch(
         test_mixed_batch_k0,
         (1,),
@@ -772,7 +748,7 @@ def test_mixed_batch(input, *, _launch=None):
             P_TILE_DATA_2=_test_mixed_batch_k0_P_TILE_DATA_2,
             num_warps=1,
         ),
-    )
+    )  # dma_3d.co:160
     return output  # dma_3d.co:166
 
 
@@ -802,7 +778,6 @@ def test_mixed_batch_inner_static_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_3d.co:177
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
@@ -814,7 +789,7 @@ def test_mixed_batch_inner_static_k0(
             0,
         ),
         mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M) & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N),
-    )
+    )  # dma_3d.co:177
 
 
 def test_mixed_batch_inner_static(input, *, _launch=None):
@@ -830,7 +805,6 @@ def test_mixed_batch_inner_static(input, *, _launch=None):
     output = _rt.alloc(_F, (M, N, 8), torch.int32, _dev, None)  # dma_3d.co:172
     _test_mixed_batch_inner_static_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
     _test_mixed_batch_inner_static_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
-    # dma_3d.co:174
     _launch(
         test_mixed_batch_inner_static_k0,
         (1,),
@@ -851,7 +825,7 @@ def test_mixed_batch_inner_static(input, *, _launch=None):
             P_TILE_DATA_1=_test_mixed_batch_inner_static_k0_P_TILE_DATA_1,
             num_warps=1,
         ),
-    )
+    )  # dma_3d.co:174
     return output  # dma_3d.co:180
 
 

@@ -65,7 +65,6 @@ def test_4d_flat_s32_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:19
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None, None] * output_s0
@@ -74,7 +73,7 @@ def test_4d_flat_s32_k0(
         + tl.arange(0, 8)[None, None, None, :] * output_s3,
         tl.where(tl.arange(0, 4)[None, :, None, None] < 3, tile_data, 0),
         mask=tl.arange(0, 4)[None, :, None, None] < 3,
-    )
+    )  # dma_4d5d.co:19
 
 
 def test_4d_flat_s32(input, *, _launch=None):
@@ -89,7 +88,6 @@ def test_4d_flat_s32(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 2, 4)
     _rt.fixed_dim(_F, "input", input, 3, 8)
     output = _rt.alloc(_F, (2, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:14
-    # dma_4d5d.co:16
     _launch(
         test_4d_flat_s32_k0,
         (1,),
@@ -106,7 +104,7 @@ def test_4d_flat_s32(input, *, _launch=None):
             output.stride(3),
         ],
         dict(num_warps=1),
-    )
+    )  # dma_4d5d.co:16
     return output  # dma_4d5d.co:22
 
 
@@ -177,7 +175,6 @@ def test_4d_flat_f16(input, *, _launch=None):
     _test_4d_flat_f16_k0_output_desc_2x2x4x16 = _rt.tma_desc(
         output, [2, 2, 4, 16], _test_4d_flat_f16_k0_TMA_OUTPUT_2X2X4X16, "zero"
     )
-    # dma_4d5d.co:29
     _launch(
         test_4d_flat_f16_k0,
         (1,),
@@ -200,7 +197,7 @@ def test_4d_flat_f16(input, *, _launch=None):
             TMA_OUTPUT_2X2X4X16=_test_4d_flat_f16_k0_TMA_OUTPUT_2X2X4X16,
             num_warps=1,
         ),
-    )
+    )  # dma_4d5d.co:29
     return output  # dma_4d5d.co:35
 
 
@@ -240,7 +237,6 @@ def test_4d_dyn_s32_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:49
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None, None] * output_s0
@@ -259,7 +255,7 @@ def test_4d_dyn_s32_k0(
         & (tl.arange(0, P_TILE_DATA_1)[None, :, None, None] < N)
         & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None] < K)
         & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :] < L),
-    )
+    )  # dma_4d5d.co:49
 
 
 def test_4d_dyn_s32(input, *, _launch=None):
@@ -278,7 +274,6 @@ def test_4d_dyn_s32(input, *, _launch=None):
     _test_4d_dyn_s32_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
     _test_4d_dyn_s32_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
     _test_4d_dyn_s32_k0_P_TILE_DATA_3 = _rt.pad_extent(L)
-    # dma_4d5d.co:46
     _launch(
         test_4d_dyn_s32_k0,
         (1,),
@@ -305,7 +300,7 @@ def test_4d_dyn_s32(input, *, _launch=None):
             P_TILE_DATA_3=_test_4d_dyn_s32_k0_P_TILE_DATA_3,
             num_warps=1,
         ),
-    )
+    )  # dma_4d5d.co:46
     return output  # dma_4d5d.co:52
 
 
@@ -340,7 +335,6 @@ def test_4d_mixed_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:62
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None, None] * output_s0
@@ -357,7 +351,7 @@ def test_4d_mixed_k0(
         mask=(tl.arange(0, 4)[None, :, None, None] < 3)
         & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None] < K)
         & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :] < L),
-    )
+    )  # dma_4d5d.co:62
 
 
 def test_4d_mixed(input, *, _launch=None):
@@ -374,7 +368,6 @@ def test_4d_mixed(input, *, _launch=None):
     output = _rt.alloc(_F, (2, 3, K, L), torch.int32, _dev, None)  # dma_4d5d.co:57
     _test_4d_mixed_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
     _test_4d_mixed_k0_P_TILE_DATA_3 = _rt.pad_extent(L)
-    # dma_4d5d.co:59
     _launch(
         test_4d_mixed_k0,
         (1,),
@@ -393,7 +386,7 @@ def test_4d_mixed(input, *, _launch=None):
             output.stride(3),
         ],
         dict(P_TILE_DATA_2=_test_4d_mixed_k0_P_TILE_DATA_2, P_TILE_DATA_3=_test_4d_mixed_k0_P_TILE_DATA_3, num_warps=1),
-    )
+    )  # dma_4d5d.co:59
     return output  # dma_4d5d.co:65
 
 
@@ -424,7 +417,6 @@ def test_4d_dyn_outer_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:75
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None, None] * output_s0
@@ -437,7 +429,7 @@ def test_4d_dyn_outer_k0(
             0,
         ),
         mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None, None] < M) & (tl.arange(0, 4)[None, :, None, None] < 3),
-    )
+    )  # dma_4d5d.co:75
 
 
 def test_4d_dyn_outer(input, *, _launch=None):
@@ -453,7 +445,6 @@ def test_4d_dyn_outer(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 3, 8)
     output = _rt.alloc(_F, (M, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:70
     _test_4d_dyn_outer_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
-    # dma_4d5d.co:72
     _launch(
         test_4d_dyn_outer_k0,
         (1,),
@@ -471,7 +462,7 @@ def test_4d_dyn_outer(input, *, _launch=None):
             output.stride(3),
         ],
         dict(P_TILE_DATA_0=_test_4d_dyn_outer_k0_P_TILE_DATA_0, num_warps=1),
-    )
+    )  # dma_4d5d.co:72
     return output  # dma_4d5d.co:78
 
 
@@ -503,7 +494,6 @@ def test_5d_flat_s32_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:92
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None, None, None] * output_s0
@@ -513,7 +503,7 @@ def test_5d_flat_s32_k0(
         + tl.arange(0, 8)[None, None, None, None, :] * output_s4,
         tl.where(tl.arange(0, 4)[None, None, :, None, None] < 3, tile_data, 0),
         mask=tl.arange(0, 4)[None, None, :, None, None] < 3,
-    )
+    )  # dma_4d5d.co:92
 
 
 def test_5d_flat_s32(input, *, _launch=None):
@@ -529,7 +519,6 @@ def test_5d_flat_s32(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 3, 4)
     _rt.fixed_dim(_F, "input", input, 4, 8)
     output = _rt.alloc(_F, (2, 2, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:87
-    # dma_4d5d.co:89
     _launch(
         test_5d_flat_s32_k0,
         (1,),
@@ -548,7 +537,7 @@ def test_5d_flat_s32(input, *, _launch=None):
             output.stride(4),
         ],
         dict(num_warps=1),
-    )
+    )  # dma_4d5d.co:89
     return output  # dma_4d5d.co:95
 
 
@@ -595,7 +584,6 @@ def test_5d_dyn_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:105
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None, None, None] * output_s0
@@ -617,7 +605,7 @@ def test_5d_dyn_k0(
         & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None, None] < C)
         & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :, None] < D)
         & (tl.arange(0, P_TILE_DATA_4)[None, None, None, None, :] < E),
-    )
+    )  # dma_4d5d.co:105
 
 
 def test_5d_dyn(input, *, _launch=None):
@@ -638,7 +626,6 @@ def test_5d_dyn(input, *, _launch=None):
     _test_5d_dyn_k0_P_TILE_DATA_2 = _rt.pad_extent(C)
     _test_5d_dyn_k0_P_TILE_DATA_3 = _rt.pad_extent(D)
     _test_5d_dyn_k0_P_TILE_DATA_4 = _rt.pad_extent(E)
-    # dma_4d5d.co:102
     _launch(
         test_5d_dyn_k0,
         (1,),
@@ -669,7 +656,7 @@ def test_5d_dyn(input, *, _launch=None):
             P_TILE_DATA_4=_test_5d_dyn_k0_P_TILE_DATA_4,
             num_warps=1,
         ),
-    )
+    )  # dma_4d5d.co:102
     return output  # dma_4d5d.co:108
 
 
@@ -704,7 +691,6 @@ def test_5d_mixed_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:118
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None, None, None] * output_s0
@@ -720,7 +706,7 @@ def test_5d_mixed_k0(
         ),
         mask=(tl.arange(0, P_TILE_DATA_1)[None, :, None, None, None] < B)
         & (tl.arange(0, 4)[None, None, :, None, None] < 3),
-    )
+    )  # dma_4d5d.co:118
 
 
 def test_5d_mixed(input, *, _launch=None):
@@ -737,7 +723,6 @@ def test_5d_mixed(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 4, 8)
     output = _rt.alloc(_F, (2, B, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:113
     _test_5d_mixed_k0_P_TILE_DATA_1 = _rt.pad_extent(B)
-    # dma_4d5d.co:115
     _launch(
         test_5d_mixed_k0,
         (1,),
@@ -757,7 +742,7 @@ def test_5d_mixed(input, *, _launch=None):
             output.stride(4),
         ],
         dict(P_TILE_DATA_1=_test_5d_mixed_k0_P_TILE_DATA_1, num_warps=1),
-    )
+    )  # dma_4d5d.co:115
     return output  # dma_4d5d.co:121
 
 

@@ -65,7 +65,6 @@ def test_4d_flat_s32_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:19
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None, None] * output_s0
@@ -74,7 +73,7 @@ def test_4d_flat_s32_k0(
         + tl.arange(0, 8)[None, None, None, :] * output_s3,
         tl.where(tl.arange(0, 4)[None, :, None, None] < 3, tile_data, 0),
         mask=tl.arange(0, 4)[None, :, None, None] < 3,
-    )
+    )  # dma_4d5d.co:19
 
 
 def test_4d_flat_s32(input, *, _launch=None):
@@ -89,7 +88,6 @@ def test_4d_flat_s32(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 2, 4)
     _rt.fixed_dim(_F, "input", input, 3, 8)
     output = _rt.alloc(_F, (2, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:14
-    # dma_4d5d.co:16
     _launch(
         test_4d_flat_s32_k0,
         (1,),
@@ -106,7 +104,7 @@ def test_4d_flat_s32(input, *, _launch=None):
             output.stride(3),
         ],
         dict(num_warps=1),
-    )
+    )  # dma_4d5d.co:16
     return output  # dma_4d5d.co:22
 
 
@@ -124,7 +122,6 @@ def test_4d_flat_f16_k0(
         + tl.arange(0, 16)[None, None, None, :] * input_s3
     )
     tile_data = tile_1
-    # dma_4d5d.co:32
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None, None] * output_s0
@@ -132,7 +129,7 @@ def test_4d_flat_f16_k0(
         + tl.arange(0, 4)[None, None, :, None] * output_s2
         + tl.arange(0, 16)[None, None, None, :] * output_s3,
         tile_data,
-    )
+    )  # dma_4d5d.co:32
 
 
 def test_4d_flat_f16(input, *, _launch=None):
@@ -147,7 +144,6 @@ def test_4d_flat_f16(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 2, 4)
     _rt.fixed_dim(_F, "input", input, 3, 16)
     output = _rt.alloc(_F, (2, 2, 4, 16), torch.float16, _dev, None)  # dma_4d5d.co:27
-    # dma_4d5d.co:29
     _launch(
         test_4d_flat_f16_k0,
         (1,),
@@ -164,7 +160,7 @@ def test_4d_flat_f16(input, *, _launch=None):
             output.stride(3),
         ],
         dict(num_warps=1),
-    )
+    )  # dma_4d5d.co:29
     return output  # dma_4d5d.co:35
 
 
@@ -204,7 +200,6 @@ def test_4d_dyn_s32_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:49
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None, None] * output_s0
@@ -223,7 +218,7 @@ def test_4d_dyn_s32_k0(
         & (tl.arange(0, P_TILE_DATA_1)[None, :, None, None] < N)
         & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None] < K)
         & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :] < L),
-    )
+    )  # dma_4d5d.co:49
 
 
 def test_4d_dyn_s32(input, *, _launch=None):
@@ -242,7 +237,6 @@ def test_4d_dyn_s32(input, *, _launch=None):
     _test_4d_dyn_s32_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
     _test_4d_dyn_s32_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
     _test_4d_dyn_s32_k0_P_TILE_DATA_3 = _rt.pad_extent(L)
-    # dma_4d5d.co:46
     _launch(
         test_4d_dyn_s32_k0,
         (1,),
@@ -269,7 +263,7 @@ def test_4d_dyn_s32(input, *, _launch=None):
             P_TILE_DATA_3=_test_4d_dyn_s32_k0_P_TILE_DATA_3,
             num_warps=1,
         ),
-    )
+    )  # dma_4d5d.co:46
     return output  # dma_4d5d.co:52
 
 
@@ -304,7 +298,6 @@ def test_4d_mixed_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:62
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None, None] * output_s0
@@ -321,7 +314,7 @@ def test_4d_mixed_k0(
         mask=(tl.arange(0, 4)[None, :, None, None] < 3)
         & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None] < K)
         & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :] < L),
-    )
+    )  # dma_4d5d.co:62
 
 
 def test_4d_mixed(input, *, _launch=None):
@@ -338,7 +331,6 @@ def test_4d_mixed(input, *, _launch=None):
     output = _rt.alloc(_F, (2, 3, K, L), torch.int32, _dev, None)  # dma_4d5d.co:57
     _test_4d_mixed_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
     _test_4d_mixed_k0_P_TILE_DATA_3 = _rt.pad_extent(L)
-    # dma_4d5d.co:59
     _launch(
         test_4d_mixed_k0,
         (1,),
@@ -357,7 +349,7 @@ def test_4d_mixed(input, *, _launch=None):
             output.stride(3),
         ],
         dict(P_TILE_DATA_2=_test_4d_mixed_k0_P_TILE_DATA_2, P_TILE_DATA_3=_test_4d_mixed_k0_P_TILE_DATA_3, num_warps=1),
-    )
+    )  # dma_4d5d.co:59
     return output  # dma_4d5d.co:65
 
 
@@ -388,7 +380,6 @@ def test_4d_dyn_outer_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:75
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None, None] * output_s0
@@ -401,7 +392,7 @@ def test_4d_dyn_outer_k0(
             0,
         ),
         mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None, None] < M) & (tl.arange(0, 4)[None, :, None, None] < 3),
-    )
+    )  # dma_4d5d.co:75
 
 
 def test_4d_dyn_outer(input, *, _launch=None):
@@ -417,7 +408,6 @@ def test_4d_dyn_outer(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 3, 8)
     output = _rt.alloc(_F, (M, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:70
     _test_4d_dyn_outer_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
-    # dma_4d5d.co:72
     _launch(
         test_4d_dyn_outer_k0,
         (1,),
@@ -435,7 +425,7 @@ def test_4d_dyn_outer(input, *, _launch=None):
             output.stride(3),
         ],
         dict(P_TILE_DATA_0=_test_4d_dyn_outer_k0_P_TILE_DATA_0, num_warps=1),
-    )
+    )  # dma_4d5d.co:72
     return output  # dma_4d5d.co:78
 
 
@@ -467,7 +457,6 @@ def test_5d_flat_s32_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:92
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None, None, None] * output_s0
@@ -477,7 +466,7 @@ def test_5d_flat_s32_k0(
         + tl.arange(0, 8)[None, None, None, None, :] * output_s4,
         tl.where(tl.arange(0, 4)[None, None, :, None, None] < 3, tile_data, 0),
         mask=tl.arange(0, 4)[None, None, :, None, None] < 3,
-    )
+    )  # dma_4d5d.co:92
 
 
 def test_5d_flat_s32(input, *, _launch=None):
@@ -493,7 +482,6 @@ def test_5d_flat_s32(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 3, 4)
     _rt.fixed_dim(_F, "input", input, 4, 8)
     output = _rt.alloc(_F, (2, 2, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:87
-    # dma_4d5d.co:89
     _launch(
         test_5d_flat_s32_k0,
         (1,),
@@ -512,7 +500,7 @@ def test_5d_flat_s32(input, *, _launch=None):
             output.stride(4),
         ],
         dict(num_warps=1),
-    )
+    )  # dma_4d5d.co:89
     return output  # dma_4d5d.co:95
 
 
@@ -559,7 +547,6 @@ def test_5d_dyn_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:105
     tl.store(
         output_ptr
         + tl.arange(0, P_TILE_DATA_0)[:, None, None, None, None] * output_s0
@@ -581,7 +568,7 @@ def test_5d_dyn_k0(
         & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None, None] < C)
         & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :, None] < D)
         & (tl.arange(0, P_TILE_DATA_4)[None, None, None, None, :] < E),
-    )
+    )  # dma_4d5d.co:105
 
 
 def test_5d_dyn(input, *, _launch=None):
@@ -602,7 +589,6 @@ def test_5d_dyn(input, *, _launch=None):
     _test_5d_dyn_k0_P_TILE_DATA_2 = _rt.pad_extent(C)
     _test_5d_dyn_k0_P_TILE_DATA_3 = _rt.pad_extent(D)
     _test_5d_dyn_k0_P_TILE_DATA_4 = _rt.pad_extent(E)
-    # dma_4d5d.co:102
     _launch(
         test_5d_dyn_k0,
         (1,),
@@ -633,7 +619,7 @@ def test_5d_dyn(input, *, _launch=None):
             P_TILE_DATA_4=_test_5d_dyn_k0_P_TILE_DATA_4,
             num_warps=1,
         ),
-    )
+    )  # dma_4d5d.co:102
     return output  # dma_4d5d.co:108
 
 
@@ -668,7 +654,6 @@ def test_5d_mixed_k0(
         other=0,
     )
     tile_data = tile_1
-    # dma_4d5d.co:118
     tl.store(
         output_ptr
         + tl.arange(0, 2)[:, None, None, None, None] * output_s0
@@ -684,7 +669,7 @@ def test_5d_mixed_k0(
         ),
         mask=(tl.arange(0, P_TILE_DATA_1)[None, :, None, None, None] < B)
         & (tl.arange(0, 4)[None, None, :, None, None] < 3),
-    )
+    )  # dma_4d5d.co:118
 
 
 def test_5d_mixed(input, *, _launch=None):
@@ -701,7 +686,6 @@ def test_5d_mixed(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 4, 8)
     output = _rt.alloc(_F, (2, B, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:113
     _test_5d_mixed_k0_P_TILE_DATA_1 = _rt.pad_extent(B)
-    # dma_4d5d.co:115
     _launch(
         test_5d_mixed_k0,
         (1,),
@@ -721,7 +705,7 @@ def test_5d_mixed(input, *, _launch=None):
             output.stride(4),
         ],
         dict(P_TILE_DATA_1=_test_5d_mixed_k0_P_TILE_DATA_1, num_warps=1),
-    )
+    )  # dma_4d5d.co:115
     return output  # dma_4d5d.co:121
 
 

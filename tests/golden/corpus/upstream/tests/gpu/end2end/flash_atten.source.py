@@ -102,14 +102,13 @@ def flash_atten_k0(
     logsum_10 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:40
     acc_o_11 = tl.full([64, 64], 0.0, tl.float32)  # flash_atten.co:41
     kv_tiles_12 = tl.cdiv(KV_SEQ, 64)  # flash_atten.co:43
-    # flash_atten.co:44
     kv_bound_13 = tl.where(
         is_causal != 0,
         tl.where(
             tl.cdiv((bm + 1) * 64 + past_len, 64) < kv_tiles_12, tl.cdiv((bm + 1) * 64 + past_len, 64), kv_tiles_12
         ),
         kv_tiles_12,
-    )
+    )  # flash_atten.co:44
     for bn_14 in range(0, kv_bound_13):  # flash_atten.co:49
         acc_s_15 = tl.full([64, 64], 0.0, tl.float32)  # flash_atten.co:50
         k_s_data = tl.zeros([64, 64], tl.float16)  # flash_atten.co:51
@@ -127,20 +126,21 @@ def flash_atten_k0(
         acc_s_15 = tl.dot(q_s_data, tl.trans(k_s_data), acc_s_15)  # flash_atten.co:53
         if is_causal != 0:  # flash_atten.co:55
             # apply over acc_s.span: element-wise on the whole [64, 64] tile
-            # flash_atten.co:57
-            cond_19 = bn_14 * 64 + tl.arange(0, 64)[None, :] > bm * 64 + tl.arange(0, 64)[:, None] + past_len
+            cond_19 = (
+                bn_14 * 64 + tl.arange(0, 64)[None, :] > bm * 64 + tl.arange(0, 64)[:, None] + past_len
+            )  # flash_atten.co:57
             acc_s_15 = tl.where(cond_19, -_INF, acc_s_15)  # flash_atten.co:58
         scores_max_prev_7 = scores_max_6  # flash_atten.co:62
         scores_max_6 = tl.max(acc_s_15, axis=1)  # flash_atten.co:63
         # apply over scores_max.span: element-wise on the whole [64] tile
         scores_max_6 = tl.zeros([64], tl.float32) + tl.maximum(scores_max_6, scores_max_prev_7)  # flash_atten.co:66
-        # flash_atten.co:67
         scores_scale_8 = tl.zeros([64], tl.float32) + tl.exp2(
             scores_max_prev_7 * 0.18033688 - scores_max_6 * 0.18033688
-        )
+        )  # flash_atten.co:67
         # apply over acc_s.span: element-wise on the whole [64, 64] tile
-        # flash_atten.co:71
-        acc_s_15 = tl.zeros([64, 64], tl.float32) + tl.exp2(acc_s_15 * 0.18033688 - scores_max_6[:, None] * 0.18033688)
+        acc_s_15 = tl.zeros([64, 64], tl.float32) + tl.exp2(
+            acc_s_15 * 0.18033688 - scores_max_6[:, None] * 0.18033688
+        )  # flash_atten.co:71
         scores_sum_9 = tl.sum(acc_s_15, axis=1)  # flash_atten.co:73
         # apply over logsum.span: element-wise on the whole [64] tile
         logsum_10 = tl.zeros([64], tl.float32) + (logsum_10 * scores_scale_8 + scores_sum_9)  # flash_atten.co:76
@@ -163,7 +163,6 @@ def flash_atten_k0(
         acc_o_11 = tl.dot(acc_s_cast_5, v_s_data, acc_o_11)  # flash_atten.co:85
     # apply over acc_o.span: element-wise on the whole [64, 64] tile
     acc_o_11 = tl.zeros([64, 64], tl.float32) + acc_o_11 / logsum_10[:, None]  # flash_atten.co:89
-    # flash_atten.co:91
     tl.store(
         O_ptr
         + batch * O_s0
@@ -172,7 +171,7 @@ def flash_atten_k0(
         + tl.arange(0, 64)[None, :] * O_s3,
         acc_o_11.to(tl.float16),
         mask=(bm * 64 + tl.arange(0, 64)[:, None] < Q_SEQ) & (tl.arange(0, 64)[None, :] < 64),
-    )
+    )  # flash_atten.co:91
 
 
 def flash_atten(Q, K, V, is_causal, *, _launch=None):
@@ -201,7 +200,6 @@ def flash_atten(Q, K, V, is_causal, *, _launch=None):
     is_causal = _rt.scalar_arg(_F, "is_causal", is_causal, bool)
     O = _rt.alloc(_F, (B, H, Q_SEQ, 64), torch.float16, _dev, None)  # flash_atten.co:21
     past_len = KV_SEQ - Q_SEQ  # flash_atten.co:23
-    # flash_atten.co:25
     _launch(
         flash_atten_k0,
         (_rt.cdiv(Q_SEQ, 64), H, B),
@@ -235,7 +233,7 @@ def flash_atten(Q, K, V, is_causal, *, _launch=None):
             past_len,
         ],
         dict(num_warps=4),
-    )
+    )  # flash_atten.co:25
     return O  # flash_atten.co:94
 
 

@@ -81,7 +81,6 @@ def ele_add_f32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float32, _dev, None)  # float_types.co:8
-    # float_types.co:9
     _launch(
         ele_add_f32_k0,
         (6,),
@@ -97,7 +96,7 @@ def ele_add_f32(lhs, rhs, *, _launch=None):
             rhs.stride(1),
         ],
         dict(num_warps=2),
-    )
+    )  # float_types.co:9
     return output  # float_types.co:11
 
 
@@ -134,7 +133,6 @@ def ele_add_f16(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float16, _dev, None)  # float_types.co:14
-    # float_types.co:15
     _launch(
         ele_add_f16_k0,
         (6,),
@@ -150,7 +148,7 @@ def ele_add_f16(lhs, rhs, *, _launch=None):
             rhs.stride(1),
         ],
         dict(num_warps=2),
-    )
+    )  # float_types.co:15
     return output  # float_types.co:17
 
 
@@ -190,7 +188,6 @@ def ele_add_bf16(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.bfloat16, _dev, None)  # float_types.co:20
-    # float_types.co:21
     _launch(
         ele_add_bf16_k0,
         (6,),
@@ -206,7 +203,7 @@ def ele_add_bf16(lhs, rhs, *, _launch=None):
             rhs.stride(1),
         ],
         dict(num_warps=2),
-    )
+    )  # float_types.co:21
     return output  # float_types.co:23
 
 
@@ -229,13 +226,12 @@ def copy_f8_e4m3(lhs, *, _launch=None):
     _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
     _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float8_e4m3fn, _dev, None)  # float_types.co:26
-    # float_types.co:27
     _launch(
         copy_f8_e4m3_k0,
         (6,),
         [output, output.stride(0), output.stride(1), lhs, lhs.stride(0), lhs.stride(1)],
         dict(num_warps=2),
-    )
+    )  # float_types.co:27
     return output  # float_types.co:29
 
 
@@ -258,13 +254,12 @@ def copy_f8_e5m2(lhs, *, _launch=None):
     _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
     _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float8_e5m2, _dev, None)  # float_types.co:32
-    # float_types.co:33
     _launch(
         copy_f8_e5m2_k0,
         (6,),
         [output, output.stride(0), output.stride(1), lhs, lhs.stride(0), lhs.stride(1)],
         dict(num_warps=2),
-    )
+    )  # float_types.co:33
     return output  # float_types.co:35
 
 

@@ -85,7 +85,6 @@ def ele_add_fp8_e4m3(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float16, _dev, None)  # fp8_ops.co:10
-    # fp8_ops.co:12
     _launch(
         ele_add_fp8_e4m3_k0,
         (6,),
@@ -101,7 +100,7 @@ def ele_add_fp8_e4m3(lhs, rhs, *, _launch=None):
             rhs.stride(1),
         ],
         dict(num_warps=2),
-    )
+    )  # fp8_ops.co:12
     return output  # fp8_ops.co:15
 
 
@@ -141,7 +140,6 @@ def ele_add_fp8_e5m2(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float16, _dev, None)  # fp8_ops.co:20
-    # fp8_ops.co:22
     _launch(
         ele_add_fp8_e5m2_k0,
         (6,),
@@ -157,7 +155,7 @@ def ele_add_fp8_e5m2(lhs, rhs, *, _launch=None):
             rhs.stride(1),
         ],
         dict(num_warps=2),
-    )
+    )  # fp8_ops.co:22
     return output  # fp8_ops.co:25
 
 
@@ -174,7 +172,6 @@ def fp8_dma_copy_sync_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, ou
     )
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     f_data = tile_1
-    # fp8_ops.co:34
     tl.store(
         output_ptr
         + tl.arange(0, 8)[:, None, None] * output_s0
@@ -182,7 +179,7 @@ def fp8_dma_copy_sync_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, ou
         + tl.arange(0, 64)[None, None, :] * output_s2,
         tl.where((tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
         mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
-    )
+    )  # fp8_ops.co:34
 
 
 def fp8_dma_copy_sync(input, *, _launch=None):
@@ -196,7 +193,6 @@ def fp8_dma_copy_sync(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 17)
     _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.float8_e4m3fn, _dev, None)  # fp8_ops.co:30
-    # fp8_ops.co:32
     _launch(
         fp8_dma_copy_sync_k0,
         (1,),
@@ -211,7 +207,7 @@ def fp8_dma_copy_sync(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # fp8_ops.co:32
     return output  # fp8_ops.co:37
 
 
@@ -228,7 +224,6 @@ def fp8_dma_copy_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, o
     )
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     f_data = tile_1
-    # fp8_ops.co:46
     tl.store(
         output_ptr
         + tl.arange(0, 8)[:, None, None] * output_s0
@@ -236,7 +231,7 @@ def fp8_dma_copy_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, o
         + tl.arange(0, 64)[None, None, :] * output_s2,
         tl.where((tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
         mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
-    )
+    )  # fp8_ops.co:46
 
 
 def fp8_dma_copy_async(input, *, _launch=None):
@@ -250,7 +245,6 @@ def fp8_dma_copy_async(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 17)
     _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.float8_e5m2, _dev, None)  # fp8_ops.co:41
-    # fp8_ops.co:43
     _launch(
         fp8_dma_copy_async_k0,
         (1,),
@@ -265,7 +259,7 @@ def fp8_dma_copy_async(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # fp8_ops.co:43
     return output  # fp8_ops.co:49
 
 
@@ -284,7 +278,6 @@ def fp8_dma_copy_group_k0(
     )
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     f_data = tile_1
-    # fp8_ops.co:59
     tl.store(
         output_ptr
         + tl.arange(0, P_F_DATA_0)[:, None, None] * output_s0
@@ -292,7 +285,7 @@ def fp8_dma_copy_group_k0(
         + tl.arange(0, 32)[None, None, :] * output_s2,
         tl.where((tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
         mask=(tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
-    )
+    )  # fp8_ops.co:59
 
 
 def fp8_dma_copy_group(input, *, _launch=None):
@@ -307,7 +300,6 @@ def fp8_dma_copy_group(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.float8_e5m2, _dev, None)  # fp8_ops.co:54
     _fp8_dma_copy_group_k0_P_F_DATA_0 = _rt.pad_extent(M)
-    # fp8_ops.co:56
     _launch(
         fp8_dma_copy_group_k0,
         (1,),
@@ -323,7 +315,7 @@ def fp8_dma_copy_group(input, *, _launch=None):
             output.stride(2),
         ],
         dict(P_F_DATA_0=_fp8_dma_copy_group_k0_P_F_DATA_0, num_warps=1),
-    )
+    )  # fp8_ops.co:56
     return output  # fp8_ops.co:62
 
 
@@ -394,12 +386,11 @@ def fp8_dma_add_k0(
     out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # fp8_ops.co:72
     for x_7 in range(0, 6):  # fp8_ops.co:73
         q1_l = tl.arange(0, 32)  # fp8_ops.co:74
-        # fp8_ops.co:75
         v_8 = tl.load(
             f0_data + x_7 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
             mask=(x_7 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
             other=0.0,
-        )
+        )  # fp8_ops.co:75
         v_9 = tl.load(
             f1_data + x_7 * (32 * N) + q0_l[:, None] * 32 + q1_l[None, :], mask=(q0_l < N)[:, None], other=0.0
         )
@@ -448,7 +439,6 @@ def fp8_dma_add(in0, in1, *, _launch=None):
     _fp8_dma_add_k0_P_F1_DATA_1 = _rt.pad_extent(N)
     _fp8_dma_add_k0_f1_data_scratch = _rt.scratch(_F, 6 * N * 32, torch.float8_e5m2, _dev)
     _fp8_dma_add_k0_out_scratch = _rt.scratch(_F, M * 17 * 32, torch.float16, _dev)
-    # fp8_ops.co:68
     _launch(
         fp8_dma_add_k0,
         (1,),
@@ -480,7 +470,7 @@ def fp8_dma_add(in0, in1, *, _launch=None):
             P_F1_DATA_1=_fp8_dma_add_k0_P_F1_DATA_1,
             num_warps=8,
         ),
-    )
+    )  # fp8_ops.co:68
     return output  # fp8_ops.co:79
 
 
@@ -551,12 +541,11 @@ def fp8_dma_add1_k0(
     out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # fp8_ops.co:89
     for x_7 in range(0, 6):  # fp8_ops.co:90
         q1_l = tl.arange(0, 32)  # fp8_ops.co:91
-        # fp8_ops.co:92
         v_8 = tl.load(
             f0_data + x_7 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
             mask=(x_7 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
             other=0.0,
-        )
+        )  # fp8_ops.co:92
         v_9 = tl.load(
             f1_data + x_7 * (32 * N) + q0_l[:, None] * 32 + q1_l[None, :], mask=(q0_l < N)[:, None], other=0.0
         )
@@ -605,7 +594,6 @@ def fp8_dma_add1(in0, in1, *, _launch=None):
     _fp8_dma_add1_k0_P_F1_DATA_1 = _rt.pad_extent(N)
     _fp8_dma_add1_k0_f1_data_scratch = _rt.scratch(_F, 6 * N * 32, torch.float8_e5m2, _dev)
     _fp8_dma_add1_k0_out_scratch = _rt.scratch(_F, M * 17 * 32, torch.float16, _dev)
-    # fp8_ops.co:85
     _launch(
         fp8_dma_add1_k0,
         (1,),
@@ -637,7 +625,7 @@ def fp8_dma_add1(in0, in1, *, _launch=None):
             P_F1_DATA_1=_fp8_dma_add1_k0_P_F1_DATA_1,
             num_warps=8,
         ),
-    )
+    )  # fp8_ops.co:85
     return output  # fp8_ops.co:96
 
 

@@ -87,8 +87,7 @@ def gdn_chunk_state_k0(
     bh = tl.program_id(0)  # gdn_recurrence.co:24
     g_s = g_s_scratch + tl.program_id(0).to(tl.int64) * g_s_per_prog  # gdn_recurrence.co:33
     for ic_1 in range(0, num_chunks):  # gdn_recurrence.co:36
-        # gdn_recurrence.co:37
-        mask_3 = ic_1 * 64 + tl.arange(0, 64) < SEQ
+        mask_3 = ic_1 * 64 + tl.arange(0, 64) < SEQ  # gdn_recurrence.co:37
         ptrs_4 = G_ptr + bh * G_s0 + (ic_1 * 64 + tl.arange(0, 64)) * G_s1
         tile_2 = _oob_fill(tl.load(ptrs_4, mask=mask_3, other=0.0), mask_3)
         tl.store(g_s + tl.arange(0, 64), tile_2)
@@ -122,7 +121,6 @@ def gdn_chunk_state_k0(
         g_t_18 = v_17
         gate_19 = tl.exp2((g_last_16 - g_t_18) * 1.442695)  # gdn_recurrence.co:52
         acc_ws_5 = tl.zeros([64, 64], tl.float32) + acc_ws_5 * gate_19  # gdn_recurrence.co:53
-        # gdn_recurrence.co:56
         tl.store(
             V_new_out_ptr
             + bh * V_new_out_s0
@@ -130,14 +128,13 @@ def gdn_chunk_state_k0(
             + tl.arange(0, 64)[None, :] * V_new_out_s2,
             acc_ws_5.to(tl.bfloat16),
             mask=(ic_1 * 64 + tl.arange(0, 64)[:, None] < SEQ) & (tl.arange(0, 64)[None, :] < 64),
-        )
+        )  # gdn_recurrence.co:56
         decay_20 = tl.exp2(g_last_16 * 1.442695)  # gdn_recurrence.co:58
         state_frag_21 = tl.full([64, 64], 0.0, tl.float32)  # gdn_recurrence.co:59
         # apply over state_frag.span: element-wise on the whole [64, 64] tile
-        # gdn_recurrence.co:61
         v_22 = tl.load(
             State_ptr + bh * State_s0 + tl.arange(0, 64)[:, None] * State_s1 + tl.arange(0, 64)[None, :] * State_s2
-        )
+        )  # gdn_recurrence.co:61
         state_frag_21 = tl.zeros([64, 64], tl.float32) + v_22.to(tl.float32) * decay_20
         vnewT_s_data = tl.zeros([64, 64], tl.bfloat16)  # gdn_recurrence.co:63
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
@@ -162,12 +159,11 @@ def gdn_chunk_state_k0(
         # apply over acc_state.span: element-wise on the whole [64, 64] tile
         acc_state_29 = tl.zeros([64, 64], tl.float32) + (acc_state_29 + state_frag_21)  # gdn_recurrence.co:72
         tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-        # gdn_recurrence.co:74
         tl.store(
             State_ptr + bh * State_s0 + tl.arange(0, 64)[:, None] * State_s1 + tl.arange(0, 64)[None, :] * State_s2,
             acc_state_29.to(tl.bfloat16),
             mask=tl.arange(0, 64)[:, None] < 64,
-        )
+        )  # gdn_recurrence.co:74
         tl.debug_barrier()
 
 
@@ -212,7 +208,6 @@ def gdn_chunk_state(K, W, U, G, State, V_new_out, V_new_T, *, _launch=None):
     SEQ = _rt.bind_dim(_F, _dims, "SEQ", "V_new_T", V_new_T, 2)
     num_chunks = _rt.cdiv(SEQ, 64)  # gdn_recurrence.co:22
     _gdn_chunk_state_k0_g_s_scratch = _rt.scratch(_F, BH * 64, torch.float32, _dev)
-    # gdn_recurrence.co:24
     _launch(
         gdn_chunk_state_k0,
         (BH,),
@@ -251,7 +246,7 @@ def gdn_chunk_state(K, W, U, G, State, V_new_out, V_new_T, *, _launch=None):
             num_chunks,
         ],
         dict(num_warps=4),
-    )
+    )  # gdn_recurrence.co:24
     return None
 
 

@@ -79,10 +79,9 @@ def hetero_multi_phase(A, B, C, *, _launch=None):
     _rt.sync(_dev)  # hetero_cpu_gpu_multi.co:24
     # ': device(cpu)' region (line 27): lowered as host code; its parallels run on the kernels' device
     for _i2 in range(256):  # hetero_cpu_gpu_multi.co:28
-        # hetero_cpu_gpu_multi.co:29
         _rt.elem_set(
             _F, "C", C, (_i2,), _rt.elem_get(_F, "A", A, (_i2,), 29) + _rt.elem_get(_F, "B", B, (_i2,), 29), 29
-        )
+        )  # hetero_cpu_gpu_multi.co:29
     _rt.sync(_dev)  # hetero_cpu_gpu_multi.co:33
     _rt.copy_back(A_caller, A)
     _rt.copy_back(B_caller, B)

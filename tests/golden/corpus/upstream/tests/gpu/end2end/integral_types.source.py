@@ -82,7 +82,6 @@ def ele_add_s32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.int32, _dev, None)  # integral_types.co:7
-    # integral_types.co:8
     _launch(
         ele_add_s32_k0,
         (6,),
@@ -98,7 +97,7 @@ def ele_add_s32(lhs, rhs, *, _launch=None):
             rhs.stride(1),
         ],
         dict(num_warps=2),
-    )
+    )  # integral_types.co:8
     return output  # integral_types.co:10
 
 
@@ -135,7 +134,6 @@ def ele_add_u32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.uint32, _dev, None)  # integral_types.co:13
-    # integral_types.co:14
     _launch(
         ele_add_u32_k0,
         (6,),
@@ -151,7 +149,7 @@ def ele_add_u32(lhs, rhs, *, _launch=None):
             rhs.stride(1),
         ],
         dict(num_warps=2),
-    )
+    )  # integral_types.co:14
     return output  # integral_types.co:16
 
 
@@ -188,7 +186,6 @@ def ele_add_s16(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.int16, _dev, None)  # integral_types.co:19
-    # integral_types.co:20
     _launch(
         ele_add_s16_k0,
         (6,),
@@ -204,7 +201,7 @@ def ele_add_s16(lhs, rhs, *, _launch=None):
             rhs.stride(1),
         ],
         dict(num_warps=2),
-    )
+    )  # integral_types.co:20
     return output  # integral_types.co:22
 
 
@@ -241,7 +238,6 @@ def ele_add_u16(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.uint16, _dev, None)  # integral_types.co:25
-    # integral_types.co:26
     _launch(
         ele_add_u16_k0,
         (6,),
@@ -257,7 +253,7 @@ def ele_add_u16(lhs, rhs, *, _launch=None):
             rhs.stride(1),
         ],
         dict(num_warps=2),
-    )
+    )  # integral_types.co:26
     return output  # integral_types.co:28
 
 
@@ -294,7 +290,6 @@ def ele_add_s8(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.int8, _dev, None)  # integral_types.co:31
-    # integral_types.co:32
     _launch(
         ele_add_s8_k0,
         (6,),
@@ -310,7 +305,7 @@ def ele_add_s8(lhs, rhs, *, _launch=None):
             rhs.stride(1),
         ],
         dict(num_warps=2),
-    )
+    )  # integral_types.co:32
     return output  # integral_types.co:34
 
 
@@ -347,7 +342,6 @@ def ele_add_u8(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.uint8, _dev, None)  # integral_types.co:37
-    # integral_types.co:38
     _launch(
         ele_add_u8_k0,
         (6,),
@@ -363,7 +357,7 @@ def ele_add_u8(lhs, rhs, *, _launch=None):
             rhs.stride(1),
         ],
         dict(num_warps=2),
-    )
+    )  # integral_types.co:38
     return output  # integral_types.co:40
 
 

@@ -152,7 +152,6 @@ def mem_reuse_static(i0, i1, *, _launch=None):
     _mem_reuse_static_k0_output_desc_1x128 = _rt.tma_desc(
         output, [1, 128], _mem_reuse_static_k0_TMA_OUTPUT_1X256, "zero"
     )
-    # memreuse-static.co:13
     _launch(
         mem_reuse_static_k0,
         (8,),
@@ -182,7 +181,7 @@ def mem_reuse_static(i0, i1, *, _launch=None):
             TMA_OUTPUT_1X256=_mem_reuse_static_k0_TMA_OUTPUT_1X256,
             num_warps=4,
         ),
-    )
+    )  # memreuse-static.co:13
     return output  # memreuse-static.co:36
 
 

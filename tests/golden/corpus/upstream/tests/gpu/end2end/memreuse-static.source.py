@@ -123,7 +123,6 @@ def mem_reuse_static(i0, i1, *, _launch=None):
     _mem_reuse_static_k0_smem1_data_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)
     _mem_reuse_static_k0_output_s_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)
     _mem_reuse_static_k0_smem2_data_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)
-    # memreuse-static.co:13
     _launch(
         mem_reuse_static_k0,
         (8,),
@@ -145,7 +144,7 @@ def mem_reuse_static(i0, i1, *, _launch=None):
             output.stride(1),
         ],
         dict(num_warps=4),
-    )
+    )  # memreuse-static.co:13
     return output  # memreuse-static.co:36
 
 

@@ -135,14 +135,13 @@ def mem_reuse_dynamic_k0(
         v_11 = tl.load(output_s + i_7 * N + (q_l + 128), mask=q_l + 128 < N, other=0)
         tl.store(output_s + i_7 * N + (q_l + 128), v_11 + v_10, mask=q_l + 128 < N)
         tl.debug_barrier()
-    # memreuse.co:29
     tile_12 = tl.load(
         output_s + tl.arange(0, P_SMEM1_DATA_0)[:, None] * N + tl.arange(0, P_SMEM1_DATA_1)[None, :],
         mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1)
         & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
         & (tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8),
         other=0,
-    )
+    )  # memreuse.co:29
     tl.store(
         output_ptr
         + (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None]) * output_s0
@@ -172,7 +171,6 @@ def mem_reuse_dynamic(i0, i1, *, _launch=None):
     _mem_reuse_dynamic_k0_smem1_data_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
     _mem_reuse_dynamic_k0_output_s_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
     _mem_reuse_dynamic_k0_smem2_data_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
-    # memreuse.co:10
     _launch(
         mem_reuse_dynamic_k0,
         (8,),
@@ -201,7 +199,7 @@ def mem_reuse_dynamic(i0, i1, *, _launch=None):
             P_SMEM1_DATA_1=_mem_reuse_dynamic_k0_P_SMEM1_DATA_1,
             num_warps=4,
         ),
-    )
+    )  # memreuse.co:10
     return output  # memreuse.co:32
 
 

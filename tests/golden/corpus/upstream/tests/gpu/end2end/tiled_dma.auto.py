@@ -90,7 +90,6 @@ def foo1(input, *, _launch=None):
     _foo1_k0_input_desc_32x32 = _rt.tma_desc(input, [32, 32], _foo1_k0_TMA_INPUT_32X32, _OOB_PADDING)
     _foo1_k0_TMA_OUTPUT_32X32 = _rt.tma_ok(_F, "output", output, [32, 32], [32, 32], "stores (auto)")
     _foo1_k0_output_desc_32x32 = _rt.tma_desc(output, [32, 32], _foo1_k0_TMA_OUTPUT_32X32, "zero")
-    # tiled_dma.co:11
     _launch(
         foo1_k0,
         (1,),
@@ -105,7 +104,7 @@ def foo1(input, *, _launch=None):
             _foo1_k0_output_desc_32x32,
         ],
         dict(TMA_INPUT_32X32=_foo1_k0_TMA_INPUT_32X32, TMA_OUTPUT_32X32=_foo1_k0_TMA_OUTPUT_32X32, num_warps=1),
-    )
+    )  # tiled_dma.co:11
     return output  # tiled_dma.co:17
 
 
@@ -137,7 +136,6 @@ def foo2(input, *, _launch=None):
     output = _rt.alloc(_F, (32, 32), torch.float16, _dev, 0.0)  # tiled_dma.co:21
     _foo2_k0_TMA_OUTPUT_32X32 = _rt.tma_ok(_F, "output", output, [32, 32], [32, 32], "stores (auto)")
     _foo2_k0_output_desc_32x32 = _rt.tma_desc(output, [32, 32], _foo2_k0_TMA_OUTPUT_32X32, "zero")
-    # tiled_dma.co:23
     _launch(
         foo2_k0,
         (1,),
@@ -151,7 +149,7 @@ def foo2(input, *, _launch=None):
             _foo2_k0_output_desc_32x32,
         ],
         dict(TMA_OUTPUT_32X32=_foo2_k0_TMA_OUTPUT_32X32, num_warps=1),
-    )
+    )  # tiled_dma.co:23
     return output  # tiled_dma.co:30
 
 
@@ -163,12 +161,11 @@ def foo3_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
     ptrs_3 = input_ptr + tl.arange(0, 8)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     tile_data = tile_1
-    # tiled_dma.co:39
     tl.store(
         output_ptr + tl.arange(0, 8)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1,
         tl.where(tl.arange(0, 8)[:, None] < 7, tile_data, 0),
         mask=tl.arange(0, 8)[:, None] < 7,
-    )
+    )  # tiled_dma.co:39
 
 
 def foo3(input, *, _launch=None):
@@ -181,13 +178,12 @@ def foo3(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 1024)
     output = _rt.alloc(_F, (7, 32), torch.float16, _dev, None)  # tiled_dma.co:34
-    # tiled_dma.co:36
     _launch(
         foo3_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:36
     return output  # tiled_dma.co:42
 
 
@@ -231,7 +227,6 @@ def foo4(input, *, _launch=None):
     _foo4_k0_input_desc_32x64 = _rt.tma_desc(input, [32, 64], _foo4_k0_TMA_INPUT_32X64, _OOB_PADDING)
     _foo4_k0_TMA_OUTPUT_32X64 = _rt.tma_ok(_F, "output", output, [32, 64], [32, 64], "stores (auto)")
     _foo4_k0_output_desc_32x64 = _rt.tma_desc(output, [32, 64], _foo4_k0_TMA_OUTPUT_32X64, "zero")
-    # tiled_dma.co:48
     _launch(
         foo4_k0,
         (1,),
@@ -246,7 +241,7 @@ def foo4(input, *, _launch=None):
             _foo4_k0_output_desc_32x64,
         ],
         dict(TMA_INPUT_32X64=_foo4_k0_TMA_INPUT_32X64, TMA_OUTPUT_32X64=_foo4_k0_TMA_OUTPUT_32X64, num_warps=1),
-    )
+    )  # tiled_dma.co:48
     return output  # tiled_dma.co:56
 
 
@@ -278,7 +273,6 @@ def foo5(input, *, _launch=None):
     output = _rt.alloc(_F, (32, 64), torch.float16, _dev, 0.0)  # tiled_dma.co:60
     _foo5_k0_TMA_OUTPUT_32X64 = _rt.tma_ok(_F, "output", output, [32, 64], [32, 64], "stores (auto)")
     _foo5_k0_output_desc_32x64 = _rt.tma_desc(output, [32, 64], _foo5_k0_TMA_OUTPUT_32X64, "zero")
-    # tiled_dma.co:62
     _launch(
         foo5_k0,
         (1,),
@@ -292,7 +286,7 @@ def foo5(input, *, _launch=None):
             _foo5_k0_output_desc_32x64,
         ],
         dict(TMA_OUTPUT_32X64=_foo5_k0_TMA_OUTPUT_32X64, num_warps=1),
-    )
+    )  # tiled_dma.co:62
     return output  # tiled_dma.co:69
 
 
@@ -338,7 +332,6 @@ def foo6(input, *, _launch=None):
     _foo6_k0_input_desc_32x32 = _rt.tma_desc(input, [32, 32], _foo6_k0_TMA_INPUT_32X32, _OOB_PADDING)
     _foo6_k0_TMA_OUTPUT_32X32 = _rt.tma_ok(_F, "output", output, [32, 32], [32, 32], "stores (auto)")
     _foo6_k0_output_desc_32x32 = _rt.tma_desc(output, [32, 32], _foo6_k0_TMA_OUTPUT_32X32, "zero")
-    # tiled_dma.co:75
     _launch(
         foo6_k0,
         (1,),
@@ -353,7 +346,7 @@ def foo6(input, *, _launch=None):
             _foo6_k0_output_desc_32x32,
         ],
         dict(TMA_INPUT_32X32=_foo6_k0_TMA_INPUT_32X32, TMA_OUTPUT_32X32=_foo6_k0_TMA_OUTPUT_32X32, num_warps=1),
-    )
+    )  # tiled_dma.co:75
     return output  # tiled_dma.co:82
 
 
@@ -397,7 +390,6 @@ def foo7(input, *, _launch=None):
     _foo7_k0_input_desc_64x32 = _rt.tma_desc(input, [64, 32], _foo7_k0_TMA_INPUT_64X32, _OOB_PADDING)
     _foo7_k0_TMA_OUTPUT_64X32 = _rt.tma_ok(_F, "output", output, [64, 32], [64, 32], "stores (auto)")
     _foo7_k0_output_desc_64x32 = _rt.tma_desc(output, [64, 32], _foo7_k0_TMA_OUTPUT_64X32, "zero")
-    # tiled_dma.co:88
     _launch(
         foo7_k0,
         (1,),
@@ -412,7 +404,7 @@ def foo7(input, *, _launch=None):
             _foo7_k0_output_desc_64x32,
         ],
         dict(TMA_INPUT_64X32=_foo7_k0_TMA_INPUT_64X32, TMA_OUTPUT_64X32=_foo7_k0_TMA_OUTPUT_64X32, num_warps=4),
-    )
+    )  # tiled_dma.co:88
     return output  # tiled_dma.co:96
 
 
@@ -480,7 +472,6 @@ def foo8(input, *, _launch=None):
     _foo8_k0_output_desc_16x32 = _rt.tma_desc(output, [16, 32], _foo8_k0_TMA_OUTPUT_16X32, "zero")
     _foo8_k0_TMA_OUTPUT_16X16 = _rt.tma_ok(_F, "output", output, [16, 16], [16, 16], "stores (auto)")
     _foo8_k0_output_desc_16x16 = _rt.tma_desc(output, [16, 16], _foo8_k0_TMA_OUTPUT_16X16, "zero")
-    # tiled_dma.co:108
     _launch(
         foo8_k0,
         (1,),
@@ -503,7 +494,7 @@ def foo8(input, *, _launch=None):
             TMA_OUTPUT_16X16=_foo8_k0_TMA_OUTPUT_16X16,
             num_warps=1,
         ),
-    )
+    )  # tiled_dma.co:108
     return output  # tiled_dma.co:114
 
 
@@ -547,7 +538,6 @@ def foo9(input, *, _launch=None):
     _foo9_k0_input_desc_32x128 = _rt.tma_desc(input, [32, 128], _foo9_k0_TMA_INPUT_32X128, _OOB_PADDING)
     _foo9_k0_TMA_OUTPUT_32X128 = _rt.tma_ok(_F, "output", output, [32, 128], [32, 128], "stores (auto)")
     _foo9_k0_output_desc_32x128 = _rt.tma_desc(output, [32, 128], _foo9_k0_TMA_OUTPUT_32X128, "zero")
-    # tiled_dma.co:125
     _launch(
         foo9_k0,
         (1,),
@@ -562,7 +552,7 @@ def foo9(input, *, _launch=None):
             _foo9_k0_output_desc_32x128,
         ],
         dict(TMA_INPUT_32X128=_foo9_k0_TMA_INPUT_32X128, TMA_OUTPUT_32X128=_foo9_k0_TMA_OUTPUT_32X128, num_warps=1),
-    )
+    )  # tiled_dma.co:125
     return output  # tiled_dma.co:131
 
 
@@ -570,19 +560,17 @@ def foo9(input, *, _launch=None):
 def foo10_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
     """Program = one block of `parallel` at tiled_dma.co:143."""
     buf = tl.zeros([16, 32], tl.int32)  # tiled_dma.co:145
-    # tiled_dma.co:146
     tile_1 = tl.load(
         input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1,
         mask=tl.arange(0, 16)[:, None] < 13,
         other=0,
-    )
+    )  # tiled_dma.co:146
     buf = tile_1
-    # tiled_dma.co:147
     tl.store(
         output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1,
         tl.where(tl.arange(0, 16)[:, None] < 13, buf, 0),
         mask=tl.arange(0, 16)[:, None] < 13,
-    )
+    )  # tiled_dma.co:147
 
 
 def foo10(input, *, _launch=None):
@@ -595,13 +583,12 @@ def foo10(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 13)
     _rt.fixed_dim(_F, "input", input, 1, 32)
     output = _rt.alloc(_F, (13, 32), torch.int32, _dev, None)  # tiled_dma.co:141
-    # tiled_dma.co:143
     _launch(
         foo10_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:143
     return output  # tiled_dma.co:150
 
 
@@ -609,19 +596,17 @@ def foo10(input, *, _launch=None):
 def foo11_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
     """Program = one block of `parallel` at tiled_dma.co:158."""
     buf = tl.zeros([16, 64], tl.int32)  # tiled_dma.co:160
-    # tiled_dma.co:161
     tile_1 = tl.load(
         input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
         mask=tl.arange(0, 16)[:, None] < 13,
         other=0,
-    )
+    )  # tiled_dma.co:161
     buf = tile_1
-    # tiled_dma.co:163
     tl.store(
         output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
         tl.where(tl.arange(0, 16)[:, None] < 13, buf, 0),
         mask=tl.arange(0, 16)[:, None] < 13,
-    )
+    )  # tiled_dma.co:163
 
 
 def foo11(input, *, _launch=None):
@@ -634,13 +619,12 @@ def foo11(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 13)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (13, 64), torch.int32, _dev, None)  # tiled_dma.co:156
-    # tiled_dma.co:158
     _launch(
         foo11_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:158
     return output  # tiled_dma.co:166
 
 
@@ -684,7 +668,6 @@ def foo12(input, *, _launch=None):
     _foo12_k0_input_desc_64x64 = _rt.tma_desc(input, [64, 64], _foo12_k0_TMA_INPUT_64X64, _OOB_PADDING)
     _foo12_k0_TMA_OUTPUT_64X64 = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
     _foo12_k0_output_desc_64x64 = _rt.tma_desc(output, [64, 64], _foo12_k0_TMA_OUTPUT_64X64, "zero")
-    # tiled_dma.co:177
     _launch(
         foo12_k0,
         (1,),
@@ -699,7 +682,7 @@ def foo12(input, *, _launch=None):
             _foo12_k0_output_desc_64x64,
         ],
         dict(TMA_INPUT_64X64=_foo12_k0_TMA_INPUT_64X64, TMA_OUTPUT_64X64=_foo12_k0_TMA_OUTPUT_64X64, num_warps=2),
-    )
+    )  # tiled_dma.co:177
     return output  # tiled_dma.co:183
 
 
@@ -745,7 +728,6 @@ def foo13(input, *, _launch=None):
     _foo13_k0_input_desc_128x128 = _rt.tma_desc(input, [128, 128], _foo13_k0_TMA_INPUT_128X128, _OOB_PADDING)
     _foo13_k0_TMA_OUTPUT_128X128 = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
     _foo13_k0_output_desc_128x128 = _rt.tma_desc(output, [128, 128], _foo13_k0_TMA_OUTPUT_128X128, "zero")
-    # tiled_dma.co:190
     _launch(
         foo13_k0,
         (1,),
@@ -762,7 +744,7 @@ def foo13(input, *, _launch=None):
         dict(
             TMA_INPUT_128X128=_foo13_k0_TMA_INPUT_128X128, TMA_OUTPUT_128X128=_foo13_k0_TMA_OUTPUT_128X128, num_warps=8
         ),
-    )
+    )  # tiled_dma.co:190
     return output  # tiled_dma.co:196
 
 
@@ -806,7 +788,6 @@ def foo14(input, *, _launch=None):
     _foo14_k0_input_desc_4x128 = _rt.tma_desc(input, [4, 128], _foo14_k0_TMA_INPUT_4X128, _OOB_PADDING)
     _foo14_k0_TMA_OUTPUT_4X128 = _rt.tma_ok(_F, "output", output, [4, 128], [4, 128], "stores (auto)")
     _foo14_k0_output_desc_4x128 = _rt.tma_desc(output, [4, 128], _foo14_k0_TMA_OUTPUT_4X128, "zero")
-    # tiled_dma.co:207
     _launch(
         foo14_k0,
         (1,),
@@ -821,7 +802,7 @@ def foo14(input, *, _launch=None):
             _foo14_k0_output_desc_4x128,
         ],
         dict(TMA_INPUT_4X128=_foo14_k0_TMA_INPUT_4X128, TMA_OUTPUT_4X128=_foo14_k0_TMA_OUTPUT_4X128, num_warps=1),
-    )
+    )  # tiled_dma.co:207
     return output  # tiled_dma.co:213
 
 
@@ -865,7 +846,6 @@ def foo15(input, *, _launch=None):
     _foo15_k0_input_desc_128x16 = _rt.tma_desc(input, [128, 16], _foo15_k0_TMA_INPUT_128X16, _OOB_PADDING)
     _foo15_k0_TMA_OUTPUT_128X16 = _rt.tma_ok(_F, "output", output, [128, 16], [128, 16], "stores (auto)")
     _foo15_k0_output_desc_128x16 = _rt.tma_desc(output, [128, 16], _foo15_k0_TMA_OUTPUT_128X16, "zero")
-    # tiled_dma.co:220
     _launch(
         foo15_k0,
         (1,),
@@ -880,7 +860,7 @@ def foo15(input, *, _launch=None):
             _foo15_k0_output_desc_128x16,
         ],
         dict(TMA_INPUT_128X16=_foo15_k0_TMA_INPUT_128X16, TMA_OUTPUT_128X16=_foo15_k0_TMA_OUTPUT_128X16, num_warps=1),
-    )
+    )  # tiled_dma.co:220
     return output  # tiled_dma.co:226
 
 
@@ -930,7 +910,6 @@ def foo16(input, *, _launch=None):
     _foo16_k0_input_desc_32x64 = _rt.tma_desc(input, [32, 64], _foo16_k0_TMA_INPUT_32X64, _OOB_PADDING)
     _foo16_k0_TMA_OUTPUT_32X64 = _rt.tma_ok(_F, "output", output, [32, 64], [32, 64], "stores (auto)")
     _foo16_k0_output_desc_32x64 = _rt.tma_desc(output, [32, 64], _foo16_k0_TMA_OUTPUT_32X64, "zero")
-    # tiled_dma.co:244
     _launch(
         foo16_k0,
         (1,),
@@ -947,7 +926,7 @@ def foo16(input, *, _launch=None):
             _foo16_k0_output_desc_32x64,
         ],
         dict(TMA_INPUT_32X64=_foo16_k0_TMA_INPUT_32X64, TMA_OUTPUT_32X64=_foo16_k0_TMA_OUTPUT_32X64, num_warps=1),
-    )
+    )  # tiled_dma.co:244
     return output  # tiled_dma.co:250
 
 
@@ -997,7 +976,6 @@ def foo17(input, *, _launch=None):
     _foo17_k0_input_desc_16x32 = _rt.tma_desc(input, [16, 32], _foo17_k0_TMA_INPUT_16X32, _OOB_PADDING)
     _foo17_k0_TMA_OUTPUT_16X32 = _rt.tma_ok(_F, "output", output, [16, 32], [16, 32], "stores (auto)")
     _foo17_k0_output_desc_16x32 = _rt.tma_desc(output, [16, 32], _foo17_k0_TMA_OUTPUT_16X32, "zero")
-    # tiled_dma.co:258
     _launch(
         foo17_k0,
         (1,),
@@ -1014,7 +992,7 @@ def foo17(input, *, _launch=None):
             _foo17_k0_output_desc_16x32,
         ],
         dict(TMA_INPUT_16X32=_foo17_k0_TMA_INPUT_16X32, TMA_OUTPUT_16X32=_foo17_k0_TMA_OUTPUT_16X32, num_warps=1),
-    )
+    )  # tiled_dma.co:258
     return output  # tiled_dma.co:264
 
 
@@ -1022,19 +1000,17 @@ def foo17(input, *, _launch=None):
 def foo18_k0(input_ptr, input_s0, input_s1, M, N, output_ptr, output_s0, output_s1):
     """Program = one block of `parallel` at tiled_dma.co:272."""
     buf = tl.zeros([16, 64], tl.int8)  # tiled_dma.co:274
-    # tiled_dma.co:275
     tile_1 = tl.load(
         input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
         mask=(tl.arange(0, 16)[:, None] < 13) & (tl.arange(0, 16)[:, None] < M) & (tl.arange(0, 64)[None, :] < N),
         other=0,
-    )
+    )  # tiled_dma.co:275
     buf = tile_1
-    # tiled_dma.co:276
     tl.store(
         output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
         tl.where(tl.arange(0, 16)[:, None] < 13, buf, 0),
         mask=tl.arange(0, 16)[:, None] < 13,
-    )
+    )  # tiled_dma.co:276
 
 
 def foo18(input, *, _launch=None):
@@ -1047,13 +1023,12 @@ def foo18(input, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (13, 64), torch.int8, _dev, None)  # tiled_dma.co:270
-    # tiled_dma.co:272
     _launch(
         foo18_k0,
         (1,),
         [input, input.stride(0), input.stride(1), M, N, output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:272
     return output  # tiled_dma.co:279
 
 
@@ -1103,7 +1078,6 @@ def foo19(input, *, _launch=None):
     _foo19_k0_input_desc_32x32 = _rt.tma_desc(input, [32, 32], _foo19_k0_TMA_INPUT_32X32, _OOB_PADDING)
     _foo19_k0_TMA_OUTPUT_32X32 = _rt.tma_ok(_F, "output", output, [32, 32], [32, 32], "stores (auto)")
     _foo19_k0_output_desc_32x32 = _rt.tma_desc(output, [32, 32], _foo19_k0_TMA_OUTPUT_32X32, "zero")
-    # tiled_dma.co:288
     _launch(
         foo19_k0,
         (1,),
@@ -1120,7 +1094,7 @@ def foo19(input, *, _launch=None):
             _foo19_k0_output_desc_32x32,
         ],
         dict(TMA_INPUT_32X32=_foo19_k0_TMA_INPUT_32X32, TMA_OUTPUT_32X32=_foo19_k0_TMA_OUTPUT_32X32, num_warps=1),
-    )
+    )  # tiled_dma.co:288
     return output  # tiled_dma.co:294
 
 
@@ -1151,7 +1125,6 @@ def foo20(input, *, _launch=None):
     output = _rt.alloc(_F, (128, 64), torch.int32, _dev, None)  # tiled_dma.co:304
     _foo20_k0_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
     _foo20_k0_output_desc_128x64 = _rt.tma_desc(output, [128, 64], _foo20_k0_TMA_OUTPUT_128X64, "zero")
-    # tiled_dma.co:306
     _launch(
         foo20_k0,
         (1,),
@@ -1165,7 +1138,7 @@ def foo20(input, *, _launch=None):
             _foo20_k0_output_desc_128x64,
         ],
         dict(TMA_OUTPUT_128X64=_foo20_k0_TMA_OUTPUT_128X64, num_warps=1),
-    )
+    )  # tiled_dma.co:306
     return output  # tiled_dma.co:311
 
 
@@ -1183,12 +1156,11 @@ def foo21_k0(
     TMA_OUTPUT_32X16: tl.constexpr,
 ):
     """Program = one block of `parallel` at tiled_dma.co:319."""
-    # tiled_dma.co:320
     tile_1 = tl.load(
         input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1,
         mask=(tl.arange(0, 16)[:, None] < M) & (tl.arange(0, 32)[None, :] < N),
         other=0,
-    )
+    )  # tiled_dma.co:320
     tile_data = tl.zeros([32, 16], tl.int32)
     tile_data = tl.trans(tile_1)
     if TMA_OUTPUT_32X16:  # tiled_dma.co:321
@@ -1209,7 +1181,6 @@ def foo21(input, *, _launch=None):
     output = _rt.alloc(_F, (32, 16), torch.int32, _dev, None)  # tiled_dma.co:317
     _foo21_k0_TMA_OUTPUT_32X16 = _rt.tma_ok(_F, "output", output, [32, 16], [32, 16], "stores (auto)")
     _foo21_k0_output_desc_32x16 = _rt.tma_desc(output, [32, 16], _foo21_k0_TMA_OUTPUT_32X16, "zero")
-    # tiled_dma.co:319
     _launch(
         foo21_k0,
         (1,),
@@ -1225,7 +1196,7 @@ def foo21(input, *, _launch=None):
             _foo21_k0_output_desc_32x16,
         ],
         dict(TMA_OUTPUT_32X16=_foo21_k0_TMA_OUTPUT_32X16, num_warps=1),
-    )
+    )  # tiled_dma.co:319
     return output  # tiled_dma.co:324
 
 
@@ -1266,13 +1237,12 @@ def foo25(input, *, _launch=None):
     _foo25_k0_input_desc_128 = _rt.tma_desc(input, [128], _foo25_k0_TMA_INPUT_128, _OOB_PADDING)
     _foo25_k0_TMA_OUTPUT_128 = _rt.tma_ok(_F, "output", output, [128], [128], "stores (auto)")
     _foo25_k0_output_desc_128 = _rt.tma_desc(output, [128], _foo25_k0_TMA_OUTPUT_128, "zero")
-    # tiled_dma.co:335
     _launch(
         foo25_k0,
         (1,),
         [input, input.stride(0), _foo25_k0_input_desc_128, output, output.stride(0), _foo25_k0_output_desc_128],
         dict(TMA_INPUT_128=_foo25_k0_TMA_INPUT_128, TMA_OUTPUT_128=_foo25_k0_TMA_OUTPUT_128, num_warps=1),
-    )
+    )  # tiled_dma.co:335
     return output  # tiled_dma.co:341
 
 
@@ -1313,13 +1283,12 @@ def foo26(input, *, _launch=None):
     _foo26_k0_input_desc_256 = _rt.tma_desc(input, [256], _foo26_k0_TMA_INPUT_256, _OOB_PADDING)
     _foo26_k0_TMA_OUTPUT_256 = _rt.tma_ok(_F, "output", output, [256], [256], "stores (auto)")
     _foo26_k0_output_desc_256 = _rt.tma_desc(output, [256], _foo26_k0_TMA_OUTPUT_256, "zero")
-    # tiled_dma.co:348
     _launch(
         foo26_k0,
         (1,),
         [input, input.stride(0), _foo26_k0_input_desc_256, output, output.stride(0), _foo26_k0_output_desc_256],
         dict(TMA_INPUT_256=_foo26_k0_TMA_INPUT_256, TMA_OUTPUT_256=_foo26_k0_TMA_OUTPUT_256, num_warps=1),
-    )
+    )  # tiled_dma.co:348
     return output  # tiled_dma.co:354
 
 
@@ -1360,13 +1329,12 @@ def foo27(input, *, _launch=None):
     _foo27_k0_input_desc_64 = _rt.tma_desc(input, [64], _foo27_k0_TMA_INPUT_64, _OOB_PADDING)
     _foo27_k0_TMA_OUTPUT_64 = _rt.tma_ok(_F, "output", output, [64], [64], "stores (auto)")
     _foo27_k0_output_desc_64 = _rt.tma_desc(output, [64], _foo27_k0_TMA_OUTPUT_64, "zero")
-    # tiled_dma.co:361
     _launch(
         foo27_k0,
         (1,),
         [input, input.stride(0), _foo27_k0_input_desc_64, output, output.stride(0), _foo27_k0_output_desc_64],
         dict(TMA_INPUT_64=_foo27_k0_TMA_INPUT_64, TMA_OUTPUT_64=_foo27_k0_TMA_OUTPUT_64, num_warps=1),
-    )
+    )  # tiled_dma.co:361
     return output  # tiled_dma.co:369
 
 
@@ -1413,7 +1381,6 @@ def foo22_k0(
         tile_1 = tl.load(input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1)
     tl.store(buf + tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :], tile_1)  # tiled_dma.co:705
     tl.debug_barrier()
-    # tiled_dma.co:706
     tile_2 = tl.load(
         buf + (-2 + tl.arange(0, 64)[:, None]) * 64 + (-4 + tl.arange(0, 128)[None, :]),
         mask=(-2 + tl.arange(0, 64)[:, None] < 32)
@@ -1423,7 +1390,7 @@ def foo22_k0(
         & (-2 + tl.arange(0, 64)[:, None] < 36)
         & (-4 + tl.arange(0, 128)[None, :] < 72),
         other=99,
-    )
+    )  # tiled_dma.co:706
     tl.store(
         output_ptr + tl.arange(0, 64)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1,
         tile_2,
@@ -1444,7 +1411,6 @@ def foo22(input, *, _launch=None):
     _foo22_k0_buf_scratch = _rt.scratch(_F, 2048, torch.int32, _dev)
     _foo22_k0_TMA_INPUT_32X64 = _rt.tma_ok(_F, "input", input, [32, 64], [32, 64], "loads (auto)")
     _foo22_k0_input_desc_32x64 = _rt.tma_desc(input, [32, 64], _foo22_k0_TMA_INPUT_32X64, _OOB_PADDING)
-    # tiled_dma.co:702
     _launch(
         foo22_k0,
         (1,),
@@ -1460,7 +1426,7 @@ def foo22(input, *, _launch=None):
             output.stride(1),
         ],
         dict(TMA_INPUT_32X64=_foo22_k0_TMA_INPUT_32X64, num_warps=1),
-    )
+    )  # tiled_dma.co:702
     return output  # tiled_dma.co:709
 
 
@@ -1479,12 +1445,11 @@ def foo23_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
         other=99,
     )
     f_data = tile_1
-    # tiled_dma.co:720
     tl.store(
         output_ptr + tl.arange(0, 64)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1,
         tl.where((tl.arange(0, 64)[:, None] < 36) & (tl.arange(0, 128)[None, :] < 72), f_data, 0),
         mask=(tl.arange(0, 64)[:, None] < 36) & (tl.arange(0, 128)[None, :] < 72),
-    )
+    )  # tiled_dma.co:720
 
 
 def foo23(input, *, _launch=None):
@@ -1497,13 +1462,12 @@ def foo23(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (36, 72), torch.int32, _dev, None)  # tiled_dma.co:714
-    # tiled_dma.co:716
     _launch(
         foo23_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:716
     return output  # tiled_dma.co:723
 
 
@@ -1511,17 +1475,15 @@ def foo23(input, *, _launch=None):
 def foo24_k0(buf_scratch, buf_per_prog, input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
     """Program = one block of `parallel` at tiled_dma.co:732."""
     buf = buf_scratch + tl.program_id(0).to(tl.int64) * buf_per_prog  # tiled_dma.co:734
-    # tiled_dma.co:735
     tile_1 = tl.load(
         input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
         mask=(tl.arange(0, 32)[:, None] < 30) & (tl.arange(0, 64)[None, :] < 60),
         other=0,
-    )
+    )  # tiled_dma.co:735
     tl.store(
         buf + tl.arange(0, 32)[:, None] * 60 + tl.arange(0, 64)[None, :], tile_1, mask=tl.arange(0, 64)[None, :] < 60
     )
     tl.debug_barrier()
-    # tiled_dma.co:736
     tile_2 = tl.load(
         buf + (-2 + tl.arange(0, 64)[:, None]) * 60 + (-1 + tl.arange(0, 64)[None, :]),
         mask=(-2 + tl.arange(0, 64)[:, None] < 30)
@@ -1531,7 +1493,7 @@ def foo24_k0(buf_scratch, buf_per_prog, input_ptr, input_s0, input_s1, output_pt
         & (-2 + tl.arange(0, 64)[:, None] < 35)
         & (-2 + tl.arange(0, 64)[:, None] < 32),
         other=-1,
-    )
+    )  # tiled_dma.co:736
     tl.store(
         output_ptr + tl.arange(0, 64)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
         tile_2,
@@ -1550,7 +1512,6 @@ def foo24(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 60)
     output = _rt.alloc(_F, (35, 63), torch.int32, _dev, None)  # tiled_dma.co:730
     _foo24_k0_buf_scratch = _rt.scratch(_F, 1920, torch.int32, _dev)
-    # tiled_dma.co:732
     _launch(
         foo24_k0,
         (1,),
@@ -1565,7 +1526,7 @@ def foo24(input, *, _launch=None):
             output.stride(1),
         ],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:732
     return output  # tiled_dma.co:739
 
 
@@ -1582,12 +1543,11 @@ def copy_tail_m_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_
     ptrs_6 = input_ptr + (base_m_1 + tl.arange(0, 64)[:, None]) * input_s0 + tl.arange(0, 64)[None, :] * input_s1
     tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
     tile = tile_4
-    # tiled_dma.co:864
     tl.store(
         output_ptr + (base_m_1 + tl.arange(0, 64)[:, None]) * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
         tl.where(tl.arange(0, 64)[:, None] < TM_3, tile, 0),
         mask=(tl.arange(0, 64)[:, None] < TM_3) & (base_m_1 + tl.arange(0, 64)[:, None] < 70),
-    )
+    )  # tiled_dma.co:864
 
 
 def copy_tail_m(input, *, _launch=None):
@@ -1600,13 +1560,12 @@ def copy_tail_m(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 70)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (70, 64), torch.float16, _dev, 0.0)  # tiled_dma.co:852
-    # tiled_dma.co:854
     _launch(
         copy_tail_m_k0,
         (2,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=4),
-    )
+    )  # tiled_dma.co:854
     return output  # tiled_dma.co:867
 
 
@@ -1623,12 +1582,11 @@ def copy_tail_k_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_
     ptrs_6 = input_ptr + tl.arange(0, 64)[:, None] * input_s0 + (base_k_1 + tl.arange(0, 64)[None, :]) * input_s1
     tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
     tile = tile_4
-    # tiled_dma.co:883
     tl.store(
         output_ptr + tl.arange(0, 64)[:, None] * output_s0 + (base_k_1 + tl.arange(0, 64)[None, :]) * output_s1,
         tl.where(tl.arange(0, 64)[None, :] < TK_3, tile, 0),
         mask=(tl.arange(0, 64)[None, :] < TK_3) & (base_k_1 + tl.arange(0, 64)[None, :] < 72),
-    )
+    )  # tiled_dma.co:883
 
 
 def copy_tail_k(input, *, _launch=None):
@@ -1641,13 +1599,12 @@ def copy_tail_k(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 64)
     _rt.fixed_dim(_F, "input", input, 1, 72)
     output = _rt.alloc(_F, (64, 72), torch.float16, _dev, 0.0)  # tiled_dma.co:871
-    # tiled_dma.co:873
     _launch(
         copy_tail_k_k0,
         (2,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=4),
-    )
+    )  # tiled_dma.co:873
     return output  # tiled_dma.co:886
 
 
@@ -1664,13 +1621,12 @@ def copy_tail_mk_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output
     TM_5 = tl.where(64 < remain_m_3, 64, remain_m_3)  # tiled_dma.co:900
     TK_6 = tl.where(64 < remain_k_4, 64, remain_k_4)  # tiled_dma.co:901
     # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    # tiled_dma.co:903
     mask_8 = (
         (tl.arange(0, 64)[:, None] < TM_5)
         & (tl.arange(0, 64)[None, :] < TK_6)
         & (base_m_1 + tl.arange(0, 64)[:, None] < 70)
         & (base_k_2 + tl.arange(0, 64)[None, :] < 72)
-    )
+    )  # tiled_dma.co:903
     ptrs_9 = (
         input_ptr
         + (base_m_1 + tl.arange(0, 64)[:, None]) * input_s0
@@ -1678,7 +1634,6 @@ def copy_tail_mk_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output
     )
     tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
     tile = tile_7
-    # tiled_dma.co:905
     tl.store(
         output_ptr
         + (base_m_1 + tl.arange(0, 64)[:, None]) * output_s0
@@ -1688,7 +1643,7 @@ def copy_tail_mk_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output
         & (tl.arange(0, 64)[None, :] < TK_6)
         & (base_m_1 + tl.arange(0, 64)[:, None] < 70)
         & (base_k_2 + tl.arange(0, 64)[None, :] < 72),
-    )
+    )  # tiled_dma.co:905
 
 
 def copy_tail_mk(input, *, _launch=None):
@@ -1701,13 +1656,12 @@ def copy_tail_mk(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 70)
     _rt.fixed_dim(_F, "input", input, 1, 72)
     output = _rt.alloc(_F, (70, 72), torch.float16, _dev, 0.0)  # tiled_dma.co:890
-    # tiled_dma.co:892
     _launch(
         copy_tail_mk_k0,
         (2, 2),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=4),
-    )
+    )  # tiled_dma.co:892
     return output  # tiled_dma.co:908
 
 

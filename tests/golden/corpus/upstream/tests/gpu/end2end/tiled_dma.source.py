@@ -70,13 +70,12 @@ def foo1(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 32)
     output = _rt.alloc(_F, (32, 32), torch.int32, _dev, None)  # tiled_dma.co:9
-    # tiled_dma.co:11
     _launch(
         foo1_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:11
     return output  # tiled_dma.co:17
 
 
@@ -102,13 +101,12 @@ def foo2(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 31)
     _rt.fixed_dim(_F, "input", input, 1, 32)
     output = _rt.alloc(_F, (32, 32), torch.float16, _dev, 0.0)  # tiled_dma.co:21
-    # tiled_dma.co:23
     _launch(
         foo2_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:23
     return output  # tiled_dma.co:30
 
 
@@ -120,12 +118,11 @@ def foo3_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
     ptrs_3 = input_ptr + tl.arange(0, 8)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     tile_data = tile_1
-    # tiled_dma.co:39
     tl.store(
         output_ptr + tl.arange(0, 8)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1,
         tl.where(tl.arange(0, 8)[:, None] < 7, tile_data, 0),
         mask=tl.arange(0, 8)[:, None] < 7,
-    )
+    )  # tiled_dma.co:39
 
 
 def foo3(input, *, _launch=None):
@@ -138,13 +135,12 @@ def foo3(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 1024)
     output = _rt.alloc(_F, (7, 32), torch.float16, _dev, None)  # tiled_dma.co:34
-    # tiled_dma.co:36
     _launch(
         foo3_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:36
     return output  # tiled_dma.co:42
 
 
@@ -169,13 +165,12 @@ def foo4(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (32, 64), torch.int32, _dev, None)  # tiled_dma.co:46
-    # tiled_dma.co:48
     _launch(
         foo4_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:48
     return output  # tiled_dma.co:56
 
 
@@ -201,13 +196,12 @@ def foo5(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 31)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (32, 64), torch.float16, _dev, 0.0)  # tiled_dma.co:60
-    # tiled_dma.co:62
     _launch(
         foo5_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:62
     return output  # tiled_dma.co:69
 
 
@@ -233,13 +227,12 @@ def foo6(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 128)
     _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (32, 32), torch.float32, _dev, None)  # tiled_dma.co:73
-    # tiled_dma.co:75
     _launch(
         foo6_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:75
     return output  # tiled_dma.co:82
 
 
@@ -264,13 +257,12 @@ def foo7(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 64)
     _rt.fixed_dim(_F, "input", input, 1, 32)
     output = _rt.alloc(_F, (64, 32), torch.int32, _dev, None)  # tiled_dma.co:86
-    # tiled_dma.co:88
     _launch(
         foo7_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=4),
-    )
+    )  # tiled_dma.co:88
     return output  # tiled_dma.co:96
 
 
@@ -284,8 +276,9 @@ def foo8_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
     tile_data_0 = tile_1
     tile_2 = tl.load(input_ptr + tl.arange(0, 16)[:, None] * input_s0 + (32 + tl.arange(0, 16)[None, :]) * input_s1)
     tile_data_1 = tile_2
-    # tiled_dma.co:111
-    tl.store(output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, tile_data_0)
+    tl.store(
+        output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, tile_data_0
+    )  # tiled_dma.co:111
     tl.store(
         output_ptr + tl.arange(0, 16)[:, None] * output_s0 + (32 + tl.arange(0, 16)[None, :]) * output_s1, tile_data_1
     )
@@ -301,13 +294,12 @@ def foo8(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 16)
     _rt.fixed_dim(_F, "input", input, 1, 48)
     output = _rt.alloc(_F, (16, 48), torch.int32, _dev, None)  # tiled_dma.co:106
-    # tiled_dma.co:108
     _launch(
         foo8_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:108
     return output  # tiled_dma.co:114
 
 
@@ -331,13 +323,12 @@ def foo9(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (32, 128), torch.int8, _dev, None)  # tiled_dma.co:123
-    # tiled_dma.co:125
     _launch(
         foo9_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:125
     return output  # tiled_dma.co:131
 
 
@@ -345,19 +336,17 @@ def foo9(input, *, _launch=None):
 def foo10_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
     """Program = one block of `parallel` at tiled_dma.co:143."""
     buf = tl.zeros([16, 32], tl.int32)  # tiled_dma.co:145
-    # tiled_dma.co:146
     tile_1 = tl.load(
         input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1,
         mask=tl.arange(0, 16)[:, None] < 13,
         other=0,
-    )
+    )  # tiled_dma.co:146
     buf = tile_1
-    # tiled_dma.co:147
     tl.store(
         output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1,
         tl.where(tl.arange(0, 16)[:, None] < 13, buf, 0),
         mask=tl.arange(0, 16)[:, None] < 13,
-    )
+    )  # tiled_dma.co:147
 
 
 def foo10(input, *, _launch=None):
@@ -370,13 +359,12 @@ def foo10(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 13)
     _rt.fixed_dim(_F, "input", input, 1, 32)
     output = _rt.alloc(_F, (13, 32), torch.int32, _dev, None)  # tiled_dma.co:141
-    # tiled_dma.co:143
     _launch(
         foo10_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:143
     return output  # tiled_dma.co:150
 
 
@@ -384,19 +372,17 @@ def foo10(input, *, _launch=None):
 def foo11_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
     """Program = one block of `parallel` at tiled_dma.co:158."""
     buf = tl.zeros([16, 64], tl.int32)  # tiled_dma.co:160
-    # tiled_dma.co:161
     tile_1 = tl.load(
         input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
         mask=tl.arange(0, 16)[:, None] < 13,
         other=0,
-    )
+    )  # tiled_dma.co:161
     buf = tile_1
-    # tiled_dma.co:163
     tl.store(
         output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
         tl.where(tl.arange(0, 16)[:, None] < 13, buf, 0),
         mask=tl.arange(0, 16)[:, None] < 13,
-    )
+    )  # tiled_dma.co:163
 
 
 def foo11(input, *, _launch=None):
@@ -409,13 +395,12 @@ def foo11(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 13)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (13, 64), torch.int32, _dev, None)  # tiled_dma.co:156
-    # tiled_dma.co:158
     _launch(
         foo11_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:158
     return output  # tiled_dma.co:166
 
 
@@ -439,13 +424,12 @@ def foo12(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 64)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (64, 64), torch.float16, _dev, None)  # tiled_dma.co:175
-    # tiled_dma.co:177
     _launch(
         foo12_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=2),
-    )
+    )  # tiled_dma.co:177
     return output  # tiled_dma.co:183
 
 
@@ -455,8 +439,9 @@ def foo13_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
     tile_data = tl.zeros([128, 128], tl.float16)  # tiled_dma.co:192
     tile_1 = tl.load(input_ptr + tl.arange(0, 128)[:, None] * input_s0 + tl.arange(0, 128)[None, :] * input_s1)
     tile_data = tile_1
-    # tiled_dma.co:193
-    tl.store(output_ptr + tl.arange(0, 128)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1, tile_data)
+    tl.store(
+        output_ptr + tl.arange(0, 128)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1, tile_data
+    )  # tiled_dma.co:193
 
 
 def foo13(input, *, _launch=None):
@@ -469,13 +454,12 @@ def foo13(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 128)
     _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (128, 128), torch.float16, _dev, None)  # tiled_dma.co:188
-    # tiled_dma.co:190
     _launch(
         foo13_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=8),
-    )
+    )  # tiled_dma.co:190
     return output  # tiled_dma.co:196
 
 
@@ -499,13 +483,12 @@ def foo14(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 4)
     _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (4, 128), torch.float16, _dev, None)  # tiled_dma.co:205
-    # tiled_dma.co:207
     _launch(
         foo14_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:207
     return output  # tiled_dma.co:213
 
 
@@ -529,13 +512,12 @@ def foo15(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 128)
     _rt.fixed_dim(_F, "input", input, 1, 16)
     output = _rt.alloc(_F, (128, 16), torch.int32, _dev, None)  # tiled_dma.co:218
-    # tiled_dma.co:220
     _launch(
         foo15_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:220
     return output  # tiled_dma.co:226
 
 
@@ -563,13 +545,12 @@ def foo16(input, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (32, 64), torch.int8, _dev, None)  # tiled_dma.co:242
-    # tiled_dma.co:244
     _launch(
         foo16_k0,
         (1,),
         [input, input.stride(0), input.stride(1), M, N, output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:244
     return output  # tiled_dma.co:250
 
 
@@ -597,13 +578,12 @@ def foo17(input, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (16, 32), torch.int32, _dev, None)  # tiled_dma.co:256
-    # tiled_dma.co:258
     _launch(
         foo17_k0,
         (1,),
         [input, input.stride(0), input.stride(1), M, N, output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:258
     return output  # tiled_dma.co:264
 
 
@@ -611,19 +591,17 @@ def foo17(input, *, _launch=None):
 def foo18_k0(input_ptr, input_s0, input_s1, M, N, output_ptr, output_s0, output_s1):
     """Program = one block of `parallel` at tiled_dma.co:272."""
     buf = tl.zeros([16, 64], tl.int8)  # tiled_dma.co:274
-    # tiled_dma.co:275
     tile_1 = tl.load(
         input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
         mask=(tl.arange(0, 16)[:, None] < 13) & (tl.arange(0, 16)[:, None] < M) & (tl.arange(0, 64)[None, :] < N),
         other=0,
-    )
+    )  # tiled_dma.co:275
     buf = tile_1
-    # tiled_dma.co:276
     tl.store(
         output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
         tl.where(tl.arange(0, 16)[:, None] < 13, buf, 0),
         mask=tl.arange(0, 16)[:, None] < 13,
-    )
+    )  # tiled_dma.co:276
 
 
 def foo18(input, *, _launch=None):
@@ -636,13 +614,12 @@ def foo18(input, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (13, 64), torch.int8, _dev, None)  # tiled_dma.co:270
-    # tiled_dma.co:272
     _launch(
         foo18_k0,
         (1,),
         [input, input.stride(0), input.stride(1), M, N, output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:272
     return output  # tiled_dma.co:279
 
 
@@ -670,13 +647,12 @@ def foo19(input, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (32, 32), torch.int32, _dev, None)  # tiled_dma.co:286
-    # tiled_dma.co:288
     _launch(
         foo19_k0,
         (1,),
         [input, input.stride(0), input.stride(1), M, N, output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:288
     return output  # tiled_dma.co:294
 
 
@@ -701,25 +677,23 @@ def foo20(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 64)
     _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (128, 64), torch.int32, _dev, None)  # tiled_dma.co:304
-    # tiled_dma.co:306
     _launch(
         foo20_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:306
     return output  # tiled_dma.co:311
 
 
 @triton.jit
 def foo21_k0(input_ptr, input_s0, input_s1, M, N, output_ptr, output_s0, output_s1):
     """Program = one block of `parallel` at tiled_dma.co:319."""
-    # tiled_dma.co:320
     tile_1 = tl.load(
         input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1,
         mask=(tl.arange(0, 16)[:, None] < M) & (tl.arange(0, 32)[None, :] < N),
         other=0,
-    )
+    )  # tiled_dma.co:320
     tile_data = tl.zeros([32, 16], tl.int32)
     tile_data = tl.trans(tile_1)
     # tiled_dma.co:321
@@ -736,13 +710,12 @@ def foo21(input, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (32, 16), torch.int32, _dev, None)  # tiled_dma.co:317
-    # tiled_dma.co:319
     _launch(
         foo21_k0,
         (1,),
         [input, input.stride(0), input.stride(1), M, N, output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:319
     return output  # tiled_dma.co:324
 
 
@@ -842,7 +815,6 @@ def foo22_k0(buf_scratch, buf_per_prog, input_ptr, input_s0, input_s1, output_pt
     tile_1 = tl.load(input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1)
     tl.store(buf + tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :], tile_1)
     tl.debug_barrier()
-    # tiled_dma.co:706
     tile_2 = tl.load(
         buf + (-2 + tl.arange(0, 64)[:, None]) * 64 + (-4 + tl.arange(0, 128)[None, :]),
         mask=(-2 + tl.arange(0, 64)[:, None] < 32)
@@ -852,7 +824,7 @@ def foo22_k0(buf_scratch, buf_per_prog, input_ptr, input_s0, input_s1, output_pt
         & (-2 + tl.arange(0, 64)[:, None] < 36)
         & (-4 + tl.arange(0, 128)[None, :] < 72),
         other=99,
-    )
+    )  # tiled_dma.co:706
     tl.store(
         output_ptr + tl.arange(0, 64)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1,
         tile_2,
@@ -871,7 +843,6 @@ def foo22(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (36, 72), torch.int32, _dev, None)  # tiled_dma.co:700
     _foo22_k0_buf_scratch = _rt.scratch(_F, 2048, torch.int32, _dev)
-    # tiled_dma.co:702
     _launch(
         foo22_k0,
         (1,),
@@ -886,7 +857,7 @@ def foo22(input, *, _launch=None):
             output.stride(1),
         ],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:702
     return output  # tiled_dma.co:709
 
 
@@ -905,12 +876,11 @@ def foo23_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
         other=99,
     )
     f_data = tile_1
-    # tiled_dma.co:720
     tl.store(
         output_ptr + tl.arange(0, 64)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1,
         tl.where((tl.arange(0, 64)[:, None] < 36) & (tl.arange(0, 128)[None, :] < 72), f_data, 0),
         mask=(tl.arange(0, 64)[:, None] < 36) & (tl.arange(0, 128)[None, :] < 72),
-    )
+    )  # tiled_dma.co:720
 
 
 def foo23(input, *, _launch=None):
@@ -923,13 +893,12 @@ def foo23(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (36, 72), torch.int32, _dev, None)  # tiled_dma.co:714
-    # tiled_dma.co:716
     _launch(
         foo23_k0,
         (1,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:716
     return output  # tiled_dma.co:723
 
 
@@ -937,17 +906,15 @@ def foo23(input, *, _launch=None):
 def foo24_k0(buf_scratch, buf_per_prog, input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
     """Program = one block of `parallel` at tiled_dma.co:732."""
     buf = buf_scratch + tl.program_id(0).to(tl.int64) * buf_per_prog  # tiled_dma.co:734
-    # tiled_dma.co:735
     tile_1 = tl.load(
         input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
         mask=(tl.arange(0, 32)[:, None] < 30) & (tl.arange(0, 64)[None, :] < 60),
         other=0,
-    )
+    )  # tiled_dma.co:735
     tl.store(
         buf + tl.arange(0, 32)[:, None] * 60 + tl.arange(0, 64)[None, :], tile_1, mask=tl.arange(0, 64)[None, :] < 60
     )
     tl.debug_barrier()
-    # tiled_dma.co:736
     tile_2 = tl.load(
         buf + (-2 + tl.arange(0, 64)[:, None]) * 60 + (-1 + tl.arange(0, 64)[None, :]),
         mask=(-2 + tl.arange(0, 64)[:, None] < 30)
@@ -957,7 +924,7 @@ def foo24_k0(buf_scratch, buf_per_prog, input_ptr, input_s0, input_s1, output_pt
         & (-2 + tl.arange(0, 64)[:, None] < 35)
         & (-2 + tl.arange(0, 64)[:, None] < 32),
         other=-1,
-    )
+    )  # tiled_dma.co:736
     tl.store(
         output_ptr + tl.arange(0, 64)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
         tile_2,
@@ -976,7 +943,6 @@ def foo24(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 60)
     output = _rt.alloc(_F, (35, 63), torch.int32, _dev, None)  # tiled_dma.co:730
     _foo24_k0_buf_scratch = _rt.scratch(_F, 1920, torch.int32, _dev)
-    # tiled_dma.co:732
     _launch(
         foo24_k0,
         (1,),
@@ -991,7 +957,7 @@ def foo24(input, *, _launch=None):
             output.stride(1),
         ],
         dict(num_warps=1),
-    )
+    )  # tiled_dma.co:732
     return output  # tiled_dma.co:739
 
 
@@ -1008,12 +974,11 @@ def copy_tail_m_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_
     ptrs_6 = input_ptr + (base_m_1 + tl.arange(0, 64)[:, None]) * input_s0 + tl.arange(0, 64)[None, :] * input_s1
     tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
     tile = tile_4
-    # tiled_dma.co:864
     tl.store(
         output_ptr + (base_m_1 + tl.arange(0, 64)[:, None]) * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
         tl.where(tl.arange(0, 64)[:, None] < TM_3, tile, 0),
         mask=(tl.arange(0, 64)[:, None] < TM_3) & (base_m_1 + tl.arange(0, 64)[:, None] < 70),
-    )
+    )  # tiled_dma.co:864
 
 
 def copy_tail_m(input, *, _launch=None):
@@ -1026,13 +991,12 @@ def copy_tail_m(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 70)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (70, 64), torch.float16, _dev, 0.0)  # tiled_dma.co:852
-    # tiled_dma.co:854
     _launch(
         copy_tail_m_k0,
         (2,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=4),
-    )
+    )  # tiled_dma.co:854
     return output  # tiled_dma.co:867
 
 
@@ -1049,12 +1013,11 @@ def copy_tail_k_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_
     ptrs_6 = input_ptr + tl.arange(0, 64)[:, None] * input_s0 + (base_k_1 + tl.arange(0, 64)[None, :]) * input_s1
     tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
     tile = tile_4
-    # tiled_dma.co:883
     tl.store(
         output_ptr + tl.arange(0, 64)[:, None] * output_s0 + (base_k_1 + tl.arange(0, 64)[None, :]) * output_s1,
         tl.where(tl.arange(0, 64)[None, :] < TK_3, tile, 0),
         mask=(tl.arange(0, 64)[None, :] < TK_3) & (base_k_1 + tl.arange(0, 64)[None, :] < 72),
-    )
+    )  # tiled_dma.co:883
 
 
 def copy_tail_k(input, *, _launch=None):
@@ -1067,13 +1030,12 @@ def copy_tail_k(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 64)
     _rt.fixed_dim(_F, "input", input, 1, 72)
     output = _rt.alloc(_F, (64, 72), torch.float16, _dev, 0.0)  # tiled_dma.co:871
-    # tiled_dma.co:873
     _launch(
         copy_tail_k_k0,
         (2,),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=4),
-    )
+    )  # tiled_dma.co:873
     return output  # tiled_dma.co:886
 
 
@@ -1090,13 +1052,12 @@ def copy_tail_mk_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output
     TM_5 = tl.where(64 < remain_m_3, 64, remain_m_3)  # tiled_dma.co:900
     TK_6 = tl.where(64 < remain_k_4, 64, remain_k_4)  # tiled_dma.co:901
     # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    # tiled_dma.co:903
     mask_8 = (
         (tl.arange(0, 64)[:, None] < TM_5)
         & (tl.arange(0, 64)[None, :] < TK_6)
         & (base_m_1 + tl.arange(0, 64)[:, None] < 70)
         & (base_k_2 + tl.arange(0, 64)[None, :] < 72)
-    )
+    )  # tiled_dma.co:903
     ptrs_9 = (
         input_ptr
         + (base_m_1 + tl.arange(0, 64)[:, None]) * input_s0
@@ -1104,7 +1065,6 @@ def copy_tail_mk_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output
     )
     tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
     tile = tile_7
-    # tiled_dma.co:905
     tl.store(
         output_ptr
         + (base_m_1 + tl.arange(0, 64)[:, None]) * output_s0
@@ -1114,7 +1074,7 @@ def copy_tail_mk_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output
         & (tl.arange(0, 64)[None, :] < TK_6)
         & (base_m_1 + tl.arange(0, 64)[:, None] < 70)
         & (base_k_2 + tl.arange(0, 64)[None, :] < 72),
-    )
+    )  # tiled_dma.co:905
 
 
 def copy_tail_mk(input, *, _launch=None):
@@ -1127,13 +1087,12 @@ def copy_tail_mk(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 70)
     _rt.fixed_dim(_F, "input", input, 1, 72)
     output = _rt.alloc(_F, (70, 72), torch.float16, _dev, 0.0)  # tiled_dma.co:890
-    # tiled_dma.co:892
     _launch(
         copy_tail_mk_k0,
         (2, 2),
         [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=4),
-    )
+    )  # tiled_dma.co:892
     return output  # tiled_dma.co:908
 
 

@@ -61,7 +61,6 @@ def tma_copy_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, outpu
     )
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     f_data = tile_1
-    # tma_f32.co:15
     tl.store(
         output_ptr
         + tl.arange(0, 8)[:, None, None] * output_s0
@@ -69,7 +68,7 @@ def tma_copy_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, outpu
         + tl.arange(0, 64)[None, None, :] * output_s2,
         tl.where(tl.arange(0, 8)[:, None, None] < 6, f_data, 0),
         mask=tl.arange(0, 8)[:, None, None] < 6,
-    )
+    )  # tma_f32.co:15
 
 
 def tma_copy_async(input, *, _launch=None):
@@ -83,7 +82,6 @@ def tma_copy_async(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 16)
     _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 16, 64), torch.float32, _dev, None)  # tma_f32.co:10
-    # tma_f32.co:12
     _launch(
         tma_copy_async_k0,
         (1,),
@@ -98,7 +96,7 @@ def tma_copy_async(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # tma_f32.co:12
     return output  # tma_f32.co:18
 
 
@@ -156,7 +154,6 @@ def tma_copy_multi_subspan(input, *, _launch=None):
     _tma_copy_multi_subspan_k0_output_desc_1x16x8 = _rt.tma_desc(
         output, [1, 16, 8], _tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8, "zero"
     )
-    # tma_f32.co:24
     _launch(
         tma_copy_multi_subspan_k0,
         (2,),
@@ -172,7 +169,7 @@ def tma_copy_multi_subspan(input, *, _launch=None):
             _tma_copy_multi_subspan_k0_output_desc_1x16x8,
         ],
         dict(TMA_OUTPUT_1X16X8=_tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8, num_warps=1),
-    )
+    )  # tma_f32.co:24
     return output  # tma_f32.co:32
 
 
@@ -219,14 +216,13 @@ def tma_ab_buffer_fp8_k0(
             + tl.arange(0, 2)[None, :, None] * l_s1
             + (p * 16 + tl.arange(0, 16)[None, None, :]) * l_s2
         )
-    # tma_f32.co:41
     tl.store(
         l0_data
         + tl.arange(0, 16)[:, None, None] * 32
         + tl.arange(0, 2)[None, :, None] * 16
         + tl.arange(0, 16)[None, None, :],
         tile_1,
-    )
+    )  # tma_f32.co:41
     tl.debug_barrier()
     r0_data = r0_data_scratch + tl.program_id(0).to(tl.int64) * r0_data_per_prog  # tma_f32.co:42
     if TMA_R_16X2X16:
@@ -238,14 +234,13 @@ def tma_ab_buffer_fp8_k0(
             + tl.arange(0, 2)[None, :, None] * r_s1
             + (p * 16 + tl.arange(0, 16)[None, None, :]) * r_s2
         )
-    # tma_f32.co:42
     tl.store(
         r0_data
         + tl.arange(0, 16)[:, None, None] * 32
         + tl.arange(0, 2)[None, :, None] * 16
         + tl.arange(0, 16)[None, None, :],
         tile_2,
-    )
+    )  # tma_f32.co:42
     tl.debug_barrier()
     l1_data = l1_data_scratch + tl.program_id(0).to(tl.int64) * l1_data_per_prog  # tma_f32.co:43
     r1_data = r1_data_scratch + tl.program_id(0).to(tl.int64) * r1_data_per_prog  # tma_f32.co:44
@@ -260,14 +255,13 @@ def tma_ab_buffer_fp8_k0(
                 + (k_3 * 2 + tl.arange(0, 2)[None, :, None]) * l_s1
                 + (p * 16 + tl.arange(0, 16)[None, None, :]) * l_s2
             )
-        # tma_f32.co:47
         tl.store(
             l1_data
             + tl.arange(0, 16)[:, None, None] * 32
             + tl.arange(0, 2)[None, :, None] * 16
             + tl.arange(0, 16)[None, None, :],
             tile_4,
-        )
+        )  # tma_f32.co:47
         tl.debug_barrier()
         if TMA_R_16X2X16:  # tma_f32.co:48
             tile_5 = r_desc_16x2x16.load([0, k_3 * 2, p * 16])
@@ -278,14 +272,13 @@ def tma_ab_buffer_fp8_k0(
                 + (k_3 * 2 + tl.arange(0, 2)[None, :, None]) * r_s1
                 + (p * 16 + tl.arange(0, 16)[None, None, :]) * r_s2
             )
-        # tma_f32.co:48
         tl.store(
             r1_data
             + tl.arange(0, 16)[:, None, None] * 32
             + tl.arange(0, 2)[None, :, None] * 16
             + tl.arange(0, 16)[None, None, :],
             tile_5,
-        )
+        )  # tma_f32.co:48
         tl.debug_barrier()
         for index_0_6 in range(0, 16):  # tma_f32.co:50
             for index_1_7 in range(0, 2):
@@ -296,13 +289,12 @@ def tma_ab_buffer_fp8_k0(
                         out + index_0_6 * 32 + index_1_7 * 16 + index_2_8, v_9.to(tl.float32) + v_10.to(tl.float32)
                     )
                     tl.debug_barrier()
-        # tma_f32.co:52
         tile_11 = tl.load(
             out
             + tl.arange(0, 16)[:, None, None] * 32
             + tl.arange(0, 2)[None, :, None] * 16
             + tl.arange(0, 16)[None, None, :]
-        )
+        )  # tma_f32.co:52
         if TMA_OUTPUT_16X2X16:
             output_desc_16x2x16.store([0, (k_3 - 1) * 2, p * 16], tile_11)
         else:
@@ -329,13 +321,12 @@ def tma_ab_buffer_fp8_k0(
                     out + index_0_14 * 32 + index_1_15 * 16 + index_2_16, v_17.to(tl.float32) + v_18.to(tl.float32)
                 )
                 tl.debug_barrier()
-    # tma_f32.co:59
     tile_19 = tl.load(
         out
         + tl.arange(0, 16)[:, None, None] * 32
         + tl.arange(0, 2)[None, :, None] * 16
         + tl.arange(0, 16)[None, None, :]
-    )
+    )  # tma_f32.co:59
     if TMA_OUTPUT_16X2X16:
         output_desc_16x2x16.store([0, 14, p * 16], tile_19)
     else:
@@ -381,7 +372,6 @@ def tma_ab_buffer_fp8(l, r, *, _launch=None):
     _tma_ab_buffer_fp8_k0_output_desc_16x2x16 = _rt.tma_desc(
         output, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16, "zero"
     )
-    # tma_f32.co:39
     _launch(
         tma_ab_buffer_fp8_k0,
         (8,),
@@ -418,7 +408,7 @@ def tma_ab_buffer_fp8(l, r, *, _launch=None):
             TMA_OUTPUT_16X2X16=_tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16,
             num_warps=1,
         ),
-    )
+    )  # tma_f32.co:39
     return output  # tma_f32.co:63
 
 
@@ -436,7 +426,6 @@ def tma_copy_tiled_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, outpu
     )
     tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
     f_data = tile_1
-    # tma_f32.co:73
     tl.store(
         output_ptr
         + tl.arange(0, 8)[:, None, None] * output_s0
@@ -444,7 +433,7 @@ def tma_copy_tiled_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, outpu
         + (p * 4 + tl.arange(0, 4)[None, None, :]) * output_s2,
         tl.where(tl.arange(0, 8)[:, None, None] < 6, f_data, 0),
         mask=tl.arange(0, 8)[:, None, None] < 6,
-    )
+    )  # tma_f32.co:73
 
 
 def tma_copy_tiled(input, *, _launch=None):
@@ -458,7 +447,6 @@ def tma_copy_tiled(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 16)
     _rt.fixed_dim(_F, "input", input, 2, 128)
     output = _rt.alloc(_F, (6, 16, 128), torch.float32, _dev, None)  # tma_f32.co:68
-    # tma_f32.co:70
     _launch(
         tma_copy_tiled_k0,
         (32,),
@@ -473,7 +461,7 @@ def tma_copy_tiled(input, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # tma_f32.co:70
     return output  # tma_f32.co:76
 
 

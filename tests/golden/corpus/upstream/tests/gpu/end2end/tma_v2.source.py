@@ -220,7 +220,6 @@ def tma_ab_buffer(l, r, *, _launch=None):
     _tma_ab_buffer_k0_l1_data_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
     _tma_ab_buffer_k0_r1_data_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
     _tma_ab_buffer_k0_out_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
-    # tma_v2.co:9
     _launch(
         tma_ab_buffer_k0,
         (32,),
@@ -249,7 +248,7 @@ def tma_ab_buffer(l, r, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # tma_v2.co:9
     return output  # tma_v2.co:33
 
 

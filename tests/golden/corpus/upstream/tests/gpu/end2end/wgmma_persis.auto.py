@@ -171,7 +171,6 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     _matmul_persis_hilbert_sm90_k0_output_desc_64x128 = _rt.tma_desc(
         output, [64, 128], _matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128, "zero"
     )
-    # wgmma_persis.co:8
     _launch(
         matmul_persis_hilbert_sm90_k0,
         (114,),
@@ -204,7 +203,7 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             TMA_OUTPUT_64X128=_matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128,
             num_warps=4,
         ),
-    )
+    )  # wgmma_persis.co:8
     return None
 
 
@@ -377,9 +376,11 @@ def blockscale_gemm_e4m3_ws_persis_k0(
     """Program = one block of `parallel` at wgmma_persis.co:103."""
     block_id = tl.program_id(0)  # wgmma_persis.co:103
     # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)  # wgmma_persis.co:105
+    # wgmma_persis.co:105
+    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)
     # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)  # wgmma_persis.co:106
+    # wgmma_persis.co:106
+    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)
     output_s = tl.zeros([64, 128], tl.float16)  # wgmma_persis.co:107
     for tile_iter_1 in range(0, tl.cdiv(total_tiles, 132)):  # wgmma_persis.co:109
         tile_id_2 = tile_iter_1 * 132 + block_id  # wgmma_persis.co:110
@@ -425,10 +426,9 @@ def blockscale_gemm_e4m3_ws_persis_k0(
                 mc__scaled0_15 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_persis.co:142
                 mc__scaled0_15 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc__scaled0_15)  # wgmma_persis.co:138
                 # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-                # wgmma_persis.co:142
                 mask_18 = (block_m_3 * 64 + tl.arange(0, 64)[:, None] < M) & (
                     iv_k_7 + tl.arange(0, 1)[None, :] < DIV_BLK_K
-                )
+                )  # wgmma_persis.co:142
                 ptrs_19 = (
                     scale_lhs_ptr
                     + (block_m_3 * 64 + tl.arange(0, 64)[:, None]) * scale_lhs_s0
@@ -495,7 +495,6 @@ def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _l
     _blockscale_gemm_e4m3_ws_persis_k0_output_desc_64x128 = _rt.tma_desc(
         output, [64, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128, "zero"
     )
-    # wgmma_persis.co:103
     _launch(
         blockscale_gemm_e4m3_ws_persis_k0,
         (132,),
@@ -534,7 +533,7 @@ def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _l
             TMA_OUTPUT_64X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128,
             num_warps=4,
         ),
-    )
+    )  # wgmma_persis.co:103
     return None
 
 

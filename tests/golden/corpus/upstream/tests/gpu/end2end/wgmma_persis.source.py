@@ -171,7 +171,6 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     _matmul_persis_hilbert_sm90_k0_output_desc_64x128 = _rt.tma_desc(
         output, [64, 128], _matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128, "zero"
     )
-    # wgmma_persis.co:8
     _launch(
         matmul_persis_hilbert_sm90_k0,
         (114,),
@@ -204,7 +203,7 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             TMA_OUTPUT_64X128=_matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128,
             num_warps=4,
         ),
-    )
+    )  # wgmma_persis.co:8
     return None
 
 
@@ -240,12 +239,14 @@ def matmul_f16_ws_1p3c_persis_k0(
     """Program = one block of `parallel` at wgmma_persis.co:41."""
     block_id = tl.program_id(0)  # wgmma_persis.co:41
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_load_s_0 = tl.zeros([128, 64], tl.float16)  # wgmma_persis.co:43
+    # wgmma_persis.co:43
+    lhs_load_s_0 = tl.zeros([128, 64], tl.float16)
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
     lhs_load_s_1 = tl.zeros([64, 64], tl.float16)
     # 'lhs_load_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    rhs_load_s = tl.zeros([128, 64], tl.float16)  # wgmma_persis.co:44
+    # wgmma_persis.co:44
+    rhs_load_s = tl.zeros([128, 64], tl.float16)
     output_s_0 = tl.zeros([128, 128], tl.float16)  # wgmma_persis.co:45
     output_s_1 = tl.zeros([64, 128], tl.float16)
     # 'output_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
@@ -375,7 +376,6 @@ def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
     _matmul_f16_ws_1p3c_persis_k0_output_desc_64x128 = _rt.tma_desc(
         output, [64, 128], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_64X128, "zero"
     )
-    # wgmma_persis.co:41
     _launch(
         matmul_f16_ws_1p3c_persis_k0,
         (132,),
@@ -410,7 +410,7 @@ def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_64X128=_matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_64X128,
             num_warps=4,
         ),
-    )
+    )  # wgmma_persis.co:41
     return None
 
 
@@ -450,9 +450,11 @@ def blockscale_gemm_e4m3_ws_persis_k0(
     """Program = one block of `parallel` at wgmma_persis.co:103."""
     block_id = tl.program_id(0)  # wgmma_persis.co:103
     # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)  # wgmma_persis.co:105
+    # wgmma_persis.co:105
+    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)
     # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)  # wgmma_persis.co:106
+    # wgmma_persis.co:106
+    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)
     output_s = tl.zeros([64, 128], tl.float16)  # wgmma_persis.co:107
     for tile_iter_1 in range(0, tl.cdiv(total_tiles, 132)):  # wgmma_persis.co:109
         tile_id_2 = tile_iter_1 * 132 + block_id  # wgmma_persis.co:110
@@ -498,10 +500,9 @@ def blockscale_gemm_e4m3_ws_persis_k0(
                 mc__scaled0_15 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_persis.co:142
                 mc__scaled0_15 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc__scaled0_15)  # wgmma_persis.co:138
                 # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-                # wgmma_persis.co:142
                 mask_18 = (block_m_3 * 64 + tl.arange(0, 64)[:, None] < M) & (
                     iv_k_7 + tl.arange(0, 1)[None, :] < DIV_BLK_K
-                )
+                )  # wgmma_persis.co:142
                 ptrs_19 = (
                     scale_lhs_ptr
                     + (block_m_3 * 64 + tl.arange(0, 64)[:, None]) * scale_lhs_s0
@@ -568,7 +569,6 @@ def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _l
     _blockscale_gemm_e4m3_ws_persis_k0_output_desc_64x128 = _rt.tma_desc(
         output, [64, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128, "zero"
     )
-    # wgmma_persis.co:103
     _launch(
         blockscale_gemm_e4m3_ws_persis_k0,
         (132,),
@@ -607,7 +607,7 @@ def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _l
             TMA_OUTPUT_64X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128,
             num_warps=4,
         ),
-    )
+    )  # wgmma_persis.co:103
     return None
 
 

@@ -78,13 +78,12 @@ def wgmma_rs1_k0(
         tile_3 = tl.load(rhs_ptr + (bn * 64 + tl.arange(0, 64)[:, None]) * rhs_s0 + tl.arange(0, 16)[None, :] * rhs_s1)
     rhs_s_data = tile_3  # wgmma_rs.co:17
     mc_1 = tl.dot(a_frag_2, tl.trans(rhs_s_data), mc_1)  # wgmma_rs.co:19
-    # wgmma_rs.co:21
     tl.store(
         output_ptr
         + (bm * 64 + tl.arange(0, 64)[:, None]) * output_s0
         + (bn * 64 + tl.arange(0, 64)[None, :]) * output_s1,
         mc_1,
-    )
+    )  # wgmma_rs.co:21
 
 
 def wgmma_rs1(rhs, *, _launch=None):
@@ -99,13 +98,12 @@ def wgmma_rs1(rhs, *, _launch=None):
     output = _rt.alloc(_F, (64, 64), torch.float32, _dev, 0.0)  # wgmma_rs.co:13
     _wgmma_rs1_k0_TMA_RHS_64X16 = _rt.tma_ok(_F, "rhs", rhs, [64, 16], [64, 16], "loads")
     _wgmma_rs1_k0_rhs_desc_64x16 = _rt.tma_desc(rhs, [64, 16], _wgmma_rs1_k0_TMA_RHS_64X16, _OOB_PADDING)
-    # wgmma_rs.co:14
     _launch(
         wgmma_rs1_k0,
         (1,),
         [rhs, rhs.stride(0), rhs.stride(1), _wgmma_rs1_k0_rhs_desc_64x16, output, output.stride(0), output.stride(1)],
         dict(GROUP_M=8, TMA_RHS_64X16=_wgmma_rs1_k0_TMA_RHS_64X16, num_warps=4),
-    )
+    )  # wgmma_rs.co:14
     return output  # wgmma_rs.co:23
 
 

@@ -179,14 +179,13 @@ def matmul_e4m3_k0_general_retiled(
                 tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
             rhs_load_s = tile_8  # wgmma_ss.co:17
             acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:22
-        # wgmma_ss.co:26
         tl.store(
             output_ptr
             + (block_m * 128 + tl.arange(0, 128)[:, None]) * output_s0
             + (block_n * 256 + tl.arange(0, 256)[None, :]) * output_s1,
             acc_3,
             mask=(block_m * 128 + tl.arange(0, 128)[:, None] < M) & (block_n * 256 + tl.arange(0, 256)[None, :] < N),
-        )
+        )  # wgmma_ss.co:26
 
 
 @triton.jit
@@ -253,14 +252,13 @@ def matmul_e4m3_k0_general(
             tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
         rhs_load_s = tile_8  # wgmma_ss.co:17
         acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:22
-    # wgmma_ss.co:26
     tl.store(
         output_ptr
         + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
         + (block_n * 64 + tl.arange(0, 64)[None, :]) * output_s1,
         acc_3,
         mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 64 + tl.arange(0, 64)[None, :] < N),
-    )
+    )  # wgmma_ss.co:26
 
 
 def matmul_e4m3(lhs, rhs, output, *, _launch=None):
@@ -367,7 +365,6 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
             _matmul_e4m3_k0_general_rhs_desc_64x32 = _rt.tma_desc(
                 rhs, [64, 32], _matmul_e4m3_k0_general_TMA_RHS_64X32, _OOB_PADDING
             )
-            # wgmma_ss.co:8
             _launch(
                 matmul_e4m3_k0_general,
                 (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
@@ -395,7 +392,7 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                     TMA_RHS_64X32=_matmul_e4m3_k0_general_TMA_RHS_64X32,
                     num_warps=4,
                 ),
-            )
+            )  # wgmma_ss.co:8
     return None
 
 
@@ -759,7 +756,6 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
             _matmul_f16_k0_general_output_desc_64x64 = _rt.tma_desc(
                 output, [64, 64], _matmul_f16_k0_general_TMA_OUTPUT_64X64, "zero"
             )
-            # wgmma_ss.co:34
             _launch(
                 matmul_f16_k0_general,
                 (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
@@ -789,7 +785,7 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                     TMA_OUTPUT_64X64=_matmul_f16_k0_general_TMA_OUTPUT_64X64,
                     num_warps=4,
                 ),
-            )
+            )  # wgmma_ss.co:34
     return None
 
 
@@ -1158,7 +1154,6 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
     _matmul_e4m3_mwg_tbc_k0_output_desc_128x64 = _rt.tma_desc(
         output, [128, 64], _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT_128X64, "zero"
     )
-    # wgmma_ss.co:70
     _launch(
         matmul_e4m3_mwg_tbc_k0,
         (_rt.cdiv(M, 128) * _rt.cdiv(N, 64),),
@@ -1188,7 +1183,7 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_128X64=_matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT_128X64,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:70
     return None
 
 
@@ -1379,7 +1374,6 @@ def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=
     _blockscale_gemm_e4m3_n48_k0_output_desc_64x16 = _rt.tma_desc(
         output, [64, 16], _blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X16, "zero"
     )
-    # wgmma_ss.co:98
     _launch(
         blockscale_gemm_e4m3_n48_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 48),),
@@ -1421,7 +1415,7 @@ def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=
             TMA_OUTPUT_64X16=_blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X16,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:98
     return None
 
 
@@ -1533,7 +1527,6 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
     _matmul_f16_tbc_k0_output_desc_64x128 = _rt.tma_desc(
         output, [64, 128], _matmul_f16_tbc_k0_TMA_OUTPUT_64X128, "zero"
     )
-    # wgmma_ss.co:123
     _launch(
         matmul_f16_tbc_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1563,7 +1556,7 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_64X128=_matmul_f16_tbc_k0_TMA_OUTPUT_64X128,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:123
     return None
 
 
@@ -1675,7 +1668,6 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
     _matmul_st_trans_k0_output_desc_128x64 = _rt.tma_desc(
         output, [128, 64], _matmul_st_trans_k0_TMA_OUTPUT_128X64, "zero"
     )
-    # wgmma_ss.co:147
     _launch(
         matmul_st_trans_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1705,7 +1697,7 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_128X64=_matmul_st_trans_k0_TMA_OUTPUT_128X64,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:147
     return None
 
 
@@ -1771,7 +1763,6 @@ def matmul_st_masked_k0(
         # the loop over 'iv_wk' splits K into 4 pieces: folded into the dot above
     row_guard_11 = M - block_m * 64  # wgmma_ss.co:188
     col_guard_12 = N - block_n * 128  # wgmma_ss.co:189
-    # wgmma_ss.co:190
     tl.store(
         output_ptr
         + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
@@ -1781,7 +1772,7 @@ def matmul_st_masked_k0(
         & (block_n * 128 + tl.arange(0, 128)[None, :] < N)
         & (tl.arange(0, 64)[:, None] < row_guard_11)
         & (tl.arange(0, 128)[None, :] < col_guard_12),
-    )
+    )  # wgmma_ss.co:190
 
 
 def matmul_st_masked(lhs, rhs, output, *, _launch=None):
@@ -1807,7 +1798,6 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
     _matmul_st_masked_k0_rhs_desc_128x64 = _rt.tma_desc(
         rhs, [128, 64], _matmul_st_masked_k0_TMA_RHS_128X64, _OOB_PADDING
     )
-    # wgmma_ss.co:171
     _launch(
         matmul_st_masked_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1835,7 +1825,7 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
             TMA_RHS_128X64=_matmul_st_masked_k0_TMA_RHS_128X64,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:171
     return None
 
 
@@ -1942,9 +1932,11 @@ def matmul_f16_ws_1p1c_k0_general(
     block_m = _first + _pid % _group % _gsize
     block_n = _pid % _group // _gsize
     # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_load_s = tl.zeros([64, 64], tl.float16)  # wgmma_ss.co:200
+    # wgmma_ss.co:200
+    lhs_load_s = tl.zeros([64, 64], tl.float16)
     # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    rhs_load_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:201
+    # wgmma_ss.co:201
+    rhs_load_s = tl.zeros([128, 64], tl.float16)
     output_s = tl.zeros([64, 128], tl.float16)  # wgmma_ss.co:202
     # warp-specialised pipeline (wgmma_ss.co:204): producer warpgroup 0, consumer warpgroup(s) 1..1 merged into one
     # loop; events become program order
@@ -2211,12 +2203,14 @@ def matmul_f16_ws_1p3c_k0_general(
     block_m = _first + _pid % _group % _gsize
     block_n = _pid % _group // _gsize
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_load_s_0 = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:237
+    # wgmma_ss.co:237
+    lhs_load_s_0 = tl.zeros([128, 64], tl.float16)
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
     lhs_load_s_1 = tl.zeros([64, 64], tl.float16)
     # 'lhs_load_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    rhs_load_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:238
+    # wgmma_ss.co:238
+    rhs_load_s = tl.zeros([128, 64], tl.float16)
     output_s_0 = tl.zeros([128, 128], tl.float16)  # wgmma_ss.co:239
     output_s_1 = tl.zeros([64, 128], tl.float16)
     # 'output_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
@@ -2454,9 +2448,11 @@ def matmul_e4m3_ws_tbc_k0(
     block_m = _first + _pid % _group % _gsize
     block_n = _pid % _group // _gsize
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)  # wgmma_ss.co:274
+    # wgmma_ss.co:274
+    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)  # wgmma_ss.co:275
+    # wgmma_ss.co:275
+    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)
     output_s = tl.zeros([64, 128], tl.float16)  # wgmma_ss.co:276
     # warp-specialised pipeline (wgmma_ss.co:278): producer warpgroup 0, consumer warpgroup(s) 1..1 merged into one
     # loop; events become program order
@@ -2532,7 +2528,6 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
     _matmul_e4m3_ws_tbc_k0_output_desc_64x128 = _rt.tma_desc(
         output, [64, 128], _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT_64X128, "zero"
     )
-    # wgmma_ss.co:271
     _launch(
         matmul_e4m3_ws_tbc_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -2564,7 +2559,7 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_64X128=_matmul_e4m3_ws_tbc_k0_TMA_OUTPUT_64X128,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:271
     return None
 
 

@@ -113,14 +113,13 @@ def matmul_e4m3_k0(
             tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
         rhs_load_s = tile_8  # wgmma_ss.co:17
         acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:22
-    # wgmma_ss.co:26
     tl.store(
         output_ptr
         + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
         + (block_n * 64 + tl.arange(0, 64)[None, :]) * output_s1,
         acc_3,
         mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 64 + tl.arange(0, 64)[None, :] < N),
-    )
+    )  # wgmma_ss.co:26
 
 
 def matmul_e4m3(lhs, rhs, output, *, _launch=None):
@@ -146,7 +145,6 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
         _F, "rhs", rhs, [64, 32], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 32))], "loads"
     )
     _matmul_e4m3_k0_rhs_desc_64x32 = _rt.tma_desc(rhs, [64, 32], _matmul_e4m3_k0_TMA_RHS_64X32, _OOB_PADDING)
-    # wgmma_ss.co:8
     _launch(
         matmul_e4m3_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
@@ -174,7 +172,7 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
             TMA_RHS_64X32=_matmul_e4m3_k0_TMA_RHS_64X32,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:8
     return None
 
 
@@ -219,13 +217,12 @@ def matmul_f16_k0(
         tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
         lhs_load_s = tile_5
         # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        # wgmma_ss.co:41
         mask_9 = (
             (tl.arange(0, 64)[:, None] < N // _grid_2)
             & (tl.arange(0, 64)[None, :] < K // tl.cdiv(K, 64))
             & (block_n * (N // _grid_2) + tl.arange(0, 64)[:, None] < N)
             & (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :] < K)
-        )
+        )  # wgmma_ss.co:41
         ptrs_10 = (
             rhs_ptr
             + (block_n * (N // _grid_2) + tl.arange(0, 64)[:, None]) * rhs_s0
@@ -236,14 +233,13 @@ def matmul_f16_k0(
         acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:42
     output_s = tl.zeros([64, 64], tl.float16)  # wgmma_ss.co:44
     output_s = acc_3.to(tl.float16)  # wgmma_ss.co:45
-    # wgmma_ss.co:46
     tl.store(
         output_ptr
         + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
         + (block_n * 64 + tl.arange(0, 64)[None, :]) * output_s1,
         output_s,
         mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 64 + tl.arange(0, 64)[None, :] < N),
-    )
+    )  # wgmma_ss.co:46
 
 
 def matmul_f16(lhs, rhs, output, *, _launch=None):
@@ -263,7 +259,6 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    # wgmma_ss.co:34
     _launch(
         matmul_f16_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
@@ -284,7 +279,7 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wgmma_ss.co:34
     return None
 
 
@@ -398,7 +393,6 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
     _matmul_e4m3_mwg_k0_output_desc_128x64 = _rt.tma_desc(
         output, [128, 64], _matmul_e4m3_mwg_k0_TMA_OUTPUT_128X64, "zero"
     )
-    # wgmma_ss.co:52
     _launch(
         matmul_e4m3_mwg_k0,
         (_rt.cdiv(M, 128) * _rt.cdiv(N, 64),),
@@ -428,7 +422,7 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_128X64=_matmul_e4m3_mwg_k0_TMA_OUTPUT_128X64,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:52
     return None
 
 
@@ -545,7 +539,6 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
     _matmul_e4m3_mwg_tbc_k0_output_desc_128x64 = _rt.tma_desc(
         output, [128, 64], _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT_128X64, "zero"
     )
-    # wgmma_ss.co:70
     _launch(
         matmul_e4m3_mwg_tbc_k0,
         (_rt.cdiv(M, 128) * _rt.cdiv(N, 64),),
@@ -575,7 +568,7 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_128X64=_matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT_128X64,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:70
     return None
 
 
@@ -766,7 +759,6 @@ def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=
     _blockscale_gemm_e4m3_n48_k0_output_desc_64x16 = _rt.tma_desc(
         output, [64, 16], _blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X16, "zero"
     )
-    # wgmma_ss.co:98
     _launch(
         blockscale_gemm_e4m3_n48_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 48),),
@@ -808,7 +800,7 @@ def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=
             TMA_OUTPUT_64X16=_blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X16,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:98
     return None
 
 
@@ -920,7 +912,6 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
     _matmul_f16_tbc_k0_output_desc_64x128 = _rt.tma_desc(
         output, [64, 128], _matmul_f16_tbc_k0_TMA_OUTPUT_64X128, "zero"
     )
-    # wgmma_ss.co:123
     _launch(
         matmul_f16_tbc_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -950,7 +941,7 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_64X128=_matmul_f16_tbc_k0_TMA_OUTPUT_64X128,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:123
     return None
 
 
@@ -1062,7 +1053,6 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
     _matmul_st_trans_k0_output_desc_128x64 = _rt.tma_desc(
         output, [128, 64], _matmul_st_trans_k0_TMA_OUTPUT_128X64, "zero"
     )
-    # wgmma_ss.co:147
     _launch(
         matmul_st_trans_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1092,7 +1082,7 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_128X64=_matmul_st_trans_k0_TMA_OUTPUT_128X64,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:147
     return None
 
 
@@ -1158,7 +1148,6 @@ def matmul_st_masked_k0(
         # the loop over 'iv_wk' splits K into 4 pieces: folded into the dot above
     row_guard_11 = M - block_m * 64  # wgmma_ss.co:188
     col_guard_12 = N - block_n * 128  # wgmma_ss.co:189
-    # wgmma_ss.co:190
     tl.store(
         output_ptr
         + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
@@ -1168,7 +1157,7 @@ def matmul_st_masked_k0(
         & (block_n * 128 + tl.arange(0, 128)[None, :] < N)
         & (tl.arange(0, 64)[:, None] < row_guard_11)
         & (tl.arange(0, 128)[None, :] < col_guard_12),
-    )
+    )  # wgmma_ss.co:190
 
 
 def matmul_st_masked(lhs, rhs, output, *, _launch=None):
@@ -1194,7 +1183,6 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
     _matmul_st_masked_k0_rhs_desc_128x64 = _rt.tma_desc(
         rhs, [128, 64], _matmul_st_masked_k0_TMA_RHS_128X64, _OOB_PADDING
     )
-    # wgmma_ss.co:171
     _launch(
         matmul_st_masked_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1222,7 +1210,7 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
             TMA_RHS_128X64=_matmul_st_masked_k0_TMA_RHS_128X64,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:171
     return None
 
 
@@ -1261,9 +1249,11 @@ def matmul_f16_ws_1p1c_k0(
     block_m = _first + _pid % _group % _gsize
     block_n = _pid % _group // _gsize
     # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_load_s = tl.zeros([64, 64], tl.float16)  # wgmma_ss.co:200
+    # wgmma_ss.co:200
+    lhs_load_s = tl.zeros([64, 64], tl.float16)
     # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    rhs_load_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:201
+    # wgmma_ss.co:201
+    rhs_load_s = tl.zeros([128, 64], tl.float16)
     output_s = tl.zeros([64, 128], tl.float16)  # wgmma_ss.co:202
     # warp-specialised pipeline (wgmma_ss.co:204): producer warpgroup 0, consumer warpgroup(s) 1..1 merged into one
     # loop; events become program order
@@ -1345,7 +1335,6 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
     _matmul_f16_ws_1p1c_k0_output_desc_64x128 = _rt.tma_desc(
         output, [64, 128], _matmul_f16_ws_1p1c_k0_TMA_OUTPUT_64X128, "zero"
     )
-    # wgmma_ss.co:198
     _launch(
         matmul_f16_ws_1p1c_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1377,7 +1366,7 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_64X128=_matmul_f16_ws_1p1c_k0_TMA_OUTPUT_64X128,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:198
     return None
 
 
@@ -1420,12 +1409,14 @@ def matmul_f16_ws_1p3c_k0(
     block_m = _first + _pid % _group % _gsize
     block_n = _pid % _group // _gsize
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_load_s_0 = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:237
+    # wgmma_ss.co:237
+    lhs_load_s_0 = tl.zeros([128, 64], tl.float16)
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
     lhs_load_s_1 = tl.zeros([64, 64], tl.float16)
     # 'lhs_load_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    rhs_load_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:238
+    # wgmma_ss.co:238
+    rhs_load_s = tl.zeros([128, 64], tl.float16)
     output_s_0 = tl.zeros([128, 128], tl.float16)  # wgmma_ss.co:239
     output_s_1 = tl.zeros([64, 128], tl.float16)
     # 'output_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
@@ -1544,7 +1535,6 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
     _matmul_f16_ws_1p3c_k0_output_desc_64x128 = _rt.tma_desc(
         output, [64, 128], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_64X128, "zero"
     )
-    # wgmma_ss.co:235
     _launch(
         matmul_f16_ws_1p3c_k0,
         (_rt.cdiv(M, 192) * _rt.cdiv(N, 128),),
@@ -1580,7 +1570,7 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_64X128=_matmul_f16_ws_1p3c_k0_TMA_OUTPUT_64X128,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:235
     return None
 
 
@@ -1619,9 +1609,11 @@ def matmul_e4m3_ws_tbc_k0(
     block_m = _first + _pid % _group % _gsize
     block_n = _pid % _group // _gsize
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)  # wgmma_ss.co:274
+    # wgmma_ss.co:274
+    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)
     # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)  # wgmma_ss.co:275
+    # wgmma_ss.co:275
+    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)
     output_s = tl.zeros([64, 128], tl.float16)  # wgmma_ss.co:276
     # warp-specialised pipeline (wgmma_ss.co:278): producer warpgroup 0, consumer warpgroup(s) 1..1 merged into one
     # loop; events become program order
@@ -1697,7 +1689,6 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
     _matmul_e4m3_ws_tbc_k0_output_desc_64x128 = _rt.tma_desc(
         output, [64, 128], _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT_64X128, "zero"
     )
-    # wgmma_ss.co:271
     _launch(
         matmul_e4m3_ws_tbc_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1729,7 +1720,7 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
             TMA_OUTPUT_64X128=_matmul_e4m3_ws_tbc_k0_TMA_OUTPUT_64X128,
             num_warps=4,
         ),
-    )
+    )  # wgmma_ss.co:271
     return None
 
 

@@ -405,19 +405,20 @@ def matmul_s8_s32_k0(
     n = _pid % _group // _gsize
     mc_1 = tl.full([32, 32], 0, tl.int32)  # wmma.co:75
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # wmma.co:78
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1)
-    # wmma.co:79
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
+    )  # wmma.co:78
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
+    )  # wmma.co:79
     mc_1 = tl.dot(tile_2, tile_3, mc_1, out_dtype=tl.int32)  # wmma.co:80
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    # wmma.co:82
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         mc_1,
-    )
+    )  # wmma.co:82
 
 
 def matmul_s8_s32(lhs, rhs, *, _launch=None):
@@ -433,7 +434,6 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:72
-    # wmma.co:74
     _launch(
         matmul_s8_s32_k0,
         (32,),
@@ -449,7 +449,7 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wmma.co:74
     return output  # wmma.co:85
 
 
@@ -467,19 +467,20 @@ def matmul_u8_s32_k0(
     n = _pid % _group // _gsize
     mc_1 = tl.full([32, 32], 0, tl.int32)  # wmma.co:93
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # wmma.co:96
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1)
-    # wmma.co:97
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
+    )  # wmma.co:96
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
+    )  # wmma.co:97
     mc_1 = mc_1 + tl.dot(tile_2.to(tl.float16), tile_3.to(tl.float16), out_dtype=tl.float32).to(tl.int32)  # wmma.co:98
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    # wmma.co:100
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         mc_1,
-    )
+    )  # wmma.co:100
 
 
 def matmul_u8_s32(lhs, rhs, *, _launch=None):
@@ -495,7 +496,6 @@ def matmul_u8_s32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:90
-    # wmma.co:92
     _launch(
         matmul_u8_s32_k0,
         (32,),
@@ -511,7 +511,7 @@ def matmul_u8_s32(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wmma.co:92
     return output  # wmma.co:103
 
 
@@ -871,19 +871,20 @@ def matmul_cmma_k0(
     n = _pid % _group // _gsize
     mc__0_x0_1 = tl.full([16, 16], 0, tl.int32)  # wmma.co:308
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # wmma.co:311
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1)
-    # wmma.co:312
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
+    )  # wmma.co:311
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1
+    )  # wmma.co:312
     mc__0_x0_1 = tl.dot(tile_2, tile_3, mc__0_x0_1, out_dtype=tl.int32)  # wmma.co:313
     # the loop over 'k' splits K into 4 pieces: folded into the dot above
-    # wmma.co:315
     tl.store(
         output_ptr
         + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * output_s0
         + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * output_s1,
         mc__0_x0_1,
-    )
+    )  # wmma.co:315
 
 
 def matmul_cmma(lhs, rhs, i, *, _launch=None):
@@ -901,7 +902,6 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
     i = _rt.scalar_arg(_F, "i", i, int)
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # wmma.co:304
     _rt.host_assert(_F, 0 <= i < 2, "an index of the fragment array 'mc' is outside [0, 2)", 313)  # wmma.co:313
-    # wmma.co:307
     _launch(
         matmul_cmma_k0,
         (64,),
@@ -917,7 +917,7 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wmma.co:307
     return output  # wmma.co:318
 
 

@@ -63,19 +63,20 @@ def matmul_f16_f32_k0(
     n = _pid % _group // _gsize
     mc_1 = tl.full([32, 32], 0.0, tl.float32)  # wmma.co:20
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # wmma.co:23
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1)
-    # wmma.co:24
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
+    )  # wmma.co:23
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
+    )  # wmma.co:24
     mc_1 = tl.dot(tile_2, tile_3, mc_1)  # wmma.co:25
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    # wmma.co:27
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         mc_1,
-    )
+    )  # wmma.co:27
 
 
 def matmul_f16_f32(lhs, rhs, *, _launch=None):
@@ -91,7 +92,6 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:17
-    # wmma.co:19
     _launch(
         matmul_f16_f32_k0,
         (32,),
@@ -107,7 +107,7 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wmma.co:19
     return output  # wmma.co:30
 
 
@@ -126,19 +126,20 @@ def matmul_f16_f16_k0(
     mc_1 = tl.full([32, 32], 0.0, tl.float32)  # wmma.co:38
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
     mc_1 = tl.full([32, 32], 0.0, tl.float32)  # wmma.co:40
-    # wmma.co:42
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1)
-    # wmma.co:43
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
+    )  # wmma.co:42
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
+    )  # wmma.co:43
     mc_1 = tl.dot(tile_2, tile_3, mc_1)  # wmma.co:44
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    # wmma.co:46
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         mc_1.to(tl.float16),
-    )
+    )  # wmma.co:46
 
 
 def matmul_f16_f16(lhs, rhs, *, _launch=None):
@@ -154,7 +155,6 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:35
-    # wmma.co:37
     _launch(
         matmul_f16_f16_k0,
         (32,),
@@ -170,7 +170,7 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wmma.co:37
     return output  # wmma.co:49
 
 
@@ -188,19 +188,20 @@ def matmul_bf16_f32_k0(
     n = _pid % _group // _gsize
     mc_1 = tl.full([32, 32], 0.0, tl.float32)  # wmma.co:57
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # wmma.co:60
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1)
-    # wmma.co:61
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
+    )  # wmma.co:60
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
+    )  # wmma.co:61
     mc_1 = tl.dot(_as_dot_operand(tile_2), _as_dot_operand(tile_3), mc_1)  # wmma.co:62
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    # wmma.co:64
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         mc_1,
-    )
+    )  # wmma.co:64
 
 
 def matmul_bf16_f32(lhs, rhs, *, _launch=None):
@@ -216,7 +217,6 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:54
-    # wmma.co:56
     _launch(
         matmul_bf16_f32_k0,
         (32,),
@@ -232,7 +232,7 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wmma.co:56
     return output  # wmma.co:67
 
 
@@ -250,19 +250,20 @@ def matmul_s8_s32_k0(
     n = _pid % _group // _gsize
     mc_1 = tl.full([32, 32], 0, tl.int32)  # wmma.co:75
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # wmma.co:78
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1)
-    # wmma.co:79
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
+    )  # wmma.co:78
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
+    )  # wmma.co:79
     mc_1 = tl.dot(tile_2, tile_3, mc_1, out_dtype=tl.int32)  # wmma.co:80
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    # wmma.co:82
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         mc_1,
-    )
+    )  # wmma.co:82
 
 
 def matmul_s8_s32(lhs, rhs, *, _launch=None):
@@ -278,7 +279,6 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:72
-    # wmma.co:74
     _launch(
         matmul_s8_s32_k0,
         (32,),
@@ -294,7 +294,7 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wmma.co:74
     return output  # wmma.co:85
 
 
@@ -312,19 +312,20 @@ def matmul_u8_s32_k0(
     n = _pid % _group // _gsize
     mc_1 = tl.full([32, 32], 0, tl.int32)  # wmma.co:93
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # wmma.co:96
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1)
-    # wmma.co:97
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
+    )  # wmma.co:96
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
+    )  # wmma.co:97
     mc_1 = mc_1 + tl.dot(tile_2.to(tl.float16), tile_3.to(tl.float16), out_dtype=tl.float32).to(tl.int32)  # wmma.co:98
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    # wmma.co:100
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         mc_1,
-    )
+    )  # wmma.co:100
 
 
 def matmul_u8_s32(lhs, rhs, *, _launch=None):
@@ -340,7 +341,6 @@ def matmul_u8_s32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:90
-    # wmma.co:92
     _launch(
         matmul_u8_s32_k0,
         (32,),
@@ -356,7 +356,7 @@ def matmul_u8_s32(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wmma.co:92
     return output  # wmma.co:103
 
 
@@ -374,19 +374,20 @@ def matmul_tf32_f32_k0(
     n = _pid % _group // _gsize
     mc_1 = tl.full([32, 32], 0.0, tl.float32)  # wmma.co:111
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # wmma.co:114
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1)
-    # wmma.co:115
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
+    )  # wmma.co:114
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
+    )  # wmma.co:115
     mc_1 = tl.dot(tile_2, tile_3, mc_1, input_precision="tf32")  # wmma.co:116
     # the loop over 'k' splits K into 32 pieces: folded into the dot above
-    # wmma.co:118
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         mc_1,
-    )
+    )  # wmma.co:118
 
 
 def matmul_tf32_f32(lhs, rhs, *, _launch=None):
@@ -402,7 +403,6 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:108
-    # wmma.co:110
     _launch(
         matmul_tf32_f32_k0,
         (32,),
@@ -418,7 +418,7 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wmma.co:110
     return output  # wmma.co:121
 
 
@@ -436,19 +436,20 @@ def matmul_rr_k0(
     n = _pid % _group // _gsize
     mc_1 = tl.full([32, 32], 0.0, tl.float32)  # wmma.co:257
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # wmma.co:260
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1)
-    # wmma.co:261
-    tile_3 = tl.load(rhs_ptr + (n * 2 * 16 + tl.arange(0, 32)[:, None]) * rhs_s0 + tl.arange(0, 256)[None, :] * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
+    )  # wmma.co:260
+    tile_3 = tl.load(
+        rhs_ptr + (n * 2 * 16 + tl.arange(0, 32)[:, None]) * rhs_s0 + tl.arange(0, 256)[None, :] * rhs_s1
+    )  # wmma.co:261
     mc_1 = tl.dot(tile_2, tl.trans(tile_3), mc_1)  # wmma.co:262
     # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    # wmma.co:264
     tl.store(
         output_ptr
         + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
         + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
         mc_1.to(tl.float16),
-    )
+    )  # wmma.co:264
 
 
 def matmul_rr(lhs, rhs, *, _launch=None):
@@ -464,7 +465,6 @@ def matmul_rr(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:252
-    # wmma.co:256
     _launch(
         matmul_rr_k0,
         (32,),
@@ -480,7 +480,7 @@ def matmul_rr(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wmma.co:256
     return output  # wmma.co:268
 
 
@@ -500,19 +500,19 @@ def matmul_mc_array_k0(
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
     mc__0_1_1 = tl.full([64, 16], 0.0, tl.float32)  # wmma.co:284
     mc__0_1_1 = tl.full([64, 16], 0.0, tl.float32)  # wmma.co:285
-    # wmma.co:287
-    tile_2 = tl.load(lhs_ptr + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
+    )  # wmma.co:287
     # wmma.co:288
     tile_3 = tl.load(rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 16 + tl.arange(0, 16)[None, :]) * rhs_s1)
     mc__0_1_1 = tl.dot(tile_2, tile_3, mc__0_1_1)  # wmma.co:289
     # the loop over 'k' splits K into 4 pieces: folded into the dot above
-    # wmma.co:291
     tl.store(
         output_ptr
         + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * output_s0
         + (n * 16 + tl.arange(0, 16)[None, :]) * output_s1,
         mc__0_1_1.to(tl.float16),
-    )
+    )  # wmma.co:291
 
 
 def matmul_mc_array(lhs, rhs, *, _launch=None):
@@ -528,7 +528,6 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:277
-    # wmma.co:281
     _launch(
         matmul_mc_array_k0,
         (32,),
@@ -544,7 +543,7 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wmma.co:281
     return output  # wmma.co:295
 
 
@@ -562,19 +561,20 @@ def matmul_cmma_k0(
     n = _pid % _group // _gsize
     mc__0_x0_1 = tl.full([16, 16], 0, tl.int32)  # wmma.co:308
     # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    # wmma.co:311
-    tile_2 = tl.load(lhs_ptr + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1)
-    # wmma.co:312
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1)
+    tile_2 = tl.load(
+        lhs_ptr + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
+    )  # wmma.co:311
+    tile_3 = tl.load(
+        rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1
+    )  # wmma.co:312
     mc__0_x0_1 = tl.dot(tile_2, tile_3, mc__0_x0_1, out_dtype=tl.int32)  # wmma.co:313
     # the loop over 'k' splits K into 4 pieces: folded into the dot above
-    # wmma.co:315
     tl.store(
         output_ptr
         + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * output_s0
         + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * output_s1,
         mc__0_x0_1,
-    )
+    )  # wmma.co:315
 
 
 def matmul_cmma(lhs, rhs, i, *, _launch=None):
@@ -592,7 +592,6 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
     i = _rt.scalar_arg(_F, "i", i, int)
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # wmma.co:304
     _rt.host_assert(_F, 0 <= i < 2, "an index of the fragment array 'mc' is outside [0, 2)", 313)  # wmma.co:313
-    # wmma.co:307
     _launch(
         matmul_cmma_k0,
         (64,),
@@ -608,7 +607,7 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
             output.stride(1),
         ],
         dict(GROUP_M=8, num_warps=4),
-    )
+    )  # wmma.co:307
     return output  # wmma.co:318
 
 

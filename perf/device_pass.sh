@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# One GPU pass after a change to the generated code: correctness of what changed, compiled on the
+# GPU, then the GEMM benchmarks, with the clocks before and after. Run from the repo root on the
+# device machine (ply and the shared corpus carried in .gpu_deps/); logs and JSON go to $OUT.
+#   perf/device_pass.sh tests      # the GPU test pass
+#   perf/device_pass.sh bench      # perf/bench.py: the forms and the f16 ladder
+set -u -o pipefail
+OUT=${OUT:-/tmp/device_out}
+mkdir -p "$OUT"
+export PYTHONPATH=$PWD:$PWD/.gpu_deps CROQ2TRITON_SHARED=$PWD/.gpu_deps/shared CROQ2TRITON_TEST_DEVICE=cuda
+unset TRITON_INTERPRET
+clocks() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader; }
+echo "before: $(clocks)" | tee "$OUT/clocks.txt"
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$OUT/clocks.txt"
+status=0
+case "${1:-tests}" in
+  tests)
+    python3 -m pytest -q -p no:cacheprovider tests/test_libmath.py tests/test_kernels_run.py \
+      tests/test_contraction.py tests/test_corpus_e2e.py tests/test_lower_examples.py \
+      2>&1 | tail -25 | tee "$OUT/tests.txt" || status=1
+    python3 -m pytest -q -p no:cacheprovider tests/test_every_kernel_runs.py -k examples \
+      2>&1 | tail -8 | tee "$OUT/every_kernel.txt" || status=1
+    python3 -m pytest -q -p no:cacheprovider tests/test_gemm_forms.py -k "computes and auto" \
+      2>&1 | tail -8 | tee "$OUT/gemm_forms.txt" || status=1
+    ;;
+  bench)
+    python3 perf/bench.py --forms --shapes 4096,8192 --rounds 3 --json "$OUT/forms.json" --md "$OUT/forms.md" \
+      2>&1 | tail -45 | tee "$OUT/forms.txt" || status=1
+    python3 perf/bench.py --dtypes f16 --shapes 4096,8192 --rounds 3 --json "$OUT/ladder.json" --md "$OUT/ladder.md" \
+      2>&1 | tail -30 | tee "$OUT/ladder.txt" || status=1
+    ;;
+esac
+echo "after: $(clocks)" | tee -a "$OUT/clocks.txt"
+exit $status
