@@ -265,6 +265,10 @@ FORMS = [
     ("warp_mma", {}, "f32", "f16", True, 0, None),
     ("warp_mma_staged", {}, "f16", "f16", False, 0, None),
     ("wg2_split_store", {}, "f32", "f16", False, 0, None),
+    ("sum_commuted_kn", {}, "f16", "f16", True, 0, None),
+    ("thread_4x4_arith", {}, "f32", "f16", False, 0, None),
+    ("guarded_k_split", {}, "f32", "f16", False, 0, None),
+    ("flat_tile_ids", {}, "f32", "f16", False, 0, None),
 ]
 
 

@@ -65,6 +65,80 @@ def test_a_near_miss_is_lowered_as_written(change: dict[str, str], why: str) -> 
     assert MARK not in _auto(_source(**change)), why
 
 
+GUARDED = """
+__co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 16)] : block, {tm, tn} by [16, 16] : thread {
+    f32 s = 0.0f;
+    foreach {ko} in [cdiv(K, 8)]
+      foreach {ki} in [8]
+        if (KGUARD)
+          s = a.at(bm # tm, ko # ki) * b.at(bn # tn, ko # ki) + s;
+    if (bm # tm < M && bn # tn < N)
+      out.at(bm # tm, bn # tn) = s;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("guard", "tiled"),
+    [
+        ("ko # ki < K", True),  # keeps the reads inside a and b: outside they are zero anyway
+        ("ko # ki < K && bm # tm < M", True),
+        ("ko # ki < K - 1", False),  # drops the last k
+        ("ko # ki < K / 2", False),
+        ("bm # tm < M / 2", False),  # drops rows
+        ("ko # ki < N", False),  # another tensor's extent
+    ],
+)
+def test_a_guard_inside_the_reduction_is_a_contraction_only_when_it_keeps_reads_in_bounds(
+    guard: str, tiled: bool
+) -> None:
+    src = _auto(GUARDED.replace("KGUARD", guard))
+    assert (MARK in src) == tiled, guard
+    if tiled:
+        mod = load_source(src, f"near_guard_{len(guard)}")
+        a, b = randn(37, 29, dtype=torch.float16, seed=5), randn(45, 29, dtype=torch.float16, seed=6)
+        out = poisoned(37, 45, dtype=torch.float32)
+        mod.gemm(a, b, out)
+        assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
+
+
+FLAT = """
+__co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {
+  parallel t by GRID : block, {tm, tn} by [16, 16] : thread {
+    int bm = t / cdiv(N, 16);
+    int bn = t % cdiv(N, 16);
+    f32 s = 0.0f;
+    foreach {k} in [K]
+      s += a.at(bm * 16 + tm, k) * b.at(bn * 16 + tn, k);
+    if (bm * 16 + tm < M && bn * 16 + tn < N)
+      out.at(bm * 16 + tm, bn * 16 + tn) = s;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("grid", "tiled"),
+    [
+        ("cdiv(M, 16) * cdiv(N, 16)", True),
+        ("cdiv(N, 16) * cdiv(M, 16)", True),
+        ("cdiv(M, 16) * cdiv(N, 16) - 1", False),  # the last tile is left out
+        ("cdiv(M, 16) * cdiv(N, 8)", False),  # not a multiple of the divisor: ids past the rows
+    ],
+)
+def test_a_flat_grid_of_tile_ids_is_a_contraction_only_when_it_covers_the_tiles_once(grid: str, tiled: bool) -> None:
+    src = _auto(FLAT.replace("GRID", grid))
+    assert (MARK in src) == tiled, grid
+    if tiled:
+        mod = load_source(src, f"near_flat_{len(grid)}")
+        a, b = randn(37, 29, dtype=torch.float16, seed=7), randn(45, 29, dtype=torch.float16, seed=8)
+        out = poisoned(37, 45, dtype=torch.float32)
+        mod.gemm(a, b, out)
+        assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
+
+
 def test_partial_sums_stored_inside_the_k_loop_are_the_last_write() -> None:
     # the store inside the loop writes every partial sum; the last one, the whole sum, stays
     text = _source().replace(

@@ -108,6 +108,10 @@ NUMERIC: list[Form] = [
     Form("warp_mma", (100, 70, 90), b_kn=True),
     Form("warp_mma_staged", (100, 70, 90), out=F16),
     Form("wg2_split_store", RAGGED),
+    Form("sum_commuted_kn", RAGGED, out=F16, b_kn=True),
+    Form("thread_4x4_arith", (70, 42, 19)),
+    Form("guarded_k_split", (100, 70, 45)),
+    Form("flat_tile_ids", RAGGED),
 ]
 
 
@@ -204,6 +208,7 @@ COMPILED: list[Compiled] = [
     Compiled("persistent"),
     Compiled("persistent_param"),
     *[Compiled(name) for name in ("fp8_f32out", "fp8_f16out", "warp_mma", "warp_mma_staged", "wg2_split_store")],
+    *[Compiled(name) for name in ("sum_commuted_kn", "thread_4x4_arith", "guarded_k_split", "flat_tile_ids")],
 ]
 
 _COMPILE_SCRIPT = """

@@ -329,12 +329,16 @@ class Interpreter(Roles, Expressions):
                 return
             if not (isinstance(v, A.Binary) and v.op == "+"):
                 raise NotLifted("an accumulator update that is not a sum", a)
-            lhs = self.value(v.lhs)
-            if isinstance(lhs, Cells):
-                lhs = AccRead(lhs, ())
-            if not (isinstance(lhs, AccRead) and lhs.cells is cells and self.same_idx(lhs.idx, idx)):
+            value = None
+            for mine, other in ((v.lhs, v.rhs), (v.rhs, v.lhs)):  # acc + x * y, or x * y + acc
+                read = self.value(mine)
+                if isinstance(read, Cells):
+                    read = AccRead(read, ())
+                if isinstance(read, AccRead) and read.cells is cells and self.same_idx(read.idx, idx):
+                    value = other
+                    break
+            if value is None:
                 raise NotLifted("an accumulator update that is not a sum", a)
-            value = v.rhs
         elif a.op != "+":
             raise NotLifted(f"'{a.op}=' on an accumulator", a)
         prod = self.value(value)
@@ -342,11 +346,30 @@ class Interpreter(Roles, Expressions):
             raise NotLifted("an accumulation of something other than a product of two tensor elements", a)
         if not cells.zero:
             raise NotLifted("an accumulator that does not start at zero", a)
-        if tuple(self.guard) != cells.guard:
+        if tuple(self.guard) != cells.guard and not self.only_in_bounds(cells, prod):
             raise NotLifted("an accumulation under a condition", a)
         conds = tuple((d, i) for d, i in enumerate(idx))
         cells.terms.append(Term((), prod.a, prod.b, conds))
         self.red_line = self.red_line or line
+
+    def only_in_bounds(self, cells: Cells, prod: Prod) -> bool:
+        """The conditions an update adds to its accumulator's say only that the product's elements
+        lie inside their tensors (``if (k < K) acc += a.at(m, k) * b.at(n, k)``): a read outside a
+        tensor is zero (LANGUAGE.md 7.9), so the sum is the same without them."""
+        extra = self.guard[len(cells.guard) :]
+        if tuple(self.guard[: len(cells.guard)]) != cells.guard:
+            return False
+        facts = []
+        for el in (prod.a, prod.b):
+            exts = self.tensors[el.tensor].extents
+            facts += [(i, self.size(x)) for i, x in zip(el.index, exts, strict=True)]
+        for g in extra:
+            for c in _conjuncts(g):
+                if not (isinstance(c, E.Bin) and c.op == "<"):
+                    return False
+                if not any(E.same(c.lhs, i) and E.same(E.fold(c.rhs), E.fold(n)) for i, n in facts):
+                    return False
+        return True
 
     def covers_all(self, cells: Cells, idx: tuple[E.Expr, ...]) -> bool:
         loops = {v.name: ext for v, ext in self.spatial}
@@ -619,3 +642,9 @@ def analyse(top: A.Parallel, host: HostScope, prelude: list[A.Stmt] | None = Non
     it.host_prelude(prelude or [])
     it.run()
     return prove(it, top)
+
+
+def _conjuncts(e: E.Expr) -> list[E.Expr]:
+    if isinstance(e, E.Bin) and e.op == "&":
+        return _conjuncts(e.lhs) + _conjuncts(e.rhs)
+    return [e]

@@ -108,6 +108,8 @@ def _split_tile_ids(
         t, d = div.lhs, div.rhs
         mod = E.Bin("%", t, d)
         lim = next((g.rhs for g in guards if isinstance(g, E.Bin) and g.op == "<" and E.same(g.lhs, t)), None)
+        if lim is None and isinstance(t, E.Var) and t.name in spatial:
+            lim = spatial[t.name]  # a parallel index is below its extent: `parallel t by Q * D`
         if lim is None:
             raise NotLifted("a tile index divided by a run-time extent without a bound", node)
         f = E.fold(lim)
