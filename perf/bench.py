@@ -269,6 +269,7 @@ FORMS = [
     ("thread_4x4_arith", {}, "f32", "f16", False, 0, None),
     ("guarded_k_split", {}, "f32", "f16", False, 0, None),
     ("flat_tile_ids", {}, "f32", "f16", False, 0, None),
+    ("unrolled_k2", {}, "f32", "f16", False, 0, None),
 ]
 
 

@@ -139,6 +139,47 @@ def test_a_flat_grid_of_tile_ids_is_a_contraction_only_when_it_covers_the_tiles_
         assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
 
 
+UNROLLED = """
+__co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 16)] : block, {tm, tn} by [16, 16] : thread {
+    f32 s = 0.0f;
+    foreach {k} in [STEPS]
+      s += SUM;
+    if (bm # tm < M && bn # tn < N)
+      out.at(bm # tm, bn # tn) = s;
+  }
+}
+"""
+
+
+def _p(k: str) -> str:
+    return f"a.at(bm # tm, {k}) * b.at(bn # tn, {k})"
+
+
+@pytest.mark.parametrize(
+    ("steps", "products", "tiled"),
+    [
+        ("cdiv(K, 3)", [_p("3 * k"), _p("3 * k + 1"), _p("3 * k + 2")], True),
+        ("cdiv(K, 2)", [_p("2 * k + 1"), _p("2 * k")], False),  # not listed from offset 0 (refused, not wrong)
+        ("cdiv(K, 2)", [_p("2 * k")], False),  # the odd k are left out
+        ("cdiv(K, 2)", [_p("2 * k"), _p("2 * k")], False),  # every even k twice
+        ("cdiv(K, 3)", [_p("3 * k"), _p("3 * k + 2")], False),  # a gap
+        ("cdiv(K, 2)", [_p("2 * k"), "a.at(bm # tm, 2 * k + 1) * b.at(bn # tn, 2 * k)"], False),  # b's k not a's
+    ],
+)
+def test_a_hand_unrolled_k_loop_is_a_contraction_only_when_its_products_tile_k(
+    steps: str, products: list[str], tiled: bool
+) -> None:
+    src = _auto(UNROLLED.replace("STEPS", steps).replace("SUM", " + ".join(products)))
+    assert (MARK in src) == tiled, products
+    if tiled:
+        mod = load_source(src, "near_unrolled")
+        a, b = randn(37, 29, dtype=torch.float16, seed=9), randn(45, 29, dtype=torch.float16, seed=10)
+        out = poisoned(37, 45, dtype=torch.float32)
+        mod.gemm(a, b, out)
+        assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
+
+
 def test_partial_sums_stored_inside_the_k_loop_are_the_last_write() -> None:
     # the store inside the loop writes every partial sum; the last one, the whole sum, stays
     text = _source().replace(

@@ -112,6 +112,7 @@ NUMERIC: list[Form] = [
     Form("thread_4x4_arith", (70, 42, 19)),
     Form("guarded_k_split", (100, 70, 45)),
     Form("flat_tile_ids", RAGGED),
+    Form("unrolled_k2", RAGGED),
 ]
 
 
@@ -208,7 +209,10 @@ COMPILED: list[Compiled] = [
     Compiled("persistent"),
     Compiled("persistent_param"),
     *[Compiled(name) for name in ("fp8_f32out", "fp8_f16out", "warp_mma", "warp_mma_staged", "wg2_split_store")],
-    *[Compiled(name) for name in ("sum_commuted_kn", "thread_4x4_arith", "guarded_k_split", "flat_tile_ids")],
+    *[
+        Compiled(name)
+        for name in ("sum_commuted_kn", "thread_4x4_arith", "guarded_k_split", "flat_tile_ids", "unrolled_k2")
+    ],
 ]
 
 _COMPILE_SCRIPT = """

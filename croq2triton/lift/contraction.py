@@ -341,15 +341,17 @@ class Interpreter(Roles, Expressions):
                 raise NotLifted("an accumulator update that is not a sum", a)
         elif a.op != "+":
             raise NotLifted(f"'{a.op}=' on an accumulator", a)
-        prod = self.value(value)
-        if not isinstance(prod, Prod):
+        prods = [self.value(x) for x in _summands(value)]  # `acc += x0 * y0 + x1 * y1` (unrolled K)
+        if not all(isinstance(p, Prod) for p in prods):
             raise NotLifted("an accumulation of something other than a product of two tensor elements", a)
         if not cells.zero:
             raise NotLifted("an accumulator that does not start at zero", a)
-        if tuple(self.guard) != cells.guard and not self.only_in_bounds(cells, prod):
-            raise NotLifted("an accumulation under a condition", a)
-        conds = tuple((d, i) for d, i in enumerate(idx))
-        cells.terms.append(Term((), prod.a, prod.b, conds))
+        for prod in prods:
+            assert isinstance(prod, Prod)
+            if tuple(self.guard) != cells.guard and not self.only_in_bounds(cells, prod):
+                raise NotLifted("an accumulation under a condition", a)
+            conds = tuple((d, i) for d, i in enumerate(idx))
+            cells.terms.append(Term((), prod.a, prod.b, conds))
         self.red_line = self.red_line or line
 
     def only_in_bounds(self, cells: Cells, prod: Prod) -> bool:
@@ -647,4 +649,11 @@ def analyse(top: A.Parallel, host: HostScope, prelude: list[A.Stmt] | None = Non
 def _conjuncts(e: E.Expr) -> list[E.Expr]:
     if isinstance(e, E.Bin) and e.op == "&":
         return _conjuncts(e.lhs) + _conjuncts(e.rhs)
+    return [e]
+
+
+def _summands(e: A.Expr) -> list[A.Expr]:
+    e = _lit(e)
+    if isinstance(e, A.Binary) and e.op == "+":
+        return _summands(e.lhs) + _summands(e.rhs)
     return [e]

@@ -9,7 +9,7 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir.contract import Contraction, Operand
 from .kernel import NotLifted
-from .terms import Elem, Store
+from .terms import Elem, Store, Term
 from .terms import const_int as _const
 from .terms import subst_elem as _subst_elem
 
@@ -137,6 +137,44 @@ def _split_tile_ids(
     return index, x, y, guards
 
 
+def _unrolled(terms: list[Term], it: Any) -> list[Term]:
+    """Terms that differ only by constant offsets ``0, d, .., (n - 1) d`` added to the same index
+    positions (a K loop unrolled by hand: ``a.at(m, 2k) * b.at(n, 2k) + a.at(m, 2k + 1) * ...``) are
+    one term with one more summation variable ``j`` in ``[0, n)`` adding ``j * d`` there: the same
+    sum, term by term. Anything else is returned as it is (and refused by the caller)."""
+    if len(terms) < 2:
+        return terms
+    t0 = terms[0]
+    base = (*t0.a.index, *t0.b.index)
+    offsets: list[int] = []
+    where: tuple[bool, ...] | None = None
+    for t in terms:
+        if t.conds or t.sums != t0.sums or (t.a.tensor, t.b.tensor) != (t0.a.tensor, t0.b.tensor):
+            return terms
+        deltas = [_const(E.fold(E.Bin("-", i, i0))) for i, i0 in zip((*t.a.index, *t.b.index), base, strict=True)]
+        if any(d is None for d in deltas):
+            return terms
+        moved = {int(d) for d in deltas if d}  # type: ignore[arg-type]
+        if len(moved) > 1:
+            return terms
+        offsets.append(moved.pop() if moved else 0)
+        if t is not t0:
+            positions = tuple(bool(d) for d in deltas)
+            if where is not None and positions != where:
+                return terms
+            where = positions
+    n, step = len(terms), min(o for o in offsets if o > 0) if any(o > 0 for o in offsets) else 0
+    if step <= 0 or where is None or offsets != [j * step for j in range(n)]:
+        return terms
+    j = it.fresh("j", E.Const(n))
+    shifted = [
+        E.fold(E.Bin("+", i, E.Bin("*", j, E.Const(step)))) if w else i for i, w in zip(base, where, strict=True)
+    ]
+    na = len(t0.a.index)
+    a, b = Elem(t0.a.tensor, tuple(shifted[:na])), Elem(t0.b.tensor, tuple(shifted[na:]))
+    return [Term((*t0.sums, (j, E.Const(n))), a, b)]
+
+
 def prove(it: Any, node: A.Node) -> Contraction:
     if not it.stores:
         raise NotLifted("a kernel that stores nothing", node)
@@ -144,10 +182,11 @@ def prove(it: Any, node: A.Node) -> Contraction:
         raise NotLifted("an output written by more than one store", node)
     st = it.stores[0]
     cells = st.value.cells
-    if not cells.zero or len(cells.terms) != 1 or cells.terms[0].conds:
+    terms = _unrolled(cells.terms, it)
+    if not cells.zero or len(terms) != 1 or terms[0].conds:
         raise NotLifted("an accumulator that is not one zero-initialised sum of products", node)
     env = {v.name: i for v, i in zip(cells.coords, st.value.idx, strict=True)}
-    term = cells.terms[0]
+    term = terms[0]
     x, y = _subst_elem(term.a, env), _subst_elem(term.b, env)
     out_t = it.tensors[st.tensor]
     if st.tensor in (x.tensor, y.tensor):

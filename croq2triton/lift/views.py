@@ -61,6 +61,7 @@ class Expressions:
             x, y = self.value(e.lhs), self.value(e.rhs)
             if isinstance(x, Elem) and isinstance(y, Elem):
                 return Prod(x, y)
+            x, y = (v.value if isinstance(v, Bounded) else v for v in (x, y))  # `2 * k`: a loop counter's value
             if isinstance(x, E.Expr) and isinstance(y, E.Expr):
                 return E.fold(x * y)
             raise NotLifted("a product that is not of two tensor elements", e)
