@@ -41,14 +41,19 @@ def _auto(text: str) -> str:
     return translate_full(text, filename="near.co", schedule="auto").source
 
 
-def test_the_plain_form_is_a_contraction_and_computes_the_gemm() -> None:
-    src = _auto(_source())
-    assert MARK in src
-    mod = load_source(src, "near_plain")
-    a, b = randn(37, 29, dtype=torch.float16, seed=1), randn(45, 29, dtype=torch.float16, seed=2)
+def _computes_the_gemm(src: str, name: str, seed: int) -> None:
+    """``gemm(a, b, out)`` of ``src`` writes a @ b^T on ragged 37 x 45 x 29 f16 inputs (f32 out)."""
+    mod = load_source(src, name)
+    a, b = randn(37, 29, dtype=torch.float16, seed=seed), randn(45, 29, dtype=torch.float16, seed=seed + 1)
     out = poisoned(37, 45, dtype=torch.float32)
     mod.gemm(a, b, out)
     assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
+
+
+def test_the_plain_form_is_a_contraction_and_computes_the_gemm() -> None:
+    src = _auto(_source())
+    assert MARK in src
+    _computes_the_gemm(src, "near_plain", seed=1)
 
 
 @pytest.mark.parametrize(
@@ -97,11 +102,7 @@ def test_a_guard_inside_the_reduction_is_a_contraction_only_when_it_keeps_reads_
     src = _auto(GUARDED.replace("KGUARD", guard))
     assert (MARK in src) == tiled, guard
     if tiled:
-        mod = load_source(src, f"near_guard_{len(guard)}")
-        a, b = randn(37, 29, dtype=torch.float16, seed=5), randn(45, 29, dtype=torch.float16, seed=6)
-        out = poisoned(37, 45, dtype=torch.float32)
-        mod.gemm(a, b, out)
-        assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
+        _computes_the_gemm(src, f"near_guard_{len(guard)}", seed=5)
 
 
 FLAT = """
@@ -132,11 +133,7 @@ def test_a_flat_grid_of_tile_ids_is_a_contraction_only_when_it_covers_the_tiles_
     src = _auto(FLAT.replace("GRID", grid))
     assert (MARK in src) == tiled, grid
     if tiled:
-        mod = load_source(src, f"near_flat_{len(grid)}")
-        a, b = randn(37, 29, dtype=torch.float16, seed=7), randn(45, 29, dtype=torch.float16, seed=8)
-        out = poisoned(37, 45, dtype=torch.float32)
-        mod.gemm(a, b, out)
-        assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
+        _computes_the_gemm(src, f"near_flat_{len(grid)}", seed=7)
 
 
 UNROLLED = """
@@ -173,11 +170,7 @@ def test_a_hand_unrolled_k_loop_is_a_contraction_only_when_its_products_tile_k(
     src = _auto(UNROLLED.replace("STEPS", steps).replace("SUM", " + ".join(products)))
     assert (MARK in src) == tiled, products
     if tiled:
-        mod = load_source(src, "near_unrolled")
-        a, b = randn(37, 29, dtype=torch.float16, seed=9), randn(45, 29, dtype=torch.float16, seed=10)
-        out = poisoned(37, 45, dtype=torch.float32)
-        mod.gemm(a, b, out)
-        assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
+        _computes_the_gemm(src, "near_unrolled", seed=9)
 
 
 def test_partial_sums_stored_inside_the_k_loop_are_the_last_write() -> None:

@@ -9,6 +9,7 @@ inside a call's.  Each piece is laid out the same way, so nested calls break whe
 from __future__ import annotations
 
 import ast
+import textwrap
 
 INDENT = "    "
 LINE_LIMIT = 120
@@ -86,3 +87,17 @@ def _operands(chain: list[tuple[str, ast.expr]], depth: int, head: str, tail: st
         lines[-1] += tail
         return lines
     return [*lines, pad + ")" + tail]
+
+
+def docstring(doc: str, indent: str = INDENT) -> list[str]:
+    """A docstring's lines: one if it fits, else wrapped at the line limit onto at least two lines
+    of text (ruff puts a single line of text back on the line of its quotes, past the limit)."""
+    if '"""' in doc or "\\" in doc or doc.endswith('"'):
+        return [indent + repr(doc)]
+    one = f'{indent}"""{doc}"""'
+    if len(one) <= LINE_LIMIT:
+        return [one]
+    body = textwrap.wrap(doc, LINE_LIMIT - len(indent) - 3, break_long_words=False, break_on_hyphens=False)
+    if len(body) == 1:
+        body = textwrap.wrap(doc, 2 * len(doc) // 3, break_long_words=False, break_on_hyphens=False)
+    return [f'{indent}"""{body[0]}', *(indent + line for line in body[1:]), f'{indent}"""']

@@ -23,7 +23,7 @@ import textwrap
 import tokenize
 from functools import lru_cache
 
-from .layout import LINE_LIMIT
+from .layout import LINE_LIMIT, docstring
 
 _CO_LINE = re.compile(r"\S+\.co:\d+")
 # Compound statement headers: parsed with a placeholder body.
@@ -37,9 +37,13 @@ def tidy(source: str) -> str:
 
 # ------------------------------------------------------------------ simplification
 def simplify_lines(source: str) -> str:
-    scalars = _Scalars(source)
+    try:
+        tree: ast.Module | None = ast.parse(source)
+    except SyntaxError:
+        tree = None
+    scalars = _Scalars(tree)
     single, comments = _line_kinds(source)
-    dead = _dead_lines(source) & single
+    dead = (_dead_lines(tree) if tree is not None else set()) & single
     lines = source.split("\n")
     out: list[str] = []
     for number, line in enumerate(lines, start=1):
@@ -85,15 +89,20 @@ def _line(line: str, scalars: frozenset[str] | None) -> list[str]:
     if scalars is None:
         return [line]
     if stripped.startswith('"""') and stripped.endswith('"""') and len(stripped) > 6:
-        return _wrap_docstring(indent, stripped[3:-3]) if len(line) > LINE_LIMIT else [line]
+        doc = stripped[3:-3]  # source text: a backslash in it is an escape, which repr() would double
+        return docstring(doc, indent) if len(line) > LINE_LIMIT and "\\" not in doc else [line]
     if not stripped or stripped.startswith(("'", '"')):
         return [line]
     code, comment, kept = _split_comment(stripped)
     if code is None:
         return [line]
     above, comment = _comment_above(indent, code, comment)
+
+    def rebuilt(text: str) -> list[str]:
+        return [*above, indent + text + ("  " + comment if comment else "")]
+
     if kept == "strings":  # adjacent literals would be joined by printing them again
-        return [*above, indent + code + ("  " + comment if comment else "")]
+        return rebuilt(code)
     header = code.endswith(":") and code.startswith(_HEADERS)
     try:
         tree = ast.parse(code + "\n    pass" if header else code)
@@ -102,7 +111,7 @@ def _line(line: str, scalars: frozenset[str] | None) -> list[str]:
     before = ast.dump(tree)
     new = Simplify(scalars).visit(tree)
     if kept == "numbers" and ast.dump(new) == before:  # keep 0x7FC00000 as written
-        return [*above, indent + code + ("  " + comment if comment else "")]
+        return rebuilt(code)
     ast.fix_missing_locations(new)
     text = ast.unparse(new)
     if header:
@@ -113,7 +122,7 @@ def _line(line: str, scalars: frozenset[str] | None) -> list[str]:
         return [line]
     if ast.dump(new) == before and len(text) >= len(code):
         text = code  # nothing to drop (ast.unparse even adds parentheses to `a and b and c == d`)
-    return [*above, indent + text + ("  " + comment if comment else "")]
+    return rebuilt(text)
 
 
 def _comment_above(indent: str, code: str, comment: str) -> tuple[list[str], str]:
@@ -160,31 +169,21 @@ def _wrap_comment(line: str) -> list[str]:
     return [indent + "# " + part for part in textwrap.wrap(body, width, break_long_words=False)]
 
 
-def _wrap_docstring(indent: str, doc: str) -> list[str]:
-    if "\\" in doc or '"' in doc[-1:]:
-        return [indent + '"""' + doc + '"""']
-    width = LINE_LIMIT - len(indent) - 3
-    body = textwrap.wrap(doc, width, break_long_words=False, break_on_hyphens=False)
-    if len(body) == 1:  # one line of text keeps its quotes on it (ruff joins them): break it in two
-        body = textwrap.wrap(doc, 2 * len(doc) // 3, break_long_words=False, break_on_hyphens=False)
-    return [indent + '"""' + body[0], *(indent + part for part in body[1:]), indent + '"""']
-
-
 _PURE_CALLS = {"tl.arange", "tl.zeros", "tl.full", "tl.program_id", "tl.num_programs", "tl.cdiv", "min", "max"}
 
 
-def _dead_lines(source: str) -> set[int]:
+def _is_jit(node: ast.stmt) -> bool:
+    return isinstance(node, ast.FunctionDef) and any(
+        ast.unparse(d).startswith("triton.jit") for d in node.decorator_list
+    )
+
+
+def _dead_lines(tree: ast.Module) -> set[int]:
     """The lines of ``@triton.jit`` functions that assign a name nothing in the function reads, from
     an expression without effects (the older lowering leaves such temporaries: ``stage_5 = k % 2``)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
     out: set[int] = set()
     for fn in tree.body:
-        if not isinstance(fn, ast.FunctionDef) or not any(
-            ast.unparse(d).startswith("triton.jit") for d in fn.decorator_list
-        ):
+        if not _is_jit(fn):
             continue
         read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
         for node in ast.walk(fn):
@@ -217,20 +216,13 @@ class _Scalars:
 
     ANY = frozenset({"*"})
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, tree: ast.Module | None) -> None:
         self.ranges: list[tuple[int, int, frozenset[str]]] = []
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            self.ok = False
-            return
-        self.ok = True
-        for node in tree.body:
-            if not isinstance(node, ast.FunctionDef):
-                continue
-            jit = any(ast.unparse(d).startswith("triton.jit") for d in node.decorator_list)
-            names = frozenset(_scalar_params(node)) if jit else self.ANY
-            self.ranges.append((node.lineno, node.end_lineno or node.lineno, names))
+        self.ok = tree is not None
+        for node in tree.body if tree is not None else []:
+            if isinstance(node, ast.FunctionDef):
+                names = frozenset(_scalar_params(node)) if _is_jit(node) else self.ANY
+                self.ranges.append((node.lineno, node.end_lineno or node.lineno, names))
 
     def at(self, line: int) -> frozenset[str] | None:
         if not self.ok:
@@ -285,10 +277,10 @@ class Simplify(ast.NodeTransformer):
                 return ast.Constant(folded)
         if lv is None and rv is None and isinstance(op, (ast.Add, ast.Sub, ast.Mult)):
             if _unit(right) is not None and _is_float(left):
-                lv, rv = None, _unit(right)
+                rv = _unit(right)
             elif _unit(left) is not None and _is_float(right) and not isinstance(op, ast.Sub):
-                lv, rv = _unit(left), None
-            if rv == 0.0 and isinstance(op, ast.Mult) or lv == 0.0 and isinstance(op, ast.Mult):
+                lv = _unit(left)
+            if isinstance(op, ast.Mult) and 0.0 in (lv, rv):
                 return node  # 0.0 * x is NaN where x is
         if isinstance(op, ast.Mult):
             if rv == 1:

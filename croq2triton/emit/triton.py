@@ -10,12 +10,11 @@ the IR's expressions are canonical.
 from __future__ import annotations
 
 import ast
-import textwrap
 
 from ..tir import expr as E
 from ..tir import nodes as N
 from ..tir.pyexpr import TL_TYPES, call, call_method, constant, name, to_ast
-from .layout import INDENT, LINE_LIMIT, layout
+from .layout import INDENT, LINE_LIMIT, docstring, layout
 
 
 def param(arg: N.Arg) -> str:
@@ -179,17 +178,6 @@ class KernelEmitter:
         if p.warp_specialize:
             kw["warp_specialize"] = ast.Constant(True)
         return call("tl.range", *bounds, **kw)
-
-
-def docstring(doc: str) -> list[str]:
-    """The kernel's docstring lines: one line if it fits, else wrapped at the line limit."""
-    if '"""' in doc or "\\" in doc:
-        return [INDENT + repr(doc)]
-    one = f'{INDENT}"""{doc}"""'
-    if len(one) <= LINE_LIMIT:
-        return [one]
-    body = textwrap.wrap(doc, LINE_LIMIT - len(INDENT) - 3, break_long_words=False, break_on_hyphens=False)
-    return [f'{INDENT}"""{body[0]}', *(INDENT + line for line in body[1:]), f'{INDENT}"""']
 
 
 def wrapped(head: str, items: list[str], tail: str, depth: int, comment: str) -> list[str]:

@@ -366,7 +366,7 @@ class Interpreter(Roles, Expressions):
             exts = self.tensors[el.tensor].extents
             facts += [(i, self.size(x)) for i, x in zip(el.index, exts, strict=True)]
         for g in extra:
-            for c in _conjuncts(g):
+            for c in E.conjuncts(g):
                 if not (isinstance(c, E.Bin) and c.op == "<"):
                     return False
                 if not any(E.same(c.lhs, i) and E.same(E.fold(c.rhs), E.fold(n)) for i, n in facts):
@@ -644,12 +644,6 @@ def analyse(top: A.Parallel, host: HostScope, prelude: list[A.Stmt] | None = Non
     it.host_prelude(prelude or [])
     it.run()
     return prove(it, top)
-
-
-def _conjuncts(e: E.Expr) -> list[E.Expr]:
-    if isinstance(e, E.Bin) and e.op == "&":
-        return _conjuncts(e.lhs) + _conjuncts(e.rhs)
-    return [e]
 
 
 def _summands(e: A.Expr) -> list[A.Expr]:

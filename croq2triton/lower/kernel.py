@@ -1855,19 +1855,25 @@ class KernelLowering:
         # the OOB sanitizer marks reads outside the tensor, but not in a lifted dot: there masked
         # elements are the K padding of the last step (must be zero) or rows whose results are dropped
         sanitize = not getattr(self, "dot_mode", False)
-        span = node.span
-        if mask != "None" and X.is_float(elem) and isinstance(view.root, Tensor) and not view.zfill and sanitize:
-            named, ptrs = self.fresh("mask"), self.fresh("ptrs")  # the mask is read twice: written once
-            self.w.line(f"{named} = {mask}", span)
-            self.w.line(f"{ptrs} = {addr}")
-            code = f"_oob_fill(tl.load({ptrs}, mask={named}, other={zero}), {named})"
-            span = None
-        else:
-            code = f"tl.load({addr}, mask={mask}, other={zero})" if mask != "None" else f"tl.load({addr})"
+        sanitized = X.is_float(elem) and isinstance(view.root, Tensor) and not view.zfill and sanitize
+        code, span = self.masked_load(addr, mask, zero, sanitized, node.span)
         v = Val(code, elem, None, axes, None, tuple(dict.fromkeys(m for i in idx for m in i.masks)))
         var = self.fresh("v")
         self.w.line(f"{var} = {v.code}", span)
         return Val(var, elem, None, axes, None, v.masks)
+
+    def masked_load(self, addr: str, mask: str, zero: str, sanitized: bool, span: Any) -> tuple[str, Any]:
+        """The load of ``addr`` under ``mask`` and the span its line carries. Where the OOB sanitizer
+        reads the mask too it is named once first (with the pointers, so the load is one line), and
+        that line carries the span."""
+        if mask == "None":
+            return f"tl.load({addr})", span
+        if not sanitized:
+            return f"tl.load({addr}, mask={mask}, other={zero})", span
+        named, ptrs = self.fresh("mask"), self.fresh("ptrs")
+        self.w.line(f"{named} = {mask}", span)
+        self.w.line(f"{ptrs} = {addr}")
+        return f"_oob_fill(tl.load({ptrs}, mask={named}, other={zero}), {named})", None
 
     def store_at(self, view: View, idx: list[Val], value: Val, s: A.Stmt) -> None:
         buf = self.lane_identity(view, idx)

@@ -207,19 +207,12 @@ def read_tile(
     lv = _lift_view(region, view)
     addr, mask = self.address(lv, region)
     zero = other if other is not None else "0.0" if X.is_float(elem) else "0"
-    sanitized = mask != "None" and X.is_float(elem) and not (zfill or view.zfill)
+    sanitized = X.is_float(elem) and not (zfill or view.zfill)
     var = self.fresh("tile")
 
     def load(span: Any = None) -> None:
-        """The masked load into ``var``; a mask the sanitizer reads too is named once first (and the
-        pointers, so the load reads as one line)."""
-        m, a = mask, addr
-        if sanitized:
-            m, a = self.fresh("mask"), self.fresh("ptrs")
-            self.w.line(f"{m} = {mask}", span)
-            self.w.line(f"{a} = {addr}")
-        code = f"tl.load({a}, mask={m}, other={zero})" if m != "None" else f"tl.load({a})"
-        self.w.line(f"{var} = _oob_fill({code}, {m})" if sanitized else f"{var} = {code}", None if sanitized else span)
+        code, at = self.masked_load(addr, mask, zero, sanitized, span)
+        self.w.line(f"{var} = {code}", at)
 
     quiet = engine == "tma-auto"
     if quiet and root.name in self.global_writes:
