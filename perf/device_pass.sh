@@ -4,6 +4,7 @@
 # device machine (ply and the shared corpus carried in .gpu_deps/); logs and JSON go to $OUT.
 #   perf/device_pass.sh tests      # the GPU test pass
 #   perf/device_pass.sh bench      # perf/bench.py: the forms and the f16 ladder
+#   perf/device_pass.sh epilogues  # the GEMMs with epilogues: their tests on the GPU, then their speed
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
@@ -31,6 +32,12 @@ case "${1:-tests}" in
       2>&1 | tail -45 | tee "$OUT/forms.txt" || status=1
     python3 perf/bench.py --dtypes f16 --shapes 4096,8192 --rounds 3 --json "$OUT/ladder.json" --md "$OUT/ladder.md" \
       2>&1 | tail -30 | tee "$OUT/ladder.txt" || status=1
+    ;;
+  epilogues)
+    timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_gemm_epilogues.py -m "not slow" \
+      tests/test_contraction.py 2>&1 | tail -6 | tee "$OUT/epilogue_tests.txt" || status=1
+    timeout 400 python3 perf/bench_epilogues.py --shapes 4096,8192 --rounds 3 --json "$OUT/epilogues.json" \
+      --md "$OUT/epilogues.md" 2>&1 | tail -20 | tee "$OUT/epilogues.txt" || status=1
     ;;
 esac
 echo "after: $(clocks)" | tee -a "$OUT/clocks.txt"

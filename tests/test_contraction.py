@@ -61,7 +61,7 @@ def test_the_plain_form_is_a_contraction_and_computes_the_gemm() -> None:
     [
         ({"KLOOP": "K - 1"}, "the reduction stops before the end of K"),
         ({"KIDX": "k / 2"}, "a's K index is not b's"),
-        ({"VALUE": "s * 2.0f"}, "the stored value is not the sum"),
+        ({"VALUE": "s * a.at(bm # tm, 0)"}, "the stored value reads an operand (tests/test_gemm_epilogues.py)"),
         ({"GUARD": "bm # tm < M - 1 && bn # tn < N"}, "the guard drops a row the tensor has"),
         ({"GUARD": "bm # tm < M && bn # tn < N && bn > 0"}, "the guard drops a block"),
     ],

@@ -233,7 +233,7 @@ print(json.dumps({"lines": [f"{fn}: {r.line()}" for fn, reps in res for r in rep
 """
 
 
-def _compile_auto(form: Compiled) -> dict[str, object]:
+def _compile_auto(form: Compiled, folder: Path = FORMS) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "CROQ2TRITON_NUM_SMS")}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     r = subprocess.run(
@@ -241,7 +241,7 @@ def _compile_auto(form: Compiled) -> dict[str, object]:
             sys.executable,
             "-c",
             _COMPILE_SCRIPT,
-            str(FORMS / f"{form.name}.co"),
+            str(folder / f"{form.name}.co"),
             json.dumps(SIZES),
             json.dumps(dict(form.defines)),
         ],

@@ -34,18 +34,22 @@ from ..frontend import ast as A
 from ..sema.levels import chain_levels, chains
 from ..tir import expr as E
 from ..tir.contract import Contraction
+from .epilogue import EpilogueEval, start_value, transformed
 from .host import HostScope
-from .kernel import NotLifted
+from .notlifted import NotLifted
 from .proof import prove
 from .roles import EVENT_ONLY, Roles
 from .terms import (
+    ACC,
     AccRead,
     Bounded,
     Buffer,
     BufferArray,
     Cells,
     Elem,
+    EpiValue,
     Future,
+    Loaded,
     LoopFrame,
     Placed,
     Prod,
@@ -231,10 +235,11 @@ class Interpreter(Roles, Expressions):
             init = d.init if d.init is not None else d.fill
             if init is None:
                 raise NotLifted("a declaration without a value", d)
-            if s.type in FLOATS:
-                if not self.is_zero(init):
-                    raise NotLifted("an accumulator that does not start at zero", d)
-                self.bind(d.name, self.new_acc(Cells(s.type, (), (), zero=True, line=s.span.line if s.span else 0)))
+            if s.type in FLOATS or s.type == "s32":  # s32: the accumulator of integer products
+                cells = self.new_acc(Cells(s.type, (), (), zero=True, line=s.span.line if s.span else 0))
+                if not self.is_zero(init):  # `f32 acc = c.at(m, n);`: it starts there
+                    cells.post = start_value(self, cells, init, d)
+                self.bind(d.name, cells)
             elif s.type in (None, "int") and not d.dims:
                 self.bind(d.name, self.value(init))
             else:
@@ -267,6 +272,7 @@ class Interpreter(Roles, Expressions):
     def new_acc(self, cells: Cells) -> Cells:
         """An accumulator declared here, under the conditions around it (its updates may add none)."""
         cells.guard = tuple(self.guard)
+        cells.depth = len(self.loops)
         self.accs.append(cells)
         return cells
 
@@ -284,7 +290,7 @@ class Interpreter(Roles, Expressions):
             self.bind(tgt.name, self.bounded(v) if isinstance(v, A.Binary) and v.op == "#" else self.value(v))
             return
         if isinstance(tgt, A.Name):
-            cur = self.lookup(tgt.name, tgt)
+            cur = as_cells(self.lookup(tgt.name, tgt))
             if isinstance(cur, Cells):
                 self.update(cur, (), a, line)
                 return
@@ -298,13 +304,8 @@ class Interpreter(Roles, Expressions):
             if isinstance(base, Cells):
                 self.update(base, idx, a, line)
                 return
-            if isinstance(base, Region) and a.op == "=":
-                v = self.value(a.value)
-                if isinstance(v, Cells):
-                    v = AccRead(v, ())
-                if not isinstance(v, AccRead):
-                    raise NotLifted("a store of something other than an accumulator", a)
-                self.store(base.elem(idx), v, line)
+            if isinstance(base, Region):
+                self.store_value(base.elem(idx), a, line)
                 return
         raise NotLifted("an assignment the contraction analysis does not know", a)
 
@@ -319,33 +320,39 @@ class Interpreter(Roles, Expressions):
 
     def update(self, cells: Cells, idx: tuple[E.Expr, ...], a: A.Assign, line: int) -> None:
         """``acc[idx] += x * y`` (also ``acc = acc + x * y``), or ``acc[idx] = 0`` over an element loop."""
-        value = a.value
+        value: A.Expr | None = a.value
+        if not idx and cells.coords:
+            idx = cells.coords  # `mc += bias`: every element of a fragment
         if a.op == "=":
-            v = _lit(value)
+            v = _lit(a.value)
             if self.is_zero(v):
-                if cells.terms or (idx and not self.covers_all(cells, idx)):
+                if cells.terms or cells.post is not None or (idx and not self.covers_all(cells, idx)):
                     raise NotLifted("an accumulator reset after it was used", a)
                 cells.zero = True
                 return
-            if not (isinstance(v, A.Binary) and v.op == "+"):
-                raise NotLifted("an accumulator update that is not a sum", a)
             value = None
-            for mine, other in ((v.lhs, v.rhs), (v.rhs, v.lhs)):  # acc + x * y, or x * y + acc
-                read = self.value(mine)
-                if isinstance(read, Cells):
-                    read = AccRead(read, ())
-                if isinstance(read, AccRead) and read.cells is cells and self.same_idx(read.idx, idx):
-                    value = other
-                    break
+            if isinstance(v, A.Binary) and v.op == "+":
+                for mine, other in ((v.lhs, v.rhs), (v.rhs, v.lhs)):  # acc + x * y, or x * y + acc
+                    read = self.value(mine) if not self.is_scalar(mine) else None
+                    if isinstance(read, Cells):
+                        read = AccRead(read, read.coords)
+                    if isinstance(read, AccRead) and read.cells is cells and self.same_idx(read.idx, idx):
+                        value = other
+                        break
             if value is None:
-                raise NotLifted("an accumulator update that is not a sum", a)
+                self.transform(cells, idx, a, "=", a.value)
+                return
         elif a.op != "+":
-            raise NotLifted(f"'{a.op}=' on an accumulator", a)
-        prods = [self.value(x) for x in _summands(value)]  # `acc += x0 * y0 + x1 * y1` (unrolled K)
-        if not all(isinstance(p, Prod) for p in prods):
-            raise NotLifted("an accumulation of something other than a product of two tensor elements", a)
+            self.transform(cells, idx, a, a.op, a.value)
+            return
+        prods = self.products(value)  # `acc += x0 * y0 + x1 * y1` (unrolled K)
+        if prods is None:
+            self.transform(cells, idx, a, "+", value)
+            return
         if not cells.zero:
             raise NotLifted("an accumulator that does not start at zero", a)
+        if cells.transformed:
+            raise NotLifted("products added to an accumulator after an operation on its sum", a)
         for prod in prods:
             assert isinstance(prod, Prod)
             if tuple(self.guard) != cells.guard and not self.only_in_bounds(cells, prod):
@@ -353,6 +360,42 @@ class Interpreter(Roles, Expressions):
             conds = tuple((d, i) for d, i in enumerate(idx))
             cells.terms.append(Term((), prod.a, prod.b, conds))
         self.red_line = self.red_line or line
+
+    def products(self, value: A.Expr) -> list[Prod] | None:
+        """The products of tensor elements ``value`` sums, or None where it is not such a sum."""
+        out: list[Prod] = []
+        for x in _summands(value):
+            if self.is_scalar(x):
+                return None
+            try:
+                p = self.value(x)
+            except NotLifted:
+                return None
+            if not isinstance(p, Prod):
+                return None
+            out.append(p)
+        return out
+
+    def is_scalar(self, e: A.Expr) -> bool:
+        """Whether ``e`` reads a float scalar parameter (which only an epilogue may)."""
+        return any(isinstance(n, A.Name) and not self.known(n.name) and n.name in self.host.scalars for n in _names(e))
+
+    def transform(self, cells: Cells, idx: tuple[E.Expr, ...], a: A.Assign, op: str, rhs: A.Expr) -> None:
+        """``acc op= x`` or ``acc = f(acc)`` that is not an accumulation: before any product, the
+        value the accumulator starts from; after its sum, an operation on it (in the scope it was
+        declared in, under its own conditions, on every element at once)."""
+        if not self.same_idx(idx, cells.coords):
+            raise NotLifted("an operation on one element of an accumulator array", a)
+        if tuple(self.guard) != cells.guard or len(self.loops) != cells.depth:
+            raise NotLifted("an operation on an accumulator inside a loop or a condition", a)
+        if not cells.terms:
+            if op != "=" or cells.post is not None:
+                raise NotLifted("an accumulator update that is not a sum of products", a)
+            cells.post = start_value(self, cells, rhs, a)
+            cells.zero = True
+            return
+        cells.post = transformed(self, cells, op, rhs, a)
+        cells.transformed = True
 
     def only_in_bounds(self, cells: Cells, prod: Prod) -> bool:
         """The conditions an update adds to its accumulator's say only that the product's elements
@@ -494,11 +537,13 @@ class Interpreter(Roles, Expressions):
             dst = self.value(s.dst) if not s.dst_storage else None
             if isinstance(content, list) and isinstance(src, Buffer) and isinstance(dst, Region):
                 for placed in content:
-                    shape = [E.Const(n) for n in placed.cells.shape]
+                    dims = placed.cells.shape[::-1] if placed.transp else placed.cells.shape
+                    shape = [E.Const(n) for n in dims]
                     here = {v.name for v, _ in self.spatial}
                     extra = [(v, x) for v, x in placed.spatial if v.name not in here]
                     self.spatial.extend(extra)  # each unit's part of the buffer, copied out together
-                    self.store_tile(placed.cells, dst.sub(list(placed.offsets), shape, [True] * len(shape)), line)
+                    sub = dst.sub(list(placed.offsets), shape, [True] * len(shape))
+                    self.store_tile(placed.cells, sub, line, placed.transp)
                     del self.spatial[len(self.spatial) - len(extra) :]
                 return
             raise NotLifted("a copy out of a buffer that is not an output store", s)
@@ -548,16 +593,19 @@ class Interpreter(Roles, Expressions):
             raise NotLifted("an mma.fill that re-initialises a used accumulator", s)
 
     def mma_load(self, s: A.MmaLoad) -> None:
+        src = self.value(s.src)
         v = self.operand(s.src, s)
-        if s.result:
-            self.bind(s.result, v)
-        else:
+        if not s.result:
             raise NotLifted("mma.load into a named fragment", s)
+        cells = self.loaded_acc(v, s) if isinstance(src, Region) else None
+        self.bind(s.result, Loaded(v, cells) if cells is not None else v)
 
     def operand(self, e: A.Expr, node: A.Node) -> Region:
         v = self.value(e)
         if isinstance(v, Future):
             v = v.buffer
+        if isinstance(v, Loaded):
+            v = v.tile
         if isinstance(v, (Buffer, View)):
             v = self.buffer_content(v, node)
         if not isinstance(v, Region) or len(v.shape) != 2 or any(_const(x) is None for x in v.shape):
@@ -567,8 +615,8 @@ class Interpreter(Roles, Expressions):
     def mma_op(self, s: A.MmaOp) -> None:
         if s.variant not in ("", "async") or s.extra:
             raise NotLifted(f"mma.{s.variant}", s)
-        acc = self.value(s.acc)
-        if not isinstance(acc, Cells) or not acc.zero:
+        acc = as_cells(self.value(s.acc))
+        if not isinstance(acc, Cells) or not acc.zero or acc.transformed:
             raise NotLifted("an MMA into something other than a zero-filled accumulator", s)
         a, b = self.operand(s.a, s), self.operand(s.b, s)
         # (rows, k) of A and (columns, k) of B in their stored order (LANGUAGE.md 7.9)
@@ -595,39 +643,103 @@ class Interpreter(Roles, Expressions):
         if s.result:
             self.bind(s.result, E.Const(0))  # an operation future: waiting on it does nothing here
 
+    def loaded_acc(self, tile: Region, s: A.MmaLoad) -> Cells | None:
+        """The accumulator ``mc = mma.load C.chunkat(..)`` is when an MMA adds into it: one that starts
+        from that tile of a global tensor (None: a tile that cannot be one)."""
+        if len(tile.shape) != 2 or any(_const(x) is None for x in tile.shape):
+            return None
+        elem = self.tensors[tile.tensor].elem
+        if elem not in FLOATS:
+            return None
+        shape = (int(_const(tile.shape[0])), int(_const(tile.shape[1])))  # type: ignore[arg-type]
+        cells = self.new_acc(Cells(elem, shape, (self.fresh("r"), self.fresh("c")), zero=True, line=self.line(s)))
+        ev = EpilogueEval(self)
+        start = ev.read(tile.elem(cells.coords), s)
+        cells.post = ev.result(ev.binary("+", ev.accumulator(AccRead(cells, cells.coords), s), start, s))
+        return cells
+
+    def line(self, s: A.Node) -> int:
+        return s.span.line if s.span else 0
+
     def mma_store(self, s: A.MmaStore) -> None:
-        if s.variant not in ("", "async") or s.extra:
+        if s.variant not in ("", "async", "transp", "mask"):
             raise NotLifted(f"mma.store.{s.variant}", s)
-        acc = self.value(s.acc)
+        acc = as_cells(self.value(s.acc))
         if not isinstance(acc, Cells) or not acc.coords:
             raise NotLifted("an mma.store of something other than an accumulator", s)
         dst = self.value(s.dst)
-        line = s.span.line if s.span else 0
+        line = self.line(s)
         if isinstance(dst, Future):
             dst = dst.buffer
         if isinstance(dst, Buffer):
             dst = View(dst, tuple(E.Const(0) for _ in dst.shape), dst.shape, tuple(True for _ in dst.shape))
+        transp = s.variant == "transp"
         if isinstance(dst, View):
-            if not all(dst.keep) or tuple(_const(x) for x in dst.shape) != acc.shape:
+            if s.variant == "mask":
+                raise NotLifted("an mma.store.mask into a buffer", s)
+            shape = acc.shape[::-1] if transp else acc.shape
+            if not all(dst.keep) or tuple(_const(x) for x in dst.shape) != shape:
                 raise NotLifted("an mma.store into a buffer view of another shape", s)
             old = dst.base.content if isinstance(dst.base.content, list) else []
-            dst.base.content = [*old, Placed(acc, dst.offsets, tuple(self.spatial))]
+            dst.base.content = [*old, Placed(acc, dst.offsets, tuple(self.spatial), transp)]
             self.touch(dst.base, True)
             return
         if not isinstance(dst, Region):
             raise NotLifted("an mma.store into something other than a view", s)
-        self.store_tile(acc, dst, line)
+        limits = [self.int_expr(x) for x in s.extra] if s.variant == "mask" else []
+        self.store_tile(acc, dst, line, transp, limits)
 
-    def store_tile(self, acc: Cells, dst: Region, line: int) -> None:
-        if len(dst.shape) != 2 or tuple(_const(x) for x in dst.shape) != acc.shape:
+    def store_tile(
+        self, acc: Cells, dst: Region, line: int, transp: bool = False, limits: list[E.Expr] | None = None
+    ) -> None:
+        """``acc`` (transposed: ``.transp``) written over the 2-D view ``dst``; ``limits``: only its
+        first rows (and columns) are (``mma.store.mask``)."""
+        shape = acc.shape[::-1] if transp else acc.shape
+        if len(dst.shape) != 2 or tuple(_const(x) for x in dst.shape) != shape:
             raise NotLifted("an accumulator stored into a view of another shape", None)
-        r, c = self.fresh("sr", E.Const(acc.shape[0])), self.fresh("sc", E.Const(acc.shape[1]))
-        self.spatial.extend([(r, E.Const(acc.shape[0])), (c, E.Const(acc.shape[1]))])
-        self.store(dst.elem((r, c)), AccRead(acc, (r, c)), line)
+        r, c = self.fresh("sr", E.Const(shape[0])), self.fresh("sc", E.Const(shape[1]))
+        self.spatial.extend([(r, E.Const(shape[0])), (c, E.Const(shape[1]))])
+        at = dst.elem((r, c))
+        guards = []
+        for d, lim in enumerate(limits or []):  # `r < rows` as a bound of the output's index
+            i = at.index[dst.axes[d]]
+            guards.append(E.Bin("<", i, E.fold(i - (r, c)[d] + lim)))
+        self.guard.extend(guards)
+        read = AccRead(acc, (c, r) if transp else (r, c))
+        self.store(at, read, line, self.acc_epi(read))
+        del self.guard[len(self.guard) - len(guards) :]
         del self.spatial[-2:]
 
-    def store(self, at: Elem, value: AccRead, line: int) -> None:
-        self.stores.append(Store(at.tensor, at.index, value, tuple(self.guard), tuple(self.spatial), line))
+    def acc_epi(self, read: AccRead) -> EpiValue | None:
+        """What an element of the accumulator holds (None: its sum)."""
+        if read.cells.post is None:
+            return None
+        ev = EpilogueEval(self)
+        return ev.result(ev.accumulator(read, None))
+
+    def store_value(self, at: Elem, a: A.Assign, line: int) -> None:
+        """``out.at(..) = value`` (or ``op=``): an element-wise function of one accumulator element."""
+        ev = EpilogueEval(self)
+        v = ev.expr(a.value)
+        if a.op != "=":
+            v = ev.binary(a.op, ev.read(at, a), v, a)
+        if ev.acc is None:
+            raise NotLifted("a store of something other than an accumulator", a)
+        epi = ev.result(v)
+        plain = isinstance(epi.expr, E.Var) and epi.expr.name == ACC and not epi.reads
+        self.store(at, ev.acc, line, None if plain else epi)
+
+    def store(self, at: Elem, value: AccRead, line: int, epi: EpiValue | None = None) -> None:
+        self.stores.append(Store(at.tensor, at.index, value, tuple(self.guard), tuple(self.spatial), line, epi))
+
+
+def as_cells(v: Value) -> Value:
+    """A loaded tile where it is used as an accumulator is its accumulator."""
+    return v.cells if isinstance(v, Loaded) else v
+
+
+def _names(e: A.Expr) -> list[A.Name]:
+    return [n for n in e.walk() if isinstance(n, A.Name)]
 
 
 def _vars_of_store(st: Store) -> list[E.Var]:

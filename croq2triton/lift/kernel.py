@@ -16,38 +16,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import Span
 from ..frontend import ast as A
 from ..sema.levels import chain_levels, chains
 from ..sema.types import TYPES
-from ..sema.types import promote as c_promote
 from ..tir import expr as E
 from ..tir import nodes as N
+from .arith import ARITH_OPS, Arith, Value
 from .host import HostScope, ir_type
+from .notlifted import NotLifted
 
-
-class NotLifted(Exception):
-    """A form the tile-IR path does not lift yet (the older lowering handles it)."""
-
-    def __init__(self, reason: str, node: A.Node | None = None) -> None:
-        super().__init__(reason)
-        self.span: Span | None = node.span if node is not None else None
-
-
-# Croqtile math builtins computed in f32 (LANGUAGE.md 7.7): tl functions, or libdevice's through
-# runtime/libmath.py (imported by every generated module as _libm; it runs in the interpreter too)
-MATH_F32 = {
-    "__exp": "exp", "__exp2f": "exp2", "__log": "log", "__sqrt": "sqrt", "__rsqrt": "rsqrt", "__sin": "sin",
-    "__cos": "cos", "__floor": "floor", "__ceil": "ceil", "__sigmoid": "sigmoid", "__fmaf": "fma",
-    "__tanh": "_libm.tanh", "__pow": "_libm.pow",
-    "__log1p": "_libm.log1p", "__expm1": "_libm.expm1",
-    "__round": "_libm.round", "__atan2": "_libm.atan2",
-    "__tan": "_libm.tan", "__asin": "_libm.asin",
-    "__acos": "_libm.acos", "__atan": "_libm.atan",
-    "__sinh": "_libm.sinh", "__cosh": "_libm.cosh",
-}  # fmt: skip
-ARITH_OPS = {"+", "-", "*", "/", "%"}
-COMPARE_OPS = {"<", "<=", ">", ">=", "==", "!="}
 MAX_GRID_AXES = 3
 
 
@@ -56,14 +33,6 @@ def _pow2(n: int) -> int:
     while p < n:
         p *= 2
     return p
-
-
-@dataclass
-class Value:
-    """A lifted expression with its Croqtile type (``int``, ``bool`` or an element type)."""
-
-    expr: E.Expr
-    ctype: str
 
 
 @dataclass
@@ -86,7 +55,7 @@ def _int_lit(e: A.Expr) -> int | None:
     return e.value if isinstance(e, A.IntLit) else None
 
 
-class Lifter:
+class Lifter(Arith):
     def __init__(self, top: A.Parallel, name: str, host: HostScope, src_name: str) -> None:
         self.top = top
         self.name = name
@@ -411,15 +380,8 @@ class Lifter:
         self.emit(N.Store(ptr.name, index, value.expr, mask), a)
 
     # ================================================================ expressions
-    def expr(self, e: A.Expr, want: str | None = None) -> Value:
-        if isinstance(e, A.Paren):
-            return self.expr(e.expr, want)
-        if isinstance(e, A.IntLit):
-            return Value(E.Const(e.value), "int")
-        if isinstance(e, A.FloatLit):
-            return Value(E.Const(e.value, "f64" if e.double else "f32"), "f64" if e.double else "f32")
-        if isinstance(e, A.BoolLit):
-            return Value(E.Const(e.value, "i1"), "bool")
+    def leaf(self, e: A.Expr, want: str | None) -> Value:
+        """Names, parallel indices and element reads (the rest of :meth:`Arith.expr`)."""
         if isinstance(e, A.Name):
             return self.name_value(e)
         if isinstance(e, A.UBound):
@@ -429,28 +391,8 @@ class Lifter:
             return Value(b.bound, "int")
         if isinstance(e, A.At):
             return self.load(e, want)
-        if isinstance(e, A.Binary):
-            if e.op == "#":
-                return self.compose(e)
-            return self.binary(e.op, self.expr(e.lhs), self.expr(e.rhs), e)
-        if isinstance(e, A.Unary):
-            v = self.expr(e.operand)
-            if e.op == "-":
-                return Value(E.fold(E.Un("-", v.expr)), v.ctype)
-            if e.op == "!":
-                return Value(E.fold(E.Un("!", self.truth(v))), "bool")
-            raise NotLifted(f"the unary operator '{e.op}'", e)
-        if isinstance(e, A.Ternary):
-            c, a, b = self.truth(self.expr(e.cond)), self.expr(e.then), self.expr(e.other)
-            ctype = c_promote(self.ctype_of(a), self.ctype_of(b)) or a.ctype
-            a, b = self.convert(a, ctype), self.convert(b, ctype)
-            return Value(E.fold(E.Where(c, a.expr, b.expr)), ctype)
-        if isinstance(e, A.Cast) and not e.is_string:
-            if ir_type(e.type) is None:
-                raise NotLifted(f"a conversion to '{e.type}'", e)
-            return self.convert(self.expr(e.expr), e.type)
-        if isinstance(e, A.Builtin):
-            return self.builtin(e)
+        if isinstance(e, A.Binary) and e.op == "#":
+            return self.compose(e)
         raise NotLifted(f"a '{type(e).__name__}' expression", e)
 
     def lookup(self, name: str, node: A.Node) -> Value | Bounded:
@@ -486,73 +428,6 @@ class Lifter:
             raise NotLifted("'#' of something that is not a parallel index", e)
         a = self.expr(e.lhs)
         return Value(E.fold(E.Bin("+", E.Bin("*", a.expr, b.bound), b.value)), "int")
-
-    def ctype_of(self, v: Value) -> str:
-        return "s32" if v.ctype == "int" else v.ctype
-
-    def binary(self, op: str, a: Value, b: Value, node: A.Node) -> Value:
-        if op in ("&&", "||"):
-            return Value(E.fold(E.Bin("&" if op == "&&" else "|", self.truth(a), self.truth(b))), "bool")
-        if op not in ARITH_OPS | COMPARE_OPS:
-            raise NotLifted(f"the operator '{op}'", node)
-        ca, cb = self.ctype_of(a), self.ctype_of(b)
-        ctype = c_promote(ca, cb) or ca
-        if a.ctype == "int" and b.ctype == "int":
-            ctype = "int"
-        # a literal takes the type of the other operand (Triton's weak scalar types)
-        if (
-            isinstance(a.expr, E.Const)
-            and not isinstance(b.expr, E.Const)
-            and TYPES[ctype].is_float == TYPES[cb].is_float
-        ):
-            ctype = b.ctype
-        if (
-            isinstance(b.expr, E.Const)
-            and not isinstance(a.expr, E.Const)
-            and TYPES[ctype].is_float == TYPES[ca].is_float
-        ):
-            ctype = a.ctype
-        compute = self.compute(ctype)
-        x, y = self.convert(a, compute).expr, self.convert(b, compute).expr
-        e = E.fold(E.Bin(op, x, y))
-        return Value(e, "bool" if op in COMPARE_OPS else compute)
-
-    def compute(self, ctype: str) -> str:
-        """bf16 and fp8 arithmetic is carried out in f32 (the interpreter computes bf16 wrongly)."""
-        return "f32" if ctype in ("bf16", "f8_e4m3", "f8_e5m2", "tf32") else ctype
-
-    def convert(self, v: Value, ctype: str) -> Value:
-        if v.ctype == ctype or (ctype == "int" and v.ctype == "s32") or (ctype == "s32" and v.ctype == "int"):
-            return Value(v.expr, ctype)
-        target = ir_type(ctype)
-        if target is None:
-            raise NotLifted(f"a conversion to '{ctype}'", None)
-        if isinstance(v.expr, E.Const) and not isinstance(v.expr.value, bool):
-            value = float(v.expr.value) if TYPES[ctype].is_float else int(v.expr.value)
-            return Value(E.Const(value, target), ctype)
-        return Value(E.fold(E.Cast(v.expr, target)), ctype)
-
-    def truth(self, v: Value) -> E.Expr:
-        if v.ctype == "bool":
-            return v.expr
-        zero = E.Const(0.0, v.expr.dtype) if TYPES[self.ctype_of(v)].is_float else E.Const(0, v.expr.dtype)
-        return E.fold(E.Bin("!=", v.expr, zero))
-
-    def builtin(self, e: A.Builtin) -> Value:
-        args = [self.expr(a) for a in e.args]
-        if e.name == "cdiv" and len(args) == 2:
-            return Value(E.fold(E.CDiv(args[0].expr, args[1].expr)), "int")
-        if e.name in ("__max", "__min") and len(args) == 2:
-            ctype = c_promote(self.ctype_of(args[0]), self.ctype_of(args[1])) or args[0].ctype
-            x, y = self.convert(args[0], ctype).expr, self.convert(args[1], ctype).expr
-            return Value(E.fold(E.Bin("max" if e.name == "__max" else "min", x, y)), ctype)
-        if e.name == "__fabs" and len(args) == 1:
-            return Value(E.Call("abs", (args[0].expr,), args[0].expr.dtype), args[0].ctype)
-        fn = MATH_F32.get(e.name)
-        if fn is None:
-            raise NotLifted(f"the builtin '{e.name}'", e)
-        f32 = tuple(self.convert(a, "f32").expr for a in args)
-        return Value(E.Call(fn, f32, "f32"), "f32")
 
     def host_expr(self, e: A.Expr) -> E.Expr:
         """A grid bound as the launcher computes it (sizes and scalar parameters, literals, cdiv)."""

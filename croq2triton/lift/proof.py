@@ -7,8 +7,8 @@ from typing import Any
 
 from ..frontend import ast as A
 from ..tir import expr as E
-from ..tir.contract import Contraction, Operand
-from .kernel import NotLifted
+from ..tir.contract import Contraction, Epilogue, EpiRead, Operand
+from .notlifted import NotLifted
 from .terms import Elem, Store, Term
 from .terms import const_int as _const
 from .terms import subst_elem as _subst_elem
@@ -100,7 +100,8 @@ def _split_tile_ids(
     spatial: dict[str, E.Expr],
     it: Any,
     node: A.Node,
-) -> tuple[list[E.Expr], Elem, Elem, list[E.Expr]]:
+    extra: list[Elem],
+) -> tuple[list[E.Expr], Elem, Elem, list[E.Expr], list[Elem]]:
     """A linear tile id split as ``(t / D, t % D)`` (a persistent tile loop): when ``t`` is a
     mixed-radix number of its own variables guarded by ``t < Q * D``, the pair runs over
     ``[0, Q) x [0, D)`` one to one; it becomes two variables of those extents."""
@@ -131,10 +132,12 @@ def _split_tile_ids(
 
         index = [sub(i) for i in index]
         x, y = Elem(x.tensor, tuple(sub(i) for i in x.index)), Elem(y.tensor, tuple(sub(i) for i in y.index))
+        extra = [Elem(r.tensor, tuple(sub(i) for i in r.index)) for r in extra]
         guards = [sub(g) for g in guards if not (isinstance(g, E.Bin) and g.op == "<" and E.same(g.lhs, t))]
-        if any(v.name in used for e in [*index, *x.index, *y.index, *guards] for v in E.free_vars(e)):
+        rest = [i for r in extra for i in r.index]
+        if any(v.name in used for e in [*index, *x.index, *y.index, *guards, *rest] for v in E.free_vars(e)):
             raise NotLifted("a tile id used other than through its quotient and remainder", node)
-    return index, x, y, guards
+    return index, x, y, guards, extra
 
 
 def _unrolled(terms: list[Term], it: Any) -> list[Term]:
@@ -195,7 +198,8 @@ def prove(it: Any, node: A.Node) -> Contraction:
     sums = {v.name: ext for v, ext in term.sums}
     index = [E.fold(i) for i in st.index]
     guards = [E.fold(c) for g in st.guard for c in E.conjuncts(E.fold(g))]
-    index, x, y, guards = _split_tile_ids(index, x, y, guards, spatial, it, node)
+    reads = [el for _, el in st.epi.reads] if st.epi is not None else []
+    index, x, y, guards, reads = _split_tile_ids(index, x, y, guards, spatial, it, node, reads)
     out_ext = [it.size(d) for d in out_t.extents]
     kinds: list[str] = []
     for i in index:
@@ -241,6 +245,7 @@ def prove(it: Any, node: A.Node) -> Contraction:
             raise NotLifted("a reduction that stops before the end of K", node)
     od = {k: d for d, k in enumerate(kinds)}
     out = Operand(st.tensor, out_t.elem, len(index), od["x"], od["y"], od.get("batch"))
+    epilogue = _epilogue(st, reads, index, kinds, (a.tensor, b.tensor), it, node)
     tile = _source_tile(st, spatial, index, od, it)
     seen: dict[str, tuple[E.Expr, int]] = {}
     for x_, d_ in it.assumptions:
@@ -255,7 +260,41 @@ def prove(it: Any, node: A.Node) -> Contraction:
         st.line,
         tuple(sorted(set(it.notes))),
         tuple(seen.values()),
+        epilogue,
     )
+
+
+def _epilogue(
+    st: Store,
+    reads: list[Elem],
+    index: list[E.Expr],
+    kinds: list[str],
+    operands: tuple[str, str],
+    it: Any,
+    node: A.Node,
+) -> Epilogue | None:
+    """The stored value as a function of the output element's coordinates: each tensor it reads
+    is indexed by output coordinates (a bias by ``n``, ``c`` by ``(m, n)``); the output itself only
+    at the element being written (``c = alpha * acc + beta * c``)."""
+    if st.epi is None:
+        return None
+    names = {"batch": "b", "x": "m", "y": "n"}
+    out: list[EpiRead] = []
+    for (var, _), el in zip(st.epi.reads, reads, strict=True):
+        if el.tensor in operands:
+            raise NotLifted("an epilogue that reads an operand of the contraction", node)
+        dims: list[str] = []
+        for j in el.index:
+            d = next((d for d, i in enumerate(index) if E.same(E.fold(j), i)), None)
+            if d is None:
+                raise NotLifted("an epilogue reading a tensor elsewhere than at the output's coordinates", node)
+            dims.append(names[kinds[d]])
+        if el.tensor == st.tensor and not all(E.same(E.fold(j), i) for j, i in zip(el.index, index, strict=True)):
+            raise NotLifted("an epilogue reading the output elsewhere than the element it writes", node)
+        if len(set(dims)) != len(dims) or len(dims) != len(it.tensors[el.tensor].extents):
+            raise NotLifted("an epilogue reading a tensor along a diagonal", node)
+        out.append(EpiRead(var, el.tensor, it.tensors[el.tensor].elem, tuple(dims)))
+    return Epilogue(st.epi.expr, tuple(out), st.epi.scalars)
 
 
 def _source_tile(

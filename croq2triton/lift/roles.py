@@ -9,7 +9,7 @@ from typing import Any
 
 from ..frontend import ast as A
 from ..tir import expr as E
-from .kernel import NotLifted
+from .notlifted import NotLifted
 from .terms import Bounded, LoopFrame
 from .terms import const_int as _const
 from .terms import unparen as _lit

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..frontend import ast as A
 from ..tir import expr as E
+from ..tir.contract import ACC as ACC
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,12 @@ class Cells:
     zero: bool = False
     line: int = 0
     guard: tuple[E.Expr, ...] = ()  # the conditions it was declared under (its updates may not add any)
+    # what an element holds as a function of the sum of its terms (the leaf ``ACC``): a value it
+    # started from (``f32 acc = c.at(m, n)``, ``mc = mma.load C..``), operations on it after the sum
+    # (``mc += bias``); None: the sum itself
+    post: EpiValue | None = None
+    transformed: bool = False  # an operation after the sum: no product may be added any more
+    depth: int = 0  # how many loops were open where it was declared
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,7 @@ class Placed:
     cells: Cells
     offsets: tuple[E.Expr, ...]
     spatial: tuple[tuple[E.Var, E.Expr], ...]  # the parallel indices of the units that stored it
+    transp: bool = False  # stored transposed (``mma.store.transp``)
 
 
 @dataclass
@@ -135,12 +143,36 @@ class View:
     keep: tuple[bool, ...]
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """``x = mma.load`` of a tile of a global tensor: an operand, or an accumulator starting there."""
+
+    tile: Region
+    cells: Cells
+
+
 @dataclass
 class LoopFrame:
     """Buffers written in the current iteration of a loop, and those read before being written."""
 
     written: set[int] = field(default_factory=set)
     stale: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class EpiValue:
+    """An element-wise function of one accumulator element (the leaf variable ``ACC``, the sum of
+    its products), of tensor elements (leaf variables named in ``reads``) and of scalar parameters
+    (variables named as the parameter; ``scalars``: their element types)."""
+
+    expr: E.Expr
+    ctype: str
+    reads: tuple[tuple[str, Elem], ...] = ()
+    scalars: tuple[tuple[str, str], ...] = ()
+
+    def subst_reads(self, env: dict[str, E.Expr]) -> EpiValue:
+        reads = tuple((n, subst_elem(x, env)) for n, x in self.reads)
+        return EpiValue(self.expr, self.ctype, reads, self.scalars)
 
 
 @dataclass(frozen=True)
@@ -151,9 +183,10 @@ class Store:
     guard: tuple[E.Expr, ...]
     spatial: tuple[tuple[E.Var, E.Expr], ...]
     line: int
+    epi: EpiValue | None = None  # what is stored, as a function of the accumulator element (None: itself)
 
 
-Value = E.Expr | Bounded | Region | Buffer | BufferArray | Future | View | Cells | Elem | Prod | AccRead
+Value = E.Expr | Bounded | Region | Buffer | BufferArray | Future | View | Cells | Elem | Prod | AccRead | Loaded
 
 
 def const_int(e: E.Expr) -> int | None:

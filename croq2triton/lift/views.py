@@ -7,7 +7,7 @@ from typing import Any
 
 from ..frontend import ast as A
 from ..tir import expr as E
-from .kernel import NotLifted
+from .notlifted import NotLifted
 from .terms import (
     AccRead,
     Bounded,
@@ -16,6 +16,7 @@ from .terms import (
     Cells,
     Elem,
     Future,
+    Placed,
     Prod,
     Region,
     Value,
@@ -92,10 +93,23 @@ class Expressions:
                 raise NotLifted("an accumulator read inside its element loop", e)
             return AccRead(base, tuple(idx))
         if isinstance(base, (Buffer, View)):
+            buf = base
             base = self.buffer_content(base, e)
+            if isinstance(base, list):
+                return self.placed_read(buf, base, tuple(idx), e)
         if isinstance(base, Region) and len(idx) == len(base.shape):
             return base.elem(tuple(idx))
         raise NotLifted("an element access the contraction analysis does not know", e)
+
+    def placed_read(self, buf: Buffer | View, content: list[Placed], idx: tuple[E.Expr, ...], e: A.Node) -> AccRead:
+        """An element of a buffer one accumulator was stored over whole (``mma.store mc, out_s``)."""
+        if len(content) != 1 or not isinstance(buf, Buffer):
+            raise NotLifted("an element of a buffer several accumulators were stored into", e)
+        placed = content[0]
+        shape = placed.cells.shape[::-1] if placed.transp else placed.cells.shape
+        if any(_const(o) != 0 for o in placed.offsets) or tuple(_const(x) for x in buf.shape) != shape:
+            raise NotLifted("an element of a buffer an accumulator covers in part", e)
+        return AccRead(placed.cells, idx[::-1] if placed.transp else idx)
 
     def view(self, e: A.View) -> Value:
         v = self.value(e.base)

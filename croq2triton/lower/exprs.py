@@ -35,10 +35,16 @@ def torch_dtype(ty: str) -> str:
     return f"torch.{t.torch}"
 
 
+SMALL_INTS = ("s8", "s16", "u8", "u16")
+
+
 def compute_type(ty: str | None) -> str | None:
-    """The type arithmetic on ``ty`` values is carried out in (bf16/f8 upcast to f32)."""
+    """The type arithmetic on ``ty`` values is carried out in (bf16/f8 upcast to f32; integers
+    narrower than 32 bits promoted to s32, C's integer promotions: Triton keeps int8 * int8 in int8)."""
     if ty in ("bf16", "f8_e4m3", "f8_e5m2", "tf32"):
         return "f32"
+    if ty in SMALL_INTS:
+        return "s32"
     return ty
 
 

@@ -36,7 +36,7 @@ from .writer import Writer
 def internal_errors(path: str, kernel: str, top: A.Parallel) -> Iterator[None]:
     """Inside lift / schedule / emit an exception that is neither a user's error nor "not covered"
     is a bug: reported as a located internal error (CROQ2TRITON_DEBUG=1 re-raises it)."""
-    from ..lift.kernel import NotLifted
+    from ..lift.notlifted import NotLifted
     from ..schedule.gemm import NotTiled
 
     try:
@@ -244,7 +244,7 @@ class FunctionLowering:
         written under ``if`` it, and the caller lowers the kernel as written for the ``else``."""
         from ..emit.triton import emit_kernel
         from ..lift.contraction import analyse
-        from ..lift.kernel import NotLifted
+        from ..lift.notlifted import NotLifted
         from ..schedule import policy
         from ..schedule.gemm import NotTiled, tile_contraction
 
@@ -281,7 +281,8 @@ class FunctionLowering:
         """The tile-IR path (lift -> tir -> emit) for the kernel families it covers; False where
         the lifting does not cover ``top`` yet (this older lowering handles it then)."""
         from ..emit.triton import emit_kernel
-        from ..lift.kernel import NotLifted, lift_kernel
+        from ..lift.kernel import lift_kernel
+        from ..lift.notlifted import NotLifted
         from ..schedule.interior import interior_split
 
         try:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.printer import Printer
-from ..lift.kernel import MATH_F32
+from ..lift.arith import MATH_F32
 from ..sema.types import TYPES, unlowerable_reason
 from . import exprs as X
 from .frags import frag_base, frag_element, store_frag_element

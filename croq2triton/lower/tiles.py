@@ -756,10 +756,15 @@ def s_MmaLoad(self: KernelLowering, s: A.MmaLoad) -> None:
     t = _operand(self, s.src, s.span)
     if s.swiz is not None or s.swiz_given:
         t = Tile(t.code, t.elem, t.dims, t.pdims, owners=t.owners)
-    if s.result is not None:
-        self.bind(s.result, t)
-    else:
+    if s.result is None:
         raise CroqLoweringError("'mma.load view, frag' is not lowered yet", s.span)
+    self.bind(s.result, t)
+    if len(t.pdims) == 2 and any(
+        isinstance(n, A.MmaOp) and isinstance(n.acc, A.Name) and n.acc.name == s.result for n in self.top.walk()
+    ):
+        # an accumulator starting from the loaded tile (C += A x B): converted here, where it is
+        # loaded, not at its first MMA (which may sit in the K loop and would restart it each step)
+        lookup_frag(self, A.Name(s.result, span=s.span))
 
 
 def _check_swizzle(self: KernelLowering, s: A.MmaLoad) -> None:

@@ -15,10 +15,42 @@ from dataclasses import dataclass
 from ..lift.host import HostScope, ir_type
 from ..tir import expr as E
 from ..tir import nodes as N
-from ..tir.contract import Contraction, Operand
+from ..tir.contract import ACC, Contraction, Epilogue, Operand
 from .schedule import Schedule
 
-DOT_TYPES = ("f16", "bf16", "f8_e4m3", "f8_e5m2", "f32", "tf32")
+DOT_TYPES = ("f16", "bf16", "f8_e4m3", "f8_e5m2", "f32", "tf32", "s8")  # s8: integer dots into s32
+# the names a tiled kernel gives its own values (an epilogue's tensors and scalars take others)
+RESERVED = frozenset(
+    [
+        "pid",
+        "pid_b",
+        "num_pid_m",
+        "num_pid_n",
+        "num_tiles",
+        "tile_id",
+        "GROUP_M",
+        "num_pid_in_group",
+        "first_pid_m",
+        "group_size_m",
+        "pid_m",
+        "pid_n",
+        "offs_m",
+        "offs_n",
+        "offs_k",
+        "acc",
+        "k",
+        "a",
+        "b",
+        "c",
+        "mask_a",
+        "mask_b",
+        "mask_c",
+        "NUM_STAGES",
+        "NUM_SMS",
+        "tl",
+        "triton",
+    ]
+)
 
 
 class NotTiled(Exception):
@@ -42,6 +74,7 @@ class GemmBuilder:
         self.sizes: dict[str, E.Expr] = {}
         self.launch: list[str] = []
         self.uses: dict[str, tuple[str, str]] = {}  # descriptor -> (its flag, "loads" or "stores")
+        self.lets: dict[str, E.Expr] = {}  # the value of each named let
 
     # ---------------------------------------------------------------- arguments
     def size(self, x: str | int) -> E.Expr:
@@ -85,8 +118,11 @@ class GemmBuilder:
         for op in (c.a, c.b):
             if op.elem not in DOT_TYPES:
                 raise NotTiled(f"{op.elem} operands")
-        if c.a.elem != c.b.elem or c.acc not in ("f32", "f16") or ir_type(c.out.elem) is None:
+        integer = c.a.elem == "s8"
+        if c.a.elem != c.b.elem or c.acc not in (("s32",) if integer else ("f32", "f16")):
             raise NotTiled("these element types")
+        if ir_type(c.out.elem) is None:
+            raise NotTiled(f"a '{c.out.elem}' output")
         a_ptr, a_ext = self.tensor(c.a)
         b_ptr, b_ext = self.tensor(c.b)
         o_ptr, o_ext = self.tensor(c.out)
@@ -96,6 +132,7 @@ class GemmBuilder:
 
         def let(name: str, value: E.Expr, into: list[N.Stmt], at: int = line, lo: int | None = None) -> E.Var:
             v = E.Var(name, value.dtype, lo, None, value.shape)
+            self.lets[name] = value
             into.append(N.Let(v, value, line=at))
             return v
 
@@ -125,7 +162,7 @@ class GemmBuilder:
         # f16 accumulators are kept in f32 and rounded once at the store (LANGUAGE.md 9.3: at least as
         # accurate). Measured (perf/acc16_probe.py, H200, 2026-12-01): tl.dot with out_dtype f16 at
         # 128 x 256 x 64 runs 0.864 / 0.833 of cuBLAS at 8192^3 / 4096^3, the f32 accumulator 0.977 / 0.953
-        acc = _var("acc", (s.block_m, s.block_n), "f32")
+        acc = _var("acc", (s.block_m, s.block_n), "i32" if integer else "f32")
         tile_body.append(N.Let(acc, E.Full((s.block_m, s.block_n), 0, acc.type), line=c.line))
 
         # the K loop: one tile of each operand, one dot
@@ -140,7 +177,8 @@ class GemmBuilder:
         if c.a.elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
             a_op, b_op = E.Call("_as_dot_operand", (a_tile,), "f32"), E.Call("_as_dot_operand", (b_tile,), "f32")
         # tl.dot takes [M, K] x [K, N]: A loaded [K, M] and B loaded [N, K] are transposed
-        loop.append(N.Dot(acc, a_op, b_op, acc, precision, None, a_k_first, not b_k_first, line=c.line))
+        out_dtype = "i32" if integer else None
+        loop.append(N.Dot(acc, a_op, b_op, acc, precision, out_dtype, a_k_first, not b_k_first, line=c.line))
         self.constexpr("NUM_STAGES", s.num_stages, True)  # a tuning sweep may vary the pipeline's depth
         pipe = N.Pipeline("NUM_STAGES", warp_specialize=s.warp_specialize)
         k_steps = E.CDiv(k_ext, E.Const(s.block_k))
@@ -148,9 +186,12 @@ class GemmBuilder:
 
         # the store
         out_ty = ir_type(c.out.elem) or "f32"
-        value: E.Expr = acc if out_ty == acc.type else E.Cast(acc, out_ty)
         index = _index(c.out, E.Lift(offs_m, 2, (0,)), E.Lift(offs_n, 2, (1,)), batch)
         mask = let("mask_c", _in_bounds(c.out, index, o_ext), tile_body, c.store_line)
+        value: E.Expr = acc
+        if c.epilogue is not None:
+            value = self.epilogue(c.epilogue, acc, offs_m, offs_n, batch, tile_body, mask)
+        value = value if out_ty == value.dtype else E.Cast(value, out_ty)
         if not (s.tma and s.tma_store) or c.batched:
             tile_body.append(N.Store(o_ptr.name, index, value, mask, line=c.store_line))
         else:
@@ -167,6 +208,49 @@ class GemmBuilder:
         else:
             body.extend(tile_body)
         return self.finish(body, tuple(pids), m_ext, n_ext)
+
+    def epilogue(
+        self,
+        epi: Epilogue,
+        acc: E.Var,
+        offs_m: E.Var,
+        offs_n: E.Var,
+        batch: E.Expr | None,
+        into: list[N.Stmt],
+        out_mask: E.Var,
+    ) -> E.Expr:
+        """The stored value: the epilogue over the accumulator tile, each tensor it reads loaded at
+        the tile's coordinates (masked by its own extents), scalar parameters as arguments."""
+        line = self.c.store_line
+        coord = {"m": E.Lift(offs_m, 2, (0,)), "n": E.Lift(offs_n, 2, (1,))}
+        env: dict[str, E.Expr] = {ACC: acc}
+        masks = [(out_mask, self.lets[out_mask.name])]
+        for r in epi.reads:
+            t = self.host.tensors[r.tensor]
+            ptr, ext = self.tensor(Operand(r.tensor, r.elem, len(t.extents), 0, 0))
+            index = tuple(batch if d == "b" and batch is not None else coord.get(d, E.Const(0)) for d in r.dims)
+            shape = E.broadcast(*(i.shape for i in index))
+            name = self.local(r.tensor)
+            bounds = [E.Bin("<", i, x) for i, x, d in zip(index, ext, r.dims, strict=True) if d != "b"]
+            cond = E.conj(bounds)
+            mask = next((v for v, m in masks if E.same(m, cond)), None)  # each mask once
+            if mask is None:
+                mask = _var(f"mask_{name}", shape, "i1")
+                into.append(N.Let(mask, cond, line=line))
+                masks.append((mask, cond))
+            tile = _var(name, shape, ptr.dtype)
+            into.append(N.Load(tile, ptr.name, index, mask, 0 if E.is_int(ptr.dtype) else 0.0, line=line))
+            env[r.var] = tile
+        for name, elem in epi.scalars:
+            ty = ir_type(elem) or "f32"
+            arg = self.local(name)
+            self.args[arg] = N.Scalar(arg, ty, E.Var(self.host.scalars[name].host))
+            env[name] = E.Var(arg, ty)
+        return E.fold(E.substitute(epi.value, env))
+
+    def local(self, name: str) -> str:
+        """A kernel name for a user's tensor or scalar that none of this kernel's own names takes."""
+        return name if name not in RESERVED and name not in self.args else f"{name}_e"
 
     def operand_tile(
         self,
@@ -191,7 +275,7 @@ class GemmBuilder:
         mask = _var(f"mask_{tag}", shape, "i1")
         into.append(N.Let(mask, _in_bounds(op, index, ext), line=self.c.line))
         tile = _var(tag, shape, ptr.dtype)
-        load = N.Load(tile, ptr.name, index, mask, 0.0, line=self.c.line)
+        load = N.Load(tile, ptr.name, index, mask, 0 if E.is_int(ptr.dtype) else 0.0, line=self.c.line)
         if not s.tma:
             into.append(load)
             return tile, k_first
@@ -251,6 +335,8 @@ class GemmBuilder:
         tile = f"{s.block_m} x {s.block_n} x {s.block_k}"
         src = f"{c.source_tile[0]} x {c.source_tile[1]} output tiles, K steps of {c.source_tile[2]}"
         product = f"a @ b{'^T' if c.b.free < c.b.inner else ''}"
+        if c.epilogue is not None:
+            product = f"f({product}), f element-wise (line {c.store_line})"
         doc = (
             f"The .co computes out = {product} (a contraction: croq2triton/lift/contraction.py proves it), "
             f"here over {tile} tiles (schedule {s.origin}; the source: {src}); the schedule only changes how it runs."

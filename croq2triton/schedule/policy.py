@@ -21,7 +21,7 @@ from __future__ import annotations
 from ..tir.contract import Contraction
 from .schedule import Schedule
 
-BYTES = {"f8_e4m3": 1, "f8_e5m2": 1, "f16": 2, "bf16": 2, "f32": 4, "tf32": 4}
+BYTES = {"f8_e4m3": 1, "f8_e5m2": 1, "s8": 1, "f16": 2, "bf16": 2, "f32": 4, "tf32": 4}
 
 
 def auto(c: Contraction) -> Schedule:

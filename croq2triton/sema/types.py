@@ -67,8 +67,8 @@ def promote(a: str | None, b: str | None) -> str | None:
     """Result type of ``a op b`` following C++ usual arithmetic conversions."""
     if a is None or b is None:
         return a or b
-    if a == b:
-        return "s32" if a in ("bool", "int") else a
+    if a == b:  # integers narrower than int are promoted to it (C's integer promotions)
+        return "s32" if a in ("bool", "int", "s8", "s16", "u8", "u16") else a
     ta, tb = TYPES[a], TYPES[b]
     if ta.is_float or tb.is_float:
         if ta.is_float and tb.is_float:

@@ -1,8 +1,9 @@
 """A contraction: what a GEMM kernel computes, stated by meaning and free of any schedule.
 
-``out[b, m, n] = cast(sum over k < K of a[b, m, k] * b[b, n, k])``, with the storage order of each
-operand (which dimension is the batch, the row and the contraction one), the accumulator type and
-the ``.co`` lines of the reduction and the store.  :mod:`croq2triton.lift.contraction` proves a
+``out[b, m, n] = f(sum over k < K of a[b, m, k] * b[b, n, k])`` with ``f`` an element-wise
+epilogue (a start value, a scale, a bias, a conversion; by default the conversion alone), the
+storage order of each operand (which dimension is the batch, the row and the contraction one),
+the accumulator type and the ``.co`` lines of the reduction and the store.  :mod:`croq2triton.lift.contraction` proves a
 kernel computes one; :mod:`croq2triton.schedule.gemm` tiles it under a
 :class:`~croq2triton.schedule.schedule.Schedule`.  Elements outside a tensor read as zero (what
 ``.zfill``, TMA and the tail rule of LANGUAGE.md 7.8 give), so each operand is masked by its own
@@ -30,6 +31,31 @@ class Operand:
     batch: int | None = None
 
 
+ACC = "%acc"  # the variable of an Epilogue that stands for the accumulated sum
+
+
+@dataclass(frozen=True)
+class EpiRead:
+    """A tensor element an epilogue reads at the output element's coordinates: ``dims`` names, per
+    dimension of the tensor, the output coordinate that indexes it ("b", "m" or "n")."""
+
+    var: str  # its variable in Epilogue.value
+    tensor: str
+    elem: str
+    dims: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """What is stored at ``out[b, m, n]``: ``value``, an element-wise function of the accumulated
+    sum (the variable :data:`ACC`, f32), of the tensor elements in ``reads`` and of the scalar
+    parameters in ``scalars`` (variables named as the parameter, with its element type)."""
+
+    value: Expr
+    reads: tuple[EpiRead, ...] = ()
+    scalars: tuple[tuple[str, str], ...] = ()
+
+
 @dataclass(frozen=True)
 class Contraction:
     a: Operand  # free = m, inner = k
@@ -43,6 +69,7 @@ class Contraction:
     # (size, divisor): the proof holds when each size is a multiple of its divisor (a ``chunkat`` of a
     # ``cdiv`` grid: its tiles have the block's extent only then, LANGUAGE.md 7.6); checked at launch
     assumptions: tuple[tuple[Expr, int], ...] = ()
+    epilogue: Epilogue | None = None  # None: the sum itself is stored
 
     @property
     def batched(self) -> bool:

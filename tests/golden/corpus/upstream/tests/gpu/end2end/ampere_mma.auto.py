@@ -317,33 +317,68 @@ def matmul_pipeline(lhs, rhs, *, _launch=None):
 
 @triton.jit
 def matmul_fusion_scalar_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, bias, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    bias,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:84."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:84
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(4 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    mc_1 = tl.full([32, 32], 0.0, tl.float32)  # ampere_mma.co:86
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
-    )  # ampere_mma.co:88
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
-    )  # ampere_mma.co:89
-    mc_1 = tl.dot(tile_2, tile_3, mc_1)  # ampere_mma.co:90
-    # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    mc_1 = mc_1 + tl.cast(bias, tl.float32)  # ampere_mma.co:92
-    tl.store(
-        output_ptr
-        + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
-        mc_1.to(tl.float16),
-    )  # ampere_mma.co:94
+    """The .co computes out = f(a @ b), f element-wise (line 94) (a contraction: croq2triton/lift/contraction.py proves
+    it), here over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule
+    only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:84
+    num_pid_m = 1
+    num_pid_n = 1
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # ampere_mma.co:90
+        for k in tl.range(0, 4, num_stages=NUM_STAGES):
+            offs_k = k * 64 + tl.arange(0, 64)
+            mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 64])
+            else:
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+            if TMA_RHS:
+                b = rhs_desc.load([k * 64, pid_n * 256])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, b, acc)
+        mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:94
+        c = (acc + tl.cast(bias, tl.float32)).to(tl.float16)
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
@@ -360,9 +395,18 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     bias = _rt.scalar_arg(_F, "bias", bias, float)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:80
+    _matmul_fusion_scalar_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:84
+    _matmul_fusion_scalar_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+    _matmul_fusion_scalar_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_fusion_scalar_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_fusion_scalar_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
+    _matmul_fusion_scalar_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_fusion_scalar_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_fusion_scalar_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+    _matmul_fusion_scalar_k0_output_desc = _rt.tma_desc(
+        output, [128, 128], _matmul_fusion_scalar_k0_TMA_OUTPUT, _OOB_PADDING
+    )
     _launch(
         matmul_fusion_scalar_k0,
-        (32,),
+        (min(1, _matmul_fusion_scalar_k0_NUM_SMS),),
         [
             lhs,
             lhs.stride(0),
@@ -370,13 +414,24 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            bias,
             output,
             output.stride(0),
             output.stride(1),
+            _matmul_fusion_scalar_k0_lhs_desc,
+            _matmul_fusion_scalar_k0_rhs_desc,
+            bias,
+            _matmul_fusion_scalar_k0_output_desc,
         ],
-        dict(GROUP_M=8, num_warps=4),
-    )  # ampere_mma.co:84
+        dict(
+            GROUP_M=8,
+            TMA_LHS=_matmul_fusion_scalar_k0_TMA_LHS,
+            TMA_RHS=_matmul_fusion_scalar_k0_TMA_RHS,
+            NUM_STAGES=3,
+            TMA_OUTPUT=_matmul_fusion_scalar_k0_TMA_OUTPUT,
+            NUM_SMS=_matmul_fusion_scalar_k0_NUM_SMS,
+            num_warps=8,
+        ),
+    )
     return output  # ampere_mma.co:98
 
 
@@ -432,8 +487,8 @@ def matmul_loadc_k0(
             + (block_m * 4 * 8 + tl.arange(0, 32)[:, None]) * output_s0
             + (block_n * 4 * 8 + tl.arange(0, 32)[None, :]) * output_s1
         )  # ampere_mma.co:118
-        mc_5 = tile_4.to(tl.float32)  # ampere_mma.co:122
-        mc_5 = tl.dot(lhs_load_s_data, rhs_load_s_data, mc_5)
+        mc_5 = tile_4.to(tl.float32)
+        mc_5 = tl.dot(lhs_load_s_data, rhs_load_s_data, mc_5)  # ampere_mma.co:122
         # the loop over 'iv_warp_k' splits K into 4 pieces: folded into the dot above
         tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
         tl.store(
@@ -552,32 +607,66 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
 
 @triton.jit
 def mma_m8n8k16_s8_s32_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:266."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:266
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(8 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([16, 16], 0, tl.int32)  # ampere_mma.co:267
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
-    )  # ampere_mma.co:270
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1
-    )  # ampere_mma.co:271
-    mc_1 = tl.dot(tile_2, tile_3, mc_1, out_dtype=tl.int32)  # ampere_mma.co:272
-    # the loop over 'k' splits K into 4 pieces: folded into the dot above
-    tl.store(
-        output_ptr
-        + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * output_s0
-        + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * output_s1,
-        mc_1,
-    )  # ampere_mma.co:274
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    128 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:266
+    num_pid_m = 1
+    num_pid_n = 1
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.int32)  # ampere_mma.co:272
+        for k in tl.range(0, 1, num_stages=NUM_STAGES):
+            offs_k = k * 128 + tl.arange(0, 128)
+            mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 128])
+            else:
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0
+                )
+            mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+            if TMA_RHS:
+                b = rhs_desc.load([k * 128, pid_n * 256])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0
+                )
+            acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+        mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # ampere_mma.co:274
+        c = acc
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
@@ -593,9 +682,18 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # ampere_mma.co:264
+    _mma_m8n8k16_s8_s32_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:266
+    _mma_m8n8k16_s8_s32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+    _mma_m8n8k16_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _mma_m8n8k16_s8_s32_k0_TMA_LHS, _OOB_PADDING)
+    _mma_m8n8k16_s8_s32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
+    _mma_m8n8k16_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _mma_m8n8k16_s8_s32_k0_TMA_RHS, _OOB_PADDING)
+    _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+    _mma_m8n8k16_s8_s32_k0_output_desc = _rt.tma_desc(
+        output, [128, 128], _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT, _OOB_PADDING
+    )
     _launch(
         mma_m8n8k16_s8_s32_k0,
-        (64,),
+        (min(1, _mma_m8n8k16_s8_s32_k0_NUM_SMS),),
         [
             lhs,
             lhs.stride(0),
@@ -606,9 +704,20 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
             output,
             output.stride(0),
             output.stride(1),
+            _mma_m8n8k16_s8_s32_k0_lhs_desc,
+            _mma_m8n8k16_s8_s32_k0_rhs_desc,
+            _mma_m8n8k16_s8_s32_k0_output_desc,
         ],
-        dict(GROUP_M=8, num_warps=4),
-    )  # ampere_mma.co:266
+        dict(
+            GROUP_M=8,
+            TMA_LHS=_mma_m8n8k16_s8_s32_k0_TMA_LHS,
+            TMA_RHS=_mma_m8n8k16_s8_s32_k0_TMA_RHS,
+            NUM_STAGES=3,
+            TMA_OUTPUT=_mma_m8n8k16_s8_s32_k0_TMA_OUTPUT,
+            NUM_SMS=_mma_m8n8k16_s8_s32_k0_NUM_SMS,
+            num_warps=8,
+        ),
+    )
     return output  # ampere_mma.co:277
 
 
@@ -854,76 +963,69 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
 
 @triton.jit
 def matmul_trans_sm86_k0(
-    _grid_1,
-    _grid_2,
-    K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    M,
-    lhs_desc_16x16,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
     N,
-    rhs_desc_16x16,
+    K,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    M,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_16x16,
+    stride_output0,
+    stride_output1,
+    rhs_desc,
+    lhs_desc,
+    output_desc,
     GROUP_M: tl.constexpr,
-    TMA_LHS_16X16: tl.constexpr,
-    TMA_RHS_16X16: tl.constexpr,
-    TMA_OUTPUT_16X16: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:406."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:406
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
-    output_s = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:407
-    mc_3 = tl.full([16, 16], 0.0, tl.float32)  # ampere_mma.co:409
-    for iv_k_4 in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:410
-        lhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:411
-        if TMA_LHS_16X16:
-            tile_5 = lhs_desc_16x16.load([block_m * 16, iv_k_4 * 16])
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:406
+    num_pid_m = tl.cdiv(N, 128)
+    num_pid_n = tl.cdiv(M, 256)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # ampere_mma.co:417
+        for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+            offs_k = k * 64 + tl.arange(0, 64)
+            mask_a = (offs_m[:, None] < N) & (offs_k[None, :] < K)
+            if TMA_RHS:
+                a = rhs_desc.load([pid_m * 128, k * 64])
+            else:
+                a = tl.load(
+                    rhs_ptr + offs_m[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_n[:, None] < M) & (offs_k[None, :] < K)
+            if TMA_LHS:
+                b = lhs_desc.load([pid_n * 256, k * 64])
+            else:
+                b = tl.load(
+                    lhs_ptr + offs_n[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, tl.trans(b), acc)
+        mask_c = (offs_m[:, None] < N) & (offs_n[None, :] < M)  # ampere_mma.co:422
+        c = acc.to(tl.float16)
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
         else:
-            mask_6 = (block_m * 16 + tl.arange(0, 16)[:, None] < M) & (iv_k_4 * 16 + tl.arange(0, 16)[None, :] < K)
-            ptrs_7 = (
-                lhs_ptr
-                + (block_m * 16 + tl.arange(0, 16)[:, None]) * lhs_s0
-                + (iv_k_4 * 16 + tl.arange(0, 16)[None, :]) * lhs_s1
-            )
-            tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-        lhs_load_s_data = tile_5  # ampere_mma.co:411
-        rhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:412
-        if TMA_RHS_16X16:
-            tile_8 = rhs_desc_16x16.load([block_n * 16, iv_k_4 * 16])
-        else:
-            mask_9 = (block_n * 16 + tl.arange(0, 16)[:, None] < N) & (iv_k_4 * 16 + tl.arange(0, 16)[None, :] < K)
-            ptrs_10 = (
-                rhs_ptr
-                + (block_n * 16 + tl.arange(0, 16)[:, None]) * rhs_s0
-                + (iv_k_4 * 16 + tl.arange(0, 16)[None, :]) * rhs_s1
-            )
-            tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        rhs_load_s_data = tile_8  # ampere_mma.co:412
-        mc_3 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_3)  # ampere_mma.co:417
-        # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
-    output_s = tl.trans(mc_3).to(tl.float16)  # ampere_mma.co:420
-    if TMA_OUTPUT_16X16:  # ampere_mma.co:422
-        output_desc_16x16.store([block_n * 16, block_m * 16], output_s)
-    else:
-        tl.store(
-            output_ptr
-            + (block_n * 16 + tl.arange(0, 16)[:, None]) * output_s0
-            + (block_m * 16 + tl.arange(0, 16)[None, :]) * output_s1,
-            output_s,
-            mask=(block_n * 16 + tl.arange(0, 16)[:, None] < N) & (block_m * 16 + tl.arange(0, 16)[None, :] < M),
-        )
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
@@ -943,48 +1045,43 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 0)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
-    _matmul_trans_sm86_k0_TMA_LHS_16X16 = _rt.tma_ok(_F, "lhs", lhs, [16, 16], [16, 16], "loads (auto)")
-    _matmul_trans_sm86_k0_lhs_desc_16x16 = _rt.tma_desc(
-        lhs, [16, 16], _matmul_trans_sm86_k0_TMA_LHS_16X16, _OOB_PADDING
-    )
-    _matmul_trans_sm86_k0_TMA_RHS_16X16 = _rt.tma_ok(_F, "rhs", rhs, [16, 16], [16, 16], "loads (auto)")
-    _matmul_trans_sm86_k0_rhs_desc_16x16 = _rt.tma_desc(
-        rhs, [16, 16], _matmul_trans_sm86_k0_TMA_RHS_16X16, _OOB_PADDING
-    )
-    _matmul_trans_sm86_k0_TMA_OUTPUT_16X16 = _rt.tma_ok(_F, "output", output, [16, 16], [16, 16], "stores (auto)")
-    _matmul_trans_sm86_k0_output_desc_16x16 = _rt.tma_desc(
-        output, [16, 16], _matmul_trans_sm86_k0_TMA_OUTPUT_16X16, "zero"
-    )
+    _matmul_trans_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:406
+    _matmul_trans_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+    _matmul_trans_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_trans_sm86_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_trans_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [256, 64], [256, 64], "loads (auto)")
+    _matmul_trans_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [256, 64], _matmul_trans_sm86_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_trans_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+    _matmul_trans_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_trans_sm86_k0_TMA_OUTPUT, _OOB_PADDING)
     _launch(
         matmul_trans_sm86_k0,
-        (_rt.cdiv(M, 16) * _rt.cdiv(N, 16),),
+        (min(_rt.cdiv(N, 128) * _rt.cdiv(M, 256), _matmul_trans_sm86_k0_NUM_SMS),),
         [
-            _rt.cdiv(M, 16),
-            _rt.cdiv(N, 16),
+            N,
             K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            M,
-            _matmul_trans_sm86_k0_lhs_desc_16x16,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
-            _matmul_trans_sm86_k0_rhs_desc_16x16,
+            M,
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
             output,
             output.stride(0),
             output.stride(1),
-            _matmul_trans_sm86_k0_output_desc_16x16,
+            _matmul_trans_sm86_k0_rhs_desc,
+            _matmul_trans_sm86_k0_lhs_desc,
+            _matmul_trans_sm86_k0_output_desc,
         ],
         dict(
             GROUP_M=8,
-            TMA_LHS_16X16=_matmul_trans_sm86_k0_TMA_LHS_16X16,
-            TMA_RHS_16X16=_matmul_trans_sm86_k0_TMA_RHS_16X16,
-            TMA_OUTPUT_16X16=_matmul_trans_sm86_k0_TMA_OUTPUT_16X16,
-            num_warps=4,
+            TMA_RHS=_matmul_trans_sm86_k0_TMA_RHS,
+            TMA_LHS=_matmul_trans_sm86_k0_TMA_LHS,
+            NUM_STAGES=3,
+            TMA_OUTPUT=_matmul_trans_sm86_k0_TMA_OUTPUT,
+            NUM_SMS=_matmul_trans_sm86_k0_NUM_SMS,
+            num_warps=8,
         ),
-    )  # ampere_mma.co:406
+    )
     return None
 
 

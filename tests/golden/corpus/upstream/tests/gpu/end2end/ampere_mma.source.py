@@ -336,8 +336,8 @@ def matmul_loadc_k0(
             + (block_m * 4 * 8 + tl.arange(0, 32)[:, None]) * output_s0
             + (block_n * 4 * 8 + tl.arange(0, 32)[None, :]) * output_s1
         )  # ampere_mma.co:118
-        mc_5 = tile_4.to(tl.float32)  # ampere_mma.co:122
-        mc_5 = tl.dot(lhs_load_s_data, rhs_load_s_data, mc_5)
+        mc_5 = tile_4.to(tl.float32)
+        mc_5 = tl.dot(lhs_load_s_data, rhs_load_s_data, mc_5)  # ampere_mma.co:122
         # the loop over 'iv_warp_k' splits K into 4 pieces: folded into the dot above
         tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
         tl.store(

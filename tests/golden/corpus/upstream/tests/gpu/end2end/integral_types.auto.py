@@ -170,7 +170,10 @@ def ele_add_s16_k0(
     q = tl.arange(0, 64)
     lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:21
     rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
-    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
+    tl.store(
+        output_ptr + p * output_stride_0 + q * output_stride_1,
+        (lhs_val.to(tl.int32) + rhs_val.to(tl.int32)).to(tl.int16),
+    )
 
 
 def ele_add_s16(lhs, rhs, *, _launch=None):
@@ -222,7 +225,10 @@ def ele_add_u16_k0(
     q = tl.arange(0, 64)
     lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:27
     rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
-    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
+    tl.store(
+        output_ptr + p * output_stride_0 + q * output_stride_1,
+        (lhs_val.to(tl.int32) + rhs_val.to(tl.int32)).to(tl.uint16),
+    )
 
 
 def ele_add_u16(lhs, rhs, *, _launch=None):
@@ -274,7 +280,10 @@ def ele_add_s8_k0(
     q = tl.arange(0, 64)
     lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:33
     rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
-    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
+    tl.store(
+        output_ptr + p * output_stride_0 + q * output_stride_1,
+        (lhs_val.to(tl.int32) + rhs_val.to(tl.int32)).to(tl.int8),
+    )
 
 
 def ele_add_s8(lhs, rhs, *, _launch=None):
@@ -326,7 +335,10 @@ def ele_add_u8_k0(
     q = tl.arange(0, 64)
     lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:39
     rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
-    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
+    tl.store(
+        output_ptr + p * output_stride_0 + q * output_stride_1,
+        (lhs_val.to(tl.int32) + rhs_val.to(tl.int32)).to(tl.uint8),
+    )
 
 
 def ele_add_u8(lhs, rhs, *, _launch=None):

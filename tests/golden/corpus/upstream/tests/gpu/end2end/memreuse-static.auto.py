@@ -92,11 +92,11 @@ def mem_reuse_static_k0(
     tl.debug_barrier()
     for i_2 in range(0, 1):  # memreuse-static.co:18
         v_3 = tl.load(smem1_data + i_2 * 256 + q_l)  # memreuse-static.co:19
-        tl.store(output_s + i_2 * 256 + q_l, v_3)
+        tl.store(output_s + i_2 * 256 + q_l, v_3.to(tl.uint8))
         tl.debug_barrier()
         # memreuse-static.co:20
         v_4 = tl.load(smem1_data + i_2 * 256 + (q_l + 128), mask=q_l + 128 < 256, other=0)
-        tl.store(output_s + i_2 * 256 + (q_l + 128), v_4, mask=q_l + 128 < 256)
+        tl.store(output_s + i_2 * 256 + (q_l + 128), v_4.to(tl.uint8), mask=q_l + 128 < 256)
         tl.debug_barrier()
     smem2_data = smem2_data_scratch + tl.program_id(0).to(tl.int64) * smem2_data_per_prog  # memreuse-static.co:24
     if TMA_I1_1X256:
@@ -109,12 +109,12 @@ def mem_reuse_static_k0(
     for i_6 in range(0, 1):  # memreuse-static.co:27
         v_7 = tl.load(smem2_data + i_6 * 256 + q_l)  # memreuse-static.co:28
         v_8 = tl.load(output_s + i_6 * 256 + q_l)
-        tl.store(output_s + i_6 * 256 + q_l, v_8 + v_7)
+        tl.store(output_s + i_6 * 256 + q_l, (v_8 + v_7).to(tl.uint8))
         tl.debug_barrier()
         # memreuse-static.co:29
         v_9 = tl.load(smem2_data + i_6 * 256 + (q_l + 128), mask=q_l + 128 < 256, other=0)
         v_10 = tl.load(output_s + i_6 * 256 + (q_l + 128), mask=q_l + 128 < 256, other=0)
-        tl.store(output_s + i_6 * 256 + (q_l + 128), v_10 + v_9, mask=q_l + 128 < 256)
+        tl.store(output_s + i_6 * 256 + (q_l + 128), (v_10 + v_9).to(tl.uint8), mask=q_l + 128 < 256)
         tl.debug_barrier()
     # memreuse-static.co:33
     tile_11 = tl.load(output_s + tl.arange(0, 1)[:, None] * 256 + tl.arange(0, 256)[None, :])

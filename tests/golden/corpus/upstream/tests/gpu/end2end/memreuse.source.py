@@ -101,11 +101,11 @@ def mem_reuse_dynamic_k0(
     tl.debug_barrier()
     for i_3 in range(0, _h_1):  # memreuse.co:15
         v_4 = tl.load(smem1_data + i_3 * N + q_l, mask=(i_3 < K // 8) & (q_l < N), other=0)  # memreuse.co:16
-        tl.store(output_s + i_3 * N + q_l, v_4, mask=q_l < N)
+        tl.store(output_s + i_3 * N + q_l, v_4.to(tl.uint8), mask=q_l < N)
         tl.debug_barrier()
         # memreuse.co:17
         v_5 = tl.load(smem1_data + i_3 * N + (q_l + 128), mask=(i_3 < K // 8) & (q_l + 128 < N), other=0)
-        tl.store(output_s + i_3 * N + (q_l + 128), v_5, mask=q_l + 128 < N)
+        tl.store(output_s + i_3 * N + (q_l + 128), v_5.to(tl.uint8), mask=q_l + 128 < N)
         tl.debug_barrier()
     smem2_data = smem2_data_scratch + tl.program_id(0).to(tl.int64) * smem2_data_per_prog  # memreuse.co:21
     tile_6 = tl.load(
@@ -128,12 +128,12 @@ def mem_reuse_dynamic_k0(
     for i_7 in range(0, _h_1):  # memreuse.co:24
         v_8 = tl.load(smem2_data + i_7 * N + q_l, mask=(i_7 < K // 8) & (q_l < N), other=0)  # memreuse.co:25
         v_9 = tl.load(output_s + i_7 * N + q_l, mask=q_l < N, other=0)
-        tl.store(output_s + i_7 * N + q_l, v_9 + v_8, mask=q_l < N)
+        tl.store(output_s + i_7 * N + q_l, (v_9 + v_8).to(tl.uint8), mask=q_l < N)
         tl.debug_barrier()
         # memreuse.co:26
         v_10 = tl.load(smem2_data + i_7 * N + (q_l + 128), mask=(i_7 < K // 8) & (q_l + 128 < N), other=0)
         v_11 = tl.load(output_s + i_7 * N + (q_l + 128), mask=q_l + 128 < N, other=0)
-        tl.store(output_s + i_7 * N + (q_l + 128), v_11 + v_10, mask=q_l + 128 < N)
+        tl.store(output_s + i_7 * N + (q_l + 128), (v_11 + v_10).to(tl.uint8), mask=q_l + 128 < N)
         tl.debug_barrier()
     tile_12 = tl.load(
         output_s + tl.arange(0, P_SMEM1_DATA_0)[:, None] * N + tl.arange(0, P_SMEM1_DATA_1)[None, :],

@@ -393,32 +393,66 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
 
 @triton.jit
 def matmul_s8_s32_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wmma.co:74."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wmma.co:74
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(4 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([32, 32], 0, tl.int32)  # wmma.co:75
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
-    )  # wmma.co:78
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
-    )  # wmma.co:79
-    mc_1 = tl.dot(tile_2, tile_3, mc_1, out_dtype=tl.int32)  # wmma.co:80
-    # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    tl.store(
-        output_ptr
-        + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
-        mc_1,
-    )  # wmma.co:82
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    128 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:74
+    num_pid_m = 1
+    num_pid_n = 1
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.int32)  # wmma.co:80
+        for k in tl.range(0, 2, num_stages=NUM_STAGES):
+            offs_k = k * 128 + tl.arange(0, 128)
+            mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 128])
+            else:
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0
+                )
+            mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+            if TMA_RHS:
+                b = rhs_desc.load([k * 128, pid_n * 256])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0
+                )
+            acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+        mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:82
+        c = acc
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def matmul_s8_s32(lhs, rhs, *, _launch=None):
@@ -434,9 +468,16 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:72
+    _matmul_s8_s32_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:74
+    _matmul_s8_s32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+    _matmul_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_s8_s32_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_s8_s32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
+    _matmul_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _matmul_s8_s32_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_s8_s32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+    _matmul_s8_s32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_s8_s32_k0_TMA_OUTPUT, _OOB_PADDING)
     _launch(
         matmul_s8_s32_k0,
-        (32,),
+        (min(1, _matmul_s8_s32_k0_NUM_SMS),),
         [
             lhs,
             lhs.stride(0),
@@ -447,9 +488,20 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
             output,
             output.stride(0),
             output.stride(1),
+            _matmul_s8_s32_k0_lhs_desc,
+            _matmul_s8_s32_k0_rhs_desc,
+            _matmul_s8_s32_k0_output_desc,
         ],
-        dict(GROUP_M=8, num_warps=4),
-    )  # wmma.co:74
+        dict(
+            GROUP_M=8,
+            TMA_LHS=_matmul_s8_s32_k0_TMA_LHS,
+            TMA_RHS=_matmul_s8_s32_k0_TMA_RHS,
+            NUM_STAGES=3,
+            TMA_OUTPUT=_matmul_s8_s32_k0_TMA_OUTPUT,
+            NUM_SMS=_matmul_s8_s32_k0_NUM_SMS,
+            num_warps=8,
+        ),
+    )
     return output  # wmma.co:85
 
 
@@ -859,32 +911,66 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
 
 @triton.jit
 def matmul_cmma_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wmma.co:307."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wmma.co:307
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(8 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc__0_x0_1 = tl.full([16, 16], 0, tl.int32)  # wmma.co:308
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
-    )  # wmma.co:311
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1
-    )  # wmma.co:312
-    mc__0_x0_1 = tl.dot(tile_2, tile_3, mc__0_x0_1, out_dtype=tl.int32)  # wmma.co:313
-    # the loop over 'k' splits K into 4 pieces: folded into the dot above
-    tl.store(
-        output_ptr
-        + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * output_s0
-        + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * output_s1,
-        mc__0_x0_1,
-    )  # wmma.co:315
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    128 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:307
+    num_pid_m = 1
+    num_pid_n = 1
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.int32)  # wmma.co:313
+        for k in tl.range(0, 1, num_stages=NUM_STAGES):
+            offs_k = k * 128 + tl.arange(0, 128)
+            mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 128])
+            else:
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0
+                )
+            mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+            if TMA_RHS:
+                b = rhs_desc.load([k * 128, pid_n * 256])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0
+                )
+            acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+        mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # wmma.co:315
+        c = acc
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def matmul_cmma(lhs, rhs, i, *, _launch=None):
@@ -902,9 +988,16 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
     i = _rt.scalar_arg(_F, "i", i, int)
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # wmma.co:304
     _rt.host_assert(_F, 0 <= i < 2, "an index of the fragment array 'mc' is outside [0, 2)", 313)  # wmma.co:313
+    _matmul_cmma_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:307
+    _matmul_cmma_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+    _matmul_cmma_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_cmma_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_cmma_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
+    _matmul_cmma_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _matmul_cmma_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_cmma_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+    _matmul_cmma_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_cmma_k0_TMA_OUTPUT, _OOB_PADDING)
     _launch(
         matmul_cmma_k0,
-        (64,),
+        (min(1, _matmul_cmma_k0_NUM_SMS),),
         [
             lhs,
             lhs.stride(0),
@@ -915,9 +1008,20 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
             output,
             output.stride(0),
             output.stride(1),
+            _matmul_cmma_k0_lhs_desc,
+            _matmul_cmma_k0_rhs_desc,
+            _matmul_cmma_k0_output_desc,
         ],
-        dict(GROUP_M=8, num_warps=4),
-    )  # wmma.co:307
+        dict(
+            GROUP_M=8,
+            TMA_LHS=_matmul_cmma_k0_TMA_LHS,
+            TMA_RHS=_matmul_cmma_k0_TMA_RHS,
+            NUM_STAGES=3,
+            TMA_OUTPUT=_matmul_cmma_k0_TMA_OUTPUT,
+            NUM_SMS=_matmul_cmma_k0_NUM_SMS,
+            num_warps=8,
+        ),
+    )
     return output  # wmma.co:318
 
 

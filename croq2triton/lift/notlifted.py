@@ -1,0 +1,14 @@
+"""The exception of every lifting analysis: a form it does not cover (not a user's error)."""
+
+from __future__ import annotations
+
+from ..errors import Span
+from ..frontend import ast as A
+
+
+class NotLifted(Exception):
+    """A form the tile-IR path does not lift yet (the older lowering handles it)."""
+
+    def __init__(self, reason: str, node: A.Node | None = None) -> None:
+        super().__init__(reason)
+        self.span: Span | None = node.span if node is not None else None
