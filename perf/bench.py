@@ -270,6 +270,8 @@ FORMS = [
     ("guarded_k_split", {}, "f32", "f16", False, 0, None),
     ("flat_tile_ids", {}, "f32", "f16", False, 0, None),
     ("unrolled_k2", {}, "f32", "f16", False, 0, None),
+    ("thread_store_shared", {}, "f32", "f16", False, 0, None),
+    ("block_scalar", {}, "f16", "f16", False, 0, None),
 ]
 
 

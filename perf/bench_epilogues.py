@@ -40,7 +40,8 @@ def cases(n: int):  # noqa: ANN201
     col = torch.randn(n, device=dev)
 
     def out(dt: torch.dtype) -> torch.Tensor:
-        return torch.full((n, n), float("nan"), device=dev, dtype=dt)
+        poison = float("nan") if dt.is_floating_point else -(2**31)
+        return torch.full((n, n), poison, device=dev, dtype=dt)
 
     return {
         "alpha_beta_bias": (f32, [c, col, 1.5, -0.5, out(f32)], lambda p: 1.5 * p - 0.5 * c + col),
@@ -48,6 +49,8 @@ def cases(n: int):  # noqa: ANN201
         "wgmma_scale_transp": (f16, [0.75, out(f16)], lambda p: (0.75 * p).T),
         "wgmma_loadc_mask": (f32, [c, 0.25, out(f32)], lambda p: c + p + 0.25),
         "shared_epilogue": (f32, [col, out(f32)], lambda p: torch.relu(p * col)),
+        "int8_thread": (f32, [col, col, out(f32)], lambda p: p * col[:, None] * col),
+        "int8_wgmma": (torch.int32, [out(torch.int32)], lambda p: p),
     }
 
 
@@ -57,6 +60,8 @@ def references(a, b, dt, epi) -> tuple[Callable[[], object], Callable[[], object
     import torch
 
     def mm() -> object:
+        if a.dtype == torch.int8:  # cuBLAS's int8 GEMM (s32 out)
+            return torch._int_mm(a, b.T)
         return torch.mm(a, b.T, out_dtype=dt) if dt == torch.float32 else torch.mm(a, b.T)
 
     try:
@@ -67,7 +72,8 @@ def references(a, b, dt, epi) -> tuple[Callable[[], object], Callable[[], object
             return torch.mm(a, b.T)
 
     def composite() -> object:
-        return epi(torch.mm(a, b.T).float()).to(dt)
+        p = torch._int_mm(a, b.T) if a.dtype == torch.int8 else torch.mm(a, b.T)
+        return epi(p.float()).to(dt)
 
     return mm, composite
 
@@ -81,10 +87,11 @@ def bench(shapes: list[int], rounds: int) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for n in shapes:
         torch.manual_seed(n)
-        a = torch.randn(n, n, device="cuda").half()
-        b = torch.randn(n, n, device="cuda").half()
+        halves = torch.randn(n, n, device="cuda").half(), torch.randn(n, n, device="cuda").half()
+        ints = tuple(torch.randint(-50, 50, (n, n), device="cuda", dtype=torch.int8) for _ in range(2))
         for name, (dt, args, epi) in cases(n).items():
-            row: dict[str, object] = {"kernel": name, "shape": n, "dtype": f"f16->{str(dt)[6:]}"}
+            a, b = ints if name.startswith("int8") else halves
+            row: dict[str, object] = {"kernel": name, "shape": n, "dtype": f"{str(a.dtype)[6:]}->{str(dt)[6:]}"}
             rows.append(row)
             mod = load(PROGRAMS / f"{name}.co", schedule="auto")
             outv = args[-1]
@@ -95,8 +102,8 @@ def bench(shapes: list[int], rounds: int) -> list[dict[str, object]]:
 
             run()
             torch.cuda.synchronize()
-            ref = epi(a.float() @ b.float().T)
-            err = (outv.float() - ref).abs().max().item()  # type: ignore[union-attr]
+            ref = epi(a.double() @ b.double().T)  # float64: exact for the int8 products too
+            err = (outv.double() - ref.double()).abs().max().item()  # type: ignore[union-attr]
             tol = (2e-2 if dt == torch.float16 else 2e-3) * ref.abs().max().item() + 0.05
             if not (bool(torch.isfinite(outv).all()) and err <= tol):  # type: ignore[arg-type]
                 row["note"] = f"WRONG (max err {err:.3g}): not timed"

@@ -36,6 +36,10 @@ case "${1:-tests}" in
   epilogues)
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_gemm_epilogues.py -m "not slow" \
       tests/test_contraction.py 2>&1 | tail -6 | tee "$OUT/epilogue_tests.txt" || status=1
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_gemm_forms.py \
+      -k "computes and (thread_store_shared or block_scalar)" 2>&1 | tail -3 | tee -a "$OUT/epilogue_tests.txt" || status=1
+    timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_schedules_agree.py 2>&1 | tail -3 \
+      | tee -a "$OUT/epilogue_tests.txt" || status=1
     timeout 400 python3 perf/bench_epilogues.py --shapes 4096,8192 --rounds 3 --json "$OUT/epilogues.json" \
       --md "$OUT/epilogues.md" 2>&1 | tail -20 | tee "$OUT/epilogues.txt" || status=1
     ;;

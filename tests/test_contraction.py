@@ -269,3 +269,31 @@ def test_bf16_operands_are_tiled_and_compute_the_gemm_in_the_interpreter() -> No
     out = poisoned(33, 47, dtype=torch.float32)
     mod.gemm(a, b, out)
     assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
+
+
+STAGED_OUT = """
+__co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 16)] : block {
+    shared f32 [16, 16] so;
+    parallel {tm, tn} by [TM, 16] : thread {
+      f32 s = 0.0f;
+      foreach {k} in [K]
+        s += a.at(bm # tm, k) * b.at(bn # tn, k);
+      so.at(ROW, tn) = s;
+    }
+    dma.copy so => out.subspan(16, 16).at(bm, bn);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("tm", "row", "why"),
+    [
+        ("8", "tm", "the threads write half the shared tile the block copies out"),
+        ("16", "15 - tm", "each sum lands in another row than the one it belongs to"),
+    ],
+)
+def test_a_shared_tile_written_by_threads_must_be_the_output_tile(tm: str, row: str, why: str) -> None:
+    assert MARK in _auto(STAGED_OUT.replace("TM", "16").replace("ROW", "tm"))  # the form itself is tiled
+    assert MARK not in _auto(STAGED_OUT.replace("TM", tm).replace("ROW", row)), why

@@ -113,6 +113,8 @@ NUMERIC: list[Form] = [
     Form("guarded_k_split", (100, 70, 45)),
     Form("flat_tile_ids", RAGGED),
     Form("unrolled_k2", RAGGED),
+    Form("thread_store_shared", RAGGED),
+    Form("block_scalar", (37, 45, 29), out=F16),
 ]
 
 
@@ -213,6 +215,8 @@ COMPILED: list[Compiled] = [
         Compiled(name)
         for name in ("sum_commuted_kn", "thread_4x4_arith", "guarded_k_split", "flat_tile_ids", "unrolled_k2")
     ],
+    Compiled("thread_store_shared"),
+    Compiled("block_scalar"),
 ]
 
 _COMPILE_SCRIPT = """

@@ -58,6 +58,7 @@ from .terms import (
     Term,
     Value,
     View,
+    Written,
 )  # fmt: skip
 from .terms import (
     const_int as _const,
@@ -307,6 +308,9 @@ class Interpreter(Roles, Expressions):
             if isinstance(base, Region):
                 self.store_value(base.elem(idx), a, line)
                 return
+            if isinstance(base, Buffer):
+                self.buffer_write(base, idx, a)
+                return
         raise NotLifted("an assignment the contraction analysis does not know", a)
 
     def known(self, name: str) -> bool:
@@ -536,7 +540,14 @@ class Interpreter(Roles, Expressions):
             content = self.buffer_content(src, s)
             dst = self.value(s.dst) if not s.dst_storage else None
             if isinstance(content, list) and isinstance(src, Buffer) and isinstance(dst, Region):
+                if len(dst.shape) != len(src.shape) or not all(
+                    E.same(x, y) for x, y in zip(dst.shape, src.shape, strict=True)
+                ):
+                    raise NotLifted("a copy whose source and destination shapes differ", s)
                 for placed in content:
+                    if isinstance(placed, Written):
+                        self.copy_written(placed, dst, line)
+                        continue
                     dims = placed.cells.shape[::-1] if placed.transp else placed.cells.shape
                     shape = [E.Const(n) for n in dims]
                     here = {v.name for v, _ in self.spatial}
@@ -569,7 +580,36 @@ class Interpreter(Roles, Expressions):
         if s.result:
             self.bind(s.result, Future(buf))
 
-    def buffer_content(self, v: Buffer | View, node: A.Node) -> Region | list[Placed]:
+    def copy_written(self, w: Written, dst: Region, line: int) -> None:
+        """A buffer element written by a unit, copied out to ``dst``: that unit's store."""
+        here = {v.name for v, _ in self.spatial}
+        extra = [(v, x) for v, x in w.spatial if v.name not in here]
+        guards = [g for g in w.guard if not any(g is h for h in self.guard)]
+        self.spatial.extend(extra)
+        self.guard.extend(guards)
+        self.store(dst.elem(w.index), w.value, line, w.epi)
+        del self.guard[len(self.guard) - len(guards) :]
+        del self.spatial[len(self.spatial) - len(extra) :]
+
+    def buffer_write(self, buf: Buffer, idx: tuple[E.Expr, ...], a: A.Assign) -> None:
+        """``so.at(i, j) = value`` of an accumulator element: kept with its writers, for the copy out."""
+        old = buf.content if isinstance(buf.content, list) else []
+        if a.op != "=" or buf.content is not None and not isinstance(buf.content, list):
+            raise NotLifted("an update of a buffer element", a)
+        if any(isinstance(x, Written) for x in old):
+            raise NotLifted("a buffer written element by element in two places", a)
+        ev = EpilogueEval(self)
+        v = ev.expr(a.value)
+        if ev.acc is None or len(idx) != len(buf.shape):
+            raise NotLifted("a buffer element written with something other than an accumulator", a)
+        epi = ev.result(v)
+        plain = isinstance(epi.expr, E.Var) and epi.expr.name == ACC and not epi.reads
+        guard = buf.guard
+        self.touch(buf, True)
+        buf.guard = guard  # each element keeps the conditions it was written under
+        buf.content = [*old, Written(idx, ev.acc, None if plain else epi, tuple(self.spatial), tuple(self.guard))]
+
+    def buffer_content(self, v: Buffer | View, node: A.Node) -> Region | list[Placed | Written]:
         base = v.base if isinstance(v, View) else v
         self.touch(base, False)
         if base.content is None:

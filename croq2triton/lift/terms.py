@@ -103,13 +103,25 @@ class Placed:
     transp: bool = False  # stored transposed (``mma.store.transp``)
 
 
+@dataclass(frozen=True)
+class Written:
+    """A value of an accumulator element written into one element of a buffer (``so.at(tm, tn) = s``)
+    by the units at ``spatial`` under ``guard``."""
+
+    index: tuple[E.Expr, ...]
+    value: AccRead
+    epi: EpiValue | None
+    spatial: tuple[tuple[E.Var, E.Expr], ...]
+    guard: tuple[E.Expr, ...]
+
+
 @dataclass
 class Buffer:
     """A shared or local buffer (or one slot of an array of them): what was last copied in."""
 
     elem: str
     shape: tuple[E.Expr, ...]
-    content: Region | list[Placed] | None = None
+    content: Region | list[Placed | Written] | None = None
     guard: tuple[E.Expr, ...] = ()  # the conditions of its last write: reads must be under them
 
 

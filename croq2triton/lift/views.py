@@ -21,6 +21,7 @@ from .terms import (
     Region,
     Value,
     View,
+    Written,
 )  # fmt: skip
 from .terms import (
     const_int as _const,
@@ -101,9 +102,11 @@ class Expressions:
             return base.elem(tuple(idx))
         raise NotLifted("an element access the contraction analysis does not know", e)
 
-    def placed_read(self, buf: Buffer | View, content: list[Placed], idx: tuple[E.Expr, ...], e: A.Node) -> AccRead:
+    def placed_read(
+        self, buf: Buffer | View, content: list[Placed | Written], idx: tuple[E.Expr, ...], e: A.Node
+    ) -> AccRead:
         """An element of a buffer one accumulator was stored over whole (``mma.store mc, out_s``)."""
-        if len(content) != 1 or not isinstance(buf, Buffer):
+        if len(content) != 1 or not isinstance(buf, Buffer) or not isinstance(content[0], Placed):
             raise NotLifted("an element of a buffer several accumulators were stored into", e)
         placed = content[0]
         shape = placed.cells.shape[::-1] if placed.transp else placed.cells.shape
