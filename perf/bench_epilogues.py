@@ -49,6 +49,7 @@ def cases(n: int):  # noqa: ANN201
         "wgmma_scale_transp": (f16, [0.75, out(f16)], lambda p: (0.75 * p).T),
         "wgmma_loadc_mask": (f32, [c, 0.25, out(f32)], lambda p: c + p + 0.25),
         "shared_epilogue": (f32, [col, out(f32)], lambda p: torch.relu(p * col)),
+        "apply_gelu_bias": (f16, [col, out(f16)], lambda p: (p + col) * (1 + torch.tanh(p + col))),
         "int8_thread": (f32, [col, col, out(f32)], lambda p: p * col[:, None] * col),
         "int8_wgmma": (torch.int32, [out(torch.int32)], lambda p: p),
     }

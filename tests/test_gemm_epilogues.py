@@ -2,7 +2,7 @@
 
 Each program of tests/programs/gemm_epilogues (written for this test) computes ``f(a @ b^T)`` for an
 element-wise ``f``: a scale, a bias per row or column, ``beta * c``, a start value ``c``, a ReLU,
-``mma.store.transp`` / ``.mask``; and integer GEMMs (s8 operands, s32 accumulators).  The contraction analysis must prove it (lift/epilogue.py) and tile
+``mma.store.transp`` / ``.mask``, ``apply`` over a fragment's elements; and integer GEMMs (s8 operands, s32 accumulators).  The contraction analysis must prove it (lift/epilogue.py) and tile
 it as a GEMM under ``--schedule auto``; both schedules must compute it, in the interpreter, on
 ragged sizes with NaN-poisoned outputs, against a float64 reference.  Under auto each compiles for
 sm_90a to a large ``wgmma`` tile (slow).  Near misses (an epilogue that is not element-wise over the
@@ -72,6 +72,12 @@ CASES = [
         F32,
         lambda m, n, k: [randn(m, n, seed=3), 0.25, poisoned(m, n, dtype=F32)],
         lambda p, x: x[0].double() + p + 0.25,
+    ),
+    Case(
+        "apply_gelu_bias",
+        F16,
+        lambda m, n, k: [randn(n, seed=3), poisoned(m, n, dtype=F16)],
+        lambda p, x: (p + x[0].double()) * (1 + torch.tanh(p + x[0].double())),
     ),
     Case(
         "int8_thread",

@@ -54,6 +54,7 @@ from .terms import (
     Placed,
     Prod,
     Region,
+    Scalar,
     Store,
     Term,
     Value,
@@ -228,6 +229,8 @@ class Interpreter(Roles, Expressions):
             self.mma_store(s)
         elif isinstance(s, A.InThreads):
             self.roles([s])
+        elif isinstance(s, A.Apply):
+            self.apply(s)
         else:
             raise NotLifted(f"a {type(s).__name__} statement in a contraction", s)
 
@@ -288,7 +291,14 @@ class Interpreter(Roles, Expressions):
         line = s.span.line if s.span else 0
         if isinstance(tgt, A.Name) and a.op == "=" and not self.known(tgt.name):
             v = _lit(a.value)  # declaration by assignment (LANGUAGE.md 4.3): a name for a value or view
-            self.bind(tgt.name, self.bounded(v) if isinstance(v, A.Binary) and v.op == "#" else self.value(v))
+            if isinstance(v, A.Binary) and v.op == "#":
+                self.bind(tgt.name, self.bounded(v))
+                return
+            try:
+                self.bind(tgt.name, self.value(v))
+            except NotLifted:  # a float value (`g = acc.at(i, j) + bias.at(j);`): named for the epilogue
+                ev = EpilogueEval(self)
+                self.bind(tgt.name, Scalar(ev.evaluate(v), ev.acc))
             return
         if isinstance(tgt, A.Name):
             cur = as_cells(self.lookup(tgt.name, tgt))
@@ -521,6 +531,17 @@ class Interpreter(Roles, Expressions):
         if any(var.name in {v.name for v in E.free_vars(e)} for _, e in conds):
             raise NotLifted("an accumulator indexed by an expression of a loop counter", node)
         return Term(((var, ext), *t.sums), t.a, t.b, t.conds)
+
+    def apply(self, s: A.Apply) -> None:
+        """``apply {i, j} in acc.span body``: the body once, on the accumulator's element (i, j)."""
+        cells = as_cells(self.lookup(s.frag, s))
+        if not isinstance(cells, Cells) or not cells.coords or len(s.vars) != len(cells.coords):
+            raise NotLifted("an apply over something other than an accumulator of known shape", s)
+        self.push()
+        for nm, v, n in zip(s.vars, cells.coords, cells.shape, strict=True):
+            self.bind(nm, Bounded(v, E.Const(n)))
+        self.stmt(s.body)
+        self.pop()
 
     def if_stmt(self, s: A.If) -> None:
         cond = self.bool_expr(s.cond)

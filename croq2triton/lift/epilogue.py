@@ -16,7 +16,7 @@ from ..tir import expr as E
 from .arith import Arith, Value
 from .host import ir_type
 from .notlifted import NotLifted
-from .terms import ACC, AccRead, Bounded, Cells, Elem, EpiValue
+from .terms import ACC, AccRead, Bounded, Cells, Elem, EpiValue, Scalar
 from .terms import unparen as _lit
 
 INT_SCALARS = ("int", "s32", "u32", "s64", "u64", "bool")
@@ -62,6 +62,12 @@ class EpilogueEval(Arith):
             v = AccRead(v, v.coords)
         if isinstance(v, AccRead):
             return self.accumulator(v, e)
+        if isinstance(v, Scalar):
+            if v.acc is not None:
+                self.same_acc(v.acc, e)
+            self.reads.update(v.value.reads)
+            self.scalars.update(v.value.scalars)
+            return Value(v.value.expr, v.value.ctype)
         if isinstance(v, Elem):
             return self.read(v, e)
         if isinstance(v, E.Expr):
@@ -71,10 +77,13 @@ class EpilogueEval(Arith):
             raise NotLifted("an epilogue that depends on the element's position", e)
         raise NotLifted("a value in an epilogue that the contraction analysis does not know", e)
 
-    def accumulator(self, r: AccRead, node: A.Node | None) -> Value:
+    def same_acc(self, r: AccRead, node: A.Node | None) -> None:
         if self.acc is not None and not (self.acc.cells is r.cells and self.it.same_idx(self.acc.idx, r.idx)):
             raise NotLifted("a value of two accumulator elements", node)
         self.acc = r
+
+    def accumulator(self, r: AccRead, node: A.Node | None) -> Value:
+        self.same_acc(r, node)
         ctype = acc_ctype(r.cells)
         post = r.cells.post
         if post is None:

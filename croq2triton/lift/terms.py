@@ -156,6 +156,15 @@ class View:
 
 
 @dataclass(frozen=True)
+class Scalar:
+    """A named float value (``g = acc.at(i, j) + bias.at(j);``): what it was when named, of at
+    most one accumulator element (``acc``); an epilogue may use it."""
+
+    value: EpiValue
+    acc: AccRead | None = None
+
+
+@dataclass(frozen=True)
 class Loaded:
     """``x = mma.load`` of a tile of a global tensor: an operand, or an accumulator starting there."""
 
@@ -198,7 +207,9 @@ class Store:
     epi: EpiValue | None = None  # what is stored, as a function of the accumulator element (None: itself)
 
 
-Value = E.Expr | Bounded | Region | Buffer | BufferArray | Future | View | Cells | Elem | Prod | AccRead | Loaded
+Value = (
+    E.Expr | Bounded | Region | Buffer | BufferArray | Future | View | Cells | Elem | Prod | AccRead | Loaded | Scalar
+)
 
 
 def const_int(e: E.Expr) -> int | None:

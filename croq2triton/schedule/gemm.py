@@ -246,7 +246,24 @@ class GemmBuilder:
             arg = self.local(name)
             self.args[arg] = N.Scalar(arg, ty, E.Var(self.host.scalars[name].host))
             env[name] = E.Var(arg, ty)
-        return E.fold(E.substitute(epi.value, env))
+        return self.name_repeats(E.fold(E.substitute(epi.value, env)), into, line)
+
+    def name_repeats(self, value: E.Expr, into: list[N.Stmt], line: int) -> E.Expr:
+        """A subexpression the value computes more than once (``relu(x) = x > 0 ? x : 0``) is
+        computed once and named, largest first."""
+        for i in range(8):
+            seen: dict[E.Expr, int] = {}
+            for n in value.walk():
+                if isinstance(n, (E.Bin, E.Un, E.Call, E.Where, E.Cast)) and n.shape:
+                    seen[n] = seen.get(n, 0) + 1
+            repeats = [n for n, c in seen.items() if c > 1]
+            if not repeats:
+                break
+            big = max(repeats, key=lambda n: sum(1 for _ in n.walk()))
+            v = _var(f"x{i}", big.shape, big.dtype)
+            into.append(N.Let(v, big, line=line))
+            value = E.replace(value, big, v)
+        return value
 
     def local(self, name: str) -> str:
         """A kernel name for a user's tensor or scalar that none of this kernel's own names takes."""

@@ -19,7 +19,8 @@ Two extents are never compared by their spelling.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from dataclasses import replace as _rebuild
 
 Number = int | float | bool
 Shape = tuple[int, ...]
@@ -709,6 +710,24 @@ def same(a: Expr, b: Expr) -> bool:
         diff = fold(Bin("-", fa, fb))
         return isinstance(diff, Const) and diff.value == 0
     return False
+
+
+def replace(e: Expr, old: Expr, new: Expr) -> Expr:
+    """``e`` with every subtree equal to ``old`` (the same tree) replaced by ``new``."""
+    if e == old:
+        return new
+    changes: dict[str, object] = {}
+    for f in fields(e):  # type: ignore[arg-type]
+        v = getattr(e, f.name)
+        if isinstance(v, Expr):
+            nv = replace(v, old, new)
+            if nv is not v:
+                changes[f.name] = nv
+        elif isinstance(v, tuple) and v and all(isinstance(x, Expr) for x in v):
+            nt = tuple(replace(x, old, new) for x in v)
+            if any(a is not b for a, b in zip(nt, v, strict=True)):
+                changes[f.name] = nt
+    return _rebuild(e, **changes) if changes else e  # type: ignore[type-var]
 
 
 def extreme(e: Expr, lanes: dict[str, Var], largest: bool) -> Expr | None:
