@@ -272,6 +272,7 @@ FORMS = [
     ("unrolled_k2", {}, "f32", "f16", False, 0, None),
     ("thread_store_shared", {}, "f32", "f16", False, 0, None),
     ("block_scalar", {}, "f16", "f16", False, 0, None),
+    ("with_foreach", {}, "f32", "f16", False, 0, None),
 ]
 
 

@@ -115,6 +115,7 @@ NUMERIC: list[Form] = [
     Form("unrolled_k2", RAGGED),
     Form("thread_store_shared", RAGGED),
     Form("block_scalar", (37, 45, 29), out=F16),
+    Form("with_foreach", (70, 42, 37)),
 ]
 
 
@@ -217,6 +218,7 @@ COMPILED: list[Compiled] = [
     ],
     Compiled("thread_store_shared"),
     Compiled("block_scalar"),
+    Compiled("with_foreach"),
 ]
 
 _COMPILE_SCRIPT = """

@@ -59,6 +59,7 @@ from .terms import (
     Term,
     Value,
     View,
+    WithName,
     Written,
 )  # fmt: skip
 from .terms import (
@@ -231,6 +232,8 @@ class Interpreter(Roles, Expressions):
             self.roles([s])
         elif isinstance(s, A.Apply):
             self.apply(s)
+        elif isinstance(s, A.With):
+            self.with_stmt(s)
         else:
             raise NotLifted(f"a {type(s).__name__} statement in a contraction", s)
 
@@ -445,6 +448,12 @@ class Interpreter(Roles, Expressions):
     def loop_items(self, s: A.Foreach) -> list[tuple[str, E.Var, E.Expr]]:
         out: list[tuple[str, E.Var, E.Expr]] = []
         for it in s.items:
+            if isinstance(it, A.RangeItem):  # `with k in [..] { foreach k {..} }`
+                w = self.lookup(it.name, it)
+                if not isinstance(w, WithName) or it.sliced or it.has_step:
+                    raise NotLifted("a loop over a slice of a bounded name", it)
+                out.append((it.alias or it.name, self.fresh(it.name, w.extent), w.extent))
+                continue
             if not isinstance(it, A.Within):
                 raise NotLifted("a loop over names bounded elsewhere", it)
             shape = self.value(it.shape) if not isinstance(it.shape, A.MdspanLit) else None
@@ -531,6 +540,25 @@ class Interpreter(Roles, Expressions):
         if any(var.name in {v.name for v in E.free_vars(e)} for _, e in conds):
             raise NotLifted("an accumulator indexed by an expression of a loop counter", node)
         return Term(((var, ext), *t.sums), t.a, t.b, t.conds)
+
+    def with_stmt(self, s: A.With) -> None:
+        """``with k in [n] body``: ``k`` is a bounded name a ``foreach k`` inside iterates."""
+        if s.where:
+            raise NotLifted("a with whose names are related by 'where'", s)
+        self.push()
+        for w in s.withins:
+            if isinstance(w.shape, A.MdspanLit):
+                exts = [self.int_expr(x) for x in w.shape.items]
+            else:
+                v = self.value(w.shape)
+                exts = [v] if isinstance(v, E.Expr) else []
+            names = w.vars if w.vars is not None else [w.name]
+            if len(names) != len(exts) or any(n is None for n in names):
+                raise NotLifted("a with over a shape the contraction analysis does not know", w)
+            for nm, ext in zip(names, exts, strict=True):
+                self.bind(nm, WithName(ext))  # type: ignore[arg-type]
+        self.stmt(s.body)
+        self.pop()
 
     def apply(self, s: A.Apply) -> None:
         """``apply {i, j} in acc.span body``: the body once, on the accumulator's element (i, j)."""

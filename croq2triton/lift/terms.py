@@ -156,6 +156,13 @@ class View:
 
 
 @dataclass(frozen=True)
+class WithName:
+    """A name bounded by ``with k in [n]``: only a ``foreach k`` gives it values."""
+
+    extent: E.Expr
+
+
+@dataclass(frozen=True)
 class Scalar:
     """A named float value (``g = acc.at(i, j) + bias.at(j);``): what it was when named, of at
     most one accumulator element (``acc``); an epilogue may use it."""
@@ -208,7 +215,20 @@ class Store:
 
 
 Value = (
-    E.Expr | Bounded | Region | Buffer | BufferArray | Future | View | Cells | Elem | Prod | AccRead | Loaded | Scalar
+    E.Expr
+    | Bounded
+    | Region
+    | Buffer
+    | BufferArray
+    | Future
+    | View
+    | Cells
+    | Elem
+    | Prod
+    | AccRead
+    | Loaded
+    | Scalar
+    | WithName
 )
 
 
