@@ -78,8 +78,48 @@ def _load(tmp: Path, name: str, src: str, **defines: object) -> object:
     return load(p, defines=defines or None)
 
 
-def test_moe_grouped_gemm_with_offsets_read_from_a_tensor(tmp_path: Path) -> None:
-    mod = _load(tmp_path, "moe.co", MOE)
+MOE_PREFIX = """
+// grouped GEMM, the other common form: E + 1 offsets (a prefix sum), expert e's rows are
+// [offsets[e], offsets[e + 1]); K tiles of 32 in a 4-stage shared ring read with tma.copy
+__co__ void moe(global f16 [T, K] lhs, global f16 [E, N, K] rhs, global s32 [E1] offsets,
+                global f16 [T, N] out) {
+  parallel {e, bm, bn} by [E, cdiv(T, 128), cdiv(N, 64)] : block {
+    start = offsets.at(e);
+    rows = offsets.at(e + 1) - start;
+    x = lhs.view(rows, K).from(start, 0);
+    y = out.view(rows, N).from(start, 0);
+    shared f16 [128, 32] a_s;
+    shared f16 [64, 32] b_s;
+    parallel by 1 : group-4 {
+      acc = mma.fill.f32 0.0f;
+      foreach {k} in [cdiv(K, 32)] {
+        tma.copy x.subspan(128, 32).at(bm, k) => a_s;
+        tma.copy rhs.subspan(1, 64, 32).at(e, bn, k).sqz() => b_s;
+        mma.row.row acc, a_s, b_s;
+      }
+      mma.store acc, y.subspan(128, 64).at(bm, bn);
+    }
+  }
+}
+"""
+
+
+def _moe_reference(lhs: torch.Tensor, rhs: torch.Tensor, offsets: list[int], counts: list[int]) -> torch.Tensor:
+    ref = torch.full((lhs.shape[0], rhs.shape[1]), float("nan"), dtype=torch.float64)
+    for ex, (o, c) in enumerate(zip(offsets, counts, strict=True)):
+        ref[o : o + c] = lhs[o : o + c].double().cpu() @ rhs[ex].double().cpu().T
+    return ref
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_moe_grouped_gemm_with_offsets_read_from_a_tensor(tmp_path: Path, schedule: str) -> None:
+    p = tmp_path / "moe.co"
+    p.write_text(MOE)
+    src = translate_full(MOE, filename="moe.co", schedule=schedule).source
+    # under auto the grouped GEMM is tiled as a contraction (one program per tile and expert; tiles past
+    # an expert's rows do nothing), as written otherwise
+    assert ("for each group of rows" in " ".join(src.split())) == (schedule == "auto")
+    mod = load(p, schedule=schedule)
     counts = [37, 0, 70, 5]
     offsets = [0, 37, 37, 107]
     t, n, k, e = 112, 72, 100, 4
@@ -89,11 +129,25 @@ def test_moe_grouped_gemm_with_offsets_read_from_a_tensor(tmp_path: Path) -> Non
     off = torch.tensor(offsets, dtype=torch.int32, device=DEVICE)
     cnt = torch.tensor(counts, dtype=torch.int32, device=DEVICE)
     mod.moe(lhs, rhs, off, cnt, out)
-    ref = torch.full((t, n), float("nan"), dtype=torch.float64)
-    for ex in range(e):
-        o, c = offsets[ex], counts[ex]
-        ref[o : o + c] = lhs[o : o + c].double().cpu() @ rhs[ex].double().cpu().T
-    assert_close(out, ref, atol=gemm_tol(k), rtol=1e-2)
+    assert_close(out, _moe_reference(lhs, rhs, offsets, counts), atol=gemm_tol(k), rtol=1e-2)
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_moe_grouped_gemm_with_prefix_offsets(tmp_path: Path, schedule: str) -> None:
+    p = tmp_path / "moe_prefix.co"
+    p.write_text(MOE_PREFIX)
+    src = translate_full(MOE_PREFIX, filename="moe_prefix.co", schedule=schedule).source
+    assert ("for each group of rows" in " ".join(src.split())) == (schedule == "auto")
+    mod = load(p, schedule=schedule)
+    counts = [150, 0, 3, 97, 40]  # rows 290.. of the 300 belong to no expert: never written
+    offsets = [0, 150, 150, 153, 250]
+    t, n, k, e = 300, 72, 70, 5
+    lhs = randn(t, k, dtype=torch.float16, seed=3)
+    rhs = randn(e, n, k, dtype=torch.float16, seed=4)
+    out = poisoned(t, n, dtype=torch.float16)
+    off = torch.tensor([*offsets, offsets[-1] + counts[-1]], dtype=torch.int32, device=DEVICE)
+    mod.moe(lhs, rhs, off, out)
+    assert_close(out, _moe_reference(lhs, rhs, offsets, counts), atol=gemm_tol(k), rtol=1e-2)
 
 
 @pytest.mark.parametrize(("sr", "sc"), [(8, 16), (24, 40), (16, 32)], ids=["overlap", "gap", "dense"])
@@ -176,3 +230,19 @@ def test_sqz_of_a_copied_3d_tile_stays_in_registers(tmp_path: Path) -> None:
     c = poisoned(3, 100, 64, dtype=torch.float32)
     mod.bmm(a, b, c)
     assert_close(c, a.double().cpu() @ b.double().cpu().transpose(1, 2), atol=1e-2, rtol=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (("out.view(expert_M, N).from(expert_offset, 0)", "out.view(expert_M, N).from(expert_offset + 1, 0)"),
+         "the output rows start one row after the operand's"),
+        (("out.view(expert_M, N)", "out.view(expert_M + 1, N)"), "the output view is one row longer"),
+        (("lhs.view(expert_M, K).from(expert_offset, 0)", "lhs.view(expert_M, K).from(0, 0)"),
+         "the operand rows do not move with the expert"),
+    ],
+)  # fmt: skip
+def test_a_grouped_gemm_whose_views_disagree_is_lowered_as_written(change: tuple[str, str], why: str) -> None:
+    assert MOE.count(change[0]) == 1
+    src = translate_full(MOE.replace(*change), filename="moe.co", schedule="auto").source
+    assert "for each group of rows" not in " ".join(src.split()), why

@@ -94,6 +94,8 @@ class Interpreter(Roles, Expressions):
         self.tensors = {name: t for name, t in host.tensors.items()}
         self.loops: list[LoopFrame] = []
         self.assumptions: list[tuple[E.Expr, int]] = []
+        self.block_vars: set[str] = set()
+        self.data: dict[str, Elem] = {}  # values read from integer tensors (`offsets.at(e)`), by variable
 
     # ---------------------------------------------------------------- scopes
     def fresh(self, base: str, bound: E.Expr | None = None) -> E.Var:
@@ -123,6 +125,21 @@ class Interpreter(Roles, Expressions):
                 raise NotLifted(f"the scalar '{name}' in a contraction", node)
             return self.size(sc.host)
         raise NotLifted(f"'{name}' is not known to the contraction analysis", node)
+
+    def data_var(self, el: Elem, node: A.Node) -> E.Var:
+        """An element of an integer tensor used as an integer (``expert_offset = offsets.at(e)``): a
+        variable standing for the value one program reads (its index may use block indices only)."""
+        t = self.tensors[el.tensor]
+        if t.elem not in ("s32", "s64", "u32", "int") or el.limits:
+            raise NotLifted(f"a '{t.elem}' element used as an integer", node)
+        if any(v.name not in self.block_vars for i in el.index for v in E.free_vars(i)):
+            raise NotLifted("an integer read from a tensor at an index that is not the block's", node)
+        for name, old in self.data.items():
+            if old.tensor == el.tensor and self.same_idx(old.index, el.index):
+                return E.Var(name, "i32")
+        name = f"%d{next(self.ids)}"
+        self.data[name] = el
+        return E.Var(name, "i32")
 
     def size(self, x: str | int) -> E.Expr:
         return E.Const(x) if isinstance(x, int) else E.Var(x, "i32", 0)
@@ -177,6 +194,8 @@ class Interpreter(Roles, Expressions):
                 self.pvars[key] = var
                 if nm:
                     self.bind(nm, Bounded(var, bound))
+                if level == "block":
+                    self.block_vars.add(var.name)
                 self.spatial.append((var, bound))
         self.stmt(p.body)
         del self.spatial[mark:]
@@ -819,7 +838,8 @@ class Interpreter(Roles, Expressions):
         self.store(at, ev.acc, line, None if plain else epi)
 
     def store(self, at: Elem, value: AccRead, line: int, epi: EpiValue | None = None) -> None:
-        self.stores.append(Store(at.tensor, at.index, value, tuple(self.guard), tuple(self.spatial), line, epi))
+        store = Store(at.tensor, at.index, value, tuple(self.guard), tuple(self.spatial), line, epi, at.limits)
+        self.stores.append(store)
 
 
 def as_cells(v: Value) -> Value:

@@ -7,9 +7,9 @@ from typing import Any
 
 from ..frontend import ast as A
 from ..tir import expr as E
-from ..tir.contract import Contraction, Epilogue, EpiRead, Operand
+from ..tir.contract import Contraction, Epilogue, EpiRead, Group, Operand
 from .notlifted import NotLifted
-from .terms import Elem, Store, Term
+from .terms import Elem, Limits, Store, Term
 from .terms import const_int as _const
 from .terms import subst_elem as _subst_elem
 
@@ -131,8 +131,8 @@ def _split_tile_ids(
             return E.fold(_replace(_replace(e, div, qv), mod, rv))
 
         index = [sub(i) for i in index]
-        x, y = Elem(x.tensor, tuple(sub(i) for i in x.index)), Elem(y.tensor, tuple(sub(i) for i in y.index))
-        extra = [Elem(r.tensor, tuple(sub(i) for i in r.index)) for r in extra]
+        x, y = x.mapped(sub), y.mapped(sub)
+        extra = [r.mapped(sub) for r in extra]
         guards = [sub(g) for g in guards if not (isinstance(g, E.Bin) and g.op == "<" and E.same(g.lhs, t))]
         rest = [i for r in extra for i in r.index]
         if any(v.name in used for e in [*index, *x.index, *y.index, *guards, *rest] for v in E.free_vars(e)):
@@ -174,6 +174,8 @@ def _unrolled(terms: list[Term], it: Any) -> list[Term]:
         E.fold(E.Bin("+", i, E.Bin("*", j, E.Const(step)))) if w else i for i, w in zip(base, where, strict=True)
     ]
     na = len(t0.a.index)
+    if t0.a.limits or t0.b.limits:
+        return terms
     a, b = Elem(t0.a.tensor, tuple(shifted[:na])), Elem(t0.b.tensor, tuple(shifted[na:]))
     return [Term((*t0.sums, (j, E.Const(n))), a, b)]
 
@@ -201,6 +203,7 @@ def prove(it: Any, node: A.Node) -> Contraction:
     reads = [el for _, el in st.epi.reads] if st.epi is not None else []
     index, x, y, guards, reads = _split_tile_ids(index, x, y, guards, spatial, it, node, reads)
     out_ext = [it.size(d) for d in out_t.extents]
+    group, index, x, y = _grouping(it, st, index, x, y, reads, spatial, node)
     kinds: list[str] = []
     for i in index:
         in_x = [d for d, j in enumerate(x.index) if E.same(i, j)]
@@ -222,12 +225,19 @@ def prove(it: Any, node: A.Node) -> Contraction:
     if not all(_guard_ok(g, index, out_ext) for g in guards):
         raise NotLifted("a store guard that is not the output's own bounds", node)
 
+    if group is not None and "batch" in kinds:
+        raise NotLifted("a grouped contraction with a batch dimension", node)
+
     def operand(e: Elem, free_kind: str) -> tuple[Operand, E.Expr]:
         t = it.tensors[e.tensor]
         dims: dict[str, int] = {}
         for kind, i in zip(kinds, index, strict=True):
             if kind in ("batch", free_kind):
                 dims[kind] = next(d for d, j in enumerate(e.index) if E.same(i, j))
+        if group is not None:  # the operand's dimension the group index selects
+            gd = [d for d, j in enumerate(e.index) if isinstance(j, E.Var) and j.name == group.var]
+            if gd:
+                dims["batch"] = gd[0]
         rest = [d for d in range(len(e.index)) if d not in dims.values()]
         if len(rest) != 1 or len(e.index) != len(t.extents):
             raise NotLifted("an operand with more than one contracted dimension", node)
@@ -261,7 +271,103 @@ def prove(it: Any, node: A.Node) -> Contraction:
         tuple(sorted(set(it.notes))),
         tuple(seen.values()),
         epilogue,
+        group,
     )
+
+
+def _trivial(limits: Limits, tensor: str, it: Any) -> bool:
+    """Whether every limit is implied by the tensor's own bounds (a view as large as it)."""
+    ext = it.tensors[tensor].extents
+    return all(_const(lo) == 0 and covers(hi, it.size(ext[d])) for d, lo, hi in limits)
+
+
+def _grouping(
+    it: Any,
+    st: Store,
+    index: list[E.Expr],
+    x: Elem,
+    y: Elem,
+    reads: list[Elem],
+    spatial: dict[str, E.Expr],
+    node: A.Node,
+) -> tuple[Group | None, list[E.Expr], Elem, Elem]:
+    """Rows that start at a value read from a tensor (``out.view(cnt, N).from(offsets.at(e), 0)``): a
+    grouped contraction. The output's and one operand's row index are ``D + F`` with ``D`` the same
+    expression of read values and ``F`` a mixed-radix index; their views limit ``F`` to the same
+    ``count``; the block index ``e`` the read values depend on picks the group and, in the other
+    operand, at most a dimension of its own. Returned with ``D`` taken out of the indices. Without
+    read values, every view must be as large as its tensor (else its limits would be lost)."""
+    dv = set(it.data)
+
+    def strip(e: E.Expr) -> E.Expr:
+        return E.fold(E.substitute(e, {n: E.Const(0) for n in dv}))
+
+    def reads_data(e: E.Expr) -> bool:
+        return any(v.name in dv for v in E.free_vars(e))
+
+    if not any(reads_data(i) for i in [*index, *x.index, *y.index]):
+        for tensor, lims in ((st.tensor, st.limits), (x.tensor, x.limits), (y.tensor, y.limits)):
+            if not _trivial(lims, tensor, it):
+                raise NotLifted("a view whose run-time extent is smaller than its tensor", node)
+        if any(not _trivial(r.limits, r.tensor, it) for r in reads):
+            raise NotLifted("an epilogue reading a view smaller than its tensor", node)
+        return None, index, x, y
+    rows = [d for d, i in enumerate(index) if reads_data(i)]
+    if len(rows) != 1:
+        raise NotLifted("an output whose rows are not the only dimension placed by read values", node)
+    dr = rows[0]
+    offset = E.fold(index[dr] - strip(index[dr]))
+    if any(v.name not in dv for v in E.free_vars(offset)):
+        raise NotLifted("a row origin that mixes read values and indices", node)
+    row = strip(index[dr])
+
+    def count_of(lims: Limits, tensor: str, d: int) -> E.Expr | None:
+        """The limit on dimension ``d`` starting at the offset, as a count (the others must be trivial)."""
+        here = [(lo, hi) for dd, lo, hi in lims if dd == d and E.same(lo, offset)]
+        rest = tuple(lim for lim in lims if not (lim[0] == d and E.same(lim[1], offset)))
+        if len(here) > 1 or not _trivial(rest, tensor, it):
+            raise NotLifted("a grouped view with other run-time extents", node)
+        return E.fold(here[0][1] - here[0][0]) if here else None
+
+    count = count_of(st.limits, st.tensor, dr)
+    if count is not None and any(v.name not in dv for v in E.free_vars(count)):
+        raise NotLifted("a group size that depends on indices", node)
+    ops: list[Elem] = []
+    placed = 0
+    for el in (x, y):
+        dims = [d for d, j in enumerate(el.index) if reads_data(j)]
+        if dims:
+            placed += 1
+            j = el.index[dims[0]]
+            if len(dims) != 1 or not E.same(E.fold(j - strip(j)), offset) or not E.same(strip(j), row):
+                raise NotLifted("an operand placed by read values other than at the output's rows", node)
+            c = count_of(el.limits, el.tensor, dims[0])
+            if (c is None) != (count is None) or (c is not None and count is not None and not E.same(c, count)):
+                raise NotLifted("an operand whose group size is not the output's", node)
+        elif not _trivial(el.limits, el.tensor, it):
+            raise NotLifted("an operand view smaller than its tensor", node)
+        ops.append(el.mapped(strip))
+    if placed != 1:
+        raise NotLifted("a grouped contraction whose operands both take rows from read values", node)
+    names = {v.name for e_ in ([offset] + ([count] if count is not None else [])) for v in E.free_vars(e_)}
+    gvars = {v.name for n in names for i in it.data[n].index for v in E.free_vars(i)}
+    if len(gvars) != 1:
+        raise NotLifted("a group chosen by other than one block index", node)
+    g = gvars.pop()
+    stripped = [strip(i) for i in index]
+    if any(v.name == g for i in stripped for v in E.free_vars(i)):
+        raise NotLifted("an output indexed by its group index", node)
+    for el in ops:
+        for j in el.index:
+            if any(v.name == g for v in E.free_vars(j)) and not (isinstance(j, E.Var) and j.name == g):
+                raise NotLifted("an operand indexed by an expression of the group index", node)
+    if any(reads_data(j) or any(v.name == g for v in E.free_vars(j)) for r in reads for j in r.index):
+        raise NotLifted("an epilogue reading a grouped tensor", node)
+    if any(reads_data(c) for g_ in st.guard for c in E.conjuncts(g_)):
+        raise NotLifted("a store guard on read values", node)
+    rng, _ = _radix(row, spatial, node)
+    data = tuple((n, it.data[n].tensor, it.data[n].index) for n in sorted(names))
+    return Group(g, spatial[g], offset, count, rng, data), stripped, ops[0], ops[1]
 
 
 def _epilogue(

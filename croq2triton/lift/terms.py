@@ -3,6 +3,7 @@ buffers, accumulators as sums of products, stores."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..frontend import ast as A
@@ -16,36 +17,53 @@ class Bounded:
     bound: E.Expr
 
 
+Limits = tuple[tuple[int, E.Expr, E.Expr], ...]  # (tensor dimension, lo, hi): lo <= index < hi
+
+
 @dataclass(frozen=True)
 class Elem:
-    """Element ``index`` of global tensor ``tensor``."""
+    """Element ``index`` of global tensor ``tensor``; ``limits``: the run-time extents of the views
+    it was read through (``view(rows, K).from(off, 0)``): outside them it reads as zero and a write
+    is dropped (LANGUAGE.md 14.3)."""
 
     tensor: str
     index: tuple[E.Expr, ...]
+    limits: Limits = ()
+
+    def mapped(self, f: Callable[[E.Expr], E.Expr]) -> Elem:
+        return Elem(self.tensor, tuple(f(i) for i in self.index), tuple((d, f(lo), f(hi)) for d, lo, hi in self.limits))
 
 
 @dataclass(frozen=True)
 class Region:
     """A view of a global tensor: child dimension ``c`` runs along tensor dimension ``axes[c]``
-    from ``origin`` (per tensor dimension), with ``shape[c]`` elements."""
+    from ``origin`` (per tensor dimension), with ``shape[c]`` elements; ``limits`` as :class:`Elem`'s."""
 
     tensor: str
     origin: tuple[E.Expr, ...]
     axes: tuple[int, ...]
     shape: tuple[E.Expr, ...]
+    limits: Limits = ()
 
     def elem(self, idx: tuple[E.Expr, ...]) -> Elem:
         index = list(self.origin)
         for c, i in enumerate(idx):
             index[self.axes[c]] = E.fold(index[self.axes[c]] + i)
-        return Elem(self.tensor, tuple(index))
+        return Elem(self.tensor, tuple(index), self.limits)
 
     def sub(self, offsets: list[E.Expr], shape: list[E.Expr], keep: list[bool]) -> Region:
         origin = list(self.origin)
         for c, off in enumerate(offsets):
             origin[self.axes[c]] = E.fold(origin[self.axes[c]] + off)
         axes = tuple(a for a, k in zip(self.axes, keep, strict=True) if k)
-        return Region(self.tensor, tuple(origin), axes, tuple(s for s, k in zip(shape, keep, strict=True) if k))
+        shape_kept = tuple(s for s, k in zip(shape, keep, strict=True) if k)
+        return Region(self.tensor, tuple(origin), axes, shape_kept, self.limits)
+
+    def window(self, offsets: list[E.Expr], shape: list[E.Expr]) -> Region:
+        """``.view(shape).from(offsets)``: a sub-region whose extents are also limits."""
+        r = self.sub(offsets, shape, [True] * len(shape))
+        new = tuple((r.axes[c], r.origin[r.axes[c]], E.fold(r.origin[r.axes[c]] + n)) for c, n in enumerate(shape))
+        return Region(r.tensor, r.origin, r.axes, r.shape, self.limits + new)
 
 
 @dataclass(frozen=True)
@@ -212,6 +230,7 @@ class Store:
     spatial: tuple[tuple[E.Var, E.Expr], ...]
     line: int
     epi: EpiValue | None = None  # what is stored, as a function of the accumulator element (None: itself)
+    limits: Limits = ()  # the run-time extents of the views written through (writes outside are dropped)
 
 
 Value = (
@@ -244,4 +263,4 @@ def unparen(e: A.Expr) -> A.Expr:
 
 
 def subst_elem(x: Elem, env: dict[str, E.Expr]) -> Elem:
-    return Elem(x.tensor, tuple(E.substitute(i, env) for i in x.index))
+    return x.mapped(lambda i: E.substitute(i, env))

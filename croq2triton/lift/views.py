@@ -38,6 +38,7 @@ class Expressions:
 
     assumptions: list[tuple[E.Expr, int]]
     lookup: Any
+    data_var: Any
     touch: Any
     buffer_content: Any
 
@@ -138,6 +139,12 @@ class Expressions:
                 keep_all[d] = keep[j]
             return View(v.base, tuple(new_offs), tuple(new_shape), tuple(keep_all))
         if isinstance(v, Region):
+            if op.kind == "view" and op.at is not None and not op.strides:
+                # `.view(e...).from(o...)` (LANGUAGE.md 7.6): a window whose extents bound it too
+                if len(op.args) != len(v.shape) or len(op.at) != len(v.shape):
+                    raise NotLifted("a view that changes the rank", op)
+                shape = [v.shape[d] if self.is_blank(x) else self.int_expr(x) for d, x in enumerate(op.args)]
+                return v.window([self.int_expr(x) for x in op.at], shape)
             offs, shape, keep = self.view_parts(list(v.shape), op)
             return v.sub(offs, shape, keep)
         raise NotLifted(f"'.{op.kind}' of something that is not a view", op)
@@ -226,7 +233,14 @@ class Expressions:
                 return v.value
             if isinstance(v, E.Expr):
                 return v
+            if isinstance(v, Elem):
+                return self.data_var(v, e)
             raise NotLifted(f"'{e.name}' used as an integer", e)
+        if isinstance(e, A.At):
+            v = self.at(e)
+            if isinstance(v, Elem):
+                return self.data_var(v, e)
+            raise NotLifted("an element used as an integer", e)
         if isinstance(e, A.UBound):
             v = self.lookup(e.name, e)
             if isinstance(v, Bounded):

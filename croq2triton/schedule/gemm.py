@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..lift.host import HostScope, ir_type
 from ..tir import expr as E
 from ..tir import nodes as N
-from ..tir.contract import ACC, Contraction, Epilogue, Operand
+from ..tir.contract import ACC, Contraction, Epilogue, Group, Operand
 from .schedule import Schedule
 
 DOT_TYPES = ("f16", "bf16", "f8_e4m3", "f8_e5m2", "f32", "tf32", "s8")  # s8: integer dots into s32
@@ -142,6 +142,25 @@ class GemmBuilder:
         if c.batched:
             batch = E.Var("pid_b", "i32", 0)
             pids.append(batch)  # type: ignore[arg-type]
+        grp = c.group
+        row_start: E.Expr | None = None
+        row_count: E.Expr | None = None
+        if grp is not None:  # one program per (tile, group): the group's rows start at a value read
+            if c.batched or s.persistent or c.out.free != 0 or c.a.batch is not None:
+                raise NotTiled("this grouped contraction")
+            batch = E.Var("pid_e", "i32", 0)
+            pids.append(batch)  # type: ignore[arg-type]
+            env = self.group_values(grp, batch, body)
+            row_start = E.fold(E.substitute(grp.offset, env))
+            if not isinstance(row_start, E.Var):
+                row_start = let("row_start", row_start, body, c.line)
+            if grp.count is not None:
+                row_count = E.fold(E.substitute(grp.count, env))
+                if not isinstance(row_count, E.Var):
+                    row_count = let("row_count", row_count, body, c.line)
+            for v in E.free_vars(grp.rows):
+                self.size(v.name)
+            m_ext = grp.rows  # the rows the source's tiles cover
         tiles_m = let("num_pid_m", E.CDiv(m_ext, E.Const(s.block_m)), body)
         tiles_n = let("num_pid_n", E.CDiv(n_ext, E.Const(s.block_n)), body)
         num_tiles = let("num_tiles", tiles_m * tiles_n, body) if s.persistent else None
@@ -157,7 +176,9 @@ class GemmBuilder:
         else:
             pid_m = let("pid_m", E.Bin("/", tile, tiles_n), tile_body, lo=0)
             pid_n = let("pid_n", E.Bin("%", tile, tiles_n), tile_body, lo=0)
+        split = len(tile_body)  # what follows runs only for tiles holding rows of the group
         offs_m = let("offs_m", pid_m * s.block_m + E.Arange(s.block_m), tile_body)
+        rows = offs_m if row_start is None else let("rows", row_start + offs_m, tile_body)
         offs_n = let("offs_n", pid_n * s.block_n + E.Arange(s.block_n), tile_body)
         # f16 accumulators are kept in f32 and rounded once at the store (LANGUAGE.md 9.3: at least as
         # accurate). Measured (perf/acc16_probe.py, H200, 2026-12-01): tl.dot with out_dtype f16 at
@@ -169,7 +190,8 @@ class GemmBuilder:
         kt = E.Var("k", "i32", 0)
         loop: list[N.Stmt] = []
         offs_k = let("offs_k", kt * s.block_k + E.Arange(s.block_k), loop, c.line)
-        a_tile, a_k_first = self.operand_tile(c.a, a_ptr, a_ext, offs_m, offs_k, pid_m, kt, batch, "a", loop)
+        a_batch = batch if c.a.batch is not None else None
+        a_tile, a_k_first = self.operand_tile(c.a, a_ptr, a_ext, rows, offs_k, pid_m, kt, a_batch, "a", loop, row_start)
         b_tile, b_k_first = self.operand_tile(c.b, b_ptr, b_ext, offs_n, offs_k, pid_n, kt, batch, "b", loop)
         precision = "tf32" if c.a.elem in ("f32", "tf32") else None
         a_op: E.Expr = a_tile
@@ -186,13 +208,20 @@ class GemmBuilder:
 
         # the store
         out_ty = ir_type(c.out.elem) or "f32"
-        index = _index(c.out, E.Lift(offs_m, 2, (0,)), E.Lift(offs_n, 2, (1,)), batch)
-        mask = let("mask_c", _in_bounds(c.out, index, o_ext), tile_body, c.store_line)
+        index = _index(c.out, E.Lift(rows, 2, (0,)), E.Lift(offs_n, 2, (1,)), batch if c.batched else None)
+        bounds = _in_bounds(c.out, index, o_ext)
+        if grp is not None:  # rows of the group only, inside the tensor, and those the source's tiles cover
+            local = E.Lift(offs_m, 2, (0,))
+            extra = [E.Bin(">=", E.Lift(rows, 2, (0,)), E.Const(0)), E.Bin("<", local, grp.rows)]
+            if row_count is not None:
+                extra.append(E.Bin("<", local, row_count))
+            bounds = E.conj([bounds, *extra])
+        mask = let("mask_c", bounds, tile_body, c.store_line)
         value: E.Expr = acc
         if c.epilogue is not None:
             value = self.epilogue(c.epilogue, acc, offs_m, offs_n, batch, tile_body, mask)
         value = value if out_ty == value.dtype else E.Cast(value, out_ty)
-        if not (s.tma and s.tma_store) or c.batched:
+        if not (s.tma and s.tma_store) or c.batched or grp is not None:
             tile_body.append(N.Store(o_ptr.name, index, value, mask, line=c.store_line))
         else:
             out_tile = let("c", value, tile_body, c.store_line)
@@ -201,6 +230,8 @@ class GemmBuilder:
             coords = (E.fold(pid_m * s.block_m), E.fold(pid_n * s.block_n))
             tile_body.append(N.TmaStore(desc, coords, out_tile, fallback, flag, 2, line=c.store_line))
 
+        if grp is not None and row_count is not None:  # a tile past the group's rows does nothing
+            tile_body[split:] = [N.If(E.Bin("<", pid_m * s.block_m, row_count), tile_body[split:], line=c.line)]
         if s.persistent:
             num_sms = self.constexpr("NUM_SMS", 132)
             assert num_tiles is not None
@@ -265,6 +296,30 @@ class GemmBuilder:
             value = E.replace(value, big, v)
         return value
 
+    def group_values(self, grp: Group, pid: E.Var, into: list[N.Stmt]) -> dict[str, E.Expr]:
+        """The values a group's rows are placed by, each read once by the program."""
+        env: dict[str, E.Expr] = {}
+        taken: set[str] = set()
+        masks: list[tuple[E.Var, E.Expr]] = []
+        for name, tensor, idx in grp.data:
+            t = self.host.tensors[tensor]
+            ptr, ext = self.tensor(Operand(tensor, t.elem, len(t.extents), 0, 0))
+            index = tuple(E.fold(E.substitute(i, {grp.var: pid})) for i in idx)
+            base = self.local(tensor)
+            var_name = base if base not in taken else f"{base}_{len(taken)}"
+            taken.add(var_name)
+            # the grid keeps the group index below its extent, which the verifier cannot see: masked
+            cond = E.conj(E.Bin("<", i, x) for i, x in zip(index, ext, strict=True))
+            mask = next((m for m, cc in masks if E.same(cc, cond)), None)
+            if mask is None:
+                mask = E.Var(f"mask_{var_name}", "i1")
+                into.append(N.Let(mask, cond, line=self.line))
+                masks.append((mask, cond))
+            var = E.Var(var_name, ptr.dtype)
+            into.append(N.Load(var, ptr.name, index, mask, 0, line=self.line))
+            env[name] = var
+        return env
+
     def local(self, name: str) -> str:
         """A kernel name for a user's tensor or scalar that none of this kernel's own names takes."""
         return name if name not in RESERVED and name not in self.args else f"{name}_e"
@@ -281,6 +336,7 @@ class GemmBuilder:
         batch: E.Expr | None,
         tag: str,
         into: list[N.Stmt],
+        row_start: E.Expr | None = None,
     ) -> tuple[E.Var, bool]:
         """The [free, K] tile of an operand (``[K, free]`` when it is stored that way: the bool)."""
         s = self.s
@@ -290,7 +346,10 @@ class GemmBuilder:
         free_dim, k_dim = (1, 0) if k_first else (0, 1)
         index = _index(op, E.Lift(offs_free, 2, (free_dim,)), E.Lift(offs_k, 2, (k_dim,)), batch)
         mask = _var(f"mask_{tag}", shape, "i1")
-        into.append(N.Let(mask, _in_bounds(op, index, ext), line=self.c.line))
+        bounds = _in_bounds(op, index, ext)
+        if row_start is not None:  # rows placed by a value read: negative ones are outside too
+            bounds = E.conj([bounds, E.Bin(">=", index[op.free], E.Const(0))])
+        into.append(N.Let(mask, bounds, line=self.c.line))
         tile = _var(tag, shape, ptr.dtype)
         load = N.Load(tile, ptr.name, index, mask, 0 if E.is_int(ptr.dtype) else 0.0, line=self.c.line)
         if not s.tma:
@@ -299,7 +358,8 @@ class GemmBuilder:
         # one box per tile: 2-D, or [1, rows, K] of one batch (reshaped to the 2-D tile)
         box = [1] * op.rank
         box[op.free], box[op.inner] = block_free, s.block_k
-        coord = _index(op, E.fold(pid_free * block_free), E.fold(kt * s.block_k), batch)
+        first = E.fold(pid_free * block_free) if row_start is None else E.fold(row_start + pid_free * block_free)
+        coord = _index(op, first, E.fold(kt * s.block_k), batch)
         desc, flag = self.descriptor(op, tuple(box), "loads (auto)")
         reshape = shape if op.rank > 2 else None
         into.append(N.TmaLoad(tile, desc, coord, load, flag, reshape, line=self.c.line))
@@ -345,6 +405,8 @@ class GemmBuilder:
             t = self.host.tensors[c.out.tensor]
             assert c.out.batch is not None
             grid = f"({grid_tiles}, {t.extents[c.out.batch]})"
+        elif c.group is not None:
+            grid = f"({grid_tiles}, {to_source(c.group.extent, 'host')})"
         else:
             grid = f"({grid_tiles},)"
         consts += [f"num_warps={s.num_warps}"]
@@ -354,6 +416,8 @@ class GemmBuilder:
         product = f"a @ b{'^T' if c.b.free < c.b.inner else ''}"
         if c.epilogue is not None:
             product = f"f({product}), f element-wise (line {c.store_line})"
+        if c.group is not None:
+            product += " for each group of rows (their start and number read from tensors)"
         doc = (
             f"The .co computes out = {product} (a contraction: croq2triton/lift/contraction.py proves it), "
             f"here over {tile} tiles (schedule {s.origin}; the source: {src}); the schedule only changes how it runs."

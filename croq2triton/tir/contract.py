@@ -57,6 +57,22 @@ class Epilogue:
 
 
 @dataclass(frozen=True)
+class Group:
+    """A grouped contraction (a mixture-of-experts GEMM): the block index ``var`` (extent
+    ``extent``) picks a group whose output rows start at ``offset`` and number ``count`` (None: no
+    limit), both expressions of values read from integer tensors (``data``: variable -> tensor and
+    index, in ``var``); ``rows``: the row range the source's tiles cover (``64 * cdiv(T, 64)``).
+    ``a`` and ``out`` are indexed ``offset + row``; ``b``'s batch dimension (if any) by ``var``."""
+
+    var: str
+    extent: Expr
+    offset: Expr
+    count: Expr | None
+    rows: Expr
+    data: tuple[tuple[str, str, tuple[Expr, ...]], ...]
+
+
+@dataclass(frozen=True)
 class Contraction:
     a: Operand  # free = m, inner = k
     b: Operand  # free = n, inner = k
@@ -70,6 +86,7 @@ class Contraction:
     # ``cdiv`` grid: its tiles have the block's extent only then, LANGUAGE.md 7.6); checked at launch
     assumptions: tuple[tuple[Expr, int], ...] = ()
     epilogue: Epilogue | None = None  # None: the sum itself is stored
+    group: Group | None = None
 
     @property
     def batched(self) -> bool:
