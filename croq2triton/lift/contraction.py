@@ -247,6 +247,8 @@ class Interpreter(Roles, Expressions):
             self.mma_op(s)
         elif isinstance(s, A.MmaStore):
             self.mma_store(s)
+        elif isinstance(s, A.MmaScale):
+            self.mma_scale(s)
         elif isinstance(s, A.InThreads):
             self.roles([s])
         elif isinstance(s, A.Apply):
@@ -503,6 +505,8 @@ class Interpreter(Roles, Expressions):
         """Run a loop body once with its counters as variables, then close the counters: spatial
         where they index an accumulator element, reduction variables of its sums otherwise."""
         marks = {id(c): len(c.terms) for c in self.accs}
+        for c in self.accs:
+            c.scale_mark = len(c.terms)  # a split mma.scale scales the MMAs of its own loop body
         stores = len(self.stores)
         self.loops.append(LoopFrame())
         self.spatial.extend((v, ext) for _, v, ext in loops)
@@ -555,10 +559,11 @@ class Interpreter(Roles, Expressions):
                     _subst_elem(t.a, env),
                     _subst_elem(t.b, env),
                     tuple((dd, E.substitute(ee, env)) for dd, ee in conds),
+                    tuple(_subst_elem(x, env) for x in t.scales),
                 )
         if any(var.name in {v.name for v in E.free_vars(e)} for _, e in conds):
             raise NotLifted("an accumulator indexed by an expression of a loop counter", node)
-        return Term(((var, ext), *t.sums), t.a, t.b, t.conds)
+        return Term(((var, ext), *t.sums), t.a, t.b, t.conds, t.scales)
 
     def with_stmt(self, s: A.With) -> None:
         """``with k in [n] body``: ``k`` is a bounded name a ``foreach k`` inside iterates."""
@@ -720,8 +725,64 @@ class Interpreter(Roles, Expressions):
             raise NotLifted("an MMA operand that is not a 2-D tile of a global tensor", node)
         return v
 
+    def scale_factors(self, acc: Cells, extra: list[A.Expr], node: A.Node) -> tuple[Elem, Elem]:
+        """The factors ``sa`` (a scalar or one per row of the tile) and ``sb`` (a scalar or one per
+        column) of a block-scaled MMA (LANGUAGE.md 7.9), as elements at the tile's coordinates."""
+        if len(extra) != 2 or len(acc.coords) != 2:
+            raise NotLifted("a block-scaled MMA of this form", node)
+        out: list[Elem] = []
+        for e, coord in zip(extra, acc.coords, strict=True):
+            v = self.value(e)
+            if isinstance(v, Elem):
+                out.append(v)
+                continue
+            if not isinstance(v, Region) or any(_const(x) is None for x in v.shape):
+                raise NotLifted("a scale that is not a tensor element or a vector of one", node)
+            dims = [int(_const(x)) for x in v.shape]  # type: ignore[arg-type]
+            n = acc.shape[acc.coords.index(coord)]
+            if sorted(dims) not in ([n], [1, n]) or (len(dims) == 2 and n == 1):
+                raise NotLifted("a scale whose shape is not the tile's rows or columns", node)
+            out.append(v.elem(tuple(coord if d == n else E.Const(0) for d in dims)))
+        return out[0], out[1]
+
+    def mma_scale(self, s: A.MmaScale) -> None:
+        """``mma.scale acc, sa, sb``: the MMAs into ``acc`` since the previous one of this loop body
+        (or its start) are scaled."""
+        acc = as_cells(self.value(s.acc))
+        if s.temp is not None:  # lower/splitscale.py made the hidden accumulator explicit
+            self.scale_temp(acc, s)
+            return
+        if not isinstance(acc, Cells) or not acc.coords:
+            raise NotLifted("an mma.scale of something other than an accumulator", s)
+        sa, sb = self.scale_factors(acc, [s.sa, s.sb], s)
+        for i in range(acc.scale_mark, len(acc.terms)):
+            t = acc.terms[i]
+            if t.scales:
+                raise NotLifted("an MMA scaled twice", s)
+            acc.terms[i] = Term(t.sums, t.a, t.b, t.conds, (sa, sb))
+        acc.scale_mark = len(acc.terms)
+
+    def scale_temp(self, acc: Value, s: A.MmaScale) -> None:
+        """``acc += temp * sa * sb``: the products summed in ``temp`` join ``acc``'s, scaled."""
+        tmp = as_cells(self.lookup(s.temp or "", s))
+        if not isinstance(acc, Cells) or not isinstance(tmp, Cells) or not tmp.coords or not acc.zero:
+            raise NotLifted("an mma.scale of something other than an accumulator", s)
+        if acc.transformed or tuple(self.guard) != acc.guard:
+            raise NotLifted("an mma.scale after an operation on the accumulator or under a condition", s)
+        if not acc.coords:
+            acc.shape, acc.coords = tmp.shape, (self.fresh("r"), self.fresh("c"))
+        elif acc.shape != tmp.shape:
+            raise NotLifted("an accumulator used with two tile shapes", s)
+        sa, sb = self.scale_factors(acc, [s.sa, s.sb], s)
+        env = {v.name: c for v, c in zip(tmp.coords, acc.coords, strict=True)}
+        for t in tmp.terms:
+            if t.conds or t.scales:
+                raise NotLifted("a scaled segment of this form", s)
+            acc.terms.append(Term(t.sums, _subst_elem(t.a, env), _subst_elem(t.b, env), (), (sa, sb)))
+        tmp.terms = []
+
     def mma_op(self, s: A.MmaOp) -> None:
-        if s.variant not in ("", "async") or s.extra:
+        if s.variant not in ("", "async", "scale") or (s.extra and s.variant != "scale"):
             raise NotLifted(f"mma.{s.variant}", s)
         acc = as_cells(self.value(s.acc))
         if not isinstance(acc, Cells) or not acc.zero or acc.transformed:
@@ -745,7 +806,8 @@ class Interpreter(Roles, Expressions):
         r, c = acc.coords
         ea = a.elem((r, kk) if a_mk else (kk, r))
         eb = b.elem((c, kk) if b_nk else (kk, c))
-        acc.terms.append(Term(((kk, ka),), ea, eb))
+        scales = self.scale_factors(acc, s.extra, s) if s.variant == "scale" else ()
+        acc.terms.append(Term(((kk, ka),), ea, eb, (), scales))
         self.red_line = self.red_line or (s.span.line if s.span else 0)
         self.ksteps.append(int(_const(ka)))  # type: ignore[arg-type]
         if s.result:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..frontend import ast as A
 from ..tir import expr as E
-from ..tir.contract import Contraction, Epilogue, EpiRead, Group, Operand
+from ..tir.contract import Contraction, Epilogue, EpiRead, Group, Operand, Scale
 from .notlifted import NotLifted
 from .terms import Elem, Limits, Store, Term
 from .terms import const_int as _const
@@ -201,9 +201,13 @@ def prove(it: Any, node: A.Node) -> Contraction:
     index = [E.fold(i) for i in st.index]
     guards = [E.fold(c) for g in st.guard for c in E.conjuncts(E.fold(g))]
     reads = [el for _, el in st.epi.reads] if st.epi is not None else []
-    index, x, y, guards, reads = _split_tile_ids(index, x, y, guards, spatial, it, node, reads)
+    scales = [_subst_elem(f, env) for f in term.scales]
+    index, x, y, guards, both = _split_tile_ids(index, x, y, guards, spatial, it, node, reads + scales)
+    reads, scales = both[: len(reads)], both[len(reads) :]
     out_ext = [it.size(d) for d in out_t.extents]
-    group, index, x, y = _grouping(it, st, index, x, y, reads, spatial, node)
+    group, index, x, y = _grouping(it, st, index, x, y, reads + scales, spatial, node)
+    if group is not None and scales:
+        raise NotLifted("a grouped block-scaled contraction", node)
     kinds: list[str] = []
     for i in index:
         in_x = [d for d, j in enumerate(x.index) if E.same(i, j)]
@@ -255,6 +259,7 @@ def prove(it: Any, node: A.Node) -> Contraction:
             raise NotLifted("a reduction that stops before the end of K", node)
     od = {k: d for d, k in enumerate(kinds)}
     out = Operand(st.tensor, out_t.elem, len(index), od["x"], od["y"], od.get("batch"))
+    factors, scale_k = _scale_factors(scales, index[od["x"]], index[od["y"]], ka, spatial, sums, it, node)
     epilogue = _epilogue(st, reads, index, kinds, (a.tensor, b.tensor), it, node)
     tile = _source_tile(st, spatial, index, od, it)
     seen: dict[str, tuple[E.Expr, int]] = {}
@@ -272,7 +277,82 @@ def prove(it: Any, node: A.Node) -> Contraction:
         tuple(seen.values()),
         epilogue,
         group,
+        factors,
+        scale_k,
     )
+
+
+def _block(j: E.Expr, target: E.Expr, domain: dict[str, E.Expr]) -> int | None:
+    """``d`` with ``j == target // d`` for every value of the variables: ``target`` is a mixed-radix
+    number whose digits of weight below ``d`` range over exactly ``[0, d)`` and ``j`` is the rest over ``d``."""
+    lin = E.linear(target, domain)
+    if lin is None or _const(lin[1]) != 0:
+        return None
+    coefs = lin[0]
+    var = {v.name: v for v in E.free_vars(target)}
+    for d in sorted({c for c in coefs.values() if c > 1}):
+        low = {v: c for v, c in coefs.items() if c < d}
+        high = {v: c for v, c in coefs.items() if c >= d}
+        if any(c % d for c in high.values()):
+            continue
+        low_e: E.Expr = E.Const(0)
+        for v, c in low.items():
+            low_e = low_e + E.Const(c) * var[v]
+        try:
+            rng, _ = _radix(E.fold(low_e), domain, None)  # type: ignore[arg-type]
+        except NotLifted:
+            continue
+        if _const(rng) != d:
+            continue
+        high_e: E.Expr = E.Const(0)
+        for v, c in high.items():
+            high_e = high_e + E.Const(c // d) * var[v]
+        if E.same(j, E.fold(high_e)):
+            return d
+    return None
+
+
+def _scale_factors(
+    scales: list[Elem],
+    row: E.Expr,
+    col: E.Expr,
+    k: E.Expr,
+    spatial: dict[str, E.Expr],
+    sums: dict[str, E.Expr],
+    it: Any,
+    node: A.Node,
+) -> tuple[tuple[Scale, ...], int]:
+    """Each factor's index as output coordinates or K over block sizes (``sa[m][k / 128]``,
+    ``sb[n / 128][k / 128]``); one block size of K for all."""
+    out: list[Scale] = []
+    ks: set[int] = set()
+    for f in scales:
+        if f.limits and not _trivial(f.limits, f.tensor, it):
+            raise NotLifted("a scale read through a view smaller than its tensor", node)
+        dims: list[tuple[str, int]] = []
+        for j in f.index:
+            j = E.fold(j)
+            if _const(j) == 0:
+                dims.append(("0", 0))
+                continue
+            found = None
+            for kind, target, domain in (("m", row, spatial), ("n", col, spatial), ("k", k, sums)):
+                if E.same(j, target):
+                    found = (kind, 1)
+                    break
+                d = _block(j, target, domain)
+                if d is not None:
+                    found = (kind, d)
+                    break
+            if found is None:
+                raise NotLifted("a scale indexed other than by output coordinates and blocks of K", node)
+            if found[0] == "k":
+                ks.add(found[1])
+            dims.append(found)
+        out.append(Scale(f.tensor, it.tensors[f.tensor].elem, tuple(dims)))
+    if len(ks) > 1 or (out and not ks):
+        raise NotLifted("scales over different blocks of K (or none)", node)
+    return tuple(out), (ks.pop() if ks else 0)
 
 
 def _trivial(limits: Limits, tensor: str, it: Any) -> bool:

@@ -75,6 +75,7 @@ class Term:
     a: Elem
     b: Elem
     conds: tuple[tuple[int, E.Expr], ...] = ()
+    scales: tuple[Elem, ...] = ()  # factors of each product (a block-scaled MMA: ``mma.row.row.scale``)
 
 
 @dataclass
@@ -95,6 +96,7 @@ class Cells:
     post: EpiValue | None = None
     transformed: bool = False  # an operation after the sum: no product may be added any more
     depth: int = 0  # how many loops were open where it was declared
+    scale_mark: int = 0  # the first term a split ``mma.scale`` would scale
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..lift.host import HostScope, ir_type
 from ..tir import expr as E
 from ..tir import nodes as N
-from ..tir.contract import ACC, Contraction, Epilogue, Group, Operand
+from ..tir.contract import ACC, Contraction, Epilogue, Group, Operand, Scale
 from .schedule import Schedule
 
 DOT_TYPES = ("f16", "bf16", "f8_e4m3", "f8_e5m2", "f32", "tf32", "s8")  # s8: integer dots into s32
@@ -200,7 +200,17 @@ class GemmBuilder:
             a_op, b_op = E.Call("_as_dot_operand", (a_tile,), "f32"), E.Call("_as_dot_operand", (b_tile,), "f32")
         # tl.dot takes [M, K] x [K, N]: A loaded [K, M] and B loaded [N, K] are transposed
         out_dtype = "i32" if integer else None
-        loop.append(N.Dot(acc, a_op, b_op, acc, precision, out_dtype, a_k_first, not b_k_first, line=c.line))
+        if c.scales:  # each K tile's product times its scales: k // scale_k is one value per tile
+            if integer or c.scale_k % s.block_k:
+                raise NotTiled("scales over blocks of K that the K step does not divide")
+            prod = _var("p", (s.block_m, s.block_n), "f32")
+            loop.append(N.Dot(prod, a_op, b_op, None, precision, None, a_k_first, not b_k_first, line=c.line))
+            value: E.Expr = prod
+            for f in c.scales:
+                value = value * self.scale_tile(f, offs_m, offs_n, kt, batch, loop)
+            loop.append(N.Let(acc, acc + value, line=c.line))
+        else:
+            loop.append(N.Dot(acc, a_op, b_op, acc, precision, out_dtype, a_k_first, not b_k_first, line=c.line))
         self.constexpr("NUM_STAGES", s.num_stages, True)  # a tuning sweep may vary the pipeline's depth
         pipe = N.Pipeline("NUM_STAGES", warp_specialize=s.warp_specialize)
         k_steps = E.CDiv(k_ext, E.Const(s.block_k))
@@ -217,7 +227,7 @@ class GemmBuilder:
                 extra.append(E.Bin("<", local, row_count))
             bounds = E.conj([bounds, *extra])
         mask = let("mask_c", bounds, tile_body, c.store_line)
-        value: E.Expr = acc
+        value = acc
         if c.epilogue is not None:
             value = self.epilogue(c.epilogue, acc, offs_m, offs_n, batch, tile_body, mask)
         value = value if out_ty == value.dtype else E.Cast(value, out_ty)
@@ -295,6 +305,29 @@ class GemmBuilder:
             into.append(N.Let(v, big, line=line))
             value = E.replace(value, big, v)
         return value
+
+    def scale_tile(
+        self, f: Scale, offs_m: E.Var, offs_n: E.Var, kt: E.Var, batch: E.Expr | None, into: list[N.Stmt]
+    ) -> E.Var:
+        """The factors of one scale for the tile: a vector over rows or columns, or a scalar."""
+        t = self.host.tensors[f.tensor]
+        ptr, ext = self.tensor(Operand(f.tensor, f.elem, len(t.extents), 0, 0))
+        index: list[E.Expr] = []
+        for kind, d in f.dims:
+            if kind == "0":
+                index.append(E.Const(0))
+            elif kind == "k":
+                index.append(E.fold(E.Bin("/", kt * self.s.block_k, E.Const(d))))
+            else:
+                lane = E.Lift(offs_m, 2, (0,)) if kind == "m" else E.Lift(offs_n, 2, (1,))
+                index.append(lane if d == 1 else E.Bin("/", lane, E.Const(d)))
+        shape = E.broadcast(*(i.shape for i in index))
+        name = self.local(f"{f.tensor}_s")
+        mask = _var(f"mask_{name}", shape, "i1")
+        into.append(N.Let(mask, E.conj(E.Bin("<", i, x) for i, x in zip(index, ext, strict=True)), line=self.c.line))
+        tile = _var(name, shape, ptr.dtype)
+        into.append(N.Load(tile, ptr.name, tuple(index), mask, 0.0, line=self.c.line))
+        return tile
 
     def group_values(self, grp: Group, pid: E.Var, into: list[N.Stmt]) -> dict[str, E.Expr]:
         """The values a group's rows are placed by, each read once by the program."""

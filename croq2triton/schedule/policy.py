@@ -27,6 +27,8 @@ BYTES = {"f8_e4m3": 1, "f8_e5m2": 1, "s8": 1, "f16": 2, "bf16": 2, "f32": 4, "tf
 def auto(c: Contraction) -> Schedule:
     width = max(BYTES.get(c.a.elem, 2), BYTES.get(c.b.elem, 2))
     block_k = {1: 128, 2: 64, 4: 32}[width]
+    if c.scales and c.scale_k % block_k:  # block-scaled: a K step inside one block of the scales
+        block_k = next((b for b in (128, 64, 32, 16) if b <= block_k and c.scale_k % b == 0), block_k)
     if c.batched or c.group is not None:  # one program per (tile, batch or group)
         return Schedule(128, 256, block_k, persistent=False)
     # fp8 operands with an f32 output: the half-width TMA epilogue measured 0.815 / 0.874 of

@@ -73,6 +73,17 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Scale:
+    """A factor of every product of a block-scaled contraction (``mma.row.row.scale``): an element
+    of ``tensor`` whose index, per dimension, is ``m // d``, ``n // d``, ``k // d`` (``kind``, ``d``)
+    or 0 (kind "0")."""
+
+    tensor: str
+    elem: str
+    dims: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
 class Contraction:
     a: Operand  # free = m, inner = k
     b: Operand  # free = n, inner = k
@@ -87,6 +98,8 @@ class Contraction:
     assumptions: tuple[tuple[Expr, int], ...] = ()
     epilogue: Epilogue | None = None  # None: the sum itself is stored
     group: Group | None = None
+    scales: tuple[Scale, ...] = ()  # out = sum_k a * b * prod(scales): constant over blocks of scale_k of k
+    scale_k: int = 0
 
     @property
     def batched(self) -> bool:
