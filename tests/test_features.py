@@ -143,3 +143,26 @@ def test_check_reports_the_errors_upstream_reports(source: str, message: str) ->
         check_unit(parse(source, "bad.co"))
     text = info.value.format()
     assert message in text and "bad.co:" in text
+
+
+def test_block_scaled_fp8_tiled_as_a_contraction_under_an_explicit_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the auto policy keeps block-scaled kernels as written (faster today, schedule/policy.py); a schedule
+    # given explicitly (what a tuning sweep does) tiles the proved contraction: it must compute the same
+    from croq2triton.api import load_source, translate_full
+    from croq2triton.schedule import policy
+    from croq2triton.schedule.schedule import Schedule
+
+    monkeypatch.setattr(policy, "auto", lambda c: Schedule(128, 64, 64, num_stages=4, num_warps=4, persistent=False))
+    src = translate_full((PROGRAMS / "blockscale.co").read_text(), filename="blockscale.co", schedule="auto").source
+    assert src.count("(a contraction:") == 2 and "sa_s = tl.load(" in src
+    mod = load_source(src, "blockscale_tiled")
+    m, n, k = 100, 90, 160
+    kb, nb = -(-k // 64), -(-n // 64)
+    a = torch.randn(m, k, device=DEVICE).to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device=DEVICE).to(torch.float8_e4m3fn)
+    sa = torch.rand(m, kb, device=DEVICE) + 0.5
+    sb = torch.rand(nb, kb, device=DEVICE) + 0.5
+    for func, dt, rtol in (("scaled_inline", torch.float32, FP8_F32_RTOL), ("scaled_split", torch.float16, 2e-3)):
+        out = _poisoned((m, n), dt)
+        getattr(mod, func)(a, sa, b, sb, out)
+        _close(out, _blockscaled_reference(a, sa, b, sb), rtol)

@@ -19,6 +19,7 @@ one program per (tile, batch), reading ``[1, BM, BK]`` descriptor boxes.
 from __future__ import annotations
 
 from ..tir.contract import Contraction
+from .gemm import NotTiled
 from .schedule import Schedule
 
 BYTES = {"f8_e4m3": 1, "f8_e5m2": 1, "s8": 1, "f16": 2, "bf16": 2, "f32": 4, "tf32": 4}
@@ -27,6 +28,13 @@ BYTES = {"f8_e4m3": 1, "f8_e5m2": 1, "s8": 1, "f16": 2, "bf16": 2, "f32": 4, "tf
 def auto(c: Contraction) -> Schedule:
     width = max(BYTES.get(c.a.elem, 2), BYTES.get(c.b.elem, 2))
     block_k = {1: 128, 2: 64, 4: 32}[width]
+    if c.scales:
+        # Block-scaled contractions keep the kernel as written: tiled (perf/probe_blockscale.py, H200,
+        # 2026-12-01 16:57, tests/programs/blockscale.co scaled_inline, fp8, scale blocks of 64) the best
+        # of 128x256 / 128x128 / 64x256 / 128x64 tiles, 3-5 stages, 4-8 warps, persistent or not ran at
+        # 0.31 / 0.32 of torch._scaled_mm at 4096^3 / 8192^3 (128x256: 0.22; each K tile's product and
+        # the accumulator are live together), the source's 64x64 kernel as written at 0.43 / 0.42.
+        raise NotTiled("a block-scaled contraction (the kernel as written is faster: schedule/policy.py)")
     if c.scales and c.scale_k % block_k:  # block-scaled: a K step inside one block of the scales
         block_k = next((b for b in (128, 64, 32, 16) if b <= block_k and c.scale_k % b == 0), block_k)
     if c.batched or c.group is not None:  # one program per (tile, batch or group)

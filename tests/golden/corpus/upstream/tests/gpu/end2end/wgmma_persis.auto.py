@@ -342,91 +342,115 @@ def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
 
 @triton.jit
 def blockscale_gemm_e4m3_ws_persis_k0(
-    M,
+    total_tiles,
+    tiles_n,
     K,
     lhs_ptr,
-    stride_lhs0,
-    stride_lhs1,
-    N,
+    lhs_s0,
+    lhs_s1,
+    M,
+    lhs_desc_64x128,
     rhs_ptr,
-    stride_rhs0,
-    stride_rhs1,
-    output_ptr,
-    stride_output0,
-    stride_output1,
-    lhs_desc,
-    rhs_desc,
-    DIV_BLK_K,
+    rhs_s0,
+    rhs_s1,
+    N,
+    rhs_desc_128x128,
     scale_lhs_ptr,
-    stride_scale_lhs0,
-    stride_scale_lhs1,
-    DIV_BLK_N,
+    scale_lhs_s0,
+    scale_lhs_s1,
+    DIV_BLK_K,
     scale_rhs_ptr,
-    stride_scale_rhs0,
-    stride_scale_rhs1,
-    output_desc,
-    GROUP_M: tl.constexpr,
-    TMA_LHS: tl.constexpr,
-    TMA_RHS: tl.constexpr,
+    scale_rhs_s0,
+    scale_rhs_s1,
+    DIV_BLK_N,
+    output_ptr,
+    output_s0,
+    output_s1,
+    output_desc_64x128,
+    WARP_SPECIALIZE: tl.constexpr,
     NUM_STAGES: tl.constexpr,
-    TMA_OUTPUT: tl.constexpr,
-    NUM_SMS: tl.constexpr,
+    TMA_LHS_64X128: tl.constexpr,
+    TMA_RHS_128X128: tl.constexpr,
+    TMA_OUTPUT_64X128: tl.constexpr,
 ):
-    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
-    128 tiles (schedule auto; the source: 64 x 128 output tiles, K steps of 128); the schedule only changes how it
-    runs.
-    """
-    pid = tl.program_id(0)  # wgmma_persis.co:103
-    num_pid_m = tl.cdiv(M, 128)
-    num_pid_n = tl.cdiv(N, 256)
-    num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
-        num_pid_in_group = GROUP_M * num_pid_n
-        first_pid_m = tile_id // num_pid_in_group * GROUP_M
-        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
-        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
-        pid_n = tile_id % num_pid_in_group // group_size_m
-        offs_m = pid_m * 128 + tl.arange(0, 128)
-        offs_n = pid_n * 256 + tl.arange(0, 256)
-        acc = tl.zeros([128, 256], tl.float32)  # wgmma_persis.co:138
-        for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
-            offs_k = k * 128 + tl.arange(0, 128)
-            mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
-            if TMA_LHS:
-                a = lhs_desc.load([pid_m * 128, k * 128])
-            else:
-                a = tl.load(
-                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+    """Program = one block of `parallel` at wgmma_persis.co:103."""
+    block_id = tl.program_id(0)  # wgmma_persis.co:103
+    # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
+    # wgmma_persis.co:105
+    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)
+    # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
+    # wgmma_persis.co:106
+    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)
+    output_s = tl.zeros([64, 128], tl.float16)  # wgmma_persis.co:107
+    for tile_iter_1 in range(0, tl.cdiv(total_tiles, 132)):  # wgmma_persis.co:109
+        tile_id_2 = tile_iter_1 * 132 + block_id  # wgmma_persis.co:110
+        if tile_id_2 < total_tiles:  # wgmma_persis.co:111
+            block_m_3 = tile_id_2 // tiles_n  # wgmma_persis.co:112
+            block_n_4 = tile_id_2 % tiles_n  # wgmma_persis.co:113
+            # warp-specialised pipeline (wgmma_persis.co:115): producer warpgroup 0, consumer warpgroup(s) 1..1 merged
+            # into one loop; events become program order
+            mc_5 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_persis.co:130
+            if tile_iter_1 == 0:  # wgmma_persis.co:131
+                for order_6 in range(0, 4):  # wgmma_persis.co:132
+                    pass
+            # wgmma_persis.co:134
+            for iv_k_7 in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
+                # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
+                if TMA_LHS_64X128:  # wgmma_persis.co:120
+                    tile_9 = lhs_desc_64x128.load([block_m_3 * 64, iv_k_7 * 128])
+                else:
+                    mask_10 = (block_m_3 * 64 + tl.arange(0, 64)[:, None] < M) & (
+                        iv_k_7 * 128 + tl.arange(0, 128)[None, :] < K
+                    )
+                    ptrs_11 = (
+                        lhs_ptr
+                        + (block_m_3 * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
+                        + (iv_k_7 * 128 + tl.arange(0, 128)[None, :]) * lhs_s1
+                    )
+                    tile_9 = _oob_fill(tl.load(ptrs_11, mask=mask_10, other=0.0), mask_10)
+                lhs_load_s = tile_9  # wgmma_persis.co:120
+                # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
+                if TMA_RHS_128X128:  # wgmma_persis.co:123
+                    tile_12 = rhs_desc_128x128.load([block_n_4 * 128, iv_k_7 * 128])
+                else:
+                    mask_13 = (block_n_4 * 128 + tl.arange(0, 128)[:, None] < N) & (
+                        iv_k_7 * 128 + tl.arange(0, 128)[None, :] < K
+                    )
+                    ptrs_14 = (
+                        rhs_ptr
+                        + (block_n_4 * 128 + tl.arange(0, 128)[:, None]) * rhs_s0
+                        + (iv_k_7 * 128 + tl.arange(0, 128)[None, :]) * rhs_s1
+                    )
+                    tile_12 = _oob_fill(tl.load(ptrs_14, mask=mask_13, other=0.0), mask_13)
+                rhs_load_s = tile_12  # wgmma_persis.co:123
+                mc__scaled0_15 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_persis.co:142
+                mc__scaled0_15 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc__scaled0_15)  # wgmma_persis.co:138
+                # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
+                mask_18 = (block_m_3 * 64 + tl.arange(0, 64)[:, None] < M) & (
+                    iv_k_7 + tl.arange(0, 1)[None, :] < DIV_BLK_K
+                )  # wgmma_persis.co:142
+                ptrs_19 = (
+                    scale_lhs_ptr
+                    + (block_m_3 * 64 + tl.arange(0, 64)[:, None]) * scale_lhs_s0
+                    + (iv_k_7 + tl.arange(0, 1)[None, :]) * scale_lhs_s1
                 )
-            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
-            if TMA_RHS:
-                b = rhs_desc.load([pid_n * 256, k * 128])
+                tile_17 = _oob_fill(tl.load(ptrs_19, mask=mask_18, other=0.0), mask_18)
+                mask_20 = (block_n_4 < DIV_BLK_N) & (iv_k_7 < DIV_BLK_K)  # wgmma_persis.co:143
+                ptrs_21 = scale_rhs_ptr + block_n_4 * scale_rhs_s0 + iv_k_7 * scale_rhs_s1
+                v_22 = _oob_fill(tl.load(ptrs_21, mask=mask_20, other=0.0), mask_20)
+                mc_5 = mc_5 + mc__scaled0_15 * tile_17.to(tl.float32) * v_22  # wgmma_persis.co:142
+            output_s = mc_5.to(tl.float16)  # wgmma_persis.co:146
+            if TMA_OUTPUT_64X128:  # wgmma_persis.co:147
+                output_desc_64x128.store([block_m_3 * 64, block_n_4 * 128], output_s)
             else:
-                b = tl.load(
-                    rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                tl.store(
+                    output_ptr
+                    + (block_m_3 * 64 + tl.arange(0, 64)[:, None]) * output_s0
+                    + (block_n_4 * 128 + tl.arange(0, 128)[None, :]) * output_s1,
+                    output_s,
+                    mask=(block_m_3 * 64 + tl.arange(0, 64)[:, None] < M)
+                    & (block_n_4 * 128 + tl.arange(0, 128)[None, :] < N),
                 )
-            p = tl.dot(a, tl.trans(b))
-            mask_scale_lhs_s = (offs_m[:, None] < M) & (k < DIV_BLK_K)
-            scale_lhs_s = tl.load(
-                scale_lhs_ptr + offs_m[:, None] * stride_scale_lhs0 + k * stride_scale_lhs1,
-                mask=mask_scale_lhs_s,
-                other=0.0,
-            )
-            mask_scale_rhs_s = (offs_n[None, :] // 128 < DIV_BLK_N) & (k < DIV_BLK_K)
-            scale_rhs_s = tl.load(
-                scale_rhs_ptr + offs_n[None, :] // 128 * stride_scale_rhs0 + k * stride_scale_rhs1,
-                mask=mask_scale_rhs_s,
-                other=0.0,
-            )
-            acc = acc + p * scale_lhs_s * scale_rhs_s
-        mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # wgmma_persis.co:147
-        c = acc.to(tl.float16)
-        if TMA_OUTPUT:
-            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
-            output_desc.store([pid_m * 128, pid_n * 256], c_0)
-            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
-        else:
-            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=None):
@@ -456,59 +480,60 @@ def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _l
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     tiles_n = _rt.cdiv(N, 128)  # wgmma_persis.co:100
     total_tiles = _rt.cdiv(M, 64) * tiles_n  # wgmma_persis.co:101
-    _blockscale_gemm_e4m3_ws_persis_k0_NUM_SMS = _rt.num_sms(_dev)  # wgmma_persis.co:103
-    _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-    _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc = _rt.tma_desc(
-        lhs, [128, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS, _OOB_PADDING
+    _blockscale_gemm_e4m3_ws_persis_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
+    _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads")
+    _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc_64x128 = _rt.tma_desc(
+        lhs, [64, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128, _OOB_PADDING
     )
-    _blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 128], [256, 128], "loads (auto)")
-    _blockscale_gemm_e4m3_ws_persis_k0_rhs_desc = _rt.tma_desc(
-        rhs, [256, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS, _OOB_PADDING
+    _blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128 = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads")
+    _blockscale_gemm_e4m3_ws_persis_k0_rhs_desc_128x128 = _rt.tma_desc(
+        rhs, [128, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128, _OOB_PADDING
     )
-    _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT = _rt.tma_ok(
-        _F, "output", output, [128, 128], [128, 128], "stores (auto)"
+    _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(
+        _F, "output", output, [64, 128], [64, 128], "stores"
     )
-    _blockscale_gemm_e4m3_ws_persis_k0_output_desc = _rt.tma_desc(
-        output, [128, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT, _OOB_PADDING
+    _blockscale_gemm_e4m3_ws_persis_k0_output_desc_64x128 = _rt.tma_desc(
+        output, [64, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128, "zero"
     )
     _launch(
         blockscale_gemm_e4m3_ws_persis_k0,
-        (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _blockscale_gemm_e4m3_ws_persis_k0_NUM_SMS),),
+        (132,),
         [
-            M,
+            total_tiles,
+            tiles_n,
             K,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            N,
+            M,
+            _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc_64x128,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc,
-            _blockscale_gemm_e4m3_ws_persis_k0_rhs_desc,
-            DIV_BLK_K,
+            N,
+            _blockscale_gemm_e4m3_ws_persis_k0_rhs_desc_128x128,
             scale_lhs,
             scale_lhs.stride(0),
             scale_lhs.stride(1),
-            DIV_BLK_N,
+            DIV_BLK_K,
             scale_rhs,
             scale_rhs.stride(0),
             scale_rhs.stride(1),
-            _blockscale_gemm_e4m3_ws_persis_k0_output_desc,
+            DIV_BLK_N,
+            output,
+            output.stride(0),
+            output.stride(1),
+            _blockscale_gemm_e4m3_ws_persis_k0_output_desc_64x128,
         ],
         dict(
-            GROUP_M=8,
-            TMA_LHS=_blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS,
-            TMA_RHS=_blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT,
-            NUM_SMS=_blockscale_gemm_e4m3_ws_persis_k0_NUM_SMS,
-            num_warps=8,
+            WARP_SPECIALIZE=_blockscale_gemm_e4m3_ws_persis_k0_WARP_SPECIALIZE,
+            NUM_STAGES=4,
+            TMA_LHS_64X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128,
+            TMA_RHS_128X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128,
+            TMA_OUTPUT_64X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128,
+            num_warps=4,
         ),
-    )
+    )  # wgmma_persis.co:103
     return None
 
 

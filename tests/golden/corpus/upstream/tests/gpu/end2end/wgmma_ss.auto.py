@@ -1189,95 +1189,6 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
 
 @triton.jit
 def blockscale_gemm_e4m3_n48_k0(
-    M,
-    K,
-    lhs_ptr,
-    stride_lhs0,
-    stride_lhs1,
-    N,
-    rhs_ptr,
-    stride_rhs0,
-    stride_rhs1,
-    output_ptr,
-    stride_output0,
-    stride_output1,
-    lhs_desc,
-    rhs_desc,
-    DIV_BLK_K,
-    scale_lhs_ptr,
-    stride_scale_lhs0,
-    stride_scale_lhs1,
-    DIV_BLK_N,
-    scale_rhs_ptr,
-    stride_scale_rhs0,
-    stride_scale_rhs1,
-    output_desc,
-    GROUP_M: tl.constexpr,
-    TMA_LHS: tl.constexpr,
-    TMA_RHS: tl.constexpr,
-    NUM_STAGES: tl.constexpr,
-    TMA_OUTPUT: tl.constexpr,
-    NUM_SMS: tl.constexpr,
-):
-    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
-    128 tiles (schedule auto; the source: 64 x 48 output tiles, K steps of 128); the schedule only changes how it
-    runs.
-    """
-    pid = tl.program_id(0)  # wgmma_ss.co:98
-    num_pid_m = tl.cdiv(M, 128)
-    num_pid_n = tl.cdiv(N, 256)
-    num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
-        num_pid_in_group = GROUP_M * num_pid_n
-        first_pid_m = tile_id // num_pid_in_group * GROUP_M
-        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
-        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
-        pid_n = tile_id % num_pid_in_group // group_size_m
-        offs_m = pid_m * 128 + tl.arange(0, 128)
-        offs_n = pid_n * 256 + tl.arange(0, 256)
-        acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:112
-        for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
-            offs_k = k * 128 + tl.arange(0, 128)
-            mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
-            if TMA_LHS:
-                a = lhs_desc.load([pid_m * 128, k * 128])
-            else:
-                a = tl.load(
-                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
-                )
-            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
-            if TMA_RHS:
-                b = rhs_desc.load([pid_n * 256, k * 128])
-            else:
-                b = tl.load(
-                    rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0
-                )
-            p = tl.dot(a, tl.trans(b))
-            mask_scale_lhs_s = (offs_m[:, None] < M) & (k < DIV_BLK_K)
-            scale_lhs_s = tl.load(
-                scale_lhs_ptr + offs_m[:, None] * stride_scale_lhs0 + k * stride_scale_lhs1,
-                mask=mask_scale_lhs_s,
-                other=0.0,
-            )
-            mask_scale_rhs_s = (offs_n[None, :] // 48 < DIV_BLK_N) & (k < DIV_BLK_K)
-            scale_rhs_s = tl.load(
-                scale_rhs_ptr + offs_n[None, :] // 48 * stride_scale_rhs0 + k * stride_scale_rhs1,
-                mask=mask_scale_rhs_s,
-                other=0.0,
-            )
-            acc = acc + p * scale_lhs_s * scale_rhs_s
-        mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # wgmma_ss.co:117
-        c = acc.to(tl.float16)
-        if TMA_OUTPUT:
-            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
-            output_desc.store([pid_m * 128, pid_n * 256], c_0)
-            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
-        else:
-            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
-
-
-@triton.jit
-def blockscale_gemm_e4m3_n48_k0_general(
     _grid_1,
     _grid_2,
     K,
@@ -1439,131 +1350,72 @@ def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:97
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    if N % 48 == 0 and K % 128 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:98
-        _blockscale_gemm_e4m3_n48_k0_NUM_SMS = _rt.num_sms(_dev)
-        _blockscale_gemm_e4m3_n48_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-        _blockscale_gemm_e4m3_n48_k0_lhs_desc = _rt.tma_desc(
-            lhs, [128, 128], _blockscale_gemm_e4m3_n48_k0_TMA_LHS, _OOB_PADDING
-        )
-        _blockscale_gemm_e4m3_n48_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 128], [256, 128], "loads (auto)")
-        _blockscale_gemm_e4m3_n48_k0_rhs_desc = _rt.tma_desc(
-            rhs, [256, 128], _blockscale_gemm_e4m3_n48_k0_TMA_RHS, _OOB_PADDING
-        )
-        _blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT = _rt.tma_ok(
-            _F, "output", output, [128, 128], [128, 128], "stores (auto)"
-        )
-        _blockscale_gemm_e4m3_n48_k0_output_desc = _rt.tma_desc(
-            output, [128, 128], _blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT, _OOB_PADDING
-        )
-        _launch(
-            blockscale_gemm_e4m3_n48_k0,
-            (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _blockscale_gemm_e4m3_n48_k0_NUM_SMS),),
-            [
-                M,
-                K,
-                lhs,
-                lhs.stride(0),
-                lhs.stride(1),
-                N,
-                rhs,
-                rhs.stride(0),
-                rhs.stride(1),
-                output,
-                output.stride(0),
-                output.stride(1),
-                _blockscale_gemm_e4m3_n48_k0_lhs_desc,
-                _blockscale_gemm_e4m3_n48_k0_rhs_desc,
-                DIV_BLK_K,
-                scale_lhs,
-                scale_lhs.stride(0),
-                scale_lhs.stride(1),
-                DIV_BLK_N,
-                scale_rhs,
-                scale_rhs.stride(0),
-                scale_rhs.stride(1),
-                _blockscale_gemm_e4m3_n48_k0_output_desc,
-            ],
-            dict(
-                GROUP_M=8,
-                TMA_LHS=_blockscale_gemm_e4m3_n48_k0_TMA_LHS,
-                TMA_RHS=_blockscale_gemm_e4m3_n48_k0_TMA_RHS,
-                NUM_STAGES=3,
-                TMA_OUTPUT=_blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT,
-                NUM_SMS=_blockscale_gemm_e4m3_n48_k0_NUM_SMS,
-                num_warps=8,
-            ),
-        )
-    else:  # wgmma_ss.co:98
-        _blockscale_gemm_e4m3_n48_k0_general_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads")
-        _blockscale_gemm_e4m3_n48_k0_general_lhs_desc_64x128 = _rt.tma_desc(
-            lhs, [64, 128], _blockscale_gemm_e4m3_n48_k0_general_TMA_LHS_64X128, _OOB_PADDING
-        )
-        _blockscale_gemm_e4m3_n48_k0_general_TMA_RHS_32X128 = _rt.tma_ok(
-            _F, "rhs", rhs, [32, 128], [_rt.idiv(N, _rt.cdiv(N, 48)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
-        )
-        _blockscale_gemm_e4m3_n48_k0_general_rhs_desc_32x128 = _rt.tma_desc(
-            rhs, [32, 128], _blockscale_gemm_e4m3_n48_k0_general_TMA_RHS_32X128, _OOB_PADDING
-        )
-        _blockscale_gemm_e4m3_n48_k0_general_TMA_RHS_16X128 = _rt.tma_ok(
-            _F, "rhs", rhs, [16, 128], [_rt.idiv(N, _rt.cdiv(N, 48)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
-        )
-        _blockscale_gemm_e4m3_n48_k0_general_rhs_desc_16x128 = _rt.tma_desc(
-            rhs, [16, 128], _blockscale_gemm_e4m3_n48_k0_general_TMA_RHS_16X128, _OOB_PADDING
-        )
-        _blockscale_gemm_e4m3_n48_k0_general_TMA_OUTPUT_64X32 = _rt.tma_ok(
-            _F, "output", output, [64, 32], [64, 32], "stores"
-        )
-        _blockscale_gemm_e4m3_n48_k0_general_output_desc_64x32 = _rt.tma_desc(
-            output, [64, 32], _blockscale_gemm_e4m3_n48_k0_general_TMA_OUTPUT_64X32, "zero"
-        )
-        _blockscale_gemm_e4m3_n48_k0_general_TMA_OUTPUT_64X16 = _rt.tma_ok(
-            _F, "output", output, [64, 16], [64, 16], "stores"
-        )
-        _blockscale_gemm_e4m3_n48_k0_general_output_desc_64x16 = _rt.tma_desc(
-            output, [64, 16], _blockscale_gemm_e4m3_n48_k0_general_TMA_OUTPUT_64X16, "zero"
-        )
-        _launch(
-            blockscale_gemm_e4m3_n48_k0_general,
-            (_rt.cdiv(M, 64) * _rt.cdiv(N, 48),),
-            [
-                _rt.cdiv(M, 64),
-                _rt.cdiv(N, 48),
-                K,
-                lhs,
-                lhs.stride(0),
-                lhs.stride(1),
-                M,
-                _blockscale_gemm_e4m3_n48_k0_general_lhs_desc_64x128,
-                rhs,
-                rhs.stride(0),
-                rhs.stride(1),
-                N,
-                _blockscale_gemm_e4m3_n48_k0_general_rhs_desc_32x128,
-                _blockscale_gemm_e4m3_n48_k0_general_rhs_desc_16x128,
-                scale_lhs,
-                scale_lhs.stride(0),
-                scale_lhs.stride(1),
-                DIV_BLK_K,
-                scale_rhs,
-                scale_rhs.stride(0),
-                scale_rhs.stride(1),
-                DIV_BLK_N,
-                output,
-                output.stride(0),
-                output.stride(1),
-                _blockscale_gemm_e4m3_n48_k0_general_output_desc_64x32,
-                _blockscale_gemm_e4m3_n48_k0_general_output_desc_64x16,
-            ],
-            dict(
-                GROUP_M=8,
-                TMA_LHS_64X128=_blockscale_gemm_e4m3_n48_k0_general_TMA_LHS_64X128,
-                TMA_RHS_32X128=_blockscale_gemm_e4m3_n48_k0_general_TMA_RHS_32X128,
-                TMA_RHS_16X128=_blockscale_gemm_e4m3_n48_k0_general_TMA_RHS_16X128,
-                TMA_OUTPUT_64X32=_blockscale_gemm_e4m3_n48_k0_general_TMA_OUTPUT_64X32,
-                TMA_OUTPUT_64X16=_blockscale_gemm_e4m3_n48_k0_general_TMA_OUTPUT_64X16,
-                num_warps=4,
-            ),
-        )
+    _blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads")
+    _blockscale_gemm_e4m3_n48_k0_lhs_desc_64x128 = _rt.tma_desc(
+        lhs, [64, 128], _blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128, _OOB_PADDING
+    )
+    _blockscale_gemm_e4m3_n48_k0_TMA_RHS_32X128 = _rt.tma_ok(
+        _F, "rhs", rhs, [32, 128], [_rt.idiv(N, _rt.cdiv(N, 48)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
+    )
+    _blockscale_gemm_e4m3_n48_k0_rhs_desc_32x128 = _rt.tma_desc(
+        rhs, [32, 128], _blockscale_gemm_e4m3_n48_k0_TMA_RHS_32X128, _OOB_PADDING
+    )
+    _blockscale_gemm_e4m3_n48_k0_TMA_RHS_16X128 = _rt.tma_ok(
+        _F, "rhs", rhs, [16, 128], [_rt.idiv(N, _rt.cdiv(N, 48)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
+    )
+    _blockscale_gemm_e4m3_n48_k0_rhs_desc_16x128 = _rt.tma_desc(
+        rhs, [16, 128], _blockscale_gemm_e4m3_n48_k0_TMA_RHS_16X128, _OOB_PADDING
+    )
+    _blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X32 = _rt.tma_ok(_F, "output", output, [64, 32], [64, 32], "stores")
+    _blockscale_gemm_e4m3_n48_k0_output_desc_64x32 = _rt.tma_desc(
+        output, [64, 32], _blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X32, "zero"
+    )
+    _blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X16 = _rt.tma_ok(_F, "output", output, [64, 16], [64, 16], "stores")
+    _blockscale_gemm_e4m3_n48_k0_output_desc_64x16 = _rt.tma_desc(
+        output, [64, 16], _blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X16, "zero"
+    )
+    _launch(
+        blockscale_gemm_e4m3_n48_k0,
+        (_rt.cdiv(M, 64) * _rt.cdiv(N, 48),),
+        [
+            _rt.cdiv(M, 64),
+            _rt.cdiv(N, 48),
+            K,
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
+            M,
+            _blockscale_gemm_e4m3_n48_k0_lhs_desc_64x128,
+            rhs,
+            rhs.stride(0),
+            rhs.stride(1),
+            N,
+            _blockscale_gemm_e4m3_n48_k0_rhs_desc_32x128,
+            _blockscale_gemm_e4m3_n48_k0_rhs_desc_16x128,
+            scale_lhs,
+            scale_lhs.stride(0),
+            scale_lhs.stride(1),
+            DIV_BLK_K,
+            scale_rhs,
+            scale_rhs.stride(0),
+            scale_rhs.stride(1),
+            DIV_BLK_N,
+            output,
+            output.stride(0),
+            output.stride(1),
+            _blockscale_gemm_e4m3_n48_k0_output_desc_64x32,
+            _blockscale_gemm_e4m3_n48_k0_output_desc_64x16,
+        ],
+        dict(
+            GROUP_M=8,
+            TMA_LHS_64X128=_blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128,
+            TMA_RHS_32X128=_blockscale_gemm_e4m3_n48_k0_TMA_RHS_32X128,
+            TMA_RHS_16X128=_blockscale_gemm_e4m3_n48_k0_TMA_RHS_16X128,
+            TMA_OUTPUT_64X32=_blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X32,
+            TMA_OUTPUT_64X16=_blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X16,
+            num_warps=4,
+        ),
+    )  # wgmma_ss.co:98
     return None
 
 
