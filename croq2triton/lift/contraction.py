@@ -40,7 +40,6 @@ from .notlifted import NotLifted
 from .proof import prove
 from .roles import EVENT_ONLY, Roles
 from .terms import (
-    ACC,
     AccRead,
     Bounded,
     Buffer,
@@ -264,7 +263,7 @@ class Interpreter(Roles, Expressions):
             if init is None:
                 raise NotLifted("a declaration without a value", d)
             if s.type in FLOATS or s.type == "s32":  # s32: the accumulator of integer products
-                cells = self.new_acc(Cells(s.type, (), (), zero=True, line=s.span.line if s.span else 0))
+                cells = self.new_acc(Cells(s.type, (), (), zero=True, line=self.line(s)))
                 if not self.is_zero(init):  # `f32 acc = c.at(m, n);`: it starts there
                     cells.post = start_value(self, cells, init, d)
                 self.bind(d.name, cells)
@@ -285,7 +284,7 @@ class Interpreter(Roles, Expressions):
                 fill = d.fill if d.fill is not None else d.init
                 cells = Cells(s.elem, tuple(dims), tuple(self.fresh("i") for _ in dims))  # type: ignore[arg-type]
                 cells.zero = fill is not None and self.is_zero(fill)
-                cells.line = s.span.line if s.span else 0
+                cells.line = self.line(s)
                 self.bind(d.name, self.new_acc(cells))
             elif s.storage == "shared":
                 if d.init is not None or d.fill is not None:
@@ -312,7 +311,7 @@ class Interpreter(Roles, Expressions):
 
     def assign(self, a: A.Assign, s: A.Stmt) -> None:
         tgt = _lit(a.target)
-        line = s.span.line if s.span else 0
+        line = self.line(s)
         if isinstance(tgt, A.Name) and a.op == "=" and not self.known(tgt.name):
             v = _lit(a.value)  # declaration by assignment (LANGUAGE.md 4.3): a name for a value or view
             if isinstance(v, A.Binary) and v.op == "#":
@@ -608,7 +607,7 @@ class Interpreter(Roles, Expressions):
         if s.op != "copy" or any(at.name in ("sp", "transp") for at in s.attrs):
             raise NotLifted(f"a {s.engine}.{s.op} with these attributes", s)
         src = self.value(s.src)
-        line = s.span.line if s.span else 0
+        line = self.line(s)
         if isinstance(src, (Buffer, View)):
             content = self.buffer_content(src, s)
             dst = self.value(s.dst) if not s.dst_storage else None
@@ -676,11 +675,10 @@ class Interpreter(Roles, Expressions):
         if ev.acc is None or len(idx) != len(buf.shape):
             raise NotLifted("a buffer element written with something other than an accumulator", a)
         epi = ev.result(v)
-        plain = isinstance(epi.expr, E.Var) and epi.expr.name == ACC and not epi.reads
         guard = buf.guard
         self.touch(buf, True)
         buf.guard = guard  # each element keeps the conditions it was written under
-        buf.content = [*old, Written(idx, ev.acc, None if plain else epi, tuple(self.spatial), tuple(self.guard))]
+        buf.content = [*old, Written(idx, ev.acc, None if epi.plain else epi, tuple(self.spatial), tuple(self.guard))]
 
     def buffer_content(self, v: Buffer | View, node: A.Node) -> Region | list[Placed | Written]:
         base = v.base if isinstance(v, View) else v
@@ -697,9 +695,7 @@ class Interpreter(Roles, Expressions):
         if not self.is_zero(s.value):
             raise NotLifted("an accumulator that does not start at zero", s)
         if s.result:  # the fragment's shape comes with its first MMA
-            self.bind(
-                s.result, self.new_acc(Cells(s.elem or "f32", (), (), zero=True, line=s.span.line if s.span else 0))
-            )
+            self.bind(s.result, self.new_acc(Cells(s.elem or "f32", (), (), zero=True, line=self.line(s))))
             return
         cur = self.value(s.target) if s.target is not None else None
         if not isinstance(cur, Cells) or cur.terms:
@@ -808,7 +804,7 @@ class Interpreter(Roles, Expressions):
         eb = b.elem((c, kk) if b_nk else (kk, c))
         scales = self.scale_factors(acc, s.extra, s) if s.variant == "scale" else ()
         acc.terms.append(Term(((kk, ka),), ea, eb, (), scales))
-        self.red_line = self.red_line or (s.span.line if s.span else 0)
+        self.red_line = self.red_line or self.line(s)
         self.ksteps.append(int(_const(ka)))  # type: ignore[arg-type]
         if s.result:
             self.bind(s.result, E.Const(0))  # an operation future: waiting on it does nothing here
@@ -824,8 +820,7 @@ class Interpreter(Roles, Expressions):
         shape = (int(_const(tile.shape[0])), int(_const(tile.shape[1])))  # type: ignore[arg-type]
         cells = self.new_acc(Cells(elem, shape, (self.fresh("r"), self.fresh("c")), zero=True, line=self.line(s)))
         ev = EpilogueEval(self)
-        start = ev.read(tile.elem(cells.coords), s)
-        cells.post = ev.result(ev.binary("+", ev.accumulator(AccRead(cells, cells.coords), s), start, s))
+        cells.post = ev.started(cells, ev.read(tile.elem(cells.coords), s), s)
         return cells
 
     def line(self, s: A.Node) -> int:
@@ -896,8 +891,7 @@ class Interpreter(Roles, Expressions):
         if ev.acc is None:
             raise NotLifted("a store of something other than an accumulator", a)
         epi = ev.result(v)
-        plain = isinstance(epi.expr, E.Var) and epi.expr.name == ACC and not epi.reads
-        self.store(at, ev.acc, line, None if plain else epi)
+        self.store(at, ev.acc, line, None if epi.plain else epi)
 
     def store(self, at: Elem, value: AccRead, line: int, epi: EpiValue | None = None) -> None:
         store = Store(at.tensor, at.index, value, tuple(self.guard), tuple(self.spatial), line, epi, at.limits)

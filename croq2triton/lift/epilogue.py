@@ -18,6 +18,7 @@ from .host import ir_type
 from .notlifted import NotLifted
 from .terms import ACC, AccRead, Bounded, Cells, Elem, EpiValue, Scalar
 from .terms import unparen as _lit
+from .views import FLOATS
 
 INT_SCALARS = ("int", "s32", "u32", "s64", "u64", "bool")
 
@@ -25,7 +26,7 @@ INT_SCALARS = ("int", "s32", "u32", "s64", "u64", "bool")
 def acc_ctype(cells: Cells) -> str:
     """The type the sum is kept in: f32 for every float accumulator (f16 ones too: rounded once at
     the store, LANGUAGE.md 9.3), s32 for integer ones."""
-    return "f32" if cells.elem in ("f64", "f32", "tf32", "f16", "bf16", "f8_e4m3", "f8_e5m2") else "s32"
+    return "f32" if cells.elem in FLOATS else "s32"
 
 
 class EpilogueEval(Arith):
@@ -40,6 +41,10 @@ class EpilogueEval(Arith):
     def evaluate(self, e: A.Expr) -> EpiValue:
         v = self.expr(e)
         return self.result(v)
+
+    def started(self, cells: Cells, start: Value, node: A.Node) -> EpiValue:
+        """``ACC + start``: what an accumulator that starts from ``start`` holds once its products are added."""
+        return self.result(self.binary("+", self.accumulator(AccRead(cells, cells.coords), node), start, node))
 
     def result(self, v: Value) -> EpiValue:
         return EpiValue(v.expr, v.ctype, tuple(self.reads.items()), tuple(self.scalars.items()))
@@ -113,7 +118,7 @@ def start_value(it: Any, cells: Cells, init: A.Expr, node: A.Node) -> EpiValue:
     v = ev.convert(ev.expr(init), cells.elem)
     if ev.acc is not None:
         raise NotLifted("an accumulator that starts from another accumulator", node)
-    return ev.result(ev.binary("+", ev.accumulator(AccRead(cells, cells.coords), node), v, node))
+    return ev.started(cells, v, node)
 
 
 def transformed(it: Any, cells: Cells, op: str, rhs: A.Expr, node: A.Node) -> EpiValue:

@@ -218,6 +218,11 @@ class EpiValue:
     reads: tuple[tuple[str, Elem], ...] = ()
     scalars: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def plain(self) -> bool:
+        """The sum itself (no epilogue)."""
+        return isinstance(self.expr, E.Var) and self.expr.name == ACC and not self.reads
+
     def subst_reads(self, env: dict[str, E.Expr]) -> EpiValue:
         reads = tuple((n, subst_elem(x, env)) for n, x in self.reads)
         return EpiValue(self.expr, self.ctype, reads, self.scalars)

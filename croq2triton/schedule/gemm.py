@@ -267,21 +267,9 @@ class GemmBuilder:
         env: dict[str, E.Expr] = {ACC: acc}
         masks = [(out_mask, self.lets[out_mask.name])]
         for r in epi.reads:
-            t = self.host.tensors[r.tensor]
-            ptr, ext = self.tensor(Operand(r.tensor, r.elem, len(t.extents), 0, 0))
             index = tuple(batch if d == "b" and batch is not None else coord.get(d, E.Const(0)) for d in r.dims)
-            shape = E.broadcast(*(i.shape for i in index))
-            name = self.local(r.tensor)
-            bounds = [E.Bin("<", i, x) for i, x, d in zip(index, ext, r.dims, strict=True) if d != "b"]
-            cond = E.conj(bounds)
-            mask = next((v for v, m in masks if E.same(m, cond)), None)  # each mask once
-            if mask is None:
-                mask = _var(f"mask_{name}", shape, "i1")
-                into.append(N.Let(mask, cond, line=line))
-                masks.append((mask, cond))
-            tile = _var(name, shape, ptr.dtype)
-            into.append(N.Load(tile, ptr.name, index, mask, 0 if E.is_int(ptr.dtype) else 0.0, line=line))
-            env[r.var] = tile
+            keep = tuple(d != "b" for d in r.dims)  # the grid keeps the batch index inside
+            env[r.var] = self.load_at(r.tensor, index, self.local(r.tensor), into, line, masks, keep)
         for name, elem in epi.scalars:
             ty = ir_type(elem) or "f32"
             arg = self.local(name)
@@ -310,8 +298,6 @@ class GemmBuilder:
         self, f: Scale, offs_m: E.Var, offs_n: E.Var, kt: E.Var, batch: E.Expr | None, into: list[N.Stmt]
     ) -> E.Var:
         """The factors of one scale for the tile: a vector over rows or columns, or a scalar."""
-        t = self.host.tensors[f.tensor]
-        ptr, ext = self.tensor(Operand(f.tensor, f.elem, len(t.extents), 0, 0))
         index: list[E.Expr] = []
         for kind, d in f.dims:
             if kind == "0":
@@ -321,13 +307,7 @@ class GemmBuilder:
             else:
                 lane = E.Lift(offs_m, 2, (0,)) if kind == "m" else E.Lift(offs_n, 2, (1,))
                 index.append(lane if d == 1 else E.Bin("/", lane, E.Const(d)))
-        shape = E.broadcast(*(i.shape for i in index))
-        name = self.local(f"{f.tensor}_s")
-        mask = _var(f"mask_{name}", shape, "i1")
-        into.append(N.Let(mask, E.conj(E.Bin("<", i, x) for i, x in zip(index, ext, strict=True)), line=self.c.line))
-        tile = _var(name, shape, ptr.dtype)
-        into.append(N.Load(tile, ptr.name, tuple(index), mask, 0.0, line=self.c.line))
-        return tile
+        return self.load_at(f.tensor, tuple(index), self.local(f"{f.tensor}_s"), into, self.c.line, [])
 
     def group_values(self, grp: Group, pid: E.Var, into: list[N.Stmt]) -> dict[str, E.Expr]:
         """The values a group's rows are placed by, each read once by the program."""
@@ -335,23 +315,39 @@ class GemmBuilder:
         taken: set[str] = set()
         masks: list[tuple[E.Var, E.Expr]] = []
         for name, tensor, idx in grp.data:
-            t = self.host.tensors[tensor]
-            ptr, ext = self.tensor(Operand(tensor, t.elem, len(t.extents), 0, 0))
             index = tuple(E.fold(E.substitute(i, {grp.var: pid})) for i in idx)
             base = self.local(tensor)
             var_name = base if base not in taken else f"{base}_{len(taken)}"
             taken.add(var_name)
             # the grid keeps the group index below its extent, which the verifier cannot see: masked
-            cond = E.conj(E.Bin("<", i, x) for i, x in zip(index, ext, strict=True))
-            mask = next((m for m, cc in masks if E.same(cc, cond)), None)
-            if mask is None:
-                mask = E.Var(f"mask_{var_name}", "i1")
-                into.append(N.Let(mask, cond, line=self.line))
-                masks.append((mask, cond))
-            var = E.Var(var_name, ptr.dtype)
-            into.append(N.Load(var, ptr.name, index, mask, 0, line=self.line))
-            env[name] = var
+            env[name] = self.load_at(tensor, index, var_name, into, self.line, masks)
         return env
+
+    def load_at(
+        self,
+        tensor: str,
+        index: tuple[E.Expr, ...],
+        name: str,
+        into: list[N.Stmt],
+        line: int,
+        masks: list[tuple[E.Var, E.Expr]],
+        keep: tuple[bool, ...] | None = None,
+    ) -> E.Var:
+        """``name = tensor[index]``, zero outside the tensor (its dimensions where ``keep``); a mask
+        equal to one in ``masks`` (defined where this load is) is reused, a new one joins them."""
+        t = self.host.tensors[tensor]
+        ptr, ext = self.tensor(Operand(tensor, t.elem, len(t.extents), 0, 0))
+        keep = keep or tuple(True for _ in index)
+        shape = E.broadcast(*(i.shape for i in index))
+        cond = E.conj(E.Bin("<", i, x) for i, x, k in zip(index, ext, keep, strict=True) if k)
+        mask = next((m for m, c in masks if E.same(c, cond)), None)
+        if mask is None:
+            mask = _var(f"mask_{name}", shape, "i1")
+            into.append(N.Let(mask, cond, line=line))
+            masks.append((mask, cond))
+        tile = _var(name, shape, ptr.dtype)
+        into.append(N.Load(tile, ptr.name, index, mask, 0 if E.is_int(ptr.dtype) else 0.0, line=line))
+        return tile
 
     def local(self, name: str) -> str:
         """A kernel name for a user's tensor or scalar that none of this kernel's own names takes."""
