@@ -55,6 +55,20 @@ def smi() -> str:
         return f"n/a ({e})"
 
 
+def run_info() -> dict[str, str]:
+    """The date, GPU, versions and clocks every timing record carries (``clocks_after`` added last)."""
+    import torch
+    import triton
+
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "clocks_before": smi(),
+    }
+
+
 def median_of_rounds(samples: list[float]) -> float:
     return sorted(samples)[len(samples) // 2]
 
@@ -398,19 +412,11 @@ def main() -> int:
     ap.add_argument("--forms", action="store_true", help="time every GEMM form of tests/programs/gemm_forms")
     ap.add_argument("--schedules", default="auto", help="with --forms: comma-separated schedules")
     args = ap.parse_args()
-    import torch
-    import triton
 
     shared = os.environ.get("CROQ2TRITON_SHARED") or (
         str(REPO.parent / "shared") if (REPO.parent / "shared").exists() else None
     )
-    info = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "gpu": torch.cuda.get_device_name(),
-        "torch": torch.__version__,
-        "triton": triton.__version__,
-        "clocks_before": smi(),
-    }
+    info = run_info()
     cmd = "python3 perf/bench.py " + " ".join(sys.argv[1:])
     if args.forms:
         only_forms = set(args.only.split(",")) if args.only else None

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,7 +24,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
-from bench import median_of_rounds, smi  # noqa: E402
+from bench import median_of_rounds, run_info, smi  # noqa: E402
 
 PROGRAMS = REPO / "tests" / "programs" / "gemm_epilogues"
 
@@ -152,16 +151,8 @@ def main() -> int:
     ap.add_argument("--md", default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    import torch
-    import triton
 
-    info = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "gpu": torch.cuda.get_device_name(),
-        "torch": torch.__version__,
-        "triton": triton.__version__,
-        "clocks_before": smi(),
-    }
+    info = run_info()
     rows = bench([int(x) for x in args.shapes.split(",")], args.rounds)
     info["clocks_after"] = smi()
     md = markdown(info, rows, "python3 perf/bench_epilogues.py " + " ".join(sys.argv[1:]))

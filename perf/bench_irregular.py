@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -23,7 +22,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
-from bench import median_of_rounds, smi  # noqa: E402
+from bench import median_of_rounds, run_info, smi  # noqa: E402
 
 
 def timed(run, refs: dict[str, object], rounds: int) -> dict[str, object]:  # noqa: ANN001
@@ -160,16 +159,8 @@ def main() -> int:
     ap.add_argument("--md", default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    import torch
-    import triton
 
-    info = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "gpu": torch.cuda.get_device_name(),
-        "torch": torch.__version__,
-        "triton": triton.__version__,
-        "clocks_before": smi(),
-    }
+    info = run_info()
     rows = bench_moe(args.size, args.experts, args.rounds, args.schedule)
     rows += bench_blockscale(args.size, args.rounds, args.schedule)
     info["clocks_after"] = smi()
