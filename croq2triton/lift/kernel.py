@@ -15,6 +15,7 @@ covers it.  Nothing here writes Triton text: the result is a :class:`~croq2trito
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..frontend import ast as A
 from ..sema.levels import chain_levels, chains
@@ -22,8 +23,11 @@ from ..sema.types import TYPES
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
+from .copies import Copies, CopyFuture, TileBuffer
 from .host import HostScope, ir_type
+from .loops import Loops
 from .notlifted import NotLifted
+from .terms import Bounded
 
 MAX_GRID_AXES = 3
 
@@ -33,14 +37,6 @@ def _pow2(n: int) -> int:
     while p < n:
         p *= 2
     return p
-
-
-@dataclass
-class Bounded:
-    """A parallel index: its value and its bound ``#x`` in the kernel."""
-
-    value: E.Expr
-    bound: E.Expr
 
 
 @dataclass
@@ -55,15 +51,17 @@ def _int_lit(e: A.Expr) -> int | None:
     return e.value if isinstance(e, A.IntLit) else None
 
 
-class Lifter(Arith):
+class Lifter(Loops, Copies, Arith):
     def __init__(self, top: A.Parallel, name: str, host: HostScope, src_name: str) -> None:
         self.top = top
         self.name = name
         self.host = host
         self.src_name = src_name
         self.args: dict[str, N.Arg] = {}
-        self.scopes: list[dict[str, Value | Bounded]] = [{}]
+        self.scopes: list[dict[str, Any]] = [{}]
         self.body: list[N.Stmt] = []
+        self.root = self.body  # the kernel's own body (loops swap self.body for theirs)
+        self.coordinates: list[tuple[E.Expr, E.Var]] = []  # block coordinates, bound at the top
         self.pred: list[E.Expr] = []  # conditions of the enclosing ifs
         self.padding: list[E.Expr] = []  # lanes that exist only to make a level a power of two
         self.taken: set[str] = set()  # every name the user wrote, and Python's own
@@ -72,6 +70,7 @@ class Lifter(Arith):
         self.threads = 1
         self.line = top.span.line if top.span else 0
         self.level_of: dict[int, str] = {}  # id(PBy) -> its level (LANGUAGE.md 7.3), set by lift()
+        self.lane_extents: dict[str, int] = {}  # lane variable -> its thread count (not padded)
 
     # ================================================================ driver
     def lift(self) -> Lifted:
@@ -180,6 +179,7 @@ class Lifter(Arith):
             lane: E.Expr = E.Arange(size) if rank == 1 else E.Lift(E.Arange(size), rank, (axis,))
             v = E.Var(self.claim(var) if var else self.fresh("lane"), lo=0, hi=size - 1, dims=lane.shape)
             self.emit(N.Let(v, lane), bound_node)
+            self.lane_extents[v.name] = n
             if var:
                 self.scopes[-1][var] = Bounded(v, E.Const(n))
             if size != n:
@@ -212,6 +212,16 @@ class Lifter(Arith):
             self.scalar_decl(s)
         elif isinstance(s, A.If):
             self.if_stmt(s)
+        elif isinstance(s, A.SpannedDecl):
+            self.buffer_decl(s)
+        elif isinstance(s, A.DmaStmt):
+            self.dma(s)
+        elif isinstance(s, A.Wait):
+            self.wait(s)
+        elif isinstance(s, A.Foreach):
+            self.foreach(s)
+        elif isinstance(s, A.With):
+            self.with_stmt(s)
         else:
             raise NotLifted(f"a '{type(s).__name__}' statement", s)
 
@@ -246,6 +256,9 @@ class Lifter(Arith):
             return
         if not isinstance(target, A.Name):
             raise NotLifted("an assignment to this kind of target", target)
+        if a.op == "=" and self.names_a_view(a.value):  # a named view (``q = x.subspan(..).at(..)``)
+            self.scopes[-1][target.name] = self.place(a.value)
+            return
         old = self.lookup_local(target.name)
         if old is None:
             if a.op != "=":
@@ -263,6 +276,21 @@ class Lifter(Arith):
         var = E.Var(old.expr.name, old.expr.type, dims=E.broadcast(old.expr.shape, new.shape))
         self.emit(N.Assign(var, new) if var.shape == old.expr.shape else N.Let(var, new), a)
         self.bind_local(target.name, Value(var, old.ctype))
+
+    def names_a_view(self, e: A.Expr) -> bool:
+        while isinstance(e, A.Paren):
+            e = e.expr
+        if isinstance(e, (A.View, A.Member)):
+            return True
+        if isinstance(e, A.Name):
+            if e.name in self.host.tensors:
+                return True
+            for sc in reversed(self.scopes):
+                if e.name in sc:
+                    return isinstance(sc[e.name], (TileBuffer, CopyFuture)) or not isinstance(
+                        sc[e.name], (Value, Bounded)
+                    )
+        return False
 
     def lookup_local(self, name: str) -> Value | None:
         for sc in reversed(self.scopes):
@@ -370,6 +398,10 @@ class Lifter(Arith):
         return Value(var, elem)
 
     def store(self, at: A.At, a: A.Assign) -> None:
+        buf = self.buffer_of(at.base)
+        if buf is not None:
+            self.buffer_write(buf, at, a)
+            return
         elem, ptr = self.tensor(at.base)
         index = self.index(at, len(ptr.extents))
         mask = self.mask(index, ptr, at)
@@ -390,6 +422,9 @@ class Lifter(Arith):
                 raise NotLifted("'#' of something that is not a parallel index", e)
             return Value(b.bound, "int")
         if isinstance(e, A.At):
+            buf = self.buffer_of(e.base)
+            if buf is not None:
+                return self.buffer_read(buf, e)
             return self.load(e, want)
         if isinstance(e, A.Binary) and e.op == "#":
             return self.compose(e)
@@ -414,6 +449,8 @@ class Lifter(Arith):
         v = self.lookup(e.name, e)
         if isinstance(v, Bounded):
             return Value(v.value, "int")
+        if not isinstance(v, Value):
+            raise NotLifted(f"'{e.name}' used as a value", e)
         return v
 
     def compose(self, e: A.Binary) -> Value:

@@ -33,7 +33,61 @@ from .terms import (
 FLOATS = ("f64", "f32", "tf32", "f16", "bf16", "f8_e4m3", "f8_e5m2")
 
 
-class Expressions:
+class ViewAlgebra:
+    """The extents and origins view operations give (LANGUAGE.md 7.6), for any interpreter that
+    evaluates integer expressions (``int_expr``), bounded indices (``bounded``), ``.at`` arguments
+    (``at_args``) and ``chunkat`` extents (``chunk_extent``)."""
+
+    int_expr: Any
+    bounded: Any
+    at_args: Any
+    chunk_extent: Any
+
+    def view_parts(self, parent: list[E.Expr], op: A.ViewOp) -> tuple[list[E.Expr], list[E.Expr], list[bool]]:
+        rank = len(parent)
+        keep = [True] * rank
+        if op.kind == "sqz":
+            return [E.Const(0)] * rank, parent, [_const(x) != 1 for x in parent]
+        if op.strides:
+            raise NotLifted("a view with explicit strides", op)
+        if op.kind == "chunkat":
+            args = self.chunk_args(op.args, op)
+            if len(args) != rank:
+                raise NotLifted("a chunkat whose arguments do not match the rank", op)
+            shape = [self.chunk_extent(p, b) for p, (_, b) in zip(parent, args, strict=True)]
+            offs = [E.fold(i * s) for (i, _), s in zip(args, shape, strict=True)]
+            return offs, shape, keep
+        if op.kind == "subspan":
+            if len(op.args) != rank:
+                raise NotLifted("a subspan whose extents do not match the rank", op)
+            shape = [parent[d] if self.is_blank(x) else self.int_expr(x) for d, x in enumerate(op.args)]
+            offs: list[E.Expr] = [E.Const(0)] * rank
+            if op.at is not None:
+                at = self.at_args(op.at, op)
+                if len(at) != rank:
+                    raise NotLifted("an .at() that does not match the rank", op)
+                steps = [self.int_expr(x) for x in op.step] if op.step else shape
+                offs = [E.fold(i * s) for i, s in zip(at, steps, strict=True)]
+            return offs, shape, keep
+        if op.kind == "view" and op.at is None:
+            raise NotLifted("a view without .from()", op)
+        raise NotLifted(f"the view operation '.{op.kind}'", op)
+
+    def is_blank(self, x: A.Expr) -> bool:
+        return isinstance(_lit(x), A.Name) and _lit(x).name == "_"  # type: ignore[attr-defined]
+
+    def chunk_args(self, args: list[A.Expr], node: A.Node) -> list[tuple[E.Expr, E.Expr]]:
+        out: list[tuple[E.Expr, E.Expr]] = []
+        for x in args:
+            if self.is_blank(x):
+                out.append((E.Const(0), E.Const(1)))
+                continue
+            v = self.bounded(x)
+            out.append((v.value, v.bound))
+        return out
+
+
+class Expressions(ViewAlgebra):
     """What expressions and views evaluate to (the interpreter supplies scopes and lookups)."""
 
     assumptions: list[tuple[E.Expr, int]]
@@ -149,36 +203,6 @@ class Expressions:
             return v.sub(offs, shape, keep)
         raise NotLifted(f"'.{op.kind}' of something that is not a view", op)
 
-    def view_parts(self, parent: list[E.Expr], op: A.ViewOp) -> tuple[list[E.Expr], list[E.Expr], list[bool]]:
-        rank = len(parent)
-        keep = [True] * rank
-        if op.kind == "sqz":
-            return [E.Const(0)] * rank, parent, [_const(x) != 1 for x in parent]
-        if op.strides:
-            raise NotLifted("a view with explicit strides", op)
-        if op.kind == "chunkat":
-            args = self.chunk_args(op.args, op)
-            if len(args) != rank:
-                raise NotLifted("a chunkat whose arguments do not match the rank", op)
-            shape = [self.chunk_extent(p, b) for p, (_, b) in zip(parent, args, strict=True)]
-            offs = [E.fold(i * s) for (i, _), s in zip(args, shape, strict=True)]
-            return offs, shape, keep
-        if op.kind == "subspan":
-            if len(op.args) != rank:
-                raise NotLifted("a subspan whose extents do not match the rank", op)
-            shape = [parent[d] if self.is_blank(x) else self.int_expr(x) for d, x in enumerate(op.args)]
-            offs: list[E.Expr] = [E.Const(0)] * rank
-            if op.at is not None:
-                at = self.at_args(op.at, op)
-                if len(at) != rank:
-                    raise NotLifted("an .at() that does not match the rank", op)
-                steps = [self.int_expr(x) for x in op.step] if op.step else shape
-                offs = [E.fold(i * s) for i, s in zip(at, steps, strict=True)]
-            return offs, shape, keep
-        if op.kind == "view" and op.at is None:
-            raise NotLifted("a view without .from()", op)
-        raise NotLifted(f"the view operation '.{op.kind}' in a contraction", op)
-
     def chunk_extent(self, parent: E.Expr, factor: E.Expr) -> E.Expr:
         """``parent / factor`` (LANGUAGE.md 7.6). With ``factor = cdiv(parent, c)`` (or ``parent / c``)
         it is ``c`` exactly when ``c`` divides ``parent``: assumed, and checked by the launcher."""
@@ -191,19 +215,6 @@ class Expressions:
             if c is not None and c > 0 and E.same(f.lhs, parent) and isinstance(E.fold(parent), E.Var):
                 self.assumptions.append((E.fold(parent), c))
                 return E.Const(c)
-        return out
-
-    def is_blank(self, x: A.Expr) -> bool:
-        return isinstance(_lit(x), A.Name) and _lit(x).name == "_"  # type: ignore[attr-defined]
-
-    def chunk_args(self, args: list[A.Expr], node: A.Node) -> list[tuple[E.Expr, E.Expr]]:
-        out: list[tuple[E.Expr, E.Expr]] = []
-        for x in args:
-            if self.is_blank(x):
-                out.append((E.Const(0), E.Const(1)))
-                continue
-            v = self.bounded(x)
-            out.append((v.value, v.bound))
         return out
 
     def at_args(self, args: list[A.Expr], node: A.Node) -> list[E.Expr]:

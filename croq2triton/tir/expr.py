@@ -706,6 +706,8 @@ def same(a: Expr, b: Expr) -> bool:
     fa, fb = fold(a), fold(b)
     if fa == fb:
         return True
+    if fa.shape != fb.shape:  # tiles of different shapes (a scalar equal to a tile's elements is not the tile)
+        return False
     if is_int(fa.dtype) and is_int(fb.dtype) and "i1" not in (fa.dtype, fb.dtype):
         diff = fold(Bin("-", fa, fb))
         return isinstance(diff, Const) and diff.value == 0

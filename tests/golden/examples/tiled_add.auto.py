@@ -50,78 +50,43 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def tiled_add_k0(
-    _grid_1,
-    _grid_2,
-    a_ptr,
-    a_s0,
-    a_s1,
-    M,
-    N,
-    a_desc_16x64,
-    b_ptr,
-    b_s0,
-    b_s1,
-    b_desc_16x64,
-    out_ptr,
-    out_s0,
-    out_s1,
-    out_desc_16x64,
-    TMA_A_16X64: tl.constexpr,
-    TMA_B_16X64: tl.constexpr,
-    TMA_OUT_16X64: tl.constexpr,
+    M, N, a_ptr, a_stride_0, a_stride_1, b_ptr, b_stride_0, b_stride_1, out_ptr, out_stride_0, out_stride_1
 ):
-    """Program = one block of `parallel` at tiled_add.co:12."""
+    """The block-level parallel at tiled_add.co:12: one program per block, one lane per thread."""
     bm = tl.program_id(0)  # tiled_add.co:12
     bn = tl.program_id(1)
-    sa = tl.zeros([16, 64], tl.float16)  # tiled_add.co:13
-    sb = tl.zeros([16, 64], tl.float16)
-    sum_ = tl.zeros([16, 64], tl.float16)
-    if TMA_A_16X64:  # tiled_add.co:14
-        tile_3 = a_desc_16x64.load([bm * (M // _grid_1), bn * (N // _grid_2)])
+    rows = tl.arange(0, 16)[:, None]  # tiled_add.co:14
+    cols = tl.arange(0, 64)[None, :]
+    offs = bm * (M // tl.num_programs(0)) + rows
+    offs_2 = bn * (N // tl.num_programs(1)) + cols
+    if (
+        (bm * (M // tl.num_programs(0)) + 15 < M)
+        & (bm * (M // tl.num_programs(0)) >= 0)
+        & (bn * (N // tl.num_programs(1)) + 63 < N)
+        & (bn * (N // tl.num_programs(1)) >= 0)
+    ):  # tiled_add.co:12
+        mask = (rows < M // tl.num_programs(0)) & (cols < N // tl.num_programs(1))  # tiled_add.co:14
+        sa = _oob_fill(tl.load(a_ptr + offs * a_stride_0 + offs_2 * a_stride_1, mask=mask, other=0.0), mask)
+        sb = _oob_fill(
+            tl.load(b_ptr + offs * b_stride_0 + offs_2 * b_stride_1, mask=mask, other=0.0), mask
+        )  # tiled_add.co:15
+        sum = sa + sb  # tiled_add.co:17
+        tl.store(out_ptr + offs * out_stride_0 + offs_2 * out_stride_1, sum, mask=mask)  # tiled_add.co:18
     else:
-        mask_4 = (
-            (tl.arange(0, 16)[:, None] < M // _grid_1)
-            & (tl.arange(0, 64)[None, :] < N // _grid_2)
-            & (bm * (M // _grid_1) + tl.arange(0, 16)[:, None] < M)
-            & (bn * (N // _grid_2) + tl.arange(0, 64)[None, :] < N)
-        )
-        ptrs_5 = (
-            a_ptr
-            + (bm * (M // _grid_1) + tl.arange(0, 16)[:, None]) * a_s0
-            + (bn * (N // _grid_2) + tl.arange(0, 64)[None, :]) * a_s1
-        )
-        tile_3 = _oob_fill(tl.load(ptrs_5, mask=mask_4, other=0.0), mask_4)
-    sa = tile_3  # tiled_add.co:14
-    if TMA_B_16X64:  # tiled_add.co:15
-        tile_6 = b_desc_16x64.load([bm * (M // _grid_1), bn * (N // _grid_2)])
-    else:
-        mask_7 = (
-            (tl.arange(0, 16)[:, None] < M // _grid_1)
-            & (tl.arange(0, 64)[None, :] < N // _grid_2)
-            & (bm * (M // _grid_1) + tl.arange(0, 16)[:, None] < M)
-            & (bn * (N // _grid_2) + tl.arange(0, 64)[None, :] < N)
-        )
-        ptrs_8 = (
-            b_ptr
-            + (bm * (M // _grid_1) + tl.arange(0, 16)[:, None]) * b_s0
-            + (bn * (N // _grid_2) + tl.arange(0, 64)[None, :]) * b_s1
-        )
-        tile_6 = _oob_fill(tl.load(ptrs_8, mask=mask_7, other=0.0), mask_7)
-    sb = tile_6  # tiled_add.co:15
-    sum_ = sa + sb  # tiled_add.co:17
-    if TMA_OUT_16X64:  # tiled_add.co:18
-        out_desc_16x64.store([bm * (M // _grid_1), bn * (N // _grid_2)], sum_)
-    else:
-        tl.store(
-            out_ptr
-            + (bm * (M // _grid_1) + tl.arange(0, 16)[:, None]) * out_s0
-            + (bn * (N // _grid_2) + tl.arange(0, 64)[None, :]) * out_s1,
-            sum_,
-            mask=(tl.arange(0, 16)[:, None] < M // _grid_1)
-            & (tl.arange(0, 64)[None, :] < N // _grid_2)
-            & (bm * (M // _grid_1) + tl.arange(0, 16)[:, None] < M)
-            & (bn * (N // _grid_2) + tl.arange(0, 64)[None, :] < N),
-        )
+        mask = (
+            (rows < M // tl.num_programs(0))
+            & (cols < N // tl.num_programs(1))
+            & (offs >= 0)
+            & (offs < M)
+            & (offs_2 >= 0)
+            & (offs_2 < N)
+        )  # tiled_add.co:14
+        sa = _oob_fill(tl.load(a_ptr + offs * a_stride_0 + offs_2 * a_stride_1, mask=mask, other=0.0), mask)
+        sb = _oob_fill(
+            tl.load(b_ptr + offs * b_stride_0 + offs_2 * b_stride_1, mask=mask, other=0.0), mask
+        )  # tiled_add.co:15
+        sum = sa + sb  # tiled_add.co:17
+        tl.store(out_ptr + offs * out_stride_0 + offs_2 * out_stride_1, sum, mask=mask)  # tiled_add.co:18
 
 
 def tiled_add(a, b, out, *, _launch=None):
@@ -139,45 +104,11 @@ def tiled_add(a, b, out, *, _launch=None):
     out = _rt.tensor_arg(_F, "out", out, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "out", out, 0)
     N = _rt.bind_dim(_F, _dims, "N", "out", out, 1)
-    _tiled_add_k0_TMA_A_16X64 = _rt.tma_ok(
-        _F, "a", a, [16, 64], [_rt.idiv(M, _rt.cdiv(M, 16)), _rt.idiv(N, _rt.cdiv(N, 64))], "loads (auto)"
-    )
-    _tiled_add_k0_a_desc_16x64 = _rt.tma_desc(a, [16, 64], _tiled_add_k0_TMA_A_16X64, _OOB_PADDING)
-    _tiled_add_k0_TMA_B_16X64 = _rt.tma_ok(
-        _F, "b", b, [16, 64], [_rt.idiv(M, _rt.cdiv(M, 16)), _rt.idiv(N, _rt.cdiv(N, 64))], "loads (auto)"
-    )
-    _tiled_add_k0_b_desc_16x64 = _rt.tma_desc(b, [16, 64], _tiled_add_k0_TMA_B_16X64, _OOB_PADDING)
-    _tiled_add_k0_TMA_OUT_16X64 = _rt.tma_ok(
-        _F, "out", out, [16, 64], [_rt.idiv(M, _rt.cdiv(M, 16)), _rt.idiv(N, _rt.cdiv(N, 64))], "stores (auto)"
-    )
-    _tiled_add_k0_out_desc_16x64 = _rt.tma_desc(out, [16, 64], _tiled_add_k0_TMA_OUT_16X64, "zero")
     _launch(
         tiled_add_k0,
         (_rt.cdiv(M, 16), _rt.cdiv(N, 64)),
-        [
-            _rt.cdiv(M, 16),
-            _rt.cdiv(N, 64),
-            a,
-            a.stride(0),
-            a.stride(1),
-            M,
-            N,
-            _tiled_add_k0_a_desc_16x64,
-            b,
-            b.stride(0),
-            b.stride(1),
-            _tiled_add_k0_b_desc_16x64,
-            out,
-            out.stride(0),
-            out.stride(1),
-            _tiled_add_k0_out_desc_16x64,
-        ],
-        dict(
-            TMA_A_16X64=_tiled_add_k0_TMA_A_16X64,
-            TMA_B_16X64=_tiled_add_k0_TMA_B_16X64,
-            TMA_OUT_16X64=_tiled_add_k0_TMA_OUT_16X64,
-            num_warps=8,
-        ),
+        [M, N, a, a.stride(0), a.stride(1), b, b.stride(0), b.stride(1), out, out.stride(0), out.stride(1)],
+        dict(num_warps=8),
     )  # tiled_add.co:12
     return None
 

@@ -104,44 +104,17 @@ def mow(inp, *, _launch=None):
 
 
 @triton.jit
-def baz_k0(i_ptr, i_s0, i_s1, i_s2, copy_2_scratch, copy_2_per_prog, copy_6_scratch, copy_6_per_prog):
-    """Program = one block of `parallel` at chunkat.co:78."""
-    p_l = tl.arange(0, 4)  # chunkat.co:78
-    for x_1 in range(0, 2):  # chunkat.co:79
-        copy_2 = copy_2_scratch + tl.program_id(0).to(tl.int64) * copy_2_per_prog  # chunkat.co:80
-        tile_3 = tl.load(
-            i_ptr
-            + tl.arange(0, 1)[None, :, None, None] * i_s0
-            + tl.arange(0, 4)[None, None, :, None] * i_s1
-            + tl.arange(0, 64)[None, None, None, :] * i_s2
-        )
-        tl.store(
-            copy_2
-            + p_l[:, None, None, None] * 256
-            + tl.arange(0, 1)[None, :, None, None] * 256
-            + tl.arange(0, 4)[None, None, :, None] * 64
-            + tl.arange(0, 64)[None, None, None, :],
-            tile_3,
-        )
-        tl.debug_barrier()
-    for x_4 in range(0, 2):  # chunkat.co:81
-        for y_5 in range(0, 4):
-            copy_6 = copy_6_scratch + tl.program_id(0).to(tl.int64) * copy_6_per_prog  # chunkat.co:82
-            tile_7 = tl.load(
-                i_ptr
-                + tl.arange(0, 1)[None, :, None, None] * i_s0
-                + tl.arange(0, 4)[None, None, :, None] * i_s1
-                + tl.arange(0, 16)[None, None, None, :] * i_s2
-            )
-            tl.store(
-                copy_6
-                + p_l[:, None, None, None] * 64
-                + tl.arange(0, 1)[None, :, None, None] * 64
-                + tl.arange(0, 4)[None, None, :, None] * 16
-                + tl.arange(0, 16)[None, None, None, :],
-                tile_7,
-            )
-            tl.debug_barrier()
+def baz_k0(i_ptr, i_stride_0, i_stride_1, i_stride_2):
+    """The block-level parallel at chunkat.co:78: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 1)[:, None, None]  # chunkat.co:80
+    dim1 = tl.arange(0, 4)[None, :, None]
+    dim2 = tl.arange(0, 64)[None, None, :]
+    dim2_2 = tl.arange(0, 16)[None, None, :]  # chunkat.co:82
+    for x in range(0, 2):  # chunkat.co:79
+        buf = tl.load(i_ptr + dim0 * i_stride_0 + dim1 * i_stride_1 + dim2 * i_stride_2)  # chunkat.co:80
+    for x_2 in range(0, 2):  # chunkat.co:81
+        for y in range(0, 4):
+            buf_2 = tl.load(i_ptr + dim0 * i_stride_0 + dim1 * i_stride_1 + dim2_2 * i_stride_2)  # chunkat.co:82
 
 
 def baz(i, *, _launch=None):
@@ -154,14 +127,7 @@ def baz(i, *, _launch=None):
     _rt.fixed_dim(_F, "i", i, 0, 4)
     _rt.fixed_dim(_F, "i", i, 1, 8)
     _rt.fixed_dim(_F, "i", i, 2, 64)
-    _baz_k0_copy_2_scratch = _rt.scratch(_F, 1024, torch.float32, _dev)
-    _baz_k0_copy_6_scratch = _rt.scratch(_F, 256, torch.float32, _dev)
-    _launch(
-        baz_k0,
-        (1,),
-        [i, i.stride(0), i.stride(1), i.stride(2), _baz_k0_copy_2_scratch, 1024, _baz_k0_copy_6_scratch, 256],
-        dict(num_warps=1),
-    )  # chunkat.co:78
+    _launch(baz_k0, (1,), [i, i.stride(0), i.stride(1), i.stride(2)], dict(num_warps=1))  # chunkat.co:78
     return None
 
 

@@ -49,124 +49,24 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def chunkat_tile_one_k0(
-    i_ptr,
-    i_s0,
-    i_s1,
-    i_s2,
-    l0_data_scratch,
-    l0_data_per_prog,
-    l2_data_scratch,
-    l2_data_per_prog,
-    l3_data_scratch,
-    l3_data_per_prog,
-    l4_data_scratch,
-    l4_data_per_prog,
-    l5_data_scratch,
-    l5_data_per_prog,
-    o_ptr,
-    o_s0,
-    o_s1,
-    o_s2,
-):
-    """Program = one block of `parallel` at chunkat_tile_one.co:5."""
-    p_l = tl.arange(0, 4)  # chunkat_tile_one.co:5
-    l0_data = l0_data_scratch + tl.program_id(0).to(tl.int64) * l0_data_per_prog  # chunkat_tile_one.co:6
-    tile_1 = tl.load(
-        i_ptr
-        + tl.arange(0, 4)[None, :, None, None] * i_s0
-        + tl.arange(0, 8)[None, None, :, None] * i_s1
-        + tl.arange(0, 16)[None, None, None, :] * i_s2
-    )
-    tl.store(
-        l0_data
-        + p_l[:, None, None, None] * 512
-        + tl.arange(0, 4)[None, :, None, None] * 128
-        + tl.arange(0, 8)[None, None, :, None] * 16
-        + tl.arange(0, 16)[None, None, None, :],
-        tile_1,
-    )
-    tl.debug_barrier()
-    for t0_2 in range(0, 2):  # chunkat_tile_one.co:9
-        l2_data = l2_data_scratch + tl.program_id(0).to(tl.int64) * l2_data_per_prog  # chunkat_tile_one.co:10
-        tile_3 = tl.load(
-            i_ptr
-            + (t0_2 * 2 + tl.arange(0, 2)[None, :, None, None]) * i_s0
-            + tl.arange(0, 8)[None, None, :, None] * i_s1
-            + tl.arange(0, 16)[None, None, None, :] * i_s2
-        )
-        tl.store(
-            l2_data
-            + p_l[:, None, None, None] * 256
-            + tl.arange(0, 2)[None, :, None, None] * 128
-            + tl.arange(0, 8)[None, None, :, None] * 16
-            + tl.arange(0, 16)[None, None, None, :],
-            tile_3,
-        )
-        tl.debug_barrier()
-        l3_data = l3_data_scratch + tl.program_id(0).to(tl.int64) * l3_data_per_prog  # chunkat_tile_one.co:11
-        tile_4 = tl.load(
-            i_ptr
-            + tl.arange(0, 4)[None, :, None, None] * i_s0
-            + (t0_2 * 4 + tl.arange(0, 4)[None, None, :, None]) * i_s1
-            + tl.arange(0, 16)[None, None, None, :] * i_s2
-        )
-        tl.store(
-            l3_data
-            + p_l[:, None, None, None] * 256
-            + tl.arange(0, 4)[None, :, None, None] * 64
-            + tl.arange(0, 4)[None, None, :, None] * 16
-            + tl.arange(0, 16)[None, None, None, :],
-            tile_4,
-        )
-        tl.debug_barrier()
-        l4_data = l4_data_scratch + tl.program_id(0).to(tl.int64) * l4_data_per_prog  # chunkat_tile_one.co:12
-        tile_5 = tl.load(
-            i_ptr
-            + tl.arange(0, 4)[None, :, None, None] * i_s0
-            + (t0_2 * 4 + tl.arange(0, 4)[None, None, :, None]) * i_s1
-            + (t0_2 * 8 + tl.arange(0, 8)[None, None, None, :]) * i_s2
-        )
-        tl.store(
-            l4_data
-            + p_l[:, None, None, None] * 128
-            + tl.arange(0, 4)[None, :, None, None] * 32
-            + tl.arange(0, 4)[None, None, :, None] * 8
-            + tl.arange(0, 8)[None, None, None, :],
-            tile_5,
-        )
-        tl.debug_barrier()
-        l5_data = l5_data_scratch + tl.program_id(0).to(tl.int64) * l5_data_per_prog  # chunkat_tile_one.co:13
-        tile_6 = tl.load(
-            i_ptr
-            + tl.arange(0, 4)[None, :, None, None] * i_s0
-            + (t0_2 * 4 + tl.arange(0, 4)[None, None, :, None]) * i_s1
-            + tl.arange(0, 16)[None, None, None, :] * i_s2
-        )
-        tl.store(
-            l5_data
-            + p_l[:, None, None, None] * 256
-            + tl.arange(0, 4)[None, :, None, None] * 64
-            + tl.arange(0, 4)[None, None, :, None] * 16
-            + tl.arange(0, 16)[None, None, None, :],
-            tile_6,
-        )
-        tl.debug_barrier()
-        tile_7 = tl.load(
-            l5_data
-            + p_l[:, None, None, None] * 256
-            + tl.arange(0, 4)[None, :, None, None] * 64
-            + tl.arange(0, 4)[None, None, :, None] * 16
-            + tl.arange(0, 16)[None, None, None, :]
-        )  # chunkat_tile_one.co:14
-        tl.store(
-            o_ptr
-            + tl.arange(0, 4)[None, :, None, None] * o_s0
-            + (t0_2 * 4 + tl.arange(0, 4)[None, None, :, None]) * o_s1
-            + tl.arange(0, 16)[None, None, None, :] * o_s2
-            + tl.zeros([4, 4, 4, 16], tl.int32),
-            tile_7,
-        )
+def chunkat_tile_one_k0(i_ptr, i_stride_0, i_stride_1, i_stride_2, o_ptr, o_stride_0, o_stride_1, o_stride_2):
+    """The block-level parallel at chunkat_tile_one.co:5: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 4)[:, None, None]  # chunkat_tile_one.co:6
+    dim1 = tl.arange(0, 8)[None, :, None]
+    dim2 = tl.arange(0, 16)[None, None, :]
+    dim0_2 = tl.arange(0, 2)[:, None, None]  # chunkat_tile_one.co:10
+    dim1_2 = tl.arange(0, 4)[None, :, None]  # chunkat_tile_one.co:11
+    dim2_2 = tl.arange(0, 8)[None, None, :]  # chunkat_tile_one.co:12
+    l0 = tl.load(i_ptr + dim0 * i_stride_0 + dim1 * i_stride_1 + dim2 * i_stride_2)  # chunkat_tile_one.co:6
+    for t0 in range(0, 2):  # chunkat_tile_one.co:9
+        offs = t0 * 2 + dim0_2  # chunkat_tile_one.co:10
+        l2 = tl.load(i_ptr + offs * i_stride_0 + dim1 * i_stride_1 + dim2 * i_stride_2)
+        offs_2 = t0 * 4 + dim1_2  # chunkat_tile_one.co:11
+        l3 = tl.load(i_ptr + dim0 * i_stride_0 + offs_2 * i_stride_1 + dim2 * i_stride_2)
+        offs_3 = t0 * 8 + dim2_2  # chunkat_tile_one.co:12
+        l4 = tl.load(i_ptr + dim0 * i_stride_0 + offs_2 * i_stride_1 + offs_3 * i_stride_2)
+        l5 = tl.load(i_ptr + dim0 * i_stride_0 + offs_2 * i_stride_1 + dim2 * i_stride_2)  # chunkat_tile_one.co:13
+        tl.store(o_ptr + dim0 * o_stride_0 + offs_2 * o_stride_1 + dim2 * o_stride_2, l5)  # chunkat_tile_one.co:14
 
 
 def chunkat_tile_one(i, *, _launch=None):
@@ -180,34 +80,10 @@ def chunkat_tile_one(i, *, _launch=None):
     _rt.fixed_dim(_F, "i", i, 1, 8)
     _rt.fixed_dim(_F, "i", i, 2, 16)
     o = _rt.alloc(_F, (4, 8, 16), torch.int32, _dev, None)  # chunkat_tile_one.co:4
-    _chunkat_tile_one_k0_l0_data_scratch = _rt.scratch(_F, 2048, torch.int32, _dev)
-    _chunkat_tile_one_k0_l2_data_scratch = _rt.scratch(_F, 1024, torch.int32, _dev)
-    _chunkat_tile_one_k0_l3_data_scratch = _rt.scratch(_F, 1024, torch.int32, _dev)
-    _chunkat_tile_one_k0_l4_data_scratch = _rt.scratch(_F, 512, torch.int32, _dev)
-    _chunkat_tile_one_k0_l5_data_scratch = _rt.scratch(_F, 1024, torch.int32, _dev)
     _launch(
         chunkat_tile_one_k0,
         (1,),
-        [
-            i,
-            i.stride(0),
-            i.stride(1),
-            i.stride(2),
-            _chunkat_tile_one_k0_l0_data_scratch,
-            2048,
-            _chunkat_tile_one_k0_l2_data_scratch,
-            1024,
-            _chunkat_tile_one_k0_l3_data_scratch,
-            1024,
-            _chunkat_tile_one_k0_l4_data_scratch,
-            512,
-            _chunkat_tile_one_k0_l5_data_scratch,
-            1024,
-            o,
-            o.stride(0),
-            o.stride(1),
-            o.stride(2),
-        ],
+        [i, i.stride(0), i.stride(1), i.stride(2), o, o.stride(0), o.stride(1), o.stride(2)],
         dict(num_warps=1),
     )  # chunkat_tile_one.co:5
     return None

@@ -50,8 +50,8 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def single_range_k0():
-    """Program = one block of `parallel` at foreach-local-iv.co:8."""
-    for c_1 in range(1, 2):  # foreach-local-iv.co:11
+    """The block-level parallel at foreach-local-iv.co:8: one program per block, one lane per thread."""
+    for c in range(1, 2):  # foreach-local-iv.co:11
         pass
 
 
@@ -68,9 +68,9 @@ def single_range(N, *, _launch=None):
 
 @triton.jit
 def multi_range_k0():
-    """Program = one block of `parallel` at foreach-local-iv.co:17."""
-    for x_1 in range(1, 3):  # foreach-local-iv.co:20
-        for y_2 in range(0, 6):
+    """The block-level parallel at foreach-local-iv.co:17: one program per block, one lane per thread."""
+    for x in range(1, 3):  # foreach-local-iv.co:20
+        for y in range(0, 6):
             pass
 
 
@@ -86,8 +86,8 @@ def multi_range(*, _launch=None):
 
 @triton.jit
 def sugar_form_k0():
-    """Program = one block of `parallel` at foreach-local-iv.co:26."""
-    for a_1 in range(1, 2):  # foreach-local-iv.co:30
+    """The block-level parallel at foreach-local-iv.co:26: one program per block, one lane per thread."""
+    for a in range(1, 2):  # foreach-local-iv.co:30
         pass
 
 

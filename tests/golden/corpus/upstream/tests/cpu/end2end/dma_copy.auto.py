@@ -49,27 +49,11 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def dma_copy_sync_1d_k0(
-    input_ptr,
-    input_s0,
-    input_desc_128,
-    output_ptr,
-    output_s0,
-    output_desc_128,
-    TMA_INPUT_128: tl.constexpr,
-    TMA_OUTPUT_128: tl.constexpr,
-):
-    """Program = one block of `parallel` at dma_copy.co:8."""
-    f_data = tl.zeros([128], tl.int32)  # dma_copy.co:9
-    if TMA_INPUT_128:
-        tile_1 = input_desc_128.load([0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 128) * input_s0)
-    f_data = tile_1  # dma_copy.co:9
-    if TMA_OUTPUT_128:  # dma_copy.co:10
-        output_desc_128.store([0], f_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 128) * output_s0, f_data)
+def dma_copy_sync_1d_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at dma_copy.co:8: one program per block, one lane per thread."""
+    idx = tl.arange(0, 128)  # dma_copy.co:9
+    f = tl.load(input_ptr + idx * input_stride_0)  # dma_copy.co:9
+    tl.store(output_ptr + idx * output_stride_0, f)  # dma_copy.co:10
 
 
 def dma_copy_sync_1d(input, *, _launch=None):
@@ -81,52 +65,17 @@ def dma_copy_sync_1d(input, *, _launch=None):
     input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # dma_copy.co:5
     _rt.fixed_dim(_F, "input", input, 0, 128)
     output = _rt.alloc(_F, (128,), torch.int32, _dev, None)  # dma_copy.co:6
-    _dma_copy_sync_1d_k0_TMA_INPUT_128 = _rt.tma_ok(_F, "input", input, [128], [128], "loads (auto)")
-    _dma_copy_sync_1d_k0_input_desc_128 = _rt.tma_desc(input, [128], _dma_copy_sync_1d_k0_TMA_INPUT_128, _OOB_PADDING)
-    _dma_copy_sync_1d_k0_TMA_OUTPUT_128 = _rt.tma_ok(_F, "output", output, [128], [128], "stores (auto)")
-    _dma_copy_sync_1d_k0_output_desc_128 = _rt.tma_desc(output, [128], _dma_copy_sync_1d_k0_TMA_OUTPUT_128, "zero")
-    _launch(
-        dma_copy_sync_1d_k0,
-        (1,),
-        [
-            input,
-            input.stride(0),
-            _dma_copy_sync_1d_k0_input_desc_128,
-            output,
-            output.stride(0),
-            _dma_copy_sync_1d_k0_output_desc_128,
-        ],
-        dict(
-            TMA_INPUT_128=_dma_copy_sync_1d_k0_TMA_INPUT_128,
-            TMA_OUTPUT_128=_dma_copy_sync_1d_k0_TMA_OUTPUT_128,
-            num_warps=1,
-        ),
-    )  # dma_copy.co:8
+    # dma_copy.co:8
+    _launch(dma_copy_sync_1d_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=1))
     return output  # dma_copy.co:13
 
 
 @triton.jit
-def dma_copy_async_k0(
-    input_ptr,
-    input_s0,
-    input_desc_128,
-    output_ptr,
-    output_s0,
-    output_desc_128,
-    TMA_INPUT_128: tl.constexpr,
-    TMA_OUTPUT_128: tl.constexpr,
-):
-    """Program = one block of `parallel` at dma_copy.co:20."""
-    f_data = tl.zeros([128], tl.int32)  # dma_copy.co:21
-    if TMA_INPUT_128:
-        tile_1 = input_desc_128.load([0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 128) * input_s0)
-    f_data = tile_1  # dma_copy.co:21
-    if TMA_OUTPUT_128:  # dma_copy.co:23
-        output_desc_128.store([0], f_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 128) * output_s0, f_data)
+def dma_copy_async_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at dma_copy.co:20: one program per block, one lane per thread."""
+    idx = tl.arange(0, 128)  # dma_copy.co:21
+    f = tl.load(input_ptr + idx * input_stride_0)  # dma_copy.co:21
+    tl.store(output_ptr + idx * output_stride_0, f)  # dma_copy.co:23
 
 
 def dma_copy_async(input, *, _launch=None):
@@ -138,54 +87,18 @@ def dma_copy_async(input, *, _launch=None):
     input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # dma_copy.co:17
     _rt.fixed_dim(_F, "input", input, 0, 128)
     output = _rt.alloc(_F, (128,), torch.int32, _dev, None)  # dma_copy.co:18
-    _dma_copy_async_k0_TMA_INPUT_128 = _rt.tma_ok(_F, "input", input, [128], [128], "loads (auto)")
-    _dma_copy_async_k0_input_desc_128 = _rt.tma_desc(input, [128], _dma_copy_async_k0_TMA_INPUT_128, _OOB_PADDING)
-    _dma_copy_async_k0_TMA_OUTPUT_128 = _rt.tma_ok(_F, "output", output, [128], [128], "stores (auto)")
-    _dma_copy_async_k0_output_desc_128 = _rt.tma_desc(output, [128], _dma_copy_async_k0_TMA_OUTPUT_128, "zero")
-    _launch(
-        dma_copy_async_k0,
-        (1,),
-        [
-            input,
-            input.stride(0),
-            _dma_copy_async_k0_input_desc_128,
-            output,
-            output.stride(0),
-            _dma_copy_async_k0_output_desc_128,
-        ],
-        dict(
-            TMA_INPUT_128=_dma_copy_async_k0_TMA_INPUT_128,
-            TMA_OUTPUT_128=_dma_copy_async_k0_TMA_OUTPUT_128,
-            num_warps=1,
-        ),
-    )  # dma_copy.co:20
+    # dma_copy.co:20
+    _launch(dma_copy_async_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=1))
     return output  # dma_copy.co:26
 
 
 @triton.jit
-def dma_copy_2d_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_desc_32x64,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_32x64,
-    TMA_INPUT_32X64: tl.constexpr,
-    TMA_OUTPUT_32X64: tl.constexpr,
-):
-    """Program = one block of `parallel` at dma_copy.co:33."""
-    f_data = tl.zeros([32, 64], tl.int32)  # dma_copy.co:34
-    if TMA_INPUT_32X64:
-        tile_1 = input_desc_32x64.load([0, 0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1)
-    f_data = tile_1  # dma_copy.co:34
-    if TMA_OUTPUT_32X64:  # dma_copy.co:35
-        output_desc_32x64.store([0, 0], f_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1, f_data)
+def dma_copy_2d_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at dma_copy.co:33: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # dma_copy.co:34
+    cols = tl.arange(0, 64)[None, :]
+    f = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # dma_copy.co:34
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, f)  # dma_copy.co:35
 
 
 def dma_copy_2d(input, *, _launch=None):
@@ -198,28 +111,11 @@ def dma_copy_2d(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (32, 64), torch.int32, _dev, None)  # dma_copy.co:31
-    _dma_copy_2d_k0_TMA_INPUT_32X64 = _rt.tma_ok(_F, "input", input, [32, 64], [32, 64], "loads (auto)")
-    _dma_copy_2d_k0_input_desc_32x64 = _rt.tma_desc(input, [32, 64], _dma_copy_2d_k0_TMA_INPUT_32X64, _OOB_PADDING)
-    _dma_copy_2d_k0_TMA_OUTPUT_32X64 = _rt.tma_ok(_F, "output", output, [32, 64], [32, 64], "stores (auto)")
-    _dma_copy_2d_k0_output_desc_32x64 = _rt.tma_desc(output, [32, 64], _dma_copy_2d_k0_TMA_OUTPUT_32X64, "zero")
     _launch(
         dma_copy_2d_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            _dma_copy_2d_k0_input_desc_32x64,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _dma_copy_2d_k0_output_desc_32x64,
-        ],
-        dict(
-            TMA_INPUT_32X64=_dma_copy_2d_k0_TMA_INPUT_32X64,
-            TMA_OUTPUT_32X64=_dma_copy_2d_k0_TMA_OUTPUT_32X64,
-            num_warps=1,
-        ),
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # dma_copy.co:33
     return output  # dma_copy.co:38
 
@@ -227,40 +123,20 @@ def dma_copy_2d(input, *, _launch=None):
 @triton.jit
 def dma_copy_3d_k0(
     input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_desc_4x8x16,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_desc_4x8x16,
-    TMA_INPUT_4X8X16: tl.constexpr,
-    TMA_OUTPUT_4X8X16: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
 ):
-    """Program = one block of `parallel` at dma_copy.co:45."""
-    f_data = tl.zeros([4, 8, 16], tl.int32)  # dma_copy.co:46
-    if TMA_INPUT_4X8X16:
-        tile_1 = input_desc_4x8x16.load([0, 0, 0])
-    else:
-        tile_1 = tl.load(
-            input_ptr
-            + tl.arange(0, 4)[:, None, None] * input_s0
-            + tl.arange(0, 8)[None, :, None] * input_s1
-            + tl.arange(0, 16)[None, None, :] * input_s2
-        )
-    f_data = tile_1  # dma_copy.co:46
-    if TMA_OUTPUT_4X8X16:  # dma_copy.co:47
-        output_desc_4x8x16.store([0, 0, 0], f_data)
-    else:
-        tl.store(
-            output_ptr
-            + tl.arange(0, 4)[:, None, None] * output_s0
-            + tl.arange(0, 8)[None, :, None] * output_s1
-            + tl.arange(0, 16)[None, None, :] * output_s2,
-            f_data,
-        )
+    """The block-level parallel at dma_copy.co:45: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 4)[:, None, None]  # dma_copy.co:46
+    dim1 = tl.arange(0, 8)[None, :, None]
+    dim2 = tl.arange(0, 16)[None, None, :]
+    f = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_copy.co:46
+    tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, f)  # dma_copy.co:47
 
 
 def dma_copy_3d(input, *, _launch=None):
@@ -274,10 +150,6 @@ def dma_copy_3d(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 8)
     _rt.fixed_dim(_F, "input", input, 2, 16)
     output = _rt.alloc(_F, (4, 8, 16), torch.int32, _dev, None)  # dma_copy.co:43
-    _dma_copy_3d_k0_TMA_INPUT_4X8X16 = _rt.tma_ok(_F, "input", input, [4, 8, 16], [4, 8, 16], "loads (auto)")
-    _dma_copy_3d_k0_input_desc_4x8x16 = _rt.tma_desc(input, [4, 8, 16], _dma_copy_3d_k0_TMA_INPUT_4X8X16, _OOB_PADDING)
-    _dma_copy_3d_k0_TMA_OUTPUT_4X8X16 = _rt.tma_ok(_F, "output", output, [4, 8, 16], [4, 8, 16], "stores (auto)")
-    _dma_copy_3d_k0_output_desc_4x8x16 = _rt.tma_desc(output, [4, 8, 16], _dma_copy_3d_k0_TMA_OUTPUT_4X8X16, "zero")
     _launch(
         dma_copy_3d_k0,
         (1,),
@@ -286,18 +158,12 @@ def dma_copy_3d(input, *, _launch=None):
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            _dma_copy_3d_k0_input_desc_4x8x16,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
-            _dma_copy_3d_k0_output_desc_4x8x16,
         ],
-        dict(
-            TMA_INPUT_4X8X16=_dma_copy_3d_k0_TMA_INPUT_4X8X16,
-            TMA_OUTPUT_4X8X16=_dma_copy_3d_k0_TMA_OUTPUT_4X8X16,
-            num_warps=1,
-        ),
+        dict(num_warps=1),
     )  # dma_copy.co:45
     return output  # dma_copy.co:50
 

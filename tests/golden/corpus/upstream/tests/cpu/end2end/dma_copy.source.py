@@ -49,12 +49,11 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def dma_copy_sync_1d_k0(input_ptr, input_s0, output_ptr, output_s0):
-    """Program = one block of `parallel` at dma_copy.co:8."""
-    f_data = tl.zeros([128], tl.int32)  # dma_copy.co:9
-    tile_1 = tl.load(input_ptr + tl.arange(0, 128) * input_s0)
-    f_data = tile_1
-    tl.store(output_ptr + tl.arange(0, 128) * output_s0, f_data)  # dma_copy.co:10
+def dma_copy_sync_1d_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at dma_copy.co:8: one program per block, one lane per thread."""
+    idx = tl.arange(0, 128)  # dma_copy.co:9
+    f = tl.load(input_ptr + idx * input_stride_0)  # dma_copy.co:9
+    tl.store(output_ptr + idx * output_stride_0, f)  # dma_copy.co:10
 
 
 def dma_copy_sync_1d(input, *, _launch=None):
@@ -72,12 +71,11 @@ def dma_copy_sync_1d(input, *, _launch=None):
 
 
 @triton.jit
-def dma_copy_async_k0(input_ptr, input_s0, output_ptr, output_s0):
-    """Program = one block of `parallel` at dma_copy.co:20."""
-    f_data = tl.zeros([128], tl.int32)  # dma_copy.co:21
-    tile_1 = tl.load(input_ptr + tl.arange(0, 128) * input_s0)
-    f_data = tile_1
-    tl.store(output_ptr + tl.arange(0, 128) * output_s0, f_data)  # dma_copy.co:23
+def dma_copy_async_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at dma_copy.co:20: one program per block, one lane per thread."""
+    idx = tl.arange(0, 128)  # dma_copy.co:21
+    f = tl.load(input_ptr + idx * input_stride_0)  # dma_copy.co:21
+    tl.store(output_ptr + idx * output_stride_0, f)  # dma_copy.co:23
 
 
 def dma_copy_async(input, *, _launch=None):
@@ -95,13 +93,12 @@ def dma_copy_async(input, *, _launch=None):
 
 
 @triton.jit
-def dma_copy_2d_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at dma_copy.co:33."""
-    f_data = tl.zeros([32, 64], tl.int32)  # dma_copy.co:34
-    tile_1 = tl.load(input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1)
-    f_data = tile_1
-    # dma_copy.co:35
-    tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1, f_data)
+def dma_copy_2d_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at dma_copy.co:33: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # dma_copy.co:34
+    cols = tl.arange(0, 64)[None, :]
+    f = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # dma_copy.co:34
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, f)  # dma_copy.co:35
 
 
 def dma_copy_2d(input, *, _launch=None):
@@ -124,23 +121,22 @@ def dma_copy_2d(input, *, _launch=None):
 
 
 @triton.jit
-def dma_copy_3d_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at dma_copy.co:45."""
-    f_data = tl.zeros([4, 8, 16], tl.int32)  # dma_copy.co:46
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 4)[:, None, None] * input_s0
-        + tl.arange(0, 8)[None, :, None] * input_s1
-        + tl.arange(0, 16)[None, None, :] * input_s2
-    )
-    f_data = tile_1
-    tl.store(
-        output_ptr
-        + tl.arange(0, 4)[:, None, None] * output_s0
-        + tl.arange(0, 8)[None, :, None] * output_s1
-        + tl.arange(0, 16)[None, None, :] * output_s2,
-        f_data,
-    )  # dma_copy.co:47
+def dma_copy_3d_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at dma_copy.co:45: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 4)[:, None, None]  # dma_copy.co:46
+    dim1 = tl.arange(0, 8)[None, :, None]
+    dim2 = tl.arange(0, 16)[None, None, :]
+    f = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_copy.co:46
+    tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, f)  # dma_copy.co:47
 
 
 def dma_copy_3d(input, *, _launch=None):

@@ -85,39 +85,13 @@ def ele_add_2d(a, b, c, *, _launch=None):
 
 
 @triton.jit
-def dma_add_k0(
-    a_ptr,
-    a_s0,
-    a_desc_64,
-    b_ptr,
-    b_s0,
-    b_desc_64,
-    result_ptr,
-    result_s0,
-    result_desc_64,
-    TMA_A_64: tl.constexpr,
-    TMA_B_64: tl.constexpr,
-    TMA_RESULT_64: tl.constexpr,
-):
-    """Program = one block of `parallel` at parallel_add.co:15."""
-    fa_data = tl.zeros([64], tl.int32)  # parallel_add.co:16
-    if TMA_A_64:
-        tile_1 = a_desc_64.load([0])
-    else:
-        tile_1 = tl.load(a_ptr + tl.arange(0, 64) * a_s0)
-    fa_data = tile_1  # parallel_add.co:16
-    fb_data = tl.zeros([64], tl.int32)  # parallel_add.co:17
-    if TMA_B_64:
-        tile_2 = b_desc_64.load([0])
-    else:
-        tile_2 = tl.load(b_ptr + tl.arange(0, 64) * b_s0)
-    fb_data = tile_2  # parallel_add.co:17
-    out = tl.zeros([64], tl.int32)  # parallel_add.co:18
-    out = fa_data + fb_data  # parallel_add.co:20
-    if TMA_RESULT_64:  # parallel_add.co:21
-        result_desc_64.store([0], out)
-    else:
-        tl.store(result_ptr + tl.arange(0, 64) * result_s0, out)
+def dma_add_k0(a_ptr, a_stride_0, b_ptr, b_stride_0, result_ptr, result_stride_0):
+    """The block-level parallel at parallel_add.co:15: one program per block, one lane per thread."""
+    idx = tl.arange(0, 64)  # parallel_add.co:16
+    fa = tl.load(a_ptr + idx * a_stride_0)
+    fb = tl.load(b_ptr + idx * b_stride_0)  # parallel_add.co:17
+    out = fa + fb  # parallel_add.co:20
+    tl.store(result_ptr + idx * result_stride_0, out)  # parallel_add.co:21
 
 
 def dma_add(a, b, *, _launch=None):
@@ -131,33 +105,8 @@ def dma_add(a, b, *, _launch=None):
     b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
     _rt.fixed_dim(_F, "b", b, 0, 64)
     result = _rt.alloc(_F, (64,), torch.int32, _dev, None)  # parallel_add.co:13
-    _dma_add_k0_TMA_A_64 = _rt.tma_ok(_F, "a", a, [64], [64], "loads (auto)")
-    _dma_add_k0_a_desc_64 = _rt.tma_desc(a, [64], _dma_add_k0_TMA_A_64, _OOB_PADDING)
-    _dma_add_k0_TMA_B_64 = _rt.tma_ok(_F, "b", b, [64], [64], "loads (auto)")
-    _dma_add_k0_b_desc_64 = _rt.tma_desc(b, [64], _dma_add_k0_TMA_B_64, _OOB_PADDING)
-    _dma_add_k0_TMA_RESULT_64 = _rt.tma_ok(_F, "result", result, [64], [64], "stores (auto)")
-    _dma_add_k0_result_desc_64 = _rt.tma_desc(result, [64], _dma_add_k0_TMA_RESULT_64, "zero")
-    _launch(
-        dma_add_k0,
-        (1,),
-        [
-            a,
-            a.stride(0),
-            _dma_add_k0_a_desc_64,
-            b,
-            b.stride(0),
-            _dma_add_k0_b_desc_64,
-            result,
-            result.stride(0),
-            _dma_add_k0_result_desc_64,
-        ],
-        dict(
-            TMA_A_64=_dma_add_k0_TMA_A_64,
-            TMA_B_64=_dma_add_k0_TMA_B_64,
-            TMA_RESULT_64=_dma_add_k0_TMA_RESULT_64,
-            num_warps=2,
-        ),
-    )  # parallel_add.co:15
+    # parallel_add.co:15
+    _launch(dma_add_k0, (1,), [a, a.stride(0), b, b.stride(0), result, result.stride(0)], dict(num_warps=2))
     return result  # parallel_add.co:24
 
 

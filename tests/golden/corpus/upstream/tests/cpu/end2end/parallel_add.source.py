@@ -85,17 +85,13 @@ def ele_add_2d(a, b, c, *, _launch=None):
 
 
 @triton.jit
-def dma_add_k0(a_ptr, a_s0, b_ptr, b_s0, result_ptr, result_s0):
-    """Program = one block of `parallel` at parallel_add.co:15."""
-    fa_data = tl.zeros([64], tl.int32)  # parallel_add.co:16
-    tile_1 = tl.load(a_ptr + tl.arange(0, 64) * a_s0)
-    fa_data = tile_1
-    fb_data = tl.zeros([64], tl.int32)  # parallel_add.co:17
-    tile_2 = tl.load(b_ptr + tl.arange(0, 64) * b_s0)
-    fb_data = tile_2
-    out = tl.zeros([64], tl.int32)  # parallel_add.co:18
-    out = fa_data + fb_data  # parallel_add.co:20
-    tl.store(result_ptr + tl.arange(0, 64) * result_s0, out)  # parallel_add.co:21
+def dma_add_k0(a_ptr, a_stride_0, b_ptr, b_stride_0, result_ptr, result_stride_0):
+    """The block-level parallel at parallel_add.co:15: one program per block, one lane per thread."""
+    idx = tl.arange(0, 64)  # parallel_add.co:16
+    fa = tl.load(a_ptr + idx * a_stride_0)
+    fb = tl.load(b_ptr + idx * b_stride_0)  # parallel_add.co:17
+    out = fa + fb  # parallel_add.co:20
+    tl.store(result_ptr + idx * result_stride_0, out)  # parallel_add.co:21
 
 
 def dma_add(a, b, *, _launch=None):

@@ -49,25 +49,27 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def dma_copy_sync_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at copy.co:12."""
-    f_data = tl.zeros([8, 32, 64], tl.int32)  # copy.co:13
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 8)[:, None, None] * input_s0
-        + tl.arange(0, 32)[None, :, None] * input_s1
-        + tl.arange(0, 64)[None, None, :] * input_s2,
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
-        other=0,
+def dma_copy_sync_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at copy.co:12: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 8)[:, None, None]  # copy.co:13
+    dim1 = tl.arange(0, 32)[None, :, None]
+    dim2 = tl.arange(0, 64)[None, None, :]
+    mask = (dim0 < 6) & (dim1 < 17)  # copy.co:13
+    f = _oob_fill(
+        tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
+        mask,
     )
-    f_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, 8)[:, None, None] * output_s0
-        + tl.arange(0, 32)[None, :, None] * output_s1
-        + tl.arange(0, 64)[None, None, :] * output_s2,
-        tl.where((tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, f, mask=mask
     )  # copy.co:14
 
 
@@ -101,25 +103,27 @@ def dma_copy_sync(input, *, _launch=None):
 
 
 @triton.jit
-def dma_copy_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at copy.co:23."""
-    f_data = tl.zeros([8, 32, 64], tl.int32)  # copy.co:24
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 8)[:, None, None] * input_s0
-        + tl.arange(0, 32)[None, :, None] * input_s1
-        + tl.arange(0, 64)[None, None, :] * input_s2,
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
-        other=0,
+def dma_copy_async_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at copy.co:23: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 8)[:, None, None]  # copy.co:24
+    dim1 = tl.arange(0, 32)[None, :, None]
+    dim2 = tl.arange(0, 64)[None, None, :]
+    mask = (dim0 < 6) & (dim1 < 17)  # copy.co:24
+    f = _oob_fill(
+        tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
+        mask,
     )
-    f_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, 8)[:, None, None] * output_s0
-        + tl.arange(0, 32)[None, :, None] * output_s1
-        + tl.arange(0, 64)[None, None, :] * output_s2,
-        tl.where((tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, f, mask=mask
     )  # copy.co:26
 
 

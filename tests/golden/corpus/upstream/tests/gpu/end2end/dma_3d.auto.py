@@ -52,40 +52,22 @@ def _oob_fill(x, mask):
 @triton.jit
 def test_flat_s32_k0(
     input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_desc_2x4x8,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_desc_2x4x8,
-    TMA_INPUT_2X4X8: tl.constexpr,
-    TMA_OUTPUT_2X4X8: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
 ):
-    """Program = one block of `parallel` at dma_3d.co:16."""
-    tile_data = tl.zeros([2, 4, 8], tl.int32)  # dma_3d.co:18
-    if TMA_INPUT_2X4X8:
-        tile_1 = input_desc_2x4x8.load([0, 0, 0])
-    else:
-        tile_1 = tl.load(
-            input_ptr
-            + tl.arange(0, 2)[:, None, None] * input_s0
-            + tl.arange(0, 4)[None, :, None] * input_s1
-            + tl.arange(0, 8)[None, None, :] * input_s2
-        )
-    tile_data = tile_1  # dma_3d.co:18
-    if TMA_OUTPUT_2X4X8:  # dma_3d.co:19
-        output_desc_2x4x8.store([0, 0, 0], tile_data)
-    else:
-        tl.store(
-            output_ptr
-            + tl.arange(0, 2)[:, None, None] * output_s0
-            + tl.arange(0, 4)[None, :, None] * output_s1
-            + tl.arange(0, 8)[None, None, :] * output_s2,
-            tile_data,
-        )
+    """The block-level parallel at dma_3d.co:16: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None]  # dma_3d.co:18
+    dim1 = tl.arange(0, 4)[None, :, None]
+    dim2 = tl.arange(0, 8)[None, None, :]
+    tile = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_3d.co:18
+    tl.store(
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile
+    )  # dma_3d.co:19
 
 
 def test_flat_s32(input, *, _launch=None):
@@ -99,10 +81,6 @@ def test_flat_s32(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 4)
     _rt.fixed_dim(_F, "input", input, 2, 8)
     output = _rt.alloc(_F, (2, 4, 8), torch.int32, _dev, None)  # dma_3d.co:14
-    _test_flat_s32_k0_TMA_INPUT_2X4X8 = _rt.tma_ok(_F, "input", input, [2, 4, 8], [2, 4, 8], "loads (auto)")
-    _test_flat_s32_k0_input_desc_2x4x8 = _rt.tma_desc(input, [2, 4, 8], _test_flat_s32_k0_TMA_INPUT_2X4X8, _OOB_PADDING)
-    _test_flat_s32_k0_TMA_OUTPUT_2X4X8 = _rt.tma_ok(_F, "output", output, [2, 4, 8], [2, 4, 8], "stores (auto)")
-    _test_flat_s32_k0_output_desc_2x4x8 = _rt.tma_desc(output, [2, 4, 8], _test_flat_s32_k0_TMA_OUTPUT_2X4X8, "zero")
     _launch(
         test_flat_s32_k0,
         (1,),
@@ -111,42 +89,40 @@ def test_flat_s32(input, *, _launch=None):
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            _test_flat_s32_k0_input_desc_2x4x8,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
-            _test_flat_s32_k0_output_desc_2x4x8,
         ],
-        dict(
-            TMA_INPUT_2X4X8=_test_flat_s32_k0_TMA_INPUT_2X4X8,
-            TMA_OUTPUT_2X4X8=_test_flat_s32_k0_TMA_OUTPUT_2X4X8,
-            num_warps=1,
-        ),
+        dict(num_warps=1),
     )  # dma_3d.co:16
     return output  # dma_3d.co:22
 
 
 @triton.jit
-def test_flat_f16_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at dma_3d.co:29."""
-    tile_data = tl.zeros([4, 8, 16], tl.float16)  # dma_3d.co:31
-    mask_2 = tl.arange(0, 4)[:, None, None] < 3
-    ptrs_3 = (
-        input_ptr
-        + tl.arange(0, 4)[:, None, None] * input_s0
-        + tl.arange(0, 8)[None, :, None] * input_s1
-        + tl.arange(0, 16)[None, None, :] * input_s2
+def test_flat_f16_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at dma_3d.co:29: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 4)[:, None, None]  # dma_3d.co:31
+    dim1 = tl.arange(0, 8)[None, :, None]
+    dim2 = tl.arange(0, 16)[None, None, :]
+    mask = dim0 < 3  # dma_3d.co:31
+    tile = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
+        ),
+        mask,
     )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    tile_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, 4)[:, None, None] * output_s0
-        + tl.arange(0, 8)[None, :, None] * output_s1
-        + tl.arange(0, 16)[None, None, :] * output_s2,
-        tl.where(tl.arange(0, 4)[:, None, None] < 3, tile_data, 0),
-        mask=tl.arange(0, 4)[:, None, None] < 3,
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile, mask=mask
     )  # dma_3d.co:32
 
 
@@ -182,40 +158,20 @@ def test_flat_f16(input, *, _launch=None):
 @triton.jit
 def test_flat_async_k0(
     input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_desc_2x8x32,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_desc_2x8x32,
-    TMA_INPUT_2X8X32: tl.constexpr,
-    TMA_OUTPUT_2X8X32: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
 ):
-    """Program = one block of `parallel` at dma_3d.co:42."""
-    buf = tl.zeros([2, 8, 32], tl.int32)  # dma_3d.co:44
-    if TMA_INPUT_2X8X32:  # dma_3d.co:45
-        tile_1 = input_desc_2x8x32.load([0, 0, 0])
-    else:
-        tile_1 = tl.load(
-            input_ptr
-            + tl.arange(0, 2)[:, None, None] * input_s0
-            + tl.arange(0, 8)[None, :, None] * input_s1
-            + tl.arange(0, 32)[None, None, :] * input_s2
-        )
-    buf = tile_1  # dma_3d.co:45
-    if TMA_OUTPUT_2X8X32:  # dma_3d.co:47
-        output_desc_2x8x32.store([0, 0, 0], buf)
-    else:
-        tl.store(
-            output_ptr
-            + tl.arange(0, 2)[:, None, None] * output_s0
-            + tl.arange(0, 8)[None, :, None] * output_s1
-            + tl.arange(0, 32)[None, None, :] * output_s2,
-            buf,
-        )
+    """The block-level parallel at dma_3d.co:42: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None]  # dma_3d.co:45
+    dim1 = tl.arange(0, 8)[None, :, None]
+    dim2 = tl.arange(0, 32)[None, None, :]
+    buf = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_3d.co:45
+    tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, buf)  # dma_3d.co:47
 
 
 def test_flat_async(input, *, _launch=None):
@@ -229,14 +185,6 @@ def test_flat_async(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 8)
     _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (2, 8, 32), torch.int32, _dev, None)  # dma_3d.co:40
-    _test_flat_async_k0_TMA_INPUT_2X8X32 = _rt.tma_ok(_F, "input", input, [2, 8, 32], [2, 8, 32], "loads (auto)")
-    _test_flat_async_k0_input_desc_2x8x32 = _rt.tma_desc(
-        input, [2, 8, 32], _test_flat_async_k0_TMA_INPUT_2X8X32, _OOB_PADDING
-    )
-    _test_flat_async_k0_TMA_OUTPUT_2X8X32 = _rt.tma_ok(_F, "output", output, [2, 8, 32], [2, 8, 32], "stores (auto)")
-    _test_flat_async_k0_output_desc_2x8x32 = _rt.tma_desc(
-        output, [2, 8, 32], _test_flat_async_k0_TMA_OUTPUT_2X8X32, "zero"
-    )
     _launch(
         test_flat_async_k0,
         (1,),
@@ -245,18 +193,12 @@ def test_flat_async(input, *, _launch=None):
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            _test_flat_async_k0_input_desc_2x8x32,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
-            _test_flat_async_k0_output_desc_2x8x32,
         ],
-        dict(
-            TMA_INPUT_2X8X32=_test_flat_async_k0_TMA_INPUT_2X8X32,
-            TMA_OUTPUT_2X8X32=_test_flat_async_k0_TMA_OUTPUT_2X8X32,
-            num_warps=1,
-        ),
+        dict(num_warps=1),
     )  # dma_3d.co:42
     return output  # dma_3d.co:50
 
@@ -264,40 +206,22 @@ def test_flat_async(input, *, _launch=None):
 @triton.jit
 def test_flat_large_k0(
     input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_desc_4x16x32,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_desc_4x16x32,
-    TMA_INPUT_4X16X32: tl.constexpr,
-    TMA_OUTPUT_4X16X32: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
 ):
-    """Program = one block of `parallel` at dma_3d.co:57."""
-    tile_data = tl.zeros([4, 16, 32], tl.int32)  # dma_3d.co:59
-    if TMA_INPUT_4X16X32:
-        tile_1 = input_desc_4x16x32.load([0, 0, 0])
-    else:
-        tile_1 = tl.load(
-            input_ptr
-            + tl.arange(0, 4)[:, None, None] * input_s0
-            + tl.arange(0, 16)[None, :, None] * input_s1
-            + tl.arange(0, 32)[None, None, :] * input_s2
-        )
-    tile_data = tile_1  # dma_3d.co:59
-    if TMA_OUTPUT_4X16X32:  # dma_3d.co:60
-        output_desc_4x16x32.store([0, 0, 0], tile_data)
-    else:
-        tl.store(
-            output_ptr
-            + tl.arange(0, 4)[:, None, None] * output_s0
-            + tl.arange(0, 16)[None, :, None] * output_s1
-            + tl.arange(0, 32)[None, None, :] * output_s2,
-            tile_data,
-        )
+    """The block-level parallel at dma_3d.co:57: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 4)[:, None, None]  # dma_3d.co:59
+    dim1 = tl.arange(0, 16)[None, :, None]
+    dim2 = tl.arange(0, 32)[None, None, :]
+    tile = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_3d.co:59
+    tl.store(
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile
+    )  # dma_3d.co:60
 
 
 def test_flat_large(input, *, _launch=None):
@@ -311,14 +235,6 @@ def test_flat_large(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 16)
     _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (4, 16, 32), torch.int32, _dev, None)  # dma_3d.co:55
-    _test_flat_large_k0_TMA_INPUT_4X16X32 = _rt.tma_ok(_F, "input", input, [4, 16, 32], [4, 16, 32], "loads (auto)")
-    _test_flat_large_k0_input_desc_4x16x32 = _rt.tma_desc(
-        input, [4, 16, 32], _test_flat_large_k0_TMA_INPUT_4X16X32, _OOB_PADDING
-    )
-    _test_flat_large_k0_TMA_OUTPUT_4X16X32 = _rt.tma_ok(_F, "output", output, [4, 16, 32], [4, 16, 32], "stores (auto)")
-    _test_flat_large_k0_output_desc_4x16x32 = _rt.tma_desc(
-        output, [4, 16, 32], _test_flat_large_k0_TMA_OUTPUT_4X16X32, "zero"
-    )
     _launch(
         test_flat_large_k0,
         (1,),
@@ -327,18 +243,12 @@ def test_flat_large(input, *, _launch=None):
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            _test_flat_large_k0_input_desc_4x16x32,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
-            _test_flat_large_k0_output_desc_4x16x32,
         ],
-        dict(
-            TMA_INPUT_4X16X32=_test_flat_large_k0_TMA_INPUT_4X16X32,
-            TMA_OUTPUT_4X16X32=_test_flat_large_k0_TMA_OUTPUT_4X16X32,
-            num_warps=4,
-        ),
+        dict(num_warps=4),
     )  # dma_3d.co:57
     return output  # dma_3d.co:63
 
@@ -346,40 +256,22 @@ def test_flat_large(input, *, _launch=None):
 @triton.jit
 def test_flat_s8_k0(
     input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_desc_2x16x64,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_desc_2x16x64,
-    TMA_INPUT_2X16X64: tl.constexpr,
-    TMA_OUTPUT_2X16X64: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
 ):
-    """Program = one block of `parallel` at dma_3d.co:70."""
-    tile_data = tl.zeros([2, 16, 64], tl.int8)  # dma_3d.co:72
-    if TMA_INPUT_2X16X64:
-        tile_1 = input_desc_2x16x64.load([0, 0, 0])
-    else:
-        tile_1 = tl.load(
-            input_ptr
-            + tl.arange(0, 2)[:, None, None] * input_s0
-            + tl.arange(0, 16)[None, :, None] * input_s1
-            + tl.arange(0, 64)[None, None, :] * input_s2
-        )
-    tile_data = tile_1  # dma_3d.co:72
-    if TMA_OUTPUT_2X16X64:  # dma_3d.co:73
-        output_desc_2x16x64.store([0, 0, 0], tile_data)
-    else:
-        tl.store(
-            output_ptr
-            + tl.arange(0, 2)[:, None, None] * output_s0
-            + tl.arange(0, 16)[None, :, None] * output_s1
-            + tl.arange(0, 64)[None, None, :] * output_s2,
-            tile_data,
-        )
+    """The block-level parallel at dma_3d.co:70: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None]  # dma_3d.co:72
+    dim1 = tl.arange(0, 16)[None, :, None]
+    dim2 = tl.arange(0, 64)[None, None, :]
+    tile = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_3d.co:72
+    tl.store(
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile
+    )  # dma_3d.co:73
 
 
 def test_flat_s8(input, *, _launch=None):
@@ -393,14 +285,6 @@ def test_flat_s8(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 16)
     _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (2, 16, 64), torch.int8, _dev, None)  # dma_3d.co:68
-    _test_flat_s8_k0_TMA_INPUT_2X16X64 = _rt.tma_ok(_F, "input", input, [2, 16, 64], [2, 16, 64], "loads (auto)")
-    _test_flat_s8_k0_input_desc_2x16x64 = _rt.tma_desc(
-        input, [2, 16, 64], _test_flat_s8_k0_TMA_INPUT_2X16X64, _OOB_PADDING
-    )
-    _test_flat_s8_k0_TMA_OUTPUT_2X16X64 = _rt.tma_ok(_F, "output", output, [2, 16, 64], [2, 16, 64], "stores (auto)")
-    _test_flat_s8_k0_output_desc_2x16x64 = _rt.tma_desc(
-        output, [2, 16, 64], _test_flat_s8_k0_TMA_OUTPUT_2X16X64, "zero"
-    )
     _launch(
         test_flat_s8_k0,
         (1,),
@@ -409,18 +293,12 @@ def test_flat_s8(input, *, _launch=None):
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            _test_flat_s8_k0_input_desc_2x16x64,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
-            _test_flat_s8_k0_output_desc_2x16x64,
         ],
-        dict(
-            TMA_INPUT_2X16X64=_test_flat_s8_k0_TMA_INPUT_2X16X64,
-            TMA_OUTPUT_2X16X64=_test_flat_s8_k0_TMA_OUTPUT_2X16X64,
-            num_warps=2,
-        ),
+        dict(num_warps=2),
     )  # dma_3d.co:70
     return output  # dma_3d.co:76
 

@@ -50,22 +50,23 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def test_flat_s32_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at dma_3d.co:16."""
-    tile_data = tl.zeros([2, 4, 8], tl.int32)  # dma_3d.co:18
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 2)[:, None, None] * input_s0
-        + tl.arange(0, 4)[None, :, None] * input_s1
-        + tl.arange(0, 8)[None, None, :] * input_s2
-    )
-    tile_data = tile_1
+def test_flat_s32_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at dma_3d.co:16: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None]  # dma_3d.co:18
+    dim1 = tl.arange(0, 4)[None, :, None]
+    dim2 = tl.arange(0, 8)[None, None, :]
+    tile = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_3d.co:18
     tl.store(
-        output_ptr
-        + tl.arange(0, 2)[:, None, None] * output_s0
-        + tl.arange(0, 4)[None, :, None] * output_s1
-        + tl.arange(0, 8)[None, None, :] * output_s2,
-        tile_data,
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile
     )  # dma_3d.co:19
 
 
@@ -99,25 +100,29 @@ def test_flat_s32(input, *, _launch=None):
 
 
 @triton.jit
-def test_flat_f16_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at dma_3d.co:29."""
-    tile_data = tl.zeros([4, 8, 16], tl.float16)  # dma_3d.co:31
-    mask_2 = tl.arange(0, 4)[:, None, None] < 3
-    ptrs_3 = (
-        input_ptr
-        + tl.arange(0, 4)[:, None, None] * input_s0
-        + tl.arange(0, 8)[None, :, None] * input_s1
-        + tl.arange(0, 16)[None, None, :] * input_s2
+def test_flat_f16_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at dma_3d.co:29: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 4)[:, None, None]  # dma_3d.co:31
+    dim1 = tl.arange(0, 8)[None, :, None]
+    dim2 = tl.arange(0, 16)[None, None, :]
+    mask = dim0 < 3  # dma_3d.co:31
+    tile = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
+        ),
+        mask,
     )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    tile_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, 4)[:, None, None] * output_s0
-        + tl.arange(0, 8)[None, :, None] * output_s1
-        + tl.arange(0, 16)[None, None, :] * output_s2,
-        tl.where(tl.arange(0, 4)[:, None, None] < 3, tile_data, 0),
-        mask=tl.arange(0, 4)[:, None, None] < 3,
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile, mask=mask
     )  # dma_3d.co:32
 
 
@@ -151,23 +156,22 @@ def test_flat_f16(input, *, _launch=None):
 
 
 @triton.jit
-def test_flat_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at dma_3d.co:42."""
-    buf = tl.zeros([2, 8, 32], tl.int32)  # dma_3d.co:44
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 2)[:, None, None] * input_s0
-        + tl.arange(0, 8)[None, :, None] * input_s1
-        + tl.arange(0, 32)[None, None, :] * input_s2
-    )  # dma_3d.co:45
-    buf = tile_1
-    tl.store(
-        output_ptr
-        + tl.arange(0, 2)[:, None, None] * output_s0
-        + tl.arange(0, 8)[None, :, None] * output_s1
-        + tl.arange(0, 32)[None, None, :] * output_s2,
-        buf,
-    )  # dma_3d.co:47
+def test_flat_async_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at dma_3d.co:42: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None]  # dma_3d.co:45
+    dim1 = tl.arange(0, 8)[None, :, None]
+    dim2 = tl.arange(0, 32)[None, None, :]
+    buf = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_3d.co:45
+    tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, buf)  # dma_3d.co:47
 
 
 def test_flat_async(input, *, _launch=None):
@@ -200,22 +204,23 @@ def test_flat_async(input, *, _launch=None):
 
 
 @triton.jit
-def test_flat_large_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at dma_3d.co:57."""
-    tile_data = tl.zeros([4, 16, 32], tl.int32)  # dma_3d.co:59
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 4)[:, None, None] * input_s0
-        + tl.arange(0, 16)[None, :, None] * input_s1
-        + tl.arange(0, 32)[None, None, :] * input_s2
-    )
-    tile_data = tile_1
+def test_flat_large_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at dma_3d.co:57: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 4)[:, None, None]  # dma_3d.co:59
+    dim1 = tl.arange(0, 16)[None, :, None]
+    dim2 = tl.arange(0, 32)[None, None, :]
+    tile = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_3d.co:59
     tl.store(
-        output_ptr
-        + tl.arange(0, 4)[:, None, None] * output_s0
-        + tl.arange(0, 16)[None, :, None] * output_s1
-        + tl.arange(0, 32)[None, None, :] * output_s2,
-        tile_data,
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile
     )  # dma_3d.co:60
 
 
@@ -249,22 +254,23 @@ def test_flat_large(input, *, _launch=None):
 
 
 @triton.jit
-def test_flat_s8_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at dma_3d.co:70."""
-    tile_data = tl.zeros([2, 16, 64], tl.int8)  # dma_3d.co:72
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 2)[:, None, None] * input_s0
-        + tl.arange(0, 16)[None, :, None] * input_s1
-        + tl.arange(0, 64)[None, None, :] * input_s2
-    )
-    tile_data = tile_1
+def test_flat_s8_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at dma_3d.co:70: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None]  # dma_3d.co:72
+    dim1 = tl.arange(0, 16)[None, :, None]
+    dim2 = tl.arange(0, 64)[None, None, :]
+    tile = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_3d.co:72
     tl.store(
-        output_ptr
-        + tl.arange(0, 2)[:, None, None] * output_s0
-        + tl.arange(0, 16)[None, :, None] * output_s1
-        + tl.arange(0, 64)[None, None, :] * output_s2,
-        tile_data,
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile
     )  # dma_3d.co:73
 
 

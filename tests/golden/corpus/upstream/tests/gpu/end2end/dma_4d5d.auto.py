@@ -51,28 +51,35 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def test_4d_flat_s32_k0(
-    input_ptr, input_s0, input_s1, input_s2, input_s3, output_ptr, output_s0, output_s1, output_s2, output_s3
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    input_stride_3,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    output_stride_3,
 ):
-    """Program = one block of `parallel` at dma_4d5d.co:16."""
-    tile_data = tl.zeros([2, 4, 4, 8], tl.int32)  # dma_4d5d.co:18
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 2)[:, None, None, None] * input_s0
-        + tl.arange(0, 4)[None, :, None, None] * input_s1
-        + tl.arange(0, 4)[None, None, :, None] * input_s2
-        + tl.arange(0, 8)[None, None, None, :] * input_s3,
-        mask=tl.arange(0, 4)[None, :, None, None] < 3,
-        other=0,
+    """The block-level parallel at dma_4d5d.co:16: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None, None]  # dma_4d5d.co:18
+    dim1 = tl.arange(0, 4)[None, :, None, None]
+    dim2 = tl.arange(0, 4)[None, None, :, None]
+    dim3 = tl.arange(0, 8)[None, None, None, :]
+    mask = dim1 < 3  # dma_4d5d.co:18
+    tile = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2 + dim3 * input_stride_3,
+            mask=mask,
+            other=0,
+        ),
+        mask,
     )
-    tile_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, 2)[:, None, None, None] * output_s0
-        + tl.arange(0, 4)[None, :, None, None] * output_s1
-        + tl.arange(0, 4)[None, None, :, None] * output_s2
-        + tl.arange(0, 8)[None, None, None, :] * output_s3,
-        tl.where(tl.arange(0, 4)[None, :, None, None] < 3, tile_data, 0),
-        mask=tl.arange(0, 4)[None, :, None, None] < 3,
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2 + dim3 * output_stride_3,
+        tile,
+        mask=mask,
     )  # dma_4d5d.co:19
 
 
@@ -111,44 +118,28 @@ def test_4d_flat_s32(input, *, _launch=None):
 @triton.jit
 def test_4d_flat_f16_k0(
     input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_s3,
-    input_desc_2x2x4x16,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    input_stride_3,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_s3,
-    output_desc_2x2x4x16,
-    TMA_INPUT_2X2X4X16: tl.constexpr,
-    TMA_OUTPUT_2X2X4X16: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    output_stride_3,
 ):
-    """Program = one block of `parallel` at dma_4d5d.co:29."""
-    tile_data = tl.zeros([2, 2, 4, 16], tl.float16)  # dma_4d5d.co:31
-    if TMA_INPUT_2X2X4X16:
-        tile_1 = input_desc_2x2x4x16.load([0, 0, 0, 0])
-    else:
-        tile_1 = tl.load(
-            input_ptr
-            + tl.arange(0, 2)[:, None, None, None] * input_s0
-            + tl.arange(0, 2)[None, :, None, None] * input_s1
-            + tl.arange(0, 4)[None, None, :, None] * input_s2
-            + tl.arange(0, 16)[None, None, None, :] * input_s3
-        )
-    tile_data = tile_1  # dma_4d5d.co:31
-    if TMA_OUTPUT_2X2X4X16:  # dma_4d5d.co:32
-        output_desc_2x2x4x16.store([0, 0, 0, 0], tile_data)
-    else:
-        tl.store(
-            output_ptr
-            + tl.arange(0, 2)[:, None, None, None] * output_s0
-            + tl.arange(0, 2)[None, :, None, None] * output_s1
-            + tl.arange(0, 4)[None, None, :, None] * output_s2
-            + tl.arange(0, 16)[None, None, None, :] * output_s3,
-            tile_data,
-        )
+    """The block-level parallel at dma_4d5d.co:29: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None, None]  # dma_4d5d.co:31
+    dim1 = tl.arange(0, 2)[None, :, None, None]
+    dim2 = tl.arange(0, 4)[None, None, :, None]
+    dim3 = tl.arange(0, 16)[None, None, None, :]
+    tile = tl.load(
+        input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2 + dim3 * input_stride_3
+    )  # dma_4d5d.co:31
+    tl.store(
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2 + dim3 * output_stride_3,
+        tile,
+    )  # dma_4d5d.co:32
 
 
 def test_4d_flat_f16(input, *, _launch=None):
@@ -163,18 +154,6 @@ def test_4d_flat_f16(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 2, 4)
     _rt.fixed_dim(_F, "input", input, 3, 16)
     output = _rt.alloc(_F, (2, 2, 4, 16), torch.float16, _dev, None)  # dma_4d5d.co:27
-    _test_4d_flat_f16_k0_TMA_INPUT_2X2X4X16 = _rt.tma_ok(
-        _F, "input", input, [2, 2, 4, 16], [2, 2, 4, 16], "loads (auto)"
-    )
-    _test_4d_flat_f16_k0_input_desc_2x2x4x16 = _rt.tma_desc(
-        input, [2, 2, 4, 16], _test_4d_flat_f16_k0_TMA_INPUT_2X2X4X16, _OOB_PADDING
-    )
-    _test_4d_flat_f16_k0_TMA_OUTPUT_2X2X4X16 = _rt.tma_ok(
-        _F, "output", output, [2, 2, 4, 16], [2, 2, 4, 16], "stores (auto)"
-    )
-    _test_4d_flat_f16_k0_output_desc_2x2x4x16 = _rt.tma_desc(
-        output, [2, 2, 4, 16], _test_4d_flat_f16_k0_TMA_OUTPUT_2X2X4X16, "zero"
-    )
     _launch(
         test_4d_flat_f16_k0,
         (1,),
@@ -184,19 +163,13 @@ def test_4d_flat_f16(input, *, _launch=None):
             input.stride(1),
             input.stride(2),
             input.stride(3),
-            _test_4d_flat_f16_k0_input_desc_2x2x4x16,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
             output.stride(3),
-            _test_4d_flat_f16_k0_output_desc_2x2x4x16,
         ],
-        dict(
-            TMA_INPUT_2X2X4X16=_test_4d_flat_f16_k0_TMA_INPUT_2X2X4X16,
-            TMA_OUTPUT_2X2X4X16=_test_4d_flat_f16_k0_TMA_OUTPUT_2X2X4X16,
-            num_warps=1,
-        ),
+        dict(num_warps=1),
     )  # dma_4d5d.co:29
     return output  # dma_4d5d.co:35
 
@@ -469,40 +442,47 @@ def test_4d_dyn_outer(input, *, _launch=None):
 @triton.jit
 def test_5d_flat_s32_k0(
     input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_s3,
-    input_s4,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    input_stride_3,
+    input_stride_4,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_s3,
-    output_s4,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    output_stride_3,
+    output_stride_4,
 ):
-    """Program = one block of `parallel` at dma_4d5d.co:89."""
-    tile_data = tl.zeros([2, 2, 4, 4, 8], tl.int32)  # dma_4d5d.co:91
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 2)[:, None, None, None, None] * input_s0
-        + tl.arange(0, 2)[None, :, None, None, None] * input_s1
-        + tl.arange(0, 4)[None, None, :, None, None] * input_s2
-        + tl.arange(0, 4)[None, None, None, :, None] * input_s3
-        + tl.arange(0, 8)[None, None, None, None, :] * input_s4,
-        mask=tl.arange(0, 4)[None, None, :, None, None] < 3,
-        other=0,
+    """The block-level parallel at dma_4d5d.co:89: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None, None, None]  # dma_4d5d.co:91
+    dim1 = tl.arange(0, 2)[None, :, None, None, None]
+    dim2 = tl.arange(0, 4)[None, None, :, None, None]
+    dim3 = tl.arange(0, 4)[None, None, None, :, None]
+    dim4 = tl.arange(0, 8)[None, None, None, None, :]
+    mask = dim2 < 3  # dma_4d5d.co:91
+    tile = _oob_fill(
+        tl.load(
+            input_ptr
+            + (dim0 * input_stride_0)
+            + (dim1 * input_stride_1)
+            + (dim2 * input_stride_2)
+            + (dim3 * input_stride_3)
+            + (dim4 * input_stride_4),
+            mask=mask,
+            other=0,
+        ),
+        mask,
     )
-    tile_data = tile_1
     tl.store(
         output_ptr
-        + tl.arange(0, 2)[:, None, None, None, None] * output_s0
-        + tl.arange(0, 2)[None, :, None, None, None] * output_s1
-        + tl.arange(0, 4)[None, None, :, None, None] * output_s2
-        + tl.arange(0, 4)[None, None, None, :, None] * output_s3
-        + tl.arange(0, 8)[None, None, None, None, :] * output_s4,
-        tl.where(tl.arange(0, 4)[None, None, :, None, None] < 3, tile_data, 0),
-        mask=tl.arange(0, 4)[None, None, :, None, None] < 3,
+        + (dim0 * output_stride_0)
+        + (dim1 * output_stride_1)
+        + (dim2 * output_stride_2)
+        + (dim3 * output_stride_3)
+        + (dim4 * output_stride_4),
+        tile,
+        mask=mask,
     )  # dma_4d5d.co:92
 
 

@@ -51,28 +51,35 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def test_4d_flat_s32_k0(
-    input_ptr, input_s0, input_s1, input_s2, input_s3, output_ptr, output_s0, output_s1, output_s2, output_s3
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    input_stride_3,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    output_stride_3,
 ):
-    """Program = one block of `parallel` at dma_4d5d.co:16."""
-    tile_data = tl.zeros([2, 4, 4, 8], tl.int32)  # dma_4d5d.co:18
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 2)[:, None, None, None] * input_s0
-        + tl.arange(0, 4)[None, :, None, None] * input_s1
-        + tl.arange(0, 4)[None, None, :, None] * input_s2
-        + tl.arange(0, 8)[None, None, None, :] * input_s3,
-        mask=tl.arange(0, 4)[None, :, None, None] < 3,
-        other=0,
+    """The block-level parallel at dma_4d5d.co:16: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None, None]  # dma_4d5d.co:18
+    dim1 = tl.arange(0, 4)[None, :, None, None]
+    dim2 = tl.arange(0, 4)[None, None, :, None]
+    dim3 = tl.arange(0, 8)[None, None, None, :]
+    mask = dim1 < 3  # dma_4d5d.co:18
+    tile = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2 + dim3 * input_stride_3,
+            mask=mask,
+            other=0,
+        ),
+        mask,
     )
-    tile_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, 2)[:, None, None, None] * output_s0
-        + tl.arange(0, 4)[None, :, None, None] * output_s1
-        + tl.arange(0, 4)[None, None, :, None] * output_s2
-        + tl.arange(0, 8)[None, None, None, :] * output_s3,
-        tl.where(tl.arange(0, 4)[None, :, None, None] < 3, tile_data, 0),
-        mask=tl.arange(0, 4)[None, :, None, None] < 3,
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2 + dim3 * output_stride_3,
+        tile,
+        mask=mask,
     )  # dma_4d5d.co:19
 
 
@@ -110,25 +117,28 @@ def test_4d_flat_s32(input, *, _launch=None):
 
 @triton.jit
 def test_4d_flat_f16_k0(
-    input_ptr, input_s0, input_s1, input_s2, input_s3, output_ptr, output_s0, output_s1, output_s2, output_s3
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    input_stride_3,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    output_stride_3,
 ):
-    """Program = one block of `parallel` at dma_4d5d.co:29."""
-    tile_data = tl.zeros([2, 2, 4, 16], tl.float16)  # dma_4d5d.co:31
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 2)[:, None, None, None] * input_s0
-        + tl.arange(0, 2)[None, :, None, None] * input_s1
-        + tl.arange(0, 4)[None, None, :, None] * input_s2
-        + tl.arange(0, 16)[None, None, None, :] * input_s3
-    )
-    tile_data = tile_1
+    """The block-level parallel at dma_4d5d.co:29: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None, None]  # dma_4d5d.co:31
+    dim1 = tl.arange(0, 2)[None, :, None, None]
+    dim2 = tl.arange(0, 4)[None, None, :, None]
+    dim3 = tl.arange(0, 16)[None, None, None, :]
+    tile = tl.load(
+        input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2 + dim3 * input_stride_3
+    )  # dma_4d5d.co:31
     tl.store(
-        output_ptr
-        + tl.arange(0, 2)[:, None, None, None] * output_s0
-        + tl.arange(0, 2)[None, :, None, None] * output_s1
-        + tl.arange(0, 4)[None, None, :, None] * output_s2
-        + tl.arange(0, 16)[None, None, None, :] * output_s3,
-        tile_data,
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2 + dim3 * output_stride_3,
+        tile,
     )  # dma_4d5d.co:32
 
 
@@ -432,40 +442,47 @@ def test_4d_dyn_outer(input, *, _launch=None):
 @triton.jit
 def test_5d_flat_s32_k0(
     input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_s3,
-    input_s4,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    input_stride_3,
+    input_stride_4,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_s3,
-    output_s4,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    output_stride_3,
+    output_stride_4,
 ):
-    """Program = one block of `parallel` at dma_4d5d.co:89."""
-    tile_data = tl.zeros([2, 2, 4, 4, 8], tl.int32)  # dma_4d5d.co:91
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 2)[:, None, None, None, None] * input_s0
-        + tl.arange(0, 2)[None, :, None, None, None] * input_s1
-        + tl.arange(0, 4)[None, None, :, None, None] * input_s2
-        + tl.arange(0, 4)[None, None, None, :, None] * input_s3
-        + tl.arange(0, 8)[None, None, None, None, :] * input_s4,
-        mask=tl.arange(0, 4)[None, None, :, None, None] < 3,
-        other=0,
+    """The block-level parallel at dma_4d5d.co:89: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None, None, None]  # dma_4d5d.co:91
+    dim1 = tl.arange(0, 2)[None, :, None, None, None]
+    dim2 = tl.arange(0, 4)[None, None, :, None, None]
+    dim3 = tl.arange(0, 4)[None, None, None, :, None]
+    dim4 = tl.arange(0, 8)[None, None, None, None, :]
+    mask = dim2 < 3  # dma_4d5d.co:91
+    tile = _oob_fill(
+        tl.load(
+            input_ptr
+            + (dim0 * input_stride_0)
+            + (dim1 * input_stride_1)
+            + (dim2 * input_stride_2)
+            + (dim3 * input_stride_3)
+            + (dim4 * input_stride_4),
+            mask=mask,
+            other=0,
+        ),
+        mask,
     )
-    tile_data = tile_1
     tl.store(
         output_ptr
-        + tl.arange(0, 2)[:, None, None, None, None] * output_s0
-        + tl.arange(0, 2)[None, :, None, None, None] * output_s1
-        + tl.arange(0, 4)[None, None, :, None, None] * output_s2
-        + tl.arange(0, 4)[None, None, None, :, None] * output_s3
-        + tl.arange(0, 8)[None, None, None, None, :] * output_s4,
-        tl.where(tl.arange(0, 4)[None, None, :, None, None] < 3, tile_data, 0),
-        mask=tl.arange(0, 4)[None, None, :, None, None] < 3,
+        + (dim0 * output_stride_0)
+        + (dim1 * output_stride_1)
+        + (dim2 * output_stride_2)
+        + (dim3 * output_stride_3)
+        + (dim4 * output_stride_4),
+        tile,
+        mask=mask,
     )  # dma_4d5d.co:92
 
 

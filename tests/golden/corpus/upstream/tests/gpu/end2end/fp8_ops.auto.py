@@ -160,25 +160,29 @@ def ele_add_fp8_e5m2(lhs, rhs, *, _launch=None):
 
 
 @triton.jit
-def fp8_dma_copy_sync_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at fp8_ops.co:32."""
-    f_data = tl.zeros([8, 32, 64], tl.float8e4nv)  # fp8_ops.co:33
-    mask_2 = (tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17)
-    ptrs_3 = (
-        input_ptr
-        + tl.arange(0, 8)[:, None, None] * input_s0
-        + tl.arange(0, 32)[None, :, None] * input_s1
-        + tl.arange(0, 64)[None, None, :] * input_s2
+def fp8_dma_copy_sync_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at fp8_ops.co:32: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 8)[:, None, None]  # fp8_ops.co:33
+    dim1 = tl.arange(0, 32)[None, :, None]
+    dim2 = tl.arange(0, 64)[None, None, :]
+    mask = (dim0 < 6) & (dim1 < 17)  # fp8_ops.co:33
+    f = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
+        ),
+        mask,
     )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    f_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, 8)[:, None, None] * output_s0
-        + tl.arange(0, 32)[None, :, None] * output_s1
-        + tl.arange(0, 64)[None, None, :] * output_s2,
-        tl.where((tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, f, mask=mask
     )  # fp8_ops.co:34
 
 
@@ -212,25 +216,29 @@ def fp8_dma_copy_sync(input, *, _launch=None):
 
 
 @triton.jit
-def fp8_dma_copy_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at fp8_ops.co:43."""
-    f_data = tl.zeros([8, 32, 64], tl.float8e5)  # fp8_ops.co:44
-    mask_2 = (tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17)
-    ptrs_3 = (
-        input_ptr
-        + tl.arange(0, 8)[:, None, None] * input_s0
-        + tl.arange(0, 32)[None, :, None] * input_s1
-        + tl.arange(0, 64)[None, None, :] * input_s2
+def fp8_dma_copy_async_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at fp8_ops.co:43: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 8)[:, None, None]  # fp8_ops.co:44
+    dim1 = tl.arange(0, 32)[None, :, None]
+    dim2 = tl.arange(0, 64)[None, None, :]
+    mask = (dim0 < 6) & (dim1 < 17)  # fp8_ops.co:44
+    f = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
+        ),
+        mask,
     )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    f_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, 8)[:, None, None] * output_s0
-        + tl.arange(0, 32)[None, :, None] * output_s1
-        + tl.arange(0, 64)[None, None, :] * output_s2,
-        tl.where((tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, 32)[None, :, None] < 17),
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, f, mask=mask
     )  # fp8_ops.co:46
 
 

@@ -49,16 +49,12 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def hetero_dma_roundtrip_k0(B_ptr, B_s0):
-    """Program = one block of `parallel` at hetero_cpu_gpu_dma.co:19."""
-    q_l = tl.arange(0, 128)  # hetero_cpu_gpu_dma.co:20
-    sbuf = tl.zeros([128], tl.float32)  # hetero_cpu_gpu_dma.co:21
-    v_1 = tl.load(B_ptr + q_l * B_s0)  # hetero_cpu_gpu_dma.co:22
-    sbuf = v_1
-    sbuf = sbuf  # hetero_cpu_gpu_dma.co:23
-    tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(B_ptr + q_l * B_s0, sbuf)  # hetero_cpu_gpu_dma.co:24
-    tl.debug_barrier()
+def hetero_dma_roundtrip_k0(B_ptr, B_stride_0):
+    """The block-level parallel at hetero_cpu_gpu_dma.co:19: one program per block, one lane per thread."""
+    q = tl.arange(0, 128)  # hetero_cpu_gpu_dma.co:20
+    B_val = tl.load(B_ptr + q * B_stride_0)  # hetero_cpu_gpu_dma.co:22
+    sbuf = B_val
+    tl.store(B_ptr + q * B_stride_0, sbuf)  # hetero_cpu_gpu_dma.co:24
 
 
 def hetero_dma_roundtrip(A, B, *, _launch=None):

@@ -51,29 +51,12 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def foo1_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_desc_32x32,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_32x32,
-    TMA_INPUT_32X32: tl.constexpr,
-    TMA_OUTPUT_32X32: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:11."""
-    tile_data = tl.zeros([32, 32], tl.int32)  # tiled_dma.co:13
-    if TMA_INPUT_32X32:
-        tile_1 = input_desc_32x32.load([0, 0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1)
-    tile_data = tile_1  # tiled_dma.co:13
-    if TMA_OUTPUT_32X32:  # tiled_dma.co:14
-        output_desc_32x32.store([0, 0], tile_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, tile_data)
+def foo1_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:11: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:13
+    cols = tl.arange(0, 32)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:13
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:14
 
 
 def foo1(input, *, _launch=None):
@@ -86,42 +69,23 @@ def foo1(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 32)
     output = _rt.alloc(_F, (32, 32), torch.int32, _dev, None)  # tiled_dma.co:9
-    _foo1_k0_TMA_INPUT_32X32 = _rt.tma_ok(_F, "input", input, [32, 32], [32, 32], "loads (auto)")
-    _foo1_k0_input_desc_32x32 = _rt.tma_desc(input, [32, 32], _foo1_k0_TMA_INPUT_32X32, _OOB_PADDING)
-    _foo1_k0_TMA_OUTPUT_32X32 = _rt.tma_ok(_F, "output", output, [32, 32], [32, 32], "stores (auto)")
-    _foo1_k0_output_desc_32x32 = _rt.tma_desc(output, [32, 32], _foo1_k0_TMA_OUTPUT_32X32, "zero")
     _launch(
         foo1_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            _foo1_k0_input_desc_32x32,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo1_k0_output_desc_32x32,
-        ],
-        dict(TMA_INPUT_32X32=_foo1_k0_TMA_INPUT_32X32, TMA_OUTPUT_32X32=_foo1_k0_TMA_OUTPUT_32X32, num_warps=1),
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # tiled_dma.co:11
     return output  # tiled_dma.co:17
 
 
 @triton.jit
-def foo2_k0(
-    input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1, output_desc_32x32, TMA_OUTPUT_32X32: tl.constexpr
-):
-    """Program = one block of `parallel` at tiled_dma.co:23."""
-    buf = tl.zeros([32, 32], tl.float16)  # tiled_dma.co:25
-    mask_2 = tl.arange(0, 32)[:, None] < 31  # tiled_dma.co:26
-    ptrs_3 = input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    buf = tile_1
-    if TMA_OUTPUT_32X32:  # tiled_dma.co:27
-        output_desc_32x32.store([0, 0], buf)
-    else:
-        tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, buf)
+def foo2_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:23: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:26
+    cols = tl.arange(0, 32)[None, :]
+    mask = rows < 31  # tiled_dma.co:26
+    buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0.0), mask)
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:27
 
 
 def foo2(input, *, _launch=None):
@@ -134,38 +98,23 @@ def foo2(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 31)
     _rt.fixed_dim(_F, "input", input, 1, 32)
     output = _rt.alloc(_F, (32, 32), torch.float16, _dev, 0.0)  # tiled_dma.co:21
-    _foo2_k0_TMA_OUTPUT_32X32 = _rt.tma_ok(_F, "output", output, [32, 32], [32, 32], "stores (auto)")
-    _foo2_k0_output_desc_32x32 = _rt.tma_desc(output, [32, 32], _foo2_k0_TMA_OUTPUT_32X32, "zero")
     _launch(
         foo2_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo2_k0_output_desc_32x32,
-        ],
-        dict(TMA_OUTPUT_32X32=_foo2_k0_TMA_OUTPUT_32X32, num_warps=1),
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # tiled_dma.co:23
     return output  # tiled_dma.co:30
 
 
 @triton.jit
-def foo3_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:36."""
-    tile_data = tl.zeros([8, 32], tl.float16)  # tiled_dma.co:38
-    mask_2 = tl.arange(0, 8)[:, None] < 7
-    ptrs_3 = input_ptr + tl.arange(0, 8)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    tile_data = tile_1
-    tl.store(
-        output_ptr + tl.arange(0, 8)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1,
-        tl.where(tl.arange(0, 8)[:, None] < 7, tile_data, 0),
-        mask=tl.arange(0, 8)[:, None] < 7,
-    )  # tiled_dma.co:39
+def foo3_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:36: one program per block, one lane per thread."""
+    rows = tl.arange(0, 8)[:, None]  # tiled_dma.co:38
+    cols = tl.arange(0, 32)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:38
+    mask = rows < 7  # tiled_dma.co:39
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile, mask=mask)
 
 
 def foo3(input, *, _launch=None):
@@ -188,29 +137,12 @@ def foo3(input, *, _launch=None):
 
 
 @triton.jit
-def foo4_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_desc_32x64,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_32x64,
-    TMA_INPUT_32X64: tl.constexpr,
-    TMA_OUTPUT_32X64: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:48."""
-    buf = tl.zeros([32, 64], tl.int32)  # tiled_dma.co:50
-    if TMA_INPUT_32X64:  # tiled_dma.co:51
-        tile_1 = input_desc_32x64.load([0, 0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1)
-    buf = tile_1  # tiled_dma.co:51
-    if TMA_OUTPUT_32X64:  # tiled_dma.co:53
-        output_desc_32x64.store([0, 0], buf)
-    else:
-        tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1, buf)
+def foo4_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:48: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:51
+    cols = tl.arange(0, 64)[None, :]
+    buf = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:51
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:53
 
 
 def foo4(input, *, _launch=None):
@@ -223,42 +155,23 @@ def foo4(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (32, 64), torch.int32, _dev, None)  # tiled_dma.co:46
-    _foo4_k0_TMA_INPUT_32X64 = _rt.tma_ok(_F, "input", input, [32, 64], [32, 64], "loads (auto)")
-    _foo4_k0_input_desc_32x64 = _rt.tma_desc(input, [32, 64], _foo4_k0_TMA_INPUT_32X64, _OOB_PADDING)
-    _foo4_k0_TMA_OUTPUT_32X64 = _rt.tma_ok(_F, "output", output, [32, 64], [32, 64], "stores (auto)")
-    _foo4_k0_output_desc_32x64 = _rt.tma_desc(output, [32, 64], _foo4_k0_TMA_OUTPUT_32X64, "zero")
     _launch(
         foo4_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            _foo4_k0_input_desc_32x64,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo4_k0_output_desc_32x64,
-        ],
-        dict(TMA_INPUT_32X64=_foo4_k0_TMA_INPUT_32X64, TMA_OUTPUT_32X64=_foo4_k0_TMA_OUTPUT_32X64, num_warps=1),
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # tiled_dma.co:48
     return output  # tiled_dma.co:56
 
 
 @triton.jit
-def foo5_k0(
-    input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1, output_desc_32x64, TMA_OUTPUT_32X64: tl.constexpr
-):
-    """Program = one block of `parallel` at tiled_dma.co:62."""
-    buf = tl.zeros([32, 64], tl.float16)  # tiled_dma.co:64
-    mask_2 = tl.arange(0, 32)[:, None] < 31  # tiled_dma.co:65
-    ptrs_3 = input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    buf = tile_1
-    if TMA_OUTPUT_32X64:  # tiled_dma.co:66
-        output_desc_32x64.store([0, 0], buf)
-    else:
-        tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1, buf)
+def foo5_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:62: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:65
+    cols = tl.arange(0, 64)[None, :]
+    mask = rows < 31  # tiled_dma.co:65
+    buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0.0), mask)
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:66
 
 
 def foo5(input, *, _launch=None):
@@ -271,51 +184,24 @@ def foo5(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 31)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (32, 64), torch.float16, _dev, 0.0)  # tiled_dma.co:60
-    _foo5_k0_TMA_OUTPUT_32X64 = _rt.tma_ok(_F, "output", output, [32, 64], [32, 64], "stores (auto)")
-    _foo5_k0_output_desc_32x64 = _rt.tma_desc(output, [32, 64], _foo5_k0_TMA_OUTPUT_32X64, "zero")
     _launch(
         foo5_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo5_k0_output_desc_32x64,
-        ],
-        dict(TMA_OUTPUT_32X64=_foo5_k0_TMA_OUTPUT_32X64, num_warps=1),
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # tiled_dma.co:62
     return output  # tiled_dma.co:69
 
 
 @triton.jit
-def foo6_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_desc_32x32,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_32x32,
-    TMA_INPUT_32X32: tl.constexpr,
-    TMA_OUTPUT_32X32: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:75."""
-    buf = tl.zeros([32, 32], tl.float32)  # tiled_dma.co:77
-    if TMA_INPUT_32X32:  # tiled_dma.co:78
-        tile_1 = input_desc_32x32.load([32, 64])
-    else:
-        mask_2 = (32 + tl.arange(0, 32)[:, None] < 128) & (64 + tl.arange(0, 32)[None, :] < 128)
-        ptrs_3 = input_ptr + (32 + tl.arange(0, 32)[:, None]) * input_s0 + (64 + tl.arange(0, 32)[None, :]) * input_s1
-        tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    buf = tile_1  # tiled_dma.co:78
-    if TMA_OUTPUT_32X32:  # tiled_dma.co:79
-        output_desc_32x32.store([0, 0], buf)
-    else:
-        tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, buf)
+def foo6_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:75: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:78
+    cols = tl.arange(0, 32)[None, :]
+    offs = rows + 32  # tiled_dma.co:78
+    offs_2 = cols + 64
+    buf = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1)
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:79
 
 
 def foo6(input, *, _launch=None):
@@ -328,24 +214,11 @@ def foo6(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 128)
     _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (32, 32), torch.float32, _dev, None)  # tiled_dma.co:73
-    _foo6_k0_TMA_INPUT_32X32 = _rt.tma_ok(_F, "input", input, [32, 32], [32, 32], "loads (auto)")
-    _foo6_k0_input_desc_32x32 = _rt.tma_desc(input, [32, 32], _foo6_k0_TMA_INPUT_32X32, _OOB_PADDING)
-    _foo6_k0_TMA_OUTPUT_32X32 = _rt.tma_ok(_F, "output", output, [32, 32], [32, 32], "stores (auto)")
-    _foo6_k0_output_desc_32x32 = _rt.tma_desc(output, [32, 32], _foo6_k0_TMA_OUTPUT_32X32, "zero")
     _launch(
         foo6_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            _foo6_k0_input_desc_32x32,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo6_k0_output_desc_32x32,
-        ],
-        dict(TMA_INPUT_32X32=_foo6_k0_TMA_INPUT_32X32, TMA_OUTPUT_32X32=_foo6_k0_TMA_OUTPUT_32X32, num_warps=1),
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # tiled_dma.co:75
     return output  # tiled_dma.co:82
 
@@ -409,49 +282,13 @@ def foo7(input, *, _launch=None):
 
 
 @triton.jit
-def foo8_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_desc_16x32,
-    input_desc_16x16,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_16x32,
-    output_desc_16x16,
-    TMA_INPUT_16X32: tl.constexpr,
-    TMA_INPUT_16X16: tl.constexpr,
-    TMA_OUTPUT_16X32: tl.constexpr,
-    TMA_OUTPUT_16X16: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:108."""
-    tile_data_0 = tl.zeros([16, 32], tl.int32)  # tiled_dma.co:110
-    tile_data_1 = tl.zeros([16, 16], tl.int32)
-    # 'tile_data' is 48 wide along dim 1: kept as power-of-two pieces 32 + 16
-    if TMA_INPUT_16X32:
-        tile_1 = input_desc_16x32.load([0, 0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1)
-    tile_data_0 = tile_1  # tiled_dma.co:110
-    if TMA_INPUT_16X16:
-        tile_2 = input_desc_16x16.load([0, 32])
-    else:
-        tile_2 = tl.load(input_ptr + tl.arange(0, 16)[:, None] * input_s0 + (32 + tl.arange(0, 16)[None, :]) * input_s1)
-    tile_data_1 = tile_2  # tiled_dma.co:110
-    if TMA_OUTPUT_16X32:  # tiled_dma.co:111
-        output_desc_16x32.store([0, 0], tile_data_0)
-    else:
-        tl.store(
-            output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, tile_data_0
-        )
-    if TMA_OUTPUT_16X16:  # tiled_dma.co:111
-        output_desc_16x16.store([0, 32], tile_data_1)
-    else:
-        tl.store(
-            output_ptr + tl.arange(0, 16)[:, None] * output_s0 + (32 + tl.arange(0, 16)[None, :]) * output_s1,
-            tile_data_1,
-        )
+def foo8_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:108: one program per block, one lane per thread."""
+    rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:110
+    cols = tl.arange(0, 64)[None, :]
+    mask = cols < 48  # tiled_dma.co:110
+    tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile, mask=mask)  # tiled_dma.co:111
 
 
 def foo8(input, *, _launch=None):
@@ -464,64 +301,22 @@ def foo8(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 16)
     _rt.fixed_dim(_F, "input", input, 1, 48)
     output = _rt.alloc(_F, (16, 48), torch.int32, _dev, None)  # tiled_dma.co:106
-    _foo8_k0_TMA_INPUT_16X32 = _rt.tma_ok(_F, "input", input, [16, 32], [16, 32], "loads (auto)")
-    _foo8_k0_input_desc_16x32 = _rt.tma_desc(input, [16, 32], _foo8_k0_TMA_INPUT_16X32, _OOB_PADDING)
-    _foo8_k0_TMA_INPUT_16X16 = _rt.tma_ok(_F, "input", input, [16, 16], [16, 16], "loads (auto)")
-    _foo8_k0_input_desc_16x16 = _rt.tma_desc(input, [16, 16], _foo8_k0_TMA_INPUT_16X16, _OOB_PADDING)
-    _foo8_k0_TMA_OUTPUT_16X32 = _rt.tma_ok(_F, "output", output, [16, 32], [16, 32], "stores (auto)")
-    _foo8_k0_output_desc_16x32 = _rt.tma_desc(output, [16, 32], _foo8_k0_TMA_OUTPUT_16X32, "zero")
-    _foo8_k0_TMA_OUTPUT_16X16 = _rt.tma_ok(_F, "output", output, [16, 16], [16, 16], "stores (auto)")
-    _foo8_k0_output_desc_16x16 = _rt.tma_desc(output, [16, 16], _foo8_k0_TMA_OUTPUT_16X16, "zero")
     _launch(
         foo8_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            _foo8_k0_input_desc_16x32,
-            _foo8_k0_input_desc_16x16,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo8_k0_output_desc_16x32,
-            _foo8_k0_output_desc_16x16,
-        ],
-        dict(
-            TMA_INPUT_16X32=_foo8_k0_TMA_INPUT_16X32,
-            TMA_INPUT_16X16=_foo8_k0_TMA_INPUT_16X16,
-            TMA_OUTPUT_16X32=_foo8_k0_TMA_OUTPUT_16X32,
-            TMA_OUTPUT_16X16=_foo8_k0_TMA_OUTPUT_16X16,
-            num_warps=1,
-        ),
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # tiled_dma.co:108
     return output  # tiled_dma.co:114
 
 
 @triton.jit
-def foo9_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_desc_32x128,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_32x128,
-    TMA_INPUT_32X128: tl.constexpr,
-    TMA_OUTPUT_32X128: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:125."""
-    tile_data = tl.zeros([32, 128], tl.int8)  # tiled_dma.co:127
-    if TMA_INPUT_32X128:
-        tile_1 = input_desc_32x128.load([0, 0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 128)[None, :] * input_s1)
-    tile_data = tile_1  # tiled_dma.co:127
-    if TMA_OUTPUT_32X128:  # tiled_dma.co:128
-        output_desc_32x128.store([0, 0], tile_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1, tile_data)
+def foo9_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:125: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:127
+    cols = tl.arange(0, 128)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:127
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:128
 
 
 def foo9(input, *, _launch=None):
@@ -534,43 +329,23 @@ def foo9(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (32, 128), torch.int8, _dev, None)  # tiled_dma.co:123
-    _foo9_k0_TMA_INPUT_32X128 = _rt.tma_ok(_F, "input", input, [32, 128], [32, 128], "loads (auto)")
-    _foo9_k0_input_desc_32x128 = _rt.tma_desc(input, [32, 128], _foo9_k0_TMA_INPUT_32X128, _OOB_PADDING)
-    _foo9_k0_TMA_OUTPUT_32X128 = _rt.tma_ok(_F, "output", output, [32, 128], [32, 128], "stores (auto)")
-    _foo9_k0_output_desc_32x128 = _rt.tma_desc(output, [32, 128], _foo9_k0_TMA_OUTPUT_32X128, "zero")
     _launch(
         foo9_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            _foo9_k0_input_desc_32x128,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo9_k0_output_desc_32x128,
-        ],
-        dict(TMA_INPUT_32X128=_foo9_k0_TMA_INPUT_32X128, TMA_OUTPUT_32X128=_foo9_k0_TMA_OUTPUT_32X128, num_warps=1),
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # tiled_dma.co:125
     return output  # tiled_dma.co:131
 
 
 @triton.jit
-def foo10_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:143."""
-    buf = tl.zeros([16, 32], tl.int32)  # tiled_dma.co:145
-    tile_1 = tl.load(
-        input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1,
-        mask=tl.arange(0, 16)[:, None] < 13,
-        other=0,
-    )  # tiled_dma.co:146
-    buf = tile_1
-    tl.store(
-        output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1,
-        tl.where(tl.arange(0, 16)[:, None] < 13, buf, 0),
-        mask=tl.arange(0, 16)[:, None] < 13,
-    )  # tiled_dma.co:147
+def foo10_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:143: one program per block, one lane per thread."""
+    rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:146
+    cols = tl.arange(0, 32)[None, :]
+    mask = rows < 13  # tiled_dma.co:146
+    buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask)  # tiled_dma.co:147
 
 
 def foo10(input, *, _launch=None):
@@ -593,20 +368,13 @@ def foo10(input, *, _launch=None):
 
 
 @triton.jit
-def foo11_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:158."""
-    buf = tl.zeros([16, 64], tl.int32)  # tiled_dma.co:160
-    tile_1 = tl.load(
-        input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
-        mask=tl.arange(0, 16)[:, None] < 13,
-        other=0,
-    )  # tiled_dma.co:161
-    buf = tile_1
-    tl.store(
-        output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
-        tl.where(tl.arange(0, 16)[:, None] < 13, buf, 0),
-        mask=tl.arange(0, 16)[:, None] < 13,
-    )  # tiled_dma.co:163
+def foo11_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:158: one program per block, one lane per thread."""
+    rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:161
+    cols = tl.arange(0, 64)[None, :]
+    mask = rows < 13  # tiled_dma.co:161
+    buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask)  # tiled_dma.co:163
 
 
 def foo11(input, *, _launch=None):
@@ -629,29 +397,12 @@ def foo11(input, *, _launch=None):
 
 
 @triton.jit
-def foo12_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_desc_64x64,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_64x64,
-    TMA_INPUT_64X64: tl.constexpr,
-    TMA_OUTPUT_64X64: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:177."""
-    tile_data = tl.zeros([64, 64], tl.float16)  # tiled_dma.co:179
-    if TMA_INPUT_64X64:
-        tile_1 = input_desc_64x64.load([0, 0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 64)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1)
-    tile_data = tile_1  # tiled_dma.co:179
-    if TMA_OUTPUT_64X64:  # tiled_dma.co:180
-        output_desc_64x64.store([0, 0], tile_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 64)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1, tile_data)
+def foo12_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:177: one program per block, one lane per thread."""
+    rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:179
+    cols = tl.arange(0, 64)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:179
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:180
 
 
 def foo12(input, *, _launch=None):
@@ -664,54 +415,22 @@ def foo12(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 64)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (64, 64), torch.float16, _dev, None)  # tiled_dma.co:175
-    _foo12_k0_TMA_INPUT_64X64 = _rt.tma_ok(_F, "input", input, [64, 64], [64, 64], "loads (auto)")
-    _foo12_k0_input_desc_64x64 = _rt.tma_desc(input, [64, 64], _foo12_k0_TMA_INPUT_64X64, _OOB_PADDING)
-    _foo12_k0_TMA_OUTPUT_64X64 = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
-    _foo12_k0_output_desc_64x64 = _rt.tma_desc(output, [64, 64], _foo12_k0_TMA_OUTPUT_64X64, "zero")
     _launch(
         foo12_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            _foo12_k0_input_desc_64x64,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo12_k0_output_desc_64x64,
-        ],
-        dict(TMA_INPUT_64X64=_foo12_k0_TMA_INPUT_64X64, TMA_OUTPUT_64X64=_foo12_k0_TMA_OUTPUT_64X64, num_warps=2),
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=2),
     )  # tiled_dma.co:177
     return output  # tiled_dma.co:183
 
 
 @triton.jit
-def foo13_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_desc_128x128,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_128x128,
-    TMA_INPUT_128X128: tl.constexpr,
-    TMA_OUTPUT_128X128: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:190."""
-    tile_data = tl.zeros([128, 128], tl.float16)  # tiled_dma.co:192
-    if TMA_INPUT_128X128:
-        tile_1 = input_desc_128x128.load([0, 0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 128)[:, None] * input_s0 + tl.arange(0, 128)[None, :] * input_s1)
-    tile_data = tile_1  # tiled_dma.co:192
-    if TMA_OUTPUT_128X128:  # tiled_dma.co:193
-        output_desc_128x128.store([0, 0], tile_data)
-    else:
-        tl.store(
-            output_ptr + tl.arange(0, 128)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1, tile_data
-        )
+def foo13_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:190: one program per block, one lane per thread."""
+    rows = tl.arange(0, 128)[:, None]  # tiled_dma.co:192
+    cols = tl.arange(0, 128)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:192
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:193
 
 
 def foo13(input, *, _launch=None):
@@ -724,54 +443,22 @@ def foo13(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 128)
     _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (128, 128), torch.float16, _dev, None)  # tiled_dma.co:188
-    _foo13_k0_TMA_INPUT_128X128 = _rt.tma_ok(_F, "input", input, [128, 128], [128, 128], "loads (auto)")
-    _foo13_k0_input_desc_128x128 = _rt.tma_desc(input, [128, 128], _foo13_k0_TMA_INPUT_128X128, _OOB_PADDING)
-    _foo13_k0_TMA_OUTPUT_128X128 = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _foo13_k0_output_desc_128x128 = _rt.tma_desc(output, [128, 128], _foo13_k0_TMA_OUTPUT_128X128, "zero")
     _launch(
         foo13_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            _foo13_k0_input_desc_128x128,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo13_k0_output_desc_128x128,
-        ],
-        dict(
-            TMA_INPUT_128X128=_foo13_k0_TMA_INPUT_128X128, TMA_OUTPUT_128X128=_foo13_k0_TMA_OUTPUT_128X128, num_warps=8
-        ),
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=8),
     )  # tiled_dma.co:190
     return output  # tiled_dma.co:196
 
 
 @triton.jit
-def foo14_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_desc_4x128,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_4x128,
-    TMA_INPUT_4X128: tl.constexpr,
-    TMA_OUTPUT_4X128: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:207."""
-    tile_data = tl.zeros([4, 128], tl.float16)  # tiled_dma.co:209
-    if TMA_INPUT_4X128:
-        tile_1 = input_desc_4x128.load([0, 0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 4)[:, None] * input_s0 + tl.arange(0, 128)[None, :] * input_s1)
-    tile_data = tile_1  # tiled_dma.co:209
-    if TMA_OUTPUT_4X128:  # tiled_dma.co:210
-        output_desc_4x128.store([0, 0], tile_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 4)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1, tile_data)
+def foo14_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:207: one program per block, one lane per thread."""
+    rows = tl.arange(0, 4)[:, None]  # tiled_dma.co:209
+    cols = tl.arange(0, 128)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:209
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:210
 
 
 def foo14(input, *, _launch=None):
@@ -784,52 +471,22 @@ def foo14(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 4)
     _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (4, 128), torch.float16, _dev, None)  # tiled_dma.co:205
-    _foo14_k0_TMA_INPUT_4X128 = _rt.tma_ok(_F, "input", input, [4, 128], [4, 128], "loads (auto)")
-    _foo14_k0_input_desc_4x128 = _rt.tma_desc(input, [4, 128], _foo14_k0_TMA_INPUT_4X128, _OOB_PADDING)
-    _foo14_k0_TMA_OUTPUT_4X128 = _rt.tma_ok(_F, "output", output, [4, 128], [4, 128], "stores (auto)")
-    _foo14_k0_output_desc_4x128 = _rt.tma_desc(output, [4, 128], _foo14_k0_TMA_OUTPUT_4X128, "zero")
     _launch(
         foo14_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            _foo14_k0_input_desc_4x128,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo14_k0_output_desc_4x128,
-        ],
-        dict(TMA_INPUT_4X128=_foo14_k0_TMA_INPUT_4X128, TMA_OUTPUT_4X128=_foo14_k0_TMA_OUTPUT_4X128, num_warps=1),
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # tiled_dma.co:207
     return output  # tiled_dma.co:213
 
 
 @triton.jit
-def foo15_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_desc_128x16,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_128x16,
-    TMA_INPUT_128X16: tl.constexpr,
-    TMA_OUTPUT_128X16: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:220."""
-    tile_data = tl.zeros([128, 16], tl.int32)  # tiled_dma.co:222
-    if TMA_INPUT_128X16:
-        tile_1 = input_desc_128x16.load([0, 0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 128)[:, None] * input_s0 + tl.arange(0, 16)[None, :] * input_s1)
-    tile_data = tile_1  # tiled_dma.co:222
-    if TMA_OUTPUT_128X16:  # tiled_dma.co:223
-        output_desc_128x16.store([0, 0], tile_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 128)[:, None] * output_s0 + tl.arange(0, 16)[None, :] * output_s1, tile_data)
+def foo15_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:220: one program per block, one lane per thread."""
+    rows = tl.arange(0, 128)[:, None]  # tiled_dma.co:222
+    cols = tl.arange(0, 16)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:222
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:223
 
 
 def foo15(input, *, _launch=None):
@@ -842,58 +499,27 @@ def foo15(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 128)
     _rt.fixed_dim(_F, "input", input, 1, 16)
     output = _rt.alloc(_F, (128, 16), torch.int32, _dev, None)  # tiled_dma.co:218
-    _foo15_k0_TMA_INPUT_128X16 = _rt.tma_ok(_F, "input", input, [128, 16], [128, 16], "loads (auto)")
-    _foo15_k0_input_desc_128x16 = _rt.tma_desc(input, [128, 16], _foo15_k0_TMA_INPUT_128X16, _OOB_PADDING)
-    _foo15_k0_TMA_OUTPUT_128X16 = _rt.tma_ok(_F, "output", output, [128, 16], [128, 16], "stores (auto)")
-    _foo15_k0_output_desc_128x16 = _rt.tma_desc(output, [128, 16], _foo15_k0_TMA_OUTPUT_128X16, "zero")
     _launch(
         foo15_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            _foo15_k0_input_desc_128x16,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo15_k0_output_desc_128x16,
-        ],
-        dict(TMA_INPUT_128X16=_foo15_k0_TMA_INPUT_128X16, TMA_OUTPUT_128X16=_foo15_k0_TMA_OUTPUT_128X16, num_warps=1),
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # tiled_dma.co:220
     return output  # tiled_dma.co:226
 
 
 @triton.jit
-def foo16_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    M,
-    N,
-    input_desc_32x64,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_32x64,
-    TMA_INPUT_32X64: tl.constexpr,
-    TMA_OUTPUT_32X64: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:244."""
-    tile_data = tl.zeros([32, 64], tl.int8)  # tiled_dma.co:246
-    if TMA_INPUT_32X64:
-        tile_1 = input_desc_32x64.load([0, 0])
+def foo16_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:244: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:246
+    cols = tl.arange(0, 64)[None, :]
+    if (31 < M) & (63 < N):  # tiled_dma.co:244
+        tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:246
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:247
     else:
-        tile_1 = tl.load(
-            input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
-            mask=(tl.arange(0, 32)[:, None] < M) & (tl.arange(0, 64)[None, :] < N),
-            other=0,
-        )
-    tile_data = tile_1  # tiled_dma.co:246
-    if TMA_OUTPUT_32X64:  # tiled_dma.co:247
-        output_desc_32x64.store([0, 0], tile_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1, tile_data)
+        mask = (rows < M) & (cols < N)  # tiled_dma.co:246
+        tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:247
 
 
 def foo16(input, *, _launch=None):
@@ -906,60 +532,27 @@ def foo16(input, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (32, 64), torch.int8, _dev, None)  # tiled_dma.co:242
-    _foo16_k0_TMA_INPUT_32X64 = _rt.tma_ok(_F, "input", input, [32, 64], [32, 64], "loads (auto)")
-    _foo16_k0_input_desc_32x64 = _rt.tma_desc(input, [32, 64], _foo16_k0_TMA_INPUT_32X64, _OOB_PADDING)
-    _foo16_k0_TMA_OUTPUT_32X64 = _rt.tma_ok(_F, "output", output, [32, 64], [32, 64], "stores (auto)")
-    _foo16_k0_output_desc_32x64 = _rt.tma_desc(output, [32, 64], _foo16_k0_TMA_OUTPUT_32X64, "zero")
     _launch(
         foo16_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            M,
-            N,
-            _foo16_k0_input_desc_32x64,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo16_k0_output_desc_32x64,
-        ],
-        dict(TMA_INPUT_32X64=_foo16_k0_TMA_INPUT_32X64, TMA_OUTPUT_32X64=_foo16_k0_TMA_OUTPUT_32X64, num_warps=1),
+        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # tiled_dma.co:244
     return output  # tiled_dma.co:250
 
 
 @triton.jit
-def foo17_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    M,
-    N,
-    input_desc_16x32,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_16x32,
-    TMA_INPUT_16X32: tl.constexpr,
-    TMA_OUTPUT_16X32: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:258."""
-    tile_data = tl.zeros([16, 32], tl.int32)  # tiled_dma.co:260
-    if TMA_INPUT_16X32:
-        tile_1 = input_desc_16x32.load([0, 0])
+def foo17_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:258: one program per block, one lane per thread."""
+    rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:260
+    cols = tl.arange(0, 32)[None, :]
+    if (15 < M) & (31 < N):  # tiled_dma.co:258
+        tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:260
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:261
     else:
-        tile_1 = tl.load(
-            input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1,
-            mask=(tl.arange(0, 16)[:, None] < M) & (tl.arange(0, 32)[None, :] < N),
-            other=0,
-        )
-    tile_data = tile_1  # tiled_dma.co:260
-    if TMA_OUTPUT_16X32:  # tiled_dma.co:261
-        output_desc_16x32.store([0, 0], tile_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, tile_data)
+        mask = (rows < M) & (cols < N)  # tiled_dma.co:260
+        tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:261
 
 
 def foo17(input, *, _launch=None):
@@ -972,45 +565,24 @@ def foo17(input, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (16, 32), torch.int32, _dev, None)  # tiled_dma.co:256
-    _foo17_k0_TMA_INPUT_16X32 = _rt.tma_ok(_F, "input", input, [16, 32], [16, 32], "loads (auto)")
-    _foo17_k0_input_desc_16x32 = _rt.tma_desc(input, [16, 32], _foo17_k0_TMA_INPUT_16X32, _OOB_PADDING)
-    _foo17_k0_TMA_OUTPUT_16X32 = _rt.tma_ok(_F, "output", output, [16, 32], [16, 32], "stores (auto)")
-    _foo17_k0_output_desc_16x32 = _rt.tma_desc(output, [16, 32], _foo17_k0_TMA_OUTPUT_16X32, "zero")
     _launch(
         foo17_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            M,
-            N,
-            _foo17_k0_input_desc_16x32,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo17_k0_output_desc_16x32,
-        ],
-        dict(TMA_INPUT_16X32=_foo17_k0_TMA_INPUT_16X32, TMA_OUTPUT_16X32=_foo17_k0_TMA_OUTPUT_16X32, num_warps=1),
+        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # tiled_dma.co:258
     return output  # tiled_dma.co:264
 
 
 @triton.jit
-def foo18_k0(input_ptr, input_s0, input_s1, M, N, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:272."""
-    buf = tl.zeros([16, 64], tl.int8)  # tiled_dma.co:274
-    tile_1 = tl.load(
-        input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
-        mask=(tl.arange(0, 16)[:, None] < 13) & (tl.arange(0, 16)[:, None] < M) & (tl.arange(0, 64)[None, :] < N),
-        other=0,
-    )  # tiled_dma.co:275
-    buf = tile_1
-    tl.store(
-        output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
-        tl.where(tl.arange(0, 16)[:, None] < 13, buf, 0),
-        mask=tl.arange(0, 16)[:, None] < 13,
-    )  # tiled_dma.co:276
+def foo18_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:272: one program per block, one lane per thread."""
+    rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:275
+    cols = tl.arange(0, 64)[None, :]
+    mask = (rows < 13) & (rows < M) & (cols < N)  # tiled_dma.co:275
+    buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+    mask_2 = rows < 13  # tiled_dma.co:276
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask_2)
 
 
 def foo18(input, *, _launch=None):
@@ -1026,42 +598,26 @@ def foo18(input, *, _launch=None):
     _launch(
         foo18_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), M, N, output, output.stride(0), output.stride(1)],
+        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
     )  # tiled_dma.co:272
     return output  # tiled_dma.co:279
 
 
 @triton.jit
-def foo19_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    M,
-    N,
-    input_desc_32x32,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_32x32,
-    TMA_INPUT_32X32: tl.constexpr,
-    TMA_OUTPUT_32X32: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:288."""
-    tile_data = tl.zeros([32, 32], tl.int32)  # tiled_dma.co:290
-    if TMA_INPUT_32X32:
-        tile_1 = input_desc_32x32.load([32, 64])
+def foo19_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:288: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:290
+    cols = tl.arange(0, 32)[None, :]
+    offs = rows + 32  # tiled_dma.co:290
+    offs_2 = cols + 64
+    if (63 < M) & (95 < N):  # tiled_dma.co:288
+        tile = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1)  # tiled_dma.co:290
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:291
     else:
-        tile_1 = tl.load(
-            input_ptr + (32 + tl.arange(0, 32)[:, None]) * input_s0 + (64 + tl.arange(0, 32)[None, :]) * input_s1,
-            mask=(32 + tl.arange(0, 32)[:, None] < M) & (64 + tl.arange(0, 32)[None, :] < N),
-            other=0,
-        )
-    tile_data = tile_1  # tiled_dma.co:290
-    if TMA_OUTPUT_32X32:  # tiled_dma.co:291
-        output_desc_32x32.store([0, 0], tile_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, tile_data)
+        mask = (offs < M) & (offs_2 < N)  # tiled_dma.co:290
+        tile = _oob_fill(tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=0), mask)
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:291
 
 
 def foo19(input, *, _launch=None):
@@ -1074,26 +630,11 @@ def foo19(input, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (32, 32), torch.int32, _dev, None)  # tiled_dma.co:286
-    _foo19_k0_TMA_INPUT_32X32 = _rt.tma_ok(_F, "input", input, [32, 32], [32, 32], "loads (auto)")
-    _foo19_k0_input_desc_32x32 = _rt.tma_desc(input, [32, 32], _foo19_k0_TMA_INPUT_32X32, _OOB_PADDING)
-    _foo19_k0_TMA_OUTPUT_32X32 = _rt.tma_ok(_F, "output", output, [32, 32], [32, 32], "stores (auto)")
-    _foo19_k0_output_desc_32x32 = _rt.tma_desc(output, [32, 32], _foo19_k0_TMA_OUTPUT_32X32, "zero")
     _launch(
         foo19_k0,
         (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            M,
-            N,
-            _foo19_k0_input_desc_32x32,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _foo19_k0_output_desc_32x32,
-        ],
-        dict(TMA_INPUT_32X32=_foo19_k0_TMA_INPUT_32X32, TMA_OUTPUT_32X32=_foo19_k0_TMA_OUTPUT_32X32, num_warps=1),
+        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        dict(num_warps=1),
     )  # tiled_dma.co:288
     return output  # tiled_dma.co:294
 
@@ -1201,27 +742,11 @@ def foo21(input, *, _launch=None):
 
 
 @triton.jit
-def foo25_k0(
-    input_ptr,
-    input_s0,
-    input_desc_128,
-    output_ptr,
-    output_s0,
-    output_desc_128,
-    TMA_INPUT_128: tl.constexpr,
-    TMA_OUTPUT_128: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:335."""
-    tile_data = tl.zeros([128], tl.int32)  # tiled_dma.co:337
-    if TMA_INPUT_128:
-        tile_1 = input_desc_128.load([0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 128) * input_s0)
-    tile_data = tile_1  # tiled_dma.co:337
-    if TMA_OUTPUT_128:  # tiled_dma.co:338
-        output_desc_128.store([0], tile_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 128) * output_s0, tile_data)
+def foo25_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at tiled_dma.co:335: one program per block, one lane per thread."""
+    idx = tl.arange(0, 128)  # tiled_dma.co:337
+    tile = tl.load(input_ptr + idx * input_stride_0)  # tiled_dma.co:337
+    tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:338
 
 
 def foo25(input, *, _launch=None):
@@ -1233,41 +758,16 @@ def foo25(input, *, _launch=None):
     input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # tiled_dma.co:332
     _rt.fixed_dim(_F, "input", input, 0, 128)
     output = _rt.alloc(_F, (128,), torch.int32, _dev, None)  # tiled_dma.co:333
-    _foo25_k0_TMA_INPUT_128 = _rt.tma_ok(_F, "input", input, [128], [128], "loads (auto)")
-    _foo25_k0_input_desc_128 = _rt.tma_desc(input, [128], _foo25_k0_TMA_INPUT_128, _OOB_PADDING)
-    _foo25_k0_TMA_OUTPUT_128 = _rt.tma_ok(_F, "output", output, [128], [128], "stores (auto)")
-    _foo25_k0_output_desc_128 = _rt.tma_desc(output, [128], _foo25_k0_TMA_OUTPUT_128, "zero")
-    _launch(
-        foo25_k0,
-        (1,),
-        [input, input.stride(0), _foo25_k0_input_desc_128, output, output.stride(0), _foo25_k0_output_desc_128],
-        dict(TMA_INPUT_128=_foo25_k0_TMA_INPUT_128, TMA_OUTPUT_128=_foo25_k0_TMA_OUTPUT_128, num_warps=1),
-    )  # tiled_dma.co:335
+    _launch(foo25_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=1))  # tiled_dma.co:335
     return output  # tiled_dma.co:341
 
 
 @triton.jit
-def foo26_k0(
-    input_ptr,
-    input_s0,
-    input_desc_256,
-    output_ptr,
-    output_s0,
-    output_desc_256,
-    TMA_INPUT_256: tl.constexpr,
-    TMA_OUTPUT_256: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:348."""
-    tile_data = tl.zeros([256], tl.float16)  # tiled_dma.co:350
-    if TMA_INPUT_256:
-        tile_1 = input_desc_256.load([0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 256) * input_s0)
-    tile_data = tile_1  # tiled_dma.co:350
-    if TMA_OUTPUT_256:  # tiled_dma.co:351
-        output_desc_256.store([0], tile_data)
-    else:
-        tl.store(output_ptr + tl.arange(0, 256) * output_s0, tile_data)
+def foo26_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at tiled_dma.co:348: one program per block, one lane per thread."""
+    idx = tl.arange(0, 256)  # tiled_dma.co:350
+    tile = tl.load(input_ptr + idx * input_stride_0)  # tiled_dma.co:350
+    tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:351
 
 
 def foo26(input, *, _launch=None):
@@ -1279,41 +779,16 @@ def foo26(input, *, _launch=None):
     input = _rt.tensor_arg(_F, "input", input, torch.float16, 1, _dev, is_global=False)  # tiled_dma.co:345
     _rt.fixed_dim(_F, "input", input, 0, 256)
     output = _rt.alloc(_F, (256,), torch.float16, _dev, None)  # tiled_dma.co:346
-    _foo26_k0_TMA_INPUT_256 = _rt.tma_ok(_F, "input", input, [256], [256], "loads (auto)")
-    _foo26_k0_input_desc_256 = _rt.tma_desc(input, [256], _foo26_k0_TMA_INPUT_256, _OOB_PADDING)
-    _foo26_k0_TMA_OUTPUT_256 = _rt.tma_ok(_F, "output", output, [256], [256], "stores (auto)")
-    _foo26_k0_output_desc_256 = _rt.tma_desc(output, [256], _foo26_k0_TMA_OUTPUT_256, "zero")
-    _launch(
-        foo26_k0,
-        (1,),
-        [input, input.stride(0), _foo26_k0_input_desc_256, output, output.stride(0), _foo26_k0_output_desc_256],
-        dict(TMA_INPUT_256=_foo26_k0_TMA_INPUT_256, TMA_OUTPUT_256=_foo26_k0_TMA_OUTPUT_256, num_warps=1),
-    )  # tiled_dma.co:348
+    _launch(foo26_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=1))  # tiled_dma.co:348
     return output  # tiled_dma.co:354
 
 
 @triton.jit
-def foo27_k0(
-    input_ptr,
-    input_s0,
-    input_desc_64,
-    output_ptr,
-    output_s0,
-    output_desc_64,
-    TMA_INPUT_64: tl.constexpr,
-    TMA_OUTPUT_64: tl.constexpr,
-):
-    """Program = one block of `parallel` at tiled_dma.co:361."""
-    buf = tl.zeros([64], tl.int32)  # tiled_dma.co:363
-    if TMA_INPUT_64:  # tiled_dma.co:364
-        tile_1 = input_desc_64.load([0])
-    else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 64) * input_s0)
-    buf = tile_1  # tiled_dma.co:364
-    if TMA_OUTPUT_64:  # tiled_dma.co:366
-        output_desc_64.store([0], buf)
-    else:
-        tl.store(output_ptr + tl.arange(0, 64) * output_s0, buf)
+def foo27_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at tiled_dma.co:361: one program per block, one lane per thread."""
+    idx = tl.arange(0, 64)  # tiled_dma.co:364
+    buf = tl.load(input_ptr + idx * input_stride_0)  # tiled_dma.co:364
+    tl.store(output_ptr + idx * output_stride_0, buf)  # tiled_dma.co:366
 
 
 def foo27(input, *, _launch=None):
@@ -1325,26 +800,16 @@ def foo27(input, *, _launch=None):
     input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # tiled_dma.co:358
     _rt.fixed_dim(_F, "input", input, 0, 64)
     output = _rt.alloc(_F, (64,), torch.int32, _dev, None)  # tiled_dma.co:359
-    _foo27_k0_TMA_INPUT_64 = _rt.tma_ok(_F, "input", input, [64], [64], "loads (auto)")
-    _foo27_k0_input_desc_64 = _rt.tma_desc(input, [64], _foo27_k0_TMA_INPUT_64, _OOB_PADDING)
-    _foo27_k0_TMA_OUTPUT_64 = _rt.tma_ok(_F, "output", output, [64], [64], "stores (auto)")
-    _foo27_k0_output_desc_64 = _rt.tma_desc(output, [64], _foo27_k0_TMA_OUTPUT_64, "zero")
-    _launch(
-        foo27_k0,
-        (1,),
-        [input, input.stride(0), _foo27_k0_input_desc_64, output, output.stride(0), _foo27_k0_output_desc_64],
-        dict(TMA_INPUT_64=_foo27_k0_TMA_INPUT_64, TMA_OUTPUT_64=_foo27_k0_TMA_OUTPUT_64, num_warps=1),
-    )  # tiled_dma.co:361
+    _launch(foo27_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=1))  # tiled_dma.co:361
     return output  # tiled_dma.co:369
 
 
 @triton.jit
-def foo28_k0(input_ptr, input_s0, output_ptr, output_s0):
-    """Program = one block of `parallel` at tiled_dma.co:376."""
-    tile_data = tl.zeros([512], tl.int8)  # tiled_dma.co:378
-    tile_1 = tl.load(input_ptr + tl.arange(0, 512) * input_s0)
-    tile_data = tile_1
-    tl.store(output_ptr + tl.arange(0, 512) * output_s0, tile_data)  # tiled_dma.co:379
+def foo28_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at tiled_dma.co:376: one program per block, one lane per thread."""
+    idx = tl.arange(0, 512)  # tiled_dma.co:378
+    tile = tl.load(input_ptr + idx * input_stride_0)  # tiled_dma.co:378
+    tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:379
 
 
 def foo28(input, *, _launch=None):
@@ -1531,23 +996,23 @@ def foo24(input, *, _launch=None):
 
 
 @triton.jit
-def copy_tail_m_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:854."""
+def copy_tail_m_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:854: one program per block, one lane per thread."""
     block_m = tl.program_id(0)  # tiled_dma.co:854
-    tile = tl.zeros([64, 64], tl.float16)  # tiled_dma.co:856
-    base_m_1 = block_m * 64  # tiled_dma.co:858
-    remain_m_2 = 70 - base_m_1  # tiled_dma.co:859
-    TM_3 = tl.where(64 < remain_m_2, 64, remain_m_2)  # tiled_dma.co:860
-    # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    mask_5 = (tl.arange(0, 64)[:, None] < TM_3) & (base_m_1 + tl.arange(0, 64)[:, None] < 70)  # tiled_dma.co:862
-    ptrs_6 = input_ptr + (base_m_1 + tl.arange(0, 64)[:, None]) * input_s0 + tl.arange(0, 64)[None, :] * input_s1
-    tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
-    tile = tile_4
-    tl.store(
-        output_ptr + (base_m_1 + tl.arange(0, 64)[:, None]) * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
-        tl.where(tl.arange(0, 64)[:, None] < TM_3, tile, 0),
-        mask=(tl.arange(0, 64)[:, None] < TM_3) & (base_m_1 + tl.arange(0, 64)[:, None] < 70),
-    )  # tiled_dma.co:864
+    rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:862
+    cols = tl.arange(0, 64)[None, :]
+    base_m = block_m * 64  # tiled_dma.co:858
+    remain_m = -base_m + 70  # tiled_dma.co:859
+    TM = tl.where(64 < remain_m, 64, remain_m)  # tiled_dma.co:860
+    offs = base_m + rows  # tiled_dma.co:862
+    if block_m * 64 + 63 < 70:  # tiled_dma.co:854
+        mask = (rows < TM) & (offs < base_m + TM)  # tiled_dma.co:862
+        tile = _oob_fill(tl.load(input_ptr + offs * input_stride_0 + cols * input_stride_1, mask=mask, other=0.0), mask)
+        tl.store(output_ptr + offs * output_stride_0 + cols * output_stride_1, tile, mask=mask)  # tiled_dma.co:864
+    else:
+        mask = (rows < TM) & (offs < 70) & (offs >= base_m) & (offs < base_m + TM)  # tiled_dma.co:862
+        tile = _oob_fill(tl.load(input_ptr + offs * input_stride_0 + cols * input_stride_1, mask=mask, other=0.0), mask)
+        tl.store(output_ptr + offs * output_stride_0 + cols * output_stride_1, tile, mask=mask)  # tiled_dma.co:864
 
 
 def copy_tail_m(input, *, _launch=None):
@@ -1570,23 +1035,23 @@ def copy_tail_m(input, *, _launch=None):
 
 
 @triton.jit
-def copy_tail_k_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:873."""
+def copy_tail_k_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:873: one program per block, one lane per thread."""
     block_k = tl.program_id(0)  # tiled_dma.co:873
-    tile = tl.zeros([64, 64], tl.float16)  # tiled_dma.co:875
-    base_k_1 = block_k * 64  # tiled_dma.co:877
-    remain_k_2 = 72 - base_k_1  # tiled_dma.co:878
-    TK_3 = tl.where(64 < remain_k_2, 64, remain_k_2)  # tiled_dma.co:879
-    # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    mask_5 = (tl.arange(0, 64)[None, :] < TK_3) & (base_k_1 + tl.arange(0, 64)[None, :] < 72)  # tiled_dma.co:881
-    ptrs_6 = input_ptr + tl.arange(0, 64)[:, None] * input_s0 + (base_k_1 + tl.arange(0, 64)[None, :]) * input_s1
-    tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
-    tile = tile_4
-    tl.store(
-        output_ptr + tl.arange(0, 64)[:, None] * output_s0 + (base_k_1 + tl.arange(0, 64)[None, :]) * output_s1,
-        tl.where(tl.arange(0, 64)[None, :] < TK_3, tile, 0),
-        mask=(tl.arange(0, 64)[None, :] < TK_3) & (base_k_1 + tl.arange(0, 64)[None, :] < 72),
-    )  # tiled_dma.co:883
+    rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:881
+    cols = tl.arange(0, 64)[None, :]
+    base_k = block_k * 64  # tiled_dma.co:877
+    remain_k = -base_k + 72  # tiled_dma.co:878
+    TK = tl.where(64 < remain_k, 64, remain_k)  # tiled_dma.co:879
+    offs = base_k + cols  # tiled_dma.co:881
+    if block_k * 64 + 63 < 72:  # tiled_dma.co:873
+        mask = (cols < TK) & (offs < base_k + TK)  # tiled_dma.co:881
+        tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + offs * input_stride_1, mask=mask, other=0.0), mask)
+        tl.store(output_ptr + rows * output_stride_0 + offs * output_stride_1, tile, mask=mask)  # tiled_dma.co:883
+    else:
+        mask = (cols < TK) & (offs < 72) & (offs >= base_k) & (offs < base_k + TK)  # tiled_dma.co:881
+        tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + offs * input_stride_1, mask=mask, other=0.0), mask)
+        tl.store(output_ptr + rows * output_stride_0 + offs * output_stride_1, tile, mask=mask)  # tiled_dma.co:883
 
 
 def copy_tail_k(input, *, _launch=None):
@@ -1609,41 +1074,41 @@ def copy_tail_k(input, *, _launch=None):
 
 
 @triton.jit
-def copy_tail_mk_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:892."""
+def copy_tail_mk_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:892: one program per block, one lane per thread."""
     block_m = tl.program_id(0)  # tiled_dma.co:892
     block_k = tl.program_id(1)
-    tile = tl.zeros([64, 64], tl.float16)  # tiled_dma.co:894
-    base_m_1 = block_m * 64  # tiled_dma.co:896
-    base_k_2 = block_k * 64  # tiled_dma.co:897
-    remain_m_3 = 70 - base_m_1  # tiled_dma.co:898
-    remain_k_4 = 72 - base_k_2  # tiled_dma.co:899
-    TM_5 = tl.where(64 < remain_m_3, 64, remain_m_3)  # tiled_dma.co:900
-    TK_6 = tl.where(64 < remain_k_4, 64, remain_k_4)  # tiled_dma.co:901
-    # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    mask_8 = (
-        (tl.arange(0, 64)[:, None] < TM_5)
-        & (tl.arange(0, 64)[None, :] < TK_6)
-        & (base_m_1 + tl.arange(0, 64)[:, None] < 70)
-        & (base_k_2 + tl.arange(0, 64)[None, :] < 72)
-    )  # tiled_dma.co:903
-    ptrs_9 = (
-        input_ptr
-        + (base_m_1 + tl.arange(0, 64)[:, None]) * input_s0
-        + (base_k_2 + tl.arange(0, 64)[None, :]) * input_s1
-    )
-    tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
-    tile = tile_7
-    tl.store(
-        output_ptr
-        + (base_m_1 + tl.arange(0, 64)[:, None]) * output_s0
-        + (base_k_2 + tl.arange(0, 64)[None, :]) * output_s1,
-        tl.where((tl.arange(0, 64)[:, None] < TM_5) & (tl.arange(0, 64)[None, :] < TK_6), tile, 0),
-        mask=(tl.arange(0, 64)[:, None] < TM_5)
-        & (tl.arange(0, 64)[None, :] < TK_6)
-        & (base_m_1 + tl.arange(0, 64)[:, None] < 70)
-        & (base_k_2 + tl.arange(0, 64)[None, :] < 72),
-    )  # tiled_dma.co:905
+    rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:903
+    cols = tl.arange(0, 64)[None, :]
+    base_m = block_m * 64  # tiled_dma.co:896
+    base_k = block_k * 64  # tiled_dma.co:897
+    remain_m = -base_m + 70  # tiled_dma.co:898
+    remain_k = -base_k + 72  # tiled_dma.co:899
+    TM = tl.where(64 < remain_m, 64, remain_m)  # tiled_dma.co:900
+    TK = tl.where(64 < remain_k, 64, remain_k)  # tiled_dma.co:901
+    offs = base_m + rows  # tiled_dma.co:903
+    offs_2 = base_k + cols
+    if (block_m * 64 + 63 < 70) & (block_k * 64 + 63 < 72):  # tiled_dma.co:892
+        mask = (rows < TM) & (cols < TK) & (offs < base_m + TM) & (offs_2 < base_k + TK)  # tiled_dma.co:903
+        tile = _oob_fill(
+            tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=0.0), mask
+        )
+        tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, tile, mask=mask)  # tiled_dma.co:905
+    else:
+        mask = (
+            (rows < TM)
+            & (cols < TK)
+            & (offs < 70)
+            & (offs_2 < 72)
+            & (offs >= base_m)
+            & (offs < base_m + TM)
+            & (offs_2 >= base_k)
+            & (offs_2 < base_k + TK)
+        )  # tiled_dma.co:903
+        tile = _oob_fill(
+            tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=0.0), mask
+        )
+        tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, tile, mask=mask)  # tiled_dma.co:905
 
 
 def copy_tail_mk(input, *, _launch=None):

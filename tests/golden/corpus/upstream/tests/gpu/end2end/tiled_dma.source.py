@@ -51,13 +51,12 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def foo1_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:11."""
-    tile_data = tl.zeros([32, 32], tl.int32)  # tiled_dma.co:13
-    tile_1 = tl.load(input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1)
-    tile_data = tile_1
-    # tiled_dma.co:14
-    tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, tile_data)
+def foo1_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:11: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:13
+    cols = tl.arange(0, 32)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:13
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:14
 
 
 def foo1(input, *, _launch=None):
@@ -80,15 +79,13 @@ def foo1(input, *, _launch=None):
 
 
 @triton.jit
-def foo2_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:23."""
-    buf = tl.zeros([32, 32], tl.float16)  # tiled_dma.co:25
-    mask_2 = tl.arange(0, 32)[:, None] < 31  # tiled_dma.co:26
-    ptrs_3 = input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    buf = tile_1
-    # tiled_dma.co:27
-    tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, buf)
+def foo2_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:23: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:26
+    cols = tl.arange(0, 32)[None, :]
+    mask = rows < 31  # tiled_dma.co:26
+    buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0.0), mask)
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:27
 
 
 def foo2(input, *, _launch=None):
@@ -111,18 +108,13 @@ def foo2(input, *, _launch=None):
 
 
 @triton.jit
-def foo3_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:36."""
-    tile_data = tl.zeros([8, 32], tl.float16)  # tiled_dma.co:38
-    mask_2 = tl.arange(0, 8)[:, None] < 7
-    ptrs_3 = input_ptr + tl.arange(0, 8)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    tile_data = tile_1
-    tl.store(
-        output_ptr + tl.arange(0, 8)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1,
-        tl.where(tl.arange(0, 8)[:, None] < 7, tile_data, 0),
-        mask=tl.arange(0, 8)[:, None] < 7,
-    )  # tiled_dma.co:39
+def foo3_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:36: one program per block, one lane per thread."""
+    rows = tl.arange(0, 8)[:, None]  # tiled_dma.co:38
+    cols = tl.arange(0, 32)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:38
+    mask = rows < 7  # tiled_dma.co:39
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile, mask=mask)
 
 
 def foo3(input, *, _launch=None):
@@ -145,14 +137,12 @@ def foo3(input, *, _launch=None):
 
 
 @triton.jit
-def foo4_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:48."""
-    buf = tl.zeros([32, 64], tl.int32)  # tiled_dma.co:50
-    # tiled_dma.co:51
-    tile_1 = tl.load(input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1)
-    buf = tile_1
-    # tiled_dma.co:53
-    tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1, buf)
+def foo4_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:48: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:51
+    cols = tl.arange(0, 64)[None, :]
+    buf = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:51
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:53
 
 
 def foo4(input, *, _launch=None):
@@ -175,15 +165,13 @@ def foo4(input, *, _launch=None):
 
 
 @triton.jit
-def foo5_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:62."""
-    buf = tl.zeros([32, 64], tl.float16)  # tiled_dma.co:64
-    mask_2 = tl.arange(0, 32)[:, None] < 31  # tiled_dma.co:65
-    ptrs_3 = input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    buf = tile_1
-    # tiled_dma.co:66
-    tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1, buf)
+def foo5_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:62: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:65
+    cols = tl.arange(0, 64)[None, :]
+    mask = rows < 31  # tiled_dma.co:65
+    buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0.0), mask)
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:66
 
 
 def foo5(input, *, _launch=None):
@@ -206,15 +194,14 @@ def foo5(input, *, _launch=None):
 
 
 @triton.jit
-def foo6_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:75."""
-    buf = tl.zeros([32, 32], tl.float32)  # tiled_dma.co:77
-    mask_2 = (32 + tl.arange(0, 32)[:, None] < 128) & (64 + tl.arange(0, 32)[None, :] < 128)  # tiled_dma.co:78
-    ptrs_3 = input_ptr + (32 + tl.arange(0, 32)[:, None]) * input_s0 + (64 + tl.arange(0, 32)[None, :]) * input_s1
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    buf = tile_1
-    # tiled_dma.co:79
-    tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, buf)
+def foo6_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:75: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:78
+    cols = tl.arange(0, 32)[None, :]
+    offs = rows + 32  # tiled_dma.co:78
+    offs_2 = cols + 64
+    buf = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1)
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:79
 
 
 def foo6(input, *, _launch=None):
@@ -267,21 +254,13 @@ def foo7(input, *, _launch=None):
 
 
 @triton.jit
-def foo8_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:108."""
-    tile_data_0 = tl.zeros([16, 32], tl.int32)  # tiled_dma.co:110
-    tile_data_1 = tl.zeros([16, 16], tl.int32)
-    # 'tile_data' is 48 wide along dim 1: kept as power-of-two pieces 32 + 16
-    tile_1 = tl.load(input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1)
-    tile_data_0 = tile_1
-    tile_2 = tl.load(input_ptr + tl.arange(0, 16)[:, None] * input_s0 + (32 + tl.arange(0, 16)[None, :]) * input_s1)
-    tile_data_1 = tile_2
-    tl.store(
-        output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, tile_data_0
-    )  # tiled_dma.co:111
-    tl.store(
-        output_ptr + tl.arange(0, 16)[:, None] * output_s0 + (32 + tl.arange(0, 16)[None, :]) * output_s1, tile_data_1
-    )
+def foo8_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:108: one program per block, one lane per thread."""
+    rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:110
+    cols = tl.arange(0, 64)[None, :]
+    mask = cols < 48  # tiled_dma.co:110
+    tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile, mask=mask)  # tiled_dma.co:111
 
 
 def foo8(input, *, _launch=None):
@@ -304,13 +283,12 @@ def foo8(input, *, _launch=None):
 
 
 @triton.jit
-def foo9_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:125."""
-    tile_data = tl.zeros([32, 128], tl.int8)  # tiled_dma.co:127
-    tile_1 = tl.load(input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 128)[None, :] * input_s1)
-    tile_data = tile_1
-    # tiled_dma.co:128
-    tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1, tile_data)
+def foo9_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:125: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:127
+    cols = tl.arange(0, 128)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:127
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:128
 
 
 def foo9(input, *, _launch=None):
@@ -333,20 +311,13 @@ def foo9(input, *, _launch=None):
 
 
 @triton.jit
-def foo10_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:143."""
-    buf = tl.zeros([16, 32], tl.int32)  # tiled_dma.co:145
-    tile_1 = tl.load(
-        input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1,
-        mask=tl.arange(0, 16)[:, None] < 13,
-        other=0,
-    )  # tiled_dma.co:146
-    buf = tile_1
-    tl.store(
-        output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1,
-        tl.where(tl.arange(0, 16)[:, None] < 13, buf, 0),
-        mask=tl.arange(0, 16)[:, None] < 13,
-    )  # tiled_dma.co:147
+def foo10_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:143: one program per block, one lane per thread."""
+    rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:146
+    cols = tl.arange(0, 32)[None, :]
+    mask = rows < 13  # tiled_dma.co:146
+    buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask)  # tiled_dma.co:147
 
 
 def foo10(input, *, _launch=None):
@@ -369,20 +340,13 @@ def foo10(input, *, _launch=None):
 
 
 @triton.jit
-def foo11_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:158."""
-    buf = tl.zeros([16, 64], tl.int32)  # tiled_dma.co:160
-    tile_1 = tl.load(
-        input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
-        mask=tl.arange(0, 16)[:, None] < 13,
-        other=0,
-    )  # tiled_dma.co:161
-    buf = tile_1
-    tl.store(
-        output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
-        tl.where(tl.arange(0, 16)[:, None] < 13, buf, 0),
-        mask=tl.arange(0, 16)[:, None] < 13,
-    )  # tiled_dma.co:163
+def foo11_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:158: one program per block, one lane per thread."""
+    rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:161
+    cols = tl.arange(0, 64)[None, :]
+    mask = rows < 13  # tiled_dma.co:161
+    buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask)  # tiled_dma.co:163
 
 
 def foo11(input, *, _launch=None):
@@ -405,13 +369,12 @@ def foo11(input, *, _launch=None):
 
 
 @triton.jit
-def foo12_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:177."""
-    tile_data = tl.zeros([64, 64], tl.float16)  # tiled_dma.co:179
-    tile_1 = tl.load(input_ptr + tl.arange(0, 64)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1)
-    tile_data = tile_1
-    # tiled_dma.co:180
-    tl.store(output_ptr + tl.arange(0, 64)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1, tile_data)
+def foo12_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:177: one program per block, one lane per thread."""
+    rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:179
+    cols = tl.arange(0, 64)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:179
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:180
 
 
 def foo12(input, *, _launch=None):
@@ -434,14 +397,12 @@ def foo12(input, *, _launch=None):
 
 
 @triton.jit
-def foo13_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:190."""
-    tile_data = tl.zeros([128, 128], tl.float16)  # tiled_dma.co:192
-    tile_1 = tl.load(input_ptr + tl.arange(0, 128)[:, None] * input_s0 + tl.arange(0, 128)[None, :] * input_s1)
-    tile_data = tile_1
-    tl.store(
-        output_ptr + tl.arange(0, 128)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1, tile_data
-    )  # tiled_dma.co:193
+def foo13_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:190: one program per block, one lane per thread."""
+    rows = tl.arange(0, 128)[:, None]  # tiled_dma.co:192
+    cols = tl.arange(0, 128)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:192
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:193
 
 
 def foo13(input, *, _launch=None):
@@ -464,13 +425,12 @@ def foo13(input, *, _launch=None):
 
 
 @triton.jit
-def foo14_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:207."""
-    tile_data = tl.zeros([4, 128], tl.float16)  # tiled_dma.co:209
-    tile_1 = tl.load(input_ptr + tl.arange(0, 4)[:, None] * input_s0 + tl.arange(0, 128)[None, :] * input_s1)
-    tile_data = tile_1
-    # tiled_dma.co:210
-    tl.store(output_ptr + tl.arange(0, 4)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1, tile_data)
+def foo14_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:207: one program per block, one lane per thread."""
+    rows = tl.arange(0, 4)[:, None]  # tiled_dma.co:209
+    cols = tl.arange(0, 128)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:209
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:210
 
 
 def foo14(input, *, _launch=None):
@@ -493,13 +453,12 @@ def foo14(input, *, _launch=None):
 
 
 @triton.jit
-def foo15_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:220."""
-    tile_data = tl.zeros([128, 16], tl.int32)  # tiled_dma.co:222
-    tile_1 = tl.load(input_ptr + tl.arange(0, 128)[:, None] * input_s0 + tl.arange(0, 16)[None, :] * input_s1)
-    tile_data = tile_1
-    # tiled_dma.co:223
-    tl.store(output_ptr + tl.arange(0, 128)[:, None] * output_s0 + tl.arange(0, 16)[None, :] * output_s1, tile_data)
+def foo15_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:220: one program per block, one lane per thread."""
+    rows = tl.arange(0, 128)[:, None]  # tiled_dma.co:222
+    cols = tl.arange(0, 16)[None, :]
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:222
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:223
 
 
 def foo15(input, *, _launch=None):
@@ -522,17 +481,17 @@ def foo15(input, *, _launch=None):
 
 
 @triton.jit
-def foo16_k0(input_ptr, input_s0, input_s1, M, N, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:244."""
-    tile_data = tl.zeros([32, 64], tl.int8)  # tiled_dma.co:246
-    tile_1 = tl.load(
-        input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
-        mask=(tl.arange(0, 32)[:, None] < M) & (tl.arange(0, 64)[None, :] < N),
-        other=0,
-    )
-    tile_data = tile_1
-    # tiled_dma.co:247
-    tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1, tile_data)
+def foo16_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:244: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:246
+    cols = tl.arange(0, 64)[None, :]
+    if (31 < M) & (63 < N):  # tiled_dma.co:244
+        tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:246
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:247
+    else:
+        mask = (rows < M) & (cols < N)  # tiled_dma.co:246
+        tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:247
 
 
 def foo16(input, *, _launch=None):
@@ -548,24 +507,24 @@ def foo16(input, *, _launch=None):
     _launch(
         foo16_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), M, N, output, output.stride(0), output.stride(1)],
+        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
     )  # tiled_dma.co:244
     return output  # tiled_dma.co:250
 
 
 @triton.jit
-def foo17_k0(input_ptr, input_s0, input_s1, M, N, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:258."""
-    tile_data = tl.zeros([16, 32], tl.int32)  # tiled_dma.co:260
-    tile_1 = tl.load(
-        input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1,
-        mask=(tl.arange(0, 16)[:, None] < M) & (tl.arange(0, 32)[None, :] < N),
-        other=0,
-    )
-    tile_data = tile_1
-    # tiled_dma.co:261
-    tl.store(output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, tile_data)
+def foo17_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:258: one program per block, one lane per thread."""
+    rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:260
+    cols = tl.arange(0, 32)[None, :]
+    if (15 < M) & (31 < N):  # tiled_dma.co:258
+        tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:260
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:261
+    else:
+        mask = (rows < M) & (cols < N)  # tiled_dma.co:260
+        tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:261
 
 
 def foo17(input, *, _launch=None):
@@ -581,27 +540,21 @@ def foo17(input, *, _launch=None):
     _launch(
         foo17_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), M, N, output, output.stride(0), output.stride(1)],
+        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
     )  # tiled_dma.co:258
     return output  # tiled_dma.co:264
 
 
 @triton.jit
-def foo18_k0(input_ptr, input_s0, input_s1, M, N, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:272."""
-    buf = tl.zeros([16, 64], tl.int8)  # tiled_dma.co:274
-    tile_1 = tl.load(
-        input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
-        mask=(tl.arange(0, 16)[:, None] < 13) & (tl.arange(0, 16)[:, None] < M) & (tl.arange(0, 64)[None, :] < N),
-        other=0,
-    )  # tiled_dma.co:275
-    buf = tile_1
-    tl.store(
-        output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
-        tl.where(tl.arange(0, 16)[:, None] < 13, buf, 0),
-        mask=tl.arange(0, 16)[:, None] < 13,
-    )  # tiled_dma.co:276
+def foo18_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:272: one program per block, one lane per thread."""
+    rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:275
+    cols = tl.arange(0, 64)[None, :]
+    mask = (rows < 13) & (rows < M) & (cols < N)  # tiled_dma.co:275
+    buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+    mask_2 = rows < 13  # tiled_dma.co:276
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask_2)
 
 
 def foo18(input, *, _launch=None):
@@ -617,24 +570,26 @@ def foo18(input, *, _launch=None):
     _launch(
         foo18_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), M, N, output, output.stride(0), output.stride(1)],
+        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
     )  # tiled_dma.co:272
     return output  # tiled_dma.co:279
 
 
 @triton.jit
-def foo19_k0(input_ptr, input_s0, input_s1, M, N, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:288."""
-    tile_data = tl.zeros([32, 32], tl.int32)  # tiled_dma.co:290
-    tile_1 = tl.load(
-        input_ptr + (32 + tl.arange(0, 32)[:, None]) * input_s0 + (64 + tl.arange(0, 32)[None, :]) * input_s1,
-        mask=(32 + tl.arange(0, 32)[:, None] < M) & (64 + tl.arange(0, 32)[None, :] < N),
-        other=0,
-    )
-    tile_data = tile_1
-    # tiled_dma.co:291
-    tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, tile_data)
+def foo19_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:288: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:290
+    cols = tl.arange(0, 32)[None, :]
+    offs = rows + 32  # tiled_dma.co:290
+    offs_2 = cols + 64
+    if (63 < M) & (95 < N):  # tiled_dma.co:288
+        tile = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1)  # tiled_dma.co:290
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:291
+    else:
+        mask = (offs < M) & (offs_2 < N)  # tiled_dma.co:290
+        tile = _oob_fill(tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=0), mask)
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:291
 
 
 def foo19(input, *, _launch=None):
@@ -650,7 +605,7 @@ def foo19(input, *, _launch=None):
     _launch(
         foo19_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), M, N, output, output.stride(0), output.stride(1)],
+        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
     )  # tiled_dma.co:288
     return output  # tiled_dma.co:294
@@ -720,12 +675,11 @@ def foo21(input, *, _launch=None):
 
 
 @triton.jit
-def foo25_k0(input_ptr, input_s0, output_ptr, output_s0):
-    """Program = one block of `parallel` at tiled_dma.co:335."""
-    tile_data = tl.zeros([128], tl.int32)  # tiled_dma.co:337
-    tile_1 = tl.load(input_ptr + tl.arange(0, 128) * input_s0)
-    tile_data = tile_1
-    tl.store(output_ptr + tl.arange(0, 128) * output_s0, tile_data)  # tiled_dma.co:338
+def foo25_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at tiled_dma.co:335: one program per block, one lane per thread."""
+    idx = tl.arange(0, 128)  # tiled_dma.co:337
+    tile = tl.load(input_ptr + idx * input_stride_0)  # tiled_dma.co:337
+    tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:338
 
 
 def foo25(input, *, _launch=None):
@@ -742,12 +696,11 @@ def foo25(input, *, _launch=None):
 
 
 @triton.jit
-def foo26_k0(input_ptr, input_s0, output_ptr, output_s0):
-    """Program = one block of `parallel` at tiled_dma.co:348."""
-    tile_data = tl.zeros([256], tl.float16)  # tiled_dma.co:350
-    tile_1 = tl.load(input_ptr + tl.arange(0, 256) * input_s0)
-    tile_data = tile_1
-    tl.store(output_ptr + tl.arange(0, 256) * output_s0, tile_data)  # tiled_dma.co:351
+def foo26_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at tiled_dma.co:348: one program per block, one lane per thread."""
+    idx = tl.arange(0, 256)  # tiled_dma.co:350
+    tile = tl.load(input_ptr + idx * input_stride_0)  # tiled_dma.co:350
+    tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:351
 
 
 def foo26(input, *, _launch=None):
@@ -764,12 +717,11 @@ def foo26(input, *, _launch=None):
 
 
 @triton.jit
-def foo27_k0(input_ptr, input_s0, output_ptr, output_s0):
-    """Program = one block of `parallel` at tiled_dma.co:361."""
-    buf = tl.zeros([64], tl.int32)  # tiled_dma.co:363
-    tile_1 = tl.load(input_ptr + tl.arange(0, 64) * input_s0)  # tiled_dma.co:364
-    buf = tile_1
-    tl.store(output_ptr + tl.arange(0, 64) * output_s0, buf)  # tiled_dma.co:366
+def foo27_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at tiled_dma.co:361: one program per block, one lane per thread."""
+    idx = tl.arange(0, 64)  # tiled_dma.co:364
+    buf = tl.load(input_ptr + idx * input_stride_0)  # tiled_dma.co:364
+    tl.store(output_ptr + idx * output_stride_0, buf)  # tiled_dma.co:366
 
 
 def foo27(input, *, _launch=None):
@@ -786,12 +738,11 @@ def foo27(input, *, _launch=None):
 
 
 @triton.jit
-def foo28_k0(input_ptr, input_s0, output_ptr, output_s0):
-    """Program = one block of `parallel` at tiled_dma.co:376."""
-    tile_data = tl.zeros([512], tl.int8)  # tiled_dma.co:378
-    tile_1 = tl.load(input_ptr + tl.arange(0, 512) * input_s0)
-    tile_data = tile_1
-    tl.store(output_ptr + tl.arange(0, 512) * output_s0, tile_data)  # tiled_dma.co:379
+def foo28_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at tiled_dma.co:376: one program per block, one lane per thread."""
+    idx = tl.arange(0, 512)  # tiled_dma.co:378
+    tile = tl.load(input_ptr + idx * input_stride_0)  # tiled_dma.co:378
+    tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:379
 
 
 def foo28(input, *, _launch=None):
@@ -962,23 +913,23 @@ def foo24(input, *, _launch=None):
 
 
 @triton.jit
-def copy_tail_m_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:854."""
+def copy_tail_m_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:854: one program per block, one lane per thread."""
     block_m = tl.program_id(0)  # tiled_dma.co:854
-    tile = tl.zeros([64, 64], tl.float16)  # tiled_dma.co:856
-    base_m_1 = block_m * 64  # tiled_dma.co:858
-    remain_m_2 = 70 - base_m_1  # tiled_dma.co:859
-    TM_3 = tl.where(64 < remain_m_2, 64, remain_m_2)  # tiled_dma.co:860
-    # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    mask_5 = (tl.arange(0, 64)[:, None] < TM_3) & (base_m_1 + tl.arange(0, 64)[:, None] < 70)  # tiled_dma.co:862
-    ptrs_6 = input_ptr + (base_m_1 + tl.arange(0, 64)[:, None]) * input_s0 + tl.arange(0, 64)[None, :] * input_s1
-    tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
-    tile = tile_4
-    tl.store(
-        output_ptr + (base_m_1 + tl.arange(0, 64)[:, None]) * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
-        tl.where(tl.arange(0, 64)[:, None] < TM_3, tile, 0),
-        mask=(tl.arange(0, 64)[:, None] < TM_3) & (base_m_1 + tl.arange(0, 64)[:, None] < 70),
-    )  # tiled_dma.co:864
+    rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:862
+    cols = tl.arange(0, 64)[None, :]
+    base_m = block_m * 64  # tiled_dma.co:858
+    remain_m = -base_m + 70  # tiled_dma.co:859
+    TM = tl.where(64 < remain_m, 64, remain_m)  # tiled_dma.co:860
+    offs = base_m + rows  # tiled_dma.co:862
+    if block_m * 64 + 63 < 70:  # tiled_dma.co:854
+        mask = (rows < TM) & (offs < base_m + TM)  # tiled_dma.co:862
+        tile = _oob_fill(tl.load(input_ptr + offs * input_stride_0 + cols * input_stride_1, mask=mask, other=0.0), mask)
+        tl.store(output_ptr + offs * output_stride_0 + cols * output_stride_1, tile, mask=mask)  # tiled_dma.co:864
+    else:
+        mask = (rows < TM) & (offs < 70) & (offs >= base_m) & (offs < base_m + TM)  # tiled_dma.co:862
+        tile = _oob_fill(tl.load(input_ptr + offs * input_stride_0 + cols * input_stride_1, mask=mask, other=0.0), mask)
+        tl.store(output_ptr + offs * output_stride_0 + cols * output_stride_1, tile, mask=mask)  # tiled_dma.co:864
 
 
 def copy_tail_m(input, *, _launch=None):
@@ -1001,23 +952,23 @@ def copy_tail_m(input, *, _launch=None):
 
 
 @triton.jit
-def copy_tail_k_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:873."""
+def copy_tail_k_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:873: one program per block, one lane per thread."""
     block_k = tl.program_id(0)  # tiled_dma.co:873
-    tile = tl.zeros([64, 64], tl.float16)  # tiled_dma.co:875
-    base_k_1 = block_k * 64  # tiled_dma.co:877
-    remain_k_2 = 72 - base_k_1  # tiled_dma.co:878
-    TK_3 = tl.where(64 < remain_k_2, 64, remain_k_2)  # tiled_dma.co:879
-    # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    mask_5 = (tl.arange(0, 64)[None, :] < TK_3) & (base_k_1 + tl.arange(0, 64)[None, :] < 72)  # tiled_dma.co:881
-    ptrs_6 = input_ptr + tl.arange(0, 64)[:, None] * input_s0 + (base_k_1 + tl.arange(0, 64)[None, :]) * input_s1
-    tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
-    tile = tile_4
-    tl.store(
-        output_ptr + tl.arange(0, 64)[:, None] * output_s0 + (base_k_1 + tl.arange(0, 64)[None, :]) * output_s1,
-        tl.where(tl.arange(0, 64)[None, :] < TK_3, tile, 0),
-        mask=(tl.arange(0, 64)[None, :] < TK_3) & (base_k_1 + tl.arange(0, 64)[None, :] < 72),
-    )  # tiled_dma.co:883
+    rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:881
+    cols = tl.arange(0, 64)[None, :]
+    base_k = block_k * 64  # tiled_dma.co:877
+    remain_k = -base_k + 72  # tiled_dma.co:878
+    TK = tl.where(64 < remain_k, 64, remain_k)  # tiled_dma.co:879
+    offs = base_k + cols  # tiled_dma.co:881
+    if block_k * 64 + 63 < 72:  # tiled_dma.co:873
+        mask = (cols < TK) & (offs < base_k + TK)  # tiled_dma.co:881
+        tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + offs * input_stride_1, mask=mask, other=0.0), mask)
+        tl.store(output_ptr + rows * output_stride_0 + offs * output_stride_1, tile, mask=mask)  # tiled_dma.co:883
+    else:
+        mask = (cols < TK) & (offs < 72) & (offs >= base_k) & (offs < base_k + TK)  # tiled_dma.co:881
+        tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + offs * input_stride_1, mask=mask, other=0.0), mask)
+        tl.store(output_ptr + rows * output_stride_0 + offs * output_stride_1, tile, mask=mask)  # tiled_dma.co:883
 
 
 def copy_tail_k(input, *, _launch=None):
@@ -1040,41 +991,41 @@ def copy_tail_k(input, *, _launch=None):
 
 
 @triton.jit
-def copy_tail_mk_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:892."""
+def copy_tail_mk_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:892: one program per block, one lane per thread."""
     block_m = tl.program_id(0)  # tiled_dma.co:892
     block_k = tl.program_id(1)
-    tile = tl.zeros([64, 64], tl.float16)  # tiled_dma.co:894
-    base_m_1 = block_m * 64  # tiled_dma.co:896
-    base_k_2 = block_k * 64  # tiled_dma.co:897
-    remain_m_3 = 70 - base_m_1  # tiled_dma.co:898
-    remain_k_4 = 72 - base_k_2  # tiled_dma.co:899
-    TM_5 = tl.where(64 < remain_m_3, 64, remain_m_3)  # tiled_dma.co:900
-    TK_6 = tl.where(64 < remain_k_4, 64, remain_k_4)  # tiled_dma.co:901
-    # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    mask_8 = (
-        (tl.arange(0, 64)[:, None] < TM_5)
-        & (tl.arange(0, 64)[None, :] < TK_6)
-        & (base_m_1 + tl.arange(0, 64)[:, None] < 70)
-        & (base_k_2 + tl.arange(0, 64)[None, :] < 72)
-    )  # tiled_dma.co:903
-    ptrs_9 = (
-        input_ptr
-        + (base_m_1 + tl.arange(0, 64)[:, None]) * input_s0
-        + (base_k_2 + tl.arange(0, 64)[None, :]) * input_s1
-    )
-    tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
-    tile = tile_7
-    tl.store(
-        output_ptr
-        + (base_m_1 + tl.arange(0, 64)[:, None]) * output_s0
-        + (base_k_2 + tl.arange(0, 64)[None, :]) * output_s1,
-        tl.where((tl.arange(0, 64)[:, None] < TM_5) & (tl.arange(0, 64)[None, :] < TK_6), tile, 0),
-        mask=(tl.arange(0, 64)[:, None] < TM_5)
-        & (tl.arange(0, 64)[None, :] < TK_6)
-        & (base_m_1 + tl.arange(0, 64)[:, None] < 70)
-        & (base_k_2 + tl.arange(0, 64)[None, :] < 72),
-    )  # tiled_dma.co:905
+    rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:903
+    cols = tl.arange(0, 64)[None, :]
+    base_m = block_m * 64  # tiled_dma.co:896
+    base_k = block_k * 64  # tiled_dma.co:897
+    remain_m = -base_m + 70  # tiled_dma.co:898
+    remain_k = -base_k + 72  # tiled_dma.co:899
+    TM = tl.where(64 < remain_m, 64, remain_m)  # tiled_dma.co:900
+    TK = tl.where(64 < remain_k, 64, remain_k)  # tiled_dma.co:901
+    offs = base_m + rows  # tiled_dma.co:903
+    offs_2 = base_k + cols
+    if (block_m * 64 + 63 < 70) & (block_k * 64 + 63 < 72):  # tiled_dma.co:892
+        mask = (rows < TM) & (cols < TK) & (offs < base_m + TM) & (offs_2 < base_k + TK)  # tiled_dma.co:903
+        tile = _oob_fill(
+            tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=0.0), mask
+        )
+        tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, tile, mask=mask)  # tiled_dma.co:905
+    else:
+        mask = (
+            (rows < TM)
+            & (cols < TK)
+            & (offs < 70)
+            & (offs_2 < 72)
+            & (offs >= base_m)
+            & (offs < base_m + TM)
+            & (offs_2 >= base_k)
+            & (offs_2 < base_k + TK)
+        )  # tiled_dma.co:903
+        tile = _oob_fill(
+            tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=0.0), mask
+        )
+        tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, tile, mask=mask)  # tiled_dma.co:905
 
 
 def copy_tail_mk(input, *, _launch=None):

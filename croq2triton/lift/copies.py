@@ -1,0 +1,502 @@
+"""Lifting data movement into the tile IR: shared / local buffers and ``dma.copy`` (LANGUAGE.md 7.5,
+7.8), as a mixin of the kernel lifter (lift/kernel.py).
+
+A buffer is a register tile of the program, its extents padded to powers of two (how Triton holds
+the data a block works on; LANGUAGE.md 9.2).  A ``local`` buffer is per thread in the source, but
+every access lifted here reads each thread's copy where all threads' copies agree, so one tile
+stands for all of them.
+
+A copy is element-wise over the coordinates ``u`` of its destination view: element ``u`` reads the
+source view at ``u`` where ``u`` lies inside the source's extents, its tensor and the run-time
+limits of ``.view(..).from(..)`` windows, and is zero elsewhere (the tail rule of LANGUAGE.md 7.8);
+it is written where ``u`` lies inside the destination view, its tensor and its limits.  Copies
+into or out of a buffer run over the buffer's whole tile, so a copy into a part of a buffer
+(``buf.subspan(16, 32).at(1, 0)``) keeps the rest of it.
+
+An element access of a buffer is lifted where each index is the thread lane that runs along the
+same dimension over the buffer's whole extent (``out.at(p) = ..`` under ``parallel p by 64`` with
+``out`` of 64 elements): a lane's element is then its element of the tile.  The rest (reads at
+other positions, TMA, transposing or padding copies, buffers of run-time shape, copies whose views
+depend on the thread) raises :class:`NotLifted`, and the older lowering takes the kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..frontend import ast as A
+from ..tir import expr as E
+from ..tir import nodes as N
+from .arith import Value
+from .notlifted import NotLifted
+from .terms import Bounded, Region, const_int, unparen
+from .views import ViewAlgebra
+
+STORAGES = ("shared", "local")
+# attributes that do not change what a copy moves: the zero fill is the tail rule's anyway, and a
+# swizzle only changes the shared-memory layout (sema checks its pairing with mma.load)
+NEUTRAL_ATTRS = ("zfill", "swiz")
+
+
+def pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+@dataclass(eq=False)
+class TileBuffer:
+    """A shared or local buffer: its element type, declared extents and the variable of its tile."""
+
+    name: str
+    elem: str
+    extents: tuple[int, ...]
+    var: E.Var
+    fill: float | int = 0
+    line: int = 0  # of its declaration
+    defined: bool = False  # its variable is bound (at its first read or partial write)
+
+    @property
+    def tile(self) -> tuple[int, ...]:
+        return tuple(pow2(n) for n in self.extents)
+
+
+@dataclass(frozen=True)
+class BufferView:
+    """A view of a buffer: per buffer dimension its offset and extent, and whether it is kept
+    (``keep`` False: fixed by ``.at`` and squeezed away)."""
+
+    buffer: TileBuffer
+    offsets: tuple[E.Expr, ...]
+    shape: tuple[E.Expr, ...]
+    keep: tuple[bool, ...]
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        return tuple(d for d, k in enumerate(self.keep) if k)
+
+    @property
+    def whole(self) -> bool:
+        return all(k for k in self.keep) and all(
+            const_int(o) == 0 and const_int(s) == n
+            for o, s, n in zip(self.offsets, self.shape, self.buffer.extents, strict=True)
+        )
+
+
+@dataclass(frozen=True)
+class CopyFuture:
+    """What ``f = dma.copy ..`` names: the destination it wrote (``f.data``, or ``f`` as a view)."""
+
+    data: BufferView | Region
+
+
+Place = BufferView | Region
+
+
+class Copies(ViewAlgebra):
+    """Buffers and copies; the lifter supplies scopes, names, masks and the expression evaluator."""
+
+    # supplied by the lifter (lift/kernel.py)
+    root: list[N.Stmt]
+    body: list[N.Stmt]
+    coordinates: list[tuple[E.Expr, E.Var]]
+    host: Any
+    args: dict[str, N.Arg]
+    scopes: list[dict[str, Any]]
+    pred: list[E.Expr]
+    lane_extents: dict[str, int]
+    expr: Any
+    lookup: Any
+    tensor: Any
+    emit: Any
+    fresh: Any
+    claim: Any
+    named: Any
+    named_offset: Any
+    convert: Any
+    binary: Any
+
+    # ================================================================ what views need
+    def int_expr(self, e: A.Expr) -> E.Expr:
+        v = self.expr(e)
+        if v.expr.shape:
+            raise NotLifted("a view that depends on the thread index", e)
+        if v.ctype not in ("int", "s32", "s64", "u32", "u64", "s16", "u16", "s8", "u8"):
+            raise NotLifted("a view extent or offset that is not an integer", e)
+        return E.fold(v.expr)
+
+    def bounded(self, e: A.Expr) -> Bounded:
+        e = unparen(e)
+        if isinstance(e, A.Binary) and e.op == "#":
+            a, b = self.bounded(e.lhs), self.bounded(e.rhs)
+            return Bounded(E.fold(a.value * b.bound + b.value), E.fold(a.bound * b.bound))
+        if isinstance(e, A.Name):
+            v = self.lookup(e.name, e)
+            if isinstance(v, Bounded) and not v.value.shape:
+                return v
+        raise NotLifted("a tiling index that is not a block-level bounded variable", e)
+
+    def at_args(self, args: list[A.Expr], node: A.Node) -> list[E.Expr]:
+        return [self.int_expr(x) for x in args]
+
+    def chunk_extent(self, parent: E.Expr, factor: E.Expr) -> E.Expr:
+        return E.fold(E.Bin("/", parent, factor))  # floor division (LANGUAGE.md 7.6)
+
+    # ================================================================ declarations and views
+    def buffer_decl(self, s: A.SpannedDecl) -> None:
+        if s.storage not in STORAGES:
+            raise NotLifted(f"a {s.storage or 'global'} buffer inside a kernel", s)
+        extents = self.static_shape(s.shape, s)
+        for d in s.items:
+            if d.dims or d.init is not None:
+                raise NotLifted("an array of buffers or a buffer with an initialiser", d)
+            fill = 0
+            if d.fill is not None:
+                v = self.expr(d.fill)
+                if not isinstance(v.expr, E.Const):
+                    raise NotLifted("a buffer filled with a run-time value", d.fill)
+                fill = v.expr.value
+            self.scopes[-1][d.name] = self.new_buffer(d.name, s.elem, extents, fill, d)
+
+    def static_shape(self, shape: list[A.Expr] | None, node: A.Node) -> tuple[int, ...]:
+        if shape is None:
+            raise NotLifted("a buffer of inferred shape", node)
+        if len(shape) == 1 and isinstance(unparen(shape[0]), A.Member):
+            m = unparen(shape[0])
+            assert isinstance(m, A.Member)
+            if m.member != "span":
+                raise NotLifted("a buffer shape of this form", m)
+            out = self.place_shape(self.place(m.base))
+        else:
+            out = tuple(const_int(self.int_expr(x)) for x in shape)
+        if any(n is None or n < 1 for n in out):
+            raise NotLifted("a buffer whose extents are not constants", node)
+        return tuple(n for n in out if n is not None)
+
+    def place_shape(self, p: Place) -> tuple[int | None, ...]:
+        shape = p.shape if isinstance(p, Region) else tuple(p.shape[d] for d in p.axes)
+        return tuple(const_int(x) for x in shape)
+
+    def new_buffer(self, name: str, elem: str, extents: tuple[int, ...], fill: float | int, node: A.Node) -> TileBuffer:
+        from .host import ir_type
+
+        dtype = ir_type(elem)
+        if dtype is None:
+            raise NotLifted(f"a buffer of type '{elem}'", node)
+        tile = tuple(pow2(n) for n in extents)
+        line = node.span.line if node.span else 0
+        return TileBuffer(name, elem, extents, E.Var(self.claim(name), dtype, dims=tile), fill, line)
+
+    def tile_value(self, buf: TileBuffer, node: A.Node) -> E.Var:
+        """The buffer's tile, bound to its fill value where nothing wrote it yet."""
+        if not buf.defined:
+            self.body.append(N.Let(buf.var, E.Full(buf.tile, buf.fill, buf.var.type), line=buf.line))
+            buf.defined = True
+        return buf.var
+
+    def place(self, e: A.Expr) -> Place:
+        """The view an expression denotes: a region of a tensor, or of a buffer."""
+        e = unparen(e)
+        if isinstance(e, A.Name):
+            if e.name in self.host.tensors:
+                self.tensor(e)
+                return self.whole_tensor(e.name)
+            v = self.lookup(e.name, e)
+            if isinstance(v, TileBuffer):
+                return self.whole_buffer(v)
+            if isinstance(v, CopyFuture):
+                return v.data
+            if isinstance(v, (BufferView, Region)):
+                return v
+            raise NotLifted(f"'{e.name}' used as a view", e)
+        if isinstance(e, A.Member) and e.member == "data":
+            v = self.lookup(unparen(e.base).name, e) if isinstance(unparen(e.base), A.Name) else None  # type: ignore[attr-defined]
+            if isinstance(v, CopyFuture):
+                return v.data
+            raise NotLifted("'.data' of something that is not a future", e)
+        if isinstance(e, A.View):
+            p = self.place(e.base)
+            for op in e.ops:
+                p = self.place_op(p, op)
+            return p
+        raise NotLifted(f"a '{type(e).__name__}' used as a view", e)
+
+    def whole_tensor(self, name: str) -> Region:
+        ptr = self.args[f"{self.host.tensors[name].name}_ptr"]
+        assert isinstance(ptr, N.Pointer)
+        rank = len(ptr.extents)
+        return Region(name, tuple(E.Const(0) for _ in range(rank)), tuple(range(rank)), tuple(ptr.extents))
+
+    def whole_buffer(self, buf: TileBuffer) -> BufferView:
+        zeros = tuple(E.Const(0) for _ in buf.extents)
+        return BufferView(buf, zeros, tuple(E.Const(n) for n in buf.extents), tuple(True for _ in buf.extents))
+
+    def place_op(self, p: Place, op: A.ViewOp) -> Place:
+        if op.kind in ("span_as", "modspan", "chunk", "zfill"):
+            raise NotLifted(f"the view operation '.{op.kind}' in a copy", op)
+        if isinstance(p, Region):
+            if op.kind == "view" and op.at is not None and not op.strides:
+                if len(op.args) != len(p.shape) or len(op.at) != len(p.shape):
+                    raise NotLifted("a view that changes the rank", op)
+                shape = [p.shape[d] if self.is_blank(x) else self.int_expr(x) for d, x in enumerate(op.args)]
+                return p.window([self.int_expr(x) for x in op.at], shape)
+            offs, shape, keep = self.view_parts(list(p.shape), op)
+            return p.sub(offs, shape, keep)
+        if op.kind == "view":
+            raise NotLifted("a '.view' of a buffer", op)
+        kept = list(p.axes)
+        offs, shape, keep = self.view_parts([p.shape[d] for d in kept], op)
+        new_offs, new_shape, new_keep = list(p.offsets), list(p.shape), list(p.keep)
+        for j, d in enumerate(kept):
+            new_offs[d] = E.fold(new_offs[d] + offs[j])
+            new_shape[d] = shape[j]
+            new_keep[d] = keep[j]
+        return BufferView(p.buffer, tuple(new_offs), tuple(new_shape), tuple(new_keep))
+
+    # ================================================================ copies
+    def dma(self, s: A.DmaStmt) -> None:
+        if s.engine != "dma" or s.op != "copy" or s.cfg or s.event is not None:
+            raise NotLifted(f"a {s.engine}.{s.op}", s)
+        if any(a.name not in NEUTRAL_ATTRS for a in s.attrs):
+            raise NotLifted("a copy with these attributes", s)
+        if any(p.shape for p in self.pred):
+            raise NotLifted("a copy under a condition on the thread index", s)
+        src = self.place(s.src)
+        dst: Place
+        if s.dst_storage:
+            storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
+            if storage not in STORAGES:
+                raise NotLifted(f"a copy into fresh {storage or 'unknown'} memory", s)
+            extents = self.place_shape(src)
+            if any(n is None or n < 1 for n in extents):
+                raise NotLifted("a copy into a fresh buffer of run-time shape", s)
+            elem = src.buffer.elem if isinstance(src, BufferView) else self.host.tensors[src.tensor].elem
+            buf = self.new_buffer(s.result or "buf", elem, tuple(n for n in extents if n is not None), 0, s)
+            dst = self.whole_buffer(buf)
+        else:
+            dst = self.place(s.dst)
+        zfill = any(a.name == "zfill" for a in s.attrs)
+        if isinstance(src, Region) and isinstance(dst, BufferView):
+            self.fill(src, dst, not zfill, s)
+        elif isinstance(src, BufferView) and isinstance(dst, Region):
+            self.empty(src, dst, s)
+        elif isinstance(src, Region) and isinstance(dst, Region):
+            self.between_tensors(src, dst, not zfill, s)
+        else:
+            self.between_buffers(src, dst, s)  # type: ignore[arg-type]
+        if s.result:
+            self.scopes[-1][s.result] = CopyFuture(dst)
+
+    def wait(self, s: A.Wait) -> None:
+        for item in s.items:
+            name = unparen(item)
+            if not isinstance(name, A.Name) or not isinstance(self.lookup(name.name, name), CopyFuture):
+                raise NotLifted("a wait on something other than a copy's future", item)
+        # the copies are complete where they stand: the lifted program has no asynchrony
+
+    def coords(self, shape: tuple[int, ...], node: A.Node) -> list[E.Expr]:
+        """The coordinates of a block of ``shape``, one lane axis per dimension, each bound once at
+        the top of the kernel (loops do not recompute them)."""
+        rank = len(shape)
+        names = ["rows", "cols"] if rank == 2 else [f"dim{d}" for d in range(rank)] if rank > 2 else ["idx"]
+        out: list[E.Expr] = []
+        for d, n in enumerate(shape):
+            lane = E.Arange(n) if rank == 1 else E.Lift(E.Arange(n), rank, (d,))
+            found = next((v for e, v in self.coordinates if e == lane), None)
+            if found is None:
+                found = E.Var(self.fresh(names[d]), "i32", lo=0, hi=n - 1, dims=lane.shape)
+                let = N.Let(found, lane, line=node.span.line if node.span else 0)
+                self.root.insert(len(self.coordinates), let)
+                self.coordinates.append((lane, found))
+            out.append(found)
+        return out
+
+    def in_tensor(self, index: list[E.Expr], extents: tuple[E.Expr, ...], limits: Any) -> list[E.Expr]:
+        out: list[E.Expr] = []
+        for i, n in zip(index, extents, strict=True):
+            out += [E.Bin(">=", i, E.Const(0)), E.Bin("<", i, n)]
+        for d, lo, hi in limits:
+            out += [E.Bin(">=", index[d], lo), E.Bin("<", index[d], hi)]
+        return out
+
+    def mask_of(self, terms: list[E.Expr], node: A.Node) -> E.Var | None:
+        m = E.fold(E.conj(terms + self.pred))
+        if isinstance(m, E.Const) and m.value:
+            return None
+        return self.named(m, "mask", node)
+
+    def same_elem(self, a: str, b: str, node: A.Node) -> None:
+        if a != b:
+            raise NotLifted("a copy between element types", node)
+
+    def buffer_part(self, view: BufferView, u: dict[int, E.Expr], node: A.Node) -> list[E.Expr]:
+        """The coordinates of the buffer tile inside ``view`` (``u``: per kept dimension the
+        coordinate relative to the view's origin)."""
+        buf = view.buffer
+        r = self.coords(buf.tile, node)
+        out: list[E.Expr] = []
+        for d in range(len(buf.extents)):
+            local = E.fold(r[d] - view.offsets[d])
+            if view.keep[d]:
+                u[d] = local
+                out += [E.Bin(">=", local, E.Const(0)), E.Bin("<", local, view.shape[d])]
+            else:
+                out.append(E.Bin("==", local, E.Const(0)))
+        return out
+
+    def fill(self, src: Region, dst: BufferView, nan: bool, node: A.DmaStmt) -> None:
+        buf = dst.buffer
+        elem, ptr = self.tensor(A.Name(src.tensor))
+        self.same_elem(elem, buf.elem, node)
+        if len(dst.axes) != len(src.axes):
+            raise NotLifted("a copy whose views differ in rank", node)
+        u: dict[int, E.Expr] = {}
+        written = self.buffer_part(dst, u, node)
+        # the tile's padding (coordinates past the declared extents) is never read: no need to keep it
+        written = [t for t in written if not self.padding_term(t, buf, node)]
+        read = list(written)
+        index = list(src.origin)
+        for c, td in enumerate(src.axes):
+            d = dst.axes[c]
+            index[td] = E.fold(index[td] + u[d])
+            if not E.same(src.shape[c], dst.shape[d]):
+                read.append(E.Bin("<", u[d], src.shape[c]))
+        idx = tuple(self.named_offset(i, node) for i in index)
+        read += self.in_tensor(list(idx), ptr.extents, src.limits)
+        mask = self.mask_of(read, node)
+        keep = E.fold(E.conj(written + self.pred))
+        whole = isinstance(keep, E.Const) and keep.value
+        shape = E.broadcast(*(i.shape for i in idx), *((mask.shape,) if mask is not None else ()))
+        # a copy over the whole tile loads straight into the buffer's variable
+        name = buf.var.name if whole and shape == buf.tile else self.fresh(f"{buf.var.name}_in")
+        var = E.Var(name, ptr.dtype, dims=shape)
+        zero = 0.0 if ptr.dtype.startswith("f") else 0
+        if not whole:
+            self.tile_value(buf, node)
+        self.emit(N.Load(var, ptr.name, idx, mask, zero if mask is not None else None, nan_outside=nan), node)
+        self.set_tile(buf, var if whole else E.Where(keep, var, buf.var), node)
+
+    def padding_term(self, t: E.Expr, buf: TileBuffer, node: A.Node) -> bool:
+        """``r < n`` for a tile coordinate ``r`` and the buffer's declared extent ``n`` along it."""
+        if not (isinstance(t, E.Bin) and t.op == "<"):
+            return False
+        lhs, n = E.fold(t.lhs), const_int(t.rhs)
+        coords = self.coords(buf.tile, node)
+        return any(n == ext and E.same(lhs, coords[d]) for d, ext in enumerate(buf.extents))
+
+    def empty(self, src: BufferView, dst: Region, node: A.DmaStmt) -> None:
+        buf = src.buffer
+        elem, ptr = self.tensor(A.Name(dst.tensor))
+        self.same_elem(buf.elem, elem, node)
+        if len(src.axes) != len(dst.axes):
+            raise NotLifted("a copy whose views differ in rank", node)
+        u: dict[int, E.Expr] = {}
+        cond = self.buffer_part(src, u, node)
+        index = list(dst.origin)
+        for c, td in enumerate(dst.axes):
+            d = src.axes[c]
+            index[td] = E.fold(index[td] + u[d])
+            if not E.same(src.shape[d], dst.shape[c]):
+                if const_int(src.shape[d]) is not None and (const_int(dst.shape[c]) or 0) > const_int(src.shape[d]):  # type: ignore[operator]
+                    raise NotLifted("a copy out of a buffer into a larger view", node)
+                cond.append(E.Bin("<", u[d], dst.shape[c]))
+        idx = tuple(self.named_offset(i, node) for i in index)
+        cond += self.in_tensor(list(idx), ptr.extents, dst.limits)
+        self.emit(N.Store(ptr.name, idx, self.tile_value(buf, node), self.mask_of(cond, node)), node)
+
+    def between_tensors(self, src: Region, dst: Region, nan: bool, node: A.DmaStmt) -> None:
+        s_elem, s_ptr = self.tensor(A.Name(src.tensor))
+        d_elem, d_ptr = self.tensor(A.Name(dst.tensor))
+        self.same_elem(s_elem, d_elem, node)
+        if len(src.axes) != len(dst.axes):
+            raise NotLifted("a copy whose views differ in rank", node)
+        block = []
+        for c in range(len(dst.axes)):
+            n = const_int(dst.shape[c])
+            if n is None:
+                hi = E.bounds(dst.shape[c])[1]
+                n = hi if hi is not None else const_int(src.shape[c])
+            if n is None or n < 1:
+                raise NotLifted("a copy between tensors of run-time extent", node)
+            block.append(pow2(n))
+        g = self.coords(tuple(block), node)
+        read, write = [], []
+        s_index, d_index = list(src.origin), list(dst.origin)
+        for c in range(len(block)):
+            s_index[src.axes[c]] = E.fold(s_index[src.axes[c]] + g[c])
+            d_index[dst.axes[c]] = E.fold(d_index[dst.axes[c]] + g[c])
+            write.append(E.Bin("<", g[c], dst.shape[c]))
+            read.append(E.Bin("<", g[c], src.shape[c]))
+        s_idx = tuple(self.named_offset(i, node) for i in s_index)
+        d_idx = tuple(self.named_offset(i, node) for i in d_index)
+        read += self.in_tensor(list(s_idx), s_ptr.extents, src.limits)
+        write += self.in_tensor(list(d_idx), d_ptr.extents, dst.limits)
+        var = E.Var(self.fresh(f"{src.tensor}_tile"), s_ptr.dtype, dims=tuple(block))
+        mask = self.mask_of(read, node)
+        zero = 0.0 if s_ptr.dtype.startswith("f") else 0
+        self.emit(N.Load(var, s_ptr.name, s_idx, mask, zero if mask is not None else None, nan_outside=nan), node)
+        self.emit(N.Store(d_ptr.name, d_idx, var, self.mask_of(write, node)), node)
+
+    def between_buffers(self, src: BufferView, dst: BufferView, node: A.DmaStmt) -> None:
+        if not (src.whole and dst.whole and src.buffer.extents == dst.buffer.extents):
+            raise NotLifted("a copy between parts of buffers", node)
+        self.same_elem(src.buffer.elem, dst.buffer.elem, node)
+        self.set_tile(dst.buffer, self.tile_value(src.buffer, node), node)
+
+    def set_tile(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
+        value = E.fold(value)
+        if value.shape != buf.tile:  # a value that does not vary along some dimension of the tile
+            value = E.fold(E.Bin("+", value, E.Full(buf.tile, 0, buf.var.type)))
+        if isinstance(value, E.Var) and value.name == buf.var.name:
+            buf.defined = True
+            return
+        self.emit(N.Assign(buf.var, value) if buf.defined else N.Let(buf.var, value), node)
+        buf.defined = True
+
+    # ================================================================ element accesses
+    def buffer_of(self, base: A.Expr) -> TileBuffer | None:
+        """The buffer an element access reads or writes (None: not a buffer)."""
+        b = unparen(base)
+        if isinstance(b, A.Name) and b.name in self.host.tensors:
+            return None
+        if isinstance(b, A.Name):
+            found = None
+            for sc in reversed(self.scopes):
+                if b.name in sc:
+                    found = sc[b.name]
+                    break
+            if not isinstance(found, (TileBuffer, BufferView, CopyFuture)):
+                return None
+        elif not (isinstance(b, A.Member) and b.member == "data"):
+            return None
+        p = self.place(b)
+        if not isinstance(p, BufferView) or not p.whole:
+            raise NotLifted("an element of a part of a buffer", base)
+        return p.buffer
+
+    def lane_index(self, buf: TileBuffer, at: A.At) -> None:
+        """Checks that ``at`` reads each thread's own element of ``buf`` (see the module's doc)."""
+        rank = len(buf.extents)
+        if len(at.indices) != rank:
+            raise NotLifted("a buffer element with a bounded tuple index", at)
+        for d, i in enumerate(at.indices):
+            v = E.fold(self.expr(i).expr)
+            want = buf.tile if rank == 1 else tuple(buf.tile[d] if k == d else 1 for k in range(rank))
+            if not (isinstance(v, E.Var) and self.lane_extents.get(v.name) == buf.extents[d] and v.shape == want):
+                raise NotLifted("a buffer element at a position other than the thread's own", i)
+
+    def buffer_read(self, buf: TileBuffer, at: A.At) -> Value:
+        self.lane_index(buf, at)
+        return Value(self.tile_value(buf, at), buf.elem)
+
+    def buffer_write(self, buf: TileBuffer, at: A.At, a: A.Assign) -> None:
+        self.lane_index(buf, at)
+        value = self.expr(a.value)
+        if a.op != "=":
+            value = self.binary(a.op, Value(self.tile_value(buf, a), buf.elem), value, a)
+        new = self.convert(value, buf.elem).expr
+        if self.pred:
+            new = E.Where(E.conj(self.pred), new, self.tile_value(buf, a))
+        self.set_tile(buf, new, a)

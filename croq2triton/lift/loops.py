@@ -1,0 +1,136 @@
+"""Lifting ``foreach`` and ``with`` (LANGUAGE.md 7.4) into tile-IR loops, as a mixin of the kernel
+lifter (lift/kernel.py).
+
+``foreach x in n`` (and ``foreach {a, b} in [n, m]``, nested left to right) is a loop of the program
+over ``0 .. n``; ``with {k} in [n] { .. foreach k { .. } }`` names ``k`` first and iterates it
+later; a slice ``foreach c = k(lo:hi)`` runs from ``lo`` to ``n + hi``.  Inside the loop the counter
+is a bounded variable (``#x`` is ``n``, it may tile a ``chunkat``).  Unroll and vectorise suffixes
+are hints and change nothing.
+
+Triton carries the variables a loop assigns from one iteration to the next, each with one type and
+shape: every buffer in scope is bound before the loop, and a value whose shape or type would change
+inside it (a scalar that becomes a tile) raises :class:`NotLifted`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..frontend import ast as A
+from ..tir import expr as E
+from ..tir import nodes as N
+from .arith import Value
+from .copies import TileBuffer
+from .notlifted import NotLifted
+from .terms import Bounded, WithName, const_int
+
+
+@dataclass(frozen=True)
+class Counter:
+    name: str  # the name the body sees
+    start: E.Expr
+    stop: E.Expr
+    extent: E.Expr  # its bound (``#name``)
+
+
+class Loops:
+    """``foreach`` / ``with``; the lifter supplies scopes, statements and expressions."""
+
+    scopes: list[dict[str, Any]]
+    body: list[N.Stmt]
+    lets: list[tuple[E.Expr, E.Var]]
+    expr: Any
+    stmt: Any
+    lookup: Any
+    claim: Any
+    emit: Any
+    tile_value: Any
+
+    def with_stmt(self, s: A.With) -> None:
+        if s.where:
+            raise NotLifted("a with whose names are related by 'where'", s)
+        scope: dict[str, Any] = {}
+        for w in s.withins:
+            names = w.vars if w.vars is not None else [w.name]
+            extents = self.extents(w.shape)
+            if w.vars is not None and w.name is not None or len(names) != len(extents):
+                raise NotLifted("a with over a shape of this form", w)
+            for nm, ext in zip(names, extents, strict=True):
+                if nm is not None:
+                    scope[nm] = WithName(ext)
+        self.scopes.append(scope)
+        self.stmt(s.body)
+        self.scopes.pop()
+
+    def extents(self, shape: A.Expr) -> list[E.Expr]:
+        items = shape.items if isinstance(shape, A.MdspanLit) else [shape]
+        out = []
+        for x in items:
+            v = self.expr(x)
+            if v.expr.shape or v.ctype not in ("int", "s32", "s64", "u32", "u64"):
+                raise NotLifted("a loop extent that is not a block-level integer", x)
+            out.append(E.fold(v.expr))
+        return out
+
+    def counters(self, s: A.Foreach) -> list[Counter]:
+        out: list[Counter] = []
+        for it in s.items:
+            if isinstance(it, A.RangeItem):
+                w = self.lookup(it.name, it)
+                if not isinstance(w, WithName) or it.has_step:
+                    raise NotLifted("a loop over a name not bounded by 'with', or with a step", it)
+                start = self.extents(it.lo)[0] if it.lo is not None else E.Const(0)
+                stop = E.fold(w.extent + self.extents(it.hi)[0]) if it.hi is not None else w.extent
+                out.append(Counter(it.alias or it.name, start, stop, w.extent))
+                continue
+            names = it.vars if it.vars is not None else [it.name]
+            extents = self.extents(it.shape)
+            if it.vars is not None and it.name is not None or len(names) != len(extents):
+                raise NotLifted("a loop over a shape of this form", it)
+            for nm, ext in zip(names, extents, strict=True):
+                out.append(Counter(nm or "_", E.Const(0), ext, ext))
+        return out
+
+    def foreach(self, s: A.Foreach) -> None:
+        self.loop_nest(self.counters(s), s.body, s)
+
+    def loop_nest(self, counters: list[Counter], body: A.Stmt, node: A.Node) -> None:
+        if not counters:
+            self.stmt(body)
+            return
+        c = counters[0]
+        for b in self.buffers():  # buffers are carried by the loop: bound before it
+            self.tile_value(b, node)
+        lo, hi = const_int(c.start), const_int(c.stop)
+        var = E.Var(self.claim(c.name), "i32", lo=lo if lo is not None else 0, hi=hi - 1 if hi is not None else None)
+        before = self.values()
+        outer, saved_lets = self.body, list(self.lets)
+        self.body = []
+        self.scopes.append({c.name: Bounded(var, c.extent)} if c.name != "_" else {})
+        self.loop_nest(counters[1:], body, node)
+        self.scopes.pop()
+        inner, self.body, self.lets = self.body, outer, saved_lets
+        carried = [b.var for b in self.buffers()]
+        for name, old in before.items():
+            new = self.values().get(name)
+            if new is None or new is old:
+                continue
+            if not (isinstance(new.expr, E.Var) and isinstance(old.expr, E.Var)) or (
+                (new.expr.name, new.expr.type, new.expr.shape) != (old.expr.name, old.expr.type, old.expr.shape)
+            ):
+                raise NotLifted(f"'{name}' changes its type or shape inside a loop", node)
+            carried.append(new.expr)
+        self.emit(N.For(var, c.start, c.stop, E.Const(1), inner, carried=tuple(carried)), node)
+
+    def buffers(self) -> list[TileBuffer]:
+        return [v for sc in self.scopes for v in sc.values() if isinstance(v, TileBuffer)]
+
+    def values(self) -> dict[str, Value]:
+        """The scalar and tile values in scope, by name (the innermost binding of each)."""
+        out: dict[str, Value] = {}
+        for sc in self.scopes:
+            for name, v in sc.items():
+                if isinstance(v, Value):
+                    out[name] = v
+        return out

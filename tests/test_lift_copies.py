@@ -1,0 +1,230 @@
+"""The tile-IR path for copies (lift/copies.py): shared and local buffers as register tiles,
+``dma.copy`` in every direction with tails, windows, parts of buffers and futures; numerics against
+torch on ragged sizes with NaN-poisoned outputs in both schedules; near misses stay on the older
+lowering and still compute the right thing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from lowering_util import DEVICE
+
+import croq2triton
+from croq2triton.api import translate_full
+from croq2triton.tir.dump import dump
+
+SCHEDULES = ("source", "auto")
+
+
+def _load(tmp_path: Path, name: str, source: str, schedule: str) -> object:
+    path = tmp_path / f"{name}.co"
+    path.write_text(source)
+    return croq2triton.load(path, schedule=schedule)
+
+
+def _paths(source: str) -> tuple[dict[str, list[object]], dict[str, list[str]]]:
+    out = translate_full(source, filename="t.co")
+    assert not out.failed, out.failed
+    return out.ir, out.legacy
+
+
+def _nan(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.full(shape, float("nan"), dtype=dtype, device=DEVICE)
+
+
+SHARED_TILES = """
+__co__ void scale_add(global f32 [M, N] a, global f32 [M, N] b, global f32 [M, N] out) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 32)] : block {
+    shared f32 [16, 32] sa;
+    fa = dma.copy.async a.subspan(16, 32).at(bm, bn) => sa;
+    fb = dma.copy b.subspan(16, 32).at(bm, bn) => shared;
+    wait fa;
+    shared f32 [16, 32] r;
+    parallel {i, j} by [16, 32] : thread
+      r.at(i, j) = 2.0f * sa.at(i, j) + fb.data.at(i, j);
+    dma.copy r => out.subspan(16, 32).at(bm, bn);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_tiles_through_shared_buffers(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, "scale_add", SHARED_TILES, schedule)
+    a, b = torch.randn(37, 45, device=DEVICE), torch.randn(37, 45, device=DEVICE)
+    out = _nan(37, 45)
+    mod.scale_add(a, b, out)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out, 2 * a + b)
+
+
+def test_the_ir_of_a_copy_kernel() -> None:
+    ir, legacy = _paths(SHARED_TILES)
+    assert legacy["scale_add"] == []
+    (kernel,) = ir["scale_add"]
+    text = dump(kernel)  # type: ignore[arg-type]
+    for line in [
+        "  rows: i32[16, 1] = tl.arange(0, 16)[:, None]  @5",
+        "  offs: i32[16, 1] = bm * 16 + rows  @5",
+        # blocks inside both tensors copy without masks (schedule/interior.py)
+        "  if (bm * 16 + 15 < M) & (bn * 32 + 31 < N)  @3",
+        "    sa = load a_ptr[offs, offs_2] (nan outside when sanitizing)  @5",
+        "    mask: i1[16, 32] = (offs < M) & (offs_2 < N)  @5",
+        "    sa = load a_ptr[offs, offs_2] mask mask other 0.0 (nan outside when sanitizing)  @5",
+        "    fb = load b_ptr[offs, offs_2] mask mask other 0.0 (nan outside when sanitizing)  @6",
+        "    r: f32[16, 32] = 2.0 * sa + fb  @10",
+        "    store out_ptr[offs, offs_2] mask mask = r  @11",
+    ]:
+        assert line in text, text
+
+
+TAIL = """
+__co__ void pad_rows(global s32 [R, 24] x, global s32 [G, 8, 24] out) {
+  parallel g by G : block {
+    shared s32 [8, 24] buf;
+    dma.copy x.view(6, 24).from(g * 6, 0) => buf;
+    dma.copy buf => out.subspan(1, 8, 24).at(g, 0, 0).sqz();
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_window_smaller_than_its_buffer_fills_the_rest_with_zeros(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, "pad_rows", TAIL, schedule)
+    rows, groups = 17, 3  # the last window has 5 rows of x
+    x = torch.randint(1, 100, (rows, 24), dtype=torch.int32, device=DEVICE)
+    out = torch.full((groups, 8, 24), -7, dtype=torch.int32, device=DEVICE)
+    mod.pad_rows(x, out)  # type: ignore[attr-defined]
+    ref = torch.zeros(groups, 8, 24, dtype=torch.int32, device=DEVICE)
+    for g in range(groups):
+        n = min(6, rows - 6 * g)
+        ref[g, :n] = x[6 * g : 6 * g + n]
+    torch.testing.assert_close(out, ref)
+
+
+HALVES = """
+__co__ void side_by_side(global f16 [M, 16] x, global f16 [M, 16] y, global f16 [M, 32] out) {
+  parallel p by cdiv(M, 4) : block {
+    shared f16 [4, 32] buf;
+    dma.copy x.subspan(4, 16).at(p, 0) => buf.subspan(4, 16).at(0, 0);
+    dma.copy y.subspan(4, 16).at(p, 0) => buf.subspan(4, 16).at(0, 1);
+    dma.copy buf => out.subspan(4, 32).at(p, 0);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_copies_into_parts_of_a_buffer_keep_the_rest(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, "side_by_side", HALVES, schedule)
+    x, y = torch.randn(10, 16, device=DEVICE).half(), torch.randn(10, 16, device=DEVICE).half()
+    out = _nan(10, 32, dtype=torch.float16)
+    mod.side_by_side(x, y, out)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out, torch.cat([x, y], dim=1))
+
+
+LOCAL_AND_GLOBAL = """
+__co__ void clamp_copy(global s32 [N] x, global s32 [N] y, global s32 [N] z) {
+  parallel p by cdiv(N, 128) : block {
+    l = dma.copy x.subspan(128).at(p) => local;
+    parallel t by 128 : thread {
+      if (l.data.at(t) < 0)
+        l.data.at(t) = 0;
+    }
+    dma.copy l => y.subspan(128).at(p);
+    window = x.subspan(128).at(p);
+    dma.copy window => z.subspan(128).at(p);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_local_buffer_written_under_a_condition_and_a_copy_between_tensors(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, "clamp_copy", LOCAL_AND_GLOBAL, schedule)
+    x = torch.randint(-50, 50, (300,), dtype=torch.int32, device=DEVICE)
+    y = torch.full((300,), 9999, dtype=torch.int32, device=DEVICE)
+    z = torch.full((300,), 9999, dtype=torch.int32, device=DEVICE)
+    mod.clamp_copy(x, y, z)  # type: ignore[attr-defined]
+    torch.testing.assert_close(y, torch.clamp(x, min=0))
+    torch.testing.assert_close(z, x)
+    ir, legacy = _paths(LOCAL_AND_GLOBAL)
+    assert len(ir["clamp_copy"]) == 1 and legacy["clamp_copy"] == []
+
+
+# near misses: a thread reading another thread's element, a copy whose view depends on the thread
+REVERSED = """
+__co__ void reverse16(global f32 [N] x, global f32 [N] y) {
+  parallel p by cdiv(N, 16) : block {
+    s = dma.copy.zfill x.subspan(16).at(p) => shared;
+    shared f32 [16] r;
+    parallel t by 16 : thread
+      r.at(t) = s.data.at(15 - t);
+    dma.copy r => y.subspan(16).at(p);
+  }
+}
+"""
+
+PER_THREAD = """
+__co__ void per_thread(global f32 [N] x, global f32 [N] y) {
+  parallel p by cdiv(N, 32) : block, t by 8 : thread {
+    l = dma.copy x.subspan(4).at(p # t) => local;
+    dma.copy l => y.subspan(4).at(p # t);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_near_misses_stay_on_the_older_lowering(tmp_path: Path, schedule: str) -> None:
+    for source in (REVERSED, PER_THREAD):
+        ir, legacy = _paths(source)
+        (name,) = legacy
+        assert ir[name] == [] and legacy[name], name
+    x = torch.randn(64, device=DEVICE)
+    y = _nan(64)
+    _load(tmp_path, "reverse16", REVERSED, schedule).reverse16(x, y)  # type: ignore[attr-defined]
+    torch.testing.assert_close(y, x.view(4, 16).flip(1).reshape(64))
+    y = _nan(64)
+    _load(tmp_path, "per_thread", PER_THREAD, schedule).per_thread(x, y)  # type: ignore[attr-defined]
+    torch.testing.assert_close(y, x)
+
+
+LOOPS = """
+__co__ void chunks(global f32 [R, 64] x, global f32 [R, 64] y, global f32 [R, 16] sums) {
+  parallel p by cdiv(R, 4) : block {
+    local f32 [4, 16] total {0.0f};
+    with {c} in [4] {
+      foreach c {
+        s = dma.copy x.subspan(4, 16).at(p, c) => shared;
+        parallel {i, j} by [4, 16] : thread {
+          total.at(i, j) += s.data.at(i, j);
+          s.data.at(i, j) = s.data.at(i, j) * 3.0f;
+        }
+        dma.copy s => y.subspan(4, 16).at(p, c);
+      }
+    }
+    foreach k in 1 {
+      dma.copy total => sums.subspan(4, 16).at(p, k);
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_loops_carry_buffers(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, "chunks", LOOPS, schedule)
+    x = torch.randn(9, 64, device=DEVICE)
+    y, sums = _nan(9, 64), _nan(9, 16)
+    mod.chunks(x, y, sums)  # type: ignore[attr-defined]
+    torch.testing.assert_close(y, 3 * x)
+    torch.testing.assert_close(sums, x.view(9, 4, 16).sum(1))
+    ir, legacy = _paths(LOOPS)
+    assert len(ir["chunks"]) == 1 and legacy["chunks"] == []
+    text = dump(ir["chunks"][0])  # type: ignore[arg-type]
+    # the coordinates are bound once, above the loops; the accumulating buffer before them
+    assert text.index("rows: i32[4, 1]") < text.index("total: f32[4, 16] = tl.zeros([4, 16], tl.float32)  @4")
+    assert "  for c in [0, 4) step 1  @6" in text, text
