@@ -5,6 +5,7 @@
 #   perf/device_pass.sh tests      # the GPU test pass
 #   perf/device_pass.sh bench      # perf/bench.py: the forms and the f16 ladder
 #   perf/device_pass.sh epilogues  # the GEMMs with epilogues: their tests on the GPU, then their speed
+#   perf/device_pass.sh copies     # the copy kernels the tile IR lifts (lift/copies.py, lift/loops.py)
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
@@ -42,6 +43,15 @@ case "${1:-tests}" in
       | tee -a "$OUT/epilogue_tests.txt" || status=1
     timeout 400 python3 perf/bench_epilogues.py --shapes 4096,8192 --rounds 3 --json "$OUT/epilogues.json" \
       --md "$OUT/epilogues.md" 2>&1 | tail -20 | tee "$OUT/epilogues.txt" || status=1
+    ;;
+  copies)
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_lift_copies.py tests/test_lift_elementwise.py \
+      tests/test_lower_examples.py 2>&1 | tail -4 | tee "$OUT/copies.txt" || status=1
+    timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_corpus_e2e.py -k "dma or tiled or copies" \
+      2>&1 | tail -4 | tee -a "$OUT/copies.txt" || status=1
+    timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_every_kernel_runs.py \
+      -k "dma or copy or chunkat or foreach or para_list or parallel_add or tiled_add or hetero or fp8_ops" \
+      2>&1 | tail -4 | tee -a "$OUT/copies.txt" || status=1
     ;;
 esac
 echo "after: $(clocks)" | tee -a "$OUT/clocks.txt"

@@ -228,3 +228,143 @@ def test_loops_carry_buffers(tmp_path: Path, schedule: str) -> None:
     # the coordinates are bound once, above the loops; the accumulating buffer before them
     assert text.index("rows: i32[4, 1]") < text.index("total: f32[4, 16] = tl.zeros([4, 16], tl.float32)  @4")
     assert "  for c in [0, 4) step 1  @6" in text, text
+
+
+TMA = """
+__co__ void tma_tiles(global f16 [M, N] x, global f16 [M, N] y) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 64)] : block {
+    shared f16 [16, 64] s, r;
+    f = tma.copy.async.swiz<128> x.subspan(16, 64).at(bm, bn) => s;
+    wait f;
+    parallel {i, j} by [16, 64] : thread
+      r.at(i, j) = s.at(i, j) * 2.0f + 1.0f;
+    tma.copy r => y.subspan(16, 64).at(bm, bn);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("cols", [136, 100])  # rows of 272 B: descriptors; of 200 B: the masked fallback
+def test_tma_copies_are_descriptor_accesses_with_a_masked_fallback(tmp_path: Path, schedule: str, cols: int) -> None:
+    from croq2triton.tir import nodes as N
+
+    mod = _load(tmp_path, "tma_tiles", TMA, schedule)
+    x = torch.randn(37, cols, device=DEVICE).half()
+    y = _nan(37, cols, dtype=torch.float16)
+    mod.tma_tiles(x, y)  # type: ignore[attr-defined]
+    torch.testing.assert_close(y, (x.float() * 2 + 1).half())
+    ir, legacy = _paths(TMA)
+    assert legacy["tma_tiles"] == []
+    kinds = {type(s) for s in N.walk(ir["tma_tiles"][0].body)}  # type: ignore[attr-defined]
+    assert {N.TmaLoad, N.TmaStore} <= kinds
+
+
+@pytest.mark.slow
+def test_tma_copies_compile_to_bulk_tensor_copies_for_sm90a(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    path = tmp_path / "tma_tiles.co"
+    path.write_text(TMA)
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "CROQ2TRITON_NUM_SMS")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    args = [sys.executable, "-m", "croq2triton", "compile", str(path), "--size", "M=4096,N=4096"]
+    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "tma_tiles_k0: tile 16x64, num_warps 8" in r.stdout and "TMA yes" in r.stdout, r.stdout
+
+
+THREAD_LAYOUTS = """
+__co__ void transpose(global f32 [M, N] x, global f32 [N, M] y) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 16)] : block {
+    s = dma.copy x.subspan(16, 16).at(bm, bn) => shared;
+    shared f32 [16, 16] t;
+    parallel {i, j} by [16, 16] : thread
+      t.at(j, i) = s.data.at(i, j);
+    dma.copy t => y.subspan(16, 16).at(bn, bm);
+  }
+}
+
+__co__ void row_partial(global f32 [M, K] x, global f32 [M, 32] out) {
+  parallel r by M : block, t by 32 : thread {
+    f32 acc = 0.0f;
+    foreach k in [cdiv(K, 32)] {
+      if (k # t < K) acc += x.at(r, k # t);
+    }
+    out.at(r, t) = acc;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_transpose_through_shared_and_a_per_thread_accumulator(tmp_path: Path, schedule: str) -> None:
+    # t.at(j, i) = s.at(i, j): the threads' lanes index the buffer in another order (tl.trans); a
+    # thread's scalar accumulated in a loop becomes a tile over the lanes before the loop
+    mod = _load(tmp_path, "layouts", THREAD_LAYOUTS, schedule)
+    x = torch.randn(37, 45, device=DEVICE)
+    y = _nan(45, 37)
+    mod.transpose(x, y)  # type: ignore[attr-defined]
+    torch.testing.assert_close(y, x.T)
+    x = torch.randn(5, 100, device=DEVICE)
+    out = _nan(5, 32)
+    mod.row_partial(x, out)  # type: ignore[attr-defined]
+    ref = torch.nn.functional.pad(x, (0, 28)).view(5, 4, 32).sum(1)
+    torch.testing.assert_close(out, ref)
+    ir, legacy = _paths(THREAD_LAYOUTS)
+    assert legacy == {"transpose": [], "row_partial": []}
+    text = dump(ir["transpose"][0])  # type: ignore[arg-type]
+    assert "t: f32[16, 16] = tl.trans(s)  @7" in text, text
+    text = dump(ir["row_partial"][0])  # type: ignore[arg-type]
+    assert "acc: f32[32] = tl.zeros([32], tl.float32)  @14" in text and "mask: i1[32] = offs < K" in text, text
+
+
+TRANSP = """
+__co__ void transp_tiles(global f32 [M, N] x, global f32 [N, M] y) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 32)] : block {
+    t = dma.transp<1, 0> x.subspan(16, 32).at(bm, bn) => shared;
+    dma.copy t => y.subspan(32, 16).at(bn, bm);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_transposing_copy(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, "transp_tiles", TRANSP, schedule)
+    x = torch.randn(37, 45, device=DEVICE)
+    y = _nan(45, 37)
+    mod.transp_tiles(x, y)  # type: ignore[attr-defined]
+    torch.testing.assert_close(y, x.T)
+    ir, legacy = _paths(TRANSP)
+    assert legacy["transp_tiles"] == [] and len(ir["transp_tiles"]) == 1
+
+
+PAD = """
+__co__ void pad_both(global f32 [M, 32] x, global f32 [G, 20, 40] y, global f32 [G, 24, 48] z) {
+  parallel g by G : block {
+    p = dma.pad<{2, 4}, {2, 4}, {0, 0}, -1.0f> x.subspan(16, 32).at(g, 0) => shared;
+    dma.copy p => y.subspan(1, 20, 40).at(g, 0, 0).sqz();
+    shared f32 [16, 32] b;
+    dma.copy x.subspan(16, 32).at(g, 0) => b;
+    dma.pad<{4, 8}, {4, 8}, {0, 0}, 7.0f> b => z.subspan(1, 24, 48).at(g, 0, 0).sqz();
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_padding_copies_into_and_out_of_a_buffer(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, "pad_both", PAD, schedule)
+    x = torch.randn(48, 32, device=DEVICE)
+    y, z = _nan(3, 20, 40), _nan(3, 24, 48)
+    mod.pad_both(x, y, z)  # type: ignore[attr-defined]
+    tiles = x.view(3, 16, 32)
+    torch.testing.assert_close(y, torch.nn.functional.pad(tiles, (4, 4, 2, 2), value=-1.0))
+    torch.testing.assert_close(z, torch.nn.functional.pad(tiles, (8, 8, 4, 4), value=7.0))
+    ir, legacy = _paths(PAD)
+    assert legacy["pad_both"] == [] and len(ir["pad_both"]) == 1

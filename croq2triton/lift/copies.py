@@ -36,7 +36,7 @@ from .views import ViewAlgebra
 STORAGES = ("shared", "local")
 # attributes that do not change what a copy moves: the zero fill is the tail rule's anyway, and a
 # swizzle only changes the shared-memory layout (sema checks its pairing with mma.load)
-NEUTRAL_ATTRS = ("zfill", "swiz")
+NEUTRAL_ATTRS = ("zfill", "swiz", "multicast", "evict_first", "evict_last", "promote")
 
 
 def pow2(n: int) -> int:
@@ -98,7 +98,10 @@ Place = BufferView | Region
 class Copies(ViewAlgebra):
     """Buffers and copies; the lifter supplies scopes, names, masks and the expression evaluator."""
 
-    # supplied by the lifter (lift/kernel.py)
+    # supplied by the lifter (lift/kernel.py) and lift/tma.py
+    tma_load: Any
+    tma_store: Any
+    masked: Any
     root: list[N.Stmt]
     body: list[N.Stmt]
     coordinates: list[tuple[E.Expr, E.Var]]
@@ -107,6 +110,7 @@ class Copies(ViewAlgebra):
     scopes: list[dict[str, Any]]
     pred: list[E.Expr]
     lane_extents: dict[str, int]
+    lane_axis: dict[str, int]
     expr: Any
     lookup: Any
     tensor: Any
@@ -114,6 +118,7 @@ class Copies(ViewAlgebra):
     fresh: Any
     claim: Any
     named: Any
+    mask_terms: Any
     named_offset: Any
     convert: Any
     binary: Any
@@ -174,6 +179,15 @@ class Copies(ViewAlgebra):
         if any(n is None or n < 1 for n in out):
             raise NotLifted("a buffer whose extents are not constants", node)
         return tuple(n for n in out if n is not None)
+
+    def extent_of(self, view: A.Expr, dim: A.Expr) -> E.Expr:
+        """``view.span(dim)``: an extent of a tensor, a buffer or a view of them."""
+        d = const_int(self.int_expr(dim))
+        p = self.place(view)
+        shape = p.shape if isinstance(p, Region) else tuple(p.shape[k] for k in p.axes)
+        if d is None or not 0 <= d < len(shape):
+            raise NotLifted("a '.span(d)' whose dimension is not a constant of the view's rank", dim)
+        return shape[d]
 
     def place_shape(self, p: Place) -> tuple[int | None, ...]:
         shape = p.shape if isinstance(p, Region) else tuple(p.shape[d] for d in p.axes)
@@ -257,19 +271,25 @@ class Copies(ViewAlgebra):
 
     # ================================================================ copies
     def dma(self, s: A.DmaStmt) -> None:
-        if s.engine != "dma" or s.op != "copy" or s.cfg or s.event is not None:
+        if s.op not in ("copy", "load", "transp", "pad") or (s.cfg and s.op == "copy") or s.event is not None:
             raise NotLifted(f"a {s.engine}.{s.op}", s)
         if any(a.name not in NEUTRAL_ATTRS for a in s.attrs):
             raise NotLifted("a copy with these attributes", s)
         if any(p.shape for p in self.pred):
             raise NotLifted("a copy under a condition on the thread index", s)
         src = self.place(s.src)
+        perm = self.permutation(s, src)  # destination dimension k is source dimension perm[k]
+        pad = self.pad_borders(s, src)
         dst: Place
         if s.dst_storage:
             storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
             if storage not in STORAGES:
                 raise NotLifted(f"a copy into fresh {storage or 'unknown'} memory", s)
-            extents = self.place_shape(src)
+            extents = tuple(self.place_shape(src)[c] for c in perm)
+            if pad is not None:
+                extents = tuple(
+                    n + a + b if n is not None else None for n, a, b in zip(extents, pad[0], pad[1], strict=True)
+                )
             if any(n is None or n < 1 for n in extents):
                 raise NotLifted("a copy into a fresh buffer of run-time shape", s)
             elem = src.buffer.elem if isinstance(src, BufferView) else self.host.tensors[src.tensor].elem
@@ -278,16 +298,49 @@ class Copies(ViewAlgebra):
         else:
             dst = self.place(s.dst)
         zfill = any(a.name == "zfill" for a in s.attrs)
+        if s.engine == "tma" and not (isinstance(src, Region) != isinstance(dst, Region)):
+            raise NotLifted("a tma.copy that is not between a tensor and a buffer", s)
         if isinstance(src, Region) and isinstance(dst, BufferView):
-            self.fill(src, dst, not zfill, s)
+            self.fill(src, dst, zfill, s, perm, pad)
         elif isinstance(src, BufferView) and isinstance(dst, Region):
-            self.empty(src, dst, s)
+            self.empty(src, dst, s, perm, pad)
+        elif pad is not None:
+            raise NotLifted("a dma.pad between tensors or between buffers", s)
         elif isinstance(src, Region) and isinstance(dst, Region):
-            self.between_tensors(src, dst, not zfill, s)
+            self.between_tensors(src, dst, not zfill, s, perm)
+        elif perm != tuple(range(len(perm))):
+            raise NotLifted("a transposing copy between buffers", s)
         else:
             self.between_buffers(src, dst, s)  # type: ignore[arg-type]
         if s.result:
             self.scopes[-1][s.result] = CopyFuture(dst)
+
+    def permutation(self, s: A.DmaStmt, src: Place) -> tuple[int, ...]:
+        """``dma.transp<p0, p1, ..>``: the destination's dimension k is the source's ``p_k``
+        (identity for a plain copy)."""
+        rank = len(src.shape) if isinstance(src, Region) else len(src.axes)
+        if s.op != "transp":
+            return tuple(range(rank))
+        perm = tuple(const_int(self.int_expr(x)) for x in s.cfg or [])
+        if sorted(p for p in perm if p is not None) != list(range(rank)) or len(perm) != rank:
+            raise NotLifted("a dma.transp whose order is not a permutation of the source's dimensions", s)
+        return perm  # type: ignore[return-value]
+
+    def pad_borders(self, s: A.DmaStmt, src: Place) -> tuple[tuple[int, ...], tuple[int, ...], float | int] | None:
+        """``dma.pad<{lo..}, {hi..}, {mid..}, v>``: the borders before and after each dimension and
+        their value (None for other copies); interior padding (``mid``) is not lifted."""
+        if s.op != "pad":
+            return None
+        cfg = s.cfg or []
+        rank = len(src.shape) if isinstance(src, Region) else len(src.axes)
+        lists = [x.items if isinstance(x, (A.ItupleLit, A.MdspanLit)) else None for x in cfg[:3]]
+        if len(cfg) != 4 or any(x is None or len(x) != rank for x in lists):
+            raise NotLifted("a dma.pad of this form", s)
+        lo, hi, mid = ([const_int(self.int_expr(e)) for e in x] for x in lists if x is not None)
+        value = E.fold(self.expr(cfg[3]).expr)
+        if any(m != 0 for m in mid) or None in lo or None in hi or not isinstance(value, E.Const):
+            raise NotLifted("a dma.pad with interior padding or a run-time border", s)
+        return tuple(lo), tuple(hi), value.value  # type: ignore[arg-type]
 
     def wait(self, s: A.Wait) -> None:
         for item in s.items:
@@ -322,7 +375,7 @@ class Copies(ViewAlgebra):
         return out
 
     def mask_of(self, terms: list[E.Expr], node: A.Node) -> E.Var | None:
-        m = E.fold(E.conj(terms + self.pred))
+        m = E.fold(E.conj(self.mask_terms(terms + self.pred)))
         if isinstance(m, E.Const) and m.value:
             return None
         return self.named(m, "mask", node)
@@ -346,7 +399,9 @@ class Copies(ViewAlgebra):
                 out.append(E.Bin("==", local, E.Const(0)))
         return out
 
-    def fill(self, src: Region, dst: BufferView, nan: bool, node: A.DmaStmt) -> None:
+    def fill(
+        self, src: Region, dst: BufferView, zfill: bool, node: A.DmaStmt, perm: tuple[int, ...], pad: Any = None
+    ) -> None:
         buf = dst.buffer
         elem, ptr = self.tensor(A.Name(src.tensor))
         self.same_elem(elem, buf.elem, node)
@@ -358,11 +413,14 @@ class Copies(ViewAlgebra):
         written = [t for t in written if not self.padding_term(t, buf, node)]
         read = list(written)
         index = list(src.origin)
-        for c, td in enumerate(src.axes):
-            d = dst.axes[c]
-            index[td] = E.fold(index[td] + u[d])
-            if not E.same(src.shape[c], dst.shape[d]):
-                read.append(E.Bin("<", u[d], src.shape[c]))
+        for k, c in enumerate(perm):
+            td, d = src.axes[c], dst.axes[k]
+            at = E.fold(u[d] - pad[0][c]) if pad is not None else u[d]  # a border of lo elements first
+            index[td] = E.fold(index[td] + at)
+            if pad is not None:
+                read.append(E.Bin(">=", at, E.Const(0)))
+            if pad is not None or not E.same(src.shape[c], dst.shape[d]):
+                read.append(E.Bin("<", at, src.shape[c]))
         idx = tuple(self.named_offset(i, node) for i in index)
         read += self.in_tensor(list(idx), ptr.extents, src.limits)
         mask = self.mask_of(read, node)
@@ -373,9 +431,19 @@ class Copies(ViewAlgebra):
         name = buf.var.name if whole and shape == buf.tile else self.fresh(f"{buf.var.name}_in")
         var = E.Var(name, ptr.dtype, dims=shape)
         zero = 0.0 if ptr.dtype.startswith("f") else 0
+        if pad is not None:
+            zero = float(pad[2]) if ptr.dtype.startswith("f") else int(pad[2])
         if not whole:
             self.tile_value(buf, node)
-        self.emit(N.Load(var, ptr.name, idx, mask, zero if mask is not None else None, nan_outside=nan), node)
+        line = node.span.line if node.span else 0
+        sanitize = not zfill and pad is None
+        load = N.Load(var, ptr.name, idx, mask, zero if mask is not None else None, nan_outside=sanitize, line=line)
+        if node.engine != "tma":
+            self.body.append(load)
+        elif var.name == buf.var.name and perm == tuple(range(len(perm))):
+            self.body.append(self.tma_load(load, src, buf.extents, zfill, node))
+        else:
+            self.body.append(self.masked(load, src, "the copy fills a part of a buffer", "loads", node))
         self.set_tile(buf, var if whole else E.Where(keep, var, buf.var), node)
 
     def padding_term(self, t: E.Expr, buf: TileBuffer, node: A.Node) -> bool:
@@ -386,7 +454,18 @@ class Copies(ViewAlgebra):
         coords = self.coords(buf.tile, node)
         return any(n == ext and E.same(lhs, coords[d]) for d, ext in enumerate(buf.extents))
 
-    def empty(self, src: BufferView, dst: Region, node: A.DmaStmt) -> None:
+    def empty(self, src: BufferView, dst: Region, node: A.DmaStmt, perm: tuple[int, ...], pad: Any = None) -> None:
+        if pad is not None:
+            self.border(src, dst, node, perm, pad)
+            lo = pad[0]
+            shifted = [E.fold(o + lo[perm[c]]) for c, o in zip(range(len(dst.axes)), (dst.origin[t] for t in dst.axes))]
+            origin = list(dst.origin)
+            for c, t in enumerate(dst.axes):
+                origin[t] = shifted[c]
+            inner = [src.shape[d] for d in src.axes]
+            dst = Region(
+                dst.tensor, tuple(origin), dst.axes, tuple(inner[perm[c]] for c in range(len(dst.axes))), dst.limits
+            )
         buf = src.buffer
         elem, ptr = self.tensor(A.Name(dst.tensor))
         self.same_elem(buf.elem, elem, node)
@@ -396,7 +475,7 @@ class Copies(ViewAlgebra):
         cond = self.buffer_part(src, u, node)
         index = list(dst.origin)
         for c, td in enumerate(dst.axes):
-            d = src.axes[c]
+            d = src.axes[perm[c]]
             index[td] = E.fold(index[td] + u[d])
             if not E.same(src.shape[d], dst.shape[c]):
                 if const_int(src.shape[d]) is not None and (const_int(dst.shape[c]) or 0) > const_int(src.shape[d]):  # type: ignore[operator]
@@ -404,9 +483,40 @@ class Copies(ViewAlgebra):
                 cond.append(E.Bin("<", u[d], dst.shape[c]))
         idx = tuple(self.named_offset(i, node) for i in index)
         cond += self.in_tensor(list(idx), ptr.extents, dst.limits)
-        self.emit(N.Store(ptr.name, idx, self.tile_value(buf, node), self.mask_of(cond, node)), node)
+        line = node.span.line if node.span else 0
+        store = N.Store(ptr.name, idx, self.tile_value(buf, node), self.mask_of(cond, node), line=line)
+        if node.engine != "tma":
+            self.body.append(store)
+        elif src.whole and perm == tuple(range(len(perm))):
+            self.body.append(self.tma_store(store, dst, buf.extents, node))
+        else:
+            self.body.append(self.masked(store, dst, "the copy empties a part of a buffer", "stores", node))
 
-    def between_tensors(self, src: Region, dst: Region, nan: bool, node: A.DmaStmt) -> None:
+    def border(self, src: BufferView, dst: Region, node: A.DmaStmt, perm: tuple[int, ...], pad: Any) -> None:
+        """The border of a ``dma.pad`` out of a buffer: the pad value where the destination is not
+        the buffer's (a separate store of other elements: the two never write the same one)."""
+        elem, ptr = self.tensor(A.Name(dst.tensor))
+        block = []
+        for c in range(len(dst.axes)):
+            n = const_int(dst.shape[c])
+            if n is None:
+                raise NotLifted("a dma.pad into a window of run-time extent", node)
+            block.append(pow2(n))
+        g = self.coords(tuple(block), node)
+        index, inside = list(dst.origin), []
+        for c, t in enumerate(dst.axes):
+            index[t] = E.fold(index[t] + g[c])
+            at = E.fold(g[c] - pad[0][perm[c]])
+            inside += [E.Bin(">=", at, E.Const(0)), E.Bin("<", at, src.shape[src.axes[perm[c]]])]
+        idx = tuple(self.named_offset(i, node) for i in index)
+        cond = [E.Bin("<", g[c], dst.shape[c]) for c in range(len(block))]
+        cond += [E.Un("!", E.fold(E.conj(inside)))] + self.in_tensor(list(idx), ptr.extents, dst.limits)
+        value = E.Full(tuple(block), pad[2], ptr.dtype)
+        self.body.append(
+            N.Store(ptr.name, idx, value, self.mask_of(cond, node), line=node.span.line if node.span else 0)
+        )
+
+    def between_tensors(self, src: Region, dst: Region, nan: bool, node: A.DmaStmt, perm: tuple[int, ...]) -> None:
         s_elem, s_ptr = self.tensor(A.Name(src.tensor))
         d_elem, d_ptr = self.tensor(A.Name(dst.tensor))
         self.same_elem(s_elem, d_elem, node)
@@ -417,7 +527,7 @@ class Copies(ViewAlgebra):
             n = const_int(dst.shape[c])
             if n is None:
                 hi = E.bounds(dst.shape[c])[1]
-                n = hi if hi is not None else const_int(src.shape[c])
+                n = hi if hi is not None else const_int(src.shape[perm[c]])
             if n is None or n < 1:
                 raise NotLifted("a copy between tensors of run-time extent", node)
             block.append(pow2(n))
@@ -425,10 +535,10 @@ class Copies(ViewAlgebra):
         read, write = [], []
         s_index, d_index = list(src.origin), list(dst.origin)
         for c in range(len(block)):
-            s_index[src.axes[c]] = E.fold(s_index[src.axes[c]] + g[c])
+            s_index[src.axes[perm[c]]] = E.fold(s_index[src.axes[perm[c]]] + g[c])
             d_index[dst.axes[c]] = E.fold(d_index[dst.axes[c]] + g[c])
             write.append(E.Bin("<", g[c], dst.shape[c]))
-            read.append(E.Bin("<", g[c], src.shape[c]))
+            read.append(E.Bin("<", g[c], src.shape[perm[c]]))
         s_idx = tuple(self.named_offset(i, node) for i in s_index)
         d_idx = tuple(self.named_offset(i, node) for i in d_index)
         read += self.in_tensor(list(s_idx), s_ptr.extents, src.limits)
@@ -476,27 +586,38 @@ class Copies(ViewAlgebra):
             raise NotLifted("an element of a part of a buffer", base)
         return p.buffer
 
-    def lane_index(self, buf: TileBuffer, at: A.At) -> None:
-        """Checks that ``at`` reads each thread's own element of ``buf`` (see the module's doc)."""
+    def lane_axes(self, buf: TileBuffer, at: A.At) -> tuple[int, ...]:
+        """Per dimension of ``buf``, the thread lane axis that indexes it over its whole extent:
+        each thread's own element, up to an order of the dimensions (see the module's doc)."""
         rank = len(buf.extents)
         if len(at.indices) != rank:
             raise NotLifted("a buffer element with a bounded tuple index", at)
+        axes: list[int] = []
         for d, i in enumerate(at.indices):
             v = E.fold(self.expr(i).expr)
-            want = buf.tile if rank == 1 else tuple(buf.tile[d] if k == d else 1 for k in range(rank))
-            if not (isinstance(v, E.Var) and self.lane_extents.get(v.name) == buf.extents[d] and v.shape == want):
+            axis = self.lane_axis.get(v.name) if isinstance(v, E.Var) else None
+            if axis is None or self.lane_extents.get(v.name) != buf.extents[d] or len(v.shape) != rank:
                 raise NotLifted("a buffer element at a position other than the thread's own", i)
+            axes.append(axis)
+        if sorted(axes) != list(range(rank)):
+            raise NotLifted("a buffer element whose indices are not one thread lane each", at)
+        return tuple(axes)
 
     def buffer_read(self, buf: TileBuffer, at: A.At) -> Value:
-        self.lane_index(buf, at)
-        return Value(self.tile_value(buf, at), buf.elem)
+        axes = self.lane_axes(buf, at)  # lane axis j reads buffer dimension axes.index(j)
+        inverse = tuple(axes.index(j) for j in range(len(axes)))
+        return Value(E.fold(E.Permute(self.tile_value(buf, at), inverse)), buf.elem)
 
     def buffer_write(self, buf: TileBuffer, at: A.At, a: A.Assign) -> None:
-        self.lane_index(buf, at)
+        axes = self.lane_axes(buf, at)
+        inverse = tuple(axes.index(j) for j in range(len(axes)))
+        lanes = tuple(buf.tile[d] for d in inverse)  # the tile in the threads' layout
         value = self.expr(a.value)
         if a.op != "=":
-            value = self.binary(a.op, Value(self.tile_value(buf, a), buf.elem), value, a)
+            value = self.binary(a.op, Value(E.fold(E.Permute(self.tile_value(buf, a), inverse)), buf.elem), value, a)
         new = self.convert(value, buf.elem).expr
         if self.pred:
-            new = E.Where(E.conj(self.pred), new, self.tile_value(buf, a))
-        self.set_tile(buf, new, a)
+            new = E.Where(E.conj(self.pred), new, E.fold(E.Permute(self.tile_value(buf, a), inverse)))
+        if new.shape != lanes:
+            new = E.fold(E.Bin("+", new, E.Full(lanes, 0, buf.var.type)))
+        self.set_tile(buf, E.Permute(new, axes), a)

@@ -17,7 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import Diagnostic
 from ..frontend import ast as A
+from ..sema.consteval import const_int
 from ..sema.levels import chain_levels, chains
 from ..sema.types import TYPES
 from ..tir import expr as E
@@ -28,8 +30,10 @@ from .host import HostScope, ir_type
 from .loops import Loops
 from .notlifted import NotLifted
 from .terms import Bounded
+from .tma import DescriptorUse, TmaCopies
 
 MAX_GRID_AXES = 3
+UNIT_THREADS = {"group": 32, "group-4": 128}  # threads of a warp / warpgroup unit
 
 
 def _pow2(n: int) -> int:
@@ -42,16 +46,11 @@ def _pow2(n: int) -> int:
 @dataclass
 class Lifted:
     kernel: N.Kernel
-    launch: str  # the launcher line that launches it
+    launch: list[str]  # the launcher lines that launch it
+    warnings: list[Diagnostic]
 
 
-def _int_lit(e: A.Expr) -> int | None:
-    while isinstance(e, A.Paren):
-        e = e.expr
-    return e.value if isinstance(e, A.IntLit) else None
-
-
-class Lifter(Loops, Copies, Arith):
+class Lifter(Loops, TmaCopies, Copies, Arith):
     def __init__(self, top: A.Parallel, name: str, host: HostScope, src_name: str) -> None:
         self.top = top
         self.name = name
@@ -70,7 +69,13 @@ class Lifter(Loops, Copies, Arith):
         self.threads = 1
         self.line = top.span.line if top.span else 0
         self.level_of: dict[int, str] = {}  # id(PBy) -> its level (LANGUAGE.md 7.3), set by lift()
-        self.lane_extents: dict[str, int] = {}  # lane variable -> its thread count (not padded)
+        self.warnings: list[Diagnostic] = []
+        self.descriptors: dict[str, DescriptorUse] = {}  # descriptor argument -> how the launcher builds it
+        self.lane_extents: dict[str, int] = {}
+        self.lane_axis: dict[str, int] = {}  # lane variable -> its axis in the thread level's tile
+        self.grid_of: dict[str, E.Expr] = {}  # program id -> the grid extent along it (host)
+        self.lanes: tuple[int, tuple[int, ...]] | None = None  # the lane scope: its index in scopes, its shape
+        self.unit_threads: dict[int, int] = {}  # id(PBy) of a group / group-4 level -> threads per unit
 
     # ================================================================ driver
     def lift(self) -> Lifted:
@@ -87,20 +92,32 @@ class Lifter(Loops, Copies, Arith):
             self.lane_scope(lanes, [top.body])
         else:
             self.stmts([top.body])
-        args = list(self.args.values())
+        args = [a for a in self.args.values() if not isinstance(a, N.Constexpr)]
+        args += [a for a in self.args.values() if isinstance(a, N.Constexpr)]  # passed by keyword
         warps = max(1, min(8, _pow2(-(-self.threads // 32))))
         doc = f"The block-level parallel at {self.src_name}:{self.line}: one program per block, one lane per thread."
         kernel = N.Kernel(self.name, grid, pids, args, self.body, num_warps=warps, doc=doc, line=self.line)
-        return Lifted(kernel, self.launch_line(kernel))
+        return Lifted(kernel, self.launch_lines(kernel), self.warnings)
 
     def levels(self) -> dict[int, str]:
         out: dict[int, str] = {}
         for chain in chains(self.top):
             for b, lvl in zip(chain, chain_levels(chain), strict=True):
-                if lvl not in ("block", "thread"):
+                if lvl not in ("block", "thread", *UNIT_THREADS):
                     raise NotLifted(f"a ': {lvl}' level", b)
-                out[id(b)] = lvl
+                # a warp or warpgroup without a thread level inside: one lane per unit (its threads
+                # all run the unit's code, LANGUAGE.md 7.3; the lifted code has no atomics)
+                out[id(b)] = "thread" if lvl in UNIT_THREADS else lvl
+                if lvl in UNIT_THREADS:
+                    self.unit_threads[id(b)] = UNIT_THREADS[lvl]
+        if self.unit_threads and any(self.level_of_chain_has_threads(c) for c in chains(self.top)):
+            raise NotLifted("a thread level inside a group level", self.top)
         return out
+
+    def level_of_chain_has_threads(self, chain: list[A.PBy]) -> bool:
+        return any(id(b) in self.unit_threads for b in chain) and any(
+            lvl == "thread" for b, lvl in zip(chain, chain_levels(chain), strict=True) if id(b) not in self.unit_threads
+        )
 
     def reserve_user_names(self) -> None:
         for n in self.top.walk():
@@ -144,11 +161,12 @@ class Lifter(Loops, Copies, Arith):
         grid, pids = [], []
         for axis, (var, bound_node) in enumerate(pairs):
             host = self.host_expr(bound_node)
-            lit = _int_lit(bound_node)
+            lit = const_int(bound_node)
             pid = E.Var(self.claim(var) if var else self.fresh("pid"), lo=0, hi=lit - 1 if lit is not None else None)
             bound = E.Const(lit) if lit is not None else E.Call("num_programs", (E.Const(axis),), "i32")
             if var:
                 self.scopes[-1][var] = Bounded(pid, bound)
+            self.grid_of[pid.name] = host
             grid.append(host)
             pids.append(pid)
         return tuple(grid), tuple(pids)
@@ -168,10 +186,11 @@ class Lifter(Loops, Copies, Arith):
         pairs = self.level_vars(levels)
         rank = len(pairs)
         self.scopes.append({})
-        saved_pad, saved_lets = list(self.padding), list(self.lets)
+        saved_pad, saved_lets, saved_lanes = list(self.padding), list(self.lets), self.lanes
+        self.lanes = (len(self.scopes) - 1, ())
         threads = 1
         for axis, (var, bound_node) in enumerate(pairs):
-            n = _int_lit(bound_node)
+            n = const_int(bound_node)
             if n is None or n < 1:
                 raise NotLifted("a thread level whose extent is not a constant", bound_node)
             size = _pow2(n)
@@ -180,14 +199,17 @@ class Lifter(Loops, Copies, Arith):
             v = E.Var(self.claim(var) if var else self.fresh("lane"), lo=0, hi=size - 1, dims=lane.shape)
             self.emit(N.Let(v, lane), bound_node)
             self.lane_extents[v.name] = n
+            self.lane_axis[v.name] = axis
             if var:
                 self.scopes[-1][var] = Bounded(v, E.Const(n))
+            self.lanes = (self.lanes[0], E.broadcast(self.lanes[1], lane.shape))
             if size != n:
                 self.padding.append(v.lt(n))  # a level that is not a power of two: padding lanes
+        threads *= max((self.unit_threads.get(id(b), 1) for b in levels), default=1)
         self.threads = max(self.threads, threads)
         self.stmts(body)
         self.scopes.pop()
-        self.padding, self.lets = saved_pad, saved_lets
+        self.padding, self.lets, self.lanes = saved_pad, saved_lets, saved_lanes
 
     # ================================================================ statements
     def stmts(self, stmts: list[A.Stmt]) -> None:
@@ -381,10 +403,33 @@ class Lifter(Loops, Copies, Arith):
         for i, extent in zip(index, ptr.extents, strict=True):
             terms.append(E.Bin(">=", i, E.Const(0)))
             terms.append(E.Bin("<", i, extent))
-        m = E.conj(terms + self.pred + self.padding)
+        m = E.conj(self.mask_terms(terms + self.pred + self.padding))
         if isinstance(m, E.Const) and m.value:
             return None
         return self.named(m, "mask", node)
+
+    def mask_terms(self, terms: list[E.Expr]) -> list[E.Expr]:
+        """The terms of a mask, each once, written with the named offsets, without those that
+        always hold (a program id below the grid's extent: ``r < M`` under ``parallel r by M``)."""
+        out: list[E.Expr] = []
+        for t in terms:
+            t = E.fold(t)
+            for value, var in self.lets:
+                if not isinstance(value, (E.Var, E.Const)) and value.shape == var.shape and var.type != "i1":
+                    t = E.replace(t, value, var)
+            if isinstance(t, E.Const) and t.value or t in out or self.below_grid(t):
+                continue
+            out.append(t)
+        return out
+
+    def below_grid(self, t: E.Expr) -> bool:
+        if not (isinstance(t, E.Bin) and t.op == "<" and isinstance(t.lhs, E.Var) and isinstance(t.rhs, E.Var)):
+            return False
+        arg = self.args.get(t.rhs.name)
+        host = self.grid_of.get(t.lhs.name)
+        if isinstance(host, E.Var) and isinstance(arg, N.Scalar) and isinstance(arg.host, E.Var):
+            return arg.host.name == host.name
+        return isinstance(arg, N.Scalar) and host is not None and E.same(arg.host, host)
 
     def load(self, at: A.At, want: str | None) -> Value:
         elem, ptr = self.tensor(at.base)
@@ -428,6 +473,8 @@ class Lifter(Loops, Copies, Arith):
             return self.load(e, want)
         if isinstance(e, A.Binary) and e.op == "#":
             return self.compose(e)
+        if isinstance(e, A.GetIth) and isinstance(e.base, A.Member) and e.base.member == "span":
+            return Value(self.extent_of(e.base.base, e.index), "int")
         raise NotLifted(f"a '{type(e).__name__}' expression", e)
 
     def lookup(self, name: str, node: A.Node) -> Value | Bounded:
@@ -484,10 +531,14 @@ class Lifter(Loops, Copies, Arith):
         raise NotLifted("a grid bound of this form", e)
 
     # ================================================================ the launch
-    def launch_line(self, k: N.Kernel) -> str:
+    def launch_lines(self, k: N.Kernel) -> list[str]:
+        """The launcher's lines: the descriptors (each with the flag saying whether this launch's
+        tensor meets TMA's rules), then the launch."""
         from ..tir.pyexpr import to_source
 
+        lines: list[str] = []
         host: list[str] = []
+        consts: list[str] = [f"num_warps={k.num_warps}"]
         for a in k.args:
             if isinstance(a, N.Pointer):
                 host.append(a.tensor)
@@ -495,10 +546,21 @@ class Lifter(Loops, Copies, Arith):
                 host.append(f"{a.tensor}.stride({a.dim})")
             elif isinstance(a, N.Scalar):
                 host.append(to_source(a.host, "host"))
+            elif isinstance(a, N.Descriptor):
+                use = self.descriptors[a.name]
+                flag = f"_{k.name}_{use.flag}"
+                check = f"{flag} = _rt.tma_ok(_F, {use.tensor!r}, {use.host}, {list(use.box)}, {list(use.box)}, {use.what!r})"
+                if check not in lines:
+                    lines.append(check)
+                lines.append(f"_{k.name}_{a.name} = _rt.tma_desc({use.host}, {list(use.box)}, {flag}, {use.padding})")
+                host.append(f"_{k.name}_{a.name}")
+            elif isinstance(a, N.Constexpr):
+                consts.append(f"{a.name}=_{k.name}_{a.name}")
             else:
                 raise NotLifted(f"a kernel argument of kind {type(a).__name__}", None)
         grid = ", ".join(to_source(g, "host") for g in k.grid) + ("," if len(k.grid) == 1 else "")
-        return f"_launch({k.name}, ({grid}), [{', '.join(host)}], dict(num_warps={k.num_warps}))"
+        lines.append(f"_launch({k.name}, ({grid}), [{', '.join(host)}], dict({', '.join(consts)}))")
+        return lines
 
 
 def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str) -> Lifted:

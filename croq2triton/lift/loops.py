@@ -46,6 +46,7 @@ class Loops:
     claim: Any
     emit: Any
     tile_value: Any
+    lanes: tuple[int, tuple[int, ...]] | None
 
     def with_stmt(self, s: A.With) -> None:
         if s.where:
@@ -102,6 +103,7 @@ class Loops:
         c = counters[0]
         for b in self.buffers():  # buffers are carried by the loop: bound before it
             self.tile_value(b, node)
+        self.per_thread(node)
         lo, hi = const_int(c.start), const_int(c.stop)
         var = E.Var(self.claim(c.name), "i32", lo=lo if lo is not None else 0, hi=hi - 1 if hi is not None else None)
         before = self.values()
@@ -122,6 +124,26 @@ class Loops:
                 raise NotLifted(f"'{name}' changes its type or shape inside a loop", node)
             carried.append(new.expr)
         self.emit(N.For(var, c.start, c.stop, E.Const(1), inner, carried=tuple(carried)), node)
+
+    def per_thread(self, node: A.Node) -> None:
+        """Each thread's own values (declared inside a thread level) as tiles over all its lanes,
+        so that a loop may make them vary by lane (``acc += x.at(r, k # t)``) with one shape."""
+        if self.lanes is None:
+            return
+        depth, shape = self.lanes
+        for sc in self.scopes[depth:]:
+            for name, v in list(sc.items()):
+                if not (isinstance(v, Value) and isinstance(v.expr, E.Var)) or v.expr.shape == shape:
+                    continue
+                old = v.expr
+                wide = E.Var(old.name, old.type, dims=shape)
+                sc[name] = Value(wide, v.ctype)
+                last = next((x for x in reversed(self.body) if old.name in (d.name for d in N.defines(x))), None)
+                if isinstance(last, N.Let) and isinstance(last.value, E.Const):  # ``f32 acc = 0.0f``
+                    last.var, last.value = wide, E.Full(shape, last.value.value, old.type)
+                    continue
+                zero = E.Full(shape, False if old.type == "i1" else 0, old.type)
+                self.emit(N.Let(wide, E.Bin("|" if old.type == "i1" else "+", old, zero)), node)
 
     def buffers(self) -> list[TileBuffer]:
         return [v for sc in self.scopes for v in sc.values() if isinstance(v, TileBuffer)]

@@ -294,7 +294,9 @@ class FunctionLowering:
             return False
         self.kernel_sources.append(source.rstrip("\n"))
         self.ir_kernels.append(kernel)
-        self.w.line(lifted.launch, top.span)
+        self.warnings.extend(lifted.warnings)
+        for line in lifted.launch:
+            self.w.line(line, top.span)
         return True
 
     def kernel_of(self, kl: Any) -> list[tuple[str, Any]]:

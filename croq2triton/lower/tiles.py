@@ -336,7 +336,7 @@ def tma_plan(
     that says why the copy uses masked pointer loads.  At launch the flag is set only when the
     tensor meets TMA's run-time rules (16-byte aligned base and strides, extents equal to the box).
     """
-    from ..runtime.tma import static_reasons, swizzle_reason
+    from ..sema.tma_rules import static_reasons, swizzle_reason
 
     root = view.root
     if not isinstance(root, Tensor):

@@ -8,30 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-MAX_BOX = 256
+from ..sema.tma_rules import MAX_BOX, static_reasons, swizzle_reason
+
+__all__ = ["MAX_BOX", "MAX_STRIDE", "runtime_reason", "static_reasons", "swizzle_reason"]
+
 MAX_STRIDE = 1 << 40
-
-
-def static_reasons(rank: int, box: list[int], elem_bytes: int, swizzle: int | None) -> list[str]:
-    """Why a copy with this box can never use a TMA descriptor (empty: it can)."""
-    out: list[str] = []
-    if not 1 <= rank <= 5:
-        out.append(f"the tensor has rank {rank} (TMA handles rank 1 to 5)")
-    for d, b in enumerate(box):
-        if b > MAX_BOX:
-            out.append(f"box dim {d} is {b} elements (TMA boxes are at most {MAX_BOX})")
-        if b & (b - 1):
-            out.append(f"box dim {d} is {b}, not a power of two (Triton block shapes)")
-    inner = box[-1] * elem_bytes if box else 0
-    if inner % 16:
-        out.append(f"the inner box is {inner} B (TMA needs a multiple of 16 B)")
-    return out
-
-
-def swizzle_reason(box: list[int], elem_bytes: int, swizzle: int | None) -> str | None:
-    if swizzle and box and box[-1] * elem_bytes > swizzle:
-        return f"the inner box is {box[-1] * elem_bytes} B, wider than the {swizzle}-byte swizzle span"
-    return None
 
 
 def runtime_reason(name: str, t: Any, box: list[int], extents: list[int]) -> str | None:

@@ -6,11 +6,12 @@ raised together as one :class:`CroqSemanticError`; warnings are returned.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..frontend.preprocess import MacroUse
+from .consteval import const_int, constant_values
 from .levels import thread_count_errors
 from .scopes import Binding, Resolution, resolve
 from .tiling import chunkat_warnings, source_text
@@ -32,56 +33,6 @@ def _walk_stmts(stmts: list[A.Stmt], parallel_depth: int = 0) -> Iterator[tuple[
 
 
 DEVICE_TARGETS = ("cpu", "gpu", "cuda", "host")  # ': device(T)'; the corpus uses cpu and gpu
-
-
-def _const_int(e: A.Expr, name_value: Callable[[A.Name], int | None] | None = None) -> int | None:
-    """The value of an integer constant expression (C semantics: '/' and '%' truncate).
-
-    ``name_value`` gives the value of a name (an immutable ``int`` with a constant initialiser);
-    without it names are not constant.
-    """
-    if isinstance(e, A.IntLit):
-        return e.value
-    if isinstance(e, A.Name):
-        return name_value(e) if name_value is not None else None
-    if isinstance(e, A.Paren):
-        return _const_int(e.expr, name_value)
-    if isinstance(e, A.Unary) and e.op in ("-", "+"):
-        v = _const_int(e.operand, name_value)
-        return None if v is None else (-v if e.op == "-" else v)
-    if isinstance(e, A.Builtin) and e.name == "cdiv" and len(e.args) == 2:
-        a, b = _const_int(e.args[0], name_value), _const_int(e.args[1], name_value)
-        return None if a is None or not b else -(-a // b)
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
-        a, b = _const_int(e.lhs, name_value), _const_int(e.rhs, name_value)
-        if a is None or b is None or (e.op in ("/", "%") and b == 0):
-            return None
-        if e.op == "+":
-            return a + b
-        if e.op == "-":
-            return a - b
-        if e.op == "*":
-            return a * b
-        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
-        return q if e.op == "/" else a - q * b
-    return None
-
-
-def constant_values(res: Resolution) -> Callable[[A.Expr], int | None]:
-    """An evaluator of compile-time integers that sees through immutable ``int`` names."""
-    busy: set[int] = set()
-
-    def name_value(n: A.Name) -> int | None:
-        b = res.binding(n)
-        if b is None or b.kind != "int" or b.mutable or b.value is None or id(b) in busy:
-            return None
-        busy.add(id(b))
-        try:
-            return _const_int(b.value, name_value)
-        finally:
-            busy.discard(id(b))
-
-    return lambda e: _const_int(e, name_value)
 
 
 def _ranks(fn: A.CoFunction) -> dict[str, int]:
@@ -135,7 +86,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     warnings: list[Diagnostic] = []
     for p in fn.params:  # constant parameter extents must be positive
         for d in getattr(getattr(p.type, "shape", None), "dims", None) or []:
-            v = _const_int(d)
+            v = const_int(d)
             if v is not None and v <= 0:
                 errors.append(
                     Diagnostic(

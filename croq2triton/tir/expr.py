@@ -19,7 +19,7 @@ Two extents are never compared by their spelling.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from dataclasses import replace as _rebuild
 
 Number = int | float | bool
@@ -114,12 +114,14 @@ class Const(Expr):
 class Var(Expr):
     """A named scalar or tile: a kernel argument, a program id, a loop counter, a let-bound value.
 
-    ``lo`` / ``hi`` are inclusive bounds where known (a program id of a grid of 8: 0 and 7)."""
+    ``lo`` / ``hi`` are inclusive bounds where known (a program id of a grid of 8: 0 and 7): what
+    is known of the variable, not part of its identity (two uses of ``M`` are the same variable
+    whether or not one of them carries ``lo = 0``)."""
 
     name: str
     type: str = "i32"
-    lo: int | None = None
-    hi: int | None = None
+    lo: int | None = field(default=None, compare=False)
+    hi: int | None = field(default=None, compare=False)
     dims: Shape = ()
 
     @property
@@ -164,6 +166,25 @@ class Lift(Expr):
         for d, n in zip(self.dims, self.value.shape, strict=True):
             out[d] = n
         return tuple(out)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True)
+class Permute(Expr):
+    """``tl.permute(value, dims)``: dimension ``k`` of the result is dimension ``dims[k]`` of ``value``."""
+
+    value: Expr
+    dims: tuple[int, ...]
+
+    @property
+    def dtype(self) -> str:
+        return self.value.dtype
+
+    @property
+    def shape(self) -> Shape:
+        return tuple(self.value.shape[d] for d in self.dims)
 
     def children(self) -> tuple[Expr, ...]:
         return (self.value,)
@@ -338,7 +359,7 @@ def bounds(e: Expr) -> Interval:
         return (e.lo, e.hi)
     if isinstance(e, Arange):
         return (0, e.n - 1)
-    if isinstance(e, (Lift, Cast)) and is_int(e.dtype):
+    if isinstance(e, (Lift, Cast, Permute)) and is_int(e.dtype):
         return bounds(e.value)
     if isinstance(e, Where):
         a, b = bounds(e.then), bounds(e.other)
@@ -505,6 +526,11 @@ def fold(e: Expr) -> Expr:
         return e
     if isinstance(e, Lift):
         return _fold_lift(fold(e.value), e.rank, e.dims)
+    if isinstance(e, Permute):
+        v = fold(e.value)
+        if isinstance(v, Permute):  # composed
+            return fold(Permute(v.value, tuple(v.dims[d] for d in e.dims)))
+        return v if e.dims == tuple(range(len(e.dims))) else Permute(v, e.dims)
     if isinstance(e, Cast):
         v = fold(e.value)
         if v.dtype == e.type:
@@ -786,6 +812,8 @@ def _subst(e: Expr, env: dict[str, Expr]) -> Expr:
         return env.get(e.name, e)
     if isinstance(e, Lift):
         return Lift(_subst(e.value, env), e.rank, e.dims)
+    if isinstance(e, Permute):
+        return Permute(_subst(e.value, env), e.dims)
     if isinstance(e, Bin):
         return Bin(e.op, _subst(e.lhs, env), _subst(e.rhs, env))
     if isinstance(e, Un):

@@ -96,6 +96,10 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
         return call("tl.arange", ast.Constant(0), ast.Constant(e.n))
     if isinstance(e, E.Lift):
         return _lift(_node(e.value, where), e.rank, e.dims)
+    if isinstance(e, E.Permute):
+        if e.dims == (1, 0):
+            return call("tl.trans", _node(e.value, where))
+        return call("tl.permute", _node(e.value, where), ast.Tuple([ast.Constant(d) for d in e.dims], ast.Load()))
     if isinstance(e, E.Un):
         op: ast.unaryop = ast.USub() if e.op == "-" else ast.Invert()
         if e.op == "!" and where == "host":

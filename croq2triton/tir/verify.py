@@ -38,6 +38,13 @@ class _Verifier:
         self.lets: dict[str, E.Expr] = {}  # Let-bound names -> their values (themselves expanded)
         self.lanes: dict[str, E.Var] = {}  # Let-bound lane axes (tl.arange)
         self.facts: list[E.Expr] = []  # conditions of the enclosing ifs' then-branches
+        self.grid_facts: list[E.Expr] = []  # a program id is below its grid extent: ``pid < M``
+        for pid, extent in zip(kernel.program_ids, kernel.grid, strict=False):
+            if not isinstance(extent, E.Var):
+                continue
+            for a in kernel.args:
+                if isinstance(a, N.Scalar) and isinstance(a.host, E.Var) and a.host.name == extent.name:
+                    self.grid_facts.append(E.Bin("<", pid, E.Var(a.name, a.dtype)))
 
     def fail(self, msg: str, stmt: N.Stmt | None = None) -> VerifyError:
         where = f" (statement at .co line {stmt.line}: {type(stmt).__name__})" if stmt is not None else ""
@@ -136,7 +143,7 @@ class _Verifier:
             raise self.fail(f"'{base}' is not a pointer argument", s)
         if len(index) != len(arg.extents):
             raise self.fail(f"{len(index)} index(es) for '{arg.tensor}' of rank {len(arg.extents)}", s)
-        terms = E.conjuncts(self.expand(mask)) if mask is not None else []
+        terms = (E.conjuncts(self.expand(mask)) if mask is not None else []) + self.grid_facts
         for d, (i, extent) in enumerate(zip(index, arg.extents, strict=True)):
             i = self.expand(i)
             upper = E.fold(E.Bin("<", i, extent))

@@ -52,11 +52,7 @@ def _oob_fill(x, mask):
 def no_stream_k0(M, a_ptr, a_stride_0):
     """The block-level parallel at parallel_stream.co:5: one program per block, one lane per thread."""
     p = tl.program_id(0)  # parallel_stream.co:5
-    if p < M:
-        tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:6
-    else:
-        mask = p < M
-        tl.store(a_ptr + p * a_stride_0, 1.0, mask=mask)
+    tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:6
 
 
 def no_stream(a, *, _launch=None):
@@ -77,11 +73,7 @@ def no_stream(a, *, _launch=None):
 def single_stream_k0(M, a_ptr, a_stride_0):
     """The block-level parallel at parallel_stream.co:19: one program per block, one lane per thread."""
     p = tl.program_id(0)  # parallel_stream.co:19
-    if p < M:
-        tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:20
-    else:
-        mask = p < M
-        tl.store(a_ptr + p * a_stride_0, 1.0, mask=mask)
+    tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:20
 
 
 def single_stream(s, a, *, _launch=None):
@@ -103,26 +95,16 @@ def single_stream(s, a, *, _launch=None):
 def multi_stream_k0(M, b_ptr, b_stride_0, a_ptr, a_stride_0):
     """The block-level parallel at parallel_stream.co:34: one program per block, one lane per thread."""
     p = tl.program_id(0)  # parallel_stream.co:34
-    if p < M:
-        a_val = tl.load(a_ptr + p * a_stride_0)  # parallel_stream.co:35
-        tl.store(b_ptr + p * b_stride_0, a_val + 1.0)
-    else:
-        mask = p < M
-        a_val = _oob_fill(tl.load(a_ptr + p * a_stride_0, mask=mask, other=0.0), mask)
-        tl.store(b_ptr + p * b_stride_0, a_val + 1.0, mask=mask)
+    a_val = tl.load(a_ptr + p * a_stride_0)  # parallel_stream.co:35
+    tl.store(b_ptr + p * b_stride_0, a_val + 1.0)
 
 
 @triton.jit
 def multi_stream_k1(M, a_ptr, a_stride_0, b_ptr, b_stride_0):
     """The block-level parallel at parallel_stream.co:37: one program per block, one lane per thread."""
     q = tl.program_id(0)  # parallel_stream.co:37
-    if q < M:
-        b_val = tl.load(b_ptr + q * b_stride_0)  # parallel_stream.co:38
-        tl.store(a_ptr + q * a_stride_0, b_val * 2.0)
-    else:
-        mask = q < M
-        b_val = _oob_fill(tl.load(b_ptr + q * b_stride_0, mask=mask, other=0.0), mask)
-        tl.store(a_ptr + q * a_stride_0, b_val * 2.0, mask=mask)
+    b_val = tl.load(b_ptr + q * b_stride_0)  # parallel_stream.co:38
+    tl.store(a_ptr + q * a_stride_0, b_val * 2.0)
 
 
 def multi_stream(s0, s1, a, b, *, _launch=None):
@@ -150,22 +132,14 @@ def multi_stream(s0, s1, a, b, *, _launch=None):
 def async_with_stream_k0(M, a_ptr, a_stride_0):
     """The block-level parallel at parallel_stream.co:55: one program per block, one lane per thread."""
     p = tl.program_id(0)  # parallel_stream.co:55
-    if p < M:
-        tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:56
-    else:
-        mask = p < M
-        tl.store(a_ptr + p * a_stride_0, 1.0, mask=mask)
+    tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:56
 
 
 @triton.jit
 def async_with_stream_k1(M, a_ptr, a_stride_0):
     """The block-level parallel at parallel_stream.co:58: one program per block, one lane per thread."""
     q = tl.program_id(0)  # parallel_stream.co:58
-    if q < M:
-        tl.store(a_ptr + q * a_stride_0, 2.0)  # parallel_stream.co:59
-    else:
-        mask = q < M
-        tl.store(a_ptr + q * a_stride_0, 2.0, mask=mask)
+    tl.store(a_ptr + q * a_stride_0, 2.0)  # parallel_stream.co:59
 
 
 def async_with_stream(s0, s1, a, *, _launch=None):

@@ -224,14 +224,12 @@ def foo6(input, *, _launch=None):
 
 
 @triton.jit
-def foo7_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:88."""
-    buf = tl.zeros([64, 32], tl.int32)  # tiled_dma.co:90
-    # tiled_dma.co:91
-    tile_1 = tl.load(input_ptr + tl.arange(0, 64)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1)
-    buf = tile_1
-    # tiled_dma.co:92
-    tl.store(output_ptr + tl.arange(0, 64)[:, None] * output_s0 + tl.arange(0, 32)[None, :] * output_s1, buf)
+def foo7_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:88: one program per block, one lane per thread."""
+    rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:91
+    cols = tl.arange(0, 32)[None, :]
+    buf = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:91
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:92
 
 
 def foo7(input, *, _launch=None):
@@ -612,14 +610,12 @@ def foo19(input, *, _launch=None):
 
 
 @triton.jit
-def foo20_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:306."""
-    # tiled_dma.co:307
-    tile_1 = tl.load(input_ptr + tl.arange(0, 64)[:, None] * input_s0 + tl.arange(0, 128)[None, :] * input_s1)
-    tile_data = tl.zeros([128, 64], tl.int32)
-    tile_data = tl.trans(tile_1)
-    # tiled_dma.co:308
-    tl.store(output_ptr + tl.arange(0, 128)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1, tile_data)
+def foo20_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:306: one program per block, one lane per thread."""
+    rows = tl.arange(0, 128)[:, None]  # tiled_dma.co:307
+    cols = tl.arange(0, 64)[None, :]
+    tile = tl.load(input_ptr + cols * input_stride_0 + rows * input_stride_1)  # tiled_dma.co:307
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:308
 
 
 def foo20(input, *, _launch=None):
@@ -642,17 +638,17 @@ def foo20(input, *, _launch=None):
 
 
 @triton.jit
-def foo21_k0(input_ptr, input_s0, input_s1, M, N, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:319."""
-    tile_1 = tl.load(
-        input_ptr + tl.arange(0, 16)[:, None] * input_s0 + tl.arange(0, 32)[None, :] * input_s1,
-        mask=(tl.arange(0, 16)[:, None] < M) & (tl.arange(0, 32)[None, :] < N),
-        other=0,
-    )  # tiled_dma.co:320
-    tile_data = tl.zeros([32, 16], tl.int32)
-    tile_data = tl.trans(tile_1)
-    # tiled_dma.co:321
-    tl.store(output_ptr + tl.arange(0, 32)[:, None] * output_s0 + tl.arange(0, 16)[None, :] * output_s1, tile_data)
+def foo21_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:319: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:320
+    cols = tl.arange(0, 16)[None, :]
+    if (15 < M) & (31 < N):
+        tile = tl.load(input_ptr + cols * input_stride_0 + rows * input_stride_1)  # tiled_dma.co:320
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:321
+    else:
+        mask = (cols < M) & (rows < N)  # tiled_dma.co:320
+        tile = _oob_fill(tl.load(input_ptr + cols * input_stride_0 + rows * input_stride_1, mask=mask, other=0), mask)
+        tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:321
 
 
 def foo21(input, *, _launch=None):
@@ -668,7 +664,7 @@ def foo21(input, *, _launch=None):
     _launch(
         foo21_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), M, N, output, output.stride(0), output.stride(1)],
+        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
     )  # tiled_dma.co:319
     return output  # tiled_dma.co:324
@@ -759,28 +755,22 @@ def foo28(input, *, _launch=None):
 
 
 @triton.jit
-def foo22_k0(buf_scratch, buf_per_prog, input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:702."""
-    buf = buf_scratch + tl.program_id(0).to(tl.int64) * buf_per_prog  # tiled_dma.co:704
-    # tiled_dma.co:705
-    tile_1 = tl.load(input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1)
-    tl.store(buf + tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :], tile_1)
-    tl.debug_barrier()
-    tile_2 = tl.load(
-        buf + (-2 + tl.arange(0, 64)[:, None]) * 64 + (-4 + tl.arange(0, 128)[None, :]),
-        mask=(-2 + tl.arange(0, 64)[:, None] < 32)
-        & (-2 + tl.arange(0, 64)[:, None] >= 0)
-        & (-4 + tl.arange(0, 128)[None, :] < 64)
-        & (-4 + tl.arange(0, 128)[None, :] >= 0)
-        & (-2 + tl.arange(0, 64)[:, None] < 36)
-        & (-4 + tl.arange(0, 128)[None, :] < 72),
-        other=99,
+def foo22_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:702: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:705
+    cols = tl.arange(0, 64)[None, :]
+    rows_2 = tl.arange(0, 64)[:, None]  # tiled_dma.co:706
+    cols_2 = tl.arange(0, 128)[None, :]
+    buf = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:705
+    mask = (
+        (rows_2 < 36) & (cols_2 < 72) & ~((rows_2 - 2 >= 0) & (rows_2 - 2 < 32) & (cols_2 - 4 >= 0) & (cols_2 - 4 < 64))
     )  # tiled_dma.co:706
     tl.store(
-        output_ptr + tl.arange(0, 64)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1,
-        tile_2,
-        mask=(tl.arange(0, 64)[:, None] < 36) & (tl.arange(0, 128)[None, :] < 72),
+        output_ptr + rows_2 * output_stride_0 + cols_2 * output_stride_1, tl.full([64, 128], 99, tl.int32), mask=mask
     )
+    offs = rows + 2
+    offs_2 = cols + 4
+    tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, buf)
 
 
 def foo22(input, *, _launch=None):
@@ -793,45 +783,26 @@ def foo22(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 32)
     _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (36, 72), torch.int32, _dev, None)  # tiled_dma.co:700
-    _foo22_k0_buf_scratch = _rt.scratch(_F, 2048, torch.int32, _dev)
     _launch(
         foo22_k0,
         (1,),
-        [
-            _foo22_k0_buf_scratch,
-            2048,
-            input,
-            input.stride(0),
-            input.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-        ],
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
     )  # tiled_dma.co:702
     return output  # tiled_dma.co:709
 
 
 @triton.jit
-def foo23_k0(input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:716."""
-    f_data = tl.zeros([64, 128], tl.int32)  # tiled_dma.co:718
-    tile_1 = tl.load(
-        input_ptr + (-2 + tl.arange(0, 64)[:, None]) * input_s0 + (-4 + tl.arange(0, 128)[None, :]) * input_s1,
-        mask=(-2 + tl.arange(0, 64)[:, None] < 32)
-        & (-2 + tl.arange(0, 64)[:, None] >= 0)
-        & (-4 + tl.arange(0, 128)[None, :] < 64)
-        & (-4 + tl.arange(0, 128)[None, :] >= 0)
-        & (-2 + tl.arange(0, 64)[:, None] < 36)
-        & (-4 + tl.arange(0, 128)[None, :] < 72),
-        other=99,
-    )
-    f_data = tile_1
-    tl.store(
-        output_ptr + tl.arange(0, 64)[:, None] * output_s0 + tl.arange(0, 128)[None, :] * output_s1,
-        tl.where((tl.arange(0, 64)[:, None] < 36) & (tl.arange(0, 128)[None, :] < 72), f_data, 0),
-        mask=(tl.arange(0, 64)[:, None] < 36) & (tl.arange(0, 128)[None, :] < 72),
-    )  # tiled_dma.co:720
+def foo23_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:716: one program per block, one lane per thread."""
+    rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:718
+    cols = tl.arange(0, 128)[None, :]
+    offs = rows - 2  # tiled_dma.co:718
+    offs_2 = cols - 4
+    mask = (offs >= 0) & (offs < 32) & (offs_2 >= 0) & (offs_2 < 64)
+    f = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=99)
+    mask_2 = (rows < 36) & (cols < 72)  # tiled_dma.co:720
+    tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, f, mask=mask_2)
 
 
 def foo23(input, *, _launch=None):
@@ -854,33 +825,23 @@ def foo23(input, *, _launch=None):
 
 
 @triton.jit
-def foo24_k0(buf_scratch, buf_per_prog, input_ptr, input_s0, input_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at tiled_dma.co:732."""
-    buf = buf_scratch + tl.program_id(0).to(tl.int64) * buf_per_prog  # tiled_dma.co:734
-    tile_1 = tl.load(
-        input_ptr + tl.arange(0, 32)[:, None] * input_s0 + tl.arange(0, 64)[None, :] * input_s1,
-        mask=(tl.arange(0, 32)[:, None] < 30) & (tl.arange(0, 64)[None, :] < 60),
-        other=0,
-    )  # tiled_dma.co:735
-    tl.store(
-        buf + tl.arange(0, 32)[:, None] * 60 + tl.arange(0, 64)[None, :], tile_1, mask=tl.arange(0, 64)[None, :] < 60
-    )
-    tl.debug_barrier()
-    tile_2 = tl.load(
-        buf + (-2 + tl.arange(0, 64)[:, None]) * 60 + (-1 + tl.arange(0, 64)[None, :]),
-        mask=(-2 + tl.arange(0, 64)[:, None] < 30)
-        & (-2 + tl.arange(0, 64)[:, None] >= 0)
-        & (-1 + tl.arange(0, 64)[None, :] < 60)
-        & (-1 + tl.arange(0, 64)[None, :] >= 0)
-        & (-2 + tl.arange(0, 64)[:, None] < 35)
-        & (-2 + tl.arange(0, 64)[:, None] < 32),
-        other=-1,
+def foo24_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride_0, output_stride_1):
+    """The block-level parallel at tiled_dma.co:732: one program per block, one lane per thread."""
+    rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:735
+    cols = tl.arange(0, 64)[None, :]
+    rows_2 = tl.arange(0, 64)[:, None]  # tiled_dma.co:736
+    mask = (rows < 30) & (cols < 60)  # tiled_dma.co:735
+    buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
+    mask_2 = (
+        (rows_2 < 35) & (cols < 63) & ~((rows_2 - 2 >= 0) & (rows_2 - 2 < 30) & (cols - 1 >= 0) & (cols - 1 < 60))
     )  # tiled_dma.co:736
     tl.store(
-        output_ptr + tl.arange(0, 64)[:, None] * output_s0 + tl.arange(0, 64)[None, :] * output_s1,
-        tile_2,
-        mask=(tl.arange(0, 64)[:, None] < 35) & (tl.arange(0, 64)[None, :] < 63),
+        output_ptr + rows_2 * output_stride_0 + cols * output_stride_1, tl.full([64, 64], -1, tl.int32), mask=mask_2
     )
+    offs = rows + 2
+    offs_2 = cols + 1
+    mask_3 = (rows < 30) & (cols < 60) & (offs_2 < 63)
+    tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, buf, mask=mask_3)
 
 
 def foo24(input, *, _launch=None):
@@ -893,20 +854,10 @@ def foo24(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 0, 30)
     _rt.fixed_dim(_F, "input", input, 1, 60)
     output = _rt.alloc(_F, (35, 63), torch.int32, _dev, None)  # tiled_dma.co:730
-    _foo24_k0_buf_scratch = _rt.scratch(_F, 1920, torch.int32, _dev)
     _launch(
         foo24_k0,
         (1,),
-        [
-            _foo24_k0_buf_scratch,
-            1920,
-            input,
-            input.stride(0),
-            input.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-        ],
+        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
         dict(num_warps=1),
     )  # tiled_dma.co:732
     return output  # tiled_dma.co:739

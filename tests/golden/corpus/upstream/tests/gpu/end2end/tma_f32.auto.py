@@ -49,25 +49,29 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def tma_copy_async_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at tma_f32.co:12."""
-    f_data = tl.zeros([8, 16, 64], tl.float32)  # tma_f32.co:13
-    mask_2 = tl.arange(0, 8)[:, None, None] < 6
-    ptrs_3 = (
-        input_ptr
-        + tl.arange(0, 8)[:, None, None] * input_s0
-        + tl.arange(0, 16)[None, :, None] * input_s1
-        + tl.arange(0, 64)[None, None, :] * input_s2
+def tma_copy_async_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at tma_f32.co:12: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 8)[:, None, None]  # tma_f32.co:13
+    dim1 = tl.arange(0, 16)[None, :, None]
+    dim2 = tl.arange(0, 64)[None, None, :]
+    mask = dim0 < 6  # tma_f32.co:13
+    f = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
+        ),
+        mask,
     )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    f_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, 8)[:, None, None] * output_s0
-        + tl.arange(0, 16)[None, :, None] * output_s1
-        + tl.arange(0, 64)[None, None, :] * output_s2,
-        tl.where(tl.arange(0, 8)[:, None, None] < 6, f_data, 0),
-        mask=tl.arange(0, 8)[:, None, None] < 6,
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, f, mask=mask
     )  # tma_f32.co:15
 
 
@@ -103,40 +107,35 @@ def tma_copy_async(input, *, _launch=None):
 @triton.jit
 def tma_copy_multi_subspan_k0(
     input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    input_desc_1x16x8,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
     output_desc_1x16x8,
+    TMA_INPUT_1X16X8: tl.constexpr,
     TMA_OUTPUT_1X16X8: tl.constexpr,
 ):
-    """Program = one block of `parallel` at tma_f32.co:24."""
+    """The block-level parallel at tma_f32.co:24: one program per block, one lane per thread."""
     p = tl.program_id(0)  # tma_f32.co:24
-    for x_1 in range(0, 3):  # tma_f32.co:25
-        for y_2 in range(0, 8):
-            sf_data = tl.zeros([1, 16, 8], tl.float32)  # tma_f32.co:26
-            mask_4 = p * 3 + x_1 + tl.arange(0, 1)[:, None, None] < p * 3 + 3
-            ptrs_5 = (
-                input_ptr
-                + (p * 3 + x_1 + tl.arange(0, 1)[:, None, None]) * input_s0
-                + tl.arange(0, 16)[None, :, None] * input_s1
-                + (y_2 * 8 + tl.arange(0, 8)[None, None, :]) * input_s2
-            )
-            tile_3 = _oob_fill(tl.load(ptrs_5, mask=mask_4, other=0.0), mask_4)
-            sf_data = tile_3
-            if TMA_OUTPUT_1X16X8:  # tma_f32.co:28
-                output_desc_1x16x8.store([p * 3 + x_1, 0, y_2 * 8], sf_data)
+    dim0 = tl.arange(0, 1)[:, None, None]  # tma_f32.co:26
+    dim1 = tl.arange(0, 16)[None, :, None]
+    dim2 = tl.arange(0, 8)[None, None, :]
+    for x in range(0, 3):  # tma_f32.co:25
+        for y in range(0, 8):
+            offs = p * 3 + x + dim0  # tma_f32.co:26
+            offs_2 = y * 8 + dim2
+            if TMA_INPUT_1X16X8:
+                sf = input_desc_1x16x8.load([p * 3 + x, 0, y * 8])
             else:
-                tl.store(
-                    output_ptr
-                    + (p * 3 + x_1 + tl.arange(0, 1)[:, None, None]) * output_s0
-                    + tl.arange(0, 16)[None, :, None] * output_s1
-                    + (y_2 * 8 + tl.arange(0, 8)[None, None, :]) * output_s2,
-                    sf_data,
-                )
+                sf = tl.load(input_ptr + offs * input_stride_0 + dim1 * input_stride_1 + offs_2 * input_stride_2)
+            if TMA_OUTPUT_1X16X8:  # tma_f32.co:28
+                output_desc_1x16x8.store([p * 3 + x, 0, y * 8], sf)
+            else:
+                tl.store(output_ptr + offs * output_stride_0 + dim1 * output_stride_1 + offs_2 * output_stride_2, sf)
 
 
 def tma_copy_multi_subspan(input, *, _launch=None):
@@ -150,6 +149,11 @@ def tma_copy_multi_subspan(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 16)
     _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 16, 64), torch.float32, _dev, None)  # tma_f32.co:22
+    # tma_f32.co:24
+    _tma_copy_multi_subspan_k0_TMA_INPUT_1X16X8 = _rt.tma_ok(_F, "input", input, [1, 16, 8], [1, 16, 8], "loads")
+    _tma_copy_multi_subspan_k0_input_desc_1x16x8 = _rt.tma_desc(
+        input, [1, 16, 8], _tma_copy_multi_subspan_k0_TMA_INPUT_1X16X8, _OOB_PADDING
+    )
     _tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8 = _rt.tma_ok(_F, "output", output, [1, 16, 8], [1, 16, 8], "stores")
     _tma_copy_multi_subspan_k0_output_desc_1x16x8 = _rt.tma_desc(
         output, [1, 16, 8], _tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8, "zero"
@@ -162,14 +166,19 @@ def tma_copy_multi_subspan(input, *, _launch=None):
             input.stride(0),
             input.stride(1),
             input.stride(2),
+            _tma_copy_multi_subspan_k0_input_desc_1x16x8,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
             _tma_copy_multi_subspan_k0_output_desc_1x16x8,
         ],
-        dict(TMA_OUTPUT_1X16X8=_tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8, num_warps=1),
-    )  # tma_f32.co:24
+        dict(
+            num_warps=1,
+            TMA_INPUT_1X16X8=_tma_copy_multi_subspan_k0_TMA_INPUT_1X16X8,
+            TMA_OUTPUT_1X16X8=_tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8,
+        ),
+    )
     return output  # tma_f32.co:32
 
 
@@ -413,26 +422,31 @@ def tma_ab_buffer_fp8(l, r, *, _launch=None):
 
 
 @triton.jit
-def tma_copy_tiled_k0(input_ptr, input_s0, input_s1, input_s2, output_ptr, output_s0, output_s1, output_s2):
-    """Program = one block of `parallel` at tma_f32.co:70."""
+def tma_copy_tiled_k0(
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+):
+    """The block-level parallel at tma_f32.co:70: one program per block, one lane per thread."""
     p = tl.program_id(0)  # tma_f32.co:70
-    f_data = tl.zeros([8, 16, 4], tl.float32)  # tma_f32.co:71
-    mask_2 = tl.arange(0, 8)[:, None, None] < 6
-    ptrs_3 = (
-        input_ptr
-        + tl.arange(0, 8)[:, None, None] * input_s0
-        + tl.arange(0, 16)[None, :, None] * input_s1
-        + (p * 4 + tl.arange(0, 4)[None, None, :]) * input_s2
+    dim0 = tl.arange(0, 8)[:, None, None]  # tma_f32.co:71
+    dim1 = tl.arange(0, 16)[None, :, None]
+    dim2 = tl.arange(0, 4)[None, None, :]
+    offs = p * 4 + dim2
+    mask = dim0 < 6
+    f = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + offs * input_stride_2, mask=mask, other=0.0
+        ),
+        mask,
     )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    f_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, 8)[:, None, None] * output_s0
-        + tl.arange(0, 16)[None, :, None] * output_s1
-        + (p * 4 + tl.arange(0, 4)[None, None, :]) * output_s2,
-        tl.where(tl.arange(0, 8)[:, None, None] < 6, f_data, 0),
-        mask=tl.arange(0, 8)[:, None, None] < 6,
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + offs * output_stride_2, f, mask=mask
     )  # tma_f32.co:73
 
 

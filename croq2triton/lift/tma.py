@@ -1,0 +1,136 @@
+"""``tma.copy`` in the tile IR: a copy between a tensor window and a whole shared buffer becomes a
+tensor-descriptor load or store (LANGUAGE.md 7.8, 9.2), with the masked access of the same copy as
+its fallback, as a mixin of the kernel lifter (lift/kernel.py).
+
+The descriptor's box is the window: every extent a constant, equal to the buffer's, a power of two
+of at most 256, the inner one at least 16 bytes (runtime/tma.py ``static_reasons``), its innermost
+origin a provable multiple of 16 bytes.  The launcher checks what depends on the tensor (a 16-byte
+aligned base and strides, a unit inner stride) and sets the kernel's flag; where it is not set the
+kernel runs the fallback.  Outside the tensor a load reads zero (``.zfill``) or what the OOB
+sanitizer asks for (``_OOB_PADDING``); a store writes nothing there.  A window that TMA cannot take
+(run-time extents, a part of a buffer, a condition around the copy) is copied with masked accesses,
+with a warning that says why; a swizzle narrower than the box's rows is the user's error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import CroqLoweringError, Diagnostic
+from ..frontend import ast as A
+from ..sema.tma_rules import static_reasons, swizzle_reason
+from ..sema.types import TYPES
+from ..tir import expr as E
+from ..tir import nodes as N
+from .terms import Region, const_int
+
+SWIZZLE_LEVELS = {0: 0, 1: 32, 2: 64, 3: 128}  # tutorial levels 0..3, or bytes (LANGUAGE.md 7.8)
+
+
+@dataclass(frozen=True)
+class DescriptorUse:
+    """How the launcher builds a descriptor argument: over which tensor, checked for which use."""
+
+    tensor: str  # the Croqtile name (messages)
+    host: str  # the launcher variable
+    box: tuple[int, ...]
+    flag: str  # the constexpr argument saying it may be used
+    what: str  # "loads" / "stores" (the warning when it may not)
+    padding: str  # host expression of the fill outside the tensor
+
+
+class TmaCopies:
+    """Descriptor loads and stores; the lifter supplies arguments, host tensors and warnings."""
+
+    args: dict[str, N.Arg]
+    host: Any
+    pred: list[E.Expr]
+    warnings: list[Diagnostic]
+    descriptors: dict[str, DescriptorUse]
+
+    def swizzle(self, s: A.DmaStmt) -> int | None:
+        for a in s.attrs:
+            if a.name == "swiz":
+                v = a.args[0] if a.args else 0
+                return SWIZZLE_LEVELS.get(v, v) or None
+        return None
+
+    def tma_box(self, window: Region, extents: tuple[int, ...], s: A.DmaStmt) -> tuple[int, ...] | str:
+        """The box of a descriptor over ``window`` copied to or from a whole buffer of ``extents``
+        (or why there is none)."""
+        if self.pred:
+            return "the copy is under a condition"
+        t = self.host.tensors[window.tensor]
+        box = [1] * len(t.extents)
+        for c, d in enumerate(window.axes):
+            n = const_int(window.shape[c])
+            if n is None:
+                return "the box size is only known at launch"
+            if n != extents[c]:
+                return f"the window extent {n} differs from the buffer's {extents[c]}"
+            box[d] = n
+        for d, lo, hi in window.limits:  # a .view().from() window: TMA clips only at the tensor
+            if not (E.same(lo, window.origin[d]) and E.same(hi, window.origin[d] + box[d])):
+                return "the window lies inside a .view().from() window of run-time extents"
+        elem_bytes = TYPES[t.elem].nbytes
+        swiz = self.swizzle(s)
+        reason = swizzle_reason(box, elem_bytes, swiz)
+        if reason is not None:
+            raise CroqLoweringError(
+                f"tma.copy of '{window.tensor}': {reason}",
+                s.span,
+                "use a wider swizzle (.swiz<128>) or a narrower tile",
+            )
+        reasons = static_reasons(len(box), box, elem_bytes, swiz)
+        if reasons:
+            return reasons[0]
+        if not _aligned(window.origin[-1], max(1, 16 // elem_bytes)):
+            return "the innermost offset is not provably a multiple of 16 bytes"
+        return tuple(box)
+
+    def tma_load(self, load: N.Load, window: Region, extents: tuple[int, ...], zfill: bool, s: A.DmaStmt) -> N.Stmt:
+        box = self.tma_box(window, extents, s)
+        if isinstance(box, str):
+            return self.masked(load, window, box, "loads", s)
+        padding = '"zero"' if zfill else "_OOB_PADDING"
+        desc, flag = self.descriptor(window, box, "loads", padding, "_z" if zfill else "")
+        reshape = extents if len(extents) != len(box) else None
+        return N.TmaLoad(load.var, desc, window.origin, load, flag, reshape, line=load.line)
+
+    def tma_store(self, store: N.Store, window: Region, extents: tuple[int, ...], s: A.DmaStmt) -> N.Stmt:
+        box = self.tma_box(window, extents, s)
+        if isinstance(box, str):
+            return self.masked(store, window, box, "stores", s)
+        if len(extents) != len(box):
+            return self.masked(store, window, "the window drops dimensions of the tensor", "stores", s)
+        desc, flag = self.descriptor(window, box, "stores", '"zero"', "")
+        return N.TmaStore(desc, window.origin, store.value, store, flag, line=store.line)
+
+    def masked(self, access: N.Stmt, window: Region, reason: str, what: str, s: A.DmaStmt) -> N.Stmt:
+        msg = f"tma.copy of '{window.tensor}': {reason}; using masked {what}"
+        if not any(d.message == msg and d.span is s.span for d in self.warnings):
+            self.warnings.append(Diagnostic("warning", msg, s.span))
+        return access
+
+    def descriptor(self, window: Region, box: tuple[int, ...], what: str, padding: str, suffix: str) -> tuple[str, str]:
+        t = self.host.tensors[window.tensor]
+        shape = "x".join(map(str, box))
+        flag = f"TMA_{t.name.upper()}_{shape.upper()}"
+        desc = f"{t.name}_desc_{shape}{suffix}"
+        self.args[desc] = N.Descriptor(desc, t.host, box, "zero")
+        self.args[flag] = N.Constexpr(flag, True)
+        self.descriptors[desc] = DescriptorUse(t.name, t.host, box, flag, what, padding)
+        return desc, flag
+
+
+def _aligned(origin: E.Expr, unit: int) -> bool:
+    """Is ``origin`` a multiple of ``unit`` for every value of its variables?"""
+    e = E.fold(origin)
+    names = [v.name for v in E.free_vars(e)]
+    lin = E.linear(e, names)
+    if lin is None:
+        return False
+    coefs, rest = lin
+    c = const_int(rest)
+    return c is not None and c % unit == 0 and all(k % unit == 0 for k in coefs.values())

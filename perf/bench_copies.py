@@ -1,0 +1,116 @@
+"""Speed of the copy kernels the tile IR lifts (lift/copies.py, lift/tma.py): tiles moved through
+shared buffers with dma.copy, with tma.copy (tensor descriptors), and a transpose through a shared
+tile, each against a device copy of the same bytes measured in the same process, paired round by
+round (ratio = copy time / kernel time: 1.0 is the memory bandwidth a plain copy reaches).
+
+    python3 perf/bench_copies.py [--size 8192] [--rounds 5] [--schedule source] [--md OUT.md] [--json OUT.json]
+
+Every kernel is checked against torch first (a NaN-poisoned output, every element compared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+from bench import run_info, smi  # noqa: E402
+from bench_irregular import timed  # noqa: E402
+
+PROGRAMS = """
+__co__ void dma_tiles(global f16 [M, N] x, global f16 [M, N] y) {
+  parallel {bm, bn} by [cdiv(M, 32), cdiv(N, 32)] : block {
+    s = dma.copy x.subspan(32, 32).at(bm, bn) => shared;
+    shared f16 [32, 32] r;
+    parallel {i, j} by [32, 32] : thread
+      r.at(i, j) = s.data.at(i, j) * 2.0f + 1.0f;
+    dma.copy r => y.subspan(32, 32).at(bm, bn);
+  }
+}
+
+__co__ void tma_tiles(global f16 [M, N] x, global f16 [M, N] y) {
+  parallel {bm, bn} by [cdiv(M, 32), cdiv(N, 32)] : block {
+    shared f16 [32, 32] s, r;
+    f = tma.copy.async.swiz<128> x.subspan(32, 32).at(bm, bn) => s;
+    wait f;
+    parallel {i, j} by [32, 32] : thread
+      r.at(i, j) = s.at(i, j) * 2.0f + 1.0f;
+    tma.copy r => y.subspan(32, 32).at(bm, bn);
+  }
+}
+
+__co__ void transpose(global f16 [M, N] x, global f16 [N, M] y) {
+  parallel {bm, bn} by [cdiv(M, 32), cdiv(N, 32)] : block {
+    s = dma.copy x.subspan(32, 32).at(bm, bn) => shared;
+    shared f16 [32, 32] t;
+    parallel {i, j} by [32, 32] : thread
+      t.at(j, i) = s.data.at(i, j);
+    dma.copy t => y.subspan(32, 32).at(bn, bm);
+  }
+}
+"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", type=int, default=8192)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--schedule", default="source")
+    ap.add_argument("--md")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    import torch
+
+    from croq2triton.api import load
+
+    info = run_info()
+    path = Path("/tmp/bench_copies.co")
+    path.write_text(PROGRAMS)
+    mod = load(path, schedule=args.schedule)
+    n = args.size
+    x = torch.randn(n, n, device="cuda").half()
+    src = torch.empty(2 * n * n, device="cuda", dtype=torch.uint8)  # the bytes read (f16, n x n)
+    dst = torch.empty_like(src)
+    rows = []
+    for name, ref in (("dma_tiles", lambda: x * 2 + 1), ("tma_tiles", lambda: x * 2 + 1), ("transpose", lambda: x.T)):
+        y = torch.full((n, n), float("nan"), device="cuda").half()
+        fn = getattr(mod, name)
+        fn(x, y)
+        torch.cuda.synchronize()
+        ok = bool(torch.equal(y, ref()))
+        r = timed(lambda f=fn, y=y: f(x, y), {"copy": lambda: dst.copy_(src)}, args.rounds)
+        rows.append({"kernel": name, "n": n, "check": "ok" if ok else "WRONG", **r})
+        print(f"{name} {n}x{n} f16: {r['ms']:.4f} ms, {r['vs_copy']:.3f} of a device copy ({'ok' if ok else 'WRONG'})")
+    info["clocks_after"] = smi()
+    cmd = "python3 perf/bench_copies.py " + " ".join(sys.argv[1:])
+    lines = [f"## {info['date']} - perf/bench_copies.py (schedule {args.schedule})", ""]
+    lines += [f"* GPU: {info['gpu']}; torch {info['torch']}, Triton {info['triton']}"]
+    lines += [f"* clocks before: {info['clocks_before']}; after: {info['clocks_after']}", f"* Command: `{cmd}`", ""]
+    lines += [
+        "| kernel | shape | check | median ms | device copy ms | ratio to the copy (paired) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['kernel']} | {n}x{n} f16 | {r['check']} | {r['ms']:.4f} | {r['copy_ms']:.4f} | {r['vs_copy']:.3f} |"
+        )
+    lines += ["", "Raw kernel medians per round (ms):", "", "```"]
+    lines += [f"{r['kernel']}: {r['raw']}" for r in rows]
+    lines += ["```", ""]
+    text = "\n".join(lines)
+    print(text)
+    if args.md:
+        Path(args.md).write_text(text)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"info": info, "rows": rows}, indent=1))
+    return 0 if all(r["check"] == "ok" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
