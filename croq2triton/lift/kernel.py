@@ -25,7 +25,8 @@ from ..sema.types import TYPES
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
-from .copies import Copies, CopyFuture, TileBuffer
+from .buffers import Buffers, CopyFuture, TileBuffer
+from .copies import Copies
 from .host import HostScope, ir_type
 from .loops import Loops
 from .notlifted import NotLifted
@@ -50,7 +51,7 @@ class Lifted:
     warnings: list[Diagnostic]
 
 
-class Lifter(Loops, TmaCopies, Copies, Arith):
+class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
     def __init__(self, top: A.Parallel, name: str, host: HostScope, src_name: str) -> None:
         self.top = top
         self.name = name

@@ -21,7 +21,7 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
-from .copies import TileBuffer
+from .buffers import TileBuffer
 from .notlifted import NotLifted
 from .terms import Bounded, WithName, const_int
 

@@ -73,6 +73,17 @@ class ViewAlgebra:
             raise NotLifted("a view without .from()", op)
         raise NotLifted(f"the view operation '.{op.kind}'", op)
 
+    def region_op(self, v: Region, op: A.ViewOp) -> Region:
+        """A view operation on a region of a tensor."""
+        if op.kind == "view" and op.at is not None and not op.strides:
+            # `.view(e...).from(o...)` (LANGUAGE.md 7.6): a window whose extents bound it too
+            if len(op.args) != len(v.shape) or len(op.at) != len(v.shape):
+                raise NotLifted("a view that changes the rank", op)
+            shape = [v.shape[d] if self.is_blank(x) else self.int_expr(x) for d, x in enumerate(op.args)]
+            return v.window([self.int_expr(x) for x in op.at], shape)
+        offs, shape, keep = self.view_parts(list(v.shape), op)
+        return v.sub(offs, shape, keep)
+
     def is_blank(self, x: A.Expr) -> bool:
         return isinstance(_lit(x), A.Name) and _lit(x).name == "_"  # type: ignore[attr-defined]
 
@@ -193,14 +204,7 @@ class Expressions(ViewAlgebra):
                 keep_all[d] = keep[j]
             return View(v.base, tuple(new_offs), tuple(new_shape), tuple(keep_all))
         if isinstance(v, Region):
-            if op.kind == "view" and op.at is not None and not op.strides:
-                # `.view(e...).from(o...)` (LANGUAGE.md 7.6): a window whose extents bound it too
-                if len(op.args) != len(v.shape) or len(op.at) != len(v.shape):
-                    raise NotLifted("a view that changes the rank", op)
-                shape = [v.shape[d] if self.is_blank(x) else self.int_expr(x) for d, x in enumerate(op.args)]
-                return v.window([self.int_expr(x) for x in op.at], shape)
-            offs, shape, keep = self.view_parts(list(v.shape), op)
-            return v.sub(offs, shape, keep)
+            return self.region_op(v, op)
         raise NotLifted(f"'.{op.kind}' of something that is not a view", op)
 
     def chunk_extent(self, parent: E.Expr, factor: E.Expr) -> E.Expr:

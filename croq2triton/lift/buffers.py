@@ -1,0 +1,308 @@
+"""Buffers in the tile IR: ``shared`` / ``local`` buffers as register tiles, the views copies and
+element accesses name (LANGUAGE.md 7.5, 7.6), as a mixin of the kernel lifter (lift/kernel.py).
+
+A buffer is a register tile of the program, its extents padded to powers of two (how Triton holds
+the data a block works on; LANGUAGE.md 9.2), bound at its first read or partial write.  A ``local``
+buffer is per thread in the source, but every access lifted here reads each thread's copy where
+all threads' copies agree, so one tile stands for all of them.
+
+An element access of a buffer is lifted where each index is one thread lane over the buffer's
+whole extent, in any order of the dimensions (``out.at(p) = ..`` under ``parallel p by 64`` with
+``out`` of 64 elements; ``t.at(j, i) = s.at(i, j)`` is the tile transposed): a lane's element is then
+its element of the tile.  Reads at other positions raise :class:`NotLifted`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..frontend import ast as A
+from ..tir import expr as E
+from ..tir import nodes as N
+from .arith import Value
+from .notlifted import NotLifted
+from .terms import Bounded, Region, const_int, unparen
+from .views import ViewAlgebra
+
+STORAGES = ("shared", "local")
+
+
+def pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+@dataclass(eq=False)
+class TileBuffer:
+    """A shared or local buffer: its element type, declared extents and the variable of its tile."""
+
+    name: str
+    elem: str
+    extents: tuple[int, ...]
+    var: E.Var
+    fill: float | int = 0
+    line: int = 0  # of its declaration
+    defined: bool = False  # its variable is bound (at its first read or partial write)
+
+    @property
+    def tile(self) -> tuple[int, ...]:
+        return tuple(pow2(n) for n in self.extents)
+
+
+@dataclass(frozen=True)
+class BufferView:
+    """A view of a buffer: per buffer dimension its offset and extent, and whether it is kept
+    (``keep`` False: fixed by ``.at`` and squeezed away)."""
+
+    buffer: TileBuffer
+    offsets: tuple[E.Expr, ...]
+    shape: tuple[E.Expr, ...]
+    keep: tuple[bool, ...]
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        return tuple(d for d, k in enumerate(self.keep) if k)
+
+    @property
+    def whole(self) -> bool:
+        return all(k for k in self.keep) and all(
+            const_int(o) == 0 and const_int(s) == n
+            for o, s, n in zip(self.offsets, self.shape, self.buffer.extents, strict=True)
+        )
+
+
+@dataclass(frozen=True)
+class CopyFuture:
+    """What ``f = dma.copy ..`` names: the destination it wrote (``f.data``, or ``f`` as a view)."""
+
+    data: BufferView | Region
+
+
+Place = BufferView | Region
+
+
+class Buffers(ViewAlgebra):
+    """Buffers, views and element accesses of buffers; the lifter supplies scopes and expressions."""
+
+    # supplied by the lifter (lift/kernel.py)
+    body: list[N.Stmt]
+    host: Any
+    args: dict[str, N.Arg]
+    scopes: list[dict[str, Any]]
+    pred: list[E.Expr]
+    lane_extents: dict[str, int]
+    lane_axis: dict[str, int]
+    expr: Any
+    lookup: Any
+    tensor: Any
+    emit: Any
+    claim: Any
+    convert: Any
+    binary: Any
+
+    def int_expr(self, e: A.Expr) -> E.Expr:
+        v = self.expr(e)
+        if v.expr.shape:
+            raise NotLifted("a view that depends on the thread index", e)
+        if v.ctype not in ("int", "s32", "s64", "u32", "u64", "s16", "u16", "s8", "u8"):
+            raise NotLifted("a view extent or offset that is not an integer", e)
+        return E.fold(v.expr)
+
+    def bounded(self, e: A.Expr) -> Bounded:
+        e = unparen(e)
+        if isinstance(e, A.Binary) and e.op == "#":
+            a, b = self.bounded(e.lhs), self.bounded(e.rhs)
+            return Bounded(E.fold(a.value * b.bound + b.value), E.fold(a.bound * b.bound))
+        if isinstance(e, A.Name):
+            v = self.lookup(e.name, e)
+            if isinstance(v, Bounded) and not v.value.shape:
+                return v
+        raise NotLifted("a tiling index that is not a block-level bounded variable", e)
+
+    def at_args(self, args: list[A.Expr], node: A.Node) -> list[E.Expr]:
+        return [self.int_expr(x) for x in args]
+
+    def chunk_extent(self, parent: E.Expr, factor: E.Expr) -> E.Expr:
+        return E.fold(E.Bin("/", parent, factor))  # floor division (LANGUAGE.md 7.6)
+
+    def buffer_decl(self, s: A.SpannedDecl) -> None:
+        if s.storage not in STORAGES:
+            raise NotLifted(f"a {s.storage or 'global'} buffer inside a kernel", s)
+        extents = self.static_shape(s.shape, s)
+        for d in s.items:
+            if d.dims or d.init is not None:
+                raise NotLifted("an array of buffers or a buffer with an initialiser", d)
+            fill = 0
+            if d.fill is not None:
+                v = self.expr(d.fill)
+                if not isinstance(v.expr, E.Const):
+                    raise NotLifted("a buffer filled with a run-time value", d.fill)
+                fill = v.expr.value
+            self.scopes[-1][d.name] = self.new_buffer(d.name, s.elem, extents, fill, d)
+
+    def static_shape(self, shape: list[A.Expr] | None, node: A.Node) -> tuple[int, ...]:
+        if shape is None:
+            raise NotLifted("a buffer of inferred shape", node)
+        if len(shape) == 1 and isinstance(unparen(shape[0]), A.Member):
+            m = unparen(shape[0])
+            assert isinstance(m, A.Member)
+            if m.member != "span":
+                raise NotLifted("a buffer shape of this form", m)
+            out = self.place_shape(self.place(m.base))
+        else:
+            out = tuple(const_int(self.int_expr(x)) for x in shape)
+        if any(n is None or n < 1 for n in out):
+            raise NotLifted("a buffer whose extents are not constants", node)
+        return tuple(n for n in out if n is not None)
+
+    def extent_of(self, view: A.Expr, dim: A.Expr) -> E.Expr:
+        """``view.span(dim)``: an extent of a tensor, a buffer or a view of them."""
+        d = const_int(self.int_expr(dim))
+        p = self.place(view)
+        shape = p.shape if isinstance(p, Region) else tuple(p.shape[k] for k in p.axes)
+        if d is None or not 0 <= d < len(shape):
+            raise NotLifted("a '.span(d)' whose dimension is not a constant of the view's rank", dim)
+        return shape[d]
+
+    def place_shape(self, p: Place) -> tuple[int | None, ...]:
+        shape = p.shape if isinstance(p, Region) else tuple(p.shape[d] for d in p.axes)
+        return tuple(const_int(x) for x in shape)
+
+    def new_buffer(self, name: str, elem: str, extents: tuple[int, ...], fill: float | int, node: A.Node) -> TileBuffer:
+        from .host import ir_type
+
+        dtype = ir_type(elem)
+        if dtype is None:
+            raise NotLifted(f"a buffer of type '{elem}'", node)
+        tile = tuple(pow2(n) for n in extents)
+        line = node.span.line if node.span else 0
+        return TileBuffer(name, elem, extents, E.Var(self.claim(name), dtype, dims=tile), fill, line)
+
+    def tile_value(self, buf: TileBuffer, node: A.Node) -> E.Var:
+        """The buffer's tile, bound to its fill value where nothing wrote it yet."""
+        if not buf.defined:
+            self.body.append(N.Let(buf.var, E.Full(buf.tile, buf.fill, buf.var.type), line=buf.line))
+            buf.defined = True
+        return buf.var
+
+    def place(self, e: A.Expr) -> Place:
+        """The view an expression denotes: a region of a tensor, or of a buffer."""
+        e = unparen(e)
+        if isinstance(e, A.Name):
+            if e.name in self.host.tensors:
+                self.tensor(e)
+                return self.whole_tensor(e.name)
+            v = self.lookup(e.name, e)
+            if isinstance(v, TileBuffer):
+                return self.whole_buffer(v)
+            if isinstance(v, CopyFuture):
+                return v.data
+            if isinstance(v, (BufferView, Region)):
+                return v
+            raise NotLifted(f"'{e.name}' used as a view", e)
+        if isinstance(e, A.Member) and e.member == "data":
+            v = self.lookup(unparen(e.base).name, e) if isinstance(unparen(e.base), A.Name) else None  # type: ignore[attr-defined]
+            if isinstance(v, CopyFuture):
+                return v.data
+            raise NotLifted("'.data' of something that is not a future", e)
+        if isinstance(e, A.View):
+            p = self.place(e.base)
+            for op in e.ops:
+                p = self.place_op(p, op)
+            return p
+        raise NotLifted(f"a '{type(e).__name__}' used as a view", e)
+
+    def whole_tensor(self, name: str) -> Region:
+        ptr = self.args[f"{self.host.tensors[name].name}_ptr"]
+        assert isinstance(ptr, N.Pointer)
+        rank = len(ptr.extents)
+        return Region(name, tuple(E.Const(0) for _ in range(rank)), tuple(range(rank)), tuple(ptr.extents))
+
+    def whole_buffer(self, buf: TileBuffer) -> BufferView:
+        zeros = tuple(E.Const(0) for _ in buf.extents)
+        return BufferView(buf, zeros, tuple(E.Const(n) for n in buf.extents), tuple(True for _ in buf.extents))
+
+    def place_op(self, p: Place, op: A.ViewOp) -> Place:
+        if op.kind in ("span_as", "modspan", "chunk", "zfill"):
+            raise NotLifted(f"the view operation '.{op.kind}' in a copy", op)
+        if isinstance(p, Region):
+            return self.region_op(p, op)
+        if op.kind == "view":
+            raise NotLifted("a '.view' of a buffer", op)
+        kept = list(p.axes)
+        offs, shape, keep = self.view_parts([p.shape[d] for d in kept], op)
+        new_offs, new_shape, new_keep = list(p.offsets), list(p.shape), list(p.keep)
+        for j, d in enumerate(kept):
+            new_offs[d] = E.fold(new_offs[d] + offs[j])
+            new_shape[d] = shape[j]
+            new_keep[d] = keep[j]
+        return BufferView(p.buffer, tuple(new_offs), tuple(new_shape), tuple(new_keep))
+
+    def set_tile(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
+        value = E.fold(value)
+        if value.shape != buf.tile:  # a value that does not vary along some dimension of the tile
+            value = E.fold(E.Bin("+", value, E.Full(buf.tile, 0, buf.var.type)))
+        if isinstance(value, E.Var) and value.name == buf.var.name:
+            buf.defined = True
+            return
+        self.emit(N.Assign(buf.var, value) if buf.defined else N.Let(buf.var, value), node)
+        buf.defined = True
+
+    def buffer_of(self, base: A.Expr) -> TileBuffer | None:
+        """The buffer an element access reads or writes (None: not a buffer)."""
+        b = unparen(base)
+        if isinstance(b, A.Name) and b.name in self.host.tensors:
+            return None
+        if isinstance(b, A.Name):
+            found = None
+            for sc in reversed(self.scopes):
+                if b.name in sc:
+                    found = sc[b.name]
+                    break
+            if not isinstance(found, (TileBuffer, BufferView, CopyFuture)):
+                return None
+        elif not (isinstance(b, A.Member) and b.member == "data"):
+            return None
+        p = self.place(b)
+        if not isinstance(p, BufferView) or not p.whole:
+            raise NotLifted("an element of a part of a buffer", base)
+        return p.buffer
+
+    def lane_axes(self, buf: TileBuffer, at: A.At) -> tuple[int, ...]:
+        """Per dimension of ``buf``, the thread lane axis that indexes it over its whole extent:
+        each thread's own element, up to an order of the dimensions (see the module's doc)."""
+        rank = len(buf.extents)
+        if len(at.indices) != rank:
+            raise NotLifted("a buffer element with a bounded tuple index", at)
+        axes: list[int] = []
+        for d, i in enumerate(at.indices):
+            v = E.fold(self.expr(i).expr)
+            axis = self.lane_axis.get(v.name) if isinstance(v, E.Var) else None
+            if axis is None or self.lane_extents.get(v.name) != buf.extents[d] or len(v.shape) != rank:
+                raise NotLifted("a buffer element at a position other than the thread's own", i)
+            axes.append(axis)
+        if sorted(axes) != list(range(rank)):
+            raise NotLifted("a buffer element whose indices are not one thread lane each", at)
+        return tuple(axes)
+
+    def buffer_read(self, buf: TileBuffer, at: A.At) -> Value:
+        axes = self.lane_axes(buf, at)  # lane axis j reads buffer dimension axes.index(j)
+        inverse = tuple(axes.index(j) for j in range(len(axes)))
+        return Value(E.fold(E.Permute(self.tile_value(buf, at), inverse)), buf.elem)
+
+    def buffer_write(self, buf: TileBuffer, at: A.At, a: A.Assign) -> None:
+        axes = self.lane_axes(buf, at)
+        inverse = tuple(axes.index(j) for j in range(len(axes)))
+        lanes = tuple(buf.tile[d] for d in inverse)  # the tile in the threads' layout
+        value = self.expr(a.value)
+        if a.op != "=":
+            value = self.binary(a.op, Value(E.fold(E.Permute(self.tile_value(buf, a), inverse)), buf.elem), value, a)
+        new = self.convert(value, buf.elem).expr
+        if self.pred:
+            new = E.Where(E.conj(self.pred), new, E.fold(E.Permute(self.tile_value(buf, a), inverse)))
+        if new.shape != lanes:
+            new = E.fold(E.Bin("+", new, E.Full(lanes, 0, buf.var.type)))
+        self.set_tile(buf, E.Permute(new, axes), a)
