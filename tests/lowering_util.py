@@ -35,7 +35,7 @@ def randn(*shape: int, dtype: torch.dtype = torch.float32, seed: int = 0) -> tor
     return torch.randint(-50, 50, shape, generator=g).to(dtype).to(DEVICE)
 
 
-def poisoned(*shape: int, dtype: torch.dtype) -> torch.Tensor:
+def poisoned(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     return torch.full(shape, rt.poison_value(dtype), dtype=dtype, device=DEVICE)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from lowering_util import DEVICE
+from lowering_util import DEVICE, poisoned
 
 import croq2triton
 from croq2triton.api import translate_full
@@ -28,10 +28,6 @@ def _paths(source: str) -> tuple[dict[str, list[object]], dict[str, list[str]]]:
     out = translate_full(source, filename="t.co")
     assert not out.failed, out.failed
     return out.ir, out.legacy
-
-
-def _nan(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    return torch.full(shape, float("nan"), dtype=dtype, device=DEVICE)
 
 
 SHARED_TILES = """
@@ -54,7 +50,7 @@ __co__ void scale_add(global f32 [M, N] a, global f32 [M, N] b, global f32 [M, N
 def test_tiles_through_shared_buffers(tmp_path: Path, schedule: str) -> None:
     mod = _load(tmp_path, "scale_add", SHARED_TILES, schedule)
     a, b = torch.randn(37, 45, device=DEVICE), torch.randn(37, 45, device=DEVICE)
-    out = _nan(37, 45)
+    out = poisoned(37, 45)
     mod.scale_add(a, b, out)  # type: ignore[attr-defined]
     torch.testing.assert_close(out, 2 * a + b)
 
@@ -120,7 +116,7 @@ __co__ void side_by_side(global f16 [M, 16] x, global f16 [M, 16] y, global f16 
 def test_copies_into_parts_of_a_buffer_keep_the_rest(tmp_path: Path, schedule: str) -> None:
     mod = _load(tmp_path, "side_by_side", HALVES, schedule)
     x, y = torch.randn(10, 16, device=DEVICE).half(), torch.randn(10, 16, device=DEVICE).half()
-    out = _nan(10, 32, dtype=torch.float16)
+    out = poisoned(10, 32, dtype=torch.float16)
     mod.side_by_side(x, y, out)  # type: ignore[attr-defined]
     torch.testing.assert_close(out, torch.cat([x, y], dim=1))
 
@@ -184,10 +180,10 @@ def test_near_misses_stay_on_the_older_lowering(tmp_path: Path, schedule: str) -
         (name,) = legacy
         assert ir[name] == [] and legacy[name], name
     x = torch.randn(64, device=DEVICE)
-    y = _nan(64)
+    y = poisoned(64)
     _load(tmp_path, "reverse16", REVERSED, schedule).reverse16(x, y)  # type: ignore[attr-defined]
     torch.testing.assert_close(y, x.view(4, 16).flip(1).reshape(64))
-    y = _nan(64)
+    y = poisoned(64)
     _load(tmp_path, "per_thread", PER_THREAD, schedule).per_thread(x, y)  # type: ignore[attr-defined]
     torch.testing.assert_close(y, x)
 
@@ -218,7 +214,7 @@ __co__ void chunks(global f32 [R, 64] x, global f32 [R, 64] y, global f32 [R, 16
 def test_loops_carry_buffers(tmp_path: Path, schedule: str) -> None:
     mod = _load(tmp_path, "chunks", LOOPS, schedule)
     x = torch.randn(9, 64, device=DEVICE)
-    y, sums = _nan(9, 64), _nan(9, 16)
+    y, sums = poisoned(9, 64), poisoned(9, 16)
     mod.chunks(x, y, sums)  # type: ignore[attr-defined]
     torch.testing.assert_close(y, 3 * x)
     torch.testing.assert_close(sums, x.view(9, 4, 16).sum(1))
@@ -251,7 +247,7 @@ def test_tma_copies_are_descriptor_accesses_with_a_masked_fallback(tmp_path: Pat
 
     mod = _load(tmp_path, "tma_tiles", TMA, schedule)
     x = torch.randn(37, cols, device=DEVICE).half()
-    y = _nan(37, cols, dtype=torch.float16)
+    y = poisoned(37, cols, dtype=torch.float16)
     mod.tma_tiles(x, y)  # type: ignore[attr-defined]
     torch.testing.assert_close(y, (x.float() * 2 + 1).half())
     ir, legacy = _paths(TMA)
@@ -307,11 +303,11 @@ def test_a_transpose_through_shared_and_a_per_thread_accumulator(tmp_path: Path,
     # thread's scalar accumulated in a loop becomes a tile over the lanes before the loop
     mod = _load(tmp_path, "layouts", THREAD_LAYOUTS, schedule)
     x = torch.randn(37, 45, device=DEVICE)
-    y = _nan(45, 37)
+    y = poisoned(45, 37)
     mod.transpose(x, y)  # type: ignore[attr-defined]
     torch.testing.assert_close(y, x.T)
     x = torch.randn(5, 100, device=DEVICE)
-    out = _nan(5, 32)
+    out = poisoned(5, 32)
     mod.row_partial(x, out)  # type: ignore[attr-defined]
     ref = torch.nn.functional.pad(x, (0, 28)).view(5, 4, 32).sum(1)
     torch.testing.assert_close(out, ref)
@@ -337,7 +333,7 @@ __co__ void transp_tiles(global f32 [M, N] x, global f32 [N, M] y) {
 def test_a_transposing_copy(tmp_path: Path, schedule: str) -> None:
     mod = _load(tmp_path, "transp_tiles", TRANSP, schedule)
     x = torch.randn(37, 45, device=DEVICE)
-    y = _nan(45, 37)
+    y = poisoned(45, 37)
     mod.transp_tiles(x, y)  # type: ignore[attr-defined]
     torch.testing.assert_close(y, x.T)
     ir, legacy = _paths(TRANSP)
@@ -361,7 +357,7 @@ __co__ void pad_both(global f32 [M, 32] x, global f32 [G, 20, 40] y, global f32 
 def test_padding_copies_into_and_out_of_a_buffer(tmp_path: Path, schedule: str) -> None:
     mod = _load(tmp_path, "pad_both", PAD, schedule)
     x = torch.randn(48, 32, device=DEVICE)
-    y, z = _nan(3, 20, 40), _nan(3, 24, 48)
+    y, z = poisoned(3, 20, 40), poisoned(3, 24, 48)
     mod.pad_both(x, y, z)  # type: ignore[attr-defined]
     tiles = x.view(3, 16, 32)
     torch.testing.assert_close(y, torch.nn.functional.pad(tiles, (4, 4, 2, 2), value=-1.0))

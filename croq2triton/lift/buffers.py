@@ -21,11 +21,23 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
+from .host import ir_type
 from .notlifted import NotLifted
 from .terms import Bounded, Region, const_int, unparen
 from .views import ViewAlgebra
 
 STORAGES = ("shared", "local")
+
+
+def view_shape(p: Place) -> tuple[E.Expr, ...]:
+    """The extents of a view, one per dimension it keeps."""
+    return p.shape if isinstance(p, Region) else tuple(p.shape[d] for d in p.axes)
+
+
+def spread(value: E.Expr, shape: tuple[int, ...], dtype: str) -> E.Expr:
+    """``value`` broadcast to a tile of ``shape`` (a value that does not vary along some of its
+    dimensions)."""
+    return value if value.shape == shape else E.fold(E.Bin("+", value, E.Full(shape, 0, dtype)))
 
 
 def pow2(n: int) -> int:
@@ -161,19 +173,15 @@ class Buffers(ViewAlgebra):
     def extent_of(self, view: A.Expr, dim: A.Expr) -> E.Expr:
         """``view.span(dim)``: an extent of a tensor, a buffer or a view of them."""
         d = const_int(self.int_expr(dim))
-        p = self.place(view)
-        shape = p.shape if isinstance(p, Region) else tuple(p.shape[k] for k in p.axes)
+        shape = view_shape(self.place(view))
         if d is None or not 0 <= d < len(shape):
             raise NotLifted("a '.span(d)' whose dimension is not a constant of the view's rank", dim)
         return shape[d]
 
     def place_shape(self, p: Place) -> tuple[int | None, ...]:
-        shape = p.shape if isinstance(p, Region) else tuple(p.shape[d] for d in p.axes)
-        return tuple(const_int(x) for x in shape)
+        return tuple(const_int(x) for x in view_shape(p))
 
     def new_buffer(self, name: str, elem: str, extents: tuple[int, ...], fill: float | int, node: A.Node) -> TileBuffer:
-        from .host import ir_type
-
         dtype = ir_type(elem)
         if dtype is None:
             raise NotLifted(f"a buffer of type '{elem}'", node)
@@ -242,9 +250,7 @@ class Buffers(ViewAlgebra):
         return BufferView(p.buffer, tuple(new_offs), tuple(new_shape), tuple(new_keep))
 
     def set_tile(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
-        value = E.fold(value)
-        if value.shape != buf.tile:  # a value that does not vary along some dimension of the tile
-            value = E.fold(E.Bin("+", value, E.Full(buf.tile, 0, buf.var.type)))
+        value = spread(E.fold(value), buf.tile, buf.var.type)
         if isinstance(value, E.Var) and value.name == buf.var.name:
             buf.defined = True
             return
@@ -257,12 +263,7 @@ class Buffers(ViewAlgebra):
         if isinstance(b, A.Name) and b.name in self.host.tensors:
             return None
         if isinstance(b, A.Name):
-            found = None
-            for sc in reversed(self.scopes):
-                if b.name in sc:
-                    found = sc[b.name]
-                    break
-            if not isinstance(found, (TileBuffer, BufferView, CopyFuture)):
+            if not isinstance(self.binding(b.name), (TileBuffer, BufferView, CopyFuture)):
                 return None
         elif not (isinstance(b, A.Member) and b.member == "data"):
             return None
@@ -288,21 +289,27 @@ class Buffers(ViewAlgebra):
             raise NotLifted("a buffer element whose indices are not one thread lane each", at)
         return tuple(axes)
 
+    def in_lanes(self, buf: TileBuffer, axes: tuple[int, ...], node: A.Node) -> E.Expr:
+        """The buffer's tile in the threads' layout (lane axis j is buffer dimension axes.index(j))."""
+        return E.fold(E.Permute(self.tile_value(buf, node), tuple(axes.index(j) for j in range(len(axes)))))
+
     def buffer_read(self, buf: TileBuffer, at: A.At) -> Value:
-        axes = self.lane_axes(buf, at)  # lane axis j reads buffer dimension axes.index(j)
-        inverse = tuple(axes.index(j) for j in range(len(axes)))
-        return Value(E.fold(E.Permute(self.tile_value(buf, at), inverse)), buf.elem)
+        return Value(self.in_lanes(buf, self.lane_axes(buf, at), at), buf.elem)
 
     def buffer_write(self, buf: TileBuffer, at: A.At, a: A.Assign) -> None:
         axes = self.lane_axes(buf, at)
-        inverse = tuple(axes.index(j) for j in range(len(axes)))
-        lanes = tuple(buf.tile[d] for d in inverse)  # the tile in the threads' layout
         value = self.expr(a.value)
         if a.op != "=":
-            value = self.binary(a.op, Value(E.fold(E.Permute(self.tile_value(buf, a), inverse)), buf.elem), value, a)
+            value = self.binary(a.op, Value(self.in_lanes(buf, axes, a), buf.elem), value, a)
         new = self.convert(value, buf.elem).expr
         if self.pred:
-            new = E.Where(E.conj(self.pred), new, E.fold(E.Permute(self.tile_value(buf, a), inverse)))
-        if new.shape != lanes:
-            new = E.fold(E.Bin("+", new, E.Full(lanes, 0, buf.var.type)))
-        self.set_tile(buf, E.Permute(new, axes), a)
+            new = E.Where(E.conj(self.pred), new, self.in_lanes(buf, axes, a))
+        lanes = tuple(buf.tile[axes.index(j)] for j in range(len(axes)))
+        self.set_tile(buf, E.Permute(spread(new, lanes, buf.var.type), axes), a)
+
+    def binding(self, name: str) -> Any:
+        """What ``name`` is bound to in the innermost scope that has it (None: no scope has it)."""
+        for sc in reversed(self.scopes):
+            if name in sc:
+                return sc[name]
+        return None

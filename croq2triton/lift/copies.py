@@ -20,7 +20,7 @@ from typing import Any
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
-from .buffers import STORAGES, BufferView, CopyFuture, Place, TileBuffer, pow2
+from .buffers import STORAGES, BufferView, CopyFuture, Place, TileBuffer, pow2, view_shape
 from .notlifted import NotLifted
 from .terms import Region, const_int, unparen
 
@@ -28,6 +28,11 @@ from .terms import Region, const_int, unparen
 # swizzle only changes the shared-memory layout (sema checks its pairing with mma.load), the rest
 # are TMA's cache and multicast hints
 NEUTRAL_ATTRS = ("zfill", "swiz", "multicast", "evict_first", "evict_last", "promote")
+
+
+def outside(dtype: str, value: float | int) -> float | int:
+    """What a masked-off element of a copy reads, as a literal of the tile's type."""
+    return float(value) if dtype.startswith("f") else int(value)
 
 
 class Copies:
@@ -107,7 +112,7 @@ class Copies:
     def permutation(self, s: A.DmaStmt, src: Place) -> tuple[int, ...]:
         """``dma.transp<p0, p1, ..>``: the destination's dimension k is the source's ``p_k``
         (identity for a plain copy)."""
-        rank = len(src.shape) if isinstance(src, Region) else len(src.axes)
+        rank = len(view_shape(src))
         if s.op != "transp":
             return tuple(range(rank))
         perm = tuple(const_int(self.int_expr(x)) for x in s.cfg or [])
@@ -121,7 +126,7 @@ class Copies:
         if s.op != "pad":
             return None
         cfg = s.cfg or []
-        rank = len(src.shape) if isinstance(src, Region) else len(src.axes)
+        rank = len(view_shape(src))
         lists = [x.items if isinstance(x, (A.ItupleLit, A.MdspanLit)) else None for x in cfg[:3]]
         if len(cfg) != 4 or any(x is None or len(x) != rank for x in lists):
             raise NotLifted("a dma.pad of this form", s)
@@ -163,8 +168,9 @@ class Copies:
             out += [E.Bin(">=", index[d], lo), E.Bin("<", index[d], hi)]
         return out
 
-    def mask_of(self, terms: list[E.Expr], node: A.Node) -> E.Var | None:
-        m = E.fold(E.conj(self.mask_terms(terms + self.pred)))
+    def mask_of(self, terms: list[E.Expr], node: A.Node, after: list[E.Expr] | tuple[()] = ()) -> E.Var | None:
+        """A named mask of ``terms``, the enclosing conditions and ``after`` (None: all hold)."""
+        m = E.conj(self.mask_terms(terms + self.pred + list(after)))
         if isinstance(m, E.Const) and m.value:
             return None
         return self.named(m, "mask", node)
@@ -219,20 +225,17 @@ class Copies:
         # a copy over the whole tile loads straight into the buffer's variable
         name = buf.var.name if whole and shape == buf.tile else self.fresh(f"{buf.var.name}_in")
         var = E.Var(name, ptr.dtype, dims=shape)
-        zero = 0.0 if ptr.dtype.startswith("f") else 0
-        if pad is not None:
-            zero = float(pad[2]) if ptr.dtype.startswith("f") else int(pad[2])
+        other = outside(ptr.dtype, pad[2] if pad is not None else 0)
         if not whole:
             self.tile_value(buf, node)
-        line = node.span.line if node.span else 0
         sanitize = not zfill and pad is None
-        load = N.Load(var, ptr.name, idx, mask, zero if mask is not None else None, nan_outside=sanitize, line=line)
+        load = N.Load(var, ptr.name, idx, mask, other if mask is not None else None, nan_outside=sanitize)
         if node.engine != "tma":
-            self.body.append(load)
+            self.emit(load, node)
         elif var.name == buf.var.name and perm == tuple(range(len(perm))):
-            self.body.append(self.tma_load(load, src, buf.extents, zfill, node))
+            self.emit(self.tma_load(load, src, buf.extents, zfill, node), node)
         else:
-            self.body.append(self.masked(load, src, "the copy fills a part of a buffer", "loads", node))
+            self.emit(self.masked(load, src, "the copy fills a part of a buffer", "loads", node), node)
         self.set_tile(buf, var if whole else E.Where(keep, var, buf.var), node)
 
     def padding_term(self, t: E.Expr, buf: TileBuffer, node: A.Node) -> bool:
@@ -244,17 +247,12 @@ class Copies:
         return any(n == ext and E.same(lhs, coords[d]) for d, ext in enumerate(buf.extents))
 
     def empty(self, src: BufferView, dst: Region, node: A.DmaStmt, perm: tuple[int, ...], pad: Any = None) -> None:
-        if pad is not None:
-            self.border(src, dst, node, perm, pad)
-            lo = pad[0]
-            shifted = [E.fold(o + lo[perm[c]]) for c, o in zip(range(len(dst.axes)), (dst.origin[t] for t in dst.axes))]
+        if pad is not None:  # the border, then the buffer at the origin shifted by the lower borders
+            self.border(src, dst, node, pad)
             origin = list(dst.origin)
             for c, t in enumerate(dst.axes):
-                origin[t] = shifted[c]
-            inner = [src.shape[d] for d in src.axes]
-            dst = Region(
-                dst.tensor, tuple(origin), dst.axes, tuple(inner[perm[c]] for c in range(len(dst.axes))), dst.limits
-            )
+                origin[t] = E.fold(origin[t] + pad[0][c])
+            dst = Region(dst.tensor, tuple(origin), dst.axes, view_shape(src), dst.limits)
         buf = src.buffer
         elem, ptr = self.tensor(A.Name(dst.tensor))
         self.same_elem(buf.elem, elem, node)
@@ -272,16 +270,15 @@ class Copies:
                 cond.append(E.Bin("<", u[d], dst.shape[c]))
         idx = tuple(self.named_offset(i, node) for i in index)
         cond += self.in_tensor(list(idx), ptr.extents, dst.limits)
-        line = node.span.line if node.span else 0
-        store = N.Store(ptr.name, idx, self.tile_value(buf, node), self.mask_of(cond, node), line=line)
+        store = N.Store(ptr.name, idx, self.tile_value(buf, node), self.mask_of(cond, node))
         if node.engine != "tma":
-            self.body.append(store)
+            self.emit(store, node)
         elif src.whole and perm == tuple(range(len(perm))):
-            self.body.append(self.tma_store(store, dst, buf.extents, node))
+            self.emit(self.tma_store(store, dst, buf.extents, node), node)
         else:
-            self.body.append(self.masked(store, dst, "the copy empties a part of a buffer", "stores", node))
+            self.emit(self.masked(store, dst, "the copy empties a part of a buffer", "stores", node), node)
 
-    def border(self, src: BufferView, dst: Region, node: A.DmaStmt, perm: tuple[int, ...], pad: Any) -> None:
+    def border(self, src: BufferView, dst: Region, node: A.DmaStmt, pad: Any) -> None:
         """The border of a ``dma.pad`` out of a buffer: the pad value where the destination is not
         the buffer's (a separate store of other elements: the two never write the same one)."""
         elem, ptr = self.tensor(A.Name(dst.tensor))
@@ -295,15 +292,13 @@ class Copies:
         index, inside = list(dst.origin), []
         for c, t in enumerate(dst.axes):
             index[t] = E.fold(index[t] + g[c])
-            at = E.fold(g[c] - pad[0][perm[c]])
-            inside += [E.Bin(">=", at, E.Const(0)), E.Bin("<", at, src.shape[src.axes[perm[c]]])]
+            at = E.fold(g[c] - pad[0][c])
+            inside += [E.Bin(">=", at, E.Const(0)), E.Bin("<", at, src.shape[src.axes[c]])]
         idx = tuple(self.named_offset(i, node) for i in index)
         cond = [E.Bin("<", g[c], dst.shape[c]) for c in range(len(block))]
         cond += [E.Un("!", E.fold(E.conj(inside)))] + self.in_tensor(list(idx), ptr.extents, dst.limits)
         value = E.Full(tuple(block), pad[2], ptr.dtype)
-        self.body.append(
-            N.Store(ptr.name, idx, value, self.mask_of(cond, node), line=node.span.line if node.span else 0)
-        )
+        self.emit(N.Store(ptr.name, idx, value, self.mask_of(cond, node)), node)
 
     def between_tensors(self, src: Region, dst: Region, nan: bool, node: A.DmaStmt, perm: tuple[int, ...]) -> None:
         s_elem, s_ptr = self.tensor(A.Name(src.tensor))
@@ -334,8 +329,8 @@ class Copies:
         write += self.in_tensor(list(d_idx), d_ptr.extents, dst.limits)
         var = E.Var(self.fresh(f"{src.tensor}_tile"), s_ptr.dtype, dims=tuple(block))
         mask = self.mask_of(read, node)
-        zero = 0.0 if s_ptr.dtype.startswith("f") else 0
-        self.emit(N.Load(var, s_ptr.name, s_idx, mask, zero if mask is not None else None, nan_outside=nan), node)
+        other = outside(s_ptr.dtype, 0)
+        self.emit(N.Load(var, s_ptr.name, s_idx, mask, other if mask is not None else None, nan_outside=nan), node)
         self.emit(N.Store(d_ptr.name, d_idx, var, self.mask_of(write, node)), node)
 
     def between_buffers(self, src: BufferView, dst: BufferView, node: A.DmaStmt) -> None:

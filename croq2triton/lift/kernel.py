@@ -25,7 +25,7 @@ from ..sema.types import TYPES
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
-from .buffers import Buffers, CopyFuture, TileBuffer
+from .buffers import Buffers
 from .copies import Copies
 from .host import HostScope, ir_type
 from .loops import Loops
@@ -103,22 +103,19 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
     def levels(self) -> dict[int, str]:
         out: dict[int, str] = {}
         for chain in chains(self.top):
-            for b, lvl in zip(chain, chain_levels(chain), strict=True):
-                if lvl not in ("block", "thread", *UNIT_THREADS):
-                    raise NotLifted(f"a ': {lvl}' level", b)
-                # a warp or warpgroup without a thread level inside: one lane per unit (its threads
-                # all run the unit's code, LANGUAGE.md 7.3; the lifted code has no atomics)
-                out[id(b)] = "thread" if lvl in UNIT_THREADS else lvl
+            kinds = chain_levels(chain)
+            for b, lvl in zip(chain, kinds, strict=True):
                 if lvl in UNIT_THREADS:
+                    # a warp or warpgroup without a thread level inside: one lane per unit (its
+                    # threads all run the unit's code, LANGUAGE.md 7.3; the lifted code has no atomics)
+                    if "thread" in kinds:
+                        raise NotLifted("a thread level inside a group level", b)
                     self.unit_threads[id(b)] = UNIT_THREADS[lvl]
-        if self.unit_threads and any(self.level_of_chain_has_threads(c) for c in chains(self.top)):
-            raise NotLifted("a thread level inside a group level", self.top)
+                    lvl = "thread"
+                elif lvl not in ("block", "thread"):
+                    raise NotLifted(f"a ': {lvl}' level", b)
+                out[id(b)] = lvl
         return out
-
-    def level_of_chain_has_threads(self, chain: list[A.PBy]) -> bool:
-        return any(id(b) in self.unit_threads for b in chain) and any(
-            lvl == "thread" for b, lvl in zip(chain, chain_levels(chain), strict=True) if id(b) not in self.unit_threads
-        )
 
     def reserve_user_names(self) -> None:
         for n in self.top.walk():
@@ -305,22 +302,13 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             e = e.expr
         if isinstance(e, (A.View, A.Member)):
             return True
-        if isinstance(e, A.Name):
-            if e.name in self.host.tensors:
-                return True
-            for sc in reversed(self.scopes):
-                if e.name in sc:
-                    return isinstance(sc[e.name], (TileBuffer, CopyFuture)) or not isinstance(
-                        sc[e.name], (Value, Bounded)
-                    )
+        if isinstance(e, A.Name):  # a tensor, a buffer, a future or a named view
+            return e.name in self.host.tensors or not isinstance(self.binding(e.name), (Value, Bounded, type(None)))
         return False
 
     def lookup_local(self, name: str) -> Value | None:
-        for sc in reversed(self.scopes):
-            if name in sc:
-                v = sc[name]
-                return v if isinstance(v, Value) and isinstance(v.expr, E.Var) else None
-        return None
+        v = self.binding(name)
+        return v if isinstance(v, Value) and isinstance(v.expr, E.Var) else None
 
     def bind_local(self, name: str, value: Value) -> None:
         for sc in reversed(self.scopes):
@@ -400,14 +388,7 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
         return var
 
     def mask(self, index: tuple[E.Expr, ...], ptr: N.Pointer, node: A.Node) -> E.Var | None:
-        terms: list[E.Expr] = []
-        for i, extent in zip(index, ptr.extents, strict=True):
-            terms.append(E.Bin(">=", i, E.Const(0)))
-            terms.append(E.Bin("<", i, extent))
-        m = E.conj(self.mask_terms(terms + self.pred + self.padding))
-        if isinstance(m, E.Const) and m.value:
-            return None
-        return self.named(m, "mask", node)
+        return self.mask_of(self.in_tensor(list(index), ptr.extents, ()), node, self.padding)
 
     def mask_terms(self, terms: list[E.Expr]) -> list[E.Expr]:
         """The terms of a mask, each once, written with the named offsets, without those that
@@ -428,8 +409,6 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             return False
         arg = self.args.get(t.rhs.name)
         host = self.grid_of.get(t.lhs.name)
-        if isinstance(host, E.Var) and isinstance(arg, N.Scalar) and isinstance(arg.host, E.Var):
-            return arg.host.name == host.name
         return isinstance(arg, N.Scalar) and host is not None and E.same(arg.host, host)
 
     def load(self, at: A.At, want: str | None) -> Value:

@@ -53,16 +53,20 @@ class Loops:
             raise NotLifted("a with whose names are related by 'where'", s)
         scope: dict[str, Any] = {}
         for w in s.withins:
-            names = w.vars if w.vars is not None else [w.name]
-            extents = self.extents(w.shape)
-            if w.vars is not None and w.name is not None or len(names) != len(extents):
-                raise NotLifted("a with over a shape of this form", w)
-            for nm, ext in zip(names, extents, strict=True):
+            for nm, ext in self.named_extents(w):
                 if nm is not None:
                     scope[nm] = WithName(ext)
         self.scopes.append(scope)
         self.stmt(s.body)
         self.scopes.pop()
+
+    def named_extents(self, w: A.Within) -> list[tuple[str | None, E.Expr]]:
+        """``i in n`` / ``{a, b} in [n, m]``: each name with its extent."""
+        names = w.vars if w.vars is not None else [w.name]
+        extents = self.extents(w.shape)
+        if w.vars is not None and w.name is not None or len(names) != len(extents):
+            raise NotLifted("a loop or with over a shape of this form", w)
+        return list(zip(names, extents, strict=True))
 
     def extents(self, shape: A.Expr) -> list[E.Expr]:
         items = shape.items if isinstance(shape, A.MdspanLit) else [shape]
@@ -85,11 +89,7 @@ class Loops:
                 stop = E.fold(w.extent + self.extents(it.hi)[0]) if it.hi is not None else w.extent
                 out.append(Counter(it.alias or it.name, start, stop, w.extent))
                 continue
-            names = it.vars if it.vars is not None else [it.name]
-            extents = self.extents(it.shape)
-            if it.vars is not None and it.name is not None or len(names) != len(extents):
-                raise NotLifted("a loop over a shape of this form", it)
-            for nm, ext in zip(names, extents, strict=True):
+            for nm, ext in self.named_extents(it):
                 out.append(Counter(nm or "_", E.Const(0), ext, ext))
         return out
 

@@ -19,13 +19,11 @@ from typing import Any
 
 from ..errors import CroqLoweringError, Diagnostic
 from ..frontend import ast as A
-from ..sema.tma_rules import static_reasons, swizzle_reason
+from ..sema.tma_rules import static_reasons, swizzle_bytes, swizzle_reason
 from ..sema.types import TYPES
 from ..tir import expr as E
 from ..tir import nodes as N
 from .terms import Region, const_int
-
-SWIZZLE_LEVELS = {0: 0, 1: 32, 2: 64, 3: 128}  # tutorial levels 0..3, or bytes (LANGUAGE.md 7.8)
 
 
 @dataclass(frozen=True)
@@ -52,8 +50,7 @@ class TmaCopies:
     def swizzle(self, s: A.DmaStmt) -> int | None:
         for a in s.attrs:
             if a.name == "swiz":
-                v = a.args[0] if a.args else 0
-                return SWIZZLE_LEVELS.get(v, v) or None
+                return swizzle_bytes(a.args[0] if a.args else 0)
         return None
 
     def tma_box(self, window: Region, extents: tuple[int, ...], s: A.DmaStmt) -> tuple[int, ...] | str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.printer import Printer
+from ..sema.tma_rules import swizzle_bytes
 from ..sema.types import TYPES
 from . import exprs as X
 from .owners import check_moved, mma_owners, value_owners, view_owners
@@ -544,13 +545,6 @@ def _swizzle_bytes(attrs: list[A.DmaAttr]) -> int | None:
         if a.name == "swiz":
             return swizzle_bytes(a.args[0] if a.args else 0)
     return None
-
-
-def swizzle_bytes(v: int | None) -> int | None:
-    """Normalise ``.swiz<N>``: tutorial levels 0..3 (none, 32, 64, 128 B) or bytes."""
-    if v is None:
-        return None
-    return {0: 0, 1: 32, 2: 64, 3: 128}.get(v, v) or None
 
 
 def _reshaping_copy(self: KernelLowering, s: A.DmaStmt) -> None:

@@ -7,6 +7,13 @@ from __future__ import annotations
 MAX_BOX = 256
 
 
+def swizzle_bytes(v: int | None) -> int | None:
+    """Normalise ``.swiz<N>``: tutorial levels 0..3 (none, 32, 64, 128 B) or bytes (LANGUAGE.md 7.8)."""
+    if v is None:
+        return None
+    return {0: 0, 1: 32, 2: 64, 3: 128}.get(v, v) or None
+
+
 def static_reasons(rank: int, box: list[int], elem_bytes: int, swizzle: int | None) -> list[str]:
     """Why a copy with this box can never use a TMA descriptor (empty: it can)."""
     out: list[str] = []
