@@ -87,7 +87,12 @@ def load_gemm(p: Path, fn: str, dtype: str, schedule: str):  # noqa: ANN201
 
 
 def bench_gemms(
-    shapes: list[int], shared: str | None, rounds: int, only: set[str] | None = None, dtype: str = "f16"
+    shapes: list[int],
+    shared: str | None,
+    rounds: int,
+    only: set[str] | None = None,
+    dtype: str = "f16",
+    with_auto: bool = True,
 ) -> list[dict[str, object]]:
     import torch
     import triton
@@ -104,7 +109,8 @@ def bench_gemms(
         else:
             p = REPO / path
         funcs[label] = (load_gemm(p, fn, dtype, "source"), chunked)
-        funcs[label + " auto"] = (load_gemm(p, fn, dtype, "auto"), chunked)
+        if with_auto:
+            funcs[label + " auto"] = (load_gemm(p, fn, dtype, "auto"), chunked)
     rows: list[dict[str, object]] = []
     for n in shapes:
         torch.manual_seed(n)
@@ -411,6 +417,7 @@ def main() -> int:
     )
     ap.add_argument("--forms", action="store_true", help="time every GEMM form of tests/programs/gemm_forms")
     ap.add_argument("--schedules", default="auto", help="with --forms: comma-separated schedules")
+    ap.add_argument("--source-only", action="store_true", help="the ladder's source-schedule rows only")
     args = ap.parse_args()
 
     shared = os.environ.get("CROQ2TRITON_SHARED") or (
@@ -438,7 +445,9 @@ def main() -> int:
     gemm = [
         row
         for dt in ([] if args.no_gemm else args.dtypes.split(","))
-        for row in bench_gemms([int(s) for s in args.shapes.split(",")], shared, args.rounds, only, dt)
+        for row in bench_gemms(
+            [int(s) for s in args.shapes.split(",")], shared, args.rounds, only, dt, not args.source_only
+        )
     ]
     elem = bench_elementwise(args.rounds) if only is None else []
     info["clocks_after"] = smi()

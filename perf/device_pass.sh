@@ -6,6 +6,8 @@
 #   perf/device_pass.sh bench      # perf/bench.py: the forms and the f16 ladder
 #   perf/device_pass.sh epilogues  # the GEMMs with epilogues: their tests on the GPU, then their speed
 #   perf/device_pass.sh copies     # the copy kernels the tile IR lifts (lift/copies.py, lift/loops.py)
+#   perf/device_pass.sh source     # the source schedule of the contractions: the ladder, then the forms
+#   perf/device_pass.sh source_tests  # their correctness on the GPU (forms, pipelines, examples)
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
@@ -52,6 +54,28 @@ case "${1:-tests}" in
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_every_kernel_runs.py \
       -k "dma or copy or chunkat or foreach or para_list or parallel_add or tiled_add or hetero or fp8_ops" \
       2>&1 | tail -4 | tee -a "$OUT/copies.txt" || status=1
+    ;;
+  source)
+    timeout 330 python3 perf/bench.py --dtypes f16 --shapes 4096,8192 --rounds 3 --json "$OUT/ladder.json" \
+      --md "$OUT/ladder.md" 2>&1 | tail -30 | tee "$OUT/ladder.txt" || status=1
+    timeout 240 python3 perf/bench.py --forms --schedules source --shapes 4096,8192 --rounds 1 \
+      --json "$OUT/forms_source.json" --md "$OUT/forms_source.md" 2>&1 | tail -45 | tee "$OUT/forms_source.txt" || status=1
+    ;;
+  source_compare)
+    # the source schedule of the contractions against the older lowering of the same kernels, one run
+    for path in older contraction; do
+      if [ $path = older ]; then export CROQ2TRITON_NO_CONTRACTION=1; else unset CROQ2TRITON_NO_CONTRACTION; fi
+      timeout 200 python3 perf/bench.py --dtypes f16 --shapes 4096,8192 --rounds 3 --only v0,v1,v2,v3,seed,wgmma_ss \
+        --source-only --json "$OUT/ladder_$path.json" --md "$OUT/ladder_$path.md" 2>&1 | tail -16 \
+        | tee "$OUT/ladder_$path.txt" || status=1
+    done
+    unset CROQ2TRITON_NO_CONTRACTION
+    ;;
+  source_tests)
+    timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_gemm_forms.py -k "computes and source" \
+      2>&1 | tail -4 | tee "$OUT/source_tests.txt" || status=1
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_pipelines.py tests/test_lower_examples.py \
+      tests/test_schedules_agree.py 2>&1 | tail -4 | tee -a "$OUT/source_tests.txt" || status=1
     ;;
 esac
 echo "after: $(clocks)" | tee -a "$OUT/clocks.txt"

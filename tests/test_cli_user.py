@@ -512,16 +512,18 @@ def test_second_registration_hints_the_public_name() -> None:
 def test_tuned_names_a_parameter_the_kernel_does_not_have() -> None:
     from croq2triton.runtime.launch import CroqLaunchError, tuned
 
-    mod = croq2triton.load(EXAMPLES / "gemm_v2.co")
+    vadd = croq2triton.load(EXAMPLES / "vadd.co")  # an elementwise kernel: no pipeline, no program order
+    x, y = torch.randn(100), torch.randn(100)
+    with pytest.raises(CroqLaunchError) as ei:
+        vadd.vadd(x, y, torch.empty(100), _launch=tuned(NUM_STAGES=2))
+    assert ei.value.format() == (
+        "error: tuned(NUM_STAGES=2): kernel 'vadd_k0' has no parameter NUM_STAGES\n"
+        "hint: its tunable parameters are num_warps, num_stages"
+    )
+    mod = croq2triton.load(EXAMPLES / "gemm_v2.co")  # a tiled contraction: both of these it has
     a, b = torch.randn(64, 64).half(), torch.randn(128, 64).half()
     c = torch.empty(64, 128).half()
-    with pytest.raises(CroqLaunchError) as ei:
-        mod.matmul(a, b, c, _launch=tuned(NUM_STAGES=2))
-    assert ei.value.format() == (
-        "error: tuned(NUM_STAGES=2): kernel 'matmul_k0' has no parameter NUM_STAGES\n"
-        "hint: its tunable parameters are GROUP_M, num_warps, num_stages"
-    )
-    mod.matmul(a, b, c, _launch=tuned(GROUP_M=2, num_stages=1))  # these it has
+    mod.matmul(a, b, c, _launch=tuned(GROUP_M=2, NUM_STAGES=2, num_stages=1))
     torch.testing.assert_close(c.float(), a.float() @ b.float().T, atol=2e-2, rtol=1e-2)
 
 

@@ -223,11 +223,31 @@ def _persistent_ref(c: torch.Tensor, tiles: list[tuple[int, int]]) -> torch.Tens
 
 @pytest.mark.parametrize("func", ["matmul_persis_sta_sm86", "matmul_persis_colmajor_sm86"])
 def test_ampere_persistent(func: str) -> None:
+    # a persistent tile loop over 16 x 16 tiles that is a proved contraction: tiled (both schedules)
+    # with a persistent grid of its own, so the whole output is written by the full launch
+    m, n, k = PERSIS_MNK
+    a, b = _sm86_inputs(125, m, n, k)
+    out = poisoned(m, n, dtype=F16)
+    mod = load_co(CORPUS / "upstream/tests/gpu/end2end/ampere_mma.co")
+    assert not mod.__croq_translation__.legacy[func] and "_rt.num_sms" in mod.__croq_source__
+    getattr(mod, func)(a, b, out)
+    assert_close(out, nt(a, b), atol=gemm_tol(k), rtol=1e-2)
+
+
+@pytest.mark.parametrize("func", ["matmul_persis_sta_sm86", "matmul_persis_colmajor_sm86"])
+def test_ampere_persistent_as_written(func: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the older lowering of the same kernels (CROQ2TRITON_NO_CONTRACTION=1): the tiles its first four
+    # programs own, in the order the source walks them
+    monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
     m, n, k = PERSIS_MNK
     tm, tn = math.ceil(m / 16), math.ceil(n / 16)
     a, b = _sm86_inputs(125, m, n, k)
     out = poisoned(m, n, dtype=F16)
-    fn("ampere_mma.co", func)(a, b, out, _launch=first_programs(4))
+    from croq2triton.api import load
+
+    written = load(E2E / "ampere_mma.co")  # not the cached module: this one is translated as written
+    assert written.__croq_translation__.legacy[func] == [f"{func}_k0"]
+    getattr(written, func)(a, b, out, _launch=first_programs(4))
     if func == "matmul_persis_sta_sm86":
         tiles = [(t // tn, t % tn) for t in PERSIS_TILES]
     else:

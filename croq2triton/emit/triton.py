@@ -175,7 +175,9 @@ class KernelEmitter:
         p = s.pipeline
         stages = name(p.stages) if isinstance(p.stages, str) else ast.Constant(p.stages)
         kw: dict[str, ast.expr] = {"num_stages": stages}
-        if p.warp_specialize:
+        if isinstance(p.warp_specialize, str):
+            kw["warp_specialize"] = name(p.warp_specialize)
+        elif p.warp_specialize:
             kw["warp_specialize"] = ast.Constant(True)
         return call("tl.range", *bounds, **kw)
 

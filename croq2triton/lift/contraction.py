@@ -28,6 +28,7 @@ the kernel is lowered as written.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from itertools import count
 
 from ..frontend import ast as A
@@ -39,6 +40,7 @@ from .host import HostScope
 from .notlifted import NotLifted
 from .proof import prove
 from .roles import EVENT_ONLY, Roles
+from .stated import stated
 from .terms import (
     AccRead,
     Bounded,
@@ -920,7 +922,8 @@ def analyse(top: A.Parallel, host: HostScope, prelude: list[A.Stmt] | None = Non
     it = Interpreter(top, host)
     it.host_prelude(prelude or [])
     it.run()
-    return prove(it, top)
+    c = prove(it, top)
+    return replace(c, stated=stated(top, host.constants, set(host.tensors), c.line))
 
 
 def _summands(e: A.Expr) -> list[A.Expr]:

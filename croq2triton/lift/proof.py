@@ -491,8 +491,15 @@ def _source_tile(
 
     def per_block(e: E.Expr) -> int:
         lin = E.linear(e, spatial)
-        block = [c for name, c in (lin[0].items() if lin else []) if _const(spatial[name]) is None]
-        return block[0] if block else 1
+        if lin is None:
+            return 1
+        coef = lin[0]
+        # the step of a block index (a parallel index of the block level, or a tile index of run-time extent)
+        block = [c for name, c in coef.items() if name in it.block_vars or _const(spatial[name]) is None]
+        if block:
+            return min(block)
+        # one program writes it all: the span of the lane and element indices
+        return 1 + sum(c * (int(_const(spatial[name])) - 1) for name, c in coef.items())  # type: ignore[arg-type]
 
     bk = max(it.ksteps) if it.ksteps else 1
     return per_block(index[od["x"]]), per_block(index[od["y"]]), bk

@@ -255,7 +255,8 @@ class FunctionLowering:
                 scope = self.host_scope()
                 prelude = [x for x in self.fn.body if x.span and top.span and x.span.line < top.span.line]
                 c = analyse(top, scope, prelude)
-                tiled = tile_contraction(c, policy.auto(c), scope, name, top.span.line if top.span else 0)
+                schedule = policy.auto(c) if self.schedule == "auto" else policy.source(c)
+                tiled = tile_contraction(c, schedule, scope, name, top.span.line if top.span else 0)
                 source = emit_kernel(tiled.kernel, self.src_name)
         except (NotLifted, NotTiled) as e:
             if os.environ.get("CROQ2TRITON_EXPLAIN"):  # why a kernel is not tiled as a GEMM
@@ -355,7 +356,7 @@ class FunctionLowering:
                 msg = f"an index of the fragment array '{c.array}' is outside [0, {c.extent})"
                 w.line(f"_rt.host_assert(_F, 0 <= {ix.code} < {c.extent}, {msg!r}, {line})", c.index.span)
             name = f"{self.fn.name}_k{self.kernel_count - 1}"
-            tiled = self.lift_contraction(s, name) if self.schedule == "auto" else False
+            tiled = self.lift_contraction(s, name)
             if tiled is True:
                 return
             if isinstance(tiled, str):  # tiled under a condition on the sizes: the kernel as written otherwise

@@ -212,7 +212,11 @@ class GemmBuilder:
         else:
             loop.append(N.Dot(acc, a_op, b_op, acc, precision, out_dtype, a_k_first, not b_k_first, line=c.line))
         self.constexpr("NUM_STAGES", s.num_stages, True)  # a tuning sweep may vary the pipeline's depth
-        pipe = N.Pipeline("NUM_STAGES", warp_specialize=s.warp_specialize)
+        ws: bool | str = False
+        if s.warp_specialize:  # the source's warp roles: the launcher passes the runtime's switch
+            self.constexpr("WARP_SPECIALIZE", False)
+            ws = "WARP_SPECIALIZE"
+        pipe = N.Pipeline("NUM_STAGES", warp_specialize=ws)
         k_steps = E.CDiv(k_ext, E.Const(s.block_k))
         tile_body.append(N.For(kt, E.Const(0), k_steps, E.Const(1), loop, pipe, (acc,), line=c.line))
 
@@ -423,6 +427,8 @@ class GemmBuilder:
                 if a.name == "NUM_SMS":
                     self.launch.insert(0, f"_{k}_NUM_SMS = _rt.num_sms(_dev)")
                     consts.append(f"NUM_SMS=_{k}_NUM_SMS")
+                elif a.name == "WARP_SPECIALIZE":  # off unless CROQ2TRITON_WARP_SPECIALIZE=1 (runtime/launch.py)
+                    consts.append("WARP_SPECIALIZE=_rt.WARP_SPECIALIZE")
                 elif a.name.startswith("TMA_"):
                     consts.append(f"{a.name}=_{k}_{a.name}")
                 else:

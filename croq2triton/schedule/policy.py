@@ -43,3 +43,56 @@ def auto(c: Contraction) -> Schedule:
     # torch._scaled_mm at 4096^3 (two runs), the masked store 1.030 (perf/RESULTS.md 2026-12-01)
     wide_out = BYTES.get(c.out.elem, 2) == 4
     return Schedule(128, 256, block_k, tma_store=not (width == 1 and wide_out))
+
+
+# ---------------------------------------------------------------- the source schedule
+SOURCE_K_STEP = 32  # a per-element K loop states no K tile: read K in steps of 32 (as the older lowering did)
+DEFAULT_STAGES = 3  # a loop the source does not pipeline: what Triton gives a loop without num_stages
+MAX_ACC_REGISTERS = 128  # f32 accumulator registers a thread may hold before warps are added
+
+
+def _pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+def source(c: Contraction) -> Schedule:
+    """The schedule the ``.co`` states: its block tile (rows at least one warpgroup's 64, columns and
+    K steps at least the 16 a tensor-core dot needs, 32 for 8-bit operands; a K step rounded up to a
+    power of two; rows or columns that are not powers of two: :class:`NotTiled`), its stage ring's depth, the warps of the units that execute its MMA
+    (at least one warpgroup), TMA where it uses ``tma.copy``, and a persistent grid where it walks
+    output tiles in a loop of its own.  Where the accumulator would take more than
+    ``MAX_ACC_REGISTERS`` registers a thread, warps are added (the source's warpgroups hold it in
+    registers of their own; Triton spills instead).  The program order is groups of 8 row tiles
+    (it does not change results; the older lowering's choice, kept)."""
+    if c.scales:
+        raise NotTiled("a block-scaled contraction (the kernel as written: schedule/policy.py auto)")
+    st = c.stated
+    width = max(BYTES.get(c.a.elem, 2), BYTES.get(c.b.elem, 2))
+    rows, cols, k_step = c.source_tile
+    if rows & (rows - 1) or cols & (cols - 1):
+        # rounded up, tutorial v4's 128 x 192 tile ran at 0.53 of cuBLAS at 8192^3 (as 128 x 256, 2 stages,
+        # 8 warps; perf/RESULTS.md 2026-12-01 23:13), split into 128 + 64 column pieces by the older
+        # lowering at 0.83 (2026-11-30 02:44): a tile that is not a power of two stays with the kernel as written
+        raise NotTiled(f"a {rows} x {cols} source tile (not powers of two: the kernel as written splits it)")
+    block_m = max(64, _pow2(rows))
+    block_n = max(16, _pow2(cols))
+    block_k = max(32 if width == 1 else 16, _pow2(k_step) if k_step > 1 else SOURCE_K_STEP)
+    warps = min(8, max(4, _pow2(-(-st.threads // 32)))) if st.threads else 4
+    while block_m * block_n > MAX_ACC_REGISTERS * 32 * warps and warps < 16:
+        warps *= 2
+    return Schedule(
+        block_m,
+        block_n,
+        block_k,
+        num_stages=st.stages or DEFAULT_STAGES,
+        num_warps=warps,
+        group_m=8,
+        persistent=st.persistent and not (c.batched or c.group is not None),
+        tma=st.tma,
+        tma_store=st.tma_store,
+        warp_specialize=st.roles,
+        origin="source",
+    )

@@ -25,7 +25,7 @@ class Schedule:
     persistent: bool = True
     tma: bool = True
     tma_store: bool = True  # the epilogue as half-width TMA boxes (else one masked store)
-    warp_specialize: bool = False
+    warp_specialize: bool = False  # ask Triton for warp specialization where the launcher's switch allows it
     origin: Literal["source", "auto", "tuned"] = "auto"
 
     def __post_init__(self) -> None:

@@ -84,6 +84,21 @@ class Scale:
 
 
 @dataclass(frozen=True)
+class Stated:
+    """What the source states about how its contraction runs (lift/stated.py reads it): the threads
+    that execute the reduction (0: not known), the slots of its stage ring (0: none), whether it
+    reads operands and writes the output through TMA, declares warp roles, and walks output tiles
+    in a loop of its own.  The source schedule is made of these (schedule/policy.py ``source``)."""
+
+    threads: int = 0
+    stages: int = 0
+    tma: bool = False
+    tma_store: bool = False
+    roles: bool = False
+    persistent: bool = False
+
+
+@dataclass(frozen=True)
 class Contraction:
     a: Operand  # free = m, inner = k
     b: Operand  # free = n, inner = k
@@ -100,6 +115,7 @@ class Contraction:
     group: Group | None = None
     scales: tuple[Scale, ...] = ()  # out = sum_k a * b * prod(scales): constant over blocks of scale_k of k
     scale_k: int = 0
+    stated: Stated = Stated()  # how the source runs it
 
     @property
     def batched(self) -> bool:

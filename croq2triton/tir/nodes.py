@@ -184,7 +184,7 @@ class Pipeline:
     """What the source states about a software pipeline, kept even where Triton collapses it."""
 
     stages: int | str  # a literal, or the name of a Constexpr argument (tunable)
-    warp_specialize: bool = False
+    warp_specialize: bool | str = False  # or the name of a Constexpr the launcher sets
     roles: tuple[str, ...] = ()  # e.g. ("producer: wg == 0", "consumer: wg >= 1")
     events: tuple[str, ...] = ()  # events with their generation counters
     ring: int = 0  # slots of the stage ring the source declares (0: none)

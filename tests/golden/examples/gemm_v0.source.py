@@ -50,39 +50,48 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def matmul_k0(
-    _grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, rhs_s1, N, output_ptr, output_s0, output_s1
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = 2 x 1 neighbouring blocks of `parallel` at gemm_v0.co:7 (coarsened: a larger lifted dot, for Hopper
-    wgmma and operand reuse).
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 32 x 32
+    tiles (schedule source; the source: 32 x 32 output tiles, K steps of 1); the schedule only changes how it runs.
     """
-    block_m = tl.program_id(0)  # gemm_v0.co:7
-    block_n = tl.program_id(1)
-    thr_m_l = tl.arange(0, 64)  # gemm_v0.co:8
-    thr_n_l = tl.arange(0, 32)
-    acc = tl.full([64, 32], 0, tl.float32)  # gemm_v0.co:9
-    dot_acc_5 = tl.zeros([64, 32], tl.float32) + acc.to(tl.float32)  # gemm_v0.co:10
-    for k0_3 in range(0, K, 32):
-        kk_4 = k0_3 + tl.arange(0, 32)
-        v_7 = tl.load(
-            lhs_ptr + (block_m * 64 + thr_m_l[:, None]) * lhs_s0 + kk_4[None, :] * lhs_s1,
-            mask=(block_m * 64 + thr_m_l[:, None] < M) & (kk_4[None, :] < K) & (kk_4 < K)[None, :],
-            other=0.0,
-        )  # gemm_v0.co:11
-        opA_6 = v_7
-        v_9 = tl.load(
-            rhs_ptr + (block_n * 32 + thr_n_l[:, None]) * rhs_s0 + kk_4[None, :] * rhs_s1,
-            mask=(block_n * 32 + thr_n_l[:, None] < N) & (kk_4[None, :] < K) & (kk_4 < K)[None, :],
-            other=0.0,
-        )
-        opB_8 = v_9
-        dot_acc_5 = tl.dot(opA_6, tl.trans(opB_8), dot_acc_5)
-    acc = dot_acc_5.to(tl.float32)  # gemm_v0.co:10
-    # per-thread dot product over K lifted to tl.dot
+    pid = tl.program_id(0)  # gemm_v0.co:7
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 32)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 32 + tl.arange(0, 32)
+    acc = tl.zeros([64, 32], tl.float32)  # gemm_v0.co:11
+    for k in tl.range(0, tl.cdiv(K, 32), num_stages=NUM_STAGES):
+        offs_k = k * 32 + tl.arange(0, 32)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # gemm_v0.co:13
     tl.store(
-        output_ptr + (block_m * 64 + thr_m_l[:, None]) * output_s0 + (block_n * 32 + thr_n_l[None, :]) * output_s1,
-        acc,
-        mask=(block_m * 64 + thr_m_l[:, None] < M) & (block_n * 32 + thr_n_l[None, :] < N),
-    )  # gemm_v0.co:13
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -102,24 +111,22 @@ def matmul(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _launch(
         matmul_k0,
-        (_rt.cdiv(M, 64), _rt.cdiv(N, 32)),
+        (_rt.cdiv(M, 64) * _rt.cdiv(N, 32),),
         [
-            _rt.cdiv(M, 64),
-            _rt.cdiv(N, 32),
+            M,
             K,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
             output,
             output.stride(0),
             output.stride(1),
         ],
-        dict(num_warps=8),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=8),
     )  # gemm_v0.co:7
     return None
 

@@ -50,6 +50,67 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def matmul_k0(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x
+    64 tiles (schedule source; the source: 64 x 128 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # gemm_v2.co:10
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # gemm_v2.co:23
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # gemm_v2.co:28
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_k0_general(
     _grid_1,
     _grid_2,
     K,
@@ -149,46 +210,89 @@ def matmul(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_k0_TMA_LHS_64X64 = _rt.tma_ok(
-        _F, "lhs", lhs, [64, 64], [_rt.idiv(M, _rt.cdiv(M, 64)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
-    )
-    _matmul_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS_64X64, _OOB_PADDING)
-    _matmul_k0_TMA_RHS_128X64 = _rt.tma_ok(
-        _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
-    )
-    _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64, _OOB_PADDING)
-    _matmul_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
-    _matmul_k0_output_desc_64x128 = _rt.tma_desc(output, [64, 128], _matmul_k0_TMA_OUTPUT_64X128, "zero")
-    _launch(
-        matmul_k0,
-        (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
-        [
-            _rt.cdiv(M, 64),
-            _rt.cdiv(N, 128),
-            K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            M,
-            _matmul_k0_lhs_desc_64x64,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            N,
-            _matmul_k0_rhs_desc_128x64,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_k0_output_desc_64x128,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64,
-            TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64,
-            TMA_OUTPUT_64X128=_matmul_k0_TMA_OUTPUT_64X128,
-            num_warps=4,
-        ),
-    )  # gemm_v2.co:10
+    # the chunkat tiles are exact: the tiled contraction
+    # gemm_v2.co:10
+    if M % 64 == 0 and K % 64 == 0 and N % 128 == 0:
+        _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+        _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
+        _matmul_k0_output_desc = _rt.tma_desc(output, [64, 64], _matmul_k0_TMA_OUTPUT, _OOB_PADDING)
+        _launch(
+            matmul_k0,
+            (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+            [
+                M,
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_k0_lhs_desc,
+                _matmul_k0_rhs_desc,
+                _matmul_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_k0_TMA_LHS,
+                TMA_RHS=_matmul_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_k0_TMA_OUTPUT,
+                num_warps=4,
+            ),
+        )
+    else:  # gemm_v2.co:10
+        _matmul_k0_general_TMA_LHS_64X64 = _rt.tma_ok(
+            _F, "lhs", lhs, [64, 64], [_rt.idiv(M, _rt.cdiv(M, 64)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+        )
+        _matmul_k0_general_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_k0_general_TMA_LHS_64X64, _OOB_PADDING)
+        _matmul_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
+            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+        )
+        _matmul_k0_general_rhs_desc_128x64 = _rt.tma_desc(
+            rhs, [128, 64], _matmul_k0_general_TMA_RHS_128X64, _OOB_PADDING
+        )
+        _matmul_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
+        _matmul_k0_general_output_desc_64x128 = _rt.tma_desc(
+            output, [64, 128], _matmul_k0_general_TMA_OUTPUT_64X128, "zero"
+        )
+        _launch(
+            matmul_k0_general,
+            (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+            [
+                _rt.cdiv(M, 64),
+                _rt.cdiv(N, 128),
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                M,
+                _matmul_k0_general_lhs_desc_64x64,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                N,
+                _matmul_k0_general_rhs_desc_128x64,
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_k0_general_output_desc_64x128,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS_64X64=_matmul_k0_general_TMA_LHS_64X64,
+                TMA_RHS_128X64=_matmul_k0_general_TMA_RHS_128X64,
+                TMA_OUTPUT_64X128=_matmul_k0_general_TMA_OUTPUT_64X128,
+                num_warps=4,
+            ),
+        )
     return None
 
 

@@ -50,82 +50,60 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def matmul_k0(
-    _grid_1,
-    _grid_2,
+    M,
     K,
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    M,
-    lhs_desc_64x64,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
+    stride_lhs0,
+    stride_lhs1,
     N,
-    rhs_desc_128x64,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
     output_ptr,
-    output_s0,
-    output_s1,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
     GROUP_M: tl.constexpr,
-    WARP_SPECIALIZE: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
     NUM_STAGES: tl.constexpr,
-    TMA_LHS_64X64: tl.constexpr,
-    TMA_RHS_128X64: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
 ):
-    """Program = one block of `parallel` at tma_pipeline_matmul.co:12."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # tma_pipeline_matmul.co:12
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
-    # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    # tma_pipeline_matmul.co:14
-    lhs_load_s = tl.zeros([64, 64], tl.float16)
-    # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    # tma_pipeline_matmul.co:15
-    rhs_load_s = tl.zeros([128, 64], tl.float16)
-    output_s = tl.zeros([64, 128], tl.float16)  # tma_pipeline_matmul.co:16
-    # warp-specialised pipeline (tma_pipeline_matmul.co:18): producer warpgroup 0, consumer warpgroup(s) 1..1 merged
-    # into one loop; events become program order
-    mc_3 = tl.full([64, 128], 0.0, tl.float32)  # tma_pipeline_matmul.co:32
-    # tma_pipeline_matmul.co:34
-    for iv_k_4 in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_64X64:  # tma_pipeline_matmul.co:23
-            tile_6 = lhs_desc_64x64.load([block_m * 64, iv_k_4 * 64])
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x
+    64 tiles (schedule source; the source: 64 x 128 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # tma_pipeline_matmul.co:12
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # tma_pipeline_matmul.co:40
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
         else:
-            mask_7 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
-            ptrs_8 = (
-                lhs_ptr
-                + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
-            )
-            tile_6 = _oob_fill(tl.load(ptrs_8, mask=mask_7, other=0.0), mask_7)
-        lhs_load_s = tile_6  # tma_pipeline_matmul.co:23
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_128X64:  # tma_pipeline_matmul.co:25
-            tile_9 = rhs_desc_128x64.load([block_n * 128, iv_k_4 * 64])
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
         else:
-            mask_10 = (block_n * 128 + tl.arange(0, 128)[:, None] < N) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
-            ptrs_11 = (
-                rhs_ptr
-                + (block_n * 128 + tl.arange(0, 128)[:, None]) * rhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * rhs_s1
-            )
-            tile_9 = _oob_fill(tl.load(ptrs_11, mask=mask_10, other=0.0), mask_10)
-        rhs_load_s = tile_9  # tma_pipeline_matmul.co:25
-        mc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc_3)  # tma_pipeline_matmul.co:40
-        # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-    output_s = mc_3.to(tl.float16)  # tma_pipeline_matmul.co:45
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # tma_pipeline_matmul.co:46
     tl.store(
-        output_ptr
-        + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
-        + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
-        output_s,
-        mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
-    )  # tma_pipeline_matmul.co:46
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -145,41 +123,38 @@ def matmul(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
-    _matmul_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
-    _matmul_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS_64X64, _OOB_PADDING)
-    _matmul_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads")
-    _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64, _OOB_PADDING)
+    _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")  # tma_pipeline_matmul.co:12
+    _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+    _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS, _OOB_PADDING)
     _launch(
         matmul_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
         [
-            _rt.cdiv(M, 64),
-            _rt.cdiv(N, 128),
+            M,
             K,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
-            _matmul_k0_lhs_desc_64x64,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
-            _matmul_k0_rhs_desc_128x64,
             output,
             output.stride(0),
             output.stride(1),
+            _matmul_k0_lhs_desc,
+            _matmul_k0_rhs_desc,
         ],
         dict(
             GROUP_M=8,
-            WARP_SPECIALIZE=_matmul_k0_WARP_SPECIALIZE,
+            TMA_LHS=_matmul_k0_TMA_LHS,
+            TMA_RHS=_matmul_k0_TMA_RHS,
             NUM_STAGES=5,
-            TMA_LHS_64X64=_matmul_k0_TMA_LHS_64X64,
-            TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64,
+            WARP_SPECIALIZE=_rt.WARP_SPECIALIZE,
             num_warps=4,
         ),
-    )  # tma_pipeline_matmul.co:12
+    )
     return None
 
 

@@ -50,46 +50,49 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def matmul_k0(
-    _grid_1, _grid_2, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, rhs_s1, N, output_ptr, output_s0, output_s1
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = 2 x 1 neighbouring blocks of `parallel` at matmul_f16_v1_shared_memory.co:15 (coarsened: a larger
-    lifted dot, for Hopper wgmma and operand reuse).
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 32 x
+    128 tiles (schedule source; the source: 32 x 32 output tiles, K steps of 128); the schedule only changes how it
+    runs.
     """
-    block_m = tl.program_id(0)  # matmul_f16_v1_shared_memory.co:15
-    block_n = tl.program_id(1)
-    thr_m_l = tl.arange(0, 64)  # matmul_f16_v1_shared_memory.co:16
-    thr_n_l = tl.arange(0, 32)
-    lhs_s = tl.zeros([64, 128], tl.float16)  # matmul_f16_v1_shared_memory.co:17
-    rhs_s = tl.zeros([32, 128], tl.float16)  # matmul_f16_v1_shared_memory.co:18
-    acc = tl.full([64, 32], 0, tl.float32)  # matmul_f16_v1_shared_memory.co:19
-    for iv_k_3 in range(0, tl.cdiv(K, 128)):  # matmul_f16_v1_shared_memory.co:20
-        mask_5 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (
-            iv_k_3 * 128 + tl.arange(0, 128)[None, :] < K
-        )  # matmul_f16_v1_shared_memory.co:21
-        ptrs_6 = (
-            lhs_ptr
-            + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
-            + (iv_k_3 * 128 + tl.arange(0, 128)[None, :]) * lhs_s1
-        )
-        tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
-        lhs_s = tile_4
-        mask_8 = (block_n * 32 + tl.arange(0, 32)[:, None] < N) & (
-            iv_k_3 * 128 + tl.arange(0, 128)[None, :] < K
-        )  # matmul_f16_v1_shared_memory.co:22
-        ptrs_9 = (
-            rhs_ptr
-            + (block_n * 32 + tl.arange(0, 32)[:, None]) * rhs_s0
-            + (iv_k_3 * 128 + tl.arange(0, 128)[None, :]) * rhs_s1
-        )
-        tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
-        rhs_s = tile_7
-        acc = tl.dot(lhs_s, tl.trans(rhs_s), acc)  # matmul_f16_v1_shared_memory.co:24
-        # per-thread dot product over a whole shared tile lifted to tl.dot
+    pid = tl.program_id(0)  # matmul_f16_v1_shared_memory.co:15
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 32)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 32 + tl.arange(0, 32)
+    acc = tl.zeros([64, 32], tl.float32)  # matmul_f16_v1_shared_memory.co:25
+    for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # matmul_f16_v1_shared_memory.co:27
     tl.store(
-        output_ptr + (block_m * 64 + thr_m_l[:, None]) * output_s0 + (block_n * 32 + thr_n_l[None, :]) * output_s1,
-        acc,
-        mask=(block_m * 64 + thr_m_l[:, None] < M) & (block_n * 32 + thr_n_l[None, :] < N),
-    )  # matmul_f16_v1_shared_memory.co:27
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -111,24 +114,22 @@ def matmul(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _launch(
         matmul_k0,
-        (_rt.cdiv(M, 64), _rt.cdiv(N, 32)),
+        (_rt.cdiv(M, 64) * _rt.cdiv(N, 32),),
         [
-            _rt.cdiv(M, 64),
-            _rt.cdiv(N, 32),
+            M,
             K,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
             output,
             output.stride(0),
             output.stride(1),
         ],
-        dict(num_warps=8),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=8),
     )  # matmul_f16_v1_shared_memory.co:15
     return None
 

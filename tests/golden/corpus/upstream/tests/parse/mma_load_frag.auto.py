@@ -70,7 +70,7 @@ def mma_load_frag_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
-    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
     """
     pid = tl.program_id(0)  # mma_load_frag.co:5
     num_pid_m = 1

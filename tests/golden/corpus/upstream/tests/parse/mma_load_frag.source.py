@@ -49,17 +49,46 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def mma_load_frag_k0(lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1):
-    """Program = one block of `parallel` at mma_load_frag.co:5."""
-    mc_1 = tl.full([16, 16], 0.0, tl.float32)  # mma_load_frag.co:6
-    # mma_load_frag.co:7
-    tile_2 = tl.load(lhs_ptr + tl.arange(0, 16)[:, None] * lhs_s0 + tl.arange(0, 16)[None, :] * lhs_s1)
-    # mma_load_frag.co:8
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 16)[:, None] * rhs_s0 + tl.arange(0, 16)[None, :] * rhs_s1)
-    mc_1 = tl.dot(tile_2, tile_3, mc_1)  # mma_load_frag.co:9
+def mma_load_frag_k0(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 16 x 16
+    tiles (schedule source; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # mma_load_frag.co:5
+    num_pid_m = 1
+    num_pid_n = 1
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 16 + tl.arange(0, 16)
+    acc = tl.zeros([64, 16], tl.float32)  # mma_load_frag.co:9
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < 16) & (offs_k[None, :] < 16)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 16) & (offs_n[None, :] < 16)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 16) & (offs_n[None, :] < 16)  # mma_load_frag.co:10
     tl.store(
-        output_ptr + tl.arange(0, 16)[:, None] * output_s0 + tl.arange(0, 16)[None, :] * output_s1, mc_1.to(tl.float16)
-    )  # mma_load_frag.co:10
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )
 
 
 def mma_load_frag(lhs, rhs, *, _launch=None):
@@ -89,7 +118,7 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # mma_load_frag.co:5
     return output  # mma_load_frag.co:12
 

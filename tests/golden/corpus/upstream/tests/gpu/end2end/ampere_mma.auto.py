@@ -72,7 +72,7 @@ def matmul_group_rc_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
-    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
     """
     pid = tl.program_id(0)  # ampere_mma.co:16
     num_pid_m = 1
@@ -338,8 +338,8 @@ def matmul_fusion_scalar_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = f(a @ b), f element-wise (line 94) (a contraction: croq2triton/lift/contraction.py proves
-    it), here over 128 x 256 x 64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule
-    only changes how it runs.
+    it), here over 128 x 256 x 64 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the
+    schedule only changes how it runs.
     """
     pid = tl.program_id(0)  # ampere_mma.co:84
     num_pid_m = 1
@@ -627,7 +627,8 @@ def mma_m8n8k16_s8_s32_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
-    128 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    128 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it
+    runs.
     """
     pid = tl.program_id(0)  # ampere_mma.co:266
     num_pid_m = 1
@@ -743,7 +744,7 @@ def mma_m16n8k8_f16_f32_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
-    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 8); the schedule only changes how it runs.
+    tiles (schedule auto; the source: 32 x 16 output tiles, K steps of 8); the schedule only changes how it runs.
     """
     pid = tl.program_id(0)  # ampere_mma.co:292
     num_pid_m = 1

@@ -52,32 +52,45 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def matmul_group_rc_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:16."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:16
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(4 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([32, 32], 0.0, tl.float32)  # ampere_mma.co:17
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
-    )  # ampere_mma.co:20
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
-    )  # ampere_mma.co:21
-    mc_1 = tl.dot(tile_2, tile_3, mc_1)  # ampere_mma.co:22
-    # the loop over 'k' splits K into 16 pieces: folded into the dot above
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 32 x 16
+    tiles (schedule source; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:16
+    num_pid_m = 2
+    num_pid_n = 8
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 32 + tl.arange(0, 32)
+    acc = tl.zeros([64, 32], tl.float32)  # ampere_mma.co:22
+    for k in tl.range(0, 16, num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:24
     tl.store(
-        output_ptr
-        + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
-        mc_1.to(tl.float16),
-    )  # ampere_mma.co:24
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )
 
 
 def matmul_group_rc(lhs, rhs, *, _launch=None):
@@ -95,7 +108,7 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:12
     _launch(
         matmul_group_rc_k0,
-        (32,),
+        (16,),
         [
             lhs,
             lhs.stride(0),
@@ -107,7 +120,7 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # ampere_mma.co:16
     return output  # ampere_mma.co:28
 
@@ -240,33 +253,47 @@ def matmul_pipeline(lhs, rhs, *, _launch=None):
 
 @triton.jit
 def matmul_fusion_scalar_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, bias, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    bias,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:84."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:84
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(4 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    mc_1 = tl.full([32, 32], 0.0, tl.float32)  # ampere_mma.co:86
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
-    )  # ampere_mma.co:88
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
-    )  # ampere_mma.co:89
-    mc_1 = tl.dot(tile_2, tile_3, mc_1)  # ampere_mma.co:90
-    # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    mc_1 = mc_1 + tl.cast(bias, tl.float32)  # ampere_mma.co:92
+    """The .co computes out = f(a @ b), f element-wise (line 94) (a contraction: croq2triton/lift/contraction.py proves
+    it), here over 64 x 32 x 16 tiles (schedule source; the source: 32 x 32 output tiles, K steps of 16); the
+    schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:84
+    num_pid_m = 2
+    num_pid_n = 8
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 32 + tl.arange(0, 32)
+    acc = tl.zeros([64, 32], tl.float32)  # ampere_mma.co:90
+    for k in tl.range(0, 16, num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:94
     tl.store(
-        output_ptr
-        + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
-        mc_1.to(tl.float16),
-    )  # ampere_mma.co:94
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        (acc + tl.cast(bias, tl.float32)).to(tl.float16),
+        mask=mask_c,
+    )
 
 
 def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
@@ -285,7 +312,7 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:80
     _launch(
         matmul_fusion_scalar_k0,
-        (32,),
+        (16,),
         [
             lhs,
             lhs.stride(0),
@@ -293,12 +320,12 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            bias,
             output,
             output.stride(0),
             output.stride(1),
+            bias,
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # ampere_mma.co:84
     return output  # ampere_mma.co:98
 
@@ -445,32 +472,41 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
 
 @triton.jit
 def mma_m8n8k16_s8_s32_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:266."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:266
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(8 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([16, 16], 0, tl.int32)  # ampere_mma.co:267
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
-    )  # ampere_mma.co:270
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1
-    )  # ampere_mma.co:271
-    mc_1 = tl.dot(tile_2, tile_3, mc_1, out_dtype=tl.int32)  # ampere_mma.co:272
-    # the loop over 'k' splits K into 4 pieces: folded into the dot above
-    tl.store(
-        output_ptr
-        + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * output_s0
-        + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * output_s1,
-        mc_1,
-    )  # ampere_mma.co:274
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 16 x 32
+    tiles (schedule source; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:266
+    num_pid_m = 2
+    num_pid_n = 8
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 16 + tl.arange(0, 16)
+    acc = tl.zeros([64, 16], tl.int32)  # ampere_mma.co:272
+    for k in tl.range(0, 2, num_stages=NUM_STAGES):
+        offs_k = k * 32 + tl.arange(0, 32)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # ampere_mma.co:274
+    tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
 def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
@@ -488,7 +524,7 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # ampere_mma.co:264
     _launch(
         mma_m8n8k16_s8_s32_k0,
-        (64,),
+        (16,),
         [
             lhs,
             lhs.stride(0),
@@ -500,39 +536,48 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # ampere_mma.co:266
     return output  # ampere_mma.co:277
 
 
 @triton.jit
 def mma_m16n8k8_f16_f32_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:292."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:292
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(2 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([32, 16], 0.0, tl.float32)  # ampere_mma.co:293
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
-    )  # ampere_mma.co:296
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1
-    )  # ampere_mma.co:297
-    mc_1 = tl.dot(tile_2, tile_3, mc_1)  # ampere_mma.co:298
-    # the loop over 'k' splits K into 8 pieces: folded into the dot above
-    tl.store(
-        output_ptr
-        + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * output_s1,
-        mc_1,
-    )  # ampere_mma.co:300
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 16 x 16
+    tiles (schedule source; the source: 32 x 16 output tiles, K steps of 8); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:292
+    num_pid_m = 1
+    num_pid_n = 8
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 16 + tl.arange(0, 16)
+    acc = tl.zeros([64, 16], tl.float32)  # ampere_mma.co:298
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < 64) & (offs_k[None, :] < 64)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 64) & (offs_n[None, :] < 128)  # ampere_mma.co:300
+    tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
 def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
@@ -550,7 +595,7 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (64, 128), torch.float32, _dev, None)  # ampere_mma.co:290
     _launch(
         mma_m16n8k8_f16_f32_k0,
-        (16,),
+        (8,),
         [
             lhs,
             lhs.stride(0),
@@ -562,68 +607,55 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # ampere_mma.co:292
     return output  # ampere_mma.co:303
 
 
 @triton.jit
 def matmul_f16_sm86_k0(
-    _grid_1,
-    _grid_2,
+    M,
     K,
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    M,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
+    stride_lhs0,
+    stride_lhs1,
     N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
     output_ptr,
-    output_s0,
-    output_s1,
+    stride_output0,
+    stride_output1,
     GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:385."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:385
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
-    output_s = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:386
-    mc_3 = tl.full([16, 16], 0.0, tl.float32)  # ampere_mma.co:388
-    for iv_k_4 in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:389
-        lhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:390
-        mask_6 = (block_m * 16 + tl.arange(0, 16)[:, None] < M) & (iv_k_4 * 16 + tl.arange(0, 16)[None, :] < K)
-        ptrs_7 = (
-            lhs_ptr
-            + (block_m * 16 + tl.arange(0, 16)[:, None]) * lhs_s0
-            + (iv_k_4 * 16 + tl.arange(0, 16)[None, :]) * lhs_s1
-        )
-        tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-        lhs_load_s_data = tile_5
-        rhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:391
-        mask_9 = (block_n * 16 + tl.arange(0, 16)[:, None] < N) & (iv_k_4 * 16 + tl.arange(0, 16)[None, :] < K)
-        ptrs_10 = (
-            rhs_ptr
-            + (block_n * 16 + tl.arange(0, 16)[:, None]) * rhs_s0
-            + (iv_k_4 * 16 + tl.arange(0, 16)[None, :]) * rhs_s1
-        )
-        tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        rhs_load_s_data = tile_8
-        mc_3 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_3)  # ampere_mma.co:396
-        # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
-    output_s = mc_3.to(tl.float16)  # ampere_mma.co:399
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 16 x 16
+    tiles (schedule source; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:385
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 16)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 16 + tl.arange(0, 16)
+    acc = tl.zeros([64, 16], tl.float32)  # ampere_mma.co:396
+    for k in tl.range(0, tl.cdiv(K, 16), num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:401
     tl.store(
-        output_ptr
-        + (block_m * 16 + tl.arange(0, 16)[:, None]) * output_s0
-        + (block_n * 16 + tl.arange(0, 16)[None, :]) * output_s1,
-        output_s,
-        mask=(block_m * 16 + tl.arange(0, 16)[:, None] < M) & (block_n * 16 + tl.arange(0, 16)[None, :] < N),
-    )  # ampere_mma.co:401
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )
 
 
 def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
@@ -645,85 +677,70 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _launch(
         matmul_f16_sm86_k0,
-        (_rt.cdiv(M, 16) * _rt.cdiv(N, 16),),
+        (_rt.cdiv(M, 64) * _rt.cdiv(N, 16),),
         [
-            _rt.cdiv(M, 16),
-            _rt.cdiv(N, 16),
+            M,
             K,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
             output,
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=8),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # ampere_mma.co:385
     return None
 
 
 @triton.jit
 def matmul_trans_sm86_k0(
-    _grid_1,
-    _grid_2,
-    K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    M,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
     N,
+    K,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    M,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
     output_ptr,
-    output_s0,
-    output_s1,
+    stride_output0,
+    stride_output1,
     GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:406."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:406
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
-    output_s = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:407
-    mc_3 = tl.full([16, 16], 0.0, tl.float32)  # ampere_mma.co:409
-    for iv_k_4 in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:410
-        lhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:411
-        mask_6 = (block_m * 16 + tl.arange(0, 16)[:, None] < M) & (iv_k_4 * 16 + tl.arange(0, 16)[None, :] < K)
-        ptrs_7 = (
-            lhs_ptr
-            + (block_m * 16 + tl.arange(0, 16)[:, None]) * lhs_s0
-            + (iv_k_4 * 16 + tl.arange(0, 16)[None, :]) * lhs_s1
-        )
-        tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-        lhs_load_s_data = tile_5
-        rhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:412
-        mask_9 = (block_n * 16 + tl.arange(0, 16)[:, None] < N) & (iv_k_4 * 16 + tl.arange(0, 16)[None, :] < K)
-        ptrs_10 = (
-            rhs_ptr
-            + (block_n * 16 + tl.arange(0, 16)[:, None]) * rhs_s0
-            + (iv_k_4 * 16 + tl.arange(0, 16)[None, :]) * rhs_s1
-        )
-        tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        rhs_load_s_data = tile_8
-        mc_3 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_3)  # ampere_mma.co:417
-        # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
-    output_s = tl.trans(mc_3).to(tl.float16)  # ampere_mma.co:420
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 16 x 16
+    tiles (schedule source; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:406
+    num_pid_m = tl.cdiv(N, 64)
+    num_pid_n = tl.cdiv(M, 16)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 16 + tl.arange(0, 16)
+    acc = tl.zeros([64, 16], tl.float32)  # ampere_mma.co:417
+    for k in tl.range(0, tl.cdiv(K, 16), num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < N) & (offs_k[None, :] < K)
+        a = tl.load(rhs_ptr + offs_m[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < M) & (offs_k[None, :] < K)
+        b = tl.load(lhs_ptr + offs_n[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < N) & (offs_n[None, :] < M)  # ampere_mma.co:422
     tl.store(
-        output_ptr
-        + (block_n * 16 + tl.arange(0, 16)[:, None]) * output_s0
-        + (block_m * 16 + tl.arange(0, 16)[None, :]) * output_s1,
-        output_s,
-        mask=(block_n * 16 + tl.arange(0, 16)[:, None] < N) & (block_m * 16 + tl.arange(0, 16)[None, :] < M),
-    )  # ampere_mma.co:422
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )
 
 
 def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
@@ -745,75 +762,73 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
     _launch(
         matmul_trans_sm86_k0,
-        (_rt.cdiv(M, 16) * _rt.cdiv(N, 16),),
+        (_rt.cdiv(N, 64) * _rt.cdiv(M, 16),),
         [
-            _rt.cdiv(M, 16),
-            _rt.cdiv(N, 16),
+            N,
             K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            M,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
+            M,
+            lhs,
+            lhs.stride(0),
+            lhs.stride(1),
             output,
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=8),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # ampere_mma.co:406
     return None
 
 
 @triton.jit
 def matmul_persis_sta_sm86_k0(
-    total_tiles, tiles_n, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, rhs_s1, N, output_ptr, output_s0, output_s1
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    NUM_SMS: tl.constexpr,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:429."""
-    block_id = tl.program_id(0)  # ampere_mma.co:429
-    output_s = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:430
-    for tile_iter_1 in range(0, tl.cdiv(total_tiles, 82)):  # ampere_mma.co:431
-        tile_id_2 = tile_iter_1 * 82 + block_id  # ampere_mma.co:432
-        if tile_id_2 < total_tiles:  # ampere_mma.co:433
-            block_m_3 = tile_id_2 // tiles_n  # ampere_mma.co:434
-            block_n_4 = tile_id_2 % tiles_n  # ampere_mma.co:435
-            mc_5 = tl.full([16, 16], 0.0, tl.float32)  # ampere_mma.co:437
-            for iv_k_6 in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:438
-                lhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:439
-                mask_8 = (block_m_3 * 16 + tl.arange(0, 16)[:, None] < M) & (
-                    iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K
-                )
-                ptrs_9 = (
-                    lhs_ptr
-                    + (block_m_3 * 16 + tl.arange(0, 16)[:, None]) * lhs_s0
-                    + (iv_k_6 * 16 + tl.arange(0, 16)[None, :]) * lhs_s1
-                )
-                tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
-                lhs_load_s_data = tile_7
-                rhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:440
-                mask_11 = (block_n_4 * 16 + tl.arange(0, 16)[:, None] < N) & (
-                    iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K
-                )
-                ptrs_12 = (
-                    rhs_ptr
-                    + (block_n_4 * 16 + tl.arange(0, 16)[:, None]) * rhs_s0
-                    + (iv_k_6 * 16 + tl.arange(0, 16)[None, :]) * rhs_s1
-                )
-                tile_10 = _oob_fill(tl.load(ptrs_12, mask=mask_11, other=0.0), mask_11)
-                rhs_load_s_data = tile_10
-                mc_5 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_5)  # ampere_mma.co:445
-                # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
-            output_s = mc_5.to(tl.float16)  # ampere_mma.co:448
-            tl.store(
-                output_ptr
-                + (block_m_3 * 16 + tl.arange(0, 16)[:, None]) * output_s0
-                + (block_n_4 * 16 + tl.arange(0, 16)[None, :]) * output_s1,
-                output_s,
-                mask=(block_m_3 * 16 + tl.arange(0, 16)[:, None] < M)
-                & (block_n_4 * 16 + tl.arange(0, 16)[None, :] < N),
-            )  # ampere_mma.co:450
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 16 x 16
+    tiles (schedule source; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:429
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 16)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 64 + tl.arange(0, 64)
+        offs_n = pid_n * 16 + tl.arange(0, 16)
+        acc = tl.zeros([64, 16], tl.float32)  # ampere_mma.co:445
+        for k in tl.range(0, tl.cdiv(K, 16), num_stages=NUM_STAGES):
+            offs_k = k * 16 + tl.arange(0, 16)
+            mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+            acc = tl.dot(a, tl.trans(b), acc)
+        mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:450
+        tl.store(
+            output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+            acc.to(tl.float16),
+            mask=mask_c,
+        )
 
 
 def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
@@ -835,77 +850,76 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     total_tiles = _rt.cdiv(M, 16) * _rt.cdiv(N, 16)  # ampere_mma.co:427
     tiles_n = _rt.cdiv(N, 16)  # ampere_mma.co:428
+    _matmul_persis_sta_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:429
     _launch(
         matmul_persis_sta_sm86_k0,
-        (82,),
+        (min(_rt.cdiv(M, 64) * _rt.cdiv(N, 16), _matmul_persis_sta_sm86_k0_NUM_SMS),),
         [
-            total_tiles,
-            tiles_n,
+            M,
             K,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
             output,
             output.stride(0),
             output.stride(1),
         ],
-        dict(num_warps=8),
-    )  # ampere_mma.co:429
+        dict(GROUP_M=8, NUM_STAGES=3, NUM_SMS=_matmul_persis_sta_sm86_k0_NUM_SMS, num_warps=4),
+    )
     return None
 
 
 @triton.jit
 def matmul_persis_colmajor_sm86_k0(
-    total_tiles, tiles_m, K, lhs_ptr, lhs_s0, lhs_s1, M, rhs_ptr, rhs_s0, rhs_s1, N, output_ptr, output_s0, output_s1
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    NUM_SMS: tl.constexpr,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:459."""
-    block_id = tl.program_id(0)  # ampere_mma.co:459
-    output_s = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:460
-    for tile_iter_1 in range(0, tl.cdiv(total_tiles, 82)):  # ampere_mma.co:461
-        tile_id_2 = tile_iter_1 * 82 + block_id  # ampere_mma.co:462
-        if tile_id_2 < total_tiles:  # ampere_mma.co:463
-            block_m_3 = tile_id_2 % tiles_m  # ampere_mma.co:464
-            block_n_4 = tile_id_2 // tiles_m  # ampere_mma.co:465
-            mc_5 = tl.full([16, 16], 0.0, tl.float32)  # ampere_mma.co:467
-            for iv_k_6 in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:468
-                lhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:469
-                mask_8 = (block_m_3 * 16 + tl.arange(0, 16)[:, None] < M) & (
-                    iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K
-                )
-                ptrs_9 = (
-                    lhs_ptr
-                    + (block_m_3 * 16 + tl.arange(0, 16)[:, None]) * lhs_s0
-                    + (iv_k_6 * 16 + tl.arange(0, 16)[None, :]) * lhs_s1
-                )
-                tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
-                lhs_load_s_data = tile_7
-                rhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:470
-                mask_11 = (block_n_4 * 16 + tl.arange(0, 16)[:, None] < N) & (
-                    iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K
-                )
-                ptrs_12 = (
-                    rhs_ptr
-                    + (block_n_4 * 16 + tl.arange(0, 16)[:, None]) * rhs_s0
-                    + (iv_k_6 * 16 + tl.arange(0, 16)[None, :]) * rhs_s1
-                )
-                tile_10 = _oob_fill(tl.load(ptrs_12, mask=mask_11, other=0.0), mask_11)
-                rhs_load_s_data = tile_10
-                mc_5 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_5)  # ampere_mma.co:475
-                # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
-            output_s = mc_5.to(tl.float16)  # ampere_mma.co:478
-            tl.store(
-                output_ptr
-                + (block_m_3 * 16 + tl.arange(0, 16)[:, None]) * output_s0
-                + (block_n_4 * 16 + tl.arange(0, 16)[None, :]) * output_s1,
-                output_s,
-                mask=(block_m_3 * 16 + tl.arange(0, 16)[:, None] < M)
-                & (block_n_4 * 16 + tl.arange(0, 16)[None, :] < N),
-            )  # ampere_mma.co:480
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 16 x 16
+    tiles (schedule source; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:459
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 16)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 64 + tl.arange(0, 64)
+        offs_n = pid_n * 16 + tl.arange(0, 16)
+        acc = tl.zeros([64, 16], tl.float32)  # ampere_mma.co:475
+        for k in tl.range(0, tl.cdiv(K, 16), num_stages=NUM_STAGES):
+            offs_k = k * 16 + tl.arange(0, 16)
+            mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+            acc = tl.dot(a, tl.trans(b), acc)
+        mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:480
+        tl.store(
+            output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+            acc.to(tl.float16),
+            mask=mask_c,
+        )
 
 
 def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
@@ -927,27 +941,26 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     total_tiles = _rt.cdiv(M, 16) * _rt.cdiv(N, 16)  # ampere_mma.co:457
     tiles_m = _rt.cdiv(M, 16)  # ampere_mma.co:458
+    _matmul_persis_colmajor_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:459
     _launch(
         matmul_persis_colmajor_sm86_k0,
-        (82,),
+        (min(_rt.cdiv(M, 64) * _rt.cdiv(N, 16), _matmul_persis_colmajor_sm86_k0_NUM_SMS),),
         [
-            total_tiles,
-            tiles_m,
+            M,
             K,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
             output,
             output.stride(0),
             output.stride(1),
         ],
-        dict(num_warps=8),
-    )  # ampere_mma.co:459
+        dict(GROUP_M=8, NUM_STAGES=3, NUM_SMS=_matmul_persis_colmajor_sm86_k0_NUM_SMS, num_warps=4),
+    )
     return None
 
 

@@ -129,7 +129,7 @@ def wgmma_rs2_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
-    64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    64 tiles (schedule auto; the source: 64 x 64 output tiles, K steps of 16); the schedule only changes how it runs.
     """
     pid = tl.program_id(0)  # wgmma_rs.co:28
     num_pid_m = 1

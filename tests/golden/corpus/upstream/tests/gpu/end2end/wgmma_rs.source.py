@@ -97,50 +97,50 @@ def wgmma_rs1(rhs, *, _launch=None):
 @triton.jit
 def wgmma_rs2_k0(
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    lhs_desc_64x16,
+    stride_lhs0,
+    stride_lhs1,
     rhs_ptr,
-    rhs_s0,
-    rhs_s1,
-    rhs_desc_64x16,
+    stride_rhs0,
+    stride_rhs1,
     output_ptr,
-    output_s0,
-    output_s1,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
     GROUP_M: tl.constexpr,
-    TMA_LHS_64X16: tl.constexpr,
-    TMA_RHS_64X16: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_rs.co:28."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_rs.co:28
-    _group = GROUP_M
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(1 - _first, GROUP_M)
-    bm = _first + _pid % _group % _gsize
-    bn = _pid % _group // _gsize
-    mc_1 = tl.full([64, 64], 0.0, tl.float32)  # wgmma_rs.co:29
-    lhs_s_data = tl.zeros([64, 16], tl.float16)  # wgmma_rs.co:30
-    # .swiz<32>: 32-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    if TMA_LHS_64X16:
-        tile_2 = lhs_desc_64x16.load([bm * 64, 0])
-    else:
-        tile_2 = tl.load(lhs_ptr + (bm * 64 + tl.arange(0, 64)[:, None]) * lhs_s0 + tl.arange(0, 16)[None, :] * lhs_s1)
-    lhs_s_data = tile_2  # wgmma_rs.co:30
-    rhs_s_data = tl.zeros([64, 16], tl.float16)  # wgmma_rs.co:31
-    # .swiz<32>: 32-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    if TMA_RHS_64X16:
-        tile_3 = rhs_desc_64x16.load([bn * 64, 0])
-    else:
-        tile_3 = tl.load(rhs_ptr + (bn * 64 + tl.arange(0, 64)[:, None]) * rhs_s0 + tl.arange(0, 16)[None, :] * rhs_s1)
-    rhs_s_data = tile_3  # wgmma_rs.co:31
-    mc_1 = tl.dot(lhs_s_data, tl.trans(rhs_s_data), mc_1)  # wgmma_rs.co:34
-    tl.store(
-        output_ptr
-        + (bm * 64 + tl.arange(0, 64)[:, None]) * output_s0
-        + (bn * 64 + tl.arange(0, 64)[None, :]) * output_s1,
-        mc_1,
-    )  # wgmma_rs.co:36
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 16
+    tiles (schedule source; the source: 64 x 64 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wgmma_rs.co:28
+    num_pid_m = 1
+    num_pid_n = 1
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wgmma_rs.co:34
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < 64) & (offs_k[None, :] < 16)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 16])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < 64) & (offs_k[None, :] < 16)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 16])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < 64) & (offs_n[None, :] < 64)  # wgmma_rs.co:36
+    tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
 def wgmma_rs2(lhs, rhs, *, _launch=None):
@@ -156,10 +156,10 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
     output = _rt.alloc(_F, (64, 64), torch.float32, _dev, 0.0)  # wgmma_rs.co:27
-    _wgmma_rs2_k0_TMA_LHS_64X16 = _rt.tma_ok(_F, "lhs", lhs, [64, 16], [64, 16], "loads")
-    _wgmma_rs2_k0_lhs_desc_64x16 = _rt.tma_desc(lhs, [64, 16], _wgmma_rs2_k0_TMA_LHS_64X16, _OOB_PADDING)
-    _wgmma_rs2_k0_TMA_RHS_64X16 = _rt.tma_ok(_F, "rhs", rhs, [64, 16], [64, 16], "loads")
-    _wgmma_rs2_k0_rhs_desc_64x16 = _rt.tma_desc(rhs, [64, 16], _wgmma_rs2_k0_TMA_RHS_64X16, _OOB_PADDING)
+    _wgmma_rs2_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 16], [64, 16], "loads (auto)")  # wgmma_rs.co:28
+    _wgmma_rs2_k0_lhs_desc = _rt.tma_desc(lhs, [64, 16], _wgmma_rs2_k0_TMA_LHS, _OOB_PADDING)
+    _wgmma_rs2_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 16], [64, 16], "loads (auto)")
+    _wgmma_rs2_k0_rhs_desc = _rt.tma_desc(rhs, [64, 16], _wgmma_rs2_k0_TMA_RHS, _OOB_PADDING)
     _launch(
         wgmma_rs2_k0,
         (1,),
@@ -167,19 +167,17 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            _wgmma_rs2_k0_lhs_desc_64x16,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            _wgmma_rs2_k0_rhs_desc_64x16,
             output,
             output.stride(0),
             output.stride(1),
+            _wgmma_rs2_k0_lhs_desc,
+            _wgmma_rs2_k0_rhs_desc,
         ],
-        dict(
-            GROUP_M=8, TMA_LHS_64X16=_wgmma_rs2_k0_TMA_LHS_64X16, TMA_RHS_64X16=_wgmma_rs2_k0_TMA_RHS_64X16, num_warps=4
-        ),
-    )  # wgmma_rs.co:28
+        dict(GROUP_M=8, TMA_LHS=_wgmma_rs2_k0_TMA_LHS, TMA_RHS=_wgmma_rs2_k0_TMA_RHS, NUM_STAGES=3, num_warps=4),
+    )
     return output  # wgmma_rs.co:38
 
 

@@ -51,6 +51,58 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def matmul_e4m3_k0(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 32
+    tiles (schedule source; the source: 64 x 64 output tiles, K steps of 32); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wgmma_ss.co:8
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 64)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wgmma_ss.co:22
+    for k in tl.range(0, tl.cdiv(K, 32), num_stages=NUM_STAGES):
+        offs_k = k * 32 + tl.arange(0, 32)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 32])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 32])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # wgmma_ss.co:26
+    tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
+
+
+@triton.jit
+def matmul_e4m3_k0_general(
     _grid_1,
     _grid_2,
     K,
@@ -139,45 +191,124 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float32, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_e4m3_k0_TMA_LHS_64X32 = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads")
-    _matmul_e4m3_k0_lhs_desc_64x32 = _rt.tma_desc(lhs, [64, 32], _matmul_e4m3_k0_TMA_LHS_64X32, _OOB_PADDING)
-    _matmul_e4m3_k0_TMA_RHS_64X32 = _rt.tma_ok(
-        _F, "rhs", rhs, [64, 32], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 32))], "loads"
-    )
-    _matmul_e4m3_k0_rhs_desc_64x32 = _rt.tma_desc(rhs, [64, 32], _matmul_e4m3_k0_TMA_RHS_64X32, _OOB_PADDING)
-    _launch(
-        matmul_e4m3_k0,
-        (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
-        [
-            _rt.cdiv(M, 64),
-            _rt.cdiv(N, 64),
-            K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            M,
-            _matmul_e4m3_k0_lhs_desc_64x32,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            N,
-            _matmul_e4m3_k0_rhs_desc_64x32,
-            output,
-            output.stride(0),
-            output.stride(1),
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS_64X32=_matmul_e4m3_k0_TMA_LHS_64X32,
-            TMA_RHS_64X32=_matmul_e4m3_k0_TMA_RHS_64X32,
-            num_warps=4,
-        ),
-    )  # wgmma_ss.co:8
+    if N % 64 == 0 and K % 32 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:8
+        _matmul_e4m3_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads (auto)")
+        _matmul_e4m3_k0_lhs_desc = _rt.tma_desc(lhs, [64, 32], _matmul_e4m3_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_e4m3_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 32], [64, 32], "loads (auto)")
+        _matmul_e4m3_k0_rhs_desc = _rt.tma_desc(rhs, [64, 32], _matmul_e4m3_k0_TMA_RHS, _OOB_PADDING)
+        _launch(
+            matmul_e4m3_k0,
+            (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
+            [
+                M,
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_e4m3_k0_lhs_desc,
+                _matmul_e4m3_k0_rhs_desc,
+            ],
+            dict(
+                GROUP_M=8, TMA_LHS=_matmul_e4m3_k0_TMA_LHS, TMA_RHS=_matmul_e4m3_k0_TMA_RHS, NUM_STAGES=3, num_warps=4
+            ),
+        )
+    else:  # wgmma_ss.co:8
+        _matmul_e4m3_k0_general_TMA_LHS_64X32 = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads")
+        _matmul_e4m3_k0_general_lhs_desc_64x32 = _rt.tma_desc(
+            lhs, [64, 32], _matmul_e4m3_k0_general_TMA_LHS_64X32, _OOB_PADDING
+        )
+        _matmul_e4m3_k0_general_TMA_RHS_64X32 = _rt.tma_ok(
+            _F, "rhs", rhs, [64, 32], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 32))], "loads"
+        )
+        _matmul_e4m3_k0_general_rhs_desc_64x32 = _rt.tma_desc(
+            rhs, [64, 32], _matmul_e4m3_k0_general_TMA_RHS_64X32, _OOB_PADDING
+        )
+        _launch(
+            matmul_e4m3_k0_general,
+            (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
+            [
+                _rt.cdiv(M, 64),
+                _rt.cdiv(N, 64),
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                M,
+                _matmul_e4m3_k0_general_lhs_desc_64x32,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                N,
+                _matmul_e4m3_k0_general_rhs_desc_64x32,
+                output,
+                output.stride(0),
+                output.stride(1),
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS_64X32=_matmul_e4m3_k0_general_TMA_LHS_64X32,
+                TMA_RHS_64X32=_matmul_e4m3_k0_general_TMA_RHS_64X32,
+                num_warps=4,
+            ),
+        )
     return None
 
 
 @triton.jit
 def matmul_f16_k0(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule source; the source: 64 x 64 output tiles, K steps of 64); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wgmma_ss.co:34
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 64)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wgmma_ss.co:42
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # wgmma_ss.co:46
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )
+
+
+@triton.jit
+def matmul_f16_k0_general(
     _grid_1,
     _grid_2,
     K,
@@ -259,32 +390,114 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _launch(
-        matmul_f16_k0,
-        (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
-        [
-            _rt.cdiv(M, 64),
-            _rt.cdiv(N, 64),
-            K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            M,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            N,
-            output,
-            output.stride(0),
-            output.stride(1),
-        ],
-        dict(GROUP_M=8, num_warps=4),
-    )  # wgmma_ss.co:34
+    if N % 64 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:34
+        _launch(
+            matmul_f16_k0,
+            (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
+            [
+                M,
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+            ],
+            dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
+        )
+    else:  # wgmma_ss.co:34
+        _launch(
+            matmul_f16_k0_general,
+            (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
+            [
+                _rt.cdiv(M, 64),
+                _rt.cdiv(N, 64),
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                M,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                N,
+                output,
+                output.stride(0),
+                output.stride(1),
+            ],
+            dict(GROUP_M=8, num_warps=4),
+        )
     return None
 
 
 @triton.jit
 def matmul_e4m3_mwg_k0(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 64 x
+    128 tiles (schedule source; the source: 128 x 64 output tiles, K steps of 128); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # wgmma_ss.co:52
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 64)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([128, 64], tl.float32)  # wgmma_ss.co:61
+    for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # wgmma_ss.co:64
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 64], c_0)
+        output_desc.store([pid_m * 128, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_e4m3_mwg_k0_general(
     _grid_1,
     _grid_2,
     K,
@@ -381,48 +594,87 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_e4m3_mwg_k0_TMA_LHS_128X128 = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads")
-    _matmul_e4m3_mwg_k0_lhs_desc_128x128 = _rt.tma_desc(
-        lhs, [128, 128], _matmul_e4m3_mwg_k0_TMA_LHS_128X128, _OOB_PADDING
-    )
-    _matmul_e4m3_mwg_k0_TMA_RHS_64X128 = _rt.tma_ok(
-        _F, "rhs", rhs, [64, 128], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
-    )
-    _matmul_e4m3_mwg_k0_rhs_desc_64x128 = _rt.tma_desc(rhs, [64, 128], _matmul_e4m3_mwg_k0_TMA_RHS_64X128, _OOB_PADDING)
-    _matmul_e4m3_mwg_k0_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores")
-    _matmul_e4m3_mwg_k0_output_desc_128x64 = _rt.tma_desc(
-        output, [128, 64], _matmul_e4m3_mwg_k0_TMA_OUTPUT_128X64, "zero"
-    )
-    _launch(
-        matmul_e4m3_mwg_k0,
-        (_rt.cdiv(M, 128) * _rt.cdiv(N, 64),),
-        [
-            _rt.cdiv(M, 128),
-            _rt.cdiv(N, 64),
-            K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            M,
-            _matmul_e4m3_mwg_k0_lhs_desc_128x128,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            N,
-            _matmul_e4m3_mwg_k0_rhs_desc_64x128,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_e4m3_mwg_k0_output_desc_128x64,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS_128X128=_matmul_e4m3_mwg_k0_TMA_LHS_128X128,
-            TMA_RHS_64X128=_matmul_e4m3_mwg_k0_TMA_RHS_64X128,
-            TMA_OUTPUT_128X64=_matmul_e4m3_mwg_k0_TMA_OUTPUT_128X64,
-            num_warps=4,
-        ),
-    )  # wgmma_ss.co:52
+    if N % 64 == 0 and K % 128 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:52
+        _matmul_e4m3_mwg_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+        _matmul_e4m3_mwg_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_e4m3_mwg_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+        _matmul_e4m3_mwg_k0_rhs_desc = _rt.tma_desc(rhs, [64, 128], _matmul_e4m3_mwg_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_e4m3_mwg_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 32], [128, 32], "stores (auto)")
+        _matmul_e4m3_mwg_k0_output_desc = _rt.tma_desc(output, [128, 32], _matmul_e4m3_mwg_k0_TMA_OUTPUT, _OOB_PADDING)
+        _launch(
+            matmul_e4m3_mwg_k0,
+            (_rt.cdiv(M, 128) * _rt.cdiv(N, 64),),
+            [
+                M,
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_e4m3_mwg_k0_lhs_desc,
+                _matmul_e4m3_mwg_k0_rhs_desc,
+                _matmul_e4m3_mwg_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_e4m3_mwg_k0_TMA_LHS,
+                TMA_RHS=_matmul_e4m3_mwg_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_e4m3_mwg_k0_TMA_OUTPUT,
+                num_warps=8,
+            ),
+        )
+    else:  # wgmma_ss.co:52
+        _matmul_e4m3_mwg_k0_general_TMA_LHS_128X128 = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads")
+        _matmul_e4m3_mwg_k0_general_lhs_desc_128x128 = _rt.tma_desc(
+            lhs, [128, 128], _matmul_e4m3_mwg_k0_general_TMA_LHS_128X128, _OOB_PADDING
+        )
+        _matmul_e4m3_mwg_k0_general_TMA_RHS_64X128 = _rt.tma_ok(
+            _F, "rhs", rhs, [64, 128], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
+        )
+        _matmul_e4m3_mwg_k0_general_rhs_desc_64x128 = _rt.tma_desc(
+            rhs, [64, 128], _matmul_e4m3_mwg_k0_general_TMA_RHS_64X128, _OOB_PADDING
+        )
+        _matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores")
+        _matmul_e4m3_mwg_k0_general_output_desc_128x64 = _rt.tma_desc(
+            output, [128, 64], _matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64, "zero"
+        )
+        _launch(
+            matmul_e4m3_mwg_k0_general,
+            (_rt.cdiv(M, 128) * _rt.cdiv(N, 64),),
+            [
+                _rt.cdiv(M, 128),
+                _rt.cdiv(N, 64),
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                M,
+                _matmul_e4m3_mwg_k0_general_lhs_desc_128x128,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                N,
+                _matmul_e4m3_mwg_k0_general_rhs_desc_64x128,
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_e4m3_mwg_k0_general_output_desc_128x64,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS_128X128=_matmul_e4m3_mwg_k0_general_TMA_LHS_128X128,
+                TMA_RHS_64X128=_matmul_e4m3_mwg_k0_general_TMA_RHS_64X128,
+                TMA_OUTPUT_128X64=_matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64,
+                num_warps=4,
+            ),
+        )
     return None
 
 
@@ -947,6 +1199,67 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
 
 @triton.jit
 def matmul_st_trans_k0(
+    N,
+    K,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    M,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    rhs_desc,
+    lhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 64 x
+    64 tiles (schedule source; the source: 128 x 64 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # wgmma_ss.co:147
+    num_pid_m = tl.cdiv(N, 128)
+    num_pid_n = tl.cdiv(M, 64)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([128, 64], tl.float32)  # wgmma_ss.co:158
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            a = rhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(rhs_ptr + offs_m[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            b = lhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(lhs_ptr + offs_n[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < N) & (offs_n[None, :] < M)  # wgmma_ss.co:164
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 64], c_0)
+        output_desc.store([pid_m * 128, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_st_trans_k0_general(
     _grid_1,
     _grid_2,
     K,
@@ -1043,121 +1356,145 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 0)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
-    _matmul_st_trans_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
-    _matmul_st_trans_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_st_trans_k0_TMA_LHS_64X64, _OOB_PADDING)
-    _matmul_st_trans_k0_TMA_RHS_128X64 = _rt.tma_ok(
-        _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
-    )
-    _matmul_st_trans_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_st_trans_k0_TMA_RHS_128X64, _OOB_PADDING)
-    _matmul_st_trans_k0_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores")
-    _matmul_st_trans_k0_output_desc_128x64 = _rt.tma_desc(
-        output, [128, 64], _matmul_st_trans_k0_TMA_OUTPUT_128X64, "zero"
-    )
-    _launch(
-        matmul_st_trans_k0,
-        (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
-        [
-            _rt.cdiv(M, 64),
-            _rt.cdiv(N, 128),
-            K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            M,
-            _matmul_st_trans_k0_lhs_desc_64x64,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            N,
-            _matmul_st_trans_k0_rhs_desc_128x64,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_st_trans_k0_output_desc_128x64,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS_64X64=_matmul_st_trans_k0_TMA_LHS_64X64,
-            TMA_RHS_128X64=_matmul_st_trans_k0_TMA_RHS_128X64,
-            TMA_OUTPUT_128X64=_matmul_st_trans_k0_TMA_OUTPUT_128X64,
-            num_warps=4,
-        ),
-    )  # wgmma_ss.co:147
+    if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:147
+        _matmul_st_trans_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_st_trans_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_st_trans_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_st_trans_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+        _matmul_st_trans_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_st_trans_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_st_trans_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 32], [128, 32], "stores (auto)")
+        _matmul_st_trans_k0_output_desc = _rt.tma_desc(output, [128, 32], _matmul_st_trans_k0_TMA_OUTPUT, _OOB_PADDING)
+        _launch(
+            matmul_st_trans_k0,
+            (_rt.cdiv(N, 128) * _rt.cdiv(M, 64),),
+            [
+                N,
+                K,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                M,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_st_trans_k0_rhs_desc,
+                _matmul_st_trans_k0_lhs_desc,
+                _matmul_st_trans_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_RHS=_matmul_st_trans_k0_TMA_RHS,
+                TMA_LHS=_matmul_st_trans_k0_TMA_LHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_st_trans_k0_TMA_OUTPUT,
+                num_warps=4,
+            ),
+        )
+    else:  # wgmma_ss.co:147
+        _matmul_st_trans_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
+        _matmul_st_trans_k0_general_lhs_desc_64x64 = _rt.tma_desc(
+            lhs, [64, 64], _matmul_st_trans_k0_general_TMA_LHS_64X64, _OOB_PADDING
+        )
+        _matmul_st_trans_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
+            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+        )
+        _matmul_st_trans_k0_general_rhs_desc_128x64 = _rt.tma_desc(
+            rhs, [128, 64], _matmul_st_trans_k0_general_TMA_RHS_128X64, _OOB_PADDING
+        )
+        _matmul_st_trans_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores")
+        _matmul_st_trans_k0_general_output_desc_128x64 = _rt.tma_desc(
+            output, [128, 64], _matmul_st_trans_k0_general_TMA_OUTPUT_128X64, "zero"
+        )
+        _launch(
+            matmul_st_trans_k0_general,
+            (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+            [
+                _rt.cdiv(M, 64),
+                _rt.cdiv(N, 128),
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                M,
+                _matmul_st_trans_k0_general_lhs_desc_64x64,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                N,
+                _matmul_st_trans_k0_general_rhs_desc_128x64,
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_st_trans_k0_general_output_desc_128x64,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS_64X64=_matmul_st_trans_k0_general_TMA_LHS_64X64,
+                TMA_RHS_128X64=_matmul_st_trans_k0_general_TMA_RHS_128X64,
+                TMA_OUTPUT_128X64=_matmul_st_trans_k0_general_TMA_OUTPUT_128X64,
+                num_warps=4,
+            ),
+        )
     return None
 
 
 @triton.jit
 def matmul_st_masked_k0(
-    _grid_1,
-    _grid_2,
+    M,
     K,
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    M,
-    lhs_desc_64x64,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
+    stride_lhs0,
+    stride_lhs1,
     N,
-    rhs_desc_128x64,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
     output_ptr,
-    output_s0,
-    output_s1,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
     GROUP_M: tl.constexpr,
-    TMA_LHS_64X64: tl.constexpr,
-    TMA_RHS_128X64: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_ss.co:171."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_ss.co:171
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
-    lhs_s = tl.zeros([64, 64], tl.float16)  # wgmma_ss.co:172
-    rhs_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:173
-    acc_3 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_ss.co:174
-    for iv_k_4 in range(0, tl.cdiv(K, 64)):  # wgmma_ss.co:175
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_64X64:  # wgmma_ss.co:176
-            tile_5 = lhs_desc_64x64.load([block_m * 64, iv_k_4 * 64])
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x
+    64 tiles (schedule source; the source: 64 x 128 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # wgmma_ss.co:171
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # wgmma_ss.co:184
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
         else:
-            mask_6 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
-            ptrs_7 = (
-                lhs_ptr
-                + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
-            )
-            tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-        lhs_s = tile_5  # wgmma_ss.co:176
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_128X64:  # wgmma_ss.co:178
-            tile_8 = rhs_desc_128x64.load([block_n * 128, iv_k_4 * 64])
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
         else:
-            mask_9 = (block_n * 128 + tl.arange(0, 128)[:, None] < N) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
-            ptrs_10 = (
-                rhs_ptr
-                + (block_n * 128 + tl.arange(0, 128)[:, None]) * rhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * rhs_s1
-            )
-            tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        rhs_s = tile_8  # wgmma_ss.co:178
-        acc_3 = tl.dot(lhs_s, tl.trans(rhs_s), acc_3)  # wgmma_ss.co:184
-        # the loop over 'iv_wk' splits K into 4 pieces: folded into the dot above
-    row_guard_11 = M - block_m * 64  # wgmma_ss.co:188
-    col_guard_12 = N - block_n * 128  # wgmma_ss.co:189
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # wgmma_ss.co:190
     tl.store(
-        output_ptr
-        + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
-        + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
-        acc_3.to(tl.float16),
-        mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M)
-        & (block_n * 128 + tl.arange(0, 128)[None, :] < N)
-        & (tl.arange(0, 64)[:, None] < row_guard_11)
-        & (tl.arange(0, 128)[None, :] < col_guard_12),
-    )  # wgmma_ss.co:190
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )
 
 
 def matmul_st_masked(lhs, rhs, output, *, _launch=None):
@@ -1177,45 +1514,104 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:170
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_st_masked_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
-    _matmul_st_masked_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_st_masked_k0_TMA_LHS_64X64, _OOB_PADDING)
-    _matmul_st_masked_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads")
-    _matmul_st_masked_k0_rhs_desc_128x64 = _rt.tma_desc(
-        rhs, [128, 64], _matmul_st_masked_k0_TMA_RHS_128X64, _OOB_PADDING
-    )
+    _matmul_st_masked_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")  # wgmma_ss.co:171
+    _matmul_st_masked_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_st_masked_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_st_masked_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+    _matmul_st_masked_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_st_masked_k0_TMA_RHS, _OOB_PADDING)
     _launch(
         matmul_st_masked_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
         [
-            _rt.cdiv(M, 64),
-            _rt.cdiv(N, 128),
+            M,
             K,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
-            _matmul_st_masked_k0_lhs_desc_64x64,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
-            _matmul_st_masked_k0_rhs_desc_128x64,
             output,
             output.stride(0),
             output.stride(1),
+            _matmul_st_masked_k0_lhs_desc,
+            _matmul_st_masked_k0_rhs_desc,
         ],
         dict(
             GROUP_M=8,
-            TMA_LHS_64X64=_matmul_st_masked_k0_TMA_LHS_64X64,
-            TMA_RHS_128X64=_matmul_st_masked_k0_TMA_RHS_128X64,
+            TMA_LHS=_matmul_st_masked_k0_TMA_LHS,
+            TMA_RHS=_matmul_st_masked_k0_TMA_RHS,
+            NUM_STAGES=3,
             num_warps=4,
         ),
-    )  # wgmma_ss.co:171
+    )
     return None
 
 
 @triton.jit
 def matmul_f16_ws_1p1c_k0(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x
+    64 tiles (schedule source; the source: 64 x 128 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # wgmma_ss.co:198
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # wgmma_ss.co:223
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # wgmma_ss.co:227
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_f16_ws_1p1c_k0_general(
     _grid_1,
     _grid_2,
     K,
@@ -1320,53 +1716,95 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_f16_ws_1p1c_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
-    _matmul_f16_ws_1p1c_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
-    _matmul_f16_ws_1p1c_k0_lhs_desc_64x64 = _rt.tma_desc(
-        lhs, [64, 64], _matmul_f16_ws_1p1c_k0_TMA_LHS_64X64, _OOB_PADDING
-    )
-    _matmul_f16_ws_1p1c_k0_TMA_RHS_128X64 = _rt.tma_ok(
-        _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
-    )
-    _matmul_f16_ws_1p1c_k0_rhs_desc_128x64 = _rt.tma_desc(
-        rhs, [128, 64], _matmul_f16_ws_1p1c_k0_TMA_RHS_128X64, _OOB_PADDING
-    )
-    _matmul_f16_ws_1p1c_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
-    _matmul_f16_ws_1p1c_k0_output_desc_64x128 = _rt.tma_desc(
-        output, [64, 128], _matmul_f16_ws_1p1c_k0_TMA_OUTPUT_64X128, "zero"
-    )
-    _launch(
-        matmul_f16_ws_1p1c_k0,
-        (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
-        [
-            _rt.cdiv(M, 64),
-            _rt.cdiv(N, 128),
-            K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            M,
-            _matmul_f16_ws_1p1c_k0_lhs_desc_64x64,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            N,
-            _matmul_f16_ws_1p1c_k0_rhs_desc_128x64,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_f16_ws_1p1c_k0_output_desc_64x128,
-        ],
-        dict(
-            GROUP_M=8,
-            WARP_SPECIALIZE=_matmul_f16_ws_1p1c_k0_WARP_SPECIALIZE,
-            NUM_STAGES=4,
-            TMA_LHS_64X64=_matmul_f16_ws_1p1c_k0_TMA_LHS_64X64,
-            TMA_RHS_128X64=_matmul_f16_ws_1p1c_k0_TMA_RHS_128X64,
-            TMA_OUTPUT_64X128=_matmul_f16_ws_1p1c_k0_TMA_OUTPUT_64X128,
-            num_warps=4,
-        ),
-    )  # wgmma_ss.co:198
+    if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:198
+        _matmul_f16_ws_1p1c_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+        _matmul_f16_ws_1p1c_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_f16_ws_1p1c_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_f16_ws_1p1c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_f16_ws_1p1c_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_ws_1p1c_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_f16_ws_1p1c_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
+        _matmul_f16_ws_1p1c_k0_output_desc = _rt.tma_desc(
+            output, [64, 64], _matmul_f16_ws_1p1c_k0_TMA_OUTPUT, _OOB_PADDING
+        )
+        _launch(
+            matmul_f16_ws_1p1c_k0,
+            (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+            [
+                M,
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_f16_ws_1p1c_k0_lhs_desc,
+                _matmul_f16_ws_1p1c_k0_rhs_desc,
+                _matmul_f16_ws_1p1c_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_f16_ws_1p1c_k0_TMA_LHS,
+                TMA_RHS=_matmul_f16_ws_1p1c_k0_TMA_RHS,
+                NUM_STAGES=4,
+                WARP_SPECIALIZE=_rt.WARP_SPECIALIZE,
+                TMA_OUTPUT=_matmul_f16_ws_1p1c_k0_TMA_OUTPUT,
+                num_warps=4,
+            ),
+        )
+    else:  # wgmma_ss.co:198
+        _matmul_f16_ws_1p1c_k0_general_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
+        _matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
+        _matmul_f16_ws_1p1c_k0_general_lhs_desc_64x64 = _rt.tma_desc(
+            lhs, [64, 64], _matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64, _OOB_PADDING
+        )
+        _matmul_f16_ws_1p1c_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
+            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+        )
+        _matmul_f16_ws_1p1c_k0_general_rhs_desc_128x64 = _rt.tma_desc(
+            rhs, [128, 64], _matmul_f16_ws_1p1c_k0_general_TMA_RHS_128X64, _OOB_PADDING
+        )
+        _matmul_f16_ws_1p1c_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(
+            _F, "output", output, [64, 128], [64, 128], "stores"
+        )
+        _matmul_f16_ws_1p1c_k0_general_output_desc_64x128 = _rt.tma_desc(
+            output, [64, 128], _matmul_f16_ws_1p1c_k0_general_TMA_OUTPUT_64X128, "zero"
+        )
+        _launch(
+            matmul_f16_ws_1p1c_k0_general,
+            (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+            [
+                _rt.cdiv(M, 64),
+                _rt.cdiv(N, 128),
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                M,
+                _matmul_f16_ws_1p1c_k0_general_lhs_desc_64x64,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                N,
+                _matmul_f16_ws_1p1c_k0_general_rhs_desc_128x64,
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_f16_ws_1p1c_k0_general_output_desc_64x128,
+            ],
+            dict(
+                GROUP_M=8,
+                WARP_SPECIALIZE=_matmul_f16_ws_1p1c_k0_general_WARP_SPECIALIZE,
+                NUM_STAGES=4,
+                TMA_LHS_64X64=_matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64,
+                TMA_RHS_128X64=_matmul_f16_ws_1p1c_k0_general_TMA_RHS_128X64,
+                TMA_OUTPUT_64X128=_matmul_f16_ws_1p1c_k0_general_TMA_OUTPUT_64X128,
+                num_warps=4,
+            ),
+        )
     return None
 
 

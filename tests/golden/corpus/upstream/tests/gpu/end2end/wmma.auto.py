@@ -71,7 +71,7 @@ def matmul_f16_f32_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
-    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
     """
     pid = tl.program_id(0)  # wmma.co:19
     num_pid_m = 1
@@ -185,7 +185,7 @@ def matmul_f16_f16_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
-    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
     """
     pid = tl.program_id(0)  # wmma.co:37
     num_pid_m = 1
@@ -299,7 +299,7 @@ def matmul_bf16_f32_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
-    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
     """
     pid = tl.program_id(0)  # wmma.co:56
     num_pid_m = 1
@@ -413,7 +413,8 @@ def matmul_s8_s32_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
-    128 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    128 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it
+    runs.
     """
     pid = tl.program_id(0)  # wmma.co:74
     num_pid_m = 1
@@ -589,7 +590,7 @@ def matmul_tf32_f32_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 32
-    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 8); the schedule only changes how it runs.
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 8); the schedule only changes how it runs.
     """
     pid = tl.program_id(0)  # wmma.co:110
     num_pid_m = 1
@@ -703,7 +704,7 @@ def matmul_rr_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
-    64 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    64 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
     """
     pid = tl.program_id(0)  # wmma.co:256
     num_pid_m = 1
@@ -817,7 +818,7 @@ def matmul_mc_array_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x 64
-    tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    tiles (schedule auto; the source: 64 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
     """
     pid = tl.program_id(0)  # wmma.co:281
     num_pid_m = 1
@@ -931,7 +932,8 @@ def matmul_cmma_k0(
     NUM_SMS: tl.constexpr,
 ):
     """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
-    128 tiles (schedule auto; the source: 1 x 1 output tiles, K steps of 16); the schedule only changes how it runs.
+    128 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it
+    runs.
     """
     pid = tl.program_id(0)  # wmma.co:307
     num_pid_m = 1

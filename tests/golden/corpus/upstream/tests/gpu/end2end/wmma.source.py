@@ -51,32 +51,41 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def matmul_f16_f32_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wmma.co:19."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wmma.co:19
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(4 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([32, 32], 0.0, tl.float32)  # wmma.co:20
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
-    )  # wmma.co:23
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
-    )  # wmma.co:24
-    mc_1 = tl.dot(tile_2, tile_3, mc_1)  # wmma.co:25
-    # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    tl.store(
-        output_ptr
-        + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
-        mc_1,
-    )  # wmma.co:27
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 32 x 16
+    tiles (schedule source; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:19
+    num_pid_m = 2
+    num_pid_n = 8
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 32 + tl.arange(0, 32)
+    acc = tl.zeros([64, 32], tl.float32)  # wmma.co:25
+    for k in tl.range(0, 16, num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:27
+    tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
 def matmul_f16_f32(lhs, rhs, *, _launch=None):
@@ -94,7 +103,7 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:17
     _launch(
         matmul_f16_f32_k0,
-        (32,),
+        (16,),
         [
             lhs,
             lhs.stride(0),
@@ -106,40 +115,52 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:19
     return output  # wmma.co:30
 
 
 @triton.jit
 def matmul_f16_f16_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wmma.co:37."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wmma.co:37
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(4 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([32, 32], 0.0, tl.float32)  # wmma.co:38
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    mc_1 = tl.full([32, 32], 0.0, tl.float32)  # wmma.co:40
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
-    )  # wmma.co:42
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
-    )  # wmma.co:43
-    mc_1 = tl.dot(tile_2, tile_3, mc_1)  # wmma.co:44
-    # the loop over 'k' splits K into 16 pieces: folded into the dot above
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 32 x 16
+    tiles (schedule source; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:37
+    num_pid_m = 2
+    num_pid_n = 8
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 32 + tl.arange(0, 32)
+    acc = tl.zeros([64, 32], tl.float32)  # wmma.co:44
+    for k in tl.range(0, 16, num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:46
     tl.store(
-        output_ptr
-        + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
-        mc_1.to(tl.float16),
-    )  # wmma.co:46
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )
 
 
 def matmul_f16_f16(lhs, rhs, *, _launch=None):
@@ -157,7 +178,7 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:35
     _launch(
         matmul_f16_f16_k0,
-        (32,),
+        (16,),
         [
             lhs,
             lhs.stride(0),
@@ -169,39 +190,48 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:37
     return output  # wmma.co:49
 
 
 @triton.jit
 def matmul_bf16_f32_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wmma.co:56."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wmma.co:56
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(4 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([32, 32], 0.0, tl.float32)  # wmma.co:57
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
-    )  # wmma.co:60
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
-    )  # wmma.co:61
-    mc_1 = tl.dot(_as_dot_operand(tile_2), _as_dot_operand(tile_3), mc_1)  # wmma.co:62
-    # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    tl.store(
-        output_ptr
-        + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
-        mc_1,
-    )  # wmma.co:64
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 32 x 16
+    tiles (schedule source; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:56
+    num_pid_m = 2
+    num_pid_n = 8
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 32 + tl.arange(0, 32)
+    acc = tl.zeros([64, 32], tl.float32)  # wmma.co:62
+    for k in tl.range(0, 16, num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(_as_dot_operand(a), _as_dot_operand(b), acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:64
+    tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
 def matmul_bf16_f32(lhs, rhs, *, _launch=None):
@@ -219,7 +249,7 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:54
     _launch(
         matmul_bf16_f32_k0,
-        (32,),
+        (16,),
         [
             lhs,
             lhs.stride(0),
@@ -231,39 +261,48 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:56
     return output  # wmma.co:67
 
 
 @triton.jit
 def matmul_s8_s32_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wmma.co:74."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wmma.co:74
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(4 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([32, 32], 0, tl.int32)  # wmma.co:75
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
-    )  # wmma.co:78
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
-    )  # wmma.co:79
-    mc_1 = tl.dot(tile_2, tile_3, mc_1, out_dtype=tl.int32)  # wmma.co:80
-    # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    tl.store(
-        output_ptr
-        + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
-        mc_1,
-    )  # wmma.co:82
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 32 x 32
+    tiles (schedule source; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:74
+    num_pid_m = 2
+    num_pid_n = 8
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 32 + tl.arange(0, 32)
+    acc = tl.zeros([64, 32], tl.int32)  # wmma.co:80
+    for k in tl.range(0, 8, num_stages=NUM_STAGES):
+        offs_k = k * 32 + tl.arange(0, 32)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:82
+    tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
 def matmul_s8_s32(lhs, rhs, *, _launch=None):
@@ -281,7 +320,7 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:72
     _launch(
         matmul_s8_s32_k0,
-        (32,),
+        (16,),
         [
             lhs,
             lhs.stride(0),
@@ -293,7 +332,7 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:74
     return output  # wmma.co:85
 
@@ -362,32 +401,41 @@ def matmul_u8_s32(lhs, rhs, *, _launch=None):
 
 @triton.jit
 def matmul_tf32_f32_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wmma.co:110."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wmma.co:110
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(4 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([32, 32], 0.0, tl.float32)  # wmma.co:111
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
-    )  # wmma.co:114
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
-    )  # wmma.co:115
-    mc_1 = tl.dot(tile_2, tile_3, mc_1, input_precision="tf32")  # wmma.co:116
-    # the loop over 'k' splits K into 32 pieces: folded into the dot above
-    tl.store(
-        output_ptr
-        + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
-        mc_1,
-    )  # wmma.co:118
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 32 x 16
+    tiles (schedule source; the source: 32 x 32 output tiles, K steps of 8); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:110
+    num_pid_m = 2
+    num_pid_n = 8
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 32 + tl.arange(0, 32)
+    acc = tl.zeros([64, 32], tl.float32)  # wmma.co:116
+    for k in tl.range(0, 16, num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="tf32")
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:118
+    tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
 def matmul_tf32_f32(lhs, rhs, *, _launch=None):
@@ -405,7 +453,7 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:108
     _launch(
         matmul_tf32_f32_k0,
-        (32,),
+        (16,),
         [
             lhs,
             lhs.stride(0),
@@ -417,39 +465,52 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:110
     return output  # wmma.co:121
 
 
 @triton.jit
 def matmul_rr_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wmma.co:256."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wmma.co:256
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(4 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([32, 32], 0.0, tl.float32)  # wmma.co:257
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
-    )  # wmma.co:260
-    tile_3 = tl.load(
-        rhs_ptr + (n * 2 * 16 + tl.arange(0, 32)[:, None]) * rhs_s0 + tl.arange(0, 256)[None, :] * rhs_s1
-    )  # wmma.co:261
-    mc_1 = tl.dot(tile_2, tl.trans(tile_3), mc_1)  # wmma.co:262
-    # the loop over 'k' splits K into 16 pieces: folded into the dot above
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 32 x 16
+    tiles (schedule source; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:256
+    num_pid_m = 2
+    num_pid_n = 8
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 32 + tl.arange(0, 32)
+    acc = tl.zeros([64, 32], tl.float32)  # wmma.co:262
+    for k in tl.range(0, 16, num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < 256) & (offs_k[None, :] < 256)
+        b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:264
     tl.store(
-        output_ptr
-        + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
-        mc_1.to(tl.float16),
-    )  # wmma.co:264
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )
 
 
 def matmul_rr(lhs, rhs, *, _launch=None):
@@ -467,7 +528,7 @@ def matmul_rr(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:252
     _launch(
         matmul_rr_k0,
-        (32,),
+        (16,),
         [
             lhs,
             lhs.stride(0),
@@ -479,40 +540,52 @@ def matmul_rr(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:256
     return output  # wmma.co:268
 
 
 @triton.jit
 def matmul_mc_array_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wmma.co:281."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wmma.co:281
-    _group = GROUP_M * 16
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(2 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc__0_1_1 = tl.full([64, 16], 0.0, tl.float32)  # wmma.co:282
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    mc__0_1_1 = tl.full([64, 16], 0.0, tl.float32)  # wmma.co:284
-    mc__0_1_1 = tl.full([64, 16], 0.0, tl.float32)  # wmma.co:285
-    tile_2 = tl.load(
-        lhs_ptr + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
-    )  # wmma.co:287
-    # wmma.co:288
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 16 + tl.arange(0, 16)[None, :]) * rhs_s1)
-    mc__0_1_1 = tl.dot(tile_2, tile_3, mc__0_1_1)  # wmma.co:289
-    # the loop over 'k' splits K into 4 pieces: folded into the dot above
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 16 x 16
+    tiles (schedule source; the source: 64 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:281
+    num_pid_m = 2
+    num_pid_n = 16
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 16 + tl.arange(0, 16)
+    acc = tl.zeros([64, 16], tl.float32)  # wmma.co:289
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 256)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:291
     tl.store(
-        output_ptr
-        + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * output_s0
-        + (n * 16 + tl.arange(0, 16)[None, :]) * output_s1,
-        mc__0_1_1.to(tl.float16),
-    )  # wmma.co:291
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )
 
 
 def matmul_mc_array(lhs, rhs, *, _launch=None):
@@ -542,39 +615,48 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:281
     return output  # wmma.co:295
 
 
 @triton.jit
 def matmul_cmma_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wmma.co:307."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wmma.co:307
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(8 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc__0_x0_1 = tl.full([16, 16], 0, tl.int32)  # wmma.co:308
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
-    )  # wmma.co:311
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * rhs_s1
-    )  # wmma.co:312
-    mc__0_x0_1 = tl.dot(tile_2, tile_3, mc__0_x0_1, out_dtype=tl.int32)  # wmma.co:313
-    # the loop over 'k' splits K into 4 pieces: folded into the dot above
-    tl.store(
-        output_ptr
-        + (m * 2 * 8 + tl.arange(0, 16)[:, None]) * output_s0
-        + (n * 2 * 8 + tl.arange(0, 16)[None, :]) * output_s1,
-        mc__0_x0_1,
-    )  # wmma.co:315
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 16 x 32
+    tiles (schedule source; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:307
+    num_pid_m = 2
+    num_pid_n = 8
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 16 + tl.arange(0, 16)
+    acc = tl.zeros([64, 16], tl.int32)  # wmma.co:313
+    for k in tl.range(0, 2, num_stages=NUM_STAGES):
+        offs_k = k * 32 + tl.arange(0, 32)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # wmma.co:315
+    tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
 def matmul_cmma(lhs, rhs, i, *, _launch=None):
@@ -594,7 +676,7 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
     _rt.host_assert(_F, 0 <= i < 2, "an index of the fragment array 'mc' is outside [0, 2)", 313)  # wmma.co:313
     _launch(
         matmul_cmma_k0,
-        (64,),
+        (16,),
         [
             lhs,
             lhs.stride(0),
@@ -606,7 +688,7 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:307
     return output  # wmma.co:318
 

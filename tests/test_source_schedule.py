@@ -1,0 +1,77 @@
+"""The source schedule of proved contractions: the Schedule the .co states (lift/stated.py,
+schedule/policy.py ``source``), read off our own GEMM forms; their numerics are checked in both
+schedules by tests/test_gemm_forms.py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES
+
+from croq2triton.api import translate_full
+
+FORMS = Path(__file__).parent / "programs" / "gemm_forms"
+
+
+def _translate(path: Path) -> tuple[str, list[str]]:
+    """The module's text on one line, and the kernels the older lowering wrote (a ``_general`` one is
+    the launch of a ``chunkat`` kernel at sizes its tiles do not divide: as written, by design)."""
+    tr = translate_full(path.read_text(), filename=path.name)
+    assert not tr.failed
+    legacy = [k for ks in tr.legacy.values() for k in ks if not k.endswith("_general")]
+    return " ".join(tr.source.split()), legacy
+
+
+def _launch(text: str) -> dict[str, str]:
+    return dict(re.findall(r"\b(num_warps|NUM_STAGES|GROUP_M)=(\d+)", text))
+
+
+@pytest.mark.parametrize(
+    ("path", "tile", "stages", "warps"),
+    [
+        # one warpgroup, 64 x 128 tiles through TMA, no ring: Triton's 3 stages
+        (EXAMPLES / "gemm_v2.co", "64 x 128 x 64", "3", "4"),
+        # a ring of 1 whose slot is freed right after mma.commit: one stage more
+        (EXAMPLES / "gemm_v3.co", "64 x 128 x 64", "2", "4"),
+        # a ring of 4 events and buffers, one consumer warpgroup
+        (FORMS / "pipe_1c_s4.co", "64 x 128 x 32", "4", "4"),
+        # two consumer warpgroups (the producer's does not count)
+        (FORMS / "pipe_2c_s2.co", "128 x 64 x 64", "2", "8"),
+        # a per-element K loop (K steps of 1) is read in steps of 32
+        (FORMS / "thread_8x32.co", "64 x 128 x 32", "3", "4"),
+        # 32-row blocks take the 64 rows of one warpgroup's MMA; K steps of 48 are rounded up to 64
+        (FORMS / "staged_k48.co", "64 x 32 x 64", "3", "8"),
+    ],
+)
+def test_the_source_states_tile_stages_and_warps(path: Path, tile: str, stages: str, warps: str) -> None:
+    text, legacy = _translate(path)
+    assert not legacy, "a proved contraction is tiled under the source schedule"
+    assert f"here over {tile} tiles (schedule source;" in text
+    got = _launch(text)
+    assert (got["NUM_STAGES"], got["num_warps"]) == (stages, warps)
+
+
+def test_warp_roles_are_kept_as_the_warp_specialize_hint() -> None:
+    roles, _ = _translate(FORMS / "pipe_1c_s4.co")
+    assert "warp_specialize=WARP_SPECIALIZE" in roles and "WARP_SPECIALIZE=_rt.WARP_SPECIALIZE" in roles
+    plain, _ = _translate(EXAMPLES / "gemm_v2.co")
+    assert "WARP_SPECIALIZE" not in plain
+
+
+def test_a_tile_loop_of_its_own_is_a_persistent_grid() -> None:
+    text, legacy = _translate(FORMS / "persistent.co")
+    assert not legacy and "_rt.num_sms" in text
+    plain, _ = _translate(EXAMPLES / "gemm_v2.co")
+    assert "_rt.num_sms" not in plain
+
+
+@pytest.mark.parametrize("path", [EXAMPLES / "gemm_v4.co", FORMS / "pipe_3c_s1.co"])
+def test_a_tile_that_is_not_a_power_of_two_stays_as_written(path: Path) -> None:
+    # v4's 128 x 192, three consumers' 192 rows: rounded up they ran slower than the older
+    # lowering's pieces (perf/RESULTS.md 2026-12-01 23:13)
+    src, legacy = _translate(path)
+    assert legacy
+    auto = translate_full(path.read_text(), filename=path.name, schedule="auto")
+    assert not any(auto.legacy.values())  # auto picks its own power-of-two tile
