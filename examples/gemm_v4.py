@@ -50,122 +50,88 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def matmul_k0(
-    _grid_1,
-    _grid_2,
+    M,
     K,
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    M,
-    lhs_desc_128x64,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
+    stride_lhs0,
+    stride_lhs1,
     N,
-    rhs_desc_128x64,
-    rhs_desc_64x64,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_128x128,
-    output_desc_128x64,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc_0,
+    rhs_desc_1,
+    output_desc_0,
+    output_desc_1,
     GROUP_M: tl.constexpr,
-    WARP_SPECIALIZE: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS_0: tl.constexpr,
+    TMA_RHS_1: tl.constexpr,
     NUM_STAGES: tl.constexpr,
-    TMA_LHS_128X64: tl.constexpr,
-    TMA_RHS_128X64: tl.constexpr,
-    TMA_RHS_64X64: tl.constexpr,
-    TMA_OUTPUT_128X128: tl.constexpr,
-    TMA_OUTPUT_128X64: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
+    TMA_OUTPUT_0: tl.constexpr,
+    TMA_OUTPUT_1: tl.constexpr,
 ):
-    """Program = one block of `parallel` at gemm_v4.co:14."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # gemm_v4.co:14
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
-    # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    # gemm_v4.co:16
-    lhs_s = tl.zeros([128, 64], tl.float16)
-    # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    # gemm_v4.co:17
-    rhs_s_0 = tl.zeros([128, 64], tl.float16)
-    # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    rhs_s_1 = tl.zeros([64, 64], tl.float16)
-    # 'rhs_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
-    # warp-specialised pipeline (gemm_v4.co:18): producer warpgroup 0, consumer warpgroup(s) 1..2 merged into one loop;
-    # events become program order
-    mc_3_0 = tl.full([128, 128], 0.0, tl.float32)  # gemm_v4.co:32
-    mc_3_1 = tl.full([128, 64], 0.0, tl.float32)
-    for iv_k_4 in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):  # gemm_v4.co:37
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_128X64:  # gemm_v4.co:23
-            tile_6 = lhs_desc_128x64.load([block_m * 128, iv_k_4 * 64])
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 192 x
+    64 tiles (schedule source; the source: 128 x 192 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # gemm_v4.co:14
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 192)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n_0 = pid_n * 192 + tl.arange(0, 128)
+    offs_n_1 = pid_n * 192 + tl.arange(0, 64) + 128
+    acc_0 = tl.zeros([128, 128], tl.float32)  # gemm_v4.co:43
+    acc_1 = tl.zeros([128, 64], tl.float32)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
         else:
-            mask_7 = (block_m * 128 + tl.arange(0, 128)[:, None] < M) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
-            ptrs_8 = (
-                lhs_ptr
-                + (block_m * 128 + tl.arange(0, 128)[:, None]) * lhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
-            )
-            tile_6 = _oob_fill(tl.load(ptrs_8, mask=mask_7, other=0.0), mask_7)
-        lhs_s = tile_6  # gemm_v4.co:23
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_128X64:  # gemm_v4.co:25
-            tile_9 = rhs_desc_128x64.load([block_n * 192, iv_k_4 * 64])
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b_0 = (offs_n_0[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS_0:
+            b_0 = rhs_desc_0.load([pid_n * 192, k * 64])
         else:
-            mask_10 = (block_n * 192 + tl.arange(0, 128)[:, None] < N) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
-            ptrs_11 = (
-                rhs_ptr
-                + (block_n * 192 + tl.arange(0, 128)[:, None]) * rhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * rhs_s1
+            b_0 = tl.load(
+                rhs_ptr + offs_n_0[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b_0, other=0.0
             )
-            tile_9 = _oob_fill(tl.load(ptrs_11, mask=mask_10, other=0.0), mask_10)
-        rhs_s_0 = tile_9  # gemm_v4.co:25
-        if TMA_RHS_64X64:
-            tile_12 = rhs_desc_64x64.load([block_n * 192 + 128, iv_k_4 * 64])
+        acc_0 = tl.dot(a, tl.trans(b_0), acc_0)
+        mask_b_1 = (offs_n_1[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS_1:
+            b_1 = rhs_desc_1.load([pid_n * 192 + 128, k * 64])
         else:
-            mask_13 = (block_n * 192 + (128 + tl.arange(0, 64)[:, None]) < N) & (
-                iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K
+            b_1 = tl.load(
+                rhs_ptr + offs_n_1[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b_1, other=0.0
             )
-            ptrs_14 = (
-                rhs_ptr
-                + (block_n * 192 + (128 + tl.arange(0, 64)[:, None])) * rhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * rhs_s1
-            )
-            tile_12 = _oob_fill(tl.load(ptrs_14, mask=mask_13, other=0.0), mask_13)
-        rhs_s_1 = tile_12  # gemm_v4.co:25
-        mc_3_0 = tl.dot(lhs_s, tl.trans(rhs_s_0), mc_3_0)  # gemm_v4.co:43
-        mc_3_1 = tl.dot(lhs_s, tl.trans(rhs_s_1), mc_3_1)
-        # the loop over 'iv_wk' splits K into 4 pieces: folded into the dot above
-    output_s_0 = tl.zeros([128, 128], tl.float16)  # gemm_v4.co:48
-    output_s_1 = tl.zeros([128, 64], tl.float16)
-    # 'output_s' is 192 wide along dim 1: kept as power-of-two pieces 128 + 64
-    output_s_0 = mc_3_0.to(tl.float16)  # gemm_v4.co:49
-    output_s_1 = mc_3_1.to(tl.float16)
-    if TMA_OUTPUT_128X128:  # gemm_v4.co:50
-        output_desc_128x128.store([block_m * 2 * 64, block_n * 192], output_s_0)
+        acc_1 = tl.dot(a, tl.trans(b_1), acc_1)
+    mask_c_0 = (offs_m[:, None] < M) & (offs_n_0[None, :] < N)  # gemm_v4.co:50
+    c_0 = acc_0.to(tl.float16)
+    if TMA_OUTPUT_0:
+        c_0_0, c_0_1 = tl.split(tl.permute(tl.reshape(c_0, (128, 2, 64)), (0, 2, 1)))
+        output_desc_0.store([pid_m * 128, pid_n * 192], c_0_0)
+        output_desc_0.store([pid_m * 128, pid_n * 192 + 64], c_0_1)
     else:
-        tl.store(
-            output_ptr
-            + (block_m * 2 * 64 + tl.arange(0, 128)[:, None]) * output_s0
-            + (block_n * 192 + tl.arange(0, 128)[None, :]) * output_s1,
-            output_s_0,
-            mask=(block_m * 2 * 64 + tl.arange(0, 128)[:, None] < M) & (block_n * 192 + tl.arange(0, 128)[None, :] < N),
-        )
-    if TMA_OUTPUT_128X64:  # gemm_v4.co:50
-        output_desc_128x64.store([block_m * 2 * 64, block_n * 192 + 128], output_s_1)
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n_0[None, :] * stride_output1, c_0, mask=mask_c_0)
+    mask_c_1 = (offs_m[:, None] < M) & (offs_n_1[None, :] < N)
+    c_1 = acc_1.to(tl.float16)
+    if TMA_OUTPUT_1:
+        c_1_0, c_1_1 = tl.split(tl.permute(tl.reshape(c_1, (128, 2, 32)), (0, 2, 1)))
+        output_desc_1.store([pid_m * 128, pid_n * 192 + 128], c_1_0)
+        output_desc_1.store([pid_m * 128, pid_n * 192 + 160], c_1_1)
     else:
-        tl.store(
-            output_ptr
-            + (block_m * 2 * 64 + tl.arange(0, 128)[:, None]) * output_s0
-            + (block_n * 192 + (128 + tl.arange(0, 64)[None, :])) * output_s1,
-            output_s_1,
-            mask=(block_m * 2 * 64 + tl.arange(0, 128)[:, None] < M)
-            & (block_n * 192 + (128 + tl.arange(0, 64)[None, :]) < N),
-        )
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n_1[None, :] * stride_output1, c_1, mask=mask_c_1)
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -183,53 +149,50 @@ def matmul(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
-    _matmul_k0_TMA_LHS_128X64 = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads")
-    _matmul_k0_lhs_desc_128x64 = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS_128X64, _OOB_PADDING)
-    _matmul_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads")
-    _matmul_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_128X64, _OOB_PADDING)
-    _matmul_k0_TMA_RHS_64X64 = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads")
-    _matmul_k0_rhs_desc_64x64 = _rt.tma_desc(rhs, [64, 64], _matmul_k0_TMA_RHS_64X64, _OOB_PADDING)
-    _matmul_k0_TMA_OUTPUT_128X128 = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores")
-    _matmul_k0_output_desc_128x128 = _rt.tma_desc(output, [128, 128], _matmul_k0_TMA_OUTPUT_128X128, "zero")
-    _matmul_k0_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores")
-    _matmul_k0_output_desc_128x64 = _rt.tma_desc(output, [128, 64], _matmul_k0_TMA_OUTPUT_128X64, "zero")
+    _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")  # gemm_v4.co:14
+    _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_k0_TMA_RHS_0 = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+    _matmul_k0_rhs_desc_0 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_0, _OOB_PADDING)
+    _matmul_k0_TMA_RHS_1 = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+    _matmul_k0_rhs_desc_1 = _rt.tma_desc(rhs, [64, 64], _matmul_k0_TMA_RHS_1, _OOB_PADDING)
+    _matmul_k0_TMA_OUTPUT_0 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
+    _matmul_k0_output_desc_0 = _rt.tma_desc(output, [128, 64], _matmul_k0_TMA_OUTPUT_0, _OOB_PADDING)
+    _matmul_k0_TMA_OUTPUT_1 = _rt.tma_ok(_F, "output", output, [128, 32], [128, 32], "stores (auto)")
+    _matmul_k0_output_desc_1 = _rt.tma_desc(output, [128, 32], _matmul_k0_TMA_OUTPUT_1, _OOB_PADDING)
     _launch(
         matmul_k0,
         (_rt.cdiv(M, 128) * _rt.cdiv(N, 192),),
         [
-            _rt.cdiv(M, 128),
-            _rt.cdiv(N, 192),
+            M,
             K,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
-            _matmul_k0_lhs_desc_128x64,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
-            _matmul_k0_rhs_desc_128x64,
-            _matmul_k0_rhs_desc_64x64,
             output,
             output.stride(0),
             output.stride(1),
-            _matmul_k0_output_desc_128x128,
-            _matmul_k0_output_desc_128x64,
+            _matmul_k0_lhs_desc,
+            _matmul_k0_rhs_desc_0,
+            _matmul_k0_rhs_desc_1,
+            _matmul_k0_output_desc_0,
+            _matmul_k0_output_desc_1,
         ],
         dict(
             GROUP_M=8,
-            WARP_SPECIALIZE=_matmul_k0_WARP_SPECIALIZE,
+            TMA_LHS=_matmul_k0_TMA_LHS,
+            TMA_RHS_0=_matmul_k0_TMA_RHS_0,
+            TMA_RHS_1=_matmul_k0_TMA_RHS_1,
             NUM_STAGES=2,
-            TMA_LHS_128X64=_matmul_k0_TMA_LHS_128X64,
-            TMA_RHS_128X64=_matmul_k0_TMA_RHS_128X64,
-            TMA_RHS_64X64=_matmul_k0_TMA_RHS_64X64,
-            TMA_OUTPUT_128X128=_matmul_k0_TMA_OUTPUT_128X128,
-            TMA_OUTPUT_128X64=_matmul_k0_TMA_OUTPUT_128X64,
+            WARP_SPECIALIZE=_rt.WARP_SPECIALIZE,
+            TMA_OUTPUT_0=_matmul_k0_TMA_OUTPUT_0,
+            TMA_OUTPUT_1=_matmul_k0_TMA_OUTPUT_1,
             num_warps=4,
         ),
-    )  # gemm_v4.co:14
+    )
     return None
 
 

@@ -37,8 +37,8 @@ def _launch(text: str) -> dict[str, str]:
         (EXAMPLES / "gemm_v3.co", "64 x 128 x 64", "2", "4"),
         # a ring of 4 events and buffers, one consumer warpgroup
         (FORMS / "pipe_1c_s4.co", "64 x 128 x 32", "4", "4"),
-        # two consumer warpgroups (the producer's does not count)
-        (FORMS / "pipe_2c_s2.co", "128 x 64 x 64", "2", "8"),
+        # two consumer warpgroups (the producer's does not count) whose accumulators fit one's registers
+        (FORMS / "pipe_2c_s2.co", "128 x 64 x 64", "2", "4"),
         # a per-element K loop (K steps of 1) is read in steps of 32
         (FORMS / "thread_8x32.co", "64 x 128 x 32", "3", "4"),
         # 32-row blocks take the 64 rows of one warpgroup's MMA; K steps of 48 are rounded up to 64
@@ -67,11 +67,24 @@ def test_a_tile_loop_of_its_own_is_a_persistent_grid() -> None:
     assert "_rt.num_sms" not in plain
 
 
-@pytest.mark.parametrize("path", [EXAMPLES / "gemm_v4.co", FORMS / "pipe_3c_s1.co"])
-def test_a_tile_that_is_not_a_power_of_two_stays_as_written(path: Path) -> None:
-    # v4's 128 x 192, three consumers' 192 rows: rounded up they ran slower than the older
-    # lowering's pieces (perf/RESULTS.md 2026-12-01 23:13)
-    src, legacy = _translate(path)
+def test_columns_that_are_not_a_power_of_two_are_pieces() -> None:
+    # v4's 128 x 192 tile: a 128- and a 64-column piece, each its own accumulator, B tile, dot and store
+    text, legacy = _translate(EXAMPLES / "gemm_v4.co")
+    assert not legacy
+    assert "here over 128 x 192 x 64 tiles (schedule source;" in text
+    assert (
+        "offs_n_0 = pid_n * 192 + tl.arange(0, 128)" in text
+        and "offs_n_1 = pid_n * 192 + tl.arange(0, 64) + 128" in text
+    )
+    assert "acc_0 = tl.dot(a, tl.trans(b_0), acc_0)" in text and "acc_1 = tl.dot(a, tl.trans(b_1), acc_1)" in text
+    # two consumer warpgroups' 128 x 192 accumulator in one warpgroup: measured faster
+    assert _launch(text)["num_warps"] == "4"
+
+
+def test_rows_that_are_not_a_power_of_two_stay_as_written() -> None:
+    # three consumers' 192 rows: the older lowering splits them (auto picks its own power-of-two tile)
+    path = FORMS / "pipe_3c_s1.co"
+    _, legacy = _translate(path)
     assert legacy
     auto = translate_full(path.read_text(), filename=path.name, schedule="auto")
-    assert not any(auto.legacy.values())  # auto picks its own power-of-two tile
+    assert not any(auto.legacy.values())

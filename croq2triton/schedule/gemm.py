@@ -75,6 +75,7 @@ class GemmBuilder:
         self.launch: list[str] = []
         self.uses: dict[str, tuple[str, str]] = {}  # descriptor -> (its flag, "loads" or "stores")
         self.lets: dict[str, E.Expr] = {}  # the value of each named let
+        self.scalar_args: dict[str, str] = {}  # a scalar parameter an epilogue reads -> its argument
 
     # ---------------------------------------------------------------- arguments
     def size(self, x: str | int) -> E.Expr:
@@ -100,9 +101,10 @@ class GemmBuilder:
         assert isinstance(arg, N.Pointer)
         return arg, extents
 
-    def descriptor(self, op: Operand, box: tuple[int, ...], what: str) -> tuple[str, str]:
-        """A host TensorDescriptor of ``op``'s tensor and the constexpr flag saying it may be used."""
-        desc, flag = f"{op.tensor}_desc", f"TMA_{op.tensor.upper()}"
+    def descriptor(self, op: Operand, box: tuple[int, ...], what: str, tag: str = "") -> tuple[str, str]:
+        """A host TensorDescriptor of ``op``'s tensor and the constexpr flag saying it may be used
+        (``tag``: of one column piece, whose box is its own)."""
+        desc, flag = f"{op.tensor}_desc{tag}", f"TMA_{op.tensor.upper()}{tag}"
         self.args[desc] = N.Descriptor(desc, self.host.tensors[op.tensor].host, box)
         self.args[flag] = N.Constexpr(flag, True)
         self.uses[desc] = (flag, what)
@@ -179,38 +181,55 @@ class GemmBuilder:
         split = len(tile_body)  # what follows runs only for tiles holding rows of the group
         offs_m = let("offs_m", pid_m * s.block_m + E.Arange(s.block_m), tile_body)
         rows = offs_m if row_start is None else let("rows", row_start + offs_m, tile_body)
-        offs_n = let("offs_n", pid_n * s.block_n + E.Arange(s.block_n), tile_body)
+        # a tile whose columns are not a power of two is pieces of powers of two (Schedule.pieces_n):
+        # one accumulator, B tile, dot and store each
+        pieces = s.pieces_n
+        if len(pieces) > 1 and (c.scales or c.batched or grp is not None):
+            raise NotTiled("column pieces of a block-scaled, batched or grouped contraction")
+        tags = [""] if len(pieces) == 1 else [f"_{i}" for i in range(len(pieces))]
+        offs_ns = [
+            let(f"offs_n{t}", E.fold(pid_n * s.block_n + E.Const(start)) + E.Arange(w), tile_body)
+            for t, (start, w) in zip(tags, pieces, strict=True)
+        ]
         # f16 accumulators are kept in f32 and rounded once at the store (LANGUAGE.md 9.3: at least as
         # accurate). Measured (perf/acc16_probe.py, H200, 2026-12-01): tl.dot with out_dtype f16 at
         # 128 x 256 x 64 runs 0.864 / 0.833 of cuBLAS at 8192^3 / 4096^3, the f32 accumulator 0.977 / 0.953
-        acc = _var("acc", (s.block_m, s.block_n), "i32" if integer else "f32")
-        tile_body.append(N.Let(acc, E.Full((s.block_m, s.block_n), 0, acc.type), line=c.line))
+        accs = [_var(f"acc{t}", (s.block_m, w), "i32" if integer else "f32") for t, (_, w) in zip(tags, pieces)]
+        for acc in accs:
+            tile_body.append(N.Let(acc, E.Full(acc.shape, 0, acc.type), line=c.line))
 
         # the K loop: one tile of each operand, one dot
         kt = E.Var("k", "i32", 0)
         loop: list[N.Stmt] = []
         offs_k = let("offs_k", kt * s.block_k + E.Arange(s.block_k), loop, c.line)
         a_batch = batch if c.a.batch is not None else None
-        a_tile, a_k_first = self.operand_tile(c.a, a_ptr, a_ext, rows, offs_k, pid_m, kt, a_batch, "a", loop, row_start)
-        b_tile, b_k_first = self.operand_tile(c.b, b_ptr, b_ext, offs_n, offs_k, pid_n, kt, batch, "b", loop)
+        a_tile, a_k_first = self.operand_tile(
+            c.a, a_ptr, a_ext, rows, offs_k, pid_m, kt, a_batch, "a", loop, row_start=row_start
+        )
         precision = "tf32" if c.a.elem in ("f32", "tf32") else None
-        a_op: E.Expr = a_tile
-        b_op: E.Expr = b_tile
-        if c.a.elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
-            a_op, b_op = E.Call("_as_dot_operand", (a_tile,), "f32"), E.Call("_as_dot_operand", (b_tile,), "f32")
-        # tl.dot takes [M, K] x [K, N]: A loaded [K, M] and B loaded [N, K] are transposed
         out_dtype = "i32" if integer else None
-        if c.scales:  # each K tile's product times its scales: k // scale_k is one value per tile
-            if integer or c.scale_k % s.block_k:
-                raise NotTiled("scales over blocks of K that the K step does not divide")
-            prod = _var("p", (s.block_m, s.block_n), "f32")
-            loop.append(N.Dot(prod, a_op, b_op, None, precision, None, a_k_first, not b_k_first, line=c.line))
-            value: E.Expr = prod
-            for f in c.scales:
-                value = value * self.scale_tile(f, offs_m, offs_n, kt, batch, loop)
-            loop.append(N.Let(acc, acc + value, line=c.line))
-        else:
-            loop.append(N.Dot(acc, a_op, b_op, acc, precision, out_dtype, a_k_first, not b_k_first, line=c.line))
+        a_op: E.Expr = a_tile
+        if c.a.elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
+            a_op = E.Call("_as_dot_operand", (a_tile,), "f32")
+        for t, (start, w), offs_n, acc in zip(tags, pieces, offs_ns, accs, strict=True):
+            b_tile, b_k_first = self.operand_tile(
+                c.b, b_ptr, b_ext, offs_n, offs_k, pid_n, kt, batch, "b" + t, loop, piece=(start, w)
+            )
+            b_op: E.Expr = b_tile
+            if c.a.elem == "bf16":
+                b_op = E.Call("_as_dot_operand", (b_tile,), "f32")
+            # tl.dot takes [M, K] x [K, N]: A loaded [K, M] and B loaded [N, K] are transposed
+            if c.scales:  # each K tile's product times its scales: k // scale_k is one value per tile
+                if integer or c.scale_k % s.block_k:
+                    raise NotTiled("scales over blocks of K that the K step does not divide")
+                prod = _var("p", (s.block_m, s.block_n), "f32")
+                loop.append(N.Dot(prod, a_op, b_op, None, precision, None, a_k_first, not b_k_first, line=c.line))
+                value: E.Expr = prod
+                for f in c.scales:
+                    value = value * self.scale_tile(f, offs_m, offs_n, kt, batch, loop)
+                loop.append(N.Let(acc, acc + value, line=c.line))
+            else:
+                loop.append(N.Dot(acc, a_op, b_op, acc, precision, out_dtype, a_k_first, not b_k_first, line=c.line))
         self.constexpr("NUM_STAGES", s.num_stages, True)  # a tuning sweep may vary the pipeline's depth
         ws: bool | str = False
         if s.warp_specialize:  # the source's warp roles: the launcher passes the runtime's switch
@@ -218,31 +237,33 @@ class GemmBuilder:
             ws = "WARP_SPECIALIZE"
         pipe = N.Pipeline("NUM_STAGES", warp_specialize=ws)
         k_steps = E.CDiv(k_ext, E.Const(s.block_k))
-        tile_body.append(N.For(kt, E.Const(0), k_steps, E.Const(1), loop, pipe, (acc,), line=c.line))
+        tile_body.append(N.For(kt, E.Const(0), k_steps, E.Const(1), loop, pipe, tuple(accs), line=c.line))
 
-        # the store
+        # the store, of each piece
         out_ty = ir_type(c.out.elem) or "f32"
-        index = _index(c.out, E.Lift(rows, 2, (0,)), E.Lift(offs_n, 2, (1,)), batch if c.batched else None)
-        bounds = _in_bounds(c.out, index, o_ext)
-        if grp is not None:  # rows of the group only, inside the tensor, and those the source's tiles cover
-            local = E.Lift(offs_m, 2, (0,))
-            extra = [E.Bin(">=", E.Lift(rows, 2, (0,)), E.Const(0)), E.Bin("<", local, grp.rows)]
-            if row_count is not None:
-                extra.append(E.Bin("<", local, row_count))
-            bounds = E.conj([bounds, *extra])
-        mask = let("mask_c", bounds, tile_body, c.store_line)
-        value = acc
-        if c.epilogue is not None:
-            value = self.epilogue(c.epilogue, acc, offs_m, offs_n, batch, tile_body, mask)
-        value = value if out_ty == value.dtype else E.Cast(value, out_ty)
-        if not (s.tma and s.tma_store) or c.batched or grp is not None:
-            tile_body.append(N.Store(o_ptr.name, index, value, mask, line=c.store_line))
-        else:
-            out_tile = let("c", value, tile_body, c.store_line)
+        for t, (start, w), offs_n, acc in zip(tags, pieces, offs_ns, accs, strict=True):
+            index = _index(c.out, E.Lift(rows, 2, (0,)), E.Lift(offs_n, 2, (1,)), batch if c.batched else None)
+            bounds = _in_bounds(c.out, index, o_ext)
+            if grp is not None:  # rows of the group only, inside the tensor, and those the source's tiles cover
+                local = E.Lift(offs_m, 2, (0,))
+                extra = [E.Bin(">=", E.Lift(rows, 2, (0,)), E.Const(0)), E.Bin("<", local, grp.rows)]
+                if row_count is not None:
+                    extra.append(E.Bin("<", local, row_count))
+                bounds = E.conj([bounds, *extra])
+            mask = let("mask_c" + t, bounds, tile_body, c.store_line)
+            value = acc
+            if c.epilogue is not None:
+                value = self.epilogue(c.epilogue, acc, offs_m, offs_n, batch, tile_body, mask, t)
+            value = value if out_ty == value.dtype else E.Cast(value, out_ty)
+            if not (s.tma and s.tma_store) or c.batched or grp is not None:
+                tile_body.append(N.Store(o_ptr.name, index, value, mask, line=c.store_line))
+                continue
+            out_tile = let("c" + t, value, tile_body, c.store_line)
             fallback = N.Store(o_ptr.name, index, out_tile, mask, line=c.store_line)
-            desc, flag = self.descriptor(c.out, (s.block_m, s.block_n // 2), "stores (auto)")
-            coords = (E.fold(pid_m * s.block_m), E.fold(pid_n * s.block_n))
-            tile_body.append(N.TmaStore(desc, coords, out_tile, fallback, flag, 2, line=c.store_line))
+            halves = 2 if w >= 32 else 1  # half-width boxes: measured faster (schedule/policy.py)
+            desc, flag = self.descriptor(c.out, (s.block_m, w // halves), "stores (auto)", t)
+            coords = (E.fold(pid_m * s.block_m), E.fold(pid_n * s.block_n + E.Const(start)))
+            tile_body.append(N.TmaStore(desc, coords, out_tile, fallback, flag, halves, line=c.store_line))
 
         if grp is not None and row_count is not None:  # a tile past the group's rows does nothing
             tile_body[split:] = [N.If(E.Bin("<", pid_m * s.block_m, row_count), tile_body[split:], line=c.line)]
@@ -263,9 +284,11 @@ class GemmBuilder:
         batch: E.Expr | None,
         into: list[N.Stmt],
         out_mask: E.Var,
+        tag: str = "",
     ) -> E.Expr:
         """The stored value: the epilogue over the accumulator tile, each tensor it reads loaded at
-        the tile's coordinates (masked by its own extents), scalar parameters as arguments."""
+        the tile's coordinates (masked by its own extents), scalar parameters as arguments; ``tag``
+        names the column piece (its values' names end with it)."""
         line = self.c.store_line
         coord = {"m": E.Lift(offs_m, 2, (0,)), "n": E.Lift(offs_n, 2, (1,))}
         env: dict[str, E.Expr] = {ACC: acc}
@@ -273,15 +296,16 @@ class GemmBuilder:
         for r in epi.reads:
             index = tuple(batch if d == "b" and batch is not None else coord.get(d, E.Const(0)) for d in r.dims)
             keep = tuple(d != "b" for d in r.dims)  # the grid keeps the batch index inside
-            env[r.var] = self.load_at(r.tensor, index, self.local(r.tensor), into, line, masks, keep)
+            env[r.var] = self.load_at(r.tensor, index, self.local(r.tensor) + tag, into, line, masks, keep)
         for name, elem in epi.scalars:
             ty = ir_type(elem) or "f32"
-            arg = self.local(name)
-            self.args[arg] = N.Scalar(arg, ty, E.Var(self.host.scalars[name].host))
-            env[name] = E.Var(arg, ty)
-        return self.name_repeats(E.fold(E.substitute(epi.value, env)), into, line)
+            if name not in self.scalar_args:  # one argument for every piece
+                arg = self.scalar_args[name] = self.local(name)
+                self.args[arg] = N.Scalar(arg, ty, E.Var(self.host.scalars[name].host))
+            env[name] = E.Var(self.scalar_args[name], ty)
+        return self.name_repeats(E.fold(E.substitute(epi.value, env)), into, line, tag)
 
-    def name_repeats(self, value: E.Expr, into: list[N.Stmt], line: int) -> E.Expr:
+    def name_repeats(self, value: E.Expr, into: list[N.Stmt], line: int, tag: str = "") -> E.Expr:
         """A subexpression the value computes more than once (``relu(x) = x > 0 ? x : 0``) is
         computed once and named, largest first."""
         for i in range(8):
@@ -293,7 +317,7 @@ class GemmBuilder:
             if not repeats:
                 break
             big = max(repeats, key=lambda n: sum(1 for _ in n.walk()))
-            v = _var(f"x{i}", big.shape, big.dtype)
+            v = _var(f"x{i}{tag}", big.shape, big.dtype)
             into.append(N.Let(v, big, line=line))
             value = E.replace(value, big, v)
         return value
@@ -370,10 +394,12 @@ class GemmBuilder:
         tag: str,
         into: list[N.Stmt],
         row_start: E.Expr | None = None,
+        piece: tuple[int, int] | None = None,
     ) -> tuple[E.Var, bool]:
-        """The [free, K] tile of an operand (``[K, free]`` when it is stored that way: the bool)."""
+        """The [free, K] tile of an operand (``[K, free]`` when it is stored that way: the bool);
+        ``piece``: (start, width) of B's column piece."""
         s = self.s
-        block_free = s.block_m if tag == "a" else s.block_n
+        start, block_free = (0, s.block_m) if piece is None else piece
         k_first = op.inner < op.free  # stored [.., K, free]
         shape = (s.block_k, block_free) if k_first else (block_free, s.block_k)
         free_dim, k_dim = (1, 0) if k_first else (0, 1)
@@ -391,9 +417,12 @@ class GemmBuilder:
         # one box per tile: 2-D, or [1, rows, K] of one batch (reshaped to the 2-D tile)
         box = [1] * op.rank
         box[op.free], box[op.inner] = block_free, s.block_k
-        first = E.fold(pid_free * block_free) if row_start is None else E.fold(row_start + pid_free * block_free)
+        step = s.block_m if piece is None else s.block_n
+        first = E.fold(pid_free * step + E.Const(start))
+        if row_start is not None:
+            first = E.fold(row_start + first)
         coord = _index(op, first, E.fold(kt * s.block_k), batch)
-        desc, flag = self.descriptor(op, tuple(box), "loads (auto)")
+        desc, flag = self.descriptor(op, tuple(box), "loads (auto)", tag[1:])
         reshape = shape if op.rank > 2 else None
         into.append(N.TmaLoad(tile, desc, coord, load, flag, reshape, line=self.c.line))
         return tile, k_first

@@ -61,28 +61,38 @@ def _pow2(n: int) -> int:
 def source(c: Contraction) -> Schedule:
     """The schedule the ``.co`` states: its block tile (rows at least one warpgroup's 64, columns and
     K steps at least the 16 a tensor-core dot needs, 32 for 8-bit operands; a K step rounded up to a
-    power of two; rows or columns that are not powers of two: :class:`NotTiled`), its stage ring's depth, the warps of the units that execute its MMA
-    (at least one warpgroup), TMA where it uses ``tma.copy``, and a persistent grid where it walks
+    power of two; columns that are not a power of two as pieces of powers of two, a multiple of 16;
+    rows that are not a power of two: :class:`NotTiled`), its stage ring's depth, the warps of the
+    units that execute its MMA (at least one warpgroup), TMA where it uses ``tma.copy``, and a persistent grid where it walks
     output tiles in a loop of its own.  Where the accumulator would take more than
     ``MAX_ACC_REGISTERS`` registers a thread, warps are added (the source's warpgroups hold it in
-    registers of their own; Triton spills instead).  The program order is groups of 8 row tiles
+    registers of their own; Triton spills instead); where two consumer warpgroups' accumulators fit
+    one warpgroup's registers, it is one warpgroup (measured faster).  The program order is groups of 8 row tiles
     (it does not change results; the older lowering's choice, kept)."""
     if c.scales:
         raise NotTiled("a block-scaled contraction (the kernel as written: schedule/policy.py auto)")
     st = c.stated
     width = max(BYTES.get(c.a.elem, 2), BYTES.get(c.b.elem, 2))
     rows, cols, k_step = c.source_tile
-    if rows & (rows - 1) or cols & (cols - 1):
-        # rounded up, tutorial v4's 128 x 192 tile ran at 0.53 of cuBLAS at 8192^3 (as 128 x 256, 2 stages,
-        # 8 warps; perf/RESULTS.md 2026-12-01 23:13), split into 128 + 64 column pieces by the older
-        # lowering at 0.83 (2026-11-30 02:44): a tile that is not a power of two stays with the kernel as written
-        raise NotTiled(f"a {rows} x {cols} source tile (not powers of two: the kernel as written splits it)")
+    if rows & (rows - 1):
+        raise NotTiled(f"a source tile of {rows} rows (not a power of two: the kernel as written splits it)")
     block_m = max(64, _pow2(rows))
-    block_n = max(16, _pow2(cols))
+    # columns that are not a power of two are kept, as pieces of powers of two (Schedule.pieces_n):
+    # rounded up instead, tutorial v4's 128 x 192 tile ran at 0.53 of cuBLAS at 8192^3 (as 128 x 256,
+    # 2 stages, 8 warps; perf/RESULTS.md 2026-12-01 23:13), as 128 + 64 pieces at 0.83 (2026-11-30 02:44)
+    if cols <= 16 or not cols & (cols - 1):
+        block_n = max(16, _pow2(cols))
+    else:
+        block_n = -(-cols // 16) * 16
     block_k = max(32 if width == 1 else 16, _pow2(k_step) if k_step > 1 else SOURCE_K_STEP)
     warps = min(8, max(4, _pow2(-(-st.threads // 32)))) if st.threads else 4
     while block_m * block_n > MAX_ACC_REGISTERS * 32 * warps and warps < 16:
         warps *= 2
+    if st.roles and warps == 8 and block_m * block_n <= 128 * 192:
+        # two consumer warpgroups' accumulators held by one warpgroup (at most 192 f32 registers a
+        # thread): v4's 128 x 192 pieces ran at 0.775 / 0.827 of cuBLAS at 4096^3 / 8192^3 with 4 warps,
+        # 0.744 / 0.811 with 8 (perf/RESULTS.md 2026-12-01 23:49; the older lowering's rule, 0.82 vs 0.72)
+        warps = 4
     return Schedule(
         block_m,
         block_n,
