@@ -67,8 +67,13 @@ def target_arch(name: str) -> int:
 
 
 def block_tile(ttgir: str) -> str:
-    """The largest dot of a kernel as ``dot MxNxK``, else its largest register tile."""
+    """The largest dot of a kernel as ``dot MxNxK`` (column pieces of one tile, dots of the same
+    rows and K: ``dot 128x(128+64)x64``), else its largest register tile."""
     dots = [(int(m), int(n2), int(k)) for m, k, k2, n2 in _DOT.findall(ttgir) if k == k2]
+    shapes = sorted(set(dots), key=lambda d: -d[1])
+    if len(shapes) > 1 and len({(m, k) for m, _, k in shapes}) == 1:
+        m, _, k = shapes[0]
+        return f"dot {m}x({'+'.join(str(n) for _, n, _ in shapes)})x{k}"
     if dots:
         m, n, k = max(dots, key=lambda d: d[0] * d[1])
         return f"dot {m}x{n}x{k}"
@@ -177,7 +182,9 @@ def compile_file(
                     grid=launch.grid,
                     tile=block_tile(ttgir),
                     num_warps=kernel.metadata.num_warps,
-                    num_stages=kernel.metadata.num_stages,
+                    # the pipelined K loop's depth where the kernel has one (tl.range(num_stages=NUM_STAGES)
+                    # overrides the kernel's option), else the kernel's
+                    num_stages=int(launch.kwargs.get("NUM_STAGES", kernel.metadata.num_stages)),
                     shared=kernel.metadata.shared,
                     registers=registers(kernel.asm.get("cubin", b"")),
                     wgmma="wgmma.mma_async" in ptx,

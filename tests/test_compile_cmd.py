@@ -39,6 +39,10 @@ def test_source_schedule_and_an_elementwise_kernel() -> None:
     r = _compile(str(EXAMPLES / "gemm_v3.co"), "--size", "M=512,N=512,K=256")
     assert r.returncode == 0, r.stderr
     assert "dot 64x128x64" in r.stdout and "wgmma yes" in r.stdout  # the tile v3 states
+    assert "num_stages 2" in r.stdout  # its pipelined loop's depth (a ring of 1, freed after mma.commit)
+    r = _compile(str(EXAMPLES / "gemm_v4.co"), "--size", "M=512,N=512,K=256")
+    assert r.returncode == 0, r.stderr
+    assert "dot 128x(128+64)x64, num_warps 4, num_stages 2" in r.stdout  # v4's 128 x 192 tile as pieces
     r = _compile(str(EXAMPLES / "vadd.co"), "--size", "N=5000", "--emit", "ptx")
     assert r.returncode == 0, r.stderr
     assert ".target sm_90a" in r.stdout and "wgmma no, TMA no" in r.stderr
@@ -63,4 +67,9 @@ def test_block_tile_reads_the_largest_dot_or_tile() -> None:
         "%2 = tt.dot %x, %y, %z : tensor<64x32xf16, #d> * tensor<32x64xf16, #e> -> tensor<64x64xf32, #f>\n"
     )
     assert block_tile(ttgir) == "dot 128x256x64"
+    pieces = (
+        "%1 = tt.dot %a, %b, %c : tensor<128x64xf16, #d> * tensor<64x128xf16, #e> -> tensor<128x128xf32, #f>\n"
+        "%2 = tt.dot %a, %g, %h : tensor<128x64xf16, #d> * tensor<64x64xf16, #e> -> tensor<128x64xf32, #f>\n"
+    )
+    assert block_tile(pieces) == "dot 128x(128+64)x64"
     assert block_tile("%3 = tt.load %p : tensor<1024x!tt.ptr<f32>>\n%4 = arith.addf : tensor<16x32xf32>") == "tile 1024"
