@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import EXAMPLES
+from lowering_util import assert_close, gemm_tol, load_co, poisoned, randn
 
 from croq2triton.api import translate_full
 
@@ -88,3 +90,37 @@ def test_rows_that_are_not_a_power_of_two_stay_as_written() -> None:
     assert legacy
     auto = translate_full(path.read_text(), filename=path.name, schedule="auto")
     assert not any(auto.legacy.values())
+
+
+WIDE_K = """
+__co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f16 [M, N] out) {
+  parallel {bm, bn} by [cdiv(M, 128), cdiv(N, 256)] : block {
+    shared f16 [128, 256] lhs_s;
+    shared f16 [256, 256] rhs_s;
+    parallel by 1 : group-4 {
+      acc = mma.fill.f32 0.0f;
+      foreach {k} in [cdiv(K, 256)] {
+        dma.copy a.subspan(128, 256).at(bm, k) => lhs_s;
+        dma.copy b.subspan(256, 256).at(bn, k) => rhs_s;
+        mma.row.row acc, lhs_s, rhs_s;
+      }
+      mma.store acc, out.subspan(128, 256).at(bm, bn);
+    }
+  }
+}
+"""
+
+
+def test_the_default_depth_fits_shared_memory(tmp_path: Path) -> None:
+    # no stated ring: Triton's 3 stages where they fit; 128 x 256 tiles with K steps of 256 take 192 KB
+    # a stage, so one; the accumulator of 128 x 256 takes 8 warps at 128 registers a thread
+    p = tmp_path / "wide_k.co"
+    p.write_text(WIDE_K)
+    text, legacy = _translate(p)
+    assert not legacy and "here over 128 x 256 x 256 tiles (schedule source;" in text
+    assert _launch(text) == {"GROUP_M": "8", "NUM_STAGES": "1", "num_warps": "8"}
+    m, n, k = 130, 260, 300
+    a, b = randn(m, k, dtype=torch.float16, seed=5), randn(n, k, dtype=torch.float16, seed=6)
+    out = poisoned(m, n, dtype=torch.float16)
+    load_co(p).gemm(a, b, out)
+    assert_close(out, a.double() @ b.double().T, atol=gemm_tol(k), rtol=1e-2)

@@ -48,6 +48,7 @@ def auto(c: Contraction) -> Schedule:
 # ---------------------------------------------------------------- the source schedule
 SOURCE_K_STEP = 32  # a per-element K loop states no K tile: read K in steps of 32 (as the older lowering did)
 DEFAULT_STAGES = 3  # a loop the source does not pipeline: what Triton gives a loop without num_stages
+RING_BUDGET = 160 * 1024  # shared memory bytes those default stages may take (the epilogue needs some too)
 MAX_ACC_REGISTERS = 128  # f32 accumulator registers a thread may hold before warps are added
 
 
@@ -93,11 +94,15 @@ def source(c: Contraction) -> Schedule:
         # thread): v4's 128 x 192 pieces ran at 0.775 / 0.827 of cuBLAS at 4096^3 / 8192^3 with 4 warps,
         # 0.744 / 0.811 with 8 (perf/RESULTS.md 2026-12-01 23:49; the older lowering's rule, 0.82 vs 0.72)
         warps = 4
+    # a ring the source states is its own (its buffers take that shared memory on any target); the
+    # default depth is only as deep as fits
+    per_stage = (block_m + block_n) * block_k * width
+    stages = st.stages or max(1, min(DEFAULT_STAGES, RING_BUDGET // per_stage))
     return Schedule(
         block_m,
         block_n,
         block_k,
-        num_stages=st.stages or DEFAULT_STAGES,
+        num_stages=stages,
         num_warps=warps,
         group_m=8,
         persistent=st.persistent and not (c.batched or c.group is not None),
