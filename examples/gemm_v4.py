@@ -107,7 +107,6 @@ def matmul_k0(
             b_0 = tl.load(
                 rhs_ptr + offs_n_0[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b_0, other=0.0
             )
-        acc_0 = tl.dot(a, tl.trans(b_0), acc_0)
         mask_b_1 = (offs_n_1[:, None] < N) & (offs_k[None, :] < K)
         if TMA_RHS_1:
             b_1 = rhs_desc_1.load([pid_n * 192 + 128, k * 64])
@@ -115,6 +114,7 @@ def matmul_k0(
             b_1 = tl.load(
                 rhs_ptr + offs_n_1[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b_1, other=0.0
             )
+        acc_0 = tl.dot(a, tl.trans(b_0), acc_0)
         acc_1 = tl.dot(a, tl.trans(b_1), acc_1)
     mask_c_0 = (offs_m[:, None] < M) & (offs_n_0[None, :] < N)  # gemm_v4.co:50
     c_0 = acc_0.to(tl.float16)

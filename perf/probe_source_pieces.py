@@ -19,11 +19,12 @@ sys.path.insert(0, str(REPO / "perf"))
 
 from bench import median_of_rounds, run_info, smi  # noqa: E402
 
-CASES = [  # label, file, function, defines
-    ("v4 (128 x 192)", "examples/gemm_v4.co", "matmul", {}),
-    ("ntile_f16acc BN192", "tests/programs/gemm_forms/ntile_f16acc.co", "gemm", {"BN": 192}),
-    ("ntile_shared BN96", "tests/programs/gemm_forms/ntile_shared.co", "gemm", {"BN": 96}),
-    ("rega_n80_tma", "tests/programs/gemm_forms/rega_n80_tma.co", "gemm", {}),
+CASES = [  # label, file, function, defines, output type
+    ("v4 (128 x 192)", "examples/gemm_v4.co", "matmul", {}, "f16"),
+    ("ntile_f16acc BN192", "tests/programs/gemm_forms/ntile_f16acc.co", "gemm", {"BN": 192}, "f16"),
+    ("ntile_shared BN96", "tests/programs/gemm_forms/ntile_shared.co", "gemm", {"BN": 96}, "f16"),
+    ("rega_n80_tma", "tests/programs/gemm_forms/rega_n80_tma.co", "gemm", {}, "f16"),
+    ("pipe_3c_s1 (192 x 64)", "tests/programs/gemm_forms/pipe_3c_s1.co", "gemm", {}, "f32"),
 ]
 
 
@@ -49,6 +50,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default="4096,8192")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default=None, help="comma-separated first words of the labels (v4,pipe_3c_s1,...)")
     args = ap.parse_args()
     info = run_info()
     print(f"# {info['date']} {info['gpu']} torch {info['torch']} triton {info['triton']}")
@@ -58,14 +60,18 @@ def main() -> int:
         a = torch.randn(n, n, device="cuda", dtype=torch.float16)
         b = torch.randn(n, n, device="cuda", dtype=torch.float16)
         ref = torch.matmul(a.float(), b.float().T)
-        for label, rel, fn, defines in CASES:
+        only = set(args.only.split(",")) if args.only else None
+        for label, rel, fn, defines, out_ty in CASES:
+            if only is not None and label.split()[0] not in only:
+                continue
             variants = {
                 "pieces, the schedule's warps": (load(REPO / rel, fn, defines, False), None),
                 "pieces, 4 warps": (load(REPO / rel, fn, defines, False), tuned(num_warps=4)),
                 "older lowering": (load(REPO / rel, fn, defines, True), None),
             }
             for name, (f, launch) in variants.items():
-                out = torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16)  # f16 outputs, all
+                dtype = torch.float16 if out_ty == "f16" else torch.float32
+                out = torch.full((n, n), float("nan"), device="cuda", dtype=dtype)
                 if launch:
                     f(a, b, out, _launch=launch)
                 else:

@@ -83,13 +83,15 @@ def test_columns_that_are_not_a_power_of_two_are_pieces() -> None:
     assert _launch(text)["num_warps"] == "4"
 
 
-def test_rows_that_are_not_a_power_of_two_stay_as_written() -> None:
-    # three consumers' 192 rows: the older lowering splits them (auto picks its own power-of-two tile)
-    path = FORMS / "pipe_3c_s1.co"
-    _, legacy = _translate(path)
-    assert legacy
-    auto = translate_full(path.read_text(), filename=path.name, schedule="auto")
-    assert not any(auto.legacy.values())
+def test_rows_that_are_not_a_power_of_two_are_pieces() -> None:
+    # three consumer warpgroups' 192 rows: a 128- and a 64-row piece, each its own A tile and dot
+    text, legacy = _translate(FORMS / "pipe_3c_s1.co")
+    assert not legacy and "here over 192 x 64 x 32 tiles (schedule source;" in text
+    assert (
+        "offs_m_0 = pid_m * 192 + tl.arange(0, 128)" in text
+        and "offs_m_1 = pid_m * 192 + tl.arange(0, 64) + 128" in text
+    )
+    assert "acc_0 = tl.dot(a_0, tl.trans(b), acc_0)" in text and "acc_1 = tl.dot(a_1, tl.trans(b), acc_1)" in text
 
 
 WIDE_K = """

@@ -179,45 +179,61 @@ class GemmBuilder:
             pid_m = let("pid_m", E.Bin("/", tile, tiles_n), tile_body, lo=0)
             pid_n = let("pid_n", E.Bin("%", tile, tiles_n), tile_body, lo=0)
         split = len(tile_body)  # what follows runs only for tiles holding rows of the group
-        offs_m = let("offs_m", pid_m * s.block_m + E.Arange(s.block_m), tile_body)
-        rows = offs_m if row_start is None else let("rows", row_start + offs_m, tile_body)
-        # a tile whose columns are not a power of two is pieces of powers of two (Schedule.pieces_n):
-        # one accumulator, B tile, dot and store each
-        pieces = s.pieces_n
-        if len(pieces) > 1 and (c.scales or c.batched or grp is not None):
-            raise NotTiled("column pieces of a block-scaled, batched or grouped contraction")
-        tags = [""] if len(pieces) == 1 else [f"_{i}" for i in range(len(pieces))]
-        offs_ns = [
-            let(f"offs_n{t}", E.fold(pid_n * s.block_n + E.Const(start)) + E.Arange(w), tile_body)
-            for t, (start, w) in zip(tags, pieces, strict=True)
-        ]
+        # a tile whose rows or columns are not a power of two is pieces of powers of two
+        # (Schedule.pieces_m / pieces_n): an A tile per row piece, a B tile per column piece, an
+        # accumulator, dot and store per pair
+        pieces_m, pieces_n = s.pieces_m, s.pieces_n
+        if (len(pieces_m) > 1 or len(pieces_n) > 1) and (c.scales or c.batched or grp is not None):
+            raise NotTiled("pieces of a block-scaled, batched or grouped contraction")
+        tags_m = [""] if len(pieces_m) == 1 else [f"_{i}" for i in range(len(pieces_m))]
+        tags_n = [""] if len(pieces_n) == 1 else [f"_{j}" for j in range(len(pieces_n))]
+
+        def offsets(name: str, pid_: E.Expr, step: int, start: int, w: int) -> E.Var:
+            return let(name, E.fold(pid_ * step + E.Const(start)) + E.Arange(w), tile_body)
+
+        offs_ms = [offsets(f"offs_m{t}", pid_m, s.block_m, a, w) for t, (a, w) in zip(tags_m, pieces_m)]
+        offs_m = offs_ms[0]
+        rows_of = offs_ms if row_start is None else [let("rows", row_start + offs_m, tile_body)]
+        offs_ns = [offsets(f"offs_n{t}", pid_n, s.block_n, a, w) for t, (a, w) in zip(tags_n, pieces_n)]
+        pairs = [(tm + tn, i, j) for i, tm in enumerate(tags_m) for j, tn in enumerate(tags_n)]
         # f16 accumulators are kept in f32 and rounded once at the store (LANGUAGE.md 9.3: at least as
         # accurate). Measured (perf/acc16_probe.py, H200, 2026-12-01): tl.dot with out_dtype f16 at
         # 128 x 256 x 64 runs 0.864 / 0.833 of cuBLAS at 8192^3 / 4096^3, the f32 accumulator 0.977 / 0.953
-        accs = [_var(f"acc{t}", (s.block_m, w), "i32" if integer else "f32") for t, (_, w) in zip(tags, pieces)]
-        for acc in accs:
+        accs = {
+            (i, j): _var(f"acc{t}", (pieces_m[i][1], pieces_n[j][1]), "i32" if integer else "f32") for t, i, j in pairs
+        }
+        for acc in accs.values():
             tile_body.append(N.Let(acc, E.Full(acc.shape, 0, acc.type), line=c.line))
 
-        # the K loop: one tile of each operand, one dot
+        # the K loop: one tile of each operand (piece), one dot per accumulator
         kt = E.Var("k", "i32", 0)
         loop: list[N.Stmt] = []
         offs_k = let("offs_k", kt * s.block_k + E.Arange(s.block_k), loop, c.line)
         a_batch = batch if c.a.batch is not None else None
-        a_tile, a_k_first = self.operand_tile(
-            c.a, a_ptr, a_ext, rows, offs_k, pid_m, kt, a_batch, "a", loop, row_start=row_start
-        )
         precision = "tf32" if c.a.elem in ("f32", "tf32") else None
         out_dtype = "i32" if integer else None
-        a_op: E.Expr = a_tile
-        if c.a.elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
-            a_op = E.Call("_as_dot_operand", (a_tile,), "f32")
-        for t, (start, w), offs_n, acc in zip(tags, pieces, offs_ns, accs, strict=True):
-            b_tile, b_k_first = self.operand_tile(
-                c.b, b_ptr, b_ext, offs_n, offs_k, pid_n, kt, batch, "b" + t, loop, piece=(start, w)
-            )
-            b_op: E.Expr = b_tile
-            if c.a.elem == "bf16":
-                b_op = E.Call("_as_dot_operand", (b_tile,), "f32")
+
+        def operand(op: Operand, tile: tuple[E.Var, bool]) -> tuple[E.Expr, bool]:
+            if c.a.elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
+                return E.Call("_as_dot_operand", (tile[0],), "f32"), tile[1]
+            return tile
+
+        a_ops = [
+            operand(c.a, self.operand_tile(
+                c.a, a_ptr, a_ext, rows_of[i], offs_k, pid_m, kt, a_batch, "a" + tm, loop,
+                row_start=row_start, piece=pieces_m[i], step=s.block_m,
+            ))
+            for i, tm in enumerate(tags_m)
+        ]  # fmt: skip
+        b_ops = [
+            operand(c.b, self.operand_tile(
+                c.b, b_ptr, b_ext, offs_ns[j], offs_k, pid_n, kt, batch, "b" + tn, loop,
+                piece=pieces_n[j], step=s.block_n,
+            ))
+            for j, tn in enumerate(tags_n)
+        ]  # fmt: skip
+        for _, i, j in pairs:
+            (a_op, a_k_first), (b_op, b_k_first), acc = a_ops[i], b_ops[j], accs[i, j]
             # tl.dot takes [M, K] x [K, N]: A loaded [K, M] and B loaded [N, K] are transposed
             if c.scales:  # each K tile's product times its scales: k // scale_k is one value per tile
                 if integer or c.scale_k % s.block_k:
@@ -226,7 +242,7 @@ class GemmBuilder:
                 loop.append(N.Dot(prod, a_op, b_op, None, precision, None, a_k_first, not b_k_first, line=c.line))
                 value: E.Expr = prod
                 for f in c.scales:
-                    value = value * self.scale_tile(f, offs_m, offs_n, kt, batch, loop)
+                    value = value * self.scale_tile(f, offs_m, offs_ns[0], kt, batch, loop)
                 loop.append(N.Let(acc, acc + value, line=c.line))
             else:
                 loop.append(N.Dot(acc, a_op, b_op, acc, precision, out_dtype, a_k_first, not b_k_first, line=c.line))
@@ -237,11 +253,13 @@ class GemmBuilder:
             ws = "WARP_SPECIALIZE"
         pipe = N.Pipeline("NUM_STAGES", warp_specialize=ws)
         k_steps = E.CDiv(k_ext, E.Const(s.block_k))
-        tile_body.append(N.For(kt, E.Const(0), k_steps, E.Const(1), loop, pipe, tuple(accs), line=c.line))
+        carried = tuple(accs.values())
+        tile_body.append(N.For(kt, E.Const(0), k_steps, E.Const(1), loop, pipe, carried, line=c.line))
 
         # the store, of each piece
         out_ty = ir_type(c.out.elem) or "f32"
-        for t, (start, w), offs_n, acc in zip(tags, pieces, offs_ns, accs, strict=True):
+        for t, i, j in pairs:
+            rows, offs_n, acc = rows_of[i], offs_ns[j], accs[i, j]
             index = _index(c.out, E.Lift(rows, 2, (0,)), E.Lift(offs_n, 2, (1,)), batch if c.batched else None)
             bounds = _in_bounds(c.out, index, o_ext)
             if grp is not None:  # rows of the group only, inside the tensor, and those the source's tiles cover
@@ -253,16 +271,17 @@ class GemmBuilder:
             mask = let("mask_c" + t, bounds, tile_body, c.store_line)
             value = acc
             if c.epilogue is not None:
-                value = self.epilogue(c.epilogue, acc, offs_m, offs_n, batch, tile_body, mask, t)
+                value = self.epilogue(c.epilogue, acc, offs_ms[i], offs_n, batch, tile_body, mask, t)
             value = value if out_ty == value.dtype else E.Cast(value, out_ty)
             if not (s.tma and s.tma_store) or c.batched or grp is not None:
                 tile_body.append(N.Store(o_ptr.name, index, value, mask, line=c.store_line))
                 continue
             out_tile = let("c" + t, value, tile_body, c.store_line)
             fallback = N.Store(o_ptr.name, index, out_tile, mask, line=c.store_line)
+            (m0, hm), (n0, w) = pieces_m[i], pieces_n[j]
             halves = 2 if w >= 32 else 1  # half-width boxes: measured faster (schedule/policy.py)
-            desc, flag = self.descriptor(c.out, (s.block_m, w // halves), "stores (auto)", t)
-            coords = (E.fold(pid_m * s.block_m), E.fold(pid_n * s.block_n + E.Const(start)))
+            desc, flag = self.descriptor(c.out, (hm, w // halves), "stores (auto)", t)
+            coords = (E.fold(pid_m * s.block_m + E.Const(m0)), E.fold(pid_n * s.block_n + E.Const(n0)))
             tile_body.append(N.TmaStore(desc, coords, out_tile, fallback, flag, halves, line=c.store_line))
 
         if grp is not None and row_count is not None:  # a tile past the group's rows does nothing
@@ -394,12 +413,13 @@ class GemmBuilder:
         tag: str,
         into: list[N.Stmt],
         row_start: E.Expr | None = None,
-        piece: tuple[int, int] | None = None,
+        piece: tuple[int, int] = (0, 0),
+        step: int = 0,
     ) -> tuple[E.Var, bool]:
-        """The [free, K] tile of an operand (``[K, free]`` when it is stored that way: the bool);
-        ``piece``: (start, width) of B's column piece."""
+        """The [free, K] tile of an operand (``[K, free]`` when it is stored that way: the bool):
+        ``piece`` (start, width) of a tile whose free extent per program is ``step``."""
         s = self.s
-        start, block_free = (0, s.block_m) if piece is None else piece
+        start, block_free = piece
         k_first = op.inner < op.free  # stored [.., K, free]
         shape = (s.block_k, block_free) if k_first else (block_free, s.block_k)
         free_dim, k_dim = (1, 0) if k_first else (0, 1)
@@ -417,7 +437,6 @@ class GemmBuilder:
         # one box per tile: 2-D, or [1, rows, K] of one batch (reshaped to the 2-D tile)
         box = [1] * op.rank
         box[op.free], box[op.inner] = block_free, s.block_k
-        step = s.block_m if piece is None else s.block_n
         first = E.fold(pid_free * step + E.Const(start))
         if row_start is not None:
             first = E.fold(row_start + first)

@@ -62,8 +62,8 @@ def _pow2(n: int) -> int:
 def source(c: Contraction) -> Schedule:
     """The schedule the ``.co`` states: its block tile (rows at least one warpgroup's 64, columns and
     K steps at least the 16 a tensor-core dot needs, 32 for 8-bit operands; a K step rounded up to a
-    power of two; columns that are not a power of two as pieces of powers of two, a multiple of 16;
-    rows that are not a power of two: :class:`NotTiled`), its stage ring's depth, the warps of the
+    power of two; rows and columns that are not a power of two as pieces of powers of two, a multiple
+    of 16), its stage ring's depth, the warps of the
     units that execute its MMA (at least one warpgroup), TMA where it uses ``tma.copy``, and a persistent grid where it walks
     output tiles in a loop of its own.  Where the accumulator would take more than
     ``MAX_ACC_REGISTERS`` registers a thread, warps are added (the source's warpgroups hold it in
@@ -75,9 +75,7 @@ def source(c: Contraction) -> Schedule:
     st = c.stated
     width = max(BYTES.get(c.a.elem, 2), BYTES.get(c.b.elem, 2))
     rows, cols, k_step = c.source_tile
-    if rows & (rows - 1):
-        raise NotTiled(f"a source tile of {rows} rows (not a power of two: the kernel as written splits it)")
-    block_m = max(64, _pow2(rows))
+    block_m = max(64, _pow2(rows)) if rows <= 64 or not rows & (rows - 1) else -(-rows // 16) * 16
     # columns that are not a power of two are kept, as pieces of powers of two (Schedule.pieces_n):
     # rounded up instead, tutorial v4's 128 x 192 tile ran at 0.53 of cuBLAS at 8192^3 (as 128 x 256,
     # 2 stages, 8 warps; perf/RESULTS.md 2026-12-01 23:13), as 128 + 64 pieces at 0.83 (2026-11-30 02:44)

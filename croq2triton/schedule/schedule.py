@@ -29,26 +29,24 @@ class Schedule:
     origin: Literal["source", "auto", "tuned"] = "auto"
 
     def __post_init__(self) -> None:
-        for name in ("block_m", "block_k"):
+        if self.block_k < 16 or self.block_k & (self.block_k - 1):
+            raise ValueError(f"block_k = {self.block_k}: a power of two of at least 16")
+        for name in ("block_m", "block_n"):
             v = getattr(self, name)
-            if v < 16 or v & (v - 1):
-                raise ValueError(f"{name} = {v}: block extents are powers of two of at least 16")
-        if self.block_n < 16 or self.block_n % 16:
-            raise ValueError(f"block_n = {self.block_n}: a multiple of 16 (pieces of powers of two)")
+            if v < 16 or v % 16:
+                raise ValueError(f"{name} = {v}: a multiple of 16 (pieces of powers of two)")
         if self.num_stages < 1 or self.num_warps not in (1, 2, 4, 8, 16) or self.group_m < 1:
             raise ValueError(f"not a valid schedule: {self}")
 
     @property
+    def pieces_m(self) -> tuple[tuple[int, int], ...]:
+        """The row pieces of a tile (see :func:`pieces`)."""
+        return pieces(self.block_m)
+
+    @property
     def pieces_n(self) -> tuple[tuple[int, int], ...]:
-        """The column pieces of a tile: (start, width) of powers of two, widest first (one piece
-        where ``block_n`` is a power of two; 192 = 128 + 64: Triton's blocks are powers of two)."""
-        out: list[tuple[int, int]] = []
-        start, rest = 0, self.block_n
-        while rest:
-            w = 1 << (rest.bit_length() - 1)
-            out.append((start, w))
-            start, rest = start + w, rest - w
-        return tuple(out)
+        """The column pieces of a tile (see :func:`pieces`)."""
+        return pieces(self.block_n)
 
     def with_(self, **changes: object) -> Schedule:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -60,3 +58,15 @@ class Schedule:
             f"{self.block_m} x {self.block_n} x {self.block_k} tiles, {self.num_stages} stages, "
             f"{self.num_warps} warps, {order}, {loads} ({self.origin})"
         )
+
+
+def pieces(extent: int) -> tuple[tuple[int, int], ...]:
+    """A tile extent as pieces of powers of two: (start, width), widest first (one piece where the
+    extent is a power of two; 192 = 128 + 64: Triton's blocks are powers of two)."""
+    out: list[tuple[int, int]] = []
+    start, rest = 0, extent
+    while rest:
+        w = 1 << (rest.bit_length() - 1)
+        out.append((start, w))
+        start, rest = start + w, rest - w
+    return tuple(out)

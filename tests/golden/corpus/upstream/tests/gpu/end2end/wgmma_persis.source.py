@@ -209,129 +209,97 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
 
 @triton.jit
 def matmul_f16_ws_1p3c_persis_k0(
-    total_tiles,
-    tiles_n,
+    M,
     K,
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    M,
-    lhs_desc_128x64,
-    lhs_desc_64x64,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
+    stride_lhs0,
+    stride_lhs1,
     N,
-    rhs_desc_128x64,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_128x128,
-    output_desc_64x128,
-    WARP_SPECIALIZE: tl.constexpr,
+    stride_output0,
+    stride_output1,
+    lhs_desc_0,
+    lhs_desc_1,
+    rhs_desc,
+    output_desc_0,
+    output_desc_1,
+    GROUP_M: tl.constexpr,
+    TMA_LHS_0: tl.constexpr,
+    TMA_LHS_1: tl.constexpr,
+    TMA_RHS: tl.constexpr,
     NUM_STAGES: tl.constexpr,
-    TMA_LHS_128X64: tl.constexpr,
-    TMA_LHS_64X64: tl.constexpr,
-    TMA_RHS_128X64: tl.constexpr,
-    TMA_OUTPUT_128X128: tl.constexpr,
-    TMA_OUTPUT_64X128: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
+    TMA_OUTPUT_0: tl.constexpr,
+    TMA_OUTPUT_1: tl.constexpr,
+    NUM_SMS: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_persis.co:41."""
-    block_id = tl.program_id(0)  # wgmma_persis.co:41
-    # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    # wgmma_persis.co:43
-    lhs_load_s_0 = tl.zeros([128, 64], tl.float16)
-    # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_load_s_1 = tl.zeros([64, 64], tl.float16)
-    # 'lhs_load_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
-    # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    # wgmma_persis.co:44
-    rhs_load_s = tl.zeros([128, 64], tl.float16)
-    output_s_0 = tl.zeros([128, 128], tl.float16)  # wgmma_persis.co:45
-    output_s_1 = tl.zeros([64, 128], tl.float16)
-    # 'output_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
-    for tile_iter_1 in range(0, tl.cdiv(total_tiles, 132)):  # wgmma_persis.co:47
-        tile_id_2 = tile_iter_1 * 132 + block_id  # wgmma_persis.co:48
-        if tile_id_2 < total_tiles:  # wgmma_persis.co:49
-            block_m_3 = tile_id_2 // tiles_n  # wgmma_persis.co:50
-            block_n_4 = tile_id_2 % tiles_n  # wgmma_persis.co:51
-            # warp-specialised pipeline (wgmma_persis.co:53): producer warpgroup 0, consumer warpgroup(s) 1..3 merged
-            # into one loop; events become program order
-            mc_5_0 = tl.full([128, 128], 0.0, tl.float32)  # wgmma_persis.co:68
-            mc_5_1 = tl.full([64, 128], 0.0, tl.float32)
-            if tile_iter_1 == 0:  # wgmma_persis.co:69
-                for order_6 in range(0, 2):  # wgmma_persis.co:70
-                    pass
-            # wgmma_persis.co:72
-            for iv_k_7 in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
-                # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-                if TMA_LHS_128X64:  # wgmma_persis.co:58
-                    tile_9 = lhs_desc_128x64.load([block_m_3 * 192, iv_k_7 * 64])
-                else:
-                    mask_10 = (block_m_3 * 192 + tl.arange(0, 128)[:, None] < M) & (
-                        iv_k_7 * 64 + tl.arange(0, 64)[None, :] < K
-                    )
-                    ptrs_11 = (
-                        lhs_ptr
-                        + (block_m_3 * 192 + tl.arange(0, 128)[:, None]) * lhs_s0
-                        + (iv_k_7 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
-                    )
-                    tile_9 = _oob_fill(tl.load(ptrs_11, mask=mask_10, other=0.0), mask_10)
-                lhs_load_s_0 = tile_9  # wgmma_persis.co:58
-                if TMA_LHS_64X64:
-                    tile_12 = lhs_desc_64x64.load([block_m_3 * 192 + 128, iv_k_7 * 64])
-                else:
-                    mask_13 = (block_m_3 * 192 + (128 + tl.arange(0, 64)[:, None]) < M) & (
-                        iv_k_7 * 64 + tl.arange(0, 64)[None, :] < K
-                    )
-                    ptrs_14 = (
-                        lhs_ptr
-                        + (block_m_3 * 192 + (128 + tl.arange(0, 64)[:, None])) * lhs_s0
-                        + (iv_k_7 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
-                    )
-                    tile_12 = _oob_fill(tl.load(ptrs_14, mask=mask_13, other=0.0), mask_13)
-                lhs_load_s_1 = tile_12  # wgmma_persis.co:58
-                # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-                if TMA_RHS_128X64:  # wgmma_persis.co:61
-                    tile_15 = rhs_desc_128x64.load([block_n_4 * 128, iv_k_7 * 64])
-                else:
-                    mask_16 = (block_n_4 * 128 + tl.arange(0, 128)[:, None] < N) & (
-                        iv_k_7 * 64 + tl.arange(0, 64)[None, :] < K
-                    )
-                    ptrs_17 = (
-                        rhs_ptr
-                        + (block_n_4 * 128 + tl.arange(0, 128)[:, None]) * rhs_s0
-                        + (iv_k_7 * 64 + tl.arange(0, 64)[None, :]) * rhs_s1
-                    )
-                    tile_15 = _oob_fill(tl.load(ptrs_17, mask=mask_16, other=0.0), mask_16)
-                rhs_load_s = tile_15  # wgmma_persis.co:61
-                mc_5_0 = tl.dot(lhs_load_s_0, tl.trans(rhs_load_s), mc_5_0)  # wgmma_persis.co:76
-                mc_5_1 = tl.dot(lhs_load_s_1, tl.trans(rhs_load_s), mc_5_1)
-                # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-            output_s_0 = mc_5_0.to(tl.float16)  # wgmma_persis.co:83
-            output_s_1 = mc_5_1.to(tl.float16)
-            if TMA_OUTPUT_128X128:  # wgmma_persis.co:84
-                output_desc_128x128.store([block_m_3 * 3 * 64, block_n_4 * 128], output_s_0)
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 192 x 128 x
+    64 tiles (schedule source; the source: 192 x 128 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # wgmma_persis.co:41
+    num_pid_m = tl.cdiv(M, 192)
+    num_pid_n = tl.cdiv(N, 128)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m_0 = pid_m * 192 + tl.arange(0, 128)
+        offs_m_1 = pid_m * 192 + tl.arange(0, 64) + 128
+        offs_n = pid_n * 128 + tl.arange(0, 128)
+        acc_0 = tl.zeros([128, 128], tl.float32)  # wgmma_persis.co:76
+        acc_1 = tl.zeros([64, 128], tl.float32)
+        for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
+            offs_k = k * 64 + tl.arange(0, 64)
+            mask_a_0 = (offs_m_0[:, None] < M) & (offs_k[None, :] < K)
+            if TMA_LHS_0:
+                a_0 = lhs_desc_0.load([pid_m * 192, k * 64])
             else:
-                tl.store(
-                    output_ptr
-                    + (block_m_3 * 3 * 64 + tl.arange(0, 128)[:, None]) * output_s0
-                    + (block_n_4 * 128 + tl.arange(0, 128)[None, :]) * output_s1,
-                    output_s_0,
-                    mask=(block_m_3 * 3 * 64 + tl.arange(0, 128)[:, None] < M)
-                    & (block_n_4 * 128 + tl.arange(0, 128)[None, :] < N),
+                a_0 = tl.load(
+                    lhs_ptr + offs_m_0[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a_0, other=0.0
                 )
-            if TMA_OUTPUT_64X128:  # wgmma_persis.co:84
-                output_desc_64x128.store([block_m_3 * 3 * 64 + 128, block_n_4 * 128], output_s_1)
+            mask_a_1 = (offs_m_1[:, None] < M) & (offs_k[None, :] < K)
+            if TMA_LHS_1:
+                a_1 = lhs_desc_1.load([pid_m * 192 + 128, k * 64])
             else:
-                tl.store(
-                    output_ptr
-                    + (block_m_3 * 3 * 64 + (128 + tl.arange(0, 64)[:, None])) * output_s0
-                    + (block_n_4 * 128 + tl.arange(0, 128)[None, :]) * output_s1,
-                    output_s_1,
-                    mask=(block_m_3 * 3 * 64 + (128 + tl.arange(0, 64)[:, None]) < M)
-                    & (block_n_4 * 128 + tl.arange(0, 128)[None, :] < N),
+                a_1 = tl.load(
+                    lhs_ptr + offs_m_1[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a_1, other=0.0
                 )
+            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+            if TMA_RHS:
+                b = rhs_desc.load([pid_n * 128, k * 64])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc_0 = tl.dot(a_0, tl.trans(b), acc_0)
+            acc_1 = tl.dot(a_1, tl.trans(b), acc_1)
+        mask_c_0 = (offs_m_0[:, None] < M) & (offs_n[None, :] < N)  # wgmma_persis.co:84
+        c_0 = acc_0.to(tl.float16)
+        if TMA_OUTPUT_0:
+            c_0_0, c_0_1 = tl.split(tl.permute(tl.reshape(c_0, (128, 2, 64)), (0, 2, 1)))
+            output_desc_0.store([pid_m * 192, pid_n * 128], c_0_0)
+            output_desc_0.store([pid_m * 192, pid_n * 128 + 64], c_0_1)
+        else:
+            tl.store(
+                output_ptr + offs_m_0[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c_0, mask=mask_c_0
+            )
+        mask_c_1 = (offs_m_1[:, None] < M) & (offs_n[None, :] < N)
+        c_1 = acc_1.to(tl.float16)
+        if TMA_OUTPUT_1:
+            c_1_0, c_1_1 = tl.split(tl.permute(tl.reshape(c_1, (64, 2, 64)), (0, 2, 1)))
+            output_desc_1.store([pid_m * 192 + 128, pid_n * 128], c_1_0)
+            output_desc_1.store([pid_m * 192 + 128, pid_n * 128 + 64], c_1_1)
+        else:
+            tl.store(
+                output_ptr + offs_m_1[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c_1, mask=mask_c_1
+            )
 
 
 def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
@@ -353,64 +321,62 @@ def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     tiles_n = _rt.cdiv(N, 128)  # wgmma_persis.co:38
     total_tiles = _rt.cdiv(M, 192) * tiles_n  # wgmma_persis.co:39
-    _matmul_f16_ws_1p3c_persis_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
-    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_128X64 = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads")
-    _matmul_f16_ws_1p3c_persis_k0_lhs_desc_128x64 = _rt.tma_desc(
-        lhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_128X64, _OOB_PADDING
+    _matmul_f16_ws_1p3c_persis_k0_NUM_SMS = _rt.num_sms(_dev)  # wgmma_persis.co:41
+    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_0 = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_lhs_desc_0 = _rt.tma_desc(
+        lhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_0, _OOB_PADDING
     )
-    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
-    _matmul_f16_ws_1p3c_persis_k0_lhs_desc_64x64 = _rt.tma_desc(
-        lhs, [64, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_64X64, _OOB_PADDING
+    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_1 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_lhs_desc_1 = _rt.tma_desc(
+        lhs, [64, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_1, _OOB_PADDING
     )
-    _matmul_f16_ws_1p3c_persis_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads")
-    _matmul_f16_ws_1p3c_persis_k0_rhs_desc_128x64 = _rt.tma_desc(
-        rhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_RHS_128X64, _OOB_PADDING
+    _matmul_f16_ws_1p3c_persis_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_rhs_desc = _rt.tma_desc(
+        rhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_RHS, _OOB_PADDING
     )
-    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_128X128 = _rt.tma_ok(
-        _F, "output", output, [128, 128], [128, 128], "stores"
+    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_0 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_output_desc_0 = _rt.tma_desc(
+        output, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_0, _OOB_PADDING
     )
-    _matmul_f16_ws_1p3c_persis_k0_output_desc_128x128 = _rt.tma_desc(
-        output, [128, 128], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_128X128, "zero"
-    )
-    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
-    _matmul_f16_ws_1p3c_persis_k0_output_desc_64x128 = _rt.tma_desc(
-        output, [64, 128], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_64X128, "zero"
+    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_1 = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_output_desc_1 = _rt.tma_desc(
+        output, [64, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_1, _OOB_PADDING
     )
     _launch(
         matmul_f16_ws_1p3c_persis_k0,
-        (132,),
+        (min(_rt.cdiv(M, 192) * _rt.cdiv(N, 128), _matmul_f16_ws_1p3c_persis_k0_NUM_SMS),),
         [
-            total_tiles,
-            tiles_n,
+            M,
             K,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
-            _matmul_f16_ws_1p3c_persis_k0_lhs_desc_128x64,
-            _matmul_f16_ws_1p3c_persis_k0_lhs_desc_64x64,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
-            _matmul_f16_ws_1p3c_persis_k0_rhs_desc_128x64,
             output,
             output.stride(0),
             output.stride(1),
-            _matmul_f16_ws_1p3c_persis_k0_output_desc_128x128,
-            _matmul_f16_ws_1p3c_persis_k0_output_desc_64x128,
+            _matmul_f16_ws_1p3c_persis_k0_lhs_desc_0,
+            _matmul_f16_ws_1p3c_persis_k0_lhs_desc_1,
+            _matmul_f16_ws_1p3c_persis_k0_rhs_desc,
+            _matmul_f16_ws_1p3c_persis_k0_output_desc_0,
+            _matmul_f16_ws_1p3c_persis_k0_output_desc_1,
         ],
         dict(
-            WARP_SPECIALIZE=_matmul_f16_ws_1p3c_persis_k0_WARP_SPECIALIZE,
-            NUM_STAGES=2,
-            TMA_LHS_128X64=_matmul_f16_ws_1p3c_persis_k0_TMA_LHS_128X64,
-            TMA_LHS_64X64=_matmul_f16_ws_1p3c_persis_k0_TMA_LHS_64X64,
-            TMA_RHS_128X64=_matmul_f16_ws_1p3c_persis_k0_TMA_RHS_128X64,
-            TMA_OUTPUT_128X128=_matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_128X128,
-            TMA_OUTPUT_64X128=_matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_64X128,
+            GROUP_M=8,
+            TMA_LHS_0=_matmul_f16_ws_1p3c_persis_k0_TMA_LHS_0,
+            TMA_LHS_1=_matmul_f16_ws_1p3c_persis_k0_TMA_LHS_1,
+            TMA_RHS=_matmul_f16_ws_1p3c_persis_k0_TMA_RHS,
+            NUM_STAGES=3,
+            WARP_SPECIALIZE=_rt.WARP_SPECIALIZE,
+            TMA_OUTPUT_0=_matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_0,
+            TMA_OUTPUT_1=_matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_1,
+            NUM_SMS=_matmul_f16_ws_1p3c_persis_k0_NUM_SMS,
             num_warps=4,
         ),
-    )  # wgmma_persis.co:41
+    )
     return None
 
 

@@ -1810,6 +1810,92 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
 
 @triton.jit
 def matmul_f16_ws_1p3c_k0(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc_0,
+    lhs_desc_1,
+    rhs_desc,
+    output_desc_0,
+    output_desc_1,
+    GROUP_M: tl.constexpr,
+    TMA_LHS_0: tl.constexpr,
+    TMA_LHS_1: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
+    TMA_OUTPUT_0: tl.constexpr,
+    TMA_OUTPUT_1: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 192 x 128 x
+    64 tiles (schedule source; the source: 192 x 128 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # wgmma_ss.co:235
+    num_pid_m = tl.cdiv(M, 192)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m_0 = pid_m * 192 + tl.arange(0, 128)
+    offs_m_1 = pid_m * 192 + tl.arange(0, 64) + 128
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc_0 = tl.zeros([128, 128], tl.float32)  # wgmma_ss.co:259
+    acc_1 = tl.zeros([64, 128], tl.float32)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a_0 = (offs_m_0[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS_0:
+            a_0 = lhs_desc_0.load([pid_m * 192, k * 64])
+        else:
+            a_0 = tl.load(
+                lhs_ptr + offs_m_0[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a_0, other=0.0
+            )
+        mask_a_1 = (offs_m_1[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS_1:
+            a_1 = lhs_desc_1.load([pid_m * 192 + 128, k * 64])
+        else:
+            a_1 = tl.load(
+                lhs_ptr + offs_m_1[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a_1, other=0.0
+            )
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc_0 = tl.dot(a_0, tl.trans(b), acc_0)
+        acc_1 = tl.dot(a_1, tl.trans(b), acc_1)
+    mask_c_0 = (offs_m_0[:, None] < M) & (offs_n[None, :] < N)  # wgmma_ss.co:266
+    c_0 = acc_0.to(tl.float16)
+    if TMA_OUTPUT_0:
+        c_0_0, c_0_1 = tl.split(tl.permute(tl.reshape(c_0, (128, 2, 64)), (0, 2, 1)))
+        output_desc_0.store([pid_m * 192, pid_n * 128], c_0_0)
+        output_desc_0.store([pid_m * 192, pid_n * 128 + 64], c_0_1)
+    else:
+        tl.store(output_ptr + offs_m_0[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c_0, mask=mask_c_0)
+    mask_c_1 = (offs_m_1[:, None] < M) & (offs_n[None, :] < N)
+    c_1 = acc_1.to(tl.float16)
+    if TMA_OUTPUT_1:
+        c_1_0, c_1_1 = tl.split(tl.permute(tl.reshape(c_1, (64, 2, 64)), (0, 2, 1)))
+        output_desc_1.store([pid_m * 192 + 128, pid_n * 128], c_1_0)
+        output_desc_1.store([pid_m * 192 + 128, pid_n * 128 + 64], c_1_1)
+    else:
+        tl.store(output_ptr + offs_m_1[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c_1, mask=mask_c_1)
+
+
+@triton.jit
+def matmul_f16_ws_1p3c_k0_general(
     _grid_1,
     _grid_2,
     K,
@@ -1950,65 +2036,119 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_f16_ws_1p3c_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
-    _matmul_f16_ws_1p3c_k0_TMA_LHS_128X64 = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads")
-    _matmul_f16_ws_1p3c_k0_lhs_desc_128x64 = _rt.tma_desc(
-        lhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS_128X64, _OOB_PADDING
-    )
-    _matmul_f16_ws_1p3c_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
-    _matmul_f16_ws_1p3c_k0_lhs_desc_64x64 = _rt.tma_desc(
-        lhs, [64, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS_64X64, _OOB_PADDING
-    )
-    _matmul_f16_ws_1p3c_k0_TMA_RHS_128X64 = _rt.tma_ok(
-        _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
-    )
-    _matmul_f16_ws_1p3c_k0_rhs_desc_128x64 = _rt.tma_desc(
-        rhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_RHS_128X64, _OOB_PADDING
-    )
-    _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_128X128 = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores")
-    _matmul_f16_ws_1p3c_k0_output_desc_128x128 = _rt.tma_desc(
-        output, [128, 128], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_128X128, "zero"
-    )
-    _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
-    _matmul_f16_ws_1p3c_k0_output_desc_64x128 = _rt.tma_desc(
-        output, [64, 128], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_64X128, "zero"
-    )
-    _launch(
-        matmul_f16_ws_1p3c_k0,
-        (_rt.cdiv(M, 192) * _rt.cdiv(N, 128),),
-        [
-            _rt.cdiv(M, 192),
-            _rt.cdiv(N, 128),
-            K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            M,
-            _matmul_f16_ws_1p3c_k0_lhs_desc_128x64,
-            _matmul_f16_ws_1p3c_k0_lhs_desc_64x64,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            N,
-            _matmul_f16_ws_1p3c_k0_rhs_desc_128x64,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_f16_ws_1p3c_k0_output_desc_128x128,
-            _matmul_f16_ws_1p3c_k0_output_desc_64x128,
-        ],
-        dict(
-            GROUP_M=8,
-            WARP_SPECIALIZE=_matmul_f16_ws_1p3c_k0_WARP_SPECIALIZE,
-            NUM_STAGES=2,
-            TMA_LHS_128X64=_matmul_f16_ws_1p3c_k0_TMA_LHS_128X64,
-            TMA_LHS_64X64=_matmul_f16_ws_1p3c_k0_TMA_LHS_64X64,
-            TMA_RHS_128X64=_matmul_f16_ws_1p3c_k0_TMA_RHS_128X64,
-            TMA_OUTPUT_128X128=_matmul_f16_ws_1p3c_k0_TMA_OUTPUT_128X128,
-            TMA_OUTPUT_64X128=_matmul_f16_ws_1p3c_k0_TMA_OUTPUT_64X128,
-            num_warps=4,
-        ),
-    )  # wgmma_ss.co:235
+    if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:235
+        _matmul_f16_ws_1p3c_k0_TMA_LHS_0 = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_f16_ws_1p3c_k0_lhs_desc_0 = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS_0, _OOB_PADDING)
+        _matmul_f16_ws_1p3c_k0_TMA_LHS_1 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+        _matmul_f16_ws_1p3c_k0_lhs_desc_1 = _rt.tma_desc(lhs, [64, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS_1, _OOB_PADDING)
+        _matmul_f16_ws_1p3c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_f16_ws_1p3c_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_0 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
+        _matmul_f16_ws_1p3c_k0_output_desc_0 = _rt.tma_desc(
+            output, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_0, _OOB_PADDING
+        )
+        _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_1 = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
+        _matmul_f16_ws_1p3c_k0_output_desc_1 = _rt.tma_desc(
+            output, [64, 64], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_1, _OOB_PADDING
+        )
+        _launch(
+            matmul_f16_ws_1p3c_k0,
+            (_rt.cdiv(M, 192) * _rt.cdiv(N, 128),),
+            [
+                M,
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_f16_ws_1p3c_k0_lhs_desc_0,
+                _matmul_f16_ws_1p3c_k0_lhs_desc_1,
+                _matmul_f16_ws_1p3c_k0_rhs_desc,
+                _matmul_f16_ws_1p3c_k0_output_desc_0,
+                _matmul_f16_ws_1p3c_k0_output_desc_1,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS_0=_matmul_f16_ws_1p3c_k0_TMA_LHS_0,
+                TMA_LHS_1=_matmul_f16_ws_1p3c_k0_TMA_LHS_1,
+                TMA_RHS=_matmul_f16_ws_1p3c_k0_TMA_RHS,
+                NUM_STAGES=2,
+                WARP_SPECIALIZE=_rt.WARP_SPECIALIZE,
+                TMA_OUTPUT_0=_matmul_f16_ws_1p3c_k0_TMA_OUTPUT_0,
+                TMA_OUTPUT_1=_matmul_f16_ws_1p3c_k0_TMA_OUTPUT_1,
+                num_warps=4,
+            ),
+        )
+    else:  # wgmma_ss.co:235
+        _matmul_f16_ws_1p3c_k0_general_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
+        _matmul_f16_ws_1p3c_k0_general_TMA_LHS_128X64 = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads")
+        _matmul_f16_ws_1p3c_k0_general_lhs_desc_128x64 = _rt.tma_desc(
+            lhs, [128, 64], _matmul_f16_ws_1p3c_k0_general_TMA_LHS_128X64, _OOB_PADDING
+        )
+        _matmul_f16_ws_1p3c_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
+        _matmul_f16_ws_1p3c_k0_general_lhs_desc_64x64 = _rt.tma_desc(
+            lhs, [64, 64], _matmul_f16_ws_1p3c_k0_general_TMA_LHS_64X64, _OOB_PADDING
+        )
+        _matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
+            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+        )
+        _matmul_f16_ws_1p3c_k0_general_rhs_desc_128x64 = _rt.tma_desc(
+            rhs, [128, 64], _matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64, _OOB_PADDING
+        )
+        _matmul_f16_ws_1p3c_k0_general_TMA_OUTPUT_128X128 = _rt.tma_ok(
+            _F, "output", output, [128, 128], [128, 128], "stores"
+        )
+        _matmul_f16_ws_1p3c_k0_general_output_desc_128x128 = _rt.tma_desc(
+            output, [128, 128], _matmul_f16_ws_1p3c_k0_general_TMA_OUTPUT_128X128, "zero"
+        )
+        _matmul_f16_ws_1p3c_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(
+            _F, "output", output, [64, 128], [64, 128], "stores"
+        )
+        _matmul_f16_ws_1p3c_k0_general_output_desc_64x128 = _rt.tma_desc(
+            output, [64, 128], _matmul_f16_ws_1p3c_k0_general_TMA_OUTPUT_64X128, "zero"
+        )
+        _launch(
+            matmul_f16_ws_1p3c_k0_general,
+            (_rt.cdiv(M, 192) * _rt.cdiv(N, 128),),
+            [
+                _rt.cdiv(M, 192),
+                _rt.cdiv(N, 128),
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                M,
+                _matmul_f16_ws_1p3c_k0_general_lhs_desc_128x64,
+                _matmul_f16_ws_1p3c_k0_general_lhs_desc_64x64,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                N,
+                _matmul_f16_ws_1p3c_k0_general_rhs_desc_128x64,
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_f16_ws_1p3c_k0_general_output_desc_128x128,
+                _matmul_f16_ws_1p3c_k0_general_output_desc_64x128,
+            ],
+            dict(
+                GROUP_M=8,
+                WARP_SPECIALIZE=_matmul_f16_ws_1p3c_k0_general_WARP_SPECIALIZE,
+                NUM_STAGES=2,
+                TMA_LHS_128X64=_matmul_f16_ws_1p3c_k0_general_TMA_LHS_128X64,
+                TMA_LHS_64X64=_matmul_f16_ws_1p3c_k0_general_TMA_LHS_64X64,
+                TMA_RHS_128X64=_matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64,
+                TMA_OUTPUT_128X128=_matmul_f16_ws_1p3c_k0_general_TMA_OUTPUT_128X128,
+                TMA_OUTPUT_64X128=_matmul_f16_ws_1p3c_k0_general_TMA_OUTPUT_64X128,
+                num_warps=4,
+            ),
+        )
     return None
 
 
