@@ -191,7 +191,11 @@ def test_partial_sums_stored_inside_the_k_loop_are_the_last_write() -> None:
 
 def test_schedules_reject_blocks_triton_cannot_tile() -> None:
     assert Schedule(128, 256, 64).describe().startswith("128 x 256 x 64 tiles")
-    for bad in ((96, 128, 64), (128, 128, 8)):
+    # rows and columns that are multiples of 16 are pieces of powers of two; K steps are powers of two
+    assert Schedule(96, 192, 64).pieces_m == ((0, 64), (64, 32))
+    assert Schedule(96, 192, 64).pieces_n == ((0, 128), (128, 64))
+    assert Schedule(128, 256, 64).pieces_n == ((0, 256),)
+    for bad in ((100, 128, 64), (128, 40, 64), (128, 128, 8), (128, 128, 48)):
         with pytest.raises(ValueError):
             Schedule(*bad)
 
