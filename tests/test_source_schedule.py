@@ -126,3 +126,30 @@ def test_the_default_depth_fits_shared_memory(tmp_path: Path) -> None:
     out = poisoned(m, n, dtype=torch.float16)
     load_co(p).gemm(a, b, out)
     assert_close(out, a.double() @ b.double().T, atol=gemm_tol(k), rtol=1e-2)
+
+
+BIAS_PIECES = """
+__co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [N] acc_0, global f32 [M, N] out) {
+  parallel {bm, bn} by [cdiv(M, 8), cdiv(N, 96)] : block, {tm, tn} by [8, 96] : thread {
+    f32 s = 0.0f;
+    foreach {k} in [K]
+      s += a.at(bm # tm, k) * b.at(bn # tn, k);
+    out.at(bm # tm, bn # tn) = s + acc_0.at(bn # tn);
+  }
+}
+"""
+
+
+def test_an_epilogue_on_pieces_reads_its_tensor_per_piece(tmp_path: Path) -> None:
+    # 96 columns as 64 + 32; the bias tensor is named like the first piece's accumulator on purpose
+    p = tmp_path / "bias_pieces.co"
+    p.write_text(BIAS_PIECES)
+    text, legacy = _translate(p)
+    assert not legacy and "here over 64 x 96 x 32 tiles (schedule source;" in text
+    assert "acc_0_e_0" in text and "acc_0_e_1" in text  # the tensor, loaded once per piece
+    m, n, k = 70, 100, 40
+    a, b = randn(m, k, dtype=torch.float16, seed=7), randn(n, k, dtype=torch.float16, seed=8)
+    bias = randn(n, dtype=torch.float32, seed=9)
+    out = poisoned(m, n, dtype=torch.float32)
+    load_co(p).gemm(a, b, bias, out)
+    assert_close(out, a.double() @ b.double().T + bias.double(), atol=gemm_tol(k), rtol=1e-3)

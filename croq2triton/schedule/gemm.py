@@ -10,6 +10,7 @@ operand is masked by its own extents, which is what the source's zero fill means
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..lift.host import HostScope, ir_type
@@ -51,6 +52,11 @@ RESERVED = frozenset(
         "triton",
     ]
 )
+
+
+# the names of a piece's values (a reserved name and the piece's indices) and of the subexpressions
+# an epilogue names (x0, x1_0, ...)
+PIECE_NAME = re.compile(r"(?:(?:" + "|".join(sorted(RESERVED)) + r")(?:_\d+)+|x\d+(?:_\d+)*)")
 
 
 class NotTiled(Exception):
@@ -213,20 +219,20 @@ class GemmBuilder:
         precision = "tf32" if c.a.elem in ("f32", "tf32") else None
         out_dtype = "i32" if integer else None
 
-        def operand(op: Operand, tile: tuple[E.Var, bool]) -> tuple[E.Expr, bool]:
+        def operand(tile: tuple[E.Var, bool]) -> tuple[E.Expr, bool]:
             if c.a.elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
                 return E.Call("_as_dot_operand", (tile[0],), "f32"), tile[1]
             return tile
 
         a_ops = [
-            operand(c.a, self.operand_tile(
+            operand(self.operand_tile(
                 c.a, a_ptr, a_ext, rows_of[i], offs_k, pid_m, kt, a_batch, "a" + tm, loop,
                 row_start=row_start, piece=pieces_m[i], step=s.block_m,
             ))
             for i, tm in enumerate(tags_m)
         ]  # fmt: skip
         b_ops = [
-            operand(c.b, self.operand_tile(
+            operand(self.operand_tile(
                 c.b, b_ptr, b_ext, offs_ns[j], offs_k, pid_n, kt, batch, "b" + tn, loop,
                 piece=pieces_n[j], step=s.block_n,
             ))
@@ -397,8 +403,10 @@ class GemmBuilder:
         return tile
 
     def local(self, name: str) -> str:
-        """A kernel name for a user's tensor or scalar that none of this kernel's own names takes."""
-        return name if name not in RESERVED and name not in self.args else f"{name}_e"
+        """A kernel name for a user's tensor or scalar that none of this kernel's own names takes
+        (nor those of its pieces: ``acc_0``, ``offs_n_1``, ``mask_c_0_1``, ...)."""
+        own = name in RESERVED or name in self.args or PIECE_NAME.fullmatch(name) is not None
+        return f"{name}_e" if own else name
 
     def operand_tile(
         self,
