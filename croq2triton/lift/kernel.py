@@ -25,7 +25,7 @@ from ..sema.types import TYPES
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
-from .buffers import Buffers
+from .buffers import Buffers, pow2
 from .copies import Copies
 from .host import HostScope, ir_type
 from .loops import Loops
@@ -35,13 +35,6 @@ from .tma import DescriptorUse, TmaCopies
 
 MAX_GRID_AXES = 3
 UNIT_THREADS = {"group": 32, "group-4": 128}  # threads of a warp / warpgroup unit
-
-
-def _pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
 
 
 @dataclass
@@ -95,7 +88,7 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             self.stmts([top.body])
         args = [a for a in self.args.values() if not isinstance(a, N.Constexpr)]
         args += [a for a in self.args.values() if isinstance(a, N.Constexpr)]  # passed by keyword
-        warps = max(1, min(8, _pow2(-(-self.threads // 32))))
+        warps = max(1, min(8, pow2(-(-self.threads // 32))))
         doc = f"The block-level parallel at {self.src_name}:{self.line}: one program per block, one lane per thread."
         kernel = N.Kernel(self.name, grid, pids, args, self.body, num_warps=warps, doc=doc, line=self.line)
         return Lifted(kernel, self.launch_lines(kernel), self.warnings)
@@ -191,7 +184,7 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             n = const_int(bound_node)
             if n is None or n < 1:
                 raise NotLifted("a thread level whose extent is not a constant", bound_node)
-            size = _pow2(n)
+            size = pow2(n)
             threads *= n
             lane: E.Expr = E.Arange(size) if rank == 1 else E.Lift(E.Arange(size), rank, (axis,))
             v = E.Var(self.claim(var) if var else self.fresh("lane"), lo=0, hi=size - 1, dims=lane.shape)

@@ -55,6 +55,9 @@ def stated(top: A.Parallel, constants: dict[str, int], tensors: set[str], reduct
     )
 
 
+COMPOUND = (A.Block, A.Foreach, A.With, A.If, A.Parallel)  # statements that hold others
+
+
 def _values(constants: dict[str, int]) -> Callable[[A.Expr], int | None]:
     def name_value(n: A.Name) -> int | None:
         return constants.get(n.name)
@@ -136,8 +139,7 @@ class _Threads:
             self.tile_loop = True
         if isinstance(s, A.Foreach) and _releases_in_flight(s):
             self.in_flight = True
-        compound = (A.Block, A.Foreach, A.With, A.If, A.Parallel)
-        if isinstance(s, A.Stmt) and not isinstance(s, compound) and self.at_reduction(s) and self.found is None:
+        if isinstance(s, A.Stmt) and not isinstance(s, COMPOUND) and self.at_reduction(s) and self.found is None:
             self.found = threads * unit
         for c in s.children():
             if isinstance(c, A.Stmt):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CroqLoweringError
+from ..schedule.schedule import pieces
 from . import exprs as X
 from .values import Buffer, Frag, Future, Tile, Val, View, ViewDim, const, same_extent
 
@@ -22,14 +23,7 @@ Pieces = list[tuple[int, int]]
 
 
 def pow2_pieces(n: int) -> Pieces:
-    out: Pieces = []
-    off = 0
-    for bit in reversed(range(n.bit_length())):
-        size = 1 << bit
-        if n & size:
-            out.append((off, size))
-            off += size
-    return out
+    return list(pieces(n))
 
 
 def split_spec(dims: list[Val]) -> tuple[int, Pieces] | None:

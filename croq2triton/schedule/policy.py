@@ -18,6 +18,7 @@ one program per (tile, batch), reading ``[1, BM, BK]`` descriptor boxes.
 
 from __future__ import annotations
 
+from ..lift.buffers import pow2
 from ..tir.contract import Contraction
 from .gemm import NotTiled
 from .schedule import Schedule
@@ -52,11 +53,10 @@ RING_BUDGET = 160 * 1024  # shared memory bytes those default stages may take (t
 MAX_ACC_REGISTERS = 128  # f32 accumulator registers a thread may hold before warps are added
 
 
-def _pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
+def _extent(n: int, least: int) -> int:
+    """A stated tile extent as a Schedule's: a power of two of at least ``least``, or, where it is
+    larger and not a power of two, the multiple of 16 that holds it (pieces of powers of two)."""
+    return max(least, pow2(n)) if n <= least or not n & (n - 1) else -(-n // 16) * 16
 
 
 def source(c: Contraction) -> Schedule:
@@ -75,16 +75,13 @@ def source(c: Contraction) -> Schedule:
     st = c.stated
     width = max(BYTES.get(c.a.elem, 2), BYTES.get(c.b.elem, 2))
     rows, cols, k_step = c.source_tile
-    block_m = max(64, _pow2(rows)) if rows <= 64 or not rows & (rows - 1) else -(-rows // 16) * 16
+    block_m = _extent(rows, 64)
     # columns that are not a power of two are kept, as pieces of powers of two (Schedule.pieces_n):
     # rounded up instead, tutorial v4's 128 x 192 tile ran at 0.53 of cuBLAS at 8192^3 (as 128 x 256,
     # 2 stages, 8 warps; perf/RESULTS.md 2026-12-01 23:13), as 128 + 64 pieces at 0.83 (2026-11-30 02:44)
-    if cols <= 16 or not cols & (cols - 1):
-        block_n = max(16, _pow2(cols))
-    else:
-        block_n = -(-cols // 16) * 16
-    block_k = max(32 if width == 1 else 16, _pow2(k_step) if k_step > 1 else SOURCE_K_STEP)
-    warps = min(8, max(4, _pow2(-(-st.threads // 32)))) if st.threads else 4
+    block_n = _extent(cols, 16)
+    block_k = max(32 if width == 1 else 16, pow2(k_step) if k_step > 1 else SOURCE_K_STEP)
+    warps = min(8, max(4, pow2(-(-st.threads // 32)))) if st.threads else 4
     while block_m * block_n > MAX_ACC_REGISTERS * 32 * warps and warps < 16:
         warps *= 2
     if st.roles and warps == 8 and block_m * block_n <= 128 * 192:
