@@ -183,16 +183,19 @@ def bench_gemms(
     return rows
 
 
-def bench_elementwise(rounds: int) -> list[dict[str, object]]:
+def bench_elementwise(rounds: int, schedules: tuple[str, ...] = ("source", "auto")) -> list[dict[str, object]]:
     import torch
     import triton
 
     from croq2triton.api import load
 
-    kernels = [
-        ("vadd f32", load(REPO / "examples/vadd.co").vadd, torch.float32),
-        ("vadd f16", load(REPO / "examples/vadd_f16.co").vadd_f16, torch.float16),
-    ]
+    kernels = []
+    for sched in schedules:
+        tag = "" if sched == "source" else f" ({sched})"
+        kernels += [
+            (f"vadd f32{tag}", load(REPO / "examples/vadd.co", schedule=sched).vadd, torch.float32),
+            (f"vadd f16{tag}", load(REPO / "examples/vadd_f16.co", schedule=sched).vadd_f16, torch.float16),
+        ]
     rows: list[dict[str, object]] = []
     for label, vadd, dt in kernels:
         for n in (1 << 28, (1 << 28) + 12345):

@@ -3,7 +3,7 @@ shared buffers with dma.copy, with tma.copy (tensor descriptors), and a transpos
 tile, each against a device copy of the same bytes measured in the same process, paired round by
 round (ratio = copy time / kernel time: 1.0 is the memory bandwidth a plain copy reaches).
 
-    python3 perf/bench_copies.py [--size 8192] [--rounds 5] [--schedule source] [--md OUT.md] [--json OUT.json]
+    python3 perf/bench_copies.py [--size 8192] [--rounds 5] [--schedules source,auto] [--md OUT.md] [--json OUT.json]
 
 Every kernel is checked against torch first (a NaN-poisoned output, every element compared).
 """
@@ -61,7 +61,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--schedule", default="source")
+    ap.add_argument("--schedules", default="source,auto", help="comma-separated schedules, timed in one run")
     ap.add_argument("--md")
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -72,36 +72,40 @@ def main() -> int:
     info = run_info()
     path = Path("/tmp/bench_copies.co")
     path.write_text(PROGRAMS)
-    mod = load(path, schedule=args.schedule)
-    n = args.size
-    x = torch.randn(n, n, device="cuda").half()
-    src = torch.empty(2 * n * n, device="cuda", dtype=torch.uint8)  # the bytes read (f16, n x n)
-    dst = torch.empty_like(src)
+    schedules = args.schedules.split(",")
+    mods = {sched: load(path, schedule=sched) for sched in schedules}
     rows = []
-    for name, ref in (("dma_tiles", lambda: x * 2 + 1), ("tma_tiles", lambda: x * 2 + 1), ("transpose", lambda: x.T)):
-        y = torch.full((n, n), float("nan"), device="cuda").half()
-        fn = getattr(mod, name)
-        fn(x, y)
-        torch.cuda.synchronize()
-        ok = bool(torch.equal(y, ref()))
-        r = timed(lambda f=fn, y=y: f(x, y), {"copy": lambda: dst.copy_(src)}, args.rounds)
-        rows.append({"kernel": name, "n": n, "check": "ok" if ok else "WRONG", **r})
-        print(f"{name} {n}x{n} f16: {r['ms']:.4f} ms, {r['vs_copy']:.3f} of a device copy ({'ok' if ok else 'WRONG'})")
+    # a square size, and a ragged one whose rows stay 16-byte aligned (an odd row length cannot be
+    # read in vectors by any 2-D tiled kernel; a device copy does not care)
+    for m, n in ((args.size, args.size), (args.size - 192, args.size - 56)):
+        x = torch.randn(m, n, device="cuda").half()
+        src = torch.empty(2 * m * n, device="cuda", dtype=torch.uint8)  # the bytes read (f16, m x n)
+        dst = torch.empty_like(src)
+        for name, ref in (("dma_tiles", lambda x=x: x * 2 + 1), ("tma_tiles", lambda x=x: x * 2 + 1), ("transpose", lambda x=x: x.T)):  # fmt: skip
+            for sched in schedules:
+                y = torch.full((n, m) if name == "transpose" else (m, n), float("nan"), device="cuda").half()
+                fn = getattr(mods[sched], name)
+                fn(x, y)
+                torch.cuda.synchronize()
+                ok = bool(torch.equal(y, ref()))
+                r = timed(lambda f=fn, y=y, x=x: f(x, y), {"copy": lambda s=src, d=dst: d.copy_(s)}, args.rounds)
+                rows.append({"kernel": name, "schedule": sched, "shape": f"{m}x{n}", "check": "ok" if ok else "WRONG", **r})  # fmt: skip
+                print(f"{name} ({sched}) {m}x{n} f16: {r['ms']:.4f} ms, {r['vs_copy']:.3f} of a device copy ({'ok' if ok else 'WRONG'})")  # fmt: skip
     info["clocks_after"] = smi()
     cmd = "python3 perf/bench_copies.py " + " ".join(sys.argv[1:])
-    lines = [f"## {info['date']} - perf/bench_copies.py (schedule {args.schedule})", ""]
+    lines = [f"## {info['date']} - perf/bench_copies.py (schedules {args.schedules})", ""]
     lines += [f"* GPU: {info['gpu']}; torch {info['torch']}, Triton {info['triton']}"]
     lines += [f"* clocks before: {info['clocks_before']}; after: {info['clocks_after']}", f"* Command: `{cmd}`", ""]
     lines += [
-        "| kernel | shape | check | median ms | device copy ms | ratio to the copy (paired) |",
-        "|---|---|---|---|---|---|",
+        "| kernel | schedule | shape | check | median ms | device copy ms | ratio to the copy (paired) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['kernel']} | {n}x{n} f16 | {r['check']} | {r['ms']:.4f} | {r['copy_ms']:.4f} | {r['vs_copy']:.3f} |"
+            f"| {r['kernel']} | {r['schedule']} | {r['shape']} f16 | {r['check']} | {r['ms']:.4f} | {r['copy_ms']:.4f} | {r['vs_copy']:.3f} |"  # noqa: E501
         )
     lines += ["", "Raw kernel medians per round (ms):", "", "```"]
-    lines += [f"{r['kernel']}: {r['raw']}" for r in rows]
+    lines += [f"{r['kernel']} {r['schedule']} {r['shape']}: {r['raw']}" for r in rows]
     lines += ["```", ""]
     text = "\n".join(lines)
     print(text)

@@ -6,6 +6,7 @@
 #   perf/device_pass.sh bench      # perf/bench.py: the forms and the f16 ladder
 #   perf/device_pass.sh epilogues  # the GEMMs with epilogues: their tests on the GPU, then their speed
 #   perf/device_pass.sh copies     # the copy kernels the tile IR lifts (lift/copies.py, lift/loops.py)
+#   perf/device_pass.sh widen      # the widened tile kernels under auto (schedule/widen.py): tests, copies, vadd
 #   perf/device_pass.sh source     # the source schedule of the contractions: the ladder, then the forms
 #   perf/device_pass.sh source_tests  # their correctness on the GPU (forms, pipelines, examples)
 set -u -o pipefail
@@ -45,6 +46,15 @@ case "${1:-tests}" in
       | tee -a "$OUT/epilogue_tests.txt" || status=1
     timeout 400 python3 perf/bench_epilogues.py --shapes 4096,8192 --rounds 3 --json "$OUT/epilogues.json" \
       --md "$OUT/epilogues.md" 2>&1 | tail -20 | tee "$OUT/epilogues.txt" || status=1
+    ;;
+  widen)
+    # the widened tile kernels (schedule/widen.py): correctness on the GPU, then their speed
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_widen.py tests/test_lift_copies.py \
+      tests/test_lift_elementwise.py tests/test_tma_oob.py 2>&1 | tail -4 | tee "$OUT/widen.txt" || status=1
+    timeout 200 python3 perf/bench_copies.py --rounds 5 --md "$OUT/copies.md" --json "$OUT/copies.json" \
+      2>&1 | tail -20 | tee "$OUT/copies.txt" || status=1
+    timeout 150 python3 perf/bench.py --no-gemm --rounds 5 --md "$OUT/elem.md" --json "$OUT/elem.json" \
+      2>&1 | tail -14 | tee "$OUT/elem.txt" || status=1
     ;;
   copies)
     timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_lift_copies.py tests/test_lift_elementwise.py \

@@ -14,6 +14,7 @@ covers it.  Nothing here writes Triton text: the result is a :class:`~croq2trito
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,7 @@ class Lifted:
     kernel: N.Kernel
     launch: list[str]  # the launcher lines that launch it
     warnings: list[Diagnostic]
+    launch_of: Callable[[N.Kernel], list[str]]  # the launcher lines of a rescheduled kernel
 
 
 class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
@@ -91,7 +93,7 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
         warps = max(1, min(8, pow2(-(-self.threads // 32))))
         doc = f"The block-level parallel at {self.src_name}:{self.line}: one program per block, one lane per thread."
         kernel = N.Kernel(self.name, grid, pids, args, self.body, num_warps=warps, doc=doc, line=self.line)
-        return Lifted(kernel, self.launch_lines(kernel), self.warnings)
+        return Lifted(kernel, self.launch_lines(kernel), self.warnings, self.launch_lines)
 
     def levels(self) -> dict[int, str]:
         out: dict[int, str] = {}

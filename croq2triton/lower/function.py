@@ -289,16 +289,36 @@ class FunctionLowering:
         try:
             with internal_errors("the tile-IR path", name, top):
                 lifted = lift_kernel(top, name, self.host_scope(), self.src_name)
-                kernel = interior_split(lifted.kernel)  # both schedules: measured faster (schedule/interior.py)
+                kernel, launch = lifted.kernel, lifted.launch
+                if self.schedule == "auto":
+                    widened = self.widened(kernel, top)
+                    if widened is not None:
+                        kernel, launch = widened, lifted.launch_of(widened)
+                kernel = interior_split(kernel)  # both schedules: measured faster (schedule/interior.py)
                 source = emit_kernel(kernel, self.src_name)
         except NotLifted:
             return False
         self.kernel_sources.append(source.rstrip("\n"))
         self.ir_kernels.append(kernel)
         self.warnings.extend(lifted.warnings)
-        for line in lifted.launch:
+        for line in launch:
             self.w.line(line, top.span)
         return True
+
+    def widened(self, kernel: Any, top: A.Parallel) -> Any:
+        """``kernel`` under the ``auto`` policy's widening (schedule/widen.py), or None where the
+        policy keeps it or the proof does not hold (``CROQ2TRITON_EXPLAIN=1`` says why)."""
+        from ..schedule import policy
+        from ..schedule.widen import NotWidened, analyse, widen
+
+        try:
+            schedule = policy.tile_auto(kernel, analyse(kernel))
+            return widen(kernel, schedule) if schedule is not None else None
+        except NotWidened as e:
+            if os.environ.get("CROQ2TRITON_EXPLAIN"):
+                line = top.span.line if top.span else 0
+                print(f"{self.src_name}:{line}: note: {kernel.name} is not widened: {e}", file=sys.stderr)
+            return None
 
     def kernel_of(self, kl: Any) -> list[tuple[str, Any]]:
         """Lower one kernel: its source joins the module, its launch lines are returned."""

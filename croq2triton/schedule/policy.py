@@ -18,10 +18,15 @@ one program per (tile, batch), reading ``[1, BM, BK]`` descriptor boxes.
 
 from __future__ import annotations
 
+from math import prod
+
 from ..lift.buffers import pow2
+from ..tir import expr as E
+from ..tir import nodes as N
 from ..tir.contract import Contraction
 from .gemm import NotTiled
-from .schedule import Schedule
+from .schedule import Schedule, TileSchedule
+from .widen import Facts
 
 BYTES = {"f8_e4m3": 1, "f8_e5m2": 1, "s8": 1, "f16": 2, "bf16": 2, "f32": 4, "tf32": 4}
 
@@ -106,3 +111,52 @@ def source(c: Contraction) -> Schedule:
         warp_specialize=st.roles,
         origin="source",
     )
+
+
+# ---------------------------------------------------------------- tile kernels (copies, element-wise)
+# H200, Triton 3.6.0, perf/probe_copy_tiles.py (perf/RESULTS.md 2026-12-02 01:48), an 8192 x 8192 f16
+# tile kernel (interior branch unmasked) against a device copy of the same bytes, ratio copy / kernel:
+#     2x + 1:    32 x 32 8 warps 0.672, 4 warps 0.765; 32 x 64 0.872; 64 x 64 0.868; 128 x 64 0.869;
+#                32 x 128 0.938; 64 x 128 4 warps 0.951, 8 warps 0.947; 128 x 128 0.951; 32 x 256 0.951
+#     transpose: 32 x 32 8 warps 0.643, 4 warps 0.852; 64 x 64 4 warps 0.933, 8 warps 0.944;
+#                64 x 128 8 warps 0.965; 128 x 128 8 warps 0.972
+# so a tile grows until it holds 16 KB, rows first to 256 bytes (the contiguous dimension), and runs
+# with 4 warps, 8 where it transposes.  A tile whose rows are 256 bytes long and that has no other
+# axis stays (vadd's 1024 f32 lanes: 1.023 of a device copy as written, 1.012 widened to 4096;
+# perf/RESULTS.md 2026-12-02 02:03).
+TILE_BYTES = 16 * 1024
+INNER_BYTES = 256
+MIN_PROGRAMS = 264  # a grid of constant extents is not widened below two programs per SM of an H100 / H200
+
+
+def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
+    """The widening ``--schedule auto`` picks for a tile kernel (None: the kernel as lifted)."""
+    width = facts.elem_bytes
+    elements = max((prod(v.shape) for s in N.walk(kernel.body) for v in N.defines(s)), default=1)
+    factors = {p.name: 1 for p in kernel.program_ids}
+    order = {p.name: i for i, p in enumerate(kernel.program_ids)}
+    grids = {p.name: E.fold(g) for p, g in zip(kernel.program_ids, kernel.grid, strict=True)}
+
+    constant = all(isinstance(g, E.Const) for g in grids.values())
+    programs = prod(int(g.value) for g in grids.values() if isinstance(g, E.Const))
+
+    def room(pid: str) -> bool:
+        g = grids[pid]
+        if constant and programs // prod(factors.values()) < 2 * MIN_PROGRAMS:
+            return False  # a grid of constant extents keeps its programs for the SMs
+        return pid in facts.tile and (not isinstance(g, E.Const) or int(g.value) % (factors[pid] * 2) == 0)
+
+    while elements * width < TILE_BYTES:
+        span = {p: facts.tile[p] * factors[p] for p in factors if room(p)}
+        short_rows = [p for p in span if p in facts.inner and span[p] * width < INNER_BYTES]
+        others = [p for p in span if p not in facts.inner]
+        pick = short_rows or others  # rows already 256 bytes long and nothing else: as fast as it gets
+        if not pick:
+            break
+        pid = min(pick, key=lambda p: (span[p], -order[p]))  # ties: the later axis (the columns)
+        factors[pid] *= 2
+        elements *= 2
+    if all(f == 1 for f in factors.values()):
+        return None
+    warps = 8 if facts.transposes else 4
+    return TileSchedule(tuple(factors[p.name] for p in kernel.program_ids), warps, origin="auto")

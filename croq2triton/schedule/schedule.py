@@ -70,3 +70,23 @@ def pieces(extent: int) -> tuple[tuple[int, int], ...]:
         out.append((start, w))
         start, rest = start + w, rest - w
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class TileSchedule:
+    """How a tile kernel that is not a contraction (copies, element-wise kernels) runs: how many
+    consecutive blocks of each grid axis one program owns (schedule/widen.py), and its warps."""
+
+    factors: tuple[int, ...]
+    num_warps: int
+    origin: Literal["source", "auto", "tuned"] = "auto"
+
+    def __post_init__(self) -> None:
+        if any(f < 1 or f & (f - 1) for f in self.factors):
+            raise ValueError(f"factors = {self.factors}: powers of two")
+        if self.num_warps not in (1, 2, 4, 8, 16):
+            raise ValueError(f"num_warps = {self.num_warps}")
+
+    def describe(self) -> str:
+        blocks = " x ".join(str(f) for f in self.factors)
+        return f"{blocks} blocks a program, {self.num_warps} warps ({self.origin})"

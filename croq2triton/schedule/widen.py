@@ -1,0 +1,501 @@
+"""Widening: one program of a lifted tile kernel runs ``F`` consecutive blocks of a grid axis.
+
+A kernel lifted from ``parallel {bm, bn} by [cdiv(M, 32), cdiv(N, 32)] : block`` with a thread
+level of ``[32, 32]`` reads and writes its tensors at the *global coordinates* ``bm * 32 + i`` and
+``bn * 32 + j``: each block index only ever appears together with the lane of its thread level, as
+one number.  Then the program order of blocks and the split of a coordinate into (block, lane) do
+not matter, and a program may as well own the ``F * 32`` coordinates of ``F`` consecutive blocks:
+``bm * (F * 32) + tl.arange(0, F * 32)``.  That is this rewrite; it changes how the kernel runs,
+never what it computes (perf/probe_copy_tiles.py: 32 x 32 tiles of f16 run at 0.67 of a device
+copy on the H200, 64 x 128 at 0.95).
+
+What it proves on the IR before rewriting (else :class:`NotWidened`, and the kernel is kept):
+
+* every occurrence of a widened program id ``b`` and of every lane is inside an integer
+  expression affine in them in which ``b``'s coefficient is ``T`` times its lane's (``T`` the lane
+  axis's extent): the expression is a function of the coordinate ``b * T + lane`` alone;
+* every tile axis means one coordinate: each axis of every value is labelled by the program id
+  whose coordinate runs along it, and element-wise operations only meet equal labels (a block-local
+  transpose added to its untransposed self is refused: it pairs different coordinates);
+* the last program's extra blocks (``b >= G`` where the grid is ``G``) write nothing and read
+  nothing: ``F`` divides a constant ``G``, or every access along ``b`` is masked by
+  ``coordinate < X`` where ``X <= G * T`` (``G = cdiv(X, T')`` with ``T' <= T``);
+* nothing holds a shape of its own (``tl.full`` tiles, dots, TMA boxes, scratch areas).
+
+The factors are a :class:`~.schedule.TileSchedule`; :func:`.policy.tile_auto` picks them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from ..tir import expr as E
+from ..tir import nodes as N
+from .schedule import TileSchedule
+
+
+class NotWidened(Exception):
+    """The proof does not hold (or the kernel has a form this rewrite does not cover)."""
+
+
+@dataclass(frozen=True)
+class LaneAxis:
+    var: E.Var
+    extent: int  # the arange's length
+    axis: int  # the tile axis it runs along
+    rank: int
+
+
+@dataclass
+class Facts:
+    """What the analysis found: per program id, its lane extent ``T`` and whether its coordinate
+    indexes the last (contiguous) dimension of some access; the widest element type accessed."""
+
+    tile: dict[str, int] = field(default_factory=dict)
+    inner: set[str] = field(default_factory=set)
+    grid: dict[str, E.Expr] = field(default_factory=dict)
+    elem_bytes: int = 4
+    transposes: bool = False
+    lanes: dict[str, LaneAxis] = field(default_factory=dict)
+    pairs: dict[str, set[str]] = field(default_factory=dict)  # lane -> program ids it pairs with
+
+
+BYTES = {"i1": 1, "i8": 1, "u8": 1, "f8_e4m3": 1, "f8_e5m2": 1, "i16": 2, "f16": 2, "bf16": 2}
+
+Labels = tuple[str | None, ...]
+
+
+def _lane_of(value: E.Expr) -> tuple[int, int, int] | None:
+    """(extent, axis, rank) of a lane value ``tl.arange(0, n)`` (lifted onto an axis), else None."""
+    if isinstance(value, E.Arange):
+        return value.n, 0, 1
+    if isinstance(value, E.Lift) and isinstance(value.value, E.Arange) and len(value.dims) == 1:
+        return value.value.n, value.dims[0], value.rank
+    return None
+
+
+def pairing(e: E.Expr, lanes: dict[str, LaneAxis], pids: set[str]) -> dict[str, str] | None:
+    """Lane -> program id where ``e`` is an integer expression affine in its lanes and program ids
+    in which each lane's program id has ``extent`` times the lane's coefficient (``bm * 32 + rows``:
+    ``{rows: bm}``; ``2 * (bm * 32 + rows) + 1`` too); program ids without a lane map from ``""``
+    (a set joined with ``,``).  None where ``e`` is not such an expression."""
+    if not E.is_int(e.dtype) or e.dtype == "i1":
+        return None
+    names = {v.name for v in E.free_vars(e)}
+    here = names & (lanes.keys() | pids)
+    terms = E.linear(e, here)
+    if terms is None:
+        return None
+    coefs = terms[0]
+    out: dict[str, str] = {}
+    unpaired = {p for p in pids if p in coefs}
+    for lane in sorted(names & lanes.keys()):
+        if lane not in coefs:
+            continue
+        partners = [p for p in unpaired if coefs[p] == lanes[lane].extent * coefs[lane]]
+        if len(partners) != 1:
+            return None
+        out[lane] = partners[0]
+        unpaired.discard(partners[0])
+    out[""] = ",".join(sorted(unpaired))
+    return out
+
+
+class Analysis:
+    """The proof obligations of the module docstring, checked over one kernel."""
+
+    def __init__(self, kernel: N.Kernel) -> None:
+        self.kernel = kernel
+        self.pids = {p.name for p in kernel.program_ids}
+        if len(kernel.program_ids) != len(kernel.grid):
+            raise NotWidened("a kernel of one program")
+        grid = {p.name: g for p, g in zip(kernel.program_ids, kernel.grid, strict=True)}
+        self.facts = Facts(grid=grid)
+        self.labels: dict[str, Labels] = {}
+        self.values: dict[str, E.Expr] = {}  # let-bound values, for the mask proof
+        self.accesses: list[tuple[tuple[E.Expr, ...], E.Var | None]] = []
+        self.lonely: set[str] = set()  # program ids that occur without a lane
+
+    def run(self) -> Facts:
+        for s in N.walk(self.kernel.body):
+            if isinstance(s, N.Let):
+                lane = _lane_of(s.value)
+                if lane is not None:
+                    self.facts.lanes[s.var.name] = LaneAxis(s.var, *lane)
+        for a in self.kernel.args:
+            if isinstance(a, N.Scratch):
+                raise NotWidened("a scratch area (sized per program)")
+        pointers = [a for a in self.kernel.args if isinstance(a, N.Pointer)]
+        self.facts.elem_bytes = max((BYTES.get(a.dtype, 4) for a in pointers), default=4)
+        self.stmts(self.kernel.body)
+        for lane, pids in self.facts.pairs.items():
+            for pid in pids:
+                t = self.facts.lanes[lane].extent
+                if self.facts.tile.setdefault(pid, t) != t:
+                    raise NotWidened(f"program id '{pid}' pairs with lanes of different extents")
+        for pid in self.lonely:
+            self.facts.tile.pop(pid, None)  # seen without its lane: never widened
+        return self.facts
+
+    # ------------------------------------------------------------ statements
+    def stmts(self, body: list[N.Stmt]) -> None:
+        for s in body:
+            self.stmt(s)
+
+    def stmt(self, s: N.Stmt) -> None:
+        if isinstance(s, (N.TmaLoad, N.TmaStore, N.Dot)):
+            raise NotWidened(f"a {type(s).__name__} (its box or shape is its own)")
+        if isinstance(s, N.Let):
+            if s.var.name in self.facts.lanes:
+                return
+            self.labels[s.var.name] = self.expr(s.value)
+            self.values[s.var.name] = s.value
+        elif isinstance(s, N.Assign):
+            got = self.expr(s.value)
+            if s.var.name in self.labels and not _agree(self.labels[s.var.name], got):
+                raise NotWidened("a variable re-bound to a value along other coordinates")
+        elif isinstance(s, N.Load):
+            self.labels[s.var.name] = self.access(s.base, s.index, s.mask)
+        elif isinstance(s, N.Store):
+            where = self.access(s.base, s.index, s.mask)
+            if not _agree(_pad(self.expr(s.value), len(where)), where, exact=True):
+                raise NotWidened("a stored value whose axes are not the index's")
+        elif isinstance(s, N.Atomic):
+            where = self.access(s.base, s.index, s.mask)
+            self.expr(s.value)
+            if s.result is not None:
+                self.labels[s.result.name] = where
+        elif isinstance(s, N.For):
+            for e in (s.start, s.stop, s.step):
+                if e.shape or {v.name for v in E.free_vars(e)} & (self.pids | self.facts.lanes.keys()):
+                    raise NotWidened("a loop bound that depends on the block or a lane")
+            self.stmts(s.body)
+        elif isinstance(s, N.If):
+            self.expr(s.cond)
+            self.stmts(s.then)
+            self.stmts(s.orelse)
+        else:
+            raise NotWidened(f"a {type(s).__name__} statement")
+
+    def access(self, base: str, index: tuple[E.Expr, ...], mask: E.Var | None) -> Labels:
+        arg = self.kernel.arg(base)
+        if not isinstance(arg, N.Pointer):
+            raise NotWidened(f"an access of '{base}', which is not a tensor")
+        labels = [self.expr(i) for i in index]
+        if mask is not None:
+            self.expr(mask)
+        out = _merge(*labels)
+        if labels:
+            self.facts.inner.update(x for x in labels[-1] if x is not None)
+        self.accesses.append((index, mask))
+        return out
+
+    # ------------------------------------------------------------ expressions
+    def expr(self, e: E.Expr) -> Labels:
+        """The coordinate labels of ``e``'s axes (which program id's coordinate runs along each);
+        records how program ids and lanes occur in it."""
+        if isinstance(e, E.Full):
+            if any(d != 1 for d in e.dims):
+                raise NotWidened("a tl.full tile (its shape is its own)")
+            return (None,) * len(e.dims)
+        names = {v.name for v in E.free_vars(e)}
+        if names & (self.pids | self.facts.lanes.keys()):
+            pairs = pairing(e, self.facts.lanes, self.pids)
+            if pairs is not None:
+                return self.coordinate(e, pairs)
+            if isinstance(e, E.Var) and e.name in self.pids:
+                self.lonely.add(e.name)
+                return ()
+            if isinstance(e, E.Var) or not e.children():
+                raise NotWidened(f"the lane '{e}' used other than with its block's index")
+        if isinstance(e, E.Var):
+            return self.labels.get(e.name, (None,) * len(e.shape))
+        if isinstance(e, E.Permute):
+            self.facts.transposes = True
+            inner = _pad(self.expr(e.value), len(e.value.shape))
+            return tuple(inner[d] for d in e.dims)
+        if isinstance(e, E.Lift):
+            inner = self.expr(e.value)
+            out: list[str | None] = [None] * e.rank
+            for d, label in zip(e.dims, inner, strict=True):
+                out[d] = label
+            return tuple(out)
+        return _merge(*(self.expr(c) for c in e.children()))
+
+    def coordinate(self, e: E.Expr, pairs: dict[str, str]) -> Labels:
+        rank = len(e.shape)
+        others = {v.name for v in E.free_vars(e)} - self.pids - self.facts.lanes.keys()
+        out = list(_merge(*(_pad(self.labels.get(n, ()), rank) for n in others))) if others else [None] * rank
+        out = (out + [None] * rank)[:rank] if len(out) != rank else out
+        for pid in filter(None, pairs[""].split(",")):
+            self.lonely.add(pid)
+        for lane, pid in pairs.items():
+            if not lane:
+                continue
+            ax = self.facts.lanes[lane]
+            self.facts.pairs.setdefault(lane, set()).add(pid)
+            pos = rank - ax.rank + ax.axis
+            if out[pos] not in (None, pid):
+                raise NotWidened("two coordinates along one axis")
+            out[pos] = pid
+        return tuple(out)
+
+
+def _pad(labels: Labels, rank: int) -> Labels:
+    return (None,) * (rank - len(labels)) + tuple(labels)
+
+
+def _merge(*labels: Labels) -> Labels:
+    rank = max((len(x) for x in labels), default=0)
+    out: list[str | None] = [None] * rank
+    for x in labels:
+        for i, v in enumerate(_pad(x, rank)):
+            if v is None:
+                continue
+            if out[i] not in (None, v):
+                raise NotWidened("an element-wise operation on tiles along different coordinates")
+            out[i] = v
+    return tuple(out)
+
+
+def _agree(a: Labels, b: Labels, exact: bool = False) -> bool:
+    rank = max(len(a), len(b))
+    for x, y in zip(_pad(a, rank), _pad(b, rank), strict=True):
+        if x is not None and y is not None and x != y:
+            return False
+        if exact and x is not None and y is None:
+            return False
+    return True
+
+
+def analyse(kernel: N.Kernel) -> Facts:
+    """The facts :func:`.policy.tile_auto` reads (``tile`` holds the program ids that may widen);
+    :class:`NotWidened` where the kernel's form is not covered."""
+    return Analysis(kernel).run()
+
+
+# ---------------------------------------------------------------- the rewrite
+def widen(kernel: N.Kernel, schedule: TileSchedule) -> N.Kernel:
+    """``kernel`` with program ``p`` of axis ``a`` running blocks ``p * F_a .. p * F_a + F_a - 1``
+    (``F = schedule.factors``); :class:`NotWidened` where the proof does not hold."""
+    analysis = Analysis(kernel)
+    facts = analysis.run()
+    factors = {p.name: f for p, f in zip(kernel.program_ids, schedule.factors, strict=True) if f > 1}
+    if not factors:
+        return dataclasses.replace(kernel, num_warps=schedule.num_warps)
+    for pid in factors:
+        if pid not in facts.tile:
+            raise NotWidened(f"program id '{pid}' is used other than as a coordinate with its lane")
+    _check_extra_blocks(analysis, facts, factors)
+    return _Rewrite(kernel, facts, factors, schedule.num_warps).run()
+
+
+def _check_extra_blocks(analysis: Analysis, facts: Facts, factors: dict[str, int]) -> None:
+    """Blocks past the grid (the last program's) must neither read nor write."""
+    for pid, f in factors.items():
+        g = E.fold(facts.grid[pid])
+        if isinstance(g, E.Const) and int(g.value) % f == 0:
+            continue
+        t = facts.tile[pid]
+        for index, mask in analysis.accesses:
+            coords = [i for i in index if pid in {v.name for v in E.free_vars(_resolve(i, analysis.values))}]
+            if not coords:
+                continue
+            terms = E.conjuncts(_resolve(mask, analysis.values)) if mask is not None else []
+            for c in coords:
+                if not any(_bounds_block(_resolve(c, analysis.values), term, pid, t, g, facts) for term in terms):
+                    raise NotWidened(f"an access along '{pid}' not masked within the grid's blocks")
+
+
+def _resolve(e: E.Expr, values: dict[str, E.Expr]) -> E.Expr:
+    for _ in range(16):  # lets of lets
+        names = {v.name for v in E.free_vars(e)} & values.keys()
+        if not names:
+            return e
+        e = E.substitute(e, {n: values[n] for n in names})
+    return e
+
+
+def _bounds_block(coord: E.Expr, term: E.Expr, pid: str, t: int, grid: E.Expr, facts: Facts) -> bool:
+    """``term`` is ``coord < X`` with ``X <= grid * t``, and ``coord`` is ``pid * t + lane + r``
+    with ``r >= 0``: the term is false on every block ``pid >= grid``."""
+    if not (isinstance(term, E.Bin) and term.op == "<" and E.same(term.lhs, coord)):
+        return False
+    lanes = [n for n, pids in facts.pairs.items() if n and pid in pids]
+    terms = E.linear(coord, [pid, *lanes])
+    if terms is None or terms[0].get(pid) != t or any(terms[0].get(x, 0) not in (0, 1) for x in lanes):
+        return False
+    if not E.nonneg(terms[1]):
+        return False
+    bound = term.rhs
+    if isinstance(grid, E.Const) and isinstance(bound, E.Const):
+        return int(bound.value) <= int(grid.value) * t
+    return (
+        isinstance(grid, E.CDiv)
+        and isinstance(grid.rhs, E.Const)
+        and int(grid.rhs.value) <= t
+        and E.same(grid.lhs, bound)
+    )
+
+
+class _Rewrite:
+    def __init__(self, kernel: N.Kernel, facts: Facts, factors: dict[str, int], num_warps: int) -> None:
+        self.kernel = kernel
+        self.facts = facts
+        self.factors = factors
+        self.num_warps = num_warps
+        self.env: dict[str, E.Expr] = {}  # old variable name -> its new value (a var of a new shape)
+        self.variants: dict[tuple[str, int], E.Var] = {}  # (lane, factor) -> the widened lane
+        self.taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
+        self.pids: dict[str, E.Var] = {}
+        self.grid: list[E.Expr] = []
+        for p, g in zip(kernel.program_ids, kernel.grid, strict=True):
+            f = factors.get(p.name, 1)
+            new_g = _cdiv(g, f)
+            hi = int(new_g.value) - 1 if isinstance(new_g, E.Const) else None
+            self.pids[p.name] = dataclasses.replace(p, hi=hi if f > 1 else p.hi)
+            self.grid.append(new_g)
+
+    def run(self) -> N.Kernel:
+        body = self.stmts(self.kernel.body)
+        tile = " x ".join(str(self.factors.get(p.name, 1)) for p in self.kernel.program_ids)
+        doc = self.kernel.doc.replace("one program per block", f"one program per {tile} blocks (widened)")
+        return dataclasses.replace(
+            self.kernel,
+            grid=tuple(self.grid),
+            program_ids=tuple(self.pids.values()),
+            body=body,
+            num_warps=self.num_warps,
+            doc=doc,
+        )
+
+    def lane_variant(self, lane: str, factor: int) -> E.Var:
+        """The lane ``lane`` widened ``factor`` times: the lane itself at 1; its own name where
+        every program id it pairs with widens by ``factor``; else ``rows_64``."""
+        ax = self.facts.lanes[lane]
+        if factor == 1:
+            return ax.var
+        key = (lane, factor)
+        if key not in self.variants:
+            n = ax.extent * factor
+            uses = {self.factors.get(p, 1) for p in self.facts.pairs.get(lane, set())}
+            name = lane if uses == {factor} else f"{lane}_{n}"
+            while name != lane and name in self.taken:
+                name += "_"
+            self.taken.add(name)
+            dims = [1] * ax.rank
+            dims[ax.axis] = n
+            self.variants[key] = E.Var(name, "i32", lo=0, hi=n - 1, dims=tuple(dims))
+        return self.variants[key]
+
+    def stmts(self, body: list[N.Stmt]) -> list[N.Stmt]:
+        out: list[N.Stmt] = []
+        for s in body:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s: N.Stmt) -> list[N.Stmt]:
+        line = s.line
+        if isinstance(s, N.Let) and s.var.name in self.facts.lanes:
+            lane = self.facts.lanes[s.var.name]
+            factors = sorted({self.factors.get(p, 1) for p in self.facts.pairs.get(lane.var.name, set())}) or [1]
+            out: list[N.Stmt] = []
+            for f in factors:
+                v = self.lane_variant(lane.var.name, f)
+                value = (
+                    E.Arange(v.shape[lane.axis])
+                    if lane.rank == 1
+                    else E.Lift(E.Arange(v.shape[lane.axis]), lane.rank, (lane.axis,))
+                )
+                out.append(s if f == 1 else N.Let(v, value, line=line))
+            return out
+        if isinstance(s, N.Let):
+            value = self.expr(s.value)
+            var = dataclasses.replace(s.var, dims=value.shape)
+            self.env[s.var.name] = var
+            return [N.Let(var, value, line=line)]
+        if isinstance(s, N.Assign):
+            value = self.expr(s.value)
+            var = self.env.get(s.var.name, s.var)
+            assert isinstance(var, E.Var)
+            if var.shape != value.shape and value.shape:
+                raise NotWidened("a re-bound variable whose shape changes")
+            return [N.Assign(var, value, line=line)]
+        if isinstance(s, N.Load):
+            index = tuple(self.expr(i) for i in s.index)
+            mask = self.mask(s.mask)
+            var = dataclasses.replace(s.var, dims=E.broadcast(*(i.shape for i in index)))
+            self.env[s.var.name] = var
+            return [dataclasses.replace(s, var=var, index=index, mask=mask)]
+        if isinstance(s, N.Store):
+            index = tuple(self.expr(i) for i in s.index)
+            value = self.expr(s.value)
+            if E.broadcast(value.shape, *(i.shape for i in index)) != E.broadcast(*(i.shape for i in index)):
+                raise NotWidened("a stored value wider than its index")
+            return [dataclasses.replace(s, index=index, value=value, mask=self.mask(s.mask))]
+        if isinstance(s, N.Atomic):
+            index = tuple(self.expr(i) for i in s.index)
+            result = s.result
+            if result is not None:
+                result = dataclasses.replace(result, dims=E.broadcast(*(i.shape for i in index)))
+                self.env[s.result.name] = result  # type: ignore[union-attr]
+            return [
+                dataclasses.replace(s, index=index, value=self.expr(s.value), mask=self.mask(s.mask), result=result)
+            ]
+        if isinstance(s, N.For):
+            body = self.stmts(s.body)
+            carried = tuple(self.env.get(v.name, v) for v in s.carried)
+            return [dataclasses.replace(s, start=self.expr(s.start), stop=self.expr(s.stop), step=self.expr(s.step), body=body, carried=carried)]  # type: ignore[arg-type]  # fmt: skip
+        if isinstance(s, N.If):
+            return [N.If(self.expr(s.cond), self.stmts(s.then), self.stmts(s.orelse), line=line)]
+        raise NotWidened(f"a {type(s).__name__} statement")
+
+    def mask(self, m: E.Var | None) -> E.Var | None:
+        if m is None:
+            return None
+        new = self.env.get(m.name, m)
+        assert isinstance(new, E.Var)
+        return new
+
+    def expr(self, e: E.Expr) -> E.Expr:
+        """``e`` rewritten the way :meth:`Analysis.expr` read it: each affine coordinate with its
+        program id times the factor and its lane widened; other variables at their new shapes."""
+        try:
+            return self.rewrite(e)
+        except E.ShapeError as err:
+            raise NotWidened(f"tiles that no longer broadcast ({err})") from err
+
+    def rewrite(self, e: E.Expr) -> E.Expr:
+        names = {v.name for v in E.free_vars(e)}
+        env: dict[str, E.Expr] = {n: self.env[n] for n in names if n in self.env}
+        leaves = names & (self.pids.keys() | self.facts.lanes.keys())
+        if leaves:
+            pairs = pairing(e, self.facts.lanes, set(self.pids))
+            if pairs is None and e.children():
+                return dataclasses.replace(e, **self.children(e))  # type: ignore[type-var]
+            for lane, pid in (pairs or {}).items():
+                if lane:
+                    env[lane] = self.lane_variant(lane, self.factors.get(pid, 1))
+            for pid in leaves & self.pids.keys():
+                f = self.factors.get(pid, 1)
+                env[pid] = self.pids[pid] * f if f > 1 else self.pids[pid]
+        return E.substitute(e, env) if env else e
+
+    def children(self, e: E.Expr) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for f in dataclasses.fields(e):  # type: ignore[arg-type]
+            v = getattr(e, f.name)
+            if isinstance(v, E.Expr):
+                out[f.name] = self.rewrite(v)
+            elif isinstance(v, tuple) and v and all(isinstance(x, E.Expr) for x in v):
+                out[f.name] = tuple(self.rewrite(x) for x in v)
+        return out
+
+
+def _cdiv(g: E.Expr, f: int) -> E.Expr:
+    if f == 1:
+        return g
+    if isinstance(g, E.CDiv) and isinstance(g.rhs, E.Const):
+        return E.fold(E.CDiv(g.lhs, E.Const(int(g.rhs.value) * f)))
+    return E.fold(E.CDiv(g, E.Const(f)))

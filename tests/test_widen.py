@@ -1,0 +1,184 @@
+"""Widening (schedule/widen.py): under ``--schedule auto`` one program of a tile kernel runs several
+consecutive blocks of the source when every block index appears only with its lane, as one
+coordinate.  Numerics against torch on ragged sizes with NaN-poisoned outputs in both schedules;
+the proof's refusals (a block index on its own, a block-local transpose mixed with its source, a
+grid that covers less than the tensor) keep the kernel as written, which still computes the same."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+from lowering_util import DEVICE, poisoned
+
+import croq2triton
+from croq2triton.api import translate_full
+from croq2triton.schedule.policy import tile_auto
+from croq2triton.schedule.schedule import TileSchedule
+from croq2triton.schedule.widen import NotWidened, analyse, widen
+from croq2triton.tir import expr as E
+from croq2triton.tir import nodes as N
+
+SCHEDULES = ("source", "auto")
+
+TILES = """
+__co__ void scale(global f16 [M, N] x, global f16 [M, N] y) {
+  parallel {bm, bn} by [cdiv(M, 32), cdiv(N, 32)] : block {
+    s = dma.copy x.subspan(32, 32).at(bm, bn) => shared;
+    shared f16 [32, 32] r;
+    parallel {i, j} by [32, 32] : thread
+      r.at(i, j) = s.data.at(i, j) * 2.0f + 1.0f;
+    dma.copy r => y.subspan(32, 32).at(bm, bn);
+  }
+}
+
+__co__ void transpose(global f32 [M, N] x, global f32 [N, M] y) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 32)] : block {
+    s = dma.copy x.subspan(16, 32).at(bm, bn) => shared;
+    shared f32 [32, 16] t;
+    parallel {i, j} by [16, 32] : thread
+      t.at(j, i) = s.data.at(i, j);
+    dma.copy t => y.subspan(32, 16).at(bn, bm);
+  }
+}
+
+__co__ void axpy(f32 alpha, global f32 [N] x, global f32 [N] y, global f32 [N] out) {
+  parallel p by cdiv(N, 256) : block
+    parallel t by 256 : thread {
+      out.at(p # t) = alpha * x.at(p # t) + y.at(p # t);
+    }
+}
+"""
+
+# a block-local transpose added to the tile it came from: the axes pair different coordinates
+MIXED = """
+__co__ void mixed(global f32 [M, M] x, global f32 [M, M] y) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(M, 16)] : block {
+    s = dma.copy x.subspan(16, 16).at(bm, bn) => shared;
+    shared f32 [16, 16] t;
+    parallel {i, j} by [16, 16] : thread
+      t.at(j, i) = s.data.at(i, j) + s.data.at(j, i);
+    dma.copy t => y.subspan(16, 16).at(bm, bn);
+  }
+}
+"""
+
+# the block index on its own, as a value
+BLOCK_VALUE = """
+__co__ void block_id(global f32 [N] x, global f32 [N] out) {
+  parallel p by cdiv(N, 64) : block
+    parallel t by 64 : thread
+      out.at(p # t) = x.at(p # t) + p;
+}
+"""
+
+# a grid of half the blocks the tensor needs: the second half stays unwritten
+HALF_GRID = """
+__co__ void half_grid(global f32 [N] x, global f32 [N] out) {
+  parallel p by cdiv(N, 128) : block
+    parallel t by 64 : thread
+      out.at(p # t) = x.at(p # t) * 3.0f;
+}
+"""
+
+
+def _load(tmp_path: Path, name: str, source: str, schedule: str) -> object:
+    path = tmp_path / f"{name}.co"
+    path.write_text(source)
+    return croq2triton.load(path, schedule=schedule)
+
+
+def _kernel(source: str, fn: str, schedule: str = "auto") -> N.Kernel:
+    out = translate_full(source, filename="t.co", schedule=schedule)
+    assert not out.failed, out.failed
+    (kernel,) = out.ir[fn]
+    return kernel  # type: ignore[no-any-return]
+
+
+def _as_lifted(kernel: N.Kernel) -> N.Kernel:
+    """The kernel before schedule/interior.py split it: its masked branch is the body as lifted."""
+    *head, last = kernel.body
+    assert isinstance(last, N.If) and last.orelse
+    return dataclasses.replace(kernel, body=[*head, *last.orelse])
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_widened_kernels_compute_the_same(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, "tiles", TILES, schedule)
+    x = torch.randn(75, 301, device=DEVICE).half()
+    y = poisoned(75, 301, dtype=torch.float16)
+    mod.scale(x, y)  # type: ignore[attr-defined]
+    torch.testing.assert_close(y, x * 2 + 1, rtol=0, atol=0)
+    x = torch.randn(53, 97, device=DEVICE)
+    y = poisoned(97, 53)
+    mod.transpose(x, y)  # type: ignore[attr-defined]
+    torch.testing.assert_close(y, x.T, rtol=0, atol=0)
+    x, yv = torch.randn(5000, device=DEVICE), torch.randn(5000, device=DEVICE)
+    out = poisoned(5000)
+    mod.axpy(0.5, x, yv, out)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out, 0.5 * x + yv)
+
+
+def test_auto_widens_rows_to_256_bytes_then_the_tile_to_16_kb() -> None:
+    scale = _kernel(TILES, "scale")
+    assert [E.fold(g) for g in scale.grid] == [E.CDiv(E.Var("M"), E.Const(64)), E.CDiv(E.Var("N"), E.Const(128))]
+    assert scale.num_warps == 4
+    assert "one program per 2 x 4 blocks (widened)" in scale.doc
+    transpose = _kernel(TILES, "transpose")  # f32: 64 columns are 256 bytes; 8 warps for a transpose
+    assert [E.fold(g) for g in transpose.grid] == [E.CDiv(E.Var("M"), E.Const(64)), E.CDiv(E.Var("N"), E.Const(64))]
+    assert transpose.num_warps == 8
+    source = _kernel(TILES, "scale", "source")
+    assert [E.fold(g) for g in source.grid] == [E.CDiv(E.Var("M"), E.Const(32)), E.CDiv(E.Var("N"), E.Const(32))]
+
+
+def test_the_analysis_labels_coordinates() -> None:
+    kernel = _as_lifted(_kernel(TILES, "transpose", "source"))
+    facts = analyse(kernel)
+    assert facts.tile == {"bm": 16, "bn": 32}
+    assert facts.inner == {"bm", "bn"}  # bn runs along x's rows, bm along y's
+    assert facts.transposes and facts.elem_bytes == 4
+    assert tile_auto(kernel, facts) == TileSchedule((4, 2), 8)
+
+
+@pytest.mark.parametrize(
+    ("source", "fn", "why"),
+    [
+        (MIXED, "mixed", "different coordinates"),
+        (BLOCK_VALUE, "block_id", "other than as a coordinate"),
+        (HALF_GRID, "half_grid", "not masked within the grid"),
+    ],
+)
+def test_refusals(source: str, fn: str, why: str) -> None:
+    kernel = _kernel(source, fn, "source")
+    factors = tuple(2 for _ in kernel.program_ids)
+    with pytest.raises(NotWidened, match=why):
+        widen(_as_lifted(kernel), TileSchedule(factors, 4))
+    assert _kernel(source, fn, "auto").grid == kernel.grid
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_refused_kernels_still_compute_the_same(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, "mixed", MIXED + BLOCK_VALUE + HALF_GRID, schedule)
+    x = torch.randn(40, 40, device=DEVICE)
+    y = poisoned(40, 40)
+    mod.mixed(x, y)  # type: ignore[attr-defined]
+    want = torch.empty_like(x)
+    for bm in range(0, 40, 16):  # t(j, i) = s(i, j) + s(j, i): the tile's symmetric part, per tile
+        for bn in range(0, 40, 16):
+            s = torch.zeros(16, 16, device=DEVICE)
+            blk = x[bm : bm + 16, bn : bn + 16]
+            s[: blk.shape[0], : blk.shape[1]] = blk
+            t = s + s.T
+            want[bm : bm + 16, bn : bn + 16] = t[: blk.shape[0], : blk.shape[1]]
+    torch.testing.assert_close(y, want)
+    x = torch.randn(300, device=DEVICE)
+    out = poisoned(300)
+    mod.block_id(x, out)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out, x + torch.arange(300, device=DEVICE).div(64, rounding_mode="floor").float())
+    out = poisoned(300)
+    mod.half_grid(x, out)  # type: ignore[attr-defined]
+    blocks = -(-300 // 128)
+    torch.testing.assert_close(out[: blocks * 64], x[: blocks * 64] * 3)
+    assert torch.isnan(out[blocks * 64 :]).all()
