@@ -44,6 +44,17 @@ __co__ void transpose(global f32 [M, N] x, global f32 [N, M] y) {
   }
 }
 
+__co__ void tma_scale(global f16 [M, N] x, global f16 [M, N] y) {
+  parallel {bm, bn} by [cdiv(M, 32), cdiv(N, 32)] : block {
+    shared f16 [32, 32] s, r;
+    f = tma.copy.async.swiz<64> x.subspan(32, 32).at(bm, bn) => s;
+    wait f;
+    parallel {i, j} by [32, 32] : thread
+      r.at(i, j) = s.at(i, j) * 2.0f + 1.0f;
+    tma.copy r => y.subspan(32, 32).at(bm, bn);
+  }
+}
+
 __co__ void axpy(f32 alpha, global f32 [N] x, global f32 [N] y, global f32 [N] out) {
   parallel p by cdiv(N, 256) : block
     parallel t by 256 : thread {
@@ -84,6 +95,21 @@ __co__ void half_grid(global f32 [N] x, global f32 [N] out) {
 """
 
 
+# the same with a TMA store: the last program's extra boxes would land inside the tensor
+TMA_HALF_GRID = """
+__co__ void tma_half(global f16 [M, N] x, global f16 [M, N] y) {
+  parallel {bm, bn} by [cdiv(M, 32), cdiv(N, 64)] : block {
+    shared f16 [32, 32] s, r;
+    f = tma.copy.async x.subspan(32, 32).at(bm, bn) => s;
+    wait f;
+    parallel {i, j} by [32, 32] : thread
+      r.at(i, j) = s.at(i, j) * 2.0f;
+    tma.copy r => y.subspan(32, 32).at(bm, bn);
+  }
+}
+"""
+
+
 def _load(tmp_path: Path, name: str, source: str, schedule: str) -> object:
     path = tmp_path / f"{name}.co"
     path.write_text(source)
@@ -100,7 +126,8 @@ def _kernel(source: str, fn: str, schedule: str = "auto") -> N.Kernel:
 def _as_lifted(kernel: N.Kernel) -> N.Kernel:
     """The kernel before schedule/interior.py split it: its masked branch is the body as lifted."""
     *head, last = kernel.body
-    assert isinstance(last, N.If) and last.orelse
+    if not (isinstance(last, N.If) and last.orelse):
+        return kernel  # not split (TMA accesses)
     return dataclasses.replace(kernel, body=[*head, *last.orelse])
 
 
@@ -110,6 +137,10 @@ def test_widened_kernels_compute_the_same(tmp_path: Path, schedule: str) -> None
     x = torch.randn(75, 301, device=DEVICE).half()
     y = poisoned(75, 301, dtype=torch.float16)
     mod.scale(x, y)  # type: ignore[attr-defined]
+    torch.testing.assert_close(y, x * 2 + 1, rtol=0, atol=0)
+    x = torch.randn(75, 296, device=DEVICE).half()  # rows of 16-byte multiples: TMA descriptors
+    y = poisoned(75, 296, dtype=torch.float16)
+    mod.tma_scale(x, y)  # type: ignore[attr-defined]
     torch.testing.assert_close(y, x * 2 + 1, rtol=0, atol=0)
     x = torch.randn(53, 97, device=DEVICE)
     y = poisoned(97, 53)
@@ -133,6 +164,15 @@ def test_auto_widens_rows_to_256_bytes_then_the_tile_to_16_kb() -> None:
     assert [E.fold(g) for g in source.grid] == [E.CDiv(E.Var("M"), E.Const(32)), E.CDiv(E.Var("N"), E.Const(32))]
 
 
+def test_tma_boxes_grow_with_the_tile() -> None:
+    kernel = _kernel(TILES, "tma_scale")
+    boxes = {a.name: a.block for a in kernel.args if isinstance(a, N.Descriptor)}
+    assert boxes == {"x_desc_128x64": (128, 64), "y_desc_128x64": (128, 64)}  # rows of 128 bytes: a swizzled box's
+    assert {a.name for a in kernel.args if isinstance(a, N.Constexpr)} >= {"TMA_X_128X64", "TMA_Y_128X64"}
+    loads = [s for s in N.walk(kernel.body) if isinstance(s, N.TmaLoad)]
+    assert [E.fold(c) for c in loads[0].coords] == [E.Var("bm") * 128, E.Var("bn") * 64]
+
+
 def test_the_analysis_labels_coordinates() -> None:
     kernel = _as_lifted(_kernel(TILES, "transpose", "source"))
     facts = analyse(kernel)
@@ -148,6 +188,7 @@ def test_the_analysis_labels_coordinates() -> None:
         (MIXED, "mixed", "different coordinates"),
         (BLOCK_VALUE, "block_id", "other than as a coordinate"),
         (HALF_GRID, "half_grid", "not masked within the grid"),
+        (TMA_HALF_GRID, "tma_half", "along 'bn'"),
     ],
 )
 def test_refusals(source: str, fn: str, why: str) -> None:

@@ -32,7 +32,7 @@ from .host import HostScope, ir_type
 from .loops import Loops
 from .notlifted import NotLifted
 from .terms import Bounded
-from .tma import DescriptorUse, TmaCopies
+from .tma import TmaCopies
 
 MAX_GRID_AXES = 3
 UNIT_THREADS = {"group": 32, "group-4": 128}  # threads of a warp / warpgroup unit
@@ -66,7 +66,6 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
         self.line = top.span.line if top.span else 0
         self.level_of: dict[int, str] = {}  # id(PBy) -> its level (LANGUAGE.md 7.3), set by lift()
         self.warnings: list[Diagnostic] = []
-        self.descriptors: dict[str, DescriptorUse] = {}  # descriptor argument -> how the launcher builds it
         self.lane_extents: dict[str, int] = {}
         self.lane_axis: dict[str, int] = {}  # lane variable -> its axis in the thread level's tile
         self.grid_of: dict[str, E.Expr] = {}  # program id -> the grid extent along it (host)
@@ -522,12 +521,12 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             elif isinstance(a, N.Scalar):
                 host.append(to_source(a.host, "host"))
             elif isinstance(a, N.Descriptor):
-                use = self.descriptors[a.name]
-                flag = f"_{k.name}_{use.flag}"
-                check = f"{flag} = _rt.tma_ok(_F, {use.tensor!r}, {use.host}, {list(use.box)}, {list(use.box)}, {use.what!r})"
+                flag = f"_{k.name}_{a.flag}"
+                box = list(a.block)
+                check = f"{flag} = _rt.tma_ok(_F, {a.source!r}, {a.tensor}, {box}, {box}, {a.what!r})"
                 if check not in lines:
                     lines.append(check)
-                lines.append(f"_{k.name}_{a.name} = _rt.tma_desc({use.host}, {list(use.box)}, {flag}, {use.padding})")
+                lines.append(f"_{k.name}_{a.name} = _rt.tma_desc({a.tensor}, {box}, {flag}, {a.fill})")
                 host.append(f"_{k.name}_{a.name}")
             elif isinstance(a, N.Constexpr):
                 consts.append(f"{a.name}=_{k.name}_{a.name}")

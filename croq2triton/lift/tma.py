@@ -14,7 +14,6 @@ with a warning that says why; a swizzle narrower than the box's rows is the user
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CroqLoweringError, Diagnostic
@@ -26,18 +25,6 @@ from ..tir import nodes as N
 from .terms import Region, const_int
 
 
-@dataclass(frozen=True)
-class DescriptorUse:
-    """How the launcher builds a descriptor argument: over which tensor, checked for which use."""
-
-    tensor: str  # the Croqtile name (messages)
-    host: str  # the launcher variable
-    box: tuple[int, ...]
-    flag: str  # the constexpr argument saying it may be used
-    what: str  # "loads" / "stores" (the warning when it may not)
-    padding: str  # host expression of the fill outside the tensor
-
-
 class TmaCopies:
     """Descriptor loads and stores; the lifter supplies arguments, host tensors and warnings."""
 
@@ -45,7 +32,6 @@ class TmaCopies:
     host: Any
     pred: list[E.Expr]
     warnings: list[Diagnostic]
-    descriptors: dict[str, DescriptorUse]
 
     def swizzle(self, s: A.DmaStmt) -> int | None:
         for a in s.attrs:
@@ -115,9 +101,8 @@ class TmaCopies:
         shape = "x".join(map(str, box))
         flag = f"TMA_{t.name.upper()}_{shape.upper()}"
         desc = f"{t.name}_desc_{shape}{suffix}"
-        self.args[desc] = N.Descriptor(desc, t.host, box, "zero")
+        self.args[desc] = N.Descriptor(desc, t.host, box, "zero", flag=flag, what=what, source=t.name, fill=padding)
         self.args[flag] = N.Constexpr(flag, True)
-        self.descriptors[desc] = DescriptorUse(t.name, t.host, box, flag, what, padding)
         return desc, flag
 
 

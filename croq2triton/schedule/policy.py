@@ -126,6 +126,7 @@ def source(c: Contraction) -> Schedule:
 # perf/RESULTS.md 2026-12-02 02:03).
 TILE_BYTES = 16 * 1024
 INNER_BYTES = 256
+TMA_ROW_BYTES = 128  # the widest row a swizzled TMA box may have
 MIN_PROGRAMS = 264  # a grid of constant extents is not widened below two programs per SM of an H100 / H200
 
 
@@ -148,6 +149,8 @@ def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
 
     while elements * width < TILE_BYTES:
         span = {p: facts.tile[p] * factors[p] for p in factors if room(p)}
+        if facts.tma:  # descriptor boxes: at most 256 elements an axis, rows of at most 128 bytes
+            span = {p: n for p, n in span.items() if n < 256 and (p not in facts.inner or n * width < TMA_ROW_BYTES)}
         short_rows = [p for p in span if p in facts.inner and span[p] * width < INNER_BYTES]
         others = [p for p in span if p not in facts.inner]
         pick = short_rows or others  # rows already 256 bytes long and nothing else: as fast as it gets

@@ -20,7 +20,9 @@ What it proves on the IR before rewriting (else :class:`NotWidened`, and the ker
 * the last program's extra blocks (``b >= G`` where the grid is ``G``) write nothing and read
   nothing: ``F`` divides a constant ``G``, or every access along ``b`` is masked by
   ``coordinate < X`` where ``X <= G * T`` (``G = cdiv(X, T')`` with ``T' <= T``);
-* nothing holds a shape of its own (``tl.full`` tiles, dots, TMA boxes, scratch areas).
+* a TMA box steps with its block (coordinate ``b * box`` along the box's axis); it grows with the
+  tile, and a store's boxes past the tensor's end (the extra blocks') store nothing;
+* nothing else holds a shape of its own (``tl.full`` tiles, dots, scratch areas).
 
 The factors are a :class:`~.schedule.TileSchedule`; :func:`.policy.tile_auto` picks them.
 """
@@ -57,6 +59,7 @@ class Facts:
     grid: dict[str, E.Expr] = field(default_factory=dict)
     elem_bytes: int = 4
     transposes: bool = False
+    tma: bool = False  # descriptor boxes follow the tile: at most 256 elements, rows of 128 bytes
     lanes: dict[str, LaneAxis] = field(default_factory=dict)
     pairs: dict[str, set[str]] = field(default_factory=dict)  # lane -> program ids it pairs with
 
@@ -116,6 +119,9 @@ class Analysis:
         self.values: dict[str, E.Expr] = {}  # let-bound values, for the mask proof
         self.accesses: list[tuple[tuple[E.Expr, ...], E.Var | None]] = []
         self.lonely: set[str] = set()  # program ids that occur without a lane
+        self.boxes: dict[str, Labels] = {}  # descriptor -> the program id along each box axis
+        self.box_tiles: dict[str, set[int]] = {}  # program id -> the box extents it steps
+        self.tma_stores: list[tuple[str, tuple[E.Expr, ...]]] = []  # (descriptor, coordinates)
 
     def run(self) -> Facts:
         for s in N.walk(self.kernel.body):
@@ -134,6 +140,10 @@ class Analysis:
                 t = self.facts.lanes[lane].extent
                 if self.facts.tile.setdefault(pid, t) != t:
                     raise NotWidened(f"program id '{pid}' pairs with lanes of different extents")
+        for pid, extents in self.box_tiles.items():
+            if len(extents | {self.facts.tile.get(pid, min(extents))}) != 1:
+                raise NotWidened(f"program id '{pid}' steps boxes and lanes of different extents")
+            self.facts.tile[pid] = min(extents)
         for pid in self.lonely:
             self.facts.tile.pop(pid, None)  # seen without its lane: never widened
         return self.facts
@@ -144,8 +154,23 @@ class Analysis:
             self.stmt(s)
 
     def stmt(self, s: N.Stmt) -> None:
-        if isinstance(s, (N.TmaLoad, N.TmaStore, N.Dot)):
-            raise NotWidened(f"a {type(s).__name__} (its box or shape is its own)")
+        if isinstance(s, N.Dot):
+            raise NotWidened("a dot (its shape is its own)")
+        if isinstance(s, N.TmaLoad):
+            if s.reshape is not None:
+                raise NotWidened("a TMA box reshaped to the tile")
+            where = self.box(s.desc, s.coords)
+            self.stmt(s.fallback)
+            if not _agree(self.labels[s.var.name], where, exact=True):
+                raise NotWidened("a TMA load and its fallback along different coordinates")
+            return
+        if isinstance(s, N.TmaStore):
+            where = self.box(s.desc, s.coords)
+            self.stmt(s.fallback)
+            if not _agree(_pad(self.expr(s.value), len(where)), where, exact=True):
+                raise NotWidened("a stored value whose axes are not the box's")
+            self.tma_stores.append((s.desc, s.coords))
+            return
         if isinstance(s, N.Let):
             if s.var.name in self.facts.lanes:
                 return
@@ -177,6 +202,34 @@ class Analysis:
             self.stmts(s.orelse)
         else:
             raise NotWidened(f"a {type(s).__name__} statement")
+
+    def box(self, desc: str, coords: tuple[E.Expr, ...]) -> Labels:
+        """The program id along each axis of a descriptor box: coordinate ``d`` is ``b * box[d]``
+        plus terms free of program ids and lanes, or free of them altogether."""
+        arg = self.kernel.arg(desc)
+        assert isinstance(arg, N.Descriptor)
+        self.facts.tma = True
+        out: list[str | None] = []
+        for c, n in zip(coords, arg.block, strict=True):
+            names = {v.name for v in E.free_vars(c)}
+            if names & self.facts.lanes.keys():
+                raise NotWidened("a TMA coordinate that depends on a lane")
+            here = names & self.pids
+            if not here:
+                out.append(None)
+                continue
+            terms = E.linear(c, here)
+            if terms is None or len(terms[0]) != 1 or next(iter(terms[0].values())) != n:
+                raise NotWidened("a TMA coordinate that is not its block index times the box")
+            (pid,) = terms[0]
+            self.box_tiles.setdefault(pid, set()).add(n)
+            out.append(pid)
+        if desc in self.boxes and self.boxes[desc] != tuple(out):
+            raise NotWidened(f"the descriptor '{desc}' used along different coordinates")
+        self.boxes[desc] = tuple(out)
+        if out and out[-1] is not None:
+            self.facts.inner.add(out[-1])
+        return tuple(out)
 
     def access(self, base: str, index: tuple[E.Expr, ...], mask: E.Var | None) -> Labels:
         arg = self.kernel.arg(base)
@@ -288,7 +341,7 @@ def widen(kernel: N.Kernel, schedule: TileSchedule) -> N.Kernel:
         if pid not in facts.tile:
             raise NotWidened(f"program id '{pid}' is used other than as a coordinate with its lane")
     _check_extra_blocks(analysis, facts, factors)
-    return _Rewrite(kernel, facts, factors, schedule.num_warps).run()
+    return _Rewrite(kernel, facts, factors, schedule.num_warps, analysis.boxes).run()
 
 
 def _check_extra_blocks(analysis: Analysis, facts: Facts, factors: dict[str, int]) -> None:
@@ -306,6 +359,16 @@ def _check_extra_blocks(analysis: Analysis, facts: Facts, factors: dict[str, int
             for c in coords:
                 if not any(_bounds_block(_resolve(c, analysis.values), term, pid, t, g, facts) for term in terms):
                     raise NotWidened(f"an access along '{pid}' not masked within the grid's blocks")
+        for desc, coords in analysis.tma_stores:  # a box past the tensor's end stores nothing
+            arg = analysis.kernel.arg(desc)
+            assert isinstance(arg, N.Descriptor)
+            tensor = next(a for a in analysis.kernel.args if isinstance(a, N.Pointer) and a.tensor == arg.tensor)
+            for d, c in enumerate(coords):
+                if pid not in {v.name for v in E.free_vars(c)}:
+                    continue
+                terms = E.linear(c, [pid])
+                if terms is None or not E.nonneg(terms[1]) or not _within(tensor.extents[d], g, t):
+                    raise NotWidened(f"a TMA store along '{pid}' that the grid's blocks do not bound")
 
 
 def _resolve(e: E.Expr, values: dict[str, E.Expr]) -> E.Expr:
@@ -328,7 +391,11 @@ def _bounds_block(coord: E.Expr, term: E.Expr, pid: str, t: int, grid: E.Expr, f
         return False
     if not E.nonneg(terms[1]):
         return False
-    bound = term.rhs
+    return _within(term.rhs, grid, t)
+
+
+def _within(bound: E.Expr, grid: E.Expr, t: int) -> bool:
+    """``bound <= grid * t`` for every value of the sizes (``grid = cdiv(bound, t')``, ``t' <= t``)."""
     if isinstance(grid, E.Const) and isinstance(bound, E.Const):
         return int(bound.value) <= int(grid.value) * t
     return (
@@ -340,8 +407,13 @@ def _bounds_block(coord: E.Expr, term: E.Expr, pid: str, t: int, grid: E.Expr, f
 
 
 class _Rewrite:
-    def __init__(self, kernel: N.Kernel, facts: Facts, factors: dict[str, int], num_warps: int) -> None:
+    def __init__(
+        self, kernel: N.Kernel, facts: Facts, factors: dict[str, int], num_warps: int, boxes: dict[str, Labels]
+    ) -> None:
         self.kernel = kernel
+        self.renamed: dict[str, str] = {}  # descriptors and their flags whose box grows
+        self.args = [self.descriptor(a, boxes[a.name], factors) if a.name in boxes else a for a in kernel.args]
+        self.args = [dataclasses.replace(a, name=self.renamed[a.name]) if isinstance(a, N.Constexpr) and a.name in self.renamed else a for a in self.args]  # fmt: skip
         self.facts = facts
         self.factors = factors
         self.num_warps = num_warps
@@ -357,6 +429,21 @@ class _Rewrite:
             self.pids[p.name] = dataclasses.replace(p, hi=hi if f > 1 else p.hi)
             self.grid.append(new_g)
 
+    def descriptor(self, a: N.Arg, labels: Labels, factors: dict[str, int]) -> N.Arg:
+        """A descriptor whose box grows along the widened axes, renamed for its box (and its flag)."""
+        assert isinstance(a, N.Descriptor)
+        block = tuple(n * factors.get(p, 1) if p else n for n, p in zip(a.block, labels, strict=True))
+        if block == a.block:
+            return a
+        old, new = "x".join(map(str, a.block)), "x".join(map(str, block))
+        name = a.name.replace(f"_desc_{old}", f"_desc_{new}")
+        flag = a.flag.replace(old.upper(), new.upper())
+        if name == a.name or name in self.renamed.values() and self.renamed.get(a.name) != name:
+            raise NotWidened(f"the descriptor '{a.name}' cannot be renamed for its new box")
+        self.renamed[a.name] = name
+        self.renamed[a.flag] = flag
+        return dataclasses.replace(a, name=name, block=block, flag=flag)
+
     def run(self) -> N.Kernel:
         body = self.stmts(self.kernel.body)
         tile = " x ".join(str(self.factors.get(p.name, 1)) for p in self.kernel.program_ids)
@@ -365,6 +452,7 @@ class _Rewrite:
             self.kernel,
             grid=tuple(self.grid),
             program_ids=tuple(self.pids.values()),
+            args=self.args,
             body=body,
             num_warps=self.num_warps,
             doc=doc,
@@ -449,6 +537,19 @@ class _Rewrite:
             return [dataclasses.replace(s, start=self.expr(s.start), stop=self.expr(s.stop), step=self.expr(s.step), body=body, carried=carried)]  # type: ignore[arg-type]  # fmt: skip
         if isinstance(s, N.If):
             return [N.If(self.expr(s.cond), self.stmts(s.then), self.stmts(s.orelse), line=line)]
+        if isinstance(s, N.TmaLoad):
+            (fallback,) = self.stmt(s.fallback)
+            assert isinstance(fallback, N.Load)
+            coords = tuple(self.expr(c) for c in s.coords)
+            desc, flag = self.renamed.get(s.desc, s.desc), self.renamed.get(s.flag, s.flag)
+            return [dataclasses.replace(s, var=fallback.var, desc=desc, coords=coords, fallback=fallback, flag=flag)]
+        if isinstance(s, N.TmaStore):
+            (fallback,) = self.stmt(s.fallback)
+            assert isinstance(fallback, N.Store)
+            coords = tuple(self.expr(c) for c in s.coords)
+            desc, flag = self.renamed.get(s.desc, s.desc), self.renamed.get(s.flag, s.flag)
+            value = self.expr(s.value)
+            return [dataclasses.replace(s, desc=desc, coords=coords, value=value, fallback=fallback, flag=flag)]
         raise NotWidened(f"a {type(s).__name__} statement")
 
     def mask(self, m: E.Var | None) -> E.Var | None:

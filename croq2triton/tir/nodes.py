@@ -63,12 +63,19 @@ class Constexpr:
 
 @dataclass(frozen=True)
 class Descriptor:
-    """A host ``TensorDescriptor`` over a tensor, with the block it loads or stores."""
+    """A host ``TensorDescriptor`` over a tensor, with the block it loads or stores.  ``flag`` names
+    the constexpr argument saying whether this launch's tensor meets TMA's rules (the launcher
+    checks it for ``what``: "loads" or "stores"), ``source`` the tensor's Croqtile name for that
+    check's messages, ``fill`` the launcher's expression of the fill outside the tensor."""
 
     name: str
     tensor: str
     block: tuple[int, ...]
     padding: Literal["zero", "nan"] = "zero"
+    flag: str = ""
+    what: str = "loads"
+    source: str = ""
+    fill: str = '"zero"'
 
 
 @dataclass(frozen=True)
