@@ -2,7 +2,9 @@
 
 ``tests/golden/<group>/<path>/<stem>.<schedule>.py`` holds the module ``translate_full`` returns and
 ``<stem>.<schedule>.diag`` its formatted diagnostics (only the ``.diag``, with the error, when the
-input raises :class:`CroqError`). Paths of the inputs are written relative to their group
+input raises :class:`CroqError`), ``<stem>.<schedule>.tir`` the tile IR of its kernels (``translate
+--dump-ir``: the lifting's and the schedule's output, compared exactly; absent where no kernel is
+in the IR). Paths of the inputs are written relative to their group
 (``corpus/...``, ``examples/...``) so goldens do not depend on where the checkout lives.
 
 A generated module matches its golden when both parse to the same Python AST once the names bound
@@ -86,6 +88,10 @@ class Case:
     def golden_diag(self) -> Path:
         return self.golden(".diag")
 
+    @property
+    def golden_ir(self) -> Path:
+        return self.golden(".tir")
+
 
 def group_present(group: str) -> bool:
     """The corpus counts as present when conftest's ``needs_corpus`` says so."""
@@ -113,7 +119,7 @@ def cases(group: str) -> list[Case]:
 
 def stale_goldens(group: str) -> list[Path]:
     """Golden files of ``group`` that belong to no current case (their input was removed)."""
-    wanted = {p for case in cases(group) for p in (case.golden_py, case.golden_diag)}
+    wanted = {p for case in cases(group) for p in (case.golden_py, case.golden_diag, case.golden_ir)}
     return sorted(p for p in (GOLDEN / group).rglob("*") if p.is_file() and p not in wanted)
 
 
@@ -128,6 +134,7 @@ class Output:
     source: str | None
     diag: str
     raw: str | None = None  # the module as written, before the paths in it are normalised
+    ir: str = ""  # the tile IR of its kernels (tir/dump.py), "" where none is lifted
 
 
 @contextlib.contextmanager
@@ -163,14 +170,28 @@ def generate(case: Case) -> Output:
         except CroqError as e:
             return Output(None, normalise_paths(format_diagnostics([e.format()]), case.group))
     diag = format_diagnostics([d.format() for d in tr.diagnostics])
-    return Output(normalise_paths(tr.source, case.group), normalise_paths(diag, case.group), tr.source)
+    ir = normalise_paths(ir_text(tr), case.group)
+    return Output(normalise_paths(tr.source, case.group), normalise_paths(diag, case.group), tr.source, ir)
+
+
+def ir_text(tr: object) -> str:
+    """The tile IR of every kernel of a translation, as ``translate --dump-ir`` prints it, with the
+    kernels of the older lowering named; "" when there are none."""
+    from croq2triton.tir.dump import dump
+
+    out: list[str] = []
+    for fn, kernels in tr.ir.items():  # type: ignore[attr-defined]
+        out += [f"# {fn}\n{dump(k)}" for k in kernels]
+        out += [f"# {fn}: {name} is lowered by the older path\n" for name in tr.legacy.get(fn, [])]  # type: ignore[attr-defined]
+    return "".join(out) if any(not line.endswith("older path\n") for line in out) else ""
 
 
 def read_golden(case: Case) -> Output | None:
     if not case.golden_diag.exists():
         return None
     source = case.golden_py.read_text() if case.golden_py.exists() else None
-    return Output(source, case.golden_diag.read_text())
+    ir = case.golden_ir.read_text() if case.golden_ir.exists() else ""
+    return Output(source, case.golden_diag.read_text(), ir=ir)
 
 
 def write_golden(case: Case, out: Output) -> None:
@@ -180,6 +201,10 @@ def write_golden(case: Case, out: Output) -> None:
         case.golden_py.unlink(missing_ok=True)
     else:
         case.golden_py.write_text(out.source)
+    if out.ir:
+        case.golden_ir.write_text(out.ir)
+    else:
+        case.golden_ir.unlink(missing_ok=True)
 
 
 def remove_stale(group: str, pattern: str | None = None) -> list[Path]:
@@ -474,6 +499,9 @@ def compare(case: Case, golden: Output | None, out: Output) -> str | None:
     if golden.diag != out.diag:
         diff = text_diff(golden.diag, out.diag, case.golden_diag.name)
         problems.append(f"{case.id}: diagnostics differ\ngolden: {shown(case.golden_diag)}\n{diff}")
+    if golden.ir != out.ir:  # the IR compares exactly: it is the lifting's and the schedule's output
+        diff = text_diff(golden.ir, out.ir, case.golden_ir.name)
+        problems.append(f"{case.id}: tile IR differs\ngolden: {shown(case.golden_ir)}\n{diff}")
     return "\n\n".join([*problems, footer]) if problems else None
 
 
