@@ -176,3 +176,29 @@ def test_a_bug_in_the_tile_ir_path_is_a_located_internal_error(monkeypatch: pyte
     err = out.failed["bias_relu"].format()
     assert err.startswith("t.co:3:3: error: internal error: KeyError in the tile-IR path of kernel bias_relu_k0")
     assert "a bug in croq2triton, not in your program" in err
+
+
+GATHER = """
+__co__ void gather_rows(global s32 [T] idx, global f16 [V, D] table, global f16 [T, D] out) {
+  parallel {t, cb} by [T, cdiv(D, 256)] : block
+    parallel c by 256 : thread
+      out.at(t, cb # c) = table.at(idx.at(t), cb # c);
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_a_gather_splits_only_on_indices_known_before_its_loads(tmp_path: object, schedule: str) -> None:
+    """The interior condition cannot read the gathered row index (it is loaded inside the branch):
+    its mask stays, the other accesses drop theirs; indices outside the table read zero."""
+    mod = _load(tmp_path, "gather", GATHER, schedule)
+    table = torch.randn(50, 300, device=DEVICE).half()
+    idx = torch.tensor([3, 49, 0, 7, 50, -1, 12], device=DEVICE, dtype=torch.int32)  # two outside the table
+    out = torch.full((7, 300), float("nan"), device=DEVICE).half()
+    mod.gather_rows(idx, table, out)  # type: ignore[attr-defined]
+    want = torch.zeros(7, 300, device=DEVICE).half()
+    inside = (idx >= 0) & (idx < 50)
+    want[inside] = table[idx[inside].long()]
+    torch.testing.assert_close(out, want, rtol=0, atol=0)
+    (kernel,) = translate_full(GATHER, filename="t.co", schedule=schedule).ir["gather_rows"]
+    assert "idx_val" not in dump(kernel).split("if ", 1)[1].split("\n", 1)[0]  # type: ignore[arg-type]

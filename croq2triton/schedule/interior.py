@@ -6,7 +6,8 @@ prove the mask uniform over aligned groups of lanes, which it cannot for a size 
 first branch is the body with every bounds term the condition proves dropped from the masks
 (conditions of ``if`` statements and padding lanes stay), the second the body as it was.
 
-What it proves: ``interior`` is the conjunction, over every access and dimension, of
+What it proves: ``interior`` is the conjunction, over every access and dimension whose index is
+known before the body runs (not an index read from memory, as a gather's), of
 ``max over lanes(index) < extent`` and ``min over lanes(index) >= 0``, computed exactly because
 each index is affine in the lanes with constant coefficients (else the pass does nothing).  In
 the first branch each dropped term is implied by ``interior``, so both branches compute the same.
@@ -33,6 +34,7 @@ def interior_split(kernel: N.Kernel) -> N.Kernel:
     pointers = {a.name: a for a in kernel.args if isinstance(a, N.Pointer)}
     lanes = {s.var.name: s.var for s in body if isinstance(s, N.Let) and E.is_lane(s.value)}
     lets: dict[str, E.Expr] = {}
+    loaded = {v.name for s in body if not isinstance(s, N.Let) for v in N.defines(s)}  # values of loads
     conds: list[E.Expr] = []
     bounds: list[E.Expr] = []  # the bounds terms the condition proves, as they appear in masks
     for s in body:
@@ -42,6 +44,8 @@ def interior_split(kernel: N.Kernel) -> N.Kernel:
             continue
         for i, extent in zip(s.index, pointers[s.base].extents, strict=True):
             full = E.substitute(i, lets)
+            if {v.name for v in E.free_vars(full)} & loaded:
+                continue  # an index read from memory (a gather): known only inside, its mask stays
             top, low = E.extreme(full, lanes, True), E.extreme(full, lanes, False)
             if top is None or low is None:
                 return kernel
