@@ -51,12 +51,10 @@ case "${1:-tests}" in
     # the widened tile kernels (schedule/widen.py): correctness on the GPU, then their speed
     timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_widen.py tests/test_lift_copies.py \
       tests/test_lift_elementwise.py tests/test_tma_oob.py 2>&1 | tail -4 | tee "$OUT/widen.txt" || status=1
-    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_corpus_e2e.py -k "dma or tiled or copies" \
-      2>&1 | tail -4 | tee -a "$OUT/widen.txt" || status=1
     timeout 200 python3 perf/bench_copies.py --rounds 5 --md "$OUT/copies.md" --json "$OUT/copies.json" \
       2>&1 | tail -20 | tee "$OUT/copies.txt" || status=1
-    timeout 150 python3 perf/bench.py --no-gemm --rounds 5 --md "$OUT/elem.md" --json "$OUT/elem.json" \
-      2>&1 | tail -14 | tee "$OUT/elem.txt" || status=1
+    timeout 150 python3 perf/bench_gather.py --rounds 3 --md "$OUT/gather.md" --json "$OUT/gather.json" \
+      2>&1 | tail -20 | tee "$OUT/gather.txt" || status=1
     ;;
   copies)
     timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_lift_copies.py tests/test_lift_elementwise.py \

@@ -110,6 +110,29 @@ __co__ void tma_half(global f16 [M, N] x, global f16 [M, N] y) {
 """
 
 
+# a program per row: the row index used on its own becomes a new axis of rows
+ROWS = """
+__co__ void gather_rows(global s32 [T] idx, global f16 [V, D] table, global f16 [T, D] out) {
+  parallel {t, cb} by [T, cdiv(D, 256)] : block
+    parallel c by 256 : thread
+      out.at(t, cb # c) = table.at(idx.at(t), cb # c);
+}
+
+__co__ void scatter_rows(global s32 [T] idx, global f32 [T, D] x, global f32 [V, D] out) {
+  parallel {t, cb} by [T, cdiv(D, 128)] : block
+    parallel c by 128 : thread
+      out.at(idx.at(t), cb # c) = x.at(t, cb # c);
+}
+
+__co__ void row_guard(global f32 [M, 64] x, global f32 [M, 64] out) {
+  parallel r by M : block
+    parallel c by 64 : thread
+      if (r > 2)
+        out.at(r, c) = x.at(r, c) + 1.0f;
+}
+"""
+
+
 def _load(tmp_path: Path, name: str, source: str, schedule: str) -> object:
     path = tmp_path / f"{name}.co"
     path.write_text(source)
@@ -223,3 +246,37 @@ def test_refused_kernels_still_compute_the_same(tmp_path: Path, schedule: str) -
     blocks = -(-300 // 128)
     torch.testing.assert_close(out[: blocks * 64], x[: blocks * 64] * 3)
     assert torch.isnan(out[blocks * 64 :]).all()
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_rows_widen_as_a_new_axis(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, "rows", ROWS, schedule)
+    table = torch.randn(50, 300, device=DEVICE).half()
+    idx = torch.tensor([3, 49, 0, 7, 50, -1, 12, 5, 5, 1, 2, 3, 4, 6, 8, 9, 10, 11, 13], device=DEVICE).int()
+    out = poisoned(19, 300, dtype=torch.float16)
+    mod.gather_rows(idx, table, out)  # type: ignore[attr-defined]
+    inside = (idx >= 0) & (idx < 50)
+    want = torch.zeros(19, 300, device=DEVICE).half()
+    want[inside] = table[idx[inside].long()]
+    torch.testing.assert_close(out, want, rtol=0, atol=0)
+    perm = torch.randperm(60, device=DEVICE)[:37].int()
+    x = torch.randn(37, 200, device=DEVICE)
+    dst = poisoned(60, 200)
+    mod.scatter_rows(perm, x, dst)  # type: ignore[attr-defined]
+    torch.testing.assert_close(dst[perm.long()], x, rtol=0, atol=0)
+    untouched = torch.ones(60, dtype=torch.bool, device=DEVICE)
+    untouched[perm.long()] = False
+    assert torch.isnan(dst[untouched]).all()  # the last program's extra rows wrote nothing
+    x = torch.randn(45, 64, device=DEVICE)
+    out = poisoned(45, 64)
+    mod.row_guard(x, out)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out[3:], x[3:] + 1)
+    assert torch.isnan(out[:3]).all()
+
+
+def test_rows_widen_where_the_row_index_is_only_an_index() -> None:
+    gather = _kernel(ROWS, "gather_rows")
+    assert [E.fold(g) for g in gather.grid] == [E.CDiv(E.Var("T"), E.Const(16)), E.CDiv(E.Var("D"), E.Const(256))]
+    assert "one program per 16 x 1 blocks (widened)" in gather.doc
+    guard = _kernel(ROWS, "row_guard")  # a condition on the row: a condition of the whole program
+    assert guard.grid == _kernel(ROWS, "row_guard", "source").grid

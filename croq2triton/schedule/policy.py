@@ -127,6 +127,8 @@ def source(c: Contraction) -> Schedule:
 TILE_BYTES = 16 * 1024
 INNER_BYTES = 256
 TMA_ROW_BYTES = 128  # the widest row a swizzled TMA box may have
+MAX_ROWS = 64  # rows a program takes of a grid axis whose index is used on its own,
+ROW_ELEMENTS = 1024  # or as many as make this many elements (a program of one element: 1024 of them)
 MIN_PROGRAMS = 264  # a grid of constant extents is not widened below two programs per SM of an H100 / H200
 
 
@@ -134,6 +136,7 @@ def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
     """The widening ``--schedule auto`` picks for a tile kernel (None: the kernel as lifted)."""
     width = facts.elem_bytes
     elements = max((prod(v.shape) for s in N.walk(kernel.body) for v in N.defines(s)), default=1)
+    first = elements
     factors = {p.name: 1 for p in kernel.program_ids}
     order = {p.name: i for i, p in enumerate(kernel.program_ids)}
     grids = {p.name: E.fold(g) for p, g in zip(kernel.program_ids, kernel.grid, strict=True)}
@@ -145,10 +148,13 @@ def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
         g = grids[pid]
         if constant and programs // prod(factors.values()) < 2 * MIN_PROGRAMS:
             return False  # a grid of constant extents keeps its programs for the SMs
+        if pid in facts.rows:  # a new axis of rows: one such program id, at most MAX_ROWS rows
+            others = [p for p in facts.rows if p != pid and factors[p] > 1]
+            return not others and factors[pid] < max(MAX_ROWS, ROW_ELEMENTS // first) and not isinstance(g, E.Const)
         return pid in facts.tile and (not isinstance(g, E.Const) or int(g.value) % (factors[pid] * 2) == 0)
 
     while elements * width < TILE_BYTES:
-        span = {p: facts.tile[p] * factors[p] for p in factors if room(p)}
+        span = {p: facts.tile.get(p, 1) * factors[p] for p in factors if room(p)}
         if facts.tma:  # descriptor boxes: at most 256 elements an axis, rows of at most 128 bytes
             span = {p: n for p, n in span.items() if n < 256 and (p not in facts.inner or n * width < TMA_ROW_BYTES)}
         short_rows = [p for p in span if p in facts.inner and span[p] * width < INNER_BYTES]

@@ -60,6 +60,7 @@ class Facts:
     elem_bytes: int = 4
     transposes: bool = False
     tma: bool = False  # descriptor boxes follow the tile: at most 256 elements, rows of 128 bytes
+    rows: set[str] = field(default_factory=set)  # program ids used on their own that may widen as a new axis
     lanes: dict[str, LaneAxis] = field(default_factory=dict)
     pairs: dict[str, set[str]] = field(default_factory=dict)  # lane -> program ids it pairs with
 
@@ -122,6 +123,7 @@ class Analysis:
         self.boxes: dict[str, Labels] = {}  # descriptor -> the program id along each box axis
         self.box_tiles: dict[str, set[int]] = {}  # program id -> the box extents it steps
         self.tma_stores: list[tuple[str, tuple[E.Expr, ...]]] = []  # (descriptor, coordinates)
+        self.row_blockers: list[str] = []  # why no program id may become a new axis
 
     def run(self) -> Facts:
         for s in N.walk(self.kernel.body):
@@ -144,8 +146,11 @@ class Analysis:
             if len(extents | {self.facts.tile.get(pid, min(extents))}) != 1:
                 raise NotWidened(f"program id '{pid}' steps boxes and lanes of different extents")
             self.facts.tile[pid] = min(extents)
+        paired = set(self.facts.tile)
         for pid in self.lonely:
-            self.facts.tile.pop(pid, None)  # seen without its lane: never widened
+            self.facts.tile.pop(pid, None)  # seen without its lane: not widened along its lanes
+        if not self.row_blockers:
+            self.facts.rows = {p for p in self.lonely - paired if _kernel_expr(self.facts.grid[p], self.kernel)}
         return self.facts
 
     # ------------------------------------------------------------ statements
@@ -156,6 +161,10 @@ class Analysis:
     def stmt(self, s: N.Stmt) -> None:
         if isinstance(s, N.Dot):
             raise NotWidened("a dot (its shape is its own)")
+        if isinstance(s, (N.TmaLoad, N.TmaStore, N.Atomic, N.For)):
+            self.row_blockers.append(type(s).__name__)
+        if isinstance(s, N.If) and {v.name for v in E.free_vars(s.cond)} & self.pids:
+            self.row_blockers.append("a condition on the block")
         if isinstance(s, N.TmaLoad):
             if s.reshape is not None:
                 raise NotWidened("a TMA box reshaped to the tile")
@@ -266,9 +275,12 @@ class Analysis:
             return self.labels.get(e.name, (None,) * len(e.shape))
         if isinstance(e, E.Permute):
             self.facts.transposes = True
+            self.row_blockers.append("a transpose")
             inner = _pad(self.expr(e.value), len(e.value.shape))
             return tuple(inner[d] for d in e.dims)
         if isinstance(e, E.Lift):
+            if {v.name for v in E.free_vars(e.value)} & self.pids:
+                self.row_blockers.append("a block index placed on an axis")
             inner = self.expr(e.value)
             out: list[str | None] = [None] * e.rank
             for d, label in zip(e.dims, inner, strict=True):
@@ -337,11 +349,15 @@ def widen(kernel: N.Kernel, schedule: TileSchedule) -> N.Kernel:
     factors = {p.name: f for p, f in zip(kernel.program_ids, schedule.factors, strict=True) if f > 1}
     if not factors:
         return dataclasses.replace(kernel, num_warps=schedule.num_warps)
+    rows = {p: f for p, f in factors.items() if p in facts.rows}
     for pid in factors:
-        if pid not in facts.tile:
-            raise NotWidened(f"program id '{pid}' is used other than as a coordinate with its lane")
-    _check_extra_blocks(analysis, facts, factors)
-    return _Rewrite(kernel, facts, factors, schedule.num_warps, analysis.boxes).run()
+        if pid not in facts.tile and pid not in rows:
+            why = "; ".join(analysis.row_blockers) or "it pairs with a lane elsewhere"
+            raise NotWidened(f"program id '{pid}' is used other than as a coordinate with its lane ({why})")
+    if len(rows) > 1:
+        raise NotWidened("more than one program id used on its own")
+    _check_extra_blocks(analysis, facts, {p: f for p, f in factors.items() if p not in rows})
+    return _Rewrite(kernel, facts, factors, schedule.num_warps, analysis.boxes, analysis, rows).run()
 
 
 def _check_extra_blocks(analysis: Analysis, facts: Facts, factors: dict[str, int]) -> None:
@@ -369,6 +385,13 @@ def _check_extra_blocks(analysis: Analysis, facts: Facts, factors: dict[str, int
                 terms = E.linear(c, [pid])
                 if terms is None or not E.nonneg(terms[1]) or not _within(tensor.extents[d], g, t):
                     raise NotWidened(f"a TMA store along '{pid}' that the grid's blocks do not bound")
+
+
+def _kernel_expr(host: E.Expr, kernel: N.Kernel) -> E.Expr | None:
+    """A grid extent as an expression of the kernel's own arguments (None where it is not one)."""
+    scalars = {a.name for a in kernel.args if isinstance(a, N.Scalar)}
+    g = E.fold(host)
+    return g if all(v.name in scalars for v in E.free_vars(g)) else None
 
 
 def _resolve(e: E.Expr, values: dict[str, E.Expr]) -> E.Expr:
@@ -408,9 +431,17 @@ def _within(bound: E.Expr, grid: E.Expr, t: int) -> bool:
 
 class _Rewrite:
     def __init__(
-        self, kernel: N.Kernel, facts: Facts, factors: dict[str, int], num_warps: int, boxes: dict[str, Labels]
+        self,
+        kernel: N.Kernel,
+        facts: Facts,
+        factors: dict[str, int],
+        num_warps: int,
+        boxes: dict[str, Labels],
+        analysis: Analysis,
+        rows: dict[str, int],
     ) -> None:
         self.kernel = kernel
+        self.analysis = analysis
         self.renamed: dict[str, str] = {}  # descriptors and their flags whose box grows
         self.args = [self.descriptor(a, boxes[a.name], factors) if a.name in boxes else a for a in kernel.args]
         self.args = [dataclasses.replace(a, name=self.renamed[a.name]) if isinstance(a, N.Constexpr) and a.name in self.renamed else a for a in self.args]  # fmt: skip
@@ -428,6 +459,47 @@ class _Rewrite:
             hi = int(new_g.value) - 1 if isinstance(new_g, E.Const) else None
             self.pids[p.name] = dataclasses.replace(p, hi=hi if f > 1 else p.hi)
             self.grid.append(new_g)
+        self.prelude: list[N.Stmt] = []
+        self.row: tuple[str, E.Expr, E.Var, E.Expr] | None = None  # (program id, its value, the rows' mask, its value)
+        self.let_values: dict[str, E.Expr] = {}  # the rewritten values of lets
+        self.row_masks: dict[str, E.Var] = {}
+        for pid, f in rows.items():  # one at most: a new leading axis of f rows
+            rank = 1 + max((len(v.shape) for st in N.walk(kernel.body) for v in N.defines(st)), default=0)
+            lane = E.Var(self.fresh(f"{pid}_rows"), "i32", lo=0, hi=f - 1, dims=(f,) + (1,) * (rank - 1))
+            lanes = E.Arange(f) if rank == 1 else E.Lift(E.Arange(f), rank, (0,))
+            value = self.pids[pid] * f + lane
+            extent = _kernel_expr(facts.grid[pid], kernel)
+            assert extent is not None
+            ok = E.Var(self.fresh(f"{pid}_ok"), "i1", dims=lane.shape)
+            below = E.Bin("<", value, extent)
+            self.prelude += [N.Let(lane, lanes, line=kernel.line), N.Let(ok, below, line=kernel.line)]
+            self.row = (pid, value, ok, below)
+
+    def fresh(self, name: str) -> str:
+        base, k = name, 2
+        while name in self.taken:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+    def row_mask(self, mask: E.Var | None) -> tuple[list[N.Stmt], E.Var]:
+        """The mask of an access with the rows past the grid's last block masked off too."""
+        assert self.row is not None
+        ok = self.row[2]
+        if mask is None:
+            return [], ok
+        if mask.name not in self.row_masks:
+            # the terms written out, not the masks' names: schedule/interior.py drops implied terms
+            # from mask lets, and a let that named another mask would lose it
+            value = E.conj([*E.conjuncts(self.let_values[mask.name]), self.row[3]])
+            var = E.Var(self.fresh(f"{mask.name}_{self.row[0]}"), "i1", dims=value.shape)
+            self.row_masks[mask.name] = var
+            return [N.Let(var, value)], var
+        return [], self.row_masks[mask.name]
+
+    def uses_row(self, index: tuple[E.Expr, ...]) -> bool:
+        assert self.row is not None
+        return any(self.row[0] in {v.name for v in E.free_vars(_resolve(i, self.analysis.values))} for i in index)
 
     def descriptor(self, a: N.Arg, labels: Labels, factors: dict[str, int]) -> N.Arg:
         """A descriptor whose box grows along the widened axes, renamed for its box (and its flag)."""
@@ -445,7 +517,7 @@ class _Rewrite:
         return dataclasses.replace(a, name=name, block=block, flag=flag)
 
     def run(self) -> N.Kernel:
-        body = self.stmts(self.kernel.body)
+        body = self.prelude + self.stmts(self.kernel.body)
         tile = " x ".join(str(self.factors.get(p.name, 1)) for p in self.kernel.program_ids)
         doc = self.kernel.doc.replace("one program per block", f"one program per {tile} blocks (widened)")
         return dataclasses.replace(
@@ -502,6 +574,7 @@ class _Rewrite:
             value = self.expr(s.value)
             var = dataclasses.replace(s.var, dims=value.shape)
             self.env[s.var.name] = var
+            self.let_values[s.var.name] = value
             return [N.Let(var, value, line=line)]
         if isinstance(s, N.Assign):
             value = self.expr(s.value)
@@ -512,16 +585,26 @@ class _Rewrite:
             return [N.Assign(var, value, line=line)]
         if isinstance(s, N.Load):
             index = tuple(self.expr(i) for i in s.index)
-            mask = self.mask(s.mask)
-            var = dataclasses.replace(s.var, dims=E.broadcast(*(i.shape for i in index)))
+            mask, other, before, nan = self.mask(s.mask), s.other, [], s.nan_outside
+            if self.row is not None and self.uses_row(s.index):
+                nan = nan and mask is not None  # rows past the grid are no data outside a tensor
+                before, mask = self.row_mask(mask)
+                other = other if other is not None else (0 if E.is_int(self.pointer(s.base).dtype) else 0.0)
+            var = dataclasses.replace(s.var, dims=E.broadcast(mask.shape if mask is not None else (), *(i.shape for i in index)))  # fmt: skip
             self.env[s.var.name] = var
-            return [dataclasses.replace(s, var=var, index=index, mask=mask)]
+            return [*before, dataclasses.replace(s, var=var, index=index, mask=mask, other=other, nan_outside=nan)]
         if isinstance(s, N.Store):
             index = tuple(self.expr(i) for i in s.index)
             value = self.expr(s.value)
-            if E.broadcast(value.shape, *(i.shape for i in index)) != E.broadcast(*(i.shape for i in index)):
+            mask, before = self.mask(s.mask), []
+            if self.row is not None:
+                before, mask = self.row_mask(mask)
+            where = E.broadcast(*(i.shape for i in index), mask.shape if mask is not None else ())
+            if E.broadcast(value.shape, where) != where:
                 raise NotWidened("a stored value wider than its index")
-            return [dataclasses.replace(s, index=index, value=value, mask=self.mask(s.mask))]
+            if self.row is not None and where != E.broadcast(*(i.shape for i in index)):
+                raise NotWidened("a store whose index does not run along the widened rows")
+            return [*before, dataclasses.replace(s, index=index, value=value, mask=mask)]
         if isinstance(s, N.Atomic):
             index = tuple(self.expr(i) for i in s.index)
             result = s.result
@@ -552,6 +635,11 @@ class _Rewrite:
             return [dataclasses.replace(s, desc=desc, coords=coords, value=value, fallback=fallback, flag=flag)]
         raise NotWidened(f"a {type(s).__name__} statement")
 
+    def pointer(self, base: str) -> N.Pointer:
+        arg = self.kernel.arg(base)
+        assert isinstance(arg, N.Pointer)
+        return arg
+
     def mask(self, m: E.Var | None) -> E.Var | None:
         if m is None:
             return None
@@ -564,7 +652,7 @@ class _Rewrite:
         program id times the factor and its lane widened; other variables at their new shapes."""
         try:
             return self.rewrite(e)
-        except E.ShapeError as err:
+        except (E.ShapeError, ValueError) as err:  # ValueError: a lifted value of another rank
             raise NotWidened(f"tiles that no longer broadcast ({err})") from err
 
     def rewrite(self, e: E.Expr) -> E.Expr:
@@ -580,7 +668,10 @@ class _Rewrite:
                     env[lane] = self.lane_variant(lane, self.factors.get(pid, 1))
             for pid in leaves & self.pids.keys():
                 f = self.factors.get(pid, 1)
-                env[pid] = self.pids[pid] * f if f > 1 else self.pids[pid]
+                if self.row is not None and pid == self.row[0]:
+                    env[pid] = self.row[1]
+                else:
+                    env[pid] = self.pids[pid] * f if f > 1 else self.pids[pid]
         return E.substitute(e, env) if env else e
 
     def children(self, e: E.Expr) -> dict[str, object]:

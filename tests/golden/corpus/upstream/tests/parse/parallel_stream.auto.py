@@ -50,9 +50,14 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def no_stream_k0(M, a_ptr, a_stride_0):
-    """The block-level parallel at parallel_stream.co:5: one program per block, one lane per thread."""
+    """The block-level parallel at parallel_stream.co:5: one program per 1024 blocks (widened), one lane per thread."""
     p = tl.program_id(0)  # parallel_stream.co:5
-    tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:6
+    p_rows = tl.arange(0, 1024)
+    if p * 1024 + 1023 < M:
+        tl.store(a_ptr + p * a_stride_0 * 1024 + p_rows * a_stride_0, 1.0)  # parallel_stream.co:6
+    else:
+        p_ok = p * 1024 + p_rows < M  # parallel_stream.co:5
+        tl.store(a_ptr + p * a_stride_0 * 1024 + p_rows * a_stride_0, 1.0, mask=p_ok)  # parallel_stream.co:6
 
 
 def no_stream(a, *, _launch=None):
@@ -64,16 +69,21 @@ def no_stream(a, *, _launch=None):
     a_caller = a  # parallel_stream.co:4
     a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
     M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
-    _launch(no_stream_k0, (M,), [M, a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:5
+    _launch(no_stream_k0, (_rt.cdiv(M, 1024),), [M, a, a.stride(0)], dict(num_warps=4))  # parallel_stream.co:5
     _rt.copy_back(a_caller, a)
     return None
 
 
 @triton.jit
 def single_stream_k0(M, a_ptr, a_stride_0):
-    """The block-level parallel at parallel_stream.co:19: one program per block, one lane per thread."""
+    """The block-level parallel at parallel_stream.co:19: one program per 1024 blocks (widened), one lane per thread."""
     p = tl.program_id(0)  # parallel_stream.co:19
-    tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:20
+    p_rows = tl.arange(0, 1024)
+    if p * 1024 + 1023 < M:
+        tl.store(a_ptr + p * a_stride_0 * 1024 + p_rows * a_stride_0, 1.0)  # parallel_stream.co:20
+    else:
+        p_ok = p * 1024 + p_rows < M  # parallel_stream.co:19
+        tl.store(a_ptr + p * a_stride_0 * 1024 + p_rows * a_stride_0, 1.0, mask=p_ok)  # parallel_stream.co:20
 
 
 def single_stream(s, a, *, _launch=None):
@@ -86,25 +96,41 @@ def single_stream(s, a, *, _launch=None):
     a_caller = a
     a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
     M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
-    _launch(single_stream_k0, (M,), [M, a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:19
+    _launch(single_stream_k0, (_rt.cdiv(M, 1024),), [M, a, a.stride(0)], dict(num_warps=4))  # parallel_stream.co:19
     _rt.copy_back(a_caller, a)
     return None
 
 
 @triton.jit
 def multi_stream_k0(M, b_ptr, b_stride_0, a_ptr, a_stride_0):
-    """The block-level parallel at parallel_stream.co:34: one program per block, one lane per thread."""
+    """The block-level parallel at parallel_stream.co:34: one program per 1024 blocks (widened), one lane per thread."""
     p = tl.program_id(0)  # parallel_stream.co:34
-    a_val = tl.load(a_ptr + p * a_stride_0)  # parallel_stream.co:35
-    tl.store(b_ptr + p * b_stride_0, a_val + 1.0)
+    p_rows = tl.arange(0, 1024)
+    if p * 1024 + 1023 < M:
+        a_val = tl.load(a_ptr + p * a_stride_0 * 1024 + p_rows * a_stride_0)  # parallel_stream.co:35
+        tl.store(b_ptr + p * b_stride_0 * 1024 + p_rows * b_stride_0, a_val + 1.0)
+    else:
+        p_ok = p * 1024 + p_rows < M  # parallel_stream.co:34
+        a_val = tl.load(
+            a_ptr + p * a_stride_0 * 1024 + p_rows * a_stride_0, mask=p_ok, other=0.0
+        )  # parallel_stream.co:35
+        tl.store(b_ptr + p * b_stride_0 * 1024 + p_rows * b_stride_0, a_val + 1.0, mask=p_ok)
 
 
 @triton.jit
 def multi_stream_k1(M, a_ptr, a_stride_0, b_ptr, b_stride_0):
-    """The block-level parallel at parallel_stream.co:37: one program per block, one lane per thread."""
+    """The block-level parallel at parallel_stream.co:37: one program per 1024 blocks (widened), one lane per thread."""
     q = tl.program_id(0)  # parallel_stream.co:37
-    b_val = tl.load(b_ptr + q * b_stride_0)  # parallel_stream.co:38
-    tl.store(a_ptr + q * a_stride_0, b_val * 2.0)
+    q_rows = tl.arange(0, 1024)
+    if q * 1024 + 1023 < M:
+        b_val = tl.load(b_ptr + q * b_stride_0 * 1024 + q_rows * b_stride_0)  # parallel_stream.co:38
+        tl.store(a_ptr + q * a_stride_0 * 1024 + q_rows * a_stride_0, b_val * 2.0)
+    else:
+        q_ok = q * 1024 + q_rows < M  # parallel_stream.co:37
+        b_val = tl.load(
+            b_ptr + q * b_stride_0 * 1024 + q_rows * b_stride_0, mask=q_ok, other=0.0
+        )  # parallel_stream.co:38
+        tl.store(a_ptr + q * a_stride_0 * 1024 + q_rows * a_stride_0, b_val * 2.0, mask=q_ok)
 
 
 def multi_stream(s0, s1, a, b, *, _launch=None):
@@ -121,8 +147,10 @@ def multi_stream(s0, s1, a, b, *, _launch=None):
     b_caller = b
     b = _rt.tensor_arg(_F, "b", b, torch.float32, 1, _dev, is_global=False)
     M = _rt.bind_dim(_F, _dims, "M", "b", b, 0)
-    _launch(multi_stream_k0, (M,), [M, b, b.stride(0), a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:34
-    _launch(multi_stream_k1, (M,), [M, a, a.stride(0), b, b.stride(0)], dict(num_warps=1))  # parallel_stream.co:37
+    # parallel_stream.co:34
+    _launch(multi_stream_k0, (_rt.cdiv(M, 1024),), [M, b, b.stride(0), a, a.stride(0)], dict(num_warps=4))
+    # parallel_stream.co:37
+    _launch(multi_stream_k1, (_rt.cdiv(M, 1024),), [M, a, a.stride(0), b, b.stride(0)], dict(num_warps=4))
     _rt.copy_back(a_caller, a)
     _rt.copy_back(b_caller, b)
     return None
@@ -130,16 +158,26 @@ def multi_stream(s0, s1, a, b, *, _launch=None):
 
 @triton.jit
 def async_with_stream_k0(M, a_ptr, a_stride_0):
-    """The block-level parallel at parallel_stream.co:55: one program per block, one lane per thread."""
+    """The block-level parallel at parallel_stream.co:55: one program per 1024 blocks (widened), one lane per thread."""
     p = tl.program_id(0)  # parallel_stream.co:55
-    tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:56
+    p_rows = tl.arange(0, 1024)
+    if p * 1024 + 1023 < M:
+        tl.store(a_ptr + p * a_stride_0 * 1024 + p_rows * a_stride_0, 1.0)  # parallel_stream.co:56
+    else:
+        p_ok = p * 1024 + p_rows < M  # parallel_stream.co:55
+        tl.store(a_ptr + p * a_stride_0 * 1024 + p_rows * a_stride_0, 1.0, mask=p_ok)  # parallel_stream.co:56
 
 
 @triton.jit
 def async_with_stream_k1(M, a_ptr, a_stride_0):
-    """The block-level parallel at parallel_stream.co:58: one program per block, one lane per thread."""
+    """The block-level parallel at parallel_stream.co:58: one program per 1024 blocks (widened), one lane per thread."""
     q = tl.program_id(0)  # parallel_stream.co:58
-    tl.store(a_ptr + q * a_stride_0, 2.0)  # parallel_stream.co:59
+    q_rows = tl.arange(0, 1024)
+    if q * 1024 + 1023 < M:
+        tl.store(a_ptr + q * a_stride_0 * 1024 + q_rows * a_stride_0, 2.0)  # parallel_stream.co:59
+    else:
+        q_ok = q * 1024 + q_rows < M  # parallel_stream.co:58
+        tl.store(a_ptr + q * a_stride_0 * 1024 + q_rows * a_stride_0, 2.0, mask=q_ok)  # parallel_stream.co:59
 
 
 def async_with_stream(s0, s1, a, *, _launch=None):
@@ -153,8 +191,8 @@ def async_with_stream(s0, s1, a, *, _launch=None):
     a_caller = a
     a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
     M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
-    _launch(async_with_stream_k0, (M,), [M, a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:55
-    _launch(async_with_stream_k1, (M,), [M, a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:58
+    _launch(async_with_stream_k0, (_rt.cdiv(M, 1024),), [M, a, a.stride(0)], dict(num_warps=4))  # parallel_stream.co:55
+    _launch(async_with_stream_k1, (_rt.cdiv(M, 1024),), [M, a, a.stride(0)], dict(num_warps=4))  # parallel_stream.co:58
     _rt.copy_back(a_caller, a)
     return None
 
