@@ -24,6 +24,12 @@ What it proves on the IR before rewriting (else :class:`NotWidened`, and the ker
   tile, and a store's boxes past the tensor's end (the extra blocks') store nothing;
 * nothing else holds a shape of its own (``tl.full`` tiles, dots, scratch areas).
 
+A program id used on its own (a program per row, ``out.at(t, c) = table.at(idx.at(t), c)``, or per
+element) widens as a new leading axis of rows instead: ``t`` becomes ``t * F + t_rows`` (``t_rows`` a
+lane of ``F``), which every element-wise operation broadcasts; every store, and every load it
+indexes, is masked by ``t * F + t_rows < G`` (the last program's rows past the grid).  Refused where
+``t`` decides a condition of the program or a loop, or meets a transpose, a TMA box or an atomic.
+
 The factors are a :class:`~.schedule.TileSchedule`; :func:`.policy.tile_auto` picks them.
 """
 
