@@ -124,6 +124,16 @@ __co__ void scatter_rows(global s32 [T] idx, global f32 [T, D] x, global f32 [V,
       out.at(idx.at(t), cb # c) = x.at(t, cb # c);
 }
 
+__co__ void bag_sum(global s32 [T, 4] idx, global f32 [V, D] table, global f32 [T, D] out) {
+  parallel {t, cb} by [T, cdiv(D, 64)] : block
+    parallel c by 64 : thread {
+      f32 acc = 0.0f;
+      foreach k in [4]
+        acc = acc + table.at(idx.at(t, k), cb # c);
+      out.at(t, cb # c) = acc;
+    }
+}
+
 __co__ void row_guard(global f32 [M, 64] x, global f32 [M, 64] out) {
   parallel r by M : block
     parallel c by 64 : thread
@@ -267,6 +277,11 @@ def test_rows_widen_as_a_new_axis(tmp_path: Path, schedule: str) -> None:
     untouched = torch.ones(60, dtype=torch.bool, device=DEVICE)
     untouched[perm.long()] = False
     assert torch.isnan(dst[untouched]).all()  # the last program's extra rows wrote nothing
+    bags = torch.randint(0, 40, (19, 4), device=DEVICE).int()
+    table = torch.randn(40, 100, device=DEVICE)
+    out = poisoned(19, 100)
+    mod.bag_sum(bags, table, out)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out, table[bags.long()].sum(1))
     x = torch.randn(45, 64, device=DEVICE)
     out = poisoned(45, 64)
     mod.row_guard(x, out)  # type: ignore[attr-defined]
@@ -278,5 +293,8 @@ def test_rows_widen_where_the_row_index_is_only_an_index() -> None:
     gather = _kernel(ROWS, "gather_rows")
     assert [E.fold(g) for g in gather.grid] == [E.CDiv(E.Var("T"), E.Const(16)), E.CDiv(E.Var("D"), E.Const(256))]
     assert "one program per 16 x 1 blocks (widened)" in gather.doc
+    bag = _kernel(ROWS, "bag_sum")  # the loop's accumulator takes the rows' axis too
+    (acc,) = [s for s in N.walk(bag.body) if isinstance(s, N.Let) and s.var.name == "acc"]
+    assert acc.value == E.Full((64, 64), 0.0, "f32")
     guard = _kernel(ROWS, "row_guard")  # a condition on the row: a condition of the whole program
     assert guard.grid == _kernel(ROWS, "row_guard", "source").grid

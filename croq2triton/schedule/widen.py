@@ -22,13 +22,16 @@ What it proves on the IR before rewriting (else :class:`NotWidened`, and the ker
   ``coordinate < X`` where ``X <= G * T`` (``G = cdiv(X, T')`` with ``T' <= T``);
 * a TMA box steps with its block (coordinate ``b * box`` along the box's axis); it grows with the
   tile, and a store's boxes past the tensor's end (the extra blocks') store nothing;
-* nothing else holds a shape of its own (``tl.full`` tiles, dots, scratch areas).
+* nothing else holds a shape of its own (dots, scratch areas; a ``tl.full`` tile grows with the
+  lanes along its axes).
 
 A program id used on its own (a program per row, ``out.at(t, c) = table.at(idx.at(t), c)``, or per
 element) widens as a new leading axis of rows instead: ``t`` becomes ``t * F + t_rows`` (``t_rows`` a
 lane of ``F``), which every element-wise operation broadcasts; every store, and every load it
 indexes, is masked by ``t * F + t_rows < G`` (the last program's rows past the grid).  Refused where
-``t`` decides a condition of the program or a loop, or meets a transpose, a TMA box or an atomic.
+``t`` decides a condition of the program or a loop's bounds, or meets a transpose, a TMA box or an
+atomic.  Constant tiles (``tl.full``: accumulators of a loop) take the shape of the lanes along
+their axes, and the leading axis of rows.
 
 The factors are a :class:`~.schedule.TileSchedule`; :func:`.policy.tile_auto` picks them.
 """
@@ -167,7 +170,7 @@ class Analysis:
     def stmt(self, s: N.Stmt) -> None:
         if isinstance(s, N.Dot):
             raise NotWidened("a dot (its shape is its own)")
-        if isinstance(s, (N.TmaLoad, N.TmaStore, N.Atomic, N.For)):
+        if isinstance(s, (N.TmaLoad, N.TmaStore, N.Atomic)):
             self.row_blockers.append(type(s).__name__)
         if isinstance(s, N.If) and {v.name for v in E.free_vars(s.cond)} & self.pids:
             self.row_blockers.append("a condition on the block")
@@ -264,9 +267,7 @@ class Analysis:
         """The coordinate labels of ``e``'s axes (which program id's coordinate runs along each);
         records how program ids and lanes occur in it."""
         if isinstance(e, E.Full):
-            if any(d != 1 for d in e.dims):
-                raise NotWidened("a tl.full tile (its shape is its own)")
-            return (None,) * len(e.dims)
+            return (None,) * len(e.dims)  # the same everywhere: any coordinate (its shape: the rewrite)
         names = {v.name for v in E.free_vars(e)}
         if names & (self.pids | self.facts.lanes.keys()):
             pairs = pairing(e, self.facts.lanes, self.pids)
@@ -662,6 +663,10 @@ class _Rewrite:
             raise NotWidened(f"tiles that no longer broadcast ({err})") from err
 
     def rewrite(self, e: E.Expr) -> E.Expr:
+        if isinstance(e, E.Full):
+            return self.full(e)
+        if e.children() and any(isinstance(x, E.Full) for x in e.walk()):
+            return dataclasses.replace(e, **self.children(e))  # type: ignore[type-var]
         names = {v.name for v in E.free_vars(e)}
         env: dict[str, E.Expr] = {n: self.env[n] for n in names if n in self.env}
         leaves = names & (self.pids.keys() | self.facts.lanes.keys())
@@ -679,6 +684,25 @@ class _Rewrite:
                 else:
                     env[pid] = self.pids[pid] * f if f > 1 else self.pids[pid]
         return E.substitute(e, env) if env else e
+
+    def full(self, e: E.Full) -> E.Expr:
+        """A constant tile at its new shape: each axis grows with the lanes along it (the factor of
+        the program ids they pair with), and a new axis of rows leads where rows widen."""
+        dims = list(e.dims)
+        for d, n in enumerate(e.dims):
+            if n == 1:
+                continue
+            lanes = [x for x in self.facts.lanes.values() if x.extent == n and len(dims) - x.rank + x.axis == d]
+            grow = {self.factors.get(p, 1) for x in lanes for p in self.facts.pairs.get(x.var.name, set()) or {""}}
+            if not lanes or len(grow) != 1:
+                raise NotWidened(f"a tl.full tile whose axis {d} follows no one lane")
+            dims[d] = n * grow.pop()
+        if self.row is not None:
+            rank = len(self.row[2].shape)
+            if len(dims) >= rank:
+                raise NotWidened("a tl.full tile of the rows' rank")
+            dims = [self.row[2].shape[0], *([1] * (rank - 1 - len(dims))), *dims]
+        return dataclasses.replace(e, dims=tuple(dims))
 
     def children(self, e: E.Expr) -> dict[str, object]:
         out: dict[str, object] = {}
