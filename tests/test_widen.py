@@ -134,6 +134,18 @@ __co__ void bag_sum(global s32 [T, 4] idx, global f32 [V, D] table, global f32 [
     }
 }
 
+__co__ void row_scale(global f32 [M, 64] x, global f32 [M, 64] out) {
+  parallel r by M : block
+    parallel c by 64 : thread
+      out.at(r, c) = x.at(r, c) * 2.0f;
+}
+
+__co__ void block_count(global f32 [N] x, global f32 [N] out) {
+  parallel p by cdiv(N, 64) : block
+    parallel t by 64 : thread
+      out.at(p # t) = x.at(p # t) * #p;
+}
+
 __co__ void row_guard(global f32 [M, 64] x, global f32 [M, 64] out) {
   parallel r by M : block
     parallel c by 64 : thread
@@ -284,6 +296,14 @@ def test_rows_widen_as_a_new_axis(tmp_path: Path, schedule: str) -> None:
     torch.testing.assert_close(out, table[bags.long()].sum(1))
     x = torch.randn(45, 64, device=DEVICE)
     out = poisoned(45, 64)
+    mod.row_scale(x, out)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out, x * 2, rtol=0, atol=0)
+    x = torch.randn(300, device=DEVICE)
+    out = poisoned(300)
+    mod.block_count(x, out)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out, x * 5)  # cdiv(300, 64) blocks, whatever the schedule
+    x = torch.randn(45, 64, device=DEVICE)
+    out = poisoned(45, 64)
     mod.row_guard(x, out)  # type: ignore[attr-defined]
     torch.testing.assert_close(out[3:], x[3:] + 1)
     assert torch.isnan(out[:3]).all()
@@ -296,5 +316,9 @@ def test_rows_widen_where_the_row_index_is_only_an_index() -> None:
     bag = _kernel(ROWS, "bag_sum")  # the loop's accumulator takes the rows' axis too
     (acc,) = [s for s in N.walk(bag.body) if isinstance(s, N.Let) and s.var.name == "acc"]
     assert acc.value == E.Full((64, 64), 0.0, "f32")
-    guard = _kernel(ROWS, "row_guard")  # a condition on the row: a condition of the whole program
-    assert guard.grid == _kernel(ROWS, "row_guard", "source").grid
+    rows = _kernel(ROWS, "row_scale")  # its lane is a coordinate of its own: rows widen around it
+    assert [E.fold(g) for g in rows.grid] == [E.CDiv(E.Var("M"), E.Const(64))]
+    count = _kernel(ROWS, "block_count")  # reads the grid's extent: a wider program would change it
+    assert count.grid == _kernel(ROWS, "block_count", "source").grid
+    guard = _kernel(ROWS, "row_guard")  # a condition on the row joins the masks: it holds per row
+    assert [E.fold(g) for g in guard.grid] == [E.CDiv(E.Var("M"), E.Const(64))]

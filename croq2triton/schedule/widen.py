@@ -11,9 +11,10 @@ copy on the H200, 64 x 128 at 0.95).
 
 What it proves on the IR before rewriting (else :class:`NotWidened`, and the kernel is kept):
 
-* every occurrence of a widened program id ``b`` and of every lane is inside an integer
-  expression affine in them in which ``b``'s coefficient is ``T`` times its lane's (``T`` the lane
-  axis's extent): the expression is a function of the coordinate ``b * T + lane`` alone;
+* every occurrence of a widened program id ``b`` is inside an integer expression affine in it and a
+  lane, in which ``b``'s coefficient is ``T`` times its lane's (``T`` the lane axis's extent): the
+  expression is a function of the coordinate ``b * T + lane`` alone (a lane on its own is a
+  coordinate of its own, which no widening changes);
 * every tile axis means one coordinate: each axis of every value is labelled by the program id
   whose coordinate runs along it, and element-wise operations only meet equal labels (a block-local
   transpose added to its untransposed self is refused: it pairs different coordinates);
@@ -23,7 +24,8 @@ What it proves on the IR before rewriting (else :class:`NotWidened`, and the ker
 * a TMA box steps with its block (coordinate ``b * box`` along the box's axis); it grows with the
   tile, and a store's boxes past the tensor's end (the extra blocks') store nothing;
 * nothing else holds a shape of its own (dots, scratch areas; a ``tl.full`` tile grows with the
-  lanes along its axes).
+  lanes along its axes), and nothing reads the grid's extent (``tl.num_programs``: ``chunkat``
+  tiles are the extent divided by it).
 
 A program id used on its own (a program per row, ``out.at(t, c) = table.at(idx.at(t), c)``, or per
 element) widens as a new leading axis of rows instead: ``t`` becomes ``t * F + t_rows`` (``t_rows`` a
@@ -268,6 +270,8 @@ class Analysis:
         records how program ids and lanes occur in it."""
         if isinstance(e, E.Full):
             return (None,) * len(e.dims)  # the same everywhere: any coordinate (its shape: the rewrite)
+        if isinstance(e, E.Call) and e.fn == "num_programs":
+            raise NotWidened("the grid's extent read in the kernel (a chunkat tile: it would change)")
         names = {v.name for v in E.free_vars(e)}
         if names & (self.pids | self.facts.lanes.keys()):
             pairs = pairing(e, self.facts.lanes, self.pids)
@@ -276,8 +280,14 @@ class Analysis:
             if isinstance(e, E.Var) and e.name in self.pids:
                 self.lonely.add(e.name)
                 return ()
-            if isinstance(e, E.Var) or not e.children():
-                raise NotWidened(f"the lane '{e}' used other than with its block's index")
+            if isinstance(e, E.Var) and e.name in self.facts.lanes:
+                # a lane on its own: a coordinate of its own, which no widening changes
+                ax = self.facts.lanes[e.name]
+                own: list[str | None] = [None] * ax.rank
+                own[ax.axis] = f"lane:{e.name}"
+                return tuple(own)
+            if not e.children():
+                raise NotWidened(f"'{e}' used other than with its block's index")
         if isinstance(e, E.Var):
             return self.labels.get(e.name, (None,) * len(e.shape))
         if isinstance(e, E.Permute):
