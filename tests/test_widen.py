@@ -212,10 +212,10 @@ def test_auto_widens_rows_to_256_bytes_then_the_tile_to_16_kb() -> None:
 def test_tma_boxes_grow_with_the_tile() -> None:
     kernel = _kernel(TILES, "tma_scale")
     boxes = {a.name: a.block for a in kernel.args if isinstance(a, N.Descriptor)}
-    assert boxes == {"x_desc_128x64": (128, 64), "y_desc_128x64": (128, 64)}  # rows of 128 bytes: a swizzled box's
-    assert {a.name for a in kernel.args if isinstance(a, N.Constexpr)} >= {"TMA_X_128X64", "TMA_Y_128X64"}
+    assert boxes == {"x_desc_32x256": (32, 256), "y_desc_32x256": (32, 256)}  # rows of 512 bytes, 16 KB
+    assert {a.name for a in kernel.args if isinstance(a, N.Constexpr)} >= {"TMA_X_32X256", "TMA_Y_32X256"}
     loads = [s for s in N.walk(kernel.body) if isinstance(s, N.TmaLoad)]
-    assert [E.fold(c) for c in loads[0].coords] == [E.Var("bm") * 128, E.Var("bn") * 64]
+    assert [E.fold(c) for c in loads[0].coords] == [E.Var("bm") * 32, E.Var("bn") * 256]
 
 
 def test_the_analysis_labels_coordinates() -> None:

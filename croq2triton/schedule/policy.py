@@ -126,7 +126,9 @@ def source(c: Contraction) -> Schedule:
 # perf/RESULTS.md 2026-12-02 02:03).
 TILE_BYTES = 16 * 1024
 INNER_BYTES = 256
-TMA_ROW_BYTES = 128  # the widest row a swizzled TMA box may have
+TMA_ROW_BYTES = 512  # TMA boxes: rows first to 512 bytes (perf/probe_tma_boxes.py, 2026-12-02 02:45, 8192^2
+# f16 through descriptors: 128 x 64 boxes 0.857 of a device copy, 64 x 64 0.874, 64 x 128 0.898,
+# 128 x 128 0.895, 32 x 256 0.917, 64 x 256 0.893)
 MAX_ROWS = 64  # rows a program takes of a grid axis whose index is used on its own,
 ROW_ELEMENTS = 1024  # or as many as make this many elements (a program of one element: 1024 of them)
 MIN_PROGRAMS = 264  # a grid of constant extents is not widened below two programs per SM of an H100 / H200
@@ -155,9 +157,10 @@ def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
 
     while elements * width < TILE_BYTES:
         span = {p: facts.tile.get(p, 1) * factors[p] for p in factors if room(p)}
-        if facts.tma:  # descriptor boxes: at most 256 elements an axis, rows of at most 128 bytes
-            span = {p: n for p, n in span.items() if n < 256 and (p not in facts.inner or n * width < TMA_ROW_BYTES)}
-        short_rows = [p for p in span if p in facts.inner and span[p] * width < INNER_BYTES]
+        if facts.tma:  # descriptor boxes: at most 256 elements an axis
+            span = {p: n for p, n in span.items() if n < 256}
+        row_bytes = TMA_ROW_BYTES if facts.tma else INNER_BYTES
+        short_rows = [p for p in span if p in facts.inner and span[p] * width < row_bytes]
         others = [p for p in span if p not in facts.inner]
         pick = short_rows or others  # rows already 256 bytes long and nothing else: as fast as it gets
         if not pick:
