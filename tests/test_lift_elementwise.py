@@ -202,3 +202,26 @@ def test_a_gather_splits_only_on_indices_known_before_its_loads(tmp_path: object
     torch.testing.assert_close(out, want, rtol=0, atol=0)
     (kernel,) = translate_full(GATHER, filename="t.co", schedule=schedule).ir["gather_rows"]
     assert "idx_val" not in dump(kernel).split("if ", 1)[1].split("\n", 1)[0]  # type: ignore[arg-type]
+
+
+BATCH_GATHER = """
+__co__ void batch_gather(global s32 [B, T] idx, global f16 [B, S, D] x, global f16 [B, T, D] out) {
+  parallel {b, t} by [B, T] : block
+    parallel c by 128 : thread
+      if (c < D)
+        out.at(b, t, c) = x.at(b, idx.at(b, t), c);
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_an_element_the_same_for_all_lanes_is_read_unmasked_by_their_condition(tmp_path: object, schedule: str) -> None:
+    """``idx.at(b, t)`` under ``if (c < D)``: one element for every lane c, read once (a scalar
+    load cannot take a mask of lanes); the stores keep the condition."""
+    mod = _load(tmp_path, "batch_gather", BATCH_GATHER, schedule)
+    idx = torch.randint(0, 20, (3, 11), device=DEVICE).int()
+    x = torch.randn(3, 20, 100, device=DEVICE).half()
+    out = torch.full((3, 11, 100), float("nan"), device=DEVICE).half()
+    mod.batch_gather(idx, x, out)  # type: ignore[attr-defined]
+    want = torch.gather(x, 1, idx.long()[:, :, None].expand(3, 11, 100))
+    torch.testing.assert_close(out, want, rtol=0, atol=0)

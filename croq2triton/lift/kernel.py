@@ -408,7 +408,13 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
     def load(self, at: A.At, want: str | None) -> Value:
         elem, ptr = self.tensor(at.base)
         index = self.index(at, len(ptr.extents))
-        mask = self.mask(index, ptr, at)
+        # a condition that tells lanes apart does not mask an element the same for all of them
+        # (idx.at(b, t) under if (c < D)): it is read once for all (a read has no effect, and what
+        # the lanes whose condition fails make of it is masked where it is stored); its bounds stay
+        where = E.broadcast(*(i.shape for i in index))
+        terms = self.in_tensor(list(index), ptr.extents, ()) + self.pred + self.padding
+        kept = E.conj(self.mask_terms([t for t in terms if _within_shape(t.shape, where)]))
+        mask = None if isinstance(kept, E.Const) and kept.value else self.named(kept, "mask", at)
         shape = E.broadcast(*(i.shape for i in index), *(mask.shape,) if mask is not None else ())
         name = self.claim(want) if want is not None else self.fresh(f"{at.base.name}_val")  # type: ignore[attr-defined]
         var = E.Var(name, ptr.dtype, dims=shape)
@@ -535,6 +541,14 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
         grid = ", ".join(to_source(g, "host") for g in k.grid) + ("," if len(k.grid) == 1 else "")
         lines.append(f"_launch({k.name}, ({grid}), [{', '.join(host)}], dict({', '.join(consts)}))")
         return lines
+
+
+def _within_shape(shape: tuple[int, ...], where: tuple[int, ...]) -> bool:
+    """Does a tile of ``shape`` broadcast to ``where`` without adding to it?"""
+    try:
+        return E.broadcast(where, shape) == where
+    except E.ShapeError:
+        return False
 
 
 def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str) -> Lifted:
