@@ -225,3 +225,36 @@ def test_an_element_the_same_for_all_lanes_is_read_unmasked_by_their_condition(t
     mod.batch_gather(idx, x, out)  # type: ignore[attr-defined]
     want = torch.gather(x, 1, idx.long()[:, :, None].expand(3, 11, 100))
     torch.testing.assert_close(out, want, rtol=0, atol=0)
+
+
+ONE_ELEMENT_MANY_LANES = """
+__co__ void first_col(global f32 [T, 64] x, global f32 [T] out) {
+  parallel t by T : block
+    parallel c by 64 : thread
+      if (c == 0)
+        out.at(t) = x.at(t, 0) * 2.0f;
+}
+
+__co__ void total(global f32 [N] x, global f32 [1] sum) {
+  parallel p by cdiv(N, 256) : block
+    parallel t by 256 : thread
+      if ((p # t) < N)
+        __atomic_add(sum.at(0), x.at(p # t));
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_one_element_written_by_lanes_a_condition_or_value_tells_apart(tmp_path: object, schedule: str) -> None:
+    """A store or atomic of one element under a condition of the lanes (``out.at(t)`` where
+    ``c == 0``; ``sum.at(0) += x.at(p # t)``): the address is broadcast to the lanes, each lane
+    whose condition holds writes (Triton takes no mask of lanes on a scalar address)."""
+    mod = _load(tmp_path, "one_element", ONE_ELEMENT_MANY_LANES, schedule)
+    x = torch.randn(37, 64, device=DEVICE)
+    out = torch.full((37,), float("nan"), device=DEVICE)
+    mod.first_col(x, out)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out, x[:, 0] * 2, rtol=0, atol=0)
+    v = torch.randn(1000, device=DEVICE)
+    total = torch.zeros(1, device=DEVICE)
+    mod.total(v, total)  # type: ignore[attr-defined]
+    torch.testing.assert_close(total, v.sum().reshape(1), rtol=1e-4, atol=1e-3)

@@ -434,6 +434,12 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
         if a.op != "=":
             value = self.binary(a.op, self.load(at, None), value, a)
         value = self.convert(value, elem)
+        where = E.broadcast(*(i.shape for i in index))
+        wide = E.broadcast(where, value.expr.shape, mask.shape if mask is not None else ())
+        if wide != where and index:
+            # one element for lanes a condition or the value tells apart (out.at(t) under
+            # if (c == 0)): each lane stores its own (the ones whose condition fails do not)
+            index = (*index[:-1], E.fold(index[-1] + E.Full(wide, 0, "i32")))
         self.emit(N.Store(ptr.name, index, value.expr, mask), a)
 
     # ================================================================ expressions

@@ -1946,6 +1946,14 @@ class KernelLowering:
             vals = [f"-({vals[0]})"]
         var = self.fresh("old")
         axes = frozenset().union(*[i.axes for i in idx], *[a.axes for a in args])
+        at_axes = frozenset().union(*[i.axes for i in idx])
+        if op != "cas":
+            # one element for lanes whose values or conditions differ (sum.at(0) += x.at(p # t)):
+            # every lane does its own atomic, so the address is broadcast to them
+            if axes - at_axes:
+                addr = f"{addr} + tl.zeros_like({vals[0]}).to(tl.int32)"
+            if not at_axes and mask != "None":
+                addr = f"{addr} + tl.zeros_like({mask}).to(tl.int32)"
         if op == "cas" and (axes or mask != "None"):
             cmp, new = vals
             if mask != "None":

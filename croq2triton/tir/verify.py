@@ -145,7 +145,7 @@ class _Verifier:
             raise self.fail(f"{len(index)} index(es) for '{arg.tensor}' of rank {len(arg.extents)}", s)
         terms = (E.conjuncts(self.expand(mask)) if mask is not None else []) + self.grid_facts
         for d, (i, extent) in enumerate(zip(index, arg.extents, strict=True)):
-            i = self.expand(i)
+            i = _unbroadcast(self.expand(i))
             upper = E.fold(E.Bin("<", i, extent))
             lower = E.fold(E.Bin(">=", i, E.Const(0)))
             # an enclosing if may state it for the extreme lanes (schedule/interior.py)
@@ -158,6 +158,15 @@ class _Verifier:
                 raise self.fail(f"index {d} of '{arg.tensor}' may reach its extent and no mask term keeps it inside", s)
             if not _holds(lower, terms):
                 raise self.fail(f"index {d} of '{arg.tensor}' may be negative and no mask term keeps it inside", s)
+
+
+def _unbroadcast(e: E.Expr) -> E.Expr:
+    """``i + tl.zeros(...)`` (an index broadcast to the lanes that store it) as ``i``: the same values."""
+    if isinstance(e, E.Bin) and e.op == "+":
+        for x, y in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            if isinstance(y, E.Full) and y.value == 0:
+                return _unbroadcast(x)
+    return e
 
 
 def _holds(cond: E.Expr, terms: list[E.Expr]) -> bool:
