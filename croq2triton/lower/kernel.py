@@ -1784,6 +1784,8 @@ class KernelLowering:
                 masks.append(f"({c.code} < {lim.code})")
             if not i.nonneg and not (i.is_const and i.const >= 0):
                 masks.append(f"({i.code} >= 0)")
+            elif not c.nonneg and not (c.is_const and c.const >= 0):
+                masks.append(f"({c.code} >= 0)")  # a window that may start before the tensor (.from(p * 128 - 1))
         _ = live
         return out, masks
 

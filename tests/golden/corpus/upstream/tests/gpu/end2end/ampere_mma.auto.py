@@ -228,11 +228,14 @@ def matmul_pipeline_k0(
             tile_6 = tl.load(rhs_ptr + tl.arange(0, 16)[:, None] * rhs_s0 + tl.arange(0, 32)[None, :] * rhs_s1)
         tl.store(fr1_data + tl.arange(0, 16)[:, None] * 32 + tl.arange(0, 32)[None, :], tile_6)  # ampere_mma.co:51
         tl.debug_barrier()
-        mask_8 = (k_4 - 1) * 16 + tl.arange(0, 16)[None, :] < 16  # ampere_mma.co:54
+        mask_8 = ((k_4 - 1) * 16 + tl.arange(0, 16)[None, :] >= 0) & (
+            (k_4 - 1) * 16 + tl.arange(0, 16)[None, :] < 16
+        )  # ampere_mma.co:54
         ptrs_9 = fl0_data + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * 16 + ((k_4 - 1) * 16 + tl.arange(0, 16)[None, :])
         tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
         mask_11 = (
-            (tl.arange(0, 32)[None, :] < 16)
+            ((k_4 - 1) * 16 + tl.arange(0, 16)[:, None] >= 0)
+            & (tl.arange(0, 32)[None, :] < 16)
             & ((k_4 - 1) * 16 + tl.arange(0, 16)[:, None] < 16)
             & (n * 16 + tl.arange(0, 32)[None, :] < 32)
         )  # ampere_mma.co:55
@@ -1393,8 +1396,10 @@ def matmul_persis_swizzle_sm86_k0(
                 if TMA_LHS_16X16:
                     tile_7 = lhs_desc_16x16.load([block_m * 16, iv_k_6 * 16])
                 else:
-                    mask_8 = (block_m * 16 + tl.arange(0, 16)[:, None] < M) & (
-                        iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K
+                    mask_8 = (
+                        (block_m * 16 + tl.arange(0, 16)[:, None] >= 0)
+                        & (block_m * 16 + tl.arange(0, 16)[:, None] < M)
+                        & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
                     )
                     ptrs_9 = (
                         lhs_ptr
@@ -1407,8 +1412,10 @@ def matmul_persis_swizzle_sm86_k0(
                 if TMA_RHS_16X16:
                     tile_10 = rhs_desc_16x16.load([block_n * 16, iv_k_6 * 16])
                 else:
-                    mask_11 = (block_n * 16 + tl.arange(0, 16)[:, None] < N) & (
-                        iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K
+                    mask_11 = (
+                        (block_n * 16 + tl.arange(0, 16)[:, None] >= 0)
+                        & (block_n * 16 + tl.arange(0, 16)[:, None] < N)
+                        & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
                     )
                     ptrs_12 = (
                         rhs_ptr
@@ -1428,7 +1435,9 @@ def matmul_persis_swizzle_sm86_k0(
                     + (block_m * 16 + tl.arange(0, 16)[:, None]) * output_s0
                     + (block_n * 16 + tl.arange(0, 16)[None, :]) * output_s1,
                     output_s,
-                    mask=(block_m * 16 + tl.arange(0, 16)[:, None] < M)
+                    mask=(block_m * 16 + tl.arange(0, 16)[:, None] >= 0)
+                    & (block_n * 16 + tl.arange(0, 16)[None, :] >= 0)
+                    & (block_m * 16 + tl.arange(0, 16)[:, None] < M)
                     & (block_n * 16 + tl.arange(0, 16)[None, :] < N),
                 )
 
@@ -1552,8 +1561,10 @@ def matmul_persis_hilbert_sm86_k0(
                 if TMA_LHS_16X16:
                     tile_7 = lhs_desc_16x16.load([block_m * 16, iv_k_6 * 16])
                 else:
-                    mask_8 = (block_m * 16 + tl.arange(0, 16)[:, None] < M) & (
-                        iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K
+                    mask_8 = (
+                        (block_m * 16 + tl.arange(0, 16)[:, None] >= 0)
+                        & (block_m * 16 + tl.arange(0, 16)[:, None] < M)
+                        & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
                     )
                     ptrs_9 = (
                         lhs_ptr
@@ -1566,8 +1577,10 @@ def matmul_persis_hilbert_sm86_k0(
                 if TMA_RHS_16X16:
                     tile_10 = rhs_desc_16x16.load([block_n * 16, iv_k_6 * 16])
                 else:
-                    mask_11 = (block_n * 16 + tl.arange(0, 16)[:, None] < N) & (
-                        iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K
+                    mask_11 = (
+                        (block_n * 16 + tl.arange(0, 16)[:, None] >= 0)
+                        & (block_n * 16 + tl.arange(0, 16)[:, None] < N)
+                        & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
                     )
                     ptrs_12 = (
                         rhs_ptr
@@ -1587,7 +1600,9 @@ def matmul_persis_hilbert_sm86_k0(
                     + (block_m * 16 + tl.arange(0, 16)[:, None]) * output_s0
                     + (block_n * 16 + tl.arange(0, 16)[None, :]) * output_s1,
                     output_s,
-                    mask=(block_m * 16 + tl.arange(0, 16)[:, None] < M)
+                    mask=(block_m * 16 + tl.arange(0, 16)[:, None] >= 0)
+                    & (block_n * 16 + tl.arange(0, 16)[None, :] >= 0)
+                    & (block_m * 16 + tl.arange(0, 16)[:, None] < M)
                     & (block_n * 16 + tl.arange(0, 16)[None, :] < N),
                 )
 

@@ -175,11 +175,14 @@ def matmul_pipeline_k0(
         tile_6 = tl.load(rhs_ptr + tl.arange(0, 16)[:, None] * rhs_s0 + tl.arange(0, 32)[None, :] * rhs_s1)
         tl.store(fr1_data + tl.arange(0, 16)[:, None] * 32 + tl.arange(0, 32)[None, :], tile_6)
         tl.debug_barrier()
-        mask_8 = (k_4 - 1) * 16 + tl.arange(0, 16)[None, :] < 16  # ampere_mma.co:54
+        mask_8 = ((k_4 - 1) * 16 + tl.arange(0, 16)[None, :] >= 0) & (
+            (k_4 - 1) * 16 + tl.arange(0, 16)[None, :] < 16
+        )  # ampere_mma.co:54
         ptrs_9 = fl0_data + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * 16 + ((k_4 - 1) * 16 + tl.arange(0, 16)[None, :])
         tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
         mask_11 = (
-            (tl.arange(0, 32)[None, :] < 16)
+            ((k_4 - 1) * 16 + tl.arange(0, 16)[:, None] >= 0)
+            & (tl.arange(0, 32)[None, :] < 16)
             & ((k_4 - 1) * 16 + tl.arange(0, 16)[:, None] < 16)
             & (n * 16 + tl.arange(0, 32)[None, :] < 32)
         )  # ampere_mma.co:55
@@ -1000,7 +1003,11 @@ def matmul_persis_swizzle_sm86_k0(
             mc_5 = tl.full([16, 16], 0.0, tl.float32)  # ampere_mma.co:497
             for iv_k_6 in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:498
                 lhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:499
-                mask_8 = (block_m * 16 + tl.arange(0, 16)[:, None] < M) & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
+                mask_8 = (
+                    (block_m * 16 + tl.arange(0, 16)[:, None] >= 0)
+                    & (block_m * 16 + tl.arange(0, 16)[:, None] < M)
+                    & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
+                )
                 ptrs_9 = (
                     lhs_ptr
                     + (block_m * 16 + tl.arange(0, 16)[:, None]) * lhs_s0
@@ -1009,7 +1016,11 @@ def matmul_persis_swizzle_sm86_k0(
                 tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
                 lhs_load_s_data = tile_7
                 rhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:500
-                mask_11 = (block_n * 16 + tl.arange(0, 16)[:, None] < N) & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
+                mask_11 = (
+                    (block_n * 16 + tl.arange(0, 16)[:, None] >= 0)
+                    & (block_n * 16 + tl.arange(0, 16)[:, None] < N)
+                    & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
+                )
                 ptrs_12 = (
                     rhs_ptr
                     + (block_n * 16 + tl.arange(0, 16)[:, None]) * rhs_s0
@@ -1025,7 +1036,10 @@ def matmul_persis_swizzle_sm86_k0(
                 + (block_m * 16 + tl.arange(0, 16)[:, None]) * output_s0
                 + (block_n * 16 + tl.arange(0, 16)[None, :]) * output_s1,
                 output_s,
-                mask=(block_m * 16 + tl.arange(0, 16)[:, None] < M) & (block_n * 16 + tl.arange(0, 16)[None, :] < N),
+                mask=(block_m * 16 + tl.arange(0, 16)[:, None] >= 0)
+                & (block_n * 16 + tl.arange(0, 16)[None, :] >= 0)
+                & (block_m * 16 + tl.arange(0, 16)[:, None] < M)
+                & (block_n * 16 + tl.arange(0, 16)[None, :] < N),
             )  # ampere_mma.co:510
 
 
@@ -1117,7 +1131,11 @@ def matmul_persis_hilbert_sm86_k0(
             mc_5 = tl.full([16, 16], 0.0, tl.float32)  # ampere_mma.co:527
             for iv_k_6 in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:528
                 lhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:529
-                mask_8 = (block_m * 16 + tl.arange(0, 16)[:, None] < M) & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
+                mask_8 = (
+                    (block_m * 16 + tl.arange(0, 16)[:, None] >= 0)
+                    & (block_m * 16 + tl.arange(0, 16)[:, None] < M)
+                    & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
+                )
                 ptrs_9 = (
                     lhs_ptr
                     + (block_m * 16 + tl.arange(0, 16)[:, None]) * lhs_s0
@@ -1126,7 +1144,11 @@ def matmul_persis_hilbert_sm86_k0(
                 tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
                 lhs_load_s_data = tile_7
                 rhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:530
-                mask_11 = (block_n * 16 + tl.arange(0, 16)[:, None] < N) & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
+                mask_11 = (
+                    (block_n * 16 + tl.arange(0, 16)[:, None] >= 0)
+                    & (block_n * 16 + tl.arange(0, 16)[:, None] < N)
+                    & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
+                )
                 ptrs_12 = (
                     rhs_ptr
                     + (block_n * 16 + tl.arange(0, 16)[:, None]) * rhs_s0
@@ -1142,7 +1164,10 @@ def matmul_persis_hilbert_sm86_k0(
                 + (block_m * 16 + tl.arange(0, 16)[:, None]) * output_s0
                 + (block_n * 16 + tl.arange(0, 16)[None, :]) * output_s1,
                 output_s,
-                mask=(block_m * 16 + tl.arange(0, 16)[:, None] < M) & (block_n * 16 + tl.arange(0, 16)[None, :] < N),
+                mask=(block_m * 16 + tl.arange(0, 16)[:, None] >= 0)
+                & (block_n * 16 + tl.arange(0, 16)[None, :] >= 0)
+                & (block_m * 16 + tl.arange(0, 16)[:, None] < M)
+                & (block_n * 16 + tl.arange(0, 16)[None, :] < N),
             )  # ampere_mma.co:540
 
 

@@ -313,7 +313,8 @@ def tma_ab_buffer_fp8_k0(
                 + ((k_3 - 1) * 2 + tl.arange(0, 2)[None, :, None]) * output_s1
                 + (p * 16 + tl.arange(0, 16)[None, None, :]) * output_s2,
                 tile_11,
-                mask=(k_3 - 1) * 2 + tl.arange(0, 2)[None, :, None] < 16,
+                mask=((k_3 - 1) * 2 + tl.arange(0, 2)[None, :, None] >= 0)
+                & ((k_3 - 1) * 2 + tl.arange(0, 2)[None, :, None] < 16),
             )
         swap_12 = l0_data  # tma_f32.co:53
         l0_data = l1_data

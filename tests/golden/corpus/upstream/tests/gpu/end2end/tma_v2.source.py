@@ -170,7 +170,9 @@ def tma_ab_buffer_k0(
             + ((k_7 - 1) * 2 + tl.arange(0, 2)[None, :, None]) * output_s1
             + (p * 4 + tl.arange(0, 4)[None, None, :]) * output_s2,
             tile_19,
-            mask=(tl.arange(0, 8)[:, None, None] < 6) & ((k_7 - 1) * 2 + tl.arange(0, 2)[None, :, None] < 16),
+            mask=(tl.arange(0, 8)[:, None, None] < 6)
+            & ((k_7 - 1) * 2 + tl.arange(0, 2)[None, :, None] >= 0)
+            & ((k_7 - 1) * 2 + tl.arange(0, 2)[None, :, None] < 16),
         )
         swap_22 = l0_data  # tma_v2.co:23
         l0_data = l1_data

@@ -95,8 +95,10 @@ def matmul_persis_hilbert_sm90_k0(
                 if TMA_LHS_64X64:  # wgmma_persis.co:19
                     tile_7 = lhs_desc_64x64.load([block_m * 64, iv_k_6 * 64])
                 else:
-                    mask_8 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (
-                        iv_k_6 * 64 + tl.arange(0, 64)[None, :] < K
+                    mask_8 = (
+                        (block_m * 64 + tl.arange(0, 64)[:, None] >= 0)
+                        & (block_m * 64 + tl.arange(0, 64)[:, None] < M)
+                        & (iv_k_6 * 64 + tl.arange(0, 64)[None, :] < K)
                     )
                     ptrs_9 = (
                         lhs_ptr
@@ -109,8 +111,10 @@ def matmul_persis_hilbert_sm90_k0(
                 if TMA_RHS_128X64:  # wgmma_persis.co:20
                     tile_10 = rhs_desc_128x64.load([block_n * 128, iv_k_6 * 64])
                 else:
-                    mask_11 = (block_n * 128 + tl.arange(0, 128)[:, None] < N) & (
-                        iv_k_6 * 64 + tl.arange(0, 64)[None, :] < K
+                    mask_11 = (
+                        (block_n * 128 + tl.arange(0, 128)[:, None] >= 0)
+                        & (block_n * 128 + tl.arange(0, 128)[:, None] < N)
+                        & (iv_k_6 * 64 + tl.arange(0, 64)[None, :] < K)
                     )
                     ptrs_12 = (
                         rhs_ptr
@@ -130,7 +134,9 @@ def matmul_persis_hilbert_sm90_k0(
                     + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
                     + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
                     output_s,
-                    mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M)
+                    mask=(block_m * 64 + tl.arange(0, 64)[:, None] >= 0)
+                    & (block_n * 128 + tl.arange(0, 128)[None, :] >= 0)
+                    & (block_m * 64 + tl.arange(0, 64)[:, None] < M)
                     & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
                 )
 
