@@ -1,9 +1,10 @@
-"""Irregular-access kernels in many forms (tests/programs/irregular_forms.co): row gathers and
-scatters by index, gathers along a dimension, index-add and scatter-max atomics, a histogram, a
-total by atomics, embedding bags, ELL sparse matrix-vector products, stencils, strided windows,
-reshaped views, transposing copies, halo windows with run-time origins, per-thread local arrays
-and loops; each run on ragged sizes with NaN-poisoned outputs in both schedules and compared with
-torch.  (Several of these forms were Triton errors or internal errors until 2026-12-02.)"""
+"""Irregular-access kernels in many forms (tests/programs/irregular_forms.co, 30 kernels): row
+gathers and scatters by index, gathers along a dimension, index-add and scatter-max atomics, a
+histogram, a total by atomics, embedding bags, ELL sparse matrix-vector products, stencils, strided
+windows, reshaped views, transposing copies and reads, halo windows with run-time origins (1-D and
+a 2-D stencil), row biases, selects, per-thread local arrays and loops; each run on ragged sizes
+with NaN-poisoned outputs in both schedules and compared with torch.  (Several of these forms were
+Triton errors, internal errors or out-of-bounds reads until 2026-12-02.)"""
 
 from __future__ import annotations
 
@@ -205,10 +206,36 @@ def gather_rows(m: object) -> None:
     _same(out, table[idx.long()])
 
 
+def read_transposed(m: object) -> None:
+    x, out = torch.randn(70, 70, device=DEVICE), _full(70, 70)
+    m.read_transposed(x, out)  # type: ignore[attr-defined]
+    _same(out, x.T)
+
+
+def stencil2d(m: object) -> None:
+    x, out = torch.randn(37, 50, device=DEVICE), _full(37, 50)
+    m.stencil2d(x, out)  # type: ignore[attr-defined]
+    xp = torch.nn.functional.pad(x, (1, 1, 1, 1))
+    _same(out, xp[:-2, 1:-1] + xp[2:, 1:-1] + xp[1:-1, :-2] + xp[1:-1, 2:] - 4 * x, atol=1e-5)
+
+
+def bias_rows(m: object) -> None:
+    x, b, out = torch.randn(37, 300, device=DEVICE), torch.randn(300, device=DEVICE), _full(37, 300)
+    m.bias_rows(x, b, out)  # type: ignore[attr-defined]
+    _same(out, x + b)
+
+
+def where_select(m: object) -> None:
+    x, y, c, out = torch.randn(1000, device=DEVICE), torch.randn(1000, device=DEVICE), _ints(2, 1000), _full(1000)
+    m.where_select(x, y, c, out)  # type: ignore[attr-defined]
+    _same(out, torch.where(c != 0, x, y))
+
+
 CHECKS: list[Callable[[object], None]] = [
     gather_rows, scatter_rows, take_along, reverse, strided, bag_sum, histogram, window_gather, index_add,
     ell_spmv, trans_gather, batch_gather, padded_rows, first_col, total, row_max, clamped, stencil, decay,
-    scatter_max, hashed, strided_tiles, reshape_sum, transp_copy, local_regs, halo,
+    scatter_max, hashed, strided_tiles, reshape_sum, transp_copy, local_regs, halo, read_transposed, stencil2d,
+    bias_rows, where_select,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}
