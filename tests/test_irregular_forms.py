@@ -1,8 +1,9 @@
-"""Irregular-access kernels in many forms (tests/programs/irregular_forms.co, 30 kernels): row
+"""Irregular-access kernels in many forms (tests/programs/irregular_forms.co, 34 kernels): row
 gathers and scatters by index, gathers along a dimension, index-add and scatter-max atomics, a
 histogram, a total by atomics, embedding bags, ELL sparse matrix-vector products, stencils, strided
 windows, reshaped views, transposing copies and reads, halo windows with run-time origins (1-D and
-a 2-D stencil), row biases, selects, per-thread local arrays and loops; each run on ragged sizes
+a 2-D stencil), row biases, selects, ragged segments read from offsets, flat indices unflattened,
+3-D grids, a loop over row tiles, per-thread local arrays and loops; each run on ragged sizes
 with NaN-poisoned outputs in both schedules and compared with torch.  (Several of these forms were
 Triton errors, internal errors or out-of-bounds reads until 2026-12-02.)"""
 
@@ -231,11 +232,39 @@ def where_select(m: object) -> None:
     _same(out, torch.where(c != 0, x, y))
 
 
+def unflatten(m: object) -> None:
+    x, out = torch.randn(13, 17, device=DEVICE), _full(200)
+    m.unflatten(x, out)  # type: ignore[attr-defined]
+    _same(out, x.reshape(-1)[:200])
+
+
+def grid3d(m: object) -> None:
+    x, out = torch.randn(3, 19, 70, device=DEVICE), _full(3, 19, 70)
+    m.grid3d(x, out)  # type: ignore[attr-defined]
+    _same(out, x * 3)
+
+
+def col_tiles(m: object) -> None:
+    x, out = torch.randn(50, 130, device=DEVICE), _full(50, 130)
+    m.col_tiles(x, out)  # type: ignore[attr-defined]
+    _same(out, x * x)
+
+
+def offsets_gather(m: object) -> None:
+    starts, lens, x, out = _ints(60, 9), _ints(33, 9), torch.randn(100, device=DEVICE), _full(9, 32)
+    m.offsets_gather(starts, lens, x, out)  # type: ignore[attr-defined]
+    want = torch.zeros(9, 32, device=DEVICE)
+    for g in range(9):
+        n, s0 = int(lens[g]), int(starts[g])
+        want[g, :n] = x[s0 : s0 + n]
+    _same(out, want)
+
+
 CHECKS: list[Callable[[object], None]] = [
     gather_rows, scatter_rows, take_along, reverse, strided, bag_sum, histogram, window_gather, index_add,
     ell_spmv, trans_gather, batch_gather, padded_rows, first_col, total, row_max, clamped, stencil, decay,
     scatter_max, hashed, strided_tiles, reshape_sum, transp_copy, local_regs, halo, read_transposed, stencil2d,
-    bias_rows, where_select,
+    bias_rows, where_select, unflatten, grid3d, col_tiles, offsets_gather,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}
