@@ -11,7 +11,6 @@ Every kernel is checked against torch first (a NaN-poisoned output, every elemen
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -21,7 +20,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
 from bench import run_info, smi  # noqa: E402
-from bench_irregular import timed  # noqa: E402
+from bench_irregular import report, timed  # noqa: E402
 
 PROGRAMS = """
 __co__ void dma_tiles(global f16 [M, N] x, global f16 [M, N] y) {
@@ -92,28 +91,13 @@ def main() -> int:
                 rows.append({"kernel": name, "schedule": sched, "shape": f"{m}x{n}", "check": "ok" if ok else "WRONG", **r})  # fmt: skip
                 print(f"{name} ({sched}) {m}x{n} f16: {r['ms']:.4f} ms, {r['vs_copy']:.3f} of a device copy ({'ok' if ok else 'WRONG'})")  # fmt: skip
     info["clocks_after"] = smi()
-    cmd = "python3 perf/bench_copies.py " + " ".join(sys.argv[1:])
-    lines = [f"## {info['date']} - perf/bench_copies.py (schedules {args.schedules})", ""]
-    lines += [f"* GPU: {info['gpu']}; torch {info['torch']}, Triton {info['triton']}"]
-    lines += [f"* clocks before: {info['clocks_before']}; after: {info['clocks_after']}", f"* Command: `{cmd}`", ""]
-    lines += [
+    table = [
         "| kernel | schedule | shape | check | median ms | device copy ms | ratio to the copy (paired) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        lines.append(
-            f"| {r['kernel']} | {r['schedule']} | {r['shape']} f16 | {r['check']} | {r['ms']:.4f} | {r['copy_ms']:.4f} | {r['vs_copy']:.3f} |"  # noqa: E501
-        )
-    lines += ["", "Raw kernel medians per round (ms):", "", "```"]
-    lines += [f"{r['kernel']} {r['schedule']} {r['shape']}: {r['raw']}" for r in rows]
-    lines += ["```", ""]
-    text = "\n".join(lines)
-    print(text)
-    if args.md:
-        Path(args.md).write_text(text)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"info": info, "rows": rows}, indent=1))
-    return 0 if all(r["check"] == "ok" for r in rows) else 1
+    table += [f"| {r['kernel']} | {r['schedule']} | {r['shape']} f16 | {r['check']} | {r['ms']:.4f} | {r['copy_ms']:.4f} | {r['vs_copy']:.3f} |" for r in rows]  # fmt: skip
+    raw = [f"{r['kernel']} {r['schedule']} {r['shape']}: {r['raw']}" for r in rows]
+    return report(f"perf/bench_copies.py (schedules {args.schedules})", info, table, raw, rows, args.md, args.json)
 
 
 if __name__ == "__main__":

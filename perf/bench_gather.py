@@ -11,7 +11,6 @@ Every output is checked equal to torch first.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -20,7 +19,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from bench import run_info, smi  # noqa: E402
-from bench_irregular import timed  # noqa: E402
+from bench_irregular import report, timed  # noqa: E402
 
 PROGRAMS = """
 __co__ void gather_rows(global s32 [T] idx, global f16 [V, D] table, global f16 [T, D] out) {
@@ -110,23 +109,10 @@ def main() -> int:
         rows.append({"kernel": f"per_element N={n}", "schedule": sched, "check": "ok" if ok else "WRONG", **r})
         print(f"per_element N={n} ({sched}): {r['ms']:.4f} ms, {r['vs_torch']:.3f} of torch.add, {r['vs_copy']:.3f} of a copy")  # fmt: skip
     info["clocks_after"] = smi()
-    cmd = "python3 perf/bench_gather.py " + " ".join(sys.argv[1:])
-    lines = [f"## {info['date']} - perf/bench_gather.py (schedules {args.schedules})", ""]
-    lines += [f"* GPU: {info['gpu']}; torch {info['torch']}, Triton {info['triton']}"]
-    lines += [f"* clocks before: {info['clocks_before']}; after: {info['clocks_after']}", f"* Command: `{cmd}`", ""]
-    lines += ["| kernel | schedule | check | median ms | torch ms | ratio to torch | ratio to a copy |", "|---|---|---|---|---|---|---|"]  # fmt: skip
-    for r in rows:
-        lines.append(f"| {r['kernel']} | {r['schedule']} | {r['check']} | {r['ms']:.4f} | {r['torch_ms']:.4f} | {r['vs_torch']:.3f} | {r['vs_copy']:.3f} |")  # fmt: skip
-    lines += ["", "Raw kernel medians per round (ms):", "", "```"]
-    lines += [f"{r['kernel']} {r['schedule']}: {r['raw']}" for r in rows]
-    lines += ["```", ""]
-    text = "\n".join(lines)
-    print(text)
-    if args.md:
-        Path(args.md).write_text(text)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"info": info, "rows": rows}, indent=1))
-    return 0 if all(r["check"] == "ok" for r in rows) else 1
+    table = ["| kernel | schedule | check | median ms | torch ms | ratio to torch | ratio to a copy |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    table += [f"| {r['kernel']} | {r['schedule']} | {r['check']} | {r['ms']:.4f} | {r['torch_ms']:.4f} | {r['vs_torch']:.3f} | {r['vs_copy']:.3f} |" for r in rows]  # fmt: skip
+    raw = [f"{r['kernel']} {r['schedule']}: {r['raw']}" for r in rows]
+    return report(f"perf/bench_gather.py (schedules {args.schedules})", info, table, raw, rows, args.md, args.json)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,27 @@ def timed(run, refs: dict[str, object], rounds: int) -> dict[str, object]:  # no
     return out
 
 
+def report(title: str, info: dict[str, str], table: list[str], raw: list[str], rows: list[dict[str, object]],
+           md: str | None, js: str | None) -> int:  # fmt: skip
+    """Print (and write to ``md`` / ``js``) a RESULTS.md block: the run's header, ``table`` (its
+    markdown rows, header included) and ``raw`` per-round times; 1 where some check failed."""
+    cmd = "python3 " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
+    lines = [
+        f"## {info['date']} - {title}",
+        "",
+        f"* GPU: {info['gpu']}; torch {info['torch']}, Triton {info['triton']}",
+    ]
+    lines += [f"* clocks before: {info['clocks_before']}; after: {info['clocks_after']}", f"* Command: `{cmd}`", ""]
+    lines += [*table, "", "Raw kernel medians per round (ms):", "", "```", *raw, "```", ""]
+    text = "\n".join(lines)
+    print(text)
+    if md:
+        Path(md).write_text(text)
+    if js:
+        Path(js).write_text(json.dumps({"info": info, "rows": rows}, indent=1))
+    return 0 if all(r["check"] == "ok" for r in rows) else 1
+
+
 def bench_moe(n: int, experts: int, rounds: int, schedule: str) -> list[dict[str, object]]:
     import torch
 
