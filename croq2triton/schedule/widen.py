@@ -70,7 +70,7 @@ class Facts:
     grid: dict[str, E.Expr] = field(default_factory=dict)
     elem_bytes: int = 4
     transposes: bool = False
-    tma: bool = False  # descriptor boxes follow the tile: at most 256 elements, rows of 128 bytes
+    tma: bool = False  # descriptor boxes follow the tile (their limits: policy.tile_auto)
     rows: set[str] = field(default_factory=set)  # program ids used on their own that may widen as a new axis
     lanes: dict[str, LaneAxis] = field(default_factory=dict)
     pairs: dict[str, set[str]] = field(default_factory=dict)  # lane -> program ids it pairs with
@@ -90,11 +90,11 @@ def _lane_of(value: E.Expr) -> tuple[int, int, int] | None:
     return None
 
 
-def pairing(e: E.Expr, lanes: dict[str, LaneAxis], pids: set[str]) -> dict[str, str] | None:
+def pairing(e: E.Expr, lanes: dict[str, LaneAxis], pids: set[str]) -> tuple[dict[str, str], set[str]] | None:
     """Lane -> program id where ``e`` is an integer expression affine in its lanes and program ids
     in which each lane's program id has ``extent`` times the lane's coefficient (``bm * 32 + rows``:
-    ``{rows: bm}``; ``2 * (bm * 32 + rows) + 1`` too); program ids without a lane map from ``""``
-    (a set joined with ``,``).  None where ``e`` is not such an expression."""
+    ``{rows: bm}``; ``2 * (bm * 32 + rows) + 1`` too), and the program ids in it without a lane.
+    None where ``e`` is not such an expression."""
     if not E.is_int(e.dtype) or e.dtype == "i1":
         return None
     names = {v.name for v in E.free_vars(e)}
@@ -113,8 +113,7 @@ def pairing(e: E.Expr, lanes: dict[str, LaneAxis], pids: set[str]) -> dict[str, 
             return None
         out[lane] = partners[0]
         unpaired.discard(partners[0])
-    out[""] = ",".join(sorted(unpaired))
-    return out
+    return out, unpaired
 
 
 class Analysis:
@@ -274,9 +273,9 @@ class Analysis:
             raise NotWidened("the grid's extent read in the kernel (a chunkat tile: it would change)")
         names = {v.name for v in E.free_vars(e)}
         if names & (self.pids | self.facts.lanes.keys()):
-            pairs = pairing(e, self.facts.lanes, self.pids)
-            if pairs is not None:
-                return self.coordinate(e, pairs)
+            paired = pairing(e, self.facts.lanes, self.pids)
+            if paired is not None:
+                return self.coordinate(e, *paired)
             if isinstance(e, E.Var) and e.name in self.pids:
                 self.lonely.add(e.name)
                 return ()
@@ -305,16 +304,13 @@ class Analysis:
             return tuple(out)
         return _merge(*(self.expr(c) for c in e.children()))
 
-    def coordinate(self, e: E.Expr, pairs: dict[str, str]) -> Labels:
+    def coordinate(self, e: E.Expr, pairs: dict[str, str], unpaired: set[str]) -> Labels:
         rank = len(e.shape)
         others = {v.name for v in E.free_vars(e)} - self.pids - self.facts.lanes.keys()
         out = list(_merge(*(_pad(self.labels.get(n, ()), rank) for n in others))) if others else [None] * rank
         out = (out + [None] * rank)[:rank] if len(out) != rank else out
-        for pid in filter(None, pairs[""].split(",")):
-            self.lonely.add(pid)
+        self.lonely |= unpaired
         for lane, pid in pairs.items():
-            if not lane:
-                continue
             ax = self.facts.lanes[lane]
             self.facts.pairs.setdefault(lane, set()).add(pid)
             pos = rank - ax.rank + ax.axis
@@ -374,7 +370,7 @@ def widen(kernel: N.Kernel, schedule: TileSchedule) -> N.Kernel:
     if len(rows) > 1:
         raise NotWidened("more than one program id used on its own")
     _check_extra_blocks(analysis, facts, {p: f for p, f in factors.items() if p not in rows})
-    return _Rewrite(kernel, facts, factors, schedule.num_warps, analysis.boxes, analysis, rows).run()
+    return _Rewrite(analysis, factors, schedule.num_warps, rows).run()
 
 
 def _check_extra_blocks(analysis: Analysis, facts: Facts, factors: dict[str, int]) -> None:
@@ -447,16 +443,8 @@ def _within(bound: E.Expr, grid: E.Expr, t: int) -> bool:
 
 
 class _Rewrite:
-    def __init__(
-        self,
-        kernel: N.Kernel,
-        facts: Facts,
-        factors: dict[str, int],
-        num_warps: int,
-        boxes: dict[str, Labels],
-        analysis: Analysis,
-        rows: dict[str, int],
-    ) -> None:
+    def __init__(self, analysis: Analysis, factors: dict[str, int], num_warps: int, rows: dict[str, int]) -> None:
+        kernel, facts, boxes = analysis.kernel, analysis.facts, analysis.boxes
         self.kernel = kernel
         self.analysis = analysis
         self.renamed: dict[str, str] = {}  # descriptors and their flags whose box grows
@@ -482,8 +470,8 @@ class _Rewrite:
         self.row_masks: dict[str, E.Var] = {}
         for pid, f in rows.items():  # one at most: a new leading axis of f rows
             rank = 1 + max((len(v.shape) for st in N.walk(kernel.body) for v in N.defines(st)), default=0)
-            lane = E.Var(self.fresh(f"{pid}_rows"), "i32", lo=0, hi=f - 1, dims=(f,) + (1,) * (rank - 1))
-            lanes = E.Arange(f) if rank == 1 else E.Lift(E.Arange(f), rank, (0,))
+            lanes = _lane_value(f, 0, rank)
+            lane = E.Var(self.fresh(f"{pid}_rows"), "i32", lo=0, hi=f - 1, dims=lanes.shape)
             value = self.pids[pid] * f + lane
             extent = _kernel_expr(facts.grid[pid], kernel)
             assert extent is not None
@@ -557,13 +545,8 @@ class _Rewrite:
         if key not in self.variants:
             n = ax.extent * factor
             uses = {self.factors.get(p, 1) for p in self.facts.pairs.get(lane, set())}
-            name = lane if uses == {factor} else f"{lane}_{n}"
-            while name != lane and name in self.taken:
-                name += "_"
-            self.taken.add(name)
-            dims = [1] * ax.rank
-            dims[ax.axis] = n
-            self.variants[key] = E.Var(name, "i32", lo=0, hi=n - 1, dims=tuple(dims))
+            name = lane if uses == {factor} else self.fresh(f"{lane}_{n}")
+            self.variants[key] = E.Var(name, "i32", lo=0, hi=n - 1, dims=_lane_value(n, ax.axis, ax.rank).shape)
         return self.variants[key]
 
     def stmts(self, body: list[N.Stmt]) -> list[N.Stmt]:
@@ -580,12 +563,7 @@ class _Rewrite:
             out: list[N.Stmt] = []
             for f in factors:
                 v = self.lane_variant(lane.var.name, f)
-                value = (
-                    E.Arange(v.shape[lane.axis])
-                    if lane.rank == 1
-                    else E.Lift(E.Arange(v.shape[lane.axis]), lane.rank, (lane.axis,))
-                )
-                out.append(s if f == 1 else N.Let(v, value, line=line))
+                out.append(s if f == 1 else N.Let(v, _lane_value(v.shape[lane.axis], lane.axis, lane.rank), line=line))
             return out
         if isinstance(s, N.Let):
             value = self.expr(s.value)
@@ -681,12 +659,11 @@ class _Rewrite:
         env: dict[str, E.Expr] = {n: self.env[n] for n in names if n in self.env}
         leaves = names & (self.pids.keys() | self.facts.lanes.keys())
         if leaves:
-            pairs = pairing(e, self.facts.lanes, set(self.pids))
-            if pairs is None and e.children():
+            paired = pairing(e, self.facts.lanes, set(self.pids))
+            if paired is None and e.children():
                 return dataclasses.replace(e, **self.children(e))  # type: ignore[type-var]
-            for lane, pid in (pairs or {}).items():
-                if lane:
-                    env[lane] = self.lane_variant(lane, self.factors.get(pid, 1))
+            for lane, pid in (paired[0] if paired is not None else {}).items():
+                env[lane] = self.lane_variant(lane, self.factors.get(pid, 1))
             for pid in leaves & self.pids.keys():
                 f = self.factors.get(pid, 1)
                 if self.row is not None and pid == self.row[0]:
@@ -723,6 +700,11 @@ class _Rewrite:
             elif isinstance(v, tuple) and v and all(isinstance(x, E.Expr) for x in v):
                 out[f.name] = tuple(self.rewrite(x) for x in v)
         return out
+
+
+def _lane_value(n: int, axis: int, rank: int) -> E.Expr:
+    """``tl.arange(0, n)`` along ``axis`` of a rank-``rank`` tile."""
+    return E.Arange(n) if rank == 1 else E.Lift(E.Arange(n), rank, (axis,))
 
 
 def _without_dead_lets(body: list[N.Stmt]) -> list[N.Stmt]:
