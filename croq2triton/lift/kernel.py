@@ -41,9 +41,8 @@ UNIT_THREADS = {"group": 32, "group-4": 128}  # threads of a warp / warpgroup un
 @dataclass
 class Lifted:
     kernel: N.Kernel
-    launch: list[str]  # the launcher lines that launch it
     warnings: list[Diagnostic]
-    launch_of: Callable[[N.Kernel], list[str]]  # the launcher lines of a rescheduled kernel
+    launch_of: Callable[[N.Kernel], list[str]]  # the launcher lines that launch it (or a rescheduled version)
 
 
 class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
@@ -92,7 +91,7 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
         warps = max(1, min(8, pow2(-(-self.threads // 32))))
         doc = f"The block-level parallel at {self.src_name}:{self.line}: one program per block, one lane per thread."
         kernel = N.Kernel(self.name, grid, pids, args, self.body, num_warps=warps, doc=doc, line=self.line)
-        return Lifted(kernel, self.launch_lines(kernel), self.warnings, self.launch_lines)
+        return Lifted(kernel, self.warnings, self.launch_lines)
 
     def levels(self) -> dict[int, str]:
         out: dict[int, str] = {}

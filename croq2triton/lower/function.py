@@ -289,12 +289,11 @@ class FunctionLowering:
         try:
             with internal_errors("the tile-IR path", name, top):
                 lifted = lift_kernel(top, name, self.host_scope(), self.src_name)
-                kernel, launch = lifted.kernel, lifted.launch
+                kernel = lifted.kernel
                 if self.schedule == "auto":
-                    widened = self.widened(kernel, top)
-                    if widened is not None:
-                        kernel, launch = widened, lifted.launch_of(widened)
+                    kernel = self.widened(kernel, top) or kernel
                 kernel = interior_split(kernel)  # both schedules: measured faster (schedule/interior.py)
+                launch = lifted.launch_of(kernel)
                 source = emit_kernel(kernel, self.src_name)
         except NotLifted:
             return False
