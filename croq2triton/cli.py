@@ -227,15 +227,9 @@ def cmd_translate(args: argparse.Namespace) -> int:
 def _dump_ir(out: Translation) -> None:
     """``translate --dump-ir``: the tile IR of every kernel lifted into it, on stderr (the module
     still goes where -o says); kernels of the older lowering are named as such."""
-    from .tir.dump import dump
+    from .tir.dump import dump_functions
 
-    for fn, kernels in out.ir.items():
-        for k in kernels:
-            sys.stderr.write(f"# {fn}\n{dump(k)}")  # type: ignore[arg-type]
-        for name in out.legacy.get(fn, []):
-            sys.stderr.write(
-                f"# {fn}: {name} is lowered by the older path (croq2triton/lower), not in the tile IR yet\n"
-            )
+    sys.stderr.write(dump_functions(out.ir, out.legacy))  # type: ignore[arg-type]
 
 
 def _check_target(target: str) -> None:

@@ -175,15 +175,13 @@ def generate(case: Case) -> Output:
 
 
 def ir_text(tr: object) -> str:
-    """The tile IR of every kernel of a translation, as ``translate --dump-ir`` prints it, with the
-    kernels of the older lowering named; "" when there are none."""
-    from croq2triton.tir.dump import dump
+    """The tile IR of a translation as ``translate --dump-ir`` prints it; "" when no kernel of it is
+    in the IR."""
+    from croq2triton.tir.dump import dump_functions
 
-    out: list[str] = []
-    for fn, kernels in tr.ir.items():  # type: ignore[attr-defined]
-        out += [f"# {fn}\n{dump(k)}" for k in kernels]
-        out += [f"# {fn}: {name} is lowered by the older path\n" for name in tr.legacy.get(fn, [])]  # type: ignore[attr-defined]
-    return "".join(out) if any(not line.endswith("older path\n") for line in out) else ""
+    if not any(tr.ir.values()):  # type: ignore[attr-defined]
+        return ""
+    return dump_functions(tr.ir, tr.legacy)  # type: ignore[attr-defined]
 
 
 def read_golden(case: Case) -> Output | None:
