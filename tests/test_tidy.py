@@ -120,3 +120,17 @@ def test_the_main_loop_of_the_translated_v4_fits_in_40_lines(schedule: str) -> N
     loops = [n for n in ast.walk(kernel) if isinstance(n, ast.For) and "tl.range" in ast.unparse(n.iter)]
     k_loop = next(n for n in loops if "cdiv(K" in ast.unparse(n.iter))
     assert k_loop.end_lineno - k_loop.lineno + 1 <= 40
+
+
+def test_long_chains_keep_the_parentheses_of_looser_operands() -> None:
+    # (a | b) & (c | d) broken over lines: each operand of the & chain keeps its parentheses
+    import ast
+
+    from croq2triton.emit.layout import layout
+
+    names = [f"condition_number_{k}" for k in range(8)]
+    src = " & ".join(f"({names[2 * k]} | {names[2 * k + 1]})" for k in range(4))
+    lines = layout(ast.parse(src, mode="eval").body, 1, "x = ")
+    assert len(lines) > 1
+    text = "\n".join(line.strip() for line in lines)
+    assert ast.dump(ast.parse(text[len("x = ") :], mode="eval")) == ast.dump(ast.parse(src, mode="eval")), text

@@ -16,6 +16,10 @@ LINE_LIMIT = 120
 
 _CHAINS: tuple[tuple[type[ast.operator], ...], ...] = ((ast.Add, ast.Sub), (ast.BitAnd,), (ast.BitOr,), (ast.Mult,))
 _SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.BitAnd: "&", ast.BitOr: "|", ast.Mult: "*"}
+# how tightly the chains' operators bind (Python's precedence): an operand of a looser one needs parentheses
+_BINDING: dict[object, int] = {ast.Mult: 5, ast.Div: 5, ast.FloorDiv: 5, ast.Mod: 5, ast.Add: 4, ast.Sub: 4}
+_BINDING.update({ast.LShift: 3, ast.RShift: 3, ast.BitAnd: 2, ast.BitXor: 1, ast.BitOr: 0})
+_BINDING.update({"*": 5, "+": 4, "-": 4, "&": 2, "|": 0})
 # operators that bind less tightly than + - * (an operand of such a kind needs parentheses in a chain)
 _LOOSE = (ast.Compare, ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)
 
@@ -63,11 +67,16 @@ def _chain(node: ast.expr) -> list[tuple[str, ast.expr]] | None:
     return out
 
 
-def _operand_text(op: str, value: ast.expr) -> tuple[str, ast.expr, str]:
-    """(head, node, tail) of one operand line: loose operands keep their parentheses."""
+def _operand_text(op: str, value: ast.expr, chain_op: str) -> tuple[str, ast.expr, str]:
+    """(head, node, tail) of one operand line of a chain of ``chain_op``: operands that bind less
+    tightly than it keep their parentheses (``(a | b)`` in a chain of ``&``)."""
     head = f"{op} " if op else ""
     needs_parens = isinstance(value, _LOOSE) or (
-        isinstance(value, ast.BinOp) and any(isinstance(value.op, f) for f in _CHAINS[1:]) and op in ("+", "-")
+        isinstance(value, ast.BinOp)
+        and (
+            _BINDING.get(type(value.op), 0) < _BINDING[chain_op]
+            or (op in ("+", "-") and isinstance(value.op, ast.Mult))
+        )
     )
     if needs_parens:
         return head + "(", value, ")"
@@ -78,8 +87,9 @@ def _operands(chain: list[tuple[str, ast.expr]], depth: int, head: str, tail: st
     pad = INDENT * depth
     inner = depth if bracketed else depth + 1
     lines: list[str] = [] if bracketed else [pad + head + "("]
+    chain_op = chain[1][0]
     for i, (op, value) in enumerate(chain):
-        h, v, t = _operand_text(op, value)
+        h, v, t = _operand_text(op, value, chain_op)
         if bracketed and i == 0:
             h = head + h
         lines.extend(layout(v, inner, h, t, bracketed=False))
