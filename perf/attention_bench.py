@@ -26,6 +26,12 @@ def main() -> None:
     ap.add_argument("--seqs", default="1024,4096")
     ap.add_argument("--bh", type=int, default=32)
     ap.add_argument("--md", default=None)
+    ap.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        help="a generated module of the same kernels to time beside them (an earlier translation: OLD.py)",
+    )
     args = ap.parse_args()
 
     import torch
@@ -33,12 +39,16 @@ def main() -> None:
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from triton.testing import do_bench
 
-    from croq2triton.api import load
+    from croq2triton.api import load, load_source
 
     shared = Path(os.environ.get("CROQ2TRITON_SHARED", REPO.parent / "shared"))
     ours = load(REPO / "examples/attention.co")
     flash_path = shared / "corpus/upstream/tests/gpu/end2end/flash_atten.co"
     flash = load(flash_path) if flash_path.exists() else None
+    others = {
+        f"{Path(p).stem} ({Path(p).parent.name})": load_source(Path(p).read_text(), f"also_{i}", origin=p)
+        for i, p in enumerate(args.also)
+    }
     sdpa = torch.nn.functional.scaled_dot_product_attention
     gpu = torch.cuda.get_device_name()
     clocks = subprocess.run(
@@ -79,6 +89,15 @@ def main() -> None:
                     (flash.flash_atten(q4, k4, v4, causal).float().view_as(ref) - ref).abs().max()
                 )
                 runs["flash_atten.co"] = lambda: flash.flash_atten(q4, k4, v4, causal)  # noqa: B023
+            for label, m in others.items():
+                if hasattr(m, "attention"):
+                    o2 = torch.full_like(q, float("nan"))
+                    m.attention(q, k, v, o2, causal)
+                    diffs[label] = float((o2.float() - ref).abs().max())
+                    runs[label] = lambda m=m, o2=o2: m.attention(q, k, v, o2, causal)  # noqa: B023
+                if hasattr(m, "flash_atten"):
+                    diffs[label] = float((m.flash_atten(q4, k4, v4, causal).float().view_as(ref) - ref).abs().max())
+                    runs[label] = lambda m=m: m.flash_atten(q4, k4, v4, causal)  # noqa: B023
             for name, d in diffs.items():
                 assert d < 2e-2, f"{name}: max |diff| {d} at seq {seq}, causal {causal}"
             times: dict[str, list[float]] = {n: [] for n in runs}

@@ -9,6 +9,7 @@
 #   perf/device_pass.sh widen      # the widened tile kernels under auto (schedule/widen.py): tests, copies, vadd
 #   perf/device_pass.sh source     # the source schedule of the contractions: the ladder, then the forms
 #   perf/device_pass.sh source_tests  # their correctness on the GPU (forms, pipelines, examples)
+#   perf/device_pass.sh mma        # MMA as written, fragments, apply (lift/mma.py): tests, attention
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
@@ -64,6 +65,16 @@ case "${1:-tests}" in
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_every_kernel_runs.py \
       -k "dma or copy or chunkat or foreach or para_list or parallel_add or tiled_add or hetero or fp8_ops" \
       2>&1 | tail -4 | tee -a "$OUT/copies.txt" || status=1
+    ;;
+  mma)
+    # MMA as written, fragments and apply on the tile-IR path (lift/mma.py): correctness on the GPU,
+    # then attention against the older lowering's translations carried in .gpu_deps/older/
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_lift_mma.py tests/test_frags.py \
+      tests/test_tma_oob.py 2>&1 | tail -4 | tee "$OUT/mma_tests.txt" || status=1
+    timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_corpus_e2e.py \
+      -k "wgmma or gdn or flash or mask or scale or attention" 2>&1 | tail -4 | tee -a "$OUT/mma_tests.txt" || status=1
+    timeout 240 python3 perf/attention_bench.py --seqs 1024,4096 --bh 32 --md "$OUT/attn.md" \
+      $(for f in .gpu_deps/older/*.py; do echo --also "$f"; done) 2>&1 | tail -30 | tee "$OUT/attn.txt" || status=1
     ;;
   source)
     timeout 330 python3 perf/bench.py --dtypes f16 --shapes 4096,8192 --rounds 3 --json "$OUT/ladder.json" \

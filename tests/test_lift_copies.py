@@ -364,3 +364,49 @@ def test_padding_copies_into_and_out_of_a_buffer(tmp_path: Path, schedule: str) 
     torch.testing.assert_close(z, torch.nn.functional.pad(tiles, (8, 8, 4, 4), value=7.0))
     ir, legacy = _paths(PAD)
     assert legacy["pad_both"] == [] and len(ir["pad_both"]) == 1
+
+
+EVENTS = """
+__co__ void staged(global f32 [M, N] a, global f32 [M, N] out) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 32)] : block {
+    shared event ready[2];
+    shared f32 [16, 32] s;
+    f = dma.copy.async a.subspan(16, 32).at(bm, bn) => s;
+    wait f;
+    trigger ready[0];
+    wait ready[0];
+    while (ready[1]);
+    sync.shared;
+    dma.copy s => out.subspan(16, 32).at(bm, bn);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_events_and_block_barriers_only_order(tmp_path: Path, schedule: str) -> None:
+    # the lifted program is sequential: events, waits on them and block barriers are no statements
+    ir, legacy = _paths(EVENTS)
+    assert legacy["staged"] == [] and "barrier" not in dump(ir["staged"][0])  # type: ignore[arg-type]
+    mod = _load(tmp_path, "staged", EVENTS, schedule)
+    a = torch.randn(37, 45, device=DEVICE)
+    out = poisoned(37, 45)
+    mod.staged(a, out)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out, a)
+
+
+def test_a_grid_wide_barrier_is_not_lifted() -> None:
+    src = """
+__co__ s32[2] coop() {
+  s32[2] a;
+  s32[2] b;
+  parallel bx by 2 : block<cooperative> {
+    a.at(bx) = bx + 1;
+    sync.barrier : block;
+    b.at(bx) = a.at(1 - bx);
+  }
+  return b;
+}
+"""
+    _, legacy = _paths(src)
+    assert legacy["coop"] == ["coop_k0"]

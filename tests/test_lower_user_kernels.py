@@ -176,7 +176,10 @@ def test_batched_gemm_with_a_48_wide_tile(tmp_path: Path, src: str, bs: int, m: 
     out = translate_full(src, filename="bmm.co")
     assert not out.failed, {f: str(e) for f, e in out.failed.items()}
     assert undefined_names(out.source) == []
-    assert "pieces 32 + 16" in out.source  # the 48-row tile is kept as two power-of-two pieces
+    # a proved contraction: the 48-wide tile is kept as two power-of-two pieces (schedule/gemm.py)
+    assert out.legacy["bmm"] == [], out.legacy
+    assert "offs_n_0 = pid_n * 48 + tl.arange(0, 32)" in out.source
+    assert "offs_n_1 = pid_n * 48 + tl.arange(0, 16) + 32" in out.source
     mod = load_co(_write(tmp_path, "bmm.co", src))
     a, b = randn(bs, m, k, dtype=torch.float16, seed=3), randn(bs, n, k, dtype=torch.float16, seed=4)
     c = poisoned(bs, m, n, dtype=torch.float32)

@@ -87,6 +87,8 @@ class KernelEmitter:
             kw = {"mask": name(s.mask.name)} if s.mask is not None else {}
             node = call(f"tl.atomic_{s.op}", self.address(s.base, s.index), to_ast(s.value), **kw)
             self.assign(s.result.name if s.result is not None else None, node, depth, s.line)
+        elif isinstance(s, N.Barrier):
+            self.assign(None, call("tl.debug_barrier"), depth, s.line)
         elif isinstance(s, N.For):
             self.line(f"for {s.var.name} in {_src(self.loop_range(s))}:", depth, s.line)
             self.block(s.body, depth + 1)

@@ -55,6 +55,8 @@ class Arith:
             return Value(E.Const(e.value), "int")
         if isinstance(e, A.FloatLit):
             return Value(E.Const(e.value, "f64" if e.double else "f32"), "f64" if e.double else "f32")
+        if isinstance(e, A.InfLit):
+            return Value(E.Const(float("inf"), "f32"), "f32")
         if isinstance(e, A.BoolLit):
             return Value(E.Const(e.value, "i1"), "bool")
         if isinstance(e, A.Binary) and e.op != "#":

@@ -58,10 +58,23 @@ class TileBuffer:
     fill: float | int = 0
     line: int = 0  # of its declaration
     defined: bool = False  # its variable is bound (at its first read or partial write)
+    swizzle: tuple[int, int] | None = None  # (bytes, .co line) of the .swiz<N> of a copy that wrote it
 
     @property
     def tile(self) -> tuple[int, ...]:
         return tuple(pow2(n) for n in self.extents)
+
+
+@dataclass(frozen=True)
+class Ring:
+    """An array of buffers (``shared f16 [64, 64] s[4]``): a stage ring of a pipeline, which only
+    collapsed warp roles read and write (lift/collapse.py), as one buffer then."""
+
+    name: str
+    elem: str
+    extents: tuple[int, ...]
+    slots: int
+    node: A.Node
 
 
 @dataclass(frozen=True)
@@ -93,6 +106,12 @@ class CopyFuture:
     data: BufferView | Region
 
 
+@dataclass(frozen=True)
+class MmaFuture:
+    """What ``f = mma.row.row.async ..`` names: the MMA, complete where it stands in the lifted
+    program (``wait f`` has nothing to wait for)."""
+
+
 Place = BufferView | Region
 
 
@@ -107,6 +126,7 @@ class Buffers(ViewAlgebra):
     pred: list[E.Expr]
     lane_extents: dict[str, int]
     lane_axis: dict[str, int]
+    lanes: tuple[int, tuple[int, ...]] | None
     expr: Any
     lookup: Any
     tensor: Any
@@ -117,11 +137,15 @@ class Buffers(ViewAlgebra):
 
     def int_expr(self, e: A.Expr) -> E.Expr:
         v = self.expr(e)
-        if v.expr.shape:
+        value = v.expr
+        if value.shape:  # a lane of a level of one thread or unit is 0
+            ones = {name: E.Const(0) for name, n in self.lane_extents.items() if n == 1}
+            value = E.fold(E.substitute(value, ones)) if ones else value
+        if value.shape:
             raise NotLifted("a view that depends on the thread index", e)
         if v.ctype not in ("int", "s32", "s64", "u32", "u64", "s16", "u16", "s8", "u8"):
             raise NotLifted("a view extent or offset that is not an integer", e)
-        return E.fold(v.expr)
+        return E.fold(value)
 
     def bounded(self, e: A.Expr) -> Bounded:
         e = unparen(e)
@@ -132,6 +156,8 @@ class Buffers(ViewAlgebra):
             v = self.lookup(e.name, e)
             if isinstance(v, Bounded) and not v.value.shape:
                 return v
+            if isinstance(v, Bounded) and isinstance(v.value, E.Var) and self.lane_extents.get(v.value.name) == 1:
+                return Bounded(E.Const(0), v.bound)  # the index of a level of one thread or unit
         raise NotLifted("a tiling index that is not a block-level bounded variable", e)
 
     def at_args(self, args: list[A.Expr], node: A.Node) -> list[E.Expr]:
@@ -145,6 +171,14 @@ class Buffers(ViewAlgebra):
             raise NotLifted(f"a {s.storage or 'global'} buffer inside a kernel", s)
         extents = self.static_shape(s.shape, s)
         for d in s.items:
+            if (
+                len(d.dims) == 1
+                and d.init is None
+                and d.fill is None
+                and (const_int(self.int_expr(d.dims[0])) or 0) > 0
+            ):
+                self.scopes[-1][d.name] = Ring(d.name, s.elem, extents, const_int(self.int_expr(d.dims[0])) or 0, d)
+                continue
             if d.dims or d.init is not None:
                 raise NotLifted("an array of buffers or a buffer with an initialiser", d)
             fill = 0
@@ -279,25 +313,47 @@ class Buffers(ViewAlgebra):
         if len(at.indices) != rank:
             raise NotLifted("a buffer element with a bounded tuple index", at)
         axes: list[int] = []
+        lanes = len(self.lanes[1]) if self.lanes is not None else 0
         for d, i in enumerate(at.indices):
             v = E.fold(self.expr(i).expr)
             axis = self.lane_axis.get(v.name) if isinstance(v, E.Var) else None
-            if axis is None or self.lane_extents.get(v.name) != buf.extents[d] or len(v.shape) != rank:
+            if axis is None or self.lane_extents.get(v.name) != buf.extents[d] or len(v.shape) != lanes:
                 raise NotLifted("a buffer element at a position other than the thread's own", i)
             axes.append(axis)
-        if sorted(axes) != list(range(rank)):
+        if len(set(axes)) != rank:
             raise NotLifted("a buffer element whose indices are not one thread lane each", at)
         return tuple(axes)
 
     def in_lanes(self, buf: TileBuffer, axes: tuple[int, ...], node: A.Node) -> E.Expr:
-        """The buffer's tile in the threads' layout (lane axis j is buffer dimension axes.index(j))."""
-        return E.fold(E.Permute(self.tile_value(buf, node), tuple(axes.index(j) for j in range(len(axes)))))
+        """The buffer's tile in the threads' layout: buffer dimension d along lane axis axes[d]
+        (a buffer of fewer dimensions than the lanes is the same along the others: ``row_max.at(i)``
+        under ``apply {i, j}``)."""
+        order = tuple(sorted(range(len(axes)), key=lambda d: axes[d]))
+        tile = E.fold(E.Permute(self.tile_value(buf, node), order))
+        lanes = len(self.lanes[1]) if self.lanes is not None else len(axes)
+        return tile if lanes == len(axes) else E.fold(E.Lift(tile, lanes, tuple(sorted(axes))))
 
     def buffer_read(self, buf: TileBuffer, at: A.At) -> Value:
+        index = [E.fold(self.expr(i).expr) for i in at.indices]
+        if len(index) == len(buf.extents) and not any(i.shape for i in index) and buf.var.type != "i1":
+            return Value(self.element_of(buf, tuple(index), at), buf.elem)
         return Value(self.in_lanes(buf, self.lane_axes(buf, at), at), buf.elem)
+
+    def element_of(self, buf: TileBuffer, index: tuple[E.Expr, ...], node: A.Node) -> E.Expr:
+        """The element of ``buf`` at a position the same for every thread (``g.at(n - 1)``): the sum
+        of the tile where its coordinates are the position, zero elsewhere (Triton has no scalar
+        read of a register tile)."""
+        coords = self.coords(buf.tile, node)  # type: ignore[attr-defined]
+        hit = E.conj(E.Bin("==", c, i) for c, i in zip(coords, index, strict=True))
+        value: E.Expr = E.Where(hit, self.tile_value(buf, node), E.Full(buf.tile, 0, buf.var.type))
+        for _ in buf.tile:
+            value = E.Reduce("sum", value, 0)
+        return value
 
     def buffer_write(self, buf: TileBuffer, at: A.At, a: A.Assign) -> None:
         axes = self.lane_axes(buf, at)
+        if sorted(axes) != list(range(len(self.lanes[1]) if self.lanes is not None else 0)):
+            raise NotLifted("a buffer element that several threads write", at)
         value = self.expr(a.value)
         if a.op != "=":
             value = self.binary(a.op, Value(self.in_lanes(buf, axes, a), buf.elem), value, a)

@@ -20,7 +20,7 @@ from typing import Any
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
-from .buffers import STORAGES, BufferView, CopyFuture, Place, TileBuffer, pow2, view_shape
+from .buffers import STORAGES, BufferView, CopyFuture, MmaFuture, Place, TileBuffer, pow2, view_shape
 from .notlifted import NotLifted
 from .terms import Region, const_int, unparen
 
@@ -41,6 +41,8 @@ class Copies:
     # supplied by the lifter (lift/kernel.py), lift/buffers.py and lift/tma.py
     tma_load: Any
     tma_store: Any
+    is_event: Any
+    swizzle: Any
     masked: Any
     place: Any
     place_shape: Any
@@ -65,8 +67,10 @@ class Copies:
     named_offset: Any
 
     def dma(self, s: A.DmaStmt) -> None:
-        if s.op not in ("copy", "load", "transp", "pad") or (s.cfg and s.op == "copy") or s.event is not None:
+        if s.op not in ("copy", "load", "transp", "pad") or (s.cfg and s.op == "copy"):
             raise NotLifted(f"a {s.engine}.{s.op}", s)
+        if s.event is not None and not self.is_event(s.event):  # ``tma.copy.async<full>``: it only orders
+            raise NotLifted("a copy bound to something other than an event", s)
         if any(a.name not in NEUTRAL_ATTRS for a in s.attrs):
             raise NotLifted("a copy with these attributes", s)
         if any(p.shape for p in self.pred):
@@ -139,9 +143,11 @@ class Copies:
     def wait(self, s: A.Wait) -> None:
         for item in s.items:
             name = unparen(item)
-            if not isinstance(name, A.Name) or not isinstance(self.lookup(name.name, name), CopyFuture):
-                raise NotLifted("a wait on something other than a copy's future", item)
-        # the copies are complete where they stand: the lifted program has no asynchrony
+            if self.is_event(item):
+                continue  # the block's events: they only order threads (lift/events.py)
+            if not isinstance(name, A.Name) or not isinstance(self.lookup(name.name, name), (CopyFuture, MmaFuture)):
+                raise NotLifted("a wait on something other than a copy's or an MMA's future", item)
+        # the copies and MMAs are complete where they stand: the lifted program has no asynchrony
 
     def coords(self, shape: tuple[int, ...], node: A.Node) -> list[E.Expr]:
         """The coordinates of a block of ``shape``, one lane axis per dimension, each bound once at
@@ -195,7 +201,7 @@ class Copies:
         return out
 
     def fill(
-        self, src: Region, dst: BufferView, zfill: bool, node: A.DmaStmt, perm: tuple[int, ...], pad: Any = None
+        self, src: Region, dst: BufferView, zfill: bool, node: A.Stmt, perm: tuple[int, ...], pad: Any = None
     ) -> None:
         buf = dst.buffer
         elem, ptr = self.tensor(A.Name(src.tensor))
@@ -221,6 +227,8 @@ class Copies:
         mask = self.mask_of(read, node)
         keep = E.fold(E.conj(written + self.pred))
         whole = isinstance(keep, E.Const) and keep.value
+        every = E.fold(E.conj(written))  # the copy covers the tile (but for a block-level condition)
+        covers = isinstance(every, E.Const) and every.value and not any(p.shape for p in self.pred)
         shape = E.broadcast(*(i.shape for i in idx), *((mask.shape,) if mask is not None else ()))
         # a copy over the whole tile loads straight into the buffer's variable
         name = buf.var.name if whole and shape == buf.tile else self.fresh(f"{buf.var.name}_in")
@@ -228,11 +236,14 @@ class Copies:
         other = outside(ptr.dtype, pad[2] if pad is not None else 0)
         if not whole:
             self.tile_value(buf, node)
+        swiz = self.swizzle(node) if isinstance(node, A.DmaStmt) else None
+        if swiz is not None:  # the layout mma.load reads it with (checked there)
+            buf.swizzle = (swiz, node.span.line if node.span else 0)
         sanitize = not zfill and pad is None
         load = N.Load(var, ptr.name, idx, mask, other if mask is not None else None, nan_outside=sanitize)
-        if node.engine != "tma":
+        if getattr(node, "engine", "dma") != "tma":  # an MMA operand read from a tensor: a plain load
             self.emit(load, node)
-        elif var.name == buf.var.name and perm == tuple(range(len(perm))):
+        elif covers and shape == buf.tile and perm == tuple(range(len(perm))):
             self.emit(self.tma_load(load, src, buf.extents, zfill, node), node)
         else:
             self.emit(self.masked(load, src, "the copy fills a part of a buffer", "loads", node), node)
@@ -246,7 +257,7 @@ class Copies:
         coords = self.coords(buf.tile, node)
         return any(n == ext and E.same(lhs, coords[d]) for d, ext in enumerate(buf.extents))
 
-    def empty(self, src: BufferView, dst: Region, node: A.DmaStmt, perm: tuple[int, ...], pad: Any = None) -> None:
+    def empty(self, src: BufferView, dst: Region, node: A.Stmt, perm: tuple[int, ...], pad: Any = None) -> None:
         if pad is not None:  # the border, then the buffer at the origin shifted by the lower borders
             self.border(src, dst, node, pad)
             origin = list(dst.origin)
@@ -271,7 +282,7 @@ class Copies:
         idx = tuple(self.named_offset(i, node) for i in index)
         cond += self.in_tensor(list(idx), ptr.extents, dst.limits)
         store = N.Store(ptr.name, idx, self.tile_value(buf, node), self.mask_of(cond, node))
-        if node.engine != "tma":
+        if getattr(node, "engine", "dma") != "tma":  # an mma.store is a plain store
             self.emit(store, node)
         elif src.whole and perm == tuple(range(len(perm))):
             self.emit(self.tma_store(store, dst, buf.extents, node), node)

@@ -58,3 +58,4 @@ class HostScope:
     tensors: dict[str, HostTensor] = field(default_factory=dict)
     scalars: dict[str, HostScalar] = field(default_factory=dict)
     constants: dict[str, int] = field(default_factory=dict)  # integers the host knows when translating
+    float_constants: dict[str, tuple[float, str]] = field(default_factory=dict)  # floats likewise, with their types

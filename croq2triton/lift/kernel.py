@@ -14,6 +14,7 @@ covers it.  Nothing here writes Triton text: the result is a :class:`~croq2trito
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,13 +24,18 @@ from ..frontend import ast as A
 from ..sema.consteval import const_int
 from ..sema.levels import chain_levels, chains
 from ..sema.types import TYPES
+from ..sema.writes import written_tensors
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
-from .buffers import Buffers, pow2
+from .buffers import Buffers, Ring, pow2
+from .collapse import collapse, has_roles
 from .copies import Copies
+from .events import Events
+from .hazards import fence_rereads
 from .host import HostScope, ir_type
 from .loops import Loops
+from .mma import Mmas
 from .notlifted import NotLifted
 from .terms import Bounded
 from .tma import TmaCopies
@@ -45,7 +51,7 @@ class Lifted:
     launch_of: Callable[[N.Kernel], list[str]]  # the launcher lines that launch it (or a rescheduled version)
 
 
-class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
+class Lifter(Mmas, Events, Loops, TmaCopies, Copies, Buffers, Arith):
     def __init__(self, top: A.Parallel, name: str, host: HostScope, src_name: str) -> None:
         self.top = top
         self.name = name
@@ -68,13 +74,18 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
         self.lane_extents: dict[str, int] = {}
         self.lane_axis: dict[str, int] = {}  # lane variable -> its axis in the thread level's tile
         self.grid_of: dict[str, E.Expr] = {}  # program id -> the grid extent along it (host)
+        self.grid_hosts: list[E.Expr] = []  # the grid's extents (host), by axis
         self.lanes: tuple[int, tuple[int, ...]] | None = None  # the lane scope: its index in scopes, its shape
         self.unit_threads: dict[int, int] = {}  # id(PBy) of a group / group-4 level -> threads per unit
+        self.written = written_tensors([top], set(host.tensors))  # the tensors this kernel stores into
+        self.stated_pipelines: dict[int, N.Pipeline] = {}  # id(Foreach) -> the pipeline collapsed roles state
 
     # ================================================================ driver
     def lift(self) -> Lifted:
         top = self.top
         levels = self.level_of = self.levels()
+        if any(b.cooperative for b in top.levels):
+            raise NotLifted("a cooperative grid (its blocks synchronise with each other)", top)
         block = [b for b in top.levels if levels[id(b)] == "block"]
         lanes = [b for b in top.levels if levels[id(b)] == "thread"]
         if len(block) + len(lanes) != len(top.levels) or top.levels[: len(block)] != block:
@@ -86,6 +97,8 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             self.lane_scope(lanes, [top.body])
         else:
             self.stmts([top.body])
+        self.drop_unshaped()
+        fence_rereads(self.body)
         args = [a for a in self.args.values() if not isinstance(a, N.Constexpr)]
         args += [a for a in self.args.values() if isinstance(a, N.Constexpr)]  # passed by keyword
         warps = max(1, min(8, pow2(-(-self.threads // 32))))
@@ -95,13 +108,15 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
 
     def levels(self) -> dict[int, str]:
         out: dict[int, str] = {}
+        # the levels of warp roles' parallels: collapsed (lift/collapse.py), their threads unused
+        roles = {id(b) for p in self.top.walk() if isinstance(p, A.Parallel) and has_roles(p.body) for b in p.levels}
         for chain in chains(self.top):
             kinds = chain_levels(chain)
             for b, lvl in zip(chain, kinds, strict=True):
                 if lvl in UNIT_THREADS:
                     # a warp or warpgroup without a thread level inside: one lane per unit (its
                     # threads all run the unit's code, LANGUAGE.md 7.3; the lifted code has no atomics)
-                    if "thread" in kinds:
+                    if "thread" in kinds and id(b) not in roles:
                         raise NotLifted("a thread level inside a group level", b)
                     self.unit_threads[id(b)] = UNIT_THREADS[lvl]
                     lvl = "thread"
@@ -130,7 +145,7 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
 
     def claim(self, user: str) -> str:
         """The kernel variable of the user's name ``user``: the name itself the first time."""
-        if user in self.bound:
+        if user in self.bound or keyword.iskeyword(user) or keyword.issoftkeyword(user):  # ``as``: Python's own
             name, k = f"{user}_{2}", 3
             while name in self.taken or name in self.bound:
                 name, k = f"{user}_{k}", k + 1
@@ -158,6 +173,7 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             if var:
                 self.scopes[-1][var] = Bounded(pid, bound)
             self.grid_of[pid.name] = host
+            self.grid_hosts.append(host)
             grid.append(host)
             pids.append(pid)
         return tuple(grid), tuple(pids)
@@ -172,20 +188,30 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
         return out
 
     def lane_scope(self, levels: list[A.PBy], body: list[A.Stmt]) -> None:
-        if any(isinstance(v, Bounded) and v.value.shape for v in self.scopes[-1].values()):
-            raise NotLifted("a thread level nested in another", levels[0])
-        pairs = self.level_vars(levels)
+        pairs: list[tuple[str | None, int, A.Node]] = []
+        threads = 1
+        for var, bound_node in self.level_vars(levels):
+            n = const_int(bound_node)
+            if n is None or n < 1:
+                raise NotLifted("a thread level whose extent is not a constant", bound_node)
+            pairs.append((var, n, bound_node))
+            threads *= n
+        threads *= max((self.unit_threads.get(id(b), 1) for b in levels), default=1)
+        self.threads = max(self.threads, threads)
+        self.lanes_over(pairs, body, levels[0])
+
+    def lanes_over(self, pairs: list[tuple[str | None, int, A.Node]], body: list[A.Stmt], node: A.Node) -> None:
+        """``body`` with one lane axis per (name, extent): a thread level's threads, or the
+        elements of a fragment under ``apply``.  Lanes nest only in lanes of one element each (a
+        unit's ``parallel by 1``: its values are the block's)."""
+        if self.lanes is not None and any(n != 1 for n in self.lanes[1]):
+            raise NotLifted("a thread level nested in another", node)
         rank = len(pairs)
         self.scopes.append({})
         saved_pad, saved_lets, saved_lanes = list(self.padding), list(self.lets), self.lanes
         self.lanes = (len(self.scopes) - 1, ())
-        threads = 1
-        for axis, (var, bound_node) in enumerate(pairs):
-            n = const_int(bound_node)
-            if n is None or n < 1:
-                raise NotLifted("a thread level whose extent is not a constant", bound_node)
+        for axis, (var, n, bound_node) in enumerate(pairs):
             size = pow2(n)
-            threads *= n
             lane: E.Expr = E.Arange(size) if rank == 1 else E.Lift(E.Arange(size), rank, (axis,))
             v = E.Var(self.claim(var) if var else self.fresh("lane"), lo=0, hi=size - 1, dims=lane.shape)
             self.emit(N.Let(v, lane), bound_node)
@@ -196,8 +222,6 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             self.lanes = (self.lanes[0], E.broadcast(self.lanes[1], lane.shape))
             if size != n:
                 self.padding.append(v.lt(n))  # a level that is not a power of two: padding lanes
-        threads *= max((self.unit_threads.get(id(b), 1) for b in levels), default=1)
-        self.threads = max(self.threads, threads)
         self.stmts(body)
         self.scopes.pop()
         self.padding, self.lets, self.lanes = saved_pad, saved_lets, saved_lanes
@@ -214,6 +238,8 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             self.scopes.pop()
         elif isinstance(s, A.Empty):
             return
+        elif isinstance(s, A.Parallel) and has_roles(s.body):
+            self.roles(s)
         elif isinstance(s, A.Parallel):
             if not all(self.level_of.get(id(b)) == "thread" for b in s.levels) or s.is_async:
                 raise NotLifted("an inner parallel that is not a thread level", s)
@@ -235,8 +261,51 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             self.foreach(s)
         elif isinstance(s, A.With):
             self.with_stmt(s)
+        elif isinstance(s, A.MmaFill):
+            self.mma_fill(s)
+        elif isinstance(s, A.MmaLoad):
+            self.mma_load(s)
+        elif isinstance(s, A.MmaOp):
+            self.mma_op(s)
+        elif isinstance(s, A.MmaStore):
+            self.mma_store(s)
+        elif isinstance(s, A.FragDecl):
+            self.frag_decl(s)
+        elif isinstance(s, A.MmaCommit):
+            return  # the lifted MMAs are complete where they stand
+        elif isinstance(s, A.EventDecl):
+            self.event_decl(s)
+        elif isinstance(s, A.Trigger):
+            self.trigger(s)
+        elif isinstance(s, A.While):
+            self.spin(s)
+        elif isinstance(s, A.Sync):
+            self.sync(s)
+        elif isinstance(s, A.Apply):
+            self.apply(s)
+        elif isinstance(s, A.FragOp):
+            self.frag_op(s)
         else:
             raise NotLifted(f"a '{type(s).__name__}' statement", s)
+
+    def roles(self, s: A.Parallel) -> None:
+        """Warp roles as one sequential program (lift/collapse.py); its rings become buffers and
+        its main loop keeps the pipeline the source states."""
+        rings = {name: v for sc in self.scopes for name, v in sc.items() if isinstance(v, Ring)}
+        block, stated = collapse(s, set(rings))
+        for sc in self.scopes:
+            for name in stated.rings:
+                r = sc.get(name)
+                if isinstance(r, Ring):
+                    sc[name] = self.new_buffer(name, r.elem, r.extents, 0, r.node)
+        slots = max((rings[n].slots for n in stated.rings), default=0)
+        if slots >= 2:
+            self.stated_pipelines[id(stated.loop)] = N.Pipeline(
+                slots, roles=stated.roles, events=stated.events, ring=slots
+            )
+        units = const_int(s.levels[0].bound[0]) or 1
+        self.threads = max(self.threads, units * self.unit_threads.get(id(s.levels[0]), 32))
+        self.stmt(block)
 
     def scalar_decl(self, s: A.ScalarDecl) -> None:
         if s.storage is not None:
@@ -311,6 +380,9 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
 
     def if_stmt(self, s: A.If) -> None:
         cond = self.truth(self.expr(s.cond))
+        if not cond.shape and _tile_work(s):
+            self.branch(cond, s)
+            return
         self.pred.append(cond)
         self.scopes.append({})
         self.stmt(s.then)
@@ -322,6 +394,38 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             self.stmt(s.other)
             self.scopes.pop()
             self.pred.pop()
+
+    def branch(self, cond: E.Expr, s: A.If) -> None:
+        """A block-level condition around whole-tile work (MMAs, ``apply``, fragment operations):
+        a branch of the program, not a ``where`` over each tile it computes (element accesses
+        join their masks instead, which the schedule passes can widen)."""
+        for b in self.buffers():  # buffers are assigned in the branches: bound before them
+            self.tile_value(b, s)
+        self.per_thread(s)
+        before = self.values()
+        outer, saved_lets = self.body, list(self.lets)
+        bodies: list[list[N.Stmt]] = []
+        for part in (s.then, s.other):
+            self.body, self.lets = [], list(saved_lets)
+            if part is not None:
+                self.scopes.append({})
+                self.stmt(part)
+                self.scopes.pop()
+            bodies.append(self.body)
+        self.body, self.lets = outer, saved_lets
+        for name, old in before.items():
+            new = self.values().get(name)
+            if (
+                new is not None
+                and new is not old
+                and (
+                    not isinstance(new.expr, E.Var)
+                    or not isinstance(old.expr, E.Var)
+                    or (new.expr.name, new.expr.type, new.expr.shape) != (old.expr.name, old.expr.type, old.expr.shape)
+                )
+            ):
+                raise NotLifted(f"'{name}' changes its type or shape inside a branch", s)
+        self.emit(N.If(cond, bodies[0], bodies[1]), s)
 
     # ================================================================ element accesses
     def tensor(self, base: A.Expr) -> tuple[str, N.Pointer]:
@@ -471,7 +575,14 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             if s.elem not in ("int", "bool") and ir_type(s.elem) is None:
                 raise NotLifted(f"a scalar of type '{s.elem}'", node)
             lo = 0 if name in self.sizes() else None
+            if s.elem == "bool":  # Triton may pass True as the integer 1 (it specializes 1): compare it
+                return Value(E.Bin("!=", self.scalar_arg(name, s.host, "int"), E.Const(0)), "bool")
             return Value(self.scalar_arg(name, s.host, s.elem, lo=lo), s.elem)
+        if name in self.host.constants:  # an integer the function knows when translating
+            return Value(E.Const(self.host.constants[name]), "int")
+        if name in self.host.float_constants:
+            value, ctype = self.host.float_constants[name]
+            return Value(E.Const(value, ir_type(ctype) or "f32"), ctype)
         raise NotLifted(f"the name '{name}'", node)
 
     def sizes(self) -> set[str]:
@@ -505,6 +616,8 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
         if isinstance(e, A.IntLit):
             return E.Const(e.value)
         if isinstance(e, A.Name):
+            if e.name in self.host.constants:
+                return E.Const(self.host.constants[e.name])
             s = self.host.scalars.get(e.name)
             if s is None or s.elem != "int":
                 raise NotLifted(f"a grid bound that uses '{e.name}'", e)
@@ -514,6 +627,20 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
         if isinstance(e, A.Binary) and e.op in ARITH_OPS:
             return E.fold(E.Bin(e.op, self.host_expr(e.lhs), self.host_expr(e.rhs)))
         raise NotLifted("a grid bound of this form", e)
+
+    def host_of(self, e: E.Expr) -> E.Expr | None:
+        """``e`` as the launcher computes it: scalar arguments by their launcher expressions, the
+        grid's extents by the grid's (None where ``e`` depends on anything else)."""
+        env: dict[str, E.Expr] = {}
+        for v in E.free_vars(e):
+            a = self.args.get(v.name)
+            if not isinstance(a, N.Scalar):
+                return None
+            env[v.name] = a.host
+        out = E.substitute(e, env)
+        for axis, g in enumerate(self.grid_hosts):
+            out = E.replace(out, E.Call("num_programs", (E.Const(axis),), "i32"), g)
+        return None if _calls(out, "num_programs") else E.fold(out)
 
     # ================================================================ the launch
     def launch_lines(self, k: N.Kernel) -> list[str]:
@@ -534,7 +661,8 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
             elif isinstance(a, N.Descriptor):
                 flag = f"_{k.name}_{a.flag}"
                 box = list(a.block)
-                check = f"{flag} = _rt.tma_ok(_F, {a.source!r}, {a.tensor}, {box}, {box}, {a.what!r})"
+                window = "[" + ", ".join(to_source(x, "host") for x in a.window) + "]" if a.window else str(box)
+                check = f"{flag} = _rt.tma_ok(_F, {a.source!r}, {a.tensor}, {box}, {window}, {a.what!r})"
                 if check not in lines:
                     lines.append(check)
                 lines.append(f"_{k.name}_{a.name} = _rt.tma_desc({a.tensor}, {box}, {flag}, {a.fill})")
@@ -546,6 +674,18 @@ class Lifter(Loops, TmaCopies, Copies, Buffers, Arith):
         grid = ", ".join(to_source(g, "host") for g in k.grid) + ("," if len(k.grid) == 1 else "")
         lines.append(f"_launch({k.name}, ({grid}), [{', '.join(host)}], dict({', '.join(consts)}))")
         return lines
+
+
+TILE_WORK = (A.Apply, A.MmaOp, A.MmaFill, A.MmaStore, A.FragOp)
+
+
+def _tile_work(s: A.If) -> bool:
+    """Does a branch hold whole-tile work (see :meth:`Lifter.branch`)?"""
+    return any(isinstance(n, TILE_WORK) for n in s.walk())
+
+
+def _calls(e: E.Expr, fn: str) -> bool:
+    return (isinstance(e, E.Call) and e.fn == fn) or any(_calls(c, fn) for c in e.children())
 
 
 def _within_shape(shape: tuple[int, ...], where: tuple[int, ...]) -> bool:

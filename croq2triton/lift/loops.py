@@ -47,6 +47,8 @@ class Loops:
     emit: Any
     tile_value: Any
     lanes: tuple[int, tuple[int, ...]] | None
+    folded_k_loop: Any
+    stated_pipelines: dict[int, N.Pipeline]
 
     def with_stmt(self, s: A.With) -> None:
         if s.where:
@@ -94,6 +96,8 @@ class Loops:
         return out
 
     def foreach(self, s: A.Foreach) -> None:
+        if self.folded_k_loop(s):  # MMAs on chunks of K (lift/mma.py)
+            return
         self.loop_nest(self.counters(s), s.body, s)
 
     def loop_nest(self, counters: list[Counter], body: A.Stmt, node: A.Node) -> None:
@@ -123,7 +127,8 @@ class Loops:
             ):
                 raise NotLifted(f"'{name}' changes its type or shape inside a loop", node)
             carried.append(new.expr)
-        self.emit(N.For(var, c.start, c.stop, E.Const(1), inner, carried=tuple(carried)), node)
+        pipeline = self.stated_pipelines.get(id(node)) if len(counters) == 1 else None  # the innermost loop
+        self.emit(N.For(var, c.start, c.stop, E.Const(1), inner, pipeline, tuple(carried)), node)
 
     def per_thread(self, node: A.Node) -> None:
         """Each thread's own values (declared inside a thread level) as tiles over all its lanes,
@@ -131,6 +136,8 @@ class Loops:
         if self.lanes is None:
             return
         depth, shape = self.lanes
+        if all(n == 1 for n in shape):  # one lane: its values are the block's
+            return
         for sc in self.scopes[depth:]:
             for name, v in list(sc.items()):
                 if not (isinstance(v, Value) and isinstance(v.expr, E.Var)) or v.expr.shape == shape:

@@ -14,6 +14,7 @@ with a warning that says why; a swizzle narrower than the box's rows is the user
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CroqLoweringError, Diagnostic
@@ -25,6 +26,15 @@ from ..tir import nodes as N
 from .terms import Region, const_int
 
 
+@dataclass(frozen=True)
+class Box:
+    """A descriptor's box, and the launcher's expressions of the copied window where its extents
+    are known only at launch (empty: the box is the window)."""
+
+    block: tuple[int, ...]
+    launch: tuple[E.Expr, ...] = ()
+
+
 class TmaCopies:
     """Descriptor loads and stores; the lifter supplies arguments, host tensors and warnings."""
 
@@ -32,6 +42,8 @@ class TmaCopies:
     host: Any
     pred: list[E.Expr]
     warnings: list[Diagnostic]
+    host_of: Any
+    written: set[str]
 
     def swizzle(self, s: A.DmaStmt) -> int | None:
         for a in s.attrs:
@@ -39,20 +51,28 @@ class TmaCopies:
                 return swizzle_bytes(a.args[0] if a.args else 0)
         return None
 
-    def tma_box(self, window: Region, extents: tuple[int, ...], s: A.DmaStmt) -> tuple[int, ...] | str:
-        """The box of a descriptor over ``window`` copied to or from a whole buffer of ``extents``
-        (or why there is none)."""
-        if self.pred:
-            return "the copy is under a condition"
+    def tma_box(self, window: Region, extents: tuple[int, ...], s: A.DmaStmt) -> Box | str:
+        """The box of a descriptor over ``window`` copied to or from a whole buffer of ``extents``,
+        with the launcher's expressions of a window whose extents are known only at launch (the
+        launcher uses the descriptor where they equal the box); or why there is none."""
+        if any(p.shape for p in self.pred):
+            return "the copy is under a condition on the thread index"
         t = self.host.tensors[window.tensor]
         box = [1] * len(t.extents)
+        launch: list[E.Expr] = []
+        origin = window.origin[-1]
         for c, d in enumerate(window.axes):
             n = const_int(window.shape[c])
             if n is None:
-                return "the box size is only known at launch"
-            if n != extents[c]:
+                host = self.host_of(window.shape[c])
+                if host is None:
+                    return "the box size is only known at launch"
+                n = extents[c]
+                origin = E.replace(origin, window.shape[c], E.Const(n))  # where the launcher uses the box
+            elif n != extents[c]:
                 return f"the window extent {n} differs from the buffer's {extents[c]}"
             box[d] = n
+            launch.append(host if const_int(window.shape[c]) is None else E.Const(n))
         for d, lo, hi in window.limits:  # a .view().from() window: TMA clips only at the tensor
             if not (E.same(lo, window.origin[d]) and E.same(hi, window.origin[d] + box[d])):
                 return "the window lies inside a .view().from() window of run-time extents"
@@ -68,27 +88,34 @@ class TmaCopies:
         reasons = static_reasons(len(box), box, elem_bytes, swiz)
         if reasons:
             return reasons[0]
-        if not _aligned(window.origin[-1], max(1, 16 // elem_bytes)):
+        if not _aligned(origin, max(1, 16 // elem_bytes)):
             return "the innermost offset is not provably a multiple of 16 bytes"
-        return tuple(box)
+        dynamic = any(const_int(x) is None for x in window.shape)
+        return Box(tuple(box), tuple(launch) if dynamic else ())
 
     def tma_load(self, load: N.Load, window: Region, extents: tuple[int, ...], zfill: bool, s: A.DmaStmt) -> N.Stmt:
+        """A descriptor load (under a block-level condition too: it reads what the masked load
+        would, and the caller keeps the buffer where the condition fails)."""
+        if window.tensor in self.written:  # a TMA load does not see the block's own stores
+            return self.masked(load, window, "the program also writes the tensor", "loads", s)
         box = self.tma_box(window, extents, s)
         if isinstance(box, str):
             return self.masked(load, window, box, "loads", s)
         padding = '"zero"' if zfill else "_OOB_PADDING"
         desc, flag = self.descriptor(window, box, "loads", padding, "_z" if zfill else "")
-        reshape = extents if len(extents) != len(box) else None
+        reshape = extents if len(extents) != len(box.block) else None
         return N.TmaLoad(load.var, desc, window.origin, load, flag, reshape, line=load.line)
 
     def tma_store(self, store: N.Store, window: Region, extents: tuple[int, ...], s: A.DmaStmt) -> N.Stmt:
+        """A descriptor store; under a block-level condition, inside an ``if`` of it."""
         box = self.tma_box(window, extents, s)
         if isinstance(box, str):
             return self.masked(store, window, box, "stores", s)
-        if len(extents) != len(box):
+        if len(extents) != len(box.block):
             return self.masked(store, window, "the window drops dimensions of the tensor", "stores", s)
         desc, flag = self.descriptor(window, box, "stores", '"zero"', "")
-        return N.TmaStore(desc, window.origin, store.value, store, flag, line=store.line)
+        tma = N.TmaStore(desc, window.origin, store.value, store, flag, line=store.line)
+        return N.If(E.conj(self.pred), [tma], line=store.line) if self.pred else tma
 
     def masked(self, access: N.Stmt, window: Region, reason: str, what: str, s: A.DmaStmt) -> N.Stmt:
         msg = f"tma.copy of '{window.tensor}': {reason}; using masked {what}"
@@ -96,12 +123,14 @@ class TmaCopies:
             self.warnings.append(Diagnostic("warning", msg, s.span))
         return access
 
-    def descriptor(self, window: Region, box: tuple[int, ...], what: str, padding: str, suffix: str) -> tuple[str, str]:
+    def descriptor(self, window: Region, box: Box, what: str, padding: str, suffix: str) -> tuple[str, str]:
         t = self.host.tensors[window.tensor]
-        shape = "x".join(map(str, box))
+        shape = "x".join(map(str, box.block))
         flag = f"TMA_{t.name.upper()}_{shape.upper()}"
         desc = f"{t.name}_desc_{shape}{suffix}"
-        self.args[desc] = N.Descriptor(desc, t.host, box, "zero", flag=flag, what=what, source=t.name, fill=padding)
+        self.args[desc] = N.Descriptor(
+            desc, t.host, box.block, "zero", flag=flag, what=what, source=t.name, fill=padding, window=box.launch
+        )
         self.args[flag] = N.Constexpr(flag, True)
         return desc, flag
 

@@ -234,6 +234,8 @@ class FunctionLowering:
                 scope.scalars[croq] = HostScalar(croq, v.host, v.ty or "int")
             elif isinstance(v, Val) and isinstance(v.const, int) and not isinstance(v.const, bool):
                 scope.constants[croq] = v.const
+            elif isinstance(v, Val) and isinstance(v.const, float) and v.ty in ("f32", "f64", "f16", "bf16"):
+                scope.float_constants[croq] = (v.const, v.ty)
         return scope
 
     def lift_contraction(self, top: A.Parallel, name: str) -> bool | str:
@@ -295,7 +297,11 @@ class FunctionLowering:
                 kernel = interior_split(kernel)  # both schedules: measured faster (schedule/interior.py)
                 launch = lifted.launch_of(kernel)
                 source = emit_kernel(kernel, self.src_name)
-        except NotLifted:
+        except NotLifted as e:
+            if os.environ.get("CROQ2TRITON_EXPLAIN"):  # why a kernel stays on the older lowering
+                span = e.span or top.span
+                line = span.line if span else 0
+                print(f"{self.src_name}:{line}: note: {name} is not lifted to the tile IR: {e}", file=sys.stderr)
             return False
         self.kernel_sources.append(source.rstrip("\n"))
         self.ir_kernels.append(kernel)
@@ -337,6 +343,8 @@ class FunctionLowering:
         from .kernel import KernelLowering
 
         factors = (1, 1)
+        if any(isinstance(n, A.MmaOp) for n in s.walk()) and self.lift_new_path(s, name):
+            return  # MMA as written (lift/mma.py) before the older rewrites of MMA kernels
         split = ksplit(s) if self.schedule == "auto" else None
         if split is not None:
             s = split[0]  # staged K tiles in 64-wide steps (lower/ksplit.py)

@@ -189,8 +189,8 @@ class GemmBuilder:
         # (Schedule.pieces_m / pieces_n): an A tile per row piece, a B tile per column piece, an
         # accumulator, dot and store per pair
         pieces_m, pieces_n = s.pieces_m, s.pieces_n
-        if (len(pieces_m) > 1 or len(pieces_n) > 1) and (c.scales or c.batched or grp is not None):
-            raise NotTiled("pieces of a block-scaled, batched or grouped contraction")
+        if (len(pieces_m) > 1 or len(pieces_n) > 1) and (c.scales or grp is not None):
+            raise NotTiled("pieces of a block-scaled or grouped contraction")
         tags_m = [""] if len(pieces_m) == 1 else [f"_{i}" for i in range(len(pieces_m))]
         tags_n = [""] if len(pieces_n) == 1 else [f"_{j}" for j in range(len(pieces_n))]
 

@@ -171,6 +171,10 @@ class Analysis:
     def stmt(self, s: N.Stmt) -> None:
         if isinstance(s, N.Dot):
             raise NotWidened("a dot (its shape is its own)")
+        if isinstance(s, N.Barrier):
+            raise NotWidened("a store to a tensor the program also reads (fenced by barriers)")
+        if any(isinstance(n, E.Reduce) for x in N.exprs_of(s) for n in x.walk()):
+            raise NotWidened("a reduction (its axes are its own)")
         if isinstance(s, (N.TmaLoad, N.TmaStore, N.Atomic)):
             self.row_blockers.append(type(s).__name__)
         if isinstance(s, N.If) and {v.name for v in E.free_vars(s.cond)} & self.pids:

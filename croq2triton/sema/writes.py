@@ -35,7 +35,12 @@ def _root(e: A.Expr | None, alias: dict[str, str]) -> str | None:
 
 def written_params(fn: A.CoFunction) -> set[str]:
     params = {p.name for p in fn.params if p.name and p.type.kind == "spanned"}
-    nodes = [n for s in fn.body for n in s.walk()]
+    return written_tensors(fn.body, params)
+
+
+def written_tensors(stmts: list[A.Stmt], params: set[str]) -> set[str]:
+    """Which of the tensors ``params`` the statements write (through views and names of views)."""
+    nodes = [n for s in stmts for n in s.walk()]
     alias: dict[str, str] = {}
     changed = True
     while changed:  # names bound to views of parameters (``v = out.subspan(..)``), transitively

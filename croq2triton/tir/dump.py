@@ -57,7 +57,12 @@ def _stmt(s: N.Stmt, depth: int, out: list[str]) -> None:
         _stmt(s.fallback, depth + 1, out)
     elif isinstance(s, N.Dot):
         acc = f" + {_e(s.acc)}" if s.acc is not None else ""
-        out.append(f"{pad}{s.out.name} = dot({_e(s.a)}, {_e(s.b)}){acc}{at}")
+        a = f"trans({_e(s.a)})" if s.trans_a else _e(s.a)
+        b = f"trans({_e(s.b)})" if s.trans_b else _e(s.b)
+        how = "".join(f" {k} {v}" for k, v in (("precision", s.precision), ("out", s.out_dtype)) if v is not None)
+        out.append(f"{pad}{s.out.name} = dot({a}, {b}){acc}{how}{at}")
+    elif isinstance(s, N.Barrier):
+        out.append(f"{pad}barrier{at}")
     elif isinstance(s, N.Atomic):
         res = f"{s.result.name} = " if s.result is not None else ""
         out.append(f"{pad}{res}atomic {s.op} {_access(s.base, s.index, s.mask)}, {_e(s.value)}{at}")
@@ -65,7 +70,8 @@ def _stmt(s: N.Stmt, depth: int, out: list[str]) -> None:
         pipe = ""
         if s.pipeline is not None:
             p = s.pipeline
-            pipe = f" pipeline(stages={p.stages}, ring={p.ring}, warp_specialize={p.warp_specialize})"
+            stated = "".join(f", {k}=[{'; '.join(v)}]" for k, v in (("roles", p.roles), ("events", p.events)) if v)
+            pipe = f" pipeline(stages={p.stages}, ring={p.ring}, warp_specialize={p.warp_specialize}{stated})"
         out.append(f"{pad}for {s.var.name} in [{_e(s.start)}, {_e(s.stop)}) step {_e(s.step)}{pipe}{at}")
         for x in s.body:
             _stmt(x, depth + 1, out)

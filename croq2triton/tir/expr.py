@@ -326,6 +326,26 @@ class Call(Expr):
         return self.args
 
 
+@dataclass(frozen=True)
+class Reduce(Expr):
+    """``tl.max(value, axis)`` / ``tl.min`` / ``tl.sum``: ``value`` reduced along ``axis``."""
+
+    op: str  # max, min, sum
+    value: Expr
+    axis: int
+
+    @property
+    def dtype(self) -> str:
+        return self.value.dtype
+
+    @property
+    def shape(self) -> Shape:
+        return tuple(n for d, n in enumerate(self.value.shape) if d != self.axis)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
 def promote(a: str, b: str) -> str:
     """The type of ``a op b``: floats win over integers, wider over narrower."""
     order = ["i1", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f8e4", "f8e5", "f16", "bf16", "f32", "f64"]
@@ -560,6 +580,8 @@ def fold(e: Expr) -> Expr:
         return _fold_cdiv(fold(e.lhs), fold(e.rhs))
     if isinstance(e, Call):
         return Call(e.fn, tuple(fold(a) for a in e.args), e.type)
+    if isinstance(e, Reduce):
+        return Reduce(e.op, fold(e.value), e.axis)
     assert isinstance(e, Bin), e
     a, b = fold(e.lhs), fold(e.rhs)
     if e.op in ("+", "-", "*") and is_int(a.dtype) and is_int(b.dtype) and "i1" not in (a.dtype, b.dtype):
@@ -826,6 +848,8 @@ def _subst(e: Expr, env: dict[str, Expr]) -> Expr:
         return Where(_subst(e.cond, env), _subst(e.then, env), _subst(e.other, env))
     if isinstance(e, Call):
         return Call(e.fn, tuple(_subst(a, env) for a in e.args), e.type)
+    if isinstance(e, Reduce):
+        return Reduce(e.op, _subst(e.value, env), e.axis)
     return e
 
 

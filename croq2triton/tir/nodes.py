@@ -76,6 +76,7 @@ class Descriptor:
     what: str = "loads"
     source: str = ""
     fill: str = '"zero"'
+    window: tuple[Expr, ...] = ()  # host expressions of the copied window where it is only known at launch
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,12 @@ class Dot(Stmt):
     out_dtype: str | None = None
     trans_a: bool = False  # the operand tile is stored [K, M]: the dot reads its transpose
     trans_b: bool = False  # stored [N, K]
+
+
+@dataclass
+class Barrier(Stmt):
+    """``tl.debug_barrier()``: the block's threads meet (around a store to a tensor the program
+    also reads: the threads own different elements of the two accesses)."""
 
 
 @dataclass

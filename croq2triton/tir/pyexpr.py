@@ -126,6 +126,8 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
         if e.fn.startswith("_"):  # a helper of the generated module (``_as_dot_operand``)
             return call(e.fn, *(_node(a, where) for a in e.args))
         return call(f"tl.{e.fn}" if where == "kernel" else f"math.{e.fn}", *(_node(a, where) for a in e.args))
+    if isinstance(e, E.Reduce):
+        return call(f"tl.{e.op}", _node(e.value, where), axis=ast.Constant(e.axis))
     assert isinstance(e, E.Bin), e
     lhs, rhs = _node(e.lhs, where), _node(e.rhs, where)
     if e.op in _BINOPS:

@@ -50,99 +50,73 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def attention_k0(
-    _grid_1,
     BH,
-    q_ptr,
-    q_s0,
-    q_s1,
-    q_s2,
     SEQ_Q,
-    k_ptr,
-    k_s0,
-    k_s1,
-    k_s2,
+    q_ptr,
+    q_stride_0,
+    q_stride_1,
+    q_stride_2,
     SEQ_K,
+    k_ptr,
+    k_stride_0,
+    k_stride_1,
+    k_stride_2,
     v_ptr,
-    v_s0,
-    v_s1,
-    v_s2,
+    v_stride_0,
+    v_stride_1,
+    v_stride_2,
     o_ptr,
-    o_s0,
-    o_s1,
-    o_s2,
+    o_stride_0,
+    o_stride_1,
+    o_stride_2,
     causal,
-    GROUP_M: tl.constexpr,
 ):
-    """Program = one block of `parallel` at attention.co:12."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # attention.co:12
-    _group = GROUP_M * BH
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    bm = _first + _pid % _group % _gsize
-    bh = _pid % _group // _gsize
-    q_s_data = tl.zeros([64, 64], tl.float16)  # attention.co:17
-    tile_2 = tl.load(
-        q_ptr + bh * q_s0 + (bm * 64 + tl.arange(0, 64)[:, None]) * q_s1 + tl.arange(0, 64)[None, :] * q_s2,
-        mask=(bm * 64 + tl.arange(0, 64)[:, None] < SEQ_Q) & (tl.arange(0, 64)[None, :] < 64),
-        other=0.0,
-    )
-    q_s_data = tile_2
-    row_max_3 = tl.full([64], -_INF, tl.float32)  # attention.co:19
-    prev_max_4 = tl.full([64], 0.0, tl.float32)  # attention.co:20
-    rescale_5 = tl.full([64], 0.0, tl.float32)  # attention.co:21
-    row_sum_6 = tl.full([64], 0.0, tl.float32)  # attention.co:22
-    denom_7 = tl.full([64], 0.0, tl.float32)  # attention.co:23
-    probs_8 = tl.full([64, 64], 0.0, tl.float16)  # attention.co:24
-    acc_9 = tl.full([64, 64], 0.0, tl.float32)  # attention.co:25
-    last_10 = tl.where(
-        causal != 0, tl.where((bm + 1) * 64 < SEQ_K, tl.cdiv((bm + 1) * 64, 64), tl.cdiv(SEQ_K, 64)), tl.cdiv(SEQ_K, 64)
+    """The block-level parallel at attention.co:12: one program per block, one lane per thread."""
+    bm = tl.program_id(0)  # attention.co:12
+    bh = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # attention.co:17
+    cols = tl.arange(0, 64)[None, :]
+    offs = bm * 64 + rows
+    mask = offs < SEQ_Q
+    q_s = tl.load(q_ptr + bh * q_stride_0 + offs * q_stride_1 + cols * q_stride_2, mask=mask, other=0.0)
+    acc = tl.zeros([64, 64], tl.float32)  # attention.co:25
+    last = tl.where(
+        causal != 0, tl.where(bm * 64 + 64 < SEQ_K, bm + 1, tl.cdiv(SEQ_K, 64)), tl.cdiv(SEQ_K, 64)
     )  # attention.co:28
-    for bn_11 in range(0, last_10):  # attention.co:30
-        s_12 = tl.full([64, 64], 0.0, tl.float32)  # attention.co:31
-        k_s_data = tl.zeros([64, 64], tl.float16)  # attention.co:32
-        tile_13 = tl.load(
-            k_ptr + bh * k_s0 + (bn_11 * 64 + tl.arange(0, 64)[:, None]) * k_s1 + tl.arange(0, 64)[None, :] * k_s2,
-            mask=(bn_11 * 64 + tl.arange(0, 64)[:, None] < SEQ_K) & (tl.arange(0, 64)[None, :] < 64),
-            other=0.0,
-        )
-        k_s_data = tile_13
-        s_12 = tl.dot(q_s_data, tl.trans(k_s_data), s_12)  # attention.co:33
-        # attention.co:36
-        if ((bn_11 + 1) * 64 > SEQ_K) | (causal != 0) & ((bn_11 + 1) * 64 > bm * 64):
-            # apply over s.span: element-wise on the whole [64, 64] tile
-            cond_14 = (bn_11 * 64 + tl.arange(0, 64)[None, :] >= SEQ_K) | (causal != 0) & (
-                bn_11 * 64 + tl.arange(0, 64)[None, :] > bm * 64 + tl.arange(0, 64)[:, None]
-            )  # attention.co:38
-            s_12 = tl.where(cond_14, -_INF, s_12)  # attention.co:39
-        prev_max_4 = row_max_3  # attention.co:42
-        row_max_3 = tl.max(s_12, axis=1)  # attention.co:43
-        # apply over row_max.span: element-wise on the whole [64] tile
-        row_max_3 = tl.zeros([64], tl.float32) + tl.maximum(row_max_3, prev_max_4)  # attention.co:45
-        rescale_5 = tl.zeros([64], tl.float32) + tl.exp2((prev_max_4 - row_max_3) * 0.18033688)  # attention.co:46
-        # apply over s.span: element-wise on the whole [64, 64] tile
-        s_12 = tl.zeros([64, 64], tl.float32) + tl.exp2((s_12 - row_max_3[:, None]) * 0.18033688)  # attention.co:49
-        probs_8 = tl.zeros([64, 64], tl.float16) + s_12.to(tl.float16)  # attention.co:50
-        row_sum_6 = tl.sum(s_12, axis=1)  # attention.co:52
-        # apply over denom.span: element-wise on the whole [64] tile
-        denom_7 = tl.zeros([64], tl.float32) + (denom_7 * rescale_5 + row_sum_6)  # attention.co:54
-        # apply over acc.span: element-wise on the whole [64, 64] tile
-        acc_9 = tl.zeros([64, 64], tl.float32) + acc_9 * rescale_5[:, None]  # attention.co:56
-        v_s_data = tl.zeros([64, 64], tl.float16)  # attention.co:57
-        tile_15 = tl.load(
-            v_ptr + bh * v_s0 + (bn_11 * 64 + tl.arange(0, 64)[:, None]) * v_s1 + tl.arange(0, 64)[None, :] * v_s2,
-            mask=(bn_11 * 64 + tl.arange(0, 64)[:, None] < SEQ_K) & (tl.arange(0, 64)[None, :] < 64),
-            other=0.0,
-        )
-        v_s_data = tile_15
-        acc_9 = tl.dot(probs_8, v_s_data, acc_9)  # attention.co:58
-    # apply over acc.span: element-wise on the whole [64, 64] tile
-    acc_9 = tl.zeros([64, 64], tl.float32) + acc_9 / denom_7[:, None]  # attention.co:61
-    tl.store(
-        o_ptr + bh * o_s0 + (bm * 64 + tl.arange(0, 64)[:, None]) * o_s1 + tl.arange(0, 64)[None, :] * o_s2,
-        acc_9.to(tl.float16),
-        mask=(bm * 64 + tl.arange(0, 64)[:, None] < SEQ_Q) & (tl.arange(0, 64)[None, :] < 64),
-    )  # attention.co:62
+    row_max = tl.full([64], float("-inf"), tl.float32)  # attention.co:19
+    prev_max = tl.zeros([64], tl.float32)  # attention.co:20
+    rescale = tl.zeros([64], tl.float32)  # attention.co:21
+    row_sum = tl.zeros([64], tl.float32)  # attention.co:22
+    denom = tl.zeros([64], tl.float32)  # attention.co:23
+    probs = tl.zeros([64, 64], tl.float16)  # attention.co:24
+    for bn in range(0, last):  # attention.co:30
+        s = tl.zeros([64, 64], tl.float32)  # attention.co:31
+        offs_2 = bn * 64 + rows  # attention.co:32
+        mask_2 = offs_2 < SEQ_K
+        k_s = tl.load(k_ptr + bh * k_stride_0 + offs_2 * k_stride_1 + cols * k_stride_2, mask=mask_2, other=0.0)
+        s = tl.dot(q_s, tl.trans(k_s), s)  # attention.co:33
+        if (bn * 64 + 64 > SEQ_K) | (causal != 0) & (bn * 64 + 64 > bm * 64):  # attention.co:36
+            i = tl.arange(0, 64)[:, None]  # attention.co:37
+            j = tl.arange(0, 64)[None, :]
+            s = tl.where(
+                (bn * 64 + j >= SEQ_K) | (causal != 0) & (bn * 64 + j > bm * 64 + i), float("-inf"), s
+            )  # attention.co:39
+        prev_max = row_max  # attention.co:42
+        row_max = tl.max(s, axis=1)  # attention.co:43
+        row_max = tl.maximum(row_max, prev_max)  # attention.co:45
+        rescale = tl.exp2((prev_max - row_max) * 0.18033688)  # attention.co:46
+        s = tl.exp2((s - row_max[:, None]) * 0.18033688)  # attention.co:49
+        probs = s.to(tl.float16)  # attention.co:50
+        row_sum = tl.sum(s, axis=1)  # attention.co:52
+        denom = denom * rescale + row_sum  # attention.co:54
+        acc = acc * rescale[:, None]  # attention.co:56
+        v_s = tl.load(
+            v_ptr + bh * v_stride_0 + offs_2 * v_stride_1 + cols * v_stride_2, mask=mask_2, other=0.0
+        )  # attention.co:57
+        acc = tl.dot(probs, v_s, acc)  # attention.co:58
+    acc = acc / denom[:, None]  # attention.co:61
+    acc_out_2 = acc.to(tl.float16)  # attention.co:62
+    tl.store(o_ptr + bh * o_stride_0 + offs * o_stride_1 + cols * o_stride_2, acc_out_2, mask=mask)
 
 
 def attention(q, k, v, o, causal, *, _launch=None):
@@ -172,20 +146,19 @@ def attention(q, k, v, o, causal, *, _launch=None):
     causal = _rt.scalar_arg(_F, "causal", causal, bool)
     _launch(
         attention_k0,
-        (_rt.cdiv(SEQ_Q, 64) * BH,),
+        (_rt.cdiv(SEQ_Q, 64), BH),
         [
-            _rt.cdiv(SEQ_Q, 64),
             BH,
+            SEQ_Q,
             q,
             q.stride(0),
             q.stride(1),
             q.stride(2),
-            SEQ_Q,
+            SEQ_K,
             k,
             k.stride(0),
             k.stride(1),
             k.stride(2),
-            SEQ_K,
             v,
             v.stride(0),
             v.stride(1),
@@ -196,7 +169,7 @@ def attention(q, k, v, o, causal, *, _launch=None):
             o.stride(2),
             causal,
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(num_warps=4),
     )  # attention.co:12
     return None
 

@@ -111,88 +111,77 @@ def matmul_k0(
 
 @triton.jit
 def matmul_k0_general(
-    _grid_1,
-    _grid_2,
     K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
     M,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
     lhs_desc_64x64,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
     N,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     rhs_desc_128x64,
     output_ptr,
-    output_s0,
-    output_s1,
+    output_stride_0,
+    output_stride_1,
     output_desc_64x128,
-    GROUP_M: tl.constexpr,
     TMA_LHS_64X64: tl.constexpr,
     TMA_RHS_128X64: tl.constexpr,
     TMA_OUTPUT_64X128: tl.constexpr,
 ):
-    """Program = one block of `parallel` at matmul_f16_v2_hopper_tma_wgmma.co:17."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # matmul_f16_v2_hopper_tma_wgmma.co:17
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
+    """The block-level parallel at matmul_f16_v2_hopper_tma_wgmma.co:17: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # matmul_f16_v2_hopper_tma_wgmma.co:17
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # matmul_f16_v2_hopper_tma_wgmma.co:24
+    cols = tl.arange(0, 64)[None, :]
+    rows_2 = tl.arange(0, 128)[:, None]  # matmul_f16_v2_hopper_tma_wgmma.co:25
+    cols_2 = tl.arange(0, 128)[None, :]  # matmul_f16_v2_hopper_tma_wgmma.co:35
+    mc = tl.zeros([64, 128], tl.float32)  # matmul_f16_v2_hopper_tma_wgmma.co:22
     lhs_s = tl.zeros([64, 64], tl.float16)  # matmul_f16_v2_hopper_tma_wgmma.co:18
     rhs_s = tl.zeros([128, 64], tl.float16)  # matmul_f16_v2_hopper_tma_wgmma.co:19
     output_s = tl.zeros([64, 128], tl.float16)  # matmul_f16_v2_hopper_tma_wgmma.co:20
-    mc_3 = tl.full([64, 128], 0.0, tl.float32)  # matmul_f16_v2_hopper_tma_wgmma.co:22
-    for iv_k_4 in range(0, tl.cdiv(K, 64)):  # matmul_f16_v2_hopper_tma_wgmma.co:23
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_64X64:  # matmul_f16_v2_hopper_tma_wgmma.co:24
-            tile_5 = lhs_desc_64x64.load([block_m * (M // _grid_1), iv_k_4 * (K // tl.cdiv(K, 64))])
+    for iv_k in range(0, tl.cdiv(K, 64)):  # matmul_f16_v2_hopper_tma_wgmma.co:23
+        offs = block_m * (M // tl.num_programs(0)) + rows  # matmul_f16_v2_hopper_tma_wgmma.co:24
+        offs_2 = iv_k * (K // tl.cdiv(K, 64)) + cols
+        mask = (
+            (rows < M // tl.num_programs(0))
+            & (cols < K // tl.cdiv(K, 64))
+            & (offs >= 0)
+            & (offs < M)
+            & (offs_2 >= 0)
+            & (offs_2 < K)
+        )
+        if TMA_LHS_64X64:
+            lhs_s = lhs_desc_64x64.load([block_m * (M // tl.num_programs(0)), iv_k * (K // tl.cdiv(K, 64))])
         else:
-            mask_6 = (
-                (tl.arange(0, 64)[:, None] < M // _grid_1)
-                & (tl.arange(0, 64)[None, :] < K // tl.cdiv(K, 64))
-                & (block_m * (M // _grid_1) + tl.arange(0, 64)[:, None] < M)
-                & (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :] < K)
+            lhs_s = _oob_fill(
+                tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask, other=0.0), mask
             )
-            ptrs_7 = (
-                lhs_ptr
-                + (block_m * (M // _grid_1) + tl.arange(0, 64)[:, None]) * lhs_s0
-                + (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :]) * lhs_s1
-            )
-            tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-        lhs_s = tile_5  # matmul_f16_v2_hopper_tma_wgmma.co:24
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_128X64:  # matmul_f16_v2_hopper_tma_wgmma.co:25
-            tile_8 = rhs_desc_128x64.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 64))])
+        offs_3 = block_n * (N // tl.num_programs(1)) + rows_2  # matmul_f16_v2_hopper_tma_wgmma.co:25
+        mask_2 = (
+            (rows_2 < N // tl.num_programs(1))
+            & (cols < K // tl.cdiv(K, 64))
+            & (offs_3 >= 0)
+            & (offs_3 < N)
+            & (offs_2 >= 0)
+            & (offs_2 < K)
+        )
+        if TMA_RHS_128X64:
+            rhs_s = rhs_desc_128x64.load([block_n * (N // tl.num_programs(1)), iv_k * (K // tl.cdiv(K, 64))])
         else:
-            mask_9 = (
-                (tl.arange(0, 128)[:, None] < N // _grid_2)
-                & (tl.arange(0, 64)[None, :] < K // tl.cdiv(K, 64))
-                & (block_n * (N // _grid_2) + tl.arange(0, 128)[:, None] < N)
-                & (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :] < K)
+            rhs_s = _oob_fill(
+                tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_2 * rhs_stride_1, mask=mask_2, other=0.0), mask_2
             )
-            ptrs_10 = (
-                rhs_ptr
-                + (block_n * (N // _grid_2) + tl.arange(0, 128)[:, None]) * rhs_s0
-                + (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :]) * rhs_s1
-            )
-            tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        rhs_s = tile_8  # matmul_f16_v2_hopper_tma_wgmma.co:25
-        mc_3 = tl.dot(lhs_s, tl.trans(rhs_s), mc_3)  # matmul_f16_v2_hopper_tma_wgmma.co:30
-        # the loop over 'iv_wk' splits K into 4 pieces: folded into the dot above
-    output_s = mc_3.to(tl.float16)  # matmul_f16_v2_hopper_tma_wgmma.co:34
-    if TMA_OUTPUT_64X128:  # matmul_f16_v2_hopper_tma_wgmma.co:35
+        mc = tl.dot(lhs_s, tl.trans(rhs_s), mc)  # matmul_f16_v2_hopper_tma_wgmma.co:30
+    output_s = mc.to(tl.float16)  # matmul_f16_v2_hopper_tma_wgmma.co:34
+    offs_4 = block_m * 64 + rows  # matmul_f16_v2_hopper_tma_wgmma.co:35
+    offs_5 = block_n * 128 + cols_2
+    mask_3 = (offs_4 < M) & (offs_5 < N)
+    if TMA_OUTPUT_64X128:
         output_desc_64x128.store([block_m * 64, block_n * 128], output_s)
     else:
-        tl.store(
-            output_ptr
-            + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
-            + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
-            output_s,
-            mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
-        )
+        tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_3)
 
 
 def matmul(lhs, rhs, output, *, _launch=None):
@@ -267,20 +256,18 @@ def matmul(lhs, rhs, output, *, _launch=None):
         )
         _launch(
             matmul_k0_general,
-            (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+            (_rt.cdiv(M, 64), _rt.cdiv(N, 128)),
             [
-                _rt.cdiv(M, 64),
-                _rt.cdiv(N, 128),
                 K,
+                M,
                 lhs,
                 lhs.stride(0),
                 lhs.stride(1),
-                M,
                 _matmul_k0_general_lhs_desc_64x64,
+                N,
                 rhs,
                 rhs.stride(0),
                 rhs.stride(1),
-                N,
                 _matmul_k0_general_rhs_desc_128x64,
                 output,
                 output.stride(0),
@@ -288,11 +275,10 @@ def matmul(lhs, rhs, output, *, _launch=None):
                 _matmul_k0_general_output_desc_64x128,
             ],
             dict(
-                GROUP_M=8,
+                num_warps=4,
                 TMA_LHS_64X64=_matmul_k0_general_TMA_LHS_64X64,
                 TMA_RHS_128X64=_matmul_k0_general_TMA_RHS_128X64,
                 TMA_OUTPUT_64X128=_matmul_k0_general_TMA_OUTPUT_64X128,
-                num_warps=4,
             ),
         )
     return None

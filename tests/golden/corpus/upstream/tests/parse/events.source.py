@@ -50,7 +50,7 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def foo_k0():
-    """Program = one block of `parallel` at events.co:5."""
+    """The block-level parallel at events.co:5: one program per block, one lane per thread."""
 
 
 def foo(*, _launch=None):
@@ -65,7 +65,7 @@ def foo(*, _launch=None):
 
 @triton.jit
 def bar_k0():
-    """Program = one block of `parallel` at events.co:12."""
+    """The block-level parallel at events.co:12: one program per block, one lane per thread."""
 
 
 def bar(*, _launch=None):

@@ -50,11 +50,11 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def mma_schedule_k0():
-    """Program = one block of `parallel` at mma_schedule.co:5."""
+    """The block-level parallel at mma_schedule.co:5: one program per block, one lane per thread."""
+    acc = tl.zeros([64, 128], tl.float32)  # mma_schedule.co:9
     lhs = tl.zeros([64, 64], tl.bfloat16)  # mma_schedule.co:6
     rhs = tl.zeros([64, 128], tl.bfloat16)  # mma_schedule.co:7
-    acc_1 = tl.full([64, 128], 0.0, tl.float32)  # mma_schedule.co:9
-    acc_1 = tl.dot(_as_dot_operand(lhs), _as_dot_operand(rhs), acc_1)  # mma_schedule.co:11
+    acc = tl.dot(_as_dot_operand(lhs), _as_dot_operand(rhs), acc)  # mma_schedule.co:11
 
 
 def mma_schedule(*, _launch=None):

@@ -49,12 +49,13 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def removed_tma_event_binding_k0(input_ptr, input_s0, input_desc_64, TMA_INPUT_64: tl.constexpr):
-    """Program = one block of `parallel` at removed_tma_event_binding.co:4."""
-    if TMA_INPUT_64:  # removed_tma_event_binding.co:7
-        tile_1 = input_desc_64.load([0])
+def removed_tma_event_binding_k0(input_ptr, input_stride_0, input_desc_64, TMA_INPUT_64: tl.constexpr):
+    """The block-level parallel at removed_tma_event_binding.co:4: one program per block, one lane per thread."""
+    idx = tl.arange(0, 64)  # removed_tma_event_binding.co:7
+    if TMA_INPUT_64:
+        tile = input_desc_64.load([0])
     else:
-        tile_1 = tl.load(input_ptr + tl.arange(0, 64) * input_s0)
+        tile = tl.load(input_ptr + idx * input_stride_0)
 
 
 def removed_tma_event_binding(input, *, _launch=None):
@@ -65,6 +66,7 @@ def removed_tma_event_binding(input, *, _launch=None):
     _dims = {}
     input = _rt.tensor_arg(_F, "input", input, torch.float16, 1, _dev, is_global=True)  # removed_tma_event_binding.co:3
     _rt.fixed_dim(_F, "input", input, 0, 64)
+    # removed_tma_event_binding.co:4
     _removed_tma_event_binding_k0_TMA_INPUT_64 = _rt.tma_ok(_F, "input", input, [64], [64], "loads")
     _removed_tma_event_binding_k0_input_desc_64 = _rt.tma_desc(
         input, [64], _removed_tma_event_binding_k0_TMA_INPUT_64, _OOB_PADDING
@@ -73,8 +75,8 @@ def removed_tma_event_binding(input, *, _launch=None):
         removed_tma_event_binding_k0,
         (1,),
         [input, input.stride(0), _removed_tma_event_binding_k0_input_desc_64],
-        dict(TMA_INPUT_64=_removed_tma_event_binding_k0_TMA_INPUT_64, num_warps=1),
-    )  # removed_tma_event_binding.co:4
+        dict(num_warps=1, TMA_INPUT_64=_removed_tma_event_binding_k0_TMA_INPUT_64),
+    )
     return None
 
 

@@ -48,16 +48,20 @@ def _oob_fill(x, mask):
     return y
 
 
+@triton.jit
+def foo_k0():
+    """The block-level parallel at while_event.co:4: one program per block, one lane per thread."""
+
+
 def foo(*, _launch=None):
-    """Not translated: expected a scalar value, found tuple."""
-    raise _rt.CroqLaunchError(
-        (
-            "foo cannot run: expected a scalar value, found tuple "
-            "(corpus/upstream/tests/parse/while_event.co:6:12)"
-        ),
-        hint=None,
-    )
+    """foo() -> void; from while_event.co:3."""
+    _F = _rt.Fn("foo", "while_event.co", 3)
+    _launch = _launch or _rt.launch
+    _dev = _rt.pick_device(_F, {}, _launch)
+    _dims = {}
+    _launch(foo_k0, (1,), [], dict(num_warps=1))  # while_event.co:4
+    return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {}
+__croq_ops__ = {"foo": {"params": [], "writes": [], "returns": "none"}}

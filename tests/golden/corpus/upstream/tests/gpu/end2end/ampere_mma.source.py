@@ -970,77 +970,56 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
 @triton.jit
 def matmul_persis_swizzle_sm86_k0(
     total_tiles,
-    schedule_m_ptr,
-    schedule_m_s0,
     T,
+    schedule_m_ptr,
+    schedule_m_stride_0,
     schedule_n_ptr,
-    schedule_n_s0,
+    schedule_n_stride_0,
     K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
     M,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
     N,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     output_ptr,
-    output_s0,
-    output_s1,
+    output_stride_0,
+    output_stride_1,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:489."""
+    """The block-level parallel at ampere_mma.co:489: one program per block, one lane per thread."""
     block_id = tl.program_id(0)  # ampere_mma.co:489
+    rows = tl.arange(0, 16)[:, None]  # ampere_mma.co:499
+    cols = tl.arange(0, 16)[None, :]
     output_s = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:490
-    for tile_iter_1 in range(0, tl.cdiv(total_tiles, 82)):  # ampere_mma.co:491
-        tile_id_2 = tile_iter_1 * 82 + block_id  # ampere_mma.co:492
-        if tile_id_2 < total_tiles:  # ampere_mma.co:493
-            # ampere_mma.co:494
-            v_3 = tl.load(schedule_m_ptr + tile_id_2 * schedule_m_s0, mask=tile_id_2 < T, other=0)
-            block_m = tl.full([], tl.cast(v_3, tl.int32), tl.int32)
-            # ampere_mma.co:495
-            v_4 = tl.load(schedule_n_ptr + tile_id_2 * schedule_n_s0, mask=tile_id_2 < T, other=0)
-            block_n = tl.full([], tl.cast(v_4, tl.int32), tl.int32)
-            mc_5 = tl.full([16, 16], 0.0, tl.float32)  # ampere_mma.co:497
-            for iv_k_6 in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:498
-                lhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:499
-                mask_8 = (
-                    (block_m * 16 + tl.arange(0, 16)[:, None] >= 0)
-                    & (block_m * 16 + tl.arange(0, 16)[:, None] < M)
-                    & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
+    for tile_iter in range(0, tl.cdiv(total_tiles, 82)):  # ampere_mma.co:491
+        tile_id = tile_iter * 82 + block_id  # ampere_mma.co:492
+        if tile_id < total_tiles:  # ampere_mma.co:493
+            mask = tile_id < T  # ampere_mma.co:494
+            block_m = _oob_fill(tl.load(schedule_m_ptr + tile_id * schedule_m_stride_0, mask=mask, other=0), mask)
+            block_n = _oob_fill(
+                tl.load(schedule_n_ptr + tile_id * schedule_n_stride_0, mask=mask, other=0), mask
+            )  # ampere_mma.co:495
+            mc = tl.zeros([16, 16], tl.float32)  # ampere_mma.co:497
+            for iv_k in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:498
+                offs = block_m * 16 + rows  # ampere_mma.co:499
+                offs_2 = iv_k * 16 + cols
+                mask_2 = (offs >= 0) & (offs < M) & (offs_2 < K)
+                lhs_load_s = _oob_fill(
+                    tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask_2, other=0.0), mask_2
                 )
-                ptrs_9 = (
-                    lhs_ptr
-                    + (block_m * 16 + tl.arange(0, 16)[:, None]) * lhs_s0
-                    + (iv_k_6 * 16 + tl.arange(0, 16)[None, :]) * lhs_s1
+                offs_3 = block_n * 16 + rows  # ampere_mma.co:500
+                mask_3 = (offs_3 >= 0) & (offs_3 < N) & (offs_2 < K)
+                rhs_load_s = _oob_fill(
+                    tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_2 * rhs_stride_1, mask=mask_3, other=0.0), mask_3
                 )
-                tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
-                lhs_load_s_data = tile_7
-                rhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:500
-                mask_11 = (
-                    (block_n * 16 + tl.arange(0, 16)[:, None] >= 0)
-                    & (block_n * 16 + tl.arange(0, 16)[:, None] < N)
-                    & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
-                )
-                ptrs_12 = (
-                    rhs_ptr
-                    + (block_n * 16 + tl.arange(0, 16)[:, None]) * rhs_s0
-                    + (iv_k_6 * 16 + tl.arange(0, 16)[None, :]) * rhs_s1
-                )
-                tile_10 = _oob_fill(tl.load(ptrs_12, mask=mask_11, other=0.0), mask_11)
-                rhs_load_s_data = tile_10
-                mc_5 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_5)  # ampere_mma.co:505
-                # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
-            output_s = mc_5.to(tl.float16)  # ampere_mma.co:508
-            tl.store(
-                output_ptr
-                + (block_m * 16 + tl.arange(0, 16)[:, None]) * output_s0
-                + (block_n * 16 + tl.arange(0, 16)[None, :]) * output_s1,
-                output_s,
-                mask=(block_m * 16 + tl.arange(0, 16)[:, None] >= 0)
-                & (block_n * 16 + tl.arange(0, 16)[None, :] >= 0)
-                & (block_m * 16 + tl.arange(0, 16)[:, None] < M)
-                & (block_n * 16 + tl.arange(0, 16)[None, :] < N),
-            )  # ampere_mma.co:510
+                mc = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc)  # ampere_mma.co:505
+            output_s = mc.to(tl.float16)  # ampere_mma.co:508
+            offs_4 = block_m * 16 + rows  # ampere_mma.co:510
+            offs_5 = block_n * 16 + cols
+            mask_4 = (offs_4 >= 0) & (offs_4 < M) & (offs_5 >= 0) & (offs_5 < N)
+            tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_4)
 
 
 def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
@@ -1072,25 +1051,25 @@ def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
         (82,),
         [
             total_tiles,
+            T,
             schedule_m,
             schedule_m.stride(0),
-            T,
             schedule_n,
             schedule_n.stride(0),
             K,
+            M,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
             output,
             output.stride(0),
             output.stride(1),
         ],
-        dict(num_warps=8),
+        dict(num_warps=1),
     )  # ampere_mma.co:489
     return None
 
@@ -1098,77 +1077,56 @@ def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
 @triton.jit
 def matmul_persis_hilbert_sm86_k0(
     total_tiles,
-    schedule_m_ptr,
-    schedule_m_s0,
     T,
+    schedule_m_ptr,
+    schedule_m_stride_0,
     schedule_n_ptr,
-    schedule_n_s0,
+    schedule_n_stride_0,
     K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
     M,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
     N,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     output_ptr,
-    output_s0,
-    output_s1,
+    output_stride_0,
+    output_stride_1,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:519."""
+    """The block-level parallel at ampere_mma.co:519: one program per block, one lane per thread."""
     block_id = tl.program_id(0)  # ampere_mma.co:519
+    rows = tl.arange(0, 16)[:, None]  # ampere_mma.co:529
+    cols = tl.arange(0, 16)[None, :]
     output_s = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:520
-    for tile_iter_1 in range(0, tl.cdiv(total_tiles, 82)):  # ampere_mma.co:521
-        tile_id_2 = tile_iter_1 * 82 + block_id  # ampere_mma.co:522
-        if tile_id_2 < total_tiles:  # ampere_mma.co:523
-            # ampere_mma.co:524
-            v_3 = tl.load(schedule_m_ptr + tile_id_2 * schedule_m_s0, mask=tile_id_2 < T, other=0)
-            block_m = tl.full([], tl.cast(v_3, tl.int32), tl.int32)
-            # ampere_mma.co:525
-            v_4 = tl.load(schedule_n_ptr + tile_id_2 * schedule_n_s0, mask=tile_id_2 < T, other=0)
-            block_n = tl.full([], tl.cast(v_4, tl.int32), tl.int32)
-            mc_5 = tl.full([16, 16], 0.0, tl.float32)  # ampere_mma.co:527
-            for iv_k_6 in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:528
-                lhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:529
-                mask_8 = (
-                    (block_m * 16 + tl.arange(0, 16)[:, None] >= 0)
-                    & (block_m * 16 + tl.arange(0, 16)[:, None] < M)
-                    & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
+    for tile_iter in range(0, tl.cdiv(total_tiles, 82)):  # ampere_mma.co:521
+        tile_id = tile_iter * 82 + block_id  # ampere_mma.co:522
+        if tile_id < total_tiles:  # ampere_mma.co:523
+            mask = tile_id < T  # ampere_mma.co:524
+            block_m = _oob_fill(tl.load(schedule_m_ptr + tile_id * schedule_m_stride_0, mask=mask, other=0), mask)
+            block_n = _oob_fill(
+                tl.load(schedule_n_ptr + tile_id * schedule_n_stride_0, mask=mask, other=0), mask
+            )  # ampere_mma.co:525
+            mc = tl.zeros([16, 16], tl.float32)  # ampere_mma.co:527
+            for iv_k in range(0, tl.cdiv(K, 16)):  # ampere_mma.co:528
+                offs = block_m * 16 + rows  # ampere_mma.co:529
+                offs_2 = iv_k * 16 + cols
+                mask_2 = (offs >= 0) & (offs < M) & (offs_2 < K)
+                lhs_load_s = _oob_fill(
+                    tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask_2, other=0.0), mask_2
                 )
-                ptrs_9 = (
-                    lhs_ptr
-                    + (block_m * 16 + tl.arange(0, 16)[:, None]) * lhs_s0
-                    + (iv_k_6 * 16 + tl.arange(0, 16)[None, :]) * lhs_s1
+                offs_3 = block_n * 16 + rows  # ampere_mma.co:530
+                mask_3 = (offs_3 >= 0) & (offs_3 < N) & (offs_2 < K)
+                rhs_load_s = _oob_fill(
+                    tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_2 * rhs_stride_1, mask=mask_3, other=0.0), mask_3
                 )
-                tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
-                lhs_load_s_data = tile_7
-                rhs_load_s_data = tl.zeros([16, 16], tl.float16)  # ampere_mma.co:530
-                mask_11 = (
-                    (block_n * 16 + tl.arange(0, 16)[:, None] >= 0)
-                    & (block_n * 16 + tl.arange(0, 16)[:, None] < N)
-                    & (iv_k_6 * 16 + tl.arange(0, 16)[None, :] < K)
-                )
-                ptrs_12 = (
-                    rhs_ptr
-                    + (block_n * 16 + tl.arange(0, 16)[:, None]) * rhs_s0
-                    + (iv_k_6 * 16 + tl.arange(0, 16)[None, :]) * rhs_s1
-                )
-                tile_10 = _oob_fill(tl.load(ptrs_12, mask=mask_11, other=0.0), mask_11)
-                rhs_load_s_data = tile_10
-                mc_5 = tl.dot(lhs_load_s_data, tl.trans(rhs_load_s_data), mc_5)  # ampere_mma.co:535
-                # the loop over 'iv_warp_k' splits K into 1 pieces: folded into the dot above
-            output_s = mc_5.to(tl.float16)  # ampere_mma.co:538
-            tl.store(
-                output_ptr
-                + (block_m * 16 + tl.arange(0, 16)[:, None]) * output_s0
-                + (block_n * 16 + tl.arange(0, 16)[None, :]) * output_s1,
-                output_s,
-                mask=(block_m * 16 + tl.arange(0, 16)[:, None] >= 0)
-                & (block_n * 16 + tl.arange(0, 16)[None, :] >= 0)
-                & (block_m * 16 + tl.arange(0, 16)[:, None] < M)
-                & (block_n * 16 + tl.arange(0, 16)[None, :] < N),
-            )  # ampere_mma.co:540
+                mc = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc)  # ampere_mma.co:535
+            output_s = mc.to(tl.float16)  # ampere_mma.co:538
+            offs_4 = block_m * 16 + rows  # ampere_mma.co:540
+            offs_5 = block_n * 16 + cols
+            mask_4 = (offs_4 >= 0) & (offs_4 < M) & (offs_5 >= 0) & (offs_5 < N)
+            tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_4)
 
 
 def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
@@ -1200,25 +1158,25 @@ def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
         (82,),
         [
             total_tiles,
+            T,
             schedule_m,
             schedule_m.stride(0),
-            T,
             schedule_n,
             schedule_n.stride(0),
             K,
+            M,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
             output,
             output.stride(0),
             output.stride(1),
         ],
-        dict(num_warps=8),
+        dict(num_warps=1),
     )  # ampere_mma.co:519
     return None
 

@@ -50,128 +50,100 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def flash_atten_k0(
-    _grid_1,
-    H,
     B,
-    Q_ptr,
-    Q_s0,
-    Q_s1,
-    Q_s2,
-    Q_s3,
+    H,
     Q_SEQ,
-    K_ptr,
-    K_s0,
-    K_s1,
-    K_s2,
-    K_s3,
+    Q_ptr,
+    Q_stride_0,
+    Q_stride_1,
+    Q_stride_2,
+    Q_stride_3,
     KV_SEQ,
+    K_ptr,
+    K_stride_0,
+    K_stride_1,
+    K_stride_2,
+    K_stride_3,
     V_ptr,
-    V_s0,
-    V_s1,
-    V_s2,
-    V_s3,
+    V_stride_0,
+    V_stride_1,
+    V_stride_2,
+    V_stride_3,
     O_ptr,
-    O_s0,
-    O_s1,
-    O_s2,
-    O_s3,
+    O_stride_0,
+    O_stride_1,
+    O_stride_2,
+    O_stride_3,
     is_causal,
     past_len,
 ):
-    """Program = one block of `parallel` at flash_atten.co:25."""
+    """The block-level parallel at flash_atten.co:25: one program per block, one lane per thread."""
     bm = tl.program_id(0)  # flash_atten.co:25
     head = tl.program_id(1)
     batch = tl.program_id(2)
-    q_s_data = tl.zeros([64, 64], tl.float16)  # flash_atten.co:31
-    # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-    mask_3 = (bm * 64 + tl.arange(0, 64)[:, None] < Q_SEQ) & (tl.arange(0, 64)[None, :] < 64)
-    ptrs_4 = (
-        Q_ptr
-        + batch * Q_s0
-        + head * Q_s1
-        + (bm * 64 + tl.arange(0, 64)[:, None]) * Q_s2
-        + tl.arange(0, 64)[None, :] * Q_s3
-    )
-    tile_2 = _oob_fill(tl.load(ptrs_4, mask=mask_3, other=0.0), mask_3)
-    q_s_data = tile_2
-    acc_s_cast_5 = tl.full([64, 64], 0.0, tl.float16)  # flash_atten.co:35
-    scores_max_6 = tl.full([64], -_INF, tl.float32)  # flash_atten.co:36
-    scores_max_prev_7 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:37
-    scores_scale_8 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:38
-    scores_sum_9 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:39
-    logsum_10 = tl.full([64], 0.0, tl.float32)  # flash_atten.co:40
-    acc_o_11 = tl.full([64, 64], 0.0, tl.float32)  # flash_atten.co:41
-    kv_tiles_12 = tl.cdiv(KV_SEQ, 64)  # flash_atten.co:43
-    kv_bound_13 = tl.where(
-        is_causal != 0,
-        tl.where(
-            tl.cdiv((bm + 1) * 64 + past_len, 64) < kv_tiles_12, tl.cdiv((bm + 1) * 64 + past_len, 64), kv_tiles_12
+    rows = tl.arange(0, 64)[:, None]  # flash_atten.co:31
+    cols = tl.arange(0, 64)[None, :]
+    offs = bm * 64 + rows
+    mask = offs < Q_SEQ
+    q_s = _oob_fill(
+        tl.load(
+            Q_ptr + batch * Q_stride_0 + head * Q_stride_1 + offs * Q_stride_2 + cols * Q_stride_3, mask=mask, other=0.0
         ),
-        kv_tiles_12,
+        mask,
+    )
+    acc_o = tl.zeros([64, 64], tl.float32)  # flash_atten.co:41
+    kv_tiles = tl.cdiv(KV_SEQ, 64)  # flash_atten.co:43
+    kv_bound = tl.where(
+        is_causal != 0,
+        tl.where(tl.cdiv(bm * 64 + past_len + 64, 64) < kv_tiles, tl.cdiv(bm * 64 + past_len + 64, 64), kv_tiles),
+        kv_tiles,
     )  # flash_atten.co:44
-    for bn_14 in range(0, kv_bound_13):  # flash_atten.co:49
-        acc_s_15 = tl.full([64, 64], 0.0, tl.float32)  # flash_atten.co:50
-        k_s_data = tl.zeros([64, 64], tl.float16)  # flash_atten.co:51
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        mask_17 = (bn_14 * 64 + tl.arange(0, 64)[:, None] < KV_SEQ) & (tl.arange(0, 64)[None, :] < 64)
-        ptrs_18 = (
-            K_ptr
-            + batch * K_s0
-            + head * K_s1
-            + (bn_14 * 64 + tl.arange(0, 64)[:, None]) * K_s2
-            + tl.arange(0, 64)[None, :] * K_s3
+    acc_s_cast = tl.zeros([64, 64], tl.float16)  # flash_atten.co:35
+    scores_max = tl.full([64], float("-inf"), tl.float32)  # flash_atten.co:36
+    scores_max_prev = tl.zeros([64], tl.float32)  # flash_atten.co:37
+    scores_scale = tl.zeros([64], tl.float32)  # flash_atten.co:38
+    scores_sum = tl.zeros([64], tl.float32)  # flash_atten.co:39
+    logsum = tl.zeros([64], tl.float32)  # flash_atten.co:40
+    for bn in range(0, kv_bound):  # flash_atten.co:49
+        acc_s = tl.zeros([64, 64], tl.float32)  # flash_atten.co:50
+        offs_2 = bn * 64 + rows  # flash_atten.co:51
+        mask_2 = offs_2 < KV_SEQ
+        k_s = _oob_fill(
+            tl.load(
+                K_ptr + batch * K_stride_0 + head * K_stride_1 + offs_2 * K_stride_2 + cols * K_stride_3,
+                mask=mask_2,
+                other=0.0,
+            ),
+            mask_2,
         )
-        tile_16 = _oob_fill(tl.load(ptrs_18, mask=mask_17, other=0.0), mask_17)
-        k_s_data = tile_16
-        acc_s_15 = tl.dot(q_s_data, tl.trans(k_s_data), acc_s_15)  # flash_atten.co:53
+        acc_s = tl.dot(q_s, tl.trans(k_s), acc_s)  # flash_atten.co:53
         if is_causal != 0:  # flash_atten.co:55
-            # apply over acc_s.span: element-wise on the whole [64, 64] tile
-            cond_19 = (
-                bn_14 * 64 + tl.arange(0, 64)[None, :] > bm * 64 + tl.arange(0, 64)[:, None] + past_len
-            )  # flash_atten.co:57
-            acc_s_15 = tl.where(cond_19, -_INF, acc_s_15)  # flash_atten.co:58
-        scores_max_prev_7 = scores_max_6  # flash_atten.co:62
-        scores_max_6 = tl.max(acc_s_15, axis=1)  # flash_atten.co:63
-        # apply over scores_max.span: element-wise on the whole [64] tile
-        scores_max_6 = tl.zeros([64], tl.float32) + tl.maximum(scores_max_6, scores_max_prev_7)  # flash_atten.co:66
-        scores_scale_8 = tl.zeros([64], tl.float32) + tl.exp2(
-            scores_max_prev_7 * 0.18033688 - scores_max_6 * 0.18033688
-        )  # flash_atten.co:67
-        # apply over acc_s.span: element-wise on the whole [64, 64] tile
-        acc_s_15 = tl.zeros([64, 64], tl.float32) + tl.exp2(
-            acc_s_15 * 0.18033688 - scores_max_6[:, None] * 0.18033688
-        )  # flash_atten.co:71
-        scores_sum_9 = tl.sum(acc_s_15, axis=1)  # flash_atten.co:73
-        # apply over logsum.span: element-wise on the whole [64] tile
-        logsum_10 = tl.zeros([64], tl.float32) + (logsum_10 * scores_scale_8 + scores_sum_9)  # flash_atten.co:76
-        # apply over acc_o.span: element-wise on the whole [64, 64] tile
-        acc_o_11 = tl.zeros([64, 64], tl.float32) + acc_o_11 * scores_scale_8[:, None]  # flash_atten.co:79
-        # apply over acc_s.span: element-wise on the whole [64, 64] tile
-        acc_s_cast_5 = tl.zeros([64, 64], tl.float16) + acc_s_15.to(tl.float16)  # flash_atten.co:82
-        v_s_data = tl.zeros([64, 64], tl.float16)  # flash_atten.co:84
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        mask_21 = (bn_14 * 64 + tl.arange(0, 64)[:, None] < KV_SEQ) & (tl.arange(0, 64)[None, :] < 64)
-        ptrs_22 = (
-            V_ptr
-            + batch * V_s0
-            + head * V_s1
-            + (bn_14 * 64 + tl.arange(0, 64)[:, None]) * V_s2
-            + tl.arange(0, 64)[None, :] * V_s3
-        )
-        tile_20 = _oob_fill(tl.load(ptrs_22, mask=mask_21, other=0.0), mask_21)
-        v_s_data = tile_20
-        acc_o_11 = tl.dot(acc_s_cast_5, v_s_data, acc_o_11)  # flash_atten.co:85
-    # apply over acc_o.span: element-wise on the whole [64, 64] tile
-    acc_o_11 = tl.zeros([64, 64], tl.float32) + acc_o_11 / logsum_10[:, None]  # flash_atten.co:89
+            i = tl.arange(0, 64)[:, None]  # flash_atten.co:56
+            j = tl.arange(0, 64)[None, :]
+            acc_s = tl.where(bn * 64 + j > bm * 64 + i + past_len, float("-inf"), acc_s)  # flash_atten.co:58
+        scores_max_prev = scores_max  # flash_atten.co:62
+        scores_max = tl.max(acc_s, axis=1)  # flash_atten.co:63
+        scores_max = tl.maximum(scores_max, scores_max_prev)  # flash_atten.co:66
+        scores_scale = tl.exp2(scores_max_prev * 0.18033688 - scores_max * 0.18033688)  # flash_atten.co:67
+        acc_s = tl.exp2(acc_s * 0.18033688 - scores_max[:, None] * 0.18033688)  # flash_atten.co:71
+        scores_sum = tl.sum(acc_s, axis=1)  # flash_atten.co:73
+        logsum = logsum * scores_scale + scores_sum  # flash_atten.co:76
+        acc_o = acc_o * scores_scale[:, None]  # flash_atten.co:79
+        acc_s_cast = acc_s.to(tl.float16)  # flash_atten.co:82
+        v_s = _oob_fill(
+            tl.load(
+                V_ptr + batch * V_stride_0 + head * V_stride_1 + offs_2 * V_stride_2 + cols * V_stride_3,
+                mask=mask_2,
+                other=0.0,
+            ),
+            mask_2,
+        )  # flash_atten.co:84
+        acc_o = tl.dot(acc_s_cast, v_s, acc_o)  # flash_atten.co:85
+    acc_o = acc_o / logsum[:, None]  # flash_atten.co:89
+    acc_o_out_2 = acc_o.to(tl.float16)  # flash_atten.co:91
     tl.store(
-        O_ptr
-        + batch * O_s0
-        + head * O_s1
-        + (bm * 64 + tl.arange(0, 64)[:, None]) * O_s2
-        + tl.arange(0, 64)[None, :] * O_s3,
-        acc_o_11.to(tl.float16),
-        mask=(bm * 64 + tl.arange(0, 64)[:, None] < Q_SEQ) & (tl.arange(0, 64)[None, :] < 64),
-    )  # flash_atten.co:91
+        O_ptr + batch * O_stride_0 + head * O_stride_1 + offs * O_stride_2 + cols * O_stride_3, acc_o_out_2, mask=mask
+    )
 
 
 def flash_atten(Q, K, V, is_causal, *, _launch=None):
@@ -204,21 +176,20 @@ def flash_atten(Q, K, V, is_causal, *, _launch=None):
         flash_atten_k0,
         (_rt.cdiv(Q_SEQ, 64), H, B),
         [
-            _rt.cdiv(Q_SEQ, 64),
-            H,
             B,
+            H,
+            Q_SEQ,
             Q,
             Q.stride(0),
             Q.stride(1),
             Q.stride(2),
             Q.stride(3),
-            Q_SEQ,
+            KV_SEQ,
             K,
             K.stride(0),
             K.stride(1),
             K.stride(2),
             K.stride(3),
-            KV_SEQ,
             V,
             V.stride(0),
             V.stride(1),

@@ -51,119 +51,100 @@ def _oob_fill(x, mask):
 @triton.jit
 def gdn_chunk_state_k0(
     BH,
-    K_ptr,
-    K_s0,
-    K_s1,
-    K_s2,
     SEQ,
+    K_ptr,
+    K_stride_0,
+    K_stride_1,
+    K_stride_2,
     W_ptr,
-    W_s0,
-    W_s1,
-    W_s2,
+    W_stride_0,
+    W_stride_1,
+    W_stride_2,
     U_ptr,
-    U_s0,
-    U_s1,
-    U_s2,
+    U_stride_0,
+    U_stride_1,
+    U_stride_2,
     V_new_out_ptr,
-    V_new_out_s0,
-    V_new_out_s1,
-    V_new_out_s2,
+    V_new_out_stride_0,
+    V_new_out_stride_1,
+    V_new_out_stride_2,
     V_new_T_ptr,
-    V_new_T_s0,
-    V_new_T_s1,
-    V_new_T_s2,
+    V_new_T_stride_0,
+    V_new_T_stride_1,
+    V_new_T_stride_2,
     State_ptr,
-    State_s0,
-    State_s1,
-    State_s2,
+    State_stride_0,
+    State_stride_1,
+    State_stride_2,
     G_ptr,
-    G_s0,
-    G_s1,
-    g_s_scratch,
-    g_s_per_prog,
+    G_stride_0,
+    G_stride_1,
     num_chunks,
 ):
-    """Program = one block of `parallel` at gdn_recurrence.co:24."""
+    """The block-level parallel at gdn_recurrence.co:24: one program per block, one lane per thread."""
     bh = tl.program_id(0)  # gdn_recurrence.co:24
-    g_s = g_s_scratch + tl.program_id(0).to(tl.int64) * g_s_per_prog  # gdn_recurrence.co:33
-    for ic_1 in range(0, num_chunks):  # gdn_recurrence.co:36
-        mask_3 = ic_1 * 64 + tl.arange(0, 64) < SEQ  # gdn_recurrence.co:37
-        ptrs_4 = G_ptr + bh * G_s0 + (ic_1 * 64 + tl.arange(0, 64)) * G_s1
-        tile_2 = _oob_fill(tl.load(ptrs_4, mask=mask_3, other=0.0), mask_3)
-        tl.store(g_s + tl.arange(0, 64), tile_2)
-        tl.debug_barrier()
-        acc_ws_5 = tl.full([64, 64], 0.0, tl.float32)  # gdn_recurrence.co:39
-        w_s_data = tl.zeros([64, 64], tl.bfloat16)  # gdn_recurrence.co:40
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        mask_7 = (ic_1 * 64 + tl.arange(0, 64)[:, None] < SEQ) & (tl.arange(0, 64)[None, :] < 64)
-        ptrs_8 = W_ptr + bh * W_s0 + (ic_1 * 64 + tl.arange(0, 64)[:, None]) * W_s1 + tl.arange(0, 64)[None, :] * W_s2
-        tile_6 = _oob_fill(tl.load(ptrs_8, mask=mask_7, other=0.0), mask_7)
-        w_s_data = tile_6
-        state_s_data = tl.zeros([64, 64], tl.bfloat16)  # gdn_recurrence.co:42
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        mask_10 = tl.arange(0, 64)[:, None] < 64
-        ptrs_11 = (
-            State_ptr + bh * State_s0 + tl.arange(0, 64)[:, None] * State_s1 + tl.arange(0, 64)[None, :] * State_s2
+    idx = tl.arange(0, 64)  # gdn_recurrence.co:37
+    rows = tl.arange(0, 64)[:, None]  # gdn_recurrence.co:40
+    cols = tl.arange(0, 64)[None, :]
+    g_s = tl.zeros([64], tl.float32)  # gdn_recurrence.co:33
+    for ic in range(0, num_chunks):  # gdn_recurrence.co:36
+        offs = ic * 64 + idx  # gdn_recurrence.co:37
+        mask = offs < SEQ
+        g_s = _oob_fill(tl.load(G_ptr + bh * G_stride_0 + offs * G_stride_1, mask=mask, other=0.0), mask)
+        acc_ws = tl.zeros([64, 64], tl.float32)  # gdn_recurrence.co:39
+        offs_2 = ic * 64 + rows  # gdn_recurrence.co:40
+        mask_2 = offs_2 < SEQ
+        w_s = _oob_fill(
+            tl.load(W_ptr + bh * W_stride_0 + offs_2 * W_stride_1 + cols * W_stride_2, mask=mask_2, other=0), mask_2
         )
-        tile_9 = _oob_fill(tl.load(ptrs_11, mask=mask_10, other=0.0), mask_10)
-        state_s_data = tile_9
-        # gdn_recurrence.co:44
-        acc_ws_5 = tl.dot(_as_dot_operand(w_s_data), _as_dot_operand(tl.trans(state_s_data)), acc_ws_5)
-        # apply over acc_ws.span: element-wise on the whole [64, 64] tile
-        mask_12 = ic_1 * 64 + tl.arange(0, 64)[:, None] < SEQ  # gdn_recurrence.co:47
-        ptrs_13 = U_ptr + bh * U_s0 + (ic_1 * 64 + tl.arange(0, 64)[:, None]) * U_s1 + tl.arange(0, 64)[None, :] * U_s2
-        v_14 = _oob_fill(tl.load(ptrs_13, mask=mask_12, other=0.0), mask_12)
-        acc_ws_5 = tl.zeros([64, 64], tl.float32) + (v_14.to(tl.float32) - acc_ws_5)
-        v_15 = tl.load(g_s + 63)  # gdn_recurrence.co:49
-        g_last_16 = v_15
-        # apply over acc_ws.span: element-wise on the whole [64, 64] tile
-        v_17 = tl.load(g_s + tl.arange(0, 64)[:, None])  # gdn_recurrence.co:51
-        g_t_18 = v_17
-        gate_19 = tl.exp2((g_last_16 - g_t_18) * 1.442695)  # gdn_recurrence.co:52
-        acc_ws_5 = tl.zeros([64, 64], tl.float32) + acc_ws_5 * gate_19  # gdn_recurrence.co:53
+        state_s = tl.load(
+            State_ptr + bh * State_stride_0 + rows * State_stride_1 + cols * State_stride_2
+        )  # gdn_recurrence.co:42
+        acc_ws = tl.dot(_as_dot_operand(w_s), tl.trans(_as_dot_operand(state_s)), acc_ws)  # gdn_recurrence.co:44
+        i = tl.arange(0, 64)[:, None]  # gdn_recurrence.co:46
+        j = tl.arange(0, 64)[None, :]
+        offs_3 = ic * 64 + i  # gdn_recurrence.co:47
+        mask_3 = offs_3 < SEQ
+        U_val = _oob_fill(
+            tl.load(U_ptr + bh * U_stride_0 + offs_3 * U_stride_1 + j * U_stride_2, mask=mask_3, other=0.0), mask_3
+        )
+        acc_ws = U_val.to(tl.float32) - acc_ws
+        g_last = tl.sum(tl.where(idx == 63, g_s, tl.zeros([64], tl.float32)), axis=0)  # gdn_recurrence.co:49
+        g_t = g_s[:, None]  # gdn_recurrence.co:51
+        gate = tl.exp2((g_last - g_t) * 1.442695)  # gdn_recurrence.co:52
+        acc_ws = acc_ws * gate  # gdn_recurrence.co:53
+        acc_ws_out_2 = acc_ws.to(tl.bfloat16)  # gdn_recurrence.co:56
         tl.store(
-            V_new_out_ptr
-            + bh * V_new_out_s0
-            + (ic_1 * 64 + tl.arange(0, 64)[:, None]) * V_new_out_s1
-            + tl.arange(0, 64)[None, :] * V_new_out_s2,
-            acc_ws_5.to(tl.bfloat16),
-            mask=(ic_1 * 64 + tl.arange(0, 64)[:, None] < SEQ) & (tl.arange(0, 64)[None, :] < 64),
-        )  # gdn_recurrence.co:56
-        decay_20 = tl.exp2(g_last_16 * 1.442695)  # gdn_recurrence.co:58
-        state_frag_21 = tl.full([64, 64], 0.0, tl.float32)  # gdn_recurrence.co:59
-        # apply over state_frag.span: element-wise on the whole [64, 64] tile
-        v_22 = tl.load(
-            State_ptr + bh * State_s0 + tl.arange(0, 64)[:, None] * State_s1 + tl.arange(0, 64)[None, :] * State_s2
+            V_new_out_ptr + bh * V_new_out_stride_0 + offs_2 * V_new_out_stride_1 + cols * V_new_out_stride_2,
+            acc_ws_out_2,
+            mask=mask_2,
+        )
+        decay = tl.exp2(g_last * 1.442695)  # gdn_recurrence.co:58
+        dv = tl.arange(0, 64)[:, None]  # gdn_recurrence.co:60
+        dk = tl.arange(0, 64)[None, :]
+        State_val = tl.load(
+            State_ptr + bh * State_stride_0 + dv * State_stride_1 + dk * State_stride_2
         )  # gdn_recurrence.co:61
-        state_frag_21 = tl.zeros([64, 64], tl.float32) + v_22.to(tl.float32) * decay_20
-        vnewT_s_data = tl.zeros([64, 64], tl.bfloat16)  # gdn_recurrence.co:63
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        mask_24 = (tl.arange(0, 64)[:, None] < 64) & (ic_1 * 64 + tl.arange(0, 64)[None, :] < SEQ)
-        ptrs_25 = (
-            V_new_T_ptr
-            + bh * V_new_T_s0
-            + tl.arange(0, 64)[:, None] * V_new_T_s1
-            + (ic_1 * 64 + tl.arange(0, 64)[None, :]) * V_new_T_s2
+        state_frag = State_val.to(tl.float32) * decay
+        offs_4 = ic * 64 + cols  # gdn_recurrence.co:63
+        mask_4 = offs_4 < SEQ
+        vnewT_s = _oob_fill(
+            tl.load(
+                V_new_T_ptr + bh * V_new_T_stride_0 + rows * V_new_T_stride_1 + offs_4 * V_new_T_stride_2,
+                mask=mask_4,
+                other=0,
+            ),
+            mask_4,
         )
-        tile_23 = _oob_fill(tl.load(ptrs_25, mask=mask_24, other=0.0), mask_24)
-        vnewT_s_data = tile_23
-        k_s_data = tl.zeros([64, 64], tl.bfloat16)  # gdn_recurrence.co:65
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        mask_27 = (ic_1 * 64 + tl.arange(0, 64)[:, None] < SEQ) & (tl.arange(0, 64)[None, :] < 64)
-        ptrs_28 = K_ptr + bh * K_s0 + (ic_1 * 64 + tl.arange(0, 64)[:, None]) * K_s1 + tl.arange(0, 64)[None, :] * K_s2
-        tile_26 = _oob_fill(tl.load(ptrs_28, mask=mask_27, other=0.0), mask_27)
-        k_s_data = tile_26
-        acc_state_29 = tl.full([64, 64], 0.0, tl.float32)  # gdn_recurrence.co:68
-        # gdn_recurrence.co:69
-        acc_state_29 = tl.dot(_as_dot_operand(vnewT_s_data), _as_dot_operand(k_s_data), acc_state_29)
-        # apply over acc_state.span: element-wise on the whole [64, 64] tile
-        acc_state_29 = tl.zeros([64, 64], tl.float32) + (acc_state_29 + state_frag_21)  # gdn_recurrence.co:72
-        tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-        tl.store(
-            State_ptr + bh * State_s0 + tl.arange(0, 64)[:, None] * State_s1 + tl.arange(0, 64)[None, :] * State_s2,
-            acc_state_29.to(tl.bfloat16),
-            mask=tl.arange(0, 64)[:, None] < 64,
-        )  # gdn_recurrence.co:74
+        k_s = _oob_fill(
+            tl.load(K_ptr + bh * K_stride_0 + offs_2 * K_stride_1 + cols * K_stride_2, mask=mask_2, other=0), mask_2
+        )  # gdn_recurrence.co:65
+        acc_state = tl.zeros([64, 64], tl.float32)  # gdn_recurrence.co:68
+        acc_state = tl.dot(_as_dot_operand(vnewT_s), _as_dot_operand(k_s), acc_state)  # gdn_recurrence.co:69
+        acc_state = acc_state + state_frag  # gdn_recurrence.co:72
+        acc_state_out_2 = acc_state.to(tl.bfloat16)  # gdn_recurrence.co:74
+        tl.debug_barrier()
+        tl.store(State_ptr + bh * State_stride_0 + rows * State_stride_1 + cols * State_stride_2, acc_state_out_2)
         tl.debug_barrier()
 
 
@@ -207,17 +188,16 @@ def gdn_chunk_state(K, W, U, G, State, V_new_out, V_new_T, *, _launch=None):
     _rt.fixed_dim(_F, "V_new_T", V_new_T, 1, 64)
     SEQ = _rt.bind_dim(_F, _dims, "SEQ", "V_new_T", V_new_T, 2)
     num_chunks = _rt.cdiv(SEQ, 64)  # gdn_recurrence.co:22
-    _gdn_chunk_state_k0_g_s_scratch = _rt.scratch(_F, BH * 64, torch.float32, _dev)
     _launch(
         gdn_chunk_state_k0,
         (BH,),
         [
             BH,
+            SEQ,
             K,
             K.stride(0),
             K.stride(1),
             K.stride(2),
-            SEQ,
             W,
             W.stride(0),
             W.stride(1),
@@ -241,8 +221,6 @@ def gdn_chunk_state(K, W, U, G, State, V_new_out, V_new_T, *, _launch=None):
             G,
             G.stride(0),
             G.stride(1),
-            _gdn_chunk_state_k0_g_s_scratch,
-            64,
             num_chunks,
         ],
         dict(num_warps=4),

@@ -51,94 +51,75 @@ def _oob_fill(x, mask):
 @triton.jit
 def matmul_persis_hilbert_sm90_k0(
     total_tiles,
-    schedule_m_ptr,
-    schedule_m_s0,
     T,
+    schedule_m_ptr,
+    schedule_m_stride_0,
     schedule_n_ptr,
-    schedule_n_s0,
+    schedule_n_stride_0,
     K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
     M,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
     lhs_desc_64x64,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
     N,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     rhs_desc_128x64,
     output_ptr,
-    output_s0,
-    output_s1,
+    output_stride_0,
+    output_stride_1,
     output_desc_64x128,
     TMA_LHS_64X64: tl.constexpr,
     TMA_RHS_128X64: tl.constexpr,
     TMA_OUTPUT_64X128: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_persis.co:8."""
+    """The block-level parallel at wgmma_persis.co:8: one program per block, one lane per thread."""
     block_id = tl.program_id(0)  # wgmma_persis.co:8
+    rows = tl.arange(0, 64)[:, None]  # wgmma_persis.co:19
+    cols = tl.arange(0, 64)[None, :]
+    rows_2 = tl.arange(0, 128)[:, None]  # wgmma_persis.co:20
+    cols_2 = tl.arange(0, 128)[None, :]  # wgmma_persis.co:29
     lhs_load_s = tl.zeros([64, 64], tl.float16)  # wgmma_persis.co:9
     rhs_load_s = tl.zeros([128, 64], tl.float16)  # wgmma_persis.co:10
     output_s = tl.zeros([64, 128], tl.float16)  # wgmma_persis.co:11
-    for tile_iter_1 in range(0, tl.cdiv(total_tiles, 114)):  # wgmma_persis.co:12
-        tile_id_2 = tile_iter_1 * 114 + block_id  # wgmma_persis.co:13
-        if tile_id_2 < total_tiles:  # wgmma_persis.co:14
-            # wgmma_persis.co:15
-            v_3 = tl.load(schedule_m_ptr + tile_id_2 * schedule_m_s0, mask=tile_id_2 < T, other=0)
-            block_m = tl.full([], tl.cast(v_3, tl.int32), tl.int32)
-            # wgmma_persis.co:16
-            v_4 = tl.load(schedule_n_ptr + tile_id_2 * schedule_n_s0, mask=tile_id_2 < T, other=0)
-            block_n = tl.full([], tl.cast(v_4, tl.int32), tl.int32)
-            mc_5 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_persis.co:17
-            for iv_k_6 in range(0, tl.cdiv(K, 64)):  # wgmma_persis.co:18
-                # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-                if TMA_LHS_64X64:  # wgmma_persis.co:19
-                    tile_7 = lhs_desc_64x64.load([block_m * 64, iv_k_6 * 64])
+    for tile_iter in range(0, tl.cdiv(total_tiles, 114)):  # wgmma_persis.co:12
+        tile_id = tile_iter * 114 + block_id  # wgmma_persis.co:13
+        if tile_id < total_tiles:  # wgmma_persis.co:14
+            mask = tile_id < T  # wgmma_persis.co:15
+            block_m = _oob_fill(tl.load(schedule_m_ptr + tile_id * schedule_m_stride_0, mask=mask, other=0), mask)
+            block_n = _oob_fill(
+                tl.load(schedule_n_ptr + tile_id * schedule_n_stride_0, mask=mask, other=0), mask
+            )  # wgmma_persis.co:16
+            mc = tl.zeros([64, 128], tl.float32)  # wgmma_persis.co:17
+            for iv_k in range(0, tl.cdiv(K, 64)):  # wgmma_persis.co:18
+                offs = block_m * 64 + rows  # wgmma_persis.co:19
+                offs_2 = iv_k * 64 + cols
+                mask_2 = (offs >= 0) & (offs < M) & (offs_2 < K)
+                if TMA_LHS_64X64:
+                    lhs_load_s = lhs_desc_64x64.load([block_m * 64, iv_k * 64])
                 else:
-                    mask_8 = (
-                        (block_m * 64 + tl.arange(0, 64)[:, None] >= 0)
-                        & (block_m * 64 + tl.arange(0, 64)[:, None] < M)
-                        & (iv_k_6 * 64 + tl.arange(0, 64)[None, :] < K)
+                    lhs_load_s = _oob_fill(
+                        tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask_2, other=0.0), mask_2
                     )
-                    ptrs_9 = (
-                        lhs_ptr
-                        + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
-                        + (iv_k_6 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
-                    )
-                    tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
-                lhs_load_s = tile_7  # wgmma_persis.co:19
-                # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-                if TMA_RHS_128X64:  # wgmma_persis.co:20
-                    tile_10 = rhs_desc_128x64.load([block_n * 128, iv_k_6 * 64])
+                offs_3 = block_n * 128 + rows_2  # wgmma_persis.co:20
+                mask_3 = (offs_3 >= 0) & (offs_3 < N) & (offs_2 < K)
+                if TMA_RHS_128X64:
+                    rhs_load_s = rhs_desc_128x64.load([block_n * 128, iv_k * 64])
                 else:
-                    mask_11 = (
-                        (block_n * 128 + tl.arange(0, 128)[:, None] >= 0)
-                        & (block_n * 128 + tl.arange(0, 128)[:, None] < N)
-                        & (iv_k_6 * 64 + tl.arange(0, 64)[None, :] < K)
+                    rhs_load_s = _oob_fill(
+                        tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_2 * rhs_stride_1, mask=mask_3, other=0.0), mask_3
                     )
-                    ptrs_12 = (
-                        rhs_ptr
-                        + (block_n * 128 + tl.arange(0, 128)[:, None]) * rhs_s0
-                        + (iv_k_6 * 64 + tl.arange(0, 64)[None, :]) * rhs_s1
-                    )
-                    tile_10 = _oob_fill(tl.load(ptrs_12, mask=mask_11, other=0.0), mask_11)
-                rhs_load_s = tile_10  # wgmma_persis.co:20
-                mc_5 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc_5)  # wgmma_persis.co:23
-                # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-            output_s = mc_5.to(tl.float16)  # wgmma_persis.co:28
-            if TMA_OUTPUT_64X128:  # wgmma_persis.co:29
+                mc = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc)  # wgmma_persis.co:23
+            output_s = mc.to(tl.float16)  # wgmma_persis.co:28
+            offs_4 = block_m * 64 + rows  # wgmma_persis.co:29
+            offs_5 = block_n * 128 + cols_2
+            mask_4 = (offs_4 >= 0) & (offs_4 < M) & (offs_5 >= 0) & (offs_5 < N)
+            if TMA_OUTPUT_64X128:
                 output_desc_64x128.store([block_m * 64, block_n * 128], output_s)
             else:
-                tl.store(
-                    output_ptr
-                    + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
-                    + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
-                    output_s,
-                    mask=(block_m * 64 + tl.arange(0, 64)[:, None] >= 0)
-                    & (block_n * 128 + tl.arange(0, 128)[None, :] >= 0)
-                    & (block_m * 64 + tl.arange(0, 64)[:, None] < M)
-                    & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
-                )
+                tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_4)
 
 
 def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
@@ -165,6 +146,7 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
     T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
     total_tiles = _rt.cdiv(M, 64) * _rt.cdiv(N, 128)  # wgmma_persis.co:7
+    # wgmma_persis.co:8
     _matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
     _matmul_persis_hilbert_sm90_k0_lhs_desc_64x64 = _rt.tma_desc(
         lhs, [64, 64], _matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64, _OOB_PADDING
@@ -182,21 +164,21 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
         (114,),
         [
             total_tiles,
+            T,
             schedule_m,
             schedule_m.stride(0),
-            T,
             schedule_n,
             schedule_n.stride(0),
             K,
+            M,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
             _matmul_persis_hilbert_sm90_k0_lhs_desc_64x64,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
             _matmul_persis_hilbert_sm90_k0_rhs_desc_128x64,
             output,
             output.stride(0),
@@ -204,12 +186,12 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             _matmul_persis_hilbert_sm90_k0_output_desc_64x128,
         ],
         dict(
+            num_warps=1,
             TMA_LHS_64X64=_matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64,
             TMA_RHS_128X64=_matmul_persis_hilbert_sm90_k0_TMA_RHS_128X64,
             TMA_OUTPUT_64X128=_matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128,
-            num_warps=4,
         ),
-    )  # wgmma_persis.co:8
+    )
     return None
 
 

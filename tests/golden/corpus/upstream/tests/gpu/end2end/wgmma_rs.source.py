@@ -50,27 +50,32 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def wgmma_rs1_k0(
-    rhs_ptr, rhs_s0, rhs_s1, rhs_desc_64x16, output_ptr, output_s0, output_s1, TMA_RHS_64X16: tl.constexpr
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+    rhs_desc_64x16,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    TMA_RHS_64X16: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_rs.co:14."""
+    """The block-level parallel at wgmma_rs.co:14: one program per block, one lane per thread."""
     bm = tl.program_id(0)  # wgmma_rs.co:14
     bn = tl.program_id(1)
-    mc_1 = tl.full([64, 64], 0.0, tl.float32)  # wgmma_rs.co:15
-    a_frag_2 = tl.full([64, 16], 1.0, tl.float16)  # wgmma_rs.co:16
-    rhs_s_data = tl.zeros([64, 16], tl.float16)  # wgmma_rs.co:17
-    # .swiz<32>: 32-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
+    rows = tl.arange(0, 64)[:, None]  # wgmma_rs.co:17
+    cols = tl.arange(0, 16)[None, :]
+    cols_2 = tl.arange(0, 64)[None, :]  # wgmma_rs.co:21
+    mc = tl.zeros([64, 64], tl.float32)  # wgmma_rs.co:15
+    offs = bn * 64 + rows  # wgmma_rs.co:17
     if TMA_RHS_64X16:
-        tile_3 = rhs_desc_64x16.load([bn * 64, 0])
+        rhs_s = rhs_desc_64x16.load([bn * 64, 0])
     else:
-        tile_3 = tl.load(rhs_ptr + (bn * 64 + tl.arange(0, 64)[:, None]) * rhs_s0 + tl.arange(0, 16)[None, :] * rhs_s1)
-    rhs_s_data = tile_3  # wgmma_rs.co:17
-    mc_1 = tl.dot(a_frag_2, tl.trans(rhs_s_data), mc_1)  # wgmma_rs.co:19
-    tl.store(
-        output_ptr
-        + (bm * 64 + tl.arange(0, 64)[:, None]) * output_s0
-        + (bn * 64 + tl.arange(0, 64)[None, :]) * output_s1,
-        mc_1,
-    )  # wgmma_rs.co:21
+        rhs_s = tl.load(rhs_ptr + offs * rhs_stride_0 + cols * rhs_stride_1)
+    a_frag = tl.full([64, 16], 1.0, tl.float16)  # wgmma_rs.co:16
+    mc = tl.dot(a_frag, tl.trans(rhs_s), mc)  # wgmma_rs.co:19
+    offs_2 = bm * 64 + rows  # wgmma_rs.co:21
+    offs_3 = bn * 64 + cols_2
+    tl.store(output_ptr + offs_2 * output_stride_0 + offs_3 * output_stride_1, mc)
 
 
 def wgmma_rs1(rhs, *, _launch=None):
@@ -83,14 +88,14 @@ def wgmma_rs1(rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
     output = _rt.alloc(_F, (64, 64), torch.float32, _dev, 0.0)  # wgmma_rs.co:13
-    _wgmma_rs1_k0_TMA_RHS_64X16 = _rt.tma_ok(_F, "rhs", rhs, [64, 16], [64, 16], "loads")
+    _wgmma_rs1_k0_TMA_RHS_64X16 = _rt.tma_ok(_F, "rhs", rhs, [64, 16], [64, 16], "loads")  # wgmma_rs.co:14
     _wgmma_rs1_k0_rhs_desc_64x16 = _rt.tma_desc(rhs, [64, 16], _wgmma_rs1_k0_TMA_RHS_64X16, _OOB_PADDING)
     _launch(
         wgmma_rs1_k0,
         (1, 1),
         [rhs, rhs.stride(0), rhs.stride(1), _wgmma_rs1_k0_rhs_desc_64x16, output, output.stride(0), output.stride(1)],
-        dict(TMA_RHS_64X16=_wgmma_rs1_k0_TMA_RHS_64X16, num_warps=4),
-    )  # wgmma_rs.co:14
+        dict(num_warps=4, TMA_RHS_64X16=_wgmma_rs1_k0_TMA_RHS_64X16),
+    )
     return output  # wgmma_rs.co:23
 
 

@@ -110,155 +110,64 @@ def matmul_e4m3_k0(
 
 
 @triton.jit
-def matmul_e4m3_k0_general_retiled(
-    _grid_1,
-    _grid_2,
-    K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    M,
-    lhs_desc_128x32,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
-    N,
-    rhs_desc_256x32,
-    output_ptr,
-    output_s0,
-    output_s1,
-    GROUP_M: tl.constexpr,
-    NUM_SMS: tl.constexpr,
-    TMA_LHS_128X32: tl.constexpr,
-    TMA_RHS_256X32: tl.constexpr,
-):
-    """Program = one block of `parallel` at wgmma_ss.co:8, re-tiled by --schedule auto: 128 x 256 output tiles instead
-    of 64 x 64 (the same sums per element; lower/retile.py); launched when N % 256 == 0.
-    """
-    # schedule auto: a persistent grid of NUM_SMS programs walks the block grid in groups
-    # of GROUP_M rows (L2 reuse); blocks are independent, so the order does not change results
-    for _pid in tl.range(tl.program_id(0), _grid_1 * _grid_2, NUM_SMS):  # wgmma_ss.co:8
-        _group = GROUP_M * _grid_2
-        _first = _pid // _group * GROUP_M
-        _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-        block_m = _first + _pid % _group % _gsize
-        block_n = _pid % _group // _gsize
-        lhs_load_s = tl.zeros([128, 32], tl.float8e4nv)  # wgmma_ss.co:9
-        rhs_load_s = tl.zeros([256, 32], tl.float8e4nv)  # wgmma_ss.co:10
-        acc_3 = tl.full([128, 256], 0.0, tl.float32)  # wgmma_ss.co:12
-        for iv_k_4 in range(0, tl.cdiv(K, 32)):  # wgmma_ss.co:13
-            # .swiz<32>: 32-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-            if TMA_LHS_128X32:  # wgmma_ss.co:14
-                tile_5 = lhs_desc_128x32.load([block_m * 128, iv_k_4 * 32])
-            else:
-                mask_6 = (block_m * 128 + tl.arange(0, 128)[:, None] < M) & (
-                    iv_k_4 * 32 + tl.arange(0, 32)[None, :] < K
-                )
-                ptrs_7 = (
-                    lhs_ptr
-                    + (block_m * 128 + tl.arange(0, 128)[:, None]) * lhs_s0
-                    + (iv_k_4 * 32 + tl.arange(0, 32)[None, :]) * lhs_s1
-                )
-                tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-            lhs_load_s = tile_5  # wgmma_ss.co:14
-            # .swiz<32>: 32-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-            if TMA_RHS_256X32:  # wgmma_ss.co:17
-                tile_8 = rhs_desc_256x32.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 32))])
-            else:
-                mask_9 = (
-                    (tl.arange(0, 256)[:, None] < N // _grid_2)
-                    & (tl.arange(0, 32)[None, :] < K // tl.cdiv(K, 32))
-                    & (block_n * (N // _grid_2) + tl.arange(0, 256)[:, None] < N)
-                    & (iv_k_4 * (K // tl.cdiv(K, 32)) + tl.arange(0, 32)[None, :] < K)
-                )
-                ptrs_10 = (
-                    rhs_ptr
-                    + (block_n * (N // _grid_2) + tl.arange(0, 256)[:, None]) * rhs_s0
-                    + (iv_k_4 * (K // tl.cdiv(K, 32)) + tl.arange(0, 32)[None, :]) * rhs_s1
-                )
-                tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-            rhs_load_s = tile_8  # wgmma_ss.co:17
-            acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:22
-        tl.store(
-            output_ptr
-            + (block_m * 128 + tl.arange(0, 128)[:, None]) * output_s0
-            + (block_n * 256 + tl.arange(0, 256)[None, :]) * output_s1,
-            acc_3,
-            mask=(block_m * 128 + tl.arange(0, 128)[:, None] < M) & (block_n * 256 + tl.arange(0, 256)[None, :] < N),
-        )  # wgmma_ss.co:26
-
-
-@triton.jit
 def matmul_e4m3_k0_general(
-    _grid_1,
-    _grid_2,
     K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
     M,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
     lhs_desc_64x32,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
     N,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     rhs_desc_64x32,
     output_ptr,
-    output_s0,
-    output_s1,
-    GROUP_M: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
     TMA_LHS_64X32: tl.constexpr,
     TMA_RHS_64X32: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_ss.co:8."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_ss.co:8
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
+    """The block-level parallel at wgmma_ss.co:8: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # wgmma_ss.co:8
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # wgmma_ss.co:14
+    cols = tl.arange(0, 32)[None, :]
+    cols_2 = tl.arange(0, 64)[None, :]  # wgmma_ss.co:26
+    acc = tl.zeros([64, 64], tl.float32)  # wgmma_ss.co:12
     lhs_load_s = tl.zeros([64, 32], tl.float8e4nv)  # wgmma_ss.co:9
     rhs_load_s = tl.zeros([64, 32], tl.float8e4nv)  # wgmma_ss.co:10
-    acc_3 = tl.full([64, 64], 0.0, tl.float32)  # wgmma_ss.co:12
-    for iv_k_4 in range(0, tl.cdiv(K, 32)):  # wgmma_ss.co:13
-        # .swiz<32>: 32-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_64X32:  # wgmma_ss.co:14
-            tile_5 = lhs_desc_64x32.load([block_m * 64, iv_k_4 * 32])
+    for iv_k in range(0, tl.cdiv(K, 32)):  # wgmma_ss.co:13
+        offs = block_m * 64 + rows  # wgmma_ss.co:14
+        offs_2 = iv_k * 32 + cols
+        mask = (offs < M) & (offs_2 < K)
+        if TMA_LHS_64X32:
+            lhs_load_s = lhs_desc_64x32.load([block_m * 64, iv_k * 32])
         else:
-            mask_6 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_4 * 32 + tl.arange(0, 32)[None, :] < K)
-            ptrs_7 = (
-                lhs_ptr
-                + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
-                + (iv_k_4 * 32 + tl.arange(0, 32)[None, :]) * lhs_s1
+            lhs_load_s = _oob_fill(
+                tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask, other=0.0), mask
             )
-            tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-        lhs_load_s = tile_5  # wgmma_ss.co:14
-        # .swiz<32>: 32-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_64X32:  # wgmma_ss.co:17
-            tile_8 = rhs_desc_64x32.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 32))])
+        offs_3 = block_n * (N // tl.num_programs(1)) + rows  # wgmma_ss.co:17
+        offs_4 = iv_k * (K // tl.cdiv(K, 32)) + cols
+        mask_2 = (
+            (rows < N // tl.num_programs(1))
+            & (cols < K // tl.cdiv(K, 32))
+            & (offs_3 >= 0)
+            & (offs_3 < N)
+            & (offs_4 >= 0)
+            & (offs_4 < K)
+        )
+        if TMA_RHS_64X32:
+            rhs_load_s = rhs_desc_64x32.load([block_n * (N // tl.num_programs(1)), iv_k * (K // tl.cdiv(K, 32))])
         else:
-            mask_9 = (
-                (tl.arange(0, 64)[:, None] < N // _grid_2)
-                & (tl.arange(0, 32)[None, :] < K // tl.cdiv(K, 32))
-                & (block_n * (N // _grid_2) + tl.arange(0, 64)[:, None] < N)
-                & (iv_k_4 * (K // tl.cdiv(K, 32)) + tl.arange(0, 32)[None, :] < K)
+            rhs_load_s = _oob_fill(
+                tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1, mask=mask_2, other=0.0), mask_2
             )
-            ptrs_10 = (
-                rhs_ptr
-                + (block_n * (N // _grid_2) + tl.arange(0, 64)[:, None]) * rhs_s0
-                + (iv_k_4 * (K // tl.cdiv(K, 32)) + tl.arange(0, 32)[None, :]) * rhs_s1
-            )
-            tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        rhs_load_s = tile_8  # wgmma_ss.co:17
-        acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:22
-    tl.store(
-        output_ptr
-        + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
-        + (block_n * 64 + tl.arange(0, 64)[None, :]) * output_s1,
-        acc_3,
-        mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 64 + tl.arange(0, 64)[None, :] < N),
-    )  # wgmma_ss.co:26
+        acc = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc)  # wgmma_ss.co:22
+    offs_5 = block_m * 64 + rows  # wgmma_ss.co:26
+    offs_6 = block_n * 64 + cols_2
+    mask_3 = (offs_5 < M) & (offs_6 < N)
+    tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, acc, mask=mask_3)
 
 
 def matmul_e4m3(lhs, rhs, output, *, _launch=None):
@@ -313,86 +222,41 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:  # wgmma_ss.co:8
-        if N % 256 == 0:  # chunkat tiles equal the re-tiled blocks
-            _matmul_e4m3_k0_general_retiled_NUM_SMS = _rt.num_sms(_dev)
-            _matmul_e4m3_k0_general_retiled_TMA_LHS_128X32 = _rt.tma_ok(_F, "lhs", lhs, [128, 32], [128, 32], "loads")
-            _matmul_e4m3_k0_general_retiled_lhs_desc_128x32 = _rt.tma_desc(
-                lhs, [128, 32], _matmul_e4m3_k0_general_retiled_TMA_LHS_128X32, _OOB_PADDING
-            )
-            _matmul_e4m3_k0_general_retiled_TMA_RHS_256X32 = _rt.tma_ok(
-                _F, "rhs", rhs, [256, 32], [_rt.idiv(N, _rt.cdiv(N, 256)), _rt.idiv(K, _rt.cdiv(K, 32))], "loads"
-            )
-            _matmul_e4m3_k0_general_retiled_rhs_desc_256x32 = _rt.tma_desc(
-                rhs, [256, 32], _matmul_e4m3_k0_general_retiled_TMA_RHS_256X32, _OOB_PADDING
-            )
-            _launch(
-                matmul_e4m3_k0_general_retiled,
-                (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_e4m3_k0_general_retiled_NUM_SMS),),
-                [
-                    _rt.cdiv(M, 128),
-                    _rt.cdiv(N, 256),
-                    K,
-                    lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
-                    M,
-                    _matmul_e4m3_k0_general_retiled_lhs_desc_128x32,
-                    rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
-                    N,
-                    _matmul_e4m3_k0_general_retiled_rhs_desc_256x32,
-                    output,
-                    output.stride(0),
-                    output.stride(1),
-                ],
-                dict(
-                    GROUP_M=8,
-                    NUM_SMS=_matmul_e4m3_k0_general_retiled_NUM_SMS,
-                    TMA_LHS_128X32=_matmul_e4m3_k0_general_retiled_TMA_LHS_128X32,
-                    TMA_RHS_256X32=_matmul_e4m3_k0_general_retiled_TMA_RHS_256X32,
-                    num_warps=8,
-                ),
-            )
-        else:
-            _matmul_e4m3_k0_general_TMA_LHS_64X32 = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads")
-            _matmul_e4m3_k0_general_lhs_desc_64x32 = _rt.tma_desc(
-                lhs, [64, 32], _matmul_e4m3_k0_general_TMA_LHS_64X32, _OOB_PADDING
-            )
-            _matmul_e4m3_k0_general_TMA_RHS_64X32 = _rt.tma_ok(
-                _F, "rhs", rhs, [64, 32], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 32))], "loads"
-            )
-            _matmul_e4m3_k0_general_rhs_desc_64x32 = _rt.tma_desc(
-                rhs, [64, 32], _matmul_e4m3_k0_general_TMA_RHS_64X32, _OOB_PADDING
-            )
-            _launch(
-                matmul_e4m3_k0_general,
-                (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
-                [
-                    _rt.cdiv(M, 64),
-                    _rt.cdiv(N, 64),
-                    K,
-                    lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
-                    M,
-                    _matmul_e4m3_k0_general_lhs_desc_64x32,
-                    rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
-                    N,
-                    _matmul_e4m3_k0_general_rhs_desc_64x32,
-                    output,
-                    output.stride(0),
-                    output.stride(1),
-                ],
-                dict(
-                    GROUP_M=8,
-                    TMA_LHS_64X32=_matmul_e4m3_k0_general_TMA_LHS_64X32,
-                    TMA_RHS_64X32=_matmul_e4m3_k0_general_TMA_RHS_64X32,
-                    num_warps=4,
-                ),
-            )  # wgmma_ss.co:8
+        _matmul_e4m3_k0_general_TMA_LHS_64X32 = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads")
+        _matmul_e4m3_k0_general_lhs_desc_64x32 = _rt.tma_desc(
+            lhs, [64, 32], _matmul_e4m3_k0_general_TMA_LHS_64X32, _OOB_PADDING
+        )
+        _matmul_e4m3_k0_general_TMA_RHS_64X32 = _rt.tma_ok(
+            _F, "rhs", rhs, [64, 32], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 32))], "loads"
+        )
+        _matmul_e4m3_k0_general_rhs_desc_64x32 = _rt.tma_desc(
+            rhs, [64, 32], _matmul_e4m3_k0_general_TMA_RHS_64X32, _OOB_PADDING
+        )
+        _launch(
+            matmul_e4m3_k0_general,
+            (_rt.cdiv(M, 64), _rt.cdiv(N, 64)),
+            [
+                K,
+                M,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                _matmul_e4m3_k0_general_lhs_desc_64x32,
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                _matmul_e4m3_k0_general_rhs_desc_64x32,
+                output,
+                output.stride(0),
+                output.stride(1),
+            ],
+            dict(
+                num_warps=4,
+                TMA_LHS_64X32=_matmul_e4m3_k0_general_TMA_LHS_64X32,
+                TMA_RHS_64X32=_matmul_e4m3_k0_general_TMA_RHS_64X32,
+            ),
+        )
     return None
 
 
@@ -464,172 +328,54 @@ def matmul_f16_k0(
 
 
 @triton.jit
-def matmul_f16_k0_general_retiled(
-    _grid_1,
-    _grid_2,
-    K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    M,
-    lhs_desc_128x64,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
-    N,
-    rhs_desc_256x64,
-    output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_128x128,
-    GROUP_M: tl.constexpr,
-    NUM_SMS: tl.constexpr,
-    TMA_LHS_128X64: tl.constexpr,
-    TMA_RHS_256X64: tl.constexpr,
-    TMA_OUTPUT_128X256: tl.constexpr,
-):
-    """Program = one block of `parallel` at wgmma_ss.co:34, re-tiled by --schedule auto: 128 x 256 output tiles instead
-    of 64 x 64 (the same sums per element; lower/retile.py); launched when N % 256 == 0.
-    """
-    # schedule auto: a persistent grid of NUM_SMS programs walks the block grid in groups
-    # of GROUP_M rows (L2 reuse); blocks are independent, so the order does not change results
-    for _pid in tl.range(tl.program_id(0), _grid_1 * _grid_2, NUM_SMS):  # wgmma_ss.co:34
-        _group = GROUP_M * _grid_2
-        _first = _pid // _group * GROUP_M
-        _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-        block_m = _first + _pid % _group % _gsize
-        block_n = _pid % _group // _gsize
-        lhs_load_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:35
-        rhs_load_s = tl.zeros([256, 64], tl.float16)  # wgmma_ss.co:36
-        acc_3 = tl.full([128, 256], 0.0, tl.float32)  # wgmma_ss.co:38
-        for iv_k_4 in range(0, tl.cdiv(K, 64)):  # wgmma_ss.co:39
-            # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-            if TMA_LHS_128X64:  # wgmma_ss.co:40
-                tile_5 = lhs_desc_128x64.load([block_m * 128, iv_k_4 * 64])
-            else:
-                mask_6 = (block_m * 128 + tl.arange(0, 128)[:, None] < M) & (
-                    iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K
-                )
-                ptrs_7 = (
-                    lhs_ptr
-                    + (block_m * 128 + tl.arange(0, 128)[:, None]) * lhs_s0
-                    + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
-                )
-                tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-            lhs_load_s = tile_5  # wgmma_ss.co:40
-            # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-            if TMA_RHS_256X64:  # wgmma_ss.co:41
-                tile_8 = rhs_desc_256x64.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 64))])
-            else:
-                mask_9 = (
-                    (tl.arange(0, 256)[:, None] < N // _grid_2)
-                    & (tl.arange(0, 64)[None, :] < K // tl.cdiv(K, 64))
-                    & (block_n * (N // _grid_2) + tl.arange(0, 256)[:, None] < N)
-                    & (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :] < K)
-                )
-                ptrs_10 = (
-                    rhs_ptr
-                    + (block_n * (N // _grid_2) + tl.arange(0, 256)[:, None]) * rhs_s0
-                    + (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :]) * rhs_s1
-                )
-                tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-            rhs_load_s = tile_8  # wgmma_ss.co:41
-            acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:42
-        output_s = tl.zeros([128, 256], tl.float16)  # wgmma_ss.co:44
-        output_s = acc_3.to(tl.float16)  # wgmma_ss.co:45
-        if TMA_OUTPUT_128X256:  # wgmma_ss.co:46
-            _half_110, _half_111 = tl.split(tl.permute(tl.reshape(output_s, (128, 2, 128)), (0, 2, 1)))
-            output_desc_128x128.store([block_m * 128, block_n * 256], _half_110)
-            output_desc_128x128.store([block_m * 128, block_n * 256 + 128], _half_111)
-        else:
-            tl.store(
-                output_ptr
-                + (block_m * 128 + tl.arange(0, 128)[:, None]) * output_s0
-                + (block_n * 256 + tl.arange(0, 256)[None, :]) * output_s1,
-                output_s,
-                mask=(block_m * 128 + tl.arange(0, 128)[:, None] < M)
-                & (block_n * 256 + tl.arange(0, 256)[None, :] < N),
-            )
-
-
-@triton.jit
 def matmul_f16_k0_general(
-    _grid_1,
-    _grid_2,
     K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
     M,
-    lhs_desc_64x64,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
     N,
-    rhs_desc_64x64,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_64x64,
-    GROUP_M: tl.constexpr,
-    TMA_LHS_64X64: tl.constexpr,
-    TMA_RHS_64X64: tl.constexpr,
-    TMA_OUTPUT_64X64: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
 ):
-    """Program = one block of `parallel` at wgmma_ss.co:34."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_ss.co:34
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
+    """The block-level parallel at wgmma_ss.co:34: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # wgmma_ss.co:34
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # wgmma_ss.co:40
+    cols = tl.arange(0, 64)[None, :]
+    acc = tl.zeros([64, 64], tl.float32)  # wgmma_ss.co:38
     lhs_load_s = tl.zeros([64, 64], tl.float16)  # wgmma_ss.co:35
     rhs_load_s = tl.zeros([64, 64], tl.float16)  # wgmma_ss.co:36
-    acc_3 = tl.full([64, 64], 0.0, tl.float32)  # wgmma_ss.co:38
-    for iv_k_4 in range(0, tl.cdiv(K, 64)):  # wgmma_ss.co:39
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_64X64:  # wgmma_ss.co:40
-            tile_5 = lhs_desc_64x64.load([block_m * 64, iv_k_4 * 64])
-        else:
-            mask_6 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
-            ptrs_7 = (
-                lhs_ptr
-                + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
-            )
-            tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-        lhs_load_s = tile_5  # wgmma_ss.co:40
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_64X64:  # wgmma_ss.co:41
-            tile_8 = rhs_desc_64x64.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 64))])
-        else:
-            mask_9 = (
-                (tl.arange(0, 64)[:, None] < N // _grid_2)
-                & (tl.arange(0, 64)[None, :] < K // tl.cdiv(K, 64))
-                & (block_n * (N // _grid_2) + tl.arange(0, 64)[:, None] < N)
-                & (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :] < K)
-            )
-            ptrs_10 = (
-                rhs_ptr
-                + (block_n * (N // _grid_2) + tl.arange(0, 64)[:, None]) * rhs_s0
-                + (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :]) * rhs_s1
-            )
-            tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        rhs_load_s = tile_8  # wgmma_ss.co:41
-        acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:42
-    output_s = tl.zeros([64, 64], tl.float16)  # wgmma_ss.co:44
-    output_s = acc_3.to(tl.float16)  # wgmma_ss.co:45
-    if TMA_OUTPUT_64X64:  # wgmma_ss.co:46
-        output_desc_64x64.store([block_m * 64, block_n * 64], output_s)
-    else:
-        tl.store(
-            output_ptr
-            + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
-            + (block_n * 64 + tl.arange(0, 64)[None, :]) * output_s1,
-            output_s,
-            mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 64 + tl.arange(0, 64)[None, :] < N),
+    for iv_k in range(0, tl.cdiv(K, 64)):  # wgmma_ss.co:39
+        offs = block_m * 64 + rows  # wgmma_ss.co:40
+        offs_2 = iv_k * 64 + cols
+        mask = (offs < M) & (offs_2 < K)
+        lhs_load_s = _oob_fill(
+            tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask, other=0.0), mask
         )
+        offs_3 = block_n * (N // tl.num_programs(1)) + rows  # wgmma_ss.co:41
+        offs_4 = iv_k * (K // tl.cdiv(K, 64)) + cols
+        mask_2 = (
+            (rows < N // tl.num_programs(1))
+            & (cols < K // tl.cdiv(K, 64))
+            & (offs_3 >= 0)
+            & (offs_3 < N)
+            & (offs_4 >= 0)
+            & (offs_4 < K)
+        )
+        rhs_load_s = _oob_fill(
+            tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1, mask=mask_2, other=0.0), mask_2
+        )
+        acc = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc)  # wgmma_ss.co:42
+    output_s = acc.to(tl.float16)  # wgmma_ss.co:45
+    offs_5 = block_m * 64 + rows  # wgmma_ss.co:46
+    offs_6 = block_n * 64 + cols
+    mask_3 = (offs_5 < M) & (offs_6 < N)
+    tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
 def matmul_f16(lhs, rhs, output, *, _launch=None):
@@ -688,104 +434,25 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:  # wgmma_ss.co:34
-        if N % 256 == 0:  # chunkat tiles equal the re-tiled blocks
-            _matmul_f16_k0_general_retiled_NUM_SMS = _rt.num_sms(_dev)
-            _matmul_f16_k0_general_retiled_TMA_LHS_128X64 = _rt.tma_ok(
-                _F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)"
-            )
-            _matmul_f16_k0_general_retiled_lhs_desc_128x64 = _rt.tma_desc(
-                lhs, [128, 64], _matmul_f16_k0_general_retiled_TMA_LHS_128X64, _OOB_PADDING
-            )
-            _matmul_f16_k0_general_retiled_TMA_RHS_256X64 = _rt.tma_ok(
-                _F, "rhs", rhs, [256, 64], [_rt.idiv(N, _rt.cdiv(N, 256)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads (auto)"
-            )
-            _matmul_f16_k0_general_retiled_rhs_desc_256x64 = _rt.tma_desc(
-                rhs, [256, 64], _matmul_f16_k0_general_retiled_TMA_RHS_256X64, _OOB_PADDING
-            )
-            _matmul_f16_k0_general_retiled_TMA_OUTPUT_128X256 = _rt.tma_ok(
-                _F, "output", output, [128, 256], [128, 256], "stores (auto)"
-            )
-            _matmul_f16_k0_general_retiled_output_desc_128x128 = _rt.tma_desc(
-                output, [128, 128], _matmul_f16_k0_general_retiled_TMA_OUTPUT_128X256, "zero"
-            )
-            _launch(
-                matmul_f16_k0_general_retiled,
-                (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_k0_general_retiled_NUM_SMS),),
-                [
-                    _rt.cdiv(M, 128),
-                    _rt.cdiv(N, 256),
-                    K,
-                    lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
-                    M,
-                    _matmul_f16_k0_general_retiled_lhs_desc_128x64,
-                    rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
-                    N,
-                    _matmul_f16_k0_general_retiled_rhs_desc_256x64,
-                    output,
-                    output.stride(0),
-                    output.stride(1),
-                    _matmul_f16_k0_general_retiled_output_desc_128x128,
-                ],
-                dict(
-                    GROUP_M=8,
-                    NUM_SMS=_matmul_f16_k0_general_retiled_NUM_SMS,
-                    TMA_LHS_128X64=_matmul_f16_k0_general_retiled_TMA_LHS_128X64,
-                    TMA_RHS_256X64=_matmul_f16_k0_general_retiled_TMA_RHS_256X64,
-                    TMA_OUTPUT_128X256=_matmul_f16_k0_general_retiled_TMA_OUTPUT_128X256,
-                    num_warps=8,
-                ),
-            )
-        else:
-            _matmul_f16_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-            _matmul_f16_k0_general_lhs_desc_64x64 = _rt.tma_desc(
-                lhs, [64, 64], _matmul_f16_k0_general_TMA_LHS_64X64, _OOB_PADDING
-            )
-            _matmul_f16_k0_general_TMA_RHS_64X64 = _rt.tma_ok(
-                _F, "rhs", rhs, [64, 64], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads (auto)"
-            )
-            _matmul_f16_k0_general_rhs_desc_64x64 = _rt.tma_desc(
-                rhs, [64, 64], _matmul_f16_k0_general_TMA_RHS_64X64, _OOB_PADDING
-            )
-            _matmul_f16_k0_general_TMA_OUTPUT_64X64 = _rt.tma_ok(
-                _F, "output", output, [64, 64], [64, 64], "stores (auto)"
-            )
-            _matmul_f16_k0_general_output_desc_64x64 = _rt.tma_desc(
-                output, [64, 64], _matmul_f16_k0_general_TMA_OUTPUT_64X64, "zero"
-            )
-            _launch(
-                matmul_f16_k0_general,
-                (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
-                [
-                    _rt.cdiv(M, 64),
-                    _rt.cdiv(N, 64),
-                    K,
-                    lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
-                    M,
-                    _matmul_f16_k0_general_lhs_desc_64x64,
-                    rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
-                    N,
-                    _matmul_f16_k0_general_rhs_desc_64x64,
-                    output,
-                    output.stride(0),
-                    output.stride(1),
-                    _matmul_f16_k0_general_output_desc_64x64,
-                ],
-                dict(
-                    GROUP_M=8,
-                    TMA_LHS_64X64=_matmul_f16_k0_general_TMA_LHS_64X64,
-                    TMA_RHS_64X64=_matmul_f16_k0_general_TMA_RHS_64X64,
-                    TMA_OUTPUT_64X64=_matmul_f16_k0_general_TMA_OUTPUT_64X64,
-                    num_warps=4,
-                ),
-            )  # wgmma_ss.co:34
+        _launch(
+            matmul_f16_k0_general,
+            (_rt.cdiv(M, 64), _rt.cdiv(N, 64)),
+            [
+                K,
+                M,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+            ],
+            dict(num_warps=4),
+        )
     return None
 
 
@@ -1189,140 +856,79 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
 
 @triton.jit
 def blockscale_gemm_e4m3_n48_k0(
-    _grid_1,
-    _grid_2,
     K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
     M,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
     lhs_desc_64x128,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
     N,
-    rhs_desc_32x128,
-    rhs_desc_16x128,
-    scale_lhs_ptr,
-    scale_lhs_s0,
-    scale_lhs_s1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     DIV_BLK_K,
-    scale_rhs_ptr,
-    scale_rhs_s0,
-    scale_rhs_s1,
+    scale_lhs_ptr,
+    scale_lhs_stride_0,
+    scale_lhs_stride_1,
     DIV_BLK_N,
+    scale_rhs_ptr,
+    scale_rhs_stride_0,
+    scale_rhs_stride_1,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_64x32,
-    output_desc_64x16,
-    GROUP_M: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
     TMA_LHS_64X128: tl.constexpr,
-    TMA_RHS_32X128: tl.constexpr,
-    TMA_RHS_16X128: tl.constexpr,
-    TMA_OUTPUT_64X32: tl.constexpr,
-    TMA_OUTPUT_64X16: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_ss.co:98."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_ss.co:98
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
+    """The block-level parallel at wgmma_ss.co:98: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # wgmma_ss.co:98
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # wgmma_ss.co:104
+    cols = tl.arange(0, 128)[None, :]
+    cols_2 = tl.arange(0, 1)[None, :]  # wgmma_ss.co:112
+    cols_3 = tl.arange(0, 64)[None, :]  # wgmma_ss.co:117
+    acc = tl.zeros([64, 64], tl.float32)  # wgmma_ss.co:102
     lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)  # wgmma_ss.co:99
-    rhs_load_s_0 = tl.zeros([32, 128], tl.float8e4nv)  # wgmma_ss.co:100
-    rhs_load_s_1 = tl.zeros([16, 128], tl.float8e4nv)
-    # 'rhs_load_s' is 48 wide along dim 0: kept as power-of-two pieces 32 + 16
-    acc_3_0 = tl.full([64, 32], 0.0, tl.float32)  # wgmma_ss.co:102
-    acc_3_1 = tl.full([64, 16], 0.0, tl.float32)
-    for iv_k_4 in range(0, tl.cdiv(K, 128)):  # wgmma_ss.co:103
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_64X128:  # wgmma_ss.co:104
-            tile_5 = lhs_desc_64x128.load([block_m * 64, iv_k_4 * 128])
+    rhs_load_s = tl.zeros([64, 128], tl.float8e4nv)  # wgmma_ss.co:100
+    for iv_k in range(0, tl.cdiv(K, 128)):  # wgmma_ss.co:103
+        offs = block_m * 64 + rows  # wgmma_ss.co:104
+        offs_2 = iv_k * 128 + cols
+        mask = (offs < M) & (offs_2 < K)
+        if TMA_LHS_64X128:
+            lhs_load_s = lhs_desc_64x128.load([block_m * 64, iv_k * 128])
         else:
-            mask_6 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_4 * 128 + tl.arange(0, 128)[None, :] < K)
-            ptrs_7 = (
-                lhs_ptr
-                + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
-                + (iv_k_4 * 128 + tl.arange(0, 128)[None, :]) * lhs_s1
+            lhs_load_s = _oob_fill(
+                tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask, other=0.0), mask
             )
-            tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-        lhs_load_s = tile_5  # wgmma_ss.co:104
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_32X128:  # wgmma_ss.co:105
-            tile_8 = rhs_desc_32x128.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 128))])
-        else:
-            mask_9 = (
-                (tl.arange(0, 32)[:, None] < N // _grid_2)
-                & (tl.arange(0, 128)[None, :] < K // tl.cdiv(K, 128))
-                & (block_n * (N // _grid_2) + tl.arange(0, 32)[:, None] < N)
-                & (iv_k_4 * (K // tl.cdiv(K, 128)) + tl.arange(0, 128)[None, :] < K)
-            )
-            ptrs_10 = (
-                rhs_ptr
-                + (block_n * (N // _grid_2) + tl.arange(0, 32)[:, None]) * rhs_s0
-                + (iv_k_4 * (K // tl.cdiv(K, 128)) + tl.arange(0, 128)[None, :]) * rhs_s1
-            )
-            tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        rhs_load_s_0 = tile_8  # wgmma_ss.co:105
-        if TMA_RHS_16X128:
-            tile_11 = rhs_desc_16x128.load([block_n * (N // _grid_2) + 32, iv_k_4 * (K // tl.cdiv(K, 128))])
-        else:
-            mask_12 = (
-                (32 + tl.arange(0, 16)[:, None] < N // _grid_2)
-                & (tl.arange(0, 128)[None, :] < K // tl.cdiv(K, 128))
-                & (block_n * (N // _grid_2) + (32 + tl.arange(0, 16)[:, None]) < N)
-                & (iv_k_4 * (K // tl.cdiv(K, 128)) + tl.arange(0, 128)[None, :] < K)
-            )
-            ptrs_13 = (
-                rhs_ptr
-                + (block_n * (N // _grid_2) + (32 + tl.arange(0, 16)[:, None])) * rhs_s0
-                + (iv_k_4 * (K // tl.cdiv(K, 128)) + tl.arange(0, 128)[None, :]) * rhs_s1
-            )
-            tile_11 = _oob_fill(tl.load(ptrs_13, mask=mask_12, other=0.0), mask_12)
-        rhs_load_s_1 = tile_11  # wgmma_ss.co:105
-        mask_14 = (block_n < DIV_BLK_N) & (iv_k_4 < DIV_BLK_K)  # wgmma_ss.co:107
-        ptrs_15 = scale_rhs_ptr + block_n * scale_rhs_s0 + iv_k_4 * scale_rhs_s1
-        v_16 = _oob_fill(tl.load(ptrs_15, mask=mask_14, other=0.0), mask_14)
-        sc_rhs_17 = v_16
-        # wgmma_ss.co:112
-        mask_19 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_4 + tl.arange(0, 1)[None, :] < DIV_BLK_K)
-        ptrs_20 = (
-            scale_lhs_ptr
-            + (block_m * 64 + tl.arange(0, 64)[:, None]) * scale_lhs_s0
-            + (iv_k_4 + tl.arange(0, 1)[None, :]) * scale_lhs_s1
+        offs_3 = block_n * (N // tl.num_programs(1)) + rows  # wgmma_ss.co:105
+        offs_4 = iv_k * (K // tl.cdiv(K, 128)) + cols
+        mask_2 = (
+            (rows < N // tl.num_programs(1))
+            & (cols < K // tl.cdiv(K, 128))
+            & (offs_3 >= 0)
+            & (offs_3 < N)
+            & (offs_4 >= 0)
+            & (offs_4 < K)
         )
-        tile_18 = _oob_fill(tl.load(ptrs_20, mask=mask_19, other=0.0), mask_19)
-        acc_3_0 = acc_3_0 + tl.dot(lhs_load_s, tl.trans(rhs_load_s_0)) * tile_18.to(tl.float32) * sc_rhs_17
-        acc_3_1 = acc_3_1 + tl.dot(lhs_load_s, tl.trans(rhs_load_s_1)) * tile_18.to(tl.float32) * sc_rhs_17
-        # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-    output_s_0 = tl.zeros([64, 32], tl.float16)  # wgmma_ss.co:115
-    output_s_1 = tl.zeros([64, 16], tl.float16)
-    # 'output_s' is 48 wide along dim 1: kept as power-of-two pieces 32 + 16
-    output_s_0 = acc_3_0.to(tl.float16)  # wgmma_ss.co:116
-    output_s_1 = acc_3_1.to(tl.float16)
-    if TMA_OUTPUT_64X32:  # wgmma_ss.co:117
-        output_desc_64x32.store([block_m * 64, block_n * 48], output_s_0)
-    else:
-        tl.store(
-            output_ptr
-            + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
-            + (block_n * 48 + tl.arange(0, 32)[None, :]) * output_s1,
-            output_s_0,
-            mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 48 + tl.arange(0, 32)[None, :] < N),
+        rhs_load_s = _oob_fill(
+            tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1, mask=mask_2, other=0.0), mask_2
         )
-    if TMA_OUTPUT_64X16:  # wgmma_ss.co:117
-        output_desc_64x16.store([block_m * 64, block_n * 48 + 32], output_s_1)
-    else:
-        tl.store(
-            output_ptr
-            + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
-            + (block_n * 48 + (32 + tl.arange(0, 16)[None, :])) * output_s1,
-            output_s_1,
-            mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 48 + (32 + tl.arange(0, 16)[None, :]) < N),
+        mask_3 = (block_n < DIV_BLK_N) & (iv_k < DIV_BLK_K)  # wgmma_ss.co:107
+        sc_rhs = _oob_fill(
+            tl.load(scale_rhs_ptr + block_n * scale_rhs_stride_0 + iv_k * scale_rhs_stride_1, mask=mask_3, other=0.0),
+            mask_3,
         )
+        acc_prod = tl.dot(lhs_load_s, tl.trans(rhs_load_s))  # wgmma_ss.co:112
+        offs_5 = iv_k + cols_2
+        mask_4 = (offs < M) & (offs_5 < DIV_BLK_K)
+        scale_lhs_frag_2 = tl.load(
+            scale_lhs_ptr + offs * scale_lhs_stride_0 + offs_5 * scale_lhs_stride_1, mask=mask_4, other=0.0
+        )
+        acc = acc + acc_prod * scale_lhs_frag_2 * sc_rhs
+    output_s = acc.to(tl.float16)  # wgmma_ss.co:116
+    offs_6 = block_m * 64 + rows  # wgmma_ss.co:117
+    offs_7 = block_n * 48 + cols_3
+    mask_5 = (cols_3 < 48) & (offs_6 < M) & (offs_7 < N)
+    tl.store(output_ptr + offs_6 * output_stride_0 + offs_7 * output_stride_1, output_s, mask=mask_5)
 
 
 def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=None):
@@ -1350,72 +956,39 @@ def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:97
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # wgmma_ss.co:98
     _blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads")
     _blockscale_gemm_e4m3_n48_k0_lhs_desc_64x128 = _rt.tma_desc(
         lhs, [64, 128], _blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128, _OOB_PADDING
     )
-    _blockscale_gemm_e4m3_n48_k0_TMA_RHS_32X128 = _rt.tma_ok(
-        _F, "rhs", rhs, [32, 128], [_rt.idiv(N, _rt.cdiv(N, 48)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
-    )
-    _blockscale_gemm_e4m3_n48_k0_rhs_desc_32x128 = _rt.tma_desc(
-        rhs, [32, 128], _blockscale_gemm_e4m3_n48_k0_TMA_RHS_32X128, _OOB_PADDING
-    )
-    _blockscale_gemm_e4m3_n48_k0_TMA_RHS_16X128 = _rt.tma_ok(
-        _F, "rhs", rhs, [16, 128], [_rt.idiv(N, _rt.cdiv(N, 48)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
-    )
-    _blockscale_gemm_e4m3_n48_k0_rhs_desc_16x128 = _rt.tma_desc(
-        rhs, [16, 128], _blockscale_gemm_e4m3_n48_k0_TMA_RHS_16X128, _OOB_PADDING
-    )
-    _blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X32 = _rt.tma_ok(_F, "output", output, [64, 32], [64, 32], "stores")
-    _blockscale_gemm_e4m3_n48_k0_output_desc_64x32 = _rt.tma_desc(
-        output, [64, 32], _blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X32, "zero"
-    )
-    _blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X16 = _rt.tma_ok(_F, "output", output, [64, 16], [64, 16], "stores")
-    _blockscale_gemm_e4m3_n48_k0_output_desc_64x16 = _rt.tma_desc(
-        output, [64, 16], _blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X16, "zero"
-    )
     _launch(
         blockscale_gemm_e4m3_n48_k0,
-        (_rt.cdiv(M, 64) * _rt.cdiv(N, 48),),
+        (_rt.cdiv(M, 64), _rt.cdiv(N, 48)),
         [
-            _rt.cdiv(M, 64),
-            _rt.cdiv(N, 48),
             K,
+            M,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
             _blockscale_gemm_e4m3_n48_k0_lhs_desc_64x128,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
-            _blockscale_gemm_e4m3_n48_k0_rhs_desc_32x128,
-            _blockscale_gemm_e4m3_n48_k0_rhs_desc_16x128,
+            DIV_BLK_K,
             scale_lhs,
             scale_lhs.stride(0),
             scale_lhs.stride(1),
-            DIV_BLK_K,
+            DIV_BLK_N,
             scale_rhs,
             scale_rhs.stride(0),
             scale_rhs.stride(1),
-            DIV_BLK_N,
             output,
             output.stride(0),
             output.stride(1),
-            _blockscale_gemm_e4m3_n48_k0_output_desc_64x32,
-            _blockscale_gemm_e4m3_n48_k0_output_desc_64x16,
         ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS_64X128=_blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128,
-            TMA_RHS_32X128=_blockscale_gemm_e4m3_n48_k0_TMA_RHS_32X128,
-            TMA_RHS_16X128=_blockscale_gemm_e4m3_n48_k0_TMA_RHS_16X128,
-            TMA_OUTPUT_64X32=_blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X32,
-            TMA_OUTPUT_64X16=_blockscale_gemm_e4m3_n48_k0_TMA_OUTPUT_64X16,
-            num_warps=4,
-        ),
-    )  # wgmma_ss.co:98
+        dict(num_warps=4, TMA_LHS_64X128=_blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128),
+    )
     return None
 
 
@@ -1630,83 +1203,69 @@ def matmul_st_trans_k0(
 
 @triton.jit
 def matmul_st_trans_k0_general(
-    _grid_1,
-    _grid_2,
     K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
     M,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
     lhs_desc_64x64,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
     N,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     rhs_desc_128x64,
     output_ptr,
-    output_s0,
-    output_s1,
+    output_stride_0,
+    output_stride_1,
     output_desc_128x64,
-    GROUP_M: tl.constexpr,
     TMA_LHS_64X64: tl.constexpr,
     TMA_RHS_128X64: tl.constexpr,
     TMA_OUTPUT_128X64: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_ss.co:147."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_ss.co:147
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
+    """The block-level parallel at wgmma_ss.co:147: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # wgmma_ss.co:147
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # wgmma_ss.co:152
+    cols = tl.arange(0, 64)[None, :]
+    rows_2 = tl.arange(0, 128)[:, None]  # wgmma_ss.co:153
+    acc = tl.zeros([64, 128], tl.float32)  # wgmma_ss.co:150
     lhs_load_s = tl.zeros([64, 64], tl.float16)  # wgmma_ss.co:148
     rhs_load_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:149
-    acc_3 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_ss.co:150
-    for iv_k_4 in range(0, tl.cdiv(K, 64)):  # wgmma_ss.co:151
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_64X64:  # wgmma_ss.co:152
-            tile_5 = lhs_desc_64x64.load([block_m * 64, iv_k_4 * 64])
+    for iv_k in range(0, tl.cdiv(K, 64)):  # wgmma_ss.co:151
+        offs = block_m * 64 + rows  # wgmma_ss.co:152
+        offs_2 = iv_k * 64 + cols
+        mask = (offs < M) & (offs_2 < K)
+        if TMA_LHS_64X64:
+            lhs_load_s = lhs_desc_64x64.load([block_m * 64, iv_k * 64])
         else:
-            mask_6 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
-            ptrs_7 = (
-                lhs_ptr
-                + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
+            lhs_load_s = _oob_fill(
+                tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask, other=0.0), mask
             )
-            tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-        lhs_load_s = tile_5  # wgmma_ss.co:152
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_128X64:  # wgmma_ss.co:153
-            tile_8 = rhs_desc_128x64.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 64))])
+        offs_3 = block_n * (N // tl.num_programs(1)) + rows_2  # wgmma_ss.co:153
+        offs_4 = iv_k * (K // tl.cdiv(K, 64)) + cols
+        mask_2 = (
+            (rows_2 < N // tl.num_programs(1))
+            & (cols < K // tl.cdiv(K, 64))
+            & (offs_3 >= 0)
+            & (offs_3 < N)
+            & (offs_4 >= 0)
+            & (offs_4 < K)
+        )
+        if TMA_RHS_128X64:
+            rhs_load_s = rhs_desc_128x64.load([block_n * (N // tl.num_programs(1)), iv_k * (K // tl.cdiv(K, 64))])
         else:
-            mask_9 = (
-                (tl.arange(0, 128)[:, None] < N // _grid_2)
-                & (tl.arange(0, 64)[None, :] < K // tl.cdiv(K, 64))
-                & (block_n * (N // _grid_2) + tl.arange(0, 128)[:, None] < N)
-                & (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :] < K)
+            rhs_load_s = _oob_fill(
+                tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1, mask=mask_2, other=0.0), mask_2
             )
-            ptrs_10 = (
-                rhs_ptr
-                + (block_n * (N // _grid_2) + tl.arange(0, 128)[:, None]) * rhs_s0
-                + (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :]) * rhs_s1
-            )
-            tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        rhs_load_s = tile_8  # wgmma_ss.co:153
-        acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:158
-        # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-    output_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:162
-    output_s = tl.trans(acc_3).to(tl.float16)  # wgmma_ss.co:163
-    if TMA_OUTPUT_128X64:  # wgmma_ss.co:164
+        acc = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc)  # wgmma_ss.co:158
+    output_s = tl.trans(acc).to(tl.float16)  # wgmma_ss.co:163
+    offs_5 = block_n * 128 + rows_2  # wgmma_ss.co:164
+    offs_6 = block_m * 64 + cols
+    mask_3 = (offs_5 < N) & (offs_6 < M)
+    if TMA_OUTPUT_128X64:
         output_desc_128x64.store([block_n * 128, block_m * 64], output_s)
     else:
-        tl.store(
-            output_ptr
-            + (block_n * 128 + tl.arange(0, 128)[:, None]) * output_s0
-            + (block_m * 64 + tl.arange(0, 64)[None, :]) * output_s1,
-            output_s,
-            mask=(block_n * 128 + tl.arange(0, 128)[:, None] < N) & (block_m * 64 + tl.arange(0, 64)[None, :] < M),
-        )
+        tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
 def matmul_st_trans(lhs, rhs, output, *, _launch=None):
@@ -1781,20 +1340,18 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
         )
         _launch(
             matmul_st_trans_k0_general,
-            (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+            (_rt.cdiv(M, 64), _rt.cdiv(N, 128)),
             [
-                _rt.cdiv(M, 64),
-                _rt.cdiv(N, 128),
                 K,
+                M,
                 lhs,
                 lhs.stride(0),
                 lhs.stride(1),
-                M,
                 _matmul_st_trans_k0_general_lhs_desc_64x64,
+                N,
                 rhs,
                 rhs.stride(0),
                 rhs.stride(1),
-                N,
                 _matmul_st_trans_k0_general_rhs_desc_128x64,
                 output,
                 output.stride(0),
@@ -1802,11 +1359,10 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                 _matmul_st_trans_k0_general_output_desc_128x64,
             ],
             dict(
-                GROUP_M=8,
+                num_warps=1,
                 TMA_LHS_64X64=_matmul_st_trans_k0_general_TMA_LHS_64X64,
                 TMA_RHS_128X64=_matmul_st_trans_k0_general_TMA_RHS_128X64,
                 TMA_OUTPUT_128X64=_matmul_st_trans_k0_general_TMA_OUTPUT_128X64,
-                num_warps=4,
             ),
         )
     return None
@@ -2007,91 +1563,71 @@ def matmul_f16_ws_1p1c_k0(
 
 @triton.jit
 def matmul_f16_ws_1p1c_k0_general(
-    _grid_1,
-    _grid_2,
     K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
     M,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
     lhs_desc_64x64,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
     N,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     rhs_desc_128x64,
     output_ptr,
-    output_s0,
-    output_s1,
+    output_stride_0,
+    output_stride_1,
     output_desc_64x128,
-    GROUP_M: tl.constexpr,
-    WARP_SPECIALIZE: tl.constexpr,
-    NUM_STAGES: tl.constexpr,
     TMA_LHS_64X64: tl.constexpr,
     TMA_RHS_128X64: tl.constexpr,
     TMA_OUTPUT_64X128: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_ss.co:198."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_ss.co:198
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
-    # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    # wgmma_ss.co:200
-    lhs_load_s = tl.zeros([64, 64], tl.float16)
-    # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    # wgmma_ss.co:201
-    rhs_load_s = tl.zeros([128, 64], tl.float16)
+    """The block-level parallel at wgmma_ss.co:198: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # wgmma_ss.co:198
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # wgmma_ss.co:209
+    cols = tl.arange(0, 64)[None, :]
+    rows_2 = tl.arange(0, 128)[:, None]  # wgmma_ss.co:210
+    cols_2 = tl.arange(0, 128)[None, :]  # wgmma_ss.co:227
+    acc = tl.zeros([64, 128], tl.float32)  # wgmma_ss.co:215
+    lhs_load_s = tl.zeros([64, 64], tl.float16)  # wgmma_ss.co:200
+    rhs_load_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:201
     output_s = tl.zeros([64, 128], tl.float16)  # wgmma_ss.co:202
-    # warp-specialised pipeline (wgmma_ss.co:204): producer warpgroup 0, consumer warpgroup(s) 1..1 merged into one
-    # loop; events become program order
-    acc_3 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_ss.co:215
-    # wgmma_ss.co:220
-    for iv_k_4 in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_64X64:  # wgmma_ss.co:209
-            tile_6 = lhs_desc_64x64.load([block_m * 64, iv_k_4 * 64])
+    for iv_k in tl.range(0, tl.cdiv(K, 64), num_stages=4):  # wgmma_ss.co:206
+        offs = block_m * 64 + rows  # wgmma_ss.co:209
+        offs_2 = iv_k * 64 + cols
+        mask = (offs < M) & (offs_2 < K)
+        if TMA_LHS_64X64:
+            lhs_load_s = lhs_desc_64x64.load([block_m * 64, iv_k * 64])
         else:
-            mask_7 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
-            ptrs_8 = (
-                lhs_ptr
-                + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
+            lhs_load_s = _oob_fill(
+                tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask, other=0.0), mask
             )
-            tile_6 = _oob_fill(tl.load(ptrs_8, mask=mask_7, other=0.0), mask_7)
-        lhs_load_s = tile_6  # wgmma_ss.co:209
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_128X64:  # wgmma_ss.co:210
-            tile_9 = rhs_desc_128x64.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 64))])
+        offs_3 = block_n * (N // tl.num_programs(1)) + rows_2  # wgmma_ss.co:210
+        offs_4 = iv_k * (K // tl.cdiv(K, 64)) + cols
+        mask_2 = (
+            (rows_2 < N // tl.num_programs(1))
+            & (cols < K // tl.cdiv(K, 64))
+            & (offs_3 >= 0)
+            & (offs_3 < N)
+            & (offs_4 >= 0)
+            & (offs_4 < K)
+        )
+        if TMA_RHS_128X64:
+            rhs_load_s = rhs_desc_128x64.load([block_n * (N // tl.num_programs(1)), iv_k * (K // tl.cdiv(K, 64))])
         else:
-            mask_10 = (
-                (tl.arange(0, 128)[:, None] < N // _grid_2)
-                & (tl.arange(0, 64)[None, :] < K // tl.cdiv(K, 64))
-                & (block_n * (N // _grid_2) + tl.arange(0, 128)[:, None] < N)
-                & (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :] < K)
+            rhs_load_s = _oob_fill(
+                tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1, mask=mask_2, other=0.0), mask_2
             )
-            ptrs_11 = (
-                rhs_ptr
-                + (block_n * (N // _grid_2) + tl.arange(0, 128)[:, None]) * rhs_s0
-                + (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :]) * rhs_s1
-            )
-            tile_9 = _oob_fill(tl.load(ptrs_11, mask=mask_10, other=0.0), mask_10)
-        rhs_load_s = tile_9  # wgmma_ss.co:210
-        acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:223
-    output_s = acc_3.to(tl.float16)  # wgmma_ss.co:226
-    if TMA_OUTPUT_64X128:  # wgmma_ss.co:227
+        acc = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc)  # wgmma_ss.co:223
+    output_s = acc.to(tl.float16)  # wgmma_ss.co:226
+    offs_5 = block_m * 64 + rows  # wgmma_ss.co:227
+    offs_6 = block_n * 128 + cols_2
+    mask_3 = (offs_5 < M) & (offs_6 < N)
+    if TMA_OUTPUT_64X128:
         output_desc_64x128.store([block_m * 64, block_n * 128], output_s)
     else:
-        tl.store(
-            output_ptr
-            + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
-            + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
-            output_s,
-            mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
-        )
+        tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
 def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
@@ -2152,7 +1688,6 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:  # wgmma_ss.co:198
-        _matmul_f16_ws_1p1c_k0_general_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
         _matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
         _matmul_f16_ws_1p1c_k0_general_lhs_desc_64x64 = _rt.tma_desc(
             lhs, [64, 64], _matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64, _OOB_PADDING
@@ -2171,20 +1706,18 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
         )
         _launch(
             matmul_f16_ws_1p1c_k0_general,
-            (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+            (_rt.cdiv(M, 64), _rt.cdiv(N, 128)),
             [
-                _rt.cdiv(M, 64),
-                _rt.cdiv(N, 128),
                 K,
+                M,
                 lhs,
                 lhs.stride(0),
                 lhs.stride(1),
-                M,
                 _matmul_f16_ws_1p1c_k0_general_lhs_desc_64x64,
+                N,
                 rhs,
                 rhs.stride(0),
                 rhs.stride(1),
-                N,
                 _matmul_f16_ws_1p1c_k0_general_rhs_desc_128x64,
                 output,
                 output.stride(0),
@@ -2192,13 +1725,10 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                 _matmul_f16_ws_1p1c_k0_general_output_desc_64x128,
             ],
             dict(
-                GROUP_M=8,
-                WARP_SPECIALIZE=_matmul_f16_ws_1p1c_k0_general_WARP_SPECIALIZE,
-                NUM_STAGES=4,
+                num_warps=8,
                 TMA_LHS_64X64=_matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64,
                 TMA_RHS_128X64=_matmul_f16_ws_1p1c_k0_general_TMA_RHS_128X64,
                 TMA_OUTPUT_64X128=_matmul_f16_ws_1p1c_k0_general_TMA_OUTPUT_64X128,
-                num_warps=4,
             ),
         )
     return None

@@ -1,0 +1,204 @@
+"""Warp roles collapsed into one sequential program (LANGUAGE.md 7.10): an AST rewrite the kernel
+lifter (lift/kernel.py) applies to a unit-level ``parallel`` whose body is ``inthreads.async``
+roles, before lifting what it returns.
+
+The form (the seed chapter's and the tutorial's producer / consumer pipelines)::
+
+    parallel wg by 2 : group-4 [, t by 128 : thread] {
+      inthreads.async (wg == 0) { foreach k in [n] { wait empty..; copy .. => ring[k % S]; trigger full..; } }
+      inthreads.async (wg == 1) { acc = mma.fill ..; foreach k in [n] { wait full..; mma acc, ring[k % S]..;
+                                  trigger empty..; } mma.store acc, .. }
+    }
+
+means "for each k: the producer's copies into a slot, then the consumer's MMAs on that slot" —
+the events only order the two roles, so that every read of a slot in iteration k sees the write
+of iteration k.  Collapsed, each role runs with its unit index fixed (``wg`` is 0 in the first
+role, 1 in the second); the statements of the roles before their main loops come first, the
+main loops (one iteration domain) become one loop holding the writer's body then the reader's,
+the rest follows; loops of event statements only (``foreach s in [4] trigger empty.at(s)``) go;
+a ring of buffers indexed by one expression in the loop (``lhs_s[stage]``) is one buffer (each
+iteration writes its slot before it reads it, and nothing is carried in a slot from one
+iteration to the next).  The loop keeps what the source states: the ring's slots as its stages,
+the roles and events (:class:`Stated`).  Anything else (roles of several units each, a thread
+index the roles use, rings read at other slots or outside the loop, main loops over different
+domains) raises :class:`NotLifted`.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass
+
+from ..frontend import ast as A
+from ..frontend.printer import Printer
+from ..sema.consteval import const_int
+from .notlifted import NotLifted
+from .terms import unparen
+
+EVENT_ONLY = (A.Wait, A.Trigger, A.EventDecl, A.Sync, A.MmaCommit, A.Empty)
+
+
+@dataclass(frozen=True)
+class Stated:
+    """What the source states about the pipeline it collapses."""
+
+    loop: A.Foreach  # the merged main loop
+    rings: frozenset[str]  # the rings of buffers it reads and writes at one slot (now single buffers)
+    roles: tuple[str, ...]
+    events: tuple[str, ...]
+
+
+def has_roles(body: A.Stmt) -> bool:
+    return any(isinstance(s, A.InThreads) and s.is_async for s in _stmts(body))
+
+
+def collapse(p: A.Parallel, rings: set[str]) -> tuple[A.Stmt, Stated]:
+    """The roles of ``p`` as one sequential block (a copy: ``p`` is not changed), and what the
+    source states about them; ``rings``: the names of the arrays of buffers in scope."""
+    if len(p.levels) > 2 or p.is_async:
+        raise NotLifted("warp roles under a parallel of this form", p)
+    unit, *thread = p.levels
+    names = unit.vars or ([unit.name] if unit.name else [])
+    if len(names) != 1 or len(unit.bound) != 1 or const_int(unit.bound[0]) is None:
+        raise NotLifted("warp roles over units that are not one constant level", unit)
+    var = names[0]
+    thread_vars = {v for b in thread for v in (b.vars or ([b.name] if b.name else []))}
+    roles = [s for s in _stmts(p.body) if not isinstance(s, A.Empty)]
+    if not all(isinstance(r, A.InThreads) and r.is_async for r in roles) or len(roles) < 2:
+        raise NotLifted("a parallel of warp roles and other statements", p)
+    parts = []
+    for r in roles:
+        assert isinstance(r, A.InThreads)
+        unit_index = _role_unit(r.cond, var)
+        body = _substitute(copy.deepcopy(r.body), var, unit_index)
+        if any(isinstance(n, A.Name) and n.name in thread_vars for n in body.walk()):
+            raise NotLifted("a warp role that uses its thread index", r)
+        parts.append(_split(body, r))
+    mains = [m for _, m, _ in parts if m is not None]
+    if not mains or len({_text(m.items) for m in mains}) != 1:
+        raise NotLifted("warp roles whose main loops run over different iterations", p)
+    ring_names = {n.base.name for m in mains for n in m.walk() if _ring_access(n, rings)}  # type: ignore[attr-defined]
+    # the roles that write a ring go first: each iteration writes its slot before it is read
+    order = sorted(range(len(parts)), key=lambda i: not _writes_ring(parts[i][1], rings))
+    loop_body: list[A.Stmt] = []
+    for i in order:
+        main = parts[i][1]
+        if main is not None:
+            loop_body.extend(_stmts(main.body))
+    merged = dataclasses.replace(mains[0], body=A.Block(loop_body, span=mains[0].body.span))
+    stmts = [s for i in order for s in parts[i][0]] + [merged] + [s for i in order for s in parts[i][2]]
+    block = A.Block(stmts, span=p.span)
+    _single_buffers(block, merged, ring_names)
+    events = tuple(sorted({_text([x]) for n in block.walk() if isinstance(n, (A.Wait, A.Trigger)) for x in n.items}))
+    labels = tuple(_text([r.cond]) for r in roles)  # type: ignore[attr-defined]
+    return block, Stated(merged, frozenset(ring_names), labels, events)
+
+
+def _stmts(s: A.Stmt) -> list[A.Stmt]:
+    return list(s.stmts) if isinstance(s, A.Block) else [s]
+
+
+def _text(xs: list[A.Node]) -> str:
+    return ", ".join(Printer().expr(x) if isinstance(x, A.Expr) else repr(x) for x in xs)  # type: ignore[arg-type]
+
+
+def _role_unit(cond: A.Expr, var: str) -> int:
+    """``wg == c`` (or ``c == wg``): the one unit a role runs on."""
+    c = unparen(cond)
+    if isinstance(c, A.Binary) and c.op == "==":
+        lhs, rhs = unparen(c.lhs), unparen(c.rhs)
+        for a, b in ((lhs, rhs), (rhs, lhs)):
+            v = const_int(b)
+            if isinstance(a, A.Name) and a.name == var and v is not None:
+                return v
+    raise NotLifted("a warp role of more than one unit (or of a condition of this form)", cond)
+
+
+def _substitute(node: A.Stmt, var: str, value: int) -> A.Stmt:
+    """``node`` with every read of ``var`` the constant ``value``."""
+
+    def visit(x: object) -> object:
+        if isinstance(x, A.Name) and x.name == var:
+            return A.IntLit(value, str(value), span=x.span)
+        if isinstance(x, A.Node):
+            for f in dataclasses.fields(x):
+                setattr(x, f.name, visit(getattr(x, f.name)))
+            return x
+        if isinstance(x, list):
+            return [visit(y) for y in x]
+        return x
+
+    return visit(node)  # type: ignore[return-value]
+
+
+def _event_only(s: A.Stmt) -> bool:
+    if isinstance(s, EVENT_ONLY):
+        return True
+    if isinstance(s, A.Block):
+        return all(_event_only(x) for x in s.stmts)
+    if isinstance(s, A.Foreach):
+        return _event_only(s.body)
+    return False
+
+
+def _split(body: A.Stmt, role: A.Node) -> tuple[list[A.Stmt], A.Foreach | None, list[A.Stmt]]:
+    """A role's statements before its main loop (the loop that waits on or triggers events and
+    does other work), the loop, and the statements after it; loops of events only go."""
+    stmts = [s for s in _stmts(body) if not (isinstance(s, A.Foreach) and _event_only(s))]
+    mains = [i for i, s in enumerate(stmts) if isinstance(s, A.Foreach) and _orders(s)]
+    if len(mains) > 1:
+        raise NotLifted("a warp role with more than one main loop", role)
+    if not mains:
+        return stmts, None, []
+    i = mains[0]
+    main = stmts[i]
+    assert isinstance(main, A.Foreach)
+    return stmts[:i], main, stmts[i + 1 :]
+
+
+def _orders(s: A.Stmt) -> bool:
+    return any(isinstance(n, (A.Wait, A.Trigger)) for n in s.walk())
+
+
+def _ring_access(n: A.Node, rings: set[str]) -> bool:
+    return isinstance(n, A.Index) and isinstance(unparen(n.base), A.Name) and unparen(n.base).name in rings  # type: ignore[attr-defined]
+
+
+def _writes_ring(main: A.Foreach | None, rings: set[str]) -> bool:
+    if main is None:
+        return False
+    for n in main.walk():
+        if isinstance(n, A.DmaStmt) and not n.dst_storage and any(_ring_access(x, rings) for x in n.dst.walk()):
+            return True
+    return False
+
+
+def _single_buffers(block: A.Block, loop: A.Foreach, names: set[str]) -> None:
+    """Every ring ``name[i]`` of the loop, read and written at one index expression and in the
+    loop only, as the one buffer ``name`` (in ``block``, a copy of the roles)."""
+    inside = {id(n) for n in loop.walk()}
+    for name in names:
+        uses = [n for n in block.walk() if isinstance(n, A.Index) and _ring_access(n, {name})]
+        bare = [n for n in block.walk() if isinstance(n, A.Name) and n.name == name]
+        if any(id(u) not in inside for u in uses) or len({_text(u.indices) for u in uses}) != 1:
+            raise NotLifted(f"a ring of buffers '{name}' read at another slot or outside the pipeline's loop", loop)
+        if len(bare) != len(uses):
+            raise NotLifted(f"a ring of buffers '{name}' used as a whole", loop)
+        for u in uses:  # ring[i] -> the buffer
+            _replace_index(block, u)
+
+
+def _replace_index(root: A.Node, target: A.Index) -> None:
+    def visit(x: object) -> object:
+        if x is target:
+            return target.base
+        if isinstance(x, A.Node):
+            for f in dataclasses.fields(x):
+                setattr(x, f.name, visit(getattr(x, f.name)))
+            return x
+        if isinstance(x, list):
+            return [visit(y) for y in x]
+        return x
+
+    visit(root)

@@ -1,0 +1,597 @@
+"""Lifting MMA as written (LANGUAGE.md 7.9, 9.3) into the tile IR, as a mixin of the kernel lifter
+(lift/kernel.py): the accumulators, operand fragments and stores of a kernel that one unit (a
+warpgroup, a warp, the block) runs, where lift/contraction.py does not prove a GEMM to tile.
+
+An accumulator (``acc = mma.fill.f32 0.0f``) is a register tile of the program, kept in f32 for
+floating-point element types (an ``.f16`` accumulator is rounded where it is stored: at least as
+accurate, LANGUAGE.md 9.3) and in s32 for integer ones.  Its shape is the one the first MMA or
+store that uses it gives it (the fill itself names none): the fill's statement is bound then.
+``mma.L1.L2 acc, a, b`` is ``acc = tl.dot(a, b, acc)`` with each operand transposed where its K
+dimension is not the innermost one; an operand that is a buffer, a fragment (``frag``, ``mma.load``)
+or a window of a tensor is read as a tile, its padding along K (a buffer extent that is not a power
+of two) zeroed.  ``.scale`` multiplies the product by its scale views before it is added.
+
+A loop whose body only issues MMAs on chunks of K (``foreach j in [4] { ma = mma.load
+lhs_s.chunkat(_, j); mb = ..; mma.row.row acc, ma, mb; }``) adds, over its iterations, the products
+of chunks that partition K, both operands at the same chunk: their sum is the product of the whole
+tiles (the sum over k reassociated, as a tensor-core dot does anyway), which is what it is lifted
+to; Triton cannot take a chunk of a register tile at a run-time offset.
+
+Accumulators of more than one unit (``parallel wg by 2 : group-4`` each with its own tile), sparse
+MMA, the split ``mma.scale`` and operands that are other parts of a buffer raise
+:class:`NotLifted`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import CroqLoweringError
+from ..frontend import ast as A
+from ..sema.consteval import const_int as ast_int
+from ..sema.tma_rules import swizzle_bytes
+from ..tir import expr as E
+from ..tir import nodes as N
+from .arith import Value
+from .buffers import BufferView, MmaFuture, Place, TileBuffer, spread
+from .host import ir_type
+from .notlifted import NotLifted
+from .terms import Bounded, Region, const_int, unparen
+
+# operand element types of tl.dot, and the accumulators each may add into
+DOT_ACCUMULATORS = {
+    "f16": ("f32", "f16"),
+    "bf16": ("f32",),
+    "tf32": ("f32",),
+    "f32": ("f32",),
+    "f8_e4m3": ("f32", "f16"),
+    "f8_e5m2": ("f32", "f16"),
+    "s8": ("s32",),
+}
+MIN_DOT = 16  # tl.dot's smallest extent along M, N and K
+UNITS = ("group", "group-4")
+REDUCTIONS = {"reduce_max": "max", "reduce_sum": "sum"}
+
+
+def compute_type(elem: str) -> str:
+    """The tile-IR type an accumulator of ``elem`` is kept in."""
+    return "i32" if elem in ("s32", "u32", "s8", "u8", "s16", "int") else "f32"
+
+
+@dataclass(eq=False)
+class Fragment:
+    """An accumulator before anything has given it a shape: its type and the statements that fill
+    it, bound to its tile once an MMA or a store shapes it."""
+
+    name: str
+    elem: str | None  # the Croqtile type the fill states (None: the operands')
+    fills: list[tuple[list[N.Stmt], N.Stmt, E.Expr]] = field(default_factory=list)  # body, placeholder, value
+
+
+class Mmas:
+    """MMA statements; the lifter supplies scopes, places, buffers and copies."""
+
+    # supplied by the lifter (lift/kernel.py) and its other mixins
+    scopes: list[dict[str, Any]]
+    body: list[N.Stmt]
+    pred: list[E.Expr]
+    lanes: tuple[int, tuple[int, ...]] | None
+    level_of: dict[int, str]
+    threads: int
+    expr: Any
+    place: Any
+    emit: Any
+    fresh: Any
+    claim: Any
+    new_buffer: Any
+    whole_buffer: Any
+    tile_value: Any
+    set_tile: Any
+    fill: Any
+    empty: Any
+    coords: Any
+    counters: Any
+    binding: Any
+    names_a_view: Any
+    static_shape: Any
+    convert: Any
+    host: Any
+    int_expr: Any
+    top: A.Parallel
+    src_name: str
+    lanes_over: Any
+    place_shape: Any
+
+    # ================================================================ accumulators
+    def mma_fill(self, s: A.MmaFill) -> None:
+        self.single_unit(s)
+        value = E.fold(self.expr(s.value).expr)
+        if value.shape:
+            raise NotLifted("an accumulator filled with a value that depends on the thread", s.value)
+        if s.result is not None:
+            frag = Fragment(s.result, s.elem)
+            self.scopes[-1][s.result] = frag
+            self.pending_fill(frag, value, s)
+            return
+        target = self.accumulator(s.target, s)
+        if isinstance(target, Fragment):
+            self.pending_fill(target, value, s)
+        else:
+            self.set_tile(target, _filled(target, value), s)
+
+    def pending_fill(self, frag: Fragment, value: E.Expr, node: A.Node) -> None:
+        """A placeholder where the fill stands, bound to the tile once its shape is known."""
+        placeholder = N.Let(E.Var(self.fresh(f"{frag.name}_unshaped")), E.Const(0))
+        self.emit(placeholder, node)
+        frag.fills.append((self.body, placeholder, value))
+
+    def accumulator(self, e: A.Expr | None, node: A.Node) -> Fragment | TileBuffer:
+        name = unparen(e) if e is not None else None
+        if not isinstance(name, A.Name):
+            raise NotLifted("an accumulator that is not a name", e or node)
+        v = self.binding(name.name)
+        if isinstance(v, (Fragment, TileBuffer)):
+            return v
+        raise NotLifted(f"'{name.name}' used as an accumulator", name)
+
+    def shaped(self, acc: Fragment | TileBuffer, extents: tuple[int, ...], elem: str, node: A.Node) -> TileBuffer:
+        """The accumulator's tile: a fragment gets ``extents`` and its fills are bound here."""
+        if isinstance(acc, TileBuffer):
+            if acc.extents != extents:
+                raise NotLifted("an MMA whose product does not have its accumulator's shape", node)
+            return acc
+        declared = acc.elem or elem  # kept in f32 (s32): what its elements read and the MMAs add
+        buf = self.new_buffer(acc.name, "s32" if compute_type(declared) == "i32" else "f32", extents, 0, node)
+        for k, (body, placeholder, value) in enumerate(acc.fills):
+            tile = _filled(buf, value)
+            stmt = N.Let(buf.var, tile) if k == 0 else N.Assign(buf.var, tile)
+            stmt.line = placeholder.line
+            i = next(i for i, x in enumerate(body) if x is placeholder)
+            body[i] = stmt
+        acc.fills.clear()
+        buf.defined = True
+        for sc in self.scopes:  # from here on the accumulator is its tile
+            for k2, v in sc.items():
+                if v is acc:
+                    sc[k2] = buf
+        return buf
+
+    def drop_unshaped(self) -> None:
+        """Fills of accumulators nothing used: no statement (called when the kernel is done)."""
+        for sc in self.scopes:
+            for v in sc.values():
+                if isinstance(v, Fragment):
+                    for body, placeholder, _ in v.fills:
+                        body[:] = [x for x in body if x is not placeholder]
+                    v.fills.clear()
+
+    def frag_decl(self, s: A.FragDecl) -> None:
+        """``frag f16 [64, 16] a {1.0f}``: a register tile of that fill."""
+        if s.elem is None:
+            raise NotLifted("a fragment without an element type", s)
+        extents = self.static_shape(s.shape, s)
+        for d in s.items:
+            if d.dims or d.init is not None:
+                raise NotLifted("an array of fragments or a fragment with an initialiser", d)
+            fill: float | int = 0
+            if d.fill is not None:
+                v = E.fold(self.expr(d.fill).expr)
+                if not isinstance(v, E.Const):
+                    raise NotLifted("a fragment filled with a run-time value", d.fill)
+                fill = v.value
+            self.scopes[-1][d.name] = self.new_buffer(d.name, s.elem, extents, fill, d)
+
+    # ================================================================ loads and MMAs
+    def mma_load(self, s: A.MmaLoad) -> None:
+        """``a = mma.load view``: the view as a fragment (a part of a buffer stays a view, which only
+        a loop over chunks of K reads, see the module's doc)."""
+        if s.result is None:
+            raise NotLifted("'mma.load view, frag'", s)
+        p = self.place(s.src)
+        self.check_swizzle(s, p)
+        self.scopes[-1][s.result] = self.fragment_of(p, s)
+
+    def check_swizzle(self, s: A.MmaLoad, p: Place) -> None:
+        """``mma.load.swiz<N>`` reads a buffer in the layout the copy that wrote it states: the same
+        swizzle, or the user's error (a swizzle stated on one side only is the other's too)."""
+        if not s.swiz_given or not isinstance(p, BufferView) or p.buffer.swizzle is None:
+            return
+        want = swizzle_bytes(s.swiz) if s.swiz is not None else None
+        have, line = p.buffer.swizzle
+        if (want or 0) != have:
+            raise CroqLoweringError(
+                f"'{p.buffer.name}' is written with .swiz<{have}> at {self.src_name}:{line} but read with"
+                f" mma.load.swiz<{want or 0}>",
+                s.span,
+                "the copy into a buffer and the mma.load from it must use the same swizzle",
+            )
+
+    def fragment_of(self, p: Place, node: A.Node) -> Place | TileBuffer:
+        if isinstance(p, Region):
+            return self.read_region(p, node)
+        if self.covers(p):
+            copy = self.new_buffer(self.fresh(f"{p.buffer.name}_frag"), p.buffer.elem, p.buffer.extents, 0, node)
+            self.set_tile(copy, self.tile_value(p.buffer, node), node)
+            return copy
+        return p
+
+    def read_region(self, p: Region, node: A.Node) -> TileBuffer:
+        """A window of a tensor as a fragment (zero where it lies outside the tensor)."""
+        extents = tuple(const_int(x) for x in p.shape)
+        if any(n is None or n < 1 for n in extents):
+            raise NotLifted("an MMA operand of run-time extent", node)
+        elem = self.host.tensors[p.tensor].elem  # type: ignore[attr-defined]
+        buf = self.new_buffer(self.fresh(f"{p.tensor}_frag"), elem, extents, 0, node)
+        self.fill(p, self.whole_buffer(buf), True, node, tuple(range(len(extents))))
+        return buf
+
+    def covers(self, p: BufferView) -> bool:
+        """Does the view cover its buffer (offsets that can only be 0, the buffer's extents)?"""
+        for o, sh, n, keep in zip(p.offsets, p.shape, p.buffer.extents, p.keep, strict=True):
+            if E.bounds(E.fold(o)) != (0, 0) or (keep and const_int(sh) != n) or (not keep and n != 1):
+                return False
+        return True
+
+    def mma_op(self, s: A.MmaOp) -> None:
+        self.single_unit(s)
+        if s.variant not in ("", "async", "scale"):
+            raise NotLifted(f"an 'mma.{s.variant}' MMA", s)
+        a, b = self.operand(s.a, s), self.operand(s.b, s)
+        scales = [self.scale_of(x) for x in s.extra] if s.variant == "scale" else []
+        if s.variant == "scale" and len(scales) != 2:
+            raise NotLifted("a block-scaled MMA without its two scales", s)
+        self.mma(s, a, b, scales)
+
+    def operand(self, e: A.Expr, node: A.Node) -> Place | TileBuffer:
+        name = unparen(e)
+        if isinstance(name, A.Name):
+            v = self.binding(name.name)
+            if isinstance(v, TileBuffer):
+                return v
+        return self.place(e)
+
+    def mma(self, s: A.MmaOp, a: Place | TileBuffer, b: Place | TileBuffer, scales: list[Place | Value]) -> None:
+        """``acc += a x b`` (LANGUAGE.md 7.9's table), times the scales of a block-scaled MMA."""
+        a_k, b_k = (1 if s.layout[0] == "row" else 0), (1 if s.layout[1] == "row" else 0)
+        ta, a_ext, a_elem = self.dot_tile(a, a_k, s)
+        tb, b_ext, b_elem = self.dot_tile(b, b_k, s)
+        if a_ext[a_k] != b_ext[b_k]:
+            raise NotLifted("an MMA whose operands differ along K", s)
+        if a_elem != b_elem or a_elem not in DOT_ACCUMULATORS:
+            raise NotLifted(f"an MMA on {a_elem} x {b_elem} operands (tl.dot takes neither)", s)
+        extents = (a_ext[1 - a_k], b_ext[1 - b_k])
+        acc = self.shaped(self.accumulator(s.acc, s), extents, "s32" if a_elem == "s8" else "f32", s)
+        if acc.elem not in DOT_ACCUMULATORS[a_elem]:
+            raise NotLifted(f"an MMA of {a_elem} operands into a {acc.elem} accumulator", s)
+        tiles = (ta.shape[1 - a_k], tb.shape[1 - b_k], ta.shape[a_k])
+        min_k = 32 if a_elem in ("s8", "f8_e4m3", "f8_e5m2") else MIN_DOT  # 8-bit operands: K of 32 on the GPU
+        if min(tiles[:2]) < MIN_DOT or tiles[2] < min_k:
+            raise NotLifted(f"an MMA smaller than {MIN_DOT} x {MIN_DOT} x {min_k} (tl.dot's smallest)", s)
+        if a_elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
+            ta, tb = E.Call("_as_dot_operand", (ta,), "f32"), E.Call("_as_dot_operand", (tb,), "f32")
+        precision = "tf32" if a_elem in ("f32", "tf32") else None
+        out_dtype = "i32" if acc.var.type == "i32" else None
+        trans_a, trans_b = a_k == 0, b_k == 1
+        if not scales and not self.pred:
+            self.emit(N.Dot(acc.var, ta, tb, acc.var, precision, out_dtype, trans_a, trans_b), s)
+        else:
+            prod = E.Var(self.fresh(f"{acc.name}_prod"), acc.var.type, dims=acc.tile)
+            self.emit(N.Dot(prod, ta, tb, None, precision, out_dtype, trans_a, trans_b), s)
+            value: E.Expr = prod
+            for p in scales:
+                value = E.Bin("*", value, self.scale_tile(p, acc, s))
+            new = E.fold(E.Bin("+", acc.var, value))
+            if self.pred:
+                new = E.Where(E.conj(self.pred), new, acc.var)
+            self.emit(N.Assign(acc.var, new), s)
+        if s.result is not None:
+            self.scopes[-1][s.result] = MmaFuture()
+
+    def dot_tile(self, p: Place | TileBuffer, k: int, node: A.Node) -> tuple[E.Expr, tuple[int, int], str]:
+        """An operand's tile, its extents and element type; its padding along K is zeroed."""
+        if isinstance(p, Region):
+            p = self.read_region(p, node)
+        elif isinstance(p, BufferView):
+            if not self.covers(p):
+                raise NotLifted("an MMA operand that is a part of a buffer", node)
+            p = p.buffer
+        if len(p.extents) != 2:
+            raise NotLifted("an MMA operand that is not two-dimensional", node)
+        tile: E.Expr = self.tile_value(p, node)
+        n = p.extents[k]
+        if p.tile[k] != n:  # padding along K would add to the sum
+            coord = self.coords(p.tile, node)[k]
+            tile = E.Where(E.Bin("<", coord, E.Const(n)), tile, E.Full(p.tile, 0, p.var.type))
+        return tile, (p.extents[0], p.extents[1]), p.elem
+
+    def scale_of(self, e: A.Expr) -> Place | Value:
+        """A scale of a block-scaled MMA: a view, or one value (``scale_rhs.at(bn, k)``)."""
+        name = unparen(e)
+        v = self.binding(name.name) if isinstance(name, A.Name) else None
+        if isinstance(v, Value) or isinstance(name, (A.At, A.FloatLit, A.IntLit)):
+            value = self.expr(e)
+            if value.expr.shape:
+                raise NotLifted("a scale that depends on the thread", e)
+            return value
+        return self.place(e)  # type: ignore[no-any-return]
+
+    def scale_tile(self, p: Place | Value, acc: TileBuffer, node: A.Node) -> E.Expr:
+        """A scale as a factor of the product: a view per row (``[M, 1]``), per column (``[1, N]``)
+        or of one element, or one value."""
+        if isinstance(p, Value):
+            return E.fold(E.Cast(p.expr, acc.var.type))
+        if not isinstance(p, Region):
+            raise NotLifted("a scale that is not a view of a tensor", node)
+        shape = tuple(const_int(x) for x in p.shape)
+        if shape not in ((acc.extents[0], 1), (1, acc.extents[1]), (1, 1), ()):
+            raise NotLifted("a scale view that is neither per row, per column nor one value", node)
+        buf = self.read_region(p, node) if shape else None
+        if buf is None:
+            raise NotLifted("a scale of one element named by '.at'", node)
+        return E.Cast(self.tile_value(buf, node), acc.var.type)
+
+    # ================================================================ stores
+    def mma_store(self, s: A.MmaStore) -> None:
+        self.single_unit(s)
+        if s.variant not in ("", "async", "transp", "mask"):
+            raise NotLifted(f"an 'mma.store.{s.variant}'", s)
+        dst = self.place(s.dst)
+        shape = tuple(
+            const_int(x) for x in (dst.shape if isinstance(dst, Region) else [dst.shape[d] for d in dst.axes])
+        )
+        if len(shape) != 2:
+            raise NotLifted("an mma.store into a view that is not two-dimensional", s)
+        transp = s.variant == "transp"
+        acc = self.accumulator(s.acc, s)
+        if isinstance(acc, Fragment):
+            if None in shape:
+                raise NotLifted("an mma.store of an accumulator only its store would shape", s)
+            ext = (shape[1], shape[0]) if transp else shape
+            acc = self.shaped(acc, ext, "f32", s)  # type: ignore[arg-type]
+        value: E.Expr = self.tile_value(acc, s)
+        extents = acc.extents
+        if transp:
+            value, extents = E.Permute(value, (1, 0)), (extents[1], extents[0])
+        if isinstance(dst, BufferView):  # the accumulator's value is the buffer's tile
+            if not (self.covers(dst) and dst.buffer.extents == extents and s.variant != "mask"):
+                raise NotLifted("an mma.store into a part of a buffer", s)
+            self.set_tile(dst.buffer, E.fold(E.Cast(value, dst.buffer.var.type)), s)
+            return
+        elem = self.host.tensors[dst.tensor].elem
+        if ir_type(elem) == acc.var.type and not transp:  # stored as it is kept
+            out = acc
+        else:
+            out = self.new_buffer(self.fresh(f"{acc.name}_out"), elem, extents, 0, s)
+            self.set_tile(out, E.fold(E.Cast(value, out.var.type)), s)
+        src = self.whole_buffer(out)
+        if s.variant == "mask":  # only the first rows (and columns)
+            if len(s.extra) not in (1, 2):
+                raise NotLifted("an mma.store.mask of this form", s)
+            limits = [self.int_expr(x) for x in s.extra] + [E.Const(extents[1])] * (2 - len(s.extra))
+            src = BufferView(out, src.offsets, tuple(limits), src.keep)
+        self.empty(src, dst, s, (0, 1))
+
+    # ================================================================ fragment element loops
+    def apply(self, s: A.Apply) -> None:
+        """``apply {i, j} in x.span``: the body for every element of ``x``, as lanes over its tile."""
+        self.single_unit(s)
+        buf = self.fragment(s.frag, s)
+        if len(s.vars) != len(buf.extents):
+            raise NotLifted("an apply whose names do not match the fragment's rank", s)
+        self.lanes_over([(v, n, s) for v, n in zip(s.vars, buf.extents, strict=True)], [s.body], s)
+
+    def frag_op(self, s: A.FragOp) -> None:
+        """``copy(d, s)``, ``reduce_max(d, s, axis)`` / ``reduce_sum``: whole-tile operations."""
+        self.single_unit(s)
+        names = [unparen(x) for x in s.args]
+        if len(names) != 2 or not all(isinstance(x, A.Name) for x in names):
+            raise NotLifted(f"a '{s.op}' of this form", s)
+        dst, src = (self.fragment(x.name, s) for x in names)  # type: ignore[attr-defined]
+        tile = self.tile_value(src, s)
+        if s.op == "copy":
+            if dst.extents != src.extents:
+                raise NotLifted("a fragment copy between shapes", s)
+            self.set_tile(dst, E.fold(E.Cast(tile, dst.var.type)), s)
+            return
+        if s.op not in REDUCTIONS or s.axis is None or not 0 <= s.axis < len(src.extents):
+            raise NotLifted(f"a '{s.op}' of this form", s)
+        axis = s.axis
+        if dst.extents != tuple(n for d, n in enumerate(src.extents) if d != axis):
+            raise NotLifted(f"a '{s.op}' into a fragment of another shape", s)
+        op = REDUCTIONS[s.op]
+        n = src.extents[axis]
+        if src.tile[axis] != n:  # the tile's padding does not take part
+            if op == "max" and not src.var.type.startswith("f"):
+                raise NotLifted("a reduce_max over integers along a padded dimension", s)
+            coord = self.coords(src.tile, s)[axis]
+            identity = float("-inf") if op == "max" else 0
+            tile = E.Where(E.Bin("<", coord, E.Const(n)), tile, E.Full(src.tile, identity, src.var.type))
+        self.set_tile(dst, E.fold(E.Cast(E.Reduce(op, tile, axis), dst.var.type)), s)
+
+    def fragment(self, name: str, node: A.Node) -> TileBuffer:
+        """The tile of a fragment or buffer (an accumulator shaped by the first MMA into it)."""
+        v = self.binding(name)
+        if isinstance(v, Fragment):
+            v = self.shaped(v, self.first_product(v, node), "f32", node)
+        if not isinstance(v, TileBuffer):
+            raise NotLifted(f"'{name}' used as a fragment", node)
+        return v
+
+    def first_product(self, frag: Fragment, node: A.Node) -> tuple[int, int]:
+        """The shape of the product of the first MMA into ``frag`` after its fill, read off its
+        operands where they stand now, or where the statements that name them define them."""
+        fill_line = frag.fills[0][1].line if frag.fills else 0
+        for n in self.top.walk():  # type: ignore[attr-defined]
+            acc = unparen(n.acc) if isinstance(n, A.MmaOp) else None
+            if isinstance(acc, A.Name) and acc.name == frag.name and n.span is not None and n.span.line >= fill_line:
+                assert isinstance(n, A.MmaOp)
+                a, b = self.extents_of(n.a, node), self.extents_of(n.b, node)
+                if len(a) != 2 or len(b) != 2:
+                    break
+                return a[0 if n.layout[0] == "row" else 1], b[0 if n.layout[1] == "row" else 1]
+        raise NotLifted(f"an accumulator '{frag.name}' read before any MMA gives it a shape", node)
+
+    def extents_of(self, e: A.Expr, node: A.Node) -> tuple[int, ...]:
+        name = unparen(e)
+        if isinstance(name, A.Name) and self.binding(name.name) is None and name.name not in self.host.tensors:
+            return self.declared_extents(name.name, node)
+        p = self.operand(e, node)
+        if isinstance(p, Fragment):
+            raise NotLifted("an MMA operand that is an accumulator without a shape", node)
+        ext = p.extents if isinstance(p, TileBuffer) else self.place_shape(p)
+        if any(x is None for x in ext):
+            raise NotLifted("an MMA operand of run-time extent", node)
+        return tuple(x for x in ext if x is not None)
+
+    def declared_extents(self, name: str, node: A.Node) -> tuple[int, ...]:
+        """The extents of what the statement that defines ``name`` (later on) makes of it."""
+        for n in self.top.walk():  # type: ignore[attr-defined]
+            if isinstance(n, A.DmaStmt) and n.result == name and n.dst_storage and n.op in ("copy", "load"):
+                return self.extents_of(n.src, node)
+            if isinstance(n, A.MmaLoad) and n.result == name:
+                return self.extents_of(n.src, node)
+            if isinstance(n, (A.SpannedDecl, A.FragDecl)) and any(d.name == name for d in n.items):
+                return self.static_shape(n.shape, n)  # type: ignore[no-any-return]
+            if isinstance(n, A.Assign) and isinstance(n.target, A.Name) and n.target.name == name:
+                return self.extents_of(n.value, node)
+        raise NotLifted(f"the shape of '{name}'", node)
+
+    # ================================================================ K split into chunks
+    def folded_k_loop(self, s: A.Foreach) -> bool:
+        """A loop that only issues MMAs on the same chunk of K of both operands, the chunks
+        partitioning K: lifted as the MMAs of the whole tiles (see the module's doc).  False where
+        the loop is not one (it is lifted as a loop then)."""
+        stmts = _mma_only(s.body, self.level_of)
+        if stmts is None or not any(isinstance(x, A.MmaOp) for x in stmts):
+            return False
+        try:
+            counters = self.counters(s)
+        except NotLifted:
+            return False
+        if len(counters) != 1 or const_int(counters[0].start) != 0 or const_int(counters[0].stop) is None:
+            return False
+        c = counters[0]
+        trips = const_int(c.stop)
+        assert trips is not None
+        j = E.Var(self.fresh(f"{c.name}_chunk"), "i32", lo=0, hi=trips - 1)
+        self.scopes.append({c.name: Bounded(j, c.extent)} if c.name != "_" else {})
+        ops: list[tuple[A.MmaOp, Place | TileBuffer, Place | TileBuffer, list[Place | Value]]] = []
+        try:
+            for x in stmts:
+                if isinstance(x, A.PBy):  # a single unit inside the loop: its index is 0
+                    for v in x.vars or ([x.name] if x.name else []):
+                        self.scopes[-1][v] = Bounded(E.Const(0), E.Const(1))
+                    self.threads = max(self.threads, UNIT_THREADS.get(self.level_of.get(id(x), ""), 1))
+                elif isinstance(x, A.MmaLoad):
+                    if x.result is None or x.is_async:
+                        return False
+                    p = self.place(x.src)
+                    self.check_swizzle(x, p)
+                    self.scopes[-1][x.result] = p
+                elif isinstance(x, A.Assign):
+                    self.scopes[-1][x.target.name] = self.place(x.value)  # type: ignore[attr-defined]
+                else:
+                    assert isinstance(x, A.MmaOp)
+                    if x.variant not in ("", "scale") or x.result is not None:
+                        return False
+                    a_k, b_k = (1 if x.layout[0] == "row" else 0), (1 if x.layout[1] == "row" else 0)
+                    a, b = self.operand(x.a, x), self.operand(x.b, x)
+                    chunk_a, chunk_b = _chunk(a, a_k, j, trips), _chunk(b, b_k, j, trips)
+                    scales = [self.scale_of(y) for y in x.extra] if x.variant == "scale" else []
+                    if chunk_a is None or chunk_b is None or chunk_a[1] != chunk_b[1]:
+                        return False
+                    if any(_depends(p, j) for p in scales):
+                        return False
+                    ops.append((x, chunk_a[0], chunk_b[0], scales))
+        except NotLifted:
+            return False
+        finally:
+            self.scopes.pop()
+        for x, a, b, scales in ops:
+            self.single_unit(x)
+            self.mma(x, a, b, scales)
+        return True
+
+    def single_unit(self, node: A.Node) -> None:
+        """MMA runs on one unit here: no lane tells apart what it computes."""
+        if self.lanes is not None and any(d != 1 for d in self.lanes[1]):
+            raise NotLifted("an MMA in more than one unit or thread (an accumulator each)", node)
+        if any(p.shape for p in self.pred):
+            raise NotLifted("an MMA under a condition on the thread index", node)
+
+
+UNIT_THREADS = {"group": 32, "group-4": 128}
+
+
+def _filled(buf: TileBuffer, value: E.Expr) -> E.Expr:
+    """The accumulator's tile filled with ``value``."""
+    if isinstance(value, E.Const):
+        return E.Full(buf.tile, value.value, buf.var.type)
+    return spread(E.Cast(value, buf.var.type), buf.tile, buf.var.type)
+
+
+def _mma_only(s: A.Stmt, level_of: dict[int, str]) -> list[Any] | None:
+    """The statements of a loop body that only loads fragments, names views and issues MMAs (a
+    single unit's ``parallel by 1`` around them as its :class:`A.PBy` levels), in order; None for
+    any other body."""
+    out: list[Any] = []
+
+    def visit(x: A.Stmt) -> bool:
+        if isinstance(x, A.Block):
+            return all(visit(y) for y in x.stmts)
+        if isinstance(x, A.Empty):
+            return True
+        if isinstance(x, A.Parallel):
+            if x.is_async or any(ast_int(b) != 1 for lv in x.levels for b in lv.bound):
+                return False
+            out.extend(x.levels)
+            return visit(x.body)
+        if isinstance(x, A.AssignStmt):
+            for a in x.items:
+                if a.op != "=" or not isinstance(a.target, A.Name) or not isinstance(unparen(a.value), A.View):
+                    return False
+                out.append(a)
+            return True
+        if isinstance(x, (A.MmaLoad, A.MmaOp)):
+            out.append(x)
+            return True
+        return False
+
+    return out if visit(s) else None
+
+
+def _chunk(p: Place | TileBuffer, k: int, j: E.Var, trips: int) -> tuple[Place, int] | None:
+    """``p`` at chunk ``j`` of K (the kept dimension ``k``): the whole buffer it partitions over the
+    ``trips`` chunks and the chunk's width; None where it is not such a chunk."""
+    if not isinstance(p, BufferView) or len(p.axes) != 2:
+        return None
+    d = p.axes[k]
+    width = const_int(p.shape[d])
+    lin = E.linear(E.fold(p.offsets[d]), [j.name])
+    if width is None or lin is None:
+        return None
+    coeffs, base = lin
+    if coeffs.get(j.name) != width or const_int(base) != 0 or width * trips != p.buffer.extents[d]:
+        return None
+    other = p.axes[1 - k]
+    if (
+        _uses(p.offsets[other], j)
+        or _uses(p.shape[other], j)
+        or any(_uses(o, j) for i, o in enumerate(p.offsets) if not p.keep[i])
+    ):
+        return None
+    offsets = tuple(E.Const(0) if i == d else o for i, o in enumerate(p.offsets))
+    shape = tuple(E.Const(p.buffer.extents[d]) if i == d else x for i, x in enumerate(p.shape))
+    return BufferView(p.buffer, offsets, shape, p.keep), width
+
+
+def _uses(e: E.Expr, j: E.Var) -> bool:
+    return any(v.name == j.name for v in E.free_vars(e))
+
+
+def _depends(p: Place | Value, j: E.Var) -> bool:
+    if isinstance(p, Value):
+        return _uses(p.expr, j)
+    parts = list(p.offsets) + list(p.shape) if isinstance(p, BufferView) else list(p.origin) + list(p.shape)
+    return any(_uses(x, j) for x in parts)

@@ -1,0 +1,195 @@
+"""MMA as written on the tile-IR path (lift/mma.py): the kernels of tests/programs/mma_forms.co,
+lifted as they stand (the contraction proof switched off, ``CROQ2TRITON_NO_CONTRACTION=1``) and as
+the translator takes them by default, in both schedules, against torch on ragged sizes with
+NaN-poisoned outputs; the IR of a folded loop over chunks of K; what stays on the older lowering."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from lowering_util import DEVICE, assert_close, gemm_tol, poisoned, randn
+
+import croq2triton
+from croq2triton.api import translate_full
+from croq2triton.tir.dump import dump
+
+PROGRAM = Path(__file__).parent / "programs" / "mma_forms.co"
+F16, BF16, F32 = torch.float16, torch.bfloat16, torch.float32
+M, N, K = 100, 90, 75  # multiples of no tile
+CASES = [(s, c) for s in ("source", "auto") for c in (True, False)]
+
+
+@pytest.fixture(params=CASES, ids=[f"{s}-{'as_written' if c else 'default'}" for s, c in CASES])
+def mod(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    schedule, as_written = request.param
+    if as_written:
+        monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
+    return croq2triton.load(PROGRAM, schedule=schedule)
+
+
+def nt(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a.double() @ b.double().T
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_every_kernel_takes_the_tile_ir_path(monkeypatch: pytest.MonkeyPatch, schedule: str) -> None:
+    monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
+    out = translate_full(PROGRAM.read_text(), filename="mma_forms.co", schedule=schedule)
+    assert not out.failed, out.failed
+    assert all(not v for v in out.legacy.values()), out.legacy
+
+
+def test_chunked_k_loop(mod: Any) -> None:
+    a, b = randn(M, K, dtype=F16, seed=1), randn(N, K, dtype=F16, seed=2)
+    out = poisoned(M, N, dtype=F16)
+    mod.chunked(a, b, out)
+    assert_close(out, nt(a, b), atol=gemm_tol(K), rtol=1e-2)
+
+
+def test_row_col_bf16_into_f32(mod: Any) -> None:
+    a, b = randn(M, K, dtype=BF16, seed=3), randn(K, N, dtype=BF16, seed=4)
+    out = poisoned(M, N)
+    mod.row_col(a, b, out)
+    assert_close(out, a.double() @ b.double(), atol=1e-3, rtol=1e-3)
+
+
+def test_col_row_stored_transposed(mod: Any) -> None:
+    a, b = randn(K, M, dtype=F16, seed=5), randn(N, K, dtype=F16, seed=6)
+    out = poisoned(N, M, dtype=F16)
+    mod.col_row_transposed(a, b, out)
+    assert_close(out, (a.double().T @ b.double().T).T, atol=gemm_tol(K), rtol=1e-2)
+
+
+def test_register_a_and_a_filled_accumulator(mod: Any) -> None:
+    b = randn(N, 16, dtype=F16, seed=7)
+    out = poisoned(64, N)
+    mod.register_a(b, out)
+    ref = 1.0 + torch.full((64, 16), 0.5, dtype=torch.float64) @ b.double().cpu().T
+    assert_close(out, ref, atol=1e-3, rtol=1e-3)
+
+
+def test_k_tiles_of_48_and_n_tiles_of_80(mod: Any) -> None:
+    # the tiles' padding along K (48 -> 64) holds the next tile's data: it must not reach the sum
+    a, b = randn(M, K, dtype=F16, seed=8), randn(N, K, dtype=F16, seed=9)
+    out = poisoned(M, N)
+    mod.k48_n80(a, b, out)
+    assert_close(out, nt(a, b), atol=1e-2, rtol=1e-3)
+
+
+def test_int8_into_s32_is_exact(mod: Any) -> None:
+    g = torch.Generator().manual_seed(10)
+    a = torch.randint(-128, 128, (M, K), generator=g, dtype=torch.int8).to(DEVICE)
+    b = torch.randint(-128, 128, (N, K), generator=g, dtype=torch.int8).to(DEVICE)
+    out = torch.full((M, N), -(2**31), dtype=torch.int32, device=DEVICE)
+    mod.int8(a, b, out)
+    ref = a.cpu().long() @ b.cpu().long().T
+    assert torch.equal(out.cpu().long(), ref)
+
+
+@pytest.mark.parametrize("rows", [10, 64])
+def test_async_mma_and_masked_store(mod: Any, rows: int) -> None:
+    a, b = randn(M, K, dtype=F16, seed=11), randn(N, K, dtype=F16, seed=12)
+    out = poisoned(M, N, dtype=F16)
+    mod.async_masked(a, b, out, rows)
+    keep = torch.zeros(M, N, dtype=torch.bool)
+    for i in range(0, M, 64):
+        keep[i : i + rows, :] = True
+    got = out.cpu()
+    assert torch.isnan(got[~keep]).all(), "an element past the first rows was written"
+    assert_close(got[keep], nt(a, b).cpu()[keep], atol=gemm_tol(K), rtol=1e-2)
+
+
+def test_block_scaled(mod: Any) -> None:
+    kb, nb = -(-K // 32), -(-N // 64)
+    a, b = randn(M, K, dtype=F16, seed=13), randn(N, K, dtype=F16, seed=14)
+    sa, sb = randn(M, kb, seed=15), randn(nb, kb, seed=16)
+    out = poisoned(M, N)
+    mod.scaled(a, sa, b, sb, out)
+    ad, bd, sad, sbd = (x.double().cpu() for x in (a, b, sa, sb))
+    ref = torch.zeros(M, N, dtype=torch.float64)
+    for k in range(kb):
+        ks = slice(32 * k, 32 * k + 32)
+        ref += (ad[:, ks] @ bd[:, ks].T) * sad[:, k : k + 1] * sbd[:, k].repeat_interleave(64)[:N]
+    assert_close(out, ref, atol=5e-2, rtol=1e-2)
+
+
+def test_refilled_for_every_tile_of_a_persistent_loop(mod: Any) -> None:
+    a, b = randn(M, K, dtype=F16, seed=17), randn(N, K, dtype=F16, seed=18)
+    out = poisoned(M, N)
+    mod.refilled(a, b, out)
+    assert_close(out, nt(a, b), atol=1e-2, rtol=1e-3)
+
+
+def test_the_folded_chunk_loop_is_one_dot(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
+    out = translate_full(PROGRAM.read_text(), filename="mma_forms.co", schedule="source")
+    (kernel,) = out.ir["chunked"]
+    text = dump(kernel)  # type: ignore[arg-type]
+    assert "  acc: f32[64, 64] = tl.zeros([64, 64], tl.float32)  @10" in text, text
+    assert "    acc = dot(lhs_s, trans(rhs_s)) + acc  @17" in text, text
+    assert text.count("for ") == 1, text  # the loop over chunks of K is gone
+
+
+MULTI_UNIT = """
+__co__ void two_units(global f16 [M, K] lhs, global f16 [N, K] rhs, global f32 [M, N] output) {
+  parallel {bm, bn} by [cdiv(M, 128), cdiv(N, 64)] : block {
+    parallel wg by 2 : group-4 {
+      acc = mma.fill.f32 0.0f;
+      foreach {k} in [cdiv(K, 16)] {
+        a_s = dma.copy.zfill lhs.subspan(64, 16).at(bm # wg, k) => shared;
+        b_s = dma.copy.zfill rhs.subspan(64, 16).at(bn, k) => shared;
+        mma.row.row acc, a_s, b_s;
+      }
+      mma.store acc, output.subspan(64, 64).at(bm # wg, bn);
+    }
+  }
+}
+"""
+
+
+def test_an_accumulator_per_unit_stays_on_the_older_lowering(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
+    out = translate_full(MULTI_UNIT, filename="t.co")
+    assert out.legacy["two_units"] == ["two_units_k0"], (out.ir, out.legacy)
+
+
+def test_fragments_apply_and_reductions(mod: Any) -> None:
+    m, n = 37, 90  # rows of 96 in the source, 128 in the tiles
+    x = randn(m, n, seed=19) * 4
+    y = poisoned(m, n)
+    mod.softmax_rows(x, y)
+    ref = torch.softmax(x.double().cpu() * torch.log(torch.tensor(2.0, dtype=torch.float64)), dim=1)
+    assert_close(y, ref, atol=1e-5, rtol=1e-4)
+
+
+def test_warp_roles_collapse_into_one_pipelined_loop(mod: Any) -> None:
+    a, b = randn(M, K, dtype=F16, seed=20), randn(N, K, dtype=F16, seed=21)
+    out = poisoned(M, N, dtype=F16)
+    mod.roles(a, b, out)
+    assert_close(out, nt(a, b), atol=gemm_tol(K), rtol=1e-2)
+
+
+def test_the_collapsed_roles_keep_their_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
+    out = translate_full(PROGRAM.read_text(), filename="mma_forms.co", schedule="source")
+    (kernel,) = out.ir["roles"]
+    assert kernel.num_warps == 8  # type: ignore[attr-defined]  # both warpgroups' threads
+    text = dump(kernel)  # type: ignore[arg-type]
+    loops = [line for line in text.splitlines() if line.lstrip().startswith("for ")]
+    assert len(loops) == 1 and "pipeline(stages=3, ring=3" in loops[0], text
+    assert "acc = dot(lhs_s, trans(rhs_s)) + acc" in text, text
+    assert "lhs_s: f16[64, 32] = tl.zeros([64, 32], tl.float16)" in text, text  # the ring as one buffer
+
+
+RING_ELSEWHERE = PROGRAM.read_text().replace(
+    "mma.store acc, out_s;", "mma.store acc, out_s;\n        dma.copy lhs_s[0] => output.subspan(64, 32).at(bm, 0);"
+)
+
+
+def test_a_ring_read_outside_its_loop_is_not_collapsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
+    out = translate_full(RING_ELSEWHERE, filename="mma_forms.co", schedule="source")
+    assert out.legacy.get("roles") == ["roles_k0"] or "roles" in out.failed, (out.legacy, out.failed)
