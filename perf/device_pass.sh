@@ -72,7 +72,9 @@ case "${1:-tests}" in
     timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_lift_mma.py tests/test_frags.py \
       tests/test_tma_oob.py 2>&1 | tail -4 | tee "$OUT/mma_tests.txt" || status=1
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_corpus_e2e.py \
-      -k "wgmma or gdn or flash or mask or scale or attention" 2>&1 | tail -4 | tee -a "$OUT/mma_tests.txt" || status=1
+      -k "wgmma or gdn or flash or mask or scale or attention or ampere" 2>&1 | tail -4 | tee -a "$OUT/mma_tests.txt" || status=1
+    timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_pipelines.py tests/test_lift_copies.py \
+      tests/test_lower_user_kernels.py 2>&1 | tail -4 | tee -a "$OUT/mma_tests.txt" || status=1
     timeout 240 python3 perf/attention_bench.py --seqs 1024,4096 --bh 32 --md "$OUT/attn.md" \
       $(for f in .gpu_deps/older/*.py; do echo --also "$f"; done) 2>&1 | tail -30 | tee "$OUT/attn.txt" || status=1
     ;;

@@ -150,10 +150,29 @@ __co__ void two_units(global f16 [M, K] lhs, global f16 [N, K] rhs, global f32 [
 """
 
 
-def test_an_accumulator_per_unit_stays_on_the_older_lowering(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_an_accumulator_per_unit_is_their_concatenation(monkeypatch: pytest.MonkeyPatch, schedule: str) -> None:
+    # two warpgroups, each with its own 64-row accumulator: one 128-row dot (lift/units.py)
     monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
-    out = translate_full(MULTI_UNIT, filename="t.co")
-    assert out.legacy["two_units"] == ["two_units_k0"], (out.ir, out.legacy)
+    out = translate_full(MULTI_UNIT, filename="t.co", schedule=schedule)
+    assert out.legacy["two_units"] == [], out.legacy
+    assert "acc = dot(a_s, trans(b_s)) + acc" in dump(out.ir["two_units"][0])  # type: ignore[arg-type]
+    from croq2triton.api import load_source
+
+    mod = load_source(out.source, f"two_units_{schedule}", origin="t.co")
+    a, b = randn(M, K, dtype=F16, seed=22), randn(N, K, dtype=F16, seed=23)
+    o = poisoned(M, N)
+    mod.two_units(a, b, o)
+    assert_close(o, nt(a, b), atol=1e-2, rtol=1e-3)
+
+
+def test_a_unit_index_used_elsewhere_is_not_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the older lowering refuses this one with a located diagnostic
+    monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
+    odd = MULTI_UNIT.replace("mma.store acc, output", "output.at(0, wg) = 1.0f;\n      mma.store acc, output")
+    out = translate_full(odd, filename="t.co")
+    assert not out.ir.get("two_units"), out.ir
+    assert out.legacy.get("two_units") == ["two_units_k0"] or out.failed["two_units"].diagnostics[0].span is not None
 
 
 def test_fragments_apply_and_reductions(mod: Any) -> None:
@@ -193,3 +212,10 @@ def test_a_ring_read_outside_its_loop_is_not_collapsed(monkeypatch: pytest.Monke
     monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
     out = translate_full(RING_ELSEWHERE, filename="mma_forms.co", schedule="source")
     assert out.legacy.get("roles") == ["roles_k0"] or "roles" in out.failed, (out.legacy, out.failed)
+
+
+def test_roles_of_two_consumer_units(mod: Any) -> None:
+    a, b = randn(M, K, dtype=F16, seed=24), randn(N, K, dtype=F16, seed=25)
+    out = poisoned(M, N, dtype=F16)
+    mod.roles_two_consumers(a, b, out)
+    assert_close(out, nt(a, b), atol=gemm_tol(K), rtol=1e-2)

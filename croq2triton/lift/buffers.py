@@ -59,6 +59,7 @@ class TileBuffer:
     line: int = 0  # of its declaration
     defined: bool = False  # its variable is bound (at its first read or partial write)
     swizzle: tuple[int, int] | None = None  # (bytes, .co line) of the .swiz<N> of a copy that wrote it
+    placing: tuple[str | None, ...] = ()  # per dimension, the unit whose tiles it concatenates (lift/units.py)
 
     @property
     def tile(self) -> tuple[int, ...]:

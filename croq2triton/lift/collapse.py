@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..frontend import ast as A
@@ -47,6 +48,7 @@ class Stated:
     rings: frozenset[str]  # the rings of buffers it reads and writes at one slot (now single buffers)
     roles: tuple[str, ...]
     events: tuple[str, ...]
+    units: A.PBy | None = None  # the unit level the merged program runs on, where a role has several
 
 
 def has_roles(body: A.Stmt) -> bool:
@@ -67,11 +69,24 @@ def collapse(p: A.Parallel, rings: set[str]) -> tuple[A.Stmt, Stated]:
     roles = [s for s in _stmts(p.body) if not isinstance(s, A.Empty)]
     if not all(isinstance(r, A.InThreads) and r.is_async for r in roles) or len(roles) < 2:
         raise NotLifted("a parallel of warp roles and other statements", p)
+    units = const_int(unit.bound[0]) or 0
     parts = []
+    several: tuple[int, int] | None = None  # (first unit, units) of the one role of several units
+    inner = f"{var}#"  # that role's own unit index (no name a user can write)
     for r in roles:
         assert isinstance(r, A.InThreads)
-        unit_index = _role_unit(r.cond, var)
-        body = _substitute(copy.deepcopy(r.body), var, unit_index)
+        first, count = _role_units(r.cond, var, units)
+        if count > 1 and several is not None:
+            raise NotLifted("two warp roles of several units each", r)
+        if count > 1:
+            several = (first, count)
+
+        def index(span: object, first: int = first, count: int = count) -> A.Expr:
+            if count == 1:
+                return A.IntLit(first, str(first), span=span)  # type: ignore[arg-type]
+            return A.Binary("+", A.Name(inner, span=span), A.IntLit(first, str(first), span=span), span=span)  # type: ignore[arg-type]
+
+        body = _substitute(copy.deepcopy(r.body), var, index)
         if any(isinstance(n, A.Name) and n.name in thread_vars for n in body.walk()):
             raise NotLifted("a warp role that uses its thread index", r)
         parts.append(_split(body, r))
@@ -92,7 +107,13 @@ def collapse(p: A.Parallel, rings: set[str]) -> tuple[A.Stmt, Stated]:
     _single_buffers(block, merged, ring_names)
     events = tuple(sorted({_text([x]) for n in block.walk() if isinstance(n, (A.Wait, A.Trigger)) for x in n.items}))
     labels = tuple(_text([r.cond]) for r in roles)  # type: ignore[attr-defined]
-    return block, Stated(merged, frozenset(ring_names), labels, events)
+    level = None
+    if several is not None:  # the merged program runs on that role's units (lift/units.py)
+        level = A.PBy(
+            [A.IntLit(several[1], str(several[1]), span=unit.span)], name=inner, level=unit.level, span=unit.span
+        )
+        block = A.Block([A.Parallel([level], block, span=p.span)], span=p.span)
+    return block, Stated(merged, frozenset(ring_names), labels, events, level)
 
 
 def _stmts(s: A.Stmt) -> list[A.Stmt]:
@@ -103,24 +124,33 @@ def _text(xs: list[A.Node]) -> str:
     return ", ".join(Printer().expr(x) if isinstance(x, A.Expr) else repr(x) for x in xs)  # type: ignore[arg-type]
 
 
-def _role_unit(cond: A.Expr, var: str) -> int:
-    """``wg == c`` (or ``c == wg``): the one unit a role runs on."""
+def _role_units(cond: A.Expr, var: str, units: int) -> tuple[int, int]:
+    """The units a role runs on, (first, count): ``wg == c``, ``wg > c``, ``wg >= c``, ``wg != 0``."""
     c = unparen(cond)
-    if isinstance(c, A.Binary) and c.op == "==":
+    if isinstance(c, A.Binary):
         lhs, rhs = unparen(c.lhs), unparen(c.rhs)
-        for a, b in ((lhs, rhs), (rhs, lhs)):
+        flipped = {">": "<", "<": ">", ">=": "<=", "<=": ">=", "==": "==", "!=": "!="}
+        for a, b, op in ((lhs, rhs, c.op), (rhs, lhs, flipped.get(c.op, ""))):
             v = const_int(b)
-            if isinstance(a, A.Name) and a.name == var and v is not None:
-                return v
-    raise NotLifted("a warp role of more than one unit (or of a condition of this form)", cond)
+            if not (isinstance(a, A.Name) and a.name == var and v is not None):
+                continue
+            first, count = {
+                "==": (v, 1),
+                ">": (v + 1, units - v - 1),
+                ">=": (v, units - v),
+                "!=": (1, units - 1) if v == 0 else (-1, 0),
+            }.get(op, (-1, 0))
+            if first >= 0 and count >= 1 and first + count <= units:
+                return first, count
+    raise NotLifted("a warp role whose condition is not one range of units", cond)
 
 
-def _substitute(node: A.Stmt, var: str, value: int) -> A.Stmt:
-    """``node`` with every read of ``var`` the constant ``value``."""
+def _substitute(node: A.Stmt, var: str, value: Callable[[object], A.Expr]) -> A.Stmt:
+    """``node`` with every read of ``var`` the expression ``value`` makes (given its span)."""
 
     def visit(x: object) -> object:
         if isinstance(x, A.Name) and x.name == var:
-            return A.IntLit(value, str(value), span=x.span)
+            return A.Paren(value(x.span), span=x.span)
         if isinstance(x, A.Node):
             for f in dataclasses.fields(x):
                 setattr(x, f.name, visit(getattr(x, f.name)))

@@ -41,6 +41,7 @@ class Copies:
     # supplied by the lifter (lift/kernel.py), lift/buffers.py and lift/tma.py
     tma_load: Any
     tma_store: Any
+    concat_region: Any
     is_event: Any
     swizzle: Any
     masked: Any
@@ -76,6 +77,9 @@ class Copies:
         if any(p.shape for p in self.pred):
             raise NotLifted("a copy under a condition on the thread index", s)
         src = self.place(s.src)
+        placing: tuple[str | None, ...] = ()
+        if isinstance(src, Region) and s.dst_storage and s.op in ("copy", "load"):
+            src, placing = self.concat_region(src, s)  # the window of all the units' copies (lift/units.py)
         perm = self.permutation(s, src)  # destination dimension k is source dimension perm[k]
         pad = self.pad_borders(s, src)
         dst: Place
@@ -92,6 +96,7 @@ class Copies:
                 raise NotLifted("a copy into a fresh buffer of run-time shape", s)
             elem = src.buffer.elem if isinstance(src, BufferView) else self.host.tensors[src.tensor].elem
             buf = self.new_buffer(s.result or "buf", elem, tuple(n for n in extents if n is not None), 0, s)
+            buf.placing = placing
             dst = self.whole_buffer(buf)
         else:
             dst = self.place(s.dst)

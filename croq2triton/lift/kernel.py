@@ -39,6 +39,7 @@ from .mma import Mmas
 from .notlifted import NotLifted
 from .terms import Bounded
 from .tma import TmaCopies
+from .units import Units
 
 MAX_GRID_AXES = 3
 UNIT_THREADS = {"group": 32, "group-4": 128}  # threads of a warp / warpgroup unit
@@ -51,7 +52,7 @@ class Lifted:
     launch_of: Callable[[N.Kernel], list[str]]  # the launcher lines that launch it (or a rescheduled version)
 
 
-class Lifter(Mmas, Events, Loops, TmaCopies, Copies, Buffers, Arith):
+class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
     def __init__(self, top: A.Parallel, name: str, host: HostScope, src_name: str) -> None:
         self.top = top
         self.name = name
@@ -78,6 +79,7 @@ class Lifter(Mmas, Events, Loops, TmaCopies, Copies, Buffers, Arith):
         self.lanes: tuple[int, tuple[int, ...]] | None = None  # the lane scope: its index in scopes, its shape
         self.unit_threads: dict[int, int] = {}  # id(PBy) of a group / group-4 level -> threads per unit
         self.written = written_tensors([top], set(host.tensors))  # the tensors this kernel stores into
+        self.units: dict[str, int] = {}  # unit symbols (lift/units.py) -> their extents
         self.stated_pipelines: dict[int, N.Pipeline] = {}  # id(Foreach) -> the pipeline collapsed roles state
 
     # ================================================================ driver
@@ -188,6 +190,13 @@ class Lifter(Mmas, Events, Loops, TmaCopies, Copies, Buffers, Arith):
         return out
 
     def lane_scope(self, levels: list[A.PBy], body: list[A.Stmt]) -> None:
+        if (
+            all(id(b) in self.unit_threads for b in levels)
+            and any(const_int(x) != 1 for b in levels for x in b.bound)
+            and any(isinstance(n, A.MmaOp) for x in body for n in x.walk())
+        ):
+            self.unit_scope(levels, body)  # units that each run MMAs on their own tiles (lift/units.py)
+            return
         pairs: list[tuple[str | None, int, A.Node]] = []
         threads = 1
         for var, bound_node in self.level_vars(levels):
@@ -304,7 +313,11 @@ class Lifter(Mmas, Events, Loops, TmaCopies, Copies, Buffers, Arith):
                 slots, roles=stated.roles, events=stated.events, ring=slots
             )
         units = const_int(s.levels[0].bound[0]) or 1
-        self.threads = max(self.threads, units * self.unit_threads.get(id(s.levels[0]), 32))
+        per_unit = self.unit_threads.get(id(s.levels[0]), 32)
+        self.threads = max(self.threads, units * per_unit)
+        if stated.units is not None:  # a role of several units: the merged program runs on them
+            self.unit_threads[id(stated.units)] = per_unit
+            self.level_of[id(stated.units)] = "thread"
         self.stmt(block)
 
     def scalar_decl(self, s: A.ScalarDecl) -> None:

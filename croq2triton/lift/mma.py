@@ -100,6 +100,8 @@ class Mmas:
     int_expr: Any
     top: A.Parallel
     src_name: str
+    concat_view: Any
+    concat_region: Any
     lanes_over: Any
     place_shape: Any
 
@@ -210,20 +212,25 @@ class Mmas:
     def fragment_of(self, p: Place, node: A.Node) -> Place | TileBuffer:
         if isinstance(p, Region):
             return self.read_region(p, node)
-        if self.covers(p):
+        whole, placing = self.concat_view(p, node)
+        if self.covers(whole):
             copy = self.new_buffer(self.fresh(f"{p.buffer.name}_frag"), p.buffer.elem, p.buffer.extents, 0, node)
             self.set_tile(copy, self.tile_value(p.buffer, node), node)
+            copy.placing = placing
             return copy
         return p
 
     def read_region(self, p: Region, node: A.Node) -> TileBuffer:
-        """A window of a tensor as a fragment (zero where it lies outside the tensor)."""
+        """A window of a tensor as a fragment (zero where it lies outside the tensor), over all the
+        units that place their tiles in it (lift/units.py)."""
+        p, placing = self.concat_region(p, node)
         extents = tuple(const_int(x) for x in p.shape)
         if any(n is None or n < 1 for n in extents):
             raise NotLifted("an MMA operand of run-time extent", node)
         elem = self.host.tensors[p.tensor].elem  # type: ignore[attr-defined]
-        buf = self.new_buffer(self.fresh(f"{p.tensor}_frag"), elem, extents, 0, node)
+        buf = self.new_buffer(self.fresh(f"{p.tensor}_frag"), elem, extents, 0, node)  # type: ignore[arg-type]
         self.fill(p, self.whole_buffer(buf), True, node, tuple(range(len(extents))))
+        buf.placing = placing
         return buf
 
     def covers(self, p: BufferView) -> bool:
@@ -254,14 +261,20 @@ class Mmas:
     def mma(self, s: A.MmaOp, a: Place | TileBuffer, b: Place | TileBuffer, scales: list[Place | Value]) -> None:
         """``acc += a x b`` (LANGUAGE.md 7.9's table), times the scales of a block-scaled MMA."""
         a_k, b_k = (1 if s.layout[0] == "row" else 0), (1 if s.layout[1] == "row" else 0)
-        ta, a_ext, a_elem = self.dot_tile(a, a_k, s)
-        tb, b_ext, b_elem = self.dot_tile(b, b_k, s)
+        ta, a_ext, a_elem, a_units = self.dot_tile(a, a_k, s)
+        tb, b_ext, b_elem, b_units = self.dot_tile(b, b_k, s)
+        if a_units[a_k] is not None or b_units[b_k] is not None:
+            raise NotLifted("an MMA whose units split K (each unit adds its own part)", s)
         if a_ext[a_k] != b_ext[b_k]:
             raise NotLifted("an MMA whose operands differ along K", s)
         if a_elem != b_elem or a_elem not in DOT_ACCUMULATORS:
             raise NotLifted(f"an MMA on {a_elem} x {b_elem} operands (tl.dot takes neither)", s)
         extents = (a_ext[1 - a_k], b_ext[1 - b_k])
         acc = self.shaped(self.accumulator(s.acc, s), extents, "s32" if a_elem == "s8" else "f32", s)
+        placing = (a_units[1 - a_k], b_units[1 - b_k])
+        if acc.placing and acc.placing != placing:
+            raise NotLifted("MMAs that place the units' tiles of one accumulator differently", s)
+        acc.placing = placing
         if acc.elem not in DOT_ACCUMULATORS[a_elem]:
             raise NotLifted(f"an MMA of {a_elem} operands into a {acc.elem} accumulator", s)
         tiles = (ta.shape[1 - a_k], tb.shape[1 - b_k], ta.shape[a_k])
@@ -288,14 +301,21 @@ class Mmas:
         if s.result is not None:
             self.scopes[-1][s.result] = MmaFuture()
 
-    def dot_tile(self, p: Place | TileBuffer, k: int, node: A.Node) -> tuple[E.Expr, tuple[int, int], str]:
-        """An operand's tile, its extents and element type; its padding along K is zeroed."""
+    def dot_tile(
+        self, p: Place | TileBuffer, k: int, node: A.Node
+    ) -> tuple[E.Expr, tuple[int, int], str, tuple[str | None, ...]]:
+        """An operand's tile, its extents, element type and the units it concatenates per
+        dimension; its padding along K is zeroed."""
+        placing: tuple[str | None, ...] = (None, None)
         if isinstance(p, Region):
             p = self.read_region(p, node)
         elif isinstance(p, BufferView):
-            if not self.covers(p):
+            whole, placing = self.concat_view(p, node)
+            if not self.covers(whole):
                 raise NotLifted("an MMA operand that is a part of a buffer", node)
             p = p.buffer
+        if isinstance(p, TileBuffer) and p.placing:
+            placing = p.placing
         if len(p.extents) != 2:
             raise NotLifted("an MMA operand that is not two-dimensional", node)
         tile: E.Expr = self.tile_value(p, node)
@@ -303,7 +323,7 @@ class Mmas:
         if p.tile[k] != n:  # padding along K would add to the sum
             coord = self.coords(p.tile, node)[k]
             tile = E.Where(E.Bin("<", coord, E.Const(n)), tile, E.Full(p.tile, 0, p.var.type))
-        return tile, (p.extents[0], p.extents[1]), p.elem
+        return tile, (p.extents[0], p.extents[1]), p.elem, placing
 
     def scale_of(self, e: A.Expr) -> Place | Value:
         """A scale of a block-scaled MMA: a view, or one value (``scale_rhs.at(bn, k)``)."""
@@ -329,6 +349,8 @@ class Mmas:
         buf = self.read_region(p, node) if shape else None
         if buf is None:
             raise NotLifted("a scale of one element named by '.at'", node)
+        if any(u is not None and (i >= len(acc.placing) or acc.placing[i] != u) for i, u in enumerate(buf.placing)):
+            raise NotLifted("a scale whose units are not its accumulator's", node)
         return E.Cast(self.tile_value(buf, node), acc.var.type)
 
     # ================================================================ stores
@@ -351,8 +373,12 @@ class Mmas:
             acc = self.shaped(acc, ext, "f32", s)  # type: ignore[arg-type]
         value: E.Expr = self.tile_value(acc, s)
         extents = acc.extents
+        placing = acc.placing or (None, None)
         if transp:
-            value, extents = E.Permute(value, (1, 0)), (extents[1], extents[0])
+            value, extents, placing = E.Permute(value, (1, 0)), (extents[1], extents[0]), (placing[1], placing[0])
+        dst, dst_placing = self.concat_view(dst, s) if isinstance(dst, BufferView) else self.concat_region(dst, s)
+        if tuple(dst_placing) != tuple(placing):
+            raise NotLifted("an mma.store that places the units' tiles other than its MMAs", s)
         if isinstance(dst, BufferView):  # the accumulator's value is the buffer's tile
             if not (self.covers(dst) and dst.buffer.extents == extents and s.variant != "mask"):
                 raise NotLifted("an mma.store into a part of a buffer", s)

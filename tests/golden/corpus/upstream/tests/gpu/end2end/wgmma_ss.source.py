@@ -466,83 +466,71 @@ def matmul_e4m3_mwg_k0(
 
 @triton.jit
 def matmul_e4m3_mwg_k0_general(
-    _grid_1,
-    _grid_2,
     K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
     M,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
     lhs_desc_128x128,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
     N,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     rhs_desc_64x128,
     output_ptr,
-    output_s0,
-    output_s1,
+    output_stride_0,
+    output_stride_1,
     output_desc_128x64,
-    GROUP_M: tl.constexpr,
     TMA_LHS_128X128: tl.constexpr,
     TMA_RHS_64X128: tl.constexpr,
     TMA_OUTPUT_128X64: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_ss.co:52."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_ss.co:52
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
+    """The block-level parallel at wgmma_ss.co:52: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # wgmma_ss.co:52
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 128)[:, None]  # wgmma_ss.co:59
+    cols = tl.arange(0, 128)[None, :]
+    rows_2 = tl.arange(0, 64)[:, None]  # wgmma_ss.co:60
+    cols_2 = tl.arange(0, 64)[None, :]  # wgmma_ss.co:64
+    acc = tl.zeros([128, 64], tl.float32)  # wgmma_ss.co:57
     lhs_load_s = tl.zeros([128, 128], tl.float8e4nv)  # wgmma_ss.co:53
     rhs_load_s = tl.zeros([64, 128], tl.float8e4nv)  # wgmma_ss.co:54
     output_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:55
-    # 2 group-4 units own blocks of the MMA tiles: merged into one block-level tile
-    acc_3 = tl.full([128, 64], 0.0, tl.float32)  # wgmma_ss.co:57
-    for iv_k_4 in range(0, tl.cdiv(K, 128)):  # wgmma_ss.co:58
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_128X128:  # wgmma_ss.co:59
-            tile_5 = lhs_desc_128x128.load([block_m * 128, iv_k_4 * 128])
+    for iv_k in range(0, tl.cdiv(K, 128)):  # wgmma_ss.co:58
+        offs = block_m * 128 + rows  # wgmma_ss.co:59
+        offs_2 = iv_k * 128 + cols
+        mask = (offs < M) & (offs_2 < K)
+        if TMA_LHS_128X128:
+            lhs_load_s = lhs_desc_128x128.load([block_m * 128, iv_k * 128])
         else:
-            mask_6 = (block_m * 128 + tl.arange(0, 128)[:, None] < M) & (iv_k_4 * 128 + tl.arange(0, 128)[None, :] < K)
-            ptrs_7 = (
-                lhs_ptr
-                + (block_m * 128 + tl.arange(0, 128)[:, None]) * lhs_s0
-                + (iv_k_4 * 128 + tl.arange(0, 128)[None, :]) * lhs_s1
+            lhs_load_s = _oob_fill(
+                tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask, other=0.0), mask
             )
-            tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-        lhs_load_s = tile_5  # wgmma_ss.co:59
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_64X128:  # wgmma_ss.co:60
-            tile_8 = rhs_desc_64x128.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 128))])
+        offs_3 = block_n * (N // tl.num_programs(1)) + rows_2  # wgmma_ss.co:60
+        offs_4 = iv_k * (K // tl.cdiv(K, 128)) + cols
+        mask_2 = (
+            (rows_2 < N // tl.num_programs(1))
+            & (cols < K // tl.cdiv(K, 128))
+            & (offs_3 >= 0)
+            & (offs_3 < N)
+            & (offs_4 >= 0)
+            & (offs_4 < K)
+        )
+        if TMA_RHS_64X128:
+            rhs_load_s = rhs_desc_64x128.load([block_n * (N // tl.num_programs(1)), iv_k * (K // tl.cdiv(K, 128))])
         else:
-            mask_9 = (
-                (tl.arange(0, 64)[:, None] < N // _grid_2)
-                & (tl.arange(0, 128)[None, :] < K // tl.cdiv(K, 128))
-                & (block_n * (N // _grid_2) + tl.arange(0, 64)[:, None] < N)
-                & (iv_k_4 * (K // tl.cdiv(K, 128)) + tl.arange(0, 128)[None, :] < K)
+            rhs_load_s = _oob_fill(
+                tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1, mask=mask_2, other=0.0), mask_2
             )
-            ptrs_10 = (
-                rhs_ptr
-                + (block_n * (N // _grid_2) + tl.arange(0, 64)[:, None]) * rhs_s0
-                + (iv_k_4 * (K // tl.cdiv(K, 128)) + tl.arange(0, 128)[None, :]) * rhs_s1
-            )
-            tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        rhs_load_s = tile_8  # wgmma_ss.co:60
-        acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:61
-    output_s = acc_3.to(tl.float16)  # wgmma_ss.co:63
-    if TMA_OUTPUT_128X64:  # wgmma_ss.co:64
+        acc = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc)  # wgmma_ss.co:61
+    output_s = acc.to(tl.float16)  # wgmma_ss.co:63
+    offs_5 = block_m * 128 + rows  # wgmma_ss.co:64
+    offs_6 = block_n * 64 + cols_2
+    mask_3 = (offs_5 < M) & (offs_6 < N)
+    if TMA_OUTPUT_128X64:
         output_desc_128x64.store([block_m * 128, block_n * 64], output_s)
     else:
-        tl.store(
-            output_ptr
-            + (block_m * 128 + tl.arange(0, 128)[:, None]) * output_s0
-            + (block_n * 64 + tl.arange(0, 64)[None, :]) * output_s1,
-            output_s,
-            mask=(block_m * 128 + tl.arange(0, 128)[:, None] < M) & (block_n * 64 + tl.arange(0, 64)[None, :] < N),
-        )
+        tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
 def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
@@ -615,20 +603,18 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
         )
         _launch(
             matmul_e4m3_mwg_k0_general,
-            (_rt.cdiv(M, 128) * _rt.cdiv(N, 64),),
+            (_rt.cdiv(M, 128), _rt.cdiv(N, 64)),
             [
-                _rt.cdiv(M, 128),
-                _rt.cdiv(N, 64),
                 K,
+                M,
                 lhs,
                 lhs.stride(0),
                 lhs.stride(1),
-                M,
                 _matmul_e4m3_mwg_k0_general_lhs_desc_128x128,
+                N,
                 rhs,
                 rhs.stride(0),
                 rhs.stride(1),
-                N,
                 _matmul_e4m3_mwg_k0_general_rhs_desc_64x128,
                 output,
                 output.stride(0),
@@ -636,11 +622,10 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                 _matmul_e4m3_mwg_k0_general_output_desc_128x64,
             ],
             dict(
-                GROUP_M=8,
+                num_warps=8,
                 TMA_LHS_128X128=_matmul_e4m3_mwg_k0_general_TMA_LHS_128X128,
                 TMA_RHS_64X128=_matmul_e4m3_mwg_k0_general_TMA_RHS_64X128,
                 TMA_OUTPUT_128X64=_matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64,
-                num_warps=4,
             ),
         )
     return None
@@ -1727,127 +1712,61 @@ def matmul_f16_ws_1p3c_k0(
 
 @triton.jit
 def matmul_f16_ws_1p3c_k0_general(
-    _grid_1,
-    _grid_2,
     K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
     M,
-    lhs_desc_128x64,
-    lhs_desc_64x64,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
     N,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     rhs_desc_128x64,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_128x128,
-    output_desc_64x128,
-    GROUP_M: tl.constexpr,
-    WARP_SPECIALIZE: tl.constexpr,
-    NUM_STAGES: tl.constexpr,
-    TMA_LHS_128X64: tl.constexpr,
-    TMA_LHS_64X64: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
     TMA_RHS_128X64: tl.constexpr,
-    TMA_OUTPUT_128X128: tl.constexpr,
-    TMA_OUTPUT_64X128: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_ss.co:235."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_ss.co:235
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
-    # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    # wgmma_ss.co:237
-    lhs_load_s_0 = tl.zeros([128, 64], tl.float16)
-    # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    lhs_load_s_1 = tl.zeros([64, 64], tl.float16)
-    # 'lhs_load_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
-    # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    # wgmma_ss.co:238
-    rhs_load_s = tl.zeros([128, 64], tl.float16)
-    output_s_0 = tl.zeros([128, 128], tl.float16)  # wgmma_ss.co:239
-    output_s_1 = tl.zeros([64, 128], tl.float16)
-    # 'output_s' is 192 wide along dim 0: kept as power-of-two pieces 128 + 64
-    # warp-specialised pipeline (wgmma_ss.co:241): producer warpgroup 0, consumer warpgroup(s) 1..3 merged into one
-    # loop; events become program order
-    acc_3_0 = tl.full([128, 128], 0.0, tl.float32)  # wgmma_ss.co:252
-    acc_3_1 = tl.full([64, 128], 0.0, tl.float32)
-    # wgmma_ss.co:256
-    for iv_k_4 in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_128X64:  # wgmma_ss.co:246
-            tile_6 = lhs_desc_128x64.load([block_m * 192, iv_k_4 * 64])
-        else:
-            mask_7 = (block_m * 192 + tl.arange(0, 128)[:, None] < M) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
-            ptrs_8 = (
-                lhs_ptr
-                + (block_m * 192 + tl.arange(0, 128)[:, None]) * lhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
-            )
-            tile_6 = _oob_fill(tl.load(ptrs_8, mask=mask_7, other=0.0), mask_7)
-        lhs_load_s_0 = tile_6  # wgmma_ss.co:246
-        if TMA_LHS_64X64:
-            tile_9 = lhs_desc_64x64.load([block_m * 192 + 128, iv_k_4 * 64])
-        else:
-            mask_10 = (block_m * 192 + (128 + tl.arange(0, 64)[:, None]) < M) & (
-                iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K
-            )
-            ptrs_11 = (
-                lhs_ptr
-                + (block_m * 192 + (128 + tl.arange(0, 64)[:, None])) * lhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
-            )
-            tile_9 = _oob_fill(tl.load(ptrs_11, mask=mask_10, other=0.0), mask_10)
-        lhs_load_s_1 = tile_9  # wgmma_ss.co:246
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_128X64:  # wgmma_ss.co:247
-            tile_12 = rhs_desc_128x64.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 64))])
-        else:
-            mask_13 = (
-                (tl.arange(0, 128)[:, None] < N // _grid_2)
-                & (tl.arange(0, 64)[None, :] < K // tl.cdiv(K, 64))
-                & (block_n * (N // _grid_2) + tl.arange(0, 128)[:, None] < N)
-                & (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :] < K)
-            )
-            ptrs_14 = (
-                rhs_ptr
-                + (block_n * (N // _grid_2) + tl.arange(0, 128)[:, None]) * rhs_s0
-                + (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :]) * rhs_s1
-            )
-            tile_12 = _oob_fill(tl.load(ptrs_14, mask=mask_13, other=0.0), mask_13)
-        rhs_load_s = tile_12  # wgmma_ss.co:247
-        acc_3_0 = tl.dot(lhs_load_s_0, tl.trans(rhs_load_s), acc_3_0)  # wgmma_ss.co:259
-        acc_3_1 = tl.dot(lhs_load_s_1, tl.trans(rhs_load_s), acc_3_1)
-    output_s_0 = acc_3_0.to(tl.float16)  # wgmma_ss.co:262
-    output_s_1 = acc_3_1.to(tl.float16)
-    if TMA_OUTPUT_128X128:  # wgmma_ss.co:266
-        output_desc_128x128.store([block_m * 192, block_n * 128], output_s_0)
-    else:
-        tl.store(
-            output_ptr
-            + (block_m * 192 + tl.arange(0, 128)[:, None]) * output_s0
-            + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
-            output_s_0,
-            mask=(block_m * 192 + tl.arange(0, 128)[:, None] < M) & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
+    """The block-level parallel at wgmma_ss.co:235: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # wgmma_ss.co:235
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 256)[:, None]  # wgmma_ss.co:246
+    cols = tl.arange(0, 64)[None, :]
+    rows_2 = tl.arange(0, 128)[:, None]  # wgmma_ss.co:247
+    cols_2 = tl.arange(0, 128)[None, :]  # wgmma_ss.co:266
+    acc = tl.zeros([256, 128], tl.float32)  # wgmma_ss.co:252
+    lhs_load_s = tl.zeros([256, 64], tl.float16)  # wgmma_ss.co:237
+    rhs_load_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:238
+    output_s = tl.zeros([256, 128], tl.float16)  # wgmma_ss.co:239
+    for iv_k in tl.range(0, tl.cdiv(K, 64), num_stages=2):  # wgmma_ss.co:243
+        offs = block_m * 192 + rows  # wgmma_ss.co:246
+        offs_2 = iv_k * 64 + cols
+        mask = (offs < M) & (offs_2 < K)
+        lhs_load_s = _oob_fill(
+            tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask, other=0.0), mask
         )
-    if TMA_OUTPUT_64X128:  # wgmma_ss.co:266
-        output_desc_64x128.store([block_m * 192 + 128, block_n * 128], output_s_1)
-    else:
-        tl.store(
-            output_ptr
-            + (block_m * 192 + (128 + tl.arange(0, 64)[:, None])) * output_s0
-            + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
-            output_s_1,
-            mask=(block_m * 192 + (128 + tl.arange(0, 64)[:, None]) < M)
-            & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
+        offs_3 = block_n * (N // tl.num_programs(1)) + rows_2  # wgmma_ss.co:247
+        offs_4 = iv_k * (K // tl.cdiv(K, 64)) + cols
+        mask_2 = (
+            (rows_2 < N // tl.num_programs(1))
+            & (cols < K // tl.cdiv(K, 64))
+            & (offs_3 >= 0)
+            & (offs_3 < N)
+            & (offs_4 >= 0)
+            & (offs_4 < K)
         )
+        if TMA_RHS_128X64:
+            rhs_load_s = rhs_desc_128x64.load([block_n * (N // tl.num_programs(1)), iv_k * (K // tl.cdiv(K, 64))])
+        else:
+            rhs_load_s = _oob_fill(
+                tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1, mask=mask_2, other=0.0), mask_2
+            )
+        acc = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc)  # wgmma_ss.co:259
+    output_s = acc.to(tl.float16)  # wgmma_ss.co:262
+    offs_5 = block_m * 192 + rows  # wgmma_ss.co:266
+    offs_6 = block_n * 128 + cols_2
+    mask_3 = (rows < 192) & (offs_5 < M) & (offs_6 < N)
+    tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
 def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
@@ -1917,68 +1836,31 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:  # wgmma_ss.co:235
-        _matmul_f16_ws_1p3c_k0_general_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
-        _matmul_f16_ws_1p3c_k0_general_TMA_LHS_128X64 = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads")
-        _matmul_f16_ws_1p3c_k0_general_lhs_desc_128x64 = _rt.tma_desc(
-            lhs, [128, 64], _matmul_f16_ws_1p3c_k0_general_TMA_LHS_128X64, _OOB_PADDING
-        )
-        _matmul_f16_ws_1p3c_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
-        _matmul_f16_ws_1p3c_k0_general_lhs_desc_64x64 = _rt.tma_desc(
-            lhs, [64, 64], _matmul_f16_ws_1p3c_k0_general_TMA_LHS_64X64, _OOB_PADDING
-        )
         _matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
             _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
         )
         _matmul_f16_ws_1p3c_k0_general_rhs_desc_128x64 = _rt.tma_desc(
             rhs, [128, 64], _matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64, _OOB_PADDING
         )
-        _matmul_f16_ws_1p3c_k0_general_TMA_OUTPUT_128X128 = _rt.tma_ok(
-            _F, "output", output, [128, 128], [128, 128], "stores"
-        )
-        _matmul_f16_ws_1p3c_k0_general_output_desc_128x128 = _rt.tma_desc(
-            output, [128, 128], _matmul_f16_ws_1p3c_k0_general_TMA_OUTPUT_128X128, "zero"
-        )
-        _matmul_f16_ws_1p3c_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(
-            _F, "output", output, [64, 128], [64, 128], "stores"
-        )
-        _matmul_f16_ws_1p3c_k0_general_output_desc_64x128 = _rt.tma_desc(
-            output, [64, 128], _matmul_f16_ws_1p3c_k0_general_TMA_OUTPUT_64X128, "zero"
-        )
         _launch(
             matmul_f16_ws_1p3c_k0_general,
-            (_rt.cdiv(M, 192) * _rt.cdiv(N, 128),),
+            (_rt.cdiv(M, 192), _rt.cdiv(N, 128)),
             [
-                _rt.cdiv(M, 192),
-                _rt.cdiv(N, 128),
                 K,
+                M,
                 lhs,
                 lhs.stride(0),
                 lhs.stride(1),
-                M,
-                _matmul_f16_ws_1p3c_k0_general_lhs_desc_128x64,
-                _matmul_f16_ws_1p3c_k0_general_lhs_desc_64x64,
+                N,
                 rhs,
                 rhs.stride(0),
                 rhs.stride(1),
-                N,
                 _matmul_f16_ws_1p3c_k0_general_rhs_desc_128x64,
                 output,
                 output.stride(0),
                 output.stride(1),
-                _matmul_f16_ws_1p3c_k0_general_output_desc_128x128,
-                _matmul_f16_ws_1p3c_k0_general_output_desc_64x128,
             ],
-            dict(
-                GROUP_M=8,
-                WARP_SPECIALIZE=_matmul_f16_ws_1p3c_k0_general_WARP_SPECIALIZE,
-                NUM_STAGES=2,
-                TMA_LHS_128X64=_matmul_f16_ws_1p3c_k0_general_TMA_LHS_128X64,
-                TMA_LHS_64X64=_matmul_f16_ws_1p3c_k0_general_TMA_LHS_64X64,
-                TMA_RHS_128X64=_matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64,
-                TMA_OUTPUT_128X128=_matmul_f16_ws_1p3c_k0_general_TMA_OUTPUT_128X128,
-                TMA_OUTPUT_64X128=_matmul_f16_ws_1p3c_k0_general_TMA_OUTPUT_64X128,
-                num_warps=4,
-            ),
+            dict(num_warps=8, TMA_RHS_128X64=_matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64),
         )
     return None
 
