@@ -138,10 +138,7 @@ class Buffers(ViewAlgebra):
 
     def int_expr(self, e: A.Expr) -> E.Expr:
         v = self.expr(e)
-        value = v.expr
-        if value.shape:  # a lane of a level of one thread or unit is 0
-            ones = {name: E.Const(0) for name, n in self.lane_extents.items() if n == 1}
-            value = E.fold(E.substitute(value, ones)) if ones else value
+        value = self.block_level(v.expr)
         if value.shape:
             raise NotLifted("a view that depends on the thread index", e)
         if v.ctype not in ("int", "s32", "s64", "u32", "u64", "s16", "u16", "s8", "u8"):
@@ -155,11 +152,17 @@ class Buffers(ViewAlgebra):
             return Bounded(E.fold(a.value * b.bound + b.value), E.fold(a.bound * b.bound))
         if isinstance(e, A.Name):
             v = self.lookup(e.name, e)
-            if isinstance(v, Bounded) and not v.value.shape:
-                return v
-            if isinstance(v, Bounded) and isinstance(v.value, E.Var) and self.lane_extents.get(v.value.name) == 1:
-                return Bounded(E.Const(0), v.bound)  # the index of a level of one thread or unit
+            if isinstance(v, Bounded) and not self.block_level(v.value).shape:
+                return Bounded(self.block_level(v.value), v.bound)
         raise NotLifted("a tiling index that is not a block-level bounded variable", e)
+
+    def block_level(self, e: E.Expr) -> E.Expr:
+        """``e`` with the lanes of levels of one thread or unit as 0 (their only value): a value
+        the same for the whole block where it depends on no other lane."""
+        if not e.shape:
+            return e
+        ones = {name: E.Const(0) for name, n in self.lane_extents.items() if n == 1}
+        return E.fold(E.substitute(e, ones)) if ones else e
 
     def at_args(self, args: list[A.Expr], node: A.Node) -> list[E.Expr]:
         return [self.int_expr(x) for x in args]

@@ -35,9 +35,8 @@ from ..frontend import ast as A
 from ..frontend.printer import Printer
 from ..sema.consteval import const_int
 from .notlifted import NotLifted
+from .roles import event_only
 from .terms import unparen
-
-EVENT_ONLY = (A.Wait, A.Trigger, A.EventDecl, A.Sync, A.MmaCommit, A.Empty)
 
 
 @dataclass(frozen=True)
@@ -147,35 +146,28 @@ def _role_units(cond: A.Expr, var: str, units: int) -> tuple[int, int]:
 
 def _substitute(node: A.Stmt, var: str, value: Callable[[object], A.Expr]) -> A.Stmt:
     """``node`` with every read of ``var`` the expression ``value`` makes (given its span)."""
-
-    def visit(x: object) -> object:
-        if isinstance(x, A.Name) and x.name == var:
-            return A.Paren(value(x.span), span=x.span)
-        if isinstance(x, A.Node):
-            for f in dataclasses.fields(x):
-                setattr(x, f.name, visit(getattr(x, f.name)))
-            return x
-        if isinstance(x, list):
-            return [visit(y) for y in x]
-        return x
-
-    return visit(node)  # type: ignore[return-value]
+    return _rewrite(
+        node, lambda x: A.Paren(value(x.span), span=x.span) if isinstance(x, A.Name) and x.name == var else None
+    )  # type: ignore[return-value]
 
 
-def _event_only(s: A.Stmt) -> bool:
-    if isinstance(s, EVENT_ONLY):
-        return True
-    if isinstance(s, A.Block):
-        return all(_event_only(x) for x in s.stmts)
-    if isinstance(s, A.Foreach):
-        return _event_only(s.body)
-    return False
+def _rewrite(node: object, change: Callable[[object], object | None]) -> object:
+    """``node`` with every sub-node that ``change`` replaces (returns other than None) replaced, in place."""
+    new = change(node)
+    if new is not None:
+        return new
+    if isinstance(node, A.Node):
+        for f in dataclasses.fields(node):
+            setattr(node, f.name, _rewrite(getattr(node, f.name), change))
+    elif isinstance(node, list):
+        return [_rewrite(y, change) for y in node]
+    return node
 
 
 def _split(body: A.Stmt, role: A.Node) -> tuple[list[A.Stmt], A.Foreach | None, list[A.Stmt]]:
     """A role's statements before its main loop (the loop that waits on or triggers events and
     does other work), the loop, and the statements after it; loops of events only go."""
-    stmts = [s for s in _stmts(body) if not (isinstance(s, A.Foreach) and _event_only(s))]
+    stmts = [s for s in _stmts(body) if not (isinstance(s, A.Foreach) and event_only(s))]
     mains = [i for i, s in enumerate(stmts) if isinstance(s, A.Foreach) and _orders(s)]
     if len(mains) > 1:
         raise NotLifted("a warp role with more than one main loop", role)
@@ -216,19 +208,4 @@ def _single_buffers(block: A.Block, loop: A.Foreach, names: set[str]) -> None:
         if len(bare) != len(uses):
             raise NotLifted(f"a ring of buffers '{name}' used as a whole", loop)
         for u in uses:  # ring[i] -> the buffer
-            _replace_index(block, u)
-
-
-def _replace_index(root: A.Node, target: A.Index) -> None:
-    def visit(x: object) -> object:
-        if x is target:
-            return target.base
-        if isinstance(x, A.Node):
-            for f in dataclasses.fields(x):
-                setattr(x, f.name, visit(getattr(x, f.name)))
-            return x
-        if isinstance(x, list):
-            return [visit(y) for y in x]
-        return x
-
-    visit(root)
+            _rewrite(block, lambda x, u=u: x.base if x is u else None)  # type: ignore[attr-defined]

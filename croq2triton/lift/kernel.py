@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import Diagnostic
 from ..frontend import ast as A
 from ..sema.consteval import const_int
-from ..sema.levels import chain_levels, chains
+from ..sema.levels import UNIT_THREADS, chain_levels, chains
 from ..sema.types import TYPES
 from ..sema.writes import written_tensors
 from ..tir import expr as E
@@ -42,7 +42,6 @@ from .tma import TmaCopies
 from .units import Units
 
 MAX_GRID_AXES = 3
-UNIT_THREADS = {"group": 32, "group-4": 128}  # threads of a warp / warpgroup unit
 
 
 @dataclass
@@ -426,18 +425,7 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
                 self.scopes.pop()
             bodies.append(self.body)
         self.body, self.lets = outer, saved_lets
-        for name, old in before.items():
-            new = self.values().get(name)
-            if (
-                new is not None
-                and new is not old
-                and (
-                    not isinstance(new.expr, E.Var)
-                    or not isinstance(old.expr, E.Var)
-                    or (new.expr.name, new.expr.type, new.expr.shape) != (old.expr.name, old.expr.type, old.expr.shape)
-                )
-            ):
-                raise NotLifted(f"'{name}' changes its type or shape inside a branch", s)
+        self.rebound(before, "a branch", s)
         self.emit(N.If(cond, bodies[0], bodies[1]), s)
 
     # ================================================================ element accesses

@@ -117,7 +117,14 @@ class Loops:
         self.loop_nest(counters[1:], body, node)
         self.scopes.pop()
         inner, self.body, self.lets = self.body, outer, saved_lets
-        carried = [b.var for b in self.buffers()]
+        carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", node)
+        pipeline = self.stated_pipelines.get(id(node)) if len(counters) == 1 else None  # the innermost loop
+        self.emit(N.For(var, c.start, c.stop, E.Const(1), inner, pipeline, tuple(carried)), node)
+
+    def rebound(self, before: dict[str, Value], region: str, node: A.Node) -> list[E.Var]:
+        """The variables of the values in scope ``before`` a loop or branch that it re-binds, each
+        with its variable, type and shape (Triton carries them so), else :class:`NotLifted`."""
+        out: list[E.Var] = []
         for name, old in before.items():
             new = self.values().get(name)
             if new is None or new is old:
@@ -125,10 +132,9 @@ class Loops:
             if not (isinstance(new.expr, E.Var) and isinstance(old.expr, E.Var)) or (
                 (new.expr.name, new.expr.type, new.expr.shape) != (old.expr.name, old.expr.type, old.expr.shape)
             ):
-                raise NotLifted(f"'{name}' changes its type or shape inside a loop", node)
-            carried.append(new.expr)
-        pipeline = self.stated_pipelines.get(id(node)) if len(counters) == 1 else None  # the innermost loop
-        self.emit(N.For(var, c.start, c.stop, E.Const(1), inner, pipeline, tuple(carried)), node)
+                raise NotLifted(f"'{name}' changes its type or shape inside {region}", node)
+            out.append(new.expr)
+        return out
 
     def per_thread(self, node: A.Node) -> None:
         """Each thread's own values (declared inside a thread level) as tiles over all its lanes,

@@ -30,6 +30,7 @@ from typing import Any
 from ..errors import CroqLoweringError
 from ..frontend import ast as A
 from ..sema.consteval import const_int as ast_int
+from ..sema.levels import UNIT_THREADS
 from ..sema.tma_rules import swizzle_bytes
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -50,7 +51,6 @@ DOT_ACCUMULATORS = {
     "s8": ("s32",),
 }
 MIN_DOT = 16  # tl.dot's smallest extent along M, N and K
-UNITS = ("group", "group-4")
 REDUCTIONS = {"reduce_max": "max", "reduce_sum": "sum"}
 
 
@@ -346,9 +346,9 @@ class Mmas:
         shape = tuple(const_int(x) for x in p.shape)
         if shape not in ((acc.extents[0], 1), (1, acc.extents[1]), (1, 1), ()):
             raise NotLifted("a scale view that is neither per row, per column nor one value", node)
-        buf = self.read_region(p, node) if shape else None
-        if buf is None:
+        if not shape:
             raise NotLifted("a scale of one element named by '.at'", node)
+        buf = self.read_region(p, node)
         if any(u is not None and (i >= len(acc.placing) or acc.placing[i] != u) for i, u in enumerate(buf.placing)):
             raise NotLifted("a scale whose units are not its accumulator's", node)
         return E.Cast(self.tile_value(buf, node), acc.var.type)
@@ -545,9 +545,6 @@ class Mmas:
             raise NotLifted("an MMA in more than one unit or thread (an accumulator each)", node)
         if any(p.shape for p in self.pred):
             raise NotLifted("an MMA under a condition on the thread index", node)
-
-
-UNIT_THREADS = {"group": 32, "group-4": 128}
 
 
 def _filled(buf: TileBuffer, value: E.Expr) -> E.Expr:

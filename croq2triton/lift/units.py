@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..frontend import ast as A
+from ..sema.consteval import const_int as ast_int
 from ..tir import expr as E
 from ..tir import nodes as N
 from .buffers import BufferView
@@ -44,7 +45,7 @@ class Units:
         syms: list[str] = []
         threads = 1
         for var, bound_node in self.level_vars(levels):
-            n = const_int_ast(bound_node)
+            n = ast_int(bound_node)
             if n is None or n < 1:
                 raise NotLifted("a unit level whose extent is not a constant", bound_node)
             sym = E.Var(self.fresh(var or "unit"), "i32", lo=0, hi=n - 1)
@@ -114,9 +115,3 @@ class Units:
 
     def uses_units(self, e: E.Expr) -> bool:
         return any(v.name in self.units for v in E.free_vars(e))
-
-
-def const_int_ast(e: A.Expr) -> int | None:
-    from ..sema.consteval import const_int as ast_const
-
-    return ast_const(e)

@@ -12,6 +12,9 @@ MAX_THREADS = 1024  # per block, every CUDA architecture since sm_70 (upstream G
 IMPLICIT_THREADS = {"group": 32, "group-4": 128}  # a group level with no thread level inside it
 
 
+UNIT_THREADS = {"group": 32, "group-4": 128}  # threads of a warp / warpgroup unit (LANGUAGE.md 7.3)
+
+
 def chains(top: A.Parallel) -> list[list[A.PBy]]:
     """Every chain of levels of a parallel nest, outermost first (through loops and branches)."""
     out: list[list[A.PBy]] = []
