@@ -410,3 +410,69 @@ __co__ s32[2] coop() {
 """
     _, legacy = _paths(src)
     assert legacy["coop"] == ["coop_k0"]
+
+
+# tiles whose extents are only known at launch: a whole run-time window through a fresh buffer, a
+# declared buffer of run-time shape, a copy between tensors of run-time extent (LANGUAGE.md 7.8)
+RUN_TIME_SHAPES = """
+__co__ auto through_shared(s32 [M, N, K] input) {
+  s32 [M, N, K] output;
+  parallel p by 1 : block
+    parallel q by 32 : thread {
+      tile = dma.copy input.subspan(M, N, K) => shared;
+      dma.copy tile => output;
+    }
+  return output;
+}
+
+__co__ void declared(global f32 [R, 24] x, global f32 [R, 24] y) {
+  parallel p by 1 : block {
+    shared f32 [R, 24] buf;
+    f = dma.copy.async x => buf;
+    wait f;
+    dma.copy buf => y;
+  }
+}
+
+__co__ void rows_of_blocks(global f16 [G, W] x, global f16 [G, W] y) {
+  parallel g by G : block
+    dma.copy x.subspan(1, W).at(g, 0) => y.subspan(1, W).at(g, 0);
+}
+"""
+
+
+def test_tiles_of_run_time_shape_are_fixed_at_launch() -> None:
+    ir, legacy = _paths(RUN_TIME_SHAPES)
+    assert all(not v for v in legacy.values()), legacy
+    text = dump(ir["through_shared"][0])  # type: ignore[arg-type]
+    assert "arg TILE_D0: constexpr = next_power_of_2(M)" in text, text
+    assert "dim0: i32[TILE_D0, 1, 1] = tl.arange(0, TILE_D0)[:, None, None]" in text, text
+    assert "mask: i1[TILE_D0, TILE_D1, TILE_D2] = (dim0 < M) & (dim1 < N) & (dim2 < K)" in text, text
+    assert "arg BUF_D0: constexpr = next_power_of_2(R)" in dump(ir["declared"][0])  # type: ignore[arg-type]
+    assert "arg COPY_D1: constexpr = next_power_of_2(W)" in dump(ir["rows_of_blocks"][0])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_tiles_of_run_time_shape_compute(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, "run_time_shapes", RUN_TIME_SHAPES, schedule)
+    x3 = torch.randint(-1000, 1000, (3, 5, 7), dtype=torch.int32, device=DEVICE)
+    torch.testing.assert_close(mod.through_shared(x3), x3)  # type: ignore[attr-defined]
+    x = torch.randn(13, 24, device=DEVICE)
+    y = poisoned(13, 24)
+    mod.declared(x, y)  # type: ignore[attr-defined]
+    torch.testing.assert_close(y, x)
+    h = torch.randn(6, 37, device=DEVICE).half()
+    out = poisoned(6, 37, dtype=torch.float16)
+    mod.rows_of_blocks(h, out)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out, h)
+
+
+def test_a_run_time_tile_larger_than_triton_allows_is_a_launch_error(tmp_path: Path) -> None:
+    mod = _load(tmp_path, "run_time_big", RUN_TIME_SHAPES, "source")
+    x = torch.randn(40000, 24, device=DEVICE)  # 65536 x 32 elements as one block
+    with pytest.raises(croq2triton.runtime.launch.CroqLaunchError) as e:
+        mod.declared(x, torch.empty_like(x))  # type: ignore[attr-defined]
+    msg = str(e.value)
+    assert "the buffer 'buf' (run_time_big.co:14) has extents [40000] at this launch" in msg, msg
+    assert "2097152 elements as one Triton block (padded to [65536] times 32" in msg, msg
+    assert "largest block holds 1048576" in msg, msg

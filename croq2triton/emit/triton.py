@@ -13,7 +13,7 @@ import ast
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from ..tir.pyexpr import TL_TYPES, call, call_method, constant, name, to_ast
+from ..tir.pyexpr import TL_TYPES, call, call_method, constant, dim_node, name, to_ast
 from .layout import INDENT, LINE_LIMIT, docstring, layout
 
 
@@ -72,7 +72,7 @@ class KernelEmitter:
             self.line(f"if {s.flag}:", depth, s.line)
             loaded: ast.expr = ast.Call(name(f"{s.desc}.load"), [coords], [])
             if s.reshape is not None:
-                loaded = call_method(loaded, "reshape", ast.List([ast.Constant(d) for d in s.reshape], ast.Load()))
+                loaded = call_method(loaded, "reshape", ast.List([dim_node(d) for d in s.reshape], ast.Load()))
             self.assign(s.var.name, loaded, depth + 1, s.line)
             self.line("else:", depth, s.line)
             self.assign(s.var.name, self.load(s.fallback), depth + 1, s.line)

@@ -53,17 +53,35 @@ class TileBuffer:
 
     name: str
     elem: str
-    extents: tuple[int, ...]
+    extents: tuple[int, ...]  # its declared extents; see ``sizes`` for one of run-time shape
     var: E.Var
     fill: float | int = 0
     line: int = 0  # of its declaration
     defined: bool = False  # its variable is bound (at its first read or partial write)
     swizzle: tuple[int, int] | None = None  # (bytes, .co line) of the .swiz<N> of a copy that wrote it
     placing: tuple[str | None, ...] = ()  # per dimension, the unit whose tiles it concatenates (lift/units.py)
+    # a buffer of run-time shape (a copy of a whole run-time window into fresh memory): per
+    # dimension its size and the tile extent the launcher fixes (a constexpr argument); ``extents``
+    # are then its constant sizes, 0 elsewhere, and only copies and views read it (``fixed``)
+    launch: tuple[tuple[E.Expr, E.Extent] | None, ...] = ()
 
     @property
-    def tile(self) -> tuple[int, ...]:
-        return tuple(pow2(n) for n in self.extents)
+    def fixed(self) -> bool:
+        """Are its extents known when translating?"""
+        return not any(self.launch)
+
+    @property
+    def sizes(self) -> tuple[E.Expr, ...]:
+        """Its extents as expressions (run-time ones as the launcher passes them)."""
+        if not self.launch:
+            return tuple(E.Const(n) for n in self.extents)
+        return tuple(E.Const(n) if x is None else x[0] for n, x in zip(self.extents, self.launch, strict=True))
+
+    @property
+    def tile(self) -> tuple[E.Dim, ...]:
+        if not self.launch:
+            return tuple(pow2(n) for n in self.extents)
+        return tuple(pow2(n) if x is None else x[1] for n, x in zip(self.extents, self.launch, strict=True))
 
 
 @dataclass(frozen=True)
@@ -95,8 +113,8 @@ class BufferView:
     @property
     def whole(self) -> bool:
         return all(k for k in self.keep) and all(
-            const_int(o) == 0 and const_int(s) == n
-            for o, s, n in zip(self.offsets, self.shape, self.buffer.extents, strict=True)
+            const_int(o) == 0 and E.same(s, n)
+            for o, s, n in zip(self.offsets, self.shape, self.buffer.sizes, strict=True)
         )
 
 
@@ -133,6 +151,8 @@ class Buffers(ViewAlgebra):
     tensor: Any
     emit: Any
     claim: Any
+    host_of: Any
+    src_name: str
     convert: Any
     binary: Any
 
@@ -173,6 +193,15 @@ class Buffers(ViewAlgebra):
     def buffer_decl(self, s: A.SpannedDecl) -> None:
         if s.storage not in STORAGES:
             raise NotLifted(f"a {s.storage or 'global'} buffer inside a kernel", s)
+        sizes = self.shape_sizes(s.shape, s)
+        if any(const_int(n) is None for n in sizes):  # a tile of extents fixed at launch
+            for d in s.items:
+                if d.dims or d.init is not None:
+                    raise NotLifted("an array of buffers or a buffer with an initialiser of run-time shape", d)
+                buf = self.launch_buffer(d.name, s.elem, sizes, d)
+                buf.fill = self.fill_value(d)
+                self.scopes[-1][d.name] = buf
+            return
         extents = self.static_shape(s.shape, s)
         for d in s.items:
             if (
@@ -185,15 +214,18 @@ class Buffers(ViewAlgebra):
                 continue
             if d.dims or d.init is not None:
                 raise NotLifted("an array of buffers or a buffer with an initialiser", d)
-            fill = 0
-            if d.fill is not None:
-                v = self.expr(d.fill)
-                if not isinstance(v.expr, E.Const):
-                    raise NotLifted("a buffer filled with a run-time value", d.fill)
-                fill = v.expr.value
-            self.scopes[-1][d.name] = self.new_buffer(d.name, s.elem, extents, fill, d)
+            self.scopes[-1][d.name] = self.new_buffer(d.name, s.elem, extents, self.fill_value(d), d)
 
-    def static_shape(self, shape: list[A.Expr] | None, node: A.Node) -> tuple[int, ...]:
+    def fill_value(self, d: A.Declarator) -> float | int:
+        if d.fill is None:
+            return 0
+        v = self.expr(d.fill)
+        if not isinstance(v.expr, E.Const):
+            raise NotLifted("a buffer filled with a run-time value", d.fill)
+        return v.expr.value
+
+    def shape_sizes(self, shape: list[A.Expr] | None, node: A.Node) -> tuple[E.Expr, ...]:
+        """The extents of a declared shape (``[M, 64]``, ``[x.span]``), constants or not."""
         if shape is None:
             raise NotLifted("a buffer of inferred shape", node)
         if len(shape) == 1 and isinstance(unparen(shape[0]), A.Member):
@@ -201,9 +233,11 @@ class Buffers(ViewAlgebra):
             assert isinstance(m, A.Member)
             if m.member != "span":
                 raise NotLifted("a buffer shape of this form", m)
-            out = self.place_shape(self.place(m.base))
-        else:
-            out = tuple(const_int(self.int_expr(x)) for x in shape)
+            return view_shape(self.place(m.base))
+        return tuple(self.int_expr(x) for x in shape)
+
+    def static_shape(self, shape: list[A.Expr] | None, node: A.Node) -> tuple[int, ...]:
+        out = [const_int(n) for n in self.shape_sizes(shape, node)]
         if any(n is None or n < 1 for n in out):
             raise NotLifted("a buffer whose extents are not constants", node)
         return tuple(n for n in out if n is not None)
@@ -226,6 +260,46 @@ class Buffers(ViewAlgebra):
         tile = tuple(pow2(n) for n in extents)
         line = node.span.line if node.span else 0
         return TileBuffer(name, elem, extents, E.Var(self.claim(name), dtype, dims=tile), fill, line)
+
+    def launch_buffer(self, name: str, elem: str, sizes: tuple[E.Expr, ...], node: A.Node) -> TileBuffer:
+        """A buffer of run-time shape: a tile whose extents the launcher fixes, one constexpr
+        argument per run-time size (``TILE_D0 = next_power_of_2(M)``), checked there against
+        Triton's largest block."""
+        dtype = ir_type(elem)
+        if dtype is None:
+            raise NotLifted(f"a buffer of type '{elem}'", node)
+        line = node.span.line if node.span else 0
+        var = self.claim(name)
+        if any((const_int(n) or 1) < 1 for n in sizes):
+            raise NotLifted("a buffer of no elements", node)
+        extents = [const_int(n) or 0 for n in sizes]
+        fixed = 1
+        for n in extents:
+            fixed *= pow2(n) if n else 1
+        launch: list[tuple[E.Expr, E.Extent] | None] = []
+        for d, n in enumerate(sizes):
+            what = f"the buffer '{name}'"
+            launch.append(None if extents[d] else (n, self.launch_extent(n, f"{var.upper()}_D{d}", what, node, fixed)))
+        buf = TileBuffer(name, elem, tuple(extents), E.Var(var, dtype), 0, line, launch=tuple(launch))
+        buf.var = E.Var(var, dtype, dims=buf.tile)
+        return buf
+
+    def launch_extent(self, size: E.Expr, name: str, what: str, node: A.Node, fixed: int) -> E.Extent:
+        """A block extent the launcher fixes from the run-time ``size``: a constexpr argument
+        (``fixed``: the product of the tile's extents known now, for the launcher's size check)."""
+        host = self.host_of(size)
+        if host is None:
+            raise NotLifted("a tile extent the launcher cannot compute", node)
+        arg = self.claim(name)
+        line = node.span.line if node.span else 0
+        self.args[arg] = N.Constexpr(arg, 0, size=host, of=f"{what} ({self.src_name}:{line})", fixed=fixed)
+        return E.Extent(arg)
+
+    def fixed_buffer(self, buf: TileBuffer, node: A.Node) -> TileBuffer:
+        """``buf``, where its extents are known when translating (MMAs and element-wise work need them)."""
+        if not buf.fixed:
+            raise NotLifted("a buffer of run-time shape used other than by copies", node)
+        return buf
 
     def tile_value(self, buf: TileBuffer, node: A.Node) -> E.Var:
         """The buffer's tile, bound to its fill value where nothing wrote it yet."""
@@ -269,7 +343,7 @@ class Buffers(ViewAlgebra):
 
     def whole_buffer(self, buf: TileBuffer) -> BufferView:
         zeros = tuple(E.Const(0) for _ in buf.extents)
-        return BufferView(buf, zeros, tuple(E.Const(n) for n in buf.extents), tuple(True for _ in buf.extents))
+        return BufferView(buf, zeros, buf.sizes, tuple(True for _ in buf.extents))
 
     def place_op(self, p: Place, op: A.ViewOp) -> Place:
         if op.kind in ("span_as", "modspan", "chunk", "zfill"):

@@ -48,6 +48,9 @@ class Copies:
     place: Any
     place_shape: Any
     new_buffer: Any
+    launch_buffer: Any
+    launch_extent: Any
+    host_of: Any
     whole_buffer: Any
     tile_value: Any
     set_tile: Any
@@ -92,10 +95,16 @@ class Copies:
                 extents = tuple(
                     n + a + b if n is not None else None for n, a, b in zip(extents, pad[0], pad[1], strict=True)
                 )
-            if any(n is None or n < 1 for n in extents):
-                raise NotLifted("a copy into a fresh buffer of run-time shape", s)
+            if any(n is not None and n < 1 for n in extents):
+                raise NotLifted("a copy into a fresh buffer of no elements", s)
             elem = src.buffer.elem if isinstance(src, BufferView) else self.host.tensors[src.tensor].elem
-            buf = self.new_buffer(s.result or "buf", elem, tuple(n for n in extents if n is not None), 0, s)
+            if None in extents:  # its tile's extents are fixed at launch
+                if pad is not None:
+                    raise NotLifted("a dma.pad into a fresh buffer of run-time shape", s)
+                sizes = tuple(view_shape(src)[c] for c in perm)
+                buf = self.launch_buffer(s.result or "buf", elem, sizes, s)
+            else:
+                buf = self.new_buffer(s.result or "buf", elem, tuple(n for n in extents if n is not None), 0, s)
             buf.placing = placing
             dst = self.whole_buffer(buf)
         else:
@@ -154,7 +163,7 @@ class Copies:
                 raise NotLifted("a wait on something other than a copy's or an MMA's future", item)
         # the copies and MMAs are complete where they stand: the lifted program has no asynchrony
 
-    def coords(self, shape: tuple[int, ...], node: A.Node) -> list[E.Expr]:
+    def coords(self, shape: tuple[E.Dim, ...], node: A.Node) -> list[E.Expr]:
         """The coordinates of a block of ``shape``, one lane axis per dimension, each bound once at
         the top of the kernel (loops do not recompute them)."""
         rank = len(shape)
@@ -164,7 +173,8 @@ class Copies:
             lane = E.Arange(n) if rank == 1 else E.Lift(E.Arange(n), rank, (d,))
             found = next((v for e, v in self.coordinates if e == lane), None)
             if found is None:
-                found = E.Var(self.fresh(names[d]), "i32", lo=0, hi=n - 1, dims=lane.shape)
+                hi = n - 1 if isinstance(n, int) else None  # an extent fixed at launch: no bound known here
+                found = E.Var(self.fresh(names[d]), "i32", lo=0, hi=hi, dims=lane.shape)
                 let = N.Let(found, lane, line=node.span.line if node.span else 0)
                 self.root.insert(len(self.coordinates), let)
                 self.coordinates.append((lane, found))
@@ -248,7 +258,7 @@ class Copies:
         load = N.Load(var, ptr.name, idx, mask, other if mask is not None else None, nan_outside=sanitize)
         if getattr(node, "engine", "dma") != "tma":  # an MMA operand read from a tensor: a plain load
             self.emit(load, node)
-        elif covers and shape == buf.tile and perm == tuple(range(len(perm))):
+        elif covers and shape == buf.tile and perm == tuple(range(len(perm))) and buf.fixed:
             self.emit(self.tma_load(load, src, buf.extents, zfill, node), node)
         else:
             self.emit(self.masked(load, src, "the copy fills a part of a buffer", "loads", node), node)
@@ -258,9 +268,9 @@ class Copies:
         """``r < n`` for a tile coordinate ``r`` and the buffer's declared extent ``n`` along it."""
         if not (isinstance(t, E.Bin) and t.op == "<"):
             return False
-        lhs, n = E.fold(t.lhs), const_int(t.rhs)
+        lhs = E.fold(t.lhs)
         coords = self.coords(buf.tile, node)
-        return any(n == ext and E.same(lhs, coords[d]) for d, ext in enumerate(buf.extents))
+        return any(E.same(t.rhs, ext) and E.same(lhs, coords[d]) for d, ext in enumerate(buf.sizes))
 
     def empty(self, src: BufferView, dst: Region, node: A.Stmt, perm: tuple[int, ...], pad: Any = None) -> None:
         if pad is not None:  # the border, then the buffer at the origin shifted by the lower borders
@@ -289,7 +299,7 @@ class Copies:
         store = N.Store(ptr.name, idx, self.tile_value(buf, node), self.mask_of(cond, node))
         if getattr(node, "engine", "dma") != "tma":  # an mma.store is a plain store
             self.emit(store, node)
-        elif src.whole and perm == tuple(range(len(perm))):
+        elif src.whole and perm == tuple(range(len(perm))) and buf.fixed:
             self.emit(self.tma_store(store, dst, buf.extents, node), node)
         else:
             self.emit(self.masked(store, dst, "the copy empties a part of a buffer", "stores", node), node)
@@ -322,15 +332,26 @@ class Copies:
         self.same_elem(s_elem, d_elem, node)
         if len(src.axes) != len(dst.axes):
             raise NotLifted("a copy whose views differ in rank", node)
-        block = []
+        known: list[int | None] = []
         for c in range(len(dst.axes)):
             n = const_int(dst.shape[c])
             if n is None:
                 hi = E.bounds(dst.shape[c])[1]
                 n = hi if hi is not None else const_int(src.shape[perm[c]])
-            if n is None or n < 1:
-                raise NotLifted("a copy between tensors of run-time extent", node)
-            block.append(pow2(n))
+            if n is not None and n < 1:
+                raise NotLifted("a copy between tensors of no elements", node)
+            known.append(n)
+        fixed = 1
+        for n in known:
+            fixed *= pow2(n) if n is not None else 1
+        block: list[E.Dim] = []
+        for c, n in enumerate(known):
+            if n is None:  # the whole run-time window as one block, its extent fixed at launch
+                size = dst.shape[c] if self.host_of(dst.shape[c]) is not None else src.shape[perm[c]]
+                what = f"the copy into '{dst.tensor}'"
+                block.append(self.launch_extent(size, f"COPY_D{c}", what, node, fixed))
+            else:
+                block.append(pow2(n))
         g = self.coords(tuple(block), node)
         read, write = [], []
         s_index, d_index = list(src.origin), list(dst.origin)
@@ -350,7 +371,7 @@ class Copies:
         self.emit(N.Store(d_ptr.name, d_idx, var, self.mask_of(write, node)), node)
 
     def between_buffers(self, src: BufferView, dst: BufferView, node: A.DmaStmt) -> None:
-        if not (src.whole and dst.whole and src.buffer.extents == dst.buffer.extents):
+        if not (src.whole and dst.whole and src.buffer.sizes == dst.buffer.sizes):
             raise NotLifted("a copy between parts of buffers", node)
         self.same_elem(src.buffer.elem, dst.buffer.elem, node)
         self.set_tile(dst.buffer, self.tile_value(src.buffer, node), node)

@@ -652,6 +652,7 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
         lines: list[str] = []
         host: list[str] = []
         consts: list[str] = [f"num_warps={k.num_warps}"]
+        extents: dict[str, list[N.Constexpr]] = {}
         for a in k.args:
             if isinstance(a, N.Pointer):
                 host.append(a.tensor)
@@ -670,8 +671,15 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
                 host.append(f"_{k.name}_{a.name}")
             elif isinstance(a, N.Constexpr):
                 consts.append(f"{a.name}=_{k.name}_{a.name}")
+                if a.size is not None and a.of not in extents:
+                    extents[a.of] = [x for x in k.args if isinstance(x, N.Constexpr) and x.of == a.of]
             else:
                 raise NotLifted(f"a kernel argument of kind {type(a).__name__}", None)
+        for what, dims in extents.items():  # the extents of tiles fixed at launch, checked there
+            names = "".join(f"_{k.name}_{a.name}, " for a in dims)
+            sizes = "".join(f"{to_source(a.size, 'host')}, " for a in dims if a.size is not None)
+            fixed = f", {dims[0].fixed}" if dims[0].fixed > 1 else ""
+            lines.append(f"{names.rstrip(' ')} = _rt.block_extents(_F, {what!r}, ({sizes.rstrip(' ')}){fixed})")
         grid = ", ".join(to_source(g, "host") for g in k.grid) + ("," if len(k.grid) == 1 else "")
         lines.append(f"_launch({k.name}, ({grid}), [{', '.join(host)}], dict({', '.join(consts)}))")
         return lines

@@ -133,7 +133,9 @@ class Mmas:
         if not isinstance(name, A.Name):
             raise NotLifted("an accumulator that is not a name", e or node)
         v = self.binding(name.name)
-        if isinstance(v, (Fragment, TileBuffer)):
+        if isinstance(v, TileBuffer):
+            return self.fixed_buffer(v, node)
+        if isinstance(v, Fragment):
             return v
         raise NotLifted(f"'{name.name}' used as an accumulator", name)
 
@@ -212,6 +214,7 @@ class Mmas:
     def fragment_of(self, p: Place, node: A.Node) -> Place | TileBuffer:
         if isinstance(p, Region):
             return self.read_region(p, node)
+        self.fixed_buffer(p.buffer, node)
         whole, placing = self.concat_view(p, node)
         if self.covers(whole):
             copy = self.new_buffer(self.fresh(f"{p.buffer.name}_frag"), p.buffer.elem, p.buffer.extents, 0, node)
@@ -255,8 +258,11 @@ class Mmas:
         if isinstance(name, A.Name):
             v = self.binding(name.name)
             if isinstance(v, TileBuffer):
-                return v
-        return self.place(e)
+                return self.fixed_buffer(v, node)
+        p = self.place(e)
+        if isinstance(p, BufferView):
+            self.fixed_buffer(p.buffer, node)
+        return p
 
     def mma(self, s: A.MmaOp, a: Place | TileBuffer, b: Place | TileBuffer, scales: list[Place | Value]) -> None:
         """``acc += a x b`` (LANGUAGE.md 7.9's table), times the scales of a block-scaled MMA."""
@@ -359,6 +365,8 @@ class Mmas:
         if s.variant not in ("", "async", "transp", "mask"):
             raise NotLifted(f"an 'mma.store.{s.variant}'", s)
         dst = self.place(s.dst)
+        if isinstance(dst, BufferView):
+            self.fixed_buffer(dst.buffer, s)
         shape = tuple(
             const_int(x) for x in (dst.shape if isinstance(dst, Region) else [dst.shape[d] for d in dst.axes])
         )
@@ -442,7 +450,7 @@ class Mmas:
             v = self.shaped(v, self.first_product(v, node), "f32", node)
         if not isinstance(v, TileBuffer):
             raise NotLifted(f"'{name}' used as a fragment", node)
-        return v
+        return self.fixed_buffer(v, node)
 
     def first_product(self, frag: Fragment, node: A.Node) -> tuple[int, int]:
         """The shape of the product of the first MMA into ``frag`` after its fill, read off its

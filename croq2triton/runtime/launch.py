@@ -237,6 +237,28 @@ def pow2(n: int) -> int:
     return p
 
 
+# Triton's largest block (``TRITON_MAX_TENSOR_NUMEL``)
+MAX_BLOCK_ELEMENTS = 1 << 20
+
+
+def block_extents(f: Fn, what: str, sizes: tuple[int, ...], fixed: int = 1) -> tuple[int, ...]:
+    """The block extents of a tile whose sizes are only known at launch (a buffer holding a whole
+    run-time window): each the power of two at or above its size, the padding masked; ``fixed``
+    is the product of the tile's other extents, known when translating."""
+    out = tuple(pow2(max(1, int(n))) for n in sizes)
+    total = fixed
+    for n in out:
+        total *= n
+    if total > MAX_BLOCK_ELEMENTS:
+        other = f" times {fixed} for its other extents" if fixed > 1 else ""
+        raise f.fail(
+            f"{what} has extents {[int(n) for n in sizes]} at this launch: {total} elements as one Triton "
+            f"block (padded to {list(out)}{other}); Triton's largest block holds {MAX_BLOCK_ELEMENTS}",
+            "copy the data in tiles of a fixed size (chunkat / subspan ... at) inside a loop",
+        )
+    return out
+
+
 def pad_extent(n: int) -> int:
     """The padded size of a tile extent known only at launch: a power of two, at least 16 (a
     tile may be an MMA operand, and Triton's dot needs K >= 16; the padding is masked)."""

@@ -144,6 +144,8 @@ class Analysis:
         for a in self.kernel.args:
             if isinstance(a, N.Scratch):
                 raise NotWidened("a scratch area (sized per program)")
+            if isinstance(a, N.Constexpr) and a.size is not None:
+                raise NotWidened("tiles whose extents are fixed at launch")
         pointers = [a for a in self.kernel.args if isinstance(a, N.Pointer)]
         self.facts.elem_bytes = max((BYTES.get(a.dtype, 4) for a in pointers), default=4)
         self.stmts(self.kernel.body)

@@ -21,6 +21,8 @@ def _arg(a: N.Arg) -> str:
         return f"{a.name}: stride {a.tensor}[{a.dim}]"
     if isinstance(a, N.Scalar):
         return f"{a.name}: {a.dtype} = {to_source(a.host, 'host')}"
+    if isinstance(a, N.Constexpr) and a.size is not None:
+        return f"{a.name}: constexpr = next_power_of_2({to_source(a.size, 'host')})"
     if isinstance(a, N.Constexpr):
         return f"{a.name}: constexpr = {a.value}" + (" (tunable)" if a.tunable else "")
     if isinstance(a, N.Descriptor):

@@ -23,7 +23,22 @@ from dataclasses import dataclass, field, fields
 from dataclasses import replace as _rebuild
 
 Number = int | float | bool
-Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True, repr=False)
+class Extent:
+    """A block extent fixed at launch, not when translating: the ``tl.constexpr`` kernel argument
+    ``name`` (a :class:`~.nodes.Constexpr` with a ``size``: the launcher passes the power of two at
+    or above that run-time size).  Shapes compare it by name."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+Dim = int | Extent
+Shape = tuple[Dim, ...]
 
 INT_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 ARITH = ("+", "-", "*", "/", "%")
@@ -135,9 +150,9 @@ class Var(Expr):
 
 @dataclass(frozen=True)
 class Arange(Expr):
-    """``tl.arange(0, n)``: a lane axis of ``n`` (a power of two) elements."""
+    """``tl.arange(0, n)``: a lane axis of ``n`` (a power of two, or one fixed at launch) elements."""
 
-    n: int
+    n: Dim
 
     @property
     def dtype(self) -> str:

@@ -54,11 +54,16 @@ class Scalar:
 
 @dataclass(frozen=True)
 class Constexpr:
-    """A compile-time parameter (``tl.constexpr``): a tile size, a flag, a tunable choice."""
+    """A compile-time parameter (``tl.constexpr``): a tile size, a flag, a tunable choice.  With a
+    ``size`` it is a block extent fixed at launch (:class:`~.expr.Extent`): the launcher passes the
+    power of two at or above that host expression, and ``value`` is unused."""
 
     name: str
     value: int | bool
     tunable: bool = False  # a tuning sweep may vary it without changing results
+    size: Expr | None = None
+    of: str = ""  # with a size: what it is an extent of, for the launcher's messages ("buffer 'tile'")
+    fixed: int = 1  # with a size: the product of that tile's extents known when translating
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,11 @@ def to_ast(e: E.Expr, where: Where_ = "kernel") -> ast.expr:
     return _node(E.fold(e), where)
 
 
+def dim_node(d: E.Dim) -> ast.expr:
+    """A block extent: a literal, or the constexpr argument that holds one fixed at launch."""
+    return ast.Name(d.name, ast.Load()) if isinstance(d, E.Extent) else ast.Constant(d)
+
+
 def to_source(e: E.Expr, where: Where_ = "kernel") -> str:
     return ast.unparse(to_ast(e, where))
 
@@ -93,7 +98,7 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
     if isinstance(e, E.Var):
         return ast.Name(e.name, ast.Load())
     if isinstance(e, E.Arange):
-        return call("tl.arange", ast.Constant(0), ast.Constant(e.n))
+        return call("tl.arange", ast.Constant(0), dim_node(e.n))
     if isinstance(e, E.Lift):
         return _lift(_node(e.value, where), e.rank, e.dims)
     if isinstance(e, E.Permute):
@@ -118,7 +123,7 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
     if isinstance(e, E.Where):
         return call("tl.where", _node(e.cond, where), _node(e.then, where), _node(e.other, where))
     if isinstance(e, E.Full):
-        shape = ast.List([ast.Constant(d) for d in e.dims], ast.Load())
+        shape = ast.List([dim_node(d) for d in e.dims], ast.Load())
         if e.value == 0 and not isinstance(e.value, bool):
             return call("tl.zeros", shape, tl_type(e.type))
         return call("tl.full", shape, constant(e.value), tl_type(e.type))

@@ -119,7 +119,11 @@ class _Verifier:
     def shapes(self, e: E.Expr, s: N.Stmt | None) -> None:
         for n in e.walk():
             for d in n.shape:
-                if not _pow2(d):
+                if isinstance(d, E.Extent):
+                    arg = self.args.get(d.name)
+                    if not (isinstance(arg, N.Constexpr) and arg.size is not None):
+                        raise self.fail(f"block extent '{d.name}' is not a constexpr argument fixed at launch", s)
+                elif not _pow2(d):
                     raise self.fail(f"block shape {list(n.shape)} is not a power of two in every dimension", s)
 
     # -------------------------------------------------------------- accesses

@@ -158,26 +158,28 @@ def dma_copy_async(input, *, _launch=None):
 
 @triton.jit
 def dma_copy_group_k0(
-    input_ptr, input_s0, input_s1, input_s2, M, output_ptr, output_s0, output_s1, output_s2, P_F_DATA_0: tl.constexpr
+    M,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    F_D0: tl.constexpr,
 ):
-    """Program = one block of `parallel` at copy.co:36."""
-    f_data = tl.zeros([P_F_DATA_0, 32, 32], tl.int32)  # copy.co:37
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, P_F_DATA_0)[:, None, None] * input_s0
-        + tl.arange(0, 32)[None, :, None] * input_s1
-        + tl.arange(0, 32)[None, None, :] * input_s2,
-        mask=(tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
-        other=0,
+    """The block-level parallel at copy.co:36: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, F_D0)[:, None, None]  # copy.co:37
+    dim1 = tl.arange(0, 32)[None, :, None]
+    dim2 = tl.arange(0, 32)[None, None, :]
+    mask = (dim0 < M) & (dim1 < 17)  # copy.co:37
+    f = _oob_fill(
+        tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
+        mask,
     )
-    f_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, P_F_DATA_0)[:, None, None] * output_s0
-        + tl.arange(0, 32)[None, :, None] * output_s1
-        + tl.arange(0, 32)[None, None, :] * output_s2,
-        tl.where((tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
-        mask=(tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, f, mask=mask
     )  # copy.co:39
 
 
@@ -192,23 +194,23 @@ def dma_copy_group(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 17)
     _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:34
-    _dma_copy_group_k0_P_F_DATA_0 = _rt.pad_extent(M)
+    (_dma_copy_group_k0_F_D0,) = _rt.block_extents(_F, "the buffer 'f' (copy.co:37)", (M,), 1024)  # copy.co:36
     _launch(
         dma_copy_group_k0,
         (1,),
         [
+            M,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            M,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
-        dict(P_F_DATA_0=_dma_copy_group_k0_P_F_DATA_0, num_warps=1),
-    )  # copy.co:36
+        dict(num_warps=1, F_D0=_dma_copy_group_k0_F_D0),
+    )
     return output  # copy.co:42
 
 

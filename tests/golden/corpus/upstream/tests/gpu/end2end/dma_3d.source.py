@@ -305,49 +305,32 @@ def test_flat_s8(input, *, _launch=None):
 
 @triton.jit
 def test_batch_s32_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
     M,
     N,
     K,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    P_TILE_DATA_0: tl.constexpr,
-    P_TILE_DATA_1: tl.constexpr,
-    P_TILE_DATA_2: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    TILE_D0: tl.constexpr,
+    TILE_D1: tl.constexpr,
+    TILE_D2: tl.constexpr,
 ):
-    """Program = one block of `parallel` at dma_3d.co:87."""
-    tile_data = tl.zeros([P_TILE_DATA_0, P_TILE_DATA_1, P_TILE_DATA_2], tl.int32)  # dma_3d.co:89
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None] * input_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None] * input_s1
-        + tl.arange(0, P_TILE_DATA_2)[None, None, :] * input_s2,
-        mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M)
-        & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N)
-        & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
-        other=0,
+    """The block-level parallel at dma_3d.co:87: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, TILE_D0)[:, None, None]  # dma_3d.co:89
+    dim1 = tl.arange(0, TILE_D1)[None, :, None]
+    dim2 = tl.arange(0, TILE_D2)[None, None, :]
+    mask = (dim0 < M) & (dim1 < N) & (dim2 < K)  # dma_3d.co:89
+    tile = _oob_fill(
+        tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
+        mask,
     )
-    tile_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None] * output_s1
-        + tl.arange(0, P_TILE_DATA_2)[None, None, :] * output_s2,
-        tl.where(
-            (tl.arange(0, P_TILE_DATA_0)[:, None, None] < M)
-            & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N)
-            & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
-            tile_data,
-            0,
-        ),
-        mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M)
-        & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N)
-        & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile, mask=mask
     )  # dma_3d.co:90
 
 
@@ -362,82 +345,65 @@ def test_batch_s32(input, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
     output = _rt.alloc(_F, (M, N, K), torch.int32, _dev, None)  # dma_3d.co:85
-    _test_batch_s32_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
-    _test_batch_s32_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
-    _test_batch_s32_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
+    _test_batch_s32_k0_TILE_D0, _test_batch_s32_k0_TILE_D1, _test_batch_s32_k0_TILE_D2 = _rt.block_extents(
+        _F, "the buffer 'tile' (dma_3d.co:89)", (M, N, K)
+    )  # dma_3d.co:87
     _launch(
         test_batch_s32_k0,
         (1,),
         [
+            M,
+            N,
+            K,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            M,
-            N,
-            K,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
         dict(
-            P_TILE_DATA_0=_test_batch_s32_k0_P_TILE_DATA_0,
-            P_TILE_DATA_1=_test_batch_s32_k0_P_TILE_DATA_1,
-            P_TILE_DATA_2=_test_batch_s32_k0_P_TILE_DATA_2,
             num_warps=1,
+            TILE_D0=_test_batch_s32_k0_TILE_D0,
+            TILE_D1=_test_batch_s32_k0_TILE_D1,
+            TILE_D2=_test_batch_s32_k0_TILE_D2,
         ),
-    )  # dma_3d.co:87
+    )
     return output  # dma_3d.co:93
 
 
 @triton.jit
 def test_batch_f16_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
     M,
     N,
     K,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    P_TILE_DATA_0: tl.constexpr,
-    P_TILE_DATA_1: tl.constexpr,
-    P_TILE_DATA_2: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    TILE_D0: tl.constexpr,
+    TILE_D1: tl.constexpr,
+    TILE_D2: tl.constexpr,
 ):
-    """Program = one block of `parallel` at dma_3d.co:100."""
-    tile_data = tl.zeros([P_TILE_DATA_0, P_TILE_DATA_1, P_TILE_DATA_2], tl.float16)  # dma_3d.co:102
-    mask_2 = (
-        (tl.arange(0, P_TILE_DATA_0)[:, None, None] < M)
-        & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N)
-        & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K)
-    )
-    ptrs_3 = (
-        input_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None] * input_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None] * input_s1
-        + tl.arange(0, P_TILE_DATA_2)[None, None, :] * input_s2
-    )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    tile_data = tile_1
-    tl.store(
-        output_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None] * output_s1
-        + tl.arange(0, P_TILE_DATA_2)[None, None, :] * output_s2,
-        tl.where(
-            (tl.arange(0, P_TILE_DATA_0)[:, None, None] < M)
-            & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N)
-            & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
-            tile_data,
-            0,
+    """The block-level parallel at dma_3d.co:100: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, TILE_D0)[:, None, None]  # dma_3d.co:102
+    dim1 = tl.arange(0, TILE_D1)[None, :, None]
+    dim2 = tl.arange(0, TILE_D2)[None, None, :]
+    mask = (dim0 < M) & (dim1 < N) & (dim2 < K)  # dma_3d.co:102
+    tile = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
         ),
-        mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M)
-        & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N)
-        & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
+        mask,
+    )
+    tl.store(
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile, mask=mask
     )  # dma_3d.co:103
 
 
@@ -452,32 +418,32 @@ def test_batch_f16(input, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
     output = _rt.alloc(_F, (M, N, K), torch.float16, _dev, None)  # dma_3d.co:98
-    _test_batch_f16_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
-    _test_batch_f16_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
-    _test_batch_f16_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
+    _test_batch_f16_k0_TILE_D0, _test_batch_f16_k0_TILE_D1, _test_batch_f16_k0_TILE_D2 = _rt.block_extents(
+        _F, "the buffer 'tile' (dma_3d.co:102)", (M, N, K)
+    )  # dma_3d.co:100
     _launch(
         test_batch_f16_k0,
         (1,),
         [
+            M,
+            N,
+            K,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            M,
-            N,
-            K,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
         dict(
-            P_TILE_DATA_0=_test_batch_f16_k0_P_TILE_DATA_0,
-            P_TILE_DATA_1=_test_batch_f16_k0_P_TILE_DATA_1,
-            P_TILE_DATA_2=_test_batch_f16_k0_P_TILE_DATA_2,
             num_warps=1,
+            TILE_D0=_test_batch_f16_k0_TILE_D0,
+            TILE_D1=_test_batch_f16_k0_TILE_D1,
+            TILE_D2=_test_batch_f16_k0_TILE_D2,
         ),
-    )  # dma_3d.co:100
+    )
     return output  # dma_3d.co:106
 
 
@@ -487,45 +453,28 @@ def test_batch_async_k0(
     N,
     K,
     input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    P_BUF_0: tl.constexpr,
-    P_BUF_1: tl.constexpr,
-    P_BUF_2: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    BUF_D0: tl.constexpr,
+    BUF_D1: tl.constexpr,
+    BUF_D2: tl.constexpr,
 ):
-    """Program = one block of `parallel` at dma_3d.co:113."""
-    buf = tl.zeros([P_BUF_0, P_BUF_1, P_BUF_2], tl.int32)  # dma_3d.co:115
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, P_BUF_0)[:, None, None] * input_s0
-        + tl.arange(0, P_BUF_1)[None, :, None] * input_s1
-        + tl.arange(0, P_BUF_2)[None, None, :] * input_s2,
-        mask=(tl.arange(0, P_BUF_0)[:, None, None] < M)
-        & (tl.arange(0, P_BUF_1)[None, :, None] < N)
-        & (tl.arange(0, P_BUF_2)[None, None, :] < K),
-        other=0,
-    )  # dma_3d.co:116
-    buf = tile_1
+    """The block-level parallel at dma_3d.co:113: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, BUF_D0)[:, None, None]  # dma_3d.co:116
+    dim1 = tl.arange(0, BUF_D1)[None, :, None]
+    dim2 = tl.arange(0, BUF_D2)[None, None, :]
+    mask = (dim0 < M) & (dim1 < N) & (dim2 < K)  # dma_3d.co:116
+    buf = _oob_fill(
+        tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
+        mask,
+    )
     tl.store(
-        output_ptr
-        + tl.arange(0, P_BUF_0)[:, None, None] * output_s0
-        + tl.arange(0, P_BUF_1)[None, :, None] * output_s1
-        + tl.arange(0, P_BUF_2)[None, None, :] * output_s2,
-        tl.where(
-            (tl.arange(0, P_BUF_0)[:, None, None] < M)
-            & (tl.arange(0, P_BUF_1)[None, :, None] < N)
-            & (tl.arange(0, P_BUF_2)[None, None, :] < K),
-            buf,
-            0,
-        ),
-        mask=(tl.arange(0, P_BUF_0)[:, None, None] < M)
-        & (tl.arange(0, P_BUF_1)[None, :, None] < N)
-        & (tl.arange(0, P_BUF_2)[None, None, :] < K),
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, buf, mask=mask
     )  # dma_3d.co:118
 
 
@@ -540,9 +489,9 @@ def test_batch_async(input, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
     output = _rt.alloc(_F, (M, N, K), torch.int32, _dev, None)  # dma_3d.co:111
-    _test_batch_async_k0_P_BUF_0 = _rt.pad_extent(M)
-    _test_batch_async_k0_P_BUF_1 = _rt.pad_extent(N)
-    _test_batch_async_k0_P_BUF_2 = _rt.pad_extent(K)
+    _test_batch_async_k0_BUF_D0, _test_batch_async_k0_BUF_D1, _test_batch_async_k0_BUF_D2 = _rt.block_extents(
+        _F, "the buffer 'buf' (dma_3d.co:115)", (M, N, K)
+    )  # dma_3d.co:113
     _launch(
         test_batch_async_k0,
         (1,),
@@ -560,37 +509,39 @@ def test_batch_async(input, *, _launch=None):
             output.stride(2),
         ],
         dict(
-            P_BUF_0=_test_batch_async_k0_P_BUF_0,
-            P_BUF_1=_test_batch_async_k0_P_BUF_1,
-            P_BUF_2=_test_batch_async_k0_P_BUF_2,
             num_warps=1,
+            BUF_D0=_test_batch_async_k0_BUF_D0,
+            BUF_D1=_test_batch_async_k0_BUF_D1,
+            BUF_D2=_test_batch_async_k0_BUF_D2,
         ),
-    )  # dma_3d.co:113
+    )
     return output  # dma_3d.co:121
 
 
 @triton.jit
 def test_mixed_flatten_k0(
-    input_ptr, input_s0, input_s1, input_s2, M, output_ptr, output_s0, output_s1, output_s2, P_TILE_DATA_0: tl.constexpr
+    M,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    TILE_D0: tl.constexpr,
 ):
-    """Program = one block of `parallel` at dma_3d.co:133."""
-    tile_data = tl.zeros([P_TILE_DATA_0, 4, 8], tl.int32)  # dma_3d.co:135
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None] * input_s0
-        + tl.arange(0, 4)[None, :, None] * input_s1
-        + tl.arange(0, 8)[None, None, :] * input_s2,
-        mask=tl.arange(0, P_TILE_DATA_0)[:, None, None] < M,
-        other=0,
+    """The block-level parallel at dma_3d.co:133: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, TILE_D0)[:, None, None]  # dma_3d.co:135
+    dim1 = tl.arange(0, 4)[None, :, None]
+    dim2 = tl.arange(0, 8)[None, None, :]
+    mask = dim0 < M  # dma_3d.co:135
+    tile = _oob_fill(
+        tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
+        mask,
     )
-    tile_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
-        + tl.arange(0, 4)[None, :, None] * output_s1
-        + tl.arange(0, 8)[None, None, :] * output_s2,
-        tl.where(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M, tile_data, 0),
-        mask=tl.arange(0, P_TILE_DATA_0)[:, None, None] < M,
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile, mask=mask
     )  # dma_3d.co:136
 
 
@@ -605,48 +556,53 @@ def test_mixed_flatten(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 4)
     _rt.fixed_dim(_F, "input", input, 2, 8)
     output = _rt.alloc(_F, (M, 4, 8), torch.int32, _dev, None)  # dma_3d.co:131
-    _test_mixed_flatten_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
+    # dma_3d.co:133
+    (_test_mixed_flatten_k0_TILE_D0,) = _rt.block_extents(_F, "the buffer 'tile' (dma_3d.co:135)", (M,), 32)
     _launch(
         test_mixed_flatten_k0,
         (1,),
         [
+            M,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            M,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
-        dict(P_TILE_DATA_0=_test_mixed_flatten_k0_P_TILE_DATA_0, num_warps=1),
-    )  # dma_3d.co:133
+        dict(num_warps=1, TILE_D0=_test_mixed_flatten_k0_TILE_D0),
+    )
     return output  # dma_3d.co:139
 
 
 @triton.jit
 def test_mixed_flatten_f16_k0(
-    input_ptr, input_s0, input_s1, input_s2, M, output_ptr, output_s0, output_s1, output_s2, P_TILE_DATA_0: tl.constexpr
+    M,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    TILE_D0: tl.constexpr,
 ):
-    """Program = one block of `parallel` at dma_3d.co:146."""
-    tile_data = tl.zeros([P_TILE_DATA_0, 8, 16], tl.float16)  # dma_3d.co:148
-    mask_2 = tl.arange(0, P_TILE_DATA_0)[:, None, None] < M
-    ptrs_3 = (
-        input_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None] * input_s0
-        + tl.arange(0, 8)[None, :, None] * input_s1
-        + tl.arange(0, 16)[None, None, :] * input_s2
+    """The block-level parallel at dma_3d.co:146: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, TILE_D0)[:, None, None]  # dma_3d.co:148
+    dim1 = tl.arange(0, 8)[None, :, None]
+    dim2 = tl.arange(0, 16)[None, None, :]
+    mask = dim0 < M  # dma_3d.co:148
+    tile = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
+        ),
+        mask,
     )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    tile_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
-        + tl.arange(0, 8)[None, :, None] * output_s1
-        + tl.arange(0, 16)[None, None, :] * output_s2,
-        tl.where(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M, tile_data, 0),
-        mask=tl.arange(0, P_TILE_DATA_0)[:, None, None] < M,
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile, mask=mask
     )  # dma_3d.co:149
 
 
@@ -661,63 +617,53 @@ def test_mixed_flatten_f16(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 8)
     _rt.fixed_dim(_F, "input", input, 2, 16)
     output = _rt.alloc(_F, (M, 8, 16), torch.float16, _dev, None)  # dma_3d.co:144
-    _test_mixed_flatten_f16_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
+    # dma_3d.co:146
+    (_test_mixed_flatten_f16_k0_TILE_D0,) = _rt.block_extents(_F, "the buffer 'tile' (dma_3d.co:148)", (M,), 128)
     _launch(
         test_mixed_flatten_f16_k0,
         (1,),
         [
+            M,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            M,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
-        dict(P_TILE_DATA_0=_test_mixed_flatten_f16_k0_P_TILE_DATA_0, num_warps=1),
-    )  # dma_3d.co:146
+        dict(num_warps=1, TILE_D0=_test_mixed_flatten_f16_k0_TILE_D0),
+    )
     return output  # dma_3d.co:152
 
 
 @triton.jit
 def test_mixed_batch_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
     N,
     K,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    P_TILE_DATA_1: tl.constexpr,
-    P_TILE_DATA_2: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    TILE_D1: tl.constexpr,
+    TILE_D2: tl.constexpr,
 ):
-    """Program = one block of `parallel` at dma_3d.co:160."""
-    tile_data = tl.zeros([2, P_TILE_DATA_1, P_TILE_DATA_2], tl.int32)  # dma_3d.co:162
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 2)[:, None, None] * input_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None] * input_s1
-        + tl.arange(0, P_TILE_DATA_2)[None, None, :] * input_s2,
-        mask=(tl.arange(0, P_TILE_DATA_1)[None, :, None] < N) & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
-        other=0,
+    """The block-level parallel at dma_3d.co:160: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None]  # dma_3d.co:162
+    dim1 = tl.arange(0, TILE_D1)[None, :, None]
+    dim2 = tl.arange(0, TILE_D2)[None, None, :]
+    mask = (dim1 < N) & (dim2 < K)  # dma_3d.co:162
+    tile = _oob_fill(
+        tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
+        mask,
     )
-    tile_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, 2)[:, None, None] * output_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None] * output_s1
-        + tl.arange(0, P_TILE_DATA_2)[None, None, :] * output_s2,
-        tl.where(
-            (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N) & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
-            tile_data,
-            0,
-        ),
-        mask=(tl.arange(0, P_TILE_DATA_1)[None, :, None] < N) & (tl.arange(0, P_TILE_DATA_2)[None, None, :] < K),
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile, mask=mask
     )  # dma_3d.co:163
 
 
@@ -732,69 +678,55 @@ def test_mixed_batch(input, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
     output = _rt.alloc(_F, (2, N, K), torch.int32, _dev, None)  # dma_3d.co:158
-    _test_mixed_batch_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
-    _test_mixed_batch_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
+    _test_mixed_batch_k0_TILE_D1, _test_mixed_batch_k0_TILE_D2 = _rt.block_extents(
+        _F, "the buffer 'tile' (dma_3d.co:162)", (N, K), 2
+    )  # dma_3d.co:160
     _launch(
         test_mixed_batch_k0,
         (1,),
         [
+            N,
+            K,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            N,
-            K,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
-        dict(
-            P_TILE_DATA_1=_test_mixed_batch_k0_P_TILE_DATA_1,
-            P_TILE_DATA_2=_test_mixed_batch_k0_P_TILE_DATA_2,
-            num_warps=1,
-        ),
-    )  # dma_3d.co:160
+        dict(num_warps=1, TILE_D1=_test_mixed_batch_k0_TILE_D1, TILE_D2=_test_mixed_batch_k0_TILE_D2),
+    )
     return output  # dma_3d.co:166
 
 
 @triton.jit
 def test_mixed_batch_inner_static_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
     M,
     N,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    P_TILE_DATA_0: tl.constexpr,
-    P_TILE_DATA_1: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    TILE_D0: tl.constexpr,
+    TILE_D1: tl.constexpr,
 ):
-    """Program = one block of `parallel` at dma_3d.co:174."""
-    tile_data = tl.zeros([P_TILE_DATA_0, P_TILE_DATA_1, 8], tl.int32)  # dma_3d.co:176
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None] * input_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None] * input_s1
-        + tl.arange(0, 8)[None, None, :] * input_s2,
-        mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M) & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N),
-        other=0,
+    """The block-level parallel at dma_3d.co:174: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, TILE_D0)[:, None, None]  # dma_3d.co:176
+    dim1 = tl.arange(0, TILE_D1)[None, :, None]
+    dim2 = tl.arange(0, 8)[None, None, :]
+    mask = (dim0 < M) & (dim1 < N)  # dma_3d.co:176
+    tile = _oob_fill(
+        tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
+        mask,
     )
-    tile_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None] * output_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None] * output_s1
-        + tl.arange(0, 8)[None, None, :] * output_s2,
-        tl.where(
-            (tl.arange(0, P_TILE_DATA_0)[:, None, None] < M) & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N),
-            tile_data,
-            0,
-        ),
-        mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None] < M) & (tl.arange(0, P_TILE_DATA_1)[None, :, None] < N),
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile, mask=mask
     )  # dma_3d.co:177
 
 
@@ -809,29 +741,30 @@ def test_mixed_batch_inner_static(input, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     _rt.fixed_dim(_F, "input", input, 2, 8)
     output = _rt.alloc(_F, (M, N, 8), torch.int32, _dev, None)  # dma_3d.co:172
-    _test_mixed_batch_inner_static_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
-    _test_mixed_batch_inner_static_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
+    _test_mixed_batch_inner_static_k0_TILE_D0, _test_mixed_batch_inner_static_k0_TILE_D1 = _rt.block_extents(
+        _F, "the buffer 'tile' (dma_3d.co:176)", (M, N), 8
+    )  # dma_3d.co:174
     _launch(
         test_mixed_batch_inner_static_k0,
         (1,),
         [
+            M,
+            N,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            M,
-            N,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
         dict(
-            P_TILE_DATA_0=_test_mixed_batch_inner_static_k0_P_TILE_DATA_0,
-            P_TILE_DATA_1=_test_mixed_batch_inner_static_k0_P_TILE_DATA_1,
             num_warps=1,
+            TILE_D0=_test_mixed_batch_inner_static_k0_TILE_D0,
+            TILE_D1=_test_mixed_batch_inner_static_k0_TILE_D1,
         ),
-    )  # dma_3d.co:174
+    )
     return output  # dma_3d.co:180
 
 

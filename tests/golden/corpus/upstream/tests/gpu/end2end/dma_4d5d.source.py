@@ -176,58 +176,43 @@ def test_4d_flat_f16(input, *, _launch=None):
 
 @triton.jit
 def test_4d_dyn_s32_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_s3,
     M,
     N,
     K,
     L,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    input_stride_3,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_s3,
-    P_TILE_DATA_0: tl.constexpr,
-    P_TILE_DATA_1: tl.constexpr,
-    P_TILE_DATA_2: tl.constexpr,
-    P_TILE_DATA_3: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    output_stride_3,
+    TILE_D0: tl.constexpr,
+    TILE_D1: tl.constexpr,
+    TILE_D2: tl.constexpr,
+    TILE_D3: tl.constexpr,
 ):
-    """Program = one block of `parallel` at dma_4d5d.co:46."""
-    tile_data = tl.zeros([P_TILE_DATA_0, P_TILE_DATA_1, P_TILE_DATA_2, P_TILE_DATA_3], tl.int32)  # dma_4d5d.co:48
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None, None] * input_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None, None] * input_s1
-        + tl.arange(0, P_TILE_DATA_2)[None, None, :, None] * input_s2
-        + tl.arange(0, P_TILE_DATA_3)[None, None, None, :] * input_s3,
-        mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None, None] < M)
-        & (tl.arange(0, P_TILE_DATA_1)[None, :, None, None] < N)
-        & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None] < K)
-        & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :] < L),
-        other=0,
-    )
-    tile_data = tile_1
-    tl.store(
-        output_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None, None] * output_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None, None] * output_s1
-        + tl.arange(0, P_TILE_DATA_2)[None, None, :, None] * output_s2
-        + tl.arange(0, P_TILE_DATA_3)[None, None, None, :] * output_s3,
-        tl.where(
-            (tl.arange(0, P_TILE_DATA_0)[:, None, None, None] < M)
-            & (tl.arange(0, P_TILE_DATA_1)[None, :, None, None] < N)
-            & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None] < K)
-            & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :] < L),
-            tile_data,
-            0,
+    """The block-level parallel at dma_4d5d.co:46: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, TILE_D0)[:, None, None, None]  # dma_4d5d.co:48
+    dim1 = tl.arange(0, TILE_D1)[None, :, None, None]
+    dim2 = tl.arange(0, TILE_D2)[None, None, :, None]
+    dim3 = tl.arange(0, TILE_D3)[None, None, None, :]
+    mask = (dim0 < M) & (dim1 < N) & (dim2 < K) & (dim3 < L)  # dma_4d5d.co:48
+    tile = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2 + dim3 * input_stride_3,
+            mask=mask,
+            other=0,
         ),
-        mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None, None] < M)
-        & (tl.arange(0, P_TILE_DATA_1)[None, :, None, None] < N)
-        & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None] < K)
-        & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :] < L),
+        mask,
+    )
+    tl.store(
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2 + dim3 * output_stride_3,
+        tile,
+        mask=mask,
     )  # dma_4d5d.co:49
 
 
@@ -243,23 +228,25 @@ def test_4d_dyn_s32(input, *, _launch=None):
     K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
     L = _rt.bind_dim(_F, _dims, "L", "input", input, 3)
     output = _rt.alloc(_F, (M, N, K, L), torch.int32, _dev, None)  # dma_4d5d.co:44
-    _test_4d_dyn_s32_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
-    _test_4d_dyn_s32_k0_P_TILE_DATA_1 = _rt.pad_extent(N)
-    _test_4d_dyn_s32_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
-    _test_4d_dyn_s32_k0_P_TILE_DATA_3 = _rt.pad_extent(L)
+    (
+        _test_4d_dyn_s32_k0_TILE_D0,
+        _test_4d_dyn_s32_k0_TILE_D1,
+        _test_4d_dyn_s32_k0_TILE_D2,
+        _test_4d_dyn_s32_k0_TILE_D3,
+    ) = _rt.block_extents(_F, "the buffer 'tile' (dma_4d5d.co:48)", (M, N, K, L))  # dma_4d5d.co:46
     _launch(
         test_4d_dyn_s32_k0,
         (1,),
         [
+            M,
+            N,
+            K,
+            L,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
             input.stride(3),
-            M,
-            N,
-            K,
-            L,
             output,
             output.stride(0),
             output.stride(1),
@@ -267,63 +254,51 @@ def test_4d_dyn_s32(input, *, _launch=None):
             output.stride(3),
         ],
         dict(
-            P_TILE_DATA_0=_test_4d_dyn_s32_k0_P_TILE_DATA_0,
-            P_TILE_DATA_1=_test_4d_dyn_s32_k0_P_TILE_DATA_1,
-            P_TILE_DATA_2=_test_4d_dyn_s32_k0_P_TILE_DATA_2,
-            P_TILE_DATA_3=_test_4d_dyn_s32_k0_P_TILE_DATA_3,
             num_warps=1,
+            TILE_D0=_test_4d_dyn_s32_k0_TILE_D0,
+            TILE_D1=_test_4d_dyn_s32_k0_TILE_D1,
+            TILE_D2=_test_4d_dyn_s32_k0_TILE_D2,
+            TILE_D3=_test_4d_dyn_s32_k0_TILE_D3,
         ),
-    )  # dma_4d5d.co:46
+    )
     return output  # dma_4d5d.co:52
 
 
 @triton.jit
 def test_4d_mixed_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_s3,
     K,
     L,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    input_stride_3,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_s3,
-    P_TILE_DATA_2: tl.constexpr,
-    P_TILE_DATA_3: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    output_stride_3,
+    TILE_D2: tl.constexpr,
+    TILE_D3: tl.constexpr,
 ):
-    """Program = one block of `parallel` at dma_4d5d.co:59."""
-    tile_data = tl.zeros([2, 4, P_TILE_DATA_2, P_TILE_DATA_3], tl.int32)  # dma_4d5d.co:61
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 2)[:, None, None, None] * input_s0
-        + tl.arange(0, 4)[None, :, None, None] * input_s1
-        + tl.arange(0, P_TILE_DATA_2)[None, None, :, None] * input_s2
-        + tl.arange(0, P_TILE_DATA_3)[None, None, None, :] * input_s3,
-        mask=(tl.arange(0, 4)[None, :, None, None] < 3)
-        & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None] < K)
-        & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :] < L),
-        other=0,
-    )
-    tile_data = tile_1
-    tl.store(
-        output_ptr
-        + tl.arange(0, 2)[:, None, None, None] * output_s0
-        + tl.arange(0, 4)[None, :, None, None] * output_s1
-        + tl.arange(0, P_TILE_DATA_2)[None, None, :, None] * output_s2
-        + tl.arange(0, P_TILE_DATA_3)[None, None, None, :] * output_s3,
-        tl.where(
-            (tl.arange(0, 4)[None, :, None, None] < 3)
-            & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None] < K)
-            & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :] < L),
-            tile_data,
-            0,
+    """The block-level parallel at dma_4d5d.co:59: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None, None]  # dma_4d5d.co:61
+    dim1 = tl.arange(0, 4)[None, :, None, None]
+    dim2 = tl.arange(0, TILE_D2)[None, None, :, None]
+    dim3 = tl.arange(0, TILE_D3)[None, None, None, :]
+    mask = (dim1 < 3) & (dim2 < K) & (dim3 < L)  # dma_4d5d.co:61
+    tile = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2 + dim3 * input_stride_3,
+            mask=mask,
+            other=0,
         ),
-        mask=(tl.arange(0, 4)[None, :, None, None] < 3)
-        & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None] < K)
-        & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :] < L),
+        mask,
+    )
+    tl.store(
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2 + dim3 * output_stride_3,
+        tile,
+        mask=mask,
     )  # dma_4d5d.co:62
 
 
@@ -339,69 +314,64 @@ def test_4d_mixed(input, *, _launch=None):
     K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
     L = _rt.bind_dim(_F, _dims, "L", "input", input, 3)
     output = _rt.alloc(_F, (2, 3, K, L), torch.int32, _dev, None)  # dma_4d5d.co:57
-    _test_4d_mixed_k0_P_TILE_DATA_2 = _rt.pad_extent(K)
-    _test_4d_mixed_k0_P_TILE_DATA_3 = _rt.pad_extent(L)
+    _test_4d_mixed_k0_TILE_D2, _test_4d_mixed_k0_TILE_D3 = _rt.block_extents(
+        _F, "the buffer 'tile' (dma_4d5d.co:61)", (K, L), 8
+    )  # dma_4d5d.co:59
     _launch(
         test_4d_mixed_k0,
         (1,),
         [
+            K,
+            L,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
             input.stride(3),
-            K,
-            L,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
             output.stride(3),
         ],
-        dict(P_TILE_DATA_2=_test_4d_mixed_k0_P_TILE_DATA_2, P_TILE_DATA_3=_test_4d_mixed_k0_P_TILE_DATA_3, num_warps=1),
-    )  # dma_4d5d.co:59
+        dict(num_warps=1, TILE_D2=_test_4d_mixed_k0_TILE_D2, TILE_D3=_test_4d_mixed_k0_TILE_D3),
+    )
     return output  # dma_4d5d.co:65
 
 
 @triton.jit
 def test_4d_dyn_outer_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_s3,
     M,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    input_stride_3,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_s3,
-    P_TILE_DATA_0: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    output_stride_3,
+    TILE_D0: tl.constexpr,
 ):
-    """Program = one block of `parallel` at dma_4d5d.co:72."""
-    tile_data = tl.zeros([P_TILE_DATA_0, 4, 4, 8], tl.int32)  # dma_4d5d.co:74
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None, None] * input_s0
-        + tl.arange(0, 4)[None, :, None, None] * input_s1
-        + tl.arange(0, 4)[None, None, :, None] * input_s2
-        + tl.arange(0, 8)[None, None, None, :] * input_s3,
-        mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None, None] < M) & (tl.arange(0, 4)[None, :, None, None] < 3),
-        other=0,
-    )
-    tile_data = tile_1
-    tl.store(
-        output_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None, None] * output_s0
-        + tl.arange(0, 4)[None, :, None, None] * output_s1
-        + tl.arange(0, 4)[None, None, :, None] * output_s2
-        + tl.arange(0, 8)[None, None, None, :] * output_s3,
-        tl.where(
-            (tl.arange(0, P_TILE_DATA_0)[:, None, None, None] < M) & (tl.arange(0, 4)[None, :, None, None] < 3),
-            tile_data,
-            0,
+    """The block-level parallel at dma_4d5d.co:72: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, TILE_D0)[:, None, None, None]  # dma_4d5d.co:74
+    dim1 = tl.arange(0, 4)[None, :, None, None]
+    dim2 = tl.arange(0, 4)[None, None, :, None]
+    dim3 = tl.arange(0, 8)[None, None, None, :]
+    mask = (dim0 < M) & (dim1 < 3)  # dma_4d5d.co:74
+    tile = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2 + dim3 * input_stride_3,
+            mask=mask,
+            other=0,
         ),
-        mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None, None] < M) & (tl.arange(0, 4)[None, :, None, None] < 3),
+        mask,
+    )
+    tl.store(
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2 + dim3 * output_stride_3,
+        tile,
+        mask=mask,
     )  # dma_4d5d.co:75
 
 
@@ -417,25 +387,26 @@ def test_4d_dyn_outer(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 2, 4)
     _rt.fixed_dim(_F, "input", input, 3, 8)
     output = _rt.alloc(_F, (M, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:70
-    _test_4d_dyn_outer_k0_P_TILE_DATA_0 = _rt.pad_extent(M)
+    # dma_4d5d.co:72
+    (_test_4d_dyn_outer_k0_TILE_D0,) = _rt.block_extents(_F, "the buffer 'tile' (dma_4d5d.co:74)", (M,), 128)
     _launch(
         test_4d_dyn_outer_k0,
         (1,),
         [
+            M,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
             input.stride(3),
-            M,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
             output.stride(3),
         ],
-        dict(P_TILE_DATA_0=_test_4d_dyn_outer_k0_P_TILE_DATA_0, num_warps=1),
-    )  # dma_4d5d.co:72
+        dict(num_warps=1, TILE_D0=_test_4d_dyn_outer_k0_TILE_D0),
+    )
     return output  # dma_4d5d.co:78
 
 
@@ -523,68 +494,58 @@ def test_5d_flat_s32(input, *, _launch=None):
 
 @triton.jit
 def test_5d_dyn_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_s3,
-    input_s4,
     A,
     B,
     C,
     D,
     E,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    input_stride_3,
+    input_stride_4,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_s3,
-    output_s4,
-    P_TILE_DATA_0: tl.constexpr,
-    P_TILE_DATA_1: tl.constexpr,
-    P_TILE_DATA_2: tl.constexpr,
-    P_TILE_DATA_3: tl.constexpr,
-    P_TILE_DATA_4: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    output_stride_3,
+    output_stride_4,
+    TILE_D0: tl.constexpr,
+    TILE_D1: tl.constexpr,
+    TILE_D2: tl.constexpr,
+    TILE_D3: tl.constexpr,
+    TILE_D4: tl.constexpr,
 ):
-    """Program = one block of `parallel` at dma_4d5d.co:102."""
-    # dma_4d5d.co:104
-    tile_data = tl.zeros([P_TILE_DATA_0, P_TILE_DATA_1, P_TILE_DATA_2, P_TILE_DATA_3, P_TILE_DATA_4], tl.int32)
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None, None, None] * input_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None, None, None] * input_s1
-        + tl.arange(0, P_TILE_DATA_2)[None, None, :, None, None] * input_s2
-        + tl.arange(0, P_TILE_DATA_3)[None, None, None, :, None] * input_s3
-        + tl.arange(0, P_TILE_DATA_4)[None, None, None, None, :] * input_s4,
-        mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None, None, None] < A)
-        & (tl.arange(0, P_TILE_DATA_1)[None, :, None, None, None] < B)
-        & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None, None] < C)
-        & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :, None] < D)
-        & (tl.arange(0, P_TILE_DATA_4)[None, None, None, None, :] < E),
-        other=0,
+    """The block-level parallel at dma_4d5d.co:102: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, TILE_D0)[:, None, None, None, None]  # dma_4d5d.co:104
+    dim1 = tl.arange(0, TILE_D1)[None, :, None, None, None]
+    dim2 = tl.arange(0, TILE_D2)[None, None, :, None, None]
+    dim3 = tl.arange(0, TILE_D3)[None, None, None, :, None]
+    dim4 = tl.arange(0, TILE_D4)[None, None, None, None, :]
+    mask = (dim0 < A) & (dim1 < B) & (dim2 < C) & (dim3 < D) & (dim4 < E)  # dma_4d5d.co:104
+    tile = _oob_fill(
+        tl.load(
+            input_ptr
+            + (dim0 * input_stride_0)
+            + (dim1 * input_stride_1)
+            + (dim2 * input_stride_2)
+            + (dim3 * input_stride_3)
+            + (dim4 * input_stride_4),
+            mask=mask,
+            other=0,
+        ),
+        mask,
     )
-    tile_data = tile_1
     tl.store(
         output_ptr
-        + tl.arange(0, P_TILE_DATA_0)[:, None, None, None, None] * output_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None, None, None] * output_s1
-        + tl.arange(0, P_TILE_DATA_2)[None, None, :, None, None] * output_s2
-        + tl.arange(0, P_TILE_DATA_3)[None, None, None, :, None] * output_s3
-        + tl.arange(0, P_TILE_DATA_4)[None, None, None, None, :] * output_s4,
-        tl.where(
-            (tl.arange(0, P_TILE_DATA_0)[:, None, None, None, None] < A)
-            & (tl.arange(0, P_TILE_DATA_1)[None, :, None, None, None] < B)
-            & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None, None] < C)
-            & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :, None] < D)
-            & (tl.arange(0, P_TILE_DATA_4)[None, None, None, None, :] < E),
-            tile_data,
-            0,
-        ),
-        mask=(tl.arange(0, P_TILE_DATA_0)[:, None, None, None, None] < A)
-        & (tl.arange(0, P_TILE_DATA_1)[None, :, None, None, None] < B)
-        & (tl.arange(0, P_TILE_DATA_2)[None, None, :, None, None] < C)
-        & (tl.arange(0, P_TILE_DATA_3)[None, None, None, :, None] < D)
-        & (tl.arange(0, P_TILE_DATA_4)[None, None, None, None, :] < E),
+        + (dim0 * output_stride_0)
+        + (dim1 * output_stride_1)
+        + (dim2 * output_stride_2)
+        + (dim3 * output_stride_3)
+        + (dim4 * output_stride_4),
+        tile,
+        mask=mask,
     )  # dma_4d5d.co:105
 
 
@@ -601,26 +562,28 @@ def test_5d_dyn(input, *, _launch=None):
     D = _rt.bind_dim(_F, _dims, "D", "input", input, 3)
     E = _rt.bind_dim(_F, _dims, "E", "input", input, 4)
     output = _rt.alloc(_F, (A, B, C, D, E), torch.int32, _dev, None)  # dma_4d5d.co:100
-    _test_5d_dyn_k0_P_TILE_DATA_0 = _rt.pad_extent(A)
-    _test_5d_dyn_k0_P_TILE_DATA_1 = _rt.pad_extent(B)
-    _test_5d_dyn_k0_P_TILE_DATA_2 = _rt.pad_extent(C)
-    _test_5d_dyn_k0_P_TILE_DATA_3 = _rt.pad_extent(D)
-    _test_5d_dyn_k0_P_TILE_DATA_4 = _rt.pad_extent(E)
+    (
+        _test_5d_dyn_k0_TILE_D0,
+        _test_5d_dyn_k0_TILE_D1,
+        _test_5d_dyn_k0_TILE_D2,
+        _test_5d_dyn_k0_TILE_D3,
+        _test_5d_dyn_k0_TILE_D4,
+    ) = _rt.block_extents(_F, "the buffer 'tile' (dma_4d5d.co:104)", (A, B, C, D, E))  # dma_4d5d.co:102
     _launch(
         test_5d_dyn_k0,
         (1,),
         [
+            A,
+            B,
+            C,
+            D,
+            E,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
             input.stride(3),
             input.stride(4),
-            A,
-            B,
-            C,
-            D,
-            E,
             output,
             output.stride(0),
             output.stride(1),
@@ -629,63 +592,63 @@ def test_5d_dyn(input, *, _launch=None):
             output.stride(4),
         ],
         dict(
-            P_TILE_DATA_0=_test_5d_dyn_k0_P_TILE_DATA_0,
-            P_TILE_DATA_1=_test_5d_dyn_k0_P_TILE_DATA_1,
-            P_TILE_DATA_2=_test_5d_dyn_k0_P_TILE_DATA_2,
-            P_TILE_DATA_3=_test_5d_dyn_k0_P_TILE_DATA_3,
-            P_TILE_DATA_4=_test_5d_dyn_k0_P_TILE_DATA_4,
             num_warps=1,
+            TILE_D0=_test_5d_dyn_k0_TILE_D0,
+            TILE_D1=_test_5d_dyn_k0_TILE_D1,
+            TILE_D2=_test_5d_dyn_k0_TILE_D2,
+            TILE_D3=_test_5d_dyn_k0_TILE_D3,
+            TILE_D4=_test_5d_dyn_k0_TILE_D4,
         ),
-    )  # dma_4d5d.co:102
+    )
     return output  # dma_4d5d.co:108
 
 
 @triton.jit
 def test_5d_mixed_k0(
-    input_ptr,
-    input_s0,
-    input_s1,
-    input_s2,
-    input_s3,
-    input_s4,
     B,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    input_stride_3,
+    input_stride_4,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    output_s3,
-    output_s4,
-    P_TILE_DATA_1: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    output_stride_3,
+    output_stride_4,
+    TILE_D1: tl.constexpr,
 ):
-    """Program = one block of `parallel` at dma_4d5d.co:115."""
-    tile_data = tl.zeros([2, P_TILE_DATA_1, 4, 4, 8], tl.int32)  # dma_4d5d.co:117
-    tile_1 = tl.load(
-        input_ptr
-        + tl.arange(0, 2)[:, None, None, None, None] * input_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None, None, None] * input_s1
-        + tl.arange(0, 4)[None, None, :, None, None] * input_s2
-        + tl.arange(0, 4)[None, None, None, :, None] * input_s3
-        + tl.arange(0, 8)[None, None, None, None, :] * input_s4,
-        mask=(tl.arange(0, P_TILE_DATA_1)[None, :, None, None, None] < B)
-        & (tl.arange(0, 4)[None, None, :, None, None] < 3),
-        other=0,
+    """The block-level parallel at dma_4d5d.co:115: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, 2)[:, None, None, None, None]  # dma_4d5d.co:117
+    dim1 = tl.arange(0, TILE_D1)[None, :, None, None, None]
+    dim2 = tl.arange(0, 4)[None, None, :, None, None]
+    dim3 = tl.arange(0, 4)[None, None, None, :, None]
+    dim4 = tl.arange(0, 8)[None, None, None, None, :]
+    mask = (dim1 < B) & (dim2 < 3)  # dma_4d5d.co:117
+    tile = _oob_fill(
+        tl.load(
+            input_ptr
+            + (dim0 * input_stride_0)
+            + (dim1 * input_stride_1)
+            + (dim2 * input_stride_2)
+            + (dim3 * input_stride_3)
+            + (dim4 * input_stride_4),
+            mask=mask,
+            other=0,
+        ),
+        mask,
     )
-    tile_data = tile_1
     tl.store(
         output_ptr
-        + tl.arange(0, 2)[:, None, None, None, None] * output_s0
-        + tl.arange(0, P_TILE_DATA_1)[None, :, None, None, None] * output_s1
-        + tl.arange(0, 4)[None, None, :, None, None] * output_s2
-        + tl.arange(0, 4)[None, None, None, :, None] * output_s3
-        + tl.arange(0, 8)[None, None, None, None, :] * output_s4,
-        tl.where(
-            (tl.arange(0, P_TILE_DATA_1)[None, :, None, None, None] < B)
-            & (tl.arange(0, 4)[None, None, :, None, None] < 3),
-            tile_data,
-            0,
-        ),
-        mask=(tl.arange(0, P_TILE_DATA_1)[None, :, None, None, None] < B)
-        & (tl.arange(0, 4)[None, None, :, None, None] < 3),
+        + (dim0 * output_stride_0)
+        + (dim1 * output_stride_1)
+        + (dim2 * output_stride_2)
+        + (dim3 * output_stride_3)
+        + (dim4 * output_stride_4),
+        tile,
+        mask=mask,
     )  # dma_4d5d.co:118
 
 
@@ -702,18 +665,19 @@ def test_5d_mixed(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 3, 4)
     _rt.fixed_dim(_F, "input", input, 4, 8)
     output = _rt.alloc(_F, (2, B, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:113
-    _test_5d_mixed_k0_P_TILE_DATA_1 = _rt.pad_extent(B)
+    # dma_4d5d.co:115
+    (_test_5d_mixed_k0_TILE_D1,) = _rt.block_extents(_F, "the buffer 'tile' (dma_4d5d.co:117)", (B,), 256)
     _launch(
         test_5d_mixed_k0,
         (1,),
         [
+            B,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
             input.stride(3),
             input.stride(4),
-            B,
             output,
             output.stride(0),
             output.stride(1),
@@ -721,8 +685,8 @@ def test_5d_mixed(input, *, _launch=None):
             output.stride(3),
             output.stride(4),
         ],
-        dict(P_TILE_DATA_1=_test_5d_mixed_k0_P_TILE_DATA_1, num_warps=1),
-    )  # dma_4d5d.co:115
+        dict(num_warps=1, TILE_D1=_test_5d_mixed_k0_TILE_D1),
+    )
     return output  # dma_4d5d.co:121
 
 

@@ -273,26 +273,30 @@ def fp8_dma_copy_async(input, *, _launch=None):
 
 @triton.jit
 def fp8_dma_copy_group_k0(
-    input_ptr, input_s0, input_s1, input_s2, M, output_ptr, output_s0, output_s1, output_s2, P_F_DATA_0: tl.constexpr
+    M,
+    input_ptr,
+    input_stride_0,
+    input_stride_1,
+    input_stride_2,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    F_D0: tl.constexpr,
 ):
-    """Program = one block of `parallel` at fp8_ops.co:56."""
-    f_data = tl.zeros([P_F_DATA_0, 32, 32], tl.float8e5)  # fp8_ops.co:57
-    mask_2 = (tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17)
-    ptrs_3 = (
-        input_ptr
-        + tl.arange(0, P_F_DATA_0)[:, None, None] * input_s0
-        + tl.arange(0, 32)[None, :, None] * input_s1
-        + tl.arange(0, 32)[None, None, :] * input_s2
+    """The block-level parallel at fp8_ops.co:56: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, F_D0)[:, None, None]  # fp8_ops.co:57
+    dim1 = tl.arange(0, 32)[None, :, None]
+    dim2 = tl.arange(0, 32)[None, None, :]
+    mask = (dim0 < M) & (dim1 < 17)  # fp8_ops.co:57
+    f = _oob_fill(
+        tl.load(
+            input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
+        ),
+        mask,
     )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    f_data = tile_1
     tl.store(
-        output_ptr
-        + tl.arange(0, P_F_DATA_0)[:, None, None] * output_s0
-        + tl.arange(0, 32)[None, :, None] * output_s1
-        + tl.arange(0, 32)[None, None, :] * output_s2,
-        tl.where((tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17), f_data, 0),
-        mask=(tl.arange(0, P_F_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+        output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, f, mask=mask
     )  # fp8_ops.co:59
 
 
@@ -307,23 +311,25 @@ def fp8_dma_copy_group(input, *, _launch=None):
     _rt.fixed_dim(_F, "input", input, 1, 17)
     _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.float8_e5m2, _dev, None)  # fp8_ops.co:54
-    _fp8_dma_copy_group_k0_P_F_DATA_0 = _rt.pad_extent(M)
+    (_fp8_dma_copy_group_k0_F_D0,) = _rt.block_extents(
+        _F, "the buffer 'f' (fp8_ops.co:57)", (M,), 1024
+    )  # fp8_ops.co:56
     _launch(
         fp8_dma_copy_group_k0,
         (1,),
         [
+            M,
             input,
             input.stride(0),
             input.stride(1),
             input.stride(2),
-            M,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
-        dict(P_F_DATA_0=_fp8_dma_copy_group_k0_P_F_DATA_0, num_warps=1),
-    )  # fp8_ops.co:56
+        dict(num_warps=1, F_D0=_fp8_dma_copy_group_k0_F_D0),
+    )
     return output  # fp8_ops.co:62
 
 
