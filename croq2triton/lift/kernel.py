@@ -76,6 +76,8 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
         self.grid_of: dict[str, E.Expr] = {}  # program id -> the grid extent along it (host)
         self.grid_hosts: list[E.Expr] = []  # the grid's extents (host), by axis
         self.lanes: tuple[int, tuple[int, ...]] | None = None  # the lane scope: its index in scopes, its shape
+        self.lane_first = 0  # the first lane axis a thread level nested in the lanes takes
+        self.lane_threads = 1  # threads of a block the enclosing thread levels make
         self.unit_threads: dict[int, int] = {}  # id(PBy) of a group / group-4 level -> threads per unit
         self.written = written_tensors([top], set(host.tensors))  # the tensors this kernel stores into
         self.units: dict[str, int] = {}  # unit symbols (lift/units.py) -> their extents
@@ -115,11 +117,12 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
             kinds = chain_levels(chain)
             for b, lvl in zip(chain, kinds, strict=True):
                 if lvl in UNIT_THREADS:
-                    # a warp or warpgroup without a thread level inside: one lane per unit (its
-                    # threads all run the unit's code, LANGUAGE.md 7.3; the lifted code has no atomics)
-                    if "thread" in kinds and id(b) not in roles:
-                        raise NotLifted("a thread level inside a group level", b)
-                    self.unit_threads[id(b)] = UNIT_THREADS[lvl]
+                    # a warp or warpgroup with a thread level inside: a lane axis of its own, the
+                    # threads of each unit those of the levels inside; without one, one lane per
+                    # unit (its threads all run the unit's code, LANGUAGE.md 7.3; the lifted code
+                    # has no atomics)
+                    if "thread" not in kinds or id(b) in roles:
+                        self.unit_threads[id(b)] = UNIT_THREADS[lvl]
                     lvl = "thread"
                 elif lvl not in ("block", "thread"):
                     raise NotLifted(f"a ': {lvl}' level", b)
@@ -196,43 +199,88 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
         ):
             self.unit_scope(levels, body)  # units that each run MMAs on their own tiles (lift/units.py)
             return
-        pairs: list[tuple[str | None, int, A.Node]] = []
-        threads = 1
+        pairs: list[tuple[str | None, int | E.Expr, A.Node]] = []
+        threads = self.lane_threads
         for var, bound_node in self.level_vars(levels):
             n = const_int(bound_node)
-            if n is None or n < 1:
-                raise NotLifted("a thread level whose extent is not a constant", bound_node)
-            pairs.append((var, n, bound_node))
-            threads *= n
+            if n is not None and n < 1:
+                raise NotLifted("a thread level of no threads", bound_node)
+            pairs.append((var, n if n is not None else self.int_expr(bound_node), bound_node))
+            threads *= n or 4  # a count known only at launch: num_warps as for four (it only tunes)
         threads *= max((self.unit_threads.get(id(b), 1) for b in levels), default=1)
         self.threads = max(self.threads, threads)
-        self.lanes_over(pairs, body, levels[0])
+        saved, self.lane_threads = self.lane_threads, threads
+        try:
+            self.lanes_over(pairs, body, levels[0], inner=self.inner_lane_axes(body))
+        finally:
+            self.lane_threads = saved
 
-    def lanes_over(self, pairs: list[tuple[str | None, int, A.Node]], body: list[A.Stmt], node: A.Node) -> None:
+    def inner_lane_axes(self, body: list[A.Stmt]) -> int:
+        """How many lane axes the thread levels nested inside ``body`` add, at most (a warp's
+        ``parallel t by 32`` inside ``parallel w by 4 : group``)."""
+        most = 0
+        stack: list[A.Node] = list(body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, A.Parallel) and not has_roles(n.body):
+                if all(self.level_of.get(id(b)) == "thread" for b in n.levels):
+                    most = max(most, len(self.level_vars(n.levels)) + self.inner_lane_axes([n.body]))
+                continue
+            stack.extend(n.children())
+        return most
+
+    def lanes_over(
+        self, pairs: list[tuple[str | None, int | E.Expr, A.Node]], body: list[A.Stmt], node: A.Node, inner: int = 0
+    ) -> None:
         """``body`` with one lane axis per (name, extent): a thread level's threads, or the
-        elements of a fragment under ``apply``.  Lanes nest only in lanes of one element each (a
-        unit's ``parallel by 1``: its values are the block's)."""
-        if self.lanes is not None and any(n != 1 for n in self.lanes[1]):
-            raise NotLifted("a thread level nested in another", node)
-        rank = len(pairs)
+        elements of a fragment under ``apply``.  Lanes nest in lanes: the axes of the levels inside
+        (``inner`` of them) are made when the outermost lanes of more than one element are, so
+        every value of the enclosing lanes keeps its shape inside (a warp's value is ``[W, 1]``
+        beside its threads' ``[W, 32]``); lanes of one element each (a unit's ``parallel by 1``)
+        are the block's, and the levels inside them start afresh."""
+        outer = self.lanes
+        if outer is not None and any(n != 1 for n in outer[1]):
+            first, rank = self.lane_first, len(outer[1])
+            if first + len(pairs) > rank:
+                raise NotLifted("lanes nested deeper than the enclosing thread levels allow", node)
+        else:
+            first, rank = 0, len(pairs) + (inner if any(n != 1 for _, n, _ in pairs) else 0)
         self.scopes.append({})
-        saved_pad, saved_lets, saved_lanes = list(self.padding), list(self.lets), self.lanes
-        self.lanes = (len(self.scopes) - 1, ())
-        for axis, (var, n, bound_node) in enumerate(pairs):
-            size = pow2(n)
+        saved_pad, saved_lets, saved_lanes, saved_first = (
+            list(self.padding),
+            list(self.lets),
+            self.lanes,
+            self.lane_first,
+        )
+        self.lanes = (len(self.scopes) - 1, outer[1] if first else ())
+        self.lane_first = first + len(pairs)
+        fixed = 1
+        for _, n, _ in pairs:
+            fixed *= pow2(n) if isinstance(n, int) else 1
+        for k, (var, n, bound_node) in enumerate(pairs):
+            axis = first + k
+            bound = E.Const(n) if isinstance(n, int) else n
+            size: E.Dim = pow2(n) if isinstance(n, int) else self.lane_extent(n, var, bound_node, fixed)
             lane: E.Expr = E.Arange(size) if rank == 1 else E.Lift(E.Arange(size), rank, (axis,))
-            v = E.Var(self.claim(var) if var else self.fresh("lane"), lo=0, hi=size - 1, dims=lane.shape)
+            hi = size - 1 if isinstance(size, int) else None
+            v = E.Var(self.claim(var) if var else self.fresh("lane"), lo=0, hi=hi, dims=lane.shape)
             self.emit(N.Let(v, lane), bound_node)
-            self.lane_extents[v.name] = n
+            self.lane_extents[v.name] = n if isinstance(n, int) else 0
             self.lane_axis[v.name] = axis
             if var:
-                self.scopes[-1][var] = Bounded(v, E.Const(n))
+                self.scopes[-1][var] = Bounded(v, bound)
             self.lanes = (self.lanes[0], E.broadcast(self.lanes[1], lane.shape))
             if size != n:
-                self.padding.append(v.lt(n))  # a level that is not a power of two: padding lanes
+                self.padding.append(E.fold(E.Bin("<", v, bound)))  # lanes past the level's count
         self.stmts(body)
         self.scopes.pop()
-        self.padding, self.lets, self.lanes = saved_pad, saved_lets, saved_lanes
+        self.padding, self.lets, self.lanes, self.lane_first = saved_pad, saved_lets, saved_lanes, saved_first
+
+    def lane_extent(self, count: E.Expr, var: str | None, node: A.Node, fixed: int) -> E.Extent:
+        """The lanes of a thread level whose count is known only at launch (``parallel q by
+        x.span(1) : group``): a tile extent the launcher fixes, the lanes past the count masked."""
+        what = f"the thread level '{var}'" if var else "a thread level"
+        return self.launch_extent(count, f"{(var or 'lane').upper()}_LANES", what, node, fixed)
 
     # ================================================================ statements
     def stmts(self, stmts: list[A.Stmt]) -> None:

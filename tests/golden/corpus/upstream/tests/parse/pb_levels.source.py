@@ -50,7 +50,7 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def foo_k0():
-    """Program = one block of `parallel` at pb_levels.co:4."""
+    """The block-level parallel at pb_levels.co:4: one program per block, one lane per thread."""
 
 
 def foo(*, _launch=None):
@@ -59,7 +59,7 @@ def foo(*, _launch=None):
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    _launch(foo_k0, (1,), [], dict(num_warps=8))  # pb_levels.co:4
+    _launch(foo_k0, (1,), [], dict(num_warps=1))  # pb_levels.co:4
     return None
 
 
