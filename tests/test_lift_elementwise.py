@@ -119,9 +119,9 @@ def test_a_single_level_is_the_threads_of_one_block(tmp_path: object) -> None:
 
 def test_forms_the_path_does_not_cover_yet_go_the_older_way() -> None:
     out = translate_full(
-        "__co__ void f(global f32 [N] a, global f32 [N] b) {\n"
-        "  parallel p by cdiv(N, 64) : block, t by 64 : thread { shared f32 [64] s;"
-        " dma.copy a.subspan(64).at(p) => s; b.at(p # t) = s.at(63 - t); }\n}\n",
+        "__co__ void f(global f32 [6, 17, 64] a, global f32 [6, 17, 64] b) {\n"
+        "  parallel p by 6, q by 64 { l = dma.copy a.chunkat(p, _, q) => local;"
+        " dma.copy l => b.chunkat(p, _, q); }\n}\n",
         filename="t.co",
     )
     assert out.ir["f"] == [] and out.legacy["f"] == ["f_k0"]

@@ -84,9 +84,13 @@ class KernelEmitter:
         elif isinstance(s, N.Dot):
             self.assign(s.out.name, self.dot(s), depth, s.line)
         elif isinstance(s, N.Atomic):
-            kw = {"mask": name(s.mask.name)} if s.mask is not None else {}
-            node = call(f"tl.atomic_{s.op}", self.address(s.base, s.index), to_ast(s.value), **kw)
-            self.assign(s.result.name if s.result is not None else None, node, depth, s.line)
+            self.assign(s.result.name if s.result is not None else None, self.atomic(s), depth, s.line)
+        elif isinstance(s, N.Print):
+            self.assign(
+                None, call("tl.device_print", ast.Constant(s.text), *(to_ast(v) for v in s.values)), depth, s.line
+            )
+        elif isinstance(s, N.Assert):
+            self.assign(None, call("tl.device_assert", to_ast(s.cond), ast.Constant(s.message)), depth, s.line)
         elif isinstance(s, N.Barrier):
             self.assign(None, call("tl.debug_barrier"), depth, s.line)
         elif isinstance(s, N.For):
@@ -155,6 +159,19 @@ class KernelEmitter:
     def store(self, s: N.Store) -> ast.expr:
         kw = {"mask": name(s.mask.name)} if s.mask is not None else {}
         return call("tl.store", self.address(s.base, s.index), to_ast(s.value), **kw)
+
+    def atomic(self, s: N.Atomic) -> ast.expr:
+        address = self.address(s.base, s.index)
+        if s.op != "cas":
+            kw = {"mask": name(s.mask.name)} if s.mask is not None else {}
+            return call(f"tl.atomic_{s.op}", address, to_ast(s.value), **kw)
+        assert s.compare is not None
+        compare, value = to_ast(s.compare), to_ast(s.value)
+        if s.mask is not None:  # masked-off lanes: 0 for 0 at the area's first element, no change
+            mask = name(s.mask.name)
+            address = call("tl.where", mask, address, name(s.base))
+            compare, value = call("tl.where", mask, compare, constant(0)), call("tl.where", mask, value, constant(0))
+        return call("_atomics.cas", address, compare, value)
 
     def dot(self, s: N.Dot) -> ast.expr:
         a, b = to_ast(s.a), to_ast(s.b)

@@ -47,6 +47,17 @@ def pow2(n: int) -> int:
     return p
 
 
+@dataclass(frozen=True)
+class ScratchHome:
+    """Where a buffer in scratch memory lives (lift/scratch.py): the kernel's scratch argument,
+    the program's first element, and for a thread's own array the lane's index among ``copies``."""
+
+    arg: str
+    base: E.Var
+    lane: E.Expr | None
+    copies: int
+
+
 @dataclass(eq=False)
 class TileBuffer:
     """A shared or local buffer: its element type, declared extents and the variable of its tile."""
@@ -64,6 +75,7 @@ class TileBuffer:
     # dimension its size and the tile extent the launcher fixes (a constexpr argument); ``extents``
     # are then its constant sizes, 0 elsewhere, and only copies and views read it (``fixed``)
     launch: tuple[tuple[E.Expr, E.Extent] | None, ...] = ()
+    home: ScratchHome | None = None  # in scratch memory (lift/scratch.py), not a register tile
 
     @property
     def fixed(self) -> bool:
@@ -155,6 +167,12 @@ class Buffers(ViewAlgebra):
     src_name: str
     convert: Any
     binary: Any
+    scratch_names: set[str]
+    give_home: Any
+    scratch_tile: Any
+    scratch_store_tile: Any
+    scratch_read: Any
+    scratch_write: Any
 
     def int_expr(self, e: A.Expr) -> E.Expr:
         v = self.expr(e)
@@ -200,7 +218,7 @@ class Buffers(ViewAlgebra):
                     raise NotLifted("an array of buffers or a buffer with an initialiser of run-time shape", d)
                 buf = self.launch_buffer(d.name, s.elem, sizes, d)
                 buf.fill = self.fill_value(d)
-                self.scopes[-1][d.name] = buf
+                self.scopes[-1][d.name] = self.give_home(buf, s.storage, d)
             return
         extents = self.static_shape(s.shape, s)
         for d in s.items:
@@ -210,11 +228,14 @@ class Buffers(ViewAlgebra):
                 and d.fill is None
                 and (const_int(self.int_expr(d.dims[0])) or 0) > 0
             ):
+                if d.name in self.scratch_names:
+                    raise NotLifted("an array of buffers in scratch memory", d)
                 self.scopes[-1][d.name] = Ring(d.name, s.elem, extents, const_int(self.int_expr(d.dims[0])) or 0, d)
                 continue
             if d.dims or d.init is not None:
                 raise NotLifted("an array of buffers or a buffer with an initialiser", d)
-            self.scopes[-1][d.name] = self.new_buffer(d.name, s.elem, extents, self.fill_value(d), d)
+            buf = self.new_buffer(d.name, s.elem, extents, self.fill_value(d), d)
+            self.scopes[-1][d.name] = self.give_home(buf, s.storage, d)
 
     def fill_value(self, d: A.Declarator) -> float | int:
         if d.fill is None:
@@ -299,10 +320,14 @@ class Buffers(ViewAlgebra):
         """``buf``, where its extents are known when translating (MMAs and element-wise work need them)."""
         if not buf.fixed:
             raise NotLifted("a buffer of run-time shape used other than by copies", node)
+        if buf.home is not None:
+            raise NotLifted("a buffer in scratch memory used by an MMA", node)
         return buf
 
     def tile_value(self, buf: TileBuffer, node: A.Node) -> E.Var:
         """The buffer's tile, bound to its fill value where nothing wrote it yet."""
+        if buf.home is not None:
+            return self.scratch_tile(buf, node)
         if not buf.defined:
             self.body.append(N.Let(buf.var, E.Full(buf.tile, buf.fill, buf.var.type), line=buf.line))
             buf.defined = True
@@ -362,6 +387,9 @@ class Buffers(ViewAlgebra):
         return BufferView(p.buffer, tuple(new_offs), tuple(new_shape), tuple(new_keep))
 
     def set_tile(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
+        if buf.home is not None:
+            self.scratch_store_tile(buf, value, node)
+            return
         value = spread(E.fold(value), buf.tile, buf.var.type)
         if isinstance(value, E.Var) and value.name == buf.var.name:
             buf.defined = True
@@ -412,6 +440,8 @@ class Buffers(ViewAlgebra):
         return tile if lanes == len(axes) else E.fold(E.Lift(tile, lanes, tuple(sorted(axes))))
 
     def buffer_read(self, buf: TileBuffer, at: A.At) -> Value:
+        if buf.home is not None:
+            return self.scratch_read(buf, at)
         index = [E.fold(self.expr(i).expr) for i in at.indices]
         if len(index) == len(buf.extents) and not any(i.shape for i in index) and buf.var.type != "i1":
             return Value(self.element_of(buf, tuple(index), at), buf.elem)
@@ -429,6 +459,9 @@ class Buffers(ViewAlgebra):
         return value
 
     def buffer_write(self, buf: TileBuffer, at: A.At, a: A.Assign) -> None:
+        if buf.home is not None:
+            self.scratch_write(buf, at, a)
+            return
         axes = self.lane_axes(buf, at)
         if sorted(axes) != list(range(len(self.lanes[1]) if self.lanes is not None else 0)):
             raise NotLifted("a buffer element that several threads write", at)

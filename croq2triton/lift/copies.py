@@ -49,6 +49,7 @@ class Copies:
     place_shape: Any
     new_buffer: Any
     launch_buffer: Any
+    give_home: Any
     launch_extent: Any
     host_of: Any
     whole_buffer: Any
@@ -105,6 +106,7 @@ class Copies:
                 buf = self.launch_buffer(s.result or "buf", elem, sizes, s)
             else:
                 buf = self.new_buffer(s.result or "buf", elem, tuple(n for n in extents if n is not None), 0, s)
+            buf = self.give_home(buf, storage, s)
             buf.placing = placing
             dst = self.whole_buffer(buf)
         else:

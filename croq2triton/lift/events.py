@@ -56,7 +56,9 @@ class Events:
             raise NotLifted("a while loop on something other than events", s)
 
     def sync(self, s: A.Sync) -> None:
-        if s.kind not in BLOCK_SYNCS or s.level not in (None, "thread", "group", "group-4"):
+        # ``sync.barrier : block`` meets the block's threads (the whole grid's only under a
+        # cooperative launch, LANGUAGE.md 7.10, which the lifting refuses)
+        if s.kind not in BLOCK_SYNCS or s.level not in (None, "block", "thread", "group", "group-4"):
             raise NotLifted(f"a 'sync.{s.kind}'{f' : {s.level}' if s.level else ''} (across blocks)", s)
 
 

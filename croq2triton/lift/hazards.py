@@ -1,14 +1,26 @@
-"""Block barriers around stores to tensors the program also reads (the tile IR's memory hazards).
+"""Block barriers between accesses of the block's threads to memory they share (the tile IR's
+memory hazards).
 
 Triton spreads a tile over the block's threads by layout, and the layouts of a load and of a store
-need not put an element on the same thread: a program that stores into a tensor it also reads (a
-state updated each loop iteration, ``State`` of a recurrence) needs the whole block's earlier reads
-done before the store and its writes visible before the next read.  Each such store is fenced with
-``tl.debug_barrier()`` before and after.  Where every load and store of the tensor uses the same
-index (``out.at(i) += x``: each element read and written through one pointer tile, so by the same
-thread) no barrier is needed.  Which tensors a kernel writes is known before lifting
-(sema/writes.py): their descriptor loads are refused there (lift/tma.py), since a TMA load does
-not see the block's generic stores.
+need not put an element on the same thread.  The lifted program runs statement after statement
+for all its lanes, as if every thread finished one statement before any began the next; on the GPU
+one thread's store is seen by another thread's later load, and one thread's store does not
+overtake another's earlier load of the same word, only where the block's threads meet in between
+(``tl.debug_barrier()``).  Memory is shared that way in two cases:
+
+* a tensor the program stores into and also reads at other indices (a state updated each loop
+  iteration, ``State`` of a recurrence).  Where every load and store of the tensor uses the same
+  index (``out.at(i) += x``: each element read and written through one pointer tile, so by the
+  same thread) nothing is shared.  Which tensors a kernel writes is known before lifting
+  (sema/writes.py): their descriptor loads are refused there (lift/tma.py), since a TMA load does
+  not see the block's generic stores;
+* a buffer in scratch memory (lift/scratch.py), unless each lane has a copy of its own.
+
+The pass keeps, for each shared area, the kinds of access (read, write) made since the last
+barrier: a read after a write of the same area, and a write after any access to it, get a barrier
+first.  A loop's body starts, and its end
+leaves, as if both had happened (the previous iteration's accesses come before the body's first);
+the two branches of an ``if`` start from the state before it and leave the union of theirs.
 """
 
 from __future__ import annotations
@@ -16,18 +28,22 @@ from __future__ import annotations
 from ..tir import expr as E
 from ..tir import nodes as N
 
+BOTH = frozenset({"read", "write"})
 
-def fence_rereads(body: list[N.Stmt]) -> None:
-    """Fence, in place, every store to a tensor the kernel also reads at other indices."""
+
+def fence_hazards(kernel: N.Kernel) -> None:
+    """Insert, in place, the barriers ``kernel`` needs between accesses to shared memory."""
     reads: dict[str, list[tuple[E.Expr, ...]]] = {}
     writes: dict[str, list[tuple[E.Expr, ...]]] = {}
-    for s in N.walk(body):
+    for s in N.walk(kernel.body):
         access = _access(s)
         if access is not None:
-            (reads if isinstance(s, (N.Load, N.TmaLoad)) else writes).setdefault(access[0], []).append(access[1])
-    hazards = {b for b in writes if b in reads and not _one_index(reads[b] + writes[b])}
-    if hazards:
-        _fence(body, hazards)
+            (reads if _reads_only(s) else writes).setdefault(access[0], []).append(access[1])
+    tensors = {a.name for a in kernel.args if isinstance(a, N.Pointer)}
+    shared = {b for b in writes if b in reads and b in tensors and not _one_index(reads[b] + writes[b])}
+    shared |= {a.name for a in kernel.args if isinstance(a, N.Scratch) and a.lanes == 1}
+    if shared:
+        _Fence(shared).block(kernel.body, {})
 
 
 def _access(s: N.Stmt) -> tuple[str, tuple[E.Expr, ...]] | None:
@@ -38,6 +54,10 @@ def _access(s: N.Stmt) -> tuple[str, tuple[E.Expr, ...]] | None:
     return None
 
 
+def _reads_only(s: N.Stmt) -> bool:
+    return isinstance(s, (N.Load, N.TmaLoad))
+
+
 def _one_index(indices: list[tuple[E.Expr, ...]]) -> bool:
     first = indices[0]
     return all(
@@ -46,17 +66,39 @@ def _one_index(indices: list[tuple[E.Expr, ...]]) -> bool:
     )
 
 
-def _fence(body: list[N.Stmt], hazards: set[str]) -> None:
-    out: list[N.Stmt] = []
-    for s in body:
-        if isinstance(s, N.For):
-            _fence(s.body, hazards)
-        elif isinstance(s, N.If):
-            _fence(s.then, hazards)
-            _fence(s.orelse, hazards)
-        access = _access(s)
-        if access is not None and access[0] in hazards and not isinstance(s, (N.Load, N.TmaLoad)):
-            out += [N.Barrier(line=s.line), s, N.Barrier(line=s.line)]
-        else:
+Pending = dict[str, set[str]]  # per shared area, the kinds of access since the last barrier
+
+
+class _Fence:
+    def __init__(self, shared: set[str]) -> None:
+        self.shared = shared
+
+    def touched(self, stmts: list[N.Stmt]) -> set[str]:
+        return {a[0] for s in N.walk(stmts) if (a := _access(s)) is not None and a[0] in self.shared}
+
+    def block(self, body: list[N.Stmt], pending: Pending) -> Pending:
+        """Fence ``body`` in place from the kinds ``pending`` at its start; the kinds at its end."""
+        out: list[N.Stmt] = []
+        for s in body:
+            if isinstance(s, N.For) and (areas := self.touched(s.body)):
+                every = {**pending, **{a: set(BOTH) for a in areas}}
+                self.block(s.body, {a: set(k) for a, k in every.items()})
+                pending = every
+            elif isinstance(s, N.If):
+                then, other = self.block(s.then, _copy(pending)), self.block(s.orelse, _copy(pending))
+                pending = {a: then.get(a, set()) | other.get(a, set()) for a in {*then, *other}}
+            access = _access(s)
+            if access is not None and access[0] in self.shared:
+                kind = "read" if _reads_only(s) else "write"
+                seen = pending.get(access[0], set())
+                if (kind == "read" and "write" in seen) or (kind == "write" and seen):
+                    out.append(N.Barrier(line=s.line))
+                    pending = {}
+                pending.setdefault(access[0], set()).add(kind)
             out.append(s)
-    body[:] = out
+        body[:] = out
+        return pending
+
+
+def _copy(pending: Pending) -> Pending:
+    return {a: set(k) for a, k in pending.items()}

@@ -29,14 +29,17 @@ from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
 from .buffers import Buffers, Ring, pow2
+from .calls import Calls
 from .collapse import collapse, has_roles
 from .copies import Copies
 from .events import Events
-from .hazards import fence_rereads
-from .host import HostScope, ir_type
+from .hazards import fence_hazards
+from .host import HostScope, ir_type, torch_dtype
 from .loops import Loops
 from .mma import Mmas
 from .notlifted import NotLifted
+from .placement import scratch_buffers
+from .scratch import ScratchBuffers
 from .terms import Bounded
 from .tma import TmaCopies
 from .units import Units
@@ -51,7 +54,7 @@ class Lifted:
     launch_of: Callable[[N.Kernel], list[str]]  # the launcher lines that launch it (or a rescheduled version)
 
 
-class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
+class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffers, Buffers, Arith):
     def __init__(self, top: A.Parallel, name: str, host: HostScope, src_name: str) -> None:
         self.top = top
         self.name = name
@@ -82,6 +85,8 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
         self.written = written_tensors([top], set(host.tensors))  # the tensors this kernel stores into
         self.units: dict[str, int] = {}  # unit symbols (lift/units.py) -> their extents
         self.stated_pipelines: dict[int, N.Pipeline] = {}  # id(Foreach) -> the pipeline collapsed roles state
+        self.program_ids: tuple[E.Var, ...] = ()
+        self.scratch_names: set[str] = set()  # buffers that live in scratch memory (lift/placement.py)
 
     # ================================================================ driver
     def lift(self) -> Lifted:
@@ -94,19 +99,21 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
         if len(block) + len(lanes) != len(top.levels) or top.levels[: len(block)] != block:
             raise NotLifted("a parallel whose levels are not block then thread", top)
         self.reserve_user_names()
+        self.scratch_names = scratch_buffers(top, levels, const_int)
         # only thread levels: one block (LANGUAGE.md 7.3, the default mapping of one level)
         grid, pids = self.grid(block) if block else ((E.Const(1),), ())
+        self.program_ids = pids
         if lanes:
             self.lane_scope(lanes, [top.body])
         else:
             self.stmts([top.body])
         self.drop_unshaped()
-        fence_rereads(self.body)
         args = [a for a in self.args.values() if not isinstance(a, N.Constexpr)]
         args += [a for a in self.args.values() if isinstance(a, N.Constexpr)]  # passed by keyword
         warps = max(1, min(8, pow2(-(-self.threads // 32))))
         doc = f"The block-level parallel at {self.src_name}:{self.line}: one program per block, one lane per thread."
         kernel = N.Kernel(self.name, grid, pids, args, self.body, num_warps=warps, doc=doc, line=self.line)
+        fence_hazards(kernel)
         return Lifted(kernel, self.warnings, self.launch_lines)
 
     def levels(self) -> dict[int, str]:
@@ -202,10 +209,11 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
         pairs: list[tuple[str | None, int | E.Expr, A.Node]] = []
         threads = self.lane_threads
         for var, bound_node in self.level_vars(levels):
-            n = const_int(bound_node)
+            count = self.int_expr(bound_node)  # a constant, or a count known at launch
+            n = count.value if isinstance(count, E.Const) else None
             if n is not None and n < 1:
                 raise NotLifted("a thread level of no threads", bound_node)
-            pairs.append((var, n if n is not None else self.int_expr(bound_node), bound_node))
+            pairs.append((var, n if n is not None else count, bound_node))
             threads *= n or 4  # a count known only at launch: num_warps as for four (it only tunes)
         threads *= max((self.unit_threads.get(id(b), 1) for b in levels), default=1)
         self.threads = max(self.threads, threads)
@@ -341,6 +349,8 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
             self.apply(s)
         elif isinstance(s, A.FragOp):
             self.frag_op(s)
+        elif isinstance(s, A.CallStmt):
+            self.call_stmt(s)
         else:
             raise NotLifted(f"a '{type(s).__name__}' statement", s)
 
@@ -611,6 +621,8 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
             return self.load(e, want)
         if isinstance(e, A.Binary) and e.op == "#":
             return self.compose(e)
+        if isinstance(e, A.Call) and e.kind == "atomic":
+            return self.atomic(e)
         if isinstance(e, A.GetIth) and isinstance(e.base, A.Member) and e.base.member == "span":
             return Value(self.extent_of(e.base.base, e.index), "int")
         raise NotLifted(f"a '{type(e).__name__}' expression", e)
@@ -716,6 +728,10 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Buffers, Arith):
                 if check not in lines:
                     lines.append(check)
                 lines.append(f"_{k.name}_{a.name} = _rt.tma_desc({a.tensor}, {box}, {flag}, {a.fill})")
+                host.append(f"_{k.name}_{a.name}")
+            elif isinstance(a, N.Scratch):  # the buffers in scratch memory of every program
+                total = " * ".join(f"({to_source(x, 'host')})" for x in [*k.grid, a.elements])
+                lines.append(f"_{k.name}_{a.name} = _rt.scratch(_F, {total}, {torch_dtype(a.dtype)}, _dev)")
                 host.append(f"_{k.name}_{a.name}")
             elif isinstance(a, N.Constexpr):
                 consts.append(f"{a.name}=_{k.name}_{a.name}")

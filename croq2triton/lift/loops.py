@@ -159,7 +159,8 @@ class Loops:
                 self.emit(N.Let(wide, E.Bin("|" if old.type == "i1" else "+", old, zero)), node)
 
     def buffers(self) -> list[TileBuffer]:
-        return [v for sc in self.scopes for v in sc.values() if isinstance(v, TileBuffer)]
+        """The register tiles of the buffers in scope (those in scratch memory carry nothing)."""
+        return [v for sc in self.scopes for v in sc.values() if isinstance(v, TileBuffer) and v.home is None]
 
     def values(self) -> dict[str, Value]:
         """The scalar and tile values in scope, by name (the innermost binding of each)."""

@@ -1,40 +1,168 @@
 """Where a kernel's buffers live, decided before lifting (LANGUAGE.md 7.5): in registers, or in a
 per-program scratch area of global memory.
 
-A buffer is a register tile of the program (lift/buffers.py) where every element access names
-each thread's own element (``s.at(i, j)`` under ``parallel {i, j}``) or one element the same for
-the whole block: the tile then holds all the threads' elements at once.  A buffer that a thread
-reads or writes at another thread's position (``s.at(15 - t)``, ``counts.at(bin)`` with ``bin``
-computed from the thread's data) or that is the target of an atomic has no such tile: Triton
-cannot gather from or scatter into a register tile.  Those buffers live in scratch memory,
-addressed element by element (lift/scratch.py).
+A buffer is a register tile of the program (lift/buffers.py) when every element access is one of
+the two forms a tile expresses: each thread's own element (``s.at(i, j)`` under ``parallel {i,
+j}``: the indices are the thread levels' variables as they stand, one each, over the buffer's
+extents), or a read of one element the same for the whole block (``g.at(n - 1)``).  A buffer
+that a thread writes at any other position (``out.at(x, q)`` with ``x`` a loop's index,
+``s.at(t + 1)``), reads at another thread's position (``s.at(15 - t)``), or that is the target
+of an atomic (``counts.at(bin)``) has no such tile: Triton cannot gather from or scatter into a
+register tile.  Those buffers live in scratch memory, addressed element by element
+(lift/scratch.py), and whole-tile work on them (copies in and out) loads and stores the tile.
 
-The analysis reads the AST: the names that vary between threads are the thread-level parallel
-indices and every local computed from one of them (to a fixed point); an index is the thread's
-own when it is one such parallel index as it stands, and uniform when it names no varying name.
+The analysis reads the AST with the levels the lifting gives each parallel: the names that vary
+between threads are the thread levels' variables (and ``apply``'s) and every local computed
+from one of them, to a fixed point.  Where the lanes of an enclosing thread level are nested
+further (a warp's statements beside its threads', lift/kernel.py ``lanes_over``) the warp's own
+writes have no tile form either.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
 from ..frontend import ast as A
 from .terms import unparen
 
+Extent = Callable[[A.Expr], int | None]  # a constant extent of the source, None where not known
 
-def scratch_buffers(top: A.Parallel, lanes: set[str]) -> set[str]:
+
+@dataclass
+class _Lanes:
+    """The thread-level variables of the lane scope an access is in, with their extents, and
+    how many lane axes the scope's tiles have (more than its variables where lanes nest)."""
+
+    names: list[tuple[str, int | None]] = field(default_factory=list)
+    rank: int = 0
+
+
+def scratch_buffers(top: A.Parallel, level_of: dict[int, str], extent: Extent) -> set[str]:
     """The names of the buffers of ``top`` (declared in it, or results of copies into fresh
-    memory) that live in scratch memory; ``lanes`` are the thread-level parallel indices."""
-    varying = _varying(top, lanes)
-    out: set[str] = set()
-    for n in top.walk():
-        if isinstance(n, A.Call) and n.kind == "atomic" and n.args:
-            target = _buffer_name(unparen(n.args[0]).base) if isinstance(unparen(n.args[0]), A.At) else None  # type: ignore[attr-defined]
-            if target is not None:
-                out.add(target)
+    memory) that live in scratch memory; ``level_of`` maps each ``PBy`` to its level after the
+    lifting's mapping ("block" or "thread")."""
+    return _Placement(top, level_of, extent).run()
+
+
+class _Placement:
+    def __init__(self, top: A.Parallel, level_of: dict[int, str], extent: Extent) -> None:
+        self.top = top
+        self.level_of = level_of
+        self.extent = extent
+        self.lane_names: set[str] = set()
+        self.shapes: dict[str, tuple[int | None, ...]] = {}  # declared buffers' extents
+        self.bools: set[str] = set()  # declared buffers of bool
+        self.accesses: list[tuple[A.At, bool, _Lanes]] = []  # (access, is a write, lanes there)
+        self.out: set[str] = set()
+
+    def run(self) -> set[str]:
+        top_lanes = [b for b in self.top.levels if self.level_of.get(id(b)) == "thread"]
+        self.visit(self.top.body, self.enter(top_lanes, [self.top.body], _Lanes()))
+        varying = self.varying()
+        for at, write, lanes in self.accesses:
+            name = _buffer_name(at.base)
+            if name is None or name in self.out:
+                continue
+            if not self.in_registers(at, name, write, lanes, varying):
+                self.out.add(name)
+        return self.out
+
+    # ------------------------------------------------------------ the walk
+    def enter(self, levels: list[A.PBy], body: list[A.Stmt], outer: _Lanes) -> _Lanes:
+        """The lanes inside thread ``levels`` (as lift/kernel.py ``lanes_over`` makes them)."""
+        pairs: list[tuple[str, int | None]] = []
+        for b in levels:
+            names = list(b.vars) if b.vars is not None else [b.name]
+            for n, bound in zip(names, b.bound, strict=False):
+                pairs.append((n or "", self.extent(bound)))
+        self.lane_names.update(n for n, _ in pairs if n)
+        if not pairs:
+            return outer
+        if outer.rank and any(n != 1 for _, n in outer.names):  # nested in lanes: their axes follow
+            return _Lanes(outer.names + pairs, outer.rank)
+        inner = self.inner_axes(body) if any(n != 1 for _, n in pairs) else 0
+        return _Lanes(pairs, len(pairs) + inner)
+
+    def inner_axes(self, body: list[A.Stmt]) -> int:
+        most = 0
+        stack: list[A.Node] = list(body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, A.Parallel) and self.thread_level(n):
+                count = sum(len(b.vars) if b.vars is not None else 1 for b in n.levels)
+                most = max(most, count + self.inner_axes([n.body]))
+                continue
+            stack.extend(n.children())
+        return most
+
+    def thread_level(self, p: A.Parallel) -> bool:
+        return all(self.level_of.get(id(b)) == "thread" for b in p.levels)
+
+    def visit(self, n: A.Node, lanes: _Lanes) -> None:
+        if isinstance(n, A.Parallel) and self.thread_level(n):
+            self.visit(n.body, self.enter(n.levels, [n.body], lanes))
+            return
+        if isinstance(n, A.Apply):  # the elements of a fragment: lanes of extents not known here
+            inner = _Lanes([(v, None) for v in n.vars], len(n.vars))
+            self.lane_names.update(n.vars)
+            self.visit(n.body, inner)
+            return
+        if isinstance(n, A.SpannedDecl) and n.shape is not None:
+            dims = tuple(self.extent(x) for x in n.shape)
+            for d in n.items:
+                self.shapes[d.name] = dims
+                if n.elem == "bool":
+                    self.bools.add(d.name)
+        if isinstance(n, A.Call) and n.kind == "atomic" and n.args and isinstance(unparen(n.args[0]), A.At):
+            name = _buffer_name(unparen(n.args[0]).base)  # type: ignore[attr-defined]
+            if name is not None:
+                self.out.add(name)
+        if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.At):
+            self.accesses.append((unparen(n.target), True, lanes))  # type: ignore[arg-type]
+            if n.op != "=":
+                self.accesses.append((unparen(n.target), False, lanes))  # type: ignore[arg-type]
+            self.visit(n.value, lanes)
+            for i in unparen(n.target).indices:  # type: ignore[attr-defined]
+                self.visit(i, lanes)
+            return
         if isinstance(n, A.At):
-            name = _buffer_name(n.base)
-            if name is not None and any(_elsewhere(i, lanes, varying) for i in n.indices):
-                out.add(name)
-    return out
+            self.accesses.append((n, False, lanes))
+        for c in n.children():
+            self.visit(c, lanes)
+
+    # ------------------------------------------------------------ the forms a tile expresses
+    def in_registers(self, at: A.At, name: str, write: bool, lanes: _Lanes, varying: set[str]) -> bool:
+        indices = [unparen(i) for i in at.indices]
+        if not write and not any(_names(i) & varying for i in indices):
+            return name not in self.bools  # one element the same for the whole block (a sum of the tile)
+        own = [i.name for i in indices if isinstance(i, A.Name) and i.name in dict(lanes.names)]
+        if len(own) != len(indices) or len(set(own)) != len(own):
+            return False
+        extents = dict(lanes.names)
+        if write and len(own) != lanes.rank:  # written by fewer lanes than the tile has axes
+            return False
+        shape = self.shapes.get(name)
+        if shape is not None and len(shape) == len(own):
+            for v, n in zip(own, shape, strict=True):
+                if n is not None and extents[v] is not None and n != extents[v]:
+                    return False
+        return True
+
+    def varying(self) -> set[str]:
+        """The names whose values differ between the threads of a block: a local is, where its
+        value or the condition of an ``if`` around its assignment names one that is."""
+        varying = set(self.lane_names)
+        defs: list[tuple[str, set[str]]] = []  # a local and the names its value depends on
+        _definitions(self.top.body, set(), defs)
+        changed = True
+        while changed:
+            changed = False
+            for name, uses in defs:
+                if name not in varying and uses & varying:
+                    varying.add(name)
+                    changed = True
+        return varying
 
 
 def _buffer_name(base: A.Expr) -> str | None:
@@ -45,32 +173,8 @@ def _buffer_name(base: A.Expr) -> str | None:
     return b.name if isinstance(b, A.Name) else None
 
 
-def _elsewhere(index: A.Expr, lanes: set[str], varying: set[str]) -> bool:
-    """Does ``index`` vary between threads other than as a thread's own parallel index?"""
-    i = unparen(index)
-    if isinstance(i, A.Name) and i.name in lanes:
-        return False
-    return bool(_names(i) & varying)
-
-
 def _names(e: A.Node) -> set[str]:
     return {n.name for n in e.walk() if isinstance(n, A.Name)}
-
-
-def _varying(top: A.Parallel, lanes: set[str]) -> set[str]:
-    """The names whose values differ between the threads of a block: a local is, where its value
-    or the condition of an ``if`` around its assignment names one that is."""
-    varying = set(lanes)
-    defs: list[tuple[str, set[str]]] = []  # a local and the names its value depends on
-    _definitions(top.body, set(), defs)
-    changed = True
-    while changed:
-        changed = False
-        for name, uses in defs:
-            if name not in varying and uses & varying:
-                varying.add(name)
-                changed = True
-    return varying
 
 
 def _definitions(n: A.Node, conds: set[str], out: list[tuple[str, set[str]]]) -> None:

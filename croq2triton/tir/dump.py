@@ -27,7 +27,8 @@ def _arg(a: N.Arg) -> str:
         return f"{a.name}: constexpr = {a.value}" + (" (tunable)" if a.tunable else "")
     if isinstance(a, N.Descriptor):
         return f"{a.name}: descriptor of {a.tensor} block {list(a.block)} padding {a.padding}"
-    return f"{a.name}: scratch<{a.dtype}> {a.elements} per program"
+    lanes = f" (a copy for each of {a.lanes} lanes)" if a.lanes > 1 else ""
+    return f"{a.name}: scratch<{a.dtype}> {to_source(a.elements, 'host')} per program{lanes}"
 
 
 def _access(base: str, index: tuple[E.Expr, ...], mask: E.Var | None) -> str:
@@ -67,7 +68,12 @@ def _stmt(s: N.Stmt, depth: int, out: list[str]) -> None:
         out.append(f"{pad}barrier{at}")
     elif isinstance(s, N.Atomic):
         res = f"{s.result.name} = " if s.result is not None else ""
-        out.append(f"{pad}{res}atomic {s.op} {_access(s.base, s.index, s.mask)}, {_e(s.value)}{at}")
+        cmp = f"{_e(s.compare)}, " if s.compare is not None else ""
+        out.append(f"{pad}{res}atomic {s.op} {_access(s.base, s.index, s.mask)}, {cmp}{_e(s.value)}{at}")
+    elif isinstance(s, N.Print):
+        out.append(f"{pad}print {s.text!r}{''.join(', ' + _e(v) for v in s.values)}{at}")
+    elif isinstance(s, N.Assert):
+        out.append(f"{pad}assert {_e(s.cond)}, {s.message!r}{at}")
     elif isinstance(s, N.For):
         pipe = ""
         if s.pipeline is not None:

@@ -407,6 +407,9 @@ def bounds(e: Expr) -> Interval:
         return (None, None)
     if isinstance(e, Bin) and e.op in COMPARE + LOGIC and e.dtype == "i1":
         return (0, 1)
+    if isinstance(e, Un) and e.op == "-" and is_int(e.dtype):
+        lo, hi = bounds(e.value)
+        return (_neg(hi), _neg(lo))
     if isinstance(e, Bin):
         a, b = bounds(e.lhs), bounds(e.rhs)
         if e.op == "+":

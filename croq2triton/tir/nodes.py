@@ -90,7 +90,8 @@ class Scratch:
 
     name: str
     dtype: str
-    elements: int  # per program
+    elements: Expr  # per program, as the launcher computes it
+    lanes: int = 1  # copies per program, one for each lane (a thread's own array: no lane shares it)
 
 
 Arg = Pointer | Stride | Scalar | Constexpr | Descriptor | Scratch
@@ -184,18 +185,38 @@ class Dot(Stmt):
 
 @dataclass
 class Barrier(Stmt):
-    """``tl.debug_barrier()``: the block's threads meet (around a store to a tensor the program
-    also reads: the threads own different elements of the two accesses)."""
+    """``tl.debug_barrier()``: the block's threads meet (between accesses of different threads to
+    memory they share: lift/hazards.py)."""
 
 
 @dataclass
 class Atomic(Stmt):
+    """``result = tl.atomic_<op>(address, value, mask)``, one for each lane; ``cas`` compares
+    with ``compare`` (Triton's takes no mask: masked-off lanes swap nothing for nothing)."""
+
     op: str  # add, max, min, xchg, cas, and, or, xor
     base: str
     index: tuple[Expr, ...]
     value: Expr
     mask: Var | None = None
     result: Var | None = None
+    compare: Expr | None = None
+
+
+@dataclass
+class Print(Stmt):
+    """``tl.device_print(text, values...)``: every lane prints."""
+
+    text: str
+    values: tuple[Expr, ...]
+
+
+@dataclass
+class Assert(Stmt):
+    """``tl.device_assert(cond, message)``."""
+
+    cond: Expr
+    message: str
 
 
 @dataclass
@@ -276,7 +297,12 @@ def exprs_of(s: Stmt) -> list[Expr]:
     if isinstance(s, Dot):
         return [s.a, s.b] + ([s.acc] if s.acc is not None else [])
     if isinstance(s, Atomic):
-        return [*s.index, s.value] + ([s.mask] if s.mask is not None else [])
+        extra = [x for x in (s.mask, s.compare) if x is not None]
+        return [*s.index, s.value, *extra]
+    if isinstance(s, Print):
+        return list(s.values)
+    if isinstance(s, Assert):
+        return [s.cond]
     if isinstance(s, For):
         return [s.start, s.stop, s.step]
     if isinstance(s, If):

@@ -170,6 +170,8 @@ def _unbroadcast(e: E.Expr) -> E.Expr:
         for x, y in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
             if isinstance(y, E.Full) and y.value == 0:
                 return _unbroadcast(x)
+    if isinstance(e, E.Full) and isinstance(e.value, int):  # a constant index broadcast: the constant
+        return E.Const(e.value, e.type)
     return e
 
 

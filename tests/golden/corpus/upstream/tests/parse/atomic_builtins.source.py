@@ -49,25 +49,34 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def atomic_parse_test_k0(s_scratch, s_per_prog, a_ptr, a_s0, b_ptr, b_s0):
-    """Program = one block of `parallel` at atomic_builtins.co:4."""
-    p_l = tl.arange(0, 64)  # atomic_builtins.co:4
-    s = s_scratch + tl.program_id(0).to(tl.int64) * s_per_prog  # atomic_builtins.co:5
-    v_1 = tl.load(a_ptr + p_l * a_s0)  # atomic_builtins.co:6
-    tl.store(s + p_l, v_1)
+def atomic_parse_test_k0(s_scratch, a_ptr, a_stride_0, b_ptr, b_stride_0):
+    """The block-level parallel at atomic_builtins.co:4: one program per block, one lane per thread."""
+    p = tl.arange(0, 64)  # atomic_builtins.co:4
+    s_base = 0  # atomic_builtins.co:5
+    a_val = tl.load(a_ptr + p * a_stride_0)  # atomic_builtins.co:6
+    tl.store(s_scratch + s_base + p, a_val)
+    tl.debug_barrier()  # atomic_builtins.co:8
+    tl.atomic_add(s_scratch + s_base + p, 1)
+    tl.debug_barrier()  # atomic_builtins.co:9
+    tl.atomic_add(s_scratch + s_base + p, -2)
+    tl.debug_barrier()  # atomic_builtins.co:10
+    tl.atomic_xchg(s_scratch + s_base + p, 0)
+    b_val = tl.load(b_ptr + p * b_stride_0)  # atomic_builtins.co:11
     tl.debug_barrier()
-    old_2 = tl.atomic_add(s + p_l, 1, mask=None)  # atomic_builtins.co:8
-    old_3 = tl.atomic_add(s + p_l, -2, mask=None)  # atomic_builtins.co:9
-    old_4 = tl.atomic_xchg(s + p_l, 0, mask=None)  # atomic_builtins.co:10
-    v_5 = tl.load(b_ptr + p_l * b_s0)  # atomic_builtins.co:11
-    old_6 = tl.atomic_min(s + p_l, v_5, mask=None)
-    v_7 = tl.load(b_ptr + p_l * b_s0)  # atomic_builtins.co:12
-    old_8 = tl.atomic_max(s + p_l, v_7, mask=None)
-    old_9 = tl.atomic_and(s + p_l, 255, mask=None)  # atomic_builtins.co:13
-    old_10 = tl.atomic_or(s + p_l, 1, mask=None)  # atomic_builtins.co:14
-    old_11 = tl.atomic_xor(s + p_l, 15, mask=None)  # atomic_builtins.co:15
-    old_12 = _atomics.cas(s + p_l, 0, 1)  # atomic_builtins.co:16
-    old_13 = tl.atomic_add(s + p_l, 10, mask=None)  # atomic_builtins.co:17
+    tl.atomic_min(s_scratch + s_base + p, b_val)
+    b_val_2 = tl.load(b_ptr + p * b_stride_0)  # atomic_builtins.co:12
+    tl.debug_barrier()
+    tl.atomic_max(s_scratch + s_base + p, b_val_2)
+    tl.debug_barrier()  # atomic_builtins.co:13
+    tl.atomic_and(s_scratch + s_base + p, 255)
+    tl.debug_barrier()  # atomic_builtins.co:14
+    tl.atomic_or(s_scratch + s_base + p, 1)
+    tl.debug_barrier()  # atomic_builtins.co:15
+    tl.atomic_xor(s_scratch + s_base + p, 15)
+    tl.debug_barrier()  # atomic_builtins.co:16
+    _atomics.cas(s_scratch + s_base + p, 0, 1)
+    tl.debug_barrier()  # atomic_builtins.co:17
+    old_11 = tl.atomic_add(s_scratch + s_base + p, 10)
 
 
 def atomic_parse_test(a, b, *, _launch=None):
@@ -80,13 +89,10 @@ def atomic_parse_test(a, b, *, _launch=None):
     _rt.fixed_dim(_F, "a", a, 0, 64)
     b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
     _rt.fixed_dim(_F, "b", b, 0, 64)
-    _atomic_parse_test_k0_s_scratch = _rt.scratch(_F, 64, torch.int32, _dev)
+    _atomic_parse_test_k0_s_scratch = _rt.scratch(_F, 64, torch.int32, _dev)  # atomic_builtins.co:4
     _launch(
-        atomic_parse_test_k0,
-        (1,),
-        [_atomic_parse_test_k0_s_scratch, 64, a, a.stride(0), b, b.stride(0)],
-        dict(num_warps=2),
-    )  # atomic_builtins.co:4
+        atomic_parse_test_k0, (1,), [_atomic_parse_test_k0_s_scratch, a, a.stride(0), b, b.stride(0)], dict(num_warps=2)
+    )
     return None
 
 

@@ -51,86 +51,82 @@ def _oob_fill(x, mask):
 @triton.jit
 def ele_add_k0(
     lhs_s_scratch,
-    lhs_s_per_prog,
     rhs_s_scratch,
-    rhs_s_per_prog,
     buffer_scratch,
-    buffer_per_prog,
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    lhs_s2,
+    lhs_stride_0,
+    lhs_stride_1,
+    lhs_stride_2,
     rhs_ptr,
-    rhs_s0,
-    rhs_s1,
-    rhs_s2,
+    rhs_stride_0,
+    rhs_stride_1,
+    rhs_stride_2,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
 ):
-    """Program = one block of `parallel` at add-shared.co:10."""
+    """The block-level parallel at add-shared.co:10: one program per block, one lane per thread."""
     p = tl.program_id(0)  # add-shared.co:10
-    for x_1 in range(0, 6):  # add-shared.co:11
-        X_2 = tl.where(x_1 == 5, 2, 3)  # add-shared.co:12
-        lhs_s = lhs_s_scratch + tl.program_id(0).to(tl.int64) * lhs_s_per_prog  # add-shared.co:13
-        rhs_s = rhs_s_scratch + tl.program_id(0).to(tl.int64) * rhs_s_per_prog
-        buffer = buffer_scratch + tl.program_id(0).to(tl.int64) * buffer_per_prog
-        tile_3 = tl.load(
-            lhs_ptr
-            + (p + tl.arange(0, 1)[:, None, None]) * lhs_s0
-            + (3 * x_1 + tl.arange(0, 4)[None, :, None]) * lhs_s1
-            + tl.arange(0, 64)[None, None, :] * lhs_s2,
-            mask=(tl.arange(0, 4)[None, :, None] < X_2) & (3 * x_1 + tl.arange(0, 4)[None, :, None] < 17),
-            other=0,
-        )  # add-shared.co:14
-        tl.store(
-            lhs_s
-            + tl.arange(0, 1)[:, None, None] * 192
-            + tl.arange(0, 4)[None, :, None] * 64
-            + tl.arange(0, 64)[None, None, :],
-            tile_3,
-            mask=(tl.arange(0, 4)[None, :, None] < X_2) & (tl.arange(0, 4)[None, :, None] < 3),
+    dim0 = tl.arange(0, 1)[:, None, None]  # add-shared.co:14
+    dim1 = tl.arange(0, 4)[None, :, None]
+    dim2 = tl.arange(0, 64)[None, None, :]
+    for x in range(0, 6):  # add-shared.co:11
+        X = tl.where(x == 5, 2, 3)  # add-shared.co:12
+        lhs_s_base = tl.cast(p, tl.int64) * 192  # add-shared.co:13
+        rhs_s_base = tl.cast(p, tl.int64) * 192
+        buffer_base = tl.cast(p, tl.int64) * 192
+        offs = p + dim0  # add-shared.co:14
+        offs_2 = x * 3 + dim1
+        mask = (dim1 < X) & (offs_2 < 17) & (offs >= p) & (offs < p + 1) & (offs_2 >= x * 3) & (offs_2 < x * 3 + X)
+        mask_2 = dim1 < 3
+        tl.debug_barrier()
+        lhs_s_tile = tl.load(lhs_s_scratch + lhs_s_base + dim0 * 192 + dim1 * 64 + dim2, mask=mask_2)
+        lhs_s_in = _oob_fill(
+            tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1 + dim2 * lhs_stride_2, mask=mask, other=0),
+            mask,
         )
         tl.debug_barrier()
-        tile_4 = tl.load(
-            rhs_ptr
-            + (p + tl.arange(0, 1)[:, None, None]) * rhs_s0
-            + (3 * x_1 + tl.arange(0, 4)[None, :, None]) * rhs_s1
-            + tl.arange(0, 64)[None, None, :] * rhs_s2,
-            mask=(tl.arange(0, 4)[None, :, None] < X_2) & (3 * x_1 + tl.arange(0, 4)[None, :, None] < 17),
-            other=0,
+        tl.store(
+            lhs_s_scratch + lhs_s_base + dim0 * 192 + dim1 * 64 + dim2,
+            tl.where(dim1 < X, lhs_s_in, lhs_s_tile),
+            mask=mask_2,
+        )
+        rhs_s_tile = tl.load(
+            rhs_s_scratch + rhs_s_base + dim0 * 192 + dim1 * 64 + dim2, mask=mask_2
         )  # add-shared.co:15
-        tl.store(
-            rhs_s
-            + tl.arange(0, 1)[:, None, None] * 192
-            + tl.arange(0, 4)[None, :, None] * 64
-            + tl.arange(0, 64)[None, None, :],
-            tile_4,
-            mask=(tl.arange(0, 4)[None, :, None] < X_2) & (tl.arange(0, 4)[None, :, None] < 3),
+        rhs_s_in = _oob_fill(
+            tl.load(rhs_ptr + offs * rhs_stride_0 + offs_2 * rhs_stride_1 + dim2 * rhs_stride_2, mask=mask, other=0),
+            mask,
         )
         tl.debug_barrier()
-        q_l = tl.arange(0, 64)  # add-shared.co:18
-        for y_5 in range(0, X_2):  # add-shared.co:19
-            v_6 = tl.load(lhs_s + y_5 * 64 + q_l, mask=y_5 < 3, other=0)  # add-shared.co:20
-            v_7 = tl.load(rhs_s + y_5 * 64 + q_l, mask=y_5 < 3, other=0)
-            tl.store(buffer + y_5 * 64 + q_l, v_6 + v_7, mask=y_5 < 3)
-            tl.debug_barrier()
-        tile_8 = tl.load(
-            buffer
-            + tl.arange(0, 1)[:, None, None] * 192
-            + tl.arange(0, 4)[None, :, None] * 64
-            + tl.arange(0, 64)[None, None, :],
-            mask=(tl.arange(0, 4)[None, :, None] < 3) & (tl.arange(0, 4)[None, :, None] < X_2),
-            other=0,
-        )  # add-shared.co:22
         tl.store(
-            output_ptr
-            + (p + tl.arange(0, 1)[:, None, None]) * output_s0
-            + (3 * x_1 + tl.arange(0, 4)[None, :, None]) * output_s1
-            + tl.arange(0, 64)[None, None, :] * output_s2,
-            tile_8,
-            mask=(tl.arange(0, 4)[None, :, None] < X_2) & (3 * x_1 + tl.arange(0, 4)[None, :, None] < 17),
+            rhs_s_scratch + rhs_s_base + dim0 * 192 + dim1 * 64 + dim2,
+            tl.where(dim1 < X, rhs_s_in, rhs_s_tile),
+            mask=mask_2,
+        )
+        q = tl.arange(0, 64)  # add-shared.co:18
+        for y in range(0, X):  # add-shared.co:19
+            mask_3 = y < 3  # add-shared.co:20
+            tl.debug_barrier()
+            lhs_s_tile_val = tl.load(lhs_s_scratch + lhs_s_base + y * 64 + q, mask=mask_3)
+            rhs_s_tile_val = tl.load(rhs_s_scratch + rhs_s_base + y * 64 + q, mask=mask_3)
+            tl.store(buffer_scratch + buffer_base + y * 64 + q, lhs_s_tile_val + rhs_s_tile_val, mask=mask_3)
+        tl.debug_barrier()  # add-shared.co:22
+        buffer_tile = tl.load(buffer_scratch + buffer_base + dim0 * 192 + dim1 * 64 + dim2, mask=mask_2)
+        mask_4 = (
+            (dim1 < 3)
+            & (dim1 < X)
+            & (offs_2 < 17)
+            & (offs >= p)
+            & (offs < p + 1)
+            & (offs_2 >= x * 3)
+            & (offs_2 < x * 3 + X)
+        )
+        tl.store(
+            output_ptr + offs * output_stride_0 + offs_2 * output_stride_1 + dim2 * output_stride_2,
+            buffer_tile,
+            mask=mask_4,
         )
 
 
@@ -149,7 +145,7 @@ def ele_add(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 1, 17)
     _rt.fixed_dim(_F, "rhs", rhs, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.int32, _dev, None)  # add-shared.co:8
-    _ele_add_k0_lhs_s_scratch = _rt.scratch(_F, 1152, torch.int32, _dev)
+    _ele_add_k0_lhs_s_scratch = _rt.scratch(_F, 1152, torch.int32, _dev)  # add-shared.co:10
     _ele_add_k0_rhs_s_scratch = _rt.scratch(_F, 1152, torch.int32, _dev)
     _ele_add_k0_buffer_scratch = _rt.scratch(_F, 1152, torch.int32, _dev)
     _launch(
@@ -157,11 +153,8 @@ def ele_add(lhs, rhs, *, _launch=None):
         (6,),
         [
             _ele_add_k0_lhs_s_scratch,
-            192,
             _ele_add_k0_rhs_s_scratch,
-            192,
             _ele_add_k0_buffer_scratch,
-            192,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
@@ -176,7 +169,7 @@ def ele_add(lhs, rhs, *, _launch=None):
             output.stride(2),
         ],
         dict(num_warps=2),
-    )  # add-shared.co:10
+    )
     return output  # add-shared.co:25
 
 

@@ -49,19 +49,20 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def histogram_shared_k0(counts_scratch, counts_per_prog, input_ptr, input_s0, output_ptr, output_s0):
-    """Program = one block of `parallel` at atomic_add.co:8."""
-    p_l = tl.arange(0, 256)  # atomic_add.co:8
-    counts = counts_scratch + tl.program_id(0).to(tl.int64) * counts_per_prog  # atomic_add.co:9
-    cond_1 = p_l < 16  # atomic_add.co:10
-    tl.store(counts + p_l, 0, mask=(p_l < 16) & cond_1)  # atomic_add.co:11
+def histogram_shared_k0(counts_scratch, input_ptr, input_stride_0, output_ptr, output_stride_0):
+    """The block-level parallel at atomic_add.co:8: one program per block, one lane per thread."""
+    p = tl.arange(0, 256)  # atomic_add.co:8
+    counts_base = 0  # atomic_add.co:9
+    mask = p < 16  # atomic_add.co:11
+    tl.store(counts_scratch + counts_base + p, 0, mask=mask)
+    input_val = tl.load(input_ptr + p * input_stride_0)  # atomic_add.co:14
+    bin = input_val % 16
+    mask_2 = (bin >= 0) & (bin < 16)  # atomic_add.co:15
     tl.debug_barrier()
-    v_2 = tl.load(input_ptr + p_l * input_s0)  # atomic_add.co:14
-    bin = tl.full([256], 0, tl.int32) + (v_2 % 16).to(tl.int32)
-    old_3 = tl.atomic_add(counts + bin, 1, mask=(bin < 16) & (bin >= 0))  # atomic_add.co:15
-    cond_4 = p_l < 16  # atomic_add.co:17
-    v_5 = tl.load(counts + p_l, mask=(p_l < 16) & cond_4, other=0)  # atomic_add.co:18
-    tl.store(output_ptr + p_l * output_s0, v_5, mask=(p_l < 16) & cond_4)
+    tl.atomic_add(counts_scratch + counts_base + bin, 1, mask=mask_2)
+    tl.debug_barrier()  # atomic_add.co:18
+    counts_val = tl.load(counts_scratch + counts_base + p, mask=mask)
+    tl.store(output_ptr + p * output_stride_0, counts_val, mask=mask)
 
 
 def histogram_shared(input, *, _launch=None):
@@ -73,13 +74,13 @@ def histogram_shared(input, *, _launch=None):
     input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # atomic_add.co:6
     _rt.fixed_dim(_F, "input", input, 0, 256)
     output = _rt.alloc(_F, (16,), torch.int32, _dev, None)  # atomic_add.co:7
-    _histogram_shared_k0_counts_scratch = _rt.scratch(_F, 16, torch.int32, _dev)
+    _histogram_shared_k0_counts_scratch = _rt.scratch(_F, 16, torch.int32, _dev)  # atomic_add.co:8
     _launch(
         histogram_shared_k0,
         (1,),
-        [_histogram_shared_k0_counts_scratch, 16, input, input.stride(0), output, output.stride(0)],
+        [_histogram_shared_k0_counts_scratch, input, input.stride(0), output, output.stride(0)],
         dict(num_warps=8),
-    )  # atomic_add.co:8
+    )
     return output  # atomic_add.co:21
 
 

@@ -217,97 +217,62 @@ def dma_copy_group(input, *, _launch=None):
 @triton.jit
 def dma_add_k0(
     N,
-    in0_ptr,
-    in0_s0,
-    in0_s1,
-    in0_s2,
-    M,
-    f0_data_scratch,
-    f0_data_per_prog,
     in1_ptr,
-    in1_s0,
-    in1_s1,
-    in1_s2,
-    f1_data_scratch,
-    f1_data_per_prog,
+    in1_stride_0,
+    in1_stride_1,
+    in1_stride_2,
+    M,
+    in0_ptr,
+    in0_stride_0,
+    in0_stride_1,
+    in0_stride_2,
+    f0_scratch,
+    f1_scratch,
     out_scratch,
-    out_per_prog,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    L_Q0: tl.constexpr,
-    P_F0_DATA_0: tl.constexpr,
-    P_F1_DATA_1: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    Q0_LANES: tl.constexpr,
+    F0_D0: tl.constexpr,
+    F1_D1: tl.constexpr,
+    OUT_D0: tl.constexpr,
 ):
-    """Program = one block of `parallel` at copy.co:48."""
-    q0_l = tl.arange(0, L_Q0)  # copy.co:48
-    f0_data = f0_data_scratch + tl.program_id(0).to(tl.int64) * f0_data_per_prog  # copy.co:49
-    tile_1 = tl.load(
-        in0_ptr
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * in0_s0
-        + tl.arange(0, 32)[None, :, None] * in0_s1
-        + tl.arange(0, 32)[None, None, :] * in0_s2,
-        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
-        other=0,
+    """The block-level parallel at copy.co:48: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, F0_D0)[:, None, None]  # copy.co:49
+    dim1 = tl.arange(0, 32)[None, :, None]
+    dim2 = tl.arange(0, 32)[None, None, :]
+    dim0_2 = tl.arange(0, 8)[:, None, None]  # copy.co:50
+    dim1_2 = tl.arange(0, F1_D1)[None, :, None]
+    dim0_3 = tl.arange(0, OUT_D0)[:, None, None]  # copy.co:56
+    q0 = tl.arange(0, Q0_LANES)[:, None]  # copy.co:48
+    f0_base = 0  # copy.co:49
+    mask = (dim0 < M) & (dim1 < 17)
+    f0 = _oob_fill(
+        tl.load(in0_ptr + dim0 * in0_stride_0 + dim1 * in0_stride_1 + dim2 * in0_stride_2, mask=mask, other=0), mask
     )
-    tl.store(
-        f0_data
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
-        + tl.arange(0, 32)[None, :, None] * 32
-        + tl.arange(0, 32)[None, None, :],
-        tile_1,
-        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+    tl.store(f0_scratch + f0_base + dim0 * 544 + dim1 * 32 + dim2, f0, mask=mask)
+    f1_base = 0  # copy.co:50
+    mask_2 = (dim0_2 < 6) & (dim1_2 < N)
+    f1 = _oob_fill(
+        tl.load(in1_ptr + dim0_2 * in1_stride_0 + dim1_2 * in1_stride_1 + dim2 * in1_stride_2, mask=mask_2, other=0),
+        mask_2,
     )
-    tl.debug_barrier()
-    f1_data = f1_data_scratch + tl.program_id(0).to(tl.int64) * f1_data_per_prog  # copy.co:50
-    tile_2 = tl.load(
-        in1_ptr
-        + tl.arange(0, 8)[:, None, None] * in1_s0
-        + tl.arange(0, P_F1_DATA_1)[None, :, None] * in1_s1
-        + tl.arange(0, 32)[None, None, :] * in1_s2,
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N),
-        other=0,
-    )
-    tl.store(
-        f1_data
-        + tl.arange(0, 8)[:, None, None] * (32 * N)
-        + tl.arange(0, P_F1_DATA_1)[None, :, None] * 32
-        + tl.arange(0, 32)[None, None, :],
-        tile_2,
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N),
-    )
-    tl.debug_barrier()
-    out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # copy.co:52
-    for x_3 in range(0, 6):  # copy.co:53
-        q1_l = tl.arange(0, 32)  # copy.co:54
-        v_4 = tl.load(
-            f0_data + x_3 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
-            mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
-            other=0,
-        )  # copy.co:55
-        v_5 = tl.load(f1_data + x_3 * (32 * N) + q0_l[:, None] * 32 + q1_l[None, :], mask=(q0_l < N)[:, None], other=0)
-        tl.store(
-            out + x_3 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
-            v_4 + v_5,
-            mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
-        )
+    tl.store(f1_scratch + f1_base + dim0_2 * N * 32 + dim1_2 * 32 + dim2, f1, mask=mask_2)
+    out_base = 0  # copy.co:52
+    for x in range(0, 6):  # copy.co:53
+        q1 = tl.arange(0, 32)[None, :]  # copy.co:54
+        mask_3 = (x < M) & (q0 < 17) & (q0 < N)  # copy.co:55
         tl.debug_barrier()
-    tile_6 = tl.load(
-        out
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
-        + tl.arange(0, 32)[None, :, None] * 32
-        + tl.arange(0, 32)[None, None, :],
-        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
-        other=0,
-    )  # copy.co:56
+        f0_val = tl.load(f0_scratch + f0_base + x * 544 + q0 * 32 + q1, mask=mask_3)
+        mask_4 = q0 < N
+        f1_val = tl.load(f1_scratch + f1_base + x * N * 32 + q0 * 32 + q1, mask=mask_4)
+        tl.store(out_scratch + out_base + x * 544 + q0 * 32 + q1, f0_val + f1_val, mask=mask_3)
+    mask_5 = (dim0_3 < M) & (dim1 < 17)  # copy.co:56
+    tl.debug_barrier()
+    out_tile = tl.load(out_scratch + out_base + dim0_3 * 544 + dim1 * 32 + dim2, mask=mask_5)
     tl.store(
-        output_ptr
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * output_s0
-        + tl.arange(0, 32)[None, :, None] * output_s1
-        + tl.arange(0, 32)[None, None, :] * output_s2,
-        tile_6,
-        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+        output_ptr + dim0_3 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask_5
     )
 
 
@@ -326,138 +291,105 @@ def dma_add(in0, in1, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
     _rt.fixed_dim(_F, "in1", in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:46
-    _dma_add_k0_L_Q0 = _rt.pow2(N)
-    _dma_add_k0_P_F0_DATA_0 = _rt.pad_extent(M)
-    _dma_add_k0_f0_data_scratch = _rt.scratch(_F, M * 17 * 32, torch.int32, _dev)
-    _dma_add_k0_P_F1_DATA_1 = _rt.pad_extent(N)
-    _dma_add_k0_f1_data_scratch = _rt.scratch(_F, 6 * N * 32, torch.int32, _dev)
-    _dma_add_k0_out_scratch = _rt.scratch(_F, M * 17 * 32, torch.int32, _dev)
+    _dma_add_k0_f0_scratch = _rt.scratch(_F, M * 544, torch.int32, _dev)  # copy.co:48
+    _dma_add_k0_f1_scratch = _rt.scratch(_F, N * 192, torch.int32, _dev)
+    _dma_add_k0_out_scratch = _rt.scratch(_F, M * 544, torch.int32, _dev)
+    (_dma_add_k0_Q0_LANES,) = _rt.block_extents(_F, "the thread level 'q0' (copy.co:48)", (N,))
+    (_dma_add_k0_F0_D0,) = _rt.block_extents(_F, "the buffer 'f0' (copy.co:49)", (M,), 1024)
+    (_dma_add_k0_F1_D1,) = _rt.block_extents(_F, "the buffer 'f1' (copy.co:50)", (N,), 256)
+    (_dma_add_k0_OUT_D0,) = _rt.block_extents(_F, "the buffer 'out' (copy.co:52)", (M,), 1024)
     _launch(
         dma_add_k0,
         (1,),
         [
             N,
-            in0,
-            in0.stride(0),
-            in0.stride(1),
-            in0.stride(2),
-            M,
-            _dma_add_k0_f0_data_scratch,
-            M * 17 * 32,
             in1,
             in1.stride(0),
             in1.stride(1),
             in1.stride(2),
-            _dma_add_k0_f1_data_scratch,
-            6 * N * 32,
+            M,
+            in0,
+            in0.stride(0),
+            in0.stride(1),
+            in0.stride(2),
+            _dma_add_k0_f0_scratch,
+            _dma_add_k0_f1_scratch,
             _dma_add_k0_out_scratch,
-            M * 17 * 32,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
         dict(
-            L_Q0=_dma_add_k0_L_Q0, P_F0_DATA_0=_dma_add_k0_P_F0_DATA_0, P_F1_DATA_1=_dma_add_k0_P_F1_DATA_1, num_warps=8
+            num_warps=4,
+            Q0_LANES=_dma_add_k0_Q0_LANES,
+            F0_D0=_dma_add_k0_F0_D0,
+            F1_D1=_dma_add_k0_F1_D1,
+            OUT_D0=_dma_add_k0_OUT_D0,
         ),
-    )  # copy.co:48
+    )
     return output  # copy.co:59
 
 
 @triton.jit
 def dma_add1_k0(
     N,
-    in0_ptr,
-    in0_s0,
-    in0_s1,
-    in0_s2,
-    M,
-    f0_data_scratch,
-    f0_data_per_prog,
     in1_ptr,
-    in1_s0,
-    in1_s1,
-    in1_s2,
-    f1_data_scratch,
-    f1_data_per_prog,
+    in1_stride_0,
+    in1_stride_1,
+    in1_stride_2,
+    M,
+    in0_ptr,
+    in0_stride_0,
+    in0_stride_1,
+    in0_stride_2,
+    f0_scratch,
+    f1_scratch,
     out_scratch,
-    out_per_prog,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    L_Q0: tl.constexpr,
-    P_F0_DATA_0: tl.constexpr,
-    P_F1_DATA_1: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    Q0_LANES: tl.constexpr,
+    F0_D0: tl.constexpr,
+    F1_D1: tl.constexpr,
+    OUT_D0: tl.constexpr,
 ):
-    """Program = one block of `parallel` at copy.co:65."""
-    q0_l = tl.arange(0, L_Q0)  # copy.co:65
-    f0_data = f0_data_scratch + tl.program_id(0).to(tl.int64) * f0_data_per_prog  # copy.co:66
-    tile_1 = tl.load(
-        in0_ptr
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * in0_s0
-        + tl.arange(0, 32)[None, :, None] * in0_s1
-        + tl.arange(0, 32)[None, None, :] * in0_s2,
-        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
-        other=0,
+    """The block-level parallel at copy.co:65: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, F0_D0)[:, None, None]  # copy.co:66
+    dim1 = tl.arange(0, 32)[None, :, None]
+    dim2 = tl.arange(0, 32)[None, None, :]
+    dim0_2 = tl.arange(0, 8)[:, None, None]  # copy.co:67
+    dim1_2 = tl.arange(0, F1_D1)[None, :, None]
+    dim0_3 = tl.arange(0, OUT_D0)[:, None, None]  # copy.co:73
+    q0 = tl.arange(0, Q0_LANES)[:, None]  # copy.co:65
+    f0_base = 0  # copy.co:66
+    mask = (dim0 < M) & (dim1 < 17)
+    f0 = _oob_fill(
+        tl.load(in0_ptr + dim0 * in0_stride_0 + dim1 * in0_stride_1 + dim2 * in0_stride_2, mask=mask, other=0), mask
     )
-    tl.store(
-        f0_data
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
-        + tl.arange(0, 32)[None, :, None] * 32
-        + tl.arange(0, 32)[None, None, :],
-        tile_1,
-        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+    tl.store(f0_scratch + f0_base + dim0 * 544 + dim1 * 32 + dim2, f0, mask=mask)
+    f1_base = 0  # copy.co:67
+    mask_2 = (dim0_2 < 6) & (dim1_2 < N)
+    f1 = _oob_fill(
+        tl.load(in1_ptr + dim0_2 * in1_stride_0 + dim1_2 * in1_stride_1 + dim2 * in1_stride_2, mask=mask_2, other=0),
+        mask_2,
     )
-    tl.debug_barrier()
-    f1_data = f1_data_scratch + tl.program_id(0).to(tl.int64) * f1_data_per_prog  # copy.co:67
-    tile_2 = tl.load(
-        in1_ptr
-        + tl.arange(0, 8)[:, None, None] * in1_s0
-        + tl.arange(0, P_F1_DATA_1)[None, :, None] * in1_s1
-        + tl.arange(0, 32)[None, None, :] * in1_s2,
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N),
-        other=0,
-    )
-    tl.store(
-        f1_data
-        + tl.arange(0, 8)[:, None, None] * (32 * N)
-        + tl.arange(0, P_F1_DATA_1)[None, :, None] * 32
-        + tl.arange(0, 32)[None, None, :],
-        tile_2,
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N),
-    )
-    tl.debug_barrier()
-    out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # copy.co:69
-    for x_3 in range(0, 6):  # copy.co:70
-        q1_l = tl.arange(0, 32)  # copy.co:71
-        v_4 = tl.load(
-            f0_data + x_3 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
-            mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
-            other=0,
-        )  # copy.co:72
-        v_5 = tl.load(f1_data + x_3 * (32 * N) + q0_l[:, None] * 32 + q1_l[None, :], mask=(q0_l < N)[:, None], other=0)
-        tl.store(
-            out + x_3 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
-            v_4 + v_5,
-            mask=(x_3 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
-        )
+    tl.store(f1_scratch + f1_base + dim0_2 * N * 32 + dim1_2 * 32 + dim2, f1, mask=mask_2)
+    out_base = 0  # copy.co:69
+    for x in range(0, 6):  # copy.co:70
+        q1 = tl.arange(0, 32)[None, :]  # copy.co:71
+        mask_3 = (x < M) & (q0 < 17) & (q0 < N)  # copy.co:72
         tl.debug_barrier()
-    tile_6 = tl.load(
-        out
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
-        + tl.arange(0, 32)[None, :, None] * 32
-        + tl.arange(0, 32)[None, None, :],
-        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
-        other=0,
-    )  # copy.co:73
+        f0_val = tl.load(f0_scratch + f0_base + x * 544 + q0 * 32 + q1, mask=mask_3)
+        mask_4 = q0 < N
+        f1_val = tl.load(f1_scratch + f1_base + x * N * 32 + q0 * 32 + q1, mask=mask_4)
+        tl.store(out_scratch + out_base + x * 544 + q0 * 32 + q1, f0_val + f1_val, mask=mask_3)
+    mask_5 = (dim0_3 < M) & (dim1 < 17)  # copy.co:73
+    tl.debug_barrier()
+    out_tile = tl.load(out_scratch + out_base + dim0_3 * 544 + dim1 * 32 + dim2, mask=mask_5)
     tl.store(
-        output_ptr
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * output_s0
-        + tl.arange(0, 32)[None, :, None] * output_s1
-        + tl.arange(0, 32)[None, None, :] * output_s2,
-        tile_6,
-        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+        output_ptr + dim0_3 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask_5
     )
 
 
@@ -476,44 +408,43 @@ def dma_add1(in0, in1, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
     _rt.fixed_dim(_F, "in1", in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:63
-    _dma_add1_k0_L_Q0 = _rt.pow2(N)
-    _dma_add1_k0_P_F0_DATA_0 = _rt.pad_extent(M)
-    _dma_add1_k0_f0_data_scratch = _rt.scratch(_F, M * 17 * 32, torch.int32, _dev)
-    _dma_add1_k0_P_F1_DATA_1 = _rt.pad_extent(N)
-    _dma_add1_k0_f1_data_scratch = _rt.scratch(_F, 6 * N * 32, torch.int32, _dev)
-    _dma_add1_k0_out_scratch = _rt.scratch(_F, M * 17 * 32, torch.int32, _dev)
+    _dma_add1_k0_f0_scratch = _rt.scratch(_F, M * 544, torch.int32, _dev)  # copy.co:65
+    _dma_add1_k0_f1_scratch = _rt.scratch(_F, N * 192, torch.int32, _dev)
+    _dma_add1_k0_out_scratch = _rt.scratch(_F, M * 544, torch.int32, _dev)
+    (_dma_add1_k0_Q0_LANES,) = _rt.block_extents(_F, "the thread level 'q0' (copy.co:65)", (N,))
+    (_dma_add1_k0_F0_D0,) = _rt.block_extents(_F, "the buffer 'f0' (copy.co:66)", (M,), 1024)
+    (_dma_add1_k0_F1_D1,) = _rt.block_extents(_F, "the buffer 'f1' (copy.co:67)", (N,), 256)
+    (_dma_add1_k0_OUT_D0,) = _rt.block_extents(_F, "the buffer 'out' (copy.co:69)", (M,), 1024)
     _launch(
         dma_add1_k0,
         (1,),
         [
             N,
-            in0,
-            in0.stride(0),
-            in0.stride(1),
-            in0.stride(2),
-            M,
-            _dma_add1_k0_f0_data_scratch,
-            M * 17 * 32,
             in1,
             in1.stride(0),
             in1.stride(1),
             in1.stride(2),
-            _dma_add1_k0_f1_data_scratch,
-            6 * N * 32,
+            M,
+            in0,
+            in0.stride(0),
+            in0.stride(1),
+            in0.stride(2),
+            _dma_add1_k0_f0_scratch,
+            _dma_add1_k0_f1_scratch,
             _dma_add1_k0_out_scratch,
-            M * 17 * 32,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
         dict(
-            L_Q0=_dma_add1_k0_L_Q0,
-            P_F0_DATA_0=_dma_add1_k0_P_F0_DATA_0,
-            P_F1_DATA_1=_dma_add1_k0_P_F1_DATA_1,
-            num_warps=8,
+            num_warps=4,
+            Q0_LANES=_dma_add1_k0_Q0_LANES,
+            F0_D0=_dma_add1_k0_F0_D0,
+            F1_D1=_dma_add1_k0_F1_D1,
+            OUT_D0=_dma_add1_k0_OUT_D0,
         ),
-    )  # copy.co:65
+    )
     return output  # copy.co:76
 
 

@@ -336,99 +336,66 @@ def fp8_dma_copy_group(input, *, _launch=None):
 @triton.jit
 def fp8_dma_add_k0(
     N,
-    in0_ptr,
-    in0_s0,
-    in0_s1,
-    in0_s2,
-    M,
-    f0_data_scratch,
-    f0_data_per_prog,
     in1_ptr,
-    in1_s0,
-    in1_s1,
-    in1_s2,
-    f1_data_scratch,
-    f1_data_per_prog,
+    in1_stride_0,
+    in1_stride_1,
+    in1_stride_2,
+    M,
+    in0_ptr,
+    in0_stride_0,
+    in0_stride_1,
+    in0_stride_2,
+    f0_scratch,
+    f1_scratch,
     out_scratch,
-    out_per_prog,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    L_Q0: tl.constexpr,
-    P_F0_DATA_0: tl.constexpr,
-    P_F1_DATA_1: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    Q0_LANES: tl.constexpr,
+    F0_D0: tl.constexpr,
+    F1_D1: tl.constexpr,
+    OUT_D0: tl.constexpr,
 ):
-    """Program = one block of `parallel` at fp8_ops.co:68."""
-    q0_l = tl.arange(0, L_Q0)  # fp8_ops.co:68
-    f0_data = f0_data_scratch + tl.program_id(0).to(tl.int64) * f0_data_per_prog  # fp8_ops.co:69
-    mask_2 = (tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17)
-    ptrs_3 = (
-        in0_ptr
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * in0_s0
-        + tl.arange(0, 32)[None, :, None] * in0_s1
-        + tl.arange(0, 32)[None, None, :] * in0_s2
+    """The block-level parallel at fp8_ops.co:68: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, F0_D0)[:, None, None]  # fp8_ops.co:69
+    dim1 = tl.arange(0, 32)[None, :, None]
+    dim2 = tl.arange(0, 32)[None, None, :]
+    dim0_2 = tl.arange(0, 8)[:, None, None]  # fp8_ops.co:70
+    dim1_2 = tl.arange(0, F1_D1)[None, :, None]
+    dim0_3 = tl.arange(0, OUT_D0)[:, None, None]  # fp8_ops.co:76
+    q0 = tl.arange(0, Q0_LANES)[:, None]  # fp8_ops.co:68
+    f0_base = 0  # fp8_ops.co:69
+    mask = (dim0 < M) & (dim1 < 17)
+    f0 = _oob_fill(
+        tl.load(in0_ptr + dim0 * in0_stride_0 + dim1 * in0_stride_1 + dim2 * in0_stride_2, mask=mask, other=0.0), mask
     )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    tl.store(
-        f0_data
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
-        + tl.arange(0, 32)[None, :, None] * 32
-        + tl.arange(0, 32)[None, None, :],
-        tile_1,
-        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+    tl.store(f0_scratch + f0_base + dim0 * 544 + dim1 * 32 + dim2, f0, mask=mask)
+    f1_base = 0  # fp8_ops.co:70
+    mask_2 = (dim0_2 < 6) & (dim1_2 < N)
+    f1 = _oob_fill(
+        tl.load(in1_ptr + dim0_2 * in1_stride_0 + dim1_2 * in1_stride_1 + dim2 * in1_stride_2, mask=mask_2, other=0.0),
+        mask_2,
     )
-    tl.debug_barrier()
-    f1_data = f1_data_scratch + tl.program_id(0).to(tl.int64) * f1_data_per_prog  # fp8_ops.co:70
-    mask_5 = (tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N)
-    ptrs_6 = (
-        in1_ptr
-        + tl.arange(0, 8)[:, None, None] * in1_s0
-        + tl.arange(0, P_F1_DATA_1)[None, :, None] * in1_s1
-        + tl.arange(0, 32)[None, None, :] * in1_s2
-    )
-    tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
-    tl.store(
-        f1_data
-        + tl.arange(0, 8)[:, None, None] * (32 * N)
-        + tl.arange(0, P_F1_DATA_1)[None, :, None] * 32
-        + tl.arange(0, 32)[None, None, :],
-        tile_4,
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N),
-    )
-    tl.debug_barrier()
-    out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # fp8_ops.co:72
-    for x_7 in range(0, 6):  # fp8_ops.co:73
-        q1_l = tl.arange(0, 32)  # fp8_ops.co:74
-        v_8 = tl.load(
-            f0_data + x_7 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
-            mask=(x_7 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
-            other=0.0,
-        )  # fp8_ops.co:75
-        v_9 = tl.load(
-            f1_data + x_7 * (32 * N) + q0_l[:, None] * 32 + q1_l[None, :], mask=(q0_l < N)[:, None], other=0.0
-        )
-        tl.store(
-            out + x_7 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
-            (v_8.to(tl.float32) + v_9.to(tl.float32)).to(tl.float16).to(tl.float16),
-            mask=(x_7 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
-        )
+    tl.store(f1_scratch + f1_base + dim0_2 * N * 32 + dim1_2 * 32 + dim2, f1, mask=mask_2)
+    out_base = 0  # fp8_ops.co:72
+    for x in range(0, 6):  # fp8_ops.co:73
+        q1 = tl.arange(0, 32)[None, :]  # fp8_ops.co:74
+        mask_3 = (x < M) & (q0 < 17) & (q0 < N)  # fp8_ops.co:75
         tl.debug_barrier()
-    mask_11 = (tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17)  # fp8_ops.co:76
-    ptrs_12 = (
-        out
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
-        + tl.arange(0, 32)[None, :, None] * 32
-        + tl.arange(0, 32)[None, None, :]
-    )
-    tile_10 = _oob_fill(tl.load(ptrs_12, mask=mask_11, other=0.0), mask_11)
+        f0_val = tl.load(f0_scratch + f0_base + x * 544 + q0 * 32 + q1, mask=mask_3)
+        mask_4 = q0 < N
+        f1_val = tl.load(f1_scratch + f1_base + x * N * 32 + q0 * 32 + q1, mask=mask_4)
+        tl.store(
+            out_scratch + out_base + x * 544 + q0 * 32 + q1,
+            (f0_val.to(tl.float32) + f1_val.to(tl.float32)).to(tl.float16),
+            mask=mask_3,
+        )
+    mask_5 = (dim0_3 < M) & (dim1 < 17)  # fp8_ops.co:76
+    tl.debug_barrier()
+    out_tile = tl.load(out_scratch + out_base + dim0_3 * 544 + dim1 * 32 + dim2, mask=mask_5)
     tl.store(
-        output_ptr
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * output_s0
-        + tl.arange(0, 32)[None, :, None] * output_s1
-        + tl.arange(0, 32)[None, None, :] * output_s2,
-        tile_10,
-        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+        output_ptr + dim0_3 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask_5
     )
 
 
@@ -447,143 +414,109 @@ def fp8_dma_add(in0, in1, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
     _rt.fixed_dim(_F, "in1", in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.float16, _dev, None)  # fp8_ops.co:66
-    _fp8_dma_add_k0_L_Q0 = _rt.pow2(N)
-    _fp8_dma_add_k0_P_F0_DATA_0 = _rt.pad_extent(M)
-    _fp8_dma_add_k0_f0_data_scratch = _rt.scratch(_F, M * 17 * 32, torch.float8_e5m2, _dev)
-    _fp8_dma_add_k0_P_F1_DATA_1 = _rt.pad_extent(N)
-    _fp8_dma_add_k0_f1_data_scratch = _rt.scratch(_F, 6 * N * 32, torch.float8_e5m2, _dev)
-    _fp8_dma_add_k0_out_scratch = _rt.scratch(_F, M * 17 * 32, torch.float16, _dev)
+    _fp8_dma_add_k0_f0_scratch = _rt.scratch(_F, M * 544, torch.float8_e5m2, _dev)  # fp8_ops.co:68
+    _fp8_dma_add_k0_f1_scratch = _rt.scratch(_F, N * 192, torch.float8_e5m2, _dev)
+    _fp8_dma_add_k0_out_scratch = _rt.scratch(_F, M * 544, torch.float16, _dev)
+    (_fp8_dma_add_k0_Q0_LANES,) = _rt.block_extents(_F, "the thread level 'q0' (fp8_ops.co:68)", (N,))
+    (_fp8_dma_add_k0_F0_D0,) = _rt.block_extents(_F, "the buffer 'f0' (fp8_ops.co:69)", (M,), 1024)
+    (_fp8_dma_add_k0_F1_D1,) = _rt.block_extents(_F, "the buffer 'f1' (fp8_ops.co:70)", (N,), 256)
+    (_fp8_dma_add_k0_OUT_D0,) = _rt.block_extents(_F, "the buffer 'out' (fp8_ops.co:72)", (M,), 1024)
     _launch(
         fp8_dma_add_k0,
         (1,),
         [
             N,
-            in0,
-            in0.stride(0),
-            in0.stride(1),
-            in0.stride(2),
-            M,
-            _fp8_dma_add_k0_f0_data_scratch,
-            M * 17 * 32,
             in1,
             in1.stride(0),
             in1.stride(1),
             in1.stride(2),
-            _fp8_dma_add_k0_f1_data_scratch,
-            6 * N * 32,
+            M,
+            in0,
+            in0.stride(0),
+            in0.stride(1),
+            in0.stride(2),
+            _fp8_dma_add_k0_f0_scratch,
+            _fp8_dma_add_k0_f1_scratch,
             _fp8_dma_add_k0_out_scratch,
-            M * 17 * 32,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
         dict(
-            L_Q0=_fp8_dma_add_k0_L_Q0,
-            P_F0_DATA_0=_fp8_dma_add_k0_P_F0_DATA_0,
-            P_F1_DATA_1=_fp8_dma_add_k0_P_F1_DATA_1,
-            num_warps=8,
+            num_warps=4,
+            Q0_LANES=_fp8_dma_add_k0_Q0_LANES,
+            F0_D0=_fp8_dma_add_k0_F0_D0,
+            F1_D1=_fp8_dma_add_k0_F1_D1,
+            OUT_D0=_fp8_dma_add_k0_OUT_D0,
         ),
-    )  # fp8_ops.co:68
+    )
     return output  # fp8_ops.co:79
 
 
 @triton.jit
 def fp8_dma_add1_k0(
     N,
-    in0_ptr,
-    in0_s0,
-    in0_s1,
-    in0_s2,
-    M,
-    f0_data_scratch,
-    f0_data_per_prog,
     in1_ptr,
-    in1_s0,
-    in1_s1,
-    in1_s2,
-    f1_data_scratch,
-    f1_data_per_prog,
+    in1_stride_0,
+    in1_stride_1,
+    in1_stride_2,
+    M,
+    in0_ptr,
+    in0_stride_0,
+    in0_stride_1,
+    in0_stride_2,
+    f0_scratch,
+    f1_scratch,
     out_scratch,
-    out_per_prog,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
-    L_Q0: tl.constexpr,
-    P_F0_DATA_0: tl.constexpr,
-    P_F1_DATA_1: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
+    Q0_LANES: tl.constexpr,
+    F0_D0: tl.constexpr,
+    F1_D1: tl.constexpr,
+    OUT_D0: tl.constexpr,
 ):
-    """Program = one block of `parallel` at fp8_ops.co:85."""
-    q0_l = tl.arange(0, L_Q0)  # fp8_ops.co:85
-    f0_data = f0_data_scratch + tl.program_id(0).to(tl.int64) * f0_data_per_prog  # fp8_ops.co:86
-    mask_2 = (tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17)
-    ptrs_3 = (
-        in0_ptr
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * in0_s0
-        + tl.arange(0, 32)[None, :, None] * in0_s1
-        + tl.arange(0, 32)[None, None, :] * in0_s2
+    """The block-level parallel at fp8_ops.co:85: one program per block, one lane per thread."""
+    dim0 = tl.arange(0, F0_D0)[:, None, None]  # fp8_ops.co:86
+    dim1 = tl.arange(0, 32)[None, :, None]
+    dim2 = tl.arange(0, 32)[None, None, :]
+    dim0_2 = tl.arange(0, 8)[:, None, None]  # fp8_ops.co:87
+    dim1_2 = tl.arange(0, F1_D1)[None, :, None]
+    dim0_3 = tl.arange(0, OUT_D0)[:, None, None]  # fp8_ops.co:93
+    q0 = tl.arange(0, Q0_LANES)[:, None]  # fp8_ops.co:85
+    f0_base = 0  # fp8_ops.co:86
+    mask = (dim0 < M) & (dim1 < 17)
+    f0 = _oob_fill(
+        tl.load(in0_ptr + dim0 * in0_stride_0 + dim1 * in0_stride_1 + dim2 * in0_stride_2, mask=mask, other=0.0), mask
     )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    tl.store(
-        f0_data
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
-        + tl.arange(0, 32)[None, :, None] * 32
-        + tl.arange(0, 32)[None, None, :],
-        tile_1,
-        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+    tl.store(f0_scratch + f0_base + dim0 * 544 + dim1 * 32 + dim2, f0, mask=mask)
+    f1_base = 0  # fp8_ops.co:87
+    mask_2 = (dim0_2 < 6) & (dim1_2 < N)
+    f1 = _oob_fill(
+        tl.load(in1_ptr + dim0_2 * in1_stride_0 + dim1_2 * in1_stride_1 + dim2 * in1_stride_2, mask=mask_2, other=0.0),
+        mask_2,
     )
-    tl.debug_barrier()
-    f1_data = f1_data_scratch + tl.program_id(0).to(tl.int64) * f1_data_per_prog  # fp8_ops.co:87
-    mask_5 = (tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N)
-    ptrs_6 = (
-        in1_ptr
-        + tl.arange(0, 8)[:, None, None] * in1_s0
-        + tl.arange(0, P_F1_DATA_1)[None, :, None] * in1_s1
-        + tl.arange(0, 32)[None, None, :] * in1_s2
-    )
-    tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
-    tl.store(
-        f1_data
-        + tl.arange(0, 8)[:, None, None] * (32 * N)
-        + tl.arange(0, P_F1_DATA_1)[None, :, None] * 32
-        + tl.arange(0, 32)[None, None, :],
-        tile_4,
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (tl.arange(0, P_F1_DATA_1)[None, :, None] < N),
-    )
-    tl.debug_barrier()
-    out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # fp8_ops.co:89
-    for x_7 in range(0, 6):  # fp8_ops.co:90
-        q1_l = tl.arange(0, 32)  # fp8_ops.co:91
-        v_8 = tl.load(
-            f0_data + x_7 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
-            mask=(x_7 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
-            other=0.0,
-        )  # fp8_ops.co:92
-        v_9 = tl.load(
-            f1_data + x_7 * (32 * N) + q0_l[:, None] * 32 + q1_l[None, :], mask=(q0_l < N)[:, None], other=0.0
-        )
-        tl.store(
-            out + x_7 * 544 + q0_l[:, None] * 32 + q1_l[None, :],
-            (v_8.to(tl.float32) + v_9.to(tl.float32)).to(tl.float16).to(tl.float16),
-            mask=(x_7 < M) & (q0_l[:, None] < 17) & (q0_l < N)[:, None],
-        )
+    tl.store(f1_scratch + f1_base + dim0_2 * N * 32 + dim1_2 * 32 + dim2, f1, mask=mask_2)
+    out_base = 0  # fp8_ops.co:89
+    for x in range(0, 6):  # fp8_ops.co:90
+        q1 = tl.arange(0, 32)[None, :]  # fp8_ops.co:91
+        mask_3 = (x < M) & (q0 < 17) & (q0 < N)  # fp8_ops.co:92
         tl.debug_barrier()
-    mask_11 = (tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17)  # fp8_ops.co:93
-    ptrs_12 = (
-        out
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * 544
-        + tl.arange(0, 32)[None, :, None] * 32
-        + tl.arange(0, 32)[None, None, :]
-    )
-    tile_10 = _oob_fill(tl.load(ptrs_12, mask=mask_11, other=0.0), mask_11)
+        f0_val = tl.load(f0_scratch + f0_base + x * 544 + q0 * 32 + q1, mask=mask_3)
+        mask_4 = q0 < N
+        f1_val = tl.load(f1_scratch + f1_base + x * N * 32 + q0 * 32 + q1, mask=mask_4)
+        tl.store(
+            out_scratch + out_base + x * 544 + q0 * 32 + q1,
+            (f0_val.to(tl.float32) + f1_val.to(tl.float32)).to(tl.float16),
+            mask=mask_3,
+        )
+    mask_5 = (dim0_3 < M) & (dim1 < 17)  # fp8_ops.co:93
+    tl.debug_barrier()
+    out_tile = tl.load(out_scratch + out_base + dim0_3 * 544 + dim1 * 32 + dim2, mask=mask_5)
     tl.store(
-        output_ptr
-        + tl.arange(0, P_F0_DATA_0)[:, None, None] * output_s0
-        + tl.arange(0, 32)[None, :, None] * output_s1
-        + tl.arange(0, 32)[None, None, :] * output_s2,
-        tile_10,
-        mask=(tl.arange(0, P_F0_DATA_0)[:, None, None] < M) & (tl.arange(0, 32)[None, :, None] < 17),
+        output_ptr + dim0_3 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask_5
     )
 
 
@@ -602,44 +535,43 @@ def fp8_dma_add1(in0, in1, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
     _rt.fixed_dim(_F, "in1", in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.float16, _dev, None)  # fp8_ops.co:83
-    _fp8_dma_add1_k0_L_Q0 = _rt.pow2(N)
-    _fp8_dma_add1_k0_P_F0_DATA_0 = _rt.pad_extent(M)
-    _fp8_dma_add1_k0_f0_data_scratch = _rt.scratch(_F, M * 17 * 32, torch.float8_e5m2, _dev)
-    _fp8_dma_add1_k0_P_F1_DATA_1 = _rt.pad_extent(N)
-    _fp8_dma_add1_k0_f1_data_scratch = _rt.scratch(_F, 6 * N * 32, torch.float8_e5m2, _dev)
-    _fp8_dma_add1_k0_out_scratch = _rt.scratch(_F, M * 17 * 32, torch.float16, _dev)
+    _fp8_dma_add1_k0_f0_scratch = _rt.scratch(_F, M * 544, torch.float8_e5m2, _dev)  # fp8_ops.co:85
+    _fp8_dma_add1_k0_f1_scratch = _rt.scratch(_F, N * 192, torch.float8_e5m2, _dev)
+    _fp8_dma_add1_k0_out_scratch = _rt.scratch(_F, M * 544, torch.float16, _dev)
+    (_fp8_dma_add1_k0_Q0_LANES,) = _rt.block_extents(_F, "the thread level 'q0' (fp8_ops.co:85)", (N,))
+    (_fp8_dma_add1_k0_F0_D0,) = _rt.block_extents(_F, "the buffer 'f0' (fp8_ops.co:86)", (M,), 1024)
+    (_fp8_dma_add1_k0_F1_D1,) = _rt.block_extents(_F, "the buffer 'f1' (fp8_ops.co:87)", (N,), 256)
+    (_fp8_dma_add1_k0_OUT_D0,) = _rt.block_extents(_F, "the buffer 'out' (fp8_ops.co:89)", (M,), 1024)
     _launch(
         fp8_dma_add1_k0,
         (1,),
         [
             N,
-            in0,
-            in0.stride(0),
-            in0.stride(1),
-            in0.stride(2),
-            M,
-            _fp8_dma_add1_k0_f0_data_scratch,
-            M * 17 * 32,
             in1,
             in1.stride(0),
             in1.stride(1),
             in1.stride(2),
-            _fp8_dma_add1_k0_f1_data_scratch,
-            6 * N * 32,
+            M,
+            in0,
+            in0.stride(0),
+            in0.stride(1),
+            in0.stride(2),
+            _fp8_dma_add1_k0_f0_scratch,
+            _fp8_dma_add1_k0_f1_scratch,
             _fp8_dma_add1_k0_out_scratch,
-            M * 17 * 32,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
         dict(
-            L_Q0=_fp8_dma_add1_k0_L_Q0,
-            P_F0_DATA_0=_fp8_dma_add1_k0_P_F0_DATA_0,
-            P_F1_DATA_1=_fp8_dma_add1_k0_P_F1_DATA_1,
-            num_warps=8,
+            num_warps=4,
+            Q0_LANES=_fp8_dma_add1_k0_Q0_LANES,
+            F0_D0=_fp8_dma_add1_k0_F0_D0,
+            F1_D1=_fp8_dma_add1_k0_F1_D1,
+            OUT_D0=_fp8_dma_add1_k0_OUT_D0,
         ),
-    )  # fp8_ops.co:85
+    )
     return output  # fp8_ops.co:96
 
 

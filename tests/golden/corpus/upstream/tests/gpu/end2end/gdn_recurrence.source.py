@@ -97,9 +97,8 @@ def gdn_chunk_state_k0(
         w_s = _oob_fill(
             tl.load(W_ptr + bh * W_stride_0 + offs_2 * W_stride_1 + cols * W_stride_2, mask=mask_2, other=0), mask_2
         )
-        state_s = tl.load(
-            State_ptr + bh * State_stride_0 + rows * State_stride_1 + cols * State_stride_2
-        )  # gdn_recurrence.co:42
+        tl.debug_barrier()  # gdn_recurrence.co:42
+        state_s = tl.load(State_ptr + bh * State_stride_0 + rows * State_stride_1 + cols * State_stride_2)
         acc_ws = tl.dot(_as_dot_operand(w_s), tl.trans(_as_dot_operand(state_s)), acc_ws)  # gdn_recurrence.co:44
         i = tl.arange(0, 64)[:, None]  # gdn_recurrence.co:46
         j = tl.arange(0, 64)[None, :]
@@ -145,7 +144,6 @@ def gdn_chunk_state_k0(
         acc_state_out_2 = acc_state.to(tl.bfloat16)  # gdn_recurrence.co:74
         tl.debug_barrier()
         tl.store(State_ptr + bh * State_stride_0 + rows * State_stride_1 + cols * State_stride_2, acc_state_out_2)
-        tl.debug_barrier()
 
 
 def gdn_chunk_state(K, W, U, G, State, V_new_out, V_new_T, *, _launch=None):

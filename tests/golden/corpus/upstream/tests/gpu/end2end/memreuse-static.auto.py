@@ -51,81 +51,58 @@ def _oob_fill(x, mask):
 @triton.jit
 def mem_reuse_static_k0(
     i0_ptr,
-    i0_s0,
-    i0_s1,
-    smem1_data_scratch,
-    smem1_data_per_prog,
-    i0_desc_1x256,
+    i0_stride_0,
+    i0_stride_1,
+    smem1_scratch,
     output_s_scratch,
-    output_s_per_prog,
     i1_ptr,
-    i1_s0,
-    i1_s1,
-    smem2_data_scratch,
-    smem2_data_per_prog,
-    i1_desc_1x256,
+    i1_stride_0,
+    i1_stride_1,
+    smem2_scratch,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_1x128,
-    TMA_I0_1X256: tl.constexpr,
-    TMA_I1_1X256: tl.constexpr,
-    TMA_OUTPUT_1X256: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
 ):
-    """Program = one block of `parallel` at memreuse-static.co:13."""
+    """The block-level parallel at memreuse-static.co:13: one program per block, one lane per thread."""
     p = tl.program_id(0)  # memreuse-static.co:13
-    q_l = tl.arange(0, 128)
-    smem1_data = smem1_data_scratch + tl.program_id(0).to(tl.int64) * smem1_data_per_prog  # memreuse-static.co:14
-    if TMA_I0_1X256:
-        tile_1 = i0_desc_1x256.load([p, 0])
-    else:
-        tile_1 = tl.load(i0_ptr + (p + tl.arange(0, 1)[:, None]) * i0_s0 + tl.arange(0, 256)[None, :] * i0_s1)
-    # memreuse-static.co:14
-    tl.store(smem1_data + tl.arange(0, 1)[:, None] * 256 + tl.arange(0, 256)[None, :], tile_1)
-    tl.debug_barrier()
-    output_s = output_s_scratch + tl.program_id(0).to(tl.int64) * output_s_per_prog  # memreuse-static.co:15
-    tl.store(
-        output_s + tl.arange(0, 1)[:, None] * 256 + tl.arange(0, 256)[None, :],
-        tl.full([1, 256], 0, tl.uint8),
-        mask=None,
-    )
-    tl.debug_barrier()
-    for i_2 in range(0, 1):  # memreuse-static.co:18
-        v_3 = tl.load(smem1_data + i_2 * 256 + q_l)  # memreuse-static.co:19
-        tl.store(output_s + i_2 * 256 + q_l, v_3.to(tl.uint8))
+    rows = tl.arange(0, 1)[:, None]  # memreuse-static.co:14
+    cols = tl.arange(0, 256)[None, :]
+    q = tl.arange(0, 128)  # memreuse-static.co:13
+    smem1_base = tl.cast(p, tl.int64) * 256  # memreuse-static.co:14
+    offs = p + rows
+    smem1 = tl.load(i0_ptr + offs * i0_stride_0 + cols * i0_stride_1)
+    tl.store(smem1_scratch + smem1_base + rows * 256 + cols, smem1)
+    output_s_base = tl.cast(p, tl.int64) * 256  # memreuse-static.co:15
+    for i in range(0, 1):  # memreuse-static.co:18
+        tl.debug_barrier()  # memreuse-static.co:19
+        smem1_val = tl.load(smem1_scratch + smem1_base + i * 256 + q)
+        tl.store(output_s_scratch + output_s_base + i * 256 + q, smem1_val)
+        smem1_val_2 = tl.load(smem1_scratch + smem1_base + i * 256 + q + 128)  # memreuse-static.co:20
         tl.debug_barrier()
-        # memreuse-static.co:20
-        v_4 = tl.load(smem1_data + i_2 * 256 + (q_l + 128), mask=q_l + 128 < 256, other=0)
-        tl.store(output_s + i_2 * 256 + (q_l + 128), v_4.to(tl.uint8), mask=q_l + 128 < 256)
+        tl.store(output_s_scratch + output_s_base + i * 256 + q + 128, smem1_val_2)
+    smem2_base = tl.cast(p, tl.int64) * 256  # memreuse-static.co:24
+    smem2 = tl.load(i1_ptr + offs * i1_stride_0 + cols * i1_stride_1)
+    tl.store(smem2_scratch + smem2_base + rows * 256 + cols, smem2)
+    for i_2 in range(0, 1):  # memreuse-static.co:27
+        tl.debug_barrier()  # memreuse-static.co:28
+        smem2_val = tl.load(smem2_scratch + smem2_base + i_2 * 256 + q)
+        output_s_val = tl.load(output_s_scratch + output_s_base + i_2 * 256 + q)
         tl.debug_barrier()
-    smem2_data = smem2_data_scratch + tl.program_id(0).to(tl.int64) * smem2_data_per_prog  # memreuse-static.co:24
-    if TMA_I1_1X256:
-        tile_5 = i1_desc_1x256.load([p, 0])
-    else:
-        tile_5 = tl.load(i1_ptr + (p + tl.arange(0, 1)[:, None]) * i1_s0 + tl.arange(0, 256)[None, :] * i1_s1)
-    # memreuse-static.co:24
-    tl.store(smem2_data + tl.arange(0, 1)[:, None] * 256 + tl.arange(0, 256)[None, :], tile_5)
-    tl.debug_barrier()
-    for i_6 in range(0, 1):  # memreuse-static.co:27
-        v_7 = tl.load(smem2_data + i_6 * 256 + q_l)  # memreuse-static.co:28
-        v_8 = tl.load(output_s + i_6 * 256 + q_l)
-        tl.store(output_s + i_6 * 256 + q_l, (v_8 + v_7).to(tl.uint8))
-        tl.debug_barrier()
-        # memreuse-static.co:29
-        v_9 = tl.load(smem2_data + i_6 * 256 + (q_l + 128), mask=q_l + 128 < 256, other=0)
-        v_10 = tl.load(output_s + i_6 * 256 + (q_l + 128), mask=q_l + 128 < 256, other=0)
-        tl.store(output_s + i_6 * 256 + (q_l + 128), (v_10 + v_9).to(tl.uint8), mask=q_l + 128 < 256)
-        tl.debug_barrier()
-    # memreuse-static.co:33
-    tile_11 = tl.load(output_s + tl.arange(0, 1)[:, None] * 256 + tl.arange(0, 256)[None, :])
-    if TMA_OUTPUT_1X256:
-        _half_120, _half_121 = tl.split(tl.permute(tl.reshape(tile_11, (1, 2, 128)), (0, 2, 1)))
-        output_desc_1x128.store([p, 0], _half_120)
-        output_desc_1x128.store([p, 128], _half_121)
-    else:
         tl.store(
-            output_ptr + (p + tl.arange(0, 1)[:, None]) * output_s0 + tl.arange(0, 256)[None, :] * output_s1, tile_11
+            output_s_scratch + output_s_base + i_2 * 256 + q,
+            (output_s_val.to(tl.int32) + smem2_val.to(tl.int32)).to(tl.uint8),
         )
+        smem2_val_2 = tl.load(smem2_scratch + smem2_base + i_2 * 256 + q + 128)  # memreuse-static.co:29
+        tl.debug_barrier()
+        output_s_val_2 = tl.load(output_s_scratch + output_s_base + i_2 * 256 + q + 128)
+        tl.debug_barrier()
+        tl.store(
+            output_s_scratch + output_s_base + i_2 * 256 + q + 128,
+            (output_s_val_2.to(tl.int32) + smem2_val_2.to(tl.int32)).to(tl.uint8),
+        )
+    tl.debug_barrier()  # memreuse-static.co:33
+    output_s_tile = tl.load(output_s_scratch + output_s_base + rows * 256 + cols)
+    tl.store(output_ptr + offs * output_stride_0 + cols * output_stride_1, output_s_tile)
 
 
 def mem_reuse_static(i0, i1, *, _launch=None):
@@ -141,17 +118,9 @@ def mem_reuse_static(i0, i1, *, _launch=None):
     _rt.fixed_dim(_F, "i1", i1, 0, 8)
     _rt.fixed_dim(_F, "i1", i1, 1, 256)
     output = _rt.alloc(_F, (8, 256), torch.uint8, _dev, None)  # memreuse-static.co:11
-    _mem_reuse_static_k0_smem1_data_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)
-    _mem_reuse_static_k0_TMA_I0_1X256 = _rt.tma_ok(_F, "i0", i0, [1, 256], [1, 256], "loads (auto)")
-    _mem_reuse_static_k0_i0_desc_1x256 = _rt.tma_desc(i0, [1, 256], _mem_reuse_static_k0_TMA_I0_1X256, _OOB_PADDING)
+    _mem_reuse_static_k0_smem1_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)  # memreuse-static.co:13
     _mem_reuse_static_k0_output_s_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)
-    _mem_reuse_static_k0_smem2_data_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)
-    _mem_reuse_static_k0_TMA_I1_1X256 = _rt.tma_ok(_F, "i1", i1, [1, 256], [1, 256], "loads (auto)")
-    _mem_reuse_static_k0_i1_desc_1x256 = _rt.tma_desc(i1, [1, 256], _mem_reuse_static_k0_TMA_I1_1X256, _OOB_PADDING)
-    _mem_reuse_static_k0_TMA_OUTPUT_1X256 = _rt.tma_ok(_F, "output", output, [1, 256], [1, 256], "stores (auto)")
-    _mem_reuse_static_k0_output_desc_1x128 = _rt.tma_desc(
-        output, [1, 128], _mem_reuse_static_k0_TMA_OUTPUT_1X256, "zero"
-    )
+    _mem_reuse_static_k0_smem2_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)
     _launch(
         mem_reuse_static_k0,
         (8,),
@@ -159,29 +128,18 @@ def mem_reuse_static(i0, i1, *, _launch=None):
             i0,
             i0.stride(0),
             i0.stride(1),
-            _mem_reuse_static_k0_smem1_data_scratch,
-            256,
-            _mem_reuse_static_k0_i0_desc_1x256,
+            _mem_reuse_static_k0_smem1_scratch,
             _mem_reuse_static_k0_output_s_scratch,
-            256,
             i1,
             i1.stride(0),
             i1.stride(1),
-            _mem_reuse_static_k0_smem2_data_scratch,
-            256,
-            _mem_reuse_static_k0_i1_desc_1x256,
+            _mem_reuse_static_k0_smem2_scratch,
             output,
             output.stride(0),
             output.stride(1),
-            _mem_reuse_static_k0_output_desc_1x128,
         ],
-        dict(
-            TMA_I0_1X256=_mem_reuse_static_k0_TMA_I0_1X256,
-            TMA_I1_1X256=_mem_reuse_static_k0_TMA_I1_1X256,
-            TMA_OUTPUT_1X256=_mem_reuse_static_k0_TMA_OUTPUT_1X256,
-            num_warps=4,
-        ),
-    )  # memreuse-static.co:13
+        dict(num_warps=4),
+    )
     return output  # memreuse-static.co:36
 
 

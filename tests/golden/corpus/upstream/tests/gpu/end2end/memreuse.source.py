@@ -50,107 +50,85 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def mem_reuse_dynamic_k0(
-    i0_ptr,
-    i0_s0,
-    i0_s1,
     K,
     N,
-    smem1_data_scratch,
-    smem1_data_per_prog,
-    _h_1,
+    i0_ptr,
+    i0_stride_0,
+    i0_stride_1,
+    smem1_scratch,
     output_s_scratch,
-    output_s_per_prog,
     i1_ptr,
-    i1_s0,
-    i1_s1,
-    smem2_data_scratch,
-    smem2_data_per_prog,
+    i1_stride_0,
+    i1_stride_1,
+    smem2_scratch,
     output_ptr,
-    output_s0,
-    output_s1,
-    P_SMEM1_DATA_0: tl.constexpr,
-    P_SMEM1_DATA_1: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
+    SMEM1_D0: tl.constexpr,
+    SMEM1_D1: tl.constexpr,
+    OUTPUT_S_D0: tl.constexpr,
+    OUTPUT_S_D1: tl.constexpr,
+    SMEM2_D0: tl.constexpr,
+    SMEM2_D1: tl.constexpr,
 ):
-    """Program = one block of `parallel` at memreuse.co:10."""
+    """The block-level parallel at memreuse.co:10: one program per block, one lane per thread."""
     p = tl.program_id(0)  # memreuse.co:10
-    q_l = tl.arange(0, 128)
-    smem1_data = smem1_data_scratch + tl.program_id(0).to(tl.int64) * smem1_data_per_prog  # memreuse.co:11
-    tile_2 = tl.load(
-        i0_ptr
-        + (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None]) * i0_s0
-        + tl.arange(0, P_SMEM1_DATA_1)[None, :] * i0_s1,
-        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8)
-        & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
-        & (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None] < K),
-        other=0,
-    )
-    tl.store(
-        smem1_data + tl.arange(0, P_SMEM1_DATA_0)[:, None] * N + tl.arange(0, P_SMEM1_DATA_1)[None, :],
-        tile_2,
-        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8)
-        & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
-        & (tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1),
-    )
+    rows = tl.arange(0, SMEM1_D0)[:, None]  # memreuse.co:11
+    cols = tl.arange(0, SMEM1_D1)[None, :]
+    rows_2 = tl.arange(0, SMEM2_D0)[:, None]  # memreuse.co:21
+    cols_2 = tl.arange(0, SMEM2_D1)[None, :]
+    rows_3 = tl.arange(0, OUTPUT_S_D0)[:, None]  # memreuse.co:29
+    cols_3 = tl.arange(0, OUTPUT_S_D1)[None, :]
+    q = tl.arange(0, 128)  # memreuse.co:10
+    smem1_base = tl.cast(p, tl.int64) * (K // 8) * N  # memreuse.co:11
+    offs = p * (K // 8) + rows
+    mask = (offs < K) & (cols < N)
+    smem1 = _oob_fill(tl.load(i0_ptr + offs * i0_stride_0 + cols * i0_stride_1, mask=mask, other=0), mask)
+    mask_2 = (rows < K // 8) & (cols < N)
+    tl.store(smem1_scratch + smem1_base + rows * N + cols, smem1, mask=mask_2)
+    output_s_base = tl.cast(p, tl.int64) * (K // 8) * N  # memreuse.co:12
+    for i in range(0, K // 8):  # memreuse.co:15
+        mask_3 = (i < K // 8) & (q < N)  # memreuse.co:16
+        tl.debug_barrier()
+        smem1_val = tl.load(smem1_scratch + smem1_base + i * N + q, mask=mask_3)
+        tl.store(output_s_scratch + output_s_base + i * N + q, smem1_val, mask=mask_3)
+        mask_4 = (i < K // 8) & (q + 128 < N)  # memreuse.co:17
+        smem1_val_2 = tl.load(smem1_scratch + smem1_base + i * N + q + 128, mask=mask_4)
+        tl.debug_barrier()
+        tl.store(output_s_scratch + output_s_base + i * N + q + 128, smem1_val_2, mask=mask_4)
+    smem2_base = tl.cast(p, tl.int64) * (K // 8) * N  # memreuse.co:21
+    offs_2 = p * (K // 8) + rows_2
+    mask_5 = (offs_2 < K) & (cols_2 < N)
+    smem2 = _oob_fill(tl.load(i1_ptr + offs_2 * i1_stride_0 + cols_2 * i1_stride_1, mask=mask_5, other=0), mask_5)
+    mask_6 = (rows_2 < K // 8) & (cols_2 < N)
+    tl.store(smem2_scratch + smem2_base + rows_2 * N + cols_2, smem2, mask=mask_6)
+    for i_2 in range(0, K // 8):  # memreuse.co:24
+        mask_7 = (i_2 < K // 8) & (q < N)  # memreuse.co:25
+        tl.debug_barrier()
+        smem2_val = tl.load(smem2_scratch + smem2_base + i_2 * N + q, mask=mask_7)
+        output_s_val = tl.load(output_s_scratch + output_s_base + i_2 * N + q, mask=mask_7)
+        tl.debug_barrier()
+        tl.store(
+            output_s_scratch + output_s_base + i_2 * N + q,
+            (output_s_val.to(tl.int32) + smem2_val.to(tl.int32)).to(tl.uint8),
+            mask=mask_7,
+        )
+        mask_8 = (i_2 < K // 8) & (q + 128 < N)  # memreuse.co:26
+        smem2_val_2 = tl.load(smem2_scratch + smem2_base + i_2 * N + q + 128, mask=mask_8)
+        tl.debug_barrier()
+        output_s_val_2 = tl.load(output_s_scratch + output_s_base + i_2 * N + q + 128, mask=mask_8)
+        tl.debug_barrier()
+        tl.store(
+            output_s_scratch + output_s_base + i_2 * N + q + 128,
+            (output_s_val_2.to(tl.int32) + smem2_val_2.to(tl.int32)).to(tl.uint8),
+            mask=mask_8,
+        )
+    offs_3 = p * (K // 8) + rows_3  # memreuse.co:29
+    mask_9 = (rows_3 < K // 8) & (cols_3 < N)
     tl.debug_barrier()
-    output_s = output_s_scratch + tl.program_id(0).to(tl.int64) * output_s_per_prog  # memreuse.co:12
-    tl.store(
-        output_s + tl.arange(0, P_SMEM1_DATA_0)[:, None] * N + tl.arange(0, P_SMEM1_DATA_1)[None, :],
-        tl.full([P_SMEM1_DATA_0, P_SMEM1_DATA_1], 0, tl.uint8),
-        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1) & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N),
-    )
-    tl.debug_barrier()
-    for i_3 in range(0, _h_1):  # memreuse.co:15
-        v_4 = tl.load(smem1_data + i_3 * N + q_l, mask=(i_3 < K // 8) & (q_l < N), other=0)  # memreuse.co:16
-        tl.store(output_s + i_3 * N + q_l, v_4.to(tl.uint8), mask=q_l < N)
-        tl.debug_barrier()
-        # memreuse.co:17
-        v_5 = tl.load(smem1_data + i_3 * N + (q_l + 128), mask=(i_3 < K // 8) & (q_l + 128 < N), other=0)
-        tl.store(output_s + i_3 * N + (q_l + 128), v_5.to(tl.uint8), mask=q_l + 128 < N)
-        tl.debug_barrier()
-    smem2_data = smem2_data_scratch + tl.program_id(0).to(tl.int64) * smem2_data_per_prog  # memreuse.co:21
-    tile_6 = tl.load(
-        i1_ptr
-        + (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None]) * i1_s0
-        + tl.arange(0, P_SMEM1_DATA_1)[None, :] * i1_s1,
-        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8)
-        & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
-        & (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None] < K),
-        other=0,
-    )
-    tl.store(
-        smem2_data + tl.arange(0, P_SMEM1_DATA_0)[:, None] * N + tl.arange(0, P_SMEM1_DATA_1)[None, :],
-        tile_6,
-        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8)
-        & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
-        & (tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1),
-    )
-    tl.debug_barrier()
-    for i_7 in range(0, _h_1):  # memreuse.co:24
-        v_8 = tl.load(smem2_data + i_7 * N + q_l, mask=(i_7 < K // 8) & (q_l < N), other=0)  # memreuse.co:25
-        v_9 = tl.load(output_s + i_7 * N + q_l, mask=q_l < N, other=0)
-        tl.store(output_s + i_7 * N + q_l, (v_9 + v_8).to(tl.uint8), mask=q_l < N)
-        tl.debug_barrier()
-        # memreuse.co:26
-        v_10 = tl.load(smem2_data + i_7 * N + (q_l + 128), mask=(i_7 < K // 8) & (q_l + 128 < N), other=0)
-        v_11 = tl.load(output_s + i_7 * N + (q_l + 128), mask=q_l + 128 < N, other=0)
-        tl.store(output_s + i_7 * N + (q_l + 128), (v_11 + v_10).to(tl.uint8), mask=q_l + 128 < N)
-        tl.debug_barrier()
-    tile_12 = tl.load(
-        output_s + tl.arange(0, P_SMEM1_DATA_0)[:, None] * N + tl.arange(0, P_SMEM1_DATA_1)[None, :],
-        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < _h_1)
-        & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
-        & (tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8),
-        other=0,
-    )  # memreuse.co:29
-    tl.store(
-        output_ptr
-        + (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None]) * output_s0
-        + tl.arange(0, P_SMEM1_DATA_1)[None, :] * output_s1,
-        tile_12,
-        mask=(tl.arange(0, P_SMEM1_DATA_0)[:, None] < K // 8)
-        & (tl.arange(0, P_SMEM1_DATA_1)[None, :] < N)
-        & (p * (K // 8) + tl.arange(0, P_SMEM1_DATA_0)[:, None] < K),
-    )
+    output_s_tile = tl.load(output_s_scratch + output_s_base + rows_3 * N + cols_3, mask=mask_9)
+    mask_10 = (rows_3 < K // 8) & (cols_3 < N) & (offs_3 < K)
+    tl.store(output_ptr + offs_3 * output_stride_0 + cols_3 * output_stride_1, output_s_tile, mask=mask_10)
 
 
 def mem_reuse_dynamic(i0, i1, *, _launch=None):
@@ -166,40 +144,48 @@ def mem_reuse_dynamic(i0, i1, *, _launch=None):
     K = _rt.bind_dim(_F, _dims, "K", "i1", i1, 0)
     N = _rt.bind_dim(_F, _dims, "N", "i1", i1, 1)
     output = _rt.alloc(_F, (K, N), torch.uint8, _dev, None)  # memreuse.co:8
-    _mem_reuse_dynamic_k0_P_SMEM1_DATA_0 = _rt.pad_extent(_rt.idiv(K, 8))
-    _mem_reuse_dynamic_k0_P_SMEM1_DATA_1 = _rt.pad_extent(N)
-    _mem_reuse_dynamic_k0_smem1_data_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
+    # memreuse.co:10
+    _mem_reuse_dynamic_k0_smem1_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
     _mem_reuse_dynamic_k0_output_s_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
-    _mem_reuse_dynamic_k0_smem2_data_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
+    _mem_reuse_dynamic_k0_smem2_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
+    _mem_reuse_dynamic_k0_SMEM1_D0, _mem_reuse_dynamic_k0_SMEM1_D1 = _rt.block_extents(
+        _F, "the buffer 'smem1' (memreuse.co:11)", (_rt.idiv(K, 8), N)
+    )
+    _mem_reuse_dynamic_k0_OUTPUT_S_D0, _mem_reuse_dynamic_k0_OUTPUT_S_D1 = _rt.block_extents(
+        _F, "the buffer 'output_s' (memreuse.co:12)", (_rt.idiv(K, 8), N)
+    )
+    _mem_reuse_dynamic_k0_SMEM2_D0, _mem_reuse_dynamic_k0_SMEM2_D1 = _rt.block_extents(
+        _F, "the buffer 'smem2' (memreuse.co:21)", (_rt.idiv(K, 8), N)
+    )
     _launch(
         mem_reuse_dynamic_k0,
         (8,),
         [
+            K,
+            N,
             i0,
             i0.stride(0),
             i0.stride(1),
-            K,
-            N,
-            _mem_reuse_dynamic_k0_smem1_data_scratch,
-            _rt.idiv(K, 8) * N,
-            _rt.idiv(K, 8),
+            _mem_reuse_dynamic_k0_smem1_scratch,
             _mem_reuse_dynamic_k0_output_s_scratch,
-            _rt.idiv(K, 8) * N,
             i1,
             i1.stride(0),
             i1.stride(1),
-            _mem_reuse_dynamic_k0_smem2_data_scratch,
-            _rt.idiv(K, 8) * N,
+            _mem_reuse_dynamic_k0_smem2_scratch,
             output,
             output.stride(0),
             output.stride(1),
         ],
         dict(
-            P_SMEM1_DATA_0=_mem_reuse_dynamic_k0_P_SMEM1_DATA_0,
-            P_SMEM1_DATA_1=_mem_reuse_dynamic_k0_P_SMEM1_DATA_1,
             num_warps=4,
+            SMEM1_D0=_mem_reuse_dynamic_k0_SMEM1_D0,
+            SMEM1_D1=_mem_reuse_dynamic_k0_SMEM1_D1,
+            OUTPUT_S_D0=_mem_reuse_dynamic_k0_OUTPUT_S_D0,
+            OUTPUT_S_D1=_mem_reuse_dynamic_k0_OUTPUT_S_D1,
+            SMEM2_D0=_mem_reuse_dynamic_k0_SMEM2_D0,
+            SMEM2_D1=_mem_reuse_dynamic_k0_SMEM2_D1,
         ),
-    )  # memreuse.co:10
+    )
     return output  # memreuse.co:32
 
 

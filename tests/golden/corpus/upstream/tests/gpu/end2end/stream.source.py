@@ -50,7 +50,7 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def foo_k0(a):
-    """Program = one block of `parallel` at stream.co:7."""
+    """The block-level parallel at stream.co:7: one program per block, one lane per thread."""
     p = tl.program_id(0)  # stream.co:7
     tl.device_print("", a + p)  # stream.co:8
 

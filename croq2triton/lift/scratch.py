@@ -1,0 +1,159 @@
+"""Buffers in per-program scratch memory (lift/placement.py decides which), as a mixin of the
+kernel lifter (lift/kernel.py).
+
+A scratch buffer is an area of global memory per program (a :class:`~croq2triton.tir.nodes.Scratch`
+argument the launcher allocates for the whole grid), laid out row-major by the buffer's declared
+extents; a ``local`` buffer declared inside lanes has one copy per lane, the lanes the fastest
+index (neighbouring threads touch neighbouring words).  Element reads and writes are loads and
+stores at the element's address, masked by the enclosing conditions, the lanes that only pad a
+level, and the buffer's bounds; whole-tile work (copies in and out) loads or stores the tile.
+
+The source's threads meet at its ``sync`` statements; the lifted program runs statement after
+statement for all lanes, so it needs its own barriers between the lanes' accesses: lift/hazards.py
+places them once the kernel is built (none for a thread's own array).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..frontend import ast as A
+from ..tir import expr as E
+from ..tir import nodes as N
+from .arith import Value
+from .buffers import ScratchHome, TileBuffer, spread
+from .notlifted import NotLifted
+from .terms import const_int
+
+
+class ScratchBuffers:
+    scratch_names: set[str]
+    args: dict[str, N.Arg]
+    lanes: tuple[int, tuple[Any, ...]] | None
+    pred: list[E.Expr]
+    padding: list[E.Expr]
+    program_ids: tuple[E.Var, ...]
+    fresh: Any
+    emit: Any
+    expr: Any
+    convert: Any
+    binary: Any
+    named: Any
+    mask_of: Any
+    in_tensor: Any
+    coords: Any
+    host_of: Any
+
+    def give_home(self, buf: TileBuffer, storage: str, node: A.Node) -> TileBuffer:
+        """``buf`` in scratch memory where the placement says so (else as it is)."""
+        if buf.name not in self.scratch_names:
+            return buf
+        lanes: tuple[Any, ...] = ()
+        if storage == "local" and self.lanes is not None and any(n != 1 for n in self.lanes[1]):
+            lanes = self.lanes[1]  # a thread's own array: one copy per lane
+            if not all(isinstance(n, int) for n in lanes):
+                raise NotLifted("a thread's local array under lanes whose count is fixed at launch", node)
+        copies = 1
+        for n in lanes:
+            copies *= n
+        elements: E.Expr = E.Const(copies)
+        for n in buf.sizes:
+            elements = E.fold(E.Bin("*", elements, n))
+        host = self.host_of(elements)  # extents known at launch: the launcher sizes the area
+        if host is None:
+            raise NotLifted("a buffer in scratch memory whose size the launcher cannot compute", node)
+        arg = self.fresh(f"{buf.var.name}_scratch")
+        self.args[arg] = N.Scratch(arg, buf.var.type, host, copies)
+        program: E.Expr = E.Const(0)
+        stride: E.Expr = E.Const(1)
+        for axis, pid in enumerate(self.program_ids):
+            program = E.Bin("+", program, E.Bin("*", pid, stride))
+            stride = E.Bin("*", stride, E.Call("num_programs", (E.Const(axis),), "i32"))
+        base = E.Var(self.fresh(f"{buf.var.name}_base"), "i64", lo=0)
+        self.emit(N.Let(base, E.fold(E.Bin("*", E.Cast(E.fold(program), "i64"), elements))), node)
+        lane: E.Expr | None = None
+        if lanes:
+            lane, step = E.Const(0), 1
+            for axis in reversed(range(len(lanes))):
+                at = E.Arange(lanes[axis]) if len(lanes) == 1 else E.Lift(E.Arange(lanes[axis]), len(lanes), (axis,))
+                lane = E.Bin("+", lane, E.Bin("*", at, E.Const(step)))
+                step *= lanes[axis]
+            lane = self.named(E.fold(lane), "lane_id", node)
+        buf.home = ScratchHome(arg, base, lane, copies)
+        if buf.fill != 0 or not isinstance(buf.fill, int):
+            self.scratch_store_tile(buf, E.Full(buf.tile, buf.fill, buf.var.type), node)
+        return buf
+
+    # ------------------------------------------------------------ addresses and barriers
+    def scratch_address(
+        self, buf: TileBuffer, index: list[E.Expr], node: A.Node, masked: bool = True
+    ) -> tuple[E.Expr, E.Var | None]:
+        """The address of ``buf``'s element at ``index`` and its mask: the enclosing conditions,
+        the padding lanes and the buffer's bounds (a read or write outside it touches nothing)."""
+        home = buf.home
+        assert home is not None
+        flat: E.Expr = E.Const(0)
+        for i, n in zip(index, buf.sizes, strict=True):
+            flat = E.Bin("+", E.Bin("*", flat, n), i)
+        if home.lane is not None:
+            flat = E.Bin("+", E.Bin("*", flat, E.Const(home.copies)), home.lane)
+        terms = self.in_tensor(index, buf.sizes, ())
+        mask = self.mask_of(terms, node, self.padding) if masked else None
+        return E.fold(E.Bin("+", home.base, flat)), mask
+
+    # ------------------------------------------------------------ element accesses
+    def scratch_index(self, at: A.At) -> list[E.Expr]:
+        out = []
+        for i in at.indices:
+            v = self.expr(i)
+            if v.ctype not in ("int", "bool", "s32", "s64", "u32", "u64", "s16", "s8", "u16", "u8"):
+                raise NotLifted("a non-integer index", i)
+            out.append(E.fold(v.expr))
+        return out
+
+    def scratch_read(self, buf: TileBuffer, at: A.At) -> Value:
+        if len(at.indices) != len(buf.extents):
+            raise NotLifted("a buffer element with a bounded tuple index", at)
+        index = self.scratch_index(at)
+        addr, mask = self.scratch_address(buf, index, at)
+        shape = E.broadcast(addr.shape, mask.shape if mask is not None else ())
+        var = E.Var(self.fresh(f"{buf.var.name}_val"), buf.var.type, dims=shape)
+        addr = addr if addr.shape == shape else E.fold(E.Bin("+", addr, E.Full(shape, 0, "i64")))
+        self.emit(N.Load(var, buf.home.arg, (addr,), mask), at)  # type: ignore[union-attr]
+        return Value(var, buf.elem)
+
+    def scratch_write(self, buf: TileBuffer, at: A.At, a: A.Assign) -> None:
+        if len(at.indices) != len(buf.extents):
+            raise NotLifted("a buffer element with a bounded tuple index", at)
+        value = self.expr(a.value)
+        if a.op != "=":
+            value = self.binary(a.op, self.scratch_read(buf, at), value, a)
+        value = self.convert(value, buf.elem)
+        index = self.scratch_index(at)
+        addr, mask = self.scratch_address(buf, index, at)
+        wide = E.broadcast(addr.shape, value.expr.shape, mask.shape if mask is not None else ())
+        if addr.shape != wide:  # one element for lanes the value or a condition tells apart: each stores
+            addr = E.fold(E.Bin("+", addr, E.Full(wide, 0, "i64")))
+        self.emit(N.Store(buf.home.arg, (addr,), value.expr, mask), a)  # type: ignore[union-attr]
+
+    # ------------------------------------------------------------ whole tiles
+    def tile_address(self, buf: TileBuffer, node: A.Node) -> tuple[E.Expr, E.Var | None]:
+        if buf.home is not None and buf.home.lane is not None:
+            raise NotLifted("a thread's local array moved as a whole tile", node)
+        coords = self.coords(buf.tile, node)
+        pad = [E.Bin("<", c, n) for c, n, t in zip(coords, buf.sizes, buf.tile, strict=True) if const_int(n) != t]
+        addr, _ = self.scratch_address(buf, coords, node, masked=False)
+        mask = None if not pad else self.named(E.fold(E.conj(pad)), "mask", node)
+        return addr, mask
+
+    def scratch_tile(self, buf: TileBuffer, node: A.Node) -> E.Var:
+        """The buffer's tile, loaded from scratch memory (a fresh load each time: element writes
+        may have changed it)."""
+        addr, mask = self.tile_address(buf, node)
+        buf.var = E.Var(self.fresh(f"{buf.name}_tile"), buf.var.type, dims=buf.tile)
+        self.emit(N.Load(buf.var, buf.home.arg, (addr,), mask), node)  # type: ignore[union-attr]
+        return buf.var
+
+    def scratch_store_tile(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
+        addr, mask = self.tile_address(buf, node)
+        self.emit(N.Store(buf.home.arg, (addr,), spread(E.fold(value), buf.tile, buf.var.type), mask), node)  # type: ignore[union-attr]
