@@ -23,7 +23,7 @@ from ..tir import nodes as N
 from .arith import Value
 from .host import ir_type
 from .notlifted import NotLifted
-from .terms import Bounded, Region, const_int, unparen
+from .terms import Bounded, Region, WithName, const_int, unparen
 from .views import ViewAlgebra
 
 STORAGES = ("shared", "local")
@@ -192,6 +192,8 @@ class Buffers(ViewAlgebra):
             v = self.lookup(e.name, e)
             if isinstance(v, Bounded) and not self.block_level(v.value).shape:
                 return Bounded(self.block_level(v.value), v.bound)
+            if isinstance(v, WithName):  # named by 'with', no 'foreach' over it: 0 (LANGUAGE.md 7.4)
+                return Bounded(E.Const(0), v.extent)
         raise NotLifted("a tiling index that is not a block-level bounded variable", e)
 
     def block_level(self, e: E.Expr) -> E.Expr:
@@ -416,11 +418,12 @@ class Buffers(ViewAlgebra):
         """Per dimension of ``buf``, the thread lane axis that indexes it over its whole extent:
         each thread's own element, up to an order of the dimensions (see the module's doc)."""
         rank = len(buf.extents)
-        if len(at.indices) != rank:
-            raise NotLifted("a buffer element with a bounded tuple index", at)
+        indices = self.index_args(at.indices)
+        if len(indices) != rank:
+            raise NotLifted("a buffer element whose indices do not match the rank", at)
         axes: list[int] = []
         lanes = len(self.lanes[1]) if self.lanes is not None else 0
-        for d, i in enumerate(at.indices):
+        for d, i in enumerate(indices):
             v = E.fold(self.expr(i).expr)
             axis = self.lane_axis.get(v.name) if isinstance(v, E.Var) else None
             if axis is None or self.lane_extents.get(v.name) != buf.extents[d] or len(v.shape) != lanes:
@@ -442,7 +445,7 @@ class Buffers(ViewAlgebra):
     def buffer_read(self, buf: TileBuffer, at: A.At) -> Value:
         if buf.home is not None:
             return self.scratch_read(buf, at)
-        index = [E.fold(self.expr(i).expr) for i in at.indices]
+        index = [E.fold(self.expr(i).expr) for i in self.index_args(at.indices)]
         if len(index) == len(buf.extents) and not any(i.shape for i in index) and buf.var.type != "i1":
             return Value(self.element_of(buf, tuple(index), at), buf.elem)
         return Value(self.in_lanes(buf, self.lane_axes(buf, at), at), buf.elem)

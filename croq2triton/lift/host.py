@@ -65,3 +65,4 @@ class HostScope:
     scalars: dict[str, HostScalar] = field(default_factory=dict)
     constants: dict[str, int] = field(default_factory=dict)  # integers the host knows when translating
     float_constants: dict[str, tuple[float, str]] = field(default_factory=dict)  # floats likewise, with their types
+    shapes: dict[str, tuple[str | int, ...]] = field(default_factory=dict)  # named shapes (``ndims : [3, b];``)

@@ -40,7 +40,7 @@ from .mma import Mmas
 from .notlifted import NotLifted
 from .placement import scratch_buffers
 from .scratch import ScratchBuffers
-from .terms import Bounded
+from .terms import Bounded, WithName, unparen
 from .tma import TmaCopies
 from .units import Units
 
@@ -351,6 +351,8 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffer
             self.frag_op(s)
         elif isinstance(s, A.CallStmt):
             self.call_stmt(s)
+        elif isinstance(s, A.MdspanDecl):
+            self.shape_decl(s)
         else:
             raise NotLifted(f"a '{type(s).__name__}' statement", s)
 
@@ -516,10 +518,11 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffer
         return E.Var(name, ir_type(ctype) or "i32", lo=lo)
 
     def index(self, at: A.At, rank: int) -> tuple[E.Expr, ...]:
-        if len(at.indices) != rank:
-            raise NotLifted("an element access with a bounded tuple index", at)
+        indices = self.index_args(at.indices)
+        if len(indices) != rank:
+            raise NotLifted("an element access whose indices do not match the rank", at)
         out = []
-        for i in at.indices:
+        for i in indices:
             v = self.expr(i)
             if v.ctype not in ("int", "bool") and not (v.ctype in TYPES and TYPES[v.ctype].kind in ("int", "uint")):
                 raise NotLifted("a non-integer index", i)
@@ -623,8 +626,15 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffer
             return self.compose(e)
         if isinstance(e, A.Call) and e.kind == "atomic":
             return self.atomic(e)
+        if isinstance(e, A.SizeOf) and e.expr is not None:  # ``|x.span|``: the number of elements
+            count: E.Expr = E.Const(1)
+            for n in self.extents(e.expr):
+                count = E.fold(E.Bin("*", count, n))
+            return Value(count, "int")
         if isinstance(e, A.GetIth) and isinstance(e.base, A.Member) and e.base.member == "span":
             return Value(self.extent_of(e.base.base, e.index), "int")
+        if isinstance(e, A.GetIth) and isinstance(unparen(e.base), A.Name):
+            return self.tuple_part(unparen(e.base).name, e)  # type: ignore[attr-defined]
         raise NotLifted(f"a '{type(e).__name__}' expression", e)
 
     def lookup(self, name: str, node: A.Node) -> Value | Bounded:
@@ -653,6 +663,8 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffer
         v = self.lookup(e.name, e)
         if isinstance(v, Bounded):
             return Value(v.value, "int")
+        if isinstance(v, WithName):  # named by 'with', no 'foreach' over it: 0 (LANGUAGE.md 7.4)
+            return Value(E.Const(0), "int")
         if not isinstance(v, Value):
             raise NotLifted(f"'{e.name}' used as a value", e)
         return v

@@ -21,9 +21,9 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
-from .buffers import TileBuffer
+from .buffers import TileBuffer, view_shape
 from .notlifted import NotLifted
-from .terms import Bounded, WithName, const_int
+from .terms import Bounded, IndexTuple, ShapeName, WithName, const_int, unparen
 
 
 @dataclass(frozen=True)
@@ -49,56 +49,122 @@ class Loops:
     lanes: tuple[int, tuple[int, ...]] | None
     folded_k_loop: Any
     stated_pipelines: dict[int, N.Pipeline]
+    binding: Any
+    place: Any
+    size: Any
+    host: Any
+    int_expr: Any
+    name_value: Any
 
     def with_stmt(self, s: A.With) -> None:
         if s.where:
             raise NotLifted("a with whose names are related by 'where'", s)
         scope: dict[str, Any] = {}
         for w in s.withins:
-            for nm, ext in self.named_extents(w):
-                if nm is not None:
-                    scope[nm] = WithName(ext)
+            pairs, tuples = self.named_extents(w)
+            for nm, ext in pairs:
+                scope[nm] = WithName(ext)
+            scope.update(tuples)
         self.scopes.append(scope)
         self.stmt(s.body)
         self.scopes.pop()
 
-    def named_extents(self, w: A.Within) -> list[tuple[str | None, E.Expr]]:
-        """``i in n`` / ``{a, b} in [n, m]``: each name with its extent."""
-        names = w.vars if w.vars is not None else [w.name]
+    def named_extents(self, w: A.Within) -> tuple[list[tuple[str, E.Expr]], dict[str, IndexTuple]]:
+        """``i in n`` / ``{a, b} in [n, m]`` / ``t = {a, b} in [n, m]`` / ``i in [n, m]`` (``i`` an
+        index tuple of unnamed parts): each name with its extent, and the index tuples named."""
         extents = self.extents(w.shape)
-        if w.vars is not None and w.name is not None or len(names) != len(extents):
-            raise NotLifted("a loop or with over a shape of this form", w)
-        return list(zip(names, extents, strict=True))
+        if w.vars is not None:
+            names = [v or "_" for v in w.vars]
+        elif len(extents) == 1:
+            names = [w.name or "_"]
+        else:  # one name over several dimensions: parts the user cannot name
+            names = [f"{w.name}#{k}" for k in range(len(extents))]
+        if len(names) != len(extents):
+            raise NotLifted(f"{len(names)} names over a shape of rank {len(extents)}", w)
+        tuples = {w.name: IndexTuple(tuple(names))} if w.name is not None and len(extents) > 1 else {}
+        if w.vars is not None and w.name is not None and len(extents) == 1:
+            tuples = {w.name: IndexTuple(tuple(names))}
+        return list(zip(names, extents, strict=True)), tuples
 
     def extents(self, shape: A.Expr) -> list[E.Expr]:
+        """The extents of a shape: ``[n, m]``, ``x.span``, a shape's name, or one extent."""
         items = shape.items if isinstance(shape, A.MdspanLit) else [shape]
         out = []
         for x in items:
+            x = unparen(x)
+            if isinstance(x, A.Member) and x.member == "span":
+                out.extend(E.fold(n) for n in view_shape(self.place(x.base)))
+                continue
+            named = self.binding(x.name) if isinstance(x, A.Name) else None
+            if isinstance(named, ShapeName):
+                out.extend(named.extents)
+                continue
+            if isinstance(x, A.Name) and named is None and x.name in self.host.shapes:
+                out.extend(self.size(n) for n in self.host.shapes[x.name])
+                continue
             v = self.expr(x)
             if v.expr.shape or v.ctype not in ("int", "s32", "s64", "u32", "u64"):
                 raise NotLifted("a loop extent that is not a block-level integer", x)
             out.append(E.fold(v.expr))
         return out
 
-    def counters(self, s: A.Foreach) -> list[Counter]:
+    def shape_decl(self, s: A.MdspanDecl) -> None:
+        """``tiles : [32, b];`` inside a kernel: a name of the shape."""
+        self.scopes[-1][s.name] = ShapeName(tuple(self.extents(s.value)))
+
+    def index_args(self, args: list[A.Expr]) -> list[A.Expr]:
+        """``args`` with each index tuple spelled out as its parts (``chunkat(p, index)`` is
+        ``chunkat(p, index_0, index_1)``)."""
+        out: list[A.Expr] = []
+        for a in args:
+            x = unparen(a)
+            t = self.binding(x.name) if isinstance(x, A.Name) else None
+            if isinstance(t, IndexTuple):
+                out.extend(A.Name(p, span=x.span) for p in t.parts)
+            else:
+                out.append(a)
+        return out
+
+    def tuple_part(self, name: str, e: A.GetIth) -> Value:
+        """``index(k)``: part ``k`` of an index tuple."""
+        t = self.binding(name)
+        if not isinstance(t, IndexTuple):
+            raise NotLifted(f"'{name}(k)' of something that is not an index tuple", e)
+        k = const_int(self.int_expr(e.index))
+        if k is None or not -len(t.parts) <= k < len(t.parts):
+            raise NotLifted("a part of an index tuple that is not a constant within its rank", e.index)
+        return self.name_value(A.Name(t.parts[k], span=e.span))
+
+    def counters(self, s: A.Foreach) -> tuple[list[Counter], dict[str, IndexTuple]]:
         out: list[Counter] = []
+        tuples: dict[str, IndexTuple] = {}
         for it in s.items:
             if isinstance(it, A.RangeItem):
-                w = self.lookup(it.name, it)
-                if not isinstance(w, WithName) or it.has_step:
-                    raise NotLifted("a loop over a name not bounded by 'with', or with a step", it)
-                start = self.extents(it.lo)[0] if it.lo is not None else E.Const(0)
-                stop = E.fold(w.extent + self.extents(it.hi)[0]) if it.hi is not None else w.extent
-                out.append(Counter(it.alias or it.name, start, stop, w.extent))
+                named = self.lookup(it.name, it)
+                parts = named.parts if isinstance(named, IndexTuple) else (it.name,)
+                if isinstance(named, IndexTuple) and (it.sliced or it.alias is not None):
+                    raise NotLifted("a slice of a loop over an index tuple", it)
+                for part in parts:
+                    w = self.lookup(part, it)
+                    if not isinstance(w, WithName) or it.has_step:
+                        raise NotLifted("a loop over a name not bounded by 'with', or with a step", it)
+                    start = self.extents(it.lo)[0] if it.lo is not None else E.Const(0)
+                    stop = E.fold(w.extent + self.extents(it.hi)[0]) if it.hi is not None else w.extent
+                    out.append(Counter(it.alias or part, start, stop, w.extent))
                 continue
-            for nm, ext in self.named_extents(it):
-                out.append(Counter(nm or "_", E.Const(0), ext, ext))
-        return out
+            pairs, named_tuples = self.named_extents(it)
+            tuples.update(named_tuples)
+            for nm, ext in pairs:
+                out.append(Counter(nm, E.Const(0), ext, ext))
+        return out, tuples
 
     def foreach(self, s: A.Foreach) -> None:
         if self.folded_k_loop(s):  # MMAs on chunks of K (lift/mma.py)
             return
-        self.loop_nest(self.counters(s), s.body, s)
+        counters, tuples = self.counters(s)
+        self.scopes.append(dict(tuples))
+        self.loop_nest(counters, s.body, s)
+        self.scopes.pop()
 
     def loop_nest(self, counters: list[Counter], body: A.Stmt, node: A.Node) -> None:
         if not counters:
@@ -109,7 +175,8 @@ class Loops:
             self.tile_value(b, node)
         self.per_thread(node)
         lo, hi = const_int(c.start), const_int(c.stop)
-        var = E.Var(self.claim(c.name), "i32", lo=lo if lo is not None else 0, hi=hi - 1 if hi is not None else None)
+        user = c.name.replace("#", "_")  # a part of an index tuple: its tuple's name and position
+        var = E.Var(self.claim(user), "i32", lo=lo if lo is not None else 0, hi=hi - 1 if hi is not None else None)
         before = self.values()
         outer, saved_lets = self.body, list(self.lets)
         self.body = []

@@ -500,10 +500,10 @@ class Mmas:
         if stmts is None or not any(isinstance(x, A.MmaOp) for x in stmts):
             return False
         try:
-            counters = self.counters(s)
+            counters, tuples = self.counters(s)
         except NotLifted:
             return False
-        if len(counters) != 1 or const_int(counters[0].start) != 0 or const_int(counters[0].stop) is None:
+        if tuples or len(counters) != 1 or const_int(counters[0].start) != 0 or const_int(counters[0].stop) is None:
             return False
         c = counters[0]
         trips = const_int(c.stop)

@@ -43,6 +43,7 @@ class ScratchBuffers:
     in_tensor: Any
     coords: Any
     host_of: Any
+    index_args: Any
 
     def give_home(self, buf: TileBuffer, storage: str, node: A.Node) -> TileBuffer:
         """``buf`` in scratch memory where the placement says so (else as it is)."""
@@ -102,19 +103,19 @@ class ScratchBuffers:
         return E.fold(E.Bin("+", home.base, flat)), mask
 
     # ------------------------------------------------------------ element accesses
-    def scratch_index(self, at: A.At) -> list[E.Expr]:
+    def scratch_index(self, at: A.At, rank: int) -> list[E.Expr]:
         out = []
-        for i in at.indices:
+        for i in self.index_args(at.indices):
             v = self.expr(i)
             if v.ctype not in ("int", "bool", "s32", "s64", "u32", "u64", "s16", "s8", "u16", "u8"):
                 raise NotLifted("a non-integer index", i)
             out.append(E.fold(v.expr))
+        if len(out) != rank:
+            raise NotLifted("a buffer element whose indices do not match the rank", at)
         return out
 
     def scratch_read(self, buf: TileBuffer, at: A.At) -> Value:
-        if len(at.indices) != len(buf.extents):
-            raise NotLifted("a buffer element with a bounded tuple index", at)
-        index = self.scratch_index(at)
+        index = self.scratch_index(at, len(buf.extents))
         addr, mask = self.scratch_address(buf, index, at)
         shape = E.broadcast(addr.shape, mask.shape if mask is not None else ())
         var = E.Var(self.fresh(f"{buf.var.name}_val"), buf.var.type, dims=shape)
@@ -123,13 +124,11 @@ class ScratchBuffers:
         return Value(var, buf.elem)
 
     def scratch_write(self, buf: TileBuffer, at: A.At, a: A.Assign) -> None:
-        if len(at.indices) != len(buf.extents):
-            raise NotLifted("a buffer element with a bounded tuple index", at)
         value = self.expr(a.value)
         if a.op != "=":
             value = self.binary(a.op, self.scratch_read(buf, at), value, a)
         value = self.convert(value, buf.elem)
-        index = self.scratch_index(at)
+        index = self.scratch_index(at, len(buf.extents))
         addr, mask = self.scratch_address(buf, index, at)
         wide = E.broadcast(addr.shape, value.expr.shape, mask.shape if mask is not None else ())
         if addr.shape != wide:  # one element for lanes the value or a condition tells apart: each stores

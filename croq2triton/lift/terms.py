@@ -183,6 +183,22 @@ class WithName:
 
 
 @dataclass(frozen=True)
+class ShapeName:
+    """A name of a shape (``tiles : [32, b];``, LANGUAGE.md 7.1): its extents."""
+
+    extents: tuple[E.Expr, ...]
+
+
+@dataclass(frozen=True)
+class IndexTuple:
+    """One name over a shape of several dimensions (``with index in [3, b]``, ``foreach i in
+    a.span``, LANGUAGE.md 7.4): the names of its parts, in order; as an index or a view's argument
+    it stands for them (``x.at(i)`` is ``x.at(i_0, i_1)``), ``i(k)`` is part ``k``."""
+
+    parts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Scalar:
     """A named float value (``g = acc.at(i, j) + bias.at(j);``): what it was when named, of at
     most one accumulator element (``acc``); an epilogue may use it."""

@@ -43,6 +43,10 @@ class ViewAlgebra:
     at_args: Any
     chunk_extent: Any
 
+    def index_args(self, args: list[A.Expr]) -> list[A.Expr]:
+        """``args`` with index tuples spelled out (lift/loops.py; the contraction analysis has none)."""
+        return args
+
     def view_parts(self, parent: list[E.Expr], op: A.ViewOp) -> tuple[list[E.Expr], list[E.Expr], list[bool]]:
         rank = len(parent)
         keep = [True] * rank
@@ -51,7 +55,7 @@ class ViewAlgebra:
         if op.strides:
             raise NotLifted("a view with explicit strides", op)
         if op.kind == "chunkat":
-            args = self.chunk_args(op.args, op)
+            args = self.chunk_args(self.index_args(op.args), op)
             if len(args) != rank:
                 raise NotLifted("a chunkat whose arguments do not match the rank", op)
             shape = [self.chunk_extent(p, b) for p, (_, b) in zip(parent, args, strict=True)]
@@ -63,7 +67,7 @@ class ViewAlgebra:
             shape = [parent[d] if self.is_blank(x) else self.int_expr(x) for d, x in enumerate(op.args)]
             offs: list[E.Expr] = [E.Const(0)] * rank
             if op.at is not None:
-                at = self.at_args(op.at, op)
+                at = self.at_args(self.index_args(op.at), op)
                 if len(at) != rank:
                     raise NotLifted("an .at() that does not match the rank", op)
                 steps = [self.int_expr(x) for x in op.step] if op.step else shape
@@ -77,10 +81,11 @@ class ViewAlgebra:
         """A view operation on a region of a tensor."""
         if op.kind == "view" and op.at is not None and not op.strides:
             # `.view(e...).from(o...)` (LANGUAGE.md 7.6): a window whose extents bound it too
-            if len(op.args) != len(v.shape) or len(op.at) != len(v.shape):
+            origin = self.index_args(op.at)
+            if len(op.args) != len(v.shape) or len(origin) != len(v.shape):
                 raise NotLifted("a view that changes the rank", op)
             shape = [v.shape[d] if self.is_blank(x) else self.int_expr(x) for d, x in enumerate(op.args)]
-            return v.window([self.int_expr(x) for x in op.at], shape)
+            return v.window([self.int_expr(x) for x in origin], shape)
         offs, shape, keep = self.view_parts(list(v.shape), op)
         return v.sub(offs, shape, keep)
 

@@ -236,6 +236,8 @@ class FunctionLowering:
                 scope.constants[croq] = v.const
             elif isinstance(v, Val) and isinstance(v.const, float) and v.ty in ("f32", "f64", "f16", "bf16"):
                 scope.float_constants[croq] = (v.const, v.ty)
+            elif isinstance(v, Shape) and all(d.is_const or (d.host or "").isidentifier() for d in v.dims):
+                scope.shapes[croq] = tuple(int(d.const) if d.is_const else str(d.host) for d in v.dims)
         return scope
 
     def lift_contraction(self, top: A.Parallel, name: str) -> bool | str:

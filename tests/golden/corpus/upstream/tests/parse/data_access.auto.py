@@ -60,21 +60,22 @@ def data_access(a, b, *, _launch=None):
 
 
 @triton.jit
-def foo_k0(a_ptr, a_s0, a_s1, l_data_scratch, l_data_per_prog):
-    """Program = one block of `parallel` at data_access.co:28."""
-    l_data = l_data_scratch + tl.program_id(0).to(tl.int64) * l_data_per_prog  # data_access.co:29
-    tile_1 = tl.load(a_ptr + tl.arange(0, 4)[:, None] * a_s0 + tl.arange(0, 8)[None, :] * a_s1)
-    tl.store(l_data + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :], tile_1)
-    tl.debug_barrier()
-    for idx_0_2 in range(0, 4):  # data_access.co:30
-        for idx_1_3 in range(0, 8):
-            v_4 = tl.load(l_data + idx_0_2 * 8 + idx_1_3)  # data_access.co:31
-            tl.store(l_data + idx_0_2 * 8 + idx_1_3, tl.cast(v_4 + 256, tl.int32).to(tl.int32))
+def foo_k0(a_ptr, a_stride_0, a_stride_1, l_scratch):
+    """The block-level parallel at data_access.co:28: one program per block, one lane per thread."""
+    rows = tl.arange(0, 4)[:, None]  # data_access.co:29
+    cols = tl.arange(0, 8)[None, :]
+    l_base = 0  # data_access.co:29
+    l = tl.load(a_ptr + rows * a_stride_0 + cols * a_stride_1)
+    tl.store(l_scratch + l_base + rows * 8 + cols, l)
+    for idx_0 in range(0, 4):  # data_access.co:30
+        for idx_1 in range(0, 8):
+            tl.debug_barrier()  # data_access.co:31
+            l_val = tl.load(l_scratch + l_base + idx_0 * 8 + idx_1)
             tl.debug_barrier()
-    tile_5 = tl.load(l_data + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :])  # data_access.co:33
-    tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(a_ptr + tl.arange(0, 4)[:, None] * a_s0 + tl.arange(0, 8)[None, :] * a_s1, tile_5)
-    tl.debug_barrier()
+            tl.store(l_scratch + l_base + idx_0 * 8 + idx_1, l_val + 256)
+    tl.debug_barrier()  # data_access.co:33
+    l_tile = tl.load(l_scratch + l_base + rows * 8 + cols)
+    tl.store(a_ptr + rows * a_stride_0 + cols * a_stride_1, l_tile)
 
 
 def foo(a, *, _launch=None):
@@ -87,10 +88,8 @@ def foo(a, *, _launch=None):
     a = _rt.tensor_arg(_F, "a", a, torch.int32, 2, _dev, is_global=False)
     _rt.fixed_dim(_F, "a", a, 0, 4)
     _rt.fixed_dim(_F, "a", a, 1, 8)
-    _foo_k0_l_data_scratch = _rt.scratch(_F, 32, torch.int32, _dev)
-    _launch(
-        foo_k0, (1,), [a, a.stride(0), a.stride(1), _foo_k0_l_data_scratch, 32], dict(num_warps=1)
-    )  # data_access.co:28
+    _foo_k0_l_scratch = _rt.scratch(_F, 32, torch.int32, _dev)  # data_access.co:28
+    _launch(foo_k0, (1,), [a, a.stride(0), a.stride(1), _foo_k0_l_scratch], dict(num_warps=1))
     _rt.copy_back(a_caller, a)
     return a  # data_access.co:35
 

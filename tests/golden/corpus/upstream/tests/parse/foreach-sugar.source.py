@@ -49,22 +49,21 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def foo_k0(M, N):
-    """Program = one block of `parallel` at foreach-sugar.co:4."""
-    p_l = tl.arange(0, 8)  # foreach-sugar.co:4
-    for index_1 in range(0, 6):  # foreach-sugar.co:5
-        cond_2 = p_l < 3
-    for index_0_3 in range(0, 3):  # foreach-sugar.co:6
-        for index_1_4 in range(0, 2):
-            for index_2_5 in range(0, 1):
+def foo_k0(M, N, lhs_ptr, lhs_stride_0, lhs_stride_1):
+    """The block-level parallel at foreach-sugar.co:4: one program per block, one lane per thread."""
+    for index in range(0, 6):  # foreach-sugar.co:5
+        pass
+    for index_0 in range(0, 3):  # foreach-sugar.co:6
+        for index_1 in range(0, 2):
+            for index_2 in range(0, 1):
                 pass
-    for x_6 in range(0, M):  # foreach-sugar.co:7
-        for y_7 in range(0, 2):
-            for z_8 in range(0, 1):
-                cond_9 = p_l < N % 6
-    for index_0_10 in range(0, 2):  # foreach-sugar.co:8
-        for index_1_11 in range(0, 4):
-            cond_12 = p_l < N % 6
+    for x in range(0, M):  # foreach-sugar.co:7
+        for y in range(0, 2):
+            for z in range(0, 1):
+                pass
+    for index_0_2 in range(0, 2):  # foreach-sugar.co:8
+        for index_1_2 in range(0, 4):
+            pass
 
 
 def foo(N, M, lhs, *, _launch=None):
@@ -78,7 +77,7 @@ def foo(N, M, lhs, *, _launch=None):
     lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 2, _dev, is_global=False)
     _rt.fixed_dim(_F, "lhs", lhs, 0, 2)
     _rt.fixed_dim(_F, "lhs", lhs, 1, 4)
-    _launch(foo_k0, (1,), [M, N], dict(num_warps=1))  # foreach-sugar.co:4
+    _launch(foo_k0, (1,), [M, N, lhs, lhs.stride(0), lhs.stride(1)], dict(num_warps=1))  # foreach-sugar.co:4
     return None
 
 

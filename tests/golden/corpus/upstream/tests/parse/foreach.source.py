@@ -50,12 +50,11 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def foo_k0():
-    """Program = one block of `parallel` at foreach.co:4."""
-    p_l = tl.arange(0, 8)  # foreach.co:4
-    for index_0_1 in range(0, 3):  # foreach.co:6
-        for index_1_2 in range(0, 2):
-            for index_2_3 in range(0, 1):
-                cond_4 = p_l < 3
+    """The block-level parallel at foreach.co:4: one program per block, one lane per thread."""
+    for index_0 in range(0, 3):  # foreach.co:6
+        for index_1 in range(0, 2):
+            for index_2 in range(0, 1):
+                pass
 
 
 def foo(*, _launch=None):
@@ -70,12 +69,11 @@ def foo(*, _launch=None):
 
 @triton.jit
 def bar_k0(N):
-    """Program = one block of `parallel` at foreach.co:11."""
-    p_l = tl.arange(0, 8)  # foreach.co:11
-    for x_1 in range(0, 3):  # foreach.co:13
-        for y_2 in range(0, 2):
-            for z_3 in range(0, 1):
-                cond_4 = p_l < N % 6
+    """The block-level parallel at foreach.co:11: one program per block, one lane per thread."""
+    for x in range(0, 3):  # foreach.co:13
+        for y in range(0, 2):
+            for z in range(0, 1):
+                pass
 
 
 def bar(N, *, _launch=None):

@@ -50,7 +50,7 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def para_with_k0(b):
-    """Program = one block of `parallel` at para_with.co:6."""
+    """The block-level parallel at para_with.co:6: one program per block, one lane per thread."""
 
 
 def para_with(b, *, _launch=None):

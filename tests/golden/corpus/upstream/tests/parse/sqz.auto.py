@@ -49,13 +49,16 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def test_sqz_parse_k0(a_ptr, a_s0, a_s1, a_s2):
-    """Program = one block of `parallel` at sqz.co:4."""
+def test_sqz_parse_k0(a_ptr, a_stride_0, a_stride_1, a_stride_2):
+    """The block-level parallel at sqz.co:4: one program per block, one lane per thread."""
     p = tl.program_id(0)  # sqz.co:4
-    for x_1 in range(0, 1):  # sqz.co:6
-        mask_4 = tl.arange(0, 16)[:, None] < 9
-        ptrs_5 = a_ptr + p * a_s0 + tl.arange(0, 16)[:, None] * a_s1 + tl.arange(0, 8)[None, :] * a_s2
-        tile_3 = _oob_fill(tl.load(ptrs_5, mask=mask_4, other=0.0), mask_4)
+    rows = tl.arange(0, 16)[:, None]  # sqz.co:7
+    cols = tl.arange(0, 8)[None, :]
+    for x in range(0, 1):  # sqz.co:6
+        mask = rows < 9  # sqz.co:7
+        buf = _oob_fill(
+            tl.load(a_ptr + p * a_stride_0 + rows * a_stride_1 + cols * a_stride_2, mask=mask, other=0.0), mask
+        )
 
 
 def test_sqz_parse(a, *, _launch=None):

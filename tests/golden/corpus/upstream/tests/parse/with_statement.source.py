@@ -52,7 +52,7 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def with_statement_empty_body_k0():
-    """Program = one block of `parallel` at with_statement.co:10."""
+    """The block-level parallel at with_statement.co:10: one program per block, one lane per thread."""
 
 
 def with_statement_empty_body(*, _launch=None):
@@ -66,8 +66,8 @@ def with_statement_empty_body(*, _launch=None):
 
 
 @triton.jit
-def with_statement_unnamed_mdspans_k0(data_d0, data_d1):
-    """Program = one block of `parallel` at with_statement.co:26."""
+def with_statement_unnamed_mdspans_k0(data_d0, data_d1, data_ptr, data_stride_0, data_stride_1):
+    """The block-level parallel at with_statement.co:26: one program per block, one lane per thread."""
 
 
 def with_statement_unnamed_mdspans(data, *, _launch=None):
@@ -79,7 +79,12 @@ def with_statement_unnamed_mdspans(data, *, _launch=None):
     data = _rt.tensor_arg(_F, "data", data, torch.float32, 2, _dev, is_global=False)  # with_statement.co:25
     data_d0 = _rt.any_dim(_F, "data", data, 0)
     data_d1 = _rt.any_dim(_F, "data", data, 1)
-    _launch(with_statement_unnamed_mdspans_k0, (1,), [data_d0, data_d1], dict(num_warps=1))  # with_statement.co:26
+    _launch(
+        with_statement_unnamed_mdspans_k0,
+        (1,),
+        [data_d0, data_d1, data, data.stride(0), data.stride(1)],
+        dict(num_warps=1),
+    )  # with_statement.co:26
     return None
 
 
@@ -100,7 +105,8 @@ def with_statement_multi_within(*, _launch=None):
 
 @triton.jit
 def with_statement_pattern_match_like_within_k0():
-    """Program = one block of `parallel` at with_statement.co:70."""
+    """The block-level parallel at with_statement.co:70: one program per block, one lane per thread."""
+    coord_v4_x = 0  # with_statement.co:73
 
 
 def with_statement_pattern_match_like_within(*, _launch=None):
@@ -145,7 +151,8 @@ def with_statement_where_clauses(*, _launch=None):
 
 @triton.jit
 def with_statement_matcher_only_k0():
-    """Program = one block of `parallel` at with_statement.co:142."""
+    """The block-level parallel at with_statement.co:142: one program per block, one lane per thread."""
+    coord_v4_x = 0  # with_statement.co:144
 
 
 def with_statement_matcher_only(*, _launch=None):

@@ -1,0 +1,91 @@
+"""Index tuples and named shapes on the tile IR (LANGUAGE.md 7.1, 7.4, lift/loops.py): one name over
+a shape of several dimensions (``foreach i in a.span``, ``with idx in [n, m]``), its parts as
+indices and view arguments (``x.at(i)``, ``chunkat(p, idx)``), ``idx(k)``, shapes named at host
+level and in the kernel, ``|x.span|``.  Numerics against torch, both schedules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from lowering_util import DEVICE, assert_close, poisoned, randn
+
+import croq2triton
+from croq2triton.api import translate_full
+
+SCHEDULES = ("source", "auto")
+
+TUPLES = """
+__co__ void bump(global s32 [4, 8] a) {
+  parallel by 1 {
+    l = dma.copy a => local;
+    foreach idx in [4, 8] {
+      l.data.at(idx) += 256 + idx(0) * 10 + idx(1);
+    }
+    dma.copy l => a;
+  }
+}
+
+__co__ void tiles(global f32 [R, 48] x, global f32 [R, 48] y) {
+  tiling : [4, 3];
+  parallel p by cdiv(R, 8) : block {
+    with t in tiling {
+      foreach t {
+        s = dma.copy.zfill x.subspan(8, 48).at(p, 0).chunkat(t) => shared;
+        dma.copy s => y.subspan(8, 48).at(p, 0).chunkat(t);
+      }
+    }
+  }
+}
+
+__co__ void scaled(global f32 [6, 5] x, global f32 [6, 5] y) {
+  parallel p by 1 : block {
+    int n = |x.span|;
+    foreach i in x.span {
+      y.at(i) = x.at(i) * __to<f32>(n) + __to<f32>(i(1));
+    }
+  }
+}
+
+__co__ void named(global f32 [6, 8] x, global f32 [6, 8] y) {
+  parallel p by 1 : block {
+    whole : [6, 8];
+    with c = {r, k} in whole {
+      foreach c {
+        y.at(c) = x.at(r, k) + 1.0f;
+      }
+    }
+  }
+}
+"""
+
+
+def test_index_tuples_take_the_tile_ir() -> None:
+    out = translate_full(TUPLES, filename="tuples.co")
+    assert not out.failed, out.failed
+    assert all(not v for v in out.legacy.values()), out.legacy
+    assert all(len(v) == 1 for v in out.ir.values()), out.ir
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_index_tuples_compute(tmp_path: Path, schedule: str) -> None:
+    path = tmp_path / "tuples.co"
+    path.write_text(TUPLES)
+    mod = croq2triton.load(path, schedule=schedule)
+    a = torch.randint(-100, 100, (4, 8), dtype=torch.int32, device=DEVICE)
+    want = a.cpu() + 256 + torch.arange(4)[:, None] * 10 + torch.arange(8)[None, :]
+    mod.bump(a)  # type: ignore[attr-defined]
+    assert torch.equal(a.cpu(), want.int())
+
+    x, y = randn(21, 48, seed=1), poisoned(21, 48)
+    mod.tiles(x, y)  # type: ignore[attr-defined]
+    assert_close(y, x)
+
+    x, y = randn(6, 5, seed=2), poisoned(6, 5)
+    mod.scaled(x, y)  # type: ignore[attr-defined]
+    assert_close(y, x * 30 + torch.arange(5, device=DEVICE).float(), atol=1e-5, rtol=1e-5)
+
+    x, y = randn(6, 8, seed=3), poisoned(6, 8)
+    mod.named(x, y)  # type: ignore[attr-defined]
+    assert_close(y, x + 1)
