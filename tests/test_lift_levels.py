@@ -135,3 +135,25 @@ def test_thread_levels_inside_group_levels_compute(tmp_path: Path, schedule: str
     yr = poisoned(3, 5, 32)
     mod.runtime_warps(xr, yr)  # type: ignore[attr-defined]
     assert_close(yr, xr + torch.arange(5, device=DEVICE).float()[None, :, None])
+
+
+CLUSTERED = """
+__co__ void clustered(global f32 [M, N] x, global f32 [M, N] y) {
+  parallel {c} by [2] : cluster {
+    parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 32)] : block, {i, j} by [16, 32] : thread {
+      if ((bm # i) < M && (bn # j) < N) y.at(bm # i, bn # j) = x.at(bm # i, bn # j) * 2.0f;
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_cluster_level_is_the_block_level_parallel_inside_it(tmp_path: Path, schedule: str) -> None:
+    out = translate_full(CLUSTERED, filename="clustered.co")
+    assert len(out.ir["clustered"]) == 1 and not out.legacy["clustered"]
+    path = tmp_path / "clustered.co"
+    path.write_text(CLUSTERED)
+    x, y = randn(37, 70, seed=7), poisoned(37, 70)
+    croq2triton.load(path, schedule=schedule).clustered(x, y)  # type: ignore[attr-defined]
+    assert_close(y, x * 2)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import CroqError, CroqInternalError, CroqLoweringError, CroqSemanticError, Span
 from ..frontend import ast as A
+from ..lift.clusters import multicast_notes, without_clusters
 from ..sema.checks import DEVICE_TARGETS
 from ..sema.types import TYPES, unlowerable_reason
 from ..sema.writes import written_params
@@ -379,6 +380,8 @@ class FunctionLowering:
             s = self.expand_shape_bounds(s)
             s, checks = expand_frag_arrays(self.fn, s)
             s = split_scales(s)
+            s = without_clusters(s)
+            self.warnings.extend(multicast_notes(s))
             for c in checks:  # run-time indices of fragment arrays (lower/fragarrays.py)
                 ix = self.host_eval(c.index)
                 line = c.index.span.line if c.index.span else 0

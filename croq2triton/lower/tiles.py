@@ -521,8 +521,6 @@ def s_DmaStmt(self: KernelLowering, s: A.DmaStmt) -> None:
         engine = "tma-auto"
     swz = _swizzle_bytes(s.attrs)
     zfill = any(a.name == "zfill" for a in s.attrs)
-    if any(a.name == "multicast" for a in s.attrs):
-        self.warn("'.multicast' is a cluster hint: each program loads its own tile", s.span, "note")
     self.current_swizzle = swz
     if swz:
         self.w.comment(f".swiz<{swz}>: {swz}-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)")

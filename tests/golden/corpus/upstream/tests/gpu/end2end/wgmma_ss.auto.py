@@ -695,84 +695,139 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
 
 @triton.jit
 def matmul_e4m3_mwg_tbc_k0(
-    _grid_1,
-    _grid_2,
+    M,
     K,
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    M,
-    lhs_desc_128x128,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
+    stride_lhs0,
+    stride_lhs1,
     N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    128 tiles (schedule auto; the source: 128 x 64 output tiles, K steps of 128); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # wgmma_ss.co:71
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 256)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:83
+        for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
+            offs_k = k * 128 + tl.arange(0, 128)
+            mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 128])
+            else:
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+            if TMA_RHS:
+                b = rhs_desc.load([pid_n * 256, k * 128])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, tl.trans(b), acc)
+        mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # wgmma_ss.co:87
+        c = acc.to(tl.float16)
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_e4m3_mwg_tbc_k0_general(
+    K,
+    M,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    lhs_desc_128x128,
+    N,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     rhs_desc_64x128,
     output_ptr,
-    output_s0,
-    output_s1,
+    output_stride_0,
+    output_stride_1,
     output_desc_128x64,
-    GROUP_M: tl.constexpr,
     TMA_LHS_128X128: tl.constexpr,
     TMA_RHS_64X128: tl.constexpr,
     TMA_OUTPUT_128X64: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_ss.co:70."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_ss.co:71
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
+    """The block-level parallel at wgmma_ss.co:71: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # wgmma_ss.co:71
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 128)[:, None]  # wgmma_ss.co:78
+    cols = tl.arange(0, 128)[None, :]
+    rows_2 = tl.arange(0, 64)[:, None]  # wgmma_ss.co:79
+    cols_2 = tl.arange(0, 64)[None, :]  # wgmma_ss.co:87
+    acc = tl.zeros([128, 64], tl.float32)  # wgmma_ss.co:76
     lhs_load_s = tl.zeros([128, 128], tl.float8e4nv)  # wgmma_ss.co:72
     rhs_load_s = tl.zeros([64, 128], tl.float8e4nv)  # wgmma_ss.co:73
     output_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:74
-    # 2 group-4 units own blocks of the MMA tiles: merged into one block-level tile
-    acc_3 = tl.full([128, 64], 0.0, tl.float32)  # wgmma_ss.co:76
-    for iv_k_4 in range(0, tl.cdiv(K, 128)):  # wgmma_ss.co:77
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_128X128:  # wgmma_ss.co:78
-            tile_5 = lhs_desc_128x128.load([block_m * 128, iv_k_4 * 128])
+    for iv_k in range(0, tl.cdiv(K, 128)):  # wgmma_ss.co:77
+        offs = block_m * 128 + rows  # wgmma_ss.co:78
+        offs_2 = iv_k * 128 + cols
+        mask = (offs < M) & (offs_2 < K)
+        if TMA_LHS_128X128:
+            lhs_load_s = lhs_desc_128x128.load([block_m * 128, iv_k * 128])
         else:
-            mask_6 = (block_m * 128 + tl.arange(0, 128)[:, None] < M) & (iv_k_4 * 128 + tl.arange(0, 128)[None, :] < K)
-            ptrs_7 = (
-                lhs_ptr
-                + (block_m * 128 + tl.arange(0, 128)[:, None]) * lhs_s0
-                + (iv_k_4 * 128 + tl.arange(0, 128)[None, :]) * lhs_s1
+            lhs_load_s = _oob_fill(
+                tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask, other=0.0), mask
             )
-            tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-        lhs_load_s = tile_5  # wgmma_ss.co:78
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_64X128:  # wgmma_ss.co:79
-            tile_8 = rhs_desc_64x128.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 128))])
+        offs_3 = block_n * (N // tl.num_programs(1)) + rows_2  # wgmma_ss.co:79
+        offs_4 = iv_k * (K // tl.cdiv(K, 128)) + cols
+        mask_2 = (
+            (rows_2 < N // tl.num_programs(1))
+            & (cols < K // tl.cdiv(K, 128))
+            & (offs_3 >= 0)
+            & (offs_3 < N)
+            & (offs_4 >= 0)
+            & (offs_4 < K)
+        )
+        if TMA_RHS_64X128:
+            rhs_load_s = rhs_desc_64x128.load([block_n * (N // tl.num_programs(1)), iv_k * (K // tl.cdiv(K, 128))])
         else:
-            mask_9 = (
-                (tl.arange(0, 64)[:, None] < N // _grid_2)
-                & (tl.arange(0, 128)[None, :] < K // tl.cdiv(K, 128))
-                & (block_n * (N // _grid_2) + tl.arange(0, 64)[:, None] < N)
-                & (iv_k_4 * (K // tl.cdiv(K, 128)) + tl.arange(0, 128)[None, :] < K)
+            rhs_load_s = _oob_fill(
+                tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1, mask=mask_2, other=0.0), mask_2
             )
-            ptrs_10 = (
-                rhs_ptr
-                + (block_n * (N // _grid_2) + tl.arange(0, 64)[:, None]) * rhs_s0
-                + (iv_k_4 * (K // tl.cdiv(K, 128)) + tl.arange(0, 128)[None, :]) * rhs_s1
-            )
-            tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        rhs_load_s = tile_8  # wgmma_ss.co:79
-        acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:83
-        # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-    output_s = acc_3.to(tl.float16)  # wgmma_ss.co:86
-    if TMA_OUTPUT_128X64:  # wgmma_ss.co:87
+        acc = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc)  # wgmma_ss.co:83
+    output_s = acc.to(tl.float16)  # wgmma_ss.co:86
+    offs_5 = block_m * 128 + rows  # wgmma_ss.co:87
+    offs_6 = block_n * 64 + cols_2
+    mask_3 = (offs_5 < M) & (offs_6 < N)
+    if TMA_OUTPUT_128X64:
         output_desc_128x64.store([block_m * 128, block_n * 64], output_s)
     else:
-        tl.store(
-            output_ptr
-            + (block_m * 128 + tl.arange(0, 128)[:, None]) * output_s0
-            + (block_n * 64 + tl.arange(0, 64)[None, :]) * output_s1,
-            output_s,
-            mask=(block_m * 128 + tl.arange(0, 128)[:, None] < M) & (block_n * 64 + tl.arange(0, 64)[None, :] < N),
-        )
+        tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
 def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
@@ -792,50 +847,90 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_e4m3_mwg_tbc_k0_TMA_LHS_128X128 = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads")
-    _matmul_e4m3_mwg_tbc_k0_lhs_desc_128x128 = _rt.tma_desc(
-        lhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_TMA_LHS_128X128, _OOB_PADDING
-    )
-    _matmul_e4m3_mwg_tbc_k0_TMA_RHS_64X128 = _rt.tma_ok(
-        _F, "rhs", rhs, [64, 128], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
-    )
-    _matmul_e4m3_mwg_tbc_k0_rhs_desc_64x128 = _rt.tma_desc(
-        rhs, [64, 128], _matmul_e4m3_mwg_tbc_k0_TMA_RHS_64X128, _OOB_PADDING
-    )
-    _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores")
-    _matmul_e4m3_mwg_tbc_k0_output_desc_128x64 = _rt.tma_desc(
-        output, [128, 64], _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT_128X64, "zero"
-    )
-    _launch(
-        matmul_e4m3_mwg_tbc_k0,
-        (_rt.cdiv(M, 128) * _rt.cdiv(N, 64),),
-        [
-            _rt.cdiv(M, 128),
-            _rt.cdiv(N, 64),
-            K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            M,
-            _matmul_e4m3_mwg_tbc_k0_lhs_desc_128x128,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            N,
-            _matmul_e4m3_mwg_tbc_k0_rhs_desc_64x128,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_e4m3_mwg_tbc_k0_output_desc_128x64,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS_128X128=_matmul_e4m3_mwg_tbc_k0_TMA_LHS_128X128,
-            TMA_RHS_64X128=_matmul_e4m3_mwg_tbc_k0_TMA_RHS_64X128,
-            TMA_OUTPUT_128X64=_matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT_128X64,
-            num_warps=4,
-        ),
-    )  # wgmma_ss.co:70
+    if N % 64 == 0 and K % 128 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:71
+        _matmul_e4m3_mwg_tbc_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_e4m3_mwg_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+        _matmul_e4m3_mwg_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_e4m3_mwg_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 128], [256, 128], "loads (auto)")
+        _matmul_e4m3_mwg_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_mwg_tbc_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_e4m3_mwg_tbc_k0_output_desc = _rt.tma_desc(
+            output, [128, 128], _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT, _OOB_PADDING
+        )
+        _launch(
+            matmul_e4m3_mwg_tbc_k0,
+            (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_e4m3_mwg_tbc_k0_NUM_SMS),),
+            [
+                M,
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_e4m3_mwg_tbc_k0_lhs_desc,
+                _matmul_e4m3_mwg_tbc_k0_rhs_desc,
+                _matmul_e4m3_mwg_tbc_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_e4m3_mwg_tbc_k0_TMA_LHS,
+                TMA_RHS=_matmul_e4m3_mwg_tbc_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_e4m3_mwg_tbc_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:  # wgmma_ss.co:71
+        _matmul_e4m3_mwg_tbc_k0_general_TMA_LHS_128X128 = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads")
+        _matmul_e4m3_mwg_tbc_k0_general_lhs_desc_128x128 = _rt.tma_desc(
+            lhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_general_TMA_LHS_128X128, _OOB_PADDING
+        )
+        _matmul_e4m3_mwg_tbc_k0_general_TMA_RHS_64X128 = _rt.tma_ok(
+            _F, "rhs", rhs, [64, 128], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
+        )
+        _matmul_e4m3_mwg_tbc_k0_general_rhs_desc_64x128 = _rt.tma_desc(
+            rhs, [64, 128], _matmul_e4m3_mwg_tbc_k0_general_TMA_RHS_64X128, _OOB_PADDING
+        )
+        _matmul_e4m3_mwg_tbc_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(
+            _F, "output", output, [128, 64], [128, 64], "stores"
+        )
+        _matmul_e4m3_mwg_tbc_k0_general_output_desc_128x64 = _rt.tma_desc(
+            output, [128, 64], _matmul_e4m3_mwg_tbc_k0_general_TMA_OUTPUT_128X64, "zero"
+        )
+        _launch(
+            matmul_e4m3_mwg_tbc_k0_general,
+            (_rt.cdiv(M, 128), _rt.cdiv(N, 64)),
+            [
+                K,
+                M,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                _matmul_e4m3_mwg_tbc_k0_general_lhs_desc_128x128,
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                _matmul_e4m3_mwg_tbc_k0_general_rhs_desc_64x128,
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_e4m3_mwg_tbc_k0_general_output_desc_128x64,
+            ],
+            dict(
+                num_warps=8,
+                TMA_LHS_128X128=_matmul_e4m3_mwg_tbc_k0_general_TMA_LHS_128X128,
+                TMA_RHS_64X128=_matmul_e4m3_mwg_tbc_k0_general_TMA_RHS_64X128,
+                TMA_OUTPUT_128X64=_matmul_e4m3_mwg_tbc_k0_general_TMA_OUTPUT_128X64,
+            ),
+        )
     return None
 
 
@@ -979,83 +1074,138 @@ def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=
 
 @triton.jit
 def matmul_f16_tbc_k0(
-    _grid_1,
-    _grid_2,
+    M,
     K,
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    M,
-    lhs_desc_64x64,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
+    stride_lhs0,
+    stride_lhs1,
     N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    64 tiles (schedule auto; the source: 64 x 128 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # wgmma_ss.co:124
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 256)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:135
+        for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+            offs_k = k * 64 + tl.arange(0, 64)
+            mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 64])
+            else:
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+            if TMA_RHS:
+                b = rhs_desc.load([pid_n * 256, k * 64])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, tl.trans(b), acc)
+        mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # wgmma_ss.co:141
+        c = acc.to(tl.float16)
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_f16_tbc_k0_general(
+    K,
+    M,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    lhs_desc_64x64,
+    N,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     rhs_desc_128x64,
     output_ptr,
-    output_s0,
-    output_s1,
+    output_stride_0,
+    output_stride_1,
     output_desc_64x128,
-    GROUP_M: tl.constexpr,
     TMA_LHS_64X64: tl.constexpr,
     TMA_RHS_128X64: tl.constexpr,
     TMA_OUTPUT_64X128: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_ss.co:123."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_ss.co:124
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
+    """The block-level parallel at wgmma_ss.co:124: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # wgmma_ss.co:124
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # wgmma_ss.co:129
+    cols = tl.arange(0, 64)[None, :]
+    rows_2 = tl.arange(0, 128)[:, None]  # wgmma_ss.co:130
+    cols_2 = tl.arange(0, 128)[None, :]  # wgmma_ss.co:141
+    acc = tl.zeros([64, 128], tl.float32)  # wgmma_ss.co:127
     lhs_load_s = tl.zeros([64, 64], tl.float16)  # wgmma_ss.co:125
     rhs_load_s = tl.zeros([128, 64], tl.float16)  # wgmma_ss.co:126
-    acc_3 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_ss.co:127
-    for iv_k_4 in range(0, tl.cdiv(K, 64)):  # wgmma_ss.co:128
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_64X64:  # wgmma_ss.co:129
-            tile_5 = lhs_desc_64x64.load([block_m * 64, iv_k_4 * 64])
+    for iv_k in range(0, tl.cdiv(K, 64)):  # wgmma_ss.co:128
+        offs = block_m * 64 + rows  # wgmma_ss.co:129
+        offs_2 = iv_k * 64 + cols
+        mask = (offs < M) & (offs_2 < K)
+        if TMA_LHS_64X64:
+            lhs_load_s = lhs_desc_64x64.load([block_m * 64, iv_k * 64])
         else:
-            mask_6 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_4 * 64 + tl.arange(0, 64)[None, :] < K)
-            ptrs_7 = (
-                lhs_ptr
-                + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
-                + (iv_k_4 * 64 + tl.arange(0, 64)[None, :]) * lhs_s1
+            lhs_load_s = _oob_fill(
+                tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask, other=0.0), mask
             )
-            tile_5 = _oob_fill(tl.load(ptrs_7, mask=mask_6, other=0.0), mask_6)
-        lhs_load_s = tile_5  # wgmma_ss.co:129
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_128X64:  # wgmma_ss.co:130
-            tile_8 = rhs_desc_128x64.load([block_n * (N // _grid_2), iv_k_4 * (K // tl.cdiv(K, 64))])
+        offs_3 = block_n * (N // tl.num_programs(1)) + rows_2  # wgmma_ss.co:130
+        offs_4 = iv_k * (K // tl.cdiv(K, 64)) + cols
+        mask_2 = (
+            (rows_2 < N // tl.num_programs(1))
+            & (cols < K // tl.cdiv(K, 64))
+            & (offs_3 >= 0)
+            & (offs_3 < N)
+            & (offs_4 >= 0)
+            & (offs_4 < K)
+        )
+        if TMA_RHS_128X64:
+            rhs_load_s = rhs_desc_128x64.load([block_n * (N // tl.num_programs(1)), iv_k * (K // tl.cdiv(K, 64))])
         else:
-            mask_9 = (
-                (tl.arange(0, 128)[:, None] < N // _grid_2)
-                & (tl.arange(0, 64)[None, :] < K // tl.cdiv(K, 64))
-                & (block_n * (N // _grid_2) + tl.arange(0, 128)[:, None] < N)
-                & (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :] < K)
+            rhs_load_s = _oob_fill(
+                tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1, mask=mask_2, other=0.0), mask_2
             )
-            ptrs_10 = (
-                rhs_ptr
-                + (block_n * (N // _grid_2) + tl.arange(0, 128)[:, None]) * rhs_s0
-                + (iv_k_4 * (K // tl.cdiv(K, 64)) + tl.arange(0, 64)[None, :]) * rhs_s1
-            )
-            tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        rhs_load_s = tile_8  # wgmma_ss.co:130
-        acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:135
-        # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-    output_s = tl.zeros([64, 128], tl.float16)  # wgmma_ss.co:139
-    output_s = acc_3.to(tl.float16)  # wgmma_ss.co:140
-    if TMA_OUTPUT_64X128:  # wgmma_ss.co:141
+        acc = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc)  # wgmma_ss.co:135
+    output_s = acc.to(tl.float16)  # wgmma_ss.co:140
+    offs_5 = block_m * 64 + rows  # wgmma_ss.co:141
+    offs_6 = block_n * 128 + cols_2
+    mask_3 = (offs_5 < M) & (offs_6 < N)
+    if TMA_OUTPUT_64X128:
         output_desc_64x128.store([block_m * 64, block_n * 128], output_s)
     else:
-        tl.store(
-            output_ptr
-            + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
-            + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
-            output_s,
-            mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
-        )
+        tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
 def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
@@ -1075,46 +1225,86 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_f16_tbc_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
-    _matmul_f16_tbc_k0_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_f16_tbc_k0_TMA_LHS_64X64, _OOB_PADDING)
-    _matmul_f16_tbc_k0_TMA_RHS_128X64 = _rt.tma_ok(
-        _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
-    )
-    _matmul_f16_tbc_k0_rhs_desc_128x64 = _rt.tma_desc(rhs, [128, 64], _matmul_f16_tbc_k0_TMA_RHS_128X64, _OOB_PADDING)
-    _matmul_f16_tbc_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
-    _matmul_f16_tbc_k0_output_desc_64x128 = _rt.tma_desc(
-        output, [64, 128], _matmul_f16_tbc_k0_TMA_OUTPUT_64X128, "zero"
-    )
-    _launch(
-        matmul_f16_tbc_k0,
-        (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
-        [
-            _rt.cdiv(M, 64),
-            _rt.cdiv(N, 128),
-            K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            M,
-            _matmul_f16_tbc_k0_lhs_desc_64x64,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            N,
-            _matmul_f16_tbc_k0_rhs_desc_128x64,
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_f16_tbc_k0_output_desc_64x128,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS_64X64=_matmul_f16_tbc_k0_TMA_LHS_64X64,
-            TMA_RHS_128X64=_matmul_f16_tbc_k0_TMA_RHS_128X64,
-            TMA_OUTPUT_64X128=_matmul_f16_tbc_k0_TMA_OUTPUT_64X128,
-            num_warps=4,
-        ),
-    )  # wgmma_ss.co:123
+    if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:124
+        _matmul_f16_tbc_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_f16_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_f16_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_tbc_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_f16_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
+        _matmul_f16_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_tbc_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_f16_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_f16_tbc_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_tbc_k0_TMA_OUTPUT, _OOB_PADDING)
+        _launch(
+            matmul_f16_tbc_k0,
+            (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_tbc_k0_NUM_SMS),),
+            [
+                M,
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_f16_tbc_k0_lhs_desc,
+                _matmul_f16_tbc_k0_rhs_desc,
+                _matmul_f16_tbc_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_f16_tbc_k0_TMA_LHS,
+                TMA_RHS=_matmul_f16_tbc_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_f16_tbc_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_f16_tbc_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:  # wgmma_ss.co:124
+        _matmul_f16_tbc_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
+        _matmul_f16_tbc_k0_general_lhs_desc_64x64 = _rt.tma_desc(
+            lhs, [64, 64], _matmul_f16_tbc_k0_general_TMA_LHS_64X64, _OOB_PADDING
+        )
+        _matmul_f16_tbc_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
+            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+        )
+        _matmul_f16_tbc_k0_general_rhs_desc_128x64 = _rt.tma_desc(
+            rhs, [128, 64], _matmul_f16_tbc_k0_general_TMA_RHS_128X64, _OOB_PADDING
+        )
+        _matmul_f16_tbc_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
+        _matmul_f16_tbc_k0_general_output_desc_64x128 = _rt.tma_desc(
+            output, [64, 128], _matmul_f16_tbc_k0_general_TMA_OUTPUT_64X128, "zero"
+        )
+        _launch(
+            matmul_f16_tbc_k0_general,
+            (_rt.cdiv(M, 64), _rt.cdiv(N, 128)),
+            [
+                K,
+                M,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                _matmul_f16_tbc_k0_general_lhs_desc_64x64,
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                _matmul_f16_tbc_k0_general_rhs_desc_128x64,
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_f16_tbc_k0_general_output_desc_64x128,
+            ],
+            dict(
+                num_warps=1,
+                TMA_LHS_64X64=_matmul_f16_tbc_k0_general_TMA_LHS_64X64,
+                TMA_RHS_128X64=_matmul_f16_tbc_k0_general_TMA_RHS_128X64,
+                TMA_OUTPUT_64X128=_matmul_f16_tbc_k0_general_TMA_OUTPUT_64X128,
+            ),
+        )
     return None
 
 
@@ -1935,87 +2125,70 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
 
 @triton.jit
 def matmul_e4m3_ws_tbc_k0(
-    _grid_1,
-    _grid_2,
+    M,
     K,
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    M,
-    lhs_desc_64x128,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
+    stride_lhs0,
+    stride_lhs1,
     N,
-    rhs_desc_128x128,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_desc_64x128,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
     GROUP_M: tl.constexpr,
-    WARP_SPECIALIZE: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
     NUM_STAGES: tl.constexpr,
-    TMA_LHS_64X128: tl.constexpr,
-    TMA_RHS_128X128: tl.constexpr,
-    TMA_OUTPUT_64X128: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_ss.co:271."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wgmma_ss.co:272
-    _group = GROUP_M * _grid_2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(_grid_1 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
-    # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    # wgmma_ss.co:274
-    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)
-    # stage ring of 2: one tile per iteration (the loop's num_stages multi-buffers it)
-    # wgmma_ss.co:275
-    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)
-    output_s = tl.zeros([64, 128], tl.float16)  # wgmma_ss.co:276
-    # warp-specialised pipeline (wgmma_ss.co:278): producer warpgroup 0, consumer warpgroup(s) 1..1 merged into one
-    # loop; events become program order
-    acc_3 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_ss.co:289
-    # wgmma_ss.co:293
-    for iv_k_4 in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_LHS_64X128:  # wgmma_ss.co:283
-            tile_6 = lhs_desc_64x128.load([block_m * 64, iv_k_4 * 128])
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 256 x
+    128 tiles (schedule auto; the source: 64 x 128 output tiles, K steps of 128); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # wgmma_ss.co:272
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 256)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in range(pid, num_tiles, NUM_SMS):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:299
+        for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
+            offs_k = k * 128 + tl.arange(0, 128)
+            mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 128])
+            else:
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+            if TMA_RHS:
+                b = rhs_desc.load([pid_n * 256, k * 128])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, tl.trans(b), acc)
+        mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # wgmma_ss.co:304
+        c = acc.to(tl.float16)
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
         else:
-            mask_7 = (block_m * 64 + tl.arange(0, 64)[:, None] < M) & (iv_k_4 * 128 + tl.arange(0, 128)[None, :] < K)
-            ptrs_8 = (
-                lhs_ptr
-                + (block_m * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
-                + (iv_k_4 * 128 + tl.arange(0, 128)[None, :]) * lhs_s1
-            )
-            tile_6 = _oob_fill(tl.load(ptrs_8, mask=mask_7, other=0.0), mask_7)
-        lhs_load_s = tile_6  # wgmma_ss.co:283
-        # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-        if TMA_RHS_128X128:  # wgmma_ss.co:284
-            tile_9 = rhs_desc_128x128.load([block_n * 128, iv_k_4 * 128])
-        else:
-            mask_10 = (block_n * 128 + tl.arange(0, 128)[:, None] < N) & (iv_k_4 * 128 + tl.arange(0, 128)[None, :] < K)
-            ptrs_11 = (
-                rhs_ptr
-                + (block_n * 128 + tl.arange(0, 128)[:, None]) * rhs_s0
-                + (iv_k_4 * 128 + tl.arange(0, 128)[None, :]) * rhs_s1
-            )
-            tile_9 = _oob_fill(tl.load(ptrs_11, mask=mask_10, other=0.0), mask_10)
-        rhs_load_s = tile_9  # wgmma_ss.co:284
-        acc_3 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), acc_3)  # wgmma_ss.co:299
-        # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-    output_s = acc_3.to(tl.float16)  # wgmma_ss.co:303
-    if TMA_OUTPUT_64X128:  # wgmma_ss.co:304
-        output_desc_64x128.store([block_m * 64, block_n * 128], output_s)
-    else:
-        tl.store(
-            output_ptr
-            + (block_m * 64 + tl.arange(0, 64)[:, None]) * output_s0
-            + (block_n * 128 + tl.arange(0, 128)[None, :]) * output_s1,
-            output_s,
-            mask=(block_m * 64 + tl.arange(0, 64)[:, None] < M) & (block_n * 128 + tl.arange(0, 128)[None, :] < N),
-        )
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
 def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
@@ -2035,51 +2208,45 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_e4m3_ws_tbc_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
-    _matmul_e4m3_ws_tbc_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads")
-    _matmul_e4m3_ws_tbc_k0_lhs_desc_64x128 = _rt.tma_desc(
-        lhs, [64, 128], _matmul_e4m3_ws_tbc_k0_TMA_LHS_64X128, _OOB_PADDING
-    )
-    _matmul_e4m3_ws_tbc_k0_TMA_RHS_128X128 = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads")
-    _matmul_e4m3_ws_tbc_k0_rhs_desc_128x128 = _rt.tma_desc(
-        rhs, [128, 128], _matmul_e4m3_ws_tbc_k0_TMA_RHS_128X128, _OOB_PADDING
-    )
-    _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
-    _matmul_e4m3_ws_tbc_k0_output_desc_64x128 = _rt.tma_desc(
-        output, [64, 128], _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT_64X128, "zero"
+    _matmul_e4m3_ws_tbc_k0_NUM_SMS = _rt.num_sms(_dev)  # wgmma_ss.co:272
+    _matmul_e4m3_ws_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+    _matmul_e4m3_ws_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_ws_tbc_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_e4m3_ws_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 128], [256, 128], "loads (auto)")
+    _matmul_e4m3_ws_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_ws_tbc_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+    _matmul_e4m3_ws_tbc_k0_output_desc = _rt.tma_desc(
+        output, [128, 128], _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT, _OOB_PADDING
     )
     _launch(
         matmul_e4m3_ws_tbc_k0,
-        (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+        (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_e4m3_ws_tbc_k0_NUM_SMS),),
         [
-            _rt.cdiv(M, 64),
-            _rt.cdiv(N, 128),
+            M,
             K,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
-            _matmul_e4m3_ws_tbc_k0_lhs_desc_64x128,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
-            _matmul_e4m3_ws_tbc_k0_rhs_desc_128x128,
             output,
             output.stride(0),
             output.stride(1),
-            _matmul_e4m3_ws_tbc_k0_output_desc_64x128,
+            _matmul_e4m3_ws_tbc_k0_lhs_desc,
+            _matmul_e4m3_ws_tbc_k0_rhs_desc,
+            _matmul_e4m3_ws_tbc_k0_output_desc,
         ],
         dict(
             GROUP_M=8,
-            WARP_SPECIALIZE=_matmul_e4m3_ws_tbc_k0_WARP_SPECIALIZE,
-            NUM_STAGES=4,
-            TMA_LHS_64X128=_matmul_e4m3_ws_tbc_k0_TMA_LHS_64X128,
-            TMA_RHS_128X128=_matmul_e4m3_ws_tbc_k0_TMA_RHS_128X128,
-            TMA_OUTPUT_64X128=_matmul_e4m3_ws_tbc_k0_TMA_OUTPUT_64X128,
-            num_warps=4,
+            TMA_LHS=_matmul_e4m3_ws_tbc_k0_TMA_LHS,
+            TMA_RHS=_matmul_e4m3_ws_tbc_k0_TMA_RHS,
+            NUM_STAGES=3,
+            TMA_OUTPUT=_matmul_e4m3_ws_tbc_k0_TMA_OUTPUT,
+            NUM_SMS=_matmul_e4m3_ws_tbc_k0_NUM_SMS,
+            num_warps=8,
         ),
-    )  # wgmma_ss.co:271
+    )
     return None
 
 
