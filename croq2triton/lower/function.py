@@ -14,11 +14,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..emit.launcher import statement_lines
 from ..errors import CroqError, CroqInternalError, CroqLoweringError, CroqSemanticError, Span
 from ..frontend import ast as A
+from ..lift.names import safe
 from ..sema.checks import DEVICE_TARGETS
 from ..sema.types import TYPES, unlowerable_reason
 from ..sema.writes import written_params
+from ..tir.launch import launch_of
 from . import coarsen as coarsen_mod
 from . import exprs as X
 from .coarsen import WGMMA_ROWS, coarsen
@@ -26,7 +29,6 @@ from .fragarrays import expand_frag_arrays
 from .ksplit import ksplit
 from .retile import AUTO_TILES, Retiled, retile
 from .splitscale import split_scales
-from .symbolic import safe
 from .values import Bounded, BoundedTuple, Shape, Tensor, Tuple_, Val, View, const
 from .viewops import span_as_view, whole_view
 from .writer import Writer
@@ -268,15 +270,16 @@ class FunctionLowering:
             return False
         self.kernel_sources.append(source.rstrip("\n"))
         self.ir_kernels.append(tiled.kernel)
+        launch = launch_of(tiled.kernel, top.span.line if top.span else 0)
         if not c.assumptions:
-            for ln in tiled.launch:
+            for ln in statement_lines(launch):
                 self.w.line(ln, top.span)
             return True
         from ..tir.pyexpr import to_source
 
         cond = " and ".join(f"{to_source(x, 'host')} % {d} == 0" for x, d in c.assumptions)
         with self.w.block(f"if {cond}:  # the chunkat tiles are exact: the tiled contraction", top.span):
-            for ln in tiled.launch:
+            for ln in statement_lines(launch):
                 self.w.line(ln, top.span)
         return cond
 
@@ -295,7 +298,7 @@ class FunctionLowering:
                 if self.schedule == "auto":
                     kernel = self.widened(kernel, top) or kernel
                 kernel = interior_split(kernel)  # both schedules: measured faster (schedule/interior.py)
-                launch = lifted.launch_of(kernel)
+                launch = launch_of(kernel, top.span.line if top.span else 0)
                 source = emit_kernel(kernel, self.src_name)
         except NotLifted as e:
             if os.environ.get("CROQ2TRITON_EXPLAIN"):  # why a kernel stays on the older lowering
@@ -306,8 +309,8 @@ class FunctionLowering:
         self.kernel_sources.append(source.rstrip("\n"))
         self.ir_kernels.append(kernel)
         self.warnings.extend(lifted.warnings)
-        for line in launch:
-            self.w.line(line, top.span)
+        for ln in statement_lines(launch):
+            self.w.line(ln, top.span)
         return True
 
     def widened(self, kernel: Any, top: A.Parallel) -> Any:

@@ -24,6 +24,7 @@ from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.printer import Printer
 from ..lift.arith import MATH_F32
+from ..lift.names import safe
 from ..sema.types import TYPES, unlowerable_reason
 from . import exprs as X
 from .frags import frag_base, frag_element, store_frag_element
@@ -32,7 +33,6 @@ from .owners import keep_owned
 from .pieces import split_spec
 from .pipeline import is_pipeline
 from .regions import Region
-from .symbolic import safe
 from .values import (
     Bounded,
     BoundedTuple,

@@ -209,7 +209,7 @@ def dma_copy_group(input, *, _launch=None):
             output.stride(1),
             output.stride(2),
         ],
-        dict(num_warps=1, F_D0=_dma_copy_group_k0_F_D0),
+        dict(F_D0=_dma_copy_group_k0_F_D0, num_warps=1),
     )
     return output  # copy.co:42
 

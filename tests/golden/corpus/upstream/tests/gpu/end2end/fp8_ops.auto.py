@@ -328,7 +328,7 @@ def fp8_dma_copy_group(input, *, _launch=None):
             output.stride(1),
             output.stride(2),
         ],
-        dict(num_warps=1, F_D0=_fp8_dma_copy_group_k0_F_D0),
+        dict(F_D0=_fp8_dma_copy_group_k0_F_D0, num_warps=1),
     )
     return output  # fp8_ops.co:62
 
