@@ -14,7 +14,7 @@ import ast
 
 from ..tir import expr as E
 from ..tir import host as H
-from ..tir.pyexpr import call, host_ast, name
+from ..tir.pyexpr import call, host_ast, host_source, name
 
 TORCH_TYPES = {
     "f64": "float64",
@@ -51,12 +51,6 @@ def emit_launcher(launcher: H.Launcher) -> str:
     return head + "\n" + "\n".join(out.lines)
 
 
-def statement_lines(stmt: H.Stmt) -> list[str]:
-    """The lines of a statement without a body, without indentation or comments (for a launch
-    written by the older lowering of the host code)."""
-    return [_code(node) for node in _simple(stmt)]
-
-
 class _Writer:
     def __init__(self, source: str) -> None:
         self.source = source
@@ -91,11 +85,11 @@ class _Writer:
         at = s.line
         if isinstance(s, H.If):
             note = f"  # {s.note}" if s.note else ""
-            self.block(f"if {_code(host_ast(s.cond))}:{note}", at, s.then)
+            self.block(f"if {host_source(s.cond)}:{note}", at, s.then)
             if s.orelse:
                 self.block("else:", s.else_line, s.orelse)
         elif isinstance(s, H.While):
-            self.block(f"while {_code(host_ast(s.cond))}:", at, s.body)
+            self.block(f"while {host_source(s.cond)}:", at, s.body)
         elif isinstance(s, H.For):
             self.block(f"for {s.var} in {_code(call('range', host_ast(s.stop)))}:", at, s.body)
         elif isinstance(s, H.Comment):
@@ -171,10 +165,9 @@ def _bind_tensor(s: H.BindTensor) -> list[ast.stmt]:
 def _print_item(x: H.PrintItem) -> ast.expr:
     if isinstance(x, str):
         return _const(x)
-    if isinstance(x, H.Braced):  # '{' + ', '.join(str(x) for x in (a, b,)) + '}'
+    if isinstance(x, H.Braced):  # '{' + ', '.join(map(str, (a, b))) + '}'
         items = _tuple([host_ast(i) for i in x.items])
-        gen = ast.GeneratorExp(call("str", name("x")), [ast.comprehension(ast.Name("x", ast.Store()), items, [], 0)])
-        joined = ast.Call(ast.Attribute(_const(", "), "join", ast.Load()), [gen], [])
+        joined = ast.Call(ast.Attribute(_const(", "), "join", ast.Load()), [call("map", name("str"), items)], [])
         return ast.BinOp(ast.BinOp(_const("{"), ast.Add(), joined), ast.Add(), _const("}"))
     return host_ast(x)
 

@@ -95,6 +95,17 @@ def host_ast(e: E.Expr) -> ast.expr:
     return _node(e, "host")
 
 
+def host_source(e: E.Expr) -> str:
+    """``e`` as launcher text (see :func:`host_ast`); ``a and b and c`` without the parentheses
+    Python 3.11's unparse puts around the third and later operands of a chain."""
+    node = host_ast(e)
+    if not isinstance(node, ast.BoolOp):
+        return ast.unparse(node)
+    low = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)  # operands that bind less tightly
+    op = " and " if isinstance(node.op, ast.And) else " or "
+    return op.join(f"({ast.unparse(v)})" if isinstance(v, low) else ast.unparse(v) for v in node.values)
+
+
 def dim_node(d: E.Dim) -> ast.expr:
     """A block extent: a literal, or the constexpr argument that holds one fixed at launch."""
     return ast.Name(d.name, ast.Load()) if isinstance(d, E.Extent) else ast.Constant(d)
@@ -179,6 +190,12 @@ def _host_only(e: H.Logic | H.ElemGet, where: Where_) -> ast.expr:
     if where != "host":
         raise ValueError(f"{type(e).__name__} is launcher code, not kernel code")
     if isinstance(e, H.Logic):
+        a, b = e.values[0], e.values[-1]
+        chained = e.op == "and" and len(e.values) == 2 and isinstance(a, E.Bin) and isinstance(b, E.Bin)
+        if chained and a.op in _CMPOPS and b.op in _CMPOPS and a.rhs == b.lhs:  # lo <= x < hi
+            return ast.Compare(
+                _node(a.lhs, where), [_CMPOPS[a.op], _CMPOPS[b.op]], [_node(a.rhs, where), _node(b.rhs, where)]
+            )
         op: ast.boolop = ast.And() if e.op == "and" else ast.Or()
         return ast.BoolOp(op, [_node(v, where) for v in e.values])
     index = ast.Tuple([_node(i, where) for i in e.index], ast.Load())
