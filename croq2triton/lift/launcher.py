@@ -2,7 +2,7 @@
 host code between the kernels as host statements, and each kernel's launch.
 
 Host code runs in Python (LANGUAGE.md 8 and 9.1): scalars, buffers, element reads and writes,
-checks, prints, and ``if`` / ``while`` / ``foreach`` around launches.  A ``: device(cpu|gpu)``
+checks, prints, and ``if`` / ``while`` / ``foreach`` around launches (lift/hostflow.py).  A ``: device(cpu|gpu)``
 region (9.5) is host code too: its parallels are launched on the kernels' device, in program
 order.  Each top-level ``parallel`` is a kernel; how it is lowered and launched is the business of
 the ``kernels`` callback (the tile-IR and contraction paths, or the older lowering), which
@@ -25,8 +25,9 @@ from ..tir import expr as E
 from ..tir import host as H
 from ..tir.pyexpr import host_ast
 from .host import HostScalar, HostScope, HostTensor
-from .hostexpr import HostExprs, binary, const
-from .hostvalues import Bounded, BoundedTuple, ITuple, Reshaped, Shape, Stream, Tensor, croq_of, ir_of
+from .hostexpr import binary, const
+from .hostflow import HostFlow, line_of
+from .hostvalues import ITuple, Reshaped, Shape, Stream, Tensor, croq_of, ir_of
 from .names import safe
 
 # lowers one top-level parallel (a kernel) named by the second argument: the statements that launch it
@@ -40,7 +41,7 @@ def lift_launcher(fn: A.CoFunction, src_name: str, kernels: Kernels) -> H.Launch
     return LauncherLifting(fn, src_name, kernels).lift()
 
 
-class LauncherLifting(HostExprs):
+class LauncherLifting(HostFlow):
     def __init__(self, fn: A.CoFunction, src_name: str, kernels: Kernels) -> None:
         super().__init__()
         self.fn = fn
@@ -212,15 +213,15 @@ class LauncherLifting(HostExprs):
             cond = self.evaluate(s.call.args[0])
             msg = s.call.args[1]
             text = msg.value if isinstance(msg, A.StringLit) else "assertion failed"
-            self.body.append(H.Assert(cond, text, line=_line(s)))
+            self.body.append(H.Assert(cond, text, line=line_of(s)))
         elif isinstance(s, A.CallStmt) and s.call.kind in ("print", "println"):
             if not s.call.bang:  # host printf: the arguments one after another
                 items = tuple(self.print_item(arg) for arg in s.call.args)
-                self.body.append(H.Print(items, s.call.kind == "println", line=_line(s)))
+                self.body.append(H.Print(items, s.call.kind == "println", line=line_of(s)))
         elif isinstance(s, (A.Empty, A.PragmaStmt)):
             pass
         elif isinstance(s, A.Sync) and s.kind == "global":
-            self.body.append(H.Sync(line=_line(s)))
+            self.body.append(H.Sync(line=line_of(s)))
         elif isinstance(s, A.Block):
             for x in s.stmts:
                 self.stmt(x)
@@ -233,7 +234,7 @@ class LauncherLifting(HostExprs):
         elif isinstance(s, (A.Break, A.Continue)):
             if not self.loops:
                 raise self.error(f"'{type(s).__name__.lower()}' outside a loop", s)
-            self.body.append(H.Break(line=_line(s)) if isinstance(s, A.Break) else H.Continue(line=_line(s)))
+            self.body.append(H.Break(line=line_of(s)) if isinstance(s, A.Break) else H.Continue(line=line_of(s)))
         elif isinstance(s, A.With):
             self.with_(s)
         else:
@@ -242,20 +243,6 @@ class LauncherLifting(HostExprs):
                 s,
                 "host code between kernels may only declare sizes, buffers and views",
             )
-
-    def scoped(self, body: A.Stmt) -> tuple[H.Stmt, ...]:
-        """The statements of a nested host block: names it declares are not seen after it;
-        assignments to the enclosing launcher variables are."""
-        saved, outer = dict(self.names), self.body
-        self.body = []
-        self.in_flow += 1
-        try:
-            self.stmt(body)
-            return tuple(self.body)
-        finally:
-            self.in_flow -= 1
-            self.names = saved
-            self.body = outer
 
     def scalar_decl(self, s: A.ScalarDecl) -> None:
         for d in s.items:
@@ -283,14 +270,14 @@ class LauncherLifting(HostExprs):
             raise self.error(f"cannot lower to Triton: {unlowerable_reason(ty)}", node)
         var = safe(name)
         new = self.variable(var, ty)
-        self.body.append(H.Let(var, v, line=_line(node)))
+        self.body.append(H.Let(var, v, line=line_of(node)))
         self.names[name] = new
 
     def assign(self, a: A.Assign) -> None:
         if isinstance(a.target, A.At):  # element by element, as upstream's host code
             t, index = self.element(a.target)
             v = self.evaluate(a.value)
-            line = _line(a)
+            line = line_of(a)
             if a.op != "=":
                 v = binary(a.op, H.ElemGet(t.name, t.host, index, t.dtype, line), v)
             self.body.append(H.ElemSet(t.name, t.host, index, v, line=line))
@@ -302,14 +289,14 @@ class LauncherLifting(HostExprs):
         if a.op != "=":
             if not isinstance(old, E.Var):
                 raise self.error(f"'{name}' is not a scalar", a)
-            self.body.append(H.Assign(old.name, binary(a.op, old, self.evaluate(a.value)), line=_line(a)))
+            self.body.append(H.Assign(old.name, binary(a.op, old, self.evaluate(a.value)), line=line_of(a)))
             self.names[name] = E.Var(old.name, old.type)
             return
         if isinstance(a.value, A.Call):
             raise self.error("calls cannot be lowered to Triton", a.value)
         v = self.value(a.value)
         if self.in_flow and isinstance(v, E.Expr) and isinstance(old, E.Var):
-            self.body.append(H.Assign(old.name, v, line=_line(a)))  # a variable of an enclosing block
+            self.body.append(H.Assign(old.name, v, line=line_of(a)))  # a variable of an enclosing block
         elif isinstance(v, E.Expr):
             self.bind_scalar(name, v, self.croq_type(v), False, a)
         else:
@@ -330,23 +317,23 @@ class LauncherLifting(HostExprs):
             if d.dims:
                 raise self.error("arrays of global buffers cannot be lowered yet", d)
             fill = self.evaluate(d.fill) if d.fill is not None else None
-            self.body.append(H.Alloc(d.name, dims, dtype, fill, line=_line(d)))
+            self.body.append(H.Alloc(d.name, dims, dtype, fill, line=line_of(d)))
             self.names[d.name] = Tensor(d.name, d.name, s.elem, dtype, dims, d.span)
 
     def return_(self, s: A.Return) -> None:
         self.body.extend(self.copy_backs)
         if s.value is None:
-            self.body.append(H.Return(None, line=_line(s)))
+            self.body.append(H.Return(None, line=line_of(s)))
             return
         v = self.value(s.value)
         if isinstance(v, Tensor):
-            self.body.append(H.Return(H.TensorRef(v.host), line=_line(s)))
+            self.body.append(H.Return(H.TensorRef(v.host), line=line_of(s)))
             self.returns = "tensor"
         elif isinstance(v, E.Expr):
-            self.body.append(H.Return(v, line=_line(s)))
+            self.body.append(H.Return(v, line=line_of(s)))
             self.returns = "bool" if v.dtype == "i1" else "float" if not E.is_int(v.dtype) else "int"
         elif isinstance(v, Reshaped):
-            self.body.append(H.Return(H.Reshape(v.tensor.host, v.dims), line=_line(s)))
+            self.body.append(H.Return(H.Reshape(v.tensor.host, v.dims), line=line_of(s)))
             self.returns = "tensor"
         else:
             raise self.error("this return value cannot be lowered", s.value)
@@ -395,99 +382,11 @@ class LauncherLifting(HostExprs):
             self.names[lvl.name] = const(0)
         self.body.append(
             H.Comment(
-                f"': device({lvl.level_arg})' region (line {_line(s)}): lowered as host code;"
+                f"': device({lvl.level_arg})' region (line {line_of(s)}): lowered as host code;"
                 " its parallels run on the kernels' device"
             )
         )
         self.body.extend(self.scoped(s.body))
-
-    # ------------------------------------------------------------ host control flow (LANGUAGE.md 9.1)
-    def if_(self, s: A.If) -> None:
-        cond = self.evaluate(s.cond)
-        if isinstance(cond, E.Const):  # decided when translating: only the branch taken is lifted
-            branch = s.then if cond.value else s.other
-            if branch is not None:
-                self.body.extend(self.scoped(branch))
-            return
-        then = self.scoped(s.then)
-        orelse = self.scoped(s.other) if s.other is not None else ()
-        self.body.append(H.If(cond, then, orelse, line=_line(s)))
-
-    def while_(self, s: A.While) -> None:
-        cond = self.evaluate(s.cond)
-        if isinstance(cond, E.Const) and not cond.value:
-            return
-        self.loops += 1
-        body = self.scoped(s.body)
-        self.loops -= 1
-        self.body.append(H.While(const(True) if isinstance(cond, E.Const) else cond, body, line=_line(s)))
-
-    def foreach(self, s: A.Foreach) -> None:
-        loops: list[tuple[str, E.Expr, str | None]] = []  # (name, bound, index tuple it belongs to)
-        for it in s.items:
-            if isinstance(it, A.RangeItem):  # over the names of an enclosing 'with'
-                target = self.names.get(it.name)
-                parts = target.parts if isinstance(target, BoundedTuple) else (target,)
-                if it.sliced or it.alias is not None or not all(isinstance(p, Bounded) for p in parts):
-                    raise self.error(f"a host-level 'foreach' over '{it.name}' cannot be lowered yet", it)
-                tup = it.name if isinstance(target, BoundedTuple) else None
-                loops.extend((p.name, p.bound, tup) for p in parts if isinstance(p, Bounded))
-                continue
-            bounds = self.shape([it.shape])
-            if it.vars is not None and len(it.vars) != len(bounds):
-                raise self.error(f"{len(it.vars)} name(s) but a shape of rank {len(bounds)}", it)
-            if it.vars is not None:
-                loops.extend((n or "_", b, None) for n, b in zip(it.vars, bounds, strict=True))
-            else:  # one name over a multi-dimensional shape: an index tuple
-                tup = it.name if len(bounds) > 1 else None
-                loops.extend((f"{it.name}_{k}" if tup else it.name or "_", b, tup) for k, b in enumerate(bounds))
-        saved = dict(self.names)
-        counters: list[tuple[str, E.Expr]] = []
-        tuples: dict[str, list[E.Expr]] = {}
-        for name, bound, tup in loops:
-            self.uid += 1
-            var = f"_{safe(name)}{self.uid}"
-            counters.append((var, bound))
-            counter = self.variable(var, "int", nonneg=True)
-            if tup is not None:
-                tuples.setdefault(tup, []).append(counter)
-            if tup is None or not name.startswith(f"{tup}_"):
-                self.names[name] = counter
-        for tup, items in tuples.items():
-            self.names[tup] = ITuple(tuple(items))
-        self.loops += 1
-        body = self.scoped(s.body)
-        self.loops -= 1
-        self.names = saved
-        for var, bound in reversed(counters):
-            body = (H.For(var, bound, body, line=_line(s)),)
-        self.body.extend(body)
-
-    def with_(self, s: A.With) -> None:
-        """Bounded index names (value 0 until a ``foreach`` over them), seen only in the body."""
-        saved = dict(self.names)
-        try:
-            for wi in s.withins:
-                bounds = self.shape([wi.shape])
-                names = wi.vars if wi.vars is not None else [wi.name] if len(bounds) == 1 else None
-                if names is None:  # one name over several dims: a tuple of unnamed parts
-                    parts = tuple(Bounded(f"{wi.name}_{k}", const(0), b) for k, b in enumerate(bounds))
-                    self.names[wi.name or "_"] = BoundedTuple(wi.name or "_", parts)
-                    continue
-                if len(names) != len(bounds):
-                    raise self.error(f"{len(names)} name(s) but a shape of rank {len(bounds)}", wi)
-                parts = tuple(Bounded(n or "_", const(0), b) for n, b in zip(names, bounds, strict=True))
-                for part in parts:
-                    self.names[part.name] = part
-                if wi.vars is not None and wi.name:
-                    self.names[wi.name] = BoundedTuple(wi.name, parts)
-            self.body.extend(self.scoped(s.body))
-        finally:
-            self.names = saved
-
-
-def _line(node: A.Node) -> int:
-    return node.span.line if node.span else 0
 
 
 def _extent(d: E.Expr) -> str | int:
