@@ -225,11 +225,12 @@ def cmd_translate(args: argparse.Namespace) -> int:
 
 
 def _dump_ir(out: Translation) -> None:
-    """``translate --dump-ir``: the tile IR of every kernel lifted into it, on stderr (the module
-    still goes where -o says); kernels of the older lowering are named as such."""
+    """``translate --dump-ir``: the tile IR of every kernel lifted into it and each launcher's host
+    IR, on stderr (the module still goes where -o says); kernels of the older lowering are named
+    as such."""
     from .tir.dump import dump_functions
 
-    sys.stderr.write(dump_functions(out.ir, out.legacy))  # type: ignore[arg-type]
+    sys.stderr.write(dump_functions(out.ir, out.legacy, out.launchers))  # type: ignore[arg-type]
 
 
 def _check_target(target: str) -> None:
@@ -344,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--notes", action="store_true", help="print notes (e.g. tutorial-dialect spellings)")
     schedule(p)
     allow_partial(p, "write the module with the functions that translate")
-    p.add_argument("--dump-ir", action="store_true", help="print the tile IR of each kernel on stderr")
+    p.add_argument("--dump-ir", action="store_true", help="print the IR of each kernel and launcher on stderr")
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser(

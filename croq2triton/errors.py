@@ -15,6 +15,9 @@ diagnostics.
 from __future__ import annotations
 
 import bisect
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -238,3 +241,18 @@ class CroqInternalError(CroqError):
             span,
             "this is a bug in croq2triton, not in your program; CROQ2TRITON_DEBUG=1 shows the traceback",
         )
+
+
+@contextmanager
+def internal_errors(what: str, span: Span | None, *expected: type[Exception]) -> Iterator[None]:
+    """Inside ``what`` (a stage of translating one function or kernel) an exception that is neither
+    a :class:`CroqError` nor one of ``expected`` (the stage's "not covered") is a bug: reported as
+    an internal error located at ``span`` (``CROQ2TRITON_DEBUG=1`` re-raises it)."""
+    try:
+        yield
+    except (CroqError, *expected):
+        raise
+    except Exception as e:
+        if os.environ.get("CROQ2TRITON_DEBUG"):
+            raise
+        raise CroqInternalError(f"{type(e).__name__} in {what}: {e}", span) from e

@@ -2,9 +2,9 @@
 
 ``tests/golden/<group>/<path>/<stem>.<schedule>.py`` holds the module ``translate_full`` returns and
 ``<stem>.<schedule>.diag`` its formatted diagnostics (only the ``.diag``, with the error, when the
-input raises :class:`CroqError`), ``<stem>.<schedule>.tir`` the tile IR of its kernels (``translate
---dump-ir``: the lifting's and the schedule's output, compared exactly; absent where no kernel is
-in the IR). Paths of the inputs are written relative to their group
+input raises :class:`CroqError`), ``<stem>.<schedule>.tir`` the tile IR of its kernels and the host
+IR of its launchers (``translate --dump-ir``: the lifting's and the schedule's output, compared
+exactly; absent where no kernel is in the tile IR). Paths of the inputs are written relative to their group
 (``corpus/...``, ``examples/...``) so goldens do not depend on where the checkout lives.
 
 A generated module matches its golden when both parse to the same Python AST once the names bound
@@ -175,13 +175,13 @@ def generate(case: Case) -> Output:
 
 
 def ir_text(tr: object) -> str:
-    """The tile IR of a translation as ``translate --dump-ir`` prints it; "" when no kernel of it is
-    in the IR."""
+    """The IR of a translation as ``translate --dump-ir`` prints it (kernels and launchers); "" when
+    no kernel of it is in the tile IR."""
     from croq2triton.tir.dump import dump_functions
 
     if not any(tr.ir.values()):  # type: ignore[attr-defined]
         return ""
-    return dump_functions(tr.ir, tr.legacy)  # type: ignore[attr-defined]
+    return dump_functions(tr.ir, tr.legacy, tr.launchers)  # type: ignore[attr-defined]
 
 
 def read_golden(case: Case) -> Output | None:

@@ -7,8 +7,11 @@ from dataclasses import dataclass, field
 
 from ..errors import CroqError, Diagnostic
 from ..frontend import ast as A
-from ..lower.function import FunctionLowering
+from ..lift.launcher import lift_launcher
+from ..lower.function import KernelDispatch
+from ..tir.host import Launcher
 from ..version import __version__
+from .launcher import emit_launcher
 from .layout import LINE_LIMIT
 from .tidy import tidy
 
@@ -72,6 +75,7 @@ class Translation:
     unit: A.TranslationUnit | None = None  # the parsed file (``translate_full`` sets it)
     ir: dict[str, list[object]] = field(default_factory=dict)  # function -> its tile-IR kernels
     legacy: dict[str, list[str]] = field(default_factory=dict)  # function -> kernels of the older path
+    launchers: dict[str, Launcher] = field(default_factory=dict)  # function -> its launcher in the host IR
 
 
 def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") -> Translation:
@@ -80,13 +84,16 @@ def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") 
     ops: dict[str, object] = {}
     for fn in tu.functions:
         try:
-            fl = FunctionLowering(fn, src_name, schedule)
-            parts.append(fl.lower())
-            ops[fn.name] = fl.op_signature()
-            out.ir[fn.name] = list(fl.ir_kernels)
-            out.legacy[fn.name] = list(fl.legacy_kernels)
+            kernels = KernelDispatch(fn, src_name, schedule)
+            launcher = lift_launcher(fn, src_name, kernels)
+            parts.append("\n\n\n".join([*kernels.kernel_sources, emit_launcher(launcher)]))
+            sig = launcher.signature
+            ops[fn.name] = {"params": list(sig.params), "writes": list(sig.writes), "returns": sig.returns}
+            out.ir[fn.name] = list(kernels.ir_kernels)
+            out.legacy[fn.name] = list(kernels.legacy_kernels)
+            out.launchers[fn.name] = launcher
             out.lowered.append(fn.name)
-            out.diagnostics.extend(fl.warnings)
+            out.diagnostics.extend(kernels.warnings)
         except CroqError as e:
             out.failed[fn.name] = e
             d = e.diagnostics[0]

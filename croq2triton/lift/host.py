@@ -38,12 +38,6 @@ def ir_type(elem: str) -> str | None:
     return IR_TYPES.get(elem) if elem in TYPES else None
 
 
-def torch_dtype(ir: str) -> str:
-    """The torch dtype (``torch.float32``) of a tile-IR type."""
-    elem = next(c for c, t in IR_TYPES.items() if t == ir and TYPES[c].torch is not None)
-    return f"torch.{TYPES[elem].torch}"
-
-
 @dataclass(frozen=True)
 class HostTensor:
     name: str  # the Croqtile name

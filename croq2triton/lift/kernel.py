@@ -15,7 +15,6 @@ covers it.  Nothing here writes Triton text: the result is a :class:`~croq2trito
 from __future__ import annotations
 
 import keyword
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +33,7 @@ from .collapse import collapse, has_roles
 from .copies import Copies
 from .events import Events
 from .hazards import fence_hazards
-from .host import HostScope, ir_type, torch_dtype
+from .host import HostScope, ir_type
 from .loops import Loops
 from .mma import Mmas
 from .notlifted import NotLifted
@@ -51,7 +50,6 @@ MAX_GRID_AXES = 3
 class Lifted:
     kernel: N.Kernel
     warnings: list[Diagnostic]
-    launch_of: Callable[[N.Kernel], list[str]]  # the launcher lines that launch it (or a rescheduled version)
 
 
 class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffers, Buffers, Arith):
@@ -114,7 +112,7 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffer
         doc = f"The block-level parallel at {self.src_name}:{self.line}: one program per block, one lane per thread."
         kernel = N.Kernel(self.name, grid, pids, args, self.body, num_warps=warps, doc=doc, line=self.line)
         fence_hazards(kernel)
-        return Lifted(kernel, self.warnings, self.launch_lines)
+        return Lifted(kernel, self.warnings)
 
     def levels(self) -> dict[int, str]:
         out: dict[int, str] = {}
@@ -714,51 +712,6 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffer
         for axis, g in enumerate(self.grid_hosts):
             out = E.replace(out, E.Call("num_programs", (E.Const(axis),), "i32"), g)
         return None if _calls(out, "num_programs") else E.fold(out)
-
-    # ================================================================ the launch
-    def launch_lines(self, k: N.Kernel) -> list[str]:
-        """The launcher's lines: the descriptors (each with the flag saying whether this launch's
-        tensor meets TMA's rules), then the launch."""
-        from ..tir.pyexpr import to_source
-
-        lines: list[str] = []
-        host: list[str] = []
-        consts: list[str] = [f"num_warps={k.num_warps}"]
-        extents: dict[str, list[N.Constexpr]] = {}
-        for a in k.args:
-            if isinstance(a, N.Pointer):
-                host.append(a.tensor)
-            elif isinstance(a, N.Stride):
-                host.append(f"{a.tensor}.stride({a.dim})")
-            elif isinstance(a, N.Scalar):
-                host.append(to_source(a.host, "host"))
-            elif isinstance(a, N.Descriptor):
-                flag = f"_{k.name}_{a.flag}"
-                box = list(a.block)
-                window = "[" + ", ".join(to_source(x, "host") for x in a.window) + "]" if a.window else str(box)
-                check = f"{flag} = _rt.tma_ok(_F, {a.source!r}, {a.tensor}, {box}, {window}, {a.what!r})"
-                if check not in lines:
-                    lines.append(check)
-                lines.append(f"_{k.name}_{a.name} = _rt.tma_desc({a.tensor}, {box}, {flag}, {a.fill})")
-                host.append(f"_{k.name}_{a.name}")
-            elif isinstance(a, N.Scratch):  # the buffers in scratch memory of every program
-                total = " * ".join(f"({to_source(x, 'host')})" for x in [*k.grid, a.elements])
-                lines.append(f"_{k.name}_{a.name} = _rt.scratch(_F, {total}, {torch_dtype(a.dtype)}, _dev)")
-                host.append(f"_{k.name}_{a.name}")
-            elif isinstance(a, N.Constexpr):
-                consts.append(f"{a.name}=_{k.name}_{a.name}")
-                if a.size is not None and a.of not in extents:
-                    extents[a.of] = [x for x in k.args if isinstance(x, N.Constexpr) and x.of == a.of]
-            else:
-                raise NotLifted(f"a kernel argument of kind {type(a).__name__}", None)
-        for what, dims in extents.items():  # the extents of tiles fixed at launch, checked there
-            names = "".join(f"_{k.name}_{a.name}, " for a in dims)
-            sizes = "".join(f"{to_source(a.size, 'host')}, " for a in dims if a.size is not None)
-            fixed = f", {dims[0].fixed}" if dims[0].fixed > 1 else ""
-            lines.append(f"{names.rstrip(' ')} = _rt.block_extents(_F, {what!r}, ({sizes.rstrip(' ')}){fixed})")
-        grid = ", ".join(to_source(g, "host") for g in k.grid) + ("," if len(k.grid) == 1 else "")
-        lines.append(f"_launch({k.name}, ({grid}), [{', '.join(host)}], dict({', '.join(consts)}))")
-        return lines
 
 
 TILE_WORK = (A.Apply, A.MmaOp, A.MmaFill, A.MmaStore, A.FragOp)

@@ -15,7 +15,7 @@ with a warning that says why; a swizzle narrower than the box's rows is the user
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import CroqLoweringError, Diagnostic
 from ..frontend import ast as A
@@ -101,7 +101,7 @@ class TmaCopies:
         box = self.tma_box(window, extents, s)
         if isinstance(box, str):
             return self.masked(load, window, box, "loads", s)
-        padding = '"zero"' if zfill else "_OOB_PADDING"
+        padding: Literal["zero", "sanitizer"] = "zero" if zfill else "sanitizer"
         desc, flag = self.descriptor(window, box, "loads", padding, "_z" if zfill else "")
         reshape = extents if len(extents) != len(box.block) else None
         return N.TmaLoad(load.var, desc, window.origin, load, flag, reshape, line=load.line)
@@ -113,7 +113,7 @@ class TmaCopies:
             return self.masked(store, window, box, "stores", s)
         if len(extents) != len(box.block):
             return self.masked(store, window, "the window drops dimensions of the tensor", "stores", s)
-        desc, flag = self.descriptor(window, box, "stores", '"zero"', "")
+        desc, flag = self.descriptor(window, box, "stores", "zero", "")
         tma = N.TmaStore(desc, window.origin, store.value, store, flag, line=store.line)
         return N.If(E.conj(self.pred), [tma], line=store.line) if self.pred else tma
 
@@ -123,7 +123,9 @@ class TmaCopies:
             self.warnings.append(Diagnostic("warning", msg, s.span))
         return access
 
-    def descriptor(self, window: Region, box: Box, what: str, padding: str, suffix: str) -> tuple[str, str]:
+    def descriptor(
+        self, window: Region, box: Box, what: str, padding: Literal["zero", "sanitizer"], suffix: str
+    ) -> tuple[str, str]:
         t = self.host.tensors[window.tensor]
         shape = "x".join(map(str, box.block))
         flag = f"TMA_{t.name.upper()}_{shape.upper()}"

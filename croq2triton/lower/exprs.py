@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CroqSemanticError
+from ..sema.consteval import fold_binary
 from ..sema.types import TYPES, promote
 from .values import Bounded, Shape, Tuple_, Val, const
 
@@ -46,41 +47,6 @@ def compute_type(ty: str | None) -> str | None:
     if ty in SMALL_INTS:
         return "s32"
     return ty
-
-
-def _fold(op: str, a: object, b: object) -> object:
-    if isinstance(a, bool) or isinstance(b, bool):
-        a, b = int(a), int(b)  # type: ignore[arg-type]
-    if op == "+":
-        return a + b  # type: ignore[operator]
-    if op == "-":
-        return a - b  # type: ignore[operator]
-    if op == "*":
-        return a * b  # type: ignore[operator]
-    if op in ("/", "%"):
-        if b == 0:
-            raise ZeroDivisionError
-        if isinstance(a, int) and isinstance(b, int):
-            q = abs(a) // abs(b)
-            q = q if (a >= 0) == (b >= 0) else -q
-            return q if op == "/" else a - b * q
-        return a / b if op == "/" else a % b  # type: ignore[operator]
-    if op == "<<":
-        return a << b  # type: ignore[operator]
-    if op == ">>":
-        return a >> b  # type: ignore[operator]
-    if op == "&":
-        return a & b  # type: ignore[operator]
-    if op == "|":
-        return a | b  # type: ignore[operator]
-    if op == "^":
-        return a ^ b  # type: ignore[operator]
-    if op == "&&":
-        return bool(a) and bool(b)
-    if op == "||":
-        return bool(a) or bool(b)
-    cmp = {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "==": a == b, "!=": a != b}  # type: ignore[operator]
-    return cmp[op]
 
 
 class ConsumerIndexError(Exception):
@@ -125,7 +91,7 @@ def binary(op: str, a: Val, b: Val, host: bool) -> Val:
         ty = promote(a.ty if a.ty != "bool" else "int", b.ty if b.ty != "bool" else "int")
     if a.is_const and b.is_const:
         try:
-            v = _fold(op, a.const, b.const)
+            v = fold_binary(op, a.const, b.const)
         except (ZeroDivisionError, TypeError, ValueError):
             v = None
         if v is not None:

@@ -24,6 +24,7 @@ from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.printer import Printer
 from ..lift.arith import MATH_F32
+from ..lift.names import safe
 from ..sema.types import TYPES, unlowerable_reason
 from . import exprs as X
 from .frags import frag_base, frag_element, store_frag_element
@@ -32,7 +33,6 @@ from .owners import keep_owned
 from .pieces import split_spec
 from .pipeline import is_pipeline
 from .regions import Region
-from .symbolic import safe
 from .values import (
     Bounded,
     BoundedTuple,
@@ -55,7 +55,7 @@ from .viewops import span_as_view, whole_view
 from .writer import Writer
 
 if TYPE_CHECKING:
-    from .function import FunctionLowering
+    from .function import LegacyHost
 
 # the math builtins: one table (lift/kernel.py), plus those the tile-IR path types itself
 MATH = {name: fn if fn.startswith("_") else f"tl.{fn}" for name, fn in MATH_F32.items()} | {
@@ -80,7 +80,7 @@ class LaneAxis:
 
 
 class KernelLowering:
-    def __init__(self, fl: FunctionLowering, top: A.Parallel, name: str) -> None:
+    def __init__(self, fl: LegacyHost, top: A.Parallel, name: str) -> None:
         self.fl = fl
         self.top = top
         self.coarsened = (1, 1)  # row x column blocks per program (lower/coarsen.py)

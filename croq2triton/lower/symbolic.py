@@ -1,5 +1,4 @@
-"""Spellings: Croqtile names as Python identifiers (``safe``), and launch-time extents compared by
-meaning and spelled back for the user.
+"""Spellings: launch-time extents compared by meaning and spelled back for the user.
 
 Extents known only at launch are carried as two spellings (``values.Val``): kernel code, which
 differs with where the value was computed (``M // _grid_1`` beside ``M // tl.cdiv(M, 64)``),
@@ -13,21 +12,9 @@ from __future__ import annotations
 
 import ast
 import functools
-import keyword
 from typing import Any
 
-_RESERVED = set(keyword.kwlist) | {
-    "tl", "triton", "torch", "os", "range", "print", "len", "sum", "min", "max", "abs", "type", "list",
-    "dict", "tuple", "id", "int", "float", "bool", "str", "object", "math", "None", "True", "False",
-}  # fmt: skip
-
-
-def safe(name: str) -> str:
-    """A Croqtile name as a Python identifier that cannot clash with the generated code's own names."""
-    if name in _RESERVED or name.startswith("_"):
-        return name + "_"
-    return name
-
+from ..lift.names import RESERVED
 
 _COMMUTATIVE = (ast.Add, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
 
@@ -75,7 +62,7 @@ class _NotUser(Exception):
 
 def _user_name(name: str) -> str:
     base = name[:-1]
-    if name.endswith("_") and (base in _RESERVED or base.startswith("_")):
+    if name.endswith("_") and (base in RESERVED or base.startswith("_")):
         return base  # ``safe`` renamed it
     if name.startswith("_"):
         raise _NotUser

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from ..lift.host import HostScope, ir_type
 from ..tir import expr as E
@@ -65,8 +66,7 @@ class NotTiled(Exception):
 
 @dataclass
 class Tiled:
-    kernel: N.Kernel
-    launch: list[str]  # launcher lines, the last one launches
+    kernel: N.Kernel  # its grid and arguments say how it is launched (tir/launch.py)
 
 
 def _var(name: str, dims: tuple[int, ...] = (), dtype: str = "i32") -> E.Var:
@@ -78,8 +78,6 @@ class GemmBuilder:
         self.c, self.s, self.host, self.name, self.line = c, s, host, name, line
         self.args: dict[str, N.Arg] = {}
         self.sizes: dict[str, E.Expr] = {}
-        self.launch: list[str] = []
-        self.uses: dict[str, tuple[str, str]] = {}  # descriptor -> (its flag, "loads" or "stores")
         self.lets: dict[str, E.Expr] = {}  # the value of each named let
         self.scalar_args: dict[str, str] = {}  # a scalar parameter an epilogue reads -> its argument
 
@@ -111,13 +109,19 @@ class GemmBuilder:
         """A host TensorDescriptor of ``op``'s tensor and the constexpr flag saying it may be used
         (``tag``: of one column piece, whose box is its own)."""
         desc, flag = f"{op.tensor}_desc{tag}", f"TMA_{op.tensor.upper()}{tag}"
-        self.args[desc] = N.Descriptor(desc, self.host.tensors[op.tensor].host, box)
+        host = self.host.tensors[op.tensor].host
+        self.args[desc] = N.Descriptor(desc, host, box, flag=flag, what=what, source=host, fill="sanitizer")
         self.args[flag] = N.Constexpr(flag, True)
-        self.uses[desc] = (flag, what)
         return desc, flag
 
-    def constexpr(self, name: str, value: int | bool, tunable: bool = False) -> E.Var:
-        self.args[name] = N.Constexpr(name, value, tunable)
+    def constexpr(
+        self,
+        name: str,
+        value: int | bool,
+        tunable: bool = False,
+        launch: Literal["value", "sms", "warp_specialize"] = "value",
+    ) -> E.Var:
+        self.args[name] = N.Constexpr(name, value, tunable, launch=launch)
         return E.Var(name)
 
     # ---------------------------------------------------------------- the kernel
@@ -255,7 +259,7 @@ class GemmBuilder:
         self.constexpr("NUM_STAGES", s.num_stages, True)  # a tuning sweep may vary the pipeline's depth
         ws: bool | str = False
         if s.warp_specialize:  # the source's warp roles: the launcher passes the runtime's switch
-            self.constexpr("WARP_SPECIALIZE", False)
+            self.constexpr("WARP_SPECIALIZE", False, launch="warp_specialize")
             ws = "WARP_SPECIALIZE"
         pipe = N.Pipeline("NUM_STAGES", warp_specialize=ws)
         k_steps = E.CDiv(k_ext, E.Const(s.block_k))
@@ -293,7 +297,7 @@ class GemmBuilder:
         if grp is not None and row_count is not None:  # a tile past the group's rows does nothing
             tile_body[split:] = [N.If(E.Bin("<", pid_m * s.block_m, row_count), tile_body[split:], line=c.line)]
         if s.persistent:
-            num_sms = self.constexpr("NUM_SMS", 132)
+            num_sms = self.constexpr("NUM_SMS", 132, launch="sms")
             assert num_tiles is not None
             body.append(N.For(tile, pid, num_tiles, num_sms, tile_body, line=line))
         else:
@@ -454,54 +458,22 @@ class GemmBuilder:
         into.append(N.TmaLoad(tile, desc, coord, load, flag, reshape, line=self.c.line))
         return tile, k_first
 
-    # ---------------------------------------------------------------- the launch
+    # ---------------------------------------------------------------- the kernel's grid and arguments
     def finish(self, body: list[N.Stmt], pids: tuple[E.Var, ...], m_ext: E.Expr, n_ext: E.Expr) -> Tiled:
-        from ..tir.pyexpr import to_source
-
         s, c = self.s, self.c
         tiles = E.fold(E.CDiv(m_ext, E.Const(s.block_m)) * E.CDiv(n_ext, E.Const(s.block_n)))
         k = self.name
-        host_args: list[str] = []
-        consts: list[str] = []
         order: list[N.Arg] = [a for a in self.args.values() if not isinstance(a, N.Constexpr)]
         order += [a for a in self.args.values() if isinstance(a, N.Constexpr)]
-        for a in order:
-            if isinstance(a, N.Pointer):
-                host_args.append(a.tensor)
-            elif isinstance(a, N.Stride):
-                host_args.append(f"{a.tensor}.stride({a.dim})")
-            elif isinstance(a, N.Scalar):
-                host_args.append(to_source(a.host, "host"))
-            elif isinstance(a, N.Descriptor):
-                flag_name, what = self.uses[a.name]
-                flag = f"_{k}_{flag_name}"
-                box = list(a.block)
-                self.launch.append(f"{flag} = _rt.tma_ok(_F, {a.tensor!r}, {a.tensor}, {box}, {box}, {what!r})")
-                self.launch.append(f"_{k}_{a.name} = _rt.tma_desc({a.tensor}, {box}, {flag}, _OOB_PADDING)")
-                host_args.append(f"_{k}_{a.name}")
-            elif isinstance(a, N.Constexpr):
-                if a.name == "NUM_SMS":
-                    self.launch.insert(0, f"_{k}_NUM_SMS = _rt.num_sms(_dev)")
-                    consts.append(f"NUM_SMS=_{k}_NUM_SMS")
-                elif a.name == "WARP_SPECIALIZE":  # off unless CROQ2TRITON_WARP_SPECIALIZE=1 (runtime/launch.py)
-                    consts.append("WARP_SPECIALIZE=_rt.WARP_SPECIALIZE")
-                elif a.name.startswith("TMA_"):
-                    consts.append(f"{a.name}=_{k}_{a.name}")
-                else:
-                    consts.append(f"{a.name}={a.value}")
-        grid_tiles = to_source(tiles, "host")
-        if s.persistent:
-            grid = f"(min({grid_tiles}, _{k}_NUM_SMS),)"
+        grid: tuple[E.Expr, ...] = (tiles,)
+        if s.persistent:  # one program per SM: the launcher's variable of NUM_SMS (tir/launch.py)
+            grid = (E.Bin("min", tiles, E.Var(f"_{k}_NUM_SMS")),)
         elif c.batched:
-            t = self.host.tensors[c.out.tensor]
             assert c.out.batch is not None
-            grid = f"({grid_tiles}, {t.extents[c.out.batch]})"
+            batches = self.host.tensors[c.out.tensor].extents[c.out.batch]
+            grid = (tiles, E.Const(batches) if isinstance(batches, int) else E.Var(batches, "i32", 0))
         elif c.group is not None:
-            grid = f"({grid_tiles}, {to_source(c.group.extent, 'host')})"
-        else:
-            grid = f"({grid_tiles},)"
-        consts += [f"num_warps={s.num_warps}"]
-        self.launch.append(f"_launch({k}, {grid}, [{', '.join(host_args)}], dict({', '.join(consts)}))")
+            grid = (tiles, c.group.extent)
         tile = f"{s.block_m} x {s.block_n} x {s.block_k}"
         src = f"{c.source_tile[0]} x {c.source_tile[1]} output tiles, K steps of {c.source_tile[2]}"
         product = f"a @ b{'^T' if c.b.free < c.b.inner else ''}"
@@ -513,8 +485,8 @@ class GemmBuilder:
             f"The .co computes out = {product} (a contraction: croq2triton/lift/contraction.py proves it), "
             f"here over {tile} tiles (schedule {s.origin}; the source: {src}); the schedule only changes how it runs."
         )
-        kernel = N.Kernel(k, (), pids, list(order), body, num_warps=s.num_warps, doc=doc, line=self.line)
-        return Tiled(kernel, self.launch)
+        kernel = N.Kernel(k, grid, pids, list(order), body, num_warps=s.num_warps, doc=doc, line=self.line)
+        return Tiled(kernel)
 
 
 def _index(op: Operand, free: E.Expr, inner: E.Expr, batch: E.Expr | None) -> tuple[E.Expr, ...]:

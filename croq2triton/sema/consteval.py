@@ -46,6 +46,43 @@ def const_int(e: A.Expr, name_value: Callable[[A.Name], int | None] | None = Non
     return None
 
 
+def fold_binary(op: str, a: object, b: object) -> object:
+    """``a op b`` of two constants with C semantics (integer ``/`` and ``%`` truncate, ``&&`` and
+    ``||`` give a bool); ZeroDivisionError, TypeError or ValueError where it has no value."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        a, b = int(a), int(b)  # type: ignore[arg-type]
+    if op == "+":
+        return a + b  # type: ignore[operator]
+    if op == "-":
+        return a - b  # type: ignore[operator]
+    if op == "*":
+        return a * b  # type: ignore[operator]
+    if op in ("/", "%"):
+        if b == 0:
+            raise ZeroDivisionError
+        if isinstance(a, int) and isinstance(b, int):
+            q = abs(a) // abs(b)
+            q = q if (a >= 0) == (b >= 0) else -q
+            return q if op == "/" else a - b * q
+        return a / b if op == "/" else a % b  # type: ignore[operator]
+    if op == "<<":
+        return a << b  # type: ignore[operator]
+    if op == ">>":
+        return a >> b  # type: ignore[operator]
+    if op == "&":
+        return a & b  # type: ignore[operator]
+    if op == "|":
+        return a | b  # type: ignore[operator]
+    if op == "^":
+        return a ^ b  # type: ignore[operator]
+    if op == "&&":
+        return bool(a) and bool(b)
+    if op == "||":
+        return bool(a) or bool(b)
+    cmp = {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "==": a == b, "!=": a != b}  # type: ignore[operator]
+    return cmp[op]
+
+
 def constant_values(res: Resolution) -> Callable[[A.Expr], int | None]:
     """An evaluator of compile-time integers that sees through immutable ``int`` names."""
     busy: set[int] = set()

@@ -1,11 +1,14 @@
-"""The tile IR as text (``croq2triton translate --dump-ir``, golden IR dumps in the tests)."""
+"""The tile IR as text (``croq2triton translate --dump-ir``, golden IR dumps in the tests); the
+launchers' host IR through tir/hostdump.py."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
 from . import expr as E
+from . import host as H
 from . import nodes as N
+from .hostdump import dump_launcher
 from .pyexpr import to_source
 
 
@@ -106,9 +109,13 @@ def dump(kernel: N.Kernel) -> str:
     return "\n".join(out) + "\n"
 
 
-def dump_functions(ir: Mapping[str, Sequence[N.Kernel]], legacy: Mapping[str, Sequence[str]]) -> str:
+def dump_functions(
+    ir: Mapping[str, Sequence[N.Kernel]],
+    legacy: Mapping[str, Sequence[str]],
+    launchers: Mapping[str, H.Launcher],
+) -> str:
     """The IR of every function's kernels (``translate --dump-ir``), kernels of the older lowering
-    named as such."""
+    named as such, then its launcher in the host IR."""
     out: list[str] = []
     for fn, kernels in ir.items():
         out += [f"# {fn}\n{dump(k)}" for k in kernels]
@@ -116,4 +123,6 @@ def dump_functions(ir: Mapping[str, Sequence[N.Kernel]], legacy: Mapping[str, Se
             f"# {fn}: {name} is lowered by the older path (croq2triton/lower), not in the tile IR yet\n"
             for name in legacy.get(fn, [])
         ]
+        if fn in launchers:
+            out.append(f"# {fn}: the launcher\n{dump_launcher(launchers[fn])}")
     return "".join(out)

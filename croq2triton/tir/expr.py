@@ -44,7 +44,8 @@ INT_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 ARITH = ("+", "-", "*", "/", "%")
 COMPARE = ("<", "<=", ">", ">=", "==", "!=")
 LOGIC = ("&", "|")
-BINARY = ARITH + COMPARE + LOGIC + ("min", "max")
+BITS = ("<<", ">>", "^")  # shifts and exclusive or of integers
+BINARY = ARITH + COMPARE + LOGIC + BITS + ("min", "max")
 
 
 class ShapeError(ValueError):
@@ -614,6 +615,8 @@ def fold(e: Expr) -> Expr:
         return _fold_compare(e.op, a, b)
     if e.op in LOGIC:
         return _fold_logic(e.op, a, b)
+    if e.op in BITS:
+        return _fold_bits(e.op, a, b)
     return _fold_minmax(e.op, a, b)
 
 
@@ -744,6 +747,15 @@ def _fold_logic(op: str, a: Expr, b: Expr) -> Expr:
             return _broadcast_const(y, x) if x.value else y
     if same(a, b):
         return a
+    return Bin(op, a, b)
+
+
+def _fold_bits(op: str, a: Expr, b: Expr) -> Expr:
+    if isinstance(a, Const) and isinstance(b, Const) and isinstance(a.value, int) and isinstance(b.value, int):
+        x, y = int(a.value), int(b.value)
+        if op == "^" or y >= 0:
+            value = x ^ y if op == "^" else x << y if op == "<<" else x >> y
+            return Const(value, promote(a.type, b.type))
     return Bin(op, a, b)
 
 

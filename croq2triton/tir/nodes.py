@@ -56,7 +56,9 @@ class Scalar:
 class Constexpr:
     """A compile-time parameter (``tl.constexpr``): a tile size, a flag, a tunable choice.  With a
     ``size`` it is a block extent fixed at launch (:class:`~.expr.Extent`): the launcher passes the
-    power of two at or above that host expression, and ``value`` is unused."""
+    power of two at or above that host expression, and ``value`` is unused.  ``launch`` says where
+    else the launcher takes it from: the device's SM count ("sms", ``value`` is then what the
+    verifier assumes), or the runtime's warp-specialization switch ("warp_specialize")."""
 
     name: str
     value: int | bool
@@ -64,14 +66,15 @@ class Constexpr:
     size: Expr | None = None
     of: str = ""  # with a size: what it is an extent of, for the launcher's messages ("buffer 'tile'")
     fixed: int = 1  # with a size: the product of that tile's extents known when translating
+    launch: Literal["value", "sms", "warp_specialize"] = "value"
 
 
 @dataclass(frozen=True)
 class Descriptor:
     """A host ``TensorDescriptor`` over a tensor, with the block it loads or stores.  ``flag`` names
     the constexpr argument saying whether this launch's tensor meets TMA's rules (the launcher
-    checks it for ``what``: "loads" or "stores"), ``source`` the tensor's Croqtile name for that
-    check's messages, ``fill`` the launcher's expression of the fill outside the tensor."""
+    checks it for ``what``: "loads" or "stores"), ``source`` the tensor's name in that check's
+    messages, ``fill`` what loads read outside the tensor: zero, or what the OOB sanitizer asks for."""
 
     name: str
     tensor: str
@@ -80,7 +83,7 @@ class Descriptor:
     flag: str = ""
     what: str = "loads"
     source: str = ""
-    fill: str = '"zero"'
+    fill: Literal["zero", "sanitizer"] = "zero"
     window: tuple[Expr, ...] = ()  # host expressions of the copied window where it is only known at launch
 
 

@@ -3,7 +3,9 @@
 The two differ where Python's and C's integer division differ: in a kernel ``//`` and ``%`` on
 integers are Triton's, which truncate like C (and like Croqtile's ``/``); on the host Python's
 ``//`` floors, so a division whose operands may be negative goes through ``_rt.idiv`` /
-``_rt.imod`` there.  ``ast.unparse`` then writes the fewest parentheses the precedence needs.
+``_rt.imod`` there.  A choice (``Where``) is ``tl.where`` in a kernel and ``a if c else b`` in a
+launcher; ``&&`` / ``||`` (:class:`~.host.Logic`) and element reads (:class:`~.host.ElemGet`) are
+launcher code only.  ``ast.unparse`` then writes the fewest parentheses the precedence needs.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import math
 from typing import Literal
 
 from . import expr as E
+from . import host as H
 
 Where_ = Literal["kernel", "host"]
 
@@ -40,6 +43,9 @@ _BINOPS: dict[str, ast.operator] = {
     "*": ast.Mult(),
     "&": ast.BitAnd(),
     "|": ast.BitOr(),
+    "^": ast.BitXor(),
+    "<<": ast.LShift(),
+    ">>": ast.RShift(),
 }
 _CMPOPS: dict[str, ast.cmpop] = {
     "<": ast.Lt(),
@@ -83,6 +89,23 @@ def to_ast(e: E.Expr, where: Where_ = "kernel") -> ast.expr:
     return _node(E.fold(e), where)
 
 
+def host_ast(e: E.Expr) -> ast.expr:
+    """``e`` as a launcher expression, as built (not folded first): the host lifting folds as it
+    builds, and a launch folds its kernel's expressions when it derives them."""
+    return _node(e, "host")
+
+
+def host_source(e: E.Expr) -> str:
+    """``e`` as launcher text (see :func:`host_ast`); ``a and b and c`` without the parentheses
+    Python 3.11's unparse puts around the third and later operands of a chain."""
+    node = host_ast(e)
+    if not isinstance(node, ast.BoolOp):
+        return ast.unparse(node)
+    low = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)  # operands that bind less tightly
+    op = " and " if isinstance(node.op, ast.And) else " or "
+    return op.join(f"({ast.unparse(v)})" if isinstance(v, low) else ast.unparse(v) for v in node.values)
+
+
 def dim_node(d: E.Dim) -> ast.expr:
     """A block extent: a literal, or the constexpr argument that holds one fixed at launch."""
     return ast.Name(d.name, ast.Load()) if isinstance(d, E.Extent) else ast.Constant(d)
@@ -96,7 +119,7 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
     if isinstance(e, E.Const):
         return constant(e.value)
     if isinstance(e, E.Var):
-        return ast.Name(e.name, ast.Load())
+        return name(e.name)  # a launcher variable may be a module's (``_rt.WARP_SPECIALIZE``)
     if isinstance(e, E.Arange):
         return call("tl.arange", ast.Constant(0), dim_node(e.n))
     if isinstance(e, E.Lift):
@@ -121,6 +144,8 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
         fn = "tl.cdiv" if where == "kernel" else "_rt.cdiv"
         return call(fn, _node(e.lhs, where), _node(e.rhs, where))
     if isinstance(e, E.Where):
+        if where == "host":
+            return ast.IfExp(_node(e.cond, where), _node(e.then, where), _node(e.other, where))
         return call("tl.where", _node(e.cond, where), _node(e.then, where), _node(e.other, where))
     if isinstance(e, E.Full):
         shape = ast.List([dim_node(d) for d in e.dims], ast.Load())
@@ -133,6 +158,8 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
         return call(f"tl.{e.fn}" if where == "kernel" else f"math.{e.fn}", *(_node(a, where) for a in e.args))
     if isinstance(e, E.Reduce):
         return call(f"tl.{e.op}", _node(e.value, where), axis=ast.Constant(e.axis))
+    if isinstance(e, (H.Logic, H.ElemGet)):
+        return _host_only(e, where)
     assert isinstance(e, E.Bin), e
     lhs, rhs = _node(e.lhs, where), _node(e.rhs, where)
     if e.op in _BINOPS:
@@ -157,6 +184,23 @@ def call_method(obj: ast.expr, method: str, *args: ast.expr) -> ast.expr:
 def _lift(value: ast.expr, rank: int, dims: tuple[int, ...]) -> ast.expr:
     items: list[ast.expr] = [ast.Slice() if d in dims else ast.Constant(None) for d in range(rank)]
     return ast.Subscript(value, ast.Tuple(items, ast.Load()), ast.Load())
+
+
+def _host_only(e: H.Logic | H.ElemGet, where: Where_) -> ast.expr:
+    if where != "host":
+        raise ValueError(f"{type(e).__name__} is launcher code, not kernel code")
+    if isinstance(e, H.Logic):
+        a, b = e.values[0], e.values[-1]
+        chained = e.op == "and" and len(e.values) == 2 and isinstance(a, E.Bin) and isinstance(b, E.Bin)
+        if chained and a.op in _CMPOPS and b.op in _CMPOPS and a.rhs == b.lhs:  # lo <= x < hi
+            return ast.Compare(
+                _node(a.lhs, where), [_CMPOPS[a.op], _CMPOPS[b.op]], [_node(a.rhs, where), _node(b.rhs, where)]
+            )
+        op: ast.boolop = ast.And() if e.op == "and" else ast.Or()
+        return ast.BoolOp(op, [_node(v, where) for v in e.values])
+    index = ast.Tuple([_node(i, where) for i in e.index], ast.Load())
+    tensor = ast.Name(e.host, ast.Load())
+    return call("_rt.elem_get", ast.Name("_F", ast.Load()), ast.Constant(e.tensor), tensor, index, ast.Constant(e.line))
 
 
 def _host_cast(value: ast.expr, dtype: str) -> ast.expr:

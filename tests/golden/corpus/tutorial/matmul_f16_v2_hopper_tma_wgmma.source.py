@@ -275,10 +275,10 @@ def matmul(lhs, rhs, output, *, _launch=None):
                 _matmul_k0_general_output_desc_64x128,
             ],
             dict(
-                num_warps=4,
                 TMA_LHS_64X64=_matmul_k0_general_TMA_LHS_64X64,
                 TMA_RHS_128X64=_matmul_k0_general_TMA_RHS_128X64,
                 TMA_OUTPUT_64X128=_matmul_k0_general_TMA_OUTPUT_64X128,
+                num_warps=4,
             ),
         )
     return None

@@ -71,8 +71,6 @@ def foo(*, _launch=None):
     _dims = {}
     _launch(foo_k0, (1,), [], dict(num_warps=1))  # block_stmts.co:4
     _launch(foo_k1, (1,), [], dict(num_warps=1))  # block_stmts.co:5
-    pass
-    pass
     for _c1 in range(2):  # block_stmts.co:10
         pass
     for _d2 in range(2):  # block_stmts.co:11

@@ -75,7 +75,7 @@ def removed_tma_event_binding(input, *, _launch=None):
         removed_tma_event_binding_k0,
         (1,),
         [input, input.stride(0), _removed_tma_event_binding_k0_input_desc_64],
-        dict(num_warps=1, TMA_INPUT_64=_removed_tma_event_binding_k0_TMA_INPUT_64),
+        dict(TMA_INPUT_64=_removed_tma_event_binding_k0_TMA_INPUT_64, num_warps=1),
     )
     return None
 

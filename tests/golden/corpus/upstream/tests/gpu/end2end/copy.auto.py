@@ -209,7 +209,7 @@ def dma_copy_group(input, *, _launch=None):
             output.stride(1),
             output.stride(2),
         ],
-        dict(num_warps=1, F_D0=_dma_copy_group_k0_F_D0),
+        dict(F_D0=_dma_copy_group_k0_F_D0, num_warps=1),
     )
     return output  # copy.co:42
 
@@ -321,11 +321,11 @@ def dma_add(in0, in1, *, _launch=None):
             output.stride(2),
         ],
         dict(
-            num_warps=4,
             Q0_LANES=_dma_add_k0_Q0_LANES,
             F0_D0=_dma_add_k0_F0_D0,
             F1_D1=_dma_add_k0_F1_D1,
             OUT_D0=_dma_add_k0_OUT_D0,
+            num_warps=4,
         ),
     )
     return output  # copy.co:59
@@ -438,11 +438,11 @@ def dma_add1(in0, in1, *, _launch=None):
             output.stride(2),
         ],
         dict(
-            num_warps=4,
             Q0_LANES=_dma_add1_k0_Q0_LANES,
             F0_D0=_dma_add1_k0_F0_D0,
             F1_D1=_dma_add1_k0_F1_D1,
             OUT_D0=_dma_add1_k0_OUT_D0,
+            num_warps=4,
         ),
     )
     return output  # copy.co:76

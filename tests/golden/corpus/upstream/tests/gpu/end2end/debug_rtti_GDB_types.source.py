@@ -64,21 +64,7 @@ def debug_builtin_non_scalar_types(lhs, x, *, _launch=None):
     _rt.fixed_dim(_F, "lhs", lhs, 0, 32)
     _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
     x = _rt.scalar_arg(_F, "x", x, int)
-    print(
-        111,
-        "{"
-        + ", ".join(
-            str(x)
-            for x in (
-                0,
-                0,
-                0,
-            )
-        )
-        + "}",
-        sep="",
-        end="\n",
-    )  # debug_rtti_GDB_types.co:11
+    print(111, "{" + ", ".join(map(str, (0, 0, 0))) + "}", sep="", end="\n")  # debug_rtti_GDB_types.co:11
     _launch(debug_builtin_non_scalar_types_k0, (1,), [x], dict(num_warps=1))  # debug_rtti_GDB_types.co:14
     return None
 

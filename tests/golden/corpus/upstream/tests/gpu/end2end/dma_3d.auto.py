@@ -365,10 +365,10 @@ def test_batch_s32(input, *, _launch=None):
             output.stride(2),
         ],
         dict(
-            num_warps=1,
             TILE_D0=_test_batch_s32_k0_TILE_D0,
             TILE_D1=_test_batch_s32_k0_TILE_D1,
             TILE_D2=_test_batch_s32_k0_TILE_D2,
+            num_warps=1,
         ),
     )
     return output  # dma_3d.co:93
@@ -438,10 +438,10 @@ def test_batch_f16(input, *, _launch=None):
             output.stride(2),
         ],
         dict(
-            num_warps=1,
             TILE_D0=_test_batch_f16_k0_TILE_D0,
             TILE_D1=_test_batch_f16_k0_TILE_D1,
             TILE_D2=_test_batch_f16_k0_TILE_D2,
+            num_warps=1,
         ),
     )
     return output  # dma_3d.co:106
@@ -509,10 +509,10 @@ def test_batch_async(input, *, _launch=None):
             output.stride(2),
         ],
         dict(
-            num_warps=1,
             BUF_D0=_test_batch_async_k0_BUF_D0,
             BUF_D1=_test_batch_async_k0_BUF_D1,
             BUF_D2=_test_batch_async_k0_BUF_D2,
+            num_warps=1,
         ),
     )
     return output  # dma_3d.co:121
@@ -572,7 +572,7 @@ def test_mixed_flatten(input, *, _launch=None):
             output.stride(1),
             output.stride(2),
         ],
-        dict(num_warps=1, TILE_D0=_test_mixed_flatten_k0_TILE_D0),
+        dict(TILE_D0=_test_mixed_flatten_k0_TILE_D0, num_warps=1),
     )
     return output  # dma_3d.co:139
 
@@ -633,7 +633,7 @@ def test_mixed_flatten_f16(input, *, _launch=None):
             output.stride(1),
             output.stride(2),
         ],
-        dict(num_warps=1, TILE_D0=_test_mixed_flatten_f16_k0_TILE_D0),
+        dict(TILE_D0=_test_mixed_flatten_f16_k0_TILE_D0, num_warps=1),
     )
     return output  # dma_3d.co:152
 
@@ -696,7 +696,7 @@ def test_mixed_batch(input, *, _launch=None):
             output.stride(1),
             output.stride(2),
         ],
-        dict(num_warps=1, TILE_D1=_test_mixed_batch_k0_TILE_D1, TILE_D2=_test_mixed_batch_k0_TILE_D2),
+        dict(TILE_D1=_test_mixed_batch_k0_TILE_D1, TILE_D2=_test_mixed_batch_k0_TILE_D2, num_warps=1),
     )
     return output  # dma_3d.co:166
 
@@ -760,9 +760,9 @@ def test_mixed_batch_inner_static(input, *, _launch=None):
             output.stride(2),
         ],
         dict(
-            num_warps=1,
             TILE_D0=_test_mixed_batch_inner_static_k0_TILE_D0,
             TILE_D1=_test_mixed_batch_inner_static_k0_TILE_D1,
+            num_warps=1,
         ),
     )
     return output  # dma_3d.co:180

@@ -254,11 +254,11 @@ def test_4d_dyn_s32(input, *, _launch=None):
             output.stride(3),
         ],
         dict(
-            num_warps=1,
             TILE_D0=_test_4d_dyn_s32_k0_TILE_D0,
             TILE_D1=_test_4d_dyn_s32_k0_TILE_D1,
             TILE_D2=_test_4d_dyn_s32_k0_TILE_D2,
             TILE_D3=_test_4d_dyn_s32_k0_TILE_D3,
+            num_warps=1,
         ),
     )
     return output  # dma_4d5d.co:52
@@ -334,7 +334,7 @@ def test_4d_mixed(input, *, _launch=None):
             output.stride(2),
             output.stride(3),
         ],
-        dict(num_warps=1, TILE_D2=_test_4d_mixed_k0_TILE_D2, TILE_D3=_test_4d_mixed_k0_TILE_D3),
+        dict(TILE_D2=_test_4d_mixed_k0_TILE_D2, TILE_D3=_test_4d_mixed_k0_TILE_D3, num_warps=1),
     )
     return output  # dma_4d5d.co:65
 
@@ -405,7 +405,7 @@ def test_4d_dyn_outer(input, *, _launch=None):
             output.stride(2),
             output.stride(3),
         ],
-        dict(num_warps=1, TILE_D0=_test_4d_dyn_outer_k0_TILE_D0),
+        dict(TILE_D0=_test_4d_dyn_outer_k0_TILE_D0, num_warps=1),
     )
     return output  # dma_4d5d.co:78
 
@@ -592,12 +592,12 @@ def test_5d_dyn(input, *, _launch=None):
             output.stride(4),
         ],
         dict(
-            num_warps=1,
             TILE_D0=_test_5d_dyn_k0_TILE_D0,
             TILE_D1=_test_5d_dyn_k0_TILE_D1,
             TILE_D2=_test_5d_dyn_k0_TILE_D2,
             TILE_D3=_test_5d_dyn_k0_TILE_D3,
             TILE_D4=_test_5d_dyn_k0_TILE_D4,
+            num_warps=1,
         ),
     )
     return output  # dma_4d5d.co:108
@@ -685,7 +685,7 @@ def test_5d_mixed(input, *, _launch=None):
             output.stride(3),
             output.stride(4),
         ],
-        dict(num_warps=1, TILE_D1=_test_5d_mixed_k0_TILE_D1),
+        dict(TILE_D1=_test_5d_mixed_k0_TILE_D1, num_warps=1),
     )
     return output  # dma_4d5d.co:121
 

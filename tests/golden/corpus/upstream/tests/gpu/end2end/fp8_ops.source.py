@@ -328,7 +328,7 @@ def fp8_dma_copy_group(input, *, _launch=None):
             output.stride(1),
             output.stride(2),
         ],
-        dict(num_warps=1, F_D0=_fp8_dma_copy_group_k0_F_D0),
+        dict(F_D0=_fp8_dma_copy_group_k0_F_D0, num_warps=1),
     )
     return output  # fp8_ops.co:62
 
@@ -444,11 +444,11 @@ def fp8_dma_add(in0, in1, *, _launch=None):
             output.stride(2),
         ],
         dict(
-            num_warps=4,
             Q0_LANES=_fp8_dma_add_k0_Q0_LANES,
             F0_D0=_fp8_dma_add_k0_F0_D0,
             F1_D1=_fp8_dma_add_k0_F1_D1,
             OUT_D0=_fp8_dma_add_k0_OUT_D0,
+            num_warps=4,
         ),
     )
     return output  # fp8_ops.co:79
@@ -565,11 +565,11 @@ def fp8_dma_add1(in0, in1, *, _launch=None):
             output.stride(2),
         ],
         dict(
-            num_warps=4,
             Q0_LANES=_fp8_dma_add1_k0_Q0_LANES,
             F0_D0=_fp8_dma_add1_k0_F0_D0,
             F1_D1=_fp8_dma_add1_k0_F1_D1,
             OUT_D0=_fp8_dma_add1_k0_OUT_D0,
+            num_warps=4,
         ),
     )
     return output  # fp8_ops.co:96

@@ -90,8 +90,7 @@ def hetero_parallel_scale(A, B, C, D, *, _launch=None):
     _rt.fixed_dim(_F, "D", D, 0, 4096)
     # ': device(cpu)' region (line 12): lowered as host code; its parallels run on the kernels' device
     for _i1 in range(4096):  # hetero_cpu_gpu_scale.co:13
-        # hetero_cpu_gpu_scale.co:14
-        _rt.elem_set(_F, "A", A, (_i1,), _rt.elem_get(_F, "A", A, (_i1,), 14) + 10.0, 14)
+        _rt.elem_set(_F, "A", A, (_i1,), _rt.elem_get(_F, "A", A, (_i1,), 14) + 10.0, 14)  # hetero_cpu_gpu_scale.co:14
     # ': device(gpu)' region (line 18): lowered as host code; its parallels run on the kernels' device
     _launch(hetero_parallel_scale_k0, (4,), [B, B.stride(0)], dict(num_warps=8))  # hetero_cpu_gpu_scale.co:19
     # ': device(cpu)' region (line 27): lowered as host code; its parallels run on the kernels' device

@@ -144,10 +144,9 @@ def mem_reuse_dynamic(i0, i1, *, _launch=None):
     K = _rt.bind_dim(_F, _dims, "K", "i1", i1, 0)
     N = _rt.bind_dim(_F, _dims, "N", "i1", i1, 1)
     output = _rt.alloc(_F, (K, N), torch.uint8, _dev, None)  # memreuse.co:8
-    # memreuse.co:10
-    _mem_reuse_dynamic_k0_smem1_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
-    _mem_reuse_dynamic_k0_output_s_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
-    _mem_reuse_dynamic_k0_smem2_scratch = _rt.scratch(_F, 8 * (_rt.idiv(K, 8) * N), torch.uint8, _dev)
+    _mem_reuse_dynamic_k0_smem1_scratch = _rt.scratch(_F, _rt.idiv(K, 8) * N * 8, torch.uint8, _dev)  # memreuse.co:10
+    _mem_reuse_dynamic_k0_output_s_scratch = _rt.scratch(_F, _rt.idiv(K, 8) * N * 8, torch.uint8, _dev)
+    _mem_reuse_dynamic_k0_smem2_scratch = _rt.scratch(_F, _rt.idiv(K, 8) * N * 8, torch.uint8, _dev)
     _mem_reuse_dynamic_k0_SMEM1_D0, _mem_reuse_dynamic_k0_SMEM1_D1 = _rt.block_extents(
         _F, "the buffer 'smem1' (memreuse.co:11)", (_rt.idiv(K, 8), N)
     )
@@ -177,13 +176,13 @@ def mem_reuse_dynamic(i0, i1, *, _launch=None):
             output.stride(1),
         ],
         dict(
-            num_warps=4,
             SMEM1_D0=_mem_reuse_dynamic_k0_SMEM1_D0,
             SMEM1_D1=_mem_reuse_dynamic_k0_SMEM1_D1,
             OUTPUT_S_D0=_mem_reuse_dynamic_k0_OUTPUT_S_D0,
             OUTPUT_S_D1=_mem_reuse_dynamic_k0_OUTPUT_S_D1,
             SMEM2_D0=_mem_reuse_dynamic_k0_SMEM2_D0,
             SMEM2_D1=_mem_reuse_dynamic_k0_SMEM2_D1,
+            num_warps=4,
         ),
     )
     return output  # memreuse.co:32

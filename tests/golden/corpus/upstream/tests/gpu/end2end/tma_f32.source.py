@@ -174,9 +174,9 @@ def tma_copy_multi_subspan(input, *, _launch=None):
             _tma_copy_multi_subspan_k0_output_desc_1x16x8,
         ],
         dict(
-            num_warps=1,
             TMA_INPUT_1X16X8=_tma_copy_multi_subspan_k0_TMA_INPUT_1X16X8,
             TMA_OUTPUT_1X16X8=_tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8,
+            num_warps=1,
         ),
     )
     return output  # tma_f32.co:32

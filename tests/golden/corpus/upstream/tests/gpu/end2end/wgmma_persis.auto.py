@@ -186,10 +186,10 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             _matmul_persis_hilbert_sm90_k0_output_desc_64x128,
         ],
         dict(
-            num_warps=1,
             TMA_LHS_64X64=_matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64,
             TMA_RHS_128X64=_matmul_persis_hilbert_sm90_k0_TMA_RHS_128X64,
             TMA_OUTPUT_64X128=_matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128,
+            num_warps=1,
         ),
     )
     return None

@@ -94,7 +94,7 @@ def wgmma_rs1(rhs, *, _launch=None):
         wgmma_rs1_k0,
         (1, 1),
         [rhs, rhs.stride(0), rhs.stride(1), _wgmma_rs1_k0_rhs_desc_64x16, output, output.stride(0), output.stride(1)],
-        dict(num_warps=4, TMA_RHS_64X16=_wgmma_rs1_k0_TMA_RHS_64X16),
+        dict(TMA_RHS_64X16=_wgmma_rs1_k0_TMA_RHS_64X16, num_warps=4),
     )
     return output  # wgmma_rs.co:23
 

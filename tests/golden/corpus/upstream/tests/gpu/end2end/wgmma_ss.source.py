@@ -238,9 +238,9 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                 output.stride(1),
             ],
             dict(
-                num_warps=4,
                 TMA_LHS_64X32=_matmul_e4m3_k0_general_TMA_LHS_64X32,
                 TMA_RHS_64X32=_matmul_e4m3_k0_general_TMA_RHS_64X32,
+                num_warps=4,
             ),
         )
     return None
@@ -622,10 +622,10 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                 _matmul_e4m3_mwg_k0_general_output_desc_128x64,
             ],
             dict(
-                num_warps=8,
                 TMA_LHS_128X128=_matmul_e4m3_mwg_k0_general_TMA_LHS_128X128,
                 TMA_RHS_64X128=_matmul_e4m3_mwg_k0_general_TMA_RHS_64X128,
                 TMA_OUTPUT_128X64=_matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64,
+                num_warps=8,
             ),
         )
     return None
@@ -854,10 +854,10 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                 _matmul_e4m3_mwg_tbc_k0_general_output_desc_128x64,
             ],
             dict(
-                num_warps=8,
                 TMA_LHS_128X128=_matmul_e4m3_mwg_tbc_k0_general_TMA_LHS_128X128,
                 TMA_RHS_64X128=_matmul_e4m3_mwg_tbc_k0_general_TMA_RHS_64X128,
                 TMA_OUTPUT_128X64=_matmul_e4m3_mwg_tbc_k0_general_TMA_OUTPUT_128X64,
+                num_warps=8,
             ),
         )
     return None
@@ -996,7 +996,7 @@ def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=
             output.stride(0),
             output.stride(1),
         ],
-        dict(num_warps=4, TMA_LHS_64X128=_blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128),
+        dict(TMA_LHS_64X128=_blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128, num_warps=4),
     )
     return None
 
@@ -1219,10 +1219,10 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                 _matmul_f16_tbc_k0_general_output_desc_64x128,
             ],
             dict(
-                num_warps=1,
                 TMA_LHS_64X64=_matmul_f16_tbc_k0_general_TMA_LHS_64X64,
                 TMA_RHS_128X64=_matmul_f16_tbc_k0_general_TMA_RHS_128X64,
                 TMA_OUTPUT_64X128=_matmul_f16_tbc_k0_general_TMA_OUTPUT_64X128,
+                num_warps=1,
             ),
         )
     return None
@@ -1445,10 +1445,10 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                 _matmul_st_trans_k0_general_output_desc_128x64,
             ],
             dict(
-                num_warps=1,
                 TMA_LHS_64X64=_matmul_st_trans_k0_general_TMA_LHS_64X64,
                 TMA_RHS_128X64=_matmul_st_trans_k0_general_TMA_RHS_128X64,
                 TMA_OUTPUT_128X64=_matmul_st_trans_k0_general_TMA_OUTPUT_128X64,
+                num_warps=1,
             ),
         )
     return None
@@ -1787,10 +1787,10 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                 _matmul_f16_ws_1p1c_k0_general_output_desc_64x128,
             ],
             dict(
-                num_warps=8,
                 TMA_LHS_64X64=_matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64,
                 TMA_RHS_128X64=_matmul_f16_ws_1p1c_k0_general_TMA_RHS_128X64,
                 TMA_OUTPUT_64X128=_matmul_f16_ws_1p1c_k0_general_TMA_OUTPUT_64X128,
+                num_warps=8,
             ),
         )
     return None
@@ -2032,7 +2032,7 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                 output.stride(0),
                 output.stride(1),
             ],
-            dict(num_warps=8, TMA_RHS_128X64=_matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64),
+            dict(TMA_RHS_128X64=_matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64, num_warps=8),
         )
     return None
 

@@ -1,0 +1,246 @@
+"""The host IR as Python: one launcher function per ``__co__`` function (tir/host.py -> text).
+
+Each statement is built as Python ``ast`` nodes (expressions through :func:`~..tir.pyexpr.host_ast`)
+and unparsed onto one line; compound statements indent their bodies.  A statement from a ``.co``
+line carries a ``# file.co:line`` comment, once per run of lines from the same ``.co`` line (again
+after a block ends).  The launcher's names: ``_F`` (what the runtime's messages name), ``_dev``
+(the kernels' device), ``_dims`` (the sizes bound so far), ``_launch`` (how kernels are launched:
+``runtime.launch.launch`` unless the caller passes another), ``_rt`` (the runtime module).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..tir import expr as E
+from ..tir import host as H
+from ..tir.pyexpr import call, host_ast, host_source, name
+
+TORCH_TYPES = {
+    "f64": "float64",
+    "f32": "float32",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "f8e4": "float8_e4m3fn",
+    "f8e5": "float8_e5m2",
+    "i64": "int64",
+    "i32": "int32",
+    "i16": "int16",
+    "i8": "int8",
+    "u64": "uint64",
+    "u32": "uint32",
+    "u16": "uint16",
+    "u8": "uint8",
+    "i1": "bool",
+}
+
+
+def emit_launcher(launcher: H.Launcher) -> str:
+    """The text of ``def name(...)`` for ``launcher``."""
+    out = _Writer(launcher.source)
+    out.line(
+        _code(_assign("_F", call("_rt.Fn", _const(launcher.name), _const(launcher.source), _const(launcher.line))))
+    )
+    out.line("_launch = _launch or _rt.launch")
+    devices = ast.Dict([_const(t) for t in launcher.tensors], [name(t) for t in launcher.tensors])
+    out.line(_code(_assign("_dev", call("_rt.pick_device", name("_F"), devices, name("_launch")))))
+    out.line("_dims = {}")
+    out.body(launcher.body)
+    params = ", ".join([*launcher.params, "*, _launch=None"])
+    head = f'def {launcher.name}({params}):\n    """{launcher.doc}"""'
+    return head + "\n" + "\n".join(out.lines)
+
+
+class _Writer:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.lines: list[str] = []
+        self.depth = 1
+        self.last = 0  # the .co line of the last comment written
+
+    def line(self, code: str, at: int = 0) -> None:
+        comment = ""
+        if at > 0 and at != self.last:
+            comment = f"  # {self.source}:{at}"
+            self.last = at
+        self.lines.append("    " * self.depth + code + comment)
+
+    def comment(self, text: str) -> None:
+        self.lines.append("    " * self.depth + "# " + text)
+
+    def block(self, header: str, at: int, body: tuple[H.Stmt, ...]) -> None:
+        self.line(header, at)
+        self.depth += 1
+        self.body(body)
+        if not body:
+            self.line("pass")
+        self.depth -= 1
+        self.last = 0
+
+    def body(self, stmts: tuple[H.Stmt, ...]) -> None:
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s: H.Stmt) -> None:
+        at = s.line
+        if isinstance(s, H.If):
+            note = f"  # {s.note}" if s.note else ""
+            self.block(f"if {host_source(s.cond)}:{note}", at, s.then)
+            if s.orelse:
+                self.block("else:", s.else_line, s.orelse)
+        elif isinstance(s, H.While):
+            self.block(f"while {host_source(s.cond)}:", at, s.body)
+        elif isinstance(s, H.For):
+            self.block(f"for {s.var} in {_code(call('range', host_ast(s.stop)))}:", at, s.body)
+        elif isinstance(s, H.Comment):
+            self.comment(s.text)
+        elif isinstance(s, H.LegacyLaunch):
+            for text, line in s.lines:
+                self.line(text, line)
+        else:
+            for node in _simple(s):
+                self.line(_code(node), at)
+
+
+def _simple(s: H.Stmt) -> list[ast.stmt]:
+    """The Python statements of a statement without a body."""
+    if isinstance(s, H.BindTensor):
+        return _bind_tensor(s)
+    if isinstance(s, H.BindScalar):
+        return [_assign(s.var, call("_rt.scalar_arg", name("_F"), _const(s.name), name(s.var), name(s.kind)))]
+    if isinstance(s, H.BindStream):
+        return [_expr(call("_rt.stream_arg", name("_F"), _const(s.var), name(s.var)))]
+    if isinstance(s, (H.Let, H.Assign)):
+        return [_assign(s.var, host_ast(s.value))]
+    if isinstance(s, H.Alloc):
+        fill = host_ast(s.fill) if s.fill is not None else _const(None)
+        shape = _tuple([host_ast(d) for d in s.shape])
+        return [_assign(s.var, call("_rt.alloc", name("_F"), shape, _torch(s.dtype), name("_dev"), fill))]
+    if isinstance(s, H.ElemSet):
+        index = _tuple([host_ast(i) for i in s.index])
+        args = (name("_F"), _const(s.tensor), name(s.host), index, host_ast(s.value), _const(s.line))
+        return [_expr(call("_rt.elem_set", *args))]
+    if isinstance(s, H.Assert):
+        return [_expr(call("_rt.host_assert", name("_F"), host_ast(s.cond), _const(s.message), _const(s.line)))]
+    if isinstance(s, H.Print):
+        items = [_print_item(x) for x in s.items]
+        end = _const("\n" if s.newline else "")
+        return [_expr(call("print", *items, sep=_const(""), end=end))]
+    if isinstance(s, H.Sync):
+        return [_expr(call("_rt.sync", name("_dev")))]
+    if isinstance(s, H.Break):
+        return [ast.Break()]
+    if isinstance(s, H.Continue):
+        return [ast.Continue()]
+    if isinstance(s, H.CopyBack):
+        return [_expr(call("_rt.copy_back", name(s.caller), name(s.device)))]
+    if isinstance(s, H.Return):
+        return [ast.Return(_returned(s.value))]
+    if isinstance(s, H.Launch):
+        return [*(_prepare(p) for p in s.prepare), _expr(_launch(s))]
+    raise TypeError(f"no Python for the host statement {type(s).__name__}")
+
+
+def _bind_tensor(s: H.BindTensor) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    if s.keep_caller:
+        out.append(_assign(f"{s.var}_caller", name(s.var)))
+    rank = _const(len(s.dims))
+    arg = call("_rt.tensor_arg", name("_F"), _const(s.name), name(s.var), _torch(s.dtype), rank, name("_dev"))
+    assert isinstance(arg, ast.Call)
+    arg.keywords.append(ast.keyword("is_global", _const(s.is_global)))
+    out.append(_assign(s.var, arg))
+    for d in s.dims:
+        if isinstance(d, H.BindDim):
+            dims = (name("_F"), name("_dims"), _const(d.symbol), _const(s.name), name(s.var), _const(d.dim))
+            out.append(_assign(d.var, call("_rt.bind_dim", *dims)))
+        elif isinstance(d, H.AnyDim):
+            out.append(_assign(d.var, call("_rt.any_dim", name("_F"), _const(s.var), name(s.var), _const(d.dim))))
+        else:
+            fixed = (name("_F"), _const(s.var), name(s.var), _const(d.dim), _const(d.extent))
+            out.append(_expr(call("_rt.fixed_dim", *fixed)))
+    return out
+
+
+def _print_item(x: H.PrintItem) -> ast.expr:
+    if isinstance(x, str):
+        return _const(x)
+    if isinstance(x, H.Braced):  # '{' + ', '.join(map(str, (a, b))) + '}'
+        items = _tuple([host_ast(i) for i in x.items])
+        joined = ast.Call(ast.Attribute(_const(", "), "join", ast.Load()), [call("map", name("str"), items)], [])
+        return ast.BinOp(ast.BinOp(_const("{"), ast.Add(), joined), ast.Add(), _const("}"))
+    return host_ast(x)
+
+
+def _returned(value: E.Expr | H.TensorRef | H.Reshape | None) -> ast.expr:
+    if value is None:
+        return _const(None)
+    if isinstance(value, H.TensorRef):
+        return name(value.var)
+    if isinstance(value, H.Reshape):
+        return ast.Call(ast.Attribute(name(value.var), "reshape", ast.Load()), [host_ast(d) for d in value.dims], [])
+    return host_ast(value)
+
+
+def _prepare(p: H.Preparation) -> ast.stmt:
+    if isinstance(p, H.NumSms):
+        return _assign(p.var, call("_rt.num_sms", name("_dev")))
+    if isinstance(p, H.TmaCheck):
+        window = _list([host_ast(x) for x in p.window]) if p.window else _ints(p.box)
+        check = (name("_F"), _const(p.source), name(p.tensor), _ints(p.box), window, _const(p.what))
+        return _assign(p.flag, call("_rt.tma_ok", *check))
+    if isinstance(p, H.TmaDescriptor):
+        fill = _const("zero") if p.fill == "zero" else name("_OOB_PADDING")
+        return _assign(p.var, call("_rt.tma_desc", name(p.tensor), _ints(p.box), name(p.flag), fill))
+    if isinstance(p, H.ScratchArea):
+        return _assign(p.var, call("_rt.scratch", name("_F"), host_ast(p.elements), _torch(p.dtype), name("_dev")))
+    sizes = _tuple([host_ast(x) for x in p.sizes])
+    args = [name("_F"), _const(p.what), sizes] + ([_const(p.fixed)] if p.fixed > 1 else [])
+    target = ast.Tuple([ast.Name(v, ast.Store()) for v in p.vars], ast.Store())
+    return ast.Assign([target], call("_rt.block_extents", *args))
+
+
+def _launch(s: H.Launch) -> ast.expr:
+    args: list[ast.expr] = []
+    for a in s.args:
+        if isinstance(a, (H.TensorArg, H.DescriptorArg, H.ScratchArg)):
+            args.append(name(a.var))
+        elif isinstance(a, H.StrideArg):
+            args.append(ast.Call(ast.Attribute(name(a.tensor), "stride", ast.Load()), [_const(a.dim)], []))
+        else:
+            args.append(host_ast(a.value))
+    constexprs = call("dict", **{k: host_ast(v) for k, v in s.constexprs})
+    grid = _tuple([host_ast(g) for g in s.grid])
+    return call("_launch", name(s.kernel), grid, _list(args), constexprs)
+
+
+def _torch(dtype: str) -> ast.expr:
+    return name(f"torch.{TORCH_TYPES[dtype]}")
+
+
+def _const(value: object) -> ast.expr:
+    return ast.Constant(value)
+
+
+def _ints(values: tuple[int, ...]) -> ast.expr:
+    return _list([_const(v) for v in values])
+
+
+def _list(items: list[ast.expr]) -> ast.expr:
+    return ast.List(items, ast.Load())
+
+
+def _tuple(items: list[ast.expr]) -> ast.expr:
+    return ast.Tuple(items, ast.Load())
+
+
+def _assign(target: str, value: ast.expr) -> ast.stmt:
+    return ast.Assign([ast.Name(target, ast.Store())], value)
+
+
+def _expr(value: ast.expr) -> ast.stmt:
+    return ast.Expr(value)
+
+
+def _code(node: ast.AST) -> str:
+    return ast.unparse(ast.fix_missing_locations(node))

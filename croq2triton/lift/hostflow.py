@@ -1,0 +1,133 @@
+"""Host control flow (LANGUAGE.md 9.1) in the host IR, as a mixin of the launcher lifting
+(lift/launcher.py): ``if`` / ``while`` / ``foreach`` around host statements and launches, and the
+names of a ``with``.
+
+A condition known when translating keeps only the branch it takes; a nested block sees the
+names of the enclosing ones, and the names it declares end with it (assignments to enclosing
+launcher variables are statements of the block).  A ``foreach`` counter is a fresh launcher
+variable (``_i1``); over a multi-dimensional shape one name is an index tuple of counters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..frontend import ast as A
+from ..tir import expr as E
+from ..tir import host as H
+from .hostexpr import HostExprs, const
+from .hostvalues import Bounded, BoundedTuple, ITuple
+from .names import safe
+
+
+class HostFlow(HostExprs):
+    """Nested host blocks; the launcher lifting supplies statements and launcher variables."""
+
+    body: list[H.Stmt]
+    in_flow: int  # depth of host blocks (control flow, 'with', device regions)
+    loops: int  # depth of host loops
+    uid: int
+    stmt: Any
+    variable: Any
+
+    def scoped(self, body: A.Stmt) -> tuple[H.Stmt, ...]:
+        """The statements of a nested host block: names it declares are not seen after it;
+        assignments to the enclosing launcher variables are."""
+        saved, outer = dict(self.names), self.body
+        self.body = []
+        self.in_flow += 1
+        try:
+            self.stmt(body)
+            return tuple(self.body)
+        finally:
+            self.in_flow -= 1
+            self.names = saved
+            self.body = outer
+
+    def if_(self, s: A.If) -> None:
+        cond = self.evaluate(s.cond)
+        if isinstance(cond, E.Const):  # decided when translating: only the branch taken is lifted
+            branch = s.then if cond.value else s.other
+            if branch is not None:
+                self.body.extend(self.scoped(branch))
+            return
+        then = self.scoped(s.then)
+        orelse = self.scoped(s.other) if s.other is not None else ()
+        self.body.append(H.If(cond, then, orelse, line=line_of(s)))
+
+    def while_(self, s: A.While) -> None:
+        cond = self.evaluate(s.cond)
+        if isinstance(cond, E.Const) and not cond.value:
+            return
+        self.loops += 1
+        body = self.scoped(s.body)
+        self.loops -= 1
+        self.body.append(H.While(const(True) if isinstance(cond, E.Const) else cond, body, line=line_of(s)))
+
+    def foreach(self, s: A.Foreach) -> None:
+        loops: list[tuple[str, E.Expr, str | None]] = []  # (name, bound, index tuple it belongs to)
+        for it in s.items:
+            if isinstance(it, A.RangeItem):  # over the names of an enclosing 'with'
+                target = self.names.get(it.name)
+                parts = target.parts if isinstance(target, BoundedTuple) else (target,)
+                if it.sliced or it.alias is not None or not all(isinstance(p, Bounded) for p in parts):
+                    raise self.error(f"a host-level 'foreach' over '{it.name}' cannot be lowered yet", it)
+                tup = it.name if isinstance(target, BoundedTuple) else None
+                loops.extend((p.name, p.bound, tup) for p in parts if isinstance(p, Bounded))
+                continue
+            bounds = self.shape([it.shape])
+            if it.vars is not None and len(it.vars) != len(bounds):
+                raise self.error(f"{len(it.vars)} name(s) but a shape of rank {len(bounds)}", it)
+            if it.vars is not None:
+                loops.extend((n or "_", b, None) for n, b in zip(it.vars, bounds, strict=True))
+            else:  # one name over a multi-dimensional shape: an index tuple
+                tup = it.name if len(bounds) > 1 else None
+                loops.extend((f"{it.name}_{k}" if tup else it.name or "_", b, tup) for k, b in enumerate(bounds))
+        saved = dict(self.names)
+        counters: list[tuple[str, E.Expr]] = []
+        tuples: dict[str, list[E.Expr]] = {}
+        for name, bound, tup in loops:
+            self.uid += 1
+            var = f"_{safe(name)}{self.uid}"
+            counters.append((var, bound))
+            counter = self.variable(var, "int", nonneg=True)
+            if tup is not None:
+                tuples.setdefault(tup, []).append(counter)
+            if tup is None or not name.startswith(f"{tup}_"):
+                self.names[name] = counter
+        for tup, items in tuples.items():
+            self.names[tup] = ITuple(tuple(items))
+        self.loops += 1
+        body = self.scoped(s.body)
+        self.loops -= 1
+        self.names = saved
+        for var, bound in reversed(counters):
+            body = (H.For(var, bound, body, line=line_of(s)),)
+        self.body.extend(body)
+
+    def with_(self, s: A.With) -> None:
+        """Bounded index names (value 0 until a ``foreach`` over them), seen only in the body."""
+        saved = dict(self.names)
+        try:
+            for wi in s.withins:
+                bounds = self.shape([wi.shape])
+                names = wi.vars if wi.vars is not None else [wi.name] if len(bounds) == 1 else None
+                if names is None:  # one name over several dims: a tuple of unnamed parts
+                    parts = tuple(Bounded(f"{wi.name}_{k}", const(0), b) for k, b in enumerate(bounds))
+                    self.names[wi.name or "_"] = BoundedTuple(wi.name or "_", parts)
+                    continue
+                if len(names) != len(bounds):
+                    raise self.error(f"{len(names)} name(s) but a shape of rank {len(bounds)}", wi)
+                parts = tuple(Bounded(n or "_", const(0), b) for n, b in zip(names, bounds, strict=True))
+                for part in parts:
+                    self.names[part.name] = part
+                if wi.vars is not None and wi.name:
+                    self.names[wi.name] = BoundedTuple(wi.name, parts)
+            self.body.extend(self.scoped(s.body))
+        finally:
+            self.names = saved
+
+
+def line_of(node: A.Node) -> int:
+    """The .co line of ``node`` (0: none)."""
+    return node.span.line if node.span else 0

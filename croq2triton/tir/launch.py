@@ -1,0 +1,77 @@
+"""The launch of a tile-IR kernel, derived from its typed arguments: one host-IR :class:`~.host.Launch`.
+
+Each argument says what the launcher passes: a tensor (:class:`~.nodes.Pointer`), one of its
+strides, a scalar as the launcher computes it, a TMA descriptor (made before the launch, after
+the check that the tensor meets TMA's rules sets its flag), or a constexpr: a literal, a block
+extent fixed at launch (the power of two at or above a run-time size, one call per tile), a TMA
+flag, the device's SM count, or the runtime's warp-specialization switch; a scratch area for
+the buffers every program keeps in memory.  The launcher's
+variables of one launch are named after the kernel (``_{kernel}_{argument}``).
+"""
+
+from __future__ import annotations
+
+from . import expr as E
+from . import host as H
+from . import nodes as N
+
+
+def launch_of(kernel: N.Kernel, line: int) -> H.Launch:
+    """How the launcher launches ``kernel``, with ``line`` the ``.co`` line of its ``parallel``."""
+    k = kernel.name
+    flags = {a.flag for a in kernel.args if isinstance(a, N.Descriptor)}
+    prepare: list[H.Preparation] = []
+    args: list[H.LaunchArg] = []
+    constexprs: list[tuple[str, E.Expr]] = []
+    extents: dict[str, list[N.Constexpr]] = {}  # the sized constexprs of each tile fixed at launch
+    for a in kernel.args:
+        if isinstance(a, N.Pointer):
+            args.append(H.TensorArg(a.tensor))
+        elif isinstance(a, N.Stride):
+            args.append(H.StrideArg(a.tensor, a.dim))
+        elif isinstance(a, N.Scalar):
+            args.append(H.ScalarArg(E.fold(a.host)))
+        elif isinstance(a, N.Descriptor):
+            flag = f"_{k}_{a.flag}"
+            window = tuple(E.fold(x) for x in a.window)
+            check = H.TmaCheck(flag, a.source, a.tensor, a.block, window, a.what)
+            if check not in prepare:
+                prepare.append(check)
+            prepare.append(H.TmaDescriptor(f"_{k}_{a.name}", a.tensor, a.block, flag, a.fill))
+            args.append(H.DescriptorArg(f"_{k}_{a.name}"))
+        elif isinstance(a, N.Scratch):  # the buffers in scratch memory of every program
+            elements = E.fold(E.Bin("*", _product(kernel.grid), a.elements))
+            prepare.append(H.ScratchArea(f"_{k}_{a.name}", elements, a.dtype))
+            args.append(H.ScratchArg(f"_{k}_{a.name}"))
+        elif isinstance(a, N.Constexpr):
+            constexprs.append((a.name, _constexpr(a, k, flags, prepare)))
+            if a.size is not None:
+                extents.setdefault(a.of, []).append(a)
+        else:
+            raise TypeError(f"kernel {k}: an argument of kind {type(a).__name__} has no launch")
+    for what, dims in extents.items():  # the extents of tiles fixed at launch, checked there
+        sizes = tuple(E.fold(a.size) for a in dims if a.size is not None)
+        prepare.append(H.BlockExtents(tuple(f"_{k}_{a.name}" for a in dims), what, sizes, dims[0].fixed))
+    constexprs.append(("num_warps", E.Const(kernel.num_warps)))
+    grid = tuple(E.fold(g) for g in kernel.grid)
+    return H.Launch(k, grid, tuple(args), tuple(constexprs), tuple(prepare), line=line)
+
+
+def _product(grid: tuple[E.Expr, ...]) -> E.Expr:
+    out: E.Expr = E.Const(1)
+    for g in grid:
+        out = E.Bin("*", out, g)
+    return out
+
+
+def _constexpr(a: N.Constexpr, kernel: str, flags: set[str], prepare: list[H.Preparation]) -> E.Expr:
+    """The launcher's value of a constexpr argument (adding what computes it to ``prepare``)."""
+    var = E.Var(f"_{kernel}_{a.name}")
+    if a.launch == "sms":
+        prepare.insert(0, H.NumSms(var.name))
+        return var
+    if a.launch == "warp_specialize":  # off unless CROQ2TRITON_WARP_SPECIALIZE=1 (runtime/launch.py)
+        return E.Var("_rt.WARP_SPECIALIZE")
+    if a.size is not None or a.name in flags:  # set by a BlockExtents or a TmaCheck
+        return var
+    return E.Const(a.value, "i1" if isinstance(a.value, bool) else "i32")
