@@ -10,6 +10,7 @@
 #   perf/device_pass.sh source     # the source schedule of the contractions: the ladder, then the forms
 #   perf/device_pass.sh source_tests  # their correctness on the GPU (forms, pipelines, examples)
 #   perf/device_pass.sh mma        # MMA as written, fragments, apply (lift/mma.py): tests, attention
+#   perf/device_pass.sh families   # levels inside warps, scratch buffers, atomics, tuples, clusters; the ladder
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
@@ -93,6 +94,20 @@ case "${1:-tests}" in
         | tee "$OUT/ladder_$path.txt" || status=1
     done
     unset CROQ2TRITON_NO_CONTRACTION
+    ;;
+  families)
+    # the kernel families this tile IR took over from the older lowering (thread levels inside
+    # warps, scratch buffers and atomics, index tuples, run-time tiles, clusters), then the ladder
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_lift_levels.py tests/test_lift_scratch.py \
+      tests/test_lift_tuples.py tests/test_lift_copies.py tests/test_irregular_forms.py tests/test_host_ir.py \
+      2>&1 | tail -6 | tee "$OUT/families.txt" || status=1
+    timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_corpus_e2e.py \
+      -k "copy or fp8 or memreuse or add or atomic or gdn or stream or tbc or histogram or dma" 2>&1 | tail -6 \
+      | tee -a "$OUT/families.txt" || status=1
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_every_kernel_runs.py tests/test_kernels_run.py \
+      tests/test_frags.py -k "parse or pp or kernels_run or bump" 2>&1 | tail -4 | tee -a "$OUT/families.txt" || status=1
+    timeout 330 python3 perf/bench.py --dtypes f16 --shapes 4096,8192 --rounds 3 --json "$OUT/ladder.json" \
+      --md "$OUT/ladder.md" 2>&1 | tail -30 | tee "$OUT/ladder.txt" || status=1
     ;;
   source_tests)
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_gemm_forms.py -k "computes and source" \
