@@ -188,6 +188,12 @@ class Buffers(ViewAlgebra):
         if isinstance(e, A.Binary) and e.op == "#":
             a, b = self.bounded(e.lhs), self.bounded(e.rhs)
             return Bounded(E.fold(a.value * b.bound + b.value), E.fold(a.bound * b.bound))
+        if isinstance(e, A.Binary) and e.op in ("+", "-") and not isinstance(unparen(e.lhs), A.IntLit):
+            a = self.bounded(e.lhs)  # ``k - 1``: another index among the same chunks
+            return Bounded(E.fold(E.Bin(e.op, a.value, self.int_expr(e.rhs))), a.bound)
+        if isinstance(e, A.GetIth) and isinstance(unparen(e.base), A.Name):
+            a = self.bounded(e.base)  # ``k(-1)``: the last chunk
+            return Bounded(self.int_expr(e), a.bound)
         if isinstance(e, A.Name):
             v = self.lookup(e.name, e)
             if isinstance(v, Bounded) and not self.block_level(v.value).shape:

@@ -43,6 +43,7 @@ class Calls:
     buffer_of: Any
     scratch_index: Any
     scratch_address: Any
+    index_args: Any
 
     def call_stmt(self, s: A.CallStmt) -> None:
         c = s.call
@@ -60,7 +61,7 @@ class Calls:
 
     def device_print(self, c: A.Call, s: A.Stmt) -> None:
         text = " ".join(a.value for a in c.args if isinstance(a, A.StringLit))
-        values = tuple(self.expr(a).expr for a in c.args if not isinstance(a, A.StringLit))
+        values = tuple(self.expr(a).expr for a in self.index_args(c.args) if not isinstance(a, A.StringLit))
         self.emit(N.Print(text, values), s)
 
     def atomic(self, c: A.Call, result: bool = True) -> Value:

@@ -32,6 +32,7 @@ from .calls import Calls
 from .collapse import collapse, has_roles
 from .copies import Copies
 from .events import Events
+from .futures import Futures
 from .hazards import fence_hazards
 from .host import HostScope, ir_type
 from .loops import Loops
@@ -52,7 +53,7 @@ class Lifted:
     warnings: list[Diagnostic]
 
 
-class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffers, Buffers, Arith):
+class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, ScratchBuffers, Buffers, Arith):
     def __init__(self, top: A.Parallel, name: str, host: HostScope, src_name: str) -> None:
         self.top = top
         self.name = name
@@ -84,6 +85,7 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffer
         self.units: dict[str, int] = {}  # unit symbols (lift/units.py) -> their extents
         self.stated_pipelines: dict[int, N.Pipeline] = {}  # id(Foreach) -> the pipeline collapsed roles state
         self.program_ids: tuple[E.Var, ...] = ()
+        self.loop_depth = 0  # loops of the program around the statement being lifted
         self.scratch_names: set[str] = set()  # buffers that live in scratch memory (lift/placement.py)
 
     # ================================================================ driver
@@ -351,6 +353,14 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffer
             self.call_stmt(s)
         elif isinstance(s, A.MdspanDecl):
             self.shape_decl(s)
+        elif isinstance(s, A.DmaAny):
+            self.dma_any(s)
+        elif isinstance(s, A.Swap):
+            self.swap(s)
+        elif isinstance(s, A.InThreads) and not s.is_async:  # the lanes the condition picks; all meet after
+            self.if_stmt(A.If(s.cond, s.body, None, span=s.span))
+        elif isinstance(s, A.Yield):
+            self.yield_stmt(s)
         else:
             raise NotLifted(f"a '{type(s).__name__}' statement", s)
 
@@ -390,6 +400,13 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffer
             ctype = s.type or value.ctype
             self.define(d.name, self.convert(value, ctype), d)
 
+    def yield_stmt(self, s: A.Yield) -> None:
+        """``yield``: the lanes where the enclosing conditions hold leave the program; every later
+        access of this lane scope is masked off for them (a loop would bring them back: refused)."""
+        if self.loop_depth:
+            raise NotLifted("a 'yield' inside a loop", s)
+        self.padding.append(E.fold(E.Un("!", E.conj(self.pred))) if self.pred else E.Const(False, "i1"))
+
     def define(self, name: str, value: Value, node: A.Node) -> None:
         """A new local: the value under the user's name (a load lands in it directly)."""
         e = value.expr
@@ -410,6 +427,9 @@ class Lifter(Mmas, Units, Events, Loops, TmaCopies, Copies, Calls, ScratchBuffer
             raise NotLifted("an assignment to this kind of target", target)
         if a.op == "=" and self.names_a_view(a.value):  # a named view (``q = x.subspan(..).at(..)``)
             self.scopes[-1][target.name] = self.place(a.value)
+            return
+        if a.op == "=" and isinstance(unparen(a.value), A.Select):  # a choice known when translating
+            self.scopes[-1][target.name] = self.select_future(unparen(a.value))  # type: ignore[arg-type]
             return
         old = self.lookup_local(target.name)
         if old is None:

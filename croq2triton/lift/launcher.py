@@ -112,6 +112,8 @@ class LauncherLifting(HostFlow):
                 scope.float_constants[croq] = (v.value, v.dtype)
             elif isinstance(v, Shape) and all(isinstance(d, (E.Const, E.Var)) for d in v.dims):
                 scope.shapes[croq] = tuple(_extent(d) for d in v.dims)
+            elif isinstance(v, ITuple) and all(isinstance(d, (E.Const, E.Var)) for d in v.items):
+                scope.shapes[croq] = tuple(_extent(d) for d in v.items)  # an ituple as a shape
         return scope
 
     def type_of(self, v: E.Var) -> str:

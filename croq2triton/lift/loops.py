@@ -49,6 +49,7 @@ class Loops:
     lanes: tuple[int, tuple[int, ...]] | None
     folded_k_loop: Any
     stated_pipelines: dict[int, N.Pipeline]
+    loop_depth: int
     binding: Any
     place: Any
     size: Any
@@ -57,8 +58,12 @@ class Loops:
     name_value: Any
 
     def with_stmt(self, s: A.With) -> None:
-        if s.where:
-            raise NotLifted("a with whose names are related by 'where'", s)
+        related = {n for pair in s.where for n in pair}
+        iterated = {
+            it.name for n in s.body.walk() if isinstance(n, A.Foreach) for it in n.items if isinstance(it, A.RangeItem)
+        }
+        if related & iterated:  # names a 'where' relates only matter to the loops over them
+            raise NotLifted("a loop over names related by 'where'", s)
         scope: dict[str, Any] = {}
         for w in s.withins:
             pairs, tuples = self.named_extents(w)
@@ -126,11 +131,16 @@ class Loops:
         return out
 
     def tuple_part(self, name: str, e: A.GetIth) -> Value:
-        """``index(k)``: part ``k`` of an index tuple."""
+        """``index(k)``: part ``k`` of an index tuple; of a bounded name, ``x(0)`` is ``x`` (a tuple
+        of one) and ``x(-k)`` is ``#x - k`` (LANGUAGE.md 7.2)."""
         t = self.binding(name)
+        k = const_int(self.int_expr(e.index))
+        if isinstance(t, (Bounded, WithName)) and k is not None and k <= 0:
+            if k == 0:
+                return self.name_value(A.Name(name, span=e.span))
+            return Value(E.fold(E.Bin("+", t.bound if isinstance(t, Bounded) else t.extent, E.Const(k))), "int")
         if not isinstance(t, IndexTuple):
             raise NotLifted(f"'{name}(k)' of something that is not an index tuple", e)
-        k = const_int(self.int_expr(e.index))
         if k is None or not -len(t.parts) <= k < len(t.parts):
             raise NotLifted("a part of an index tuple that is not a constant within its rank", e.index)
         return self.name_value(A.Name(t.parts[k], span=e.span))
@@ -181,7 +191,9 @@ class Loops:
         outer, saved_lets = self.body, list(self.lets)
         self.body = []
         self.scopes.append({c.name: Bounded(var, c.extent)} if c.name != "_" else {})
+        self.loop_depth += 1
         self.loop_nest(counters[1:], body, node)
+        self.loop_depth -= 1
         self.scopes.pop()
         inner, self.body, self.lets = self.body, outer, saved_lets
         carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", node)

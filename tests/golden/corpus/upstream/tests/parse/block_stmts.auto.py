@@ -60,7 +60,7 @@ def foo_k1():
 
 @triton.jit
 def foo_k2():
-    """Program = one block of `parallel` at block_stmts.co:13."""
+    """The block-level parallel at block_stmts.co:13: one program per block, one lane per thread."""
 
 
 def foo(*, _launch=None):

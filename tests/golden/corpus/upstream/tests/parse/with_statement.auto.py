@@ -90,7 +90,9 @@ def with_statement_unnamed_mdspans(data, *, _launch=None):
 
 @triton.jit
 def with_statement_multi_within_k0():
-    """Program = one block of `parallel` at with_statement.co:46."""
+    """The block-level parallel at with_statement.co:46: one program per block, one lane per thread."""
+    coord_v1_x = 0  # with_statement.co:52
+    coord_v1_y = coord_v1_x  # with_statement.co:54
 
 
 def with_statement_multi_within(*, _launch=None):
@@ -121,7 +123,9 @@ def with_statement_pattern_match_like_within(*, _launch=None):
 
 @triton.jit
 def with_statement_where_clause_k0():
-    """Program = one block of `parallel` at with_statement.co:93."""
+    """The block-level parallel at with_statement.co:93: one program per block, one lane per thread."""
+    coord_v2_x = 0  # with_statement.co:98
+    coord_v2_y = coord_v2_x  # with_statement.co:100
 
 
 def with_statement_where_clause(*, _launch=None):
@@ -136,7 +140,8 @@ def with_statement_where_clause(*, _launch=None):
 
 @triton.jit
 def with_statement_where_clauses_k0():
-    """Program = one block of `parallel` at with_statement.co:120."""
+    """The block-level parallel at with_statement.co:120: one program per block, one lane per thread."""
+    coord_v3_y = 0  # with_statement.co:127
 
 
 def with_statement_where_clauses(*, _launch=None):

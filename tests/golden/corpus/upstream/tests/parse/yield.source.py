@@ -50,9 +50,7 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def foo_k0(x):
-    """Program = one block of `parallel` at yield.co:4."""
-    if x == 0:  # yield.co:6
-        return  # yield.co:7
+    """The block-level parallel at yield.co:4: one program per block, one lane per thread."""
 
 
 def foo(x, *, _launch=None):

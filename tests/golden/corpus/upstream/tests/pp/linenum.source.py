@@ -49,14 +49,15 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def foo_k0(input_ptr, input_s0):
-    """Program = one block of `parallel` at linenum.co:5."""
-    mask_2 = tl.arange(0, 16) < 15
-    ptrs_3 = input_ptr + tl.arange(0, 16) * input_s0
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    mask_5 = tl.arange(0, 16) < 15
-    ptrs_6 = input_ptr + tl.arange(0, 16) * input_s0
-    tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
+def foo_k0(input_ptr, input_stride_0):
+    """The block-level parallel at linenum.co:5: one program per block, one lane per thread."""
+    idx = tl.arange(0, 16)  # linenum.co:6
+    mask = idx < 15  # linenum.co:6
+    f0 = _oob_fill(tl.load(input_ptr + idx * input_stride_0, mask=mask, other=0.0), mask)
+    f1 = _oob_fill(tl.load(input_ptr + idx * input_stride_0, mask=mask, other=0.0), mask)  # linenum.co:7
+    f0_was = f0  # linenum.co:9
+    f0 = f1
+    f1 = f0_was
 
 
 def foo(input, *, _launch=None):

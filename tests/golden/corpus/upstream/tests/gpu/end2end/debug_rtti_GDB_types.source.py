@@ -50,7 +50,7 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def debug_builtin_non_scalar_types_k0(x):
-    """Program = one block of `parallel` at debug_rtti_GDB_types.co:14."""
+    """The block-level parallel at debug_rtti_GDB_types.co:14: one program per block, one lane per thread."""
     tl.device_print("", 222, 0, 0, 0)  # debug_rtti_GDB_types.co:16
 
 

@@ -185,169 +185,152 @@ def tma_copy_multi_subspan(input, *, _launch=None):
 @triton.jit
 def tma_ab_buffer_fp8_k0(
     l_ptr,
-    l_s0,
-    l_s1,
-    l_s2,
-    l0_data_scratch,
-    l0_data_per_prog,
+    l_stride_0,
+    l_stride_1,
+    l_stride_2,
     l_desc_16x2x16,
     r_ptr,
-    r_s0,
-    r_s1,
-    r_s2,
-    r0_data_scratch,
-    r0_data_per_prog,
+    r_stride_0,
+    r_stride_1,
+    r_stride_2,
     r_desc_16x2x16,
-    l1_data_scratch,
-    l1_data_per_prog,
-    r1_data_scratch,
-    r1_data_per_prog,
     out_scratch,
-    out_per_prog,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
     output_desc_16x2x16,
     TMA_L_16X2X16: tl.constexpr,
     TMA_R_16X2X16: tl.constexpr,
     TMA_OUTPUT_16X2X16: tl.constexpr,
 ):
-    """Program = one block of `parallel` at tma_f32.co:39."""
+    """The block-level parallel at tma_f32.co:39: one program per block, one lane per thread."""
     p = tl.program_id(0)  # tma_f32.co:39
-    l0_data = l0_data_scratch + tl.program_id(0).to(tl.int64) * l0_data_per_prog  # tma_f32.co:41
+    dim0 = tl.arange(0, 16)[:, None, None]  # tma_f32.co:41
+    dim1 = tl.arange(0, 2)[None, :, None]
+    dim2 = tl.arange(0, 16)[None, None, :]
+    offs = p * 16 + dim2
     if TMA_L_16X2X16:
-        tile_1 = l_desc_16x2x16.load([0, 0, p * 16])
+        l0 = l_desc_16x2x16.load([0, 0, p * 16])
     else:
-        tile_1 = tl.load(
-            l_ptr
-            + tl.arange(0, 16)[:, None, None] * l_s0
-            + tl.arange(0, 2)[None, :, None] * l_s1
-            + (p * 16 + tl.arange(0, 16)[None, None, :]) * l_s2
-        )
-    tl.store(
-        l0_data
-        + tl.arange(0, 16)[:, None, None] * 32
-        + tl.arange(0, 2)[None, :, None] * 16
-        + tl.arange(0, 16)[None, None, :],
-        tile_1,
-    )  # tma_f32.co:41
-    tl.debug_barrier()
-    r0_data = r0_data_scratch + tl.program_id(0).to(tl.int64) * r0_data_per_prog  # tma_f32.co:42
-    if TMA_R_16X2X16:
-        tile_2 = r_desc_16x2x16.load([0, 0, p * 16])
+        l0 = tl.load(l_ptr + dim0 * l_stride_0 + dim1 * l_stride_1 + offs * l_stride_2)
+    if TMA_R_16X2X16:  # tma_f32.co:42
+        r0 = r_desc_16x2x16.load([0, 0, p * 16])
     else:
-        tile_2 = tl.load(
-            r_ptr
-            + tl.arange(0, 16)[:, None, None] * r_s0
-            + tl.arange(0, 2)[None, :, None] * r_s1
-            + (p * 16 + tl.arange(0, 16)[None, None, :]) * r_s2
-        )
-    tl.store(
-        r0_data
-        + tl.arange(0, 16)[:, None, None] * 32
-        + tl.arange(0, 2)[None, :, None] * 16
-        + tl.arange(0, 16)[None, None, :],
-        tile_2,
-    )  # tma_f32.co:42
-    tl.debug_barrier()
-    l1_data = l1_data_scratch + tl.program_id(0).to(tl.int64) * l1_data_per_prog  # tma_f32.co:43
-    r1_data = r1_data_scratch + tl.program_id(0).to(tl.int64) * r1_data_per_prog  # tma_f32.co:44
-    out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # tma_f32.co:45
-    for k_3 in range(1, 8):  # tma_f32.co:46
-        if TMA_L_16X2X16:  # tma_f32.co:47
-            tile_4 = l_desc_16x2x16.load([0, k_3 * 2, p * 16])
+        r0 = tl.load(r_ptr + dim0 * r_stride_0 + dim1 * r_stride_1 + offs * r_stride_2)
+    out_base = tl.cast(p, tl.int64) * 512  # tma_f32.co:45
+    for k in range(1, 8):  # tma_f32.co:46
+        offs_2 = k * 2 + dim1  # tma_f32.co:47
+        if TMA_L_16X2X16:
+            l1 = l_desc_16x2x16.load([0, k * 2, p * 16])
         else:
-            tile_4 = tl.load(
-                l_ptr
-                + tl.arange(0, 16)[:, None, None] * l_s0
-                + (k_3 * 2 + tl.arange(0, 2)[None, :, None]) * l_s1
-                + (p * 16 + tl.arange(0, 16)[None, None, :]) * l_s2
-            )
-        tl.store(
-            l1_data
-            + tl.arange(0, 16)[:, None, None] * 32
-            + tl.arange(0, 2)[None, :, None] * 16
-            + tl.arange(0, 16)[None, None, :],
-            tile_4,
-        )  # tma_f32.co:47
-        tl.debug_barrier()
+            l1 = tl.load(l_ptr + dim0 * l_stride_0 + offs_2 * l_stride_1 + offs * l_stride_2)
         if TMA_R_16X2X16:  # tma_f32.co:48
-            tile_5 = r_desc_16x2x16.load([0, k_3 * 2, p * 16])
+            r1 = r_desc_16x2x16.load([0, k * 2, p * 16])
         else:
-            tile_5 = tl.load(
-                r_ptr
-                + tl.arange(0, 16)[:, None, None] * r_s0
-                + (k_3 * 2 + tl.arange(0, 2)[None, :, None]) * r_s1
-                + (p * 16 + tl.arange(0, 16)[None, None, :]) * r_s2
-            )
-        tl.store(
-            r1_data
-            + tl.arange(0, 16)[:, None, None] * 32
-            + tl.arange(0, 2)[None, :, None] * 16
-            + tl.arange(0, 16)[None, None, :],
-            tile_5,
-        )  # tma_f32.co:48
-        tl.debug_barrier()
-        for index_0_6 in range(0, 16):  # tma_f32.co:50
-            for index_1_7 in range(0, 2):
-                for index_2_8 in range(0, 16):
-                    v_9 = tl.load(l0_data + index_0_6 * 32 + index_1_7 * 16 + index_2_8)  # tma_f32.co:51
-                    v_10 = tl.load(r0_data + index_0_6 * 32 + index_1_7 * 16 + index_2_8)
+            r1 = tl.load(r_ptr + dim0 * r_stride_0 + offs_2 * r_stride_1 + offs * r_stride_2)
+        for index_0 in range(0, 16):  # tma_f32.co:50
+            for index_1 in range(0, 2):
+                for index_2 in range(0, 16):
+                    tl.debug_barrier()  # tma_f32.co:51
                     tl.store(
-                        out + index_0_6 * 32 + index_1_7 * 16 + index_2_8, v_9.to(tl.float32) + v_10.to(tl.float32)
+                        out_scratch + out_base + index_0 * 32 + index_1 * 16 + index_2,
+                        tl.cast(
+                            tl.sum(
+                                tl.sum(
+                                    tl.sum(
+                                        tl.where(
+                                            (dim0 == index_0) & (dim1 == index_1) & (dim2 == index_2),
+                                            l0,
+                                            tl.zeros([16, 2, 16], tl.float8e4nv),
+                                        ),
+                                        axis=0,
+                                    ),
+                                    axis=0,
+                                ),
+                                axis=0,
+                            ),
+                            tl.float32,
+                        )
+                        + tl.cast(
+                            tl.sum(
+                                tl.sum(
+                                    tl.sum(
+                                        tl.where(
+                                            (dim0 == index_0) & (dim1 == index_1) & (dim2 == index_2),
+                                            r0,
+                                            tl.zeros([16, 2, 16], tl.float8e4nv),
+                                        ),
+                                        axis=0,
+                                    ),
+                                    axis=0,
+                                ),
+                                axis=0,
+                            ),
+                            tl.float32,
+                        ),
                     )
-                    tl.debug_barrier()
-        tile_11 = tl.load(
-            out
-            + tl.arange(0, 16)[:, None, None] * 32
-            + tl.arange(0, 2)[None, :, None] * 16
-            + tl.arange(0, 16)[None, None, :]
-        )  # tma_f32.co:52
+        offs_3 = k * 2 + dim1 - 2  # tma_f32.co:52
+        tl.debug_barrier()
+        out_tile = tl.load(out_scratch + out_base + dim0 * 32 + dim1 * 16 + dim2)
         if TMA_OUTPUT_16X2X16:
-            output_desc_16x2x16.store([0, (k_3 - 1) * 2, p * 16], tile_11)
+            output_desc_16x2x16.store([0, k * 2 - 2, p * 16], out_tile)
         else:
-            tl.store(
-                output_ptr
-                + tl.arange(0, 16)[:, None, None] * output_s0
-                + ((k_3 - 1) * 2 + tl.arange(0, 2)[None, :, None]) * output_s1
-                + (p * 16 + tl.arange(0, 16)[None, None, :]) * output_s2,
-                tile_11,
-                mask=((k_3 - 1) * 2 + tl.arange(0, 2)[None, :, None] >= 0)
-                & ((k_3 - 1) * 2 + tl.arange(0, 2)[None, :, None] < 16),
-            )
-        swap_12 = l0_data  # tma_f32.co:53
-        l0_data = l1_data
-        l1_data = swap_12
-        swap_13 = r0_data  # tma_f32.co:54
-        r0_data = r1_data
-        r1_data = swap_13
-    for index_0_14 in range(0, 16):  # tma_f32.co:57
-        for index_1_15 in range(0, 2):
-            for index_2_16 in range(0, 16):
-                v_17 = tl.load(l0_data + index_0_14 * 32 + index_1_15 * 16 + index_2_16)  # tma_f32.co:58
-                v_18 = tl.load(r0_data + index_0_14 * 32 + index_1_15 * 16 + index_2_16)
+            tl.store(output_ptr + dim0 * output_stride_0 + offs_3 * output_stride_1 + offs * output_stride_2, out_tile)
+        l0_was = l0  # tma_f32.co:53
+        l0 = l1
+        l1 = l0_was
+        r0_was = r0  # tma_f32.co:54
+        r0 = r1
+        r1 = r0_was
+    for index_0_2 in range(0, 16):  # tma_f32.co:57
+        for index_1_2 in range(0, 2):
+            for index_2_2 in range(0, 16):
+                tl.debug_barrier()  # tma_f32.co:58
                 tl.store(
-                    out + index_0_14 * 32 + index_1_15 * 16 + index_2_16, v_17.to(tl.float32) + v_18.to(tl.float32)
+                    out_scratch + out_base + index_0_2 * 32 + index_1_2 * 16 + index_2_2,
+                    tl.cast(
+                        tl.sum(
+                            tl.sum(
+                                tl.sum(
+                                    tl.where(
+                                        (dim0 == index_0_2) & (dim1 == index_1_2) & (dim2 == index_2_2),
+                                        l0,
+                                        tl.zeros([16, 2, 16], tl.float8e4nv),
+                                    ),
+                                    axis=0,
+                                ),
+                                axis=0,
+                            ),
+                            axis=0,
+                        ),
+                        tl.float32,
+                    )
+                    + tl.cast(
+                        tl.sum(
+                            tl.sum(
+                                tl.sum(
+                                    tl.where(
+                                        (dim0 == index_0_2) & (dim1 == index_1_2) & (dim2 == index_2_2),
+                                        r0,
+                                        tl.zeros([16, 2, 16], tl.float8e4nv),
+                                    ),
+                                    axis=0,
+                                ),
+                                axis=0,
+                            ),
+                            axis=0,
+                        ),
+                        tl.float32,
+                    ),
                 )
-                tl.debug_barrier()
-    tile_19 = tl.load(
-        out
-        + tl.arange(0, 16)[:, None, None] * 32
-        + tl.arange(0, 2)[None, :, None] * 16
-        + tl.arange(0, 16)[None, None, :]
-    )  # tma_f32.co:59
+    offs_4 = dim1 + 14  # tma_f32.co:59
+    tl.debug_barrier()
+    out_tile_2 = tl.load(out_scratch + out_base + dim0 * 32 + dim1 * 16 + dim2)
     if TMA_OUTPUT_16X2X16:
-        output_desc_16x2x16.store([0, 14, p * 16], tile_19)
+        output_desc_16x2x16.store([0, 14, p * 16], out_tile_2)
     else:
-        tl.store(
-            output_ptr
-            + tl.arange(0, 16)[:, None, None] * output_s0
-            + (14 + tl.arange(0, 2)[None, :, None]) * output_s1
-            + (p * 16 + tl.arange(0, 16)[None, None, :]) * output_s2,
-            tile_19,
-            mask=14 + tl.arange(0, 2)[None, :, None] < 16,
-        )
+        tl.store(output_ptr + dim0 * output_stride_0 + offs_4 * output_stride_1 + offs * output_stride_2, out_tile_2)
 
 
 def tma_ab_buffer_fp8(l, r, *, _launch=None):
@@ -365,18 +348,14 @@ def tma_ab_buffer_fp8(l, r, *, _launch=None):
     _rt.fixed_dim(_F, "r", r, 1, 16)
     _rt.fixed_dim(_F, "r", r, 2, 128)
     output = _rt.alloc(_F, (16, 16, 128), torch.float32, _dev, None)  # tma_f32.co:37
-    _tma_ab_buffer_fp8_k0_l0_data_scratch = _rt.scratch(_F, 4096, torch.float8_e4m3fn, _dev)
-    _tma_ab_buffer_fp8_k0_TMA_L_16X2X16 = _rt.tma_ok(_F, "l", l, [16, 2, 16], [16, 2, 16], "loads")
+    _tma_ab_buffer_fp8_k0_TMA_L_16X2X16 = _rt.tma_ok(_F, "l", l, [16, 2, 16], [16, 2, 16], "loads")  # tma_f32.co:39
     _tma_ab_buffer_fp8_k0_l_desc_16x2x16 = _rt.tma_desc(
         l, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_L_16X2X16, _OOB_PADDING
     )
-    _tma_ab_buffer_fp8_k0_r0_data_scratch = _rt.scratch(_F, 4096, torch.float8_e4m3fn, _dev)
     _tma_ab_buffer_fp8_k0_TMA_R_16X2X16 = _rt.tma_ok(_F, "r", r, [16, 2, 16], [16, 2, 16], "loads")
     _tma_ab_buffer_fp8_k0_r_desc_16x2x16 = _rt.tma_desc(
         r, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_R_16X2X16, _OOB_PADDING
     )
-    _tma_ab_buffer_fp8_k0_l1_data_scratch = _rt.scratch(_F, 4096, torch.float8_e4m3fn, _dev)
-    _tma_ab_buffer_fp8_k0_r1_data_scratch = _rt.scratch(_F, 4096, torch.float8_e4m3fn, _dev)
     _tma_ab_buffer_fp8_k0_out_scratch = _rt.scratch(_F, 4096, torch.float32, _dev)
     _tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16 = _rt.tma_ok(_F, "output", output, [16, 2, 16], [16, 2, 16], "stores")
     _tma_ab_buffer_fp8_k0_output_desc_16x2x16 = _rt.tma_desc(
@@ -390,22 +369,13 @@ def tma_ab_buffer_fp8(l, r, *, _launch=None):
             l.stride(0),
             l.stride(1),
             l.stride(2),
-            _tma_ab_buffer_fp8_k0_l0_data_scratch,
-            512,
             _tma_ab_buffer_fp8_k0_l_desc_16x2x16,
             r,
             r.stride(0),
             r.stride(1),
             r.stride(2),
-            _tma_ab_buffer_fp8_k0_r0_data_scratch,
-            512,
             _tma_ab_buffer_fp8_k0_r_desc_16x2x16,
-            _tma_ab_buffer_fp8_k0_l1_data_scratch,
-            512,
-            _tma_ab_buffer_fp8_k0_r1_data_scratch,
-            512,
             _tma_ab_buffer_fp8_k0_out_scratch,
-            512,
             output,
             output.stride(0),
             output.stride(1),
@@ -418,7 +388,7 @@ def tma_ab_buffer_fp8(l, r, *, _launch=None):
             TMA_OUTPUT_16X2X16=_tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16,
             num_warps=1,
         ),
-    )  # tma_f32.co:39
+    )
     return output  # tma_f32.co:63
 
 

@@ -51,154 +51,128 @@ def _oob_fill(x, mask):
 @triton.jit
 def tma_ab_buffer_k0(
     l_ptr,
-    l_s0,
-    l_s1,
-    l_s2,
-    l0_data_scratch,
-    l0_data_per_prog,
+    l_stride_0,
+    l_stride_1,
+    l_stride_2,
     r_ptr,
-    r_s0,
-    r_s1,
-    r_s2,
-    r0_data_scratch,
-    r0_data_per_prog,
-    l1_data_scratch,
-    l1_data_per_prog,
-    r1_data_scratch,
-    r1_data_per_prog,
+    r_stride_0,
+    r_stride_1,
+    r_stride_2,
     out_scratch,
-    out_per_prog,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
 ):
-    """Program = one block of `parallel` at tma_v2.co:9."""
+    """The block-level parallel at tma_v2.co:9: one program per block, one lane per thread."""
     p = tl.program_id(0)  # tma_v2.co:9
-    l0_data = l0_data_scratch + tl.program_id(0).to(tl.int64) * l0_data_per_prog  # tma_v2.co:11
-    mask_2 = tl.arange(0, 8)[:, None, None] < 6
-    ptrs_3 = (
-        l_ptr
-        + tl.arange(0, 8)[:, None, None] * l_s0
-        + tl.arange(0, 2)[None, :, None] * l_s1
-        + (p * 4 + tl.arange(0, 4)[None, None, :]) * l_s2
+    dim0 = tl.arange(0, 8)[:, None, None]  # tma_v2.co:11
+    dim1 = tl.arange(0, 2)[None, :, None]
+    dim2 = tl.arange(0, 4)[None, None, :]
+    offs = p * 4 + dim2
+    mask = dim0 < 6
+    l0 = _oob_fill(
+        tl.load(l_ptr + dim0 * l_stride_0 + dim1 * l_stride_1 + offs * l_stride_2, mask=mask, other=0.0), mask
     )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    tl.store(
-        l0_data
-        + tl.arange(0, 8)[:, None, None] * 8
-        + tl.arange(0, 2)[None, :, None] * 4
-        + tl.arange(0, 4)[None, None, :],
-        tile_1,
-        mask=tl.arange(0, 8)[:, None, None] < 6,
-    )
-    tl.debug_barrier()
-    r0_data = r0_data_scratch + tl.program_id(0).to(tl.int64) * r0_data_per_prog  # tma_v2.co:12
-    mask_5 = tl.arange(0, 8)[:, None, None] < 6
-    ptrs_6 = (
-        r_ptr
-        + tl.arange(0, 8)[:, None, None] * r_s0
-        + tl.arange(0, 2)[None, :, None] * r_s1
-        + (p * 4 + tl.arange(0, 4)[None, None, :]) * r_s2
-    )
-    tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
-    tl.store(
-        r0_data
-        + tl.arange(0, 8)[:, None, None] * 8
-        + tl.arange(0, 2)[None, :, None] * 4
-        + tl.arange(0, 4)[None, None, :],
-        tile_4,
-        mask=tl.arange(0, 8)[:, None, None] < 6,
-    )
-    tl.debug_barrier()
-    l1_data = l1_data_scratch + tl.program_id(0).to(tl.int64) * l1_data_per_prog  # tma_v2.co:13
-    r1_data = r1_data_scratch + tl.program_id(0).to(tl.int64) * r1_data_per_prog  # tma_v2.co:14
-    out = out_scratch + tl.program_id(0).to(tl.int64) * out_per_prog  # tma_v2.co:15
-    for k_7 in range(1, 8):  # tma_v2.co:16
-        mask_9 = tl.arange(0, 8)[:, None, None] < 6  # tma_v2.co:17
-        ptrs_10 = (
-            l_ptr
-            + tl.arange(0, 8)[:, None, None] * l_s0
-            + (k_7 * 2 + tl.arange(0, 2)[None, :, None]) * l_s1
-            + (p * 4 + tl.arange(0, 4)[None, None, :]) * l_s2
+    r0 = _oob_fill(
+        tl.load(r_ptr + dim0 * r_stride_0 + dim1 * r_stride_1 + offs * r_stride_2, mask=mask, other=0.0), mask
+    )  # tma_v2.co:12
+    out_base = tl.cast(p, tl.int64) * 48  # tma_v2.co:15
+    for k in range(1, 8):  # tma_v2.co:16
+        offs_2 = k * 2 + dim1  # tma_v2.co:17
+        l1 = _oob_fill(
+            tl.load(l_ptr + dim0 * l_stride_0 + offs_2 * l_stride_1 + offs * l_stride_2, mask=mask, other=0.0), mask
         )
-        tile_8 = _oob_fill(tl.load(ptrs_10, mask=mask_9, other=0.0), mask_9)
-        tl.store(
-            l1_data
-            + tl.arange(0, 8)[:, None, None] * 8
-            + tl.arange(0, 2)[None, :, None] * 4
-            + tl.arange(0, 4)[None, None, :],
-            tile_8,
-            mask=tl.arange(0, 8)[:, None, None] < 6,
-        )
+        r1 = _oob_fill(
+            tl.load(r_ptr + dim0 * r_stride_0 + offs_2 * r_stride_1 + offs * r_stride_2, mask=mask, other=0.0), mask
+        )  # tma_v2.co:18
+        for index_0 in range(0, 6):  # tma_v2.co:20
+            for index_1 in range(0, 2):
+                for index_2 in range(0, 4):
+                    tl.debug_barrier()  # tma_v2.co:21
+                    tl.store(
+                        out_scratch + out_base + index_0 * 8 + index_1 * 4 + index_2,
+                        tl.sum(
+                            tl.sum(
+                                tl.sum(
+                                    tl.where(
+                                        (dim0 == index_0) & (dim1 == index_1) & (dim2 == index_2),
+                                        l0,
+                                        tl.zeros([8, 2, 4], tl.float32),
+                                    ),
+                                    axis=0,
+                                ),
+                                axis=0,
+                            ),
+                            axis=0,
+                        )
+                        + tl.sum(
+                            tl.sum(
+                                tl.sum(
+                                    tl.where(
+                                        (dim0 == index_0) & (dim1 == index_1) & (dim2 == index_2),
+                                        r0,
+                                        tl.zeros([8, 2, 4], tl.float32),
+                                    ),
+                                    axis=0,
+                                ),
+                                axis=0,
+                            ),
+                            axis=0,
+                        ),
+                    )
+        offs_3 = k * 2 + dim1 - 2  # tma_v2.co:22
         tl.debug_barrier()
-        mask_12 = tl.arange(0, 8)[:, None, None] < 6  # tma_v2.co:18
-        ptrs_13 = (
-            r_ptr
-            + tl.arange(0, 8)[:, None, None] * r_s0
-            + (k_7 * 2 + tl.arange(0, 2)[None, :, None]) * r_s1
-            + (p * 4 + tl.arange(0, 4)[None, None, :]) * r_s2
-        )
-        tile_11 = _oob_fill(tl.load(ptrs_13, mask=mask_12, other=0.0), mask_12)
+        out_tile = tl.load(out_scratch + out_base + dim0 * 8 + dim1 * 4 + dim2, mask=mask)
         tl.store(
-            r1_data
-            + tl.arange(0, 8)[:, None, None] * 8
-            + tl.arange(0, 2)[None, :, None] * 4
-            + tl.arange(0, 4)[None, None, :],
-            tile_11,
-            mask=tl.arange(0, 8)[:, None, None] < 6,
+            output_ptr + dim0 * output_stride_0 + offs_3 * output_stride_1 + offs * output_stride_2, out_tile, mask=mask
         )
-        tl.debug_barrier()
-        for index_0_14 in range(0, 6):  # tma_v2.co:20
-            for index_1_15 in range(0, 2):
-                for index_2_16 in range(0, 4):
-                    v_17 = tl.load(l0_data + index_0_14 * 8 + index_1_15 * 4 + index_2_16)  # tma_v2.co:21
-                    v_18 = tl.load(r0_data + index_0_14 * 8 + index_1_15 * 4 + index_2_16)
-                    tl.store(out + index_0_14 * 8 + index_1_15 * 4 + index_2_16, v_17 + v_18)
-                    tl.debug_barrier()
-        mask_20 = tl.arange(0, 8)[:, None, None] < 6  # tma_v2.co:22
-        ptrs_21 = (
-            out
-            + tl.arange(0, 8)[:, None, None] * 8
-            + tl.arange(0, 2)[None, :, None] * 4
-            + tl.arange(0, 4)[None, None, :]
-        )
-        tile_19 = _oob_fill(tl.load(ptrs_21, mask=mask_20, other=0.0), mask_20)
-        tl.store(
-            output_ptr
-            + tl.arange(0, 8)[:, None, None] * output_s0
-            + ((k_7 - 1) * 2 + tl.arange(0, 2)[None, :, None]) * output_s1
-            + (p * 4 + tl.arange(0, 4)[None, None, :]) * output_s2,
-            tile_19,
-            mask=(tl.arange(0, 8)[:, None, None] < 6)
-            & ((k_7 - 1) * 2 + tl.arange(0, 2)[None, :, None] >= 0)
-            & ((k_7 - 1) * 2 + tl.arange(0, 2)[None, :, None] < 16),
-        )
-        swap_22 = l0_data  # tma_v2.co:23
-        l0_data = l1_data
-        l1_data = swap_22
-        swap_23 = r0_data  # tma_v2.co:24
-        r0_data = r1_data
-        r1_data = swap_23
-    for index_0_24 in range(0, 6):  # tma_v2.co:27
-        for index_1_25 in range(0, 2):
-            for index_2_26 in range(0, 4):
-                v_27 = tl.load(l0_data + index_0_24 * 8 + index_1_25 * 4 + index_2_26)  # tma_v2.co:28
-                v_28 = tl.load(r0_data + index_0_24 * 8 + index_1_25 * 4 + index_2_26)
-                tl.store(out + index_0_24 * 8 + index_1_25 * 4 + index_2_26, v_27 + v_28)
-                tl.debug_barrier()
-    mask_30 = tl.arange(0, 8)[:, None, None] < 6  # tma_v2.co:29
-    ptrs_31 = (
-        out + tl.arange(0, 8)[:, None, None] * 8 + tl.arange(0, 2)[None, :, None] * 4 + tl.arange(0, 4)[None, None, :]
-    )
-    tile_29 = _oob_fill(tl.load(ptrs_31, mask=mask_30, other=0.0), mask_30)
+        l0_was = l0  # tma_v2.co:23
+        l0 = l1
+        l1 = l0_was
+        r0_was = r0  # tma_v2.co:24
+        r0 = r1
+        r1 = r0_was
+    for index_0_2 in range(0, 6):  # tma_v2.co:27
+        for index_1_2 in range(0, 2):
+            for index_2_2 in range(0, 4):
+                tl.debug_barrier()  # tma_v2.co:28
+                tl.store(
+                    out_scratch + out_base + index_0_2 * 8 + index_1_2 * 4 + index_2_2,
+                    tl.sum(
+                        tl.sum(
+                            tl.sum(
+                                tl.where(
+                                    (dim0 == index_0_2) & (dim1 == index_1_2) & (dim2 == index_2_2),
+                                    l0,
+                                    tl.zeros([8, 2, 4], tl.float32),
+                                ),
+                                axis=0,
+                            ),
+                            axis=0,
+                        ),
+                        axis=0,
+                    )
+                    + tl.sum(
+                        tl.sum(
+                            tl.sum(
+                                tl.where(
+                                    (dim0 == index_0_2) & (dim1 == index_1_2) & (dim2 == index_2_2),
+                                    r0,
+                                    tl.zeros([8, 2, 4], tl.float32),
+                                ),
+                                axis=0,
+                            ),
+                            axis=0,
+                        ),
+                        axis=0,
+                    ),
+                )
+    offs_4 = dim1 + 14  # tma_v2.co:29
+    tl.debug_barrier()
+    out_tile_2 = tl.load(out_scratch + out_base + dim0 * 8 + dim1 * 4 + dim2, mask=mask)
     tl.store(
-        output_ptr
-        + tl.arange(0, 8)[:, None, None] * output_s0
-        + (14 + tl.arange(0, 2)[None, :, None]) * output_s1
-        + (p * 4 + tl.arange(0, 4)[None, None, :]) * output_s2,
-        tile_29,
-        mask=(tl.arange(0, 8)[:, None, None] < 6) & (14 + tl.arange(0, 2)[None, :, None] < 16),
+        output_ptr + dim0 * output_stride_0 + offs_4 * output_stride_1 + offs * output_stride_2, out_tile_2, mask=mask
     )
 
 
@@ -217,11 +191,7 @@ def tma_ab_buffer(l, r, *, _launch=None):
     _rt.fixed_dim(_F, "r", r, 1, 16)
     _rt.fixed_dim(_F, "r", r, 2, 128)
     output = _rt.alloc(_F, (6, 16, 128), torch.float32, _dev, None)  # tma_v2.co:7
-    _tma_ab_buffer_k0_l0_data_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
-    _tma_ab_buffer_k0_r0_data_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
-    _tma_ab_buffer_k0_l1_data_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
-    _tma_ab_buffer_k0_r1_data_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
-    _tma_ab_buffer_k0_out_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)
+    _tma_ab_buffer_k0_out_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)  # tma_v2.co:9
     _launch(
         tma_ab_buffer_k0,
         (32,),
@@ -230,27 +200,18 @@ def tma_ab_buffer(l, r, *, _launch=None):
             l.stride(0),
             l.stride(1),
             l.stride(2),
-            _tma_ab_buffer_k0_l0_data_scratch,
-            48,
             r,
             r.stride(0),
             r.stride(1),
             r.stride(2),
-            _tma_ab_buffer_k0_r0_data_scratch,
-            48,
-            _tma_ab_buffer_k0_l1_data_scratch,
-            48,
-            _tma_ab_buffer_k0_r1_data_scratch,
-            48,
             _tma_ab_buffer_k0_out_scratch,
-            48,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
         dict(num_warps=1),
-    )  # tma_v2.co:9
+    )
     return output  # tma_v2.co:33
 
 
