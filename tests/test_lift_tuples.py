@@ -89,3 +89,30 @@ def test_index_tuples_compute(tmp_path: Path, schedule: str) -> None:
     x, y = randn(6, 8, seed=3), poisoned(6, 8)
     mod.named(x, y)  # type: ignore[attr-defined]
     assert_close(y, x + 1)
+
+
+SPAN_AS = """
+__co__ s32 [6, 64] flat_add(s32 [2, 3, 64] lhs, s32 [2, 3, 64] rhs) {
+  l = lhs.span_as(6, 64);
+  r = rhs.span_as(6, 64);
+  s32 [l.span] output;
+  parallel p by 6, q by 64
+    output.at(p, q) = l.at(p, q) + r.at(p, q);
+  return output;
+}
+"""
+
+
+def test_a_host_span_as_view_is_a_tensor_of_the_kernels(tmp_path: Path) -> None:
+    from croq2triton.runtime.launch import CroqLaunchError
+
+    out = translate_full(SPAN_AS, filename="span_as.co")
+    assert len(out.ir["flat_add"]) == 1 and "_rt.span_as(_F, " in out.source
+    path = tmp_path / "span_as.co"
+    path.write_text(SPAN_AS)
+    mod = croq2triton.load(path)
+    a = torch.randint(-9, 9, (2, 3, 64), dtype=torch.int32, device=DEVICE)
+    b = torch.randint(-9, 9, (2, 3, 64), dtype=torch.int32, device=DEVICE)
+    assert torch.equal(mod.flat_add(a, b).cpu(), (a + b).reshape(6, 64).cpu())  # type: ignore[attr-defined]
+    with pytest.raises(CroqLaunchError, match="reinterpreted with '.span_as', which needs a contiguous tensor"):
+        mod.flat_add(a.transpose(0, 1).contiguous().transpose(0, 1), b)  # type: ignore[attr-defined]

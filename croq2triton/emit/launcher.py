@@ -116,6 +116,9 @@ def _simple(s: H.Stmt) -> list[ast.stmt]:
         fill = host_ast(s.fill) if s.fill is not None else _const(None)
         shape = _tuple([host_ast(d) for d in s.shape])
         return [_assign(s.var, call("_rt.alloc", name("_F"), shape, _torch(s.dtype), name("_dev"), fill))]
+    if isinstance(s, H.SpanAs):
+        shape = _tuple([host_ast(d) for d in s.shape])
+        return [_assign(s.var, call("_rt.span_as", name("_F"), _const(s.tensor), name(s.host), shape))]
     if isinstance(s, H.ElemSet):
         index = _tuple([host_ast(i) for i in s.index])
         args = (name("_F"), _const(s.tensor), name(s.host), index, host_ast(s.value), _const(s.line))

@@ -303,6 +303,12 @@ class LauncherLifting(HostFlow):
             self.body.append(H.Assign(old.name, v, line=line_of(a)))  # a variable of an enclosing block
         elif isinstance(v, E.Expr):
             self.bind_scalar(name, v, self.croq_type(v), False, a)
+        elif isinstance(v, Reshaped):  # a view the kernels may read and write: the launcher makes it
+            self.uid += 1
+            var = f"_{safe(name)}{self.uid}"
+            self.body.append(H.SpanAs(var, v.tensor.name, v.tensor.host, v.dims, line=line_of(a)))
+            t = v.tensor
+            self.names[name] = Tensor(name, var, t.elem, t.dtype, v.dims, a.span)
         else:
             self.names[name] = v
 

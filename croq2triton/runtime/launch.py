@@ -177,6 +177,20 @@ def require_contiguous(f: Fn, pname: str, t: torch.Tensor) -> None:
         )
 
 
+def span_as(f: Fn, pname: str, t: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """``t.span_as(shape)``: the same memory with other extents (a view, so writes reach ``t``)."""
+    require_contiguous(f, pname, t)
+    count = 1
+    for n in shape:
+        count *= int(n)
+    if count != t.numel():
+        raise f.fail(
+            f"'{pname}' has {t.numel()} elements ({list(t.shape)}); '.span_as' gives it {list(shape)} ({count})",
+            "the new extents must hold exactly the tensor's elements",
+        )
+    return t.view(tuple(int(n) for n in shape))
+
+
 # Buffers a function declares without an initial value are uninitialised in Croqtile. We give
 # them zeros; tests (and `croq2triton run`, for buffers the function only writes) set POISON so that
 # every element a kernel fails to write shows up (runtime/poison.py).

@@ -164,6 +164,17 @@ class Alloc(Stmt):
 
 
 @dataclass(frozen=True)
+class SpanAs(Stmt):
+    """``var`` = the contiguous tensor ``host`` (the source's ``tensor``) seen with ``shape``
+    (``t.span_as([...])``, LANGUAGE.md 7.6): the same memory, checked at launch."""
+
+    var: str
+    tensor: str
+    host: str
+    shape: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
 class ElemSet(Stmt):
     """``x.at(i, j) = value`` done by the launcher (``_rt.elem_set`` checks the index)."""
 

@@ -50,14 +50,14 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def ele_add_span_as_k0(
-    output_ptr, output_s0, output_s1, lhs_ptr, lhs_s0, lhs_s1, lhs_s2, rhs_ptr, rhs_s0, rhs_s1, rhs_s2
+    output_ptr, output_stride_0, output_stride_1, l_ptr, l_stride_0, l_stride_1, r_ptr, r_stride_0, r_stride_1
 ):
-    """Program = one block of `parallel` at add.co:15."""
+    """The block-level parallel at add.co:15: one program per block, one lane per thread."""
     p = tl.program_id(0)  # add.co:15
-    q_l = tl.arange(0, 64)
-    v_5 = tl.load(lhs_ptr + (p * 64 + q_l))  # add.co:16
-    v_6 = tl.load(rhs_ptr + (p * 64 + q_l))
-    tl.store(output_ptr + p * output_s0 + q_l * output_s1, v_5 + v_6)
+    q = tl.arange(0, 64)
+    l_val = tl.load(l_ptr + p * l_stride_0 + q * l_stride_1)  # add.co:16
+    r_val = tl.load(r_ptr + p * r_stride_0 + q * r_stride_1)
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, l_val + r_val)
 
 
 def ele_add_span_as(lhs, rhs, *, _launch=None):
@@ -74,9 +74,9 @@ def ele_add_span_as(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 2)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 3)
     _rt.fixed_dim(_F, "rhs", rhs, 2, 64)
+    _l1 = _rt.span_as(_F, "lhs", lhs, (6, 64))  # add.co:11
+    _r2 = _rt.span_as(_F, "rhs", rhs, (6, 64))  # add.co:12
     output = _rt.alloc(_F, (6, 64), torch.int32, _dev, None)  # add.co:13
-    _rt.require_contiguous(_F, "lhs", lhs)
-    _rt.require_contiguous(_F, "rhs", rhs)
     _launch(
         ele_add_span_as_k0,
         (6,),
@@ -84,14 +84,12 @@ def ele_add_span_as(lhs, rhs, *, _launch=None):
             output,
             output.stride(0),
             output.stride(1),
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            lhs.stride(2),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            rhs.stride(2),
+            _l1,
+            _l1.stride(0),
+            _l1.stride(1),
+            _r2,
+            _r2.stride(0),
+            _r2.stride(1),
         ],
         dict(num_warps=2),
     )  # add.co:15
