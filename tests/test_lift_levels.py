@@ -157,3 +157,43 @@ def test_a_cluster_level_is_the_block_level_parallel_inside_it(tmp_path: Path, s
     x, y = randn(37, 70, seed=7), poisoned(37, 70)
     croq2triton.load(path, schedule=schedule).clustered(x, y)  # type: ignore[attr-defined]
     assert_close(y, x * 2)
+
+
+COOPERATIVE = """
+__co__ void shifted(global f32 [N] x, global f32 [N] tmp, global f32 [N] y) {
+  parallel b by cdiv(N, 64) : block<cooperative>, t by 64 : thread {
+    int i = b # t;
+    if (i < N) tmp.at(i) = x.at(i) * 2.0f;
+    sync.barrier : block;
+    int j = b # t;
+    if (j < N) y.at(j) = tmp.at((j + 1) % N);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_grid_barrier_splits_the_kernel_into_launches(tmp_path: Path, schedule: str) -> None:
+    out = translate_full(COOPERATIVE, filename="coop.co")
+    assert [k.name for k in out.ir["shifted"]] == ["shifted_k0_phase0", "shifted_k0_phase1"]  # type: ignore[attr-defined]
+    path = tmp_path / "coop.co"
+    path.write_text(COOPERATIVE)
+    x, tmp, y = randn(300, seed=8), poisoned(300), poisoned(300)
+    croq2triton.load(path, schedule=schedule).shifted(x, tmp, y)  # type: ignore[attr-defined]
+    assert_close(y, torch.roll(x * 2, -1))
+
+
+CROSSING = COOPERATIVE.replace("    int j = b # t;\n", "").replace(
+    "j < N) y.at(j) = tmp.at((j", "i < N) y.at(i) = tmp.at((i"
+)
+NESTED = COOPERATIVE.replace("    sync.barrier : block;\n", "    if (N > 0) { sync.barrier : block; }\n")
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [(CROSSING, "'i' is declared before a grid-wide barrier and used after it"), (NESTED, "not between top-level")],
+)
+def test_grid_barriers_that_cannot_split_are_refused(source: str, message: str) -> None:
+    out = translate_full(source, filename="coop.co")
+    d = out.failed["shifted"].diagnostics[0]
+    assert message in d.message and d.span is not None, d.message

@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import CroqLoweringError, Diagnostic, internal_errors
 from ..frontend import ast as A
 from ..lift.clusters import multicast_notes, without_clusters
+from ..lift.gridsync import grid_phases
 from ..lift.launcher import LauncherLifting
 from ..tir import expr as E
 from ..tir import host as H
@@ -76,6 +77,12 @@ class KernelDispatch:
         self.warnings: list[Diagnostic] = []
 
     def __call__(self, top: A.Parallel, name: str, host: LauncherLifting) -> list[H.Stmt]:
+        phases = grid_phases(top)  # a grid-wide barrier: one launch a phase (lift/gridsync.py)
+        if len(phases) == 1:
+            return self.kernel(top, name, host)
+        return [s for k, phase in enumerate(phases) for s in self.kernel(phase, f"{name}_phase{k}", host)]
+
+    def kernel(self, top: A.Parallel, name: str, host: LauncherLifting) -> list[H.Stmt]:
         top, checks = expand_frag_arrays(self.fn, top)
         top = split_scales(top)
         top = without_clusters(top)

@@ -49,15 +49,18 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def coop_grid_sync_k0(a_ptr, a_s0, b_ptr, b_s0):
-    """Program = one block of `parallel` at cooperative_grid_sync.co:18."""
+def coop_grid_sync_k0_phase0(a_ptr, a_stride_0):
+    """The block-level parallel at cooperative_grid_sync.co:18: one program per block, one lane per thread."""
     bx = tl.program_id(0)  # cooperative_grid_sync.co:18
-    tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(a_ptr + bx * a_s0, bx + 1)  # cooperative_grid_sync.co:19
-    tl.debug_barrier()
-    # cooperative_grid_sync.co:21
-    v_1 = tl.load(a_ptr + (1 - bx) * a_s0, mask=(1 - bx < 2) & (1 - bx >= 0), other=0)
-    tl.store(b_ptr + bx * b_s0, v_1)
+    tl.store(a_ptr + bx * a_stride_0, bx + 1)  # cooperative_grid_sync.co:19
+
+
+@triton.jit
+def coop_grid_sync_k0_phase1(b_ptr, b_stride_0, a_ptr, a_stride_0):
+    """The block-level parallel at cooperative_grid_sync.co:18: one program per block, one lane per thread."""
+    bx = tl.program_id(0)  # cooperative_grid_sync.co:18
+    a_val = tl.load(a_ptr + -bx * a_stride_0 + a_stride_0)  # cooperative_grid_sync.co:21
+    tl.store(b_ptr + bx * b_stride_0, a_val)
 
 
 def coop_grid_sync(*, _launch=None):
@@ -68,7 +71,8 @@ def coop_grid_sync(*, _launch=None):
     _dims = {}
     a = _rt.alloc(_F, (2,), torch.int32, _dev, None)  # cooperative_grid_sync.co:15
     b = _rt.alloc(_F, (2,), torch.int32, _dev, None)  # cooperative_grid_sync.co:16
-    _launch(coop_grid_sync_k0, (2,), [a, a.stride(0), b, b.stride(0)], dict(num_warps=1))  # cooperative_grid_sync.co:18
+    _launch(coop_grid_sync_k0_phase0, (2,), [a, a.stride(0)], dict(num_warps=1))  # cooperative_grid_sync.co:18
+    _launch(coop_grid_sync_k0_phase1, (2,), [b, b.stride(0), a, a.stride(0)], dict(num_warps=1))
     return b  # cooperative_grid_sync.co:23
 
 
