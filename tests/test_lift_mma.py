@@ -102,12 +102,13 @@ def test_async_mma_and_masked_store(mod: Any, rows: int) -> None:
     assert_close(got[keep], nt(a, b).cpu()[keep], atol=gemm_tol(K), rtol=1e-2)
 
 
-def test_block_scaled(mod: Any) -> None:
+@pytest.mark.parametrize("form", ["scaled", "split_scaled"])
+def test_block_scaled(mod: Any, form: str) -> None:
     kb, nb = -(-K // 32), -(-N // 64)
     a, b = randn(M, K, dtype=F16, seed=13), randn(N, K, dtype=F16, seed=14)
     sa, sb = randn(M, kb, seed=15), randn(nb, kb, seed=16)
     out = poisoned(M, N)
-    mod.scaled(a, sa, b, sb, out)
+    getattr(mod, form)(a, sa, b, sb, out)
     ad, bd, sad, sbd = (x.double().cpu() for x in (a, b, sa, sb))
     ref = torch.zeros(M, N, dtype=torch.float64)
     for k in range(kb):

@@ -353,6 +353,8 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
             self.call_stmt(s)
         elif isinstance(s, A.MdspanDecl):
             self.shape_decl(s)
+        elif isinstance(s, A.MmaScale):
+            self.mma_scale(s)
         elif isinstance(s, A.DmaAny):
             self.dma_any(s)
         elif isinstance(s, A.Swap):
@@ -369,11 +371,9 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
         its main loop keeps the pipeline the source states."""
         rings = {name: v for sc in self.scopes for name, v in sc.items() if isinstance(v, Ring)}
         block, stated = collapse(s, set(rings))
-        for sc in self.scopes:
-            for name in stated.rings:
-                r = sc.get(name)
-                if isinstance(r, Ring):
-                    sc[name] = self.new_buffer(name, r.elem, r.extents, 0, r.node)
+        for name, r in rings.items():  # the ring's slot of the merged program: a buffer of this scope
+            if name in stated.rings:
+                self.scopes[-1][name] = self.new_buffer(name, r.elem, r.extents, 0, r.node)
         slots = max((rings[n].slots for n in stated.rings), default=0)
         if slots >= 2:
             self.stated_pipelines[id(stated.loop)] = N.Pipeline(

@@ -307,6 +307,26 @@ class Mmas:
         if s.result is not None:
             self.scopes[-1][s.result] = MmaFuture()
 
+    def mma_scale(self, s: A.MmaScale) -> None:
+        """``mma.scale acc, sa, sb`` (LANGUAGE.md 7.9, split form): the MMAs into ``acc`` since the
+        previous one went into a hidden accumulator (lower/splitscale.py names it ``temp``), which
+        is added to ``acc`` times the scales."""
+        if s.temp is None:
+            raise NotLifted("an mma.scale without the MMAs it scales", s)
+        self.single_unit(s)
+        product = self.fragment(s.temp, s)
+        acc = self.shaped(self.accumulator(s.acc, s), product.extents, "f32", s)  # type: ignore[arg-type]
+        if acc.extents != product.extents:
+            raise NotLifted("an mma.scale into an accumulator of another shape than its MMAs", s)
+        acc.placing = acc.placing or product.placing
+        value: E.Expr = E.Cast(self.tile_value(product, s), acc.var.type)
+        for e in (s.sa, s.sb):
+            value = E.Bin("*", value, self.scale_tile(self.scale_of(e), acc, s))
+        new = E.fold(E.Bin("+", self.tile_value(acc, s), value))
+        if self.pred:
+            new = E.Where(E.conj(self.pred), new, acc.var)
+        self.set_tile(acc, new, s)
+
     def dot_tile(
         self, p: Place | TileBuffer, k: int, node: A.Node
     ) -> tuple[E.Expr, tuple[int, int], str, tuple[str | None, ...]]:

@@ -373,112 +373,90 @@ def blockscale_gemm_e4m3_ws_persis_k0(
     total_tiles,
     tiles_n,
     K,
-    lhs_ptr,
-    lhs_s0,
-    lhs_s1,
     M,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
     lhs_desc_64x128,
-    rhs_ptr,
-    rhs_s0,
-    rhs_s1,
     N,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
     rhs_desc_128x128,
-    scale_lhs_ptr,
-    scale_lhs_s0,
-    scale_lhs_s1,
     DIV_BLK_K,
-    scale_rhs_ptr,
-    scale_rhs_s0,
-    scale_rhs_s1,
+    scale_lhs_ptr,
+    scale_lhs_stride_0,
+    scale_lhs_stride_1,
     DIV_BLK_N,
+    scale_rhs_ptr,
+    scale_rhs_stride_0,
+    scale_rhs_stride_1,
     output_ptr,
-    output_s0,
-    output_s1,
+    output_stride_0,
+    output_stride_1,
     output_desc_64x128,
-    WARP_SPECIALIZE: tl.constexpr,
-    NUM_STAGES: tl.constexpr,
     TMA_LHS_64X128: tl.constexpr,
     TMA_RHS_128X128: tl.constexpr,
     TMA_OUTPUT_64X128: tl.constexpr,
 ):
-    """Program = one block of `parallel` at wgmma_persis.co:103."""
+    """The block-level parallel at wgmma_persis.co:103: one program per block, one lane per thread."""
     block_id = tl.program_id(0)  # wgmma_persis.co:103
-    # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    # wgmma_persis.co:105
-    lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)
-    # stage ring of 4: one tile per iteration (the loop's num_stages multi-buffers it)
-    # wgmma_persis.co:106
-    rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)
+    rows = tl.arange(0, 64)[:, None]  # wgmma_persis.co:120
+    cols = tl.arange(0, 128)[None, :]
+    rows_2 = tl.arange(0, 128)[:, None]  # wgmma_persis.co:123
+    cols_2 = tl.arange(0, 1)[None, :]  # wgmma_persis.co:142
     output_s = tl.zeros([64, 128], tl.float16)  # wgmma_persis.co:107
-    for tile_iter_1 in range(0, tl.cdiv(total_tiles, 132)):  # wgmma_persis.co:109
-        tile_id_2 = tile_iter_1 * 132 + block_id  # wgmma_persis.co:110
-        if tile_id_2 < total_tiles:  # wgmma_persis.co:111
-            block_m_3 = tile_id_2 // tiles_n  # wgmma_persis.co:112
-            block_n_4 = tile_id_2 % tiles_n  # wgmma_persis.co:113
-            # warp-specialised pipeline (wgmma_persis.co:115): producer warpgroup 0, consumer warpgroup(s) 1..1 merged
-            # into one loop; events become program order
-            mc_5 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_persis.co:130
-            if tile_iter_1 == 0:  # wgmma_persis.co:131
-                for order_6 in range(0, 4):  # wgmma_persis.co:132
-                    pass
-            # wgmma_persis.co:134
-            for iv_k_7 in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
-                # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-                if TMA_LHS_64X128:  # wgmma_persis.co:120
-                    tile_9 = lhs_desc_64x128.load([block_m_3 * 64, iv_k_7 * 128])
+    for tile_iter in range(0, tl.cdiv(total_tiles, 132)):  # wgmma_persis.co:109
+        tile_id = tile_iter * 132 + block_id  # wgmma_persis.co:110
+        if tile_id < total_tiles:  # wgmma_persis.co:111
+            block_m = tile_id // tiles_n  # wgmma_persis.co:112
+            block_n = tile_id % tiles_n  # wgmma_persis.co:113
+            mc = tl.zeros([64, 128], tl.float32)  # wgmma_persis.co:130
+            lhs_load_s = tl.zeros([64, 128], tl.float8e4nv)  # wgmma_persis.co:105
+            rhs_load_s = tl.zeros([128, 128], tl.float8e4nv)  # wgmma_persis.co:106
+            for order in range(0, 4):  # wgmma_persis.co:132
+                pass
+            for iv_k in tl.range(0, tl.cdiv(K, 128), num_stages=4):  # wgmma_persis.co:117
+                offs = block_m * 64 + rows  # wgmma_persis.co:120
+                offs_2 = iv_k * 128 + cols
+                mask = (offs >= 0) & (offs < M) & (offs_2 < K)
+                if TMA_LHS_64X128:
+                    lhs_load_s = lhs_desc_64x128.load([block_m * 64, iv_k * 128])
                 else:
-                    mask_10 = (block_m_3 * 64 + tl.arange(0, 64)[:, None] < M) & (
-                        iv_k_7 * 128 + tl.arange(0, 128)[None, :] < K
+                    lhs_load_s = _oob_fill(
+                        tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1, mask=mask, other=0.0), mask
                     )
-                    ptrs_11 = (
-                        lhs_ptr
-                        + (block_m_3 * 64 + tl.arange(0, 64)[:, None]) * lhs_s0
-                        + (iv_k_7 * 128 + tl.arange(0, 128)[None, :]) * lhs_s1
-                    )
-                    tile_9 = _oob_fill(tl.load(ptrs_11, mask=mask_10, other=0.0), mask_10)
-                lhs_load_s = tile_9  # wgmma_persis.co:120
-                # .swiz<128>: 128-byte XOR swizzle in shared memory (Triton chooses its own shared layouts)
-                if TMA_RHS_128X128:  # wgmma_persis.co:123
-                    tile_12 = rhs_desc_128x128.load([block_n_4 * 128, iv_k_7 * 128])
+                offs_3 = block_n * 128 + rows_2  # wgmma_persis.co:123
+                mask_2 = (offs_3 >= 0) & (offs_3 < N) & (offs_2 < K)
+                if TMA_RHS_128X128:
+                    rhs_load_s = rhs_desc_128x128.load([block_n * 128, iv_k * 128])
                 else:
-                    mask_13 = (block_n_4 * 128 + tl.arange(0, 128)[:, None] < N) & (
-                        iv_k_7 * 128 + tl.arange(0, 128)[None, :] < K
+                    rhs_load_s = _oob_fill(
+                        tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_2 * rhs_stride_1, mask=mask_2, other=0.0), mask_2
                     )
-                    ptrs_14 = (
-                        rhs_ptr
-                        + (block_n_4 * 128 + tl.arange(0, 128)[:, None]) * rhs_s0
-                        + (iv_k_7 * 128 + tl.arange(0, 128)[None, :]) * rhs_s1
-                    )
-                    tile_12 = _oob_fill(tl.load(ptrs_14, mask=mask_13, other=0.0), mask_13)
-                rhs_load_s = tile_12  # wgmma_persis.co:123
-                mc__scaled0_15 = tl.full([64, 128], 0.0, tl.float32)  # wgmma_persis.co:142
-                mc__scaled0_15 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc__scaled0_15)  # wgmma_persis.co:138
-                # the loop over 'iv_warp' splits K into 4 pieces: folded into the dot above
-                mask_18 = (block_m_3 * 64 + tl.arange(0, 64)[:, None] < M) & (
-                    iv_k_7 + tl.arange(0, 1)[None, :] < DIV_BLK_K
-                )  # wgmma_persis.co:142
-                ptrs_19 = (
-                    scale_lhs_ptr
-                    + (block_m_3 * 64 + tl.arange(0, 64)[:, None]) * scale_lhs_s0
-                    + (iv_k_7 + tl.arange(0, 1)[None, :]) * scale_lhs_s1
+                mc__scaled0 = tl.zeros([64, 128], tl.float32)  # wgmma_persis.co:142
+                mc__scaled0 = tl.dot(lhs_load_s, tl.trans(rhs_load_s), mc__scaled0)  # wgmma_persis.co:138
+                offs_4 = iv_k + cols_2  # wgmma_persis.co:142
+                mask_3 = (offs >= 0) & (offs < M) & (offs_4 < DIV_BLK_K)
+                scale_lhs_frag_2 = tl.load(
+                    scale_lhs_ptr + offs * scale_lhs_stride_0 + offs_4 * scale_lhs_stride_1, mask=mask_3, other=0.0
                 )
-                tile_17 = _oob_fill(tl.load(ptrs_19, mask=mask_18, other=0.0), mask_18)
-                mask_20 = (block_n_4 < DIV_BLK_N) & (iv_k_7 < DIV_BLK_K)  # wgmma_persis.co:143
-                ptrs_21 = scale_rhs_ptr + block_n_4 * scale_rhs_s0 + iv_k_7 * scale_rhs_s1
-                v_22 = _oob_fill(tl.load(ptrs_21, mask=mask_20, other=0.0), mask_20)
-                mc_5 = mc_5 + mc__scaled0_15 * tile_17.to(tl.float32) * v_22  # wgmma_persis.co:142
-            output_s = mc_5.to(tl.float16)  # wgmma_persis.co:146
-            if TMA_OUTPUT_64X128:  # wgmma_persis.co:147
-                output_desc_64x128.store([block_m_3 * 64, block_n_4 * 128], output_s)
+                mask_4 = (block_n >= 0) & (block_n < DIV_BLK_N) & (iv_k < DIV_BLK_K)  # wgmma_persis.co:143
+                scale_rhs_val = _oob_fill(
+                    tl.load(
+                        scale_rhs_ptr + block_n * scale_rhs_stride_0 + iv_k * scale_rhs_stride_1, mask=mask_4, other=0.0
+                    ),
+                    mask_4,
+                )
+                mc = mc + mc__scaled0 * scale_lhs_frag_2 * scale_rhs_val  # wgmma_persis.co:142
+            output_s = mc.to(tl.float16)  # wgmma_persis.co:146
+            offs_5 = block_m * 64 + rows  # wgmma_persis.co:147
+            offs_6 = block_n * 128 + cols
+            mask_5 = (offs_5 >= 0) & (offs_5 < M) & (offs_6 >= 0) & (offs_6 < N)
+            if TMA_OUTPUT_64X128:
+                output_desc_64x128.store([block_m * 64, block_n * 128], output_s)
             else:
-                tl.store(
-                    output_ptr
-                    + (block_m_3 * 64 + tl.arange(0, 64)[:, None]) * output_s0
-                    + (block_n_4 * 128 + tl.arange(0, 128)[None, :]) * output_s1,
-                    output_s,
-                    mask=(block_m_3 * 64 + tl.arange(0, 64)[:, None] < M)
-                    & (block_n_4 * 128 + tl.arange(0, 128)[None, :] < N),
-                )
+                tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_5)
 
 
 def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=None):
@@ -508,7 +486,7 @@ def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _l
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     tiles_n = _rt.cdiv(N, 128)  # wgmma_persis.co:100
     total_tiles = _rt.cdiv(M, 64) * tiles_n  # wgmma_persis.co:101
-    _blockscale_gemm_e4m3_ws_persis_k0_WARP_SPECIALIZE = _rt.WARP_SPECIALIZE
+    # wgmma_persis.co:103
     _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads")
     _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc_64x128 = _rt.tma_desc(
         lhs, [64, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128, _OOB_PADDING
@@ -530,38 +508,36 @@ def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _l
             total_tiles,
             tiles_n,
             K,
+            M,
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            M,
             _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc_64x128,
+            N,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            N,
             _blockscale_gemm_e4m3_ws_persis_k0_rhs_desc_128x128,
+            DIV_BLK_K,
             scale_lhs,
             scale_lhs.stride(0),
             scale_lhs.stride(1),
-            DIV_BLK_K,
+            DIV_BLK_N,
             scale_rhs,
             scale_rhs.stride(0),
             scale_rhs.stride(1),
-            DIV_BLK_N,
             output,
             output.stride(0),
             output.stride(1),
             _blockscale_gemm_e4m3_ws_persis_k0_output_desc_64x128,
         ],
         dict(
-            WARP_SPECIALIZE=_blockscale_gemm_e4m3_ws_persis_k0_WARP_SPECIALIZE,
-            NUM_STAGES=4,
             TMA_LHS_64X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128,
             TMA_RHS_128X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128,
             TMA_OUTPUT_64X128=_blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128,
-            num_warps=4,
+            num_warps=8,
         ),
-    )  # wgmma_persis.co:103
+    )
     return None
 
 
