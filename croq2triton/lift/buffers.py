@@ -34,6 +34,9 @@ def view_shape(p: Place) -> tuple[E.Expr, ...]:
     return p.shape if isinstance(p, Region) else tuple(p.shape[d] for d in p.axes)
 
 
+SUM_TYPES = {"f8e4": "f32", "f8e5": "f32", "f16": "f32", "bf16": "f32"}  # what a tile of them is summed in
+
+
 def spread(value: E.Expr, shape: tuple[int, ...], dtype: str) -> E.Expr:
     """``value`` broadcast to a tile of ``shape`` (a value that does not vary along some of its
     dimensions)."""
@@ -462,10 +465,14 @@ class Buffers(ViewAlgebra):
         read of a register tile)."""
         coords = self.coords(buf.tile, node)  # type: ignore[attr-defined]
         hit = E.conj(E.Bin("==", c, i) for c, i in zip(coords, index, strict=True))
-        value: E.Expr = E.Where(hit, self.tile_value(buf, node), E.Full(buf.tile, 0, buf.var.type))
+        tile: E.Expr = self.tile_value(buf, node)
+        wide = SUM_TYPES.get(buf.var.type)  # fp8 / 16-bit floats: Triton sums them in no such type on the GPU
+        if wide is not None:  # (one element is not zero: the sum is exact)
+            tile = E.Cast(tile, wide)
+        value: E.Expr = E.Where(hit, tile, E.Full(buf.tile, 0, wide or buf.var.type))
         for _ in buf.tile:
             value = E.Reduce("sum", value, 0)
-        return value
+        return E.Cast(value, buf.var.type) if wide is not None else value
 
     def buffer_write(self, buf: TileBuffer, at: A.At, a: A.Assign) -> None:
         if buf.home is not None:

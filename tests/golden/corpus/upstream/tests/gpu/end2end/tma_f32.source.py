@@ -236,36 +236,42 @@ def tma_ab_buffer_fp8_k0(
                     tl.store(
                         out_scratch + out_base + index_0 * 32 + index_1 * 16 + index_2,
                         tl.cast(
-                            tl.sum(
+                            tl.cast(
                                 tl.sum(
                                     tl.sum(
-                                        tl.where(
-                                            (dim0 == index_0) & (dim1 == index_1) & (dim2 == index_2),
-                                            l0,
-                                            tl.zeros([16, 2, 16], tl.float8e4nv),
+                                        tl.sum(
+                                            tl.where(
+                                                (dim0 == index_0) & (dim1 == index_1) & (dim2 == index_2),
+                                                l0.to(tl.float32),
+                                                tl.zeros([16, 2, 16], tl.float32),
+                                            ),
+                                            axis=0,
                                         ),
                                         axis=0,
                                     ),
                                     axis=0,
                                 ),
-                                axis=0,
+                                tl.float8e4nv,
                             ),
                             tl.float32,
                         )
                         + tl.cast(
-                            tl.sum(
+                            tl.cast(
                                 tl.sum(
                                     tl.sum(
-                                        tl.where(
-                                            (dim0 == index_0) & (dim1 == index_1) & (dim2 == index_2),
-                                            r0,
-                                            tl.zeros([16, 2, 16], tl.float8e4nv),
+                                        tl.sum(
+                                            tl.where(
+                                                (dim0 == index_0) & (dim1 == index_1) & (dim2 == index_2),
+                                                r0.to(tl.float32),
+                                                tl.zeros([16, 2, 16], tl.float32),
+                                            ),
+                                            axis=0,
                                         ),
                                         axis=0,
                                     ),
                                     axis=0,
                                 ),
-                                axis=0,
+                                tl.float8e4nv,
                             ),
                             tl.float32,
                         ),
@@ -290,36 +296,42 @@ def tma_ab_buffer_fp8_k0(
                 tl.store(
                     out_scratch + out_base + index_0_2 * 32 + index_1_2 * 16 + index_2_2,
                     tl.cast(
-                        tl.sum(
+                        tl.cast(
                             tl.sum(
                                 tl.sum(
-                                    tl.where(
-                                        (dim0 == index_0_2) & (dim1 == index_1_2) & (dim2 == index_2_2),
-                                        l0,
-                                        tl.zeros([16, 2, 16], tl.float8e4nv),
+                                    tl.sum(
+                                        tl.where(
+                                            (dim0 == index_0_2) & (dim1 == index_1_2) & (dim2 == index_2_2),
+                                            l0.to(tl.float32),
+                                            tl.zeros([16, 2, 16], tl.float32),
+                                        ),
+                                        axis=0,
                                     ),
                                     axis=0,
                                 ),
                                 axis=0,
                             ),
-                            axis=0,
+                            tl.float8e4nv,
                         ),
                         tl.float32,
                     )
                     + tl.cast(
-                        tl.sum(
+                        tl.cast(
                             tl.sum(
                                 tl.sum(
-                                    tl.where(
-                                        (dim0 == index_0_2) & (dim1 == index_1_2) & (dim2 == index_2_2),
-                                        r0,
-                                        tl.zeros([16, 2, 16], tl.float8e4nv),
+                                    tl.sum(
+                                        tl.where(
+                                            (dim0 == index_0_2) & (dim1 == index_1_2) & (dim2 == index_2_2),
+                                            r0.to(tl.float32),
+                                            tl.zeros([16, 2, 16], tl.float32),
+                                        ),
+                                        axis=0,
                                     ),
                                     axis=0,
                                 ),
                                 axis=0,
                             ),
-                            axis=0,
+                            tl.float8e4nv,
                         ),
                         tl.float32,
                     ),
