@@ -240,7 +240,11 @@ class KernelDispatch:
         return LegacyHost(host, self.schedule, self.warnings)
 
     def kernel_of(self, kl: Any) -> H.LegacyLaunch:
-        """Lower one kernel with the older lowering: its source joins the module."""
+        """Lower one kernel with the older lowering: its source joins the module.
+        ``CROQ2TRITON_NO_OLDER=1`` refuses it instead (what deleting the older lowering would
+        leave: the kernels, tests and diagnostics that still need it)."""
+        if os.environ.get("CROQ2TRITON_NO_OLDER"):
+            raise CroqLoweringError(f"{kl.name} would be lowered by the older path (CROQ2TRITON_NO_OLDER)", kl.top.span)
         src, launch_lines = kl.lower()
         self.kernel_sources.append(src)
         self.legacy_kernels.append(kl.name)
