@@ -396,7 +396,7 @@ def test_events_and_block_barriers_only_order(tmp_path: Path, schedule: str) -> 
     torch.testing.assert_close(out, a)
 
 
-def test_a_grid_wide_barrier_is_not_lifted() -> None:
+def test_a_grid_wide_barrier_splits_the_kernel() -> None:
     src = """
 __co__ s32[2] coop() {
   s32[2] a;
@@ -409,8 +409,8 @@ __co__ s32[2] coop() {
   return b;
 }
 """
-    _, legacy = _paths(src)
-    assert legacy["coop"] == ["coop_k0"]
+    ir, legacy = _paths(src)  # one launch a phase (lift/gridsync.py; test_lift_levels runs one)
+    assert legacy["coop"] == [] and [k.name for k in ir["coop"]] == ["coop_k0_phase0", "coop_k0_phase1"]  # type: ignore[attr-defined]
 
 
 # tiles whose extents are only known at launch: a whole run-time window through a fresh buffer, a
