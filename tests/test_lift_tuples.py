@@ -13,6 +13,7 @@ from lowering_util import DEVICE, assert_close, poisoned, randn
 
 import croq2triton
 from croq2triton.api import translate_full
+from croq2triton.tir.dump import dump
 
 SCHEDULES = ("source", "auto")
 
@@ -116,3 +117,52 @@ def test_a_host_span_as_view_is_a_tensor_of_the_kernels(tmp_path: Path) -> None:
     assert torch.equal(mod.flat_add(a, b).cpu(), (a + b).reshape(6, 64).cpu())  # type: ignore[attr-defined]
     with pytest.raises(CroqLaunchError, match="reinterpreted with '.span_as', which needs a contiguous tensor"):
         mod.flat_add(a.transpose(0, 1).contiguous().transpose(0, 1), b)  # type: ignore[attr-defined]
+
+
+MAPS = """
+__co__ void halves(global f32 [R, 32] x, global f32 [R, 32] y) {
+  parallel p by cdiv(R, 4) : block {
+    a = dma.copy.zfill x.subspan(4, 32).at(p, 0) => shared;
+    shared f32 [a.span] out;
+    foreach index in [a.span] {
+      f32 v = a.data.at(index);
+      out.at(index) = (v > 0.0f) ? v : 0.5f * v;
+    }
+    dma.copy out => y.subspan(4, 32).at(p, 0);
+  }
+}
+
+__co__ void running(global f32 [8] x, global f32 [8] y) {
+  parallel p by 1 : block {
+    a = dma.copy x => shared;
+    shared f32 [8] out;
+    f32 total = 0.0f;
+    foreach i in [8] {
+      total += a.data.at(i);
+      out.at(i) = total;
+    }
+    dma.copy out => y;
+  }
+}
+"""
+
+
+def test_a_loop_over_every_element_is_one_tile_statement() -> None:
+    out = translate_full(MAPS, filename="maps.co")
+    text = dump(out.ir["halves"][0])  # type: ignore[arg-type]
+    assert "for " not in text.split("# halves: the launcher")[0], text  # a map: lanes, not a loop
+    assert "out: f32[4, 32] = tl.where(v > 0.0, v, 0.5 * v)  @8" in text, text
+    assert "for i in [0, 8)" in dump(out.ir["running"][0])  # type: ignore[arg-type]  # carried: a loop
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_maps_and_loops_over_elements_compute(tmp_path: Path, schedule: str) -> None:
+    path = tmp_path / "maps.co"
+    path.write_text(MAPS)
+    mod = croq2triton.load(path, schedule=schedule)
+    x, y = randn(10, 32, seed=6), poisoned(10, 32)
+    mod.halves(x, y)  # type: ignore[attr-defined]
+    assert_close(y, torch.where(x > 0, x, 0.5 * x))
+    x, y = randn(8, seed=7), poisoned(8)
+    mod.running(x, y)  # type: ignore[attr-defined]
+    assert_close(y, torch.cumsum(x, 0), atol=1e-5, rtol=1e-5)

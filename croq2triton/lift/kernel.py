@@ -112,7 +112,8 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
         args += [a for a in self.args.values() if isinstance(a, N.Constexpr)]  # passed by keyword
         warps = max(1, min(8, pow2(-(-self.threads // 32))))
         doc = f"The block-level parallel at {self.src_name}:{self.line}: one program per block, one lane per thread."
-        kernel = N.Kernel(self.name, grid, pids, args, self.body, num_warps=warps, doc=doc, line=self.line)
+        body = N.without_dead_lets(self.body)  # lane coordinates of element maps nothing reads, ...
+        kernel = N.Kernel(self.name, grid, pids, args, body, num_warps=warps, doc=doc, line=self.line)
         fence_hazards(kernel)
         return Lifted(kernel, self.warnings)
 
@@ -271,7 +272,8 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
             size: E.Dim = pow2(n) if isinstance(n, int) else self.lane_extent(n, var, bound_node, fixed)
             lane: E.Expr = E.Arange(size) if rank == 1 else E.Lift(E.Arange(size), rank, (axis,))
             hi = size - 1 if isinstance(size, int) else None
-            v = E.Var(self.claim(var) if var else self.fresh("lane"), lo=0, hi=hi, dims=lane.shape)
+            user = var.replace("#", "_") if var else None  # a part of an index tuple: its name and position
+            v = E.Var(self.claim(user) if user else self.fresh("lane"), lo=0, hi=hi, dims=lane.shape)
             self.emit(N.Let(v, lane), bound_node)
             self.lane_extents[v.name] = n if isinstance(n, int) else 0
             self.lane_axis[v.name] = axis

@@ -22,6 +22,7 @@ from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
 from .buffers import TileBuffer, view_shape
+from .maps import map_counters
 from .notlifted import NotLifted
 from .terms import Bounded, IndexTuple, ShapeName, WithName, const_int, unparen
 
@@ -50,6 +51,7 @@ class Loops:
     folded_k_loop: Any
     stated_pipelines: dict[int, N.Pipeline]
     loop_depth: int
+    lanes_over: Any
     binding: Any
     place: Any
     size: Any
@@ -171,10 +173,29 @@ class Loops:
     def foreach(self, s: A.Foreach) -> None:
         if self.folded_k_loop(s):  # MMAs on chunks of K (lift/mma.py)
             return
+        if self.element_map(s):
+            return
         counters, tuples = self.counters(s)
         self.scopes.append(dict(tuples))
         self.loop_nest(counters, s.body, s)
         self.scopes.pop()
+
+    def element_map(self, s: A.Foreach) -> bool:
+        """A loop whose iterations touch only their own elements (lift/maps.py): its counters are
+        lanes of one tile statement, as ``apply``'s are (not inside lanes of several threads)."""
+        if map_counters(s) is None or (self.lanes is not None and any(n != 1 for n in self.lanes[1])):
+            return False
+        counters, tuples = self.counters(s)
+        pairs: list[tuple[str | None, int | E.Expr, A.Node]] = []
+        for c in counters:
+            n = const_int(c.stop)
+            if const_int(c.start) != 0 or not E.same(c.stop, c.extent) or (n is not None and n < 1):
+                return False
+            pairs.append((c.name, n if n is not None else c.stop, s))
+        self.scopes.append(dict(tuples))
+        self.lanes_over(pairs, [s.body], s)
+        self.scopes.pop()
+        return True
 
     def loop_nest(self, counters: list[Counter], body: A.Stmt, node: A.Node) -> None:
         if not counters:

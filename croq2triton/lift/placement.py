@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..frontend import ast as A
+from .maps import map_counters
 from .terms import unparen
 
 Extent = Callable[[A.Expr], int | None]  # a constant extent of the source, None where not known
@@ -103,6 +104,12 @@ class _Placement:
         if isinstance(n, A.Parallel) and self.thread_level(n):
             self.visit(n.body, self.enter(n.levels, [n.body], lanes))
             return
+        if isinstance(n, A.Foreach) and not (lanes.rank and any(e != 1 for _, e in lanes.names)):
+            names = map_counters(n)
+            if names is not None:  # a map over elements (lift/maps.py): its counters are lanes
+                self.lane_names.update(names)
+                self.visit(n.body, _Lanes([(v, None) for v in names], len(names)))
+                return
         if isinstance(n, A.Apply):  # the elements of a fragment: lanes of extents not known here
             inner = _Lanes([(v, None) for v in n.vars], len(n.vars))
             self.lane_names.update(n.vars)

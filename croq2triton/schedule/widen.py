@@ -528,7 +528,7 @@ class _Rewrite:
         return dataclasses.replace(a, name=name, block=block, flag=flag)
 
     def run(self) -> N.Kernel:
-        body = _without_dead_lets(self.prelude + self.stmts(self.kernel.body))
+        body = N.without_dead_lets(self.prelude + self.stmts(self.kernel.body))
         tile = " x ".join(str(self.factors.get(p.name, 1)) for p in self.kernel.program_ids)
         doc = self.kernel.doc.replace("one program per block", f"one program per {tile} blocks (widened)")
         return dataclasses.replace(
@@ -711,31 +711,6 @@ class _Rewrite:
 def _lane_value(n: int, axis: int, rank: int) -> E.Expr:
     """``tl.arange(0, n)`` along ``axis`` of a rank-``rank`` tile."""
     return E.Arange(n) if rank == 1 else E.Lift(E.Arange(n), rank, (axis,))
-
-
-def _without_dead_lets(body: list[N.Stmt]) -> list[N.Stmt]:
-    """``body`` without the lets nothing reads (a mask every access of which now names its widened
-    version), repeated until none is left; lets only name values, so dropping one changes nothing."""
-    while True:
-        read = {v.name for s in N.walk(body) for e in N.exprs_of(s) for v in E.free_vars(e)}
-        read |= {v.name for s in N.walk(body) if isinstance(s, N.For) for v in s.carried}
-        kept = _drop(body, read)
-        if len(N.walk(kept)) == len(N.walk(body)):
-            return kept
-        body = kept
-
-
-def _drop(body: list[N.Stmt], read: set[str]) -> list[N.Stmt]:
-    out: list[N.Stmt] = []
-    for s in body:
-        if isinstance(s, N.Let) and s.var.name not in read:
-            continue
-        if isinstance(s, N.For):
-            s = dataclasses.replace(s, body=_drop(s.body, read))
-        elif isinstance(s, N.If):
-            s = dataclasses.replace(s, then=_drop(s.then, read), orelse=_drop(s.orelse, read))
-        out.append(s)
-    return out
 
 
 def _cdiv(g: E.Expr, f: int) -> E.Expr:

@@ -14,10 +14,11 @@ can honour exactly.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .expr import Expr, Var
+from .expr import Expr, Var, free_vars
 
 # ------------------------------------------------------------------ kernel arguments
 
@@ -324,3 +325,29 @@ def defines(s: Stmt) -> list[Var]:
     if isinstance(s, For):
         return [s.var]
     return []
+
+
+def without_dead_lets(body: list[Stmt]) -> list[Stmt]:
+    """``body`` without the lets nothing reads, repeated until none is left; lets only name
+    values, so dropping one changes nothing."""
+    while True:
+        read = {v.name for s in walk(body) for e in exprs_of(s) for v in free_vars(e)}
+        read |= {v.name for s in walk(body) if isinstance(s, For) for v in s.carried}
+        read |= {s.var.name for s in walk(body) if isinstance(s, Assign)}  # re-bound later: defined here
+        kept = _drop(body, read)
+        if len(walk(kept)) == len(walk(body)):
+            return kept
+        body = kept
+
+
+def _drop(body: list[Stmt], read: set[str]) -> list[Stmt]:
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, Let) and s.var.name not in read:
+            continue
+        if isinstance(s, For):
+            s = dataclasses.replace(s, body=_drop(s.body, read))
+        elif isinstance(s, If):
+            s = dataclasses.replace(s, then=_drop(s.then, read), orelse=_drop(s.orelse, read))
+        out.append(s)
+    return out

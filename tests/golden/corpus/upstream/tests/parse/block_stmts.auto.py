@@ -51,16 +51,19 @@ def _oob_fill(x, mask):
 @triton.jit
 def foo_k0():
     """The block-level parallel at block_stmts.co:4: one program per block, one lane per thread."""
+    pass
 
 
 @triton.jit
 def foo_k1():
     """The block-level parallel at block_stmts.co:5: one program per block, one lane per thread."""
+    pass
 
 
 @triton.jit
 def foo_k2():
     """The block-level parallel at block_stmts.co:13: one program per block, one lane per thread."""
+    pass
 
 
 def foo(*, _launch=None):

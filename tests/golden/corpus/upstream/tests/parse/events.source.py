@@ -51,6 +51,7 @@ def _oob_fill(x, mask):
 @triton.jit
 def foo_k0():
     """The block-level parallel at events.co:5: one program per block, one lane per thread."""
+    pass
 
 
 def foo(*, _launch=None):
@@ -66,6 +67,7 @@ def foo(*, _launch=None):
 @triton.jit
 def bar_k0():
     """The block-level parallel at events.co:12: one program per block, one lane per thread."""
+    pass
 
 
 def bar(*, _launch=None):

@@ -51,6 +51,7 @@ def _oob_fill(x, mask):
 @triton.jit
 def foo_k0():
     """The block-level parallel at while_event.co:4: one program per block, one lane per thread."""
+    pass
 
 
 def foo(*, _launch=None):

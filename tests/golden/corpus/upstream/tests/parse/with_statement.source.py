@@ -53,6 +53,7 @@ def _oob_fill(x, mask):
 @triton.jit
 def with_statement_empty_body_k0():
     """The block-level parallel at with_statement.co:10: one program per block, one lane per thread."""
+    pass
 
 
 def with_statement_empty_body(*, _launch=None):
@@ -68,6 +69,7 @@ def with_statement_empty_body(*, _launch=None):
 @triton.jit
 def with_statement_unnamed_mdspans_k0(data_d0, data_d1, data_ptr, data_stride_0, data_stride_1):
     """The block-level parallel at with_statement.co:26: one program per block, one lane per thread."""
+    pass
 
 
 def with_statement_unnamed_mdspans(data, *, _launch=None):
@@ -91,8 +93,7 @@ def with_statement_unnamed_mdspans(data, *, _launch=None):
 @triton.jit
 def with_statement_multi_within_k0():
     """The block-level parallel at with_statement.co:46: one program per block, one lane per thread."""
-    coord_v1_x = 0  # with_statement.co:52
-    coord_v1_y = coord_v1_x  # with_statement.co:54
+    pass
 
 
 def with_statement_multi_within(*, _launch=None):
@@ -108,7 +109,7 @@ def with_statement_multi_within(*, _launch=None):
 @triton.jit
 def with_statement_pattern_match_like_within_k0():
     """The block-level parallel at with_statement.co:70: one program per block, one lane per thread."""
-    coord_v4_x = 0  # with_statement.co:73
+    pass
 
 
 def with_statement_pattern_match_like_within(*, _launch=None):
@@ -124,8 +125,7 @@ def with_statement_pattern_match_like_within(*, _launch=None):
 @triton.jit
 def with_statement_where_clause_k0():
     """The block-level parallel at with_statement.co:93: one program per block, one lane per thread."""
-    coord_v2_x = 0  # with_statement.co:98
-    coord_v2_y = coord_v2_x  # with_statement.co:100
+    pass
 
 
 def with_statement_where_clause(*, _launch=None):
@@ -141,7 +141,7 @@ def with_statement_where_clause(*, _launch=None):
 @triton.jit
 def with_statement_where_clauses_k0():
     """The block-level parallel at with_statement.co:120: one program per block, one lane per thread."""
-    coord_v3_y = 0  # with_statement.co:127
+    pass
 
 
 def with_statement_where_clauses(*, _launch=None):
@@ -157,7 +157,7 @@ def with_statement_where_clauses(*, _launch=None):
 @triton.jit
 def with_statement_matcher_only_k0():
     """The block-level parallel at with_statement.co:142: one program per block, one lane per thread."""
-    coord_v4_x = 0  # with_statement.co:144
+    pass
 
 
 def with_statement_matcher_only(*, _launch=None):

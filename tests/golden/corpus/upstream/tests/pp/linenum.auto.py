@@ -52,7 +52,7 @@ def _oob_fill(x, mask):
 def foo_k0(input_ptr, input_stride_0):
     """The block-level parallel at linenum.co:5: one program per block, one lane per thread."""
     idx = tl.arange(0, 16)  # linenum.co:6
-    mask = idx < 15  # linenum.co:6
+    mask = idx < 15
     f0 = _oob_fill(tl.load(input_ptr + idx * input_stride_0, mask=mask, other=0.0), mask)
     f1 = _oob_fill(tl.load(input_ptr + idx * input_stride_0, mask=mask, other=0.0), mask)  # linenum.co:7
     f0_was = f0  # linenum.co:9

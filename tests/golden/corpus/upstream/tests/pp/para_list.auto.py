@@ -51,6 +51,7 @@ def _oob_fill(x, mask):
 @triton.jit
 def foo_k0():
     """The block-level parallel at para_list.co:8: one program per block, one lane per thread."""
+    pass
 
 
 def foo(src_emb_vec, src_index, dst_emb_vec, *, _launch=None):

@@ -52,7 +52,7 @@ def _oob_fill(x, mask):
 def dma_copy_sync_1d_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     """The block-level parallel at dma_copy.co:8: one program per block, one lane per thread."""
     idx = tl.arange(0, 128)  # dma_copy.co:9
-    f = tl.load(input_ptr + idx * input_stride_0)  # dma_copy.co:9
+    f = tl.load(input_ptr + idx * input_stride_0)
     tl.store(output_ptr + idx * output_stride_0, f)  # dma_copy.co:10
 
 
@@ -74,7 +74,7 @@ def dma_copy_sync_1d(input, *, _launch=None):
 def dma_copy_async_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     """The block-level parallel at dma_copy.co:20: one program per block, one lane per thread."""
     idx = tl.arange(0, 128)  # dma_copy.co:21
-    f = tl.load(input_ptr + idx * input_stride_0)  # dma_copy.co:21
+    f = tl.load(input_ptr + idx * input_stride_0)
     tl.store(output_ptr + idx * output_stride_0, f)  # dma_copy.co:23
 
 
@@ -97,7 +97,7 @@ def dma_copy_2d_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output
     """The block-level parallel at dma_copy.co:33: one program per block, one lane per thread."""
     rows = tl.arange(0, 32)[:, None]  # dma_copy.co:34
     cols = tl.arange(0, 64)[None, :]
-    f = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # dma_copy.co:34
+    f = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, f)  # dma_copy.co:35
 
 
@@ -135,7 +135,7 @@ def dma_copy_3d_k0(
     dim0 = tl.arange(0, 4)[:, None, None]  # dma_copy.co:46
     dim1 = tl.arange(0, 8)[None, :, None]
     dim2 = tl.arange(0, 16)[None, None, :]
-    f = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_copy.co:46
+    f = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, f)  # dma_copy.co:47
 
 

@@ -63,7 +63,7 @@ def dma_copy_sync_k0(
     dim0 = tl.arange(0, 8)[:, None, None]  # copy.co:13
     dim1 = tl.arange(0, 32)[None, :, None]
     dim2 = tl.arange(0, 64)[None, None, :]
-    mask = (dim0 < 6) & (dim1 < 17)  # copy.co:13
+    mask = (dim0 < 6) & (dim1 < 17)
     f = _oob_fill(
         tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
         mask,
@@ -117,7 +117,7 @@ def dma_copy_async_k0(
     dim0 = tl.arange(0, 8)[:, None, None]  # copy.co:24
     dim1 = tl.arange(0, 32)[None, :, None]
     dim2 = tl.arange(0, 64)[None, None, :]
-    mask = (dim0 < 6) & (dim1 < 17)  # copy.co:24
+    mask = (dim0 < 6) & (dim1 < 17)
     f = _oob_fill(
         tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
         mask,
@@ -173,7 +173,7 @@ def dma_copy_group_k0(
     dim0 = tl.arange(0, F_D0)[:, None, None]  # copy.co:37
     dim1 = tl.arange(0, 32)[None, :, None]
     dim2 = tl.arange(0, 32)[None, None, :]
-    mask = (dim0 < M) & (dim1 < 17)  # copy.co:37
+    mask = (dim0 < M) & (dim1 < 17)
     f = _oob_fill(
         tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
         mask,

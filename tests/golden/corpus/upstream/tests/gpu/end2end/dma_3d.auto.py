@@ -64,7 +64,7 @@ def test_flat_s32_k0(
     dim0 = tl.arange(0, 2)[:, None, None]  # dma_3d.co:18
     dim1 = tl.arange(0, 4)[None, :, None]
     dim2 = tl.arange(0, 8)[None, None, :]
-    tile = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_3d.co:18
+    tile = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)
     tl.store(
         output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile
     )  # dma_3d.co:19
@@ -114,7 +114,7 @@ def test_flat_f16_k0(
     dim0 = tl.arange(0, 4)[:, None, None]  # dma_3d.co:31
     dim1 = tl.arange(0, 8)[None, :, None]
     dim2 = tl.arange(0, 16)[None, None, :]
-    mask = dim0 < 3  # dma_3d.co:31
+    mask = dim0 < 3
     tile = _oob_fill(
         tl.load(
             input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
@@ -170,7 +170,7 @@ def test_flat_async_k0(
     dim0 = tl.arange(0, 2)[:, None, None]  # dma_3d.co:45
     dim1 = tl.arange(0, 8)[None, :, None]
     dim2 = tl.arange(0, 32)[None, None, :]
-    buf = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_3d.co:45
+    buf = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, buf)  # dma_3d.co:47
 
 
@@ -218,7 +218,7 @@ def test_flat_large_k0(
     dim0 = tl.arange(0, 4)[:, None, None]  # dma_3d.co:59
     dim1 = tl.arange(0, 16)[None, :, None]
     dim2 = tl.arange(0, 32)[None, None, :]
-    tile = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_3d.co:59
+    tile = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)
     tl.store(
         output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile
     )  # dma_3d.co:60
@@ -268,7 +268,7 @@ def test_flat_s8_k0(
     dim0 = tl.arange(0, 2)[:, None, None]  # dma_3d.co:72
     dim1 = tl.arange(0, 16)[None, :, None]
     dim2 = tl.arange(0, 64)[None, None, :]
-    tile = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)  # dma_3d.co:72
+    tile = tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2)
     tl.store(
         output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, tile
     )  # dma_3d.co:73
@@ -324,7 +324,7 @@ def test_batch_s32_k0(
     dim0 = tl.arange(0, TILE_D0)[:, None, None]  # dma_3d.co:89
     dim1 = tl.arange(0, TILE_D1)[None, :, None]
     dim2 = tl.arange(0, TILE_D2)[None, None, :]
-    mask = (dim0 < M) & (dim1 < N) & (dim2 < K)  # dma_3d.co:89
+    mask = (dim0 < M) & (dim1 < N) & (dim2 < K)
     tile = _oob_fill(
         tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
         mask,
@@ -395,7 +395,7 @@ def test_batch_f16_k0(
     dim0 = tl.arange(0, TILE_D0)[:, None, None]  # dma_3d.co:102
     dim1 = tl.arange(0, TILE_D1)[None, :, None]
     dim2 = tl.arange(0, TILE_D2)[None, None, :]
-    mask = (dim0 < M) & (dim1 < N) & (dim2 < K)  # dma_3d.co:102
+    mask = (dim0 < M) & (dim1 < N) & (dim2 < K)
     tile = _oob_fill(
         tl.load(
             input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
@@ -468,7 +468,7 @@ def test_batch_async_k0(
     dim0 = tl.arange(0, BUF_D0)[:, None, None]  # dma_3d.co:116
     dim1 = tl.arange(0, BUF_D1)[None, :, None]
     dim2 = tl.arange(0, BUF_D2)[None, None, :]
-    mask = (dim0 < M) & (dim1 < N) & (dim2 < K)  # dma_3d.co:116
+    mask = (dim0 < M) & (dim1 < N) & (dim2 < K)
     buf = _oob_fill(
         tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
         mask,
@@ -535,7 +535,7 @@ def test_mixed_flatten_k0(
     dim0 = tl.arange(0, TILE_D0)[:, None, None]  # dma_3d.co:135
     dim1 = tl.arange(0, 4)[None, :, None]
     dim2 = tl.arange(0, 8)[None, None, :]
-    mask = dim0 < M  # dma_3d.co:135
+    mask = dim0 < M
     tile = _oob_fill(
         tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
         mask,
@@ -594,7 +594,7 @@ def test_mixed_flatten_f16_k0(
     dim0 = tl.arange(0, TILE_D0)[:, None, None]  # dma_3d.co:148
     dim1 = tl.arange(0, 8)[None, :, None]
     dim2 = tl.arange(0, 16)[None, None, :]
-    mask = dim0 < M  # dma_3d.co:148
+    mask = dim0 < M
     tile = _oob_fill(
         tl.load(
             input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
@@ -657,7 +657,7 @@ def test_mixed_batch_k0(
     dim0 = tl.arange(0, 2)[:, None, None]  # dma_3d.co:162
     dim1 = tl.arange(0, TILE_D1)[None, :, None]
     dim2 = tl.arange(0, TILE_D2)[None, None, :]
-    mask = (dim1 < N) & (dim2 < K)  # dma_3d.co:162
+    mask = (dim1 < N) & (dim2 < K)
     tile = _oob_fill(
         tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
         mask,
@@ -720,7 +720,7 @@ def test_mixed_batch_inner_static_k0(
     dim0 = tl.arange(0, TILE_D0)[:, None, None]  # dma_3d.co:176
     dim1 = tl.arange(0, TILE_D1)[None, :, None]
     dim2 = tl.arange(0, 8)[None, None, :]
-    mask = (dim0 < M) & (dim1 < N)  # dma_3d.co:176
+    mask = (dim0 < M) & (dim1 < N)
     tile = _oob_fill(
         tl.load(input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0),
         mask,

@@ -67,7 +67,7 @@ def test_4d_flat_s32_k0(
     dim1 = tl.arange(0, 4)[None, :, None, None]
     dim2 = tl.arange(0, 4)[None, None, :, None]
     dim3 = tl.arange(0, 8)[None, None, None, :]
-    mask = dim1 < 3  # dma_4d5d.co:18
+    mask = dim1 < 3
     tile = _oob_fill(
         tl.load(
             input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2 + dim3 * input_stride_3,
@@ -135,7 +135,7 @@ def test_4d_flat_f16_k0(
     dim3 = tl.arange(0, 16)[None, None, None, :]
     tile = tl.load(
         input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2 + dim3 * input_stride_3
-    )  # dma_4d5d.co:31
+    )
     tl.store(
         output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2 + dim3 * output_stride_3,
         tile,
@@ -200,7 +200,7 @@ def test_4d_dyn_s32_k0(
     dim1 = tl.arange(0, TILE_D1)[None, :, None, None]
     dim2 = tl.arange(0, TILE_D2)[None, None, :, None]
     dim3 = tl.arange(0, TILE_D3)[None, None, None, :]
-    mask = (dim0 < M) & (dim1 < N) & (dim2 < K) & (dim3 < L)  # dma_4d5d.co:48
+    mask = (dim0 < M) & (dim1 < N) & (dim2 < K) & (dim3 < L)
     tile = _oob_fill(
         tl.load(
             input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2 + dim3 * input_stride_3,
@@ -286,7 +286,7 @@ def test_4d_mixed_k0(
     dim1 = tl.arange(0, 4)[None, :, None, None]
     dim2 = tl.arange(0, TILE_D2)[None, None, :, None]
     dim3 = tl.arange(0, TILE_D3)[None, None, None, :]
-    mask = (dim1 < 3) & (dim2 < K) & (dim3 < L)  # dma_4d5d.co:61
+    mask = (dim1 < 3) & (dim2 < K) & (dim3 < L)
     tile = _oob_fill(
         tl.load(
             input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2 + dim3 * input_stride_3,
@@ -359,7 +359,7 @@ def test_4d_dyn_outer_k0(
     dim1 = tl.arange(0, 4)[None, :, None, None]
     dim2 = tl.arange(0, 4)[None, None, :, None]
     dim3 = tl.arange(0, 8)[None, None, None, :]
-    mask = (dim0 < M) & (dim1 < 3)  # dma_4d5d.co:74
+    mask = (dim0 < M) & (dim1 < 3)
     tile = _oob_fill(
         tl.load(
             input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2 + dim3 * input_stride_3,
@@ -431,7 +431,7 @@ def test_5d_flat_s32_k0(
     dim2 = tl.arange(0, 4)[None, None, :, None, None]
     dim3 = tl.arange(0, 4)[None, None, None, :, None]
     dim4 = tl.arange(0, 8)[None, None, None, None, :]
-    mask = dim2 < 3  # dma_4d5d.co:91
+    mask = dim2 < 3
     tile = _oob_fill(
         tl.load(
             input_ptr
@@ -523,7 +523,7 @@ def test_5d_dyn_k0(
     dim2 = tl.arange(0, TILE_D2)[None, None, :, None, None]
     dim3 = tl.arange(0, TILE_D3)[None, None, None, :, None]
     dim4 = tl.arange(0, TILE_D4)[None, None, None, None, :]
-    mask = (dim0 < A) & (dim1 < B) & (dim2 < C) & (dim3 < D) & (dim4 < E)  # dma_4d5d.co:104
+    mask = (dim0 < A) & (dim1 < B) & (dim2 < C) & (dim3 < D) & (dim4 < E)
     tile = _oob_fill(
         tl.load(
             input_ptr
@@ -626,7 +626,7 @@ def test_5d_mixed_k0(
     dim2 = tl.arange(0, 4)[None, None, :, None, None]
     dim3 = tl.arange(0, 4)[None, None, None, :, None]
     dim4 = tl.arange(0, 8)[None, None, None, None, :]
-    mask = (dim1 < B) & (dim2 < 3)  # dma_4d5d.co:117
+    mask = (dim1 < B) & (dim2 < 3)
     tile = _oob_fill(
         tl.load(
             input_ptr

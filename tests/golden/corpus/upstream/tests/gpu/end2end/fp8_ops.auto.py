@@ -174,7 +174,7 @@ def fp8_dma_copy_sync_k0(
     dim0 = tl.arange(0, 8)[:, None, None]  # fp8_ops.co:33
     dim1 = tl.arange(0, 32)[None, :, None]
     dim2 = tl.arange(0, 64)[None, None, :]
-    mask = (dim0 < 6) & (dim1 < 17)  # fp8_ops.co:33
+    mask = (dim0 < 6) & (dim1 < 17)
     f = _oob_fill(
         tl.load(
             input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
@@ -230,7 +230,7 @@ def fp8_dma_copy_async_k0(
     dim0 = tl.arange(0, 8)[:, None, None]  # fp8_ops.co:44
     dim1 = tl.arange(0, 32)[None, :, None]
     dim2 = tl.arange(0, 64)[None, None, :]
-    mask = (dim0 < 6) & (dim1 < 17)  # fp8_ops.co:44
+    mask = (dim0 < 6) & (dim1 < 17)
     f = _oob_fill(
         tl.load(
             input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
@@ -288,7 +288,7 @@ def fp8_dma_copy_group_k0(
     dim0 = tl.arange(0, F_D0)[:, None, None]  # fp8_ops.co:57
     dim1 = tl.arange(0, 32)[None, :, None]
     dim2 = tl.arange(0, 32)[None, None, :]
-    mask = (dim0 < M) & (dim1 < 17)  # fp8_ops.co:57
+    mask = (dim0 < M) & (dim1 < 17)
     f = _oob_fill(
         tl.load(
             input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0

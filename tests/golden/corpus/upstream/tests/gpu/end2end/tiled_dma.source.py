@@ -55,7 +55,7 @@ def foo1_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     """The block-level parallel at tiled_dma.co:11: one program per block, one lane per thread."""
     rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:13
     cols = tl.arange(0, 32)[None, :]
-    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:13
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:14
 
 
@@ -83,7 +83,7 @@ def foo2_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     """The block-level parallel at tiled_dma.co:23: one program per block, one lane per thread."""
     rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:26
     cols = tl.arange(0, 32)[None, :]
-    mask = rows < 31  # tiled_dma.co:26
+    mask = rows < 31
     buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0.0), mask)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:27
 
@@ -112,7 +112,7 @@ def foo3_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     """The block-level parallel at tiled_dma.co:36: one program per block, one lane per thread."""
     rows = tl.arange(0, 8)[:, None]  # tiled_dma.co:38
     cols = tl.arange(0, 32)[None, :]
-    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:38
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)
     mask = rows < 7  # tiled_dma.co:39
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile, mask=mask)
 
@@ -141,7 +141,7 @@ def foo4_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     """The block-level parallel at tiled_dma.co:48: one program per block, one lane per thread."""
     rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:51
     cols = tl.arange(0, 64)[None, :]
-    buf = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:51
+    buf = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:53
 
 
@@ -169,7 +169,7 @@ def foo5_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     """The block-level parallel at tiled_dma.co:62: one program per block, one lane per thread."""
     rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:65
     cols = tl.arange(0, 64)[None, :]
-    mask = rows < 31  # tiled_dma.co:65
+    mask = rows < 31
     buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0.0), mask)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:66
 
@@ -198,7 +198,7 @@ def foo6_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     """The block-level parallel at tiled_dma.co:75: one program per block, one lane per thread."""
     rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:78
     cols = tl.arange(0, 32)[None, :]
-    offs = rows + 32  # tiled_dma.co:78
+    offs = rows + 32
     offs_2 = cols + 64
     buf = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:79
@@ -228,7 +228,7 @@ def foo7_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     """The block-level parallel at tiled_dma.co:88: one program per block, one lane per thread."""
     rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:91
     cols = tl.arange(0, 32)[None, :]
-    buf = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:91
+    buf = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:92
 
 
@@ -256,7 +256,7 @@ def foo8_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     """The block-level parallel at tiled_dma.co:108: one program per block, one lane per thread."""
     rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:110
     cols = tl.arange(0, 64)[None, :]
-    mask = cols < 48  # tiled_dma.co:110
+    mask = cols < 48
     tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile, mask=mask)  # tiled_dma.co:111
 
@@ -285,7 +285,7 @@ def foo9_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     """The block-level parallel at tiled_dma.co:125: one program per block, one lane per thread."""
     rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:127
     cols = tl.arange(0, 128)[None, :]
-    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:127
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:128
 
 
@@ -313,7 +313,7 @@ def foo10_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     """The block-level parallel at tiled_dma.co:143: one program per block, one lane per thread."""
     rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:146
     cols = tl.arange(0, 32)[None, :]
-    mask = rows < 13  # tiled_dma.co:146
+    mask = rows < 13
     buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask)  # tiled_dma.co:147
 
@@ -342,7 +342,7 @@ def foo11_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     """The block-level parallel at tiled_dma.co:158: one program per block, one lane per thread."""
     rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:161
     cols = tl.arange(0, 64)[None, :]
-    mask = rows < 13  # tiled_dma.co:161
+    mask = rows < 13
     buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask)  # tiled_dma.co:163
 
@@ -371,7 +371,7 @@ def foo12_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     """The block-level parallel at tiled_dma.co:177: one program per block, one lane per thread."""
     rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:179
     cols = tl.arange(0, 64)[None, :]
-    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:179
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:180
 
 
@@ -399,7 +399,7 @@ def foo13_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     """The block-level parallel at tiled_dma.co:190: one program per block, one lane per thread."""
     rows = tl.arange(0, 128)[:, None]  # tiled_dma.co:192
     cols = tl.arange(0, 128)[None, :]
-    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:192
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:193
 
 
@@ -427,7 +427,7 @@ def foo14_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     """The block-level parallel at tiled_dma.co:207: one program per block, one lane per thread."""
     rows = tl.arange(0, 4)[:, None]  # tiled_dma.co:209
     cols = tl.arange(0, 128)[None, :]
-    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:209
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:210
 
 
@@ -455,7 +455,7 @@ def foo15_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     """The block-level parallel at tiled_dma.co:220: one program per block, one lane per thread."""
     rows = tl.arange(0, 128)[:, None]  # tiled_dma.co:222
     cols = tl.arange(0, 16)[None, :]
-    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:222
+    tile = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:223
 
 
@@ -549,7 +549,7 @@ def foo18_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
     """The block-level parallel at tiled_dma.co:272: one program per block, one lane per thread."""
     rows = tl.arange(0, 16)[:, None]  # tiled_dma.co:275
     cols = tl.arange(0, 64)[None, :]
-    mask = (rows < 13) & (rows < M) & (cols < N)  # tiled_dma.co:275
+    mask = (rows < 13) & (rows < M) & (cols < N)
     buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
     mask_2 = rows < 13  # tiled_dma.co:276
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask_2)
@@ -579,7 +579,7 @@ def foo19_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
     """The block-level parallel at tiled_dma.co:288: one program per block, one lane per thread."""
     rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:290
     cols = tl.arange(0, 32)[None, :]
-    offs = rows + 32  # tiled_dma.co:290
+    offs = rows + 32
     offs_2 = cols + 64
     if (63 < M) & (95 < N):  # tiled_dma.co:288
         tile = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1)  # tiled_dma.co:290
@@ -614,7 +614,7 @@ def foo20_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     """The block-level parallel at tiled_dma.co:306: one program per block, one lane per thread."""
     rows = tl.arange(0, 128)[:, None]  # tiled_dma.co:307
     cols = tl.arange(0, 64)[None, :]
-    tile = tl.load(input_ptr + cols * input_stride_0 + rows * input_stride_1)  # tiled_dma.co:307
+    tile = tl.load(input_ptr + cols * input_stride_0 + rows * input_stride_1)
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:308
 
 
@@ -642,7 +642,7 @@ def foo21_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
     """The block-level parallel at tiled_dma.co:319: one program per block, one lane per thread."""
     rows = tl.arange(0, 32)[:, None]  # tiled_dma.co:320
     cols = tl.arange(0, 16)[None, :]
-    if (15 < M) & (31 < N):
+    if (15 < M) & (31 < N):  # tiled_dma.co:319
         tile = tl.load(input_ptr + cols * input_stride_0 + rows * input_stride_1)  # tiled_dma.co:320
         tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:321
     else:
@@ -674,7 +674,7 @@ def foo21(input, *, _launch=None):
 def foo25_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     """The block-level parallel at tiled_dma.co:335: one program per block, one lane per thread."""
     idx = tl.arange(0, 128)  # tiled_dma.co:337
-    tile = tl.load(input_ptr + idx * input_stride_0)  # tiled_dma.co:337
+    tile = tl.load(input_ptr + idx * input_stride_0)
     tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:338
 
 
@@ -695,7 +695,7 @@ def foo25(input, *, _launch=None):
 def foo26_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     """The block-level parallel at tiled_dma.co:348: one program per block, one lane per thread."""
     idx = tl.arange(0, 256)  # tiled_dma.co:350
-    tile = tl.load(input_ptr + idx * input_stride_0)  # tiled_dma.co:350
+    tile = tl.load(input_ptr + idx * input_stride_0)
     tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:351
 
 
@@ -716,7 +716,7 @@ def foo26(input, *, _launch=None):
 def foo27_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     """The block-level parallel at tiled_dma.co:361: one program per block, one lane per thread."""
     idx = tl.arange(0, 64)  # tiled_dma.co:364
-    buf = tl.load(input_ptr + idx * input_stride_0)  # tiled_dma.co:364
+    buf = tl.load(input_ptr + idx * input_stride_0)
     tl.store(output_ptr + idx * output_stride_0, buf)  # tiled_dma.co:366
 
 
@@ -737,7 +737,7 @@ def foo27(input, *, _launch=None):
 def foo28_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     """The block-level parallel at tiled_dma.co:376: one program per block, one lane per thread."""
     idx = tl.arange(0, 512)  # tiled_dma.co:378
-    tile = tl.load(input_ptr + idx * input_stride_0)  # tiled_dma.co:378
+    tile = tl.load(input_ptr + idx * input_stride_0)
     tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:379
 
 
@@ -797,7 +797,7 @@ def foo23_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     """The block-level parallel at tiled_dma.co:716: one program per block, one lane per thread."""
     rows = tl.arange(0, 64)[:, None]  # tiled_dma.co:718
     cols = tl.arange(0, 128)[None, :]
-    offs = rows - 2  # tiled_dma.co:718
+    offs = rows - 2
     offs_2 = cols - 4
     mask = (offs >= 0) & (offs < 32) & (offs_2 >= 0) & (offs_2 < 64)
     f = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=99)

@@ -63,7 +63,7 @@ def tma_copy_async_k0(
     dim0 = tl.arange(0, 8)[:, None, None]  # tma_f32.co:13
     dim1 = tl.arange(0, 16)[None, :, None]
     dim2 = tl.arange(0, 64)[None, None, :]
-    mask = dim0 < 6  # tma_f32.co:13
+    mask = dim0 < 6
     f = _oob_fill(
         tl.load(
             input_ptr + dim0 * input_stride_0 + dim1 * input_stride_1 + dim2 * input_stride_2, mask=mask, other=0.0
@@ -194,7 +194,6 @@ def tma_ab_buffer_fp8_k0(
     r_stride_1,
     r_stride_2,
     r_desc_16x2x16,
-    out_scratch,
     output_ptr,
     output_stride_0,
     output_stride_1,
@@ -218,7 +217,7 @@ def tma_ab_buffer_fp8_k0(
         r0 = r_desc_16x2x16.load([0, 0, p * 16])
     else:
         r0 = tl.load(r_ptr + dim0 * r_stride_0 + dim1 * r_stride_1 + offs * r_stride_2)
-    out_base = tl.cast(p, tl.int64) * 512  # tma_f32.co:45
+    out = tl.zeros([16, 2, 16], tl.float32)  # tma_f32.co:45
     for k in range(1, 8):  # tma_f32.co:46
         offs_2 = k * 2 + dim1  # tma_f32.co:47
         if TMA_L_16X2X16:
@@ -229,120 +228,24 @@ def tma_ab_buffer_fp8_k0(
             r1 = r_desc_16x2x16.load([0, k * 2, p * 16])
         else:
             r1 = tl.load(r_ptr + dim0 * r_stride_0 + offs_2 * r_stride_1 + offs * r_stride_2)
-        for index_0 in range(0, 16):  # tma_f32.co:50
-            for index_1 in range(0, 2):
-                for index_2 in range(0, 16):
-                    tl.debug_barrier()  # tma_f32.co:51
-                    tl.store(
-                        out_scratch + out_base + index_0 * 32 + index_1 * 16 + index_2,
-                        tl.cast(
-                            tl.cast(
-                                tl.sum(
-                                    tl.sum(
-                                        tl.sum(
-                                            tl.where(
-                                                (dim0 == index_0) & (dim1 == index_1) & (dim2 == index_2),
-                                                l0.to(tl.float32),
-                                                tl.zeros([16, 2, 16], tl.float32),
-                                            ),
-                                            axis=0,
-                                        ),
-                                        axis=0,
-                                    ),
-                                    axis=0,
-                                ),
-                                tl.float8e4nv,
-                            ),
-                            tl.float32,
-                        )
-                        + tl.cast(
-                            tl.cast(
-                                tl.sum(
-                                    tl.sum(
-                                        tl.sum(
-                                            tl.where(
-                                                (dim0 == index_0) & (dim1 == index_1) & (dim2 == index_2),
-                                                r0.to(tl.float32),
-                                                tl.zeros([16, 2, 16], tl.float32),
-                                            ),
-                                            axis=0,
-                                        ),
-                                        axis=0,
-                                    ),
-                                    axis=0,
-                                ),
-                                tl.float8e4nv,
-                            ),
-                            tl.float32,
-                        ),
-                    )
+        out = l0.to(tl.float32) + r0.to(tl.float32)  # tma_f32.co:51
         offs_3 = k * 2 + dim1 - 2  # tma_f32.co:52
-        tl.debug_barrier()
-        out_tile = tl.load(out_scratch + out_base + dim0 * 32 + dim1 * 16 + dim2)
         if TMA_OUTPUT_16X2X16:
-            output_desc_16x2x16.store([0, k * 2 - 2, p * 16], out_tile)
+            output_desc_16x2x16.store([0, k * 2 - 2, p * 16], out)
         else:
-            tl.store(output_ptr + dim0 * output_stride_0 + offs_3 * output_stride_1 + offs * output_stride_2, out_tile)
+            tl.store(output_ptr + dim0 * output_stride_0 + offs_3 * output_stride_1 + offs * output_stride_2, out)
         l0_was = l0  # tma_f32.co:53
         l0 = l1
         l1 = l0_was
         r0_was = r0  # tma_f32.co:54
         r0 = r1
         r1 = r0_was
-    for index_0_2 in range(0, 16):  # tma_f32.co:57
-        for index_1_2 in range(0, 2):
-            for index_2_2 in range(0, 16):
-                tl.debug_barrier()  # tma_f32.co:58
-                tl.store(
-                    out_scratch + out_base + index_0_2 * 32 + index_1_2 * 16 + index_2_2,
-                    tl.cast(
-                        tl.cast(
-                            tl.sum(
-                                tl.sum(
-                                    tl.sum(
-                                        tl.where(
-                                            (dim0 == index_0_2) & (dim1 == index_1_2) & (dim2 == index_2_2),
-                                            l0.to(tl.float32),
-                                            tl.zeros([16, 2, 16], tl.float32),
-                                        ),
-                                        axis=0,
-                                    ),
-                                    axis=0,
-                                ),
-                                axis=0,
-                            ),
-                            tl.float8e4nv,
-                        ),
-                        tl.float32,
-                    )
-                    + tl.cast(
-                        tl.cast(
-                            tl.sum(
-                                tl.sum(
-                                    tl.sum(
-                                        tl.where(
-                                            (dim0 == index_0_2) & (dim1 == index_1_2) & (dim2 == index_2_2),
-                                            r0.to(tl.float32),
-                                            tl.zeros([16, 2, 16], tl.float32),
-                                        ),
-                                        axis=0,
-                                    ),
-                                    axis=0,
-                                ),
-                                axis=0,
-                            ),
-                            tl.float8e4nv,
-                        ),
-                        tl.float32,
-                    ),
-                )
+    out = l0.to(tl.float32) + r0.to(tl.float32)  # tma_f32.co:58
     offs_4 = dim1 + 14  # tma_f32.co:59
-    tl.debug_barrier()
-    out_tile_2 = tl.load(out_scratch + out_base + dim0 * 32 + dim1 * 16 + dim2)
     if TMA_OUTPUT_16X2X16:
-        output_desc_16x2x16.store([0, 14, p * 16], out_tile_2)
+        output_desc_16x2x16.store([0, 14, p * 16], out)
     else:
-        tl.store(output_ptr + dim0 * output_stride_0 + offs_4 * output_stride_1 + offs * output_stride_2, out_tile_2)
+        tl.store(output_ptr + dim0 * output_stride_0 + offs_4 * output_stride_1 + offs * output_stride_2, out)
 
 
 def tma_ab_buffer_fp8(l, r, *, _launch=None):
@@ -368,7 +271,6 @@ def tma_ab_buffer_fp8(l, r, *, _launch=None):
     _tma_ab_buffer_fp8_k0_r_desc_16x2x16 = _rt.tma_desc(
         r, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_R_16X2X16, _OOB_PADDING
     )
-    _tma_ab_buffer_fp8_k0_out_scratch = _rt.scratch(_F, 4096, torch.float32, _dev)
     _tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16 = _rt.tma_ok(_F, "output", output, [16, 2, 16], [16, 2, 16], "stores")
     _tma_ab_buffer_fp8_k0_output_desc_16x2x16 = _rt.tma_desc(
         output, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16, "zero"
@@ -387,7 +289,6 @@ def tma_ab_buffer_fp8(l, r, *, _launch=None):
             r.stride(1),
             r.stride(2),
             _tma_ab_buffer_fp8_k0_r_desc_16x2x16,
-            _tma_ab_buffer_fp8_k0_out_scratch,
             output,
             output.stride(0),
             output.stride(1),

@@ -58,7 +58,6 @@ def tma_ab_buffer_k0(
     r_stride_0,
     r_stride_1,
     r_stride_2,
-    out_scratch,
     output_ptr,
     output_stride_0,
     output_stride_1,
@@ -77,7 +76,7 @@ def tma_ab_buffer_k0(
     r0 = _oob_fill(
         tl.load(r_ptr + dim0 * r_stride_0 + dim1 * r_stride_1 + offs * r_stride_2, mask=mask, other=0.0), mask
     )  # tma_v2.co:12
-    out_base = tl.cast(p, tl.int64) * 48  # tma_v2.co:15
+    out = tl.zeros([8, 2, 4], tl.float32)  # tma_v2.co:15
     for k in range(1, 8):  # tma_v2.co:16
         offs_2 = k * 2 + dim1  # tma_v2.co:17
         l1 = _oob_fill(
@@ -86,46 +85,10 @@ def tma_ab_buffer_k0(
         r1 = _oob_fill(
             tl.load(r_ptr + dim0 * r_stride_0 + offs_2 * r_stride_1 + offs * r_stride_2, mask=mask, other=0.0), mask
         )  # tma_v2.co:18
-        for index_0 in range(0, 6):  # tma_v2.co:20
-            for index_1 in range(0, 2):
-                for index_2 in range(0, 4):
-                    tl.debug_barrier()  # tma_v2.co:21
-                    tl.store(
-                        out_scratch + out_base + index_0 * 8 + index_1 * 4 + index_2,
-                        tl.sum(
-                            tl.sum(
-                                tl.sum(
-                                    tl.where(
-                                        (dim0 == index_0) & (dim1 == index_1) & (dim2 == index_2),
-                                        l0,
-                                        tl.zeros([8, 2, 4], tl.float32),
-                                    ),
-                                    axis=0,
-                                ),
-                                axis=0,
-                            ),
-                            axis=0,
-                        )
-                        + tl.sum(
-                            tl.sum(
-                                tl.sum(
-                                    tl.where(
-                                        (dim0 == index_0) & (dim1 == index_1) & (dim2 == index_2),
-                                        r0,
-                                        tl.zeros([8, 2, 4], tl.float32),
-                                    ),
-                                    axis=0,
-                                ),
-                                axis=0,
-                            ),
-                            axis=0,
-                        ),
-                    )
+        out = l0 + r0  # tma_v2.co:21
         offs_3 = k * 2 + dim1 - 2  # tma_v2.co:22
-        tl.debug_barrier()
-        out_tile = tl.load(out_scratch + out_base + dim0 * 8 + dim1 * 4 + dim2, mask=mask)
         tl.store(
-            output_ptr + dim0 * output_stride_0 + offs_3 * output_stride_1 + offs * output_stride_2, out_tile, mask=mask
+            output_ptr + dim0 * output_stride_0 + offs_3 * output_stride_1 + offs * output_stride_2, out, mask=mask
         )
         l0_was = l0  # tma_v2.co:23
         l0 = l1
@@ -133,47 +96,9 @@ def tma_ab_buffer_k0(
         r0_was = r0  # tma_v2.co:24
         r0 = r1
         r1 = r0_was
-    for index_0_2 in range(0, 6):  # tma_v2.co:27
-        for index_1_2 in range(0, 2):
-            for index_2_2 in range(0, 4):
-                tl.debug_barrier()  # tma_v2.co:28
-                tl.store(
-                    out_scratch + out_base + index_0_2 * 8 + index_1_2 * 4 + index_2_2,
-                    tl.sum(
-                        tl.sum(
-                            tl.sum(
-                                tl.where(
-                                    (dim0 == index_0_2) & (dim1 == index_1_2) & (dim2 == index_2_2),
-                                    l0,
-                                    tl.zeros([8, 2, 4], tl.float32),
-                                ),
-                                axis=0,
-                            ),
-                            axis=0,
-                        ),
-                        axis=0,
-                    )
-                    + tl.sum(
-                        tl.sum(
-                            tl.sum(
-                                tl.where(
-                                    (dim0 == index_0_2) & (dim1 == index_1_2) & (dim2 == index_2_2),
-                                    r0,
-                                    tl.zeros([8, 2, 4], tl.float32),
-                                ),
-                                axis=0,
-                            ),
-                            axis=0,
-                        ),
-                        axis=0,
-                    ),
-                )
+    out = l0 + r0  # tma_v2.co:28
     offs_4 = dim1 + 14  # tma_v2.co:29
-    tl.debug_barrier()
-    out_tile_2 = tl.load(out_scratch + out_base + dim0 * 8 + dim1 * 4 + dim2, mask=mask)
-    tl.store(
-        output_ptr + dim0 * output_stride_0 + offs_4 * output_stride_1 + offs * output_stride_2, out_tile_2, mask=mask
-    )
+    tl.store(output_ptr + dim0 * output_stride_0 + offs_4 * output_stride_1 + offs * output_stride_2, out, mask=mask)
 
 
 def tma_ab_buffer(l, r, *, _launch=None):
@@ -191,7 +116,6 @@ def tma_ab_buffer(l, r, *, _launch=None):
     _rt.fixed_dim(_F, "r", r, 1, 16)
     _rt.fixed_dim(_F, "r", r, 2, 128)
     output = _rt.alloc(_F, (6, 16, 128), torch.float32, _dev, None)  # tma_v2.co:7
-    _tma_ab_buffer_k0_out_scratch = _rt.scratch(_F, 1536, torch.float32, _dev)  # tma_v2.co:9
     _launch(
         tma_ab_buffer_k0,
         (32,),
@@ -204,14 +128,13 @@ def tma_ab_buffer(l, r, *, _launch=None):
             r.stride(0),
             r.stride(1),
             r.stride(2),
-            _tma_ab_buffer_k0_out_scratch,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
         dict(num_warps=1),
-    )
+    )  # tma_v2.co:9
     return output  # tma_v2.co:33
 
 
