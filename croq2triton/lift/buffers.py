@@ -14,6 +14,7 @@ its element of the tile.  Reads at other positions raise :class:`NotLifted`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,24 @@ def pow2(n: int) -> int:
     while p < n:
         p *= 2
     return p
+
+
+def shared_element(index: tuple[E.Expr, ...], wide: E.Shape) -> tuple[E.Expr, ...]:
+    """The address ``index`` of one element that lanes the value or a condition tells apart share
+    (``out.at(t)`` under ``if (c == 0)``, ``sum.at(0)`` of an atomic): broadcast to their shape
+    ``wide``, so each lane stores (or adds) its own and the masked-off ones do not."""
+    if not index or E.broadcast(*(i.shape for i in index)) == wide:
+        return index
+    return (*index[:-1], spread(index[-1], wide, index[-1].dtype))
+
+
+def known_elements(extents: Iterable[int | None]) -> int:
+    """The elements of a block along the extents known when translating (None: fixed at launch),
+    each padded to a power of two: what the launcher multiplies the others by for its size check."""
+    out = 1
+    for n in extents:
+        out *= pow2(n) if n else 1
+    return out
 
 
 @dataclass(frozen=True)
@@ -305,9 +324,7 @@ class Buffers(ViewAlgebra):
         if any((const_int(n) or 1) < 1 for n in sizes):
             raise NotLifted("a buffer of no elements", node)
         extents = [const_int(n) or 0 for n in sizes]
-        fixed = 1
-        for n in extents:
-            fixed *= pow2(n) if n else 1
+        fixed = known_elements(extents)
         launch: list[tuple[E.Expr, E.Extent] | None] = []
         for d, n in enumerate(sizes):
             what = f"the buffer '{name}'"

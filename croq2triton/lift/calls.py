@@ -19,6 +19,7 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
+from .buffers import shared_element
 from .host import ir_type
 from .notlifted import NotLifted
 from .terms import unparen
@@ -88,8 +89,7 @@ class Calls:
         if c.name == "__atomic_sub":
             values[0] = E.fold(E.Un("-", values[0]))
         wide = E.broadcast(*(i.shape for i in index), *(v.shape for v in values), mask.shape if mask else ())
-        if index and index[-1].shape != wide:  # lanes that share one element: each its own atomic
-            index = (*index[:-1], E.fold(index[-1] + E.Full(wide, 0, index[-1].dtype)))
+        index = shared_element(index, wide)
         old = E.Var(self.fresh("old"), ir_type(elem) or "i32", dims=wide)
         compare = values[0] if op == "cas" else None
         self.emit(N.Atomic(op, base, index, values[-1], mask, old if result else None, compare), c)

@@ -20,7 +20,7 @@ from typing import Any
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
-from .buffers import STORAGES, BufferView, CopyFuture, MmaFuture, Place, TileBuffer, pow2, view_shape
+from .buffers import STORAGES, BufferView, CopyFuture, MmaFuture, Place, TileBuffer, known_elements, pow2, view_shape
 from .notlifted import NotLifted
 from .terms import Region, const_int, unparen
 
@@ -343,9 +343,7 @@ class Copies:
             if n is not None and n < 1:
                 raise NotLifted("a copy between tensors of no elements", node)
             known.append(n)
-        fixed = 1
-        for n in known:
-            fixed *= pow2(n) if n is not None else 1
+        fixed = known_elements(known)
         block: list[E.Dim] = []
         for c, n in enumerate(known):
             if n is None:  # the whole run-time window as one block, its extent fixed at launch

@@ -27,7 +27,7 @@ from ..sema.writes import written_tensors
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
-from .buffers import Buffers, Ring, pow2
+from .buffers import Buffers, Ring, known_elements, pow2, shared_element
 from .calls import Calls
 from .collapse import collapse, has_roles
 from .copies import Copies
@@ -38,7 +38,7 @@ from .host import HostScope, ir_type
 from .loops import Loops
 from .mma import Mmas
 from .notlifted import NotLifted
-from .placement import scratch_buffers
+from .placement import nested_lane_axes, scratch_buffers
 from .scratch import ScratchBuffers
 from .terms import Bounded, WithName, unparen
 from .tma import TmaCopies
@@ -220,23 +220,9 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
         self.threads = max(self.threads, threads)
         saved, self.lane_threads = self.lane_threads, threads
         try:
-            self.lanes_over(pairs, body, levels[0], inner=self.inner_lane_axes(body))
+            self.lanes_over(pairs, body, levels[0], inner=nested_lane_axes(body, self.level_of))
         finally:
             self.lane_threads = saved
-
-    def inner_lane_axes(self, body: list[A.Stmt]) -> int:
-        """How many lane axes the thread levels nested inside ``body`` add, at most (a warp's
-        ``parallel t by 32`` inside ``parallel w by 4 : group``)."""
-        most = 0
-        stack: list[A.Node] = list(body)
-        while stack:
-            n = stack.pop()
-            if isinstance(n, A.Parallel) and not has_roles(n.body):
-                if all(self.level_of.get(id(b)) == "thread" for b in n.levels):
-                    most = max(most, len(self.level_vars(n.levels)) + self.inner_lane_axes([n.body]))
-                continue
-            stack.extend(n.children())
-        return most
 
     def lanes_over(
         self, pairs: list[tuple[str | None, int | E.Expr, A.Node]], body: list[A.Stmt], node: A.Node, inner: int = 0
@@ -263,9 +249,7 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
         )
         self.lanes = (len(self.scopes) - 1, outer[1] if first else ())
         self.lane_first = first + len(pairs)
-        fixed = 1
-        for _, n, _ in pairs:
-            fixed *= pow2(n) if isinstance(n, int) else 1
+        fixed = known_elements(n if isinstance(n, int) else None for _, n, _ in pairs)
         for k, (var, n, bound_node) in enumerate(pairs):
             axis = first + k
             bound = E.Const(n) if isinstance(n, int) else n
@@ -619,12 +603,8 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
         if a.op != "=":
             value = self.binary(a.op, self.load(at, None), value, a)
         value = self.convert(value, elem)
-        where = E.broadcast(*(i.shape for i in index))
-        wide = E.broadcast(where, value.expr.shape, mask.shape if mask is not None else ())
-        if wide != where and index:
-            # one element for lanes a condition or the value tells apart (out.at(t) under
-            # if (c == 0)): each lane stores its own (the ones whose condition fails do not)
-            index = (*index[:-1], E.fold(index[-1] + E.Full(wide, 0, "i32")))
+        wide = E.broadcast(*(i.shape for i in index), value.expr.shape, mask.shape if mask is not None else ())
+        index = shared_element(index, wide)
         self.emit(N.Store(ptr.name, index, value.expr, mask), a)
 
     # ================================================================ expressions

@@ -20,7 +20,7 @@ alike.
 from __future__ import annotations
 
 from ..frontend import ast as A
-from .terms import unparen
+from .terms import element_base, unparen
 
 ALLOWED = (A.Block, A.AssignStmt, A.ScalarDecl, A.If, A.Empty)
 
@@ -56,14 +56,14 @@ def map_counters(s: A.Foreach) -> list[str] | None:
             elif isinstance(target, A.At):
                 if not _at_counters(target, names):
                     return None
-                base = _base(target)
+                base = element_base(target.base)
                 if base is None:
                     return None
                 written.add(base)
             else:
                 return None
     for n in body.walk():
-        if isinstance(n, A.At) and _base(n) in written and not _at_counters(n, names):
+        if isinstance(n, A.At) and element_base(n.base) in written and not _at_counters(n, names):
             return None  # another iteration's element of something the loop writes
     return names
 
@@ -75,10 +75,3 @@ def _at_counters(at: A.At, names: list[str]) -> bool:
     if len(spelled) != len(idx):
         return False
     return spelled == names
-
-
-def _base(at: A.At) -> str | None:
-    b = unparen(at.base)
-    if isinstance(b, A.Member) and b.member == "data":
-        b = unparen(b.base)
-    return b.name if isinstance(b, A.Name) else None

@@ -24,8 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..frontend import ast as A
+from .collapse import has_roles
 from .maps import map_counters
-from .terms import unparen
+from .terms import element_base, unparen
 
 Extent = Callable[[A.Expr], int | None]  # a constant extent of the source, None where not known
 
@@ -62,7 +63,7 @@ class _Placement:
         self.visit(self.top.body, self.enter(top_lanes, [self.top.body], _Lanes()))
         varying = self.varying()
         for at, write, lanes in self.accesses:
-            name = _buffer_name(at.base)
+            name = element_base(at.base)
             if name is None or name in self.out:
                 continue
             if not self.in_registers(at, name, write, lanes, varying):
@@ -82,23 +83,11 @@ class _Placement:
             return outer
         if outer.rank and any(n != 1 for _, n in outer.names):  # nested in lanes: their axes follow
             return _Lanes(outer.names + pairs, outer.rank)
-        inner = self.inner_axes(body) if any(n != 1 for _, n in pairs) else 0
+        inner = nested_lane_axes(body, self.level_of) if any(n != 1 for _, n in pairs) else 0
         return _Lanes(pairs, len(pairs) + inner)
 
-    def inner_axes(self, body: list[A.Stmt]) -> int:
-        most = 0
-        stack: list[A.Node] = list(body)
-        while stack:
-            n = stack.pop()
-            if isinstance(n, A.Parallel) and self.thread_level(n):
-                count = sum(len(b.vars) if b.vars is not None else 1 for b in n.levels)
-                most = max(most, count + self.inner_axes([n.body]))
-                continue
-            stack.extend(n.children())
-        return most
-
     def thread_level(self, p: A.Parallel) -> bool:
-        return all(self.level_of.get(id(b)) == "thread" for b in p.levels)
+        return _thread_level(p, self.level_of)
 
     def visit(self, n: A.Node, lanes: _Lanes) -> None:
         if isinstance(n, A.Parallel) and self.thread_level(n):
@@ -122,7 +111,7 @@ class _Placement:
                 if n.elem == "bool":
                     self.bools.add(d.name)
         if isinstance(n, A.Call) and n.kind == "atomic" and n.args and isinstance(unparen(n.args[0]), A.At):
-            name = _buffer_name(unparen(n.args[0]).base)  # type: ignore[attr-defined]
+            name = element_base(unparen(n.args[0]).base)  # type: ignore[attr-defined]
             if name is not None:
                 self.out.add(name)
         if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.At):
@@ -172,12 +161,24 @@ class _Placement:
         return varying
 
 
-def _buffer_name(base: A.Expr) -> str | None:
-    """The buffer an element access names: ``s`` in ``s.at(..)`` and ``s.data.at(..)``."""
-    b = unparen(base)
-    if isinstance(b, A.Member) and b.member == "data":
-        b = unparen(b.base)
-    return b.name if isinstance(b, A.Name) else None
+def nested_lane_axes(body: list[A.Stmt], level_of: dict[int, str]) -> int:
+    """How many lane axes the thread levels nested inside ``body`` add, at most (a warp's
+    ``parallel t by 32`` inside ``parallel w by 4 : group``; warp roles collapse and add none)."""
+    most = 0
+    stack: list[A.Node] = list(body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.Parallel) and not has_roles(n.body):
+            if _thread_level(n, level_of):
+                count = sum(len(b.vars) if b.vars is not None else 1 for b in n.levels)
+                most = max(most, count + nested_lane_axes([n.body], level_of))
+            continue
+        stack.extend(n.children())
+    return most
+
+
+def _thread_level(p: A.Parallel, level_of: dict[int, str]) -> bool:
+    return all(level_of.get(id(b)) == "thread" for b in p.levels)
 
 
 def _names(e: A.Node) -> set[str]:

@@ -21,7 +21,7 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
-from .buffers import ScratchHome, TileBuffer, spread
+from .buffers import ScratchHome, TileBuffer, shared_element, spread
 from .notlifted import NotLifted
 from .terms import const_int
 
@@ -119,7 +119,7 @@ class ScratchBuffers:
         addr, mask = self.scratch_address(buf, index, at)
         shape = E.broadcast(addr.shape, mask.shape if mask is not None else ())
         var = E.Var(self.fresh(f"{buf.var.name}_val"), buf.var.type, dims=shape)
-        addr = addr if addr.shape == shape else E.fold(E.Bin("+", addr, E.Full(shape, 0, "i64")))
+        addr = spread(addr, shape, addr.dtype)
         self.emit(N.Load(var, buf.home.arg, (addr,), mask), at)  # type: ignore[union-attr]
         return Value(var, buf.elem)
 
@@ -131,8 +131,7 @@ class ScratchBuffers:
         index = self.scratch_index(at, len(buf.extents))
         addr, mask = self.scratch_address(buf, index, at)
         wide = E.broadcast(addr.shape, value.expr.shape, mask.shape if mask is not None else ())
-        if addr.shape != wide:  # one element for lanes the value or a condition tells apart: each stores
-            addr = E.fold(E.Bin("+", addr, E.Full(wide, 0, "i64")))
+        (addr,) = shared_element((addr,), wide)
         self.emit(N.Store(buf.home.arg, (addr,), value.expr, mask), a)  # type: ignore[union-attr]
 
     # ------------------------------------------------------------ whole tiles

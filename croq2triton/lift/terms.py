@@ -279,6 +279,14 @@ def const_int(e: E.Expr) -> int | None:
     return int(f.value) if isinstance(f, E.Const) and isinstance(f.value, int) else None
 
 
+def element_base(base: A.Expr) -> str | None:
+    """The name an element access reads or writes: ``s`` in ``s.at(..)`` and ``s.data.at(..)``."""
+    b = unparen(base)
+    if isinstance(b, A.Member) and b.member == "data":
+        b = unparen(b.base)
+    return b.name if isinstance(b, A.Name) else None
+
+
 def unparen(e: A.Expr) -> A.Expr:
     while isinstance(e, A.Paren):
         e = e.expr
