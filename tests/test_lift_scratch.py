@@ -187,3 +187,30 @@ def test_buffers_in_scratch_memory_compute(tmp_path: Path, schedule: str) -> Non
     assert bool((owner.cpu()[present] >= 0).all()) and bool(
         (owner.cpu()[~torch.isin(torch.arange(8), present)] == -1).all()
     )
+
+
+REFILLED = """
+__co__ void chunk_hist(global s32 [N] x, global s32 [B, 8] out) {
+  parallel b by B : block, t by 64 : thread {
+    foreach r in [2] {
+      shared s32 [8] counts {0};
+      int i = (b * 2 + r) * 64 + t;
+      if (i < N) __atomic_add(counts.at(x.at(i) % 8), 1);
+      sync.shared;
+      if (t < 8) out.at(b, t) = counts.at(t);
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_buffer_filled_where_declared_is_filled_again_each_iteration(tmp_path: Path, schedule: str) -> None:
+    path = tmp_path / "refilled.co"
+    path.write_text(REFILLED)
+    x = torch.randint(0, 1000, (300,), dtype=torch.int32, device=DEVICE)
+    out = torch.full((3, 8), -1, dtype=torch.int32, device=DEVICE)
+    croq2triton.load(path, schedule=schedule).chunk_hist(x, out)  # type: ignore[attr-defined]
+    padded = torch.cat([x.cpu(), torch.full((84,), -1, dtype=torch.int32)]).view(3, 2, 64)[:, 1]
+    want = torch.stack([torch.bincount(row[row >= 0] % 8, minlength=8) for row in padded]).int()
+    assert torch.equal(out.cpu(), want)  # the second chunk's counts only: the {0} fill starts each one

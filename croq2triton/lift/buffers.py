@@ -248,7 +248,7 @@ class Buffers(ViewAlgebra):
                     raise NotLifted("an array of buffers or a buffer with an initialiser of run-time shape", d)
                 buf = self.launch_buffer(d.name, s.elem, sizes, d)
                 buf.fill = self.fill_value(d)
-                self.scopes[-1][d.name] = self.give_home(buf, s.storage, d)
+                self.scopes[-1][d.name] = self.give_home(buf, s.storage, d, d.fill is not None)
             return
         extents = self.static_shape(s.shape, s)
         for d in s.items:
@@ -265,7 +265,7 @@ class Buffers(ViewAlgebra):
             if d.dims or d.init is not None:
                 raise NotLifted("an array of buffers or a buffer with an initialiser", d)
             buf = self.new_buffer(d.name, s.elem, extents, self.fill_value(d), d)
-            self.scopes[-1][d.name] = self.give_home(buf, s.storage, d)
+            self.scopes[-1][d.name] = self.give_home(buf, s.storage, d, d.fill is not None)
 
     def fill_value(self, d: A.Declarator) -> float | int:
         if d.fill is None:

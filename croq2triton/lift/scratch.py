@@ -45,8 +45,9 @@ class ScratchBuffers:
     host_of: Any
     index_args: Any
 
-    def give_home(self, buf: TileBuffer, storage: str, node: A.Node) -> TileBuffer:
-        """``buf`` in scratch memory where the placement says so (else as it is)."""
+    def give_home(self, buf: TileBuffer, storage: str, node: A.Node, filled: bool = False) -> TileBuffer:
+        """``buf`` in scratch memory where the placement says so (else as it is); ``filled``: the
+        declaration gives a fill, stored wherever it stands (in a loop: every iteration)."""
         if buf.name not in self.scratch_names:
             return buf
         lanes: tuple[Any, ...] = ()
@@ -81,7 +82,7 @@ class ScratchBuffers:
                 step *= lanes[axis]
             lane = self.named(E.fold(lane), "lane_id", node)
         buf.home = ScratchHome(arg, base, lane, copies)
-        if buf.fill != 0 or not isinstance(buf.fill, int):
+        if filled:
             self.scratch_store_tile(buf, E.Full(buf.tile, buf.fill, buf.var.type), node)
         return buf
 

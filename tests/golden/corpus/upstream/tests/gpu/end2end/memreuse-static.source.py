@@ -73,6 +73,7 @@ def mem_reuse_static_k0(
     smem1 = tl.load(i0_ptr + offs * i0_stride_0 + cols * i0_stride_1)
     tl.store(smem1_scratch + smem1_base + rows * 256 + cols, smem1)
     output_s_base = tl.cast(p, tl.int64) * 256  # memreuse-static.co:15
+    tl.store(output_s_scratch + output_s_base + rows * 256 + cols, tl.zeros([1, 256], tl.uint8))
     for i in range(0, 1):  # memreuse-static.co:18
         tl.debug_barrier()  # memreuse-static.co:19
         smem1_val = tl.load(smem1_scratch + smem1_base + i * 256 + q)
