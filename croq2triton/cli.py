@@ -226,11 +226,10 @@ def cmd_translate(args: argparse.Namespace) -> int:
 
 def _dump_ir(out: Translation) -> None:
     """``translate --dump-ir``: the tile IR of every kernel lifted into it and each launcher's host
-    IR, on stderr (the module still goes where -o says); kernels of the older lowering are named
-    as such."""
+    IR, on stderr (the module still goes where -o says)."""
     from .tir.dump import dump_functions
 
-    sys.stderr.write(dump_functions(out.ir, out.legacy, out.launchers))  # type: ignore[arg-type]
+    sys.stderr.write(dump_functions(out.ir, out.launchers))  # type: ignore[arg-type]
 
 
 def _check_target(target: str) -> None:

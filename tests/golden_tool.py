@@ -181,7 +181,7 @@ def ir_text(tr: object) -> str:
 
     if not any(tr.ir.values()):  # type: ignore[attr-defined]
         return ""
-    return dump_functions(tr.ir, tr.legacy, tr.launchers)  # type: ignore[attr-defined]
+    return dump_functions(tr.ir, tr.launchers)  # type: ignore[attr-defined]
 
 
 def read_golden(case: Case) -> Output | None:

@@ -121,7 +121,12 @@ UNTRANSLATABLE = {
         20,
     ),
     "chunkat with too few indices": (CHUNK_1D, "'f' is not translated: chunkat takes 2 indices here, 1 given", 4, 15),
-    "call": (CALL, "'f' is not translated: cannot lower to Triton: call 'foo'", 3, 5),
+    "call": (
+        CALL,
+        "'f' is not translated: croq2triton does not translate the call of 'foo' (a C++ function: Triton kernels cannot call it)",
+        3,
+        5,
+    ),
     "MMA operands with different K": (
         MMA_K,
         "'mm' is not translated: MMA operands disagree on K: 'ma' has K = 32, 'mb' has K = 64",
@@ -155,7 +160,7 @@ def test_check_reports_every_function_that_does_not_translate(
 
 def test_call_is_named_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = cli(capsys, "check", write(tmp_path, "c.co", CALL))
-    assert "call call" not in err and "cannot lower to Triton: call 'foo'" in err
+    assert "call call" not in err and "croq2triton does not translate the call of 'foo'" in err
     assert "hint: calls into C++/CUDA device code" in err
 
 
@@ -177,14 +182,14 @@ def test_partial_translation_is_an_error_unless_allowed(tmp_path: Path, capsys: 
 
     rc, out, err = cli(capsys, "translate", "--allow-partial", path, "-o", str(target))
     assert rc == 0 and target.exists()
-    assert f"{path}:3:5: warning: 'f' is not translated: cannot lower to Triton: call 'foo'" in err
+    assert f"{path}:3:5: warning: 'f' is not translated: croq2triton does not translate the call of 'foo'" in err
     assert "(1 function(s) translated; not translated, raise when called: f)" in err
     mod = croq2triton.load_source(target.read_text(), "partial_two", origin=path)
     x = torch.arange(4.0)
     y = torch.empty(4)
     mod.g(y, x)
     assert torch.equal(y, x + 1)
-    with pytest.raises(CroqError, match="f cannot run: cannot lower to Triton: call 'foo'"):
+    with pytest.raises(CroqError, match="f cannot run: croq2triton does not translate the call of 'foo'"):
         mod.f(torch.empty(2, 2), torch.empty(2, 2))
 
     rc, out, err = cli(capsys, "check", path)

@@ -229,7 +229,7 @@ def test_ampere_persistent(func: str) -> None:
     a, b = _sm86_inputs(125, m, n, k)
     out = poisoned(m, n, dtype=F16)
     mod = load_co(CORPUS / "upstream/tests/gpu/end2end/ampere_mma.co")
-    assert not mod.__croq_translation__.legacy[func] and "_rt.num_sms" in mod.__croq_source__
+    assert func not in mod.__croq_translation__.failed and "_rt.num_sms" in mod.__croq_source__
     getattr(mod, func)(a, b, out)
     assert_close(out, nt(a, b), atol=gemm_tol(k), rtol=1e-2)
 
@@ -246,7 +246,7 @@ def test_ampere_persistent_as_written(func: str, monkeypatch: pytest.MonkeyPatch
     from croq2triton.api import load
 
     written = load(E2E / "ampere_mma.co")  # not the cached module: this one is translated as written
-    assert written.__croq_translation__.legacy[func] == []
+    assert func not in written.__croq_translation__.failed
     getattr(written, func)(a, b, out, _launch=first_programs(4))
     if func == "matmul_persis_sta_sm86":
         tiles = [(t // tn, t % tn) for t in PERSIS_TILES]

@@ -87,12 +87,22 @@ def _fails(src: str, func: str = "rowmax") -> CroqError:
 @pytest.mark.parametrize(
     ("old", "new", "message", "line"),
     [
-        ("frag f32 [64] mx {-inf};", "frag f32 [48] mx {-inf};", "a fragment extent of 48 is not a power of two", 7),
-        ("acc.at(i, j) * 2.0f", "acc.at(i, i) * 2.0f", "indexed by the apply indices, each at most once", 11),
+        ("frag f32 [64] mx {-inf};", "frag f32 [48] mx {-inf};", "gives [64], but the destination is [48]", 12),
+        (
+            "acc.at(i, j) * 2.0f",
+            "acc.at(i, i) * 2.0f",
+            "a buffer element whose indices are not one thread lane each",
+            11,
+        ),
         ("reduce_max(mx, acc, 1);", "reduce_max(mx, acc, 2);", "axis 2 is out of range for a 2-D fragment", 12),
         ("frag f32 [64] mx {-inf};", "frag f32 [32] mx {-inf};", "gives [64], but the destination is [32]", 12),
-        ("t.at(i, j) = acc.at(i, j);", "mx.at(i) = acc.at(i, j);", "is written once per element of a 2-D", 15),
-        ("frag f32 [64, 64] t;", "frag f32 [64, 64] t; t.at(0, 0) = 1.0f;", "outside an 'apply' block", 13),
+        ("t.at(i, j) = acc.at(i, j);", "mx.at(i) = acc.at(i, j);", "a buffer element that several threads write", 15),
+        (
+            "frag f32 [64, 64] t;",
+            "frag f32 [64, 64] t; t.at(0, 0) = 1.0f;",
+            "a buffer element at a position other than the thread's own",
+            13,
+        ),
     ],
 )
 def test_fragment_diagnostics(old: str, new: str, message: str, line: int) -> None:

@@ -168,8 +168,8 @@ def test_select_of_futures_at_run_time(i: int) -> None:
 
 def test_select_with_a_constant_index_picks_when_translating() -> None:
     src = PICK.replace("select(i, fa, fb)", "select(1, fa, fb)")
-    assert "tl.where(i == 0, fa_data, fb_data)" not in translate_full(src, filename="pick.co").source
-    assert "tl.where(i == 0, fa_data, fb_data)" in translate_full(PICK, filename="pick.co").source
+    assert "tl.where(i == 0, fa, fb)" not in translate_full(src, filename="pick.co").source
+    assert "tl.where(i == 0, fa, fb)" in translate_full(PICK, filename="pick.co").source
     bad = translate_full(PICK.replace("select(i, fa, fb)", "select(2, fa, fb)"), filename="pick.co")
     assert "select index 2 is out of range for 2 choices" in bad.failed["pick"].format()
 

@@ -223,18 +223,11 @@ __co__ void bmm(global f16 [B, M, 64] a, global f16 [B, 64, 64] b, global f32 [B
 """
 
 
-@pytest.mark.parametrize("path", ["contraction", "older"])
-def test_sqz_of_a_copied_3d_tile_stays_in_registers(tmp_path: Path, path: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # a batched GEMM through 3-D copies and .sqz(): tiled as a contraction (one program per tile and
-    # batch); the older lowering (CROQ2TRITON_NO_CONTRACTION=1) keeps the squeezed tile in registers
-    if path == "older":
-        monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
+def test_sqz_of_a_copied_3d_tile_stays_in_registers(tmp_path: Path) -> None:
+    # a batched GEMM through 3-D copies and .sqz(): tiled as a contraction (one program per tile and batch)
     mod = _load(tmp_path, "bmm.co", SQZ_BMM)
     assert "scratch" not in mod.__croq_source__
-    if path == "older":
-        assert "tl.reshape(a_s_data, [64, 64])" in mod.__croq_source__
-    else:
-        assert not mod.__croq_translation__.legacy["bmm"]
+    assert "bmm" not in mod.__croq_translation__.failed
     a, b = randn(3, 100, 64, dtype=torch.float16, seed=41), randn(3, 64, 64, dtype=torch.float16, seed=42)
     c = poisoned(3, 100, 64, dtype=torch.float32)
     mod.bmm(a, b, c)

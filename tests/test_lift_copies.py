@@ -24,10 +24,11 @@ def _load(tmp_path: Path, name: str, source: str, schedule: str) -> object:
     return croq2triton.load(path, schedule=schedule)
 
 
-def _paths(source: str) -> tuple[dict[str, list[object]], dict[str, list[str]]]:
+def _paths(source: str) -> dict[str, list[object]]:
+    """The tile-IR kernels of each function (every function translates)."""
     out = translate_full(source, filename="t.co")
     assert not out.failed, out.failed
-    return out.ir, out.legacy
+    return out.ir
 
 
 SHARED_TILES = """
@@ -56,8 +57,7 @@ def test_tiles_through_shared_buffers(tmp_path: Path, schedule: str) -> None:
 
 
 def test_the_ir_of_a_copy_kernel() -> None:
-    ir, legacy = _paths(SHARED_TILES)
-    assert legacy["scale_add"] == []
+    ir = _paths(SHARED_TILES)
     (kernel,) = ir["scale_add"]
     text = dump(kernel)  # type: ignore[arg-type]
     for line in [
@@ -146,8 +146,8 @@ def test_a_local_buffer_written_under_a_condition_and_a_copy_between_tensors(tmp
     mod.clamp_copy(x, y, z)  # type: ignore[attr-defined]
     torch.testing.assert_close(y, torch.clamp(x, min=0))
     torch.testing.assert_close(z, x)
-    ir, legacy = _paths(LOCAL_AND_GLOBAL)
-    assert len(ir["clamp_copy"]) == 1 and legacy["clamp_copy"] == []
+    ir = _paths(LOCAL_AND_GLOBAL)
+    assert len(ir["clamp_copy"]) == 1
 
 
 # a thread reading another thread's element (the copy's buffer in scratch memory, lift/scratch.py),
@@ -176,10 +176,10 @@ __co__ void per_thread(global f32 [N] x, global f32 [N] y) {
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_other_threads_elements_and_a_near_miss(tmp_path: Path, schedule: str) -> None:
-    ir, legacy = _paths(REVERSED)
-    assert len(ir["reverse16"]) == 1 and legacy["reverse16"] == []
-    ir, legacy = _paths(PER_THREAD)
-    assert ir["per_thread"] == [] and legacy["per_thread"]
+    ir = _paths(REVERSED)
+    assert len(ir["reverse16"]) == 1
+    ir = _paths(PER_THREAD)  # per-thread views copied into each thread's own buffer (lift/lanecopies.py)
+    assert len(ir["per_thread"]) == 1
     x = torch.randn(64, device=DEVICE)
     y = poisoned(64)
     _load(tmp_path, "reverse16", REVERSED, schedule).reverse16(x, y)  # type: ignore[attr-defined]
@@ -219,8 +219,8 @@ def test_loops_carry_buffers(tmp_path: Path, schedule: str) -> None:
     mod.chunks(x, y, sums)  # type: ignore[attr-defined]
     torch.testing.assert_close(y, 3 * x)
     torch.testing.assert_close(sums, x.view(9, 4, 16).sum(1))
-    ir, legacy = _paths(LOOPS)
-    assert len(ir["chunks"]) == 1 and legacy["chunks"] == []
+    ir = _paths(LOOPS)
+    assert len(ir["chunks"]) == 1
     text = dump(ir["chunks"][0])  # type: ignore[arg-type]
     # the coordinates are bound once, above the loops; the accumulating buffer before them
     assert text.index("rows: i32[4, 1]") < text.index("total: f32[4, 16] = tl.zeros([4, 16], tl.float32)  @4")
@@ -251,8 +251,7 @@ def test_tma_copies_are_descriptor_accesses_with_a_masked_fallback(tmp_path: Pat
     y = poisoned(37, cols, dtype=torch.float16)
     mod.tma_tiles(x, y)  # type: ignore[attr-defined]
     torch.testing.assert_close(y, (x.float() * 2 + 1).half())
-    ir, legacy = _paths(TMA)
-    assert legacy["tma_tiles"] == []
+    ir = _paths(TMA)
     kinds = {type(s) for s in N.walk(ir["tma_tiles"][0].body)}  # type: ignore[attr-defined]
     assert {N.TmaLoad, N.TmaStore} <= kinds
 
@@ -312,8 +311,8 @@ def test_a_transpose_through_shared_and_a_per_thread_accumulator(tmp_path: Path,
     mod.row_partial(x, out)  # type: ignore[attr-defined]
     ref = torch.nn.functional.pad(x, (0, 28)).view(5, 4, 32).sum(1)
     torch.testing.assert_close(out, ref)
-    ir, legacy = _paths(THREAD_LAYOUTS)
-    assert legacy == {"transpose": [], "row_partial": []}
+    ir = _paths(THREAD_LAYOUTS)
+    assert len(ir["transpose"]) == 1 and len(ir["row_partial"]) == 1
     text = dump(ir["transpose"][0])  # type: ignore[arg-type]
     assert "t: f32[16, 16] = tl.trans(s)  @7" in text, text
     text = dump(ir["row_partial"][0])  # type: ignore[arg-type]
@@ -337,8 +336,8 @@ def test_a_transposing_copy(tmp_path: Path, schedule: str) -> None:
     y = poisoned(45, 37)
     mod.transp_tiles(x, y)  # type: ignore[attr-defined]
     torch.testing.assert_close(y, x.T)
-    ir, legacy = _paths(TRANSP)
-    assert legacy["transp_tiles"] == [] and len(ir["transp_tiles"]) == 1
+    ir = _paths(TRANSP)
+    assert len(ir["transp_tiles"]) == 1
 
 
 PAD = """
@@ -363,8 +362,8 @@ def test_padding_copies_into_and_out_of_a_buffer(tmp_path: Path, schedule: str) 
     tiles = x.view(3, 16, 32)
     torch.testing.assert_close(y, torch.nn.functional.pad(tiles, (4, 4, 2, 2), value=-1.0))
     torch.testing.assert_close(z, torch.nn.functional.pad(tiles, (8, 8, 4, 4), value=7.0))
-    ir, legacy = _paths(PAD)
-    assert legacy["pad_both"] == [] and len(ir["pad_both"]) == 1
+    ir = _paths(PAD)
+    assert len(ir["pad_both"]) == 1
 
 
 EVENTS = """
@@ -387,8 +386,8 @@ __co__ void staged(global f32 [M, N] a, global f32 [M, N] out) {
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_events_and_block_barriers_only_order(tmp_path: Path, schedule: str) -> None:
     # the lifted program is sequential: events, waits on them and block barriers are no statements
-    ir, legacy = _paths(EVENTS)
-    assert legacy["staged"] == [] and "barrier" not in dump(ir["staged"][0])  # type: ignore[arg-type]
+    ir = _paths(EVENTS)
+    assert "barrier" not in dump(ir["staged"][0])  # type: ignore[arg-type]
     mod = _load(tmp_path, "staged", EVENTS, schedule)
     a = torch.randn(37, 45, device=DEVICE)
     out = poisoned(37, 45)
@@ -409,8 +408,8 @@ __co__ s32[2] coop() {
   return b;
 }
 """
-    ir, legacy = _paths(src)  # one launch a phase (lift/gridsync.py; test_lift_levels runs one)
-    assert legacy["coop"] == [] and [k.name for k in ir["coop"]] == ["coop_k0_phase0", "coop_k0_phase1"]  # type: ignore[attr-defined]
+    ir = _paths(src)  # one launch a phase (lift/gridsync.py; test_lift_levels runs one)
+    assert [k.name for k in ir["coop"]] == ["coop_k0_phase0", "coop_k0_phase1"]  # type: ignore[attr-defined]
 
 
 # tiles whose extents are only known at launch: a whole run-time window through a fresh buffer, a
@@ -443,8 +442,7 @@ __co__ void rows_of_blocks(global f16 [G, W] x, global f16 [G, W] y) {
 
 
 def test_tiles_of_run_time_shape_are_fixed_at_launch() -> None:
-    ir, legacy = _paths(RUN_TIME_SHAPES)
-    assert all(not v for v in legacy.values()), legacy
+    ir = _paths(RUN_TIME_SHAPES)
     text = dump(ir["through_shared"][0])  # type: ignore[arg-type]
     assert "arg TILE_D0: constexpr = next_power_of_2(M)" in text, text
     assert "dim0: i32[TILE_D0, 1, 1] = tl.arange(0, TILE_D0)[:, None, None]" in text, text

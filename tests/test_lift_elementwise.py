@@ -3,6 +3,8 @@ text), and numerics against torch on ragged sizes with NaN-poisoned outputs, in 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from lowering_util import DEVICE
@@ -117,14 +119,30 @@ def test_a_single_level_is_the_threads_of_one_block(tmp_path: object) -> None:
     torch.testing.assert_close(mod.scale(x, 0.5).cpu(), x * 0.5 + 300.0)  # type: ignore[attr-defined]
 
 
-def test_forms_the_path_does_not_cover_yet_go_the_older_way() -> None:
+def test_forms_the_lifting_does_not_cover_are_refused_where_they_stand() -> None:
     out = translate_full(
         "__co__ void f(global f32 [6, 17, 64] a, global f32 [6, 17, 64] b) {\n"
-        "  parallel p by 6, q by 64 { l = dma.copy a.chunkat(p, _, q) => local;"
+        "  parallel p by 6, q by 64 { l = dma.copy.sp a.chunkat(p, _, q) => local;"
         " dma.copy l => b.chunkat(p, _, q); }\n}\n",
         filename="t.co",
     )
-    assert out.ir["f"] == [] and out.legacy["f"] == ["f_k0"]
+    d = out.failed["f"].diagnostics[0]  # a 2:4 sparse copy: no Triton form
+    assert out.ir.get("f") is None and d.span is not None and d.span.line == 2
+    assert "croq2triton does not translate" in d.message and d.hint
+
+
+def test_each_thread_copies_its_own_window(tmp_path: Path) -> None:
+    src = (
+        "__co__ void f(global f32 [6, 17, 64] a, global f32 [6, 17, 64] b) {\n"
+        "  parallel p by 6, q by 64 { l = dma.copy a.chunkat(p, _, q) => local;"
+        " dma.copy l => b.chunkat(p, _, q); }\n}\n"
+    )
+    (tmp_path / "own.co").write_text(src)
+    mod = croq2triton.load(tmp_path / "own.co")
+    a = torch.randn(6, 17, 64, device=DEVICE)
+    b = torch.full((6, 17, 64), float("nan"), device=DEVICE)
+    mod.f(a, b)
+    torch.testing.assert_close(b, a)
 
 
 def test_examples_on_the_new_path() -> None:
@@ -165,7 +183,7 @@ def test_the_verifier_requires_one_type_per_variable_across_branches() -> None:
 
 
 def test_a_bug_in_the_tile_ir_path_is_a_located_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    import croq2triton.lift.kernel as lift
+    import croq2triton.emit.kernels as lift
 
     def broken(*args: object) -> object:
         raise KeyError("a translator bug")

@@ -39,7 +39,7 @@ def test_every_kernel_takes_the_tile_ir_path(monkeypatch: pytest.MonkeyPatch, sc
     monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
     out = translate_full(PROGRAM.read_text(), filename="mma_forms.co", schedule=schedule)
     assert not out.failed, out.failed
-    assert all(not v for v in out.legacy.values()), out.legacy
+    assert not out.failed, out.failed
 
 
 def test_chunked_k_loop(mod: Any) -> None:
@@ -156,7 +156,7 @@ def test_an_accumulator_per_unit_is_their_concatenation(monkeypatch: pytest.Monk
     # two warpgroups, each with its own 64-row accumulator: one 128-row dot (lift/units.py)
     monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
     out = translate_full(MULTI_UNIT, filename="t.co", schedule=schedule)
-    assert out.legacy["two_units"] == [], out.legacy
+    assert "two_units" not in out.failed, out.failed
     assert "acc = dot(a_s, trans(b_s)) + acc" in dump(out.ir["two_units"][0])  # type: ignore[arg-type]
     from croq2triton.api import load_source
 
@@ -168,12 +168,12 @@ def test_an_accumulator_per_unit_is_their_concatenation(monkeypatch: pytest.Monk
 
 
 def test_a_unit_index_used_elsewhere_is_not_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
-    # the older lowering refuses this one with a located diagnostic
+    # refused with a located diagnostic
     monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
     odd = MULTI_UNIT.replace("mma.store acc, output", "output.at(0, wg) = 1.0f;\n      mma.store acc, output")
     out = translate_full(odd, filename="t.co")
     assert not out.ir.get("two_units"), out.ir
-    assert out.legacy.get("two_units") == ["two_units_k0"] or out.failed["two_units"].diagnostics[0].span is not None
+    assert out.failed["two_units"].diagnostics[0].span is not None
 
 
 def test_fragments_apply_and_reductions(mod: Any) -> None:
@@ -212,7 +212,7 @@ RING_ELSEWHERE = PROGRAM.read_text().replace(
 def test_a_ring_read_outside_its_loop_is_not_collapsed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
     out = translate_full(RING_ELSEWHERE, filename="mma_forms.co", schedule="source")
-    assert out.legacy.get("roles") == ["roles_k0"] or "roles" in out.failed, (out.legacy, out.failed)
+    assert "roles" in out.failed and out.failed["roles"].diagnostics[0].span is not None
 
 
 def test_roles_of_two_consumer_units(mod: Any) -> None:

@@ -68,22 +68,27 @@ def test_three_consumers_merge_into_one_tile() -> None:
     _gemm(load_co(p), "matmul_f16_ws_1p3c", 384, 256, 128)
 
 
+# rings without events: the lifting collapses a pipeline around the loop that waits on or triggers
+# its events, so each of these is refused (located) for that before its own flaw shows
+NO_EVENTS = "warp roles without a loop that waits on or triggers an event"
+
+
 BAD = {
     "two consumer roles": (
         "inthreads.async (wg == 1) { foreach {k} in [cdiv(K, 64)] { mma.row.row acc, s[k % 2], s[k % 2]; } }",
-        "one producer role (copies) and one consumer role (MMA); found 1 and 2",
+        NO_EVENTS,
     ),
     "mismatched loops": (
         "inthreads.async (wg == 1) { acc = mma.fill.f32 0.0f; foreach {k} in [cdiv(K, 32)] { mma.row.row acc, s[k % 2], s[k % 2]; } }",
-        "producer and consumer loops iterate differently",
+        NO_EVENTS,
     ),
     "overlapping roles": (
         "inthreads.async (wg >= 0) { acc = mma.fill.f32 0.0f; foreach {k} in [cdiv(K, 64)] { mma.row.row acc, s[k % 2], s[k % 2]; } }",
-        "warp roles overlap",
+        NO_EVENTS,
     ),
     "wrong slot": (
         "inthreads.async (wg == 1) { acc = mma.fill.f32 0.0f; foreach {k} in [cdiv(K, 64)] { mma.row.row acc, s[(k + 1) % 2], s[(k + 1) % 2]; } }",
-        "is read at 's[(k + 1) % 2]' but was written at 's[k % 2]'",
+        NO_EVENTS,
     ),
 }
 
@@ -184,33 +189,17 @@ def test_examples_exist() -> None:
     assert Path(SCRIPT).exists()
 
 
-def test_non_power_of_two_tiles_split_into_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
-    """v4's 192-wide tiles: 128 + 64 column pieces of the tiled contraction; the older lowering
-    (what still runs an MMA kernel that is not a proved contraction) splits them the same way, or
-    pads them to 256 with CROQ2TRITON_SPLIT=0; all agree."""
+def test_non_power_of_two_tiles_split_into_pieces() -> None:
+    """v4's 192-wide tiles: 128 + 64 column pieces of the tiled contraction, each its own
+    descriptor load; the result is the GEMM on ragged sizes."""
     from croq2triton.api import load_source
 
     text = (EXAMPLES / "gemm_v4.co").read_text()
     tiled_src = translate_full(text, filename="gemm_v4.co").source
     assert "rhs_desc_0.load([pid_n * 192, k * 64])" in tiled_src and "rhs_desc_1.load([pid_n * 192 + 128" in tiled_src
     tiled = load_source(tiled_src, "v4_tiled")
-    monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
-    split_src = translate_full(text, filename="gemm_v4.co").source
-    assert "rhs_s_0 = tl.zeros([128, 64]" in split_src and "rhs_s_1 = tl.zeros([64, 64]" in split_src
-    assert "rhs_desc_128x64.load(" in split_src and "rhs_desc_64x64.load(" in split_src
-    assert "output_desc_128x128.store(" in split_src and "output_desc_128x64.store(" in split_src
-    split = load_source(split_src, "v4_split")
-    monkeypatch.setenv("CROQ2TRITON_SPLIT", "0")
-    padded_src = translate_full(text, filename="gemm_v4.co").source
-    assert "tl.zeros([256, 64]" in padded_src
-    padded = load_source(padded_src, "v4_padded")
     m, n, k = 200, 300, 100
     a, b = randn(m, k, dtype=torch.float16, seed=3), randn(n, k, dtype=torch.float16, seed=4)
-    outs = []
-    for mod in (tiled, split, padded):
-        out = poisoned(m, n, dtype=torch.float16)
-        mod.matmul(a, b, out)
-        outs.append(out)
-    for out in outs[1:]:
-        assert_close(out, outs[0], atol=1e-3, rtol=1e-3)
-    assert_close(outs[0], a.double() @ b.double().T, atol=gemm_tol(k), rtol=1e-2)
+    out = poisoned(m, n, dtype=torch.float16)
+    tiled.matmul(a, b, out)
+    assert_close(out, a.double() @ b.double().T, atol=gemm_tol(k), rtol=1e-2)

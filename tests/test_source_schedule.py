@@ -17,13 +17,11 @@ from croq2triton.api import translate_full
 FORMS = Path(__file__).parent / "programs" / "gemm_forms"
 
 
-def _translate(path: Path) -> tuple[str, list[str]]:
-    """The module's text on one line, and the kernels the older lowering wrote (a ``_general`` one is
-    the launch of a ``chunkat`` kernel at sizes its tiles do not divide: as written, by design)."""
+def _translate(path: Path) -> str:
+    """The module's text on one line."""
     tr = translate_full(path.read_text(), filename=path.name)
     assert not tr.failed
-    legacy = [k for ks in tr.legacy.values() for k in ks if not k.endswith("_general")]
-    return " ".join(tr.source.split()), legacy
+    return " ".join(tr.source.split())
 
 
 def _launch(text: str) -> dict[str, str]:
@@ -48,31 +46,29 @@ def _launch(text: str) -> dict[str, str]:
     ],
 )
 def test_the_source_states_tile_stages_and_warps(path: Path, tile: str, stages: str, warps: str) -> None:
-    text, legacy = _translate(path)
-    assert not legacy, "a proved contraction is tiled under the source schedule"
+    text = _translate(path)
     assert f"here over {tile} tiles (schedule source;" in text
     got = _launch(text)
     assert (got["NUM_STAGES"], got["num_warps"]) == (stages, warps)
 
 
 def test_warp_roles_are_kept_as_the_warp_specialize_hint() -> None:
-    roles, _ = _translate(FORMS / "pipe_1c_s4.co")
+    roles = _translate(FORMS / "pipe_1c_s4.co")
     assert "warp_specialize=WARP_SPECIALIZE" in roles and "WARP_SPECIALIZE=_rt.WARP_SPECIALIZE" in roles
-    plain, _ = _translate(EXAMPLES / "gemm_v2.co")
+    plain = _translate(EXAMPLES / "gemm_v2.co")
     assert "WARP_SPECIALIZE" not in plain
 
 
 def test_a_tile_loop_of_its_own_is_a_persistent_grid() -> None:
-    text, legacy = _translate(FORMS / "persistent.co")
-    assert not legacy and "_rt.num_sms" in text
-    plain, _ = _translate(EXAMPLES / "gemm_v2.co")
+    text = _translate(FORMS / "persistent.co")
+    assert "_rt.num_sms" in text
+    plain = _translate(EXAMPLES / "gemm_v2.co")
     assert "_rt.num_sms" not in plain
 
 
 def test_columns_that_are_not_a_power_of_two_are_pieces() -> None:
     # v4's 128 x 192 tile: a 128- and a 64-column piece, each its own accumulator, B tile, dot and store
-    text, legacy = _translate(EXAMPLES / "gemm_v4.co")
-    assert not legacy
+    text = _translate(EXAMPLES / "gemm_v4.co")
     assert "here over 128 x 192 x 64 tiles (schedule source;" in text
     assert (
         "offs_n_0 = pid_n * 192 + tl.arange(0, 128)" in text
@@ -85,8 +81,8 @@ def test_columns_that_are_not_a_power_of_two_are_pieces() -> None:
 
 def test_rows_that_are_not_a_power_of_two_are_pieces() -> None:
     # three consumer warpgroups' 192 rows: a 128- and a 64-row piece, each its own A tile and dot
-    text, legacy = _translate(FORMS / "pipe_3c_s1.co")
-    assert not legacy and "here over 192 x 64 x 32 tiles (schedule source;" in text
+    text = _translate(FORMS / "pipe_3c_s1.co")
+    assert "here over 192 x 64 x 32 tiles (schedule source;" in text
     assert (
         "offs_m_0 = pid_m * 192 + tl.arange(0, 128)" in text
         and "offs_m_1 = pid_m * 192 + tl.arange(0, 64) + 128" in text
@@ -118,8 +114,8 @@ def test_the_default_depth_fits_shared_memory(tmp_path: Path) -> None:
     # a stage, so one; the accumulator of 128 x 256 takes 8 warps at 128 registers a thread
     p = tmp_path / "wide_k.co"
     p.write_text(WIDE_K)
-    text, legacy = _translate(p)
-    assert not legacy and "here over 128 x 256 x 256 tiles (schedule source;" in text
+    text = _translate(p)
+    assert "here over 128 x 256 x 256 tiles (schedule source;" in text
     assert _launch(text) == {"GROUP_M": "8", "NUM_STAGES": "1", "num_warps": "8"}
     m, n, k = 130, 260, 300
     a, b = randn(m, k, dtype=torch.float16, seed=5), randn(n, k, dtype=torch.float16, seed=6)
@@ -144,8 +140,8 @@ def test_an_epilogue_on_pieces_reads_its_tensor_per_piece(tmp_path: Path) -> Non
     # 96 columns as 64 + 32; the bias tensor is named like the first piece's accumulator on purpose
     p = tmp_path / "bias_pieces.co"
     p.write_text(BIAS_PIECES)
-    text, legacy = _translate(p)
-    assert not legacy and "here over 64 x 96 x 32 tiles (schedule source;" in text
+    text = _translate(p)
+    assert "here over 64 x 96 x 32 tiles (schedule source;" in text
     assert "acc_0_e_0" in text and "acc_0_e_1" in text  # the tensor, loaded once per piece
     m, n, k = 70, 100, 40
     a, b = randn(m, k, dtype=torch.float16, seed=7), randn(n, k, dtype=torch.float16, seed=8)

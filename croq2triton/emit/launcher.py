@@ -94,9 +94,6 @@ class _Writer:
             self.block(f"for {s.var} in {_code(call('range', host_ast(s.stop)))}:", at, s.body)
         elif isinstance(s, H.Comment):
             self.comment(s.text)
-        elif isinstance(s, H.LegacyLaunch):
-            for text, line in s.lines:
-                self.line(text, line)
         else:
             for node in _simple(s):
                 self.line(_code(node), at)
@@ -198,7 +195,8 @@ def _prepare(p: H.Preparation) -> ast.stmt:
     if isinstance(p, H.ScratchArea):
         return _assign(p.var, call("_rt.scratch", name("_F"), host_ast(p.elements), _torch(p.dtype), name("_dev")))
     sizes = _tuple([host_ast(x) for x in p.sizes])
-    args = [name("_F"), _const(p.what), sizes] + ([_const(p.fixed)] if p.fixed > 1 else [])
+    args = [name("_F"), _const(p.what), sizes]
+    args += [_const(p.fixed), _const(p.least)] if p.least > 1 else [_const(p.fixed)] if p.fixed > 1 else []
     target = ast.Tuple([ast.Name(v, ast.Store()) for v in p.vars], ast.Store())
     return ast.Assign([target], call("_rt.block_extents", *args))
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from ..errors import CroqError, Diagnostic
 from ..frontend import ast as A
 from ..lift.launcher import lift_launcher
-from ..lower.function import KernelDispatch
 from ..tir.host import Launcher
 from ..version import __version__
+from .kernels import KernelDispatch
 from .launcher import emit_launcher
 from .layout import LINE_LIMIT
 from .tidy import tidy
@@ -74,7 +74,6 @@ class Translation:
     failed: dict[str, CroqError] = field(default_factory=dict)  # reported as errors in ``diagnostics``
     unit: A.TranslationUnit | None = None  # the parsed file (``translate_full`` sets it)
     ir: dict[str, list[object]] = field(default_factory=dict)  # function -> its tile-IR kernels
-    legacy: dict[str, list[str]] = field(default_factory=dict)  # function -> kernels of the older path
     launchers: dict[str, Launcher] = field(default_factory=dict)  # function -> its launcher in the host IR
 
 
@@ -90,7 +89,6 @@ def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") 
             sig = launcher.signature
             ops[fn.name] = {"params": list(sig.params), "writes": list(sig.writes), "returns": sig.returns}
             out.ir[fn.name] = list(kernels.ir_kernels)
-            out.legacy[fn.name] = list(kernels.legacy_kernels)
             out.launchers[fn.name] = launcher
             out.lowered.append(fn.name)
             out.diagnostics.extend(kernels.warnings)

@@ -480,7 +480,7 @@ class MmaScale(Stmt):
     acc: Expr
     sa: Expr
     sb: Expr
-    temp: str | None = None  # the hidden accumulator of the MMAs it scales (lower/splitscale.py)
+    temp: str | None = None  # the hidden accumulator of the MMAs it scales (lift/splitscale.py)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -98,6 +99,7 @@ class TileBuffer:
     # are then its constant sizes, 0 elsewhere, and only copies and views read it (``fixed``)
     launch: tuple[tuple[E.Expr, E.Extent] | None, ...] = ()
     home: ScratchHome | None = None  # in scratch memory (lift/scratch.py), not a register tile
+    of: TileBuffer | None = None  # ``buf.span_as([..])``: the buffer whose elements it reshapes
 
     @property
     def fixed(self) -> bool:
@@ -195,11 +197,15 @@ class Buffers(ViewAlgebra):
     scratch_store_tile: Any
     scratch_read: Any
     scratch_write: Any
+    declared: Any
+    extents: Any
+    is_shape: Any
+    lane_views: bool = False  # views may depend on the thread (a per-thread copy: lift/lanecopies.py)
 
     def int_expr(self, e: A.Expr) -> E.Expr:
         v = self.expr(e)
         value = self.block_level(v.expr)
-        if value.shape:
+        if value.shape and not self.lane_views:
             raise NotLifted("a view that depends on the thread index", e)
         if v.ctype not in ("int", "s32", "s64", "u32", "u64", "s16", "u16", "s8", "u8"):
             raise NotLifted("a view extent or offset that is not an integer", e)
@@ -207,6 +213,7 @@ class Buffers(ViewAlgebra):
 
     def bounded(self, e: A.Expr) -> Bounded:
         e = unparen(e)
+        self.declared(e)
         if isinstance(e, A.Binary) and e.op == "#":
             a, b = self.bounded(e.lhs), self.bounded(e.rhs)
             return Bounded(E.fold(a.value * b.bound + b.value), E.fold(a.bound * b.bound))
@@ -218,7 +225,7 @@ class Buffers(ViewAlgebra):
             return Bounded(self.int_expr(e), a.bound)
         if isinstance(e, A.Name):
             v = self.lookup(e.name, e)
-            if isinstance(v, Bounded) and not self.block_level(v.value).shape:
+            if isinstance(v, Bounded) and (self.lane_views or not self.block_level(v.value).shape):
                 return Bounded(self.block_level(v.value), v.bound)
             if isinstance(v, WithName):  # named by 'with', no 'foreach' over it: 0 (LANGUAGE.md 7.4)
                 return Bounded(E.Const(0), v.extent)
@@ -236,6 +243,9 @@ class Buffers(ViewAlgebra):
         return [self.int_expr(x) for x in args]
 
     def chunk_extent(self, parent: E.Expr, factor: E.Expr) -> E.Expr:
+        hp, hf = self.host_of(parent), self.host_of(factor)  # the grid's extents as the launcher has them
+        if E.same(E.fold(parent), E.fold(factor)) or (hp is not None and hf is not None and E.same(hp, hf)):
+            return E.Const(1)  # ``x.chunkat(s, _)`` of [S, ..] by S: the factor is a bound, at least 1 where it runs
         return E.fold(E.Bin("/", parent, factor))  # floor division (LANGUAGE.md 7.6)
 
     def buffer_decl(self, s: A.SpannedDecl) -> None:
@@ -285,7 +295,10 @@ class Buffers(ViewAlgebra):
             if m.member != "span":
                 raise NotLifted("a buffer shape of this form", m)
             return view_shape(self.place(m.base))
-        return tuple(self.int_expr(x) for x in shape)
+        out: list[E.Expr] = []
+        for x in shape:
+            out.extend(self.extents(x) if self.is_shape(x) else [self.int_expr(x)])
+        return tuple(out)
 
     def static_shape(self, shape: list[A.Expr] | None, node: A.Node) -> tuple[int, ...]:
         out = [const_int(n) for n in self.shape_sizes(shape, node)]
@@ -339,6 +352,9 @@ class Buffers(ViewAlgebra):
         host = self.host_of(size)
         if host is None:
             raise NotLifted("a tile extent the launcher cannot compute", node)
+        for a in self.args.values():  # one extent of one size: the tiles of an MMA agree in shape
+            if isinstance(a, N.Constexpr) and a.size is not None and E.same(E.fold(a.size), E.fold(host)):
+                return E.Extent(a.name)
         arg = self.claim(name)
         line = node.span.line if node.span else 0
         self.args[arg] = N.Constexpr(arg, 0, size=host, of=f"{what} ({self.src_name}:{line})", fixed=fixed)
@@ -356,6 +372,8 @@ class Buffers(ViewAlgebra):
         """The buffer's tile, bound to its fill value where nothing wrote it yet."""
         if buf.home is not None:
             return self.scratch_tile(buf, node)
+        if buf.of is not None:  # a reshaped view: the other buffer's tile, reshaped at each read
+            return E.Reshape(self.tile_value(buf.of, node), buf.tile)  # type: ignore[return-value]
         if not buf.defined:
             self.body.append(N.Let(buf.var, E.Full(buf.tile, buf.fill, buf.var.type), line=buf.line))
             buf.defined = True
@@ -399,6 +417,10 @@ class Buffers(ViewAlgebra):
         return BufferView(buf, zeros, buf.sizes, tuple(True for _ in buf.extents))
 
     def place_op(self, p: Place, op: A.ViewOp) -> Place:
+        if op.kind == "span_as" and isinstance(p, BufferView):
+            return self.whole_buffer(self.span_as(p, op))
+        if op.kind == "span_as":  # of a window of a tensor: not lifted, but a wrong count is the user's error
+            self.span_as_count(list(view_shape(p)), op)
         if op.kind in ("span_as", "modspan", "chunk", "zfill"):
             raise NotLifted(f"the view operation '.{op.kind}' in a copy", op)
         if isinstance(p, Region):
@@ -414,7 +436,41 @@ class Buffers(ViewAlgebra):
             new_keep[d] = keep[j]
         return BufferView(p.buffer, tuple(new_offs), tuple(new_shape), tuple(new_keep))
 
+    def span_as_count(self, old: list[E.Expr], op: A.ViewOp) -> list[E.Expr]:
+        """The extents ``.span_as([..])`` gives, checked to hold as many elements as ``old``."""
+        items = [y for x in op.args for y in (unparen(x).items if isinstance(unparen(x), A.MdspanLit) else [x])]  # type: ignore[attr-defined]
+        new = [self.int_expr(x) for x in items]
+        count: E.Expr = E.Const(1)
+        was: E.Expr = E.Const(1)
+        for n in new:
+            count = E.fold(E.Bin("*", count, n))
+        for n in old:
+            was = E.fold(E.Bin("*", was, n))
+        if isinstance(count, E.Const) and isinstance(was, E.Const) and count.value != was.value:
+            raise CroqSemanticError(
+                f"span_as: {count.value} elements cannot view {was.value} elements",
+                op.span,
+                "the new shape must have the same number of elements",
+            )
+        return new
+
+    def span_as(self, p: BufferView, op: A.ViewOp) -> TileBuffer:
+        """``buf.span_as([a, b])``: the buffer's elements in row-major order as a buffer of that
+        shape, a view that reads and writes the same tile through ``tl.reshape``."""
+        dims = [const_int(x) for x in self.span_as_count(list(p.shape), op)]
+        old = [const_int(x) for x in p.shape] if p.whole else None
+        if old is None or None in old or None in dims or p.buffer.of is not None:
+            raise NotLifted("a span_as of a part of a buffer or of run-time extent", op)
+        buf = p.buffer
+        if buf.home is not None or not buf.fixed or any(pow2(n) != n for n in (*buf.extents, *dims)):  # type: ignore[arg-type]
+            raise NotLifted("a span_as of a buffer whose tile is padded or not in registers", op)
+        var = E.Var(self.claim(f"{buf.name}_as"), buf.var.type, dims=tuple(dims))  # type: ignore[arg-type]
+        return TileBuffer(buf.name, buf.elem, tuple(dims), var, buf.fill, buf.line, True, of=buf)  # type: ignore[arg-type]
+
     def set_tile(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
+        if buf.of is not None:  # written through a reshaped view: the other buffer, reshaped back
+            self.set_tile(buf.of, E.Reshape(spread(E.fold(value), buf.tile, buf.var.type), buf.of.tile), node)
+            return
         if buf.home is not None:
             self.scratch_store_tile(buf, value, node)
             return
@@ -438,6 +494,8 @@ class Buffers(ViewAlgebra):
         p = self.place(b)
         if not isinstance(p, BufferView) or not p.whole:
             raise NotLifted("an element of a part of a buffer", base)
+        if p.buffer.of is not None:
+            raise NotLifted("an element of a buffer viewed with span_as", base)
         return p.buffer
 
     def lane_axes(self, buf: TileBuffer, at: A.At) -> tuple[int, ...]:
@@ -446,7 +504,7 @@ class Buffers(ViewAlgebra):
         rank = len(buf.extents)
         indices = self.index_args(at.indices)
         if len(indices) != rank:
-            raise NotLifted("a buffer element whose indices do not match the rank", at)
+            raise CroqSemanticError(f"{len(indices)} index(es) for data of rank {rank}", at.span)
         axes: list[int] = []
         lanes = len(self.lanes[1]) if self.lanes is not None else 0
         for d, i in enumerate(indices):

@@ -58,7 +58,7 @@ class Calls:
         elif c.kind == "atomic":
             self.atomic(c, result=False)
         else:
-            raise NotLifted(f"a '{c.kind}' call", s)
+            raise NotLifted(call_form(c), s, CALL_HINT)
 
     def device_print(self, c: A.Call, s: A.Stmt) -> None:
         text = " ".join(a.value for a in c.args if isinstance(a, A.StringLit))
@@ -94,3 +94,15 @@ class Calls:
         compare = values[0] if op == "cas" else None
         self.emit(N.Atomic(op, base, index, values[-1], mask, old if result else None, compare), c)
         return Value(old, elem)
+
+
+CALL_HINT = "calls into C++/CUDA device code have no Triton form: write the computation in Croqtile"
+
+
+def call_form(c: A.Call) -> str:
+    """What a call that has no Triton form is, for the diagnostic that refuses it."""
+    if c.kind == "call":
+        return f"the call of '{c.name}' (a C++ function: Triton kernels cannot call it)"
+    if c.kind == "intrinsic":
+        return f"the intrinsic call '{c.name}' (a C++ library function: Triton kernels cannot call it)"
+    return f"a '{c.kind}' call ('{c.name}')"

@@ -31,6 +31,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..errors import CroqLoweringError
 from ..frontend import ast as A
 from ..frontend.printer import Printer
 from ..sema.consteval import const_int
@@ -90,7 +91,9 @@ def collapse(p: A.Parallel, rings: set[str]) -> tuple[A.Stmt, Stated]:
             raise NotLifted("a warp role that uses its thread index", r)
         parts.append(_split(body, r))
     mains = [m for _, m, _ in parts if m is not None]
-    if not mains or len({_text(m.items) for m in mains}) != 1:
+    if not mains:
+        raise NotLifted("warp roles without a loop that waits on or triggers an event (no pipeline to collapse)", p)
+    if len({_text(m.items) for m in mains}) != 1:
         raise NotLifted("warp roles whose main loops run over different iterations", p)
     ring_names = {n.base.name for m in mains for n in m.walk() if _ring_access(n, rings)}  # type: ignore[attr-defined]
     # the roles that write a ring go first: each iteration writes its slot before it is read
@@ -196,6 +199,11 @@ def _writes_ring(main: A.Foreach | None, rings: set[str]) -> bool:
     return False
 
 
+def _written(block: A.Block, u: A.Index) -> bool:
+    """Is ``u`` (a ring access) the destination of a copy?"""
+    return any(isinstance(n, A.DmaStmt) and any(x is u for x in n.dst.walk()) for n in block.walk())
+
+
 def _single_buffers(block: A.Block, loop: A.Foreach, names: set[str]) -> None:
     """Every ring ``name[i]`` of the loop, read and written at one index expression and in the
     loop only, as the one buffer ``name`` (in ``block``, a copy of the roles)."""
@@ -203,8 +211,18 @@ def _single_buffers(block: A.Block, loop: A.Foreach, names: set[str]) -> None:
     for name in names:
         uses = [n for n in block.walk() if isinstance(n, A.Index) and _ring_access(n, {name})]
         bare = [n for n in block.walk() if isinstance(n, A.Name) and n.name == name]
-        if any(id(u) not in inside for u in uses) or len({_text(u.indices) for u in uses}) != 1:
-            raise NotLifted(f"a ring of buffers '{name}' read at another slot or outside the pipeline's loop", loop)
+        if any(id(u) not in inside for u in uses):
+            raise NotLifted(f"a ring of buffers '{name}' used outside the pipeline's loop", loop)
+        written = [u for u in uses if _written(block, u)]
+        spelled = {f"{name}[{_text(u.indices)}]": u for u in uses}
+        if len(spelled) != 1:
+            w = f"{name}[{_text(written[0].indices)}]" if written else next(iter(spelled))
+            r = next(s for s in spelled if s != w)
+            raise CroqLoweringError(
+                f"stage ring '{name}' is read at '{r}' but was written at '{w}'",
+                spelled[r].span,
+                "each iteration of a pipeline reads the slot its producer wrote in the same iteration",
+            )
         if len(bare) != len(uses):
             raise NotLifted(f"a ring of buffers '{name}' used as a whole", loop)
         for u in uses:  # ring[i] -> the buffer

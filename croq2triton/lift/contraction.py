@@ -747,7 +747,7 @@ class Interpreter(Roles, Expressions):
         """``mma.scale acc, sa, sb``: the MMAs into ``acc`` since the previous one of this loop body
         (or its start) are scaled."""
         acc = as_cells(self.value(s.acc))
-        if s.temp is not None:  # lower/splitscale.py made the hidden accumulator explicit
+        if s.temp is not None:  # lift/splitscale.py made the hidden accumulator explicit
             self.scale_temp(acc, s)
             return
         if not isinstance(acc, Cells) or not acc.coords:

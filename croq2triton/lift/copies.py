@@ -10,13 +10,15 @@ into or out of a buffer run over the buffer's whole tile, so a copy into a part 
 (``buf.subspan(16, 32).at(1, 0)``) keeps the rest of it.  A transposing copy pairs the dimensions
 through its permutation; a padding copy reads its border as the pad value.  The rest (copies of
 run-time shape, interior padding, copies whose views depend on the thread) raises
-:class:`NotLifted`, and the older lowering takes the kernel.
+:class:`NotLifted` (a located diagnostic: emit/kernels.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -70,14 +72,26 @@ class Copies:
     named: Any
     mask_terms: Any
     named_offset: Any
+    part_tile: Any
+    per_thread_copy: Any
+    selected: Any
+    lane_copy: Any
 
     def dma(self, s: A.DmaStmt) -> None:
         if s.op not in ("copy", "load", "transp", "pad") or (s.cfg and s.op == "copy"):
             raise NotLifted(f"a {s.engine}.{s.op}", s)
         if s.event is not None and not self.is_event(s.event):  # ``tma.copy.async<full>``: it only orders
             raise NotLifted("a copy bound to something other than an event", s)
+        if self.per_thread_copy(s):  # each thread's own window (lift/lanecopies.py)
+            self.lane_copy(s)
+            return
+        if not s.dst_storage and isinstance(unparen(s.dst), A.Select):
+            self.copy_into_select(s, unparen(s.dst))  # type: ignore[arg-type]
+            return
         if any(a.name not in NEUTRAL_ATTRS for a in s.attrs):
-            raise NotLifted("a copy with these attributes", s)
+            odd = [a.name for a in s.attrs if a.name not in NEUTRAL_ATTRS]
+            what = "2:4 sparse copies ('.sp')" if odd == ["sp"] else f"a copy with '.{odd[0]}'"
+            raise NotLifted(what, s)
         if any(p.shape for p in self.pred):
             raise NotLifted("a copy under a condition on the thread index", s)
         src = self.place(s.src)
@@ -128,6 +142,32 @@ class Copies:
             self.between_buffers(src, dst, s)  # type: ignore[arg-type]
         if s.result:
             self.scopes[-1][s.result] = CopyFuture(dst)
+
+    def copy_into_select(self, s: A.DmaStmt, sel: A.Select) -> None:
+        """``dma.copy v => select(i, b0, b1, ..)``: into the chosen buffer; with ``i`` known only at
+        run time, into a buffer each choice then takes where ``i`` names it."""
+        index = self.int_expr(sel.index)
+        k = const_int(index)
+        if k is not None:
+            if not 0 <= k < len(sel.options):
+                raise CroqSemanticError(f"select index {k} is out of range for {len(sel.options)} choices", sel.span)
+            self.dma(dataclasses.replace(s, dst=sel.options[k]))
+            return
+        names = [unparen(x) for x in sel.options]
+        if not all(isinstance(x, A.Name) for x in names):
+            raise NotLifted("a copy into a select of something other than names", sel)
+        choices = [self.selected(x.name, x) for x in names]  # type: ignore[attr-defined]
+        first = choices[0]
+        if len({(b.tile, b.extents, b.var.type) for b in choices}) != 1:
+            raise NotLifted("a copy into a select between buffers of different shapes", sel)
+        tmp = self.new_buffer(self.fresh(f"{first.name}_chosen"), first.elem, first.extents, 0, s)
+        self.scopes[-1][tmp.name] = tmp
+        self.dma(dataclasses.replace(s, dst=A.Name(tmp.name, span=sel.span), result=None))
+        for j, b in enumerate(choices):
+            taken = E.Bin("==", index, E.Const(j))
+            self.set_tile(b, E.Where(taken, self.tile_value(tmp, s), self.tile_value(b, s)), s)
+        if s.result:
+            self.scopes[-1][s.result] = CopyFuture(self.whole_buffer(tmp))
 
     def permutation(self, s: A.DmaStmt, src: Place) -> tuple[int, ...]:
         """``dma.transp<p0, p1, ..>``: the destination's dimension k is the source's ``p_k``
@@ -274,7 +314,11 @@ class Copies:
         coords = self.coords(buf.tile, node)
         return any(E.same(t.rhs, ext) and E.same(lhs, coords[d]) for d, ext in enumerate(buf.sizes))
 
-    def empty(self, src: BufferView, dst: Region, node: A.Stmt, perm: tuple[int, ...], pad: Any = None) -> None:
+    def empty(
+        self, src: BufferView, dst: Region, node: A.Stmt, perm: tuple[int, ...], pad: Any = None, only_src: bool = False
+    ) -> None:
+        """Store the buffer part ``src`` into the window ``dst``; ``only_src`` (``mma.store.mask``):
+        a smaller source writes only its own elements (a copy would write the tail's zeros)."""
         if pad is not None:  # the border, then the buffer at the origin shifted by the lower borders
             self.border(src, dst, node, pad)
             origin = list(dst.origin)
@@ -293,7 +337,10 @@ class Copies:
             d = src.axes[perm[c]]
             index[td] = E.fold(index[td] + u[d])
             if not E.same(src.shape[d], dst.shape[c]):
-                if const_int(src.shape[d]) is not None and (const_int(dst.shape[c]) or 0) > const_int(src.shape[d]):  # type: ignore[operator]
+                larger = const_int(src.shape[d]) is not None and (const_int(dst.shape[c]) or 0) > const_int(
+                    src.shape[d]
+                )  # type: ignore[operator]
+                if larger and not only_src:
                     raise NotLifted("a copy out of a buffer into a larger view", node)
                 cond.append(E.Bin("<", u[d], dst.shape[c]))
         idx = tuple(self.named_offset(i, node) for i in index)
@@ -371,7 +418,13 @@ class Copies:
         self.emit(N.Store(d_ptr.name, d_idx, var, self.mask_of(write, node)), node)
 
     def between_buffers(self, src: BufferView, dst: BufferView, node: A.DmaStmt) -> None:
-        if not (src.whole and dst.whole and src.buffer.sizes == dst.buffer.sizes):
-            raise NotLifted("a copy between parts of buffers", node)
         self.same_elem(src.buffer.elem, dst.buffer.elem, node)
-        self.set_tile(dst.buffer, self.tile_value(src.buffer, node), node)
+        if src.whole and dst.whole and src.buffer.sizes == dst.buffer.sizes:
+            self.set_tile(dst.buffer, self.tile_value(src.buffer, node), node)
+            return
+        if not dst.whole:
+            raise NotLifted("a copy into a part of a buffer from another buffer", node)
+        value, shape, sizes = self.part_tile(src, node)  # a part of the source (lift/parts.py)
+        if shape != dst.buffer.tile or not all(E.same(a, E.fold(b)) for a, b in zip(sizes, dst.buffer.sizes)):
+            raise NotLifted("a copy between buffer parts of different shapes", node)
+        self.set_tile(dst.buffer, value, node)

@@ -14,12 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
 from .buffers import BufferView, CopyFuture, TileBuffer
 from .notlifted import NotLifted
-from .terms import const_int
+from .terms import const_int, unparen
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class Futures:
     emit: Any
     fresh: Any
     tile_value: Any
+    new_buffer: Any
+    whole_buffer: Any
     set_tile: Any
     int_expr: Any
 
@@ -60,13 +63,33 @@ class Futures:
         return v
 
     def select_future(self, e: A.Select) -> Any:
-        """``select(i, f0, f1, ...)`` with ``i`` known when translating: ``f_i`` itself."""
-        k = const_int(self.int_expr(e.index))
-        if k is None or not 0 <= k < len(e.options):
-            raise NotLifted("a select whose index is not a constant within its choices", e.index)
-        choice = e.options[k]
-        while isinstance(choice, A.Paren):
-            choice = choice.expr
-        if not isinstance(choice, A.Name):
-            raise NotLifted("a select of something other than names", choice)
-        return self.lookup(choice.name, choice)
+        """``select(i, f0, f1, ...)``: with ``i`` known when translating, ``f_i`` itself; else a
+        buffer holding the chosen one's tile (``tl.where`` over the choices), read from then on."""
+        names = [unparen(x) for x in e.options]
+        if not all(isinstance(x, A.Name) for x in names):
+            raise NotLifted("a select of something other than names", e)
+        index = self.int_expr(e.index)
+        k = const_int(index)
+        if k is not None:
+            if not 0 <= k < len(names):
+                raise CroqSemanticError(f"select index {k} is out of range for {len(names)} choices", e.index.span)
+            return self.lookup(names[k].name, names[k])  # type: ignore[attr-defined]
+        buffers = [self.selected(x.name, x) for x in names]  # type: ignore[attr-defined]
+        if len({(b.tile, b.extents, b.var.type) for b in buffers}) != 1:
+            raise NotLifted("a select at run time between buffers of different shapes", e)
+        first = buffers[0]
+        out = self.new_buffer(self.fresh(f"{first.name}_chosen"), first.elem, first.extents, 0, e)
+        value: E.Expr = self.tile_value(buffers[-1], e)
+        for j in reversed(range(len(buffers) - 1)):
+            value = E.Where(E.Bin("==", index, E.Const(j)), self.tile_value(buffers[j], e), value)
+        self.set_tile(out, value, e)
+        return CopyFuture(self.whole_buffer(out))
+
+    def selected(self, name: str, node: A.Node) -> TileBuffer:
+        """A choice of a run-time select: a whole buffer in registers, or a copy's future of one."""
+        v = self.lookup(name, node)
+        if isinstance(v, CopyFuture) and isinstance(v.data, BufferView) and v.data.whole:
+            v = v.data.buffer
+        if not isinstance(v, TileBuffer) or v.home is not None:
+            raise NotLifted(f"a select at run time of '{name}', which is not a buffer in registers", node)
+        return v

@@ -6,10 +6,10 @@ becomes lane axes, so one lane per thread turns into one element of a block-leve
 tensors become masked loads and stores; a condition on lanes (``if``, a thread level that is not
 a power of two) joins the masks; scalar declarations are lets.
 
-This path handles programs made of element accesses and scalar arithmetic at block and thread
-level.  Anything else (copies, buffers, loops, MMA, warp roles) raises :class:`NotLifted`, and
-the translator lowers the kernel on its older path (``croq2triton/lower``) until the lifting
-covers it.  Nothing here writes Triton text: the result is a :class:`~croq2triton.tir.nodes.Kernel`.
+The mixins of this class lift the rest (copies and buffers, loops, MMAs, warp roles and events,
+scratch memory, atomics); a form none of them covers raises :class:`NotLifted`, which the kernel
+dispatch (emit/kernels.py) reports as a located diagnostic.  Nothing here writes Triton text: the
+result is a :class:`~croq2triton.tir.nodes.Kernel`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import keyword
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Diagnostic
+from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..sema.consteval import const_int
 from ..sema.levels import UNIT_THREADS, chain_levels, chains
@@ -28,16 +28,18 @@ from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
 from .buffers import Buffers, Ring, known_elements, pow2, shared_element
-from .calls import Calls
+from .calls import CALL_HINT, Calls, call_form
 from .collapse import collapse, has_roles
 from .copies import Copies
 from .events import Events
 from .futures import Futures
 from .hazards import fence_hazards
 from .host import HostScope, ir_type
+from .lanecopies import LaneCopies
 from .loops import Loops
 from .mma import Mmas
 from .notlifted import NotLifted
+from .parts import Parts
 from .placement import nested_lane_axes, scratch_buffers
 from .scratch import ScratchBuffers
 from .terms import Bounded, WithName, unparen
@@ -53,7 +55,9 @@ class Lifted:
     warnings: list[Diagnostic]
 
 
-class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, ScratchBuffers, Buffers, Arith):
+class Lifter(
+    Mmas, Units, Events, Loops, Futures, TmaCopies, LaneCopies, Copies, Parts, Calls, ScratchBuffers, Buffers, Arith
+):
     def __init__(self, top: A.Parallel, name: str, host: HostScope, src_name: str) -> None:
         self.top = top
         self.name = name
@@ -180,6 +184,8 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
         for axis, (var, bound_node) in enumerate(pairs):
             host = self.host_expr(bound_node)
             lit = const_int(bound_node)
+            if lit is None and isinstance(folded := E.fold(host), E.Const) and isinstance(folded.value, int):
+                lit = folded.value  # a bound the launcher's constants fix (``M / MMA_M / 4``)
             pid = E.Var(self.claim(var) if var else self.fresh("pid"), lo=0, hi=lit - 1 if lit is not None else None)
             bound = E.Const(lit) if lit is not None else E.Call("num_programs", (E.Const(axis),), "i32")
             if var:
@@ -286,7 +292,7 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
             self.scopes.append({})
             self.stmts(s.stmts)
             self.scopes.pop()
-        elif isinstance(s, A.Empty):
+        elif isinstance(s, (A.Empty, A.PragmaStmt)):
             return
         elif isinstance(s, A.Parallel) and has_roles(s.body):
             self.roles(s)
@@ -350,7 +356,7 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
         elif isinstance(s, A.Yield):
             self.yield_stmt(s)
         else:
-            raise NotLifted(f"a '{type(s).__name__}' statement", s)
+            raise NotLifted(STATEMENTS.get(type(s).__name__, f"a '{type(s).__name__}' statement"), s)
 
     def roles(self, s: A.Parallel) -> None:
         """Warp roles as one sequential program (lift/collapse.py); its rings become buffers and
@@ -411,6 +417,9 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
             return
         if not isinstance(target, A.Name):
             raise NotLifted("an assignment to this kind of target", target)
+        if a.op == "=" and (reshaped := self.reshaped_tensor(a.value)) is not None:  # ``xf = x.span_as([..])``
+            self.scopes[-1][target.name] = reshaped
+            return
         if a.op == "=" and self.names_a_view(a.value):  # a named view (``q = x.subspan(..).at(..)``)
             self.scopes[-1][target.name] = self.place(a.value)
             return
@@ -493,7 +502,36 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
         self.emit(N.If(cond, bodies[0], bodies[1]), s)
 
     # ================================================================ element accesses
+    def reshaped_tensor(self, e: A.Expr) -> ReshapedTensor | None:
+        """``x.span_as([a, b])`` of a whole tensor: its elements in row-major order with that shape
+        (read and written by element: the index is unravelled into the tensor's), else None."""
+        v = unparen(e)
+        if not (isinstance(v, A.View) and len(v.ops) == 1 and v.ops[0].kind == "span_as"):
+            return None
+        base = unparen(v.base)
+        if not (isinstance(base, A.Name) and base.name in self.host.tensors):
+            return None
+        _, ptr = self.tensor(base)
+        items = [y for x in v.ops[0].args for y in (unparen(x).items if isinstance(unparen(x), A.MdspanLit) else [x])]  # type: ignore[attr-defined]
+        dims = tuple(self.int_expr(x) for x in items)
+        new, old = E.Const(1), E.Const(1)
+        for n in dims:
+            new = E.fold(E.Bin("*", new, n))
+        for n in ptr.extents:
+            old = E.fold(E.Bin("*", old, n))
+        if isinstance(new, E.Const) and isinstance(old, E.Const) and new.value != old.value:
+            raise CroqSemanticError(
+                f"span_as: {new.value} elements cannot view {old.value} elements",
+                v.ops[0].span,
+                "the new shape must have the same number of elements",
+            )
+        return ReshapedTensor(base.name, dims)
+
     def tensor(self, base: A.Expr) -> tuple[str, N.Pointer]:
+        if isinstance(base, A.Name) and isinstance(self.binding(base.name), ReshapedTensor):
+            base = A.Name(self.binding(base.name).tensor, span=base.span)
+        if isinstance(base, A.Name) and not self.known(base.name):
+            raise CroqSemanticError(f"'{base.name}' is not declared", base.span)
         if not isinstance(base, A.Name) or base.name not in self.host.tensors:
             raise NotLifted("an element access of something other than a tensor", base)
         t = self.host.tensors[base.name]
@@ -510,6 +548,24 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
         assert isinstance(arg, N.Pointer)
         return t.elem, arg
 
+    def unravelled(self, at: A.At, r: ReshapedTensor, rank: int) -> tuple[E.Expr, ...]:
+        """An element of a span_as view as the tensor's index: row-major position, unravelled."""
+        indices = self.index_args(at.indices)
+        if len(indices) != len(r.dims):
+            raise CroqSemanticError(f"{len(indices)} index(es) for data of rank {len(r.dims)}", at.span)
+        flat: E.Expr = E.Const(0)
+        for i, n in zip(indices, r.dims, strict=True):
+            flat = E.Bin("+", E.Bin("*", flat, n), self.expr(i).expr)
+        flat = self.named_offset(E.fold(flat), at)
+        _, ptr = self.tensor(at.base)
+        out: list[E.Expr] = []
+        for d in reversed(range(rank)):
+            n = ptr.extents[d]
+            out.append(E.fold(E.Bin("%", flat, n)) if d else flat)
+            if d:
+                flat = E.fold(E.Bin("/", flat, n))
+        return tuple(self.named_offset(x, at) for x in reversed(out))
+
     def size(self, x: str | int) -> E.Expr:
         if isinstance(x, int):
             return E.Const(x)
@@ -522,9 +578,13 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
         return E.Var(name, ir_type(ctype) or "i32", lo=lo)
 
     def index(self, at: A.At, rank: int) -> tuple[E.Expr, ...]:
+        b = unparen(at.base)
+        reshaped = self.binding(b.name) if isinstance(b, A.Name) else None
+        if isinstance(reshaped, ReshapedTensor):
+            return self.unravelled(at, reshaped, rank)
         indices = self.index_args(at.indices)
         if len(indices) != rank:
-            raise NotLifted("an element access whose indices do not match the rank", at)
+            raise CroqSemanticError(f"{len(indices)} index(es) for data of rank {rank}", at.span)
         out = []
         for i in indices:
             v = self.expr(i)
@@ -635,6 +695,8 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
             return Value(self.extent_of(e.base.base, e.index), "int")
         if isinstance(e, A.GetIth) and isinstance(unparen(e.base), A.Name):
             return self.tuple_part(unparen(e.base).name, e)  # type: ignore[attr-defined]
+        if isinstance(e, A.Call):
+            raise NotLifted(call_form(e), e, CALL_HINT)
         raise NotLifted(f"a '{type(e).__name__}' expression", e)
 
     def lookup(self, name: str, node: A.Node) -> Value | Bounded:
@@ -654,7 +716,22 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
         if name in self.host.float_constants:
             value, ctype = self.host.float_constants[name]
             return Value(E.Const(value, ir_type(ctype) or "f32"), ctype)
-        raise NotLifted(f"the name '{name}'", node)
+        if not self.known(name):
+            raise CroqSemanticError(f"'{name}' is not declared", node.span)
+        raise NotLifted(f"the name '{name}' used as a value", node)
+
+    def declared(self, e: A.Expr) -> None:
+        """Every name ``e`` reads is declared (else the user's error, where it stands)."""
+        for n in e.walk():
+            if isinstance(n, A.Name) and not self.known(n.name):
+                raise CroqSemanticError(f"'{n.name}' is not declared", n.span)
+
+    def known(self, name: str) -> bool:
+        """Is ``name`` declared anywhere the kernel can see (its scopes, the launcher's names)?"""
+        h = self.host
+        return any(name in sc for sc in self.scopes) or any(
+            name in d for d in (h.tensors, h.scalars, h.constants, h.float_constants, h.shapes)
+        )
 
     def sizes(self) -> set[str]:
         return {x for t in self.host.tensors.values() for x in t.extents if isinstance(x, str)}
@@ -671,6 +748,7 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
 
     def compose(self, e: A.Binary) -> Value:
         """``a # b`` = ``a * #b + b`` (LANGUAGE.md 7.2)."""
+        self.declared(e)
         rhs = e.rhs
         while isinstance(rhs, A.Paren):
             rhs = rhs.expr
@@ -715,6 +793,19 @@ class Lifter(Mmas, Units, Events, Loops, Futures, TmaCopies, Copies, Calls, Scra
             out = E.replace(out, E.Call("num_programs", (E.Const(axis),), "i32"), g)
         return None if _calls(out, "num_programs") else E.fold(out)
 
+
+@dataclass(frozen=True)
+class ReshapedTensor:
+    """``x.span_as([..])`` of a whole tensor inside a kernel: read and written by element."""
+
+    tensor: str
+    dims: tuple[E.Expr, ...]
+
+
+# statements with no Triton form, as the diagnostic that refuses them names them
+STATEMENTS = {
+    "Asm": "inline asm (Triton kernels take no PTX or C++ asm statements)",
+}
 
 TILE_WORK = (A.Apply, A.MmaOp, A.MmaFill, A.MmaStore, A.FragOp)
 

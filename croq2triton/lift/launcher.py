@@ -5,7 +5,7 @@ Host code runs in Python (LANGUAGE.md 8 and 9.1): scalars, buffers, element read
 checks, prints, and ``if`` / ``while`` / ``foreach`` around launches (lift/hostflow.py).  A ``: device(cpu|gpu)``
 region (9.5) is host code too: its parallels are launched on the kernels' device, in program
 order.  Each top-level ``parallel`` is a kernel; how it is lowered and launched is the business of
-the ``kernels`` callback (the tile-IR and contraction paths, or the older lowering), which
+the ``kernels`` callback (the contraction and tile-IR paths, emit/kernels.py), which
 returns the host statements that launch it and may read the launcher's scope through
 :meth:`LauncherLifting.host_scope` and :meth:`~.hostexpr.HostExprs.evaluate`.
 """

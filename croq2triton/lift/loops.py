@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -99,6 +100,9 @@ class Loops:
         out = []
         for x in items:
             x = unparen(x)
+            if isinstance(x, A.Binary) and x.op in ("+", "-", "*", "/", "%") and self.is_shape(x):
+                out.extend(self.shape_arith(x))  # ``a.span / tiles``: element by element
+                continue
             if isinstance(x, A.Member) and x.member == "span":
                 out.extend(E.fold(n) for n in view_shape(self.place(x.base)))
                 continue
@@ -114,6 +118,28 @@ class Loops:
                 raise NotLifted("a loop extent that is not a block-level integer", x)
             out.append(E.fold(v.expr))
         return out
+
+    def is_shape(self, x: A.Expr) -> bool:
+        """Does ``x`` denote a shape (of several extents, or a span) rather than one integer?"""
+        x = unparen(x)
+        if isinstance(x, (A.MdspanLit,)) or (isinstance(x, A.Member) and x.member == "span"):
+            return True
+        if isinstance(x, A.Name):
+            return isinstance(self.binding(x.name), ShapeName) or (
+                self.binding(x.name) is None and x.name in self.host.shapes
+            )
+        return isinstance(x, A.Binary) and (self.is_shape(x.lhs) or self.is_shape(x.rhs))
+
+    def shape_arith(self, x: A.Binary) -> list[E.Expr]:
+        """``a.span / [1, 4]``: the operation on each extent (one integer applies to every one)."""
+        a, b = self.extents(x.lhs), self.extents(x.rhs)
+        if len(a) == 1 and len(b) > 1:
+            a = a * len(b)
+        if len(b) == 1 and len(a) > 1:
+            b = b * len(a)
+        if len(a) != len(b):
+            raise CroqSemanticError(f"'{x.op}' of shapes of {len(a)} and {len(b)} extents", x.span)
+        return [E.fold(E.Bin(x.op, p, q)) for p, q in zip(a, b, strict=True)]
 
     def shape_decl(self, s: A.MdspanDecl) -> None:
         """``tiles : [32, b];`` inside a kernel: a name of the shape."""
@@ -141,6 +167,10 @@ class Loops:
             if k == 0:
                 return self.name_value(A.Name(name, span=e.span))
             return Value(E.fold(E.Bin("+", t.bound if isinstance(t, Bounded) else t.extent, E.Const(k))), "int")
+        shape = self.host.shapes.get(name) if t is None else None
+        x = shape[k] if shape is not None and k is not None and -len(shape) <= k < len(shape) else None
+        if x is not None and (isinstance(x, int) or x.isidentifier()):
+            return Value(self.size(x), "int")  # an extent of a shape the launcher names (``sh : [a, 2]``)
         if not isinstance(t, IndexTuple):
             raise NotLifted(f"'{name}(k)' of something that is not an index tuple", e)
         if k is None or not -len(t.parts) <= k < len(t.parts):

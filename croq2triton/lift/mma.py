@@ -24,11 +24,13 @@ MMA, the split ``mma.scale`` and operands that are other parts of a buffer raise
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CroqLoweringError
+from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
+from ..frontend.printer import Printer
 from ..sema.consteval import const_int as ast_int
 from ..sema.levels import UNIT_THREADS
 from ..sema.tma_rules import swizzle_bytes
@@ -50,6 +52,8 @@ DOT_ACCUMULATORS = {
     "f8_e5m2": ("f32", "f16"),
     "s8": ("s32",),
 }
+# operands tl.dot rejects (u8 x u8 -> s32, wmma's integer MMA): a broadcast product summed over K
+SUMMED_ONLY = {"u8": ("s32",)}
 MIN_DOT = 16  # tl.dot's smallest extent along M, N and K
 REDUCTIONS = {"reduce_max": "max", "reduce_sum": "sum"}
 
@@ -87,6 +91,7 @@ class Mmas:
     new_buffer: Any
     whole_buffer: Any
     tile_value: Any
+    part_tile: Any
     set_tile: Any
     fill: Any
     empty: Any
@@ -107,6 +112,12 @@ class Mmas:
 
     # ================================================================ accumulators
     def mma_fill(self, s: A.MmaFill) -> None:
+        if s.result is not None and not self.mma_uses(s.result):
+            raise CroqLoweringError(
+                f"the shape of the accumulator '{s.result}' is unknown: no 'mma' in this 'parallel' uses it",
+                s.span,
+                "a 'parallel' without braces holds only the next statement: put the fill and its MMAs in braces",
+            )
         self.single_unit(s)
         value = E.fold(self.expr(s.value).expr)
         if value.shape:
@@ -133,20 +144,27 @@ class Mmas:
         if not isinstance(name, A.Name):
             raise NotLifted("an accumulator that is not a name", e or node)
         v = self.binding(name.name)
-        if isinstance(v, TileBuffer):
-            return self.fixed_buffer(v, node)
-        if isinstance(v, Fragment):
-            return v
+        if isinstance(v, (TileBuffer, Fragment)):
+            return v  # a buffer of run-time shape too: an MMA's accumulator over run-time tiles
         raise NotLifted(f"'{name.name}' used as an accumulator", name)
 
-    def shaped(self, acc: Fragment | TileBuffer, extents: tuple[int, ...], elem: str, node: A.Node) -> TileBuffer:
-        """The accumulator's tile: a fragment gets ``extents`` and its fills are bound here."""
+    def shaped(
+        self, acc: Fragment | TileBuffer, extents: tuple[int, ...] | tuple[E.Expr, ...], elem: str, node: A.Node
+    ) -> TileBuffer:
+        """The accumulator's tile: a fragment gets ``extents`` (sizes; run-time ones give a tile the
+        launcher fixes, of the operands' extents) and its fills are bound here."""
+        sizes = tuple(E.Const(n) if isinstance(n, int) else E.fold(n) for n in extents)
         if isinstance(acc, TileBuffer):
-            if acc.extents != extents:
+            if len(acc.sizes) != len(sizes) or not all(E.same(E.fold(a), b) for a, b in zip(acc.sizes, sizes)):
                 raise NotLifted("an MMA whose product does not have its accumulator's shape", node)
             return acc
         declared = acc.elem or elem  # kept in f32 (s32): what its elements read and the MMAs add
-        buf = self.new_buffer(acc.name, "s32" if compute_type(declared) == "i32" else "f32", extents, 0, node)
+        kept = "s32" if compute_type(declared) == "i32" else "f32"
+        known = tuple(const_int(n) for n in sizes)
+        if all(n is not None for n in known):
+            buf = self.new_buffer(acc.name, kept, known, 0, node)  # type: ignore[arg-type]
+        else:
+            buf = self.launch_buffer(acc.name, kept, sizes, node)
         for k, (body, placeholder, value) in enumerate(acc.fills):
             tile = _filled(buf, value)
             stmt = N.Let(buf.var, tile) if k == 0 else N.Assign(buf.var, tile)
@@ -214,7 +232,8 @@ class Mmas:
     def fragment_of(self, p: Place, node: A.Node) -> Place | TileBuffer:
         if isinstance(p, Region):
             return self.read_region(p, node)
-        self.fixed_buffer(p.buffer, node)
+        if not p.buffer.fixed:
+            return p  # a buffer of run-time shape: read where the MMA takes it (dot_tile)
         whole, placing = self.concat_view(p, node)
         if self.covers(whole):
             copy = self.new_buffer(self.fresh(f"{p.buffer.name}_frag"), p.buffer.elem, p.buffer.extents, 0, node)
@@ -238,15 +257,18 @@ class Mmas:
 
     def covers(self, p: BufferView) -> bool:
         """Does the view cover its buffer (offsets that can only be 0, the buffer's extents)?"""
-        for o, sh, n, keep in zip(p.offsets, p.shape, p.buffer.extents, p.keep, strict=True):
-            if E.bounds(E.fold(o)) != (0, 0) or (keep and const_int(sh) != n) or (not keep and n != 1):
+        for o, sh, n, keep in zip(p.offsets, p.shape, p.buffer.sizes, p.keep, strict=True):
+            if E.bounds(E.fold(o)) != (0, 0) or (keep and not E.same(E.fold(sh), E.fold(n))):
+                return False
+            if not keep and const_int(n) != 1:
                 return False
         return True
 
     def mma_op(self, s: A.MmaOp) -> None:
         self.single_unit(s)
         if s.variant not in ("", "async", "scale"):
-            raise NotLifted(f"an 'mma.{s.variant}' MMA", s)
+            what = "2:4 sparse MMAs ('mma.*.sp')" if s.variant == "sp" else f"an 'mma.{s.variant}' MMA"
+            raise NotLifted(what, s)
         a, b = self.operand(s.a, s), self.operand(s.b, s)
         scales = [self.scale_of(x) for x in s.extra] if s.variant == "scale" else []
         if s.variant == "scale" and len(scales) != 2:
@@ -258,11 +280,8 @@ class Mmas:
         if isinstance(name, A.Name):
             v = self.binding(name.name)
             if isinstance(v, TileBuffer):
-                return self.fixed_buffer(v, node)
-        p = self.place(e)
-        if isinstance(p, BufferView):
-            self.fixed_buffer(p.buffer, node)
-        return p
+                return v
+        return self.place(e)  # type: ignore[no-any-return]
 
     def mma(self, s: A.MmaOp, a: Place | TileBuffer, b: Place | TileBuffer, scales: list[Place | Value]) -> None:
         """``acc += a x b`` (LANGUAGE.md 7.9's table), times the scales of a block-scaled MMA."""
@@ -271,45 +290,67 @@ class Mmas:
         tb, b_ext, b_elem, b_units = self.dot_tile(b, b_k, s)
         if a_units[a_k] is not None or b_units[b_k] is not None:
             raise NotLifted("an MMA whose units split K (each unit adds its own part)", s)
-        if a_ext[a_k] != b_ext[b_k]:
-            raise NotLifted("an MMA whose operands differ along K", s)
-        if a_elem != b_elem or a_elem not in DOT_ACCUMULATORS:
-            raise NotLifted(f"an MMA on {a_elem} x {b_elem} operands (tl.dot takes neither)", s)
+        if not E.same(a_ext[a_k], b_ext[b_k]):
+            raise CroqLoweringError(
+                f"MMA operands disagree on K: '{_spelled(s.a)}' has K = {_size(a_ext[a_k])}, "
+                f"'{_spelled(s.b)}' has K = {_size(b_ext[b_k])}",
+                s.span,
+            )
+        if a_elem != b_elem or (a_elem not in DOT_ACCUMULATORS and a_elem not in SUMMED_ONLY):
+            raise NotLifted(f"an MMA on {a_elem} x {b_elem} operands", s)
         extents = (a_ext[1 - a_k], b_ext[1 - b_k])
-        acc = self.shaped(self.accumulator(s.acc, s), extents, "s32" if a_elem == "s8" else "f32", s)
+        acc = self.shaped(self.accumulator(s.acc, s), extents, "s32" if a_elem in ("s8", "u8") else "f32", s)
         placing = (a_units[1 - a_k], b_units[1 - b_k])
         if acc.placing and acc.placing != placing:
             raise NotLifted("MMAs that place the units' tiles of one accumulator differently", s)
         acc.placing = placing
-        if acc.elem not in DOT_ACCUMULATORS[a_elem]:
+        if acc.elem not in DOT_ACCUMULATORS.get(a_elem, SUMMED_ONLY.get(a_elem, ())):
             raise NotLifted(f"an MMA of {a_elem} operands into a {acc.elem} accumulator", s)
         tiles = (ta.shape[1 - a_k], tb.shape[1 - b_k], ta.shape[a_k])
         min_k = 32 if a_elem in ("s8", "f8_e4m3", "f8_e5m2") else MIN_DOT  # 8-bit operands: K of 32 on the GPU
-        if min(tiles[:2]) < MIN_DOT or tiles[2] < min_k:
-            raise NotLifted(f"an MMA smaller than {MIN_DOT} x {MIN_DOT} x {min_k} (tl.dot's smallest)", s)
+        for n, least in zip(tiles, (MIN_DOT, MIN_DOT, min_k), strict=True):
+            if isinstance(n, E.Extent):  # fixed at launch: the launcher passes at least tl.dot's smallest
+                self.at_least(n, least)
+        known = [n if isinstance(n, int) else 1 << 30 for n in tiles]
+        small = min(known[:2]) < MIN_DOT or known[2] < min_k or a_elem in SUMMED_ONLY
+        if small:  # smaller than tl.dot's smallest, or operands it rejects: a broadcast product summed over K
+            self.emit_product(acc, s, scales, small_product(ta, tb, a_k, b_k, acc.var.type))
+            return
         if a_elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
             ta, tb = E.Call("_as_dot_operand", (ta,), "f32"), E.Call("_as_dot_operand", (tb,), "f32")
         precision = "tf32" if a_elem in ("f32", "tf32") else None
-        out_dtype = "i32" if acc.var.type == "i32" else None
+        out_dtype = acc.var.type if acc.var.type in ("i32", "f16") else None  # tl.dot adds in f32 otherwise
         trans_a, trans_b = a_k == 0, b_k == 1
         if not scales and not self.pred:
             self.emit(N.Dot(acc.var, ta, tb, acc.var, precision, out_dtype, trans_a, trans_b), s)
-        else:
-            prod = E.Var(self.fresh(f"{acc.name}_prod"), acc.var.type, dims=acc.tile)
-            self.emit(N.Dot(prod, ta, tb, None, precision, out_dtype, trans_a, trans_b), s)
-            value: E.Expr = prod
-            for p in scales:
-                value = E.Bin("*", value, self.scale_tile(p, acc, s))
-            new = E.fold(E.Bin("+", acc.var, value))
-            if self.pred:
-                new = E.Where(E.conj(self.pred), new, acc.var)
-            self.emit(N.Assign(acc.var, new), s)
+            if s.result is not None:
+                self.scopes[-1][s.result] = MmaFuture()
+            return
+        prod = E.Var(self.fresh(f"{acc.name}_prod"), acc.var.type, dims=acc.tile)
+        self.emit(N.Dot(prod, ta, tb, None, precision, out_dtype, trans_a, trans_b), s)
+        self.emit_product(acc, s, scales, prod)
+
+    def at_least(self, ext: E.Extent, least: int) -> None:
+        """The launcher passes ``ext`` (a tile extent fixed at launch) at least ``least``."""
+        arg = self.args[ext.name]
+        if isinstance(arg, N.Constexpr) and arg.least < least:
+            self.args[ext.name] = dataclasses.replace(arg, least=least)
+
+    def emit_product(self, acc: TileBuffer, s: A.MmaOp, scales: list[Place | Value], prod: E.Expr) -> None:
+        """``acc += prod`` times the scales, where the predicate holds."""
+        value: E.Expr = prod
+        for p in scales:
+            value = E.Bin("*", value, self.scale_tile(p, acc, s))
+        new = E.fold(E.Bin("+", acc.var, value))
+        if self.pred:
+            new = E.Where(E.conj(self.pred), new, acc.var)
+        self.emit(N.Assign(acc.var, new), s)
         if s.result is not None:
             self.scopes[-1][s.result] = MmaFuture()
 
     def mma_scale(self, s: A.MmaScale) -> None:
         """``mma.scale acc, sa, sb`` (LANGUAGE.md 7.9, split form): the MMAs into ``acc`` since the
-        previous one went into a hidden accumulator (lower/splitscale.py names it ``temp``), which
+        previous one went into a hidden accumulator (lift/splitscale.py names it ``temp``), which
         is added to ``acc`` times the scales."""
         if s.temp is None:
             raise NotLifted("an mma.scale without the MMAs it scales", s)
@@ -329,7 +370,7 @@ class Mmas:
 
     def dot_tile(
         self, p: Place | TileBuffer, k: int, node: A.Node
-    ) -> tuple[E.Expr, tuple[int, int], str, tuple[str | None, ...]]:
+    ) -> tuple[E.Expr, tuple[E.Expr, E.Expr], str, tuple[str | None, ...]]:
         """An operand's tile, its extents, element type and the units it concatenates per
         dimension; its padding along K is zeroed."""
         placing: tuple[str | None, ...] = (None, None)
@@ -337,19 +378,33 @@ class Mmas:
             p = self.read_region(p, node)
         elif isinstance(p, BufferView):
             whole, placing = self.concat_view(p, node)
-            if not self.covers(whole):
-                raise NotLifted("an MMA operand that is a part of a buffer", node)
+            if not self.covers(whole):  # a part of the buffer: its tile selected (lift/parts.py)
+                return self.part_operand(whole, k, placing, node)
             p = p.buffer
-        if isinstance(p, TileBuffer) and p.placing:
+        if isinstance(p, TileBuffer) and any(u is not None for u in p.placing):
             placing = p.placing
         if len(p.extents) != 2:
             raise NotLifted("an MMA operand that is not two-dimensional", node)
         tile: E.Expr = self.tile_value(p, node)
-        n = p.extents[k]
-        if p.tile[k] != n:  # padding along K would add to the sum
+        sizes = tuple(E.fold(n) for n in p.sizes)
+        n = sizes[k]
+        if p.tile[k] != const_int(n):  # padding along K would add to the sum
             coord = self.coords(p.tile, node)[k]
-            tile = E.Where(E.Bin("<", coord, E.Const(n)), tile, E.Full(p.tile, 0, p.var.type))
-        return tile, (p.extents[0], p.extents[1]), p.elem, placing
+            tile = E.Where(E.Bin("<", coord, n), tile, E.Full(p.tile, 0, p.var.type))
+        return tile, (sizes[0], sizes[1]), p.elem, placing
+
+    def part_operand(
+        self, view: BufferView, k: int, placing: tuple[str | None, ...], node: A.Node
+    ) -> tuple[E.Expr, tuple[E.Expr, E.Expr], str, tuple[str | None, ...]]:
+        """An MMA operand that is a part of a buffer (``lhs_s.chunkat(g, k)``): its tile picked out."""
+        tile, shape, sizes = self.part_tile(view, node)
+        if len(shape) != 2:
+            raise NotLifted("an MMA operand that is not two-dimensional", node)
+        n = const_int(sizes[k])
+        if shape[k] != n:  # padding along K would add to the sum
+            coord = self.coords(shape, node)[k]
+            tile = E.Where(E.Bin("<", coord, sizes[k]), tile, E.Full(shape, 0, tile.dtype))
+        return tile, (sizes[0], sizes[1]), view.buffer.elem, placing
 
     def scale_of(self, e: A.Expr) -> Place | Value:
         """A scale of a block-scaled MMA: a view, or one value (``scale_rhs.at(bn, k)``)."""
@@ -424,7 +479,7 @@ class Mmas:
                 raise NotLifted("an mma.store.mask of this form", s)
             limits = [self.int_expr(x) for x in s.extra] + [E.Const(extents[1])] * (2 - len(s.extra))
             src = BufferView(out, src.offsets, tuple(limits), src.keep)
-        self.empty(src, dst, s, (0, 1))
+        self.empty(src, dst, s, (0, 1), only_src=s.variant == "mask")
 
     # ================================================================ fragment element loops
     def apply(self, s: A.Apply) -> None:
@@ -448,11 +503,18 @@ class Mmas:
                 raise NotLifted("a fragment copy between shapes", s)
             self.set_tile(dst, E.fold(E.Cast(tile, dst.var.type)), s)
             return
-        if s.op not in REDUCTIONS or s.axis is None or not 0 <= s.axis < len(src.extents):
+        if s.op not in REDUCTIONS or s.axis is None:
             raise NotLifted(f"a '{s.op}' of this form", s)
         axis = s.axis
-        if dst.extents != tuple(n for d, n in enumerate(src.extents) if d != axis):
-            raise NotLifted(f"a '{s.op}' into a fragment of another shape", s)
+        if not 0 <= axis < len(src.extents):
+            raise CroqSemanticError(f"axis {axis} is out of range for a {len(src.extents)}-D fragment", s.span)
+        reduced = [n for d, n in enumerate(src.extents) if d != axis]
+        if dst.extents != tuple(reduced):
+            raise CroqSemanticError(
+                f"'{s.op}' of a {list(src.extents)} fragment along axis {axis} gives {reduced}, "
+                f"but the destination is {list(dst.extents)}",
+                s.span,
+            )
         op = REDUCTIONS[s.op]
         n = src.extents[axis]
         if src.tile[axis] != n:  # the tile's padding does not take part
@@ -567,6 +629,10 @@ class Mmas:
             self.mma(x, a, b, scales)
         return True
 
+    def mma_uses(self, name: str) -> bool:
+        """Does any statement of the kernel read ``name`` (an accumulator a fill declares)?"""
+        return any(isinstance(n, A.Name) and n.name == name for n in self.top.walk())
+
     def single_unit(self, node: A.Node) -> None:
         """MMA runs on one unit here: no lane tells apart what it computes."""
         if self.lanes is not None and any(d != 1 for d in self.lanes[1]):
@@ -646,3 +712,33 @@ def _depends(p: Place | Value, j: E.Var) -> bool:
         return _uses(p.expr, j)
     parts = list(p.offsets) + list(p.shape) if isinstance(p, BufferView) else list(p.origin) + list(p.shape)
     return any(_uses(x, j) for x in parts)
+
+
+def small_product(ta: E.Expr, tb: E.Expr, a_k: int, b_k: int, acc_type: str) -> E.Expr:
+    """``sum over k of a[m, k] * b[k, n]`` as a broadcast product (``a[:, :, None] * b[None, :, :]``)
+    in the accumulator's type: an MMA below ``tl.dot``'s smallest shape (``m8n8k4``)."""
+    a = ta if a_k == 1 else E.Permute(ta, (1, 0))  # [M, K]
+    b = tb if b_k == 0 else E.Permute(tb, (1, 0))  # [K, N]
+    lhs = E.Cast(E.Lift(a, 3, (0, 1)), acc_type)
+    rhs = E.Cast(E.Lift(b, 3, (1, 2)), acc_type)
+    return E.Reduce("sum", E.Bin("*", lhs, rhs), 1)
+
+
+def _spelled(e: A.Expr) -> str:
+    """An MMA operand as the source names it (a name, else its kind)."""
+    x = unparen(e)
+    return x.name if isinstance(x, A.Name) else Printer().expr(x)
+
+
+def _size(e: E.Expr) -> str:
+    """A size as the source would spell it (``32``, ``K / cdiv(K, 32)``)."""
+    if isinstance(e, E.Const):
+        return str(e.value)
+    if isinstance(e, E.Var):
+        return e.name
+    if isinstance(e, E.CDiv):
+        return f"cdiv({_size(e.lhs)}, {_size(e.rhs)})"
+    if isinstance(e, E.Bin):
+        parts = [_size(x) if not isinstance(x, E.Bin) else f"({_size(x)})" for x in (e.lhs, e.rhs)]
+        return f"{parts[0]} {e.op} {parts[1]}"
+    return repr(e)

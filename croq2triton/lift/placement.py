@@ -124,6 +124,11 @@ class _Placement:
             return
         if isinstance(n, A.At):
             self.accesses.append((n, False, lanes))
+        local = isinstance(n, A.DmaStmt) and isinstance(unparen(n.dst), A.Name) and unparen(n.dst).name == "local"  # type: ignore[attr-defined]
+        if local and n.dst_storage and n.result and any(e != 1 for _, e in lanes.names):  # type: ignore[union-attr]
+            threads = {v for v, _ in lanes.names if v}
+            if _names(n.src) & threads:  # each thread's own window: its own copy (lift/lanecopies.py)
+                self.out.add(n.result)
         for c in n.children():
             self.visit(c, lanes)
 

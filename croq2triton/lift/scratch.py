@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -112,7 +113,7 @@ class ScratchBuffers:
                 raise NotLifted("a non-integer index", i)
             out.append(E.fold(v.expr))
         if len(out) != rank:
-            raise NotLifted("a buffer element whose indices do not match the rank", at)
+            raise CroqSemanticError(f"{len(out)} index(es) for data of rank {rank}", at.span)
         return out
 
     def scratch_read(self, buf: TileBuffer, at: A.At) -> Value:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..tir import expr as E
 from .notlifted import NotLifted
@@ -57,13 +58,13 @@ class ViewAlgebra:
         if op.kind == "chunkat":
             args = self.chunk_args(self.index_args(op.args), op)
             if len(args) != rank:
-                raise NotLifted("a chunkat whose arguments do not match the rank", op)
+                raise CroqSemanticError(f"chunkat takes {rank} indices here, {len(args)} given", op.span)
             shape = [self.chunk_extent(p, b) for p, (_, b) in zip(parent, args, strict=True)]
             offs = [E.fold(i * s) for (i, _), s in zip(args, shape, strict=True)]
             return offs, shape, keep
         if op.kind == "subspan":
             if len(op.args) != rank:
-                raise NotLifted("a subspan whose extents do not match the rank", op)
+                raise CroqSemanticError(f"subspan takes {rank} extents here, {len(op.args)} given", op.span)
             shape = [parent[d] if self.is_blank(x) else self.int_expr(x) for d, x in enumerate(op.args)]
             offs: list[E.Expr] = [E.Const(0)] * rank
             if op.at is not None:

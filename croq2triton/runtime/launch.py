@@ -255,11 +255,12 @@ def pow2(n: int) -> int:
 MAX_BLOCK_ELEMENTS = 1 << 20
 
 
-def block_extents(f: Fn, what: str, sizes: tuple[int, ...], fixed: int = 1) -> tuple[int, ...]:
+def block_extents(f: Fn, what: str, sizes: tuple[int, ...], fixed: int = 1, least: int = 1) -> tuple[int, ...]:
     """The block extents of a tile whose sizes are only known at launch (a buffer holding a whole
-    run-time window): each the power of two at or above its size, the padding masked; ``fixed``
-    is the product of the tile's other extents, known when translating."""
-    out = tuple(pow2(max(1, int(n))) for n in sizes)
+    run-time window): each the power of two at or above its size and ``least`` (16 for a tile an
+    MMA takes: Triton's dot needs 16), the padding masked; ``fixed`` is the product of the tile's
+    other extents, known when translating."""
+    out = tuple(max(least, pow2(max(1, int(n)))) for n in sizes)
     total = fixed
     for n in out:
         total *= n
@@ -271,12 +272,6 @@ def block_extents(f: Fn, what: str, sizes: tuple[int, ...], fixed: int = 1) -> t
             "copy the data in tiles of a fixed size (chunkat / subspan ... at) inside a loop",
         )
     return out
-
-
-def pad_extent(n: int) -> int:
-    """The padded size of a tile extent known only at launch: a power of two, at least 16 (a
-    tile may be an MMA operand, and Triton's dot needs K >= 16; the padding is masked)."""
-    return max(16, pow2(n))
 
 
 # -------------------------------------------------------------- TMA descriptors

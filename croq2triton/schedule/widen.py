@@ -295,6 +295,8 @@ class Analysis:
                 raise NotWidened(f"'{e}' used other than with its block's index")
         if isinstance(e, E.Var):
             return self.labels.get(e.name, (None,) * len(e.shape))
+        if isinstance(e, E.Reshape):
+            raise NotWidened("a reshaped tile (its coordinates mix)")
         if isinstance(e, E.Permute):
             self.facts.transposes = True
             self.row_blockers.append("a transpose")

@@ -111,18 +111,12 @@ def dump(kernel: N.Kernel) -> str:
 
 def dump_functions(
     ir: Mapping[str, Sequence[N.Kernel]],
-    legacy: Mapping[str, Sequence[str]],
     launchers: Mapping[str, H.Launcher],
 ) -> str:
-    """The IR of every function's kernels (``translate --dump-ir``), kernels of the older lowering
-    named as such, then its launcher in the host IR."""
+    """The IR of every function's kernels (``translate --dump-ir``), then its launcher in the host IR."""
     out: list[str] = []
     for fn, kernels in ir.items():
         out += [f"# {fn}\n{dump(k)}" for k in kernels]
-        out += [
-            f"# {fn}: {name} is lowered by the older path (croq2triton/lower), not in the tile IR yet\n"
-            for name in legacy.get(fn, [])
-        ]
         if fn in launchers:
             out.append(f"# {fn}: the launcher\n{dump_launcher(launchers[fn])}")
     return "".join(out)

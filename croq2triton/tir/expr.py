@@ -207,6 +207,25 @@ class Permute(Expr):
 
 
 @dataclass(frozen=True)
+class Reshape(Expr):
+    """``tl.reshape(value, dims)``: the same elements in row-major order, of another shape."""
+
+    value: Expr
+    dims: Shape
+
+    @property
+    def dtype(self) -> str:
+        return self.value.dtype
+
+    @property
+    def shape(self) -> Shape:
+        return self.dims
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True)
 class Bin(Expr):
     op: str
     lhs: Expr
@@ -395,7 +414,7 @@ def bounds(e: Expr) -> Interval:
         return (e.lo, e.hi)
     if isinstance(e, Arange):
         return (0, e.n - 1)
-    if isinstance(e, (Lift, Cast, Permute)) and is_int(e.dtype):
+    if isinstance(e, (Lift, Cast, Permute, Reshape)) and is_int(e.dtype):
         return bounds(e.value)
     if isinstance(e, Where):
         a, b = bounds(e.then), bounds(e.other)
@@ -570,6 +589,9 @@ def fold(e: Expr) -> Expr:
         if isinstance(v, Permute):  # composed
             return fold(Permute(v.value, tuple(v.dims[d] for d in e.dims)))
         return v if e.dims == tuple(range(len(e.dims))) else Permute(v, e.dims)
+    if isinstance(e, Reshape):
+        v = fold(e.value)
+        return v if v.shape == e.dims else Reshape(v, e.dims)
     if isinstance(e, Cast):
         v = fold(e.value)
         if v.dtype == e.type:
@@ -866,6 +888,8 @@ def _subst(e: Expr, env: dict[str, Expr]) -> Expr:
         return Lift(_subst(e.value, env), e.rank, e.dims)
     if isinstance(e, Permute):
         return Permute(_subst(e.value, env), e.dims)
+    if isinstance(e, Reshape):
+        return Reshape(_subst(e.value, env), e.dims)
     if isinstance(e, Bin):
         return Bin(e.op, _subst(e.lhs, env), _subst(e.rhs, env))
     if isinstance(e, Un):

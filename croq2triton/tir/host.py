@@ -371,6 +371,7 @@ class BlockExtents:
     what: str
     sizes: tuple[Expr, ...]
     fixed: int
+    least: int = 1  # the smallest extent passed (16: a tile an MMA takes)
 
 
 @dataclass(frozen=True)
@@ -396,15 +397,6 @@ class Launch(Stmt):
     args: tuple[LaunchArg, ...]
     constexprs: tuple[tuple[str, Expr], ...]  # keyword -> value (``num_warps`` among them)
     prepare: tuple[Preparation, ...] = ()
-
-
-@dataclass(frozen=True)
-class LegacyLaunch(Stmt):
-    """The launch of a kernel of the older lowering (``croq2triton/lower/kernel.py``) as the lines of
-    Python it writes, each with its ``.co`` line (0: none).  Transitional: it goes when that
-    lowering does."""
-
-    lines: tuple[tuple[str, int], ...]
 
 
 # ------------------------------------------------------------------ the launcher

@@ -129,8 +129,6 @@ def _stmt(s: H.Stmt, depth: int, out: list[str]) -> None:
         out.extend(f"{pad}  prepare {_prepare(p)}" for p in s.prepare)
         out.append(f"{pad}  args [{', '.join(_arg(a) for a in s.args)}]")
         out.append(f"{pad}  constexprs {', '.join(f'{k}={_e(v)}' for k, v in s.constexprs)}")
-    elif isinstance(s, H.LegacyLaunch):
-        out.append(f"{pad}launch by the older lowering ({len(s.lines)} line(s) of Python){at}")
     else:
         raise TypeError(f"no dump for the host statement {type(s).__name__}")
 

@@ -51,7 +51,8 @@ def launch_of(kernel: N.Kernel, line: int) -> H.Launch:
             raise TypeError(f"kernel {k}: an argument of kind {type(a).__name__} has no launch")
     for what, dims in extents.items():  # the extents of tiles fixed at launch, checked there
         sizes = tuple(E.fold(a.size) for a in dims if a.size is not None)
-        prepare.append(H.BlockExtents(tuple(f"_{k}_{a.name}" for a in dims), what, sizes, dims[0].fixed))
+        least = max(a.least for a in dims)
+        prepare.append(H.BlockExtents(tuple(f"_{k}_{a.name}" for a in dims), what, sizes, dims[0].fixed, least))
     constexprs.append(("num_warps", E.Const(kernel.num_warps)))
     grid = tuple(E.fold(g) for g in kernel.grid)
     return H.Launch(k, grid, tuple(args), tuple(constexprs), tuple(prepare), line=line)

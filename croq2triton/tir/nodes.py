@@ -67,6 +67,7 @@ class Constexpr:
     size: Expr | None = None
     of: str = ""  # with a size: what it is an extent of, for the launcher's messages ("buffer 'tile'")
     fixed: int = 1  # with a size: the product of that tile's extents known when translating
+    least: int = 1  # with a size: the smallest extent the launcher passes (16 for an MMA operand's)
     launch: Literal["value", "sms", "warp_specialize"] = "value"
 
 

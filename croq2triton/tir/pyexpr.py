@@ -128,6 +128,8 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
         if e.dims == (1, 0):
             return call("tl.trans", _node(e.value, where))
         return call("tl.permute", _node(e.value, where), ast.Tuple([ast.Constant(d) for d in e.dims], ast.Load()))
+    if isinstance(e, E.Reshape):
+        return call("tl.reshape", _node(e.value, where), ast.List([dim_node(d) for d in e.dims], ast.Load()))
     if isinstance(e, E.Un):
         op: ast.unaryop = ast.USub() if e.op == "-" else ast.Invert()
         if e.op == "!" and where == "host":

@@ -49,13 +49,15 @@ def _oob_fill(x, mask):
 
 
 def foo(a, b, *, _launch=None):
-    """Not translated: calls cannot be lowered to Triton."""
+    """Not translated: croq2triton does not translate the call of 'bar' (a C++
+    function: Triton kernels cannot call it).
+    """
     raise _rt.CroqLaunchError(
         (
-            "foo cannot run: calls cannot be lowered to Triton "
-            "(corpus/upstream/tests/parse/call_stmt.co:5:21)"
+            "foo cannot run: croq2triton does not translate the call of 'bar' (a C++ function: Triton kernels "
+            "cannot call it) (corpus/upstream/tests/parse/call_stmt.co:5:21)"
         ),
-        hint=None,
+        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 

@@ -49,134 +49,27 @@ def _oob_fill(x, mask):
 
 
 def dma_test(b, input, *, _launch=None):
-    """Not translated: interior padding (the third list of dma.pad) is not supported."""
+    """Not translated: croq2triton does not translate a per-thread copy other than a plain dma.copy."""
     raise _rt.CroqLaunchError(
         (
-            "dma_test cannot run: interior padding (the third list of dma.pad) is not supported "
+            "dma_test cannot run: croq2triton does not translate a per-thread copy other than a plain dma.copy "
             "(corpus/upstream/tests/parse/dmas.co:9:9)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
-
-
-@triton.jit
-def dma_test1_k0(
-    input_ptr, input_s0, input_s1, input_s2, dst_ptr, dst_s0, dst_s1, dst_s2, f_data_scratch, f_data_per_prog
-):
-    """Program = one block of `parallel` at dmas.co:51."""
-    p_l = tl.arange(0, 8)  # dmas.co:51
-    mask_2 = (
-        (tl.arange(0, 8)[None, :, None, None] < 6)
-        & (tl.arange(0, 8)[None, None, :, None] < 5)
-        & (tl.arange(0, 32)[None, None, None, :] < 21)
-        & (tl.arange(0, 8)[None, None, :, None] < 3)
-        & (tl.arange(0, 32)[None, None, None, :] < 8)
-        & (p_l < 6)[:, None, None, None]
-        & ((p_l * 6)[:, None, None, None] + tl.arange(0, 8)[None, :, None, None] < 36)
-    )  # dmas.co:53
-    ptrs_3 = (
-        input_ptr
-        + ((p_l * 6)[:, None, None, None] + tl.arange(0, 8)[None, :, None, None]) * input_s0
-        + tl.arange(0, 8)[None, None, :, None] * input_s1
-        + tl.arange(0, 32)[None, None, None, :] * input_s2
-    )
-    tile_1 = _oob_fill(tl.load(ptrs_3, mask=mask_2, other=0.0), mask_2)
-    tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(
-        dst_ptr
-        + tl.arange(0, 8)[None, :, None, None] * dst_s0
-        + tl.arange(0, 8)[None, None, :, None] * dst_s1
-        + tl.arange(0, 32)[None, None, None, :] * dst_s2
-        + tl.zeros([8, 8, 8, 32], tl.int32),
-        tile_1,
-        mask=(tl.arange(0, 8)[None, None, :, None] < 3)
-        & (tl.arange(0, 32)[None, None, None, :] < 8)
-        & (p_l < 6)[:, None, None, None],
-    )
-    tl.debug_barrier()
-    f_data = f_data_scratch + tl.program_id(0).to(tl.int64) * f_data_per_prog  # dmas.co:54
-    mask_5 = (
-        (tl.arange(0, 16)[None, :, None, None] < 9)
-        & (tl.arange(0, 4)[None, None, :, None] < 3)
-        & (p_l < 6)[:, None, None, None]
-    )
-    ptrs_6 = (
-        dst_ptr
-        + tl.arange(0, 16)[None, :, None, None] * dst_s0
-        + tl.arange(0, 4)[None, None, :, None] * dst_s1
-        + tl.arange(0, 8)[None, None, None, :] * dst_s2
-    )
-    tile_4 = _oob_fill(tl.load(ptrs_6, mask=mask_5, other=0.0), mask_5)
-    tl.store(
-        f_data
-        + p_l[:, None, None, None] * 216
-        + tl.arange(0, 16)[None, :, None, None] * 24
-        + tl.arange(0, 4)[None, None, :, None] * 8
-        + tl.arange(0, 8)[None, None, None, :],
-        tile_4,
-        mask=(tl.arange(0, 16)[None, :, None, None] < 9)
-        & (tl.arange(0, 4)[None, None, :, None] < 3)
-        & (p_l < 6)[:, None, None, None],
-    )
-    tl.debug_barrier()
-    mask_8 = (
-        (tl.arange(0, 16)[None, :, None, None] < 9)
-        & (tl.arange(0, 4)[None, None, :, None] < 3)
-        & (p_l < 6)[:, None, None, None]
-    )  # dmas.co:55
-    ptrs_9 = (
-        f_data
-        + p_l[:, None, None, None] * 216
-        + tl.arange(0, 16)[None, :, None, None] * 24
-        + tl.arange(0, 4)[None, None, :, None] * 8
-        + tl.arange(0, 8)[None, None, None, :]
-    )
-    tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
-    tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-    tl.store(
-        dst_ptr
-        + tl.arange(0, 16)[None, :, None, None] * dst_s0
-        + tl.arange(0, 4)[None, None, :, None] * dst_s1
-        + tl.arange(0, 8)[None, None, None, :] * dst_s2
-        + tl.zeros([8, 16, 4, 8], tl.int32),
-        tile_7,
-        mask=(tl.arange(0, 16)[None, :, None, None] < 9)
-        & (tl.arange(0, 4)[None, None, :, None] < 3)
-        & (p_l < 6)[:, None, None, None],
-    )
-    tl.debug_barrier()
 
 
 def dma_test1(input, *, _launch=None):
-    """dma_test1(f32 [36, 27, 128] input) -> void; from dmas.co:49."""
-    _F = _rt.Fn("dma_test1", "dmas.co", 49)
-    _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float32, 3, _dev, is_global=False)  # dmas.co:49
-    _rt.fixed_dim(_F, "input", input, 0, 36)
-    _rt.fixed_dim(_F, "input", input, 1, 27)
-    _rt.fixed_dim(_F, "input", input, 2, 128)
-    dst = _rt.alloc(_F, (9, 3, 8), torch.float32, _dev, None)  # dmas.co:50
-    _dma_test1_k0_f_data_scratch = _rt.scratch(_F, 1728, torch.float32, _dev)
-    _launch(
-        dma_test1_k0,
-        (1,),
-        [
-            input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
-            dst,
-            dst.stride(0),
-            dst.stride(1),
-            dst.stride(2),
-            _dma_test1_k0_f_data_scratch,
-            1728,
-        ],
-        dict(num_warps=1),
-    )  # dmas.co:51
-    return dst  # dmas.co:58
+    """Not translated: croq2triton does not translate a per-thread copy of this form (a thread's window into or out of
+    its own buffer).
+    """
+    raise _rt.CroqLaunchError(
+        (
+            "dma_test1 cannot run: croq2triton does not translate a per-thread copy of this form (a thread's "
+            "window into or out of its own buffer) (corpus/upstream/tests/parse/dmas.co:53:8)"
+        ),
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    )
 
 
 def dma_test2(input, *, _launch=None):
@@ -202,4 +95,4 @@ def dma_test3(input, *, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {"dma_test1": {"params": [("input", "tensor")], "writes": [], "returns": "tensor"}}
+__croq_ops__ = {}

@@ -49,46 +49,58 @@ def _oob_fill(x, mask):
 
 
 def check_file_scope(a, *, _launch=None):
-    """Not translated: cannot lower to Triton: intrinsic call 'filelib::device_init'."""
+    """Not translated: croq2triton does not translate the intrinsic call 'filelib::device_init' (a C++ library function:
+    Triton kernels cannot call it).
+    """
     raise _rt.CroqLaunchError(
         (
-            "check_file_scope cannot run: cannot lower to Triton: intrinsic call 'filelib::device_init' "
+            "check_file_scope cannot run: croq2triton does not translate the intrinsic call "
+            "'filelib::device_init' (a C++ library function: Triton kernels cannot call it) "
             "(corpus/upstream/tests/parse/intrinsic_scope.co:17:5)"
         ),
-        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 
 def check_func_scope(a, *, _launch=None):
-    """Not translated: cannot lower to Triton: intrinsic call 'funclib::device_flush'."""
+    """Not translated: croq2triton does not translate the intrinsic call 'funclib::device_flush' (a C++ library
+    function: Triton kernels cannot call it).
+    """
     raise _rt.CroqLaunchError(
         (
-            "check_func_scope cannot run: cannot lower to Triton: intrinsic call 'funclib::device_flush' "
+            "check_func_scope cannot run: croq2triton does not translate the intrinsic call "
+            "'funclib::device_flush' (a C++ library function: Triton kernels cannot call it) "
             "(corpus/upstream/tests/parse/intrinsic_scope.co:30:5)"
         ),
-        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 
 def check_block_scope(a, *, _launch=None):
-    """Not translated: cannot lower to Triton: intrinsic call 'inner_activate'."""
+    """Not translated: croq2triton does not translate the intrinsic call 'inner_activate' (a C++ library function:
+    Triton kernels cannot call it).
+    """
     raise _rt.CroqLaunchError(
         (
-            "check_block_scope cannot run: cannot lower to Triton: intrinsic call 'inner_activate' "
+            "check_block_scope cannot run: croq2triton does not translate the intrinsic call 'inner_activate' (a "
+            "C++ library function: Triton kernels cannot call it) "
             "(corpus/upstream/tests/parse/intrinsic_scope.co:44:5)"
         ),
-        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 
 def check_file_scope_again(a, *, _launch=None):
-    """Not translated: cannot lower to Triton: intrinsic call 'file_transfer'."""
+    """Not translated: croq2triton does not translate the intrinsic call 'file_transfer' (a C++ library function: Triton
+    kernels cannot call it).
+    """
     raise _rt.CroqLaunchError(
         (
-            "check_file_scope_again cannot run: cannot lower to Triton: intrinsic call 'file_transfer' "
+            "check_file_scope_again cannot run: croq2triton does not translate the intrinsic call 'file_transfer'"
+            " (a C++ library function: Triton kernels cannot call it) "
             "(corpus/upstream/tests/parse/intrinsic_scope.co:56:5)"
         ),
-        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 

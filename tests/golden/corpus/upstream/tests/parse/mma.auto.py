@@ -55,10 +55,7 @@ def matmul(lhs, rhs, *, _launch=None):
             "matmul cannot run: the shape of the accumulator 'mc' is unknown: no 'mma' in this 'parallel' uses it"
             " (corpus/upstream/tests/parse/mma.co:7:5)"
         ),
-        hint=(
-            "an accumulator takes its shape from the MMAs that update it; put them in the same 'parallel' (a "
-            "'parallel' without braces holds only the next statement)"
-        ),
+        hint="a 'parallel' without braces holds only the next statement: put the fill and its MMAs in braces",
     )
 
 

@@ -49,23 +49,31 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def select_parse_k0(i_ptr, i_s0, i_s1, i_shared_data_scratch, i_shared_data_per_prog):
-    """Program = one block of `parallel` at select.co:6."""
-    for x_tile_1 in range(0, 32):  # select.co:8
-        for y_tile_2 in range(0, 16):
-            # select.co:9
-            i_shared_data = i_shared_data_scratch + tl.program_id(0).to(tl.int64) * i_shared_data_per_prog
-            tile_3 = tl.load(
-                i_ptr
-                + (x_tile_1 * 4 + tl.arange(0, 4)[:, None]) * i_s0
-                + (y_tile_2 * 8 + tl.arange(0, 8)[None, :]) * i_s1
-            )
-            tl.store(i_shared_data + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :], tile_3)
-            tl.debug_barrier()
-            # select.co:14
-            tile_4 = tl.load(i_shared_data + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 2)[None, :])
-            # select.co:15
-            tile_5 = tl.load(i_shared_data + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 2)[None, :])
+def select_parse_k0(i_ptr, i_stride_0, i_stride_1):
+    """The block-level parallel at select.co:6: one program per block, one lane per thread."""
+    rows = tl.arange(0, 4)[:, None]  # select.co:9
+    cols = tl.arange(0, 8)[None, :]
+    for x_tile in range(0, 32):  # select.co:8
+        for y_tile in range(0, 16):
+            offs = x_tile * 4 + rows  # select.co:9
+            offs_2 = y_tile * 8 + cols
+            i_shared = tl.load(i_ptr + offs * i_stride_0 + offs_2 * i_stride_1)
+            i_local0 = tl.sum(
+                tl.where(
+                    tl.arange(0, 4)[None, :, None] == 0,
+                    tl.reshape(i_shared, [4, 4, 2]),
+                    tl.zeros([4, 4, 2], tl.float32),
+                ),
+                axis=1,
+            )  # select.co:14
+            i_local0 = tl.sum(
+                tl.where(
+                    tl.arange(0, 4)[None, :, None] == 0,
+                    tl.reshape(i_shared, [4, 4, 2]),
+                    tl.zeros([4, 4, 2], tl.float32),
+                ),
+                axis=1,
+            )  # select.co:15
 
 
 def select_parse(i, *, _launch=None):
@@ -77,13 +85,7 @@ def select_parse(i, *, _launch=None):
     i = _rt.tensor_arg(_F, "i", i, torch.float32, 2, _dev, is_global=False)  # select.co:3
     _rt.fixed_dim(_F, "i", i, 0, 128)
     _rt.fixed_dim(_F, "i", i, 1, 128)
-    _select_parse_k0_i_shared_data_scratch = _rt.scratch(_F, 32, torch.float32, _dev)
-    _launch(
-        select_parse_k0,
-        (1,),
-        [i, i.stride(0), i.stride(1), _select_parse_k0_i_shared_data_scratch, 32],
-        dict(num_warps=1),
-    )  # select.co:6
+    _launch(select_parse_k0, (1,), [i, i.stride(0), i.stride(1)], dict(num_warps=1))  # select.co:6
     return None
 
 

@@ -49,13 +49,13 @@ def _oob_fill(x, mask):
 
 
 def span_as(a, *, _launch=None):
-    """Not translated: span_as: 324 elements cannot view 5184 elements."""
+    """Not translated: croq2triton does not translate the view operation '.span_as' in a copy."""
     raise _rt.CroqLaunchError(
         (
-            "span_as cannot run: span_as: 324 elements cannot view 5184 elements "
-            "(corpus/upstream/tests/parse/span_as.co:11:16)"
+            "span_as cannot run: croq2triton does not translate the view operation '.span_as' in a copy "
+            "(corpus/upstream/tests/parse/span_as.co:6:16)"
         ),
-        hint="the new shape must have the same number of elements",
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 

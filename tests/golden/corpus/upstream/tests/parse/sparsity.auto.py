@@ -49,24 +49,24 @@ def _oob_fill(x, mask):
 
 
 def sparse_dma(input, *, _launch=None):
-    """Not translated: cannot lower to Triton: 2:4 sparse copies."""
+    """Not translated: croq2triton does not translate 2:4 sparse copies ('.sp')."""
     raise _rt.CroqLaunchError(
         (
-            "sparse_dma cannot run: cannot lower to Triton: 2:4 sparse copies "
-            "(corpus/upstream/tests/parse/sparsity.co:6:19)"
+            "sparse_dma cannot run: croq2triton does not translate 2:4 sparse copies ('.sp') "
+            "(corpus/upstream/tests/parse/sparsity.co:6:7)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def sparse_mma(a, b, *, _launch=None):
-    """Not translated: 'mma.*.sp' is not lowered yet."""
+    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
     raise _rt.CroqLaunchError(
         (
-            "sparse_mma cannot run: 'mma.*.sp' is not lowered yet "
+            "sparse_mma cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
             "(corpus/upstream/tests/parse/sparsity.co:35:7)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 

@@ -49,13 +49,15 @@ def _oob_fill(x, mask):
 
 
 def co_hello(*, _launch=None):
-    """Not translated: cannot lower to Triton: call 'hello'."""
+    """Not translated: croq2triton does not translate the call of 'hello' (a C++ function: Triton kernels cannot call
+    it).
+    """
     raise _rt.CroqLaunchError(
         (
-            "co_hello cannot run: cannot lower to Triton: call 'hello' "
-            "(corpus/upstream/tests/parse/template_test.co:11:5)"
+            "co_hello cannot run: croq2triton does not translate the call of 'hello' (a C++ function: Triton "
+            "kernels cannot call it) (corpus/upstream/tests/parse/template_test.co:11:5)"
         ),
-        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 

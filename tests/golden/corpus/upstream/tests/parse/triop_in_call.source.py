@@ -49,13 +49,15 @@ def _oob_fill(x, mask):
 
 
 def test(a, b, c, *, _launch=None):
-    """Not translated: cannot lower to Triton: call 'foo'."""
+    """Not translated: croq2triton does not translate the call of 'foo' (a C++
+    function: Triton kernels cannot call it).
+    """
     raise _rt.CroqLaunchError(
         (
-            "test cannot run: cannot lower to Triton: call 'foo' "
-            "(corpus/upstream/tests/parse/triop_in_call.co:5:5)"
+            "test cannot run: croq2triton does not translate the call of 'foo' (a C++ function: Triton kernels "
+            "cannot call it) (corpus/upstream/tests/parse/triop_in_call.co:5:5)"
         ),
-        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 

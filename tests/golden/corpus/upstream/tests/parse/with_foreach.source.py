@@ -49,13 +49,13 @@ def _oob_fill(x, mask):
 
 
 def with_foreach(b, input, *, _launch=None):
-    """Not translated: cannot lower to Triton: call 'cfunction'."""
+    """Not translated: croq2triton does not translate a per-thread copy of run-time extent or into this memory."""
     raise _rt.CroqLaunchError(
         (
-            "with_foreach cannot run: cannot lower to Triton: call 'cfunction' "
-            "(corpus/upstream/tests/parse/with_foreach.co:19:9)"
+            "with_foreach cannot run: croq2triton does not translate a per-thread copy of run-time extent or into"
+            " this memory (corpus/upstream/tests/parse/with_foreach.co:16:9)"
         ),
-        hint="calls into C++/CUDA device code, intrinsics and inline asm have no Triton equivalent",
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 

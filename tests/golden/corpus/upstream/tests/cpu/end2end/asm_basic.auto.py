@@ -49,24 +49,24 @@ def _oob_fill(x, mask):
 
 
 def test_volatile_asm(*, _launch=None):
-    """Not translated: cannot lower to Triton: inline asm."""
+    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
     raise _rt.CroqLaunchError(
         (
-            "test_volatile_asm cannot run: cannot lower to Triton: inline asm "
-            "(corpus/upstream/tests/cpu/end2end/asm_basic.co:8:5)"
+            "test_volatile_asm cannot run: croq2triton does not translate inline asm (Triton kernels take no PTX "
+            "or C++ asm statements) (corpus/upstream/tests/cpu/end2end/asm_basic.co:8:5)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def test_basic_asm(*, _launch=None):
-    """Not translated: cannot lower to Triton: inline asm."""
+    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
     raise _rt.CroqLaunchError(
         (
-            "test_basic_asm cannot run: cannot lower to Triton: inline asm "
-            "(corpus/upstream/tests/cpu/end2end/asm_basic.co:15:5)"
+            "test_basic_asm cannot run: croq2triton does not translate inline asm (Triton kernels take no PTX or "
+            "C++ asm statements) (corpus/upstream/tests/cpu/end2end/asm_basic.co:15:5)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 

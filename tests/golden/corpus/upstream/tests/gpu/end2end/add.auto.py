@@ -99,92 +99,82 @@ def ele_add_span_as(lhs, rhs, *, _launch=None):
 @triton.jit
 def ele_add_local_dma_k0(
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    lhs_s2,
-    lhs_load_data_scratch,
-    lhs_load_data_per_prog,
+    lhs_stride_0,
+    lhs_stride_1,
+    lhs_stride_2,
+    lhs_load_scratch,
     rhs_ptr,
-    rhs_s0,
-    rhs_s1,
-    rhs_s2,
-    rhs_load_data_scratch,
-    rhs_load_data_per_prog,
+    rhs_stride_0,
+    rhs_stride_1,
+    rhs_stride_2,
+    rhs_load_scratch,
     buffer_scratch,
-    buffer_per_prog,
     output_ptr,
-    output_s0,
-    output_s1,
-    output_s2,
+    output_stride_0,
+    output_stride_1,
+    output_stride_2,
 ):
-    """Program = one block of `parallel` at add.co:25."""
+    """The block-level parallel at add.co:25: one program per block, one lane per thread."""
     p = tl.program_id(0)  # add.co:25
-    q_l = tl.arange(0, 64)
-    lhs_load_data = lhs_load_data_scratch + tl.program_id(0).to(tl.int64) * lhs_load_data_per_prog  # add.co:26
-    tile_1 = tl.load(
-        lhs_ptr
-        + (p + tl.arange(0, 1)[None, :, None, None]) * lhs_s0
-        + tl.arange(0, 32)[None, None, :, None] * lhs_s1
-        + (q_l[:, None, None, None] + tl.arange(0, 1)[None, None, None, :]) * lhs_s2,
-        mask=(tl.arange(0, 32)[None, None, :, None] < 17)
-        & (q_l[:, None, None, None] + tl.arange(0, 1)[None, None, None, :] < 64),
-        other=0,
+    q = tl.arange(0, 64)
+    lhs_load_base = tl.cast(p, tl.int64) * 1088  # add.co:26
+    lane_id = tl.arange(0, 64)
+    offs = p + tl.arange(0, 1)[None, :, None, None]
+    offs_2 = tl.arange(0, 32)[None, None, :, None]
+    offs_3 = q[:, None, None, None] + tl.arange(0, 1)[None, None, None, :]
+    mask = offs_2 < 17
+    lhs_load_lanes = tl.load(
+        lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1 + offs_3 * lhs_stride_2, mask=mask, other=0
     )
     tl.store(
-        lhs_load_data
-        + q_l[:, None, None, None] * 17
-        + tl.arange(0, 1)[None, :, None, None] * 17
-        + tl.arange(0, 32)[None, None, :, None]
-        + tl.arange(0, 1)[None, None, None, :],
-        tile_1,
-        mask=tl.arange(0, 32)[None, None, :, None] < 17,
+        lhs_load_scratch
+        + lhs_load_base
+        + (tl.arange(0, 1)[None, :, None, None] * 1088)
+        + (tl.arange(0, 32)[None, None, :, None] * 64)
+        + (tl.arange(0, 1)[None, None, None, :] * 64)
+        + lane_id[:, None, None, None],
+        lhs_load_lanes,
+        mask=mask,
     )
-    tl.debug_barrier()
-    rhs_load_data = rhs_load_data_scratch + tl.program_id(0).to(tl.int64) * rhs_load_data_per_prog  # add.co:27
-    tile_2 = tl.load(
-        rhs_ptr
-        + (p + tl.arange(0, 1)[None, :, None, None]) * rhs_s0
-        + tl.arange(0, 32)[None, None, :, None] * rhs_s1
-        + (q_l[:, None, None, None] + tl.arange(0, 1)[None, None, None, :]) * rhs_s2,
-        mask=(tl.arange(0, 32)[None, None, :, None] < 17)
-        & (q_l[:, None, None, None] + tl.arange(0, 1)[None, None, None, :] < 64),
-        other=0,
+    rhs_load_base = tl.cast(p, tl.int64) * 1088  # add.co:27
+    rhs_load_lanes = tl.load(
+        rhs_ptr + offs * rhs_stride_0 + offs_2 * rhs_stride_1 + offs_3 * rhs_stride_2, mask=mask, other=0
     )
     tl.store(
-        rhs_load_data
-        + q_l[:, None, None, None] * 17
-        + tl.arange(0, 1)[None, :, None, None] * 17
-        + tl.arange(0, 32)[None, None, :, None]
-        + tl.arange(0, 1)[None, None, None, :],
-        tile_2,
-        mask=tl.arange(0, 32)[None, None, :, None] < 17,
+        rhs_load_scratch
+        + rhs_load_base
+        + (tl.arange(0, 1)[None, :, None, None] * 1088)
+        + (tl.arange(0, 32)[None, None, :, None] * 64)
+        + (tl.arange(0, 1)[None, None, None, :] * 64)
+        + lane_id[:, None, None, None],
+        rhs_load_lanes,
+        mask=mask,
     )
-    tl.debug_barrier()
-    buffer = buffer_scratch + tl.program_id(0).to(tl.int64) * buffer_per_prog  # add.co:29
-    for x_0_3 in range(0, 1):  # add.co:30
-        for x_1_4 in range(0, 17):
-            for x_2_5 in range(0, 1):
-                v_6 = tl.load(lhs_load_data + q_l * 17 + x_0_3 * 17 + x_1_4 + x_2_5)  # add.co:31
-                v_7 = tl.load(rhs_load_data + q_l * 17 + x_0_3 * 17 + x_1_4 + x_2_5)
-                tl.store(buffer + q_l * 17 + x_0_3 * 17 + x_1_4 + x_2_5, v_6 + v_7)
-                tl.debug_barrier()
-    tile_8 = tl.load(
-        buffer
-        + q_l[:, None, None, None] * 17
-        + tl.arange(0, 1)[None, :, None, None] * 17
-        + tl.arange(0, 32)[None, None, :, None]
-        + tl.arange(0, 1)[None, None, None, :],
-        mask=tl.arange(0, 32)[None, None, :, None] < 17,
-        other=0,
+    buffer_base = tl.cast(p, tl.int64) * 1088  # add.co:29
+    for x_0 in range(0, 1):  # add.co:30
+        for x_1 in range(0, 17):
+            for x_2 in range(0, 1):
+                lhs_load_val = tl.load(
+                    lhs_load_scratch + lhs_load_base + x_0 * 1088 + x_1 * 64 + x_2 * 64 + lane_id
+                )  # add.co:31
+                rhs_load_val = tl.load(rhs_load_scratch + rhs_load_base + x_0 * 1088 + x_1 * 64 + x_2 * 64 + lane_id)
+                tl.store(
+                    buffer_scratch + buffer_base + x_0 * 1088 + x_1 * 64 + x_2 * 64 + lane_id,
+                    lhs_load_val + rhs_load_val,
+                )
+    buffer_lanes = tl.load(
+        buffer_scratch
+        + buffer_base
+        + (tl.arange(0, 1)[None, :, None, None] * 1088)
+        + (tl.arange(0, 32)[None, None, :, None] * 64)
+        + (tl.arange(0, 1)[None, None, None, :] * 64)
+        + lane_id[:, None, None, None],
+        mask=mask,
     )  # add.co:33
     tl.store(
-        output_ptr
-        + (p + tl.arange(0, 1)[None, :, None, None]) * output_s0
-        + tl.arange(0, 32)[None, None, :, None] * output_s1
-        + (q_l[:, None, None, None] + tl.arange(0, 1)[None, None, None, :]) * output_s2,
-        tile_8,
-        mask=(tl.arange(0, 32)[None, None, :, None] < 17)
-        & (q_l[:, None, None, None] + tl.arange(0, 1)[None, None, None, :] < 64),
+        output_ptr + offs * output_stride_0 + offs_2 * output_stride_1 + offs_3 * output_stride_2,
+        buffer_lanes,
+        mask=mask,
     )
 
 
@@ -203,8 +193,8 @@ def ele_add_local_dma(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 1, 17)
     _rt.fixed_dim(_F, "rhs", rhs, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.int32, _dev, None)  # add.co:23
-    _ele_add_local_dma_k0_lhs_load_data_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)
-    _ele_add_local_dma_k0_rhs_load_data_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)
+    _ele_add_local_dma_k0_lhs_load_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)  # add.co:25
+    _ele_add_local_dma_k0_rhs_load_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)
     _ele_add_local_dma_k0_buffer_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)
     _launch(
         ele_add_local_dma_k0,
@@ -214,23 +204,20 @@ def ele_add_local_dma(lhs, rhs, *, _launch=None):
             lhs.stride(0),
             lhs.stride(1),
             lhs.stride(2),
-            _ele_add_local_dma_k0_lhs_load_data_scratch,
-            1088,
+            _ele_add_local_dma_k0_lhs_load_scratch,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
             rhs.stride(2),
-            _ele_add_local_dma_k0_rhs_load_data_scratch,
-            1088,
+            _ele_add_local_dma_k0_rhs_load_scratch,
             _ele_add_local_dma_k0_buffer_scratch,
-            1088,
             output,
             output.stride(0),
             output.stride(1),
             output.stride(2),
         ],
         dict(num_warps=2),
-    )  # add.co:25
+    )
     return output  # add.co:35
 
 

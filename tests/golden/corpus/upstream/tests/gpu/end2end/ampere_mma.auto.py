@@ -167,100 +167,59 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
 @triton.jit
 def matmul_pipeline_k0(
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    fl0_data_scratch,
-    fl0_data_per_prog,
-    lhs_desc_64x16,
+    lhs_stride_0,
+    lhs_stride_1,
     rhs_ptr,
-    rhs_s0,
-    rhs_s1,
-    fr0_data_scratch,
-    fr0_data_per_prog,
-    rhs_desc_16x32,
-    fl1_data_scratch,
-    fl1_data_per_prog,
-    fr1_data_scratch,
-    fr1_data_per_prog,
+    rhs_stride_0,
+    rhs_stride_1,
     output_ptr,
-    output_s0,
-    output_s1,
-    GROUP_M: tl.constexpr,
-    TMA_LHS_64X16: tl.constexpr,
-    TMA_RHS_16X32: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:41."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:41
-    _group = GROUP_M * 2
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(1 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    mc_1 = tl.full([64, 32], 0.0, tl.float32)  # ampere_mma.co:43
-    fl0_data = fl0_data_scratch + tl.program_id(0).to(tl.int64) * fl0_data_per_prog  # ampere_mma.co:45
-    if TMA_LHS_64X16:
-        tile_2 = lhs_desc_64x16.load([0, 0])
-    else:
-        tile_2 = tl.load(lhs_ptr + tl.arange(0, 64)[:, None] * lhs_s0 + tl.arange(0, 16)[None, :] * lhs_s1)
-    tl.store(fl0_data + tl.arange(0, 64)[:, None] * 16 + tl.arange(0, 16)[None, :], tile_2)  # ampere_mma.co:45
-    tl.debug_barrier()
-    fr0_data = fr0_data_scratch + tl.program_id(0).to(tl.int64) * fr0_data_per_prog  # ampere_mma.co:46
-    if TMA_RHS_16X32:
-        tile_3 = rhs_desc_16x32.load([0, 0])
-    else:
-        tile_3 = tl.load(rhs_ptr + tl.arange(0, 16)[:, None] * rhs_s0 + tl.arange(0, 32)[None, :] * rhs_s1)
-    tl.store(fr0_data + tl.arange(0, 16)[:, None] * 32 + tl.arange(0, 32)[None, :], tile_3)  # ampere_mma.co:46
-    tl.debug_barrier()
-    fl1_data = fl1_data_scratch + tl.program_id(0).to(tl.int64) * fl1_data_per_prog  # ampere_mma.co:47
-    fr1_data = fr1_data_scratch + tl.program_id(0).to(tl.int64) * fr1_data_per_prog  # ampere_mma.co:48
-    for k_4 in range(1, 1):  # ampere_mma.co:49
-        if TMA_LHS_64X16:  # ampere_mma.co:50
-            tile_5 = lhs_desc_64x16.load([0, 0])
-        else:
-            tile_5 = tl.load(lhs_ptr + tl.arange(0, 64)[:, None] * lhs_s0 + tl.arange(0, 16)[None, :] * lhs_s1)
-        tl.store(fl1_data + tl.arange(0, 64)[:, None] * 16 + tl.arange(0, 16)[None, :], tile_5)  # ampere_mma.co:50
-        tl.debug_barrier()
-        if TMA_RHS_16X32:  # ampere_mma.co:51
-            tile_6 = rhs_desc_16x32.load([0, 0])
-        else:
-            tile_6 = tl.load(rhs_ptr + tl.arange(0, 16)[:, None] * rhs_s0 + tl.arange(0, 32)[None, :] * rhs_s1)
-        tl.store(fr1_data + tl.arange(0, 16)[:, None] * 32 + tl.arange(0, 32)[None, :], tile_6)  # ampere_mma.co:51
-        tl.debug_barrier()
-        mask_8 = ((k_4 - 1) * 16 + tl.arange(0, 16)[None, :] >= 0) & (
-            (k_4 - 1) * 16 + tl.arange(0, 16)[None, :] < 16
-        )  # ampere_mma.co:54
-        ptrs_9 = fl0_data + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * 16 + ((k_4 - 1) * 16 + tl.arange(0, 16)[None, :])
-        tile_7 = _oob_fill(tl.load(ptrs_9, mask=mask_8, other=0.0), mask_8)
-        mask_11 = (
-            ((k_4 - 1) * 16 + tl.arange(0, 16)[:, None] >= 0)
-            & (tl.arange(0, 32)[None, :] < 16)
-            & ((k_4 - 1) * 16 + tl.arange(0, 16)[:, None] < 16)
-            & (n * 16 + tl.arange(0, 32)[None, :] < 32)
-        )  # ampere_mma.co:55
-        ptrs_12 = fr0_data + ((k_4 - 1) * 16 + tl.arange(0, 16)[:, None]) * 32 + (n * 16 + tl.arange(0, 32)[None, :])
-        tile_10 = _oob_fill(tl.load(ptrs_12, mask=mask_11, other=0.0), mask_11)
-        mc_1 = tl.dot(tile_7, tile_10, mc_1)  # ampere_mma.co:56
-        swap_13 = fl0_data  # ampere_mma.co:58
-        fl0_data = fl1_data
-        fl1_data = swap_13
-        swap_14 = fr0_data  # ampere_mma.co:59
-        fr0_data = fr1_data
-        fr1_data = swap_14
-    # ampere_mma.co:63
-    tile_15 = tl.load(fl0_data + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * 16 + tl.arange(0, 16)[None, :])
-    mask_17 = (tl.arange(0, 32)[None, :] < 16) & (n * 16 + tl.arange(0, 32)[None, :] < 32)  # ampere_mma.co:64
-    ptrs_18 = fr0_data + tl.arange(0, 16)[:, None] * 32 + (n * 16 + tl.arange(0, 32)[None, :])
-    tile_16 = _oob_fill(tl.load(ptrs_18, mask=mask_17, other=0.0), mask_17)
-    mc_1 = tl.dot(tile_15, tile_16, mc_1)  # ampere_mma.co:65
-    tl.store(
-        output_ptr
-        + (m * 4 * 16 + tl.arange(0, 64)[:, None]) * output_s0
-        + (n * 16 + tl.arange(0, 32)[None, :]) * output_s1,
-        tl.where(tl.arange(0, 32)[None, :] < 16, mc_1, 0).to(tl.float16),
-        mask=(tl.arange(0, 32)[None, :] < 16) & (n * 16 + tl.arange(0, 32)[None, :] < 32),
-    )  # ampere_mma.co:67
+    """The block-level parallel at ampere_mma.co:41: one program per block, one lane per thread."""
+    m = tl.program_id(0)  # ampere_mma.co:41
+    n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # ampere_mma.co:45
+    cols = tl.arange(0, 16)[None, :]
+    rows_2 = tl.arange(0, 16)[:, None]  # ampere_mma.co:46
+    cols_2 = tl.arange(0, 32)[None, :]
+    mc = tl.zeros([64, 16], tl.float32)  # ampere_mma.co:43
+    fl0 = tl.load(lhs_ptr + rows * lhs_stride_0 + cols * lhs_stride_1)  # ampere_mma.co:45
+    fr0 = tl.load(rhs_ptr + rows_2 * rhs_stride_0 + cols_2 * rhs_stride_1)  # ampere_mma.co:46
+    for k in range(1, 1):  # ampere_mma.co:49
+        fl1 = tl.load(lhs_ptr + rows * lhs_stride_0 + cols * lhs_stride_1)  # ampere_mma.co:50
+        fr1 = tl.load(rhs_ptr + rows_2 * rhs_stride_0 + cols_2 * rhs_stride_1)  # ampere_mma.co:51
+        mc = tl.dot(
+            fl0,
+            tl.sum(
+                tl.where(
+                    tl.arange(0, 2)[None, :, None] == n, tl.reshape(fr0, [16, 2, 16]), tl.zeros([16, 2, 16], tl.float16)
+                ),
+                axis=1,
+            ),
+            mc,
+        )  # ampere_mma.co:56
+        fl0_was = fl0  # ampere_mma.co:58
+        fl0 = fl1
+        fl1 = fl0_was
+        fr0_was = fr0  # ampere_mma.co:59
+        fr0 = fr1
+        fr1 = fr0_was
+    fl0_frag_2 = fl0  # ampere_mma.co:63
+    mc = tl.dot(
+        fl0_frag_2,
+        tl.sum(
+            tl.where(
+                tl.arange(0, 2)[None, :, None] == n, tl.reshape(fr0, [16, 2, 16]), tl.zeros([16, 2, 16], tl.float16)
+            ),
+            axis=1,
+        ),
+        mc,
+    )  # ampere_mma.co:65
+    mc_out_2 = mc.to(tl.float16)  # ampere_mma.co:67
+    offs = m * 64 + rows
+    offs_2 = n * 16 + cols
+    tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, mc_out_2)
 
 
 def matmul_pipeline(lhs, rhs, *, _launch=None):
@@ -276,44 +235,21 @@ def matmul_pipeline(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 32)
     output = _rt.alloc(_F, (64, 32), torch.float16, _dev, None)  # ampere_mma.co:37
-    _matmul_pipeline_k0_fl0_data_scratch = _rt.scratch(_F, 2048, torch.float16, _dev)
-    _matmul_pipeline_k0_TMA_LHS_64X16 = _rt.tma_ok(_F, "lhs", lhs, [64, 16], [64, 16], "loads (auto)")
-    _matmul_pipeline_k0_lhs_desc_64x16 = _rt.tma_desc(lhs, [64, 16], _matmul_pipeline_k0_TMA_LHS_64X16, _OOB_PADDING)
-    _matmul_pipeline_k0_fr0_data_scratch = _rt.scratch(_F, 1024, torch.float16, _dev)
-    _matmul_pipeline_k0_TMA_RHS_16X32 = _rt.tma_ok(_F, "rhs", rhs, [16, 32], [16, 32], "loads (auto)")
-    _matmul_pipeline_k0_rhs_desc_16x32 = _rt.tma_desc(rhs, [16, 32], _matmul_pipeline_k0_TMA_RHS_16X32, _OOB_PADDING)
-    _matmul_pipeline_k0_fl1_data_scratch = _rt.scratch(_F, 2048, torch.float16, _dev)
-    _matmul_pipeline_k0_fr1_data_scratch = _rt.scratch(_F, 1024, torch.float16, _dev)
     _launch(
         matmul_pipeline_k0,
-        (2,),
+        (1, 2),
         [
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            _matmul_pipeline_k0_fl0_data_scratch,
-            1024,
-            _matmul_pipeline_k0_lhs_desc_64x16,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            _matmul_pipeline_k0_fr0_data_scratch,
-            512,
-            _matmul_pipeline_k0_rhs_desc_16x32,
-            _matmul_pipeline_k0_fl1_data_scratch,
-            1024,
-            _matmul_pipeline_k0_fr1_data_scratch,
-            512,
             output,
             output.stride(0),
             output.stride(1),
         ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS_64X16=_matmul_pipeline_k0_TMA_LHS_64X16,
-            TMA_RHS_16X32=_matmul_pipeline_k0_TMA_RHS_16X32,
-            num_warps=4,
-        ),
+        dict(num_warps=4),
     )  # ampere_mma.co:41
     return output  # ampere_mma.co:71
 
@@ -441,66 +377,32 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
 @triton.jit
 def matmul_loadc_k0(
     lhs_ptr,
-    lhs_s0,
-    lhs_s1,
-    lhs_desc_32x16,
+    lhs_stride_0,
+    lhs_stride_1,
     rhs_ptr,
-    rhs_s0,
-    rhs_s1,
-    rhs_desc_16x32,
+    rhs_stride_0,
+    rhs_stride_1,
     output_ptr,
-    output_s0,
-    output_s1,
-    GROUP_M: tl.constexpr,
-    TMA_LHS_32X16: tl.constexpr,
-    TMA_RHS_16X32: tl.constexpr,
+    output_stride_0,
+    output_stride_1,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:112."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:112
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(8 - _first, GROUP_M)
-    block_m = _first + _pid % _group % _gsize
-    block_n = _pid % _group // _gsize
-    for iv_k_1 in range(0, 16):  # ampere_mma.co:113
-        lhs_load_s_data = tl.zeros([32, 16], tl.float16)  # ampere_mma.co:114
-        if TMA_LHS_32X16:
-            tile_2 = lhs_desc_32x16.load([block_m * 32, iv_k_1 * 16])
-        else:
-            tile_2 = tl.load(
-                lhs_ptr
-                + (block_m * 32 + tl.arange(0, 32)[:, None]) * lhs_s0
-                + (iv_k_1 * 16 + tl.arange(0, 16)[None, :]) * lhs_s1
-            )
-        lhs_load_s_data = tile_2  # ampere_mma.co:114
-        rhs_load_s_data = tl.zeros([16, 32], tl.float16)  # ampere_mma.co:115
-        if TMA_RHS_16X32:
-            tile_3 = rhs_desc_16x32.load([iv_k_1 * 16, block_n * 32])
-        else:
-            tile_3 = tl.load(
-                rhs_ptr
-                + (iv_k_1 * 16 + tl.arange(0, 16)[:, None]) * rhs_s0
-                + (block_n * 32 + tl.arange(0, 32)[None, :]) * rhs_s1
-            )
-        rhs_load_s_data = tile_3  # ampere_mma.co:115
-        # 16 group units own blocks of the MMA tiles: merged into one block-level tile
-        tile_4 = tl.load(
-            output_ptr
-            + (block_m * 4 * 8 + tl.arange(0, 32)[:, None]) * output_s0
-            + (block_n * 4 * 8 + tl.arange(0, 32)[None, :]) * output_s1
-        )  # ampere_mma.co:118
-        mc_5 = tile_4.to(tl.float32)
-        mc_5 = tl.dot(lhs_load_s_data, rhs_load_s_data, mc_5)  # ampere_mma.co:122
-        # the loop over 'iv_warp_k' splits K into 4 pieces: folded into the dot above
-        tl.debug_barrier()  # this program also reads the tensor: earlier reads finish first
-        tl.store(
-            output_ptr
-            + (block_m * 4 * 8 + tl.arange(0, 32)[:, None]) * output_s0
-            + (block_n * 4 * 8 + tl.arange(0, 32)[None, :]) * output_s1,
-            mc_5.to(tl.float16),
-        )  # ampere_mma.co:124
-        tl.debug_barrier()
+    """The block-level parallel at ampere_mma.co:112: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # ampere_mma.co:112
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 32)[:, None]  # ampere_mma.co:114
+    cols = tl.arange(0, 16)[None, :]
+    rows_2 = tl.arange(0, 16)[:, None]  # ampere_mma.co:115
+    cols_2 = tl.arange(0, 32)[None, :]
+    for iv_k in range(0, 16):  # ampere_mma.co:113
+        offs = block_m * 32 + rows  # ampere_mma.co:114
+        offs_2 = iv_k * 16 + cols
+        lhs_load_s = tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1)
+        offs_3 = iv_k * 16 + rows_2  # ampere_mma.co:115
+        offs_4 = block_n * 32 + cols_2
+        rhs_load_s = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
+        output_frag_2 = tl.load(output_ptr + offs * output_stride_0 + offs_4 * output_stride_1)  # ampere_mma.co:118
+        output_frag_2 = tl.dot(lhs_load_s, rhs_load_s, output_frag_2, out_dtype=tl.float16)  # ampere_mma.co:122
+        tl.store(output_ptr + offs * output_stride_0 + offs_4 * output_stride_1, output_frag_2)  # ampere_mma.co:124
 
 
 def matmul_loadc(lhs, rhs, *, _launch=None):
@@ -516,64 +418,60 @@ def matmul_loadc(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (256, 256), torch.float16, _dev, 0.0)  # ampere_mma.co:107
-    _matmul_loadc_k0_TMA_LHS_32X16 = _rt.tma_ok(_F, "lhs", lhs, [32, 16], [32, 16], "loads (auto)")
-    _matmul_loadc_k0_lhs_desc_32x16 = _rt.tma_desc(lhs, [32, 16], _matmul_loadc_k0_TMA_LHS_32X16, _OOB_PADDING)
-    _matmul_loadc_k0_TMA_RHS_16X32 = _rt.tma_ok(_F, "rhs", rhs, [16, 32], [16, 32], "loads (auto)")
-    _matmul_loadc_k0_rhs_desc_16x32 = _rt.tma_desc(rhs, [16, 32], _matmul_loadc_k0_TMA_RHS_16X32, _OOB_PADDING)
     _launch(
         matmul_loadc_k0,
-        (64,),
+        (8, 8),
         [
             lhs,
             lhs.stride(0),
             lhs.stride(1),
-            _matmul_loadc_k0_lhs_desc_32x16,
             rhs,
             rhs.stride(0),
             rhs.stride(1),
-            _matmul_loadc_k0_rhs_desc_16x32,
             output,
             output.stride(0),
             output.stride(1),
         ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS_32X16=_matmul_loadc_k0_TMA_LHS_32X16,
-            TMA_RHS_16X32=_matmul_loadc_k0_TMA_RHS_16X32,
-            num_warps=4,
-        ),
+        dict(num_warps=8),
     )  # ampere_mma.co:112
     return output  # ampere_mma.co:129
 
 
 @triton.jit
 def mma_m8n8k4_f16_f16_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
 ):
-    """Program = one block of `parallel` at ampere_mma.co:239."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # ampere_mma.co:239
-    _group = GROUP_M * 32
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(4 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([32, 8], 0.0, tl.float32)  # ampere_mma.co:240
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    mc_1 = tl.full([32, 8], 1.5, tl.float32)  # ampere_mma.co:242
-    tile_2 = tl.load(
-        lhs_ptr + (m * 4 * 8 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 64)[None, :] * lhs_s1
-    )  # ampere_mma.co:244
-    # ampere_mma.co:245
-    tile_3 = tl.load(rhs_ptr + tl.arange(0, 64)[:, None] * rhs_s0 + (n * 8 + tl.arange(0, 8)[None, :]) * rhs_s1)
-    mc_1 = tl.dot(tile_2, tile_3, mc_1)  # ampere_mma.co:246
-    # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    tl.store(
-        output_ptr
-        + (m * 4 * 8 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 8 + tl.arange(0, 8)[None, :]) * output_s1,
-        mc_1.to(tl.float16),
-    )  # ampere_mma.co:248
+    """The block-level parallel at ampere_mma.co:239: one program per block, one lane per thread."""
+    m = tl.program_id(0)  # ampere_mma.co:239
+    n = tl.program_id(1)
+    rows = tl.arange(0, 32)[:, None]  # ampere_mma.co:244
+    cols = tl.arange(0, 4)[None, :]
+    rows_2 = tl.arange(0, 4)[:, None]  # ampere_mma.co:245
+    cols_2 = tl.arange(0, 8)[None, :]
+    mc = tl.zeros([32, 8], tl.float32)  # ampere_mma.co:240
+    mc = tl.full([32, 8], 1.5, tl.float32)  # ampere_mma.co:242
+    for k in range(0, 16):  # ampere_mma.co:243
+        offs = m * 32 + rows  # ampere_mma.co:244
+        offs_2 = k * 4 + cols
+        lhs_frag_2 = tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1)
+        offs_3 = k * 4 + rows_2  # ampere_mma.co:245
+        offs_4 = n * 8 + cols_2
+        rhs_frag_2 = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
+        mc = mc + tl.sum(
+            lhs_frag_2[:, :, None].to(tl.float32) * rhs_frag_2[None, :, :].to(tl.float32), axis=1
+        )  # ampere_mma.co:246
+    mc_out_2 = mc.to(tl.float16)  # ampere_mma.co:248
+    offs_5 = m * 32 + rows
+    offs_6 = n * 8 + cols_2
+    tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, mc_out_2)
 
 
 def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
@@ -591,7 +489,7 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:237
     _launch(
         mma_m8n8k4_f16_f16_k0,
-        (128,),
+        (4, 32),
         [
             lhs,
             lhs.stride(0),
@@ -603,7 +501,7 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(num_warps=4),
     )  # ampere_mma.co:239
     return output  # ampere_mma.co:251
 

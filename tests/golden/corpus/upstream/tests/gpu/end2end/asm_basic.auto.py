@@ -49,57 +49,57 @@ def _oob_fill(x, mask):
 
 
 def test_volatile_copy(val, *, _launch=None):
-    """Not translated: cannot lower to Triton: inline asm."""
+    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
     raise _rt.CroqLaunchError(
         (
-            "test_volatile_copy cannot run: cannot lower to Triton: inline asm "
-            "(corpus/upstream/tests/gpu/end2end/asm_basic.co:11:5)"
+            "test_volatile_copy cannot run: croq2triton does not translate inline asm (Triton kernels take no PTX"
+            " or C++ asm statements) (corpus/upstream/tests/gpu/end2end/asm_basic.co:11:5)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def test_basic_copy(val, *, _launch=None):
-    """Not translated: cannot lower to Triton: inline asm."""
+    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
     raise _rt.CroqLaunchError(
         (
-            "test_basic_copy cannot run: cannot lower to Triton: inline asm "
-            "(corpus/upstream/tests/gpu/end2end/asm_basic.co:25:5)"
+            "test_basic_copy cannot run: croq2triton does not translate inline asm (Triton kernels take no PTX or"
+            " C++ asm statements) (corpus/upstream/tests/gpu/end2end/asm_basic.co:25:5)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def test_readwrite(val, *, _launch=None):
-    """Not translated: cannot lower to Triton: inline asm."""
+    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
     raise _rt.CroqLaunchError(
         (
-            "test_readwrite cannot run: cannot lower to Triton: inline asm "
-            "(corpus/upstream/tests/gpu/end2end/asm_basic.co:40:5)"
+            "test_readwrite cannot run: croq2triton does not translate inline asm (Triton kernels take no PTX or "
+            "C++ asm statements) (corpus/upstream/tests/gpu/end2end/asm_basic.co:40:5)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def test_named_copy(val, *, _launch=None):
-    """Not translated: cannot lower to Triton: inline asm."""
+    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
     raise _rt.CroqLaunchError(
         (
-            "test_named_copy cannot run: cannot lower to Triton: inline asm "
-            "(corpus/upstream/tests/gpu/end2end/asm_basic.co:52:5)"
+            "test_named_copy cannot run: croq2triton does not translate inline asm (Triton kernels take no PTX or"
+            " C++ asm statements) (corpus/upstream/tests/gpu/end2end/asm_basic.co:52:5)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def test_named_readwrite(val, *, _launch=None):
-    """Not translated: cannot lower to Triton: inline asm."""
+    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
     raise _rt.CroqLaunchError(
         (
-            "test_named_readwrite cannot run: cannot lower to Triton: inline asm "
-            "(corpus/upstream/tests/gpu/end2end/asm_basic.co:67:5)"
+            "test_named_readwrite cannot run: croq2triton does not translate inline asm (Triton kernels take no "
+            "PTX or C++ asm statements) (corpus/upstream/tests/gpu/end2end/asm_basic.co:67:5)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 

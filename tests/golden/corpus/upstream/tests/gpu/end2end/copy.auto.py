@@ -217,16 +217,16 @@ def dma_copy_group(input, *, _launch=None):
 @triton.jit
 def dma_add_k0(
     N,
-    in1_ptr,
-    in1_stride_0,
-    in1_stride_1,
-    in1_stride_2,
     M,
     in0_ptr,
     in0_stride_0,
     in0_stride_1,
     in0_stride_2,
     f0_scratch,
+    in1_ptr,
+    in1_stride_0,
+    in1_stride_1,
+    in1_stride_2,
     f1_scratch,
     out_scratch,
     output_ptr,
@@ -235,16 +235,13 @@ def dma_add_k0(
     output_stride_2,
     Q0_LANES: tl.constexpr,
     F0_D0: tl.constexpr,
-    F1_D1: tl.constexpr,
-    OUT_D0: tl.constexpr,
 ):
     """The block-level parallel at copy.co:48: one program per block, one lane per thread."""
     dim0 = tl.arange(0, F0_D0)[:, None, None]  # copy.co:49
     dim1 = tl.arange(0, 32)[None, :, None]
     dim2 = tl.arange(0, 32)[None, None, :]
     dim0_2 = tl.arange(0, 8)[:, None, None]  # copy.co:50
-    dim1_2 = tl.arange(0, F1_D1)[None, :, None]
-    dim0_3 = tl.arange(0, OUT_D0)[:, None, None]  # copy.co:56
+    dim1_2 = tl.arange(0, Q0_LANES)[None, :, None]
     q0 = tl.arange(0, Q0_LANES)[:, None]  # copy.co:48
     f0_base = 0  # copy.co:49
     mask = (dim0 < M) & (dim1 < 17)
@@ -268,12 +265,9 @@ def dma_add_k0(
         mask_4 = q0 < N
         f1_val = tl.load(f1_scratch + f1_base + x * N * 32 + q0 * 32 + q1, mask=mask_4)
         tl.store(out_scratch + out_base + x * 544 + q0 * 32 + q1, f0_val + f1_val, mask=mask_3)
-    mask_5 = (dim0_3 < M) & (dim1 < 17)  # copy.co:56
-    tl.debug_barrier()
-    out_tile = tl.load(out_scratch + out_base + dim0_3 * 544 + dim1 * 32 + dim2, mask=mask_5)
-    tl.store(
-        output_ptr + dim0_3 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask_5
-    )
+    tl.debug_barrier()  # copy.co:56
+    out_tile = tl.load(out_scratch + out_base + dim0 * 544 + dim1 * 32 + dim2, mask=mask)
+    tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask)
 
 
 def dma_add(in0, in1, *, _launch=None):
@@ -296,23 +290,21 @@ def dma_add(in0, in1, *, _launch=None):
     _dma_add_k0_out_scratch = _rt.scratch(_F, M * 544, torch.int32, _dev)
     (_dma_add_k0_Q0_LANES,) = _rt.block_extents(_F, "the thread level 'q0' (copy.co:48)", (N,))
     (_dma_add_k0_F0_D0,) = _rt.block_extents(_F, "the buffer 'f0' (copy.co:49)", (M,), 1024)
-    (_dma_add_k0_F1_D1,) = _rt.block_extents(_F, "the buffer 'f1' (copy.co:50)", (N,), 256)
-    (_dma_add_k0_OUT_D0,) = _rt.block_extents(_F, "the buffer 'out' (copy.co:52)", (M,), 1024)
     _launch(
         dma_add_k0,
         (1,),
         [
             N,
-            in1,
-            in1.stride(0),
-            in1.stride(1),
-            in1.stride(2),
             M,
             in0,
             in0.stride(0),
             in0.stride(1),
             in0.stride(2),
             _dma_add_k0_f0_scratch,
+            in1,
+            in1.stride(0),
+            in1.stride(1),
+            in1.stride(2),
             _dma_add_k0_f1_scratch,
             _dma_add_k0_out_scratch,
             output,
@@ -320,13 +312,7 @@ def dma_add(in0, in1, *, _launch=None):
             output.stride(1),
             output.stride(2),
         ],
-        dict(
-            Q0_LANES=_dma_add_k0_Q0_LANES,
-            F0_D0=_dma_add_k0_F0_D0,
-            F1_D1=_dma_add_k0_F1_D1,
-            OUT_D0=_dma_add_k0_OUT_D0,
-            num_warps=4,
-        ),
+        dict(Q0_LANES=_dma_add_k0_Q0_LANES, F0_D0=_dma_add_k0_F0_D0, num_warps=4),
     )
     return output  # copy.co:59
 
@@ -334,16 +320,16 @@ def dma_add(in0, in1, *, _launch=None):
 @triton.jit
 def dma_add1_k0(
     N,
-    in1_ptr,
-    in1_stride_0,
-    in1_stride_1,
-    in1_stride_2,
     M,
     in0_ptr,
     in0_stride_0,
     in0_stride_1,
     in0_stride_2,
     f0_scratch,
+    in1_ptr,
+    in1_stride_0,
+    in1_stride_1,
+    in1_stride_2,
     f1_scratch,
     out_scratch,
     output_ptr,
@@ -352,16 +338,13 @@ def dma_add1_k0(
     output_stride_2,
     Q0_LANES: tl.constexpr,
     F0_D0: tl.constexpr,
-    F1_D1: tl.constexpr,
-    OUT_D0: tl.constexpr,
 ):
     """The block-level parallel at copy.co:65: one program per block, one lane per thread."""
     dim0 = tl.arange(0, F0_D0)[:, None, None]  # copy.co:66
     dim1 = tl.arange(0, 32)[None, :, None]
     dim2 = tl.arange(0, 32)[None, None, :]
     dim0_2 = tl.arange(0, 8)[:, None, None]  # copy.co:67
-    dim1_2 = tl.arange(0, F1_D1)[None, :, None]
-    dim0_3 = tl.arange(0, OUT_D0)[:, None, None]  # copy.co:73
+    dim1_2 = tl.arange(0, Q0_LANES)[None, :, None]
     q0 = tl.arange(0, Q0_LANES)[:, None]  # copy.co:65
     f0_base = 0  # copy.co:66
     mask = (dim0 < M) & (dim1 < 17)
@@ -385,12 +368,9 @@ def dma_add1_k0(
         mask_4 = q0 < N
         f1_val = tl.load(f1_scratch + f1_base + x * N * 32 + q0 * 32 + q1, mask=mask_4)
         tl.store(out_scratch + out_base + x * 544 + q0 * 32 + q1, f0_val + f1_val, mask=mask_3)
-    mask_5 = (dim0_3 < M) & (dim1 < 17)  # copy.co:73
-    tl.debug_barrier()
-    out_tile = tl.load(out_scratch + out_base + dim0_3 * 544 + dim1 * 32 + dim2, mask=mask_5)
-    tl.store(
-        output_ptr + dim0_3 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask_5
-    )
+    tl.debug_barrier()  # copy.co:73
+    out_tile = tl.load(out_scratch + out_base + dim0 * 544 + dim1 * 32 + dim2, mask=mask)
+    tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask)
 
 
 def dma_add1(in0, in1, *, _launch=None):
@@ -413,23 +393,21 @@ def dma_add1(in0, in1, *, _launch=None):
     _dma_add1_k0_out_scratch = _rt.scratch(_F, M * 544, torch.int32, _dev)
     (_dma_add1_k0_Q0_LANES,) = _rt.block_extents(_F, "the thread level 'q0' (copy.co:65)", (N,))
     (_dma_add1_k0_F0_D0,) = _rt.block_extents(_F, "the buffer 'f0' (copy.co:66)", (M,), 1024)
-    (_dma_add1_k0_F1_D1,) = _rt.block_extents(_F, "the buffer 'f1' (copy.co:67)", (N,), 256)
-    (_dma_add1_k0_OUT_D0,) = _rt.block_extents(_F, "the buffer 'out' (copy.co:69)", (M,), 1024)
     _launch(
         dma_add1_k0,
         (1,),
         [
             N,
-            in1,
-            in1.stride(0),
-            in1.stride(1),
-            in1.stride(2),
             M,
             in0,
             in0.stride(0),
             in0.stride(1),
             in0.stride(2),
             _dma_add1_k0_f0_scratch,
+            in1,
+            in1.stride(0),
+            in1.stride(1),
+            in1.stride(2),
             _dma_add1_k0_f1_scratch,
             _dma_add1_k0_out_scratch,
             output,
@@ -437,13 +415,7 @@ def dma_add1(in0, in1, *, _launch=None):
             output.stride(1),
             output.stride(2),
         ],
-        dict(
-            Q0_LANES=_dma_add1_k0_Q0_LANES,
-            F0_D0=_dma_add1_k0_F0_D0,
-            F1_D1=_dma_add1_k0_F1_D1,
-            OUT_D0=_dma_add1_k0_OUT_D0,
-            num_warps=4,
-        ),
+        dict(Q0_LANES=_dma_add1_k0_Q0_LANES, F0_D0=_dma_add1_k0_F0_D0, num_warps=4),
     )
     return output  # copy.co:76
 

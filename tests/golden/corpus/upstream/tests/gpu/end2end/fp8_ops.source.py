@@ -336,16 +336,16 @@ def fp8_dma_copy_group(input, *, _launch=None):
 @triton.jit
 def fp8_dma_add_k0(
     N,
-    in1_ptr,
-    in1_stride_0,
-    in1_stride_1,
-    in1_stride_2,
     M,
     in0_ptr,
     in0_stride_0,
     in0_stride_1,
     in0_stride_2,
     f0_scratch,
+    in1_ptr,
+    in1_stride_0,
+    in1_stride_1,
+    in1_stride_2,
     f1_scratch,
     out_scratch,
     output_ptr,
@@ -354,16 +354,13 @@ def fp8_dma_add_k0(
     output_stride_2,
     Q0_LANES: tl.constexpr,
     F0_D0: tl.constexpr,
-    F1_D1: tl.constexpr,
-    OUT_D0: tl.constexpr,
 ):
     """The block-level parallel at fp8_ops.co:68: one program per block, one lane per thread."""
     dim0 = tl.arange(0, F0_D0)[:, None, None]  # fp8_ops.co:69
     dim1 = tl.arange(0, 32)[None, :, None]
     dim2 = tl.arange(0, 32)[None, None, :]
     dim0_2 = tl.arange(0, 8)[:, None, None]  # fp8_ops.co:70
-    dim1_2 = tl.arange(0, F1_D1)[None, :, None]
-    dim0_3 = tl.arange(0, OUT_D0)[:, None, None]  # fp8_ops.co:76
+    dim1_2 = tl.arange(0, Q0_LANES)[None, :, None]
     q0 = tl.arange(0, Q0_LANES)[:, None]  # fp8_ops.co:68
     f0_base = 0  # fp8_ops.co:69
     mask = (dim0 < M) & (dim1 < 17)
@@ -391,12 +388,9 @@ def fp8_dma_add_k0(
             (f0_val.to(tl.float32) + f1_val.to(tl.float32)).to(tl.float16),
             mask=mask_3,
         )
-    mask_5 = (dim0_3 < M) & (dim1 < 17)  # fp8_ops.co:76
-    tl.debug_barrier()
-    out_tile = tl.load(out_scratch + out_base + dim0_3 * 544 + dim1 * 32 + dim2, mask=mask_5)
-    tl.store(
-        output_ptr + dim0_3 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask_5
-    )
+    tl.debug_barrier()  # fp8_ops.co:76
+    out_tile = tl.load(out_scratch + out_base + dim0 * 544 + dim1 * 32 + dim2, mask=mask)
+    tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask)
 
 
 def fp8_dma_add(in0, in1, *, _launch=None):
@@ -419,23 +413,21 @@ def fp8_dma_add(in0, in1, *, _launch=None):
     _fp8_dma_add_k0_out_scratch = _rt.scratch(_F, M * 544, torch.float16, _dev)
     (_fp8_dma_add_k0_Q0_LANES,) = _rt.block_extents(_F, "the thread level 'q0' (fp8_ops.co:68)", (N,))
     (_fp8_dma_add_k0_F0_D0,) = _rt.block_extents(_F, "the buffer 'f0' (fp8_ops.co:69)", (M,), 1024)
-    (_fp8_dma_add_k0_F1_D1,) = _rt.block_extents(_F, "the buffer 'f1' (fp8_ops.co:70)", (N,), 256)
-    (_fp8_dma_add_k0_OUT_D0,) = _rt.block_extents(_F, "the buffer 'out' (fp8_ops.co:72)", (M,), 1024)
     _launch(
         fp8_dma_add_k0,
         (1,),
         [
             N,
-            in1,
-            in1.stride(0),
-            in1.stride(1),
-            in1.stride(2),
             M,
             in0,
             in0.stride(0),
             in0.stride(1),
             in0.stride(2),
             _fp8_dma_add_k0_f0_scratch,
+            in1,
+            in1.stride(0),
+            in1.stride(1),
+            in1.stride(2),
             _fp8_dma_add_k0_f1_scratch,
             _fp8_dma_add_k0_out_scratch,
             output,
@@ -443,13 +435,7 @@ def fp8_dma_add(in0, in1, *, _launch=None):
             output.stride(1),
             output.stride(2),
         ],
-        dict(
-            Q0_LANES=_fp8_dma_add_k0_Q0_LANES,
-            F0_D0=_fp8_dma_add_k0_F0_D0,
-            F1_D1=_fp8_dma_add_k0_F1_D1,
-            OUT_D0=_fp8_dma_add_k0_OUT_D0,
-            num_warps=4,
-        ),
+        dict(Q0_LANES=_fp8_dma_add_k0_Q0_LANES, F0_D0=_fp8_dma_add_k0_F0_D0, num_warps=4),
     )
     return output  # fp8_ops.co:79
 
@@ -457,16 +443,16 @@ def fp8_dma_add(in0, in1, *, _launch=None):
 @triton.jit
 def fp8_dma_add1_k0(
     N,
-    in1_ptr,
-    in1_stride_0,
-    in1_stride_1,
-    in1_stride_2,
     M,
     in0_ptr,
     in0_stride_0,
     in0_stride_1,
     in0_stride_2,
     f0_scratch,
+    in1_ptr,
+    in1_stride_0,
+    in1_stride_1,
+    in1_stride_2,
     f1_scratch,
     out_scratch,
     output_ptr,
@@ -475,16 +461,13 @@ def fp8_dma_add1_k0(
     output_stride_2,
     Q0_LANES: tl.constexpr,
     F0_D0: tl.constexpr,
-    F1_D1: tl.constexpr,
-    OUT_D0: tl.constexpr,
 ):
     """The block-level parallel at fp8_ops.co:85: one program per block, one lane per thread."""
     dim0 = tl.arange(0, F0_D0)[:, None, None]  # fp8_ops.co:86
     dim1 = tl.arange(0, 32)[None, :, None]
     dim2 = tl.arange(0, 32)[None, None, :]
     dim0_2 = tl.arange(0, 8)[:, None, None]  # fp8_ops.co:87
-    dim1_2 = tl.arange(0, F1_D1)[None, :, None]
-    dim0_3 = tl.arange(0, OUT_D0)[:, None, None]  # fp8_ops.co:93
+    dim1_2 = tl.arange(0, Q0_LANES)[None, :, None]
     q0 = tl.arange(0, Q0_LANES)[:, None]  # fp8_ops.co:85
     f0_base = 0  # fp8_ops.co:86
     mask = (dim0 < M) & (dim1 < 17)
@@ -512,12 +495,9 @@ def fp8_dma_add1_k0(
             (f0_val.to(tl.float32) + f1_val.to(tl.float32)).to(tl.float16),
             mask=mask_3,
         )
-    mask_5 = (dim0_3 < M) & (dim1 < 17)  # fp8_ops.co:93
-    tl.debug_barrier()
-    out_tile = tl.load(out_scratch + out_base + dim0_3 * 544 + dim1 * 32 + dim2, mask=mask_5)
-    tl.store(
-        output_ptr + dim0_3 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask_5
-    )
+    tl.debug_barrier()  # fp8_ops.co:93
+    out_tile = tl.load(out_scratch + out_base + dim0 * 544 + dim1 * 32 + dim2, mask=mask)
+    tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask)
 
 
 def fp8_dma_add1(in0, in1, *, _launch=None):
@@ -540,23 +520,21 @@ def fp8_dma_add1(in0, in1, *, _launch=None):
     _fp8_dma_add1_k0_out_scratch = _rt.scratch(_F, M * 544, torch.float16, _dev)
     (_fp8_dma_add1_k0_Q0_LANES,) = _rt.block_extents(_F, "the thread level 'q0' (fp8_ops.co:85)", (N,))
     (_fp8_dma_add1_k0_F0_D0,) = _rt.block_extents(_F, "the buffer 'f0' (fp8_ops.co:86)", (M,), 1024)
-    (_fp8_dma_add1_k0_F1_D1,) = _rt.block_extents(_F, "the buffer 'f1' (fp8_ops.co:87)", (N,), 256)
-    (_fp8_dma_add1_k0_OUT_D0,) = _rt.block_extents(_F, "the buffer 'out' (fp8_ops.co:89)", (M,), 1024)
     _launch(
         fp8_dma_add1_k0,
         (1,),
         [
             N,
-            in1,
-            in1.stride(0),
-            in1.stride(1),
-            in1.stride(2),
             M,
             in0,
             in0.stride(0),
             in0.stride(1),
             in0.stride(2),
             _fp8_dma_add1_k0_f0_scratch,
+            in1,
+            in1.stride(0),
+            in1.stride(1),
+            in1.stride(2),
             _fp8_dma_add1_k0_f1_scratch,
             _fp8_dma_add1_k0_out_scratch,
             output,
@@ -564,13 +542,7 @@ def fp8_dma_add1(in0, in1, *, _launch=None):
             output.stride(1),
             output.stride(2),
         ],
-        dict(
-            Q0_LANES=_fp8_dma_add1_k0_Q0_LANES,
-            F0_D0=_fp8_dma_add1_k0_F0_D0,
-            F1_D1=_fp8_dma_add1_k0_F1_D1,
-            OUT_D0=_fp8_dma_add1_k0_OUT_D0,
-            num_warps=4,
-        ),
+        dict(Q0_LANES=_fp8_dma_add1_k0_Q0_LANES, F0_D0=_fp8_dma_add1_k0_F0_D0, num_warps=4),
     )
     return output  # fp8_ops.co:96
 

@@ -50,90 +50,90 @@ def _oob_fill(x, mask):
 
 
 def matmul_f16_n32_k64(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: 'mma.*.sp' is not lowered yet."""
+    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
     raise _rt.CroqLaunchError(
         (
-            "matmul_f16_n32_k64 cannot run: 'mma.*.sp' is not lowered yet "
+            "matmul_f16_n32_k64 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
             "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:115:11)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def matmul_f16_n32_k32(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: 'mma.*.sp' is not lowered yet."""
+    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
     raise _rt.CroqLaunchError(
         (
-            "matmul_f16_n32_k32 cannot run: 'mma.*.sp' is not lowered yet "
+            "matmul_f16_n32_k32 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
             "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:139:11)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def matmul_fp8_n32(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: 'mma.*.sp' is not lowered yet."""
+    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
     raise _rt.CroqLaunchError(
         (
-            "matmul_fp8_n32 cannot run: 'mma.*.sp' is not lowered yet "
+            "matmul_fp8_n32 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
             "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:163:11)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def matmul_fp8_n64(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: 'mma.*.sp' is not lowered yet."""
+    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
     raise _rt.CroqLaunchError(
         (
-            "matmul_fp8_n64 cannot run: 'mma.*.sp' is not lowered yet "
+            "matmul_fp8_n64 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
             "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:187:11)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def matmul_fp8_n8(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: 'mma.*.sp' is not lowered yet."""
+    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
     raise _rt.CroqLaunchError(
         (
-            "matmul_fp8_n8 cannot run: 'mma.*.sp' is not lowered yet "
+            "matmul_fp8_n8 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
             "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:211:11)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def matmul_f16_n8k64(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: 'mma.*.sp' is not lowered yet."""
+    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
     raise _rt.CroqLaunchError(
         (
-            "matmul_f16_n8k64 cannot run: 'mma.*.sp' is not lowered yet "
+            "matmul_f16_n8k64 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
             "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:235:11)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def matmul_bf16_n8k64(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: 'mma.*.sp' is not lowered yet."""
+    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
     raise _rt.CroqLaunchError(
         (
-            "matmul_bf16_n8k64 cannot run: 'mma.*.sp' is not lowered yet "
+            "matmul_bf16_n8k64 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
             "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:259:11)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 def matmul_f16_n16_k64(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: 'mma.*.sp' is not lowered yet."""
+    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
     raise _rt.CroqLaunchError(
         (
-            "matmul_f16_n16_k64 cannot run: 'mma.*.sp' is not lowered yet "
+            "matmul_f16_n16_k64 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
             "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:283:11)"
         ),
-        hint=None,
+        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 

@@ -66,19 +66,11 @@ def mem_reuse_dynamic_k0(
     output_stride_1,
     SMEM1_D0: tl.constexpr,
     SMEM1_D1: tl.constexpr,
-    OUTPUT_S_D0: tl.constexpr,
-    OUTPUT_S_D1: tl.constexpr,
-    SMEM2_D0: tl.constexpr,
-    SMEM2_D1: tl.constexpr,
 ):
     """The block-level parallel at memreuse.co:10: one program per block, one lane per thread."""
     p = tl.program_id(0)  # memreuse.co:10
     rows = tl.arange(0, SMEM1_D0)[:, None]  # memreuse.co:11
     cols = tl.arange(0, SMEM1_D1)[None, :]
-    rows_2 = tl.arange(0, OUTPUT_S_D0)[:, None]  # memreuse.co:12
-    cols_2 = tl.arange(0, OUTPUT_S_D1)[None, :]
-    rows_3 = tl.arange(0, SMEM2_D0)[:, None]  # memreuse.co:21
-    cols_3 = tl.arange(0, SMEM2_D1)[None, :]
     q = tl.arange(0, 128)  # memreuse.co:10
     smem1_base = tl.cast(p, tl.int64) * (K // 8) * N  # memreuse.co:11
     offs = p * (K // 8) + rows
@@ -87,53 +79,44 @@ def mem_reuse_dynamic_k0(
     mask_2 = (rows < K // 8) & (cols < N)
     tl.store(smem1_scratch + smem1_base + rows * N + cols, smem1, mask=mask_2)
     output_s_base = tl.cast(p, tl.int64) * (K // 8) * N  # memreuse.co:12
-    mask_3 = (rows_2 < K // 8) & (cols_2 < N)
-    tl.store(
-        output_s_scratch + output_s_base + rows_2 * N + cols_2,
-        tl.zeros([OUTPUT_S_D0, OUTPUT_S_D1], tl.uint8),
-        mask=mask_3,
-    )
+    tl.store(output_s_scratch + output_s_base + rows * N + cols, tl.zeros([SMEM1_D0, SMEM1_D1], tl.uint8), mask=mask_2)
     for i in range(0, K // 8):  # memreuse.co:15
-        mask_4 = (i < K // 8) & (q < N)  # memreuse.co:16
+        mask_3 = (i < K // 8) & (q < N)  # memreuse.co:16
         tl.debug_barrier()
-        smem1_val = tl.load(smem1_scratch + smem1_base + i * N + q, mask=mask_4)
-        tl.store(output_s_scratch + output_s_base + i * N + q, smem1_val, mask=mask_4)
-        mask_5 = (i < K // 8) & (q + 128 < N)  # memreuse.co:17
-        smem1_val_2 = tl.load(smem1_scratch + smem1_base + i * N + q + 128, mask=mask_5)
+        smem1_val = tl.load(smem1_scratch + smem1_base + i * N + q, mask=mask_3)
+        tl.store(output_s_scratch + output_s_base + i * N + q, smem1_val, mask=mask_3)
+        mask_4 = (i < K // 8) & (q + 128 < N)  # memreuse.co:17
+        smem1_val_2 = tl.load(smem1_scratch + smem1_base + i * N + q + 128, mask=mask_4)
         tl.debug_barrier()
-        tl.store(output_s_scratch + output_s_base + i * N + q + 128, smem1_val_2, mask=mask_5)
+        tl.store(output_s_scratch + output_s_base + i * N + q + 128, smem1_val_2, mask=mask_4)
     smem2_base = tl.cast(p, tl.int64) * (K // 8) * N  # memreuse.co:21
-    offs_2 = p * (K // 8) + rows_3
-    mask_6 = (offs_2 < K) & (cols_3 < N)
-    smem2 = _oob_fill(tl.load(i1_ptr + offs_2 * i1_stride_0 + cols_3 * i1_stride_1, mask=mask_6, other=0), mask_6)
-    mask_7 = (rows_3 < K // 8) & (cols_3 < N)
-    tl.store(smem2_scratch + smem2_base + rows_3 * N + cols_3, smem2, mask=mask_7)
+    smem2 = _oob_fill(tl.load(i1_ptr + offs * i1_stride_0 + cols * i1_stride_1, mask=mask, other=0), mask)
+    tl.store(smem2_scratch + smem2_base + rows * N + cols, smem2, mask=mask_2)
     for i_2 in range(0, K // 8):  # memreuse.co:24
-        mask_8 = (i_2 < K // 8) & (q < N)  # memreuse.co:25
+        mask_5 = (i_2 < K // 8) & (q < N)  # memreuse.co:25
         tl.debug_barrier()
-        smem2_val = tl.load(smem2_scratch + smem2_base + i_2 * N + q, mask=mask_8)
-        output_s_val = tl.load(output_s_scratch + output_s_base + i_2 * N + q, mask=mask_8)
+        smem2_val = tl.load(smem2_scratch + smem2_base + i_2 * N + q, mask=mask_5)
+        output_s_val = tl.load(output_s_scratch + output_s_base + i_2 * N + q, mask=mask_5)
         tl.debug_barrier()
         tl.store(
             output_s_scratch + output_s_base + i_2 * N + q,
             (output_s_val.to(tl.int32) + smem2_val.to(tl.int32)).to(tl.uint8),
-            mask=mask_8,
+            mask=mask_5,
         )
-        mask_9 = (i_2 < K // 8) & (q + 128 < N)  # memreuse.co:26
-        smem2_val_2 = tl.load(smem2_scratch + smem2_base + i_2 * N + q + 128, mask=mask_9)
+        mask_6 = (i_2 < K // 8) & (q + 128 < N)  # memreuse.co:26
+        smem2_val_2 = tl.load(smem2_scratch + smem2_base + i_2 * N + q + 128, mask=mask_6)
         tl.debug_barrier()
-        output_s_val_2 = tl.load(output_s_scratch + output_s_base + i_2 * N + q + 128, mask=mask_9)
+        output_s_val_2 = tl.load(output_s_scratch + output_s_base + i_2 * N + q + 128, mask=mask_6)
         tl.debug_barrier()
         tl.store(
             output_s_scratch + output_s_base + i_2 * N + q + 128,
             (output_s_val_2.to(tl.int32) + smem2_val_2.to(tl.int32)).to(tl.uint8),
-            mask=mask_9,
+            mask=mask_6,
         )
-    offs_3 = p * (K // 8) + rows_2  # memreuse.co:29
-    tl.debug_barrier()
-    output_s_tile = tl.load(output_s_scratch + output_s_base + rows_2 * N + cols_2, mask=mask_3)
-    mask_10 = (rows_2 < K // 8) & (cols_2 < N) & (offs_3 < K)
-    tl.store(output_ptr + offs_3 * output_stride_0 + cols_2 * output_stride_1, output_s_tile, mask=mask_10)
+    tl.debug_barrier()  # memreuse.co:29
+    output_s_tile = tl.load(output_s_scratch + output_s_base + rows * N + cols, mask=mask_2)
+    mask_7 = (rows < K // 8) & (cols < N) & (offs < K)
+    tl.store(output_ptr + offs * output_stride_0 + cols * output_stride_1, output_s_tile, mask=mask_7)
 
 
 def mem_reuse_dynamic(i0, i1, *, _launch=None):
@@ -155,12 +138,6 @@ def mem_reuse_dynamic(i0, i1, *, _launch=None):
     _mem_reuse_dynamic_k0_SMEM1_D0, _mem_reuse_dynamic_k0_SMEM1_D1 = _rt.block_extents(
         _F, "the buffer 'smem1' (memreuse.co:11)", (_rt.idiv(K, 8), N)
     )
-    _mem_reuse_dynamic_k0_OUTPUT_S_D0, _mem_reuse_dynamic_k0_OUTPUT_S_D1 = _rt.block_extents(
-        _F, "the buffer 'output_s' (memreuse.co:12)", (_rt.idiv(K, 8), N)
-    )
-    _mem_reuse_dynamic_k0_SMEM2_D0, _mem_reuse_dynamic_k0_SMEM2_D1 = _rt.block_extents(
-        _F, "the buffer 'smem2' (memreuse.co:21)", (_rt.idiv(K, 8), N)
-    )
     _launch(
         mem_reuse_dynamic_k0,
         (8,),
@@ -180,15 +157,7 @@ def mem_reuse_dynamic(i0, i1, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(
-            SMEM1_D0=_mem_reuse_dynamic_k0_SMEM1_D0,
-            SMEM1_D1=_mem_reuse_dynamic_k0_SMEM1_D1,
-            OUTPUT_S_D0=_mem_reuse_dynamic_k0_OUTPUT_S_D0,
-            OUTPUT_S_D1=_mem_reuse_dynamic_k0_OUTPUT_S_D1,
-            SMEM2_D0=_mem_reuse_dynamic_k0_SMEM2_D0,
-            SMEM2_D1=_mem_reuse_dynamic_k0_SMEM2_D1,
-            num_warps=4,
-        ),
+        dict(SMEM1_D0=_mem_reuse_dynamic_k0_SMEM1_D0, SMEM1_D1=_mem_reuse_dynamic_k0_SMEM1_D1, num_warps=4),
     )
     return output  # memreuse.co:32
 

@@ -508,32 +508,37 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
 
 @triton.jit
 def matmul_u8_s32_k0(
-    lhs_ptr, lhs_s0, lhs_s1, rhs_ptr, rhs_s0, rhs_s1, output_ptr, output_s0, output_s1, GROUP_M: tl.constexpr
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
 ):
-    """Program = one block of `parallel` at wmma.co:92."""
-    # programs walk the block grid in groups of GROUP_M rows (L2 reuse)
-    _pid = tl.program_id(0)  # wmma.co:92
-    _group = GROUP_M * 8
-    _first = _pid // _group * GROUP_M
-    _gsize = tl.minimum(4 - _first, GROUP_M)
-    m = _first + _pid % _group % _gsize
-    n = _pid % _group // _gsize
-    mc_1 = tl.full([32, 32], 0, tl.int32)  # wmma.co:93
-    # 4 group units own blocks of the MMA tiles: merged into one block-level tile
-    tile_2 = tl.load(
-        lhs_ptr + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * lhs_s0 + tl.arange(0, 256)[None, :] * lhs_s1
-    )  # wmma.co:96
-    tile_3 = tl.load(
-        rhs_ptr + tl.arange(0, 256)[:, None] * rhs_s0 + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * rhs_s1
-    )  # wmma.co:97
-    mc_1 = mc_1 + tl.dot(tile_2.to(tl.float16), tile_3.to(tl.float16), out_dtype=tl.float32).to(tl.int32)  # wmma.co:98
-    # the loop over 'k' splits K into 16 pieces: folded into the dot above
-    tl.store(
-        output_ptr
-        + (m * 2 * 16 + tl.arange(0, 32)[:, None]) * output_s0
-        + (n * 2 * 16 + tl.arange(0, 32)[None, :]) * output_s1,
-        mc_1,
-    )  # wmma.co:100
+    """The block-level parallel at wmma.co:92: one program per block, one lane per thread."""
+    m = tl.program_id(0)  # wmma.co:92
+    n = tl.program_id(1)
+    rows = tl.arange(0, 32)[:, None]  # wmma.co:96
+    cols = tl.arange(0, 16)[None, :]
+    rows_2 = tl.arange(0, 16)[:, None]  # wmma.co:97
+    cols_2 = tl.arange(0, 32)[None, :]
+    mc = tl.zeros([32, 32], tl.int32)  # wmma.co:93
+    for k in range(0, 16):  # wmma.co:95
+        offs = m * 32 + rows  # wmma.co:96
+        offs_2 = k * 16 + cols
+        lhs_frag_2 = tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1)
+        offs_3 = k * 16 + rows_2  # wmma.co:97
+        offs_4 = n * 32 + cols_2
+        rhs_frag_2 = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
+        mc = mc + tl.sum(
+            lhs_frag_2[:, :, None].to(tl.int32) * rhs_frag_2[None, :, :].to(tl.int32), axis=1
+        )  # wmma.co:98
+    offs_5 = m * 32 + rows  # wmma.co:100
+    offs_6 = n * 32 + cols_2
+    tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, mc)
 
 
 def matmul_u8_s32(lhs, rhs, *, _launch=None):
@@ -551,7 +556,7 @@ def matmul_u8_s32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:90
     _launch(
         matmul_u8_s32_k0,
-        (32,),
+        (4, 8),
         [
             lhs,
             lhs.stride(0),
@@ -563,7 +568,7 @@ def matmul_u8_s32(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, num_warps=4),
+        dict(num_warps=4),
     )  # wmma.co:92
     return output  # wmma.co:103
 

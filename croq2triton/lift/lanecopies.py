@@ -1,0 +1,149 @@
+"""Copies whose views depend on the thread (``l = dma.copy x.chunkat(p, _, t) => local`` under
+``parallel t by 64 : thread``), as a mixin of the kernel lifter (lift/kernel.py).
+
+Each thread copies its own window into its own local buffer (LANGUAGE.md 7.8): lifted, the copy
+runs for all lanes at once over a tile whose leading axes are the lanes and whose trailing axes
+are the window's (``[64, 1, 32, 1]`` for a ``[1, 17, 1]`` window), loaded from the tensor where
+the element lies inside the window and the tensor and stored into the buffer's per-lane copies
+in scratch memory (lift/placement.py puts such buffers there; element reads then take each
+lane's own copy).  A copy of such a buffer back out to a per-thread window is the same tile the
+other way.  Other copies of per-thread views raise :class:`NotLifted`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..frontend import ast as A
+from ..tir import expr as E
+from ..tir import nodes as N
+from .buffers import STORAGES, BufferView, CopyFuture, TileBuffer, pow2, spread
+from .copies import NEUTRAL_ATTRS, outside
+from .notlifted import NotLifted
+from .terms import Bounded, Region, const_int, unparen
+
+
+class LaneCopies:
+    lanes: tuple[int, tuple[Any, ...]] | None
+    lane_views: bool
+    pred: list[E.Expr]
+    padding: list[E.Expr]
+    scopes: list[dict[str, Any]]
+    host: Any
+    binding: Any
+    block_level: Any
+    place: Any
+    place_shape: Any
+    new_buffer: Any
+    give_home: Any
+    tensor: Any
+    in_tensor: Any
+    mask_terms: Any
+    named: Any
+    named_offset: Any
+    fresh: Any
+    emit: Any
+
+    def per_thread_copy(self, s: A.DmaStmt) -> bool:
+        """Is ``s`` a copy whose source or destination view depends on the thread?"""
+        if self.lanes is None or all(n == 1 for n in self.lanes[1]):
+            return False
+        exprs = [s.src] + ([] if s.dst_storage else [s.dst])
+        for e in exprs:
+            for n in e.walk():
+                if not isinstance(n, A.Name):
+                    continue
+                v = self.binding(n.name)
+                if isinstance(v, Bounded) and self.block_level(v.value).shape:
+                    return True
+        return False
+
+    def lane_copy(self, s: A.DmaStmt) -> None:
+        """A copy of per-thread views: into each thread's own fresh local buffer, or out of it."""
+        if s.op != "copy" or any(a.name not in NEUTRAL_ATTRS for a in s.attrs) or s.engine != "dma":
+            raise NotLifted("a per-thread copy other than a plain dma.copy", s)
+        self.lane_views = True
+        try:
+            src = self.place(s.src)
+            dst = None if s.dst_storage else self.place(s.dst)
+        finally:
+            self.lane_views = False
+        if s.dst_storage and s.result is None:
+            return  # a copy nothing reads: no effect to keep
+        if s.dst_storage and isinstance(src, Region):
+            storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
+            extents = self.place_shape(src)
+            if storage not in STORAGES or None in extents or any(n < 1 for n in extents):  # type: ignore[operator]
+                raise NotLifted("a per-thread copy of run-time extent or into this memory", s)
+            elem = self.host.tensors[src.tensor].elem
+            buf = self.give_home(self.new_buffer(s.result or "buf", elem, extents, 0, s), storage, s)
+            if buf.home is None or buf.home.lane is None:
+                raise NotLifted("a per-thread copy into a buffer the threads share", s)
+            self.lane_move(src, buf, True, s)
+            if s.result:
+                self.scopes[-1][s.result] = CopyFuture(BufferView(buf, *_whole(buf)))
+            return
+        if isinstance(src, BufferView) and isinstance(dst, Region) and src.whole:
+            buf = src.buffer
+            if buf.home is None or buf.home.lane is None:
+                raise NotLifted("a per-thread copy out of a buffer the threads share", s)
+            if tuple(const_int(x) for x in dst.shape) != buf.extents:
+                raise NotLifted("a per-thread copy between windows of different shapes", s)
+            self.lane_move(dst, buf, False, s)
+            return
+        raise NotLifted("a per-thread copy of this form (a thread's window into or out of its own buffer)", s)
+
+    def lane_move(self, window: Region, buf: TileBuffer, into: bool, node: A.DmaStmt) -> None:
+        """Every lane's ``window`` of the tensor into (``into``) or out of its copy of ``buf``."""
+        assert self.lanes is not None and buf.home is not None and buf.home.lane is not None
+        lanes = len(self.lanes[1])
+        rank = lanes + len(buf.extents)
+        tile = tuple(pow2(n) for n in buf.extents)
+        shape = (*(int(n) for n in self.lanes[1]), *tile)
+        coords = [E.Lift(E.Arange(n), rank, (lanes + r,)) for r, n in enumerate(tile)]
+        index = [_lifted(o, lanes, rank, node) for o in window.origin]
+        for r, d in enumerate(window.axes):
+            index[d] = E.fold(E.Bin("+", index[d], coords[r]))
+        elem, ptr = self.tensor(A.Name(window.tensor))
+        inside = [E.Bin("<", c, E.Const(n)) for c, n in zip(coords, buf.extents, strict=True) if n != pow2(n)]
+        enclosing = [_lifted(t, lanes, rank, node) for t in self.pred + self.padding]
+        idx = tuple(self.named_offset(i, node) for i in index)
+        t_mask = self.lane_mask(list(idx), ptr.extents, window.limits, inside + enclosing, node)
+        flat: E.Expr = E.Const(0)
+        for c, n in zip(coords, buf.extents, strict=True):
+            flat = E.Bin("+", E.Bin("*", flat, E.Const(n)), c)
+        home = buf.home
+        lane = _lifted(home.lane, lanes, rank, node)
+        addr = E.fold(E.Bin("+", home.base, E.Bin("+", E.Bin("*", flat, E.Const(home.copies)), lane)))
+        b_mask = self.lane_mask([], (), (), inside + enclosing, node)
+        var = E.Var(self.fresh(f"{buf.name}_lanes"), ptr.dtype if into else buf.var.type, dims=shape)
+        if into:
+            other = outside(ptr.dtype, 0) if t_mask is not None else None
+            self.emit(N.Load(var, ptr.name, idx, t_mask, other), node)
+            self.emit(N.Store(home.arg, (spread(addr, shape, addr.dtype),), var, b_mask), node)
+        else:
+            self.emit(N.Load(var, home.arg, (spread(addr, shape, addr.dtype),), b_mask), node)
+            self.emit(N.Store(ptr.name, idx, E.fold(E.Cast(var, ptr.dtype)), t_mask), node)
+        del elem
+
+    def lane_mask(
+        self, index: list[E.Expr], extents: tuple[E.Expr, ...], limits: Any, extra: list[E.Expr], node: A.Node
+    ) -> E.Var | None:
+        terms = self.in_tensor(index, extents, limits) + extra
+        m = E.conj(self.mask_terms(terms))
+        if isinstance(m, E.Const) and m.value:
+            return None
+        return self.named(E.fold(m), "mask", node)  # type: ignore[no-any-return]
+
+
+def _whole(buf: TileBuffer) -> tuple[tuple[E.Expr, ...], tuple[E.Expr, ...], tuple[bool, ...]]:
+    return tuple(E.Const(0) for _ in buf.extents), buf.sizes, tuple(True for _ in buf.extents)
+
+
+def _lifted(e: E.Expr, lanes: int, rank: int, node: A.Node) -> E.Expr:
+    """A value of the lanes (rank ``lanes``, or one value) placed on the leading axes of a tile of ``rank``."""
+    if not e.shape:
+        return e
+    if len(e.shape) != lanes:
+        raise NotLifted("a per-thread copy under lanes of another arrangement", node)
+    return E.Lift(e, rank, tuple(range(lanes)))

@@ -1,0 +1,80 @@
+"""The tile of a part of a buffer in registers (``buf.subspan(48, 16).at(0, 1)``,
+``lhs_s.chunkat(g, k)``), as a mixin of the kernel lifter (lift/kernel.py).
+
+Triton has no slices of a block, so a part is selected: along a dimension whose part has a
+power-of-two width ``w`` dividing the tile's extent and starts at a multiple of ``w`` (``j * w``,
+``j`` known or not when translating), the tile is reshaped to ``[.., n / w, w, ..]`` and the
+``j``-th of those chunks is summed out of the others' zeros (``tl.where`` picks, so no other
+element's value, NaN included, reaches the part).  Parts of other forms raise :class:`NotLifted`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..frontend import ast as A
+from ..tir import expr as E
+from .buffers import BufferView
+from .notlifted import NotLifted
+from .terms import const_int
+
+
+class Parts:
+    tile_value: Any
+
+    def part_tile(self, view: BufferView, node: A.Node) -> tuple[E.Expr, tuple[int, ...], tuple[E.Expr, ...]]:
+        """The tile of ``view`` over its kept dimensions, its block shape and its sizes."""
+        buf = view.buffer
+        if not buf.fixed or buf.var.type == "i1":
+            raise NotLifted("a part of a buffer of run-time shape or of bools", node)
+        value: E.Expr = self.tile_value(buf, node)
+        shape = [int(n) for n in buf.tile]  # type: ignore[call-overload]
+        sizes: list[E.Expr] = []
+        for d in range(len(shape)):
+            o = E.fold(view.offsets[d])
+            w = const_int(view.shape[d]) if view.keep[d] else 1
+            if w is None:
+                raise NotLifted("a part of a buffer of run-time extent", node)
+            if view.keep[d]:
+                sizes.append(E.Const(w))
+            if E.bounds(o) == (0, 0) and (w == buf.extents[d] or w == shape[d]):
+                continue  # the whole dimension
+            if w & (w - 1) or shape[d] % w:
+                raise NotLifted(f"a part {w} wide of a buffer dimension of {buf.extents[d]}", node)
+            j = chunk_index(o, w)
+            if j is None:
+                raise NotLifted("a part of a buffer that does not start at a multiple of its width", node)
+            parts = shape[d] // w
+            if parts > 1:
+                value = select_chunk(value, shape, d, w, j)
+            shape[d] = w
+        kept = tuple(n for n, k in zip(shape, view.keep, strict=True) if k)
+        if len(kept) != len(shape):
+            value = E.Reshape(value, kept)
+        return value, kept, tuple(sizes)
+
+
+def chunk_index(o: E.Expr, w: int) -> E.Expr | None:
+    """``j`` with ``o == j * w`` for every value of its variables (None where that is not shown)."""
+    names = [v.name for v in E.free_vars(o)]
+    lin = E.linear(o, names)
+    if lin is None:
+        return None
+    coefs, rest = lin
+    base = E.fold(rest)
+    if not isinstance(base, E.Const) or int(base.value) % w or any(c % w for c in coefs.values()):
+        return None
+    j: E.Expr = E.Const(int(base.value) // w)
+    for v in E.free_vars(o):
+        if v.name in coefs:
+            j = E.Bin("+", j, E.Bin("*", E.Const(coefs.pop(v.name) // w), v))
+    return E.fold(j)
+
+
+def select_chunk(value: E.Expr, shape: list[int], d: int, w: int, j: E.Expr) -> E.Expr:
+    """Chunk ``j`` (``w`` wide) of ``value`` along dimension ``d``."""
+    split = (*shape[:d], shape[d] // w, w, *shape[d + 1 :])
+    chunks = E.Reshape(value, split)
+    pick = E.Bin("==", E.Lift(E.Arange(shape[d] // w), len(split), (d,)), j)
+    zero = E.Full(split, 0, value.dtype)
+    return E.Cast(E.Reduce("sum", E.Where(pick, chunks, zero), d), value.dtype)

@@ -1,1 +1,0 @@
-"""Lowering: Croqtile AST to Triton kernels and torch launchers."""
