@@ -11,6 +11,7 @@
 #   perf/device_pass.sh source_tests  # their correctness on the GPU (forms, pipelines, examples)
 #   perf/device_pass.sh mma        # MMA as written, fragments, apply (lift/mma.py): tests, attention
 #   perf/device_pass.sh families   # levels inside warps, scratch buffers, atomics, tuples, clusters; the ladder
+#   perf/device_pass.sh lifted     # the forms the tile IR took over from the deleted older lowering
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
@@ -48,6 +49,19 @@ case "${1:-tests}" in
       | tee -a "$OUT/epilogue_tests.txt" || status=1
     timeout 400 python3 perf/bench_epilogues.py --shapes 4096,8192 --rounds 3 --json "$OUT/epilogues.json" \
       --md "$OUT/epilogues.md" 2>&1 | tail -20 | tee "$OUT/epilogues.txt" || status=1
+    ;;
+  lifted)
+    # what only the older lowering translated before 2026-12-02: small / u8 MMAs, parts of buffers,
+    # run-time tiles under MMAs, per-thread copies, span_as, run-time select, shape bounds
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_corpus_e2e.py -k "ampere or wmma or store_mask" \
+      2>&1 | tail -4 | tee "$OUT/lifted.txt" || status=1
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_lower_corpus.py tests/test_lower_user_kernels.py \
+      2>&1 | tail -4 | tee -a "$OUT/lifted.txt" || status=1
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_irregular.py tests/test_host_code.py \
+      tests/test_lift_copies.py tests/test_lift_elementwise.py tests/test_frags.py tests/test_pipelines.py \
+      2>&1 | tail -6 | tee -a "$OUT/lifted.txt" || status=1
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_irregular_forms.py -k "reshape or local" \
+      tests/test_lift_mma.py 2>&1 | tail -4 | tee -a "$OUT/lifted.txt" || status=1
     ;;
   widen)
     # the widened tile kernels (schedule/widen.py): correctness on the GPU, then their speed
