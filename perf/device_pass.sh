@@ -29,7 +29,7 @@ case "${1:-tests}" in
       tests/test_contraction.py 2>&1 | tail -8 | tee "$OUT/tests.txt" || status=1
     timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_corpus_e2e.py -k "numerics or atomic" \
       2>&1 | tail -4 | tee -a "$OUT/tests.txt" || status=1
-    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_lower_examples.py \
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_kernels_examples.py \
       tests/test_every_kernel_runs.py -k "examples or lower" 2>&1 | tail -4 | tee -a "$OUT/tests.txt" || status=1
     timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_gemm_forms.py -k "computes and auto" \
       2>&1 | tail -4 | tee "$OUT/gemm_forms.txt" || status=1
@@ -55,7 +55,7 @@ case "${1:-tests}" in
     # run-time tiles under MMAs, per-thread copies, span_as, run-time select, shape bounds
     timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_corpus_e2e.py -k "ampere or wmma or store_mask" \
       2>&1 | tail -4 | tee "$OUT/lifted.txt" || status=1
-    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_lower_corpus.py tests/test_lower_user_kernels.py \
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_kernels_corpus.py tests/test_kernels_user.py \
       2>&1 | tail -4 | tee -a "$OUT/lifted.txt" || status=1
     timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_irregular.py tests/test_host_code.py \
       tests/test_lift_copies.py tests/test_lift_elementwise.py tests/test_frags.py tests/test_pipelines.py \
@@ -74,7 +74,7 @@ case "${1:-tests}" in
     ;;
   copies)
     timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_lift_copies.py tests/test_lift_elementwise.py \
-      tests/test_lower_examples.py 2>&1 | tail -4 | tee "$OUT/copies.txt" || status=1
+      tests/test_kernels_examples.py 2>&1 | tail -4 | tee "$OUT/copies.txt" || status=1
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_corpus_e2e.py -k "dma or tiled or copies" \
       2>&1 | tail -4 | tee -a "$OUT/copies.txt" || status=1
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_every_kernel_runs.py \
@@ -89,7 +89,7 @@ case "${1:-tests}" in
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_corpus_e2e.py \
       -k "wgmma or gdn or flash or mask or scale or attention or ampere" 2>&1 | tail -4 | tee -a "$OUT/mma_tests.txt" || status=1
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_pipelines.py tests/test_lift_copies.py \
-      tests/test_lower_user_kernels.py 2>&1 | tail -4 | tee -a "$OUT/mma_tests.txt" || status=1
+      tests/test_kernels_user.py 2>&1 | tail -4 | tee -a "$OUT/mma_tests.txt" || status=1
     timeout 240 python3 perf/attention_bench.py --seqs 1024,4096 --bh 32 --md "$OUT/attn.md" \
       $(for f in .gpu_deps/older/*.py; do echo --also "$f"; done) 2>&1 | tail -30 | tee "$OUT/attn.txt" || status=1
     ;;
@@ -100,7 +100,8 @@ case "${1:-tests}" in
       --json "$OUT/forms_source.json" --md "$OUT/forms_source.md" 2>&1 | tail -45 | tee "$OUT/forms_source.txt" || status=1
     ;;
   source_compare)
-    # the source schedule of the contractions against the older lowering of the same kernels, one run
+    # the source schedule of the contractions against the same kernels as written ("older": the
+    # older lowering until 2026-12-02, the tile IR's lifting as written since), one run
     for path in older contraction; do
       if [ $path = older ]; then export CROQ2TRITON_NO_CONTRACTION=1; else unset CROQ2TRITON_NO_CONTRACTION; fi
       timeout 200 python3 perf/bench.py --dtypes f16 --shapes 4096,8192 --rounds 3 --only v0,v1,v2,v3,seed,wgmma_ss \
@@ -126,7 +127,7 @@ case "${1:-tests}" in
   source_tests)
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_gemm_forms.py -k "computes and source" \
       2>&1 | tail -4 | tee "$OUT/source_tests.txt" || status=1
-    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_pipelines.py tests/test_lower_examples.py \
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_pipelines.py tests/test_kernels_examples.py \
       tests/test_schedules_agree.py 2>&1 | tail -4 | tee -a "$OUT/source_tests.txt" || status=1
     ;;
 esac

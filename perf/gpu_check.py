@@ -39,8 +39,8 @@ def run_tests(shared: str | None) -> int:
     if shared:
         env["CROQ2TRITON_SHARED"] = shared
     cmd = [
-        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_lower_examples.py",
-        "tests/test_lower_corpus.py", "tests/test_pipelines.py", "tests/test_irregular.py", "tests/test_tma_oob.py",
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_kernels_examples.py",
+        "tests/test_kernels_corpus.py", "tests/test_pipelines.py", "tests/test_irregular.py", "tests/test_tma_oob.py",
         "tests/test_corpus_e2e.py", "tests/test_schedule.py", "tests/test_frags.py",
         "-k", "not compiles_for_sm90a and not variant_compiles",
     ]  # fmt: skip

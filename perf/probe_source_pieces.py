@@ -1,6 +1,7 @@
 """GEMMs whose source tile has a column count that is not a power of two, under the source schedule:
 tiled as column pieces of powers of two (schedule/gemm.py, Schedule.pieces_n) with 8 or 4 warps,
-against the older lowering of the same kernel (CROQ2TRITON_NO_CONTRACTION=1), each timed right after
+against the same kernel as written (CROQ2TRITON_NO_CONTRACTION=1: the older lowering until
+2026-12-02, the tile IR's lifting since), each timed right after
 cuBLAS (``torch.matmul(a, b.T)``) in the same round; median of the paired ratios.
 
     python3 perf/probe_source_pieces.py [--shapes 4096,8192] [--rounds 3]

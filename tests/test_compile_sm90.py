@@ -22,8 +22,8 @@ ATTN3 = json.dumps([[[2, 192, 64], F16]] * 4 + [[True, "bool"]])
 ATTN = json.dumps([[[2, 2, 192, 64], F16]] * 3 + [[True, "bool"]])
 GEMM = lambda m, n, k: json.dumps([[[m, k], F16], [[n, k], F16], [[m, n], F16]])  # noqa: E731
 
-# v0 and v1 state 32 x 32 blocks, too small for wgmma (64-row instructions): the lowering lets one
-# program own two consecutive row blocks (lower/coarsen.py), so their lifted dots use wgmma too.
+# v0 and v1 state 32 x 32 blocks, too small for wgmma (64-row instructions): proved contractions,
+# they are tiled with at least 64 rows (schedule/gemm.py), so their dots use wgmma too.
 CASES = [
     ("examples/gemm_v0.co", "matmul", GEMM(128, 128, 64), {"wgmma.mma_async"}),
     ("examples/gemm_v1.co", "matmul", GEMM(128, 128, 256), {"wgmma.mma_async"}),
@@ -40,11 +40,11 @@ CASES = [
      json.dumps([[[128, 64], "float8_e4m3fn"], [[128, 64], "float8_e4m3fn"], [[128, 128], "float32"]]),
      {"wgmma.mma_async", "cp.async.bulk.tensor"}),
     ("examples/gemm_v4.co", "matmul", GEMM(256, 384, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
-    # --schedule auto: re-tiled to 128 x 256, persistent grid, two half-width TMA stores in the epilogue
+    # --schedule auto: tiled 128 x 256, persistent grid, two half-width TMA stores in the epilogue
     ("examples/gemm_v3.co@auto", "matmul", GEMM(256, 512, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
     ("examples/gemm_v4.co@auto", "matmul", GEMM(256, 512, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
     ("examples/tma_pipeline.co@auto", "matmul", GEMM(256, 512, 128), {"wgmma.mma_async", "cp.async.bulk.tensor"}),
-    # tiles declared as `int` constants, rhs tiled with chunkat: the re-tiled kernel (N % 256 == 0)
+    # tiles declared as `int` constants, rhs tiled with chunkat: the tiled kernel (exact tiles)
     ("corpus:upstream/tests/gpu/end2end/wgmma_ss.co@auto", "matmul_f16", GEMM(256, 512, 128), {"wgmma.mma_async"}),
     ("corpus:upstream/tests/gpu/end2end/wgmma_ss.co@auto", "matmul_e4m3",
      json.dumps([[[256, 64], "float8_e4m3fn"], [[512, 64], "float8_e4m3fn"], [[256, 512], "float32"]]),

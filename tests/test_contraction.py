@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from lowering_util import assert_close, poisoned, randn
+from kernel_util import assert_close, poisoned, randn
 
 from croq2triton.api import load_source, translate_full
 from croq2triton.schedule.schedule import Schedule

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import torch
 from conftest import CORPUS, needs_corpus
-from lowering_util import DEVICE, assert_close, gemm_tol, load_co, poisoned, randn
+from kernel_util import DEVICE, assert_close, gemm_tol, load_co, poisoned, randn
 
 from croq2triton.errors import CroqError
 from croq2triton.runtime import launch as rt
@@ -270,7 +270,7 @@ def test_ampere_persistent_scheduled(func: str) -> None:
 
 
 # -------------------------------------------------------------------------------- wgmma_ss.co
-# (matmul_f16, matmul_f16_ws_1p1c and matmul_f16_ws_1p3c are tested in test_lower_corpus.py and
+# (matmul_f16, matmul_f16_ws_1p1c and matmul_f16_ws_1p3c are tested in test_kernels_corpus.py and
 # test_pipelines.py.) rhs is tiled with chunkat while lhs/output use subspan: the two agree only
 # when N and K are tile multiples (or K fits one tile), so only M is ragged, except in
 # matmul_e4m3_ws_tbc which uses subspan everywhere.

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS, EXAMPLES, MANIFEST, needs_corpus
-from lowering_util import DEVICE
+from kernel_util import DEVICE
 
 from croq2triton.api import load
 from croq2triton.errors import CroqError

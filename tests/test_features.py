@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from lowering_util import DEVICE
+from kernel_util import DEVICE
 
 import croq2triton
 from croq2triton.errors import CroqError

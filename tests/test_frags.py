@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import CORPUS, EXAMPLES
-from lowering_util import DEVICE, assert_close, load_co, poisoned, randn
+from kernel_util import DEVICE, assert_close, load_co, poisoned, randn
 
 from croq2triton.api import translate_full
 from croq2triton.errors import CroqError

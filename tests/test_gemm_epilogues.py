@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from lowering_util import flat, poisoned, randn
+from kernel_util import flat, poisoned, randn
 from test_gemm_forms import Compiled, _compile_auto
 
 from croq2triton.api import load, translate_full

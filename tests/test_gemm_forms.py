@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import REPO
-from lowering_util import DEVICE, poisoned, randn
+from kernel_util import DEVICE, poisoned, randn
 
 from croq2triton.api import load
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 from conftest import CORPUS, needs_corpus
-from lowering_util import DEVICE, randn
+from kernel_util import DEVICE, randn
 
 from croq2triton.api import load, load_source, translate_full
 from croq2triton.errors import CroqError

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from lowering_util import DEVICE, assert_close, gemm_tol, poisoned, randn
+from kernel_util import DEVICE, assert_close, gemm_tol, poisoned, randn
 
 from croq2triton.api import load, translate_full
 from croq2triton.errors import CroqError

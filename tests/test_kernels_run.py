@@ -5,7 +5,7 @@ write nothing; tl.atomic_cas has no mask), and tiles that outgrow Triton's block
 from __future__ import annotations
 
 import torch
-from lowering_util import DEVICE
+from kernel_util import DEVICE
 
 from croq2triton.api import load_source, translate
 

@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 import torch
-from lowering_util import DEVICE
+from kernel_util import DEVICE
 
 if DEVICE == "cpu":
     os.environ.setdefault("TRITON_INTERPRET", "1")

@@ -1,7 +1,7 @@
 """The tile-IR path for copies (lift/copies.py): shared and local buffers as register tiles,
 ``dma.copy`` in every direction with tails, windows, parts of buffers and futures; numerics against
-torch on ragged sizes with NaN-poisoned outputs in both schedules; near misses stay on the older
-lowering and still compute the right thing."""
+torch on ragged sizes with NaN-poisoned outputs in both schedules; per-thread windows copied into
+each thread's own buffer (lift/lanecopies.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from lowering_util import DEVICE, poisoned
+from kernel_util import DEVICE, poisoned
 
 import croq2triton
 from croq2triton.api import translate_full

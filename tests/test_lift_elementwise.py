@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from lowering_util import DEVICE
+from kernel_util import DEVICE
 
 import croq2triton
 from croq2triton.api import translate_full

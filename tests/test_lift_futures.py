@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from lowering_util import DEVICE, assert_close, randn
+from kernel_util import DEVICE, assert_close, randn
 
 import croq2triton
 from croq2triton.api import translate_full

@@ -1,7 +1,7 @@
 """MMA as written on the tile-IR path (lift/mma.py): the kernels of tests/programs/mma_forms.co,
 lifted as they stand (the contraction proof switched off, ``CROQ2TRITON_NO_CONTRACTION=1``) and as
 the translator takes them by default, in both schedules, against torch on ragged sizes with
-NaN-poisoned outputs; the IR of a folded loop over chunks of K; what stays on the older lowering."""
+NaN-poisoned outputs; the IR of a folded loop over chunks of K; what is refused, where it stands."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import torch
-from lowering_util import DEVICE, assert_close, gemm_tol, poisoned, randn
+from kernel_util import DEVICE, assert_close, gemm_tol, poisoned, randn
 
 import croq2triton
 from croq2triton.api import translate_full

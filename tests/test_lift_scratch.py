@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from lowering_util import DEVICE, assert_close, poisoned, randn
+from kernel_util import DEVICE, assert_close, poisoned, randn
 
 import croq2triton
 from croq2triton.api import translate_full

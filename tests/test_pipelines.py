@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import CORPUS, EXAMPLES, REPO
-from lowering_util import assert_close, gemm_tol, load_co, poisoned, randn
+from kernel_util import assert_close, gemm_tol, load_co, poisoned, randn
 
 from croq2triton.api import translate_full
 from croq2triton.errors import CroqError

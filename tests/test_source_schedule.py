@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import EXAMPLES
-from lowering_util import assert_close, gemm_tol, load_co, poisoned, randn
+from kernel_util import assert_close, gemm_tol, load_co, poisoned, randn
 
 from croq2triton.api import translate_full
 

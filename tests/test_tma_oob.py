@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from lowering_util import DEVICE
+from kernel_util import DEVICE
 
 from croq2triton.api import load, translate_full
 from croq2triton.errors import CroqError

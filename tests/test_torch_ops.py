@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 from conftest import CORPUS, EXAMPLES, needs_corpus
-from lowering_util import DEVICE, assert_close, gemm_tol, poisoned, randn
+from kernel_util import DEVICE, assert_close, gemm_tol, poisoned, randn
 
 import croq2triton
 from croq2triton.api import load, load_source, translate_full

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from lowering_util import DEVICE, poisoned
+from kernel_util import DEVICE, poisoned
 
 import croq2triton
 from croq2triton.api import translate_full

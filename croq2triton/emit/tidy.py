@@ -1,11 +1,11 @@
-"""The last step of every generated module: simplify what the older lowering spells out, then format.
+"""The last step of every generated module: simplify its one-line statements, then format.
 
-The older lowering (``croq2triton/lower``) writes each statement as one line of text.  Before the
-module is formatted, every such line is parsed back into a Python ``ast`` and simplified where the
-result is the same value of the same shape (the rules are in :class:`Simplify`), its redundant
-parentheses drop out when it is printed again, and a full-line comment or a docstring over the
-line limit is wrapped.  Statements the tile-IR emitter wrote are already canonical and pass
-through unchanged (they parse to a fixed point).
+Before the module is formatted, every one-line statement is parsed back into a Python ``ast`` and
+simplified where the result is the same value of the same shape (the rules are in
+:class:`Simplify`; the tile-IR emitter already writes canonical statements, so on the corpus and
+examples this changes no syntax tree today and stays as a net for what a new emission spells
+out), temporaries nothing reads are dropped, its redundant parentheses drop out when it is printed
+again, and a full-line comment or a docstring over the line limit is wrapped.
 
 Then the module goes through ``ruff format`` (line length 120), so what a user reads is laid out
 the way the Python world lays code out.  ruff is a dependency of the package; where it cannot be
@@ -180,7 +180,7 @@ def _is_jit(node: ast.stmt) -> bool:
 
 def _dead_lines(tree: ast.Module) -> set[int]:
     """The lines of ``@triton.jit`` functions that assign a name nothing in the function reads, from
-    an expression without effects (the older lowering leaves such temporaries: ``stage_5 = k % 2``)."""
+    an expression without effects (``stage_5 = k % 2`` that nothing reads)."""
     out: set[int] = set()
     for fn in tree.body:
         if not _is_jit(fn):

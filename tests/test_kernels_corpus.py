@@ -7,7 +7,7 @@ import contextlib
 import pytest
 import torch
 from conftest import CORPUS, needs_corpus
-from lowering_util import assert_close, gemm_tol, load_co, poisoned, randn
+from kernel_util import assert_close, gemm_tol, load_co, poisoned, randn
 
 pytestmark = needs_corpus
 E2E = CORPUS / "upstream/tests/gpu/end2end"

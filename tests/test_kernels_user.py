@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import CORPUS, EXAMPLES, MANIFEST
-from lowering_util import assert_close, load_co, poisoned, randn
+from kernel_util import assert_close, load_co, poisoned, randn
 from names_check import undefined_names
 
 import croq2triton

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 from conftest import EXAMPLES
-from lowering_util import DEVICE, assert_close, gemm_tol, load_co, poisoned, randn
+from kernel_util import DEVICE, assert_close, gemm_tol, load_co, poisoned, randn
 
 from croq2triton.api import translate_full
 from croq2triton.errors import CroqError
