@@ -74,7 +74,10 @@ def chunk_index(o: E.Expr, w: int) -> E.Expr | None:
 def select_chunk(value: E.Expr, shape: list[int], d: int, w: int, j: E.Expr) -> E.Expr:
     """Chunk ``j`` (``w`` wide) of ``value`` along dimension ``d``."""
     split = (*shape[:d], shape[d] // w, w, *shape[d + 1 :])
-    chunks = E.Reshape(value, split)
+    chunks: E.Expr = E.Reshape(value, split)
+    kept = value.dtype
+    if kept in ("i8", "i16", "u8", "u16"):  # tl.sum widens these to 32 bits: sum there, then narrow
+        chunks, kept = E.Cast(chunks, "i32"), "i32"
     pick = E.Bin("==", E.Lift(E.Arange(shape[d] // w), len(split), (d,)), j)
-    zero = E.Full(split, 0, value.dtype)
+    zero = E.Full(split, 0, kept)
     return E.Cast(E.Reduce("sum", E.Where(pick, chunks, zero), d), value.dtype)
