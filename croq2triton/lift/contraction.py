@@ -37,6 +37,7 @@ from ..tir import expr as E
 from ..tir.contract import Contraction
 from .epilogue import EpilogueEval, start_value, transformed
 from .host import HostScope
+from .moves import Moves, as_cells
 from .notlifted import NotLifted
 from .proof import prove
 from .roles import EVENT_ONLY, Roles
@@ -48,20 +49,14 @@ from .terms import (
     BufferArray,
     Cells,
     Elem,
-    EpiValue,
-    Future,
-    Loaded,
     LoopFrame,
-    Placed,
     Prod,
     Region,
     Scalar,
     Store,
     Term,
     Value,
-    View,
     WithName,
-    Written,
 )  # fmt: skip
 from .terms import (
     const_int as _const,
@@ -77,7 +72,7 @@ from .views import FLOATS, Expressions
 # ------------------------------------------------------------------ the interpreter
 
 
-class Interpreter(Roles, Expressions):
+class Interpreter(Moves, Roles, Expressions):
     def __init__(self, top: A.Parallel, host: HostScope) -> None:
         self.top = top
         self.host = host
@@ -603,306 +598,6 @@ class Interpreter(Roles, Expressions):
         self.guard.append(cond)
         self.stmt(s.then)  # accumulations check they add no condition (Cells.guard)
         self.guard.pop()
-
-    # ---------------------------------------------------------------- data movement
-    def dma(self, s: A.DmaStmt) -> None:
-        if s.op != "copy" or any(at.name in ("sp", "transp") for at in s.attrs):
-            raise NotLifted(f"a {s.engine}.{s.op} with these attributes", s)
-        src = self.value(s.src)
-        line = self.line(s)
-        if isinstance(src, (Buffer, View)):
-            content = self.buffer_content(src, s)
-            dst = self.value(s.dst) if not s.dst_storage else None
-            if isinstance(content, list) and isinstance(src, Buffer) and isinstance(dst, Region):
-                if len(dst.shape) != len(src.shape) or not all(
-                    E.same(x, y) for x, y in zip(dst.shape, src.shape, strict=True)
-                ):
-                    raise NotLifted("a copy whose source and destination shapes differ", s)
-                for placed in content:
-                    if isinstance(placed, Written):
-                        self.copy_written(placed, dst, line)
-                        continue
-                    dims = placed.cells.shape[::-1] if placed.transp else placed.cells.shape
-                    shape = [E.Const(n) for n in dims]
-                    here = {v.name for v, _ in self.spatial}
-                    extra = [(v, x) for v, x in placed.spatial if v.name not in here]
-                    self.spatial.extend(extra)  # each unit's part of the buffer, copied out together
-                    sub = dst.sub(list(placed.offsets), shape, [True] * len(shape))
-                    self.store_tile(placed.cells, sub, line, placed.transp)
-                    del self.spatial[len(self.spatial) - len(extra) :]
-                return
-            raise NotLifted("a copy out of a buffer that is not an output store", s)
-        if not isinstance(src, Region):
-            raise NotLifted("a copy whose source is not a global view", s)
-        if s.dst_storage:
-            buf = Buffer(self.tensors[src.tensor].elem, src.shape, src)
-        else:
-            dst = self.value(s.dst)
-            if not isinstance(dst, Buffer):
-                raise NotLifted("a copy into something other than a shared buffer", s)
-            if len(dst.shape) != len(src.shape) or not all(
-                E.same(x, y) for x, y in zip(dst.shape, src.shape, strict=True)
-            ):
-                raise NotLifted("a copy whose source and destination shapes differ", s)
-            dst.content = src
-            self.touch(dst, True)
-            buf = dst
-        if any(at.name == "swiz" for at in s.attrs):
-            self.notes.append("swizzle")
-        if _const(src.shape[-1]) is not None:
-            self.ksteps.append(int(_const(src.shape[-1])))  # type: ignore[arg-type]
-        if s.result:
-            self.bind(s.result, Future(buf))
-
-    def copy_written(self, w: Written, dst: Region, line: int) -> None:
-        """A buffer element written by a unit, copied out to ``dst``: that unit's store."""
-        here = {v.name for v, _ in self.spatial}
-        extra = [(v, x) for v, x in w.spatial if v.name not in here]
-        guards = [g for g in w.guard if not any(g is h for h in self.guard)]
-        self.spatial.extend(extra)
-        self.guard.extend(guards)
-        self.store(dst.elem(w.index), w.value, line, w.epi)
-        del self.guard[len(self.guard) - len(guards) :]
-        del self.spatial[len(self.spatial) - len(extra) :]
-
-    def buffer_write(self, buf: Buffer, idx: tuple[E.Expr, ...], a: A.Assign) -> None:
-        """``so.at(i, j) = value`` of an accumulator element: kept with its writers, for the copy out."""
-        old = buf.content if isinstance(buf.content, list) else []
-        if a.op != "=" or buf.content is not None and not isinstance(buf.content, list):
-            raise NotLifted("an update of a buffer element", a)
-        if any(isinstance(x, Written) for x in old):
-            raise NotLifted("a buffer written element by element in two places", a)
-        ev = EpilogueEval(self)
-        v = ev.expr(a.value)
-        if ev.acc is None or len(idx) != len(buf.shape):
-            raise NotLifted("a buffer element written with something other than an accumulator", a)
-        epi = ev.result(v)
-        guard = buf.guard
-        self.touch(buf, True)
-        buf.guard = guard  # each element keeps the conditions it was written under
-        buf.content = [*old, Written(idx, ev.acc, None if epi.plain else epi, tuple(self.spatial), tuple(self.guard))]
-
-    def buffer_content(self, v: Buffer | View, node: A.Node) -> Region | list[Placed | Written]:
-        base = v.base if isinstance(v, View) else v
-        self.touch(base, False)
-        if base.content is None:
-            raise NotLifted("a buffer read before anything was copied into it", node)
-        if isinstance(v, View):
-            if not isinstance(base.content, Region):
-                raise NotLifted("a view of an accumulator buffer", node)
-            return base.content.sub(list(v.offsets), list(v.shape), list(v.keep))
-        return base.content
-
-    def mma_fill(self, s: A.MmaFill) -> None:
-        if not self.is_zero(s.value):
-            raise NotLifted("an accumulator that does not start at zero", s)
-        if s.result:  # the fragment's shape comes with its first MMA
-            self.bind(s.result, self.new_acc(Cells(s.elem or "f32", (), (), zero=True, line=self.line(s))))
-            return
-        cur = self.value(s.target) if s.target is not None else None
-        if not isinstance(cur, Cells) or cur.terms:
-            raise NotLifted("an mma.fill that re-initialises a used accumulator", s)
-
-    def mma_load(self, s: A.MmaLoad) -> None:
-        src = self.value(s.src)
-        v = self.operand(s.src, s)
-        if not s.result:
-            raise NotLifted("mma.load into a named fragment", s)
-        cells = self.loaded_acc(v, s) if isinstance(src, Region) else None
-        self.bind(s.result, Loaded(v, cells) if cells is not None else v)
-
-    def operand(self, e: A.Expr, node: A.Node) -> Region:
-        v = self.value(e)
-        if isinstance(v, Future):
-            v = v.buffer
-        if isinstance(v, Loaded):
-            v = v.tile
-        if isinstance(v, (Buffer, View)):
-            v = self.buffer_content(v, node)
-        if not isinstance(v, Region) or len(v.shape) != 2 or any(_const(x) is None for x in v.shape):
-            raise NotLifted("an MMA operand that is not a 2-D tile of a global tensor", node)
-        return v
-
-    def scale_factors(self, acc: Cells, extra: list[A.Expr], node: A.Node) -> tuple[Elem, Elem]:
-        """The factors ``sa`` (a scalar or one per row of the tile) and ``sb`` (a scalar or one per
-        column) of a block-scaled MMA (LANGUAGE.md 7.9), as elements at the tile's coordinates."""
-        if len(extra) != 2 or len(acc.coords) != 2:
-            raise NotLifted("a block-scaled MMA of this form", node)
-        out: list[Elem] = []
-        for e, coord in zip(extra, acc.coords, strict=True):
-            v = self.value(e)
-            if isinstance(v, Elem):
-                out.append(v)
-                continue
-            if not isinstance(v, Region) or any(_const(x) is None for x in v.shape):
-                raise NotLifted("a scale that is not a tensor element or a vector of one", node)
-            dims = [int(_const(x)) for x in v.shape]  # type: ignore[arg-type]
-            n = acc.shape[acc.coords.index(coord)]
-            if sorted(dims) not in ([n], [1, n]) or (len(dims) == 2 and n == 1):
-                raise NotLifted("a scale whose shape is not the tile's rows or columns", node)
-            out.append(v.elem(tuple(coord if d == n else E.Const(0) for d in dims)))
-        return out[0], out[1]
-
-    def mma_scale(self, s: A.MmaScale) -> None:
-        """``mma.scale acc, sa, sb``: the MMAs into ``acc`` since the previous one of this loop body
-        (or its start) are scaled."""
-        acc = as_cells(self.value(s.acc))
-        if s.temp is not None:  # lift/splitscale.py made the hidden accumulator explicit
-            self.scale_temp(acc, s)
-            return
-        if not isinstance(acc, Cells) or not acc.coords:
-            raise NotLifted("an mma.scale of something other than an accumulator", s)
-        sa, sb = self.scale_factors(acc, [s.sa, s.sb], s)
-        for i in range(acc.scale_mark, len(acc.terms)):
-            t = acc.terms[i]
-            if t.scales:
-                raise NotLifted("an MMA scaled twice", s)
-            acc.terms[i] = Term(t.sums, t.a, t.b, t.conds, (sa, sb))
-        acc.scale_mark = len(acc.terms)
-
-    def scale_temp(self, acc: Value, s: A.MmaScale) -> None:
-        """``acc += temp * sa * sb``: the products summed in ``temp`` join ``acc``'s, scaled."""
-        tmp = as_cells(self.lookup(s.temp or "", s))
-        if not isinstance(acc, Cells) or not isinstance(tmp, Cells) or not tmp.coords or not acc.zero:
-            raise NotLifted("an mma.scale of something other than an accumulator", s)
-        if acc.transformed or tuple(self.guard) != acc.guard:
-            raise NotLifted("an mma.scale after an operation on the accumulator or under a condition", s)
-        if not acc.coords:
-            acc.shape, acc.coords = tmp.shape, (self.fresh("r"), self.fresh("c"))
-        elif acc.shape != tmp.shape:
-            raise NotLifted("an accumulator used with two tile shapes", s)
-        sa, sb = self.scale_factors(acc, [s.sa, s.sb], s)
-        env = {v.name: c for v, c in zip(tmp.coords, acc.coords, strict=True)}
-        for t in tmp.terms:
-            if t.conds or t.scales:
-                raise NotLifted("a scaled segment of this form", s)
-            acc.terms.append(Term(t.sums, _subst_elem(t.a, env), _subst_elem(t.b, env), (), (sa, sb)))
-        tmp.terms = []
-
-    def mma_op(self, s: A.MmaOp) -> None:
-        if s.variant not in ("", "async", "scale") or (s.extra and s.variant != "scale"):
-            raise NotLifted(f"mma.{s.variant}", s)
-        acc = as_cells(self.value(s.acc))
-        if not isinstance(acc, Cells) or not acc.zero or acc.transformed:
-            raise NotLifted("an MMA into something other than a zero-filled accumulator", s)
-        a, b = self.operand(s.a, s), self.operand(s.b, s)
-        # (rows, k) of A and (columns, k) of B in their stored order (LANGUAGE.md 7.9)
-        a_mk = s.layout[0] == "row"
-        b_nk = s.layout[1] == "row"
-        rows, ka = (a.shape[0], a.shape[1]) if a_mk else (a.shape[1], a.shape[0])
-        cols, kb = (b.shape[0], b.shape[1]) if b_nk else (b.shape[1], b.shape[0])
-        if _const(ka) != _const(kb):
-            raise NotLifted("MMA operands with different K extents", s)
-        shape = (int(_const(rows)), int(_const(cols)))  # type: ignore[arg-type]
-        if not acc.coords:
-            acc.shape, acc.coords = shape, (self.fresh("r"), self.fresh("c"))
-        elif acc.shape != shape:
-            raise NotLifted("an accumulator used with two tile shapes", s)
-        if tuple(self.guard) != acc.guard:
-            raise NotLifted("an MMA under a condition", s)
-        kk = self.fresh("kk", ka)
-        r, c = acc.coords
-        ea = a.elem((r, kk) if a_mk else (kk, r))
-        eb = b.elem((c, kk) if b_nk else (kk, c))
-        scales = self.scale_factors(acc, s.extra, s) if s.variant == "scale" else ()
-        acc.terms.append(Term(((kk, ka),), ea, eb, (), scales))
-        self.red_line = self.red_line or self.line(s)
-        self.ksteps.append(int(_const(ka)))  # type: ignore[arg-type]
-        if s.result:
-            self.bind(s.result, E.Const(0))  # an operation future: waiting on it does nothing here
-
-    def loaded_acc(self, tile: Region, s: A.MmaLoad) -> Cells | None:
-        """The accumulator ``mc = mma.load C.chunkat(..)`` is when an MMA adds into it: one that starts
-        from that tile of a global tensor (None: a tile that cannot be one)."""
-        if len(tile.shape) != 2 or any(_const(x) is None for x in tile.shape):
-            return None
-        elem = self.tensors[tile.tensor].elem
-        if elem not in FLOATS:
-            return None
-        shape = (int(_const(tile.shape[0])), int(_const(tile.shape[1])))  # type: ignore[arg-type]
-        cells = self.new_acc(Cells(elem, shape, (self.fresh("r"), self.fresh("c")), zero=True, line=self.line(s)))
-        ev = EpilogueEval(self)
-        cells.post = ev.started(cells, ev.read(tile.elem(cells.coords), s), s)
-        return cells
-
-    def line(self, s: A.Node) -> int:
-        return s.span.line if s.span else 0
-
-    def mma_store(self, s: A.MmaStore) -> None:
-        if s.variant not in ("", "async", "transp", "mask"):
-            raise NotLifted(f"mma.store.{s.variant}", s)
-        acc = as_cells(self.value(s.acc))
-        if not isinstance(acc, Cells) or not acc.coords:
-            raise NotLifted("an mma.store of something other than an accumulator", s)
-        dst = self.value(s.dst)
-        line = self.line(s)
-        if isinstance(dst, Future):
-            dst = dst.buffer
-        if isinstance(dst, Buffer):
-            dst = View(dst, tuple(E.Const(0) for _ in dst.shape), dst.shape, tuple(True for _ in dst.shape))
-        transp = s.variant == "transp"
-        if isinstance(dst, View):
-            if s.variant == "mask":
-                raise NotLifted("an mma.store.mask into a buffer", s)
-            shape = acc.shape[::-1] if transp else acc.shape
-            if not all(dst.keep) or tuple(_const(x) for x in dst.shape) != shape:
-                raise NotLifted("an mma.store into a buffer view of another shape", s)
-            old = dst.base.content if isinstance(dst.base.content, list) else []
-            dst.base.content = [*old, Placed(acc, dst.offsets, tuple(self.spatial), transp)]
-            self.touch(dst.base, True)
-            return
-        if not isinstance(dst, Region):
-            raise NotLifted("an mma.store into something other than a view", s)
-        limits = [self.int_expr(x) for x in s.extra] if s.variant == "mask" else []
-        self.store_tile(acc, dst, line, transp, limits)
-
-    def store_tile(
-        self, acc: Cells, dst: Region, line: int, transp: bool = False, limits: list[E.Expr] | None = None
-    ) -> None:
-        """``acc`` (transposed: ``.transp``) written over the 2-D view ``dst``; ``limits``: only its
-        first rows (and columns) are (``mma.store.mask``)."""
-        shape = acc.shape[::-1] if transp else acc.shape
-        if len(dst.shape) != 2 or tuple(_const(x) for x in dst.shape) != shape:
-            raise NotLifted("an accumulator stored into a view of another shape", None)
-        r, c = self.fresh("sr", E.Const(shape[0])), self.fresh("sc", E.Const(shape[1]))
-        self.spatial.extend([(r, E.Const(shape[0])), (c, E.Const(shape[1]))])
-        at = dst.elem((r, c))
-        guards = []
-        for d, lim in enumerate(limits or []):  # `r < rows` as a bound of the output's index
-            i = at.index[dst.axes[d]]
-            guards.append(E.Bin("<", i, E.fold(i - (r, c)[d] + lim)))
-        self.guard.extend(guards)
-        read = AccRead(acc, (c, r) if transp else (r, c))
-        self.store(at, read, line, self.acc_epi(read))
-        del self.guard[len(self.guard) - len(guards) :]
-        del self.spatial[-2:]
-
-    def acc_epi(self, read: AccRead) -> EpiValue | None:
-        """What an element of the accumulator holds (None: its sum)."""
-        if read.cells.post is None:
-            return None
-        ev = EpilogueEval(self)
-        return ev.result(ev.accumulator(read, None))
-
-    def store_value(self, at: Elem, a: A.Assign, line: int) -> None:
-        """``out.at(..) = value`` (or ``op=``): an element-wise function of one accumulator element."""
-        ev = EpilogueEval(self)
-        v = ev.expr(a.value)
-        if a.op != "=":
-            v = ev.binary(a.op, ev.read(at, a), v, a)
-        if ev.acc is None:
-            raise NotLifted("a store of something other than an accumulator", a)
-        epi = ev.result(v)
-        self.store(at, ev.acc, line, None if epi.plain else epi)
-
-    def store(self, at: Elem, value: AccRead, line: int, epi: EpiValue | None = None) -> None:
-        store = Store(at.tensor, at.index, value, tuple(self.guard), tuple(self.spatial), line, epi, at.limits)
-        self.stores.append(store)
-
-
-def as_cells(v: Value) -> Value:
-    """A loaded tile where it is used as an accumulator is its accumulator."""
-    return v.cells if isinstance(v, Loaded) else v
 
 
 def _names(e: A.Expr) -> list[A.Name]:

@@ -104,7 +104,7 @@ class LaneCopies:
         index = [_lifted(o, lanes, rank, node) for o in window.origin]
         for r, d in enumerate(window.axes):
             index[d] = E.fold(E.Bin("+", index[d], coords[r]))
-        elem, ptr = self.tensor(A.Name(window.tensor))
+        _, ptr = self.tensor(A.Name(window.tensor))
         inside = [E.Bin("<", c, E.Const(n)) for c, n in zip(coords, buf.extents, strict=True) if n != pow2(n)]
         enclosing = [_lifted(t, lanes, rank, node) for t in self.pred + self.padding]
         idx = tuple(self.named_offset(i, node) for i in index)
@@ -124,7 +124,6 @@ class LaneCopies:
         else:
             self.emit(N.Load(var, home.arg, (spread(addr, shape, addr.dtype),), b_mask), node)
             self.emit(N.Store(ptr.name, idx, E.fold(E.Cast(var, ptr.dtype)), t_mask), node)
-        del elem
 
     def lane_mask(
         self, index: list[E.Expr], extents: tuple[E.Expr, ...], limits: Any, extra: list[E.Expr], node: A.Node
