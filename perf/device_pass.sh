@@ -61,7 +61,7 @@ case "${1:-tests}" in
       tests/test_lift_copies.py tests/test_lift_elementwise.py tests/test_frags.py tests/test_pipelines.py \
       2>&1 | tail -6 | tee -a "$OUT/lifted.txt" || status=1
     timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_irregular_forms.py -k "reshape or local" \
-      tests/test_lift_mma.py 2>&1 | tail -4 | tee -a "$OUT/lifted.txt" || status=1
+      tests/test_lift_mma.py tests/test_lift_parts.py 2>&1 | tail -4 | tee -a "$OUT/lifted.txt" || status=1
     ;;
   widen)
     # the widened tile kernels (schedule/widen.py): correctness on the GPU, then their speed
