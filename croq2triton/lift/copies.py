@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -75,6 +74,8 @@ class Copies:
     part_tile: Any
     per_thread_copy: Any
     selected: Any
+    select_index: Any
+    chosen: Any
     lane_copy: Any
 
     def dma(self, s: A.DmaStmt) -> None:
@@ -146,21 +147,12 @@ class Copies:
     def copy_into_select(self, s: A.DmaStmt, sel: A.Select) -> None:
         """``dma.copy v => select(i, b0, b1, ..)``: into the chosen buffer; with ``i`` known only at
         run time, into a buffer each choice then takes where ``i`` names it."""
-        index = self.int_expr(sel.index)
-        k = const_int(index)
+        index, k = self.select_index(sel)
         if k is not None:
-            if not 0 <= k < len(sel.options):
-                raise CroqSemanticError(f"select index {k} is out of range for {len(sel.options)} choices", sel.span)
             self.dma(dataclasses.replace(s, dst=sel.options[k]))
             return
-        names = [unparen(x) for x in sel.options]
-        if not all(isinstance(x, A.Name) for x in names):
-            raise NotLifted("a copy into a select of something other than names", sel)
-        choices = [self.selected(x.name, x) for x in names]  # type: ignore[attr-defined]
-        first = choices[0]
-        if len({(b.tile, b.extents, b.var.type) for b in choices}) != 1:
-            raise NotLifted("a copy into a select between buffers of different shapes", sel)
-        tmp = self.new_buffer(self.fresh(f"{first.name}_chosen"), first.elem, first.extents, 0, s)
+        choices = self.selected(sel)
+        tmp = self.chosen(choices, s)
         self.scopes[-1][tmp.name] = tmp
         self.dma(dataclasses.replace(s, dst=A.Name(tmp.name, span=sel.span), result=None))
         for j, b in enumerate(choices):
@@ -233,10 +225,14 @@ class Copies:
 
     def mask_of(self, terms: list[E.Expr], node: A.Node, after: list[E.Expr] | tuple[()] = ()) -> E.Var | None:
         """A named mask of ``terms``, the enclosing conditions and ``after`` (None: all hold)."""
-        m = E.conj(self.mask_terms(terms + self.pred + list(after)))
+        return self.named_mask(terms + self.pred + list(after), node)
+
+    def named_mask(self, terms: list[E.Expr], node: A.Node) -> E.Var | None:
+        """The conjunction of ``terms`` as a named mask (None: they all hold)."""
+        m = E.conj(self.mask_terms(terms))
         if isinstance(m, E.Const) and m.value:
             return None
-        return self.named(m, "mask", node)
+        return self.named(m, "mask", node)  # type: ignore[no-any-return]
 
     def same_elem(self, a: str, b: str, node: A.Node) -> None:
         if a != b:

@@ -38,7 +38,7 @@ class Elements:
     binding: Any
     known: Any
     expr: Any
-    int_expr: Any
+    span_as_count: Any
     index_args: Any
     emit: Any
     fresh: Any
@@ -61,20 +61,7 @@ class Elements:
         if not (isinstance(base, A.Name) and base.name in self.host.tensors):
             return None
         _, ptr = self.tensor(base)
-        items = [y for x in v.ops[0].args for y in (unparen(x).items if isinstance(unparen(x), A.MdspanLit) else [x])]  # type: ignore[attr-defined]
-        dims = tuple(self.int_expr(x) for x in items)
-        new, old = E.Const(1), E.Const(1)
-        for n in dims:
-            new = E.fold(E.Bin("*", new, n))
-        for n in ptr.extents:
-            old = E.fold(E.Bin("*", old, n))
-        if isinstance(new, E.Const) and isinstance(old, E.Const) and new.value != old.value:
-            raise CroqSemanticError(
-                f"span_as: {new.value} elements cannot view {old.value} elements",
-                v.ops[0].span,
-                "the new shape must have the same number of elements",
-            )
-        return ReshapedTensor(base.name, dims)
+        return ReshapedTensor(base.name, tuple(self.span_as_count(list(ptr.extents), v.ops[0])))
 
     def tensor(self, base: A.Expr) -> tuple[str, N.Pointer]:
         if isinstance(base, A.Name) and isinstance(self.binding(base.name), ReshapedTensor):

@@ -65,31 +65,48 @@ class Futures:
     def select_future(self, e: A.Select) -> Any:
         """``select(i, f0, f1, ...)``: with ``i`` known when translating, ``f_i`` itself; else a
         buffer holding the chosen one's tile (``tl.where`` over the choices), read from then on."""
-        names = [unparen(x) for x in e.options]
-        if not all(isinstance(x, A.Name) for x in names):
-            raise NotLifted("a select of something other than names", e)
-        index = self.int_expr(e.index)
-        k = const_int(index)
+        index, k = self.select_index(e)
         if k is not None:
-            if not 0 <= k < len(names):
-                raise CroqSemanticError(f"select index {k} is out of range for {len(names)} choices", e.index.span)
-            return self.lookup(names[k].name, names[k])  # type: ignore[attr-defined]
-        buffers = [self.selected(x.name, x) for x in names]  # type: ignore[attr-defined]
-        if len({(b.tile, b.extents, b.var.type) for b in buffers}) != 1:
-            raise NotLifted("a select at run time between buffers of different shapes", e)
-        first = buffers[0]
-        out = self.new_buffer(self.fresh(f"{first.name}_chosen"), first.elem, first.extents, 0, e)
+            choice = unparen(e.options[k])
+            if not isinstance(choice, A.Name):
+                raise NotLifted("a select of something other than names", e)
+            return self.lookup(choice.name, choice)
+        buffers = self.selected(e)
+        out = self.chosen(buffers, e)
         value: E.Expr = self.tile_value(buffers[-1], e)
         for j in reversed(range(len(buffers) - 1)):
             value = E.Where(E.Bin("==", index, E.Const(j)), self.tile_value(buffers[j], e), value)
         self.set_tile(out, value, e)
         return CopyFuture(self.whole_buffer(out))
 
-    def selected(self, name: str, node: A.Node) -> TileBuffer:
-        """A choice of a run-time select: a whole buffer in registers, or a copy's future of one."""
-        v = self.lookup(name, node)
-        if isinstance(v, CopyFuture) and isinstance(v.data, BufferView) and v.data.whole:
-            v = v.data.buffer
-        if not isinstance(v, TileBuffer) or v.home is not None:
-            raise NotLifted(f"a select at run time of '{name}', which is not a buffer in registers", node)
-        return v
+    def select_index(self, e: A.Select) -> tuple[E.Expr, int | None]:
+        """The index of ``select(i, ..)`` and its value where known when translating (checked
+        to name one of the choices)."""
+        index = self.int_expr(e.index)
+        k = const_int(index)
+        if k is not None and not 0 <= k < len(e.options):
+            raise CroqSemanticError(f"select index {k} is out of range for {len(e.options)} choices", e.index.span)
+        return index, k
+
+    def selected(self, e: A.Select) -> list[TileBuffer]:
+        """The choices of a run-time select: buffers of one shape in registers (or copies' futures
+        of them)."""
+        out: list[TileBuffer] = []
+        for x in e.options:
+            name = unparen(x)
+            if not isinstance(name, A.Name):
+                raise NotLifted("a select at run time of something other than names", e)
+            v = self.lookup(name.name, name)
+            if isinstance(v, CopyFuture) and isinstance(v.data, BufferView) and v.data.whole:
+                v = v.data.buffer
+            if not isinstance(v, TileBuffer) or v.home is not None:
+                raise NotLifted(f"a select at run time of '{name.name}', which is not a buffer in registers", name)
+            out.append(v)
+        if len({(b.tile, b.extents, b.var.type) for b in out}) != 1:
+            raise NotLifted("a select at run time between buffers of different shapes", e)
+        return out
+
+    def chosen(self, choices: list[TileBuffer], node: A.Node) -> TileBuffer:
+        """A fresh buffer of the choices' shape, for the one a run-time select picks."""
+        first = choices[0]
+        return self.new_buffer(self.fresh(f"{first.name}_chosen"), first.elem, first.extents, 0, node)  # type: ignore[no-any-return]

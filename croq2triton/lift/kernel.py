@@ -196,9 +196,7 @@ class Lifter(
         grid, pids = [], []
         for axis, (var, bound_node) in enumerate(pairs):
             host = self.host_expr(bound_node)
-            lit = const_int(bound_node)
-            if lit is None and isinstance(folded := E.fold(host), E.Const) and isinstance(folded.value, int):
-                lit = folded.value  # a bound the launcher's constants fix (``M / MMA_M / 4``)
+            lit = self.fixed_bound(bound_node)
             pid = E.Var(self.claim(var) if var else self.fresh("pid"), lo=0, hi=lit - 1 if lit is not None else None)
             bound = E.Const(lit) if lit is not None else E.Call("num_programs", (E.Const(axis),), "i32")
             if var:
@@ -208,6 +206,14 @@ class Lifter(
             grid.append(host)
             pids.append(pid)
         return tuple(grid), tuple(pids)
+
+    def fixed_bound(self, bound: A.Expr) -> int | None:
+        """A level's bound known when translating: a literal, or what the launcher's constants fix
+        (``M / MMA_M / 4`` with ``int MMA_M = 16``); None where it is known only at launch."""
+        lit = const_int(bound)
+        if lit is None and isinstance(folded := E.fold(self.host_expr(bound)), E.Const):
+            return int(folded.value) if isinstance(folded.value, int) else None
+        return lit
 
     def level_vars(self, levels: list[A.PBy]) -> list[tuple[str | None, A.Expr]]:
         out: list[tuple[str | None, A.Expr]] = []

@@ -38,8 +38,10 @@ class LaneCopies:
     give_home: Any
     tensor: Any
     in_tensor: Any
-    mask_terms: Any
-    named: Any
+    named_mask: Any
+    scratch_address: Any
+    coords: Any
+    whole_buffer: Any
     named_offset: Any
     fresh: Any
     emit: Any
@@ -81,7 +83,7 @@ class LaneCopies:
                 raise NotLifted("a per-thread copy into a buffer the threads share", s)
             self.lane_move(src, buf, True, s)
             if s.result:
-                self.scopes[-1][s.result] = CopyFuture(BufferView(buf, *_whole(buf)))
+                self.scopes[-1][s.result] = CopyFuture(self.whole_buffer(buf))
             return
         if isinstance(src, BufferView) and isinstance(dst, Region) and src.whole:
             buf = src.buffer
@@ -98,9 +100,8 @@ class LaneCopies:
         assert self.lanes is not None and buf.home is not None and buf.home.lane is not None
         lanes = len(self.lanes[1])
         rank = lanes + len(buf.extents)
-        tile = tuple(pow2(n) for n in buf.extents)
-        shape = (*(int(n) for n in self.lanes[1]), *tile)
-        coords = [E.Lift(E.Arange(n), rank, (lanes + r,)) for r, n in enumerate(tile)]
+        shape = (*(int(n) for n in self.lanes[1]), *buf.tile)
+        coords = self.coords(shape, node)[lanes:]  # the window's axes, after the lanes'
         index = [_lifted(o, lanes, rank, node) for o in window.origin]
         for r, d in enumerate(window.axes):
             index[d] = E.fold(E.Bin("+", index[d], coords[r]))
@@ -108,14 +109,11 @@ class LaneCopies:
         inside = [E.Bin("<", c, E.Const(n)) for c, n in zip(coords, buf.extents, strict=True) if n != pow2(n)]
         enclosing = [_lifted(t, lanes, rank, node) for t in self.pred + self.padding]
         idx = tuple(self.named_offset(i, node) for i in index)
-        t_mask = self.lane_mask(list(idx), ptr.extents, window.limits, inside + enclosing, node)
-        flat: E.Expr = E.Const(0)
-        for c, n in zip(coords, buf.extents, strict=True):
-            flat = E.Bin("+", E.Bin("*", flat, E.Const(n)), c)
+        t_mask = self.named_mask(self.in_tensor(list(idx), ptr.extents, window.limits) + inside + enclosing, node)
         home = buf.home
         lane = _lifted(home.lane, lanes, rank, node)
-        addr = E.fold(E.Bin("+", home.base, E.Bin("+", E.Bin("*", flat, E.Const(home.copies)), lane)))
-        b_mask = self.lane_mask([], (), (), inside + enclosing, node)
+        addr, _ = self.scratch_address(buf, coords, node, masked=False, lane=lane)
+        b_mask = self.named_mask(inside + enclosing, node)
         var = E.Var(self.fresh(f"{buf.name}_lanes"), ptr.dtype if into else buf.var.type, dims=shape)
         if into:
             other = outside(ptr.dtype, 0) if t_mask is not None else None
@@ -124,19 +122,6 @@ class LaneCopies:
         else:
             self.emit(N.Load(var, home.arg, (spread(addr, shape, addr.dtype),), b_mask), node)
             self.emit(N.Store(ptr.name, idx, E.fold(E.Cast(var, ptr.dtype)), t_mask), node)
-
-    def lane_mask(
-        self, index: list[E.Expr], extents: tuple[E.Expr, ...], limits: Any, extra: list[E.Expr], node: A.Node
-    ) -> E.Var | None:
-        terms = self.in_tensor(index, extents, limits) + extra
-        m = E.conj(self.mask_terms(terms))
-        if isinstance(m, E.Const) and m.value:
-            return None
-        return self.named(E.fold(m), "mask", node)  # type: ignore[no-any-return]
-
-
-def _whole(buf: TileBuffer) -> tuple[tuple[E.Expr, ...], tuple[E.Expr, ...], tuple[bool, ...]]:
-    return tuple(E.Const(0) for _ in buf.extents), buf.sizes, tuple(True for _ in buf.extents)
 
 
 def _lifted(e: E.Expr, lanes: int, rank: int, node: A.Node) -> E.Expr:

@@ -385,12 +385,8 @@ class Mmas:
             placing = p.placing
         if len(p.extents) != 2:
             raise NotLifted("an MMA operand that is not two-dimensional", node)
-        tile: E.Expr = self.tile_value(p, node)
         sizes = tuple(E.fold(n) for n in p.sizes)
-        n = sizes[k]
-        if p.tile[k] != const_int(n):  # padding along K would add to the sum
-            coord = self.coords(p.tile, node)[k]
-            tile = E.Where(E.Bin("<", coord, n), tile, E.Full(p.tile, 0, p.var.type))
+        tile = self.k_zeroed(self.tile_value(p, node), p.tile, sizes, k, node)
         return tile, (sizes[0], sizes[1]), p.elem, placing
 
     def part_operand(
@@ -400,11 +396,16 @@ class Mmas:
         tile, shape, sizes = self.part_tile(view, node)
         if len(shape) != 2:
             raise NotLifted("an MMA operand that is not two-dimensional", node)
-        n = const_int(sizes[k])
-        if shape[k] != n:  # padding along K would add to the sum
-            coord = self.coords(shape, node)[k]
-            tile = E.Where(E.Bin("<", coord, sizes[k]), tile, E.Full(shape, 0, tile.dtype))
-        return tile, (sizes[0], sizes[1]), view.buffer.elem, placing
+        return self.k_zeroed(tile, shape, sizes, k, node), (sizes[0], sizes[1]), view.buffer.elem, placing
+
+    def k_zeroed(
+        self, tile: E.Expr, shape: tuple[E.Dim, ...], sizes: tuple[E.Expr, ...], k: int, node: A.Node
+    ) -> E.Expr:
+        """``tile`` with its padding along K (past ``sizes[k]``) zero: it would add to the sum."""
+        if shape[k] == const_int(sizes[k]):
+            return tile
+        coord = self.coords(shape, node)[k]
+        return E.Where(E.Bin("<", coord, sizes[k]), tile, E.Full(shape, 0, tile.dtype))
 
     def scale_of(self, e: A.Expr) -> Place | Value:
         """A scale of a block-scaled MMA: a view, or one value (``scale_rhs.at(bn, k)``)."""

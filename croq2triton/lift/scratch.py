@@ -89,17 +89,19 @@ class ScratchBuffers:
 
     # ------------------------------------------------------------ addresses and barriers
     def scratch_address(
-        self, buf: TileBuffer, index: list[E.Expr], node: A.Node, masked: bool = True
+        self, buf: TileBuffer, index: list[E.Expr], node: A.Node, masked: bool = True, lane: E.Expr | None = None
     ) -> tuple[E.Expr, E.Var | None]:
         """The address of ``buf``'s element at ``index`` and its mask: the enclosing conditions,
-        the padding lanes and the buffer's bounds (a read or write outside it touches nothing)."""
+        the padding lanes and the buffer's bounds (a read or write outside it touches nothing);
+        ``lane``: the lane index of a thread's own array placed as ``index`` needs it (else the
+        buffer's own)."""
         home = buf.home
         assert home is not None
         flat: E.Expr = E.Const(0)
         for i, n in zip(index, buf.sizes, strict=True):
             flat = E.Bin("+", E.Bin("*", flat, n), i)
         if home.lane is not None:
-            flat = E.Bin("+", E.Bin("*", flat, E.Const(home.copies)), home.lane)
+            flat = E.Bin("+", E.Bin("*", flat, E.Const(home.copies)), home.lane if lane is None else lane)
         terms = self.in_tensor(index, buf.sizes, ())
         mask = self.mask_of(terms, node, self.padding) if masked else None
         return E.fold(E.Bin("+", home.base, flat)), mask

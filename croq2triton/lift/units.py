@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..frontend import ast as A
-from ..sema.consteval import const_int as ast_int
 from ..tir import expr as E
 from ..tir import nodes as N
 from .buffers import BufferView
@@ -38,7 +37,7 @@ class Units:
     fresh: Any
     stmts: Any
     level_vars: Any
-    host_expr: Any
+    fixed_bound: Any
 
     def unit_scope(self, levels: list[A.PBy], body: list[A.Stmt]) -> None:
         """A parallel of units (warps, warpgroups) that each run MMAs on their own tiles."""
@@ -46,9 +45,7 @@ class Units:
         syms: list[str] = []
         threads = 1
         for var, bound_node in self.level_vars(levels):
-            n = ast_int(bound_node)
-            if n is None and isinstance(h := E.fold(self.host_expr(bound_node)), E.Const) and isinstance(h.value, int):
-                n = h.value  # a bound the launcher's constants fix (``cdiv(TILE_M, WARP_M)``)
+            n = self.fixed_bound(bound_node)
             if n is None or n < 1:
                 raise NotLifted("a unit level whose extent is not a constant", bound_node)
             sym = E.Var(self.fresh(var or "unit"), "i32", lo=0, hi=n - 1)

@@ -116,37 +116,29 @@ def ele_add_local_dma_k0(
 ):
     """The block-level parallel at add.co:25: one program per block, one lane per thread."""
     p = tl.program_id(0)  # add.co:25
-    q = tl.arange(0, 64)
+    dim1 = tl.arange(0, 1)[None, :, None, None]  # add.co:26
+    dim2 = tl.arange(0, 32)[None, None, :, None]
+    dim3 = tl.arange(0, 1)[None, None, None, :]
+    q = tl.arange(0, 64)  # add.co:25
     lhs_load_base = tl.cast(p, tl.int64) * 1088  # add.co:26
     lane_id = tl.arange(0, 64)
-    offs = p + tl.arange(0, 1)[None, :, None, None]
-    offs_2 = tl.arange(0, 32)[None, None, :, None]
-    offs_3 = q[:, None, None, None] + tl.arange(0, 1)[None, None, None, :]
-    mask = offs_2 < 17
+    offs = p + dim1
+    offs_2 = q[:, None, None, None] + dim3
+    mask = dim2 < 17
     lhs_load_lanes = tl.load(
-        lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1 + offs_3 * lhs_stride_2, mask=mask, other=0
+        lhs_ptr + offs * lhs_stride_0 + dim2 * lhs_stride_1 + offs_2 * lhs_stride_2, mask=mask, other=0
     )
     tl.store(
-        lhs_load_scratch
-        + lhs_load_base
-        + (tl.arange(0, 1)[None, :, None, None] * 1088)
-        + (tl.arange(0, 32)[None, None, :, None] * 64)
-        + (tl.arange(0, 1)[None, None, None, :] * 64)
-        + lane_id[:, None, None, None],
+        lhs_load_scratch + lhs_load_base + dim1 * 1088 + dim2 * 64 + dim3 * 64 + lane_id[:, None, None, None],
         lhs_load_lanes,
         mask=mask,
     )
     rhs_load_base = tl.cast(p, tl.int64) * 1088  # add.co:27
     rhs_load_lanes = tl.load(
-        rhs_ptr + offs * rhs_stride_0 + offs_2 * rhs_stride_1 + offs_3 * rhs_stride_2, mask=mask, other=0
+        rhs_ptr + offs * rhs_stride_0 + dim2 * rhs_stride_1 + offs_2 * rhs_stride_2, mask=mask, other=0
     )
     tl.store(
-        rhs_load_scratch
-        + rhs_load_base
-        + (tl.arange(0, 1)[None, :, None, None] * 1088)
-        + (tl.arange(0, 32)[None, None, :, None] * 64)
-        + (tl.arange(0, 1)[None, None, None, :] * 64)
-        + lane_id[:, None, None, None],
+        rhs_load_scratch + rhs_load_base + dim1 * 1088 + dim2 * 64 + dim3 * 64 + lane_id[:, None, None, None],
         rhs_load_lanes,
         mask=mask,
     )
@@ -163,18 +155,10 @@ def ele_add_local_dma_k0(
                     lhs_load_val + rhs_load_val,
                 )
     buffer_lanes = tl.load(
-        buffer_scratch
-        + buffer_base
-        + (tl.arange(0, 1)[None, :, None, None] * 1088)
-        + (tl.arange(0, 32)[None, None, :, None] * 64)
-        + (tl.arange(0, 1)[None, None, None, :] * 64)
-        + lane_id[:, None, None, None],
-        mask=mask,
+        buffer_scratch + buffer_base + dim1 * 1088 + dim2 * 64 + dim3 * 64 + lane_id[:, None, None, None], mask=mask
     )  # add.co:33
     tl.store(
-        output_ptr + offs * output_stride_0 + offs_2 * output_stride_1 + offs_3 * output_stride_2,
-        buffer_lanes,
-        mask=mask,
+        output_ptr + offs * output_stride_0 + dim2 * output_stride_1 + offs_2 * output_stride_2, buffer_lanes, mask=mask
     )
 
 
