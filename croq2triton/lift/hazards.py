@@ -14,7 +14,10 @@ overtake another's earlier load of the same word, only where the block's threads
   same thread) nothing is shared.  Which tensors a kernel writes is known before lifting
   (sema/writes.py): their descriptor loads are refused there (lift/tma.py), since a TMA load does
   not see the block's generic stores;
-* a buffer in scratch memory (lift/scratch.py), unless each lane has a copy of its own.
+* a buffer in scratch memory (lift/scratch.py), unless each lane has a copy of its own that every
+  access reaches through tiles of one shape (a thread's element reads and writes); a per-thread
+  copy moves all the lanes' copies as one wider tile (lift/lanecopies.py), which Triton spreads
+  over the threads otherwise, so it shares the area with the element accesses.
 
 The pass keeps, for each shared area, the kinds of access (read, write) made since the last
 barrier: a read after a write of the same area, and a write after any access to it, get a barrier
@@ -41,7 +44,11 @@ def fence_hazards(kernel: N.Kernel) -> None:
             (reads if _reads_only(s) else writes).setdefault(access[0], []).append(access[1])
     tensors = {a.name for a in kernel.args if isinstance(a, N.Pointer)}
     shared = {b for b in writes if b in reads and b in tensors and not _one_index(reads[b] + writes[b])}
-    shared |= {a.name for a in kernel.args if isinstance(a, N.Scratch) and a.lanes == 1}
+    shapes: dict[str, set[tuple[E.Dim, ...]]] = {}
+    for base, indices in (*reads.items(), *writes.items()):
+        shapes.setdefault(base, set()).update(E.broadcast(*(i.shape for i in index)) for index in indices)
+    scratch = [a for a in kernel.args if isinstance(a, N.Scratch)]
+    shared |= {a.name for a in scratch if a.lanes == 1 or len(shapes.get(a.name, ())) > 1}
     if shared:
         _Fence(shared).block(kernel.body, {})
 

@@ -146,17 +146,17 @@ def ele_add_local_dma_k0(
     for x_0 in range(0, 1):  # add.co:30
         for x_1 in range(0, 17):
             for x_2 in range(0, 1):
-                lhs_load_val = tl.load(
-                    lhs_load_scratch + lhs_load_base + x_0 * 1088 + x_1 * 64 + x_2 * 64 + lane_id
-                )  # add.co:31
+                tl.debug_barrier()  # add.co:31
+                lhs_load_val = tl.load(lhs_load_scratch + lhs_load_base + x_0 * 1088 + x_1 * 64 + x_2 * 64 + lane_id)
                 rhs_load_val = tl.load(rhs_load_scratch + rhs_load_base + x_0 * 1088 + x_1 * 64 + x_2 * 64 + lane_id)
                 tl.store(
                     buffer_scratch + buffer_base + x_0 * 1088 + x_1 * 64 + x_2 * 64 + lane_id,
                     lhs_load_val + rhs_load_val,
                 )
+    tl.debug_barrier()  # add.co:33
     buffer_lanes = tl.load(
         buffer_scratch + buffer_base + dim1 * 1088 + dim2 * 64 + dim3 * 64 + lane_id[:, None, None, None], mask=mask
-    )  # add.co:33
+    )
     tl.store(
         output_ptr + offs * output_stride_0 + dim2 * output_stride_1 + offs_2 * output_stride_2, buffer_lanes, mask=mask
     )
