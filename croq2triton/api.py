@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from .emit.module import Translation, emit_module
 from .errors import REGISTRY, CroqError
 from .frontend.driver import check_text, parse, read_source
+from .options import SCHEDULES, Options, options_of
 from .sema.checks import check_unit
-
-SCHEDULES = ("source", "auto")
 
 
 def translate_full(
@@ -23,39 +22,59 @@ def translate_full(
     defines: Mapping[str, object] | None = None,
     dialect: str = "default",
     schedule: str = "source",
+    allow_tf32: bool = False,
+    f32_precision: str | None = None,
+    options: Options | None = None,
 ) -> Translation:
     """Translate and return the module text with every diagnostic.
 
     ``schedule="source"`` keeps the tiles, stages and roles the source states; ``"auto"`` lets the
     translator pick stages, warps and program order (same results, different schedule).
+    ``allow_tf32``: dots on f32 operands may use TF32 products (10-bit mantissas); without it they
+    keep IEEE f32 products (``f32_precision`` names one of ``ieee``, ``tf32x3``, ``tf32``).
+    ``options`` gives all of these as one value (croq2triton/options.py).
 
     Errors of the file as a whole (preprocessing, syntax, static checks) raise :class:`CroqError`.
     A function that cannot be lowered does not: it is in ``failed`` and reported as an error in
     ``diagnostics``, and the module's launcher of that name raises it when called.
     """
-    if schedule not in SCHEDULES:
-        raise CroqError(f"unknown schedule '{schedule}'", hint="use 'source' or 'auto'")
+    if options is None:
+        options = _options(schedule, allow_tf32, f32_precision)
     name = filename or "<input>"
     check_text(source, name)
     REGISTRY.add(name, source)
     defs = {k: str(v) for k, v in (defines or {}).items()}
     tu = parse(source, name, defines=defs, dialect=dialect)
     warnings = check_unit(tu)
-    out = emit_module(tu, os.path.basename(name), schedule)
+    out = emit_module(tu, os.path.basename(name), options)
     out.diagnostics = list(warnings) + out.diagnostics
     out.unit = tu
     return out
 
 
+def _options(schedule: str, allow_tf32: bool, f32_precision: str | None) -> Options:
+    if schedule not in SCHEDULES:
+        raise CroqError(f"unknown schedule '{schedule}'", hint="use 'source' or 'auto'")
+    try:
+        return options_of(schedule, allow_tf32, f32_precision)
+    except ValueError as e:
+        raise CroqError(str(e), hint="f32_precision is one of 'ieee', 'tf32x3', 'tf32'") from None
+
+
 def translate(
-    source: str, *, filename: str | None = None, defines: Mapping[str, object] | None = None, schedule: str = "source"
+    source: str,
+    *,
+    filename: str | None = None,
+    defines: Mapping[str, object] | None = None,
+    schedule: str = "source",
+    allow_tf32: bool = False,
 ) -> str:
     """Translate Croqtile source text to the text of a Python module (Triton kernels + launchers).
 
     Like ``translate_full``, a function that cannot be lowered does not raise here: its launcher in
     the module raises the error when called (``translate_full(...).failed`` lists them).
     """
-    return translate_full(source, filename=filename, defines=defines, schedule=schedule).source
+    return translate_full(source, filename=filename, defines=defines, schedule=schedule, allow_tf32=allow_tf32).source
 
 
 def load(
@@ -65,18 +84,23 @@ def load(
     interpret: bool | None = None,
     oob_fill: str = "zero",
     schedule: str = "source",
+    allow_tf32: bool = False,
+    f32_precision: str | None = None,
 ) -> types.ModuleType:
     """Translate ``path`` and import the result; its attributes are the launchers.
 
     ``interpret``: run kernels in Triton's CPU interpreter (default: when no GPU is available).
     ``oob_fill="nan"``: loads not marked ``.zfill`` read NaN outside their tensor (the OOB
     sanitizer), so a kernel that silently relies on out-of-bounds values shows NaN.
+    ``schedule``, ``allow_tf32``, ``f32_precision``: as for :func:`translate_full`.
     """
     if oob_fill not in ("zero", "nan"):
         raise CroqError(f"oob_fill must be 'zero' or 'nan', not {oob_fill!r}")
     path = os.fspath(path)
     text = read_source(path)
-    out = translate_full(text, filename=path, defines=defines, schedule=schedule)
+    out = translate_full(
+        text, filename=path, defines=defines, schedule=schedule, allow_tf32=allow_tf32, f32_precision=f32_precision
+    )
     digest = hashlib.sha1((out.source + oob_fill).encode()).hexdigest()[:12]
     modname = f"croq2triton_gen_{os.path.splitext(os.path.basename(path))[0]}_{digest}"
     return load_source(out.source, modname, interpret=interpret, origin=path, translation=out, oob_fill=oob_fill)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from .errors import CroqError, Diagnostic
 from .frontend import ast as A
 from .frontend.driver import parse_file
+from .options import F32_PRECISIONS
 from .tolerances import TOLERANCE_TEXT
 from .version import __version__
 
@@ -138,7 +139,12 @@ def _translate(path: str, args: argparse.Namespace) -> Translation:
 
     src = read_source(path)
     out = translate_full(
-        src, filename=path, defines=_defines(args.define), dialect=args.dialect, schedule=args.schedule
+        src,
+        filename=path,
+        defines=_defines(args.define),
+        dialect=args.dialect,
+        schedule=args.schedule,
+        f32_precision=args.f32_precision,
     )
     if out.unit is not None and not out.unit.functions:
         raise CroqError(f"no __co__ function in {path}", hint="a .co file translates its __co__ functions")
@@ -257,6 +263,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         repeat=args.repeat,
         oob_fill=args.oob_fill,
         schedule=args.schedule,
+        f32_precision=args.f32_precision,
         check=args.check,
     )
 
@@ -271,6 +278,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         functions=args.only,
         defines=_defines(args.define),
         schedule=args.schedule,
+        f32_precision=args.f32_precision,
         target=args.target,
         progress=lambda msg: print(msg, file=sys.stderr, flush=True),  # a kernel can take seconds
     )
@@ -315,6 +323,23 @@ def build_parser() -> argparse.ArgumentParser:
             help="'auto': translator picks stages, warps, order (default: 'source', as the file states)",
         )
 
+    def precision(p: argparse.ArgumentParser) -> None:
+        g = p.add_mutually_exclusive_group()
+        g.add_argument(
+            "--allow-tf32",
+            dest="f32_precision",
+            action="store_const",
+            const="tf32",
+            help="dots on f32 operands may use TF32 products (10-bit mantissas, faster); without it they keep "
+            "IEEE f32 products. Operands declared tf32 always use TF32",
+        )
+        g.add_argument(
+            "--f32-precision",
+            dest="f32_precision",
+            choices=F32_PRECISIONS,
+            help="the products of dots on f32 operands: ieee (the default), tf32x3 (three TF32 products), tf32",
+        )
+
     def allow_partial(p: argparse.ArgumentParser, what: str) -> None:
         p.add_argument(
             "--allow-partial",
@@ -333,6 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common(p)
     schedule(p)
+    precision(p)
     allow_partial(p, "say ok")
     p.set_defaults(func=cmd_check)
 
@@ -343,6 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dialect", choices=("default", "upstream"), default="default")
     p.add_argument("--notes", action="store_true", help="print notes (e.g. tutorial-dialect spellings)")
     schedule(p)
+    precision(p)
     allow_partial(p, "write the module with the functions that translate")
     p.add_argument("--dump-ir", action="store_true", help="print the IR of each kernel and launcher on stderr")
     p.set_defaults(func=cmd_translate)
@@ -355,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", action="append", metavar="M=..,N=..", help="values of symbolic sizes and int parameters")
     p.add_argument("--func", dest="only", action="append", metavar="NAME", help="only this function (repeatable)")
     schedule(p)
+    precision(p)
     p.add_argument("--target", default="sm_90a", help="GPU target (default sm_90a: Hopper)")
     p.add_argument("--emit", choices=("ttir", "ttgir", "llir", "ptx"), help="also print this IR of every kernel")
     p.set_defaults(func=cmd_compile)
@@ -400,6 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="what loads not marked .zfill read outside a tensor ('nan': find kernels that rely on it)",
     )
     schedule(p)
+    precision(p)
     p.set_defaults(func=cmd_run)
     return ap
 

@@ -118,6 +118,7 @@ def compile_file(
     functions: Sequence[str] | None = None,
     defines: dict[str, str] | None = None,
     schedule: str = "source",
+    f32_precision: str | None = None,
     target: str = "sm_90a",
     progress: Callable[[str], None] | None = None,
 ) -> list[tuple[str, list[KernelReport]]]:
@@ -140,7 +141,7 @@ def compile_file(
 
     if not torch.cuda.is_available():
         os.environ.setdefault("CROQ2TRITON_NUM_SMS", str(TARGET_SMS[arch]))
-    mod = load(path, defines=defines, interpret=False, schedule=schedule)
+    mod = load(path, defines=defines, interpret=False, schedule=schedule, f32_precision=f32_precision)
     tu = parse_file(path, defines=defines)
     translation = mod.__croq_translation__
     known = [f.name for f in tu.functions]

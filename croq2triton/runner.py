@@ -30,15 +30,24 @@ def _say(msg: str) -> None:
 class Modules:
     """The file translated and loaded once per (schedule)."""
 
-    def __init__(self, path: str, defines: dict[str, str] | None, oob_fill: str) -> None:
+    def __init__(
+        self, path: str, defines: dict[str, str] | None, oob_fill: str, f32_precision: str | None = None
+    ) -> None:
         self.path, self.defines, self.oob_fill = path, defines, oob_fill
+        self.f32_precision = f32_precision
         self._mods: dict[str, types.ModuleType] = {}
 
     def get(self, schedule: str) -> types.ModuleType:
         if schedule not in self._mods:
             from .api import load
 
-            self._mods[schedule] = load(self.path, defines=self.defines, oob_fill=self.oob_fill, schedule=schedule)
+            self._mods[schedule] = load(
+                self.path,
+                defines=self.defines,
+                oob_fill=self.oob_fill,
+                schedule=schedule,
+                f32_precision=self.f32_precision,
+            )
         return self._mods[schedule]
 
 
@@ -126,6 +135,7 @@ def run_file(
     repeat: int = 0,
     oob_fill: str = "zero",
     schedule: str = "source",
+    f32_precision: str | None = None,
     check: bool = False,
 ) -> int:
     """Run every (or every named) function of ``path``; 0 when all ran (and, with ``check``, agreed)."""
@@ -138,7 +148,7 @@ def run_file(
         )
     raw = parse_sizes(sizes)
     gpu = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET", "0") in ("", "0")
-    modules = Modules(path, defines, oob_fill)
+    modules = Modules(path, defines, oob_fill, f32_precision)
     mod = modules.get(schedule)
     tr = mod.__croq_translation__
     for d in tr.diagnostics:

@@ -73,3 +73,22 @@ def test_block_tile_reads_the_largest_dot_or_tile() -> None:
     )
     assert block_tile(pieces) == "dot 128x(128+64)x64"
     assert block_tile("%3 = tt.load %p : tensor<1024x!tt.ptr<f32>>\n%4 = arith.addf : tensor<16x32xf32>") == "tile 1024"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("func", "flags", "tf32"),
+    [
+        ("bmm_thread", [], False),  # exact f32 multiply-adds as written: IEEE f32 products
+        ("bmm_thread", ["--allow-tf32"], True),  # the user opted in
+        ("mma_f32", [], False),  # MMA on f32 operands
+        ("mma_tf32", [], True),  # operands declared tf32: the source states TF32
+    ],
+)
+def test_f32_products_are_ieee_unless_tf32_is_asked_for(func: str, flags: list[str], tf32: bool) -> None:
+    src = REPO / "tests" / "programs" / "f32_gemms.co"
+    sizes = "Z=2,M=128,N=128,K=96" if func.startswith("bmm") else "M=128,N=128,K=96"
+    r = _compile(str(src), "--func", func, "--size", sizes, "--emit", "ptx", *flags)
+    assert r.returncode == 0, r.stderr
+    ptx = r.stdout
+    assert (".tf32" in ptx) is tf32, f"{func} {flags}: TF32 instructions {'missing' if tf32 else 'present'}"

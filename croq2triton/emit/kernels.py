@@ -27,6 +27,7 @@ from ..lift.launcher import LauncherLifting
 from ..lift.notlifted import NotLifted
 from ..lift.shapebounds import expand_shape_bounds
 from ..lift.splitscale import split_scales
+from ..options import Options
 from ..schedule import policy
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
@@ -53,10 +54,11 @@ class KernelDispatch:
     """Lowers the kernels of ``fn`` (called by lift/launcher.py once per top-level ``parallel``);
     their sources, in order, are ``kernel_sources``."""
 
-    def __init__(self, fn: A.CoFunction, src_name: str, schedule: str = "source") -> None:
+    def __init__(self, fn: A.CoFunction, src_name: str, options: Options | None = None) -> None:
         self.fn = fn
         self.src_name = src_name
-        self.schedule = schedule
+        self.options = options or Options()
+        self.schedule = self.options.schedule
         self.kernel_sources: list[str] = []
         self.ir_kernels: list[N.Kernel] = []  # the kernels lifted into the tile IR
         self.warnings: list[Diagnostic] = []
@@ -114,7 +116,8 @@ class KernelDispatch:
                 prelude = [x for x in self.fn.body if x.span and top.span and x.span.line < top.span.line]
                 c = analyse_contraction(top, scope, prelude)
                 schedule = policy.auto(c) if self.schedule == "auto" else policy.source(c)
-                tiled = tile_contraction(c, schedule, scope, name, top.span.line if top.span else 0)
+                precision = self.options.dot_precision(c.a.elem, c.b.elem)
+                tiled = tile_contraction(c, schedule, scope, name, top.span.line if top.span else 0, precision)
                 source = emit_kernel(tiled.kernel, self.src_name)
         except (NotLifted, NotTiled) as e:
             if os.environ.get("CROQ2TRITON_EXPLAIN"):  # why a kernel is not tiled as a GEMM
@@ -133,7 +136,7 @@ class KernelDispatch:
         with a diagnostic at the construct that stops it."""
         try:
             with kernel_errors("the tile-IR path", name, top):
-                lifted = lift_kernel(top, name, host.host_scope(), self.src_name)
+                lifted = lift_kernel(top, name, host.host_scope(), self.src_name, self.options)
                 kernel = lifted.kernel
                 if self.schedule == "auto":
                     kernel = self.widened(kernel, top) or kernel

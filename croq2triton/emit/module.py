@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from ..errors import CroqError, Diagnostic
 from ..frontend import ast as A
 from ..lift.launcher import lift_launcher
+from ..options import Options
 from ..tir.host import Launcher
 from ..version import __version__
 from .kernels import KernelDispatch
@@ -77,13 +78,14 @@ class Translation:
     launchers: dict[str, Launcher] = field(default_factory=dict)  # function -> its launcher in the host IR
 
 
-def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") -> Translation:
+def emit_module(tu: A.TranslationUnit, src_name: str, options: Options | None = None) -> Translation:
+    options = options or Options()
     parts: list[str] = []
     out = Translation("")
     ops: dict[str, object] = {}
     for fn in tu.functions:
         try:
-            kernels = KernelDispatch(fn, src_name, schedule)
+            kernels = KernelDispatch(fn, src_name, options)
             launcher = lift_launcher(fn, src_name, kernels)
             parts.append("\n\n\n".join([*kernels.kernel_sources, emit_launcher(launcher)]))
             sig = launcher.signature
@@ -100,9 +102,12 @@ def emit_module(tu: A.TranslationUnit, src_name: str, schedule: str = "source") 
     names = ", ".join(f.name for f in tu.functions) or "(none)"
     names = "\n    ".join(textwrap.wrap(names, LINE_LIMIT - len("Functions: "), break_long_words=False))
     header = HEADER.format(src=src_name, version=__version__, functions=names)
-    if schedule != "source":
+    flags = [f"--schedule {options.schedule}"] if options.schedule != "source" else []
+    if options.f32_precision != Options().f32_precision:
+        flags.append("--allow-tf32" if options.allow_tf32 else f"--f32-precision {options.f32_precision}")
+    if flags:
         header = header.replace(
-            f"croq2triton translate {src_name}", f"croq2triton translate --schedule {schedule} {src_name}"
+            f"croq2triton translate {src_name}", f"croq2triton translate {' '.join(flags)} {src_name}"
         )
     table = "# launcher signatures, for torch op registration (croq2triton.torch_ops.register)\n"
     table += f"__croq_ops__ = {ops!r}\n"

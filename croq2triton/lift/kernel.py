@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
+from ..options import Options
 from ..sema.consteval import const_int
 from ..sema.levels import UNIT_THREADS, chain_levels, chains
 from ..sema.writes import written_tensors
@@ -71,8 +72,9 @@ class Lifter(
     Buffers,
     Arith,
 ):
-    def __init__(self, top: A.Parallel, name: str, host: HostScope, src_name: str) -> None:
+    def __init__(self, top: A.Parallel, name: str, host: HostScope, src_name: str, options: Options) -> None:
         self.top = top
+        self.options = options  # what f32 products mean (croq2triton/options.py)
         self.name = name
         self.host = host
         self.src_name = src_name
@@ -664,6 +666,6 @@ def _calls(e: E.Expr, fn: str) -> bool:
     return (isinstance(e, E.Call) and e.fn == fn) or any(_calls(c, fn) for c in e.children())
 
 
-def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str) -> Lifted:
+def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, options: Options | None = None) -> Lifted:
     """The tile-IR kernel of ``top``, or :class:`NotLifted` where this path does not cover it yet."""
-    return Lifter(top, name, host, src_name).lift()
+    return Lifter(top, name, host, src_name, options or Options()).lift()

@@ -31,6 +31,7 @@ from typing import Any
 from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.printer import Printer
+from ..options import Options
 from ..sema.consteval import const_int as ast_int
 from ..sema.levels import UNIT_THREADS
 from ..sema.tma_rules import swizzle_bytes
@@ -105,6 +106,7 @@ class Mmas:
     int_expr: Any
     top: A.Parallel
     src_name: str
+    options: Options
     concat_view: Any
     concat_region: Any
     lanes_over: Any
@@ -318,7 +320,7 @@ class Mmas:
             return
         if a_elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
             ta, tb = E.Call("_as_dot_operand", (ta,), "f32"), E.Call("_as_dot_operand", (tb,), "f32")
-        precision = "tf32" if a_elem in ("f32", "tf32") else None
+        precision = self.options.dot_precision(a_elem, b_elem)
         out_dtype = acc.var.type if acc.var.type in ("i32", "f16") else None  # tl.dot adds in f32 otherwise
         trans_a, trans_b = a_k == 0, b_k == 1
         if not scales and not self.pred:

@@ -74,8 +74,11 @@ def _var(name: str, dims: tuple[int, ...] = (), dtype: str = "i32") -> E.Var:
 
 
 class GemmBuilder:
-    def __init__(self, c: Contraction, s: Schedule, host: HostScope, name: str, line: int) -> None:
+    def __init__(
+        self, c: Contraction, s: Schedule, host: HostScope, name: str, line: int, precision: str | None = None
+    ) -> None:
         self.c, self.s, self.host, self.name, self.line = c, s, host, name, line
+        self.precision = precision  # tl.dot's input_precision (croq2triton/options.py)
         self.args: dict[str, N.Arg] = {}
         self.sizes: dict[str, E.Expr] = {}
         self.lets: dict[str, E.Expr] = {}  # the value of each named let
@@ -220,7 +223,7 @@ class GemmBuilder:
         loop: list[N.Stmt] = []
         offs_k = let("offs_k", kt * s.block_k + E.Arange(s.block_k), loop, c.line)
         a_batch = batch if c.a.batch is not None else None
-        precision = "tf32" if c.a.elem in ("f32", "tf32") else None
+        precision = self.precision
         out_dtype = "i32" if integer else None
 
         def operand(tile: tuple[E.Var, bool]) -> tuple[E.Expr, bool]:
@@ -505,5 +508,8 @@ def _in_bounds(op: Operand, index: tuple[E.Expr, ...], ext: tuple[E.Expr, ...]) 
     return E.conj(E.Bin("<", index[d], ext[d]) for d in dims)
 
 
-def tile_contraction(c: Contraction, s: Schedule, host: HostScope, name: str, line: int) -> Tiled:
-    return GemmBuilder(c, s, host, name, line).build()
+def tile_contraction(
+    c: Contraction, s: Schedule, host: HostScope, name: str, line: int, precision: str | None = None
+) -> Tiled:
+    """``c`` tiled under ``s``; ``precision``: the dots' ``input_precision`` (None: the operands' own)."""
+    return GemmBuilder(c, s, host, name, line, precision).build()
