@@ -2,10 +2,10 @@
 
 from typing import Any
 
-from .errors import CroqError
+from .errors import CroqError, CroqWarning
 from .version import __version__
 
-__all__ = ["CroqError", "__version__", "load", "load_source", "register_ops", "translate"]
+__all__ = ["CroqError", "CroqWarning", "__version__", "load", "load_source", "register_ops", "translate"]
 
 
 def __getattr__(name: str) -> Any:

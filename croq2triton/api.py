@@ -6,10 +6,11 @@ import hashlib
 import os
 import sys
 import types
+import warnings
 from collections.abc import Mapping
 
 from .emit.module import Translation, emit_module
-from .errors import REGISTRY, CroqError
+from .errors import REGISTRY, CroqError, CroqWarning, Diagnostic
 from .frontend.driver import check_text, parse, read_source
 from .options import SCHEDULES, Options, options_of
 from .sema.checks import check_unit
@@ -101,6 +102,9 @@ def load(
     out = translate_full(
         text, filename=path, defines=defines, schedule=schedule, allow_tf32=allow_tf32, f32_precision=f32_precision
     )
+    for d in out.diagnostics:  # a function that does not translate: its launcher raises this when called
+        if d.severity == "error":
+            warnings.warn(CroqWarning(Diagnostic("warning", d.message, d.span, d.hint)), stacklevel=2)
     digest = hashlib.sha1((out.source + oob_fill).encode()).hexdigest()[:12]
     modname = f"croq2triton_gen_{os.path.splitext(os.path.basename(path))[0]}_{digest}"
     return load_source(out.source, modname, interpret=interpret, origin=path, translation=out, oob_fill=oob_fill)

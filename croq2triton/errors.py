@@ -218,6 +218,15 @@ class CroqError(Exception):
         return self.format()
 
 
+class CroqWarning(UserWarning):
+    """A problem the user should see that does not stop the call (``croq2triton.load`` of a file
+    whose functions do not all translate): its text is the formatted diagnostic, caret included."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        self.diagnostic = diagnostic
+        super().__init__(diagnostic.format())
+
+
 class CroqSyntaxError(CroqError):
     """The text is not valid Croqtile (lexer, preprocessor or parser)."""
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .check_run import LauncherVariant, Precomputed, Variant, check, clone_args, outputs_of
-from .errors import CroqError, Diagnostic, Span
+from .errors import CroqError, CroqWarning, Diagnostic, Span
 from .frontend import ast as A
 from .runinputs import RETURNED, find_unwritten, make_inputs
 from .runsizes import Chosen, choose, parse_sizes, show
@@ -41,13 +41,15 @@ class Modules:
         if schedule not in self._mods:
             from .api import load
 
-            self._mods[schedule] = load(
-                self.path,
-                defines=self.defines,
-                oob_fill=self.oob_fill,
-                schedule=schedule,
-                f32_precision=self.f32_precision,
-            )
+            with warnings.catch_warnings():  # run reports the translation's diagnostics itself
+                warnings.simplefilter("ignore", CroqWarning)
+                self._mods[schedule] = load(
+                    self.path,
+                    defines=self.defines,
+                    oob_fill=self.oob_fill,
+                    schedule=schedule,
+                    f32_precision=self.f32_precision,
+                )
         return self._mods[schedule]
 
 

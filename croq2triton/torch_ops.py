@@ -22,6 +22,11 @@ import torch
 
 from .errors import CroqError
 
+# the ops this process registered: qualified name -> (signature, the launcher it calls now, the op).
+# Registering the same function again (a notebook cell run twice, a module loaded anew) points the
+# op at the new launcher; torch ops cannot be unregistered, so another signature is an error.
+_REGISTERED: dict[str, tuple[dict[str, Any], list[Callable[..., Any]], Any]] = {}
+
 _ANNOTATION = {"tensor": "torch.Tensor", "int": "int", "float": "float", "bool": "bool"}
 _RETURN = {"none": "None", "tensor": "torch.Tensor", "int": "int", "float": "float", "bool": "bool"}
 
@@ -59,9 +64,19 @@ def _register_one(namespace: str, name: str, launcher: Callable[..., Any], sig: 
             hint="torch ops take tensors, int, float and bool; call the launcher directly",
         )
     qualname = f"{namespace}::{name}"
+    if qualname in _REGISTERED:
+        known, current, op = _REGISTERED[qualname]
+        if known == sig:  # the same function again: the op calls the new launcher
+            current[0] = launcher
+            return op
+        raise CroqError(
+            f"torch op {qualname} is already registered with another signature",
+            hint="torch ops cannot be unregistered: register this module under another namespace, "
+            "croq2triton.register_ops(mod, 'other'), or restart the process",
+        )
     if hasattr(getattr(torch.ops, namespace), name):
         raise CroqError(
-            f"torch op {qualname} is already registered",
+            f"torch op {qualname} is already registered (not by croq2triton)",
             hint="register this module under another namespace: croq2triton.register_ops(mod, 'other')",
         )
     names = [n for n, _ in params]
@@ -72,14 +87,16 @@ def _register_one(namespace: str, name: str, launcher: Callable[..., Any], sig: 
     # torch ops must not return one of their inputs: a returned input parameter is a copy
     src = (
         f"def {name}({args}) -> {_RETURN[sig['returns']]}:\n"
-        f"    _r = _launcher({call})\n"
+        f"    _r = _current[0]({call})\n"
         f"    return _r.clone() if isinstance(_r, torch.Tensor) and ({fresh}) else _r\n"
         f"def _fake({args}) -> {_RETURN[sig['returns']]}:\n"
-        f"    _r = _launcher({call}, _launch=_no_launch)\n"
+        f"    _r = _current[0]({call}, _launch=_no_launch)\n"
         f"    return _r.clone() if isinstance(_r, torch.Tensor) and ({fresh}) else _r\n"
     )
-    env: dict[str, Any] = {"torch": torch, "_launcher": launcher, "_no_launch": _no_launch}
+    current = [launcher]
+    env: dict[str, Any] = {"torch": torch, "_current": current, "_no_launch": _no_launch}
     exec(compile(src, f"<croq2triton op {qualname}>", "exec"), env)
     op = torch.library.custom_op(qualname, mutates_args=tuple(sig["writes"]))(env[name])
     op.register_fake(env["_fake"])
+    _REGISTERED[qualname] = (dict(sig), current, op)
     return op

@@ -94,6 +94,7 @@ def matmul_k0(
     )
 
 
+@_rt.launcher
 def matmul(lhs, rhs, output, *, _launch=None):
     """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from gemm_v0.co:6."""
     _F = _rt.Fn("matmul", "gemm_v0.co", 6)

@@ -184,6 +184,7 @@ def matmul_k0_general(
         tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_3)
 
 
+@_rt.launcher
 def matmul(lhs, rhs, output, *, _launch=None):
     """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from gemm_v2.co:9."""
     _F = _rt.Fn("matmul", "gemm_v2.co", 9)

@@ -65,6 +65,7 @@ def vadd_f16_k0(N, out_ptr, out_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
         tl.store(out_ptr + offs * out_stride_0, a_val + b_val, mask=mask)
 
 
+@_rt.launcher
 def vadd_f16(a, b, out, *, _launch=None):
     """vadd_f16(global f16 [N] a, global f16 [N] b, global f16 [N] out) -> void; from vadd_f16.co:3."""
     _F = _rt.Fn("vadd_f16", "vadd_f16.co", 3)

@@ -189,8 +189,11 @@ def test_partial_translation_is_an_error_unless_allowed(tmp_path: Path, capsys: 
     y = torch.empty(4)
     mod.g(y, x)
     assert torch.equal(y, x + 1)
-    with pytest.raises(CroqError, match="f cannot run: croq2triton does not translate the call of 'foo'"):
+    with pytest.raises(CroqError, match="'f' is not translated: croq2triton does not translate the call of 'foo'") as e:
         mod.f(torch.empty(2, 2), torch.empty(2, 2))
+    # the translator's diagnostic, where it stands in the .co source: the line and a caret under the call
+    assert f"{path}:3:5: error: 'f' is not translated" in str(e.value)
+    assert "    call foo(a);\n" in str(e.value) and "|     ^" in str(e.value)
 
     rc, out, err = cli(capsys, "check", path)
     assert rc == 1 and out == ""
@@ -504,14 +507,15 @@ def test_api_rejects_nul_bytes_like_the_cli(tmp_path: Path, capsys: pytest.Captu
     assert rc == 1 and "error: this is not a text file (it contains NUL bytes)" in err
 
 
-def test_second_registration_hints_the_public_name() -> None:
+def test_second_registration_is_a_no_op_and_a_clash_hints_the_public_name() -> None:
     mod = croq2triton.load_source(croq2triton.translate(GOOD_G, filename="g.co"), "twice_g", origin="g.co")
-    croq2triton.register_ops(mod, "issue10")
-    with pytest.raises(CroqError, match="already registered") as ei:
-        croq2triton.register_ops(mod, "issue10")
-    assert ei.value.diagnostics[0].hint == (
-        "register this module under another namespace: croq2triton.register_ops(mod, 'other')"
-    )
+    ops = croq2triton.register_ops(mod, "issue10")
+    assert croq2triton.register_ops(mod, "issue10").g is ops.g  # a notebook cell run twice
+    one_param = "__co__ void g(f32 [M] out) {\n  parallel p by M : block {\n    out.at(p) = 1.0f;\n  }\n}\n"
+    other = croq2triton.load_source(croq2triton.translate(one_param, filename="h.co"), "other_g")
+    with pytest.raises(CroqError, match="already registered with another signature") as ei:
+        croq2triton.register_ops(other, "issue10")
+    assert "croq2triton.register_ops(mod, 'other')" in (ei.value.diagnostics[0].hint or "")
 
 
 def test_tuned_names_a_parameter_the_kernel_does_not_have() -> None:
@@ -561,3 +565,17 @@ def test_check_compares_the_first_call_of_a_repeated_run(tmp_path: Path, capsys:
     rc, out, err = cli(capsys, "run", path, "--func", "inout", "--size", "M=8", "--repeat", "3", "--check")
     assert rc == 0, err
     assert "inout: check: the auto schedule and the source schedule with num_stages=1 agree" in out
+
+
+def test_load_warns_for_every_function_that_does_not_translate(tmp_path: Path) -> None:
+    path = write(tmp_path, "two.co", CALL + GOOD_G)
+    with pytest.warns(croq2triton.CroqWarning) as caught:
+        mod = croq2triton.load(path)
+    (w,) = [c.message for c in caught if isinstance(c.message, croq2triton.CroqWarning)]
+    text = str(w)
+    assert text.startswith(f"{path}:3:5: warning: 'f' is not translated: croq2triton does not translate the call")
+    assert "    call foo(a);" in text and "|     ^" in text  # the caret layout
+    x = torch.arange(4.0)
+    y = torch.empty(4)
+    mod.g(y, x)  # the function that translated runs
+    assert torch.equal(y, x + 1)

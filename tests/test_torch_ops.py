@@ -73,8 +73,9 @@ __co__ void scale(global f32 [N] x, global f32 [N] y, f32 a, int n) {
 def test_registration_errors_are_clear() -> None:
     mod = load(EXAMPLES / "vadd.co")
     croq2triton.register_ops(mod, "croq_t4")
-    with pytest.raises(CroqError, match="already registered"):
-        croq2triton.register_ops(mod, "croq_t4")
+    other = load_source(translate_full("__co__ void vadd(global f32 [N] a) {}\n").source, "vadd_other")
+    with pytest.raises(CroqError, match="already registered with another signature"):
+        croq2triton.register_ops(other, "croq_t4")  # torch ops cannot be unregistered
     with pytest.raises(CroqError, match="not a croq2triton module"):
         croq2triton.register_ops(torch, "croq_t5")
     with pytest.raises(CroqError, match="must be a Python identifier"):
@@ -94,3 +95,36 @@ def test_a_written_module_imported_as_python_registers_too() -> None:
     out = poisoned(1000, dtype=torch.float32)
     torch.ops.croq_t6.vadd(x, y, out)
     assert torch.equal(out, x + y)
+
+
+def test_registering_a_module_again_is_a_no_op_that_follows_the_new_launchers() -> None:
+    # a notebook cell run twice: the same module, then the file loaded anew (a new module object)
+    mod = load(EXAMPLES / "vadd.co")
+    first = croq2triton.register_ops(mod, "croq_t7")
+    assert croq2triton.register_ops(mod, "croq_t7").vadd is first.vadd
+    again = load_source(mod.__croq_source__, "vadd_again")
+    calls: list[str] = []
+    launcher = again.vadd
+    again.vadd = lambda *a, **k: (calls.append("new"), launcher(*a, **k))[1]
+    croq2triton.register_ops(again, "croq_t7")
+    x, y = randn(300, seed=7), randn(300, seed=8)
+    out = poisoned(300)
+    torch.ops.croq_t7.vadd(x, y, out)
+    assert calls == ["new"] and torch.equal(out, x + y)
+
+
+def test_an_unregistered_launcher_under_torch_compile_says_how_to_register_it() -> None:
+    mod = load(EXAMPLES / "vadd.co")
+
+    def f(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(a)
+        mod.vadd(a, b, out)
+        return out * 2
+
+    torch._dynamo.reset()
+    x, y = randn(300, seed=9), randn(300, seed=10)
+    explained = torch._dynamo.explain(f)(x, y)  # the launcher runs outside the graph: one graph break
+    reasons = " ".join(str(r.reason) for r in explained.break_reasons)
+    assert "croq2triton.register_ops(module, 'mylib')" in reasons and "torch.ops.mylib.vadd" in reasons
+    torch._dynamo.reset()
+    assert torch.equal(torch.compile(f, backend="aot_eager")(x, y), (x + y) * 2)

@@ -47,7 +47,7 @@ def emit_launcher(launcher: H.Launcher) -> str:
     out.line("_dims = {}")
     out.body(launcher.body)
     params = ", ".join([*launcher.params, "*, _launch=None"])
-    head = f'def {launcher.name}({params}):\n    """{launcher.doc}"""'
+    head = f'@_rt.launcher\ndef {launcher.name}({params}):\n    """{launcher.doc}"""'
     return head + "\n" + "\n".join(out.lines)
 
 

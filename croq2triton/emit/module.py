@@ -116,15 +116,23 @@ def emit_module(tu: A.TranslationUnit, src_name: str, options: Options | None = 
 
 
 def _unlowerable(fn: A.CoFunction, e: CroqError) -> str:
+    """The launcher of a function that did not translate: it raises the translator's diagnostic,
+    located in the ``.co`` source (file, line, first and last column)."""
     d = e.diagnostics[0]
-    where = f"{d.span.file}:{d.span.line}:{d.span.col}" if d.span is not None else "?"
-    msg = f"{fn.name} cannot run: {d.message} ({where})"
     params = ", ".join(p.name or f"_arg{i}" for i, p in enumerate(fn.params))
     sep = ", " if params else ""
+    span = d.span if d.span is not None and d.span.line > 0 else fn.span
+    if span is None:
+        where = ["'<unknown>'", "0", "0", "0"]
+    else:
+        end = span.end_col if span.end_line == span.line else span.col + 1
+        where = [repr(span.file), str(span.line), str(span.col), str(end)]
+    args = ", ".join([repr(fn.name), *where, _string(d.message), _string(d.hint)])
+    doc = d.message.replace("\\", "\\\\").replace('"', "'")
     return (
-        f"def {fn.name}({params}{sep}*, _launch=None):\n"
-        f'    """Not translated: {d.message}."""\n'
-        f"    raise _rt.CroqLaunchError({_string(msg)}, hint={_string(d.hint)})"
+        f"@_rt.launcher\ndef {fn.name}({params}{sep}*, _launch=None):\n"
+        f'    """Not translated: {doc}."""\n'
+        f"    raise _rt.not_translated({args})"
     )
 
 

@@ -450,3 +450,23 @@ def tuned(**params: int) -> Any:
         launch(kernel, grid, args, kw)
 
     return run
+
+
+def launcher(fn: Any) -> Any:
+    """A generated launcher, as ``torch.compile`` should see it: outside the graph (the kernels it
+    launches are not torch ops), with the hint how to keep it inside one in the graph break's reason."""
+    name = fn.__name__
+    return torch.compiler.disable(
+        fn,
+        reason=f"croq2triton: '{name}' launches Triton kernels outside the compiled graph; to call it inside "
+        f"one, register it as a torch op: ops = croq2triton.register_ops(module, 'mylib'), then call "
+        f"torch.ops.mylib.{name}(...) (or ops.{name})",
+    )
+
+
+def not_translated(
+    name: str, src: str, line: int, col: int, end_col: int, message: str, hint: str | None
+) -> CroqLaunchError:
+    """The error a function that did not translate raises when called: the translator's diagnostic,
+    at its place in the ``.co`` source."""
+    return CroqLaunchError(f"'{name}' is not translated: {message}", Span.at(src, line, col, line, end_col), hint)

@@ -119,6 +119,7 @@ def attention_k0(
     tl.store(o_ptr + bh * o_stride_0 + offs * o_stride_1 + cols * o_stride_2, acc_out_2, mask=mask)
 
 
+@_rt.launcher
 def attention(q, k, v, o, causal, *, _launch=None):
     """attention(global f16 [BH, SEQ_Q, 64] q, global f16 [BH, SEQ_K, 64] k, global f16 [BH, SEQ_K, 64] v, global f16
     [BH, SEQ_Q, 64] o, bool causal) -> void; from attention.co:9.

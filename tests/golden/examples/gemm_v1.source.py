@@ -95,6 +95,7 @@ def matmul_k0(
     )
 
 
+@_rt.launcher
 def matmul(lhs, rhs, output, *, _launch=None):
     """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from gemm_v1.co:7."""
     _F = _rt.Fn("matmul", "gemm_v1.co", 7)

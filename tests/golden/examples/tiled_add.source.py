@@ -89,6 +89,7 @@ def tiled_add_k0(
         tl.store(out_ptr + offs * out_stride_0 + offs_2 * out_stride_1, sum, mask=mask)  # tiled_add.co:18
 
 
+@_rt.launcher
 def tiled_add(a, b, out, *, _launch=None):
     """tiled_add(global f16 [M, N] a, global f16 [M, N] b, global f16 [M, N] out) -> void; from tiled_add.co:11."""
     _F = _rt.Fn("tiled_add", "tiled_add.co", 11)

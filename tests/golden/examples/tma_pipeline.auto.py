@@ -116,6 +116,7 @@ def matmul_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul(lhs, rhs, output, *, _launch=None):
     """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N]
     output) -> void; from tma_pipeline.co:9.

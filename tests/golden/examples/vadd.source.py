@@ -65,6 +65,7 @@ def vadd_k0(N, out_ptr, out_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
         tl.store(out_ptr + offs * out_stride_0, a_val + b_val, mask=mask)
 
 
+@_rt.launcher
 def vadd(a, b, out, *, _launch=None):
     """vadd(global f32 [N] a, global f32 [N] b, global f32 [N] out) -> void; from vadd.co:3."""
     _F = _rt.Fn("vadd", "vadd.co", 3)

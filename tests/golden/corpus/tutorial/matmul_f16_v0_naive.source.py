@@ -94,6 +94,7 @@ def matmul_k0(
     )
 
 
+@_rt.launcher
 def matmul(lhs, rhs, output, *, _launch=None):
     """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     matmul_f16_v0_naive.co:13.

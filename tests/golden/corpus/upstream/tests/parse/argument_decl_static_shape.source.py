@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def spans(d, f, *, _launch=None):
     """spans(f32 [11, 1025] d, f32 [11, 1025] f) -> f32 tensor; from argument_decl_static_shape.co:5."""
     _F = _rt.Fn("spans", "argument_decl_static_shape.co", 5)

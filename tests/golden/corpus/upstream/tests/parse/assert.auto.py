@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def foo(a, *, _launch=None):
     """foo(f32 [M, N] a) -> void; from assert.co:3."""
     _F = _rt.Fn("foo", "assert.co", 3)

@@ -79,6 +79,7 @@ def atomic_parse_test_k0(s_scratch, a_ptr, a_stride_0, b_ptr, b_stride_0):
     old_11 = tl.atomic_add(s_scratch + s_base + p, 10)
 
 
+@_rt.launcher
 def atomic_parse_test(a, b, *, _launch=None):
     """atomic_parse_test(s32 [64] a, s32 [64] b) -> void; from atomic_builtins.co:3."""
     _F = _rt.Fn("atomic_parse_test", "atomic_builtins.co", 3)

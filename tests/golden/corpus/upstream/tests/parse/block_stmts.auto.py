@@ -66,6 +66,7 @@ def foo_k2():
     pass
 
 
+@_rt.launcher
 def foo(*, _launch=None):
     """foo() -> void; from block_stmts.co:3."""
     _F = _rt.Fn("foo", "block_stmts.co", 3)

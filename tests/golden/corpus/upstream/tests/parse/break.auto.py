@@ -48,14 +48,17 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def foo(*, _launch=None):
     """Not translated: cannot lower this host-level statement (EventDecl) to Triton yet."""
-    raise _rt.CroqLaunchError(
-        (
-            "foo cannot run: cannot lower this host-level statement (EventDecl) to Triton yet "
-            "(corpus/upstream/tests/parse/break.co:4:3)"
-        ),
-        hint="host code between kernels may only declare sizes, buffers and views",
+    raise _rt.not_translated(
+        "foo",
+        "corpus/upstream/tests/parse/break.co",
+        4,
+        3,
+        4,
+        "cannot lower this host-level statement (EventDecl) to Triton yet",
+        "host code between kernels may only declare sizes, buffers and views",
     )
 
 

@@ -48,16 +48,19 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def foo(a, b, *, _launch=None):
     """Not translated: croq2triton does not translate the call of 'bar' (a C++
     function: Triton kernels cannot call it).
     """
-    raise _rt.CroqLaunchError(
-        (
-            "foo cannot run: croq2triton does not translate the call of 'bar' (a C++ function: Triton kernels "
-            "cannot call it) (corpus/upstream/tests/parse/call_stmt.co:5:21)"
-        ),
-        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
+    raise _rt.not_translated(
+        "foo",
+        "corpus/upstream/tests/parse/call_stmt.co",
+        5,
+        21,
+        35,
+        "croq2triton does not translate the call of 'bar' (a C++ function: Triton kernels cannot call it)",
+        "calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 

@@ -48,58 +48,73 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def foo(data, *, _launch=None):
     """Not translated: cannot lower this host-level statement (DmaStmt) to Triton yet."""
-    raise _rt.CroqLaunchError(
-        (
-            "foo cannot run: cannot lower this host-level statement (DmaStmt) to Triton yet "
-            "(corpus/upstream/tests/parse/chunkat.co:5:5)"
-        ),
-        hint="host code between kernels may only declare sizes, buffers and views",
+    raise _rt.not_translated(
+        "foo",
+        "corpus/upstream/tests/parse/chunkat.co",
+        5,
+        5,
+        49,
+        "cannot lower this host-level statement (DmaStmt) to Triton yet",
+        "host code between kernels may only declare sizes, buffers and views",
     )
 
 
+@_rt.launcher
 def bar(data, *, _launch=None):
     """Not translated: cannot lower this host-level statement (CallStmt) to Triton yet."""
-    raise _rt.CroqLaunchError(
-        (
-            "bar cannot run: cannot lower this host-level statement (CallStmt) to Triton yet "
-            "(corpus/upstream/tests/parse/chunkat.co:24:5)"
-        ),
-        hint="host code between kernels may only declare sizes, buffers and views",
+    raise _rt.not_translated(
+        "bar",
+        "corpus/upstream/tests/parse/chunkat.co",
+        24,
+        5,
+        37,
+        "cannot lower this host-level statement (CallStmt) to Triton yet",
+        "host code between kernels may only declare sizes, buffers and views",
     )
 
 
+@_rt.launcher
 def wow(*, _launch=None):
     """Not translated: arrays of global buffers cannot be lowered yet."""
-    raise _rt.CroqLaunchError(
-        (
-            "wow cannot run: arrays of global buffers cannot be lowered yet "
-            "(corpus/upstream/tests/parse/chunkat.co:32:11)"
-        ),
-        hint=None,
+    raise _rt.not_translated(
+        "wow",
+        "corpus/upstream/tests/parse/chunkat.co",
+        32,
+        11,
+        18,
+        "arrays of global buffers cannot be lowered yet",
+        None,
     )
 
 
+@_rt.launcher
 def cow(inp, *, _launch=None):
     """Not translated: cannot lower this host-level statement (DmaStmt) to Triton yet."""
-    raise _rt.CroqLaunchError(
-        (
-            "cow cannot run: cannot lower this host-level statement (DmaStmt) to Triton yet "
-            "(corpus/upstream/tests/parse/chunkat.co:47:5)"
-        ),
-        hint="host code between kernels may only declare sizes, buffers and views",
+    raise _rt.not_translated(
+        "cow",
+        "corpus/upstream/tests/parse/chunkat.co",
+        47,
+        5,
+        43,
+        "cannot lower this host-level statement (DmaStmt) to Triton yet",
+        "host code between kernels may only declare sizes, buffers and views",
     )
 
 
+@_rt.launcher
 def mow(inp, *, _launch=None):
     """Not translated: cannot lower this host-level statement (DmaStmt) to Triton yet."""
-    raise _rt.CroqLaunchError(
-        (
-            "mow cannot run: cannot lower this host-level statement (DmaStmt) to Triton yet "
-            "(corpus/upstream/tests/parse/chunkat.co:69:5)"
-        ),
-        hint="host code between kernels may only declare sizes, buffers and views",
+    raise _rt.not_translated(
+        "mow",
+        "corpus/upstream/tests/parse/chunkat.co",
+        69,
+        5,
+        71,
+        "cannot lower this host-level statement (DmaStmt) to Triton yet",
+        "host code between kernels may only declare sizes, buffers and views",
     )
 
 
@@ -117,6 +132,7 @@ def baz_k0(i_ptr, i_stride_0, i_stride_1, i_stride_2):
             buf_2 = tl.load(i_ptr + dim0 * i_stride_0 + dim1 * i_stride_1 + dim2_2 * i_stride_2)  # chunkat.co:82
 
 
+@_rt.launcher
 def baz(i, *, _launch=None):
     """baz(f32 [4, 8, 64] i) -> void; from chunkat.co:77."""
     _F = _rt.Fn("baz", "chunkat.co", 77)

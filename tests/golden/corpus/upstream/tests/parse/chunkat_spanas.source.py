@@ -48,14 +48,17 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def foo(d_values, query_idx, embedding_vec_size, *, _launch=None):
     """Not translated: 'm_loop_idx' is not declared."""
-    raise _rt.CroqLaunchError(
-        (
-            "foo cannot run: 'm_loop_idx' is not declared "
-            "(corpus/upstream/tests/parse/chunkat_spanas.co:6:59)"
-        ),
-        hint=None,
+    raise _rt.not_translated(
+        "foo",
+        "corpus/upstream/tests/parse/chunkat_spanas.co",
+        6,
+        59,
+        69,
+        "'m_loop_idx' is not declared",
+        None,
     )
 
 

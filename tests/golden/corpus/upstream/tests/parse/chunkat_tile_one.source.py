@@ -69,6 +69,7 @@ def chunkat_tile_one_k0(i_ptr, i_stride_0, i_stride_1, i_stride_2, o_ptr, o_stri
         tl.store(o_ptr + dim0 * o_stride_0 + offs_2 * o_stride_1 + dim2 * o_stride_2, l5)  # chunkat_tile_one.co:14
 
 
+@_rt.launcher
 def chunkat_tile_one(i, *, _launch=None):
     """chunkat_tile_one(s32 [4, 8, 16] i) -> auto; from chunkat_tile_one.co:3."""
     _F = _rt.Fn("chunkat_tile_one", "chunkat_tile_one.co", 3)

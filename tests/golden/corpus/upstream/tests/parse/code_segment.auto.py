@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def co0(*, _launch=None):
     """co0() -> void; from code_segment.co:8."""
     _F = _rt.Fn("co0", "code_segment.co", 8)
@@ -57,6 +58,7 @@ def co0(*, _launch=None):
     return None
 
 
+@_rt.launcher
 def co1(*, _launch=None):
     """co1() -> void; from code_segment.co:9."""
     _F = _rt.Fn("co1", "code_segment.co", 9)
@@ -66,6 +68,7 @@ def co1(*, _launch=None):
     return None
 
 
+@_rt.launcher
 def co2(*, _launch=None):
     """co2() -> void; from code_segment.co:20."""
     _F = _rt.Fn("co2", "code_segment.co", 20)

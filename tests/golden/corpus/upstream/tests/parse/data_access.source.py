@@ -48,14 +48,17 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def data_access(a, b, *, _launch=None):
     """Not translated: the operator '&' cannot be lowered in host code."""
-    raise _rt.CroqLaunchError(
-        (
-            "data_access cannot run: the operator '&' cannot be lowered in host code "
-            "(corpus/upstream/tests/parse/data_access.co:6:13)"
-        ),
-        hint=None,
+    raise _rt.not_translated(
+        "data_access",
+        "corpus/upstream/tests/parse/data_access.co",
+        6,
+        13,
+        21,
+        "the operator '&' cannot be lowered in host code",
+        None,
     )
 
 
@@ -69,6 +72,7 @@ def foo_k0(a_ptr, a_stride_0, a_stride_1):
     tl.store(a_ptr + rows * a_stride_0 + cols * a_stride_1, l)  # data_access.co:33
 
 
+@_rt.launcher
 def foo(a, *, _launch=None):
     """foo(s32 [4, 8] a) -> auto; from data_access.co:27."""
     _F = _rt.Fn("foo", "data_access.co", 27)

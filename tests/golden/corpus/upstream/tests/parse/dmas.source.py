@@ -48,49 +48,64 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def dma_test(b, input, *, _launch=None):
     """Not translated: croq2triton does not translate a per-thread copy other than a plain dma.copy."""
-    raise _rt.CroqLaunchError(
-        (
-            "dma_test cannot run: croq2triton does not translate a per-thread copy other than a plain dma.copy "
-            "(corpus/upstream/tests/parse/dmas.co:9:9)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "dma_test",
+        "corpus/upstream/tests/parse/dmas.co",
+        9,
+        9,
+        86,
+        "croq2triton does not translate a per-thread copy other than a plain dma.copy",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
+@_rt.launcher
 def dma_test1(input, *, _launch=None):
     """Not translated: croq2triton does not translate a per-thread copy of this form (a thread's window into or out of
     its own buffer).
     """
-    raise _rt.CroqLaunchError(
+    raise _rt.not_translated(
+        "dma_test1",
+        "corpus/upstream/tests/parse/dmas.co",
+        53,
+        8,
+        47,
         (
-            "dma_test1 cannot run: croq2triton does not translate a per-thread copy of this form (a thread's "
-            "window into or out of its own buffer) (corpus/upstream/tests/parse/dmas.co:53:8)"
+            "croq2triton does not translate a per-thread copy of this form (a thread's window into or out of its "
+            "own buffer)"
         ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
+@_rt.launcher
 def dma_test2(input, *, _launch=None):
     """Not translated: cannot lower this host-level statement (DmaAny) to Triton yet."""
-    raise _rt.CroqLaunchError(
-        (
-            "dma_test2 cannot run: cannot lower this host-level statement (DmaAny) to Triton yet "
-            "(corpus/upstream/tests/parse/dmas.co:85:6)"
-        ),
-        hint="host code between kernels may only declare sizes, buffers and views",
+    raise _rt.not_translated(
+        "dma_test2",
+        "corpus/upstream/tests/parse/dmas.co",
+        85,
+        6,
+        18,
+        "cannot lower this host-level statement (DmaAny) to Triton yet",
+        "host code between kernels may only declare sizes, buffers and views",
     )
 
 
+@_rt.launcher
 def dma_test3(input, *, _launch=None):
     """Not translated: cannot lower this host-level statement (DmaStmt) to Triton yet."""
-    raise _rt.CroqLaunchError(
-        (
-            "dma_test3 cannot run: cannot lower this host-level statement (DmaStmt) to Triton yet "
-            "(corpus/upstream/tests/parse/dmas.co:117:9)"
-        ),
-        hint="host code between kernels may only declare sizes, buffers and views",
+    raise _rt.not_translated(
+        "dma_test3",
+        "corpus/upstream/tests/parse/dmas.co",
+        117,
+        9,
+        66,
+        "cannot lower this host-level statement (DmaStmt) to Triton yet",
+        "host code between kernels may only declare sizes, buffers and views",
     )
 
 

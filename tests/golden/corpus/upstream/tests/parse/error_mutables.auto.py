@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def foo(*, _launch=None):
     """foo() -> void; from error_mutables.co:6."""
     _F = _rt.Fn("foo", "error_mutables.co", 6)

@@ -54,6 +54,7 @@ def foo_k0():
     pass
 
 
+@_rt.launcher
 def foo(*, _launch=None):
     """foo() -> void; from events.co:4."""
     _F = _rt.Fn("foo", "events.co", 4)
@@ -70,6 +71,7 @@ def bar_k0():
     pass
 
 
+@_rt.launcher
 def bar(*, _launch=None):
     """bar() -> void; from events.co:11."""
     _F = _rt.Fn("bar", "events.co", 11)

@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def floats(a, b, c, d, e, f, g, *, _launch=None):
     """floats(bool a, int b, f8_e4m3 c, f16 d, bf16 e, f32 f, f64 g) -> void; from floats.co:3."""
     _F = _rt.Fn("floats", "floats.co", 3)

@@ -55,6 +55,7 @@ def single_range_k0():
         pass
 
 
+@_rt.launcher
 def single_range(N, *, _launch=None):
     """single_range(int N) -> void; from foreach-local-iv.co:7."""
     _F = _rt.Fn("single_range", "foreach-local-iv.co", 7)
@@ -74,6 +75,7 @@ def multi_range_k0():
             pass
 
 
+@_rt.launcher
 def multi_range(*, _launch=None):
     """multi_range() -> void; from foreach-local-iv.co:16."""
     _F = _rt.Fn("multi_range", "foreach-local-iv.co", 16)
@@ -91,6 +93,7 @@ def sugar_form_k0():
         pass
 
 
+@_rt.launcher
 def sugar_form(*, _launch=None):
     """sugar_form() -> void; from foreach-local-iv.co:25."""
     _F = _rt.Fn("sugar_form", "foreach-local-iv.co", 25)

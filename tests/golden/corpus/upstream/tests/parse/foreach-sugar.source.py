@@ -66,6 +66,7 @@ def foo_k0(M, N, lhs_ptr, lhs_stride_0, lhs_stride_1):
             pass
 
 
+@_rt.launcher
 def foo(N, M, lhs, *, _launch=None):
     """foo(int N, int M, s32 [2, 4] lhs) -> void; from foreach-sugar.co:3."""
     _F = _rt.Fn("foo", "foreach-sugar.co", 3)

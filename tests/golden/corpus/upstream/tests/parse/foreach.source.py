@@ -57,6 +57,7 @@ def foo_k0():
                 pass
 
 
+@_rt.launcher
 def foo(*, _launch=None):
     """foo() -> void; from foreach.co:3."""
     _F = _rt.Fn("foo", "foreach.co", 3)
@@ -76,6 +77,7 @@ def bar_k0(N):
                 pass
 
 
+@_rt.launcher
 def bar(N, *, _launch=None):
     """bar(int N) -> void; from foreach.co:10."""
     _F = _rt.Fn("bar", "foreach.co", 10)
@@ -87,6 +89,7 @@ def bar(N, *, _launch=None):
     return None
 
 
+@_rt.launcher
 def foobar(N, M, *, _launch=None):
     """foobar(int N, int M) -> void; from foreach.co:17."""
     _F = _rt.Fn("foobar", "foreach.co", 17)

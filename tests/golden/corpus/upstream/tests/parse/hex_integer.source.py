@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def foo(*, _launch=None):
     """foo() -> auto; from hex_integer.co:4."""
     _F = _rt.Fn("foo", "hex_integer.co", 4)

@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def if_else(a, *, _launch=None):
     """if_else(int a) -> void; from if_else.co:3."""
     _F = _rt.Fn("if_else", "if_else.co", 3)
@@ -81,14 +82,17 @@ def if_else(a, *, _launch=None):
     return None
 
 
+@_rt.launcher
 def dangling_else(a, b, *, _launch=None):
     """Not translated: cannot lower this host-level statement (CallStmt) to Triton yet."""
-    raise _rt.CroqLaunchError(
-        (
-            "dangling_else cannot run: cannot lower this host-level statement (CallStmt) to Triton yet "
-            "(corpus/upstream/tests/parse/if_else.co:84:7)"
-        ),
-        hint="host code between kernels may only declare sizes, buffers and views",
+    raise _rt.not_translated(
+        "dangling_else",
+        "corpus/upstream/tests/parse/if_else.co",
+        84,
+        7,
+        21,
+        "cannot lower this host-level statement (CallStmt) to Triton yet",
+        "host code between kernels may only declare sizes, buffers and views",
     )
 
 

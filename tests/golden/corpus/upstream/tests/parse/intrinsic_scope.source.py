@@ -48,59 +48,79 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def check_file_scope(a, *, _launch=None):
     """Not translated: croq2triton does not translate the intrinsic call 'filelib::device_init' (a C++ library function:
     Triton kernels cannot call it).
     """
-    raise _rt.CroqLaunchError(
+    raise _rt.not_translated(
+        "check_file_scope",
+        "corpus/upstream/tests/parse/intrinsic_scope.co",
+        17,
+        5,
+        28,
         (
-            "check_file_scope cannot run: croq2triton does not translate the intrinsic call "
-            "'filelib::device_init' (a C++ library function: Triton kernels cannot call it) "
-            "(corpus/upstream/tests/parse/intrinsic_scope.co:17:5)"
+            "croq2triton does not translate the intrinsic call 'filelib::device_init' (a C++ library function: "
+            "Triton kernels cannot call it)"
         ),
-        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
+        "calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 
+@_rt.launcher
 def check_func_scope(a, *, _launch=None):
     """Not translated: croq2triton does not translate the intrinsic call 'funclib::device_flush' (a C++ library
     function: Triton kernels cannot call it).
     """
-    raise _rt.CroqLaunchError(
+    raise _rt.not_translated(
+        "check_func_scope",
+        "corpus/upstream/tests/parse/intrinsic_scope.co",
+        30,
+        5,
+        29,
         (
-            "check_func_scope cannot run: croq2triton does not translate the intrinsic call "
-            "'funclib::device_flush' (a C++ library function: Triton kernels cannot call it) "
-            "(corpus/upstream/tests/parse/intrinsic_scope.co:30:5)"
+            "croq2triton does not translate the intrinsic call 'funclib::device_flush' (a C++ library function: "
+            "Triton kernels cannot call it)"
         ),
-        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
+        "calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 
+@_rt.launcher
 def check_block_scope(a, *, _launch=None):
     """Not translated: croq2triton does not translate the intrinsic call 'inner_activate' (a C++ library function:
     Triton kernels cannot call it).
     """
-    raise _rt.CroqLaunchError(
+    raise _rt.not_translated(
+        "check_block_scope",
+        "corpus/upstream/tests/parse/intrinsic_scope.co",
+        44,
+        5,
+        23,
         (
-            "check_block_scope cannot run: croq2triton does not translate the intrinsic call 'inner_activate' (a "
-            "C++ library function: Triton kernels cannot call it) "
-            "(corpus/upstream/tests/parse/intrinsic_scope.co:44:5)"
+            "croq2triton does not translate the intrinsic call 'inner_activate' (a C++ library function: Triton "
+            "kernels cannot call it)"
         ),
-        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
+        "calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 
+@_rt.launcher
 def check_file_scope_again(a, *, _launch=None):
     """Not translated: croq2triton does not translate the intrinsic call 'file_transfer' (a C++ library function: Triton
     kernels cannot call it).
     """
-    raise _rt.CroqLaunchError(
+    raise _rt.not_translated(
+        "check_file_scope_again",
+        "corpus/upstream/tests/parse/intrinsic_scope.co",
+        56,
+        5,
+        28,
         (
-            "check_file_scope_again cannot run: croq2triton does not translate the intrinsic call 'file_transfer'"
-            " (a C++ library function: Triton kernels cannot call it) "
-            "(corpus/upstream/tests/parse/intrinsic_scope.co:56:5)"
+            "croq2triton does not translate the intrinsic call 'file_transfer' (a C++ library function: Triton "
+            "kernels cannot call it)"
         ),
-        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
+        "calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 

@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def tuple_decls(a, b, *, _launch=None):
     """tuple_decls(int a, int b) -> bf16 tensor; from ituple_decl.co:3."""
     _F = _rt.Fn("tuple_decls", "ituple_decl.co", 3)

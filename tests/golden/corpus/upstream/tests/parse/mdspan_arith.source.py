@@ -48,25 +48,31 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def span_arith(d, c, *, _launch=None):
     """Not translated: shape arithmetic needs equal ranks."""
-    raise _rt.CroqLaunchError(
-        (
-            "span_arith cannot run: shape arithmetic needs equal ranks "
-            "(corpus/upstream/tests/parse/mdspan_arith.co:7:9)"
-        ),
-        hint=None,
+    raise _rt.not_translated(
+        "span_arith",
+        "corpus/upstream/tests/parse/mdspan_arith.co",
+        7,
+        9,
+        19,
+        "shape arithmetic needs equal ranks",
+        None,
     )
 
 
+@_rt.launcher
 def span_arith1(d, c, *, _launch=None):
     """Not translated: shape arithmetic takes shapes, ituples and integers."""
-    raise _rt.CroqLaunchError(
-        (
-            "span_arith1 cannot run: shape arithmetic takes shapes, ituples and integers "
-            "(corpus/upstream/tests/parse/mdspan_arith.co:33:14)"
-        ),
-        hint="for the shape of a tensor or view write 'x.span'",
+    raise _rt.not_translated(
+        "span_arith1",
+        "corpus/upstream/tests/parse/mdspan_arith.co",
+        33,
+        14,
+        30,
+        "shape arithmetic takes shapes, ituples and integers",
+        "for the shape of a tensor or view write 'x.span'",
     )
 
 

@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def spans(d, f, *, _launch=None):
     """spans(f32 [] d, int f) -> f16 tensor; from mdspan_decl.co:5."""
     _F = _rt.Fn("spans", "mdspan_decl.co", 5)

@@ -48,14 +48,17 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def span_element(d, c, *, _launch=None):
     """Not translated: a dimension index must be a constant."""
-    raise _rt.CroqLaunchError(
-        (
-            "span_element cannot run: a dimension index must be a constant "
-            "(corpus/upstream/tests/parse/mdspan_ref.co:6:16)"
-        ),
-        hint=None,
+    raise _rt.not_translated(
+        "span_element",
+        "corpus/upstream/tests/parse/mdspan_ref.co",
+        6,
+        16,
+        17,
+        "a dimension index must be a constant",
+        None,
     )
 
 

@@ -48,14 +48,17 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def matmul(lhs, rhs, *, _launch=None):
     """Not translated: the shape of the accumulator 'mc' is unknown: no 'mma' in this 'parallel' uses it."""
-    raise _rt.CroqLaunchError(
-        (
-            "matmul cannot run: the shape of the accumulator 'mc' is unknown: no 'mma' in this 'parallel' uses it"
-            " (corpus/upstream/tests/parse/mma.co:7:5)"
-        ),
-        hint="a 'parallel' without braces holds only the next statement: put the fill and its MMAs in braces",
+    raise _rt.not_translated(
+        "matmul",
+        "corpus/upstream/tests/parse/mma.co",
+        7,
+        5,
+        20,
+        "the shape of the accumulator 'mc' is unknown: no 'mma' in this 'parallel' uses it",
+        "a 'parallel' without braces holds only the next statement: put the fill and its MMAs in braces",
     )
 
 

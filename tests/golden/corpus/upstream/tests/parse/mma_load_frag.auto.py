@@ -112,6 +112,7 @@ def mma_load_frag_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def mma_load_frag(lhs, rhs, *, _launch=None):
     """mma_load_frag(f16 [16, 16] lhs, f16 [16, 16] rhs) -> auto; from mma_load_frag.co:3."""
     _F = _rt.Fn("mma_load_frag", "mma_load_frag.co", 3)

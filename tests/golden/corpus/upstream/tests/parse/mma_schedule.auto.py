@@ -57,6 +57,7 @@ def mma_schedule_k0():
     acc = tl.dot(_as_dot_operand(lhs), _as_dot_operand(rhs), acc)  # mma_schedule.co:11
 
 
+@_rt.launcher
 def mma_schedule(*, _launch=None):
     """mma_schedule() -> void; from mma_schedule.co:4."""
     _F = _rt.Fn("mma_schedule", "mma_schedule.co", 4)

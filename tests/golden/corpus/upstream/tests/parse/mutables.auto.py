@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def foo(b, *, _launch=None):
     """foo(f32 [14] b) -> void; from mutables.co:3."""
     _F = _rt.Fn("foo", "mutables.co", 3)

@@ -54,6 +54,7 @@ def para_with_k0(b):
     pass
 
 
+@_rt.launcher
 def para_with(b, *, _launch=None):
     """para_with(int b) -> int; from para_with.co:3."""
     _F = _rt.Fn("para_with", "para_with.co", 3)

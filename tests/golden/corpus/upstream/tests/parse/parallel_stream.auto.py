@@ -60,6 +60,7 @@ def no_stream_k0(M, a_ptr, a_stride_0):
         tl.store(a_ptr + p * a_stride_0 * 1024 + p_rows * a_stride_0, 1.0, mask=p_ok)  # parallel_stream.co:6
 
 
+@_rt.launcher
 def no_stream(a, *, _launch=None):
     """no_stream(f32 [M] a) -> void; from parallel_stream.co:4."""
     _F = _rt.Fn("no_stream", "parallel_stream.co", 4)
@@ -86,6 +87,7 @@ def single_stream_k0(M, a_ptr, a_stride_0):
         tl.store(a_ptr + p * a_stride_0 * 1024 + p_rows * a_stride_0, 1.0, mask=p_ok)  # parallel_stream.co:20
 
 
+@_rt.launcher
 def single_stream(s, a, *, _launch=None):
     """single_stream(stream s, f32 [M] a) -> void; from parallel_stream.co:18."""
     _F = _rt.Fn("single_stream", "parallel_stream.co", 18)
@@ -133,6 +135,7 @@ def multi_stream_k1(M, a_ptr, a_stride_0, b_ptr, b_stride_0):
         tl.store(a_ptr + q * a_stride_0 * 1024 + q_rows * a_stride_0, b_val * 2.0, mask=q_ok)
 
 
+@_rt.launcher
 def multi_stream(s0, s1, a, b, *, _launch=None):
     """multi_stream(stream s0, stream s1, f32 [M] a, f32 [M] b) -> void; from parallel_stream.co:33."""
     _F = _rt.Fn("multi_stream", "parallel_stream.co", 33)
@@ -180,6 +183,7 @@ def async_with_stream_k1(M, a_ptr, a_stride_0):
         tl.store(a_ptr + q * a_stride_0 * 1024 + q_rows * a_stride_0, 2.0, mask=q_ok)  # parallel_stream.co:59
 
 
+@_rt.launcher
 def async_with_stream(s0, s1, a, *, _launch=None):
     """async_with_stream(stream s0, stream s1, f32 [M] a) -> void; from parallel_stream.co:54."""
     _F = _rt.Fn("async_with_stream", "parallel_stream.co", 54)

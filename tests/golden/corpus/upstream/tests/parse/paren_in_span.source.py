@@ -48,14 +48,17 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def paren_in_span(input, *, _launch=None):
     """Not translated: cannot evaluate this Index at host level."""
-    raise _rt.CroqLaunchError(
-        (
-            "paren_in_span cannot run: cannot evaluate this Index at host level "
-            "(corpus/upstream/tests/parse/paren_in_span.co:11:16)"
-        ),
-        hint=None,
+    raise _rt.not_translated(
+        "paren_in_span",
+        "corpus/upstream/tests/parse/paren_in_span.co",
+        11,
+        16,
+        31,
+        "cannot evaluate this Index at host level",
+        None,
     )
 
 

@@ -54,6 +54,7 @@ def foo_k0():
     pass
 
 
+@_rt.launcher
 def foo(*, _launch=None):
     """foo() -> void; from pb_levels.co:3."""
     _F = _rt.Fn("foo", "pb_levels.co", 3)

@@ -58,6 +58,7 @@ def removed_tma_event_binding_k0(input_ptr, input_stride_0, input_desc_64, TMA_I
         tile = tl.load(input_ptr + idx * input_stride_0)
 
 
+@_rt.launcher
 def removed_tma_event_binding(input, *, _launch=None):
     """removed_tma_event_binding(global f16 [64] input) -> void; from removed_tma_event_binding.co:3."""
     _F = _rt.Fn("removed_tma_event_binding", "removed_tma_event_binding.co", 3)

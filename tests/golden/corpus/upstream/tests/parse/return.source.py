@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def ret(a, b, *, _launch=None):
     """ret(int a, int b) -> bf16 tensor; from return.co:3."""
     _F = _rt.Fn("ret", "return.co", 3)
@@ -59,17 +60,21 @@ def ret(a, b, *, _launch=None):
     return a  # return.co:4
 
 
+@_rt.launcher
 def ret1(d, *, _launch=None):
     """Not translated: cannot evaluate this Member at host level."""
-    raise _rt.CroqLaunchError(
-        (
-            "ret1 cannot run: cannot evaluate this Member at host level "
-            "(corpus/upstream/tests/parse/return.co:16:10)"
-        ),
-        hint=None,
+    raise _rt.not_translated(
+        "ret1",
+        "corpus/upstream/tests/parse/return.co",
+        16,
+        10,
+        16,
+        "cannot evaluate this Member at host level",
+        None,
     )
 
 
+@_rt.launcher
 def ret2(e, *, _launch=None):
     """ret2(bf16 [] e) -> int; from return.co:26."""
     _F = _rt.Fn("ret2", "return.co", 26)
@@ -81,6 +86,7 @@ def ret2(e, *, _launch=None):
     return e_d0  # return.co:27
 
 
+@_rt.launcher
 def ret3(_arg0, *, _launch=None):
     """ret3(bf16 []) -> int; from return.co:37."""
     _F = _rt.Fn("ret3", "return.co", 37)

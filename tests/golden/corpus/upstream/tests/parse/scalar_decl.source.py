@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def scalar_decls(a, b, *, _launch=None):
     """scalar_decls(int a, int b) -> u8 tensor; from scalar_decl.co:3."""
     _F = _rt.Fn("scalar_decls", "scalar_decl.co", 3)
@@ -60,6 +61,7 @@ def scalar_decls(a, b, *, _launch=None):
     return None
 
 
+@_rt.launcher
 def mutables(*, _launch=None):
     """mutables() -> void; from scalar_decl.co:17."""
     _F = _rt.Fn("mutables", "scalar_decl.co", 17)

@@ -76,6 +76,7 @@ def select_parse_k0(i_ptr, i_stride_0, i_stride_1):
             )  # select.co:15
 
 
+@_rt.launcher
 def select_parse(i, *, _launch=None):
     """select_parse(f32 [128, 128] i) -> auto; from select.co:3."""
     _F = _rt.Fn("select_parse", "select.co", 3)
@@ -89,6 +90,7 @@ def select_parse(i, *, _launch=None):
     return None
 
 
+@_rt.launcher
 def select2(a, b, *, _launch=None):
     """select2(f32 [128, 128] a, f16 [M, N] b) -> auto; from select.co:36."""
     _F = _rt.Fn("select2", "select.co", 36)

@@ -48,14 +48,17 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def span_as(a, *, _launch=None):
     """Not translated: croq2triton does not translate the view operation '.span_as' in a copy."""
-    raise _rt.CroqLaunchError(
-        (
-            "span_as cannot run: croq2triton does not translate the view operation '.span_as' in a copy "
-            "(corpus/upstream/tests/parse/span_as.co:6:16)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "span_as",
+        "corpus/upstream/tests/parse/span_as.co",
+        6,
+        16,
+        37,
+        "croq2triton does not translate the view operation '.span_as' in a copy",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 

@@ -48,14 +48,17 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def spanned(d, f, *, _launch=None):
     """Not translated: arrays of global buffers cannot be lowered yet."""
-    raise _rt.CroqLaunchError(
-        (
-            "spanned cannot run: arrays of global buffers cannot be lowered yet "
-            "(corpus/upstream/tests/parse/spanned_decl.co:16:20)"
-        ),
-        hint=None,
+    raise _rt.not_translated(
+        "spanned",
+        "corpus/upstream/tests/parse/spanned_decl.co",
+        16,
+        20,
+        25,
+        "arrays of global buffers cannot be lowered yet",
+        None,
     )
 
 

@@ -48,25 +48,31 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def sparse_dma(input, *, _launch=None):
     """Not translated: croq2triton does not translate 2:4 sparse copies ('.sp')."""
-    raise _rt.CroqLaunchError(
-        (
-            "sparse_dma cannot run: croq2triton does not translate 2:4 sparse copies ('.sp') "
-            "(corpus/upstream/tests/parse/sparsity.co:6:7)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "sparse_dma",
+        "corpus/upstream/tests/parse/sparsity.co",
+        6,
+        7,
+        56,
+        "croq2triton does not translate 2:4 sparse copies ('.sp')",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
+@_rt.launcher
 def sparse_mma(a, b, *, _launch=None):
     """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.CroqLaunchError(
-        (
-            "sparse_mma cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
-            "(corpus/upstream/tests/parse/sparsity.co:35:7)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "sparse_mma",
+        "corpus/upstream/tests/parse/sparsity.co",
+        35,
+        7,
+        32,
+        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 

@@ -61,6 +61,7 @@ def test_sqz_parse_k0(a_ptr, a_stride_0, a_stride_1, a_stride_2):
         )
 
 
+@_rt.launcher
 def test_sqz_parse(a, *, _launch=None):
     """test_sqz_parse(f32 [10, 9, 8] a) -> void; from sqz.co:3."""
     _F = _rt.Fn("test_sqz_parse", "sqz.co", 3)

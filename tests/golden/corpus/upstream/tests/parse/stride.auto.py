@@ -54,6 +54,7 @@ def foo_k0(a_ptr, a_stride_0, a_stride_1):
     pass
 
 
+@_rt.launcher
 def foo(a, *, _launch=None):
     """foo(f32 [3, 4] a) -> void; from stride.co:3."""
     _F = _rt.Fn("foo", "stride.co", 3)

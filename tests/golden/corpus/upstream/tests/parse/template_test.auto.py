@@ -48,16 +48,19 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def co_hello(*, _launch=None):
     """Not translated: croq2triton does not translate the call of 'hello' (a C++ function: Triton kernels cannot call
     it).
     """
-    raise _rt.CroqLaunchError(
-        (
-            "co_hello cannot run: croq2triton does not translate the call of 'hello' (a C++ function: Triton "
-            "kernels cannot call it) (corpus/upstream/tests/parse/template_test.co:11:5)"
-        ),
-        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
+    raise _rt.not_translated(
+        "co_hello",
+        "corpus/upstream/tests/parse/template_test.co",
+        11,
+        5,
+        24,
+        "croq2triton does not translate the call of 'hello' (a C++ function: Triton kernels cannot call it)",
+        "calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 

@@ -48,16 +48,19 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def test(a, b, c, *, _launch=None):
     """Not translated: croq2triton does not translate the call of 'foo' (a C++
     function: Triton kernels cannot call it).
     """
-    raise _rt.CroqLaunchError(
-        (
-            "test cannot run: croq2triton does not translate the call of 'foo' (a C++ function: Triton kernels "
-            "cannot call it) (corpus/upstream/tests/parse/triop_in_call.co:5:5)"
-        ),
-        hint="calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
+    raise _rt.not_translated(
+        "test",
+        "corpus/upstream/tests/parse/triop_in_call.co",
+        5,
+        5,
+        45,
+        "croq2triton does not translate the call of 'foo' (a C++ function: Triton kernels cannot call it)",
+        "calls into C++/CUDA device code have no Triton form: write the computation in Croqtile",
     )
 
 

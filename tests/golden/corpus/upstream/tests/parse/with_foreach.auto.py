@@ -48,14 +48,17 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def with_foreach(b, input, *, _launch=None):
     """Not translated: croq2triton does not translate a per-thread copy of run-time extent or into this memory."""
-    raise _rt.CroqLaunchError(
-        (
-            "with_foreach cannot run: croq2triton does not translate a per-thread copy of run-time extent or into"
-            " this memory (corpus/upstream/tests/parse/with_foreach.co:16:9)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "with_foreach",
+        "corpus/upstream/tests/parse/with_foreach.co",
+        16,
+        9,
+        60,
+        "croq2triton does not translate a per-thread copy of run-time extent or into this memory",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 

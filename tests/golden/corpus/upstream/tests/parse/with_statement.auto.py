@@ -56,6 +56,7 @@ def with_statement_empty_body_k0():
     pass
 
 
+@_rt.launcher
 def with_statement_empty_body(*, _launch=None):
     """with_statement_empty_body() -> auto; from with_statement.co:3."""
     _F = _rt.Fn("with_statement_empty_body", "with_statement.co", 3)
@@ -72,6 +73,7 @@ def with_statement_unnamed_mdspans_k0(data_d0, data_d1, data_ptr, data_stride_0,
     pass
 
 
+@_rt.launcher
 def with_statement_unnamed_mdspans(data, *, _launch=None):
     """with_statement_unnamed_mdspans(f32 [] data) -> auto; from with_statement.co:25."""
     _F = _rt.Fn("with_statement_unnamed_mdspans", "with_statement.co", 25)
@@ -96,6 +98,7 @@ def with_statement_multi_within_k0():
     pass
 
 
+@_rt.launcher
 def with_statement_multi_within(*, _launch=None):
     """with_statement_multi_within() -> auto; from with_statement.co:39."""
     _F = _rt.Fn("with_statement_multi_within", "with_statement.co", 39)
@@ -112,6 +115,7 @@ def with_statement_pattern_match_like_within_k0():
     pass
 
 
+@_rt.launcher
 def with_statement_pattern_match_like_within(*, _launch=None):
     """with_statement_pattern_match_like_within() -> auto; from with_statement.co:67."""
     _F = _rt.Fn("with_statement_pattern_match_like_within", "with_statement.co", 67)
@@ -128,6 +132,7 @@ def with_statement_where_clause_k0():
     pass
 
 
+@_rt.launcher
 def with_statement_where_clause(*, _launch=None):
     """with_statement_where_clause() -> void; from with_statement.co:86."""
     _F = _rt.Fn("with_statement_where_clause", "with_statement.co", 86)
@@ -144,6 +149,7 @@ def with_statement_where_clauses_k0():
     pass
 
 
+@_rt.launcher
 def with_statement_where_clauses(*, _launch=None):
     """with_statement_where_clauses() -> void; from with_statement.co:113."""
     _F = _rt.Fn("with_statement_where_clauses", "with_statement.co", 113)
@@ -160,6 +166,7 @@ def with_statement_matcher_only_k0():
     pass
 
 
+@_rt.launcher
 def with_statement_matcher_only(*, _launch=None):
     """with_statement_matcher_only() -> void; from with_statement.co:139."""
     _F = _rt.Fn("with_statement_matcher_only", "with_statement.co", 139)

@@ -54,6 +54,7 @@ def foo_k0(x):
     pass
 
 
+@_rt.launcher
 def foo(x, *, _launch=None):
     """foo(int x) -> void; from yield.co:3."""
     _F = _rt.Fn("foo", "yield.co", 3)

@@ -60,6 +60,7 @@ def foo_k0(input_ptr, input_stride_0):
     f1 = f0_was
 
 
+@_rt.launcher
 def foo(input, *, _launch=None):
     """foo(f32 [15] input) -> void; from linenum.co:3."""
     _F = _rt.Fn("foo", "linenum.co", 3)

@@ -57,6 +57,7 @@ def foo_k0(input_ptr, input_stride_0):
     f1 = _oob_fill(tl.load(input_ptr + idx * input_stride_0, mask=mask, other=0.0), mask)  # linenum1.co:7
 
 
+@_rt.launcher
 def foo(input, *, _launch=None):
     """foo(f32 [15] input) -> void; from linenum1.co:3."""
     _F = _rt.Fn("foo", "linenum1.co", 3)

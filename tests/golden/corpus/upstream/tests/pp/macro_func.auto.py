@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def foo(a, *, _launch=None):
     """foo(f32 [128] a) -> void; from macro_func.co:8."""
     _F = _rt.Fn("foo", "macro_func.co", 8)

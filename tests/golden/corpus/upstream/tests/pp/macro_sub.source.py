@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def foo(*, _launch=None):
     """foo() -> void; from macro_sub.co:4."""
     _F = _rt.Fn("foo", "macro_sub.co", 4)

@@ -54,6 +54,7 @@ def foo_k0():
     pass
 
 
+@_rt.launcher
 def foo(src_emb_vec, src_index, dst_emb_vec, *, _launch=None):
     """foo(f32 [1000, 64] src_emb_vec, u32 [1000] src_index, f32 [1000, 64]
     dst_emb_vec) -> void; from para_list.co:5.

@@ -57,6 +57,7 @@ def ele_add_k0(c_ptr, c_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
     tl.store(c_ptr + p * c_stride_0, a_val + b_val)
 
 
+@_rt.launcher
 def ele_add(a, b, c, *, _launch=None):
     """ele_add(s32 [64] a, s32 [64] b, s32 [64] c) -> void; from add.co:4."""
     _F = _rt.Fn("ele_add", "add.co", 4)

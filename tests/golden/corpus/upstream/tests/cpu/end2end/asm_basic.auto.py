@@ -48,47 +48,59 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def test_volatile_asm(*, _launch=None):
     """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
-    raise _rt.CroqLaunchError(
-        (
-            "test_volatile_asm cannot run: croq2triton does not translate inline asm (Triton kernels take no PTX "
-            "or C++ asm statements) (corpus/upstream/tests/cpu/end2end/asm_basic.co:8:5)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "test_volatile_asm",
+        "corpus/upstream/tests/cpu/end2end/asm_basic.co",
+        8,
+        5,
+        43,
+        "croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
+@_rt.launcher
 def test_basic_asm(*, _launch=None):
     """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
-    raise _rt.CroqLaunchError(
-        (
-            "test_basic_asm cannot run: croq2triton does not translate inline asm (Triton kernels take no PTX or "
-            "C++ asm statements) (corpus/upstream/tests/cpu/end2end/asm_basic.co:15:5)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "test_basic_asm",
+        "corpus/upstream/tests/cpu/end2end/asm_basic.co",
+        15,
+        5,
+        19,
+        "croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
+@_rt.launcher
 def test_operand_copy(val, *, _launch=None):
     """Not translated: 'result' needs an initial value at host level."""
-    raise _rt.CroqLaunchError(
-        (
-            "test_operand_copy cannot run: 'result' needs an initial value at host level "
-            "(corpus/upstream/tests/cpu/end2end/asm_basic.co:21:7)"
-        ),
-        hint=None,
+    raise _rt.not_translated(
+        "test_operand_copy",
+        "corpus/upstream/tests/cpu/end2end/asm_basic.co",
+        21,
+        7,
+        13,
+        "'result' needs an initial value at host level",
+        None,
     )
 
 
+@_rt.launcher
 def test_named_copy(val, *, _launch=None):
     """Not translated: 'result' needs an initial value at host level."""
-    raise _rt.CroqLaunchError(
-        (
-            "test_named_copy cannot run: 'result' needs an initial value at host level "
-            "(corpus/upstream/tests/cpu/end2end/asm_basic.co:34:7)"
-        ),
-        hint=None,
+    raise _rt.not_translated(
+        "test_named_copy",
+        "corpus/upstream/tests/cpu/end2end/asm_basic.co",
+        34,
+        7,
+        13,
+        "'result' needs an initial value at host level",
+        None,
     )
 
 

@@ -64,6 +64,7 @@ def parallel_add_k1(b_ptr, b_stride_0):
     tl.store(b_ptr + q * b_stride_0, b_val + 20)
 
 
+@_rt.launcher
 def parallel_add(a, b, *, _launch=None):
     """parallel_add(s32 [8] a, s32 [8] b) -> void; from device_target.co:4."""
     _F = _rt.Fn("parallel_add", "device_target.co", 4)

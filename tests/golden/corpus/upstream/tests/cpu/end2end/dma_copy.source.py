@@ -56,6 +56,7 @@ def dma_copy_sync_1d_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     tl.store(output_ptr + idx * output_stride_0, f)  # dma_copy.co:10
 
 
+@_rt.launcher
 def dma_copy_sync_1d(input, *, _launch=None):
     """dma_copy_sync_1d(s32 [128] input) -> auto; from dma_copy.co:5."""
     _F = _rt.Fn("dma_copy_sync_1d", "dma_copy.co", 5)
@@ -78,6 +79,7 @@ def dma_copy_async_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     tl.store(output_ptr + idx * output_stride_0, f)  # dma_copy.co:23
 
 
+@_rt.launcher
 def dma_copy_async(input, *, _launch=None):
     """dma_copy_async(s32 [128] input) -> auto; from dma_copy.co:17."""
     _F = _rt.Fn("dma_copy_async", "dma_copy.co", 17)
@@ -101,6 +103,7 @@ def dma_copy_2d_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, f)  # dma_copy.co:35
 
 
+@_rt.launcher
 def dma_copy_2d(input, *, _launch=None):
     """dma_copy_2d(s32 [32, 64] input) -> auto; from dma_copy.co:30."""
     _F = _rt.Fn("dma_copy_2d", "dma_copy.co", 30)
@@ -139,6 +142,7 @@ def dma_copy_3d_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, f)  # dma_copy.co:47
 
 
+@_rt.launcher
 def dma_copy_3d(input, *, _launch=None):
     """dma_copy_3d(s32 [4, 8, 16] input) -> auto; from dma_copy.co:42."""
     _F = _rt.Fn("dma_copy_3d", "dma_copy.co", 42)

@@ -48,6 +48,7 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def expr_index_test(M, out, *, _launch=None):
     """expr_index_test(s32 [4, 4] M, s32 [4] out) -> void; from expr_index_2d.co:9."""
     _F = _rt.Fn("expr_index_test", "expr_index_2d.co", 9)

@@ -58,6 +58,7 @@ def ele_add_2d_k0(c_ptr, c_stride_0, c_stride_1, a_ptr, a_stride_0, a_stride_1, 
     tl.store(c_ptr + p * c_stride_0 + q * c_stride_1, a_val + b_val)
 
 
+@_rt.launcher
 def ele_add_2d(a, b, c, *, _launch=None):
     """ele_add_2d(s32 [8, 64] a, s32 [8, 64] b, s32 [8, 64] c) -> void; from parallel_add.co:5."""
     _F = _rt.Fn("ele_add_2d", "parallel_add.co", 5)
@@ -94,6 +95,7 @@ def dma_add_k0(a_ptr, a_stride_0, b_ptr, b_stride_0, result_ptr, result_stride_0
     tl.store(result_ptr + idx * result_stride_0, out)  # parallel_add.co:21
 
 
+@_rt.launcher
 def dma_add(a, b, *, _launch=None):
     """dma_add(s32 [64] a, s32 [64] b) -> auto; from parallel_add.co:12."""
     _F = _rt.Fn("dma_add", "parallel_add.co", 12)

@@ -130,6 +130,7 @@ def ele_add_k0(
         )
 
 
+@_rt.launcher
 def ele_add(lhs, rhs, *, _launch=None):
     """ele_add(s32 [6, 17, 64] lhs, s32 [6, 17, 64] rhs) -> s32 tensor; from add-shared.co:7."""
     _F = _rt.Fn("ele_add", "add-shared.co", 7)

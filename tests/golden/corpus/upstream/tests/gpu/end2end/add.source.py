@@ -60,6 +60,7 @@ def ele_add_span_as_k0(
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, l_val + r_val)
 
 
+@_rt.launcher
 def ele_add_span_as(lhs, rhs, *, _launch=None):
     """ele_add_span_as(s32 [2, 3, 64] lhs, s32 [2, 3, 64] rhs) -> s32 tensor; from add.co:10."""
     _F = _rt.Fn("ele_add_span_as", "add.co", 10)
@@ -162,6 +163,7 @@ def ele_add_local_dma_k0(
     )
 
 
+@_rt.launcher
 def ele_add_local_dma(lhs, rhs, *, _launch=None):
     """ele_add_local_dma(s32 [6, 17, 64] lhs, s32 [6, 17, 64] rhs) -> s32 tensor; from add.co:22."""
     _F = _rt.Fn("ele_add_local_dma", "add.co", 22)

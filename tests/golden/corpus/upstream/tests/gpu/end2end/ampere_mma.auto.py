@@ -114,6 +114,7 @@ def matmul_group_rc_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_group_rc(lhs, rhs, *, _launch=None):
     """matmul_group_rc(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from ampere_mma.co:11."""
     _F = _rt.Fn("matmul_group_rc", "ampere_mma.co", 11)
@@ -222,6 +223,7 @@ def matmul_pipeline_k0(
     tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, mc_out_2)
 
 
+@_rt.launcher
 def matmul_pipeline(lhs, rhs, *, _launch=None):
     """matmul_pipeline(f16 [64, 16] lhs, f16 [16, 32] rhs) -> auto; from ampere_mma.co:36."""
     _F = _rt.Fn("matmul_pipeline", "ampere_mma.co", 36)
@@ -320,6 +322,7 @@ def matmul_fusion_scalar_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
     """matmul_fusion_scalar(f16 [128, 256] lhs, f16 [256, 256] rhs, f16 bias) -> auto; from ampere_mma.co:79."""
     _F = _rt.Fn("matmul_fusion_scalar", "ampere_mma.co", 79)
@@ -405,6 +408,7 @@ def matmul_loadc_k0(
         tl.store(output_ptr + offs * output_stride_0 + offs_4 * output_stride_1, output_frag_2)  # ampere_mma.co:124
 
 
+@_rt.launcher
 def matmul_loadc(lhs, rhs, *, _launch=None):
     """matmul_loadc(f16 [256, 256] lhs, f16 [256, 256] rhs) -> auto; from ampere_mma.co:106."""
     _F = _rt.Fn("matmul_loadc", "ampere_mma.co", 106)
@@ -474,6 +478,7 @@ def mma_m8n8k4_f16_f16_k0(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, mc_out_2)
 
 
+@_rt.launcher
 def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
     """mma_m8n8k4_f16_f16(f16 [128, 64] lhs, f16 [64, 256] rhs) -> auto; from ampere_mma.co:236."""
     _F = _rt.Fn("mma_m8n8k4_f16_f16", "ampere_mma.co", 236)
@@ -571,6 +576,7 @@ def mma_m8n8k16_s8_s32_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
     """mma_m8n8k16_s8_s32(s8 [128, 64] lhs, s8 [64, 128] rhs) -> auto; from ampere_mma.co:263."""
     _F = _rt.Fn("mma_m8n8k16_s8_s32", "ampere_mma.co", 263)
@@ -687,6 +693,7 @@ def mma_m16n8k8_f16_f32_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
     """mma_m16n8k8_f16_f32(f16 [64, 64] lhs, f16 [64, 128] rhs) -> auto; from ampere_mma.co:289."""
     _F = _rt.Fn("mma_m16n8k8_f16_f32", "ampere_mma.co", 289)
@@ -806,6 +813,7 @@ def matmul_f16_sm86_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_f16_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     ampere_mma.co:384.
@@ -930,6 +938,7 @@ def matmul_trans_sm86_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_trans_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [N, M] output) -> void; from
     ampere_mma.co:405.
@@ -1054,6 +1063,7 @@ def matmul_persis_sta_sm86_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_persis_sta_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     ampere_mma.co:426.
@@ -1182,6 +1192,7 @@ def matmul_persis_colmajor_sm86_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_persis_colmajor_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     ampere_mma.co:456.
@@ -1304,6 +1315,7 @@ def matmul_persis_swizzle_sm86_k0(
             tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_4)
 
 
+@_rt.launcher
 def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
     """matmul_persis_swizzle_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T]
     schedule_m, global s32 [T] schedule_n) -> void; from ampere_mma.co:486.
@@ -1411,6 +1423,7 @@ def matmul_persis_hilbert_sm86_k0(
             tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_4)
 
 
+@_rt.launcher
 def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
     """matmul_persis_hilbert_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T]
     schedule_m, global s32 [T] schedule_n) -> void; from ampere_mma.co:516.

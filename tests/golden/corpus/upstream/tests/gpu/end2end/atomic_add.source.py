@@ -65,6 +65,7 @@ def histogram_shared_k0(counts_scratch, input_ptr, input_stride_0, output_ptr, o
     tl.store(output_ptr + p * output_stride_0, counts_val, mask=mask)
 
 
+@_rt.launcher
 def histogram_shared(input, *, _launch=None):
     """histogram_shared(s32 [256] input) -> s32 tensor; from atomic_add.co:6."""
     _F = _rt.Fn("histogram_shared", "atomic_add.co", 6)

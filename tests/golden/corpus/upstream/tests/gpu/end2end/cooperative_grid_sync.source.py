@@ -63,6 +63,7 @@ def coop_grid_sync_k0_phase1(b_ptr, b_stride_0, a_ptr, a_stride_0):
     tl.store(b_ptr + bx * b_stride_0, a_val)
 
 
+@_rt.launcher
 def coop_grid_sync(*, _launch=None):
     """coop_grid_sync() -> s32 tensor; from cooperative_grid_sync.co:14."""
     _F = _rt.Fn("coop_grid_sync", "cooperative_grid_sync.co", 14)

@@ -73,6 +73,7 @@ def dma_copy_sync_k0(
     )  # copy.co:14
 
 
+@_rt.launcher
 def dma_copy_sync(input, *, _launch=None):
     """dma_copy_sync(s32 [6, 17, 64] input) -> auto; from copy.co:9."""
     _F = _rt.Fn("dma_copy_sync", "copy.co", 9)
@@ -127,6 +128,7 @@ def dma_copy_async_k0(
     )  # copy.co:26
 
 
+@_rt.launcher
 def dma_copy_async(input, *, _launch=None):
     """dma_copy_async(s32 [6, 17, 64] input) -> auto; from copy.co:20."""
     _F = _rt.Fn("dma_copy_async", "copy.co", 20)
@@ -183,6 +185,7 @@ def dma_copy_group_k0(
     )  # copy.co:39
 
 
+@_rt.launcher
 def dma_copy_group(input, *, _launch=None):
     """dma_copy_group(s32 [M, 17, 32] input) -> auto; from copy.co:33."""
     _F = _rt.Fn("dma_copy_group", "copy.co", 33)
@@ -270,6 +273,7 @@ def dma_add_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask)
 
 
+@_rt.launcher
 def dma_add(in0, in1, *, _launch=None):
     """dma_add(s32 [M, 17, 32] in0, s32 [6, N, 32] in1) -> auto; from copy.co:45."""
     _F = _rt.Fn("dma_add", "copy.co", 45)
@@ -373,6 +377,7 @@ def dma_add1_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask)
 
 
+@_rt.launcher
 def dma_add1(in0, in1, *, _launch=None):
     """dma_add1(s32 [M, 17, 32] in0, s32 [6, N, 32] in1) -> auto; from copy.co:62."""
     _F = _rt.Fn("dma_add1", "copy.co", 62)

@@ -48,36 +48,45 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def dma_copy_sync_f6_e3m2(input, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f6_e3m2' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "dma_copy_sync_f6_e3m2 cannot run: cannot lower to Triton: element type 'f6_e3m2' has no Triton/torch"
-            " equivalent (corpus/upstream/tests/gpu/end2end/copy_fp6_fp4.co:6:35)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "dma_copy_sync_f6_e3m2",
+        "corpus/upstream/tests/gpu/end2end/copy_fp6_fp4.co",
+        6,
+        35,
+        60,
+        "cannot lower to Triton: element type 'f6_e3m2' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def dma_copy_sync_f6_e2m3(input, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "dma_copy_sync_f6_e2m3 cannot run: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch"
-            " equivalent (corpus/upstream/tests/gpu/end2end/copy_fp6_fp4.co:17:35)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "dma_copy_sync_f6_e2m3",
+        "corpus/upstream/tests/gpu/end2end/copy_fp6_fp4.co",
+        17,
+        35,
+        60,
+        "cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def dma_copy_sync_f4_e2m1(input, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "dma_copy_sync_f4_e2m1 cannot run: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch"
-            " equivalent (corpus/upstream/tests/gpu/end2end/copy_fp6_fp4.co:28:35)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "dma_copy_sync_f4_e2m1",
+        "corpus/upstream/tests/gpu/end2end/copy_fp6_fp4.co",
+        28,
+        35,
+        60,
+        "cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 

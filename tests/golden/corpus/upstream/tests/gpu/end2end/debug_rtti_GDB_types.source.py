@@ -54,6 +54,7 @@ def debug_builtin_non_scalar_types_k0(x):
     tl.device_print("", 222, 0, 0, 0)  # debug_rtti_GDB_types.co:16
 
 
+@_rt.launcher
 def debug_builtin_non_scalar_types(lhs, x, *, _launch=None):
     """debug_builtin_non_scalar_types(s32 [32, 64] lhs, s32 x) -> void; from debug_rtti_GDB_types.co:6."""
     _F = _rt.Fn("debug_builtin_non_scalar_types", "debug_rtti_GDB_types.co", 6)

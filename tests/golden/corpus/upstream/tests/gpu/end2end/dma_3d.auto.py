@@ -70,6 +70,7 @@ def test_flat_s32_k0(
     )  # dma_3d.co:19
 
 
+@_rt.launcher
 def test_flat_s32(input, *, _launch=None):
     """test_flat_s32(s32 [2, 4, 8] input) -> auto; from dma_3d.co:13."""
     _F = _rt.Fn("test_flat_s32", "dma_3d.co", 13)
@@ -126,6 +127,7 @@ def test_flat_f16_k0(
     )  # dma_3d.co:32
 
 
+@_rt.launcher
 def test_flat_f16(input, *, _launch=None):
     """test_flat_f16(f16 [3, 8, 16] input) -> auto; from dma_3d.co:26."""
     _F = _rt.Fn("test_flat_f16", "dma_3d.co", 26)
@@ -174,6 +176,7 @@ def test_flat_async_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, buf)  # dma_3d.co:47
 
 
+@_rt.launcher
 def test_flat_async(input, *, _launch=None):
     """test_flat_async(s32 [2, 8, 32] input) -> auto; from dma_3d.co:39."""
     _F = _rt.Fn("test_flat_async", "dma_3d.co", 39)
@@ -224,6 +227,7 @@ def test_flat_large_k0(
     )  # dma_3d.co:60
 
 
+@_rt.launcher
 def test_flat_large(input, *, _launch=None):
     """test_flat_large(s32 [4, 16, 32] input) -> auto; from dma_3d.co:54."""
     _F = _rt.Fn("test_flat_large", "dma_3d.co", 54)
@@ -274,6 +278,7 @@ def test_flat_s8_k0(
     )  # dma_3d.co:73
 
 
+@_rt.launcher
 def test_flat_s8(input, *, _launch=None):
     """test_flat_s8(s8 [2, 16, 64] input) -> auto; from dma_3d.co:67."""
     _F = _rt.Fn("test_flat_s8", "dma_3d.co", 67)
@@ -334,6 +339,7 @@ def test_batch_s32_k0(
     )  # dma_3d.co:90
 
 
+@_rt.launcher
 def test_batch_s32(input, *, _launch=None):
     """test_batch_s32(s32 [M, N, K] input) -> auto; from dma_3d.co:84."""
     _F = _rt.Fn("test_batch_s32", "dma_3d.co", 84)
@@ -407,6 +413,7 @@ def test_batch_f16_k0(
     )  # dma_3d.co:103
 
 
+@_rt.launcher
 def test_batch_f16(input, *, _launch=None):
     """test_batch_f16(f16 [M, N, K] input) -> auto; from dma_3d.co:97."""
     _F = _rt.Fn("test_batch_f16", "dma_3d.co", 97)
@@ -478,6 +485,7 @@ def test_batch_async_k0(
     )  # dma_3d.co:118
 
 
+@_rt.launcher
 def test_batch_async(input, *, _launch=None):
     """test_batch_async(s32 [M, N, K] input) -> auto; from dma_3d.co:110."""
     _F = _rt.Fn("test_batch_async", "dma_3d.co", 110)
@@ -545,6 +553,7 @@ def test_mixed_flatten_k0(
     )  # dma_3d.co:136
 
 
+@_rt.launcher
 def test_mixed_flatten(input, *, _launch=None):
     """test_mixed_flatten(s32 [M, 4, 8] input) -> auto; from dma_3d.co:130."""
     _F = _rt.Fn("test_mixed_flatten", "dma_3d.co", 130)
@@ -606,6 +615,7 @@ def test_mixed_flatten_f16_k0(
     )  # dma_3d.co:149
 
 
+@_rt.launcher
 def test_mixed_flatten_f16(input, *, _launch=None):
     """test_mixed_flatten_f16(f16 [M, 8, 16] input) -> auto; from dma_3d.co:143."""
     _F = _rt.Fn("test_mixed_flatten_f16", "dma_3d.co", 143)
@@ -667,6 +677,7 @@ def test_mixed_batch_k0(
     )  # dma_3d.co:163
 
 
+@_rt.launcher
 def test_mixed_batch(input, *, _launch=None):
     """test_mixed_batch(s32 [2, N, K] input) -> auto; from dma_3d.co:157."""
     _F = _rt.Fn("test_mixed_batch", "dma_3d.co", 157)
@@ -730,6 +741,7 @@ def test_mixed_batch_inner_static_k0(
     )  # dma_3d.co:177
 
 
+@_rt.launcher
 def test_mixed_batch_inner_static(input, *, _launch=None):
     """test_mixed_batch_inner_static(s32 [M, N, 8] input) -> auto; from dma_3d.co:171."""
     _F = _rt.Fn("test_mixed_batch_inner_static", "dma_3d.co", 171)

@@ -83,6 +83,7 @@ def test_4d_flat_s32_k0(
     )  # dma_4d5d.co:19
 
 
+@_rt.launcher
 def test_4d_flat_s32(input, *, _launch=None):
     """test_4d_flat_s32(s32 [2, 3, 4, 8] input) -> auto; from dma_4d5d.co:13."""
     _F = _rt.Fn("test_4d_flat_s32", "dma_4d5d.co", 13)
@@ -142,6 +143,7 @@ def test_4d_flat_f16_k0(
     )  # dma_4d5d.co:32
 
 
+@_rt.launcher
 def test_4d_flat_f16(input, *, _launch=None):
     """test_4d_flat_f16(f16 [2, 2, 4, 16] input) -> auto; from dma_4d5d.co:26."""
     _F = _rt.Fn("test_4d_flat_f16", "dma_4d5d.co", 26)
@@ -216,6 +218,7 @@ def test_4d_dyn_s32_k0(
     )  # dma_4d5d.co:49
 
 
+@_rt.launcher
 def test_4d_dyn_s32(input, *, _launch=None):
     """test_4d_dyn_s32(s32 [M, N, K, L] input) -> auto; from dma_4d5d.co:43."""
     _F = _rt.Fn("test_4d_dyn_s32", "dma_4d5d.co", 43)
@@ -302,6 +305,7 @@ def test_4d_mixed_k0(
     )  # dma_4d5d.co:62
 
 
+@_rt.launcher
 def test_4d_mixed(input, *, _launch=None):
     """test_4d_mixed(s32 [2, 3, K, L] input) -> auto; from dma_4d5d.co:56."""
     _F = _rt.Fn("test_4d_mixed", "dma_4d5d.co", 56)
@@ -375,6 +379,7 @@ def test_4d_dyn_outer_k0(
     )  # dma_4d5d.co:75
 
 
+@_rt.launcher
 def test_4d_dyn_outer(input, *, _launch=None):
     """test_4d_dyn_outer(s32 [M, 3, 4, 8] input) -> auto; from dma_4d5d.co:69."""
     _F = _rt.Fn("test_4d_dyn_outer", "dma_4d5d.co", 69)
@@ -457,6 +462,7 @@ def test_5d_flat_s32_k0(
     )  # dma_4d5d.co:92
 
 
+@_rt.launcher
 def test_5d_flat_s32(input, *, _launch=None):
     """test_5d_flat_s32(s32 [2, 2, 3, 4, 8] input) -> auto; from dma_4d5d.co:86."""
     _F = _rt.Fn("test_5d_flat_s32", "dma_4d5d.co", 86)
@@ -549,6 +555,7 @@ def test_5d_dyn_k0(
     )  # dma_4d5d.co:105
 
 
+@_rt.launcher
 def test_5d_dyn(input, *, _launch=None):
     """test_5d_dyn(s32 [A, B, C, D, E] input) -> auto; from dma_4d5d.co:99."""
     _F = _rt.Fn("test_5d_dyn", "dma_4d5d.co", 99)
@@ -652,6 +659,7 @@ def test_5d_mixed_k0(
     )  # dma_4d5d.co:118
 
 
+@_rt.launcher
 def test_5d_mixed(input, *, _launch=None):
     """test_5d_mixed(s32 [2, B, 3, 4, 8] input) -> auto; from dma_4d5d.co:112."""
     _F = _rt.Fn("test_5d_mixed", "dma_4d5d.co", 112)

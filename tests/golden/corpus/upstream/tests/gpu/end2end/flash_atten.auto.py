@@ -146,6 +146,7 @@ def flash_atten_k0(
     )
 
 
+@_rt.launcher
 def flash_atten(Q, K, V, is_causal, *, _launch=None):
     """flash_atten(f16 [B, H, Q_SEQ, 64] Q, f16 [B, H, KV_SEQ, 64] K, f16 [B, H, KV_SEQ, 64] V, bool is_causal) -> auto;
     from flash_atten.co:17.

@@ -68,6 +68,7 @@ def ele_add_f32_k0(
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
+@_rt.launcher
 def ele_add_f32(lhs, rhs, *, _launch=None):
     """ele_add_f32(f32 [6, 64] lhs, f32 [6, 64] rhs) -> auto; from float_types.co:7."""
     _F = _rt.Fn("ele_add_f32", "float_types.co", 7)
@@ -120,6 +121,7 @@ def ele_add_f16_k0(
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
+@_rt.launcher
 def ele_add_f16(lhs, rhs, *, _launch=None):
     """ele_add_f16(f16 [6, 64] lhs, f16 [6, 64] rhs) -> auto; from float_types.co:13."""
     _F = _rt.Fn("ele_add_f16", "float_types.co", 13)
@@ -175,6 +177,7 @@ def ele_add_bf16_k0(
     )
 
 
+@_rt.launcher
 def ele_add_bf16(lhs, rhs, *, _launch=None):
     """ele_add_bf16(bf16 [6, 64] lhs, bf16 [6, 64] rhs) -> auto; from float_types.co:19."""
     _F = _rt.Fn("ele_add_bf16", "float_types.co", 19)
@@ -216,6 +219,7 @@ def copy_f8_e4m3_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_s
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val)
 
 
+@_rt.launcher
 def copy_f8_e4m3(lhs, *, _launch=None):
     """copy_f8_e4m3(f8_e4m3 [6, 64] lhs) -> auto; from float_types.co:25."""
     _F = _rt.Fn("copy_f8_e4m3", "float_types.co", 25)
@@ -244,6 +248,7 @@ def copy_f8_e5m2_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_s
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val)
 
 
+@_rt.launcher
 def copy_f8_e5m2(lhs, *, _launch=None):
     """copy_f8_e5m2(f8_e5m2 [6, 64] lhs) -> auto; from float_types.co:31."""
     _F = _rt.Fn("copy_f8_e5m2", "float_types.co", 31)

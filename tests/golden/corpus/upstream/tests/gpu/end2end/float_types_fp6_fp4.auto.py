@@ -48,36 +48,45 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def copy_f6_e3m2(lhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f6_e3m2' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "copy_f6_e3m2 cannot run: cannot lower to Triton: element type 'f6_e3m2' has no Triton/torch "
-            "equivalent (corpus/upstream/tests/gpu/end2end/float_types_fp6_fp4.co:6:26)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "copy_f6_e3m2",
+        "corpus/upstream/tests/gpu/end2end/float_types_fp6_fp4.co",
+        6,
+        26,
+        45,
+        "cannot lower to Triton: element type 'f6_e3m2' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def copy_f6_e2m3(lhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "copy_f6_e2m3 cannot run: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch "
-            "equivalent (corpus/upstream/tests/gpu/end2end/float_types_fp6_fp4.co:13:26)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "copy_f6_e2m3",
+        "corpus/upstream/tests/gpu/end2end/float_types_fp6_fp4.co",
+        13,
+        26,
+        45,
+        "cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def copy_f4_e2m1(lhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "copy_f4_e2m1 cannot run: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch "
-            "equivalent (corpus/upstream/tests/gpu/end2end/float_types_fp6_fp4.co:20:26)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "copy_f4_e2m1",
+        "corpus/upstream/tests/gpu/end2end/float_types_fp6_fp4.co",
+        20,
+        26,
+        45,
+        "cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 

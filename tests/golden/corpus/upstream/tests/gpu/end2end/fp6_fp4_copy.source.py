@@ -48,36 +48,45 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def dma_copy_f6(input, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "dma_copy_f6 cannot run: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch "
-            "equivalent (corpus/upstream/tests/gpu/end2end/fp6_fp4_copy.co:6:25)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "dma_copy_f6",
+        "corpus/upstream/tests/gpu/end2end/fp6_fp4_copy.co",
+        6,
+        25,
+        50,
+        "cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def dma_add_f6(in0, in1, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "dma_add_f6 cannot run: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent"
-            " (corpus/upstream/tests/gpu/end2end/fp6_fp4_copy.co:18:24)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "dma_add_f6",
+        "corpus/upstream/tests/gpu/end2end/fp6_fp4_copy.co",
+        18,
+        24,
+        47,
+        "cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def dma_copy_f4(input, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "dma_copy_f4 cannot run: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch "
-            "equivalent (corpus/upstream/tests/gpu/end2end/fp6_fp4_copy.co:35:25)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "dma_copy_f4",
+        "corpus/upstream/tests/gpu/end2end/fp6_fp4_copy.co",
+        35,
+        25,
+        50,
+        "cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 

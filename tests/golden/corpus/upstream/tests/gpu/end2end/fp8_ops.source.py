@@ -72,6 +72,7 @@ def ele_add_fp8_e4m3_k0(
     )
 
 
+@_rt.launcher
 def ele_add_fp8_e4m3(lhs, rhs, *, _launch=None):
     """ele_add_fp8_e4m3(f8_e4m3 [6, 64] lhs, f8_e4m3 [6, 64] rhs) -> auto; from fp8_ops.co:9."""
     _F = _rt.Fn("ele_add_fp8_e4m3", "fp8_ops.co", 9)
@@ -127,6 +128,7 @@ def ele_add_fp8_e5m2_k0(
     )
 
 
+@_rt.launcher
 def ele_add_fp8_e5m2(lhs, rhs, *, _launch=None):
     """ele_add_fp8_e5m2(f8_e5m2 [6, 64] lhs, f8_e5m2 [6, 64] rhs) -> auto; from fp8_ops.co:19."""
     _F = _rt.Fn("ele_add_fp8_e5m2", "fp8_ops.co", 19)
@@ -186,6 +188,7 @@ def fp8_dma_copy_sync_k0(
     )  # fp8_ops.co:34
 
 
+@_rt.launcher
 def fp8_dma_copy_sync(input, *, _launch=None):
     """fp8_dma_copy_sync(f8_e4m3 [6, 17, 64] input) -> auto; from fp8_ops.co:29."""
     _F = _rt.Fn("fp8_dma_copy_sync", "fp8_ops.co", 29)
@@ -242,6 +245,7 @@ def fp8_dma_copy_async_k0(
     )  # fp8_ops.co:46
 
 
+@_rt.launcher
 def fp8_dma_copy_async(input, *, _launch=None):
     """fp8_dma_copy_async(f8_e5m2 [6, 17, 64] input) -> auto; from fp8_ops.co:40."""
     _F = _rt.Fn("fp8_dma_copy_async", "fp8_ops.co", 40)
@@ -300,6 +304,7 @@ def fp8_dma_copy_group_k0(
     )  # fp8_ops.co:59
 
 
+@_rt.launcher
 def fp8_dma_copy_group(input, *, _launch=None):
     """fp8_dma_copy_group(f8_e5m2 [M, 17, 32] input) -> auto; from fp8_ops.co:53."""
     _F = _rt.Fn("fp8_dma_copy_group", "fp8_ops.co", 53)
@@ -393,6 +398,7 @@ def fp8_dma_add_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask)
 
 
+@_rt.launcher
 def fp8_dma_add(in0, in1, *, _launch=None):
     """fp8_dma_add(f8_e5m2 [M, 17, 32] in0, f8_e5m2 [6, N, 32] in1) -> auto; from fp8_ops.co:65."""
     _F = _rt.Fn("fp8_dma_add", "fp8_ops.co", 65)
@@ -500,6 +506,7 @@ def fp8_dma_add1_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask)
 
 
+@_rt.launcher
 def fp8_dma_add1(in0, in1, *, _launch=None):
     """fp8_dma_add1(f8_e5m2 [M, 17, 32] in0, f8_e5m2 [6, N, 32] in1) -> auto; from fp8_ops.co:82."""
     _F = _rt.Fn("fp8_dma_add1", "fp8_ops.co", 82)

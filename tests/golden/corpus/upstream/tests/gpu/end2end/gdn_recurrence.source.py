@@ -146,6 +146,7 @@ def gdn_chunk_state_k0(
         tl.store(State_ptr + bh * State_stride_0 + rows * State_stride_1 + cols * State_stride_2, acc_state_out_2)
 
 
+@_rt.launcher
 def gdn_chunk_state(K, W, U, G, State, V_new_out, V_new_T, *, _launch=None):
     """gdn_chunk_state(global bf16 [BH, SEQ, 64] K, global bf16 [BH, SEQ, 64] W, global bf16 [BH, SEQ, 64] U, global f32
     [BH, SEQ] G, global bf16 [BH, 64, 64] State, global bf16 [BH, SEQ, 64] V_new_out, global bf16 [BH, 64, SEQ]

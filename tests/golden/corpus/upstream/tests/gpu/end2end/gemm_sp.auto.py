@@ -49,91 +49,115 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def matmul_f16_n32_k64(lhs_packed, lhs_meta, rhs, *, _launch=None):
     """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.CroqLaunchError(
-        (
-            "matmul_f16_n32_k64 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
-            "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:115:11)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "matmul_f16_n32_k64",
+        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
+        115,
+        11,
+        40,
+        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
+@_rt.launcher
 def matmul_f16_n32_k32(lhs_packed, lhs_meta, rhs, *, _launch=None):
     """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.CroqLaunchError(
-        (
-            "matmul_f16_n32_k32 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
-            "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:139:11)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "matmul_f16_n32_k32",
+        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
+        139,
+        11,
+        40,
+        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
+@_rt.launcher
 def matmul_fp8_n32(lhs_packed, lhs_meta, rhs, *, _launch=None):
     """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.CroqLaunchError(
-        (
-            "matmul_fp8_n32 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
-            "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:163:11)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "matmul_fp8_n32",
+        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
+        163,
+        11,
+        40,
+        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
+@_rt.launcher
 def matmul_fp8_n64(lhs_packed, lhs_meta, rhs, *, _launch=None):
     """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.CroqLaunchError(
-        (
-            "matmul_fp8_n64 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
-            "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:187:11)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "matmul_fp8_n64",
+        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
+        187,
+        11,
+        40,
+        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
+@_rt.launcher
 def matmul_fp8_n8(lhs_packed, lhs_meta, rhs, *, _launch=None):
     """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.CroqLaunchError(
-        (
-            "matmul_fp8_n8 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
-            "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:211:11)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "matmul_fp8_n8",
+        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
+        211,
+        11,
+        40,
+        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
+@_rt.launcher
 def matmul_f16_n8k64(lhs_packed, lhs_meta, rhs, *, _launch=None):
     """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.CroqLaunchError(
-        (
-            "matmul_f16_n8k64 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
-            "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:235:11)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "matmul_f16_n8k64",
+        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
+        235,
+        11,
+        40,
+        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
+@_rt.launcher
 def matmul_bf16_n8k64(lhs_packed, lhs_meta, rhs, *, _launch=None):
     """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.CroqLaunchError(
-        (
-            "matmul_bf16_n8k64 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
-            "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:259:11)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "matmul_bf16_n8k64",
+        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
+        259,
+        11,
+        40,
+        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
+@_rt.launcher
 def matmul_f16_n16_k64(lhs_packed, lhs_meta, rhs, *, _launch=None):
     """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.CroqLaunchError(
-        (
-            "matmul_f16_n16_k64 cannot run: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp') "
-            "(corpus/upstream/tests/gpu/end2end/gemm_sp.co:283:11)"
-        ),
-        hint="the README's 'What does not translate' lists the forms croq2triton refuses",
+    raise _rt.not_translated(
+        "matmul_f16_n16_k64",
+        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
+        283,
+        11,
+        40,
+        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
+        "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 

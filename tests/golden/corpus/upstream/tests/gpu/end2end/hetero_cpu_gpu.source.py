@@ -56,6 +56,7 @@ def hetero_add_k0(B_ptr, B_stride_0):
     tl.store(B_ptr + q * B_stride_0, B_val + 2.0)
 
 
+@_rt.launcher
 def hetero_add(A, B, *, _launch=None):
     """hetero_add(f32 [1024] A, f32 [1024] B) -> void; from hetero_cpu_gpu.co:9."""
     _F = _rt.Fn("hetero_add", "hetero_cpu_gpu.co", 9)

@@ -57,6 +57,7 @@ def hetero_dma_roundtrip_k0(B_ptr, B_stride_0):
     tl.store(B_ptr + q * B_stride_0, sbuf)  # hetero_cpu_gpu_dma.co:24
 
 
+@_rt.launcher
 def hetero_dma_roundtrip(A, B, *, _launch=None):
     """hetero_dma_roundtrip(f32 [128] A, f32 [128] B) -> void; from hetero_cpu_gpu_dma.co:9."""
     _F = _rt.Fn("hetero_dma_roundtrip", "hetero_cpu_gpu_dma.co", 9)

@@ -56,6 +56,7 @@ def hetero_multi_phase_k0(B_ptr, B_stride_0):
     tl.store(B_ptr + q * B_stride_0, B_val * 2.0)
 
 
+@_rt.launcher
 def hetero_multi_phase(A, B, C, *, _launch=None):
     """hetero_multi_phase(f32 [256] A, f32 [256] B, f32 [256] C) -> void; from hetero_cpu_gpu_multi.co:9."""
     _F = _rt.Fn("hetero_multi_phase", "hetero_cpu_gpu_multi.co", 9)

@@ -68,6 +68,7 @@ def hetero_parallel_scale_k1(D_ptr, D_stride_0):
     tl.store(D_ptr + idx * D_stride_0, D_val + 100.0)
 
 
+@_rt.launcher
 def hetero_parallel_scale(A, B, C, D, *, _launch=None):
     """hetero_parallel_scale(f32 [4096] A, f32 [4096] B, f32 [4096] C, f32 [4096] D) -> void; from
     hetero_cpu_gpu_scale.co:9.

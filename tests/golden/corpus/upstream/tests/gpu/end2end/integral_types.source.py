@@ -69,6 +69,7 @@ def ele_add_s32_k0(
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
+@_rt.launcher
 def ele_add_s32(lhs, rhs, *, _launch=None):
     """ele_add_s32(s32 [6, 64] lhs, s32 [6, 64] rhs) -> auto; from integral_types.co:6."""
     _F = _rt.Fn("ele_add_s32", "integral_types.co", 6)
@@ -121,6 +122,7 @@ def ele_add_u32_k0(
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
+@_rt.launcher
 def ele_add_u32(lhs, rhs, *, _launch=None):
     """ele_add_u32(u32 [6, 64] lhs, u32 [6, 64] rhs) -> auto; from integral_types.co:12."""
     _F = _rt.Fn("ele_add_u32", "integral_types.co", 12)
@@ -176,6 +178,7 @@ def ele_add_s16_k0(
     )
 
 
+@_rt.launcher
 def ele_add_s16(lhs, rhs, *, _launch=None):
     """ele_add_s16(s16 [6, 64] lhs, s16 [6, 64] rhs) -> auto; from integral_types.co:18."""
     _F = _rt.Fn("ele_add_s16", "integral_types.co", 18)
@@ -231,6 +234,7 @@ def ele_add_u16_k0(
     )
 
 
+@_rt.launcher
 def ele_add_u16(lhs, rhs, *, _launch=None):
     """ele_add_u16(u16 [6, 64] lhs, u16 [6, 64] rhs) -> auto; from integral_types.co:24."""
     _F = _rt.Fn("ele_add_u16", "integral_types.co", 24)
@@ -286,6 +290,7 @@ def ele_add_s8_k0(
     )
 
 
+@_rt.launcher
 def ele_add_s8(lhs, rhs, *, _launch=None):
     """ele_add_s8(s8 [6, 64] lhs, s8 [6, 64] rhs) -> auto; from integral_types.co:30."""
     _F = _rt.Fn("ele_add_s8", "integral_types.co", 30)
@@ -341,6 +346,7 @@ def ele_add_u8_k0(
     )
 
 
+@_rt.launcher
 def ele_add_u8(lhs, rhs, *, _launch=None):
     """ele_add_u8(u8 [6, 64] lhs, u8 [6, 64] rhs) -> auto; from integral_types.co:36."""
     _F = _rt.Fn("ele_add_u8", "integral_types.co", 36)
@@ -373,91 +379,115 @@ def ele_add_u8(lhs, rhs, *, _launch=None):
     return output  # integral_types.co:40
 
 
+@_rt.launcher
 def ele_add_u6(lhs, rhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'u6' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "ele_add_u6 cannot run: cannot lower to Triton: element type 'u6' has no Triton/torch equivalent "
-            "(corpus/upstream/tests/gpu/end2end/integral_types.co:43:24)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "ele_add_u6",
+        "corpus/upstream/tests/gpu/end2end/integral_types.co",
+        43,
+        24,
+        38,
+        "cannot lower to Triton: element type 'u6' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def ele_add_s6(lhs, rhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 's6' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "ele_add_s6 cannot run: cannot lower to Triton: element type 's6' has no Triton/torch equivalent "
-            "(corpus/upstream/tests/gpu/end2end/integral_types.co:50:24)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "ele_add_s6",
+        "corpus/upstream/tests/gpu/end2end/integral_types.co",
+        50,
+        24,
+        38,
+        "cannot lower to Triton: element type 's6' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def ele_add_u4(lhs, rhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'u4' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "ele_add_u4 cannot run: cannot lower to Triton: element type 'u4' has no Triton/torch equivalent "
-            "(corpus/upstream/tests/gpu/end2end/integral_types.co:57:24)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "ele_add_u4",
+        "corpus/upstream/tests/gpu/end2end/integral_types.co",
+        57,
+        24,
+        38,
+        "cannot lower to Triton: element type 'u4' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def ele_add_s4(lhs, rhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 's4' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "ele_add_s4 cannot run: cannot lower to Triton: element type 's4' has no Triton/torch equivalent "
-            "(corpus/upstream/tests/gpu/end2end/integral_types.co:64:24)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "ele_add_s4",
+        "corpus/upstream/tests/gpu/end2end/integral_types.co",
+        64,
+        24,
+        38,
+        "cannot lower to Triton: element type 's4' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def copy_u2(lhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'u2' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "copy_u2 cannot run: cannot lower to Triton: element type 'u2' has no Triton/torch equivalent "
-            "(corpus/upstream/tests/gpu/end2end/integral_types.co:71:21)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "copy_u2",
+        "corpus/upstream/tests/gpu/end2end/integral_types.co",
+        71,
+        21,
+        35,
+        "cannot lower to Triton: element type 'u2' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def copy_s2(lhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 's2' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "copy_s2 cannot run: cannot lower to Triton: element type 's2' has no Triton/torch equivalent "
-            "(corpus/upstream/tests/gpu/end2end/integral_types.co:77:21)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "copy_s2",
+        "corpus/upstream/tests/gpu/end2end/integral_types.co",
+        77,
+        21,
+        35,
+        "cannot lower to Triton: element type 's2' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def copy_u1(lhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'u1' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "copy_u1 cannot run: cannot lower to Triton: element type 'u1' has no Triton/torch equivalent "
-            "(corpus/upstream/tests/gpu/end2end/integral_types.co:84:21)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "copy_u1",
+        "corpus/upstream/tests/gpu/end2end/integral_types.co",
+        84,
+        21,
+        35,
+        "cannot lower to Triton: element type 'u1' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def copy_bin1(lhs, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'bin1' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "copy_bin1 cannot run: cannot lower to Triton: element type 'bin1' has no Triton/torch equivalent "
-            "(corpus/upstream/tests/gpu/end2end/integral_types.co:90:23)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "copy_bin1",
+        "corpus/upstream/tests/gpu/end2end/integral_types.co",
+        90,
+        23,
+        39,
+        "cannot lower to Triton: element type 'bin1' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 

@@ -106,6 +106,7 @@ def mem_reuse_static_k0(
     tl.store(output_ptr + offs * output_stride_0 + cols * output_stride_1, output_s_tile)
 
 
+@_rt.launcher
 def mem_reuse_static(i0, i1, *, _launch=None):
     """mem_reuse_static(u8 [8, 256] i0, u8 [8, 256] i1) -> auto; from memreuse-static.co:10."""
     _F = _rt.Fn("mem_reuse_static", "memreuse-static.co", 10)

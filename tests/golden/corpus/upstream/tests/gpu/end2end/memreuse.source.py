@@ -119,6 +119,7 @@ def mem_reuse_dynamic_k0(
     tl.store(output_ptr + offs * output_stride_0 + cols * output_stride_1, output_s_tile, mask=mask_7)
 
 
+@_rt.launcher
 def mem_reuse_dynamic(i0, i1, *, _launch=None):
     """mem_reuse_dynamic(u8 [K, N] i0, u8 [K, N] i1) -> auto; from memreuse.co:7."""
     _F = _rt.Fn("mem_reuse_dynamic", "memreuse.co", 7)

@@ -59,6 +59,7 @@ def numerics_core6_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     )  # numerics.co:15
 
 
+@_rt.launcher
 def numerics_core6(input, *, _launch=None):
     """numerics_core6(f32 [512] input) -> f32 tensor; from numerics.co:11."""
     _F = _rt.Fn("numerics_core6", "numerics.co", 11)
@@ -98,6 +99,7 @@ def unary_mix_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     )  # numerics.co:31
 
 
+@_rt.launcher
 def unary_mix(input, *, _launch=None):
     """unary_mix(f32 [512] input) -> f32 tensor; from numerics.co:27."""
     _F = _rt.Fn("unary_mix", "numerics.co", 27)
@@ -120,6 +122,7 @@ def binary_mix_k0(lhs_ptr, lhs_stride_0, rhs_ptr, rhs_stride_0, output_ptr, outp
     tl.store(output_ptr + p * output_stride_0, _libm.pow(x + 1.5, y + 1.5) + _libm.atan2(x, y))  # numerics.co:46
 
 
+@_rt.launcher
 def binary_mix(lhs, rhs, *, _launch=None):
     """binary_mix(f32 [512] lhs, f32 [512] rhs) -> f32 tensor; from numerics.co:41."""
     _F = _rt.Fn("binary_mix", "numerics.co", 41)

@@ -55,6 +55,7 @@ def foo_k0(a):
     tl.device_print("", a + p)  # stream.co:8
 
 
+@_rt.launcher
 def foo(a, _s_, *, _launch=None):
     """foo(int a, stream _s) -> void; from stream.co:6."""
     _F = _rt.Fn("foo", "stream.co", 6)

@@ -59,6 +59,7 @@ def foo1_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:14
 
 
+@_rt.launcher
 def foo1(input, *, _launch=None):
     """foo1(s32 [32, 32] input) -> auto; from tiled_dma.co:8."""
     _F = _rt.Fn("foo1", "tiled_dma.co", 8)
@@ -88,6 +89,7 @@ def foo2_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:27
 
 
+@_rt.launcher
 def foo2(input, *, _launch=None):
     """foo2(f16 [31, 32] input) -> auto; from tiled_dma.co:20."""
     _F = _rt.Fn("foo2", "tiled_dma.co", 20)
@@ -117,6 +119,7 @@ def foo3_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile, mask=mask)
 
 
+@_rt.launcher
 def foo3(input, *, _launch=None):
     """foo3(f16 [32, 1024] input) -> auto; from tiled_dma.co:33."""
     _F = _rt.Fn("foo3", "tiled_dma.co", 33)
@@ -145,6 +148,7 @@ def foo4_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:53
 
 
+@_rt.launcher
 def foo4(input, *, _launch=None):
     """foo4(s32 [32, 64] input) -> auto; from tiled_dma.co:45."""
     _F = _rt.Fn("foo4", "tiled_dma.co", 45)
@@ -174,6 +178,7 @@ def foo5_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:66
 
 
+@_rt.launcher
 def foo5(input, *, _launch=None):
     """foo5(f16 [31, 64] input) -> auto; from tiled_dma.co:59."""
     _F = _rt.Fn("foo5", "tiled_dma.co", 59)
@@ -204,6 +209,7 @@ def foo6_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:79
 
 
+@_rt.launcher
 def foo6(input, *, _launch=None):
     """foo6(f32 [128, 128] input) -> auto; from tiled_dma.co:72."""
     _F = _rt.Fn("foo6", "tiled_dma.co", 72)
@@ -232,6 +238,7 @@ def foo7_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:92
 
 
+@_rt.launcher
 def foo7(input, *, _launch=None):
     """foo7(s32 [64, 32] input) -> auto; from tiled_dma.co:85."""
     _F = _rt.Fn("foo7", "tiled_dma.co", 85)
@@ -261,6 +268,7 @@ def foo8_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile, mask=mask)  # tiled_dma.co:111
 
 
+@_rt.launcher
 def foo8(input, *, _launch=None):
     """foo8(s32 [16, 48] input) -> auto; from tiled_dma.co:105."""
     _F = _rt.Fn("foo8", "tiled_dma.co", 105)
@@ -289,6 +297,7 @@ def foo9_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:128
 
 
+@_rt.launcher
 def foo9(input, *, _launch=None):
     """foo9(s8 [32, 128] input) -> auto; from tiled_dma.co:122."""
     _F = _rt.Fn("foo9", "tiled_dma.co", 122)
@@ -318,6 +327,7 @@ def foo10_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask)  # tiled_dma.co:147
 
 
+@_rt.launcher
 def foo10(input, *, _launch=None):
     """foo10(s32 [13, 32] input) -> auto; from tiled_dma.co:140."""
     _F = _rt.Fn("foo10", "tiled_dma.co", 140)
@@ -347,6 +357,7 @@ def foo11_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask)  # tiled_dma.co:163
 
 
+@_rt.launcher
 def foo11(input, *, _launch=None):
     """foo11(s32 [13, 64] input) -> auto; from tiled_dma.co:155."""
     _F = _rt.Fn("foo11", "tiled_dma.co", 155)
@@ -375,6 +386,7 @@ def foo12_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:180
 
 
+@_rt.launcher
 def foo12(input, *, _launch=None):
     """foo12(f16 [64, 64] input) -> auto; from tiled_dma.co:174."""
     _F = _rt.Fn("foo12", "tiled_dma.co", 174)
@@ -403,6 +415,7 @@ def foo13_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:193
 
 
+@_rt.launcher
 def foo13(input, *, _launch=None):
     """foo13(f16 [128, 128] input) -> auto; from tiled_dma.co:187."""
     _F = _rt.Fn("foo13", "tiled_dma.co", 187)
@@ -431,6 +444,7 @@ def foo14_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:210
 
 
+@_rt.launcher
 def foo14(input, *, _launch=None):
     """foo14(f16 [4, 128] input) -> auto; from tiled_dma.co:204."""
     _F = _rt.Fn("foo14", "tiled_dma.co", 204)
@@ -459,6 +473,7 @@ def foo15_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:223
 
 
+@_rt.launcher
 def foo15(input, *, _launch=None):
     """foo15(s32 [128, 16] input) -> auto; from tiled_dma.co:217."""
     _F = _rt.Fn("foo15", "tiled_dma.co", 217)
@@ -492,6 +507,7 @@ def foo16_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
         tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:247
 
 
+@_rt.launcher
 def foo16(input, *, _launch=None):
     """foo16(s8 [M, N] input) -> auto; from tiled_dma.co:241."""
     _F = _rt.Fn("foo16", "tiled_dma.co", 241)
@@ -525,6 +541,7 @@ def foo17_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
         tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:261
 
 
+@_rt.launcher
 def foo17(input, *, _launch=None):
     """foo17(s32 [M, N] input) -> auto; from tiled_dma.co:255."""
     _F = _rt.Fn("foo17", "tiled_dma.co", 255)
@@ -555,6 +572,7 @@ def foo18_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask_2)
 
 
+@_rt.launcher
 def foo18(input, *, _launch=None):
     """foo18(s8 [M, N] input) -> auto; from tiled_dma.co:269."""
     _F = _rt.Fn("foo18", "tiled_dma.co", 269)
@@ -590,6 +608,7 @@ def foo19_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
         tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:291
 
 
+@_rt.launcher
 def foo19(input, *, _launch=None):
     """foo19(s32 [M, N] input) -> auto; from tiled_dma.co:285."""
     _F = _rt.Fn("foo19", "tiled_dma.co", 285)
@@ -618,6 +637,7 @@ def foo20_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:308
 
 
+@_rt.launcher
 def foo20(input, *, _launch=None):
     """foo20(s32 [64, 128] input) -> auto; from tiled_dma.co:303."""
     _F = _rt.Fn("foo20", "tiled_dma.co", 303)
@@ -651,6 +671,7 @@ def foo21_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
         tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:321
 
 
+@_rt.launcher
 def foo21(input, *, _launch=None):
     """foo21(s32 [M, N] input) -> auto; from tiled_dma.co:316."""
     _F = _rt.Fn("foo21", "tiled_dma.co", 316)
@@ -678,6 +699,7 @@ def foo25_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:338
 
 
+@_rt.launcher
 def foo25(input, *, _launch=None):
     """foo25(s32 [128] input) -> auto; from tiled_dma.co:332."""
     _F = _rt.Fn("foo25", "tiled_dma.co", 332)
@@ -699,6 +721,7 @@ def foo26_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:351
 
 
+@_rt.launcher
 def foo26(input, *, _launch=None):
     """foo26(f16 [256] input) -> auto; from tiled_dma.co:345."""
     _F = _rt.Fn("foo26", "tiled_dma.co", 345)
@@ -720,6 +743,7 @@ def foo27_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     tl.store(output_ptr + idx * output_stride_0, buf)  # tiled_dma.co:366
 
 
+@_rt.launcher
 def foo27(input, *, _launch=None):
     """foo27(s32 [64] input) -> auto; from tiled_dma.co:358."""
     _F = _rt.Fn("foo27", "tiled_dma.co", 358)
@@ -741,6 +765,7 @@ def foo28_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:379
 
 
+@_rt.launcher
 def foo28(input, *, _launch=None):
     """foo28(s8 [512] input) -> auto; from tiled_dma.co:373."""
     _F = _rt.Fn("foo28", "tiled_dma.co", 373)
@@ -773,6 +798,7 @@ def foo22_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, buf)
 
 
+@_rt.launcher
 def foo22(input, *, _launch=None):
     """foo22(s32 [32, 64] input) -> auto; from tiled_dma.co:699."""
     _F = _rt.Fn("foo22", "tiled_dma.co", 699)
@@ -805,6 +831,7 @@ def foo23_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, f, mask=mask_2)
 
 
+@_rt.launcher
 def foo23(input, *, _launch=None):
     """foo23(s32 [32, 64] input) -> auto; from tiled_dma.co:713."""
     _F = _rt.Fn("foo23", "tiled_dma.co", 713)
@@ -844,6 +871,7 @@ def foo24_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, buf, mask=mask_3)
 
 
+@_rt.launcher
 def foo24(input, *, _launch=None):
     """foo24(s32 [30, 60] input) -> auto; from tiled_dma.co:729."""
     _F = _rt.Fn("foo24", "tiled_dma.co", 729)
@@ -883,6 +911,7 @@ def copy_tail_m_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output
         tl.store(output_ptr + offs * output_stride_0 + cols * output_stride_1, tile, mask=mask)  # tiled_dma.co:864
 
 
+@_rt.launcher
 def copy_tail_m(input, *, _launch=None):
     """copy_tail_m(f16 [70, 64] input) -> auto; from tiled_dma.co:851."""
     _F = _rt.Fn("copy_tail_m", "tiled_dma.co", 851)
@@ -922,6 +951,7 @@ def copy_tail_k_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output
         tl.store(output_ptr + rows * output_stride_0 + offs * output_stride_1, tile, mask=mask)  # tiled_dma.co:883
 
 
+@_rt.launcher
 def copy_tail_k(input, *, _launch=None):
     """copy_tail_k(f16 [64, 72] input) -> auto; from tiled_dma.co:870."""
     _F = _rt.Fn("copy_tail_k", "tiled_dma.co", 870)
@@ -979,6 +1009,7 @@ def copy_tail_mk_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, outpu
         tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, tile, mask=mask)  # tiled_dma.co:905
 
 
+@_rt.launcher
 def copy_tail_mk(input, *, _launch=None):
     """copy_tail_mk(f16 [70, 72] input) -> auto; from tiled_dma.co:889."""
     _F = _rt.Fn("copy_tail_mk", "tiled_dma.co", 889)

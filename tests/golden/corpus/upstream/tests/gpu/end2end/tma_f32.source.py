@@ -75,6 +75,7 @@ def tma_copy_async_k0(
     )  # tma_f32.co:15
 
 
+@_rt.launcher
 def tma_copy_async(input, *, _launch=None):
     """tma_copy_async(f32 [6, 16, 64] input) -> auto; from tma_f32.co:9."""
     _F = _rt.Fn("tma_copy_async", "tma_f32.co", 9)
@@ -138,6 +139,7 @@ def tma_copy_multi_subspan_k0(
                 tl.store(output_ptr + offs * output_stride_0 + dim1 * output_stride_1 + offs_2 * output_stride_2, sf)
 
 
+@_rt.launcher
 def tma_copy_multi_subspan(input, *, _launch=None):
     """tma_copy_multi_subspan(f32 [6, 16, 64] input) -> auto; from tma_f32.co:21."""
     _F = _rt.Fn("tma_copy_multi_subspan", "tma_f32.co", 21)
@@ -248,6 +250,7 @@ def tma_ab_buffer_fp8_k0(
         tl.store(output_ptr + dim0 * output_stride_0 + offs_4 * output_stride_1 + offs * output_stride_2, out)
 
 
+@_rt.launcher
 def tma_ab_buffer_fp8(l, r, *, _launch=None):
     """tma_ab_buffer_fp8(f8_e4m3 [16, 16, 128] l, f8_e4m3 [16, 16, 128] r) -> auto; from tma_f32.co:36."""
     _F = _rt.Fn("tma_ab_buffer_fp8", "tma_f32.co", 36)
@@ -334,6 +337,7 @@ def tma_copy_tiled_k0(
     )  # tma_f32.co:73
 
 
+@_rt.launcher
 def tma_copy_tiled(input, *, _launch=None):
     """tma_copy_tiled(f32 [6, 16, 128] input) -> auto; from tma_f32.co:67."""
     _F = _rt.Fn("tma_copy_tiled", "tma_f32.co", 67)

@@ -48,25 +48,31 @@ def _oob_fill(x, mask):
     return y
 
 
+@_rt.launcher
 def tma_ab_buffer_f6(l, r, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "tma_ab_buffer_f6 cannot run: cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch "
-            "equivalent (corpus/upstream/tests/gpu/end2end/tma_fp6_fp4.co:6:30)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "tma_ab_buffer_f6",
+        "corpus/upstream/tests/gpu/end2end/tma_fp6_fp4.co",
+        6,
+        30,
+        53,
+        "cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 
+@_rt.launcher
 def tma_ab_buffer_f4(l, r, *, _launch=None):
     """Not translated: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent."""
-    raise _rt.CroqLaunchError(
-        (
-            "tma_ab_buffer_f4 cannot run: cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch "
-            "equivalent (corpus/upstream/tests/gpu/end2end/tma_fp6_fp4.co:36:30)"
-        ),
-        hint="fp6/fp4 and sub-byte types have no Triton equivalent",
+    raise _rt.not_translated(
+        "tma_ab_buffer_f4",
+        "corpus/upstream/tests/gpu/end2end/tma_fp6_fp4.co",
+        36,
+        30,
+        53,
+        "cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent",
+        "fp6/fp4 and sub-byte types have no Triton equivalent",
     )
 
 

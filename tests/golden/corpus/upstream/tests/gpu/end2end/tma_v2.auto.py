@@ -101,6 +101,7 @@ def tma_ab_buffer_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + offs_4 * output_stride_1 + offs * output_stride_2, out, mask=mask)
 
 
+@_rt.launcher
 def tma_ab_buffer(l, r, *, _launch=None):
     """tma_ab_buffer(f32 [6, 16, 128] l, f32 [6, 16, 128] r) -> auto; from tma_v2.co:6."""
     _F = _rt.Fn("tma_ab_buffer", "tma_v2.co", 6)

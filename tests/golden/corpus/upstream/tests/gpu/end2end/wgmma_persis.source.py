@@ -122,6 +122,7 @@ def matmul_persis_hilbert_sm90_k0(
                 tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_4)
 
 
+@_rt.launcher
 def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
     """matmul_persis_hilbert_sm90(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T]
     schedule_m, global s32 [T] schedule_n) -> void; from wgmma_persis.co:5.
@@ -290,6 +291,7 @@ def matmul_f16_ws_1p3c_persis_k0(
             )
 
 
+@_rt.launcher
 def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
     """matmul_f16_ws_1p3c_persis(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_persis.co:35.
@@ -459,6 +461,7 @@ def blockscale_gemm_e4m3_ws_persis_k0(
                 tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_5)
 
 
+@_rt.launcher
 def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=None):
     """blockscale_gemm_e4m3_ws_persis(global f8_e4m3 [M, K] lhs, global f32 [M, DIV_BLK_K] scale_lhs, global f8_e4m3 [N,
     K] rhs, global f32 [DIV_BLK_N, DIV_BLK_K] scale_rhs, global f16 [M, N] output) -> void; from wgmma_persis.co:94.

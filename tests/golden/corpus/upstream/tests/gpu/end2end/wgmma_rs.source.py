@@ -78,6 +78,7 @@ def wgmma_rs1_k0(
     tl.store(output_ptr + offs_2 * output_stride_0 + offs_3 * output_stride_1, mc)
 
 
+@_rt.launcher
 def wgmma_rs1(rhs, *, _launch=None):
     """wgmma_rs1(f16 [64, 16] rhs) -> auto; from wgmma_rs.co:12."""
     _F = _rt.Fn("wgmma_rs1", "wgmma_rs.co", 12)
@@ -148,6 +149,7 @@ def wgmma_rs2_k0(
     tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
+@_rt.launcher
 def wgmma_rs2(lhs, rhs, *, _launch=None):
     """wgmma_rs2(f16 [64, 16] lhs, f16 [64, 16] rhs) -> auto; from wgmma_rs.co:26."""
     _F = _rt.Fn("wgmma_rs2", "wgmma_rs.co", 26)

@@ -162,6 +162,7 @@ def matmul_e4m3_k0_general(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, acc, mask=mask_3)
 
 
+@_rt.launcher
 def matmul_e4m3(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f32 [M, N] output) -> void; from
     wgmma_ss.co:5.
@@ -343,6 +344,7 @@ def matmul_f16_k0_general(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+@_rt.launcher
 def matmul_f16(lhs, rhs, output, *, _launch=None):
     """matmul_f16(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N]
     output) -> void; from wgmma_ss.co:31.
@@ -533,6 +535,7 @@ def matmul_e4m3_mwg_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+@_rt.launcher
 def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3_mwg(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:51.
@@ -761,6 +764,7 @@ def matmul_e4m3_mwg_tbc_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+@_rt.launcher
 def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3_mwg_tbc(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:69.
@@ -940,6 +944,7 @@ def blockscale_gemm_e4m3_n48_k0(
     tl.store(output_ptr + offs_6 * output_stride_0 + offs_7 * output_stride_1, output_s, mask=mask_5)
 
 
+@_rt.launcher
 def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=None):
     """blockscale_gemm_e4m3_n48(global f8_e4m3 [M, K] lhs, global f32 [M, DIV_BLK_K] scale_lhs, global f8_e4m3 [N, K]
     rhs, global f32 [DIV_BLK_N, DIV_BLK_K] scale_rhs, global f16 [M, N] output) -> void; from wgmma_ss.co:93.
@@ -1130,6 +1135,7 @@ def matmul_f16_tbc_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+@_rt.launcher
 def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
     """matmul_f16_tbc(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:122.
@@ -1356,6 +1362,7 @@ def matmul_st_trans_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+@_rt.launcher
 def matmul_st_trans(lhs, rhs, output, *, _launch=None):
     """matmul_st_trans(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [N, M] output) -> void; from
     wgmma_ss.co:146.
@@ -1511,6 +1518,7 @@ def matmul_st_masked_k0(
     )
 
 
+@_rt.launcher
 def matmul_st_masked(lhs, rhs, output, *, _launch=None):
     """matmul_st_masked(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:169.
@@ -1693,6 +1701,7 @@ def matmul_f16_ws_1p1c_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+@_rt.launcher
 def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
     """matmul_f16_ws_1p1c(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:196.
@@ -1941,6 +1950,7 @@ def matmul_f16_ws_1p3c_k0_general(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+@_rt.launcher
 def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
     """matmul_f16_ws_1p3c(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:233.
@@ -2099,6 +2109,7 @@ def matmul_e4m3_ws_tbc_k0(
         tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3_ws_tbc(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:270.

@@ -113,6 +113,7 @@ def matmul_f16_f32_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_f16_f32(lhs, rhs, *, _launch=None):
     """matmul_f16_f32(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:16."""
     _F = _rt.Fn("matmul_f16_f32", "wmma.co", 16)
@@ -227,6 +228,7 @@ def matmul_f16_f16_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_f16_f16(lhs, rhs, *, _launch=None):
     """matmul_f16_f16(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:34."""
     _F = _rt.Fn("matmul_f16_f16", "wmma.co", 34)
@@ -341,6 +343,7 @@ def matmul_bf16_f32_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_bf16_f32(lhs, rhs, *, _launch=None):
     """matmul_bf16_f32(bf16 [128, 256] lhs, bf16 [256, 256] rhs) -> auto; from wmma.co:53."""
     _F = _rt.Fn("matmul_bf16_f32", "wmma.co", 53)
@@ -456,6 +459,7 @@ def matmul_s8_s32_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_s8_s32(lhs, rhs, *, _launch=None):
     """matmul_s8_s32(s8 [128, 256] lhs, s8 [256, 256] rhs) -> auto; from wmma.co:71."""
     _F = _rt.Fn("matmul_s8_s32", "wmma.co", 71)
@@ -541,6 +545,7 @@ def matmul_u8_s32_k0(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, mc)
 
 
+@_rt.launcher
 def matmul_u8_s32(lhs, rhs, *, _launch=None):
     """matmul_u8_s32(u8 [128, 256] lhs, u8 [256, 256] rhs) -> auto; from wmma.co:89."""
     _F = _rt.Fn("matmul_u8_s32", "wmma.co", 89)
@@ -637,6 +642,7 @@ def matmul_tf32_f32_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_tf32_f32(lhs, rhs, *, _launch=None):
     """matmul_tf32_f32(f32 [128, 256] lhs, f32 [256, 256] rhs) -> auto; from wmma.co:107."""
     _F = _rt.Fn("matmul_tf32_f32", "wmma.co", 107)
@@ -751,6 +757,7 @@ def matmul_rr_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_rr(lhs, rhs, *, _launch=None):
     """matmul_rr(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:251."""
     _F = _rt.Fn("matmul_rr", "wmma.co", 251)
@@ -865,6 +872,7 @@ def matmul_mc_array_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_mc_array(lhs, rhs, *, _launch=None):
     """matmul_mc_array(f16 [128, 64] lhs, f16 [64, 256] rhs) -> auto; from wmma.co:276."""
     _F = _rt.Fn("matmul_mc_array", "wmma.co", 276)
@@ -980,6 +988,7 @@ def matmul_cmma_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@_rt.launcher
 def matmul_cmma(lhs, rhs, i, *, _launch=None):
     """matmul_cmma(s8 [128, 64] lhs, s8 [64, 128] rhs, int i) -> auto; from wmma.co:303."""
     _F = _rt.Fn("matmul_cmma", "wmma.co", 303)
