@@ -86,6 +86,7 @@ def matmul_k0(
     offs_m = pid_m * 64 + tl.arange(0, 64)
     offs_n = pid_n * 128 + tl.arange(0, 128)
     acc = tl.zeros([64, 128], tl.float32)  # gemm_v2.co:23
+    acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
     for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
         offs_k = k * 64 + tl.arange(0, 64)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -204,11 +205,11 @@ def matmul(lhs, rhs, output, *, _launch=None):
     # gemm_v2.co:10
     if M % 64 == 0 and K % 64 == 0 and N % 128 == 0:
         _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-        _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS, "zero")
         _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS, "zero")
         _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
-        _matmul_k0_output_desc = _rt.tma_desc(output, [64, 64], _matmul_k0_TMA_OUTPUT, _OOB_PADDING)
+        _matmul_k0_output_desc = _rt.tma_desc(output, [64, 64], _matmul_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_k0,
             (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),

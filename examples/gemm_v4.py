@@ -93,6 +93,8 @@ def matmul_k0(
     offs_n_1 = pid_n * 192 + tl.arange(0, 64) + 128
     acc_0 = tl.zeros([128, 128], tl.float32)  # gemm_v4.co:43
     acc_1 = tl.zeros([128, 64], tl.float32)
+    acc_0 = _oob_fill(acc_0, tl.cdiv(K, 64) * 64 <= K)
+    acc_1 = _oob_fill(acc_1, tl.cdiv(K, 64) * 64 <= K)
     for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
         offs_k = k * 64 + tl.arange(0, 64)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -151,15 +153,15 @@ def matmul(lhs, rhs, output, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")  # gemm_v4.co:14
-    _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, "zero")
     _matmul_k0_TMA_RHS_0 = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_k0_rhs_desc_0 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_0, _OOB_PADDING)
+    _matmul_k0_rhs_desc_0 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_0, "zero")
     _matmul_k0_TMA_RHS_1 = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
-    _matmul_k0_rhs_desc_1 = _rt.tma_desc(rhs, [64, 64], _matmul_k0_TMA_RHS_1, _OOB_PADDING)
+    _matmul_k0_rhs_desc_1 = _rt.tma_desc(rhs, [64, 64], _matmul_k0_TMA_RHS_1, "zero")
     _matmul_k0_TMA_OUTPUT_0 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
-    _matmul_k0_output_desc_0 = _rt.tma_desc(output, [128, 64], _matmul_k0_TMA_OUTPUT_0, _OOB_PADDING)
+    _matmul_k0_output_desc_0 = _rt.tma_desc(output, [128, 64], _matmul_k0_TMA_OUTPUT_0, "zero")
     _matmul_k0_TMA_OUTPUT_1 = _rt.tma_ok(_F, "output", output, [128, 32], [128, 32], "stores (auto)")
-    _matmul_k0_output_desc_1 = _rt.tma_desc(output, [128, 32], _matmul_k0_TMA_OUTPUT_1, _OOB_PADDING)
+    _matmul_k0_output_desc_1 = _rt.tma_desc(output, [128, 32], _matmul_k0_TMA_OUTPUT_1, "zero")
     _launch(
         matmul_k0,
         (_rt.cdiv(M, 128) * _rt.cdiv(N, 192),),

@@ -389,10 +389,13 @@ class Interpreter(Moves, Roles, Expressions):
             raise NotLifted("products added to an accumulator after an operation on its sum", a)
         for prod in prods:
             assert isinstance(prod, Prod)
-            if tuple(self.guard) != cells.guard and not self.only_in_bounds(cells, prod):
-                raise NotLifted("an accumulation under a condition", a)
+            x, y = prod.a, prod.b
+            if tuple(self.guard) != cells.guard:
+                if not self.only_in_bounds(cells, prod):
+                    raise NotLifted("an accumulation under a condition", a)
+                x, y = replace(x, zfill=True), replace(y, zfill=True)  # never read outside their tensors
             conds = tuple((d, i) for d, i in enumerate(idx))
-            cells.terms.append(Term((), prod.a, prod.b, conds))
+            cells.terms.append(Term((), x, y, conds))
         self.red_line = self.red_line or line
 
     def products(self, value: A.Expr) -> list[Prod] | None:

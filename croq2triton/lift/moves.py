@@ -4,6 +4,7 @@ block-scaled MMAs and stores, each recorded as the regions, products and stores 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..frontend import ast as A
@@ -91,6 +92,8 @@ class Moves:
             raise NotLifted("a copy out of a buffer that is not an output store", s)
         if not isinstance(src, Region):
             raise NotLifted("a copy whose source is not a global view", s)
+        if any(at.name == "zfill" for at in s.attrs):  # zero outside the tensor, as the source states
+            src = dataclasses.replace(src, zfill=True)
         if s.dst_storage:
             buf = Buffer(self.tensors[src.tensor].elem, src.shape, src)
         else:

@@ -24,32 +24,38 @@ Limits = tuple[tuple[int, E.Expr, E.Expr], ...]  # (tensor dimension, lo, hi): l
 class Elem:
     """Element ``index`` of global tensor ``tensor``; ``limits``: the run-time extents of the views
     it was read through (``view(rows, K).from(off, 0)``): outside them it reads as zero and a write
-    is dropped (LANGUAGE.md 14.3)."""
+    is dropped (LANGUAGE.md 14.3). ``zfill``: the source states that a read outside the tensor is
+    zero (a ``.zfill`` copy) or makes none (a guard keeps the read inside); otherwise such a read
+    relies on the out-of-bounds fill, and the OOB sanitizer makes it NaN."""
 
     tensor: str
     index: tuple[E.Expr, ...]
     limits: Limits = ()
+    zfill: bool = False
 
     def mapped(self, f: Callable[[E.Expr], E.Expr]) -> Elem:
-        return Elem(self.tensor, tuple(f(i) for i in self.index), tuple((d, f(lo), f(hi)) for d, lo, hi in self.limits))
+        limits = tuple((d, f(lo), f(hi)) for d, lo, hi in self.limits)
+        return Elem(self.tensor, tuple(f(i) for i in self.index), limits, self.zfill)
 
 
 @dataclass(frozen=True)
 class Region:
     """A view of a global tensor: child dimension ``c`` runs along tensor dimension ``axes[c]``
-    from ``origin`` (per tensor dimension), with ``shape[c]`` elements; ``limits`` as :class:`Elem`'s."""
+    from ``origin`` (per tensor dimension), with ``shape[c]`` elements; ``limits`` and ``zfill`` as
+    :class:`Elem`'s."""
 
     tensor: str
     origin: tuple[E.Expr, ...]
     axes: tuple[int, ...]
     shape: tuple[E.Expr, ...]
     limits: Limits = ()
+    zfill: bool = False
 
     def elem(self, idx: tuple[E.Expr, ...]) -> Elem:
         index = list(self.origin)
         for c, i in enumerate(idx):
             index[self.axes[c]] = E.fold(index[self.axes[c]] + i)
-        return Elem(self.tensor, tuple(index), self.limits)
+        return Elem(self.tensor, tuple(index), self.limits, self.zfill)
 
     def sub(self, offsets: list[E.Expr], shape: list[E.Expr], keep: list[bool]) -> Region:
         origin = list(self.origin)
@@ -57,13 +63,13 @@ class Region:
             origin[self.axes[c]] = E.fold(origin[self.axes[c]] + off)
         axes = tuple(a for a, k in zip(self.axes, keep, strict=True) if k)
         shape_kept = tuple(s for s, k in zip(shape, keep, strict=True) if k)
-        return Region(self.tensor, tuple(origin), axes, shape_kept, self.limits)
+        return Region(self.tensor, tuple(origin), axes, shape_kept, self.limits, self.zfill)
 
     def window(self, offsets: list[E.Expr], shape: list[E.Expr]) -> Region:
         """``.view(shape).from(offsets)``: a sub-region whose extents are also limits."""
         r = self.sub(offsets, shape, [True] * len(shape))
         new = tuple((r.axes[c], r.origin[r.axes[c]], E.fold(r.origin[r.axes[c]] + n)) for c, n in enumerate(shape))
-        return Region(r.tensor, r.origin, r.axes, r.shape, self.limits + new)
+        return Region(r.tensor, r.origin, r.axes, r.shape, self.limits + new, self.zfill)
 
 
 @dataclass(frozen=True)

@@ -110,10 +110,12 @@ class GemmBuilder:
 
     def descriptor(self, op: Operand, box: tuple[int, ...], what: str, tag: str = "") -> tuple[str, str]:
         """A host TensorDescriptor of ``op``'s tensor and the constexpr flag saying it may be used
-        (``tag``: of one column piece, whose box is its own)."""
+        (``tag``: of one column piece, whose box is its own). Its boxes read zero outside the tensor:
+        the tiles are the schedule's, not the source's, so what they read past the tensor is this
+        kernel's padding (the OOB sanitizer is applied to the accumulators: ``Contraction.k_read``)."""
         desc, flag = f"{op.tensor}_desc{tag}", f"TMA_{op.tensor.upper()}{tag}"
         host = self.host.tensors[op.tensor].host
-        self.args[desc] = N.Descriptor(desc, host, box, flag=flag, what=what, source=host, fill="sanitizer")
+        self.args[desc] = N.Descriptor(desc, host, box, flag=flag, what=what, source=host, fill="zero")
         self.args[flag] = N.Constexpr(flag, True)
         return desc, flag
 
@@ -217,6 +219,16 @@ class GemmBuilder:
         }
         for acc in accs.values():
             tile_body.append(N.Let(acc, E.Full(acc.shape, 0, acc.type), line=c.line))
+        if c.k_read is not None and not integer:
+            # the OOB sanitizer (--oob-fill nan): the source reads K past its end without .zfill, so as
+            # written it sums NaN into every element where its K steps overshoot K; _oob_fill starts the
+            # accumulators at NaN there (a no-op without the sanitizer)
+            for v in E.free_vars(c.k_read):
+                self.size(v.name)
+            k_size = self.size(self.host.tensors[c.a.tensor].extents[c.a.inner])
+            inside = E.Bin("<=", c.k_read, k_size)
+            for acc in accs.values():
+                tile_body.append(N.Let(acc, E.Call("_oob_fill", (acc, inside), acc.type), line=c.line))
 
         # the K loop: one tile of each operand (piece), one dot per accumulator
         kt = E.Var("k", "i32", 0)

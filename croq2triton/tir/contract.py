@@ -116,6 +116,11 @@ class Contraction:
     scales: tuple[Scale, ...] = ()  # out = sum_k a * b * prod(scales): constant over blocks of scale_k of k
     scale_k: int = 0
     stated: Stated = Stated()  # how the source runs it
+    # the extent of K the source reads where a read past K relies on the out-of-bounds fill (an
+    # operand not copied with .zfill, its reads not kept inside by a guard); None: it reads none.
+    # Under the OOB sanitizer (``--oob-fill nan``) the result is NaN where this passes K, as the
+    # source as written computes then.
+    k_read: Expr | None = None
 
     @property
     def batched(self) -> bool:

@@ -133,11 +133,11 @@ def matmul(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_k0_NUM_SMS = _rt.num_sms(_dev)  # gemm_v0.co:7
     _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, "zero")
     _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-    _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_k0_TMA_RHS, "zero")
     _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_k0,
         (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_k0_NUM_SMS),),

@@ -80,6 +80,7 @@ def matmul_k0(
     offs_m = pid_m * 64 + tl.arange(0, 64)
     offs_n = pid_n * 32 + tl.arange(0, 32)
     acc = tl.zeros([64, 32], tl.float32)  # gemm_v1.co:18
+    acc = _oob_fill(acc, tl.cdiv(K, 128) * 128 <= K)
     for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
         offs_k = k * 128 + tl.arange(0, 128)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)

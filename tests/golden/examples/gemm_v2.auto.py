@@ -89,6 +89,7 @@ def matmul_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # gemm_v2.co:23
+        acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
         for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -212,11 +213,11 @@ def matmul(lhs, rhs, output, *, _launch=None):
     if M % 64 == 0 and K % 64 == 0 and N % 128 == 0:
         _matmul_k0_NUM_SMS = _rt.num_sms(_dev)
         _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, "zero")
         _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_k0_TMA_RHS, "zero")
         _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_k0_TMA_OUTPUT, _OOB_PADDING)
+        _matmul_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_k0,
             (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_k0_NUM_SMS),),

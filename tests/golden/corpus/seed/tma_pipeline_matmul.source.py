@@ -85,6 +85,7 @@ def matmul_k0(
     offs_m = pid_m * 64 + tl.arange(0, 64)
     offs_n = pid_n * 128 + tl.arange(0, 128)
     acc = tl.zeros([64, 128], tl.float32)  # tma_pipeline_matmul.co:40
+    acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
     for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
         offs_k = k * 64 + tl.arange(0, 64)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -125,9 +126,9 @@ def matmul(lhs, rhs, output, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")  # tma_pipeline_matmul.co:12
-    _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS, "zero")
     _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS, "zero")
     _launch(
         matmul_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),

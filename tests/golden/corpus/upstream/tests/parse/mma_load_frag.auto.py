@@ -128,11 +128,11 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (16, 16), torch.float16, _dev, None)  # mma_load_frag.co:4
     _mma_load_frag_k0_NUM_SMS = _rt.num_sms(_dev)  # mma_load_frag.co:5
     _mma_load_frag_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _mma_load_frag_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _mma_load_frag_k0_TMA_LHS, _OOB_PADDING)
+    _mma_load_frag_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _mma_load_frag_k0_TMA_LHS, "zero")
     _mma_load_frag_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _mma_load_frag_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _mma_load_frag_k0_TMA_RHS, _OOB_PADDING)
+    _mma_load_frag_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _mma_load_frag_k0_TMA_RHS, "zero")
     _mma_load_frag_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _mma_load_frag_k0_output_desc = _rt.tma_desc(output, [128, 128], _mma_load_frag_k0_TMA_OUTPUT, _OOB_PADDING)
+    _mma_load_frag_k0_output_desc = _rt.tma_desc(output, [128, 128], _mma_load_frag_k0_TMA_OUTPUT, "zero")
     _launch(
         mma_load_frag_k0,
         (min(1, _mma_load_frag_k0_NUM_SMS),),

@@ -130,11 +130,11 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:12
     _matmul_group_rc_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:16
     _matmul_group_rc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_group_rc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_group_rc_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_group_rc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_group_rc_k0_TMA_LHS, "zero")
     _matmul_group_rc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _matmul_group_rc_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_group_rc_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_group_rc_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_group_rc_k0_TMA_RHS, "zero")
     _matmul_group_rc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_group_rc_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_group_rc_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_group_rc_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_group_rc_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_group_rc_k0,
         (min(1, _matmul_group_rc_k0_NUM_SMS),),
@@ -339,13 +339,11 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:80
     _matmul_fusion_scalar_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:84
     _matmul_fusion_scalar_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_fusion_scalar_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_fusion_scalar_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_fusion_scalar_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_fusion_scalar_k0_TMA_LHS, "zero")
     _matmul_fusion_scalar_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _matmul_fusion_scalar_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_fusion_scalar_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_fusion_scalar_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_fusion_scalar_k0_TMA_RHS, "zero")
     _matmul_fusion_scalar_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_fusion_scalar_k0_output_desc = _rt.tma_desc(
-        output, [128, 128], _matmul_fusion_scalar_k0_TMA_OUTPUT, _OOB_PADDING
-    )
+    _matmul_fusion_scalar_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_fusion_scalar_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_fusion_scalar_k0,
         (min(1, _matmul_fusion_scalar_k0_NUM_SMS),),
@@ -592,13 +590,11 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # ampere_mma.co:264
     _mma_m8n8k16_s8_s32_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:266
     _mma_m8n8k16_s8_s32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-    _mma_m8n8k16_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _mma_m8n8k16_s8_s32_k0_TMA_LHS, _OOB_PADDING)
+    _mma_m8n8k16_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _mma_m8n8k16_s8_s32_k0_TMA_LHS, "zero")
     _mma_m8n8k16_s8_s32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
-    _mma_m8n8k16_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _mma_m8n8k16_s8_s32_k0_TMA_RHS, _OOB_PADDING)
+    _mma_m8n8k16_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _mma_m8n8k16_s8_s32_k0_TMA_RHS, "zero")
     _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _mma_m8n8k16_s8_s32_k0_output_desc = _rt.tma_desc(
-        output, [128, 128], _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT, _OOB_PADDING
-    )
+    _mma_m8n8k16_s8_s32_k0_output_desc = _rt.tma_desc(output, [128, 128], _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT, "zero")
     _launch(
         mma_m8n8k16_s8_s32_k0,
         (min(1, _mma_m8n8k16_s8_s32_k0_NUM_SMS),),
@@ -709,13 +705,11 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (64, 128), torch.float32, _dev, None)  # ampere_mma.co:290
     _mma_m16n8k8_f16_f32_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:292
     _mma_m16n8k8_f16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _mma_m16n8k8_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _mma_m16n8k8_f16_f32_k0_TMA_LHS, _OOB_PADDING)
+    _mma_m16n8k8_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _mma_m16n8k8_f16_f32_k0_TMA_LHS, "zero")
     _mma_m16n8k8_f16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _mma_m16n8k8_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _mma_m16n8k8_f16_f32_k0_TMA_RHS, _OOB_PADDING)
+    _mma_m16n8k8_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _mma_m16n8k8_f16_f32_k0_TMA_RHS, "zero")
     _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _mma_m16n8k8_f16_f32_k0_output_desc = _rt.tma_desc(
-        output, [128, 128], _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT, _OOB_PADDING
-    )
+    _mma_m16n8k8_f16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT, "zero")
     _launch(
         mma_m16n8k8_f16_f32_k0,
         (min(1, _mma_m16n8k8_f16_f32_k0_NUM_SMS),),
@@ -786,6 +780,7 @@ def matmul_f16_sm86_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # ampere_mma.co:396
+        acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
         for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -833,11 +828,11 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_f16_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:385
     _matmul_f16_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_f16_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_sm86_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_f16_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_sm86_k0_TMA_LHS, "zero")
     _matmul_f16_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-    _matmul_f16_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_sm86_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_f16_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_sm86_k0_TMA_RHS, "zero")
     _matmul_f16_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_f16_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_sm86_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_f16_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_sm86_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_f16_sm86_k0,
         (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_sm86_k0_NUM_SMS),),
@@ -911,6 +906,7 @@ def matmul_trans_sm86_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # ampere_mma.co:417
+        acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
         for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < N) & (offs_k[None, :] < K)
@@ -958,11 +954,11 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
     _matmul_trans_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:406
     _matmul_trans_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_trans_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_trans_sm86_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_trans_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_trans_sm86_k0_TMA_RHS, "zero")
     _matmul_trans_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [256, 64], [256, 64], "loads (auto)")
-    _matmul_trans_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [256, 64], _matmul_trans_sm86_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_trans_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [256, 64], _matmul_trans_sm86_k0_TMA_LHS, "zero")
     _matmul_trans_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_trans_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_trans_sm86_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_trans_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_trans_sm86_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_trans_sm86_k0,
         (min(_rt.cdiv(N, 128) * _rt.cdiv(M, 256), _matmul_trans_sm86_k0_NUM_SMS),),
@@ -1036,6 +1032,7 @@ def matmul_persis_sta_sm86_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # ampere_mma.co:445
+        acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
         for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -1085,12 +1082,12 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
     tiles_n = _rt.cdiv(N, 16)  # ampere_mma.co:428
     _matmul_persis_sta_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:429
     _matmul_persis_sta_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_persis_sta_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_persis_sta_sm86_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_persis_sta_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_persis_sta_sm86_k0_TMA_LHS, "zero")
     _matmul_persis_sta_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-    _matmul_persis_sta_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_persis_sta_sm86_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_persis_sta_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_persis_sta_sm86_k0_TMA_RHS, "zero")
     _matmul_persis_sta_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
     _matmul_persis_sta_sm86_k0_output_desc = _rt.tma_desc(
-        output, [128, 128], _matmul_persis_sta_sm86_k0_TMA_OUTPUT, _OOB_PADDING
+        output, [128, 128], _matmul_persis_sta_sm86_k0_TMA_OUTPUT, "zero"
     )
     _launch(
         matmul_persis_sta_sm86_k0,
@@ -1165,6 +1162,7 @@ def matmul_persis_colmajor_sm86_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # ampere_mma.co:475
+        acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
         for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -1215,17 +1213,17 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
     _matmul_persis_colmajor_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:459
     _matmul_persis_colmajor_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
     _matmul_persis_colmajor_sm86_k0_lhs_desc = _rt.tma_desc(
-        lhs, [128, 64], _matmul_persis_colmajor_sm86_k0_TMA_LHS, _OOB_PADDING
+        lhs, [128, 64], _matmul_persis_colmajor_sm86_k0_TMA_LHS, "zero"
     )
     _matmul_persis_colmajor_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
     _matmul_persis_colmajor_sm86_k0_rhs_desc = _rt.tma_desc(
-        rhs, [256, 64], _matmul_persis_colmajor_sm86_k0_TMA_RHS, _OOB_PADDING
+        rhs, [256, 64], _matmul_persis_colmajor_sm86_k0_TMA_RHS, "zero"
     )
     _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT = _rt.tma_ok(
         _F, "output", output, [128, 128], [128, 128], "stores (auto)"
     )
     _matmul_persis_colmajor_sm86_k0_output_desc = _rt.tma_desc(
-        output, [128, 128], _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT, _OOB_PADDING
+        output, [128, 128], _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT, "zero"
     )
     _launch(
         matmul_persis_colmajor_sm86_k0,

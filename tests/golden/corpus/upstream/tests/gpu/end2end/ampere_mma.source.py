@@ -606,6 +606,7 @@ def matmul_f16_sm86_k0(
     offs_m = pid_m * 64 + tl.arange(0, 64)
     offs_n = pid_n * 16 + tl.arange(0, 16)
     acc = tl.zeros([64, 16], tl.float32)  # ampere_mma.co:396
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
     for k in tl.range(0, tl.cdiv(K, 16), num_stages=NUM_STAGES):
         offs_k = k * 16 + tl.arange(0, 16)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -692,6 +693,7 @@ def matmul_trans_sm86_k0(
     offs_m = pid_m * 64 + tl.arange(0, 64)
     offs_n = pid_n * 16 + tl.arange(0, 16)
     acc = tl.zeros([64, 16], tl.float32)  # ampere_mma.co:417
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
     for k in tl.range(0, tl.cdiv(K, 16), num_stages=NUM_STAGES):
         offs_k = k * 16 + tl.arange(0, 16)
         mask_a = (offs_m[:, None] < N) & (offs_k[None, :] < K)
@@ -781,6 +783,7 @@ def matmul_persis_sta_sm86_k0(
         offs_m = pid_m * 64 + tl.arange(0, 64)
         offs_n = pid_n * 16 + tl.arange(0, 16)
         acc = tl.zeros([64, 16], tl.float32)  # ampere_mma.co:445
+        acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
         for k in tl.range(0, tl.cdiv(K, 16), num_stages=NUM_STAGES):
             offs_k = k * 16 + tl.arange(0, 16)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -873,6 +876,7 @@ def matmul_persis_colmajor_sm86_k0(
         offs_m = pid_m * 64 + tl.arange(0, 64)
         offs_n = pid_n * 16 + tl.arange(0, 16)
         acc = tl.zeros([64, 16], tl.float32)  # ampere_mma.co:475
+        acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
         for k in tl.range(0, tl.cdiv(K, 16), num_stages=NUM_STAGES):
             offs_k = k * 16 + tl.arange(0, 16)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)

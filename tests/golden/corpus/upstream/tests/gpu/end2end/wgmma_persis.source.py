@@ -244,6 +244,8 @@ def matmul_f16_ws_1p3c_persis_k0(
         offs_n = pid_n * 128 + tl.arange(0, 128)
         acc_0 = tl.zeros([128, 128], tl.float32)  # wgmma_persis.co:76
         acc_1 = tl.zeros([64, 128], tl.float32)
+        acc_0 = _oob_fill(acc_0, tl.cdiv(K, 64) * 64 <= K)
+        acc_1 = _oob_fill(acc_1, tl.cdiv(K, 64) * 64 <= K)
         for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a_0 = (offs_m_0[:, None] < M) & (offs_k[None, :] < K)
@@ -314,23 +316,21 @@ def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
     _matmul_f16_ws_1p3c_persis_k0_NUM_SMS = _rt.num_sms(_dev)  # wgmma_persis.co:41
     _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_0 = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
     _matmul_f16_ws_1p3c_persis_k0_lhs_desc_0 = _rt.tma_desc(
-        lhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_0, _OOB_PADDING
+        lhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_0, "zero"
     )
     _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_1 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
     _matmul_f16_ws_1p3c_persis_k0_lhs_desc_1 = _rt.tma_desc(
-        lhs, [64, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_1, _OOB_PADDING
+        lhs, [64, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_1, "zero"
     )
     _matmul_f16_ws_1p3c_persis_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_f16_ws_1p3c_persis_k0_rhs_desc = _rt.tma_desc(
-        rhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_RHS, _OOB_PADDING
-    )
+    _matmul_f16_ws_1p3c_persis_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_RHS, "zero")
     _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_0 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
     _matmul_f16_ws_1p3c_persis_k0_output_desc_0 = _rt.tma_desc(
-        output, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_0, _OOB_PADDING
+        output, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_0, "zero"
     )
     _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_1 = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
     _matmul_f16_ws_1p3c_persis_k0_output_desc_1 = _rt.tma_desc(
-        output, [64, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_1, _OOB_PADDING
+        output, [64, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_1, "zero"
     )
     _launch(
         matmul_f16_ws_1p3c_persis_k0,

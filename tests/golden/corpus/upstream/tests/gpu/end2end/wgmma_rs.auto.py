@@ -180,11 +180,11 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (64, 64), torch.float32, _dev, 0.0)  # wgmma_rs.co:27
     _wgmma_rs2_k0_NUM_SMS = _rt.num_sms(_dev)  # wgmma_rs.co:28
     _wgmma_rs2_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _wgmma_rs2_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _wgmma_rs2_k0_TMA_LHS, _OOB_PADDING)
+    _wgmma_rs2_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _wgmma_rs2_k0_TMA_LHS, "zero")
     _wgmma_rs2_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-    _wgmma_rs2_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _wgmma_rs2_k0_TMA_RHS, _OOB_PADDING)
+    _wgmma_rs2_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _wgmma_rs2_k0_TMA_RHS, "zero")
     _wgmma_rs2_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _wgmma_rs2_k0_output_desc = _rt.tma_desc(output, [128, 128], _wgmma_rs2_k0_TMA_OUTPUT, _OOB_PADDING)
+    _wgmma_rs2_k0_output_desc = _rt.tma_desc(output, [128, 128], _wgmma_rs2_k0_TMA_OUTPUT, "zero")
     _launch(
         wgmma_rs2_k0,
         (min(1, _wgmma_rs2_k0_NUM_SMS),),

@@ -164,9 +164,9 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
     output = _rt.alloc(_F, (64, 64), torch.float32, _dev, 0.0)  # wgmma_rs.co:27
     _wgmma_rs2_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 16], [64, 16], "loads (auto)")  # wgmma_rs.co:28
-    _wgmma_rs2_k0_lhs_desc = _rt.tma_desc(lhs, [64, 16], _wgmma_rs2_k0_TMA_LHS, _OOB_PADDING)
+    _wgmma_rs2_k0_lhs_desc = _rt.tma_desc(lhs, [64, 16], _wgmma_rs2_k0_TMA_LHS, "zero")
     _wgmma_rs2_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 16], [64, 16], "loads (auto)")
-    _wgmma_rs2_k0_rhs_desc = _rt.tma_desc(rhs, [64, 16], _wgmma_rs2_k0_TMA_RHS, _OOB_PADDING)
+    _wgmma_rs2_k0_rhs_desc = _rt.tma_desc(rhs, [64, 16], _wgmma_rs2_k0_TMA_RHS, "zero")
     _launch(
         wgmma_rs2_k0,
         (1,),

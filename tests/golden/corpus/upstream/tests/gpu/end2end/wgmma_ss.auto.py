@@ -88,6 +88,7 @@ def matmul_e4m3_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:22
+        acc = _oob_fill(acc, tl.cdiv(K, 32) * 32 <= K)
         for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
             offs_k = k * 128 + tl.arange(0, 128)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -191,9 +192,9 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
     if N % 64 == 0 and K % 32 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:8
         _matmul_e4m3_k0_NUM_SMS = _rt.num_sms(_dev)
         _matmul_e4m3_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-        _matmul_e4m3_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_e4m3_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_k0_TMA_LHS, "zero")
         _matmul_e4m3_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 128], [256, 128], "loads (auto)")
-        _matmul_e4m3_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_e4m3_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_k0_TMA_RHS, "zero")
         _launch(
             matmul_e4m3_k0,
             (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_e4m3_k0_NUM_SMS),),
@@ -301,6 +302,7 @@ def matmul_f16_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:42
+        acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
         for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -400,11 +402,11 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
     if N % 64 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:34
         _matmul_f16_k0_NUM_SMS = _rt.num_sms(_dev)
         _matmul_f16_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_f16_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_k0_TMA_LHS, "zero")
         _matmul_f16_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_f16_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_f16_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_k0_TMA_RHS, "zero")
         _matmul_f16_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_f16_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_k0_TMA_OUTPUT, _OOB_PADDING)
+        _matmul_f16_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_f16_k0,
             (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_k0_NUM_SMS),),
@@ -499,6 +501,7 @@ def matmul_e4m3_mwg_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:61
+        acc = _oob_fill(acc, tl.cdiv(K, 128) * 128 <= K)
         for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
             offs_k = k * 128 + tl.arange(0, 128)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -616,11 +619,11 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
     if N % 64 == 0 and K % 128 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:52
         _matmul_e4m3_mwg_k0_NUM_SMS = _rt.num_sms(_dev)
         _matmul_e4m3_mwg_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-        _matmul_e4m3_mwg_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_e4m3_mwg_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_k0_TMA_LHS, "zero")
         _matmul_e4m3_mwg_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 128], [256, 128], "loads (auto)")
-        _matmul_e4m3_mwg_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_mwg_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_e4m3_mwg_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_mwg_k0_TMA_RHS, "zero")
         _matmul_e4m3_mwg_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_e4m3_mwg_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_e4m3_mwg_k0_TMA_OUTPUT, _OOB_PADDING)
+        _matmul_e4m3_mwg_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_e4m3_mwg_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_e4m3_mwg_k0,
             (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_e4m3_mwg_k0_NUM_SMS),),
@@ -737,6 +740,7 @@ def matmul_e4m3_mwg_tbc_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:83
+        acc = _oob_fill(acc, tl.cdiv(K, 128) * 128 <= K)
         for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
             offs_k = k * 128 + tl.arange(0, 128)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -854,12 +858,12 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
     if N % 64 == 0 and K % 128 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:71
         _matmul_e4m3_mwg_tbc_k0_NUM_SMS = _rt.num_sms(_dev)
         _matmul_e4m3_mwg_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-        _matmul_e4m3_mwg_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_e4m3_mwg_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_TMA_LHS, "zero")
         _matmul_e4m3_mwg_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 128], [256, 128], "loads (auto)")
-        _matmul_e4m3_mwg_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_mwg_tbc_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_e4m3_mwg_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_mwg_tbc_k0_TMA_RHS, "zero")
         _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
         _matmul_e4m3_mwg_tbc_k0_output_desc = _rt.tma_desc(
-            output, [128, 128], _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT, _OOB_PADDING
+            output, [128, 128], _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT, "zero"
         )
         _launch(
             matmul_e4m3_mwg_tbc_k0,
@@ -1118,6 +1122,7 @@ def matmul_f16_tbc_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:135
+        acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
         for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -1234,11 +1239,11 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:124
         _matmul_f16_tbc_k0_NUM_SMS = _rt.num_sms(_dev)
         _matmul_f16_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_tbc_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_f16_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_tbc_k0_TMA_LHS, "zero")
         _matmul_f16_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_f16_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_tbc_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_f16_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_tbc_k0_TMA_RHS, "zero")
         _matmul_f16_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_f16_tbc_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_tbc_k0_TMA_OUTPUT, _OOB_PADDING)
+        _matmul_f16_tbc_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_tbc_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_f16_tbc_k0,
             (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_tbc_k0_NUM_SMS),),
@@ -1355,6 +1360,7 @@ def matmul_st_trans_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:158
+        acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
         for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < N) & (offs_k[None, :] < K)
@@ -1470,11 +1476,11 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:147
         _matmul_st_trans_k0_NUM_SMS = _rt.num_sms(_dev)
         _matmul_st_trans_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_st_trans_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_st_trans_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_st_trans_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_st_trans_k0_TMA_RHS, "zero")
         _matmul_st_trans_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_st_trans_k0_lhs_desc = _rt.tma_desc(lhs, [256, 64], _matmul_st_trans_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_st_trans_k0_lhs_desc = _rt.tma_desc(lhs, [256, 64], _matmul_st_trans_k0_TMA_LHS, "zero")
         _matmul_st_trans_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_st_trans_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_st_trans_k0_TMA_OUTPUT, _OOB_PADDING)
+        _matmul_st_trans_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_st_trans_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_st_trans_k0,
             (min(_rt.cdiv(N, 128) * _rt.cdiv(M, 256), _matmul_st_trans_k0_NUM_SMS),),
@@ -1591,6 +1597,7 @@ def matmul_st_masked_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:184
+        acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
         for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -1638,11 +1645,11 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_st_masked_k0_NUM_SMS = _rt.num_sms(_dev)  # wgmma_ss.co:171
     _matmul_st_masked_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_st_masked_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_st_masked_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_st_masked_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_st_masked_k0_TMA_LHS, "zero")
     _matmul_st_masked_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-    _matmul_st_masked_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_st_masked_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_st_masked_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_st_masked_k0_TMA_RHS, "zero")
     _matmul_st_masked_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_st_masked_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_st_masked_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_st_masked_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_st_masked_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_st_masked_k0,
         (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_st_masked_k0_NUM_SMS),),
@@ -1717,6 +1724,7 @@ def matmul_f16_ws_1p1c_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:223
+        acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
         for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -1834,13 +1842,11 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:198
         _matmul_f16_ws_1p1c_k0_NUM_SMS = _rt.num_sms(_dev)
         _matmul_f16_ws_1p1c_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_ws_1p1c_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p1c_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_f16_ws_1p1c_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p1c_k0_TMA_LHS, "zero")
         _matmul_f16_ws_1p1c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_f16_ws_1p1c_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_ws_1p1c_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_f16_ws_1p1c_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_ws_1p1c_k0_TMA_RHS, "zero")
         _matmul_f16_ws_1p1c_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_f16_ws_1p1c_k0_output_desc = _rt.tma_desc(
-            output, [128, 128], _matmul_f16_ws_1p1c_k0_TMA_OUTPUT, _OOB_PADDING
-        )
+        _matmul_f16_ws_1p1c_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_ws_1p1c_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_f16_ws_1p1c_k0,
             (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_ws_1p1c_k0_NUM_SMS),),
@@ -1959,6 +1965,7 @@ def matmul_f16_ws_1p3c_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:259
+        acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
         for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
             offs_k = k * 64 + tl.arange(0, 64)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -2066,13 +2073,11 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:235
         _matmul_f16_ws_1p3c_k0_NUM_SMS = _rt.num_sms(_dev)
         _matmul_f16_ws_1p3c_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_ws_1p3c_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_f16_ws_1p3c_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS, "zero")
         _matmul_f16_ws_1p3c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_f16_ws_1p3c_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_ws_1p3c_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_f16_ws_1p3c_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_ws_1p3c_k0_TMA_RHS, "zero")
         _matmul_f16_ws_1p3c_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_f16_ws_1p3c_k0_output_desc = _rt.tma_desc(
-            output, [128, 128], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT, _OOB_PADDING
-        )
+        _matmul_f16_ws_1p3c_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_f16_ws_1p3c_k0,
             (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_ws_1p3c_k0_NUM_SMS),),
@@ -2174,6 +2179,7 @@ def matmul_e4m3_ws_tbc_k0(
         offs_m = pid_m * 128 + tl.arange(0, 128)
         offs_n = pid_n * 256 + tl.arange(0, 256)
         acc = tl.zeros([128, 256], tl.float32)  # wgmma_ss.co:299
+        acc = _oob_fill(acc, tl.cdiv(K, 128) * 128 <= K)
         for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
             offs_k = k * 128 + tl.arange(0, 128)
             mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -2221,13 +2227,11 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_e4m3_ws_tbc_k0_NUM_SMS = _rt.num_sms(_dev)  # wgmma_ss.co:272
     _matmul_e4m3_ws_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-    _matmul_e4m3_ws_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_ws_tbc_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_e4m3_ws_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_ws_tbc_k0_TMA_LHS, "zero")
     _matmul_e4m3_ws_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 128], [256, 128], "loads (auto)")
-    _matmul_e4m3_ws_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_ws_tbc_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_e4m3_ws_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_ws_tbc_k0_TMA_RHS, "zero")
     _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_e4m3_ws_tbc_k0_output_desc = _rt.tma_desc(
-        output, [128, 128], _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT, _OOB_PADDING
-    )
+    _matmul_e4m3_ws_tbc_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_e4m3_ws_tbc_k0,
         (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_e4m3_ws_tbc_k0_NUM_SMS),),

@@ -84,6 +84,7 @@ def matmul_e4m3_k0(
     offs_m = pid_m * 64 + tl.arange(0, 64)
     offs_n = pid_n * 64 + tl.arange(0, 64)
     acc = tl.zeros([64, 64], tl.float32)  # wgmma_ss.co:22
+    acc = _oob_fill(acc, tl.cdiv(K, 32) * 32 <= K)
     for k in tl.range(0, tl.cdiv(K, 32), num_stages=NUM_STAGES):
         offs_k = k * 32 + tl.arange(0, 32)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -182,9 +183,9 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 64 == 0 and K % 32 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:8
         _matmul_e4m3_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads (auto)")
-        _matmul_e4m3_k0_lhs_desc = _rt.tma_desc(lhs, [64, 32], _matmul_e4m3_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_e4m3_k0_lhs_desc = _rt.tma_desc(lhs, [64, 32], _matmul_e4m3_k0_TMA_LHS, "zero")
         _matmul_e4m3_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 32], [64, 32], "loads (auto)")
-        _matmul_e4m3_k0_rhs_desc = _rt.tma_desc(rhs, [64, 32], _matmul_e4m3_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_e4m3_k0_rhs_desc = _rt.tma_desc(rhs, [64, 32], _matmul_e4m3_k0_TMA_RHS, "zero")
         _launch(
             matmul_e4m3_k0,
             (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
@@ -278,6 +279,7 @@ def matmul_f16_k0(
     offs_m = pid_m * 64 + tl.arange(0, 64)
     offs_n = pid_n * 64 + tl.arange(0, 64)
     acc = tl.zeros([64, 64], tl.float32)  # wgmma_ss.co:42
+    acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
     for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
         offs_k = k * 64 + tl.arange(0, 64)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -443,6 +445,7 @@ def matmul_e4m3_mwg_k0(
     offs_m = pid_m * 128 + tl.arange(0, 128)
     offs_n = pid_n * 64 + tl.arange(0, 64)
     acc = tl.zeros([128, 64], tl.float32)  # wgmma_ss.co:61
+    acc = _oob_fill(acc, tl.cdiv(K, 128) * 128 <= K)
     for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
         offs_k = k * 128 + tl.arange(0, 128)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -555,11 +558,11 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 64 == 0 and K % 128 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:52
         _matmul_e4m3_mwg_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-        _matmul_e4m3_mwg_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_e4m3_mwg_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_k0_TMA_LHS, "zero")
         _matmul_e4m3_mwg_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
-        _matmul_e4m3_mwg_k0_rhs_desc = _rt.tma_desc(rhs, [64, 128], _matmul_e4m3_mwg_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_e4m3_mwg_k0_rhs_desc = _rt.tma_desc(rhs, [64, 128], _matmul_e4m3_mwg_k0_TMA_RHS, "zero")
         _matmul_e4m3_mwg_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 32], [128, 32], "stores (auto)")
-        _matmul_e4m3_mwg_k0_output_desc = _rt.tma_desc(output, [128, 32], _matmul_e4m3_mwg_k0_TMA_OUTPUT, _OOB_PADDING)
+        _matmul_e4m3_mwg_k0_output_desc = _rt.tma_desc(output, [128, 32], _matmul_e4m3_mwg_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_e4m3_mwg_k0,
             (_rt.cdiv(M, 128) * _rt.cdiv(N, 64),),
@@ -672,6 +675,7 @@ def matmul_e4m3_mwg_tbc_k0(
     offs_m = pid_m * 128 + tl.arange(0, 128)
     offs_n = pid_n * 64 + tl.arange(0, 64)
     acc = tl.zeros([128, 64], tl.float32)  # wgmma_ss.co:83
+    acc = _oob_fill(acc, tl.cdiv(K, 128) * 128 <= K)
     for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES):
         offs_k = k * 128 + tl.arange(0, 128)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -784,12 +788,12 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 64 == 0 and K % 128 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:71
         _matmul_e4m3_mwg_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-        _matmul_e4m3_mwg_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_e4m3_mwg_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_TMA_LHS, "zero")
         _matmul_e4m3_mwg_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
-        _matmul_e4m3_mwg_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [64, 128], _matmul_e4m3_mwg_tbc_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_e4m3_mwg_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [64, 128], _matmul_e4m3_mwg_tbc_k0_TMA_RHS, "zero")
         _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 32], [128, 32], "stores (auto)")
         _matmul_e4m3_mwg_tbc_k0_output_desc = _rt.tma_desc(
-            output, [128, 32], _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT, _OOB_PADDING
+            output, [128, 32], _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT, "zero"
         )
         _launch(
             matmul_e4m3_mwg_tbc_k0,
@@ -1044,6 +1048,7 @@ def matmul_f16_tbc_k0(
     offs_m = pid_m * 64 + tl.arange(0, 64)
     offs_n = pid_n * 128 + tl.arange(0, 128)
     acc = tl.zeros([64, 128], tl.float32)  # wgmma_ss.co:135
+    acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
     for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
         offs_k = k * 64 + tl.arange(0, 64)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -1155,11 +1160,11 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:124
         _matmul_f16_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-        _matmul_f16_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_f16_tbc_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_f16_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_f16_tbc_k0_TMA_LHS, "zero")
         _matmul_f16_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_tbc_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_f16_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_tbc_k0_TMA_RHS, "zero")
         _matmul_f16_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
-        _matmul_f16_tbc_k0_output_desc = _rt.tma_desc(output, [64, 64], _matmul_f16_tbc_k0_TMA_OUTPUT, _OOB_PADDING)
+        _matmul_f16_tbc_k0_output_desc = _rt.tma_desc(output, [64, 64], _matmul_f16_tbc_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_f16_tbc_k0,
             (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1272,6 +1277,7 @@ def matmul_st_trans_k0(
     offs_m = pid_m * 128 + tl.arange(0, 128)
     offs_n = pid_n * 64 + tl.arange(0, 64)
     acc = tl.zeros([128, 64], tl.float32)  # wgmma_ss.co:158
+    acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
     for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
         offs_k = k * 64 + tl.arange(0, 64)
         mask_a = (offs_m[:, None] < N) & (offs_k[None, :] < K)
@@ -1382,11 +1388,11 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:147
         _matmul_st_trans_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_st_trans_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_st_trans_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_st_trans_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_st_trans_k0_TMA_RHS, "zero")
         _matmul_st_trans_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-        _matmul_st_trans_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_st_trans_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_st_trans_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_st_trans_k0_TMA_LHS, "zero")
         _matmul_st_trans_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 32], [128, 32], "stores (auto)")
-        _matmul_st_trans_k0_output_desc = _rt.tma_desc(output, [128, 32], _matmul_st_trans_k0_TMA_OUTPUT, _OOB_PADDING)
+        _matmul_st_trans_k0_output_desc = _rt.tma_desc(output, [128, 32], _matmul_st_trans_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_st_trans_k0,
             (_rt.cdiv(N, 128) * _rt.cdiv(M, 64),),
@@ -1497,6 +1503,7 @@ def matmul_st_masked_k0(
     offs_m = pid_m * 64 + tl.arange(0, 64)
     offs_n = pid_n * 128 + tl.arange(0, 128)
     acc = tl.zeros([64, 128], tl.float32)  # wgmma_ss.co:184
+    acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
     for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
         offs_k = k * 64 + tl.arange(0, 64)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -1537,9 +1544,9 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_st_masked_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")  # wgmma_ss.co:171
-    _matmul_st_masked_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_st_masked_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_st_masked_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_st_masked_k0_TMA_LHS, "zero")
     _matmul_st_masked_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_st_masked_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_st_masked_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_st_masked_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_st_masked_k0_TMA_RHS, "zero")
     _launch(
         matmul_st_masked_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1609,6 +1616,7 @@ def matmul_f16_ws_1p1c_k0(
     offs_m = pid_m * 64 + tl.arange(0, 64)
     offs_n = pid_n * 128 + tl.arange(0, 128)
     acc = tl.zeros([64, 128], tl.float32)  # wgmma_ss.co:223
+    acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
     for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
         offs_k = k * 64 + tl.arange(0, 64)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -1721,13 +1729,11 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:198
         _matmul_f16_ws_1p1c_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-        _matmul_f16_ws_1p1c_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_f16_ws_1p1c_k0_TMA_LHS, _OOB_PADDING)
+        _matmul_f16_ws_1p1c_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_f16_ws_1p1c_k0_TMA_LHS, "zero")
         _matmul_f16_ws_1p1c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_ws_1p1c_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_ws_1p1c_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_f16_ws_1p1c_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_ws_1p1c_k0_TMA_RHS, "zero")
         _matmul_f16_ws_1p1c_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
-        _matmul_f16_ws_1p1c_k0_output_desc = _rt.tma_desc(
-            output, [64, 64], _matmul_f16_ws_1p1c_k0_TMA_OUTPUT, _OOB_PADDING
-        )
+        _matmul_f16_ws_1p1c_k0_output_desc = _rt.tma_desc(output, [64, 64], _matmul_f16_ws_1p1c_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_f16_ws_1p1c_k0,
             (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1850,6 +1856,8 @@ def matmul_f16_ws_1p3c_k0(
     offs_n = pid_n * 128 + tl.arange(0, 128)
     acc_0 = tl.zeros([128, 128], tl.float32)  # wgmma_ss.co:259
     acc_1 = tl.zeros([64, 128], tl.float32)
+    acc_0 = _oob_fill(acc_0, tl.cdiv(K, 64) * 64 <= K)
+    acc_1 = _oob_fill(acc_1, tl.cdiv(K, 64) * 64 <= K)
     for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
         offs_k = k * 64 + tl.arange(0, 64)
         mask_a_0 = (offs_m_0[:, None] < M) & (offs_k[None, :] < K)
@@ -1970,18 +1978,18 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:235
         _matmul_f16_ws_1p3c_k0_TMA_LHS_0 = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_ws_1p3c_k0_lhs_desc_0 = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS_0, _OOB_PADDING)
+        _matmul_f16_ws_1p3c_k0_lhs_desc_0 = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS_0, "zero")
         _matmul_f16_ws_1p3c_k0_TMA_LHS_1 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-        _matmul_f16_ws_1p3c_k0_lhs_desc_1 = _rt.tma_desc(lhs, [64, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS_1, _OOB_PADDING)
+        _matmul_f16_ws_1p3c_k0_lhs_desc_1 = _rt.tma_desc(lhs, [64, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS_1, "zero")
         _matmul_f16_ws_1p3c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_ws_1p3c_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_RHS, _OOB_PADDING)
+        _matmul_f16_ws_1p3c_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_RHS, "zero")
         _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_0 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
         _matmul_f16_ws_1p3c_k0_output_desc_0 = _rt.tma_desc(
-            output, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_0, _OOB_PADDING
+            output, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_0, "zero"
         )
         _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_1 = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
         _matmul_f16_ws_1p3c_k0_output_desc_1 = _rt.tma_desc(
-            output, [64, 64], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_1, _OOB_PADDING
+            output, [64, 64], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_1, "zero"
         )
         _launch(
             matmul_f16_ws_1p3c_k0,
@@ -2086,6 +2094,7 @@ def matmul_e4m3_ws_tbc_k0(
     offs_m = pid_m * 64 + tl.arange(0, 64)
     offs_n = pid_n * 128 + tl.arange(0, 128)
     acc = tl.zeros([64, 128], tl.float32)  # wgmma_ss.co:299
+    acc = _oob_fill(acc, tl.cdiv(K, 128) * 128 <= K)
     for k in tl.range(0, tl.cdiv(K, 128), num_stages=NUM_STAGES, warp_specialize=WARP_SPECIALIZE):
         offs_k = k * 128 + tl.arange(0, 128)
         mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
@@ -2128,11 +2137,11 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_e4m3_ws_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")  # wgmma_ss.co:272
-    _matmul_e4m3_ws_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [64, 128], _matmul_e4m3_ws_tbc_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_e4m3_ws_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [64, 128], _matmul_e4m3_ws_tbc_k0_TMA_LHS, "zero")
     _matmul_e4m3_ws_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
-    _matmul_e4m3_ws_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [128, 128], _matmul_e4m3_ws_tbc_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_e4m3_ws_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [128, 128], _matmul_e4m3_ws_tbc_k0_TMA_RHS, "zero")
     _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
-    _matmul_e4m3_ws_tbc_k0_output_desc = _rt.tma_desc(output, [64, 64], _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_e4m3_ws_tbc_k0_output_desc = _rt.tma_desc(output, [64, 64], _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_e4m3_ws_tbc_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),

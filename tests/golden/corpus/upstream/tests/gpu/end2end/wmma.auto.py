@@ -129,11 +129,11 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:17
     _matmul_f16_f32_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:19
     _matmul_f16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_f32_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_f32_k0_TMA_LHS, "zero")
     _matmul_f16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _matmul_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_f16_f32_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_f16_f32_k0_TMA_RHS, "zero")
     _matmul_f16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_f16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_f32_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_f16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_f32_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_f16_f32_k0,
         (min(1, _matmul_f16_f32_k0_NUM_SMS),),
@@ -244,11 +244,11 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:35
     _matmul_f16_f16_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:37
     _matmul_f16_f16_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_f16_f16_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_f16_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_f16_f16_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_f16_k0_TMA_LHS, "zero")
     _matmul_f16_f16_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _matmul_f16_f16_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_f16_f16_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_f16_f16_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_f16_f16_k0_TMA_RHS, "zero")
     _matmul_f16_f16_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_f16_f16_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_f16_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_f16_f16_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_f16_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_f16_f16_k0,
         (min(1, _matmul_f16_f16_k0_NUM_SMS),),
@@ -359,11 +359,11 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:54
     _matmul_bf16_f32_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:56
     _matmul_bf16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_bf16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_bf16_f32_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_bf16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_bf16_f32_k0_TMA_LHS, "zero")
     _matmul_bf16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _matmul_bf16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_bf16_f32_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_bf16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_bf16_f32_k0_TMA_RHS, "zero")
     _matmul_bf16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_bf16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_bf16_f32_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_bf16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_bf16_f32_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_bf16_f32_k0,
         (min(1, _matmul_bf16_f32_k0_NUM_SMS),),
@@ -475,11 +475,11 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:72
     _matmul_s8_s32_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:74
     _matmul_s8_s32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-    _matmul_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_s8_s32_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_s8_s32_k0_TMA_LHS, "zero")
     _matmul_s8_s32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
-    _matmul_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _matmul_s8_s32_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _matmul_s8_s32_k0_TMA_RHS, "zero")
     _matmul_s8_s32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_s8_s32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_s8_s32_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_s8_s32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_s8_s32_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_s8_s32_k0,
         (min(1, _matmul_s8_s32_k0_NUM_SMS),),
@@ -658,11 +658,11 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:108
     _matmul_tf32_f32_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:110
     _matmul_tf32_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 32], [128, 32], "loads (auto)")
-    _matmul_tf32_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 32], _matmul_tf32_f32_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_tf32_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 32], _matmul_tf32_f32_k0_TMA_LHS, "zero")
     _matmul_tf32_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [32, 256], [32, 256], "loads (auto)")
-    _matmul_tf32_f32_k0_rhs_desc = _rt.tma_desc(rhs, [32, 256], _matmul_tf32_f32_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_tf32_f32_k0_rhs_desc = _rt.tma_desc(rhs, [32, 256], _matmul_tf32_f32_k0_TMA_RHS, "zero")
     _matmul_tf32_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_tf32_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_tf32_f32_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_tf32_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_tf32_f32_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_tf32_f32_k0,
         (min(1, _matmul_tf32_f32_k0_NUM_SMS),),
@@ -773,11 +773,11 @@ def matmul_rr(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:252
     _matmul_rr_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:256
     _matmul_rr_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_rr_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_rr_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_rr_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_rr_k0_TMA_LHS, "zero")
     _matmul_rr_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-    _matmul_rr_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_rr_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_rr_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_rr_k0_TMA_RHS, "zero")
     _matmul_rr_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_rr_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_rr_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_rr_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_rr_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_rr_k0,
         (min(1, _matmul_rr_k0_NUM_SMS),),
@@ -888,11 +888,11 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:277
     _matmul_mc_array_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:281
     _matmul_mc_array_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_mc_array_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_mc_array_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_mc_array_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_mc_array_k0_TMA_LHS, "zero")
     _matmul_mc_array_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _matmul_mc_array_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_mc_array_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_mc_array_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_mc_array_k0_TMA_RHS, "zero")
     _matmul_mc_array_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_mc_array_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_mc_array_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_mc_array_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_mc_array_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_mc_array_k0,
         (min(1, _matmul_mc_array_k0_NUM_SMS),),
@@ -1006,11 +1006,11 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
     _rt.host_assert(_F, 0 <= i < 2, "an index of the fragment array 'mc' is outside [0, 2)", 313)  # wmma.co:313
     _matmul_cmma_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:307
     _matmul_cmma_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-    _matmul_cmma_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_cmma_k0_TMA_LHS, _OOB_PADDING)
+    _matmul_cmma_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_cmma_k0_TMA_LHS, "zero")
     _matmul_cmma_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
-    _matmul_cmma_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _matmul_cmma_k0_TMA_RHS, _OOB_PADDING)
+    _matmul_cmma_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _matmul_cmma_k0_TMA_RHS, "zero")
     _matmul_cmma_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_cmma_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_cmma_k0_TMA_OUTPUT, _OOB_PADDING)
+    _matmul_cmma_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_cmma_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_cmma_k0,
         (min(1, _matmul_cmma_k0_NUM_SMS),),

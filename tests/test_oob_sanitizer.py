@@ -1,0 +1,59 @@
+"""The OOB sanitizer (``--oob-fill nan``) on kernels tiled as contractions (schedule/gemm.py).
+
+A contraction is tiled with the schedule's tiles, not the source's, so what those tiles read past a
+tensor is the translation's own padding (zero).  What the sanitizer must show is the source's own
+reliance on the fill: a kernel whose K steps overshoot K without ``.zfill`` sums the fill into every
+output element, so under the sanitizer the result is NaN exactly at the sizes where the source's K
+steps overshoot, and exact where they do not, in both schedules.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from kernel_util import assert_close, poisoned, randn
+
+from croq2triton.api import load
+
+PROGRAM = Path(__file__).parent / "programs" / "oob_gemms.co"
+
+
+@pytest.fixture(scope="module", params=["source", "auto"])
+def sanitized(request: pytest.FixtureRequest) -> object:
+    return load(PROGRAM, oob_fill="nan", schedule=request.param)
+
+
+def _run(mod: object, fn: str, m: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    lhs, rhs = randn(m, k, dtype=torch.float16, seed=1), randn(n, k, dtype=torch.float16, seed=2)
+    out = poisoned(m, n)
+    getattr(mod, fn)(lhs, rhs, out)
+    return out, lhs.double() @ rhs.double().T
+
+
+def test_the_kernels_are_tiled_as_contractions(sanitized: object) -> None:
+    text = sanitized.__croq_source__  # type: ignore[attr-defined]
+    assert text.count("(a contraction: croq2triton/lift/contraction.py proves it)") == 3
+
+
+@pytest.mark.parametrize("k", [70, 100])
+def test_k_steps_past_k_without_zfill_read_nan(sanitized: object, k: int) -> None:
+    out, _ = _run(sanitized, "staged", 77, 45, k)  # K steps of 32 overshoot 70 and 100
+    assert out.isnan().all()
+
+
+def test_exact_k_steps_read_nothing_outside(sanitized: object) -> None:
+    out, ref = _run(sanitized, "staged", 77, 45, 96)
+    assert_close(out, ref, atol=1e-2, rtol=1e-3)
+
+
+@pytest.mark.parametrize("fn", ["staged_zfill", "per_element"])
+def test_zfill_and_per_element_reads_are_exact_at_ragged_k(sanitized: object, fn: str) -> None:
+    out, ref = _run(sanitized, fn, 77, 45, 100)  # .zfill states the zeros; a K loop reads only K
+    assert_close(out, ref, atol=1e-2, rtol=1e-3)
+
+
+def test_without_the_sanitizer_the_fill_is_zero() -> None:
+    out, ref = _run(load(PROGRAM), "staged", 77, 45, 100)
+    assert_close(out, ref, atol=1e-2, rtol=1e-3)
