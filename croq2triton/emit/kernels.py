@@ -11,6 +11,7 @@ each kernel.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Iterator
@@ -130,25 +131,40 @@ class KernelDispatch:
         launch = launch_of(tiled.kernel, top.span.line if top.span else 0)
         return launch, _all([_divides(E.fold(x), d) for x, d in c.assumptions])
 
-    def lift_as_written(self, top: A.Parallel, name: str, host: LauncherLifting) -> H.Launch:
+    def lift_as_written(self, top: A.Parallel, name: str, host: LauncherLifting) -> H.Stmt:
         """The kernel as written, lifted into the tile IR (lift/kernel.py), under ``--schedule auto``
         widened where the policy and the proof allow; a form the lifting does not cover is refused
-        with a diagnostic at the construct that stops it."""
+        with a diagnostic at the construct that stops it.
+
+        A widened kernel runs only where it keeps at least one program per SM; at sizes where it
+        would not (a grid known only at launch), the launcher runs the kernel as lifted, whose
+        programs are the source's (a row softmax of 4096 rows widened to one program ran 60x slower
+        than as written on the H200, issue 24)."""
+        line = top.span.line if top.span else 0
         try:
             with kernel_errors("the tile-IR path", name, top):
                 lifted = lift_kernel(top, name, host.host_scope(), self.src_name, self.options)
-                kernel = lifted.kernel
+                kernels = [lifted.kernel]
                 if self.schedule == "auto":
-                    kernel = self.widened(kernel, top) or kernel
-                kernel = interior_split(kernel)  # both schedules: measured faster (schedule/interior.py)
-                launch = launch_of(kernel, top.span.line if top.span else 0)
-                source = emit_kernel(kernel, self.src_name)
+                    wide = self.widened(lifted.kernel, top)
+                    if wide is not None:
+                        kernels = [wide, dataclasses.replace(lifted.kernel, name=f"{name}_narrow")]
+                # both schedules: measured faster (schedule/interior.py)
+                kernels = [interior_split(k) for k in kernels]
+                launches = [launch_of(k, line) for k in kernels]
+                sources = [emit_kernel(k, self.src_name) for k in kernels]
         except NotLifted as e:
             raise CroqLoweringError(f"croq2triton does not translate {e}", e.span or top.span, e.hint or HINT) from e
-        self.kernel_sources.append(source.rstrip("\n"))
-        self.ir_kernels.append(kernel)
+        self.kernel_sources.extend(source.rstrip("\n") for source in sources)
+        self.ir_kernels.extend(kernels)
         self.warnings.extend(lifted.warnings)
-        return launch
+        if len(launches) == 1:
+            return launches[0]
+        wide_launch, narrow_launch = launches
+        programs = _product(wide_launch.grid)
+        enough = E.Bin(">=", programs, E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
+        note = "widened: as long as it keeps a program per SM (else the kernel as written)"
+        return H.If(enough, (wide_launch,), (narrow_launch,), note, line, line=line)
 
     def widened(self, kernel: N.Kernel, top: A.Parallel) -> N.Kernel | None:
         """``kernel`` under the ``auto`` policy's widening (schedule/widen.py), or None where the
@@ -166,6 +182,13 @@ class KernelDispatch:
 def _divides(x: E.Expr, d: int) -> E.Expr:
     """``x % d == 0``."""
     return E.Bin("==", E.Bin("%", x, E.Const(d)), E.Const(0))
+
+
+def _product(values: tuple[E.Expr, ...]) -> E.Expr:
+    out: E.Expr = E.Const(1)
+    for v in values:
+        out = E.fold(E.Bin("*", out, v))
+    return out
 
 
 def _all(conds: list[E.Expr]) -> E.Expr | None:

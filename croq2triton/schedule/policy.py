@@ -132,6 +132,20 @@ TMA_ROW_BYTES = 512  # TMA boxes: rows first to 512 bytes (perf/probe_tma_boxes.
 MAX_ROWS = 64  # rows a program takes of a grid axis whose index is used on its own,
 ROW_ELEMENTS = 1024  # or as many as make this many elements (a program of one element: 1024 of them)
 MIN_PROGRAMS = 264  # a grid of constant extents is not widened below two programs per SM of an H100 / H200
+# (a grid known only at launch is widened only where it keeps a program per SM: emit/kernels.py)
+LOOP_LANES = 8  # lanes a thread may hold in a kernel whose loops carry tiles from one iteration to the
+# next (a row softmax's running max and sum, an RMSNorm's sum of squares): each lane keeps its
+# carried values, the loop's loads and what follows the loop in registers. Widened 32x to 4096 lanes
+# on 4 warps (32 a thread) they took 254 registers a thread (issue 24); 1024 lanes (8 a thread) 56-72
+
+
+def _carries(kernel: N.Kernel) -> bool:
+    """Whether a loop of ``kernel`` carries a tile from one iteration to the next (assigns a tile
+    variable it does not define)."""
+    for loop in (s for s in N.walk(kernel.body) if isinstance(s, N.For)):
+        if any(isinstance(a, N.Assign) and a.var.shape for a in N.walk(loop.body)):
+            return True
+    return False
 
 
 def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
@@ -155,7 +169,9 @@ def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
             return not others and factors[pid] < max(MAX_ROWS, ROW_ELEMENTS // first) and not isinstance(g, E.Const)
         return pid in facts.tile and (not isinstance(g, E.Const) or int(g.value) % (factors[pid] * 2) == 0)
 
-    while elements * width < TILE_BYTES:
+    warps = 8 if facts.transposes else 4
+    most = LOOP_LANES * 32 * warps if _carries(kernel) else 1 << 30  # lanes of a program
+    while elements * width < TILE_BYTES and elements * 2 <= most:
         span = {p: facts.tile.get(p, 1) * factors[p] for p in factors if room(p)}
         if facts.tma:  # descriptor boxes: at most 256 elements an axis
             span = {p: n for p, n in span.items() if n < 256}
@@ -170,5 +186,4 @@ def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
         elements *= 2
     if all(f == 1 for f in factors.values()):
         return None
-    warps = 8 if facts.transposes else 4
     return TileSchedule(tuple(factors[p.name] for p in kernel.program_ids), warps, origin="auto")

@@ -60,6 +60,13 @@ def no_stream_k0(M, a_ptr, a_stride_0):
         tl.store(a_ptr + p * a_stride_0 * 1024 + p_rows * a_stride_0, 1.0, mask=p_ok)  # parallel_stream.co:6
 
 
+@triton.jit
+def no_stream_k0_narrow(M, a_ptr, a_stride_0):
+    """The block-level parallel at parallel_stream.co:5: one program per block, one lane per thread."""
+    p = tl.program_id(0)  # parallel_stream.co:5
+    tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:6
+
+
 @_rt.launcher
 def no_stream(a, *, _launch=None):
     """no_stream(f32 [M] a) -> void; from parallel_stream.co:4."""
@@ -70,7 +77,12 @@ def no_stream(a, *, _launch=None):
     a_caller = a  # parallel_stream.co:4
     a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
     M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
-    _launch(no_stream_k0, (_rt.cdiv(M, 1024),), [M, a, a.stride(0)], dict(num_warps=4))  # parallel_stream.co:5
+    # widened: as long as it keeps a program per SM (else the kernel as written)
+    # parallel_stream.co:5
+    if _rt.cdiv(M, 1024) >= _rt.num_sms(_dev):
+        _launch(no_stream_k0, (_rt.cdiv(M, 1024),), [M, a, a.stride(0)], dict(num_warps=4))
+    else:  # parallel_stream.co:5
+        _launch(no_stream_k0_narrow, (M,), [M, a, a.stride(0)], dict(num_warps=1))
     _rt.copy_back(a_caller, a)
     return None
 
@@ -87,6 +99,13 @@ def single_stream_k0(M, a_ptr, a_stride_0):
         tl.store(a_ptr + p * a_stride_0 * 1024 + p_rows * a_stride_0, 1.0, mask=p_ok)  # parallel_stream.co:20
 
 
+@triton.jit
+def single_stream_k0_narrow(M, a_ptr, a_stride_0):
+    """The block-level parallel at parallel_stream.co:19: one program per block, one lane per thread."""
+    p = tl.program_id(0)  # parallel_stream.co:19
+    tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:20
+
+
 @_rt.launcher
 def single_stream(s, a, *, _launch=None):
     """single_stream(stream s, f32 [M] a) -> void; from parallel_stream.co:18."""
@@ -98,7 +117,12 @@ def single_stream(s, a, *, _launch=None):
     a_caller = a
     a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
     M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
-    _launch(single_stream_k0, (_rt.cdiv(M, 1024),), [M, a, a.stride(0)], dict(num_warps=4))  # parallel_stream.co:19
+    # widened: as long as it keeps a program per SM (else the kernel as written)
+    # parallel_stream.co:19
+    if _rt.cdiv(M, 1024) >= _rt.num_sms(_dev):
+        _launch(single_stream_k0, (_rt.cdiv(M, 1024),), [M, a, a.stride(0)], dict(num_warps=4))
+    else:  # parallel_stream.co:19
+        _launch(single_stream_k0_narrow, (M,), [M, a, a.stride(0)], dict(num_warps=1))
     _rt.copy_back(a_caller, a)
     return None
 
@@ -120,6 +144,14 @@ def multi_stream_k0(M, b_ptr, b_stride_0, a_ptr, a_stride_0):
 
 
 @triton.jit
+def multi_stream_k0_narrow(M, b_ptr, b_stride_0, a_ptr, a_stride_0):
+    """The block-level parallel at parallel_stream.co:34: one program per block, one lane per thread."""
+    p = tl.program_id(0)  # parallel_stream.co:34
+    a_val = tl.load(a_ptr + p * a_stride_0)  # parallel_stream.co:35
+    tl.store(b_ptr + p * b_stride_0, a_val + 1.0)
+
+
+@triton.jit
 def multi_stream_k1(M, a_ptr, a_stride_0, b_ptr, b_stride_0):
     """The block-level parallel at parallel_stream.co:37: one program per 1024 blocks (widened), one lane per thread."""
     q = tl.program_id(0)  # parallel_stream.co:37
@@ -133,6 +165,14 @@ def multi_stream_k1(M, a_ptr, a_stride_0, b_ptr, b_stride_0):
             b_ptr + q * b_stride_0 * 1024 + q_rows * b_stride_0, mask=q_ok, other=0.0
         )  # parallel_stream.co:38
         tl.store(a_ptr + q * a_stride_0 * 1024 + q_rows * a_stride_0, b_val * 2.0, mask=q_ok)
+
+
+@triton.jit
+def multi_stream_k1_narrow(M, a_ptr, a_stride_0, b_ptr, b_stride_0):
+    """The block-level parallel at parallel_stream.co:37: one program per block, one lane per thread."""
+    q = tl.program_id(0)  # parallel_stream.co:37
+    b_val = tl.load(b_ptr + q * b_stride_0)  # parallel_stream.co:38
+    tl.store(a_ptr + q * a_stride_0, b_val * 2.0)
 
 
 @_rt.launcher
@@ -150,10 +190,18 @@ def multi_stream(s0, s1, a, b, *, _launch=None):
     b_caller = b
     b = _rt.tensor_arg(_F, "b", b, torch.float32, 1, _dev, is_global=False)
     M = _rt.bind_dim(_F, _dims, "M", "b", b, 0)
+    # widened: as long as it keeps a program per SM (else the kernel as written)
     # parallel_stream.co:34
-    _launch(multi_stream_k0, (_rt.cdiv(M, 1024),), [M, b, b.stride(0), a, a.stride(0)], dict(num_warps=4))
+    if _rt.cdiv(M, 1024) >= _rt.num_sms(_dev):
+        _launch(multi_stream_k0, (_rt.cdiv(M, 1024),), [M, b, b.stride(0), a, a.stride(0)], dict(num_warps=4))
+    else:  # parallel_stream.co:34
+        _launch(multi_stream_k0_narrow, (M,), [M, b, b.stride(0), a, a.stride(0)], dict(num_warps=1))
+    # widened: as long as it keeps a program per SM (else the kernel as written)
     # parallel_stream.co:37
-    _launch(multi_stream_k1, (_rt.cdiv(M, 1024),), [M, a, a.stride(0), b, b.stride(0)], dict(num_warps=4))
+    if _rt.cdiv(M, 1024) >= _rt.num_sms(_dev):
+        _launch(multi_stream_k1, (_rt.cdiv(M, 1024),), [M, a, a.stride(0), b, b.stride(0)], dict(num_warps=4))
+    else:  # parallel_stream.co:37
+        _launch(multi_stream_k1_narrow, (M,), [M, a, a.stride(0), b, b.stride(0)], dict(num_warps=1))
     _rt.copy_back(a_caller, a)
     _rt.copy_back(b_caller, b)
     return None
@@ -172,6 +220,13 @@ def async_with_stream_k0(M, a_ptr, a_stride_0):
 
 
 @triton.jit
+def async_with_stream_k0_narrow(M, a_ptr, a_stride_0):
+    """The block-level parallel at parallel_stream.co:55: one program per block, one lane per thread."""
+    p = tl.program_id(0)  # parallel_stream.co:55
+    tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:56
+
+
+@triton.jit
 def async_with_stream_k1(M, a_ptr, a_stride_0):
     """The block-level parallel at parallel_stream.co:58: one program per 1024 blocks (widened), one lane per thread."""
     q = tl.program_id(0)  # parallel_stream.co:58
@@ -181,6 +236,13 @@ def async_with_stream_k1(M, a_ptr, a_stride_0):
     else:
         q_ok = q * 1024 + q_rows < M  # parallel_stream.co:58
         tl.store(a_ptr + q * a_stride_0 * 1024 + q_rows * a_stride_0, 2.0, mask=q_ok)  # parallel_stream.co:59
+
+
+@triton.jit
+def async_with_stream_k1_narrow(M, a_ptr, a_stride_0):
+    """The block-level parallel at parallel_stream.co:58: one program per block, one lane per thread."""
+    q = tl.program_id(0)  # parallel_stream.co:58
+    tl.store(a_ptr + q * a_stride_0, 2.0)  # parallel_stream.co:59
 
 
 @_rt.launcher
@@ -195,8 +257,18 @@ def async_with_stream(s0, s1, a, *, _launch=None):
     a_caller = a
     a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
     M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
-    _launch(async_with_stream_k0, (_rt.cdiv(M, 1024),), [M, a, a.stride(0)], dict(num_warps=4))  # parallel_stream.co:55
-    _launch(async_with_stream_k1, (_rt.cdiv(M, 1024),), [M, a, a.stride(0)], dict(num_warps=4))  # parallel_stream.co:58
+    # widened: as long as it keeps a program per SM (else the kernel as written)
+    # parallel_stream.co:55
+    if _rt.cdiv(M, 1024) >= _rt.num_sms(_dev):
+        _launch(async_with_stream_k0, (_rt.cdiv(M, 1024),), [M, a, a.stride(0)], dict(num_warps=4))
+    else:  # parallel_stream.co:55
+        _launch(async_with_stream_k0_narrow, (M,), [M, a, a.stride(0)], dict(num_warps=1))
+    # widened: as long as it keeps a program per SM (else the kernel as written)
+    # parallel_stream.co:58
+    if _rt.cdiv(M, 1024) >= _rt.num_sms(_dev):
+        _launch(async_with_stream_k1, (_rt.cdiv(M, 1024),), [M, a, a.stride(0)], dict(num_warps=4))
+    else:  # parallel_stream.co:58
+        _launch(async_with_stream_k1_narrow, (M,), [M, a, a.stride(0)], dict(num_warps=1))
     _rt.copy_back(a_caller, a)
     return None
 
