@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import DEVICE  # noqa: F401  (sets TRITON_INTERPRET on the CPU)
+from kernel_util import DEVICE  # (importing it sets TRITON_INTERPRET on the CPU)
 
 import croq2triton
 from croq2triton.cli import main as cli_main
@@ -206,7 +206,9 @@ def test_example(ex: Example, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         failed = mod.__croq_translation__.failed
         assert not failed, f"{ex.id}: functions not translated: {failed}"
         code = compile(ex.check.text, f"{ex.check.page}:{ex.check.line}", "exec")
-        exec(code, {"mod": mod, "torch": torch, "croq2triton": croq2triton, "co_path": str(path)})
+        # the pages make their tensors with torch's default device: CROQ2TRITON_TEST_DEVICE=cuda runs them on a GPU
+        with torch.device(DEVICE):
+            exec(code, {"mod": mod, "torch": torch, "croq2triton": croq2triton, "co_path": str(path)})
     for extra in ex.extras:
         if extra.lang == "console":
             _console(extra, tmp_path, monkeypatch)
