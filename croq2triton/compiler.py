@@ -36,6 +36,8 @@ _DOT = re.compile(
 )
 _TENSOR = re.compile(r"tensor<((?:\d+x)+)[a-z!]")
 _REG = re.compile(r"REG:(\d+)")
+# a buffer of a multi-buffered shared allocation (a pipelined loop's stages): memdesc<N x ...>
+_STAGED = re.compile(r"ttg\.memdesc_index [^\n]*?: !ttg\.memdesc<(\d+)x")
 
 
 @dataclass
@@ -51,11 +53,16 @@ class KernelReport:
     tma: bool
     asm: dict[str, Any]
 
+    asked_stages: int = 0  # what the launch asked for (0: the same as num_stages)
+
     def line(self) -> str:
         regs = f"{self.registers} registers" if self.registers is not None else "registers unknown"
         yes = {True: "yes", False: "no"}
+        stages = f"num_stages {self.num_stages}"
+        if self.asked_stages > self.num_stages:  # the compiler did not pipeline what was asked
+            stages += f" ({self.asked_stages} asked)"
         return (
-            f"{self.kernel}: {self.tile}, num_warps {self.num_warps}, num_stages {self.num_stages}, "
+            f"{self.kernel}: {self.tile}, num_warps {self.num_warps}, {stages}, "
             f"shared {self.shared} B, {regs}, wgmma {yes[self.wgmma]}, TMA {yes[self.tma]}, grid {list(self.grid)}"
         )
 
@@ -83,6 +90,16 @@ def block_tile(ttgir: str) -> str:
         return "scalar"
     best = max(shapes, key=lambda s: (_product(s), len(s)))
     return "tile " + "x".join(map(str, best))
+
+
+def pipelined_stages(ttgir: str) -> int:
+    """The stages of the kernel's software pipeline as compiled: the buffers of its multi-buffered
+    shared allocations (``memdesc<3x64x128xf16>``: 3), 1 where no loop was pipelined."""
+    return max((int(n) for n in _STAGED.findall(ttgir)), default=1)
+
+
+def has_loop(ttgir: str) -> bool:
+    return "scf.for" in ttgir
 
 
 def _product(dims: Sequence[int]) -> int:
@@ -186,9 +203,12 @@ def compile_file(
                     grid=launch.grid,
                     tile=block_tile(ttgir),
                     num_warps=kernel.metadata.num_warps,
-                    # the pipelined K loop's depth where the kernel has one (tl.range(num_stages=NUM_STAGES)
-                    # overrides the kernel's option), else the kernel's
-                    num_stages=int(launch.kwargs.get("NUM_STAGES", kernel.metadata.num_stages)),
+                    # what the compiled kernel does, not what was asked: the buffers of its pipelined
+                    # loop, next to the depth asked (tl.range(num_stages=NUM_STAGES), else the kernel's)
+                    num_stages=pipelined_stages(ttgir),
+                    asked_stages=int(launch.kwargs.get("NUM_STAGES", kernel.metadata.num_stages))
+                    if has_loop(ttgir)
+                    else 0,
                     shared=kernel.metadata.shared,
                     registers=registers(kernel.asm.get("cubin", b"")),
                     wgmma="wgmma.mma_async" in ptx,

@@ -122,3 +122,20 @@ def test_widened_kernels_keep_the_gpu_busy(program: str, func: str, sizes: str, 
     else:
         assert "_narrow" not in line and "tile 128," not in line, line  # widened ...
         assert grid[0] * (grid[1] if len(grid) > 1 else 1) >= SMS, line  # ... keeping every SM busy
+
+
+@pytest.mark.slow
+def test_the_summary_reports_the_pipeline_the_compiled_kernel_has() -> None:
+    """The stages come from the TTGIR, and the kernel is compiled with the arguments specialized as
+    Triton's JIT specializes them at a launch (a unit stride is a constant): a dma.copy-staged GEMM
+    under the source schedule is pipelined (asynchronous copies into 3 buffers), as on the GPU."""
+    r = _compile(str(EXAMPLES / "gemm_v1.co"), "--size", "M=1024,N=1024,K=1024", "--emit", "ttgir")
+    assert r.returncode == 0, r.stderr
+    assert "ttg.async_copy_global_to_local" in r.stdout and "!ttg.memdesc<3x64x128xf16" in r.stdout
+    assert "num_stages 3, " in r.stderr
+    # a loop the compiler did not pipeline says so (a softmax's per-row loops over columns)
+    r = _compile(str(REPO / "tests" / "programs" / "rows.co"), "--func", "softmax", "--size", "M=4096,N=4096")
+    assert r.returncode == 0, r.stderr
+    assert "num_stages 1 (3 asked), " in r.stdout
+    r = _compile(str(EXAMPLES / "vadd.co"), "--size", "N=5000")  # no loop: nothing to pipeline
+    assert "num_stages 1, " in r.stdout

@@ -14,31 +14,44 @@ from .launch import Launch, Recorder
 
 
 def compile_launch(launch: Launch, arch: int = 90, warp_size: int = 32) -> Any:
+    """``triton.compile`` of a recorded launch for ``arch``, its arguments specialized as Triton's JIT
+    specializes them at a real launch (an integer 1 is a constant, integers and pointers divisible
+    by 16 say so): without that the compiler cannot vectorize loads whose stride is 1, and a
+    pipelined loop compiled here would not be the loop a GPU runs."""
     import triton
+    from triton._C.libtriton import native_specialize_impl
     from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
+    from triton.compiler import ASTSource, make_backend
     from triton.runtime.jit import mangle_type
 
+    target = GPUTarget("cuda", arch, warp_size)
+    backend = make_backend(target)
     fn = launch.kernel
     names = list(fn.arg_names)
     consts = {k: v for k, v in launch.kwargs.items() if k in names}
     options = {k: v for k, v in launch.kwargs.items() if k not in names}
     values = dict(zip([n for n in names if n not in consts], launch.args))
+    unspecialized = set(getattr(fn, "do_not_specialize", ()))
     sig: dict[str, str] = {}
     constexprs: dict[tuple[int, ...], Any] = {}
+    attrs: dict[tuple[int, ...], Any] = {}
     for i, n in enumerate(names):
         if n in consts:
             sig[n] = "constexpr"
             constexprs[(i,)] = consts[n]
-        else:
-            v = values[n]
-            if v is None:
-                sig[n] = "constexpr"
-                constexprs[(i,)] = None
-            else:
-                sig[n] = mangle_type(v)
-    src = ASTSource(fn=fn, signature=sig, constexprs=constexprs)
-    return triton.compile(src, target=GPUTarget("cuda", arch, warp_size), options=options)
+            continue
+        v = values[n]
+        try:
+            kind, attr = native_specialize_impl(type(backend), v, False, i not in unspecialized, True)
+        except Exception:  # noqa: BLE001 - a value the JIT's specializer does not know: as mangled
+            kind, attr = mangle_type(v), None
+        sig[n] = kind
+        if kind == "constexpr":
+            constexprs[(i,)] = attr if v is not None else None
+        elif isinstance(attr, str) and attr:
+            attrs[(i,)] = backend.parse_attr(attr)
+    src = ASTSource(fn=fn, signature=sig, constexprs=constexprs, attrs=attrs)
+    return triton.compile(src, target=target, options=options)
 
 
 def record(launcher: Any, *args: Any) -> list[Launch]:
