@@ -1,10 +1,18 @@
 """Messages that teach (issue 24): a misspelt reserved word, builtin, element type or member is named
-at the word with what it should be."""
+at the word with what it should be, and a launch error points at the parameter it is about."""
 
 from __future__ import annotations
 
-import pytest
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
+import torch
+
+import croq2triton
+from croq2triton.api import translate_full
 from croq2triton.errors import CroqError, Diagnostic
 from croq2triton.frontend import suggest
 from croq2triton.frontend.driver import parse
@@ -236,3 +244,131 @@ def test_the_edit_distance_counts_a_swap_once() -> None:
     assert suggest.builtin("atomicAdd")[0] == "__atomic_add"
     assert suggest.elem_type("int64_t")[0] == "s64"
     assert suggest.member("chunk_at")[0] == "chunkat"
+
+
+# ---------------------------------------------------------------- launch errors
+
+SCALE = """// scales x into out
+__co__ void scale(global f32 [N, 4] x,
+                  global f32 [N, 4] out, f32 alpha) {
+  parallel p by N : block
+    foreach j in [4]
+      out.at(p, j) = x.at(p, j) * alpha;
+}
+"""
+
+FLAT = """__co__ void flat(global f32 [4, 8] x, global f32 [4] out) {
+  xf = x.span_as([32]);
+  parallel p by 4 : block {
+    mutable f32 s = 0.0f;
+    foreach j in [8]
+      s += xf.at(p * 8 + j);
+    out.at(p) = s;
+  }
+}
+"""
+
+
+@pytest.fixture
+def scale(tmp_path: Path):  # noqa: ANN201
+    path = tmp_path / "scale.co"
+    path.write_text(SCALE)
+    return croq2triton.load(path), str(path)
+
+
+def _launch_error(f, *args) -> CroqError:  # noqa: ANN001
+    with pytest.raises(CroqError) as info:
+        f(*args)
+    return info.value
+
+
+def test_a_wrong_dtype_points_at_the_parameter(scale) -> None:  # noqa: ANN001
+    mod, path = scale
+    e = _launch_error(mod.scale, torch.randn(5, 4), torch.randn(5, 4).double(), 2.0)
+    assert e.format().splitlines() == [
+        f"{path}:3:19: error: scale: parameter 'out' has dtype torch.float64, expected torch.float32",
+        " 3 |                   global f32 [N, 4] out, f32 alpha) {",
+        "   |                   ^~~~~~~~~~~~~~~~~~~~~",
+        "hint: convert it first, e.g. out.to(torch.float32)",
+    ]
+
+
+def test_a_wrong_rank_a_fixed_extent_and_a_scalar_point_at_their_parameters(scale) -> None:  # noqa: ANN001
+    mod, _ = scale
+    e = _launch_error(mod.scale, torch.randn(5), torch.randn(5, 4), 2.0)
+    assert "has rank 1" in e.message and _at(e.diagnostics[0]) == (2, 19, 38) and e.diagnostics[0].hint
+    e = _launch_error(mod.scale, torch.randn(5, 3), torch.randn(5, 4), 2.0)
+    assert "x.shape[1] is 3, but the function declares 4" in e.message and _at(e.diagnostics[0]) == (2, 19, 38)
+    e = _launch_error(mod.scale, torch.randn(5, 4), torch.randn(5, 4), "two")
+    assert "'alpha' must be a number" in e.message and _at(e.diagnostics[0]) == (3, 42, 51)
+
+
+def test_a_tensor_on_another_device_points_at_the_parameter(scale) -> None:  # noqa: ANN001
+    mod, _ = scale
+    e = _launch_error(mod.scale, torch.randn(5, 4, device="meta"), torch.randn(5, 4), 2.0)
+    assert "'global' parameter 'x' is on meta" in e.message
+    assert _at(e.diagnostics[0]) == (2, 19, 38)
+
+
+def test_an_inconsistent_size_points_at_both_parameters(scale) -> None:  # noqa: ANN001
+    mod, path = scale
+    e = _launch_error(mod.scale, torch.randn(5, 4), torch.randn(6, 4), 2.0)
+    d = e.diagnostics[0]
+    assert d.message == "scale: inconsistent size 'N': x.shape[0] is 5 but out.shape[0] is 6"
+    assert _at(d) == (3, 19, 40)
+    assert [(n.message, _at(n)) for n in d.notes] == [("'N' is 5, from x.shape[0]", (2, 19, 38))]
+    assert f"{path}:2:19: note: 'N' is 5, from x.shape[0]" in e.format()
+
+
+def test_a_non_contiguous_tensor_that_span_as_needs_points_at_the_parameter(tmp_path: Path) -> None:
+    path = tmp_path / "flat.co"
+    path.write_text(FLAT)
+    mod = croq2triton.load(path)
+    x = torch.randn(8, 4).t()  # 4 x 8, not contiguous
+    e = _launch_error(mod.flat, x, torch.empty(4))
+    assert "needs a contiguous tensor" in e.message
+    assert e.format().splitlines()[1:3] == [
+        " 1 | __co__ void flat(global f32 [4, 8] x, global f32 [4] out) {",
+        "   |                  ^~~~~~~~~~~~~~~~~~~",
+    ]
+
+
+# A generated module imported by itself (not through croq2triton.load, which registers the text it
+# translated): in a fresh process, as a user's script would.
+IMPORT = """
+import importlib, sys, torch
+from croq2triton.errors import CroqError
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name).scale(torch.randn(5, 4).half(), torch.randn(5, 4), 2.0)
+    except CroqError as e:
+        print(e.format())
+    print("====")
+"""
+
+
+def _imported(folder: Path, *names: str) -> list[list[str]]:
+    repo = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=f"{repo}{os.pathsep}{folder}", TRITON_INTERPRET="1")
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT, *names], cwd=folder, env=env, capture_output=True, text=True, check=True
+    )
+    return [part.strip("\n").splitlines() for part in done.stdout.split("====")[:-1]]
+
+
+def test_an_imported_module_reads_the_co_file_beside_it_if_it_is_the_same(tmp_path: Path) -> None:
+    for name in ("beside", "alone", "stale"):
+        (tmp_path / f"{name}.py").write_text(translate_full(SCALE, filename=f"{name}.co").source)
+    (tmp_path / "beside.co").write_text(SCALE)
+    (tmp_path / "stale.co").write_text(SCALE.replace("global f32 [N, 4] x,", "global f32 [N, 4] input,"))
+    beside, alone, stale = _imported(tmp_path, "beside", "alone", "stale")
+    message = "scale: parameter 'x' has dtype torch.float16, expected torch.float32"
+    hint = "hint: convert it first, e.g. x.to(torch.float32)"
+    assert beside == [
+        f"beside.co:2:19: error: {message}",
+        " 2 | __co__ void scale(global f32 [N, 4] x,",
+        "   |                   ^~~~~~~~~~~~~~~~~~~",
+        hint,
+    ]
+    assert alone == [f"alone.co:2:19: error: {message}", hint]  # no .co beside it: still located
+    assert stale == [f"stale.co:2:19: error: {message}", hint]  # edited since: no stale source line
