@@ -135,6 +135,8 @@ def load_source(
     mod.__croq_source__ = source  # type: ignore[attr-defined]
     mod.__croq_translation__ = translation  # type: ignore[attr-defined]
     mod._OOB_FILL = oob_fill  # type: ignore[attr-defined]
+    if origin != "<generated>":
+        mod._CO_FILE = origin  # type: ignore[attr-defined]  # launch errors name it (REGISTRY has its text)
     # triton.jit reads kernel sources with inspect: register the text with linecache
     import linecache
 

@@ -180,6 +180,9 @@ class SourceRegistry:
     def add(self, name: str, text: str) -> None:
         self._lines[name] = text.split("\n")
 
+    def has(self, name: str) -> bool:
+        return name in self._lines
+
     def line(self, name: str, line: int) -> str | None:
         lines = self._lines.get(name)
         if lines is None or not (1 <= line <= len(lines)):

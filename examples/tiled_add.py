@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "tiled_add.co")
 
 
 @triton.jit
@@ -92,7 +94,7 @@ def tiled_add_k0(
 @_rt.launcher
 def tiled_add(a, b, out, *, _launch=None):
     """tiled_add(global f16 [M, N] a, global f16 [M, N] b, global f16 [M, N] out) -> void; from tiled_add.co:11."""
-    _F = _rt.Fn("tiled_add", "tiled_add.co", 11)
+    _F = _rt.Fn("tiled_add", _CO_FILE, 11, {"a": (11, 23, 42), "b": (11, 44, 63), "out": (11, 65, 86)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a, "b": b, "out": out}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "vadd_f16.co")
 
 
 @triton.jit
@@ -68,7 +70,7 @@ def vadd_f16_k0(N, out_ptr, out_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
 @_rt.launcher
 def vadd_f16(a, b, out, *, _launch=None):
     """vadd_f16(global f16 [N] a, global f16 [N] b, global f16 [N] out) -> void; from vadd_f16.co:3."""
-    _F = _rt.Fn("vadd_f16", "vadd_f16.co", 3)
+    _F = _rt.Fn("vadd_f16", _CO_FILE, 3, {"a": (3, 22, 38), "b": (3, 40, 56), "out": (3, 58, 76)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a, "b": b, "out": out}, _launch)
     _dims = {}

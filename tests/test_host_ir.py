@@ -28,7 +28,9 @@ STEPS = E.Var("steps")
 
 def _launcher(body: tuple[H.Stmt, ...]) -> H.Launcher:
     signature = H.OpSignature((("x", "tensor"), ("steps", "int")), ("x",), "tensor")
-    return H.Launcher("f", ("x", "steps"), "f.co", 3, "f(f32 [N] x, int steps) -> f32 tensor.", ("x",), body, signature)
+    places = (H.ParamAt("x", 3, 15, 26), H.ParamAt("steps", 3, 28, 37))
+    doc = "f(f32 [N] x, int steps) -> f32 tensor."
+    return H.Launcher("f", ("x", "steps"), "f.co", 3, doc, ("x",), body, signature, places)
 
 
 def test_a_hand_built_launcher_is_written_as_python() -> None:
@@ -59,7 +61,7 @@ def test_a_hand_built_launcher_is_written_as_python() -> None:
         '''\
         def f(x, steps, *, _launch=None):
             """f(f32 [N] x, int steps) -> f32 tensor."""
-            _F = _rt.Fn('f', 'f.co', 3)
+            _F = _rt.Fn('f', _CO_FILE, 3, {'x': (3, 15, 26), 'steps': (3, 28, 37)})
             _launch = _launch or _rt.launch
             _dev = _rt.pick_device(_F, {'x': x}, _launch)
             _dims = {}

@@ -3,7 +3,8 @@
 Each statement is built as Python ``ast`` nodes (expressions through :func:`~..tir.pyexpr.host_ast`)
 and unparsed onto one line; compound statements indent their bodies.  A statement from a ``.co``
 line carries a ``# file.co:line`` comment, once per run of lines from the same ``.co`` line (again
-after a block ends).  The launcher's names: ``_F`` (what the runtime's messages name), ``_dev``
+after a block ends).  The launcher's names: ``_F`` (what the runtime's messages name: the function, its ``.co`` file
+``_CO_FILE`` (a name the module defines) and where each parameter is declared), ``_dev``
 (the kernels' device), ``_dims`` (the sizes bound so far), ``_launch`` (how kernels are launched:
 ``runtime.launch.launch`` unless the caller passes another), ``_rt`` (the runtime module).
 """
@@ -38,9 +39,11 @@ TORCH_TYPES = {
 def emit_launcher(launcher: H.Launcher) -> str:
     """The text of ``def name(...)`` for ``launcher``."""
     out = _Writer(launcher.source)
-    out.line(
-        _code(_assign("_F", call("_rt.Fn", _const(launcher.name), _const(launcher.source), _const(launcher.line))))
-    )
+    fn = [_const(launcher.name), name("_CO_FILE"), _const(launcher.line)]
+    if launcher.places:  # {parameter: (line, col, end)}: where the runtime's messages about it point
+        places = [_tuple([_const(p.line), _const(p.col), _const(p.end)]) for p in launcher.places]
+        fn.append(ast.Dict([_const(p.name) for p in launcher.places], places))
+    out.line(_code(_assign("_F", call("_rt.Fn", *fn))))
     out.line("_launch = _launch or _rt.launch")
     devices = ast.Dict([_const(t) for t in launcher.tensors], [name(t) for t in launcher.tensors])
     out.line(_code(_assign("_dev", call("_rt.pick_device", name("_F"), devices, name("_launch")))))
@@ -155,9 +158,9 @@ def _bind_tensor(s: H.BindTensor) -> list[ast.stmt]:
             dims = (name("_F"), name("_dims"), _const(d.symbol), _const(s.name), name(s.var), _const(d.dim))
             out.append(_assign(d.var, call("_rt.bind_dim", *dims)))
         elif isinstance(d, H.AnyDim):
-            out.append(_assign(d.var, call("_rt.any_dim", name("_F"), _const(s.var), name(s.var), _const(d.dim))))
+            out.append(_assign(d.var, call("_rt.any_dim", name("_F"), _const(s.name), name(s.var), _const(d.dim))))
         else:
-            fixed = (name("_F"), _const(s.var), name(s.var), _const(d.dim), _const(d.extent))
+            fixed = (name("_F"), _const(s.name), name(s.var), _const(d.dim), _const(d.extent))
             out.append(_expr(call("_rt.fixed_dim", *fixed)))
     return out
 

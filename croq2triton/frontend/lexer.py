@@ -100,6 +100,7 @@ class CoLexer:
         self.ends: dict[int, int] = {}
         self.prefixes: list[tuple[int, str, str]] = []
         self.depth = 0
+        self.history: list[Any] = []  # the tokens handed out since setup (frontend/repair.py reads them)
 
     # -- order matters: PLY tries function rules in definition order --------
     def t_COMMENT(self, t: Any) -> None:
@@ -282,6 +283,7 @@ class CoLexer:
         self.ends = {}
         self.depth = 0
         self.prefixes = [(-1, k, n) for k, n in prefixes]
+        self.history = []
         self.lexer.input(text[:end])
         self.lexer.lexpos = start
 
@@ -289,7 +291,10 @@ class CoLexer:
         self.lexer.input(text)
 
     def token(self) -> Any:
-        return self.lexer.token()
+        tok = self.lexer.token()
+        if tok is not None:
+            self.history.append(tok)
+        return tok
 
     @property
     def lineno(self) -> int:

@@ -20,11 +20,15 @@ from typing import Any
 
 import ply.yacc as yacc
 
-from ..errors import CroqSyntaxError, Diagnostic, SourceMap, Span
+from ..errors import CroqError, CroqSyntaxError, Diagnostic, SourceMap, Span
 from . import ast as A
+from . import repair, suggest
 from .lexer import CoLexer, IntValue, tokens  # noqa: F401  (PLY reads `tokens`)
 
 DIALECTS = ("default", "upstream")
+
+# what 'mma.' is followed by (LANGUAGE.md 5, mma_stmt)
+MMA_MEMBERS = ("fill", "load", "store", "row", "col", "scale")
 
 TOKEN_NAMES = {
     "IDENT": "identifier", "QNAME": "qualified name", "NUM": "integer", "FLOATLIT": "floating-point literal",
@@ -86,6 +90,9 @@ class _Rules:
         self.dialect = "default"
         self.notes: list[Diagnostic] = []
         self.parser: Any = None
+        # where the parse stopped, as p_error saw it: None (it did not), "token" (at the last token
+        # lexed) or "end" (at the end of the function)
+        self.failed: str | None = None
 
     # ------------------------------------------------------------ helpers
     def sp(self, p: Any, a: int = 1, b: int | None = None) -> Span:
@@ -767,13 +774,18 @@ class _Rules:
 
     def p_mma_commit(self, p: Any) -> None:
         "mma_stmt : MMA DOT IDENT"
-        if p[3] != "commit" or self.dialect == "upstream":
+        if p[3] != "commit":
+            near = [m for m in suggest.member(p[3]) if m in MMA_MEMBERS]
+            raise self.err(
+                f"unknown member '.{p[3]}' of 'mma'" + (f"; {suggest.did_you_mean(near, '.')}" if near else ""),
+                self.sp(p, 2, 3),
+                "'mma' is followed by " + suggest.one_of("." + m for m in MMA_MEMBERS),
+            )
+        if self.dialect == "upstream":
             raise self.err(
                 "syntax error, unexpected '.'",
                 self.tspan(p, 2),
-                "'mma.commit' was removed upstream: the commit is inferred from 'wait' on MMA futures"
-                if p[3] == "commit"
-                else None,
+                "'mma.commit' was removed upstream: the commit is inferred from 'wait' on MMA futures",
             )
         self.notes.append(
             Diagnostic(
@@ -1485,6 +1497,7 @@ class _Rules:
 
     # ------------------------------------------------------------ errors
     def p_error(self, tok: Any) -> None:
+        self.failed = "end" if tok is None else "token"
         expected = self.expected_tokens()
         if tok is None:
             end = len(self.smap.text) if self.smap else 0
@@ -1565,8 +1578,17 @@ class Parser:
         self.rules.smap = smap
         self.rules.dialect = dialect
         self.rules.notes = []
+        self.rules.failed = None
         self.lexer.setup(text, smap, start, end, prefixes)
-        fn = self.yacc.parse(lexer=self.lexer, tracking=True)
+        try:
+            fn = self.yacc.parse(lexer=self.lexer, tracking=True)
+        except CroqSyntaxError:
+            if self.rules.failed != "token":
+                raise
+            better = self.explain()
+            if better is None:
+                raise
+            raise better from None
         deep = too_deep(fn)
         if deep is not None:
             raise CroqSyntaxError(
@@ -1575,6 +1597,54 @@ class Parser:
                 "split the expression or statement with temporaries",
             )
         return fn, self.rules.notes
+
+    def explain(self) -> CroqSyntaxError | None:
+        """After the parse stopped at a token: a misspelt word that explains it (frontend/repair.py)."""
+        tokens = self.lexer.history
+        err = len(tokens) - 1
+        try:
+            while len(tokens) < err + repair.BEYOND + 3 and self.lexer.token() is not None:
+                pass
+        except CroqError:
+            pass  # the text after the error does not even lex: the replacement parses stop there
+        return repair.explain(list(tokens), err, self.trial, self.rules.smap, self.lexer.ends)
+
+    def trial(self, tokens: list[Any], stop: int) -> int | None:
+        """Parse the first ``stop`` of ``tokens``: None when that went through, else the index of the
+        token the parse failed at."""
+        feed = _Feed(tokens, stop)
+        notes = self.rules.notes
+        try:
+            self.yacc.parse(lexer=feed, tracking=True)
+            return None
+        except CroqError:
+            return feed.look
+        except Exception:
+            if os.environ.get("CROQ2TRITON_DEBUG"):
+                raise
+            return feed.look
+        finally:
+            self.rules.notes = notes
+
+
+class _Feed:
+    """A token list as PLY's lexer: the first ``stop`` tokens, then the end."""
+
+    def __init__(self, tokens: list[Any], stop: int) -> None:
+        self.tokens = tokens
+        self.stop = min(stop, len(tokens))
+        self.look = -1  # the index of the last token handed out (``stop`` once the end was)
+        self.lineno = 0
+        self.lexpos = 0
+
+    def token(self) -> Any:
+        self.look += 1
+        if self.look >= self.stop:
+            self.look = self.stop
+            return None
+        tok = self.tokens[self.look]
+        self.lexpos = tok.lexpos
+        return tok
 
 
 # The deepest AST the front end accepts.  Later passes walk the AST recursively;

@@ -80,8 +80,31 @@ class LauncherLifting(HostFlow):
         tensors = tuple(names[i] for i, p in enumerate(fn.params) if p.type.kind == "spanned")
         line = fn.span.line if fn.span else 0
         return H.Launcher(
-            fn.name, tuple(names), self.src_name, line, self.docstring(), tensors, tuple(self.body), self.signature()
+            fn.name,
+            tuple(names),
+            self.src_name,
+            line,
+            self.docstring(),
+            tensors,
+            tuple(self.body),
+            self.signature(),
+            self.places(),
         )
+
+    def places(self) -> tuple[H.ParamAt, ...]:
+        """Where each parameter is declared in the function's own file: the whole declaration when
+        it is on one line, else its name (the declaration's last word)."""
+        out: list[H.ParamAt] = []
+        home = self.fn.span.file if self.fn.span else None
+        for name, p in zip(self.param_names(), self.fn.params, strict=True):
+            sp = p.span
+            if sp is None or sp.line <= 0 or sp.file != home:
+                continue
+            if sp.end_line == sp.line:
+                out.append(H.ParamAt(p.name or name, sp.line, sp.col, sp.end_col))
+            elif p.name:
+                out.append(H.ParamAt(p.name, sp.end_line, sp.end_col - len(p.name), sp.end_col))
+        return tuple(out)
 
     def param_names(self) -> list[str]:
         return [safe(p.name) if p.name else f"_arg{i}" for i, p in enumerate(self.fn.params)]

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import contextvars
 import os
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch._subclasses.fake_tensor import is_fake
 
-from ..errors import CroqError, Span
+from ..errors import REGISTRY, CroqError, Diagnostic, Span
 
 
 class CroqLaunchError(CroqError):
@@ -39,14 +41,62 @@ def warn_at(f: Fn, message: str, param: str | None = None) -> None:
     warnings.warn_explicit(w, CroqRuntimeWarning, f.src, f.line, module="croq2triton")
 
 
+def co_file(module_file: str | None, name: str) -> str:
+    """The ``.co`` file a generated module was translated from, as its launch errors name it:
+    ``name`` next to the module when it is there (shown relative to the working directory when
+    inside it), else ``name``."""
+    if not module_file:
+        return name
+    path = os.path.join(os.path.dirname(os.path.abspath(module_file)), name)
+    if not os.path.isfile(path):
+        return name
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+# (line, first column, column after the last) of a parameter's declaration in the signature, 1-based
+ParamAt = tuple[int, int, int]
+
+
 @dataclass(frozen=True)
 class Fn:
+    """What a launcher's messages say where they come from: the ``__co__`` function ``name`` at
+    ``line`` of ``src``, and where each of its parameters is declared (by its Croqtile name)."""
+
     name: str
     src: str
     line: int
+    params: Mapping[str, ParamAt] = field(default_factory=dict, compare=False)
 
-    def fail(self, msg: str, hint: str | None = None) -> CroqLaunchError:
-        return CroqLaunchError(f"{self.name}: {msg}", Span.at(self.src, self.line, 1), hint)
+    def fail(self, msg: str, hint: str | None = None, param: str | None = None) -> CroqLaunchError:
+        """An error of this launcher, located at the declaration of ``param`` when it is given."""
+        return CroqLaunchError(f"{self.name}: {msg}", self.at(param), hint)
+
+    def at(self, param: str | None) -> Span:
+        """The declaration of ``param`` in the signature; the function's line if it is not known."""
+        place = self.params.get(param) if param is not None else None
+        if place is None:
+            return Span.at(self.src, self.line, 1)
+        line, col, end = place
+        _read_source(self.src, line, col, end, param)
+        return Span.at(self.src, line, col, line, end)
+
+
+def _read_source(src: str, line: int, col: int, end: int, param: str | None) -> None:
+    """Make the text of ``src`` known for caret lines: when the module was imported by itself (not
+    through ``croq2triton.load``, which registers the text it translated), the ``.co`` file on disk
+    is read, but only if the declaration of ``param`` is still where the module says it is."""
+    if REGISTRY.has(src) or not os.path.isfile(src):
+        return
+    try:
+        with open(src, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return
+    lines = text.split("\n")
+    decl = lines[line - 1][col - 1 : end - 1] if 1 <= line <= len(lines) else ""
+    if param is None or param.startswith("_arg") or re.search(rf"\b{re.escape(param)}\s*$", decl):
+        REGISTRY.add(src, text)
 
 
 def interpreting() -> bool:
@@ -73,24 +123,34 @@ def tensor_arg(
     f: Fn, name: str, t: Any, dtype: torch.dtype, rank: int, dev: torch.device, is_global: bool
 ) -> torch.Tensor:
     if not isinstance(t, torch.Tensor):
-        raise f.fail(f"parameter '{name}' must be a torch.Tensor, got {type(t).__name__}")
+        raise f.fail(
+            f"parameter '{name}' must be a torch.Tensor, got {type(t).__name__}",
+            f"pass a torch.Tensor of rank {rank} and dtype {dtype}",
+            name,
+        )
     if t.dtype != dtype:
         raise f.fail(
             f"parameter '{name}' has dtype {t.dtype}, expected {dtype}",
             f"convert it first, e.g. {name}.to({dtype})",
+            name,
         )
     if t.dim() != rank:
-        raise f.fail(f"parameter '{name}' has rank {t.dim()} (shape {tuple(t.shape)}), expected rank {rank}")
+        raise f.fail(
+            f"parameter '{name}' has rank {t.dim()} (shape {tuple(t.shape)}), expected rank {rank}",
+            f"the signature gives '{name}' {rank} dimension(s): pass a tensor of that rank (reshape or view it)",
+            name,
+        )
     if t.device.type != dev.type or (dev.index is not None and t.device.index not in (None, dev.index)):
         if is_global:
             where = "on the GPU" if dev.type == "cuda" else "on the CPU (no GPU: kernels run in the Triton interpreter)"
             raise f.fail(
                 f"'global' parameter '{name}' is on {t.device}, but kernels run {where}",
                 f"move it with {name}.to('{dev.type}')",
+                name,
             )
         t = t.to(dev)
     if any(s < 0 for s in t.stride()):
-        raise f.fail(f"parameter '{name}' has negative strides {t.stride()}", "pass a .contiguous() copy")
+        raise f.fail(f"parameter '{name}' has negative strides {t.stride()}", "pass a .contiguous() copy", name)
     return t
 
 
@@ -127,13 +187,13 @@ def scalar_arg(f: Fn, name: str, v: Any, kind: type) -> Any:
         v = v.item()
     if kind is int:
         if isinstance(v, bool) or not isinstance(v, int):
-            raise f.fail(f"parameter '{name}' must be an int, got {type(v).__name__}")
+            raise f.fail(f"parameter '{name}' must be an int, got {type(v).__name__}", "pass a Python int", name)
         return v
     if kind is bool:
         # passed as 0/1: Triton 3.6's interpreter cannot take a Python bool kernel argument
         return int(bool(v))
     if not isinstance(v, (int, float)):
-        raise f.fail(f"parameter '{name}' must be a number, got {type(v).__name__}")
+        raise f.fail(f"parameter '{name}' must be a number, got {type(v).__name__}", "pass a Python float or int", name)
     return float(v)
 
 
@@ -141,32 +201,46 @@ def stream_arg(f: Fn, name: str, s: Any) -> None:
     return None
 
 
-def bind_dim(f: Fn, dims: dict[str, tuple[int, str]], sym: str, pname: str, t: torch.Tensor, d: int) -> int:
+def bind_dim(f: Fn, dims: dict[str, tuple[int, str, str]], sym: str, pname: str, t: torch.Tensor, d: int) -> int:
+    """Dimension ``d`` of parameter ``pname`` is the size ``sym``: the first binds it, the others
+    must agree (``dims``: each size bound so far, what bound it and the parameter)."""
     n = int(t.shape[d])
     prev = dims.get(sym)
     if prev is None:
         if n <= 0:
-            raise f.fail(f"'{sym}' = {pname}.shape[{d}] is {n}; sizes must be positive")
-        dims[sym] = (n, f"{pname}.shape[{d}]")
+            raise f.fail(
+                f"'{sym}' = {pname}.shape[{d}] is {n}; sizes must be positive",
+                "pass a tensor without empty dims",
+                pname,
+            )
+        dims[sym] = (n, f"{pname}.shape[{d}]", pname)
         return n
     if prev[0] != n:
-        raise f.fail(
+        err = f.fail(
             f"inconsistent size '{sym}': {prev[1]} is {prev[0]} but {pname}.shape[{d}] is {n}",
             f"every parameter dimension named '{sym}' must have the same size",
+            pname,
         )
+        if prev[2] in f.params:  # where the parameter that bound it is declared
+            err.diagnostics[0].notes.append(Diagnostic("note", f"'{sym}' is {prev[0]}, from {prev[1]}", f.at(prev[2])))
+        raise err
     return n
 
 
 def any_dim(f: Fn, pname: str, t: torch.Tensor, d: int) -> int:
     n = int(t.shape[d])
     if n <= 0:
-        raise f.fail(f"{pname}.shape[{d}] is {n}; sizes must be positive")
+        raise f.fail(f"{pname}.shape[{d}] is {n}; sizes must be positive", "pass a tensor without empty dims", pname)
     return n
 
 
 def fixed_dim(f: Fn, pname: str, t: torch.Tensor, d: int, want: int) -> None:
     if int(t.shape[d]) != want:
-        raise f.fail(f"{pname}.shape[{d}] is {int(t.shape[d])}, but the function declares {want}")
+        raise f.fail(
+            f"{pname}.shape[{d}] is {int(t.shape[d])}, but the function declares {want}",
+            f"pass a tensor whose dimension {d} is {want}, or declare it with a name to take any size",
+            pname,
+        )
 
 
 def require_contiguous(f: Fn, pname: str, t: torch.Tensor) -> None:
@@ -174,6 +248,7 @@ def require_contiguous(f: Fn, pname: str, t: torch.Tensor) -> None:
         raise f.fail(
             f"'{pname}' is reinterpreted with '.span_as', which needs a contiguous tensor (strides {t.stride()})",
             f"pass {pname}.contiguous()",
+            pname,
         )
 
 
@@ -187,6 +262,7 @@ def span_as(f: Fn, pname: str, t: torch.Tensor, shape: tuple[int, ...]) -> torch
         raise f.fail(
             f"'{pname}' has {t.numel()} elements ({list(t.shape)}); '.span_as' gives it {list(shape)} ({count})",
             "the new extents must hold exactly the tensor's elements",
+            pname,
         )
     return t.view(tuple(int(n) for n in shape))
 

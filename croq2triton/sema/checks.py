@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..frontend.preprocess import MacroUse
+from .calls import unknown_calls
 from .consteval import const_int, constant_values
 from .levels import thread_count_errors
 from .scopes import Binding, Resolution, resolve
@@ -204,6 +205,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     res = resolve(fn)
     value = constant_values(res)
     errors.extend(_reassignment_errors(res))
+    errors.extend(unknown_calls(fn, res))
     errors.extend(_cmdline_size_errors(fn, macro_uses))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once

@@ -414,6 +414,18 @@ class OpSignature:
 
 
 @dataclass(frozen=True)
+class ParamAt:
+    """Where the parameter ``name`` (its Croqtile name) is declared in the ``.co`` signature: on
+    ``line``, columns ``col`` up to ``end`` (1-based, ``end`` excluded).  The runtime's messages
+    about a parameter (dtype, rank, device, sizes) point there."""
+
+    name: str
+    line: int
+    col: int
+    end: int
+
+
+@dataclass(frozen=True)
 class Launcher:
     """The launcher of the ``__co__`` function ``name`` of ``source``:
     ``def name(*params, *, _launch=None)``."""
@@ -426,3 +438,4 @@ class Launcher:
     tensors: tuple[str, ...]  # the tensor parameters (they pick the kernels' device)
     body: tuple[Stmt, ...]
     signature: OpSignature
+    places: tuple[ParamAt, ...] = ()  # where the parameters are declared

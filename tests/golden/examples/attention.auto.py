@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "attention.co")
 
 
 @triton.jit
@@ -124,7 +126,12 @@ def attention(q, k, v, o, causal, *, _launch=None):
     """attention(global f16 [BH, SEQ_Q, 64] q, global f16 [BH, SEQ_K, 64] k, global f16 [BH, SEQ_K, 64] v, global f16
     [BH, SEQ_Q, 64] o, bool causal) -> void; from attention.co:9.
     """
-    _F = _rt.Fn("attention", "attention.co", 9)
+    _F = _rt.Fn(
+        "attention",
+        _CO_FILE,
+        9,
+        {"q": (9, 23, 50), "k": (9, 52, 79), "v": (10, 23, 50), "o": (10, 52, 79), "causal": (10, 81, 92)},
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"q": q, "k": k, "v": v, "o": o}, _launch)
     _dims = {}

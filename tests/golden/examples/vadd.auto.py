@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "vadd.co")
 
 
 @triton.jit
@@ -68,7 +70,7 @@ def vadd_k0(N, out_ptr, out_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
 @_rt.launcher
 def vadd(a, b, out, *, _launch=None):
     """vadd(global f32 [N] a, global f32 [N] b, global f32 [N] out) -> void; from vadd.co:3."""
-    _F = _rt.Fn("vadd", "vadd.co", 3)
+    _F = _rt.Fn("vadd", _CO_FILE, 3, {"a": (3, 18, 34), "b": (3, 36, 52), "out": (3, 54, 72)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a, "b": b, "out": out}, _launch)
     _dims = {}

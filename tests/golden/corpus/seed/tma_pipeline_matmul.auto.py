@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "tma_pipeline_matmul.co")
 
 
 @triton.jit
@@ -122,7 +124,7 @@ def matmul(lhs, rhs, output, *, _launch=None):
     """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     tma_pipeline_matmul.co:11.
     """
-    _F = _rt.Fn("matmul", "tma_pipeline_matmul.co", 11)
+    _F = _rt.Fn("matmul", _CO_FILE, 11, {"lhs": (11, 20, 41), "rhs": (11, 43, 64), "output": (11, 66, 90)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "argument_decl_static_shape.co")
 
 
 @triton.jit
@@ -51,7 +53,7 @@ def _oob_fill(x, mask):
 @_rt.launcher
 def spans(d, f, *, _launch=None):
     """spans(f32 [11, 1025] d, f32 [11, 1025] f) -> f32 tensor; from argument_decl_static_shape.co:5."""
-    _F = _rt.Fn("spans", "argument_decl_static_shape.co", 5)
+    _F = _rt.Fn("spans", _CO_FILE, 5, {"d": (5, 35, 57), "f": (5, 59, 81)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"d": d, "f": f}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "atomic_builtins.co")
 
 
 @triton.jit
@@ -82,7 +84,7 @@ def atomic_parse_test_k0(s_scratch, a_ptr, a_stride_0, b_ptr, b_stride_0):
 @_rt.launcher
 def atomic_parse_test(a, b, *, _launch=None):
     """atomic_parse_test(s32 [64] a, s32 [64] b) -> void; from atomic_builtins.co:3."""
-    _F = _rt.Fn("atomic_parse_test", "atomic_builtins.co", 3)
+    _F = _rt.Fn("atomic_parse_test", _CO_FILE, 3, {"a": (3, 31, 41), "b": (3, 43, 53)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "chunkat.co")
 
 
 @triton.jit
@@ -135,7 +137,7 @@ def baz_k0(i_ptr, i_stride_0, i_stride_1, i_stride_2):
 @_rt.launcher
 def baz(i, *, _launch=None):
     """baz(f32 [4, 8, 64] i) -> void; from chunkat.co:77."""
-    _F = _rt.Fn("baz", "chunkat.co", 77)
+    _F = _rt.Fn("baz", _CO_FILE, 77, {"i": (77, 17, 33)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"i": i}, _launch)
     _dims = {}

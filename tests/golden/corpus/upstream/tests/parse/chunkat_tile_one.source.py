@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "chunkat_tile_one.co")
 
 
 @triton.jit
@@ -72,7 +74,7 @@ def chunkat_tile_one_k0(i_ptr, i_stride_0, i_stride_1, i_stride_2, o_ptr, o_stri
 @_rt.launcher
 def chunkat_tile_one(i, *, _launch=None):
     """chunkat_tile_one(s32 [4, 8, 16] i) -> auto; from chunkat_tile_one.co:3."""
-    _F = _rt.Fn("chunkat_tile_one", "chunkat_tile_one.co", 3)
+    _F = _rt.Fn("chunkat_tile_one", _CO_FILE, 3, {"i": (3, 30, 46)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"i": i}, _launch)
     _dims = {}

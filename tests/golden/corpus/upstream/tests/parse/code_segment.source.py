@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "code_segment.co")
 
 
 @triton.jit
@@ -51,7 +53,7 @@ def _oob_fill(x, mask):
 @_rt.launcher
 def co0(*, _launch=None):
     """co0() -> void; from code_segment.co:8."""
-    _F = _rt.Fn("co0", "code_segment.co", 8)
+    _F = _rt.Fn("co0", _CO_FILE, 8)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -61,7 +63,7 @@ def co0(*, _launch=None):
 @_rt.launcher
 def co1(*, _launch=None):
     """co1() -> void; from code_segment.co:9."""
-    _F = _rt.Fn("co1", "code_segment.co", 9)
+    _F = _rt.Fn("co1", _CO_FILE, 9)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -71,7 +73,7 @@ def co1(*, _launch=None):
 @_rt.launcher
 def co2(*, _launch=None):
     """co2() -> void; from code_segment.co:20."""
-    _F = _rt.Fn("co2", "code_segment.co", 20)
+    _F = _rt.Fn("co2", _CO_FILE, 20)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "events.co")
 
 
 @triton.jit
@@ -57,7 +59,7 @@ def foo_k0():
 @_rt.launcher
 def foo(*, _launch=None):
     """foo() -> void; from events.co:4."""
-    _F = _rt.Fn("foo", "events.co", 4)
+    _F = _rt.Fn("foo", _CO_FILE, 4)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -74,7 +76,7 @@ def bar_k0():
 @_rt.launcher
 def bar(*, _launch=None):
     """bar() -> void; from events.co:11."""
-    _F = _rt.Fn("bar", "events.co", 11)
+    _F = _rt.Fn("bar", _CO_FILE, 11)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "foreach-local-iv.co")
 
 
 @triton.jit
@@ -58,7 +60,7 @@ def single_range_k0():
 @_rt.launcher
 def single_range(N, *, _launch=None):
     """single_range(int N) -> void; from foreach-local-iv.co:7."""
-    _F = _rt.Fn("single_range", "foreach-local-iv.co", 7)
+    _F = _rt.Fn("single_range", _CO_FILE, 7, {"N": (7, 26, 31)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -78,7 +80,7 @@ def multi_range_k0():
 @_rt.launcher
 def multi_range(*, _launch=None):
     """multi_range() -> void; from foreach-local-iv.co:16."""
-    _F = _rt.Fn("multi_range", "foreach-local-iv.co", 16)
+    _F = _rt.Fn("multi_range", _CO_FILE, 16)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -96,7 +98,7 @@ def sugar_form_k0():
 @_rt.launcher
 def sugar_form(*, _launch=None):
     """sugar_form() -> void; from foreach-local-iv.co:25."""
-    _F = _rt.Fn("sugar_form", "foreach-local-iv.co", 25)
+    _F = _rt.Fn("sugar_form", _CO_FILE, 25)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

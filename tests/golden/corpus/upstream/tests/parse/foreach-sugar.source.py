@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "foreach-sugar.co")
 
 
 @triton.jit
@@ -69,7 +71,7 @@ def foo_k0(M, N, lhs_ptr, lhs_stride_0, lhs_stride_1):
 @_rt.launcher
 def foo(N, M, lhs, *, _launch=None):
     """foo(int N, int M, s32 [2, 4] lhs) -> void; from foreach-sugar.co:3."""
-    _F = _rt.Fn("foo", "foreach-sugar.co", 3)
+    _F = _rt.Fn("foo", _CO_FILE, 3, {"N": (3, 17, 22), "M": (3, 24, 29), "lhs": (3, 31, 43)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "foreach.co")
 
 
 @triton.jit
@@ -60,7 +62,7 @@ def foo_k0():
 @_rt.launcher
 def foo(*, _launch=None):
     """foo() -> void; from foreach.co:3."""
-    _F = _rt.Fn("foo", "foreach.co", 3)
+    _F = _rt.Fn("foo", _CO_FILE, 3)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -80,7 +82,7 @@ def bar_k0(N):
 @_rt.launcher
 def bar(N, *, _launch=None):
     """bar(int N) -> void; from foreach.co:10."""
-    _F = _rt.Fn("bar", "foreach.co", 10)
+    _F = _rt.Fn("bar", _CO_FILE, 10, {"N": (10, 17, 22)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -92,7 +94,7 @@ def bar(N, *, _launch=None):
 @_rt.launcher
 def foobar(N, M, *, _launch=None):
     """foobar(int N, int M) -> void; from foreach.co:17."""
-    _F = _rt.Fn("foobar", "foreach.co", 17)
+    _F = _rt.Fn("foobar", _CO_FILE, 17, {"N": (17, 20, 25), "M": (17, 27, 32)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "int64.co")
 
 
 @triton.jit
@@ -51,7 +53,7 @@ def _oob_fill(x, mask):
 @_rt.launcher
 def foo(a, *, _launch=None):
     """foo(f32 [M, N] a) -> void; from int64.co:3."""
-    _F = _rt.Fn("foo", "int64.co", 3)
+    _F = _rt.Fn("foo", _CO_FILE, 3, {"a": (3, 17, 29)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a}, _launch)
     _dims = {}

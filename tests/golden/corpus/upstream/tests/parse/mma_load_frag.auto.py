@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "mma_load_frag.co")
 
 
 @triton.jit
@@ -115,7 +117,7 @@ def mma_load_frag_k0(
 @_rt.launcher
 def mma_load_frag(lhs, rhs, *, _launch=None):
     """mma_load_frag(f16 [16, 16] lhs, f16 [16, 16] rhs) -> auto; from mma_load_frag.co:3."""
-    _F = _rt.Fn("mma_load_frag", "mma_load_frag.co", 3)
+    _F = _rt.Fn("mma_load_frag", _CO_FILE, 3, {"lhs": (3, 27, 43), "rhs": (3, 45, 61)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "mma_schedule.co")
 
 
 @triton.jit
@@ -60,7 +62,7 @@ def mma_schedule_k0():
 @_rt.launcher
 def mma_schedule(*, _launch=None):
     """mma_schedule() -> void; from mma_schedule.co:4."""
-    _F = _rt.Fn("mma_schedule", "mma_schedule.co", 4)
+    _F = _rt.Fn("mma_schedule", _CO_FILE, 4)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "parallel_stream.co")
 
 
 @triton.jit
@@ -58,7 +60,7 @@ def no_stream_k0(M, a_ptr, a_stride_0):
 @_rt.launcher
 def no_stream(a, *, _launch=None):
     """no_stream(f32 [M] a) -> void; from parallel_stream.co:4."""
-    _F = _rt.Fn("no_stream", "parallel_stream.co", 4)
+    _F = _rt.Fn("no_stream", _CO_FILE, 4, {"a": (4, 23, 31)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a}, _launch)
     _dims = {}
@@ -80,7 +82,7 @@ def single_stream_k0(M, a_ptr, a_stride_0):
 @_rt.launcher
 def single_stream(s, a, *, _launch=None):
     """single_stream(stream s, f32 [M] a) -> void; from parallel_stream.co:18."""
-    _F = _rt.Fn("single_stream", "parallel_stream.co", 18)
+    _F = _rt.Fn("single_stream", _CO_FILE, 18, {"s": (18, 27, 35), "a": (18, 37, 45)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a}, _launch)
     _dims = {}
@@ -112,7 +114,9 @@ def multi_stream_k1(M, a_ptr, a_stride_0, b_ptr, b_stride_0):
 @_rt.launcher
 def multi_stream(s0, s1, a, b, *, _launch=None):
     """multi_stream(stream s0, stream s1, f32 [M] a, f32 [M] b) -> void; from parallel_stream.co:33."""
-    _F = _rt.Fn("multi_stream", "parallel_stream.co", 33)
+    _F = _rt.Fn(
+        "multi_stream", _CO_FILE, 33, {"s0": (33, 26, 35), "s1": (33, 37, 46), "a": (33, 48, 56), "b": (33, 58, 66)}
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
     _dims = {}
@@ -148,7 +152,7 @@ def async_with_stream_k1(M, a_ptr, a_stride_0):
 @_rt.launcher
 def async_with_stream(s0, s1, a, *, _launch=None):
     """async_with_stream(stream s0, stream s1, f32 [M] a) -> void; from parallel_stream.co:54."""
-    _F = _rt.Fn("async_with_stream", "parallel_stream.co", 54)
+    _F = _rt.Fn("async_with_stream", _CO_FILE, 54, {"s0": (54, 31, 40), "s1": (54, 42, 51), "a": (54, 53, 61)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "removed_tma_event_binding.co")
 
 
 @triton.jit
@@ -61,7 +63,7 @@ def removed_tma_event_binding_k0(input_ptr, input_stride_0, input_desc_64, TMA_I
 @_rt.launcher
 def removed_tma_event_binding(input, *, _launch=None):
     """removed_tma_event_binding(global f16 [64] input) -> void; from removed_tma_event_binding.co:3."""
-    _F = _rt.Fn("removed_tma_event_binding", "removed_tma_event_binding.co", 3)
+    _F = _rt.Fn("removed_tma_event_binding", _CO_FILE, 3, {"input": (3, 39, 59)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}

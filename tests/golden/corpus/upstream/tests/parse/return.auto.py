@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "return.co")
 
 
 @triton.jit
@@ -51,7 +53,7 @@ def _oob_fill(x, mask):
 @_rt.launcher
 def ret(a, b, *, _launch=None):
     """ret(int a, int b) -> bf16 tensor; from return.co:3."""
-    _F = _rt.Fn("ret", "return.co", 3)
+    _F = _rt.Fn("ret", _CO_FILE, 3, {"a": (3, 27, 32), "b": (3, 34, 39)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -77,7 +79,7 @@ def ret1(d, *, _launch=None):
 @_rt.launcher
 def ret2(e, *, _launch=None):
     """ret2(bf16 [] e) -> int; from return.co:26."""
-    _F = _rt.Fn("ret2", "return.co", 26)
+    _F = _rt.Fn("ret2", _CO_FILE, 26, {"e": (26, 17, 33)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"e": e}, _launch)
     _dims = {}
@@ -89,7 +91,7 @@ def ret2(e, *, _launch=None):
 @_rt.launcher
 def ret3(_arg0, *, _launch=None):
     """ret3(bf16 []) -> int; from return.co:37."""
-    _F = _rt.Fn("ret3", "return.co", 37)
+    _F = _rt.Fn("ret3", _CO_FILE, 37, {"_arg0": (37, 17, 31)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"_arg0": _arg0}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "scalar_decl.co")
 
 
 @triton.jit
@@ -51,7 +53,7 @@ def _oob_fill(x, mask):
 @_rt.launcher
 def scalar_decls(a, b, *, _launch=None):
     """scalar_decls(int a, int b) -> u8 tensor; from scalar_decl.co:3."""
-    _F = _rt.Fn("scalar_decls", "scalar_decl.co", 3)
+    _F = _rt.Fn("scalar_decls", _CO_FILE, 3, {"a": (3, 34, 39), "b": (3, 41, 46)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -64,7 +66,7 @@ def scalar_decls(a, b, *, _launch=None):
 @_rt.launcher
 def mutables(*, _launch=None):
     """mutables() -> void; from scalar_decl.co:17."""
-    _F = _rt.Fn("mutables", "scalar_decl.co", 17)
+    _F = _rt.Fn("mutables", _CO_FILE, 17)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

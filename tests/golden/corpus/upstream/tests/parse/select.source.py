@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "select.co")
 
 
 @triton.jit
@@ -79,7 +81,7 @@ def select_parse_k0(i_ptr, i_stride_0, i_stride_1):
 @_rt.launcher
 def select_parse(i, *, _launch=None):
     """select_parse(f32 [128, 128] i) -> auto; from select.co:3."""
-    _F = _rt.Fn("select_parse", "select.co", 3)
+    _F = _rt.Fn("select_parse", _CO_FILE, 3, {"i": (3, 26, 42)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"i": i}, _launch)
     _dims = {}
@@ -93,7 +95,7 @@ def select_parse(i, *, _launch=None):
 @_rt.launcher
 def select2(a, b, *, _launch=None):
     """select2(f32 [128, 128] a, f16 [M, N] b) -> auto; from select.co:36."""
-    _F = _rt.Fn("select2", "select.co", 36)
+    _F = _rt.Fn("select2", _CO_FILE, 36, {"a": (36, 21, 37), "b": (36, 39, 51)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
     _dims = {}

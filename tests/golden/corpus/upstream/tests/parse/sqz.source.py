@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "sqz.co")
 
 
 @triton.jit
@@ -64,7 +66,7 @@ def test_sqz_parse_k0(a_ptr, a_stride_0, a_stride_1, a_stride_2):
 @_rt.launcher
 def test_sqz_parse(a, *, _launch=None):
     """test_sqz_parse(f32 [10, 9, 8] a) -> void; from sqz.co:3."""
-    _F = _rt.Fn("test_sqz_parse", "sqz.co", 3)
+    _F = _rt.Fn("test_sqz_parse", _CO_FILE, 3, {"a": (3, 28, 44)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a}, _launch)
     _dims = {}

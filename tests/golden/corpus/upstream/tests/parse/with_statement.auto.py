@@ -27,6 +27,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "with_statement.co")
 
 
 @triton.jit
@@ -59,7 +61,7 @@ def with_statement_empty_body_k0():
 @_rt.launcher
 def with_statement_empty_body(*, _launch=None):
     """with_statement_empty_body() -> auto; from with_statement.co:3."""
-    _F = _rt.Fn("with_statement_empty_body", "with_statement.co", 3)
+    _F = _rt.Fn("with_statement_empty_body", _CO_FILE, 3)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -76,7 +78,7 @@ def with_statement_unnamed_mdspans_k0(data_d0, data_d1, data_ptr, data_stride_0,
 @_rt.launcher
 def with_statement_unnamed_mdspans(data, *, _launch=None):
     """with_statement_unnamed_mdspans(f32 [] data) -> auto; from with_statement.co:25."""
-    _F = _rt.Fn("with_statement_unnamed_mdspans", "with_statement.co", 25)
+    _F = _rt.Fn("with_statement_unnamed_mdspans", _CO_FILE, 25, {"data": (25, 44, 62)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"data": data}, _launch)
     _dims = {}
@@ -101,7 +103,7 @@ def with_statement_multi_within_k0():
 @_rt.launcher
 def with_statement_multi_within(*, _launch=None):
     """with_statement_multi_within() -> auto; from with_statement.co:39."""
-    _F = _rt.Fn("with_statement_multi_within", "with_statement.co", 39)
+    _F = _rt.Fn("with_statement_multi_within", _CO_FILE, 39)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -118,7 +120,7 @@ def with_statement_pattern_match_like_within_k0():
 @_rt.launcher
 def with_statement_pattern_match_like_within(*, _launch=None):
     """with_statement_pattern_match_like_within() -> auto; from with_statement.co:67."""
-    _F = _rt.Fn("with_statement_pattern_match_like_within", "with_statement.co", 67)
+    _F = _rt.Fn("with_statement_pattern_match_like_within", _CO_FILE, 67)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -135,7 +137,7 @@ def with_statement_where_clause_k0():
 @_rt.launcher
 def with_statement_where_clause(*, _launch=None):
     """with_statement_where_clause() -> void; from with_statement.co:86."""
-    _F = _rt.Fn("with_statement_where_clause", "with_statement.co", 86)
+    _F = _rt.Fn("with_statement_where_clause", _CO_FILE, 86)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -152,7 +154,7 @@ def with_statement_where_clauses_k0():
 @_rt.launcher
 def with_statement_where_clauses(*, _launch=None):
     """with_statement_where_clauses() -> void; from with_statement.co:113."""
-    _F = _rt.Fn("with_statement_where_clauses", "with_statement.co", 113)
+    _F = _rt.Fn("with_statement_where_clauses", _CO_FILE, 113)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -169,7 +171,7 @@ def with_statement_matcher_only_k0():
 @_rt.launcher
 def with_statement_matcher_only(*, _launch=None):
     """with_statement_matcher_only() -> void; from with_statement.co:139."""
-    _F = _rt.Fn("with_statement_matcher_only", "with_statement.co", 139)
+    _F = _rt.Fn("with_statement_matcher_only", _CO_FILE, 139)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "para_list.co")
 
 
 @triton.jit
@@ -59,7 +61,7 @@ def foo(src_emb_vec, src_index, dst_emb_vec, *, _launch=None):
     """foo(f32 [1000, 64] src_emb_vec, u32 [1000] src_index, f32 [1000, 64]
     dst_emb_vec) -> void; from para_list.co:5.
     """
-    _F = _rt.Fn("foo", "para_list.co", 5)
+    _F = _rt.Fn("foo", _CO_FILE, 5, {"src_emb_vec": (5, 17, 52), "src_index": (6, 17, 36), "dst_emb_vec": (7, 17, 52)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(
         _F, {"src_emb_vec": src_emb_vec, "src_index": src_index, "dst_emb_vec": dst_emb_vec}, _launch

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "add.co")
 
 
 @triton.jit
@@ -60,7 +62,7 @@ def ele_add_k0(c_ptr, c_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
 @_rt.launcher
 def ele_add(a, b, c, *, _launch=None):
     """ele_add(s32 [64] a, s32 [64] b, s32 [64] c) -> void; from add.co:4."""
-    _F = _rt.Fn("ele_add", "add.co", 4)
+    _F = _rt.Fn("ele_add", _CO_FILE, 4, {"a": (4, 21, 31), "b": (4, 33, 43), "c": (4, 45, 55)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a, "b": b, "c": c}, _launch)
     _dims = {}

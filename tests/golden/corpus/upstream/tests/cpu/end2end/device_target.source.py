@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "device_target.co")
 
 
 @triton.jit
@@ -67,7 +69,7 @@ def parallel_add_k1(b_ptr, b_stride_0):
 @_rt.launcher
 def parallel_add(a, b, *, _launch=None):
     """parallel_add(s32 [8] a, s32 [8] b) -> void; from device_target.co:4."""
-    _F = _rt.Fn("parallel_add", "device_target.co", 4)
+    _F = _rt.Fn("parallel_add", _CO_FILE, 4, {"a": (4, 26, 35), "b": (4, 37, 46)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
     _dims = {}

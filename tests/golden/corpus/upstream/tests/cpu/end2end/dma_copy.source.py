@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "dma_copy.co")
 
 
 @triton.jit
@@ -59,7 +61,7 @@ def dma_copy_sync_1d_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
 @_rt.launcher
 def dma_copy_sync_1d(input, *, _launch=None):
     """dma_copy_sync_1d(s32 [128] input) -> auto; from dma_copy.co:5."""
-    _F = _rt.Fn("dma_copy_sync_1d", "dma_copy.co", 5)
+    _F = _rt.Fn("dma_copy_sync_1d", _CO_FILE, 5, {"input": (5, 30, 45)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -82,7 +84,7 @@ def dma_copy_async_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
 @_rt.launcher
 def dma_copy_async(input, *, _launch=None):
     """dma_copy_async(s32 [128] input) -> auto; from dma_copy.co:17."""
-    _F = _rt.Fn("dma_copy_async", "dma_copy.co", 17)
+    _F = _rt.Fn("dma_copy_async", _CO_FILE, 17, {"input": (17, 28, 43)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -106,7 +108,7 @@ def dma_copy_2d_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output
 @_rt.launcher
 def dma_copy_2d(input, *, _launch=None):
     """dma_copy_2d(s32 [32, 64] input) -> auto; from dma_copy.co:30."""
-    _F = _rt.Fn("dma_copy_2d", "dma_copy.co", 30)
+    _F = _rt.Fn("dma_copy_2d", _CO_FILE, 30, {"input": (30, 25, 43)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -145,7 +147,7 @@ def dma_copy_3d_k0(
 @_rt.launcher
 def dma_copy_3d(input, *, _launch=None):
     """dma_copy_3d(s32 [4, 8, 16] input) -> auto; from dma_copy.co:42."""
-    _F = _rt.Fn("dma_copy_3d", "dma_copy.co", 42)
+    _F = _rt.Fn("dma_copy_3d", _CO_FILE, 42, {"input": (42, 25, 45)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "expr_index_2d.co")
 
 
 @triton.jit
@@ -51,7 +53,7 @@ def _oob_fill(x, mask):
 @_rt.launcher
 def expr_index_test(M, out, *, _launch=None):
     """expr_index_test(s32 [4, 4] M, s32 [4] out) -> void; from expr_index_2d.co:9."""
-    _F = _rt.Fn("expr_index_test", "expr_index_2d.co", 9)
+    _F = _rt.Fn("expr_index_test", _CO_FILE, 9, {"M": (9, 29, 41), "out": (9, 43, 54)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"M": M, "out": out}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "parallel_add.co")
 
 
 @triton.jit
@@ -61,7 +63,7 @@ def ele_add_2d_k0(c_ptr, c_stride_0, c_stride_1, a_ptr, a_stride_0, a_stride_1, 
 @_rt.launcher
 def ele_add_2d(a, b, c, *, _launch=None):
     """ele_add_2d(s32 [8, 64] a, s32 [8, 64] b, s32 [8, 64] c) -> void; from parallel_add.co:5."""
-    _F = _rt.Fn("ele_add_2d", "parallel_add.co", 5)
+    _F = _rt.Fn("ele_add_2d", _CO_FILE, 5, {"a": (5, 24, 37), "b": (5, 39, 52), "c": (5, 54, 67)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a, "b": b, "c": c}, _launch)
     _dims = {}
@@ -98,7 +100,7 @@ def dma_add_k0(a_ptr, a_stride_0, b_ptr, b_stride_0, result_ptr, result_stride_0
 @_rt.launcher
 def dma_add(a, b, *, _launch=None):
     """dma_add(s32 [64] a, s32 [64] b) -> auto; from parallel_add.co:12."""
-    _F = _rt.Fn("dma_add", "parallel_add.co", 12)
+    _F = _rt.Fn("dma_add", _CO_FILE, 12, {"a": (12, 21, 31), "b": (12, 33, 43)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
     _dims = {}

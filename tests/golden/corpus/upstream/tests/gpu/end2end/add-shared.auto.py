@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "add-shared.co")
 
 
 @triton.jit
@@ -133,7 +135,7 @@ def ele_add_k0(
 @_rt.launcher
 def ele_add(lhs, rhs, *, _launch=None):
     """ele_add(s32 [6, 17, 64] lhs, s32 [6, 17, 64] rhs) -> s32 tensor; from add-shared.co:7."""
-    _F = _rt.Fn("ele_add", "add-shared.co", 7)
+    _F = _rt.Fn("ele_add", _CO_FILE, 7, {"lhs": (7, 32, 51), "rhs": (7, 53, 72)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "add.co")
 
 
 @triton.jit
@@ -63,7 +65,7 @@ def ele_add_span_as_k0(
 @_rt.launcher
 def ele_add_span_as(lhs, rhs, *, _launch=None):
     """ele_add_span_as(s32 [2, 3, 64] lhs, s32 [2, 3, 64] rhs) -> s32 tensor; from add.co:10."""
-    _F = _rt.Fn("ele_add_span_as", "add.co", 10)
+    _F = _rt.Fn("ele_add_span_as", _CO_FILE, 10, {"lhs": (10, 36, 54), "rhs": (10, 56, 74)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -166,7 +168,7 @@ def ele_add_local_dma_k0(
 @_rt.launcher
 def ele_add_local_dma(lhs, rhs, *, _launch=None):
     """ele_add_local_dma(s32 [6, 17, 64] lhs, s32 [6, 17, 64] rhs) -> s32 tensor; from add.co:22."""
-    _F = _rt.Fn("ele_add_local_dma", "add.co", 22)
+    _F = _rt.Fn("ele_add_local_dma", _CO_FILE, 22, {"lhs": (22, 42, 61), "rhs": (22, 63, 82)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}

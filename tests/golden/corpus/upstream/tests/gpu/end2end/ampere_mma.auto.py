@@ -27,6 +27,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "ampere_mma.co")
 
 
 @triton.jit
@@ -117,7 +119,7 @@ def matmul_group_rc_k0(
 @_rt.launcher
 def matmul_group_rc(lhs, rhs, *, _launch=None):
     """matmul_group_rc(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from ampere_mma.co:11."""
-    _F = _rt.Fn("matmul_group_rc", "ampere_mma.co", 11)
+    _F = _rt.Fn("matmul_group_rc", _CO_FILE, 11, {"lhs": (11, 29, 61), "rhs": (11, 63, 95)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -226,7 +228,7 @@ def matmul_pipeline_k0(
 @_rt.launcher
 def matmul_pipeline(lhs, rhs, *, _launch=None):
     """matmul_pipeline(f16 [64, 16] lhs, f16 [16, 32] rhs) -> auto; from ampere_mma.co:36."""
-    _F = _rt.Fn("matmul_pipeline", "ampere_mma.co", 36)
+    _F = _rt.Fn("matmul_pipeline", _CO_FILE, 36, {"lhs": (36, 29, 61), "rhs": (36, 63, 95)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -325,7 +327,7 @@ def matmul_fusion_scalar_k0(
 @_rt.launcher
 def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
     """matmul_fusion_scalar(f16 [128, 256] lhs, f16 [256, 256] rhs, f16 bias) -> auto; from ampere_mma.co:79."""
-    _F = _rt.Fn("matmul_fusion_scalar", "ampere_mma.co", 79)
+    _F = _rt.Fn("matmul_fusion_scalar", _CO_FILE, 79, {"lhs": (79, 34, 62), "rhs": (79, 64, 92), "bias": (79, 94, 102)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -409,7 +411,7 @@ def matmul_loadc_k0(
 @_rt.launcher
 def matmul_loadc(lhs, rhs, *, _launch=None):
     """matmul_loadc(f16 [256, 256] lhs, f16 [256, 256] rhs) -> auto; from ampere_mma.co:106."""
-    _F = _rt.Fn("matmul_loadc", "ampere_mma.co", 106)
+    _F = _rt.Fn("matmul_loadc", _CO_FILE, 106, {"lhs": (106, 26, 52), "rhs": (106, 54, 80)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -479,7 +481,7 @@ def mma_m8n8k4_f16_f16_k0(
 @_rt.launcher
 def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
     """mma_m8n8k4_f16_f16(f16 [128, 64] lhs, f16 [64, 256] rhs) -> auto; from ampere_mma.co:236."""
-    _F = _rt.Fn("mma_m8n8k4_f16_f16", "ampere_mma.co", 236)
+    _F = _rt.Fn("mma_m8n8k4_f16_f16", _CO_FILE, 236, {"lhs": (236, 32, 46), "rhs": (236, 48, 62)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -577,7 +579,7 @@ def mma_m8n8k16_s8_s32_k0(
 @_rt.launcher
 def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
     """mma_m8n8k16_s8_s32(s8 [128, 64] lhs, s8 [64, 128] rhs) -> auto; from ampere_mma.co:263."""
-    _F = _rt.Fn("mma_m8n8k16_s8_s32", "ampere_mma.co", 263)
+    _F = _rt.Fn("mma_m8n8k16_s8_s32", _CO_FILE, 263, {"lhs": (263, 32, 45), "rhs": (263, 47, 60)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -692,7 +694,7 @@ def mma_m16n8k8_f16_f32_k0(
 @_rt.launcher
 def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
     """mma_m16n8k8_f16_f32(f16 [64, 64] lhs, f16 [64, 128] rhs) -> auto; from ampere_mma.co:289."""
-    _F = _rt.Fn("mma_m16n8k8_f16_f32", "ampere_mma.co", 289)
+    _F = _rt.Fn("mma_m16n8k8_f16_f32", _CO_FILE, 289, {"lhs": (289, 33, 47), "rhs": (289, 49, 63)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -813,7 +815,7 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_f16_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     ampere_mma.co:384.
     """
-    _F = _rt.Fn("matmul_f16_sm86", "ampere_mma.co", 384)
+    _F = _rt.Fn("matmul_f16_sm86", _CO_FILE, 384, {"lhs": (384, 29, 50), "rhs": (384, 52, 73), "output": (384, 75, 99)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -939,7 +941,9 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_trans_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [N, M] output) -> void; from
     ampere_mma.co:405.
     """
-    _F = _rt.Fn("matmul_trans_sm86", "ampere_mma.co", 405)
+    _F = _rt.Fn(
+        "matmul_trans_sm86", _CO_FILE, 405, {"lhs": (405, 31, 52), "rhs": (405, 54, 75), "output": (405, 77, 101)}
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -1065,7 +1069,9 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_persis_sta_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     ampere_mma.co:426.
     """
-    _F = _rt.Fn("matmul_persis_sta_sm86", "ampere_mma.co", 426)
+    _F = _rt.Fn(
+        "matmul_persis_sta_sm86", _CO_FILE, 426, {"lhs": (426, 36, 57), "rhs": (426, 59, 80), "output": (426, 82, 106)}
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -1195,7 +1201,12 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_persis_colmajor_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     ampere_mma.co:456.
     """
-    _F = _rt.Fn("matmul_persis_colmajor_sm86", "ampere_mma.co", 456)
+    _F = _rt.Fn(
+        "matmul_persis_colmajor_sm86",
+        _CO_FILE,
+        456,
+        {"lhs": (456, 41, 62), "rhs": (456, 64, 85), "output": (456, 87, 111)},
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -1318,7 +1329,18 @@ def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     """matmul_persis_swizzle_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T]
     schedule_m, global s32 [T] schedule_n) -> void; from ampere_mma.co:486.
     """
-    _F = _rt.Fn("matmul_persis_swizzle_sm86", "ampere_mma.co", 486)
+    _F = _rt.Fn(
+        "matmul_persis_swizzle_sm86",
+        _CO_FILE,
+        486,
+        {
+            "lhs": (486, 40, 61),
+            "rhs": (486, 63, 84),
+            "output": (486, 86, 110),
+            "schedule_m": (487, 41, 66),
+            "schedule_n": (487, 68, 93),
+        },
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(
         _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
@@ -1426,7 +1448,18 @@ def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     """matmul_persis_hilbert_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T]
     schedule_m, global s32 [T] schedule_n) -> void; from ampere_mma.co:516.
     """
-    _F = _rt.Fn("matmul_persis_hilbert_sm86", "ampere_mma.co", 516)
+    _F = _rt.Fn(
+        "matmul_persis_hilbert_sm86",
+        _CO_FILE,
+        516,
+        {
+            "lhs": (516, 40, 61),
+            "rhs": (516, 63, 84),
+            "output": (516, 86, 110),
+            "schedule_m": (517, 41, 66),
+            "schedule_n": (517, 68, 93),
+        },
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(
         _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "atomic_add.co")
 
 
 @triton.jit
@@ -68,7 +70,7 @@ def histogram_shared_k0(counts_scratch, input_ptr, input_stride_0, output_ptr, o
 @_rt.launcher
 def histogram_shared(input, *, _launch=None):
     """histogram_shared(s32 [256] input) -> s32 tensor; from atomic_add.co:6."""
-    _F = _rt.Fn("histogram_shared", "atomic_add.co", 6)
+    _F = _rt.Fn("histogram_shared", _CO_FILE, 6, {"input": (6, 34, 49)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "cooperative_grid_sync.co")
 
 
 @triton.jit
@@ -66,7 +68,7 @@ def coop_grid_sync_k0_phase1(b_ptr, b_stride_0, a_ptr, a_stride_0):
 @_rt.launcher
 def coop_grid_sync(*, _launch=None):
     """coop_grid_sync() -> s32 tensor; from cooperative_grid_sync.co:14."""
-    _F = _rt.Fn("coop_grid_sync", "cooperative_grid_sync.co", 14)
+    _F = _rt.Fn("coop_grid_sync", _CO_FILE, 14)
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "copy.co")
 
 
 @triton.jit
@@ -76,7 +78,7 @@ def dma_copy_sync_k0(
 @_rt.launcher
 def dma_copy_sync(input, *, _launch=None):
     """dma_copy_sync(s32 [6, 17, 64] input) -> auto; from copy.co:9."""
-    _F = _rt.Fn("dma_copy_sync", "copy.co", 9)
+    _F = _rt.Fn("dma_copy_sync", _CO_FILE, 9, {"input": (9, 27, 48)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -131,7 +133,7 @@ def dma_copy_async_k0(
 @_rt.launcher
 def dma_copy_async(input, *, _launch=None):
     """dma_copy_async(s32 [6, 17, 64] input) -> auto; from copy.co:20."""
-    _F = _rt.Fn("dma_copy_async", "copy.co", 20)
+    _F = _rt.Fn("dma_copy_async", _CO_FILE, 20, {"input": (20, 28, 49)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -188,7 +190,7 @@ def dma_copy_group_k0(
 @_rt.launcher
 def dma_copy_group(input, *, _launch=None):
     """dma_copy_group(s32 [M, 17, 32] input) -> auto; from copy.co:33."""
-    _F = _rt.Fn("dma_copy_group", "copy.co", 33)
+    _F = _rt.Fn("dma_copy_group", _CO_FILE, 33, {"input": (33, 28, 49)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -276,7 +278,7 @@ def dma_add_k0(
 @_rt.launcher
 def dma_add(in0, in1, *, _launch=None):
     """dma_add(s32 [M, 17, 32] in0, s32 [6, N, 32] in1) -> auto; from copy.co:45."""
-    _F = _rt.Fn("dma_add", "copy.co", 45)
+    _F = _rt.Fn("dma_add", _CO_FILE, 45, {"in0": (45, 21, 40), "in1": (45, 42, 60)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
     _dims = {}
@@ -380,7 +382,7 @@ def dma_add1_k0(
 @_rt.launcher
 def dma_add1(in0, in1, *, _launch=None):
     """dma_add1(s32 [M, 17, 32] in0, s32 [6, N, 32] in1) -> auto; from copy.co:62."""
-    _F = _rt.Fn("dma_add1", "copy.co", 62)
+    _F = _rt.Fn("dma_add1", _CO_FILE, 62, {"in0": (62, 22, 41), "in1": (62, 43, 61)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
     _dims = {}

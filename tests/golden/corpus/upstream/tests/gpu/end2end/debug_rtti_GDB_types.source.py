@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "debug_rtti_GDB_types.co")
 
 
 @triton.jit
@@ -57,7 +59,7 @@ def debug_builtin_non_scalar_types_k0(x):
 @_rt.launcher
 def debug_builtin_non_scalar_types(lhs, x, *, _launch=None):
     """debug_builtin_non_scalar_types(s32 [32, 64] lhs, s32 x) -> void; from debug_rtti_GDB_types.co:6."""
-    _F = _rt.Fn("debug_builtin_non_scalar_types", "debug_rtti_GDB_types.co", 6)
+    _F = _rt.Fn("debug_builtin_non_scalar_types", _CO_FILE, 6, {"lhs": (6, 44, 60), "x": (6, 62, 67)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
     _dims = {}

@@ -26,6 +26,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "dma_3d.co")
 
 
 @triton.jit
@@ -73,7 +75,7 @@ def test_flat_s32_k0(
 @_rt.launcher
 def test_flat_s32(input, *, _launch=None):
     """test_flat_s32(s32 [2, 4, 8] input) -> auto; from dma_3d.co:13."""
-    _F = _rt.Fn("test_flat_s32", "dma_3d.co", 13)
+    _F = _rt.Fn("test_flat_s32", _CO_FILE, 13, {"input": (13, 27, 46)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -130,7 +132,7 @@ def test_flat_f16_k0(
 @_rt.launcher
 def test_flat_f16(input, *, _launch=None):
     """test_flat_f16(f16 [3, 8, 16] input) -> auto; from dma_3d.co:26."""
-    _F = _rt.Fn("test_flat_f16", "dma_3d.co", 26)
+    _F = _rt.Fn("test_flat_f16", _CO_FILE, 26, {"input": (26, 27, 47)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -179,7 +181,7 @@ def test_flat_async_k0(
 @_rt.launcher
 def test_flat_async(input, *, _launch=None):
     """test_flat_async(s32 [2, 8, 32] input) -> auto; from dma_3d.co:39."""
-    _F = _rt.Fn("test_flat_async", "dma_3d.co", 39)
+    _F = _rt.Fn("test_flat_async", _CO_FILE, 39, {"input": (39, 29, 49)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -230,7 +232,7 @@ def test_flat_large_k0(
 @_rt.launcher
 def test_flat_large(input, *, _launch=None):
     """test_flat_large(s32 [4, 16, 32] input) -> auto; from dma_3d.co:54."""
-    _F = _rt.Fn("test_flat_large", "dma_3d.co", 54)
+    _F = _rt.Fn("test_flat_large", _CO_FILE, 54, {"input": (54, 29, 50)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -281,7 +283,7 @@ def test_flat_s8_k0(
 @_rt.launcher
 def test_flat_s8(input, *, _launch=None):
     """test_flat_s8(s8 [2, 16, 64] input) -> auto; from dma_3d.co:67."""
-    _F = _rt.Fn("test_flat_s8", "dma_3d.co", 67)
+    _F = _rt.Fn("test_flat_s8", _CO_FILE, 67, {"input": (67, 26, 46)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -342,7 +344,7 @@ def test_batch_s32_k0(
 @_rt.launcher
 def test_batch_s32(input, *, _launch=None):
     """test_batch_s32(s32 [M, N, K] input) -> auto; from dma_3d.co:84."""
-    _F = _rt.Fn("test_batch_s32", "dma_3d.co", 84)
+    _F = _rt.Fn("test_batch_s32", _CO_FILE, 84, {"input": (84, 28, 47)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -416,7 +418,7 @@ def test_batch_f16_k0(
 @_rt.launcher
 def test_batch_f16(input, *, _launch=None):
     """test_batch_f16(f16 [M, N, K] input) -> auto; from dma_3d.co:97."""
-    _F = _rt.Fn("test_batch_f16", "dma_3d.co", 97)
+    _F = _rt.Fn("test_batch_f16", _CO_FILE, 97, {"input": (97, 28, 47)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -488,7 +490,7 @@ def test_batch_async_k0(
 @_rt.launcher
 def test_batch_async(input, *, _launch=None):
     """test_batch_async(s32 [M, N, K] input) -> auto; from dma_3d.co:110."""
-    _F = _rt.Fn("test_batch_async", "dma_3d.co", 110)
+    _F = _rt.Fn("test_batch_async", _CO_FILE, 110, {"input": (110, 30, 49)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -556,7 +558,7 @@ def test_mixed_flatten_k0(
 @_rt.launcher
 def test_mixed_flatten(input, *, _launch=None):
     """test_mixed_flatten(s32 [M, 4, 8] input) -> auto; from dma_3d.co:130."""
-    _F = _rt.Fn("test_mixed_flatten", "dma_3d.co", 130)
+    _F = _rt.Fn("test_mixed_flatten", _CO_FILE, 130, {"input": (130, 32, 51)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -618,7 +620,7 @@ def test_mixed_flatten_f16_k0(
 @_rt.launcher
 def test_mixed_flatten_f16(input, *, _launch=None):
     """test_mixed_flatten_f16(f16 [M, 8, 16] input) -> auto; from dma_3d.co:143."""
-    _F = _rt.Fn("test_mixed_flatten_f16", "dma_3d.co", 143)
+    _F = _rt.Fn("test_mixed_flatten_f16", _CO_FILE, 143, {"input": (143, 36, 56)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -680,7 +682,7 @@ def test_mixed_batch_k0(
 @_rt.launcher
 def test_mixed_batch(input, *, _launch=None):
     """test_mixed_batch(s32 [2, N, K] input) -> auto; from dma_3d.co:157."""
-    _F = _rt.Fn("test_mixed_batch", "dma_3d.co", 157)
+    _F = _rt.Fn("test_mixed_batch", _CO_FILE, 157, {"input": (157, 30, 49)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -744,7 +746,7 @@ def test_mixed_batch_inner_static_k0(
 @_rt.launcher
 def test_mixed_batch_inner_static(input, *, _launch=None):
     """test_mixed_batch_inner_static(s32 [M, N, 8] input) -> auto; from dma_3d.co:171."""
-    _F = _rt.Fn("test_mixed_batch_inner_static", "dma_3d.co", 171)
+    _F = _rt.Fn("test_mixed_batch_inner_static", _CO_FILE, 171, {"input": (171, 43, 62)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}

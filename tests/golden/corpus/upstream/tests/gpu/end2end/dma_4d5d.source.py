@@ -26,6 +26,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "dma_4d5d.co")
 
 
 @triton.jit
@@ -86,7 +88,7 @@ def test_4d_flat_s32_k0(
 @_rt.launcher
 def test_4d_flat_s32(input, *, _launch=None):
     """test_4d_flat_s32(s32 [2, 3, 4, 8] input) -> auto; from dma_4d5d.co:13."""
-    _F = _rt.Fn("test_4d_flat_s32", "dma_4d5d.co", 13)
+    _F = _rt.Fn("test_4d_flat_s32", _CO_FILE, 13, {"input": (13, 30, 52)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -146,7 +148,7 @@ def test_4d_flat_f16_k0(
 @_rt.launcher
 def test_4d_flat_f16(input, *, _launch=None):
     """test_4d_flat_f16(f16 [2, 2, 4, 16] input) -> auto; from dma_4d5d.co:26."""
-    _F = _rt.Fn("test_4d_flat_f16", "dma_4d5d.co", 26)
+    _F = _rt.Fn("test_4d_flat_f16", _CO_FILE, 26, {"input": (26, 30, 53)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -221,7 +223,7 @@ def test_4d_dyn_s32_k0(
 @_rt.launcher
 def test_4d_dyn_s32(input, *, _launch=None):
     """test_4d_dyn_s32(s32 [M, N, K, L] input) -> auto; from dma_4d5d.co:43."""
-    _F = _rt.Fn("test_4d_dyn_s32", "dma_4d5d.co", 43)
+    _F = _rt.Fn("test_4d_dyn_s32", _CO_FILE, 43, {"input": (43, 29, 51)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -308,7 +310,7 @@ def test_4d_mixed_k0(
 @_rt.launcher
 def test_4d_mixed(input, *, _launch=None):
     """test_4d_mixed(s32 [2, 3, K, L] input) -> auto; from dma_4d5d.co:56."""
-    _F = _rt.Fn("test_4d_mixed", "dma_4d5d.co", 56)
+    _F = _rt.Fn("test_4d_mixed", _CO_FILE, 56, {"input": (56, 27, 49)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -382,7 +384,7 @@ def test_4d_dyn_outer_k0(
 @_rt.launcher
 def test_4d_dyn_outer(input, *, _launch=None):
     """test_4d_dyn_outer(s32 [M, 3, 4, 8] input) -> auto; from dma_4d5d.co:69."""
-    _F = _rt.Fn("test_4d_dyn_outer", "dma_4d5d.co", 69)
+    _F = _rt.Fn("test_4d_dyn_outer", _CO_FILE, 69, {"input": (69, 31, 53)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -465,7 +467,7 @@ def test_5d_flat_s32_k0(
 @_rt.launcher
 def test_5d_flat_s32(input, *, _launch=None):
     """test_5d_flat_s32(s32 [2, 2, 3, 4, 8] input) -> auto; from dma_4d5d.co:86."""
-    _F = _rt.Fn("test_5d_flat_s32", "dma_4d5d.co", 86)
+    _F = _rt.Fn("test_5d_flat_s32", _CO_FILE, 86, {"input": (86, 30, 55)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -558,7 +560,7 @@ def test_5d_dyn_k0(
 @_rt.launcher
 def test_5d_dyn(input, *, _launch=None):
     """test_5d_dyn(s32 [A, B, C, D, E] input) -> auto; from dma_4d5d.co:99."""
-    _F = _rt.Fn("test_5d_dyn", "dma_4d5d.co", 99)
+    _F = _rt.Fn("test_5d_dyn", _CO_FILE, 99, {"input": (99, 25, 50)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -662,7 +664,7 @@ def test_5d_mixed_k0(
 @_rt.launcher
 def test_5d_mixed(input, *, _launch=None):
     """test_5d_mixed(s32 [2, B, 3, 4, 8] input) -> auto; from dma_4d5d.co:112."""
-    _F = _rt.Fn("test_5d_mixed", "dma_4d5d.co", 112)
+    _F = _rt.Fn("test_5d_mixed", _CO_FILE, 112, {"input": (112, 27, 52)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "flash_atten.co")
 
 
 @triton.jit
@@ -151,7 +153,9 @@ def flash_atten(Q, K, V, is_causal, *, _launch=None):
     """flash_atten(f16 [B, H, Q_SEQ, 64] Q, f16 [B, H, KV_SEQ, 64] K, f16 [B, H, KV_SEQ, 64] V, bool is_causal) -> auto;
     from flash_atten.co:17.
     """
-    _F = _rt.Fn("flash_atten", "flash_atten.co", 17)
+    _F = _rt.Fn(
+        "flash_atten", _CO_FILE, 17, {"Q": (18, 3, 26), "K": (18, 28, 52), "V": (19, 3, 27), "is_causal": (19, 29, 43)}
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"Q": Q, "K": K, "V": V}, _launch)
     _dims = {}

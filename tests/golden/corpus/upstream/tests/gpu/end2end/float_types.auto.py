@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "float_types.co")
 
 
 @triton.jit
@@ -71,7 +73,7 @@ def ele_add_f32_k0(
 @_rt.launcher
 def ele_add_f32(lhs, rhs, *, _launch=None):
     """ele_add_f32(f32 [6, 64] lhs, f32 [6, 64] rhs) -> auto; from float_types.co:7."""
-    _F = _rt.Fn("ele_add_f32", "float_types.co", 7)
+    _F = _rt.Fn("ele_add_f32", _CO_FILE, 7, {"lhs": (7, 25, 40), "rhs": (7, 42, 57)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -124,7 +126,7 @@ def ele_add_f16_k0(
 @_rt.launcher
 def ele_add_f16(lhs, rhs, *, _launch=None):
     """ele_add_f16(f16 [6, 64] lhs, f16 [6, 64] rhs) -> auto; from float_types.co:13."""
-    _F = _rt.Fn("ele_add_f16", "float_types.co", 13)
+    _F = _rt.Fn("ele_add_f16", _CO_FILE, 13, {"lhs": (13, 25, 40), "rhs": (13, 42, 57)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -180,7 +182,7 @@ def ele_add_bf16_k0(
 @_rt.launcher
 def ele_add_bf16(lhs, rhs, *, _launch=None):
     """ele_add_bf16(bf16 [6, 64] lhs, bf16 [6, 64] rhs) -> auto; from float_types.co:19."""
-    _F = _rt.Fn("ele_add_bf16", "float_types.co", 19)
+    _F = _rt.Fn("ele_add_bf16", _CO_FILE, 19, {"lhs": (19, 26, 42), "rhs": (19, 44, 60)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -222,7 +224,7 @@ def copy_f8_e4m3_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_s
 @_rt.launcher
 def copy_f8_e4m3(lhs, *, _launch=None):
     """copy_f8_e4m3(f8_e4m3 [6, 64] lhs) -> auto; from float_types.co:25."""
-    _F = _rt.Fn("copy_f8_e4m3", "float_types.co", 25)
+    _F = _rt.Fn("copy_f8_e4m3", _CO_FILE, 25, {"lhs": (25, 26, 45)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
     _dims = {}
@@ -251,7 +253,7 @@ def copy_f8_e5m2_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_s
 @_rt.launcher
 def copy_f8_e5m2(lhs, *, _launch=None):
     """copy_f8_e5m2(f8_e5m2 [6, 64] lhs) -> auto; from float_types.co:31."""
-    _F = _rt.Fn("copy_f8_e5m2", "float_types.co", 31)
+    _F = _rt.Fn("copy_f8_e5m2", _CO_FILE, 31, {"lhs": (31, 26, 45)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
     _dims = {}

@@ -26,6 +26,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "fp8_ops.co")
 
 
 @triton.jit
@@ -75,7 +77,7 @@ def ele_add_fp8_e4m3_k0(
 @_rt.launcher
 def ele_add_fp8_e4m3(lhs, rhs, *, _launch=None):
     """ele_add_fp8_e4m3(f8_e4m3 [6, 64] lhs, f8_e4m3 [6, 64] rhs) -> auto; from fp8_ops.co:9."""
-    _F = _rt.Fn("ele_add_fp8_e4m3", "fp8_ops.co", 9)
+    _F = _rt.Fn("ele_add_fp8_e4m3", _CO_FILE, 9, {"lhs": (9, 30, 49), "rhs": (9, 51, 70)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -131,7 +133,7 @@ def ele_add_fp8_e5m2_k0(
 @_rt.launcher
 def ele_add_fp8_e5m2(lhs, rhs, *, _launch=None):
     """ele_add_fp8_e5m2(f8_e5m2 [6, 64] lhs, f8_e5m2 [6, 64] rhs) -> auto; from fp8_ops.co:19."""
-    _F = _rt.Fn("ele_add_fp8_e5m2", "fp8_ops.co", 19)
+    _F = _rt.Fn("ele_add_fp8_e5m2", _CO_FILE, 19, {"lhs": (19, 30, 49), "rhs": (19, 51, 70)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -191,7 +193,7 @@ def fp8_dma_copy_sync_k0(
 @_rt.launcher
 def fp8_dma_copy_sync(input, *, _launch=None):
     """fp8_dma_copy_sync(f8_e4m3 [6, 17, 64] input) -> auto; from fp8_ops.co:29."""
-    _F = _rt.Fn("fp8_dma_copy_sync", "fp8_ops.co", 29)
+    _F = _rt.Fn("fp8_dma_copy_sync", _CO_FILE, 29, {"input": (29, 31, 56)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -248,7 +250,7 @@ def fp8_dma_copy_async_k0(
 @_rt.launcher
 def fp8_dma_copy_async(input, *, _launch=None):
     """fp8_dma_copy_async(f8_e5m2 [6, 17, 64] input) -> auto; from fp8_ops.co:40."""
-    _F = _rt.Fn("fp8_dma_copy_async", "fp8_ops.co", 40)
+    _F = _rt.Fn("fp8_dma_copy_async", _CO_FILE, 40, {"input": (40, 32, 57)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -307,7 +309,7 @@ def fp8_dma_copy_group_k0(
 @_rt.launcher
 def fp8_dma_copy_group(input, *, _launch=None):
     """fp8_dma_copy_group(f8_e5m2 [M, 17, 32] input) -> auto; from fp8_ops.co:53."""
-    _F = _rt.Fn("fp8_dma_copy_group", "fp8_ops.co", 53)
+    _F = _rt.Fn("fp8_dma_copy_group", _CO_FILE, 53, {"input": (53, 32, 57)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -401,7 +403,7 @@ def fp8_dma_add_k0(
 @_rt.launcher
 def fp8_dma_add(in0, in1, *, _launch=None):
     """fp8_dma_add(f8_e5m2 [M, 17, 32] in0, f8_e5m2 [6, N, 32] in1) -> auto; from fp8_ops.co:65."""
-    _F = _rt.Fn("fp8_dma_add", "fp8_ops.co", 65)
+    _F = _rt.Fn("fp8_dma_add", _CO_FILE, 65, {"in0": (65, 25, 48), "in1": (65, 50, 72)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
     _dims = {}
@@ -509,7 +511,7 @@ def fp8_dma_add1_k0(
 @_rt.launcher
 def fp8_dma_add1(in0, in1, *, _launch=None):
     """fp8_dma_add1(f8_e5m2 [M, 17, 32] in0, f8_e5m2 [6, N, 32] in1) -> auto; from fp8_ops.co:82."""
-    _F = _rt.Fn("fp8_dma_add1", "fp8_ops.co", 82)
+    _F = _rt.Fn("fp8_dma_add1", _CO_FILE, 82, {"in0": (82, 26, 49), "in1": (82, 51, 73)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "gdn_recurrence.co")
 
 
 @triton.jit
@@ -152,7 +154,20 @@ def gdn_chunk_state(K, W, U, G, State, V_new_out, V_new_T, *, _launch=None):
     [BH, SEQ] G, global bf16 [BH, 64, 64] State, global bf16 [BH, SEQ, 64] V_new_out, global bf16 [BH, 64, SEQ]
     V_new_T) -> void; from gdn_recurrence.co:13.
     """
-    _F = _rt.Fn("gdn_chunk_state", "gdn_recurrence.co", 13)
+    _F = _rt.Fn(
+        "gdn_chunk_state",
+        _CO_FILE,
+        13,
+        {
+            "K": (14, 3, 29),
+            "W": (15, 3, 29),
+            "U": (16, 3, 29),
+            "G": (17, 3, 24),
+            "State": (18, 3, 32),
+            "V_new_out": (19, 3, 37),
+            "V_new_T": (20, 3, 35),
+        },
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(
         _F, {"K": K, "W": W, "U": U, "G": G, "State": State, "V_new_out": V_new_out, "V_new_T": V_new_T}, _launch

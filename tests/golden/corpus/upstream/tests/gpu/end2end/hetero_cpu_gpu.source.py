@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "hetero_cpu_gpu.co")
 
 
 @triton.jit
@@ -59,7 +61,7 @@ def hetero_add_k0(B_ptr, B_stride_0):
 @_rt.launcher
 def hetero_add(A, B, *, _launch=None):
     """hetero_add(f32 [1024] A, f32 [1024] B) -> void; from hetero_cpu_gpu.co:9."""
-    _F = _rt.Fn("hetero_add", "hetero_cpu_gpu.co", 9)
+    _F = _rt.Fn("hetero_add", _CO_FILE, 9, {"A": (9, 24, 36), "B": (9, 38, 51)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"A": A, "B": B}, _launch)
     _dims = {}

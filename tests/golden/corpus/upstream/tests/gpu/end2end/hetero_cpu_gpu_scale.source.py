@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "hetero_cpu_gpu_scale.co")
 
 
 @triton.jit
@@ -73,7 +75,12 @@ def hetero_parallel_scale(A, B, C, D, *, _launch=None):
     """hetero_parallel_scale(f32 [4096] A, f32 [4096] B, f32 [4096] C, f32 [4096] D) -> void; from
     hetero_cpu_gpu_scale.co:9.
     """
-    _F = _rt.Fn("hetero_parallel_scale", "hetero_cpu_gpu_scale.co", 9)
+    _F = _rt.Fn(
+        "hetero_parallel_scale",
+        _CO_FILE,
+        9,
+        {"A": (10, 5, 17), "B": (10, 19, 32), "C": (10, 34, 47), "D": (10, 49, 62)},
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"A": A, "B": B, "C": C, "D": D}, _launch)
     _dims = {}

@@ -26,6 +26,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "integral_types.co")
 
 
 @triton.jit
@@ -72,7 +74,7 @@ def ele_add_s32_k0(
 @_rt.launcher
 def ele_add_s32(lhs, rhs, *, _launch=None):
     """ele_add_s32(s32 [6, 64] lhs, s32 [6, 64] rhs) -> auto; from integral_types.co:6."""
-    _F = _rt.Fn("ele_add_s32", "integral_types.co", 6)
+    _F = _rt.Fn("ele_add_s32", _CO_FILE, 6, {"lhs": (6, 25, 40), "rhs": (6, 42, 57)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -125,7 +127,7 @@ def ele_add_u32_k0(
 @_rt.launcher
 def ele_add_u32(lhs, rhs, *, _launch=None):
     """ele_add_u32(u32 [6, 64] lhs, u32 [6, 64] rhs) -> auto; from integral_types.co:12."""
-    _F = _rt.Fn("ele_add_u32", "integral_types.co", 12)
+    _F = _rt.Fn("ele_add_u32", _CO_FILE, 12, {"lhs": (12, 25, 40), "rhs": (12, 42, 57)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -181,7 +183,7 @@ def ele_add_s16_k0(
 @_rt.launcher
 def ele_add_s16(lhs, rhs, *, _launch=None):
     """ele_add_s16(s16 [6, 64] lhs, s16 [6, 64] rhs) -> auto; from integral_types.co:18."""
-    _F = _rt.Fn("ele_add_s16", "integral_types.co", 18)
+    _F = _rt.Fn("ele_add_s16", _CO_FILE, 18, {"lhs": (18, 25, 40), "rhs": (18, 42, 57)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -237,7 +239,7 @@ def ele_add_u16_k0(
 @_rt.launcher
 def ele_add_u16(lhs, rhs, *, _launch=None):
     """ele_add_u16(u16 [6, 64] lhs, u16 [6, 64] rhs) -> auto; from integral_types.co:24."""
-    _F = _rt.Fn("ele_add_u16", "integral_types.co", 24)
+    _F = _rt.Fn("ele_add_u16", _CO_FILE, 24, {"lhs": (24, 25, 40), "rhs": (24, 42, 57)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -293,7 +295,7 @@ def ele_add_s8_k0(
 @_rt.launcher
 def ele_add_s8(lhs, rhs, *, _launch=None):
     """ele_add_s8(s8 [6, 64] lhs, s8 [6, 64] rhs) -> auto; from integral_types.co:30."""
-    _F = _rt.Fn("ele_add_s8", "integral_types.co", 30)
+    _F = _rt.Fn("ele_add_s8", _CO_FILE, 30, {"lhs": (30, 24, 38), "rhs": (30, 40, 54)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -349,7 +351,7 @@ def ele_add_u8_k0(
 @_rt.launcher
 def ele_add_u8(lhs, rhs, *, _launch=None):
     """ele_add_u8(u8 [6, 64] lhs, u8 [6, 64] rhs) -> auto; from integral_types.co:36."""
-    _F = _rt.Fn("ele_add_u8", "integral_types.co", 36)
+    _F = _rt.Fn("ele_add_u8", _CO_FILE, 36, {"lhs": (36, 24, 38), "rhs": (36, 40, 54)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}

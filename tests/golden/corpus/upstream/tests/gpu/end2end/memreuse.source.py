@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "memreuse.co")
 
 
 @triton.jit
@@ -122,7 +124,7 @@ def mem_reuse_dynamic_k0(
 @_rt.launcher
 def mem_reuse_dynamic(i0, i1, *, _launch=None):
     """mem_reuse_dynamic(u8 [K, N] i0, u8 [K, N] i1) -> auto; from memreuse.co:7."""
-    _F = _rt.Fn("mem_reuse_dynamic", "memreuse.co", 7)
+    _F = _rt.Fn("mem_reuse_dynamic", _CO_FILE, 7, {"i0": (7, 31, 43), "i1": (7, 45, 57)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"i0": i0, "i1": i1}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "numerics.co")
 
 
 @triton.jit
@@ -62,7 +64,7 @@ def numerics_core6_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
 @_rt.launcher
 def numerics_core6(input, *, _launch=None):
     """numerics_core6(f32 [512] input) -> f32 tensor; from numerics.co:11."""
-    _F = _rt.Fn("numerics_core6", "numerics.co", 11)
+    _F = _rt.Fn("numerics_core6", _CO_FILE, 11, {"input": (11, 33, 48)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -102,7 +104,7 @@ def unary_mix_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
 @_rt.launcher
 def unary_mix(input, *, _launch=None):
     """unary_mix(f32 [512] input) -> f32 tensor; from numerics.co:27."""
-    _F = _rt.Fn("unary_mix", "numerics.co", 27)
+    _F = _rt.Fn("unary_mix", _CO_FILE, 27, {"input": (27, 28, 43)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -125,7 +127,7 @@ def binary_mix_k0(lhs_ptr, lhs_stride_0, rhs_ptr, rhs_stride_0, output_ptr, outp
 @_rt.launcher
 def binary_mix(lhs, rhs, *, _launch=None):
     """binary_mix(f32 [512] lhs, f32 [512] rhs) -> f32 tensor; from numerics.co:41."""
-    _F = _rt.Fn("binary_mix", "numerics.co", 41)
+    _F = _rt.Fn("binary_mix", _CO_FILE, 41, {"lhs": (41, 29, 42), "rhs": (41, 44, 57)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}

@@ -27,6 +27,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "tiled_dma.co")
 
 
 @triton.jit
@@ -62,7 +64,7 @@ def foo1_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
 @_rt.launcher
 def foo1(input, *, _launch=None):
     """foo1(s32 [32, 32] input) -> auto; from tiled_dma.co:8."""
-    _F = _rt.Fn("foo1", "tiled_dma.co", 8)
+    _F = _rt.Fn("foo1", _CO_FILE, 8, {"input": (8, 18, 36)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -92,7 +94,7 @@ def foo2_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
 @_rt.launcher
 def foo2(input, *, _launch=None):
     """foo2(f16 [31, 32] input) -> auto; from tiled_dma.co:20."""
-    _F = _rt.Fn("foo2", "tiled_dma.co", 20)
+    _F = _rt.Fn("foo2", _CO_FILE, 20, {"input": (20, 18, 36)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -122,7 +124,7 @@ def foo3_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
 @_rt.launcher
 def foo3(input, *, _launch=None):
     """foo3(f16 [32, 1024] input) -> auto; from tiled_dma.co:33."""
-    _F = _rt.Fn("foo3", "tiled_dma.co", 33)
+    _F = _rt.Fn("foo3", _CO_FILE, 33, {"input": (33, 18, 38)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -151,7 +153,7 @@ def foo4_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
 @_rt.launcher
 def foo4(input, *, _launch=None):
     """foo4(s32 [32, 64] input) -> auto; from tiled_dma.co:45."""
-    _F = _rt.Fn("foo4", "tiled_dma.co", 45)
+    _F = _rt.Fn("foo4", _CO_FILE, 45, {"input": (45, 18, 36)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -181,7 +183,7 @@ def foo5_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
 @_rt.launcher
 def foo5(input, *, _launch=None):
     """foo5(f16 [31, 64] input) -> auto; from tiled_dma.co:59."""
-    _F = _rt.Fn("foo5", "tiled_dma.co", 59)
+    _F = _rt.Fn("foo5", _CO_FILE, 59, {"input": (59, 18, 36)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -212,7 +214,7 @@ def foo6_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
 @_rt.launcher
 def foo6(input, *, _launch=None):
     """foo6(f32 [128, 128] input) -> auto; from tiled_dma.co:72."""
-    _F = _rt.Fn("foo6", "tiled_dma.co", 72)
+    _F = _rt.Fn("foo6", _CO_FILE, 72, {"input": (72, 18, 38)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -241,7 +243,7 @@ def foo7_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
 @_rt.launcher
 def foo7(input, *, _launch=None):
     """foo7(s32 [64, 32] input) -> auto; from tiled_dma.co:85."""
-    _F = _rt.Fn("foo7", "tiled_dma.co", 85)
+    _F = _rt.Fn("foo7", _CO_FILE, 85, {"input": (85, 18, 36)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -271,7 +273,7 @@ def foo8_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
 @_rt.launcher
 def foo8(input, *, _launch=None):
     """foo8(s32 [16, 48] input) -> auto; from tiled_dma.co:105."""
-    _F = _rt.Fn("foo8", "tiled_dma.co", 105)
+    _F = _rt.Fn("foo8", _CO_FILE, 105, {"input": (105, 18, 36)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -300,7 +302,7 @@ def foo9_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
 @_rt.launcher
 def foo9(input, *, _launch=None):
     """foo9(s8 [32, 128] input) -> auto; from tiled_dma.co:122."""
-    _F = _rt.Fn("foo9", "tiled_dma.co", 122)
+    _F = _rt.Fn("foo9", _CO_FILE, 122, {"input": (122, 18, 36)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -330,7 +332,7 @@ def foo10_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
 @_rt.launcher
 def foo10(input, *, _launch=None):
     """foo10(s32 [13, 32] input) -> auto; from tiled_dma.co:140."""
-    _F = _rt.Fn("foo10", "tiled_dma.co", 140)
+    _F = _rt.Fn("foo10", _CO_FILE, 140, {"input": (140, 19, 37)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -360,7 +362,7 @@ def foo11_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
 @_rt.launcher
 def foo11(input, *, _launch=None):
     """foo11(s32 [13, 64] input) -> auto; from tiled_dma.co:155."""
-    _F = _rt.Fn("foo11", "tiled_dma.co", 155)
+    _F = _rt.Fn("foo11", _CO_FILE, 155, {"input": (155, 19, 37)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -389,7 +391,7 @@ def foo12_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
 @_rt.launcher
 def foo12(input, *, _launch=None):
     """foo12(f16 [64, 64] input) -> auto; from tiled_dma.co:174."""
-    _F = _rt.Fn("foo12", "tiled_dma.co", 174)
+    _F = _rt.Fn("foo12", _CO_FILE, 174, {"input": (174, 19, 37)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -418,7 +420,7 @@ def foo13_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
 @_rt.launcher
 def foo13(input, *, _launch=None):
     """foo13(f16 [128, 128] input) -> auto; from tiled_dma.co:187."""
-    _F = _rt.Fn("foo13", "tiled_dma.co", 187)
+    _F = _rt.Fn("foo13", _CO_FILE, 187, {"input": (187, 19, 39)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -447,7 +449,7 @@ def foo14_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
 @_rt.launcher
 def foo14(input, *, _launch=None):
     """foo14(f16 [4, 128] input) -> auto; from tiled_dma.co:204."""
-    _F = _rt.Fn("foo14", "tiled_dma.co", 204)
+    _F = _rt.Fn("foo14", _CO_FILE, 204, {"input": (204, 19, 37)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -476,7 +478,7 @@ def foo15_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
 @_rt.launcher
 def foo15(input, *, _launch=None):
     """foo15(s32 [128, 16] input) -> auto; from tiled_dma.co:217."""
-    _F = _rt.Fn("foo15", "tiled_dma.co", 217)
+    _F = _rt.Fn("foo15", _CO_FILE, 217, {"input": (217, 19, 38)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -510,7 +512,7 @@ def foo16_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
 @_rt.launcher
 def foo16(input, *, _launch=None):
     """foo16(s8 [M, N] input) -> auto; from tiled_dma.co:241."""
-    _F = _rt.Fn("foo16", "tiled_dma.co", 241)
+    _F = _rt.Fn("foo16", _CO_FILE, 241, {"input": (241, 19, 34)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -544,7 +546,7 @@ def foo17_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
 @_rt.launcher
 def foo17(input, *, _launch=None):
     """foo17(s32 [M, N] input) -> auto; from tiled_dma.co:255."""
-    _F = _rt.Fn("foo17", "tiled_dma.co", 255)
+    _F = _rt.Fn("foo17", _CO_FILE, 255, {"input": (255, 19, 35)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -575,7 +577,7 @@ def foo18_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
 @_rt.launcher
 def foo18(input, *, _launch=None):
     """foo18(s8 [M, N] input) -> auto; from tiled_dma.co:269."""
-    _F = _rt.Fn("foo18", "tiled_dma.co", 269)
+    _F = _rt.Fn("foo18", _CO_FILE, 269, {"input": (269, 19, 34)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -611,7 +613,7 @@ def foo19_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
 @_rt.launcher
 def foo19(input, *, _launch=None):
     """foo19(s32 [M, N] input) -> auto; from tiled_dma.co:285."""
-    _F = _rt.Fn("foo19", "tiled_dma.co", 285)
+    _F = _rt.Fn("foo19", _CO_FILE, 285, {"input": (285, 19, 35)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -640,7 +642,7 @@ def foo20_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
 @_rt.launcher
 def foo20(input, *, _launch=None):
     """foo20(s32 [64, 128] input) -> auto; from tiled_dma.co:303."""
-    _F = _rt.Fn("foo20", "tiled_dma.co", 303)
+    _F = _rt.Fn("foo20", _CO_FILE, 303, {"input": (303, 19, 38)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -674,7 +676,7 @@ def foo21_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
 @_rt.launcher
 def foo21(input, *, _launch=None):
     """foo21(s32 [M, N] input) -> auto; from tiled_dma.co:316."""
-    _F = _rt.Fn("foo21", "tiled_dma.co", 316)
+    _F = _rt.Fn("foo21", _CO_FILE, 316, {"input": (316, 19, 35)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -702,7 +704,7 @@ def foo25_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
 @_rt.launcher
 def foo25(input, *, _launch=None):
     """foo25(s32 [128] input) -> auto; from tiled_dma.co:332."""
-    _F = _rt.Fn("foo25", "tiled_dma.co", 332)
+    _F = _rt.Fn("foo25", _CO_FILE, 332, {"input": (332, 19, 34)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -724,7 +726,7 @@ def foo26_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
 @_rt.launcher
 def foo26(input, *, _launch=None):
     """foo26(f16 [256] input) -> auto; from tiled_dma.co:345."""
-    _F = _rt.Fn("foo26", "tiled_dma.co", 345)
+    _F = _rt.Fn("foo26", _CO_FILE, 345, {"input": (345, 19, 34)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -746,7 +748,7 @@ def foo27_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
 @_rt.launcher
 def foo27(input, *, _launch=None):
     """foo27(s32 [64] input) -> auto; from tiled_dma.co:358."""
-    _F = _rt.Fn("foo27", "tiled_dma.co", 358)
+    _F = _rt.Fn("foo27", _CO_FILE, 358, {"input": (358, 19, 33)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -768,7 +770,7 @@ def foo28_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
 @_rt.launcher
 def foo28(input, *, _launch=None):
     """foo28(s8 [512] input) -> auto; from tiled_dma.co:373."""
-    _F = _rt.Fn("foo28", "tiled_dma.co", 373)
+    _F = _rt.Fn("foo28", _CO_FILE, 373, {"input": (373, 19, 33)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -801,7 +803,7 @@ def foo22_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
 @_rt.launcher
 def foo22(input, *, _launch=None):
     """foo22(s32 [32, 64] input) -> auto; from tiled_dma.co:699."""
-    _F = _rt.Fn("foo22", "tiled_dma.co", 699)
+    _F = _rt.Fn("foo22", _CO_FILE, 699, {"input": (699, 19, 37)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -834,7 +836,7 @@ def foo23_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
 @_rt.launcher
 def foo23(input, *, _launch=None):
     """foo23(s32 [32, 64] input) -> auto; from tiled_dma.co:713."""
-    _F = _rt.Fn("foo23", "tiled_dma.co", 713)
+    _F = _rt.Fn("foo23", _CO_FILE, 713, {"input": (713, 19, 37)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -874,7 +876,7 @@ def foo24_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
 @_rt.launcher
 def foo24(input, *, _launch=None):
     """foo24(s32 [30, 60] input) -> auto; from tiled_dma.co:729."""
-    _F = _rt.Fn("foo24", "tiled_dma.co", 729)
+    _F = _rt.Fn("foo24", _CO_FILE, 729, {"input": (729, 19, 37)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -914,7 +916,7 @@ def copy_tail_m_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output
 @_rt.launcher
 def copy_tail_m(input, *, _launch=None):
     """copy_tail_m(f16 [70, 64] input) -> auto; from tiled_dma.co:851."""
-    _F = _rt.Fn("copy_tail_m", "tiled_dma.co", 851)
+    _F = _rt.Fn("copy_tail_m", _CO_FILE, 851, {"input": (851, 25, 51)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -954,7 +956,7 @@ def copy_tail_k_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output
 @_rt.launcher
 def copy_tail_k(input, *, _launch=None):
     """copy_tail_k(f16 [64, 72] input) -> auto; from tiled_dma.co:870."""
-    _F = _rt.Fn("copy_tail_k", "tiled_dma.co", 870)
+    _F = _rt.Fn("copy_tail_k", _CO_FILE, 870, {"input": (870, 25, 51)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -1012,7 +1014,7 @@ def copy_tail_mk_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, outpu
 @_rt.launcher
 def copy_tail_mk(input, *, _launch=None):
     """copy_tail_mk(f16 [70, 72] input) -> auto; from tiled_dma.co:889."""
-    _F = _rt.Fn("copy_tail_mk", "tiled_dma.co", 889)
+    _F = _rt.Fn("copy_tail_mk", _CO_FILE, 889, {"input": (889, 26, 52)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}

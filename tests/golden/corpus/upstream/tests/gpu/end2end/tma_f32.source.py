@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "tma_f32.co")
 
 
 @triton.jit
@@ -78,7 +80,7 @@ def tma_copy_async_k0(
 @_rt.launcher
 def tma_copy_async(input, *, _launch=None):
     """tma_copy_async(f32 [6, 16, 64] input) -> auto; from tma_f32.co:9."""
-    _F = _rt.Fn("tma_copy_async", "tma_f32.co", 9)
+    _F = _rt.Fn("tma_copy_async", _CO_FILE, 9, {"input": (9, 28, 49)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -142,7 +144,7 @@ def tma_copy_multi_subspan_k0(
 @_rt.launcher
 def tma_copy_multi_subspan(input, *, _launch=None):
     """tma_copy_multi_subspan(f32 [6, 16, 64] input) -> auto; from tma_f32.co:21."""
-    _F = _rt.Fn("tma_copy_multi_subspan", "tma_f32.co", 21)
+    _F = _rt.Fn("tma_copy_multi_subspan", _CO_FILE, 21, {"input": (21, 36, 57)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}
@@ -253,7 +255,7 @@ def tma_ab_buffer_fp8_k0(
 @_rt.launcher
 def tma_ab_buffer_fp8(l, r, *, _launch=None):
     """tma_ab_buffer_fp8(f8_e4m3 [16, 16, 128] l, f8_e4m3 [16, 16, 128] r) -> auto; from tma_f32.co:36."""
-    _F = _rt.Fn("tma_ab_buffer_fp8", "tma_f32.co", 36)
+    _F = _rt.Fn("tma_ab_buffer_fp8", _CO_FILE, 36, {"l": (36, 31, 54), "r": (36, 56, 79)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"l": l, "r": r}, _launch)
     _dims = {}
@@ -340,7 +342,7 @@ def tma_copy_tiled_k0(
 @_rt.launcher
 def tma_copy_tiled(input, *, _launch=None):
     """tma_copy_tiled(f32 [6, 16, 128] input) -> auto; from tma_f32.co:67."""
-    _F = _rt.Fn("tma_copy_tiled", "tma_f32.co", 67)
+    _F = _rt.Fn("tma_copy_tiled", _CO_FILE, 67, {"input": (67, 28, 50)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"input": input}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "tma_v2.co")
 
 
 @triton.jit
@@ -104,7 +106,7 @@ def tma_ab_buffer_k0(
 @_rt.launcher
 def tma_ab_buffer(l, r, *, _launch=None):
     """tma_ab_buffer(f32 [6, 16, 128] l, f32 [6, 16, 128] r) -> auto; from tma_v2.co:6."""
-    _F = _rt.Fn("tma_ab_buffer", "tma_v2.co", 6)
+    _F = _rt.Fn("tma_ab_buffer", _CO_FILE, 6, {"l": (6, 27, 45), "r": (6, 47, 65)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"l": l, "r": r}, _launch)
     _dims = {}

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "wgmma_persis.co")
 
 
 @triton.jit
@@ -127,7 +129,18 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     """matmul_persis_hilbert_sm90(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T]
     schedule_m, global s32 [T] schedule_n) -> void; from wgmma_persis.co:5.
     """
-    _F = _rt.Fn("matmul_persis_hilbert_sm90", "wgmma_persis.co", 5)
+    _F = _rt.Fn(
+        "matmul_persis_hilbert_sm90",
+        _CO_FILE,
+        5,
+        {
+            "lhs": (5, 40, 61),
+            "rhs": (5, 63, 84),
+            "output": (5, 86, 110),
+            "schedule_m": (6, 41, 66),
+            "schedule_n": (6, 68, 93),
+        },
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(
         _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
@@ -270,7 +283,9 @@ def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
     """matmul_f16_ws_1p3c_persis(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_persis.co:35.
     """
-    _F = _rt.Fn("matmul_f16_ws_1p3c_persis", "wgmma_persis.co", 35)
+    _F = _rt.Fn(
+        "matmul_f16_ws_1p3c_persis", _CO_FILE, 35, {"lhs": (36, 5, 26), "rhs": (36, 28, 49), "output": (37, 5, 29)}
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -423,7 +438,18 @@ def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _l
     """blockscale_gemm_e4m3_ws_persis(global f8_e4m3 [M, K] lhs, global f32 [M, DIV_BLK_K] scale_lhs, global f8_e4m3 [N,
     K] rhs, global f32 [DIV_BLK_N, DIV_BLK_K] scale_rhs, global f16 [M, N] output) -> void; from wgmma_persis.co:94.
     """
-    _F = _rt.Fn("blockscale_gemm_e4m3_ws_persis", "wgmma_persis.co", 94)
+    _F = _rt.Fn(
+        "blockscale_gemm_e4m3_ws_persis",
+        _CO_FILE,
+        94,
+        {
+            "lhs": (95, 5, 30),
+            "scale_lhs": (96, 5, 40),
+            "rhs": (97, 5, 30),
+            "scale_rhs": (98, 5, 48),
+            "output": (99, 5, 29),
+        },
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(
         _F, {"lhs": lhs, "scale_lhs": scale_lhs, "rhs": rhs, "scale_rhs": scale_rhs, "output": output}, _launch

@@ -25,6 +25,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "wgmma_rs.co")
 
 
 @triton.jit
@@ -81,7 +83,7 @@ def wgmma_rs1_k0(
 @_rt.launcher
 def wgmma_rs1(rhs, *, _launch=None):
     """wgmma_rs1(f16 [64, 16] rhs) -> auto; from wgmma_rs.co:12."""
-    _F = _rt.Fn("wgmma_rs1", "wgmma_rs.co", 12)
+    _F = _rt.Fn("wgmma_rs1", _CO_FILE, 12, {"rhs": (12, 23, 47)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"rhs": rhs}, _launch)
     _dims = {}
@@ -152,7 +154,7 @@ def wgmma_rs2_k0(
 @_rt.launcher
 def wgmma_rs2(lhs, rhs, *, _launch=None):
     """wgmma_rs2(f16 [64, 16] lhs, f16 [64, 16] rhs) -> auto; from wgmma_rs.co:26."""
-    _F = _rt.Fn("wgmma_rs2", "wgmma_rs.co", 26)
+    _F = _rt.Fn("wgmma_rs2", _CO_FILE, 26, {"lhs": (26, 23, 47), "rhs": (26, 49, 73)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}

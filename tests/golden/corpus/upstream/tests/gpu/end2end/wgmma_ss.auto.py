@@ -26,6 +26,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "wgmma_ss.co")
 
 
 @triton.jit
@@ -176,7 +178,7 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f32 [M, N] output) -> void; from
     wgmma_ss.co:5.
     """
-    _F = _rt.Fn("matmul_e4m3", "wgmma_ss.co", 5)
+    _F = _rt.Fn("matmul_e4m3", _CO_FILE, 5, {"lhs": (5, 25, 50), "rhs": (5, 52, 77), "output": (5, 79, 103)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -386,7 +388,7 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
     """matmul_f16(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N]
     output) -> void; from wgmma_ss.co:31.
     """
-    _F = _rt.Fn("matmul_f16", "wgmma_ss.co", 31)
+    _F = _rt.Fn("matmul_f16", _CO_FILE, 31, {"lhs": (31, 24, 45), "rhs": (31, 47, 68), "output": (31, 70, 94)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -603,7 +605,7 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3_mwg(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:51.
     """
-    _F = _rt.Fn("matmul_e4m3_mwg", "wgmma_ss.co", 51)
+    _F = _rt.Fn("matmul_e4m3_mwg", _CO_FILE, 51, {"lhs": (51, 29, 54), "rhs": (51, 56, 81), "output": (51, 83, 107)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -842,7 +844,9 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3_mwg_tbc(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:69.
     """
-    _F = _rt.Fn("matmul_e4m3_mwg_tbc", "wgmma_ss.co", 69)
+    _F = _rt.Fn(
+        "matmul_e4m3_mwg_tbc", _CO_FILE, 69, {"lhs": (69, 33, 58), "rhs": (69, 60, 85), "output": (69, 87, 111)}
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -1024,7 +1028,18 @@ def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=
     """blockscale_gemm_e4m3_n48(global f8_e4m3 [M, K] lhs, global f32 [M, DIV_BLK_K] scale_lhs, global f8_e4m3 [N, K]
     rhs, global f32 [DIV_BLK_N, DIV_BLK_K] scale_rhs, global f16 [M, N] output) -> void; from wgmma_ss.co:93.
     """
-    _F = _rt.Fn("blockscale_gemm_e4m3_n48", "wgmma_ss.co", 93)
+    _F = _rt.Fn(
+        "blockscale_gemm_e4m3_n48",
+        _CO_FILE,
+        93,
+        {
+            "lhs": (93, 38, 63),
+            "scale_lhs": (94, 39, 74),
+            "rhs": (95, 39, 64),
+            "scale_rhs": (96, 39, 82),
+            "output": (97, 39, 63),
+        },
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(
         _F, {"lhs": lhs, "scale_lhs": scale_lhs, "rhs": rhs, "scale_rhs": scale_rhs, "output": output}, _launch
@@ -1223,7 +1238,7 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
     """matmul_f16_tbc(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:122.
     """
-    _F = _rt.Fn("matmul_f16_tbc", "wgmma_ss.co", 122)
+    _F = _rt.Fn("matmul_f16_tbc", _CO_FILE, 122, {"lhs": (122, 28, 49), "rhs": (122, 51, 72), "output": (122, 74, 98)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -1460,7 +1475,7 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
     """matmul_st_trans(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [N, M] output) -> void; from
     wgmma_ss.co:146.
     """
-    _F = _rt.Fn("matmul_st_trans", "wgmma_ss.co", 146)
+    _F = _rt.Fn("matmul_st_trans", _CO_FILE, 146, {"lhs": (146, 29, 50), "rhs": (146, 52, 73), "output": (146, 75, 99)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -1630,7 +1645,9 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
     """matmul_st_masked(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:169.
     """
-    _F = _rt.Fn("matmul_st_masked", "wgmma_ss.co", 169)
+    _F = _rt.Fn(
+        "matmul_st_masked", _CO_FILE, 169, {"lhs": (169, 30, 51), "rhs": (169, 53, 74), "output": (170, 29, 53)}
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -1826,7 +1843,9 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
     """matmul_f16_ws_1p1c(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:196.
     """
-    _F = _rt.Fn("matmul_f16_ws_1p1c", "wgmma_ss.co", 196)
+    _F = _rt.Fn(
+        "matmul_f16_ws_1p1c", _CO_FILE, 196, {"lhs": (196, 32, 53), "rhs": (196, 55, 76), "output": (196, 78, 102)}
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -2057,7 +2076,9 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
     """matmul_f16_ws_1p3c(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:233.
     """
-    _F = _rt.Fn("matmul_f16_ws_1p3c", "wgmma_ss.co", 233)
+    _F = _rt.Fn(
+        "matmul_f16_ws_1p3c", _CO_FILE, 233, {"lhs": (233, 32, 53), "rhs": (233, 55, 76), "output": (233, 78, 102)}
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}
@@ -2212,7 +2233,9 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3_ws_tbc(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:270.
     """
-    _F = _rt.Fn("matmul_e4m3_ws_tbc", "wgmma_ss.co", 270)
+    _F = _rt.Fn(
+        "matmul_e4m3_ws_tbc", _CO_FILE, 270, {"lhs": (270, 32, 57), "rhs": (270, 59, 84), "output": (270, 86, 110)}
+    )
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
     _dims = {}

@@ -26,6 +26,8 @@ _OOB_FILL = globals().get("_OOB_FILL", os.environ.get("CROQ2TRITON_OOB_FILL", "z
 _OOB_NAN = tl.constexpr(_OOB_FILL == "nan")
 _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
+# the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
+_CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "wmma.co")
 
 
 @triton.jit
@@ -91,7 +93,7 @@ def matmul_f16_f32_k0(
 @_rt.launcher
 def matmul_f16_f32(lhs, rhs, *, _launch=None):
     """matmul_f16_f32(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:16."""
-    _F = _rt.Fn("matmul_f16_f32", "wmma.co", 16)
+    _F = _rt.Fn("matmul_f16_f32", _CO_FILE, 16, {"lhs": (16, 28, 42), "rhs": (16, 44, 58)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -167,7 +169,7 @@ def matmul_f16_f16_k0(
 @_rt.launcher
 def matmul_f16_f16(lhs, rhs, *, _launch=None):
     """matmul_f16_f16(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:34."""
-    _F = _rt.Fn("matmul_f16_f16", "wmma.co", 34)
+    _F = _rt.Fn("matmul_f16_f16", _CO_FILE, 34, {"lhs": (34, 28, 42), "rhs": (34, 44, 58)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -239,7 +241,7 @@ def matmul_bf16_f32_k0(
 @_rt.launcher
 def matmul_bf16_f32(lhs, rhs, *, _launch=None):
     """matmul_bf16_f32(bf16 [128, 256] lhs, bf16 [256, 256] rhs) -> auto; from wmma.co:53."""
-    _F = _rt.Fn("matmul_bf16_f32", "wmma.co", 53)
+    _F = _rt.Fn("matmul_bf16_f32", _CO_FILE, 53, {"lhs": (53, 29, 44), "rhs": (53, 46, 61)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -311,7 +313,7 @@ def matmul_s8_s32_k0(
 @_rt.launcher
 def matmul_s8_s32(lhs, rhs, *, _launch=None):
     """matmul_s8_s32(s8 [128, 256] lhs, s8 [256, 256] rhs) -> auto; from wmma.co:71."""
-    _F = _rt.Fn("matmul_s8_s32", "wmma.co", 71)
+    _F = _rt.Fn("matmul_s8_s32", _CO_FILE, 71, {"lhs": (71, 27, 40), "rhs": (71, 42, 55)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -379,7 +381,7 @@ def matmul_u8_s32_k0(
 @_rt.launcher
 def matmul_u8_s32(lhs, rhs, *, _launch=None):
     """matmul_u8_s32(u8 [128, 256] lhs, u8 [256, 256] rhs) -> auto; from wmma.co:89."""
-    _F = _rt.Fn("matmul_u8_s32", "wmma.co", 89)
+    _F = _rt.Fn("matmul_u8_s32", _CO_FILE, 89, {"lhs": (89, 27, 40), "rhs": (89, 42, 55)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -451,7 +453,7 @@ def matmul_tf32_f32_k0(
 @_rt.launcher
 def matmul_tf32_f32(lhs, rhs, *, _launch=None):
     """matmul_tf32_f32(f32 [128, 256] lhs, f32 [256, 256] rhs) -> auto; from wmma.co:107."""
-    _F = _rt.Fn("matmul_tf32_f32", "wmma.co", 107)
+    _F = _rt.Fn("matmul_tf32_f32", _CO_FILE, 107, {"lhs": (107, 29, 43), "rhs": (107, 45, 59)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -527,7 +529,7 @@ def matmul_rr_k0(
 @_rt.launcher
 def matmul_rr(lhs, rhs, *, _launch=None):
     """matmul_rr(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:251."""
-    _F = _rt.Fn("matmul_rr", "wmma.co", 251)
+    _F = _rt.Fn("matmul_rr", _CO_FILE, 251, {"lhs": (251, 23, 43), "rhs": (251, 45, 65)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -603,7 +605,7 @@ def matmul_mc_array_k0(
 @_rt.launcher
 def matmul_mc_array(lhs, rhs, *, _launch=None):
     """matmul_mc_array(f16 [128, 64] lhs, f16 [64, 256] rhs) -> auto; from wmma.co:276."""
-    _F = _rt.Fn("matmul_mc_array", "wmma.co", 276)
+    _F = _rt.Fn("matmul_mc_array", _CO_FILE, 276, {"lhs": (276, 29, 49), "rhs": (276, 51, 71)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}
@@ -675,7 +677,7 @@ def matmul_cmma_k0(
 @_rt.launcher
 def matmul_cmma(lhs, rhs, i, *, _launch=None):
     """matmul_cmma(s8 [128, 64] lhs, s8 [64, 128] rhs, int i) -> auto; from wmma.co:303."""
-    _F = _rt.Fn("matmul_cmma", "wmma.co", 303)
+    _F = _rt.Fn("matmul_cmma", _CO_FILE, 303, {"lhs": (303, 25, 48), "rhs": (303, 50, 73), "i": (303, 75, 80)})
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
     _dims = {}

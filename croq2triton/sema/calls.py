@@ -1,0 +1,47 @@
+"""Calls of functions Croqtile does not have (LANGUAGE.md 7.7).
+
+``__expf(x)`` or ``exp(j)`` parses: ``name(i)`` is component ``i`` of the tuple ``name``
+(``x(k)``, LANGUAGE.md 7.2).  When no tuple of that name is declared anywhere in the function, it
+was meant as a call: of a builtin misspelt (``__expf`` for ``__exp``) or of a C++/CUDA device
+function without ``call``.  (A call the grammar cannot read as a component, ``__expf(x.at(i))``, is
+a syntax error explained by frontend/repair.py.)
+"""
+
+from __future__ import annotations
+
+from ..errors import Diagnostic
+from ..frontend import ast as A
+from ..frontend import suggest
+from .scopes import Resolution
+
+
+def unknown_calls(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
+    declared = {b.name for b in res.bindings}
+    out: list[Diagnostic] = []
+    for s in fn.body:
+        for n in s.walk():
+            if not isinstance(n, A.GetIth) or not isinstance(n.base, A.Name):
+                continue
+            name = n.base.name
+            if res.binding(n.base) is not None or name in declared:
+                continue
+            near = suggest.builtin(name)
+            if near:
+                out.append(
+                    Diagnostic(
+                        "error",
+                        f"'{name}' is not a builtin; {suggest.did_you_mean(near[:1])}",
+                        n.base.span,
+                        suggest.call_hint(name),
+                    )
+                )
+            else:
+                out.append(
+                    Diagnostic(
+                        "error",
+                        f"'{name}' is not declared",
+                        n.base.span,
+                        f"'{name}(...)' reads as a component of the tuple '{name}'; " + suggest.call_hint(name),
+                    )
+                )
+    return out
