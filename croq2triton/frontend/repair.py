@@ -29,6 +29,7 @@ Trial = Callable[[list[Any], int], int | None]
 NEAR = 4  # identifiers tried, the one at the error and those before it in its statement
 BEYOND = 3  # a replacement must let the parse take the error token and this many more, less one
 MOST_TRIALS = 24  # parses tried at most for one error
+MEMBERS_DOCS = "docs/views.md, docs/copies.md and docs/mma.md list the members of views, copies and MMAs"
 
 
 @dataclass
@@ -186,4 +187,5 @@ def _unknown_member(
     text = f"unknown member '.{suggest.shown(word)}'"
     if near:
         text += "; " + suggest.did_you_mean(near, ".")
-    return CroqSyntaxError(text, _span(tokens, i, i + 2, smap, ends), f"the members are {suggest.MEMBERS_TEXT}")
+    hint = f"the members are {suggest.MEMBERS_TEXT}" if near else MEMBERS_DOCS
+    return CroqSyntaxError(text, _span(tokens, i, i + 2, smap, ends), hint)
