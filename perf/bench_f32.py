@@ -45,9 +45,7 @@ def main() -> int:
 
     info = run_info()
     rows: list[dict[str, object]] = []
-    mods = {
-        (s, p): load(PROGRAM, schedule=s, f32_precision=p) for s in args.schedules.split(",") for p in PRECISIONS
-    }
+    mods = {(s, p): load(PROGRAM, schedule=s, f32_precision=p) for s in args.schedules.split(",") for p in PRECISIONS}
     for n in [int(x) for x in args.shapes.split(",")]:
         z = 4 if n <= 1024 else 1
         g = torch.Generator(device="cuda").manual_seed(n)
@@ -57,7 +55,7 @@ def main() -> int:
         ref_bmm = torch.bmm(a.double(), b.double())
         ref_mma = lhs.double() @ rhs.double().T
 
-        def cublas(tf32: bool, form: str):  # noqa: ANN202
+        def cublas(tf32: bool, form: str, a=a, b=b, lhs=lhs, rhs=rhs):  # noqa: ANN001, ANN202
             def run() -> None:
                 torch.backends.cuda.matmul.allow_tf32 = tf32
                 if form == "bmm_thread":
@@ -79,7 +77,8 @@ def main() -> int:
             for (sched, prec), mod in mods.items():
                 out = torch.full(ref.shape, float("nan"), device="cuda")
                 f = getattr(mod, form)
-                call = (lambda f=f, out=out: f(a, b, out)) if form == "bmm_thread" else (lambda f=f, out=out: f(lhs, rhs, out))
+                x, y = (a, b) if form == "bmm_thread" else (lhs, rhs)
+                call = lambda f=f, out=out, x=x, y=y: f(x, y, out)  # noqa: E731
                 call()
                 torch.cuda.synchronize()
                 err = float((out.double() - ref).abs().max() / ref.abs().max())
