@@ -12,6 +12,7 @@
 #   perf/device_pass.sh mma        # MMA as written, fragments, apply (lift/mma.py): tests, attention
 #   perf/device_pass.sh families   # levels inside warps, scratch buffers, atomics, tuples, clusters; the ladder
 #   perf/device_pass.sh lifted     # the forms the tile IR took over from the deleted older lowering
+#   perf/device_pass.sh issue24    # f32 precision, the sanitizer on contractions, docs, widening; bench_f32, bench_membound
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
@@ -22,6 +23,16 @@ echo "before: $(clocks)" | tee "$OUT/clocks.txt"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$OUT/clocks.txt"
 status=0
 case "${1:-tests}" in
+  issue24)
+    # f32 precision, the OOB sanitizer on contractions, ops under inductor, the docs' examples and
+    # widening on the GPU; then what IEEE f32 products cost, and the row kernels under both schedules
+    timeout 280 python3 -m pytest -q -p no:cacheprovider tests/test_precision.py tests/test_oob_sanitizer.py \
+      tests/test_torch_ops.py tests/test_docs.py tests/test_widen.py 2>&1 | tail -12 | tee "$OUT/tests24.txt" || status=1
+    timeout 200 python3 perf/bench_f32.py --shapes 1024,4096 --rounds 3 --json "$OUT/f32.json" --md "$OUT/f32.md" \
+      2>&1 | tail -32 | tee "$OUT/f32.txt" || status=1
+    timeout 100 python3 perf/bench_membound.py --sizes 4096x4096,16384x4096 --rounds 3 --json "$OUT/membound.json" \
+      --md "$OUT/membound.md" 2>&1 | tail -30 | tee "$OUT/membound.txt" || status=1
+    ;;
   tests)
     # in pieces, each under a timeout: the device gives a command 10 minutes, and the whole
     # tests/test_corpus_e2e.py compiled for the GPU does not finish in them

@@ -1,0 +1,218 @@
+"""Memory-bound kernels written the natural Croqtile way, next to the torch op doing the same work and
+to a device-to-device copy of the same bytes (the bandwidth roofline), in both schedules.
+
+    python3 perf/bench_membound.py [--sizes 4096x4096,16384x4096] [--rounds 3] [--only softmax,...]
+                                   [--json OUT.json] [--md OUT.md]
+
+Each kernel is checked against float64 torch on random data first (outputs poisoned with NaN),
+then timed in rounds with ``triton.testing.do_bench`` (L2 flushed before every repetition, 25 ms
+warm-up, 200 ms of repetitions, median): the kernel right after its torch op and right after a
+device copy of the bytes the kernel must move (inputs read once, outputs written once).  The table
+gives the median over rounds of each time and of each paired ratio: torch time / kernel time, and
+the roofline fraction copy time / kernel time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "perf"))
+
+from bench import median_of_rounds, run_info, smi  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Case:
+    """``func`` of ``program``: ``make(m, n)`` gives (inputs, outputs) tensors in the launcher's
+    order, ``ref(*inputs)`` the float64 result(s) in the outputs' order, ``op(*inputs)`` the torch op."""
+
+    label: str
+    program: str
+    func: str
+    make: Callable[[int, int], tuple[list[Any], list[Any]]]
+    ref: Callable[..., list[Any]]
+    op: Callable[..., Any]
+    tol: float
+
+
+def _cases() -> list[Case]:
+    import torch
+    import torch.nn.functional as F
+
+    def rand(*shape: int, dtype: Any = torch.float32) -> Any:
+        return torch.randn(*shape, device="cuda").to(dtype)
+
+    def nan(*shape: int, dtype: Any = torch.float32) -> Any:
+        return torch.full(shape, float("nan"), device="cuda", dtype=dtype)
+
+    rows = "tests/programs/rows.co"
+    return [
+        Case(
+            "softmax f32 (thread per row)",
+            rows,
+            "softmax",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [torch.softmax(x.double(), 1)],
+            lambda x: torch.softmax(x, 1),
+            1e-5,
+        ),
+        Case(
+            "rmsnorm f16 (thread per row)",
+            rows,
+            "rmsnorm",
+            lambda m, n: (
+                [rand(m, n, dtype=torch.float16), rand(n, dtype=torch.float16)],
+                [nan(m, n, dtype=torch.float16)],
+            ),
+            lambda x, w: [x.double() * torch.rsqrt((x.double() ** 2).mean(1, keepdim=True) + 1e-6) * w.double()],
+            lambda x, w: F.rms_norm(x, (x.shape[1],), w, 1e-6),
+            1e-2,
+        ),
+        Case(
+            "row sums f32 (thread per row)",
+            rows,
+            "row_sums",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [x.double().sum(1)],
+            lambda x: x.sum(1),
+            1e-4,
+        ),
+        Case(
+            "transpose f32 (staged through shared)",
+            "tests/programs/transpose.co",
+            "transpose",
+            lambda m, n: ([rand(m, n)], [nan(n, m)]),
+            lambda x: [x.double().T],
+            lambda x: x.t().contiguous(),
+            0.0,
+        ),
+    ]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="4096x4096,16384x4096")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--schedules", default="source,auto")
+    ap.add_argument("--only", help="comma-separated function names")
+    ap.add_argument("--json")
+    ap.add_argument("--md")
+    args = ap.parse_args()
+
+    import torch
+    import triton
+
+    from croq2triton.api import load
+
+    info = run_info()
+    cases = [c for c in _cases() if not args.only or c.func in args.only.split(",")]
+    mods = {(p, s): load(REPO / p, schedule=s) for p in {c.program for c in cases} for s in args.schedules.split(",")}
+    rows: list[dict[str, object]] = []
+    for size in args.sizes.split(","):
+        m, n = (int(x) for x in size.split("x"))
+        for case in cases:
+            torch.manual_seed(m + n)
+            ins, outs = case.make(m, n)
+            moved = sum(t.numel() * t.element_size() for t in (*ins, *outs))
+            src = torch.empty(moved // 2, dtype=torch.uint8, device="cuda")
+            dst = torch.empty_like(src)
+            refs = case.ref(*ins)
+            live = {}
+            for s in args.schedules.split(","):
+                f = getattr(mods[(case.program, s)], case.func)
+                got = [o.clone() for o in outs]
+                f(*ins, *got)
+                torch.cuda.synchronize()
+                errs = [float((g.double() - r).abs().max() / r.abs().max().clamp(min=1e-30)) for g, r in zip(got, refs)]
+                ok = all(not torch.isnan(g).any() for g in got) and max(errs) <= case.tol
+                if not ok:
+                    rows.append({"case": case.label, "size": size, "schedule": s, "note": f"WRONG (err {errs})"})
+                    continue
+                live[s] = (lambda f=f, got=got, ins=ins: f(*ins, *got), max(errs))
+            copy_t: list[float] = []
+            op_t: list[float] = []
+            kt: dict[str, list[float]] = {s: [] for s in live}
+            vs_op: dict[str, list[float]] = {s: [] for s in live}
+            vs_copy: dict[str, list[float]] = {s: [] for s in live}
+            for _ in range(args.rounds):
+                for s, (call, _err) in live.items():
+                    o = triton.testing.do_bench(lambda op=case.op, ins=ins: op(*ins), warmup=25, rep=200)
+                    t1 = triton.testing.do_bench(call, warmup=25, rep=200)
+                    c = triton.testing.do_bench(lambda d=dst, x=src: d.copy_(x), warmup=25, rep=200)
+                    t2 = triton.testing.do_bench(call, warmup=25, rep=200)
+                    op_t.append(o)
+                    copy_t.append(c)
+                    kt[s] += [t1, t2]
+                    vs_op[s].append(o / t1)
+                    vs_copy[s].append(c / t2)
+            gb = moved / 1e9
+            rows.append(
+                {
+                    "case": case.label,
+                    "size": size,
+                    "schedule": "torch op",
+                    "ms": median_of_rounds(op_t),
+                    "tbps": gb / median_of_rounds(op_t),
+                }
+            )
+            rows.append(
+                {
+                    "case": case.label,
+                    "size": size,
+                    "schedule": "device copy",
+                    "ms": median_of_rounds(copy_t),
+                    "tbps": gb / median_of_rounds(copy_t),
+                }
+            )
+            for s, (_call, err) in live.items():
+                ms = median_of_rounds(kt[s])
+                rows.append(
+                    {
+                        "case": case.label,
+                        "size": size,
+                        "schedule": s,
+                        "ms": ms,
+                        "tbps": gb / ms,
+                        "vs_torch": median_of_rounds(vs_op[s]),
+                        "roofline": median_of_rounds(vs_copy[s]),
+                        "rel_err": err,
+                        "raw_ms": kt[s],
+                    }
+                )
+            for r in rows[-(2 + len(live)) :]:
+                print(json.dumps({k: v for k, v in r.items() if k != "raw_ms"}), flush=True)
+    info["clocks_after"] = smi()
+    cmd = "python3 perf/bench_membound.py " + " ".join(sys.argv[1:])
+    if args.json:
+        Path(args.json).write_text(json.dumps({"info": info, "cmd": cmd, "rows": rows}, indent=1))
+    lines = [
+        f"{info['date']}, {info['gpu']}, torch {info['torch']}, Triton {info['triton']}; clocks before "
+        f"{info['clocks_before']}, after {info['clocks_after']}; `{cmd}`",
+        "",
+        "| kernel | size | schedule | ms | TB/s | vs torch op | of the roofline |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if "note" in r:
+            lines.append(f"| {r['case']} | {r['size']} | {r['schedule']} | {r['note']} | | | |")
+            continue
+        vt = f"{r['vs_torch']:.3f}" if "vs_torch" in r else ""
+        rf = f"{r['roofline']:.3f}" if "roofline" in r else ""
+        lines.append(f"| {r['case']} | {r['size']} | {r['schedule']} | {r['ms']:.3f} | {r['tbps']:.2f} | {vt} | {rf} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.md:
+        Path(args.md).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
