@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from .emit.module import Translation, emit_module
 from .errors import REGISTRY, CroqError, CroqWarning, Diagnostic
 from .frontend.driver import check_text, parse, read_source
-from .options import SCHEDULES, Options, options_of
+from .options import SCHEDULES, Options, Point, options_of
 from .sema.checks import check_unit
 
 
@@ -25,6 +25,7 @@ def translate_full(
     schedule: str = "source",
     allow_tf32: bool = False,
     f32_precision: str | None = None,
+    point: Point | None = None,
     options: Options | None = None,
 ) -> Translation:
     """Translate and return the module text with every diagnostic.
@@ -33,6 +34,8 @@ def translate_full(
     translator pick stages, warps and program order (same results, different schedule).
     ``allow_tf32``: dots on f32 operands may use TF32 products (10-bit mantissas); without it they
     keep IEEE f32 products (``f32_precision`` names one of ``ieee``, ``tf32x3``, ``tf32``).
+    ``point``: a tuning point (values of the source's ``#define`` parameters, which win over
+    ``defines``, and of the schedule fields of named kernels; ``croq2triton tune`` writes them).
     ``options`` gives all of these as one value (croq2triton/options.py).
 
     Errors of the file as a whole (preprocessing, syntax, static checks) raise :class:`CroqError`.
@@ -40,11 +43,12 @@ def translate_full(
     ``diagnostics``, and the module's launcher of that name raises it when called.
     """
     if options is None:
-        options = _options(schedule, allow_tf32, f32_precision)
+        options = _options(schedule, allow_tf32, f32_precision, point)
     name = filename or "<input>"
     check_text(source, name)
     REGISTRY.add(name, source)
     defs = {k: str(v) for k, v in (defines or {}).items()}
+    defs.update(options.point.defines)
     tu = parse(source, name, defines=defs, dialect=dialect)
     warnings = check_unit(tu)
     out = emit_module(tu, os.path.basename(name), options)
@@ -53,11 +57,11 @@ def translate_full(
     return out
 
 
-def _options(schedule: str, allow_tf32: bool, f32_precision: str | None) -> Options:
+def _options(schedule: str, allow_tf32: bool, f32_precision: str | None, point: Point | None = None) -> Options:
     if schedule not in SCHEDULES:
         raise CroqError(f"unknown schedule '{schedule}'", hint="use 'source' or 'auto'")
     try:
-        return options_of(schedule, allow_tf32, f32_precision)
+        return options_of(schedule, allow_tf32, f32_precision, point)
     except ValueError as e:
         raise CroqError(str(e), hint="f32_precision is one of 'ieee', 'tf32x3', 'tf32'") from None
 

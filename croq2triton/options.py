@@ -1,5 +1,6 @@
 """How a file is translated, as one value passed through the pipeline (api.py): which schedule the
-kernels run under and what an f32 product means.
+kernels run under, what an f32 product means, and a tuning point (:class:`Point`: values of the
+source's own parameters and of the schedule fields of named kernels).
 
 Precision is not a schedule choice: a schedule never changes what a kernel computes, the precision
 of f32 products does.  An f32 contraction keeps IEEE f32 products unless the user opts in to TF32
@@ -10,13 +11,80 @@ offered as its own choice; the measurements that decide the default are in perf/
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 SCHEDULES = ("source", "auto")
 F32_PRECISIONS = ("ieee", "tf32x3", "tf32")
 
 Precision = Literal["ieee", "tf32x3", "tf32"]
+
+
+Value = int | bool | str | tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Point:
+    """A tuning point: ``defines`` (the source's own parameters, as ``-D NAME=VALUE``) and, per kernel
+    (``matmul_k0``), values of fields of the :class:`~croq2triton.schedule.schedule.Schedule` (a
+    contraction) or :class:`~croq2triton.schedule.schedule.TileSchedule` (a tile kernel) it runs
+    under; fields not named keep what the schedule policy picks.  Data, hashable, written to JSON."""
+
+    defines: tuple[tuple[str, str], ...] = ()
+    kernels: tuple[tuple[str, tuple[tuple[str, Value], ...]], ...] = ()
+
+    @staticmethod
+    def of(
+        defines: Mapping[str, object] | None = None, kernels: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> Point:
+        d = tuple(sorted((k, str(v)) for k, v in (defines or {}).items()))
+        ks = tuple(
+            sorted(
+                (name, tuple(sorted((f, _value(v)) for f, v in fields.items())))
+                for name, fields in (kernels or {}).items()
+            )
+        )
+        return Point(d, tuple((n, f) for n, f in ks if f))
+
+    def overrides(self, kernel: str) -> dict[str, Value]:
+        """The schedule fields this point sets for ``kernel``."""
+        return {f: v for name, fields in self.kernels if name == kernel for f, v in fields}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "defines": dict(self.defines),
+            "kernels": {
+                name: {f: list(v) if isinstance(v, tuple) else v for f, v in fields} for name, fields in self.kernels
+            },
+        }
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Point:
+        return Point.of(data.get("defines"), data.get("kernels"))
+
+    def key(self) -> str:
+        """A stable text of the point (cache keys, file names)."""
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+
+    def describe(self) -> str:
+        parts = [f"-D{k}={v}" for k, v in self.defines]
+        for name, fields in self.kernels:
+            parts += [f"{name}.{f}={_show(v)}" for f, v in fields]
+        return " ".join(parts) or "(the schedule's own choices)"
+
+
+def _value(v: Any) -> Value:
+    if isinstance(v, list):
+        return tuple(int(x) for x in v)
+    if isinstance(v, (bool, int, str, tuple)):
+        return v
+    raise ValueError(f"a schedule value must be an integer, a boolean, a string or a list of integers, not {v!r}")
+
+
+def _show(v: Value) -> str:
+    return "x".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
 
 
 @dataclass(frozen=True)
@@ -26,6 +94,7 @@ class Options:
 
     schedule: Literal["source", "auto"] = "source"
     f32_precision: Precision = "ieee"
+    point: Point = field(default_factory=Point)
 
     def __post_init__(self) -> None:
         if self.schedule not in SCHEDULES:
@@ -50,7 +119,9 @@ class Options:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
-def options_of(schedule: str = "source", allow_tf32: bool = False, f32_precision: str | None = None) -> Options:
+def options_of(
+    schedule: str = "source", allow_tf32: bool = False, f32_precision: str | None = None, point: Point | None = None
+) -> Options:
     """The options of the public API's keyword arguments (``f32_precision`` wins over ``allow_tf32``)."""
     precision = f32_precision or ("tf32" if allow_tf32 else "ieee")
-    return Options(schedule, precision)  # type: ignore[arg-type]
+    return Options(schedule, precision, point or Point())  # type: ignore[arg-type]

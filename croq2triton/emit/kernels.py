@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..errors import CroqLoweringError, Diagnostic, internal_errors
+from ..errors import CroqError, CroqLoweringError, Diagnostic, internal_errors
 from ..frontend import ast as A
 from ..lift.clusters import multicast_notes, without_clusters
 from ..lift.contraction import analyse as analyse_contraction
@@ -32,6 +32,7 @@ from ..options import Options
 from ..schedule import policy
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
+from ..schedule.schedule import Schedule, TileSchedule, with_point
 from ..schedule.widen import NotWidened, widen
 from ..schedule.widen import analyse as analyse_widening
 from ..tir import expr as E
@@ -62,6 +63,7 @@ class KernelDispatch:
         self.schedule = self.options.schedule
         self.kernel_sources: list[str] = []
         self.ir_kernels: list[N.Kernel] = []  # the kernels lifted into the tile IR
+        self.schedules: dict[str, Schedule | TileSchedule] = {}  # kernel -> the schedule it runs under
         self.warnings: list[Diagnostic] = []
 
     def __call__(self, top: A.Parallel, name: str, host: LauncherLifting) -> list[H.Stmt]:
@@ -117,6 +119,7 @@ class KernelDispatch:
                 prelude = [x for x in self.fn.body if x.span and top.span and x.span.line < top.span.line]
                 c = analyse_contraction(top, scope, prelude)
                 schedule = policy.auto(c) if self.schedule == "auto" else policy.source(c)
+                schedule = self.tuned(schedule, name, top)
                 precision = self.options.dot_precision(c.a.elem, c.b.elem)
                 tiled = tile_contraction(c, schedule, scope, name, top.span.line if top.span else 0, precision)
                 source = emit_kernel(tiled.kernel, self.src_name)
@@ -128,6 +131,7 @@ class KernelDispatch:
             return None
         self.kernel_sources.append(source.rstrip("\n"))
         self.ir_kernels.append(tiled.kernel)
+        self.schedules[name] = schedule
         launch = launch_of(tiled.kernel, top.span.line if top.span else 0)
         return launch, _all([_divides(E.fold(x), d) for x, d in c.assumptions])
 
@@ -144,11 +148,12 @@ class KernelDispatch:
         try:
             with kernel_errors("the tile-IR path", name, top):
                 lifted = lift_kernel(top, name, host.host_scope(), self.src_name, self.options)
-                kernels = [lifted.kernel]
-                if self.schedule == "auto":
-                    wide = self.widened(lifted.kernel, top)
-                    if wide is not None:
-                        kernels = [wide, dataclasses.replace(lifted.kernel, name=f"{name}_narrow")]
+                schedule = self.tile_schedule(lifted.kernel, top)
+                kernels = [dataclasses.replace(lifted.kernel, num_warps=schedule.num_warps)]
+                wide = self.widened(lifted.kernel, schedule, top)
+                if wide is not None:
+                    kernels = [wide, dataclasses.replace(lifted.kernel, name=f"{name}_narrow")]
+                self.schedules[name] = schedule
                 # both schedules: measured faster (schedule/interior.py)
                 kernels = [interior_split(k) for k in kernels]
                 launches = [launch_of(k, line) for k in kernels]
@@ -166,17 +171,60 @@ class KernelDispatch:
         note = "widened: as long as it keeps a program per SM (else the kernel as written)"
         return H.If(enough, (wide_launch,), (narrow_launch,), note, line, line=line)
 
-    def widened(self, kernel: N.Kernel, top: A.Parallel) -> N.Kernel | None:
-        """``kernel`` under the ``auto`` policy's widening (schedule/widen.py), or None where the
-        policy keeps it or the proof does not hold (``CROQ2TRITON_EXPLAIN=1`` says why)."""
+    def tuned(self, schedule: Schedule, name: str, top: A.Parallel) -> Schedule:
+        """``schedule`` with the fields the tuning point sets for kernel ``name``."""
+        out = self._with_point(schedule, name, top)
+        assert isinstance(out, Schedule)
+        return out
+
+    def _with_point(self, schedule: Schedule | TileSchedule, name: str, top: A.Parallel) -> Schedule | TileSchedule:
+        fields = self.options.point.overrides(name)
         try:
-            schedule = policy.tile_auto(kernel, analyse_widening(kernel))
-            return widen(kernel, schedule) if schedule is not None else None
-        except NotWidened as e:
-            if os.environ.get("CROQ2TRITON_EXPLAIN"):
-                line = top.span.line if top.span else 0
-                print(f"{self.src_name}:{line}: note: {kernel.name} is not widened: {e}", file=sys.stderr)
+            return with_point(schedule, fields)
+        except ValueError as e:
+            raise CroqError(
+                f"the tuning point's schedule of kernel '{name}': {e}",
+                top.span,
+                "croq2triton tune --list names the parameters of each kernel and the values they take",
+            ) from None
+
+    def tile_schedule(self, kernel: N.Kernel, top: A.Parallel) -> TileSchedule:
+        """How the tile kernel ``kernel`` runs: as lifted (one block a program, its warps), under
+        ``--schedule auto`` widened where the policy picks it (schedule/policy.py), and with the
+        fields the tuning point sets."""
+        schedule = TileSchedule(tuple(1 for _ in kernel.program_ids), kernel.num_warps, origin="source")
+        if self.schedule == "auto":
+            try:
+                picked = policy.tile_auto(kernel, analyse_widening(kernel))
+                schedule = picked or dataclasses.replace(schedule, origin="auto")
+            except NotWidened as e:
+                self.explain(kernel, top, e)
+        out = self._with_point(schedule, kernel.name, top)
+        assert isinstance(out, TileSchedule)
+        return out
+
+    def widened(self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel) -> N.Kernel | None:
+        """``kernel`` widened under ``schedule`` (schedule/widen.py), or None where the schedule keeps one
+        block a program or the proof does not hold (a tuning point that widens a kernel the proof
+        refuses is an error; ``CROQ2TRITON_EXPLAIN=1`` says why the policy's choice was dropped)."""
+        if all(f == 1 for f in schedule.factors):
             return None
+        try:
+            return widen(kernel, schedule)
+        except NotWidened as e:
+            if schedule.origin == "tuned":
+                raise CroqError(
+                    f"the tuning point widens kernel '{kernel.name}' by {schedule.describe()}, but {e}",
+                    top.span,
+                    "keep its factors at 1: the kernel cannot be widened",
+                ) from None
+            self.explain(kernel, top, e)
+            return None
+
+    def explain(self, kernel: N.Kernel, top: A.Parallel, e: Exception) -> None:
+        if os.environ.get("CROQ2TRITON_EXPLAIN"):
+            line = top.span.line if top.span else 0
+            print(f"{self.src_name}:{line}: note: {kernel.name} is not widened: {e}", file=sys.stderr)
 
 
 def _divides(x: E.Expr, d: int) -> E.Expr:

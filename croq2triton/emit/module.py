@@ -78,6 +78,8 @@ class Translation:
     unit: A.TranslationUnit | None = None  # the parsed file (``translate_full`` sets it)
     ir: dict[str, list[object]] = field(default_factory=dict)  # function -> its tile-IR kernels
     launchers: dict[str, Launcher] = field(default_factory=dict)  # function -> its launcher in the host IR
+    # function -> kernel -> the Schedule / TileSchedule it runs under (what a tuning point may vary)
+    schedules: dict[str, dict[str, object]] = field(default_factory=dict)
 
 
 def emit_module(tu: A.TranslationUnit, src_name: str, options: Options | None = None) -> Translation:
@@ -94,6 +96,7 @@ def emit_module(tu: A.TranslationUnit, src_name: str, options: Options | None = 
             ops[fn.name] = {"params": list(sig.params), "writes": list(sig.writes), "returns": sig.returns}
             out.ir[fn.name] = list(kernels.ir_kernels)
             out.launchers[fn.name] = launcher
+            out.schedules[fn.name] = dict(kernels.schedules)
             out.lowered.append(fn.name)
             out.diagnostics.extend(kernels.warnings)
         except CroqError as e:

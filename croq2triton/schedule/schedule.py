@@ -10,6 +10,7 @@ loads otherwise).  ``origin`` says where it comes from: the ``.co`` itself (``so
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -90,3 +91,22 @@ class TileSchedule:
     def describe(self) -> str:
         blocks = " x ".join(str(f) for f in self.factors)
         return f"{blocks} blocks a program, {self.num_warps} warps ({self.origin})"
+
+
+def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> Schedule | TileSchedule:
+    """``schedule`` with the fields a tuning point sets (croq2triton/options.py ``Point``), its origin
+    ``tuned``; ValueError names a field the schedule does not have or a value it cannot take."""
+    if not fields:
+        return schedule
+    known = {f.name for f in dataclasses.fields(schedule)} - {"origin"}
+    unknown = sorted(set(fields) - known)
+    if unknown:
+        kind = type(schedule).__name__
+        raise ValueError(f"{', '.join(unknown)}: not a field of a {kind} (its fields: {', '.join(sorted(known))})")
+    changes = dict(fields)
+    if isinstance(schedule, TileSchedule) and "factors" in changes:
+        factors = tuple(changes["factors"])  # type: ignore[arg-type]
+        if len(factors) != len(schedule.factors):
+            raise ValueError(f"factors {factors}: one per grid axis ({len(schedule.factors)})")
+        changes["factors"] = factors
+    return dataclasses.replace(schedule, origin="tuned", **changes)  # type: ignore[arg-type]
