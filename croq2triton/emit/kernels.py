@@ -38,6 +38,7 @@ from ..schedule.widen import analyse as analyse_widening
 from ..tir import expr as E
 from ..tir import host as H
 from ..tir import nodes as N
+from ..tir.contract import Contraction
 from ..tir.launch import launch_of
 from .triton import emit_kernel
 
@@ -64,6 +65,7 @@ class KernelDispatch:
         self.kernel_sources: list[str] = []
         self.ir_kernels: list[N.Kernel] = []  # the kernels lifted into the tile IR
         self.schedules: dict[str, Schedule | TileSchedule] = {}  # kernel -> the schedule it runs under
+        self.contractions: dict[str, Contraction] = {}  # kernel -> what it computes, where proved
         self.warnings: list[Diagnostic] = []
 
     def __call__(self, top: A.Parallel, name: str, host: LauncherLifting) -> list[H.Stmt]:
@@ -132,6 +134,7 @@ class KernelDispatch:
         self.kernel_sources.append(source.rstrip("\n"))
         self.ir_kernels.append(tiled.kernel)
         self.schedules[name] = schedule
+        self.contractions[name] = c
         launch = launch_of(tiled.kernel, top.span.line if top.span else 0)
         return launch, _all([_divides(E.fold(x), d) for x, d in c.assumptions])
 

@@ -80,6 +80,8 @@ class Translation:
     launchers: dict[str, Launcher] = field(default_factory=dict)  # function -> its launcher in the host IR
     # function -> kernel -> the Schedule / TileSchedule it runs under (what a tuning point may vary)
     schedules: dict[str, dict[str, object]] = field(default_factory=dict)
+    # function -> kernel -> the Contraction it is proved to compute (tiled as a GEMM)
+    contractions: dict[str, dict[str, object]] = field(default_factory=dict)
 
 
 def emit_module(tu: A.TranslationUnit, src_name: str, options: Options | None = None) -> Translation:
@@ -97,6 +99,7 @@ def emit_module(tu: A.TranslationUnit, src_name: str, options: Options | None = 
             out.ir[fn.name] = list(kernels.ir_kernels)
             out.launchers[fn.name] = launcher
             out.schedules[fn.name] = dict(kernels.schedules)
+            out.contractions[fn.name] = dict(kernels.contractions)
             out.lowered.append(fn.name)
             out.diagnostics.extend(kernels.warnings)
         except CroqError as e:
