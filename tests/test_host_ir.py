@@ -59,6 +59,7 @@ def test_a_hand_built_launcher_is_written_as_python() -> None:
     )
     assert emit_launcher(_launcher(body)) == textwrap.dedent(
         '''\
+        @_rt.launcher
         def f(x, steps, *, _launch=None):
             """f(f32 [N] x, int steps) -> f32 tensor."""
             _F = _rt.Fn('f', _CO_FILE, 3, {'x': (3, 15, 26), 'steps': (3, 28, 37)})

@@ -30,9 +30,11 @@ from ..lift.shapebounds import expand_shape_bounds
 from ..lift.splitscale import split_scales
 from ..options import Options
 from ..schedule import policy
+from ..schedule.foldloops import Block, NotFolded, fold_loops
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
 from ..schedule.schedule import Schedule, TileSchedule, with_point
+from ..schedule.widen import BYTES as WIDEN_BYTES
 from ..schedule.widen import NotWidened, widen
 from ..schedule.widen import analyse as analyse_widening
 from ..tir import expr as E
@@ -152,13 +154,31 @@ class KernelDispatch:
             with kernel_errors("the tile-IR path", name, top):
                 lifted = lift_kernel(top, name, host.host_scope(), self.src_name, self.options)
                 schedule = self.tile_schedule(lifted.kernel, top)
-                kernels = [dataclasses.replace(lifted.kernel, num_warps=schedule.num_warps)]
-                wide = self.widened(lifted.kernel, schedule, top)
-                if wide is not None:
-                    kernels = [wide, dataclasses.replace(lifted.kernel, name=f"{name}_narrow")]
                 self.schedules[name] = schedule
+                # (kernel, the launcher's condition to run it): the last one runs otherwise
+                variants: list[tuple[N.Kernel, E.Expr | None, str]] = []
+                wide = self.widened(lifted.kernel, schedule, top)
+                base = wide or dataclasses.replace(lifted.kernel, num_warps=schedule.num_warps)
+                folded = self.folded(base, schedule, top)
+                if folded is not base and schedule.fold < 0 and schedule.origin == "auto":
+                    # the row in registers where it fits, else in blocks (read again by each pass)
+                    size = next(a.size for a in folded.args if isinstance(a, N.Constexpr) and a.size is not None)
+                    most = policy.FOLD_WHOLE_BYTES // _elem_bytes(folded)
+                    blocked = fold_loops(base, policy.fold_block_of(_elem_bytes(folded)))
+                    blocked = dataclasses.replace(blocked, name=f"{name}_blocked")
+                    note = f"each row in registers where it holds at most {most} elements (else in blocks)"
+                    variants += [(folded, E.Bin("<=", size, E.Const(most)), note), (blocked, None, "")]
+                elif wide is not None and any(f > 1 for f in schedule.factors):
+                    # fewer programs: where too few for the SMs, the source's
+                    programs = _product(tuple(wide.grid))
+                    enough = E.Bin(">=", programs, E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
+                    note = "widened: as long as it keeps a program per SM (else the kernel as written)"
+                    narrow = self.folded(dataclasses.replace(lifted.kernel, name=f"{name}_narrow"), schedule, top)
+                    variants += [(folded, enough, note), (narrow, None, "")]
+                else:
+                    variants.append((folded, None, ""))
                 # both schedules: measured faster (schedule/interior.py)
-                kernels = [interior_split(k) for k in kernels]
+                kernels = [interior_split(k) for k, _, _ in variants]
                 launches = [launch_of(k, line) for k in kernels]
                 sources = [emit_kernel(k, self.src_name) for k in kernels]
         except NotLifted as e:
@@ -166,13 +186,11 @@ class KernelDispatch:
         self.kernel_sources.extend(source.rstrip("\n") for source in sources)
         self.ir_kernels.extend(kernels)
         self.warnings.extend(lifted.warnings)
-        if len(launches) == 1:
-            return launches[0]
-        wide_launch, narrow_launch = launches
-        programs = _product(wide_launch.grid)
-        enough = E.Bin(">=", programs, E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
-        note = "widened: as long as it keeps a program per SM (else the kernel as written)"
-        return H.If(enough, (wide_launch,), (narrow_launch,), note, line, line=line)
+        out: H.Stmt = launches[-1]
+        for launch, (_, cond, note) in reversed(list(zip(launches[:-1], variants[:-1], strict=True))):
+            assert cond is not None
+            out = H.If(cond, (launch,), (out,), note, line, line=line)
+        return out
 
     def tuned(self, schedule: Schedule, name: str, top: A.Parallel) -> Schedule:
         """``schedule`` with the fields the tuning point sets for kernel ``name``."""
@@ -210,7 +228,7 @@ class KernelDispatch:
         """``kernel`` widened under ``schedule`` (schedule/widen.py), or None where the schedule keeps one
         block a program or the proof does not hold (a tuning point that widens a kernel the proof
         refuses is an error; ``CROQ2TRITON_EXPLAIN=1`` says why the policy's choice was dropped)."""
-        if all(f == 1 for f in schedule.factors):
+        if all(f == 1 for f in schedule.factors) and all(d == 1 for d in schedule.splits):
             return None
         try:
             return widen(kernel, schedule)
@@ -224,10 +242,34 @@ class KernelDispatch:
             self.explain(kernel, top, e)
             return None
 
+    def folded(self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel) -> N.Kernel:
+        """``kernel`` with each lane's loops folded into a tile axis where the schedule asks for it
+        (schedule/foldloops.py): blocks of ``schedule.fold`` elements, or (-1) each loop's whole
+        extent, fixed at launch."""
+        if schedule.fold == 0:
+            return kernel
+        block: Block = schedule.fold if schedule.fold > 0 else E.Extent("BLOCK_J")
+        try:
+            return fold_loops(kernel, block, whole=schedule.fold < 0)
+        except NotFolded as e:
+            if schedule.origin == "tuned":
+                raise CroqError(
+                    f"the tuning point folds the loops of kernel '{kernel.name}', but {e}",
+                    top.span,
+                    "keep its fold at 0: the kernel's loops cannot be folded",
+                ) from None
+            self.explain(kernel, top, e)
+            return kernel
+
     def explain(self, kernel: N.Kernel, top: A.Parallel, e: Exception) -> None:
         if os.environ.get("CROQ2TRITON_EXPLAIN"):
             line = top.span.line if top.span else 0
             print(f"{self.src_name}:{line}: note: {kernel.name} is not widened: {e}", file=sys.stderr)
+
+
+def _elem_bytes(kernel: N.Kernel) -> int:
+    """The widest element a kernel's tensors hold, in bytes."""
+    return max((WIDEN_BYTES.get(a.dtype, 4) for a in kernel.args if isinstance(a, N.Pointer)), default=4)
 
 
 def _divides(x: E.Expr, d: int) -> E.Expr:

@@ -546,3 +546,12 @@ def not_translated(
     """The error a function that did not translate raises when called: the translator's diagnostic,
     at its place in the ``.co`` source."""
     return CroqLaunchError(f"'{name}' is not translated: {message}", Span.at(src, line, col, line, end_col), hint)
+
+
+def warps_for(elements: int, per_thread: int) -> int:
+    """The warps of a program whose tile of ``elements`` is fixed at launch: the power of two that
+    gives each thread about ``per_thread`` elements, from 4 to 16."""
+    warps = 4
+    while warps < 16 and elements > warps * 32 * per_thread:
+        warps *= 2
+    return warps

@@ -24,6 +24,7 @@ from ..lift.buffers import pow2
 from ..tir import expr as E
 from ..tir import nodes as N
 from ..tir.contract import Contraction
+from .foldloops import tile_rank, walks_rows
 from .gemm import NotTiled
 from .schedule import Schedule, TileSchedule
 from .widen import Facts
@@ -148,8 +149,59 @@ def _carries(kernel: N.Kernel) -> bool:
     return False
 
 
+# Loops of each lane over its row (a row softmax, a norm, row sums written one thread per row): folded
+# into a tile axis (schedule/foldloops.py), one row a program where the lanes may be split, the whole
+# row in registers (its loads read once) up to FOLD_WHOLE_BYTES, in blocks of FOLD_BLOCK_BYTES past it
+FOLD_WHOLE_BYTES = 64 * 1024
+FOLD_BLOCK_BYTES = 16 * 1024
+FOLD_WARPS = 8
+
+
+def fold_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
+    """The folding ``--schedule auto`` picks for a kernel whose lanes loop over rows (None: none)."""
+    if tile_rank(kernel) != 1 or not walks_rows(kernel):
+        return None  # lanes along the rows already read whole lines: widening is the policy there
+    splits = []
+    for p in kernel.program_ids:
+        lanes = [x for x, pids in facts.pairs.items() if p.name in pids]
+        t = facts.tile.get(p.name, 1)
+        # one row a program: split the lanes that index rows (not the contiguous dimension)
+        splittable = t > 1 and lanes and not (set(lanes) & facts.alone) and p.name not in _along_lines(kernel)
+        splits.append(t if splittable else 1)
+    if all(s == 1 for s in splits):  # the lanes stay: each iteration a tile of them and a block of the row
+        block = max(16, pow2(FOLD_BLOCK_BYTES // facts.elem_bytes // max(1, max(facts.tile.values(), default=1))))
+        return TileSchedule(tuple(1 for _ in splits), FOLD_WARPS, origin="auto", fold=block)
+    return TileSchedule(tuple(1 for _ in splits), FOLD_WARPS, origin="auto", splits=tuple(splits), fold=-1)
+
+
+def _along_lines(kernel: N.Kernel) -> set[str]:
+    """Program ids whose coordinate indexes the contiguous (last) dimension of a tensor of rank 2 or
+    more: their lanes read along lines already, and stay."""
+    out: set[str] = set()
+    values = {s.var.name: s.value for s in N.walk(kernel.body) if isinstance(s, N.Let)}
+    pids = {p.name for p in kernel.program_ids}
+    for s in N.walk(kernel.body):
+        if isinstance(s, (N.Load, N.Store)) and len(s.index) >= 2:
+            last = s.index[-1]
+            for _ in range(8):
+                names = {v.name for v in E.free_vars(last)} & values.keys()
+                if not names:
+                    break
+                last = E.substitute(last, {n: values[n] for n in names})
+            out |= {v.name for v in E.free_vars(last)} & pids
+    return out
+
+
+def fold_block_of(elem_bytes: int) -> int:
+    """The block of a row too long to keep in registers (one row a program)."""
+    return pow2(FOLD_BLOCK_BYTES // elem_bytes)
+
+
 def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
     """The widening ``--schedule auto`` picks for a tile kernel (None: the kernel as lifted)."""
+    folded = fold_auto(kernel, facts)
+    if folded is not None:
+        return folded
     width = facts.elem_bytes
     elements = max((prod(v.shape) for s in N.walk(kernel.body) for v in N.defines(s)), default=1)
     first = elements

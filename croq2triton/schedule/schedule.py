@@ -81,16 +81,28 @@ class TileSchedule:
     factors: tuple[int, ...]
     num_warps: int
     origin: Literal["source", "auto", "tuned"] = "auto"
+    # a program runs 1 / split of a block along each axis (1: whole blocks); one of factor and split is 1
+    splits: tuple[int, ...] = ()
+    # each lane's sequential loops folded into a tile axis of this many elements (schedule/foldloops.py):
+    # 0 keeps them, -1 folds each loop's whole extent (fixed at launch: the row kept in registers)
+    fold: int = 0
 
     def __post_init__(self) -> None:
-        if any(f < 1 or f & (f - 1) for f in self.factors):
-            raise ValueError(f"factors = {self.factors}: powers of two")
+        if not self.splits:
+            object.__setattr__(self, "splits", tuple(1 for _ in self.factors))
+        if any(f < 1 or f & (f - 1) for f in (*self.factors, *self.splits)):
+            raise ValueError(f"factors = {self.factors}, splits = {self.splits}: powers of two")
+        if len(self.splits) != len(self.factors) or any(f > 1 and d > 1 for f, d in zip(self.factors, self.splits)):
+            raise ValueError(f"splits = {self.splits}: one per axis, 1 where the axis is widened")
         if self.num_warps not in (1, 2, 4, 8, 16):
             raise ValueError(f"num_warps = {self.num_warps}")
+        if self.fold < -1 or self.fold > 0 and self.fold & (self.fold - 1):
+            raise ValueError(f"fold = {self.fold}: 0, -1 or a power of two")
 
     def describe(self) -> str:
-        blocks = " x ".join(str(f) for f in self.factors)
-        return f"{blocks} blocks a program, {self.num_warps} warps ({self.origin})"
+        blocks = " x ".join(str(f) if d == 1 else f"1/{d}" for f, d in zip(self.factors, self.splits))
+        folds = {0: "", -1: ", loops folded whole"}.get(self.fold, f", loops folded in blocks of {self.fold}")
+        return f"{blocks} blocks a program{folds}, {self.num_warps} warps ({self.origin})"
 
 
 def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> Schedule | TileSchedule:
@@ -104,9 +116,10 @@ def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> 
         kind = type(schedule).__name__
         raise ValueError(f"{', '.join(unknown)}: not a field of a {kind} (its fields: {', '.join(sorted(known))})")
     changes = dict(fields)
-    if isinstance(schedule, TileSchedule) and "factors" in changes:
-        factors = tuple(changes["factors"])  # type: ignore[arg-type]
-        if len(factors) != len(schedule.factors):
-            raise ValueError(f"factors {factors}: one per grid axis ({len(schedule.factors)})")
-        changes["factors"] = factors
+    for name in ("factors", "splits"):
+        if isinstance(schedule, TileSchedule) and name in changes:
+            values = tuple(changes[name])  # type: ignore[call-overload]
+            if len(values) != len(schedule.factors):
+                raise ValueError(f"{name} {values}: one per grid axis ({len(schedule.factors)})")
+            changes[name] = values
     return dataclasses.replace(schedule, origin="tuned", **changes)  # type: ignore[arg-type]

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -74,6 +75,7 @@ class Facts:
     rows: set[str] = field(default_factory=set)  # program ids used on their own that may widen as a new axis
     lanes: dict[str, LaneAxis] = field(default_factory=dict)
     pairs: dict[str, set[str]] = field(default_factory=dict)  # lane -> program ids it pairs with
+    alone: set[str] = field(default_factory=set)  # lanes also used on their own (no split may cut them)
 
 
 BYTES = {"i1": 1, "i8": 1, "u8": 1, "f8_e4m3": 1, "f8_e5m2": 1, "i16": 2, "f16": 2, "bf16": 2}
@@ -130,6 +132,7 @@ class Analysis:
         self.values: dict[str, E.Expr] = {}  # let-bound values, for the mask proof
         self.accesses: list[tuple[tuple[E.Expr, ...], E.Var | None]] = []
         self.lonely: set[str] = set()  # program ids that occur without a lane
+        self.lonely_lanes: set[str] = set()  # lanes that occur without their program id
         self.boxes: dict[str, Labels] = {}  # descriptor -> the program id along each box axis
         self.box_tiles: dict[str, set[int]] = {}  # program id -> the box extents it steps
         self.tma_stores: list[tuple[str, tuple[E.Expr, ...]]] = []  # (descriptor, coordinates)
@@ -290,6 +293,8 @@ class Analysis:
                 ax = self.facts.lanes[e.name]
                 own: list[str | None] = [None] * ax.rank
                 own[ax.axis] = f"lane:{e.name}"
+                self.lonely_lanes.add(e.name)
+                self.facts.alone.add(e.name)
                 return tuple(own)
             if not e.children():
                 raise NotWidened(f"'{e}' used other than with its block's index")
@@ -364,20 +369,35 @@ def analyse(kernel: N.Kernel) -> Facts:
 # ---------------------------------------------------------------- the rewrite
 def widen(kernel: N.Kernel, schedule: TileSchedule) -> N.Kernel:
     """``kernel`` with program ``p`` of axis ``a`` running blocks ``p * F_a .. p * F_a + F_a - 1``
-    (``F = schedule.factors``); :class:`NotWidened` where the proof does not hold."""
+    (``F = schedule.factors``), or ``1 / S`` of a block where the schedule splits it (``S =
+    schedule.splits``: program ``p`` runs lanes ``(p % S) * T / S`` to ``(p % S + 1) * T / S - 1`` of block
+    ``p / S``, which needs every lane of the axis paired with its program id, never on its own);
+    :class:`NotWidened` where the proof does not hold."""
     analysis = Analysis(kernel)
     facts = analysis.run()
-    factors = {p.name: f for p, f in zip(kernel.program_ids, schedule.factors, strict=True) if f > 1}
+    factors = {
+        p.name: Fraction(f, d) for p, f, d in zip(kernel.program_ids, schedule.factors, schedule.splits, strict=True)
+    }
+    factors = {p: f for p, f in factors.items() if f != 1}
     if not factors:
         return dataclasses.replace(kernel, num_warps=schedule.num_warps)
-    rows = {p: f for p, f in factors.items() if p in facts.rows}
+    rows = {p: int(f) for p, f in factors.items() if p in facts.rows}
+    for pid, f in factors.items():
+        if f < 1:
+            if pid in rows or pid not in facts.tile:
+                raise NotWidened(f"program id '{pid}' split, but it is not a coordinate with its lane")
+            if facts.tile[pid] % f.denominator:
+                raise NotWidened(f"program id '{pid}' split in {f.denominator}, its lanes are {facts.tile[pid]}")
+            alone = [x for x, pids in facts.pairs.items() if pid in pids and x in analysis.lonely_lanes]
+            if alone:
+                raise NotWidened(f"program id '{pid}' split, but its lane '{alone[0]}' is also used on its own")
     for pid in factors:
         if pid not in facts.tile and pid not in rows:
             why = "; ".join(analysis.row_blockers) or "it pairs with a lane elsewhere"
             raise NotWidened(f"program id '{pid}' is used other than as a coordinate with its lane ({why})")
     if len(rows) > 1:
         raise NotWidened("more than one program id used on its own")
-    _check_extra_blocks(analysis, facts, {p: f for p, f in factors.items() if p not in rows})
+    _check_extra_blocks(analysis, facts, {p: int(f) for p, f in factors.items() if p not in rows and f > 1})
     return _Rewrite(analysis, factors, schedule.num_warps, rows).run()
 
 
@@ -462,7 +482,7 @@ class _Rewrite:
         self.factors = factors
         self.num_warps = num_warps
         self.env: dict[str, E.Expr] = {}  # old variable name -> its new value (a var of a new shape)
-        self.variants: dict[tuple[str, int], E.Var] = {}  # (lane, factor) -> the widened lane
+        self.variants: dict[tuple[str, Fraction], E.Var] = {}  # (lane, factor) -> the widened lane
         self.taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
         self.pids: dict[str, E.Var] = {}
         self.grid: list[E.Expr] = []
@@ -470,7 +490,7 @@ class _Rewrite:
             f = factors.get(p.name, 1)
             new_g = _cdiv(g, f)
             hi = int(new_g.value) - 1 if isinstance(new_g, E.Const) else None
-            self.pids[p.name] = dataclasses.replace(p, hi=hi if f > 1 else p.hi)
+            self.pids[p.name] = dataclasses.replace(p, hi=hi if f != 1 else p.hi)
             self.grid.append(new_g)
         self.prelude: list[N.Stmt] = []
         self.row: tuple[str, E.Expr, E.Var, E.Expr] | None = None  # (program id, its value, the rows' mask, its value)
@@ -517,7 +537,9 @@ class _Rewrite:
     def descriptor(self, a: N.Arg, labels: Labels, factors: dict[str, int]) -> N.Arg:
         """A descriptor whose box grows along the widened axes, renamed for its box (and its flag)."""
         assert isinstance(a, N.Descriptor)
-        block = tuple(n * factors.get(p, 1) if p else n for n, p in zip(a.block, labels, strict=True))
+        block = tuple(int(n * factors.get(p, 1)) if p else n for n, p in zip(a.block, labels, strict=True))
+        if any(n < 1 or n & (n - 1) for n in block):
+            raise NotWidened(f"the descriptor '{a.name}' would take a box of {list(block)}")
         if block == a.block:
             return a
         old, new = "x".join(map(str, a.block)), "x".join(map(str, block))
@@ -532,7 +554,10 @@ class _Rewrite:
     def run(self) -> N.Kernel:
         body = N.without_dead_lets(self.prelude + self.stmts(self.kernel.body))
         tile = " x ".join(str(self.factors.get(p.name, 1)) for p in self.kernel.program_ids)
-        doc = self.kernel.doc.replace("one program per block", f"one program per {tile} blocks (widened)")
+        what = f"one program per {tile} blocks (widened)"
+        if any(f < 1 for f in self.factors.values()):
+            what = f"one program per {tile} of a block (split)"
+        doc = self.kernel.doc.replace("one program per block", what)
         return dataclasses.replace(
             self.kernel,
             grid=tuple(self.grid),
@@ -543,7 +568,7 @@ class _Rewrite:
             doc=doc,
         )
 
-    def lane_variant(self, lane: str, factor: int) -> E.Var:
+    def lane_variant(self, lane: str, factor: Fraction | int) -> E.Var:
         """The lane ``lane`` widened ``factor`` times: the lane itself at 1; its own name where
         every program id it pairs with widens by ``factor``; else ``rows_64``."""
         ax = self.facts.lanes[lane]
@@ -551,7 +576,7 @@ class _Rewrite:
             return ax.var
         key = (lane, factor)
         if key not in self.variants:
-            n = ax.extent * factor
+            n = int(ax.extent * factor)
             uses = {self.factors.get(p, 1) for p in self.facts.pairs.get(lane, set())}
             name = lane if uses == {factor} else self.fresh(f"{lane}_{n}")
             self.variants[key] = E.Var(name, "i32", lo=0, hi=n - 1, dims=_lane_value(n, ax.axis, ax.rank).shape)
@@ -670,6 +695,8 @@ class _Rewrite:
             paired = pairing(e, self.facts.lanes, set(self.pids))
             if paired is None and e.children():
                 return dataclasses.replace(e, **self.children(e))  # type: ignore[type-var]
+            if paired is not None and any(self.factors.get(p, 1) < 1 for p in paired[0].values()):
+                return self.split(e, paired[0], env)
             for lane, pid in (paired[0] if paired is not None else {}).items():
                 env[lane] = self.lane_variant(lane, self.factors.get(pid, 1))
             for pid in leaves & self.pids.keys():
@@ -677,8 +704,32 @@ class _Rewrite:
                 if self.row is not None and pid == self.row[0]:
                     env[pid] = self.row[1]
                 else:
-                    env[pid] = self.pids[pid] * f if f > 1 else self.pids[pid]
+                    env[pid] = self.pids[pid] * int(f) if f > 1 else self.pids[pid]
         return E.substitute(e, env) if env else e
+
+    def split(self, e: E.Expr, pairs: dict[str, str], env: dict[str, E.Expr]) -> E.Expr:
+        """An affine coordinate ``c * (b * T + lane) + rest`` of a split axis, rewritten as ``c * (b' *
+        T' + lane') + rest`` (``T' = T * f``): ``b * T + lane`` is one number, whichever program and
+        lane hold it."""
+        names = [*pairs, *self.pids]
+        terms = E.linear_terms(e, names)
+        assert terms is not None  # pairing() read it as affine in them
+        coefs, rest = terms
+        out = E.substitute(rest, env) if env else rest
+        for name, c in coefs.items():
+            if name in pairs:
+                term: E.Expr = c * self.lane_variant(name, self.factors.get(pairs[name], 1))
+            else:
+                f = self.factors.get(name, 1)
+                scaled = E.fold(c * E.Const(f.numerator)) if f != 1 else c
+                if f != 1 and f.denominator != 1:
+                    coef = E.fold(c)
+                    if not (isinstance(coef, E.Const) and int(coef.value) % f.denominator == 0):
+                        raise NotWidened(f"a coordinate whose program id's coefficient {coef} does not split")
+                    scaled = E.Const(int(coef.value) * f.numerator // f.denominator)
+                term = scaled * self.pids[name]
+            out = E.fold(out + term)
+        return out
 
     def full(self, e: E.Full) -> E.Expr:
         """A constant tile at its new shape: each axis grows with the lanes along it (the factor of
@@ -691,7 +742,7 @@ class _Rewrite:
             grow = {self.factors.get(p, 1) for x in lanes for p in self.facts.pairs.get(x.var.name, set()) or {""}}
             if not lanes or len(grow) != 1:
                 raise NotWidened(f"a tl.full tile whose axis {d} follows no one lane")
-            dims[d] = n * grow.pop()
+            dims[d] = int(n * grow.pop())
         if self.row is not None:
             rank = len(self.row[2].shape)
             if len(dims) >= rank:
@@ -715,9 +766,12 @@ def _lane_value(n: int, axis: int, rank: int) -> E.Expr:
     return E.Arange(n) if rank == 1 else E.Lift(E.Arange(n), rank, (axis,))
 
 
-def _cdiv(g: E.Expr, f: int) -> E.Expr:
+def _cdiv(g: E.Expr, f: Fraction | int) -> E.Expr:
     if f == 1:
         return g
+    if f < 1:  # split: every block becomes 1 / f programs
+        return E.fold(g * E.Const(int(1 / f)))
+    f = int(f)
     if isinstance(g, E.CDiv) and isinstance(g.rhs, E.Const):
         return E.fold(E.CDiv(g.lhs, E.Const(int(g.rhs.value) * f)))
     return E.fold(E.CDiv(g, E.Const(f)))

@@ -413,7 +413,7 @@ def bounds(e: Expr) -> Interval:
     if isinstance(e, Var):
         return (e.lo, e.hi)
     if isinstance(e, Arange):
-        return (0, e.n - 1)
+        return (0, e.n - 1) if isinstance(e.n, int) else (0, None)  # an extent fixed at launch: >= 1
     if isinstance(e, (Lift, Cast, Permute, Reshape)) and is_int(e.dtype):
         return bounds(e.value)
     if isinstance(e, Where):

@@ -53,7 +53,12 @@ def launch_of(kernel: N.Kernel, line: int) -> H.Launch:
         sizes = tuple(E.fold(a.size) for a in dims if a.size is not None)
         least = max(a.least for a in dims)
         prepare.append(H.BlockExtents(tuple(f"_{k}_{a.name}" for a in dims), what, sizes, dims[0].fixed, least))
-    constexprs.append(("num_warps", E.Const(kernel.num_warps)))
+    if kernel.warps_per is not None:  # warps for a tile whose extent is fixed at launch
+        extent, lanes, per_thread = kernel.warps_per
+        elements = E.Bin("*", E.Var(f"_{k}_{extent}"), E.Const(lanes))
+        constexprs.append(("num_warps", E.Call("_rt.warps_for", (elements, E.Const(per_thread)), "i32")))
+    else:
+        constexprs.append(("num_warps", E.Const(kernel.num_warps)))
     grid = tuple(E.fold(g) for g in kernel.grid)
     return H.Launch(k, grid, tuple(args), tuple(constexprs), tuple(prepare), line=line)
 

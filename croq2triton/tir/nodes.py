@@ -15,6 +15,7 @@ can honour exactly.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -263,6 +264,9 @@ class Kernel:
     args: list[Arg]
     body: list[Stmt]
     num_warps: int = 4
+    # the warps chosen at launch instead: (a constexpr block extent, its lanes, elements a thread) ->
+    # the power of two of warps that gives each thread about that many elements, 4 to 16
+    warps_per: tuple[str, int, int] | None = None
     num_stages: int | None = None
     doc: str = ""
     line: int = 0  # the .co line of the parallel
@@ -352,3 +356,46 @@ def _drop(body: list[Stmt], read: set[str]) -> list[Stmt]:
             s = dataclasses.replace(s, then=_drop(s.then, read), orelse=_drop(s.orelse, read))
         out.append(s)
     return out
+
+
+def map_exprs(s: Stmt, f: Callable[[Expr], Expr]) -> Stmt:
+    """``s`` with ``f`` applied to every expression it reads (nested bodies included); a mask, a
+    variable, must map to a variable."""
+
+    def var(v: Var | None) -> Var | None:
+        if v is None:
+            return None
+        out = f(v)
+        assert isinstance(out, Var), out
+        return out
+
+    if isinstance(s, (Let, Assign)):
+        return dataclasses.replace(s, value=f(s.value))
+    if isinstance(s, Load):
+        return dataclasses.replace(s, index=tuple(f(x) for x in s.index), mask=var(s.mask))
+    if isinstance(s, Store):
+        return dataclasses.replace(s, index=tuple(f(x) for x in s.index), value=f(s.value), mask=var(s.mask))
+    if isinstance(s, TmaLoad):
+        fallback = map_exprs(s.fallback, f)
+        return dataclasses.replace(s, coords=tuple(f(x) for x in s.coords), fallback=fallback)
+    if isinstance(s, TmaStore):
+        fallback = map_exprs(s.fallback, f)
+        return dataclasses.replace(s, coords=tuple(f(x) for x in s.coords), value=f(s.value), fallback=fallback)
+    if isinstance(s, Dot):
+        return dataclasses.replace(s, a=f(s.a), b=f(s.b), acc=f(s.acc) if s.acc is not None else None)
+    if isinstance(s, Atomic):
+        compare = f(s.compare) if s.compare is not None else None
+        return dataclasses.replace(
+            s, index=tuple(f(x) for x in s.index), value=f(s.value), mask=var(s.mask), compare=compare
+        )
+    if isinstance(s, Print):
+        return dataclasses.replace(s, values=tuple(f(x) for x in s.values))
+    if isinstance(s, Assert):
+        return dataclasses.replace(s, cond=f(s.cond))
+    if isinstance(s, For):
+        body = [map_exprs(x, f) for x in s.body]
+        return dataclasses.replace(s, start=f(s.start), stop=f(s.stop), step=f(s.step), body=body)
+    if isinstance(s, If):
+        then = [map_exprs(x, f) for x in s.then]
+        return dataclasses.replace(s, cond=f(s.cond), then=then, orelse=[map_exprs(x, f) for x in s.orelse])
+    return s

@@ -1,0 +1,417 @@
+"""Folding each lane's sequential loop into a tile axis: a row reduction written one thread per row
+(``foreach j in [N] { m = __max(m, x.at(p # t, j)); }``) becomes a loop over blocks of ``j`` whose
+every iteration loads a ``[lanes, BLOCK]`` tile and folds it with ``tl.max`` / ``tl.sum`` (Triton's
+tutorials 02 and 05), or, where the block holds the whole extent, no loop at all.
+
+As lifted, each lane walks its row one element a step: the loads of one step are one element of
+each of the program's rows, a column of the tile, and the rows are read column by column (on the
+H200 a row softmax so written ran at 0.12 of ``torch.softmax``, issue 27).  The rewrite changes how
+the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`):
+
+* the loop steps by 1 from a start to a stop that are the same for every lane;
+* its body is ``let``s, loads, stores and folds, nothing else (no inner loop, no branch of the
+  program, no dot, atomic, barrier or reduction of its own);
+* every variable it assigns is a **fold** ``acc := op(acc, f)`` or ``acc := where(g, op(acc, f),
+  acc)`` with ``op`` associative and commutative (``+``, ``max``, ``min``) and ``acc`` read nowhere
+  else in the loop: the only dependence between iterations; ``where(g, op(acc, f), acc)`` is
+  ``op(acc, where(g, f, e))`` with ``e`` the identity of ``op``, so the block's values fold with ``e``
+  where ``g`` or the block's tail masks them off.  A float ``+`` fold sums in another order: the
+  result moves within the rounding of its type (``tl.sum`` adds pairwise, which is at least as
+  accurate as the loop's running sum);
+* what the loop defines is not read after it (but the folds' accumulators);
+* a store writes a distinct element for each value of the counter (its index is affine in the
+  counter with a non-zero coefficient in some dimension), and a tensor the loop stores into is
+  read in the loop only at the element the same iteration stores (iterations touch disjoint
+  elements: their order does not matter).
+
+Every value of the body gains a trailing tile axis for the counter's block (``j`` becomes
+``j0 + tl.arange(0, BLOCK)``); loads and stores are masked by ``j < stop`` as well.  Where the block
+is the whole extent (a size fixed at launch: the power of two at or above ``stop - start``) the
+loop is gone, and the loads of several such loops that read the same elements are one load (the
+row is read once and kept in registers: a softmax's max, sum and write).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..tir import expr as E
+from ..tir import nodes as N
+
+FOLDS = {"+": "sum", "max": "max", "min": "min"}
+WHOLE_PER_THREAD = 16  # elements of a whole row a thread holds (the launcher picks 4 to 16 warps)
+INT_LIMITS = {"i32": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1), "i16": (-(2**15), 2**15 - 1)}
+
+
+class NotFolded(Exception):
+    """The proof does not hold for a loop (or the kernel has none to fold)."""
+
+
+@dataclass(frozen=True)
+class Fold:
+    acc: E.Var
+    op: str  # +, max, min
+    value: E.Expr  # f: what each iteration folds in
+    guard: E.Expr | None  # g: where it does (None: everywhere)
+
+
+Block = int | E.Extent
+
+
+def tile_rank(kernel: N.Kernel) -> int:
+    """The rank of the kernel's tiles: the lanes' (a thread level of ``[32, 32]``: 2)."""
+    return max((len(v.shape) for s in N.walk(kernel.body) for v in N.defines(s)), default=0)
+
+
+def foldable(kernel: N.Kernel) -> list[N.For]:
+    """The loops of ``kernel``'s top level that the proof admits."""
+    out = []
+    for i, s in enumerate(kernel.body):
+        if isinstance(s, N.For):
+            try:
+                _check(s, kernel.body[i + 1 :])
+            except NotFolded:
+                continue
+            out.append(s)
+    return out
+
+
+def walks_rows(kernel: N.Kernel) -> bool:
+    """Whether a loop the proof admits reads or writes a tensor one element a lane across its lanes'
+    rows: the counter indexes the contiguous (last) dimension, the lanes another one.  Folded, such
+    an access reads whole lines of each row instead of a column of elements a step."""
+    for loop in foldable(kernel):
+        values = {s.var.name: s.value for s in loop.body if isinstance(s, N.Let)}
+        for s in loop.body:
+            if not isinstance(s, (N.Load, N.Store)) or len(s.index) < 2:
+                continue
+            index = [_resolve(x, values) for x in s.index]
+            last = index[-1]
+            if loop.var.name in _names(last) and not last.shape and any(x.shape for x in index[:-1]):
+                return True
+    return False
+
+
+def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False) -> N.Kernel:
+    """``kernel`` with every loop of its top level that the proof admits folded into a trailing tile
+    axis of ``block`` elements; ``whole``: ``block`` holds each loop's whole extent (fixed at launch:
+    ``block`` is then the :class:`~croq2triton.tir.expr.Extent` of a new constexpr argument), the
+    loops disappear and their identical loads are read once.  :class:`NotFolded` where no loop is
+    admitted."""
+    rank = tile_rank(kernel)
+    taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
+    body: list[N.Stmt] = []
+    folded = 0
+    args = list(kernel.args)
+    for i, s in enumerate(kernel.body):
+        if not isinstance(s, N.For):
+            body.append(s)
+            continue
+        try:
+            folds = _check(s, kernel.body[i + 1 :])
+        except NotFolded:
+            body.append(s)
+            continue
+        if whole:
+            _whole_extent(s, kernel, args, block)
+        body.extend(_Rewrite(s, folds, rank, block, whole, taken).run())
+        folded += 1
+    if not folded:
+        raise NotFolded("no loop of the kernel's top level may be folded")
+    if whole:
+        body = _shared_loads(body)
+    what = f"blocks of {block}" if isinstance(block, int) else "the whole extent"
+    doc = kernel.doc + f" Its loops over each lane's row are tiles of {what} (schedule/foldloops.py)."
+    warps = kernel.warps_per
+    if whole and isinstance(block, E.Extent):  # the tile grows with the row: warps to match, at launch
+        lanes = 1
+        for d in _lane_shape(kernel):
+            lanes *= d if isinstance(d, int) else 1
+        warps = (block.name, lanes, WHOLE_PER_THREAD)
+    return dataclasses.replace(kernel, body=N.without_dead_lets(body), args=args, doc=doc, warps_per=warps)
+
+
+# ---------------------------------------------------------------- the proof
+def _check(loop: N.For, after: list[N.Stmt]) -> dict[str, Fold]:
+    if not (isinstance(loop.step, E.Const) and loop.step.value == 1):
+        raise NotFolded("a loop whose step is not 1")
+    for bound in (loop.start, loop.stop):
+        if bound.shape:
+            raise NotFolded("a loop whose bounds differ between lanes")
+    j = loop.var.name
+    folds: dict[str, Fold] = {}
+    defined: dict[str, E.Expr] = {}  # lets and loads of the body: their values, for the store proof
+    stores: list[N.Store] = []
+    loads: list[N.Load] = []
+    for s in loop.body:
+        if isinstance(s, N.Let):
+            if any(isinstance(n, (E.Reduce, E.Permute, E.Reshape)) for n in s.value.walk()):
+                raise NotFolded("a reduction or a permutation of a tile inside the loop")
+            defined[s.var.name] = s.value
+        elif isinstance(s, N.Load):
+            defined[s.var.name] = s.var
+            loads.append(s)
+        elif isinstance(s, N.Store):
+            stores.append(s)
+        elif isinstance(s, N.Assign):
+            fold = _fold(s)
+            if fold.acc.name in folds:
+                raise NotFolded(f"'{fold.acc.name}' folded twice in one iteration")
+            folds[fold.acc.name] = fold
+        else:
+            raise NotFolded(f"a {type(s).__name__} statement inside the loop")
+    for s in loop.body:  # an accumulator is read only by its own fold
+        reads = _reads(s)
+        if isinstance(s, N.Assign):
+            fold = folds[s.var.name]
+            reads = _names(fold.value) | (_names(fold.guard) if fold.guard is not None else set())
+        if reads & folds.keys():
+            raise NotFolded("an accumulator read inside the loop other than by its fold")
+    later = set().union(*(_reads(s) for s in after)) if after else set()
+    if later & defined.keys():
+        raise NotFolded("a value of the loop read after it")
+    for st in stores:
+        index = [_resolve(x, defined) for x in st.index]
+        if not any(_steps_with(x, j) for x in index):
+            raise NotFolded("a store that writes one element for several values of the counter")
+        for ld in loads:
+            if ld.base == st.base and not all(
+                E.same(_resolve(a, defined), b) for a, b in zip(ld.index, index, strict=True)
+            ):
+                raise NotFolded("a tensor read in the loop at other elements than it stores")
+    return folds
+
+
+def _fold(s: N.Assign) -> Fold:
+    """``acc := op(acc, f)`` or ``acc := where(g, op(acc, f), acc)``."""
+    acc, value, guard = s.var, s.value, None
+    if isinstance(value, E.Where) and isinstance(value.other, E.Var) and value.other.name == acc.name:
+        guard, value = value.cond, value.then
+    if not (isinstance(value, E.Bin) and value.op in FOLDS):
+        raise NotFolded(f"'{acc.name}' assigned in the loop other than by a fold (+, max, min)")
+    for mine, other in ((value.lhs, value.rhs), (value.rhs, value.lhs)):
+        if isinstance(mine, E.Var) and mine.name == acc.name and acc.name not in _names(other):
+            if guard is not None and acc.name in _names(guard):
+                break
+            if value.op == "+" and not E.is_int(acc.dtype) and acc.dtype not in ("f16", "bf16", "f32", "f64"):
+                break
+            return Fold(acc, value.op, other, guard)
+    raise NotFolded(f"'{acc.name}' assigned in the loop other than by a fold (+, max, min)")
+
+
+def _steps_with(x: E.Expr, j: str) -> bool:
+    """``x`` is affine in the counter ``j`` with a non-zero coefficient."""
+    terms = E.linear(x, [j])
+    return terms is not None and terms[0].get(j, 0) != 0
+
+
+def _reads(s: N.Stmt) -> set[str]:
+    return set().union(*(_names(x) for x in N.exprs_of(s))) if N.exprs_of(s) else set()
+
+
+def _names(e: E.Expr | None) -> set[str]:
+    return {v.name for v in E.free_vars(e)} if e is not None else set()
+
+
+def _resolve(e: E.Expr, values: dict[str, E.Expr]) -> E.Expr:
+    for _ in range(16):
+        names = _names(e) & values.keys()
+        if not names:
+            return e
+        e = E.substitute(e, {n: values[n] for n in names})
+    return e
+
+
+def _whole_extent(loop: N.For, kernel: N.Kernel, args: list[N.Arg], block: Block) -> None:
+    """The constexpr argument of a block that holds the loop's whole extent: the launcher passes the
+    power of two at or above ``stop - start`` (an expression of the kernel's scalar arguments)."""
+    assert isinstance(block, E.Extent)
+    scalars = {a.name: a.host for a in kernel.args if isinstance(a, N.Scalar)}
+    extent = E.fold(loop.stop - loop.start)
+    if any(v.name not in scalars for v in E.free_vars(extent)):
+        raise NotFolded("a loop whose extent the launcher does not know (it depends on the program)")
+    host = E.substitute(extent, {n: scalars[n] for n in _names(extent)})
+    lanes = 1
+    for d in _lane_shape(kernel):
+        lanes *= d if isinstance(d, int) else 1
+    arg = N.Constexpr(block.name, 0, size=host, of=f"the loop at line {loop.line}", fixed=lanes)
+    known = next((a for a in args if a.name == block.name), None)
+    if known is None:
+        args.append(arg)
+    elif not (isinstance(known, N.Constexpr) and known.size is not None and E.same(known.size, host)):
+        raise NotFolded("loops of different extents in one kernel")
+
+
+def _lane_shape(kernel: N.Kernel) -> E.Shape:
+    rank = tile_rank(kernel)
+    shape = [1] * rank
+    for s in N.walk(kernel.body):
+        for v in N.defines(s):
+            padded = (1,) * (rank - len(v.shape)) + tuple(v.shape)
+            shape = [a if a != 1 else b for a, b in zip(shape, padded, strict=True)]
+    return tuple(shape)
+
+
+# ---------------------------------------------------------------- the rewrite
+class _Rewrite:
+    def __init__(
+        self, loop: N.For, folds: dict[str, Fold], rank: int, block: Block, whole: bool, taken: set[str]
+    ) -> None:
+        self.loop, self.folds, self.rank, self.block, self.whole, self.taken = loop, folds, rank, block, whole, taken
+        self.env: dict[str, E.Expr] = {}
+        self.values: dict[str, E.Expr] = {}  # the lets of the new body
+        self.out: list[N.Stmt] = []
+
+    def fresh(self, name: str) -> str:
+        base, k = name, 2
+        while name in self.taken:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+    def run(self) -> list[N.Stmt]:
+        loop, line = self.loop, self.loop.line
+        j = loop.var
+        lo = E.bounds(loop.start)[0] if j.lo is None else j.lo
+        start = E.Var(self.fresh(f"{j.name}_0"), "i32", lo=lo, hi=j.hi) if not self.whole else loop.start
+        lanes = E.Lift(E.Arange(self.block), self.rank + 1, (self.rank,))
+        counter = E.Var(j.name, "i32", lo=lo, dims=lanes.shape)
+        self.env[j.name] = counter
+        body: list[N.Stmt] = [N.Let(counter, E.fold(start + lanes), line=line)]
+        self.tail = E.Bin("<", counter, loop.stop)  # the block's tail (a mask that has it already keeps it once)
+        self.out = body
+        for s in loop.body:
+            self.stmt(s)
+        if self.whole:
+            return body
+        step = self.block if isinstance(self.block, int) else None
+        assert step is not None
+        return [N.For(start, loop.start, loop.stop, E.Const(step), body, line=line, carried=loop.carried)]
+
+    def stmt(self, s: N.Stmt) -> None:
+        line = s.line
+        if isinstance(s, N.Let):
+            value = self.lift(s.value)
+            var = E.Var(s.var.name, value.dtype, dims=value.shape)
+            self.env[s.var.name] = var
+            self.values[s.var.name] = value
+            self.out.append(N.Let(var, value, line=line))
+        elif isinstance(s, N.Load):
+            index = tuple(self.lift(x) for x in s.index)
+            mask = self.mask(s.mask, line)
+            shape = E.broadcast(*(x.shape for x in index), mask.shape)
+            var = E.Var(s.var.name, s.var.type, dims=shape)
+            self.env[s.var.name] = var
+            other = s.other if s.other is not None else (0 if E.is_int(s.var.type) else 0.0)
+            self.out.append(dataclasses.replace(s, var=var, index=index, mask=mask, other=other))
+        elif isinstance(s, N.Store):
+            index = tuple(self.lift(x) for x in s.index)
+            mask = self.mask(s.mask, line)
+            self.out.append(dataclasses.replace(s, index=index, value=self.lift(s.value), mask=mask))
+        elif isinstance(s, N.Assign):
+            f = self.folds[s.var.name]
+            conds = [self.tail] + ([self.lift(f.guard)] if f.guard is not None else [])
+            value = self.lift(f.value)
+            masked = E.Where(E.conj(conds), value, _identity(f.op, s.var.type))  # the tail: rank + 1
+            folded = E.Reduce(FOLDS[f.op], masked, self.rank)
+            self.out.append(N.Assign(s.var, E.Bin(f.op, s.var, folded), line=line))
+
+    def _value(self, mask: E.Var) -> E.Expr:
+        """A mask's terms where the loop defined it (so the tail is added once), else the mask."""
+        return self.values.get(mask.name, self.lift(mask))
+
+    def mask(self, mask: E.Var | None, line: int) -> E.Var:
+        """The access's mask and the block's tail, as a new let."""
+        parts: list[E.Expr] = [self.tail] if mask is None else [*E.conjuncts(self._value(mask)), self.tail]
+        value = E.conj(parts)
+        var = E.Var(
+            self.fresh(f"{mask.name}_{self.loop.var.name}" if mask is not None else "mask"), "i1", dims=value.shape
+        )
+        self.out.append(N.Let(var, value, line=line))
+        return var
+
+    def lift(self, e: E.Expr) -> E.Expr:
+        """``e`` in the loop's new world: the counter's block on a trailing axis, every tile of the
+        lanes' rank lifted onto the leading axes."""
+        r = self.rank
+        if isinstance(e, E.Var):
+            if e.name in self.env:
+                return self.env[e.name]
+            k = len(e.shape)
+            return e if k == 0 else E.Lift(e, r + 1, tuple(range(r - k, r)))
+        if isinstance(e, E.Arange):
+            return E.Lift(e, r + 1, (r - 1,))
+        if isinstance(e, E.Lift):
+            if e.rank != r or _names(e.value) & self.env.keys():
+                raise NotFolded("a tile of another rank inside the loop")
+            return E.Lift(e.value, r + 1, e.dims)
+        if isinstance(e, E.Full):
+            k = len(e.dims)
+            return dataclasses.replace(e, dims=(1,) * (r - k) + tuple(e.dims) + (1,))
+        if isinstance(e, (E.Reduce, E.Permute, E.Reshape)):
+            raise NotFolded("a reduction or a permutation of a tile inside the loop")
+        changes: dict[str, object] = {}
+        for f in dataclasses.fields(e):
+            v = getattr(e, f.name)
+            if isinstance(v, E.Expr):
+                changes[f.name] = self.lift(v)
+            elif isinstance(v, tuple) and v and all(isinstance(x, E.Expr) for x in v):
+                changes[f.name] = tuple(self.lift(x) for x in v)
+        return dataclasses.replace(e, **changes) if changes else e  # type: ignore[arg-type]
+
+
+def _identity(op: str, dtype: str) -> E.Const:
+    if E.is_int(dtype):
+        lo, hi = INT_LIMITS.get(dtype, (None, None))
+        if op != "+" and lo is None:
+            raise NotFolded(f"a {op} fold of {dtype} values")
+        return E.Const({"+": 0, "max": lo, "min": hi}[op], dtype)  # type: ignore[arg-type]
+    return E.Const({"+": 0.0, "max": float("-inf"), "min": float("inf")}[op], dtype)
+
+
+# ---------------------------------------------------------------- loads read once
+def _shared_loads(body: list[N.Stmt]) -> list[N.Stmt]:
+    """Straight-line code where two loads read the same elements with no store to that tensor
+    between them: the second is the first's value (a row loaded once, kept in registers)."""
+    values: dict[str, E.Expr] = {}
+    seen: list[tuple[N.Load, tuple[E.Expr, ...], E.Expr | None]] = []
+    rename: dict[str, E.Expr] = {}
+    out: list[N.Stmt] = []
+    for s in body:
+        s = _renamed(s, rename)
+        if isinstance(s, N.Let):
+            values[s.var.name] = s.value
+        if isinstance(s, N.Store):
+            seen = [x for x in seen if x[0].base != s.base]
+        if isinstance(s, (N.For, N.If, N.Atomic, N.Barrier)):
+            seen = []  # what happens inside is not tracked
+        if isinstance(s, N.Load):
+            index = tuple(_resolve(x, values) for x in s.index)
+            mask = _resolve(s.mask, values) if s.mask is not None else None
+            match = next(
+                (
+                    ld
+                    for ld, ix, mk in seen
+                    if ld.base == s.base
+                    and ld.var.shape == s.var.shape
+                    and ld.nan_outside == s.nan_outside
+                    and ld.other == s.other
+                    and all(E.same(a, b) for a, b in zip(ix, index, strict=True))
+                    and (mk is None) == (mask is None)
+                    and (mask is None or E.same(mk, mask))  # type: ignore[arg-type]
+                ),
+                None,
+            )
+            if match is not None:
+                rename[s.var.name] = match.var
+                continue
+            seen.append((s, index, mask))
+        out.append(s)
+    return out
+
+
+def _renamed(s: N.Stmt, env: dict[str, E.Expr]) -> N.Stmt:
+    if not env:
+        return s
+    return N.map_exprs(s, lambda e: E.substitute(e, env))

@@ -1,0 +1,159 @@
+"""Each lane's loop over its row folded into a tile axis (schedule/foldloops.py), with the lanes split
+so that a program takes one row (schedule/widen.py splits): row kernels written one thread per row,
+checked against float64 torch on ragged sizes with NaN-poisoned outputs, in both schedules and at
+the tuning points that take each path (blocks of the row, the whole row in registers, the row longer
+than the registers hold); and the proof's refusals, which keep the loop as written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from kernel_util import DEVICE, poisoned, randn
+
+from croq2triton.api import load, load_source, translate_full
+from croq2triton.errors import CroqError
+from croq2triton.options import Point
+from croq2triton.schedule.foldloops import NotFolded, fold_loops
+from croq2triton.tir import expr as E
+from croq2triton.tir import nodes as N
+
+PROGRAM = Path(__file__).parent / "programs" / "rows.co"
+KERNELS = ("softmax", "rmsnorm", "row_sums", "layernorm", "row_range")
+
+
+def _run(mod: object, m: int, n: int) -> dict[str, float]:
+    """Each function of rows.co on random data: the max |error| against float64 torch."""
+    x = randn(m, n, seed=m + n)
+    xh = randn(m, n, dtype=torch.float16, seed=3)
+    w, b = randn(n, dtype=torch.float16, seed=4), randn(n, dtype=torch.float16, seed=5)
+    errs: dict[str, float] = {}
+
+    def err(got: torch.Tensor, ref: torch.Tensor) -> float:
+        g = got.double().cpu()
+        assert not torch.isnan(g).any(), "some elements were never written (NaN poison left)"
+        return float((g - ref.cpu()).abs().max())
+
+    y = poisoned(m, n)
+    mod.softmax(x, y)  # type: ignore[attr-defined]
+    errs["softmax"] = err(y, torch.softmax(x.double(), 1))
+    y = poisoned(m, n, dtype=torch.float16)
+    mod.rmsnorm(xh, w, y)  # type: ignore[attr-defined]
+    xd = xh.double()
+    errs["rmsnorm"] = err(y, xd * torch.rsqrt((xd**2).mean(1, keepdim=True) + 1e-6) * w.double()) / 30
+    s = poisoned(m)
+    mod.row_sums(x, s)  # type: ignore[attr-defined]
+    errs["row_sums"] = err(s, x.double().sum(1)) / n**0.5
+    y = poisoned(m, n, dtype=torch.float16)
+    mod.layernorm(xh, w, b, y)  # type: ignore[attr-defined]
+    ref = torch.nn.functional.layer_norm(xd, (n,), w.double(), b.double(), eps=1e-5)
+    errs["layernorm"] = err(y, ref) / 30
+    hi, lo = poisoned(m), poisoned(m)
+    mod.row_range(x, hi, lo)  # type: ignore[attr-defined]
+    errs["row_range"] = max(err(hi, x.double().amax(1)), err(lo, x.double().amin(1)))
+    return errs
+
+
+TOL = {"softmax": 1e-6, "rmsnorm": 1e-3, "row_sums": 1e-5, "layernorm": 1e-3, "row_range": 0.0}
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize(("m", "n"), [(77, 300), (5, 17), (130, 1)])
+def test_row_kernels_as_written_and_folded(schedule: str, m: int, n: int) -> None:
+    errs = _run(load(PROGRAM, schedule=schedule), m, n)
+    assert all(errs[k] <= TOL[k] for k in KERNELS), errs
+
+
+def test_auto_folds_each_row_into_one_program() -> None:
+    out = translate_full(PROGRAM.read_text(), filename="rows.co", schedule="auto")
+    for fn in KERNELS:
+        sched = out.schedules[fn][f"{fn}_k0"]
+        assert sched.fold == -1 and sched.splits[0] > 1, (fn, sched)  # type: ignore[attr-defined]
+    text = out.source
+    # the whole row in registers where it fits, in blocks past it; its passes read it once
+    assert "if N <= 16384:" in text and "def softmax_k0_blocked(" in text
+    body = text[text.index("def softmax_k0(") : text.index("def softmax_k0_blocked(")]
+    assert body.count("tl.load(") == 1 and "tl.max(" in body and "tl.sum(" in body and "for " not in body
+
+
+POINTS = {  # fields of every kernel's TileSchedule: blocks of the row, the row in registers, both widened
+    "blocks of 16": {"factors": [1], "splits": [1], "fold": 16},
+    "whole, 4 rows a program": {"factors": [1], "splits": [16], "fold": -1},
+    "blocks of 64, 1 row": {"factors": [1], "splits": [32], "fold": 64},
+    "widened 2x, blocks of 8": {"factors": [2], "splits": [1], "fold": 8},
+}
+
+
+@pytest.mark.parametrize("name", POINTS)
+def test_tuning_points_take_each_path(name: str) -> None:
+    point = Point.of({}, {f"{fn}_k0": POINTS[name] for fn in KERNELS})
+    out = translate_full(PROGRAM.read_text(), filename="rows.co", point=point)
+    assert not out.failed, out.failed
+    mod = load_source(out.source, f"fold_{abs(hash(name))}")
+    errs = _run(mod, 77, 300)
+    assert all(errs[k] <= TOL[k] for k in KERNELS), errs
+
+
+@pytest.mark.skipif(DEVICE == "cpu", reason="a row longer than 16384 elements takes minutes in the interpreter")
+def test_rows_longer_than_the_registers_hold_are_read_in_blocks() -> None:
+    errs = _run(load(PROGRAM, schedule="auto"), 3, 20000)
+    assert all(errs[k] <= 10 * TOL[k] for k in KERNELS), errs
+
+
+REFUSED = {
+    # the accumulator read by the loop's stores: a dependence between iterations
+    "prefix": """
+__co__ void prefix(global f32 [M, N] x, global f32 [M, N] y) {
+  parallel p by cdiv(M, 32) : block, t by 32 : thread {
+    mutable f32 s = 0.0f;
+    foreach j in [N] { s += x.at(p # t, j); y.at(p # t, j) = s; }
+  }
+}
+""",
+    # stores one element for every value of the counter
+    "last": """
+__co__ void last(global f32 [M, N] x, global f32 [M] y) {
+  parallel p by cdiv(M, 32) : block, t by 32 : thread {
+    foreach j in [N] { y.at(p # t) = x.at(p # t, j); }
+  }
+}
+""",
+    # reads the elements a later iteration stores
+    "shift": """
+__co__ void shift(global f32 [M, N] x) {
+  parallel p by cdiv(M, 32) : block, t by 32 : thread {
+    foreach j in [N] { x.at(p # t, j) = x.at(p # t, j + 1) * 2.0f; }
+  }
+}
+""",
+}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_loops_the_proof_refuses_run_as_written(name: str) -> None:
+    src = REFUSED[name]
+    out = translate_full(src, filename="t.co", schedule="source")
+    (kernel,) = out.ir[name]
+    with pytest.raises(NotFolded):
+        fold_loops(kernel, 16)  # type: ignore[arg-type]
+    with pytest.raises(CroqError, match="folds the loops"):  # a tuning point that asks for it: an error
+        bad = translate_full(src, filename="t.co", point=Point.of({}, {f"{name}_k0": {"fold": 16}}))
+        raise bad.failed[name]
+    auto = translate_full(src, filename="t.co", schedule="auto")  # auto keeps the loop
+    assert any(isinstance(s, N.For) for k in auto.ir[name] for s in N.walk(k.body))  # type: ignore[attr-defined]
+
+
+def test_a_prefix_sum_keeps_its_order() -> None:
+    mod = load_source(translate_full(REFUSED["prefix"], filename="t.co", schedule="auto").source, "prefix_auto")
+    x = randn(40, 33)
+    y = poisoned(40, 33)
+    mod.prefix(x, y)
+    assert torch.allclose(y.double().cpu(), x.double().cpu().cumsum(1), atol=1e-4)
+
+
+def test_fold_identities() -> None:
+    from croq2triton.schedule.foldloops import _identity
+
+    assert _identity("max", "f32").value == float("-inf") and _identity("min", "i32").value == 2**31 - 1
+    assert _identity("+", "f16") == E.Const(0.0, "f16")
