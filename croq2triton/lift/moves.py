@@ -59,6 +59,7 @@ class Moves:
     update: Any
     touch: Any
     covers_all: Any
+    reset: Any
     same_idx: Any
     stmts: Any
 
@@ -160,8 +161,9 @@ class Moves:
             self.bind(s.result, self.new_acc(Cells(s.elem or "f32", (), (), zero=True, line=self.line(s))))
             return
         cur = self.value(s.target) if s.target is not None else None
-        if not isinstance(cur, Cells) or cur.terms:
-            raise NotLifted("an mma.fill that re-initialises a used accumulator", s)
+        if not isinstance(cur, Cells):
+            raise NotLifted("an mma.fill of something other than an accumulator", s)
+        self.reset(cur, (), s)
 
     def mma_load(self, s: A.MmaLoad) -> None:
         src = self.value(s.src)
