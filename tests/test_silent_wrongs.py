@@ -6,7 +6,9 @@ where reads may leave a tensor) on random data with ragged sizes, outputs poison
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -121,3 +123,105 @@ def test_negations_and_divisions_compile_for_sm90(tmp_path: Path, schedule: str)
     r = _compile(path, "--size", "N=37", "--schedule", schedule)
     assert r.returncode == 0, r.stderr
     assert all(f"{f}_k0" in r.stdout for f in ("on_counter", "on_either", "on_value", "divisions")), r.stdout
+
+
+# ------------------------------------------------------------------ print and assert under a condition
+
+PRINTS = """
+__co__ void first(global f32 [N] x) {
+  parallel p by cdiv(N, 16) : block, t by 16 : thread {
+    if (p # t == 0) println("x0 ", x.at(0));
+  }
+}
+
+__co__ void large(global f32 [N] x) {
+  parallel p by cdiv(N, 16) : block, t by 16 : thread {
+    if (p # t < N && x.at(p # t) > 1.0f) println("large ", p # t, x.at(p # t));
+  }
+}
+
+__co__ void second_block(global f32 [N] x) {
+  parallel p by cdiv(N, 16) : block, {i, j} by [4, 4] : thread {
+    if (p == 1) println("second ", x.at(p * 16 + i * 4 + j));
+  }
+}
+
+__co__ void corner(global f32 [N, N] x) {
+  parallel p by cdiv(N, 8) : block, {i, j} by [8, 4] : thread {
+    if (i == 7 && j == 2) println("corner ", p, x.at(p # i, j));
+  }
+}
+
+__co__ void checked(global f32 [N] x) {
+  parallel p by cdiv(N, 16) : block, t by 16 : thread {
+    if (p # t < N) assert(p # t < N, "inside");
+  }
+}
+
+__co__ void failing(global f32 [N] x) {
+  parallel p by cdiv(N, 16) : block, t by 16 : thread {
+    if (p # t < N) assert(p # t < N - 1, "the last element");
+  }
+}
+"""
+
+
+def _printed(text: str, label: str) -> list[list[float]]:
+    """The values of each ``label`` line the interpreter printed (``(pid)  label:  [v]``, one line per value)."""
+    lines = [line.split(f"{label}:", 1)[1].strip().strip("[]") for line in text.splitlines() if f"{label}:" in line]
+    return [[float(v) for v in line.split()] for line in lines]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_print_under_a_condition_prints_only_where_it_holds(
+    tmp_path: Path, schedule: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mod = _load(tmp_path, PRINTS, schedule)
+    n = 37
+    x = randn(n, seed=23)
+    capsys.readouterr()
+    mod.first(x)
+    assert _printed(capsys.readouterr().out, "x0") == [[pytest.approx(float(x[0]))]]
+    mod.large(x)
+    got = _printed(capsys.readouterr().out, "large")  # the index, then the value, of each lane that prints
+    want = [(i, float(v)) for i, v in enumerate(x.tolist()) if v > 1.0]
+    assert want and [(int(a[0]), pytest.approx(b[0])) for a, b in zip(got[::2], got[1::2], strict=True)] == want
+    mod.second_block(x)
+    out = capsys.readouterr().out  # program 1 prints its 4 x 4 values at once (over several lines)
+    assert out.count("second:") == 1 and "(1, 0, 0)" in out
+    values = [float(v) for v in re.findall(r"-?\d+\.\d*(?:e[-+]\d+)?", out.split("second:", 1)[1])]
+    assert values == pytest.approx(x[16:32].tolist())
+    square = randn(n, n, seed=24)
+    mod.corner(square)
+    got = _printed(capsys.readouterr().out, "corner")  # lane (7, 2) of each program: rows 7, 15, ..., 39
+    rows = [float(square[p * 8 + 7, 2]) if p * 8 + 7 < n else 0.0 for p in range(5)]  # past N: zero
+    assert [(int(a[0]), b[0]) for a, b in zip(got[::2], got[1::2], strict=True)] == [
+        (p, pytest.approx(v)) for p, v in enumerate(rows)
+    ]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_an_assert_under_a_condition_checks_only_where_it_holds(tmp_path: Path, schedule: str) -> None:
+    from triton.runtime import interpreter
+
+    if not os.environ.get("TRITON_INTERPRET"):
+        pytest.skip("device asserts need TRITON_DEBUG on a GPU")
+    mod = _load(tmp_path, PRINTS, schedule)
+    saved = interpreter.interpreter_builder.options
+    interpreter.interpreter_builder.options = dataclasses.replace(saved, debug=True)  # asserts on
+    try:
+        x = randn(37, seed=25)
+        mod.checked(x)  # the lanes past N (p # t >= N) do not reach the assert
+        with pytest.raises(Exception, match="the last element"):
+            mod.failing(x)
+    finally:
+        interpreter.interpreter_builder.options = saved
+
+
+@pytest.mark.slow
+def test_prints_and_asserts_under_conditions_compile_for_sm90(tmp_path: Path) -> None:
+    path = tmp_path / "prints.co"
+    path.write_text(PRINTS)
+    r = _compile(path, "--size", "N=37")
+    assert r.returncode == 0, r.stderr
+    assert all(f"{f}_k0" in r.stdout for f in ("first", "large", "second_block", "corner", "checked")), r.stdout
