@@ -225,3 +225,56 @@ def test_prints_and_asserts_under_conditions_compile_for_sm90(tmp_path: Path) ->
     r = _compile(path, "--size", "N=37")
     assert r.returncode == 0, r.stderr
     assert all(f"{f}_k0" in r.stdout for f in ("first", "large", "second_block", "corner", "checked")), r.stdout
+
+
+# ------------------------------------------------------------------ extents computed at host level
+
+COMPUTED_EXTENTS = """
+__co__ void flat(global f32 [M, 8] x, global f32 [M, 8] y) {
+  xf = x.span_as([M * 8]);
+  parallel p by cdiv(M * 8, 64) : block, t by 64 : thread {
+    if (p # t < M * 8) y.at((p # t) / 8, (p # t) % 8) = xf.at(p # t) * 2.0f;
+  }
+}
+
+__co__ void pairs(global f32 [M] x, global f32 [M] y) {
+  global f32 [M * 2 + 1] tmp {0.5f};
+  parallel p by cdiv(M, 64) : block, t by 64 : thread {
+    if (p # t < M) { tmp.at(2 * (p # t)) = x.at(p # t); tmp.at(2 * (p # t) + 1) = 3.0f * x.at(p # t); }
+  }
+  parallel p by cdiv(M, 64) : block, t by 64 : thread {
+    if (p # t < M) y.at(p # t) = tmp.at(2 * (p # t)) + tmp.at(2 * (p # t) + 1) + tmp.at(2 * M);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_view_or_buffer_whose_extent_is_an_expression_is_a_kernel_argument(tmp_path: Path, schedule: str) -> None:
+    # `M * 8` was written into the kernel's signature as a parameter name (a module that does not import)
+    mod = _load(tmp_path, COMPUTED_EXTENTS, schedule)
+    x, y = randn(37, 8, seed=26), poisoned(37, 8)
+    mod.flat(x, y)
+    assert_close(y, x.double() * 2)
+    x, y = randn(45, seed=27), poisoned(45)
+    mod.pairs(x, y)  # the kernels write all of tmp but its last element, 0.5
+    assert_close(y, x.double() * 4 + 0.5, atol=1e-6, rtol=1e-6)
+
+
+def test_generated_code_that_does_not_parse_is_an_internal_error_at_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from croq2triton.api import translate_full
+    from croq2triton.emit import module
+
+    real = module.emit_launcher
+
+    def broken(launcher: Any) -> str:
+        text = real(launcher)
+        return text.replace("_launch(", "_launch((", 1) if "flat" in text else text  # an unclosed parenthesis
+
+    monkeypatch.setattr(module, "emit_launcher", broken)
+    out = translate_full(COMPUTED_EXTENTS, filename="extents.co")
+    assert out.lowered == ["pairs"]
+    (d,) = [d for d in out.diagnostics if d.severity == "error"]
+    assert d.message.startswith("'flat' is not translated: internal error: the code generated for 'flat' is not valid")
+    assert d.span is not None and d.span.line == 4  # the launch of the kernel at extents.co:4
+    compile(out.source, "extents.py", "exec")  # the module still imports; calling flat raises the diagnostic
