@@ -278,3 +278,54 @@ def test_generated_code_that_does_not_parse_is_an_internal_error_at_its_line(mon
     assert d.message.startswith("'flat' is not translated: internal error: the code generated for 'flat' is not valid")
     assert d.span is not None and d.span.line == 4  # the launch of the kernel at extents.co:4
     compile(out.source, "extents.py", "exec")  # the module still imports; calling flat raises the diagnostic
+
+
+# ------------------------------------------------------------------ swizzle pairing on every path
+
+SWIZZLED = """
+__co__ void swz(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] c) {
+  parallel {bm, bn} by [cdiv(M, 64), cdiv(N, 64)] : block, by 1 : group-4 {
+    acc = mma.fill.f32 0.0f;
+    foreach k in [cdiv(K, 64)] {
+      sa = dma.copy.swiz<128>.zfill a.subspan(64, 64).at(bm, k) => shared;
+      sb = dma.copy.swiz<3>.zfill b.subspan(64, 64).at(bn, k) => shared;
+      ma = mma.load.swiz<READ> sa.data;
+      mb = mma.load.swiz<128> sb.data;
+      mma.row.row acc, ma, mb;
+    }
+    mma.store acc, c.subspan(64, 64).at(bm, bn);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_swizzle_mismatch_is_an_error_also_when_the_kernel_is_tiled_as_a_gemm(tmp_path: Path, schedule: str) -> None:
+    from croq2triton.api import translate_full
+    from croq2triton.errors import CroqSemanticError
+
+    with pytest.raises(CroqSemanticError) as info:
+        translate_full(SWIZZLED.replace("READ", "64"), filename="swz.co", schedule=schedule)
+    (d,) = info.value.diagnostics
+    assert d.message == "'sa' is written with .swiz<128> at swz.co:6 but read with mma.load.swiz<64>"
+    assert d.span is not None and d.span.line == 8
+    # the same swizzle on both sides (level 3 is 128 bytes): a GEMM, tiled as one in both schedules
+    src = translate_full(SWIZZLED.replace("READ", "128"), filename="swz.co", schedule=schedule).source
+    assert "a contraction: croq2triton/lift/contraction.py proves it" in src
+    mod = _load(tmp_path, SWIZZLED.replace("READ", "128"), schedule)
+    a, b = randn(70, 100, dtype=torch.float16, seed=28), randn(50, 100, dtype=torch.float16, seed=29)
+    c = poisoned(70, 50)
+    mod.swz(a, b, c)
+    assert_close(c, a.double() @ b.double().T, atol=1e-2, rtol=1e-3)
+
+
+def test_a_buffer_written_with_two_swizzles_is_left_to_the_lifting() -> None:
+    from croq2triton.frontend.driver import parse
+    from croq2triton.sema.swizzle import swizzle_errors
+
+    text = SWIZZLED.replace("READ", "64").replace(
+        "      sb = dma.copy.swiz<3>",
+        "      dma.copy.swiz<64>.zfill a.subspan(64, 64).at(bm, k) => sa;\n      sb = dma.copy.swiz<3>",
+    )
+    (fn,) = parse(text, "swz.co").functions
+    assert swizzle_errors(fn) == []  # 'sa' holds both layouts in turn: which one mma.load reads is the lifting's

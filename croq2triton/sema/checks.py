@@ -14,6 +14,7 @@ from ..frontend.preprocess import MacroUse
 from .consteval import const_int, constant_values
 from .levels import thread_count_errors
 from .scopes import Binding, Resolution, resolve
+from .swizzle import swizzle_errors
 from .tiling import chunkat_warnings, source_text
 
 LEVEL_ORDER = {"cluster": 0, "block": 1, "group-4": 2, "group": 3, "thread": 4}
@@ -205,6 +206,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     value = constant_values(res)
     errors.extend(_reassignment_errors(res))
     errors.extend(_cmdline_size_errors(fn, macro_uses))
+    errors.extend(swizzle_errors(fn))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             errors.extend(thread_count_errors(s, value))
