@@ -329,3 +329,40 @@ def test_a_buffer_written_with_two_swizzles_is_left_to_the_lifting() -> None:
     )
     (fn,) = parse(text, "swz.co").functions
     assert swizzle_errors(fn) == []  # 'sa' holds both layouts in turn: which one mma.load reads is the lifting's
+
+
+# ------------------------------------------------------------------ the tutorial's `.zfill` on the source view
+
+ZFILL = """
+__co__ void head(global f32 [M, 64] x, global f32 [M, 64] y, int rows) {
+  parallel bm by cdiv(M, 16) : block {
+    shared f32 [16, 64] s;
+    dma.copy COPY => s;
+    dma.copy s => y.subspan(16, 64).at(bm, 0);
+  }
+}
+"""
+TUTORIAL_ZFILL = ZFILL.replace("COPY", "x.view(rows, 64).from(bm * 16, 0).zfill")
+MODERN_ZFILL = ZFILL.replace("dma.copy COPY", "dma.copy.zfill x.view(rows, 64).from(bm * 16, 0)")
+
+
+def test_zfill_on_the_source_view_is_the_copy_modifier() -> None:
+    from croq2triton.frontend.driver import parse
+    from croq2triton.frontend.printer import Printer
+
+    tutorial, modern = parse(TUTORIAL_ZFILL, "z.co"), parse(MODERN_ZFILL, "z.co")
+    assert any("'.zfill' on the source view" in n.message for n in tutorial.functions[0].notes)  # noted
+    printed = Printer().function(tutorial.functions[0])
+    assert printed == Printer().function(modern.functions[0])
+    assert "dma.copy.zfill x.view(rows, 64).from(bm * 16, 0) => s;" in printed
+
+
+@pytest.mark.parametrize("oob_fill", ["zero", "nan"])
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_zfill_on_the_source_view_translates_and_reads_zeros_past_the_view(
+    tmp_path: Path, schedule: str, oob_fill: str
+) -> None:
+    mod = _load(tmp_path, TUTORIAL_ZFILL, schedule, oob_fill)  # `.zfill`: zeros even under the sanitizer
+    x, y = randn(37, 64, seed=30), poisoned(37, 64)
+    mod.head(x, y, 5)  # each block copies its first 5 rows; the other 11 rows of s are zero
+    assert_close(y, torch.where((torch.arange(37) % 16 < 5)[:, None], x, 0.0))
