@@ -366,3 +366,71 @@ def test_zfill_on_the_source_view_translates_and_reads_zeros_past_the_view(
     x, y = randn(37, 64, seed=30), poisoned(37, 64)
     mod.head(x, y, 5)  # each block copies its first 5 rows; the other 11 rows of s are zero
     assert_close(y, torch.where((torch.arange(37) % 16 < 5)[:, None], x, 0.0))
+
+
+# ------------------------------------------------------------------ copies between element types
+
+MIXED_COPIES = """
+__co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] c) {
+  parallel {bm, bn} by [cdiv(M, 64), cdiv(N, 64)] : block, by 1 : group-4 {
+    shared f32 [64, 64] sa;
+    acc = mma.fill.f32 0.0f;
+    foreach k in [cdiv(K, 64)] {
+      dma.copy.zfill a.subspan(64, 64).at(bm, k) => sa;
+      sb = dma.copy.zfill b.subspan(64, 64).at(bn, k) => shared;
+      mma.row.row acc, sa, sb.data;
+    }
+    mma.store acc, c.subspan(64, 64).at(bm, bn);
+  }
+}
+
+__co__ void out_tile(global f16 [M, 64] x, global f32 [M, 64] y) {
+  parallel bm by cdiv(M, 16) : block {
+    shared f16 [16, 64] s;
+    dma.copy x.subspan(16, 64).at(bm, 0) => s;
+    dma.copy s => y.subspan(16, 64).at(bm, 0);
+  }
+}
+
+__co__ void tma_tile(global f32 [M, 64] x, global f32 [M, 64] y) {
+  parallel bm by cdiv(M, 16) : block {
+    shared s32 [16, 64] s;
+    tma.copy x.subspan(16, 64).at(bm, 0) => s;
+    tma.copy s => y.subspan(16, 64).at(bm, 0);
+  }
+}
+
+__co__ void lanes(global f16 [N, 4] x, global f32 [N, 4] y) {
+  parallel p by cdiv(N, 16) : block, t by 16 : thread {
+    l = dma.copy x.subspan(1, 4).at(p # t, 0) => local;
+    dma.copy l.data => y.subspan(1, 4).at(p # t, 0);
+  }
+}
+"""
+
+
+def _line_of(text: str, program: str) -> int:
+    return program.split("\n").index(next(x for x in program.split("\n") if text in x)) + 1
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_copy_between_element_types_is_the_users_error_at_the_copy(schedule: str) -> None:
+    # the GEMM was tiled as a contraction without a word (its f16 tile copied into an f32 buffer)
+    from croq2triton.api import translate_full
+    from croq2triton.errors import CroqSemanticError
+
+    out = translate_full(MIXED_COPIES, filename="mixed.co", schedule=schedule)
+    assert out.lowered == []
+    want = {  # each at its first copy between types
+        "gemm": ("dma.copy from f16 to f32", "=> sa;"),
+        "out_tile": ("dma.copy from f16 to f32", "dma.copy s => y"),
+        "tma_tile": ("tma.copy from f32 to s32", "tma.copy x"),
+        "lanes": ("dma.copy from f16 to f32", "dma.copy l.data"),  # out of each thread's local buffer
+    }
+    for name, (what, text) in want.items():
+        line = _line_of(text, MIXED_COPIES)
+        error = out.failed[name]
+        assert isinstance(error, CroqSemanticError), (name, error)
+        (d,) = error.diagnostics
+        assert d.message == f"{what}: a copy's destination must have the element type of its source", name
+        assert d.span is not None and d.span.line == line, name
