@@ -32,6 +32,7 @@ from dataclasses import replace
 from itertools import count
 
 from ..frontend import ast as A
+from ..frontend.describe import describe
 from ..sema.levels import chain_levels, chains
 from ..tir import expr as E
 from ..tir.contract import Contraction
@@ -252,7 +253,7 @@ class Interpreter(Moves, Roles, Expressions):
         elif isinstance(s, A.With):
             self.with_stmt(s)
         else:
-            raise NotLifted(f"a {type(s).__name__} statement in a contraction", s)
+            raise NotLifted(f"{describe(s)} in a contraction", s)
 
     def scalar_decl(self, s: A.ScalarDecl) -> None:
         for d in s.items:

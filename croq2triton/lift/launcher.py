@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from ..errors import CroqError, internal_errors
 from ..frontend import ast as A
+from ..frontend.describe import describe
 from ..sema.checks import DEVICE_TARGETS
 from ..sema.types import TYPES, unlowerable_reason
 from ..sema.writes import written_params
@@ -240,13 +241,13 @@ class LauncherLifting(HostFlow):
             self.foreach(s)
         elif isinstance(s, (A.Break, A.Continue)):
             if not self.loops:
-                raise self.error(f"'{type(s).__name__.lower()}' outside a loop", s)
+                raise self.error(f"{describe(s)} outside a loop", s)
             self.body.append(H.Break(line=line_of(s)) if isinstance(s, A.Break) else H.Continue(line=line_of(s)))
         elif isinstance(s, A.With):
             self.with_(s)
         else:
             raise self.error(
-                f"cannot lower this host-level statement ({type(s).__name__}) to Triton yet",
+                f"cannot lower {describe(s)} at host level to Triton yet",
                 s,
                 "host code between kernels may only declare sizes, buffers and views",
             )
