@@ -425,7 +425,9 @@ def build_parser() -> argparse.ArgumentParser:
         dest="oob_fill",
         choices=("zero", "nan"),
         default="zero",
-        help="what loads not marked .zfill read outside a tensor ('nan': find kernels that rely on it)",
+        help="what loads not marked .zfill read outside a tensor. 'nan' finds kernels that rely on it: output "
+        "elements that are NaN under it but a number with the zero fill (the function is run again with it to "
+        "tell) are reported as computed from out-of-bounds reads, an error (exit 1)",
     )
     schedule(p)
     precision(p)

@@ -223,3 +223,48 @@ def find_unwritten(tensors: dict[str, Any], shown: int = 4) -> list[Unwritten]:
             first = [tuple(int(i) for i in ix) for ix in torch.nonzero(mask)[:shown].tolist()]
             out.append(Unwritten(name, count, t.numel(), first, describe(t.dtype)))
     return out
+
+
+# ------------------------------------------------------------------ results of out-of-bounds reads
+@dataclass
+class OutOfBounds:
+    """Elements of an output that the OOB sanitizer made NaN: computed from reads outside a tensor."""
+
+    name: str
+    count: int
+    total: int
+    first: list[tuple[int, ...]]
+
+    def format(self) -> str:
+        idx = ", ".join(str(list(i)) for i in self.first)
+        more = ", ..." if self.count > len(self.first) else ""
+        return (
+            f"{self.name}: {self.count} of {self.total} elements computed from out-of-bounds reads "
+            f"(the sanitizer's NaN; first: {idx}{more})"
+        )
+
+
+def find_out_of_bounds(
+    tensors: dict[str, Any], zero_fill: dict[str, Any] | None = None, shown: int = 4
+) -> list[OutOfBounds]:
+    """For each output of a run under ``--oob-fill nan``: the elements that are NaN but not the poison
+    (written, as NaN); with ``zero_fill`` (the same call's outputs with reads outside reading zero),
+    only those that are a number there, so a NaN the computation makes itself is not counted."""
+    import torch
+
+    from .runtime.poison import unwritten
+
+    out: list[OutOfBounds] = []
+    for name, t in tensors.items():
+        if not isinstance(t, torch.Tensor) or not t.dtype.is_floating_point:
+            continue
+        t = t.detach()
+        mask = torch.isnan(t) & ~unwritten(t)
+        ref = (zero_fill or {}).get(name)
+        if isinstance(ref, torch.Tensor) and ref.shape == t.shape:
+            mask &= ~torch.isnan(ref.detach().to(t.device))
+        count = int(mask.sum())
+        if count:
+            first = [tuple(int(i) for i in ix) for ix in torch.nonzero(mask)[:shown].tolist()]
+            out.append(OutOfBounds(name, count, t.numel(), first))
+    return out

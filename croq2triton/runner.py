@@ -19,7 +19,7 @@ from typing import Any
 from .check_run import LauncherVariant, Precomputed, Variant, check, clone_args, outputs_of
 from .errors import CroqError, CroqWarning, Diagnostic, Span
 from .frontend import ast as A
-from .runinputs import RETURNED, find_unwritten, make_inputs
+from .runinputs import RETURNED, find_out_of_bounds, find_unwritten, make_inputs
 from .runsizes import Chosen, choose, parse_sizes, show
 
 
@@ -213,7 +213,7 @@ class Run:
                 f"{fn.name}: note: {names}: written and also read by the function, so not poisoned "
                 "(random values); elements left unwritten there are not found"
             )
-        pristine = clone_args(inputs.args) if self.check else []
+        pristine = clone_args(inputs.args) if self.check or self.modules.oob_fill == "nan" else []
         launcher: Callable[..., Any] = getattr(self.mod, fn.name)
         status = 0
         with _poisoned_allocations(inputs.poison_returned):
@@ -238,10 +238,34 @@ class Run:
                 sev = "error" if self.check else "warning"
                 print(Diagnostic(sev, f"{fn.name}: {u.format()}", fn.span).format(), file=sys.stderr)
                 status = 1 if self.check else status
+            if self.modules.oob_fill == "nan":
+                status |= self._out_of_bounds(fn, pristine, outs)
             if self.check:
                 with _located_warnings(self.path, fn):
                     status |= self._check(fn, pristine, outs)
         return status
+
+    def _out_of_bounds(self, fn: A.CoFunction, pristine: list[Any], outs: dict[str, Any]) -> int:
+        """Under ``--oob-fill nan``: outputs the sanitizer's NaN reached are errors (the kernel relies on
+        reads outside a tensor being zero); a NaN that the same call also computes with the zero fill is
+        the computation's own and is not counted."""
+        if not find_out_of_bounds(outs):
+            return 0
+        zero = Modules(self.modules.path, self.modules.defines, "zero", self.modules.f32_precision)
+        _say(f"{fn.name}: NaN in the outputs: running again with the zero fill to tell the sanitizer's apart")
+        try:
+            with _located_warnings(self.path, fn):
+                reference = LauncherVariant("zero fill", lambda: zero.get(self.schedule)).run(fn, clone_args(pristine))
+        except CroqError as e:
+            print(e.format(), file=sys.stderr)
+            reference = None
+        found = find_out_of_bounds(outs, reference)
+        for f in found:
+            message = f"{fn.name}: {f.format()}"
+            hint = "the result depends on elements outside a tensor, which read zero without the sanitizer: "
+            hint += "if the kernel means those zeros, mark its copies '.zfill'"
+            print(Diagnostic("error", message, fn.span, hint).format(), file=sys.stderr)
+        return 1 if found else 0
 
     def _time(self, name: str, launcher: Callable[..., Any], args: list[Any], first: Callable[[Any], None]) -> float:
         """Mean seconds per call; ``first`` sees the first call's result (before later calls change the

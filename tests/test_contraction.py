@@ -301,3 +301,61 @@ __co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out
 def test_a_shared_tile_written_by_threads_must_be_the_output_tile(tm: str, row: str, why: str) -> None:
     assert MARK in _auto(STAGED_OUT.replace("TM", "16").replace("ROW", "tm"))  # the form itself is tiled
     assert MARK not in _auto(STAGED_OUT.replace("TM", tm).replace("ROW", row)), why
+
+
+RESETS = """
+__co__ void mma_reset(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] c) {
+  parallel {bm, bn} by [cdiv(M, 64), cdiv(N, 32)] : block, by 1 : group-4 {
+    acc = mma.fill.f32 0.0f;
+    foreach k in [cdiv(K, 32)] {
+      mma.fill acc, 0.0f;
+      sa = dma.copy.zfill a.subspan(64, 32).at(bm, k) => shared;
+      sb = dma.copy.zfill b.subspan(32, 32).at(bn, k) => shared;
+      mma.row.row acc, sa.data, sb.data;
+    }
+    mma.store acc, c.subspan(64, 32).at(bm, bn);
+  }
+}
+
+__co__ void thread_reset(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] c) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 16)] : block, {i, j} by [16, 16] : thread {
+    mutable f32 acc = 0.0f;
+    foreach k in [K] {
+      acc = 0.0f;
+      acc += a.at(bm # i, k) * b.at(bn # j, k);
+    }
+    if (bm # i < M && bn # j < N)
+      c.at(bm # i, bn # j) = acc;
+  }
+}
+
+__co__ void guarded_reset(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] c) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 16)] : block, {i, j} by [16, 16] : thread {
+    mutable f32 acc = 0.0f;
+    foreach k in [K] {
+      if (k == 7) acc = 0.0f;
+      acc += a.at(bm # i, k) * b.at(bn # j, k);
+    }
+    if (bm # i < M && bn # j < N)
+      c.at(bm # i, bn # j) = acc;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize(("name", "first_k"), [("mma_reset", 32), ("thread_reset", 44), ("guarded_reset", 7)])
+def test_an_accumulator_reset_inside_the_k_loop_keeps_only_what_follows_it(
+    schedule: str, name: str, first_k: int
+) -> None:
+    # a reset inside the loop that sums is not a zero start: the kernel is lowered as written, which
+    # sums only the iterations after the last reset (K = 45: the last K tile of 32, the last k, k >= 7)
+    src = translate_full(RESETS, filename="resets.co", schedule=schedule).source
+    kernel = src[src.index(f"def {name}_k0") :].split("\n\n\n")[0]
+    assert MARK not in kernel
+    mod = load_source(src, f"near_reset_{schedule}")
+    a, b = randn(70, 45, dtype=torch.float16, seed=13), randn(50, 45, dtype=torch.float16, seed=14)
+    out = poisoned(70, 50, dtype=torch.float32)
+    getattr(mod, name)(a, b, out)
+    # f16 products rounded to f16 where one thread multiplies two f16 elements (LANGUAGE.md: no promotion)
+    assert_close(out, a[:, first_k:].double() @ b[:, first_k:].double().T, atol=1e-2, rtol=2e-3)

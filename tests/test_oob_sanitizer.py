@@ -57,3 +57,47 @@ def test_zfill_and_per_element_reads_are_exact_at_ragged_k(sanitized: object, fn
 def test_without_the_sanitizer_the_fill_is_zero() -> None:
     out, ref = _run(load(PROGRAM), "staged", 77, 45, 100)
     assert_close(out, ref, atol=1e-2, rtol=1e-3)
+
+
+# ------------------------------------------------------------------ croq2triton run --oob-fill nan
+
+
+def _run_cli(capsys: pytest.CaptureFixture[str], path: Path, *argv: str) -> tuple[int, str]:
+    from croq2triton.cli import main
+
+    rc = main(["run", str(path), "--oob-fill", "nan", *argv])
+    return rc, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_run_reports_outputs_computed_from_out_of_bounds_reads(
+    capsys: pytest.CaptureFixture[str], schedule: str
+) -> None:
+    # K = 100: 'staged' steps K by 32 without .zfill, so every output sums the sanitizer's NaN
+    funcs = ["--func", "staged", "--func", "staged_zfill", "--schedule", schedule]
+    rc, err = _run_cli(capsys, PROGRAM, "--size", "M=70,N=50,K=100", *funcs)
+    assert rc == 1, err
+    assert (
+        "error: staged: out: 3500 of 3500 elements computed from out-of-bounds reads (the sanitizer's NaN; "
+        "first: [0, 0], [0, 1], [0, 2], [0, 3], ...)" in " ".join(err.split())
+    )
+    assert "staged_zfill: out" not in err  # it states the zeros: nothing to report
+    rc, err = _run_cli(capsys, PROGRAM, "--size", "M=70,N=50,K=128", *funcs)  # K steps that do not overshoot
+    assert rc == 0 and "out-of-bounds" not in err, err
+
+
+def test_run_does_not_count_the_nans_a_kernel_computes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "shifted.co"
+    path.write_text(
+        "__co__ void shifted(global f32 [N] x, global f32 [N] y) {\n"
+        "  parallel p by cdiv(N, 16) : block, t by 16 : thread\n"
+        "    if (p # t < N) y.at(p # t) = (p # t == 3 ? __sqrt(-1.0f) : 0.0f) + x.at(p # t + 1);\n"
+        "}\n"
+    )
+    rc, err = _run_cli(capsys, path, "--size", "N=37")
+    # y[3] is NaN with either fill (the kernel's own); y[36] reads x[37], which only the sanitizer makes NaN
+    assert rc == 1, err
+    assert (
+        "error: shifted: y: 1 of 37 elements computed from out-of-bounds reads (the sanitizer's NaN; first: [36])"
+        in (" ".join(err.split()))
+    )

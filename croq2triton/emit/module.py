@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import textwrap
 from dataclasses import dataclass, field
 
-from ..errors import CroqError, Diagnostic
+from ..errors import CroqError, CroqInternalError, Diagnostic, Span
 from ..frontend import ast as A
 from ..lift.launcher import lift_launcher
 from ..options import Options
@@ -93,7 +95,9 @@ def emit_module(tu: A.TranslationUnit, src_name: str, options: Options | None = 
         try:
             kernels = KernelDispatch(fn, src_name, options)
             launcher = lift_launcher(fn, src_name, kernels)
-            parts.append("\n\n\n".join([*kernels.kernel_sources, emit_launcher(launcher)]))
+            part = "\n\n\n".join([*kernels.kernel_sources, emit_launcher(launcher)])
+            _check_python(part, fn, src_name)
+            parts.append(part)
             sig = launcher.signature
             ops[fn.name] = {"params": list(sig.params), "writes": list(sig.writes), "returns": sig.returns}
             out.ir[fn.name] = list(kernels.ir_kernels)
@@ -120,7 +124,32 @@ def emit_module(tu: A.TranslationUnit, src_name: str, options: Options | None = 
     table = "# launcher signatures, for torch op registration (croq2triton.torch_ops.register)\n"
     table += f"__croq_ops__ = {ops!r}\n"
     out.source = tidy(header + "\n\n" + "\n\n\n".join(parts) + "\n\n\n" + table)
+    try:
+        ast.parse(out.source)
+    except SyntaxError as e:  # each function's code parsed: the module's frame or tidy broke it
+        raise CroqInternalError(f"the generated module is not valid Python ({e.msg}, line {e.lineno})", None) from e
     return out
+
+
+def _check_python(code: str, fn: A.CoFunction, src_name: str) -> None:
+    """The code generated for ``fn`` must be valid Python: text that does not parse is a bug of the
+    emitter, an internal error at the ``.co`` line it was generated for (the nearest ``FILE:LINE``
+    comment at or above it, or the docstring below a ``def``), never a module that fails to import."""
+    try:
+        ast.parse(code)
+    except SyntaxError as e:
+        lines = code.split("\n")
+        number = min(max(e.lineno or 1, 1), len(lines))
+        marks = [re.search(rf"\b{re.escape(src_name)}:(\d+)", line) for line in lines]
+        above = [int(m.group(1)) for m in marks[:number] if m is not None]
+        below = [int(m.group(1)) for m in marks[number:] if m is not None]  # a ``def``: its docstring
+        span = fn.span
+        if (above or below) and fn.span is not None:
+            span = Span.at(fn.span.file, (above or below)[-1 if above else 0], 1)
+        text = lines[number - 1].strip()
+        raise CroqInternalError(
+            f"the code generated for '{fn.name}' is not valid Python ({e.msg}: {text})", span
+        ) from e
 
 
 def _unlowerable(fn: A.CoFunction, e: CroqError) -> str:

@@ -645,7 +645,12 @@ class _Rules:
                 seen_swiz = True
         src = p[4]
         if isinstance(src, A.View) and src.ops and src.ops[-1].kind == "zfill":
-            pass  # note already recorded when the op was parsed
+            # the tutorial's `src.zfill => dst` (note recorded when the op was parsed) is the copy
+            # modifier: `dma.copy.zfill src => dst`
+            zfill = src.ops[-1]
+            src = A.View(src.base, src.ops[:-1], span=src.span) if len(src.ops) > 1 else src.base
+            if not any(at.name == "zfill" for at in attrs):
+                attrs = [*attrs, A.DmaAttr("zfill", None, span=zfill.span)]
         dst, storage = p[6]
         after = p[8] if len(p) == 9 else None
         p[0] = A.DmaStmt(engine, op, src, dst, None, cfg, is_async, attrs, after, event, storage, span=self.sp(p))

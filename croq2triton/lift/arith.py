@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..frontend import ast as A
+from ..frontend.describe import describe
 from ..sema.types import TYPES
 from ..sema.types import promote as c_promote
 from ..tir import expr as E
@@ -45,7 +46,7 @@ class Arith:
     """Literals, operators, conversions and builtins; names and element reads are :meth:`leaf`."""
 
     def leaf(self, e: A.Expr, want: str | None) -> Value:
-        raise NotLifted(f"a '{type(e).__name__}' expression", e)
+        raise NotLifted(describe(e), e)
 
     def expr(self, e: A.Expr, want: str | None = None) -> Value:
         """The typed value of ``e``; names and element reads are the user's (:meth:`leaf`)."""

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import CroqSemanticError
 from ..frontend import ast as A
+from ..frontend.describe import describe
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
@@ -404,7 +405,7 @@ class Buffers(ViewAlgebra):
             for op in e.ops:
                 p = self.place_op(p, op)
             return p
-        raise NotLifted(f"a '{type(e).__name__}' used as a view", e)
+        raise NotLifted(f"{describe(e)} used as a view", e)
 
     def whole_tensor(self, name: str) -> Region:
         ptr = self.args[f"{self.host.tensors[name].name}_ptr"]

@@ -53,6 +53,9 @@ class Calls:
                 self.device_print(c, s)
         elif c.kind == "assert":
             cond = self.truth(self.expr(c.args[0]))
+            runs = E.fold(E.conj([*self.pred, *self.padding]))  # the lanes that reach the assert
+            if not (isinstance(runs, E.Const) and runs.value):
+                cond = E.fold(E.Bin("|", E.Un("!", runs), cond))
             message = c.args[1].value if len(c.args) > 1 and isinstance(c.args[1], A.StringLit) else "assertion failed"
             self.emit(N.Assert(cond, message), s)
         elif c.kind == "atomic":
@@ -61,9 +64,53 @@ class Calls:
             raise NotLifted(call_form(c), s, CALL_HINT)
 
     def device_print(self, c: A.Call, s: A.Stmt) -> None:
+        """``print`` / ``println``: each lane where the enclosing conditions hold prints its values.
+        A condition of the program alone (its block, loop counters) is an ``if`` around the print;
+        one that tells lanes apart visits the lanes in turn, and a lane where it holds prints the
+        values it sees (Triton's ``device_print`` has no mask)."""
         text = " ".join(a.value for a in c.args if isinstance(a, A.StringLit))
         values = tuple(self.expr(a).expr for a in self.index_args(c.args) if not isinstance(a, A.StringLit))
-        self.emit(N.Print(text, values), s)
+        cond = E.fold(E.conj([*self.pred, *self.padding]))
+        if isinstance(cond, E.Const):
+            if cond.value:
+                self.emit(N.Print(text, values), s)
+            return
+        if not cond.shape:
+            self.emit(N.If(cond, [_at_line(N.Print(text, values), s)]), s)
+            return
+        self.emit(self.print_lanes(text, values, cond, s), s)
+
+    def print_lanes(self, text: str, values: tuple[E.Expr, ...], cond: E.Expr, s: A.Stmt) -> N.Stmt:
+        """``for lane in range(n): if cond at lane: print the values at lane`` over the lanes of
+        ``cond`` and ``values``: a lane is picked out of each by a reduction."""
+        shape = E.broadcast(cond.shape, *(v.shape for v in values))
+        if not all(isinstance(n, int) for n in shape):
+            raise NotLifted("a print under a condition that tells threads apart, in a tile sized at launch", s)
+        sizes = [int(n) for n in shape]  # type: ignore[call-overload]
+        total = 1
+        for n in sizes:
+            total *= n
+        lane = E.Var(self.fresh("lane"), "i32", lo=0, hi=total - 1)
+        picked: E.Expr = cond
+        stride = total
+        for axis, n in enumerate(sizes):
+            stride //= n
+            if n == 1:
+                continue
+            coordinate = E.Bin("%", E.Bin("/", lane, E.Const(stride)), E.Const(n))
+            here = E.Lift(E.Arange(n), len(sizes), (axis,)) if len(sizes) > 1 else E.Arange(n)
+            picked = E.Bin("&", picked, E.Bin("==", here, E.fold(coordinate)))
+        flag = E.Var(self.fresh("printing"), "i1", dims=shape)
+        at_lane = []
+        for v in values:
+            v = E.Cast(v, "i32") if v.dtype == "i1" else v
+            at_lane.append(_one(E.Where(flag, v, E.Const(0, v.dtype)), "sum"))
+        hit = _one(E.Cast(flag, "i32"), "max")
+        body: list[N.Stmt] = [
+            _at_line(N.Let(flag, E.fold(picked)), s),
+            _at_line(N.If(E.Bin(">", hit, E.Const(0)), [_at_line(N.Print(text, tuple(at_lane)), s)]), s),
+        ]
+        return N.For(lane, E.Const(0), E.Const(total), E.Const(1), body)
 
     def atomic(self, c: A.Call, result: bool = True) -> Value:
         """The atomic ``c`` for every lane; its value is the element's old value (``result``)."""
@@ -94,6 +141,19 @@ class Calls:
         compare = values[0] if op == "cas" else None
         self.emit(N.Atomic(op, base, index, values[-1], mask, old if result else None, compare), c)
         return Value(old, elem)
+
+
+def _one(value: E.Expr, op: str) -> E.Expr:
+    """``value`` reduced over every axis to a scalar."""
+    while value.shape:
+        value = E.Reduce(op, value, len(value.shape) - 1)
+    return value
+
+
+def _at_line(stmt: N.Stmt, node: A.Node) -> N.Stmt:
+    if node.span is not None:
+        stmt.line = node.span.line
+    return stmt
 
 
 CALL_HINT = "calls into C++/CUDA device code have no Triton form: write the computation in Croqtile"

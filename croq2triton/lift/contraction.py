@@ -32,6 +32,7 @@ from dataclasses import replace
 from itertools import count
 
 from ..frontend import ast as A
+from ..frontend.describe import describe
 from ..sema.levels import chain_levels, chains
 from ..tir import expr as E
 from ..tir.contract import Contraction
@@ -252,7 +253,7 @@ class Interpreter(Moves, Roles, Expressions):
         elif isinstance(s, A.With):
             self.with_stmt(s)
         else:
-            raise NotLifted(f"a {type(s).__name__} statement in a contraction", s)
+            raise NotLifted(f"{describe(s)} in a contraction", s)
 
     def scalar_decl(self, s: A.ScalarDecl) -> None:
         for d in s.items:
@@ -360,9 +361,7 @@ class Interpreter(Moves, Roles, Expressions):
         if a.op == "=":
             v = _lit(a.value)
             if self.is_zero(v):
-                if cells.terms or cells.post is not None or (idx and not self.covers_all(cells, idx)):
-                    raise NotLifted("an accumulator reset after it was used", a)
-                cells.zero = True
+                self.reset(cells, idx, a)
                 return
             value = None
             if isinstance(v, A.Binary) and v.op == "+":
@@ -397,6 +396,25 @@ class Interpreter(Moves, Roles, Expressions):
             conds = tuple((d, i) for d, i in enumerate(idx))
             cells.terms.append(Term((), x, y, conds))
         self.red_line = self.red_line or line
+
+    def reset(self, cells: Cells, idx: tuple[E.Expr, ...], node: A.Node) -> None:
+        """``acc = 0`` (or ``mma.fill acc, 0``) after the accumulator's declaration. The run sees
+        each loop body once, so a reset is the start value only where it runs once per element
+        before any product: under the accumulator's own conditions, and inside no loop entered
+        since its declaration but the element loops whose counters index the elements it resets.
+        A reset inside the loop that sums (``foreach k { acc = 0; acc += .. }``) keeps only the
+        last iteration: it is not a contraction (the kernel is lowered as written)."""
+        if cells.terms or cells.post is not None:
+            raise NotLifted("an accumulator reset after it was used", node)
+        if tuple(self.guard) != cells.guard:
+            raise NotLifted("an accumulator reset under a condition", node)
+        if idx and not self.covers_all(cells, idx):
+            raise NotLifted("an accumulator reset of some of its elements", node)
+        indexed = {f.name for f in (E.fold(i) for i in idx) if isinstance(f, E.Var)}
+        for frame in self.loops[cells.depth :]:
+            if not frame.counters <= indexed:
+                raise NotLifted("an accumulator reset inside a loop (each iteration starts it again)", node)
+        cells.zero = True
 
     def products(self, value: A.Expr) -> list[Prod] | None:
         """The products of tensor elements ``value`` sums, or None where it is not such a sum."""
@@ -507,7 +525,7 @@ class Interpreter(Moves, Roles, Expressions):
         for c in self.accs:
             c.scale_mark = len(c.terms)  # a split mma.scale scales the MMAs of its own loop body
         stores = len(self.stores)
-        self.loops.append(LoopFrame())
+        self.loops.append(LoopFrame(counters=frozenset(v.name for _, v, _ in loops)))
         self.spatial.extend((v, ext) for _, v, ext in loops)
         run()
         del self.spatial[len(self.spatial) - len(loops) :]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -29,6 +30,18 @@ from .terms import Region, const_int, unparen
 # swizzle only changes the shared-memory layout (sema checks its pairing with mma.load), the rest
 # are TMA's cache and multicast hints
 NEUTRAL_ATTRS = ("zfill", "swiz", "multicast", "evict_first", "evict_last", "promote")
+
+
+def same_elements(src: str, dst: str, node: A.Node) -> None:
+    """A copy moves elements without converting them: its destination has the source's element
+    type (LANGUAGE.md 7.8), or the program is wrong."""
+    if src != dst:
+        what = f"{node.engine}.{node.op}" if isinstance(node, A.DmaStmt) else "a copy"
+        raise CroqSemanticError(
+            f"{what} from {src} to {dst}: a copy's destination must have the element type of its source",
+            node.span,
+            f"declare the destination as {src}, or convert element by element (dst.at(..) = src.at(..))",
+        )
 
 
 def outside(dtype: str, value: float | int) -> float | int:
@@ -235,8 +248,7 @@ class Copies:
         return self.named(m, "mask", node)  # type: ignore[no-any-return]
 
     def same_elem(self, a: str, b: str, node: A.Node) -> None:
-        if a != b:
-            raise NotLifted("a copy between element types", node)
+        same_elements(a, b, node)
 
     def buffer_part(self, view: BufferView, u: dict[int, E.Expr], node: A.Node) -> list[E.Expr]:
         """The coordinates of the buffer tile inside ``view`` (``u``: per kept dimension the

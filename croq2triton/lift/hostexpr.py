@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
+from ..frontend.describe import describe
 from ..sema.consteval import fold_binary
 from ..sema.types import TYPES
 from ..tir import expr as E
@@ -172,7 +173,7 @@ class HostExprs:
             base = self.value(e.base)
             if isinstance(base, ITuple):
                 return ITuple(tuple(self.derived_item(base.items, x) for x in e.items))
-        raise self.error(f"cannot evaluate this {type(e).__name__} at host level", e)
+        raise self.error(f"cannot evaluate {describe(e)} at host level", e)
 
     def binary_value(self, e: A.Binary) -> Value:
         a, b = self.value(e.lhs), self.value(e.rhs)

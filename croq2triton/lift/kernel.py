@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
+from ..frontend.describe import describe
 from ..options import Options
 from ..sema.consteval import const_int
 from ..sema.levels import UNIT_THREADS, chain_levels, chains
@@ -377,7 +378,7 @@ class Lifter(
         elif isinstance(s, A.Yield):
             self.yield_stmt(s)
         else:
-            raise NotLifted(STATEMENTS.get(type(s).__name__, f"a '{type(s).__name__}' statement"), s)
+            raise NotLifted(STATEMENTS.get(type(s).__name__) or describe(s), s)
 
     def roles(self, s: A.Parallel) -> None:
         """Warp roles as one sequential program (lift/collapse.py); its rings become buffers and
@@ -552,7 +553,7 @@ class Lifter(
             return self.tuple_part(unparen(e.base).name, e)  # type: ignore[attr-defined]
         if isinstance(e, A.Call):
             raise NotLifted(call_form(e), e, CALL_HINT)
-        raise NotLifted(f"a '{type(e).__name__}' expression", e)
+        raise NotLifted(describe(e), e)
 
     def lookup(self, name: str, node: A.Node) -> Value | Bounded:
         for sc in reversed(self.scopes):

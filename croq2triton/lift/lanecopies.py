@@ -18,7 +18,7 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
 from .buffers import STORAGES, BufferView, CopyFuture, TileBuffer, pow2, spread
-from .copies import NEUTRAL_ATTRS, outside
+from .copies import NEUTRAL_ATTRS, outside, same_elements
 from .notlifted import NotLifted
 from .terms import Bounded, Region, const_int, unparen
 
@@ -91,6 +91,7 @@ class LaneCopies:
                 raise NotLifted("a per-thread copy out of a buffer the threads share", s)
             if tuple(const_int(x) for x in dst.shape) != buf.extents:
                 raise NotLifted("a per-thread copy between windows of different shapes", s)
+            same_elements(buf.elem, self.host.tensors[dst.tensor].elem, s)
             self.lane_move(dst, buf, False, s)
             return
         raise NotLifted("a per-thread copy of this form (a thread's window into or out of its own buffer)", s)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from ..errors import CroqError, internal_errors
 from ..frontend import ast as A
+from ..frontend.describe import describe
 from ..sema.checks import DEVICE_TARGETS
 from ..sema.types import TYPES, unlowerable_reason
 from ..sema.writes import written_params
@@ -51,6 +52,7 @@ class LauncherLifting(HostFlow):
         self.body: list[H.Stmt] = []  # where statements go (a block's own list while lifting it)
         self.kernel_count = 0
         self.uid = 0
+        self.extent_lets: list[H.Stmt] = []  # extents computed for kernels, bound before the next launch
         self.written = written_params(fn)  # tensor parameters the function writes (sema/writes.py)
         self.copy_backs: list[H.CopyBack] = []
         self.returns = "none"  # none | tensor | int | float | bool (the op signature)
@@ -213,6 +215,8 @@ class LauncherLifting(HostFlow):
             self.kernel_count += 1
             top = self.expand_shape_bounds(s)
             name = f"{self.fn.name}_k{self.kernel_count - 1}"
+            self.body.extend(self.extent_lets)
+            self.extent_lets.clear()
             with internal_errors(f"the lowering of kernel {name}", top.span):
                 self.body.extend(self.kernels(top, name, self))
         elif isinstance(s, A.ScalarDecl):
@@ -260,13 +264,13 @@ class LauncherLifting(HostFlow):
             self.foreach(s)
         elif isinstance(s, (A.Break, A.Continue)):
             if not self.loops:
-                raise self.error(f"'{type(s).__name__.lower()}' outside a loop", s)
+                raise self.error(f"{describe(s)} outside a loop", s)
             self.body.append(H.Break(line=line_of(s)) if isinstance(s, A.Break) else H.Continue(line=line_of(s)))
         elif isinstance(s, A.With):
             self.with_(s)
         else:
             raise self.error(
-                f"cannot lower this host-level statement ({type(s).__name__}) to Triton yet",
+                f"cannot lower {describe(s)} at host level to Triton yet",
                 s,
                 "host code between kernels may only declare sizes, buffers and views",
             )
@@ -331,7 +335,7 @@ class LauncherLifting(HostFlow):
             var = f"_{safe(name)}{self.uid}"
             self.body.append(H.SpanAs(var, v.tensor.name, v.tensor.host, v.dims, line=line_of(a)))
             t = v.tensor
-            self.names[name] = Tensor(name, var, t.elem, t.dtype, v.dims, a.span)
+            self.names[name] = Tensor(name, var, t.elem, t.dtype, self.named_extents(v.dims, var, a), a.span)
         else:
             self.names[name] = v
 
@@ -351,7 +355,22 @@ class LauncherLifting(HostFlow):
                 raise self.error("arrays of global buffers cannot be lowered yet", d)
             fill = self.evaluate(d.fill) if d.fill is not None else None
             self.body.append(H.Alloc(d.name, dims, dtype, fill, line=line_of(d)))
-            self.names[d.name] = Tensor(d.name, d.name, s.elem, dtype, dims, d.span)
+            extents = self.named_extents(dims, f"_{safe(d.name)}", d)
+            self.names[d.name] = Tensor(d.name, d.name, s.elem, dtype, extents, d.span)
+
+    def named_extents(self, dims: tuple[E.Expr, ...], base: str, node: A.Node) -> tuple[E.Expr, ...]:
+        """The extents of a tensor the launcher makes (a view, a buffer), each a constant or a
+        launcher variable: kernels take a tensor's extents as arguments, so one computed from others
+        (``x.span_as([M * 8])``) is computed into ``<base>_extent<axis>`` before the next launch."""
+        out: list[E.Expr] = []
+        for axis, d in enumerate(dims):
+            if isinstance(d, E.Var) or isinstance(_extent(d), int):
+                out.append(d)
+                continue
+            var = f"{base}_extent{axis}"
+            self.extent_lets.append(H.Let(var, d, line=line_of(node)))
+            out.append(self.variable(var, "int", nonneg=E.nonneg(d)))
+        return tuple(out)
 
     def return_(self, s: A.Return) -> None:
         self.body.extend(self.copy_backs)

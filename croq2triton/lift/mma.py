@@ -224,7 +224,7 @@ class Mmas:
         want = swizzle_bytes(s.swiz) if s.swiz is not None else None
         have, line = p.buffer.swizzle
         if (want or 0) != have:
-            raise CroqLoweringError(
+            raise CroqSemanticError(
                 f"'{p.buffer.name}' is written with .swiz<{have}> at {self.src_name}:{line} but read with"
                 f" mma.load.swiz<{want or 0}>",
                 s.span,

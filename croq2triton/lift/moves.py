@@ -9,6 +9,7 @@ from typing import Any
 
 from ..frontend import ast as A
 from ..tir import expr as E
+from .copies import same_elements
 from .epilogue import EpilogueEval
 from .notlifted import NotLifted
 from .terms import (
@@ -59,6 +60,7 @@ class Moves:
     update: Any
     touch: Any
     covers_all: Any
+    reset: Any
     same_idx: Any
     stmts: Any
 
@@ -71,6 +73,8 @@ class Moves:
         if isinstance(src, (Buffer, View)):
             content = self.buffer_content(src, s)
             dst = self.value(s.dst) if not s.dst_storage else None
+            if isinstance(dst, Region):
+                same_elements((src.base if isinstance(src, View) else src).elem, self.tensors[dst.tensor].elem, s)
             if isinstance(content, list) and isinstance(src, Buffer) and isinstance(dst, Region):
                 if len(dst.shape) != len(src.shape) or not all(
                     E.same(x, y) for x, y in zip(dst.shape, src.shape, strict=True)
@@ -100,6 +104,7 @@ class Moves:
             dst = self.value(s.dst)
             if not isinstance(dst, Buffer):
                 raise NotLifted("a copy into something other than a shared buffer", s)
+            same_elements(self.tensors[src.tensor].elem, dst.elem, s)
             if len(dst.shape) != len(src.shape) or not all(
                 E.same(x, y) for x, y in zip(dst.shape, src.shape, strict=True)
             ):
@@ -160,8 +165,9 @@ class Moves:
             self.bind(s.result, self.new_acc(Cells(s.elem or "f32", (), (), zero=True, line=self.line(s))))
             return
         cur = self.value(s.target) if s.target is not None else None
-        if not isinstance(cur, Cells) or cur.terms:
-            raise NotLifted("an mma.fill that re-initialises a used accumulator", s)
+        if not isinstance(cur, Cells):
+            raise NotLifted("an mma.fill of something other than an accumulator", s)
+        self.reset(cur, (), s)
 
     def mma_load(self, s: A.MmaLoad) -> None:
         src = self.value(s.src)

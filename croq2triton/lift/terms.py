@@ -223,10 +223,12 @@ class Loaded:
 
 @dataclass
 class LoopFrame:
-    """Buffers written in the current iteration of a loop, and those read before being written."""
+    """Buffers written in the current iteration of a loop, and those read before being written;
+    ``counters``: the names of the loop's counter variables."""
 
     written: set[int] = field(default_factory=set)
     stale: set[int] = field(default_factory=set)
+    counters: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from .calls import unknown_calls
 from .consteval import const_int, constant_values
 from .levels import thread_count_errors
 from .scopes import Binding, Resolution, resolve
+from .swizzle import swizzle_errors
 from .tiling import chunkat_warnings, source_text
 
 LEVEL_ORDER = {"cluster": 0, "block": 1, "group-4": 2, "group": 3, "thread": 4}
@@ -207,6 +208,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(_reassignment_errors(res))
     errors.extend(unknown_calls(fn, res))
     errors.extend(_cmdline_size_errors(fn, macro_uses))
+    errors.extend(swizzle_errors(fn))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             errors.extend(thread_count_errors(s, value))

@@ -3,7 +3,10 @@
 The two differ where Python's and C's integer division differ: in a kernel ``//`` and ``%`` on
 integers are Triton's, which truncate like C (and like Croqtile's ``/``); on the host Python's
 ``//`` floors, so a division whose operands may be negative goes through ``_rt.idiv`` /
-``_rt.imod`` there.  A choice (``Where``) is ``tl.where`` in a kernel and ``a if c else b`` in a
+``_rt.imod`` there; in a kernel, two scalars that may be Python ``int`` in Triton's interpreter
+(loop counters, constants) are made a Triton scalar first.  Logical negation ``!`` is ``not`` on
+the host and, in a kernel, the negated comparison or ``== 0`` (``~`` of a Python ``bool`` is an
+``int``).  A choice (``Where``) is ``tl.where`` in a kernel and ``a if c else b`` in a
 launcher; ``&&`` / ``||`` (:class:`~.host.Logic`) and element reads (:class:`~.host.ElemGet`) are
 launcher code only.  ``ast.unparse`` then writes the fewest parentheses the precedence needs.
 """
@@ -131,8 +134,10 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
     if isinstance(e, E.Reshape):
         return call("tl.reshape", _node(e.value, where), ast.List([dim_node(d) for d in e.dims], ast.Load()))
     if isinstance(e, E.Un):
+        if e.op == "!" and where == "kernel":
+            return _kernel_not(e.value)
         op: ast.unaryop = ast.USub() if e.op == "-" else ast.Invert()
-        if e.op == "!" and where == "host":
+        if e.op == "!":
             op = ast.Not()
         return ast.UnaryOp(op, _node(e.value, where))
     if isinstance(e, E.Cast):
@@ -174,9 +179,45 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
     integer = E.is_int(e.lhs.dtype) and E.is_int(e.rhs.dtype)
     if not integer:
         return ast.BinOp(lhs, ast.Div() if e.op == "/" else ast.Mod(), rhs)
-    if where == "host" and not (E.nonneg(e.lhs) and E.nonneg(e.rhs)):
-        return call("_rt.idiv" if e.op == "/" else "_rt.imod", lhs, rhs)
+    if not (E.nonneg(e.lhs) and E.nonneg(e.rhs)):
+        if where == "host":
+            return call("_rt.idiv" if e.op == "/" else "_rt.imod", lhs, rhs)
+        if _python_ints(e.lhs) and _python_ints(e.rhs):
+            # two Python ints in the interpreter (a loop counter and a constant) would floor: as a
+            # Triton scalar the quotient truncates like C, as it does compiled
+            lhs = call("tl.cast", lhs, tl_type(e.lhs.dtype))
     return ast.BinOp(lhs, ast.FloorDiv() if e.op == "/" else ast.Mod(), rhs)
+
+
+def _python_ints(e: E.Expr) -> bool:
+    """Whether ``e`` may be a Python ``int`` in Triton's interpreter: a scalar of constants and
+    variables bounded below (loop counters; a call such as ``tl.num_programs``, and a value computed
+    without known bounds, are Triton scalars there, whose ``//`` truncates)."""
+    if e.shape or any(isinstance(n, (E.Call, E.Reduce)) for n in e.walk()):
+        return False
+    return all(v.lo is not None for v in E.free_vars(e))
+
+
+_NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+def _kernel_not(value: E.Expr) -> ast.expr:
+    """``!value`` in a kernel. Not ``~value``: a condition on loop counters and constants is a
+    Python ``bool`` in Triton's interpreter, where ``~True`` is ``-2`` (true). A comparison is
+    negated (``<`` as ``>=`` only between integers, where no NaN makes both false); anything else
+    is ``value == 0``, which is the negation for a Python bool, a scalar and a block of ``int1``;
+    ``!(a | b)`` is ``!a & !b`` and ``!(a & b)`` is ``!a | !b`` (De Morgan, on conditions), ``!!a`` is ``a``."""
+    if isinstance(value, E.Un) and value.op == "!":
+        return _node(value.value, "kernel")
+    if isinstance(value, E.Bin) and value.op in E.LOGIC and value.dtype == "i1":
+        other = ast.BitAnd() if value.op == "|" else ast.BitOr()
+        return ast.BinOp(_kernel_not(value.lhs), other, _kernel_not(value.rhs))
+    if isinstance(value, E.Bin) and value.op in _NEGATED:
+        exact = value.op in ("==", "!=") or (E.is_int(value.lhs.dtype) and E.is_int(value.rhs.dtype))
+        if exact:
+            negated = E.Bin(_NEGATED[value.op], value.lhs, value.rhs)
+            return _node(negated, "kernel")
+    return ast.Compare(_node(value, "kernel"), [ast.Eq()], [ast.Constant(0)])
 
 
 def call_method(obj: ast.expr, method: str, *args: ast.expr) -> ast.expr:

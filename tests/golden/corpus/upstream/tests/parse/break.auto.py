@@ -52,14 +52,14 @@ def _oob_fill(x, mask):
 
 @_rt.launcher
 def foo(*, _launch=None):
-    """Not translated: cannot lower this host-level statement (EventDecl) to Triton yet."""
+    """Not translated: cannot lower an 'event' declaration at host level to Triton yet."""
     raise _rt.not_translated(
         "foo",
         "corpus/upstream/tests/parse/break.co",
         4,
         3,
         4,
-        "cannot lower this host-level statement (EventDecl) to Triton yet",
+        "cannot lower an 'event' declaration at host level to Triton yet",
         "host code between kernels may only declare sizes, buffers and views",
     )
 

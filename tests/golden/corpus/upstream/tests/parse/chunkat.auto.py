@@ -52,28 +52,28 @@ def _oob_fill(x, mask):
 
 @_rt.launcher
 def foo(data, *, _launch=None):
-    """Not translated: cannot lower this host-level statement (DmaStmt) to Triton yet."""
+    """Not translated: cannot lower 'dma.copy' at host level to Triton yet."""
     raise _rt.not_translated(
         "foo",
         "corpus/upstream/tests/parse/chunkat.co",
         5,
         5,
         49,
-        "cannot lower this host-level statement (DmaStmt) to Triton yet",
+        "cannot lower 'dma.copy' at host level to Triton yet",
         "host code between kernels may only declare sizes, buffers and views",
     )
 
 
 @_rt.launcher
 def bar(data, *, _launch=None):
-    """Not translated: cannot lower this host-level statement (CallStmt) to Triton yet."""
+    """Not translated: cannot lower 'call foobar(...)' at host level to Triton yet."""
     raise _rt.not_translated(
         "bar",
         "corpus/upstream/tests/parse/chunkat.co",
         24,
         5,
         37,
-        "cannot lower this host-level statement (CallStmt) to Triton yet",
+        "cannot lower 'call foobar(...)' at host level to Triton yet",
         "host code between kernels may only declare sizes, buffers and views",
     )
 
@@ -94,28 +94,28 @@ def wow(*, _launch=None):
 
 @_rt.launcher
 def cow(inp, *, _launch=None):
-    """Not translated: cannot lower this host-level statement (DmaStmt) to Triton yet."""
+    """Not translated: cannot lower 'dma.copy' at host level to Triton yet."""
     raise _rt.not_translated(
         "cow",
         "corpus/upstream/tests/parse/chunkat.co",
         47,
         5,
         43,
-        "cannot lower this host-level statement (DmaStmt) to Triton yet",
+        "cannot lower 'dma.copy' at host level to Triton yet",
         "host code between kernels may only declare sizes, buffers and views",
     )
 
 
 @_rt.launcher
 def mow(inp, *, _launch=None):
-    """Not translated: cannot lower this host-level statement (DmaStmt) to Triton yet."""
+    """Not translated: cannot lower 'dma.copy' at host level to Triton yet."""
     raise _rt.not_translated(
         "mow",
         "corpus/upstream/tests/parse/chunkat.co",
         69,
         5,
         71,
-        "cannot lower this host-level statement (DmaStmt) to Triton yet",
+        "cannot lower 'dma.copy' at host level to Triton yet",
         "host code between kernels may only declare sizes, buffers and views",
     )
 

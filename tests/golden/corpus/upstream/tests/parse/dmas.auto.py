@@ -85,28 +85,28 @@ def dma_test1(input, *, _launch=None):
 
 @_rt.launcher
 def dma_test2(input, *, _launch=None):
-    """Not translated: cannot lower this host-level statement (DmaAny) to Triton yet."""
+    """Not translated: cannot lower 'dma.any' at host level to Triton yet."""
     raise _rt.not_translated(
         "dma_test2",
         "corpus/upstream/tests/parse/dmas.co",
         85,
         6,
         18,
-        "cannot lower this host-level statement (DmaAny) to Triton yet",
+        "cannot lower 'dma.any' at host level to Triton yet",
         "host code between kernels may only declare sizes, buffers and views",
     )
 
 
 @_rt.launcher
 def dma_test3(input, *, _launch=None):
-    """Not translated: cannot lower this host-level statement (DmaStmt) to Triton yet."""
+    """Not translated: cannot lower 'dma.transp' at host level to Triton yet."""
     raise _rt.not_translated(
         "dma_test3",
         "corpus/upstream/tests/parse/dmas.co",
         117,
         9,
         66,
-        "cannot lower this host-level statement (DmaStmt) to Triton yet",
+        "cannot lower 'dma.transp' at host level to Triton yet",
         "host code between kernels may only declare sizes, buffers and views",
     )
 

@@ -86,14 +86,14 @@ def if_else(a, *, _launch=None):
 
 @_rt.launcher
 def dangling_else(a, b, *, _launch=None):
-    """Not translated: cannot lower this host-level statement (CallStmt) to Triton yet."""
+    """Not translated: cannot lower 'call foobar(...)' at host level to Triton yet."""
     raise _rt.not_translated(
         "dangling_else",
         "corpus/upstream/tests/parse/if_else.co",
         84,
         7,
         21,
-        "cannot lower this host-level statement (CallStmt) to Triton yet",
+        "cannot lower 'call foobar(...)' at host level to Triton yet",
         "host code between kernels may only declare sizes, buffers and views",
     )
 

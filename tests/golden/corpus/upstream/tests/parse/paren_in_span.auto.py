@@ -52,14 +52,14 @@ def _oob_fill(x, mask):
 
 @_rt.launcher
 def paren_in_span(input, *, _launch=None):
-    """Not translated: cannot evaluate this Index at host level."""
+    """Not translated: cannot evaluate an element of an array 'input[...]' at host level."""
     raise _rt.not_translated(
         "paren_in_span",
         "corpus/upstream/tests/parse/paren_in_span.co",
         11,
         16,
         31,
-        "cannot evaluate this Index at host level",
+        "cannot evaluate an element of an array 'input[...]' at host level",
         None,
     )
 

@@ -64,14 +64,14 @@ def ret(a, b, *, _launch=None):
 
 @_rt.launcher
 def ret1(d, *, _launch=None):
-    """Not translated: cannot evaluate this Member at host level."""
+    """Not translated: cannot evaluate 'd.data' at host level."""
     raise _rt.not_translated(
         "ret1",
         "corpus/upstream/tests/parse/return.co",
         16,
         10,
         16,
-        "cannot evaluate this Member at host level",
+        "cannot evaluate 'd.data' at host level",
         None,
     )
 

@@ -790,7 +790,7 @@ def foo22_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     cols_2 = tl.arange(0, 128)[None, :]
     buf = tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1)  # tiled_dma.co:705
     mask = (
-        (rows_2 < 36) & (cols_2 < 72) & ~((rows_2 - 2 >= 0) & (rows_2 - 2 < 32) & (cols_2 - 4 >= 0) & (cols_2 - 4 < 64))
+        (rows_2 < 36) & (cols_2 < 72) & ((rows_2 - 2 < 0) | (rows_2 - 2 >= 32) | (cols_2 - 4 < 0) | (cols_2 - 4 >= 64))
     )  # tiled_dma.co:706
     tl.store(
         output_ptr + rows_2 * output_stride_0 + cols_2 * output_stride_1, tl.full([64, 128], 99, tl.int32), mask=mask
@@ -862,7 +862,7 @@ def foo24_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     mask = (rows < 30) & (cols < 60)  # tiled_dma.co:735
     buf = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + cols * input_stride_1, mask=mask, other=0), mask)
     mask_2 = (
-        (rows_2 < 35) & (cols < 63) & ~((rows_2 - 2 >= 0) & (rows_2 - 2 < 30) & (cols - 1 >= 0) & (cols - 1 < 60))
+        (rows_2 < 35) & (cols < 63) & ((rows_2 - 2 < 0) | (rows_2 - 2 >= 30) | (cols - 1 < 0) | (cols - 1 >= 60))
     )  # tiled_dma.co:736
     tl.store(
         output_ptr + rows_2 * output_stride_0 + cols * output_stride_1, tl.full([64, 64], -1, tl.int32), mask=mask_2
