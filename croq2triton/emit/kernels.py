@@ -82,7 +82,7 @@ class KernelDispatch:
         line = top.span.line if top.span else 0
         tiled = self.lift_contraction(top, name, host)
         if tiled is None:
-            return [*out, self.lift_as_written(top, name, host)]
+            return [*out, *self.lift_as_written(top, name, host)]
         launch, cond = tiled
         if cond is None:
             return [*out, launch]
@@ -96,7 +96,7 @@ class KernelDispatch:
             msg = f"{name}: the sizes are not multiples of the chunkat tiles (see 'croq2triton check')"
             return [*out, H.Assert(cond, msg, line=line), launch]
         note = "the chunkat tiles are exact: the tiled contraction"
-        return [*out, H.If(cond, (launch,), (general,), note, line, line=line)]
+        return [*out, H.If(cond, (launch,), tuple(general), note, line, line=line)]
 
     def lift_contraction(
         self, top: A.Parallel, name: str, host: LauncherLifting
@@ -127,10 +127,10 @@ class KernelDispatch:
         launch = launch_of(tiled.kernel, top.span.line if top.span else 0)
         return launch, _all([_divides(E.fold(x), d) for x, d in c.assumptions])
 
-    def lift_as_written(self, top: A.Parallel, name: str, host: LauncherLifting) -> H.Launch:
+    def lift_as_written(self, top: A.Parallel, name: str, host: LauncherLifting) -> list[H.Stmt]:
         """The kernel as written, lifted into the tile IR (lift/kernel.py), under ``--schedule auto``
-        widened where the policy and the proof allow; a form the lifting does not cover is refused
-        with a diagnostic at the construct that stops it."""
+        widened where the policy and the proof allow, after the checks the launcher makes for it;
+        a form the lifting does not cover is refused with a diagnostic at the construct that stops it."""
         try:
             with kernel_errors("the tile-IR path", name, top):
                 lifted = lift_kernel(top, name, host.host_scope(), self.src_name)
@@ -145,7 +145,7 @@ class KernelDispatch:
         self.kernel_sources.append(source.rstrip("\n"))
         self.ir_kernels.append(kernel)
         self.warnings.extend(lifted.warnings)
-        return launch
+        return [*lifted.checks, launch]
 
     def widened(self, kernel: N.Kernel, top: A.Parallel) -> N.Kernel | None:
         """``kernel`` under the ``auto`` policy's widening (schedule/widen.py), or None where the
