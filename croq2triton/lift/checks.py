@@ -103,8 +103,8 @@ def fits(a: E.Expr, b: E.Expr) -> bool:
     decided = E.fold(E.Bin("<=", a, b))
     if E.same(a, b) or (isinstance(decided, E.Const) and decided.value):
         return True
-    lo, hi = E.bounds(a)[1], E.bounds(b)[0]
-    if lo is not None and hi is not None and lo <= hi:
+    a_max, b_min = E.bounds(a)[1], E.bounds(b)[0]
+    if a_max is not None and b_min is not None and a_max <= b_min:
         return True
     if isinstance(a, E.Bin) and a.op == "/" and isinstance(a.rhs, E.CDiv) and E.same(a.lhs, a.rhs.lhs):
         c, n = const_int(a.rhs.rhs), const_int(b)
