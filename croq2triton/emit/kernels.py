@@ -91,7 +91,7 @@ class KernelDispatch:
         line = top.span.line if top.span else 0
         tiled = self.lift_contraction(top, name, host)
         if tiled is None:
-            return [*out, self.lift_as_written(top, name, host)]
+            return [*out, *self.lift_as_written(top, name, host)]
         launch, cond = tiled
         if cond is None:
             return [*out, launch]
@@ -105,7 +105,7 @@ class KernelDispatch:
             msg = f"{name}: the sizes are not multiples of the chunkat tiles (see 'croq2triton check')"
             return [*out, H.Assert(cond, msg, line=line), launch]
         note = "the chunkat tiles are exact: the tiled contraction"
-        return [*out, H.If(cond, (launch,), (general,), note, line, line=line)]
+        return [*out, H.If(cond, (launch,), tuple(general), note, line, line=line)]
 
     def lift_contraction(
         self, top: A.Parallel, name: str, host: LauncherLifting
@@ -140,10 +140,11 @@ class KernelDispatch:
         launch = launch_of(tiled.kernel, top.span.line if top.span else 0)
         return launch, _all([_divides(E.fold(x), d) for x, d in c.assumptions])
 
-    def lift_as_written(self, top: A.Parallel, name: str, host: LauncherLifting) -> H.Stmt:
+    def lift_as_written(self, top: A.Parallel, name: str, host: LauncherLifting) -> list[H.Stmt]:
         """The kernel as written, lifted into the tile IR (lift/kernel.py), under ``--schedule auto``
-        widened where the policy and the proof allow; a form the lifting does not cover is refused
-        with a diagnostic at the construct that stops it.
+        widened or folded where the policy and the proof allow, after the checks the launcher makes
+        for it; a form the lifting does not cover is refused with a diagnostic at the construct that
+        stops it.
 
         A widened kernel runs only where it keeps at least one program per SM; at sizes where it
         would not (a grid known only at launch), the launcher runs the kernel as lifted, whose
@@ -190,7 +191,7 @@ class KernelDispatch:
         for launch, (_, cond, note) in reversed(list(zip(launches[:-1], variants[:-1], strict=True))):
             assert cond is not None
             out = H.If(cond, (launch,), (out,), note, line, line=line)
-        return out
+        return [*lifted.checks, out]
 
     def tuned(self, schedule: Schedule, name: str, top: A.Parallel) -> Schedule:
         """``schedule`` with the fields the tuning point sets for kernel ``name``."""

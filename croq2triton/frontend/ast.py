@@ -673,6 +673,7 @@ class CoFunction(Node):
     params: list[Param]
     body: list[Stmt]
     notes: list[Any] = field(default_factory=list, compare=False, repr=False)
+    name_span: Span | None = field(default=None, compare=False, repr=False)  # of its name, for diagnostics
 
 
 @dataclass

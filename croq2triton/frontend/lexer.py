@@ -8,6 +8,7 @@ from typing import Any
 import ply.lex as lex
 
 from ..errors import CroqSyntaxError, SourceMap, Span
+from .builtins import names
 
 ELEM_TYPES = {
     "f64": "f64", "double": "f64", "tf32": "tf32", "f32": "f32", "float": "f32",
@@ -35,17 +36,9 @@ KEYWORDS["asm"] = "ASM"
 KEYWORDS["__to"] = "TO"
 KEYWORDS["__co__"] = "CO"
 
-MATH_FUNCS = {
-    "__acos", "__asin", "__atan", "__atan2", "__ceil", "__cos", "__cosh", "__exp", "__exp2f",
-    "__expm1", "__fabs", "__fmaf", "__frcp_rn", "__floor", "__gelu", "__isfinite", "__round",
-    "__rsqrt", "__sigmoid", "__sinh", "__softplus", "__sqrt", "__tan", "__log1p", "__log", "__max",
-    "__min", "__pow", "__sign", "__sin", "__tanh", "__alignup", "__aligndown",
-}  # fmt: skip
-ATOMICS = {
-    "__atomic_add", "__atomic_sub", "__atomic_exch", "__atomic_min", "__atomic_max",
-    "__atomic_and", "__atomic_or", "__atomic_xor", "__atomic_cas",
-}  # fmt: skip
-BAR_FUNCS = {"__bar_arrive", "__bar_sync"}
+MATH_FUNCS = names("math")  # the builtins' names, from the one table of them (frontend/builtins.py)
+ATOMICS = names("atomic")
+BAR_FUNCS = names("barrier")
 
 MEMBERS = [
     "span_as", "swizzle", "evict_first", "evict_last", "multicast", "promote", "chunkat", "subspan",

@@ -122,7 +122,7 @@ class _Rules:
     # ------------------------------------------------------------ function
     def p_function(self, p: Any) -> None:
         "function : CO ret_type IDENT '(' params_opt ')' '{' stmts '}'"
-        p[0] = A.CoFunction(p[2], p[3], p[5], p[8], span=self.sp(p))
+        p[0] = A.CoFunction(p[2], p[3], p[5], p[8], span=self.sp(p), name_span=self.tspan(p, 3))
 
     def p_ret_type(self, p: Any) -> None:
         """ret_type : VOID

@@ -201,6 +201,7 @@ class Buffers(ViewAlgebra):
     declared: Any
     extents: Any
     is_shape: Any
+    check_access: Any
     lane_views: bool = False  # views may depend on the thread (a per-thread copy: lift/lanecopies.py)
 
     def int_expr(self, e: A.Expr) -> E.Expr:
@@ -508,8 +509,9 @@ class Buffers(ViewAlgebra):
             raise CroqSemanticError(f"{len(indices)} index(es) for data of rank {rank}", at.span)
         axes: list[int] = []
         lanes = len(self.lanes[1]) if self.lanes is not None else 0
-        for d, i in enumerate(indices):
-            v = E.fold(self.expr(i).expr)
+        values = [E.fold(self.expr(i).expr) for i in indices]
+        self.check_access(buf.name, buf.sizes, values, indices)
+        for d, (i, v) in enumerate(zip(indices, values, strict=True)):
             axis = self.lane_axis.get(v.name) if isinstance(v, E.Var) else None
             if axis is None or self.lane_extents.get(v.name) != buf.extents[d] or len(v.shape) != lanes:
                 raise NotLifted("a buffer element at a position other than the thread's own", i)
@@ -530,7 +532,9 @@ class Buffers(ViewAlgebra):
     def buffer_read(self, buf: TileBuffer, at: A.At) -> Value:
         if buf.home is not None:
             return self.scratch_read(buf, at)
-        index = [E.fold(self.expr(i).expr) for i in self.index_args(at.indices)]
+        indices = self.index_args(at.indices)
+        index = [E.fold(self.expr(i).expr) for i in indices]
+        self.check_access(buf.name, buf.sizes, index, indices)
         if len(index) == len(buf.extents) and not any(i.shape for i in index) and buf.var.type != "i1":
             return Value(self.element_of(buf, tuple(index), at), buf.elem)
         return Value(self.in_lanes(buf, self.lane_axes(buf, at), at), buf.elem)

@@ -125,7 +125,7 @@ class Calls:
             if buf.home is None:  # the placement puts every atomic's buffer in scratch memory
                 raise NotLifted("an atomic on a buffer in registers", target)
             elem, base = buf.elem, buf.home.arg
-            address, mask = self.scratch_address(buf, self.scratch_index(target, len(buf.extents)), target)
+            address, mask = self.scratch_address(buf, self.scratch_index(target, buf), target)
             index: tuple[E.Expr, ...] = (address,)
         else:
             elem, ptr = self.tensor(target.base)

@@ -21,8 +21,10 @@ from typing import Any
 from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..tir import expr as E
+from ..tir import host as H
 from ..tir import nodes as N
 from .buffers import STORAGES, BufferView, CopyFuture, MmaFuture, Place, TileBuffer, known_elements, pow2, view_shape
+from .checks import copy_shapes, fits, larger_at_launch
 from .notlifted import NotLifted
 from .terms import Region, const_int, unparen
 
@@ -90,6 +92,7 @@ class Copies:
     select_index: Any
     chosen: Any
     lane_copy: Any
+    launch_checks: list[H.Assert]
 
     def dma(self, s: A.DmaStmt) -> None:
         if s.op not in ("copy", "load", "transp", "pad") or (s.cfg and s.op == "copy"):
@@ -139,6 +142,7 @@ class Copies:
             dst = self.whole_buffer(buf)
         else:
             dst = self.place(s.dst)
+            self.copy_fits(s, src, dst, perm, pad)
         zfill = any(a.name == "zfill" for a in s.attrs)
         if s.engine == "tma" and not (isinstance(src, Region) != isinstance(dst, Region)):
             raise NotLifted("a tma.copy that is not between a tensor and a buffer", s)
@@ -156,6 +160,23 @@ class Copies:
             self.between_buffers(src, dst, s)  # type: ignore[arg-type]
         if s.result:
             self.scopes[-1][s.result] = CopyFuture(dst)
+
+    def copy_fits(self, s: A.DmaStmt, src: Place, dst: Place, perm: tuple[int, ...], pad: Any) -> None:
+        """A source that does not fit its destination is the user's error (lift/checks.py); an
+        extent only the launch knows is compared by the launcher."""
+        shape = view_shape(src)
+        moved = [shape[c] for c in perm]
+        if pad is not None:  # each dimension enlarged by its borders
+            moved = [E.fold(n + lo + hi) for n, lo, hi in zip(moved, pad[0], pad[1], strict=True)]
+        for d, a, b in copy_shapes(shape, moved, view_shape(dst), s):
+            # into a buffer (out of one, a larger source is a store's tail: ``view(rows, N)``)
+            src_host, dst_host = self.host_of(a), self.host_of(b)
+            if not isinstance(dst, BufferView) or src_host is None or dst_host is None or fits(src_host, dst_host):
+                continue
+            line = s.span.line if s.span else 0
+            self.launch_checks.append(
+                H.Assert(E.Bin("<=", src_host, dst_host), larger_at_launch(a, b, d, s), line=line)
+            )
 
     def copy_into_select(self, s: A.DmaStmt, sel: A.Select) -> None:
         """``dma.copy v => select(i, b0, b1, ..)``: into the chosen buffer; with ``i`` known only at

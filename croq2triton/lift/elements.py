@@ -50,6 +50,7 @@ class Elements:
     in_tensor: Any
     mask_of: Any
     grid_of: dict[str, E.Expr]
+    check_access: Any
 
     def reshaped_tensor(self, e: A.Expr) -> ReshapedTensor | None:
         """``x.span_as([a, b])`` of a whole tensor: its elements in row-major order with that shape
@@ -127,6 +128,10 @@ class Elements:
             if v.ctype not in ("int", "bool") and not (v.ctype in TYPES and TYPES[v.ctype].kind in ("int", "uint")):
                 raise NotLifted("a non-integer index", i)
             out.append(self.named_offset(v.expr, i))
+        t = self.host.tensors.get(b.name) if isinstance(b, A.Name) else None
+        if t is not None:  # a tensor: only an index outside it for every value (LANGUAGE.md 14.3)
+            extents = [n if isinstance(n, int) else 0 for n in t.extents]  # 0: symbolic, not checked
+            self.check_access(b.name, extents, out, indices, every=True)
         return tuple(out)
 
     def named_offset(self, e: E.Expr, node: A.Node) -> E.Expr:

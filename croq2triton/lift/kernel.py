@@ -26,10 +26,12 @@ from ..sema.consteval import const_int
 from ..sema.levels import UNIT_THREADS, chain_levels, chains
 from ..sema.writes import written_tensors
 from ..tir import expr as E
+from ..tir import host as H
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
 from .buffers import Buffers, Ring, known_elements, pow2
 from .calls import CALL_HINT, Calls, call_form
+from .checks import Checked
 from .collapse import collapse, has_roles
 from .copies import Copies
 from .elements import Elements
@@ -55,9 +57,11 @@ MAX_GRID_AXES = 3
 class Lifted:
     kernel: N.Kernel
     warnings: list[Diagnostic]
+    checks: list[H.Assert]  # what the launcher checks before the launch (lift/checks.py)
 
 
 class Lifter(
+    Checked,
     Mmas,
     Units,
     Events,
@@ -107,6 +111,10 @@ class Lifter(
         self.program_ids: tuple[E.Var, ...] = ()
         self.loop_depth = 0  # loops of the program around the statement being lifted
         self.scratch_names: set[str] = set()  # buffers that live in scratch memory (lift/placement.py)
+        self.accumulator_types: dict[Any, str | None] = {}  # lift/mma.py: the type each accumulator declares
+        self.exact: dict[str, tuple[int, int]] = {}  # lanes, counters, program ids: the values each takes
+        self.branches = 0  # block-level branches around the statement being lifted
+        self.launch_checks: list[H.Assert] = []  # the copies' extents only the launch knows
 
     # ================================================================ driver
     def lift(self) -> Lifted:
@@ -135,7 +143,7 @@ class Lifter(
         body = N.without_dead_lets(self.body)  # lane coordinates of element maps nothing reads, ...
         kernel = N.Kernel(self.name, grid, pids, args, body, num_warps=warps, doc=doc, line=self.line)
         fence_hazards(kernel)
-        return Lifted(kernel, self.warnings)
+        return Lifted(kernel, self.warnings, self.launch_checks)
 
     def levels(self) -> dict[int, str]:
         out: dict[int, str] = {}
@@ -205,6 +213,8 @@ class Lifter(
             if var:
                 self.scopes[-1][var] = Bounded(pid, bound)
             self.grid_of[pid.name] = host
+            if lit is not None:
+                self.exact[pid.name] = (0, lit - 1)
             self.grid_hosts.append(host)
             grid.append(host)
             pids.append(pid)
@@ -289,6 +299,8 @@ class Lifter(
             self.emit(N.Let(v, lane), bound_node)
             self.lane_extents[v.name] = n if isinstance(n, int) else 0
             self.lane_axis[v.name] = axis
+            if isinstance(n, int):
+                self.exact[v.name] = (0, n - 1)
             if var:
                 self.scopes[-1][var] = Bounded(v, bound)
             self.lanes = (self.lanes[0], E.broadcast(self.lanes[1], lane.shape))
@@ -512,6 +524,7 @@ class Lifter(
         before = self.values()
         outer, saved_lets = self.body, list(self.lets)
         bodies: list[list[N.Stmt]] = []
+        self.branches += 1
         for part in (s.then, s.other):
             self.body, self.lets = [], list(saved_lets)
             if part is not None:
@@ -519,6 +532,7 @@ class Lifter(
                 self.stmt(part)
                 self.scopes.pop()
             bodies.append(self.body)
+        self.branches -= 1
         self.body, self.lets = outer, saved_lets
         self.rebound(before, "a branch", s)
         self.emit(N.If(cond, bodies[0], bodies[1]), s)

@@ -18,6 +18,7 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
 from .buffers import STORAGES, BufferView, CopyFuture, TileBuffer, pow2, spread
+from .checks import copy_shapes
 from .copies import NEUTRAL_ATTRS, outside, same_elements
 from .notlifted import NotLifted
 from .terms import Bounded, Region, const_int, unparen
@@ -89,6 +90,7 @@ class LaneCopies:
             buf = src.buffer
             if buf.home is None or buf.home.lane is None:
                 raise NotLifted("a per-thread copy out of a buffer the threads share", s)
+            copy_shapes(buf.sizes, buf.sizes, dst.shape, s)  # a larger source: the user's error
             if tuple(const_int(x) for x in dst.shape) != buf.extents:
                 raise NotLifted("a per-thread copy between windows of different shapes", s)
             same_elements(buf.elem, self.host.tensors[dst.tensor].elem, s)

@@ -59,6 +59,7 @@ class Loops:
     host: Any
     int_expr: Any
     name_value: Any
+    exact: dict[str, tuple[int, int]]
 
     def with_stmt(self, s: A.With) -> None:
         related = {n for pair in s.where for n in pair}
@@ -238,6 +239,8 @@ class Loops:
         lo, hi = const_int(c.start), const_int(c.stop)
         user = c.name.replace("#", "_")  # a part of an index tuple: its tuple's name and position
         var = E.Var(self.claim(user), "i32", lo=lo if lo is not None else 0, hi=hi - 1 if hi is not None else None)
+        if lo is not None and hi is not None and lo < hi:
+            self.exact[var.name] = (lo, hi - 1)
         before = self.values()
         outer, saved_lets = self.body, list(self.lets)
         self.body = []

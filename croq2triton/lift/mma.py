@@ -39,6 +39,7 @@ from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
 from .buffers import BufferView, MmaFuture, Place, TileBuffer, spread
+from .checks import mma_types, size_text
 from .host import ir_type
 from .notlifted import NotLifted
 from .terms import Bounded, Region, const_int, unparen
@@ -111,6 +112,7 @@ class Mmas:
     concat_region: Any
     lanes_over: Any
     place_shape: Any
+    accumulator_types: dict[TileBuffer, str | None]  # accumulators that fills shaped: the type each declares
 
     # ================================================================ accumulators
     def mma_fill(self, s: A.MmaFill) -> None:
@@ -175,11 +177,16 @@ class Mmas:
             body[i] = stmt
         acc.fills.clear()
         buf.defined = True
+        self.accumulator_types[buf] = acc.elem  # kept in f32 / s32: what the source declares it (None: the operands')
         for sc in self.scopes:  # from here on the accumulator is its tile
             for k2, v in sc.items():
                 if v is acc:
                     sc[k2] = buf
         return buf
+
+    def declared_type(self, buf: TileBuffer) -> str | None:
+        """The type the source gives an accumulator (None: its operands')."""
+        return self.accumulator_types.get(buf, buf.elem)
 
     def drop_unshaped(self) -> None:
         """Fills of accumulators nothing used: no statement (called when the kernel is done)."""
@@ -294,10 +301,12 @@ class Mmas:
             raise NotLifted("an MMA whose units split K (each unit adds its own part)", s)
         if not E.same(a_ext[a_k], b_ext[b_k]):
             raise CroqLoweringError(
-                f"MMA operands disagree on K: '{_spelled(s.a)}' has K = {_size(a_ext[a_k])}, "
-                f"'{_spelled(s.b)}' has K = {_size(b_ext[b_k])}",
+                f"MMA operands disagree on K: '{_spelled(s.a)}' has K = {size_text(a_ext[a_k])}, "
+                f"'{_spelled(s.b)}' has K = {size_text(b_ext[b_k])}",
                 s.span,
             )
+        target = self.accumulator(s.acc, s)  # the user's errors first: types no MMA takes (lift/checks.py)
+        mma_types(a_elem, b_elem, target.elem if isinstance(target, Fragment) else self.declared_type(target), s)
         if a_elem != b_elem or (a_elem not in DOT_ACCUMULATORS and a_elem not in SUMMED_ONLY):
             raise NotLifted(f"an MMA on {a_elem} x {b_elem} operands", s)
         extents = (a_ext[1 - a_k], b_ext[1 - b_k])
@@ -731,17 +740,3 @@ def _spelled(e: A.Expr) -> str:
     """An MMA operand as the source names it (a name, else its kind)."""
     x = unparen(e)
     return x.name if isinstance(x, A.Name) else Printer().expr(x)
-
-
-def _size(e: E.Expr) -> str:
-    """A size as the source would spell it (``32``, ``K / cdiv(K, 32)``)."""
-    if isinstance(e, E.Const):
-        return str(e.value)
-    if isinstance(e, E.Var):
-        return e.name
-    if isinstance(e, E.CDiv):
-        return f"cdiv({_size(e.lhs)}, {_size(e.rhs)})"
-    if isinstance(e, E.Bin):
-        parts = [_size(x) if not isinstance(x, E.Bin) else f"({_size(x)})" for x in (e.lhs, e.rhs)]
-        return f"{parts[0]} {e.op} {parts[1]}"
-    return repr(e)

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..frontend import ast as A
 from ..tir import expr as E
+from .checks import mma_types
 from .copies import same_elements
 from .epilogue import EpilogueEval
 from .notlifted import NotLifted
@@ -252,6 +253,9 @@ class Moves:
         if not isinstance(acc, Cells) or not acc.zero or acc.transformed:
             raise NotLifted("an MMA into something other than a zero-filled accumulator", s)
         a, b = self.operand(s.a, s), self.operand(s.b, s)
+        types = (self.tensors[a.tensor].elem, self.tensors[b.tensor].elem)
+        # the user's errors (lift/checks.py); an accumulator without a declared type reads f32 here
+        mma_types(*types, acc.elem if all(t in FLOATS for t in types) else None, s)
         # (rows, k) of A and (columns, k) of B in their stored order (LANGUAGE.md 7.9)
         a_mk = s.layout[0] == "row"
         b_nk = s.layout[1] == "row"

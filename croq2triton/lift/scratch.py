@@ -45,6 +45,7 @@ class ScratchBuffers:
     coords: Any
     host_of: Any
     index_args: Any
+    check_access: Any
 
     def give_home(self, buf: TileBuffer, storage: str, node: A.Node, filled: bool = False) -> TileBuffer:
         """``buf`` in scratch memory where the placement says so (else as it is); ``filled``: the
@@ -107,19 +108,22 @@ class ScratchBuffers:
         return E.fold(E.Bin("+", home.base, flat)), mask
 
     # ------------------------------------------------------------ element accesses
-    def scratch_index(self, at: A.At, rank: int) -> list[E.Expr]:
+    def scratch_index(self, at: A.At, buf: TileBuffer) -> list[E.Expr]:
         out = []
-        for i in self.index_args(at.indices):
+        indices = self.index_args(at.indices)
+        for i in indices:
             v = self.expr(i)
             if v.ctype not in ("int", "bool", "s32", "s64", "u32", "u64", "s16", "s8", "u16", "u8"):
                 raise NotLifted("a non-integer index", i)
             out.append(E.fold(v.expr))
+        rank = len(buf.extents)
         if len(out) != rank:
             raise CroqSemanticError(f"{len(out)} index(es) for data of rank {rank}", at.span)
+        self.check_access(buf.name, buf.sizes, out, indices)
         return out
 
     def scratch_read(self, buf: TileBuffer, at: A.At) -> Value:
-        index = self.scratch_index(at, len(buf.extents))
+        index = self.scratch_index(at, buf)
         addr, mask = self.scratch_address(buf, index, at)
         shape = E.broadcast(addr.shape, mask.shape if mask is not None else ())
         var = E.Var(self.fresh(f"{buf.var.name}_val"), buf.var.type, dims=shape)
@@ -132,7 +136,7 @@ class ScratchBuffers:
         if a.op != "=":
             value = self.binary(a.op, self.scratch_read(buf, at), value, a)
         value = self.convert(value, buf.elem)
-        index = self.scratch_index(at, len(buf.extents))
+        index = self.scratch_index(at, buf)
         addr, mask = self.scratch_address(buf, index, at)
         wide = E.broadcast(addr.shape, value.expr.shape, mask.shape if mask is not None else ())
         (addr,) = shared_element((addr,), wide)

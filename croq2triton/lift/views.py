@@ -7,7 +7,9 @@ from typing import Any
 
 from ..errors import CroqSemanticError
 from ..frontend import ast as A
+from ..sema.tiling import source_text
 from ..tir import expr as E
+from .checks import check_indices
 from .notlifted import NotLifted
 from .terms import (
     AccRead,
@@ -112,6 +114,7 @@ class Expressions(ViewAlgebra):
     data_var: Any
     touch: Any
     buffer_content: Any
+    guard: list[E.Expr]
 
     def value(self, e: A.Expr) -> Value:
         e = _lit(e)
@@ -166,6 +169,9 @@ class Expressions(ViewAlgebra):
                 raise NotLifted("an accumulator read inside its element loop", e)
             return AccRead(base, tuple(idx))
         if isinstance(base, (Buffer, View)):
+            if not self.guard:  # an index outside the buffer for every value: the user's error (lift/checks.py)
+                kept = base.shape if isinstance(base, Buffer) else [n for n, k in zip(base.shape, base.keep) if k]
+                check_indices(source_text(e.base), kept, idx, e.indices, {}, every=True)
             buf = base
             base = self.buffer_content(base, e)
             if isinstance(base, list):

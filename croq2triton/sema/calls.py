@@ -1,10 +1,11 @@
-"""Calls of functions Croqtile does not have (LANGUAGE.md 7.7).
+"""Calls the language does not have or that it has with another number of arguments (LANGUAGE.md 7.7).
 
 ``__expf(x)`` or ``exp(j)`` parses: ``name(i)`` is component ``i`` of the tuple ``name``
 (``x(k)``, LANGUAGE.md 7.2).  When no tuple of that name is declared anywhere in the function, it
 was meant as a call: of a builtin misspelt (``__expf`` for ``__exp``) or of a C++/CUDA device
 function without ``call``.  (A call the grammar cannot read as a component, ``__expf(x.at(i))``, is
-a syntax error explained by frontend/repair.py.)
+a syntax error explained by frontend/repair.py.)  ``__max(x)`` calls a builtin with another number
+of arguments than it takes (the table is frontend/builtins.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from ..errors import Diagnostic
 from ..frontend import ast as A
 from ..frontend import suggest
+from ..frontend.builtins import BUILTINS
 from .scopes import Resolution
 
 
@@ -44,4 +46,21 @@ def unknown_calls(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
                         f"'{name}(...)' reads as a component of the tuple '{name}'; " + suggest.call_hint(name),
                     )
                 )
+    return out
+
+
+def arity_errors(fn: A.CoFunction) -> list[Diagnostic]:
+    """``__max(x)``: a builtin called with another number of arguments than it takes."""
+    out: list[Diagnostic] = []
+    for n in fn.walk():
+        if isinstance(n, A.Builtin) or (isinstance(n, A.Call) and n.kind in ("atomic", "bar")):
+            b = BUILTINS.get(n.name)
+            if b is None or len(n.args) == b.arity:
+                continue
+            takes = f"{b.arity} argument{'s' if b.arity != 1 else ''}"
+            out.append(
+                Diagnostic(
+                    "error", f"'{b.name}' takes {takes}, {len(n.args)} given", n.span, f"{b.signature}: {b.computes}"
+                )
+            )
     return out

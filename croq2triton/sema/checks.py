@@ -2,23 +2,32 @@
 
 Each check walks one function and reports diagnostics with spans.  Errors are
 raised together as one :class:`CroqSemanticError`; warnings are returned.
+
+A family of checks of one construct lives in a module of its own (sema/returns.py, sema/calls.py,
+...) as a function of the function it checks that returns its errors; it joins ``FUNCTION_CHECKS``.
+The user's errors that need what the lifting knows (the shapes of views, the element types of MMA
+operands, the ranges of indices) are lift/checks.py's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..frontend.preprocess import MacroUse
-from .calls import unknown_calls
+from .calls import arity_errors, unknown_calls
 from .consteval import const_int, constant_values
 from .levels import thread_count_errors
+from .returns import return_errors
 from .scopes import Binding, Resolution, resolve
 from .swizzle import swizzle_errors
 from .tiling import chunkat_warnings, source_text
 
 LEVEL_ORDER = {"cluster": 0, "block": 1, "group-4": 2, "group": 3, "thread": 4}
+
+# checks of one construct each, in their own modules: (function) -> its errors
+FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (return_errors, arity_errors)
 
 
 def _walk_stmts(stmts: list[A.Stmt], parallel_depth: int = 0) -> Iterator[tuple[A.Stmt, int]]:
@@ -213,6 +222,8 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             errors.extend(thread_count_errors(s, value))
     warnings.extend(chunkat_warnings(fn, res, value))
+    for check in FUNCTION_CHECKS:
+        errors.extend(check(fn))
     return errors, warnings
 
 
