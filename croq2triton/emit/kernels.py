@@ -30,6 +30,7 @@ from ..lift.shapebounds import expand_shape_bounds
 from ..lift.splitscale import split_scales
 from ..options import Options
 from ..schedule import policy
+from ..schedule.autotune import autotuned
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
 from ..schedule.schedule import Schedule, TileSchedule, with_point
@@ -57,10 +58,11 @@ class KernelDispatch:
     """Lowers the kernels of ``fn`` (called by lift/launcher.py once per top-level ``parallel``);
     their sources, in order, are ``kernel_sources``."""
 
-    def __init__(self, fn: A.CoFunction, src_name: str, options: Options | None = None) -> None:
+    def __init__(self, fn: A.CoFunction, src_name: str, options: Options | None = None, suffix: str = "") -> None:
         self.fn = fn
         self.src_name = src_name
         self.options = options or Options()
+        self.suffix = suffix  # of every kernel's name (a tuned point's kernels: matmul_k0__t1)
         self.schedule = self.options.schedule
         self.kernel_sources: list[str] = []
         self.ir_kernels: list[N.Kernel] = []  # the kernels lifted into the tile IR
@@ -123,8 +125,11 @@ class KernelDispatch:
                 schedule = policy.auto(c) if self.schedule == "auto" else policy.source(c)
                 schedule = self.tuned(schedule, name, top)
                 precision = self.options.dot_precision(c.a.elem, c.b.elem)
-                tiled = tile_contraction(c, schedule, scope, name, top.span.line if top.span else 0, precision)
-                source = emit_kernel(tiled.kernel, self.src_name)
+                line = top.span.line if top.span else 0
+                # named as emitted: its grid names the launcher's variables after it (NUM_SMS)
+                tiled = tile_contraction(c, schedule, scope, name + self.suffix, line, precision)
+                kernel = self.finished(tiled.kernel, name)
+                source = emit_kernel(kernel, self.src_name)
         except (NotLifted, NotTiled) as e:
             if os.environ.get("CROQ2TRITON_EXPLAIN"):  # why a kernel is not tiled as a GEMM
                 span = getattr(e, "span", None) or top.span
@@ -132,10 +137,10 @@ class KernelDispatch:
                 print(f"{self.src_name}:{line}: note: {name} is not tiled as a contraction: {e}", file=sys.stderr)
             return None
         self.kernel_sources.append(source.rstrip("\n"))
-        self.ir_kernels.append(tiled.kernel)
+        self.ir_kernels.append(kernel)
         self.schedules[name] = schedule
         self.contractions[name] = c
-        launch = launch_of(tiled.kernel, top.span.line if top.span else 0)
+        launch = launch_of(kernel, top.span.line if top.span else 0)
         return launch, _all([_divides(E.fold(x), d) for x, d in c.assumptions])
 
     def lift_as_written(self, top: A.Parallel, name: str, host: LauncherLifting) -> H.Stmt:
@@ -158,7 +163,7 @@ class KernelDispatch:
                     kernels = [wide, dataclasses.replace(lifted.kernel, name=f"{name}_narrow")]
                 self.schedules[name] = schedule
                 # both schedules: measured faster (schedule/interior.py)
-                kernels = [interior_split(k) for k in kernels]
+                kernels = [self.finished(interior_split(self.named(k)), k.name) for k in kernels]
                 launches = [launch_of(k, line) for k in kernels]
                 sources = [emit_kernel(k, self.src_name) for k in kernels]
         except NotLifted as e:
@@ -173,6 +178,18 @@ class KernelDispatch:
         enough = E.Bin(">=", programs, E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
         note = "widened: as long as it keeps a program per SM (else the kernel as written)"
         return H.If(enough, (wide_launch,), (narrow_launch,), note, line, line=line)
+
+    def named(self, kernel: N.Kernel) -> N.Kernel:
+        """``kernel`` under the name it is emitted with (a tuning point names it without the suffix)."""
+        return dataclasses.replace(kernel, name=kernel.name + self.suffix) if self.suffix else kernel
+
+    def finished(self, kernel: N.Kernel, name: str) -> N.Kernel:
+        """``kernel`` (``name`` to a tuning point) launched through ``triton.autotune`` where the
+        options ask for it (schedule/autotune.py)."""
+        configs = self.options.launch_configs(name)
+        if not configs:
+            return kernel
+        return autotuned(kernel, configs, "the launch parameters of the best points croq2triton tune found")
 
     def tuned(self, schedule: Schedule, name: str, top: A.Parallel) -> Schedule:
         """``schedule`` with the fields the tuning point sets for kernel ``name``."""
