@@ -105,7 +105,7 @@ def read_config(config: ConfigLike) -> TuneConfig:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
-            raise CroqError(f"{path} is not JSON: {e.msg}", Span.at(path, e.lineno, e.colno), HINT) from None
+            raise CroqError(f"the tuning config is not JSON: {e.msg}", Span.at(path, e.lineno, e.colno), HINT) from None
         if not isinstance(data, dict):
             raise CroqError(f"{path} holds a JSON {type(data).__name__}, not an object", Span.at(path, 1, 1), HINT)
         return _parse(data, path, text)
