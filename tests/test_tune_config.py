@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import torch
 from conftest import EXAMPLES, REPO
-from kernel_util import assert_close, gemm_tol, poisoned, randn
+from kernel_util import assert_close, flat, gemm_tol, poisoned, randn
 
 import croq2triton
 from croq2triton.api import load_source
@@ -106,6 +106,7 @@ def test_translate_config_writes_a_dispatcher_over_the_winners(tuned_text: str) 
         assert text.count(name) == 1, name
     assert "def matmul_k0(" not in text  # every kernel belongs to a point
     dispatcher = text[text.index("def matmul(") :]
+    assert "Tuned at several sizes" in flat(dispatcher) and "The point tuned" not in flat(dispatcher)  # docstring
     assert "_tuned = {(72, 88, 40): matmul__t0, (300, 260, 136): matmul__t1}" in dispatcher
     assert "return _rt.nearest_tuned(_tuned, (M, N, K))(lhs, rhs, output, _launch=_launch)" in dispatcher
     # each point named where it is chosen, the caller's tensors kept (only checked and measured)

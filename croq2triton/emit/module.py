@@ -204,8 +204,7 @@ def _tuned_function(tuning: Tuning, src_name: str, out: Translation, parts: list
         doc = doc or launcher.doc
         if several:
             sizes = "; ".join(", ".join(f"{n}={x}" for n, x in zip(tuning.symbols, sz, strict=True)) for sz in v.sizes)
-            doc = f"{launcher.doc} The point tuned at {sizes}: {v.point}."
-            launcher = dataclasses.replace(launcher, doc=doc)
+            launcher = dataclasses.replace(launcher, doc=f"{launcher.doc} The point tuned at {sizes}: {v.point}.")
             out.launchers[launcher.python_name] = launcher
         parts.append("\n\n\n".join([*kernels.kernel_sources, emit_launcher(launcher)]))
         points.append((launcher, v.point, v.sizes))
