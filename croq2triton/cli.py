@@ -146,7 +146,7 @@ def _translate(path: str, args: argparse.Namespace) -> Translation:
         schedule=args.schedule,
         f32_precision=args.f32_precision,
         config=getattr(args, "config", None),
-        emit_autotune=getattr(args, "emit_autotune", 0) or 0,
+        emit_autotune=_emit_autotune(args),
     )
     if out.unit is not None and not out.unit.functions:
         raise CroqError(f"no __co__ function in {path}", hint="a .co file translates its __co__ functions")
@@ -205,9 +205,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     return status
 
 
-def cmd_translate(args: argparse.Namespace) -> int:
-    if args.emit_autotune is not None and args.config is None:
+def _emit_autotune(args: argparse.Namespace) -> int:
+    """``--emit-autotune K`` as given (0: not given)."""
+    k = getattr(args, "emit_autotune", None)
+    if k is None:
+        return 0
+    if args.config is None:
         raise CroqError("--emit-autotune needs --config", hint="give the tuner's result: --config best.json")
+    if k < 1:
+        raise CroqError(f"--emit-autotune {k}: the number of configs must be at least 1")
+    return int(k)
+
+
+def cmd_translate(args: argparse.Namespace) -> int:
     target = args.output or os.path.splitext(args.file)[0] + ".py"
     if target != "-":
         _check_target(target)
@@ -284,7 +294,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         schedule=args.schedule,
         f32_precision=args.f32_precision,
         config=args.config,
-        emit_autotune=args.emit_autotune or 0,
+        emit_autotune=_emit_autotune(args),
         target=args.target,
         progress=lambda msg: print(msg, file=sys.stderr, flush=True),  # a kernel can take seconds
     )

@@ -64,10 +64,16 @@ def translate_configured(
     tu = parse(source, name, defines=dict(defines), dialect=dialect)
     diagnostics = list(check_unit(tu))
     shown = _shown(config, name)
-    flags = [f"--config {shown}"] if config.text is not None else None
+    # the regeneration command: a config given as a dict has no file to name
+    flags = [f"--config {shown}" if config.text is not None else f"--config <{shown}>"] if config.func else None
     if flags is not None and emit_autotune:
         flags.append(f"--emit-autotune {emit_autotune}")
     env = _Env(source, name, dict(defines), dialect, config, shown, {(): tu}, diagnostics)
+    if config.func is None and emit_autotune:
+        raise CroqError(
+            f"--emit-autotune needs the best points of a tuned function; {config.origin} is one point",
+            hint="give the best.json croq2triton tune wrote",
+        )
     if config.func is None:  # a bare point: every function runs it
         point = config.winners[0].point
         out = emit_module(env.unit(point), base, options.with_(point=point), flags=flags)

@@ -136,7 +136,10 @@ def test_the_written_module_runs_each_size_on_its_winner(tuned_text: str) -> Non
 
 def test_load_with_a_config_and_register_ops(tmp_path: Path) -> None:
     mod = croq2triton.load(GEMM, config=write(tmp_path, TWO_SIZES))
-    assert mod.__croq_translation__.tuned == {"matmul": ["matmul__t0", "matmul__t1"]}
+    tr = mod.__croq_translation__
+    assert tr.tuned == {"matmul": ["matmul__t0", "matmul__t1"]}
+    schedules = {k: (s.block_m, s.block_n, s.num_stages, s.num_warps) for k, s in tr.schedules["matmul"].items()}
+    assert schedules == {"matmul_k0__t0": (128, 64, 2, 8), "matmul_k0__t1": (64, 128, 3, 4)}
     assert run_gemm(mod, (60, 70, 30), seed=6) == ["matmul_k0__t0"]  # nearest to the small one
     # a dict of the same form is the same module (but for what its comments call the config)
     again = croq2triton.load(GEMM, config=TWO_SIZES)
@@ -165,7 +168,7 @@ def test_one_point_for_every_size_needs_no_dispatcher(tmp_path: Path) -> None:
     assert "tl.zeros([128, 64], tl.float32)" in text and "NUM_STAGES=2" in text
     # a bare Point is a config too (every function, every size): the same module
     bare = croq2triton.translate(GEMM.read_text(), filename=str(GEMM), schedule="auto", config=Point.from_json(P0))
-    assert bare == text
+    assert bare == text.replace("--config <the tuning config>", "--schedule auto")
 
 
 def test_nearest_tuned_size() -> None:
@@ -340,6 +343,10 @@ def test_emit_autotune_over_tile_shapes_says_why_not(tmp_path: Path) -> None:
     assert "block_m" in "".join(config.read_text().splitlines()[line - 1 : line + 4])
     rc, _, err = cli("translate", str(GEMM), "--emit-autotune", "2", "-o", "-")
     assert rc == 1 and "--emit-autotune needs --config" in err
+    rc, _, err = cli("translate", str(GEMM), "--config", str(config), "--emit-autotune", "0", "-o", "-")
+    assert rc == 1 and "--emit-autotune 0: the number of configs must be at least 1" in err
+    with pytest.raises(CroqError, match="--emit-autotune needs the best points of a tuned function"):
+        croq2triton.translate_full(GEMM.read_text(), config=Point.from_json(P0), emit_autotune=2)
 
 
 @pytest.mark.slow

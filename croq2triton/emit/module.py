@@ -80,7 +80,8 @@ class Translation:
     failed: dict[str, CroqError] = field(default_factory=dict)  # reported as errors in ``diagnostics``
     unit: A.TranslationUnit | None = None  # the parsed file (``translate_full`` sets it)
     # the next four are by function, and by the launcher of each tuned point behind a dispatcher
-    # (``matmul__t0``; the function's own launcher is then the dispatcher, without kernels)
+    # (``matmul__t0``; the function's own launcher is then the dispatcher, without kernels of its
+    # own in ``ir``; its ``schedules`` and ``contractions`` hold those of every point's kernels)
     ir: dict[str, list[object]] = field(default_factory=dict)  # -> its tile-IR kernels
     launchers: dict[str, Launcher] = field(default_factory=dict)  # -> its launcher in the host IR
     # -> kernel -> the Schedule / TileSchedule it runs under (what a tuning point may vary)
@@ -213,7 +214,10 @@ def _tuned_function(tuning: Tuning, src_name: str, out: Translation, parts: list
     name = tuning.variants[0].fn.name
     out.tuned[name] = [launcher.python_name for launcher, _, _ in points]
     dispatcher = lift_dispatcher(points, tuning.symbols, tuning.origin, tuning.at, doc)
-    out.ir[name] = []
+    out.ir[name] = []  # the dispatcher launches none itself; every kernel of the function by name:
+    for key in ("schedules", "contractions"):
+        table = getattr(out, key)
+        table[name] = {k: v for launcher, _, _ in points for k, v in table[launcher.python_name].items()}
     parts.append(emit_launcher(dispatcher))
     return dispatcher
 
