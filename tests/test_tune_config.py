@@ -365,3 +365,11 @@ def test_emit_autotune_compiles_each_config_for_sm90(tmp_path: Path) -> None:
         assert line.startswith(f"matmul: matmul_k0 [config {i + 1}/3: ")
         assert f"dot 128x64x64, num_warps {warps}, num_stages {stages}, " in line, line
         assert "wgmma yes, TMA yes" in line
+
+
+def test_a_point_naming_no_kernel_of_the_file_is_an_error() -> None:
+    point = Point.of(kernels={"matmul_k9": {"block_n": 64}})
+    with pytest.raises(
+        CroqError, match=r"names kernel 'matmul_k9', which the file does not have \(its kernels: 'matmul_k0'\)"
+    ):
+        croq2triton.translate_full(GEMM.read_text(), filename=str(GEMM), schedule="auto", point=point)
