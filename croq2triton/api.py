@@ -8,11 +8,15 @@ import sys
 import types
 import warnings
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from .emit.module import Translation, emit_module
 from .errors import REGISTRY, CroqError, CroqWarning, Diagnostic
 from .frontend.driver import check_text, parse, read_source
 from .options import SCHEDULES, Options, Point, options_of
+
+if TYPE_CHECKING:
+    from .config import ConfigLike
 from .sema.checks import check_unit
 
 
@@ -22,28 +26,42 @@ def translate_full(
     filename: str | None = None,
     defines: Mapping[str, object] | None = None,
     dialect: str = "default",
-    schedule: str = "source",
+    schedule: str | None = None,
     allow_tf32: bool = False,
     f32_precision: str | None = None,
     point: Point | None = None,
     options: Options | None = None,
+    config: ConfigLike | None = None,
+    emit_autotune: int = 0,
 ) -> Translation:
     """Translate and return the module text with every diagnostic.
 
-    ``schedule="source"`` keeps the tiles, stages and roles the source states; ``"auto"`` lets the
-    translator pick stages, warps and program order (same results, different schedule).
-    ``allow_tf32``: dots on f32 operands may use TF32 products (10-bit mantissas); without it they
-    keep IEEE f32 products (``f32_precision`` names one of ``ieee``, ``tf32x3``, ``tf32``).
-    ``point``: a tuning point (values of the source's ``#define`` parameters, which win over
-    ``defines``, and of the schedule fields of named kernels; ``croq2triton tune`` writes them).
+    ``schedule="source"`` (the default) keeps the tiles, stages and roles the source states;
+    ``"auto"`` lets the translator pick stages, warps and program order (same results, different
+    schedule).  ``allow_tf32``: dots on f32 operands may use TF32 products (10-bit mantissas);
+    without it they keep IEEE f32 products (``f32_precision`` names one of ``ieee``, ``tf32x3``,
+    ``tf32``).  ``point``: a tuning point (values of the source's ``#define`` parameters, which win
+    over ``defines``, and of the schedule fields of named kernels; ``croq2triton tune`` writes them).
     ``options`` gives all of these as one value (croq2triton/options.py).
+
+    ``config``: what ``croq2triton tune`` found (a best.json's path, a dict of its form, or a
+    :class:`Point`): the tuned function runs its winning points, dispatching on the launch's sizes
+    where they differ by size, under the schedule mode and precision the config records (a
+    ``schedule`` or ``f32_precision`` that contradicts them is an error).  ``emit_autotune=K``: the
+    best K points of each size under one ``triton.autotune`` instead (croq2triton/tuned.py).
 
     Errors of the file as a whole (preprocessing, syntax, static checks) raise :class:`CroqError`.
     A function that cannot be lowered does not: it is in ``failed`` and reported as an error in
     ``diagnostics``, and the module's launcher of that name raises it when called.
     """
+    if config is not None:
+        return _translate_configured(
+            source, filename, defines, dialect, config, schedule, allow_tf32, f32_precision, emit_autotune
+        )
+    if emit_autotune:
+        raise CroqError("--emit-autotune needs a tuning config", hint="give it with --config best.json")
     if options is None:
-        options = _options(schedule, allow_tf32, f32_precision, point)
+        options = _options(schedule or "source", allow_tf32, f32_precision, point)
     name = filename or "<input>"
     check_text(source, name)
     REGISTRY.add(name, source)
@@ -55,6 +73,33 @@ def translate_full(
     out.diagnostics = list(warnings) + out.diagnostics
     out.unit = tu
     return out
+
+
+def _translate_configured(
+    source: str,
+    filename: str | None,
+    defines: Mapping[str, object] | None,
+    dialect: str,
+    config: ConfigLike,
+    schedule: str | None,
+    allow_tf32: bool,
+    f32_precision: str | None,
+    emit_autotune: int,
+) -> Translation:
+    """``translate_full`` with a tuning config (croq2triton/tuned.py)."""
+    from .config import read_config
+    from .tuned import resolve_options, translate_configured
+
+    cfg = read_config(config)
+    if schedule is not None and schedule not in SCHEDULES:
+        raise CroqError(f"unknown schedule '{schedule}'", hint="use 'source' or 'auto'")
+    precision = f32_precision or ("tf32" if allow_tf32 else None)
+    options = resolve_options(cfg, schedule, precision)
+    name = filename or "<input>"
+    check_text(source, name)
+    REGISTRY.add(name, source)
+    defs = {k: str(v) for k, v in (defines or {}).items()}
+    return translate_configured(source, name, os.path.basename(name), defs, dialect, cfg, options, emit_autotune)
 
 
 def _options(schedule: str, allow_tf32: bool, f32_precision: str | None, point: Point | None = None) -> Options:
@@ -71,15 +116,19 @@ def translate(
     *,
     filename: str | None = None,
     defines: Mapping[str, object] | None = None,
-    schedule: str = "source",
+    schedule: str | None = None,
     allow_tf32: bool = False,
+    config: ConfigLike | None = None,
 ) -> str:
     """Translate Croqtile source text to the text of a Python module (Triton kernels + launchers).
 
     Like ``translate_full``, a function that cannot be lowered does not raise here: its launcher in
     the module raises the error when called (``translate_full(...).failed`` lists them).
     """
-    return translate_full(source, filename=filename, defines=defines, schedule=schedule, allow_tf32=allow_tf32).source
+    out = translate_full(
+        source, filename=filename, defines=defines, schedule=schedule, allow_tf32=allow_tf32, config=config
+    )
+    return out.source
 
 
 def load(
@@ -88,24 +137,37 @@ def load(
     defines: Mapping[str, object] | None = None,
     interpret: bool | None = None,
     oob_fill: str = "zero",
-    schedule: str = "source",
+    schedule: str | None = None,
     allow_tf32: bool = False,
     f32_precision: str | None = None,
+    config: ConfigLike | None = None,
+    emit_autotune: int = 0,
 ) -> types.ModuleType:
     """Translate ``path`` and import the result; its attributes are the launchers.
 
     ``interpret``: run kernels in Triton's CPU interpreter (default: when no GPU is available).
     ``oob_fill="nan"``: loads not marked ``.zfill`` read NaN outside their tensor (the OOB
     sanitizer), so a kernel that silently relies on out-of-bounds values shows NaN.
-    ``schedule``, ``allow_tf32``, ``f32_precision``: as for :func:`translate_full`.
+    ``schedule``, ``allow_tf32``, ``f32_precision``, ``config`` (a tuned module: what
+    ``croq2triton tune`` found, e.g. ``config="best.json"``), ``emit_autotune``: as for
+    :func:`translate_full`.
     """
     if oob_fill not in ("zero", "nan"):
         raise CroqError(f"oob_fill must be 'zero' or 'nan', not {oob_fill!r}")
     path = os.fspath(path)
     text = read_source(path)
     out = translate_full(
-        text, filename=path, defines=defines, schedule=schedule, allow_tf32=allow_tf32, f32_precision=f32_precision
+        text,
+        filename=path,
+        defines=defines,
+        schedule=schedule,
+        allow_tf32=allow_tf32,
+        f32_precision=f32_precision,
+        config=config,
+        emit_autotune=emit_autotune,
     )
+    for d in out.config_diagnostics:  # a config tuned on another text
+        warnings.warn(CroqWarning(d), stacklevel=2)
     for d in out.diagnostics:  # a function that does not translate: its launcher raises this when called
         if d.severity == "error":
             warnings.warn(CroqWarning(Diagnostic("warning", d.message, d.span, d.hint)), stacklevel=2)

@@ -145,6 +145,8 @@ def _translate(path: str, args: argparse.Namespace) -> Translation:
         dialect=args.dialect,
         schedule=args.schedule,
         f32_precision=args.f32_precision,
+        config=getattr(args, "config", None),
+        emit_autotune=_emit_autotune(args),
     )
     if out.unit is not None and not out.unit.functions:
         raise CroqError(f"no __co__ function in {path}", hint="a .co file translates its __co__ functions")
@@ -201,6 +203,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         else:
             print(f"{path}: ok ({total} function(s))")
     return status
+
+
+def _emit_autotune(args: argparse.Namespace) -> int:
+    """``--emit-autotune K`` as given (0: not given)."""
+    k = getattr(args, "emit_autotune", None)
+    if k is None:
+        return 0
+    if args.config is None:
+        raise CroqError("--emit-autotune needs --config", hint="give the tuner's result: --config best.json")
+    if k < 1:
+        raise CroqError(f"--emit-autotune {k}: the number of configs must be at least 1")
+    return int(k)
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
@@ -262,7 +276,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         functions=args.only,
         repeat=args.repeat,
         oob_fill=args.oob_fill,
-        schedule=args.schedule,
+        schedule=args.schedule or "source",
         f32_precision=args.f32_precision,
         check=args.check,
     )
@@ -279,6 +293,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         defines=_defines(args.define),
         schedule=args.schedule,
         f32_precision=args.f32_precision,
+        config=args.config,
+        emit_autotune=_emit_autotune(args),
         target=args.target,
         progress=lambda msg: print(msg, file=sys.stderr, flush=True),  # a kernel can take seconds
     )
@@ -319,9 +335,28 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--schedule",
             choices=("source", "auto"),
-            default="source",
-            help="'auto': translator picks stages, warps, order (default: 'source', as the file states)",
+            default=None,
+            help="'auto': translator picks stages, warps, order (default: 'source', as the file states; with "
+            "--config, the mode the config was tuned under)",
         )
+
+    def config(p: argparse.ArgumentParser, autotune: bool = True) -> None:
+        p.add_argument(
+            "--config",
+            metavar="BEST.json",
+            help="what 'croq2triton tune' found: the tuned function runs the winning point of each tuned size "
+            "(dispatching on the launch's sizes: the tuned size, else the nearest), under the schedule mode and "
+            "precision the config records",
+        )
+        if autotune:
+            p.add_argument(
+                "--emit-autotune",
+                dest="emit_autotune",
+                type=int,
+                metavar="K",
+                help="with --config: one kernel under triton.autotune over the best K points of each size, where "
+                "they differ only in launch parameters (num_warps, GROUP_M, NUM_STAGES)",
+            )
 
     def precision(p: argparse.ArgumentParser) -> None:
         g = p.add_mutually_exclusive_group()
@@ -359,6 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     schedule(p)
     precision(p)
+    config(p, autotune=False)
     allow_partial(p, "say ok")
     p.set_defaults(func=cmd_check)
 
@@ -370,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--notes", action="store_true", help="print notes (e.g. tutorial-dialect spellings)")
     schedule(p)
     precision(p)
+    config(p)
     allow_partial(p, "write the module with the functions that translate")
     p.add_argument("--dump-ir", action="store_true", help="print the IR of each kernel and launcher on stderr")
     p.set_defaults(func=cmd_translate)
@@ -383,6 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--func", dest="only", action="append", metavar="NAME", help="only this function (repeatable)")
     schedule(p)
     precision(p)
+    config(p)
     p.add_argument("--target", default="sm_90a", help="GPU target (default sm_90a: Hopper)")
     p.add_argument("--emit", choices=("ttir", "ttgir", "llir", "ptx"), help="also print this IR of every kernel")
     p.set_defaults(func=cmd_compile)

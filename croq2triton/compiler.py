@@ -129,14 +129,36 @@ def registers(cubin: bytes) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def _configured(launches: list[Any]) -> list[tuple[Any, str]]:
+    """Each recorded launch with the kernel's name; a kernel under ``triton.autotune``
+    (``--emit-autotune``) once per config, its launch parameters added and named."""
+    from .runtime.launch import Launch
+
+    out: list[tuple[Any, str]] = []
+    for launch in launches:
+        configs = getattr(launch.kernel, "configs", None)
+        if configs is None:
+            out.append((launch, launch.kernel.__name__))
+            continue
+        fn = launch.kernel.fn
+        for i, c in enumerate(configs):
+            kwargs = {k: v for k, v in c.all_kwargs().items() if v is not None}
+            shown = " ".join(f"{k}={v}" for k, v in kwargs.items() if k not in ("num_ctas", "num_stages"))
+            name = f"{fn.__name__} [config {i + 1}/{len(configs)}: {shown}]"
+            out.append((Launch(fn, launch.grid, launch.args, {**launch.kwargs, **kwargs}), name))
+    return out
+
+
 def compile_file(
     path: str,
     *,
     sizes: dict[str, str] | dict[str, int],
     functions: Sequence[str] | None = None,
     defines: dict[str, str] | None = None,
-    schedule: str = "source",
+    schedule: str | None = None,
     f32_precision: str | None = None,
+    config: str | None = None,
+    emit_autotune: int = 0,
     target: str = "sm_90a",
     progress: Callable[[str], None] | None = None,
 ) -> list[tuple[str, list[KernelReport]]]:
@@ -161,7 +183,15 @@ def compile_file(
         os.environ.setdefault("CROQ2TRITON_NUM_SMS", str(TARGET_SMS[arch]))
     with warnings.catch_warnings():  # a function that does not translate is an error below, when asked for
         warnings.simplefilter("ignore", CroqWarning)
-        mod = load(path, defines=defines, interpret=False, schedule=schedule, f32_precision=f32_precision)
+        mod = load(
+            path,
+            defines=defines,
+            interpret=False,
+            schedule=schedule,
+            f32_precision=f32_precision,
+            config=config,
+            emit_autotune=emit_autotune,
+        )
     tu = parse_file(path, defines=defines)
     translation = mod.__croq_translation__
     known = [f.name for f in tu.functions]
@@ -182,8 +212,7 @@ def compile_file(
             raise translation.failed[fn.name]
         args = make_inputs(fn, chosen[fn.name].values, device).args
         reports = []
-        for launch in record(getattr(mod, fn.name), *args):
-            name = launch.kernel.__name__
+        for launch, name in _configured(record(getattr(mod, fn.name), *args)):
             if progress is not None:
                 progress(f"{fn.name}: compiling {name} for {target}")
             try:

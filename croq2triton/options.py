@@ -87,20 +87,31 @@ def _show(v: Value) -> str:
     return "x".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
 
 
+# kernel -> the launch parameters ``triton.autotune`` chooses among (``--emit-autotune``): each
+# config a tuple of (parameter, value), ``num_warps`` among them
+LaunchConfigs = tuple[tuple[str, tuple[tuple[tuple[str, int], ...], ...]], ...]
+
+
 @dataclass(frozen=True)
 class Options:
     """``schedule``: ``source`` keeps the tiles, stages and roles the ``.co`` states, ``auto`` lets the
-    translator pick them.  ``f32_precision``: the products of tensor-core dots on f32 operands."""
+    translator pick them.  ``f32_precision``: the products of tensor-core dots on f32 operands.
+    ``autotune``: kernels launched through ``triton.autotune`` over launch parameters only."""
 
     schedule: Literal["source", "auto"] = "source"
     f32_precision: Precision = "ieee"
     point: Point = field(default_factory=Point)
+    autotune: LaunchConfigs = ()
 
     def __post_init__(self) -> None:
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule {self.schedule!r}: one of {', '.join(SCHEDULES)}")
         if self.f32_precision not in F32_PRECISIONS:
             raise ValueError(f"f32_precision {self.f32_precision!r}: one of {', '.join(F32_PRECISIONS)}")
+
+    def launch_configs(self, kernel: str) -> tuple[tuple[tuple[str, int], ...], ...]:
+        """The configs ``triton.autotune`` chooses among for ``kernel`` (none: it is launched as tiled)."""
+        return next((configs for name, configs in self.autotune if name == kernel), ())
 
     @property
     def allow_tf32(self) -> bool:

@@ -30,6 +30,7 @@ from ..lift.shapebounds import expand_shape_bounds
 from ..lift.splitscale import split_scales
 from ..options import Options
 from ..schedule import policy
+from ..schedule.autotune import autotuned
 from ..schedule.foldloops import Block, NotFolded, fold_loops
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
@@ -59,10 +60,11 @@ class KernelDispatch:
     """Lowers the kernels of ``fn`` (called by lift/launcher.py once per top-level ``parallel``);
     their sources, in order, are ``kernel_sources``."""
 
-    def __init__(self, fn: A.CoFunction, src_name: str, options: Options | None = None) -> None:
+    def __init__(self, fn: A.CoFunction, src_name: str, options: Options | None = None, suffix: str = "") -> None:
         self.fn = fn
         self.src_name = src_name
         self.options = options or Options()
+        self.suffix = suffix  # of every kernel's name (a tuned point's kernels: matmul_k0__t1)
         self.schedule = self.options.schedule
         self.kernel_sources: list[str] = []
         self.ir_kernels: list[N.Kernel] = []  # the kernels lifted into the tile IR
@@ -125,8 +127,11 @@ class KernelDispatch:
                 schedule = policy.auto(c) if self.schedule == "auto" else policy.source(c)
                 schedule = self.tuned(schedule, name, top)
                 precision = self.options.dot_precision(c.a.elem, c.b.elem)
-                tiled = tile_contraction(c, schedule, scope, name, top.span.line if top.span else 0, precision)
-                source = emit_kernel(tiled.kernel, self.src_name)
+                line = top.span.line if top.span else 0
+                # named as emitted: its grid names the launcher's variables after it (NUM_SMS)
+                tiled = tile_contraction(c, schedule, scope, name + self.suffix, line, precision)
+                kernel = self.finished(tiled.kernel, name)
+                source = emit_kernel(kernel, self.src_name)
         except (NotLifted, NotTiled) as e:
             if os.environ.get("CROQ2TRITON_EXPLAIN"):  # why a kernel is not tiled as a GEMM
                 span = getattr(e, "span", None) or top.span
@@ -134,10 +139,10 @@ class KernelDispatch:
                 print(f"{self.src_name}:{line}: note: {name} is not tiled as a contraction: {e}", file=sys.stderr)
             return None
         self.kernel_sources.append(source.rstrip("\n"))
-        self.ir_kernels.append(tiled.kernel)
+        self.ir_kernels.append(kernel)
         self.schedules[name] = schedule
         self.contractions[name] = c
-        launch = launch_of(tiled.kernel, top.span.line if top.span else 0)
+        launch = launch_of(kernel, top.span.line if top.span else 0)
         return launch, _all([_divides(E.fold(x), d) for x, d in c.assumptions])
 
     def lift_as_written(self, top: A.Parallel, name: str, host: LauncherLifting) -> list[H.Stmt]:
@@ -179,7 +184,7 @@ class KernelDispatch:
                 else:
                     variants.append((folded, None, ""))
                 # both schedules: measured faster (schedule/interior.py)
-                kernels = [interior_split(k) for k, _, _ in variants]
+                kernels = [self.finished(interior_split(self.named(k)), name) for k, _, _ in variants]
                 launches = [launch_of(k, line) for k in kernels]
                 sources = [emit_kernel(k, self.src_name) for k in kernels]
         except NotLifted as e:
@@ -192,6 +197,18 @@ class KernelDispatch:
             assert cond is not None
             out = H.If(cond, (launch,), (out,), note, line, line=line)
         return [*lifted.checks, out]
+
+    def named(self, kernel: N.Kernel) -> N.Kernel:
+        """``kernel`` under the name it is emitted with (a tuning point names it without the suffix)."""
+        return dataclasses.replace(kernel, name=kernel.name + self.suffix) if self.suffix else kernel
+
+    def finished(self, kernel: N.Kernel, name: str) -> N.Kernel:
+        """``kernel`` (``name`` to a tuning point) launched through ``triton.autotune`` where the
+        options ask for it (schedule/autotune.py)."""
+        configs = self.options.launch_configs(name)
+        if not configs:
+            return kernel
+        return autotuned(kernel, configs, "the launch parameters of the best points croq2triton tune found")
 
     def tuned(self, schedule: Schedule, name: str, top: A.Parallel) -> Schedule:
         """``schedule`` with the fields the tuning point sets for kernel ``name``."""

@@ -50,7 +50,7 @@ def emit_launcher(launcher: H.Launcher) -> str:
     out.line("_dims = {}")
     out.body(launcher.body)
     params = ", ".join([*launcher.params, "*, _launch=None"])
-    head = f'@_rt.launcher\ndef {launcher.name}({params}):\n    """{launcher.doc}"""'
+    head = f'@_rt.launcher\ndef {launcher.python_name}({params}):\n    """{launcher.doc}"""'
     return head + "\n" + "\n".join(out.lines)
 
 
@@ -97,9 +97,28 @@ class _Writer:
             self.block(f"for {s.var} in {_code(call('range', host_ast(s.stop)))}:", at, s.body)
         elif isinstance(s, H.Comment):
             self.comment(s.text)
+        elif isinstance(s, H.CallTuned):
+            self.call_tuned(s)
         else:
             for node in _simple(s):
                 self.line(_code(node), at)
+
+    def call_tuned(self, s: H.CallTuned) -> None:
+        """The table of tuned sizes -> the launcher of the point tuned there, with a comment naming
+        each point, and the call of the launcher chosen for this launch's sizes."""
+        sizes = ", ".join(s.symbols)
+        self.comment(
+            f"the points croq2triton tune picked ({s.origin}), by the sizes ({sizes}) they won at: the launcher "
+            "tuned at this launch's sizes runs, else the one tuned at the nearest (in log space, a tie to the larger)"
+        )
+        for c in s.choices:
+            self.comment(f"  {c.launcher}: {c.point}")
+        keys = [_tuple([_const(n) for n in sz]) for c in s.choices for sz in c.sizes]
+        values = [name(c.launcher) for c in s.choices for _ in c.sizes]
+        self.line(_code(_assign("_tuned", ast.Dict(keys, values))))
+        chosen = call("_rt.nearest_tuned", name("_tuned"), _tuple([host_ast(v) for v in s.values]))
+        forward = ast.Call(chosen, [name(a) for a in s.args], [ast.keyword("_launch", name("_launch"))])
+        self.line(_code(ast.Return(forward)))
 
 
 def _simple(s: H.Stmt) -> list[ast.stmt]:
@@ -152,7 +171,11 @@ def _bind_tensor(s: H.BindTensor) -> list[ast.stmt]:
     arg = call("_rt.tensor_arg", name("_F"), _const(s.name), name(s.var), _torch(s.dtype), rank, name("_dev"))
     assert isinstance(arg, ast.Call)
     arg.keywords.append(ast.keyword("is_global", _const(s.is_global)))
-    out.append(_assign(s.var, arg))
+    if s.move:
+        out.append(_assign(s.var, arg))
+    else:  # checked only: the caller's tensor goes on as it is
+        arg.keywords.append(ast.keyword("move", _const(False)))
+        out.append(_expr(arg))
     for d in s.dims:
         if isinstance(d, H.BindDim):
             dims = (name("_F"), name("_dims"), _const(d.symbol), _const(s.name), name(s.var), _const(d.dim))

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import textwrap
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import CroqError, CroqInternalError, Diagnostic, Span
 from ..frontend import ast as A
+from ..lift.dispatch import lift_dispatcher
 from ..lift.launcher import lift_launcher
-from ..options import Options
+from ..options import Options, Point
 from ..tir.host import Launcher
 from ..version import __version__
 from .kernels import KernelDispatch
@@ -78,45 +81,88 @@ class Translation:
     lowered: list[str] = field(default_factory=list)
     failed: dict[str, CroqError] = field(default_factory=dict)  # reported as errors in ``diagnostics``
     unit: A.TranslationUnit | None = None  # the parsed file (``translate_full`` sets it)
-    ir: dict[str, list[object]] = field(default_factory=dict)  # function -> its tile-IR kernels
-    launchers: dict[str, Launcher] = field(default_factory=dict)  # function -> its launcher in the host IR
-    # function -> kernel -> the Schedule / TileSchedule it runs under (what a tuning point may vary)
+    # the next four are by function, and by the launcher of each tuned point behind a dispatcher
+    # (``matmul__t0``; the function's own launcher is then the dispatcher, without kernels of its
+    # own in ``ir``; its ``schedules`` and ``contractions`` hold those of every point's kernels)
+    ir: dict[str, list[object]] = field(default_factory=dict)  # -> its tile-IR kernels
+    launchers: dict[str, Launcher] = field(default_factory=dict)  # -> its launcher in the host IR
+    # -> kernel -> the Schedule / TileSchedule it runs under (what a tuning point may vary)
     schedules: dict[str, dict[str, object]] = field(default_factory=dict)
-    # function -> kernel -> the Contraction it is proved to compute (tiled as a GEMM)
+    # -> kernel -> the Contraction it is proved to compute (tiled as a GEMM)
     contractions: dict[str, dict[str, object]] = field(default_factory=dict)
+    # function tuned at several sizes -> the launchers of its points, in the order of the config
+    tuned: dict[str, list[str]] = field(default_factory=dict)
+    # what reading a tuning config found (its source changed since): load() shows them as warnings
+    config_diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def emit_module(tu: A.TranslationUnit, src_name: str, options: Options | None = None) -> Translation:
+@dataclass(frozen=True)
+class Variant:
+    """One tuned point of a function: the function as parsed with the point's defines, the options
+    that carry the point, what the point sets (``Point.describe()``) and the sizes it won at."""
+
+    fn: A.CoFunction
+    options: Options
+    point: str
+    sizes: tuple[tuple[int, ...], ...]
+    at: Span | None = None  # where the config gives the point
+    kernel_spans: tuple[tuple[str, Span], ...] = ()  # where it names each kernel
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """What a tuning config asks of one function: its points (one: the function runs it at every
+    size; several: a dispatcher on ``symbols`` picks one per launch), where they come from
+    (``origin``, for comments and messages) and where the config gives them (``at``)."""
+
+    variants: tuple[Variant, ...]
+    symbols: tuple[str, ...]
+    origin: str
+    at: Span | None = None
+
+
+def emit_module(
+    tu: A.TranslationUnit,
+    src_name: str,
+    options: Options | None = None,
+    tuned: Mapping[str, Tuning] | None = None,
+    flags: Sequence[str] | None = None,
+) -> Translation:
+    """The module of ``tu``; a function ``tuned`` names runs its tuned points (the others are
+    translated under ``options``).  ``flags``: the options the header's regeneration command
+    names (default: those ``options`` differ in from the defaults)."""
     options = options or Options()
     parts: list[str] = []
     out = Translation("")
     ops: dict[str, object] = {}
     for fn in tu.functions:
         try:
-            kernels = KernelDispatch(fn, src_name, options)
-            launcher = lift_launcher(fn, src_name, kernels)
-            part = "\n\n\n".join([*kernels.kernel_sources, emit_launcher(launcher)])
-            _check_python(part, fn, src_name)
-            parts.append(part)
+            tuning = (tuned or {}).get(fn.name)
+            if tuning is None:
+                kernels, launcher = _function(fn, src_name, options, out)
+                part = "\n\n\n".join([*kernels.kernel_sources, emit_launcher(launcher)])
+                _check_python(part, fn, src_name)
+                parts.append(part)
+            else:
+                launcher = _tuned_function(tuning, src_name, out, parts)
             sig = launcher.signature
             ops[fn.name] = {"params": list(sig.params), "writes": list(sig.writes), "returns": sig.returns}
-            out.ir[fn.name] = list(kernels.ir_kernels)
             out.launchers[fn.name] = launcher
-            out.schedules[fn.name] = dict(kernels.schedules)
-            out.contractions[fn.name] = dict(kernels.contractions)
             out.lowered.append(fn.name)
-            out.diagnostics.extend(kernels.warnings)
         except CroqError as e:
             out.failed[fn.name] = e
             d = e.diagnostics[0]
             out.diagnostics.append(Diagnostic("error", f"'{fn.name}' is not translated: {d.message}", d.span, d.hint))
             parts.append(_unlowerable(fn, e))
+    if tuned is None:
+        _check_point(options.point, tu, out)
     names = ", ".join(f.name for f in tu.functions) or "(none)"
     names = "\n    ".join(textwrap.wrap(names, LINE_LIMIT - len("Functions: "), break_long_words=False))
     header = HEADER.format(src=src_name, version=__version__, functions=names)
-    flags = [f"--schedule {options.schedule}"] if options.schedule != "source" else []
-    if options.f32_precision != Options().f32_precision:
-        flags.append("--allow-tf32" if options.allow_tf32 else f"--f32-precision {options.f32_precision}")
+    if flags is None:
+        flags = [f"--schedule {options.schedule}"] if options.schedule != "source" else []
+        if options.f32_precision != Options().f32_precision:
+            flags.append("--allow-tf32" if options.allow_tf32 else f"--f32-precision {options.f32_precision}")
     if flags:
         header = header.replace(
             f"croq2triton translate {src_name}", f"croq2triton translate {' '.join(flags)} {src_name}"
@@ -150,6 +196,106 @@ def _check_python(code: str, fn: A.CoFunction, src_name: str) -> None:
         raise CroqInternalError(
             f"the code generated for '{fn.name}' is not valid Python ({e.msg}: {text})", span
         ) from e
+
+
+def _function(
+    fn: A.CoFunction, src_name: str, options: Options, out: Translation, suffix: str = ""
+) -> tuple[KernelDispatch, Launcher]:
+    """The kernels and the launcher of ``fn`` under ``options`` (recorded in ``out`` under the
+    launcher's name: the function's, ``suffix`` added)."""
+    kernels = KernelDispatch(fn, src_name, options, suffix)
+    launcher = lift_launcher(fn, src_name, kernels)
+    if suffix:
+        launcher = dataclasses.replace(launcher, suffix=suffix)
+    key = launcher.python_name
+    out.ir[key] = list(kernels.ir_kernels)
+    out.launchers[key] = launcher
+    out.schedules[key] = {k + suffix: v for k, v in kernels.schedules.items()}
+    out.contractions[key] = {k + suffix: v for k, v in kernels.contractions.items()}
+    out.diagnostics.extend(kernels.warnings)
+    return kernels, launcher
+
+
+def _tuned_function(tuning: Tuning, src_name: str, out: Translation, parts: list[str]) -> Launcher:
+    """The launcher of a tuned function: its one point's, or a dispatcher over the launchers of its
+    points (``name__t0``, ``name__t1``, their kernels suffixed alike); their text goes to ``parts``."""
+    several = len(tuning.variants) > 1
+    points: list[tuple[Launcher, str, tuple[tuple[int, ...], ...]]] = []
+    doc = ""
+    for i, v in enumerate(tuning.variants):
+        try:
+            kernels, launcher = _function(v.fn, src_name, v.options, out, f"__t{i}" if several else "")
+            _check_kernels(v, kernels, tuning.origin)
+        except CroqError as e:
+            span = e.diagnostics[0].span
+            if v.at is not None and (span is None or span.file != v.at.file):  # where the point is given
+                e.diagnostics[0].notes.append(Diagnostic("note", f"the tuning point {v.point}", v.at))
+            raise
+        doc = doc or launcher.doc
+        if several:
+            sizes = "; ".join(", ".join(f"{n}={x}" for n, x in zip(tuning.symbols, sz, strict=True)) for sz in v.sizes)
+            launcher = dataclasses.replace(launcher, doc=f"{launcher.doc} The point tuned at {sizes}: {v.point}.")
+            out.launchers[launcher.python_name] = launcher
+        part = "\n\n\n".join([*kernels.kernel_sources, emit_launcher(launcher)])
+        _check_python(part, v.fn, src_name)
+        parts.append(part)
+        points.append((launcher, v.point, v.sizes))
+    if not several:
+        return points[0][0]
+    name = tuning.variants[0].fn.name
+    out.tuned[name] = [launcher.python_name for launcher, _, _ in points]
+    dispatcher = lift_dispatcher(points, tuning.symbols, tuning.origin, tuning.at, doc)
+    out.ir[name] = []  # the dispatcher launches none itself; every kernel of the function by name:
+    for key in ("schedules", "contractions"):
+        table = getattr(out, key)
+        table[name] = {k: v for launcher, _, _ in points for k, v in table[launcher.python_name].items()}
+    parts.append(emit_launcher(dispatcher))
+    return dispatcher
+
+
+def _check_kernels(v: Variant, kernels: KernelDispatch, origin: str) -> None:
+    """Every kernel a tuned function's point names is one of the function's (the error is at the
+    name in the config where it is known)."""
+    unknown = [k for k, _ in v.options.point.kernels if k not in kernels.schedules]
+    if unknown:
+        spans = dict(v.kernel_spans)
+        err = CroqError(
+            f"the tuning point of {origin} names kernel {_names(unknown)}, which '{v.fn.name}' does not have "
+            f"(its kernels: {_names(list(kernels.schedules)) or 'none'})",
+            spans.get(unknown[0], v.fn.span),
+            "croq2triton tune --list names the kernels of each function and their parameters",
+        )
+        if unknown[0] in spans:
+            err.diagnostics[0].notes.append(Diagnostic("note", f"'{v.fn.name}' is defined here", v.fn.span))
+        raise err
+
+
+def lower_function(fn: A.CoFunction, src_name: str, options: Options) -> tuple[list[object], dict[str, object]]:
+    """The tile-IR kernels of ``fn`` under ``options`` and the schedule each runs under (by the
+    kernel's name to a tuning point), without writing the module."""
+    out = Translation("")
+    kernels, _ = _function(fn, src_name, options, out)
+    return list(kernels.ir_kernels), dict(kernels.schedules)
+
+
+def _check_point(point: Point, tu: A.TranslationUnit, out: Translation) -> None:
+    """Every kernel ``point`` names is a kernel of the file (of a function that translated, or of
+    one that did not: its error says why)."""
+    known = {k for kernels in out.schedules.values() for k in kernels}
+    failed = tuple(f"{name}_k" for name in out.failed)
+    unknown = [k for k, _ in point.kernels if k not in known and not k.startswith(failed)]
+    if unknown:
+        every = sorted(known)
+        raise CroqError(
+            f"the tuning point names kernel {_names(unknown)}, which the file does not have "
+            f"(its kernels: {_names(every) or 'none'})",
+            tu.functions[0].span if len(tu.functions) == 1 else None,
+            "croq2triton tune --list names the kernels of each function and their parameters",
+        )
+
+
+def _names(items: Sequence[str]) -> str:
+    return ", ".join(f"'{x}'" for x in items)
 
 
 def _unlowerable(fn: A.CoFunction, e: CroqError) -> str:

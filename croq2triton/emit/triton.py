@@ -31,7 +31,11 @@ class KernelEmitter:
 
     def emit(self) -> str:
         k = self.kernel
-        self.lines = ["@triton.jit", *wrapped(f"def {k.name}(", [param(a) for a in k.args], "):", 0, "")]
+        self.lines = [
+            *autotune(k.autotune),
+            "@triton.jit",
+            *wrapped(f"def {k.name}(", [param(a) for a in k.args], "):", 0, ""),
+        ]
         if k.doc:
             self.lines.extend(docstring(k.doc))
         for axis, v in enumerate(k.program_ids):
@@ -199,6 +203,29 @@ class KernelEmitter:
         elif p.warp_specialize:
             kw["warp_specialize"] = ast.Constant(True)
         return call("tl.range", *bounds, **kw)
+
+
+def autotune(a: N.Autotune | None) -> list[str]:
+    """The ``@triton.autotune(...)`` decorator of a kernel whose launch parameters it chooses (one
+    line: the module's formatter lays it out); its timer is the runtime's (Triton's own needs a
+    GPU driver, which the interpreter lacks)."""
+    if a is None:
+        return []
+    configs = []
+    for c in a.configs:
+        kw = {k: v for k, v in c if k != "num_warps"}
+        warps = [ast.keyword("num_warps", ast.Constant(v)) for k, v in c if k == "num_warps"]
+        consts = ast.Dict([ast.Constant(k) for k in kw], [ast.Constant(v) for v in kw.values()])
+        configs.append(ast.Call(name("triton.Config"), [consts], warps))
+    keywords = {
+        "configs": ast.List(configs, ast.Load()),
+        "key": ast.List([ast.Constant(k) for k in a.key], ast.Load()),
+    }
+    if a.restore:
+        keywords["restore_value"] = ast.List([ast.Constant(r) for r in a.restore], ast.Load())
+    keywords["do_bench"] = name("_rt.autotune_bench")
+    note = [f"# {a.note}"] if a.note else []
+    return [*note, "@" + _src(call("triton.autotune", **keywords))]
 
 
 def wrapped(head: str, items: list[str], tail: str, depth: int, comment: str) -> list[str]:

@@ -7,8 +7,10 @@ function, the parameter and the ``.co`` line, never a bare Python error.
 from __future__ import annotations
 
 import contextvars
+import math
 import os
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,8 +122,11 @@ def pick_device(f: Fn, tensors: dict[str, Any], launch: Any) -> torch.device:
 
 
 def tensor_arg(
-    f: Fn, name: str, t: Any, dtype: torch.dtype, rank: int, dev: torch.device, is_global: bool
+    f: Fn, name: str, t: Any, dtype: torch.dtype, rank: int, dev: torch.device, is_global: bool, move: bool = True
 ) -> torch.Tensor:
+    """``t`` checked as the parameter ``name`` and, unless it is ``global`` (which must already be
+    there) or ``move`` is False (a tuned function's dispatcher, which only reads its sizes), moved to
+    the kernels' device."""
     if not isinstance(t, torch.Tensor):
         raise f.fail(
             f"parameter '{name}' must be a torch.Tensor, got {type(t).__name__}",
@@ -148,7 +153,8 @@ def tensor_arg(
                 f"move it with {name}.to('{dev.type}')",
                 name,
             )
-        t = t.to(dev)
+        if move:
+            t = t.to(dev)
     if any(s < 0 for s in t.stride()):
         raise f.fail(f"parameter '{name}' has negative strides {t.stride()}", "pass a .contiguous() copy", name)
     return t
@@ -225,6 +231,23 @@ def bind_dim(f: Fn, dims: dict[str, tuple[int, str, str]], sym: str, pname: str,
             err.diagnostics[0].notes.append(Diagnostic("note", f"'{sym}' is {prev[0]}, from {prev[1]}", f.at(prev[2])))
         raise err
     return n
+
+
+def nearest_tuned(table: Mapping[tuple[int, ...], Any], sizes: tuple[int, ...]) -> Any:
+    """A tuned function's launcher for ``sizes``: the one ``table`` gives for exactly these sizes,
+    else the one tuned at the nearest sizes, by the distance of their logarithms (a ratio of 2 in
+    one size is as far as a ratio of 2 in another); of two as near, the one tuned at larger sizes
+    (by the product of its sizes)."""
+    hit = table.get(sizes)
+    if hit is not None:
+        return hit
+    logs = [math.log(max(1, int(n))) for n in sizes]
+
+    def distance(tuned: tuple[int, ...]) -> tuple[float, float]:
+        far = math.fsum((math.log(t) - x) ** 2 for t, x in zip(tuned, logs, strict=True))
+        return round(far, 9), -math.fsum(math.log(t) for t in tuned)
+
+    return table[min(table, key=distance)]
 
 
 def any_dim(f: Fn, pname: str, t: torch.Tensor, d: int) -> int:
@@ -474,6 +497,20 @@ class Recorder:
 
     def __call__(self, kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str, Any]) -> None:
         self.launches.append(Launch(kernel, tuple(int(g) for g in grid), list(args), dict(kwargs)))
+
+
+def autotune_bench(kernel_call: Any, quantiles: Any = None) -> Any:
+    """The timer of the ``triton.autotune`` decorators croq2triton writes (``--emit-autotune``):
+    Triton's ``do_bench`` on a GPU; in the interpreter, which has no driver to time with, the
+    wall time of one call (so the autotuner still chooses, by what it measures there)."""
+    if not interpreting():
+        from triton.testing import do_bench
+
+        return do_bench(kernel_call, quantiles=quantiles)
+    start = time.perf_counter()
+    kernel_call()
+    ms = (time.perf_counter() - start) * 1e3
+    return [ms for _ in quantiles] if quantiles else ms
 
 
 # Schedule choices the translator makes but cannot decide statically stay named kernel parameters;

@@ -117,6 +117,7 @@ class BindTensor(Stmt):
     dims: tuple[DimCheck, ...]
     is_global: bool
     keep_caller: bool
+    move: bool = True  # False: checked and its sizes read, but the caller's tensor is kept (a dispatcher's)
 
 
 @dataclass(frozen=True)
@@ -288,6 +289,30 @@ class Return(Stmt):
     value: Expr | TensorRef | Reshape | None
 
 
+@dataclass(frozen=True)
+class TunedLauncher:
+    """The launcher of one tuned point (``matmul__t0``): what the point sets (``Point.describe()``)
+    and the sizes it won at, in the order of :class:`CallTuned`'s ``symbols``."""
+
+    launcher: str
+    point: str
+    sizes: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
+class CallTuned(Stmt):
+    """Return what the launcher tuned at this launch's sizes returns: the launcher whose tuned
+    sizes are these, else the one tuned at the nearest sizes (``runtime.launch.nearest_tuned``:
+    in log space, a tie to the larger).  ``values`` are the launcher variables of the sizes named
+    ``symbols``; ``args`` the parameters passed on, as the caller gave them."""
+
+    symbols: tuple[str, ...]
+    values: tuple[Expr, ...]
+    choices: tuple[TunedLauncher, ...]
+    args: tuple[str, ...]
+    origin: str = "best.json"  # where the points come from, for the comment
+
+
 # ------------------------------------------------------------------ launches
 
 
@@ -439,3 +464,9 @@ class Launcher:
     body: tuple[Stmt, ...]
     signature: OpSignature
     places: tuple[ParamAt, ...] = ()  # where the parameters are declared
+    suffix: str = ""  # the launcher of a tuned point behind a dispatcher: ``def name{suffix}`` (``__t0``)
+
+    @property
+    def python_name(self) -> str:
+        """The name of the launcher's ``def`` (its messages name the function, ``name``)."""
+        return self.name + self.suffix

@@ -80,6 +80,7 @@ def _stmt(s: H.Stmt, depth: int, out: list[str]) -> None:
     at = _at(s.line)
     if isinstance(s, H.BindTensor):
         how = "".join((" global" if s.is_global else "", " (the caller's copied back)" if s.keep_caller else ""))
+        how += "" if s.move else " (checked, not moved)"
         out.append(f"{pad}tensor {_named(s.var, s.name)}: {s.dtype} [{', '.join(_dim(d) for d in s.dims)}]{how}{at}")
     elif isinstance(s, H.BindScalar):
         out.append(f"{pad}scalar {_named(s.var, s.name)}: {s.kind}{at}")
@@ -124,6 +125,12 @@ def _stmt(s: H.Stmt, depth: int, out: list[str]) -> None:
         out.append(f"{pad}copy {s.device} back to {s.caller}{at}")
     elif isinstance(s, H.Return):
         out.append(f"{pad}return {_returned(s.value)}{at}")
+    elif isinstance(s, H.CallTuned):
+        out.append(f"{pad}return the launcher tuned nearest ({_es(s.values)}) of{at}")
+        for c in s.choices:
+            sizes = ", ".join(f"({', '.join(map(str, sz))})" for sz in c.sizes)
+            out.append(f"{pad}  {c.launcher} at {sizes}: {c.point}")
+        out.append(f"{pad}  args [{', '.join(s.args)}]")
     elif isinstance(s, H.Launch):
         out.append(f"{pad}launch {s.kernel} grid ({_es(s.grid)}){at}")
         out.extend(f"{pad}  prepare {_prepare(p)}" for p in s.prepare)
@@ -142,6 +149,6 @@ def dump_launcher(launcher: H.Launcher) -> str:
     sig = launcher.signature
     kinds = ", ".join(f"{n}: {k}" for n, k in sig.params)
     writes = f" writes {', '.join(sig.writes)}" if sig.writes else ""
-    out = [f"launcher {launcher.name}({kinds}) -> {sig.returns}{writes}  @{launcher.line}"]
+    out = [f"launcher {launcher.python_name}({kinds}) -> {sig.returns}{writes}  @{launcher.line}"]
     _body(launcher.body, 1, out)
     return "\n".join(out) + "\n"

@@ -24,6 +24,7 @@ def launch_of(kernel: N.Kernel, line: int) -> H.Launch:
     args: list[H.LaunchArg] = []
     constexprs: list[tuple[str, E.Expr]] = []
     extents: dict[str, list[N.Constexpr]] = {}  # the sized constexprs of each tile fixed at launch
+    chosen = kernel.autotune.names if kernel.autotune is not None else frozenset()  # triton.autotune passes them
     for a in kernel.args:
         if isinstance(a, N.Pointer):
             args.append(H.TensorArg(a.tensor))
@@ -44,6 +45,8 @@ def launch_of(kernel: N.Kernel, line: int) -> H.Launch:
             prepare.append(H.ScratchArea(f"_{k}_{a.name}", elements, a.dtype))
             args.append(H.ScratchArg(f"_{k}_{a.name}"))
         elif isinstance(a, N.Constexpr):
+            if a.name in chosen:
+                continue
             constexprs.append((a.name, _constexpr(a, k, flags, prepare)))
             if a.size is not None:
                 extents.setdefault(a.of, []).append(a)
@@ -53,7 +56,9 @@ def launch_of(kernel: N.Kernel, line: int) -> H.Launch:
         sizes = tuple(E.fold(a.size) for a in dims if a.size is not None)
         least = max(a.least for a in dims)
         prepare.append(H.BlockExtents(tuple(f"_{k}_{a.name}" for a in dims), what, sizes, dims[0].fixed, least))
-    if kernel.warps_per is not None:  # warps for a tile whose extent is fixed at launch
+    if "num_warps" in chosen:
+        pass
+    elif kernel.warps_per is not None:  # warps for a tile whose extent is fixed at launch
         extent, lanes, per_thread = kernel.warps_per
         elements = E.Bin("*", E.Var(f"_{k}_{extent}"), E.Const(lanes))
         constexprs.append(("num_warps", E.Call("_rt.warps_for", (elements, E.Const(per_thread)), "i32")))

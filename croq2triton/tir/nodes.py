@@ -254,6 +254,25 @@ class If(Stmt):
     orelse: list[Stmt] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Autotune:
+    """The kernel is launched through ``triton.autotune``, which times ``configs`` at the first launch
+    of each value of ``key`` (its integer scalar arguments) and keeps the fastest: each config gives
+    launch parameters only (tunable constexprs such as ``GROUP_M`` and ``NUM_STAGES``, and
+    ``num_warps``), so the launcher no longer passes them.  ``restore`` names the tensors the kernel
+    writes, restored after each timed config; ``note`` says where the configs come from."""
+
+    configs: tuple[tuple[tuple[str, int], ...], ...]
+    key: tuple[str, ...]
+    restore: tuple[str, ...]
+    note: str = ""
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The launch parameters the configs set."""
+        return frozenset(k for c in self.configs for k, _ in c)
+
+
 @dataclass
 class Kernel:
     """One ``@triton.jit`` function and how it is launched."""
@@ -270,6 +289,7 @@ class Kernel:
     num_stages: int | None = None
     doc: str = ""
     line: int = 0  # the .co line of the parallel
+    autotune: Autotune | None = None  # launch parameters chosen by triton.autotune (--emit-autotune)
 
     def arg(self, name: str) -> Arg:
         for a in self.args:
