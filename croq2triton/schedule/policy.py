@@ -24,7 +24,7 @@ from ..lift.buffers import pow2
 from ..tir import expr as E
 from ..tir import nodes as N
 from ..tir.contract import Contraction
-from .foldloops import tile_rank, walks_rows
+from .foldloops import foldable, tile_rank, walks_rows
 from .gemm import NotTiled
 from .schedule import Schedule, TileSchedule
 from .widen import Facts
@@ -159,8 +159,14 @@ FOLD_WARPS = 8
 
 def fold_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
     """The folding ``--schedule auto`` picks for a kernel whose lanes loop over rows (None: none)."""
-    if tile_rank(kernel) != 1 or not walks_rows(kernel):
-        return None  # lanes along the rows already read whole lines: widening is the policy there
+    if tile_rank(kernel) != 1 or not foldable(kernel):
+        return None
+    if not walks_rows(kernel):
+        # the lanes read along lines already (a thread per column, a loop down the rows): each
+        # iteration reads one line of the lanes; folded, a block of lines (FOLD_BLOCK_BYTES an iteration)
+        lanes = max(facts.tile.values(), default=1)
+        block = pow2(max(2, FOLD_BLOCK_BYTES // (lanes * facts.elem_bytes)))
+        return TileSchedule(tuple(1 for _ in kernel.program_ids), 4, origin="auto", fold=block)
     splits = []
     for p in kernel.program_ids:
         lanes = [x for x, pids in facts.pairs.items() if p.name in pids]
