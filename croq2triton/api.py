@@ -35,7 +35,7 @@ def translate_full(
     ``allow_tf32``: dots on f32 operands may use TF32 products (10-bit mantissas); without it they
     keep IEEE f32 products (``f32_precision`` names one of ``ieee``, ``tf32x3``, ``tf32``).
     ``point``: a tuning point (values of the source's ``#define`` parameters, which win over
-    ``defines``, and of the schedule fields of named kernels; ``croq2triton tune`` writes them).
+    ``defines`` and over the file's own unguarded ``#define`` of the name, and of the schedule fields of named kernels; ``croq2triton tune`` writes them).
     ``options`` gives all of these as one value (croq2triton/options.py).
 
     Errors of the file as a whole (preprocessing, syntax, static checks) raise :class:`CroqError`.
@@ -48,8 +48,9 @@ def translate_full(
     check_text(source, name)
     REGISTRY.add(name, source)
     defs = {k: str(v) for k, v in (defines or {}).items()}
-    defs.update(options.point.defines)
-    tu = parse(source, name, defines=defs, dialect=dialect)
+    # the point's defines win over -D and over the file's own #define of the name (a swept parameter)
+    forced = dict(options.point.defines)
+    tu = parse(source, name, defines={k: v for k, v in defs.items() if k not in forced}, dialect=dialect, forced=forced)
     warnings = check_unit(tu)
     out = emit_module(tu, os.path.basename(name), options)
     out.diagnostics = list(warnings) + out.diagnostics
