@@ -348,16 +348,10 @@ class Sweep:
 
     def bench_record(self, point: Point, size: str, answer: dict[str, Any], worker: str) -> dict[str, Any]:
         rec = {**self.base_record(point, size), **self.compiled.pop((point.key(), size), {}), "worker": worker}
-        info = self.calibration.get(worker, {}).get(size, {})
-        for k in ("flops", "bytes"):
-            if info.get(k):
-                rec[k] = info[k]
         if "error" in answer:
             rec.update(status="failed", stage="run", reason=answer["error"])
         else:
             rec.update({k: v for k, v in answer.items() if k not in ("restart",)})
-        if info.get("baseline_ms"):
-            rec["baseline_calibration_ms"] = info["baseline_ms"]
         return rec
 
     def run(self) -> int:
@@ -529,12 +523,14 @@ class Sweep:
             if self.progress is not None:
                 self.progress.update("cached", self.best_text())
 
-    def _bench_task(self, point: Point, size: str, budget_s: float) -> dict[str, Any]:
-        module, mhash = self.sources[(point.key())]
+    def _bench_task(
+        self, point: Point, size: str, budget_s: float, module: tuple[str, str] | None = None
+    ) -> dict[str, Any]:
+        source, mhash = module or self.sources[point.key()]
         return {
             "op": "evaluate",
             "describe": point.describe(),
-            "module": module,
+            "module": source,
             "module_hash": mhash,
             "filename": self.t.filename,
             "size": size,

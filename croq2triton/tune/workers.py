@@ -369,6 +369,7 @@ class BenchHandler:
             except Exception as e:  # noqa: BLE001
                 state["baseline"] = None
                 info["baseline"] = f"no baseline: {_error_text(e)}"
+        state["info"] = info
         self.sizes[key] = state
         return info
 
@@ -395,7 +396,10 @@ class BenchHandler:
         fn = self.fn
         inputs = state["inputs"]
         mod = _load(msg["module"], f"{msg['module_hash']}_{os.getpid()}", self.interpret, msg["filename"])
-        rec: dict[str, Any] = {}
+        info = state["info"]
+        rec: dict[str, Any] = {k: info[k] for k in ("flops", "bytes") if info.get(k)}
+        if info.get("baseline_ms"):
+            rec["baseline_calibration_ms"] = info["baseline_ms"]
         try:
             launcher = getattr(mod, fn.name)
             args = clone_args(inputs.args)  # fresh outputs, poisoned (make_inputs poisoned the originals)
@@ -405,7 +409,7 @@ class BenchHandler:
                     result = launcher(*args)
                 self._sync()
             except Exception as e:  # noqa: BLE001 - the point does not run: failed, with the reason
-                rec = {"status": "failed", "stage": "run", "reason": f"does not run: {_error_text(e)}"}
+                rec.update(status="failed", stage="run", reason=f"does not run: {_error_text(e)}")
                 if any(s in str(e) for s in CUDA_STICKY):
                     rec["restart"] = "a CUDA error is sticky: a fresh benchmark process"
                 return rec
