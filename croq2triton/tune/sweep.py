@@ -556,7 +556,7 @@ class Sweep:
         for size, recs in per_size.items():
             lines.append(f"== {self.t.func} at {size} ({self.device.get('name')}) ==")
             lines.append(table(recs))
-            lines.append(summary(recs, self.t.space.size()))
+            lines.append(summary(recs, search.total if search is not None else self.t.space.size()))
             lines.append("")
         text = "\n".join(lines)
         print(text)
