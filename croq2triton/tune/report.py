@@ -73,9 +73,18 @@ class Progress:
 
 
 def ranked(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Timed records, fastest first (a re-timed record's final time where it has one)."""
+    """Timed records, best first: those re-timed at the end (interleaved with each other: their
+    times compare) by their final time, then the others by their ratio to the vendor GEMM (timed
+    paired, so a GPU clock that drifted during the sweep does not reorder them) or, without one,
+    their time."""
     ok = [r for r in records if r.get("status") == "ok" and r.get("ms")]
-    return sorted(ok, key=lambda r: r.get("final_ms") or r["ms"])
+    final = sorted((r for r in ok if r.get("final_ms")), key=lambda r: r["final_ms"])
+    rest = [r for r in ok if not r.get("final_ms")]
+    if all(r.get("ratio") for r in rest):
+        rest.sort(key=lambda r: -r["ratio"])
+    else:
+        rest.sort(key=lambda r: r["ms"])
+    return final + rest
 
 
 def table(records: Sequence[Mapping[str, Any]], limit: int = 20) -> str:
@@ -85,6 +94,8 @@ def table(records: Sequence[Mapping[str, Any]], limit: int = 20) -> str:
         value, unit = throughput({**r, "ms": r.get("final_ms") or r["ms"]})
         ratio = r.get("final_ratio") or r.get("ratio")
         status = "ok" + (" (tie)" if r.get("tie") else "") + (" re-timed" if r.get("final_ms") else "")
+        if r.get("untuned"):
+            status += ", untuned"
         rows.append(
             (
                 str(i),

@@ -42,6 +42,7 @@ class Search:
         self._order = self._exhaustive() if self.mode == "exhaustive" else self._random()
         self._study: Any = None
         self._trials: dict[str, Any] = {}
+        self.note = ""  # what the report should say about the search
 
     @property
     def total(self) -> int:
@@ -162,7 +163,12 @@ class Search:
         return self.space.point(values)
 
     def _ask_guided(self) -> Point | None:
-        study = self._study_now()
+        try:
+            study = self._study_now()
+        except ImportError:  # optuna is a dependency, but a bare environment may lack it: random instead
+            self.note = "Optuna is not installed: a random search instead of the guided one"
+            self.switch("random")
+            return self.ask()
         dists = self._distributions()
         for _ in range(64):
             trial = study.ask(dists)

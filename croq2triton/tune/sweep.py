@@ -549,13 +549,20 @@ class Sweep:
         for r in latest.values():
             if r.get("size") in per_size and r.get("point_key") is not None:
                 per_size[r["size"]].append(dict(r))
+        seed = self.t.space.seed().key()
+        for recs in per_size.values():
+            for r in recs:
+                r["untuned"] = r.get("point_key") == seed
         if bench is not None:
             for size, recs in per_size.items():
                 self.retime(bench, size, recs)
         lines = []
+        if search is not None and search.note:
+            lines.append(f"search: {search.note}")
         for size, recs in per_size.items():
             lines.append(f"== {self.t.func} at {size} ({self.device.get('name')}) ==")
             lines.append(table(recs))
+            lines.append(_versus_untuned(recs))
             lines.append(summary(recs, search.total if search is not None else self.t.space.size()))
             lines.append("")
         text = "\n".join(lines)
@@ -731,6 +738,27 @@ class Sweep:
                     answer = _answer(w, ready, "compile")
                     if answer is not None:
                         yield busy.pop(i), answer
+
+
+def _versus_untuned(recs: list[dict[str, Any]]) -> str:
+    """The best point against the untuned one (what the file and the schedule pick), same run."""
+    from .report import ranked
+
+    order = ranked(recs)
+    base = next((r for r in recs if r.get("untuned")), None)
+    if not order or base is None:
+        return "untuned point: not in this run's records"
+    if base.get("status") != "ok":
+        return f"untuned point: {base.get('status')} ({base.get('reason')})"
+    best = order[0]
+    b_ms, u_ms = best.get("final_ms") or best["ms"], base.get("final_ms") or base["ms"]
+    ratio = (
+        f", ratio to the vendor GEMM {best.get('final_ratio') or best.get('ratio'):.3f} (untuned "
+        + (f"{base.get('final_ratio') or base.get('ratio'):.3f})" if base.get("ratio") else "-)")
+        if best.get("ratio")
+        else ""
+    )
+    return f"best {b_ms:.4f} ms against the untuned point's {u_ms:.4f} ms ({u_ms / b_ms:.3f}x){ratio}"
 
 
 def _ties(samples: dict[str, list[float]], winner: str, candidates: list[dict[str, Any]]) -> bool:
