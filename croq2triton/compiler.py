@@ -113,7 +113,11 @@ def registers(cubin: bytes) -> int | None:
     return resource_usage(cubin).get("registers")
 
 
-_USAGE = {"registers": re.compile(r"REG:(\d+)"), "stack": re.compile(r"STACK:(\d+)"), "local": re.compile(r"LOCAL:(\d+)")}
+_USAGE = {
+    "registers": re.compile(r"REG:(\d+)"),
+    "stack": re.compile(r"STACK:(\d+)"),
+    "local": re.compile(r"LOCAL:(\d+)"),
+}
 
 
 def resource_usage(cubin: bytes) -> dict[str, int]:

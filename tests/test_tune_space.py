@@ -168,3 +168,28 @@ def test_best_json_format(tmp_path: Path) -> None:
     assert data["winners"][0]["point"]["defines"] == {"A": "2"} and data["winners"][0]["ms"] == 1.1
     assert Point.from_json(data["winners"][0]["point"]) == Point.of({"A": 2})
     json.dumps(data)
+
+
+def test_a_divisibility_the_source_asserts_prunes_the_point_at_those_sizes() -> None:
+    from croq2triton.tune.workers import prepare
+
+    text = """#ifndef BLOCK
+#define BLOCK 64
+#endif
+__co__ void twice(global f32 [N] x, global f32 [N] y) {
+  assert(N % BLOCK == 0, "N must be a multiple of BLOCK");
+  parallel p by N / BLOCK : block, t by BLOCK : thread
+    y.at(p # t) = 2.0f * x.at(p # t);
+}
+"""
+    sizes = {"N=1000": {"N": 1000}, "N=1024": {"N": 1024}}
+    msg = {"op": "prepare", "text": text, "filename": "asrt.co", "func": "twice", "schedule": "source"}
+    msg.update(point=Point.of({"BLOCK": 64}).to_json(), sizes=sizes, compile=False)
+    ans = prepare(msg)
+    assert ans["status"] == "ready" and ans["sizes"]["N=1024"]["status"] == "ready"
+    refused = ans["sizes"]["N=1000"]
+    assert refused["status"] == "pruned" and refused["stage"] == "launch"
+    assert (
+        refused["reason"]
+        == "the launcher refuses these sizes: twice: assertion failed: N must be a multiple of BLOCK (line 5)"
+    )
