@@ -546,10 +546,11 @@ class Sweep:
         latest: dict[str, dict[str, Any]] = {}
         for r in self.records:
             latest[r["key"]] = r
-        for r in latest.values():
-            if r.get("size") in per_size and r.get("point_key") is not None:
-                per_size[r["size"]].append(dict(r))
         seed = self.t.space.seed().key()
+        for r in latest.values():  # this run's space (and the untuned point): a cache may hold more
+            ours = r.get("point_key") == seed or self._in_space(r.get("point") or {})
+            if r.get("size") in per_size and r.get("point_key") is not None and ours:
+                per_size[r["size"]].append(dict(r))
         for recs in per_size.values():
             for r in recs:
                 r["untuned"] = r.get("point_key") == seed
@@ -591,6 +592,16 @@ class Sweep:
             f"tune: {timed} timed record(s) in {time.time() - self.start:.1f} s; wrote {self.out / 'table.txt'}, "
             f"{self.out / 'best.json'}, {self.out / 'tune.png'}"
         )
+
+    def _in_space(self, point: dict[str, Any]) -> bool:
+        try:
+            values = self.t.space.values_of(Point.from_json(point))
+        except (ValueError, TypeError):
+            return False
+        swept = {p.name for p in self.t.space.swept}
+        p = Point.from_json(point)
+        names = set(dict(p.defines)) | {f"{k}.{f}" for k, fs in p.kernels for f, _ in fs}
+        return names <= swept and all(values[q.name] in q.values for q in self.t.space.swept)
 
     def retime(self, bench: Any, size: str, recs: list[dict[str, Any]], rounds: int = 3) -> None:
         """Time the best few of ``size`` again, interleaved, until the winner's lead is outside the
