@@ -36,12 +36,13 @@ def translate_full(
 ) -> Translation:
     """Translate and return the module text with every diagnostic.
 
-    ``schedule="source"`` (the default) keeps the tiles, stages and roles the source states;
-    ``"auto"`` lets the translator pick stages, warps and program order (same results, different
-    schedule).  ``allow_tf32``: dots on f32 operands may use TF32 products (10-bit mantissas);
-    without it they keep IEEE f32 products (``f32_precision`` names one of ``ieee``, ``tf32x3``,
-    ``tf32``).  ``point``: a tuning point (values of the source's ``#define`` parameters, which win
-    over ``defines``, and of the schedule fields of named kernels; ``croq2triton tune`` writes them).
+    ``schedule="source"`` keeps the tiles, stages and roles the source states; ``"auto"`` lets the
+    translator pick stages, warps and program order (same results, different schedule).
+    ``allow_tf32``: dots on f32 operands may use TF32 products (10-bit mantissas); without it they
+    keep IEEE f32 products (``f32_precision`` names one of ``ieee``, ``tf32x3``, ``tf32``).
+    ``point``: a tuning point (values of the source's ``#define`` parameters, which win over
+    ``defines`` and over the file's own unguarded ``#define`` of the name, and of the schedule
+    fields of named kernels; ``croq2triton tune`` writes them).
     ``options`` gives all of these as one value (croq2triton/options.py).
 
     ``config``: what ``croq2triton tune`` found (a best.json's path, a dict of its form, or a
@@ -66,8 +67,9 @@ def translate_full(
     check_text(source, name)
     REGISTRY.add(name, source)
     defs = {k: str(v) for k, v in (defines or {}).items()}
-    defs.update(options.point.defines)
-    tu = parse(source, name, defines=defs, dialect=dialect)
+    # the point's defines win over -D and over the file's own #define of the name (a swept parameter)
+    forced = dict(options.point.defines)
+    tu = parse(source, name, defines={k: v for k, v in defs.items() if k not in forced}, dialect=dialect, forced=forced)
     warnings = check_unit(tu)
     out = emit_module(tu, os.path.basename(name), options)
     out.diagnostics = list(warnings) + out.diagnostics

@@ -1,4 +1,4 @@
-"""Command line: ``croq2triton parse|check ...``."""
+"""Command line: ``croq2triton parse|check|translate|compile|run|tune ...``."""
 
 from __future__ import annotations
 
@@ -306,6 +306,37 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    from .tune.sweep import Config, Sweep, list_parameters, parse_duration
+
+    cfg = Config(
+        path=args.file,
+        func=args.tune_func,
+        sizes=args.size or [],
+        dtype=args.dtype,
+        schedule=args.schedule,
+        f32_precision=args.f32_precision,
+        defines=_defines(args.define),
+        params=args.param or [],
+        budget_s=parse_duration(args.budget) if args.budget else None,
+        search=args.search,
+        jobs=args.jobs or 0,
+        gpus=args.gpus,
+        ray=args.ray,
+        out=args.out,
+        cache=args.cache,
+        dry_run=args.dry_run,
+        timeout_s=parse_duration(args.timeout) if args.timeout else None,
+        time_per_point_s=args.time_per_point,
+        top_k=args.top,
+    )
+    if args.list:
+        print(list_parameters(cfg))
+        return 0
+    sweep = Sweep(cfg)
+    return sweep.dry_run() if cfg.dry_run else sweep.run()
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="croq2triton", description="Translate Croqtile (.co) kernels into Triton.")
     ap.add_argument("--version", action="version", version=f"croq2triton {__version__}")
@@ -470,6 +501,62 @@ def build_parser() -> argparse.ArgumentParser:
     schedule(p)
     precision(p)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "tune",
+        help="sweep a kernel's schedule space: pruned, compiled in parallel, verified, timed, cached (docs/tune.md)",
+        description="Sweep the parameters of one __co__ function (its #define values, the fields of each kernel's "
+        "schedule) at the given sizes: points are pruned with their reasons, compiled in worker processes, checked "
+        "against the default translation (and float64 torch for GEMMs) and timed; every result is appended to a "
+        "JSON-lines cache (a rerun does only what is new); the end re-times the best and writes table.txt, "
+        "best.json and tune.png to --out. Without a GPU the kernels run in Triton's interpreter with a CPU timer.",
+    )
+    p.add_argument("file", metavar="FILE")
+    p.add_argument(
+        "--func", dest="tune_func", metavar="NAME", help="the function to tune (needed when the file has several)"
+    )
+    p.add_argument("-D", dest="define", action="append", metavar="NAME[=VAL]", help="define a macro")
+    p.add_argument(
+        "--size", action="append", metavar="M=..,N=..", help="sizes to tune at (repeatable: one winner each)"
+    )
+    p.add_argument("--dtype", metavar="TYPE", help="write the source's f16 element types as TYPE (bf16, f8_e4m3, ...)")
+    schedule(p)
+    precision(p)
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUES",
+        help="a parameter and its values (repeatable): WARP_N=64..256:8, block_n=64,128,256, num_stages=1..4, "
+        "persistent=true,false, factors=1x2,2x2; without --param the default space of each kernel is swept",
+    )
+    p.add_argument("--budget", metavar="TIME", help="wall-time budget: 10m, 90s, 1h (default: the whole space)")
+    p.add_argument(
+        "--search",
+        choices=("auto", "exhaustive", "random", "guided"),
+        default="auto",
+        help="auto (default): exhaustive while the space fits the budget, else guided (Optuna TPE)",
+    )
+    p.add_argument("--jobs", type=int, metavar="N", help="compile worker processes (default: one per core)")
+    p.add_argument(
+        "--gpus",
+        metavar="all|0,1",
+        help="benchmark on these GPUs, one worker each (without a GPU: interpreter stand-ins)",
+    )
+    p.add_argument(
+        "--ray", metavar="ADDRESS", help="run the sweep's points as tasks on this Ray cluster ('local': start one)"
+    )
+    p.add_argument("--out", metavar="DIR", help="where table.txt, best.json, tune.png go (default tune-FILE-FUNC)")
+    p.add_argument("--cache", metavar="DIR", help="the JSON-lines cache directory (default OUT/cache; shareable)")
+    p.add_argument("--timeout", metavar="TIME", help="per point and size: a worker silent this long is killed")
+    p.add_argument(
+        "--time-per-point", type=float, metavar="S", help="seconds of timing per point (default 0.25 on a GPU)"
+    )
+    p.add_argument("--top", type=int, default=5, metavar="K", help="points re-timed at the end and kept in best.json")
+    p.add_argument(
+        "--dry-run", action="store_true", help="print every point as kept or pruned (with why); no compiling"
+    )
+    p.add_argument("--list", action="store_true", help="print the parameters: current value, values, what each changes")
+    p.set_defaults(func=cmd_tune)
     return ap
 
 

@@ -35,7 +35,6 @@ _DOT = re.compile(
     r"= (?:ttng\.warp_group_dot|tt\.dot)\b[^\n]*?:\s*(?:!ttg\.memdesc|tensor)<(\d+)x(\d+)x[^\n]*?\*\s*(?:!ttg\.memdesc|tensor)<(\d+)x(\d+)x"
 )
 _TENSOR = re.compile(r"tensor<((?:\d+x)+)[a-z!]")
-_REG = re.compile(r"REG:(\d+)")
 # a buffer of a multi-buffered shared allocation (a pipelined loop's stages): memdesc<N x ...>
 _STAGED = re.compile(r"ttg\.memdesc_index [^\n]*?: !ttg\.memdesc<(\d+)x")
 
@@ -111,6 +110,28 @@ def _product(dims: Sequence[int]) -> int:
 
 def registers(cubin: bytes) -> int | None:
     """Registers per thread, from ``cuobjdump --dump-resource-usage`` (shipped in Triton's wheel)."""
+    return resource_usage(cubin).get("registers")
+
+
+_USAGE = {
+    "registers": re.compile(r"REG:(\d+)"),
+    "stack": re.compile(r"STACK:(\d+)"),
+    "local": re.compile(r"LOCAL:(\d+)"),
+}
+
+
+def resource_usage(cubin: bytes) -> dict[str, int]:
+    """Registers per thread and the bytes of stack and local memory (spilled registers) a thread
+    uses, from ``cuobjdump --dump-resource-usage`` (shipped in Triton's wheel); empty where the tool
+    or the cubin is missing."""
+    out = _dump_resource_usage(cubin)
+    if out is None:
+        return {}
+    found = {k: r.search(out) for k, r in _USAGE.items()}
+    return {k: int(m.group(1)) for k, m in found.items() if m}
+
+
+def _dump_resource_usage(cubin: bytes) -> str | None:
     import triton
 
     tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
@@ -125,8 +146,7 @@ def registers(cubin: bytes) -> int | None:
             )
         except (OSError, subprocess.SubprocessError):
             return None
-    found = _REG.search(out.stdout)
-    return int(found.group(1)) if found else None
+    return out.stdout
 
 
 def _configured(launches: list[Any]) -> list[tuple[Any, str]]:

@@ -143,8 +143,9 @@ def _dim(d: A.Expr, p: A.Param, values: dict[str, Value]) -> int:
     raise CroqError(f"cannot build a random input for parameter '{p.name}'", p.span)
 
 
-def make_inputs(fn: A.CoFunction, values: dict[str, Value], device: str, seed: int = 0) -> Inputs:
-    """Random inputs (normal floats, small integers, random bools) and poisoned outputs."""
+def make_inputs(fn: A.CoFunction, values: dict[str, Value], device: str, seed: int = 0, empty: bool = False) -> Inputs:
+    """Random inputs (normal floats, small integers, random bools) and poisoned outputs; ``empty``:
+    uninitialised tensors of the same shapes and dtypes (for recording launches, which read none)."""
     import torch
 
     from .runtime.poison import can_poison, poisoned
@@ -170,7 +171,9 @@ def make_inputs(fn: A.CoFunction, values: dict[str, Value], device: str, seed: i
             if et.torch is None:
                 raise CroqError(f"parameter '{p.name}': no torch type for '{t.elem}'", p.span)
             dtype = getattr(torch, et.torch)
-            if p.name in only and can_poison(dtype):
+            if empty:
+                x = torch.empty(*dims, dtype=dtype, device=device)
+            elif p.name in only and can_poison(dtype):
                 x = poisoned(tuple(dims), dtype, device)
                 out.poisoned.append(p.name or "")
             elif et.is_float:

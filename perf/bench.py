@@ -93,9 +93,14 @@ def bench_gemms(
     only: set[str] | None = None,
     dtype: str = "f16",
     with_auto: bool = True,
+    timer: str = "do_bench",
 ) -> list[dict[str, object]]:
     import torch
     import triton
+
+    from croq2triton.tune.timing import Timer
+
+    tune_timer = Timer("cuda") if timer == "tune" else None
 
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     funcs = {}
@@ -149,11 +154,22 @@ def bench_gemms(
         pairs: dict[str, list[float]] = {k: [] for k in live}
         for _ in range(rounds):
             for label, (f, out) in live.items():
-                c = triton.testing.do_bench(lambda a=a, b=b: torch.matmul(a, b.T), warmup=25, rep=200)
-                t = triton.testing.do_bench(lambda f=f, o=out, a=a, b=b: f(a, b, o), warmup=25, rep=200)
+                if tune_timer is not None:  # croq2triton's own method (tune/timing.py): graphs, interleaved, paired
+                    timed = tune_timer.measure(
+                        {
+                            "cuBLAS": lambda a=a, b=b: torch.matmul(a, b.T),
+                            label: lambda f=f, o=out, a=a, b=b: f(a, b, o),
+                        },
+                        budget_s=0.4,
+                    )
+                    c, t = timed.ms("cuBLAS"), timed.ms(label)
+                    pairs[label].append(timed.ratio("cuBLAS", label))
+                else:
+                    c = triton.testing.do_bench(lambda a=a, b=b: torch.matmul(a, b.T), warmup=25, rep=200)
+                    t = triton.testing.do_bench(lambda f=f, o=out, a=a, b=b: f(a, b, o), warmup=25, rep=200)
+                    pairs[label].append(c / t)
                 times["cuBLAS"].append(c)
                 times[label].append(t)
-                pairs[label].append(c / t)
         base = median_of_rounds(times["cuBLAS"])
         rows.append(
             {
@@ -408,6 +424,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default="4096,8192,4000")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--timer",
+        choices=("do_bench", "tune"),
+        default="do_bench",
+        help="GEMM timing: triton.testing.do_bench pairs (default), or croq2triton tune's method "
+        "(croq2triton/tune/timing.py: L2 flushed, CUDA graphs, interleaved rounds, paired ratios)",
+    )
     ap.add_argument("--dtypes", default="f16,bf16", help="GEMM element types (bf16: the sources' f16 rewritten)")
     ap.add_argument("--only", default=None, help="comma-separated GEMM labels (v0,v1,...); default all")
     ap.add_argument("--no-gemm", action="store_true", help="only the elementwise kernels against a device copy")
@@ -449,7 +472,7 @@ def main() -> int:
         row
         for dt in ([] if args.no_gemm else args.dtypes.split(","))
         for row in bench_gemms(
-            [int(s) for s in args.shapes.split(",")], shared, args.rounds, only, dt, not args.source_only
+            [int(s) for s in args.shapes.split(",")], shared, args.rounds, only, dt, not args.source_only, args.timer
         )
     ]
     elem = bench_elementwise(args.rounds) if only is None else []

@@ -172,3 +172,17 @@ def test_preprocessor_errors(src: str, message: str, line: int) -> None:
     d = ei.value.diagnostics[0]
     assert message in d.message
     assert d.span is not None and d.span.line == line
+
+
+def test_forced_defines_win_over_the_files_own_define() -> None:
+    """A tuning point's defines (``forced``) replace the file's unguarded ``#define`` and survive its
+    ``#undef``, without the redefinition warning ``-D`` gets; ``-D`` alone still loses to the file."""
+    src = "#define W 8\n__co__ void f() { x = W; }\n#undef W\n#define W 4\n__co__ void g() { y = W; }\n"
+    forced = preprocess(src, "t.co", forced={"W": "16"})
+    assert "x = 16;" in forced.text and "y = 16;" in forced.text
+    assert not forced.warnings
+    plain = preprocess(src, "t.co", defines={"W": "16"})
+    assert "x = 8;" in plain.text and "y = 4;" in plain.text
+    assert any("redefined" in w.message for w in plain.warnings)
+    local = preprocess("__co__ void f() {\n#define W 2\n  x = W;\n}\n", "t.co", forced={"W": "32"})
+    assert "x = 32;" in local.text

@@ -54,18 +54,22 @@ def parse(
     *,
     defines: dict[str, str] | None = None,
     dialect: str = "default",
+    forced: dict[str, str] | None = None,
 ) -> A.TranslationUnit:
-    """Parse a whole .co text.  Raises :class:`CroqError` with every function's first error."""
+    """Parse a whole .co text.  Raises :class:`CroqError` with every function's first error.
+    ``forced``: defines that win over the file's own ``#define`` (a tuning point's, see preprocess)."""
     if dialect not in DIALECTS:
         raise CroqError(f"unknown dialect '{dialect}'", hint="use 'default' or 'upstream'")
     try:
-        return _parse(source, filename, defines, dialect)
+        return _parse(source, filename, defines, dialect, forced)
     except RecursionError:
         raise CroqSyntaxError("the program is nested too deeply to process", Span.at(filename, 1, 1)) from None
 
 
-def _parse(source: str, filename: str, defines: dict[str, str] | None, dialect: str) -> A.TranslationUnit:
-    pp = preprocess(source, filename, defines)
+def _parse(
+    source: str, filename: str, defines: dict[str, str] | None, dialect: str, forced: dict[str, str] | None = None
+) -> A.TranslationUnit:
+    pp = preprocess(source, filename, defines, forced)
     parser = Parser.get()
     items: list[A.TopItem] = []
     errors: list[Diagnostic] = []

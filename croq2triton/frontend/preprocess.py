@@ -44,6 +44,7 @@ class Macro:
     body: str
     span: Span | None = None
     command_line: bool = False  # seeded by ``-D NAME=VALUE``
+    forced: bool = False  # a tuning point's value: the file's own ``#define`` / ``#undef`` of it is ignored
 
     @property
     def origin(self) -> str:
@@ -110,12 +111,16 @@ Piece = tuple[str, int, int, bool]
 
 
 class Preprocessor:
-    def __init__(self, text: str, filename: str, defines: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, text: str, filename: str, defines: dict[str, str] | None = None, forced: dict[str, str] | None = None
+    ) -> None:
         self.src = text
         self.filename = filename
         self.globals: dict[str, Macro] = {}
         for name, value in (defines or {}).items():
             self.globals[name] = Macro(name, None, "1" if value is None else str(value), command_line=True)
+        for name, value in (forced or {}).items():
+            self.globals[name] = Macro(name, None, "1" if value is None else str(value), command_line=True, forced=True)
         self.warnings: list[Diagnostic] = []
         self.cmdline_uses: list[MacroUse] = []
         self.locals: dict[str, Macro] | None = None
@@ -292,7 +297,9 @@ class Preprocessor:
             name_m = _IDENT.match(rest_nc)
             if not name_m:
                 raise self.error("#undef needs a macro name", phys, col, len(word))
-            self.macros.pop(name_m.group(0), None)
+            old = self.macros.get(name_m.group(0))
+            if old is None or not old.forced:  # a tuning point's value stays
+                self.macros.pop(name_m.group(0), None)
             if not in_co:
                 self._emit([(text, logical, 1, True)])
             return
@@ -367,6 +374,8 @@ class Preprocessor:
                 body = "1"
         table = self.macros
         old = table.get(name)
+        if old is not None and old.forced and params is None:
+            return  # a tuning point sets this parameter: the file's own value gives way (no warning)
         if old is not None and (old.params is not None or params is not None):
             raise self.error(
                 f"function-like macro '{name}' is redefined",
@@ -962,7 +971,14 @@ def _apply_exact(op: str, a: int, b: int) -> int:
     return ops[op]()
 
 
-def preprocess(text: str, filename: str = "<input>", defines: dict[str, str] | None = None) -> PPResult:
-    """Run the preprocessor and split the file into regions."""
+def preprocess(
+    text: str, filename: str = "<input>", defines: dict[str, str] | None = None, forced: dict[str, str] | None = None
+) -> PPResult:
+    """Run the preprocessor and split the file into regions.
+
+    ``defines`` seed the macro table as ``-D`` does (a later ``#define`` in the file wins, with a
+    warning); ``forced`` ones are a tuning point's values (croq2triton/options.py ``Point``): they win
+    over the file's own ``#define`` and ``#undef`` of the name, silently, so that a sweep can vary a
+    parameter the file defines without an ``#ifndef`` guard."""
     REGISTRY.add(filename, text)
-    return Preprocessor(text, filename, defines).run()
+    return Preprocessor(text, filename, defines, forced).run()
