@@ -18,7 +18,7 @@ from ..frontend import ast as A
 from ..frontend.preprocess import MacroUse
 from .calls import arity_errors, unknown_calls
 from .consteval import const_int, constant_values
-from .levels import thread_count_errors
+from .levels import thread_count_warnings, unit_thread_errors
 from .returns import return_errors
 from .scopes import Binding, Resolution, resolve
 from .swizzle import swizzle_errors
@@ -220,7 +220,8 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(swizzle_errors(fn))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
-            errors.extend(thread_count_errors(s, value))
+            warnings.extend(thread_count_warnings(s, value))
+            errors.extend(unit_thread_errors(s, value))
     warnings.extend(chunkat_warnings(fn, res, value))
     for check in FUNCTION_CHECKS:
         errors.extend(check(fn))
