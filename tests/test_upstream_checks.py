@@ -391,6 +391,30 @@ def test_empty_index_ranges() -> None:
     assert len(errors(src)) == 3
 
 
+# ---- mma.fill of an operand fragment ------------------------------------------------------------
+
+FILL = """__co__ void f(global f16 [64, 32] a, global f16 [32, 64] b, global f32 [64, 64] out) {{
+  parallel p by 1 : block {{
+    mc = mma.fill 0.0f;
+    parallel g by 4 : group {{
+      ma = mma.load a.subspan(16, 32).at(g, 0);
+      mb = mma.load b;
+      {fill}
+      mma.row.col mc, ma, mb;
+      mma.store mc, out.subspan(16, 64).at(g, 0);
+    }}
+  }}
+}}
+"""
+
+
+def test_mma_fill_is_for_accumulators() -> None:
+    d = error_at(FILL.format(fill="mma.fill ma, 0.0f;"), "7:7", "'mma.fill' re-initialises an accumulator; 'ma' is")
+    assert "'mma.load' filled (line 5)" in d.message
+    passes(FILL.format(fill="mma.fill mc, 0.0f;"))
+    passes(FILL.format(fill="ma = mma.fill 0.0f;\n      mma.fill ma, 1.0f;"))  # a new accumulator of that name
+
+
 # ---- every negative test of the shared corpus -------------------------------------------------------
 
 # An upstream message (after 'error:') and what croq2triton's says in its place; a message not here
@@ -420,6 +444,7 @@ SAME_MEANING: list[tuple[str, str]] = [
     (r"^the parameter with an unbounded dimension must be global", r"has an unbounded dimension '\?\?'"),
     (r"^zero value is deduced for the mdspan", r"an extent below 1 gives no index"),
     (r"^bound (-?\d+) in parallelby is invalid", r"a parallel bound is at least 1"),
+    (r"^only the acc of mma operation can be used in fill op", r"'mma\.fill' re-initialises an accumulator"),
 ]  # fmt: skip
 
 CHECK_ERROR = re.compile(r"^//\s*([A-Z][A-Z0-9-]*):\s*(?:(?:(\S+?):)?(\d+)\.(\d+):\s*)?error:\s*(.*)$")

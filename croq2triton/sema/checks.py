@@ -21,6 +21,7 @@ from .attributes import attribute_errors
 from .blanks import blank_index_errors
 from .calls import arity_errors, unknown_calls
 from .consteval import const_int, constant_values
+from .fills import fill_errors
 from .levels import thread_count_warnings, unit_thread_errors
 from .params import unbounded_param_errors
 from .ranges import range_errors
@@ -50,6 +51,7 @@ FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
     tma_box_errors,
     unbounded_param_errors,
     range_errors,
+    fill_errors,
 )
 
 
