@@ -15,7 +15,7 @@ from kernel_util import assert_close, poisoned, randn
 
 from croq2triton.api import load, translate_full
 from croq2triton.cli import main
-from croq2triton.errors import CroqWarning
+from croq2triton.errors import CroqSemanticError, CroqWarning
 from croq2triton.tir import expr as E
 
 # ---- more than 1024 threads in a block: the lanes of a tensor, a warning -------------------------
@@ -199,3 +199,56 @@ def test_run_gives_an_unnamed_scalar_parameter_its_default(tmp_path: Path, capsy
     out = capsys.readouterr()
     assert "internal error" not in out.err
     assert "f(_arg0=1, x[300], _arg2=1.0, y[300]): ran on" in out.out
+
+
+# ---- a refusal names its construct as the source spells it, and refuses that function alone -------
+
+REFUSED = """__co__ void ternary_grid(global f32 [N] a, global f32 [N] out) {
+  parallel p by (N > 4 ? 2 : 1) : block, t by 64 : thread
+    out.at(p # t) = a.at(p # t);
+}
+__co__ void inline_ptx(global f32 [N] a) {
+  parallel p by 1 : block {
+    asm volatile("nop;");
+  }
+}
+__co__ void host_array(global f32 [N] a) {
+  global f32 [N] parts[2];
+  parallel p by 1 : block { a.at(p) = 1.0f; }
+}
+__co__ void fine(global f32 [N] a, global f32 [N] out) {
+  parallel p by cdiv(N, 64) : block, t by 64 : thread
+    out.at(p # t) = a.at(p # t) + 1.0f;
+}
+"""
+
+
+def test_refusals_name_the_construct_as_written() -> None:
+    out = translate_full(REFUSED, filename="refused.co")
+    assert out.lowered == ["fine"]
+    said = {name: (e.diagnostics[0].message, e.diagnostics[0].span) for name, e in out.failed.items()}
+    message, span = said["ternary_grid"]
+    assert message == "croq2triton does not translate a grid bound of this form: 'N > 4 ? 2 : 1'"
+    assert span is not None and (span.line, span.col) == (2, 18)
+    message, span = said["inline_ptx"]
+    assert message.startswith("croq2triton does not translate inline 'asm(...)'")  # as written, not '__asm__'
+    assert span is not None and (span.line, span.col) == (7, 5)
+    message, _ = said["host_array"]
+    assert message == "cannot lower the array of global buffers 'parts[...]' at host level to Triton yet"
+
+
+def test_host_level_mistakes_are_the_users_not_refusals() -> None:
+    src = """__co__ void f(global f32 [N] a) {
+  mdspan s : a;
+  parallel p by 1 : block { a.at(p) = 1.0f; }
+}
+__co__ void g(global f32 [N] a, global f32 [N] b) {
+  c = select(3, a, b);
+  parallel p by 1 : block { a.at(p) = 1.0f; }
+}
+"""
+    failed = translate_full(src, filename="m.co").failed
+    assert isinstance(failed["f"], CroqSemanticError)
+    assert failed["f"].message == "the mdspan 's' must be initialised with a shape, not the name 'a'"
+    assert isinstance(failed["g"], CroqSemanticError)
+    assert failed["g"].message == "select index 3 is out of range for 2 choices"

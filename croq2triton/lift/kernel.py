@@ -399,7 +399,7 @@ class Lifter(
         elif isinstance(s, A.Yield):
             self.yield_stmt(s)
         else:
-            raise NotLifted(STATEMENTS.get(type(s).__name__) or describe(s), s)
+            raise NotLifted(STATEMENTS.get(type(s).__name__, "{}").format(describe(s)), s)
 
     def roles(self, s: A.Parallel) -> None:
         """Warp roles as one sequential program (lift/collapse.py); its rings become buffers and
@@ -673,9 +673,9 @@ class Lifter(
         return None if _calls(out, "num_programs") else E.fold(out)
 
 
-# statements with no Triton form, as the diagnostic that refuses them names them
+# statements with no Triton form: why, after the construct as the source spells it ('{}')
 STATEMENTS = {
-    "Asm": "inline asm (Triton kernels take no PTX or C++ asm statements)",
+    "Asm": "{} (Triton kernels take no PTX or C++ asm statements)",
 }
 
 TILE_WORK = (A.Apply, A.MmaOp, A.MmaFill, A.MmaStore, A.FragOp)
