@@ -143,6 +143,16 @@ TRIGGER = """__co__ void f(global f16 [64, 64] input, global f16 [64, 64] out) {
             "7:24",
             "from shared memory to global memory (a TMA store has no completion event)",
         ),
+        (
+            "st = tma.copy.async tile => local;\n    trigger full after st;",
+            "7:24",
+            "'st' is the future of a 'tma.copy.async' into local memory (a TMA load writes shared memory)",
+        ),
+        (
+            "st = tma.copy.async tile => shared;\n    trigger full after st;",
+            "7:24",
+            "'st' is the future of a 'tma.copy.async' from shared memory (only a load from global memory completes",
+        ),
         ("trigger full after tile;", "6:24", "'trigger ... after' takes futures; 'tile' is spanned data"),
         (
             "load = tma.copy.async input => tile;\n    trigger full, done after load;",
@@ -206,6 +216,7 @@ def test_a_tma_pipeline_binds_its_loads() -> None:
         )
     )
     passes(TRIGGER.format(body="load = dma.copy.async input => tile;\n    wait load;\n    trigger full;"))
+    passes(TRIGGER.format(body="load = tma.copy.async input => shared;\n    trigger full after load;"))
 
 
 # ---- '_' as an index --------------------------------------------------------------------------------
@@ -460,7 +471,7 @@ def _matches(want: str, got: list[str]) -> bool:
     for pattern, ours in SAME_MEANING:
         m = re.search(pattern, w)
         if m:  # the groups of upstream's words, taken literally into ours
-            expected = re.sub(r"\\(\d)", lambda g: re.escape(m.group(int(g.group(1)))), ours).lower()
+            expected = re.sub(r"\\(\d)", lambda g, m=m: re.escape(m.group(int(g.group(1)))), ours).lower()
             return any(re.search(expected, _norm(g)) for g in got)
     return any(w in _norm(g) for g in got)
 

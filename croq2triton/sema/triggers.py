@@ -1,7 +1,7 @@
 """``trigger e after f1, f2;`` (LANGUAGE.md 7.10): the completion of asynchronous global-to-shared
 TMA futures is bound to one shared event, without waiting.  It is an error for any other future: a
 DMA future or a synchronous copy (no completion the event can be bound to), a TMA store (shared to
-global), an MMA future, a future already waited (``wait f`` before it: trigger the event directly),
+global) or any other copy from shared memory or into local memory, an MMA future, a future already waited (``wait f`` before it: trigger the event directly),
 and for something that is no future.  Several futures joined on ``e.at(order++)`` would advance the
 order once per future: the order is advanced in a statement of its own.
 
@@ -143,14 +143,19 @@ def _not_native(p: A.Stmt, storage: dict[str, str]) -> str | None:
         return f"the future of a '{what}' (a DMA copy has no completion event)"
     if not p.is_async:
         return f"the future of a '{what}', which is synchronous"
-    dst = "shared" if p.dst_storage and isinstance(p.dst, A.Name) and p.dst.name == "shared" else None
-    if dst is None:
+    if p.dst_storage and isinstance(p.dst, A.Name) and p.dst.name in ("shared", "local"):
+        dst: str | None = p.dst.name  # '=> shared' / '=> local': a buffer made by the copy
+    else:
         root = root_name(p.dst)
         dst = storage.get(root.name) if root is not None else None
     src_root = root_name(p.src)
     src = storage.get(src_root.name) if src_root is not None else None
-    if src == "shared" and dst in ("global", None):
+    if src == "shared" and dst == "global":
         return f"the future of a '{what}' from shared memory to global memory (a TMA store has no completion event)"
+    if dst == "local":
+        return f"the future of a '{what}' into local memory (a TMA load writes shared memory)"
+    if src == "shared":
+        return f"the future of a '{what}' from shared memory (only a load from global memory completes an event)"
     return None
 
 
