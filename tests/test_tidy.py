@@ -103,6 +103,7 @@ def test_adjacent_strings_and_spelled_numbers_stay_as_written() -> None:
 
 
 def test_format_is_ruff_format() -> None:
+    pytest.importorskip("ruff", reason="ruff is not installed here (the GPU machine): format_source keeps the text")
     out = format_source("x = [1,\n  2]\ny = {'a':1}\n")
     assert out == 'x = [1, 2]\ny = {"a": 1}\n'
 
