@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import ast
 import pickle
+import sys
+import types
 from pathlib import Path
 
 import pytest
 
-from croq2triton.errors import REGISTRY, CroqWarning, Diagnostic, Span
+from croq2triton.errors import REGISTRY, CroqError, CroqWarning, Diagnostic, Span
 
 TESTS = Path(__file__).resolve().parent
 
@@ -47,3 +49,26 @@ def test_no_test_module_changes_the_environment_when_imported(path: Path) -> Non
     tree = ast.parse(path.read_text())
     top = [s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.ClassDef, ast.If))]
     assert not [ast.unparse(s) for s in top if _sets_environ(s)]
+
+
+def _helper(x):  # noqa: ANN001, ANN202 - a stand-in for a runtime helper's @triton.jit function
+    return x + 1
+
+
+def test_the_interpreter_after_compiled_helpers_is_refused_with_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    # libmath / atomics are built for the mode in force at their first import: interpreted kernels
+    # calling their compiled helpers would fail inside Triton ("Cannot call @triton.jit'd outside ...")
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    from croq2triton.api import load_source
+
+    helpers = types.ModuleType("croq2triton.runtime.libmath")
+    helpers.h = JITFunction(_helper)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "croq2triton.runtime.libmath", helpers)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    with pytest.raises(CroqError, match=r"runtime helpers libmath were loaded compiled\); kernels in the interpreter"):
+        load_source("x = 1\n", "croq2triton_gen_worker_state_a", interpret=True)
+    helpers.h = InterpretedFunction(_helper)  # type: ignore[attr-defined]
+    assert load_source("x = 1\n", "croq2triton_gen_worker_state_b", interpret=True).x == 1
+    monkeypatch.delitem(sys.modules, "croq2triton_gen_worker_state_b")
