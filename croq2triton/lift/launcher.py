@@ -229,12 +229,16 @@ class LauncherLifting(HostFlow):
             if isinstance(v, E.Expr):
                 v = Shape((v,))
             if not isinstance(v, Shape):
-                raise self.error("an mdspan must be initialised with a shape", s.value)
+                raise self.invalid(
+                    f"the mdspan '{s.name}' must be initialised with a shape, not {describe(s.value)}", s.value
+                )
             self.names[s.name] = v
         elif isinstance(s, A.ItupleDecl):
             v = self.value(s.value)
             if not isinstance(v, ITuple):
-                raise self.error("an ituple must be initialised with {...}", s.value)
+                raise self.invalid(
+                    f"the ituple '{s.name}' must be initialised with {{...}}, not {describe(s.value)}", s.value
+                )
             self.names[s.name] = v
         elif isinstance(s, A.SpannedDecl):
             self.buffer(s)
@@ -282,7 +286,7 @@ class LauncherLifting(HostFlow):
             init = d.init if d.init is not None else d.fill
             assert init is not None
             if isinstance(init, A.Call):
-                raise self.error("calls cannot be lowered to Triton", init)
+                raise self.error(f"cannot lower {describe(init)} at host level to Triton", init)
             v = self.evaluate(init)
             self.bind_scalar(d.name, v, s.type or self.croq_type(v), s.mutable, d)
 
@@ -314,17 +318,17 @@ class LauncherLifting(HostFlow):
             self.body.append(H.ElemSet(t.name, t.host, index, v, line=line))
             return
         if not isinstance(a.target, A.Name):
-            raise self.error("this assignment target cannot be lowered at host level", a)
+            raise self.error(f"cannot lower an assignment to {describe(a.target)} at host level to Triton", a)
         name = a.target.name
         old = self.names.get(name)
         if a.op != "=":
             if not isinstance(old, E.Var):
-                raise self.error(f"'{name}' is not a scalar", a)
+                raise self.invalid(f"'{a.op}=' updates a scalar, and '{name}' is not one", a)
             self.body.append(H.Assign(old.name, binary(a.op, old, self.evaluate(a.value)), line=line_of(a)))
             self.names[name] = E.Var(old.name, old.type)
             return
         if isinstance(a.value, A.Call):
-            raise self.error("calls cannot be lowered to Triton", a.value)
+            raise self.error(f"cannot lower {describe(a.value)} at host level to Triton", a.value)
         v = self.value(a.value)
         if self.in_flow and isinstance(v, E.Expr) and isinstance(old, E.Var):
             self.body.append(H.Assign(old.name, v, line=line_of(a)))  # a variable of an enclosing block
@@ -346,13 +350,15 @@ class LauncherLifting(HostFlow):
         if why:
             raise self.error(f"cannot lower to Triton: {why}", s)
         if s.shape is None:
-            raise self.error("'[auto]' buffers cannot be lowered yet", s)
+            raise self.error(f"cannot lower the '[auto]' buffer '{s.items[0].name}' at host level to Triton yet", s)
         dims = self.shape(s.shape)
         dtype = ir_of(s.elem)
         assert dtype is not None  # lowerable
         for d in s.items:
             if d.dims:
-                raise self.error("arrays of global buffers cannot be lowered yet", d)
+                raise self.error(
+                    f"cannot lower the array of global buffers '{d.name}[...]' at host level to Triton yet", d
+                )
             fill = self.evaluate(d.fill) if d.fill is not None else None
             self.body.append(H.Alloc(d.name, dims, dtype, fill, line=line_of(d)))
             extents = self.named_extents(dims, f"_{safe(d.name)}", d)
@@ -388,7 +394,7 @@ class LauncherLifting(HostFlow):
             self.body.append(H.Return(H.Reshape(v.tensor.host, v.dims), line=line_of(s)))
             self.returns = "tensor"
         else:
-            raise self.error("this return value cannot be lowered", s.value)
+            raise self.error(f"cannot lower the return of {describe(s.value)} to Triton", s.value)
 
     # ------------------------------------------------------------ kernels and device regions
     def expand_shape_bounds(self, top: A.Parallel) -> A.Parallel:
