@@ -1,7 +1,7 @@
 """``croq2triton tune`` sweeps, in Triton's interpreter with interpreter stand-ins for GPUs.
 
 A small element-wise kernel whose ``#define`` parameters are swept: ``BLOCK`` changes only the
-schedule (2048 does not translate: more threads than a block holds), ``SHIFT`` changes the result
+schedule (2097152 does not translate: more lanes than a Triton tensor holds), ``SHIFT`` changes the result
 (so the default translation disagrees: the point is wrong).  Faults that the interpreter cannot
 produce by itself (a compile error, a worker that dies, one that hangs) are injected with
 ``CROQ2TRITON_TUNE_FAULTS`` (croq2triton/tune/workers.py).
@@ -74,15 +74,15 @@ def test_sweep_faults_report_cache_and_two_stand_in_gpus(
         "--out",
         str(out),
     ]
-    argv += ["--param", "BLOCK=64,128,2048", "--param", "SHIFT=0,1,2"]
+    argv += ["--param", "BLOCK=64,128,2097152", "--param", "SHIFT=0,1,2"]
     assert cli_main(argv) == 0
     printed = capsys.readouterr().out
     recs = records(out / "cache")
     assert len(recs) == 9 and len(list((out / "cache").glob("*.jsonl"))) == 1  # one file, both workers' records
     pts = by_point(recs)
     for shift in (0, 1, 2):  # the translator's own diagnostic
-        r = pts[f"-DBLOCK=2048 -DSHIFT={shift}"]
-        assert r["status"] == "pruned" and "does not translate: this block has 2048 threads" in r["reason"]
+        r = pts[f"-DBLOCK=2097152 -DSHIFT={shift}"]
+        assert r["status"] == "pruned" and "does not translate a block of 2097152 threads" in r["reason"]
     assert pts["-DBLOCK=64 -DSHIFT=1"]["status"] == "failed" and pts["-DBLOCK=64 -DSHIFT=1"]["stage"] == "compile"
     died = pts["-DBLOCK=64 -DSHIFT=2"]
     assert died["status"] == "failed" and "benchmark worker died (killed by SIGSEGV)" in died["reason"]
@@ -113,7 +113,7 @@ def test_sweep_faults_report_cache_and_two_stand_in_gpus(
 
     # one more value of a parameter: only its points are evaluated
     monkeypatch.delenv("CROQ2TRITON_TUNE_FAULTS")
-    more = [a if a != "BLOCK=64,128,2048" else "BLOCK=32,64,128,2048" for a in argv]
+    more = [a if a != "BLOCK=64,128,2097152" else "BLOCK=32,64,128,2097152" for a in argv]
     assert cli_main(more) == 0
     capsys.readouterr()
     new = [f for f in (out / "cache").glob("*.jsonl") if f not in files]

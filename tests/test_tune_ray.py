@@ -36,7 +36,7 @@ def test_ray_local_cluster_streams_records_into_the_cache(
     out = tmp_path / "out"
     monkeypatch.setenv("CROQ2TRITON_TUNE_FAULTS", "-DBLOCK=32 -DSHIFT=0:die")
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
-    argv = ["tune", str(src), "--size", "N=300", "--param", "BLOCK=32,64,2048", "--param", "SHIFT=0,1"]
+    argv = ["tune", str(src), "--size", "N=300", "--param", "BLOCK=32,64,2097152", "--param", "SHIFT=0,1"]
     argv += ["--ray", "local", "--jobs", "2", "--out", str(out), "--top", "1"]
     assert cli_main(argv) == 0
     capsys.readouterr()
@@ -45,7 +45,7 @@ def test_ray_local_cluster_streams_records_into_the_cache(
     assert len(pts) == 6
     assert pts["-DBLOCK=64 -DSHIFT=0"]["status"] == "ok" and pts["-DBLOCK=64 -DSHIFT=0"]["worker"] == "ray"
     assert pts["-DBLOCK=64 -DSHIFT=1"]["status"] == "wrong"
-    assert pts["-DBLOCK=2048 -DSHIFT=0"]["status"] == "pruned"
+    assert pts["-DBLOCK=2097152 -DSHIFT=0"]["status"] == "pruned"
     died = pts["-DBLOCK=32 -DSHIFT=0"]
     assert died["status"] == "failed" and "the Ray task's worker died" in died["reason"]
     best = json.loads((out / "best.json").read_text())

@@ -1,6 +1,8 @@
 """``.sqz()`` drops the dimensions of extent 1 that the ``.subspan``, ``.view`` or ``.span_as`` before
 it made (LANGUAGE.md 7.6: ``Q.subspan(1, S, 1, D).at(b, 0, h, 0).sqz()``); a view with no such
-operation before it has no written extents for it to drop."""
+operation before it, on a tensor parameter, has no written extents for it to drop.  (A buffer or a
+copy's ``.data`` may carry extents of 1 from the view it was copied from: ``a_s.data.sqz()`` after
+``a_s = dma.copy a.subspan(1, 64, 64).at(..) => shared`` drops them.)"""
 
 from __future__ import annotations
 
@@ -12,10 +14,11 @@ SHAPING = ("subspan", "view", "span_as")
 
 
 def squeeze_errors(fn: A.CoFunction) -> list[Diagnostic]:
+    params = {p.name for p in fn.params}
     out: list[Diagnostic] = []
     for s in fn.body:
         for n in s.walk():
-            if not isinstance(n, A.View):
+            if not isinstance(n, A.View) or not (isinstance(n.base, A.Name) and n.base.name in params):
                 continue
             for k, op in enumerate(n.ops):
                 if op.kind == "sqz" and not any(p.kind in SHAPING for p in n.ops[:k]):

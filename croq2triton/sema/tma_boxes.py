@@ -27,27 +27,38 @@ def tma_box_errors(fn: A.CoFunction) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for c in copies:
         for side in (c.src, c.dst):
-            for view in _views(side, res):
-                for op in view.ops:
-                    if op.kind not in EXTENT_OPS:
-                        continue
-                    for arg in op.args:
-                        d = _device_name(arg, res, value)
-                        if d is None:
-                            continue
-                        name, b = d
-                        out.append(
-                            Diagnostic(
-                                "error",
-                                f"the box of a TMA copy is made on the host before the launch, but its extent"
-                                f" '{source_text(arg)}' depends on '{name}', {_what(b)}",
-                                arg.span,
-                                "give the box a constant or host-computed extent (tiles of the kernel's own"
-                                " extent: 'chunkat' or 'subspan(..).at(..)'), or copy with 'dma.copy'",
-                            )
-                        )
-                        break
+            op = _box(side, res)
+            if op is None:
+                continue
+            for arg in op.args:
+                d = _device_name(arg, res, value)
+                if d is None:
+                    continue
+                name, b = d
+                out.append(
+                    Diagnostic(
+                        "error",
+                        f"the box of a TMA copy is made on the host before the launch, but its extent"
+                        f" '{source_text(arg)}' depends on '{name}', {_what(b)}",
+                        arg.span,
+                        "give the box a constant or host-computed extent (tiles of the kernel's own"
+                        " extent: 'chunkat' or 'subspan(..).at(..)'), or copy with 'dma.copy'",
+                    )
+                )
+                break
     return out
+
+
+def _box(side: A.Expr, res: Resolution) -> A.ViewOp | None:
+    """The operation that gives the copied tile its extents: the last extent-giving operation of the
+    view, following names bound to views (``x = t.view(rows, K).from(s, 0); x.subspan(128, 32)``: the
+    box is 128 x 32; the view before it is a window of run-time extent, which the descriptor's
+    bounds and the masked fallback handle)."""
+    for view in _views(side, res):
+        for op in reversed(view.ops):
+            if op.kind in EXTENT_OPS:
+                return op
+    return None
 
 
 def _views(e: A.Expr, res: Resolution) -> list[A.View]:
