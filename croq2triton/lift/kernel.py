@@ -458,7 +458,7 @@ class Lifter(
             self.scopes[-1][target.name] = self.place(a.value)
             return
         if a.op == "=" and isinstance(unparen(a.value), A.Select):  # a choice known when translating
-            self.scopes[-1][target.name] = self.select_future(unparen(a.value))  # type: ignore[arg-type]
+            self.scopes[-1][target.name] = self.select_future(unparen(a.value), target.name)  # type: ignore[arg-type]
             return
         old = self.lookup_local(target.name)
         if old is None:

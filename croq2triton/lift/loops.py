@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import CroqSemanticError
+from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
-from .buffers import TileBuffer, view_shape
+from .buffers import BufferArray, TileBuffer, view_shape
 from .maps import map_counters
 from .notlifted import NotLifted
 from .terms import Bounded, IndexTuple, ShapeName, WithName, const_int, unparen
@@ -34,6 +34,7 @@ class Counter:
     start: E.Expr
     stop: E.Expr
     extent: E.Expr  # its bound (``#name``)
+    step: int = 1  # ``v(lo:hi:step)``: every step-th value from lo (LANGUAGE.md 7.4)
 
 
 class Loops:
@@ -60,6 +61,7 @@ class Loops:
     int_expr: Any
     name_value: Any
     exact: dict[str, tuple[int, int]]
+    warnings: list[Diagnostic]
 
     def with_stmt(self, s: A.With) -> None:
         related = {n for pair in s.where for n in pair}
@@ -187,19 +189,39 @@ class Loops:
                 parts = named.parts if isinstance(named, IndexTuple) else (it.name,)
                 if isinstance(named, IndexTuple) and (it.sliced or it.alias is not None):
                     raise NotLifted("a slice of a loop over an index tuple", it)
+                step = self.loop_step(it)
                 for part in parts:
                     w = self.lookup(part, it)
-                    if not isinstance(w, WithName) or it.has_step:
-                        raise NotLifted("a loop over a name not bounded by 'with', or with a step", it)
+                    if not isinstance(w, WithName):
+                        raise NotLifted("a loop over a name not bounded by 'with'", it)
                     start = self.extents(it.lo)[0] if it.lo is not None else E.Const(0)
                     stop = E.fold(w.extent + self.extents(it.hi)[0]) if it.hi is not None else w.extent
-                    out.append(Counter(it.alias or part, start, stop, w.extent))
+                    out.append(Counter(it.alias or part, start, stop, w.extent, step))
                 continue
             pairs, named_tuples = self.named_extents(it)
             tuples.update(named_tuples)
             for nm, ext in pairs:
                 out.append(Counter(nm, E.Const(0), ext, ext))
         return out, tuples
+
+    def loop_step(self, it: A.RangeItem) -> int:
+        """The step of ``v(lo:hi:step)`` (1 without one), honoured as documented; upstream's CUDA
+        backend ignores it (LANGUAGE.md 12 item 9), which the warning says."""
+        if not it.has_step or it.step is None:
+            return 1
+        step = const_int(self.int_expr(it.step))
+        if step is None or step < 1:
+            raise CroqSemanticError("a loop's step must be a positive integer literal", it.step.span)
+        if step != 1:
+            self.warnings.append(
+                Diagnostic(
+                    "warning",
+                    f"the loop over '{it.name}' steps by {step}; upstream's CUDA backend ignores a loop's step"
+                    " (it takes every value)",
+                    it.span,
+                )
+            )
+        return step
 
     def foreach(self, s: A.Foreach) -> None:
         if self.folded_k_loop(s):  # MMAs on chunks of K (lift/mma.py)
@@ -220,7 +242,7 @@ class Loops:
         pairs: list[tuple[str | None, int | E.Expr, A.Node]] = []
         for c in counters:
             n = const_int(c.stop)
-            if const_int(c.start) != 0 or not E.same(c.stop, c.extent) or (n is not None and n < 1):
+            if const_int(c.start) != 0 or not E.same(c.stop, c.extent) or (n is not None and n < 1) or c.step != 1:
                 return False
             pairs.append((c.name, n if n is not None else c.stop, s))
         self.scopes.append(dict(tuples))
@@ -239,7 +261,7 @@ class Loops:
         lo, hi = const_int(c.start), const_int(c.stop)
         user = c.name.replace("#", "_")  # a part of an index tuple: its tuple's name and position
         var = E.Var(self.claim(user), "i32", lo=lo if lo is not None else 0, hi=hi - 1 if hi is not None else None)
-        if lo is not None and hi is not None and lo < hi:
+        if lo is not None and hi is not None and lo < hi and c.step == 1:  # every value between is taken
             self.exact[var.name] = (lo, hi - 1)
         before = self.values()
         outer, saved_lets = self.body, list(self.lets)
@@ -252,7 +274,7 @@ class Loops:
         inner, self.body, self.lets = self.body, outer, saved_lets
         carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", node)
         pipeline = self.stated_pipelines.get(id(node)) if len(counters) == 1 else None  # the innermost loop
-        self.emit(N.For(var, c.start, c.stop, E.Const(1), inner, pipeline, tuple(carried)), node)
+        self.emit(N.For(var, c.start, c.stop, E.Const(c.step), inner, pipeline, tuple(carried)), node)
 
     def rebound(self, before: dict[str, Value], region: str, node: A.Node) -> list[E.Var]:
         """The variables of the values in scope ``before`` a loop or branch that it re-binds, each
@@ -293,7 +315,8 @@ class Loops:
 
     def buffers(self) -> list[TileBuffer]:
         """The register tiles of the buffers in scope (those in scratch memory carry nothing)."""
-        return [v for sc in self.scopes for v in sc.values() if isinstance(v, TileBuffer) and v.home is None]
+        found = [v.buffer if isinstance(v, BufferArray) else v for sc in self.scopes for v in sc.values()]
+        return [v for v in found if isinstance(v, TileBuffer) and v.home is None]
 
     def values(self) -> dict[str, Value]:
         """The scalar and tile values in scope, by name (the innermost binding of each)."""
