@@ -379,6 +379,8 @@ class Lifter(
             self.call_stmt(s)
         elif isinstance(s, A.MdspanDecl):
             self.shape_decl(s)
+        elif isinstance(s, A.ItupleDecl):
+            self.ituple_decl(s)
         elif isinstance(s, A.MmaScale):
             self.mma_scale(s)
         elif isinstance(s, A.DmaAny):

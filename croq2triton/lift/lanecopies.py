@@ -38,8 +38,8 @@ class LaneCopies:
     new_buffer: Any
     give_home: Any
     tensor: Any
-    in_tensor: Any
     named_mask: Any
+    tensor_index: Any
     scratch_address: Any
     coords: Any
     whole_buffer: Any
@@ -101,8 +101,11 @@ class LaneCopies:
     def lane_move(self, window: Region, buf: TileBuffer, into: bool, node: A.DmaStmt) -> None:
         """Every lane's ``window`` of the tensor into (``into``) or out of its copy of ``buf``."""
         assert self.lanes is not None and buf.home is not None and buf.home.lane is not None
-        if window.reshaped is not None:
-            raise NotLifted("a per-thread copy of a span_as view", node)
+        parent = window.reshaped.parent if window.reshaped is not None else None
+        while parent is not None:  # a span_as view: its tensor's index is the lifted one's, re-split
+            if any(o.shape for o in parent.origin):
+                raise NotLifted("a per-thread copy of a span_as view of a per-thread window", node)
+            parent = parent.reshaped.parent if parent.reshaped is not None else None
         lanes = len(self.lanes[1])
         rank = lanes + len(buf.extents)
         shape = (*(int(n) for n in self.lanes[1]), *buf.tile)
@@ -113,8 +116,8 @@ class LaneCopies:
         _, ptr = self.tensor(A.Name(window.tensor))
         inside = [E.Bin("<", c, E.Const(n)) for c, n in zip(coords, buf.extents, strict=True) if n != pow2(n)]
         enclosing = [_lifted(t, lanes, rank, node) for t in self.pred + self.padding]
-        idx = tuple(self.named_offset(i, node) for i in index)
-        t_mask = self.named_mask(self.in_tensor(list(idx), ptr.extents, window.limits) + inside + enclosing, node)
+        idx, within = self.tensor_index(window, index, node)
+        t_mask = self.named_mask(within + inside + enclosing, node)
         home = buf.home
         lane = _lifted(home.lane, lanes, rank, node)
         addr, _ = self.scratch_address(buf, coords, node, masked=False, lane=lane)

@@ -148,6 +148,33 @@ class Loops:
         """``tiles : [32, b];`` inside a kernel: a name of the shape."""
         self.scopes[-1][s.name] = ShapeName(tuple(self.extents(s.value)))
 
+    def ituple_decl(self, s: A.ItupleDecl) -> None:
+        """``ituple t = {a, b, ..}``: an index tuple whose parts are the items (LANGUAGE.md 7.1); a
+        part that names a bounded variable keeps its bound (``x.chunkat(t)`` tiles by it)."""
+        value = unparen(s.value)
+        if isinstance(value, A.Name) and isinstance(self.binding(value.name), IndexTuple):
+            self.scopes[-1][s.name] = self.binding(value.name)  # another name of the same tuple
+            return
+        if not isinstance(value, A.ItupleLit):
+            raise NotLifted("an 'ituple' declared other than by '{..}'", s.value)
+        items = self.index_args(value.items)
+        if s.rank is not None and s.rank != len(items):
+            raise CroqSemanticError(f"ituple<{s.rank}> '{s.name}' is given {len(items)} values", s.span)
+        parts: list[str] = []
+        for k, item in enumerate(items):
+            part = f"{s.name}#{k}"  # a name the user cannot spell
+            x = unparen(item)
+            named = self.binding(x.name) if isinstance(x, A.Name) else None
+            if isinstance(named, (Bounded, WithName)):
+                self.scopes[-1][part] = named
+            else:
+                v = self.expr(item)
+                if v.ctype not in ("int", "bool", "s32", "s64", "u32", "u64", "s16", "u16", "s8", "u8"):
+                    raise NotLifted("an 'ituple' part that is not an integer", item)
+                self.scopes[-1][part] = Value(E.fold(v.expr), v.ctype)
+            parts.append(part)
+        self.scopes[-1][s.name] = IndexTuple(tuple(parts))
+
     def index_args(self, args: list[A.Expr]) -> list[A.Expr]:
         """``args`` with each index tuple spelled out as its parts (``chunkat(p, index)`` is
         ``chunkat(p, index_0, index_1)``)."""

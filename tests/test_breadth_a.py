@@ -1,0 +1,301 @@
+"""Constructs restored on the tile IR (issue 28, part A; tests/programs/breadth_a.co, one check per
+kernel): ``span_as`` inside copies of tensors and their windows (any extents), named views with
+run-time origins read, written and added to by element, ``span_as`` of buffers whose extents are
+not powers of two, ``swap`` / ``rotate`` / run-time ``select`` of buffers in scratch memory, ``&``
+``|`` ``^``, ``__alignup`` / ``__aligndown``, ``dma.pad`` between tensors, loops with a step, index
+tuples as coordinates, arrays of buffers and run-time fills.  Each runs on ragged sizes with
+NaN-poisoned outputs in both schedules and is compared with float64 torch; the errors each form
+can raise are checked too."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+from kernel_util import DEVICE
+
+import croq2triton
+from croq2triton.errors import CroqError
+
+PROGRAM = Path(__file__).parent / "programs" / "breadth_a.co"
+NAN = float("nan")
+F64 = torch.float64
+
+
+def _full(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.full(shape, NAN, device=DEVICE, dtype=dtype)
+
+
+def _randn(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.randn(*shape, device=DEVICE).to(dtype)
+
+
+def _ints(lo: int, hi: int, *shape: int) -> torch.Tensor:
+    return torch.randint(lo, hi, shape, device=DEVICE, dtype=torch.int32)
+
+
+def _close(got: torch.Tensor, want: torch.Tensor, atol: float = 1e-5) -> None:
+    torch.testing.assert_close(got.to(F64), want.to(F64), rtol=1e-5, atol=atol, equal_nan=True)
+
+
+def sa_chunks(m: object) -> None:
+    a, out = _randn(32, 18, 9), _full(16, 9, 36)
+    m.sa_chunks(a, out)  # type: ignore[attr-defined]
+    _close(out, a.to(F64).reshape(16, 9, 36), 0.0)
+
+
+def sa_rows(m: object) -> None:
+    a, out = _randn(42, 6), _full(42, 6)  # 42 * 6 = 7 rows of 36
+    m.sa_rows(a, out)  # type: ignore[attr-defined]
+    _close(out, a.to(F64), 0.0)
+
+
+def sa_window(m: object) -> None:
+    x, out = _randn(5, 5, 7, dtype=torch.float16), _full(5, 7, 5, dtype=torch.float16)
+    m.sa_window(x, out)  # type: ignore[attr-defined]
+    _close(out, x.to(F64).reshape(5, 7, 5), 0.0)
+
+
+def sa_lanes(m: object) -> None:
+    a, out = _randn(10, 7, 9), _full(14, 45)
+    m.sa_lanes(a, out)  # type: ignore[attr-defined]
+    _close(out, a.to(F64).reshape(14, 45) * 3)
+
+
+def sa_strip(m: object) -> None:
+    a, out = _randn(3, 384), _full(3, 16, 24)
+    m.sa_strip(a, out)  # type: ignore[attr-defined]
+    v = a.to(F64).reshape(3, 16, 24)
+    _close(out, v * 2 + v.flip(1))
+
+
+def sa_write(m: object) -> None:
+    a, out = _randn(5, 6, 10), _full(5, 60)
+    m.sa_write(a, out)  # type: ignore[attr-defined]
+    _close(out, (a.to(F64) - 1).reshape(5, 60))
+
+
+def seg_sum(m: object) -> None:
+    starts, x, out = (
+        torch.tensor([0, 5, 97, 98, 100, 3], dtype=torch.int32, device=DEVICE),
+        _randn(100, 37),
+        _full(6, 37),
+    )
+    m.seg_sum(starts, x, out)  # type: ignore[attr-defined]
+    padded = torch.cat([x.to(F64), torch.zeros(4, 37, dtype=F64, device=DEVICE)])  # outside the tensor: zero
+    _close(out, torch.stack([padded[s : s + 4].sum(0) for s in starts.tolist()]))
+
+
+def win_write(m: object) -> None:
+    starts, x, out = torch.tensor([0, 5, 12, 17], dtype=torch.int32, device=DEVICE), _randn(4, 5), _full(20)
+    m.win_write(starts, x, out)  # type: ignore[attr-defined]
+    want = _full(20).to(F64)  # lanes 5..7 lie outside the window, 20.. outside the tensor: dropped
+    for g, s in enumerate(starts.tolist()):
+        n = min(5, 20 - s)
+        want[s : s + n] = x[g, :n].to(F64)
+    _close(out, want, 0.0)
+
+
+def win_add(m: object) -> None:
+    starts, x = torch.tensor([0, 2, 9, 4, 0], dtype=torch.int32, device=DEVICE), _randn(5, 3, 6)
+    out = torch.zeros(11, 13, device=DEVICE)
+    m.win_add(starts, x, out)  # type: ignore[attr-defined]
+    want = torch.zeros(11 + 3, 13 + 7, dtype=F64, device=DEVICE)
+    for g, s in enumerate(starts.tolist()):
+        want[s : s + 3, s + 1 : s + 7] += x[g].to(F64)
+    _close(out, want[:11, :13])
+
+
+def pipe_stencil(m: object) -> None:
+    x, out = _randn(1000), _full(1000)
+    m.pipe_stencil(x, out)  # type: ignore[attr-defined]
+    padded = torch.cat([x.to(F64), torch.zeros(600, dtype=F64, device=DEVICE)])
+    _close(out, padded[:1000] + padded[1:1001])
+
+
+def rot3(m: object) -> None:
+    x, out = _randn(500), _full(500)
+    m.rot3(x, out)  # type: ignore[attr-defined]
+    d = torch.cat([x.to(F64), torch.zeros(200, dtype=F64, device=DEVICE)]).diff()
+    want = torch.empty(600, dtype=F64, device=DEVICE)
+    for p in range(6):  # after the rotation a holds b's window, b c's, c a's
+        for dst, src in ((0, 64), (32, 0), (64, 32)):
+            want[p * 96 + dst : p * 96 + dst + 32] = d[p * 96 + src : p * 96 + src + 32]
+    _close(out, want[:500])
+
+
+def sel_scratch(m: object) -> None:
+    x, which, out = _randn(70), torch.tensor([0, 1, 1, 0, 1], dtype=torch.int32, device=DEVICE), _full(5, 32)
+    m.sel_scratch(x, which, out)  # type: ignore[attr-defined]
+    d = x.to(F64).diff()
+    _close(out, torch.stack([d[32 * w : 32 * w + 32] for w in which.tolist()]))
+
+
+def bits(m: object) -> None:
+    x = torch.randint(0, 2**32 - 1, (300,), device=DEVICE, dtype=torch.int64)
+    out = torch.zeros(300, dtype=torch.uint32, device=DEVICE)
+    m.bits(x.to(torch.uint32), out)  # type: ignore[attr-defined]
+    assert torch.equal(out.to(torch.int64), (x & 255) | ((x ^ 7) & 3840))
+
+
+def bits_s32(m: object) -> None:
+    x, out = _ints(-1000, 1000, 333), torch.zeros(333, dtype=torch.int32, device=DEVICE)
+    m.bits_s32(x, out)  # type: ignore[attr-defined]
+    i = torch.arange(333, device=DEVICE, dtype=torch.int32)
+    assert torch.equal(out, torch.where(i % 2 == 1, x ^ i, x | 16))
+
+
+def align(m: object) -> None:
+    x = _ints(-100, 1000, 300)
+    up, down = torch.zeros_like(x), torch.zeros_like(x)
+    m.align(x, up, down)  # type: ignore[attr-defined]
+    xi = x.to(torch.int64)  # C's truncating division
+    assert torch.equal(up.to(torch.int64), torch.div(xi + 15, 16, rounding_mode="trunc") * 16)
+    assert torch.equal(down.to(torch.int64), torch.div(xi, 12, rounding_mode="trunc") * 12)
+
+
+def align_tiles(m: object) -> None:
+    x, out = _randn(203), _full(203)
+    m.align_tiles(x, out)  # type: ignore[attr-defined]
+    i = torch.arange(203, device=DEVICE)
+    last = (i + 7) // 8 * 8 - 1  # -1 for i = 0, 203 for the last tile: outside the tensor, zero
+    inside = (last >= 0) & (last < 203)
+    want = x.to(F64)[i // 8 * 8] + torch.where(inside, x.to(F64)[last.clamp(0, 202)], 0.0)
+    _close(out, want)
+
+
+def pad_whole(m: object) -> None:
+    x = _randn(13, 21)
+    for rows, cols in ((15, 24), (17, 26)):  # exactly the padded shape, and larger (the tail's zeros)
+        out = _full(rows, cols)
+        m.pad_whole(x, out)  # type: ignore[attr-defined]
+        want = torch.zeros(rows, cols, dtype=F64, device=DEVICE)
+        want[:15, :24] = torch.nn.functional.pad(x.to(F64), (2, 1, 1, 1), value=0.5)
+        _close(out, want, 0.0)
+
+
+def pad_rows(m: object) -> None:
+    x, out = _randn(9, 30, dtype=torch.float16), _full(9, 35, dtype=torch.float16)
+    m.pad_rows(x, out)  # type: ignore[attr-defined]
+    _close(out, torch.nn.functional.pad(x.to(F64), (3, 2), value=-1.0), 0.0)
+
+
+def step_sum(m: object) -> None:
+    x, out = _randn(37), _full(64)
+    m.step_sum(x, out)  # type: ignore[attr-defined]
+    _close(out, x.to(F64)[0::2].sum().expand(64))
+
+
+def step_slice(m: object) -> None:
+    x, out = _randn(23, 64), _full(64)
+    m.step_slice(x, out)  # type: ignore[attr-defined]
+    _close(out, x.to(F64)[1:22:3].sum(0))
+
+
+def idx_coord(m: object) -> None:
+    x, out = _randn(48, 80), _full(48, 80)
+    m.idx_coord(x, out)  # type: ignore[attr-defined]
+    _close(out, x.to(F64), 0.0)
+
+
+def idx_elem(m: object) -> None:
+    x, out = _randn(37, 45), _full(45, 37)
+    m.idx_elem(x, out)  # type: ignore[attr-defined]
+    _close(out, x.to(F64).T + 1)
+
+
+def buf_pair(m: object) -> None:
+    x, out = _randn(7, 64), _full(7, 64)
+    m.buf_pair(x, out)  # type: ignore[attr-defined]
+    want = torch.zeros(7, 64, dtype=F64, device=DEVICE)  # row 7 lies outside x: row 6 reads zeros
+    want[0:6:2], want[1::2] = x.to(F64)[1::2], x.to(F64)[0:6:2]
+    _close(out, want, 0.0)
+
+
+def buf_grid(m: object) -> None:
+    x, pick, out = _randn(5, 20), torch.tensor([0, 2, 1, 2, 0], dtype=torch.int32, device=DEVICE), _full(5, 16)
+    m.buf_grid(x, pick, out)  # type: ignore[attr-defined]
+    want = torch.stack([x[p, :16].to(F64) if p % 2 == 1 else torch.full((16,), -1.0, dtype=F64) for p in pick.tolist()])
+    _close(out, want, 0.0)
+
+
+def fill_runtime(m: object) -> None:
+    x, out = _randn(50), _full(9, 48)
+    m.fill_runtime(x, out)  # type: ignore[attr-defined]
+    want = (x[:9].to(F64) * 3)[:, None].repeat(1, 48)
+    want[:, :40] += x[:40].to(F64)
+    _close(out, want)
+
+
+CHECKS: list[Callable[[object], None]] = [
+    sa_chunks, sa_rows, sa_window, sa_lanes, sa_strip, sa_write, seg_sum, win_write, win_add, pipe_stencil, rot3,
+    sel_scratch, bits, bits_s32, align, align_tiles, pad_whole, pad_rows, step_sum, step_slice, idx_coord,
+    idx_elem, buf_pair, buf_grid, fill_runtime,
+]  # fmt: skip
+
+_MODULES: dict[str, object] = {}
+
+
+def _module(schedule: str) -> object:
+    if schedule not in _MODULES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the loops' steps (checked below)
+            _MODULES[schedule] = croq2triton.load(str(PROGRAM), schedule=schedule)
+    return _MODULES[schedule]
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize("check", CHECKS, ids=lambda f: f.__name__)
+def test_breadth_form(check: Callable[[object], None], schedule: str) -> None:
+    torch.manual_seed(0)
+    check(_module(schedule))
+
+
+def test_every_function_of_the_program_is_checked() -> None:
+    text = PROGRAM.read_text()
+    names = {line.split("(")[0].split()[-1] for line in text.splitlines() if line.startswith("__co__")}
+    assert names == {f.__name__ for f in CHECKS}
+
+
+def test_a_span_as_of_another_count_is_refused_at_launch() -> None:
+    a, out = _randn(43, 6), _full(43, 6)  # 258 elements are not 7 rows of 36
+    with pytest.raises(CroqError, match="span_as: the new shape does not have the M \\* 6 elements"):
+        _module("source").sa_rows(a, out)  # type: ignore[attr-defined]
+
+
+def test_a_loop_step_warns_that_upstream_ignores_it() -> None:
+    out = croq2triton.translate_full(PROGRAM.read_text(), filename=str(PROGRAM))
+    steps = [d for d in out.diagnostics if "upstream's CUDA backend ignores a loop's step" in d.message]
+    assert [(d.severity, d.span.line if d.span else 0) for d in steps] == [("warning", 168), ("warning", 179)]
+    assert "steps by 2" in steps[0].message and "steps by 3" in steps[1].message
+
+
+def _diagnose(src: str, tmp_path: Path) -> str:
+    """The error that stops function ``f`` of ``src`` (raised when it is called), formatted."""
+    path = tmp_path / "k.co"
+    path.write_text(src)
+    out = croq2triton.translate_full(src, filename=str(path))
+    assert set(out.failed) == {"f"}
+    return str(out.failed["f"])
+
+
+def test_bitwise_operators_on_floats_are_the_users_error(tmp_path: Path) -> None:
+    msg = _diagnose(
+        "__co__ void f(global f32 [N] x, global s32 [N] out) {\n"
+        "  parallel t by 64 : thread\n    out.at(t) = x.at(t) & 3;\n}\n",
+        tmp_path,
+    )
+    assert "k.co:3:" in msg and "needs integer operands" in msg
+
+
+def test_a_zero_step_is_the_users_error(tmp_path: Path) -> None:
+    msg = _diagnose(
+        "__co__ void f(global f32 [N] x, global f32 [64] out) {\n"
+        "  parallel t by 64 : thread {\n    f32 acc = 0.0f;\n    with k in [N]\n"
+        "      foreach k(0::0)\n        acc = acc + x.at(k);\n    out.at(t) = acc;\n  }\n}\n",
+        tmp_path,
+    )
+    assert "k.co:5:" in msg and "step must be a positive integer" in msg
