@@ -1,7 +1,7 @@
 """Constructs restored on the tile IR (issue 28, part A; tests/programs/breadth_a.co, one check per
 kernel): ``span_as`` inside copies of tensors and their windows (any extents), named views with
 run-time origins read, written and added to by element, ``span_as`` of buffers whose extents are
-not powers of two, ``swap`` / ``rotate`` / run-time ``select`` of buffers in scratch memory, ``&``
+not powers of two, named parts of buffers read and written by element, ``swap`` / ``rotate`` / run-time ``select`` of buffers in scratch memory, ``&``
 ``|`` ``^``, ``__alignup`` / ``__aligndown``, ``dma.pad`` between tensors, loops with a step, index
 tuples as coordinates, arrays of buffers and run-time fills.  Each runs on ragged sizes with
 NaN-poisoned outputs in both schedules and is compared with float64 torch; the errors each form
@@ -76,6 +76,19 @@ def sa_write(m: object) -> None:
     a, out = _randn(5, 6, 10), _full(5, 60)
     m.sa_write(a, out)  # type: ignore[attr-defined]
     _close(out, (a.to(F64) - 1).reshape(5, 60))
+
+
+def part_read(m: object) -> None:
+    x, out = _randn(37, 64), _full(37, 32)
+    m.part_read(x, out)  # type: ignore[attr-defined]
+    tiles = torch.cat([x.to(F64), torch.zeros(3, 64, dtype=F64, device=DEVICE)]).reshape(10, 4, 64)[:, :, 32:]
+    _close(out, (tiles + tiles.flip(1).flip(2)).reshape(40, 32)[:37])
+
+
+def part_write(m: object) -> None:
+    x, out = _randn(37, 48), _full(37, 48)
+    m.part_write(x, out)  # type: ignore[attr-defined]
+    _close(out, x.to(F64).flip(1), 0.0)
 
 
 def seg_sum(m: object) -> None:
@@ -233,7 +246,7 @@ def fill_runtime(m: object) -> None:
 CHECKS: list[Callable[[object], None]] = [
     sa_chunks, sa_rows, sa_window, sa_lanes, sa_strip, sa_write, seg_sum, win_write, win_add, pipe_stencil, rot3,
     sel_scratch, bits, bits_s32, align, align_tiles, pad_whole, pad_rows, step_sum, step_slice, idx_coord,
-    idx_elem, buf_pair, buf_grid, fill_runtime,
+    idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}

@@ -104,6 +104,7 @@ class TileBuffer:
     launch: tuple[tuple[E.Expr, E.Extent] | None, ...] = ()
     home: ScratchHome | None = None  # in scratch memory (lift/scratch.py), not a register tile
     of: TileBuffer | None = None  # ``buf.span_as([..])``: the buffer whose elements it reshapes
+    part: BufferView | None = None  # a part of a buffer in scratch memory, read and written by element
 
     @property
     def fixed(self) -> bool:
@@ -575,11 +576,26 @@ class Buffers(ViewAlgebra):
         elif not (isinstance(b, A.Member) and b.member == "data"):
             return None
         p = self.place(b)
+        if isinstance(p, BufferView) and not p.whole and p.buffer.home is not None:
+            return self.part_of(p, b)  # in scratch memory: its elements' addresses in the buffer's area
         if not isinstance(p, BufferView) or not p.whole:
             raise NotLifted("an element of a part of a buffer", base)
         if p.buffer.of is not None:
             raise NotLifted("an element of a buffer viewed with span_as", base)
         return p.buffer
+
+    def part_of(self, p: BufferView, node: A.Expr) -> TileBuffer:
+        """A part of a buffer in scratch memory (``h = f.data.subspan(4, 32).at(0, 1)``) read and
+        written by element: a buffer of the part's extents whose element ``i`` is the buffer's at
+        the part's origin plus ``i`` (lift/scratch.py ``scratch_address``)."""
+        extents = [const_int(p.shape[d]) for d in p.axes]
+        if any(n is None or n < 1 for n in extents) or p.buffer.of is not None:
+            raise NotLifted("an element of a part of a buffer of run-time extent", node)
+        name = unparen(node).name if isinstance(unparen(node), A.Name) else p.buffer.name  # type: ignore[attr-defined]
+        var = E.Var(self.claim(f"{name}_part"), p.buffer.var.type, dims=tuple(pow2(n) for n in extents))  # type: ignore[arg-type]
+        buf = TileBuffer(name, p.buffer.elem, tuple(extents), var, p.buffer.fill, p.buffer.line, True)  # type: ignore[arg-type]
+        buf.home, buf.part = p.buffer.home, p
+        return buf
 
     def lane_axes(self, buf: TileBuffer, at: A.At) -> tuple[int, ...]:
         """Per dimension of ``buf``, the thread lane axis that indexes it over its whole extent:

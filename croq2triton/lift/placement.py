@@ -58,9 +58,9 @@ class _Placement:
         self.accesses: list[tuple[A.At, bool, _Lanes]] = []  # (access, is a write, lanes there)
         self.out: set[str] = set()
         self.buffers: set[str] = set()  # the names of its buffers (declared, or copied into)
-        self.reshaped: dict[str, str] = {}  # ``v = b.span_as([..])``: the buffer ``v`` re-views
-        # buffers read or written by element through span_as views, or viewed so in extents not
-        # powers of two
+        self.reshaped: dict[str, str] = {}  # ``v = b.span_as([..])``, ``b.subspan(..)``: what ``v`` views
+        # buffers read or written by element through named views (span_as, parts), or viewed with
+        # span_as in extents not powers of two
         self.odd_shapes: set[str] = set()
 
     def run(self) -> set[str]:
@@ -69,8 +69,12 @@ class _Placement:
         varying = self.varying()
         for at, write, lanes in self.accesses:
             name = element_base(at.base)
-            if name in self.reshaped:  # an element of a span_as view: an address in its buffer's area
-                self.odd_shapes.add(self.reshaped[name])
+            if name in self.reshaped:  # an element of a view of a buffer: an address in the buffer's area
+                seen = set()
+                while name in self.reshaped and name not in seen:  # a view of a view: the buffer under both
+                    seen.add(name)
+                    name = self.reshaped[name]
+                self.odd_shapes.add(name)
                 continue
             if name is None or name in self.out:
                 continue
@@ -135,7 +139,7 @@ class _Placement:
         if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.Name) and isinstance(unparen(n.value), A.View):
             view = unparen(n.value)
             base = element_base(view.base)  # type: ignore[attr-defined]
-            if base is not None and view.ops and view.ops[0].kind == "span_as":  # type: ignore[attr-defined]
+            if base is not None and view.ops:  # type: ignore[attr-defined]
                 self.reshaped[unparen(n.target).name] = base  # type: ignore[attr-defined]
         if isinstance(n, A.SpannedDecl) and n.shape is not None:
             dims = tuple(self.extent(x) for x in n.shape)

@@ -98,12 +98,19 @@ class ScratchBuffers:
         buffer's own)."""
         home = buf.home
         assert home is not None
+        terms: list[E.Expr] = []
+        if buf.part is not None:  # a part of a buffer: inside the part, at its origin in the buffer
+            terms = self.in_tensor(index, buf.sizes, ())
+            inner = iter(index)
+            part = buf.part
+            index = [E.fold(o + next(inner)) if k else o for o, k in zip(part.offsets, part.keep, strict=True)]
+            buf = part.buffer
         flat: E.Expr = E.Const(0)
         for i, n in zip(index, buf.sizes, strict=True):
             flat = E.Bin("+", E.Bin("*", flat, n), i)
         if home.lane is not None:
             flat = E.Bin("+", E.Bin("*", flat, E.Const(home.copies)), home.lane if lane is None else lane)
-        terms = self.in_tensor(index, buf.sizes, ())
+        terms += self.in_tensor(index, buf.sizes, ())
         mask = self.mask_of(terms, node, self.padding) if masked else None
         return E.fold(E.Bin("+", home.base, flat)), mask
 
