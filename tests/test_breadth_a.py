@@ -3,7 +3,7 @@ kernel): ``span_as`` inside copies of tensors and their windows (any extents), n
 run-time origins read, written and added to by element, ``span_as`` of buffers whose extents are
 not powers of two, named parts of buffers read and written by element, ``swap`` / ``rotate`` / run-time ``select`` of buffers in scratch memory, ``&``
 ``|`` ``^``, ``__alignup`` / ``__aligndown``, ``dma.pad`` between tensors, loops with a step, index
-tuples as coordinates, arrays of buffers and run-time fills.  Each runs on ragged sizes with
+tuples as coordinates, arrays of buffers (shared and global) and run-time fills.  Each runs on ragged sizes with
 NaN-poisoned outputs in both schedules and is compared with float64 torch; the errors each form
 can raise are checked too."""
 
@@ -89,6 +89,12 @@ def part_write(m: object) -> None:
     x, out = _randn(37, 48), _full(37, 48)
     m.part_write(x, out)  # type: ignore[attr-defined]
     _close(out, x.to(F64).flip(1), 0.0)
+
+
+def global_array(m: object) -> None:
+    x = _randn(70)
+    out = m.global_array(x)  # type: ignore[attr-defined]
+    _close(out, torch.stack([x.to(F64) * (s + 1) for s in range(3)]))
 
 
 def seg_sum(m: object) -> None:
@@ -220,6 +226,12 @@ def idx_elem(m: object) -> None:
     _close(out, x.to(F64).T + 1)
 
 
+def idx_assign(m: object) -> None:
+    x, out = _randn(36, 60), _full(60, 36)
+    m.idx_assign(x, out)  # type: ignore[attr-defined]
+    _close(out, x.to(F64).T, 0.0)
+
+
 def buf_pair(m: object) -> None:
     x, out = _randn(7, 64), _full(7, 64)
     m.buf_pair(x, out)  # type: ignore[attr-defined]
@@ -246,7 +258,7 @@ def fill_runtime(m: object) -> None:
 CHECKS: list[Callable[[object], None]] = [
     sa_chunks, sa_rows, sa_window, sa_lanes, sa_strip, sa_write, seg_sum, win_write, win_add, pipe_stencil, rot3,
     sel_scratch, bits, bits_s32, align, align_tiles, pad_whole, pad_rows, step_sum, step_slice, idx_coord,
-    idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write,
+    idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write, global_array, idx_assign,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}

@@ -29,7 +29,7 @@ from .checks import size_text
 from .collapse import has_roles
 from .host import ir_type
 from .notlifted import NotLifted
-from .terms import Bounded, Region, Reshaped, WithName, const_int, unparen
+from .terms import Bounded, IndexTuple, Region, Reshaped, WithName, const_int, unparen
 from .views import ViewAlgebra
 
 STORAGES = ("shared", "local")
@@ -238,6 +238,10 @@ class Buffers(ViewAlgebra):
             a = self.bounded(e.lhs)  # ``k - 1``: another index among the same chunks
             return Bounded(E.fold(E.Bin(e.op, a.value, self.int_expr(e.rhs))), a.bound)
         if isinstance(e, A.GetIth) and isinstance(unparen(e.base), A.Name):
+            t = self.binding(unparen(e.base).name)  # type: ignore[attr-defined]
+            k = const_int(self.int_expr(e.index)) if isinstance(t, IndexTuple) else None
+            if isinstance(t, IndexTuple) and k is not None and -len(t.parts) <= k < len(t.parts):
+                return self.bounded(A.Name(t.parts[k], span=e.span))  # ``c(1)``: a part of an index tuple
             a = self.bounded(e.base)  # ``k(-1)``: the last chunk
             return Bounded(self.int_expr(e), a.bound)
         if isinstance(e, A.Name):
@@ -326,6 +330,17 @@ class Buffers(ViewAlgebra):
         if value.shape:
             raise NotLifted("a buffer filled with a value that differs between threads", d.fill)
         return value
+
+    def global_slot(self, base: A.Name, indices: list[A.Expr], e: A.Index) -> Region:
+        """``bufs[i]`` of an array of global buffers (one tensor, the array's extents first)."""
+        self.tensor(base)
+        whole = self.whole_tensor(base.name)
+        if len(indices) >= len(whole.shape):
+            raise NotLifted(f"an index of '{base.name}' that is not an element of an array of buffers", e)
+        at = [self.int_expr(i) for i in indices]
+        zeros = [E.Const(0)] * (len(whole.shape) - len(at))
+        keep = [False] * len(at) + [True] * len(zeros)
+        return whole.sub(at + zeros, list(whole.shape), keep)
 
     def array_slot(self, arr: BufferArray | Ring, indices: list[A.Expr], e: A.Index) -> BufferView:
         """``buf[s]`` of an array of buffers: the part of its buffer at ``s``."""
@@ -472,6 +487,8 @@ class Buffers(ViewAlgebra):
             indices, base = list(e.indices), unparen(e.base)
             while isinstance(base, A.Index):  # ``buf[r][1]``: the indices of every level, outermost first
                 indices, base = list(base.indices) + indices, unparen(base.base)
+            if isinstance(base, A.Name) and base.name in self.host.tensors and self.binding(base.name) is None:
+                return self.global_slot(base, indices, e)  # an array of global buffers: one tensor
             arr = self.lookup(base.name, e) if isinstance(base, A.Name) else None
             if isinstance(arr, (BufferArray, Ring)):
                 return self.array_slot(arr, indices, e)

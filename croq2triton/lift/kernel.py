@@ -459,6 +459,9 @@ class Lifter(
         if a.op == "=" and self.names_a_view(a.value):  # a named view (``q = x.subspan(..).at(..)``)
             self.scopes[-1][target.name] = self.place(a.value)
             return
+        if a.op == "=" and isinstance(unparen(a.value), A.ItupleLit):  # ``c = {bm, bn}``: an index tuple
+            self.ituple_decl(A.ItupleDecl(target.name, a.value, span=a.span))
+            return
         if a.op == "=" and isinstance(unparen(a.value), A.Select):  # a choice known when translating
             self.scopes[-1][target.name] = self.select_future(unparen(a.value), target.name)  # type: ignore[arg-type]
             return

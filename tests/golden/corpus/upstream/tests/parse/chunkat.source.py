@@ -80,14 +80,14 @@ def bar(data, *, _launch=None):
 
 @_rt.launcher
 def wow(*, _launch=None):
-    """Not translated: arrays of global buffers cannot be lowered yet."""
+    """Not translated: arrays of global buffers used other than as 'name[i]' cannot be lowered yet."""
     raise _rt.not_translated(
         "wow",
         "corpus/upstream/tests/parse/chunkat.co",
         32,
         11,
         18,
-        "arrays of global buffers cannot be lowered yet",
+        "arrays of global buffers used other than as 'name[i]' cannot be lowered yet",
         None,
     )
 
