@@ -3,7 +3,9 @@ kernel): ``span_as`` inside copies of tensors and their windows (any extents), n
 run-time origins read, written and added to by element, ``span_as`` of buffers whose extents are
 not powers of two, named parts of buffers read and written by element, ``swap`` / ``rotate`` / run-time ``select`` of buffers in scratch memory, ``&``
 ``|`` ``^``, ``__alignup`` / ``__aligndown``, ``dma.pad`` between tensors, loops with a step, index
-tuples as coordinates, arrays of buffers (shared and global) and run-time fills.  Each runs on ragged sizes with
+tuples as coordinates (named by ``with`` too), arrays of buffers (shared and global), run-time fills, a
+thread's own array filled, ``swap`` / ``rotate`` of ``tma.any`` / ``dma.any`` futures whose buffers are
+read at other threads' positions, and shapes (derived ones too) as view extents.  Each runs on ragged sizes with
 NaN-poisoned outputs in both schedules and is compared with float64 torch; the errors each form
 can raise are checked too."""
 
@@ -42,9 +44,9 @@ def _close(got: torch.Tensor, want: torch.Tensor, atol: float = 1e-5) -> None:
 
 
 def sa_chunks(m: object) -> None:
-    a, out = _randn(32, 18, 9), _full(16, 9, 36)
+    a, out = _randn(16, 18, 9), _full(8, 9, 36)
     m.sa_chunks(a, out)  # type: ignore[attr-defined]
-    _close(out, a.to(F64).reshape(16, 9, 36), 0.0)
+    _close(out, a.to(F64).reshape(8, 9, 36), 0.0)
 
 
 def sa_rows(m: object) -> None:
@@ -255,10 +257,51 @@ def fill_runtime(m: object) -> None:
     _close(out, want)
 
 
+def _padded(x: torch.Tensor, *shape: int) -> torch.Tensor:
+    """``x`` in float64, zero-extended to ``shape`` (reads outside a tensor are zero)."""
+    out = torch.zeros(shape, dtype=F64, device=DEVICE)
+    out[tuple(slice(0, n) for n in x.shape)] = x.to(F64)
+    return out
+
+
+def local_fill(m: object) -> None:
+    x, s, out = _randn(37), _randn(3), _full(37)
+    m.local_fill(x, s, out)  # type: ignore[attr-defined]
+    _close(out, 3 + 4 * x.to(F64) + 2 * s.to(F64).repeat_interleave(16)[:37])
+
+
+def tma_swap(m: object) -> None:
+    x, out = _randn(13, 28), _full(13, 28)  # rows of 112 bytes: the TMA path (16-byte aligned)
+    m.tma_swap(x, out)  # type: ignore[attr-defined]
+    _close(out, _padded(x, 16, 32).reshape(2, 8, 4, 8).flip(3).reshape(16, 32)[:13, :28], 0.0)
+
+
+def dma_rot(m: object) -> None:
+    x, out = _randn(11, 21), _full(11, 21)
+    m.dma_rot(x, out)  # type: ignore[attr-defined]
+    _close(out, _padded(x, 12, 24).reshape(3, 4, 3, 8).flip(1).reshape(12, 24)[:11, :21] * 2)
+
+
+def shp_view(m: object) -> None:
+    x, out = _randn(10, 15), _full(10, 15)
+    m.shp_view(x, out)  # type: ignore[attr-defined]
+    flipped = _padded(x, 12, 18).reshape(3, 4, 18).flip(1).reshape(12, 18)[:10, :15]
+    _close(out, x.to(F64) + flipped * 96)
+
+
+def idx_with(m: object) -> None:
+    x, out = _randn(2, 12, 20), _full(2, 12, 20)
+    m.idx_with(x, out)  # type: ignore[attr-defined]
+    a = torch.arange(12, device=DEVICE).div(4, rounding_mode="floor")[:, None]
+    b = torch.arange(20, device=DEVICE).div(5, rounding_mode="floor")[None, :]
+    _close(out, x.to(F64) + (a * 10 + b).to(F64))
+
+
 CHECKS: list[Callable[[object], None]] = [
     sa_chunks, sa_rows, sa_window, sa_lanes, sa_strip, sa_write, seg_sum, win_write, win_add, pipe_stencil, rot3,
     sel_scratch, bits, bits_s32, align, align_tiles, pad_whole, pad_rows, step_sum, step_slice, idx_coord,
-    idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write, global_array, idx_assign,
+    idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write, global_array, idx_assign, local_fill,
+    tma_swap, dma_rot, shp_view, idx_with,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}
@@ -324,3 +367,14 @@ def test_a_zero_step_is_the_users_error(tmp_path: Path) -> None:
         tmp_path,
     )
     assert "k.co:5:" in msg and "step must be a positive integer" in msg
+
+
+def test_a_derived_shape_naming_no_extent_is_the_users_error(tmp_path: Path) -> None:
+    msg = _diagnose(
+        "__co__ void f(global f32 [M, N] x, global f32 [M, N] out) {\n  tiles : [8, 12];\n"
+        "  parallel {bm, bn} by [cdiv(M, 8), cdiv(N, 12)] : block {\n"
+        "    g = dma.copy x.view(tiles[(0), (2)]).from(bm * 8, bn * 12) => shared;\n"
+        "    dma.copy g.data => out.view(tiles).from(bm * 8, bn * 12);\n  }\n}\n",
+        tmp_path,
+    )
+    assert "k.co:4:36:" in msg and "the shape has 2 extents: (2) names none of them" in msg

@@ -530,7 +530,9 @@ class Buffers(ViewAlgebra):
     def span_as_count(self, old: list[E.Expr], op: A.ViewOp) -> list[E.Expr]:
         """The extents ``.span_as([..])`` gives, checked to hold as many elements as ``old``."""
         items = [y for x in op.args for y in (unparen(x).items if isinstance(unparen(x), A.MdspanLit) else [x])]  # type: ignore[attr-defined]
-        new = [self.int_expr(x) for x in items]
+        if any(self.is_blank(x) for x in items):
+            raise CroqSemanticError("span_as takes extents, not '_'", op.span)
+        new = [x for x in self.extent_items(items) if x is not None]
         count: E.Expr = E.Const(1)
         was: E.Expr = E.Const(1)
         for n in new:

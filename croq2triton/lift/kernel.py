@@ -549,6 +549,8 @@ class Lifter(
             return self.name_value(e)
         if isinstance(e, A.UBound):
             b = self.lookup(e.name, e)
+            if isinstance(b, WithName):  # ``#k`` of ``with k in [n]`` outside a loop over it: n
+                return Value(b.extent, "int")
             if not isinstance(b, Bounded):
                 raise NotLifted("'#' of something that is not a parallel index", e)
             return Value(b.bound, "int")

@@ -109,6 +109,10 @@ class Loops:
             if isinstance(x, A.Member) and x.member == "span":
                 out.extend(E.fold(n) for n in view_shape(self.place(x.base)))
                 continue
+            if isinstance(x, A.Index) and self.is_shape(x.base):  # ``s[(0) / 2, (1)]``: ``(k)`` is extent k of s
+                base = self.extents(x.base)
+                out.extend(E.fold(self.derived_extent(base, i)) for i in x.indices)
+                continue
             named = self.binding(x.name) if isinstance(x, A.Name) else None
             if isinstance(named, ShapeName):
                 out.extend(named.extents)
@@ -122,6 +126,19 @@ class Loops:
             out.append(E.fold(v.expr))
         return out
 
+    def extent_items(self, args: list[A.Expr]) -> list[E.Expr | None]:
+        """A view operation's extents, shapes among its arguments spelled out (``x.view(tiles).from(..)``,
+        ``x.subspan(s[(0) / 2, (1)])``), None for ``_``."""
+        out: list[E.Expr | None] = []
+        for x in args:
+            if self.is_blank(x):
+                out.append(None)
+            elif self.is_shape(x):
+                out.extend(self.extents(x))
+            else:
+                out.append(self.int_expr(x))
+        return out
+
     def is_shape(self, x: A.Expr) -> bool:
         """Does ``x`` denote a shape (of several extents, or a span) rather than one integer?"""
         x = unparen(x)
@@ -131,7 +148,20 @@ class Loops:
             return isinstance(self.binding(x.name), ShapeName) or (
                 self.binding(x.name) is None and x.name in self.host.shapes
             )
+        if isinstance(x, A.Index):  # ``s[(0) / 2, (1)]``: a shape derived from a shape
+            return self.is_shape(x.base)
         return isinstance(x, A.Binary) and (self.is_shape(x.lhs) or self.is_shape(x.rhs))
+
+    def derived_extent(self, base: list[E.Expr], x: A.Expr) -> E.Expr:
+        """An extent of a derived shape: ``(k)`` is extent k of the base, the rest integers."""
+        if isinstance(x, A.Paren) and isinstance(x.expr, A.IntLit):
+            k = x.expr.value
+            if not -len(base) <= k < len(base):
+                raise CroqSemanticError(f"the shape has {len(base)} extents: ({k}) names none of them", x.span)
+            return base[k]
+        if isinstance(x, A.Binary) and x.op in ("+", "-", "*", "/", "%"):
+            return E.Bin(x.op, self.derived_extent(base, x.lhs), self.derived_extent(base, x.rhs))
+        return self.int_expr(x)
 
     def shape_arith(self, x: A.Binary) -> list[E.Expr]:
         """``a.span / [1, 4]``: the operation on each extent (one integer applies to every one)."""

@@ -168,5 +168,29 @@ class ScratchBuffers:
         return buf.var
 
     def scratch_store_tile(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
+        value = E.fold(value)
+        if isinstance(value, E.Full):  # one value in every element
+            value = E.Const(value.value, value.type)
+        if buf.home is not None and buf.home.lane is not None and all(n == 1 for n in value.shape):
+            self.scratch_fill_lanes(buf, value, node)
+            return
         addr, mask = self.tile_address(buf, node)
         self.emit(N.Store(buf.home.arg, (addr,), spread(E.fold(value), buf.tile, buf.var.type), mask), node)  # type: ignore[union-attr]
+
+    def scratch_fill_lanes(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
+        """A thread's own array filled with one value (``local f32 [4] acc{v}``): every lane's copy
+        holds the same elements, so the program's whole area is stored at once, whatever its layout
+        (lift/hazards.py puts a barrier before the lanes' own accesses: the shapes differ)."""
+        home = buf.home
+        assert home is not None and buf.part is None
+        total: E.Expr = E.Const(home.copies)
+        for n in buf.sizes:
+            total = E.fold(E.Bin("*", total, n))
+        count = const_int(total)
+        if count is None:
+            raise NotLifted("a thread's local array of run-time size filled with a value", node)
+        width = 1 << max(count - 1, 0).bit_length()
+        at = self.named(E.Arange(width), "fill_idx", node)
+        mask = None if width == count else self.named(E.Bin("<", at, E.Const(count)), "mask", node)
+        addr = E.fold(E.Bin("+", home.base, at))
+        self.emit(N.Store(home.arg, (addr,), spread(value, (width,), buf.var.type), mask), node)
