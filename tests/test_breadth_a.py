@@ -297,11 +297,22 @@ def idx_with(m: object) -> None:
     _close(out, x.to(F64) + (a * 10 + b).to(F64))
 
 
+def seg_rows(m: object) -> None:
+    offs, x, out = torch.tensor([0, 3, 3, 10, 17], dtype=torch.int32, device=DEVICE), _randn(17, 21), _full(4, 21)
+    m.seg_rows(offs, x, out)  # type: ignore[attr-defined]
+    bounds = offs.tolist()
+    want = []
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        weights = torch.arange(b - a, 0, -1, dtype=F64, device=DEVICE)[:, None]  # the loop's count, counted down
+        want.append((x[a:b].to(F64) * weights).sum(0))
+    _close(out, torch.stack(want))
+
+
 CHECKS: list[Callable[[object], None]] = [
     sa_chunks, sa_rows, sa_window, sa_lanes, sa_strip, sa_write, seg_sum, win_write, win_add, pipe_stencil, rot3,
     sel_scratch, bits, bits_s32, align, align_tiles, pad_whole, pad_rows, step_sum, step_slice, idx_coord,
     idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write, global_array, idx_assign, local_fill,
-    tma_swap, dma_rot, shp_view, idx_with,
+    tma_swap, dma_rot, shp_view, idx_with, seg_rows,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}

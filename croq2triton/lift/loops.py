@@ -314,8 +314,10 @@ class Loops:
         c = counters[0]
         for b in self.buffers():  # buffers are carried by the loop: bound before it
             self.tile_value(b, node)
-        self.per_thread(node)
-        lo, hi = const_int(c.start), const_int(c.stop)
+        assigned = assigned_names(body)
+        start, stop = (self.loop_bound(x, assigned, node) for x in (c.start, c.stop))
+        self.per_thread(node, assigned)
+        lo, hi = const_int(start), const_int(stop)
         user = c.name.replace("#", "_")  # a part of an index tuple: its tuple's name and position
         var = E.Var(self.claim(user), "i32", lo=lo if lo is not None else 0, hi=hi - 1 if hi is not None else None)
         if lo is not None and hi is not None and lo < hi and c.step == 1:  # every value between is taken
@@ -331,7 +333,25 @@ class Loops:
         inner, self.body, self.lets = self.body, outer, saved_lets
         carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", node)
         pipeline = self.stated_pipelines.get(id(node)) if len(counters) == 1 else None  # the innermost loop
-        self.emit(N.For(var, c.start, c.stop, E.Const(c.step), inner, pipeline, tuple(carried)), node)
+        self.emit(N.For(var, start, stop, E.Const(c.step), inner, pipeline, tuple(carried)), node)
+
+    def loop_bound(self, x: E.Expr, assigned: set[str], node: A.Node) -> E.Expr:
+        """A loop's start or stop computed from a thread's values that the loop assigns, under a
+        name of its own: ``per_thread`` makes those values tiles over the lanes, and a loop's bounds
+        are one integer, taken before the first iteration."""
+        x = E.fold(x)
+        if self.lanes is None or x.shape:
+            return x
+        depth = self.lanes[0]
+        mine = {
+            v.expr.name
+            for sc in self.scopes[depth:]
+            for n, v in sc.items()
+            if n in assigned and isinstance(v, Value) and isinstance(v.expr, E.Var)
+        }
+        if not mine & {v.name for v in E.free_vars(x)}:
+            return x
+        return self.named(x, "bound", node)  # type: ignore[no-any-return]
 
     def rebound(self, before: dict[str, Value], region: str, node: A.Node) -> list[E.Var]:
         """The variables of the values in scope ``before`` a loop or branch that it re-binds, each
@@ -348,9 +368,10 @@ class Loops:
             out.append(new.expr)
         return out
 
-    def per_thread(self, node: A.Node) -> None:
+    def per_thread(self, node: A.Node, assigned: set[str] | None = None) -> None:
         """Each thread's own values (declared inside a thread level) as tiles over all its lanes,
-        so that a loop may make them vary by lane (``acc += x.at(r, k # t)``) with one shape."""
+        so that a loop may make them vary by lane (``acc += x.at(r, k # t)``) with one shape
+        (``assigned``: only the names the loop assigns; the others keep their shape)."""
         if self.lanes is None:
             return
         depth, shape = self.lanes
@@ -359,6 +380,8 @@ class Loops:
         for sc in self.scopes[depth:]:
             for name, v in list(sc.items()):
                 if not (isinstance(v, Value) and isinstance(v.expr, E.Var)) or v.expr.shape == shape:
+                    continue
+                if assigned is not None and name not in assigned:
                     continue
                 old = v.expr
                 wide = E.Var(old.name, old.type, dims=shape)
@@ -383,3 +406,14 @@ class Loops:
                 if isinstance(v, Value):
                     out[name] = v
         return out
+
+
+def assigned_names(body: A.Stmt) -> set[str]:
+    """The names ``body`` assigns (``x = ..``, ``x += ..``, ``x++``)."""
+    out: set[str] = set()
+    for n in body.walk():
+        if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.Name):
+            out.add(unparen(n.target).name)  # type: ignore[attr-defined]
+        elif isinstance(n, A.IncDec):
+            out.add(n.target)
+    return out
