@@ -308,11 +308,20 @@ def seg_rows(m: object) -> None:
     _close(out, torch.stack(want))
 
 
+def bits_not(m: object) -> None:
+    x = torch.randint(0, 2**32 - 1, (37,), device=DEVICE, dtype=torch.int64)
+    y = _ints(-1000, 1000, 37)
+    out, sout = torch.zeros(37, dtype=torch.uint32, device=DEVICE), torch.zeros(37, dtype=torch.int32, device=DEVICE)
+    m.bits_not(x.to(torch.uint32), y, out, sout)  # type: ignore[attr-defined]
+    assert torch.equal(out.to(torch.int64), (~x & 0xFFFF) ^ (x // 8 * 8))
+    assert torch.equal(sout, ~y + 48 * 1000 + 32)  # 37 aligned up and down to 16
+
+
 CHECKS: list[Callable[[object], None]] = [
     sa_chunks, sa_rows, sa_window, sa_lanes, sa_strip, sa_write, seg_sum, win_write, win_add, pipe_stencil, rot3,
     sel_scratch, bits, bits_s32, align, align_tiles, pad_whole, pad_rows, step_sum, step_slice, idx_coord,
     idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write, global_array, idx_assign, local_fill,
-    tma_swap, dma_rot, shp_view, idx_with, seg_rows,
+    tma_swap, dma_rot, shp_view, idx_with, seg_rows, bits_not,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}
@@ -389,3 +398,12 @@ def test_a_derived_shape_naming_no_extent_is_the_users_error(tmp_path: Path) -> 
         tmp_path,
     )
     assert "k.co:4:36:" in msg and "the shape has 2 extents: (2) names none of them" in msg
+
+
+def test_bitwise_not_of_a_float_is_the_users_error(tmp_path: Path) -> None:
+    msg = _diagnose(
+        "__co__ void f(global f32 [N] x, global f32 [N] out) {\n"
+        "  parallel t by 64 : thread\n    out.at(t) = ~x.at(t);\n}\n",
+        tmp_path,
+    )
+    assert "k.co:3:17:" in msg and "'~' needs an integer operand" in msg

@@ -70,6 +70,15 @@ class Arith:
                 return Value(E.fold(E.Un("-", v.expr)), v.ctype)
             if e.op == "!":
                 return Value(E.fold(E.Un("!", self.truth(v))), "bool")
+            if e.op == "~":  # bitwise not of an integer (C's: the operand's type)
+                if TYPES[self.ctype_of(v)].is_float:
+                    raise CroqSemanticError("'~' needs an integer operand", e.span)
+                t = TYPES[self.ctype_of(v)]
+                if t.kind == "uint":  # all bits flipped: Triton's interpreter cannot invert unsigned tiles
+                    ones = E.Const((1 << t.bits) - 1, v.expr.dtype)
+                    return Value(E.fold(E.Bin("^", v.expr, ones)), v.ctype)
+                if v.ctype != "bool":
+                    return Value(E.fold(E.Un("~", v.expr)), v.ctype)
             raise NotLifted(f"the unary operator '{e.op}'", e)
         if isinstance(e, A.Ternary):
             c, a, b = self.truth(self.expr(e.cond)), self.expr(e.then), self.expr(e.other)

@@ -135,6 +135,10 @@ class HostExprs:
             return E.Where(c, a, b)
         if isinstance(e, A.Builtin) and e.name == "cdiv":
             return cdiv(self.evaluate(e.args[0]), self.evaluate(e.args[1]))
+        if isinstance(e, A.Builtin) and e.name in ("__alignup", "__aligndown") and len(e.args) == 2:
+            x, a = self.evaluate(e.args[0]), self.evaluate(e.args[1])  # to a multiple of the second
+            up = binary("-", binary("+", x, a), const(1))  # C's truncating division, as in kernels
+            return binary("*", binary("/", up if e.name == "__alignup" else x, a), a)
         if isinstance(e, A.Select):  # host level: a choice made when translating
             k = self.evaluate(e.index)
             if not isinstance(k, E.Const):
