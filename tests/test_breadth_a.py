@@ -317,11 +317,17 @@ def bits_not(m: object) -> None:
     assert torch.equal(sout, ~y + 48 * 1000 + 32)  # 37 aligned up and down to 16
 
 
+def shp_tensor(m: object) -> None:
+    x, out = _randn(7, 5), _full(5, 7)
+    m.shp_tensor(x, out)  # type: ignore[attr-defined]
+    _close(out, x.to(F64).T * 35)
+
+
 CHECKS: list[Callable[[object], None]] = [
     sa_chunks, sa_rows, sa_window, sa_lanes, sa_strip, sa_write, seg_sum, win_write, win_add, pipe_stencil, rot3,
     sel_scratch, bits, bits_s32, align, align_tiles, pad_whole, pad_rows, step_sum, step_slice, idx_coord,
     idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write, global_array, idx_assign, local_fill,
-    tma_swap, dma_rot, shp_view, idx_with, seg_rows, bits_not,
+    tma_swap, dma_rot, shp_view, idx_with, seg_rows, bits_not, shp_tensor,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}

@@ -171,6 +171,8 @@ class HostExprs:
             return self.view(e)
         if isinstance(e, A.Index):
             base = self.value(e.base)
+            if isinstance(base, (Tensor, Reshaped)):  # ``x[(1), (0)]``: derived from the span of x
+                base = Shape(self.dims_of(base, e))
             if isinstance(base, Shape):
                 return Shape(tuple(self.derived(base.dims, x) for x in e.indices))
         if isinstance(e, A.Derive):
