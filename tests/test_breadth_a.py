@@ -5,7 +5,8 @@ not powers of two, named parts of buffers read and written by element, ``swap`` 
 ``|`` ``^``, ``__alignup`` / ``__aligndown``, ``dma.pad`` between tensors, loops with a step, index
 tuples as coordinates (named by ``with`` too), arrays of buffers (shared and global), run-time fills, a
 thread's own array filled, ``swap`` / ``rotate`` of ``tma.any`` / ``dma.any`` futures whose buffers are
-read at other threads' positions, and shapes (derived ones too) as view extents.  Each runs on ragged sizes with
+read at other threads' positions, shapes (derived ones too) as view extents, ``~``, host-level
+``__alignup``, and per-thread copies between a thread's buffer and its part of a shared one.  Each runs on ragged sizes with
 NaN-poisoned outputs in both schedules and is compared with float64 torch; the errors each form
 can raise are checked too."""
 
@@ -323,11 +324,23 @@ def shp_tensor(m: object) -> None:
     _close(out, x.to(F64).T * 35)
 
 
+def thr_part(m: object) -> None:
+    a, out = _randn(3, 4, 9), _full(3, 36)
+    m.thr_part(a, out)  # type: ignore[attr-defined]
+    _close(out, a.to(F64).reshape(3, 36), 0.0)
+
+
+def part_thr(m: object) -> None:
+    a, out = _randn(10, 9), _full(10, 9)
+    m.part_thr(a, out)  # type: ignore[attr-defined]
+    _close(out, a.to(F64).flip(1) * 2)
+
+
 CHECKS: list[Callable[[object], None]] = [
     sa_chunks, sa_rows, sa_window, sa_lanes, sa_strip, sa_write, seg_sum, win_write, win_add, pipe_stencil, rot3,
     sel_scratch, bits, bits_s32, align, align_tiles, pad_whole, pad_rows, step_sum, step_slice, idx_coord,
     idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write, global_array, idx_assign, local_fill,
-    tma_swap, dma_rot, shp_view, idx_with, seg_rows, bits_not, shp_tensor,
+    tma_swap, dma_rot, shp_view, idx_with, seg_rows, bits_not, shp_tensor, thr_part, part_thr,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}

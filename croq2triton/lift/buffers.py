@@ -531,7 +531,7 @@ class Buffers(ViewAlgebra):
         """The extents ``.span_as([..])`` gives, checked to hold as many elements as ``old``."""
         items = [y for x in op.args for y in (unparen(x).items if isinstance(unparen(x), A.MdspanLit) else [x])]  # type: ignore[attr-defined]
         if any(self.is_blank(x) for x in items):
-            raise CroqSemanticError("span_as takes extents, not '_'", op.span)
+            raise NotLifted("a span_as with '_' among its extents", op)
         new = [x for x in self.extent_items(items) if x is not None]
         count: E.Expr = E.Const(1)
         was: E.Expr = E.Const(1)

@@ -62,6 +62,7 @@ class _Placement:
         # buffers read or written by element through named views (span_as, parts), or viewed with
         # span_as in extents not powers of two
         self.odd_shapes: set[str] = set()
+        self.lane_parts: set[str] = set()  # buffers whose parts per-thread copies move (lift/lanecopies.py)
 
     def run(self) -> set[str]:
         top_lanes = [b for b in self.top.levels if self.level_of.get(id(b)) == "thread"]
@@ -82,7 +83,7 @@ class _Placement:
                 self.out.add(name)
         # a span_as view of a tile padded to powers of two: its elements have other positions
         # than the buffer's tile gives them, so the buffer is addressed in scratch memory
-        return self.out | (self.odd_shapes & self.buffers)
+        return self.out | ((self.odd_shapes | self.lane_parts) & self.buffers)
 
     def span_as(self, n: A.View) -> None:
         """``b.span_as([..])`` (``b.data.span_as``) of a buffer whose new extents are not all
@@ -166,6 +167,13 @@ class _Placement:
             threads = {v for v, _ in lanes.names if v}
             if _names(n.src) & threads:  # each thread's own window: its own copy (lift/lanecopies.py)
                 self.out.add(n.result)
+        if isinstance(n, A.DmaStmt) and any(e != 1 for _, e in lanes.names):
+            threads = {v for v, _ in lanes.names if v}
+            for side in [n.src] + ([] if n.dst_storage else [n.dst]):
+                view = unparen(side)
+                name = element_base(view.base) if isinstance(view, A.View) else None
+                if name is not None and _names(view) & threads:  # a thread's part of a buffer: by address
+                    self.lane_parts.add(name)
         for c in n.children():
             self.visit(c, lanes)
 
