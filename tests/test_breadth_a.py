@@ -6,7 +6,8 @@ not powers of two, named parts of buffers read and written by element, ``swap`` 
 tuples as coordinates (named by ``with`` too), arrays of buffers (shared and global), run-time fills, a
 thread's own array filled, ``swap`` / ``rotate`` of ``tma.any`` / ``dma.any`` futures whose buffers are
 read at other threads' positions, shapes (derived ones too) as view extents, ``~``, host-level
-``__alignup``, and per-thread copies between a thread's buffer and its part of a shared one.  Each runs on ragged sizes with
+``__alignup``, per-thread copies between a thread's buffer and its part of a shared one, and elements
+of one buffer of an array (``buf[k].at(i, j)``).  Each runs on ragged sizes with
 NaN-poisoned outputs in both schedules and is compared with float64 torch; the errors each form
 can raise are checked too."""
 
@@ -336,11 +337,21 @@ def part_thr(m: object) -> None:
     _close(out, a.to(F64).flip(1) * 2)
 
 
+def arr_slots(m: object) -> None:
+    x, pick = _randn(13, 16), torch.tensor([2, 0, 1, 1, 2], dtype=torch.int32, device=DEVICE)
+    out, o2 = _full(5, 4, 16), _full(5, 16)
+    m.arr_slots(x, pick, out, o2)  # type: ignore[attr-defined]
+    tiles, k = x[:12].to(F64).reshape(3, 4, 16), pick.long()
+    _close(out, tiles[k], 0.0)
+    _close(o2, tiles[k, 3].flip(1) + tiles[2 - k, 0])
+
+
 CHECKS: list[Callable[[object], None]] = [
     sa_chunks, sa_rows, sa_window, sa_lanes, sa_strip, sa_write, seg_sum, win_write, win_add, pipe_stencil, rot3,
     sel_scratch, bits, bits_s32, align, align_tiles, pad_whole, pad_rows, step_sum, step_slice, idx_coord,
     idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write, global_array, idx_assign, local_fill,
     tma_swap, dma_rot, shp_view, idx_with, seg_rows, bits_not, shp_tensor, thr_part, part_thr,
+    arr_slots,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}

@@ -300,8 +300,6 @@ class Buffers(ViewAlgebra):
             slots = tuple(const_int(self.int_expr(x)) for x in d.dims)
             if any(n is None or n < 1 for n in slots):
                 raise NotLifted("an array of buffers whose extents are not positive constants", d)
-            if slots and d.name in self.scratch_names:
-                raise NotLifted("an array of buffers in scratch memory", d)
             # an array of buffers (``buf[2][3]``): one buffer with the array's extents first
             value = self.fill_expr(d, s.elem)
             fill = value.value if isinstance(value, E.Const) else 0
@@ -592,6 +590,13 @@ class Buffers(ViewAlgebra):
         if isinstance(b, A.Name):
             if not isinstance(self.binding(b.name), (TileBuffer, BufferView, CopyFuture)):
                 return None
+        elif isinstance(b, A.Index):  # ``buf[s].at(..)``: an element of one buffer of an array
+            p = self.place(b)
+            if not isinstance(p, BufferView):
+                return None
+            if p.buffer.home is None:
+                raise NotLifted("an element of one buffer of an array kept in registers", base)
+            return self.part_of(p, b)
         elif not (isinstance(b, A.Member) and b.member == "data"):
             return None
         p = self.place(b)

@@ -69,6 +69,12 @@ class _Placement:
         self.visit(self.top.body, self.enter(top_lanes, [self.top.body], _Lanes()))
         varying = self.varying()
         for at, write, lanes in self.accesses:
+            slot = unparen(at.base)
+            while isinstance(slot, A.Index):  # ``buf[s].at(..)``: an element of one buffer of an array
+                slot = unparen(slot.base)
+            if slot is not unparen(at.base) and isinstance(slot, A.Name):
+                self.odd_shapes.add(slot.name)  # its address in the array's area
+                continue
             name = element_base(at.base)
             if name in self.reshaped:  # an element of a view of a buffer: an address in the buffer's area
                 seen = set()
