@@ -7,7 +7,7 @@ tuples as coordinates (named by ``with`` too), arrays of buffers (shared and glo
 thread's own array filled, ``swap`` / ``rotate`` of ``tma.any`` / ``dma.any`` futures whose buffers are
 read at other threads' positions, shapes (derived ones too) as view extents, ``~``, host-level
 ``__alignup``, per-thread copies between a thread's buffer and its part of a shared one, and elements
-of one buffer of an array (``buf[k].at(i, j)``).  Each runs on ragged sizes with
+of one buffer of an array (``buf[k].at(i, j)``) and of a thread's named part of a buffer.  Each runs on ragged sizes with
 NaN-poisoned outputs in both schedules and is compared with float64 torch; the errors each form
 can raise are checked too."""
 
@@ -346,12 +346,20 @@ def arr_slots(m: object) -> None:
     _close(o2, tiles[k, 3].flip(1) + tiles[2 - k, 0])
 
 
+def strip_lanes(m: object) -> None:
+    a, out = _randn(3, 384), _full(3, 384)
+    m.strip_lanes(a, out)  # type: ignore[attr-defined]
+    rows = a.to(F64).reshape(3, 16, 24)
+    want = torch.cat([rows[:, :, 12:].flip(2) * 2, rows[:, :, 12:]], 2)
+    _close(out, want.reshape(3, 384))
+
+
 CHECKS: list[Callable[[object], None]] = [
     sa_chunks, sa_rows, sa_window, sa_lanes, sa_strip, sa_write, seg_sum, win_write, win_add, pipe_stencil, rot3,
     sel_scratch, bits, bits_s32, align, align_tiles, pad_whole, pad_rows, step_sum, step_slice, idx_coord,
     idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write, global_array, idx_assign, local_fill,
     tma_swap, dma_rot, shp_view, idx_with, seg_rows, bits_not, shp_tensor, thr_part, part_thr,
-    arr_slots,
+    arr_slots, strip_lanes,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}
