@@ -1,13 +1,14 @@
 """Constructs restored on the tile IR (issue 28, part A; tests/programs/breadth_a.co, one check per
-kernel): ``span_as`` inside copies of tensors and their windows (any extents), named views with
-run-time origins read, written and added to by element, ``span_as`` of buffers whose extents are
-not powers of two, named parts of buffers read and written by element, ``swap`` / ``rotate`` / run-time ``select`` of buffers in scratch memory, ``&``
-``|`` ``^``, ``__alignup`` / ``__aligndown``, ``dma.pad`` between tensors, loops with a step, index
-tuples as coordinates (named by ``with`` too), arrays of buffers (shared and global), run-time fills, a
-thread's own array filled, ``swap`` / ``rotate`` of ``tma.any`` / ``dma.any`` futures whose buffers are
-read at other threads' positions, shapes (derived ones too) as view extents, ``~``, host-level
-``__alignup``, per-thread copies between a thread's buffer and its part of a shared one, and elements
-of one buffer of an array (``buf[k].at(i, j)``) and of a thread's named part of a buffer.  Each runs on ragged sizes with
+kernel): ``span_as`` inside copies of tensors and their windows (any extents); named views with
+run-time origins read, written and added to by element; ``span_as`` of buffers whose extents are
+not powers of two; named parts of buffers (a thread's own part too) read and written by element;
+``swap`` / ``rotate`` / run-time ``select`` of buffers in scratch memory, ``tma.any`` / ``dma.any``
+futures' buffers read at other threads' positions included; ``&`` ``|`` ``^`` ``~``;
+``__alignup`` / ``__aligndown`` (in kernels and at host level); ``dma.pad`` between tensors; loops
+with a step; index tuples as coordinates (named by ``with`` too); shapes (derived ones too) as view
+extents; arrays of buffers (shared and global, their elements by a slot known at run time);
+run-time fills and a thread's own array filled (with one value or each thread's own); per-thread
+copies between a thread's buffer and its part of a shared one.  Each runs on ragged sizes with
 NaN-poisoned outputs in both schedules and is compared with float64 torch; the errors each form
 can raise are checked too."""
 
@@ -354,12 +355,18 @@ def strip_lanes(m: object) -> None:
     _close(out, want.reshape(3, 384))
 
 
+def own_fill(m: object) -> None:
+    x, out = _randn(10, 8), _full(10, 8)
+    m.own_fill(x, out)  # type: ignore[attr-defined]
+    _close(out, (x.to(F64) + 2) * (x.to(F64) + 1))
+
+
 CHECKS: list[Callable[[object], None]] = [
     sa_chunks, sa_rows, sa_window, sa_lanes, sa_strip, sa_write, seg_sum, win_write, win_add, pipe_stencil, rot3,
     sel_scratch, bits, bits_s32, align, align_tiles, pad_whole, pad_rows, step_sum, step_slice, idx_coord,
     idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write, global_array, idx_assign, local_fill,
     tma_swap, dma_rot, shp_view, idx_with, seg_rows, bits_not, shp_tensor, thr_part, part_thr,
-    arr_slots, strip_lanes,
+    arr_slots, strip_lanes, own_fill,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}

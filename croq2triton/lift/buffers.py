@@ -301,7 +301,8 @@ class Buffers(ViewAlgebra):
             if any(n is None or n < 1 for n in slots):
                 raise NotLifted("an array of buffers whose extents are not positive constants", d)
             # an array of buffers (``buf[2][3]``): one buffer with the array's extents first
-            value = self.fill_expr(d, s.elem)
+            own = s.storage == "local" and d.name in self.scratch_names and not slots  # a thread's own array
+            value = self.fill_expr(d, s.elem, own)
             fill = value.value if isinstance(value, E.Const) else 0
             buf = self.new_buffer(d.name, s.elem, (*slots, *extents), fill, d)  # type: ignore[arg-type]
             buf = self.give_home(buf, s.storage, d, isinstance(value, E.Const) and d.fill is not None)
@@ -317,15 +318,16 @@ class Buffers(ViewAlgebra):
             raise NotLifted("a buffer of run-time shape filled with a run-time value", d.fill)
         return v.expr.value
 
-    def fill_expr(self, d: A.Declarator, elem: str) -> E.Expr:
-        """The value ``{v}`` fills a buffer with (0 without one), converted to its element type."""
+    def fill_expr(self, d: A.Declarator, elem: str, own: bool = False) -> E.Expr:
+        """The value ``{v}`` fills a buffer with (0 without one), converted to its element type
+        (``own``: a thread's own array, which each thread may fill with its own value)."""
         if d.fill is None:
             return E.Const(0)
         v = self.expr(d.fill)
         if isinstance(v.expr, E.Const):
             return v.expr
         value = self.convert(v, elem).expr
-        if value.shape:
+        if value.shape and not (own and self.lanes is not None and value.shape == tuple(self.lanes[1])):
             raise NotLifted("a buffer filled with a value that differs between threads", d.fill)
         return value
 

@@ -171,7 +171,12 @@ class ScratchBuffers:
         value = E.fold(value)
         if isinstance(value, E.Full):  # one value in every element
             value = E.Const(value.value, value.type)
-        if buf.home is not None and buf.home.lane is not None and all(n == 1 for n in value.shape):
+        lanes = tuple(self.lanes[1]) if self.lanes is not None else None
+        if (
+            buf.home is not None
+            and buf.home.lane is not None
+            and (all(n == 1 for n in value.shape) or value.shape == lanes)
+        ):
             self.scratch_fill_lanes(buf, value, node)
             return
         addr, mask = self.tile_address(buf, node)
@@ -189,6 +194,24 @@ class ScratchBuffers:
         count = const_int(total)
         if count is None:
             raise NotLifted("a thread's local array of run-time size filled with a value", node)
+        if value.shape and any(n != 1 for n in value.shape):  # each thread's own value: element i of lane l
+            assert home.lane is not None  # is at i * copies + l
+            count //= home.copies
+            rank = 1 + len(value.shape)
+            width = 1 << max(count - 1, 0).bit_length()
+            at = E.Lift(E.Arange(width), rank, (0,))
+            axes = tuple(range(1, rank))
+            addr = E.fold(
+                E.Bin("+", home.base, E.Bin("+", E.Bin("*", at, E.Const(home.copies)), E.Lift(home.lane, rank, axes)))
+            )
+            shape = (width, *value.shape)
+            wide = E.Lift(E.Cast(value, buf.var.type), rank, axes)
+            mask = None if width == count else self.named(E.Bin("<", at, E.Const(count)), "mask", node)
+            self.emit(
+                N.Store(home.arg, (spread(addr, shape, addr.dtype),), spread(E.fold(wide), shape, buf.var.type), mask),
+                node,
+            )
+            return
         width = 1 << max(count - 1, 0).bit_length()
         at = self.named(E.Arange(width), "fill_idx", node)
         mask = None if width == count else self.named(E.Bin("<", at, E.Const(count)), "mask", node)
