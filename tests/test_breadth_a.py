@@ -5,8 +5,9 @@ not powers of two; named parts of buffers (a thread's own part too) read and wri
 ``swap`` / ``rotate`` / run-time ``select`` of buffers in scratch memory, ``tma.any`` / ``dma.any``
 futures' buffers read at other threads' positions included; ``&`` ``|`` ``^`` ``~``;
 ``__alignup`` / ``__aligndown`` (in kernels and at host level); ``dma.pad`` between tensors; loops
-with a step; index tuples as coordinates (named by ``with`` too); shapes (derived ones too) as view
-extents; arrays of buffers (shared and global, their elements by a slot known at run time);
+with a step; index tuples as coordinates (named by ``with`` too, and computed: ``c * 8``,
+``at + {0, 1}``); shapes (derived ones too) as view extents; arrays of buffers (shared and global,
+their elements by a slot known at run time);
 run-time fills and a thread's own array filled (with one value or each thread's own); per-thread
 copies between a thread's buffer and its part of a shared one.  Each runs on ragged sizes with
 NaN-poisoned outputs in both schedules and is compared with float64 torch; the errors each form
@@ -361,12 +362,19 @@ def own_fill(m: object) -> None:
     _close(out, (x.to(F64) + 2) * (x.to(F64) + 1))
 
 
+def tup_arith(m: object) -> None:
+    x, out, o2 = _randn(13, 11), _full(13, 11), _full(13, 11)
+    m.tup_arith(x, out, o2)  # type: ignore[attr-defined]
+    _close(out, x.to(F64), 0.0)
+    _close(o2, x.to(F64) + torch.cat([x[:, 1:], x[:, -1:]], 1).to(F64))
+
+
 CHECKS: list[Callable[[object], None]] = [
     sa_chunks, sa_rows, sa_window, sa_lanes, sa_strip, sa_write, seg_sum, win_write, win_add, pipe_stencil, rot3,
     sel_scratch, bits, bits_s32, align, align_tiles, pad_whole, pad_rows, step_sum, step_slice, idx_coord,
     idx_elem, buf_pair, buf_grid, fill_runtime, part_read, part_write, global_array, idx_assign, local_fill,
     tma_swap, dma_rot, shp_view, idx_with, seg_rows, bits_not, shp_tensor, thr_part, part_thr,
-    arr_slots, strip_lanes, own_fill,
+    arr_slots, strip_lanes, own_fill, tup_arith,
 ]  # fmt: skip
 
 _MODULES: dict[str, object] = {}
@@ -456,3 +464,14 @@ def test_bitwise_not_of_a_float_is_the_users_error(tmp_path: Path) -> None:
         tmp_path,
     )
     assert "k.co:3:17:" in msg and "'~' needs an integer operand" in msg
+
+
+def test_arithmetic_of_index_tuples_of_other_lengths_is_the_users_error(tmp_path: Path) -> None:
+    msg = _diagnose(
+        "__co__ void f(global f32 [M, N] x, global f32 [M, N] out) {\n"
+        "  parallel {bm, bn} by [cdiv(M, 8), cdiv(N, 8)] : block {\n"
+        "    ituple c = {bm, bn} + {1, 2, 3};\n"
+        "    f = dma.copy x.view(8, 8).from(c) => shared;\n    dma.copy f.data => out.view(8, 8).from(c);\n  }\n}\n",
+        tmp_path,
+    )
+    assert "k.co:3:16:" in msg and "'+' of index tuples of 2 and 3 parts" in msg

@@ -186,7 +186,10 @@ class Loops:
             self.scopes[-1][s.name] = self.binding(value.name)  # another name of the same tuple
             return
         if not isinstance(value, A.ItupleLit):
-            raise NotLifted("an 'ituple' declared other than by '{..}'", s.value)
+            spelled = self.tuple_items(value)  # ``c * 8``, ``at + {0, 1}``: part by part (LANGUAGE.md 7.1)
+            if spelled is None:
+                raise NotLifted("an 'ituple' declared other than by '{..}'", s.value)
+            value = A.ItupleLit(spelled, span=value.span)
         items = self.index_args(value.items)
         if s.rank is not None and s.rank != len(items):
             raise CroqSemanticError(f"ituple<{s.rank}> '{s.name}' is given {len(items)} values", s.span)
@@ -204,6 +207,25 @@ class Loops:
                 self.scopes[-1][part] = Value(E.fold(v.expr), v.ctype)
             parts.append(part)
         self.scopes[-1][s.name] = IndexTuple(tuple(parts))
+
+    def tuple_items(self, e: A.Expr) -> list[A.Expr] | None:
+        """The parts of an index tuple expression (``{a, b}``, a tuple's name, element-wise
+        arithmetic of tuples and integers), None where ``e`` is not a tuple."""
+        e = unparen(e)
+        if isinstance(e, A.ItupleLit):
+            return self.index_args(e.items)
+        if isinstance(e, A.Name) and isinstance(self.binding(e.name), IndexTuple):
+            return self.index_args([e])
+        if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
+            a, b = self.tuple_items(e.lhs), self.tuple_items(e.rhs)
+            if a is None and b is None:
+                return None
+            if a is not None and b is not None and len(a) != len(b):
+                raise CroqSemanticError(f"'{e.op}' of index tuples of {len(a)} and {len(b)} parts", e.span)
+            n = len(a if a is not None else b)  # type: ignore[arg-type]
+            lhs, rhs = a or [e.lhs] * n, b or [e.rhs] * n
+            return [A.Binary(e.op, x, y, span=e.span) for x, y in zip(lhs, rhs, strict=True)]
+        return None
 
     def index_args(self, args: list[A.Expr]) -> list[A.Expr]:
         """``args`` with each index tuple spelled out as its parts (``chunkat(p, index)`` is
