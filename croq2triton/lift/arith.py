@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.describe import describe
 from ..sema.types import TYPES
@@ -31,6 +32,7 @@ MATH_F32 = {
     "__sinh": "_libm.sinh", "__cosh": "_libm.cosh",
 }  # fmt: skip
 ARITH_OPS = {"+", "-", "*", "/", "%"}
+BITWISE_OPS = {"&", "|", "^"}
 COMPARE_OPS = {"<", "<=", ">", ">=", "==", "!="}
 
 
@@ -68,6 +70,15 @@ class Arith:
                 return Value(E.fold(E.Un("-", v.expr)), v.ctype)
             if e.op == "!":
                 return Value(E.fold(E.Un("!", self.truth(v))), "bool")
+            if e.op == "~":  # bitwise not of an integer (C's: the operand's type)
+                if TYPES[self.ctype_of(v)].is_float:
+                    raise CroqSemanticError("'~' needs an integer operand", e.span)
+                t = TYPES[self.ctype_of(v)]
+                if t.kind == "uint":  # all bits flipped: Triton's interpreter cannot invert unsigned tiles
+                    ones = E.Const((1 << t.bits) - 1, v.expr.dtype)
+                    return Value(E.fold(E.Bin("^", v.expr, ones)), v.ctype)
+                if v.ctype != "bool":
+                    return Value(E.fold(E.Un("~", v.expr)), v.ctype)
             raise NotLifted(f"the unary operator '{e.op}'", e)
         if isinstance(e, A.Ternary):
             c, a, b = self.truth(self.expr(e.cond)), self.expr(e.then), self.expr(e.other)
@@ -88,6 +99,8 @@ class Arith:
     def binary(self, op: str, a: Value, b: Value, node: A.Node) -> Value:
         if op in ("&&", "||"):
             return Value(E.fold(E.Bin("&" if op == "&&" else "|", self.truth(a), self.truth(b))), "bool")
+        if op in BITWISE_OPS:
+            return self.bitwise(op, a, b, node)
         if op not in ARITH_OPS | COMPARE_OPS:
             raise NotLifted(f"the operator '{op}'", node)
         ca, cb = self.ctype_of(a), self.ctype_of(b)
@@ -111,6 +124,22 @@ class Arith:
         x, y = self.convert(a, compute).expr, self.convert(b, compute).expr
         e = E.fold(E.Bin(op, x, y))
         return Value(e, "bool" if op in COMPARE_OPS else compute)
+
+    def bitwise(self, op: str, a: Value, b: Value, node: A.Node) -> Value:
+        """``a & b``, ``a | b``, ``a ^ b`` of integers (C's conversions; of two bools a bool)."""
+        if a.ctype == "bool" and b.ctype == "bool":
+            return Value(E.fold(E.Bin("!=" if op == "^" else op, a.expr, b.expr)), "bool")
+        ca, cb = (self.ctype_of(v) if v.ctype != "bool" else "s32" for v in (a, b))
+        if TYPES[ca].is_float or TYPES[cb].is_float:
+            raise CroqSemanticError(f"the operator '{op}' needs integer operands", node.span)
+        ctype = c_promote(ca, cb) or ca
+        if isinstance(a.expr, E.Const) and not isinstance(b.expr, E.Const):
+            ctype = cb  # a literal takes the type of the other operand
+        elif isinstance(b.expr, E.Const) and not isinstance(a.expr, E.Const):
+            ctype = ca
+        compute = "int" if a.ctype == b.ctype == "int" else self.compute(ctype)
+        x, y = (self.convert(Value(v.expr, "s32") if v.ctype == "bool" else v, compute).expr for v in (a, b))
+        return Value(E.fold(E.Bin(op, x, y)), compute)
 
     def compute(self, ctype: str) -> str:
         """bf16 and fp8 arithmetic is carried out in f32 (the interpreter computes bf16 wrongly);
@@ -144,6 +173,13 @@ class Arith:
             ctype = c_promote(self.ctype_of(args[0]), self.ctype_of(args[1])) or args[0].ctype
             x, y = self.convert(args[0], ctype).expr, self.convert(args[1], ctype).expr
             return Value(E.fold(E.Bin("max" if e.name == "__max" else "min", x, y)), ctype)
+        if e.name in ("__alignup", "__aligndown") and len(args) == 2:  # to a multiple of the second
+            x, a = args
+            if TYPES[self.ctype_of(x)].is_float or TYPES[self.ctype_of(a)].is_float:
+                raise CroqSemanticError(f"{e.name} needs integer operands", e.span)
+            up = self.binary("-", self.binary("+", x, a, e), Value(E.Const(1), "int"), e)
+            low = self.binary("/", up if e.name == "__alignup" else x, a, e)
+            return self.binary("*", low, a, e)
         if e.name == "__fabs" and len(args) == 1:
             return Value(E.Call("abs", (args[0].expr,), args[0].expr.dtype), args[0].ctype)
         fn = MATH_F32.get(e.name)

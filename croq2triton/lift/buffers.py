@@ -22,11 +22,14 @@ from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.describe import describe
 from ..tir import expr as E
+from ..tir import host as H
 from ..tir import nodes as N
 from .arith import Value
+from .checks import size_text
+from .collapse import has_roles
 from .host import ir_type
 from .notlifted import NotLifted
-from .terms import Bounded, Region, WithName, const_int, unparen
+from .terms import Bounded, IndexTuple, Region, Reshaped, WithName, const_int, unparen
 from .views import ViewAlgebra
 
 STORAGES = ("shared", "local")
@@ -101,6 +104,7 @@ class TileBuffer:
     launch: tuple[tuple[E.Expr, E.Extent] | None, ...] = ()
     home: ScratchHome | None = None  # in scratch memory (lift/scratch.py), not a register tile
     of: TileBuffer | None = None  # ``buf.span_as([..])``: the buffer whose elements it reshapes
+    part: BufferView | None = None  # a part of a buffer in scratch memory, read and written by element
 
     @property
     def fixed(self) -> bool:
@@ -131,6 +135,15 @@ class Ring:
     extents: tuple[int, ...]
     slots: int
     node: A.Node
+
+
+@dataclass(frozen=True)
+class BufferArray:
+    """An array of buffers (``shared f16 [64, 64] buf[2]``) outside warp roles: one buffer whose
+    first ``rank`` extents are the array's; ``buf[s]`` is its part at ``s`` (LANGUAGE.md 7.5)."""
+
+    buffer: TileBuffer
+    rank: int
 
 
 @dataclass(frozen=True)
@@ -202,6 +215,8 @@ class Buffers(ViewAlgebra):
     extents: Any
     is_shape: Any
     check_access: Any
+    launch_checks: list[H.Assert]
+    top: A.Parallel
     lane_views: bool = False  # views may depend on the thread (a per-thread copy: lift/lanecopies.py)
 
     def int_expr(self, e: A.Expr) -> E.Expr:
@@ -223,6 +238,10 @@ class Buffers(ViewAlgebra):
             a = self.bounded(e.lhs)  # ``k - 1``: another index among the same chunks
             return Bounded(E.fold(E.Bin(e.op, a.value, self.int_expr(e.rhs))), a.bound)
         if isinstance(e, A.GetIth) and isinstance(unparen(e.base), A.Name):
+            t = self.binding(unparen(e.base).name)  # type: ignore[attr-defined]
+            k = const_int(self.int_expr(e.index)) if isinstance(t, IndexTuple) else None
+            if isinstance(t, IndexTuple) and k is not None and -len(t.parts) <= k < len(t.parts):
+                return self.bounded(A.Name(t.parts[k], span=e.span))  # ``c(1)``: a part of an index tuple
             a = self.bounded(e.base)  # ``k(-1)``: the last chunk
             return Bounded(self.int_expr(e), a.bound)
         if isinstance(e, A.Name):
@@ -263,9 +282,11 @@ class Buffers(ViewAlgebra):
                 self.scopes[-1][d.name] = self.give_home(buf, s.storage, d, d.fill is not None)
             return
         extents = self.static_shape(s.shape, s)
+        roles = any(isinstance(p, A.Parallel) and has_roles(p.body) for p in self.top.walk())
         for d in s.items:
             if (
-                len(d.dims) == 1
+                roles  # a stage ring of warp roles (lift/collapse.py)
+                and len(d.dims) == 1
                 and d.init is None
                 and d.fill is None
                 and (const_int(self.int_expr(d.dims[0])) or 0) > 0
@@ -274,18 +295,74 @@ class Buffers(ViewAlgebra):
                     raise NotLifted("an array of buffers in scratch memory", d)
                 self.scopes[-1][d.name] = Ring(d.name, s.elem, extents, const_int(self.int_expr(d.dims[0])) or 0, d)
                 continue
-            if d.dims or d.init is not None:
-                raise NotLifted("an array of buffers or a buffer with an initialiser", d)
-            buf = self.new_buffer(d.name, s.elem, extents, self.fill_value(d), d)
-            self.scopes[-1][d.name] = self.give_home(buf, s.storage, d, d.fill is not None)
+            if d.init is not None:
+                raise NotLifted("a buffer with an initialiser", d)
+            slots = tuple(const_int(self.int_expr(x)) for x in d.dims)
+            if any(n is None or n < 1 for n in slots):
+                raise NotLifted("an array of buffers whose extents are not positive constants", d)
+            # an array of buffers (``buf[2][3]``): one buffer with the array's extents first
+            own = s.storage == "local" and d.name in self.scratch_names and not slots  # a thread's own array
+            value = self.fill_expr(d, s.elem, own)
+            fill = value.value if isinstance(value, E.Const) else 0
+            buf = self.new_buffer(d.name, s.elem, (*slots, *extents), fill, d)  # type: ignore[arg-type]
+            buf = self.give_home(buf, s.storage, d, isinstance(value, E.Const) and d.fill is not None)
+            if not isinstance(value, E.Const):  # filled with a run-time value where it is declared
+                self.set_tile(buf, value, d)
+            self.scopes[-1][d.name] = BufferArray(buf, len(slots)) if slots else buf
 
     def fill_value(self, d: A.Declarator) -> float | int:
         if d.fill is None:
             return 0
         v = self.expr(d.fill)
         if not isinstance(v.expr, E.Const):
-            raise NotLifted("a buffer filled with a run-time value", d.fill)
+            raise NotLifted("a buffer of run-time shape filled with a run-time value", d.fill)
         return v.expr.value
+
+    def fill_expr(self, d: A.Declarator, elem: str, own: bool = False) -> E.Expr:
+        """The value ``{v}`` fills a buffer with (0 without one), converted to its element type
+        (``own``: a thread's own array, which each thread may fill with its own value)."""
+        if d.fill is None:
+            return E.Const(0)
+        v = self.expr(d.fill)
+        if isinstance(v.expr, E.Const):
+            return v.expr
+        value = self.convert(v, elem).expr
+        if value.shape and not (own and self.lanes is not None and value.shape == tuple(self.lanes[1])):
+            raise NotLifted("a buffer filled with a value that differs between threads", d.fill)
+        return value
+
+    def global_slot(self, base: A.Name, indices: list[A.Expr], e: A.Index) -> Region:
+        """``bufs[i]`` of an array of global buffers (one tensor, the array's extents first)."""
+        self.tensor(base)
+        whole = self.whole_tensor(base.name)
+        if len(indices) >= len(whole.shape):
+            raise NotLifted(f"an index of '{base.name}' that is not an element of an array of buffers", e)
+        at = [self.int_expr(i) for i in indices]
+        zeros = [E.Const(0)] * (len(whole.shape) - len(at))
+        keep = [False] * len(at) + [True] * len(zeros)
+        return whole.sub(at + zeros, list(whole.shape), keep)
+
+    def array_slot(self, arr: BufferArray | Ring, indices: list[A.Expr], e: A.Index) -> BufferView:
+        """``buf[s]`` of an array of buffers: the part of its buffer at ``s``."""
+        if isinstance(arr, Ring):  # not a stage ring of warp roles: one buffer with the slots first
+            buf = self.new_buffer(arr.name, arr.elem, (arr.slots, *arr.extents), 0, arr.node)
+            arr = BufferArray(self.give_home(buf, "shared", arr.node), 1)
+            for sc in reversed(self.scopes):
+                if sc.get(arr.buffer.name) is not None and isinstance(sc[arr.buffer.name], Ring):
+                    sc[arr.buffer.name] = arr
+                    break
+        if len(indices) != arr.rank:
+            raise CroqSemanticError(f"{len(indices)} index(es) for an array of rank {arr.rank}", e.span)
+        slots = [self.int_expr(i) for i in indices]
+        buf = arr.buffer
+        for i, n, x in zip(slots, buf.extents, indices, strict=False):
+            k = const_int(i)
+            if k is not None and not 0 <= k < n:
+                raise CroqSemanticError(f"index {k} is outside the array of {n} buffers", x.span)
+        offsets = (*slots, *(E.Const(0) for _ in buf.extents[arr.rank :]))
+        shape = (*(E.Const(1) for _ in slots), *buf.sizes[arr.rank :])
+        keep = (*(False for _ in slots), *(True for _ in buf.extents[arr.rank :]))
+        return BufferView(buf, tuple(E.fold(o) for o in offsets), shape, keep)
 
     def shape_sizes(self, shape: list[A.Expr] | None, node: A.Node) -> tuple[E.Expr, ...]:
         """The extents of a declared shape (``[M, 64]``, ``[x.span]``), constants or not."""
@@ -406,6 +483,15 @@ class Buffers(ViewAlgebra):
             for op in e.ops:
                 p = self.place_op(p, op)
             return p
+        if isinstance(e, A.Index):
+            indices, base = list(e.indices), unparen(e.base)
+            while isinstance(base, A.Index):  # ``buf[r][1]``: the indices of every level, outermost first
+                indices, base = list(base.indices) + indices, unparen(base.base)
+            if isinstance(base, A.Name) and base.name in self.host.tensors and self.binding(base.name) is None:
+                return self.global_slot(base, indices, e)  # an array of global buffers: one tensor
+            arr = self.lookup(base.name, e) if isinstance(base, A.Name) else None
+            if isinstance(arr, (BufferArray, Ring)):
+                return self.array_slot(arr, indices, e)
         raise NotLifted(f"{describe(e)} used as a view", e)
 
     def whole_tensor(self, name: str) -> Region:
@@ -421,9 +507,12 @@ class Buffers(ViewAlgebra):
     def place_op(self, p: Place, op: A.ViewOp) -> Place:
         if op.kind == "span_as" and isinstance(p, BufferView):
             return self.whole_buffer(self.span_as(p, op))
-        if op.kind == "span_as":  # of a window of a tensor: not lifted, but a wrong count is the user's error
-            self.span_as_count(list(view_shape(p)), op)
-        if op.kind in ("span_as", "modspan", "chunk", "zfill"):
+        if op.kind == "span_as":  # of a tensor or a window of one: its elements' row-major positions
+            assert isinstance(p, Region)
+            extents = tuple(self.span_as_count(list(p.shape), op))
+            zeros = tuple(E.Const(0) for _ in extents)
+            return Region(p.tensor, zeros, tuple(range(len(extents))), extents, (), p.zfill, Reshaped(p, extents))
+        if op.kind in ("modspan", "chunk", "zfill"):
             raise NotLifted(f"the view operation '.{op.kind}' in a copy", op)
         if isinstance(p, Region):
             return self.region_op(p, op)
@@ -441,7 +530,9 @@ class Buffers(ViewAlgebra):
     def span_as_count(self, old: list[E.Expr], op: A.ViewOp) -> list[E.Expr]:
         """The extents ``.span_as([..])`` gives, checked to hold as many elements as ``old``."""
         items = [y for x in op.args for y in (unparen(x).items if isinstance(unparen(x), A.MdspanLit) else [x])]  # type: ignore[attr-defined]
-        new = [self.int_expr(x) for x in items]
+        if any(self.is_blank(x) for x in items):
+            raise NotLifted("a span_as with '_' among its extents", op)
+        new = [x for x in self.extent_items(items) if x is not None]
         count: E.Expr = E.Const(1)
         was: E.Expr = E.Const(1)
         for n in new:
@@ -454,6 +545,12 @@ class Buffers(ViewAlgebra):
                 op.span,
                 "the new shape must have the same number of elements",
             )
+        now, then = self.host_of(count), self.host_of(was)  # a count only the launch knows: checked there
+        known = isinstance(count, E.Const) and isinstance(was, E.Const)
+        if not known and now is not None and then is not None and not E.same(E.fold(now), E.fold(then)):
+            line = op.span.line if op.span else 0
+            message = f"span_as: the new shape does not have the {size_text(was)} elements of the view"
+            self.launch_checks.append(H.Assert(E.Bin("==", now, then), message, line=line))
         return new
 
     def span_as(self, p: BufferView, op: A.ViewOp) -> TileBuffer:
@@ -464,8 +561,12 @@ class Buffers(ViewAlgebra):
         if old is None or None in old or None in dims or p.buffer.of is not None:
             raise NotLifted("a span_as of a part of a buffer or of run-time extent", op)
         buf = p.buffer
-        if buf.home is not None or not buf.fixed or any(pow2(n) != n for n in (*buf.extents, *dims)):  # type: ignore[arg-type]
-            raise NotLifted("a span_as of a buffer whose tile is padded or not in registers", op)
+        if buf.home is not None:  # in scratch memory, row-major: the same area with other extents
+            tile = tuple(pow2(n) for n in dims)  # type: ignore[arg-type]
+            var = E.Var(self.claim(f"{buf.name}_as"), buf.var.type, dims=tile)
+            return TileBuffer(buf.name, buf.elem, tuple(dims), var, buf.fill, buf.line, True, home=buf.home)  # type: ignore[arg-type]
+        if not buf.fixed or any(pow2(n) != n for n in (*buf.extents, *dims)):  # type: ignore[arg-type]
+            raise NotLifted("a span_as of a buffer whose tile is padded", op)
         var = E.Var(self.claim(f"{buf.name}_as"), buf.var.type, dims=tuple(dims))  # type: ignore[arg-type]
         return TileBuffer(buf.name, buf.elem, tuple(dims), var, buf.fill, buf.line, True, of=buf)  # type: ignore[arg-type]
 
@@ -491,14 +592,36 @@ class Buffers(ViewAlgebra):
         if isinstance(b, A.Name):
             if not isinstance(self.binding(b.name), (TileBuffer, BufferView, CopyFuture)):
                 return None
+        elif isinstance(b, A.Index):  # ``buf[s].at(..)``: an element of one buffer of an array
+            p = self.place(b)
+            if not isinstance(p, BufferView):
+                return None
+            if p.buffer.home is None:
+                raise NotLifted("an element of one buffer of an array kept in registers", base)
+            return self.part_of(p, b)
         elif not (isinstance(b, A.Member) and b.member == "data"):
             return None
         p = self.place(b)
+        if isinstance(p, BufferView) and not p.whole and p.buffer.home is not None:
+            return self.part_of(p, b)  # in scratch memory: its elements' addresses in the buffer's area
         if not isinstance(p, BufferView) or not p.whole:
             raise NotLifted("an element of a part of a buffer", base)
         if p.buffer.of is not None:
             raise NotLifted("an element of a buffer viewed with span_as", base)
         return p.buffer
+
+    def part_of(self, p: BufferView, node: A.Expr) -> TileBuffer:
+        """A part of a buffer in scratch memory (``h = f.data.subspan(4, 32).at(0, 1)``) read and
+        written by element: a buffer of the part's extents whose element ``i`` is the buffer's at
+        the part's origin plus ``i`` (lift/scratch.py ``scratch_address``)."""
+        extents = [const_int(p.shape[d]) for d in p.axes]
+        if any(n is None or n < 1 for n in extents) or p.buffer.of is not None:
+            raise NotLifted("an element of a part of a buffer of run-time extent", node)
+        name = unparen(node).name if isinstance(unparen(node), A.Name) else p.buffer.name  # type: ignore[attr-defined]
+        var = E.Var(self.claim(f"{name}_part"), p.buffer.var.type, dims=tuple(pow2(n) for n in extents))  # type: ignore[arg-type]
+        buf = TileBuffer(name, p.buffer.elem, tuple(extents), var, p.buffer.fill, p.buffer.line, True)  # type: ignore[arg-type]
+        buf.home, buf.part = p.buffer.home, p
+        return buf
 
     def lane_axes(self, buf: TileBuffer, at: A.At) -> tuple[int, ...]:
         """Per dimension of ``buf``, the thread lane axis that indexes it over its whole extent:

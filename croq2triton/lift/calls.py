@@ -39,8 +39,8 @@ class Calls:
     emit: Any
     fresh: Any
     tensor: Any
-    index: Any
-    mask: Any
+    access: Any
+    mask_of: Any
     buffer_of: Any
     scratch_index: Any
     scratch_address: Any
@@ -128,10 +128,9 @@ class Calls:
             address, mask = self.scratch_address(buf, self.scratch_index(target, buf), target)
             index: tuple[E.Expr, ...] = (address,)
         else:
-            elem, ptr = self.tensor(target.base)
+            elem, ptr, index, inside = self.access(target)  # of a tensor, or of a named view of one
             base = ptr.name
-            index = self.index(target, len(ptr.extents))
-            mask = self.mask(index, ptr, target)
+            mask = self.mask_of(inside, target, self.padding)
         values = [self.convert(self.expr(a), elem).expr for a in c.args[1:]]
         if c.name == "__atomic_sub":
             values[0] = E.fold(E.Un("-", values[0]))

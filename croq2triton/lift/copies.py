@@ -23,7 +23,18 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import host as H
 from ..tir import nodes as N
-from .buffers import STORAGES, BufferView, CopyFuture, MmaFuture, Place, TileBuffer, known_elements, pow2, view_shape
+from .buffers import (
+    STORAGES,
+    BufferView,
+    CopyFuture,
+    MmaFuture,
+    Place,
+    TileBuffer,
+    known_elements,
+    pow2,
+    shared_element,
+    view_shape,
+)
 from .checks import copy_shapes, fits, larger_at_launch
 from .notlifted import NotLifted
 from .terms import Region, const_int, unparen
@@ -150,10 +161,10 @@ class Copies:
             self.fill(src, dst, zfill, s, perm, pad)
         elif isinstance(src, BufferView) and isinstance(dst, Region):
             self.empty(src, dst, s, perm, pad)
-        elif pad is not None:
-            raise NotLifted("a dma.pad between tensors or between buffers", s)
         elif isinstance(src, Region) and isinstance(dst, Region):
-            self.between_tensors(src, dst, not zfill, s, perm)
+            self.between_tensors(src, dst, not zfill and pad is None, s, perm, pad)
+        elif pad is not None:
+            raise NotLifted("a dma.pad between buffers", s)
         elif perm != tuple(range(len(perm))):
             raise NotLifted("a transposing copy between buffers", s)
         else:
@@ -257,6 +268,34 @@ class Copies:
             out += [E.Bin(">=", index[d], lo), E.Bin("<", index[d], hi)]
         return out
 
+    def tensor_index(
+        self, region: Region, index: list[E.Expr], node: A.Node
+    ) -> tuple[tuple[E.Expr, ...], list[E.Expr]]:
+        """The tensor's index of element ``index`` of ``region``'s coordinates (the tensor's, or for a
+        ``span_as`` view its new extents': the row-major position there, unravelled into the
+        parent's coordinates), with the terms that keep it inside the tensor and every window."""
+        terms: list[E.Expr] = []
+        while region.reshaped is not None:
+            extents = region.reshaped.extents
+            terms += self.in_tensor(index, extents, region.limits)
+            flat: E.Expr = E.Const(0)
+            for i, n in zip(index, extents, strict=True):
+                flat = E.fold(E.Bin("+", E.Bin("*", flat, n), i))
+            flat = self.named_offset(flat, node)
+            region = region.reshaped.parent
+            child: list[E.Expr] = []
+            for k in reversed(range(len(region.shape))):  # the last dimension varies fastest
+                n = region.shape[k]
+                child.append(E.fold(E.Bin("%", flat, n)) if k else flat)
+                if k:
+                    flat = self.named_offset(E.fold(E.Bin("/", flat, n)), node)
+            index = list(region.origin)
+            for c, d in enumerate(region.axes):
+                index[d] = E.fold(index[d] + child[len(child) - 1 - c])
+        idx = tuple(self.named_offset(i, node) for i in index)
+        _, ptr = self.tensor(A.Name(region.tensor))
+        return idx, terms + self.in_tensor(list(idx), ptr.extents, region.limits)
+
     def mask_of(self, terms: list[E.Expr], node: A.Node, after: list[E.Expr] | tuple[()] = ()) -> E.Var | None:
         """A named mask of ``terms``, the enclosing conditions and ``after`` (None: all hold)."""
         return self.named_mask(terms + self.pred + list(after), node)
@@ -308,8 +347,8 @@ class Copies:
                 read.append(E.Bin(">=", at, E.Const(0)))
             if pad is not None or not E.same(src.shape[c], dst.shape[d]):
                 read.append(E.Bin("<", at, src.shape[c]))
-        idx = tuple(self.named_offset(i, node) for i in index)
-        read += self.in_tensor(list(idx), ptr.extents, src.limits)
+        idx, inside = self.tensor_index(src, index, node)
+        read += inside
         mask = self.mask_of(read, node)
         keep = E.fold(E.conj(written + self.pred))
         whole = isinstance(keep, E.Const) and keep.value
@@ -329,6 +368,8 @@ class Copies:
         load = N.Load(var, ptr.name, idx, mask, other if mask is not None else None, nan_outside=sanitize)
         if getattr(node, "engine", "dma") != "tma":  # an MMA operand read from a tensor: a plain load
             self.emit(load, node)
+        elif src.reshaped is not None:
+            self.emit(self.masked(load, src, "the window is a span_as view", "loads", node), node)
         elif covers and shape == buf.tile and perm == tuple(range(len(perm))) and buf.fixed:
             self.emit(self.tma_load(load, src, buf.extents, zfill, node), node)
         else:
@@ -353,7 +394,7 @@ class Copies:
             origin = list(dst.origin)
             for c, t in enumerate(dst.axes):
                 origin[t] = E.fold(origin[t] + pad[0][c])
-            dst = Region(dst.tensor, tuple(origin), dst.axes, view_shape(src), dst.limits)
+            dst = dataclasses.replace(dst, origin=tuple(origin), shape=view_shape(src))
         buf = src.buffer
         elem, ptr = self.tensor(A.Name(dst.tensor))
         self.same_elem(buf.elem, elem, node)
@@ -372,11 +413,17 @@ class Copies:
                 if larger and not only_src:
                     raise NotLifted("a copy out of a buffer into a larger view", node)
                 cond.append(E.Bin("<", u[d], dst.shape[c]))
-        idx = tuple(self.named_offset(i, node) for i in index)
-        cond += self.in_tensor(list(idx), ptr.extents, dst.limits)
-        store = N.Store(ptr.name, idx, self.tile_value(buf, node), self.mask_of(cond, node))
+        idx, inside = self.tensor_index(dst, index, node)
+        cond += inside
+        value, mask = self.tile_value(buf, node), self.mask_of(cond, node)
+        # a part along dimensions it does not keep (``buf[s]`` of an array): the other parts' lanes
+        # address the same elements, masked off
+        idx = shared_element(idx, E.broadcast(*(i.shape for i in idx), value.shape, mask.shape if mask else ()))
+        store = N.Store(ptr.name, idx, value, mask)
         if getattr(node, "engine", "dma") != "tma":  # an mma.store is a plain store
             self.emit(store, node)
+        elif dst.reshaped is not None:
+            self.emit(self.masked(store, dst, "the window is a span_as view", "stores", node), node)
         elif src.whole and perm == tuple(range(len(perm))) and buf.fixed:
             self.emit(self.tma_store(store, dst, buf.extents, node), node)
         else:
@@ -398,13 +445,17 @@ class Copies:
             index[t] = E.fold(index[t] + g[c])
             at = E.fold(g[c] - pad[0][c])
             inside += [E.Bin(">=", at, E.Const(0)), E.Bin("<", at, src.shape[src.axes[c]])]
-        idx = tuple(self.named_offset(i, node) for i in index)
+        idx, within = self.tensor_index(dst, index, node)
         cond = [E.Bin("<", g[c], dst.shape[c]) for c in range(len(block))]
-        cond += [E.Un("!", E.fold(E.conj(inside)))] + self.in_tensor(list(idx), ptr.extents, dst.limits)
+        cond += [E.Un("!", E.fold(E.conj(inside)))] + within
         value = E.Full(tuple(block), pad[2], ptr.dtype)
         self.emit(N.Store(ptr.name, idx, value, self.mask_of(cond, node)), node)
 
-    def between_tensors(self, src: Region, dst: Region, nan: bool, node: A.DmaStmt, perm: tuple[int, ...]) -> None:
+    def between_tensors(
+        self, src: Region, dst: Region, nan: bool, node: A.DmaStmt, perm: tuple[int, ...], pad: Any = None
+    ) -> None:
+        """A copy between windows of tensors, over the destination's block; a ``dma.pad`` reads
+        the source shifted by its lower borders and writes the pad value on the borders."""
         s_elem, s_ptr = self.tensor(A.Name(src.tensor))
         d_elem, d_ptr = self.tensor(A.Name(dst.tensor))
         self.same_elem(s_elem, d_elem, node)
@@ -415,7 +466,7 @@ class Copies:
             n = const_int(dst.shape[c])
             if n is None:
                 hi = E.bounds(dst.shape[c])[1]
-                n = hi if hi is not None else const_int(src.shape[perm[c]])
+                n = hi if hi is not None or pad is not None else const_int(src.shape[perm[c]])
             if n is not None and n < 1:
                 raise NotLifted("a copy between tensors of no elements", node)
             known.append(n)
@@ -423,28 +474,39 @@ class Copies:
         block: list[E.Dim] = []
         for c, n in enumerate(known):
             if n is None:  # the whole run-time window as one block, its extent fixed at launch
-                size = dst.shape[c] if self.host_of(dst.shape[c]) is not None else src.shape[perm[c]]
+                usable = self.host_of(dst.shape[c]) is not None or pad is not None
+                size = dst.shape[c] if usable else src.shape[perm[c]]
                 what = f"the copy into '{dst.tensor}'"
                 block.append(self.launch_extent(size, f"COPY_D{c}", what, node, fixed))
             else:
                 block.append(pow2(n))
         g = self.coords(tuple(block), node)
-        read, write = [], []
+        read, write, border, moved = [], [], [], []
         s_index, d_index = list(src.origin), list(dst.origin)
         for c in range(len(block)):
-            s_index[src.axes[perm[c]]] = E.fold(s_index[src.axes[perm[c]]] + g[c])
+            at = E.fold(g[c] - pad[0][perm[c]]) if pad is not None else g[c]  # a border of lo elements first
+            s_index[src.axes[perm[c]]] = E.fold(s_index[src.axes[perm[c]]] + at)
             d_index[dst.axes[c]] = E.fold(d_index[dst.axes[c]] + g[c])
             write.append(E.Bin("<", g[c], dst.shape[c]))
-            read.append(E.Bin("<", g[c], src.shape[perm[c]]))
-        s_idx = tuple(self.named_offset(i, node) for i in s_index)
-        d_idx = tuple(self.named_offset(i, node) for i in d_index)
-        read += self.in_tensor(list(s_idx), s_ptr.extents, src.limits)
-        write += self.in_tensor(list(d_idx), d_ptr.extents, dst.limits)
+            within = [E.Bin("<", at, src.shape[perm[c]])] + ([E.Bin(">=", at, E.Const(0))] if pad else [])
+            read += within
+            border += within
+            if pad is not None:  # past the source and its borders: the tail rule's zero
+                moved.append(E.Bin("<", g[c], E.fold(src.shape[perm[c]] + pad[0][perm[c]] + pad[1][perm[c]])))
+        s_idx, inside = self.tensor_index(src, s_index, node)
+        d_idx, within = self.tensor_index(dst, d_index, node)
+        read += inside
+        write += within
         var = E.Var(self.fresh(f"{src.tensor}_tile"), s_ptr.dtype, dims=tuple(block))
         mask = self.mask_of(read, node)
         other = outside(s_ptr.dtype, 0)
         self.emit(N.Load(var, s_ptr.name, s_idx, mask, other if mask is not None else None, nan_outside=nan), node)
-        self.emit(N.Store(d_ptr.name, d_idx, var, self.mask_of(write, node)), node)
+        value: E.Expr = var
+        if pad is not None:  # the borders read the pad value (outside the tensor inside them: zero)
+            fill = E.Full(tuple(block), outside(s_ptr.dtype, pad[2]), s_ptr.dtype)
+            zero = E.Full(tuple(block), outside(s_ptr.dtype, 0), s_ptr.dtype)
+            value = E.Where(E.fold(E.conj(border)), var, E.fold(E.Where(E.fold(E.conj(moved)), fill, zero)))
+        self.emit(N.Store(d_ptr.name, d_idx, value, self.mask_of(write, node)), node)
 
     def between_buffers(self, src: BufferView, dst: BufferView, node: A.DmaStmt) -> None:
         self.same_elem(src.buffer.elem, dst.buffer.elem, node)

@@ -17,7 +17,7 @@ from .arith import Value
 from .buffers import shared_element
 from .host import ir_type
 from .notlifted import NotLifted
-from .terms import unparen
+from .terms import Region, const_int, unparen
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class Elements:
     mask_of: Any
     grid_of: dict[str, E.Expr]
     check_access: Any
+    tensor_index: Any
 
     def reshaped_tensor(self, e: A.Expr) -> ReshapedTensor | None:
         """``x.span_as([a, b])`` of a whole tensor: its elements in row-major order with that shape
@@ -65,7 +66,7 @@ class Elements:
         return ReshapedTensor(base.name, tuple(self.span_as_count(list(ptr.extents), v.ops[0])))
 
     def tensor(self, base: A.Expr) -> tuple[str, N.Pointer]:
-        if isinstance(base, A.Name) and isinstance(self.binding(base.name), ReshapedTensor):
+        if isinstance(base, A.Name) and isinstance(self.binding(base.name), (ReshapedTensor, Region)):
             base = A.Name(self.binding(base.name).tensor, span=base.span)
         if isinstance(base, A.Name) and not self.known(base.name):
             raise CroqSemanticError(f"'{base.name}' is not declared", base.span)
@@ -114,6 +115,33 @@ class Elements:
             self.bound.add(name)
         return E.Var(name, ir_type(ctype) or "i32", lo=lo)
 
+    def access(self, at: A.At) -> tuple[str, N.Pointer, tuple[E.Expr, ...], list[E.Expr]]:
+        """The tensor an element access reaches, the element's index there and the terms that keep
+        it inside the tensor and, through a named view (``seg = x.view(rows, D).from(s, 0)``), inside
+        the view's windows: outside them a read is zero and a write is dropped (LANGUAGE.md 14.3)."""
+        elem, ptr = self.tensor(at.base)
+        b = unparen(at.base)
+        region = self.binding(b.name) if isinstance(b, A.Name) else None
+        if not isinstance(region, Region):
+            index = self.index(at, len(ptr.extents))
+            return elem, ptr, index, self.in_tensor(list(index), ptr.extents, ())
+        indices = self.index_args(at.indices)
+        if len(indices) != len(region.shape):
+            raise CroqSemanticError(f"{len(indices)} index(es) for data of rank {len(region.shape)}", at.span)
+        values = [self.integer_index(i) for i in indices]
+        self.check_access(b.name, [const_int(n) or 0 for n in region.shape], values, indices, every=True)  # type: ignore[attr-defined]
+        place = list(region.origin)
+        for c, d in enumerate(region.axes):
+            place[d] = E.fold(place[d] + values[c])
+        index, terms = self.tensor_index(region, place, at)
+        return elem, ptr, index, terms
+
+    def integer_index(self, i: A.Expr) -> E.Expr:
+        v = self.expr(i)
+        if v.ctype not in ("int", "bool") and not (v.ctype in TYPES and TYPES[v.ctype].kind in ("int", "uint")):
+            raise NotLifted("a non-integer index", i)
+        return E.fold(v.expr)
+
     def index(self, at: A.At, rank: int) -> tuple[E.Expr, ...]:
         b = unparen(at.base)
         reshaped = self.binding(b.name) if isinstance(b, A.Name) else None
@@ -122,12 +150,7 @@ class Elements:
         indices = self.index_args(at.indices)
         if len(indices) != rank:
             raise CroqSemanticError(f"{len(indices)} index(es) for data of rank {rank}", at.span)
-        out = []
-        for i in indices:
-            v = self.expr(i)
-            if v.ctype not in ("int", "bool") and not (v.ctype in TYPES and TYPES[v.ctype].kind in ("int", "uint")):
-                raise NotLifted("a non-integer index", i)
-            out.append(self.named_offset(v.expr, i))
+        out = [self.named_offset(self.integer_index(i), i) for i in indices]
         t = self.host.tensors.get(b.name) if isinstance(b, A.Name) else None
         if t is not None:  # a tensor: only an index outside it for every value (LANGUAGE.md 14.3)
             extents = [n if isinstance(n, int) else 0 for n in t.extents]  # 0: symbolic, not checked
@@ -151,9 +174,6 @@ class Elements:
         self.lets.append((e, var))
         return var
 
-    def mask(self, index: tuple[E.Expr, ...], ptr: N.Pointer, node: A.Node) -> E.Var | None:
-        return self.mask_of(self.in_tensor(list(index), ptr.extents, ()), node, self.padding)
-
     def mask_terms(self, terms: list[E.Expr]) -> list[E.Expr]:
         """The terms of a mask, each once, written with the named offsets, without those that
         always hold (a program id below the grid's extent: ``r < M`` under ``parallel r by M``)."""
@@ -176,13 +196,12 @@ class Elements:
         return isinstance(arg, N.Scalar) and host is not None and E.same(arg.host, host)
 
     def load(self, at: A.At, want: str | None) -> Value:
-        elem, ptr = self.tensor(at.base)
-        index = self.index(at, len(ptr.extents))
+        elem, ptr, index, inside = self.access(at)
         # a condition that tells lanes apart does not mask an element the same for all of them
         # (idx.at(b, t) under if (c < D)): it is read once for all (a read has no effect, and what
         # the lanes whose condition fails make of it is masked where it is stored); its bounds stay
         where = E.broadcast(*(i.shape for i in index))
-        terms = self.in_tensor(list(index), ptr.extents, ()) + self.pred + self.padding
+        terms = inside + self.pred + self.padding
         kept = E.conj(self.mask_terms([t for t in terms if _within_shape(t.shape, where)]))
         mask = None if isinstance(kept, E.Const) and kept.value else self.named(kept, "mask", at)
         shape = E.broadcast(*(i.shape for i in index), *(mask.shape,) if mask is not None else ())
@@ -197,9 +216,8 @@ class Elements:
         if buf is not None:
             self.buffer_write(buf, at, a)
             return
-        elem, ptr = self.tensor(at.base)
-        index = self.index(at, len(ptr.extents))
-        mask = self.mask(index, ptr, at)
+        elem, ptr, index, inside = self.access(at)
+        mask = self.mask_of(inside, at, self.padding)
         value = self.expr(a.value)
         if a.op != "=":
             value = self.binary(a.op, self.load(at, None), value, a)

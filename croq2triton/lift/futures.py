@@ -5,7 +5,8 @@ tile becomes the current one), ``x = select(i, f0, f1)`` with ``i`` known when t
 
 In the lifted program a future's buffer is a register tile, so exchanging two futures is an
 exchange of two tile variables (through a temporary): inside a loop the tiles it carries
-change with it.  ``rotate(a, b, c)`` gives ``a`` what ``b`` had, ``b`` what ``c`` had and ``c``
+change with it.  A buffer in scratch memory (lift/placement.py) has its tile loaded and the
+exchanged tiles stored back (the barriers between are lift/hazards.py's).  ``rotate(a, b, c)`` gives ``a`` what ``b`` had, ``b`` what ``c`` had and ``c``
 what ``a`` had.
 """
 
@@ -38,13 +39,15 @@ class Futures:
     whole_buffer: Any
     set_tile: Any
     int_expr: Any
+    give_home: Any
+    scratch_names: set[str]
 
     def dma_any(self, s: A.DmaAny) -> None:
         self.scopes[-1][s.result] = AnyFuture()
 
     def swap(self, s: A.Swap) -> None:
         buffers = [self.swapped(n, s) for n in s.names]
-        if len(buffers) < 2 or len({(b.tile, b.var.type) for b in buffers}) != 1:
+        if len(buffers) < 2 or len({(b.tile, b.extents, b.var.type) for b in buffers}) != 1:
             raise NotLifted(f"a '{s.kind}' of buffers of different shapes", s)
         first = self.tile_value(buffers[0], s)
         keep = E.Var(self.fresh(f"{buffers[0].var.name}_was"), first.type, dims=first.shape)
@@ -54,15 +57,18 @@ class Futures:
         self.set_tile(buffers[-1], keep, s)
 
     def swapped(self, name: str, node: A.Node) -> TileBuffer:
-        """The register tile behind a name a swap exchanges: a buffer or a copy's future."""
+        """The buffer behind a name a swap exchanges: a buffer or a copy's future, a register tile
+        or a block's area of scratch memory (whose tiles are loaded and stored back exchanged)."""
         v = self.lookup(name, node)
         if isinstance(v, CopyFuture) and isinstance(v.data, BufferView) and v.data.whole:
             v = v.data.buffer
-        if not isinstance(v, TileBuffer) or v.home is not None or not v.fixed:
-            raise NotLifted(f"a swap of '{name}', which is not a buffer in registers", node)
+        if not isinstance(v, TileBuffer) or not v.fixed or v.of is not None:
+            raise NotLifted(f"a swap of '{name}', which is not a whole buffer of known extents", node)
+        if v.home is not None and v.home.lane is not None:
+            raise NotLifted(f"a swap of '{name}', a thread's own array", node)
         return v
 
-    def select_future(self, e: A.Select) -> Any:
+    def select_future(self, e: A.Select, name: str | None = None) -> Any:
         """``select(i, f0, f1, ...)``: with ``i`` known when translating, ``f_i`` itself; else a
         buffer holding the chosen one's tile (``tl.where`` over the choices), read from then on."""
         index, k = self.select_index(e)
@@ -72,7 +78,7 @@ class Futures:
                 raise NotLifted("a select of something other than names", e)
             return self.lookup(choice.name, choice)
         buffers = self.selected(e)
-        out = self.chosen(buffers, e)
+        out = self.chosen(buffers, e, name)
         value: E.Expr = self.tile_value(buffers[-1], e)
         for j in reversed(range(len(buffers) - 1)):
             value = E.Where(E.Bin("==", index, E.Const(j)), self.tile_value(buffers[j], e), value)
@@ -99,14 +105,19 @@ class Futures:
             v = self.lookup(name.name, name)
             if isinstance(v, CopyFuture) and isinstance(v.data, BufferView) and v.data.whole:
                 v = v.data.buffer
-            if not isinstance(v, TileBuffer) or v.home is not None:
-                raise NotLifted(f"a select at run time of '{name.name}', which is not a buffer in registers", name)
+            if not isinstance(v, TileBuffer) or not v.fixed or v.of is not None or (v.home and v.home.lane is not None):
+                raise NotLifted(
+                    f"a select at run time of '{name.name}', which is not a whole buffer the block shares", name
+                )
             out.append(v)
         if len({(b.tile, b.extents, b.var.type) for b in out}) != 1:
             raise NotLifted("a select at run time between buffers of different shapes", e)
         return out
 
-    def chosen(self, choices: list[TileBuffer], node: A.Node) -> TileBuffer:
-        """A fresh buffer of the choices' shape, for the one a run-time select picks."""
+    def chosen(self, choices: list[TileBuffer], node: A.Node, name: str | None = None) -> TileBuffer:
+        """A fresh buffer of the choices' shape, for the one a run-time select picks (``name``: the
+        name it is bound to, in scratch memory where the placement puts it there)."""
         first = choices[0]
-        return self.new_buffer(self.fresh(f"{first.name}_chosen"), first.elem, first.extents, 0, node)  # type: ignore[no-any-return]
+        if name is None or name not in self.scratch_names:
+            return self.new_buffer(self.fresh(f"{first.name}_chosen"), first.elem, first.extents, 0, node)  # type: ignore[no-any-return]
+        return self.give_home(self.new_buffer(name, first.elem, first.extents, 0, node), "shared", node)  # type: ignore[no-any-return]

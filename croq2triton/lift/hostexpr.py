@@ -140,6 +140,10 @@ class HostExprs:
             return E.Where(c, a, b)
         if isinstance(e, A.Builtin) and e.name == "cdiv":
             return cdiv(self.evaluate(e.args[0]), self.evaluate(e.args[1]))
+        if isinstance(e, A.Builtin) and e.name in ("__alignup", "__aligndown") and len(e.args) == 2:
+            x, a = self.evaluate(e.args[0]), self.evaluate(e.args[1])  # to a multiple of the second
+            up = binary("-", binary("+", x, a), const(1))  # C's truncating division, as in kernels
+            return binary("*", binary("/", up if e.name == "__alignup" else x, a), a)
         if isinstance(e, A.Select):  # host level: a choice made when translating
             k = self.evaluate(e.index)
             if not isinstance(k, E.Const):
@@ -172,6 +176,8 @@ class HostExprs:
             return self.view(e)
         if isinstance(e, A.Index):
             base = self.value(e.base)
+            if isinstance(base, (Tensor, Reshaped)):  # ``x[(1), (0)]``: derived from the span of x
+                base = Shape(self.dims_of(base, e))
             if isinstance(base, Shape):
                 return Shape(tuple(self.derived(base.dims, x) for x in e.indices))
         if isinstance(e, A.Derive):

@@ -29,7 +29,7 @@ from ..tir import expr as E
 from ..tir import host as H
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
-from .buffers import Buffers, Ring, known_elements, pow2
+from .buffers import Buffers, BufferView, Ring, known_elements, pow2
 from .calls import CALL_HINT, Calls, call_form
 from .checks import Checked
 from .collapse import collapse, has_roles
@@ -388,6 +388,8 @@ class Lifter(
             self.call_stmt(s)
         elif isinstance(s, A.MdspanDecl):
             self.shape_decl(s)
+        elif isinstance(s, A.ItupleDecl):
+            self.ituple_decl(s)
         elif isinstance(s, A.MmaScale):
             self.mma_scale(s)
         elif isinstance(s, A.DmaAny):
@@ -464,10 +466,13 @@ class Lifter(
             self.scopes[-1][target.name] = reshaped
             return
         if a.op == "=" and self.names_a_view(a.value):  # a named view (``q = x.subspan(..).at(..)``)
-            self.scopes[-1][target.name] = self.place(a.value)
+            self.scopes[-1][target.name] = self.named_view(a.value)
+            return
+        if a.op == "=" and isinstance(unparen(a.value), A.ItupleLit):  # ``c = {bm, bn}``: an index tuple
+            self.ituple_decl(A.ItupleDecl(target.name, a.value, span=a.span))
             return
         if a.op == "=" and isinstance(unparen(a.value), A.Select):  # a choice known when translating
-            self.scopes[-1][target.name] = self.select_future(unparen(a.value))  # type: ignore[arg-type]
+            self.scopes[-1][target.name] = self.select_future(unparen(a.value), target.name)  # type: ignore[arg-type]
             return
         old = self.lookup_local(target.name)
         if old is None:
@@ -486,6 +491,25 @@ class Lifter(
         var = E.Var(old.expr.name, old.expr.type, dims=E.broadcast(old.expr.shape, new.shape))
         self.emit(N.Assign(var, new) if var.shape == old.expr.shape else N.Let(var, new), a)
         self.bind_local(target.name, Value(var, old.ctype))
+
+    def named_view(self, e: A.Expr) -> Any:
+        """What ``q = <view>`` names; a thread's own part of a buffer in scratch memory
+        (``g = f.data.span_as([16, 24]).chunkat(t, _)``) too: its elements are addresses there."""
+        try:
+            return self.place(e)
+        except NotLifted:
+            if self.lanes is None:
+                raise
+            self.lane_views = True
+            try:
+                p = self.place(e)
+            except NotLifted:
+                p = None
+            finally:
+                self.lane_views = False
+            if isinstance(p, BufferView) and p.buffer.home is not None and p.buffer.home.lane is None:
+                return p
+            raise
 
     def names_a_view(self, e: A.Expr) -> bool:
         while isinstance(e, A.Paren):
@@ -553,6 +577,8 @@ class Lifter(
             return self.name_value(e)
         if isinstance(e, A.UBound):
             b = self.lookup(e.name, e)
+            if isinstance(b, WithName):  # ``#k`` of ``with k in [n]`` outside a loop over it: n
+                return Value(b.extent, "int")
             if not isinstance(b, Bounded):
                 raise NotLifted("'#' of something that is not a parallel index", e)
             return Value(b.bound, "int")

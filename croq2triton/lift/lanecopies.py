@@ -7,7 +7,9 @@ are the window's (``[64, 1, 32, 1]`` for a ``[1, 17, 1]`` window), loaded from t
 the element lies inside the window and the tensor and stored into the buffer's per-lane copies
 in scratch memory (lift/placement.py puts such buffers there; element reads then take each
 lane's own copy).  A copy of such a buffer back out to a per-thread window is the same tile the
-other way.  Other copies of per-thread views raise :class:`NotLifted`.
+other way, and so are a thread's part of a buffer the threads share (``s.chunkat(t, _)``, placed in
+scratch memory by lift/placement.py) copied into its own buffer or filled from it.  Other copies of
+per-thread views raise :class:`NotLifted`.
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ class LaneCopies:
     new_buffer: Any
     give_home: Any
     tensor: Any
-    in_tensor: Any
     named_mask: Any
+    tensor_index: Any
     scratch_address: Any
     coords: Any
     whole_buffer: Any
@@ -73,6 +75,28 @@ class LaneCopies:
             self.lane_views = False
         if s.dst_storage and s.result is None:
             return  # a copy nothing reads: no effect to keep
+        if s.dst_storage and isinstance(src, BufferView) and not src.whole:  # a thread's part of a shared buffer
+            storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
+            extents = tuple(const_int(n) for n in src.shape)
+            if storage not in STORAGES or None in extents or any(n < 1 for n in extents):  # type: ignore[operator]
+                raise NotLifted("a per-thread copy of run-time extent or into this memory", s)
+            buf = self.give_home(self.new_buffer(s.result or "buf", src.buffer.elem, extents, 0, s), storage, s)
+            if buf.home is None or buf.home.lane is None:
+                raise NotLifted("a per-thread copy into a buffer the threads share", s)
+            self.lane_part_move(src, buf, True, s)
+            if s.result:
+                self.scopes[-1][s.result] = CopyFuture(self.whole_buffer(buf))
+            return
+        if isinstance(src, BufferView) and isinstance(dst, BufferView) and src.whole:
+            buf = src.buffer  # a thread's own buffer into its part of a shared one
+            if buf.home is None or buf.home.lane is None:
+                raise NotLifted("a per-thread copy out of a buffer the threads share", s)
+            copy_shapes(buf.sizes, buf.sizes, dst.shape, s)  # a larger source: the user's error
+            if tuple(const_int(x) for x in dst.shape) != buf.extents:
+                raise NotLifted("a per-thread copy between windows of different shapes", s)
+            same_elements(buf.elem, dst.buffer.elem, s)
+            self.lane_part_move(dst, buf, False, s)
+            return
         if s.dst_storage and isinstance(src, Region):
             storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
             extents = self.place_shape(src)
@@ -101,6 +125,11 @@ class LaneCopies:
     def lane_move(self, window: Region, buf: TileBuffer, into: bool, node: A.DmaStmt) -> None:
         """Every lane's ``window`` of the tensor into (``into``) or out of its copy of ``buf``."""
         assert self.lanes is not None and buf.home is not None and buf.home.lane is not None
+        parent = window.reshaped.parent if window.reshaped is not None else None
+        while parent is not None:  # a span_as view: its tensor's index is the lifted one's, re-split
+            if any(o.shape for o in parent.origin):
+                raise NotLifted("a per-thread copy of a span_as view of a per-thread window", node)
+            parent = parent.reshaped.parent if parent.reshaped is not None else None
         lanes = len(self.lanes[1])
         rank = lanes + len(buf.extents)
         shape = (*(int(n) for n in self.lanes[1]), *buf.tile)
@@ -111,8 +140,8 @@ class LaneCopies:
         _, ptr = self.tensor(A.Name(window.tensor))
         inside = [E.Bin("<", c, E.Const(n)) for c, n in zip(coords, buf.extents, strict=True) if n != pow2(n)]
         enclosing = [_lifted(t, lanes, rank, node) for t in self.pred + self.padding]
-        idx = tuple(self.named_offset(i, node) for i in index)
-        t_mask = self.named_mask(self.in_tensor(list(idx), ptr.extents, window.limits) + inside + enclosing, node)
+        idx, within = self.tensor_index(window, index, node)
+        t_mask = self.named_mask(within + inside + enclosing, node)
         home = buf.home
         lane = _lifted(home.lane, lanes, rank, node)
         addr, _ = self.scratch_address(buf, coords, node, masked=False, lane=lane)
@@ -125,6 +154,41 @@ class LaneCopies:
         else:
             self.emit(N.Load(var, home.arg, (spread(addr, shape, addr.dtype),), b_mask), node)
             self.emit(N.Store(ptr.name, idx, E.fold(E.Cast(var, ptr.dtype)), t_mask), node)
+
+    def lane_part_move(self, part: BufferView, buf: TileBuffer, into: bool, node: A.DmaStmt) -> None:
+        """Every lane's ``part`` of a buffer the threads share (in scratch memory) into (``into``) or
+        out of its own copy of ``buf``."""
+        assert self.lanes is not None and buf.home is not None and buf.home.lane is not None
+        shared = part.buffer
+        if shared.home is None or shared.home.lane is not None or shared.part is not None:
+            raise NotLifted("a per-thread copy with a part of a buffer kept in registers", node)
+        lanes = len(self.lanes[1])
+        rank = lanes + len(buf.extents)
+        shape = (*(int(n) for n in self.lanes[1]), *buf.tile)
+        coords = self.coords(shape, node)[lanes:]  # the part's axes, after the lanes'
+        index = [_lifted(o, lanes, rank, node) for o in part.offsets]
+        for r, d in enumerate(part.axes):
+            index[d] = E.fold(E.Bin("+", index[d], coords[r]))
+        inside = [E.Bin("<", c, E.Const(n)) for c, n in zip(coords, buf.extents, strict=True) if n != pow2(n)]
+        enclosing = [_lifted(t, lanes, rank, node) for t in self.pred + self.padding]
+        within = [
+            t for i, n in zip(index, shared.sizes, strict=True) for t in (E.Bin(">=", i, E.Const(0)), E.Bin("<", i, n))
+        ]
+        s_addr, _ = self.scratch_address(shared, index, node, masked=False)
+        s_mask = self.named_mask(within + inside + enclosing, node)
+        lane = _lifted(buf.home.lane, lanes, rank, node)
+        b_addr, _ = self.scratch_address(buf, coords, node, masked=False, lane=lane)
+        b_mask = self.named_mask(inside + enclosing, node)
+        s_addr, b_addr = spread(s_addr, shape, s_addr.dtype), spread(b_addr, shape, b_addr.dtype)
+        src, dst = (
+            ((shared, s_addr, s_mask), (buf, b_addr, b_mask))
+            if into
+            else ((buf, b_addr, b_mask), (shared, s_addr, s_mask))
+        )
+        var = E.Var(self.fresh(f"{buf.name}_lanes"), src[0].var.type, dims=shape)
+        other = outside(src[0].var.type, 0) if into and s_mask is not None else None
+        self.emit(N.Load(var, src[0].home.arg, (src[1],), src[2], other), node)  # type: ignore[union-attr]
+        self.emit(N.Store(dst[0].home.arg, (dst[1],), E.fold(E.Cast(var, dst[0].var.type)), dst[2]), node)  # type: ignore[union-attr]
 
 
 def _lifted(e: E.Expr, lanes: int, rank: int, node: A.Node) -> E.Expr:

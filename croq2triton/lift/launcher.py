@@ -355,13 +355,18 @@ class LauncherLifting(HostFlow):
         dtype = ir_of(s.elem)
         assert dtype is not None  # lowerable
         for d in s.items:
-            if d.dims:
+            if d.dims and not _only_indexed(self.fn, d.name):
                 raise self.error(
-                    f"cannot lower the array of global buffers '{d.name}[...]' at host level to Triton yet", d
+                    f"cannot lower the array of global buffers '{d.name}[...]' used other than as"
+                    f" '{d.name}[i]' at host level to Triton yet",
+                    d,
                 )
+            # an array of buffers (``f16 [M, N] bufs[3]``): one tensor with the array's extents
+            # first; ``bufs[i]`` in a kernel is its part at ``i`` (lift/buffers.py ``place``)
+            full = (*(self.evaluate(x) for x in d.dims), *dims)
             fill = self.evaluate(d.fill) if d.fill is not None else None
-            self.body.append(H.Alloc(d.name, dims, dtype, fill, line=line_of(d)))
-            extents = self.named_extents(dims, f"_{safe(d.name)}", d)
+            self.body.append(H.Alloc(d.name, full, dtype, fill, line=line_of(d)))
+            extents = self.named_extents(full, f"_{safe(d.name)}", d)
             self.names[d.name] = Tensor(d.name, d.name, s.elem, dtype, extents, d.span)
 
     def named_extents(self, dims: tuple[E.Expr, ...], base: str, node: A.Node) -> tuple[E.Expr, ...]:
@@ -493,3 +498,9 @@ def _ret_text(t: A.TypeRef) -> str:
     if t.kind == "spanned":
         return f"{t.elem} tensor"
     return t.elem or t.kind
+
+
+def _only_indexed(fn: A.CoFunction, name: str) -> bool:
+    """Is every use of ``name`` in ``fn`` an element of it (``name[i]``), the array itself never?"""
+    inside = {id(n.base) for n in fn.walk() if isinstance(n, A.Index)}
+    return not any(isinstance(n, A.Name) and n.name == name and id(n) not in inside for n in fn.walk())

@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import CroqSemanticError
+from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
-from .buffers import TileBuffer, view_shape
+from .buffers import BufferArray, TileBuffer, view_shape
 from .maps import map_counters
 from .notlifted import NotLifted
 from .terms import Bounded, IndexTuple, ShapeName, WithName, const_int, unparen
@@ -34,6 +34,7 @@ class Counter:
     start: E.Expr
     stop: E.Expr
     extent: E.Expr  # its bound (``#name``)
+    step: int = 1  # ``v(lo:hi:step)``: every step-th value from lo (LANGUAGE.md 7.4)
 
 
 class Loops:
@@ -60,6 +61,7 @@ class Loops:
     int_expr: Any
     name_value: Any
     exact: dict[str, tuple[int, int]]
+    warnings: list[Diagnostic]
 
     def with_stmt(self, s: A.With) -> None:
         related = {n for pair in s.where for n in pair}
@@ -107,6 +109,10 @@ class Loops:
             if isinstance(x, A.Member) and x.member == "span":
                 out.extend(E.fold(n) for n in view_shape(self.place(x.base)))
                 continue
+            if isinstance(x, A.Index) and self.is_shape(x.base):  # ``s[(0) / 2, (1)]``: ``(k)`` is extent k of s
+                base = self.extents(x.base)
+                out.extend(E.fold(self.derived_extent(base, i)) for i in x.indices)
+                continue
             named = self.binding(x.name) if isinstance(x, A.Name) else None
             if isinstance(named, ShapeName):
                 out.extend(named.extents)
@@ -120,6 +126,19 @@ class Loops:
             out.append(E.fold(v.expr))
         return out
 
+    def extent_items(self, args: list[A.Expr]) -> list[E.Expr | None]:
+        """A view operation's extents, shapes among its arguments spelled out (``x.view(tiles).from(..)``,
+        ``x.subspan(s[(0) / 2, (1)])``), None for ``_``."""
+        out: list[E.Expr | None] = []
+        for x in args:
+            if self.is_blank(x):
+                out.append(None)
+            elif self.is_shape(x):
+                out.extend(self.extents(x))
+            else:
+                out.append(self.int_expr(x))
+        return out
+
     def is_shape(self, x: A.Expr) -> bool:
         """Does ``x`` denote a shape (of several extents, or a span) rather than one integer?"""
         x = unparen(x)
@@ -129,7 +148,20 @@ class Loops:
             return isinstance(self.binding(x.name), ShapeName) or (
                 self.binding(x.name) is None and x.name in self.host.shapes
             )
+        if isinstance(x, A.Index):  # ``s[(0) / 2, (1)]``: a shape derived from a shape
+            return self.is_shape(x.base)
         return isinstance(x, A.Binary) and (self.is_shape(x.lhs) or self.is_shape(x.rhs))
+
+    def derived_extent(self, base: list[E.Expr], x: A.Expr) -> E.Expr:
+        """An extent of a derived shape: ``(k)`` is extent k of the base, the rest integers."""
+        if isinstance(x, A.Paren) and isinstance(x.expr, A.IntLit):
+            k = x.expr.value
+            if not -len(base) <= k < len(base):
+                raise CroqSemanticError(f"the shape has {len(base)} extents: ({k}) names none of them", x.span)
+            return base[k]
+        if isinstance(x, A.Binary) and x.op in ("+", "-", "*", "/", "%"):
+            return E.Bin(x.op, self.derived_extent(base, x.lhs), self.derived_extent(base, x.rhs))
+        return self.int_expr(x)
 
     def shape_arith(self, x: A.Binary) -> list[E.Expr]:
         """``a.span / [1, 4]``: the operation on each extent (one integer applies to every one)."""
@@ -145,6 +177,55 @@ class Loops:
     def shape_decl(self, s: A.MdspanDecl) -> None:
         """``tiles : [32, b];`` inside a kernel: a name of the shape."""
         self.scopes[-1][s.name] = ShapeName(tuple(self.extents(s.value)))
+
+    def ituple_decl(self, s: A.ItupleDecl) -> None:
+        """``ituple t = {a, b, ..}``: an index tuple whose parts are the items (LANGUAGE.md 7.1); a
+        part that names a bounded variable keeps its bound (``x.chunkat(t)`` tiles by it)."""
+        value = unparen(s.value)
+        if isinstance(value, A.Name) and isinstance(self.binding(value.name), IndexTuple):
+            self.scopes[-1][s.name] = self.binding(value.name)  # another name of the same tuple
+            return
+        if not isinstance(value, A.ItupleLit):
+            spelled = self.tuple_items(value)  # ``c * 8``, ``at + {0, 1}``: part by part (LANGUAGE.md 7.1)
+            if spelled is None:
+                raise NotLifted("an 'ituple' declared other than by '{..}'", s.value)
+            value = A.ItupleLit(spelled, span=value.span)
+        items = self.index_args(value.items)
+        if s.rank is not None and s.rank != len(items):
+            raise CroqSemanticError(f"ituple<{s.rank}> '{s.name}' is given {len(items)} values", s.span)
+        parts: list[str] = []
+        for k, item in enumerate(items):
+            part = f"{s.name}#{k}"  # a name the user cannot spell
+            x = unparen(item)
+            named = self.binding(x.name) if isinstance(x, A.Name) else None
+            if isinstance(named, (Bounded, WithName)):
+                self.scopes[-1][part] = named
+            else:
+                v = self.expr(item)
+                if v.ctype not in ("int", "bool", "s32", "s64", "u32", "u64", "s16", "u16", "s8", "u8"):
+                    raise NotLifted("an 'ituple' part that is not an integer", item)
+                self.scopes[-1][part] = Value(E.fold(v.expr), v.ctype)
+            parts.append(part)
+        self.scopes[-1][s.name] = IndexTuple(tuple(parts))
+
+    def tuple_items(self, e: A.Expr) -> list[A.Expr] | None:
+        """The parts of an index tuple expression (``{a, b}``, a tuple's name, element-wise
+        arithmetic of tuples and integers), None where ``e`` is not a tuple."""
+        e = unparen(e)
+        if isinstance(e, A.ItupleLit):
+            return self.index_args(e.items)
+        if isinstance(e, A.Name) and isinstance(self.binding(e.name), IndexTuple):
+            return self.index_args([e])
+        if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
+            a, b = self.tuple_items(e.lhs), self.tuple_items(e.rhs)
+            if a is None and b is None:
+                return None
+            if a is not None and b is not None and len(a) != len(b):
+                raise CroqSemanticError(f"'{e.op}' of index tuples of {len(a)} and {len(b)} parts", e.span)
+            n = len(a if a is not None else b)  # type: ignore[arg-type]
+            lhs, rhs = a or [e.lhs] * n, b or [e.rhs] * n
+            return [A.Binary(e.op, x, y, span=e.span) for x, y in zip(lhs, rhs, strict=True)]
+        return None
 
     def index_args(self, args: list[A.Expr]) -> list[A.Expr]:
         """``args`` with each index tuple spelled out as its parts (``chunkat(p, index)`` is
@@ -187,19 +268,39 @@ class Loops:
                 parts = named.parts if isinstance(named, IndexTuple) else (it.name,)
                 if isinstance(named, IndexTuple) and (it.sliced or it.alias is not None):
                     raise NotLifted("a slice of a loop over an index tuple", it)
+                step = self.loop_step(it)
                 for part in parts:
                     w = self.lookup(part, it)
-                    if not isinstance(w, WithName) or it.has_step:
-                        raise NotLifted("a loop over a name not bounded by 'with', or with a step", it)
+                    if not isinstance(w, WithName):
+                        raise NotLifted("a loop over a name not bounded by 'with'", it)
                     start = self.extents(it.lo)[0] if it.lo is not None else E.Const(0)
                     stop = E.fold(w.extent + self.extents(it.hi)[0]) if it.hi is not None else w.extent
-                    out.append(Counter(it.alias or part, start, stop, w.extent))
+                    out.append(Counter(it.alias or part, start, stop, w.extent, step))
                 continue
             pairs, named_tuples = self.named_extents(it)
             tuples.update(named_tuples)
             for nm, ext in pairs:
                 out.append(Counter(nm, E.Const(0), ext, ext))
         return out, tuples
+
+    def loop_step(self, it: A.RangeItem) -> int:
+        """The step of ``v(lo:hi:step)`` (1 without one), honoured as documented; upstream's CUDA
+        backend ignores it (LANGUAGE.md 12 item 9), which the warning says."""
+        if not it.has_step or it.step is None:
+            return 1
+        step = const_int(self.int_expr(it.step))
+        if step is None or step < 1:
+            raise CroqSemanticError("a loop's step must be a positive integer literal", it.step.span)
+        if step != 1:
+            self.warnings.append(
+                Diagnostic(
+                    "warning",
+                    f"the loop over '{it.name}' steps by {step}; upstream's CUDA backend ignores a loop's step"
+                    " (it takes every value)",
+                    it.span,
+                )
+            )
+        return step
 
     def foreach(self, s: A.Foreach) -> None:
         if self.folded_k_loop(s):  # MMAs on chunks of K (lift/mma.py)
@@ -220,7 +321,7 @@ class Loops:
         pairs: list[tuple[str | None, int | E.Expr, A.Node]] = []
         for c in counters:
             n = const_int(c.stop)
-            if const_int(c.start) != 0 or not E.same(c.stop, c.extent) or (n is not None and n < 1):
+            if const_int(c.start) != 0 or not E.same(c.stop, c.extent) or (n is not None and n < 1) or c.step != 1:
                 return False
             pairs.append((c.name, n if n is not None else c.stop, s))
         self.scopes.append(dict(tuples))
@@ -235,11 +336,13 @@ class Loops:
         c = counters[0]
         for b in self.buffers():  # buffers are carried by the loop: bound before it
             self.tile_value(b, node)
-        self.per_thread(node)
-        lo, hi = const_int(c.start), const_int(c.stop)
+        assigned = assigned_names(body)
+        start, stop = (self.loop_bound(x, assigned, node) for x in (c.start, c.stop))
+        self.per_thread(node, assigned)
+        lo, hi = const_int(start), const_int(stop)
         user = c.name.replace("#", "_")  # a part of an index tuple: its tuple's name and position
         var = E.Var(self.claim(user), "i32", lo=lo if lo is not None else 0, hi=hi - 1 if hi is not None else None)
-        if lo is not None and hi is not None and lo < hi:
+        if lo is not None and hi is not None and lo < hi and c.step == 1:  # every value between is taken
             self.exact[var.name] = (lo, hi - 1)
         before = self.values()
         outer, saved_lets = self.body, list(self.lets)
@@ -252,7 +355,25 @@ class Loops:
         inner, self.body, self.lets = self.body, outer, saved_lets
         carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", node)
         pipeline = self.stated_pipelines.get(id(node)) if len(counters) == 1 else None  # the innermost loop
-        self.emit(N.For(var, c.start, c.stop, E.Const(1), inner, pipeline, tuple(carried)), node)
+        self.emit(N.For(var, start, stop, E.Const(c.step), inner, pipeline, tuple(carried)), node)
+
+    def loop_bound(self, x: E.Expr, assigned: set[str], node: A.Node) -> E.Expr:
+        """A loop's start or stop computed from a thread's values that the loop assigns, under a
+        name of its own: ``per_thread`` makes those values tiles over the lanes, and a loop's bounds
+        are one integer, taken before the first iteration."""
+        x = E.fold(x)
+        if self.lanes is None or x.shape:
+            return x
+        depth = self.lanes[0]
+        mine = {
+            v.expr.name
+            for sc in self.scopes[depth:]
+            for n, v in sc.items()
+            if n in assigned and isinstance(v, Value) and isinstance(v.expr, E.Var)
+        }
+        if not mine & {v.name for v in E.free_vars(x)}:
+            return x
+        return self.named(x, "bound", node)  # type: ignore[no-any-return]
 
     def rebound(self, before: dict[str, Value], region: str, node: A.Node) -> list[E.Var]:
         """The variables of the values in scope ``before`` a loop or branch that it re-binds, each
@@ -269,9 +390,10 @@ class Loops:
             out.append(new.expr)
         return out
 
-    def per_thread(self, node: A.Node) -> None:
+    def per_thread(self, node: A.Node, assigned: set[str] | None = None) -> None:
         """Each thread's own values (declared inside a thread level) as tiles over all its lanes,
-        so that a loop may make them vary by lane (``acc += x.at(r, k # t)``) with one shape."""
+        so that a loop may make them vary by lane (``acc += x.at(r, k # t)``) with one shape
+        (``assigned``: only the names the loop assigns; the others keep their shape)."""
         if self.lanes is None:
             return
         depth, shape = self.lanes
@@ -280,6 +402,8 @@ class Loops:
         for sc in self.scopes[depth:]:
             for name, v in list(sc.items()):
                 if not (isinstance(v, Value) and isinstance(v.expr, E.Var)) or v.expr.shape == shape:
+                    continue
+                if assigned is not None and name not in assigned:
                     continue
                 old = v.expr
                 wide = E.Var(old.name, old.type, dims=shape)
@@ -293,7 +417,8 @@ class Loops:
 
     def buffers(self) -> list[TileBuffer]:
         """The register tiles of the buffers in scope (those in scratch memory carry nothing)."""
-        return [v for sc in self.scopes for v in sc.values() if isinstance(v, TileBuffer) and v.home is None]
+        found = [v.buffer if isinstance(v, BufferArray) else v for sc in self.scopes for v in sc.values()]
+        return [v for v in found if isinstance(v, TileBuffer) and v.home is None]
 
     def values(self) -> dict[str, Value]:
         """The scalar and tile values in scope, by name (the innermost binding of each)."""
@@ -303,3 +428,14 @@ class Loops:
                 if isinstance(v, Value):
                     out[name] = v
         return out
+
+
+def assigned_names(body: A.Stmt) -> set[str]:
+    """The names ``body`` assigns (``x = ..``, ``x += ..``, ``x++``)."""
+    out: set[str] = set()
+    for n in body.walk():
+        if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.Name):
+            out.add(unparen(n.target).name)  # type: ignore[attr-defined]
+        elif isinstance(n, A.IncDec):
+            out.add(n.target)
+    return out

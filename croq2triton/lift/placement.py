@@ -57,18 +57,51 @@ class _Placement:
         self.bools: set[str] = set()  # declared buffers of bool
         self.accesses: list[tuple[A.At, bool, _Lanes]] = []  # (access, is a write, lanes there)
         self.out: set[str] = set()
+        self.buffers: set[str] = set()  # the names of its buffers (declared, or copied into)
+        self.reshaped: dict[str, str] = {}  # ``v = b.span_as([..])``, ``b.subspan(..)``: what ``v`` views
+        # buffers read or written by element through named views (span_as, parts), or viewed with
+        # span_as in extents not powers of two
+        self.odd_shapes: set[str] = set()
+        self.lane_parts: set[str] = set()  # buffers whose parts per-thread copies move (lift/lanecopies.py)
 
     def run(self) -> set[str]:
         top_lanes = [b for b in self.top.levels if self.level_of.get(id(b)) == "thread"]
         self.visit(self.top.body, self.enter(top_lanes, [self.top.body], _Lanes()))
         varying = self.varying()
         for at, write, lanes in self.accesses:
+            slot = unparen(at.base)
+            while isinstance(slot, A.Index):  # ``buf[s].at(..)``: an element of one buffer of an array
+                slot = unparen(slot.base)
+            if slot is not unparen(at.base) and isinstance(slot, A.Name):
+                self.odd_shapes.add(slot.name)  # its address in the array's area
+                continue
             name = element_base(at.base)
+            if name in self.reshaped:  # an element of a view of a buffer: an address in the buffer's area
+                seen = set()
+                while name in self.reshaped and name not in seen:  # a view of a view: the buffer under both
+                    seen.add(name)
+                    name = self.reshaped[name]
+                self.odd_shapes.add(name)
+                continue
             if name is None or name in self.out:
                 continue
             if not self.in_registers(at, name, write, lanes, varying):
                 self.out.add(name)
-        return self.out
+        # a span_as view of a tile padded to powers of two: its elements have other positions
+        # than the buffer's tile gives them, so the buffer is addressed in scratch memory
+        return self.out | ((self.odd_shapes | self.lane_parts) & self.buffers)
+
+    def span_as(self, n: A.View) -> None:
+        """``b.span_as([..])`` (``b.data.span_as``) of a buffer whose new extents are not all
+        powers of two (the old ones are then not either: their product is the same)."""
+        name = element_base(n.base)
+        if name is None or not n.ops or n.ops[0].kind != "span_as":
+            return
+        op = n.ops[0]
+        items = [y for x in op.args for y in (x.items if isinstance(x, A.MdspanLit) else [x])]
+        extents = [self.extent(x) for x in items]
+        if any(e is None or e < 1 or e & (e - 1) for e in extents):
+            self.odd_shapes.add(name)
 
     # ------------------------------------------------------------ the walk
     def enter(self, levels: list[A.PBy], body: list[A.Stmt], outer: _Lanes) -> _Lanes:
@@ -104,6 +137,17 @@ class _Placement:
             self.lane_names.update(n.vars)
             self.visit(n.body, inner)
             return
+        if isinstance(n, A.SpannedDecl):
+            self.buffers.update(d.name for d in n.items)
+        if isinstance(n, A.DmaStmt) and n.dst_storage and n.result:
+            self.buffers.add(n.result)
+        if isinstance(n, A.View):
+            self.span_as(n)
+        if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.Name) and isinstance(unparen(n.value), A.View):
+            view = unparen(n.value)
+            base = element_base(view.base)  # type: ignore[attr-defined]
+            if base is not None and view.ops:  # type: ignore[attr-defined]
+                self.reshaped[unparen(n.target).name] = base  # type: ignore[attr-defined]
         if isinstance(n, A.SpannedDecl) and n.shape is not None:
             dims = tuple(self.extent(x) for x in n.shape)
             for d in n.items:
@@ -129,6 +173,13 @@ class _Placement:
             threads = {v for v, _ in lanes.names if v}
             if _names(n.src) & threads:  # each thread's own window: its own copy (lift/lanecopies.py)
                 self.out.add(n.result)
+        if isinstance(n, A.DmaStmt) and any(e != 1 for _, e in lanes.names):
+            threads = {v for v, _ in lanes.names if v}
+            for side in [n.src] + ([] if n.dst_storage else [n.dst]):
+                view = unparen(side)
+                name = element_base(view.base) if isinstance(view, A.View) else None
+                if name is not None and _names(view) & threads:  # a thread's part of a buffer: by address
+                    self.lane_parts.add(name)
         for c in n.children():
             self.visit(c, lanes)
 

@@ -98,12 +98,19 @@ class ScratchBuffers:
         buffer's own)."""
         home = buf.home
         assert home is not None
+        terms: list[E.Expr] = []
+        if buf.part is not None:  # a part of a buffer: inside the part, at its origin in the buffer
+            terms = self.in_tensor(index, buf.sizes, ())
+            inner = iter(index)
+            part = buf.part
+            index = [E.fold(o + next(inner)) if k else o for o, k in zip(part.offsets, part.keep, strict=True)]
+            buf = part.buffer
         flat: E.Expr = E.Const(0)
         for i, n in zip(index, buf.sizes, strict=True):
             flat = E.Bin("+", E.Bin("*", flat, n), i)
         if home.lane is not None:
             flat = E.Bin("+", E.Bin("*", flat, E.Const(home.copies)), home.lane if lane is None else lane)
-        terms = self.in_tensor(index, buf.sizes, ())
+        terms += self.in_tensor(index, buf.sizes, ())
         mask = self.mask_of(terms, node, self.padding) if masked else None
         return E.fold(E.Bin("+", home.base, flat)), mask
 
@@ -161,5 +168,52 @@ class ScratchBuffers:
         return buf.var
 
     def scratch_store_tile(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
+        value = E.fold(value)
+        if isinstance(value, E.Full):  # one value in every element
+            value = E.Const(value.value, value.type)
+        lanes = tuple(self.lanes[1]) if self.lanes is not None else None
+        if (
+            buf.home is not None
+            and buf.home.lane is not None
+            and (all(n == 1 for n in value.shape) or value.shape == lanes)
+        ):
+            self.scratch_fill_lanes(buf, value, node)
+            return
         addr, mask = self.tile_address(buf, node)
         self.emit(N.Store(buf.home.arg, (addr,), spread(E.fold(value), buf.tile, buf.var.type), mask), node)  # type: ignore[union-attr]
+
+    def scratch_fill_lanes(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
+        """A thread's own array filled with one value (``local f32 [4] acc{v}``): every lane's copy
+        holds the same elements, so the program's whole area is stored at once, whatever its layout
+        (lift/hazards.py puts a barrier before the lanes' own accesses: the shapes differ)."""
+        home = buf.home
+        assert home is not None and buf.part is None
+        total: E.Expr = E.Const(home.copies)
+        for n in buf.sizes:
+            total = E.fold(E.Bin("*", total, n))
+        count = const_int(total)
+        if count is None:
+            raise NotLifted("a thread's local array of run-time size filled with a value", node)
+        if value.shape and any(n != 1 for n in value.shape):  # each thread's own value: element i of lane l
+            assert home.lane is not None  # is at i * copies + l
+            count //= home.copies
+            rank = 1 + len(value.shape)
+            width = 1 << max(count - 1, 0).bit_length()
+            at = E.Lift(E.Arange(width), rank, (0,))
+            axes = tuple(range(1, rank))
+            addr = E.fold(
+                E.Bin("+", home.base, E.Bin("+", E.Bin("*", at, E.Const(home.copies)), E.Lift(home.lane, rank, axes)))
+            )
+            shape = (width, *value.shape)
+            wide = E.Lift(E.Cast(value, buf.var.type), rank, axes)
+            mask = None if width == count else self.named(E.Bin("<", at, E.Const(count)), "mask", node)
+            self.emit(
+                N.Store(home.arg, (spread(addr, shape, addr.dtype),), spread(E.fold(wide), shape, buf.var.type), mask),
+                node,
+            )
+            return
+        width = 1 << max(count - 1, 0).bit_length()
+        at = self.named(E.Arange(width), "fill_idx", node)
+        mask = None if width == count else self.named(E.Bin("<", at, E.Const(count)), "mask", node)
+        addr = E.fold(E.Bin("+", home.base, at))
+        self.emit(N.Store(home.arg, (addr,), spread(value, (width,), buf.var.type), mask), node)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir.contract import ACC as ACC
+from .notlifted import NotLifted
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,13 @@ class Region:
     shape: tuple[E.Expr, ...]
     limits: Limits = ()
     zfill: bool = False
+    # ``.span_as([..])`` of another region (lift/buffers.py): ``origin``, ``axes`` and ``limits`` are
+    # then coordinates of its new extents, whose row-major position is that of the parent's elements
+    reshaped: Reshaped | None = None
 
     def elem(self, idx: tuple[E.Expr, ...]) -> Elem:
+        if self.reshaped is not None:  # only the kernel lifter makes them (it maps the index itself)
+            raise NotLifted("an element of a span_as view in a contraction")
         index = list(self.origin)
         for c, i in enumerate(idx):
             index[self.axes[c]] = E.fold(index[self.axes[c]] + i)
@@ -63,13 +69,22 @@ class Region:
             origin[self.axes[c]] = E.fold(origin[self.axes[c]] + off)
         axes = tuple(a for a, k in zip(self.axes, keep, strict=True) if k)
         shape_kept = tuple(s for s, k in zip(shape, keep, strict=True) if k)
-        return Region(self.tensor, tuple(origin), axes, shape_kept, self.limits, self.zfill)
+        return Region(self.tensor, tuple(origin), axes, shape_kept, self.limits, self.zfill, self.reshaped)
 
     def window(self, offsets: list[E.Expr], shape: list[E.Expr]) -> Region:
         """``.view(shape).from(offsets)``: a sub-region whose extents are also limits."""
         r = self.sub(offsets, shape, [True] * len(shape))
         new = tuple((r.axes[c], r.origin[r.axes[c]], E.fold(r.origin[r.axes[c]] + n)) for c, n in enumerate(shape))
-        return Region(r.tensor, r.origin, r.axes, r.shape, self.limits + new, self.zfill)
+        return Region(r.tensor, r.origin, r.axes, r.shape, self.limits + new, self.zfill, self.reshaped)
+
+
+@dataclass(frozen=True)
+class Reshaped:
+    """``parent.span_as([..])``: the elements of ``parent`` in row-major order, as a tensor of
+    ``extents`` (LANGUAGE.md 7.6)."""
+
+    parent: Region
+    extents: tuple[E.Expr, ...]
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,8 @@ class Units:
         """A window over the units that place their tiles along its dimensions (see the module)."""
         if not self.units:
             return p, tuple(None for _ in p.axes)
+        if p.reshaped is not None:
+            raise NotLifted("a span_as view that several units copy", node)
         origin = list(p.origin)
         shape = list(p.shape)
         placing: list[str | None] = []

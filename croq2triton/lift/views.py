@@ -54,6 +54,11 @@ class ViewAlgebra:
         """``args`` with index tuples spelled out (lift/loops.py; the contraction analysis has none)."""
         return args
 
+    def extent_items(self, args: list[A.Expr]) -> list[E.Expr | None]:
+        """The extents a view operation's arguments give, None for ``_`` (the parent's); the
+        kernel lifter spells out the shapes it knows among them too (lift/loops.py)."""
+        return [None if self.is_blank(x) else self.extent_value(x) for x in self.extent_args(args)]
+
     def view_parts(self, parent: list[E.Expr], op: A.ViewOp) -> tuple[list[E.Expr], list[E.Expr], list[bool]]:
         rank = len(parent)
         keep = [True] * rank
@@ -69,10 +74,10 @@ class ViewAlgebra:
             offs = [E.fold(i * s) for (i, _), s in zip(args, shape, strict=True)]
             return offs, shape, keep
         if op.kind == "subspan":
-            extents = self.extent_args(op.args)
-            if len(extents) != rank:
-                raise CroqSemanticError(f"subspan takes {rank} extents here, {len(extents)} given", op.span)
-            shape = [parent[d] if self.is_blank(x) else self.extent_value(x) for d, x in enumerate(extents)]
+            items = self.extent_items(op.args)
+            if len(items) != rank:
+                raise CroqSemanticError(f"subspan takes {rank} extents here, {len(items)} given", op.span)
+            shape = [parent[d] if x is None else x for d, x in enumerate(items)]
             offs: list[E.Expr] = [E.Const(0)] * rank
             if op.at is not None:
                 at = self.at_args(self.index_args(op.at), op)
@@ -90,9 +95,10 @@ class ViewAlgebra:
         if op.kind == "view" and op.at is not None and not op.strides:
             # `.view(e...).from(o...)` (LANGUAGE.md 7.6): a window whose extents bound it too
             origin = self.index_args(op.at)
-            if len(op.args) != len(v.shape) or len(origin) != len(v.shape):
+            items = self.extent_items(op.args)
+            if len(items) != len(v.shape) or len(origin) != len(v.shape):
                 raise NotLifted("a view that changes the rank", op)
-            shape = [v.shape[d] if self.is_blank(x) else self.int_expr(x) for d, x in enumerate(op.args)]
+            shape = [v.shape[d] if x is None else x for d, x in enumerate(items)]
             return v.window([self.int_expr(x) for x in origin], shape)
         offs, shape, keep = self.view_parts(list(v.shape), op)
         return v.sub(offs, shape, keep)

@@ -685,9 +685,9 @@ def fold(e: Expr) -> Expr:
         return _fold_div(e.op, a, b)
     if e.op in COMPARE:
         return _fold_compare(e.op, a, b)
-    if e.op in LOGIC:
+    if e.op in LOGIC and not _integers(a, b):
         return _fold_logic(e.op, a, b)
-    if e.op in BITS:
+    if e.op in BITS + LOGIC:
         return _fold_bits(e.op, a, b)
     return _fold_minmax(e.op, a, b)
 
@@ -822,11 +822,19 @@ def _fold_logic(op: str, a: Expr, b: Expr) -> Expr:
     return Bin(op, a, b)
 
 
+def _integers(a: Expr, b: Expr) -> bool:
+    """Are ``a`` and ``b`` integers, not conditions (``x & 255`` is bitwise; ``c & (i < n)`` logic)?"""
+    if any(isinstance(x, Const) and isinstance(x.value, bool) for x in (a, b)):
+        return False
+    return is_int(a.dtype) and is_int(b.dtype) and "i1" not in (a.dtype, b.dtype)
+
+
 def _fold_bits(op: str, a: Expr, b: Expr) -> Expr:
     if isinstance(a, Const) and isinstance(b, Const) and isinstance(a.value, int) and isinstance(b.value, int):
         x, y = int(a.value), int(b.value)
-        if op == "^" or y >= 0:
-            value = x ^ y if op == "^" else x << y if op == "<<" else x >> y
+        if op in ("^", "&", "|") or y >= 0:
+            ops = {"^": x ^ y, "&": x & y, "|": x | y}
+            value = ops[op] if op in ops else x << y if op == "<<" else x >> y
             return Const(value, promote(a.type, b.type))
     return Bin(op, a, b)
 

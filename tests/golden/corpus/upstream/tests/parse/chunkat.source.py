@@ -80,14 +80,19 @@ def bar(data, *, _launch=None):
 
 @_rt.launcher
 def wow(*, _launch=None):
-    """Not translated: cannot lower the array of global buffers 'data[...]' at host level to Triton yet."""
+    """Not translated: cannot lower the array of global buffers 'data[...]' used other than as 'data[i]' at host level
+    to Triton yet.
+    """
     raise _rt.not_translated(
         "wow",
         "corpus/upstream/tests/parse/chunkat.co",
         32,
         11,
         18,
-        "cannot lower the array of global buffers 'data[...]' at host level to Triton yet",
+        (
+            "cannot lower the array of global buffers 'data[...]' used other than as 'data[i]' at host level to "
+            "Triton yet"
+        ),
         None,
     )
 

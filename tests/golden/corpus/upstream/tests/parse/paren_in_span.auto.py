@@ -52,17 +52,18 @@ def _oob_fill(x, mask):
 
 @_rt.launcher
 def paren_in_span(input, *, _launch=None):
-    """Not translated: cannot evaluate an element of an array 'input[...]' at host level."""
-    raise _rt.not_translated(
-        "paren_in_span",
-        "corpus/upstream/tests/parse/paren_in_span.co",
-        11,
-        16,
-        31,
-        "cannot evaluate an element of an array 'input[...]' at host level",
-        None,
-    )
+    """paren_in_span(f32 [M, N] input) -> void; from paren_in_span.co:3."""
+    _F = _rt.Fn("paren_in_span", _CO_FILE, 3, {"input": (3, 27, 42)})
+    _launch = _launch or _rt.launch
+    _dev = _rt.pick_device(_F, {"input": input}, _launch)
+    _dims = {}
+    input = _rt.tensor_arg(_F, "input", input, torch.float32, 2, _dev, is_global=False)  # paren_in_span.co:3
+    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+    out = _rt.alloc(_F, (1024,), torch.int32, _dev, None)  # paren_in_span.co:6
+    matrix = _rt.alloc(_F, (32, 64), torch.float16, _dev, None)  # paren_in_span.co:7
+    return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {}
+__croq_ops__ = {"paren_in_span": {"params": [("input", "tensor")], "writes": [], "returns": "none"}}

@@ -52,14 +52,14 @@ def _oob_fill(x, mask):
 
 @_rt.launcher
 def span_as(a, *, _launch=None):
-    """Not translated: croq2triton does not translate the view operation '.span_as' in a copy."""
+    """Not translated: croq2triton does not translate a thread's local array moved as a whole tile."""
     raise _rt.not_translated(
         "span_as",
         "corpus/upstream/tests/parse/span_as.co",
+        11,
         6,
-        16,
-        37,
-        "croq2triton does not translate the view operation '.span_as' in a copy",
+        40,
+        "croq2triton does not translate a thread's local array moved as a whole tile",
         "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 

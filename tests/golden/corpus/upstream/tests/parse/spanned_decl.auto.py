@@ -50,19 +50,47 @@ def _oob_fill(x, mask):
     return y
 
 
+@triton.jit
+def spanned_k0():
+    """The block-level parallel at spanned_decl.co:19: one program per block, one lane per thread."""
+    pass
+
+
 @_rt.launcher
 def spanned(d, f, *, _launch=None):
-    """Not translated: cannot lower the array of global buffers 'd6[...]' at host level to Triton yet."""
-    raise _rt.not_translated(
-        "spanned",
-        "corpus/upstream/tests/parse/spanned_decl.co",
-        16,
-        20,
-        25,
-        "cannot lower the array of global buffers 'd6[...]' at host level to Triton yet",
-        None,
-    )
+    """spanned(f32 [] d, int f) -> void; from spanned_decl.co:5."""
+    _F = _rt.Fn("spanned", _CO_FILE, 5, {"d": (5, 21, 36), "f": (5, 38, 43)})
+    _launch = _launch or _rt.launch
+    _dev = _rt.pick_device(_F, {"d": d}, _launch)
+    _dims = {}
+    d = _rt.tensor_arg(_F, "d", d, torch.float32, 3, _dev, is_global=False)  # spanned_decl.co:5
+    d_d0 = _rt.any_dim(_F, "d", d, 0)
+    d_d1 = _rt.any_dim(_F, "d", d, 1)
+    d_d2 = _rt.any_dim(_F, "d", d, 2)
+    f = _rt.scalar_arg(_F, "f", f, int)
+    data0 = _rt.alloc(_F, (100, 100), torch.float32, _dev, None)  # spanned_decl.co:9
+    data1 = _rt.alloc(_F, (10, 20, 30), torch.uint8, _dev, None)  # spanned_decl.co:10
+    data2 = _rt.alloc(_F, (d_d0, d_d1, d_d2), torch.float16, _dev, None)  # spanned_decl.co:11
+    data3 = _rt.alloc(_F, (9, _rt.idiv(f, 3)), torch.int32, _dev, None)  # spanned_decl.co:12
+    d0 = _rt.alloc(_F, (100, 100), torch.float32, _dev, None)  # spanned_decl.co:14
+    d1 = _rt.alloc(_F, (100, 100), torch.float32, _dev, None)
+    d2 = _rt.alloc(_F, (100, 100), torch.float32, _dev, None)
+    d3 = _rt.alloc(_F, (10, 20, 30), torch.uint8, _dev, None)  # spanned_decl.co:15
+    d4 = _rt.alloc(_F, (10, 20, 30), torch.uint8, _dev, None)
+    d5 = _rt.alloc(_F, (d_d0, d_d1, d_d2), torch.float16, _dev, None)  # spanned_decl.co:16
+    d6 = _rt.alloc(_F, (3, d_d0, d_d1, d_d2), torch.float16, _dev, None)
+    d7 = _rt.alloc(_F, (9, _rt.idiv(f, 3)), torch.int32, _dev, None)  # spanned_decl.co:17
+    d8 = _rt.alloc(_F, (9, _rt.idiv(f, 3)), torch.int32, _dev, None)
+    d9 = _rt.alloc(_F, (9, _rt.idiv(f, 3)), torch.int32, _dev, None)
+    d10 = _rt.alloc(_F, (9, _rt.idiv(f, 3)), torch.int32, _dev, None)
+    _data3_extent1 = _rt.idiv(f, 3)  # spanned_decl.co:12
+    _d7_extent1 = _rt.idiv(f, 3)  # spanned_decl.co:17
+    _d8_extent1 = _rt.idiv(f, 3)
+    _d9_extent1 = _rt.idiv(f, 3)
+    _d10_extent1 = _rt.idiv(f, 3)
+    _launch(spanned_k0, (4,), [], dict(num_warps=1))  # spanned_decl.co:19
+    return None
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {}
+__croq_ops__ = {"spanned": {"params": [("d", "tensor"), ("f", "int")], "writes": [], "returns": "none"}}
