@@ -214,7 +214,7 @@ __co__ void inline_ptx(global f32 [N] a) {
 }
 __co__ void host_array(global f32 [N] a) {
   global f32 [N] parts[2];
-  parallel p by 1 : block { a.at(p) = 1.0f; }
+  parallel p by 1 : block { a.at(p) = parts.at(p); }
 }
 __co__ void fine(global f32 [N] a, global f32 [N] out) {
   parallel p by cdiv(N, 64) : block, t by 64 : thread
@@ -234,7 +234,9 @@ def test_refusals_name_the_construct_as_written() -> None:
     assert message.startswith("croq2triton does not translate inline 'asm(...)'")  # as written, not '__asm__'
     assert span is not None and (span.line, span.col) == (7, 5)
     message, _ = said["host_array"]
-    assert message == "cannot lower the array of global buffers 'parts[...]' at host level to Triton yet"
+    assert message == (
+        "cannot lower the array of global buffers 'parts[...]' used other than as 'parts[i]' at host level to Triton yet"
+    )
 
 
 def test_host_level_mistakes_are_the_users_not_refusals() -> None:

@@ -130,8 +130,10 @@ class Loops:
         """A view operation's extents, shapes among its arguments spelled out (``x.view(tiles).from(..)``,
         ``x.subspan(s[(0) / 2, (1)])``), None for ``_``."""
         out: list[E.Expr | None] = []
-        for x in args:
-            if self.is_blank(x):
+        for x in self.extent_args(args):  # literal and named shapes spelled out (lift/views.py)
+            if isinstance(x, E.Expr):
+                out.append(x)
+            elif self.is_blank(x):
                 out.append(None)
             elif self.is_shape(x):
                 out.extend(self.extents(x))
