@@ -88,6 +88,8 @@ class Arith:
     def binary(self, op: str, a: Value, b: Value, node: A.Node) -> Value:
         if op in ("&&", "||"):
             return Value(E.fold(E.Bin("&" if op == "&&" else "|", self.truth(a), self.truth(b))), "bool")
+        if op in ("<<", ">>"):
+            return self.shift(op, a, b, node)
         if op not in ARITH_OPS | COMPARE_OPS:
             raise NotLifted(f"the operator '{op}'", node)
         ca, cb = self.ctype_of(a), self.ctype_of(b)
@@ -111,6 +113,16 @@ class Arith:
         x, y = self.convert(a, compute).expr, self.convert(b, compute).expr
         e = E.fold(E.Bin(op, x, y))
         return Value(e, "bool" if op in COMPARE_OPS else compute)
+
+    def shift(self, op: str, a: Value, b: Value, node: A.Node) -> Value:
+        """``a << b`` / ``a >> b`` of integers: the type of ``a`` after C's integer promotions;
+        ``>>`` of a signed value is arithmetic, of an unsigned one logical (C and Triton agree)."""
+        ca, cb = self.ctype_of(a), self.ctype_of(b)
+        if TYPES[ca].kind not in ("int", "uint") or TYPES[cb].kind not in ("int", "uint"):
+            raise NotLifted(f"the operator '{op}' on a value that is not an integer", node)
+        ctype = "int" if a.ctype == "int" else self.compute(ca)
+        x, y = self.convert(a, ctype).expr, self.convert(b, ctype).expr
+        return Value(E.fold(E.Bin(op, x, y)), ctype)
 
     def compute(self, ctype: str) -> str:
         """bf16 and fp8 arithmetic is carried out in f32 (the interpreter computes bf16 wrongly);

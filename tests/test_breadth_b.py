@@ -1,0 +1,182 @@
+"""Constructs that never translated before issue 28 (part B), each in programs of our own
+(tests/programs/breadth_b_*.co) run in both schedules on ragged sizes with NaN-poisoned outputs and
+compared with float64 torch; and the refusals that remain, each naming its construct.
+
+* ``__device__`` helpers: value helpers as ``@triton.jit`` functions (templates instantiated per
+  type, helpers of helpers), atomics through a pointer parameter, warp shuffles (xor, from a lane,
+  up, down, segments narrower than the warp); ``<<`` and ``>>``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from kernel_util import DEVICE
+
+import croq2triton
+from croq2triton.api import translate_full
+
+PROGRAMS = Path(__file__).parent / "programs"
+NAN = float("nan")
+SCHEDULES = ["source", "auto"]
+_MODULES: dict[tuple[str, str], object] = {}
+
+
+def _module(name: str, schedule: str) -> object:
+    key = (name, schedule)
+    if key not in _MODULES:
+        _MODULES[key] = croq2triton.load(PROGRAMS / name, schedule=schedule)
+    return _MODULES[key]
+
+
+def _full(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    value = NAN if dtype.is_floating_point else -77
+    return torch.full(shape, value, device=DEVICE, dtype=dtype)
+
+
+def _close(got: torch.Tensor, want: torch.Tensor, tol: float = 1e-5) -> None:
+    assert not torch.isnan(got).any(), "an output element was never written"
+    torch.testing.assert_close(got.double().cpu(), want.double().cpu(), rtol=tol, atol=tol)
+
+
+def _refusals(source: str) -> str:
+    """The diagnostics of translating ``source`` (functions that do not translate are errors)."""
+    out = translate_full(source, filename="refused.co")
+    return "\n".join(str(d) for d in out.diagnostics)
+
+
+# ----------------------------------------------------------------------------- __device__ helpers
+HELPERS = "breadth_b_helpers.co"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_value_helpers_and_atomics_through_a_pointer(schedule: str) -> None:
+    m = _module(HELPERS, schedule)
+    n = 203
+    a, b = torch.randn(n, device=DEVICE), torch.randn(n, device=DEVICE)
+    diff, soft = _full(n), _full(n)
+    counts = torch.zeros(7, dtype=torch.int32, device=DEVICE)
+    m.abs_soft(a, b, diff, soft, counts)  # type: ignore[attr-defined]
+    a64, b64 = a.double(), b.double()
+    _close(diff, (a64 - b64).abs())
+    want = torch.exp(-a64.abs() * 0.5) * (a64 > 0).double() + a64.clamp(-1.0, 1.0)
+    _close(soft, want, tol=1e-5)
+    assert counts.tolist() == torch.bincount(torch.arange(n) % 7, minlength=7).tolist()
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_integer_helpers_shifts_and_an_atomic_max(schedule: str) -> None:
+    m = _module(HELPERS, schedule)
+    n = 77
+    x = torch.randint(-60, 60, (n,), dtype=torch.int32, device=DEVICE)
+    y, z = _full(n, dtype=torch.int32), _full(n, dtype=torch.int32)
+    top = torch.zeros(5, dtype=torch.uint32, device=DEVICE)
+    old = _full(n, dtype=torch.uint32)
+    positive = torch.zeros(1, dtype=torch.int32, device=DEVICE)
+    m.int_helpers(x, y, z, top, old, positive)  # type: ignore[attr-defined]
+    assert int(positive[0]) == int((x > 0).sum())
+    v = x.long()
+    assert y.long().tolist() == ((v << 3) + (v >> 1) - (v >> 2)).tolist()  # >> of negatives: arithmetic
+    assert z.long().tolist() == (v.clamp(-20, 17) << 1).tolist()
+    want = torch.zeros(5, dtype=torch.long).scatter_reduce(0, torch.arange(n) % 5, v.cpu() + 64, "amax")
+    assert top.long().tolist() == want.tolist()
+    # each atomic returned an old value: 0 or one of the values before it in its bin
+    for i in range(n):
+        assert int(old[i]) == 0 or int(old[i]) in (v[torch.arange(n) % 5 == i % 5] + 64).tolist()
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_butterfly_reduction_by_shuffles(schedule: str) -> None:
+    m = _module(HELPERS, schedule)
+    rows = 13
+    x = torch.randn(rows, 32, device=DEVICE)
+    x[3, 7] = x[3, 20] = x[3].max() + 1.0  # a tie: the lower index wins
+    sums, best, normed = _full(rows), _full(rows, dtype=torch.int32), _full(rows, 32)
+    m.row_argmax(x, sums, best, normed)  # type: ignore[attr-defined]
+    x64 = x.double()
+    total = x64.sum(1)
+    _close(sums, total)
+    assert best.tolist() == x64.argmax(1).tolist() and int(best[3]) == 7
+    _close(normed, x64 / (total * total).clamp_min(1e-6).sqrt()[:, None], tol=1e-4)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_shuffles_from_a_lane_up_and_down(schedule: str) -> None:
+    m = _module(HELPERS, schedule)
+    rows = 6
+    x = torch.randn(rows, 64, device=DEVICE)
+    from3, up, down = _full(rows, 64), _full(rows, 64), _full(rows, 64)
+    m.lane_moves(x, from3, up, down)  # type: ignore[attr-defined]
+    t = torch.arange(64)
+    lane = t % 32
+    src_from3 = t - lane % 8 + 3  # lane 3 of each segment of 8
+    src_up = torch.where(lane >= 5, t - 5, t)  # width 32: before the warp's first lane keeps its own
+    src_down = torch.where(lane % 16 + 6 < 16, t + 6, t)  # width 16: past the segment keeps its own
+    _close(from3, x[:, src_from3])
+    _close(up, x[:, src_up])
+    _close(down, x[:, src_down])
+
+
+def test_value_helpers_are_jit_functions_of_the_module() -> None:
+    source = croq2triton.translate((PROGRAMS / HELPERS).read_text(), filename=HELPERS)
+    # one function per helper and per type a template is used at; calls between helpers stay calls
+    for name in ("_device_ABS_F32(value)", "_device_CLAMP_f32(x, lo, hi)", "_device_CLAMP_s32(x, lo, hi)"):
+        assert f"def {name}:" in source
+    assert source.count("def _device_ABS_F32") == 1
+    assert "-_device_ABS_F32(x) * scale" in source
+    # helpers that go through an address or exchange values between threads are their body at the call
+    assert "ATOMIC_ADD" not in source.split("__croq_ops__")[0].replace("ATOMIC_ADD(", "")
+    assert "tl.gather(" in source and "tl.atomic_max(" in source
+
+
+REFUSED_HELPERS = """
+__device__ float LOOPS(float x) {
+  float s = 0.0f;
+  for (int i = 0; i < 4; ++i) s += x;
+  return s;
+}
+__device__ float GLOBAL_READ(float x) { return x * kScale; }
+__device__ float UNKNOWN_CALL(float x) { return __my_intrinsic(x); }
+__device__ void NOTHING(float* x) { *x = 0.0f; }
+__device__ float BROKEN(float x) { return OTHER(x) + 1.0f; }
+
+__co__ void uses_LOOPS(global f32 [N] a) {
+  parallel p by N : block { a.at(p) = call LOOPS(a.at(p)); }
+}
+__co__ void uses_GLOBAL_READ(global f32 [N] a) {
+  parallel p by N : block { a.at(p) = call GLOBAL_READ(a.at(p)); }
+}
+__co__ void uses_UNKNOWN_CALL(global f32 [N] a) {
+  parallel p by N : block { a.at(p) = call UNKNOWN_CALL(a.at(p)); }
+}
+__co__ void uses_NOTHING(global f32 [N] a) {
+  parallel p by N : block { call NOTHING(&a.at(p)); }
+}
+__co__ void uses_BROKEN(global f32 [N] a) {
+  parallel p by N : block { a.at(p) = call BROKEN(a.at(p)); }
+}
+__co__ void uses_UNDEFINED(global f32 [N] a) {
+  parallel p by N : block { call undefined_kernel(a); }
+}
+"""
+
+
+def test_helpers_that_do_not_translate_are_refused_at_the_call() -> None:
+    message = _refusals(REFUSED_HELPERS)
+    lines = message.splitlines()
+
+    def refusal(fn: str) -> str:
+        found = [x for x in lines if f"'{fn}' is not translated" in x]
+        assert len(found) == 1, message
+        return found[0]
+
+    assert "refused.co:13:" in refusal("uses_LOOPS")  # at the call
+    assert "the call of 'LOOPS', a __device__ function" in refusal("uses_LOOPS")
+    assert "its body is not one return of an expression: a declaration at line 3" in refusal("uses_LOOPS")
+    assert "it reads 'kScale', which is not one of its parameters at line 7" in refusal("uses_GLOBAL_READ")
+    assert "it calls '__my_intrinsic' at line 8, which has no Triton counterpart" in refusal("uses_UNKNOWN_CALL")
+    assert "its body is not one expression: an assignment at line 9" in refusal("uses_NOTHING")
+    assert "it calls 'OTHER' at line 10, which has no Triton counterpart" in refusal("uses_BROKEN")
+    assert "the call of 'undefined_kernel' (a C++ function" in refusal("uses_UNDEFINED")
