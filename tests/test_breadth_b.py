@@ -44,7 +44,7 @@ def _close(got: torch.Tensor, want: torch.Tensor, tol: float = 1e-5) -> None:
 def _refusals(source: str) -> str:
     """The diagnostics of translating ``source`` (functions that do not translate are errors)."""
     out = translate_full(source, filename="refused.co")
-    return "\n".join(str(d) for d in out.diagnostics)
+    return "\n".join(d.format() for d in out.diagnostics)
 
 
 # ----------------------------------------------------------------------------- __device__ helpers
@@ -180,3 +180,113 @@ def test_helpers_that_do_not_translate_are_refused_at_the_call() -> None:
     assert "its body is not one expression: an assignment at line 9" in refusal("uses_NOTHING")
     assert "it calls 'OTHER' at line 10, which has no Triton counterpart" in refusal("uses_BROKEN")
     assert "the call of 'undefined_kernel' (a C++ function" in refusal("uses_UNDEFINED")
+
+
+# ----------------------------------------------------------------------------- warp roles
+ROLES = "breadth_b_roles.co"
+
+
+def _f16(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, device=DEVICE).to(torch.float16)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_roles_beside_declarations_a_barrier_and_an_epilogue(schedule: str) -> None:
+    m = _module(ROLES, schedule)
+    lhs, rhs, out = _f16(70, 64), _f16(45, 64), _full(70, 45)
+    m.tile_gemm(lhs, rhs, out)  # type: ignore[attr-defined]
+    _close(out, lhs.double() @ rhs.double().T, tol=1e-3)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_roles_ordered_by_events_both_ways(schedule: str) -> None:
+    m = _module(ROLES, schedule)
+    a, b, c = _f16(100, 32), _f16(50, 32), _full(100, 50, dtype=torch.float16)
+    m.ping_pong(a, b, c)  # type: ignore[attr-defined]
+    _close(c, (a.double() @ b.double().T).half(), tol=2e-3)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_producer_and_two_consumers_without_a_loop(schedule: str) -> None:
+    m = _module(ROLES, schedule)
+    lhs, rhs, out = _f16(150, 64), _f16(70, 64), _full(150, 70)
+    m.two_consumers(lhs, rhs, out)  # type: ignore[attr-defined]
+    _close(out, lhs.double() @ rhs.double().T, tol=1e-3)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_the_events_not_the_source_order_decide(schedule: str) -> None:
+    m = _module(ROLES, schedule)
+    a, b, c = _f16(90, 32), _f16(40, 32), _full(90, 40)
+    m.consumer_first(a, b, c)  # type: ignore[attr-defined]
+    _close(c, a.double() @ b.double().T, tol=1e-3)
+
+
+REFUSED_ROLES = """
+__co__ void never_released(global f32 [64] x) {
+  parallel b by 1 : block {
+    shared event e;
+    parallel g by 2 : group-4 {
+      inthreads.async (g == 0) { wait e; }
+      inthreads.async (g == 1) { dma.copy x => shared; }
+    }
+  }
+}
+__co__ void cycle(global f32 [64] x) {
+  parallel b by 1 : block {
+    shared event e1, e2;
+    parallel g by 2 : group-4 {
+      inthreads.async (g == 0) { wait e1; trigger e2; }
+      inthreads.async (g == 1) { wait e2; trigger e1; }
+    }
+  }
+}
+__co__ void two_producers(global f32 [64] x) {
+  parallel b by 1 : block {
+    shared event e;
+    parallel g by 3 : group-4 {
+      inthreads.async (g == 0) { trigger e; }
+      inthreads.async (g == 1) { trigger e; }
+      inthreads.async (g == 2) { wait e; wait e; }
+    }
+  }
+}
+__co__ void racing(global f32 [64] x, global f32 [64] y) {
+  parallel b by 1 : block {
+    shared f32 [64] s;
+    parallel g by 2 : group-4 {
+      inthreads.async (g == 0) { dma.copy x => s; }
+      inthreads.async (g == 1) { dma.copy s => y; }
+    }
+  }
+}
+__co__ void unit_beside(global f32 [64] x) {
+  parallel b by 1 : block {
+    shared event e;
+    parallel g by 2 : group-4 {
+      h = g + 1;
+      inthreads.async (g == 0) { trigger e; }
+      inthreads.async (g == 1) { wait e; }
+    }
+  }
+}
+"""
+
+
+def test_roles_that_do_not_translate_name_why() -> None:
+    message = _refusals(REFUSED_ROLES)
+    lines = message.splitlines()
+
+    def refusal(fn: str) -> str:
+        found = [x for x in lines if f"'{fn}' is not translated" in x]
+        assert len(found) == 1, message
+        return found[0]
+
+    assert "refused.co:6:34: " in refusal("never_released")  # at the wait
+    assert "a wait on the event 'e' that no trigger releases" in refusal("never_released")
+    assert "warp roles whose events order them in a cycle" in refusal("cycle")
+    assert "the event 'e' triggered by several warp roles" in refusal("two_producers")
+    assert "refused.co:35:7: " in refusal("racing")  # at the second role
+    assert "warp roles that use 's' with no event ordering them (a race" in refusal("racing")
+    assert "refused.co:43:7: " in refusal("unit_beside")
+    assert "a statement beside warp roles that uses the unit or thread index" in refusal("unit_beside")

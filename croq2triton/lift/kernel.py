@@ -409,7 +409,8 @@ class Lifter(
         """Warp roles as one sequential program (lift/collapse.py); its rings become buffers and
         its main loop keeps the pipeline the source states."""
         rings = {name: v for sc in self.scopes for name, v in sc.items() if isinstance(v, Ring)}
-        block, stated = collapse(s, set(rings))
+        events = {d.name: d.ready for n in self.top.walk() if isinstance(n, A.EventDecl) for d in n.items}
+        block, stated = collapse(s, set(rings), events)
         for name, r in rings.items():  # the ring's slot of the merged program: a buffer of this scope
             if name in stated.rings:
                 self.scopes[-1][name] = self.new_buffer(name, r.elem, r.extents, 0, r.node)
