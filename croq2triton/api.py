@@ -39,7 +39,8 @@ def translate_full(
     ``schedule="source"`` keeps the tiles, stages and roles the source states; ``"auto"`` lets the
     translator pick stages, warps and program order (same results, different schedule).
     ``allow_tf32``: dots on f32 operands may use TF32 products (10-bit mantissas); without it they
-    keep IEEE f32 products (``f32_precision`` names one of ``ieee``, ``tf32x3``, ``tf32``).
+    keep f32-accurate products (``f32_precision`` names one of ``tf32x3``, the default, ``ieee``,
+    ``tf32``).
     ``point``: a tuning point (values of the source's ``#define`` parameters, which win over
     ``defines`` and over the file's own unguarded ``#define`` of the name, and of the schedule
     fields of named kernels; ``croq2triton tune`` writes them).

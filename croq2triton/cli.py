@@ -397,13 +397,14 @@ def build_parser() -> argparse.ArgumentParser:
             action="store_const",
             const="tf32",
             help="dots on f32 operands may use TF32 products (10-bit mantissas, faster); without it they keep "
-            "IEEE f32 products. Operands declared tf32 always use TF32",
+            "f32-accurate products (tf32x3). Operands declared tf32 always use TF32",
         )
         g.add_argument(
             "--f32-precision",
             dest="f32_precision",
             choices=F32_PRECISIONS,
-            help="the products of dots on f32 operands: ieee (the default), tf32x3 (three TF32 products), tf32",
+            help="the products of dots on f32 operands: tf32x3 (the default: three TF32 products, as accurate as "
+            "IEEE f32 against float64), ieee (f32 FMAs, slower on tensor-core tiles), tf32",
         )
 
     def allow_partial(p: argparse.ArgumentParser, what: str) -> None:

@@ -27,7 +27,7 @@ from .emit.module import Translation, Tuning, Variant, emit_module, lower_functi
 from .errors import CroqError, Diagnostic
 from .frontend import ast as A
 from .frontend.driver import parse
-from .options import Options, Point
+from .options import DEFAULT_F32, Options, Point
 from .schedule.autotune import LAUNCH_FIELDS, NotAutotunable, launch_configs
 from .sema.checks import check_unit
 
@@ -46,7 +46,7 @@ def resolve_options(config: TuneConfig, schedule: str | None, f32_precision: str
                 config.locate(f'"{what}"'),
                 f"leave {flag} out (the config sets it), or tune again under {flag} {given}",
             )
-    return Options(config.schedule or schedule or "source", config.f32_precision or f32_precision or "ieee")  # type: ignore[arg-type]
+    return Options(config.schedule or schedule or "source", config.f32_precision or f32_precision or DEFAULT_F32)  # type: ignore[arg-type]
 
 
 def translate_configured(

@@ -119,6 +119,14 @@ __co__ void last(global f32 [M, N] x, global f32 [M] y) {
   }
 }
 """,
+    # two stores whose elements overlap between iterations: the later iteration's first store wins
+    "pairs": """
+__co__ void pairs(global f32 [M, N] x, global f32 [M, N] y) {
+  parallel p by cdiv(M, 32) : block, t by 32 : thread {
+    foreach j in [N] { y.at(p # t, j) = x.at(p # t, j); y.at(p # t, j + 1) = 0.0f; }
+  }
+}
+""",
     # reads the elements a later iteration stores
     "shift": """
 __co__ void shift(global f32 [M, N] x) {

@@ -1,4 +1,5 @@
-"""What an f32 product means: IEEE f32 unless TF32 is asked for (croq2triton/options.py).
+"""What an f32 product means: f32-accurate (tf32x3 by default, IEEE f32 FMAs with
+``f32_precision="ieee"``) unless TF32 is asked for (croq2triton/options.py).
 
 The interpreter computes every dot exactly in f32, so on the CPU these tests check that the
 translation keeps the f32 data (no rounding to TF32 on the way); the GPU run
@@ -9,6 +10,7 @@ largest output: TF32 ~5e-4, IEEE f32 ~1e-6).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -35,7 +37,8 @@ def _relative_error(got: torch.Tensor, ref: torch.Tensor) -> float:
 def modules(request: pytest.FixtureRequest) -> dict[str, object]:
     schedule = request.param
     return {
-        "ieee": load(PROGRAM, schedule=schedule),
+        "default": load(PROGRAM, schedule=schedule),  # tf32x3: f32-accurate
+        "strict": load(PROGRAM, schedule=schedule, f32_precision="ieee"),
         "tf32": load(PROGRAM, schedule=schedule, allow_tf32=True),
     }
 
@@ -44,10 +47,11 @@ def modules(request: pytest.FixtureRequest) -> dict[str, object]:
 def test_per_thread_f32_gemm_keeps_f32_products(modules: dict[str, object], m: int, n: int, k: int) -> None:
     z = 2
     a, b = randn(z, m, k, seed=1), randn(z, k, n, seed=2)
-    c = poisoned(z, m, n)
-    modules["ieee"].bmm_thread(a, b, c)  # type: ignore[attr-defined]
     ref = torch.bmm(a.double().cpu(), b.double().cpu())
-    assert _relative_error(c, ref) < F32_TOL
+    for precision in ("default", "strict"):
+        c = poisoned(z, m, n)
+        modules[precision].bmm_thread(a, b, c)  # type: ignore[attr-defined]
+        assert _relative_error(c, ref) < F32_TOL, precision
     c = poisoned(z, m, n)
     modules["tf32"].bmm_thread(a, b, c)  # type: ignore[attr-defined]
     err = _relative_error(c, ref)
@@ -60,24 +64,30 @@ def test_per_thread_f32_gemm_keeps_f32_products(modules: dict[str, object], m: i
 def test_mma_on_f32_keeps_f32_products(modules: dict[str, object], m: int, n: int, k: int) -> None:
     lhs, rhs = randn(m, k, seed=3), randn(n, k, seed=4)
     ref = lhs.double().cpu() @ rhs.double().cpu().T
+    for precision in ("default", "strict"):
+        out = poisoned(m, n)
+        modules[precision].mma_f32(lhs, rhs, out)  # type: ignore[attr-defined]
+        assert _relative_error(out, ref) < F32_TOL, precision
     out = poisoned(m, n)
-    modules["ieee"].mma_f32(lhs, rhs, out)  # type: ignore[attr-defined]
-    assert _relative_error(out, ref) < F32_TOL
-    out = poisoned(m, n)
-    modules["ieee"].mma_tf32(lhs, rhs, out)  # type: ignore[attr-defined]  # operands declared tf32
+    modules["default"].mma_tf32(lhs, rhs, out)  # type: ignore[attr-defined]  # operands declared tf32
     err = _relative_error(out, ref)
     assert err < TF32_TOL
     if GPU:
         assert err > F32_TOL
 
 
+def _precisions(source: str) -> list[str]:
+    """The input_precision of every dot (either quote: the module is formatted where ruff is present)."""
+    return re.findall(r"input_precision=[\"']([a-z0-9]+)[\"']", source)
+
+
 def test_the_precision_is_in_the_translation() -> None:
     text = PROGRAM.read_text()
-    ieee = translate_full(text, filename=str(PROGRAM)).source
-    assert 'input_precision="tf32"' in ieee  # mma_tf32: the source states TF32
-    assert ieee.count('input_precision="ieee"') == 2  # bmm_thread and mma_f32
+    default = translate_full(text, filename=str(PROGRAM)).source
+    assert _precisions(default) == ["tf32x3", "tf32x3", "tf32"]  # bmm_thread, mma_f32; mma_tf32 states TF32
+    ieee = translate_full(text, filename=str(PROGRAM), f32_precision="ieee").source
+    assert _precisions(ieee) == ["ieee", "ieee", "tf32"]
     tf32 = translate_full(text, filename=str(PROGRAM), allow_tf32=True).source
-    assert 'input_precision="ieee"' not in tf32
+    assert _precisions(tf32) == ["tf32"] * 3
     assert "croq2triton translate --allow-tf32 f32_gemms.co" in tf32  # how to regenerate it
-    x3 = translate_full(text, filename=str(PROGRAM), f32_precision="tf32x3").source
-    assert x3.count('input_precision="tf32x3"') == 2
+    assert "croq2triton translate --f32-precision ieee f32_gemms.co" in ieee

@@ -21,8 +21,8 @@ the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`
 * what the loop defines is not read after it (but the folds' accumulators);
 * a store writes a distinct element for each value of the counter (its index is affine in the
   counter with a non-zero coefficient in some dimension), and a tensor the loop stores into is
-  read in the loop only at the element the same iteration stores (iterations touch disjoint
-  elements: their order does not matter).
+  read in the loop only at the element the same iteration stores, and two stores into one tensor
+  write the same element (iterations touch disjoint elements: their order does not matter).
 
 Every value of the body gains a trailing tile axis for the counter's block (``j`` becomes
 ``j0 + tl.arange(0, BLOCK)``); loads and stores are masked by ``j < stop`` as well.  Where the block
@@ -173,6 +173,13 @@ def _check(loop: N.For, after: list[N.Stmt]) -> dict[str, Fold]:
         raise NotFolded("a value of the loop read after it")
     for st in stores:
         index = [_resolve(x, defined) for x in st.index]
+        for other in stores:  # two stores into one tensor: iterations would overlap in another order
+            if (
+                other is not st
+                and other.base == st.base
+                and not all(E.same(_resolve(a, defined), b) for a, b in zip(other.index, index, strict=True))
+            ):
+                raise NotFolded("two stores into one tensor at different elements in the loop")
         if not any(_steps_with(x, j) for x in index):
             raise NotFolded("a store that writes one element for several values of the counter")
         for ld in loads:

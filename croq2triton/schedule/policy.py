@@ -166,6 +166,9 @@ def fold_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
         # iteration reads one line of the lanes; folded, a block of lines (FOLD_BLOCK_BYTES an iteration)
         lanes = max(facts.tile.values(), default=1)
         block = pow2(max(2, FOLD_BLOCK_BYTES // (lanes * facts.elem_bytes)))
+        extents = [E.fold(loop.stop - loop.start) for loop in foldable(kernel)]
+        if all(isinstance(x, E.Const) and int(x.value) < 2 * block for x in extents):
+            return None  # a short loop (an embedding bag's few rows): widening the lanes is the policy there
         return TileSchedule(tuple(1 for _ in kernel.program_ids), 4, origin="auto", fold=block)
     splits = []
     for p in kernel.program_ids:

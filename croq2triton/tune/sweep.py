@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CroqError
-from ..options import Point
+from ..options import DEFAULT_F32, Point
 from .cache import Cache, record_key, sha256_text, size_key
 from .prune import Limits
 from .search import Search
@@ -206,7 +206,7 @@ class Sweep:
             "source_sha256": sha256_text(self.t.text),
             "func": self.t.func,
             "schedule": self.cfg.schedule,
-            "f32_precision": self.cfg.f32_precision or "ieee",
+            "f32_precision": self.cfg.f32_precision or DEFAULT_F32,
             "defines": dict(sorted(self.cfg.defines.items())),
             "dtype": self.cfg.dtype or "as written",
             "device": {"name": device.get("name"), "driver": device.get("driver")},
@@ -574,7 +574,7 @@ class Sweep:
             source_sha256=sha256_text(self.t.text),
             func=self.t.func,
             schedule=self.cfg.schedule,
-            f32_precision=self.cfg.f32_precision or "ieee",
+            f32_precision=self.cfg.f32_precision or DEFAULT_F32,
             device=self.device,
             versions=self.versions,
             per_size=per_size,

@@ -633,7 +633,7 @@ def matmul_tf32_f32_k0(
                 b = tl.load(
                     rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0
                 )
-            acc = tl.dot(a, b, acc, input_precision="ieee")
+            acc = tl.dot(a, b, acc, input_precision="tf32x3")
         mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:118
         c = acc
         if TMA_OUTPUT:

@@ -445,7 +445,7 @@ def matmul_tf32_f32_k0(
         a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
         mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
         b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
-        acc = tl.dot(a, b, acc, input_precision="ieee")
+        acc = tl.dot(a, b, acc, input_precision="tf32x3")
     mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:118
     tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
