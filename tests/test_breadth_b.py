@@ -290,3 +290,36 @@ def test_roles_that_do_not_translate_name_why() -> None:
     assert "warp roles that use 's' with no event ordering them (a race" in refusal("racing")
     assert "refused.co:43:7: " in refusal("unit_beside")
     assert "a statement beside warp roles that uses the unit or thread index" in refusal("unit_beside")
+
+
+# ----------------------------------------------------------------------------- MMAs and fragments of threads together
+UNITS = "breadth_b_units.co"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_an_mma_issued_by_the_threads_of_a_warpgroup_together(schedule: str) -> None:
+    m = _module(UNITS, schedule)
+    k, n = 80, 200
+    offsets = torch.tensor([0, 70, 70, 75, 200, 203], dtype=torch.int32, device=DEVICE)  # an empty segment
+    groups = len(offsets) - 1
+    lhs, rhs = _f16(203, k), _f16(groups, n, k)
+    out = _full(203, n)
+    m.grouped_rows(lhs, rhs, offsets, out)  # type: ignore[attr-defined]
+    want = torch.empty(203, n, dtype=torch.float64)
+    for g in range(groups):
+        lo, hi = int(offsets[g]), int(offsets[g + 1])
+        want[lo:hi] = 2.0 * (lhs[lo:hi].double() @ rhs[g].double().T)
+    _close(out, want, tol=1e-3)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_fragments_of_the_threads_of_a_block(schedule: str) -> None:
+    m = _module(UNITS, schedule)
+    rows = 9
+    x = torch.randn(rows, 48, device=DEVICE)
+    y, top = _full(rows, 48), _full(rows, 4)
+    m.frag_rows(x, y, top)  # type: ignore[attr-defined]
+    v = (x.double() * 2.0 + 0.5).reshape(rows, 4, 12)
+    best = v.amax(2)
+    _close(top, best)
+    _close(y, (v - best[:, :, None]).reshape(rows, 48))

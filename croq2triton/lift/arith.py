@@ -158,6 +158,9 @@ class Arith:
             return Value(E.fold(E.Bin("max" if e.name == "__max" else "min", x, y)), ctype)
         if e.name == "__fabs" and len(args) == 1:
             return Value(E.Call("abs", (args[0].expr,), args[0].expr.dtype), args[0].ctype)
+        if e.name == "__frcp_rn" and len(args) == 1:  # 1 / x, rounded to the nearest (Triton's division)
+            x = self.convert(args[0], "f32").expr
+            return Value(E.fold(E.Bin("/", E.Const(1.0, "f32"), x)), "f32")
         fn = MATH_F32.get(e.name)
         if fn is None:
             raise NotLifted(f"the builtin '{e.name}'", e)

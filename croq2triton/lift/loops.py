@@ -277,9 +277,13 @@ class Loops:
         depth, shape = self.lanes
         if all(n == 1 for n in shape):  # one lane: its values are the block's
             return
+        changed = {n.target.name for n in node.walk() if isinstance(n, A.Assign) and isinstance(n.target, A.Name)}
+        changed |= {n.target for n in node.walk() if isinstance(n, A.IncDec)}
         for sc in self.scopes[depth:]:
             for name, v in list(sc.items()):
                 if not (isinstance(v, Value) and isinstance(v.expr, E.Var)) or v.expr.shape == shape:
+                    continue
+                if name not in changed:  # the same in every iteration or branch: kept as it is
                     continue
                 old = v.expr
                 wide = E.Var(old.name, old.type, dims=shape)
