@@ -5,6 +5,9 @@ compared with float64 torch; and the refusals that remain, each naming its const
 * ``__device__`` helpers: value helpers as ``@triton.jit`` functions (templates instantiated per
   type, helpers of helpers), atomics through a pointer parameter, warp shuffles (xor, from a lane,
   up, down, segments narrower than the warp); ``<<`` and ``>>``.
+* warp roles beside other statements of their ``parallel`` and without an event loop.
+* MMAs and fragments under thread levels they do not read (the threads run them together).
+* ``dma.copy`` / ``dma.transp`` / ``dma.any`` / ``wait`` between launches (torch copies).
 """
 
 from __future__ import annotations
@@ -299,13 +302,13 @@ UNITS = "breadth_b_units.co"
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_an_mma_issued_by_the_threads_of_a_warpgroup_together(schedule: str) -> None:
     m = _module(UNITS, schedule)
-    k, n = 80, 200
-    offsets = torch.tensor([0, 70, 70, 75, 200, 203], dtype=torch.int32, device=DEVICE)  # an empty segment
+    k, n, rows = 40, 130, 84
+    offsets = torch.tensor([0, 70, 70, 75, 84], dtype=torch.int32, device=DEVICE)  # an empty segment
     groups = len(offsets) - 1
-    lhs, rhs = _f16(203, k), _f16(groups, n, k)
-    out = _full(203, n)
+    lhs, rhs = _f16(rows, k), _f16(groups, n, k)
+    out = _full(rows, n)
     m.grouped_rows(lhs, rhs, offsets, out)  # type: ignore[attr-defined]
-    want = torch.empty(203, n, dtype=torch.float64)
+    want = torch.empty(rows, n, dtype=torch.float64)
     for g in range(groups):
         lo, hi = int(offsets[g]), int(offsets[g + 1])
         want[lo:hi] = 2.0 * (lhs[lo:hi].double() @ rhs[g].double().T)
@@ -323,3 +326,79 @@ def test_fragments_of_the_threads_of_a_block(schedule: str) -> None:
     best = v.amax(2)
     _close(top, best)
     _close(y, (v - best[:, :, None]).reshape(rows, 48))
+
+
+# ----------------------------------------------------------------------------- copies between launches
+HOST = "breadth_b_host.co"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_copies_between_launches(schedule: str) -> None:
+    m = _module(HOST, schedule)
+    n = 11
+    x = torch.randn(n, 6, device=DEVICE)
+    t, y = _full(6, n), _full(n, 6)
+    got = m.doubled(x, t, y)  # type: ignore[attr-defined]
+    x64 = x.double()
+    _close(got, 2.0 * x64)
+    _close(t, 2.0 * x64.T)
+    _close(y, 4.0 * x64)
+    assert got.data_ptr() not in (x.data_ptr(), t.data_ptr())  # a buffer of its own, not an alias
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_kernel_iterated_on_its_copied_output(schedule: str) -> None:
+    m = _module(HOST, schedule)
+    x, out = torch.randn(37, device=DEVICE), _full(37)
+    m.iterate(x, out, 3)  # type: ignore[attr-defined]
+    want = x.double()
+    for _ in range(3):
+        want = want * 0.5 + 1.0
+    _close(out, want)
+    m.iterate(x, out, 0)  # type: ignore[attr-defined]  # no launch: out keeps its values
+    _close(out, want)
+
+
+def test_a_host_copy_between_tensors_of_other_shapes_fails_at_launch() -> None:
+    m = _module(HOST, "source")
+    x, y = torch.randn(5, 4, device=DEVICE), _full(5, 4)
+    m.moved(x, y)  # type: ignore[attr-defined]
+    _close(y, x)
+    with pytest.raises(
+        croq2triton.CroqError,
+        match=r"breadth_b_host.co:39:.*dma.copy of 'x' \(\[5, 4\]\) into 'y' \(\[6, 4\]\): the shapes differ",
+    ):
+        m.moved(x, _full(6, 4))  # type: ignore[attr-defined]
+
+
+REFUSED_HOST = """
+__co__ void part(global f32 [N, 8] x, global f32 [N, 8] y) {
+  dma.copy x.subspan(2, 8).at(0, 0) => y;
+}
+__co__ void pending(global f32 [N] x, global f32 [N] y) {
+  f = dma.any;
+  dma.copy f.data => y;
+}
+__co__ void retyped(global f32 [N] x, global s32 [N] y) {
+  dma.copy x => y;
+}
+__co__ void padded(global f32 [N] x, global f32 [N] y) {
+  dma.pad<{1}, {1}, {0}, 0.0f> x => global;
+}
+"""
+
+
+def test_host_copies_that_do_not_translate_name_why() -> None:
+    message = _refusals(REFUSED_HOST)
+    lines = message.splitlines()
+
+    def refusal(fn: str) -> str:
+        found = [x for x in lines if f"'{fn}' is not translated" in x]
+        assert len(found) == 1, message
+        return found[0]
+
+    assert "refused.co:3:13: " in refusal("part")  # at the view
+    assert "host-level '.subspan' views cannot be lowered yet" in refusal("part")
+    assert "the future 'f' holds no copy here (it is a dma.any)" in refusal("pending")
+    assert "the element types differ" in refusal("retyped")
+    assert "a host-level 'dma.pad'" in refusal("padded")

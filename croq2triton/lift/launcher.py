@@ -26,6 +26,7 @@ from ..tir import expr as E
 from ..tir import host as H
 from ..tir.pyexpr import host_ast
 from .host import HostScalar, HostScope, HostTensor
+from .hostcopy import HostCopies, copies_as_tensors
 from .hostexpr import binary, const
 from .hostflow import HostFlow, line_of
 from .hostvalues import ITuple, Reshaped, Shape, Stream, Tensor, croq_of, ir_of
@@ -42,7 +43,7 @@ def lift_launcher(fn: A.CoFunction, src_name: str, kernels: Kernels) -> H.Launch
     return LauncherLifting(fn, src_name, kernels).lift()
 
 
-class LauncherLifting(HostFlow):
+class LauncherLifting(HostFlow, HostCopies):
     def __init__(self, fn: A.CoFunction, src_name: str, kernels: Kernels) -> None:
         super().__init__()
         self.fn = fn
@@ -52,6 +53,7 @@ class LauncherLifting(HostFlow):
         self.body: list[H.Stmt] = []  # where statements go (a block's own list while lifting it)
         self.kernel_count = 0
         self.uid = 0
+        self.copies: set[str] = set()  # names of copies made between launches (lift/hostcopy.py)
         self.extent_lets: list[H.Stmt] = []  # extents computed for kernels, bound before the next launch
         self.written = written_params(fn)  # tensor parameters the function writes (sema/writes.py)
         self.copy_backs: list[H.CopyBack] = []
@@ -213,7 +215,7 @@ class LauncherLifting(HostFlow):
             self.device_region(s)
         elif isinstance(s, A.Parallel):
             self.kernel_count += 1
-            top = self.expand_shape_bounds(s)
+            top = copies_as_tensors(self.expand_shape_bounds(s), self.copies)
             name = f"{self.fn.name}_k{self.kernel_count - 1}"
             self.body.extend(self.extent_lets)
             self.extent_lets.clear()
@@ -268,6 +270,12 @@ class LauncherLifting(HostFlow):
             self.body.append(H.Break(line=line_of(s)) if isinstance(s, A.Break) else H.Continue(line=line_of(s)))
         elif isinstance(s, A.With):
             self.with_(s)
+        elif isinstance(s, A.DmaStmt):
+            self.host_dma(s)
+        elif isinstance(s, A.DmaAny):
+            self.host_any(s)
+        elif isinstance(s, A.Wait):
+            self.host_wait(s)
         else:
             raise self.error(
                 f"cannot lower {describe(s)} at host level to Triton yet",

@@ -184,9 +184,11 @@ def _uses(stmts: list[A.Stmt]) -> tuple[set[str], set[str]]:
     for s in stmts:
         for n in s.walk():
             target = None
-            if isinstance(n, A.DmaStmt) and not (
-                isinstance(n.dst, A.Name) and n.dst.name in ("shared", "local", "global")
-            ) or isinstance(n, A.MmaStore):
+            if (
+                isinstance(n, A.DmaStmt)
+                and not (isinstance(n.dst, A.Name) and n.dst.name in ("shared", "local", "global"))
+                or isinstance(n, A.MmaStore)
+            ):
                 target = n.dst
             elif isinstance(n, A.Assign) and isinstance(n.target, A.At):
                 target = n.target

@@ -290,6 +290,30 @@ def span_as(f: Fn, pname: str, t: torch.Tensor, shape: tuple[int, ...]) -> torch
     return t.view(tuple(int(n) for n in shape))
 
 
+def host_copy(
+    f: Fn,
+    dname: str | None,
+    dst: torch.Tensor | None,
+    sname: str,
+    src: torch.Tensor,
+    perm: tuple[int, ...] | None,
+    line: int,
+) -> torch.Tensor:
+    """``dma.copy src => dst`` between launches (``dma.transp<perm>``: ``src`` permuted first);
+    ``dst`` None: into a fresh tensor (``=> global``), which is returned."""
+    value = src.permute(perm) if perm is not None else src
+    if dst is None:
+        return value.clone(memory_format=torch.contiguous_format)
+    if tuple(dst.shape) != tuple(value.shape):
+        raise CroqLaunchError(
+            f"{f.name}: dma.copy of '{sname}' ({list(value.shape)}) into '{dname}' ({list(dst.shape)}): "
+            "the shapes differ",
+            Span.at(f.src, line, 1),
+        )
+    dst.copy_(value)
+    return dst
+
+
 # Buffers a function declares without an initial value are uninitialised in Croqtile. We give
 # them zeros; tests (and `croq2triton run`, for buffers the function only writes) set POISON so that
 # every element a kernel fails to write shows up (runtime/poison.py).

@@ -52,15 +52,15 @@ def _oob_fill(x, mask):
 
 @_rt.launcher
 def foo(data, *, _launch=None):
-    """Not translated: cannot lower 'dma.copy' at host level to Triton yet."""
+    """Not translated: host-level '.chunk' views cannot be lowered yet; take the view inside 'parallel'."""
     raise _rt.not_translated(
         "foo",
         "corpus/upstream/tests/parse/chunkat.co",
         5,
-        5,
-        49,
-        "cannot lower 'dma.copy' at host level to Triton yet",
-        "host code between kernels may only declare sizes, buffers and views",
+        18,
+        39,
+        "host-level '.chunk' views cannot be lowered yet; take the view inside 'parallel'",
+        None,
     )
 
 
@@ -94,29 +94,29 @@ def wow(*, _launch=None):
 
 @_rt.launcher
 def cow(inp, *, _launch=None):
-    """Not translated: cannot lower 'dma.copy' at host level to Triton yet."""
+    """Not translated: host-level '.subspan' views cannot be lowered yet; take the view inside 'parallel'."""
     raise _rt.not_translated(
         "cow",
         "corpus/upstream/tests/parse/chunkat.co",
         47,
-        5,
-        43,
-        "cannot lower 'dma.copy' at host level to Triton yet",
-        "host code between kernels may only declare sizes, buffers and views",
+        17,
+        34,
+        "host-level '.subspan' views cannot be lowered yet; take the view inside 'parallel'",
+        None,
     )
 
 
 @_rt.launcher
 def mow(inp, *, _launch=None):
-    """Not translated: cannot lower 'dma.copy' at host level to Triton yet."""
+    """Not translated: host-level '.subspan' views cannot be lowered yet; take the view inside 'parallel'."""
     raise _rt.not_translated(
         "mow",
         "corpus/upstream/tests/parse/chunkat.co",
         69,
-        5,
-        71,
-        "cannot lower 'dma.copy' at host level to Triton yet",
-        "host code between kernels may only declare sizes, buffers and views",
+        17,
+        34,
+        "host-level '.subspan' views cannot be lowered yet; take the view inside 'parallel'",
+        None,
     )
 
 
