@@ -8,6 +8,7 @@ compared with float64 torch; and the refusals that remain, each naming its const
 * warp roles beside other statements of their ``parallel`` and without an event loop.
 * MMAs and fragments under thread levels they do not read (the threads run them together).
 * ``dma.copy`` / ``dma.transp`` / ``dma.any`` / ``wait`` between launches (torch copies).
+* copies under a condition on the thread index (run where some thread of the block meets it).
 """
 
 from __future__ import annotations
@@ -402,3 +403,45 @@ def test_host_copies_that_do_not_translate_name_why() -> None:
     assert "the future 'f' holds no copy here (it is a dma.any)" in refusal("pending")
     assert "the element types differ" in refusal("retyped")
     assert "a host-level 'dma.pad'" in refusal("padded")
+
+
+# ----------------------------------------------------------------------------- copies under a condition on the thread
+CONDITIONAL = "breadth_b_conditional.co"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_copies_issued_by_some_threads(schedule: str) -> None:
+    m = _module(CONDITIONAL, schedule)
+    x = torch.randn(5, 20, device=DEVICE)
+    y, z = _full(5, 20), _full(5, 20)
+    m.one_loads(x, y, z)  # type: ignore[attr-defined]
+    _close(y, 3.0 * x.double())
+    _close(z, x.double() + 1.0)
+    x = torch.randn(11, 8, device=DEVICE)
+    y = _full(11, 8)
+    m.warp_fetch(x, y)  # type: ignore[attr-defined]
+    _close(y, x.double() - 2.0)
+
+
+def test_a_conditional_copy_runs_where_some_thread_of_the_block_meets_the_condition() -> None:
+    source = croq2triton.translate((PROGRAMS / CONDITIONAL).read_text(), filename=CONDITIONAL)
+    assert "tl.max((t == 0).to(tl.int32), axis=0) > 0" in source  # the threads' condition, reduced once
+    assert "tl.max(tl.max(((w == 1) & (t == 5)).to(tl.int32), axis=0), axis=0) > 0" in source
+
+
+def test_a_conditional_copy_whose_window_differs_between_threads_is_refused() -> None:
+    message = _refusals(
+        """
+__co__ void differ(global f32 [N, 20] x, global f32 [N, 20] y) {
+  parallel p by N : block
+  parallel t by 32 : thread {
+    shared f32 [1, 20] row;
+    if (t < 3) dma.copy x.view(1, 20).from(p + t / 2, 0) => row;
+    sync.shared;
+    if (t < 20) y.at(p, t) = row.at(0, t);
+  }
+}
+"""
+    )
+    assert "refused.co:6:16: error: 'differ' is not translated" in message
+    assert "a per-thread copy of this form" in message

@@ -92,6 +92,8 @@ class Copies:
     select_index: Any
     chosen: Any
     lane_copy: Any
+    lane_dependent: Any
+    named: Any
     launch_checks: list[H.Assert]
 
     def dma(self, s: A.DmaStmt) -> None:
@@ -110,7 +112,8 @@ class Copies:
             what = "2:4 sparse copies ('.sp')" if odd == ["sp"] else f"a copy with '.{odd[0]}'"
             raise NotLifted(what, s)
         if any(p.shape for p in self.pred):
-            raise NotLifted("a copy under a condition on the thread index", s)
+            self.copy_by_some_threads(s)
+            return
         src = self.place(s.src)
         placing: tuple[str | None, ...] = ()
         if isinstance(src, Region) and s.dst_storage and s.op in ("copy", "load"):
@@ -160,6 +163,24 @@ class Copies:
             self.between_buffers(src, dst, s)  # type: ignore[arg-type]
         if s.result:
             self.scopes[-1][s.result] = CopyFuture(dst)
+
+    def copy_by_some_threads(self, s: A.DmaStmt) -> None:
+        """A copy under a condition on the thread index (``if (t == 0) dma.copy ..``): a copy moves
+        the same elements whichever threads issue it (LANGUAGE.md 7.8: the unit's threads run it
+        together), so it runs, once, where the condition holds for some thread of the block."""
+        if self.lane_dependent(s):
+            raise NotLifted("a copy under a condition on the thread index whose views differ between threads", s)
+        lanes = [p for p in self.pred if p.shape]
+        some = E.fold(E.Cast(E.conj([*lanes, *self.padding]), "i32"))
+        for _ in range(len(some.shape)):
+            some = E.Reduce("max", some, 0)
+        runs = self.named(E.Bin(">", some, E.Const(0)), "some_lane", s)
+        saved = self.pred
+        self.pred = [p for p in self.pred if not p.shape] + [runs]
+        try:
+            self.dma(s)
+        finally:
+            self.pred = saved
 
     def copy_fits(self, s: A.DmaStmt, src: Place, dst: Place, perm: tuple[int, ...], pad: Any) -> None:
         """A source that does not fit its destination is the user's error (lift/checks.py); an
