@@ -6,7 +6,8 @@ compared with float64 torch; and the refusals that remain, each naming its const
   type, helpers of helpers), atomics through a pointer parameter, warp shuffles (xor, from a lane,
   up, down, segments narrower than the warp); ``<<`` and ``>>``.
 * warp roles beside other statements of their ``parallel`` and without an event loop.
-* MMAs and fragments under thread levels they do not read (the threads run them together).
+* MMAs and fragments under thread levels they do not read (the threads run them together); units
+  that each issue MMAs with an accumulator of their own, unrolled (lift/unroll.py).
 * ``dma.copy`` / ``dma.transp`` / ``dma.any`` / ``wait`` between launches (torch copies).
 * copies under a condition on the thread index (run where some thread of the block meets it).
 """
@@ -445,3 +446,45 @@ __co__ void differ(global f32 [N, 20] x, global f32 [N, 20] y) {
     )
     assert "refused.co:6:16: error: 'differ' is not translated" in message
     assert "a per-thread copy of this form" in message
+
+
+# ----------------------------------------------------------------------------- units unrolled
+UNROLL = "breadth_b_unroll.co"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(
+    ("fn", "m", "n", "k", "plus"),
+    [("two_groups", 70, 20, 24, 0.0), ("warp_epilogue", 45, 37, 40, 1.0), ("shared_halves", 45, 37, 40, 0.0)],
+)
+def test_units_each_with_an_accumulator_unrolled(schedule: str, fn: str, m: int, n: int, k: int, plus: float) -> None:
+    mod = _module(UNROLL, schedule)
+    lhs, rhs, out = _f16(m, k), _f16(n, k), _full(m, n)
+    getattr(mod, fn)(lhs, rhs, out)
+    _close(out, lhs.double() @ rhs.double().T + plus, tol=1e-3)
+
+
+REFUSED_UNITS = """
+__co__ void barrier_in_branch(global f16 [M, 16] lhs, global f16 [16, 16] rhs, global f32 [M, 16] out) {
+  parallel bm by cdiv(M, 32) : block {
+    shared f16 [32, 16] sA;
+    shared f16 [16, 16] sB;
+    parallel w by 2 : group {
+      mc = mma.fill.f32 0.0f;
+      dma.copy.zfill lhs.view(16, 16).from(bm * 32 + w * 16, 0) => sA.subspan(16, 16).at(w, 0);
+      if (w == 0) {
+        dma.copy rhs => sB;
+        sync.shared;
+      }
+      mma.row.row mc, sA.subspan(16, 16).at(w, 0), sB;
+      mma.store mc, out.view(16, 16).from(bm * 32 + w * 16, 0);
+    }
+  }
+}
+"""
+
+
+def test_units_with_a_barrier_under_a_condition_are_refused() -> None:
+    message = _refusals(REFUSED_UNITS)
+    assert "refused.co:9:7: error: 'barrier_in_branch' is not translated" in message, message  # at the if
+    assert "units that each issue MMAs, with a barrier under a condition" in message

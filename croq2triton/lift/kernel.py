@@ -50,6 +50,7 @@ from .scratch import ScratchBuffers
 from .terms import Bounded, WithName, unparen
 from .tma import TmaCopies
 from .units import Units
+from .unroll import NotUnrolled, unroll_units
 
 MAX_GRID_AXES = 3
 
@@ -715,5 +716,23 @@ def _calls(e: E.Expr, fn: str) -> bool:
 
 
 def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, options: Options | None = None) -> Lifted:
-    """The tile-IR kernel of ``top``, or :class:`NotLifted` where this path does not cover it yet."""
-    return Lifter(top, name, host, src_name, options or Options()).lift()
+    """The tile-IR kernel of ``top``, or :class:`NotLifted` where this path does not cover it yet.
+    Units whose MMAs lift/units.py does not place are tried again unrolled (lift/unroll.py)."""
+    try:
+        return Lifter(top, name, host, src_name, options or Options()).lift()
+    except NotLifted as first:
+        try:
+            unrolled = unroll_units(top)
+        except NotUnrolled as why:
+            if why.reason is None:
+                raise first from None
+            raise NotLifted(why.reason, why.node) from None
+        if unrolled is None:
+            raise
+        new_top, fixed = unrolled
+        lifter = Lifter(new_top, name, host, src_name, options or Options())
+        lifter.scopes[0].update(fixed)
+        try:
+            return lifter.lift()
+        except NotLifted:
+            raise first from None

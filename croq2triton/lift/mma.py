@@ -98,6 +98,8 @@ class Mmas:
     fill: Any
     empty: Any
     coords: Any
+    scratch_address: Any
+    named: Any
     counters: Any
     binding: Any
     names_a_view: Any
@@ -478,7 +480,10 @@ class Mmas:
             raise NotLifted("an mma.store that places the units' tiles other than its MMAs", s)
         if isinstance(dst, BufferView):  # the accumulator's value is the buffer's tile
             if not (self.covers(dst) and dst.buffer.extents == extents and s.variant != "mask"):
-                raise NotLifted("an mma.store into a part of a buffer", s)
+                if dst.buffer.home is None or dst.buffer.home.lane is not None or s.variant == "mask":
+                    raise NotLifted("an mma.store into a part of a buffer", s)
+                self.store_part(dst, E.fold(E.Cast(value, dst.buffer.var.type)), extents, s)
+                return
             self.set_tile(dst.buffer, E.fold(E.Cast(value, dst.buffer.var.type)), s)
             return
         elem = self.host.tensors[dst.tensor].elem
@@ -494,6 +499,21 @@ class Mmas:
             limits = [self.int_expr(x) for x in s.extra] + [E.Const(extents[1])] * (2 - len(s.extra))
             src = BufferView(out, src.offsets, tuple(limits), src.keep)
         self.empty(src, dst, s, (0, 1), only_src=s.variant == "mask")
+
+    def store_part(self, dst: BufferView, value: E.Expr, extents: tuple[int, ...], s: A.MmaStore) -> None:
+        """The accumulator's tile stored into a part of a buffer in scratch memory (a unit's rows of
+        a block's buffer): at the part's offsets, masked to the part and the tile's extents."""
+        if len(dst.axes) != len(extents):
+            raise NotLifted("an mma.store into a part of a buffer of another rank", s)
+        coords = self.coords(value.shape, s)
+        index = list(dst.offsets)
+        inside: list[E.Expr] = []
+        for k, d in enumerate(dst.axes):
+            index[d] = E.fold(E.Bin("+", dst.offsets[d], coords[k]))
+            inside += [E.Bin("<", coords[k], E.Const(extents[k])), E.Bin("<", coords[k], dst.shape[d])]
+        addr, mask = self.scratch_address(dst.buffer, index, s)
+        both = E.fold(E.conj([*inside, *([mask] if mask is not None else [])]))
+        self.emit(N.Store(dst.buffer.home.arg, (addr,), value, self.named(both, "mask", s)), s)  # type: ignore[union-attr]
 
     # ================================================================ fragment element loops
     def apply(self, s: A.Apply) -> None:
