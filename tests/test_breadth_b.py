@@ -488,3 +488,31 @@ def test_units_with_a_barrier_under_a_condition_are_refused() -> None:
     message = _refusals(REFUSED_UNITS)
     assert "refused.co:9:7: error: 'barrier_in_branch' is not translated" in message, message  # at the if
     assert "units that each issue MMAs, with a barrier under a condition" in message
+
+
+def test_cpp_statements_are_refused_naming_them() -> None:
+    message = _refusals(
+        """
+__co__ void in_kernel(global f32 [N] x) {
+  parallel p by N : block {
+    __cpp__("printf(\\"hi\\");");
+    x.at(p) = 1.0f;
+  }
+}
+__co__ void between_launches(global f32 [N] x) {
+  __cpp__("int z = 0;");
+  parallel p by N : block { x.at(p) = 1.0f; }
+}
+__co__ void neighbour(global f32 [N] x) {
+  parallel p by N : block { x.at(p) = 2.0f; }
+}
+"""
+    )
+    assert (
+        "refused.co:4:5: error: 'in_kernel' is not translated: croq2triton does not translate '__cpp__(...)'" in message
+    )
+    assert (
+        "refused.co:9:3: error: 'between_launches' is not translated: croq2triton does not translate '__cpp__(...)' between launches"
+        in message
+    )
+    assert "'neighbour'" not in message  # a function's refusal does not refuse its neighbours

@@ -274,6 +274,12 @@ class LauncherLifting(HostFlow, HostCopies):
             self.host_dma(s)
         elif isinstance(s, A.DmaAny):
             self.host_any(s)
+        elif isinstance(s, A.Cpp):
+            raise self.error(
+                "croq2triton does not translate '__cpp__(...)' between launches (C++ code in a Python launcher)",
+                s,
+                "the launcher is Python: do the work in the caller, or in a kernel",
+            )
         elif isinstance(s, A.Wait):
             self.host_wait(s)
         else:
