@@ -375,7 +375,7 @@ def test_a_host_copy_between_tensors_of_other_shapes_fails_at_launch() -> None:
 
 REFUSED_HOST = """
 __co__ void part(global f32 [N, 8] x, global f32 [N, 8] y) {
-  dma.copy x.subspan(2, 8).at(0, 0) => y;
+  dma.copy x.subspan(2, 8 : 16, 1) => y;
 }
 __co__ void pending(global f32 [N] x, global f32 [N] y) {
   f = dma.any;
@@ -388,6 +388,22 @@ __co__ void padded(global f32 [N] x, global f32 [N] y) {
   dma.pad<{1}, {1}, {0}, 0.0f> x => global;
 }
 """
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_copies_of_windows_between_launches(schedule: str) -> None:
+    m = _module(HOST, schedule)
+    x, y, z = torch.randn(9, 10, device=DEVICE), _full(9, 10), _full(8, 4)
+    m.windows(x, y, z)  # type: ignore[attr-defined]
+    _close(y[:8, :9], x[:8, :9])  # chunks of floor(9 / 2) rows and floor(10 / 3) columns
+    assert torch.isnan(y[8]).all() and torch.isnan(y[:, 9]).all()  # the remainder is not copied
+    _close(z[0:3, 2:4], x[3:6, 2:4])
+    _close(z[6:8, :], x[0:2, 0:4])
+    assert torch.isnan(z[0:6, 0:2]).all() and torch.isnan(z[3:6]).all()
+    with pytest.raises(
+        croq2triton.CroqError, match=r"the window of 'x' \(\[2, 3\]\) from \[3, 2\] by \[3, 2\] leaves it"
+    ):
+        m.windows(torch.randn(2, 3, device=DEVICE), _full(2, 3), z)  # type: ignore[attr-defined]
 
 
 def test_host_copies_that_do_not_translate_name_why() -> None:

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..frontend import ast as A
+from ..tir import expr as E
 from ..tir import host as H
 from .hostflow import line_of
-from .hostvalues import Reshaped, Tensor
+from .hostvalues import Bounded, Reshaped, Tensor
 from .names import safe
 
 
@@ -40,6 +41,7 @@ class HostCopies:
     evaluate: Any
     named_extents: Any
     copies: set[str]
+    counter_bounds: dict[str, E.Expr]
 
     def host_dma(self, s: A.DmaStmt) -> None:
         if s.engine != "dma" or s.op not in ("copy", "transp"):
@@ -86,6 +88,8 @@ class HostCopies:
             e = e.base
         if isinstance(e, A.Name) and isinstance(self.names.get(e.name), Pending):
             raise self.error(f"the future '{e.name}' holds no copy here (it is a dma.any)", e)
+        if isinstance(e, A.View) and any(op.kind != "span_as" for op in e.ops):
+            return self.window(e)
         v = self.value(e)
         if isinstance(v, Reshaped):
             self.uid += 1
@@ -95,6 +99,71 @@ class HostCopies:
             return Tensor(t.name, var, t.elem, t.dtype, self.named_extents(v.dims, var, e), e.span)
         if not isinstance(v, Tensor):
             raise self.error(f"the {what} of a host-level dma.copy must be a tensor or a span_as view of one", e)
+        return v
+
+    def window(self, e: A.View) -> Tensor:
+        """``t.chunkat(..)`` / ``.chunk(..).at(..)`` / ``.subspan(..)[.step(..)][.at(..)]`` /
+        ``.view(..).from(..)`` of a tensor between launches (LANGUAGE.md 7.6): its window, a
+        slice of the tensor checked at launch to lie inside it."""
+        t = self.value(e.base)
+        if not isinstance(t, Tensor):
+            raise self.error("a host-level view of something other than a tensor", e.base)
+        origin: list[E.Expr] = [E.Const(0) for _ in t.dims]
+        dims = list(t.dims)
+        rank = len(dims)
+        for op in e.ops:
+            if op.strides or op.kind not in ("chunkat", "chunk", "subspan", "view"):
+                raise self.error(
+                    f"host-level '.{op.kind}' views cannot be lowered yet; take the view inside 'parallel'", op
+                )
+            if op.kind == "view" and op.at is None:
+                raise self.error("a host-level '.view' without '.from'", op)
+            if op.kind in ("chunkat", "chunk"):
+                if op.kind == "chunkat":
+                    pairs = [self.chunk_index(x) for x in op.args]
+                else:
+                    at = op.at or []
+                    if len(at) != len(op.args):
+                        raise self.error("a host-level '.chunk' needs an '.at' of its rank", op)
+                    pairs = [(self.scalar(i), self.scalar(f)) for i, f in zip(at, op.args, strict=True)]
+                if len(pairs) != rank:
+                    raise self.error(f"'{op.kind}' takes {rank} indices here, {len(pairs)} given", op)
+                for d, (i, f) in enumerate(pairs):
+                    dims[d] = E.fold(E.Bin("/", dims[d], f))
+                    origin[d] = E.fold(E.Bin("+", origin[d], E.Bin("*", i, dims[d])))
+                continue
+            if len(op.args) != rank:
+                raise self.error(f"'.{op.kind}' takes {rank} extents here, {len(op.args)} given", op)
+            new = [dims[d] if _blank(x) else self.scalar(x) for d, x in enumerate(op.args)]
+            if op.at is not None:
+                if len(op.at) != rank:
+                    raise self.error(f"'.{'from' if op.kind == 'view' else 'at'}' takes {rank} indices here", op)
+                steps = [self.scalar(x) for x in op.step] if op.step else new
+                for d, x in enumerate(op.at):
+                    off = self.scalar(x) if op.kind == "view" else E.Bin("*", self.scalar(x), steps[d])
+                    origin[d] = E.fold(E.Bin("+", origin[d], off))
+            dims = new
+        self.uid += 1
+        var = f"_window{self.uid}"
+        self.body.append(H.Window(var, t.name, t.host, tuple(origin), tuple(dims), line=line_of(e)))
+        return Tensor(t.name, var, t.elem, t.dtype, self.named_extents(tuple(dims), var, e), e.span)
+
+    def chunk_index(self, x: A.Expr) -> tuple[E.Expr, E.Expr]:
+        """A ``chunkat`` argument between launches: a bounded name (``with``) or ``_``."""
+        if _blank(x):
+            return E.Const(0), E.Const(1)
+        v = self.value(x)
+        if isinstance(v, E.Var) and v.name in self.counter_bounds:  # a foreach over a name of a 'with'
+            return v, self.counter_bounds[v.name]
+        if not isinstance(v, Bounded):
+            raise self.error("a host-level 'chunkat' index must be a name bounded by a 'with'", x)
+        return v.value, v.bound
+
+    def scalar(self, x: A.Expr) -> E.Expr:
+        v = self.value(x)
+        v = v.value if isinstance(v, Bounded) else v
+        if not isinstance(v, E.Expr):
+            raise self.error("expected an integer here", x)
         return v
 
     def host_any(self, s: A.DmaAny) -> None:
@@ -133,3 +202,7 @@ def copies_as_tensors(top: A.Parallel, copies: set[str]) -> A.Parallel:
         return v
 
     return fix(new)
+
+
+def _blank(x: A.Expr) -> bool:
+    return isinstance(x, A.Name) and x.name == "_"

@@ -54,6 +54,7 @@ class LauncherLifting(HostFlow, HostCopies):
         self.kernel_count = 0
         self.uid = 0
         self.copies: set[str] = set()  # names of copies made between launches (lift/hostcopy.py)
+        self.counter_bounds: dict[str, E.Expr] = {}  # host loop counter -> its bound (lift/hostflow.py)
         self.extent_lets: list[H.Stmt] = []  # extents computed for kernels, bound before the next launch
         self.written = written_params(fn)  # tensor parameters the function writes (sema/writes.py)
         self.copy_backs: list[H.CopyBack] = []

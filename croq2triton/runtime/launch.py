@@ -290,6 +290,20 @@ def span_as(f: Fn, pname: str, t: torch.Tensor, shape: tuple[int, ...]) -> torch
     return t.view(tuple(int(n) for n in shape))
 
 
+def window(
+    f: Fn, pname: str, t: torch.Tensor, origin: tuple[int, ...], shape: tuple[int, ...], line: int
+) -> torch.Tensor:
+    """The window of ``t`` from ``origin`` with ``shape`` (a view: writes reach ``t``), inside it."""
+    for d, (o, n, ext) in enumerate(zip(origin, shape, t.shape, strict=True)):
+        if o < 0 or n < 0 or o + n > ext:
+            raise CroqLaunchError(
+                f"{f.name}: the window of '{pname}' ({list(t.shape)}) from {list(origin)} by {list(shape)} "
+                f"leaves it along dimension {d}",
+                Span.at(f.src, line, 1),
+            )
+    return t[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(origin, shape, strict=True))]
+
+
 def host_copy(
     f: Fn,
     dname: str | None,

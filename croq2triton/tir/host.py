@@ -176,6 +176,19 @@ class SpanAs(Stmt):
 
 
 @dataclass(frozen=True)
+class Window(Stmt):
+    """``var`` = the window of the tensor ``host`` (the source's ``tensor``) from ``origin`` with
+    ``shape`` (a ``chunkat`` / ``subspan`` / ``view`` of a host-level copy): the same memory,
+    checked at launch to lie inside the tensor."""
+
+    var: str
+    tensor: str
+    host: str
+    origin: tuple[Expr, ...]
+    shape: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
 class HostCopy(Stmt):
     """A ``dma.copy`` between launches (LANGUAGE.md 7.8, at host level): the tensor ``src``
     (the Croqtile name ``src_name``), its dimensions permuted by ``perm`` (``dma.transp``) where

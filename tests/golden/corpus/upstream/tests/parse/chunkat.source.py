@@ -52,16 +52,17 @@ def _oob_fill(x, mask):
 
 @_rt.launcher
 def foo(data, *, _launch=None):
-    """Not translated: host-level '.chunk' views cannot be lowered yet; take the view inside 'parallel'."""
-    raise _rt.not_translated(
-        "foo",
-        "corpus/upstream/tests/parse/chunkat.co",
-        5,
-        18,
-        39,
-        "host-level '.chunk' views cannot be lowered yet; take the view inside 'parallel'",
-        None,
-    )
+    """foo(f32 [M, N] data) -> void; from chunkat.co:3."""
+    _F = _rt.Fn("foo", _CO_FILE, 3, {"data": (3, 17, 32)})
+    _launch = _launch or _rt.launch
+    _dev = _rt.pick_device(_F, {"data": data}, _launch)
+    _dims = {}
+    data = _rt.tensor_arg(_F, "data", data, torch.float32, 2, _dev, is_global=False)  # chunkat.co:3
+    M = _rt.bind_dim(_F, _dims, "M", "data", data, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "data", data, 1)
+    _window1 = _rt.window(_F, "data", data, (0, 0), (M // 3, N // 2), 5)  # chunkat.co:5
+    _copy2 = _rt.host_copy(_F, None, None, "data", _window1, None, 5)
+    return None
 
 
 @_rt.launcher
@@ -94,28 +95,28 @@ def wow(*, _launch=None):
 
 @_rt.launcher
 def cow(inp, *, _launch=None):
-    """Not translated: host-level '.subspan' views cannot be lowered yet; take the view inside 'parallel'."""
+    """Not translated: host-level '.modspan' views cannot be lowered yet; take the view inside 'parallel'."""
     raise _rt.not_translated(
         "cow",
         "corpus/upstream/tests/parse/chunkat.co",
-        47,
+        49,
         17,
         34,
-        "host-level '.subspan' views cannot be lowered yet; take the view inside 'parallel'",
+        "host-level '.modspan' views cannot be lowered yet; take the view inside 'parallel'",
         None,
     )
 
 
 @_rt.launcher
 def mow(inp, *, _launch=None):
-    """Not translated: host-level '.subspan' views cannot be lowered yet; take the view inside 'parallel'."""
+    """Not translated: host-level '.modspan' views cannot be lowered yet; take the view inside 'parallel'."""
     raise _rt.not_translated(
         "mow",
         "corpus/upstream/tests/parse/chunkat.co",
         69,
-        17,
         34,
-        "host-level '.subspan' views cannot be lowered yet; take the view inside 'parallel'",
+        51,
+        "host-level '.modspan' views cannot be lowered yet; take the view inside 'parallel'",
         None,
     )
 
@@ -150,4 +151,7 @@ def baz(i, *, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {"baz": {"params": [("i", "tensor")], "writes": [], "returns": "none"}}
+__croq_ops__ = {
+    "foo": {"params": [("data", "tensor")], "writes": [], "returns": "none"},
+    "baz": {"params": [("i", "tensor")], "writes": [], "returns": "none"},
+}
