@@ -8,8 +8,11 @@ compared with float64 torch; and the refusals that remain, each naming its const
 * warp roles beside other statements of their ``parallel`` and without an event loop.
 * MMAs and fragments under thread levels they do not read (the threads run them together); units
   that each issue MMAs with an accumulator of their own, unrolled (lift/unroll.py).
-* ``dma.copy`` / ``dma.transp`` / ``dma.any`` / ``wait`` between launches (torch copies).
+* ``dma.copy`` / ``dma.transp`` / ``dma.any`` / ``wait`` between launches (torch copies), of
+  whole tensors and of their windows (``chunkat``, ``subspan``, ``view``).
 * copies under a condition on the thread index (run where some thread of the block meets it).
+* views with explicit strides (``.view(e : st).from(o)``, ``.subspan(e : st)``) of 1-D windows.
+* ``__cpp__`` statements refused as themselves.
 """
 
 from __future__ import annotations
@@ -532,3 +535,58 @@ __co__ void neighbour(global f32 [N] x) {
         in message
     )
     assert "'neighbour'" not in message  # a function's refusal does not refuse its neighbours
+
+
+# ----------------------------------------------------------------------------- views with explicit strides
+STRIDED = "breadth_b_strided.co"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_views_with_explicit_strides(schedule: str) -> None:
+    m = _module(STRIDED, schedule)
+    rows, stride = 7, 9
+    x = torch.randn(rows * stride - 4, device=DEVICE)  # the last row is cut short: read as zeros
+    y, yt, z, w = _full(rows, 6), _full(6, rows), _full(rows * 8 - 3), _full(5)
+    m.strided(x, y, yt, z, w, stride)  # type: ignore[attr-defined]
+    matrix = torch.cat([x.cpu(), torch.zeros(4)]).view(rows, stride)[:, :6].double()
+    _close(y, matrix)
+    _close(yt, matrix.T)
+    _close(w, x.cpu()[0:15:3].double())
+    gaps = torch.arange(rows * 8 - 3) % 8 >= 6  # a stride of 8 leaves two elements of each row alone
+    assert torch.isnan(z.cpu()[gaps]).all()
+    _close(z.cpu()[~gaps], matrix.reshape(-1)[: int((~gaps).sum())])
+
+
+def test_strided_views_that_do_not_translate_name_why() -> None:
+    message = _refusals(
+        """
+__co__ void of_a_matrix(global f32 [M, N] x, global f32 [4, 4] y) {
+  parallel p by 1 : block {
+    dma.copy x.view(4, 4 : 8, 1).from(0, 0) => y;
+  }
+}
+__co__ void of_a_buffer(global f32 [64] x, global f32 [4, 4] y) {
+  parallel p by 1 : block {
+    shared f32 [64] s;
+    dma.copy x => s;
+    dma.copy s.view(4, 4 : 8, 1).from(0, 0) => y;
+  }
+}
+__co__ void miscounted(global f32 [64] x, global f32 [4, 4] y) {
+  parallel p by 1 : block {
+    dma.copy x.view(4, 4 : 8).from(0, 0) => y;
+  }
+}
+"""
+    )
+    lines = message.splitlines()
+
+    def refusal(fn: str) -> str:
+        found = [x for x in lines if f"'{fn}' is not translated" in x]
+        assert len(found) == 1, message
+        return found[0]
+
+    assert "refused.co:4:15: " in refusal("of_a_matrix")  # at the view operation
+    assert "a view with explicit strides of a view of more than one dimension" in refusal("of_a_matrix")
+    assert "a view with explicit strides of a buffer" in refusal("of_a_buffer")
+    assert "refused.co:16:15: error: 'miscounted' is not translated: '.view' with 2 extent(s), 1 stride(s)" in message

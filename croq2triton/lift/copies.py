@@ -324,7 +324,7 @@ class Copies:
         for k, c in enumerate(perm):
             td, d = src.axes[c], dst.axes[k]
             at = E.fold(u[d] - pad[0][c]) if pad is not None else u[d]  # a border of lo elements first
-            index[td] = E.fold(index[td] + at)
+            index[td] = E.fold(index[td] + src.at(c, at))
             if pad is not None:
                 read.append(E.Bin(">=", at, E.Const(0)))
             if pad is not None or not E.same(src.shape[c], dst.shape[d]):
@@ -369,6 +369,8 @@ class Copies:
     ) -> None:
         """Store the buffer part ``src`` into the window ``dst``; ``only_src`` (``mma.store.mask``):
         a smaller source writes only its own elements (a copy would write the tail's zeros)."""
+        if pad is not None and dst.steps is not None:
+            raise NotLifted("a dma.pad into a view with explicit strides", node)
         if pad is not None:  # the border, then the buffer at the origin shifted by the lower borders
             self.border(src, dst, node, pad)
             origin = list(dst.origin)
@@ -385,7 +387,7 @@ class Copies:
         index = list(dst.origin)
         for c, td in enumerate(dst.axes):
             d = src.axes[perm[c]]
-            index[td] = E.fold(index[td] + u[d])
+            index[td] = E.fold(index[td] + dst.at(c, u[d]))
             if not E.same(src.shape[d], dst.shape[c]):
                 larger = const_int(src.shape[d]) is not None and (const_int(dst.shape[c]) or 0) > const_int(
                     src.shape[d]
@@ -453,8 +455,8 @@ class Copies:
         read, write = [], []
         s_index, d_index = list(src.origin), list(dst.origin)
         for c in range(len(block)):
-            s_index[src.axes[perm[c]]] = E.fold(s_index[src.axes[perm[c]]] + g[c])
-            d_index[dst.axes[c]] = E.fold(d_index[dst.axes[c]] + g[c])
+            s_index[src.axes[perm[c]]] = E.fold(s_index[src.axes[perm[c]]] + src.at(perm[c], g[c]))
+            d_index[dst.axes[c]] = E.fold(d_index[dst.axes[c]] + dst.at(c, g[c]))
             write.append(E.Bin("<", g[c], dst.shape[c]))
             read.append(E.Bin("<", g[c], src.shape[perm[c]]))
         s_idx = tuple(self.named_offset(i, node) for i in s_index)

@@ -101,6 +101,8 @@ class LaneCopies:
     def lane_move(self, window: Region, buf: TileBuffer, into: bool, node: A.DmaStmt) -> None:
         """Every lane's ``window`` of the tensor into (``into``) or out of its copy of ``buf``."""
         assert self.lanes is not None and buf.home is not None and buf.home.lane is not None
+        if window.steps is not None:
+            raise NotLifted("a per-thread copy of a view with explicit strides", node)
         lanes = len(self.lanes[1])
         rank = lanes + len(buf.extents)
         shape = (*(int(n) for n in self.lanes[1]), *buf.tile)

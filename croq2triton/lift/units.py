@@ -69,6 +69,8 @@ class Units:
         """A window over the units that place their tiles along its dimensions (see the module)."""
         if not self.units:
             return p, tuple(None for _ in p.axes)
+        if p.steps is not None:
+            raise NotLifted("a view with explicit strides in the code of units", node)
         origin = list(p.origin)
         shape = list(p.shape)
         placing: list[str | None] = []
