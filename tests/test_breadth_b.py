@@ -12,6 +12,7 @@ compared with float64 torch; and the refusals that remain, each naming its const
   whole tensors and of their windows (``chunkat``, ``subspan``, ``view``).
 * copies under a condition on the thread index (run where some thread of the block meets it).
 * views with explicit strides (``.view(e : st).from(o)``, ``.subspan(e : st)``) of 1-D windows.
+* fragments of each thread (``frag`` + ``apply`` reading the thread index): the threads' arrays.
 * ``__cpp__`` statements refused as themselves.
 """
 
@@ -590,3 +591,39 @@ __co__ void miscounted(global f32 [64] x, global f32 [4, 4] y) {
     assert "a view with explicit strides of a view of more than one dimension" in refusal("of_a_matrix")
     assert "a view with explicit strides of a buffer" in refusal("of_a_buffer")
     assert "refused.co:16:15: error: 'miscounted' is not translated: '.view' with 2 extent(s), 1 stride(s)" in message
+
+
+# ----------------------------------------------------------------------------- fragments of each thread
+THREADFRAGS = "breadth_b_threadfrags.co"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_fragments_of_each_thread(schedule: str) -> None:
+    m = _module(THREADFRAGS, schedule)
+    rows = 3
+    x = torch.randn(rows, 64, device=DEVICE)
+    y, top, colsum = _full(rows, 64), _full(rows, 16, 2), _full(rows, 16, 4)
+    m.per_thread(x, y, top, colsum)  # type: ignore[attr-defined]
+    v = 0.5 + x.double().view(rows, 16, 1, 4) * (torch.arange(2, dtype=torch.float64).view(1, 1, 2, 1) + 1.0)
+    best = v.amax(3)
+    _close(top, best)
+    _close(y, (v[:, :, 1, :] - best[:, :, 1:2]).reshape(rows, 64))
+    _close(colsum, v.sum(2))
+
+
+def test_fragments_of_each_thread_with_what_has_no_loop_form_are_refused() -> None:
+    message = _refusals(
+        """
+__co__ void all_reduced(global f32 [R, 64] x, global f32 [R, 16] y) {
+  parallel r by R : block
+  parallel t by 16 : thread {
+    frag f32 [2, 4] v;
+    apply {i, j} in v.span { v.at(i, j) = x.at(r, t * 4 + j); }
+    all_reduce_sum(v);
+    y.at(r, t) = v.at(0, 0);
+  }
+}
+"""
+    )
+    assert "refused.co:6:5: error: 'all_reduced' is not translated" in message, message
+    assert "a fragment operation in more than one unit or thread" in message

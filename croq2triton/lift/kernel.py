@@ -48,6 +48,7 @@ from .parts import Parts
 from .placement import nested_lane_axes, scratch_buffers
 from .scratch import ScratchBuffers
 from .terms import Bounded, WithName, unparen
+from .threadfrags import thread_frags
 from .tma import TmaCopies
 from .units import Units
 from .unroll import NotUnrolled, unroll_units
@@ -717,10 +718,20 @@ def _calls(e: E.Expr, fn: str) -> bool:
 
 def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, options: Options | None = None) -> Lifted:
     """The tile-IR kernel of ``top``, or :class:`NotLifted` where this path does not cover it yet.
-    Units whose MMAs lift/units.py does not place are tried again unrolled (lift/unroll.py)."""
+    Units whose MMAs lift/units.py does not place are tried again unrolled (lift/unroll.py), and
+    fragments of each thread as the threads' arrays (lift/threadfrags.py)."""
+    opts = options or Options()
     try:
-        return Lifter(top, name, host, src_name, options or Options()).lift()
+        return Lifter(top, name, host, src_name, opts).lift()
     except NotLifted as first:
+        if str(first).startswith("a fragment operation in more than one unit or thread"):
+            rewritten = thread_frags(top)
+            if rewritten is None:
+                raise
+            try:
+                return Lifter(rewritten, name, host, src_name, opts).lift()
+            except NotLifted:
+                raise first from None
         try:
             unrolled = unroll_units(top)
         except NotUnrolled as why:
@@ -730,7 +741,7 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
         if unrolled is None:
             raise
         new_top, fixed = unrolled
-        lifter = Lifter(new_top, name, host, src_name, options or Options())
+        lifter = Lifter(new_top, name, host, src_name, opts)
         lifter.scopes[0].update(fixed)
         try:
             return lifter.lift()
