@@ -475,7 +475,12 @@ UNROLL = "breadth_b_unroll.co"
 @pytest.mark.parametrize("schedule", ["auto"])  # its translation is the file's slowest: one schedule
 @pytest.mark.parametrize(
     ("fn", "m", "n", "k", "plus"),
-    [("two_groups", 70, 20, 24, 0.0), ("warp_epilogue", 45, 37, 40, 1.0), ("shared_halves", 45, 37, 40, 0.0)],
+    [
+        ("two_groups", 70, 20, 24, 0.0),
+        ("warp_epilogue", 45, 37, 40, 1.0),
+        ("shared_halves", 45, 37, 40, 0.0),
+        ("unannotated", 45, 37, 40, 1.0),
+    ],
 )
 def test_units_each_with_an_accumulator_unrolled(schedule: str, fn: str, m: int, n: int, k: int, plus: float) -> None:
     mod = _module(UNROLL, schedule)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..frontend import ast as A
 from ..sema.levels import chain_levels, chains
@@ -42,48 +42,40 @@ class NotUnrolled(Exception):
 def unroll_units(top: A.Parallel) -> tuple[A.Parallel, dict[str, Bounded]] | None:
     """``top`` with its parallels of units that issue MMAs unrolled, and the constant unit indices
     of the copies; None where there is none to unroll; :class:`NotUnrolled` where one cannot be."""
-    unit_levels: set[int] = set()
-    for chain in chains(top):
-        for b, lvl in zip(chain, chain_levels(chain), strict=True):
-            if lvl in ("group", "group-4") and b not in top.levels:
-                unit_levels.add(id(b))
-    targets = [
-        p
-        for p in top.walk()
-        if isinstance(p, A.Parallel)
-        and p is not top
-        and p.levels
-        and all(id(b) in unit_levels for b in p.levels)
-        and any(isinstance(n, A.MmaOp) for n in p.body.walk())
-    ]
-    if not targets:
-        return None
     new = copy.deepcopy(top)
+    units: set[int] = set()  # the levels of units (annotated, or by their place in the chain)
+    for chain in chains(new):
+        for b, lvl in zip(chain, chain_levels(chain), strict=True):
+            if lvl in ("group", "group-4") and all(b is not t for t in new.levels):
+                units.add(id(b))
+
+    def target(p: A.Node) -> bool:
+        return (
+            isinstance(p, A.Parallel)
+            and p is not new
+            and bool(p.levels)
+            and all(id(b) in units for b in p.levels)
+            and not p.is_async
+            and any(isinstance(n, A.MmaOp) for n in p.body.walk())
+        )
+
+    if not any(target(p) for p in new.walk()):
+        return None
     fixed: dict[str, Bounded] = {}
-    _replace(new, fixed)  # NotUnrolled where it cannot
+    _replace(new, fixed, target)  # NotUnrolled where it cannot
     return new, fixed
 
 
-def _replace(node: A.Node, fixed: dict[str, Bounded]) -> None:
+def _replace(node: A.Node, fixed: dict[str, Bounded], target: Callable[[A.Node], bool]) -> None:
     """Every unit parallel with MMAs under ``node`` replaced by its unrolled block, in place."""
     for f in dataclasses.fields(node):
         v = getattr(node, f.name)
-        if isinstance(v, A.Parallel) and _is_target(v):
+        if isinstance(v, A.Parallel) and target(v):
             setattr(node, f.name, _unrolled(v, fixed))
         elif isinstance(v, list):
-            setattr(
-                node, f.name, [_unrolled(x, fixed) if isinstance(x, A.Parallel) and _is_target(x) else x for x in v]
-            )
+            setattr(node, f.name, [_unrolled(x, fixed) if isinstance(x, A.Parallel) and target(x) else x for x in v])
     for child in node.children():
-        _replace(child, fixed)
-
-
-def _is_target(p: A.Parallel) -> bool:
-    return (
-        all(b.level in ("group", "group-4") for b in p.levels)
-        and not p.is_async
-        and any(isinstance(n, A.MmaOp) for n in p.body.walk())
-    )
+        _replace(child, fixed, target)
 
 
 def _unrolled(p: A.Parallel, fixed: dict[str, Bounded]) -> A.Block:
