@@ -632,3 +632,23 @@ __co__ void all_reduced(global f32 [R, 64] x, global f32 [R, 16] y) {
     )
     assert "refused.co:6:5: error: 'all_reduced' is not translated" in message, message
     assert "a fragment operation in more than one unit or thread" in message
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_compare_and_swap_and_exchange_in_helpers(schedule: str) -> None:
+    m = _module("breadth_b_atomics.co", schedule)
+    n = 45
+    ids = torch.randperm(n, device=DEVICE).to(torch.int32) + 1  # distinct, never 0
+    slots, cell = torch.zeros(4, dtype=torch.int32, device=DEVICE), torch.zeros(1, dtype=torch.int32, device=DEVICE)
+    won, prev = _full(n, dtype=torch.int32), _full(n, dtype=torch.int32)
+    m.claims(ids, slots, won, prev, cell)  # type: ignore[attr-defined]
+    slot_of = torch.arange(n) % 4
+    for s in range(4):
+        mine = ids.cpu()[slot_of == s].tolist()
+        assert int(slots[s]) in mine  # one element of the slot claimed it
+        olds = won.cpu()[slot_of == s].tolist()
+        assert olds.count(0) == 1 and all(o in (0, int(slots[s])) for o in olds)  # the others saw the winner
+    # the exchanges form one chain: each old value is 0 or another id, each id seen at most once
+    olds = prev.cpu().tolist()
+    assert olds.count(0) == 1 and len(set(olds)) == n and set(olds) - {0} <= set(ids.cpu().tolist())
+    assert int(cell[0]) in ids.cpu().tolist() and int(cell[0]) not in olds
