@@ -8,8 +8,8 @@ compared with float64 torch; and the refusals that remain, each naming its const
 * warp roles beside other statements of their ``parallel`` and without an event loop.
 * MMAs and fragments under thread levels they do not read (the threads run them together); units
   that each issue MMAs with an accumulator of their own, unrolled (lift/unroll.py).
-* ``dma.copy`` / ``dma.transp`` / ``dma.any`` / ``wait`` between launches (torch copies), of
-  whole tensors and of their windows (``chunkat``, ``subspan``, ``view``).
+* ``dma.copy`` / ``dma.transp`` / ``dma.any`` / ``wait`` / ``swap`` / ``rotate`` between launches
+  (torch copies), of whole tensors and of their windows (``chunkat``, ``subspan``, ``view``).
 * copies under a condition on the thread index (run where some thread of the block meets it).
 * views with explicit strides (``.view(e : st).from(o)``, ``.subspan(e : st)``) of 1-D windows.
 * fragments of each thread (``frag`` + ``apply`` reading the thread index): the threads' arrays.
@@ -365,6 +365,18 @@ def test_a_kernel_iterated_on_its_copied_output(schedule: str) -> None:
     _close(out, want)
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_buffers_swapped_between_launches(schedule: str) -> None:
+    m = _module(HOST, schedule)
+    x, out = torch.randn(37, device=DEVICE), _full(37)
+    for steps in (3, 0):
+        m.pingpong(x, out, steps)  # type: ignore[attr-defined]
+        want = x.double()
+        for _ in range(steps):
+            want = want * 0.5 + 1.0
+        _close(out, want)  # rotate(a, b, c): c names what a named
+
+
 def test_a_host_copy_between_tensors_of_other_shapes_fails_at_launch() -> None:
     m = _module(HOST, "source")
     x, y = torch.randn(5, 4, device=DEVICE), _full(5, 4)
@@ -387,6 +399,10 @@ __co__ void pending(global f32 [N] x, global f32 [N] y) {
 }
 __co__ void retyped(global f32 [N] x, global s32 [N] y) {
   dma.copy x => y;
+}
+__co__ void swapped_parameter(global f32 [N] x, global f32 [N] y) {
+  global f32 [N] t;
+  swap(x, t);
 }
 __co__ void padded(global f32 [N] x, global f32 [N] y) {
   dma.pad<{1}, {1}, {0}, 0.0f> x => global;
@@ -424,6 +440,7 @@ def test_host_copies_that_do_not_translate_name_why() -> None:
     assert "the future 'f' holds no copy here (it is a dma.any)" in refusal("pending")
     assert "the element types differ" in refusal("retyped")
     assert "a host-level 'dma.pad'" in refusal("padded")
+    assert "a host-level 'swap' of 'x', a parameter" in refusal("swapped_parameter")
 
 
 # ----------------------------------------------------------------------------- copies under a condition on the thread

@@ -166,6 +166,33 @@ class HostCopies:
             raise self.error("expected an integer here", x)
         return v
 
+    def host_swap(self, s: A.Swap, params: set[str]) -> None:
+        """``swap(a, b)`` / ``rotate(a, b, c..)`` between launches: the names move, not the bytes
+        (LANGUAGE.md 7.8); ``a`` names what ``b`` named, and so on round.  In a host loop the
+        launcher's variables exchange their tensors each time it runs."""
+        tensors: list[Tensor] = []
+        for n in s.names:
+            v = self.names.get(n)
+            if not isinstance(v, Tensor) or n in params:
+                what = "a parameter" if n in params else "something other than a buffer or a copy"
+                raise self.error(f"a host-level '{s.kind}' of '{n}', {what}", s)
+            tensors.append(v)
+        first = tensors[0]
+        for t in tensors[1:]:
+            if (
+                t.dtype != first.dtype
+                or len(t.dims) != len(first.dims)
+                or not all(E.same(E.fold(a), E.fold(b)) for a, b in zip(t.dims, first.dims, strict=True))
+            ):
+                raise self.error(f"a host-level '{s.kind}' of '{first.name}' and '{t.name}', of other shapes", s)
+        self.uid += 1
+        tmp = f"_{s.kind}{self.uid}"
+        line = line_of(s)
+        self.body.append(H.Let(tmp, E.Var(first.host, first.dtype), line=line))
+        for a, b in zip(tensors, tensors[1:], strict=False):
+            self.body.append(H.Assign(a.host, E.Var(b.host, b.dtype), line=line))
+        self.body.append(H.Assign(tensors[-1].host, E.Var(tmp, first.dtype), line=line))
+
     def host_any(self, s: A.DmaAny) -> None:
         self.names[s.result] = Pending(s.result)
 

@@ -275,6 +275,8 @@ class LauncherLifting(HostFlow, HostCopies):
             self.host_dma(s)
         elif isinstance(s, A.DmaAny):
             self.host_any(s)
+        elif isinstance(s, A.Swap):
+            self.host_swap(s, {p.name for p in self.fn.params})
         elif isinstance(s, A.Cpp):
             raise self.error(
                 "croq2triton does not translate '__cpp__(...)' between launches (C++ code in a Python launcher)",
