@@ -545,6 +545,10 @@ __co__ void between_launches(global f32 [N] x) {
   __cpp__("int z = 0;");
   parallel p by N : block { x.at(p) = 1.0f; }
 }
+__co__ void host_call(global f32 [N] x) {
+  int k = call get_k();
+  parallel p by N : block { x.at(p) = 1.0f; }
+}
 __co__ void neighbour(global f32 [N] x) {
   parallel p by N : block { x.at(p) = 2.0f; }
 }
@@ -557,6 +561,11 @@ __co__ void neighbour(global f32 [N] x) {
         "refused.co:9:3: error: 'between_launches' is not translated: croq2triton does not translate '__cpp__(...)' between launches"
         in message
     )
+    assert (
+        "refused.co:13:11: error: 'host_call' is not translated: croq2triton does not translate the call of 'get_k'"
+        in message
+    )
+    assert "between launches (a C++ function: the launcher is Python)" in message
     assert "'neighbour'" not in message  # a function's refusal does not refuse its neighbours
 
 

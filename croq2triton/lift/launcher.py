@@ -275,6 +275,8 @@ class LauncherLifting(HostFlow, HostCopies):
             self.host_dma(s)
         elif isinstance(s, A.DmaAny):
             self.host_any(s)
+        elif isinstance(s, A.CallStmt) and s.call.kind not in ("assert", "print", "println"):
+            raise self.error(host_call(s.call), s)
         elif isinstance(s, A.Swap):
             self.host_swap(s, {p.name for p in self.fn.params})
         elif isinstance(s, A.Cpp):
@@ -299,7 +301,7 @@ class LauncherLifting(HostFlow, HostCopies):
             init = d.init if d.init is not None else d.fill
             assert init is not None
             if isinstance(init, A.Call):
-                raise self.error("calls cannot be lowered to Triton", init)
+                raise self.error(host_call(init), init)
             v = self.evaluate(init)
             self.bind_scalar(d.name, v, s.type or self.croq_type(v), s.mutable, d)
 
@@ -341,7 +343,7 @@ class LauncherLifting(HostFlow, HostCopies):
             self.names[name] = E.Var(old.name, old.type)
             return
         if isinstance(a.value, A.Call):
-            raise self.error("calls cannot be lowered to Triton", a.value)
+            raise self.error(host_call(a.value), a.value)
         v = self.value(a.value)
         if self.in_flow and isinstance(v, E.Expr) and isinstance(old, E.Var):
             self.body.append(H.Assign(old.name, v, line=line_of(a)))  # a variable of an enclosing block
@@ -504,3 +506,11 @@ def _ret_text(t: A.TypeRef) -> str:
     if t.kind == "spanned":
         return f"{t.elem} tensor"
     return t.elem or t.kind
+
+
+def host_call(c: A.Call) -> str:
+    """Why a call between launches does not translate: the launcher is Python."""
+    kind = "a __device__ function" if c.device is not None else "a C++ function"
+    if c.kind == "intrinsic":
+        kind = "a C++ library function"
+    return f"croq2triton does not translate the call of '{c.name}' between launches ({kind}: the launcher is Python)"

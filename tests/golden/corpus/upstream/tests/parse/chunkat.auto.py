@@ -67,15 +67,20 @@ def foo(data, *, _launch=None):
 
 @_rt.launcher
 def bar(data, *, _launch=None):
-    """Not translated: cannot lower 'call foobar(...)' at host level to Triton yet."""
+    """Not translated: croq2triton does not translate the call of 'foobar' between launches (a C++ function: the
+    launcher is Python).
+    """
     raise _rt.not_translated(
         "bar",
         "corpus/upstream/tests/parse/chunkat.co",
         24,
         5,
         37,
-        "cannot lower 'call foobar(...)' at host level to Triton yet",
-        "host code between kernels may only declare sizes, buffers and views",
+        (
+            "croq2triton does not translate the call of 'foobar' between launches (a C++ function: the launcher "
+            "is Python)"
+        ),
+        None,
     )
 
 
