@@ -526,6 +526,33 @@ __co__ void barrier_in_branch(global f16 [M, 16] lhs, global f16 [16, 16] rhs, g
 """
 
 
+OUTER_ACCUMULATOR = """
+__co__ void outer_acc(global f16 [M, 16] lhs, global f16 [16, 16] rhs, global f32 [M, 16] out) {
+  parallel bm by cdiv(M, 32) : block {
+    shared f16 [32, 16] sA;
+    shared f16 [16, 16] sB;
+    mc = mma.fill.f32 0.0f;
+    parallel w by 2 : group {
+      dma.copy.zfill lhs.view(16, 16).from(bm * 32 + w * 16, 0) => sA.subspan(16, 16).at(w, 0);
+      dma.copy rhs => sB;
+      mma.row.row mc, sA.subspan(16, 16).at(w, 0), sB;
+      mma.store mc, out.view(16, 16).from(bm * 32 + w * 16, 0);
+    }
+  }
+}
+"""
+
+
+def test_units_into_an_accumulator_of_the_block_are_not_unrolled() -> None:
+    # the units own parts of the block's accumulator: copies of the units' code would each add into
+    # all of it, so they are not unrolled (lift/units.py places such parts where it can; here the
+    # view leaves the rows, and the refusal stands)
+    out = translate_full(OUTER_ACCUMULATOR, filename="refused.co")
+    assert "outer_acc" in out.failed
+    (d,) = out.failed["outer_acc"].diagnostics
+    assert d.span is not None and d.span.line == 11  # the store of the units' parts
+
+
 def test_units_with_a_barrier_under_a_condition_are_refused() -> None:
     message = _refusals(REFUSED_UNITS)
     assert "refused.co:9:7: error: 'barrier_in_branch' is not translated" in message, message  # at the if

@@ -98,6 +98,10 @@ def _unrolled(p: A.Parallel, fixed: dict[str, Bounded]) -> A.Block:
     if event is not None:
         raise NotUnrolled("units that each issue MMAs and wait on or trigger events", event)
     local = _defined(p.body)
+    for n in p.body.walk():  # an accumulator of the code around: the units own parts of it, not copies
+        acc = n.acc if isinstance(n, (A.MmaOp, A.MmaStore)) else n.target if isinstance(n, A.MmaFill) else None
+        if isinstance(acc, A.Name) and acc.name not in local:
+            raise NotUnrolled()
     clones: list[list[A.Stmt]] = []
     for k, index in enumerate(itertools.product(*(range(n) for n in counts))):
         renames = {x: f"{x}__u{k}" for x in local}
