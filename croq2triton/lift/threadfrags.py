@@ -74,6 +74,8 @@ def _stmt(s: A.Stmt, shapes: dict[str, list[A.Expr] | None]) -> list[A.Stmt]:
                 out.append(_foreach(ks, _span(d.name, sp), fill, sp))
         return out
     if isinstance(s, A.Apply):
+        if s.frag not in shapes:  # a fragment of the code around: the threads' together
+            raise NotRewritten
         return [_foreach(list(s.vars), _span(s.frag, sp), _block(s.body, shapes), sp)]
     if isinstance(s, A.FragOp):
         return [_frag_op(s, shapes)]
