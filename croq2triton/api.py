@@ -179,6 +179,23 @@ def load(
     return load_source(out.source, modname, interpret=interpret, origin=path, translation=out, oob_fill=oob_fill)
 
 
+# the runtime modules whose @triton.jit helpers generated kernels call: Triton builds each for the
+# mode (interpreter or compiled) in force when the module is first imported, once per process
+JIT_HELPERS = ("croq2triton.runtime.libmath", "croq2triton.runtime.atomics")
+
+
+def _compiled_helpers() -> list[str]:
+    """The helper modules already imported with compiled (not interpreted) @triton.jit functions."""
+    from triton.runtime.jit import JITFunction
+
+    out = []
+    for name in JIT_HELPERS:
+        m = sys.modules.get(name)
+        if m is not None and any(isinstance(v, JITFunction) for v in vars(m).values()):
+            out.append(name.rsplit(".", 1)[1])
+    return out
+
+
 def load_source(
     source: str,
     modname: str,
@@ -194,6 +211,13 @@ def load_source(
         interpret = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0") or not torch.cuda.is_available()
     # Triton's interpreter is a process-wide switch (triton.language objects are built for one mode)
     if interpret:
+        compiled = _compiled_helpers()
+        if compiled:
+            raise CroqError(
+                "this process runs Triton's compiled kernels (croq2triton's runtime helpers "
+                f"{', '.join(compiled)} were loaded compiled); kernels in the interpreter need a fresh process",
+                hint="set TRITON_INTERPRET=1 before anything loads a translated module",
+            )
         os.environ["TRITON_INTERPRET"] = "1"
     elif os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
         raise CroqError(

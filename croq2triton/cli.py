@@ -178,6 +178,10 @@ def _verdict(out: Translation, args: argparse.Namespace) -> str | None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if args.lowerability:
+        return cmd_lowerability(args)
+    if args.format is not None:
+        raise CroqError("--format goes with --lowerability", hint="croq2triton check --lowerability --format tsv PATH")
     status = 0
 
     def no_files(e: CroqError) -> None:
@@ -202,6 +206,33 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"{path}: ok ({len(out.lowered)} of {total} function(s); not translated: {', '.join(out.failed)})")
         else:
             print(f"{path}: ok ({total} function(s))")
+    return status
+
+
+def cmd_lowerability(args: argparse.Namespace) -> int:
+    """``check --lowerability``: a file x function x status table with its counts (a report: exit 0
+    unless a file cannot be read)."""
+    from .api import _options
+    from .lowerability import Row, Unreadable, file_rows, format_text, format_tsv
+
+    if getattr(args, "config", None) is not None:
+        raise CroqError("--lowerability does not take --config", hint="it reports each function as translated")
+    options = _options(args.schedule or "source", False, args.f32_precision)
+    defines = _defines(args.define)
+    status = 0
+    rows: list[Row] = []
+
+    def unreadable(e: CroqError) -> None:
+        nonlocal status
+        status = 1
+        print(e.format(), file=sys.stderr)
+
+    for path in _each_path(args.files, unreadable):
+        try:
+            rows.extend(file_rows(path, defines, args.dialect, options))
+        except Unreadable as e:
+            unreadable(e)
+    sys.stdout.write(format_tsv(rows) if args.format == "tsv" else format_text(rows))
     return status
 
 
@@ -428,6 +459,19 @@ def build_parser() -> argparse.ArgumentParser:
     precision(p)
     config(p, autotune=False)
     allow_partial(p, "say ok")
+    p.add_argument(
+        "--lowerability",
+        action="store_true",
+        help="report instead: a table of every __co__ function of the files (translated; refused, naming the "
+        "construct; invalid, with the diagnostic), with the counts at the end; exit 0 unless a file cannot be read",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "tsv"),
+        default=None,
+        help="with --lowerability: 'text' (aligned columns, the default) or 'tsv' (file, function, status, "
+        "line:col, message; the counts as '#' lines)",
+    )
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("translate", help="translate a .co file into a Python module of Triton kernels")

@@ -223,11 +223,19 @@ class CroqError(Exception):
 
 class CroqWarning(UserWarning):
     """A problem the user should see that does not stop the call (``croq2triton.load`` of a file
-    whose functions do not all translate): its text is the formatted diagnostic, caret included."""
+    whose functions do not all translate): its text is the formatted diagnostic, caret included.
 
-    def __init__(self, diagnostic: Diagnostic) -> None:
+    It is also made from that text alone (``CroqWarning(*w.args)``), as pytest-xdist rebuilds the
+    warnings of its workers: the diagnostic is then the text, unlocated."""
+
+    def __init__(self, diagnostic: Diagnostic | str) -> None:
+        if isinstance(diagnostic, str):
+            diagnostic = Diagnostic("warning", diagnostic)
+            text = diagnostic.message
+        else:
+            text = diagnostic.format()
         self.diagnostic = diagnostic
-        super().__init__(diagnostic.format())
+        super().__init__(text)
 
 
 class CroqSyntaxError(CroqError):

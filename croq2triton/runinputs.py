@@ -16,7 +16,7 @@ from typing import Any
 
 from .errors import CroqError
 from .frontend import ast as A
-from .runsizes import DEFAULT_UNKNOWN, Value
+from .runsizes import DEFAULT_UNKNOWN, Value, scalar_knob
 from .sema.types import TYPES
 from .sema.writes import root_name, written_params
 
@@ -186,7 +186,9 @@ def make_inputs(fn: A.CoFunction, values: dict[str, Value], device: str, seed: i
                 out.kept.append(p.name or "")
             out.args.append(x)
         elif t.kind in ("int", "elem", "bool"):
-            out.args.append(values[p.name or ""])
+            knob = scalar_knob(p)
+            assert knob is not None
+            out.args.append(values[p.name] if p.name else knob.default)  # unnamed: the body cannot read it
         else:
             out.args.append(None)
     return out

@@ -230,7 +230,9 @@ class Run:
             if inputs.poison_returned and RETURNED in outs:
                 poisoned[RETURNED] = outs[RETURNED]
             shapes = ", ".join(
-                f"{p.name or f'_arg{i}'}{list(a.shape)}" if isinstance(a, torch.Tensor) else f"{p.name}={show(a)}"
+                f"{p.name or f'_arg{i}'}{list(a.shape)}"
+                if isinstance(a, torch.Tensor)
+                else f"{p.name or f'_arg{i}'}={show(a)}"
                 for i, (p, a) in enumerate(zip(fn.params, inputs.args))
             )
             print(f"{fn.name}({shapes}): ran on {self.where}, {dt * 1e3:.3f} ms per call (mean of {self.reps})")

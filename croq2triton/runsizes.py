@@ -101,19 +101,30 @@ def knobs(fn: A.CoFunction) -> dict[str, Knob]:
                         out.setdefault(n.name, Knob(n.name, "size", DEFAULT_SIZE))
                     elif isinstance(n, A.Unknown) and p.name:
                         out.setdefault(p.name, Knob(p.name, "size", DEFAULT_UNKNOWN))
-        elif p.name and t.kind == "int":
-            out[p.name] = Knob(p.name, "int", 1)
-        elif p.name and t.kind == "bool":
-            out[p.name] = Knob(p.name, "bool", True)
-        elif p.name and t.kind == "elem":
-            et = TYPES.get(t.elem or "")
-            if et is not None and et.kind == "bool":
-                out[p.name] = Knob(p.name, "bool", True)
-            elif et is not None and et.is_float:
-                out[p.name] = Knob(p.name, "float", 1.0)
-            else:
-                out[p.name] = Knob(p.name, "int", 1)
+        elif p.name:
+            knob = scalar_knob(p)
+            if knob is not None:
+                out[p.name] = knob
     return out
+
+
+def scalar_knob(p: A.Param) -> Knob | None:
+    """The knob of a scalar parameter (None: not a scalar).  An unnamed one (``int`` in
+    ``f(int, f32 [N] x)``) is no name ``--size`` may set, but a run still passes it this default."""
+    t = p.type
+    name = p.name or ""
+    if t.kind == "int":
+        return Knob(name, "int", 1)
+    if t.kind == "bool":
+        return Knob(name, "bool", True)
+    if t.kind == "elem":
+        et = TYPES.get(t.elem or "")
+        if et is not None and et.kind == "bool":
+            return Knob(name, "bool", True)
+        if et is not None and et.is_float:
+            return Knob(name, "float", 1.0)
+        return Knob(name, "int", 1)
+    return None
 
 
 @dataclass

@@ -421,7 +421,16 @@ def forms_markdown(info: dict[str, str], rows: list[dict[str, object]], cmd: str
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
+    if "--membound" in sys.argv[1:]:
+        # the memory-bound kernels (perf/bench_membound.py: its own options follow --membound)
+        import bench_membound
+
+        sys.argv = ["perf/bench_membound.py", *[a for a in sys.argv[1:] if a != "--membound"]]
+        return bench_membound.main()
+    ap = argparse.ArgumentParser(
+        epilog="--membound [--sizes ...]: the memory-bound kernels of examples/ and tests/programs/ instead "
+        "(perf/bench_membound.py)"
+    )
     ap.add_argument("--shapes", default="4096,8192,4000")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument(
@@ -436,11 +445,6 @@ def main() -> int:
     ap.add_argument("--no-gemm", action="store_true", help="only the elementwise kernels against a device copy")
     ap.add_argument("--md", default=None, help="write the markdown block here (to append to perf/RESULTS.md)")
     ap.add_argument("--json", default=None)
-    ap.add_argument(
-        "--thread-tiles",
-        default=None,
-        help="experiment: the rows x columns --schedule auto coarsens thread-level dots to (e.g. 128x256)",
-    )
     ap.add_argument("--forms", action="store_true", help="time every GEMM form of tests/programs/gemm_forms")
     ap.add_argument("--schedules", default="auto", help="with --forms: comma-separated schedules")
     ap.add_argument("--source-only", action="store_true", help="the ladder's source-schedule rows only")
@@ -463,11 +467,6 @@ def main() -> int:
             Path(args.json).write_text(json.dumps({"info": info, "forms": rows}, indent=1))
         return 0
     only = set(args.only.split(",")) if args.only else None
-    if args.thread_tiles:
-        import croq2triton.lower.coarsen as coarsen_mod
-
-        r, c = (int(x) for x in args.thread_tiles.split("x"))
-        coarsen_mod.AUTO_THREAD_TILES = {"streamed": (r, c), "staged": (r, c)}
     gemm = [
         row
         for dt in ([] if args.no_gemm else args.dtypes.split(","))

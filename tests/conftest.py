@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,16 @@ needs_corpus = pytest.mark.skipif(
     not MANIFEST.exists(),
     reason=f"the shared corpus is not present at {CORPUS} (set CROQ2TRITON_SHARED to its parent folder)",
 )
+
+
+@pytest.fixture(autouse=True)
+def _torch_seeded() -> None:
+    """Each test starts torch's global generator from one seed: a test that draws from it (torch.randn
+    without a generator) gets the same numbers whichever tests its process ran before (pytest -n 8)."""
+    torch = sys.modules.get("torch")  # imported by the tests that draw: no import for the others
+    if torch is not None:
+        torch.manual_seed(0)
+
 
 # tests/golden holds generated modules (compared by test_golden.py), not tests
 collect_ignore = ["golden"]

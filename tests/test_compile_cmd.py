@@ -6,22 +6,17 @@ suite runs with TRITON_INTERPRET=1.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 
 import pytest
+import sm90
 from conftest import EXAMPLES, REPO
 
 from croq2triton.compiler import block_tile
 
 
 def _compile(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "CROQ2TRITON_NUM_SMS")}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run(
-        [sys.executable, "-m", "croq2triton", "compile", *args], capture_output=True, text=True, env=env, timeout=600
-    )
+    return sm90.croq("compile", *args)
 
 
 @pytest.mark.slow

@@ -1,18 +1,16 @@
 """Compile-only checks for Hopper (sm_90a) on the CPU: triton.compile with a CUDA 9.0 target.
 
-Each case runs in a fresh process (Triton's interpreter mode is process-wide and
-the rest of the suite runs with TRITON_INTERPRET=1).
+Each case runs in the compile worker of tests/sm90.py, a process without the interpreter (Triton's
+interpreter mode is process-wide and the rest of the suite runs with TRITON_INTERPRET=1).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import sm90
 from conftest import CORPUS, EXAMPLES, REPO
 
 SCRIPT = REPO / "tests" / "aot_check.py"
@@ -79,15 +77,7 @@ def _path(spec: str) -> Path:
     ("src", "func", "shapes", "expect"), CASES, ids=[f"{c[0].split('/')[-1]}:{c[1]}" for c in CASES]
 )
 def test_compiles_for_sm90a(src: str, func: str, shapes: str, expect: set[str]) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run(
-        [sys.executable, str(SCRIPT), str(_path(src)), func, shapes, "{}", "{}", src.partition("@")[2] or "source"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    r = sm90.script(SCRIPT, str(_path(src)), func, shapes, "{}", "{}", src.partition("@")[2] or "source")
     assert r.returncode == 0, r.stderr[-3000:]
     lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
     assert lines, r.stdout + r.stderr[-2000:]

@@ -20,7 +20,18 @@ from croq2triton.tir import expr as E
 from croq2triton.tir import nodes as N
 
 PROGRAM = Path(__file__).parent / "programs" / "rows.co"
-KERNELS = ("softmax", "rmsnorm", "row_sums", "layernorm", "row_range")
+KERNELS = (
+    "softmax",
+    "rmsnorm",
+    "row_sums",
+    "layernorm",
+    "row_range",
+    "softmax_f16",
+    "rmsnorm_f32",
+    "row_sums_f16",
+    "layernorm_f32",
+)
+PROGRAMS = Path(__file__).parent / "programs"
 
 
 def _run(mod: object, m: int, n: int) -> dict[str, float]:
@@ -52,17 +63,60 @@ def _run(mod: object, m: int, n: int) -> dict[str, float]:
     hi, lo = poisoned(m), poisoned(m)
     mod.row_range(x, hi, lo)  # type: ignore[attr-defined]
     errs["row_range"] = max(err(hi, x.double().amax(1)), err(lo, x.double().amin(1)))
+    # the other element types: f16 data with f32 math, f32 data
+    y = poisoned(m, n, dtype=torch.float16)
+    mod.softmax_f16(xh, y)  # type: ignore[attr-defined]
+    errs["softmax_f16"] = err(y, torch.softmax(xd, 1))
+    x32, w32, b32 = x, w.float(), b.float()
+    y = poisoned(m, n)
+    mod.rmsnorm_f32(x32, w32, y)  # type: ignore[attr-defined]
+    xf = x32.double()
+    errs["rmsnorm_f32"] = err(y, xf * torch.rsqrt((xf**2).mean(1, keepdim=True) + 1e-6) * w32.double())
+    s = poisoned(m)
+    mod.row_sums_f16(xh, s)  # type: ignore[attr-defined]
+    errs["row_sums_f16"] = err(s, xd.sum(1)) / n**0.5
+    y = poisoned(m, n)
+    mod.layernorm_f32(x32, w32, b32, y)  # type: ignore[attr-defined]
+    errs["layernorm_f32"] = err(y, torch.nn.functional.layer_norm(xf, (n,), w32.double(), b32.double(), eps=1e-5))
     return errs
 
 
-TOL = {"softmax": 1e-6, "rmsnorm": 1e-3, "row_sums": 1e-5, "layernorm": 1e-3, "row_range": 0.0}
+TOL = {
+    "softmax": 1e-6,
+    "rmsnorm": 1e-3,
+    "row_sums": 1e-5,
+    "layernorm": 1e-3,
+    "row_range": 0.0,
+    "softmax_f16": 1e-3,  # one f16 rounding of values below 1
+    "rmsnorm_f32": 1e-5,
+    "row_sums_f16": 1e-5,
+    "layernorm_f32": 1e-5,
+}
 
 
 @pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), [(77, 300), (5, 17), (130, 1)])
+@pytest.mark.parametrize(("m", "n"), [(37, 100), (5, 17), (130, 1)])
 def test_row_kernels_as_written_and_folded(schedule: str, m: int, n: int) -> None:
     errs = _run(load(PROGRAM, schedule=schedule), m, n)
     assert all(errs[k] <= TOL[k] for k in KERNELS), errs
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize(("m", "n"), [(300, 150), (7, 131)])
+def test_column_sums_and_transposes_in_both_element_types(schedule: str, m: int, n: int) -> None:
+    """cols.co (a thread per column, atomic partial sums over blocks of 256 rows) and transpose.co
+    (staged through shared memory), f32 and f16 data, against float64 torch."""
+    cols = load(PROGRAMS / "cols.co", schedule=schedule)
+    x, xh = randn(m, n, seed=m), randn(m, n, dtype=torch.float16, seed=n)
+    for fn, data in (("col_sums", x), ("col_sums_f16", xh)):
+        s = torch.zeros(n, device=DEVICE)  # the kernel adds its partial sums into s
+        getattr(cols, fn)(data, s)
+        assert torch.allclose(s.double().cpu(), data.double().sum(0).cpu(), atol=1e-4, rtol=1e-5), fn
+    tr = load(PROGRAMS / "transpose.co", schedule=schedule)
+    for fn, data in (("transpose", x), ("transpose_f16", xh)):
+        y = poisoned(n, m, dtype=data.dtype)
+        getattr(tr, fn)(data, y)
+        assert torch.equal(y.cpu(), data.t().cpu()), fn
 
 
 def test_auto_folds_each_row_into_one_program() -> None:
@@ -91,7 +145,7 @@ def test_tuning_points_take_each_path(name: str) -> None:
     out = translate_full(PROGRAM.read_text(), filename="rows.co", point=point)
     assert not out.failed, out.failed
     mod = load_source(out.source, f"fold_{abs(hash(name))}")
-    errs = _run(mod, 77, 300)
+    errs = _run(mod, 37, 100)
     assert all(errs[k] <= TOL[k] for k in KERNELS), errs
 
 

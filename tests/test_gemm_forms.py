@@ -20,16 +20,13 @@ compile summary as its reason: it must keep failing until the translator is fixe
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import sm90
 import torch
-from conftest import REPO
 from kernel_util import DEVICE, poisoned, randn
 
 from croq2triton.api import load
@@ -242,22 +239,7 @@ print(json.dumps({"lines": [f"{fn}: {r.line()}" for fn, reps in res for r in rep
 
 
 def _compile_auto(form: Compiled, folder: Path = FORMS) -> dict[str, object]:
-    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "CROQ2TRITON_NUM_SMS")}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            _COMPILE_SCRIPT,
-            str(folder / f"{form.name}.co"),
-            json.dumps(SIZES),
-            json.dumps(dict(form.defines)),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    r = sm90.code(_COMPILE_SCRIPT, str(folder / f"{form.name}.co"), json.dumps(SIZES), json.dumps(dict(form.defines)))
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 

@@ -14,6 +14,7 @@ import golden_tool as gt
 import pytest
 import readable
 from conftest import needs_corpus
+from names_check import undefined_names
 
 
 def _params(group: str) -> list[object]:
@@ -23,13 +24,15 @@ def _params(group: str) -> list[object]:
 
 @pytest.mark.parametrize("case", _params("examples") + _params("corpus"))
 def test_golden(case: gt.Case) -> None:
-    """The module matches its golden and reads as the issue asks (tests/readable.py)."""
+    """The module matches its golden, reads as the issue asks (tests/readable.py) and uses no name
+    it does not define (tests/names_check.py)."""
     message, out = gt.check(case, accept=gt.accepting())
     if message is not None:
         pytest.fail(message, pytrace=False)
     if out.raw is not None:
         found = readable.problems(out.raw, case.golden_py.name)
         assert not found, "\n".join(found[:20])
+        assert undefined_names(out.raw) == []
 
 
 def _no_stale(group: str) -> None:

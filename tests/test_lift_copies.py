@@ -258,18 +258,11 @@ def test_tma_copies_are_descriptor_accesses_with_a_masked_fallback(tmp_path: Pat
 
 @pytest.mark.slow
 def test_tma_copies_compile_to_bulk_tensor_copies_for_sm90a(tmp_path: Path) -> None:
-    import os
-    import subprocess
-    import sys
-
-    from conftest import REPO
+    import sm90
 
     path = tmp_path / "tma_tiles.co"
     path.write_text(TMA)
-    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "CROQ2TRITON_NUM_SMS")}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    args = [sys.executable, "-m", "croq2triton", "compile", str(path), "--size", "M=4096,N=4096"]
-    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    r = sm90.croq("compile", str(path), "--size", "M=4096,N=4096")
     assert r.returncode == 0, r.stderr
     assert "tma_tiles_k0: tile 16x64, num_warps 8" in r.stdout and "TMA yes" in r.stdout, r.stdout
 

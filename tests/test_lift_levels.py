@@ -54,10 +54,10 @@ __co__ void tiles2d(global f32 [M, N] x, global f32 [M, N] y) {
   }
 }
 
-__co__ void warp_loop(global f32 [R, 64] x, global f32 [R, 64] y) {
+__co__ void warp_loop(global f32 [R, 128] x, global f32 [R, 128] y) {
   parallel r by R : block, w by 2 : group {
     foreach k in 2 {
-      parallel t by 16 : thread {
+      parallel t by 32 : thread {
         y.at(r, (w # k) # t) = x.at(r, (w # k) # t) + __to<f32>(k);
       }
     }
@@ -125,10 +125,10 @@ def test_thread_levels_inside_group_levels_compute(tmp_path: Path, schedule: str
     cols = torch.arange(37, device=DEVICE) // 8 % 2
     assert_close(y2, x2 - (rows[:, None] * 2 + cols[None, :]).float())
 
-    xl = randn(3, 64, seed=5)
-    yl = poisoned(3, 64)
+    xl = randn(3, 128, seed=5)
+    yl = poisoned(3, 128)
     mod.warp_loop(xl, yl)  # type: ignore[attr-defined]
-    k = (torch.arange(64, device=DEVICE) // 16 % 2).float()
+    k = (torch.arange(128, device=DEVICE) // 32 % 2).float()
     assert_close(yl, xl + k)
 
     xr = randn(3, 5, 32, seed=6)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import sm90
 import torch
 from conftest import CORPUS, EXAMPLES, REPO
 from kernel_util import assert_close, gemm_tol, load_co, poisoned, randn
@@ -127,15 +125,7 @@ VARIANTS = [{}, {"WARP_SPECIALIZE": False}, {"WARP_SPECIALIZE": False, "NUM_STAG
 
 
 def _aot(example: str, overrides: dict[str, object]) -> list[dict[str, object]]:
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run(
-        [sys.executable, str(SCRIPT), str(EXAMPLES / example), "matmul", SHAPES, "{}", json.dumps(overrides)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    r = sm90.script(SCRIPT, str(EXAMPLES / example), "matmul", SHAPES, "{}", json.dumps(overrides))
     assert r.returncode == 0, r.stderr[-3000:]
     return [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
 

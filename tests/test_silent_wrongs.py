@@ -10,13 +10,12 @@ import dataclasses
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sm90
 import torch
-from conftest import REPO
 from kernel_util import assert_close, poisoned, randn
 
 import croq2triton
@@ -31,16 +30,8 @@ def _load(tmp_path: Path, text: str, schedule: str, oob_fill: str = "zero", stem
 
 
 def _compile(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``croq2triton compile`` for sm_90a in a fresh process (no interpreter)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "CROQ2TRITON_NUM_SMS")}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run(
-        [sys.executable, "-m", "croq2triton", "compile", str(path), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    """``croq2triton compile`` for sm_90a in a process without the interpreter (tests/sm90.py)."""
+    return sm90.croq("compile", str(path), *args)
 
 
 # ------------------------------------------------------------------ conditions on loop counters

@@ -73,7 +73,7 @@ KERNEL = textwrap.dedent("""\
 """)
 
 
-def test_a_kernel_reads_as_written_and_computes_the_same() -> None:
+def test_a_kernel_reads_as_written_and_computes_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
     out = tidy(KERNEL)
@@ -91,9 +91,8 @@ def test_a_kernel_reads_as_written_and_computes_the_same() -> None:
         scope["k"][(3,)](x, y, 150)  # type: ignore[index]
         return y
 
-    import os
-
-    os.environ.setdefault("TRITON_INTERPRET", "1")
+    # CPU tensors: the interpreter, for this test only (on a GPU host the tests after it run compiled)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
     torch.testing.assert_close(run(out), run(KERNEL), equal_nan=True)
 
 
@@ -104,6 +103,7 @@ def test_adjacent_strings_and_spelled_numbers_stay_as_written() -> None:
 
 
 def test_format_is_ruff_format() -> None:
+    pytest.importorskip("ruff", reason="ruff is not installed here (the GPU machine): format_source keeps the text")
     out = format_source("x = [1,\n  2]\ny = {'a':1}\n")
     assert out == 'x = [1, 2]\ny = {"a": 1}\n'
 

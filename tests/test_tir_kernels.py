@@ -3,7 +3,6 @@ whose output runs in the interpreter and matches torch (no lifting involved)."""
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -14,8 +13,6 @@ from croq2triton.tir import expr as E
 from croq2triton.tir import nodes as N
 from croq2triton.tir.dump import dump
 from croq2triton.tir.verify import VerifyError, verify
-
-os.environ.setdefault("TRITON_INTERPRET", "1")  # no GPU needed: the kernels are tiny
 
 M, N_ = E.Var("M", lo=1), E.Var("N", lo=1)
 BM, BN = 16, 32
@@ -61,12 +58,17 @@ def run(kernel: N.Kernel, m: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
     import linecache
 
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
-    exec(compile(source, path, "exec"), scope)
-    fn = scope[kernel.name]
     a, b = torch.randn(m, n), torch.randn(m, n)
     out = torch.full((m, n), float("nan"))
     grid = (triton.cdiv(m, BM), triton.cdiv(n, kernel.program_ids and BN))
-    fn[grid](a, a.stride(0), a.stride(1), b, b.stride(0), b.stride(1), out, out.stride(0), out.stride(1), m, n)  # type: ignore[index]
+    # no GPU needed: the kernels are tiny and run in the interpreter on CPU tensors.  Triton reads
+    # TRITON_INTERPRET when it decorates and runs the kernel; it is set for that alone, so the tests
+    # that run after this one in the process (on a GPU host: compiled) do not inherit it
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TRITON_INTERPRET", "1")
+        exec(compile(source, path, "exec"), scope)
+        fn = scope[kernel.name]
+        fn[grid](a, a.stride(0), a.stride(1), b, b.stride(0), b.stride(1), out, out.stride(0), out.stride(1), m, n)  # type: ignore[index]
     return out, a + b
 
 

@@ -188,7 +188,9 @@ class KernelDispatch:
                 launches = [launch_of(k, line) for k in kernels]
                 sources = [emit_kernel(k, self.src_name) for k in kernels]
         except NotLifted as e:
-            raise CroqLoweringError(f"croq2triton does not translate {e}", e.span or top.span, e.hint or HINT) from e
+            raise CroqLoweringError(
+                f"croq2triton does not translate {e.described()}", e.span or top.span, e.hint or HINT
+            ) from e
         self.kernel_sources.extend(source.rstrip("\n") for source in sources)
         self.ir_kernels.extend(kernels)
         self.warnings.extend(lifted.warnings)

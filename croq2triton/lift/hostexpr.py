@@ -97,7 +97,12 @@ class HostExprs:
         self.names: dict[str, Value] = {}
 
     def error(self, msg: str, node: A.Node | None, hint: str | None = None) -> CroqLoweringError:
+        """Valid Croqtile the host lifting does not translate: a refusal."""
         return CroqLoweringError(msg, node.span if node is not None else None, hint)
+
+    def invalid(self, msg: str, node: A.Node | None, hint: str | None = None) -> CroqSemanticError:
+        """The user's mistake, found while lifting the host code."""
+        return CroqSemanticError(msg, node.span if node is not None else None, hint)
 
     def evaluate(self, e: A.Expr) -> E.Expr:
         """A scalar host expression."""
@@ -105,7 +110,7 @@ class HostExprs:
         if isinstance(v, Bounded):
             return v.value
         if not isinstance(v, E.Expr):
-            raise self.error("expected an integer or scalar value here", e)
+            raise self.error(f"cannot use {describe(e)} as an integer or scalar value at host level", e)
         return v
 
     def value(self, e: A.Expr) -> Value:
@@ -140,7 +145,7 @@ class HostExprs:
             if not isinstance(k, E.Const):
                 raise self.error("a host-level 'select' needs a constant index", e.index)
             if not 0 <= int(k.value) < len(e.options):
-                raise self.error(f"select index {k.value} is out of range for {len(e.options)} choices", e.index)
+                raise self.invalid(f"select index {k.value} is out of range for {len(e.options)} choices", e.index)
             return self.value(e.options[int(k.value)])
         if isinstance(e, A.At):
             t, index = self.element(e)
@@ -249,7 +254,7 @@ class HostExprs:
     def dims_of(self, v: Value, node: A.Node) -> tuple[E.Expr, ...]:
         if isinstance(v, (Tensor, Reshaped, Shape)):
             return v.dims
-        raise self.error("this has no shape", node)
+        raise self.invalid(f"{describe(node)} has no shape", node)
 
     def view(self, e: A.View) -> Reshaped:
         """``t.span_as([...])`` (of a whole tensor, or of such a view) at host level."""
@@ -289,7 +294,7 @@ class HostExprs:
                 raise self.error("an element index must be an integer", ix)
             index.append(v)
         if len(index) != len(t.dims):
-            raise self.error(f"'{t.name}' has rank {len(t.dims)}; {len(index)} index(es) given", e)
+            raise self.invalid(f"'{t.name}' has rank {len(t.dims)}; {len(index)} index(es) given", e)
         return t, tuple(index)
 
     def print_item(self, arg: A.Expr) -> H.PrintItem:

@@ -23,7 +23,7 @@ from ..frontend import ast as A
 from ..frontend.describe import describe
 from ..options import Options
 from ..sema.consteval import const_int
-from ..sema.levels import UNIT_THREADS, chain_levels, chains
+from ..sema.levels import TRITON_MAX_ELEMENTS, UNIT_THREADS, chain_levels, chains
 from ..sema.writes import written_tensors
 from ..tir import expr as E
 from ..tir import host as H
@@ -270,6 +270,15 @@ class Lifter(
             pairs.append((var, n if n is not None else count, bound_node))
             threads *= n or 4  # a count known only at launch: num_warps as for four (it only tunes)
         threads *= max((self.unit_threads.get(id(b), 1) for b in levels), default=1)
+        lanes = pow2(self.lane_threads) * max((self.unit_threads.get(id(b), 1) for b in levels), default=1)
+        for _, n, _ in pairs:
+            lanes *= pow2(n) if isinstance(n, int) else 1  # a count known at launch: checked there
+        if lanes > TRITON_MAX_ELEMENTS:
+            raise NotLifted(
+                f"a block of {threads} threads: its threads are the lanes of tensors of {lanes} elements, and a"
+                f" Triton tensor holds at most {TRITON_MAX_ELEMENTS}",
+                levels[0],
+            )
         self.threads = max(self.threads, threads)
         saved, self.lane_threads = self.lane_threads, threads
         try:
@@ -405,7 +414,7 @@ class Lifter(
         elif isinstance(s, A.Yield):
             self.yield_stmt(s)
         else:
-            raise NotLifted(STATEMENTS.get(type(s).__name__) or describe(s), s)
+            raise NotLifted(STATEMENTS.get(type(s).__name__, "{}").format(describe(s)), s)
 
     def roles(self, s: A.Parallel) -> None:
         """Warp roles as one sequential program (lift/collapse.py); its rings become buffers and
@@ -688,9 +697,9 @@ class Lifter(
         return None if _calls(out, "num_programs") else E.fold(out)
 
 
-# statements with no Triton form, as the diagnostic that refuses them names them
+# statements with no Triton form: why, after the construct as the source spells it ('{}')
 STATEMENTS = {
-    "Asm": "inline asm (Triton kernels take no PTX or C++ asm statements)",
+    "Asm": "{} (Triton kernels take no PTX or C++ asm statements)",
 }
 
 TILE_WORK = (A.Apply, A.MmaOp, A.MmaFill, A.MmaStore, A.FragOp)

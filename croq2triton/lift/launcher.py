@@ -232,12 +232,16 @@ class LauncherLifting(HostFlow, HostCopies):
             if isinstance(v, E.Expr):
                 v = Shape((v,))
             if not isinstance(v, Shape):
-                raise self.error("an mdspan must be initialised with a shape", s.value)
+                raise self.invalid(
+                    f"the mdspan '{s.name}' must be initialised with a shape, not {describe(s.value)}", s.value
+                )
             self.names[s.name] = v
         elif isinstance(s, A.ItupleDecl):
             v = self.value(s.value)
             if not isinstance(v, ITuple):
-                raise self.error("an ituple must be initialised with {...}", s.value)
+                raise self.invalid(
+                    f"the ituple '{s.name}' must be initialised with {{...}}, not {describe(s.value)}", s.value
+                )
             self.names[s.name] = v
         elif isinstance(s, A.SpannedDecl):
             self.buffer(s)
@@ -333,12 +337,12 @@ class LauncherLifting(HostFlow, HostCopies):
             self.body.append(H.ElemSet(t.name, t.host, index, v, line=line))
             return
         if not isinstance(a.target, A.Name):
-            raise self.error("this assignment target cannot be lowered at host level", a)
+            raise self.error(f"cannot lower an assignment to {describe(a.target)} at host level to Triton", a)
         name = a.target.name
         old = self.names.get(name)
         if a.op != "=":
             if not isinstance(old, E.Var):
-                raise self.error(f"'{name}' is not a scalar", a)
+                raise self.invalid(f"'{a.op}=' updates a scalar, and '{name}' is not one", a)
             self.body.append(H.Assign(old.name, binary(a.op, old, self.evaluate(a.value)), line=line_of(a)))
             self.names[name] = E.Var(old.name, old.type)
             return
@@ -365,13 +369,15 @@ class LauncherLifting(HostFlow, HostCopies):
         if why:
             raise self.error(f"cannot lower to Triton: {why}", s)
         if s.shape is None:
-            raise self.error("'[auto]' buffers cannot be lowered yet", s)
+            raise self.error(f"cannot lower the '[auto]' buffer '{s.items[0].name}' at host level to Triton yet", s)
         dims = self.shape(s.shape)
         dtype = ir_of(s.elem)
         assert dtype is not None  # lowerable
         for d in s.items:
             if d.dims:
-                raise self.error("arrays of global buffers cannot be lowered yet", d)
+                raise self.error(
+                    f"cannot lower the array of global buffers '{d.name}[...]' at host level to Triton yet", d
+                )
             fill = self.evaluate(d.fill) if d.fill is not None else None
             self.body.append(H.Alloc(d.name, dims, dtype, fill, line=line_of(d)))
             extents = self.named_extents(dims, f"_{safe(d.name)}", d)
@@ -407,7 +413,7 @@ class LauncherLifting(HostFlow, HostCopies):
             self.body.append(H.Return(H.Reshape(v.tensor.host, v.dims), line=line_of(s)))
             self.returns = "tensor"
         else:
-            raise self.error("this return value cannot be lowered", s.value)
+            raise self.error(f"cannot lower the return of {describe(s.value)} to Triton", s.value)
 
     # ------------------------------------------------------------ kernels and device regions
     def expand_shape_bounds(self, top: A.Parallel) -> A.Parallel:

@@ -5,6 +5,10 @@ from __future__ import annotations
 from ..errors import Span
 from ..frontend import ast as A
 
+# reasons that say what kind of construct, not which: the diagnostic adds it as the source spells it
+GENERIC = ("of this form", "this kind of", "something other than", "something that is not", "other than a plain")
+LONGEST = 72  # characters of the source quoted
+
 
 class NotLifted(Exception):
     """A form the tile-IR path does not lift: the kernel dispatch (emit/kernels.py) refuses the
@@ -13,4 +17,20 @@ class NotLifted(Exception):
     def __init__(self, reason: str, node: A.Node | None = None, hint: str | None = None) -> None:
         super().__init__(reason)
         self.span: Span | None = node.span if node is not None else None
+        self.node = node
         self.hint = hint  # what to do instead, where there is more to say than the README's list
+
+    def described(self) -> str:
+        """The reason, with the construct as the source spells it where the reason names only its
+        kind (``a grid bound of this form: 'N % 3 + 1'``)."""
+        from ..sema.tiling import source_text
+
+        reason = str(self)
+        if self.node is None or not any(g in reason for g in GENERIC):
+            return reason
+        text = " ".join(source_text(self.node).split())
+        if not text or text == "?" or f"'{text}'" in reason:
+            return reason
+        if len(text) > LONGEST:
+            text = text[: LONGEST - 3].rstrip() + "..."
+        return f"{reason}: '{text}'"

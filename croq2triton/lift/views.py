@@ -22,6 +22,7 @@ from .terms import (
     Placed,
     Prod,
     Region,
+    ShapeName,
     Value,
     View,
     Written,
@@ -45,6 +46,9 @@ class ViewAlgebra:
     bounded: Any
     at_args: Any
     chunk_extent: Any
+    scopes: list[dict[str, Any]]
+    host: Any
+    size: Any
 
     def index_args(self, args: list[A.Expr]) -> list[A.Expr]:
         """``args`` with index tuples spelled out (lift/loops.py; the contraction analysis has none)."""
@@ -65,15 +69,16 @@ class ViewAlgebra:
             offs = [E.fold(i * s) for (i, _), s in zip(args, shape, strict=True)]
             return offs, shape, keep
         if op.kind == "subspan":
-            if len(op.args) != rank:
-                raise CroqSemanticError(f"subspan takes {rank} extents here, {len(op.args)} given", op.span)
-            shape = [parent[d] if self.is_blank(x) else self.int_expr(x) for d, x in enumerate(op.args)]
+            extents = self.extent_args(op.args)
+            if len(extents) != rank:
+                raise CroqSemanticError(f"subspan takes {rank} extents here, {len(extents)} given", op.span)
+            shape = [parent[d] if self.is_blank(x) else self.extent_value(x) for d, x in enumerate(extents)]
             offs: list[E.Expr] = [E.Const(0)] * rank
             if op.at is not None:
                 at = self.at_args(self.index_args(op.at), op)
                 if len(at) != rank:
                     raise NotLifted("an .at() that does not match the rank", op)
-                steps = [self.int_expr(x) for x in op.step] if op.step else shape
+                steps = [self.extent_value(x) for x in self.extent_args(op.step)] if op.step else shape
                 offs = [E.fold(i * s) for i, s in zip(at, steps, strict=True)]
             return offs, shape, keep
         if op.kind == "view" and op.at is None:
@@ -92,8 +97,35 @@ class ViewAlgebra:
         offs, shape, keep = self.view_parts(list(v.shape), op)
         return v.sub(offs, shape, keep)
 
-    def is_blank(self, x: A.Expr) -> bool:
-        return isinstance(_lit(x), A.Name) and _lit(x).name == "_"  # type: ignore[attr-defined]
+    def is_blank(self, x: A.Expr | E.Expr) -> bool:
+        return isinstance(x, A.Node) and isinstance(_lit(x), A.Name) and _lit(x).name == "_"  # type: ignore[attr-defined]
+
+    def extent_args(self, args: list[A.Expr]) -> list[A.Expr | E.Expr]:
+        """The extents a view operation's arguments stand for: a shape (an ituple or mdspan, named
+        or written out) gives each of its extents (``subspan(7, b)`` with ``b = {6, 8}`` is
+        ``subspan(7, 6, 8)``, LANGUAGE.md 7.1), any other argument one."""
+        out: list[A.Expr | E.Expr] = []
+        for a in args:
+            x = _lit(a)
+            if isinstance(x, (A.ItupleLit, A.MdspanLit)):
+                out.extend(self.extent_args(list(x.items)))
+                continue
+            named = self.named_shape(x.name) if isinstance(x, A.Name) else None
+            out.extend(named if named is not None else [a])
+        return out
+
+    def named_shape(self, name: str) -> list[E.Expr] | None:
+        """The extents of the shape ``name`` names (a ``tiles : [32, b]`` of the kernel, an ituple or
+        mdspan of the host code), None where it names no shape."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                v = scope[name]
+                return list(v.extents) if isinstance(v, ShapeName) else None
+        shape = self.host.shapes.get(name)
+        return None if shape is None else [self.size(n) for n in shape]
+
+    def extent_value(self, x: A.Expr | E.Expr) -> E.Expr:
+        return x if isinstance(x, E.Expr) else self.int_expr(x)
 
     def chunk_args(self, args: list[A.Expr], node: A.Node) -> list[tuple[E.Expr, E.Expr]]:
         out: list[tuple[E.Expr, E.Expr]] = []

@@ -16,18 +16,43 @@ from collections.abc import Callable, Iterator, Sequence
 from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..frontend.preprocess import MacroUse
+from .asserts import static_assert_errors
+from .attributes import attribute_errors
+from .blanks import blank_index_errors
 from .calls import arity_errors, unknown_calls
 from .consteval import const_int, constant_values
-from .levels import thread_count_errors
+from .fills import fill_errors
+from .levels import thread_count_warnings, unit_thread_errors
+from .params import unbounded_param_errors
+from .ranges import range_errors
 from .returns import return_errors
 from .scopes import Binding, Resolution, resolve
+from .squeeze import squeeze_errors
+from .streams import stream_errors
+from .swaps import swap_errors
 from .swizzle import swizzle_errors
 from .tiling import chunkat_warnings, source_text
+from .tma_boxes import tma_box_errors
+from .triggers import trigger_errors
 
 LEVEL_ORDER = {"cluster": 0, "block": 1, "group-4": 2, "group": 3, "thread": 4}
 
 # checks of one construct each, in their own modules: (function) -> its errors
-FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (return_errors, arity_errors)
+FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
+    return_errors,
+    arity_errors,
+    attribute_errors,
+    trigger_errors,
+    blank_index_errors,
+    swap_errors,
+    static_assert_errors,
+    squeeze_errors,
+    stream_errors,
+    tma_box_errors,
+    unbounded_param_errors,
+    range_errors,
+    fill_errors,
+)
 
 
 def _walk_stmts(stmts: list[A.Stmt], parallel_depth: int = 0) -> Iterator[tuple[A.Stmt, int]]:
@@ -220,7 +245,8 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(swizzle_errors(fn))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
-            errors.extend(thread_count_errors(s, value))
+            warnings.extend(thread_count_warnings(s, value))
+            errors.extend(unit_thread_errors(s, value))
     warnings.extend(chunkat_warnings(fn, res, value))
     for check in FUNCTION_CHECKS:
         errors.extend(check(fn))

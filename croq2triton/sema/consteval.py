@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ..frontend import ast as A
 
 if TYPE_CHECKING:
-    from .scopes import Resolution
+    from .scopes import Binding, Resolution
 
 
 def const_int(e: A.Expr, name_value: Callable[[A.Name], int | None] | None = None) -> int | None:
@@ -98,3 +98,157 @@ def constant_values(res: Resolution) -> Callable[[A.Expr], int | None]:
             busy.discard(id(b))
 
     return lambda e: const_int(e, name_value)
+
+
+def static_values(res: Resolution) -> Callable[[A.Expr], int | bool | None]:
+    """An evaluator of what is known when compiling, beyond integers: comparisons and logic
+    (``a.span(0) > a.span(1)``), the extents of shapes and of spanned data declared with constant
+    shapes (``x.span(k)``, ``s(k)``, ``|x.span|``), the bounds of bounded names (``#p``) and
+    immutable ``int`` / ``bool`` names with constant values.  None where something is not known."""
+    from .scopes import shape_extents
+
+    busy: set[int] = set()
+
+    def bound_value(b: Binding) -> int | bool | None:
+        if id(b) in busy:
+            return None
+        busy.add(id(b))
+        try:
+            if b.kind in ("int", "bool") and not b.mutable and b.value is not None:
+                return value(b.value)
+            if b.kind == "bounded" and b.bounds is not None and len(b.bounds) == 1 and b.bounds[0] is not None:
+                return value(b.bounds[0])
+            return None
+        finally:
+            busy.discard(id(b))
+
+    def extents(e: A.Expr) -> list[int] | None:
+        """The constant extents of a shape: ``x.span``, a shape name, ``[a, b]``."""
+        found = shape_extents(e, res.binding)
+        if found is None:
+            return None
+        out = []
+        for x in found:
+            v = value(x)
+            if not isinstance(v, int) or isinstance(v, bool):
+                return None
+            out.append(v)
+        return out
+
+    def value(e: A.Expr) -> int | bool | None:
+        if isinstance(e, A.IntLit):
+            return e.value
+        if isinstance(e, A.BoolLit):
+            return e.value
+        if isinstance(e, A.Paren):
+            return value(e.expr)
+        if isinstance(e, A.Name):
+            b = res.binding(e)
+            return bound_value(b) if b is not None else None
+        if isinstance(e, A.UBound):
+            b = res.binding(e)
+            if b is None or b.kind != "bounded" or b.bounds is None or len(b.bounds) != 1 or b.bounds[0] is None:
+                return None
+            return value(b.bounds[0])
+        if isinstance(e, A.GetIth):
+            whole = extents(e.base)
+            k = value(e.index)
+            if whole is None or not isinstance(k, int) or isinstance(k, bool) or not -len(whole) <= k < len(whole):
+                return None
+            return whole[k]
+        if isinstance(e, A.SizeOf) and e.expr is not None:
+            whole = extents(e.expr)
+            if whole is None:
+                return None
+            n = 1
+            for x in whole:
+                n *= x
+            return n
+        if isinstance(e, A.Unary):
+            v = value(e.operand)
+            if v is None:
+                return None
+            if e.op == "!":
+                return not v
+            if e.op == "-":
+                return -int(v)
+            return v if e.op == "+" else None
+        if isinstance(e, A.Ternary):
+            c = value(e.cond)
+            return None if c is None else value(e.then if c else e.other)
+        if isinstance(e, A.Builtin) and e.name == "cdiv" and len(e.args) == 2:
+            a, b = value(e.args[0]), value(e.args[1])
+            return None if a is None or not b else -(-int(a) // int(b))
+        if isinstance(e, A.Binary) and e.op not in ("#", "#+", "#-", "#*", "#/", "#%"):
+            a, b = value(e.lhs), value(e.rhs)
+            if a is None or b is None:
+                return None
+            try:
+                v = fold_binary(e.op, a, b)
+            except (ZeroDivisionError, TypeError, ValueError, KeyError):
+                return None
+            return v if isinstance(v, (int, bool)) else None
+        return None
+
+    return value
+
+
+def static_shapes(res: Resolution) -> Callable[[A.Expr], list[int] | None]:
+    """An evaluator of the extents of a shape known when compiling: ``[a, b]``, a shape's name,
+    ``x.span`` of constant shape, an ituple, and their element-wise arithmetic with shapes of one
+    rank or integers (``input.span / tile``, LANGUAGE.md 7.1).  None where one is not known."""
+    from .scopes import shape_extents
+
+    value = static_values(res)
+
+    def ints(items: list[A.Expr]) -> list[int] | None:
+        out = []
+        for x in items:
+            v = value(x)
+            if not isinstance(v, int) or isinstance(v, bool):
+                return None
+            out.append(v)
+        return out
+
+    def shape(e: A.Expr) -> list[int] | None:
+        if isinstance(e, A.Paren):
+            return shape(e.expr)
+        if isinstance(e, A.MdspanLit):  # ``[M, s, input.span / t]``: the items' extents in order
+            out: list[int] = []
+            for x in e.items:
+                v = value(x)
+                part = [v] if isinstance(v, int) and not isinstance(v, bool) else shape(x)
+                if part is None:
+                    return None
+                out.extend(part)
+            return out
+        if isinstance(e, A.ItupleLit):
+            return ints(list(e.items))
+        if isinstance(e, A.Name):
+            b = res.binding(e)
+            if b is not None and b.kind == "ituple" and isinstance(b.value, A.ItupleLit):
+                return ints(list(b.value.items))
+        if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
+            a, b = operand(e.lhs), operand(e.rhs)
+            if a is None or b is None or (isinstance(a, int) and isinstance(b, int)):
+                return None
+            xs = a if isinstance(a, list) else [a] * len(b)  # type: ignore[arg-type]
+            ys = b if isinstance(b, list) else [b] * len(xs)
+            if len(xs) != len(ys):
+                return None
+            out = []
+            for x, y in zip(xs, ys, strict=True):
+                try:
+                    v = fold_binary(e.op, x, y)
+                except (ZeroDivisionError, TypeError, ValueError):
+                    return None
+                out.append(int(v))  # type: ignore[call-overload]
+            return out
+        found = shape_extents(e, res.binding)
+        return ints(found) if found is not None else None
+
+    def operand(e: A.Expr) -> list[int] | int | None:
+        v = value(e)
+        return v if isinstance(v, int) and not isinstance(v, bool) else shape(e)
+
+    return shape

@@ -9,6 +9,7 @@ from ..frontend import ast as A
 from .tiling import source_text
 
 MAX_THREADS = 1024  # per block, every CUDA architecture since sm_70 (upstream GetMaxThreadsPerBlock)
+TRITON_MAX_ELEMENTS = 2**20  # elements of one Triton tensor (triton.language.TRITON_MAX_TENSOR_NUMEL)
 IMPLICIT_THREADS = {"group": 32, "group-4": 128}  # a group level with no thread level inside it
 
 
@@ -71,56 +72,140 @@ def chain_levels(chain: list[A.PBy]) -> list[str]:
     return out
 
 
-def thread_count_errors(top: A.Parallel, value: Callable[[A.Expr], int | None]) -> list[Diagnostic]:
-    """A block may hold at most 1024 threads: the product of the levels below ``block``.
+def block_threads(chain: list[A.PBy], value: Callable[[A.Expr], int | None]) -> tuple[int, list[str]] | None:
+    """The threads of one block along ``chain`` (the product of the levels below ``block``, a
+    ``group`` / ``group-4`` with no thread level inside counting 32 / 128) and its factors as the
+    source spells them; None where a bound is not known at compile time or the chain has no block."""
+    levels = chain_levels(chain)
+    if any(lv in ("device", "term") for lv in levels):
+        return None
+    first_block = max((i for i, lv in enumerate(levels) if lv in ("block", "cluster")), default=-1)
+    below = [i for i, lv in enumerate(levels) if lv in ("group-4", "group", "thread") and i > first_block]
+    if not below:
+        return None
+    factors: list[str] = []
+    total = 1
+    for i in below:
+        for b in chain[i].bound:
+            v = value(b)
+            if v is None:
+                return None
+            total *= v
+            text = source_text(b)
+            factors.append(text if text == str(v) else f"{text} = {v}")
+    last = levels[below[-1]]
+    if last in IMPLICIT_THREADS:
+        total *= IMPLICIT_THREADS[last]
+        factors.append(f"{IMPLICIT_THREADS[last]} per '{last}'")
+    return total, factors
+
+
+def thread_count_warnings(top: A.Parallel, value: Callable[[A.Expr], int | None]) -> list[Diagnostic]:
+    """A CUDA block holds at most 1024 threads (upstream rejects more); croq2triton makes a block's
+    threads the lanes of its tensors (LANGUAGE.md 9.1), where Triton's limit is 2**20 elements, so
+    more is a warning (the lifting refuses a block of more than 2**20 threads).
 
     ``value`` evaluates a bound to an integer (None: not known at compile time; then the count
     is not checked).
     """
-    errors: list[Diagnostic] = []
+    out: list[Diagnostic] = []
     reported: set[int] = set()
     for chain in chains(top):
+        counted = block_threads(chain, value)
+        if counted is None or not MAX_THREADS < counted[0] <= TRITON_MAX_ELEMENTS:
+            continue  # more than Triton allows: the lifting refuses the function
+        total, factors = counted
         levels = chain_levels(chain)
-        if any(lv in ("device", "term") for lv in levels):
-            continue
-        below = [i for i, lv in enumerate(levels) if lv in ("group-4", "group", "thread")]
-        first_block = max((i for i, lv in enumerate(levels) if lv in ("block", "cluster")), default=-1)
-        below = [i for i in below if i > first_block]
-        if not below:
-            continue
-        factors: list[str] = []
-        total = 1
-        known = True
-        for i in below:
-            for b in chain[i].bound:
-                v = value(b)
-                if v is None:
-                    known = False
-                    break
-                total *= v
-                text = source_text(b)
-                factors.append(text if text == str(v) else f"{text} = {v}")
-            if not known:
-                break
-        if not known:
-            continue
-        last = levels[below[-1]]
-        if last in IMPLICIT_THREADS:
-            total *= IMPLICIT_THREADS[last]
-            factors.append(f"{IMPLICIT_THREADS[last]} per '{last}'")
-        if total <= MAX_THREADS:
-            continue
-        how = "" if factors == [str(total)] else f" ({' x '.join(factors)})"
-        where = chain[below[0]]
+        first = next(
+            i for i, lv in enumerate(levels) if lv in ("group-4", "group", "thread") and i > _last_block(levels)
+        )
+        where = chain[first]
         if id(where) in reported:
             continue
         reported.add(id(where))
-        errors.append(
+        how = "" if factors == [str(total)] else f" ({' x '.join(factors)})"
+        out.append(
             Diagnostic(
-                "error",
-                f"this block has {total} threads{how}; at most {MAX_THREADS} fit in one block",
+                "warning",
+                f"this block has {total} threads{how}, more than the {MAX_THREADS} of a CUDA block (upstream"
+                " croqtile rejects it); croq2triton runs a block's threads as the lanes of its tensors, and a"
+                f" Triton tensor holds up to {TRITON_MAX_ELEMENTS} elements",
                 where.span,
-                "use fewer threads per block: move a factor to ': block', or loop over it with 'foreach'",
+                "to keep the source valid for upstream croqtile, move a factor to ': block' or loop over it with"
+                " 'foreach'",
             )
         )
-    return errors
+    return out
+
+
+def _last_block(levels: list[str]) -> int:
+    return max((i for i, lv in enumerate(levels) if lv in ("block", "cluster")), default=-1)
+
+
+def unit_thread_errors(top: A.Parallel, value: Callable[[A.Expr], int | None]) -> list[Diagnostic]:
+    """The threads of a warp (``group``) are a multiple of 32, those of a warpgroup (``group-4``)
+    a multiple of 128 (LANGUAGE.md 7.3): the thread levels inside the innermost unit of a chain
+    must hold a multiple of that many (a unit with no thread level inside has them implicitly)."""
+    out: list[Diagnostic] = []
+    reported: set[int] = set()
+    for chain in chains(top):
+        levels = chain_levels(chain)
+        units = [i for i, lv in enumerate(levels) if lv in UNIT_THREADS]
+        if not units:
+            continue
+        unit = units[-1]
+        inner = [i for i in range(unit + 1, len(chain)) if levels[i] == "thread"]
+        if not inner or id(chain[inner[0]]) in reported:
+            continue
+        values = [value(b) for i in inner for b in chain[i].bound]
+        if None in values:
+            continue
+        count = 1
+        for v in values:
+            count *= v  # type: ignore[operator]
+        need = UNIT_THREADS[levels[unit]]
+        if count % need == 0:
+            continue
+        reported.add(id(chain[inner[0]]))
+        what = "warp ('group')" if levels[unit] == "group" else "warpgroup ('group-4')"
+        texts = [source_text(b) for i in inner for b in chain[i].bound]
+        how = "" if len(texts) == 1 and texts[0] == str(count) else f" ({' x '.join(texts)})"
+        out.append(
+            Diagnostic(
+                "error",
+                f"the threads of a {what} are a multiple of {need}, but this thread level has {count}{how}",
+                chain[inner[0]].span,
+                f"a '{levels[unit]}' unit runs {need} threads (or a multiple): give its thread level {need}",
+            )
+        )
+    return out
+
+
+def kernels(fn: A.CoFunction) -> list[A.Parallel]:
+    """The outermost ``parallel`` statements of ``fn`` (each a kernel launch), through host loops and
+    branches."""
+    out: list[A.Parallel] = []
+    stack: list[A.Node] = list(fn.body)
+    while stack:
+        n = stack.pop(0)
+        if isinstance(n, A.Parallel):
+            out.append(n)
+        elif isinstance(n, A.Stmt):
+            stack[:0] = [c for c in n.children() if isinstance(c, A.Stmt)]
+    return out
+
+
+def pby_levels(fn: A.CoFunction) -> dict[int, str]:
+    """The level of every ``parallel`` level of ``fn`` (by ``id`` of its :class:`~A.PBy`): the
+    annotation, else the default mapping of its chain."""
+    out: dict[int, str] = {}
+    for top in kernels(fn):
+        for chain in chains(top):
+            for b, lvl in zip(chain, chain_levels(chain), strict=True):
+                out.setdefault(id(b), lvl)
+    return out
+
+
+def nested_parallels(top: A.Parallel) -> list[A.Parallel]:
+    """``top`` and every ``parallel`` inside it."""
+    return [n for n in top.walk() if isinstance(n, A.Parallel)]

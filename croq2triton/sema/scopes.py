@@ -73,6 +73,7 @@ class Resolution:
     refs: dict[int, Binding] = field(default_factory=dict)  # id(Name | UBound node) -> its binding
     bindings: list[Binding] = field(default_factory=list)  # every binding, in declaration order
     reassigned: list[Reassignment] = field(default_factory=list)
+    swaps: dict[int, list[Binding | None]] = field(default_factory=dict)  # id(Swap) -> each name's binding
     # keeps the resolved nodes alive so that their ids stay unique
     _nodes: list[A.Node] = field(default_factory=list, repr=False)
 
@@ -235,10 +236,15 @@ class _Resolver:
             self.rebind(s.result, s, "spanned")
 
     def rebind(self, name: str, s: A.Stmt, kind: str) -> None:
-        """``f = dma.copy ...`` / ``acc = mma.fill ...``: these may be bound again."""
-        b = self.scope.names.get(name)
+        """``f = dma.copy ...`` / ``acc = mma.fill ...``: these may be bound again, in this scope or
+        an outer one (an assignment of the mutable name, as upstream's early semantics has it)."""
+        b = self.lookup(name)
         if b is None or b.kind != kind:
             self.declare(name, kind, s.span, "assignment", mutable=True)
+
+    def s_Swap(self, s: A.Swap) -> None:
+        self.res.swaps[id(s)] = [self.lookup(n) for n in s.names]
+        self.res._nodes.append(s)
 
     def s_Block(self, s: A.Block) -> None:  # not produced by the grammar today outside bodies
         self.scoped("block", s)

@@ -449,6 +449,56 @@ def bounds(e: Expr) -> Interval:
     return (None, None)
 
 
+def bounds_under(e: Expr, facts: Iterable[Expr]) -> Interval:
+    """Bounds of the integer ``e`` where every one of ``facts`` holds (the terms of a mask, the
+    conditions of enclosing branches): a fact ``L < R`` (or ``L <= R``, ``L >= R``, ``L > R``) with
+    ``e = k * L + rest`` for a positive integer ``k`` bounds ``e`` by ``k`` times the bound of ``L``
+    plus the bounds of ``rest``.  ``e = 4 * e0 + 4 * arange + t + 1`` under ``e0 + arange < 2``, ``t``
+    in ``[0, 3]``, is at most ``4 * 1 + 3 + 1 = 8``, which :func:`bounds` alone cannot see."""
+    lo, hi = bounds(e)
+    facts = list(facts)
+    for f in facts:
+        f = fold(f)
+        if not (isinstance(f, Bin) and f.op in ("<", "<=", ">", ">=")):
+            continue
+        small, large = (f.lhs, f.rhs) if f.op in ("<", "<=") else (f.rhs, f.lhs)
+        strict = f.op in ("<", ">")
+        for side, top in ((small, True), (large, False)):  # side <= other (- 1) / side >= other (+ 1)
+            other = large if top else small
+            split = _proportional(e, side)
+            if split is None:
+                continue
+            k, rest = split
+            r_lo, r_hi = bounds(rest)
+            if top:  # side <= hi(other) - strict
+                o_hi = bounds(other)[1]
+                if o_hi is not None and r_hi is not None:
+                    hi = _min2(hi, k * (o_hi - strict) + r_hi)
+            else:  # side >= lo(other) + strict
+                o_lo = bounds(other)[0]
+                if o_lo is not None and r_lo is not None:
+                    lo = _max2(lo, k * (o_lo + strict) + r_lo)
+    return lo, hi
+
+
+def _proportional(e: Expr, part: Expr) -> tuple[int, Expr] | None:
+    """``(k, rest)`` with ``e = k * part + rest`` exactly and ``k`` a positive integer chosen so
+    that ``rest`` no longer holds ``part``'s first term; None where ``part`` is constant or no such
+    ``k`` exists."""
+    pe, pp = _poly(fold(e)), _poly(fold(part))
+    if pe is None or pp is None:
+        return None
+    lead = next(((m, c) for m, c in pp.coef.items() if m != () and c != 0), None)
+    if lead is None:
+        return None
+    m, c = lead
+    ce = pe.coef.get(m, 0)
+    if ce == 0 or ce % c != 0 or ce // c <= 0:
+        return None
+    k = ce // c
+    return k, fold(Bin("-", e, Bin("*", Const(k, part.dtype), part)))
+
+
 def _add(a: int | None, b: int | None) -> int | None:
     return None if a is None or b is None else a + b
 

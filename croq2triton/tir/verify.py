@@ -158,10 +158,17 @@ class _Verifier:
                 upper = E.Const(True, "i1")
             if low is not None and _holds(E.fold(E.Bin(">=", low, E.Const(0))), self.facts):
                 lower = E.Const(True, "i1")
-            if not _holds(upper, terms):
+            if not _holds(upper, terms) and not self.kept_below(i, extent, terms):
                 raise self.fail(f"index {d} of '{arg.tensor}' may reach its extent and no mask term keeps it inside", s)
-            if not _holds(lower, terms):
+            if not _holds(lower, terms) and not self.kept_below(E.Const(-1), i, terms):
                 raise self.fail(f"index {d} of '{arg.tensor}' may be negative and no mask term keeps it inside", s)
+
+    def kept_below(self, i: E.Expr, limit: E.Expr, terms: list[E.Expr]) -> bool:
+        """``i < limit`` wherever the mask's ``terms`` and the enclosing conditions hold, from the
+        bounds the terms give (``4 * e + t + 1 < 9`` under ``e < 2``, ``t`` below 4)."""
+        facts = [self.expand(f) for f in self.facts] + terms
+        top = E.bounds_under(E.fold(E.Bin("-", i, limit)), facts)[1]
+        return top is not None and top < 0
 
 
 def _unbroadcast(e: E.Expr) -> E.Expr:

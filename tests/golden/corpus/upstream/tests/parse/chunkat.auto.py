@@ -86,14 +86,14 @@ def bar(data, *, _launch=None):
 
 @_rt.launcher
 def wow(*, _launch=None):
-    """Not translated: arrays of global buffers cannot be lowered yet."""
+    """Not translated: cannot lower the array of global buffers 'data[...]' at host level to Triton yet."""
     raise _rt.not_translated(
         "wow",
         "corpus/upstream/tests/parse/chunkat.co",
         32,
         11,
         18,
-        "arrays of global buffers cannot be lowered yet",
+        "cannot lower the array of global buffers 'data[...]' at host level to Triton yet",
         None,
     )
 

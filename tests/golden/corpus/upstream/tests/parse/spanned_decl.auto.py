@@ -52,14 +52,14 @@ def _oob_fill(x, mask):
 
 @_rt.launcher
 def spanned(d, f, *, _launch=None):
-    """Not translated: arrays of global buffers cannot be lowered yet."""
+    """Not translated: cannot lower the array of global buffers 'd6[...]' at host level to Triton yet."""
     raise _rt.not_translated(
         "spanned",
         "corpus/upstream/tests/parse/spanned_decl.co",
         16,
         20,
         25,
-        "arrays of global buffers cannot be lowered yet",
+        "cannot lower the array of global buffers 'd6[...]' at host level to Triton yet",
         None,
     )
 

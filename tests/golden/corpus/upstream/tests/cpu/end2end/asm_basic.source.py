@@ -52,28 +52,32 @@ def _oob_fill(x, mask):
 
 @_rt.launcher
 def test_volatile_asm(*, _launch=None):
-    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
+    """Not translated: croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm
+    statements).
+    """
     raise _rt.not_translated(
         "test_volatile_asm",
         "corpus/upstream/tests/cpu/end2end/asm_basic.co",
         8,
         5,
         43,
-        "croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)",
+        "croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm statements)",
         "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 @_rt.launcher
 def test_basic_asm(*, _launch=None):
-    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
+    """Not translated: croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm
+    statements).
+    """
     raise _rt.not_translated(
         "test_basic_asm",
         "corpus/upstream/tests/cpu/end2end/asm_basic.co",
         15,
         5,
         19,
-        "croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)",
+        "croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm statements)",
         "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 

@@ -52,70 +52,80 @@ def _oob_fill(x, mask):
 
 @_rt.launcher
 def test_volatile_copy(val, *, _launch=None):
-    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
+    """Not translated: croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm
+    statements).
+    """
     raise _rt.not_translated(
         "test_volatile_copy",
         "corpus/upstream/tests/gpu/end2end/asm_basic.co",
         11,
         5,
         6,
-        "croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)",
+        "croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm statements)",
         "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 @_rt.launcher
 def test_basic_copy(val, *, _launch=None):
-    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
+    """Not translated: croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm
+    statements).
+    """
     raise _rt.not_translated(
         "test_basic_copy",
         "corpus/upstream/tests/gpu/end2end/asm_basic.co",
         25,
         5,
         6,
-        "croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)",
+        "croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm statements)",
         "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 @_rt.launcher
 def test_readwrite(val, *, _launch=None):
-    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
+    """Not translated: croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm
+    statements).
+    """
     raise _rt.not_translated(
         "test_readwrite",
         "corpus/upstream/tests/gpu/end2end/asm_basic.co",
         40,
         5,
         6,
-        "croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)",
+        "croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm statements)",
         "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 @_rt.launcher
 def test_named_copy(val, *, _launch=None):
-    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
+    """Not translated: croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm
+    statements).
+    """
     raise _rt.not_translated(
         "test_named_copy",
         "corpus/upstream/tests/gpu/end2end/asm_basic.co",
         52,
         5,
         6,
-        "croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)",
+        "croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm statements)",
         "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
 
 @_rt.launcher
 def test_named_readwrite(val, *, _launch=None):
-    """Not translated: croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)."""
+    """Not translated: croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm
+    statements).
+    """
     raise _rt.not_translated(
         "test_named_readwrite",
         "corpus/upstream/tests/gpu/end2end/asm_basic.co",
         67,
         5,
         6,
-        "croq2triton does not translate inline asm (Triton kernels take no PTX or C++ asm statements)",
+        "croq2triton does not translate inline '__asm__(...)' (Triton kernels take no PTX or C++ asm statements)",
         "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 
