@@ -324,7 +324,7 @@ def test_warp_mma_with_a_block_level_accumulator(tmp_path: Path, src: str, m: in
         (
             "mma.store mc, out_s.chunkat(g0, g1);",
             "mma.store mc, out_s.chunkat(g1, g0);",
-            "an MMA in more than one unit or thread (an accumulator each)",
+            "an MMA in more than one unit or thread (a fragment each: it reads the thread index)",
         ),
         # each warp would sum its own half of K into its own copy of mc
         (

@@ -167,13 +167,19 @@ def test_an_accumulator_per_unit_is_their_concatenation(monkeypatch: pytest.Monk
     assert_close(o, nt(a, b), atol=1e-2, rtol=1e-3)
 
 
-def test_a_unit_index_used_elsewhere_is_not_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
-    # refused with a located diagnostic
+def test_a_unit_index_used_elsewhere_unrolls_the_units(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the tiles do not concatenate: one copy of the unit's code per unit (lift/unroll.py); a barrier
+    # under a condition on the unit is refused with a located diagnostic
     monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
     odd = MULTI_UNIT.replace("mma.store acc, output", "output.at(0, wg) = 1.0f;\n      mma.store acc, output")
     out = translate_full(odd, filename="t.co")
+    assert "two_units" not in out.failed, out.failed
+    assert dump(out.ir["two_units"][0]).count("dot(") == 2  # type: ignore[arg-type]
+    branch = odd.replace("mma.store acc, output", "if (wg == 0) { sync.shared; }\n      mma.store acc, output")
+    out = translate_full(branch, filename="t.co")
     assert not out.ir.get("two_units"), out.ir
-    assert out.failed["two_units"].diagnostics[0].span is not None
+    (d,) = out.failed["two_units"].diagnostics
+    assert d.span is not None and "a barrier under a condition" in d.message
 
 
 def test_fragments_apply_and_reductions(mod: Any) -> None:

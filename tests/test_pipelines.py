@@ -66,9 +66,10 @@ def test_three_consumers_merge_into_one_tile() -> None:
     _gemm(load_co(p), "matmul_f16_ws_1p3c", 384, 256, 128)
 
 
-# rings without events: the lifting collapses a pipeline around the loop that waits on or triggers
-# its events, so each of these is refused (located) for that before its own flaw shows
-NO_EVENTS = "warp roles without a loop that waits on or triggers an event"
+# rings without events: roles on different units that share a buffer with nothing ordering them
+# race (no order is the program's), so each of these is refused (located) for that before its own
+# flaw shows
+NO_EVENTS = "warp roles that use 's' with no event ordering them (a race"
 
 
 BAD = {

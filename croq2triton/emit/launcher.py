@@ -138,6 +138,18 @@ def _simple(s: H.Stmt) -> list[ast.stmt]:
     if isinstance(s, H.SpanAs):
         shape = _tuple([host_ast(d) for d in s.shape])
         return [_assign(s.var, call("_rt.span_as", name("_F"), _const(s.tensor), name(s.host), shape))]
+    if isinstance(s, H.Window):
+        origin, shape = _tuple([host_ast(d) for d in s.origin]), _tuple([host_ast(d) for d in s.shape])
+        return [
+            _assign(
+                s.var, call("_rt.window", name("_F"), _const(s.tensor), name(s.host), origin, shape, _const(s.line))
+            )
+        ]
+    if isinstance(s, H.HostCopy):
+        perm = _tuple([_const(k) for k in s.perm]) if s.perm is not None else _const(None)
+        into = (_const(s.dst_name), name(s.dst)) if s.dst_name is not None else (_const(None), _const(None))
+        copied = call("_rt.host_copy", name("_F"), *into, _const(s.src_name), name(s.src), perm, _const(s.line))
+        return [_assign(s.dst, copied) if s.dst_name is None else _expr(copied)]
     if isinstance(s, H.ElemSet):
         index = _tuple([host_ast(i) for i in s.index])
         args = (name("_F"), _const(s.tensor), name(s.host), index, host_ast(s.value), _const(s.line))

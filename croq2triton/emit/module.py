@@ -14,12 +14,14 @@ from ..frontend import ast as A
 from ..lift.dispatch import lift_dispatcher
 from ..lift.launcher import lift_launcher
 from ..options import Options, Point
+from ..tir import nodes as N
 from ..tir.host import Launcher
 from ..version import __version__
 from .kernels import KernelDispatch
 from .launcher import emit_launcher
 from .layout import LINE_LIMIT
 from .tidy import tidy
+from .triton import emit_helper
 
 HEADER = '''"""Triton translation of {src}.
 
@@ -169,12 +171,26 @@ def emit_module(
         )
     table = "# launcher signatures, for torch op registration (croq2triton.torch_ops.register)\n"
     table += f"__croq_ops__ = {ops!r}\n"
+    parts = _helpers(out, src_name) + parts
     out.source = tidy(header + "\n\n" + "\n\n\n".join(parts) + "\n\n\n" + table)
     try:
         ast.parse(out.source)
     except SyntaxError as e:  # each function's code parsed: the module's frame or tidy broke it
         raise CroqInternalError(f"the generated module is not valid Python ({e.msg}, line {e.lineno})", None) from e
     return out
+
+
+def _helpers(out: Translation, src_name: str) -> list[str]:
+    """The ``@triton.jit`` helpers the kernels of the module call (``__device__`` helpers of the
+    source), each once, in the order the kernels first call them."""
+    seen: dict[str, N.Helper] = {}
+    for kernels in out.ir.values():
+        for k in kernels:
+            for h in getattr(k, "helpers", ()):
+                if h.name in seen and seen[h.name] != h:
+                    raise CroqInternalError(f"two helpers named '{h.name}' differ", None)
+                seen.setdefault(h.name, h)
+    return [emit_helper(h, src_name).rstrip("\n") for h in seen.values()]
 
 
 def _check_python(code: str, fn: A.CoFunction, src_name: str) -> None:

@@ -261,3 +261,13 @@ def emit_kernel(kernel: N.Kernel, src_name: str) -> str:
 
     verify(kernel)
     return KernelEmitter(kernel, src_name).emit()
+
+
+def emit_helper(helper: N.Helper, src_name: str) -> str:
+    """The ``@triton.jit`` source of a helper function of the module."""
+    params = ", ".join(p.name for p in helper.params)
+    where = f"  # {src_name}:{helper.line}" if helper.line else ""
+    lines = ["@triton.jit", f"def {helper.name}({params}):{where}"]
+    lines.extend(docstring(f"The {helper.doc} of {src_name}." if helper.doc else "A helper."))
+    lines.extend(layout(to_ast(helper.body), 1, "return "))
+    return "\n".join(lines) + "\n"

@@ -259,6 +259,8 @@ class Call(Expr):
     args: list[Expr]
     targs: list[Expr] | None = None
     bang: bool = False
+    # the ``__device__`` helper a ``call`` names (frontend/helpers.py): a DeviceFunction
+    device: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -6,6 +6,7 @@ import os
 
 from ..errors import REGISTRY, CroqError, CroqSyntaxError, Diagnostic, Span
 from . import ast as A
+from .helpers import resolve_helpers
 from .parser import DIALECTS, Parser
 from .preprocess import MacroUse, preprocess
 
@@ -92,6 +93,7 @@ def _parse(
             items.append(fn)
     if errors:
         raise CroqError.many(errors)
+    resolve_helpers(items)  # calls of __device__ helpers (frontend/helpers.py)
     return A.TranslationUnit(items, filename, notes, pp.warnings, pp.cmdline_uses, span=Span(pp.smap, 0, len(pp.text)))
 
 

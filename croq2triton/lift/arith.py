@@ -99,6 +99,8 @@ class Arith:
     def binary(self, op: str, a: Value, b: Value, node: A.Node) -> Value:
         if op in ("&&", "||"):
             return Value(E.fold(E.Bin("&" if op == "&&" else "|", self.truth(a), self.truth(b))), "bool")
+        if op in ("<<", ">>"):
+            return self.shift(op, a, b, node)
         if op in BITWISE_OPS:
             return self.bitwise(op, a, b, node)
         if op not in ARITH_OPS | COMPARE_OPS:
@@ -141,6 +143,16 @@ class Arith:
         x, y = (self.convert(Value(v.expr, "s32") if v.ctype == "bool" else v, compute).expr for v in (a, b))
         return Value(E.fold(E.Bin(op, x, y)), compute)
 
+    def shift(self, op: str, a: Value, b: Value, node: A.Node) -> Value:
+        """``a << b`` / ``a >> b`` of integers: the type of ``a`` after C's integer promotions;
+        ``>>`` of a signed value is arithmetic, of an unsigned one logical (C and Triton agree)."""
+        ca, cb = self.ctype_of(a), self.ctype_of(b)
+        if TYPES[ca].kind not in ("int", "uint") or TYPES[cb].kind not in ("int", "uint"):
+            raise NotLifted(f"the operator '{op}' on a value that is not an integer", node)
+        ctype = "int" if a.ctype == "int" else self.compute(ca)
+        x, y = self.convert(a, ctype).expr, self.convert(b, ctype).expr
+        return Value(E.fold(E.Bin(op, x, y)), ctype)
+
     def compute(self, ctype: str) -> str:
         """bf16 and fp8 arithmetic is carried out in f32 (the interpreter computes bf16 wrongly);
         integers narrower than 32 bits in s32 (C's integer promotions; Triton keeps int8 * int8 in int8)."""
@@ -182,6 +194,9 @@ class Arith:
             return self.binary("*", low, a, e)
         if e.name == "__fabs" and len(args) == 1:
             return Value(E.Call("abs", (args[0].expr,), args[0].expr.dtype), args[0].ctype)
+        if e.name == "__frcp_rn" and len(args) == 1:  # 1 / x, rounded to the nearest (Triton's division)
+            x = self.convert(args[0], "f32").expr
+            return Value(E.fold(E.Bin("/", E.Const(1.0, "f32"), x)), "f32")
         fn = MATH_F32.get(e.name)
         if fn is None:
             raise NotLifted(f"the builtin '{e.name}'", e)

@@ -514,6 +514,8 @@ class Buffers(ViewAlgebra):
             return Region(p.tensor, zeros, tuple(range(len(extents))), extents, (), p.zfill, Reshaped(p, extents))
         if op.kind in ("modspan", "chunk", "zfill"):
             raise NotLifted(f"the view operation '.{op.kind}' in a copy", op)
+        if op.strides is not None:
+            return self.strided(p, op)
         if isinstance(p, Region):
             return self.region_op(p, op)
         if op.kind == "view":
@@ -526,6 +528,36 @@ class Buffers(ViewAlgebra):
             new_shape[d] = shape[j]
             new_keep[d] = keep[j]
         return BufferView(p.buffer, tuple(new_offs), tuple(new_shape), tuple(new_keep))
+
+    def strided(self, p: Place, op: A.ViewOp) -> Region:
+        """``.view(e.. : st..).from(o..)`` / ``.subspan(e.. : st..)`` (LANGUAGE.md 7.6) of a
+        one-dimensional window of a tensor: element ``i`` of the view is the window's element
+        ``sum o_d * st_d + sum i_d * st_d`` (the tensor's bounds and the window's limits hold)."""
+        if not isinstance(p, Region) or len(p.shape) != 1 or p.steps is not None:
+            what = "a buffer" if isinstance(p, BufferView) else "a view of more than one dimension"
+            raise NotLifted(f"a view with explicit strides of {what}", op)
+        if op.kind not in ("view", "subspan") or op.step or (op.kind == "view" and op.at is None):
+            raise NotLifted(f"a '.{op.kind}' with explicit strides and this form", op)
+        if op.kind == "subspan" and op.at is not None:
+            raise NotLifted("a '.subspan(.. : ..).at(..)'", op)
+        strides = op.strides or []
+        offsets = len(op.at or []) if op.kind == "view" else len(strides)
+        if not len(op.args) == len(strides) == offsets:
+            raise CroqSemanticError(
+                f"'.{op.kind}' with {len(op.args)} extent(s), {len(strides)} stride(s)"
+                + (f" and {len(op.at or [])} offset(s)" if op.kind == "view" else ""),
+                op.span,
+                "give one stride (and one offset) per extent",
+            )
+        steps = tuple(self.int_expr(x) for x in strides)
+        shape = tuple(self.int_expr(x) for x in op.args)
+        flat: E.Expr = E.Const(0)
+        for o, st in zip(op.at or [], steps, strict=False):
+            flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
+        axis = p.axes[0]
+        origin = list(p.origin)
+        origin[axis] = E.fold(E.Bin("+", origin[axis], flat))
+        return Region(p.tensor, tuple(origin), (axis,) * len(shape), shape, p.limits, p.zfill, steps=steps)
 
     def span_as_count(self, old: list[E.Expr], op: A.ViewOp) -> list[E.Expr]:
         """The extents ``.span_as([..])`` gives, checked to hold as many elements as ``old``."""

@@ -60,8 +60,10 @@ class Calls:
             self.emit(N.Assert(cond, message), s)
         elif c.kind == "atomic":
             self.atomic(c, result=False)
+        elif c.device is not None and c.device.body is not None:
+            return  # a __device__ helper's value nobody reads (its arguments change nothing)
         else:
-            raise NotLifted(call_form(c), s, CALL_HINT)
+            raise NotLifted(call_form(c), s, call_hint(c))
 
     def device_print(self, c: A.Call, s: A.Stmt) -> None:
         """``print`` / ``println``: each lane where the enclosing conditions hold prints its values.
@@ -158,8 +160,20 @@ def _at_line(stmt: N.Stmt, node: A.Node) -> N.Stmt:
 CALL_HINT = "calls into C++/CUDA device code have no Triton form: write the computation in Croqtile"
 
 
+DEVICE_HINT = (
+    "a __device__ helper translates when its body is one 'return' of an expression over its parameters, "
+    "with the CUDA intrinsics the README lists"
+)
+
+
+def call_hint(c: A.Call) -> str:
+    return DEVICE_HINT if c.device is not None else CALL_HINT
+
+
 def call_form(c: A.Call) -> str:
     """What a call that has no Triton form is, for the diagnostic that refuses it."""
+    if c.device is not None and c.device.refusal:
+        return f"the call of '{c.name}', a __device__ function Triton cannot express: {c.device.refusal}"
     if c.kind == "call":
         return f"the call of '{c.name}' (a C++ function: Triton kernels cannot call it)"
     if c.kind == "intrinsic":

@@ -37,6 +37,7 @@ from ..frontend.printer import Printer
 from ..sema.consteval import const_int
 from .notlifted import NotLifted
 from .roles import event_only
+from .sequence import Item, common_item, role_item, sequence
 from .terms import unparen
 
 
@@ -44,7 +45,7 @@ from .terms import unparen
 class Stated:
     """What the source states about the pipeline it collapses."""
 
-    loop: A.Foreach  # the merged main loop
+    loop: A.Foreach | None  # the merged main loop (None: roles ordered by events alone, lift/sequence.py)
     rings: frozenset[str]  # the rings of buffers it reads and writes at one slot (now single buffers)
     roles: tuple[str, ...]
     events: tuple[str, ...]
@@ -55,9 +56,11 @@ def has_roles(body: A.Stmt) -> bool:
     return any(isinstance(s, A.InThreads) and s.is_async for s in _stmts(body))
 
 
-def collapse(p: A.Parallel, rings: set[str]) -> tuple[A.Stmt, Stated]:
+def collapse(p: A.Parallel, rings: set[str], events: dict[str, bool] | None = None) -> tuple[A.Stmt, Stated]:
     """The roles of ``p`` as one sequential block (a copy: ``p`` is not changed), and what the
-    source states about them; ``rings``: the names of the arrays of buffers in scope."""
+    source states about them; ``rings``: the names of the arrays of buffers in scope, ``events``:
+    the events of the kernel (whether each is declared ready)."""
+    events = events or {}
     if len(p.levels) > 2 or p.is_async:
         raise NotLifted("warp roles under a parallel of this form", p)
     unit, *thread = p.levels
@@ -66,17 +69,23 @@ def collapse(p: A.Parallel, rings: set[str]) -> tuple[A.Stmt, Stated]:
         raise NotLifted("warp roles over units that are not one constant level", unit)
     var = names[0]
     thread_vars = {v for b in thread for v in (b.vars or ([b.name] if b.name else []))}
-    roles = [s for s in _stmts(p.body) if not isinstance(s, A.Empty)]
-    if not all(isinstance(r, A.InThreads) and r.is_async for r in roles) or len(roles) < 2:
-        raise NotLifted("a parallel of warp roles and other statements", p)
+    items = [s for s in _stmts(p.body) if not isinstance(s, (A.Empty, A.PragmaStmt))]
+    # declarations beside the roles declare for every unit: first, in their order
+    items = [s for s in items if _floating(s)] + [s for s in items if not _floating(s)]
+    roles = [r for r in items if isinstance(r, A.InThreads) and (r.is_async or _on_units(r.cond, var))]
+    commons = [s for s in items if not any(s is r for r in roles)]
+    for c in commons:
+        _check_common(c, {var} | thread_vars, roles)
     units = const_int(unit.bound[0]) or 0
     parts = []
+    bodies: list[A.Stmt] = []
+    picked: list[frozenset[int]] = []
     several: tuple[int, int] | None = None  # (first unit, units) of the one role of several units
     inner = f"{var}#"  # that role's own unit index (no name a user can write)
     for r in roles:
         assert isinstance(r, A.InThreads)
         first, count = _role_units(r.cond, var, units)
-        if count > 1 and several is not None:
+        if count > 1 and several is not None and several != (first, count):
             raise NotLifted("two warp roles of several units each", r)
         if count > 1:
             several = (first, count)
@@ -90,9 +99,41 @@ def collapse(p: A.Parallel, rings: set[str]) -> tuple[A.Stmt, Stated]:
         if any(isinstance(n, A.Name) and n.name in thread_vars for n in body.walk()):
             raise NotLifted("a warp role that uses its thread index", r)
         parts.append(_split(body, r))
+        bodies.append(body)
+        picked.append(frozenset(range(first, first + count)))
     mains = [m for _, m, _ in parts if m is not None]
-    if not mains:
-        raise NotLifted("warp roles without a loop that waits on or triggers an event (no pipeline to collapse)", p)
+    level = None
+    if several is not None:  # the merged program runs on that role's units (lift/units.py)
+        level = A.PBy(
+            [A.IntLit(several[1], str(several[1]), span=unit.span)], name=inner, level=unit.level, span=unit.span
+        )
+    if not mains:  # roles ordered by their events alone (lift/sequence.py)
+        seq: list[Item] = []
+        for s in items:
+            k = next((i for i, r in enumerate(roles) if r is s), None)
+            if k is None:
+                seq.append(common_item(s, events))
+            else:
+                body = bodies[k]
+                seq.append(role_item(_stmts(body), picked[k], roles[k], events))
+        block = A.Block(sequence(seq, events, p), span=p.span)
+        labels = tuple(_text([r.cond]) for r in roles)  # type: ignore[attr-defined]
+        named = tuple(sorted({_text([x]) for n in block.walk() if isinstance(n, (A.Wait, A.Trigger)) for x in n.items}))
+        if level is not None:
+            block = A.Block([A.Parallel([level], block, span=p.span)], span=p.span)
+        return block, Stated(None, frozenset(), labels, named, level)
+    if len(roles) < 2:
+        raise NotLifted("one warp role with a pipeline loop (no role to pair it with)", roles[0])
+    if not all(r.is_async for r in roles):  # type: ignore[attr-defined]
+        sync = next(r for r in roles if not r.is_async)  # type: ignore[attr-defined]
+        raise NotLifted("an 'inthreads' beside warp roles that pipeline a loop", sync)
+    first, last = _position(items, roles[0]), _position(items, roles[-1])
+    before = [c for c in commons if _position(items, c) < first]
+    after = [c for c in commons if _position(items, c) > last]
+    for c in commons:
+        if first < _position(items, c) < last and not isinstance(c, (A.SpannedDecl, A.EventDecl, A.Sync)):
+            raise NotLifted("a statement between warp roles that pipeline a loop", c)
+    before += [c for c in commons if first < _position(items, c) < last]  # declarations between roles
     if len({_text(m.items) for m in mains}) != 1:
         raise NotLifted("warp roles whose main loops run over different iterations", p)
     ring_names = {n.base.name for m in mains for n in m.walk() if _ring_access(n, rings)}  # type: ignore[attr-defined]
@@ -105,17 +146,50 @@ def collapse(p: A.Parallel, rings: set[str]) -> tuple[A.Stmt, Stated]:
             loop_body.extend(_stmts(main.body))
     merged = dataclasses.replace(mains[0], body=A.Block(loop_body, span=mains[0].body.span))
     stmts = [s for i in order for s in parts[i][0]] + [merged] + [s for i in order for s in parts[i][2]]
-    block = A.Block(stmts, span=p.span)
+    block = A.Block(before + stmts + after, span=p.span)
     _single_buffers(block, merged, ring_names)
-    events = tuple(sorted({_text([x]) for n in block.walk() if isinstance(n, (A.Wait, A.Trigger)) for x in n.items}))
+    named = tuple(sorted({_text([x]) for n in block.walk() if isinstance(n, (A.Wait, A.Trigger)) for x in n.items}))
     labels = tuple(_text([r.cond]) for r in roles)  # type: ignore[attr-defined]
-    level = None
-    if several is not None:  # the merged program runs on that role's units (lift/units.py)
-        level = A.PBy(
-            [A.IntLit(several[1], str(several[1]), span=unit.span)], name=inner, level=unit.level, span=unit.span
-        )
+    if level is not None:
         block = A.Block([A.Parallel([level], block, span=p.span)], span=p.span)
-    return block, Stated(merged, frozenset(ring_names), labels, events, level)
+    return block, Stated(merged, frozenset(ring_names), labels, named, level)
+
+
+def _floating(s: A.Stmt) -> bool:
+    """A declaration of what every unit shares (shared buffers, events)."""
+    if isinstance(s, A.SpannedDecl):
+        return s.storage != "local"
+    return isinstance(s, A.EventDecl)
+
+
+def _on_units(cond: A.Expr, var: str) -> bool:
+    """Does ``cond`` pick units (``q > 0``): an ``inthreads`` beside roles that is one more?"""
+    return any(isinstance(n, A.Name) and n.name == var for n in cond.walk())
+
+
+def _position(items: list[A.Stmt], s: A.Stmt) -> int:
+    return next(i for i, x in enumerate(items) if x is s)
+
+
+PER_UNIT = (A.MmaFill, A.FragDecl, A.MmaLoad, A.MmaOp, A.MmaStore, A.Apply, A.FragOp)
+
+
+def _check_common(s: A.Stmt, unit_vars: set[str], roles: list[A.Stmt]) -> None:
+    """A statement beside warp roles runs once in the merged program: it may not tell units apart,
+    nor declare what each unit has its own of (fragments, local buffers, names a role changes)."""
+    if any(isinstance(n, A.Name) and n.name in unit_vars for n in s.walk()):
+        raise NotLifted("a statement beside warp roles that uses the unit or thread index", s)
+    if any(isinstance(n, PER_UNIT) for n in s.walk()) or (isinstance(s, A.SpannedDecl) and s.storage == "local"):
+        raise NotLifted("a statement beside warp roles that each unit runs on its own fragment or buffer", s)
+    declared = set()
+    if isinstance(s, (A.ScalarDecl, A.SpannedDecl)):
+        declared = {d.name for d in s.items}
+    elif isinstance(s, A.AssignStmt):
+        declared = {a.target.name for a in s.items if isinstance(a.target, A.Name)}
+    for r in roles:
+        for n in r.walk():
+            if isinstance(n, A.Assign) and isinstance(n.target, A.Name) and n.target.name in declared:
+                raise NotLifted(f"'{n.target.name}', declared beside warp roles and changed by a role", n)
 
 
 def _stmts(s: A.Stmt) -> list[A.Stmt]:

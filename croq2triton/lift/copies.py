@@ -103,6 +103,8 @@ class Copies:
     select_index: Any
     chosen: Any
     lane_copy: Any
+    lane_dependent: Any
+    named: Any
     launch_checks: list[H.Assert]
 
     def dma(self, s: A.DmaStmt) -> None:
@@ -121,7 +123,8 @@ class Copies:
             what = "2:4 sparse copies ('.sp')" if odd == ["sp"] else f"a copy with '.{odd[0]}'"
             raise NotLifted(what, s)
         if any(p.shape for p in self.pred):
-            raise NotLifted("a copy under a condition on the thread index", s)
+            self.copy_by_some_threads(s)
+            return
         src = self.place(s.src)
         placing: tuple[str | None, ...] = ()
         if isinstance(src, Region) and s.dst_storage and s.op in ("copy", "load"):
@@ -171,6 +174,24 @@ class Copies:
             self.between_buffers(src, dst, s)  # type: ignore[arg-type]
         if s.result:
             self.scopes[-1][s.result] = CopyFuture(dst)
+
+    def copy_by_some_threads(self, s: A.DmaStmt) -> None:
+        """A copy under a condition on the thread index (``if (t == 0) dma.copy ..``): a copy moves
+        the same elements whichever threads issue it (LANGUAGE.md 7.8: the unit's threads run it
+        together), so it runs, once, where the condition holds for some thread of the block."""
+        if self.lane_dependent(s):
+            raise NotLifted("a copy under a condition on the thread index whose views differ between threads", s)
+        lanes = [p for p in self.pred if p.shape]
+        some = E.fold(E.Cast(E.conj([*lanes, *self.padding]), "i32"))
+        for _ in range(len(some.shape)):
+            some = E.Reduce("max", some, 0)
+        runs = self.named(E.Bin(">", some, E.Const(0)), "some_lane", s)
+        saved = self.pred
+        self.pred = [p for p in self.pred if not p.shape] + [runs]
+        try:
+            self.dma(s)
+        finally:
+            self.pred = saved
 
     def copy_fits(self, s: A.DmaStmt, src: Place, dst: Place, perm: tuple[int, ...], pad: Any) -> None:
         """A source that does not fit its destination is the user's error (lift/checks.py); an
@@ -342,7 +363,7 @@ class Copies:
         for k, c in enumerate(perm):
             td, d = src.axes[c], dst.axes[k]
             at = E.fold(u[d] - pad[0][c]) if pad is not None else u[d]  # a border of lo elements first
-            index[td] = E.fold(index[td] + at)
+            index[td] = E.fold(index[td] + src.at(c, at))
             if pad is not None:
                 read.append(E.Bin(">=", at, E.Const(0)))
             if pad is not None or not E.same(src.shape[c], dst.shape[d]):
@@ -389,6 +410,8 @@ class Copies:
     ) -> None:
         """Store the buffer part ``src`` into the window ``dst``; ``only_src`` (``mma.store.mask``):
         a smaller source writes only its own elements (a copy would write the tail's zeros)."""
+        if pad is not None and dst.steps is not None:
+            raise NotLifted("a dma.pad into a view with explicit strides", node)
         if pad is not None:  # the border, then the buffer at the origin shifted by the lower borders
             self.border(src, dst, node, pad)
             origin = list(dst.origin)
@@ -405,7 +428,7 @@ class Copies:
         index = list(dst.origin)
         for c, td in enumerate(dst.axes):
             d = src.axes[perm[c]]
-            index[td] = E.fold(index[td] + u[d])
+            index[td] = E.fold(index[td] + dst.at(c, u[d]))
             if not E.same(src.shape[d], dst.shape[c]):
                 larger = const_int(src.shape[d]) is not None and (const_int(dst.shape[c]) or 0) > const_int(
                     src.shape[d]
@@ -485,8 +508,8 @@ class Copies:
         s_index, d_index = list(src.origin), list(dst.origin)
         for c in range(len(block)):
             at = E.fold(g[c] - pad[0][perm[c]]) if pad is not None else g[c]  # a border of lo elements first
-            s_index[src.axes[perm[c]]] = E.fold(s_index[src.axes[perm[c]]] + at)
-            d_index[dst.axes[c]] = E.fold(d_index[dst.axes[c]] + g[c])
+            s_index[src.axes[perm[c]]] = E.fold(s_index[src.axes[perm[c]]] + src.at(perm[c], at))
+            d_index[dst.axes[c]] = E.fold(d_index[dst.axes[c]] + dst.at(c, g[c]))
             write.append(E.Bin("<", g[c], dst.shape[c]))
             within = [E.Bin("<", at, src.shape[perm[c]])] + ([E.Bin(">=", at, E.Const(0))] if pad else [])
             read += within

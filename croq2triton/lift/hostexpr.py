@@ -163,6 +163,10 @@ class HostExprs:
             return Shape(self.shape(e.items))
         if isinstance(e, A.ItupleLit):
             return ITuple(tuple(self.evaluate(x) for x in e.items))
+        if isinstance(e, A.Member) and e.member == "data":  # a host-level copy's destination
+            base = self.value(e.base)
+            if isinstance(base, Tensor):
+                return base
         if isinstance(e, A.Member) and e.member == "span":
             return Shape(self.dims_of(self.value(e.base), e))
         if isinstance(e, A.GetIth):

@@ -29,6 +29,7 @@ class HostFlow(HostExprs):
     uid: int
     stmt: Any
     variable: Any
+    counter_bounds: dict[str, E.Expr]
 
     def scoped(self, body: A.Stmt) -> tuple[H.Stmt, ...]:
         """The statements of a nested host block: names it declares are not seen after it;
@@ -91,6 +92,7 @@ class HostFlow(HostExprs):
             var = f"_{safe(name)}{self.uid}"
             counters.append((var, bound))
             counter = self.variable(var, "int", nonneg=True)
+            self.counter_bounds[var] = bound  # a chunkat of a host-level copy tiles by it (lift/hostcopy.py)
             if tup is not None:
                 tuples.setdefault(tup, []).append(counter)
             if tup is None or not name.startswith(f"{tup}_"):

@@ -30,7 +30,7 @@ from ..tir import host as H
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
 from .buffers import Buffers, BufferView, Ring, known_elements, pow2
-from .calls import CALL_HINT, Calls, call_form
+from .calls import Calls, call_form, call_hint
 from .checks import Checked
 from .collapse import collapse, has_roles
 from .copies import Copies
@@ -38,6 +38,7 @@ from .elements import Elements
 from .events import Events
 from .futures import Futures
 from .hazards import fence_hazards
+from .helpers import DeviceCalls
 from .host import HostScope, ir_type
 from .lanecopies import LaneCopies
 from .loops import Loops
@@ -47,8 +48,10 @@ from .parts import Parts
 from .placement import nested_lane_axes, scratch_buffers
 from .scratch import ScratchBuffers
 from .terms import Bounded, WithName, unparen
+from .threadfrags import thread_frags
 from .tma import TmaCopies
 from .units import Units
+from .unroll import NotUnrolled, unroll_units
 
 MAX_GRID_AXES = 3
 
@@ -73,6 +76,7 @@ class Lifter(
     Parts,
     Elements,
     Calls,
+    DeviceCalls,
     ScratchBuffers,
     Buffers,
     Arith,
@@ -115,6 +119,7 @@ class Lifter(
         self.exact: dict[str, tuple[int, int]] = {}  # lanes, counters, program ids: the values each takes
         self.branches = 0  # block-level branches around the statement being lifted
         self.launch_checks: list[H.Assert] = []  # the copies' extents only the launch knows
+        self.helpers: dict[str, N.Helper] = {}  # the @triton.jit helpers its calls need (lift/helpers.py)
 
     # ================================================================ driver
     def lift(self) -> Lifted:
@@ -141,7 +146,17 @@ class Lifter(
         warps = max(1, min(8, pow2(-(-self.threads // 32))))
         doc = f"The block-level parallel at {self.src_name}:{self.line}: one program per block, one lane per thread."
         body = N.without_dead_lets(self.body)  # lane coordinates of element maps nothing reads, ...
-        kernel = N.Kernel(self.name, grid, pids, args, body, num_warps=warps, doc=doc, line=self.line)
+        kernel = N.Kernel(
+            self.name,
+            grid,
+            pids,
+            args,
+            body,
+            num_warps=warps,
+            doc=doc,
+            line=self.line,
+            helpers=tuple(self.helpers.values()),
+        )
         fence_hazards(kernel)
         return Lifted(kernel, self.warnings, self.launch_checks)
 
@@ -407,7 +422,8 @@ class Lifter(
         """Warp roles as one sequential program (lift/collapse.py); its rings become buffers and
         its main loop keeps the pipeline the source states."""
         rings = {name: v for sc in self.scopes for name, v in sc.items() if isinstance(v, Ring)}
-        block, stated = collapse(s, set(rings))
+        events = {d.name: d.ready for n in self.top.walk() if isinstance(n, A.EventDecl) for d in n.items}
+        block, stated = collapse(s, set(rings), events)
         for name, r in rings.items():  # the ring's slot of the merged program: a buffer of this scope
             if name in stated.rings:
                 self.scopes[-1][name] = self.new_buffer(name, r.elem, r.extents, 0, r.node)
@@ -535,6 +551,12 @@ class Lifter(
         if not cond.shape and _tile_work(s):
             self.branch(cond, s)
             return
+        if not isinstance(cond, (E.Var, E.Const)) and _assigns_what_it_reads(s):
+            # the condition as it was before the branch assigns what it reads (``if (o > v) { v = o;
+            # at = o_at; }``: ``at`` is chosen by the old ``v``)
+            var = E.Var(self.fresh("cond"), "i1", dims=cond.shape)
+            self.emit(N.Let(var, cond), s)
+            cond = var
         self.pred.append(cond)
         self.scopes.append({})
         self.stmt(s.then)
@@ -600,8 +622,10 @@ class Lifter(
             return Value(self.extent_of(e.base.base, e.index), "int")
         if isinstance(e, A.GetIth) and isinstance(unparen(e.base), A.Name):
             return self.tuple_part(unparen(e.base).name, e)  # type: ignore[attr-defined]
+        if isinstance(e, A.Call) and e.device is not None:  # a __device__ helper (lift/helpers.py)
+            return self.device_call(e)
         if isinstance(e, A.Call):
-            raise NotLifted(call_form(e), e, CALL_HINT)
+            raise NotLifted(call_form(e), e, call_hint(e))
         raise NotLifted(describe(e), e)
 
     def lookup(self, name: str, node: A.Node) -> Value | Bounded:
@@ -712,10 +736,49 @@ def _tile_work(s: A.If) -> bool:
     return any(isinstance(n, TILE_WORK) for n in s.walk())
 
 
+def _assigns_what_it_reads(s: A.If) -> bool:
+    """Does a branch of ``s`` assign a name its condition reads, with anything after it (in the
+    branch, or in the other branch)?"""
+    read = {n.name for n in s.cond.walk() if isinstance(n, A.Name)}
+    order = [n for p in (s.then, s.other) if p is not None for n in p.walk() if isinstance(n, (A.Stmt, A.Assign))]
+    for k, n in enumerate(order):
+        if isinstance(n, A.Assign) and isinstance(n.target, A.Name) and n.target.name in read:
+            return k < len(order) - 1
+    return False
+
+
 def _calls(e: E.Expr, fn: str) -> bool:
     return (isinstance(e, E.Call) and e.fn == fn) or any(_calls(c, fn) for c in e.children())
 
 
 def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, options: Options | None = None) -> Lifted:
-    """The tile-IR kernel of ``top``, or :class:`NotLifted` where this path does not cover it yet."""
-    return Lifter(top, name, host, src_name, options or Options()).lift()
+    """The tile-IR kernel of ``top``, or :class:`NotLifted` where this path does not cover it yet.
+    Units whose MMAs lift/units.py does not place are tried again unrolled (lift/unroll.py), and
+    fragments of each thread as the threads' arrays (lift/threadfrags.py)."""
+    opts = options or Options()
+    try:
+        return Lifter(top, name, host, src_name, opts).lift()
+    except NotLifted as first:
+        if str(first).startswith("a fragment operation in more than one unit or thread"):
+            rewritten = thread_frags(top)
+            if rewritten is None:
+                raise
+            try:
+                return Lifter(rewritten, name, host, src_name, opts).lift()
+            except NotLifted:
+                raise first from None
+        try:
+            unrolled = unroll_units(top)
+        except NotUnrolled as why:
+            if why.reason is None:
+                raise first from None
+            raise NotLifted(why.reason, why.node) from None
+        if unrolled is None:
+            raise
+        new_top, fixed = unrolled
+        lifter = Lifter(new_top, name, host, src_name, opts)
+        lifter.scopes[0].update(fixed)
+        try:
+            return lifter.lift()
+        except NotLifted:
+            raise first from None

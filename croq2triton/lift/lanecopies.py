@@ -130,6 +130,8 @@ class LaneCopies:
             if any(o.shape for o in parent.origin):
                 raise NotLifted("a per-thread copy of a span_as view of a per-thread window", node)
             parent = parent.reshaped.parent if parent.reshaped is not None else None
+        if window.steps is not None:
+            raise NotLifted("a per-thread copy of a view with explicit strides", node)
         lanes = len(self.lanes[1])
         rank = lanes + len(buf.extents)
         shape = (*(int(n) for n in self.lanes[1]), *buf.tile)

@@ -26,6 +26,7 @@ from ..tir import expr as E
 from ..tir import host as H
 from ..tir.pyexpr import host_ast
 from .host import HostScalar, HostScope, HostTensor
+from .hostcopy import HostCopies, copies_as_tensors
 from .hostexpr import binary, const
 from .hostflow import HostFlow, line_of
 from .hostvalues import ITuple, Reshaped, Shape, Stream, Tensor, croq_of, ir_of
@@ -42,7 +43,7 @@ def lift_launcher(fn: A.CoFunction, src_name: str, kernels: Kernels) -> H.Launch
     return LauncherLifting(fn, src_name, kernels).lift()
 
 
-class LauncherLifting(HostFlow):
+class LauncherLifting(HostFlow, HostCopies):
     def __init__(self, fn: A.CoFunction, src_name: str, kernels: Kernels) -> None:
         super().__init__()
         self.fn = fn
@@ -52,6 +53,8 @@ class LauncherLifting(HostFlow):
         self.body: list[H.Stmt] = []  # where statements go (a block's own list while lifting it)
         self.kernel_count = 0
         self.uid = 0
+        self.copies: set[str] = set()  # names of copies made between launches (lift/hostcopy.py)
+        self.counter_bounds: dict[str, E.Expr] = {}  # host loop counter -> its bound (lift/hostflow.py)
         self.extent_lets: list[H.Stmt] = []  # extents computed for kernels, bound before the next launch
         self.written = written_params(fn)  # tensor parameters the function writes (sema/writes.py)
         self.copy_backs: list[H.CopyBack] = []
@@ -213,7 +216,7 @@ class LauncherLifting(HostFlow):
             self.device_region(s)
         elif isinstance(s, A.Parallel):
             self.kernel_count += 1
-            top = self.expand_shape_bounds(s)
+            top = copies_as_tensors(self.expand_shape_bounds(s), self.copies)
             name = f"{self.fn.name}_k{self.kernel_count - 1}"
             self.body.extend(self.extent_lets)
             self.extent_lets.clear()
@@ -272,6 +275,22 @@ class LauncherLifting(HostFlow):
             self.body.append(H.Break(line=line_of(s)) if isinstance(s, A.Break) else H.Continue(line=line_of(s)))
         elif isinstance(s, A.With):
             self.with_(s)
+        elif isinstance(s, A.DmaStmt):
+            self.host_dma(s)
+        elif isinstance(s, A.DmaAny):
+            self.host_any(s)
+        elif isinstance(s, A.CallStmt) and s.call.kind not in ("assert", "print", "println"):
+            raise self.error(host_call(s.call), s)
+        elif isinstance(s, A.Swap):
+            self.host_swap(s, {p.name for p in self.fn.params})
+        elif isinstance(s, A.Cpp):
+            raise self.error(
+                "croq2triton does not translate '__cpp__(...)' between launches (C++ code in a Python launcher)",
+                s,
+                "the launcher is Python: do the work in the caller, or in a kernel",
+            )
+        elif isinstance(s, A.Wait):
+            self.host_wait(s)
         else:
             raise self.error(
                 f"cannot lower {describe(s)} at host level to Triton yet",
@@ -286,7 +305,7 @@ class LauncherLifting(HostFlow):
             init = d.init if d.init is not None else d.fill
             assert init is not None
             if isinstance(init, A.Call):
-                raise self.error(f"cannot lower {describe(init)} at host level to Triton", init)
+                raise self.error(host_call(init), init)
             v = self.evaluate(init)
             self.bind_scalar(d.name, v, s.type or self.croq_type(v), s.mutable, d)
 
@@ -328,7 +347,7 @@ class LauncherLifting(HostFlow):
             self.names[name] = E.Var(old.name, old.type)
             return
         if isinstance(a.value, A.Call):
-            raise self.error(f"cannot lower {describe(a.value)} at host level to Triton", a.value)
+            raise self.error(host_call(a.value), a.value)
         v = self.value(a.value)
         if self.in_flow and isinstance(v, E.Expr) and isinstance(old, E.Var):
             self.body.append(H.Assign(old.name, v, line=line_of(a)))  # a variable of an enclosing block
@@ -504,3 +523,11 @@ def _only_indexed(fn: A.CoFunction, name: str) -> bool:
     """Is every use of ``name`` in ``fn`` an element of it (``name[i]``), the array itself never?"""
     inside = {id(n.base) for n in fn.walk() if isinstance(n, A.Index)}
     return not any(isinstance(n, A.Name) and n.name == name and id(n) not in inside for n in fn.walk())
+
+
+def host_call(c: A.Call) -> str:
+    """Why a call between launches does not translate: the launcher is Python."""
+    kind = "a __device__ function" if c.device is not None else "a C++ function"
+    if c.kind == "intrinsic":
+        kind = "a C++ library function"
+    return f"croq2triton does not translate the call of '{c.name}' between launches ({kind}: the launcher is Python)"

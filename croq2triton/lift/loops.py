@@ -401,11 +401,12 @@ class Loops:
         depth, shape = self.lanes
         if all(n == 1 for n in shape):  # one lane: its values are the block's
             return
+        changed = assigned if assigned is not None else assigned_names(node)  # type: ignore[arg-type]
         for sc in self.scopes[depth:]:
             for name, v in list(sc.items()):
                 if not (isinstance(v, Value) and isinstance(v.expr, E.Var)) or v.expr.shape == shape:
                     continue
-                if assigned is not None and name not in assigned:
+                if name not in changed:  # the same in every iteration or branch: kept as it is
                     continue
                 old = v.expr
                 wide = E.Var(old.name, old.type, dims=shape)

@@ -98,6 +98,8 @@ class Mmas:
     fill: Any
     empty: Any
     coords: Any
+    scratch_address: Any
+    named: Any
     counters: Any
     binding: Any
     names_a_view: Any
@@ -452,8 +454,10 @@ class Mmas:
         if s.variant not in ("", "async", "transp", "mask"):
             raise NotLifted(f"an 'mma.store.{s.variant}'", s)
         dst = self.place(s.dst)
-        if isinstance(dst, BufferView):
+        if isinstance(dst, BufferView) and dst.buffer.home is None:
             self.fixed_buffer(dst.buffer, s)
+        elif isinstance(dst, BufferView) and not dst.buffer.fixed:  # in scratch memory: stored there whole
+            raise NotLifted("an mma.store into a buffer of run-time shape", s)
         shape = tuple(
             const_int(x) for x in (dst.shape if isinstance(dst, Region) else [dst.shape[d] for d in dst.axes])
         )
@@ -476,7 +480,10 @@ class Mmas:
             raise NotLifted("an mma.store that places the units' tiles other than its MMAs", s)
         if isinstance(dst, BufferView):  # the accumulator's value is the buffer's tile
             if not (self.covers(dst) and dst.buffer.extents == extents and s.variant != "mask"):
-                raise NotLifted("an mma.store into a part of a buffer", s)
+                if dst.buffer.home is None or dst.buffer.home.lane is not None or s.variant == "mask":
+                    raise NotLifted("an mma.store into a part of a buffer", s)
+                self.store_part(dst, E.fold(E.Cast(value, dst.buffer.var.type)), extents, s)
+                return
             self.set_tile(dst.buffer, E.fold(E.Cast(value, dst.buffer.var.type)), s)
             return
         elem = self.host.tensors[dst.tensor].elem
@@ -493,6 +500,21 @@ class Mmas:
             src = BufferView(out, src.offsets, tuple(limits), src.keep)
         self.empty(src, dst, s, (0, 1), only_src=s.variant == "mask")
 
+    def store_part(self, dst: BufferView, value: E.Expr, extents: tuple[int, ...], s: A.MmaStore) -> None:
+        """The accumulator's tile stored into a part of a buffer in scratch memory (a unit's rows of
+        a block's buffer): at the part's offsets, masked to the part and the tile's extents."""
+        if len(dst.axes) != len(extents):
+            raise NotLifted("an mma.store into a part of a buffer of another rank", s)
+        coords = self.coords(value.shape, s)
+        index = list(dst.offsets)
+        inside: list[E.Expr] = []
+        for k, d in enumerate(dst.axes):
+            index[d] = E.fold(E.Bin("+", dst.offsets[d], coords[k]))
+            inside += [E.Bin("<", coords[k], E.Const(extents[k])), E.Bin("<", coords[k], dst.shape[d])]
+        addr, mask = self.scratch_address(dst.buffer, index, s)
+        both = E.fold(E.conj([*inside, *([mask] if mask is not None else [])]))
+        self.emit(N.Store(dst.buffer.home.arg, (addr,), value, self.named(both, "mask", s)), s)  # type: ignore[union-attr]
+
     # ================================================================ fragment element loops
     def apply(self, s: A.Apply) -> None:
         """``apply {i, j} in x.span``: the body for every element of ``x``, as lanes over its tile."""
@@ -500,7 +522,17 @@ class Mmas:
         buf = self.fragment(s.frag, s)
         if len(s.vars) != len(buf.extents):
             raise NotLifted("an apply whose names do not match the fragment's rank", s)
-        self.lanes_over([(v, n, s) for v, n in zip(s.vars, buf.extents, strict=True)], [s.body], s)
+        pairs = [(v, n, s) for v, n in zip(s.vars, buf.extents, strict=True)]
+        if self.lanes is None or all(d == 1 for d in self.lanes[1]):
+            self.lanes_over(pairs, [s.body], s)
+            return
+        # threads that do not tell the elements apart (single_unit): the fragment is theirs together
+        saved = self.lanes, self.lane_first, self.padding
+        self.lanes, self.lane_first, self.padding = None, 0, [p for p in self.padding if not p.shape]
+        try:
+            self.lanes_over(pairs, [s.body], s)
+        finally:
+            self.lanes, self.lane_first, self.padding = saved
 
     def frag_op(self, s: A.FragOp) -> None:
         """``copy(d, s)``, ``reduce_max(d, s, axis)`` / ``reduce_sum``: whole-tile operations."""
@@ -646,11 +678,48 @@ class Mmas:
         return any(isinstance(n, A.Name) and n.name == name for n in self.top.walk())
 
     def single_unit(self, node: A.Node) -> None:
-        """MMA runs on one unit here: no lane tells apart what it computes."""
-        if self.lanes is not None and any(d != 1 for d in self.lanes[1]):
-            raise NotLifted("an MMA in more than one unit or thread (an accumulator each)", node)
+        """MMA runs on one unit here: no lane tells apart what it computes.  Under lanes that the
+        statement does not read (the threads of a warpgroup around its MMAs, a fragment of the
+        threads of a block with ``apply`` over it), every lane computes the same: the threads run it
+        together (LANGUAGE.md 7.3: collective statements are executed cooperatively), once."""
+        if self.lanes is not None and any(d != 1 for d in self.lanes[1]) and self.lane_dependent(node):
+            what = "an MMA" if isinstance(node, (A.MmaOp, A.MmaFill, A.MmaLoad, A.MmaStore)) else "a fragment operation"
+            raise NotLifted(
+                f"{what} in more than one unit or thread (a fragment each: it reads the thread index)", node
+            )
         if any(p.shape for p in self.pred):
             raise NotLifted("an MMA under a condition on the thread index", node)
+
+    def lane_dependent(self, node: A.Node) -> bool:
+        """Does ``node`` read a value that differs between the lanes in scope?"""
+        seen: set[str] = set()
+        for n in node.walk():
+            if not isinstance(n, A.Name) or n.name in seen:
+                continue
+            seen.add(n.name)
+            if _shaped(self.binding(n.name)):
+                return True
+        return False
+
+
+def _shaped(b: object, depth: int = 0) -> bool:
+    """Does the binding ``b`` (a value, an index, a view, a buffer) differ between lanes: an
+    expression of it with a block shape (a buffer's own tile aside), or a buffer of each thread?"""
+    if depth > 4 or b is None:
+        return False
+    if isinstance(b, E.Expr):
+        return bool(b.shape)
+    if isinstance(b, TileBuffer):
+        return b.home is not None and b.home.lane is not None
+    if isinstance(b, (tuple, list)):
+        return any(_shaped(x, depth + 1) for x in b)
+    if dataclasses.is_dataclass(b):
+        return any(
+            _shaped(getattr(b, f.name), depth + 1)
+            for f in dataclasses.fields(b)
+            if f.name not in ("buffer", "var", "fills")
+        )
+    return False
 
 
 def _filled(buf: TileBuffer, value: E.Expr) -> E.Expr:

@@ -43,7 +43,8 @@ class Elem:
 class Region:
     """A view of a global tensor: child dimension ``c`` runs along tensor dimension ``axes[c]``
     from ``origin`` (per tensor dimension), with ``shape[c]`` elements; ``limits`` and ``zfill`` as
-    :class:`Elem`'s."""
+    :class:`Elem`'s.  ``steps`` (a view with explicit strides, LANGUAGE.md 7.6): per child dimension
+    the elements of the tensor dimension one step of it moves (None: one each)."""
 
     tensor: str
     origin: tuple[E.Expr, ...]
@@ -54,25 +55,36 @@ class Region:
     # ``.span_as([..])`` of another region (lift/buffers.py): ``origin``, ``axes`` and ``limits`` are
     # then coordinates of its new extents, whose row-major position is that of the parent's elements
     reshaped: Reshaped | None = None
+    steps: tuple[E.Expr, ...] | None = None
+
+    def step(self, c: int) -> E.Expr:
+        return self.steps[c] if self.steps is not None else E.Const(1)
+
+    def at(self, c: int, i: E.Expr) -> E.Expr:
+        """``i`` elements along child dimension ``c``, in elements of its tensor dimension."""
+        return i if self.steps is None else E.fold(E.Bin("*", i, self.steps[c]))
 
     def elem(self, idx: tuple[E.Expr, ...]) -> Elem:
         if self.reshaped is not None:  # only the kernel lifter makes them (it maps the index itself)
             raise NotLifted("an element of a span_as view in a contraction")
         index = list(self.origin)
         for c, i in enumerate(idx):
-            index[self.axes[c]] = E.fold(index[self.axes[c]] + i)
+            index[self.axes[c]] = E.fold(index[self.axes[c]] + self.at(c, i))
         return Elem(self.tensor, tuple(index), self.limits, self.zfill)
 
     def sub(self, offsets: list[E.Expr], shape: list[E.Expr], keep: list[bool]) -> Region:
         origin = list(self.origin)
         for c, off in enumerate(offsets):
-            origin[self.axes[c]] = E.fold(origin[self.axes[c]] + off)
+            origin[self.axes[c]] = E.fold(origin[self.axes[c]] + self.at(c, off))
         axes = tuple(a for a, k in zip(self.axes, keep, strict=True) if k)
         shape_kept = tuple(s for s, k in zip(shape, keep, strict=True) if k)
-        return Region(self.tensor, tuple(origin), axes, shape_kept, self.limits, self.zfill, self.reshaped)
+        steps = None if self.steps is None else tuple(s for s, k in zip(self.steps, keep, strict=True) if k)
+        return Region(self.tensor, tuple(origin), axes, shape_kept, self.limits, self.zfill, self.reshaped, steps)
 
     def window(self, offsets: list[E.Expr], shape: list[E.Expr]) -> Region:
         """``.view(shape).from(offsets)``: a sub-region whose extents are also limits."""
+        if self.steps is not None:
+            raise NotLifted("a '.view(..).from(..)' of a view with explicit strides")
         r = self.sub(offsets, shape, [True] * len(shape))
         new = tuple((r.axes[c], r.origin[r.axes[c]], E.fold(r.origin[r.axes[c]] + n)) for c, n in enumerate(shape))
         return Region(r.tensor, r.origin, r.axes, r.shape, self.limits + new, self.zfill, self.reshaped)

@@ -57,6 +57,8 @@ class TmaCopies:
         launcher uses the descriptor where they equal the box); or why there is none."""
         if any(p.shape for p in self.pred):
             return "the copy is under a condition on the thread index"
+        if window.steps is not None:
+            return "the view has explicit strides"
         t = self.host.tensors[window.tensor]
         box = [1] * len(t.extents)
         launch: list[E.Expr] = []

@@ -71,6 +71,8 @@ class Units:
             return p, tuple(None for _ in p.axes)
         if p.reshaped is not None:
             raise NotLifted("a span_as view that several units copy", node)
+        if p.steps is not None:
+            raise NotLifted("a view with explicit strides in the code of units", node)
         origin = list(p.origin)
         shape = list(p.shape)
         placing: list[str | None] = []

@@ -290,6 +290,44 @@ def span_as(f: Fn, pname: str, t: torch.Tensor, shape: tuple[int, ...]) -> torch
     return t.view(tuple(int(n) for n in shape))
 
 
+def window(
+    f: Fn, pname: str, t: torch.Tensor, origin: tuple[int, ...], shape: tuple[int, ...], line: int
+) -> torch.Tensor:
+    """The window of ``t`` from ``origin`` with ``shape`` (a view: writes reach ``t``), inside it."""
+    for d, (o, n, ext) in enumerate(zip(origin, shape, t.shape, strict=True)):
+        if o < 0 or n < 0 or o + n > ext:
+            raise CroqLaunchError(
+                f"{f.name}: the window of '{pname}' ({list(t.shape)}) from {list(origin)} by {list(shape)} "
+                f"leaves it along dimension {d}",
+                Span.at(f.src, line, 1),
+            )
+    return t[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(origin, shape, strict=True))]
+
+
+def host_copy(
+    f: Fn,
+    dname: str | None,
+    dst: torch.Tensor | None,
+    sname: str,
+    src: torch.Tensor,
+    perm: tuple[int, ...] | None,
+    line: int,
+) -> torch.Tensor:
+    """``dma.copy src => dst`` between launches (``dma.transp<perm>``: ``src`` permuted first);
+    ``dst`` None: into a fresh tensor (``=> global``), which is returned."""
+    value = src.permute(perm) if perm is not None else src
+    if dst is None:
+        return value.clone(memory_format=torch.contiguous_format)
+    if tuple(dst.shape) != tuple(value.shape):
+        raise CroqLaunchError(
+            f"{f.name}: dma.copy of '{sname}' ({list(value.shape)}) into '{dname}' ({list(dst.shape)}): "
+            "the shapes differ",
+            Span.at(f.src, line, 1),
+        )
+    dst.copy_(value)
+    return dst
+
+
 # Buffers a function declares without an initial value are uninitialised in Croqtile. We give
 # them zeros; tests (and `croq2triton run`, for buffers the function only writes) set POISON so that
 # every element a kernel fails to write shows up (runtime/poison.py).

@@ -146,7 +146,7 @@ def _check(loop: N.For, after: list[N.Stmt]) -> dict[str, Fold]:
     loads: list[N.Load] = []
     for s in loop.body:
         if isinstance(s, N.Let):
-            if any(isinstance(n, (E.Reduce, E.Permute, E.Reshape)) for n in s.value.walk()):
+            if any(isinstance(n, (E.Reduce, E.Permute, E.Reshape)) or _gathers(n) for n in s.value.walk()):
                 raise NotFolded("a reduction or a permutation of a tile inside the loop")
             defined[s.var.name] = s.value
         elif isinstance(s, N.Load):
@@ -356,7 +356,7 @@ class _Rewrite:
         if isinstance(e, E.Full):
             k = len(e.dims)
             return dataclasses.replace(e, dims=(1,) * (r - k) + tuple(e.dims) + (1,))
-        if isinstance(e, (E.Reduce, E.Permute, E.Reshape)):
+        if isinstance(e, (E.Reduce, E.Permute, E.Reshape)) or _gathers(e):
             raise NotFolded("a reduction or a permutation of a tile inside the loop")
         changes: dict[str, object] = {}
         for f in dataclasses.fields(e):
@@ -422,3 +422,8 @@ def _renamed(s: N.Stmt, env: dict[str, E.Expr]) -> N.Stmt:
     if not env:
         return s
     return N.map_exprs(s, lambda e: E.substitute(e, env))
+
+
+def _gathers(e: E.Expr) -> bool:
+    """A gather along an axis of its own (a warp shuffle, lift/helpers.py)."""
+    return isinstance(e, E.Call) and e.fn == "gather"

@@ -178,8 +178,8 @@ class Analysis:
             raise NotWidened("a dot (its shape is its own)")
         if isinstance(s, N.Barrier):
             raise NotWidened("a store to a tensor the program also reads (fenced by barriers)")
-        if any(isinstance(n, E.Reduce) for x in N.exprs_of(s) for n in x.walk()):
-            raise NotWidened("a reduction (its axes are its own)")
+        if any(isinstance(n, E.Reduce) or _gathers(n) for x in N.exprs_of(s) for n in x.walk()):
+            raise NotWidened("a reduction or a gather (its axes are its own)")
         if isinstance(s, (N.TmaLoad, N.TmaStore, N.Atomic)):
             self.row_blockers.append(type(s).__name__)
         if isinstance(s, N.If) and {v.name for v in E.free_vars(s.cond)} & self.pids:
@@ -775,3 +775,8 @@ def _cdiv(g: E.Expr, f: Fraction | int) -> E.Expr:
     if isinstance(g, E.CDiv) and isinstance(g.rhs, E.Const):
         return E.fold(E.CDiv(g.lhs, E.Const(int(g.rhs.value) * f)))
     return E.fold(E.CDiv(g, E.Const(f)))
+
+
+def _gathers(e: E.Expr) -> bool:
+    """A gather along an axis of its own (a warp shuffle, lift/helpers.py)."""
+    return isinstance(e, E.Call) and e.fn == "gather"

@@ -176,6 +176,32 @@ class SpanAs(Stmt):
 
 
 @dataclass(frozen=True)
+class Window(Stmt):
+    """``var`` = the window of the tensor ``host`` (the source's ``tensor``) from ``origin`` with
+    ``shape`` (a ``chunkat`` / ``subspan`` / ``view`` of a host-level copy): the same memory,
+    checked at launch to lie inside the tensor."""
+
+    var: str
+    tensor: str
+    host: str
+    origin: tuple[Expr, ...]
+    shape: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class HostCopy(Stmt):
+    """A ``dma.copy`` between launches (LANGUAGE.md 7.8, at host level): the tensor ``src``
+    (the Croqtile name ``src_name``), its dimensions permuted by ``perm`` (``dma.transp``) where
+    given, copied into ``dst``; with ``dst_name`` None into a fresh tensor ``dst`` (``=> global``)."""
+
+    dst: str
+    dst_name: str | None
+    src: str
+    src_name: str
+    perm: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
 class ElemSet(Stmt):
     """``x.at(i, j) = value`` done by the launcher (``_rt.elem_set`` checks the index)."""
 

@@ -95,6 +95,12 @@ def _stmt(s: H.Stmt, depth: int, out: list[str]) -> None:
         out.append(f"{pad}{s.var} = alloc {s.dtype} [{_es(s.shape)}]{fill}{at}")
     elif isinstance(s, H.SpanAs):
         out.append(f"{pad}{s.var} = {s.host} as [{_es(s.shape)}]{at}")
+    elif isinstance(s, H.Window):
+        out.append(f"{pad}{s.var} = {s.host} from [{_es(s.origin)}] by [{_es(s.shape)}]{at}")
+    elif isinstance(s, H.HostCopy):
+        perm = f" permuted ({', '.join(map(str, s.perm))})" if s.perm is not None else ""
+        into = f"copy into {s.dst}" if s.dst_name is not None else f"{s.dst} = copy"
+        out.append(f"{pad}{into} {s.src}{perm}{at}")
     elif isinstance(s, H.ElemSet):
         out.append(f"{pad}{s.host}[{_es(s.index)}] := {_e(s.value)}{at}")
     elif isinstance(s, H.Assert):

@@ -273,6 +273,19 @@ class Autotune:
         return frozenset(k for c in self.configs for k, _ in c)
 
 
+@dataclass(frozen=True)
+class Helper:
+    """A ``@triton.jit`` function of the module that a kernel's expressions call (``Call(name,
+    ...)``): a ``__device__`` helper of the source whose body is one value of its parameters."""
+
+    name: str
+    params: tuple[Var, ...]
+    body: Expr
+    ctype: str  # the Croqtile type of its value
+    doc: str = ""  # what it is in the source
+    line: int = 0  # the .co line of its definition
+
+
 @dataclass
 class Kernel:
     """One ``@triton.jit`` function and how it is launched."""
@@ -290,6 +303,7 @@ class Kernel:
     doc: str = ""
     line: int = 0  # the .co line of the parallel
     autotune: Autotune | None = None  # launch parameters chosen by triton.autotune (--emit-autotune)
+    helpers: tuple[Helper, ...] = ()  # the module's @triton.jit functions its expressions call
 
     def arg(self, name: str) -> Arg:
         for a in self.args:

@@ -52,29 +52,35 @@ def _oob_fill(x, mask):
 
 @_rt.launcher
 def foo(data, *, _launch=None):
-    """Not translated: cannot lower 'dma.copy' at host level to Triton yet."""
-    raise _rt.not_translated(
-        "foo",
-        "corpus/upstream/tests/parse/chunkat.co",
-        5,
-        5,
-        49,
-        "cannot lower 'dma.copy' at host level to Triton yet",
-        "host code between kernels may only declare sizes, buffers and views",
-    )
+    """foo(f32 [M, N] data) -> void; from chunkat.co:3."""
+    _F = _rt.Fn("foo", _CO_FILE, 3, {"data": (3, 17, 32)})
+    _launch = _launch or _rt.launch
+    _dev = _rt.pick_device(_F, {"data": data}, _launch)
+    _dims = {}
+    data = _rt.tensor_arg(_F, "data", data, torch.float32, 2, _dev, is_global=False)  # chunkat.co:3
+    M = _rt.bind_dim(_F, _dims, "M", "data", data, 0)
+    N = _rt.bind_dim(_F, _dims, "N", "data", data, 1)
+    _window1 = _rt.window(_F, "data", data, (0, 0), (M // 3, N // 2), 5)  # chunkat.co:5
+    _copy2 = _rt.host_copy(_F, None, None, "data", _window1, None, 5)
+    return None
 
 
 @_rt.launcher
 def bar(data, *, _launch=None):
-    """Not translated: cannot lower 'call foobar(...)' at host level to Triton yet."""
+    """Not translated: croq2triton does not translate the call of 'foobar' between launches (a C++ function: the
+    launcher is Python).
+    """
     raise _rt.not_translated(
         "bar",
         "corpus/upstream/tests/parse/chunkat.co",
         24,
         5,
         37,
-        "cannot lower 'call foobar(...)' at host level to Triton yet",
-        "host code between kernels may only declare sizes, buffers and views",
+        (
+            "croq2triton does not translate the call of 'foobar' between launches (a C++ function: the launcher "
+            "is Python)"
+        ),
+        None,
     )
 
 
@@ -99,29 +105,29 @@ def wow(*, _launch=None):
 
 @_rt.launcher
 def cow(inp, *, _launch=None):
-    """Not translated: cannot lower 'dma.copy' at host level to Triton yet."""
+    """Not translated: host-level '.modspan' views cannot be lowered yet; take the view inside 'parallel'."""
     raise _rt.not_translated(
         "cow",
         "corpus/upstream/tests/parse/chunkat.co",
-        47,
-        5,
-        43,
-        "cannot lower 'dma.copy' at host level to Triton yet",
-        "host code between kernels may only declare sizes, buffers and views",
+        49,
+        17,
+        34,
+        "host-level '.modspan' views cannot be lowered yet; take the view inside 'parallel'",
+        None,
     )
 
 
 @_rt.launcher
 def mow(inp, *, _launch=None):
-    """Not translated: cannot lower 'dma.copy' at host level to Triton yet."""
+    """Not translated: host-level '.modspan' views cannot be lowered yet; take the view inside 'parallel'."""
     raise _rt.not_translated(
         "mow",
         "corpus/upstream/tests/parse/chunkat.co",
         69,
-        5,
-        71,
-        "cannot lower 'dma.copy' at host level to Triton yet",
-        "host code between kernels may only declare sizes, buffers and views",
+        34,
+        51,
+        "host-level '.modspan' views cannot be lowered yet; take the view inside 'parallel'",
+        None,
     )
 
 
@@ -155,4 +161,7 @@ def baz(i, *, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {"baz": {"params": [("i", "tensor")], "writes": [], "returns": "none"}}
+__croq_ops__ = {
+    "foo": {"params": [("data", "tensor")], "writes": [], "returns": "none"},
+    "baz": {"params": [("i", "tensor")], "writes": [], "returns": "none"},
+}

@@ -1,0 +1,539 @@
+"""``__device__`` helper functions of a .co file (LANGUAGE.md 1, 7.7), read so that ``call`` can
+use the ones Triton can express.
+
+The front end keeps device code as text islands (frontend/preprocess.py).  A helper whose body is
+one ``return`` of an expression over its parameters, with arithmetic and CUDA intrinsics that have
+a Triton counterpart, is read here into a Croqtile expression (the front end's own AST): math
+intrinsics become the Croqtile builtins that compute them (``fabsf`` is ``__fabs``, ``__expf`` is
+``__exp``), atomics the Croqtile atomics on the element their pointer addresses (``atomicAdd(a, b)``
+is ``__atomic_add(*a, b)``; a call passes ``&t.at(i)`` for ``a``), warp shuffles a builtin of
+their own (``__shfl_xor_sync``, a permutation of the threads' values that the lifting knows).
+Anything else leaves the function with the reason, naming the construct where it stands
+(``a 'for' loop at line 12``), which a call of it reports.
+
+The C++ read here is a small expression language: literals, parameters, ``+ - * / % << >> & | ^
+&& || ! ~``, comparisons, ``?:``, casts (``(float)x``, ``float(x)``, ``static_cast<float>(x)``),
+calls of the intrinsics below and of other helpers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import Span
+from . import ast as A
+
+# C spellings of the element types (``choreo::`` / ``croq::`` names are the Croqtile ones)
+C_TYPES = {
+    "float": "f32", "double": "f64", "bool": "bool", "half": "f16", "__half": "f16",
+    "__nv_bfloat16": "bf16", "nv_bfloat16": "bf16", "__nv_fp8_e4m3": "f8_e4m3", "__nv_fp8_e5m2": "f8_e5m2",
+    "int": "s32", "signed": "s32", "signed int": "s32", "unsigned": "u32", "unsigned int": "u32",
+    "short": "s16", "short int": "s16", "unsigned short": "u16", "char": "s8", "signed char": "s8",
+    "unsigned char": "u8", "long": "s64", "long int": "s64", "long long": "s64", "long long int": "s64",
+    "unsigned long": "u64", "unsigned long long": "u64", "size_t": "u64",
+    "int8_t": "s8", "int16_t": "s16", "int32_t": "s32", "int64_t": "s64",
+    "uint8_t": "u8", "uint16_t": "u16", "uint32_t": "u32", "uint64_t": "u64",
+}  # fmt: skip
+# Croqtile's own names of the element types Triton has (``choreo::f16``)
+CROQ_TYPES = {"f64", "f32", "f16", "bf16", "f8_e4m3", "f8_e5m2", "s64", "s32", "s16", "s8", "u64", "u32", "u16", "u8"}
+QUALIFIERS = {
+    "__device__", "__co_device__", "__host__", "__forceinline__", "__inline__", "inline", "static", "constexpr",
+    "extern", "__noinline__", "const", "volatile", "__restrict__", "__restrict", "typename",
+}  # fmt: skip
+
+# intrinsics computed by a Croqtile builtin of the same arguments
+MATH = {
+    "fabsf": "__fabs", "fabs": "__fabs", "abs": "__fabs", "__expf": "__exp", "expf": "__exp", "exp2f": "__exp2f",
+    "__exp2f": "__exp2f", "expm1f": "__expm1", "__logf": "__log", "logf": "__log", "log1pf": "__log1p",
+    "sqrtf": "__sqrt", "__fsqrt_rn": "__sqrt", "rsqrtf": "__rsqrt", "__sinf": "__sin", "sinf": "__sin",
+    "__cosf": "__cos", "cosf": "__cos", "__tanf": "__tan", "tanf": "__tan", "tanhf": "__tanh", "asinf": "__asin",
+    "acosf": "__acos", "atanf": "__atan", "atan2f": "__atan2", "sinhf": "__sinh", "coshf": "__cosh",
+    "floorf": "__floor", "ceilf": "__ceil", "roundf": "__round", "powf": "__pow", "__powf": "__pow",
+    "fmaf": "__fmaf", "__fmaf_rn": "__fmaf", "max": "__max", "min": "__min", "fmaxf": "__max", "fminf": "__min",
+    "fmax": "__max", "fmin": "__min", "::max": "__max", "::min": "__min",
+}  # fmt: skip
+ARITY = {"__fmaf": 3, "__max": 2, "__min": 2, "__pow": 2, "__atan2": 2}
+# rounding-mode arithmetic: the operator itself (Triton rounds to nearest)
+OPERATORS = {"__fdividef": "/", "__fdiv_rn": "/", "__fmul_rn": "*", "__fadd_rn": "+", "__fsub_rn": "-"}
+ATOMICS = {
+    "atomicAdd": "__atomic_add", "atomicSub": "__atomic_sub", "atomicExch": "__atomic_exch",
+    "atomicMin": "__atomic_min", "atomicMax": "__atomic_max", "atomicAnd": "__atomic_and",
+    "atomicOr": "__atomic_or", "atomicXor": "__atomic_xor", "atomicCAS": "__atomic_cas",
+}  # fmt: skip
+# warp shuffles: (the builtin, whether the first argument is the mask of participating threads)
+SHUFFLES = {
+    "__shfl_xor_sync": ("__shfl_xor_sync", True), "__shfl_sync": ("__shfl_sync", True),
+    "__shfl_down_sync": ("__shfl_down_sync", True), "__shfl_up_sync": ("__shfl_up_sync", True),
+    "__shfl_xor": ("__shfl_xor_sync", False), "__shfl": ("__shfl_sync", False),
+    "__shfl_down": ("__shfl_down_sync", False), "__shfl_up": ("__shfl_up_sync", False),
+}  # fmt: skip
+SHUFFLE_BUILTINS = frozenset(b for b, _ in SHUFFLES.values())
+STATEMENT_WORDS = {
+    "for": "a 'for' loop", "while": "a 'while' loop", "do": "a 'do' loop", "if": "an 'if'", "switch": "a 'switch'",
+    "asm": "inline asm", "__asm__": "inline asm", "__asm": "inline asm", "goto": "a 'goto'", "break": "a 'break'",
+    "continue": "a 'continue'", "return": "a second 'return'",
+}  # fmt: skip
+
+
+@dataclass
+class DeviceParam:
+    name: str
+    ctype: str | None  # the Croqtile element type; None for a template's type (the argument's)
+    pointer: bool = False
+    template: str | None = None  # the template's type parameter it has (``T``)
+
+
+@dataclass
+class DeviceFunction:
+    """One ``__device__`` function: its signature, and either its body as one Croqtile expression
+    over the parameters' names or why it has none (``refusal``, naming the construct)."""
+
+    name: str
+    params: list[DeviceParam]
+    returns: str | None  # Croqtile type, 'void', or None for a template's type
+    body: A.Expr | None
+    refusal: str | None
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def shuffles(self) -> bool:
+        """Does the body exchange values between threads (a warp shuffle)?"""
+        return self.body is not None and any(
+            isinstance(n, A.Builtin) and n.name in SHUFFLE_BUILTINS for n in self.body.walk()
+        )
+
+    @property
+    def addresses(self) -> bool:
+        """Does the body take an address or go through a pointer (an atomic, a read through ``*p``)?"""
+        if any(p.pointer for p in self.params):
+            return True
+        return self.body is not None and any(
+            (isinstance(n, A.Call) and n.kind == "atomic") or (isinstance(n, A.Unary) and n.op in ("&", "*"))
+            for n in self.body.walk()
+        )
+
+
+class _Refused(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+_TOKEN = re.compile(
+    r"(?P<ws>\s+)|(?P<comment>//[^\n]*|/\*.*?\*/)"
+    r"|(?P<num>0[xX][0-9a-fA-F]+[uUlL]*|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fFuUlL]*)"
+    r"|(?P<id>(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)"
+    r"|(?P<str>\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*')"
+    r"|(?P<op><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^~!<>=?:;,.(){}\[\]#])",
+    re.S,
+)
+
+
+@dataclass
+class _Tok:
+    kind: str  # num id str op end
+    text: str
+    start: int  # offset in the preprocessed text
+    end: int
+
+
+def _tokens(text: str, base: int) -> list[_Tok]:
+    out: list[_Tok] = []
+    pos = 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise _Refused(f"the character {text[pos]!r}")
+        kind = m.lastgroup or "op"
+        if kind not in ("ws", "comment"):
+            value = re.sub(r"\s+", "", m.group()) if kind == "id" else m.group()
+            out.append(_Tok(kind, value, base + m.start(), base + m.end()))
+        pos = m.end()
+    out.append(_Tok("end", "", base + len(text), base + len(text)))
+    return out
+
+
+def template_params(host_before: str) -> set[str]:
+    """The type parameters of a ``template <typename T, class C>`` that ends the host text before
+    a device function (the front end leaves it there)."""
+    m = re.search(r"template\s*<([^<>]*)>\s*$", _strip_comments(host_before))
+    if m is None:
+        return set()
+    names = set()
+    for part in m.group(1).split(","):
+        words = part.split("=")[0].split()
+        if len(words) >= 2 and words[0] in ("typename", "class"):
+            names.add(words[-1])
+    return names
+
+
+def _strip_comments(text: str) -> str:
+    return re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
+
+
+def read_device(text: str, span: Span | None, templates: set[str] | None = None) -> DeviceFunction | None:
+    """The device function of one device-code island (None when it declares something else: a
+    variable, a struct)."""
+    base = span.start if span is not None and span.offsets_known else 0
+    smap = span._map if span is not None and span.offsets_known else None  # noqa: SLF001 - the island's own map
+    reader = _Reader(text, base, smap, span, templates or set())
+    try:
+        toks = _tokens(text, base)
+    except _Refused:
+        return None
+    reader.toks = toks
+    return reader.function()
+
+
+class _Reader:
+    def __init__(self, text: str, base: int, smap: object, span: Span | None, templates: set[str]) -> None:
+        self.text = text
+        self.base = base
+        self.smap = smap
+        self.span = span
+        self.templates = templates
+        self.toks: list[_Tok] = []
+        self.pos = 0
+        self.params: dict[str, DeviceParam] = {}
+
+    # ------------------------------------------------------------ helpers
+    def sp(self, start: int, end: int) -> Span | None:
+        if self.smap is None:
+            return self.span
+        return Span(self.smap, start, end)  # type: ignore[arg-type]
+
+    def line_of(self, tok: _Tok) -> str:
+        s = self.sp(tok.start, tok.end)
+        return f" at line {s.line}" if s is not None and s.line else ""
+
+    def peek(self, k: int = 0) -> _Tok:
+        return self.toks[min(self.pos + k, len(self.toks) - 1)]
+
+    def take(self) -> _Tok:
+        t = self.peek()
+        self.pos += 1
+        return t
+
+    def expect(self, text: str) -> _Tok:
+        t = self.take()
+        if t.text != text:
+            raise _Refused(f"'{t.text or 'the end'}' where '{text}' was expected{self.line_of(t)}")
+        return t
+
+    # ------------------------------------------------------------ signature
+    def function(self) -> DeviceFunction | None:
+        head: list[_Tok] = []
+        while self.peek().kind != "end" and self.peek().text not in ("(", "{", ";", "="):
+            head.append(self.take())
+        if self.peek().text != "(" or not head or head[-1].kind != "id":
+            return None  # a variable, a struct: not a function
+        name = head[-1].text
+        span = self.sp(head[-1].start, head[-1].end)
+        words = [t.text for t in head[:-1] if t.text not in QUALIFIERS and not t.text.startswith("__launch_bounds__")]
+        try:
+            returns = self.type_of(words, allow_void=True)
+        except _Refused as e:
+            return DeviceFunction(name, [], None, None, f"it returns {e.message}", span)
+        try:
+            params = self.signature()
+        except _Refused as e:
+            return DeviceFunction(name, [], returns, None, e.message, span)
+        self.params = {p.name: p for p in params}
+        if self.peek().text in ("const", "noexcept"):
+            self.take()
+        if self.peek().text != "{":
+            return DeviceFunction(name, params, returns, None, "it is declared here without a body", span)
+        try:
+            body = self.body(returns == "void")
+        except _Refused as e:
+            return DeviceFunction(name, params, returns, None, e.message, span)
+        return DeviceFunction(name, params, returns, body, None, span)
+
+    def type_of(self, words: list[str], allow_void: bool = False) -> str | None:
+        """The Croqtile type of a C type spelt by ``words`` (None: a template's type parameter)."""
+        spelled = " ".join(w for w in words if w not in ("*", "&"))
+        for prefix in ("choreo::", "croq::", "std::"):
+            spelled = spelled.replace(prefix, "")
+        if spelled in self.templates:
+            return None
+        if spelled == "void" and allow_void:
+            return "void"
+        if spelled in C_TYPES:
+            return C_TYPES[spelled]
+        if spelled in CROQ_TYPES:
+            return spelled
+        raise _Refused(f"a value of type '{spelled or '?'}'")
+
+    def signature(self) -> list[DeviceParam]:
+        self.expect("(")
+        params: list[DeviceParam] = []
+        if self.peek().text == ")":
+            self.take()
+            return params
+        if self.peek().text == "void" and self.peek(1).text == ")":
+            self.pos += 2
+            return params
+        while True:
+            words: list[_Tok] = []
+            depth = 0
+            while self.peek().kind != "end" and not (depth == 0 and self.peek().text in (",", ")")):
+                t = self.take()
+                depth += t.text in ("<", "(", "[") and 1 or 0
+                depth -= t.text in (">", ")", "]") and 1 or 0
+                words.append(t)
+            names = [t for t in words if t.kind == "id" and t.text not in QUALIFIERS]
+            if len(names) < 2 or any(t.text in ("[", "=", "(") for t in words):
+                what = " ".join(t.text for t in words)
+                raise _Refused(f"a parameter '{what}' of a form this translator does not read")
+            pointer = any(t.text == "*" for t in words)
+            type_words = [t.text for t in names[:-1]]
+            try:
+                ctype = self.type_of(type_words)
+            except _Refused as e:
+                raise _Refused(f"its parameter '{names[-1].text}' is {e.message}") from None
+            template = " ".join(type_words) if ctype is None else None
+            params.append(DeviceParam(names[-1].text, ctype, pointer, template))
+            sep = self.take()
+            if sep.text == ")":
+                return params
+            if sep.text != ",":
+                raise _Refused(f"'{sep.text}' in its parameter list{self.line_of(sep)}")
+
+    # ------------------------------------------------------------ body
+    def body(self, void: bool) -> A.Expr:
+        """``{ return e; }``, or ``{ e; }`` in a function that returns nothing (``atomicAdd(p, 1);``)."""
+        self.expect("{")
+        first = self.peek()
+        if void and first.text != "return":
+            try:
+                value = self.expr()
+            except _Refused as e:
+                raise _Refused(f"its body is not one expression: {e.message}") from None
+        elif first.text != "return":
+            raise _Refused(f"its body is not one return of an expression: {self.statement(first)}{self.line_of(first)}")
+        else:
+            self.take()
+            value = self.expr()
+        end = self.take()
+        if end.text != ";":
+            raise _Refused(f"'{end.text}' after its return value{self.line_of(end)}")
+        after = self.peek()
+        if after.text != "}":
+            raise _Refused(
+                f"its body is not one return of an expression: {self.statement(after)} after the return"
+                f"{self.line_of(after)}"
+            )
+        return value
+
+    def statement(self, t: _Tok) -> str:
+        if t.text in STATEMENT_WORDS:
+            return STATEMENT_WORDS[t.text]
+        if t.text in ("{", ";"):
+            return "a block" if t.text == "{" else "an empty statement"
+        nxt = self.peek(1) if self.peek() is t else None
+        if t.kind == "id" and (t.text in C_TYPES or t.text in QUALIFIERS or (nxt is not None and nxt.kind == "id")):
+            return "a declaration"
+        return "a statement"
+
+    # ------------------------------------------------------------ expressions (C precedence)
+    BINARY_LEVELS: tuple[tuple[str, ...], ...] = (
+        ("||",),
+        ("&&",),
+        ("|",),
+        ("^",),
+        ("&",),
+        ("==", "!="),
+        ("<", ">", "<=", ">="),
+        ("<<", ">>"),
+        ("+", "-"),
+        ("*", "/", "%"),
+    )
+
+    def expr(self) -> A.Expr:
+        t = self.peek()
+        if t.text in ("=", "+=", "-=", "*=", "/=", "<<=", ">>="):
+            raise _Refused(f"an assignment{self.line_of(t)}")
+        cond = self.binary(0)
+        if self.peek().text in ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="):
+            raise _Refused(f"an assignment{self.line_of(self.peek())}")
+        if self.peek().text != "?":
+            return cond
+        self.take()
+        then = self.expr()
+        self.expect(":")
+        other = self.expr()
+        return A.Ternary(cond, then, other, span=self.join(cond, other))
+
+    def join(self, a: A.Node, b: A.Node) -> Span | None:
+        if a.span is None or b.span is None or not a.span.offsets_known:
+            return a.span
+        return self.sp(a.span.start, b.span.end)
+
+    def binary(self, level: int) -> A.Expr:
+        if level == len(self.BINARY_LEVELS):
+            return self.unary()
+        lhs = self.binary(level + 1)
+        while self.peek().text in self.BINARY_LEVELS[level]:
+            op = self.take().text
+            rhs = self.binary(level + 1)
+            lhs = A.Binary(op, lhs, rhs, span=self.join(lhs, rhs))
+        return lhs
+
+    def unary(self) -> A.Expr:
+        t = self.peek()
+        if t.text in ("-", "!", "~", "&", "*", "+"):
+            self.take()
+            operand = self.unary()
+            if t.text == "+":
+                return operand
+            if t.text == "-" and isinstance(operand, A.IntLit):
+                return A.IntLit(
+                    -operand.value,
+                    f"-{operand.text}",
+                    operand.type,
+                    span=self.sp(t.start, operand.span.end if operand.span else t.end),
+                )
+            return A.Unary(
+                t.text,
+                operand,
+                span=self.sp(t.start, operand.span.end if operand.span and operand.span.offsets_known else t.end),
+            )
+        if t.text in ("++", "--"):
+            raise _Refused(f"'{t.text}' (it changes a variable){self.line_of(t)}")
+        if t.text == "(" and self.is_type(self.peek(1)):
+            close = self.pos + 1
+            while close < len(self.toks) and self.toks[close].text != ")":
+                close += 1
+            words = [x.text for x in self.toks[self.pos + 1 : close]]
+            if all(self.is_type(x) or x.text in ("*", "const") for x in self.toks[self.pos + 1 : close]):
+                self.pos = close + 1
+                value = self.unary()
+                return self.cast(words, value, t)
+        return self.postfix(self.primary())
+
+    def is_type(self, t: _Tok) -> bool:
+        word = t.text
+        for prefix in ("choreo::", "croq::", "std::"):
+            word = word.replace(prefix, "")
+        return t.kind == "id" and (
+            word in C_TYPES or word in self.templates or word in ("unsigned", "signed", "long", "short", "const")
+        )
+
+    def cast(self, words: list[str], value: A.Expr, at: _Tok) -> A.Expr:
+        if "*" in words:
+            raise _Refused(f"a pointer cast{self.line_of(at)}")
+        ctype = self.type_of([w for w in words if w != "const"])
+        if ctype is None:  # to a template's type: the value itself
+            return value
+        end = value.span.end if value.span is not None and value.span.offsets_known else at.end
+        return A.Cast(ctype, False, value, span=self.sp(at.start, end))
+
+    def postfix(self, e: A.Expr) -> A.Expr:
+        t = self.peek()
+        if t.text in ("[", ".", "->", "++", "--"):
+            what = {"[": "indexing", ".": "a member access", "->": "a member access"}.get(t.text, f"'{t.text}'")
+            raise _Refused(f"{what}{self.line_of(t)}")
+        return e
+
+    def primary(self) -> A.Expr:
+        t = self.take()
+        sp = self.sp(t.start, t.end)
+        if t.kind == "num":
+            return _number(t.text, sp)
+        if t.text == "(":
+            inner = self.expr()
+            close = self.expect(")")
+            return A.Paren(inner, span=self.sp(t.start, close.end))
+        if t.kind == "id":
+            if t.text in ("true", "false"):
+                return A.BoolLit(t.text == "true", span=sp)
+            if t.text in ("static_cast", "reinterpret_cast", "const_cast", "__builtin_bit_cast"):
+                if t.text != "static_cast":
+                    raise _Refused(f"'{t.text}'{self.line_of(t)}")
+                self.expect("<")
+                words = []
+                while self.peek().text != ">" and self.peek().kind != "end":
+                    words.append(self.take().text)
+                self.expect(">")
+                self.expect("(")
+                value = self.expr()
+                self.expect(")")
+                return self.cast(words, value, t)
+            if self.peek().text == "(":
+                if self.is_type(t):  # ``float(x)``, ``uint32_t(-1)``
+                    self.take()
+                    value = self.expr()
+                    self.expect(")")
+                    return self.cast([t.text], value, t)
+                return self.call(t)
+            if self.peek().text == "<" and not self.peek(1).kind == "num" and t.text not in self.params:
+                raise _Refused(f"a template call of '{t.text}'{self.line_of(t)}")
+            if t.text in self.params:
+                return A.Name(t.text, span=sp)
+            raise _Refused(f"it reads '{t.text}', which is not one of its parameters{self.line_of(t)}")
+        if t.kind == "str":
+            raise _Refused(f"a string{self.line_of(t)}")
+        raise _Refused(f"'{t.text or 'the end'}' where a value was expected{self.line_of(t)}")
+
+    def arguments(self) -> list[A.Expr]:
+        self.expect("(")
+        args: list[A.Expr] = []
+        if self.peek().text == ")":
+            self.take()
+            return args
+        while True:
+            args.append(self.expr())
+            sep = self.take()
+            if sep.text == ")":
+                return args
+            if sep.text != ",":
+                raise _Refused(f"'{sep.text}' in the arguments of a call{self.line_of(sep)}")
+
+    def call(self, fn: _Tok) -> A.Expr:
+        name = fn.text
+        args = self.arguments()
+        end = self.toks[self.pos - 1].end
+        sp = self.sp(fn.start, end)
+        if name in MATH:
+            builtin = MATH[name]
+            if len(args) != ARITY.get(builtin, 1):
+                raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
+            return A.Builtin(builtin, args, span=sp)
+        if name in OPERATORS and len(args) == 2:
+            return A.Paren(A.Binary(OPERATORS[name], args[0], args[1], span=sp), span=sp)
+        if name in ("__frcp_rn", "__fdividef") and len(args) == 1:
+            return A.Paren(A.Binary("/", A.FloatLit(1.0, "1.0f", span=sp), args[0], span=sp), span=sp)
+        if name == "__saturatef" and len(args) == 1:
+            zero, one = A.FloatLit(0.0, "0.0f", span=sp), A.FloatLit(1.0, "1.0f", span=sp)
+            return A.Builtin("__min", [A.Builtin("__max", [args[0], zero], span=sp), one], span=sp)
+        if name in ATOMICS:
+            n = 3 if name == "atomicCAS" else 2
+            if len(args) != n:
+                raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
+            target = A.Unary("*", args[0], span=args[0].span)
+            return A.Call("atomic", ATOMICS[name], [target, *args[1:]], span=sp)
+        if name in SHUFFLES:
+            builtin, masked = SHUFFLES[name]
+            rest = args[1:] if masked else args
+            if len(rest) not in (2, 3):
+                raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
+            width = rest[2] if len(rest) == 3 else A.IntLit(32, "32", span=sp)
+            return A.Builtin(builtin, [rest[0], rest[1], width], span=sp)
+        # another function: a helper of the file, resolved where a call uses this one
+        return A.Call("call", name, args, span=sp)
+
+
+def _number(text: str, span: Span | None) -> A.Expr:
+    low = text.lower()
+    is_hex = low.startswith("0x")
+    if not is_hex and ("." in low or "e" in low or low.endswith("f")):
+        single = low.endswith("f")
+        value = float(low.rstrip("fl"))
+        return A.FloatLit(value, text, double=not single, span=span)
+    digits = low.rstrip("ul")
+    value = int(digits, 16) if is_hex else int(digits)
+    unsigned = "u" in low[len(digits) :]
+    wide = "l" in low[len(digits) :]
+    ctype = ("u64" if wide else "u32") if unsigned else ("s64" if wide or value > 2**31 - 1 else "s32")
+    return A.IntLit(value, text, ctype, span=span)

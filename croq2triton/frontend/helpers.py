@@ -1,0 +1,180 @@
+"""Calls of ``__device__`` helpers (frontend/device.py) inside ``__co__`` functions.
+
+A helper whose body only computes a value (``ABS_F32``) stays a call: the call node carries the
+helper (``Call.device``) and the lifting makes it a ``@triton.jit`` function of the module.  A
+helper whose body goes through an address or exchanges values between threads (``ATOMIC_ADD``
+around ``atomicAdd``, ``SHFL_XOR`` around ``__shfl_xor_sync``) is what its body says at the call:
+the body with each parameter replaced by the call's argument converted to the parameter's type,
+``*&t.at(i)`` read as ``t.at(i)`` -- ``call ATOMIC_ADD(&t.at(i), 1)`` is ``__atomic_add(t.at(i),
+1)``, which every later stage (the tensors a function writes, where buffers live, the lifting)
+knows.  A call of a helper with no such body carries the helper too, and its refusal names why.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable
+
+from . import ast as A
+from .device import DeviceFunction, read_device, template_params
+
+
+def device_functions(items: list[A.TopItem]) -> dict[str, DeviceFunction]:
+    """The device functions of a file, by name (the last definition of a name wins over a
+    declaration of it)."""
+    out: dict[str, DeviceFunction] = {}
+    before = ""
+    for item in items:
+        if isinstance(item, A.HostText):
+            before = item.text
+        elif isinstance(item, A.DeviceCode):
+            df = read_device(item.text, item.span, template_params(before))
+            before = ""
+            if df is not None and (df.name not in out or out[df.name].body is None or df.body is not None):
+                if df.refusal == "it is declared here without a body" and df.name in out:
+                    continue
+                out[df.name] = df
+    return out
+
+
+def resolve_helpers(items: list[A.TopItem]) -> None:
+    """Every call of a device helper in the ``__co__`` functions of ``items``, as the module
+    docstring says (in place)."""
+    devices = device_functions(items)
+    if not devices:
+        return
+    kinds: dict[str, str] = {}
+    for name in devices:
+        _kind(name, devices, kinds, [])
+    for df in devices.values():  # calls between helpers
+        if df.body is not None:
+            df.body = _resolve(df.body, devices, kinds)  # type: ignore[assignment]
+    for item in items:
+        if isinstance(item, A.CoFunction):
+            item.body = _resolve(item.body, devices, kinds)  # type: ignore[assignment]
+
+
+def _kind(name: str, devices: dict[str, DeviceFunction], kinds: dict[str, str], stack: list[str]) -> str:
+    """'value' (a jit helper), 'inline' (expanded at the call) or 'refused' (a refusal set)."""
+    if name in kinds:
+        return kinds[name]
+    df = devices[name]
+    if df.body is None:
+        kinds[name] = "refused"
+        return "refused"
+    if name in stack:
+        df.body, df.refusal = None, "it calls itself"
+        kinds[name] = "refused"
+        return "refused"
+    kind = "inline" if df.shuffles or df.addresses else "value"
+    for n in df.body.walk():
+        if isinstance(n, A.Call) and n.kind == "call":
+            if n.name not in devices:
+                df.body, df.refusal = None, _unknown(n)
+                kind = "refused"
+                break
+            inner = _kind(n.name, devices, kinds, [*stack, name])
+            if inner == "refused":
+                df.body, df.refusal = None, f"it calls '{n.name}', which is not translated ({devices[n.name].refusal})"
+                kind = "refused"
+                break
+            if inner == "inline":
+                kind = "inline"
+    kinds[name] = kind
+    return kind
+
+
+def _unknown(c: A.Call) -> str:
+    line = f" at line {c.span.line}" if c.span is not None and c.span.line else ""
+    return f"it calls '{c.name}'{line}, which has no Triton counterpart"
+
+
+def _resolve(node: object, devices: dict[str, DeviceFunction], kinds: dict[str, str]) -> object:
+    def change(x: object) -> object | None:
+        if isinstance(x, A.CallStmt) and _helper(x.call, devices) is not None:
+            return _statement(x, devices, kinds)
+        if isinstance(x, A.Call) and (df := _helper(x, devices)) is not None:
+            x.args = [_resolve(a, devices, kinds) for a in x.args]  # type: ignore[misc]
+            if kinds.get(df.name) == "inline":
+                return _expand(x, df, devices, kinds)
+            x.device = df
+            return x
+        return None
+
+    return _rewrite(node, change)
+
+
+def _helper(c: A.Call, devices: dict[str, DeviceFunction]) -> DeviceFunction | None:
+    if c.kind not in ("call", "intrinsic") or c.targs:
+        return None
+    return devices.get(c.name.removeprefix("::"))
+
+
+def _statement(s: A.CallStmt, devices: dict[str, DeviceFunction], kinds: dict[str, str]) -> A.Stmt:
+    """``call F(...);``: the atomic the helper's body is, nothing where it only computes a value."""
+    value = _resolve(s.call, devices, kinds)
+    while isinstance(value, (A.Paren, A.Cast)):
+        value = value.expr
+    if isinstance(value, A.Call):
+        s.call = value
+        return s
+    if isinstance(value, A.Expr) and not any(isinstance(n, (A.Call, A.IncDec)) for n in value.walk()):
+        return A.Empty(span=s.span)  # a value nobody reads
+    return s  # an atomic inside an expression: the lifting refuses the call (s.call.device)
+
+
+def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], kinds: dict[str, str]) -> A.Expr:
+    """The body of ``df`` for the call ``c``."""
+    assert df.body is not None
+    if len(c.args) != len(df.params):
+        c.device = dataclasses.replace(
+            df, body=None, refusal=f"it takes {len(df.params)} argument(s), {len(c.args)} given"
+        )
+        return c
+    uses = {p.name: sum(isinstance(n, A.Name) and n.name == p.name for n in df.body.walk()) for p in df.params}
+    env: dict[str, A.Expr] = {}
+    for p, arg in zip(df.params, c.args, strict=True):
+        if uses[p.name] > 1 and any(isinstance(n, (A.Call, A.IncDec)) for n in arg.walk()):
+            c.device = dataclasses.replace(
+                df, body=None, refusal=f"its parameter '{p.name}' is read twice and the argument changes something"
+            )
+            return c
+        if p.pointer or p.ctype is None:
+            env[p.name] = A.Paren(arg, span=arg.span)
+        else:
+            env[p.name] = A.Cast(p.ctype, False, arg, span=arg.span)
+    body = copy.deepcopy(df.body)
+    body = _rewrite(body, lambda x: copy.deepcopy(env[x.name]) if isinstance(x, A.Name) and x.name in env else None)
+    body = _rewrite(body, _through_address)
+    assert isinstance(body, A.Expr)
+    body = _resolve(body, devices, kinds)  # type: ignore[assignment]
+    if df.returns not in (None, "void") and not (isinstance(body, A.Call) and body.kind == "atomic"):
+        body = A.Cast(df.returns, False, body, span=c.span)  # type: ignore[arg-type]
+    return A.Paren(body, span=c.span) if not isinstance(body, A.Call) else body  # type: ignore[arg-type]
+
+
+def _through_address(x: object) -> object | None:
+    """``*&e`` is ``e`` (a pointer parameter given ``&t.at(i)``)."""
+    if isinstance(x, A.Unary) and x.op == "*":
+        inner = x.operand
+        while isinstance(inner, A.Paren):
+            inner = inner.expr
+        if isinstance(inner, A.Unary) and inner.op == "&":
+            return _rewrite(inner.operand, _through_address)
+    return None
+
+
+def _rewrite(node: object, change: Callable[[object], object | None]) -> object:
+    """``node`` with every sub-node ``change`` replaces (returns other than None) replaced."""
+    new = change(node)
+    if new is not None:
+        return new
+    if isinstance(node, A.Node):
+        for f in dataclasses.fields(node):
+            if f.name in ("span", "device"):
+                continue
+            setattr(node, f.name, _rewrite(getattr(node, f.name), change))
+    elif isinstance(node, list):
+        return [_rewrite(y, change) for y in node]
+    return node

@@ -1,0 +1,185 @@
+"""Calls of ``__device__`` helpers and warp shuffles in a kernel (a mixin of lift/kernel.py).
+
+A helper that computes a value from its parameters (frontend/device.py, frontend/helpers.py) is a
+``@triton.jit`` function of the module (:class:`~croq2triton.tir.nodes.Helper`): its body is lifted
+once over placeholder parameters of the types the helper declares (a template's type parameter takes
+the argument's type: one helper per type, ``_device_SHFL_XOR_f32``), and the call passes the
+arguments converted to those types.
+
+A warp shuffle (``__shfl_xor_sync(mask, v, m, w)`` in a helper's body) gives each thread the value
+``v`` of another thread of its warp; the threads are lanes of the block's tile, so it is a gather
+along the innermost thread axis (``tl.gather``): thread ``i`` reads lane ``j`` of its segment of
+``w`` threads, or keeps its own value where PTX's ``shfl.sync`` does (``j`` past the segment's last
+lane for ``xor`` and ``down``, before its first for ``up``).
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import Any
+
+from ..frontend import ast as A
+from ..frontend.device import SHUFFLE_BUILTINS, DeviceFunction
+from ..tir import expr as E
+from ..tir import nodes as N
+from .arith import Value
+from .buffers import spread
+from .calls import call_form, call_hint
+from .host import ir_type
+from .notlifted import NotLifted
+
+WARP = 32
+RESERVED = {"tl", "triton", "math", "torch", "os"}
+
+
+class DeviceCalls:
+    scopes: list[dict[str, Any]]
+    body: list[N.Stmt]
+    lanes: tuple[int, tuple[int, ...]] | None
+    lane_first: int
+    lane_threads: int
+    helpers: dict[str, N.Helper]
+    expr: Any
+    convert: Any
+    ctype_of: Any
+    fresh: Any
+    emit: Any
+    lane_axis: dict[str, int]
+
+    def builtin(self, e: A.Builtin) -> Value:
+        if e.name in SHUFFLE_BUILTINS:
+            return self.shuffle(e)
+        return super().builtin(e)  # type: ignore[misc]
+
+    # ------------------------------------------------------------ helpers
+    def device_call(self, c: A.Call) -> Value:
+        """``F(args)`` of a helper that computes a value: a call of its ``@triton.jit`` function."""
+        df: DeviceFunction = c.device
+        if df.body is None:
+            raise NotLifted(call_form(c), c, call_hint(c))
+        if df.returns == "void":
+            raise NotLifted(f"the value of the call of '{c.name}', a __device__ function that returns nothing", c)
+        if len(c.args) != len(df.params):
+            raise NotLifted(f"the call of '{c.name}' with {len(c.args)} argument(s) (it takes {len(df.params)})", c)
+        args: list[E.Expr] = []
+        params: list[E.Var] = []
+        scope: dict[str, Value] = {}
+        deduced: dict[str, str] = {}  # a template's type parameter -> the type of its first argument
+        for p, a in zip(df.params, c.args, strict=True):
+            v = self.expr(a)
+            ctype = p.ctype or deduced.setdefault(p.template or "", self.ctype_of(v))
+            if ir_type(ctype) is None:
+                raise NotLifted(f"an argument of type '{ctype}' of the helper '{c.name}'", a)
+            v = self.convert(v, ctype)
+            arg = v.expr
+            if isinstance(arg, E.Const) and not arg.shape:  # a Triton scalar, not a Python number
+                arg = E.Cast(arg, ir_type(ctype) or "i32")
+            var = E.Var(_param_name(p.name), ir_type(ctype) or "i32")
+            params.append(var)
+            args.append(arg)
+            scope[p.name] = Value(var, ctype)
+        name = "_device_" + "_".join([df.name.replace("::", "_"), *deduced.values()])
+        helper = self.helpers.get(name)
+        if helper is None:
+            helper = self.helper_body(name, df, params, scope, c)
+            self.helpers[name] = helper
+        return Value(E.Call(name, tuple(args), helper.body.dtype), helper.ctype)
+
+    def helper_body(
+        self, name: str, df: DeviceFunction, params: list[E.Var], scope: dict[str, Value], c: A.Call
+    ) -> N.Helper:
+        assert df.body is not None
+        saved_body, saved_scopes = self.body, self.scopes
+        self.body, self.scopes = [], [scope]  # the helper sees its parameters only
+        try:
+            value = self.expr(df.body)
+            if df.returns not in (None, "void"):
+                value = self.convert(value, df.returns)
+            emitted = self.body
+        finally:
+            self.body, self.scopes = saved_body, saved_scopes
+        if emitted:
+            raise NotLifted(f"the helper '{c.name}', whose body needs statements in Triton", c)
+        unknown = {v.name for v in E.free_vars(value.expr)} - {p.name for p in params}
+        if unknown:
+            raise NotLifted(f"the helper '{c.name}', whose body reads {sorted(unknown)}", c)
+        where = df.span.line if df.span is not None else 0
+        return N.Helper(name, tuple(params), value.expr, value.ctype, f"__device__ {df.name}", where)
+
+    # ------------------------------------------------------------ shuffles
+    def shuffle(self, e: A.Builtin) -> Value:
+        """A warp shuffle (see the module's docstring)."""
+        value, offset, width = (self.expr(a) for a in e.args)
+        w = E.fold(width.expr)
+        if not (isinstance(w, E.Const) and isinstance(w.value, int) and 1 <= w.value <= WARP):
+            raise NotLifted("a warp shuffle whose width is not a constant of at most 32", e)
+        if w.value & (w.value - 1):
+            raise NotLifted("a warp shuffle whose width is not a power of two", e)
+        shape = self.lanes[1] if self.lanes is not None else ()
+        if not shape or all(n == 1 for n in shape) or not value.expr.shape:
+            return value  # one thread, or the same value in every thread
+        if any(not isinstance(n, int) for n in shape):
+            raise NotLifted("a warp shuffle among threads counted at launch", e)
+        axis = self.lane_first - 1
+        n = int(shape[axis])
+        lanes = 1
+        for k in shape:
+            lanes *= int(k)
+        if self.lane_threads > lanes:
+            raise NotLifted("a warp shuffle among the threads of a unit that runs as one lane", e)
+        if any(int(k) > 1 for d, k in enumerate(shape) if d != axis) and n % WARP:
+            raise NotLifted("a warp shuffle where a warp spans several thread levels", e)
+        try:
+            full = E.broadcast(value.expr.shape, shape)
+        except E.ShapeError:
+            full = ()
+        if full != tuple(shape):
+            raise NotLifted("a warp shuffle of a value that is not one per thread", e)
+        rank = len(shape)
+        i = self.lane_var(axis, n, rank)
+        lane = E.Bin("%", i, E.Const(WARP)) if n > WARP else i
+        segment = E.Bin("-", lane, E.Bin("%", lane, E.Const(w.value)))  # its first lane
+        last = E.Bin("+", segment, E.Const(w.value - 1))
+        b = self.convert(offset, "s32").expr
+        if e.name == "__shfl_xor_sync":
+            j: E.Expr = E.Bin("^", lane, b)
+            valid: E.Expr = E.Bin("<=", j, last)
+        elif e.name == "__shfl_down_sync":
+            j = E.Bin("+", lane, b)
+            valid = E.Bin("<=", j, last)
+        elif e.name == "__shfl_up_sync":
+            j = E.Bin("-", lane, b)
+            valid = E.Bin(">=", j, segment)
+        else:  # __shfl_sync: lane b of the segment
+            j = E.Bin(
+                "+",
+                segment,
+                E.Bin("%", E.Bin("+", E.Bin("%", b, E.Const(w.value)), E.Const(w.value)), E.Const(w.value)),
+            )
+            valid = E.Const(True, "i1")
+        source = E.Where(valid, E.Bin("+", E.Bin("-", i, lane), j), i)
+        index = spread(E.fold(source), tuple(int(k) for k in shape), "i32")
+        if not isinstance(index, E.Var):  # the thread each thread reads, named
+            var = E.Var(self.fresh("source_lane"), "i32", dims=index.shape, lo=0, hi=n - 1)
+            self.emit(N.Let(var, index), e)
+            index = var
+        tile = spread(value.expr, tuple(int(k) for k in shape), value.expr.dtype)
+        return Value(E.Call("gather", (tile, index, E.Const(axis)), value.expr.dtype), value.ctype)
+
+    def lane_var(self, axis: int, n: int, rank: int) -> E.Expr:
+        """The index of the threads along ``axis``: the thread level's variable where it is in
+        scope, else a new ``tl.arange``."""
+        want = E.Arange(n) if rank == 1 else E.Lift(E.Arange(n), rank, (axis,))
+        for sc in reversed(self.scopes):
+            for b in sc.values():
+                v = getattr(b, "value", None)
+                if isinstance(v, E.Var) and self.lane_axis.get(v.name) == axis and v.shape == want.shape:
+                    return v
+        return want
+
+
+def _param_name(name: str) -> str:
+    """A parameter's name in the helper: the C name unless Python or the module owns it."""
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in RESERVED or name.startswith("_"):
+        return f"{name}_"
+    return name

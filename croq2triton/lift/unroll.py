@@ -1,0 +1,210 @@
+"""Units (warps, warpgroups) that each issue MMAs with an accumulator of their own, where lift/units.py
+cannot concatenate their tiles (a unit index that also picks a shared part, an epilogue of each
+unit's threads): the units unrolled, one copy of the unit's code per unit index (LANGUAGE.md 7.3:
+a ``parallel`` of units runs its body once per unit, concurrently).
+
+Concurrent units are one sequential program where nothing orders them but their barriers: the code
+between two barriers runs for unit 0, then unit 1, ...; a barrier (``sync.shared``) is reached by
+every unit before any goes on, so it stays one, between the units' copies; a loop with a barrier
+inside (its bounds the same for every unit) is one loop whose body interleaves the units the same
+way.  Each copy's names are its own (``acc`` of unit 1 is ``acc__u1``); the buffers of the block
+(``shared``) and the names of the code around are the units' together.  A unit index is a
+constant in each copy (``p__u1`` is 1 of 2).  Units that wait on or trigger events, or with a
+barrier under a condition, are not unrolled.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+from collections.abc import Callable, Iterator
+
+from ..frontend import ast as A
+from ..sema.levels import chain_levels, chains
+from ..tir import expr as E
+from .terms import Bounded
+
+MAX_UNITS = 8  # more copies than this: the kernel would grow past what is worth compiling
+RENAMED_FIELDS = ("name", "result", "after", "frag", "vars")
+
+
+class NotUnrolled(Exception):
+    """Units that cannot be unrolled; ``node``: where, and ``reason`` what (None: no reason to
+    give beyond the first refusal)."""
+
+    def __init__(self, reason: str | None = None, node: A.Node | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.node = node
+
+
+def unroll_units(top: A.Parallel) -> tuple[A.Parallel, dict[str, Bounded]] | None:
+    """``top`` with its parallels of units that issue MMAs unrolled, and the constant unit indices
+    of the copies; None where there is none to unroll; :class:`NotUnrolled` where one cannot be."""
+    new = copy.deepcopy(top)
+    units: set[int] = set()  # the levels of units (annotated, or by their place in the chain)
+    for chain in chains(new):
+        for b, lvl in zip(chain, chain_levels(chain), strict=True):
+            if lvl in ("group", "group-4") and all(b is not t for t in new.levels):
+                units.add(id(b))
+
+    def target(p: A.Node) -> bool:
+        return (
+            isinstance(p, A.Parallel)
+            and p is not new
+            and bool(p.levels)
+            and all(id(b) in units for b in p.levels)
+            and not p.is_async
+            and any(isinstance(n, A.MmaOp) for n in p.body.walk())
+        )
+
+    if not any(target(p) for p in new.walk()):
+        return None
+    fixed: dict[str, Bounded] = {}
+    _replace(new, fixed, target)  # NotUnrolled where it cannot
+    return new, fixed
+
+
+def _replace(node: A.Node, fixed: dict[str, Bounded], target: Callable[[A.Node], bool]) -> None:
+    """Every unit parallel with MMAs under ``node`` replaced by its unrolled block, in place."""
+    for f in dataclasses.fields(node):
+        v = getattr(node, f.name)
+        if isinstance(v, A.Parallel) and target(v):
+            setattr(node, f.name, _unrolled(v, fixed))
+        elif isinstance(v, list):
+            setattr(node, f.name, [_unrolled(x, fixed) if isinstance(x, A.Parallel) and target(x) else x for x in v])
+    for child in node.children():
+        _replace(child, fixed, target)
+
+
+def _unrolled(p: A.Parallel, fixed: dict[str, Bounded]) -> A.Block:
+    names: list[str | None] = []
+    counts: list[int] = []
+    for b in p.levels:
+        vs: list[str | None] = list(b.vars) if b.vars is not None else [b.name]
+        for var, bound in zip(vs, b.bound, strict=True):
+            n = bound.value if isinstance(bound, A.IntLit) else None
+            if not isinstance(n, int) or n < 1:
+                raise NotUnrolled()
+            names.append(var)
+            counts.append(n)
+    total = 1
+    for n in counts:
+        total *= n
+    if total > MAX_UNITS:
+        raise NotUnrolled()
+    event = next((n for n in p.body.walk() if isinstance(n, (A.Wait, A.Trigger))), None)
+    if event is not None:
+        raise NotUnrolled("units that each issue MMAs and wait on or trigger events", event)
+    local = _defined(p.body)
+    for n in p.body.walk():  # an accumulator of the code around: the units own parts of it, not copies
+        acc = n.acc if isinstance(n, (A.MmaOp, A.MmaStore)) else n.target if isinstance(n, A.MmaFill) else None
+        if isinstance(acc, A.Name) and acc.name not in local:
+            raise NotUnrolled()
+    clones: list[list[A.Stmt]] = []
+    for k, index in enumerate(itertools.product(*(range(n) for n in counts))):
+        renames = {x: f"{x}__u{k}" for x in local}
+        for var, i, n in zip(names, index, counts, strict=True):
+            if var:
+                renames[var] = f"{var}__u{k}"
+                fixed[renames[var]] = Bounded(E.Const(i), E.Const(n))
+        body = copy.deepcopy(p.body)
+        _rename(body, renames)
+        stmts = _stmts(body)
+        if k:  # the block's buffers are declared once
+            stmts = [s for s in stmts if not (isinstance(s, A.SpannedDecl) and s.storage == "shared")]
+        clones.append(stmts)
+    if any(len(c) != len(clones[0]) for c in clones):
+        raise NotUnrolled()
+    return A.Block(_interleave(clones), span=p.span)
+
+
+def _stmts(s: A.Stmt) -> list[A.Stmt]:
+    return list(s.stmts) if isinstance(s, A.Block) else [s]
+
+
+def _barrier(s: A.Node) -> bool:
+    return any(isinstance(n, A.Sync) and n.kind in ("shared", "barrier") for n in s.walk())
+
+
+def _interleave(clones: list[list[A.Stmt]]) -> list[A.Stmt]:
+    """The units' copies of one statement list, the code between barriers unit after unit."""
+    out: list[A.Stmt] = []
+    pending: list[list[A.Stmt]] = [[] for _ in clones]
+
+    def flush() -> None:
+        for p in pending:
+            out.extend(p)
+            p.clear()
+
+    for i, s0 in enumerate(clones[0]):
+        if not _barrier(s0):
+            for k, c in enumerate(clones):
+                pending[k].append(c[i])
+            continue
+        flush()
+        if isinstance(s0, A.Sync):
+            out.append(s0)
+        elif isinstance(s0, A.Block):
+            out.append(A.Block(_interleave([_stmts(c[i]) for c in clones]), span=s0.span))
+        elif isinstance(s0, A.Foreach) and all(_same_header(s0, c[i]) for c in clones):
+            body = A.Block(_interleave([_stmts(c[i].body) for c in clones]), span=s0.body.span)  # type: ignore[attr-defined]
+            out.append(dataclasses.replace(s0, body=body))
+        elif isinstance(s0, A.Foreach):
+            raise NotUnrolled("units that each issue MMAs, with a barrier in a loop whose bounds differ by unit", s0)
+        else:
+            raise NotUnrolled("units that each issue MMAs, with a barrier under a condition", s0)
+    flush()
+    return out
+
+
+def _same_header(a: A.Foreach, b: A.Stmt) -> bool:
+    return isinstance(b, A.Foreach) and a.items == b.items and a.suffixes == b.suffixes
+
+
+def _defined(body: A.Stmt) -> list[str]:
+    """The names the unit's code binds before it reads them: each unit's own."""
+    seen: set[str] = set()
+    out: list[str] = []
+
+    def visit(n: A.Node) -> None:
+        if isinstance(n, A.Assign):
+            visit(n.value)
+            if isinstance(n.target, A.Name) and n.op == "=" and n.target.name not in seen:
+                out.append(n.target.name)
+            visit(n.target)
+            return
+        if isinstance(n, A.Name):
+            seen.add(n.name)
+            return
+        if isinstance(n, A.Declarator):
+            if n.name not in seen:
+                out.append(n.name)
+            seen.add(n.name)
+        if isinstance(n, A.SpannedDecl) and n.storage == "shared":
+            seen.update(d.name for d in n.items)  # the block's buffer: one for all units
+            return
+        for f in ("result",):
+            r = getattr(n, f, None)
+            if isinstance(r, str) and r not in seen:
+                out.append(r)
+        for c in n.children():
+            visit(c)
+
+    visit(body)
+    return list(dict.fromkeys(out))
+
+
+def _rename(node: A.Node, renames: dict[str, str]) -> None:
+    for n in _all(node):
+        for f in RENAMED_FIELDS:
+            v = getattr(n, f, None)
+            if isinstance(v, str) and v in renames:
+                setattr(n, f, renames[v])
+            elif isinstance(v, list) and any(isinstance(x, str) and x in renames for x in v):
+                setattr(n, f, [renames.get(x, x) if isinstance(x, str) else x for x in v])
+
+
+def _all(node: A.Node) -> Iterator[A.Node]:
+    yield from node.walk()
