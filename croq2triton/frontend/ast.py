@@ -134,6 +134,9 @@ class Ternary(Expr):
 @dataclass
 class Paren(Expr):
     expr: Expr
+    # the call of a __device__ helper this is the expanded body of (frontend/helpers.py): what the
+    # source wrote, for printing it back
+    written: Call | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -151,7 +151,7 @@ def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], k
     body = _resolve(body, devices, kinds)  # type: ignore[assignment]
     if df.returns not in (None, "void") and not (isinstance(body, A.Call) and body.kind == "atomic"):
         body = A.Cast(df.returns, False, body, span=c.span)  # type: ignore[arg-type]
-    return A.Paren(body, span=c.span) if not isinstance(body, A.Call) else body  # type: ignore[arg-type]
+    return A.Paren(body, written=c, span=c.span)  # type: ignore[arg-type]
 
 
 def _through_address(x: object) -> object | None:
@@ -172,7 +172,7 @@ def _rewrite(node: object, change: Callable[[object], object | None]) -> object:
         return new
     if isinstance(node, A.Node):
         for f in dataclasses.fields(node):
-            if f.name in ("span", "device"):
+            if f.name in ("span", "device", "written"):
                 continue
             setattr(node, f.name, _rewrite(getattr(node, f.name), change))
     elif isinstance(node, list):

@@ -402,6 +402,8 @@ class Printer:
         return f"{self.expr(e.cond)} ? {self.expr(e.then)} : {self.expr(e.other)}"
 
     def e_Paren(self, e: A.Paren) -> str:
+        if e.written is not None:  # an expanded __device__ helper call: the call as written
+            return self.expr(e.written)
         return f"({self.expr(e.expr)})"
 
     def e_UBound(self, e: A.UBound) -> str:
