@@ -13,6 +13,8 @@
 #   perf/device_pass.sh families   # levels inside warps, scratch buffers, atomics, tuples, clusters; the ladder
 #   perf/device_pass.sh lifted     # the forms the tile IR took over from the deleted older lowering
 #   perf/device_pass.sh issue24    # f32 precision, the sanitizer on contractions, docs, widening; bench_f32, bench_membound
+#   perf/device_pass.sh suite      # the whole test suite on the GPU under pytest -n 8 (pytest-xdist carried in .gpu_deps/)
+#   perf/device_pass.sh membound   # the memory-bound kernels in both element types, both schedules (issue 27)
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
@@ -23,6 +25,15 @@ echo "before: $(clocks)" | tee "$OUT/clocks.txt"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$OUT/clocks.txt"
 status=0
 case "${1:-tests}" in
+  suite)
+    # every test, 8 workers (issue 28: one device call checks everything); the slowest last
+    timeout 560 python3 -m pytest -q -p no:cacheprovider -n 8 tests --durations=15 2>&1 | tail -40 \
+      | tee "$OUT/suite.txt" || status=1
+    ;;
+  membound)
+    timeout 560 python3 perf/bench.py --membound --sizes 16384x4096,4096x16384 --rounds 3 --json "$OUT/membound.json" \
+      --md "$OUT/membound.md" 2>&1 | tail -60 | tee "$OUT/membound.txt" || status=1
+    ;;
   issue24)
     # f32 precision, the OOB sanitizer on contractions, folded row kernels, the silent-wrong fixes, ops
     # under inductor, the docs' examples and widening on the GPU; then what IEEE f32 products cost,
