@@ -12,7 +12,7 @@ import torch
 from kernel_util import assert_close, poisoned, randn
 
 from croq2triton.api import load, translate_full
-from croq2triton.errors import CroqSemanticError
+from croq2triton.errors import CroqError, CroqSemanticError
 
 WALK = """
 __co__ void walk(global s32 [G] offs, global f32 [S, D] x, global f32 [G, D] out) {
@@ -71,3 +71,45 @@ def test_a_negative_loop_step_is_refused_precisely(tmp_path: Path) -> None:
     assert d.span is not None and (d.span.line, d.span.col) == (5, 19)
     assert "a loop step of -1 over 'k' (only steps of 1 or more translate" in d.message
     assert d.hint is not None and "n - 1 - k" in d.hint
+
+
+# ---- a named shape as the bounds of a multi-dimensional parallel --------------------------------
+
+NAMED_BOUNDS = """
+__co__ void tup(global f32 [M, N] a, global f32 [M, N] out) {
+  ituple tiles = {cdiv(M, 4), cdiv(N, 8)};
+  parallel {i, j} by [tiles] : block
+    parallel {r, c} by [4, 8] : thread
+      out.at(i # r, j # c) = a.at(i # r, j # c) * 3.0f - 1.0f;
+}
+__co__ void span(global f32 [M, N] a, global f32 [M, N] out) {
+  tiles : [cdiv(N, 16), (M + 1) / 2];
+  parallel {j, i} by [tiles] : block
+    parallel {c, r} by [16, 2] : thread
+      out.at(i # r, j # c) = a.at(i # r, j # c) + 2.0f;
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_a_named_shape_in_brackets_bounds_a_parallel(tmp_path: Path, schedule: str) -> None:
+    path = tmp_path / "named.co"
+    path.write_text(NAMED_BOUNDS)
+    m = load(path, schedule=schedule)
+    a = randn(13, 21, seed=7)
+    out = poisoned(13, 21)
+    m.tup(a, out)
+    assert_close(out, a.double() * 3 - 1, atol=1e-6, rtol=1e-6)
+    out = poisoned(13, 21)
+    m.span(a, out)
+    assert_close(out, a.double() + 2, atol=1e-6, rtol=1e-6)
+
+
+def test_a_named_shape_without_brackets_is_a_syntax_error_with_a_hint() -> None:
+    src = NAMED_BOUNDS.replace("by [tiles]", "by tiles")
+    with pytest.raises(CroqError) as err:
+        translate_full(src, filename="named.co")
+    (d, *_) = err.value.diagnostics
+    assert d.span is not None and (d.span.line, d.span.col) == (4, 22)
+    assert d.message == "syntax error, unexpected identifier 'tiles', expecting '['"
+    assert d.hint is not None and "write 'by [tiles]'" in d.hint
