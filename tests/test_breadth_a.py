@@ -443,7 +443,7 @@ def test_a_zero_step_is_the_users_error(tmp_path: Path) -> None:
         "      foreach k(0::0)\n        acc = acc + x.at(k);\n    out.at(t) = acc;\n  }\n}\n",
         tmp_path,
     )
-    assert "k.co:5:" in msg and "step must be a positive integer" in msg
+    assert "k.co:5:" in msg and "the loop over 'k' steps by 0: it never advances" in msg
 
 
 def test_a_derived_shape_naming_no_extent_is_the_users_error(tmp_path: Path) -> None:

@@ -128,3 +128,22 @@ def test_verifier_scopes_loop_bodies_and_branches() -> None:
     both = N.If(E.Var("c", "i1"), [N.Let(t, E.Const(1))], [N.Let(t, E.Const(2))])
     k = N.Kernel("k", (E.Const(1),), (), [N.Scalar("c", "i1", E.Const(True, "i1"))], [both, N.Let(E.Var("u"), t)])
     verify(k)
+
+
+def test_verifier_does_not_bound_a_name_a_loop_advances_by_its_first_value() -> None:
+    """``o = 3`` then ``o = o + 1`` on every trip: ``x[o]`` is inside an [8] tensor on the first trip
+    only, so it needs a mask; the mask ``o < 8`` (the name itself, not its first value) is enough."""
+    o, r, v, m = E.Var("o"), E.Var("r", lo=0, hi=9), E.Var("v", "f32"), E.Var("m", "i1")
+    x = N.Pointer("x_ptr", "x", "f32", (E.Const(8),), ("x_stride",))
+
+    def kernel(masked: bool) -> N.Kernel:
+        body: list[N.Stmt] = []
+        if masked:
+            body.append(N.Let(m, E.Bin("&", E.Bin(">=", o, E.Const(0)), E.Bin("<", o, E.Const(8)))))
+        body += [N.Load(v, "x_ptr", (o,), m if masked else None, 0.0 if masked else None), N.Assign(o, o + 1)]
+        loop = N.For(r, E.Const(0), E.Const(10), E.Const(1), body, carried=(o,))
+        return N.Kernel("k", (E.Const(1),), (), [x, N.Stride("x_stride", "x", 0)], [N.Let(o, E.Const(3)), loop])
+
+    with pytest.raises(VerifyError, match=r"index 0 of 'x' may reach its extent"):
+        verify(kernel(masked=False))
+    verify(kernel(masked=True))

@@ -1534,12 +1534,23 @@ class _Rules:
         state = parser.statestack[-1]
         return list(parser.action[state].keys())
 
+    def after_by(self) -> bool:
+        """Is the symbol before the failing token the keyword 'by'?"""
+        stack = getattr(self.parser, "symstack", None) or []
+        return bool(stack) and getattr(stack[-1], "type", None) in ("BY", "by")
+
     def hint_for(self, tok: Any, expected: list[str]) -> str | None:
         t = tok.type
         if t == "[" and ")" in expected and "," in expected:
             return "the shape goes before the name: write 'f32 [M, N] name'"
         if t == "REMOVED_STAGE":
             return "'stage<N>(x)' was removed; write 'x % N' and use event rings 'e.at(k)'"
+        if t == "IDENT" and {e for e in expected if e != "error"} == {"["} and self.after_by():
+            name = _tok_text(tok)
+            return (
+                f"the bounds of '{{..}} by' are a bracket list (LANGUAGE.md 7.3): write 'by [{name}]', which gives"
+                f" one bound per extent of the shape '{name}'"
+            )
         if t == "CDIV" and "[" in expected:
             return "a shape after 'in' needs brackets: 'in [cdiv(K, 64)]'"
         if t == "M_STRIDE":

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..sema.types import TYPES
+from ..tir import expr as E
 
 # Croqtile element types -> tile-IR types
 IR_TYPES = {
@@ -60,3 +61,6 @@ class HostScope:
     constants: dict[str, int] = field(default_factory=dict)  # integers the host knows when translating
     float_constants: dict[str, tuple[float, str]] = field(default_factory=dict)  # floats likewise, with their types
     shapes: dict[str, tuple[str | int, ...]] = field(default_factory=dict)  # named shapes (``ndims : [3, b];``)
+    # named shapes and ituples of integers the launcher computes (``t = {cdiv(M, 4), N}``): their
+    # extents as launcher expressions, for grid bounds ``by [t]`` (spelled ``t(0), t(1)``)
+    shape_values: dict[str, tuple[E.Expr, ...]] = field(default_factory=dict)

@@ -702,6 +702,11 @@ class Lifter(
             if s is None or s.elem != "int":
                 raise NotLifted(f"a grid bound that uses '{e.name}'", e)
             return E.Var(s.host, lo=0 if e.name in self.sizes() else None)
+        if isinstance(e, A.GetIth) and isinstance(e.base, A.Name) and isinstance(unparen(e.index), A.IntLit):
+            items = self.host.shape_values.get(e.base.name)  # ``t(k)`` of a shape or ituple the launcher computes
+            k = unparen(e.index).value  # type: ignore[attr-defined]
+            if items is not None and 0 <= k < len(items):
+                return items[k]
         if isinstance(e, A.Builtin) and e.name == "cdiv" and len(e.args) == 2:
             return E.fold(E.CDiv(self.host_expr(e.args[0]), self.host_expr(e.args[1])))
         if isinstance(e, A.Binary) and e.op in ARITH_OPS:

@@ -291,8 +291,22 @@ class Loops:
         if not it.has_step or it.step is None:
             return 1
         step = const_int(self.int_expr(it.step))
-        if step is None or step < 1:
-            raise CroqSemanticError("a loop's step must be a positive integer literal", it.step.span)
+        if step is None:
+            raise CroqSemanticError("a loop's step must be an integer literal", it.step.span)
+        if step == 0:
+            raise CroqSemanticError(
+                f"the loop over '{it.name}' steps by 0: it never advances",
+                it.step.span,
+                hint="give a step of 1 or more, or leave it out (1)",
+            )
+        if step < 0:  # the grammar takes '-' NUM; LANGUAGE.md (7.4, 12 item 9) gives it no meaning
+            raise NotLifted(
+                f"a loop step of {step} over '{it.name}' (only steps of 1 or more translate:"
+                " LANGUAGE.md gives a negative step no meaning)",
+                it.step,
+                hint=f"to take the values in reverse, loop with a positive step and index with the mirrored value"
+                f" (for '{it.name}' over [n]: n - 1 - {it.name})",
+            )
         if step != 1:
             self.warnings.append(
                 Diagnostic(

@@ -15,6 +15,8 @@ the kernel, the statement and its ``.co`` line.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from . import expr as E
 from . import nodes as N
 
@@ -70,6 +72,8 @@ class _Verifier:
             if isinstance(s, N.Assign) and s.var.name not in scope:
                 raise self.fail(f"'{s.var.name}' is assigned before it is defined", s)
             if isinstance(s, N.For):
+                # a name the body re-binds holds another value on each trip: its first value says nothing
+                self.forget(x.var.name for x in N.walk(s.body) if isinstance(x, N.Assign))
                 inner = self.block(s.body, scope | {s.var.name})
                 for v in s.carried:
                     if v.name not in scope:
@@ -87,14 +91,27 @@ class _Verifier:
                 if not isinstance(s, N.For):
                     scope.add(v.name)
                     self.shapes(v, s)
+            if isinstance(s, N.Assign):
+                self.forget([s.var.name])
+            elif not isinstance(s, N.Let):
+                self.forget(v.name for v in N.defines(s))
             if isinstance(s, N.Let):
+                value = self.expand(s.value)
+                self.forget([s.var.name])
                 if E.is_lane(s.value):
                     self.lanes[s.var.name] = s.var
-                elif s.var.lo is not None and E.bounds(self.expand(s.value))[0] is None:
+                elif s.var.lo is not None and E.bounds(value)[0] is None:
                     pass  # the builder states the range of this name (a tile index) where its value cannot show it
                 else:
-                    self.lets[s.var.name] = self.expand(s.value)
+                    self.lets[s.var.name] = value
         return scope
+
+    def forget(self, names: Iterable[str]) -> None:
+        """Names re-bound (a mutable a loop advances, a value loaded again): their Let value no longer
+        stands for them, so bounds and masks see the names themselves."""
+        for name in names:
+            self.lets.pop(name, None)
+            self.lanes.pop(name, None)
 
     def same_types(self, s: N.If) -> None:
         """Triton merges the variables of both branches: one defined in both must have one type."""
