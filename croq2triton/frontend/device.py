@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from ..errors import Span
 from . import ast as A
+from .preprocess import C_BINARY_LEVELS
 
 # C spellings of the element types (``choreo::`` / ``croq::`` names are the Croqtile ones)
 C_TYPES = {
@@ -337,18 +338,7 @@ class _Reader:
         return "a statement"
 
     # ------------------------------------------------------------ expressions (C precedence)
-    BINARY_LEVELS: tuple[tuple[str, ...], ...] = (
-        ("||",),
-        ("&&",),
-        ("|",),
-        ("^",),
-        ("&",),
-        ("==", "!="),
-        ("<", ">", "<=", ">="),
-        ("<<", ">>"),
-        ("+", "-"),
-        ("*", "/", "%"),
-    )
+    BINARY_LEVELS = C_BINARY_LEVELS
 
     def expr(self) -> A.Expr:
         t = self.peek()

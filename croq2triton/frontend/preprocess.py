@@ -20,6 +20,20 @@ from typing import Literal
 
 from ..errors import REGISTRY, CroqSyntaxError, Diagnostic, SourceMap, Span
 
+# C's binary operators from the loosest to the tightest (#if expressions; __device__ bodies)
+C_BINARY_LEVELS: tuple[tuple[str, ...], ...] = (
+    ("||",),
+    ("&&",),
+    ("|",),
+    ("^",),
+    ("&",),
+    ("==", "!="),
+    ("<", ">", "<=", ">="),
+    ("<<", ">>"),
+    ("+", "-"),
+    ("*", "/", "%"),
+)
+
 RegionKind = Literal["host", "co", "device"]
 
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*([A-Za-z_]\w*)")
@@ -878,18 +892,7 @@ class _IfExpr:
             return a if c else b
         return c
 
-    _LEVELS: list[tuple[str, ...]] = [
-        ("||",),
-        ("&&",),
-        ("|",),
-        ("^",),
-        ("&",),
-        ("==", "!="),
-        ("<", ">", "<=", ">="),
-        ("<<", ">>"),
-        ("+", "-"),
-        ("*", "/", "%"),
-    ]
+    _LEVELS = C_BINARY_LEVELS
 
     def binary(self, level: int) -> int:
         if level == len(self._LEVELS):
