@@ -185,9 +185,13 @@ JIT_HELPERS = ("croq2triton.runtime.libmath", "croq2triton.runtime.atomics")
 
 
 def _compiled_helpers() -> list[str]:
-    """The helper modules already imported with compiled (not interpreted) @triton.jit functions."""
-    from triton.runtime.jit import JITFunction
-
+    """The helper modules already imported with compiled (not interpreted) @triton.jit functions.
+    Imports nothing: importing Triton here, before the interpreter switch is set, would build
+    triton.language's own @triton.jit functions (tl.cdiv, ...) compiled for the whole process."""
+    jit = sys.modules.get("triton.runtime.jit")
+    if jit is None:
+        return []
+    JITFunction = jit.JITFunction  # noqa: N806 - the class
     out = []
     for name in JIT_HELPERS:
         m = sys.modules.get(name)

@@ -232,3 +232,26 @@ def test_run_subcommand(argv: list[str]) -> None:
     assert r.returncode == 0, r.stderr[-2000:]
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr[-2000:]
     assert "ms per call" in r.stdout
+
+
+def test_the_readme_main_command_runs_in_a_fresh_process_as_written(tmp_path: Path) -> None:
+    """The README's first command after its set-up part (translate an example, run it with --check),
+    in a fresh process without TRITON_INTERPRET in the environment, as a user types it: on a
+    machine without a GPU croq2triton picks the interpreter itself (importing Triton before that
+    choice once built triton.language's own jit functions compiled: 'Cannot call @triton.jit'd
+    outside of the scope of a kernel')."""
+    readme = (REPO / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if "croq2triton translate" in x and "pip install" in x)
+    steps = [s.strip() for s in line.split("&&") if s.strip().startswith(".venv/bin/croq2triton")]
+    assert [s.split()[1] for s in steps] == ["translate", "run"], steps
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "CROQ2TRITON_NUM_SMS")}
+    env["PYTHONPATH"] = str(REPO)
+    for step in steps:
+        argv = step.split()[1:]
+        if argv[0] == "translate":
+            argv[argv.index("-o") + 1] = str(tmp_path / "out.py")
+        r = subprocess.run(
+            [sys.executable, "-m", "croq2triton", *argv], cwd=REPO, capture_output=True, text=True, env=env, timeout=600
+        )
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr[-2000:]
