@@ -7,7 +7,7 @@ sweep skips every point whose key is in the cache, so a second identical run doe
 run resumes where it stopped and adding one value to a parameter evaluates only the new points.
 
 A cache directory may be shared between processes and machines (a network file system, or copied
-around): each process appends to a file of its own (``records-HOST-PID-TIME.jsonl``), so no two
+around): each process appends to a file of its own (``records-HOST-PID-TIME-N.jsonl``), so no two
 writers share a file and no locking is needed; reading merges every ``*.jsonl`` file of the
 directory, the latest record of a key winning.  A line cut short by a killed process is skipped.
 """
@@ -15,6 +15,7 @@ directory, the latest record of a key winning.  A line cut short by a killed pro
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import socket
@@ -22,6 +23,8 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+_WRITERS = itertools.count()
 
 FORMAT = "croq2triton-tune-record/1"
 
@@ -47,7 +50,9 @@ class Cache:
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         host = socket.gethostname().replace(os.sep, "_") or "host"
-        self.path = self.dir / f"records-{host}-{os.getpid()}-{int(time.time() * 1000)}.jsonl"
+        # the time and a process-wide count: two writers one process opens in the same millisecond
+        # still get files of their own
+        self.path = self.dir / f"records-{host}-{os.getpid()}-{int(time.time() * 1000)}-{next(_WRITERS)}.jsonl"
         self._file: Any = None
         self.records: dict[str, dict[str, Any]] = self.read()
 
