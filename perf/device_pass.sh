@@ -14,6 +14,7 @@
 #   perf/device_pass.sh lifted     # the forms the tile IR took over from the deleted older lowering
 #   perf/device_pass.sh issue24    # f32 precision, the sanitizer on contractions, docs, widening; bench_f32, bench_membound
 #   perf/device_pass.sh suite      # the whole test suite on the GPU under pytest -n 8 (pytest-xdist carried in .gpu_deps/)
+#   perf/device_pass.sh pytest ARGS  # pytest ARGS under -n 14, the whole log and the failures' lines kept in $OUT
 #   perf/device_pass.sh membound   # the memory-bound kernels in both element types, both schedules (issue 27)
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
@@ -29,6 +30,12 @@ case "${1:-tests}" in
     # every test, 8 workers (issue 28: one device call checks everything); the slowest last
     timeout 560 python3 -m pytest -q -p no:cacheprovider -n 8 tests --durations=15 2>&1 | tail -40 \
       | tee "$OUT/suite.txt" || status=1
+    ;;
+  pytest)
+    shift
+    CROQ2TRITON_FAILLOG=$OUT/failures.txt timeout "${PYTEST_TIMEOUT:-540}" python3 -m pytest -q -p no:cacheprovider -n 14 -rfE --tb=line "$@" \
+      > "$OUT/pytest.txt" 2>&1 || status=1
+    grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest.txt" | tail -60
     ;;
   membound)
     timeout 560 python3 perf/bench.py --membound --sizes 16384x4096,4096x16384 --rounds 3 --json "$OUT/membound.json" \

@@ -38,3 +38,15 @@ def _torch_seeded() -> None:
 
 # tests/golden holds generated modules (compared by test_golden.py), not tests
 collect_ignore = ["golden"]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """CROQ2TRITON_FAILLOG=FILE: each failure's id and last error line appended as it happens (under
+    pytest-xdist the summary comes only at the end, and a device run cut by its time limit has none)."""
+    log = os.environ.get("CROQ2TRITON_FAILLOG")
+    if not log or not report.failed or os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # (the controller writes each report once)
+    text = str(report.longrepr)
+    lines = [ln for ln in text.splitlines() if ln.startswith("E ")] or text.splitlines()[-1:]
+    with open(log, "a") as f:
+        f.write(f"{report.nodeid} [{report.when}] {' | '.join(ln[2:].strip() for ln in lines[:3])[:600]}\n")
