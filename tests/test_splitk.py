@@ -124,6 +124,24 @@ def test_a_tuned_split_k_computes_the_gemm(
     check(fn, out, ref)
 
 
+@pytest.mark.parametrize(("k", "nan"), [(1000, True), (1024, False)])
+def test_split_k_keeps_the_oob_sanitizers_nan(monkeypatch: pytest.MonkeyPatch, k: int, nan: bool) -> None:
+    """A source whose K steps of 32 overshoot K without .zfill sums the fill: NaN under the sanitizer, in
+    every split's partial sum and so in their total (K = 1000); exact where they do not (K = 1024)."""
+    from croq2triton.api import load
+
+    monkeypatch.setenv("CROQ2TRITON_NUM_SMS", "8")  # 2 tiles of 64 x 64 for 77 x 45: K split 4 ways
+    mod = load(REPO / "tests" / "programs" / "oob_gemms.co", oob_fill="nan", schedule="auto")
+    a, b = randn(77, k, seed=1).to(F16), randn(45, k, seed=2).to(F16)
+    out, rec = poisoned(77, 45), Launches()
+    mod.staged(a, b, out, _launch=rec)
+    assert rec.names == ["staged_k0_splitk", "staged_k0_splitk_sum"] and rec.seen[0][1] == (8,)
+    if nan:
+        assert out.isnan().all()
+    else:
+        check("gemm_f32", out, a.double() @ b.double().T)
+
+
 def test_split_k_moves_results_within_the_rounding_of_the_f32_sum() -> None:
     out1, ref, _ = run(module("auto", gemm_f32_k0={"block_n": 128}), "gemm_f32", 97, 130, 333)
     out3, _, rec = run(module("auto", gemm_f32_k0={"split_k": 3, "block_n": 128}), "gemm_f32", 97, 130, 333)
@@ -257,6 +275,44 @@ def test_tune_dry_run_prunes_a_split_k_past_the_k_steps(capsys: pytest.CaptureFi
     bad = lines["gemm_f16_k0.split_k=4"]
     assert bad.startswith("pruned") and "split_k: 4 splits of K = 100, which has 2 K step(s) of 64" in bad
     assert "3 points: 2 kept, 1 pruned" in out
+
+
+def test_a_tuned_module_dispatches_to_a_split_k_winner_by_size(tmp_path: Path) -> None:
+    """best.json with a split-K winner at one size and another tile at the other: the launcher runs each
+    size's winner (its kernels named with the point's suffix, which tune's pruning maps back)."""
+    import hashlib
+
+    from croq2triton.api import load
+    from croq2triton.tune.prune import base_kernel
+
+    small, large = (50, 70, 700), (197, 301, 91)
+    split = {"gemm_f16_k0": {"split_k": 2, "block_m": 64, "block_n": 64, "persistent": False}}
+    other = {"gemm_f16_k0": {"block_n": 128}}
+
+    def entry(sizes: tuple[int, int, int], kernels: dict[str, Any]) -> dict[str, Any]:
+        m, n, k = sizes
+        point = {"defines": {}, "kernels": kernels}
+        dtypes = {"a": "float16", "b": "float16", "out": "float16"}
+        return {"sizes": {"M": m, "N": n, "K": k}, "dtypes": dtypes, "point": point, "ms": 1.0, "tie": False}
+
+    winners = [entry(small, split), entry(large, other)]
+    config = {
+        "format": "croq2triton-tune/1", "source": str(PROG), "func": "gemm_f16", "schedule": "auto",
+        "source_sha256": hashlib.sha256(PROG.read_text().encode()).hexdigest(), "f32_precision": "ieee",
+        "device": {"name": "NVIDIA H200", "driver": "580"}, "versions": {"triton": "3.6.0"},
+        "winners": winners, "top": winners,
+    }  # fmt: skip
+    path = tmp_path / "best.json"
+    path.write_text(json.dumps(config))
+    mod = load(PROG, config=str(path))
+    contractions = mod.__croq_translation__.contractions["gemm_f16"]
+    out, ref, rec = run(mod, "gemm_f16", *small)
+    check("gemm_f16", out, ref)
+    assert len(rec.names) == 2 and rec.names[1].startswith("gemm_f16_k0_sum__t"), rec.names
+    assert all(base_kernel(n) in contractions for n in rec.names), (rec.names, list(contractions))
+    out, ref, rec = run(mod, "gemm_f16", *large)
+    check("gemm_f16", out, ref)
+    assert len(rec.names) == 1 and base_kernel(rec.names[0]) in contractions
 
 
 GEMM = lambda m, n, k: json.dumps([[[m, k], "float16"], [[n, k], "float16"], [[m, n], "float16"]])  # noqa: E731

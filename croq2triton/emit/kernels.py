@@ -186,8 +186,8 @@ class KernelDispatch:
         split kernel and the sum kernel) and its kernels."""
         precision = self.options.dot_precision(c.a.elem, c.b.elem)
         # named as emitted: its grid names the launcher's variables after it (NUM_SMS)
-        tiled = tile_contraction(c, s, scope, kname, line, precision, split)
         base = kname.removesuffix(self.suffix) if self.suffix else kname
+        tiled = tile_contraction(c, s, scope, kname, line, precision, split, f"{base}_sum{self.suffix}")
         kernels = [self.finished(tiled.kernel, base)]
         stmts: list[H.Stmt] = []
         if tiled.workspace is not None:

@@ -104,6 +104,7 @@ class GemmBuilder:
         self.c, self.s, self.host, self.name, self.line = c, s, host, name, line
         self.precision = precision  # tl.dot's input_precision (croq2triton/options.py)
         self.split = split  # split-K: the launcher's variable holding the number of splits
+        self.sum_name = f"{name}_sum"  # split-K: the kernel that adds the partial sums
         self.args: dict[str, N.Arg] = {}
         self.sizes: dict[str, E.Expr] = {}
         self.lets: dict[str, E.Expr] = {}  # the value of each named let
@@ -330,7 +331,7 @@ class GemmBuilder:
         if split_k is not None and pid_k is not None:  # the partial sums, to the workspace (not the output)
             for unused in (o_ptr.name, *o_ptr.strides):
                 del self.args[unused]
-            part = self.workspace(split_k, m_ext, n_ext, "i32" if integer else "f32")
+            part = self.workspace(split_k, m_ext, n_ext, "i32" if integer else "f32", self.name)
             for t, i, j in pairs:
                 rows, cols = E.Lift(rows_of[i], 2, (0,)), E.Lift(offs_ns[j], 2, (1,))
                 inside = [E.Bin("<", pid_k, split_k), E.Bin("<", rows, m_ext), E.Bin("<", cols, n_ext)]
@@ -561,21 +562,22 @@ class GemmBuilder:
         )
         if s.split_k != 1:
             doc += (
-                f" Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that {k}_sum "
-                "adds (schedule/gemm.py split_kernels)."
+                f" Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that "
+                f"{self.sum_name} adds (schedule/gemm.py split_kernels)."
             )
         kernel = N.Kernel(k, grid, pids, list(order), body, num_warps=s.num_warps, doc=doc, line=self.line)
         return Tiled(kernel)
 
     # ---------------------------------------------------------------- split-K
-    def workspace(self, split_k: E.Var, m_ext: E.Expr, n_ext: E.Expr, dtype: str) -> N.Pointer:
-        """The ``[SPLIT_K, M, N]`` tensor of partial sums (the launcher allocates it, unfilled: every
-        element inside the output is written by the split kernel before the sum kernel reads it)."""
+    def workspace(self, split_k: E.Var, m_ext: E.Expr, n_ext: E.Expr, dtype: str, owner: str) -> N.Pointer:
+        """The ``[SPLIT_K, M, N]`` tensor of partial sums of kernel ``owner`` (the launcher allocates it,
+        unfilled: every element inside the output is written by the split kernel before the sum kernel
+        reads it)."""
         base = "partials"
         while base in self.host.tensors or f"{base}_ptr" in self.args:  # a user's tensor of that name
             base += "_ws"
         strides = tuple(f"stride_{base}{d}" for d in range(3))
-        tensor = f"_{self.name.removesuffix('_sum')}_{base}"
+        tensor = f"_{owner}_{base}"
         ptr = N.Pointer(f"{base}_ptr", tensor, dtype, (split_k, m_ext, n_ext), strides)
         self.args[ptr.name] = ptr
         for d, st in enumerate(strides):
@@ -595,7 +597,7 @@ class GemmBuilder:
         assert self.split is not None
         split_k = E.Var("SPLIT_K", "i32", 1)
         self.args["SPLIT_K"] = N.Scalar("SPLIT_K", "i32", E.Var(self.split))
-        part = self.workspace(split_k, m_ext, n_ext, acc_ty)
+        part = self.workspace(split_k, m_ext, n_ext, acc_ty, kernel)
         bm, bn = SUM_TILE
         body: list[N.Stmt] = []
 
@@ -665,17 +667,26 @@ def tile_contraction(
     line: int,
     precision: str | None = None,
     split: str | None = None,
+    sum_name: str | None = None,
 ) -> Tiled:
     """``c`` tiled under ``s``; ``precision``: the dots' ``input_precision`` (None: the operands' own).
     Under split-K (``s.split_k`` other than 1) ``split`` names the launcher's variable holding the
-    number of splits, and the result has the sum kernel and the workspace too (:func:`split_kernels`)."""
+    number of splits, and the result has the sum kernel (``sum_name``, by default ``{name}_sum``) and
+    the workspace too (:func:`split_kernels`)."""
     if s.split_k == 1:
         return GemmBuilder(c, s, host, name, line, precision).build()
-    return split_kernels(c, s, host, name, line, precision, split or f"_{name}_split_k")
+    return split_kernels(c, s, host, name, line, precision, split or f"_{name}_split_k", sum_name or f"{name}_sum")
 
 
 def split_kernels(
-    c: Contraction, s: Schedule, host: HostScope, name: str, line: int, precision: str | None, split: str
+    c: Contraction,
+    s: Schedule,
+    host: HostScope,
+    name: str,
+    line: int,
+    precision: str | None,
+    split: str,
+    sum_name: str,
 ) -> Tiled:
     """Split-K: the K loop of each output tile divided among ``split`` programs (the launcher's
     variable, at least 1), and a second kernel that adds their partial sums.
@@ -702,8 +713,10 @@ def split_kernels(
     added in order, so results move within the rounding of the f32 accumulator (integer sums are
     exact: the same bits).  Batched, grouped and block-scaled contractions are refused (NotTiled;
     a tuning point that asks for it is an error: emit/kernels.py)."""
-    main = GemmBuilder(c, s, host, name, line, precision, split).build()
-    total = GemmBuilder(c, s, host, f"{name}_sum", line, precision, split).build_sum(name)
+    builder = GemmBuilder(c, s, host, name, line, precision, split)
+    builder.sum_name = sum_name
+    main = builder.build()
+    total = GemmBuilder(c, s, host, sum_name, line, precision, split).build_sum(name)
     ws = next(a for a in main.kernel.args if isinstance(a, N.Pointer) and a.name.startswith("partials"))
     shape = tuple(E.Var(split) if i == 0 else x for i, x in enumerate(ws.extents))
     return Tiled(main.kernel, total.kernel, (ws.tensor, shape, ws.dtype))
