@@ -23,6 +23,7 @@ import sm90
 import torch
 from conftest import EXAMPLES, REPO
 from kernel_util import DEVICE, poisoned, randn
+from test_gemm_epilogues import CASES as EPILOGUES
 
 from croq2triton.api import load_source, translate_full
 from croq2triton.cli import main as cli_main
@@ -32,6 +33,7 @@ from croq2triton.runtime.aot import record
 from croq2triton.schedule import occupancy, policy
 
 PROG = REPO / "tests" / "programs" / "splitk.co"
+PROGRAMS_EPI = REPO / "tests" / "programs" / "gemm_epilogues"
 F16, F32 = torch.float16, torch.float32
 _MODULES: dict[str, Any] = {}
 
@@ -140,6 +142,34 @@ def test_split_k_keeps_the_oob_sanitizers_nan(monkeypatch: pytest.MonkeyPatch, k
         assert out.isnan().all()
     else:
         check("gemm_f32", out, a.double() @ b.double().T)
+
+
+@pytest.mark.filterwarnings("ignore:croq2triton.*not 16-byte aligned:RuntimeWarning")
+@pytest.mark.parametrize("case", EPILOGUES, ids=lambda c: c.name)
+def test_every_epilogue_follows_the_whole_split_sum(case: Any) -> None:
+    """tests/programs/gemm_epilogues (scales, biases, beta * c, a start value c, ReLU, a transposed store,
+    s8 with float scales) split 2 or 3 ways: each epilogue applied once, to the full sum (test_gemm_epilogues'
+    references)."""
+    src = PROGRAMS_EPI / f"{case.name}.co"
+    point = Point.of(None, {"gemm_k0": {"split_k": 3, "block_m": 64, "block_n": 64, "persistent": False}})
+    tr = translate_full(src.read_text(), filename=str(src), schedule="auto", point=point)
+    mod = load_source(tr.source, f"splitk_epi_{case.name}", origin=str(src))
+    m, n, k = 37, 45, 300  # 5 K steps of 64 (3 of 128 for s8): 3 non-empty splits
+    a, b = randn(m, k, seed=1, dtype=case.inp), randn(n, k, seed=2, dtype=case.inp)
+    rest = case.args(m, n, k)
+    rec = Launches()
+    mod.gemm(a, b, *rest, _launch=rec)
+    assert rec.names == ["gemm_k0", "gemm_k0_sum"] and rec.seen[0][1] == (3,)
+    out = rest[-1]
+    ref = case.ref((a.double() @ b.double().T).cpu(), [x.cpu() if isinstance(x, torch.Tensor) else x for x in rest])
+    if case.out == torch.int32:
+        assert torch.equal(out.cpu().long(), ref.long())
+        return
+    got = out.double().cpu()
+    assert not torch.isnan(got).any(), f"{int(torch.isnan(got).sum())} output elements never written"
+    tol = 1e-2 if case.out == F16 else 1e-3
+    err = float((got - ref).abs().max())
+    assert err <= tol * float(ref.abs().max()), err
 
 
 def test_split_k_moves_results_within_the_rounding_of_the_f32_sum() -> None:
