@@ -1,6 +1,7 @@
 """Speed of translated kernels against cuBLAS / a device-to-device copy, measured in one process.
 
-    python3 perf/bench.py [--shapes 4096,8192,4000] [--dtypes f16,bf16] [--md OUT.md] [--json OUT.json]
+    python3 perf/bench.py [--shapes 4096,8192,4000] [--mnk 256x8192x8192,...] [--dtypes f16,bf16] [--md OUT.md]
+                          [--json OUT.json]
 
 GEMMs: the tutorial ladder v0..v4, the seed chapter's pipelined matmul and ``matmul_f16`` of
 ``wgmma_ss.co`` (translated from ``examples/`` and, when present, the shared corpus) against
@@ -8,7 +9,8 @@ GEMMs: the tutorial ladder v0..v4, the seed chapter's pipelined matmul and ``mat
 torch before it is timed, then rounds of ``triton.testing.do_bench`` (warm-up 25 ms, 200 ms of
 repetitions, median) in which every kernel is timed right after a cuBLAS run; the table shows
 the median over rounds of each time and the median over rounds of the paired ratio cuBLAS time /
-kernel time (the GPU runs these GEMMs at its power limit; its clock follows what ran just before).  Shapes that a source tiles with ``chunkat`` only compute a GEMM when the
+kernel time.  ``--shapes N`` are square (N^3); ``--mnk MxNxK`` items add shapes that are not
+(``a`` is M x K, ``b`` N x K, the output M x N), e.g. the skinny M = 256, N = K = 8192 (the GPU runs these GEMMs at its power limit; its clock follows what ran just before).  Shapes that a source tiles with ``chunkat`` only compute a GEMM when the
 sizes are multiples of its tile (v2, ``matmul_f16``): those are skipped at ragged shapes.
 The sources hard-code ``f16``; ``--dtypes`` also measures them with every ``f16`` element type written
 as ``bf16`` (inputs, outputs and buffers; the f32 accumulation is unchanged).
@@ -86,8 +88,25 @@ def load_gemm(p: Path, fn: str, dtype: str, schedule: str):  # noqa: ANN201
     return getattr(load_source(src, f"bench_{p.stem}_{dtype}_{schedule}", origin=str(p)), fn)
 
 
+def shape_label(m: int, n: int, k: int) -> int | str:
+    """A row's shape: N for N^3 (as the tables always showed it), else ``MxNxK``."""
+    return m if m == n == k else f"{m}x{n}x{k}"
+
+
+def parse_mnk(text: str) -> list[tuple[int, int, int]]:
+    """``256x8192x8192,1024x1024x1024`` as (M, N, K) triples."""
+    out = []
+    for item in (t.strip() for t in text.split(",") if t.strip()):
+        parts = item.lower().split("x")
+        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            raise SystemExit(f"--mnk: '{item}' is not MxNxK (e.g. 256x8192x8192)")
+        m, n, k = (int(p) for p in parts)
+        out.append((m, n, k))
+    return out
+
+
 def bench_gemms(
-    shapes: list[int],
+    shapes: list[tuple[int, int, int]],
     shared: str | None,
     rounds: int,
     only: set[str] | None = None,
@@ -117,34 +136,35 @@ def bench_gemms(
         if with_auto:
             funcs[label + " auto"] = (load_gemm(p, fn, dtype, "auto"), chunked)
     rows: list[dict[str, object]] = []
-    for n in shapes:
-        torch.manual_seed(n)
-        a = torch.randn(n, n, device="cuda", dtype=tdt)
-        b = torch.randn(n, n, device="cuda", dtype=tdt)
+    for m, n, k in shapes:
+        shape = shape_label(m, n, k)
+        torch.manual_seed(m * 7 + n * 3 + k)
+        a = torch.randn(m, k, device="cuda", dtype=tdt)
+        b = torch.randn(n, k, device="cuda", dtype=tdt)
         ref = torch.matmul(a, b.T).float()
         # both sides round the f32 sum to the output type once (bf16: 8 bits of mantissa)
         rel = 2e-3 if dtype == "f16" else 1e-2
-        flops = 2.0 * n**3
+        flops = 2.0 * m * n * k
         live = {}
         for label, (f, chunked) in funcs.items():
-            if chunked and n % TILE_MULTIPLE:
+            if chunked and (m % TILE_MULTIPLE or n % TILE_MULTIPLE or k % TILE_MULTIPLE):
                 rows.append(
                     {
                         "kernel": label,
-                        "shape": n,
+                        "shape": shape,
                         "dtype": dtype,
                         "note": "skipped: chunkat tiling is a GEMM only for tile multiples",
                     }
                 )
                 continue
-            out = torch.full((n, n), float("nan"), device="cuda", dtype=tdt)
+            out = torch.full((m, n), float("nan"), device="cuda", dtype=tdt)
             f(a, b, out)
             torch.cuda.synchronize()
             err = (out.float() - ref).abs().max().item()
             ok = bool(torch.isfinite(out).all()) and err <= rel * ref.abs().max().item() + 0.05
             if not ok:
                 rows.append(
-                    {"kernel": label, "shape": n, "dtype": dtype, "note": f"WRONG (max err {err:.3g}): not timed"}
+                    {"kernel": label, "shape": shape, "dtype": dtype, "note": f"WRONG (max err {err:.3g}): not timed"}
                 )
                 continue
             live[label] = (f, out)
@@ -174,7 +194,7 @@ def bench_gemms(
         rows.append(
             {
                 "kernel": "cuBLAS",
-                "shape": n,
+                "shape": shape,
                 "dtype": dtype,
                 "ms": base,
                 "tflops": flops / base / 1e9,
@@ -187,7 +207,7 @@ def bench_gemms(
             rows.append(
                 {
                     "kernel": label,
-                    "shape": n,
+                    "shape": shape,
                     "dtype": dtype,
                     "ms": ms,
                     "tflops": flops / ms / 1e9,
@@ -248,7 +268,8 @@ def markdown(info: dict[str, str], gemm: list[dict[str, object]], elem: list[dic
         "|---|---|---|---|---|---|",
     ]
     for r in gemm:
-        head = f"| {r['kernel']} | {r['shape']}^3 | {r['dtype']} |"
+        dims = f"{r['shape']}^3" if isinstance(r["shape"], int) else r["shape"]
+        head = f"| {r['kernel']} | {dims} | {r['dtype']} |"
         if "ms" in r:
             out.append(f"{head} {r['ms']:.3f} | {r['tflops']:.1f} | {r['ratio']:.3f} |")
         else:
@@ -431,7 +452,12 @@ def main() -> int:
         epilog="--membound [--sizes ...]: the memory-bound kernels of examples/ and tests/programs/ instead "
         "(perf/bench_membound.py)"
     )
-    ap.add_argument("--shapes", default="4096,8192,4000")
+    ap.add_argument("--shapes", default="4096,8192,4000", help="square GEMMs N^3 (comma-separated N; '' for none)")
+    ap.add_argument(
+        "--mnk",
+        default="",
+        help="GEMMs that are not square, MxNxK each (a: M x K, b: N x K), e.g. 256x8192x8192,8192x8192x1024",
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument(
         "--timer",
@@ -467,12 +493,11 @@ def main() -> int:
             Path(args.json).write_text(json.dumps({"info": info, "forms": rows}, indent=1))
         return 0
     only = set(args.only.split(",")) if args.only else None
+    shapes = [(int(s), int(s), int(s)) for s in args.shapes.split(",") if s.strip()] + parse_mnk(args.mnk)
     gemm = [
         row
         for dt in ([] if args.no_gemm else args.dtypes.split(","))
-        for row in bench_gemms(
-            [int(s) for s in args.shapes.split(",")], shared, args.rounds, only, dt, not args.source_only, args.timer
-        )
+        for row in bench_gemms(shapes, shared, args.rounds, only, dt, not args.source_only, args.timer)
     ]
     elem = bench_elementwise(args.rounds) if only is None else []
     info["clocks_after"] = smi()

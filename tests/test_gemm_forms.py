@@ -10,7 +10,7 @@ must work from what the program means, not from the spelling of one source form:
   on cdiv grids (masked at the edges); ``chunkat`` is used only on shared tiles whose extents its bounds
   divide, so floor division never drops elements;
 * (slow) under ``--schedule auto`` each kernel must compile for sm_90a to ``wgmma`` with a block tile of at
-  least 128 x 128 and TMA loads (every form's layout allows TMA at 1024^3: 2-D/3-D row-major tensors with
+  least 128 x 128 and TMA loads (every form's layout allows TMA at 4096^3: 2-D/3-D row-major tensors with
   16-byte aligned rows). Built in a fresh process: Triton's interpreter mode is process-wide.
 
 A case marked xfail(strict=True) is a translator bug or a missing optimisation, with the error or the
@@ -182,11 +182,13 @@ class Compiled:
         return self.name + "".join(f"-{k}{v}" for k, v in self.defines)
 
 
-SIZES = {"M": 1024, "N": 1024, "K": 1024, "BS": 4, "num_sms": 132}
+# 4096^3: the policy's own tile (at 1024^3 its 32 tiles of 128 x 256 would leave most of the 132 SMs idle, and
+# the launcher takes 64 x 64 tiles there: schedule/occupancy.py, tests/test_splitk.py)
+SIZES = {"M": 4096, "N": 4096, "K": 4096, "BS": 4, "num_sms": 132}
 
 # every form is proved a contraction (lift/contraction.py) and tiled 128 x 256 under the auto policy
 # (schedule/policy.py); a form that fails gets xfail(reason=the summary line of `croq2triton compile FILE
-# --size M=1024,N=1024,K=1024 --schedule auto` it gives)
+# --size M=4096,N=4096,K=4096 --schedule auto` it gives)
 COMPILED: list[Compiled] = [
     *[
         Compiled(name)

@@ -68,8 +68,9 @@ def test_space_points_and_short_field_names() -> None:
         "num_stages",
         "num_warps",
         "persistent",
+        "split_k",
     }
-    assert default.size() == 432
+    assert default.size() == 1296
     with pytest.raises(CroqError, match="no such parameter"):
         build_space("matmul", params, ["WARP_Q=1"])
 

@@ -23,13 +23,14 @@ from ..lift.clusters import multicast_notes, without_clusters
 from ..lift.contraction import analyse as analyse_contraction
 from ..lift.fragarrays import expand_frag_arrays
 from ..lift.gridsync import grid_phases
+from ..lift.host import HostScope
 from ..lift.kernel import lift_kernel
 from ..lift.launcher import LauncherLifting
 from ..lift.notlifted import NotLifted
 from ..lift.shapebounds import expand_shape_bounds
 from ..lift.splitscale import split_scales
 from ..options import Options
-from ..schedule import policy
+from ..schedule import occupancy, policy
 from ..schedule.autotune import autotuned
 from ..schedule.foldloops import Block, NotFolded, fold_loops
 from ..schedule.gemm import NotTiled, tile_contraction
@@ -96,7 +97,7 @@ class KernelDispatch:
             return [*out, *self.lift_as_written(top, name, host)]
         launch, cond = tiled
         if cond is None:
-            return [*out, launch]
+            return [*out, *launch]
         # tiled under a condition on the sizes: the kernel as written otherwise
         try:
             general = self.lift_as_written(top, f"{name}_general", host)
@@ -105,18 +106,20 @@ class KernelDispatch:
             only = f"'{name}' runs only where its chunkat tiles are exact: the kernel as written is not translated"
             self.warnings.append(Diagnostic("warning", f"{only}: {d.message}", d.span, d.hint))
             msg = f"{name}: the sizes are not multiples of the chunkat tiles (see 'croq2triton check')"
-            return [*out, H.Assert(cond, msg, line=line), launch]
+            return [*out, H.Assert(cond, msg, line=line), *launch]
         note = "the chunkat tiles are exact: the tiled contraction"
-        return [*out, H.If(cond, (launch,), tuple(general), note, line, line=line)]
+        return [*out, H.If(cond, tuple(launch), tuple(general), note, line, line=line)]
 
     def lift_contraction(
         self, top: A.Parallel, name: str, host: LauncherLifting
-    ) -> tuple[H.Launch, E.Expr | None] | None:
+    ) -> tuple[list[H.Stmt], E.Expr | None] | None:
         """A kernel that computes a GEMM (lift/contraction.py proves it), tiled under the schedule's
-        policy (schedule/policy.py, schedule/gemm.py): its launch, with the launcher's condition
-        when the proof holds only for sizes that the tiles divide (``chunkat`` on ``cdiv`` grids:
-        the caller lifts the kernel as written for the ``else``); None where the proof or the
-        tiling does not cover it (the kernel is lifted as written then)."""
+        policy (schedule/policy.py, schedule/gemm.py): the statements that launch it, with the
+        launcher's condition when the proof holds only for sizes that the tiles divide (``chunkat``
+        on ``cdiv`` grids: the caller lifts the kernel as written for the ``else``); None where the
+        proof or the tiling does not cover it (the kernel is lifted as written then).  Under
+        ``--schedule auto`` with no tuning point that changes its fields, the launcher picks the
+        tile by the launch's sizes and SM count (schedule/occupancy.py)."""
         if os.environ.get("CROQ2TRITON_NO_CONTRACTION"):
             return None
         try:
@@ -124,26 +127,106 @@ class KernelDispatch:
                 scope = host.host_scope()
                 prelude = [x for x in self.fn.body if x.span and top.span and x.span.line < top.span.line]
                 c = analyse_contraction(top, scope, prelude)
-                schedule = policy.auto(c) if self.schedule == "auto" else policy.source(c)
-                schedule = self.tuned(schedule, name, top)
-                precision = self.options.dot_precision(c.a.elem, c.b.elem)
+                picked = policy.auto(c) if self.schedule == "auto" else policy.source(c)
+                schedule = self.tuned(picked, name, top)
                 line = top.span.line if top.span else 0
-                # named as emitted: its grid names the launcher's variables after it (NUM_SMS)
-                tiled = tile_contraction(c, schedule, scope, name + self.suffix, line, precision)
-                kernel = self.finished(tiled.kernel, name)
-                source = emit_kernel(kernel, self.src_name)
+                rows = None
+                if self.schedule == "auto" and _same(schedule, picked) and not self.options.launch_configs(name):
+                    rows = occupancy.table(c)
+                if rows is not None:
+                    stmts, kernels = self.at_launch(c, rows, scope, name, line)
+                    if os.environ.get("CROQ2TRITON_EXPLAIN"):  # the table the launcher picks from
+                        for row in rows:
+                            what = f"{name}_{row.tag}" if row.tag else name
+                            print(f"{self.src_name}:{line}: note: {what}: {row.schedule.describe()}: {row.reason}",
+                                  file=sys.stderr)  # fmt: skip
+                else:
+                    stmts, kernels = self.tiled(c, schedule, scope, name, line, top)
+                sources = [emit_kernel(k, self.src_name) for k in kernels]
         except (NotLifted, NotTiled) as e:
             if os.environ.get("CROQ2TRITON_EXPLAIN"):  # why a kernel is not tiled as a GEMM
                 span = getattr(e, "span", None) or top.span
                 line = span.line if span else 0
                 print(f"{self.src_name}:{line}: note: {name} is not tiled as a contraction: {e}", file=sys.stderr)
             return None
-        self.kernel_sources.append(source.rstrip("\n"))
-        self.ir_kernels.append(kernel)
+        self.kernel_sources.extend(source.rstrip("\n") for source in sources)
+        self.ir_kernels.extend(kernels)
         self.schedules[name] = schedule
         self.contractions[name] = c
-        launch = launch_of(kernel, top.span.line if top.span else 0)
-        return launch, _all([_divides(E.fold(x), d) for x, d in c.assumptions])
+        return stmts, _all([_divides(E.fold(x), d) for x, d in c.assumptions])
+
+    def tiled(
+        self, c: Contraction, schedule: Schedule, scope: HostScope, name: str, line: int, top: A.Parallel
+    ) -> tuple[list[H.Stmt], list[N.Kernel]]:
+        """The statements launching ``c`` tiled under ``schedule``, and its kernels (two under split-K,
+        whose count the launcher fixes first: the schedule's, at most the K steps there are)."""
+        if schedule.split_k != 1 and schedule.origin == "tuned" and (c.batched or c.group is not None or c.scales):
+            raise CroqError(
+                f"the tuning point splits the K loop of kernel '{name}' ({schedule.describe()}), but it is a "
+                "batched, grouped or block-scaled contraction, which split-K does not cover",
+                top.span,
+                "keep its split_k at 1",
+            )
+        prelude: list[H.Stmt] = []
+        split = None
+        if schedule.split_k != 1:
+            split = f"_{name}{self.suffix}_split_k"
+            steps = E.CDiv(_k_extent(c, scope), E.Const(schedule.block_k))
+            count = E.Bin("max", E.Const(1), E.Bin("min", E.Const(schedule.split_k), steps))
+            if schedule.split_k == 0:  # as many as fill the SMs (schedule/occupancy.py)
+                count = _split_for(_tiles(c, scope, schedule), steps, _num_sms())
+            prelude.append(H.Let(split, E.fold(count), line=line))
+        stmts, kernels = self.launches(c, schedule, scope, name + self.suffix, line, split)
+        return [*prelude, *stmts], kernels
+
+    def launches(
+        self, c: Contraction, s: Schedule, scope: HostScope, kname: str, line: int, split: str | None = None
+    ) -> tuple[list[H.Stmt], list[N.Kernel]]:
+        """``c`` tiled under ``s`` as kernel ``kname``: its launches (under split-K the workspace, the
+        split kernel and the sum kernel) and its kernels."""
+        precision = self.options.dot_precision(c.a.elem, c.b.elem)
+        # named as emitted: its grid names the launcher's variables after it (NUM_SMS)
+        base = kname.removesuffix(self.suffix) if self.suffix else kname
+        tiled = tile_contraction(c, s, scope, kname, line, precision, split, f"{base}_sum{self.suffix}")
+        kernels = [self.finished(tiled.kernel, base)]
+        stmts: list[H.Stmt] = []
+        if tiled.workspace is not None:
+            var, shape, dtype = tiled.workspace
+            stmts.append(H.Alloc(var, shape, dtype, None, empty=True, line=line))
+        stmts.append(launch_of(kernels[0], line))
+        if tiled.sum is not None:
+            kernels.append(tiled.sum)
+            stmts.append(launch_of(tiled.sum, line))
+        return stmts, kernels
+
+    def at_launch(
+        self, c: Contraction, rows: tuple[occupancy.Row, ...], scope: HostScope, name: str, line: int
+    ) -> tuple[list[H.Stmt], list[N.Kernel]]:
+        """The kernels of every row of the occupancy table (schedule/occupancy.py) and the launcher's
+        choice among them: the first row whose condition holds at the launch's sizes and SM count."""
+        k = name + self.suffix
+        sms, split = E.Var(f"_{k}_sms"), f"_{k}_split_k"
+        kernels: list[N.Kernel] = []
+        built: list[tuple[occupancy.Row, list[H.Stmt]]] = []
+        for row in rows:
+            kname = f"{name}_{row.tag}{self.suffix}" if row.tag else k
+            stmts, ks = self.launches(c, row.schedule, scope, kname, line, split if row.schedule.split_k != 1 else None)
+            kernels += ks
+            built.append((row, stmts))
+        tail: list[H.Stmt] = []
+        for row, stmts in reversed(built):  # the last row (split-K) is the innermost else
+            s = row.schedule
+            if row.fill is not None:
+                cond = E.Bin(">=", E.fold(_tiles(c, scope, s) * E.Const(row.fill[1])), E.fold(sms * row.fill[0]))
+                tail = [H.If(cond, tuple(stmts), tuple(tail), row.reason)]
+            elif s.split_k == 1:  # the split count decides between this row and the split row after it
+                steps = E.CDiv(_k_extent(c, scope), E.Const(s.block_k))
+                count = H.Let(split, E.fold(_split_for(_tiles(c, scope, s), steps, sms)))
+                one = E.Bin("==", E.Var(split, "i32", 1), E.Const(1))
+                tail = [count, H.If(one, tuple(stmts), tuple(tail), row.reason)]
+            else:
+                tail = stmts
+        return [H.Let(sms.name, _num_sms(), line=line), *tail], kernels
 
     def lift_as_written(self, top: A.Parallel, name: str, host: LauncherLifting) -> list[H.Stmt]:
         """The kernel as written, lifted into the tile IR (lift/kernel.py), under ``--schedule auto``
@@ -285,6 +368,40 @@ class KernelDispatch:
         if os.environ.get("CROQ2TRITON_EXPLAIN"):
             line = top.span.line if top.span else 0
             print(f"{self.src_name}:{line}: note: {kernel.name} is not widened: {e}", file=sys.stderr)
+
+
+def _same(tuned: Schedule, picked: Schedule) -> bool:
+    """Whether a tuning point leaves the policy's schedule as it is (sets no field, or each to the value
+    the policy picks): the policy's choice at launch stands then."""
+    return dataclasses.replace(tuned, origin=picked.origin) == picked
+
+
+def _host_size(x: str | int) -> E.Expr:
+    return E.Const(x) if isinstance(x, int) else E.Var(x, "i32", 0)
+
+
+def _k_extent(c: Contraction, scope: HostScope) -> E.Expr:
+    """K as the launcher has it (the extent of ``a``'s contracted dimension)."""
+    return _host_size(scope.tensors[c.a.tensor].extents[c.a.inner])
+
+
+def _tiles(c: Contraction, scope: HostScope, s: Schedule) -> E.Expr:
+    """The output tiles of ``s`` as the launcher computes them."""
+    ext = scope.tensors[c.out.tensor].extents
+    rows, cols = _host_size(ext[c.out.free]), _host_size(ext[c.out.inner])
+    return E.fold(E.CDiv(rows, E.Const(s.block_m)) * E.CDiv(cols, E.Const(s.block_n)))
+
+
+def _num_sms() -> E.Expr:
+    return E.Call("_rt.num_sms", (E.Var("_dev"),), "i32")
+
+
+def _split_for(tiles: E.Expr, steps: E.Expr, sms: E.Expr) -> E.Expr:
+    """schedule/occupancy.py ``split_for`` as a launcher expression."""
+    wave = E.CDiv(sms, E.Bin("max", tiles, E.Const(1)))
+    longest = E.Bin("/", steps, E.Const(occupancy.MIN_SPLIT_STEPS))
+    most = E.Bin("min", E.Bin("min", wave, longest), E.Const(occupancy.MAX_SPLIT))
+    return E.Bin("max", E.Const(1), most)
 
 
 def _elem_bytes(kernel: N.Kernel) -> int:

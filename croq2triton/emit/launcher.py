@@ -134,6 +134,10 @@ def _simple(s: H.Stmt) -> list[ast.stmt]:
     if isinstance(s, H.Alloc):
         fill = host_ast(s.fill) if s.fill is not None else _const(None)
         shape = _tuple([host_ast(d) for d in s.shape])
+        if s.empty:
+            return [
+                _assign(s.var, call("_rt.alloc", name("_F"), shape, _torch(s.dtype), name("_dev"), empty=_const(True)))
+            ]
         return [_assign(s.var, call("_rt.alloc", name("_F"), shape, _torch(s.dtype), name("_dev"), fill))]
     if isinstance(s, H.SpanAs):
         shape = _tuple([host_ast(d) for d in s.shape])

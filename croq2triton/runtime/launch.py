@@ -342,7 +342,17 @@ def poison_value(dtype: torch.dtype) -> Any:
     return torch.iinfo(dtype).min
 
 
-def alloc(f: Fn, shape: tuple[int, ...], dtype: torch.dtype, dev: torch.device, fill: Any = None) -> torch.Tensor:
+def alloc(
+    f: Fn, shape: tuple[int, ...], dtype: torch.dtype, dev: torch.device, fill: Any = None, empty: bool = False
+) -> torch.Tensor:
+    """A buffer of the function: filled with ``fill`` (None: zeros); ``empty``: a workspace the kernels
+    write before they read it (split-K's partial sums), not filled (NaN under the tests' poison)."""
+    if empty:
+        if POISON:
+            from .poison import poisoned
+
+            return poisoned(tuple(max(0, n) for n in shape), dtype, dev)
+        return torch.empty(tuple(max(0, n) for n in shape), dtype=dtype, device=dev)
     for n in shape:
         if n <= 0:
             raise f.fail(f"buffer shape {shape} has a non-positive extent")

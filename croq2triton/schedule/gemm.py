@@ -49,6 +49,15 @@ RESERVED = frozenset(
         "mask_c",
         "NUM_STAGES",
         "NUM_SMS",
+        "SPLIT_K",
+        "work_id",
+        "pid_k",
+        "k_tiles",
+        "k_lo",
+        "k_hi",
+        "mask_p",
+        "split",
+        "part",
         "tl",
         "triton",
     ]
@@ -60,6 +69,10 @@ RESERVED = frozenset(
 PIECE_NAME = re.compile(r"(?:(?:" + "|".join(sorted(RESERVED)) + r")(?:_\d+)+|x\d+(?:_\d+)*)")
 
 
+SUM_TILE = (64, 128)  # split-K's sum kernel: 32 KB of f32 partial sums a split and program, rows of 512 B
+SUM_WARPS = 4
+
+
 class NotTiled(Exception):
     """A contraction this tiling does not cover (the kernel is lowered as written)."""
 
@@ -67,6 +80,10 @@ class NotTiled(Exception):
 @dataclass
 class Tiled:
     kernel: N.Kernel  # its grid and arguments say how it is launched (tir/launch.py)
+    # split-K: the kernel that adds the partial sums (launched after ``kernel``) and the workspace the
+    # launcher allocates before both: (its launcher variable, its shape as host expressions, its type)
+    sum: N.Kernel | None = None
+    workspace: tuple[str, tuple[E.Expr, ...], str] | None = None
 
 
 def _var(name: str, dims: tuple[int, ...] = (), dtype: str = "i32") -> E.Var:
@@ -75,10 +92,19 @@ def _var(name: str, dims: tuple[int, ...] = (), dtype: str = "i32") -> E.Var:
 
 class GemmBuilder:
     def __init__(
-        self, c: Contraction, s: Schedule, host: HostScope, name: str, line: int, precision: str | None = None
+        self,
+        c: Contraction,
+        s: Schedule,
+        host: HostScope,
+        name: str,
+        line: int,
+        precision: str | None = None,
+        split: str | None = None,
     ) -> None:
         self.c, self.s, self.host, self.name, self.line = c, s, host, name, line
         self.precision = precision  # tl.dot's input_precision (croq2triton/options.py)
+        self.split = split  # split-K: the launcher's variable holding the number of splits
+        self.sum_name = f"{name}_sum"  # split-K: the kernel that adds the partial sums
         self.args: dict[str, N.Arg] = {}
         self.sizes: dict[str, E.Expr] = {}
         self.lets: dict[str, E.Expr] = {}  # the value of each named let
@@ -178,11 +204,25 @@ class GemmBuilder:
             for v in E.free_vars(grp.rows):
                 self.size(v.name)
             m_ext = grp.rows  # the rows the source's tiles cover
+        splitting = s.split_k != 1
+        split_k: E.Var | None = None
+        if splitting:  # split-K: see split_kernels
+            if c.batched or grp is not None or c.scales:
+                raise NotTiled("split-K of a batched, grouped or block-scaled contraction")
+            assert self.split is not None, "split-K needs the launcher's variable of the split count"
+            split_k = E.Var("SPLIT_K", "i32", 1)
+            self.args["SPLIT_K"] = N.Scalar("SPLIT_K", "i32", E.Var(self.split))
         tiles_m = let("num_pid_m", E.CDiv(m_ext, E.Const(s.block_m)), body)
         tiles_n = let("num_pid_n", E.CDiv(n_ext, E.Const(s.block_n)), body)
-        num_tiles = let("num_tiles", tiles_m * tiles_n, body) if s.persistent else None
+        num_tiles = let("num_tiles", tiles_m * tiles_n, body) if s.persistent or splitting else None
         tile_body: list[N.Stmt] = []
         tile = E.Var("tile_id", "i32", 0) if s.persistent else pid
+        pid_k: E.Var | None = None
+        if split_k is not None:  # work item = split * num_tiles + tile: neighbours share a split's K range
+            assert num_tiles is not None
+            work = E.Var("work_id", "i32", 0) if s.persistent else pid
+            pid_k = let("pid_k", E.Bin("/", work, num_tiles), tile_body, lo=0)
+            tile = let("tile_id", E.Bin("%", work, num_tiles), tile_body, lo=0)
         group_m = self.constexpr("GROUP_M", s.group_m, True)
         if s.group_m > 1:
             in_group = let("num_pid_in_group", group_m * tiles_n, tile_body)
@@ -279,11 +319,25 @@ class GemmBuilder:
         pipe = N.Pipeline("NUM_STAGES", warp_specialize=ws)
         k_steps = E.CDiv(k_ext, E.Const(s.block_k))
         carried = tuple(accs.values())
-        tile_body.append(N.For(kt, E.Const(0), k_steps, E.Const(1), loop, pipe, carried, line=c.line))
+        k_start: E.Expr = E.Const(0)
+        if split_k is not None and pid_k is not None:  # split p takes K steps [p * T // S, (p + 1) * T // S)
+            k_tiles = let("k_tiles", k_steps, body, c.line, lo=0)
+            k_start = let("k_lo", E.Bin("/", pid_k * k_tiles, split_k), tile_body, c.line, lo=0)
+            k_steps = let("k_hi", E.Bin("/", (pid_k + 1) * k_tiles, split_k), tile_body, c.line, lo=0)
+        tile_body.append(N.For(kt, k_start, k_steps, E.Const(1), loop, pipe, carried, line=c.line))
 
         # the store, of each piece
         out_ty = ir_type(c.out.elem) or "f32"
-        for t, i, j in pairs:
+        if split_k is not None and pid_k is not None:  # the partial sums, to the workspace (not the output)
+            for unused in (o_ptr.name, *o_ptr.strides):
+                del self.args[unused]
+            part = self.workspace(split_k, m_ext, n_ext, "i32" if integer else "f32", self.name)
+            for t, i, j in pairs:
+                rows, cols = E.Lift(rows_of[i], 2, (0,)), E.Lift(offs_ns[j], 2, (1,))
+                inside = [E.Bin("<", pid_k, split_k), E.Bin("<", rows, m_ext), E.Bin("<", cols, n_ext)]
+                mask = let("mask_p" + t, E.conj(inside), tile_body, c.store_line)
+                tile_body.append(N.Store(part.name, (pid_k, rows, cols), accs[i, j], mask, line=c.store_line))
+        for t, i, j in pairs if split_k is None else []:
             rows, offs_n, acc = rows_of[i], offs_ns[j], accs[i, j]
             index = _index(c.out, E.Lift(rows, 2, (0,)), E.Lift(offs_n, 2, (1,)), batch if c.batched else None)
             bounds = _in_bounds(c.out, index, o_ext)
@@ -314,7 +368,11 @@ class GemmBuilder:
         if s.persistent:
             num_sms = self.constexpr("NUM_SMS", 132, launch="sms")
             assert num_tiles is not None
-            body.append(N.For(tile, pid, num_tiles, num_sms, tile_body, line=line))
+            if split_k is not None:
+                work = E.Var("work_id", "i32", 0)
+                body.append(N.For(work, pid, num_tiles * split_k, num_sms, tile_body, line=line))
+            else:
+                body.append(N.For(tile, pid, num_tiles, num_sms, tile_body, line=line))
         else:
             body.extend(tile_body)
         return self.finish(body, tuple(pids), m_ext, n_ext)
@@ -477,6 +535,8 @@ class GemmBuilder:
     def finish(self, body: list[N.Stmt], pids: tuple[E.Var, ...], m_ext: E.Expr, n_ext: E.Expr) -> Tiled:
         s, c = self.s, self.c
         tiles = E.fold(E.CDiv(m_ext, E.Const(s.block_m)) * E.CDiv(n_ext, E.Const(s.block_n)))
+        if s.split_k != 1 and self.split is not None:  # a program per (tile, split)
+            tiles = E.fold(tiles * E.Var(self.split))
         k = self.name
         order: list[N.Arg] = [a for a in self.args.values() if not isinstance(a, N.Constexpr)]
         order += [a for a in self.args.values() if isinstance(a, N.Constexpr)]
@@ -500,8 +560,87 @@ class GemmBuilder:
             f"The .co computes out = {product} (a contraction: croq2triton/lift/contraction.py proves it), "
             f"here over {tile} tiles (schedule {s.origin}; the source: {src}); the schedule only changes how it runs."
         )
+        if s.split_k != 1:
+            doc += (
+                f" Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that "
+                f"{self.sum_name} adds (schedule/gemm.py split_kernels)."
+            )
         kernel = N.Kernel(k, grid, pids, list(order), body, num_warps=s.num_warps, doc=doc, line=self.line)
         return Tiled(kernel)
+
+    # ---------------------------------------------------------------- split-K
+    def workspace(self, split_k: E.Var, m_ext: E.Expr, n_ext: E.Expr, dtype: str, owner: str) -> N.Pointer:
+        """The ``[SPLIT_K, M, N]`` tensor of partial sums of kernel ``owner`` (the launcher allocates it,
+        unfilled: every element inside the output is written by the split kernel before the sum kernel
+        reads it)."""
+        base = "partials"
+        while base in self.host.tensors or f"{base}_ptr" in self.args:  # a user's tensor of that name
+            base += "_ws"
+        strides = tuple(f"stride_{base}{d}" for d in range(3))
+        tensor = f"_{owner}_{base}"
+        ptr = N.Pointer(f"{base}_ptr", tensor, dtype, (split_k, m_ext, n_ext), strides)
+        self.args[ptr.name] = ptr
+        for d, st in enumerate(strides):
+            self.args[st] = N.Stride(st, tensor, d)
+        return ptr
+
+    def build_sum(self, kernel: str) -> Tiled:
+        """The second kernel of split-K: each program adds the ``SPLIT_K`` partial sums of one
+        ``SUM_TILE`` of the output in the order of the splits, then applies the epilogue and the
+        conversion to the output's type, and stores (masked by the output's extents)."""
+        c = self.c
+        line, store = c.line, c.store_line
+        integer = c.a.elem == "s8"
+        acc_ty = "i32" if integer else "f32"
+        o_ptr, o_ext = self.tensor(c.out)
+        m_ext, n_ext = o_ext[c.out.free], o_ext[c.out.inner]
+        assert self.split is not None
+        split_k = E.Var("SPLIT_K", "i32", 1)
+        self.args["SPLIT_K"] = N.Scalar("SPLIT_K", "i32", E.Var(self.split))
+        part = self.workspace(split_k, m_ext, n_ext, acc_ty, kernel)
+        bm, bn = SUM_TILE
+        body: list[N.Stmt] = []
+
+        def let(name: str, value: E.Expr, into: list[N.Stmt], at: int = line, lo: int | None = None) -> E.Var:
+            v = E.Var(name, value.dtype, lo, None, value.shape)
+            self.lets[name] = value
+            into.append(N.Let(v, value, line=at))
+            return v
+
+        pid = E.Var("pid", "i32", 0)
+        tiles_n = let("num_pid_n", E.CDiv(n_ext, E.Const(bn)), body)
+        pid_m = let("pid_m", E.Bin("/", pid, tiles_n), body, lo=0)
+        pid_n = let("pid_n", E.Bin("%", pid, tiles_n), body, lo=0)
+        offs_m = let("offs_m", E.fold(pid_m * bm) + E.Arange(bm), body)
+        offs_n = let("offs_n", E.fold(pid_n * bn) + E.Arange(bn), body)
+        rows, cols = E.Lift(offs_m, 2, (0,)), E.Lift(offs_n, 2, (1,))
+        index = _index(c.out, rows, cols, None)
+        mask = let("mask_c", _in_bounds(c.out, index, o_ext), body, store)
+        acc = _var("acc", (bm, bn), acc_ty)
+        body.append(N.Let(acc, E.Full(acc.shape, 0, acc_ty), line=line))
+        sp = E.Var("split", "i32", 0)
+        loop: list[N.Stmt] = []
+        inside = [E.Bin("<", sp, split_k), E.Bin("<", rows, m_ext), E.Bin("<", cols, n_ext)]
+        mask_p = let("mask_p", E.conj(inside), loop)
+        p = _var("p", (bm, bn), acc_ty)
+        loop.append(N.Load(p, part.name, (sp, rows, cols), mask_p, 0 if integer else 0.0, line=line))
+        loop.append(N.Assign(acc, acc + p, line=line))
+        body.append(N.For(sp, E.Const(0), split_k, E.Const(1), loop, None, (acc,), line=line))
+        value: E.Expr = acc
+        if c.epilogue is not None:
+            value = self.epilogue(c.epilogue, acc, offs_m, offs_n, None, body, mask)
+        out_ty = ir_type(c.out.elem) or "f32"
+        value = value if out_ty == value.dtype else E.Cast(value, out_ty)
+        body.append(N.Store(o_ptr.name, index, value, mask, line=store))
+        order: list[N.Arg] = list(self.args.values())
+        grid = (E.fold(E.CDiv(m_ext, E.Const(bm)) * E.CDiv(n_ext, E.Const(bn))),)
+        what = "the epilogue, " if c.epilogue is not None else ""
+        doc = (
+            f"Split-K's second kernel: out = the sum of the SPLIT_K partial sums {kernel} wrote, added in the order "
+            f"of the splits over {bm} x {bn} tiles, then {what}the conversion and the store (schedule/gemm.py)."
+        )
+        k = N.Kernel(self.name, grid, (pid,), order, body, num_warps=SUM_WARPS, doc=doc, line=self.line)
+        return Tiled(k)
 
 
 def _index(op: Operand, free: E.Expr, inner: E.Expr, batch: E.Expr | None) -> tuple[E.Expr, ...]:
@@ -521,7 +660,63 @@ def _in_bounds(op: Operand, index: tuple[E.Expr, ...], ext: tuple[E.Expr, ...]) 
 
 
 def tile_contraction(
-    c: Contraction, s: Schedule, host: HostScope, name: str, line: int, precision: str | None = None
+    c: Contraction,
+    s: Schedule,
+    host: HostScope,
+    name: str,
+    line: int,
+    precision: str | None = None,
+    split: str | None = None,
+    sum_name: str | None = None,
 ) -> Tiled:
-    """``c`` tiled under ``s``; ``precision``: the dots' ``input_precision`` (None: the operands' own)."""
-    return GemmBuilder(c, s, host, name, line, precision).build()
+    """``c`` tiled under ``s``; ``precision``: the dots' ``input_precision`` (None: the operands' own).
+    Under split-K (``s.split_k`` other than 1) ``split`` names the launcher's variable holding the
+    number of splits, and the result has the sum kernel (``sum_name``, by default ``{name}_sum``) and
+    the workspace too (:func:`split_kernels`)."""
+    if s.split_k == 1:
+        return GemmBuilder(c, s, host, name, line, precision).build()
+    return split_kernels(c, s, host, name, line, precision, split or f"_{name}_split_k", sum_name or f"{name}_sum")
+
+
+def split_kernels(
+    c: Contraction,
+    s: Schedule,
+    host: HostScope,
+    name: str,
+    line: int,
+    precision: str | None,
+    split: str,
+    sum_name: str,
+) -> Tiled:
+    """Split-K: the K loop of each output tile divided among ``split`` programs (the launcher's
+    variable, at least 1), and a second kernel that adds their partial sums.
+
+    The choice: partial sums in a workspace ``[SPLIT_K, M, N]`` of the accumulator's type (f32; s32
+    for 8-bit integer operands) and a second kernel (``{name}_sum``) that adds them, applies the
+    epilogue and converts to the output's type, rather than atomic adds into the output.  Atomic adds
+    would need an output the launcher zeroes, an f32 (or s32) output and an epilogue that is linear
+    in the sum and applied once (a bias added by one split only); a conversion to f16 or an
+    activation must follow the whole sum, and the order of float atomics changes from run to run.
+    The second kernel takes any epilogue and output type, and adds the splits in one order, so a
+    launch gives the same bits every time.
+
+    What must hold (and does, by construction): split ``p`` of ``S`` takes K steps ``[p * T // S,
+    (p + 1) * T // S)`` of the ``T = cdiv(K, block_k)``: consecutive, disjoint, their union all of
+    ``[0, T)`` (each non-empty where ``S <= T``, which the launcher's count keeps); work item ``w``
+    is (tile ``w % tiles``, split ``w // tiles``), one program each (``tiles * S`` items, grid or
+    persistent loop); every element of the workspace inside ``[S, M, N]`` is written by the split
+    kernel before the sum kernel (the next launch on the stream) reads it; the epilogue reads the
+    full sum, as it does unsplit.  Each operand is masked by its own extents as unsplit, so
+    K steps past K add zeros.
+
+    It changes the order of a float sum: within each split as before, then the splits' partial sums
+    added in order, so results move within the rounding of the f32 accumulator (integer sums are
+    exact: the same bits).  Batched, grouped and block-scaled contractions are refused (NotTiled;
+    a tuning point that asks for it is an error: emit/kernels.py)."""
+    builder = GemmBuilder(c, s, host, name, line, precision, split)
+    builder.sum_name = sum_name
+    main = builder.build()
+    total = GemmBuilder(c, s, host, sum_name, line, precision, split).build_sum(name)
+    ws = next(a for a in main.kernel.args if isinstance(a, N.Pointer) and a.name.startswith("partials"))
+    shape = tuple(E.Var(split) if i == 0 else x for i, x in enumerate(ws.extents))
+    return Tiled(main.kernel, total.kernel, (ws.tensor, shape, ws.dtype))

@@ -4,7 +4,7 @@ A schedule never changes what a kernel computes, only how: the block tile, the s
 pipeline's depth, the warps per program, the program order (groups of ``group_m`` row tiles
 that share B in L2), whether a persistent grid of one program per SM walks the tiles, and
 whether operands are read through TMA descriptors (where the launch-time tensors allow it; masked
-loads otherwise).  ``origin`` says where it comes from: the ``.co`` itself (``source``), the
+loads otherwise), and how many programs share the K loop of one output tile (split-K, schedule/gemm.py).  ``origin`` says where it comes from: the ``.co`` itself (``source``), the
 ``auto`` policy (:mod:`.policy`), or a tuning point.
 """
 
@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, replace
 from typing import Literal
+
+MAX_SPLIT_K = 64  # programs one output tile's K loop may be divided among
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,9 @@ class Schedule:
     tma: bool = True
     tma_store: bool = True  # the epilogue as half-width TMA boxes (else one masked store)
     warp_specialize: bool = False  # ask Triton for warp specialization where the launcher's switch allows it
+    # programs the K loop of one output tile is divided among (1: none; 0: as many as the policy picks at
+    # launch, policy.split_for): partial sums in a workspace, added by a second kernel (schedule/gemm.py)
+    split_k: int = 1
     origin: Literal["source", "auto", "tuned"] = "auto"
 
     def __post_init__(self) -> None:
@@ -38,6 +43,8 @@ class Schedule:
                 raise ValueError(f"{name} = {v}: a multiple of 16 (pieces of powers of two)")
         if self.num_stages < 1 or self.num_warps not in (1, 2, 4, 8, 16) or self.group_m < 1:
             raise ValueError(f"not a valid schedule: {self}")
+        if not 0 <= self.split_k <= MAX_SPLIT_K:
+            raise ValueError(f"split_k = {self.split_k}: 1 (no split) to {MAX_SPLIT_K}, or 0 (chosen at launch)")
 
     @property
     def pieces_m(self) -> tuple[tuple[int, int], ...]:
@@ -55,9 +62,10 @@ class Schedule:
     def describe(self) -> str:
         order = f"persistent, groups of {self.group_m}" if self.persistent else f"groups of {self.group_m}"
         loads = "TMA loads" if self.tma else "masked loads"
+        split = {1: "", 0: ", K split at launch"}.get(self.split_k, f", K split {self.split_k} ways")
         return (
             f"{self.block_m} x {self.block_n} x {self.block_k} tiles, {self.num_stages} stages, "
-            f"{self.num_warps} warps, {order}, {loads} ({self.origin})"
+            f"{self.num_warps} warps, {order}, {loads}{split} ({self.origin})"
         )
 
 

@@ -156,12 +156,15 @@ class Assign(Stmt):
 @dataclass(frozen=True)
 class Alloc(Stmt):
     """A global buffer of the function: a fresh tensor on the kernels' device, filled with
-    ``fill`` where the source gives one."""
+    ``fill`` where the source gives one.  ``empty``: not filled at all (a workspace every element of
+    which a kernel writes before another reads it: split-K's partial sums); the runtime's poison
+    fills it with NaN under tests, so an element read unwritten shows."""
 
     var: str
     shape: tuple[Expr, ...]
     dtype: str
     fill: Expr | None
+    empty: bool = False
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,7 @@ def _stmt(s: H.Stmt, depth: int, out: list[str]) -> None:
     elif isinstance(s, H.Assign):
         out.append(f"{pad}{s.var} := {_e(s.value)}{at}")
     elif isinstance(s, H.Alloc):
-        fill = f" fill {_e(s.fill)}" if s.fill is not None else ""
+        fill = f" fill {_e(s.fill)}" if s.fill is not None else " unfilled" if s.empty else ""
         out.append(f"{pad}{s.var} = alloc {s.dtype} [{_es(s.shape)}]{fill}{at}")
     elif isinstance(s, H.SpanAs):
         out.append(f"{pad}{s.var} = {s.host} as [{_es(s.shape)}]{at}")

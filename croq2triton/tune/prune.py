@@ -14,14 +14,17 @@ kernels) and the device's limits:
   32 bytes' worth of elements); a tile kernel's largest tile must fit Triton's 2**20 elements;
 * TMA boxes: at most 256 elements a dimension, the inner one at least 16 bytes and a multiple of 16;
 
-and at the sizes swept, the launcher's own checks (a divisibility the source asserts, a tile past
-Triton's limit) when the launch is recorded (the worker does that: :mod:`.workers`).  After
+and at the sizes swept (:func:`at_sizes`): a split-K count larger than the K steps there are (the
+launcher would take fewer: the point of a smaller ``split_k``); and the launcher's own checks (a
+divisibility the source asserts, a tile past Triton's limit) when the launch is recorded (the
+worker does that: :mod:`.workers`).  After
 compiling (on a GPU host): a kernel that spills registers (local memory in its resource usage) or
 needs more shared memory than the device has, with the compiled figures.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from math import prod
 from typing import Any
@@ -65,7 +68,7 @@ def contraction_shared(s: Schedule, c: Contraction) -> int:
     barriers); 128 x 192 x 64, 4 stages, persistent: 163,840 + 24,576; without the TMA store the ring
     alone; v4's own 128 x 192 x 64, 2 stages, not persistent: the ring alone (81,920)."""
     ring = max(1, s.num_stages) * (s.block_m * _bytes(c.a.elem) + s.block_n * _bytes(c.b.elem)) * s.block_k
-    if not s.tma_store:
+    if not s.tma_store or s.split_k != 1:  # split-K stores its partial sums with masked stores
         return ring
     half = sum(w // 2 if w >= 32 else w for _, w in s.pieces_n)
     epilogue = s.block_m * half * _bytes(c.out.elem)
@@ -188,7 +191,7 @@ def before_compiling(translation: Any, func: str, fn: A.CoFunction | None, limit
         if isinstance(s, Schedule) and c is not None:
             out += contraction_reasons(s, c, fn, limits)
     for k in translation.ir.get(func, []):
-        base = k.name.removesuffix("_narrow")
+        base = base_kernel(k.name)
         c = contractions.get(base)
         out += tma_reasons(k, c)
         if c is None:
@@ -198,6 +201,52 @@ def before_compiling(translation: Any, func: str, fn: A.CoFunction | None, limit
         if r not in unique:
             unique.append(r)
     return unique
+
+
+# the suffixes of the kernels a kernel is emitted as besides itself: a tile kernel's narrow variant
+# (emit/kernels.py), the auto policy's tiles at launch and split-K's kernels (schedule/occupancy.py)
+_VARIANT = re.compile(r"_(?:narrow|t\d+x\d+|splitk_sum|splitk|sum)(?=(?:__t\d+)?$)")
+
+
+def base_kernel(name: str) -> str:
+    """The kernel (as the schedules name it) that emitted kernel ``name`` is a variant of."""
+    return _VARIANT.sub("", name, count=1)
+
+
+def _k_extent(fn: A.CoFunction | None, tensor: str, dim: int, values: dict[str, Any]) -> int | None:
+    """An extent of a parameter tensor at the sizes ``values`` (None: not a parameter, or not known)."""
+    for p in fn.params if fn is not None else []:
+        shape = p.type.shape
+        if p.name != tensor or shape is None or not shape.dims or dim >= len(shape.dims):
+            continue
+        d = shape.dims[dim]
+        if isinstance(d, A.IntLit):
+            return d.value
+        if isinstance(d, A.Name) and isinstance(values.get(d.name), int):
+            return int(values[d.name])
+    return None
+
+
+def at_sizes(translation: Any, func: str, fn: A.CoFunction | None, values: dict[str, Any]) -> list[str]:
+    """The reasons a point is out at the sizes ``values``: a split-K count above the K steps there are
+    (the launcher takes at most one split a K step, so it is the point of a smaller count)."""
+    out: list[str] = []
+    schedules: dict[str, Schedule | TileSchedule] = translation.schedules.get(func, {})
+    contractions: dict[str, Contraction] = translation.contractions.get(func, {})
+    for kernel, s in schedules.items():
+        c = contractions.get(kernel)
+        if not isinstance(s, Schedule) or c is None or s.split_k <= 1:
+            continue
+        k = _k_extent(fn, c.a.tensor, c.a.inner, values)
+        if k is None:
+            continue
+        steps = -(-k // s.block_k)
+        if s.split_k > steps:
+            out.append(
+                f"split_k: {s.split_k} splits of K = {k}, which has {steps} K step(s) of {s.block_k}: a split would "
+                f"have none (the launcher takes {max(1, steps)}: the point of split_k = {max(1, steps)})"
+            )
+    return out
 
 
 def after_compiling(figures: dict[str, dict[str, Any]], limits: Limits | None = None) -> list[str]:

@@ -53,7 +53,7 @@ class FieldSpec:
     default: Defaults = None
 
 
-# The default space of a contraction: 3 x 3 x 3 x 4 x 2 x 2 = 432 points before pruning (the shared
+# The default space of a contraction: 3 x 3 x 3 x 4 x 2 x 2 x 3 = 1296 points before pruning (the shared
 # memory and register limits rule out about a third for 16-bit operands).
 CONTRACTION_FIELDS: dict[str, FieldSpec] = {
     "block_m": FieldSpec("int", "a multiple of 16", "rows of the output tile one program computes",
@@ -71,6 +71,9 @@ CONTRACTION_FIELDS: dict[str, FieldSpec] = {
     "tma": FieldSpec("bool", "true or false", "operands read through TMA descriptors (else masked loads)"),
     "tma_store": FieldSpec("bool", "true or false", "the epilogue as TMA boxes (else one masked store)"),
     "warp_specialize": FieldSpec("bool", "true or false", "ask Triton for warp specialization"),
+    "split_k": FieldSpec("int", "1 (no split) to 64; 0: as the auto policy picks at launch",
+                         "programs sharing each output tile's K loop (partial sums added by a second kernel)",
+                         lambda s, c: (1, 2, 4)),
 }  # fmt: skip
 
 

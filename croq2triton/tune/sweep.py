@@ -250,11 +250,13 @@ class Sweep:
             self._note_best(r)
 
     def setup_task(self) -> dict[str, Any]:
+        from .prune import base_kernel
         from .verify import contraction_info
 
         contractions = self.t.default.contractions.get(self.t.func, {})
         kernels = self.t.default.ir.get(self.t.func, [])
-        only = next(iter(contractions.values())) if len(contractions) == 1 and len(kernels) == 1 else None
+        one = len(contractions) == 1 and len({base_kernel(k.name) for k in kernels}) == 1  # its variants aside
+        only = next(iter(contractions.values())) if one else None
         gpu = self.gpu
         return {
             "op": "setup",

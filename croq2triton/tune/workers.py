@@ -146,7 +146,7 @@ def prepare(msg: dict[str, Any]) -> dict[str, Any]:
     from ..api import translate_full
     from ..errors import CroqError
     from ..options import Point
-    from .prune import Limits, after_compiling, before_compiling
+    from .prune import Limits, after_compiling, at_sizes, base_kernel, before_compiling
     from .verify import contraction_info
 
     point = Point.from_json(msg["point"])
@@ -176,7 +176,8 @@ def prepare(msg: dict[str, Any]) -> dict[str, Any]:
     out["module_hash"] = hashlib.sha256(source.encode()).hexdigest()[:16]
     contractions = tr.contractions.get(func, {})
     kernels = tr.ir.get(func, [])
-    only = next(iter(contractions.values())) if len(contractions) == 1 and len(kernels) == 1 else None
+    one = len(contractions) == 1 and len({base_kernel(k.name) for k in kernels}) == 1  # its variants aside
+    only = next(iter(contractions.values())) if one else None
     out["contraction"] = contraction_info(only)
     out["kernels"] = {k: _schedule_json(s) for k, s in tr.schedules.get(func, {}).items()}
     faults = faults_for(point.describe(), msg.get("faults"))
@@ -185,6 +186,10 @@ def prepare(msg: dict[str, Any]) -> dict[str, Any]:
     try:
         mod = _load(source, f"prep_{out['module_hash']}_{os.getpid()}", interpret, msg["filename"])
         for key, values in msg["sizes"].items():
+            here = at_sizes(tr, func, fn, values)
+            if here:
+                out["sizes"][key] = {"status": "pruned", "stage": "static", "reason": "; ".join(here)}
+                continue
             out["sizes"][key] = _prepare_size(mod, fn, values, msg, faults, limits, after_compiling)
     finally:
         if mod is not None:

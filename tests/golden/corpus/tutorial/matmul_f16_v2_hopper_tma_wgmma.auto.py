@@ -120,6 +120,303 @@ def matmul_k0(
 
 
 @triton.jit
+def matmul_k0_t128x128(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x
+    64 tiles (schedule auto; the source: 64 x 128 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # matmul_f16_v2_hopper_tma_wgmma.co:17
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # matmul_f16_v2_hopper_tma_wgmma.co:30
+    acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # matmul_f16_v2_hopper_tma_wgmma.co:35
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_k0_t64x128(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x
+    64 tiles (schedule auto; the source: 64 x 128 output tiles, K steps of 64); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # matmul_f16_v2_hopper_tma_wgmma.co:17
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # matmul_f16_v2_hopper_tma_wgmma.co:30
+    acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # matmul_f16_v2_hopper_tma_wgmma.co:35
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_k0_t64x64(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 64 x 128 output tiles, K steps of 64); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # matmul_f16_v2_hopper_tma_wgmma.co:17
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 64)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # matmul_f16_v2_hopper_tma_wgmma.co:30
+    acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # matmul_f16_v2_hopper_tma_wgmma.co:35
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_k0_splitk(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 64 x 128 output tiles, K steps of 64); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that matmul_k0_splitk_sum adds
+    (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # matmul_f16_v2_hopper_tma_wgmma.co:17
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 64)
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = tl.cdiv(K, 64)  # matmul_f16_v2_hopper_tma_wgmma.co:30
+    pid_k = pid // num_tiles  # matmul_f16_v2_hopper_tma_wgmma.co:17
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # matmul_f16_v2_hopper_tma_wgmma.co:30
+    acc = _oob_fill(acc, tl.cdiv(K, 64) * 64 <= K)
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < M) & (offs_n[None, :] < N)  # matmul_f16_v2_hopper_tma_wgmma.co:35
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_k0_splitk_sum(
+    M,
+    N,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_k0_splitk wrote, added in the order of
+    the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # matmul_f16_v2_hopper_tma_wgmma.co:17
+    num_pid_n = tl.cdiv(N, 128)  # matmul_f16_v2_hopper_tma_wgmma.co:30
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # matmul_f16_v2_hopper_tma_wgmma.co:35
+    acc = tl.zeros([64, 128], tl.float32)  # matmul_f16_v2_hopper_tma_wgmma.co:30
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )  # matmul_f16_v2_hopper_tma_wgmma.co:35
+
+
+@triton.jit
 def matmul_k0_general(
     K,
     M,
@@ -215,43 +512,236 @@ def matmul(lhs, rhs, output, *, _launch=None):
     # the chunkat tiles are exact: the tiled contraction
     # matmul_f16_v2_hopper_tma_wgmma.co:17
     if M % 64 == 0 and K % 64 == 0 and N % 128 == 0:
-        _matmul_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, "zero")
-        _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_k0_TMA_RHS, "zero")
-        _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_k0_TMA_OUTPUT, "zero")
-        _launch(
-            matmul_k0,
-            (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_k0_NUM_SMS),),
-            [
-                M,
-                K,
-                lhs,
-                lhs.stride(0),
-                lhs.stride(1),
-                N,
-                rhs,
-                rhs.stride(0),
-                rhs.stride(1),
-                output,
-                output.stride(0),
-                output.stride(1),
-                _matmul_k0_lhs_desc,
-                _matmul_k0_rhs_desc,
-                _matmul_k0_output_desc,
-            ],
-            dict(
-                GROUP_M=8,
-                TMA_LHS=_matmul_k0_TMA_LHS,
-                TMA_RHS=_matmul_k0_TMA_RHS,
-                NUM_STAGES=3,
-                TMA_OUTPUT=_matmul_k0_TMA_OUTPUT,
-                NUM_SMS=_matmul_k0_NUM_SMS,
-                num_warps=8,
-            ),
-        )
+        _matmul_k0_sms = _rt.num_sms(_dev)
+        # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_k0_sms * 9:
+            _matmul_k0_NUM_SMS = _rt.num_sms(_dev)
+            _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, "zero")
+            _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
+            _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_k0_TMA_RHS, "zero")
+            _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+            _matmul_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_k0_TMA_OUTPUT, "zero")
+            _launch(
+                matmul_k0,
+                (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_k0_NUM_SMS),),
+                [
+                    M,
+                    K,
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    N,
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_k0_lhs_desc,
+                    _matmul_k0_rhs_desc,
+                    _matmul_k0_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_k0_TMA_LHS,
+                    TMA_RHS=_matmul_k0_TMA_RHS,
+                    NUM_STAGES=3,
+                    TMA_OUTPUT=_matmul_k0_TMA_OUTPUT,
+                    NUM_SMS=_matmul_k0_NUM_SMS,
+                    num_warps=8,
+                ),
+            )
+        else:
+            # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_k0_sms:
+                # matmul_f16_v2_hopper_tma_wgmma.co:17
+                _matmul_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+                _matmul_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_t128x128_TMA_LHS, "zero")
+                _matmul_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                _matmul_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_k0_t128x128_TMA_RHS, "zero")
+                _matmul_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
+                _matmul_k0_t128x128_output_desc = _rt.tma_desc(
+                    output, [128, 64], _matmul_k0_t128x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_k0_t128x128,
+                    (_rt.cdiv(M, 128) * _rt.cdiv(N, 128),),
+                    [
+                        M,
+                        K,
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        N,
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_k0_t128x128_lhs_desc,
+                        _matmul_k0_t128x128_rhs_desc,
+                        _matmul_k0_t128x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_k0_t128x128_TMA_LHS,
+                        TMA_RHS=_matmul_k0_t128x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_k0_t128x128_TMA_OUTPUT,
+                        num_warps=8,
+                    ),
+                )
+            else:
+                # 64 x 128 tiles fill a wave (two programs an SM)
+                if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_k0_sms:
+                    # matmul_f16_v2_hopper_tma_wgmma.co:17
+                    _matmul_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_k0_t64x128_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_t64x128_TMA_LHS, "zero")
+                    _matmul_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                    _matmul_k0_t64x128_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_k0_t64x128_TMA_RHS, "zero")
+                    _matmul_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    )
+                    _matmul_k0_t64x128_output_desc = _rt.tma_desc(
+                        output, [64, 64], _matmul_k0_t64x128_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_k0_t64x128,
+                        (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+                        [
+                            M,
+                            K,
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            N,
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_k0_t64x128_lhs_desc,
+                            _matmul_k0_t64x128_rhs_desc,
+                            _matmul_k0_t64x128_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_k0_t64x128_TMA_LHS,
+                            TMA_RHS=_matmul_k0_t64x128_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_k0_t64x128_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_k0_split_k = max(
+                        1,
+                        min(
+                            min(
+                                _rt.cdiv(_matmul_k0_sms, max(_rt.cdiv(M, 64) * _rt.cdiv(N, 64), 1)),
+                                _rt.cdiv(K, 64) // 4,
+                            ),
+                            16,
+                        ),
+                    )
+                    if _matmul_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                        # matmul_f16_v2_hopper_tma_wgmma.co:17
+                        _matmul_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                        _matmul_k0_t64x64_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_t64x64_TMA_LHS, "zero")
+                        _matmul_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                        _matmul_k0_t64x64_rhs_desc = _rt.tma_desc(rhs, [64, 64], _matmul_k0_t64x64_TMA_RHS, "zero")
+                        _matmul_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                            _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        )
+                        _matmul_k0_t64x64_output_desc = _rt.tma_desc(
+                            output, [64, 32], _matmul_k0_t64x64_TMA_OUTPUT, "zero"
+                        )
+                        _launch(
+                            matmul_k0_t64x64,
+                            (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
+                            [
+                                M,
+                                K,
+                                lhs,
+                                lhs.stride(0),
+                                lhs.stride(1),
+                                N,
+                                rhs,
+                                rhs.stride(0),
+                                rhs.stride(1),
+                                output,
+                                output.stride(0),
+                                output.stride(1),
+                                _matmul_k0_t64x64_lhs_desc,
+                                _matmul_k0_t64x64_rhs_desc,
+                                _matmul_k0_t64x64_output_desc,
+                            ],
+                            dict(
+                                GROUP_M=8,
+                                TMA_LHS=_matmul_k0_t64x64_TMA_LHS,
+                                TMA_RHS=_matmul_k0_t64x64_TMA_RHS,
+                                NUM_STAGES=4,
+                                TMA_OUTPUT=_matmul_k0_t64x64_TMA_OUTPUT,
+                                num_warps=4,
+                            ),
+                        )
+                    else:
+                        _matmul_k0_splitk_partials = _rt.alloc(
+                            _F, (_matmul_k0_split_k, M, N), torch.float32, _dev, empty=True
+                        )  # matmul_f16_v2_hopper_tma_wgmma.co:17
+                        _matmul_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                        _matmul_k0_splitk_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_splitk_TMA_LHS, "zero")
+                        _matmul_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                        _matmul_k0_splitk_rhs_desc = _rt.tma_desc(rhs, [64, 64], _matmul_k0_splitk_TMA_RHS, "zero")
+                        _launch(
+                            matmul_k0_splitk,
+                            (_rt.cdiv(M, 64) * _rt.cdiv(N, 64) * _matmul_k0_split_k,),
+                            [
+                                M,
+                                K,
+                                lhs,
+                                lhs.stride(0),
+                                lhs.stride(1),
+                                N,
+                                rhs,
+                                rhs.stride(0),
+                                rhs.stride(1),
+                                _matmul_k0_split_k,
+                                _matmul_k0_splitk_lhs_desc,
+                                _matmul_k0_splitk_rhs_desc,
+                                _matmul_k0_splitk_partials,
+                                _matmul_k0_splitk_partials.stride(0),
+                                _matmul_k0_splitk_partials.stride(1),
+                                _matmul_k0_splitk_partials.stride(2),
+                            ],
+                            dict(
+                                GROUP_M=8,
+                                TMA_LHS=_matmul_k0_splitk_TMA_LHS,
+                                TMA_RHS=_matmul_k0_splitk_TMA_RHS,
+                                NUM_STAGES=4,
+                                num_warps=4,
+                            ),
+                        )
+                        _launch(
+                            matmul_k0_splitk_sum,
+                            (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+                            [
+                                M,
+                                N,
+                                output,
+                                output.stride(0),
+                                output.stride(1),
+                                _matmul_k0_split_k,
+                                _matmul_k0_splitk_partials,
+                                _matmul_k0_splitk_partials.stride(0),
+                                _matmul_k0_splitk_partials.stride(1),
+                                _matmul_k0_splitk_partials.stride(2),
+                            ],
+                            dict(num_warps=4),
+                        )
     else:  # matmul_f16_v2_hopper_tma_wgmma.co:17
         _matmul_k0_general_TMA_LHS_64X64 = _rt.tma_ok(
             _F, "lhs", lhs, [64, 64], [_rt.idiv(M, _rt.cdiv(M, 64)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"

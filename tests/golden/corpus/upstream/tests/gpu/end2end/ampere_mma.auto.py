@@ -116,6 +116,283 @@ def matmul_group_rc_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_group_rc_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:16
+    num_pid_m = 1
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # ampere_mma.co:22
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:24
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_group_rc_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:16
+    num_pid_m = 2
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:22
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:24
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_group_rc_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:16
+    num_pid_m = 2
+    num_pid_n = 4
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:22
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:24
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_group_rc_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    matmul_group_rc_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:16
+    num_pid_m = 2
+    num_pid_n = 4
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 4  # ampere_mma.co:22
+    pid_k = pid // num_tiles  # ampere_mma.co:16
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:22
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:24
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_group_rc_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_group_rc_k0_splitk wrote, added in the
+    order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:16
+    num_pid_n = 2  # ampere_mma.co:22
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:24
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:22
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )  # ampere_mma.co:24
+
+
 @_rt.launcher
 def matmul_group_rc(lhs, rhs, *, _launch=None):
     """matmul_group_rc(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from ampere_mma.co:11."""
@@ -130,40 +407,225 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:12
-    _matmul_group_rc_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:16
-    _matmul_group_rc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_group_rc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_group_rc_k0_TMA_LHS, "zero")
-    _matmul_group_rc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _matmul_group_rc_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_group_rc_k0_TMA_RHS, "zero")
-    _matmul_group_rc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_group_rc_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_group_rc_k0_TMA_OUTPUT, "zero")
-    _launch(
-        matmul_group_rc_k0,
-        (min(1, _matmul_group_rc_k0_NUM_SMS),),
-        [
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_group_rc_k0_lhs_desc,
-            _matmul_group_rc_k0_rhs_desc,
-            _matmul_group_rc_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_group_rc_k0_TMA_LHS,
-            TMA_RHS=_matmul_group_rc_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_group_rc_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_group_rc_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_group_rc_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:16
+    if 10 >= _matmul_group_rc_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        _matmul_group_rc_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_group_rc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_group_rc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_group_rc_k0_TMA_LHS, "zero")
+        _matmul_group_rc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
+        _matmul_group_rc_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_group_rc_k0_TMA_RHS, "zero")
+        _matmul_group_rc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_group_rc_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_group_rc_k0_TMA_OUTPUT, "zero")
+        _launch(
+            matmul_group_rc_k0,
+            (min(1, _matmul_group_rc_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_group_rc_k0_lhs_desc,
+                _matmul_group_rc_k0_rhs_desc,
+                _matmul_group_rc_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_group_rc_k0_TMA_LHS,
+                TMA_RHS=_matmul_group_rc_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_group_rc_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_group_rc_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 2 >= _matmul_group_rc_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # ampere_mma.co:16
+            _matmul_group_rc_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_group_rc_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 64], _matmul_group_rc_k0_t128x128_TMA_LHS, "zero"
+            )
+            _matmul_group_rc_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _matmul_group_rc_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [64, 128], _matmul_group_rc_k0_t128x128_TMA_RHS, "zero"
+            )
+            _matmul_group_rc_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_group_rc_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_group_rc_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_group_rc_k0_t128x128,
+                (2,),
+                [
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_group_rc_k0_t128x128_lhs_desc,
+                    _matmul_group_rc_k0_t128x128_rhs_desc,
+                    _matmul_group_rc_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_group_rc_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_group_rc_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_group_rc_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 4 >= _matmul_group_rc_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                # ampere_mma.co:16
+                _matmul_group_rc_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_group_rc_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 64], _matmul_group_rc_k0_t64x128_TMA_LHS, "zero"
+                )
+                _matmul_group_rc_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_group_rc_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [64, 128], _matmul_group_rc_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_group_rc_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_group_rc_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_group_rc_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_group_rc_k0_t64x128,
+                    (4,),
+                    [
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_group_rc_k0_t64x128_lhs_desc,
+                        _matmul_group_rc_k0_t64x128_rhs_desc,
+                        _matmul_group_rc_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_group_rc_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_group_rc_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_group_rc_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_group_rc_k0_split_k = 1
+                if _matmul_group_rc_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    # ampere_mma.co:16
+                    _matmul_group_rc_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_group_rc_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_group_rc_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_group_rc_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_group_rc_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_group_rc_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_group_rc_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_group_rc_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_group_rc_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_group_rc_k0_t64x64,
+                        (8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_group_rc_k0_t64x64_lhs_desc,
+                            _matmul_group_rc_k0_t64x64_rhs_desc,
+                            _matmul_group_rc_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_group_rc_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_group_rc_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_group_rc_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_group_rc_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_group_rc_k0_split_k, 128, 256), torch.float32, _dev, empty=True
+                    )  # ampere_mma.co:16
+                    _matmul_group_rc_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_group_rc_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_group_rc_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _matmul_group_rc_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_group_rc_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_group_rc_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        matmul_group_rc_k0_splitk,
+                        (_matmul_group_rc_k0_split_k * 8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_group_rc_k0_split_k,
+                            _matmul_group_rc_k0_splitk_lhs_desc,
+                            _matmul_group_rc_k0_splitk_rhs_desc,
+                            _matmul_group_rc_k0_splitk_partials,
+                            _matmul_group_rc_k0_splitk_partials.stride(0),
+                            _matmul_group_rc_k0_splitk_partials.stride(1),
+                            _matmul_group_rc_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_group_rc_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_group_rc_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_group_rc_k0_splitk_sum,
+                        (4,),
+                        [
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_group_rc_k0_split_k,
+                            _matmul_group_rc_k0_splitk_partials,
+                            _matmul_group_rc_k0_splitk_partials.stride(0),
+                            _matmul_group_rc_k0_splitk_partials.stride(1),
+                            _matmul_group_rc_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # ampere_mma.co:28
 
 
@@ -324,6 +786,290 @@ def matmul_fusion_scalar_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_fusion_scalar_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    bias,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = f(a @ b), f element-wise (line 94) (a contraction: croq2triton/lift/contraction.py proves
+    it), here over 128 x 128 x 64 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the
+    schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:84
+    num_pid_m = 1
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # ampere_mma.co:90
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:94
+    c = (acc + tl.cast(bias, tl.float32)).to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_fusion_scalar_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    bias,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = f(a @ b), f element-wise (line 94) (a contraction: croq2triton/lift/contraction.py proves
+    it), here over 64 x 128 x 64 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule
+    only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:84
+    num_pid_m = 2
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:90
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:94
+    c = (acc + tl.cast(bias, tl.float32)).to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_fusion_scalar_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    bias,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = f(a @ b), f element-wise (line 94) (a contraction: croq2triton/lift/contraction.py proves
+    it), here over 64 x 64 x 64 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule
+    only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:84
+    num_pid_m = 2
+    num_pid_n = 4
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:90
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:94
+    c = (acc + tl.cast(bias, tl.float32)).to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_fusion_scalar_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = f(a @ b), f element-wise (line 94) (a contraction: croq2triton/lift/contraction.py proves
+    it), here over 64 x 64 x 64 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule
+    only changes how it runs. Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    matmul_fusion_scalar_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:84
+    num_pid_m = 2
+    num_pid_n = 4
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 4  # ampere_mma.co:90
+    pid_k = pid // num_tiles  # ampere_mma.co:84
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:90
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:94
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_fusion_scalar_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    bias,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_fusion_scalar_k0_splitk wrote, added in
+    the order of the splits over 64 x 128 tiles, then the epilogue, the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:84
+    num_pid_n = 2  # ampere_mma.co:90
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:94
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:90
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        (acc + tl.cast(bias, tl.float32)).to(tl.float16),
+        mask=mask_c,
+    )  # ampere_mma.co:94
+
+
 @_rt.launcher
 def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
     """matmul_fusion_scalar(f16 [128, 256] lhs, f16 [256, 256] rhs, f16 bias) -> auto; from ampere_mma.co:79."""
@@ -339,41 +1085,243 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     bias = _rt.scalar_arg(_F, "bias", bias, float)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:80
-    _matmul_fusion_scalar_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:84
-    _matmul_fusion_scalar_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_fusion_scalar_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_fusion_scalar_k0_TMA_LHS, "zero")
-    _matmul_fusion_scalar_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _matmul_fusion_scalar_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_fusion_scalar_k0_TMA_RHS, "zero")
-    _matmul_fusion_scalar_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_fusion_scalar_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_fusion_scalar_k0_TMA_OUTPUT, "zero")
-    _launch(
-        matmul_fusion_scalar_k0,
-        (min(1, _matmul_fusion_scalar_k0_NUM_SMS),),
-        [
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_fusion_scalar_k0_lhs_desc,
-            _matmul_fusion_scalar_k0_rhs_desc,
-            bias,
-            _matmul_fusion_scalar_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_fusion_scalar_k0_TMA_LHS,
-            TMA_RHS=_matmul_fusion_scalar_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_fusion_scalar_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_fusion_scalar_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_fusion_scalar_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:84
+    # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+    if 10 >= _matmul_fusion_scalar_k0_sms * 9:
+        _matmul_fusion_scalar_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_fusion_scalar_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_fusion_scalar_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_fusion_scalar_k0_TMA_LHS, "zero")
+        _matmul_fusion_scalar_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
+        _matmul_fusion_scalar_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_fusion_scalar_k0_TMA_RHS, "zero")
+        _matmul_fusion_scalar_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_fusion_scalar_k0_output_desc = _rt.tma_desc(
+            output, [128, 128], _matmul_fusion_scalar_k0_TMA_OUTPUT, "zero"
+        )
+        _launch(
+            matmul_fusion_scalar_k0,
+            (min(1, _matmul_fusion_scalar_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_fusion_scalar_k0_lhs_desc,
+                _matmul_fusion_scalar_k0_rhs_desc,
+                bias,
+                _matmul_fusion_scalar_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_fusion_scalar_k0_TMA_LHS,
+                TMA_RHS=_matmul_fusion_scalar_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_fusion_scalar_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_fusion_scalar_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 2 >= _matmul_fusion_scalar_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # ampere_mma.co:84
+            _matmul_fusion_scalar_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_fusion_scalar_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 64], _matmul_fusion_scalar_k0_t128x128_TMA_LHS, "zero"
+            )
+            _matmul_fusion_scalar_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _matmul_fusion_scalar_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [64, 128], _matmul_fusion_scalar_k0_t128x128_TMA_RHS, "zero"
+            )
+            _matmul_fusion_scalar_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_fusion_scalar_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_fusion_scalar_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_fusion_scalar_k0_t128x128,
+                (2,),
+                [
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_fusion_scalar_k0_t128x128_lhs_desc,
+                    _matmul_fusion_scalar_k0_t128x128_rhs_desc,
+                    bias,
+                    _matmul_fusion_scalar_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_fusion_scalar_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_fusion_scalar_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_fusion_scalar_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 4 >= _matmul_fusion_scalar_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                _matmul_fusion_scalar_k0_t64x128_TMA_LHS = _rt.tma_ok(
+                    _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                )  # ampere_mma.co:84
+                _matmul_fusion_scalar_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 64], _matmul_fusion_scalar_k0_t64x128_TMA_LHS, "zero"
+                )
+                _matmul_fusion_scalar_k0_t64x128_TMA_RHS = _rt.tma_ok(
+                    _F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)"
+                )
+                _matmul_fusion_scalar_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [64, 128], _matmul_fusion_scalar_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_fusion_scalar_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_fusion_scalar_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_fusion_scalar_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_fusion_scalar_k0_t64x128,
+                    (4,),
+                    [
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_fusion_scalar_k0_t64x128_lhs_desc,
+                        _matmul_fusion_scalar_k0_t64x128_rhs_desc,
+                        bias,
+                        _matmul_fusion_scalar_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_fusion_scalar_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_fusion_scalar_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_fusion_scalar_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_fusion_scalar_k0_split_k = 1
+                if _matmul_fusion_scalar_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    _matmul_fusion_scalar_k0_t64x64_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    )  # ampere_mma.co:84
+                    _matmul_fusion_scalar_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_fusion_scalar_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_fusion_scalar_k0_t64x64_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _matmul_fusion_scalar_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_fusion_scalar_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_fusion_scalar_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_fusion_scalar_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_fusion_scalar_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_fusion_scalar_k0_t64x64,
+                        (8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_fusion_scalar_k0_t64x64_lhs_desc,
+                            _matmul_fusion_scalar_k0_t64x64_rhs_desc,
+                            bias,
+                            _matmul_fusion_scalar_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_fusion_scalar_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_fusion_scalar_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_fusion_scalar_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_fusion_scalar_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_fusion_scalar_k0_split_k, 128, 256), torch.float32, _dev, empty=True
+                    )  # ampere_mma.co:84
+                    _matmul_fusion_scalar_k0_splitk_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _matmul_fusion_scalar_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_fusion_scalar_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _matmul_fusion_scalar_k0_splitk_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _matmul_fusion_scalar_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_fusion_scalar_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        matmul_fusion_scalar_k0_splitk,
+                        (_matmul_fusion_scalar_k0_split_k * 8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_fusion_scalar_k0_split_k,
+                            _matmul_fusion_scalar_k0_splitk_lhs_desc,
+                            _matmul_fusion_scalar_k0_splitk_rhs_desc,
+                            _matmul_fusion_scalar_k0_splitk_partials,
+                            _matmul_fusion_scalar_k0_splitk_partials.stride(0),
+                            _matmul_fusion_scalar_k0_splitk_partials.stride(1),
+                            _matmul_fusion_scalar_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_fusion_scalar_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_fusion_scalar_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_fusion_scalar_k0_splitk_sum,
+                        (4,),
+                        [
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_fusion_scalar_k0_split_k,
+                            _matmul_fusion_scalar_k0_splitk_partials,
+                            _matmul_fusion_scalar_k0_splitk_partials.stride(0),
+                            _matmul_fusion_scalar_k0_splitk_partials.stride(1),
+                            _matmul_fusion_scalar_k0_splitk_partials.stride(2),
+                            bias,
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # ampere_mma.co:98
 
 
@@ -576,6 +1524,282 @@ def mma_m8n8k16_s8_s32_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def mma_m8n8k16_s8_s32_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x
+    128 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:266
+    num_pid_m = 1
+    num_pid_n = 1
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.int32)  # ampere_mma.co:272
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 128, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # ampere_mma.co:274
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def mma_m8n8k16_s8_s32_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x 128
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:266
+    num_pid_m = 2
+    num_pid_n = 1
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.int32)  # ampere_mma.co:272
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 128, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # ampere_mma.co:274
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def mma_m8n8k16_s8_s32_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 128
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:266
+    num_pid_m = 2
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.int32)  # ampere_mma.co:272
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 128, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # ampere_mma.co:274
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def mma_m8n8k16_s8_s32_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 128
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    mma_m8n8k16_s8_s32_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:266
+    num_pid_m = 2
+    num_pid_n = 2
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 1  # ampere_mma.co:272
+    pid_k = pid // num_tiles  # ampere_mma.co:266
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.int32)  # ampere_mma.co:272
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 128, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # ampere_mma.co:274
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def mma_m8n8k16_s8_s32_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums mma_m8n8k16_s8_s32_k0_splitk wrote, added in
+    the order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:266
+    num_pid_n = 1  # ampere_mma.co:272
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # ampere_mma.co:274
+    acc = tl.zeros([64, 128], tl.int32)  # ampere_mma.co:272
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 128)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c
+    )  # ampere_mma.co:274
+
+
 @_rt.launcher
 def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
     """mma_m8n8k16_s8_s32(s8 [128, 64] lhs, s8 [64, 128] rhs) -> auto; from ampere_mma.co:263."""
@@ -590,40 +1814,235 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # ampere_mma.co:264
-    _mma_m8n8k16_s8_s32_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:266
-    _mma_m8n8k16_s8_s32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-    _mma_m8n8k16_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _mma_m8n8k16_s8_s32_k0_TMA_LHS, "zero")
-    _mma_m8n8k16_s8_s32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
-    _mma_m8n8k16_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _mma_m8n8k16_s8_s32_k0_TMA_RHS, "zero")
-    _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _mma_m8n8k16_s8_s32_k0_output_desc = _rt.tma_desc(output, [128, 128], _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT, "zero")
-    _launch(
-        mma_m8n8k16_s8_s32_k0,
-        (min(1, _mma_m8n8k16_s8_s32_k0_NUM_SMS),),
-        [
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _mma_m8n8k16_s8_s32_k0_lhs_desc,
-            _mma_m8n8k16_s8_s32_k0_rhs_desc,
-            _mma_m8n8k16_s8_s32_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_mma_m8n8k16_s8_s32_k0_TMA_LHS,
-            TMA_RHS=_mma_m8n8k16_s8_s32_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_mma_m8n8k16_s8_s32_k0_TMA_OUTPUT,
-            NUM_SMS=_mma_m8n8k16_s8_s32_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _mma_m8n8k16_s8_s32_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:266
+    if 10 >= _mma_m8n8k16_s8_s32_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        _mma_m8n8k16_s8_s32_k0_NUM_SMS = _rt.num_sms(_dev)
+        _mma_m8n8k16_s8_s32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+        _mma_m8n8k16_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _mma_m8n8k16_s8_s32_k0_TMA_LHS, "zero")
+        _mma_m8n8k16_s8_s32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
+        _mma_m8n8k16_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _mma_m8n8k16_s8_s32_k0_TMA_RHS, "zero")
+        _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _mma_m8n8k16_s8_s32_k0_output_desc = _rt.tma_desc(output, [128, 128], _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT, "zero")
+        _launch(
+            mma_m8n8k16_s8_s32_k0,
+            (min(1, _mma_m8n8k16_s8_s32_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _mma_m8n8k16_s8_s32_k0_lhs_desc,
+                _mma_m8n8k16_s8_s32_k0_rhs_desc,
+                _mma_m8n8k16_s8_s32_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_mma_m8n8k16_s8_s32_k0_TMA_LHS,
+                TMA_RHS=_mma_m8n8k16_s8_s32_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_mma_m8n8k16_s8_s32_k0_TMA_OUTPUT,
+                NUM_SMS=_mma_m8n8k16_s8_s32_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 1 >= _mma_m8n8k16_s8_s32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # ampere_mma.co:266
+            _mma_m8n8k16_s8_s32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+            _mma_m8n8k16_s8_s32_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 128], _mma_m8n8k16_s8_s32_k0_t128x128_TMA_LHS, "zero"
+            )
+            _mma_m8n8k16_s8_s32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
+            _mma_m8n8k16_s8_s32_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [128, 128], _mma_m8n8k16_s8_s32_k0_t128x128_TMA_RHS, "zero"
+            )
+            _mma_m8n8k16_s8_s32_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _mma_m8n8k16_s8_s32_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _mma_m8n8k16_s8_s32_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                mma_m8n8k16_s8_s32_k0_t128x128,
+                (1,),
+                [
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _mma_m8n8k16_s8_s32_k0_t128x128_lhs_desc,
+                    _mma_m8n8k16_s8_s32_k0_t128x128_rhs_desc,
+                    _mma_m8n8k16_s8_s32_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_mma_m8n8k16_s8_s32_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_mma_m8n8k16_s8_s32_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_mma_m8n8k16_s8_s32_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 2 >= _mma_m8n8k16_s8_s32_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                _mma_m8n8k16_s8_s32_k0_t64x128_TMA_LHS = _rt.tma_ok(
+                    _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                )  # ampere_mma.co:266
+                _mma_m8n8k16_s8_s32_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 128], _mma_m8n8k16_s8_s32_k0_t64x128_TMA_LHS, "zero"
+                )
+                _mma_m8n8k16_s8_s32_k0_t64x128_TMA_RHS = _rt.tma_ok(
+                    _F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)"
+                )
+                _mma_m8n8k16_s8_s32_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [128, 128], _mma_m8n8k16_s8_s32_k0_t64x128_TMA_RHS, "zero"
+                )
+                _mma_m8n8k16_s8_s32_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _mma_m8n8k16_s8_s32_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _mma_m8n8k16_s8_s32_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    mma_m8n8k16_s8_s32_k0_t64x128,
+                    (2,),
+                    [
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _mma_m8n8k16_s8_s32_k0_t64x128_lhs_desc,
+                        _mma_m8n8k16_s8_s32_k0_t64x128_rhs_desc,
+                        _mma_m8n8k16_s8_s32_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_mma_m8n8k16_s8_s32_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_mma_m8n8k16_s8_s32_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_mma_m8n8k16_s8_s32_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _mma_m8n8k16_s8_s32_k0_split_k = 1
+                if _mma_m8n8k16_s8_s32_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    _mma_m8n8k16_s8_s32_k0_t64x64_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                    )  # ampere_mma.co:266
+                    _mma_m8n8k16_s8_s32_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 128], _mma_m8n8k16_s8_s32_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _mma_m8n8k16_s8_s32_k0_t64x64_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                    )
+                    _mma_m8n8k16_s8_s32_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [128, 64], _mma_m8n8k16_s8_s32_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _mma_m8n8k16_s8_s32_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _mma_m8n8k16_s8_s32_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _mma_m8n8k16_s8_s32_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        mma_m8n8k16_s8_s32_k0_t64x64,
+                        (4,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _mma_m8n8k16_s8_s32_k0_t64x64_lhs_desc,
+                            _mma_m8n8k16_s8_s32_k0_t64x64_rhs_desc,
+                            _mma_m8n8k16_s8_s32_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_mma_m8n8k16_s8_s32_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_mma_m8n8k16_s8_s32_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_mma_m8n8k16_s8_s32_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _mma_m8n8k16_s8_s32_k0_splitk_partials = _rt.alloc(
+                        _F, (_mma_m8n8k16_s8_s32_k0_split_k, 128, 128), torch.int32, _dev, empty=True
+                    )  # ampere_mma.co:266
+                    _mma_m8n8k16_s8_s32_k0_splitk_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                    )
+                    _mma_m8n8k16_s8_s32_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 128], _mma_m8n8k16_s8_s32_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _mma_m8n8k16_s8_s32_k0_splitk_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                    )
+                    _mma_m8n8k16_s8_s32_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [128, 64], _mma_m8n8k16_s8_s32_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        mma_m8n8k16_s8_s32_k0_splitk,
+                        (_mma_m8n8k16_s8_s32_k0_split_k * 4,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _mma_m8n8k16_s8_s32_k0_split_k,
+                            _mma_m8n8k16_s8_s32_k0_splitk_lhs_desc,
+                            _mma_m8n8k16_s8_s32_k0_splitk_rhs_desc,
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials,
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride(0),
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride(1),
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_mma_m8n8k16_s8_s32_k0_splitk_TMA_LHS,
+                            TMA_RHS=_mma_m8n8k16_s8_s32_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        mma_m8n8k16_s8_s32_k0_splitk_sum,
+                        (2,),
+                        [
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _mma_m8n8k16_s8_s32_k0_split_k,
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials,
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride(0),
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride(1),
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # ampere_mma.co:277
 
 
@@ -691,6 +2110,281 @@ def mma_m16n8k8_f16_f32_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def mma_m16n8k8_f16_f32_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x 64
+    tiles (schedule auto; the source: 32 x 16 output tiles, K steps of 8); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:292
+    num_pid_m = 1
+    num_pid_n = 1
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # ampere_mma.co:298
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 64) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 64) & (offs_n[None, :] < 128)  # ampere_mma.co:300
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def mma_m16n8k8_f16_f32_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x 64
+    tiles (schedule auto; the source: 32 x 16 output tiles, K steps of 8); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:292
+    num_pid_m = 1
+    num_pid_n = 1
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:298
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 64) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 64) & (offs_n[None, :] < 128)  # ampere_mma.co:300
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def mma_m16n8k8_f16_f32_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 32 x 16 output tiles, K steps of 8); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:292
+    num_pid_m = 1
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:298
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 64) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 64) & (offs_n[None, :] < 128)  # ampere_mma.co:300
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def mma_m16n8k8_f16_f32_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 32 x 16 output tiles, K steps of 8); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    mma_m16n8k8_f16_f32_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:292
+    num_pid_m = 1
+    num_pid_n = 2
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 1  # ampere_mma.co:298
+    pid_k = pid // num_tiles  # ampere_mma.co:292
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:298
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 64) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 64) & (offs_n[None, :] < 128)  # ampere_mma.co:300
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def mma_m16n8k8_f16_f32_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums mma_m16n8k8_f16_f32_k0_splitk wrote, added in
+    the order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:292
+    num_pid_n = 1  # ampere_mma.co:298
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 64) & (offs_n[None, :] < 128)  # ampere_mma.co:300
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:298
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 64) & (offs_n[None, :] < 128)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c
+    )  # ampere_mma.co:300
+
+
 @_rt.launcher
 def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
     """mma_m16n8k8_f16_f32(f16 [64, 64] lhs, f16 [64, 128] rhs) -> auto; from ampere_mma.co:289."""
@@ -705,40 +2399,236 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
     output = _rt.alloc(_F, (64, 128), torch.float32, _dev, None)  # ampere_mma.co:290
-    _mma_m16n8k8_f16_f32_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:292
-    _mma_m16n8k8_f16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _mma_m16n8k8_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _mma_m16n8k8_f16_f32_k0_TMA_LHS, "zero")
-    _mma_m16n8k8_f16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _mma_m16n8k8_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _mma_m16n8k8_f16_f32_k0_TMA_RHS, "zero")
-    _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _mma_m16n8k8_f16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT, "zero")
-    _launch(
-        mma_m16n8k8_f16_f32_k0,
-        (min(1, _mma_m16n8k8_f16_f32_k0_NUM_SMS),),
-        [
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _mma_m16n8k8_f16_f32_k0_lhs_desc,
-            _mma_m16n8k8_f16_f32_k0_rhs_desc,
-            _mma_m16n8k8_f16_f32_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_mma_m16n8k8_f16_f32_k0_TMA_LHS,
-            TMA_RHS=_mma_m16n8k8_f16_f32_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_mma_m16n8k8_f16_f32_k0_TMA_OUTPUT,
-            NUM_SMS=_mma_m16n8k8_f16_f32_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _mma_m16n8k8_f16_f32_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:292
+    if 10 >= _mma_m16n8k8_f16_f32_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        _mma_m16n8k8_f16_f32_k0_NUM_SMS = _rt.num_sms(_dev)
+        _mma_m16n8k8_f16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _mma_m16n8k8_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _mma_m16n8k8_f16_f32_k0_TMA_LHS, "zero")
+        _mma_m16n8k8_f16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
+        _mma_m16n8k8_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _mma_m16n8k8_f16_f32_k0_TMA_RHS, "zero")
+        _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _mma_m16n8k8_f16_f32_k0_output_desc = _rt.tma_desc(
+            output, [128, 128], _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT, "zero"
+        )
+        _launch(
+            mma_m16n8k8_f16_f32_k0,
+            (min(1, _mma_m16n8k8_f16_f32_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _mma_m16n8k8_f16_f32_k0_lhs_desc,
+                _mma_m16n8k8_f16_f32_k0_rhs_desc,
+                _mma_m16n8k8_f16_f32_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_mma_m16n8k8_f16_f32_k0_TMA_LHS,
+                TMA_RHS=_mma_m16n8k8_f16_f32_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_mma_m16n8k8_f16_f32_k0_TMA_OUTPUT,
+                NUM_SMS=_mma_m16n8k8_f16_f32_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 1 >= _mma_m16n8k8_f16_f32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # ampere_mma.co:292
+            _mma_m16n8k8_f16_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _mma_m16n8k8_f16_f32_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 64], _mma_m16n8k8_f16_f32_k0_t128x128_TMA_LHS, "zero"
+            )
+            _mma_m16n8k8_f16_f32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _mma_m16n8k8_f16_f32_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [64, 128], _mma_m16n8k8_f16_f32_k0_t128x128_TMA_RHS, "zero"
+            )
+            _mma_m16n8k8_f16_f32_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _mma_m16n8k8_f16_f32_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _mma_m16n8k8_f16_f32_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                mma_m16n8k8_f16_f32_k0_t128x128,
+                (1,),
+                [
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _mma_m16n8k8_f16_f32_k0_t128x128_lhs_desc,
+                    _mma_m16n8k8_f16_f32_k0_t128x128_rhs_desc,
+                    _mma_m16n8k8_f16_f32_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_mma_m16n8k8_f16_f32_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_mma_m16n8k8_f16_f32_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_mma_m16n8k8_f16_f32_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 1 >= _mma_m16n8k8_f16_f32_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                # ampere_mma.co:292
+                _mma_m16n8k8_f16_f32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _mma_m16n8k8_f16_f32_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 64], _mma_m16n8k8_f16_f32_k0_t64x128_TMA_LHS, "zero"
+                )
+                _mma_m16n8k8_f16_f32_k0_t64x128_TMA_RHS = _rt.tma_ok(
+                    _F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)"
+                )
+                _mma_m16n8k8_f16_f32_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [64, 128], _mma_m16n8k8_f16_f32_k0_t64x128_TMA_RHS, "zero"
+                )
+                _mma_m16n8k8_f16_f32_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _mma_m16n8k8_f16_f32_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _mma_m16n8k8_f16_f32_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    mma_m16n8k8_f16_f32_k0_t64x128,
+                    (1,),
+                    [
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _mma_m16n8k8_f16_f32_k0_t64x128_lhs_desc,
+                        _mma_m16n8k8_f16_f32_k0_t64x128_rhs_desc,
+                        _mma_m16n8k8_f16_f32_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_mma_m16n8k8_f16_f32_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_mma_m16n8k8_f16_f32_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_mma_m16n8k8_f16_f32_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _mma_m16n8k8_f16_f32_k0_split_k = 1
+                if _mma_m16n8k8_f16_f32_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    _mma_m16n8k8_f16_f32_k0_t64x64_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    )  # ampere_mma.co:292
+                    _mma_m16n8k8_f16_f32_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _mma_m16n8k8_f16_f32_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _mma_m16n8k8_f16_f32_k0_t64x64_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _mma_m16n8k8_f16_f32_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _mma_m16n8k8_f16_f32_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _mma_m16n8k8_f16_f32_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _mma_m16n8k8_f16_f32_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _mma_m16n8k8_f16_f32_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        mma_m16n8k8_f16_f32_k0_t64x64,
+                        (2,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _mma_m16n8k8_f16_f32_k0_t64x64_lhs_desc,
+                            _mma_m16n8k8_f16_f32_k0_t64x64_rhs_desc,
+                            _mma_m16n8k8_f16_f32_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_mma_m16n8k8_f16_f32_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_mma_m16n8k8_f16_f32_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_mma_m16n8k8_f16_f32_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _mma_m16n8k8_f16_f32_k0_splitk_partials = _rt.alloc(
+                        _F, (_mma_m16n8k8_f16_f32_k0_split_k, 64, 128), torch.float32, _dev, empty=True
+                    )  # ampere_mma.co:292
+                    _mma_m16n8k8_f16_f32_k0_splitk_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _mma_m16n8k8_f16_f32_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _mma_m16n8k8_f16_f32_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _mma_m16n8k8_f16_f32_k0_splitk_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _mma_m16n8k8_f16_f32_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _mma_m16n8k8_f16_f32_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        mma_m16n8k8_f16_f32_k0_splitk,
+                        (_mma_m16n8k8_f16_f32_k0_split_k * 2,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _mma_m16n8k8_f16_f32_k0_split_k,
+                            _mma_m16n8k8_f16_f32_k0_splitk_lhs_desc,
+                            _mma_m16n8k8_f16_f32_k0_splitk_rhs_desc,
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials,
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride(0),
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride(1),
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_mma_m16n8k8_f16_f32_k0_splitk_TMA_LHS,
+                            TMA_RHS=_mma_m16n8k8_f16_f32_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        mma_m16n8k8_f16_f32_k0_splitk_sum,
+                        (1,),
+                        [
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _mma_m16n8k8_f16_f32_k0_split_k,
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials,
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride(0),
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride(1),
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # ampere_mma.co:303
 
 
@@ -810,6 +2700,301 @@ def matmul_f16_sm86_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_f16_sm86_k0_t128x128(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x
+    64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:385
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # ampere_mma.co:396
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:401
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_f16_sm86_k0_t64x128(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x
+    64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:385
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:396
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:401
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_f16_sm86_k0_t64x64(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:385
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 64)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:396
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:401
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_f16_sm86_k0_splitk(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    matmul_f16_sm86_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:385
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 64)
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = tl.cdiv(K, 64)  # ampere_mma.co:396
+    pid_k = pid // num_tiles  # ampere_mma.co:385
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:396
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:401
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_f16_sm86_k0_splitk_sum(
+    M,
+    N,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_f16_sm86_k0_splitk wrote, added in the
+    order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:385
+    num_pid_n = tl.cdiv(N, 128)  # ampere_mma.co:396
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:401
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:396
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )  # ampere_mma.co:401
+
+
 @_rt.launcher
 def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_f16_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
@@ -828,43 +3013,254 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_f16_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:385
-    _matmul_f16_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_f16_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_sm86_k0_TMA_LHS, "zero")
-    _matmul_f16_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-    _matmul_f16_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_sm86_k0_TMA_RHS, "zero")
-    _matmul_f16_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_f16_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_sm86_k0_TMA_OUTPUT, "zero")
-    _launch(
-        matmul_f16_sm86_k0,
-        (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_sm86_k0_NUM_SMS),),
-        [
-            M,
-            K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            N,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_f16_sm86_k0_lhs_desc,
-            _matmul_f16_sm86_k0_rhs_desc,
-            _matmul_f16_sm86_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_f16_sm86_k0_TMA_LHS,
-            TMA_RHS=_matmul_f16_sm86_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_f16_sm86_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_f16_sm86_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_f16_sm86_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:385
+    # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+    if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_f16_sm86_k0_sms * 9:
+        _matmul_f16_sm86_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_f16_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_f16_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_sm86_k0_TMA_LHS, "zero")
+        _matmul_f16_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
+        _matmul_f16_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_sm86_k0_TMA_RHS, "zero")
+        _matmul_f16_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_f16_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_sm86_k0_TMA_OUTPUT, "zero")
+        _launch(
+            matmul_f16_sm86_k0,
+            (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_sm86_k0_NUM_SMS),),
+            [
+                M,
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_f16_sm86_k0_lhs_desc,
+                _matmul_f16_sm86_k0_rhs_desc,
+                _matmul_f16_sm86_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_f16_sm86_k0_TMA_LHS,
+                TMA_RHS=_matmul_f16_sm86_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_f16_sm86_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_f16_sm86_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_f16_sm86_k0_sms:
+            # ampere_mma.co:385
+            _matmul_f16_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_f16_sm86_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 64], _matmul_f16_sm86_k0_t128x128_TMA_LHS, "zero"
+            )
+            _matmul_f16_sm86_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_f16_sm86_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [128, 64], _matmul_f16_sm86_k0_t128x128_TMA_RHS, "zero"
+            )
+            _matmul_f16_sm86_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_f16_sm86_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_f16_sm86_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_f16_sm86_k0_t128x128,
+                (_rt.cdiv(M, 128) * _rt.cdiv(N, 128),),
+                [
+                    M,
+                    K,
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    N,
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_f16_sm86_k0_t128x128_lhs_desc,
+                    _matmul_f16_sm86_k0_t128x128_rhs_desc,
+                    _matmul_f16_sm86_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_f16_sm86_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_f16_sm86_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_f16_sm86_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            # 64 x 128 tiles fill a wave (two programs an SM)
+            if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_f16_sm86_k0_sms:
+                # ampere_mma.co:385
+                _matmul_f16_sm86_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_f16_sm86_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 64], _matmul_f16_sm86_k0_t64x128_TMA_LHS, "zero"
+                )
+                _matmul_f16_sm86_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                _matmul_f16_sm86_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [128, 64], _matmul_f16_sm86_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_f16_sm86_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_f16_sm86_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_f16_sm86_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_f16_sm86_k0_t64x128,
+                    (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+                    [
+                        M,
+                        K,
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        N,
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_f16_sm86_k0_t64x128_lhs_desc,
+                        _matmul_f16_sm86_k0_t64x128_rhs_desc,
+                        _matmul_f16_sm86_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_f16_sm86_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_f16_sm86_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_f16_sm86_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_f16_sm86_k0_split_k = max(
+                    1,
+                    min(
+                        min(
+                            _rt.cdiv(_matmul_f16_sm86_k0_sms, max(_rt.cdiv(M, 64) * _rt.cdiv(N, 64), 1)),
+                            _rt.cdiv(K, 64) // 4,
+                        ),
+                        16,
+                    ),
+                )
+                if _matmul_f16_sm86_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    # ampere_mma.co:385
+                    _matmul_f16_sm86_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_sm86_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_f16_sm86_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_f16_sm86_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_sm86_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_f16_sm86_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_f16_sm86_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_f16_sm86_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_f16_sm86_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_f16_sm86_k0_t64x64,
+                        (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
+                        [
+                            M,
+                            K,
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            N,
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_f16_sm86_k0_t64x64_lhs_desc,
+                            _matmul_f16_sm86_k0_t64x64_rhs_desc,
+                            _matmul_f16_sm86_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_f16_sm86_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_f16_sm86_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_f16_sm86_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_f16_sm86_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_f16_sm86_k0_split_k, M, N), torch.float32, _dev, empty=True
+                    )  # ampere_mma.co:385
+                    _matmul_f16_sm86_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_sm86_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_f16_sm86_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _matmul_f16_sm86_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_sm86_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_f16_sm86_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        matmul_f16_sm86_k0_splitk,
+                        (_rt.cdiv(M, 64) * _rt.cdiv(N, 64) * _matmul_f16_sm86_k0_split_k,),
+                        [
+                            M,
+                            K,
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            N,
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_f16_sm86_k0_split_k,
+                            _matmul_f16_sm86_k0_splitk_lhs_desc,
+                            _matmul_f16_sm86_k0_splitk_rhs_desc,
+                            _matmul_f16_sm86_k0_splitk_partials,
+                            _matmul_f16_sm86_k0_splitk_partials.stride(0),
+                            _matmul_f16_sm86_k0_splitk_partials.stride(1),
+                            _matmul_f16_sm86_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_f16_sm86_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_f16_sm86_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_f16_sm86_k0_splitk_sum,
+                        (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+                        [
+                            M,
+                            N,
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_f16_sm86_k0_split_k,
+                            _matmul_f16_sm86_k0_splitk_partials,
+                            _matmul_f16_sm86_k0_splitk_partials.stride(0),
+                            _matmul_f16_sm86_k0_splitk_partials.stride(1),
+                            _matmul_f16_sm86_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return None
 
 
@@ -936,6 +3332,301 @@ def matmul_trans_sm86_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_trans_sm86_k0_t128x128(
+    N,
+    K,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    M,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    rhs_desc,
+    lhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x
+    64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:406
+    num_pid_m = tl.cdiv(N, 128)
+    num_pid_n = tl.cdiv(M, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # ampere_mma.co:417
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            a = rhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(rhs_ptr + offs_m[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            b = lhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(lhs_ptr + offs_n[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < N) & (offs_n[None, :] < M)  # ampere_mma.co:422
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_trans_sm86_k0_t64x128(
+    N,
+    K,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    M,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    rhs_desc,
+    lhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x
+    64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:406
+    num_pid_m = tl.cdiv(N, 64)
+    num_pid_n = tl.cdiv(M, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:417
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            a = rhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(rhs_ptr + offs_m[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            b = lhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(lhs_ptr + offs_n[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < N) & (offs_n[None, :] < M)  # ampere_mma.co:422
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_trans_sm86_k0_t64x64(
+    N,
+    K,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    M,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    rhs_desc,
+    lhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:406
+    num_pid_m = tl.cdiv(N, 64)
+    num_pid_n = tl.cdiv(M, 64)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:417
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            a = rhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(rhs_ptr + offs_m[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            b = lhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(lhs_ptr + offs_n[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < N) & (offs_n[None, :] < M)  # ampere_mma.co:422
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_trans_sm86_k0_splitk(
+    N,
+    K,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    M,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    SPLIT_K,
+    rhs_desc,
+    lhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    matmul_trans_sm86_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:406
+    num_pid_m = tl.cdiv(N, 64)
+    num_pid_n = tl.cdiv(M, 64)
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = tl.cdiv(K, 64)  # ampere_mma.co:417
+    pid_k = pid // num_tiles  # ampere_mma.co:406
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:417
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            a = rhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(rhs_ptr + offs_m[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            b = lhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(lhs_ptr + offs_n[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < N) & (offs_n[None, :] < M)  # ampere_mma.co:422
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_trans_sm86_k0_splitk_sum(
+    N,
+    M,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_trans_sm86_k0_splitk wrote, added in
+    the order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:406
+    num_pid_n = tl.cdiv(M, 128)  # ampere_mma.co:417
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < N) & (offs_n[None, :] < M)  # ampere_mma.co:422
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:417
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < N) & (offs_n[None, :] < M)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )  # ampere_mma.co:422
+
+
 @_rt.launcher
 def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_trans_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [N, M] output) -> void; from
@@ -956,43 +3647,261 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 0)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
-    _matmul_trans_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:406
-    _matmul_trans_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_trans_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_trans_sm86_k0_TMA_RHS, "zero")
-    _matmul_trans_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [256, 64], [256, 64], "loads (auto)")
-    _matmul_trans_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [256, 64], _matmul_trans_sm86_k0_TMA_LHS, "zero")
-    _matmul_trans_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_trans_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_trans_sm86_k0_TMA_OUTPUT, "zero")
-    _launch(
-        matmul_trans_sm86_k0,
-        (min(_rt.cdiv(N, 128) * _rt.cdiv(M, 256), _matmul_trans_sm86_k0_NUM_SMS),),
-        [
-            N,
-            K,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            M,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_trans_sm86_k0_rhs_desc,
-            _matmul_trans_sm86_k0_lhs_desc,
-            _matmul_trans_sm86_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_RHS=_matmul_trans_sm86_k0_TMA_RHS,
-            TMA_LHS=_matmul_trans_sm86_k0_TMA_LHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_trans_sm86_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_trans_sm86_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_trans_sm86_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:406
+    # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+    if _rt.cdiv(N, 128) * _rt.cdiv(M, 256) * 10 >= _matmul_trans_sm86_k0_sms * 9:
+        _matmul_trans_sm86_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_trans_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_trans_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_trans_sm86_k0_TMA_RHS, "zero")
+        _matmul_trans_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [256, 64], [256, 64], "loads (auto)")
+        _matmul_trans_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [256, 64], _matmul_trans_sm86_k0_TMA_LHS, "zero")
+        _matmul_trans_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_trans_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_trans_sm86_k0_TMA_OUTPUT, "zero")
+        _launch(
+            matmul_trans_sm86_k0,
+            (min(_rt.cdiv(N, 128) * _rt.cdiv(M, 256), _matmul_trans_sm86_k0_NUM_SMS),),
+            [
+                N,
+                K,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                M,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_trans_sm86_k0_rhs_desc,
+                _matmul_trans_sm86_k0_lhs_desc,
+                _matmul_trans_sm86_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_RHS=_matmul_trans_sm86_k0_TMA_RHS,
+                TMA_LHS=_matmul_trans_sm86_k0_TMA_LHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_trans_sm86_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_trans_sm86_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if _rt.cdiv(N, 128) * _rt.cdiv(M, 128) >= _matmul_trans_sm86_k0_sms:
+            # ampere_mma.co:406
+            _matmul_trans_sm86_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_trans_sm86_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [128, 64], _matmul_trans_sm86_k0_t128x128_TMA_RHS, "zero"
+            )
+            _matmul_trans_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_trans_sm86_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 64], _matmul_trans_sm86_k0_t128x128_TMA_LHS, "zero"
+            )
+            _matmul_trans_sm86_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_trans_sm86_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_trans_sm86_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_trans_sm86_k0_t128x128,
+                (_rt.cdiv(N, 128) * _rt.cdiv(M, 128),),
+                [
+                    N,
+                    K,
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    M,
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_trans_sm86_k0_t128x128_rhs_desc,
+                    _matmul_trans_sm86_k0_t128x128_lhs_desc,
+                    _matmul_trans_sm86_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_RHS=_matmul_trans_sm86_k0_t128x128_TMA_RHS,
+                    TMA_LHS=_matmul_trans_sm86_k0_t128x128_TMA_LHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_trans_sm86_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            # 64 x 128 tiles fill a wave (two programs an SM)
+            if _rt.cdiv(N, 64) * _rt.cdiv(M, 128) >= _matmul_trans_sm86_k0_sms:
+                # ampere_mma.co:406
+                _matmul_trans_sm86_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_trans_sm86_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [64, 64], _matmul_trans_sm86_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_trans_sm86_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+                _matmul_trans_sm86_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [128, 64], _matmul_trans_sm86_k0_t64x128_TMA_LHS, "zero"
+                )
+                _matmul_trans_sm86_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_trans_sm86_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_trans_sm86_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_trans_sm86_k0_t64x128,
+                    (_rt.cdiv(N, 64) * _rt.cdiv(M, 128),),
+                    [
+                        N,
+                        K,
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        M,
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_trans_sm86_k0_t64x128_rhs_desc,
+                        _matmul_trans_sm86_k0_t64x128_lhs_desc,
+                        _matmul_trans_sm86_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_RHS=_matmul_trans_sm86_k0_t64x128_TMA_RHS,
+                        TMA_LHS=_matmul_trans_sm86_k0_t64x128_TMA_LHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_trans_sm86_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_trans_sm86_k0_split_k = max(
+                    1,
+                    min(
+                        min(
+                            _rt.cdiv(_matmul_trans_sm86_k0_sms, max(_rt.cdiv(N, 64) * _rt.cdiv(M, 64), 1)),
+                            _rt.cdiv(K, 64) // 4,
+                        ),
+                        16,
+                    ),
+                )
+                if _matmul_trans_sm86_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    _matmul_trans_sm86_k0_t64x64_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                    )  # ampere_mma.co:406
+                    _matmul_trans_sm86_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_trans_sm86_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_trans_sm86_k0_t64x64_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _matmul_trans_sm86_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_trans_sm86_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_trans_sm86_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_trans_sm86_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_trans_sm86_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_trans_sm86_k0_t64x64,
+                        (_rt.cdiv(N, 64) * _rt.cdiv(M, 64),),
+                        [
+                            N,
+                            K,
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            M,
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_trans_sm86_k0_t64x64_rhs_desc,
+                            _matmul_trans_sm86_k0_t64x64_lhs_desc,
+                            _matmul_trans_sm86_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_RHS=_matmul_trans_sm86_k0_t64x64_TMA_RHS,
+                            TMA_LHS=_matmul_trans_sm86_k0_t64x64_TMA_LHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_trans_sm86_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_trans_sm86_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_trans_sm86_k0_split_k, N, M), torch.float32, _dev, empty=True
+                    )  # ampere_mma.co:406
+                    _matmul_trans_sm86_k0_splitk_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _matmul_trans_sm86_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_trans_sm86_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _matmul_trans_sm86_k0_splitk_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _matmul_trans_sm86_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_trans_sm86_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _launch(
+                        matmul_trans_sm86_k0_splitk,
+                        (_rt.cdiv(N, 64) * _rt.cdiv(M, 64) * _matmul_trans_sm86_k0_split_k,),
+                        [
+                            N,
+                            K,
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            M,
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            _matmul_trans_sm86_k0_split_k,
+                            _matmul_trans_sm86_k0_splitk_rhs_desc,
+                            _matmul_trans_sm86_k0_splitk_lhs_desc,
+                            _matmul_trans_sm86_k0_splitk_partials,
+                            _matmul_trans_sm86_k0_splitk_partials.stride(0),
+                            _matmul_trans_sm86_k0_splitk_partials.stride(1),
+                            _matmul_trans_sm86_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_RHS=_matmul_trans_sm86_k0_splitk_TMA_RHS,
+                            TMA_LHS=_matmul_trans_sm86_k0_splitk_TMA_LHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_trans_sm86_k0_splitk_sum,
+                        (_rt.cdiv(N, 64) * _rt.cdiv(M, 128),),
+                        [
+                            N,
+                            M,
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_trans_sm86_k0_split_k,
+                            _matmul_trans_sm86_k0_splitk_partials,
+                            _matmul_trans_sm86_k0_splitk_partials.stride(0),
+                            _matmul_trans_sm86_k0_splitk_partials.stride(1),
+                            _matmul_trans_sm86_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return None
 
 
@@ -1064,6 +3973,301 @@ def matmul_persis_sta_sm86_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_persis_sta_sm86_k0_t128x128(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x
+    64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:429
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # ampere_mma.co:445
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:450
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_persis_sta_sm86_k0_t64x128(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x
+    64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:429
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:445
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:450
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_persis_sta_sm86_k0_t64x64(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:429
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 64)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:445
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:450
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_persis_sta_sm86_k0_splitk(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    matmul_persis_sta_sm86_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:429
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 64)
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = tl.cdiv(K, 64)  # ampere_mma.co:445
+    pid_k = pid // num_tiles  # ampere_mma.co:429
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:445
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:450
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_persis_sta_sm86_k0_splitk_sum(
+    M,
+    N,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_persis_sta_sm86_k0_splitk wrote, added
+    in the order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:429
+    num_pid_n = tl.cdiv(N, 128)  # ampere_mma.co:445
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:450
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:445
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )  # ampere_mma.co:450
+
+
 @_rt.launcher
 def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_persis_sta_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
@@ -1086,45 +4290,271 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     total_tiles = _rt.cdiv(M, 16) * _rt.cdiv(N, 16)  # ampere_mma.co:427
     tiles_n = _rt.cdiv(N, 16)  # ampere_mma.co:428
-    _matmul_persis_sta_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:429
-    _matmul_persis_sta_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_persis_sta_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_persis_sta_sm86_k0_TMA_LHS, "zero")
-    _matmul_persis_sta_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-    _matmul_persis_sta_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_persis_sta_sm86_k0_TMA_RHS, "zero")
-    _matmul_persis_sta_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_persis_sta_sm86_k0_output_desc = _rt.tma_desc(
-        output, [128, 128], _matmul_persis_sta_sm86_k0_TMA_OUTPUT, "zero"
-    )
-    _launch(
-        matmul_persis_sta_sm86_k0,
-        (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_persis_sta_sm86_k0_NUM_SMS),),
-        [
-            M,
-            K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            N,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_persis_sta_sm86_k0_lhs_desc,
-            _matmul_persis_sta_sm86_k0_rhs_desc,
-            _matmul_persis_sta_sm86_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_persis_sta_sm86_k0_TMA_LHS,
-            TMA_RHS=_matmul_persis_sta_sm86_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_persis_sta_sm86_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_persis_sta_sm86_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_persis_sta_sm86_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:429
+    # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+    if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_persis_sta_sm86_k0_sms * 9:
+        _matmul_persis_sta_sm86_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_persis_sta_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_persis_sta_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_persis_sta_sm86_k0_TMA_LHS, "zero")
+        _matmul_persis_sta_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
+        _matmul_persis_sta_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_persis_sta_sm86_k0_TMA_RHS, "zero")
+        _matmul_persis_sta_sm86_k0_TMA_OUTPUT = _rt.tma_ok(
+            _F, "output", output, [128, 128], [128, 128], "stores (auto)"
+        )
+        _matmul_persis_sta_sm86_k0_output_desc = _rt.tma_desc(
+            output, [128, 128], _matmul_persis_sta_sm86_k0_TMA_OUTPUT, "zero"
+        )
+        _launch(
+            matmul_persis_sta_sm86_k0,
+            (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_persis_sta_sm86_k0_NUM_SMS),),
+            [
+                M,
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_persis_sta_sm86_k0_lhs_desc,
+                _matmul_persis_sta_sm86_k0_rhs_desc,
+                _matmul_persis_sta_sm86_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_persis_sta_sm86_k0_TMA_LHS,
+                TMA_RHS=_matmul_persis_sta_sm86_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_persis_sta_sm86_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_persis_sta_sm86_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_persis_sta_sm86_k0_sms:
+            _matmul_persis_sta_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(
+                _F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)"
+            )  # ampere_mma.co:429
+            _matmul_persis_sta_sm86_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 64], _matmul_persis_sta_sm86_k0_t128x128_TMA_LHS, "zero"
+            )
+            _matmul_persis_sta_sm86_k0_t128x128_TMA_RHS = _rt.tma_ok(
+                _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+            )
+            _matmul_persis_sta_sm86_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [128, 64], _matmul_persis_sta_sm86_k0_t128x128_TMA_RHS, "zero"
+            )
+            _matmul_persis_sta_sm86_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_persis_sta_sm86_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_persis_sta_sm86_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_persis_sta_sm86_k0_t128x128,
+                (_rt.cdiv(M, 128) * _rt.cdiv(N, 128),),
+                [
+                    M,
+                    K,
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    N,
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_persis_sta_sm86_k0_t128x128_lhs_desc,
+                    _matmul_persis_sta_sm86_k0_t128x128_rhs_desc,
+                    _matmul_persis_sta_sm86_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_persis_sta_sm86_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_persis_sta_sm86_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_persis_sta_sm86_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            # 64 x 128 tiles fill a wave (two programs an SM)
+            if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_persis_sta_sm86_k0_sms:
+                _matmul_persis_sta_sm86_k0_t64x128_TMA_LHS = _rt.tma_ok(
+                    _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                )  # ampere_mma.co:429
+                _matmul_persis_sta_sm86_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 64], _matmul_persis_sta_sm86_k0_t64x128_TMA_LHS, "zero"
+                )
+                _matmul_persis_sta_sm86_k0_t64x128_TMA_RHS = _rt.tma_ok(
+                    _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                )
+                _matmul_persis_sta_sm86_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [128, 64], _matmul_persis_sta_sm86_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_persis_sta_sm86_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_persis_sta_sm86_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_persis_sta_sm86_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_persis_sta_sm86_k0_t64x128,
+                    (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+                    [
+                        M,
+                        K,
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        N,
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_persis_sta_sm86_k0_t64x128_lhs_desc,
+                        _matmul_persis_sta_sm86_k0_t64x128_rhs_desc,
+                        _matmul_persis_sta_sm86_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_persis_sta_sm86_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_persis_sta_sm86_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_persis_sta_sm86_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_persis_sta_sm86_k0_split_k = max(
+                    1,
+                    min(
+                        min(
+                            _rt.cdiv(_matmul_persis_sta_sm86_k0_sms, max(_rt.cdiv(M, 64) * _rt.cdiv(N, 64), 1)),
+                            _rt.cdiv(K, 64) // 4,
+                        ),
+                        16,
+                    ),
+                )
+                if _matmul_persis_sta_sm86_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    _matmul_persis_sta_sm86_k0_t64x64_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    )  # ampere_mma.co:429
+                    _matmul_persis_sta_sm86_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_persis_sta_sm86_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_persis_sta_sm86_k0_t64x64_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _matmul_persis_sta_sm86_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_persis_sta_sm86_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_persis_sta_sm86_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_persis_sta_sm86_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_persis_sta_sm86_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_persis_sta_sm86_k0_t64x64,
+                        (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
+                        [
+                            M,
+                            K,
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            N,
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_persis_sta_sm86_k0_t64x64_lhs_desc,
+                            _matmul_persis_sta_sm86_k0_t64x64_rhs_desc,
+                            _matmul_persis_sta_sm86_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_persis_sta_sm86_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_persis_sta_sm86_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_persis_sta_sm86_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_persis_sta_sm86_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_persis_sta_sm86_k0_split_k, M, N), torch.float32, _dev, empty=True
+                    )  # ampere_mma.co:429
+                    _matmul_persis_sta_sm86_k0_splitk_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _matmul_persis_sta_sm86_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_persis_sta_sm86_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _matmul_persis_sta_sm86_k0_splitk_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _matmul_persis_sta_sm86_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_persis_sta_sm86_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        matmul_persis_sta_sm86_k0_splitk,
+                        (_rt.cdiv(M, 64) * _rt.cdiv(N, 64) * _matmul_persis_sta_sm86_k0_split_k,),
+                        [
+                            M,
+                            K,
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            N,
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_persis_sta_sm86_k0_split_k,
+                            _matmul_persis_sta_sm86_k0_splitk_lhs_desc,
+                            _matmul_persis_sta_sm86_k0_splitk_rhs_desc,
+                            _matmul_persis_sta_sm86_k0_splitk_partials,
+                            _matmul_persis_sta_sm86_k0_splitk_partials.stride(0),
+                            _matmul_persis_sta_sm86_k0_splitk_partials.stride(1),
+                            _matmul_persis_sta_sm86_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_persis_sta_sm86_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_persis_sta_sm86_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_persis_sta_sm86_k0_splitk_sum,
+                        (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+                        [
+                            M,
+                            N,
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_persis_sta_sm86_k0_split_k,
+                            _matmul_persis_sta_sm86_k0_splitk_partials,
+                            _matmul_persis_sta_sm86_k0_splitk_partials.stride(0),
+                            _matmul_persis_sta_sm86_k0_splitk_partials.stride(1),
+                            _matmul_persis_sta_sm86_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return None
 
 
@@ -1196,6 +4626,301 @@ def matmul_persis_colmajor_sm86_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_persis_colmajor_sm86_k0_t128x128(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x
+    64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:459
+    num_pid_m = tl.cdiv(M, 128)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # ampere_mma.co:475
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:480
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_persis_colmajor_sm86_k0_t64x128(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x
+    64 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:459
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 128)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:475
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:480
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_persis_colmajor_sm86_k0_t64x64(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:459
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 64)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:475
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    for k in tl.range(0, tl.cdiv(K, 64), num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:480
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_persis_colmajor_sm86_k0_splitk(
+    M,
+    K,
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    N,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    matmul_persis_colmajor_sm86_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:459
+    num_pid_m = tl.cdiv(M, 64)
+    num_pid_n = tl.cdiv(N, 64)
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = tl.cdiv(K, 64)  # ampere_mma.co:475
+    pid_k = pid // num_tiles  # ampere_mma.co:459
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:475
+    acc = _oob_fill(acc, tl.cdiv(K, 16) * 16 <= K)
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < N) & (offs_k[None, :] < K)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:480
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_persis_colmajor_sm86_k0_splitk_sum(
+    M,
+    N,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_persis_colmajor_sm86_k0_splitk wrote,
+    added in the order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:459
+    num_pid_n = tl.cdiv(N, 128)  # ampere_mma.co:475
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)  # ampere_mma.co:480
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:475
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )  # ampere_mma.co:480
+
+
 @_rt.launcher
 def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_persis_colmajor_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
@@ -1221,51 +4946,276 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     total_tiles = _rt.cdiv(M, 16) * _rt.cdiv(N, 16)  # ampere_mma.co:457
     tiles_m = _rt.cdiv(M, 16)  # ampere_mma.co:458
-    _matmul_persis_colmajor_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:459
-    _matmul_persis_colmajor_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_persis_colmajor_sm86_k0_lhs_desc = _rt.tma_desc(
-        lhs, [128, 64], _matmul_persis_colmajor_sm86_k0_TMA_LHS, "zero"
-    )
-    _matmul_persis_colmajor_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-    _matmul_persis_colmajor_sm86_k0_rhs_desc = _rt.tma_desc(
-        rhs, [256, 64], _matmul_persis_colmajor_sm86_k0_TMA_RHS, "zero"
-    )
-    _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT = _rt.tma_ok(
-        _F, "output", output, [128, 128], [128, 128], "stores (auto)"
-    )
-    _matmul_persis_colmajor_sm86_k0_output_desc = _rt.tma_desc(
-        output, [128, 128], _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT, "zero"
-    )
-    _launch(
-        matmul_persis_colmajor_sm86_k0,
-        (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_persis_colmajor_sm86_k0_NUM_SMS),),
-        [
-            M,
-            K,
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            N,
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_persis_colmajor_sm86_k0_lhs_desc,
-            _matmul_persis_colmajor_sm86_k0_rhs_desc,
-            _matmul_persis_colmajor_sm86_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_persis_colmajor_sm86_k0_TMA_LHS,
-            TMA_RHS=_matmul_persis_colmajor_sm86_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_persis_colmajor_sm86_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_persis_colmajor_sm86_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_persis_colmajor_sm86_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:459
+    # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+    if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_persis_colmajor_sm86_k0_sms * 9:
+        _matmul_persis_colmajor_sm86_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_persis_colmajor_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_persis_colmajor_sm86_k0_lhs_desc = _rt.tma_desc(
+            lhs, [128, 64], _matmul_persis_colmajor_sm86_k0_TMA_LHS, "zero"
+        )
+        _matmul_persis_colmajor_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
+        _matmul_persis_colmajor_sm86_k0_rhs_desc = _rt.tma_desc(
+            rhs, [256, 64], _matmul_persis_colmajor_sm86_k0_TMA_RHS, "zero"
+        )
+        _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT = _rt.tma_ok(
+            _F, "output", output, [128, 128], [128, 128], "stores (auto)"
+        )
+        _matmul_persis_colmajor_sm86_k0_output_desc = _rt.tma_desc(
+            output, [128, 128], _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT, "zero"
+        )
+        _launch(
+            matmul_persis_colmajor_sm86_k0,
+            (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_persis_colmajor_sm86_k0_NUM_SMS),),
+            [
+                M,
+                K,
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                N,
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_persis_colmajor_sm86_k0_lhs_desc,
+                _matmul_persis_colmajor_sm86_k0_rhs_desc,
+                _matmul_persis_colmajor_sm86_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_persis_colmajor_sm86_k0_TMA_LHS,
+                TMA_RHS=_matmul_persis_colmajor_sm86_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_persis_colmajor_sm86_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_persis_colmajor_sm86_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_persis_colmajor_sm86_k0_sms:
+            _matmul_persis_colmajor_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(
+                _F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)"
+            )  # ampere_mma.co:459
+            _matmul_persis_colmajor_sm86_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 64], _matmul_persis_colmajor_sm86_k0_t128x128_TMA_LHS, "zero"
+            )
+            _matmul_persis_colmajor_sm86_k0_t128x128_TMA_RHS = _rt.tma_ok(
+                _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+            )
+            _matmul_persis_colmajor_sm86_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [128, 64], _matmul_persis_colmajor_sm86_k0_t128x128_TMA_RHS, "zero"
+            )
+            _matmul_persis_colmajor_sm86_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_persis_colmajor_sm86_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_persis_colmajor_sm86_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_persis_colmajor_sm86_k0_t128x128,
+                (_rt.cdiv(M, 128) * _rt.cdiv(N, 128),),
+                [
+                    M,
+                    K,
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    N,
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_persis_colmajor_sm86_k0_t128x128_lhs_desc,
+                    _matmul_persis_colmajor_sm86_k0_t128x128_rhs_desc,
+                    _matmul_persis_colmajor_sm86_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_persis_colmajor_sm86_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_persis_colmajor_sm86_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_persis_colmajor_sm86_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            # 64 x 128 tiles fill a wave (two programs an SM)
+            if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_persis_colmajor_sm86_k0_sms:
+                _matmul_persis_colmajor_sm86_k0_t64x128_TMA_LHS = _rt.tma_ok(
+                    _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                )  # ampere_mma.co:459
+                _matmul_persis_colmajor_sm86_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 64], _matmul_persis_colmajor_sm86_k0_t64x128_TMA_LHS, "zero"
+                )
+                _matmul_persis_colmajor_sm86_k0_t64x128_TMA_RHS = _rt.tma_ok(
+                    _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                )
+                _matmul_persis_colmajor_sm86_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [128, 64], _matmul_persis_colmajor_sm86_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_persis_colmajor_sm86_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_persis_colmajor_sm86_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_persis_colmajor_sm86_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_persis_colmajor_sm86_k0_t64x128,
+                    (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+                    [
+                        M,
+                        K,
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        N,
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_persis_colmajor_sm86_k0_t64x128_lhs_desc,
+                        _matmul_persis_colmajor_sm86_k0_t64x128_rhs_desc,
+                        _matmul_persis_colmajor_sm86_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_persis_colmajor_sm86_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_persis_colmajor_sm86_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_persis_colmajor_sm86_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_persis_colmajor_sm86_k0_split_k = max(
+                    1,
+                    min(
+                        min(
+                            _rt.cdiv(_matmul_persis_colmajor_sm86_k0_sms, max(_rt.cdiv(M, 64) * _rt.cdiv(N, 64), 1)),
+                            _rt.cdiv(K, 64) // 4,
+                        ),
+                        16,
+                    ),
+                )
+                # 64 x 64 tiles fill a wave, or K is too short to split
+                if _matmul_persis_colmajor_sm86_k0_split_k == 1:
+                    _matmul_persis_colmajor_sm86_k0_t64x64_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    )  # ampere_mma.co:459
+                    _matmul_persis_colmajor_sm86_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_persis_colmajor_sm86_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_persis_colmajor_sm86_k0_t64x64_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _matmul_persis_colmajor_sm86_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_persis_colmajor_sm86_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_persis_colmajor_sm86_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_persis_colmajor_sm86_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_persis_colmajor_sm86_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_persis_colmajor_sm86_k0_t64x64,
+                        (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
+                        [
+                            M,
+                            K,
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            N,
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_persis_colmajor_sm86_k0_t64x64_lhs_desc,
+                            _matmul_persis_colmajor_sm86_k0_t64x64_rhs_desc,
+                            _matmul_persis_colmajor_sm86_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_persis_colmajor_sm86_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_persis_colmajor_sm86_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_persis_colmajor_sm86_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_persis_colmajor_sm86_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_persis_colmajor_sm86_k0_split_k, M, N), torch.float32, _dev, empty=True
+                    )  # ampere_mma.co:459
+                    _matmul_persis_colmajor_sm86_k0_splitk_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _matmul_persis_colmajor_sm86_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_persis_colmajor_sm86_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _matmul_persis_colmajor_sm86_k0_splitk_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                    )
+                    _matmul_persis_colmajor_sm86_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_persis_colmajor_sm86_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        matmul_persis_colmajor_sm86_k0_splitk,
+                        (_rt.cdiv(M, 64) * _rt.cdiv(N, 64) * _matmul_persis_colmajor_sm86_k0_split_k,),
+                        [
+                            M,
+                            K,
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            N,
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_persis_colmajor_sm86_k0_split_k,
+                            _matmul_persis_colmajor_sm86_k0_splitk_lhs_desc,
+                            _matmul_persis_colmajor_sm86_k0_splitk_rhs_desc,
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials,
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride(0),
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride(1),
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_persis_colmajor_sm86_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_persis_colmajor_sm86_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_persis_colmajor_sm86_k0_splitk_sum,
+                        (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
+                        [
+                            M,
+                            N,
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_persis_colmajor_sm86_k0_split_k,
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials,
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride(0),
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride(1),
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return None
 
 

@@ -115,6 +115,281 @@ def matmul_f16_f32_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_f16_f32_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:19
+    num_pid_m = 1
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # wmma.co:25
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:27
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_f16_f32_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:19
+    num_pid_m = 2
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # wmma.co:25
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:27
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_f16_f32_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:19
+    num_pid_m = 2
+    num_pid_n = 4
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wmma.co:25
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:27
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_f16_f32_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    matmul_f16_f32_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # wmma.co:19
+    num_pid_m = 2
+    num_pid_n = 4
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 4  # wmma.co:25
+    pid_k = pid // num_tiles  # wmma.co:19
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wmma.co:25
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:27
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_f16_f32_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_f16_f32_k0_splitk wrote, added in the
+    order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # wmma.co:19
+    num_pid_n = 2  # wmma.co:25
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:27
+    acc = tl.zeros([64, 128], tl.float32)  # wmma.co:25
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c
+    )  # wmma.co:27
+
+
 @_rt.launcher
 def matmul_f16_f32(lhs, rhs, *, _launch=None):
     """matmul_f16_f32(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:16."""
@@ -129,40 +404,225 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:17
-    _matmul_f16_f32_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:19
-    _matmul_f16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_f32_k0_TMA_LHS, "zero")
-    _matmul_f16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _matmul_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_f16_f32_k0_TMA_RHS, "zero")
-    _matmul_f16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_f16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_f32_k0_TMA_OUTPUT, "zero")
-    _launch(
-        matmul_f16_f32_k0,
-        (min(1, _matmul_f16_f32_k0_NUM_SMS),),
-        [
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_f16_f32_k0_lhs_desc,
-            _matmul_f16_f32_k0_rhs_desc,
-            _matmul_f16_f32_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_f16_f32_k0_TMA_LHS,
-            TMA_RHS=_matmul_f16_f32_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_f16_f32_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_f16_f32_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_f16_f32_k0_sms = _rt.num_sms(_dev)  # wmma.co:19
+    if 10 >= _matmul_f16_f32_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        _matmul_f16_f32_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_f16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_f32_k0_TMA_LHS, "zero")
+        _matmul_f16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
+        _matmul_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_f16_f32_k0_TMA_RHS, "zero")
+        _matmul_f16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_f16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_f32_k0_TMA_OUTPUT, "zero")
+        _launch(
+            matmul_f16_f32_k0,
+            (min(1, _matmul_f16_f32_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_f16_f32_k0_lhs_desc,
+                _matmul_f16_f32_k0_rhs_desc,
+                _matmul_f16_f32_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_f16_f32_k0_TMA_LHS,
+                TMA_RHS=_matmul_f16_f32_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_f16_f32_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_f16_f32_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 2 >= _matmul_f16_f32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # wmma.co:19
+            _matmul_f16_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_f16_f32_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 64], _matmul_f16_f32_k0_t128x128_TMA_LHS, "zero"
+            )
+            _matmul_f16_f32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _matmul_f16_f32_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [64, 128], _matmul_f16_f32_k0_t128x128_TMA_RHS, "zero"
+            )
+            _matmul_f16_f32_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_f16_f32_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_f16_f32_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_f16_f32_k0_t128x128,
+                (2,),
+                [
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_f16_f32_k0_t128x128_lhs_desc,
+                    _matmul_f16_f32_k0_t128x128_rhs_desc,
+                    _matmul_f16_f32_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_f16_f32_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_f16_f32_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_f16_f32_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 4 >= _matmul_f16_f32_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                # wmma.co:19
+                _matmul_f16_f32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_f16_f32_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 64], _matmul_f16_f32_k0_t64x128_TMA_LHS, "zero"
+                )
+                _matmul_f16_f32_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_f16_f32_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [64, 128], _matmul_f16_f32_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_f16_f32_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_f16_f32_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_f16_f32_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_f16_f32_k0_t64x128,
+                    (4,),
+                    [
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_f16_f32_k0_t64x128_lhs_desc,
+                        _matmul_f16_f32_k0_t64x128_rhs_desc,
+                        _matmul_f16_f32_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_f16_f32_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_f16_f32_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_f16_f32_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_f16_f32_k0_split_k = 1
+                if _matmul_f16_f32_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    # wmma.co:19
+                    _matmul_f16_f32_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f32_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_f16_f32_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_f16_f32_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f32_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_f16_f32_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_f16_f32_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_f16_f32_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_f16_f32_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_f16_f32_k0_t64x64,
+                        (8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_f16_f32_k0_t64x64_lhs_desc,
+                            _matmul_f16_f32_k0_t64x64_rhs_desc,
+                            _matmul_f16_f32_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_f16_f32_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_f16_f32_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_f16_f32_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_f16_f32_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_f16_f32_k0_split_k, 128, 256), torch.float32, _dev, empty=True
+                    )  # wmma.co:19
+                    _matmul_f16_f32_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f32_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_f16_f32_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _matmul_f16_f32_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f32_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_f16_f32_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        matmul_f16_f32_k0_splitk,
+                        (_matmul_f16_f32_k0_split_k * 8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_f16_f32_k0_split_k,
+                            _matmul_f16_f32_k0_splitk_lhs_desc,
+                            _matmul_f16_f32_k0_splitk_rhs_desc,
+                            _matmul_f16_f32_k0_splitk_partials,
+                            _matmul_f16_f32_k0_splitk_partials.stride(0),
+                            _matmul_f16_f32_k0_splitk_partials.stride(1),
+                            _matmul_f16_f32_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_f16_f32_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_f16_f32_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_f16_f32_k0_splitk_sum,
+                        (4,),
+                        [
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_f16_f32_k0_split_k,
+                            _matmul_f16_f32_k0_splitk_partials,
+                            _matmul_f16_f32_k0_splitk_partials.stride(0),
+                            _matmul_f16_f32_k0_splitk_partials.stride(1),
+                            _matmul_f16_f32_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # wmma.co:30
 
 
@@ -230,6 +690,283 @@ def matmul_f16_f16_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_f16_f16_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:37
+    num_pid_m = 1
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # wmma.co:44
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:46
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_f16_f16_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:37
+    num_pid_m = 2
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # wmma.co:44
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:46
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_f16_f16_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:37
+    num_pid_m = 2
+    num_pid_n = 4
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wmma.co:44
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:46
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_f16_f16_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    matmul_f16_f16_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # wmma.co:37
+    num_pid_m = 2
+    num_pid_n = 4
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 4  # wmma.co:44
+    pid_k = pid // num_tiles  # wmma.co:37
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wmma.co:44
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:46
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_f16_f16_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_f16_f16_k0_splitk wrote, added in the
+    order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # wmma.co:37
+    num_pid_n = 2  # wmma.co:44
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:46
+    acc = tl.zeros([64, 128], tl.float32)  # wmma.co:44
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )  # wmma.co:46
+
+
 @_rt.launcher
 def matmul_f16_f16(lhs, rhs, *, _launch=None):
     """matmul_f16_f16(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:34."""
@@ -244,40 +981,225 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:35
-    _matmul_f16_f16_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:37
-    _matmul_f16_f16_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_f16_f16_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_f16_k0_TMA_LHS, "zero")
-    _matmul_f16_f16_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _matmul_f16_f16_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_f16_f16_k0_TMA_RHS, "zero")
-    _matmul_f16_f16_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_f16_f16_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_f16_k0_TMA_OUTPUT, "zero")
-    _launch(
-        matmul_f16_f16_k0,
-        (min(1, _matmul_f16_f16_k0_NUM_SMS),),
-        [
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_f16_f16_k0_lhs_desc,
-            _matmul_f16_f16_k0_rhs_desc,
-            _matmul_f16_f16_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_f16_f16_k0_TMA_LHS,
-            TMA_RHS=_matmul_f16_f16_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_f16_f16_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_f16_f16_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_f16_f16_k0_sms = _rt.num_sms(_dev)  # wmma.co:37
+    if 10 >= _matmul_f16_f16_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        _matmul_f16_f16_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_f16_f16_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_f16_f16_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_f16_k0_TMA_LHS, "zero")
+        _matmul_f16_f16_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
+        _matmul_f16_f16_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_f16_f16_k0_TMA_RHS, "zero")
+        _matmul_f16_f16_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_f16_f16_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_f16_k0_TMA_OUTPUT, "zero")
+        _launch(
+            matmul_f16_f16_k0,
+            (min(1, _matmul_f16_f16_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_f16_f16_k0_lhs_desc,
+                _matmul_f16_f16_k0_rhs_desc,
+                _matmul_f16_f16_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_f16_f16_k0_TMA_LHS,
+                TMA_RHS=_matmul_f16_f16_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_f16_f16_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_f16_f16_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 2 >= _matmul_f16_f16_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # wmma.co:37
+            _matmul_f16_f16_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_f16_f16_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 64], _matmul_f16_f16_k0_t128x128_TMA_LHS, "zero"
+            )
+            _matmul_f16_f16_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _matmul_f16_f16_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [64, 128], _matmul_f16_f16_k0_t128x128_TMA_RHS, "zero"
+            )
+            _matmul_f16_f16_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_f16_f16_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_f16_f16_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_f16_f16_k0_t128x128,
+                (2,),
+                [
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_f16_f16_k0_t128x128_lhs_desc,
+                    _matmul_f16_f16_k0_t128x128_rhs_desc,
+                    _matmul_f16_f16_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_f16_f16_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_f16_f16_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_f16_f16_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 4 >= _matmul_f16_f16_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                # wmma.co:37
+                _matmul_f16_f16_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_f16_f16_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 64], _matmul_f16_f16_k0_t64x128_TMA_LHS, "zero"
+                )
+                _matmul_f16_f16_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_f16_f16_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [64, 128], _matmul_f16_f16_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_f16_f16_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_f16_f16_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_f16_f16_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_f16_f16_k0_t64x128,
+                    (4,),
+                    [
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_f16_f16_k0_t64x128_lhs_desc,
+                        _matmul_f16_f16_k0_t64x128_rhs_desc,
+                        _matmul_f16_f16_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_f16_f16_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_f16_f16_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_f16_f16_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_f16_f16_k0_split_k = 1
+                if _matmul_f16_f16_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    # wmma.co:37
+                    _matmul_f16_f16_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f16_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_f16_f16_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_f16_f16_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f16_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_f16_f16_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_f16_f16_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_f16_f16_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_f16_f16_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_f16_f16_k0_t64x64,
+                        (8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_f16_f16_k0_t64x64_lhs_desc,
+                            _matmul_f16_f16_k0_t64x64_rhs_desc,
+                            _matmul_f16_f16_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_f16_f16_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_f16_f16_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_f16_f16_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_f16_f16_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_f16_f16_k0_split_k, 128, 256), torch.float32, _dev, empty=True
+                    )  # wmma.co:37
+                    _matmul_f16_f16_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f16_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_f16_f16_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _matmul_f16_f16_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f16_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_f16_f16_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        matmul_f16_f16_k0_splitk,
+                        (_matmul_f16_f16_k0_split_k * 8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_f16_f16_k0_split_k,
+                            _matmul_f16_f16_k0_splitk_lhs_desc,
+                            _matmul_f16_f16_k0_splitk_rhs_desc,
+                            _matmul_f16_f16_k0_splitk_partials,
+                            _matmul_f16_f16_k0_splitk_partials.stride(0),
+                            _matmul_f16_f16_k0_splitk_partials.stride(1),
+                            _matmul_f16_f16_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_f16_f16_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_f16_f16_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_f16_f16_k0_splitk_sum,
+                        (4,),
+                        [
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_f16_f16_k0_split_k,
+                            _matmul_f16_f16_k0_splitk_partials,
+                            _matmul_f16_f16_k0_splitk_partials.stride(0),
+                            _matmul_f16_f16_k0_splitk_partials.stride(1),
+                            _matmul_f16_f16_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # wmma.co:49
 
 
@@ -345,6 +1267,281 @@ def matmul_bf16_f32_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_bf16_f32_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:56
+    num_pid_m = 1
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # wmma.co:62
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(_as_dot_operand(a), _as_dot_operand(b), acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:64
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_bf16_f32_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:56
+    num_pid_m = 2
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # wmma.co:62
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(_as_dot_operand(a), _as_dot_operand(b), acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:64
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_bf16_f32_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:56
+    num_pid_m = 2
+    num_pid_n = 4
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wmma.co:62
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(_as_dot_operand(a), _as_dot_operand(b), acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:64
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_bf16_f32_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    matmul_bf16_f32_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # wmma.co:56
+    num_pid_m = 2
+    num_pid_n = 4
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 4  # wmma.co:62
+    pid_k = pid // num_tiles  # wmma.co:56
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wmma.co:62
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(_as_dot_operand(a), _as_dot_operand(b), acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:64
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_bf16_f32_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_bf16_f32_k0_splitk wrote, added in the
+    order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # wmma.co:56
+    num_pid_n = 2  # wmma.co:62
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:64
+    acc = tl.zeros([64, 128], tl.float32)  # wmma.co:62
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c
+    )  # wmma.co:64
+
+
 @_rt.launcher
 def matmul_bf16_f32(lhs, rhs, *, _launch=None):
     """matmul_bf16_f32(bf16 [128, 256] lhs, bf16 [256, 256] rhs) -> auto; from wmma.co:53."""
@@ -359,40 +1556,225 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:54
-    _matmul_bf16_f32_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:56
-    _matmul_bf16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_bf16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_bf16_f32_k0_TMA_LHS, "zero")
-    _matmul_bf16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _matmul_bf16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_bf16_f32_k0_TMA_RHS, "zero")
-    _matmul_bf16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_bf16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_bf16_f32_k0_TMA_OUTPUT, "zero")
-    _launch(
-        matmul_bf16_f32_k0,
-        (min(1, _matmul_bf16_f32_k0_NUM_SMS),),
-        [
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_bf16_f32_k0_lhs_desc,
-            _matmul_bf16_f32_k0_rhs_desc,
-            _matmul_bf16_f32_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_bf16_f32_k0_TMA_LHS,
-            TMA_RHS=_matmul_bf16_f32_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_bf16_f32_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_bf16_f32_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_bf16_f32_k0_sms = _rt.num_sms(_dev)  # wmma.co:56
+    if 10 >= _matmul_bf16_f32_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        _matmul_bf16_f32_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_bf16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_bf16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_bf16_f32_k0_TMA_LHS, "zero")
+        _matmul_bf16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
+        _matmul_bf16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_bf16_f32_k0_TMA_RHS, "zero")
+        _matmul_bf16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_bf16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_bf16_f32_k0_TMA_OUTPUT, "zero")
+        _launch(
+            matmul_bf16_f32_k0,
+            (min(1, _matmul_bf16_f32_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_bf16_f32_k0_lhs_desc,
+                _matmul_bf16_f32_k0_rhs_desc,
+                _matmul_bf16_f32_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_bf16_f32_k0_TMA_LHS,
+                TMA_RHS=_matmul_bf16_f32_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_bf16_f32_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_bf16_f32_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 2 >= _matmul_bf16_f32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # wmma.co:56
+            _matmul_bf16_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_bf16_f32_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 64], _matmul_bf16_f32_k0_t128x128_TMA_LHS, "zero"
+            )
+            _matmul_bf16_f32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _matmul_bf16_f32_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [64, 128], _matmul_bf16_f32_k0_t128x128_TMA_RHS, "zero"
+            )
+            _matmul_bf16_f32_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_bf16_f32_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_bf16_f32_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_bf16_f32_k0_t128x128,
+                (2,),
+                [
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_bf16_f32_k0_t128x128_lhs_desc,
+                    _matmul_bf16_f32_k0_t128x128_rhs_desc,
+                    _matmul_bf16_f32_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_bf16_f32_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_bf16_f32_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_bf16_f32_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 4 >= _matmul_bf16_f32_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                # wmma.co:56
+                _matmul_bf16_f32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_bf16_f32_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 64], _matmul_bf16_f32_k0_t64x128_TMA_LHS, "zero"
+                )
+                _matmul_bf16_f32_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_bf16_f32_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [64, 128], _matmul_bf16_f32_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_bf16_f32_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_bf16_f32_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_bf16_f32_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_bf16_f32_k0_t64x128,
+                    (4,),
+                    [
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_bf16_f32_k0_t64x128_lhs_desc,
+                        _matmul_bf16_f32_k0_t64x128_rhs_desc,
+                        _matmul_bf16_f32_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_bf16_f32_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_bf16_f32_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_bf16_f32_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_bf16_f32_k0_split_k = 1
+                if _matmul_bf16_f32_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    # wmma.co:56
+                    _matmul_bf16_f32_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_bf16_f32_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_bf16_f32_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_bf16_f32_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_bf16_f32_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_bf16_f32_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_bf16_f32_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_bf16_f32_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_bf16_f32_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_bf16_f32_k0_t64x64,
+                        (8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_bf16_f32_k0_t64x64_lhs_desc,
+                            _matmul_bf16_f32_k0_t64x64_rhs_desc,
+                            _matmul_bf16_f32_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_bf16_f32_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_bf16_f32_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_bf16_f32_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_bf16_f32_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_bf16_f32_k0_split_k, 128, 256), torch.float32, _dev, empty=True
+                    )  # wmma.co:56
+                    _matmul_bf16_f32_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_bf16_f32_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_bf16_f32_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _matmul_bf16_f32_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_bf16_f32_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_bf16_f32_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        matmul_bf16_f32_k0_splitk,
+                        (_matmul_bf16_f32_k0_split_k * 8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_bf16_f32_k0_split_k,
+                            _matmul_bf16_f32_k0_splitk_lhs_desc,
+                            _matmul_bf16_f32_k0_splitk_rhs_desc,
+                            _matmul_bf16_f32_k0_splitk_partials,
+                            _matmul_bf16_f32_k0_splitk_partials.stride(0),
+                            _matmul_bf16_f32_k0_splitk_partials.stride(1),
+                            _matmul_bf16_f32_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_bf16_f32_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_bf16_f32_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_bf16_f32_k0_splitk_sum,
+                        (4,),
+                        [
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_bf16_f32_k0_split_k,
+                            _matmul_bf16_f32_k0_splitk_partials,
+                            _matmul_bf16_f32_k0_splitk_partials.stride(0),
+                            _matmul_bf16_f32_k0_splitk_partials.stride(1),
+                            _matmul_bf16_f32_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # wmma.co:67
 
 
@@ -461,6 +1843,282 @@ def matmul_s8_s32_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_s8_s32_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x
+    128 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:74
+    num_pid_m = 1
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.int32)  # wmma.co:80
+    for k in tl.range(0, 2, num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 128, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:82
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_s8_s32_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x 128
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:74
+    num_pid_m = 2
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.int32)  # wmma.co:80
+    for k in tl.range(0, 2, num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 128, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:82
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_s8_s32_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 128
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:74
+    num_pid_m = 2
+    num_pid_n = 4
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.int32)  # wmma.co:80
+    for k in tl.range(0, 2, num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 128, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:82
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_s8_s32_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 128
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    matmul_s8_s32_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # wmma.co:74
+    num_pid_m = 2
+    num_pid_n = 4
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 2  # wmma.co:80
+    pid_k = pid // num_tiles  # wmma.co:74
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.int32)  # wmma.co:80
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 128, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:82
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_s8_s32_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_s8_s32_k0_splitk wrote, added in the
+    order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # wmma.co:74
+    num_pid_n = 2  # wmma.co:80
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:82
+    acc = tl.zeros([64, 128], tl.int32)  # wmma.co:80
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c
+    )  # wmma.co:82
+
+
 @_rt.launcher
 def matmul_s8_s32(lhs, rhs, *, _launch=None):
     """matmul_s8_s32(s8 [128, 256] lhs, s8 [256, 256] rhs) -> auto; from wmma.co:71."""
@@ -475,40 +2133,225 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:72
-    _matmul_s8_s32_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:74
-    _matmul_s8_s32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-    _matmul_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_s8_s32_k0_TMA_LHS, "zero")
-    _matmul_s8_s32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
-    _matmul_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _matmul_s8_s32_k0_TMA_RHS, "zero")
-    _matmul_s8_s32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_s8_s32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_s8_s32_k0_TMA_OUTPUT, "zero")
-    _launch(
-        matmul_s8_s32_k0,
-        (min(1, _matmul_s8_s32_k0_NUM_SMS),),
-        [
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_s8_s32_k0_lhs_desc,
-            _matmul_s8_s32_k0_rhs_desc,
-            _matmul_s8_s32_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_s8_s32_k0_TMA_LHS,
-            TMA_RHS=_matmul_s8_s32_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_s8_s32_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_s8_s32_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_s8_s32_k0_sms = _rt.num_sms(_dev)  # wmma.co:74
+    if 10 >= _matmul_s8_s32_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        _matmul_s8_s32_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_s8_s32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+        _matmul_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_s8_s32_k0_TMA_LHS, "zero")
+        _matmul_s8_s32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
+        _matmul_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _matmul_s8_s32_k0_TMA_RHS, "zero")
+        _matmul_s8_s32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_s8_s32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_s8_s32_k0_TMA_OUTPUT, "zero")
+        _launch(
+            matmul_s8_s32_k0,
+            (min(1, _matmul_s8_s32_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_s8_s32_k0_lhs_desc,
+                _matmul_s8_s32_k0_rhs_desc,
+                _matmul_s8_s32_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_s8_s32_k0_TMA_LHS,
+                TMA_RHS=_matmul_s8_s32_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_s8_s32_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_s8_s32_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 2 >= _matmul_s8_s32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # wmma.co:74
+            _matmul_s8_s32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+            _matmul_s8_s32_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 128], _matmul_s8_s32_k0_t128x128_TMA_LHS, "zero"
+            )
+            _matmul_s8_s32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
+            _matmul_s8_s32_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [128, 128], _matmul_s8_s32_k0_t128x128_TMA_RHS, "zero"
+            )
+            _matmul_s8_s32_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_s8_s32_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_s8_s32_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_s8_s32_k0_t128x128,
+                (2,),
+                [
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_s8_s32_k0_t128x128_lhs_desc,
+                    _matmul_s8_s32_k0_t128x128_rhs_desc,
+                    _matmul_s8_s32_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_s8_s32_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_s8_s32_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_s8_s32_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 4 >= _matmul_s8_s32_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                # wmma.co:74
+                _matmul_s8_s32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_s8_s32_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 128], _matmul_s8_s32_k0_t64x128_TMA_LHS, "zero"
+                )
+                _matmul_s8_s32_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
+                _matmul_s8_s32_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [128, 128], _matmul_s8_s32_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_s8_s32_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_s8_s32_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_s8_s32_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_s8_s32_k0_t64x128,
+                    (4,),
+                    [
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_s8_s32_k0_t64x128_lhs_desc,
+                        _matmul_s8_s32_k0_t64x128_rhs_desc,
+                        _matmul_s8_s32_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_s8_s32_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_s8_s32_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_s8_s32_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_s8_s32_k0_split_k = 1
+                if _matmul_s8_s32_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    # wmma.co:74
+                    _matmul_s8_s32_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
+                    _matmul_s8_s32_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 128], _matmul_s8_s32_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_s8_s32_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                    _matmul_s8_s32_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [128, 64], _matmul_s8_s32_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_s8_s32_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_s8_s32_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_s8_s32_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_s8_s32_k0_t64x64,
+                        (8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_s8_s32_k0_t64x64_lhs_desc,
+                            _matmul_s8_s32_k0_t64x64_rhs_desc,
+                            _matmul_s8_s32_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_s8_s32_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_s8_s32_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_s8_s32_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_s8_s32_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_s8_s32_k0_split_k, 128, 256), torch.int32, _dev, empty=True
+                    )  # wmma.co:74
+                    _matmul_s8_s32_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
+                    _matmul_s8_s32_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 128], _matmul_s8_s32_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _matmul_s8_s32_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                    _matmul_s8_s32_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [128, 64], _matmul_s8_s32_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        matmul_s8_s32_k0_splitk,
+                        (_matmul_s8_s32_k0_split_k * 8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_s8_s32_k0_split_k,
+                            _matmul_s8_s32_k0_splitk_lhs_desc,
+                            _matmul_s8_s32_k0_splitk_rhs_desc,
+                            _matmul_s8_s32_k0_splitk_partials,
+                            _matmul_s8_s32_k0_splitk_partials.stride(0),
+                            _matmul_s8_s32_k0_splitk_partials.stride(1),
+                            _matmul_s8_s32_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_s8_s32_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_s8_s32_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_s8_s32_k0_splitk_sum,
+                        (4,),
+                        [
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_s8_s32_k0_split_k,
+                            _matmul_s8_s32_k0_splitk_partials,
+                            _matmul_s8_s32_k0_splitk_partials.stride(0),
+                            _matmul_s8_s32_k0_splitk_partials.stride(1),
+                            _matmul_s8_s32_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # wmma.co:85
 
 
@@ -644,6 +2487,281 @@ def matmul_tf32_f32_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_tf32_f32_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x 32
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 8); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:110
+    num_pid_m = 1
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # wmma.co:116
+    for k in tl.range(0, 8, num_stages=NUM_STAGES):
+        offs_k = k * 32 + tl.arange(0, 32)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 32])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 32, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="tf32x3")
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:118
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_tf32_f32_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x 32
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 8); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:110
+    num_pid_m = 2
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # wmma.co:116
+    for k in tl.range(0, 8, num_stages=NUM_STAGES):
+        offs_k = k * 32 + tl.arange(0, 32)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 32])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 32, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="tf32x3")
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:118
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_tf32_f32_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 32
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 8); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:110
+    num_pid_m = 2
+    num_pid_n = 4
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wmma.co:116
+    for k in tl.range(0, 8, num_stages=NUM_STAGES):
+        offs_k = k * 32 + tl.arange(0, 32)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 32])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 32, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="tf32x3")
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:118
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_tf32_f32_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 32
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 8); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    matmul_tf32_f32_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # wmma.co:110
+    num_pid_m = 2
+    num_pid_n = 4
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 8  # wmma.co:116
+    pid_k = pid // num_tiles  # wmma.co:110
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wmma.co:116
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 32 + tl.arange(0, 32)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 32])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 256) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 32, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="tf32x3")
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:118
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_tf32_f32_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_tf32_f32_k0_splitk wrote, added in the
+    order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # wmma.co:110
+    num_pid_n = 2  # wmma.co:116
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:118
+    acc = tl.zeros([64, 128], tl.float32)  # wmma.co:116
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c
+    )  # wmma.co:118
+
+
 @_rt.launcher
 def matmul_tf32_f32(lhs, rhs, *, _launch=None):
     """matmul_tf32_f32(f32 [128, 256] lhs, f32 [256, 256] rhs) -> auto; from wmma.co:107."""
@@ -658,40 +2776,225 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:108
-    _matmul_tf32_f32_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:110
-    _matmul_tf32_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 32], [128, 32], "loads (auto)")
-    _matmul_tf32_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 32], _matmul_tf32_f32_k0_TMA_LHS, "zero")
-    _matmul_tf32_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [32, 256], [32, 256], "loads (auto)")
-    _matmul_tf32_f32_k0_rhs_desc = _rt.tma_desc(rhs, [32, 256], _matmul_tf32_f32_k0_TMA_RHS, "zero")
-    _matmul_tf32_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_tf32_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_tf32_f32_k0_TMA_OUTPUT, "zero")
-    _launch(
-        matmul_tf32_f32_k0,
-        (min(1, _matmul_tf32_f32_k0_NUM_SMS),),
-        [
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_tf32_f32_k0_lhs_desc,
-            _matmul_tf32_f32_k0_rhs_desc,
-            _matmul_tf32_f32_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_tf32_f32_k0_TMA_LHS,
-            TMA_RHS=_matmul_tf32_f32_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_tf32_f32_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_tf32_f32_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_tf32_f32_k0_sms = _rt.num_sms(_dev)  # wmma.co:110
+    if 10 >= _matmul_tf32_f32_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        _matmul_tf32_f32_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_tf32_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 32], [128, 32], "loads (auto)")
+        _matmul_tf32_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 32], _matmul_tf32_f32_k0_TMA_LHS, "zero")
+        _matmul_tf32_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [32, 256], [32, 256], "loads (auto)")
+        _matmul_tf32_f32_k0_rhs_desc = _rt.tma_desc(rhs, [32, 256], _matmul_tf32_f32_k0_TMA_RHS, "zero")
+        _matmul_tf32_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_tf32_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_tf32_f32_k0_TMA_OUTPUT, "zero")
+        _launch(
+            matmul_tf32_f32_k0,
+            (min(1, _matmul_tf32_f32_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_tf32_f32_k0_lhs_desc,
+                _matmul_tf32_f32_k0_rhs_desc,
+                _matmul_tf32_f32_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_tf32_f32_k0_TMA_LHS,
+                TMA_RHS=_matmul_tf32_f32_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_tf32_f32_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_tf32_f32_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 2 >= _matmul_tf32_f32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # wmma.co:110
+            _matmul_tf32_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 32], [128, 32], "loads (auto)")
+            _matmul_tf32_f32_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 32], _matmul_tf32_f32_k0_t128x128_TMA_LHS, "zero"
+            )
+            _matmul_tf32_f32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [32, 128], [32, 128], "loads (auto)")
+            _matmul_tf32_f32_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [32, 128], _matmul_tf32_f32_k0_t128x128_TMA_RHS, "zero"
+            )
+            _matmul_tf32_f32_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_tf32_f32_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_tf32_f32_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_tf32_f32_k0_t128x128,
+                (2,),
+                [
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_tf32_f32_k0_t128x128_lhs_desc,
+                    _matmul_tf32_f32_k0_t128x128_rhs_desc,
+                    _matmul_tf32_f32_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_tf32_f32_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_tf32_f32_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_tf32_f32_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 4 >= _matmul_tf32_f32_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                # wmma.co:110
+                _matmul_tf32_f32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads (auto)")
+                _matmul_tf32_f32_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 32], _matmul_tf32_f32_k0_t64x128_TMA_LHS, "zero"
+                )
+                _matmul_tf32_f32_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [32, 128], [32, 128], "loads (auto)")
+                _matmul_tf32_f32_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [32, 128], _matmul_tf32_f32_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_tf32_f32_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_tf32_f32_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_tf32_f32_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_tf32_f32_k0_t64x128,
+                    (4,),
+                    [
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_tf32_f32_k0_t64x128_lhs_desc,
+                        _matmul_tf32_f32_k0_t64x128_rhs_desc,
+                        _matmul_tf32_f32_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_tf32_f32_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_tf32_f32_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_tf32_f32_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_tf32_f32_k0_split_k = max(1, min(_rt.cdiv(_matmul_tf32_f32_k0_sms, 8), 2))
+                if _matmul_tf32_f32_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    # wmma.co:110
+                    _matmul_tf32_f32_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads (auto)")
+                    _matmul_tf32_f32_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 32], _matmul_tf32_f32_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_tf32_f32_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [32, 64], [32, 64], "loads (auto)")
+                    _matmul_tf32_f32_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [32, 64], _matmul_tf32_f32_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_tf32_f32_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_tf32_f32_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_tf32_f32_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_tf32_f32_k0_t64x64,
+                        (8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_tf32_f32_k0_t64x64_lhs_desc,
+                            _matmul_tf32_f32_k0_t64x64_rhs_desc,
+                            _matmul_tf32_f32_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_tf32_f32_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_tf32_f32_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_tf32_f32_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_tf32_f32_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_tf32_f32_k0_split_k, 128, 256), torch.float32, _dev, empty=True
+                    )  # wmma.co:110
+                    _matmul_tf32_f32_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads (auto)")
+                    _matmul_tf32_f32_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 32], _matmul_tf32_f32_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _matmul_tf32_f32_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [32, 64], [32, 64], "loads (auto)")
+                    _matmul_tf32_f32_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [32, 64], _matmul_tf32_f32_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        matmul_tf32_f32_k0_splitk,
+                        (_matmul_tf32_f32_k0_split_k * 8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_tf32_f32_k0_split_k,
+                            _matmul_tf32_f32_k0_splitk_lhs_desc,
+                            _matmul_tf32_f32_k0_splitk_rhs_desc,
+                            _matmul_tf32_f32_k0_splitk_partials,
+                            _matmul_tf32_f32_k0_splitk_partials.stride(0),
+                            _matmul_tf32_f32_k0_splitk_partials.stride(1),
+                            _matmul_tf32_f32_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_tf32_f32_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_tf32_f32_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_tf32_f32_k0_splitk_sum,
+                        (4,),
+                        [
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_tf32_f32_k0_split_k,
+                            _matmul_tf32_f32_k0_splitk_partials,
+                            _matmul_tf32_f32_k0_splitk_partials.stride(0),
+                            _matmul_tf32_f32_k0_splitk_partials.stride(1),
+                            _matmul_tf32_f32_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # wmma.co:121
 
 
@@ -759,6 +3062,283 @@ def matmul_rr_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_rr_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x
+    64 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:256
+    num_pid_m = 1
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # wmma.co:262
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < 256) & (offs_k[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:264
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_rr_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x
+    64 tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:256
+    num_pid_m = 2
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # wmma.co:262
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < 256) & (offs_k[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 128, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:264
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_rr_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:256
+    num_pid_m = 2
+    num_pid_n = 4
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wmma.co:262
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < 256) & (offs_k[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:264
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_rr_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b^T (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 32 x 32 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that matmul_rr_k0_splitk_sum
+    adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # wmma.co:256
+    num_pid_m = 2
+    num_pid_n = 4
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 4  # wmma.co:262
+    pid_k = pid // num_tiles  # wmma.co:256
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wmma.co:262
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 256)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_n[:, None] < 256) & (offs_k[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([pid_n * 64, k * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_n[:, None] * stride_rhs0 + offs_k[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:264
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_rr_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_rr_k0_splitk wrote, added in the order
+    of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # wmma.co:256
+    num_pid_n = 2  # wmma.co:262
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:264
+    acc = tl.zeros([64, 128], tl.float32)  # wmma.co:262
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )  # wmma.co:264
+
+
 @_rt.launcher
 def matmul_rr(lhs, rhs, *, _launch=None):
     """matmul_rr(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:251."""
@@ -773,40 +3353,205 @@ def matmul_rr(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:252
-    _matmul_rr_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:256
-    _matmul_rr_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_rr_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_rr_k0_TMA_LHS, "zero")
-    _matmul_rr_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-    _matmul_rr_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_rr_k0_TMA_RHS, "zero")
-    _matmul_rr_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_rr_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_rr_k0_TMA_OUTPUT, "zero")
-    _launch(
-        matmul_rr_k0,
-        (min(1, _matmul_rr_k0_NUM_SMS),),
-        [
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_rr_k0_lhs_desc,
-            _matmul_rr_k0_rhs_desc,
-            _matmul_rr_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_rr_k0_TMA_LHS,
-            TMA_RHS=_matmul_rr_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_rr_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_rr_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_rr_k0_sms = _rt.num_sms(_dev)  # wmma.co:256
+    if 10 >= _matmul_rr_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        _matmul_rr_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_rr_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_rr_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_rr_k0_TMA_LHS, "zero")
+        _matmul_rr_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
+        _matmul_rr_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_rr_k0_TMA_RHS, "zero")
+        _matmul_rr_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_rr_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_rr_k0_TMA_OUTPUT, "zero")
+        _launch(
+            matmul_rr_k0,
+            (min(1, _matmul_rr_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_rr_k0_lhs_desc,
+                _matmul_rr_k0_rhs_desc,
+                _matmul_rr_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_rr_k0_TMA_LHS,
+                TMA_RHS=_matmul_rr_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_rr_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_rr_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 2 >= _matmul_rr_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # wmma.co:256
+            _matmul_rr_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_rr_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_rr_k0_t128x128_TMA_LHS, "zero")
+            _matmul_rr_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_rr_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_rr_k0_t128x128_TMA_RHS, "zero")
+            _matmul_rr_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
+            _matmul_rr_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_rr_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_rr_k0_t128x128,
+                (2,),
+                [
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_rr_k0_t128x128_lhs_desc,
+                    _matmul_rr_k0_t128x128_rhs_desc,
+                    _matmul_rr_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_rr_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_rr_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_rr_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 4 >= _matmul_rr_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                # wmma.co:256
+                _matmul_rr_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_rr_k0_t64x128_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_rr_k0_t64x128_TMA_LHS, "zero")
+                _matmul_rr_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                _matmul_rr_k0_t64x128_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_rr_k0_t64x128_TMA_RHS, "zero")
+                _matmul_rr_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
+                _matmul_rr_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_rr_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_rr_k0_t64x128,
+                    (4,),
+                    [
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_rr_k0_t64x128_lhs_desc,
+                        _matmul_rr_k0_t64x128_rhs_desc,
+                        _matmul_rr_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_rr_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_rr_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_rr_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_rr_k0_split_k = 1
+                if _matmul_rr_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    # wmma.co:256
+                    _matmul_rr_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_rr_k0_t64x64_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_rr_k0_t64x64_TMA_LHS, "zero")
+                    _matmul_rr_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_rr_k0_t64x64_rhs_desc = _rt.tma_desc(rhs, [64, 64], _matmul_rr_k0_t64x64_TMA_RHS, "zero")
+                    _matmul_rr_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_rr_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_rr_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_rr_k0_t64x64,
+                        (8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_rr_k0_t64x64_lhs_desc,
+                            _matmul_rr_k0_t64x64_rhs_desc,
+                            _matmul_rr_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_rr_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_rr_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_rr_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_rr_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_rr_k0_split_k, 128, 256), torch.float32, _dev, empty=True
+                    )  # wmma.co:256
+                    _matmul_rr_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_rr_k0_splitk_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_rr_k0_splitk_TMA_LHS, "zero")
+                    _matmul_rr_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_rr_k0_splitk_rhs_desc = _rt.tma_desc(rhs, [64, 64], _matmul_rr_k0_splitk_TMA_RHS, "zero")
+                    _launch(
+                        matmul_rr_k0_splitk,
+                        (_matmul_rr_k0_split_k * 8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_rr_k0_split_k,
+                            _matmul_rr_k0_splitk_lhs_desc,
+                            _matmul_rr_k0_splitk_rhs_desc,
+                            _matmul_rr_k0_splitk_partials,
+                            _matmul_rr_k0_splitk_partials.stride(0),
+                            _matmul_rr_k0_splitk_partials.stride(1),
+                            _matmul_rr_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_rr_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_rr_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_rr_k0_splitk_sum,
+                        (4,),
+                        [
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_rr_k0_split_k,
+                            _matmul_rr_k0_splitk_partials,
+                            _matmul_rr_k0_splitk_partials.stride(0),
+                            _matmul_rr_k0_splitk_partials.stride(1),
+                            _matmul_rr_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # wmma.co:268
 
 
@@ -874,6 +3619,283 @@ def matmul_mc_array_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_mc_array_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x 64
+    tiles (schedule auto; the source: 64 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:281
+    num_pid_m = 1
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # wmma.co:289
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:291
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_mc_array_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x 64
+    tiles (schedule auto; the source: 64 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:281
+    num_pid_m = 2
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # wmma.co:289
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:291
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_mc_array_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 64 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:281
+    num_pid_m = 2
+    num_pid_n = 4
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wmma.co:289
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:291
+    c = acc.to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_mc_array_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 64
+    tiles (schedule auto; the source: 64 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    matmul_mc_array_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # wmma.co:281
+    num_pid_m = 2
+    num_pid_n = 4
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 1  # wmma.co:289
+    pid_k = pid // num_tiles  # wmma.co:281
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # wmma.co:289
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:291
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_mc_array_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_mc_array_k0_splitk wrote, added in the
+    order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # wmma.co:281
+    num_pid_n = 2  # wmma.co:289
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # wmma.co:291
+    acc = tl.zeros([64, 128], tl.float32)  # wmma.co:289
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        acc.to(tl.float16),
+        mask=mask_c,
+    )  # wmma.co:291
+
+
 @_rt.launcher
 def matmul_mc_array(lhs, rhs, *, _launch=None):
     """matmul_mc_array(f16 [128, 64] lhs, f16 [64, 256] rhs) -> auto; from wmma.co:276."""
@@ -888,40 +3910,225 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
     _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
     _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:277
-    _matmul_mc_array_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:281
-    _matmul_mc_array_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_mc_array_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_mc_array_k0_TMA_LHS, "zero")
-    _matmul_mc_array_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-    _matmul_mc_array_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_mc_array_k0_TMA_RHS, "zero")
-    _matmul_mc_array_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_mc_array_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_mc_array_k0_TMA_OUTPUT, "zero")
-    _launch(
-        matmul_mc_array_k0,
-        (min(1, _matmul_mc_array_k0_NUM_SMS),),
-        [
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_mc_array_k0_lhs_desc,
-            _matmul_mc_array_k0_rhs_desc,
-            _matmul_mc_array_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_mc_array_k0_TMA_LHS,
-            TMA_RHS=_matmul_mc_array_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_mc_array_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_mc_array_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_mc_array_k0_sms = _rt.num_sms(_dev)  # wmma.co:281
+    if 10 >= _matmul_mc_array_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        _matmul_mc_array_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_mc_array_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_mc_array_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_mc_array_k0_TMA_LHS, "zero")
+        _matmul_mc_array_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
+        _matmul_mc_array_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_mc_array_k0_TMA_RHS, "zero")
+        _matmul_mc_array_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_mc_array_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_mc_array_k0_TMA_OUTPUT, "zero")
+        _launch(
+            matmul_mc_array_k0,
+            (min(1, _matmul_mc_array_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_mc_array_k0_lhs_desc,
+                _matmul_mc_array_k0_rhs_desc,
+                _matmul_mc_array_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_mc_array_k0_TMA_LHS,
+                TMA_RHS=_matmul_mc_array_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_mc_array_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_mc_array_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 2 >= _matmul_mc_array_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # wmma.co:281
+            _matmul_mc_array_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_mc_array_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, [128, 64], _matmul_mc_array_k0_t128x128_TMA_LHS, "zero"
+            )
+            _matmul_mc_array_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _matmul_mc_array_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, [64, 128], _matmul_mc_array_k0_t128x128_TMA_RHS, "zero"
+            )
+            _matmul_mc_array_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_mc_array_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_mc_array_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_mc_array_k0_t128x128,
+                (2,),
+                [
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_mc_array_k0_t128x128_lhs_desc,
+                    _matmul_mc_array_k0_t128x128_rhs_desc,
+                    _matmul_mc_array_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_mc_array_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_mc_array_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_mc_array_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 4 >= _matmul_mc_array_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                # wmma.co:281
+                _matmul_mc_array_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_mc_array_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, [64, 64], _matmul_mc_array_k0_t64x128_TMA_LHS, "zero"
+                )
+                _matmul_mc_array_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_mc_array_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [64, 128], _matmul_mc_array_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_mc_array_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_mc_array_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_mc_array_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_mc_array_k0_t64x128,
+                    (4,),
+                    [
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_mc_array_k0_t64x128_lhs_desc,
+                        _matmul_mc_array_k0_t64x128_rhs_desc,
+                        _matmul_mc_array_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_mc_array_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_mc_array_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_mc_array_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_mc_array_k0_split_k = 1
+                if _matmul_mc_array_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    # wmma.co:281
+                    _matmul_mc_array_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_mc_array_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_mc_array_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_mc_array_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_mc_array_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_mc_array_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_mc_array_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_mc_array_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_mc_array_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_mc_array_k0_t64x64,
+                        (8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_mc_array_k0_t64x64_lhs_desc,
+                            _matmul_mc_array_k0_t64x64_rhs_desc,
+                            _matmul_mc_array_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_mc_array_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_mc_array_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_mc_array_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_mc_array_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_mc_array_k0_split_k, 128, 256), torch.float32, _dev, empty=True
+                    )  # wmma.co:281
+                    _matmul_mc_array_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_mc_array_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 64], _matmul_mc_array_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _matmul_mc_array_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_mc_array_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [64, 64], _matmul_mc_array_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        matmul_mc_array_k0_splitk,
+                        (_matmul_mc_array_k0_split_k * 8,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_mc_array_k0_split_k,
+                            _matmul_mc_array_k0_splitk_lhs_desc,
+                            _matmul_mc_array_k0_splitk_rhs_desc,
+                            _matmul_mc_array_k0_splitk_partials,
+                            _matmul_mc_array_k0_splitk_partials.stride(0),
+                            _matmul_mc_array_k0_splitk_partials.stride(1),
+                            _matmul_mc_array_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_mc_array_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_mc_array_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_mc_array_k0_splitk_sum,
+                        (4,),
+                        [
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_mc_array_k0_split_k,
+                            _matmul_mc_array_k0_splitk_partials,
+                            _matmul_mc_array_k0_splitk_partials.stride(0),
+                            _matmul_mc_array_k0_splitk_partials.stride(1),
+                            _matmul_mc_array_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # wmma.co:295
 
 
@@ -990,6 +4197,282 @@ def matmul_cmma_k0(
             tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+@triton.jit
+def matmul_cmma_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 128 x 128 x
+    128 tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it
+    runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:307
+    num_pid_m = 1
+    num_pid_n = 1
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.int32)  # wmma.co:313
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 128, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # wmma.co:315
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_cmma_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 128 x 128
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:307
+    num_pid_m = 2
+    num_pid_n = 1
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.int32)  # wmma.co:313
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 128, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # wmma.co:315
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_cmma_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 128
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    """
+    pid = tl.program_id(0)  # wmma.co:307
+    num_pid_m = 2
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.int32)  # wmma.co:313
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 128, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # wmma.co:315
+    c = acc
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def matmul_cmma_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = a @ b (a contraction: croq2triton/lift/contraction.py proves it), here over 64 x 64 x 128
+    tiles (schedule auto; the source: 16 x 16 output tiles, K steps of 16); the schedule only changes how it runs.
+    Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that matmul_cmma_k0_splitk_sum
+    adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # wmma.co:307
+    num_pid_m = 2
+    num_pid_n = 2
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 1  # wmma.co:313
+    pid_k = pid // num_tiles  # wmma.co:307
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.int32)  # wmma.co:313
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 128 + tl.arange(0, 128)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 128])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 128)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 128, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # wmma.co:315
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def matmul_cmma_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums matmul_cmma_k0_splitk wrote, added in the
+    order of the splits over 64 x 128 tiles, then the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # wmma.co:307
+    num_pid_n = 1  # wmma.co:313
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 128)  # wmma.co:315
+    acc = tl.zeros([64, 128], tl.int32)  # wmma.co:313
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 128)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c
+    )  # wmma.co:315
+
+
 @_rt.launcher
 def matmul_cmma(lhs, rhs, i, *, _launch=None):
     """matmul_cmma(s8 [128, 64] lhs, s8 [64, 128] rhs, int i) -> auto; from wmma.co:303."""
@@ -1006,40 +4489,219 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
     i = _rt.scalar_arg(_F, "i", i, int)
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # wmma.co:304
     _rt.host_assert(_F, 0 <= i < 2, "an index of the fragment array 'mc' is outside [0, 2)", 313)  # wmma.co:313
-    _matmul_cmma_k0_NUM_SMS = _rt.num_sms(_dev)  # wmma.co:307
-    _matmul_cmma_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-    _matmul_cmma_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_cmma_k0_TMA_LHS, "zero")
-    _matmul_cmma_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
-    _matmul_cmma_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _matmul_cmma_k0_TMA_RHS, "zero")
-    _matmul_cmma_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-    _matmul_cmma_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_cmma_k0_TMA_OUTPUT, "zero")
-    _launch(
-        matmul_cmma_k0,
-        (min(1, _matmul_cmma_k0_NUM_SMS),),
-        [
-            lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            output,
-            output.stride(0),
-            output.stride(1),
-            _matmul_cmma_k0_lhs_desc,
-            _matmul_cmma_k0_rhs_desc,
-            _matmul_cmma_k0_output_desc,
-        ],
-        dict(
-            GROUP_M=8,
-            TMA_LHS=_matmul_cmma_k0_TMA_LHS,
-            TMA_RHS=_matmul_cmma_k0_TMA_RHS,
-            NUM_STAGES=3,
-            TMA_OUTPUT=_matmul_cmma_k0_TMA_OUTPUT,
-            NUM_SMS=_matmul_cmma_k0_NUM_SMS,
-            num_warps=8,
-        ),
-    )
+    _matmul_cmma_k0_sms = _rt.num_sms(_dev)  # wmma.co:307
+    if 10 >= _matmul_cmma_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        _matmul_cmma_k0_NUM_SMS = _rt.num_sms(_dev)
+        _matmul_cmma_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+        _matmul_cmma_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_cmma_k0_TMA_LHS, "zero")
+        _matmul_cmma_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
+        _matmul_cmma_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _matmul_cmma_k0_TMA_RHS, "zero")
+        _matmul_cmma_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_cmma_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_cmma_k0_TMA_OUTPUT, "zero")
+        _launch(
+            matmul_cmma_k0,
+            (min(1, _matmul_cmma_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride(0),
+                lhs.stride(1),
+                rhs,
+                rhs.stride(0),
+                rhs.stride(1),
+                output,
+                output.stride(0),
+                output.stride(1),
+                _matmul_cmma_k0_lhs_desc,
+                _matmul_cmma_k0_rhs_desc,
+                _matmul_cmma_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_matmul_cmma_k0_TMA_LHS,
+                TMA_RHS=_matmul_cmma_k0_TMA_RHS,
+                NUM_STAGES=3,
+                TMA_OUTPUT=_matmul_cmma_k0_TMA_OUTPUT,
+                NUM_SMS=_matmul_cmma_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 1 >= _matmul_cmma_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # wmma.co:307
+            _matmul_cmma_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+            _matmul_cmma_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_cmma_k0_t128x128_TMA_LHS, "zero")
+            _matmul_cmma_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
+            _matmul_cmma_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, [128, 128], _matmul_cmma_k0_t128x128_TMA_RHS, "zero")
+            _matmul_cmma_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+            )
+            _matmul_cmma_k0_t128x128_output_desc = _rt.tma_desc(
+                output, [128, 64], _matmul_cmma_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                matmul_cmma_k0_t128x128,
+                (1,),
+                [
+                    lhs,
+                    lhs.stride(0),
+                    lhs.stride(1),
+                    rhs,
+                    rhs.stride(0),
+                    rhs.stride(1),
+                    output,
+                    output.stride(0),
+                    output.stride(1),
+                    _matmul_cmma_k0_t128x128_lhs_desc,
+                    _matmul_cmma_k0_t128x128_rhs_desc,
+                    _matmul_cmma_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_matmul_cmma_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_matmul_cmma_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=4,
+                    TMA_OUTPUT=_matmul_cmma_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 2 >= _matmul_cmma_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                # wmma.co:307
+                _matmul_cmma_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_cmma_k0_t64x128_lhs_desc = _rt.tma_desc(lhs, [64, 128], _matmul_cmma_k0_t64x128_TMA_LHS, "zero")
+                _matmul_cmma_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
+                _matmul_cmma_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, [128, 128], _matmul_cmma_k0_t64x128_TMA_RHS, "zero"
+                )
+                _matmul_cmma_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                )
+                _matmul_cmma_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, [64, 64], _matmul_cmma_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    matmul_cmma_k0_t64x128,
+                    (2,),
+                    [
+                        lhs,
+                        lhs.stride(0),
+                        lhs.stride(1),
+                        rhs,
+                        rhs.stride(0),
+                        rhs.stride(1),
+                        output,
+                        output.stride(0),
+                        output.stride(1),
+                        _matmul_cmma_k0_t64x128_lhs_desc,
+                        _matmul_cmma_k0_t64x128_rhs_desc,
+                        _matmul_cmma_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_matmul_cmma_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_matmul_cmma_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=4,
+                        TMA_OUTPUT=_matmul_cmma_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _matmul_cmma_k0_split_k = 1
+                if _matmul_cmma_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    # wmma.co:307
+                    _matmul_cmma_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
+                    _matmul_cmma_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 128], _matmul_cmma_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _matmul_cmma_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                    _matmul_cmma_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, [128, 64], _matmul_cmma_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _matmul_cmma_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                    )
+                    _matmul_cmma_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, [64, 32], _matmul_cmma_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        matmul_cmma_k0_t64x64,
+                        (4,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_cmma_k0_t64x64_lhs_desc,
+                            _matmul_cmma_k0_t64x64_rhs_desc,
+                            _matmul_cmma_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_cmma_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_matmul_cmma_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=4,
+                            TMA_OUTPUT=_matmul_cmma_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _matmul_cmma_k0_splitk_partials = _rt.alloc(
+                        _F, (_matmul_cmma_k0_split_k, 128, 128), torch.int32, _dev, empty=True
+                    )  # wmma.co:307
+                    _matmul_cmma_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
+                    _matmul_cmma_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, [64, 128], _matmul_cmma_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _matmul_cmma_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                    _matmul_cmma_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, [128, 64], _matmul_cmma_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        matmul_cmma_k0_splitk,
+                        (_matmul_cmma_k0_split_k * 4,),
+                        [
+                            lhs,
+                            lhs.stride(0),
+                            lhs.stride(1),
+                            rhs,
+                            rhs.stride(0),
+                            rhs.stride(1),
+                            _matmul_cmma_k0_split_k,
+                            _matmul_cmma_k0_splitk_lhs_desc,
+                            _matmul_cmma_k0_splitk_rhs_desc,
+                            _matmul_cmma_k0_splitk_partials,
+                            _matmul_cmma_k0_splitk_partials.stride(0),
+                            _matmul_cmma_k0_splitk_partials.stride(1),
+                            _matmul_cmma_k0_splitk_partials.stride(2),
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_matmul_cmma_k0_splitk_TMA_LHS,
+                            TMA_RHS=_matmul_cmma_k0_splitk_TMA_RHS,
+                            NUM_STAGES=4,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        matmul_cmma_k0_splitk_sum,
+                        (2,),
+                        [
+                            output,
+                            output.stride(0),
+                            output.stride(1),
+                            _matmul_cmma_k0_split_k,
+                            _matmul_cmma_k0_splitk_partials,
+                            _matmul_cmma_k0_splitk_partials.stride(0),
+                            _matmul_cmma_k0_splitk_partials.stride(1),
+                            _matmul_cmma_k0_splitk_partials.stride(2),
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # wmma.co:318
 
 
