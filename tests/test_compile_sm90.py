@@ -89,3 +89,20 @@ def test_compiles_for_sm90a(src: str, func: str, shapes: str, expect: set[str]) 
 
 def test_examples_dir_exists() -> None:
     assert EXAMPLES.exists()
+
+
+SHARED_LIMIT = 232_448  # bytes of shared memory a program may take on an H100 / H200
+
+
+@pytest.mark.parametrize("n", [8192, 8190])  # TMA stores, and the masked store (rows not 16-byte aligned)
+def test_a_one_step_contraction_with_an_f32_output_fits_shared_memory(n: int) -> None:
+    # K of one step (a constant 64): Triton drops the K loop and pipelines the persistent loop over
+    # tiles; with its default 3 stages beside the masked store's layout conversion of a 128 x 256 f32
+    # tile this took 278,552 bytes and failed on the H200 (tests/test_breadth_b.py, 2026-12-03)
+    src = REPO / "tests" / "programs" / "breadth_b_roles.co"
+    shapes = json.dumps([[[8192, 64], "float16"], [[n, 64], "float16"], [[8192, n], "float32"]])
+    r = sm90.script(SCRIPT, str(src), "two_consumers", shapes, "{}", "{}", "auto")
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+    assert lines and all("shared" in rec for rec in lines), r.stdout + r.stderr[-2000:]
+    assert max(rec["shared"] for rec in lines) <= SHARED_LIMIT, lines

@@ -311,7 +311,16 @@ class GemmBuilder:
                 loop.append(N.Let(acc, acc + value, line=c.line))
             else:
                 loop.append(N.Dot(acc, a_op, b_op, acc, precision, out_dtype, a_k_first, not b_k_first, line=c.line))
-        self.constexpr("NUM_STAGES", s.num_stages, True)  # a tuning sweep may vary the pipeline's depth
+        # a tuning sweep may vary the pipeline's depth; a K loop of a known count of steps takes no more
+        # stages than it has steps: a ring deeper than the loop stays allocated beside the epilogue's
+        # layout conversion (a 128 x 256 f32 tile stored with a mask after one K step of 64 took
+        # 278,552 bytes of shared memory with 3 stages, over the H200's 232,448: tests/test_breadth_b.py)
+        steps = E.fold(E.CDiv(k_ext, E.Const(s.block_k)))
+        stages = min(s.num_stages, max(1, steps.value)) if isinstance(steps, E.Const) else s.num_stages
+        self.constexpr("NUM_STAGES", int(stages), True)
+        # one K step: Triton drops the K loop, and the persistent loop over tiles becomes the innermost,
+        # pipelined with the kernel's default 3 stages unless told (see outer_pipe below)
+        one_step = isinstance(steps, E.Const) and steps.value <= 1
         ws: bool | str = False
         if s.warp_specialize:  # the source's warp roles: the launcher passes the runtime's switch
             self.constexpr("WARP_SPECIALIZE", False, launch="warp_specialize")
@@ -372,7 +381,8 @@ class GemmBuilder:
                 work = E.Var("work_id", "i32", 0)
                 body.append(N.For(work, pid, num_tiles * split_k, num_sms, tile_body, line=line))
             else:
-                body.append(N.For(tile, pid, num_tiles, num_sms, tile_body, line=line))
+                outer_pipe = N.Pipeline("NUM_STAGES") if one_step else None
+                body.append(N.For(tile, pid, num_tiles, num_sms, tile_body, outer_pipe, line=line))
         else:
             body.extend(tile_body)
         return self.finish(body, tuple(pids), m_ext, n_ext)

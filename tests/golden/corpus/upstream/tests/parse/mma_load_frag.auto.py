@@ -78,7 +78,7 @@ def mma_load_frag_k0(
     num_pid_m = 1
     num_pid_n = 1
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -435,7 +435,7 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_mma_load_frag_k0_TMA_LHS,
                 TMA_RHS=_mma_load_frag_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=1,
                 TMA_OUTPUT=_mma_load_frag_k0_TMA_OUTPUT,
                 NUM_SMS=_mma_load_frag_k0_NUM_SMS,
                 num_warps=8,
@@ -479,7 +479,7 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_mma_load_frag_k0_t128x128_TMA_LHS,
                     TMA_RHS=_mma_load_frag_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=1,
                     TMA_OUTPUT=_mma_load_frag_k0_t128x128_TMA_OUTPUT,
                     num_warps=8,
                 ),
@@ -522,7 +522,7 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_mma_load_frag_k0_t64x128_TMA_LHS,
                         TMA_RHS=_mma_load_frag_k0_t64x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=1,
                         TMA_OUTPUT=_mma_load_frag_k0_t64x128_TMA_OUTPUT,
                         num_warps=4,
                     ),
@@ -566,7 +566,7 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
                             GROUP_M=8,
                             TMA_LHS=_mma_load_frag_k0_t64x64_TMA_LHS,
                             TMA_RHS=_mma_load_frag_k0_t64x64_TMA_RHS,
-                            NUM_STAGES=4,
+                            NUM_STAGES=1,
                             TMA_OUTPUT=_mma_load_frag_k0_t64x64_TMA_OUTPUT,
                             num_warps=4,
                         ),
@@ -605,7 +605,7 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
                             GROUP_M=8,
                             TMA_LHS=_mma_load_frag_k0_splitk_TMA_LHS,
                             TMA_RHS=_mma_load_frag_k0_splitk_TMA_RHS,
-                            NUM_STAGES=4,
+                            NUM_STAGES=1,
                             num_warps=4,
                         ),
                     )

@@ -121,7 +121,7 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=1, num_warps=4),
     )  # mma_load_frag.co:5
     return output  # mma_load_frag.co:12
 

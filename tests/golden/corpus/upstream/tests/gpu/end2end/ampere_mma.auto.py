@@ -1488,7 +1488,7 @@ def mma_m8n8k16_s8_s32_k0(
     num_pid_m = 1
     num_pid_n = 1
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -1844,7 +1844,7 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_mma_m8n8k16_s8_s32_k0_TMA_LHS,
                 TMA_RHS=_mma_m8n8k16_s8_s32_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=1,
                 TMA_OUTPUT=_mma_m8n8k16_s8_s32_k0_TMA_OUTPUT,
                 NUM_SMS=_mma_m8n8k16_s8_s32_k0_NUM_SMS,
                 num_warps=8,
@@ -1888,7 +1888,7 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_mma_m8n8k16_s8_s32_k0_t128x128_TMA_LHS,
                     TMA_RHS=_mma_m8n8k16_s8_s32_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=1,
                     TMA_OUTPUT=_mma_m8n8k16_s8_s32_k0_t128x128_TMA_OUTPUT,
                     num_warps=8,
                 ),
@@ -1934,7 +1934,7 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_mma_m8n8k16_s8_s32_k0_t64x128_TMA_LHS,
                         TMA_RHS=_mma_m8n8k16_s8_s32_k0_t64x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=1,
                         TMA_OUTPUT=_mma_m8n8k16_s8_s32_k0_t64x128_TMA_OUTPUT,
                         num_warps=4,
                     ),
@@ -1981,7 +1981,7 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
                             GROUP_M=8,
                             TMA_LHS=_mma_m8n8k16_s8_s32_k0_t64x64_TMA_LHS,
                             TMA_RHS=_mma_m8n8k16_s8_s32_k0_t64x64_TMA_RHS,
-                            NUM_STAGES=4,
+                            NUM_STAGES=1,
                             TMA_OUTPUT=_mma_m8n8k16_s8_s32_k0_t64x64_TMA_OUTPUT,
                             num_warps=4,
                         ),
@@ -2024,7 +2024,7 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
                             GROUP_M=8,
                             TMA_LHS=_mma_m8n8k16_s8_s32_k0_splitk_TMA_LHS,
                             TMA_RHS=_mma_m8n8k16_s8_s32_k0_splitk_TMA_RHS,
-                            NUM_STAGES=4,
+                            NUM_STAGES=1,
                             num_warps=4,
                         ),
                     )
@@ -2074,7 +2074,7 @@ def mma_m16n8k8_f16_f32_k0(
     num_pid_m = 1
     num_pid_n = 1
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -2431,7 +2431,7 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_mma_m16n8k8_f16_f32_k0_TMA_LHS,
                 TMA_RHS=_mma_m16n8k8_f16_f32_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=1,
                 TMA_OUTPUT=_mma_m16n8k8_f16_f32_k0_TMA_OUTPUT,
                 NUM_SMS=_mma_m16n8k8_f16_f32_k0_NUM_SMS,
                 num_warps=8,
@@ -2475,7 +2475,7 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_mma_m16n8k8_f16_f32_k0_t128x128_TMA_LHS,
                     TMA_RHS=_mma_m16n8k8_f16_f32_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=1,
                     TMA_OUTPUT=_mma_m16n8k8_f16_f32_k0_t128x128_TMA_OUTPUT,
                     num_warps=8,
                 ),
@@ -2520,7 +2520,7 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_mma_m16n8k8_f16_f32_k0_t64x128_TMA_LHS,
                         TMA_RHS=_mma_m16n8k8_f16_f32_k0_t64x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=1,
                         TMA_OUTPUT=_mma_m16n8k8_f16_f32_k0_t64x128_TMA_OUTPUT,
                         num_warps=4,
                     ),
@@ -2567,7 +2567,7 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
                             GROUP_M=8,
                             TMA_LHS=_mma_m16n8k8_f16_f32_k0_t64x64_TMA_LHS,
                             TMA_RHS=_mma_m16n8k8_f16_f32_k0_t64x64_TMA_RHS,
-                            NUM_STAGES=4,
+                            NUM_STAGES=1,
                             TMA_OUTPUT=_mma_m16n8k8_f16_f32_k0_t64x64_TMA_OUTPUT,
                             num_warps=4,
                         ),
@@ -2610,7 +2610,7 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
                             GROUP_M=8,
                             TMA_LHS=_mma_m16n8k8_f16_f32_k0_splitk_TMA_LHS,
                             TMA_RHS=_mma_m16n8k8_f16_f32_k0_splitk_TMA_RHS,
-                            NUM_STAGES=4,
+                            NUM_STAGES=1,
                             num_warps=4,
                         ),
                     )

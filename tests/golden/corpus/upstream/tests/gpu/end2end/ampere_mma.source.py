@@ -500,7 +500,7 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=2, num_warps=4),
     )  # ampere_mma.co:266
     return output  # ampere_mma.co:277
 

@@ -185,7 +185,7 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
             _wgmma_rs2_k0_lhs_desc,
             _wgmma_rs2_k0_rhs_desc,
         ],
-        dict(GROUP_M=8, TMA_LHS=_wgmma_rs2_k0_TMA_LHS, TMA_RHS=_wgmma_rs2_k0_TMA_RHS, NUM_STAGES=3, num_warps=4),
+        dict(GROUP_M=8, TMA_LHS=_wgmma_rs2_k0_TMA_LHS, TMA_RHS=_wgmma_rs2_k0_TMA_RHS, NUM_STAGES=1, num_warps=4),
     )
     return output  # wgmma_rs.co:38
 

@@ -2163,7 +2163,7 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_matmul_s8_s32_k0_TMA_LHS,
                 TMA_RHS=_matmul_s8_s32_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=2,
                 TMA_OUTPUT=_matmul_s8_s32_k0_TMA_OUTPUT,
                 NUM_SMS=_matmul_s8_s32_k0_NUM_SMS,
                 num_warps=8,
@@ -2207,7 +2207,7 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_s8_s32_k0_t128x128_TMA_LHS,
                     TMA_RHS=_matmul_s8_s32_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=2,
                     TMA_OUTPUT=_matmul_s8_s32_k0_t128x128_TMA_OUTPUT,
                     num_warps=8,
                 ),
@@ -2250,7 +2250,7 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_matmul_s8_s32_k0_t64x128_TMA_LHS,
                         TMA_RHS=_matmul_s8_s32_k0_t64x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=2,
                         TMA_OUTPUT=_matmul_s8_s32_k0_t64x128_TMA_OUTPUT,
                         num_warps=4,
                     ),
@@ -2294,7 +2294,7 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
                             GROUP_M=8,
                             TMA_LHS=_matmul_s8_s32_k0_t64x64_TMA_LHS,
                             TMA_RHS=_matmul_s8_s32_k0_t64x64_TMA_RHS,
-                            NUM_STAGES=4,
+                            NUM_STAGES=2,
                             TMA_OUTPUT=_matmul_s8_s32_k0_t64x64_TMA_OUTPUT,
                             num_warps=4,
                         ),
@@ -2333,7 +2333,7 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
                             GROUP_M=8,
                             TMA_LHS=_matmul_s8_s32_k0_splitk_TMA_LHS,
                             TMA_RHS=_matmul_s8_s32_k0_splitk_TMA_RHS,
-                            NUM_STAGES=4,
+                            NUM_STAGES=2,
                             num_warps=4,
                         ),
                     )
@@ -3583,7 +3583,7 @@ def matmul_mc_array_k0(
     num_pid_m = 1
     num_pid_n = 1
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -3940,7 +3940,7 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_matmul_mc_array_k0_TMA_LHS,
                 TMA_RHS=_matmul_mc_array_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=1,
                 TMA_OUTPUT=_matmul_mc_array_k0_TMA_OUTPUT,
                 NUM_SMS=_matmul_mc_array_k0_NUM_SMS,
                 num_warps=8,
@@ -3984,7 +3984,7 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_mc_array_k0_t128x128_TMA_LHS,
                     TMA_RHS=_matmul_mc_array_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=1,
                     TMA_OUTPUT=_matmul_mc_array_k0_t128x128_TMA_OUTPUT,
                     num_warps=8,
                 ),
@@ -4027,7 +4027,7 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_matmul_mc_array_k0_t64x128_TMA_LHS,
                         TMA_RHS=_matmul_mc_array_k0_t64x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=1,
                         TMA_OUTPUT=_matmul_mc_array_k0_t64x128_TMA_OUTPUT,
                         num_warps=4,
                     ),
@@ -4071,7 +4071,7 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
                             GROUP_M=8,
                             TMA_LHS=_matmul_mc_array_k0_t64x64_TMA_LHS,
                             TMA_RHS=_matmul_mc_array_k0_t64x64_TMA_RHS,
-                            NUM_STAGES=4,
+                            NUM_STAGES=1,
                             TMA_OUTPUT=_matmul_mc_array_k0_t64x64_TMA_OUTPUT,
                             num_warps=4,
                         ),
@@ -4110,7 +4110,7 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
                             GROUP_M=8,
                             TMA_LHS=_matmul_mc_array_k0_splitk_TMA_LHS,
                             TMA_RHS=_matmul_mc_array_k0_splitk_TMA_RHS,
-                            NUM_STAGES=4,
+                            NUM_STAGES=1,
                             num_warps=4,
                         ),
                     )
@@ -4161,7 +4161,7 @@ def matmul_cmma_k0(
     num_pid_m = 1
     num_pid_n = 1
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -4519,7 +4519,7 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_matmul_cmma_k0_TMA_LHS,
                 TMA_RHS=_matmul_cmma_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=1,
                 TMA_OUTPUT=_matmul_cmma_k0_TMA_OUTPUT,
                 NUM_SMS=_matmul_cmma_k0_NUM_SMS,
                 num_warps=8,
@@ -4559,7 +4559,7 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_cmma_k0_t128x128_TMA_LHS,
                     TMA_RHS=_matmul_cmma_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=1,
                     TMA_OUTPUT=_matmul_cmma_k0_t128x128_TMA_OUTPUT,
                     num_warps=8,
                 ),
@@ -4600,7 +4600,7 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_matmul_cmma_k0_t64x128_TMA_LHS,
                         TMA_RHS=_matmul_cmma_k0_t64x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=1,
                         TMA_OUTPUT=_matmul_cmma_k0_t64x128_TMA_OUTPUT,
                         num_warps=4,
                     ),
@@ -4644,7 +4644,7 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
                             GROUP_M=8,
                             TMA_LHS=_matmul_cmma_k0_t64x64_TMA_LHS,
                             TMA_RHS=_matmul_cmma_k0_t64x64_TMA_RHS,
-                            NUM_STAGES=4,
+                            NUM_STAGES=1,
                             TMA_OUTPUT=_matmul_cmma_k0_t64x64_TMA_OUTPUT,
                             num_warps=4,
                         ),
@@ -4683,7 +4683,7 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
                             GROUP_M=8,
                             TMA_LHS=_matmul_cmma_k0_splitk_TMA_LHS,
                             TMA_RHS=_matmul_cmma_k0_splitk_TMA_RHS,
-                            NUM_STAGES=4,
+                            NUM_STAGES=1,
                             num_warps=4,
                         ),
                     )

@@ -704,7 +704,7 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
             output.stride(0),
             output.stride(1),
         ],
-        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=2, num_warps=4),
     )  # wmma.co:307
     return output  # wmma.co:318
 
