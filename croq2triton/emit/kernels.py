@@ -32,6 +32,7 @@ from ..options import Options
 from ..schedule import policy
 from ..schedule.autotune import autotuned
 from ..schedule.foldloops import Block, NotFolded, fold_loops
+from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
 from ..schedule.schedule import Schedule, TileSchedule, with_point
@@ -159,27 +160,32 @@ class KernelDispatch:
         try:
             with kernel_errors("the tile-IR path", name, top):
                 lifted = lift_kernel(top, name, host.host_scope(), self.src_name, self.options)
-                schedule = self.tile_schedule(lifted.kernel, top)
+                # under auto, tiles staged through scratch memory are read in registers (schedule/forward.py)
+                written = forward_scratch(lifted.kernel) if self.schedule == "auto" else lifted.kernel
+                schedule = self.tile_schedule(written, top)
                 self.schedules[name] = schedule
                 # (kernel, the launcher's condition to run it): the last one runs otherwise
                 variants: list[tuple[N.Kernel, E.Expr | None, str]] = []
-                wide = self.widened(lifted.kernel, schedule, top)
-                base = wide or dataclasses.replace(lifted.kernel, num_warps=schedule.num_warps)
+                wide = self.widened(written, schedule, top)
+                base = wide or dataclasses.replace(written, num_warps=schedule.num_warps)
                 folded = self.folded(base, schedule, top)
-                if folded is not base and schedule.fold < 0 and schedule.origin == "auto":
+                sized = [a for a in folded.args if isinstance(a, N.Constexpr) and a.size is not None]
+                if folded is not base and schedule.fold < 0 and schedule.origin == "auto" and sized:
                     # the row in registers where it fits, else in blocks (read again by each pass)
-                    size = next(a.size for a in folded.args if isinstance(a, N.Constexpr) and a.size is not None)
+                    size, lanes = sized[0].size, sized[0].fixed
+                    assert size is not None
                     most = policy.FOLD_WHOLE_BYTES // _elem_bytes(folded)
-                    blocked = fold_loops(base, policy.fold_block_of(_elem_bytes(folded)))
+                    blocked = fold_loops(base, policy.fold_block_of(_elem_bytes(folded), lanes))
                     blocked = dataclasses.replace(blocked, name=f"{name}_blocked")
                     note = f"each row in registers where it holds at most {most} elements (else in blocks)"
-                    variants += [(folded, E.Bin("<=", size, E.Const(most)), note), (blocked, None, "")]
+                    fits = E.Bin("<=", E.fold(E.Bin("*", size, E.Const(lanes))), E.Const(most))
+                    variants += [(folded, fits, note), (blocked, None, "")]
                 elif wide is not None and any(f > 1 for f in schedule.factors):
                     # fewer programs: where too few for the SMs, the source's
                     programs = _product(tuple(wide.grid))
                     enough = E.Bin(">=", programs, E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
                     note = "widened: as long as it keeps a program per SM (else the kernel as written)"
-                    narrow = self.folded(dataclasses.replace(lifted.kernel, name=f"{name}_narrow"), schedule, top)
+                    narrow = self.folded(dataclasses.replace(written, name=f"{name}_narrow"), schedule, top)
                     variants += [(folded, enough, note), (narrow, None, "")]
                 else:
                     variants.append((folded, None, ""))
@@ -236,10 +242,12 @@ class KernelDispatch:
         schedule = TileSchedule(tuple(1 for _ in kernel.program_ids), kernel.num_warps, origin="source")
         if self.schedule == "auto":
             try:
-                picked = policy.tile_auto(kernel, analyse_widening(kernel))
-                schedule = picked or dataclasses.replace(schedule, origin="auto")
+                facts = analyse_widening(kernel)
             except NotWidened as e:
                 self.explain(kernel, top, e)
+                facts = None  # not widened; its loops may still fold
+            picked = policy.tile_auto(kernel, facts)
+            schedule = picked or dataclasses.replace(schedule, origin="auto")
         out = self._with_point(schedule, kernel.name, top)
         assert isinstance(out, TileSchedule)
         return out

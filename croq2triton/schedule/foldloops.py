@@ -98,7 +98,11 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False) -> N.Kernel:
     axis of ``block`` elements; ``whole``: ``block`` holds each loop's whole extent (fixed at launch:
     ``block`` is then the :class:`~croq2triton.tir.expr.Extent` of a new constexpr argument), the
     loops disappear and their identical loads are read once.  :class:`NotFolded` where no loop is
-    admitted."""
+    admitted.  Loops over a register tile's elements are one reduction each first
+    (schedule/selectfold.py)."""
+    from .selectfold import fold_selects  # it builds on this module's proof
+
+    kernel, selects = fold_selects(kernel)
     rank = tile_rank(kernel)
     taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
     body: list[N.Stmt] = []
@@ -117,6 +121,9 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False) -> N.Kernel:
             _whole_extent(s, kernel, args, block)
         body.extend(_Rewrite(s, folds, rank, block, whole, taken).run())
         folded += 1
+    if not folded and selects:
+        doc = kernel.doc + " Its loops over a tile's elements are reductions of the tile (schedule/selectfold.py)."
+        return dataclasses.replace(kernel, doc=doc)
     if not folded:
         raise NotFolded("no loop of the kernel's top level may be folded")
     if whole:
@@ -126,7 +133,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False) -> N.Kernel:
     warps = kernel.warps_per
     if whole and isinstance(block, E.Extent):  # the tile grows with the row: warps to match, at launch
         lanes = 1
-        for d in _lane_shape(kernel):
+        for d in lane_shape(kernel):
             lanes *= d if isinstance(d, int) else 1
         warps = (block.name, lanes, WHOLE_PER_THREAD)
     return dataclasses.replace(kernel, body=N.without_dead_lets(body), args=args, doc=doc, warps_per=warps)
@@ -155,6 +162,8 @@ def _check(loop: N.For, after: list[N.Stmt]) -> dict[str, Fold]:
         elif isinstance(s, N.Store):
             stores.append(s)
         elif isinstance(s, N.Assign):
+            if any(isinstance(n, (E.Reduce, E.Permute, E.Reshape)) or _gathers(n) for n in s.value.walk()):
+                raise NotFolded("a reduction or a permutation of a tile inside the loop")
             fold = _fold(s)
             if fold.acc.name in folds:
                 raise NotFolded(f"'{fold.acc.name}' folded twice in one iteration")
@@ -240,7 +249,7 @@ def _whole_extent(loop: N.For, kernel: N.Kernel, args: list[N.Arg], block: Block
         raise NotFolded("a loop whose extent the launcher does not know (it depends on the program)")
     host = E.substitute(extent, {n: scalars[n] for n in _names(extent)})
     lanes = 1
-    for d in _lane_shape(kernel):
+    for d in lane_shape(kernel):
         lanes *= d if isinstance(d, int) else 1
     arg = N.Constexpr(block.name, 0, size=host, of=f"the loop at line {loop.line}", fixed=lanes)
     known = next((a for a in args if a.name == block.name), None)
@@ -250,7 +259,7 @@ def _whole_extent(loop: N.For, kernel: N.Kernel, args: list[N.Arg], block: Block
         raise NotFolded("loops of different extents in one kernel")
 
 
-def _lane_shape(kernel: N.Kernel) -> E.Shape:
+def lane_shape(kernel: N.Kernel) -> E.Shape:
     rank = tile_rank(kernel)
     shape = [1] * rank
     for s in N.walk(kernel.body):
