@@ -30,12 +30,14 @@ from ..lift.shapebounds import expand_shape_bounds
 from ..lift.splitscale import split_scales
 from ..options import Options
 from ..schedule import policy
+from ..schedule.atomicfold import fold_atomics
 from ..schedule.autotune import autotuned
 from ..schedule.foldloops import Block, NotFolded, fold_loops
 from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
 from ..schedule.schedule import Schedule, TileSchedule, with_point
+from ..schedule.splitloop import NotSplit, Split, split_loop
 from ..schedule.widen import BYTES as WIDEN_BYTES
 from ..schedule.widen import NotWidened, widen
 from ..schedule.widen import analyse as analyse_widening
@@ -190,8 +192,13 @@ class KernelDispatch:
                 else:
                     variants.append((folded, None, ""))
                 # both schedules: measured faster (schedule/interior.py)
+                if self.schedule == "auto":  # atomics into one address: the lanes folded first
+                    variants = [(fold_atomics(k), cond, note) for k, cond, note in variants]
                 kernels = [self.finished(interior_split(self.named(k)), name) for k, _, _ in variants]
                 launches = [launch_of(k, line) for k in kernels]
+                split = self.split(written, schedule, top)
+                if split is not None:
+                    kernels += [split.partial, split.combine]
                 sources = [emit_kernel(k, self.src_name) for k in kernels]
         except NotLifted as e:
             raise CroqLoweringError(
@@ -204,7 +211,37 @@ class KernelDispatch:
         for launch, (_, cond, note) in reversed(list(zip(launches[:-1], variants[:-1], strict=True))):
             assert cond is not None
             out = H.If(cond, (launch,), (out,), note, line, line=line)
-        return [*lifted.checks, out]
+        if split is None:
+            return [*lifted.checks, out]
+        # too few programs for the SMs: the loop split across programs, its partial folds combined after
+        count = policy.split_count(_product(tuple(written.grid)), split.extent)
+        block = policy.split_block(written)
+        chunk = E.Bin("*", E.CDiv(E.CDiv(split.extent, E.Var(split.splits_var)), E.Const(block)), E.Const(block))
+        note = "too few programs for the SMs: the loop split across programs (schedule/splitloop.py)"
+        parts = (
+            H.Let(split.chunk_var, chunk, line=line),
+            launch_of(split.partial, line),
+            launch_of(split.combine, line),
+        )
+        choose = H.If(E.Bin(">", E.Var(split.splits_var), E.Const(1)), parts, (out,), note, line, line=line)
+        return [*lifted.checks, H.Let(split.splits_var, count, line=line), choose]
+
+    def split(self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel) -> Split | None:
+        """Under ``--schedule auto``, ``kernel``'s loop split across programs where the policy asks
+        for it and the proof holds (schedule/splitloop.py): the partial kernel folded in blocks, the
+        combine kernel's loop over the partials whole; None otherwise."""
+        if self.schedule != "auto" or schedule.origin != "auto" or not policy.splits_loop(kernel):
+            return None
+        try:
+            split = split_loop(self.named(kernel), kernel.name + self.suffix)
+            block = policy.split_block(kernel)
+            partial = fold_loops(dataclasses.replace(split.partial, num_warps=policy.SPLIT_WARPS), block)
+            combine = fold_loops(split.combine, E.Extent("BLOCK_S"), whole=True)
+        except (NotSplit, NotFolded) as e:
+            self.explain(kernel, top, e)
+            return None
+        finished = [self.finished(k, kernel.name) for k in (partial, combine)]
+        return dataclasses.replace(split, partial=finished[0], combine=finished[1])
 
     def named(self, kernel: N.Kernel) -> N.Kernel:
         """``kernel`` under the name it is emitted with (a tuning point names it without the suffix)."""

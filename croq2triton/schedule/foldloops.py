@@ -10,7 +10,8 @@ the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`
 
 * the loop steps by 1 from a start to a stop that are the same for every lane;
 * its body is ``let``s, loads, stores and folds, nothing else (no inner loop, no branch of the
-  program, no dot, atomic, barrier or reduction of its own);
+  program, no dot, atomic, barrier, and no reduction, permutation or gather in a ``let`` or a
+  fold's value: their axes are their own);
 * every variable it assigns is a **fold** ``acc := op(acc, f)`` or ``acc := where(g, op(acc, f),
   acc)`` with ``op`` associative and commutative (``+``, ``max``, ``min``) and ``acc`` read nowhere
   else in the loop: the only dependence between iterations; ``where(g, op(acc, f), acc)`` is
@@ -28,7 +29,10 @@ Every value of the body gains a trailing tile axis for the counter's block (``j`
 ``j0 + tl.arange(0, BLOCK)``); loads and stores are masked by ``j < stop`` as well.  Where the block
 is the whole extent (a size fixed at launch: the power of two at or above ``stop - start``) the
 loop is gone, and the loads of several such loops that read the same elements are one load (the
-row is read once and kept in registers: a softmax's max, sum and write).
+row is read once and kept in registers: a softmax's max, sum and write), also across statements
+between them that store nothing into that tensor and re-bind nothing its index or mask reads (a
+warp's shuffles between a row's two passes).  Loops over a register tile's elements are folded
+first (schedule/selectfold.py).
 """
 
 from __future__ import annotations
@@ -398,10 +402,11 @@ def _shared_loads(body: list[N.Stmt]) -> list[N.Stmt]:
         s = _renamed(s, rename)
         if isinstance(s, N.Let):
             values[s.var.name] = s.value
-        if isinstance(s, N.Store):
-            seen = [x for x in seen if x[0].base != s.base]
-        if isinstance(s, (N.For, N.If, N.Atomic, N.Barrier)):
-            seen = []  # what happens inside is not tracked
+        if isinstance(s, (N.Store, N.Atomic, N.TmaStore, N.Assign, N.For, N.If)):
+            # a load is the same after a statement that stores nothing into its tensor and re-binds
+            # nothing its index or mask reads (a loop between two passes over a row: a warp's shuffles)
+            bases, names = _changes(s)
+            seen = [x for x in seen if x[0].base not in bases and not (_names_of(x) & names)]
         if isinstance(s, N.Load):
             index = tuple(_resolve(x, values) for x in s.index)
             mask = _resolve(s.mask, values) if s.mask is not None else None
@@ -425,6 +430,29 @@ def _shared_loads(body: list[N.Stmt]) -> list[N.Stmt]:
             seen.append((s, index, mask))
         out.append(s)
     return out
+
+
+def _changes(s: N.Stmt) -> tuple[set[str], set[str]]:
+    """The tensors ``s`` writes and the variables it re-binds (nested statements too)."""
+    bases: set[str] = set()
+    names: set[str] = set()
+    for x in N.walk([s]):
+        if isinstance(x, (N.Store, N.Atomic)):
+            bases.add(x.base)
+        elif isinstance(x, N.TmaStore):
+            bases.add(x.fallback.base)
+        elif isinstance(x, N.Assign):
+            names.add(x.var.name)
+        if isinstance(x, N.For):
+            names.add(x.var.name)
+        if isinstance(x, (N.Let, N.Load, N.TmaLoad, N.Dot)) and x is not s:
+            names |= {v.name for v in N.defines(x)}
+    return bases, names
+
+
+def _names_of(seen: tuple[N.Load, tuple[E.Expr, ...], E.Expr | None]) -> set[str]:
+    _, index, mask = seen
+    return set().union(*(_names(i) for i in index)) | _names(mask)
 
 
 def _renamed(s: N.Stmt, env: dict[str, E.Expr]) -> N.Stmt:

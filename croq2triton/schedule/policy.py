@@ -24,6 +24,7 @@ from ..lift.buffers import pow2
 from ..tir import expr as E
 from ..tir import nodes as N
 from ..tir.contract import Contraction
+from .atomicfold import unspread
 from .foldloops import WHOLE_PER_THREAD, foldable, lane_shape, tile_rank, walks_rows
 from .gemm import NotTiled
 from .schedule import Schedule, TileSchedule
@@ -214,6 +215,40 @@ def tile_warps(kernel: N.Kernel) -> int:
     return max(kernel.num_warps, min(8, pow2(-(-widest // (32 * WHOLE_PER_THREAD)))))
 
 
+# A kernel whose lanes read along lines (a thread per column walking the rows) has as many programs as
+# blocks of columns: where that is fewer than SPLIT_WAVES programs a SM, the launcher splits its loop
+# across programs (schedule/splitloop.py), each at least SPLIT_LEAST iterations, into partial folds a
+# second kernel combines
+SPLIT_WAVES = 2
+SPLIT_LEAST = 256
+SPLIT_MOST = 64  # partials a lane (the second kernel folds them in registers: 64 x 256 lanes = 64 KB of f32)
+SPLIT_WARPS = 4
+
+
+def split_count(programs: E.Expr, extent: E.Expr) -> E.Expr:
+    """How many programs the launcher splits a loop of ``extent`` iterations across, each of the
+    ``programs`` of the grid (host expressions; 1: not split)."""
+    sms = E.Call("_rt.num_sms", (E.Var("_dev"),), "i32")
+    waves = E.CDiv(E.fold(E.Bin("*", E.Const(SPLIT_WAVES), sms)), programs)
+    most = E.Bin("min", E.Const(SPLIT_MOST), E.CDiv(extent, E.Const(SPLIT_LEAST)))
+    return E.Bin("max", E.Const(1), E.Bin("min", waves, most))
+
+
+def splits_loop(kernel: N.Kernel) -> bool:
+    """Whether ``--schedule auto`` tries splitting ``kernel``'s loop across programs: its one loop
+    folds (schedule/foldloops.py) and its lanes read along lines (each iteration a line of them)."""
+    loops = [s for s in kernel.body if isinstance(s, N.For)]
+    if not (len(loops) == 1 and foldable(kernel) == loops and not walks_rows(kernel)):
+        return False
+    extent = E.fold(loops[0].stop - loops[0].start)
+    return not isinstance(extent, E.Const) or int(extent.value) >= 2 * SPLIT_LEAST  # a short loop: never split
+
+
+def split_block(kernel: N.Kernel) -> int:
+    """The block of lines the partial kernel of a split loop folds an iteration."""
+    return lines_block(_elem_bytes(kernel), lane_count(kernel))
+
+
 def lines_block(elem_bytes: int, lanes: int) -> int:
     """The block of lines a folded loop reads an iteration where its lanes read along lines."""
     return pow2(max(2, FOLD_BLOCK_BYTES // (lanes * elem_bytes)))
@@ -287,6 +322,7 @@ def tile_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
             return not others and factors[pid] < max(MAX_ROWS, ROW_ELEMENTS // first) and not isinstance(g, E.Const)
         return pid in facts.tile and (not isinstance(g, E.Const) or int(g.value) % (factors[pid] * 2) == 0)
 
+    shared = _atomic_axes(kernel, facts)
     warps = 8 if facts.transposes else 4
     most = LOOP_LANES * 32 * warps if _carries(kernel) else 1 << 30  # lanes of a program
     while elements * width < TILE_BYTES and elements * 2 <= most:
@@ -294,12 +330,15 @@ def tile_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
         if facts.tma:  # descriptor boxes: at most 256 elements an axis
             span = {p: n for p, n in span.items() if n < 256}
         row_bytes = TMA_ROW_BYTES if facts.tma else INNER_BYTES
-        if tile_rank(kernel) == 1 and len(kernel.program_ids) == 1 and not facts.tma:
-            # one axis of lanes and of programs: the line is the whole tile, which grows to LINE_BYTES
+        if tile_rank(kernel) == 1 and not facts.rows and not facts.tma:
+            # one axis of lanes and no rows to add: the line is the whole tile, which grows to LINE_BYTES
             row_bytes = LINE_BYTES
         short_rows = [p for p in span if p in facts.inner and span[p] * width < row_bytes]
         others = [p for p in span if p not in facts.inner]
-        pick = short_rows or others  # rows already 256 bytes long and nothing else: as fast as it gets
+        # the axes an atomic's address does not change along first: their lanes fold into one atomic
+        # (schedule/atomicfold.py), so the wider, the fewer atomics on one word
+        pick = [p for p in span if p in shared] or short_rows or others
+        # (rows already 256 bytes long and nothing else: as fast as it gets)
         if not pick:
             break
         pid = min(pick, key=lambda p: (span[p], -order[p]))  # ties: the later axis (the columns)
@@ -308,3 +347,22 @@ def tile_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
     if all(f == 1 for f in factors.values()):
         return None
     return TileSchedule(tuple(factors[p.name] for p in kernel.program_ids), warps, origin="auto")
+
+
+def _atomic_axes(kernel: N.Kernel, facts: Facts) -> set[str]:
+    """Program ids whose lanes run along an axis that the address of an atomic (add, max, min, its
+    old value unread) does not change along: schedule/atomicfold.py folds those lanes first."""
+    out: set[str] = set()
+    for s in N.walk(kernel.body):
+        if not (isinstance(s, N.Atomic) and s.op in ("add", "max", "min") and s.result is None):
+            continue
+        index = [E.fold(unspread(i)) for i in s.index]
+        rank = len(E.broadcast(s.value.shape, *(i.shape for i in s.index)))
+        at = E.broadcast(*(i.shape for i in index)) if index else ()
+        at = (1,) * (rank - len(at)) + tuple(at)
+        for lane, pids in facts.pairs.items():
+            ax = facts.lanes[lane]
+            pos = rank - ax.rank + ax.axis
+            if 0 <= pos < rank and at[pos] == 1:
+                out |= pids
+    return out
