@@ -242,6 +242,24 @@ __co__ void col_var(global f32 [M, N] x, global f32 [N] v) {
   }
 }
 
+// the partials stored, then the accumulator that held them reset: the reads stay in scratch memory
+__co__ void reset_partials(global f32 [M, N] x, global f32 [M] s) {
+  parallel r by cdiv(M, 4) : block {
+    shared f32 [4, 64] part;
+    parallel {q, t} by [4, 64] : thread {
+      mutable f32 acc = 0.0f;
+      foreach j in [cdiv(N, 64)] {
+        if (r # q < M && j * 64 + t < N) acc += x.at(r # q, j * 64 + t);
+      }
+      part.at(q, t) = acc;
+      acc = 0.0f;
+      sync.shared;
+      foreach k in [64] { acc += part.at(q, k); }
+      if (r # q < M && t == 0) s.at(r # q) = acc;
+    }
+  }
+}
+
 // the staged tile written between the copy and the reads: the reads stay in scratch memory
 __co__ void restaged(global f32 [M, N] x, global f32 [M] s) {
   parallel p by cdiv(M, 32) : block, t by 32 : thread {
@@ -260,14 +278,15 @@ __co__ void restaged(global f32 [M, N] x, global f32 [M] s) {
 
 def test_forms_the_proofs_refuse_run_as_written() -> None:
     """A max fold over positions past the tile, atomics whose old values are read, a column
-    variance (two loops), a staged tile written before it is read back: under ``auto`` each keeps
+    variance (two loops), partials stored from an accumulator later reset, a staged tile written
+    before it is read back: under ``auto`` each keeps
     the loop or the atomics as written (schedule/selectfold.py, atomicfold.py, splitloop.py,
     forward.py refuse them), and computes what they mean."""
     out = translate_full(REFUSED, filename="refused.co", schedule="auto")
     assert not out.failed, out.failed
     text = out.source
     assert "for k in range(0, K)" in _kernel(text, "max_past_k0")
-    assert "old = tl.atomic_add(" in text and "_partial" not in text
+    assert "old = tl.atomic_add(" in text and "_k0_partial(" not in text
     assert "_scratch" in _kernel(text, "restaged_k0") and "for j in range(0, 64)" in _kernel(text, "restaged_k0")
     mod = load_source(text, "membound_refused")
     x = randn(9, 64, seed=1)
@@ -283,6 +302,11 @@ def test_forms_the_proofs_refuse_run_as_written() -> None:
     v = poisoned(77)
     mod.col_var(x, v)
     assert torch.allclose(v.double().cpu(), x.double().var(0, unbiased=False).cpu(), rtol=1e-5)
+    assert "_scratch" in _kernel(text, "reset_partials_k0")
+    x = randn(10, 150, seed=6)
+    s = poisoned(10)
+    mod.reset_partials(x, s)
+    assert torch.allclose(s.double().cpu(), x.double().sum(1).cpu(), atol=1e-4)
     m, n = 40, 150
     x = randn(m, n, seed=4)
     s = poisoned(m)
@@ -293,3 +317,45 @@ def test_forms_the_proofs_refuse_run_as_written() -> None:
     for c in range(chunks):
         padded[:, c * 64 + c % 64] = 1.0
     assert torch.allclose(s.double().cpu(), padded.sum(1), atol=1e-4)
+
+
+SPLIT = """
+// folds that start from values other than their identity, two in one loop, one guarded per row
+__co__ void col_stats(global f32 [M, N] x, global f32 [N] hi, global f32 [N] tot) {
+  parallel p by cdiv(N, 64) : block, c by 64 : thread {
+    if (p # c < N) {
+      mutable f32 m = 0.5f;
+      mutable f32 s = 1.0f;
+      foreach i in [M] {
+        m = __max(m, x.at(i, p # c));
+        if (i % 3 == 0) s += x.at(i, p # c);
+      }
+      hi.at(p # c) = m;
+      tot.at(p # c) = s * 2.0f;
+    }
+  }
+}
+"""
+
+
+def test_split_folds_start_from_the_identity() -> None:
+    """Each split program folds from the identity of its fold (-inf for a max, 0 for a sum), the
+    combining kernel from the value the source starts from: 0.5 and 1 here."""
+    out = translate_full(SPLIT, filename="split.co", schedule="auto")
+    assert not out.failed, out.failed
+    assert "def col_stats_k0_partial(" in out.source
+    mod = load_source(out.source, "membound_split")
+    x = randn(700, 77, seed=5) - 3.0  # most columns' maxima below 0.5
+    hi, tot = poisoned(77), poisoned(77)
+    ran: list[str] = []
+
+    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
+        ran.append(getattr(kernel, "__name__", str(kernel)))
+        rt.launch(kernel, grid, args, kwargs)
+
+    mod.col_stats(x, hi, tot, _launch=launch)
+    assert ran == ["col_stats_k0_partial", "col_stats_k0_combine"], ran
+    xd = x.double().cpu()
+    assert torch.equal(hi.double().cpu(), xd.amax(0).clamp(min=0.5))
+    want = (1.0 + xd[::3].sum(0)) * 2.0
+    assert torch.allclose(tot.double().cpu(), want, atol=1e-3)

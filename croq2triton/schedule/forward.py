@@ -17,7 +17,8 @@ What it proves on the IR (else the load stays):
   sum s_d * a_d``;
 * the load is unmasked, comes after the store in the same body or in loops nested in it, and no
   store, atomic or other write to the area comes between them (none in the loops around the load
-  that are inside that body, and none after the store in that body before the load);
+  that are inside that body, and none after the store in that body before the load), nor any
+  re-binding of a name the stored value reads (an accumulator stored, then advanced);
 * its index is ``b + sum_d s_d * u_d`` with the same ``b`` (equal as expressions), each ``u_d``
   either a scalar whose bounds lie in ``[0, n_d)`` (a loop counter) or the arange of extent
   ``n_d`` that the load's own tile runs along (a lane): then its element is the tile's at
@@ -96,20 +97,20 @@ class _Forward:
                 except NotForwarded:
                     pass
             if isinstance(s, N.For):
-                written = _written(s.body) & self.scratch
-                inner = {k: v for k, v in staged.items() if k not in written}
+                written, bound = _written(s.body) & self.scratch, _rebound(s)
+                inner = {k: v for k, v in staged.items() if k not in written and not (_uses(v) & bound)}
                 inner_ranges = {**ranges, s.var.name: (s.start, s.stop)}
                 if isinstance(s.step, E.Const) and int(s.step.value) > 0:
                     s = dataclasses.replace(s, body=self.block(s.body, inner, inner_ranges))
-                for k in written:
-                    staged.pop(k, None)
+                staged = {k: v for k, v in staged.items() if k not in written and not (_uses(v) & bound)}
             elif isinstance(s, N.If):
-                written = (_written(s.then) | _written(s.orelse)) & self.scratch
+                written, bound = (_written(s.then) | _written(s.orelse)) & self.scratch, _rebound(s)
                 s = dataclasses.replace(
                     s, then=self.block(s.then, staged, ranges), orelse=self.block(s.orelse, staged, ranges)
                 )
-                for k in written:
-                    staged.pop(k, None)
+                staged = {k: v for k, v in staged.items() if k not in written and not (_uses(v) & bound)}
+            elif isinstance(s, N.Assign):  # the stored tile's value no longer what a name holds
+                staged = {k: v for k, v in staged.items() if s.var.name not in _uses(v)}
             elif isinstance(s, N.Store) and s.base in self.scratch:
                 staged.pop(s.base, None)
                 got = self.staging(s)
@@ -227,6 +228,24 @@ def _axis(lane: E.Expr) -> int:
     if isinstance(lane, E.Lift):
         return lane.dims[0]
     return 0
+
+
+def _uses(staged: Staged) -> set[str]:
+    """The names the staged tile's value and base read."""
+    return {v.name for e in (staged.value, staged.base) for v in E.free_vars(e)}
+
+
+def _rebound(s: N.Stmt) -> set[str]:
+    """The names a statement (a loop, a branch) re-binds or defines anew inside."""
+    out: set[str] = set()
+    for x in N.walk([s]):
+        if isinstance(x, N.Assign):
+            out.add(x.var.name)
+        if x is not s:
+            out |= {v.name for v in N.defines(x)}
+    if isinstance(s, N.For):
+        out.add(s.var.name)
+    return out
 
 
 def _written(body: list[N.Stmt]) -> set[str]:
