@@ -171,7 +171,9 @@ class KernelDispatch:
                 wide = self.widened(written, schedule, top)
                 base = wide or dataclasses.replace(written, num_warps=schedule.num_warps)
                 folded = self.folded(base, schedule, top)
-                sized = [a for a in folded.args if isinstance(a, N.Constexpr) and a.size is not None]
+                sized = [
+                    a for a in folded.args if isinstance(a, N.Constexpr) and a.name == "BLOCK_J" and a.size is not None
+                ]
                 if folded is not base and schedule.fold < 0 and schedule.origin == "auto" and sized:
                     # the row in registers where it fits, else in blocks (read again by each pass)
                     size, lanes = sized[0].size, sized[0].fixed

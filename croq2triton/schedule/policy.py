@@ -186,7 +186,8 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
             if all(int(x.value) < 2 * block for x in extents):  # type: ignore[union-attr]
                 return None  # a short loop (an embedding bag's few rows): widening the lanes is the policy there
             return TileSchedule(tuple(1 for _ in kernel.program_ids), 4, origin="auto", fold=block)
-        if _known_extents(kernel, loops):
+        sized = any(isinstance(a, N.Constexpr) and a.size is not None for a in kernel.args)
+        if _known_extents(kernel, loops) and not sized:  # (tiles fixed at launch already: their warps stand)
             return TileSchedule(tuple(1 for _ in kernel.program_ids), 4, origin="auto", fold=-1)
         return TileSchedule(tuple(1 for _ in kernel.program_ids), 4, origin="auto", fold=block)
     if tile_rank(kernel) != 1:
