@@ -31,11 +31,14 @@ from ..lift.shapebounds import expand_shape_bounds
 from ..lift.splitscale import split_scales
 from ..options import Options
 from ..schedule import occupancy, policy
+from ..schedule.atomicfold import fold_atomics
 from ..schedule.autotune import autotuned
 from ..schedule.foldloops import Block, NotFolded, fold_loops
+from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
 from ..schedule.schedule import Schedule, TileSchedule, with_point
+from ..schedule.splitloop import NotSplit, Split, split_loop
 from ..schedule.widen import BYTES as WIDEN_BYTES
 from ..schedule.widen import NotWidened, widen
 from ..schedule.widen import analyse as analyse_widening
@@ -242,33 +245,45 @@ class KernelDispatch:
         try:
             with kernel_errors("the tile-IR path", name, top):
                 lifted = lift_kernel(top, name, host.host_scope(), self.src_name, self.options)
-                schedule = self.tile_schedule(lifted.kernel, top)
+                # under auto, tiles staged through scratch memory are read in registers (schedule/forward.py)
+                written = forward_scratch(lifted.kernel) if self.schedule == "auto" else lifted.kernel
+                schedule = self.tile_schedule(written, top)
                 self.schedules[name] = schedule
                 # (kernel, the launcher's condition to run it): the last one runs otherwise
                 variants: list[tuple[N.Kernel, E.Expr | None, str]] = []
-                wide = self.widened(lifted.kernel, schedule, top)
-                base = wide or dataclasses.replace(lifted.kernel, num_warps=schedule.num_warps)
+                wide = self.widened(written, schedule, top)
+                base = wide or dataclasses.replace(written, num_warps=schedule.num_warps)
                 folded = self.folded(base, schedule, top)
-                if folded is not base and schedule.fold < 0 and schedule.origin == "auto":
+                sized = [
+                    a for a in folded.args if isinstance(a, N.Constexpr) and a.name == "BLOCK_J" and a.size is not None
+                ]
+                if folded is not base and schedule.fold < 0 and schedule.origin == "auto" and sized:
                     # the row in registers where it fits, else in blocks (read again by each pass)
-                    size = next(a.size for a in folded.args if isinstance(a, N.Constexpr) and a.size is not None)
+                    size, lanes = sized[0].size, sized[0].fixed
+                    assert size is not None
                     most = policy.FOLD_WHOLE_BYTES // _elem_bytes(folded)
-                    blocked = fold_loops(base, policy.fold_block_of(_elem_bytes(folded)))
+                    blocked = fold_loops(base, policy.fold_block_of(_elem_bytes(folded), lanes))
                     blocked = dataclasses.replace(blocked, name=f"{name}_blocked")
                     note = f"each row in registers where it holds at most {most} elements (else in blocks)"
-                    variants += [(folded, E.Bin("<=", size, E.Const(most)), note), (blocked, None, "")]
+                    fits = E.Bin("<=", E.fold(E.Bin("*", size, E.Const(lanes))), E.Const(most))
+                    variants += [(folded, fits, note), (blocked, None, "")]
                 elif wide is not None and any(f > 1 for f in schedule.factors):
                     # fewer programs: where too few for the SMs, the source's
                     programs = _product(tuple(wide.grid))
                     enough = E.Bin(">=", programs, E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
                     note = "widened: as long as it keeps a program per SM (else the kernel as written)"
-                    narrow = self.folded(dataclasses.replace(lifted.kernel, name=f"{name}_narrow"), schedule, top)
+                    narrow = self.folded(dataclasses.replace(written, name=f"{name}_narrow"), schedule, top)
                     variants += [(folded, enough, note), (narrow, None, "")]
                 else:
                     variants.append((folded, None, ""))
                 # both schedules: measured faster (schedule/interior.py)
+                if self.schedule == "auto":  # atomics into one address: the lanes folded first
+                    variants = [(fold_atomics(k), cond, note) for k, cond, note in variants]
                 kernels = [self.finished(interior_split(self.named(k)), name) for k, _, _ in variants]
                 launches = [launch_of(k, line) for k in kernels]
+                split = self.split(written, schedule, top)
+                if split is not None:
+                    kernels += [split.partial, split.combine]
                 sources = [emit_kernel(k, self.src_name) for k in kernels]
         except NotLifted as e:
             raise CroqLoweringError(
@@ -281,7 +296,37 @@ class KernelDispatch:
         for launch, (_, cond, note) in reversed(list(zip(launches[:-1], variants[:-1], strict=True))):
             assert cond is not None
             out = H.If(cond, (launch,), (out,), note, line, line=line)
-        return [*lifted.checks, out]
+        if split is None:
+            return [*lifted.checks, out]
+        # too few programs for the SMs: the loop split across programs, its partial folds combined after
+        count = policy.split_count(_product(tuple(written.grid)), split.extent)
+        block = policy.split_block(written)
+        chunk = E.Bin("*", E.CDiv(E.CDiv(split.extent, E.Var(split.splits_var)), E.Const(block)), E.Const(block))
+        note = "too few programs for the SMs: the loop split across programs (schedule/splitloop.py)"
+        parts = (
+            H.Let(split.chunk_var, chunk, line=line),
+            launch_of(split.partial, line),
+            launch_of(split.combine, line),
+        )
+        choose = H.If(E.Bin(">", E.Var(split.splits_var), E.Const(1)), parts, (out,), note, line, line=line)
+        return [*lifted.checks, H.Let(split.splits_var, count, line=line), choose]
+
+    def split(self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel) -> Split | None:
+        """Under ``--schedule auto``, ``kernel``'s loop split across programs where the policy asks
+        for it and the proof holds (schedule/splitloop.py): the partial kernel folded in blocks, the
+        combine kernel's loop over the partials whole; None otherwise."""
+        if self.schedule != "auto" or schedule.origin != "auto" or not policy.splits_loop(kernel):
+            return None
+        try:
+            split = split_loop(self.named(kernel), kernel.name + self.suffix)
+            block = policy.split_block(kernel)
+            partial = fold_loops(dataclasses.replace(split.partial, num_warps=policy.SPLIT_WARPS), block)
+            combine = fold_loops(split.combine, E.Extent("BLOCK_S"), whole=True)
+        except (NotSplit, NotFolded) as e:
+            self.explain(kernel, top, e)
+            return None
+        finished = [self.finished(k, kernel.name) for k in (partial, combine)]
+        return dataclasses.replace(split, partial=finished[0], combine=finished[1])
 
     def named(self, kernel: N.Kernel) -> N.Kernel:
         """``kernel`` under the name it is emitted with (a tuning point names it without the suffix)."""
@@ -319,10 +364,12 @@ class KernelDispatch:
         schedule = TileSchedule(tuple(1 for _ in kernel.program_ids), kernel.num_warps, origin="source")
         if self.schedule == "auto":
             try:
-                picked = policy.tile_auto(kernel, analyse_widening(kernel))
-                schedule = picked or dataclasses.replace(schedule, origin="auto")
+                facts = analyse_widening(kernel)
             except NotWidened as e:
                 self.explain(kernel, top, e)
+                facts = None  # not widened; its loops may still fold
+            picked = policy.tile_auto(kernel, facts)
+            schedule = picked or dataclasses.replace(schedule, origin="auto")
         out = self._with_point(schedule, kernel.name, top)
         assert isinstance(out, TileSchedule)
         return out

@@ -10,7 +10,8 @@ the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`
 
 * the loop steps by 1 from a start to a stop that are the same for every lane;
 * its body is ``let``s, loads, stores and folds, nothing else (no inner loop, no branch of the
-  program, no dot, atomic, barrier or reduction of its own);
+  program, no dot, atomic, barrier, and no reduction, permutation or gather in a ``let`` or a
+  fold's value: their axes are their own);
 * every variable it assigns is a **fold** ``acc := op(acc, f)`` or ``acc := where(g, op(acc, f),
   acc)`` with ``op`` associative and commutative (``+``, ``max``, ``min``) and ``acc`` read nowhere
   else in the loop: the only dependence between iterations; ``where(g, op(acc, f), acc)`` is
@@ -28,7 +29,10 @@ Every value of the body gains a trailing tile axis for the counter's block (``j`
 ``j0 + tl.arange(0, BLOCK)``); loads and stores are masked by ``j < stop`` as well.  Where the block
 is the whole extent (a size fixed at launch: the power of two at or above ``stop - start``) the
 loop is gone, and the loads of several such loops that read the same elements are one load (the
-row is read once and kept in registers: a softmax's max, sum and write).
+row is read once and kept in registers: a softmax's max, sum and write), also across statements
+between them that store nothing into that tensor and re-bind nothing its index or mask reads (a
+warp's shuffles between a row's two passes).  Loops over a register tile's elements are folded
+first (schedule/selectfold.py).
 """
 
 from __future__ import annotations
@@ -98,7 +102,11 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False) -> N.Kernel:
     axis of ``block`` elements; ``whole``: ``block`` holds each loop's whole extent (fixed at launch:
     ``block`` is then the :class:`~croq2triton.tir.expr.Extent` of a new constexpr argument), the
     loops disappear and their identical loads are read once.  :class:`NotFolded` where no loop is
-    admitted."""
+    admitted.  Loops over a register tile's elements are one reduction each first
+    (schedule/selectfold.py)."""
+    from .selectfold import fold_selects  # it builds on this module's proof
+
+    kernel, selects = fold_selects(kernel)
     rank = tile_rank(kernel)
     taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
     body: list[N.Stmt] = []
@@ -117,6 +125,9 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False) -> N.Kernel:
             _whole_extent(s, kernel, args, block)
         body.extend(_Rewrite(s, folds, rank, block, whole, taken).run())
         folded += 1
+    if not folded and selects:
+        doc = kernel.doc + " Its loops over a tile's elements are reductions of the tile (schedule/selectfold.py)."
+        return dataclasses.replace(kernel, doc=doc)
     if not folded:
         raise NotFolded("no loop of the kernel's top level may be folded")
     if whole:
@@ -126,7 +137,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False) -> N.Kernel:
     warps = kernel.warps_per
     if whole and isinstance(block, E.Extent):  # the tile grows with the row: warps to match, at launch
         lanes = 1
-        for d in _lane_shape(kernel):
+        for d in lane_shape(kernel):
             lanes *= d if isinstance(d, int) else 1
         warps = (block.name, lanes, WHOLE_PER_THREAD)
     return dataclasses.replace(kernel, body=N.without_dead_lets(body), args=args, doc=doc, warps_per=warps)
@@ -155,6 +166,8 @@ def _check(loop: N.For, after: list[N.Stmt]) -> dict[str, Fold]:
         elif isinstance(s, N.Store):
             stores.append(s)
         elif isinstance(s, N.Assign):
+            if any(isinstance(n, (E.Reduce, E.Permute, E.Reshape)) or _gathers(n) for n in s.value.walk()):
+                raise NotFolded("a reduction or a permutation of a tile inside the loop")
             fold = _fold(s)
             if fold.acc.name in folds:
                 raise NotFolded(f"'{fold.acc.name}' folded twice in one iteration")
@@ -240,7 +253,7 @@ def _whole_extent(loop: N.For, kernel: N.Kernel, args: list[N.Arg], block: Block
         raise NotFolded("a loop whose extent the launcher does not know (it depends on the program)")
     host = E.substitute(extent, {n: scalars[n] for n in _names(extent)})
     lanes = 1
-    for d in _lane_shape(kernel):
+    for d in lane_shape(kernel):
         lanes *= d if isinstance(d, int) else 1
     arg = N.Constexpr(block.name, 0, size=host, of=f"the loop at line {loop.line}", fixed=lanes)
     known = next((a for a in args if a.name == block.name), None)
@@ -250,7 +263,7 @@ def _whole_extent(loop: N.For, kernel: N.Kernel, args: list[N.Arg], block: Block
         raise NotFolded("loops of different extents in one kernel")
 
 
-def _lane_shape(kernel: N.Kernel) -> E.Shape:
+def lane_shape(kernel: N.Kernel) -> E.Shape:
     rank = tile_rank(kernel)
     shape = [1] * rank
     for s in N.walk(kernel.body):
@@ -389,10 +402,11 @@ def _shared_loads(body: list[N.Stmt]) -> list[N.Stmt]:
         s = _renamed(s, rename)
         if isinstance(s, N.Let):
             values[s.var.name] = s.value
-        if isinstance(s, N.Store):
-            seen = [x for x in seen if x[0].base != s.base]
-        if isinstance(s, (N.For, N.If, N.Atomic, N.Barrier)):
-            seen = []  # what happens inside is not tracked
+        if isinstance(s, (N.Store, N.Atomic, N.TmaStore, N.Assign, N.For, N.If)):
+            # a load is the same after a statement that stores nothing into its tensor and re-binds
+            # nothing its index or mask reads (a loop between two passes over a row: a warp's shuffles)
+            bases, names = _changes(s)
+            seen = [x for x in seen if x[0].base not in bases and not (_names_of(x) & names)]
         if isinstance(s, N.Load):
             index = tuple(_resolve(x, values) for x in s.index)
             mask = _resolve(s.mask, values) if s.mask is not None else None
@@ -416,6 +430,29 @@ def _shared_loads(body: list[N.Stmt]) -> list[N.Stmt]:
             seen.append((s, index, mask))
         out.append(s)
     return out
+
+
+def _changes(s: N.Stmt) -> tuple[set[str], set[str]]:
+    """The tensors ``s`` writes and the variables it re-binds (nested statements too)."""
+    bases: set[str] = set()
+    names: set[str] = set()
+    for x in N.walk([s]):
+        if isinstance(x, (N.Store, N.Atomic)):
+            bases.add(x.base)
+        elif isinstance(x, N.TmaStore):
+            bases.add(x.fallback.base)
+        elif isinstance(x, N.Assign):
+            names.add(x.var.name)
+        if isinstance(x, N.For):
+            names.add(x.var.name)
+        if isinstance(x, (N.Let, N.Load, N.TmaLoad, N.Dot)) and x is not s:
+            names |= {v.name for v in N.defines(x)}
+    return bases, names
+
+
+def _names_of(seen: tuple[N.Load, tuple[E.Expr, ...], E.Expr | None]) -> set[str]:
+    _, index, mask = seen
+    return set().union(*(_names(i) for i in index)) | _names(mask)
 
 
 def _renamed(s: N.Stmt, env: dict[str, E.Expr]) -> N.Stmt:

@@ -24,9 +24,12 @@ from ..lift.buffers import pow2
 from ..tir import expr as E
 from ..tir import nodes as N
 from ..tir.contract import Contraction
-from .foldloops import foldable, tile_rank, walks_rows
+from .atomicfold import unspread
+from .foldloops import WHOLE_PER_THREAD, foldable, lane_shape, tile_rank, walks_rows
 from .gemm import NotTiled
 from .schedule import Schedule, TileSchedule
+from .selectfold import fold_selects
+from .widen import BYTES as WIDEN_BYTES
 from .widen import Facts
 
 BYTES = {"f8_e4m3": 1, "f8_e5m2": 1, "s8": 1, "f16": 2, "bf16": 2, "f32": 4, "tf32": 4}
@@ -127,6 +130,9 @@ def source(c: Contraction) -> Schedule:
 # perf/RESULTS.md 2026-12-02 02:03).
 TILE_BYTES = 16 * 1024
 INNER_BYTES = 256
+LINE_BYTES = 2048  # a tile of one axis (and one grid axis) grows to this many bytes, 16 a thread of 4 warps: a
+# thread per element of f16 data in blocks of 256 threads moves 512 bytes a program, 2 bytes a thread (vadd's 1024
+# f32 lanes, 4 KB, ran at 1.023 of a device copy, and stay)
 TMA_ROW_BYTES = 512  # TMA boxes: rows first to 512 bytes (perf/probe_tma_boxes.py, 2026-12-02 02:45, 8192^2
 # f16 through descriptors: 128 x 64 boxes 0.857 of a device copy, 64 x 64 0.874, 64 x 128 0.898,
 # 128 x 128 0.895, 32 x 256 0.917, 64 x 256 0.893)
@@ -157,30 +163,115 @@ FOLD_BLOCK_BYTES = 16 * 1024
 FOLD_WARPS = 8
 
 
-def fold_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
-    """The folding ``--schedule auto`` picks for a kernel whose lanes loop over rows (None: none)."""
-    if tile_rank(kernel) != 1 or not foldable(kernel):
+def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
+    """The folding ``--schedule auto`` picks for a kernel whose lanes loop over rows (None: none);
+    ``facts`` None where the widening analysis refused the kernel (its lanes are then never split).
+    Loops over a register tile's elements (schedule/selectfold.py) are folded first."""
+    kernel, selects = fold_selects(kernel)
+    loops = foldable(kernel)
+    if not loops:
+        if selects:  # only loops over a tile's elements: one reduction each
+            return TileSchedule(tuple(1 for _ in kernel.program_ids), tile_warps(kernel), origin="auto", fold=-1)
         return None
+    elem = facts.elem_bytes if facts is not None else _elem_bytes(kernel)
+    lanes = lane_count(kernel)
     if not walks_rows(kernel):
-        # the lanes read along lines already (a thread per column, a loop down the rows): each
-        # iteration reads one line of the lanes; folded, a block of lines (FOLD_BLOCK_BYTES an iteration)
-        lanes = max(facts.tile.values(), default=1)
-        block = pow2(max(2, FOLD_BLOCK_BYTES // (lanes * facts.elem_bytes)))
-        extents = [E.fold(loop.stop - loop.start) for loop in foldable(kernel)]
-        if all(isinstance(x, E.Const) and int(x.value) < 2 * block for x in extents):
-            return None  # a short loop (an embedding bag's few rows): widening the lanes is the policy there
+        # the lanes read along lines already (a thread per column, a loop down the rows; a block's threads
+        # striding along its row): each iteration reads one line of the lanes; folded, a block of lines
+        # (FOLD_BLOCK_BYTES an iteration), or every line at once where they fit in registers (fixed at
+        # launch: kernels.py runs the blocks where they do not)
+        block = lines_block(elem, lanes)
+        extents = [E.fold(loop.stop - loop.start) for loop in loops]
+        if all(isinstance(x, E.Const) for x in extents):
+            if all(int(x.value) < 2 * block for x in extents):  # type: ignore[union-attr]
+                return None  # a short loop (an embedding bag's few rows): widening the lanes is the policy there
+            return TileSchedule(tuple(1 for _ in kernel.program_ids), 4, origin="auto", fold=block)
+        sized = any(isinstance(a, N.Constexpr) and a.size is not None for a in kernel.args)
+        if _known_extents(kernel, loops) and not sized:  # (tiles fixed at launch already: their warps stand)
+            return TileSchedule(tuple(1 for _ in kernel.program_ids), 4, origin="auto", fold=-1)
         return TileSchedule(tuple(1 for _ in kernel.program_ids), 4, origin="auto", fold=block)
+    if tile_rank(kernel) != 1:
+        return None
     splits = []
     for p in kernel.program_ids:
-        lanes = [x for x, pids in facts.pairs.items() if p.name in pids]
-        t = facts.tile.get(p.name, 1)
+        lane_ids = [x for x, pids in facts.pairs.items() if p.name in pids] if facts is not None else []
+        t = facts.tile.get(p.name, 1) if facts is not None else 1
         # one row a program: split the lanes that index rows (not the contiguous dimension)
-        splittable = t > 1 and lanes and not (set(lanes) & facts.alone) and p.name not in _along_lines(kernel)
+        alone = facts.alone if facts is not None else set()
+        splittable = t > 1 and lane_ids and not (set(lane_ids) & alone) and p.name not in _along_lines(kernel)
         splits.append(t if splittable else 1)
     if all(s == 1 for s in splits):  # the lanes stay: each iteration a tile of them and a block of the row
-        block = max(16, pow2(FOLD_BLOCK_BYTES // facts.elem_bytes // max(1, max(facts.tile.values(), default=1))))
+        tile = max(facts.tile.values(), default=1) if facts is not None else lanes
+        block = max(16, pow2(FOLD_BLOCK_BYTES // elem // max(1, tile)))
         return TileSchedule(tuple(1 for _ in splits), FOLD_WARPS, origin="auto", fold=block)
     return TileSchedule(tuple(1 for _ in splits), FOLD_WARPS, origin="auto", splits=tuple(splits), fold=-1)
+
+
+def tile_warps(kernel: N.Kernel) -> int:
+    """Warps for a kernel whose widest tile is its own (not widened): about WHOLE_PER_THREAD
+    elements a thread, at least the source's warps, at most 8."""
+    widest = max(
+        (prod(d for d in v.shape if isinstance(d, int)) for s in N.walk(kernel.body) for v in N.defines(s)), default=1
+    )
+    return max(kernel.num_warps, min(8, pow2(-(-widest // (32 * WHOLE_PER_THREAD)))))
+
+
+# A kernel whose lanes read along lines (a thread per column walking the rows) has as many programs as
+# blocks of columns: where that is fewer than SPLIT_WAVES programs a SM, the launcher splits its loop
+# across programs (schedule/splitloop.py), each at least SPLIT_LEAST iterations, into partial folds a
+# second kernel combines
+SPLIT_WAVES = 2
+SPLIT_LEAST = 256
+SPLIT_MOST = 64  # partials a lane (the second kernel folds them in registers: 64 x 256 lanes = 64 KB of f32)
+SPLIT_WARPS = 4
+
+
+def split_count(programs: E.Expr, extent: E.Expr) -> E.Expr:
+    """How many programs the launcher splits a loop of ``extent`` iterations across, each of the
+    ``programs`` of the grid (host expressions; 1: not split)."""
+    sms = E.Call("_rt.num_sms", (E.Var("_dev"),), "i32")
+    waves = E.CDiv(E.fold(E.Bin("*", E.Const(SPLIT_WAVES), sms)), programs)
+    most = E.Bin("min", E.Const(SPLIT_MOST), E.CDiv(extent, E.Const(SPLIT_LEAST)))
+    return E.Bin("max", E.Const(1), E.Bin("min", waves, most))
+
+
+def splits_loop(kernel: N.Kernel) -> bool:
+    """Whether ``--schedule auto`` tries splitting ``kernel``'s loop across programs: its one loop
+    folds (schedule/foldloops.py) and its lanes read along lines (each iteration a line of them)."""
+    loops = [s for s in kernel.body if isinstance(s, N.For)]
+    if not (len(loops) == 1 and foldable(kernel) == loops and not walks_rows(kernel)):
+        return False
+    extent = E.fold(loops[0].stop - loops[0].start)
+    return not isinstance(extent, E.Const) or int(extent.value) >= 2 * SPLIT_LEAST  # a short loop: never split
+
+
+def split_block(kernel: N.Kernel) -> int:
+    """The block of lines the partial kernel of a split loop folds an iteration."""
+    return lines_block(_elem_bytes(kernel), lane_count(kernel))
+
+
+def lines_block(elem_bytes: int, lanes: int) -> int:
+    """The block of lines a folded loop reads an iteration where its lanes read along lines."""
+    return pow2(max(2, FOLD_BLOCK_BYTES // (lanes * elem_bytes)))
+
+
+def lane_count(kernel: N.Kernel) -> int:
+    """The lanes of a kernel's tiles (the product of the extents known when translating)."""
+    return prod(d for d in lane_shape(kernel) if isinstance(d, int))
+
+
+def _known_extents(kernel: N.Kernel, loops: list[N.For]) -> bool:
+    """Whether every loop's extent is one expression of the kernel's scalar arguments (the launcher
+    can fix a block that holds it)."""
+    scalars = {a.name for a in kernel.args if isinstance(a, N.Scalar)}
+    extents = [E.fold(loop.stop - loop.start) for loop in loops]
+    return all({v.name for v in E.free_vars(x)} <= scalars for x in extents) and all(
+        E.same(x, extents[0]) for x in extents
+    )
+
+
+def _elem_bytes(kernel: N.Kernel) -> int:
+    return max((WIDEN_BYTES.get(a.dtype, 4) for a in kernel.args if isinstance(a, N.Pointer)), default=4)
 
 
 def _along_lines(kernel: N.Kernel) -> set[str]:
@@ -201,15 +292,17 @@ def _along_lines(kernel: N.Kernel) -> set[str]:
     return out
 
 
-def fold_block_of(elem_bytes: int) -> int:
-    """The block of a row too long to keep in registers (one row a program)."""
-    return pow2(FOLD_BLOCK_BYTES // elem_bytes)
+def fold_block_of(elem_bytes: int, lanes: int = 1) -> int:
+    """The block of a row too long to keep in registers (one row a program), or of lines where
+    ``lanes`` lanes read along them."""
+    return pow2(FOLD_BLOCK_BYTES // elem_bytes) if lanes == 1 else lines_block(elem_bytes, lanes)
 
 
-def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
-    """The widening ``--schedule auto`` picks for a tile kernel (None: the kernel as lifted)."""
+def tile_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
+    """The widening ``--schedule auto`` picks for a tile kernel (None: the kernel as lifted);
+    ``facts`` None where the widening analysis refused the kernel (only its loops may fold)."""
     folded = fold_auto(kernel, facts)
-    if folded is not None:
+    if folded is not None or facts is None:
         return folded
     width = facts.elem_bytes
     elements = max((prod(v.shape) for s in N.walk(kernel.body) for v in N.defines(s)), default=1)
@@ -230,6 +323,7 @@ def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
             return not others and factors[pid] < max(MAX_ROWS, ROW_ELEMENTS // first) and not isinstance(g, E.Const)
         return pid in facts.tile and (not isinstance(g, E.Const) or int(g.value) % (factors[pid] * 2) == 0)
 
+    shared = _atomic_axes(kernel, facts)
     warps = 8 if facts.transposes else 4
     most = LOOP_LANES * 32 * warps if _carries(kernel) else 1 << 30  # lanes of a program
     while elements * width < TILE_BYTES and elements * 2 <= most:
@@ -237,9 +331,15 @@ def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
         if facts.tma:  # descriptor boxes: at most 256 elements an axis
             span = {p: n for p, n in span.items() if n < 256}
         row_bytes = TMA_ROW_BYTES if facts.tma else INNER_BYTES
+        if tile_rank(kernel) == 1 and not facts.rows and not facts.tma:
+            # one axis of lanes and no rows to add: the line is the whole tile, which grows to LINE_BYTES
+            row_bytes = LINE_BYTES
         short_rows = [p for p in span if p in facts.inner and span[p] * width < row_bytes]
         others = [p for p in span if p not in facts.inner]
-        pick = short_rows or others  # rows already 256 bytes long and nothing else: as fast as it gets
+        # the axes an atomic's address does not change along first: their lanes fold into one atomic
+        # (schedule/atomicfold.py), so the wider, the fewer atomics on one word
+        pick = [p for p in span if p in shared] or short_rows or others
+        # (rows already 256 bytes long and nothing else: as fast as it gets)
         if not pick:
             break
         pid = min(pick, key=lambda p: (span[p], -order[p]))  # ties: the later axis (the columns)
@@ -248,3 +348,22 @@ def tile_auto(kernel: N.Kernel, facts: Facts) -> TileSchedule | None:
     if all(f == 1 for f in factors.values()):
         return None
     return TileSchedule(tuple(factors[p.name] for p in kernel.program_ids), warps, origin="auto")
+
+
+def _atomic_axes(kernel: N.Kernel, facts: Facts) -> set[str]:
+    """Program ids whose lanes run along an axis that the address of an atomic (add, max, min, its
+    old value unread) does not change along: schedule/atomicfold.py folds those lanes first."""
+    out: set[str] = set()
+    for s in N.walk(kernel.body):
+        if not (isinstance(s, N.Atomic) and s.op in ("add", "max", "min") and s.result is None):
+            continue
+        index = [E.fold(unspread(i)) for i in s.index]
+        rank = len(E.broadcast(s.value.shape, *(i.shape for i in s.index)))
+        at = E.broadcast(*(i.shape for i in index)) if index else ()
+        at = (1,) * (rank - len(at)) + tuple(at)
+        for lane, pids in facts.pairs.items():
+            ax = facts.lanes[lane]
+            pos = rank - ax.rank + ax.axis
+            if 0 <= pos < rank and at[pos] == 1:
+                out |= pids
+    return out

@@ -46,6 +46,7 @@ from fractions import Fraction
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from .atomicfold import unspread
 from .schedule import TileSchedule
 
 
@@ -414,7 +415,8 @@ def _check_extra_blocks(analysis: Analysis, facts: Facts, factors: dict[str, int
                 continue
             terms = E.conjuncts(_resolve(mask, analysis.values)) if mask is not None else []
             for c in coords:
-                if not any(_bounds_block(_resolve(c, analysis.values), term, pid, t, g, facts) for term in terms):
+                c = E.fold(unspread(_resolve(c, analysis.values)))  # an address broadcast over lanes that share it
+                if not any(_bounds_block(c, term, pid, t, g, facts) for term in terms):
                     raise NotWidened(f"an access along '{pid}' not masked within the grid's blocks")
         for desc, coords in analysis.tma_stores:  # a box past the tensor's end stores nothing
             arg = analysis.kernel.arg(desc)

@@ -40,6 +40,8 @@ def launch_of(kernel: N.Kernel, line: int) -> H.Launch:
                 prepare.append(check)
             prepare.append(H.TmaDescriptor(f"_{k}_{a.name}", a.tensor, a.block, flag, a.fill))
             args.append(H.DescriptorArg(f"_{k}_{a.name}"))
+        elif isinstance(a, N.Scratch) and a.area:  # an area an earlier launch filled (schedule/splitloop.py)
+            args.append(H.ScratchArg(a.area))
         elif isinstance(a, N.Scratch):  # the buffers in scratch memory of every program
             elements = E.fold(E.Bin("*", _product(kernel.grid), a.elements))
             prepare.append(H.ScratchArea(f"_{k}_{a.name}", elements, a.dtype))

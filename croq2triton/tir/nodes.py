@@ -98,6 +98,7 @@ class Scratch:
     dtype: str
     elements: Expr  # per program, as the launcher computes it
     lanes: int = 1  # copies per program, one for each lane (a thread's own array: no lane shares it)
+    area: str = ""  # the launcher's variable of an area an earlier launch filled (none allocated for this one)
 
 
 Arg = Pointer | Stride | Scalar | Constexpr | Descriptor | Scratch

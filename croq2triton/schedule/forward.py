@@ -1,0 +1,284 @@
+"""A tile staged through scratch memory and read back by element, forwarded in registers.
+
+A buffer that threads read at positions other than their own (``f = dma.copy x.subspan(32, 64).at(p,
+c) => shared; foreach j in [64] { acc += f.data.at(t, j); }``: each thread folds its row of the tile)
+lives in scratch memory (lift/scratch.py): the program stores the copied tile there and every step
+loads one element a lane back, with barriers between.  Where the program still holds the stored
+tile, each such load is an element of that tile: this rewrite replaces the load by the element
+taken from the tile in registers (a select along each axis the load fixes,
+``tl.sum(tl.where(cols == j, f, 0), axis=1)``: lift/buffers.py reads a buffer's element so), which
+schedule/selectfold.py then folds into one reduction of the tile where a loop folds them.
+
+What it proves on the IR (else the load stays):
+
+* the store is unmasked, at ``b + sum_d s_d * A_d`` with ``A_d`` the arange of axis ``d`` of the
+  stored tile (extent ``n_d``) and strides that make the positions distinct and dense
+  (``s_last = 1``, ``s_d = s_{d+1} * n_{d+1}``): element ``(a_0, ..)`` of the tile is at ``b +
+  sum s_d * a_d``;
+* the load is unmasked, comes after the store in the same body or in loops nested in it, and no
+  store, atomic or other write to the area comes between them (none in the loops around the load
+  that are inside that body, and none after the store in that body before the load), nor any
+  re-binding of a name the stored value reads (an accumulator stored, then advanced);
+* its index is ``b + sum_d s_d * u_d`` with the same ``b`` (equal as expressions), each ``u_d``
+  either a scalar whose bounds lie in ``[0, n_d)`` (a loop counter) or the arange of extent
+  ``n_d`` that the load's own tile runs along (a lane): then its element is the tile's at
+  ``(u_0, ..)``, taken exactly (a sum of one element and zeros).
+
+Where no load of the area is left, its stores and its scratch argument are gone, and the block
+barriers are derived again from the accesses that remain (lift/hazards.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..lift.hazards import fence_hazards
+from ..tir import expr as E
+from ..tir import nodes as N
+
+SUM_TYPES = {"f8e4": "f32", "f8e5": "f32", "f16": "f32", "bf16": "f32"}  # summed in f32 (lift/buffers.py)
+
+
+class NotForwarded(Exception):
+    """A load the proof does not cover."""
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A tile stored into a scratch area: its value, the base and each axis's stride."""
+
+    value: E.Expr
+    base: E.Expr
+    axes: tuple[tuple[E.Expr, int, int], ...]  # (the arange's value, stride, extent) per axis of the tile
+
+
+def forward_scratch(kernel: N.Kernel) -> N.Kernel:
+    """``kernel`` with the loads of staged tiles forwarded (see the module docstring); the kernel
+    itself where none is."""
+    scratch = {a.name for a in kernel.args if isinstance(a, N.Scratch)}
+    if not scratch:
+        return kernel
+    lets = {s.var.name: s.value for s in N.walk(kernel.body) if isinstance(s, N.Let)}
+    walker = _Forward(scratch, lets)
+    body = walker.block(kernel.body, {}, {})
+    if not walker.forwarded:
+        return kernel
+    loaded = {s.base for s in N.walk(body) if isinstance(s, (N.Load, N.Atomic))}
+    dead = scratch - loaded
+    body = _without_stores(body, dead)
+    body = _without_barriers(body)
+    args = [a for a in kernel.args if a.name not in dead]
+    doc = kernel.doc + " Tiles it stages through scratch memory are read in registers (schedule/forward.py)."
+    out = dataclasses.replace(kernel, body=N.without_dead_lets(body), args=args, doc=doc)
+    fence_hazards(out)
+    return out
+
+
+class _Forward:
+    def __init__(self, scratch: set[str], lets: dict[str, E.Expr]) -> None:
+        self.scratch = scratch
+        self.lets = lets
+        self.forwarded = 0
+
+    def block(
+        self, body: list[N.Stmt], staged: dict[str, Staged], ranges: dict[str, tuple[E.Expr, E.Expr]]
+    ) -> list[N.Stmt]:
+        """``body`` with its loads forwarded from ``staged`` (the areas' tiles at its start);
+        ``ranges``: the loop counters around it and their bounds."""
+        staged = dict(staged)
+        out: list[N.Stmt] = []
+        for s in body:
+            if isinstance(s, N.Load) and s.base in staged:
+                try:
+                    out.append(N.Let(s.var, self.element(s, staged[s.base], ranges), line=s.line))
+                    self.forwarded += 1
+                    continue
+                except NotForwarded:
+                    pass
+            if isinstance(s, N.For):
+                written, bound = _written(s.body) & self.scratch, _rebound(s)
+                inner = {k: v for k, v in staged.items() if k not in written and not (_uses(v) & bound)}
+                inner_ranges = {**ranges, s.var.name: (s.start, s.stop)}
+                if isinstance(s.step, E.Const) and int(s.step.value) > 0:
+                    s = dataclasses.replace(s, body=self.block(s.body, inner, inner_ranges))
+                staged = {k: v for k, v in staged.items() if k not in written and not (_uses(v) & bound)}
+            elif isinstance(s, N.If):
+                written, bound = (_written(s.then) | _written(s.orelse)) & self.scratch, _rebound(s)
+                s = dataclasses.replace(
+                    s, then=self.block(s.then, staged, ranges), orelse=self.block(s.orelse, staged, ranges)
+                )
+                staged = {k: v for k, v in staged.items() if k not in written and not (_uses(v) & bound)}
+            elif isinstance(s, N.Assign):  # the stored tile's value no longer what a name holds
+                staged = {k: v for k, v in staged.items() if s.var.name not in _uses(v)}
+            elif isinstance(s, N.Store) and s.base in self.scratch:
+                staged.pop(s.base, None)
+                got = self.staging(s)
+                if got is not None:
+                    staged[s.base] = got
+            elif isinstance(s, (N.Atomic, N.TmaStore)):
+                base = s.base if isinstance(s, N.Atomic) else s.fallback.base
+                staged.pop(base, None)
+            out.append(s)
+        return out
+
+    def resolve(self, e: E.Expr) -> E.Expr:
+        """``e`` with its lets substituted, but for the names of lanes (aranges)."""
+        for _ in range(16):
+            names = {v.name for v in E.free_vars(e)} & self.lets.keys()
+            names = {n for n in names if not E.is_lane(self.lets[n])}
+            if not names:
+                return e
+            e = E.substitute(e, {n: self.lets[n] for n in names})
+        return e
+
+    def lane(self, v: E.Var) -> E.Expr | None:
+        value = self.lets.get(v.name)
+        return value if value is not None and E.is_lane(value) else None
+
+    def staging(self, s: N.Store) -> Staged | None:
+        """The staged tile of an unmasked store at ``b + sum s_d * A_d`` (dense, distinct positions)."""
+        if s.mask is not None or len(s.index) != 1:
+            return None
+        index = self.resolve(s.index[0])
+        shape = index.shape
+        if not shape or s.value.shape != shape or any(not isinstance(n, int) for n in shape):
+            return None
+        names = [v.name for v in E.free_vars(index) if self.lane(v) is not None]
+        terms = E.linear(index, names)
+        if terms is None or terms[1].shape:
+            return None
+        axes: list[tuple[E.Expr, int, int] | None] = [None] * len(shape)
+        for name, stride in terms[0].items():
+            lane = self.lane(E.Var(name))
+            assert lane is not None
+            if len(lane.shape) != len(shape):
+                return None
+            d = _axis(lane)
+            if axes[d] is not None or lane.shape[d] != shape[d]:
+                return None
+            axes[d] = (E.Var(name, "i32", dims=lane.shape), stride, int(shape[d]))  # type: ignore[arg-type]
+        if any(a is None for a in axes):
+            return None
+        dense = 1
+        for a in reversed(axes):
+            assert a is not None
+            if a[1] != dense:
+                return None
+            dense *= a[2]
+        return Staged(s.value, terms[1], tuple(a for a in axes if a is not None))
+
+    def element(self, s: N.Load, staged: Staged, ranges: dict[str, tuple[E.Expr, E.Expr]]) -> E.Expr:
+        """The element of the staged tile the load reads (NotForwarded where the proof fails)."""
+        if s.mask is not None or len(s.index) != 1:
+            raise NotForwarded("a masked load")
+        index = self.resolve(s.index[0])
+        names = [v.name for v in E.free_vars(index) if self.lane(v) is not None or v.name in ranges]
+        terms = E.linear(index, names)
+        if terms is None or not E.same(terms[1], staged.base):
+            raise NotForwarded("a load at another base")
+        strides = {a[1]: d for d, a in enumerate(staged.axes)}
+        picks: dict[int, E.Expr] = {}
+        kept: dict[int, E.Expr] = {}  # tile axis -> the load's lane along it
+        for name, coef in terms[0].items():
+            d = strides.get(coef)
+            if d is None or d in picks or d in kept:
+                raise NotForwarded("a position that is not one element of the tile")
+            n = staged.axes[d][2]
+            lane = self.lane(E.Var(name))
+            if lane is not None:
+                if (lane.value if isinstance(lane, E.Lift) else lane) != E.Arange(n):
+                    raise NotForwarded("a lane of another extent")
+                kept[d] = E.Var(name, "i32", dims=lane.shape)
+            else:
+                lo, hi = ranges[name]
+                (low, _), (_, high) = E.bounds(lo), E.bounds(hi)
+                if low is None or high is None or low < 0 or high > n:
+                    raise NotForwarded("a counter that may leave the tile")
+                picks[d] = E.Var(name, "i32")
+        value: E.Expr = staged.value
+        wide = SUM_TYPES.get(value.dtype)
+        if picks:
+            hit = E.conj(E.Bin("==", staged.axes[d][0], picks[d]) for d in sorted(picks))
+            tile = E.Cast(value, wide) if wide else value
+            value = E.Where(hit, tile, E.Full(staged.value.shape, 0, wide or value.dtype))
+            for d in sorted(picks, reverse=True):
+                value = E.Reduce("sum", value, d)
+            if wide:
+                value = E.Cast(value, staged.value.dtype)
+        # the kept axes, in the tile's order, must be the load's lanes in its order
+        order = sorted(kept)
+        rank = len(s.var.shape)
+        places = [_axis(self.lane(kept[d]) or kept[d]) + rank - len(kept[d].shape) for d in order]  # type: ignore[arg-type]
+        if len(set(places)) != len(places):
+            raise NotForwarded("two axes of the tile along one axis of the load")
+        perm = sorted(range(len(order)), key=lambda i: places[i])
+        if perm != list(range(len(order))):
+            value = E.Permute(value, tuple(perm))
+        if order and len(places) != rank:
+            value = E.Lift(value, rank, tuple(sorted(places)))
+        value = E.fold(value)
+        if value.shape != s.var.shape or value.dtype != s.var.type:
+            raise NotForwarded("an element of another shape or type")
+        return value
+
+
+def _axis(lane: E.Expr) -> int:
+    """The axis a lane value (an arange, lifted) runs along."""
+    if isinstance(lane, E.Lift):
+        return lane.dims[0]
+    return 0
+
+
+def _uses(staged: Staged) -> set[str]:
+    """The names the staged tile's value and base read."""
+    return {v.name for e in (staged.value, staged.base) for v in E.free_vars(e)}
+
+
+def _rebound(s: N.Stmt) -> set[str]:
+    """The names a statement (a loop, a branch) re-binds or defines anew inside."""
+    out: set[str] = set()
+    for x in N.walk([s]):
+        if isinstance(x, N.Assign):
+            out.add(x.var.name)
+        if x is not s:
+            out |= {v.name for v in N.defines(x)}
+    if isinstance(s, N.For):
+        out.add(s.var.name)
+    return out
+
+
+def _written(body: list[N.Stmt]) -> set[str]:
+    out: set[str] = set()
+    for s in N.walk(body):
+        if isinstance(s, (N.Store, N.Atomic)):
+            out.add(s.base)
+        elif isinstance(s, N.TmaStore):
+            out.add(s.fallback.base)
+    return out
+
+
+def _without_stores(body: list[N.Stmt], dead: set[str]) -> list[N.Stmt]:
+    out: list[N.Stmt] = []
+    for s in body:
+        if isinstance(s, N.Store) and s.base in dead:
+            continue
+        if isinstance(s, N.For):
+            s = dataclasses.replace(s, body=_without_stores(s.body, dead))
+        elif isinstance(s, N.If):
+            s = dataclasses.replace(s, then=_without_stores(s.then, dead), orelse=_without_stores(s.orelse, dead))
+        out.append(s)
+    return out
+
+
+def _without_barriers(body: list[N.Stmt]) -> list[N.Stmt]:
+    out: list[N.Stmt] = []
+    for s in body:
+        if isinstance(s, N.Barrier):
+            continue
+        if isinstance(s, N.For):
+            s = dataclasses.replace(s, body=_without_barriers(s.body))
+        elif isinstance(s, N.If):
+            s = dataclasses.replace(s, then=_without_barriers(s.then), orelse=_without_barriers(s.orelse))
+        out.append(s)
+    return out

@@ -1,0 +1,195 @@
+"""A fold loop split across programs: a kernel with too few programs for the device, each walking a
+long loop (column sums written one thread per column, ``foreach i in [M] { acc += x.at(i, p # c);
+}``: ``N / 128`` programs, 32 for 4096 columns on an H200's 132 SMs), as two kernels.
+
+* The **partial** kernel runs each program of the grid ``S`` times, as a new last grid axis
+  ``split``: program ``(p, split)`` runs the loop's iterations ``[a + split * CHUNK, min(b, a +
+  (split + 1) * CHUNK))`` from the identity of each fold and stores its accumulators into a scratch
+  area, ``S`` partials a lane.
+* The **combine** kernel is the kernel as written with the loop replaced by a loop over the ``S``
+  partials of its lanes, folded into its accumulators (schedule/foldloops.py folds that loop in
+  turn), and everything after the loop as it was.
+
+Partial results in a scratch area and a second pass, rather than atomics onto the output: the
+second pass applies whatever the kernel does after the loop (``acc / M`` into an f16 mean, a
+store under a condition, a second output) to the whole fold, in any element type, and the result
+does not depend on the order the programs run in (an f32 ``atomic_add`` onto an output the launcher
+zeroes could only take a fold stored as it is, into an f32 output, in an order that changes from
+run to run).  The cost is the scratch area, ``S`` accumulators a lane (``S * N * 4`` bytes for column
+sums: 0.06 % of a 16384 x 4096 f32 input at ``S = 9``), and a second launch.
+
+What it proves on the IR (else :class:`NotSplit`, and the kernel runs as it is):
+
+* the loop is the only one of the kernel's top level, and schedule/foldloops.py's proof admits it
+  (every variable it assigns is a fold ``acc := op(acc, f)`` or ``where(g, op(acc, f), acc)``, ``op``
+  associative and commutative, the only dependence between iterations), and it stores nothing:
+  each iteration runs exactly once, in one program of the partial kernel, whichever;
+* what comes before it only defines values (lets and loads, no store or atomic), so both kernels
+  may compute it; each fold's accumulator is defined there by a let (its initial value), and the
+  partial kernel starts it from the identity of ``op`` instead: the combine kernel folds ``S``
+  partials into the initial value, ``op`` being associative and commutative.  Float ``+`` folds sum
+  in another order (within the rounding of their type); ``max`` and ``min`` are exact;
+* the loop's bounds are scalars the launcher knows (expressions of the kernel's scalar arguments),
+  and its accumulators have shapes known when translating (the lanes' tile);
+* the grid has at most two axes (the split is a third).
+
+The launcher picks ``S`` (schedule/policy.py ``SPLIT_WAVES``) and runs the kernel as it is where
+``S`` is 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..tir import expr as E
+from ..tir import nodes as N
+from .foldloops import NotFolded, _check, _identity, _names, foldable
+
+
+class NotSplit(Exception):
+    """The proof does not hold for the kernel's loop (or it has no loop to split)."""
+
+
+@dataclass(frozen=True)
+class Split:
+    """The two kernels, the loop's extent (a host expression: the launcher picks ``S`` from it) and
+    the launcher's variables the kernels take ``S`` and ``CHUNK`` from (it defines them before the
+    launches)."""
+
+    partial: N.Kernel
+    combine: N.Kernel
+    extent: E.Expr  # the loop's extent, a host expression
+    splits_var: str  # the launcher's variables holding S and CHUNK
+    chunk_var: str
+
+
+def split_loop(kernel: N.Kernel, prefix: str) -> Split:
+    """The partial and combine kernels of ``kernel`` (see the module docstring); ``prefix`` names
+    the launcher's variables of the split (``_{prefix}_splits``, ``_{prefix}_chunk``)."""
+    loops = [(i, s) for i, s in enumerate(kernel.body) if isinstance(s, N.For)]
+    if len(loops) != 1:
+        raise NotSplit("a kernel whose top level has other than one loop")
+    at, loop = loops[0]
+    if loop not in foldable(kernel):
+        raise NotSplit("a loop schedule/foldloops.py does not fold")
+    try:
+        folds = _check(loop, kernel.body[at + 1 :])
+    except NotFolded as e:
+        raise NotSplit(str(e)) from None
+    if any(isinstance(s, (N.Store, N.Atomic, N.TmaStore)) for s in N.walk(loop.body)):
+        raise NotSplit("a loop that stores")
+    if not folds:
+        raise NotSplit("a loop without a fold")
+    if len(kernel.program_ids) > 2:
+        raise NotSplit("a grid of three axes (the split would be a fourth)")
+    before = kernel.body[:at]
+    if any(not isinstance(s, (N.Let, N.Load)) for s in before):
+        raise NotSplit("a statement before the loop other than a let or a load")
+    inits = {s.var.name: s for s in before if isinstance(s, N.Let)}
+    if any(name not in inits for name in folds):
+        raise NotSplit("an accumulator not defined by a let before the loop")
+    scalars = {a.name: a.host for a in kernel.args if isinstance(a, N.Scalar)}
+    extent = E.fold(loop.stop - loop.start)
+    if loop.start.shape or loop.stop.shape or not _names(extent) <= scalars.keys():
+        raise NotSplit("a loop whose extent the launcher does not know")
+    if any(not all(isinstance(d, int) for d in f.acc.shape) for f in folds.values()):
+        raise NotSplit("an accumulator whose shape is fixed at launch")
+    taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
+    taken |= {p.name for p in kernel.program_ids}
+
+    def fresh(name: str) -> str:
+        base, k = name, 2
+        while name in taken:
+            name, k = f"{base}_{k}", k + 1
+        taken.add(name)
+        return name
+
+    splits_var, chunk_var = f"_{prefix}_splits", f"_{prefix}_chunk"
+    splits = N.Scalar(fresh("SPLITS"), "i32", E.Var(splits_var))
+    chunk = N.Scalar(fresh("CHUNK"), "i32", E.Var(chunk_var))
+    s_arg, c_arg = E.Var(splits.name, "i32", lo=1), E.Var(chunk.name, "i32", lo=1)
+    areas = {
+        name: N.Scratch(fresh(f"{name}_partials"), f.acc.type, E.Const(_count(f.acc.shape)))
+        for name, f in folds.items()
+    }
+    program = _program(kernel)
+    line = loop.line
+
+    # the partial kernel: one more grid axis, a range of the loop, the accumulators stored
+    split = E.Var(fresh("split"), "i32", lo=0)
+    start = E.fold(loop.start + split * c_arg)
+    stop = E.Bin("min", loop.stop, E.fold(loop.start + (split + 1) * c_arg))
+    body: list[N.Stmt] = []
+    for s in before:
+        if isinstance(s, N.Let) and s.var.name in folds:
+            f = folds[s.var.name]
+            s = N.Let(s.var, E.Full(s.var.shape, _identity(f.op, s.var.type).value, s.var.type), line=s.line)
+        body.append(s)
+    body.append(dataclasses.replace(loop, start=start, stop=stop))
+    for name, f in folds.items():
+        index = _slot(program, s_arg, split, f.acc.shape)
+        body.append(N.Store(areas[name].name, (index,), f.acc, line=line))
+    partial = dataclasses.replace(
+        kernel,
+        name=f"{kernel.name}_partial",
+        grid=(*kernel.grid, E.Var(splits_var)),
+        program_ids=(*kernel.program_ids, split),
+        args=[*kernel.args, splits, chunk, *areas.values()],
+        body=N.without_dead_lets(body),
+        doc=kernel.doc + f" The partial folds of 1 / S of the loop at line {line} (schedule/splitloop.py).",
+    )
+
+    # the combine kernel: the loop replaced by one over the partials
+    sp = E.Var(fresh("part"), "i32", lo=0)
+    inner: list[N.Stmt] = []
+    for name, f in folds.items():
+        got = E.Var(fresh(f"{name}_part"), f.acc.type, dims=f.acc.shape)
+        inner.append(N.Load(got, areas[name].name, (_slot(program, s_arg, sp, f.acc.shape),), line=line))
+        inner.append(N.Assign(f.acc, E.fold(E.Bin(f.op, f.acc, got)), line=line))
+    over = N.For(sp, E.Const(0), s_arg, E.Const(1), inner, line=line, carried=loop.carried)
+    shared = [dataclasses.replace(a, area=f"_{partial.name}_{a.name}") for a in areas.values()]
+    combine = dataclasses.replace(
+        kernel,
+        name=f"{kernel.name}_combine",
+        args=[*kernel.args, splits, *shared],
+        body=[*kernel.body[:at], over, *kernel.body[at + 1 :]],
+        doc=kernel.doc + f" The loop at line {line} folds the S partial folds of its programs (schedule/splitloop.py).",
+    )
+    host_extent = E.substitute(extent, scalars)
+    return Split(partial, combine, host_extent, splits_var, chunk_var)
+
+
+def _count(shape: E.Shape) -> int:
+    out = 1
+    for d in shape:
+        assert isinstance(d, int)
+        out *= d
+    return out
+
+
+def _program(kernel: N.Kernel) -> E.Expr:
+    """The program's index among the original grid's (row-major over its axes)."""
+    out: E.Expr = E.Const(0)
+    stride: E.Expr = E.Const(1)
+    for axis, pid in reversed(list(enumerate(kernel.program_ids))):
+        out = E.Bin("+", out, E.Bin("*", pid, stride))
+        stride = E.Bin("*", stride, E.Call("num_programs", (E.Const(axis),), "i32"))
+    return E.fold(out)
+
+
+def _slot(program: E.Expr, splits: E.Expr, split: E.Expr, shape: E.Shape) -> E.Expr:
+    """Where partial ``split`` of an accumulator of ``shape`` of ``program`` lies in its area: ``S``
+    tiles of the accumulator's elements a program, one after the other, each row-major."""
+    lane: E.Expr = E.Const(0)
+    step = 1
+    rank = len(shape)
+    for axis in reversed(range(rank)):
+        n = shape[axis]
+        assert isinstance(n, int)
+        if n > 1:
+            at = E.Arange(n) if rank == 1 else E.Lift(E.Arange(n), rank, (axis,))
+            lane = E.Bin("+", lane, E.Bin("*", at, E.Const(step)))
+        step *= n
+    tile = E.Cast(E.Bin("+", E.Bin("*", program, splits), split), "i64")
+    return E.fold(E.Bin("+", E.Bin("*", tile, E.Const(step)), lane))

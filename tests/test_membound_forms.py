@@ -1,0 +1,361 @@
+"""Memory-bound kernels in other natural forms (tests/programs/membound_forms.co, issue 27): a block
+or a warp per row with threads striding along it and partial sums through shared memory or shuffles,
+column sums walking every row, atomic row sums, element-wise chains, rows staged through shared
+memory.  Each function runs under both schedules in the interpreter against float64 torch on random
+data, outputs poisoned with NaN (zeroed where the kernel adds into them), on ragged sizes: rows
+shorter and longer than one tile of the threads, rows past the whole-row-in-registers limit (the
+blocked kernels), columns fewer and more than one program's.  What ``--schedule auto`` makes of
+each form is checked on the generated code."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from kernel_util import DEVICE, poisoned, randn
+
+from croq2triton.api import load, load_source, translate_full
+from croq2triton.runtime import launch as rt
+
+PROGRAM = Path(__file__).parent / "programs" / "membound_forms.co"
+H = torch.float16
+
+
+def _rms(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    x = x.double()
+    return x * torch.rsqrt((x**2).mean(1, keepdim=True) + 1e-6) * w.double()
+
+
+def _gelu(x: torch.Tensor) -> torch.Tensor:
+    return F.gelu(x.double(), approximate="tanh")
+
+
+# function -> (inputs of (m, n), outputs of (m, n) (None: zeros the kernel adds into), reference, tolerance
+# relative to the reference's largest element)
+Case = tuple[
+    Callable[[int, int], list[torch.Tensor]],
+    Callable[[int, int], list[tuple[tuple[int, ...], torch.dtype, bool]]],
+    Callable[..., list[torch.Tensor]],
+    float,
+]
+
+
+def _x(dtype: torch.dtype = torch.float32) -> Callable[[int, int], list[torch.Tensor]]:
+    return lambda m, n: [randn(m, n, dtype=dtype, seed=m * 7 + n)]
+
+
+def _xw(dtype: torch.dtype) -> Callable[[int, int], list[torch.Tensor]]:
+    return lambda m, n: [randn(m, n, dtype=dtype, seed=m + n), randn(n, dtype=dtype, seed=n)]
+
+
+def _ab(dtype: torch.dtype) -> Callable[[int, int], list[torch.Tensor]]:
+    return lambda m, n: [randn(m * n, dtype=dtype, seed=m), randn(m * n, dtype=dtype, seed=n + 1)]
+
+
+def _out(*shape: str, dtype: torch.dtype = torch.float32, zero: bool = False) -> Callable[[int, int], list]:
+    def make(m: int, n: int) -> list[tuple[tuple[int, ...], torch.dtype, bool]]:
+        sizes = {"m": m, "n": n, "mn": m * n}
+        return [(tuple(sizes[d] for d in shape), dtype, zero)]
+
+    return make
+
+
+CASES: dict[str, Case] = {
+    "row_sums_block": (_x(), _out("m"), lambda x: [x.double().sum(1)], 1e-5),
+    "softmax_block": (_x(H), _out("m", "n", dtype=H), lambda x: [torch.softmax(x.double(), 1)], 2e-3),
+    "rmsnorm_rows4": (_xw(torch.float32), _out("m", "n"), lambda x, w: [_rms(x, w)], 1e-5),
+    "col_sums_walk": (_x(), _out("n"), lambda x: [x.double().sum(0)], 1e-5),
+    "col_means_f16": (_x(H), _out("n", dtype=H), lambda x: [x.double().mean(0)], 2e-3),
+    "row_sums_atomic": (_x(), _out("m", zero=True), lambda x: [x.double().sum(1)], 1e-5),
+    "row_sums_atomic_f16": (_x(H), _out("m", zero=True), lambda x: [x.double().sum(1)], 1e-5),
+    "silu_mul_f16": (_ab(H), _out("mn", dtype=H), lambda a, b: [F.silu(a.double()) * b.double()], 2e-3),
+    "silu_mul_f32": (_ab(torch.float32), _out("mn"), lambda a, b: [F.silu(a.double()) * b.double()], 1e-6),
+    "gelu_2d": (_x(), _out("m", "n"), lambda x: [_gelu(x)], 1e-6),
+    "gelu_2d_f16": (_x(H), _out("m", "n", dtype=H), lambda x: [_gelu(x)], 2e-3),
+    "row_sums_staged": (_x(), _out("m"), lambda x: [x.double().sum(1)], 1e-5),
+    "row_meansq_staged_f16": (_x(H), _out("m"), lambda x: [(x.double() ** 2).mean(1)], 1e-5),
+    "row_sums_warp": (_x(), _out("m"), lambda x: [x.double().sum(1)], 1e-5),
+    "rmsnorm_warp_f16": (_xw(H), _out("m", "n", dtype=H), lambda x, w: [_rms(x, w)], 2e-3),
+}
+# sizes: rows shorter than one tile of the threads and longer than several; columns fewer than one
+# program's and more; all ragged
+SIZES = [(5, 77), (11, 530)]
+# a block per row under the source schedule folds its partials one reduction of the whole tile per
+# element (256 of them a row): a few rows are enough there (the interpreter takes 0.7 s a row of 530)
+SLOW_AS_WRITTEN = {"row_sums_block": 2, "softmax_block": 2}
+
+
+_MODULES: dict[str, object] = {}
+
+
+def _module(schedule: str) -> object:
+    """The program translated under ``schedule`` (once per test process)."""
+    if schedule not in _MODULES:
+        _MODULES[schedule] = load(PROGRAM, schedule=schedule)
+    return _MODULES[schedule]
+
+
+def _check(mod: object, fn: str, m: int, n: int) -> list[str]:
+    """Runs ``fn`` of ``mod`` at ``m`` x ``n`` against float64 torch; the kernels it launched."""
+    make, outs, ref, tol = CASES[fn]
+    ins = make(m, n)
+    got = [torch.zeros(s, dtype=d, device=DEVICE) if zero else poisoned(*s, dtype=d) for s, d, zero in outs(m, n)]
+    ran: list[str] = []
+
+    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
+        ran.append(getattr(kernel, "__name__", str(kernel)))
+        rt.launch(kernel, grid, args, kwargs)
+
+    getattr(mod, fn)(*ins, *got, _launch=launch)
+    for g, r in zip(got, ref(*ins), strict=True):
+        g = g.double().cpu()
+        assert not torch.isnan(g).any(), f"{fn}: some elements were never written (NaN poison left)"
+        err = float((g - r.cpu()).abs().max() / r.abs().max().clamp(min=1e-30))
+        assert err <= tol, f"{fn} at {m} x {n}: relative error {err:.3g} > {tol}"
+    return ran
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize(("m", "n"), SIZES)
+def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
+    mod = _module(schedule)
+    for fn in CASES:
+        rows = min(m, SLOW_AS_WRITTEN[fn]) if schedule == "source" and fn in SLOW_AS_WRITTEN else m
+        _check(mod, fn, rows, n)
+
+
+ROW_KERNELS = ("row_sums_block", "softmax_block", "rmsnorm_rows4", "row_sums_warp", "rmsnorm_warp_f16")
+
+
+def test_rows_past_the_registers_run_in_blocks() -> None:
+    """Rows longer than the whole-row kernels hold (64 KB) run the blocked kernels."""
+    mod = _module("auto")
+    for fn in ROW_KERNELS:
+        ran = _check(mod, fn, 1, 33000 if fn in ("softmax_block", "rmsnorm_warp_f16") else 16500)  # 2-byte elements
+        assert ran == [f"{fn}_k0_blocked"], (fn, ran)
+        assert _check(mod, fn, 1, 1000) == [f"{fn}_k0"], fn  # and the row in registers below it
+
+
+@pytest.mark.parametrize(("m", "n"), [(700, 77), (100, 300)])
+def test_column_sums_split_the_rows_where_programs_are_few(m: int, n: int) -> None:
+    """A thread per column walking every row: where its programs are fewer than two per SM (the
+    interpreter counts 4 SMs) and the rows are many, the rows are split across programs and the
+    partial sums combined by a second kernel; with few rows, the kernel as written, folded."""
+    mod = _module("auto")
+    for fn in ("col_sums_walk", "col_means_f16"):
+        ran = _check(mod, fn, m, n)
+        split = [f"{fn}_k0_partial", f"{fn}_k0_combine"]
+        assert ran == (split if m > 256 else [f"{fn}_k0"]), (fn, ran)
+
+
+def _kernel(source: str, name: str) -> str:
+    """The text of the ``@triton.jit`` function ``name`` in a generated module."""
+    start = source.index(f"def {name}(")
+    end = source.find("\n@", start)
+    return source[start : end if end > 0 else None]
+
+
+def test_what_auto_makes_of_each_form() -> None:
+    """The generated code under ``--schedule auto``: folds are tile reductions (no loop over a
+    tile's elements left), staged tiles stay in registers, atomics add one fold a row, element-wise
+    programs move 2 KB of each tensor or more, the loads read the contiguous dimension along a tile
+    axis of their own."""
+    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto")
+    assert not out.failed, out.failed
+    text = out.source
+    for fn in ("row_sums_block", "softmax_block", "rmsnorm_rows4", "row_sums_warp", "rmsnorm_warp_f16"):
+        body = _kernel(text, f"{fn}_k0")  # the whole row in registers: no loop over it, one load of x
+        assert "BLOCK_J: tl.constexpr" in body and "for j" not in body, fn
+        assert body.count("tl.load(x_ptr") == 1, fn
+        assert "for k in range(0, 256)" not in body and "for k in range(0, 128)" not in body, fn
+        assert "for k in range(0, 64)" not in body, fn
+    assert "tot + tl.sum(part, axis=0)" in _kernel(text, "row_sums_block_k0")
+    assert "tl.max(pm, axis=0)" in _kernel(text, "softmax_block_k0")
+    assert "tl.sum(ss, axis=1)[:, None]" in _kernel(text, "rmsnorm_rows4_k0")
+    for fn in ("row_sums_staged", "row_meansq_staged_f16"):  # the staged tile folded in registers
+        body = _kernel(text, f"{fn}_k0")
+        assert "_scratch" not in body and "debug_barrier" not in body and "for j" not in body, fn
+        assert ", axis=1)" in body, fn
+    for fn in ("row_sums_atomic", "row_sums_atomic_f16"):  # one atomic of a fold per row of a program
+        body = _kernel(text, f"{fn}_k0")
+        assert "tl.atomic_add(" in body and "tl.sum(tl.where(mask" in body and "tl.zeros([" not in body, fn
+    assert "tl.arange(0, 1024)" in _kernel(text, "row_sums_atomic_k0")
+    for fn, lanes in (("silu_mul_f16", 1024), ("silu_mul_f32", 512)):  # 2 KB of each tensor a program
+        assert f"t = tl.arange(0, {lanes})" in _kernel(text, f"{fn}_k0"), fn
+    for fn in ("col_sums_walk", "col_means_f16"):  # partial folds of blocks of rows, then their sum
+        partial, combine = _kernel(text, f"{fn}_k0_partial"), _kernel(text, f"{fn}_k0_combine")
+        assert "split = tl.program_id(1)" in partial and "tl.sum(" in partial, fn
+        assert "BLOCK_S: tl.constexpr" in combine and "for " not in combine, fn
+    assert "tl.gather(" in _kernel(text, "row_sums_warp_k0")  # the shuffles stay: 5 steps of a warp
+
+
+def test_source_schedule_keeps_each_form_as_written() -> None:
+    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="source")
+    assert not out.failed, out.failed
+    text = out.source
+    assert "for k in range(0, 256)" in _kernel(text, "row_sums_block_k0")
+    assert "_scratch" in _kernel(text, "row_sums_staged_k0")
+    assert "_partial" not in text and "BLOCK_J" not in text
+
+
+REFUSED = """
+// a max over positions the tile may not have (K past 64 reads zeros): the loop stays
+__co__ void max_past(global f32 [M, 64] x, global f32 [M] s, int K) {
+  parallel r by M : block {
+    shared f32 [64] pm;
+    parallel t by 64 : thread {
+      pm.at(t) = x.at(r, t);
+      sync.shared;
+      if (t == 0) {
+        mutable f32 m = -inf;
+        foreach k in [K] { m = __max(m, pm.at(k)); }
+        s.at(r) = m;
+      }
+    }
+  }
+}
+
+// atomics whose old values are read: each lane's own, in the order they run
+__co__ void old_values(global f32 [M, N] x, global f32 [M] s, global f32 [M, N] o) {
+  parallel {bm, bn} by [cdiv(M, 4), cdiv(N, 64)] : block, {i, j} by [4, 64] : thread {
+    if (bm # i < M && bn # j < N) o.at(bm # i, bn # j) = __atomic_add(s.at(bm # i), x.at(bm # i, bn # j));
+  }
+}
+
+// two loops (the second reads the first's fold): not split across programs
+__co__ void col_var(global f32 [M, N] x, global f32 [N] v) {
+  parallel p by cdiv(N, 128) : block, c by 128 : thread {
+    if (p # c < N) {
+      mutable f32 acc = 0.0f;
+      foreach i in [M] { acc += x.at(i, p # c); }
+      f32 mean = acc / M;
+      mutable f32 sq = 0.0f;
+      foreach i in [M] {
+        f32 d = x.at(i, p # c) - mean;
+        sq += d * d;
+      }
+      v.at(p # c) = sq / M;
+    }
+  }
+}
+
+// the partials stored, then the accumulator that held them reset: the reads stay in scratch memory
+__co__ void reset_partials(global f32 [M, N] x, global f32 [M] s) {
+  parallel r by cdiv(M, 4) : block {
+    shared f32 [4, 64] part;
+    parallel {q, t} by [4, 64] : thread {
+      mutable f32 acc = 0.0f;
+      foreach j in [cdiv(N, 64)] {
+        if (r # q < M && j * 64 + t < N) acc += x.at(r # q, j * 64 + t);
+      }
+      part.at(q, t) = acc;
+      acc = 0.0f;
+      sync.shared;
+      foreach k in [64] { acc += part.at(q, k); }
+      if (r # q < M && t == 0) s.at(r # q) = acc;
+    }
+  }
+}
+
+// the staged tile written between the copy and the reads: the reads stay in scratch memory
+__co__ void restaged(global f32 [M, N] x, global f32 [M] s) {
+  parallel p by cdiv(M, 32) : block, t by 32 : thread {
+    mutable f32 acc = 0.0f;
+    foreach c in [cdiv(N, 64)] {
+      f = dma.copy x.subspan(32, 64).at(p, c) => shared;
+      f.data.at(t, c % 64) = 1.0f;
+      sync.shared;
+      foreach j in [64] { acc += f.data.at(t, j); }
+    }
+    if (p # t < M) s.at(p # t) = acc;
+  }
+}
+"""
+
+
+def test_forms_the_proofs_refuse_run_as_written() -> None:
+    """A max fold over positions past the tile, atomics whose old values are read, a column
+    variance (two loops), partials stored from an accumulator later reset, a staged tile written
+    before it is read back: under ``auto`` each keeps
+    the loop or the atomics as written (schedule/selectfold.py, atomicfold.py, splitloop.py,
+    forward.py refuse them), and computes what they mean."""
+    out = translate_full(REFUSED, filename="refused.co", schedule="auto")
+    assert not out.failed, out.failed
+    text = out.source
+    assert "for k in range(0, K)" in _kernel(text, "max_past_k0")
+    assert "old = tl.atomic_add(" in text and "_k0_partial(" not in text
+    assert "_scratch" in _kernel(text, "restaged_k0") and "for j in range(0, 64)" in _kernel(text, "restaged_k0")
+    mod = load_source(text, "membound_refused")
+    x = randn(9, 64, seed=1)
+    s = poisoned(9)
+    mod.max_past(x, s, 40)
+    assert torch.equal(s.cpu(), x[:, :40].amax(1).cpu())
+    x = randn(9, 130, seed=2)
+    s, o = torch.zeros(9, device=DEVICE), poisoned(9, 130)
+    mod.old_values(x, s, o)
+    assert torch.allclose(s.double().cpu(), x.double().sum(1).cpu(), atol=1e-4)
+    assert not torch.isnan(o).any()
+    x = randn(300, 77, seed=3)
+    v = poisoned(77)
+    mod.col_var(x, v)
+    assert torch.allclose(v.double().cpu(), x.double().var(0, unbiased=False).cpu(), rtol=1e-5)
+    assert "_scratch" in _kernel(text, "reset_partials_k0")
+    x = randn(10, 150, seed=6)
+    s = poisoned(10)
+    mod.reset_partials(x, s)
+    assert torch.allclose(s.double().cpu(), x.double().sum(1).cpu(), atol=1e-4)
+    m, n = 40, 150
+    x = randn(m, n, seed=4)
+    s = poisoned(m)
+    mod.restaged(x, s)
+    chunks = -(-n // 64)
+    padded = torch.zeros(m, chunks * 64, dtype=torch.float64)
+    padded[:, :n] = x.double().cpu()
+    for c in range(chunks):
+        padded[:, c * 64 + c % 64] = 1.0
+    assert torch.allclose(s.double().cpu(), padded.sum(1), atol=1e-4)
+
+
+SPLIT = """
+// folds that start from values other than their identity, two in one loop, one guarded per row
+__co__ void col_stats(global f32 [M, N] x, global f32 [N] hi, global f32 [N] tot) {
+  parallel p by cdiv(N, 64) : block, c by 64 : thread {
+    if (p # c < N) {
+      mutable f32 m = 0.5f;
+      mutable f32 s = 1.0f;
+      foreach i in [M] {
+        m = __max(m, x.at(i, p # c));
+        if (i % 3 == 0) s += x.at(i, p # c);
+      }
+      hi.at(p # c) = m;
+      tot.at(p # c) = s * 2.0f;
+    }
+  }
+}
+"""
+
+
+def test_split_folds_start_from_the_identity() -> None:
+    """Each split program folds from the identity of its fold (-inf for a max, 0 for a sum), the
+    combining kernel from the value the source starts from: 0.5 and 1 here."""
+    out = translate_full(SPLIT, filename="split.co", schedule="auto")
+    assert not out.failed, out.failed
+    assert "def col_stats_k0_partial(" in out.source
+    mod = load_source(out.source, "membound_split")
+    x = randn(700, 77, seed=5) - 3.0  # most columns' maxima below 0.5
+    hi, tot = poisoned(77), poisoned(77)
+    ran: list[str] = []
+
+    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
+        ran.append(getattr(kernel, "__name__", str(kernel)))
+        rt.launch(kernel, grid, args, kwargs)
+
+    mod.col_stats(x, hi, tot, _launch=launch)
+    assert ran == ["col_stats_k0_partial", "col_stats_k0_combine"], ran
+    xd = x.double().cpu()
+    assert torch.equal(hi.double().cpu(), xd.amax(0).clamp(min=0.5))
+    want = (1.0 + xd[::3].sum(0)) * 2.0
+    assert torch.allclose(tot.double().cpu(), want, atol=1e-3)
