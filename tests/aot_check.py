@@ -27,9 +27,14 @@ def main() -> None:
     overrides = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
     schedule = sys.argv[6] if len(sys.argv) > 6 else "source"
     mod = load(path, defines=defines, interpret=False, schedule=schedule)
+    # out of the interpreter the launchers run kernels on the GPU where there is one (and refuse
+    # 'global' tensors elsewhere); without one, on the CPU, as compiling needs no GPU
+    device = "cuda" if torch.cuda.is_available() else "cpu"
     args = []
     for shape, dtype in shapes:
-        args.append(torch.empty(*shape, dtype=getattr(torch, dtype)) if isinstance(shape, list) else shape)
+        args.append(
+            torch.empty(*shape, dtype=getattr(torch, dtype), device=device) if isinstance(shape, list) else shape
+        )
     for la in record(getattr(mod, func), *args):
         la.kwargs.update({k: v for k, v in overrides.items() if k in la.kwargs or k in ("num_warps",)})
         try:

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import csv
 import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,54 @@ def _torch_seeded() -> None:
 
 # tests/golden holds generated modules (compared by test_golden.py), not tests
 collect_ignore = ["golden"]
+
+# CROQ2TRITON_TEST_DEVICE (tests/kernel_util.py): "cpu" runs kernels in Triton's interpreter;
+# otherwise (cuda) the process runs them compiled, and Triton's interpreter is process-wide
+TEST_DEVICE = os.environ.get("CROQ2TRITON_TEST_DEVICE", "cpu")
+
+
+def pythonpath(*first: str | Path) -> str:
+    """PYTHONPATH for a child process: ``first`` (the checkout, ...), then what this process was given
+    (on the GPU machine ply and pytest-xdist come from there)."""
+    return os.pathsep.join([*map(str, first), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "interpreter: checks behaviour of Triton's interpreter; where the suite runs kernels compiled "
+        "(CROQ2TRITON_TEST_DEVICE=cuda) the test runs in a fresh process with TRITON_INTERPRET=1",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """A test marked ``interpreter`` in a process that runs kernels compiled: the same test, run by
+    pytest in a fresh process on the CPU interpreter, must pass there (its skip is this test's skip)."""
+    if pyfuncitem.get_closest_marker("interpreter") is None or TEST_DEVICE == "cpu":
+        return None
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CROQ2TRITON_FAILLOG"))}
+    env.update(CROQ2TRITON_TEST_DEVICE="cpu", TRITON_INTERPRET="1", PYTHONPATH=pythonpath(REPO))
+    with tempfile.TemporaryDirectory(prefix="croq-interpreter-") as tmp:
+        argv = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", f"--basetemp={tmp}/t"]
+        r = subprocess.run(
+            [*argv, "--rootdir", str(REPO), pyfuncitem.nodeid],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+            check=False,
+        )
+    lines = r.stdout.strip().splitlines()
+    last = lines[-1] if lines else ""
+    if r.returncode == 0 and " passed" in last and "failed" not in last:
+        return True
+    if r.returncode == 0 and " skipped" in last:
+        pytest.skip("in a fresh interpreter process: " + " ".join(x for x in lines if x.startswith("SKIPPED")))
+    raise AssertionError(
+        f"in a fresh process with TRITON_INTERPRET=1 (exit {r.returncode}):\n{(r.stdout + r.stderr)[-6000:]}"
+    )
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

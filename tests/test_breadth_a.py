@@ -249,7 +249,9 @@ def buf_pair(m: object) -> None:
 def buf_grid(m: object) -> None:
     x, pick, out = _randn(5, 20), torch.tensor([0, 2, 1, 2, 0], dtype=torch.int32, device=DEVICE), _full(5, 16)
     m.buf_grid(x, pick, out)  # type: ignore[attr-defined]
-    want = torch.stack([x[p, :16].to(F64) if p % 2 == 1 else torch.full((16,), -1.0, dtype=F64) for p in pick.tolist()])
+    want = torch.stack(
+        [x[p, :16].to(F64) if p % 2 == 1 else torch.full((16,), -1.0, dtype=F64, device=DEVICE) for p in pick.tolist()]
+    )
     _close(out, want, 0.0)
 
 

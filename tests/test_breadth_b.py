@@ -662,7 +662,9 @@ def test_fragments_of_each_thread(schedule: str) -> None:
     x = torch.randn(rows, 64, device=DEVICE)
     y, top, colsum = _full(rows, 64), _full(rows, 16, 2), _full(rows, 16, 4)
     m.per_thread(x, y, top, colsum)  # type: ignore[attr-defined]
-    v = 0.5 + x.double().view(rows, 16, 1, 4) * (torch.arange(2, dtype=torch.float64).view(1, 1, 2, 1) + 1.0)
+    v = 0.5 + x.double().view(rows, 16, 1, 4) * (
+        torch.arange(2, dtype=torch.float64, device=DEVICE).view(1, 1, 2, 1) + 1.0
+    )
     best = v.amax(3)
     _close(top, best)
     _close(y, (v[:, :, 1, :] - best[:, :, 1:2]).reshape(rows, 64))

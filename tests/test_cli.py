@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import pythonpath
 
 import croq2triton
 from croq2triton.cli import main
@@ -184,7 +185,7 @@ def test_subprocess_writes_no_files(tmp_path: Path) -> None:
     write(work, "good.co", GOOD)
     write(work, "bad.co", "__co__ void f() {\n  parallel p by 4 {\n    x = \n")
     before_cwd, before_pkg = _listing(work), _listing(PACKAGE)
-    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONPATH=pythonpath(REPO), PYTHONDONTWRITEBYTECODE="1")
     env.pop("CROQ2TRITON_DEBUG", None)
     proc = subprocess.run(
         [sys.executable, "-m", "croq2triton", "parse", "good.co", "bad.co"],
@@ -220,7 +221,7 @@ def test_subprocess_writes_no_files(tmp_path: Path) -> None:
     ],
 )
 def test_run_subcommand(argv: list[str]) -> None:
-    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(REPO))
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=pythonpath(REPO))
     r = subprocess.run(
         [sys.executable, "-m", "croq2triton", "run", *argv],
         cwd=REPO,
@@ -245,7 +246,7 @@ def test_the_readme_main_command_runs_in_a_fresh_process_as_written(tmp_path: Pa
     steps = [s.strip() for s in line.split("&&") if s.strip().startswith(".venv/bin/croq2triton")]
     assert [s.split()[1] for s in steps] == ["translate", "run"], steps
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "CROQ2TRITON_NUM_SMS")}
-    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONPATH"] = pythonpath(REPO)
     for step in steps:
         argv = step.split()[1:]
         if argv[0] == "translate":

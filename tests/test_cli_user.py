@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 import torch
+from conftest import pythonpath
+from kernel_util import DEVICE
 
 import croq2triton
 from croq2triton import check_run, runner
@@ -35,7 +37,7 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def subprocess_cli(*argv: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=pythonpath(REPO), PYTHONDONTWRITEBYTECODE="1")
     env.pop("CROQ2TRITON_DEBUG", None)
     r = subprocess.run(
         [sys.executable, "-W", "always", "-m", "croq2triton", *argv],
@@ -47,6 +49,11 @@ def subprocess_cli(*argv: str, cwd: Path = REPO) -> subprocess.CompletedProcess[
     )
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr[-3000:]
     return r
+
+
+def _where() -> str:
+    """Where 'croq2triton run' in this process runs kernels, as it says (the suite's DEVICE)."""
+    return "CPU (Triton interpreter)" if DEVICE == "cpu" else f"GPU {torch.cuda.get_device_name()}"
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:
@@ -277,8 +284,9 @@ def test_run_sets_float_int_and_bool_parameters(tmp_path: Path, capsys: pytest.C
         capsys, "run", write(tmp_path, "s.co", SCALE), "--size", "M=4,N=8,alpha=0.5,shift=-2", "--size", "neg=false"
     )
     assert rc == 0, err
-    assert out.startswith("scale(out[4, 8], x[4, 8], alpha=0.5, shift=-2, neg=false): ran on CPU")
-    assert "scale: running on CPU (Triton interpreter) with M=4, N=8, alpha=0.5, shift=-2, neg=false\n" in err
+    where = _where()
+    assert out.startswith(f"scale(out[4, 8], x[4, 8], alpha=0.5, shift=-2, neg=false): ran on {where}, ")
+    assert f"scale: running on {where} with M=4, N=8, alpha=0.5, shift=-2, neg=false\n" in err
 
 
 def test_run_of_a_file_without_functions_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -306,6 +314,7 @@ def test_directories_without_co_files_are_errors(tmp_path: Path, capsys: pytest.
 
 
 # ------------------------------------------------------------------ (7) progress, no warm-up in the interpreter
+@pytest.mark.interpreter
 def test_run_says_what_runs_with_which_sizes_before_running(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -522,16 +531,16 @@ def test_tuned_names_a_parameter_the_kernel_does_not_have() -> None:
     from croq2triton.runtime.launch import CroqLaunchError, tuned
 
     vadd = croq2triton.load(EXAMPLES / "vadd.co")  # an elementwise kernel: no pipeline, no program order
-    x, y = torch.randn(100), torch.randn(100)
+    x, y = torch.randn(100, device=DEVICE), torch.randn(100, device=DEVICE)
     with pytest.raises(CroqLaunchError) as ei:
-        vadd.vadd(x, y, torch.empty(100), _launch=tuned(NUM_STAGES=2))
+        vadd.vadd(x, y, torch.empty(100, device=DEVICE), _launch=tuned(NUM_STAGES=2))
     assert ei.value.format() == (
         "error: tuned(NUM_STAGES=2): kernel 'vadd_k0' has no parameter NUM_STAGES\n"
         "hint: its tunable parameters are num_warps, num_stages"
     )
     mod = croq2triton.load(EXAMPLES / "gemm_v2.co")  # a tiled contraction: both of these it has
-    a, b = torch.randn(64, 64).half(), torch.randn(128, 64).half()
-    c = torch.empty(64, 128).half()
+    a, b = torch.randn(64, 64, device=DEVICE).half(), torch.randn(128, 64, device=DEVICE).half()
+    c = torch.empty(64, 128, device=DEVICE).half()
     mod.matmul(a, b, c, _launch=tuned(GROUP_M=2, NUM_STAGES=2, num_stages=1))
     torch.testing.assert_close(c.float(), a.float() @ b.float().T, atol=2e-2, rtol=1e-2)
 
@@ -554,7 +563,8 @@ def test_launch_time_warnings_point_at_the_co_line(capsys: pytest.CaptureFixture
     rt._SAID.clear()
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        mod.matmul(torch.randn(64, 72).half(), torch.randn(128, 72).half(), torch.empty(64, 128).half())
+        a, b = torch.randn(64, 72, device=DEVICE).half(), torch.randn(128, 72, device=DEVICE).half()
+        mod.matmul(a, b, torch.empty(64, 128, device=DEVICE).half())
     located = [(w.filename, w.lineno) for w in rec if "croq2triton" in str(w.message)]
     assert located and set(located) == {(str(EXAMPLES / "gemm_v2.co"), 9)}, located  # the file load() was given
 

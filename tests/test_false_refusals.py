@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import assert_close, poisoned, randn
+from kernel_util import DEVICE, assert_close, poisoned, randn
 
 from croq2triton.api import load, translate_full
 from croq2triton.cli import main
@@ -158,13 +158,13 @@ def test_an_index_inside_an_e_plus_1_tensor_translates(tmp_path: Path, schedule:
     m = load(path, schedule=schedule)
     assert not m.__croq_translation__.failed, m.__croq_translation__.failed
     g = torch.Generator().manual_seed(1)
-    offsets = torch.cumsum(torch.randint(1, 5, (9,), generator=g), 0).to(torch.int32)
+    offsets = torch.cumsum(torch.randint(1, 5, (9,), generator=g), 0).to(DEVICE, torch.int32)
     out = poisoned(8)
     m.shifted(offsets, out)
     assert_close(out, (offsets[1:] - offsets[:-1]).double())
     x, out = randn(8, 40, seed=2), poisoned(8)
     m.counts(offsets, x, out)
-    rows = torch.arange(8)
+    rows = torch.arange(8, device=DEVICE)
     ref = x.double()[rows, offsets[1:].long() - 1] + x.double()[rows, offsets[:-1].long()]
     assert_close(out, ref, rtol=1e-6)
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import pythonpath
+from kernel_util import DEVICE
 
 import croq2triton
 from croq2triton.api import translate_full
@@ -284,7 +286,7 @@ def _launch_error(f, *args) -> CroqError:  # noqa: ANN001
 
 def test_a_wrong_dtype_points_at_the_parameter(scale) -> None:  # noqa: ANN001
     mod, path = scale
-    e = _launch_error(mod.scale, torch.randn(5, 4), torch.randn(5, 4).double(), 2.0)
+    e = _launch_error(mod.scale, torch.randn(5, 4, device=DEVICE), torch.randn(5, 4, device=DEVICE).double(), 2.0)
     assert e.format().splitlines() == [
         f"{path}:3:19: error: scale: parameter 'out' has dtype torch.float64, expected torch.float32",
         " 3 |                   global f32 [N, 4] out, f32 alpha) {",
@@ -295,24 +297,24 @@ def test_a_wrong_dtype_points_at_the_parameter(scale) -> None:  # noqa: ANN001
 
 def test_a_wrong_rank_a_fixed_extent_and_a_scalar_point_at_their_parameters(scale) -> None:  # noqa: ANN001
     mod, _ = scale
-    e = _launch_error(mod.scale, torch.randn(5), torch.randn(5, 4), 2.0)
+    e = _launch_error(mod.scale, torch.randn(5, device=DEVICE), torch.randn(5, 4, device=DEVICE), 2.0)
     assert "has rank 1" in e.message and _at(e.diagnostics[0]) == (2, 19, 38) and e.diagnostics[0].hint
-    e = _launch_error(mod.scale, torch.randn(5, 3), torch.randn(5, 4), 2.0)
+    e = _launch_error(mod.scale, torch.randn(5, 3, device=DEVICE), torch.randn(5, 4, device=DEVICE), 2.0)
     assert "x.shape[1] is 3, but the function declares 4" in e.message and _at(e.diagnostics[0]) == (2, 19, 38)
-    e = _launch_error(mod.scale, torch.randn(5, 4), torch.randn(5, 4), "two")
+    e = _launch_error(mod.scale, torch.randn(5, 4, device=DEVICE), torch.randn(5, 4, device=DEVICE), "two")
     assert "'alpha' must be a number" in e.message and _at(e.diagnostics[0]) == (3, 42, 51)
 
 
 def test_a_tensor_on_another_device_points_at_the_parameter(scale) -> None:  # noqa: ANN001
     mod, _ = scale
-    e = _launch_error(mod.scale, torch.randn(5, 4, device="meta"), torch.randn(5, 4), 2.0)
+    e = _launch_error(mod.scale, torch.randn(5, 4, device="meta"), torch.randn(5, 4, device=DEVICE), 2.0)
     assert "'global' parameter 'x' is on meta" in e.message
     assert _at(e.diagnostics[0]) == (2, 19, 38)
 
 
 def test_an_inconsistent_size_points_at_both_parameters(scale) -> None:  # noqa: ANN001
     mod, path = scale
-    e = _launch_error(mod.scale, torch.randn(5, 4), torch.randn(6, 4), 2.0)
+    e = _launch_error(mod.scale, torch.randn(5, 4, device=DEVICE), torch.randn(6, 4, device=DEVICE), 2.0)
     d = e.diagnostics[0]
     assert d.message == "scale: inconsistent size 'N': x.shape[0] is 5 but out.shape[0] is 6"
     assert _at(d) == (3, 19, 40)
@@ -324,8 +326,8 @@ def test_a_non_contiguous_tensor_that_span_as_needs_points_at_the_parameter(tmp_
     path = tmp_path / "flat.co"
     path.write_text(FLAT)
     mod = croq2triton.load(path)
-    x = torch.randn(8, 4).t()  # 4 x 8, not contiguous
-    e = _launch_error(mod.flat, x, torch.empty(4))
+    x = torch.randn(8, 4, device=DEVICE).t()  # 4 x 8, not contiguous
+    e = _launch_error(mod.flat, x, torch.empty(4, device=DEVICE))
     assert "needs a contiguous tensor" in e.message
     assert e.format().splitlines()[1:3] == [
         " 1 | __co__ void flat(global f32 [4, 8] x, global f32 [4] out) {",
@@ -349,7 +351,7 @@ for name in sys.argv[1:]:
 
 def _imported(folder: Path, *names: str) -> list[list[str]]:
     repo = Path(__file__).resolve().parent.parent
-    env = dict(os.environ, PYTHONPATH=f"{repo}{os.pathsep}{folder}", TRITON_INTERPRET="1")
+    env = dict(os.environ, PYTHONPATH=pythonpath(repo, folder), TRITON_INTERPRET="1")
     done = subprocess.run(
         [sys.executable, "-c", IMPORT, *names], cwd=folder, env=env, capture_output=True, text=True, check=True
     )

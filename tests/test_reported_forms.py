@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import assert_close, poisoned, randn
+from kernel_util import DEVICE, assert_close, poisoned, randn
 
 from croq2triton.api import load, translate_full
 from croq2triton.errors import CroqError, CroqSemanticError
@@ -38,10 +38,13 @@ def test_a_mutable_index_a_loop_advances_reads_zero_past_the_tensor(tmp_path: Pa
     s_rows, d, offs = 11, 19, [0, 3, 7, 9, 10, 2, 8]  # rows 11.. are past x: they read zero
     x = randn(s_rows, d, seed=5)
     out = poisoned(len(offs), d)
-    m.walk(torch.tensor(offs, dtype=torch.int32), x, out)
+    m.walk(torch.tensor(offs, dtype=torch.int32, device=DEVICE), x, out)
     xd = x.double()
     want = torch.stack(
-        [sum((xd[r] if r < s_rows else torch.zeros(d, dtype=torch.float64)) for r in range(o, o + 4)) for o in offs]
+        [
+            sum((xd[r] if r < s_rows else torch.zeros(d, dtype=torch.float64, device=DEVICE)) for r in range(o, o + 4))
+            for o in offs
+        ]
     )
     assert_close(out, want, rtol=1e-5)
 

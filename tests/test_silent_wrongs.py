@@ -7,7 +7,6 @@ where reads may leave a tensor) on random data with ragged sizes, outputs poison
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 import sm90
 import torch
-from kernel_util import assert_close, poisoned, randn
+from kernel_util import DEVICE, assert_close, poisoned, randn
 
 import croq2triton
 
@@ -99,11 +98,11 @@ def test_a_condition_on_a_loop_counter_takes_one_branch(tmp_path: Path, schedule
 def test_integer_division_of_loop_counters_truncates(tmp_path: Path, schedule: str) -> None:
     # `(k - 5) / 2` of a Python int floors in the interpreter; Croqtile's `/` and `%` truncate (as C)
     mod = _load(tmp_path, COUNTERS, schedule)
-    out = torch.full((37, 8), -999, dtype=torch.int32)
+    out = torch.full((37, 8), -999, dtype=torch.int32, device=DEVICE)
     mod.divisions(out)
     k = torch.arange(8) - 5
     want = torch.div(k, 2, rounding_mode="trunc") * 10 + torch.fmod(k, 3)
-    assert torch.equal(out, want.to(torch.int32).expand(37, 8))
+    assert torch.equal(out.cpu(), want.to(torch.int32).expand(37, 8))
 
 
 @pytest.mark.slow
@@ -163,6 +162,7 @@ def _printed(text: str, label: str) -> list[list[float]]:
     return [[float(v) for v in line.split()] for line in lines]
 
 
+@pytest.mark.interpreter  # what the interpreter prints (a GPU's device printf prints per thread, to the C stdout)
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_a_print_under_a_condition_prints_only_where_it_holds(
     tmp_path: Path, schedule: str, capsys: pytest.CaptureFixture[str]
@@ -191,12 +191,11 @@ def test_a_print_under_a_condition_prints_only_where_it_holds(
     ]
 
 
+@pytest.mark.interpreter  # the interpreter's debug option turns device asserts on (a GPU needs TRITON_DEBUG)
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_an_assert_under_a_condition_checks_only_where_it_holds(tmp_path: Path, schedule: str) -> None:
     from triton.runtime import interpreter
 
-    if not os.environ.get("TRITON_INTERPRET"):
-        pytest.skip("device asserts need TRITON_DEBUG on a GPU")
     mod = _load(tmp_path, PRINTS, schedule)
     saved = interpreter.interpreter_builder.options
     interpreter.interpreter_builder.options = dataclasses.replace(saved, debug=True)  # asserts on
@@ -356,7 +355,7 @@ def test_zfill_on_the_source_view_translates_and_reads_zeros_past_the_view(
     mod = _load(tmp_path, TUTORIAL_ZFILL, schedule, oob_fill)  # `.zfill`: zeros even under the sanitizer
     x, y = randn(37, 64, seed=30), poisoned(37, 64)
     mod.head(x, y, 5)  # each block copies its first 5 rows; the other 11 rows of s are zero
-    assert_close(y, torch.where((torch.arange(37) % 16 < 5)[:, None], x, 0.0))
+    assert_close(y, torch.where((torch.arange(37, device=DEVICE) % 16 < 5)[:, None], x, 0.0))
 
 
 # ------------------------------------------------------------------ copies between element types

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, pythonpath
 
 from croq2triton.cli import main as cli_main
 
@@ -54,6 +54,7 @@ def source(tmp_path: Path) -> Path:
     return p
 
 
+@pytest.mark.interpreter  # the benchmark workers are interpreter stand-ins for two GPUs
 def test_sweep_faults_report_cache_and_two_stand_in_gpus(
     source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -128,7 +129,7 @@ def test_a_killed_sweep_resumes_where_it_stopped(source: Path, tmp_path: Path) -
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "croq2triton", "tune", str(source), "--size", "N=2000", "--jobs", "1"]
     argv += ["--param", "BLOCK=16,32,64,128,256", "--time-per-point", "1", "--out", str(out)]
-    env = dict(os.environ, PYTHONPATH=str(REPO), TRITON_INTERPRET="1")
+    env = dict(os.environ, PYTHONPATH=pythonpath(REPO), TRITON_INTERPRET="1")
     env.pop("CROQ2TRITON_TUNE_FAULTS", None)
     proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 300
@@ -169,7 +170,8 @@ fig = ans["sizes"]["s"]["compiled"]["matmul_k0"]
 print(json.dumps({"status": ans["sizes"]["s"]["status"], "fig": fig,
                   "pruned": after_compiling({"k": {**fig, "spills": 64}}, None)}))
 """
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    # as the sweep starts its compile workers on a GPU host (tune/sweep.py compile_env): no GPU in sight
+    env = dict(os.environ, PYTHONPATH=pythonpath(REPO), CUDA_VISIBLE_DEVICES="")
     env.pop("TRITON_INTERPRET", None)
     r = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]

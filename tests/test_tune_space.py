@@ -171,6 +171,7 @@ def test_best_json_format(tmp_path: Path) -> None:
     json.dumps(data)
 
 
+@pytest.mark.interpreter  # prepare without compiling, as the dry run's workers do: in the interpreter
 def test_a_divisibility_the_source_asserts_prunes_the_point_at_those_sizes() -> None:
     from croq2triton.tune.workers import prepare
 

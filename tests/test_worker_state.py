@@ -66,6 +66,11 @@ def test_the_interpreter_after_compiled_helpers_is_refused_with_a_reason(monkeyp
     helpers = types.ModuleType("croq2triton.runtime.libmath")
     helpers.h = JITFunction(_helper)  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "croq2triton.runtime.libmath", helpers)
+    # the other helper module as the interpreter builds it (a process running compiled kernels, as the
+    # suite does on a GPU, has loaded the real one compiled: the reason would name it too)
+    atomics = types.ModuleType("croq2triton.runtime.atomics")
+    atomics.h = InterpretedFunction(_helper)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "croq2triton.runtime.atomics", atomics)
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     with pytest.raises(CroqError, match=r"runtime helpers libmath were loaded compiled\); kernels in the interpreter"):
         load_source("x = 1\n", "croq2triton_gen_worker_state_a", interpret=True)
