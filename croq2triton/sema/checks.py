@@ -23,6 +23,7 @@ from .calls import arity_errors, unknown_calls
 from .consteval import const_int, constant_values
 from .fills import fill_errors
 from .levels import thread_count_warnings, unit_thread_errors
+from .outofscope import out_of_scope_errors
 from .params import unbounded_param_errors
 from .ranges import range_errors
 from .returns import return_errors
@@ -230,6 +231,16 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
                     )
         if isinstance(s, (A.SpannedDecl, A.EventDecl)) and s.storage in ("shared", "local") and depth == 0:
             errors.append(Diagnostic("error", f"'{s.storage}' storage is only allowed inside 'parallel'", s.span))
+        elif isinstance(s, (A.EventDecl, A.FragDecl, A.FragInit)) and depth == 0:  # LANGUAGE.md 7.3
+            what = "an 'event'" if isinstance(s, A.EventDecl) else "a fragment ('frag')"
+            errors.append(
+                Diagnostic(
+                    "error",
+                    f"{what} is only allowed inside 'parallel'",
+                    s.span,
+                    "events and fragments belong to the threads of a kernel: declare it inside the 'parallel'",
+                )
+            )
         for node in (
             s.walk() if not isinstance(s, (A.Parallel, A.With, A.Foreach, A.If, A.While, A.InThreads, A.Apply)) else []
         ):
@@ -241,6 +252,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     value = constant_values(res)
     errors.extend(_reassignment_errors(res))
     errors.extend(unknown_calls(fn, res))
+    errors.extend(out_of_scope_errors(res))
     errors.extend(_cmdline_size_errors(fn, macro_uses))
     errors.extend(swizzle_errors(fn))
     for s, depth in _walk_stmts(fn.body):

@@ -1,0 +1,123 @@
+"""Issue 28 (part E): what the refusals of the shared corpus asked for, in programs of our own
+(tests/programs/breadth_e_*.co) run in both schedules on ragged sizes with NaN-poisoned outputs and
+compared with float64 torch; and the programs that are not valid Croqtile, each rejected at the
+construct with the rule it breaks.
+
+* names used outside the scope that declares them (a ``parallel`` without braces holds only the
+  next statement), or before their declaration; events and fragments outside ``parallel``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from kernel_util import DEVICE
+
+import croq2triton
+from croq2triton.api import translate_full
+
+PROGRAMS = Path(__file__).parent / "programs"
+NAN = float("nan")
+SCHEDULES = ["source", "auto"]
+_MODULES: dict[tuple[str, str], object] = {}
+
+
+def _module(name: str, schedule: str) -> object:
+    key = (name, schedule)
+    if key not in _MODULES:
+        _MODULES[key] = croq2triton.load(PROGRAMS / name, schedule=schedule)
+    return _MODULES[key]
+
+
+def _full(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    value = NAN if dtype.is_floating_point else -77
+    return torch.full(shape, value, device=DEVICE, dtype=dtype)
+
+
+def _close(got: torch.Tensor, want: torch.Tensor, tol: float = 1e-5) -> None:
+    assert not torch.isnan(got).any(), "an output element was never written"
+    torch.testing.assert_close(got.double().cpu(), want.double().cpu(), rtol=tol, atol=tol)
+
+
+def _diagnostics(source: str) -> str:
+    """The diagnostics of translating ``source`` (functions that do not translate are errors)."""
+    try:
+        out = translate_full(source, filename="e.co")
+    except croq2triton.CroqError as e:
+        return e.format()
+    return "\n".join(d.format() for d in out.diagnostics)
+
+
+# ----------------------------------------------------------------------------- scopes
+def test_a_name_of_a_parallel_without_braces_used_after_it() -> None:
+    message = _diagnostics(
+        """
+__co__ void scale(global f32 [N] x, global f32 [N] y) {
+  parallel p by cdiv(N, 32) : block
+    parallel t by 32 : thread
+      i = p * 32 + t;
+  if (i < N) y.at(i) = x.at(i) * 2.0f;
+}
+"""
+    )
+    assert "e.co:6:7: error: 'i' is not declared here (it is declared at line 5 inside a 'parallel')" in message
+    assert "hint: a 'parallel' without braces holds only the next statement" in message
+
+
+def test_a_loop_index_used_after_its_loop() -> None:
+    message = _diagnostics(
+        """
+__co__ void last(global f32 [8, N] x, global f32 [N] y) {
+  parallel p by 1 : block {
+    foreach {r} in [8] { y.at(r) = x.at(r, 0); }
+    y.at(0) = x.at(r, 1);
+  }
+}
+"""
+    )
+    assert "e.co:5:20: error: 'r' is not declared here (it is declared at line 4 inside a 'foreach')" in message
+    assert "'r' is known only inside that 'foreach'" in message
+
+
+def test_a_buffer_used_before_its_declaration() -> None:
+    message = _diagnostics(
+        """
+__co__ void early(global f32 [64] x, global f32 [64] y) {
+  parallel p by 1 : block {
+    dma.copy x => s;
+    shared f32 [64] s;
+    dma.copy s => y;
+  }
+}
+"""
+    )
+    assert "e.co:4:19: error: 's' is used before its declaration at line 5" in message
+
+
+def test_a_name_the_function_never_declares_is_not_an_out_of_scope_error() -> None:
+    message = _diagnostics(
+        """
+__co__ void host_constant(global f32 [N] x) {
+  parallel p by 1 : block { x.at(0) = kHostScale; }
+}
+"""
+    )
+    assert "not declared here" not in message and "before its declaration" not in message
+
+
+@pytest.mark.parametrize(
+    ("decl", "what"),
+    [("event e;", "an 'event'"), ("frag f32 [16, 16] acc;", "a fragment ('frag')")],
+)
+def test_events_and_fragments_outside_parallel(decl: str, what: str) -> None:
+    message = _diagnostics(
+        f"""
+__co__ void outside(global f32 [N] x) {{
+  {decl}
+  parallel p by 1 : block {{ x.at(0) = 1.0f; }}
+}}
+"""
+    )
+    assert f"e.co:3:3: error: {what} is only allowed inside 'parallel'" in message
