@@ -121,3 +121,23 @@ __co__ void outside(global f32 [N] x) {{
 """
     )
     assert f"e.co:3:3: error: {what} is only allowed inside 'parallel'" in message
+
+
+# ----------------------------------------------------------------------------- |..| of an index
+def test_the_size_of_an_index_is_an_error() -> None:
+    message = _diagnostics(
+        """
+__co__ void sizes(global f32 [N, 8] x, global f32 [N] y) {
+  parallel {r, c} by [N, 1] : block {
+    with k in [8] {
+      foreach k { y.at(r) = x.at(r, k) * |k + 1|; }
+    }
+    y.at(r) = y.at(r) + |x.span| + |r|;
+  }
+}
+"""
+    )
+    assert "e.co:5:43: error: '|k|': 'k' is an index, not a shape; '|..|' counts the elements of a shape" in message
+    assert "hint: write '#k' for its bound, 'k' for its value" in message
+    assert "e.co:7:37: error: '|r|': 'r' is a parallel index, not a shape" in message
+    assert message.count(": error: ") == 2, message  # '|x.span|' counts the elements of a shape

@@ -28,6 +28,7 @@ from .params import unbounded_param_errors
 from .ranges import range_errors
 from .returns import return_errors
 from .scopes import Binding, Resolution, resolve
+from .sizes import size_errors
 from .squeeze import squeeze_errors
 from .streams import stream_errors
 from .swaps import swap_errors
@@ -253,6 +254,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(_reassignment_errors(res))
     errors.extend(unknown_calls(fn, res))
     errors.extend(out_of_scope_errors(res))
+    errors.extend(size_errors(fn, res))
     errors.extend(_cmdline_size_errors(fn, macro_uses))
     errors.extend(swizzle_errors(fn))
     for s, depth in _walk_stmts(fn.body):
