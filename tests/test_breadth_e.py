@@ -141,3 +141,74 @@ __co__ void sizes(global f32 [N, 8] x, global f32 [N] y) {
     assert "hint: write '#k' for its bound, 'k' for its value" in message
     assert "e.co:7:37: error: '|r|': 'r' is a parallel index, not a shape" in message
     assert message.count(": error: ") == 2, message  # '|x.span|' counts the elements of a shape
+
+
+# ----------------------------------------------------------------------------- windows between launches
+HOST = "breadth_e_host.co"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_the_remainder_of_a_tiling_and_a_squeezed_row_between_launches(schedule: str) -> None:
+    m = _module(HOST, schedule)
+    rows = 5
+    x = torch.randn(rows, 21, device=DEVICE)
+    tail, row, twice = _full(rows, 5), _full(21), _full(21)
+    m.tails(x, tail, row, twice, 3)  # type: ignore[attr-defined]
+    _close(tail, x[:, 16:])  # 21 % 8 = 5 columns from 2 * 8
+    _close(row, x[3])
+    _close(twice, 2.0 * x[3].double())
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_views_with_explicit_strides_between_launches(schedule: str) -> None:
+    m = _module(HOST, schedule)
+    v = torch.randn(29, device=DEVICE)
+    mat = torch.randn(7, 6, device=DEVICE)
+    grid, cols = _full(4, 2), _full(6, 3)
+    m.strides(v, grid, mat, cols)  # type: ignore[attr-defined]
+    want = torch.stack([torch.stack([v[6 + 6 * i + 3 * j] for j in range(2)]) for i in range(4)])
+    _close(grid, want)
+    _close(cols, mat[3:6].T)
+    with pytest.raises(croq2triton.CroqError, match=r"the view of 'v' \(27 elements\) from element 6 .* leaves it"):
+        m.strides(v[:27], grid, mat, cols)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_padding_with_elements_between_between_launches(schedule: str) -> None:
+    m = _module(HOST, schedule)
+    x = torch.randint(-50, 50, (4, 3), dtype=torch.int32, device=DEVICE)
+    y, z = _full(2, 7, dtype=torch.int32), _full(4, 5, dtype=torch.int32)
+    m.spread(x, y, z)  # type: ignore[attr-defined]
+    want_y = torch.full((2, 7), -7, dtype=torch.int32)
+    want_y[:, 1:5:3] = x[0:2, 0:2].cpu()  # one border column, two between, two after
+    assert torch.equal(y.cpu(), want_y)
+    want_z = torch.full((4, 5), 5, dtype=torch.int32)
+    want_z[1:3, 0::2] = x[2:4].cpu()  # the second [2, 3] block of rows
+    assert torch.equal(z.cpu(), want_z)
+
+
+# ----------------------------------------------------------------------------- view operations in kernels
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("rows", [7, 9])
+def test_modspan_and_chunk_in_a_kernel(schedule: str, rows: int) -> None:
+    m = _module("breadth_e_views.co", schedule)
+    x = torch.randn(rows, 13, device=DEVICE)
+    last, third, odd = _full(rows, 3), _full(rows, 4), _full(rows, 1)
+    m.pieces(x, last, third, odd)  # type: ignore[attr-defined]
+    _close(last, 2.0 * x[:, 10:].double())  # 13 % 5 = 3 columns from 2 * 5
+    _close(third, x[:, 4:8])  # the second of three chunks of 13 // 3 = 4 columns
+    _close(odd, x[:, 12:])  # 13 % 6 = 1 column from 2 * 6
+
+
+def test_a_modspan_whose_remainder_only_the_launch_knows_is_refused_at_the_view() -> None:
+    message = _diagnostics(
+        """
+__co__ void tail(global f32 [N] x, global f32 [64] y) {
+  parallel p by 1 : block {
+    dma.copy.zfill x.modspan(64) => y;
+  }
+}
+"""
+    )
+    assert "e.co:4:21: error: 'tail' is not translated: croq2triton does not translate a '.modspan' whose" in message
+    assert "remainder is known only at launch" in message

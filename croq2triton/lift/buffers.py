@@ -512,7 +512,7 @@ class Buffers(ViewAlgebra):
             extents = tuple(self.span_as_count(list(p.shape), op))
             zeros = tuple(E.Const(0) for _ in extents)
             return Region(p.tensor, zeros, tuple(range(len(extents))), extents, (), p.zfill, Reshaped(p, extents))
-        if op.kind in ("modspan", "chunk", "zfill"):
+        if op.kind == "zfill":
             raise NotLifted(f"the view operation '.{op.kind}' in a copy", op)
         if op.strides is not None:
             return self.strided(p, op)
