@@ -212,3 +212,72 @@ __co__ void tail(global f32 [N] x, global f32 [64] y) {
     )
     assert "e.co:4:21: error: 'tail' is not translated: croq2triton does not translate a '.modspan' whose" in message
     assert "remainder is known only at launch" in message
+
+
+# ----------------------------------------------------------------------------- dma.pad with interior padding
+PAD = "breadth_e_pad.co"
+
+
+def _padded(a: torch.Tensor, lo: list[int], hi: list[int], mid: list[int], value: float) -> torch.Tensor:
+    """float64 reference of dma.pad (LANGUAGE.md 7.8)."""
+    a = a.double().cpu()
+    shape = [n + x + y + max(n - 1, 0) * m for n, x, y, m in zip(a.shape, lo, hi, mid)]
+    out = torch.full(shape, value, dtype=torch.float64)
+    out[tuple(slice(x, x + (n - 1) * (m + 1) + 1, m + 1) for n, x, m in zip(a.shape, lo, mid))] = a
+    return out
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_interior_padding_into_a_fresh_buffer(schedule: str) -> None:
+    m = _module(PAD, schedule)
+    rows = 7
+    x = torch.randn(rows, 3, device=DEVICE)
+    y = _full(rows, 9)
+    m.spread(x, y)  # type: ignore[attr-defined]
+    xz = torch.cat([x.cpu(), torch.zeros(2, 3)])  # the last block reads past x: zeros
+    want = torch.cat([_padded(xz[2 * b : 2 * b + 2], [0, 1], [1, 1], [0, 2], 0.5) for b in range(3)])
+    _close(y, want[:rows])
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_interior_padding_between_tensors(schedule: str) -> None:
+    m = _module(PAD, schedule)
+    rows = 5
+    x = torch.randn(rows, 3, device=DEVICE)
+    z = _full(9, 9)
+    m.between(x, z)  # type: ignore[attr-defined]
+    xz = torch.cat([x.cpu(), torch.zeros(1, 3)])
+    want = torch.cat([_padded(xz[2 * b : 2 * b + 2], [0, 1], [0, 1], [1, 2], -2.0) for b in range(3)])
+    _close(z, want)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_interior_padding_out_of_a_buffer(schedule: str) -> None:
+    m = _module(PAD, schedule)
+    rows = 6
+    x = torch.randn(rows, 4, device=DEVICE)
+    y = _full(rows, 9)
+    m.out_of_buffer(x, y)  # type: ignore[attr-defined]
+    _close(y, torch.cat([_padded(x[b : b + 1] ** 2, [0, 1], [0, 1], [0, 1], 9.0) for b in range(rows)]))
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_interior_padding_of_each_threads_window(schedule: str) -> None:
+    m = _module(PAD, schedule)
+    rows = 11
+    x = torch.randn(rows, 5, device=DEVICE)
+    y = _full(rows, 12)
+    m.per_thread(x, y)  # type: ignore[attr-defined]
+    want = torch.cat([_padded(x[r : r + 1], [0, 2], [0, 1], [0, 1], -1.0) for r in range(rows)])
+    _close(y, 2.0 * want.flip(1))
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_threads_window_whose_bounds_follow_the_thread(schedule: str) -> None:
+    # the window's bounds were compared lane against column (a silent wrong result before part E)
+    m = _module("breadth_e_views.co", schedule)
+    rows = 7
+    x = torch.randn(rows, 6, device=DEVICE)
+    y = _full(rows, 6)
+    m.own_rows(x, y)  # type: ignore[attr-defined]
+    _close(y, x.flip(1).double() - 1.0)
