@@ -281,3 +281,18 @@ def test_a_threads_window_whose_bounds_follow_the_thread(schedule: str) -> None:
     y = _full(rows, 6)
     m.own_rows(x, y)  # type: ignore[attr-defined]
     _close(y, x.flip(1).double() - 1.0)
+
+
+# ----------------------------------------------------------------------------- strided views of matrices
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("rows", "cols"), [(7, 6), (4, 9)])
+def test_views_with_explicit_strides_of_windows_of_a_matrix(schedule: str, rows: int, cols: int) -> None:
+    m = _module("breadth_e_strided.co", schedule)
+    x = torch.randn(rows, cols, device=DEVICE)
+    diag, cl, corner = _full(rows, 3), _full(4, rows), _full(2, 2)
+    m.walks(x, diag, cl, corner)  # type: ignore[attr-defined]
+    xz = torch.cat([x.cpu(), torch.zeros(3, cols)])  # the row-major elements past x read zero (.zfill)
+    want = torch.stack([torch.stack([xz[r + j, j] for j in range(3)]) for r in range(rows)])
+    _close(diag, want)
+    _close(cl, x[:, 1:5].T)
+    _close(corner, x[0:2, 2:5:2])

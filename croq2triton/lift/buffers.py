@@ -530,34 +530,57 @@ class Buffers(ViewAlgebra):
         return BufferView(p.buffer, tuple(new_offs), tuple(new_shape), tuple(new_keep))
 
     def strided(self, p: Place, op: A.ViewOp) -> Region:
-        """``.view(e.. : st..).from(o..)`` / ``.subspan(e.. : st..)`` (LANGUAGE.md 7.6) of a
-        one-dimensional window of a tensor: element ``i`` of the view is the window's element
-        ``sum o_d * st_d + sum i_d * st_d`` (the tensor's bounds and the window's limits hold)."""
-        if not isinstance(p, Region) or len(p.shape) != 1 or p.steps is not None:
-            what = "a buffer" if isinstance(p, BufferView) else "a view of more than one dimension"
-            raise NotLifted(f"a view with explicit strides of {what}", op)
+        """``.view(e.. : st..).from(o..)`` / ``.subspan(e.. : st..)[.at(i..)]`` (LANGUAGE.md 7.6) of a
+        window of a tensor: element ``i`` of the view is the element ``sum o_d * st_d + sum i_d *
+        st_d`` past the window's origin in the tensor's row-major order (the tensor's bounds and the
+        window's limits hold).  The view of a one-dimensional window runs along its dimension; of
+        a window of more dimensions, along the tensor's row-major elements (a ``span_as`` of it)."""
+        if not isinstance(p, Region):
+            raise NotLifted("a view with explicit strides of a buffer", op)
         if op.kind not in ("view", "subspan") or op.step or (op.kind == "view" and op.at is None):
             raise NotLifted(f"a '.{op.kind}' with explicit strides and this form", op)
-        if op.kind == "subspan" and op.at is not None:
-            raise NotLifted("a '.subspan(.. : ..).at(..)'", op)
+        if p.steps is not None or p.reshaped is not None:
+            raise NotLifted("a view with explicit strides of a span_as view or of a strided view", op)
         strides = op.strides or []
+        at = op.at if op.kind == "subspan" else None
         offsets = len(op.at or []) if op.kind == "view" else len(strides)
-        if not len(op.args) == len(strides) == offsets:
+        if not len(op.args) == len(strides) == offsets or (at is not None and len(at) != len(p.shape)):
             raise CroqSemanticError(
                 f"'.{op.kind}' with {len(op.args)} extent(s), {len(strides)} stride(s)"
-                + (f" and {len(op.at or [])} offset(s)" if op.kind == "view" else ""),
+                + (f" and {len(op.at or [])} offset(s)" if op.kind == "view" else "")
+                + (f" and {len(at)} index(es) of a view of {len(p.shape)} dimension(s)" if at is not None else ""),
                 op.span,
-                "give one stride (and one offset) per extent",
+                "give one stride (and one offset) per extent, and one index per dimension of the view",
             )
         steps = tuple(self.int_expr(x) for x in strides)
         shape = tuple(self.int_expr(x) for x in op.args)
         flat: E.Expr = E.Const(0)
-        for o, st in zip(op.at or [], steps, strict=False):
+        for o, st in zip(op.at or [], steps, strict=False) if op.kind == "view" else ():
             flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
-        axis = p.axes[0]
-        origin = list(p.origin)
-        origin[axis] = E.fold(E.Bin("+", origin[axis], flat))
-        return Region(p.tensor, tuple(origin), (axis,) * len(shape), shape, p.limits, p.zfill, steps=steps)
+        if at is not None:  # ``.subspan(e : st).at(i)``: the window moves by ``i * e`` in its own coordinates first
+            moves = [
+                E.fold(E.Bin("*", i, n)) for i, n in zip(self.at_args(self.index_args(at), op), shape, strict=False)
+            ]
+            if len(moves) != len(p.shape):
+                raise NotLifted("a '.subspan(.. : ..).at(..)' that changes the rank", op)
+            p = p.sub(moves, list(p.shape), [True] * len(p.shape))
+        if len(p.shape) == 1 and len(p.origin) == 1:  # along the one dimension of a one-dimensional tensor
+            axis = p.axes[0]
+            origin = list(p.origin)
+            origin[axis] = E.fold(E.Bin("+", origin[axis], flat))
+            return Region(p.tensor, tuple(origin), (axis,) * len(shape), shape, p.limits, p.zfill, steps=steps)
+        extents = list(self.whole_tensor(p.tensor).shape)
+        start: E.Expr = E.Const(0)  # the window's origin in the tensor's row-major order
+        for o, n in zip(p.origin, extents, strict=True):
+            start = E.Bin("+", E.Bin("*", start, n), o)
+        count: E.Expr = E.Const(1)
+        for n in extents:
+            count = E.Bin("*", count, n)
+        zeros = tuple(E.Const(0) for _ in extents)
+        whole = Region(p.tensor, zeros, tuple(range(len(extents))), tuple(extents), p.limits, p.zfill)
+        rows = Reshaped(whole, (E.fold(count),))
+        origin = (E.fold(E.Bin("+", start, flat)),)
+        return Region(p.tensor, origin, (0,) * len(shape), shape, (), p.zfill, rows, steps)
 
     def span_as_count(self, old: list[E.Expr], op: A.ViewOp) -> list[E.Expr]:
         """The extents ``.span_as([..])`` gives, checked to hold as many elements as ``old``."""
