@@ -296,3 +296,17 @@ def test_views_with_explicit_strides_of_windows_of_a_matrix(schedule: str, rows:
     _close(diag, want)
     _close(cl, x[:, 1:5].T)
     _close(corner, x[0:2, 2:5:2])
+
+
+# ----------------------------------------------------------------------------- addresses in host code
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_the_address_of_an_element_in_host_code(schedule: str, capfd: pytest.CaptureFixture[str]) -> None:
+    m = _module("breadth_e_address.co", schedule)
+    x = torch.randint(-9, 9, (5, 3), dtype=torch.int32, device=DEVICE)
+    m.addresses(x)  # type: ignore[attr-defined]
+    lines = [line for line in capfd.readouterr().out.splitlines() if " @ " in line]
+    assert len(lines) == 5
+    for r, line in enumerate(lines):
+        head, address = line.split(" @ ")
+        assert head == f"{r}: {int(x[r, 2])}"
+        assert int(address) == x.data_ptr() + (r * 3 + 2) * 4

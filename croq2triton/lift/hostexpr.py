@@ -17,6 +17,7 @@ from ..sema.types import TYPES
 from ..tir import expr as E
 from ..tir import host as H
 from .hostvalues import Bounded, BoundedTuple, ITuple, Reshaped, Shape, Tensor, Value
+from .terms import unparen
 
 
 def const(value: int | float | bool, dtype: str | None = None) -> E.Const:
@@ -127,6 +128,9 @@ class HostExprs:
             if e.name not in self.names:
                 raise CroqSemanticError(f"'{e.name}' is not declared", e.span)
             return self.names[e.name]
+        if isinstance(e, A.Unary) and e.op == "&" and isinstance(unparen(e.operand), A.At):  # an element's address
+            t, index = self.element(unparen(e.operand))  # type: ignore[arg-type]
+            return H.ElemGet(t.name, t.host, index, "i64", e.span.line if e.span else 0, address=True)
         if isinstance(e, A.Unary):
             if e.op not in ("-", "!", "~", "+"):
                 raise self.error(f"the operator '{e.op}' cannot be lowered in host code", e)

@@ -176,6 +176,14 @@ def elem_get(f: Fn, name: str, t: torch.Tensor, idx: tuple[int, ...], line: int)
     return t[_element(f, name, t, idx, line)].item()
 
 
+def elem_address(f: Fn, name: str, t: torch.Tensor, idx: tuple[int, ...], line: int) -> int:
+    """``&x.at(i, j)`` in host code between launches: the element's address (in the memory the
+    tensor lives in)."""
+    at = _element(f, name, t, idx, line)
+    offset = sum(int(i) * s for i, s in zip(at, t.stride(), strict=True))
+    return int(t.data_ptr()) + offset * t.element_size()
+
+
 def elem_set(f: Fn, name: str, t: torch.Tensor, idx: tuple[int, ...], v: Any, line: int) -> None:
     """``x.at(i, j) = v`` written by host code between launches (converted to the element type)."""
     t[_element(f, name, t, idx, line)] = v

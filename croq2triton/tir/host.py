@@ -34,6 +34,7 @@ class ElemGet(Expr):
     index: tuple[Expr, ...]
     type: str
     line: int
+    address: bool = False  # ``&x.at(i, j)``: the element's address (an ``i64``), not its value
 
     @property
     def dtype(self) -> str:
