@@ -310,3 +310,31 @@ def test_the_address_of_an_element_in_host_code(schedule: str, capfd: pytest.Cap
         head, address = line.split(" @ ")
         assert head == f"{r}: {int(x[r, 2])}"
         assert int(address) == x.data_ptr() + (r * 3 + 2) * 4
+
+
+# ----------------------------------------------------------------------------- C casts, dense views
+CASTS = "breadth_e_casts.co"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_c_casts_and_a_dense_view_in_kernels(schedule: str) -> None:
+    m = _module(CASTS, schedule)
+    rows = 5
+    x = torch.randn(rows, 4, device=DEVICE) * 4
+    t, d, v = _full(rows, 4, dtype=torch.int32), _full(rows, 4, dtype=torch.float64), _full(10)
+    m.truncs(x, t, d, v)  # type: ignore[attr-defined]
+    assert torch.equal(t.cpu(), (x.cpu() * 3.0).trunc().to(torch.int32))
+    wrapped = (torch.arange(4) + 250) % 256  # unsigned char: 250..253 (no wrap) stays as it is
+    _close(d, x.double().cpu() + wrapped.double())
+    _close(v, x.reshape(-1)[2:12])
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_c_casts_and_a_dense_view_in_host_code(schedule: str) -> None:
+    m = _module(CASTS, schedule)
+    n = 37
+    x = torch.randn(n, device=DEVICE)
+    y, w = _full(n), _full(3, 2)
+    m.scaled(x, y, w, 3, -1.3)  # type: ignore[attr-defined]
+    _close(y, x.double() * (3.0 + int(-1.3 * 2.5)))
+    _close(w, x[2:8].reshape(3, 2))

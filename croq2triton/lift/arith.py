@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..errors import CroqSemanticError
 from ..frontend import ast as A
+from ..frontend.builtins import c_scalar
 from ..frontend.describe import describe
 from ..sema.types import TYPES
 from ..sema.types import promote as c_promote
@@ -85,10 +86,11 @@ class Arith:
             ctype = c_promote(self.ctype_of(a), self.ctype_of(b)) or a.ctype
             a, b = self.convert(a, ctype), self.convert(b, ctype)
             return Value(E.fold(E.Where(c, a.expr, b.expr)), ctype)
-        if isinstance(e, A.Cast) and not e.is_string:
-            if ir_type(e.type) is None:
+        if isinstance(e, A.Cast) and (not e.is_string or c_scalar(e.type) is not None):
+            to = c_scalar(e.type) if e.is_string else e.type  # ``__to<"int">``: a C scalar type's element type
+            if to is None or ir_type(to) is None:
                 raise NotLifted(f"a conversion to '{e.type}'", e)
-            return self.convert(self.expr(e.expr), e.type)
+            return self.convert(self.expr(e.expr), to)
         if isinstance(e, A.Builtin):
             return self.builtin(e)
         return self.leaf(e, want)

@@ -504,6 +504,31 @@ class Buffers(ViewAlgebra):
         zeros = tuple(E.Const(0) for _ in buf.extents)
         return BufferView(buf, zeros, buf.sizes, tuple(True for _ in buf.extents))
 
+    def dense_view(self, p: Region, op: A.ViewOp) -> Region:
+        """``.view(e..).from(o..)`` of another rank than its window (LANGUAGE.md 7.6): a dense view,
+        ``e`` in row-major order from the element ``sum o_d * st_d`` past the window's origin (``st``
+        the dense strides of ``e``)."""
+        if p.steps is not None or p.reshaped is not None:
+            raise NotLifted("a view that changes the rank of a span_as view or of a strided view", op)
+        items = self.extent_items(op.args)
+        if any(x is None for x in items) or len(op.at or []) != len(items):
+            raise CroqSemanticError(
+                f"a '.view' of {len(items)} extent(s) that changes the rank takes {len(items)} offset(s) and no '_',"
+                f" {len(op.at or [])} given",
+                op.span,
+                "give one offset per extent of the view",
+            )
+        shape = tuple(x for x in items if x is not None)
+        steps: list[E.Expr] = []
+        step: E.Expr = E.Const(1)
+        for n in reversed(shape):
+            steps.insert(0, step)
+            step = E.fold(E.Bin("*", step, n))
+        flat: E.Expr = E.Const(0)
+        for o, st in zip(op.at or [], steps, strict=True):
+            flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
+        return self.flat_view(p, shape, tuple(steps), flat)
+
     def place_op(self, p: Place, op: A.ViewOp) -> Place:
         if op.kind == "span_as" and isinstance(p, BufferView):
             return self.whole_buffer(self.span_as(p, op))
@@ -516,6 +541,14 @@ class Buffers(ViewAlgebra):
             raise NotLifted(f"the view operation '.{op.kind}' in a copy", op)
         if op.strides is not None:
             return self.strided(p, op)
+        # a view of another rank (shapes among its extents spelled out): dense
+        if (
+            isinstance(p, Region)
+            and op.kind == "view"
+            and op.at is not None
+            and len(self.extent_items(op.args)) != len(p.shape)
+        ):
+            return self.dense_view(p, op)
         if isinstance(p, Region):
             return self.region_op(p, op)
         if op.kind == "view":
@@ -564,6 +597,11 @@ class Buffers(ViewAlgebra):
             if len(moves) != len(p.shape):
                 raise NotLifted("a '.subspan(.. : ..).at(..)' that changes the rank", op)
             p = p.sub(moves, list(p.shape), [True] * len(p.shape))
+        return self.flat_view(p, shape, steps, flat)
+
+    def flat_view(self, p: Region, shape: tuple[E.Expr, ...], steps: tuple[E.Expr, ...], flat: E.Expr) -> Region:
+        """``shape`` elements ``steps`` apart from ``flat`` past the origin of ``p`` in its tensor's
+        row-major order (LANGUAGE.md 7.6: view offsets and strides count the root's elements)."""
         if len(p.shape) == 1 and len(p.origin) == 1:  # along the one dimension of a one-dimensional tensor
             axis = p.axes[0]
             origin = list(p.origin)

@@ -208,6 +208,25 @@ class HostCopies:
             w.offset = E.fold(E.Bin("+", w.offset, offset))
             w.flat, w.strides = [self.scalar(x) for x in op.args], strides
             return
+        if op.kind == "view" and op.strides is None and len(op.args) != rank:  # dense, in the tensor's order
+            if any(_blank(x) for x in op.args) or len(at or []) != len(op.args):
+                raise CroqSemanticError(
+                    f"a '.view' of {len(op.args)} extent(s) that changes the rank takes {len(op.args)} offset(s)"
+                    f" and no '_', {len(at or [])} given",
+                    op.span,
+                    "give one offset per extent of the view",
+                )
+            shape = [self.scalar(x) for x in op.args]
+            dense: list[E.Expr] = []
+            step: E.Expr = E.Const(1)
+            for n in reversed(shape):
+                dense.insert(0, step)
+                step = E.fold(E.Bin("*", step, n))
+            w.flatten()
+            moved = sum_of([E.Bin("*", self.scalar(o), st) for o, st in zip(at or [], dense, strict=True)])
+            w.offset = E.fold(E.Bin("+", w.offset, moved))
+            w.flat, w.strides = shape, dense
+            return
         if len(op.args) != rank:
             raise self.error(f"'.{op.kind}' takes {rank} extents here, {len(op.args)} given", op)
         extents = [n if _blank(x) else self.scalar(x) for n, x in zip(w.shape, op.args, strict=True)]
@@ -246,6 +265,25 @@ class HostCopies:
                 offset = E.Bin("+", offset, E.Bin("*", self.scalar(o), st))
             w.offset = E.fold(E.Bin("+", w.offset, offset))
             w.flat, w.strides = [self.scalar(x) for x in op.args], strides
+            return
+        if op.kind == "view" and op.strides is None and len(op.args) != rank:  # dense, in the tensor's order
+            if any(_blank(x) for x in op.args) or len(at or []) != len(op.args):
+                raise CroqSemanticError(
+                    f"a '.view' of {len(op.args)} extent(s) that changes the rank takes {len(op.args)} offset(s)"
+                    f" and no '_', {len(at or [])} given",
+                    op.span,
+                    "give one offset per extent of the view",
+                )
+            shape = [self.scalar(x) for x in op.args]
+            dense: list[E.Expr] = []
+            step: E.Expr = E.Const(1)
+            for n in reversed(shape):
+                dense.insert(0, step)
+                step = E.fold(E.Bin("*", step, n))
+            w.flatten()
+            moved = sum_of([E.Bin("*", self.scalar(o), st) for o, st in zip(at or [], dense, strict=True)])
+            w.offset = E.fold(E.Bin("+", w.offset, moved))
+            w.flat, w.strides = shape, dense
             return
         if len(op.args) != rank:
             raise self.error(f"'.{op.kind}' takes {rank} extents here, {len(op.args)} given", op)
