@@ -338,3 +338,13 @@ def test_c_casts_and_a_dense_view_in_host_code(schedule: str) -> None:
     m.scaled(x, y, w, 3, -1.3)  # type: ignore[attr-defined]
     _close(y, x.double() * (3.0 + int(-1.3 * 2.5)))
     _close(w, x[2:8].reshape(3, 2))
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_an_element_scalar_declared_without_a_value_in_host_code(schedule: str) -> None:
+    m = _module(HOST, schedule)
+    x = torch.randn(13, dtype=torch.float64, device=DEVICE)
+    y = _full(13, dtype=torch.float64)
+    total = m.row_sum(x, y)  # type: ignore[attr-defined]
+    _close(y, 3.0 * x)
+    assert abs(total - 3.0 * float(x.sum())) < 1e-9
