@@ -348,3 +348,75 @@ def test_an_element_scalar_declared_without_a_value_in_host_code(schedule: str) 
     total = m.row_sum(x, y)  # type: ignore[attr-defined]
     _close(y, 3.0 * x)
     assert abs(total - 3.0 * float(x.sum())) < 1e-9
+
+
+# ----------------------------------------------------------------------------- more invalid programs
+@pytest.mark.parametrize(
+    ("body", "where", "message"),
+    [
+        # one index per dimension (LANGUAGE.md 7.5): was an internal error
+        ("parallel p by 4 : block { x.at(p, 0) = 1.0f; }", "2:29", "'x' has 1 dimension, but '.at' gives 2 indices"),
+        (
+            "parallel {p, q} by [4, 2] : block { x.at({p, q}) = 1.0f; }",
+            "2:39",
+            "'x' has 1 dimension, but '.at' gives 2",
+        ),
+        # waiting a synchronous future; an asynchronous copy never waited for (LANGUAGE.md 7.8)
+        (
+            "parallel p by 1 : block { f = dma.copy x => shared; wait f; }",
+            "2:60",
+            "'wait f': the copy that gives 'f' is synchronous",
+        ),
+        (
+            "parallel p by 1 : block { g = dma.copy.async x.subspan(8).at(p) => shared; }",
+            "2:29",
+            "the asynchronous copy into 'g' is never waited for",
+        ),
+        # a bracket list is a shape: declared with ':' (LANGUAGE.md 5)
+        ("t = [1, 2]; parallel p by 4 : block { x.at(p) = 1.0f; }", "2:7", "'t = [..]': a bracket list is a shape"),
+        # levels of nested statements go from coarse to fine (LANGUAGE.md 7.3)
+        (
+            "parallel p by 4 : thread { parallel q by 4 : block { x.at(p) = 1.0f; } }",
+            "2:39",
+            "level ': block' is nested inside the finer level ': thread'",
+        ),
+    ],
+)
+def test_more_invalid_programs_name_their_rule(body: str, where: str, message: str) -> None:
+    found = _diagnostics(f"__co__ void f(global f32 [64] x) {{\n  {body}\n}}\n")
+    assert f"e.co:{where}: error: {message}" in found, found
+
+
+def test_an_async_copy_waited_in_a_pipeline_is_no_error() -> None:
+    found = _diagnostics(
+        """
+__co__ void piped(global f32 [64] x, global f32 [64] y) {
+  parallel p by 1 : block {
+    foreach k in [4] {
+      f = dma.copy.async x.subspan(16).at(k) => shared;
+      wait f;
+      dma.copy f.data => y.subspan(16).at(k);
+    }
+  }
+}
+"""
+    )
+    assert "error" not in found, found
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_window_wholly_outside_its_tensor_reads_zero(schedule: str, tmp_path: Path) -> None:
+    # LANGUAGE.md 14.3; its mask is false everywhere (was an internal error of the verifier)
+    src = """
+__co__ void outside(global f32 [64] x, global f32 [16] y) {
+  parallel p by 1 : block {
+    g = dma.copy.zfill x.subspan(16).at(4) => shared;
+    dma.copy g.data => y;
+  }
+}
+"""
+    (tmp_path / "outside.co").write_text(src)
+    m = croq2triton.load(tmp_path / "outside.co", schedule=schedule)
+    y = _full(16)
+    m.outside(torch.randn(64, device=DEVICE), y)  # type: ignore[attr-defined]
+    assert torch.equal(y.cpu(), torch.zeros(16))

@@ -165,6 +165,8 @@ class _Verifier:
         if len(index) != len(arg.extents):
             raise self.fail(f"{len(index)} index(es) for '{arg.tensor}' of rank {len(arg.extents)}", s)
         terms = (E.conjuncts(self.expand(mask)) if mask is not None else []) + self.grid_facts
+        if any(_never(t) for t in terms):  # a mask that is false everywhere: nothing is accessed
+            return
         for d, (i, extent) in enumerate(zip(index, arg.extents, strict=True)):
             i = _unbroadcast(self.expand(i))
             upper = E.fold(E.Bin("<", i, extent))
@@ -197,6 +199,14 @@ def _unbroadcast(e: E.Expr) -> E.Expr:
     if isinstance(e, E.Full) and isinstance(e.value, int):  # a constant index broadcast: the constant
         return E.Const(e.value, e.type)
     return e
+
+
+def _never(term: E.Expr) -> bool:
+    """Is the mask term false for every lane (``False``, or a block of them)?"""
+    term = E.fold(term)
+    if isinstance(term, E.Const):
+        return not term.value
+    return isinstance(term, E.Full) and not term.value
 
 
 def _holds(cond: E.Expr, terms: list[E.Expr]) -> bool:
