@@ -9,6 +9,7 @@ construct with the rule it breaks.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -420,3 +421,36 @@ __co__ void outside(global f32 [64] x, global f32 [16] y) {
     y = _full(16)
     m.outside(torch.randn(64, device=DEVICE), y)  # type: ignore[attr-defined]
     assert torch.equal(y.cpu(), torch.zeros(16))
+
+
+# ----------------------------------------------------------------------------- builtins, parallel tuples
+MATH = "breadth_e_math.co"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_activation_builtins_and_a_parallel_tuple(schedule: str) -> None:
+    m = _module(MATH, schedule)
+    rows, cols = 5, 7
+    x = torch.randn(rows, cols, device=DEVICE) * 4
+    x[1, 2], x[2, 3], x[3, 4] = 0.0, float("inf"), float("nan")
+    g, sp, flags = _full(rows, cols), _full(rows, cols), _full(rows, cols, dtype=torch.int32)
+    m.acts(x, g, sp, flags)  # type: ignore[attr-defined]
+    xd = x.double().cpu()
+    finite = torch.isfinite(xd)
+    want_g = 0.5 * xd * (1.0 + torch.erf(xd / math.sqrt(2.0)))
+    _close(g[finite], want_g[finite])
+    want_sp = torch.nn.functional.softplus(xd) * torch.sign(xd)
+    _close(sp[finite], want_sp[finite])
+    assert torch.isnan(sp[3, 4]) and torch.isnan(g[3, 4])  # NaN in, NaN out
+    want_flags = torch.isfinite(xd).int() * 10 + torch.sign(torch.arange(cols) - 2).int()
+    assert torch.equal(flags.cpu(), want_flags)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_tuple_of_thread_indices(schedule: str) -> None:
+    m = _module(MATH, schedule)
+    n = 13
+    x = torch.randn(n, 4, device=DEVICE)
+    y = _full(4, n)
+    m.transposed(x, y)  # type: ignore[attr-defined]
+    _close(y, (x.double() - torch.arange(4, dtype=torch.float64, device=DEVICE)).T)
