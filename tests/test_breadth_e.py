@@ -454,3 +454,24 @@ def test_a_tuple_of_thread_indices(schedule: str) -> None:
     y = _full(4, n)
     m.transposed(x, y)  # type: ignore[attr-defined]
     _close(y, (x.double() - torch.arange(4, dtype=torch.float64, device=DEVICE)).T)
+
+
+# ----------------------------------------------------------------------------- index tuples
+INDEX = "breadth_e_index.co"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_index_tuples_as_element_indices(schedule: str) -> None:
+    m = _module(INDEX, schedule)
+    rows, cols = 5, 7
+    x = torch.randn(rows, cols, device=DEVICE)
+    y = _full(rows, cols)
+    m.coords(x, y)  # type: ignore[attr-defined]
+    grid = torch.arange(rows).view(-1, 1) * 100 + torch.arange(cols).view(1, -1)
+    _close(y, x.double().cpu() + grid.double())
+    y = _full(rows, cols)
+    m.counted(x, y)  # type: ignore[attr-defined]
+    _close(y, 2.0 * x.double() + rows * cols)
+    y = _full(3, 4)
+    m.per_element(x[:3, :4].contiguous(), y)  # type: ignore[attr-defined]
+    _close(y, x[:3, :4].double() - 1.0)

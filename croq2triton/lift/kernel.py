@@ -346,7 +346,8 @@ class Lifter(
         """The lanes of a thread level whose count is known only at launch (``parallel q by
         x.span(1) : group``): a tile extent the launcher fixes, the lanes past the count masked."""
         what = f"the thread level '{var}'" if var else "a thread level"
-        return self.launch_extent(count, f"{(var or 'lane').upper()}_LANES", what, node, fixed)
+        name = (var or "lane").replace("#", "_").upper()  # a part of an index tuple: its name and position
+        return self.launch_extent(count, f"{name}_LANES", what, node, fixed)
 
     # ================================================================ statements
     def stmts(self, stmts: list[A.Stmt]) -> None:

@@ -143,6 +143,7 @@ class LauncherLifting(HostFlow, HostCopies):
                 scope.shapes[croq] = tuple(_extent(d) for d in v.dims)
             elif isinstance(v, ITuple) and all(isinstance(d, (E.Const, E.Var)) for d in v.items):
                 scope.shapes[croq] = tuple(_extent(d) for d in v.items)  # an ituple as a shape
+                scope.ituples.add(croq)
             items = v.dims if isinstance(v, Shape) else v.items if isinstance(v, ITuple) else None
             if items is not None and all(isinstance(d, E.Expr) and E.is_int(d.dtype) for d in items):
                 scope.shape_values[croq] = tuple(items)

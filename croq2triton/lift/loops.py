@@ -235,9 +235,15 @@ class Loops:
         out: list[A.Expr] = []
         for a in args:
             x = unparen(a)
+            if isinstance(x, A.ItupleLit):  # ``x.at({i, j})``: its items (LANGUAGE.md 7.5)
+                out.extend(self.index_args(list(x.items)))
+                continue
             t = self.binding(x.name) if isinstance(x, A.Name) else None
             if isinstance(t, IndexTuple):
                 out.extend(A.Name(p, span=x.span) for p in t.parts)
+            elif isinstance(x, A.Name) and t is None and x.name in self.host.ituples:  # the host's (``with idx``)
+                rank = len(self.host.shapes[x.name])
+                out.extend(A.GetIth(x, A.IntLit(k, str(k), span=x.span), span=x.span) for k in range(rank))
             else:
                 out.append(a)
         return out
