@@ -475,3 +475,41 @@ def test_index_tuples_as_element_indices(schedule: str) -> None:
     y = _full(3, 4)
     m.per_element(x[:3, :4].contiguous(), y)  # type: ignore[attr-defined]
     _close(y, x[:3, :4].double() - 1.0)
+
+
+# ----------------------------------------------------------------------------- break and continue
+EXITS = "breadth_e_exits.co"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_break_and_continue_in_a_blocks_loop(schedule: str) -> None:
+    m = _module(EXITS, schedule)
+    rows, cols, step = 7, 11, 3
+    x = torch.randn(rows, cols, device=DEVICE)
+    stop = torch.tensor([0, 1, 4, 11, 6, 9, 20], dtype=torch.int32, device=DEVICE)
+    out = _full(rows)
+    m.until(x, stop, out, step)  # type: ignore[attr-defined]
+    want = []
+    for r in range(rows):
+        s = 0.0
+        for k in range(cols):
+            if k == int(stop[r]):
+                break
+            if k % step == 0:
+                s -= 1.0
+                continue
+            s += float(x[r, k])
+        want.append(s)
+    _close(out, torch.tensor(want, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_break_of_each_thread(schedule: str) -> None:
+    m = _module(EXITS, schedule)
+    rows, cols = 13, 9
+    x = torch.randn(rows, cols, device=DEVICE)
+    at = _full(rows, dtype=torch.int32)
+    m.first_above(x, at, 1.0)  # type: ignore[attr-defined]
+    above = x.cpu() > 1.0
+    want = torch.where(above.any(1), above.int().argmax(1), torch.tensor(-1)).to(torch.int32)
+    assert torch.equal(at.cpu(), want)

@@ -36,6 +36,7 @@ from .collapse import collapse, has_roles
 from .copies import Copies
 from .elements import Elements
 from .events import Events
+from .exits import loop_exits
 from .futures import Futures
 from .hazards import fence_hazards
 from .helpers import DeviceCalls
@@ -770,6 +771,7 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
     Units whose MMAs lift/units.py does not place are tried again unrolled (lift/unroll.py), and
     fragments of each thread as the threads' arrays (lift/threadfrags.py)."""
     opts = options or Options()
+    top = loop_exits(top) or top  # ``break`` / ``continue`` as flags (lift/exits.py)
     try:
         return Lifter(top, name, host, src_name, opts).lift()
     except NotLifted as first:
