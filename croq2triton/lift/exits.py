@@ -9,7 +9,8 @@ is lifted as
     mutable bool go = true;
     foreach k in [n] { if (go) { A; if (c) go = false; if (go) { B; } } }
 
-and ``continue`` likewise with a flag set at the top of each iteration.  The statements after one
+and ``continue`` likewise with a flag set at the top of each iteration; a ``while`` loop also tests
+its break flag with its condition.  The statements after one
 that may leave are under the flags; a ``break`` of a thread (under a condition on the thread
 index) stops that thread's iterations only, as it does in the source.  A loop over several names
 (nested loops: which one leaves?) or over a name whose extents are not written out is left as it
@@ -62,6 +63,10 @@ class _Rewriter:
             body = self.stmt(s.body)
             loop = A.Foreach(s.items, body, s.suffixes, span=s.span)
             return self.loop(loop) if _exits(body) else loop
+        if isinstance(s, A.While):
+            body = self.stmt(s.body)
+            spin = A.While(s.cond, body, span=s.span)
+            return self.loop(spin) if _exits(body) else spin
         for name in ("body", "then", "other"):
             child = getattr(s, name, None)
             if isinstance(child, A.Stmt):
@@ -70,8 +75,8 @@ class _Rewriter:
             s.stmts = [self.stmt(x) for x in s.stmts]
         return s
 
-    def loop(self, s: A.Foreach) -> A.Stmt:
-        if not self.one_counter(s):
+    def loop(self, s: A.Foreach | A.While) -> A.Stmt:
+        if isinstance(s, A.Foreach) and not self.one_counter(s):
             raise _Uncovered
         sp = s.span
         brk = self.fresh("go") if _exits(s.body, A.Break) else None
@@ -79,10 +84,15 @@ class _Rewriter:
         body = self.block(_stmts(s.body), brk, cont)
         inner: list[A.Stmt] = [_flag(cont, sp), *body] if cont else body
         guarded: A.Stmt = A.Block(inner, span=sp)
-        if brk:
-            guarded = A.If(A.Name(brk, span=sp), guarded, span=sp)
         self.done = True
-        loop = A.Foreach(s.items, A.Block([guarded], span=sp), s.suffixes, span=sp)
+        loop: A.Stmt
+        if isinstance(s, A.While):  # the loop ends at the next test of its condition
+            cond = A.Binary("&&", A.Name(brk, span=sp), s.cond, span=sp) if brk else s.cond  # type: ignore[arg-type]
+            loop = A.While(cond, guarded, span=sp)
+        else:
+            if brk:
+                guarded = A.If(A.Name(brk, span=sp), guarded, span=sp)
+            loop = A.Foreach(s.items, A.Block([guarded], span=sp), s.suffixes, span=sp)
         return A.Block([_flag(brk, sp), loop], span=sp) if brk else loop
 
     def block(self, stmts: list[A.Stmt], brk: str | None, cont: str | None) -> list[A.Stmt]:

@@ -391,7 +391,7 @@ def _shared_loads(body: list[N.Stmt]) -> list[N.Stmt]:
             values[s.var.name] = s.value
         if isinstance(s, N.Store):
             seen = [x for x in seen if x[0].base != s.base]
-        if isinstance(s, (N.For, N.If, N.Atomic, N.Barrier)):
+        if isinstance(s, (N.For, N.While, N.If, N.Atomic, N.Barrier)):
             seen = []  # what happens inside is not tracked
         if isinstance(s, N.Load):
             index = tuple(_resolve(x, values) for x in s.index)

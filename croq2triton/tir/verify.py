@@ -71,10 +71,12 @@ class _Verifier:
             self.access(s)
             if isinstance(s, N.Assign) and s.var.name not in scope:
                 raise self.fail(f"'{s.var.name}' is assigned before it is defined", s)
-            if isinstance(s, N.For):
+            if isinstance(s, (N.For, N.While)):
                 # a name the body re-binds holds another value on each trip: its first value says nothing
                 self.forget(x.var.name for x in N.walk(s.body) if isinstance(x, N.Assign))
-                inner = self.block(s.body, scope | {s.var.name})
+                if isinstance(s, N.While) and (s.cond.name not in scope or s.cond.shape or s.cond.type != "i1"):
+                    raise self.fail(f"the condition '{s.cond.name}' of a while loop is not a defined scalar flag", s)
+                inner = self.block(s.body, scope | ({s.var.name} if isinstance(s, N.For) else set()))
                 for v in s.carried:
                     if v.name not in scope:
                         raise self.fail(f"loop-carried '{v.name}' is not defined before the loop", s)
