@@ -375,6 +375,22 @@ def test_an_element_scalar_declared_without_a_value_in_host_code(schedule: str) 
         ),
         # a bracket list is a shape: declared with ':' (LANGUAGE.md 5)
         ("t = [1, 2]; parallel p by 4 : block { x.at(p) = 1.0f; }", "2:7", "'t = [..]': a bracket list is a shape"),
+        # statements where the language does not have them, or on what they do not take
+        ("yield; parallel p by 4 : block { x.at(p) = 1.0f; }", "2:3", "'yield' outside 'parallel'"),
+        ("parallel p by 4 : block { if (p == 1) break; x.at(p) = 1.0f; }", "2:41", "'break' outside a loop"),
+        ("parallel p by 4 : block { wait x; }", "2:34", "'wait' takes futures and events; 'x' is a tensor or buffer"),
+        (
+            "parallel p by 4 : block { shared f32 [4] s; trigger s; }",
+            "2:55",
+            "'trigger' takes events; 's' is a tensor or buffer",
+        ),
+        ("parallel p by 4 : block { x.at(p) = #x; }", "2:39", "'#x': 'x' is a tensor or buffer, not a bounded index"),
+        ("mdspan<3> s : [4, 4]; parallel p by 4 : block { x.at(p) = 1.0f; }", "2:17", "'mdspan<3> s' is given 2"),
+        (
+            "parallel p by 4 : block { dma.copy x.chunkat(p) => x.chunkat(p) after g; }",
+            "2:29",
+            "'after g': 'g' is not declared",
+        ),
         # levels of nested statements go from coarse to fine (LANGUAGE.md 7.3)
         (
             "parallel p by 4 : thread { parallel q by 4 : block { x.at(p) = 1.0f; } }",

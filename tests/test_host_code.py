@@ -82,7 +82,7 @@ __co__ void show(int a) {
     ("body", "message"),
     [
         ("println(&x);", "the operator '&' cannot be lowered in host code"),  # (&x.at(0) is an address)
-        ("break;", "'break' outside a loop"),
+        ("int k = select(2, 1, 1);", "select index 2 is out of range for 2 choices"),
         ("with {i, j} in [2] { }", "2 name(s) but a shape of rank 1"),
     ],
 )

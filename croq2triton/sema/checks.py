@@ -24,6 +24,7 @@ from .consteval import const_int, constant_values
 from .fills import fill_errors
 from .futures import future_errors
 from .levels import chains, thread_count_warnings, unit_thread_errors
+from .misuse import misuse_errors
 from .outofscope import out_of_scope_errors
 from .params import unbounded_param_errors
 from .ranges import range_errors
@@ -271,6 +272,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(out_of_scope_errors(res))
     errors.extend(size_errors(fn, res))
     errors.extend(rank_errors(fn, res))
+    errors.extend(misuse_errors(fn, res))
     errors.extend(_cmdline_size_errors(fn, macro_uses))
     errors.extend(swizzle_errors(fn))
     for s, depth in _walk_stmts(fn.body):
