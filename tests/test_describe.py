@@ -55,10 +55,11 @@ __co__ void f(global f32 [N] x, int n) {
 @pytest.mark.parametrize(
     ("stmt", "spelled"),
     [
-        ("foreach k in [4] { if (k == 2) break; x.at(p # t) = 1.0f; }", "'break'"),
-        ("foreach k in [4] { if (k == 2) continue; x.at(p # t) = 1.0f; }", "'continue'"),
+        # (of a loop over one name they translate: tests/test_breadth_e.py)
+        ("foreach {k, j} in [4, 2] { if (k == 2) break; x.at(p # t) = 1.0f; }", "'break'"),
+        ("foreach {k, j} in [4, 2] { if (k == 2) continue; x.at(p # t) = 1.0f; }", "'continue'"),
         ('__cpp__("int y = 0;");', "'__cpp__(...)'"),
-        ('if (p # t < N) x.at(p # t) = __to<"float">(x.at(p # t));', "'__to<\"float\">(...)'"),
+        ('if (p # t < N) x.at(p # t) = __to<"float4">(x.at(p # t));', "'__to<\"float4\">(...)'"),
     ],
 )
 def test_refusals_name_the_construct_as_written(stmt: str, spelled: str) -> None:

@@ -73,8 +73,8 @@ NO_EVENTS = "warp roles that use 's' with no event ordering them (a race"
 
 
 BAD = {
-    "two consumer roles": (
-        "inthreads.async (wg == 1) { foreach {k} in [cdiv(K, 64)] { mma.row.row acc, s[k % 2], s[k % 2]; } }",
+    "two consumer roles": (  # each with an accumulator of its own (a role's body is its scope)
+        "inthreads.async (wg == 1) { acc = mma.fill.f32 0.0f; foreach {k} in [cdiv(K, 64)] { mma.row.row acc, s[k % 2], s[k % 2]; } }",
         NO_EVENTS,
     ),
     "mismatched loops": (

@@ -144,16 +144,32 @@ def _simple(s: H.Stmt) -> list[ast.stmt]:
         return [_assign(s.var, call("_rt.span_as", name("_F"), _const(s.tensor), name(s.host), shape))]
     if isinstance(s, H.Window):
         origin, shape = _tuple([host_ast(d) for d in s.origin]), _tuple([host_ast(d) for d in s.shape])
-        return [
-            _assign(
-                s.var, call("_rt.window", name("_F"), _const(s.tensor), name(s.host), origin, shape, _const(s.line))
-            )
-        ]
+        args = (name("_F"), _const(s.tensor), name(s.host), origin, shape, _const(s.line))
+        drop = {"drop": _tuple([_const(d) for d in s.drop])} if s.drop else {}
+        return [_assign(s.var, call("_rt.window", *args, **drop))]
+    if isinstance(s, H.Strided):
+        shape, strides = _tuple([host_ast(d) for d in s.shape]), _tuple([host_ast(d) for d in s.strides])
+        args = (name("_F"), _const(s.tensor), name(s.host), host_ast(s.offset), shape, strides, _const(s.line))
+        return [_assign(s.var, call("_rt.strided", *args))]
     if isinstance(s, H.HostCopy):
         perm = _tuple([_const(k) for k in s.perm]) if s.perm is not None else _const(None)
         into = (_const(s.dst_name), name(s.dst)) if s.dst_name is not None else (_const(None), _const(None))
         copied = call("_rt.host_copy", name("_F"), *into, _const(s.src_name), name(s.src), perm, _const(s.line))
         return [_assign(s.dst, copied) if s.dst_name is None else _expr(copied)]
+    if isinstance(s, H.HostPad):
+        into = (_const(s.dst_name), name(s.dst)) if s.dst_name is not None else (_const(None), _const(None))
+        borders = [_tuple([host_ast(x) for x in xs]) for xs in (s.lo, s.hi, s.mid)]
+        padded = call(
+            "_rt.host_pad",
+            name("_F"),
+            *into,
+            _const(s.src_name),
+            name(s.src),
+            *borders,
+            host_ast(s.value),
+            _const(s.line),
+        )
+        return [_assign(s.dst, padded) if s.dst_name is None else _expr(padded)]
     if isinstance(s, H.ElemSet):
         index = _tuple([host_ast(i) for i in s.index])
         args = (name("_F"), _const(s.tensor), name(s.host), index, host_ast(s.value), _const(s.line))

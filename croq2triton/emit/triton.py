@@ -100,6 +100,9 @@ class KernelEmitter:
         elif isinstance(s, N.For):
             self.line(f"for {s.var.name} in {_src(self.loop_range(s))}:", depth, s.line)
             self.block(s.body, depth + 1)
+        elif isinstance(s, N.While):
+            self.line(f"while {_src(to_ast(s.cond))}:", depth, s.line)
+            self.block(s.body, depth + 1)
         elif isinstance(s, N.If):
             self.line(f"if {_src(to_ast(s.cond))}:", depth, s.line)
             self.block(s.then, depth + 1)

@@ -19,25 +19,47 @@ class Node:
     span: Span | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     def children(self) -> Iterator[Node]:
-        for f in fields(self):
-            if f.name == "span":
-                continue
-            yield from _nodes_in(getattr(self, f.name))
+        return iter(_children(self))
 
     def walk(self) -> Iterator[Node]:
+        """This node and every node under it, depth first, children in field order."""
         stack: list[Node] = [self]
         while stack:
             n = stack.pop()
             yield n
-            stack.extend(reversed(list(n.children())))
+            kids = _children(n)
+            kids.reverse()
+            stack.extend(kids)
 
 
-def _nodes_in(v: Any) -> Iterator[Node]:
-    if isinstance(v, Node):
-        yield v
-    elif isinstance(v, (list, tuple)):
-        for x in v:
-            yield from _nodes_in(x)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that may hold nodes (all but its span), in declaration order."""
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = _CHILD_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name != "span")
+    return names
+
+
+def _children(n: Node) -> list[Node]:
+    out: list[Node] = []
+    for name in _child_fields(type(n)):
+        v = getattr(n, name)
+        if isinstance(v, Node):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            _nodes_in(v, out)
+    return out
+
+
+def _nodes_in(v: list[Any] | tuple[Any, ...], out: list[Node]) -> None:
+    for x in v:
+        if isinstance(x, Node):
+            out.append(x)
+        elif isinstance(x, (list, tuple)):
+            _nodes_in(x, out)
 
 
 # ---------------------------------------------------------------- expressions

@@ -100,3 +100,42 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in _ALL}
 def names(kind: Kind) -> frozenset[str]:
     """The builtins of one kind (the lexer's tokens)."""
     return frozenset(b.name for b in _ALL if b.kind == kind)
+
+
+# ``__to<"C type">(e)`` (LANGUAGE.md 7.7) emits a C-style cast; where the type is a C/C++ scalar
+# type it is the conversion to the element type of that width and kind
+C_SCALARS = {
+    "int": "s32",
+    "signed": "s32",
+    "signed int": "s32",
+    "int32_t": "s32",
+    "unsigned": "u32",
+    "unsigned int": "u32",
+    "uint32_t": "u32",
+    "long long": "s64",
+    "long long int": "s64",
+    "int64_t": "s64",
+    "unsigned long long": "u64",
+    "uint64_t": "u64",
+    "size_t": "u64",
+    "short": "s16",
+    "int16_t": "s16",
+    "unsigned short": "u16",
+    "uint16_t": "u16",
+    "signed char": "s8",
+    "int8_t": "s8",
+    "unsigned char": "u8",
+    "uint8_t": "u8",
+    "float": "f32",
+    "double": "f64",
+    "half": "f16",
+    "__half": "f16",
+    "__nv_bfloat16": "bf16",
+    "bool": "bool",
+}
+
+
+def c_scalar(text: str) -> str | None:
+    """The element type a C scalar type spelled ``text`` (with or without its quotes) converts to
+    (None: not one)."""
+    return C_SCALARS.get(" ".join(text.strip('"').split()))

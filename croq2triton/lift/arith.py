@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..errors import CroqSemanticError
 from ..frontend import ast as A
+from ..frontend.builtins import c_scalar
 from ..frontend.describe import describe
 from ..sema.types import TYPES
 from ..sema.types import promote as c_promote
@@ -85,13 +86,37 @@ class Arith:
             ctype = c_promote(self.ctype_of(a), self.ctype_of(b)) or a.ctype
             a, b = self.convert(a, ctype), self.convert(b, ctype)
             return Value(E.fold(E.Where(c, a.expr, b.expr)), ctype)
-        if isinstance(e, A.Cast) and not e.is_string:
-            if ir_type(e.type) is None:
+        if isinstance(e, A.Cast) and (not e.is_string or c_scalar(e.type) is not None):
+            to = c_scalar(e.type) if e.is_string else e.type  # ``__to<"int">``: a C scalar type's element type
+            if to is None or ir_type(to) is None:
                 raise NotLifted(f"a conversion to '{e.type}'", e)
-            return self.convert(self.expr(e.expr), e.type)
+            return self.convert(self.expr(e.expr), to)
         if isinstance(e, A.Builtin):
             return self.builtin(e)
         return self.leaf(e, want)
+
+    def activation(self, name: str, arg: Value) -> Value:
+        """``__gelu`` (the exact GELU, ``x / 2 * (1 + erf(x / sqrt 2))``), ``__softplus``
+        (``log(1 + e^x)``, as ``max(x, 0) + log1p(e^-|x|)``), ``__sign`` (-1, 0 or 1, in the type of
+        an integer argument) and ``__isfinite``, in f32 (LANGUAGE.md 7.7)."""
+        if name == "__sign" and not TYPES[self.ctype_of(arg)].is_float:
+            x, t = arg.expr, arg.expr.dtype
+            one = E.Where(E.Bin("<", x, E.Const(0, t)), E.Const(-1, t), E.Const(0, t))
+            return Value(E.fold(E.Where(E.Bin(">", x, E.Const(0, t)), E.Const(1, t), one)), arg.ctype)
+        x = self.convert(arg, "f32").expr
+        f32 = "f32"
+        if name == "__gelu":
+            erf = E.Call("erf", (E.Bin("*", x, E.Const(0.7071067811865476, f32)),), f32)
+            half = E.Bin("*", E.Const(0.5, f32), x)
+            return Value(E.fold(E.Bin("*", half, E.Bin("+", E.Const(1.0, f32), erf))), f32)
+        if name == "__softplus":
+            tail = E.Call("_libm.log1p", (E.Call("exp", (E.Un("-", E.Call("abs", (x,), f32)),), f32),), f32)
+            return Value(E.fold(E.Bin("+", E.Bin("max", x, E.Const(0.0, f32)), tail)), f32)
+        if name == "__sign":
+            neg = E.Where(E.Bin("<", x, E.Const(0.0, f32)), E.Const(-1.0, f32), E.Const(0.0, f32))
+            return Value(E.fold(E.Where(E.Bin(">", x, E.Const(0.0, f32)), E.Const(1.0, f32), neg)), f32)
+        # NaN compares false; an infinity is above the largest f32
+        return Value(E.Bin("<=", E.Call("abs", (x,), f32), E.Const(3.4028234663852886e38, f32)), "bool")
 
     def ctype_of(self, v: Value) -> str:
         return "s32" if v.ctype == "int" else v.ctype
@@ -197,6 +222,8 @@ class Arith:
         if e.name == "__frcp_rn" and len(args) == 1:  # 1 / x, rounded to the nearest (Triton's division)
             x = self.convert(args[0], "f32").expr
             return Value(E.fold(E.Bin("/", E.Const(1.0, "f32"), x)), "f32")
+        if e.name in ("__gelu", "__softplus", "__sign", "__isfinite") and len(args) == 1:
+            return self.activation(e.name, args[0])
         fn = MATH_F32.get(e.name)
         if fn is None:
             raise NotLifted(f"the builtin '{e.name}'", e)

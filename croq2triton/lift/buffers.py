@@ -504,6 +504,31 @@ class Buffers(ViewAlgebra):
         zeros = tuple(E.Const(0) for _ in buf.extents)
         return BufferView(buf, zeros, buf.sizes, tuple(True for _ in buf.extents))
 
+    def dense_view(self, p: Region, op: A.ViewOp) -> Region:
+        """``.view(e..).from(o..)`` of another rank than its window (LANGUAGE.md 7.6): a dense view,
+        ``e`` in row-major order from the element ``sum o_d * st_d`` past the window's origin (``st``
+        the dense strides of ``e``)."""
+        if p.steps is not None or p.reshaped is not None:
+            raise NotLifted("a view that changes the rank of a span_as view or of a strided view", op)
+        items = self.extent_items(op.args)
+        if any(x is None for x in items) or len(op.at or []) != len(items):
+            raise CroqSemanticError(
+                f"a '.view' of {len(items)} extent(s) that changes the rank takes {len(items)} offset(s) and no '_',"
+                f" {len(op.at or [])} given",
+                op.span,
+                "give one offset per extent of the view",
+            )
+        shape = tuple(x for x in items if x is not None)
+        steps: list[E.Expr] = []
+        step: E.Expr = E.Const(1)
+        for n in reversed(shape):
+            steps.insert(0, step)
+            step = E.fold(E.Bin("*", step, n))
+        flat: E.Expr = E.Const(0)
+        for o, st in zip(op.at or [], steps, strict=True):
+            flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
+        return self.flat_view(p, shape, tuple(steps), flat)
+
     def place_op(self, p: Place, op: A.ViewOp) -> Place:
         if op.kind == "span_as" and isinstance(p, BufferView):
             return self.whole_buffer(self.span_as(p, op))
@@ -512,10 +537,18 @@ class Buffers(ViewAlgebra):
             extents = tuple(self.span_as_count(list(p.shape), op))
             zeros = tuple(E.Const(0) for _ in extents)
             return Region(p.tensor, zeros, tuple(range(len(extents))), extents, (), p.zfill, Reshaped(p, extents))
-        if op.kind in ("modspan", "chunk", "zfill"):
+        if op.kind == "zfill":
             raise NotLifted(f"the view operation '.{op.kind}' in a copy", op)
         if op.strides is not None:
             return self.strided(p, op)
+        # a view of another rank (shapes among its extents spelled out): dense
+        if (
+            isinstance(p, Region)
+            and op.kind == "view"
+            and op.at is not None
+            and len(self.extent_items(op.args)) != len(p.shape)
+        ):
+            return self.dense_view(p, op)
         if isinstance(p, Region):
             return self.region_op(p, op)
         if op.kind == "view":
@@ -530,34 +563,62 @@ class Buffers(ViewAlgebra):
         return BufferView(p.buffer, tuple(new_offs), tuple(new_shape), tuple(new_keep))
 
     def strided(self, p: Place, op: A.ViewOp) -> Region:
-        """``.view(e.. : st..).from(o..)`` / ``.subspan(e.. : st..)`` (LANGUAGE.md 7.6) of a
-        one-dimensional window of a tensor: element ``i`` of the view is the window's element
-        ``sum o_d * st_d + sum i_d * st_d`` (the tensor's bounds and the window's limits hold)."""
-        if not isinstance(p, Region) or len(p.shape) != 1 or p.steps is not None:
-            what = "a buffer" if isinstance(p, BufferView) else "a view of more than one dimension"
-            raise NotLifted(f"a view with explicit strides of {what}", op)
+        """``.view(e.. : st..).from(o..)`` / ``.subspan(e.. : st..)[.at(i..)]`` (LANGUAGE.md 7.6) of a
+        window of a tensor: element ``i`` of the view is the element ``sum o_d * st_d + sum i_d *
+        st_d`` past the window's origin in the tensor's row-major order (the tensor's bounds and the
+        window's limits hold).  The view of a one-dimensional window runs along its dimension; of
+        a window of more dimensions, along the tensor's row-major elements (a ``span_as`` of it)."""
+        if not isinstance(p, Region):
+            raise NotLifted("a view with explicit strides of a buffer", op)
         if op.kind not in ("view", "subspan") or op.step or (op.kind == "view" and op.at is None):
             raise NotLifted(f"a '.{op.kind}' with explicit strides and this form", op)
-        if op.kind == "subspan" and op.at is not None:
-            raise NotLifted("a '.subspan(.. : ..).at(..)'", op)
+        if p.steps is not None or p.reshaped is not None:
+            raise NotLifted("a view with explicit strides of a span_as view or of a strided view", op)
         strides = op.strides or []
+        at = op.at if op.kind == "subspan" else None
         offsets = len(op.at or []) if op.kind == "view" else len(strides)
-        if not len(op.args) == len(strides) == offsets:
+        if not len(op.args) == len(strides) == offsets or (at is not None and len(at) != len(p.shape)):
             raise CroqSemanticError(
                 f"'.{op.kind}' with {len(op.args)} extent(s), {len(strides)} stride(s)"
-                + (f" and {len(op.at or [])} offset(s)" if op.kind == "view" else ""),
+                + (f" and {len(op.at or [])} offset(s)" if op.kind == "view" else "")
+                + (f" and {len(at)} index(es) of a view of {len(p.shape)} dimension(s)" if at is not None else ""),
                 op.span,
-                "give one stride (and one offset) per extent",
+                "give one stride (and one offset) per extent, and one index per dimension of the view",
             )
         steps = tuple(self.int_expr(x) for x in strides)
         shape = tuple(self.int_expr(x) for x in op.args)
         flat: E.Expr = E.Const(0)
-        for o, st in zip(op.at or [], steps, strict=False):
+        for o, st in zip(op.at or [], steps, strict=False) if op.kind == "view" else ():
             flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
-        axis = p.axes[0]
-        origin = list(p.origin)
-        origin[axis] = E.fold(E.Bin("+", origin[axis], flat))
-        return Region(p.tensor, tuple(origin), (axis,) * len(shape), shape, p.limits, p.zfill, steps=steps)
+        if at is not None:  # ``.subspan(e : st).at(i)``: the window moves by ``i * e`` in its own coordinates first
+            moves = [
+                E.fold(E.Bin("*", i, n)) for i, n in zip(self.at_args(self.index_args(at), op), shape, strict=False)
+            ]
+            if len(moves) != len(p.shape):
+                raise NotLifted("a '.subspan(.. : ..).at(..)' that changes the rank", op)
+            p = p.sub(moves, list(p.shape), [True] * len(p.shape))
+        return self.flat_view(p, shape, steps, flat)
+
+    def flat_view(self, p: Region, shape: tuple[E.Expr, ...], steps: tuple[E.Expr, ...], flat: E.Expr) -> Region:
+        """``shape`` elements ``steps`` apart from ``flat`` past the origin of ``p`` in its tensor's
+        row-major order (LANGUAGE.md 7.6: view offsets and strides count the root's elements)."""
+        if len(p.shape) == 1 and len(p.origin) == 1:  # along the one dimension of a one-dimensional tensor
+            axis = p.axes[0]
+            origin = list(p.origin)
+            origin[axis] = E.fold(E.Bin("+", origin[axis], flat))
+            return Region(p.tensor, tuple(origin), (axis,) * len(shape), shape, p.limits, p.zfill, steps=steps)
+        extents = list(self.whole_tensor(p.tensor).shape)
+        start: E.Expr = E.Const(0)  # the window's origin in the tensor's row-major order
+        for o, n in zip(p.origin, extents, strict=True):
+            start = E.Bin("+", E.Bin("*", start, n), o)
+        count: E.Expr = E.Const(1)
+        for n in extents:
+            count = E.Bin("*", count, n)
+        zeros = tuple(E.Const(0) for _ in extents)
+        whole = Region(p.tensor, zeros, tuple(range(len(extents))), tuple(extents), p.limits, p.zfill)
+        rows = Reshaped(whole, (E.fold(count),))
+        origin = (E.fold(E.Bin("+", start, flat)),)
+        return Region(p.tensor, origin, (0,) * len(shape), shape, (), p.zfill, rows, steps)
 
     def span_as_count(self, old: list[E.Expr], op: A.ViewOp) -> list[E.Expr]:
         """The extents ``.span_as([..])`` gives, checked to hold as many elements as ``old``."""

@@ -57,6 +57,29 @@ def same_elements(src: str, dst: str, node: A.Node) -> None:
         )
 
 
+# ``dma.pad<{lo..}, {hi..}, {mid..}, value>``: (lo, hi, value, mid), one border and interior count
+# per dimension of the source
+Pad = tuple[tuple[int, ...], tuple[int, ...], float | int, tuple[int, ...]]
+
+
+def padded_extent(n: Any, c: int, pad: Pad) -> Any:
+    """The extent dimension ``c`` of ``n`` elements has padded: its borders and ``mid`` elements
+    between two of its own (LANGUAGE.md 7.8)."""
+    out = n + pad[0][c] + pad[1][c]
+    return out + (n - 1) * pad[3][c] if pad[3][c] else out
+
+
+def padded_at(at: E.Expr, c: int, pad: Pad, n: E.Expr) -> tuple[E.Expr, list[E.Expr]]:
+    """Position ``at`` past the lower border of dimension ``c`` of a padded copy: the source's
+    element there, and the terms that say the position holds one (not a border nor between)."""
+    mid = pad[3][c]
+    if not mid:
+        return at, [E.Bin(">=", at, E.Const(0)), E.Bin("<", at, n)]
+    k = E.Const(mid + 1)
+    j = E.fold(E.Bin("/", at, k))
+    return j, [E.Bin(">=", at, E.Const(0)), E.Bin("==", E.Bin("%", at, k), E.Const(0)), E.Bin("<", j, n)]
+
+
 def outside(dtype: str, value: float | int) -> float | int:
     """What a masked-off element of a copy reads, as a literal of the tile's type."""
     return float(value) if dtype.startswith("f") else int(value)
@@ -138,9 +161,7 @@ class Copies:
                 raise NotLifted(f"a copy into fresh {storage or 'unknown'} memory", s)
             extents = tuple(self.place_shape(src)[c] for c in perm)
             if pad is not None:
-                extents = tuple(
-                    n + a + b if n is not None else None for n, a, b in zip(extents, pad[0], pad[1], strict=True)
-                )
+                extents = tuple(padded_extent(n, c, pad) if n is not None else None for c, n in enumerate(extents))
             if any(n is not None and n < 1 for n in extents):
                 raise NotLifted("a copy into a fresh buffer of no elements", s)
             elem = src.buffer.elem if isinstance(src, BufferView) else self.host.tensors[src.tensor].elem
@@ -199,7 +220,7 @@ class Copies:
         shape = view_shape(src)
         moved = [shape[c] for c in perm]
         if pad is not None:  # each dimension enlarged by its borders
-            moved = [E.fold(n + lo + hi) for n, lo, hi in zip(moved, pad[0], pad[1], strict=True)]
+            moved = [E.fold(padded_extent(n, c, pad)) for c, n in enumerate(moved)]
         for d, a, b in copy_shapes(shape, moved, view_shape(dst), s):
             # into a buffer (out of one, a larger source is a store's tail: ``view(rows, N)``)
             src_host, dst_host = self.host_of(a), self.host_of(b)
@@ -238,9 +259,9 @@ class Copies:
             raise NotLifted("a dma.transp whose order is not a permutation of the source's dimensions", s)
         return perm  # type: ignore[return-value]
 
-    def pad_borders(self, s: A.DmaStmt, src: Place) -> tuple[tuple[int, ...], tuple[int, ...], float | int] | None:
-        """``dma.pad<{lo..}, {hi..}, {mid..}, v>``: the borders before and after each dimension and
-        their value (None for other copies); interior padding (``mid``) is not lifted."""
+    def pad_borders(self, s: A.DmaStmt, src: Place) -> Pad | None:
+        """``dma.pad<{lo..}, {hi..}, {mid..}, v>``: the borders before and after each dimension, their
+        value and the elements between two of the source's (None for other copies)."""
         if s.op != "pad":
             return None
         cfg = s.cfg or []
@@ -250,9 +271,11 @@ class Copies:
             raise NotLifted("a dma.pad of this form", s)
         lo, hi, mid = ([const_int(self.int_expr(e)) for e in x] for x in lists if x is not None)
         value = E.fold(self.expr(cfg[3]).expr)
-        if any(m != 0 for m in mid) or None in lo or None in hi or not isinstance(value, E.Const):
-            raise NotLifted("a dma.pad with interior padding or a run-time border", s)
-        return tuple(lo), tuple(hi), value.value  # type: ignore[arg-type]
+        if None in lo or None in hi or None in mid or not isinstance(value, E.Const):
+            raise NotLifted("a dma.pad with a run-time border or interior padding", s)
+        if any(x < 0 for x in (*lo, *hi, *mid)):  # type: ignore[operator]
+            raise CroqSemanticError("a dma.pad with a negative padding", s.span, "paddings are >= 0")
+        return tuple(lo), tuple(hi), value.value, tuple(mid)  # type: ignore[arg-type, return-value]
 
     def wait(self, s: A.Wait) -> None:
         for item in s.items:
@@ -363,10 +386,11 @@ class Copies:
         for k, c in enumerate(perm):
             td, d = src.axes[c], dst.axes[k]
             at = E.fold(u[d] - pad[0][c]) if pad is not None else u[d]  # a border of lo elements first
+            if pad is not None:  # the source's element, where the position holds one
+                at, holds = padded_at(at, c, pad, src.shape[c])
+                read += holds
             index[td] = E.fold(index[td] + src.at(c, at))
-            if pad is not None:
-                read.append(E.Bin(">=", at, E.Const(0)))
-            if pad is not None or not E.same(src.shape[c], dst.shape[d]):
+            if pad is None and not E.same(src.shape[c], dst.shape[d]):
                 read.append(E.Bin("<", at, src.shape[c]))
         idx, inside = self.tensor_index(src, index, node)
         read += inside
@@ -417,7 +441,8 @@ class Copies:
             origin = list(dst.origin)
             for c, t in enumerate(dst.axes):
                 origin[t] = E.fold(origin[t] + pad[0][c])
-            dst = dataclasses.replace(dst, origin=tuple(origin), shape=view_shape(src))
+            steps = tuple(E.Const(m + 1) for m in pad[3]) if any(pad[3]) else None  # mid elements between
+            dst = dataclasses.replace(dst, origin=tuple(origin), shape=view_shape(src), steps=steps)
         buf = src.buffer
         elem, ptr = self.tensor(A.Name(dst.tensor))
         self.same_elem(buf.elem, elem, node)
@@ -467,7 +492,7 @@ class Copies:
         for c, t in enumerate(dst.axes):
             index[t] = E.fold(index[t] + g[c])
             at = E.fold(g[c] - pad[0][c])
-            inside += [E.Bin(">=", at, E.Const(0)), E.Bin("<", at, src.shape[src.axes[c]])]
+            inside += padded_at(at, c, pad, src.shape[src.axes[c]])[1]
         idx, within = self.tensor_index(dst, index, node)
         cond = [E.Bin("<", g[c], dst.shape[c]) for c in range(len(block))]
         cond += [E.Un("!", E.fold(E.conj(inside)))] + within
@@ -508,14 +533,16 @@ class Copies:
         s_index, d_index = list(src.origin), list(dst.origin)
         for c in range(len(block)):
             at = E.fold(g[c] - pad[0][perm[c]]) if pad is not None else g[c]  # a border of lo elements first
+            within = [E.Bin("<", at, src.shape[perm[c]])] + ([E.Bin(">=", at, E.Const(0))] if pad else [])
+            if pad is not None and pad[3][perm[c]]:  # the source's element, where the position holds one
+                at, within = padded_at(at, perm[c], pad, src.shape[perm[c]])
             s_index[src.axes[perm[c]]] = E.fold(s_index[src.axes[perm[c]]] + src.at(perm[c], at))
             d_index[dst.axes[c]] = E.fold(d_index[dst.axes[c]] + dst.at(c, g[c]))
             write.append(E.Bin("<", g[c], dst.shape[c]))
-            within = [E.Bin("<", at, src.shape[perm[c]])] + ([E.Bin(">=", at, E.Const(0))] if pad else [])
             read += within
             border += within
             if pad is not None:  # past the source and its borders: the tail rule's zero
-                moved.append(E.Bin("<", g[c], E.fold(src.shape[perm[c]] + pad[0][perm[c]] + pad[1][perm[c]])))
+                moved.append(E.Bin("<", g[c], E.fold(padded_extent(src.shape[perm[c]], perm[c], pad))))
         s_idx, inside = self.tensor_index(src, s_index, node)
         d_idx, within = self.tensor_index(dst, d_index, node)
         read += inside

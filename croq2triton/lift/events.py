@@ -43,17 +43,23 @@ class Events:
             e = unparen(e.base)
         return isinstance(e, A.Name) and isinstance(self.binding(e.name), Event)
 
+    while_loop: Any
+
     def trigger(self, s: A.Trigger) -> None:
         if s.cluster or not all(self.is_event(x) for x in s.items):
             raise NotLifted("a trigger of something other than the block's events", s)
 
     def spin(self, s: A.While) -> None:
-        """``while (e);`` on events: a wait."""
+        """``while (e);`` on events: a wait; a loop on anything else is a loop (lift/loops.py)."""
+        operands = _operands(s.cond)
+        if not any(self.is_event(x) for x in operands):
+            self.while_loop(s)
+            return
         body = s.body
         if not (isinstance(body, A.Empty) or (isinstance(body, A.Block) and not body.stmts)):
-            raise NotLifted("a while loop", s)
-        if not all(self.is_event(x) for x in _operands(s.cond)):
-            raise NotLifted("a while loop on something other than events", s)
+            raise NotLifted("a while loop on events with a body", s)
+        if not all(self.is_event(x) for x in operands):
+            raise NotLifted("a while loop on events and something else", s)
 
     def sync(self, s: A.Sync) -> None:
         # ``sync.barrier : block`` meets the block's threads (the whole grid's only under a

@@ -87,7 +87,7 @@ class _Fence:
         """Fence ``body`` in place from the kinds ``pending`` at its start; the kinds at its end."""
         out: list[N.Stmt] = []
         for s in body:
-            if isinstance(s, N.For) and (areas := self.touched(s.body)):
+            if isinstance(s, (N.For, N.While)) and (areas := self.touched(s.body)):
                 every = {**pending, **{a: set(BOTH) for a in areas}}
                 self.block(s.body, {a: set(k) for a, k in every.items()})
                 pending = every

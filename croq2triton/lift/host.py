@@ -64,3 +64,4 @@ class HostScope:
     # named shapes and ituples of integers the launcher computes (``t = {cdiv(M, 4), N}``): their
     # extents as launcher expressions, for grid bounds ``by [t]`` (spelled ``t(0), t(1)``)
     shape_values: dict[str, tuple[E.Expr, ...]] = field(default_factory=dict)
+    ituples: set[str] = field(default_factory=set)  # those of ``shapes`` that are ituples (indices)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
+from ..frontend.builtins import c_scalar
 from ..frontend.describe import describe
 from ..sema.consteval import fold_binary
 from ..sema.types import TYPES
 from ..tir import expr as E
 from ..tir import host as H
 from .hostvalues import Bounded, BoundedTuple, ITuple, Reshaped, Shape, Tensor, Value
+from .terms import unparen
 
 
 def const(value: int | float | bool, dtype: str | None = None) -> E.Const:
@@ -127,6 +129,9 @@ class HostExprs:
             if e.name not in self.names:
                 raise CroqSemanticError(f"'{e.name}' is not declared", e.span)
             return self.names[e.name]
+        if isinstance(e, A.Unary) and e.op == "&" and isinstance(unparen(e.operand), A.At):  # an element's address
+            t, index = self.element(unparen(e.operand))  # type: ignore[arg-type]
+            return H.ElemGet(t.name, t.host, index, "i64", e.span.line if e.span else 0, address=True)
         if isinstance(e, A.Unary):
             if e.op not in ("-", "!", "~", "+"):
                 raise self.error(f"the operator '{e.op}' cannot be lowered in host code", e)
@@ -151,6 +156,20 @@ class HostExprs:
             if not 0 <= int(k.value) < len(e.options):
                 raise self.invalid(f"select index {k.value} is out of range for {len(e.options)} choices", e.index)
             return self.value(e.options[int(k.value)])
+        if isinstance(e, A.Cast):  # ``__to<T>(e)`` between launches: Python's int / float / bool
+            to = c_scalar(e.type) if e.is_string else e.type
+            if to not in HOST_CASTS:
+                raise self.error(
+                    f"a host-level conversion to '{e.type}' (host code converts to int, s32, s64, f32, f64 and bool)", e
+                )
+            v = self.evaluate(e.expr)
+            dtype = (
+                "i1" if to == "bool" else "i64" if to == "s64" else "i32" if to in ("int", "s32") else HOST_CASTS[to]
+            )
+            if isinstance(v, E.Const):  # a constant: converted here
+                value = bool(v.value) if to == "bool" else int(v.value) if E.is_int(dtype) else float(v.value)
+                return E.Const(value, dtype)
+            return E.Cast(v, dtype)
         if isinstance(e, A.At):
             t, index = self.element(e)
             return H.ElemGet(t.name, t.host, index, t.dtype, e.span.line if e.span else 0)
@@ -317,6 +336,10 @@ class HostExprs:
         if isinstance(v, E.Expr):
             return v
         raise self.error("host-level print takes strings and scalar values", arg)
+
+
+# the conversions host code makes (Python's int, float, bool): the tile-IR type of each
+HOST_CASTS = {"int": "i32", "s32": "i32", "s64": "i64", "f32": "f32", "f64": "f64", "bool": "i1"}
 
 
 def _items(v: Value) -> tuple[E.Expr, ...] | None:

@@ -36,6 +36,7 @@ from .collapse import collapse, has_roles
 from .copies import Copies
 from .elements import Elements
 from .events import Events
+from .exits import loop_exits
 from .futures import Futures
 from .hazards import fence_hazards
 from .helpers import DeviceCalls
@@ -47,7 +48,7 @@ from .notlifted import NotLifted
 from .parts import Parts
 from .placement import nested_lane_axes, scratch_buffers
 from .scratch import ScratchBuffers
-from .terms import Bounded, WithName, unparen
+from .terms import Bounded, IndexTuple, WithName, unparen
 from .threadfrags import thread_frags
 from .tma import TmaCopies
 from .units import Units
@@ -233,6 +234,7 @@ class Lifter(
             self.grid_hosts.append(host)
             grid.append(host)
             pids.append(pid)
+        self.scopes[-1].update(level_tuples(block))
         return tuple(grid), tuple(pids)
 
     def fixed_bound(self, bound: A.Expr) -> int | None:
@@ -282,12 +284,18 @@ class Lifter(
         self.threads = max(self.threads, threads)
         saved, self.lane_threads = self.lane_threads, threads
         try:
-            self.lanes_over(pairs, body, levels[0], inner=nested_lane_axes(body, self.level_of))
+            inner = nested_lane_axes(body, self.level_of)
+            self.lanes_over(pairs, body, levels[0], inner=inner, tuples=level_tuples(levels))
         finally:
             self.lane_threads = saved
 
     def lanes_over(
-        self, pairs: list[tuple[str | None, int | E.Expr, A.Node]], body: list[A.Stmt], node: A.Node, inner: int = 0
+        self,
+        pairs: list[tuple[str | None, int | E.Expr, A.Node]],
+        body: list[A.Stmt],
+        node: A.Node,
+        inner: int = 0,
+        tuples: dict[str, IndexTuple] | None = None,
     ) -> None:
         """``body`` with one lane axis per (name, extent): a thread level's threads, or the
         elements of a fragment under ``apply``.  Lanes nest in lanes: the axes of the levels inside
@@ -330,6 +338,7 @@ class Lifter(
             self.lanes = (self.lanes[0], E.broadcast(self.lanes[1], lane.shape))
             if size != n:
                 self.padding.append(E.fold(E.Bin("<", v, bound)))  # lanes past the level's count
+        self.scopes[-1].update(tuples or {})  # ``t`` of ``parallel t = {x, y} by ..``: its parts
         self.stmts(body)
         self.scopes.pop()
         self.padding, self.lets, self.lanes, self.lane_first = saved_pad, saved_lets, saved_lanes, saved_first
@@ -338,7 +347,8 @@ class Lifter(
         """The lanes of a thread level whose count is known only at launch (``parallel q by
         x.span(1) : group``): a tile extent the launcher fixes, the lanes past the count masked."""
         what = f"the thread level '{var}'" if var else "a thread level"
-        return self.launch_extent(count, f"{(var or 'lane').upper()}_LANES", what, node, fixed)
+        name = (var or "lane").replace("#", "_").upper()  # a part of an index tuple: its name and position
+        return self.launch_extent(count, f"{name}_LANES", what, node, fixed)
 
     # ================================================================ statements
     def stmts(self, stmts: list[A.Stmt]) -> None:
@@ -761,6 +771,7 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
     Units whose MMAs lift/units.py does not place are tried again unrolled (lift/unroll.py), and
     fragments of each thread as the threads' arrays (lift/threadfrags.py)."""
     opts = options or Options()
+    top = loop_exits(top) or top  # ``break`` / ``continue`` as flags (lift/exits.py)
     try:
         return Lifter(top, name, host, src_name, opts).lift()
     except NotLifted as first:
@@ -787,3 +798,9 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
             return lifter.lift()
         except NotLifted:
             raise first from None
+
+
+def level_tuples(levels: list[A.PBy]) -> dict[str, IndexTuple]:
+    """The names of parallel tuples (``t`` of ``parallel t = {x, y} by [..]``, LANGUAGE.md 7.3): each
+    stands for its parts as an index or a view's argument, ``t(k)`` is part ``k``."""
+    return {b.name: IndexTuple(tuple(b.vars)) for b in levels if b.name and b.vars}

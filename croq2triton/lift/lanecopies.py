@@ -14,6 +14,7 @@ per-thread views raise :class:`NotLifted`.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..frontend import ast as A
@@ -21,7 +22,7 @@ from ..tir import expr as E
 from ..tir import nodes as N
 from .buffers import STORAGES, BufferView, CopyFuture, TileBuffer, pow2, spread
 from .checks import copy_shapes
-from .copies import NEUTRAL_ATTRS, outside, same_elements
+from .copies import NEUTRAL_ATTRS, Pad, outside, padded_at, padded_extent, same_elements
 from .notlifted import NotLifted
 from .terms import Bounded, Region, const_int, unparen
 
@@ -48,6 +49,7 @@ class LaneCopies:
     named_offset: Any
     fresh: Any
     emit: Any
+    pad_borders: Any
 
     def per_thread_copy(self, s: A.DmaStmt) -> bool:
         """Is ``s`` a copy whose source or destination view depends on the thread?"""
@@ -64,9 +66,10 @@ class LaneCopies:
         return False
 
     def lane_copy(self, s: A.DmaStmt) -> None:
-        """A copy of per-thread views: into each thread's own fresh local buffer, or out of it."""
-        if s.op != "copy" or any(a.name not in NEUTRAL_ATTRS for a in s.attrs) or s.engine != "dma":
-            raise NotLifted("a per-thread copy other than a plain dma.copy", s)
+        """A copy of per-thread views: into each thread's own fresh local buffer, or out of it (a
+        ``dma.pad`` of a thread's window into its own fresh buffer too)."""
+        if s.op not in ("copy", "pad") or any(a.name not in NEUTRAL_ATTRS for a in s.attrs) or s.engine != "dma":
+            raise NotLifted("a per-thread copy other than a plain dma.copy or dma.pad", s)
         self.lane_views = True
         try:
             src = self.place(s.src)
@@ -75,6 +78,9 @@ class LaneCopies:
             self.lane_views = False
         if s.dst_storage and s.result is None:
             return  # a copy nothing reads: no effect to keep
+        pad = self.pad_borders(s, src) if s.op == "pad" else None
+        if pad is not None and not (s.dst_storage and isinstance(src, Region)):
+            raise NotLifted("a per-thread dma.pad other than of a thread's window into its own fresh buffer", s)
         if s.dst_storage and isinstance(src, BufferView) and not src.whole:  # a thread's part of a shared buffer
             storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
             extents = tuple(const_int(n) for n in src.shape)
@@ -102,11 +108,13 @@ class LaneCopies:
             extents = self.place_shape(src)
             if storage not in STORAGES or None in extents or any(n < 1 for n in extents):  # type: ignore[operator]
                 raise NotLifted("a per-thread copy of run-time extent or into this memory", s)
+            if pad is not None:
+                extents = tuple(padded_extent(n, c, pad) for c, n in enumerate(extents))
             elem = self.host.tensors[src.tensor].elem
             buf = self.give_home(self.new_buffer(s.result or "buf", elem, extents, 0, s), storage, s)
             if buf.home is None or buf.home.lane is None:
                 raise NotLifted("a per-thread copy into a buffer the threads share", s)
-            self.lane_move(src, buf, True, s)
+            self.lane_move(src, buf, True, s, pad)
             if s.result:
                 self.scopes[-1][s.result] = CopyFuture(self.whole_buffer(buf))
             return
@@ -122,8 +130,10 @@ class LaneCopies:
             return
         raise NotLifted("a per-thread copy of this form (a thread's window into or out of its own buffer)", s)
 
-    def lane_move(self, window: Region, buf: TileBuffer, into: bool, node: A.DmaStmt) -> None:
-        """Every lane's ``window`` of the tensor into (``into``) or out of its copy of ``buf``."""
+    def lane_move(self, window: Region, buf: TileBuffer, into: bool, node: A.DmaStmt, pad: Pad | None = None) -> None:
+        """Every lane's ``window`` of the tensor into (``into``) or out of its copy of ``buf``; with
+        ``pad`` (``dma.pad`` into the buffer) the window's elements land among the borders and the
+        interior padding, which read the pad value."""
         assert self.lanes is not None and buf.home is not None and buf.home.lane is not None
         parent = window.reshaped.parent if window.reshaped is not None else None
         while parent is not None:  # a span_as view: its tensor's index is the lifted one's, re-split
@@ -137,20 +147,30 @@ class LaneCopies:
         shape = (*(int(n) for n in self.lanes[1]), *buf.tile)
         coords = self.coords(shape, node)[lanes:]  # the window's axes, after the lanes'
         index = [_lifted(o, lanes, rank, node) for o in window.origin]
+        # the bounds of a window that depend on the thread (``view(1, n).from(t, 0)``) on the lanes' axes too
+        limits = tuple(
+            (d, _lifted(lo, lanes, rank, node), _lifted(hi, lanes, rank, node)) for d, lo, hi in window.limits
+        )
+        window = dataclasses.replace(window, limits=limits)
+        holds: list[E.Expr] = []  # a padded copy: the positions that hold an element of the window
         for r, d in enumerate(window.axes):
-            index[d] = E.fold(E.Bin("+", index[d], coords[r]))
+            at: E.Expr = coords[r]
+            if pad is not None:
+                at, terms = padded_at(E.fold(E.Bin("-", at, E.Const(pad[0][r]))), r, pad, window.shape[r])
+                holds += terms
+            index[d] = E.fold(E.Bin("+", index[d], at))
         _, ptr = self.tensor(A.Name(window.tensor))
         inside = [E.Bin("<", c, E.Const(n)) for c, n in zip(coords, buf.extents, strict=True) if n != pow2(n)]
         enclosing = [_lifted(t, lanes, rank, node) for t in self.pred + self.padding]
         idx, within = self.tensor_index(window, index, node)
-        t_mask = self.named_mask(within + inside + enclosing, node)
+        t_mask = self.named_mask(within + holds + inside + enclosing, node)
         home = buf.home
         lane = _lifted(home.lane, lanes, rank, node)
         addr, _ = self.scratch_address(buf, coords, node, masked=False, lane=lane)
         b_mask = self.named_mask(inside + enclosing, node)
         var = E.Var(self.fresh(f"{buf.name}_lanes"), ptr.dtype if into else buf.var.type, dims=shape)
         if into:
-            other = outside(ptr.dtype, 0) if t_mask is not None else None
+            other = outside(ptr.dtype, pad[2] if pad is not None else 0) if t_mask is not None else None
             self.emit(N.Load(var, ptr.name, idx, t_mask, other), node)
             self.emit(N.Store(home.arg, (spread(addr, shape, addr.dtype),), var, b_mask), node)
         else:

@@ -36,6 +36,7 @@ from .names import safe
 Kernels = Callable[[A.Parallel, str, "LauncherLifting"], list[H.Stmt]]
 
 _INT_TYPES = ("int", "s32", "s64", "u32", "u64", "s16", "s8", "u8", "u16")
+_FLOAT_TYPES = ("f64", "f32", "tf32", "f16", "bf16")
 
 
 def lift_launcher(fn: A.CoFunction, src_name: str, kernels: Kernels) -> H.Launcher:
@@ -142,6 +143,7 @@ class LauncherLifting(HostFlow, HostCopies):
                 scope.shapes[croq] = tuple(_extent(d) for d in v.dims)
             elif isinstance(v, ITuple) and all(isinstance(d, (E.Const, E.Var)) for d in v.items):
                 scope.shapes[croq] = tuple(_extent(d) for d in v.items)  # an ituple as a shape
+                scope.ituples.add(croq)
             items = v.dims if isinstance(v, Shape) else v.items if isinstance(v, ITuple) else None
             if items is not None and all(isinstance(d, E.Expr) and E.is_int(d.dtype) for d in items):
                 scope.shape_values[croq] = tuple(items)
@@ -303,6 +305,12 @@ class LauncherLifting(HostFlow, HostCopies):
 
     def scalar_decl(self, s: A.ScalarDecl) -> None:
         for d in s.items:
+            if d.init is None and d.fill is None and s.type not in (None, "int", "bool") and ir_of(s.type):
+                # an element scalar declared without a value: uninitialised in Croqtile; zero here, as the
+                # launcher's buffers (runtime/launch.py alloc)
+                zero = const(0.0 if s.type in _FLOAT_TYPES else 0, ir_of(s.type))
+                self.bind_scalar(d.name, zero, s.type, True, d)
+                continue
             if d.init is None and d.fill is None:
                 raise self.error(f"'{d.name}' needs an initial value at host level", d)
             init = d.init if d.init is not None else d.fill

@@ -235,9 +235,15 @@ class Loops:
         out: list[A.Expr] = []
         for a in args:
             x = unparen(a)
+            if isinstance(x, A.ItupleLit):  # ``x.at({i, j})``: its items (LANGUAGE.md 7.5)
+                out.extend(self.index_args(list(x.items)))
+                continue
             t = self.binding(x.name) if isinstance(x, A.Name) else None
             if isinstance(t, IndexTuple):
                 out.extend(A.Name(p, span=x.span) for p in t.parts)
+            elif isinstance(x, A.Name) and t is None and x.name in self.host.ituples:  # the host's (``with idx``)
+                rank = len(self.host.shapes[x.name])
+                out.extend(A.GetIth(x, A.IntLit(k, str(k), span=x.span), span=x.span) for k in range(rank))
             else:
                 out.append(a)
         return out
@@ -355,6 +361,7 @@ class Loops:
         assigned = assigned_names(body)
         start, stop = (self.loop_bound(x, assigned, node) for x in (c.start, c.stop))
         self.per_thread(node, assigned)
+        self.loosen(assigned)
         lo, hi = const_int(start), const_int(stop)
         user = c.name.replace("#", "_")  # a part of an index tuple: its tuple's name and position
         var = E.Var(self.claim(user), "i32", lo=lo if lo is not None else 0, hi=hi - 1 if hi is not None else None)
@@ -372,6 +379,35 @@ class Loops:
         carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", node)
         pipeline = self.stated_pipelines.get(id(node)) if len(counters) == 1 else None  # the innermost loop
         self.emit(N.For(var, start, stop, E.Const(c.step), inner, pipeline, tuple(carried)), node)
+
+    def while_loop(self, s: A.While) -> None:
+        """``while (c) body`` (LANGUAGE.md 7.4) on a condition the whole block shares: a flag taken
+        before the loop and again at the end of each trip (Triton's ``while`` on a scalar)."""
+        for b in self.buffers():  # buffers are carried by the loop: bound before it
+            self.tile_value(b, s)
+        # (a thread's values keep their shape: one that comes to differ between threads inside the
+        # loop is refused where the loop re-binds it, as the condition would be)
+        self.loosen(assigned_names(s.body))
+        cond = self.truth(self.expr(s.cond))
+        if cond.shape:
+            raise NotLifted("a while loop whose condition differs between threads", s.cond)
+        flag = E.Var(self.fresh("go"), "i1")
+        self.emit(N.Let(flag, cond), s)
+        before = self.values()
+        outer, saved_lets = self.body, list(self.lets)
+        self.body = []
+        self.scopes.append({})
+        self.loop_depth += 1
+        self.stmt(s.body)
+        self.scopes.pop()  # the condition reads the names around the loop
+        again = self.truth(self.expr(s.cond))
+        self.loop_depth -= 1
+        if again.shape:
+            raise NotLifted("a while loop whose condition differs between threads", s.cond)
+        self.emit(N.Assign(flag, again), s)
+        inner, self.body, self.lets = self.body, outer, saved_lets
+        carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", s)
+        self.emit(N.While(flag, inner, tuple(carried)), s)
 
     def loop_bound(self, x: E.Expr, assigned: set[str], node: A.Node) -> E.Expr:
         """A loop's start or stop computed from a thread's values that the loop assigns, under a
@@ -405,6 +441,20 @@ class Loops:
                 raise NotLifted(f"'{name}' changes its type or shape inside {region}", node)
             out.append(new.expr)
         return out
+
+    def loosen(self, assigned: set[str]) -> None:
+        """The values a loop assigns, without the bounds of their value before it: on a later trip
+        they hold what the earlier trips made of them (``k = 0`` before ``x.at(p, k); k = k + 1``
+        is not 0 on every trip, and the read needs the mask that keeps it inside ``x``)."""
+        for sc in reversed(self.scopes):
+            for name in list(sc):
+                v = sc[name]
+                if name not in assigned or not (isinstance(v, Value) and isinstance(v.expr, E.Var)):
+                    continue
+                old = v.expr
+                if old.lo is not None or old.hi is not None:
+                    sc[name] = Value(E.Var(old.name, old.type, dims=old.shape), v.ctype)
+                self.exact.pop(old.name, None)
 
     def per_thread(self, node: A.Node, assigned: set[str] | None = None) -> None:
         """Each thread's own values (declared inside a thread level) as tiles over all its lanes,

@@ -86,9 +86,46 @@ class ViewAlgebra:
                 steps = [self.extent_value(x) for x in self.extent_args(op.step)] if op.step else shape
                 offs = [E.fold(i * s) for i, s in zip(at, steps, strict=True)]
             return offs, shape, keep
+        if op.kind == "modspan":
+            return self.modspan_parts(parent, op)
+        if op.kind == "chunk":  # ``.chunk(f..).at(i..)`` is ``chunkat`` with the factors written out
+            factors = [self.extent_value(x) for x in self.extent_args(op.args)]
+            at = self.at_args(self.index_args(op.at or []), op)
+            if len(factors) != rank or len(at) != rank:
+                raise CroqSemanticError(
+                    f"chunk takes {rank} factors and {rank} indices here, {len(factors)} and {len(at)} given", op.span
+                )
+            shape = [self.chunk_extent(p, f) for p, f in zip(parent, factors, strict=True)]
+            return [E.fold(i * n) for i, n in zip(at, shape, strict=True)], shape, keep
         if op.kind == "view" and op.at is None:
             raise NotLifted("a view without .from()", op)
         raise NotLifted(f"the view operation '.{op.kind}'", op)
+
+    def modspan_parts(self, parent: list[E.Expr], op: A.ViewOp) -> tuple[list[E.Expr], list[E.Expr], list[bool]]:
+        """``.modspan(e..)[.at(i..)]`` (LANGUAGE.md 7.6): the remainder of tiling each dimension by
+        ``e``, ``P % e`` elements (1 where ``e`` divides ``P``) from ``i * e``; without ``.at`` the
+        tail piece, ``i = P / e``."""
+        items = self.extent_items(op.args)
+        rank = len(parent)
+        if len(items) != rank:
+            raise CroqSemanticError(f"modspan takes {rank} extents here, {len(items)} given", op.span)
+        if op.step:
+            raise NotLifted("a '.modspan(..).step(..)'", op)
+        extents = [parent[d] if x is None else x for d, x in enumerate(items)]
+        shape: list[E.Expr] = []
+        for p, e in zip(parent, extents, strict=True):
+            rest = _const(E.fold(E.Bin("%", p, e)))
+            if rest is None:
+                raise NotLifted("a '.modspan' whose remainder is known only at launch", op)
+            shape.append(E.Const(rest if rest else 1))
+        if op.at is not None:
+            at = self.at_args(self.index_args(op.at), op)
+            if len(at) != rank:
+                raise NotLifted("an .at() that does not match the rank", op)
+        else:
+            at = [E.fold(E.Bin("/", p, e)) for p, e in zip(parent, extents, strict=True)]
+        offs = [E.fold(i * e) for i, e in zip(at, extents, strict=True)]
+        return offs, shape, [True] * rank
 
     def region_op(self, v: Region, op: A.ViewOp) -> Region:
         """A view operation on a region of a tensor."""

@@ -176,6 +176,14 @@ def elem_get(f: Fn, name: str, t: torch.Tensor, idx: tuple[int, ...], line: int)
     return t[_element(f, name, t, idx, line)].item()
 
 
+def elem_address(f: Fn, name: str, t: torch.Tensor, idx: tuple[int, ...], line: int) -> int:
+    """``&x.at(i, j)`` in host code between launches: the element's address (in the memory the
+    tensor lives in)."""
+    at = _element(f, name, t, idx, line)
+    offset = sum(int(i) * s for i, s in zip(at, t.stride(), strict=True))
+    return int(t.data_ptr()) + offset * t.element_size()
+
+
 def elem_set(f: Fn, name: str, t: torch.Tensor, idx: tuple[int, ...], v: Any, line: int) -> None:
     """``x.at(i, j) = v`` written by host code between launches (converted to the element type)."""
     t[_element(f, name, t, idx, line)] = v
@@ -291,9 +299,16 @@ def span_as(f: Fn, pname: str, t: torch.Tensor, shape: tuple[int, ...]) -> torch
 
 
 def window(
-    f: Fn, pname: str, t: torch.Tensor, origin: tuple[int, ...], shape: tuple[int, ...], line: int
+    f: Fn,
+    pname: str,
+    t: torch.Tensor,
+    origin: tuple[int, ...],
+    shape: tuple[int, ...],
+    line: int,
+    drop: tuple[int, ...] = (),
 ) -> torch.Tensor:
-    """The window of ``t`` from ``origin`` with ``shape`` (a view: writes reach ``t``), inside it."""
+    """The window of ``t`` from ``origin`` with ``shape`` (a view: writes reach ``t``), inside it;
+    without the dimensions ``drop`` (of extent 1: ``.sqz()``)."""
     for d, (o, n, ext) in enumerate(zip(origin, shape, t.shape, strict=True)):
         if o < 0 or n < 0 or o + n > ext:
             raise CroqLaunchError(
@@ -301,7 +316,36 @@ def window(
                 f"leaves it along dimension {d}",
                 Span.at(f.src, line, 1),
             )
-    return t[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(origin, shape, strict=True))]
+    view = t[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(origin, shape, strict=True))]
+    return view.squeeze(drop) if drop else view
+
+
+def strided(
+    f: Fn,
+    pname: str,
+    t: torch.Tensor,
+    offset: int,
+    shape: tuple[int, ...],
+    strides: tuple[int, ...],
+    line: int,
+) -> torch.Tensor:
+    """The elements of ``t`` in row-major order from ``offset``, ``shape`` of them ``strides``
+    apart (a view with explicit strides, LANGUAGE.md 7.6: writes reach ``t``), inside ``t``."""
+    if not t.is_contiguous():
+        raise f.fail(
+            f"'{pname}' is viewed with explicit strides, which needs a contiguous tensor (strides {t.stride()})",
+            f"pass {pname}.contiguous()",
+            pname,
+        )
+    shape, strides, offset = tuple(int(n) for n in shape), tuple(int(s) for s in strides), int(offset)
+    last = offset + sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) if all(shape) else offset
+    if offset < 0 or any(s < 0 for s in strides) or any(n < 0 for n in shape) or (all(shape) and last >= t.numel()):
+        raise CroqLaunchError(
+            f"{f.name}: the view of '{pname}' ({t.numel()} elements) from element {offset} by {list(shape)} "
+            f"with strides {list(strides)} leaves it",
+            Span.at(f.src, line, 1),
+        )
+    return t.as_strided(shape, strides, t.storage_offset() + offset)
 
 
 def host_copy(
@@ -325,6 +369,42 @@ def host_copy(
             Span.at(f.src, line, 1),
         )
     dst.copy_(value)
+    return dst
+
+
+def host_pad(
+    f: Fn,
+    dname: str | None,
+    dst: torch.Tensor | None,
+    sname: str,
+    src: torch.Tensor,
+    lo: tuple[int, ...],
+    hi: tuple[int, ...],
+    mid: tuple[int, ...],
+    value: Any,
+    line: int,
+) -> torch.Tensor:
+    """``dma.pad<lo, hi, mid, value> src => dst`` between launches: ``src`` with ``lo`` / ``hi``
+    elements of ``value`` before / after each dimension and ``mid`` between two of its elements;
+    ``dst`` None: into a fresh tensor, which is returned."""
+    shape = tuple(
+        int(a) + int(b) + n + max(n - 1, 0) * int(m) for n, a, b, m in zip(src.shape, lo, hi, mid, strict=True)
+    )
+    if dst is not None and tuple(dst.shape) != shape:
+        raise CroqLaunchError(
+            f"{f.name}: dma.pad of '{sname}' ({list(src.shape)}) gives {list(shape)}, '{dname}' is {list(dst.shape)}",
+            Span.at(f.src, line, 1),
+        )
+    out = torch.full(shape, value, dtype=src.dtype, device=src.device)
+    out[
+        tuple(
+            slice(int(a), int(a) + max(n - 1, 0) * (int(m) + 1) + 1, int(m) + 1)
+            for n, a, m in zip(src.shape, lo, mid, strict=True)
+        )
+    ] = src
+    if dst is None:
+        return out
+    dst.copy_(out)
     return dst
 
 

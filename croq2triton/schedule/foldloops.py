@@ -402,7 +402,9 @@ def _shared_loads(body: list[N.Stmt]) -> list[N.Stmt]:
         s = _renamed(s, rename)
         if isinstance(s, N.Let):
             values[s.var.name] = s.value
-        if isinstance(s, (N.Store, N.Atomic, N.TmaStore, N.Assign, N.For, N.If)):
+        if isinstance(s, N.While):
+            seen = []  # what happens inside is not tracked
+        elif isinstance(s, (N.Store, N.Atomic, N.TmaStore, N.Assign, N.For, N.If)):
             # a load is the same after a statement that stores nothing into its tensor and re-binds
             # nothing its index or mask reads (a loop between two passes over a row: a warp's shuffles)
             bases, names = _changes(s)

@@ -29,7 +29,7 @@ def interior_split(kernel: N.Kernel) -> N.Kernel:
     """``kernel`` with its body split into an unmasked interior and the masked rest, where the
     proof holds and some bounds term would go; else ``kernel`` itself."""
     body = kernel.body
-    if any(isinstance(s, (N.For, N.If, N.TmaLoad, N.TmaStore, N.Atomic)) for s in body):
+    if any(isinstance(s, (N.For, N.While, N.If, N.TmaLoad, N.TmaStore, N.Atomic)) for s in body):
         return kernel
     pointers = {a.name: a for a in kernel.args if isinstance(a, N.Pointer)}
     lanes = {s.var.name: s.var for s in body if isinstance(s, N.Let) and E.is_lane(s.value)}

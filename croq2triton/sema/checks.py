@@ -22,11 +22,16 @@ from .blanks import blank_index_errors
 from .calls import arity_errors, unknown_calls
 from .consteval import const_int, constant_values
 from .fills import fill_errors
-from .levels import thread_count_warnings, unit_thread_errors
+from .futures import future_errors
+from .levels import chains, thread_count_warnings, unit_thread_errors
+from .misuse import misuse_errors
+from .outofscope import out_of_scope_errors
 from .params import unbounded_param_errors
 from .ranges import range_errors
+from .ranks import rank_errors
 from .returns import return_errors
 from .scopes import Binding, Resolution, resolve
+from .sizes import size_errors
 from .squeeze import squeeze_errors
 from .streams import stream_errors
 from .swaps import swap_errors
@@ -52,6 +57,7 @@ FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
     unbounded_param_errors,
     range_errors,
     fill_errors,
+    future_errors,
 )
 
 
@@ -228,8 +234,30 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
                             "error", f"'{d.name}' is an ituple and cannot be declared 'mutable'", d.span or s.span
                         )
                     )
+        if isinstance(s, A.AssignStmt):  # ``t = [1, 2]`` (LANGUAGE.md 5: rejected, 4.1: shapes take ':')
+            for a in s.items:
+                if a.op == "=" and isinstance(a.target, A.Name) and isinstance(a.value, A.MdspanLit):
+                    errors.append(
+                        Diagnostic(
+                            "error",
+                            f"'{a.target.name} = [..]': a bracket list is a shape, declared with ':'",
+                            a.value.span,
+                            f"write '{a.target.name} : [..];' for a shape, or use '{{}}' for an ituple:"
+                            f" '{a.target.name} = {{..}};'",
+                        )
+                    )
         if isinstance(s, (A.SpannedDecl, A.EventDecl)) and s.storage in ("shared", "local") and depth == 0:
             errors.append(Diagnostic("error", f"'{s.storage}' storage is only allowed inside 'parallel'", s.span))
+        elif isinstance(s, (A.EventDecl, A.FragDecl, A.FragInit)) and depth == 0:  # LANGUAGE.md 7.3
+            what = "an 'event'" if isinstance(s, A.EventDecl) else "a fragment ('frag')"
+            errors.append(
+                Diagnostic(
+                    "error",
+                    f"{what} is only allowed inside 'parallel'",
+                    s.span,
+                    "events and fragments belong to the threads of a kernel: declare it inside the 'parallel'",
+                )
+            )
         for node in (
             s.walk() if not isinstance(s, (A.Parallel, A.With, A.Foreach, A.If, A.While, A.InThreads, A.Apply)) else []
         ):
@@ -241,16 +269,48 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     value = constant_values(res)
     errors.extend(_reassignment_errors(res))
     errors.extend(unknown_calls(fn, res))
+    errors.extend(out_of_scope_errors(res))
+    errors.extend(size_errors(fn, res))
+    errors.extend(rank_errors(fn, res))
+    errors.extend(misuse_errors(fn, res))
     errors.extend(_cmdline_size_errors(fn, macro_uses))
     errors.extend(swizzle_errors(fn))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             warnings.extend(thread_count_warnings(s, value))
             errors.extend(unit_thread_errors(s, value))
+            errors.extend(_nest_order_errors(s))
     warnings.extend(chunkat_warnings(fn, res, value))
     for check in FUNCTION_CHECKS:
         errors.extend(check(fn))
     return errors, warnings
+
+
+def _nest_order_errors(top: A.Parallel) -> list[Diagnostic]:
+    """Annotated levels of nested ``parallel`` statements go from coarse to fine (LANGUAGE.md 7.3);
+    the order within one statement's comma list is checked where the levels are read."""
+    out: list[Diagnostic] = []
+    seen: set[int] = set()
+    owner = {id(b): id(p) for p in top.walk() if isinstance(p, A.Parallel) for b in p.levels}
+    for chain in chains(top):
+        finest: A.PBy | None = None
+        for b in chain:
+            if b.level not in LEVEL_ORDER:
+                continue
+            inverted = finest is not None and LEVEL_ORDER[b.level] < LEVEL_ORDER[finest.level]  # type: ignore[index]
+            if inverted and owner[id(b)] != owner[id(finest)] and id(b) not in seen:  # type: ignore[arg-type]
+                seen.add(id(b))
+                out.append(
+                    Diagnostic(
+                        "error",
+                        f"level ': {b.level}' is nested inside the finer level ': {finest.level}'",
+                        b.span,
+                        "levels go from coarse to fine: cluster, block, group-4, group, thread",
+                    )
+                )
+            if finest is None or LEVEL_ORDER[b.level] >= LEVEL_ORDER[finest.level]:  # type: ignore[index]
+                finest = b
+    return out
 
 
 def check_unit(tu: A.TranslationUnit) -> list[Diagnostic]:

@@ -59,6 +59,16 @@ class Scope:
     kind: str
     parent: Scope | None
     names: dict[str, Binding] = field(default_factory=dict)
+    braced: bool = True  # the body of its statement is in braces (without, it is the next statement only)
+
+
+@dataclass
+class Unresolved:
+    """A use of a name no enclosing scope declares at that point."""
+
+    node: A.Node
+    name: str
+    scope: Scope  # where it is used
 
 
 @dataclass
@@ -74,6 +84,7 @@ class Resolution:
     bindings: list[Binding] = field(default_factory=list)  # every binding, in declaration order
     reassigned: list[Reassignment] = field(default_factory=list)
     swaps: dict[int, list[Binding | None]] = field(default_factory=dict)  # id(Swap) -> each name's binding
+    unresolved: list[Unresolved] = field(default_factory=list)
     # keeps the resolved nodes alive so that their ids stay unique
     _nodes: list[A.Node] = field(default_factory=list, repr=False)
 
@@ -117,6 +128,8 @@ class _Resolver:
         if b is not None:
             self.res.refs[id(node)] = b
             self.res._nodes.append(node)
+        else:
+            self.res.unresolved.append(Unresolved(node, name, self.scope))
 
     # ---- expressions --------------------------------------------------------
     def expr(self, e: A.Node | list[A.Expr] | None) -> None:
@@ -186,6 +199,7 @@ class _Resolver:
         """The body of a scoped statement: its braces are that statement's scope."""
         if s is None:
             return
+        self.scope.braced = isinstance(s, A.Block)
         if isinstance(s, A.Block):
             for x in s.stmts:
                 self.stmt(x)

@@ -86,6 +86,10 @@ def _stmt(s: N.Stmt, depth: int, out: list[str]) -> None:
         out.append(f"{pad}for {s.var.name} in [{_e(s.start)}, {_e(s.stop)}) step {_e(s.step)}{pipe}{at}")
         for x in s.body:
             _stmt(x, depth + 1, out)
+    elif isinstance(s, N.While):
+        out.append(f"{pad}while {_e(s.cond)}{at}")
+        for x in s.body:
+            _stmt(x, depth + 1, out)
     elif isinstance(s, N.If):
         out.append(f"{pad}if {_e(s.cond)}{at}")
         for x in s.then:

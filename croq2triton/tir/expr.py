@@ -234,7 +234,8 @@ class Bin(Expr):
     def __post_init__(self) -> None:
         if self.op not in BINARY:
             raise ValueError(f"unknown binary operator {self.op!r}")
-        broadcast(self.lhs.shape, self.rhs.shape)  # raises ShapeError
+        # raises ShapeError; kept (not a field: equality and printing ignore it)
+        object.__setattr__(self, "_shape", broadcast(self.lhs.shape, self.rhs.shape))
 
     @property
     def dtype(self) -> str:
@@ -244,7 +245,7 @@ class Bin(Expr):
 
     @property
     def shape(self) -> Shape:
-        return broadcast(self.lhs.shape, self.rhs.shape)
+        return self._shape  # type: ignore[attr-defined, no-any-return]
 
     def children(self) -> tuple[Expr, ...]:
         return (self.lhs, self.rhs)
@@ -310,7 +311,7 @@ class Where(Expr):
     other: Expr
 
     def __post_init__(self) -> None:
-        broadcast(self.cond.shape, self.then.shape, self.other.shape)
+        object.__setattr__(self, "_shape", broadcast(self.cond.shape, self.then.shape, self.other.shape))
 
     @property
     def dtype(self) -> str:
@@ -318,7 +319,7 @@ class Where(Expr):
 
     @property
     def shape(self) -> Shape:
-        return broadcast(self.cond.shape, self.then.shape, self.other.shape)
+        return self._shape  # type: ignore[attr-defined, no-any-return]
 
     def children(self) -> tuple[Expr, ...]:
         return (self.cond, self.then, self.other)
@@ -545,6 +546,9 @@ def nonneg(e: Expr) -> bool:
 # ------------------------------------------------------------------ folding
 
 
+_FOLDED_MAX = 200_000  # entries of each memo below (fold's, _poly's) before it starts afresh
+
+
 # A polynomial over atoms (expressions that are not + - * of integers: variables, aranges,
 # divisions, calls ...): canonical monomials (sorted factor tuples) with integer coefficients, and
 # each monomial's factors in the order the user first wrote them (how it is printed back).
@@ -572,8 +576,23 @@ def _c_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
+_POLYS: dict[int, tuple[Expr, _Poly | None]] = {}
+
+
 def _poly(e: Expr) -> _Poly | None:
-    """``e`` as a polynomial over its atoms, or None when it is not an integer expression."""
+    """``e`` as a polynomial over its atoms, or None when it is not an integer expression (the
+    result is shared: callers only read it)."""
+    hit = _POLYS.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    out = _make_poly(e)
+    if len(_POLYS) >= _FOLDED_MAX:
+        _POLYS.clear()
+    _POLYS[id(e)] = (e, out)
+    return out
+
+
+def _make_poly(e: Expr) -> _Poly | None:
     if not is_int(e.dtype) or e.dtype == "i1":
         return None
     out = _Poly()
@@ -628,10 +647,30 @@ def _from_poly(p: _Poly, dtype: str) -> Expr:
     return out
 
 
+# fold is a pure function of its (immutable) argument: its results are remembered by the identity of
+# the tree folded, which the memo keeps alive so that an id is never reused while remembered; a
+# result is remembered as its own canonical form.  The
+# lifting folds the same subtrees again and again (a mask's conjunction is re-folded at every term
+# it gains); without the memo that is quadratic in the length of the conjunction.
+_FOLDED: dict[int, tuple[Expr, Expr]] = {}
+
+
 def fold(e: Expr) -> Expr:
     """The canonical form of ``e`` (see the module docstring)."""
     if isinstance(e, (Const, Var, Arange, Full)):
         return e
+    hit = _FOLDED.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    out = _fold(e)
+    if len(_FOLDED) >= _FOLDED_MAX:
+        _FOLDED.clear()
+    _FOLDED[id(e)] = (e, out)
+    _FOLDED.setdefault(id(out), (out, out))  # the canonical form is its own (fold is idempotent)
+    return out
+
+
+def _fold(e: Expr) -> Expr:
     if isinstance(e, Lift):
         return _fold_lift(fold(e.value), e.rank, e.dims)
     if isinstance(e, Permute):

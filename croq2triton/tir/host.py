@@ -34,6 +34,7 @@ class ElemGet(Expr):
     index: tuple[Expr, ...]
     type: str
     line: int
+    address: bool = False  # ``&x.at(i, j)``: the element's address (an ``i64``), not its value
 
     @property
     def dtype(self) -> str:
@@ -189,6 +190,21 @@ class Window(Stmt):
     host: str
     origin: tuple[Expr, ...]
     shape: tuple[Expr, ...]
+    drop: tuple[int, ...] = ()  # dimensions (of extent 1) the view drops: ``.sqz()``
+
+
+@dataclass(frozen=True)
+class Strided(Stmt):
+    """``var`` = the elements of the contiguous tensor ``host`` in row-major order from ``offset``,
+    ``shape`` of them ``strides`` apart (a view with explicit strides, LANGUAGE.md 7.6, of a
+    host-level copy): the same memory, checked at launch to lie inside the tensor."""
+
+    var: str
+    tensor: str
+    host: str
+    offset: Expr
+    shape: tuple[Expr, ...]
+    strides: tuple[Expr, ...]
 
 
 @dataclass(frozen=True)
@@ -202,6 +218,22 @@ class HostCopy(Stmt):
     src: str
     src_name: str
     perm: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class HostPad(Stmt):
+    """A ``dma.pad<lo, hi, mid, value>`` between launches (LANGUAGE.md 7.8): ``src`` with ``lo`` and
+    ``hi`` elements of ``value`` before and after each dimension and ``mid`` between two of its
+    elements, into ``dst`` (``dst_name`` None: a fresh tensor)."""
+
+    dst: str
+    dst_name: str | None
+    src: str
+    src_name: str
+    lo: tuple[Expr, ...]
+    hi: tuple[Expr, ...]
+    mid: tuple[Expr, ...]
+    value: Expr
 
 
 @dataclass(frozen=True)

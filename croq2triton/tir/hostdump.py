@@ -96,11 +96,18 @@ def _stmt(s: H.Stmt, depth: int, out: list[str]) -> None:
     elif isinstance(s, H.SpanAs):
         out.append(f"{pad}{s.var} = {s.host} as [{_es(s.shape)}]{at}")
     elif isinstance(s, H.Window):
-        out.append(f"{pad}{s.var} = {s.host} from [{_es(s.origin)}] by [{_es(s.shape)}]{at}")
+        drop = f" dropping ({', '.join(map(str, s.drop))})" if s.drop else ""
+        out.append(f"{pad}{s.var} = {s.host} from [{_es(s.origin)}] by [{_es(s.shape)}]{drop}{at}")
+    elif isinstance(s, H.Strided):
+        out.append(f"{pad}{s.var} = {s.host} from {_e(s.offset)} by [{_es(s.shape)}] strides [{_es(s.strides)}]{at}")
     elif isinstance(s, H.HostCopy):
         perm = f" permuted ({', '.join(map(str, s.perm))})" if s.perm is not None else ""
         into = f"copy into {s.dst}" if s.dst_name is not None else f"{s.dst} = copy"
         out.append(f"{pad}{into} {s.src}{perm}{at}")
+    elif isinstance(s, H.HostPad):
+        into = f"pad into {s.dst}" if s.dst_name is not None else f"{s.dst} = pad"
+        borders = f"low [{_es(s.lo)}] high [{_es(s.hi)}] interior [{_es(s.mid)}] value {_e(s.value)}"
+        out.append(f"{pad}{into} {s.src} {borders}{at}")
     elif isinstance(s, H.ElemSet):
         out.append(f"{pad}{s.host}[{_es(s.index)}] := {_e(s.value)}{at}")
     elif isinstance(s, H.Assert):

@@ -255,6 +255,16 @@ class If(Stmt):
     orelse: list[Stmt] = field(default_factory=list)
 
 
+@dataclass
+class While(Stmt):
+    """``while cond: body`` (a ``while`` of the source, LANGUAGE.md 7.4): ``cond`` is a scalar
+    ``i1`` variable defined before the loop and assigned again at the end of ``body``."""
+
+    cond: Var
+    body: list[Stmt]
+    carried: tuple[Var, ...] = ()  # variables assigned in the body and read after it
+
+
 @dataclass(frozen=True)
 class Autotune:
     """The kernel is launched through ``triton.autotune``, which times ``configs`` at the first launch
@@ -318,7 +328,7 @@ def walk(stmts: list[Stmt]) -> list[Stmt]:
     out: list[Stmt] = []
     for s in stmts:
         out.append(s)
-        if isinstance(s, For):
+        if isinstance(s, (For, While)):
             out.extend(walk(s.body))
         elif isinstance(s, If):
             out.extend(walk(s.then))
@@ -349,7 +359,7 @@ def exprs_of(s: Stmt) -> list[Expr]:
         return [s.cond]
     if isinstance(s, For):
         return [s.start, s.stop, s.step]
-    if isinstance(s, If):
+    if isinstance(s, (If, While)):
         return [s.cond]
     return []
 
@@ -372,7 +382,7 @@ def without_dead_lets(body: list[Stmt]) -> list[Stmt]:
     values, so dropping one changes nothing."""
     while True:
         read = {v.name for s in walk(body) for e in exprs_of(s) for v in free_vars(e)}
-        read |= {v.name for s in walk(body) if isinstance(s, For) for v in s.carried}
+        read |= {v.name for s in walk(body) if isinstance(s, (For, While)) for v in s.carried}
         read |= {s.var.name for s in walk(body) if isinstance(s, Assign)}  # re-bound later: defined here
         kept = _drop(body, read)
         if len(walk(kept)) == len(walk(body)):
@@ -385,7 +395,7 @@ def _drop(body: list[Stmt], read: set[str]) -> list[Stmt]:
     for s in body:
         if isinstance(s, Let) and s.var.name not in read:
             continue
-        if isinstance(s, For):
+        if isinstance(s, (For, While)):
             s = dataclasses.replace(s, body=_drop(s.body, read))
         elif isinstance(s, If):
             s = dataclasses.replace(s, then=_drop(s.then, read), orelse=_drop(s.orelse, read))
@@ -430,6 +440,8 @@ def map_exprs(s: Stmt, f: Callable[[Expr], Expr]) -> Stmt:
     if isinstance(s, For):
         body = [map_exprs(x, f) for x in s.body]
         return dataclasses.replace(s, start=f(s.start), stop=f(s.stop), step=f(s.step), body=body)
+    if isinstance(s, While):
+        return dataclasses.replace(s, cond=var(s.cond), body=[map_exprs(x, f) for x in s.body])
     if isinstance(s, If):
         then = [map_exprs(x, f) for x in s.then]
         return dataclasses.replace(s, cond=f(s.cond), then=then, orelse=[map_exprs(x, f) for x in s.orelse])

@@ -243,7 +243,8 @@ def _host_only(e: H.Logic | H.ElemGet, where: Where_) -> ast.expr:
         return ast.BoolOp(op, [_node(v, where) for v in e.values])
     index = ast.Tuple([_node(i, where) for i in e.index], ast.Load())
     tensor = ast.Name(e.host, ast.Load())
-    return call("_rt.elem_get", ast.Name("_F", ast.Load()), ast.Constant(e.tensor), tensor, index, ast.Constant(e.line))
+    fn = "_rt.elem_address" if e.address else "_rt.elem_get"
+    return call(fn, ast.Name("_F", ast.Load()), ast.Constant(e.tensor), tensor, index, ast.Constant(e.line))
 
 
 def _host_cast(value: ast.expr, dtype: str) -> ast.expr:

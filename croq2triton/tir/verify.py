@@ -71,10 +71,12 @@ class _Verifier:
             self.access(s)
             if isinstance(s, N.Assign) and s.var.name not in scope:
                 raise self.fail(f"'{s.var.name}' is assigned before it is defined", s)
-            if isinstance(s, N.For):
+            if isinstance(s, (N.For, N.While)):
                 # a name the body re-binds holds another value on each trip: its first value says nothing
                 self.forget(x.var.name for x in N.walk(s.body) if isinstance(x, N.Assign))
-                inner = self.block(s.body, scope | {s.var.name})
+                if isinstance(s, N.While) and (s.cond.name not in scope or s.cond.shape or s.cond.type != "i1"):
+                    raise self.fail(f"the condition '{s.cond.name}' of a while loop is not a defined scalar flag", s)
+                inner = self.block(s.body, scope | ({s.var.name} if isinstance(s, N.For) else set()))
                 for v in s.carried:
                     if v.name not in scope:
                         raise self.fail(f"loop-carried '{v.name}' is not defined before the loop", s)
@@ -165,6 +167,8 @@ class _Verifier:
         if len(index) != len(arg.extents):
             raise self.fail(f"{len(index)} index(es) for '{arg.tensor}' of rank {len(arg.extents)}", s)
         terms = (E.conjuncts(self.expand(mask)) if mask is not None else []) + self.grid_facts
+        if any(_never(t) for t in terms):  # a mask that is false everywhere: nothing is accessed
+            return
         for d, (i, extent) in enumerate(zip(index, arg.extents, strict=True)):
             i = _unbroadcast(self.expand(i))
             upper = E.fold(E.Bin("<", i, extent))
@@ -197,6 +201,14 @@ def _unbroadcast(e: E.Expr) -> E.Expr:
     if isinstance(e, E.Full) and isinstance(e.value, int):  # a constant index broadcast: the constant
         return E.Const(e.value, e.type)
     return e
+
+
+def _never(term: E.Expr) -> bool:
+    """Is the mask term false for every lane (``False``, or a block of them)?"""
+    term = E.fold(term)
+    if isinstance(term, E.Const):
+        return not term.value
+    return isinstance(term, E.Full) and not term.value
 
 
 def _holds(cond: E.Expr, terms: list[E.Expr]) -> bool:

@@ -105,30 +105,36 @@ def wow(*, _launch=None):
 
 @_rt.launcher
 def cow(inp, *, _launch=None):
-    """Not translated: host-level '.modspan' views cannot be lowered yet; take the view inside 'parallel'."""
-    raise _rt.not_translated(
-        "cow",
-        "corpus/upstream/tests/parse/chunkat.co",
-        49,
-        17,
-        34,
-        "host-level '.modspan' views cannot be lowered yet; take the view inside 'parallel'",
-        None,
-    )
+    """cow(f32 [9] inp) -> void; from chunkat.co:45."""
+    _F = _rt.Fn("cow", _CO_FILE, 45, {"inp": (45, 17, 28)})
+    _launch = _launch or _rt.launch
+    _dev = _rt.pick_device(_F, {"inp": inp}, _launch)
+    _dims = {}
+    inp = _rt.tensor_arg(_F, "inp", inp, torch.float32, 1, _dev, is_global=False)  # chunkat.co:45
+    _rt.fixed_dim(_F, "inp", inp, 0, 9)
+    _window1 = _rt.window(_F, "inp", inp, (0,), (3,), 47)  # chunkat.co:47
+    _copy2 = _rt.host_copy(_F, None, None, "inp", _window1, None, 47)
+    _window3 = _rt.window(_F, "inp", inp, (0,), (3,), 48)  # chunkat.co:48
+    _copy4 = _rt.host_copy(_F, None, None, "inp", _window3, None, 48)
+    _window5 = _rt.window(_F, "inp", inp, (0,), (1,), 49)  # chunkat.co:49
+    _copy6 = _rt.host_copy(_F, None, None, "inp", _window5, None, 49)
+    _window7 = _rt.strided(_F, "inp", inp, 0, (3,), (2,), 50)  # chunkat.co:50
+    _copy8 = _rt.host_copy(_F, None, None, "inp", _window7, None, 50)
+    return None
 
 
 @_rt.launcher
 def mow(inp, *, _launch=None):
-    """Not translated: host-level '.modspan' views cannot be lowered yet; take the view inside 'parallel'."""
-    raise _rt.not_translated(
-        "mow",
-        "corpus/upstream/tests/parse/chunkat.co",
-        69,
-        34,
-        51,
-        "host-level '.modspan' views cannot be lowered yet; take the view inside 'parallel'",
-        None,
-    )
+    """mow(f32 [9] inp) -> void; from chunkat.co:67."""
+    _F = _rt.Fn("mow", _CO_FILE, 67, {"inp": (67, 17, 28)})
+    _launch = _launch or _rt.launch
+    _dev = _rt.pick_device(_F, {"inp": inp}, _launch)
+    _dims = {}
+    inp = _rt.tensor_arg(_F, "inp", inp, torch.float32, 1, _dev, is_global=False)  # chunkat.co:67
+    _rt.fixed_dim(_F, "inp", inp, 0, 9)
+    _window1 = _rt.window(_F, "inp", inp, (0,), (1,), 69)  # chunkat.co:69
+    _copy2 = _rt.host_copy(_F, None, None, "inp", _window1, None, 69)
+    return None
 
 
 @triton.jit
@@ -163,5 +169,7 @@ def baz(i, *, _launch=None):
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
 __croq_ops__ = {
     "foo": {"params": [("data", "tensor")], "writes": [], "returns": "none"},
+    "cow": {"params": [("inp", "tensor")], "writes": [], "returns": "none"},
+    "mow": {"params": [("inp", "tensor")], "writes": [], "returns": "none"},
     "baz": {"params": [("i", "tensor")], "writes": [], "returns": "none"},
 }

@@ -52,16 +52,24 @@ def _oob_fill(x, mask):
 
 @_rt.launcher
 def data_access(a, b, *, _launch=None):
-    """Not translated: the operator '&' cannot be lowered in host code."""
-    raise _rt.not_translated(
-        "data_access",
-        "corpus/upstream/tests/parse/data_access.co",
-        6,
-        13,
-        21,
-        "the operator '&' cannot be lowered in host code",
-        None,
-    )
+    """data_access(f32 [7, 4] a, f32 [7, 4] b) -> void; from data_access.co:3."""
+    _F = _rt.Fn("data_access", _CO_FILE, 3, {"a": (3, 25, 37), "b": (3, 39, 51)})
+    _launch = _launch or _rt.launch
+    _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
+    _dims = {}
+    a_caller = a  # data_access.co:3
+    a = _rt.tensor_arg(_F, "a", a, torch.float32, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "a", a, 0, 7)
+    _rt.fixed_dim(_F, "a", a, 1, 4)
+    b = _rt.tensor_arg(_F, "b", b, torch.float32, 2, _dev, is_global=False)
+    _rt.fixed_dim(_F, "b", b, 0, 7)
+    _rt.fixed_dim(_F, "b", b, 1, 4)
+    for _i_01 in range(7):  # data_access.co:4
+        for _i_12 in range(4):
+            _rt.elem_set(_F, "a", a, (_i_01, _i_12), _rt.elem_get(_F, "b", b, (_i_01, _i_12), 5), 5)  # data_access.co:5
+            print(_rt.elem_address(_F, "a", a, (_i_01, _i_12), 6), sep="", end="\n")  # data_access.co:6
+    _rt.copy_back(a_caller, a)
+    return None
 
 
 @triton.jit
@@ -91,4 +99,7 @@ def foo(a, *, _launch=None):
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {"foo": {"params": [("a", "tensor")], "writes": ["a"], "returns": "tensor"}}
+__croq_ops__ = {
+    "data_access": {"params": [("a", "tensor"), ("b", "tensor")], "writes": ["a"], "returns": "none"},
+    "foo": {"params": [("a", "tensor")], "writes": ["a"], "returns": "tensor"},
+}

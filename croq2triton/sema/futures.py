@@ -1,0 +1,77 @@
+"""Futures waited for that never run asynchronously, and asynchronous copies nothing waits for
+(LANGUAGE.md 7.8: "Waiting a synchronous future is an error; an async future never waited is an
+error").
+
+A future's name may be bound again (``f = dma.copy.async ..`` in a loop), moved (``swap``,
+``rotate``, ``select``) or stand for a placeholder (``dma.any``); the checks judge a name by every
+statement of the function that binds it, and leave functions that move futures to the lifting:
+
+* ``wait f`` where every binding of ``f`` is a synchronous ``dma`` / ``tma`` copy: an error at the
+  ``wait``;
+* ``f = dma.copy.async ..`` whose name no ``wait``, ``trigger .. after``, ``.. after f`` or other
+  statement ever reads: an error at the copy.
+"""
+
+from __future__ import annotations
+
+from ..errors import Diagnostic
+from ..frontend import ast as A
+
+
+def future_errors(fn: A.CoFunction) -> list[Diagnostic]:
+    nodes = list(fn.walk())
+    if any(isinstance(n, (A.Swap, A.Select, A.DmaAny)) for n in nodes):
+        return []  # futures move between names: the lifting follows them
+    binders: dict[str, list[A.Node]] = {}
+    for n in nodes:
+        result = getattr(n, "result", None)
+        if isinstance(n, (A.DmaStmt, A.MmaOp, A.MmaLoad, A.MmaFill)) and isinstance(result, str):
+            binders.setdefault(result, []).append(n)
+        elif isinstance(n, A.AssignStmt):
+            for a in n.items:
+                if isinstance(a.target, A.Name):
+                    binders.setdefault(a.target.name, []).append(a)
+    out: list[Diagnostic] = []
+    for n in nodes:
+        if not isinstance(n, A.Wait):
+            continue
+        for item in n.items:
+            if not isinstance(item, A.Name) or item.name not in binders:
+                continue
+            if all(isinstance(b, A.DmaStmt) and not b.is_async for b in binders[item.name]):
+                out.append(
+                    Diagnostic(
+                        "error",
+                        f"'wait {item.name}': the copy that gives '{item.name}' is synchronous, there is nothing to wait for",
+                        item.span,
+                        "write the copy as '.async' to wait for it, or drop the 'wait'",
+                    )
+                )
+    read = _names_read(fn, nodes)
+    for name, bs in binders.items():
+        if name in read:
+            continue
+        for b in bs:
+            if isinstance(b, A.DmaStmt) and b.is_async and b.event is None:
+                out.append(
+                    Diagnostic(
+                        "error",
+                        f"the asynchronous copy into '{name}' is never waited for",
+                        b.span,
+                        f"add 'wait {name};' before the data is used, or drop '.async'",
+                    )
+                )
+                break
+    return out
+
+
+def _names_read(fn: A.CoFunction, nodes: list[A.Node]) -> set[str]:
+    """The names any statement reads (futures a ``wait``, ``trigger .. after`` or ``after`` names)."""
+    out: set[str] = set()
+    for n in nodes:
+        if isinstance(n, A.Name):
+            out.add(n.name)
+        after = getattr(n, "after", None)
+        if isinstance(after, str):
+            out.add(after)
+    return out
