@@ -121,12 +121,6 @@ UNTRANSLATABLE = {
         3,
         33,
     ),
-    "index of the wrong rank": (
-        ELEMENTWISE.replace("BODY", "a.at(p)"),
-        "'f' is not translated: 1 index(es) for data of rank 2",
-        3,
-        20,
-    ),
     "chunkat with too few indices": (CHUNK_1D, "'f' is not translated: chunkat takes 2 indices here, 1 given", 4, 15),
     "call": (
         CALL,

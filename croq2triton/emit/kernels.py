@@ -33,11 +33,12 @@ from ..options import Options
 from ..schedule import occupancy, policy
 from ..schedule.atomicfold import fold_atomics
 from ..schedule.autotune import autotuned
-from ..schedule.foldloops import Block, NotFolded, fold_loops
+from ..schedule.foldloops import Block, NotFolded
 from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
 from ..schedule.schedule import Schedule, TileSchedule, with_point
+from ..schedule.selectfold import fold_all
 from ..schedule.splitloop import NotSplit, Split, split_loop
 from ..schedule.widen import BYTES as WIDEN_BYTES
 from ..schedule.widen import NotWidened, widen
@@ -262,7 +263,7 @@ class KernelDispatch:
                     size, lanes = sized[0].size, sized[0].fixed
                     assert size is not None
                     most = policy.FOLD_WHOLE_BYTES // _elem_bytes(folded)
-                    blocked = fold_loops(base, policy.fold_block_of(_elem_bytes(folded), lanes))
+                    blocked = fold_all(base, policy.fold_block_of(_elem_bytes(folded), lanes))
                     blocked = dataclasses.replace(blocked, name=f"{name}_blocked")
                     note = f"each row in registers where it holds at most {most} elements (else in blocks)"
                     fits = E.Bin("<=", E.fold(E.Bin("*", size, E.Const(lanes))), E.Const(most))
@@ -320,8 +321,8 @@ class KernelDispatch:
         try:
             split = split_loop(self.named(kernel), kernel.name + self.suffix)
             block = policy.split_block(kernel)
-            partial = fold_loops(dataclasses.replace(split.partial, num_warps=policy.SPLIT_WARPS), block)
-            combine = fold_loops(split.combine, E.Extent("BLOCK_S"), whole=True)
+            partial = fold_all(dataclasses.replace(split.partial, num_warps=policy.SPLIT_WARPS), block)
+            combine = fold_all(split.combine, E.Extent("BLOCK_S"), whole=True)
         except (NotSplit, NotFolded) as e:
             self.explain(kernel, top, e)
             return None
@@ -400,7 +401,7 @@ class KernelDispatch:
             return kernel
         block: Block = schedule.fold if schedule.fold > 0 else E.Extent("BLOCK_J")
         try:
-            return fold_loops(kernel, block, whole=schedule.fold < 0)
+            return fold_all(kernel, block, whole=schedule.fold < 0)
         except NotFolded as e:
             if schedule.origin == "tuned":
                 raise CroqError(

@@ -97,16 +97,14 @@ def walks_rows(kernel: N.Kernel) -> bool:
     return False
 
 
-def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False) -> N.Kernel:
+def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int = 0) -> N.Kernel:
     """``kernel`` with every loop of its top level that the proof admits folded into a trailing tile
     axis of ``block`` elements; ``whole``: ``block`` holds each loop's whole extent (fixed at launch:
     ``block`` is then the :class:`~croq2triton.tir.expr.Extent` of a new constexpr argument), the
     loops disappear and their identical loads are read once.  :class:`NotFolded` where no loop is
-    admitted.  Loops over a register tile's elements are one reduction each first
-    (schedule/selectfold.py)."""
-    from .selectfold import fold_selects  # it builds on this module's proof
-
-    kernel, selects = fold_selects(kernel)
+    admitted.  ``selects``: loops over a register tile's elements already made reductions
+    (schedule/selectfold.py ``fold_all`` does that first); with none folded here the kernel is still
+    re-tiled."""
     rank = tile_rank(kernel)
     taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
     body: list[N.Stmt] = []

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from .foldloops import FOLDS, Fold, NotFolded, _fold, _identity, _names, _reads, _resolve
+from .foldloops import FOLDS, Block, Fold, NotFolded, _fold, _identity, _names, _reads, _resolve, fold_loops
 
 WIDER = {"f16": {"f16", "f32", "f64"}, "bf16": {"bf16", "f32", "f64"}, "f32": {"f32", "f64"}, "f64": {"f64"}}
 
@@ -247,3 +247,10 @@ class _Spread:
                 whole = inner if outer.type == inner.dtype and kept else E.Cast(tile, outer.type)
             return _Select(axis, rank, n, c, terms[1], keep is not None), whole
         return None
+
+
+def fold_all(kernel: N.Kernel, block: Block, whole: bool = False) -> N.Kernel:
+    """:func:`fold_selects`, then :func:`~.foldloops.fold_loops` of what is left: loops over a register
+    tile's elements are one reduction each first."""
+    kernel, selects = fold_selects(kernel)
+    return fold_loops(kernel, block, whole, selects=selects)
