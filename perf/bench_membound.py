@@ -451,13 +451,22 @@ def main() -> int:
                 )
             for r in rows[-(2 + bool(ind_t) + len(live)) :]:
                 print(json.dumps({k: v for k, v in r.items() if k != "raw_ms"}), flush=True)
-    info["clocks_after"] = smi()
+            _write(args, info, rows, final=False)
+    _write(args, info, rows, final=True)
+    return 0
+
+
+def _write(args: argparse.Namespace, info: dict[str, object], rows: list[dict[str, object]], final: bool) -> None:
+    """The JSON and the markdown block so far: written after every case, so that a run cut by a time
+    limit keeps what it measured (the clocks after are read at the end only)."""
+    if final:
+        info["clocks_after"] = smi()
     cmd = "python3 perf/bench_membound.py " + " ".join(sys.argv[1:])
     if args.json:
-        Path(args.json).write_text(json.dumps({"info": info, "cmd": cmd, "rows": rows}, indent=1))
+        Path(args.json).write_text(json.dumps({"info": info, "cmd": cmd, "rows": rows, "complete": final}, indent=1))
     lines = [
         f"{info['date']}, {info['gpu']}, torch {info['torch']}, Triton {info['triton']}; clocks before "
-        f"{info['clocks_before']}, after {info['clocks_after']}; `{cmd}`",
+        f"{info['clocks_before']}, after {info.get('clocks_after', '(cut before the end)')}; `{cmd}`",
         "",
         "| kernel | size | schedule | ms | TB/s | vs torch op | vs best torch | of the roofline |",
         "|---|---|---|---|---|---|---|---|",
@@ -473,10 +482,10 @@ def main() -> int:
             f"| {r['case']} | {r['size']} | {r['schedule']} | {r['ms']:.3f} | {r['tbps']:.2f} | {vt} | {vb} | {rf} |"
         )
     text = "\n".join(lines) + "\n"
-    print(text)
+    if final:
+        print(text)
     if args.md:
         Path(args.md).write_text(text)
-    return 0
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@
 #   perf/device_pass.sh suite      # the whole test suite on the GPU under pytest -n 8 (pytest-xdist carried in .gpu_deps/)
 #   perf/device_pass.sh pytest ARGS  # pytest ARGS under -n 14, the whole log and the failures' lines kept in $OUT
 #   perf/device_pass.sh membound   # the memory-bound kernels in both element types, both schedules (issue 27)
+#   perf/device_pass.sh gemm25     # the launch-time GEMM tile table at the shapes of issue 25
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
@@ -33,13 +34,24 @@ case "${1:-tests}" in
     ;;
   pytest)
     shift
-    CROQ2TRITON_FAILLOG=$OUT/failures.txt timeout "${PYTEST_TIMEOUT:-540}" python3 -m pytest -q -p no:cacheprovider -n 14 -rfE --tb=line "$@" \
+    CROQ2TRITON_FAILLOG=$OUT/failures.txt timeout "${PYTEST_TIMEOUT:-540}" python3 -m pytest -q -p no:cacheprovider -n 14 -rfE --tb=short "$@" \
       > "$OUT/pytest.txt" 2>&1 || status=1
     grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest.txt" | tail -60
     ;;
   membound)
-    timeout 560 python3 perf/bench.py --membound --sizes 16384x4096,4096x16384 --rounds 3 --json "$OUT/membound.json" \
-      --md "$OUT/membound.md" 2>&1 | tail -60 | tee "$OUT/membound.txt" || status=1
+    # MEMBOUND_ARGS narrows it (e.g. "--schedules auto --rounds 2"); the JSON and markdown are
+    # rewritten after every case, so a run cut by the timeout keeps what it measured
+    timeout "${MEMBOUND_TIMEOUT:-560}" python3 perf/bench.py --membound --sizes 16384x4096,4096x16384 \
+      ${MEMBOUND_ARGS:---rounds 3} --json "$OUT/membound.json" --md "$OUT/membound.md" > "$OUT/membound.txt" 2>&1 \
+      || status=1
+    tail -30 "$OUT/membound.txt"
+    ;;
+  gemm25)
+    # issue 25: the launch-time tile table (schedule/occupancy.py) at the shapes the issue names
+    timeout "${GEMM_TIMEOUT:-300}" python3 perf/bench.py --only v4 --dtypes f16 --shapes 8192,4096,2048,4000,1024 \
+      --mnk 8192x8192x1024,256x8192x8192 --rounds 3 --json "$OUT/gemm25.json" --md "$OUT/gemm25.md" \
+      > "$OUT/gemm25.txt" 2>&1 || status=1
+    tail -30 "$OUT/gemm25.txt"
     ;;
   issue24)
     # f32 precision, the OOB sanitizer on contractions, folded row kernels, the silent-wrong fixes, ops

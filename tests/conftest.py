@@ -100,3 +100,6 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     lines = [ln for ln in text.splitlines() if ln.startswith("E ")] or text.splitlines()[-1:]
     with open(log, "a") as f:
         f.write(f"{report.nodeid} [{report.when}] {' | '.join(ln[2:].strip() for ln in lines[:3])[:600]}\n")
+    with open(log + ".full", "a") as f:  # the whole report's end, captured output included
+        captured = "".join(f"\n--- {name}\n{content[-3000:]}" for name, content in report.sections)
+        f.write(f"==== {report.nodeid} [{report.when}]\n{text[-6000:]}{captured}\n")

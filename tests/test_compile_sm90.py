@@ -106,3 +106,19 @@ def test_a_one_step_contraction_with_an_f32_output_fits_shared_memory(n: int) ->
     lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
     assert lines and all("shared" in rec for rec in lines), r.stdout + r.stderr[-2000:]
     assert max(rec["shared"] for rec in lines) <= SHARED_LIMIT, lines
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_a_lane_variable_reset_to_a_constant_compiles(tmp_path: Path, schedule: str) -> None:
+    # tests/test_membound_forms.py's reset_partials: `acc = 0.0f` after acc was a 4 x 64 tile, and a
+    # loop after it carries acc: the interpreter took the scalar, compiled Triton wants one type for a
+    # loop-carried value (failed on the H200, 2026-12-03); the lanes' value is a tile now
+    from test_membound_forms import REFUSED
+
+    src = tmp_path / "refused.co"
+    src.write_text(REFUSED)
+    shapes = json.dumps([[[40, 150], "float32"], [[40], "float32"]])
+    r = sm90.script(SCRIPT, str(src), "reset_partials", shapes, "{}", "{}", schedule)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+    assert lines and not [rec["error"] for rec in lines if "error" in rec], r.stdout + r.stderr[-2000:]

@@ -287,3 +287,15 @@ def test_every_function_of_the_program_is_checked() -> None:
     text = PROGRAM.read_text()
     names = {line.split("(")[0].split()[-1] for line in text.splitlines() if line.startswith("__co__")}
     assert names == {f.__name__ for f in CHECKS}
+
+
+def test_a_folded_lane_array_is_read_after_a_barrier() -> None:
+    """local_regs under auto: the loop filling each lane's `local f32 [4] r` is folded into a 64 x 64
+    tile, whose store spreads over the threads otherwise than the per-lane reads after it; without a
+    barrier between them the GPU read stale scratch memory (wrong sums on the H200, 2026-12-03; the
+    interpreter runs statements in order and cannot show it)."""
+    out = croq2triton.translate(PROGRAM.read_text(), filename=PROGRAM.name, schedule="auto")
+    kernel = out.split("def local_regs_k0(")[1].split("@_rt.launcher")[0]
+    stored = kernel.index("tl.store(r_scratch")
+    read = kernel.index("tl.load(r_scratch")
+    assert "tl.debug_barrier()" in kernel[stored:read], kernel

@@ -253,7 +253,7 @@ def test_the_launcher_takes_the_row_the_policy_picks(monkeypatch: pytest.MonkeyP
     tr = translate_full((EXAMPLES / "gemm_v4.co").read_text(), filename="gemm_v4.co", schedule="auto")
     mod = load_source(tr.source, "v4_auto_at_launch", origin=str(EXAMPLES / "gemm_v4.co"))
     pick = occupancy.choose(_v4_rows(), m, n, k, sms=132)
-    a, b, c = torch.empty(m, k, dtype=F16), torch.empty(n, k, dtype=F16), torch.empty(m, n, dtype=F16)
+    a, b, c = (torch.empty(*s, dtype=F16, device=DEVICE) for s in ((m, k), (n, k), (m, n)))
     launches = record(mod.matmul, a, b, c)
     tag = f"_{pick.row.tag}" if pick.row.tag else ""
     assert launches[0].kernel.__name__ == f"matmul_k0{tag}" and launches[0].grid == (pick.programs,)

@@ -11,6 +11,7 @@ each kernel.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import sys
@@ -23,6 +24,7 @@ from ..lift.clusters import multicast_notes, without_clusters
 from ..lift.contraction import analyse as analyse_contraction
 from ..lift.fragarrays import expand_frag_arrays
 from ..lift.gridsync import grid_phases
+from ..lift.hazards import fence_hazards
 from ..lift.host import HostScope
 from ..lift.kernel import lift_kernel
 from ..lift.launcher import LauncherLifting
@@ -335,7 +337,11 @@ class KernelDispatch:
 
     def finished(self, kernel: N.Kernel, name: str) -> N.Kernel:
         """``kernel`` (``name`` to a tuning point) launched through ``triton.autotune`` where the
-        options ask for it (schedule/autotune.py)."""
+        options ask for it (schedule/autotune.py).  Its barriers are placed again first: folding a
+        lane's loop into a tile axis changes which thread stores an element of a scratch buffer
+        that other statements read (lift/hazards.py)."""
+        kernel = dataclasses.replace(kernel, body=copy.deepcopy(kernel.body))
+        fence_hazards(kernel)
         configs = self.options.launch_configs(name)
         if not configs:
             return kernel

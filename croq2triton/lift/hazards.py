@@ -35,7 +35,9 @@ BOTH = frozenset({"read", "write"})
 
 
 def fence_hazards(kernel: N.Kernel) -> None:
-    """Insert, in place, the barriers ``kernel`` needs between accesses to shared memory."""
+    """Insert, in place, the barriers ``kernel`` needs between accesses to shared memory (none where
+    one is already there: the pass runs once after lifting and again after scheduling, whose
+    rewrites change the tiles' shapes, and so which thread holds an element)."""
     reads: dict[str, list[tuple[E.Expr, ...]]] = {}
     writes: dict[str, list[tuple[E.Expr, ...]]] = {}
     for s in N.walk(kernel.body):
@@ -87,6 +89,8 @@ class _Fence:
         """Fence ``body`` in place from the kinds ``pending`` at its start; the kinds at its end."""
         out: list[N.Stmt] = []
         for s in body:
+            if isinstance(s, N.Barrier):  # a barrier already there (the pass runs again after scheduling)
+                pending = {}
             if isinstance(s, (N.For, N.While)) and (areas := self.touched(s.body)):
                 every = {**pending, **{a: set(BOTH) for a in areas}}
                 self.block(s.body, {a: set(k) for a, k in every.items()})

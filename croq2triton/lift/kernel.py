@@ -515,6 +515,10 @@ class Lifter(
             new = E.Where(E.conj(self.pred), new, old.expr)
         assert isinstance(old.expr, E.Var)
         var = E.Var(old.expr.name, old.expr.type, dims=E.broadcast(old.expr.shape, new.shape))
+        if new.shape != var.shape:  # ``acc = 0.0f`` of a lane variable: every lane's value (a loop
+            # carries it: compiled Triton needs one type for it before and inside the loop)
+            zeros = E.Full(var.shape, 0, new.dtype)
+            new = E.Full(var.shape, new.value, new.dtype) if isinstance(new, E.Const) else E.Bin("+", new, zeros)
         self.emit(N.Assign(var, new) if var.shape == old.expr.shape else N.Let(var, new), a)
         self.bind_local(target.name, Value(var, old.ctype))
 

@@ -7,6 +7,7 @@ function, the parameter and the ``.co`` line, never a bare Python error.
 from __future__ import annotations
 
 import contextvars
+import functools
 import math
 import os
 import re
@@ -110,10 +111,15 @@ def interpreting() -> bool:
 _RUNNING: contextvars.ContextVar[Fn | None] = contextvars.ContextVar("croq2triton_launcher", default=None)
 
 
+@functools.cache
+def _has_cuda() -> bool:
+    return torch.cuda.is_available()  # (2 us a call: asked once; a process does not gain a GPU)
+
+
 def pick_device(f: Fn, tensors: dict[str, Any], launch: Any) -> torch.device:
     """The device kernels run on: CUDA when available (and not interpreting), else the CPU."""
     _RUNNING.set(f)
-    if interpreting() or not torch.cuda.is_available():
+    if interpreting() or not _has_cuda():
         return torch.device("cpu")
     for t in tensors.values():
         if isinstance(t, torch.Tensor) and t.is_cuda:
@@ -503,6 +509,8 @@ def block_extents(f: Fn, what: str, sizes: tuple[int, ...], fixed: int = 1, leas
 
 # -------------------------------------------------------------- TMA descriptors
 _SAID: set[tuple[str, str]] = set()
+_REASONS: dict[tuple[Any, ...], str | None] = {}  # tma_ok's verdicts by what they depend on
+_UNKNOWN = object()
 
 
 def num_sms(dev: torch.device) -> int:
@@ -513,12 +521,19 @@ def num_sms(dev: torch.device) -> int:
     if given.isdigit() and int(given) > 0:
         return int(given)
     if dev.type == "cuda":
-        return int(torch.cuda.get_device_properties(dev).multi_processor_count)
+        return _sms_of(dev.index if dev.index is not None else torch.cuda.current_device())
     return 4
+
+
+@functools.cache
+def _sms_of(index: int) -> int:
+    return int(torch.cuda.get_device_properties(index).multi_processor_count)
 
 
 def _has_no_data(t: torch.Tensor) -> bool:
     """A fake or meta tensor (shapes only: torch.compile tracing)."""
+    if type(t) is torch.Tensor:  # (a plain tensor, the common case, without is_fake's walk)
+        return t.is_meta
     return t.device.type == "meta" or bool(is_fake(t))
 
 
@@ -531,7 +546,11 @@ def tma_ok(f: Fn, name: str, t: torch.Tensor, box: list[int], extents: list[int]
 
     if _has_no_data(t):
         return False  # traced by torch.compile (a torch op's fake implementation): no kernel runs
-    reason = runtime_reason(name, t, box, extents)
+    key = (name, t.data_ptr() % 16, t.element_size(), t.shape, t.stride(), tuple(box), tuple(extents))
+    if (reason := _REASONS.get(key, _UNKNOWN)) is _UNKNOWN:
+        reason = _REASONS[key] = runtime_reason(name, t, box, extents)
+        if len(_REASONS) > 4096:  # (sizes of a long-running process: kept bounded)
+            _REASONS.pop(next(iter(_REASONS)))
     if reason is None:
         return True
     key = (f.name, reason)
@@ -542,13 +561,22 @@ def tma_ok(f: Fn, name: str, t: torch.Tensor, box: list[int], extents: list[int]
 
 
 def tma_desc(t: torch.Tensor, box: list[int], ok: bool, padding: str = "zero") -> Any:
+    """The descriptor of ``t`` for ``box`` where :func:`tma_ok` said yes.  Built without
+    ``TensorDescriptor``'s own checks (tma_ok made them: alignment, strides, the box) where every
+    extent is positive: a launch spends 3 us, not 9, a descriptor (host time is what a small GEMM
+    waits on)."""
     if not ok:
         return None
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     if padding == "nan" and not t.dtype.is_floating_point:
         padding = "zero"
-    return TensorDescriptor.from_tensor(t, list(box), padding=padding)
+    shape = t.shape
+    if type(t) is not torch.Tensor or 0 in shape:
+        return TensorDescriptor.from_tensor(t, list(box), padding=padding)
+    desc = object.__new__(TensorDescriptor)
+    desc.base, desc.shape, desc.strides, desc.block_shape, desc.padding = t, shape, t.stride(), list(box), padding
+    return desc
 
 
 # -------------------------------------------------------------- launching
@@ -697,12 +725,22 @@ def launcher(fn: Any) -> Any:
     """A generated launcher, as ``torch.compile`` should see it: outside the graph (the kernels it
     launches are not torch ops), with the hint how to keep it inside one in the graph break's reason."""
     name = fn.__name__
-    return torch.compiler.disable(
+    disabled = torch.compiler.disable(
         fn,
         reason=f"croq2triton: '{name}' launches Triton kernels outside the compiled graph; to call it inside "
         f"one, register it as a torch op: ops = croq2triton.register_ops(module, 'mylib'), then call "
         f"torch.ops.mylib.{name}(...) (or ops.{name})",
     )
+
+    # dynamo's wrapper costs about 30 us a call even outside torch.compile (the host time a small
+    # GEMM waits on): it is taken only while compiling (where this test reads true as dynamo traces)
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if torch.compiler.is_compiling():
+            return disabled(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    return run
 
 
 def not_translated(
