@@ -320,6 +320,36 @@ def _cases() -> list[Case]:
             lambda x, w: F.rms_norm(x, (x.shape[1],), w, 1e-6),
             1e-2,
         ),
+        Case(
+            "row sums f32 (block per row, tree in shared)",
+            forms,
+            "row_sums_tree",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [x.double().sum(1)],
+            lambda x: x.sum(1),
+            1e-4,
+        ),
+        Case(
+            "row mean of squares f16 (block per row, tree loop)",
+            forms,
+            "row_meansq_tree_f16",
+            lambda m, n: ([rand(m, n, dtype=torch.float16)], [nan(m)]),
+            lambda x: [(x.double() ** 2).mean(1)],
+            lambda x: x.float().square().mean(1),
+            1e-4,
+        ),
+        Case(
+            "rmsnorm f16 (block per row, tree while loop)",
+            forms,
+            "rmsnorm_tree_f16",
+            lambda m, n: (
+                [rand(m, n, dtype=torch.float16), rand(n, dtype=torch.float16)],
+                [nan(m, n, dtype=torch.float16)],
+            ),
+            lambda x, w: [x.double() * torch.rsqrt((x.double() ** 2).mean(1, keepdim=True) + 1e-6) * w.double()],
+            lambda x, w: F.rms_norm(x, (x.shape[1],), w, 1e-6),
+            1e-2,
+        ),
     ]
 
 

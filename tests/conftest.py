@@ -46,6 +46,19 @@ collect_ignore = ["golden"]
 TEST_DEVICE = os.environ.get("CROQ2TRITON_TEST_DEVICE", "cpu")
 
 
+def _numpy_too_new() -> bool:
+    import numpy as np
+
+    return tuple(int(x) for x in np.__version__.split(".")[:2]) >= (2, 4)
+
+
+# Triton 3.6's interpreter needs numpy<2.4 (pyproject pins it); a machine that has another numpy (the
+# GPU machine's own environment) cannot run some kernels in it: those tests are skipped there
+NUMPY_TOO_NEW = pytest.mark.skipif(
+    _numpy_too_new(), reason="Triton 3.6's interpreter needs numpy<2.4 (pinned by pyproject); this numpy is newer"
+)
+
+
 def pythonpath(*first: str | Path) -> str:
     """PYTHONPATH for a child process: ``first`` (the checkout, ...), then what this process was given
     (on the GPU machine ply and pytest-xdist come from there)."""

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import pythonpath
+from conftest import NUMPY_TOO_NEW, pythonpath
 
 import croq2triton
 from croq2triton.cli import main
@@ -220,6 +220,7 @@ def test_subprocess_writes_no_files(tmp_path: Path) -> None:
         ["examples/attention.co", "--size", "BH=1,SEQ_Q=70,SEQ_K=90", "--oob-fill", "nan", "--schedule", "auto"],
     ],
 )
+@NUMPY_TOO_NEW
 def test_run_subcommand(argv: list[str]) -> None:
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=pythonpath(REPO))
     r = subprocess.run(

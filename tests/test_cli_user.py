@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import torch
-from conftest import pythonpath
+from conftest import NUMPY_TOO_NEW, pythonpath
 from kernel_util import DEVICE
 
 import croq2triton
@@ -539,6 +539,7 @@ def test_tuned_names_a_parameter_the_kernel_does_not_have() -> None:
     torch.testing.assert_close(c.float(), a.float() @ b.float().T, atol=2e-2, rtol=1e-2)
 
 
+@NUMPY_TOO_NEW
 def test_launch_time_warnings_point_at_the_co_line(capsys: pytest.CaptureFixture[str]) -> None:
     # the user's command, smaller: K=72 makes 36-wide K windows, narrower than the 64-wide TMA box
     r = subprocess_cli("run", "examples/gemm_v2.co", "--size", "M=64,N=128,K=72")

@@ -79,6 +79,9 @@ CASES: dict[str, Case] = {
     "row_meansq_staged_f16": (_x(H), _out("m"), lambda x: [(x.double() ** 2).mean(1)], 1e-5),
     "row_sums_warp": (_x(), _out("m"), lambda x: [x.double().sum(1)], 1e-5),
     "rmsnorm_warp_f16": (_xw(H), _out("m", "n", dtype=H), lambda x, w: [_rms(x, w)], 2e-3),
+    "row_sums_tree": (_x(), _out("m"), lambda x: [x.double().sum(1)], 1e-5),
+    "row_meansq_tree_f16": (_x(H), _out("m"), lambda x: [(x.double() ** 2).mean(1)], 1e-5),
+    "rmsnorm_tree_f16": (_xw(H), _out("m", "n", dtype=H), lambda x, w: [_rms(x, w)], 2e-3),
 }
 # sizes: rows shorter than one tile of the threads and longer than several; columns fewer than one
 # program's and more; all ragged

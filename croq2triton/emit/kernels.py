@@ -42,6 +42,7 @@ from ..schedule.interior import interior_split
 from ..schedule.schedule import Schedule, TileSchedule, with_point
 from ..schedule.selectfold import fold_all
 from ..schedule.splitloop import NotSplit, Split, split_loop
+from ..schedule.treefold import fold_trees
 from ..schedule.widen import BYTES as WIDEN_BYTES
 from ..schedule.widen import NotWidened, widen
 from ..schedule.widen import analyse as analyse_widening
@@ -248,8 +249,10 @@ class KernelDispatch:
         try:
             with kernel_errors("the tile-IR path", name, top):
                 lifted = lift_kernel(top, name, host.host_scope(), self.src_name, self.options)
-                # under auto, tiles staged through scratch memory are read in registers (schedule/forward.py)
-                written = forward_scratch(lifted.kernel) if self.schedule == "auto" else lifted.kernel
+                # under auto, block reductions through scratch memory in halving steps are tile
+                # reductions (schedule/treefold.py), tiles staged there are read in registers
+                # (schedule/forward.py)
+                written = forward_scratch(fold_trees(lifted.kernel)) if self.schedule == "auto" else lifted.kernel
                 schedule = self.tile_schedule(written, top)
                 self.schedules[name] = schedule
                 # (kernel, the launcher's condition to run it): the last one runs otherwise

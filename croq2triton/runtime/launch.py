@@ -599,6 +599,7 @@ def launch(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str
         kernel[g](*args, **kwargs)
     except Exception as e:
         _too_large(e, name, kwargs)
+        _numpy_too_new(e, name)
         if not kwargs.get("WARP_SPECIALIZE") or interpreting():
             raise
         _WS_FAILED.add(id(kernel))
@@ -614,6 +615,26 @@ def launch(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str
 
 
 MAX_NUMEL = 1 << 20  # Triton's limit on the elements of one block (TRITON_MAX_TENSOR_NUMEL)
+
+
+def _numpy_too_new(e: Exception, kernel: str) -> None:
+    """Triton 3.6's interpreter turns 1-element arrays into Python scalars, which numpy 2.4 refuses
+    (the package pins numpy<2.4 for that): say so, instead of an internal error."""
+    import numpy as np
+
+    if not interpreting() or "only 0-dimensional arrays can be converted" not in str(e):
+        return
+    if tuple(int(x) for x in re.findall(r"\d+", np.__version__)[:2]) < (2, 4):
+        return
+    import triton
+
+    message = (
+        f"Triton {triton.__version__}'s interpreter cannot run '{kernel}' with numpy {np.__version__} "
+        "(it converts 1-element arrays to scalars, which numpy 2.4 refuses)"
+    )
+    hint = "install what croq2triton pins: pip install 'numpy<2.4'"
+    f = _RUNNING.get()
+    raise (f.fail(message, hint) if f is not None else CroqLaunchError(message, hint=hint)) from e
 
 
 def _too_large(e: Exception, kernel: str, kwargs: dict[str, Any]) -> None:

@@ -121,7 +121,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
             continue
         if whole:
             _whole_extent(s, kernel, args, block)
-        body.extend(_Rewrite(s, folds, rank, block, whole, taken).run())
+        body.extend(_Rewrite(s, folds, rank, block, whole, taken, lead=_lanes_contiguous(s)).run())
         folded += 1
     if not folded and selects:
         doc = kernel.doc + " Its loops over a tile's elements are reductions of the tile (schedule/selectfold.py)."
@@ -272,11 +272,45 @@ def lane_shape(kernel: N.Kernel) -> E.Shape:
 
 
 # ---------------------------------------------------------------- the rewrite
+def _lanes_contiguous(loop: N.For) -> bool:
+    """Whether the loop's accesses read memory along the lanes: where an access's index holds the
+    counter, its contiguous (last) dimension's index holds the lanes (``x.at(r, j * 256 + t)``: a
+    block of threads striding along a row; ``x.at(i, p # c)``: a thread per column walking the
+    rows), and no access has the counter alone there (a lane per row, walking it).  The counter's
+    axis then leads the tile and the lanes' stay last, the axis Triton's layouts make each
+    thread's contiguous one: with a trailing counter axis the loaded tile went through a layout
+    conversion in shared memory before its fold (0.13-0.7 of the roofline on the H200 for such
+    kernels, 2026-12-03)."""
+    values = {s.var.name: s.value for s in loop.body if isinstance(s, N.Let)}
+    along = False
+    for s in loop.body:
+        if not isinstance(s, (N.Load, N.Store)) or not s.index:
+            continue
+        index = [_resolve(x, values) for x in s.index]
+        if not any(loop.var.name in _names(x) for x in index):
+            continue
+        last = index[-1]
+        if last.shape:
+            along = True
+        elif loop.var.name in _names(last):
+            return False  # the counter alone walks the lines: a lane per row
+    return along
+
+
 class _Rewrite:
     def __init__(
-        self, loop: N.For, folds: dict[str, Fold], rank: int, block: Block, whole: bool, taken: set[str]
+        self,
+        loop: N.For,
+        folds: dict[str, Fold],
+        rank: int,
+        block: Block,
+        whole: bool,
+        taken: set[str],
+        lead: bool = False,
     ) -> None:
         self.loop, self.folds, self.rank, self.block, self.whole, self.taken = loop, folds, rank, block, whole, taken
+        # the counter's axis: trailing, or leading where the lanes run along the lines (_lanes_contiguous)
+        self.axis, self.off = (0, 1) if lead else (rank, 0)
         self.env: dict[str, E.Expr] = {}
         self.values: dict[str, E.Expr] = {}  # the lets of the new body
         self.out: list[N.Stmt] = []
@@ -293,7 +327,7 @@ class _Rewrite:
         j = loop.var
         lo = E.bounds(loop.start)[0] if j.lo is None else j.lo
         start = E.Var(self.fresh(f"{j.name}_0"), "i32", lo=lo, hi=j.hi) if not self.whole else loop.start
-        lanes = E.Lift(E.Arange(self.block), self.rank + 1, (self.rank,))
+        lanes = E.Lift(E.Arange(self.block), self.rank + 1, (self.axis,))
         counter = E.Var(j.name, "i32", lo=lo, dims=lanes.shape)
         self.env[j.name] = counter
         body: list[N.Stmt] = [N.Let(counter, E.fold(start + lanes), line=line)]
@@ -332,7 +366,7 @@ class _Rewrite:
             conds = [self.tail] + ([self.lift(f.guard)] if f.guard is not None else [])
             value = self.lift(f.value)
             masked = E.Where(E.conj(conds), value, _identity(f.op, s.var.type))  # the tail: rank + 1
-            folded = E.Reduce(FOLDS[f.op], masked, self.rank)
+            folded = E.Reduce(FOLDS[f.op], masked, self.axis)
             self.out.append(N.Assign(s.var, E.Bin(f.op, s.var, folded), line=line))
 
     def _value(self, mask: E.Var) -> E.Expr:
@@ -350,23 +384,25 @@ class _Rewrite:
         return var
 
     def lift(self, e: E.Expr) -> E.Expr:
-        """``e`` in the loop's new world: the counter's block on a trailing axis, every tile of the
-        lanes' rank lifted onto the leading axes."""
-        r = self.rank
+        """``e`` in the loop's new world: the counter's block on its axis (trailing, or leading), every
+        tile of the lanes' rank lifted onto the other axes."""
+        r, off = self.rank, self.off
         if isinstance(e, E.Var):
             if e.name in self.env:
                 return self.env[e.name]
             k = len(e.shape)
-            return e if k == 0 else E.Lift(e, r + 1, tuple(range(r - k, r)))
+            return e if k == 0 else E.Lift(e, r + 1, tuple(range(off + r - k, off + r)))
         if isinstance(e, E.Arange):
-            return E.Lift(e, r + 1, (r - 1,))
+            return E.Lift(e, r + 1, (off + r - 1,))
         if isinstance(e, E.Lift):
             if e.rank != r or _names(e.value) & self.env.keys():
                 raise NotFolded("a tile of another rank inside the loop")
-            return E.Lift(e.value, r + 1, e.dims)
+            return E.Lift(e.value, r + 1, tuple(d + off for d in e.dims))
         if isinstance(e, E.Full):
             k = len(e.dims)
-            return dataclasses.replace(e, dims=(1,) * (r - k) + tuple(e.dims) + (1,))
+            ones = (1,) * (r - k)
+            dims = (1, *ones, *e.dims) if off else (*ones, *e.dims, 1)
+            return dataclasses.replace(e, dims=dims)
         if isinstance(e, (E.Reduce, E.Permute, E.Reshape)) or _gathers(e):
             raise NotFolded("a reduction or a permutation of a tile inside the loop")
         changes: dict[str, object] = {}

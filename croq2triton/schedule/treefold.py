@@ -1,0 +1,571 @@
+"""A block reduction through scratch memory in halving steps (a tree), folded into one reduction.
+
+The classic CUDA block reduction: each thread stores its partial into a shared buffer, then in
+halving steps thread ``t`` adds the element at ``t + h`` to its own while ``t < h``, the block
+meeting between steps (written out, as a ``foreach`` over the shift, or as a ``while`` halving
+``h``); at the end element 0 holds the total, which one thread or every thread reads.  Lifted as
+written (lift/scratch.py) each step is a masked load, a masked load and a masked store of scratch
+memory between two barriers.  This rewrite proves on the IR what the steps compute and, where
+the proof holds, reads the total as ``tl.sum`` (``tl.max``, ``tl.min``) of the stored tile.
+
+The proof runs the statements after the store, as the lifted program means them (statement after
+statement for all lanes), on one program: every element of the buffer holds a multiset of the
+stored tile's positions (element ``p`` holds ``{p}`` after the store), a load gives each lane the
+multiset of the element it reads, a store of ``a + b`` (or ``max``, ``min``) their union, with that
+operator (a value combined by two operators ends the proof; a buffer may hold one tile's max tree,
+then another tile's sum tree).  A load all of whose active lanes read every position exactly once (for
+``max`` / ``min``: at least once, as they are idempotent) in every run of it reads the reduction of
+the tile: it becomes that value.  What the run must know exactly, else the buffer stays as written:
+
+* the store that starts it is unmasked, writes the buffer at ``base + arange(L)`` (the whole
+  buffer of ``L`` elements, one lane each) and comes before any other access of the buffer;
+* every index, mask, loop bound and ``while`` condition the run meets is computed from constants,
+  lanes and loop counters (positions outside the buffer, or read before they were written, end
+  the proof); indices are ``base + ...`` with the buffer's own per-program base;
+* the values stored are loads of the buffer combined by one of the operators, converted to the
+  buffer's type at most; no atomic, descriptor or other write touches the buffer.
+
+Where no load of the buffer is left, its stores, the steps' loops and the scratch argument go, and
+the barriers are placed again from what remains (lift/hazards.py).  Floating-point sums come out
+in another order than the source's tree (within the dtype's rounding, as every reduction here).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..lift.hazards import fence_hazards
+from ..tir import expr as E
+from ..tir import nodes as N
+
+MAX_STEPS = 100_000  # statements the proof runs before it gives up (a loop that does not end)
+WIDE = {"f16": "f32", "bf16": "f32", "f8e4": "f32", "f8e5": "f32"}  # summed in f32
+OPS = {"+": "sum", "max": "max", "min": "min"}
+
+
+Total = tuple[int, str]  # (id of the store that started the tile, the operator that reduces it)
+
+
+class NotTree(Exception):
+    """What the run cannot follow: the buffer stays as written."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """What an element holds: the stored tile's positions it combines, (which store started them,
+    position) -> how many times, and the operator that combined them (None: one position as stored)."""
+
+    op: str | None
+    counts: Counter[tuple[int, int]]
+
+    def join(self, other: Part, op: str) -> Part:
+        if self.op not in (None, op) or other.op not in (None, op):
+            raise NotTree("two operators combine the buffer's elements")
+        return Part(op, self.counts + other.counts)
+
+
+def fold_trees(kernel: N.Kernel) -> N.Kernel:
+    """``kernel`` with each tree reduction through a scratch buffer read as one reduction (see the
+    module docstring); the kernel itself where there is none."""
+    for area in [a for a in kernel.args if isinstance(a, N.Scratch) and a.lanes == 1]:
+        try:
+            kernel = _fold(kernel, area.name)
+        except NotTree:
+            continue
+    return kernel
+
+
+def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
+    run = _Run(kernel, area)
+    run.block(kernel.body)
+    full = {ld for ld, seen in run.reads.items() if seen}
+    uses: dict[int, list[tuple[E.Expr, Total]]] = {}  # id(statement) -> its whole parts and their totals
+    for (sid, e), (whole, which) in run.uses.items():
+        if whole and which is not None:
+            uses.setdefault(sid, []).append((e, which))
+    if not (full or uses):
+        raise NotTree("nothing reads a whole reduction")
+    wanted = {run.read_start[ld] for ld in full} | {w for parts in uses.values() for _, w in parts}
+    totals: dict[Total, tuple[E.Var, N.Let]] = {}
+    after: dict[int, list[N.Let]] = {}  # id(start) -> the totals computed after it
+    taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
+    starts = {id(store): store for store, _ in run.starts}
+    for sid, op in sorted(wanted, key=lambda w: (list(starts).index(w[0]), w[1])):
+        store = starts[sid]
+        name = f"{area.removesuffix('_scratch')}_{OPS[op]}"
+        base, k = name, 2
+        while name in taken:
+            name, k = f"{base}_{k}", k + 1
+        taken.add(name)
+        value = store.value
+        wide = WIDE.get(value.dtype) if op == "+" else None
+        tile = E.Cast(value, wide) if wide else value
+        total: E.Expr = E.Reduce(OPS[op], tile, 0)
+        if wide:
+            total = E.Cast(total, value.dtype)
+        var = E.Var(name, value.dtype)
+        let = N.Let(var, E.fold(total), line=store.line)
+        totals[(sid, op)] = (var, let)
+        after.setdefault(sid, []).append(let)
+
+    def whole_parts(s: N.Stmt) -> N.Stmt:
+        def f(e: E.Expr) -> E.Expr:
+            for part, start in uses[id(s)]:
+                e = E.replace(e, part, _spread(totals[start][0], part.shape, part.dtype))
+            return e
+
+        return N.map_exprs(s, f)
+
+    def rewrite(body: list[N.Stmt]) -> list[N.Stmt]:
+        out: list[N.Stmt] = []
+        for s in body:
+            if isinstance(s, N.Load) and id(s) in full:
+                out.append(N.Let(s.var, _broadcast(totals[run.read_start[id(s)]][0], s), line=s.line))
+                continue
+            if isinstance(s, (N.For, N.While)):
+                s = dataclasses.replace(s, body=rewrite(s.body))
+            elif isinstance(s, N.If):
+                s = dataclasses.replace(s, then=rewrite(s.then), orelse=rewrite(s.orelse))
+            elif id(s) in uses:
+                s = whole_parts(s)
+            out.append(s)
+            out.extend(after.get(id(s), []))
+        return out
+
+    body = rewrite(kernel.body)
+    body = _without_area(body, area)
+    if any(_touches(s, area) for s in N.walk(body)):
+        raise NotTree("the buffer is read other than for its total")
+    body = _without_idle_loops(N.without_dead_lets(body))
+    body = [s for s in _unfenced(body)]
+    args = [a for a in kernel.args if a.name != area]
+    doc = kernel.doc + " Its block reductions through shared memory in halving steps are tile reductions"
+    doc += " (schedule/treefold.py)."
+    out = dataclasses.replace(kernel, body=N.without_dead_lets(body), args=args, doc=doc)
+    fence_hazards(out)
+    return out
+
+
+def _broadcast(total: E.Var, ld: N.Load) -> E.Expr:
+    """The total as the value the load gave: every lane's (``other`` where its mask is off)."""
+    shape, dtype = ld.var.shape, ld.var.type
+    if ld.mask is not None and ld.other is not None:
+        value = total if total.dtype == dtype else E.Cast(total, dtype)
+        return E.Where(ld.mask, value, E.Full(shape, ld.other, dtype))
+    return _spread(total, shape, dtype)
+
+
+def _spread(total: E.Var, shape: E.Shape, dtype: str) -> E.Expr:
+    """The total in every lane of a value of ``shape`` (lanes the value left undefined included)."""
+    value: E.Expr = total if total.dtype == dtype else E.Cast(total, dtype)
+    return E.Bin("+", E.Full(shape, 0, dtype), value) if shape else value
+
+
+class _Run:
+    """The statements run on one program, the buffer's elements as multisets (module docstring)."""
+
+    def __init__(self, kernel: N.Kernel, area: str) -> None:
+        self.kernel = kernel
+        self.area = area
+        self.size: int | None = None
+        self.base: str | None = None
+        self.mem: dict[int, Part] = {}
+        self.env: dict[str, Any] = {}  # concrete values (numpy arrays, Python numbers)
+        self.sym: dict[str, Any] = {}  # loads of the buffer and their combinations: multisets
+        self.starts: list[tuple[N.Store, int]] = []
+        self.reads: dict[int, bool] = {}  # id(load of the buffer): whole totals at every run so far
+        self.read_start: dict[int, Total] = {}  # id(load) -> the total it reads
+        # (id(statement), a part of one of its expressions) -> (a whole reduction at every run, which)
+        self.uses: dict[tuple[int, E.Expr], tuple[bool, Total | None]] = {}
+        self.steps = 0
+        self.top = {id(s) for s in kernel.body}  # a start at the top level: its total is in scope after it
+
+    # ------------------------------------------------------------ statements
+    def block(self, body: list[N.Stmt]) -> None:
+        for s in body:
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                raise NotTree("too many steps")
+            self.stmt(s)
+
+    def stmt(self, s: N.Stmt) -> None:
+        if isinstance(s, N.Store) and s.base == self.area:
+            self.store(s)
+        elif isinstance(s, N.Load) and s.base == self.area:
+            self.load(s)
+        elif isinstance(s, (N.Atomic, N.TmaLoad, N.TmaStore)) and _touches(s, self.area):
+            raise NotTree("an atomic or descriptor access of the buffer")
+        elif not self.starts and not any(_touches(x, self.area) for x in N.walk([s])):
+            self.quiet(s)  # before the buffer's first store: what can be known of the values
+        elif isinstance(s, (N.Let, N.Assign)):
+            self.let(s, s.var.name, s.value)
+        elif isinstance(s, N.For):
+            if not any(_touches(x, self.area) for x in N.walk(s.body)):
+                self.forget(s)
+                return
+            start, stop, step = (self.scalar(x) for x in (s.start, s.stop, s.step))
+            if step <= 0:
+                raise NotTree("a loop step that is not positive")
+            for i in range(start, stop, step):
+                self.env[s.var.name] = i
+                self.block(s.body)
+            self.env.pop(s.var.name, None)
+        elif isinstance(s, N.While):
+            if not any(_touches(x, self.area) for x in N.walk(s.body)):
+                self.forget(s)
+                return
+            while bool(self.scalar(s.cond)):
+                self.block(s.body)
+        elif isinstance(s, N.If):
+            if not any(_touches(x, self.area) for x in N.walk([s])):
+                self.forget(s)
+                return
+            self.block(s.then if bool(self.scalar(s.cond)) else s.orelse)
+        elif isinstance(s, N.Barrier):
+            return
+        elif isinstance(s, (N.Load, N.TmaLoad, N.Dot, N.Atomic)):
+            self.observe_all(s)
+            self.forget(s)
+        elif isinstance(s, (N.Store, N.TmaStore, N.Print, N.Assert)):
+            self.observe_all(s)
+        else:
+            raise NotTree(f"a {type(s).__name__} statement")
+
+    def observe_all(self, s: N.Stmt) -> None:
+        for e in N.exprs_of(s):
+            self.observe(s, e)
+
+    def observe(self, s: N.Stmt, e: E.Expr) -> None:
+        """The largest parts of ``e`` that combine the buffer's elements: whether each is a whole
+        reduction (at every run of ``s``), to be read as the total."""
+        if not any(v.name in self.sym for v in E.free_vars(e)):
+            return
+        try:
+            got = self.multisets(e)
+        except NotTree:
+            for c in e.children():
+                self.observe(s, c)
+            return
+        whole, start = self.wholeness(got)
+        prev = self.uses.get((id(s), e))
+        self.uses[(id(s), e)] = (whole and (prev is None or prev == (True, start)), start)
+
+    def wholeness(self, got: Any) -> tuple[bool, Total | None]:
+        """Whether every defined lane of ``got`` is the whole reduction of one start by one operator
+        (and which)."""
+        items = list(got.reshape(-1)) if isinstance(got, np.ndarray) else [got]
+        active = [m for m in items if m is not None]
+        which = {(g, m.op) for m in active for g, _ in m.counts}
+        if not active or len(which) != 1 or not all(self.is_total(m) for m in active):
+            return False, None
+        start, op = which.pop()
+        assert op is not None
+        return True, (id(self.starts[start][0]), op)
+
+    def quiet(self, s: N.Stmt) -> None:
+        """A statement before the first store: lets known exactly are kept (lanes, constants)."""
+        if isinstance(s, (N.Let, N.Assign)):
+            try:
+                self.env[s.var.name] = self.value(s.value)
+            except NotTree:
+                self.env.pop(s.var.name, None)
+        else:
+            self.forget(s)
+
+    def forget(self, s: N.Stmt) -> None:
+        """What ``s`` defines or assigns is no longer known."""
+        for x in N.walk([s]):
+            for v in [*N.defines(x), *([x.var] if isinstance(x, N.Assign) else [])]:
+                self.env.pop(v.name, None)
+                self.sym.pop(v.name, None)
+
+    def let(self, s: N.Stmt, name: str, value: E.Expr) -> None:
+        """``name = value``: its multisets where it combines the buffer's elements, else its value
+        where known (computed before ``name`` is re-bound: ``h = h / 2``)."""
+        sym, known = None, None
+        if any(v.name in self.sym for v in E.free_vars(value)):
+            try:
+                sym = self.multisets(value)
+            except NotTree:
+                self.observe(s, value)
+        else:
+            with contextlib.suppress(NotTree):  # unknown: a later use that needs it ends the proof
+                known = (self.value(value),)
+        self.env.pop(name, None)
+        self.sym.pop(name, None)
+        if sym is not None:
+            self.sym[name] = sym
+        elif known is not None:
+            self.env[name] = known[0]
+
+    def store(self, s: N.Store) -> None:
+        lanes = self.positions(s.index)
+        if not self.starts or (s.mask is None and s.value.shape and self.whole(lanes)):
+            self.start(s, lanes)
+            return
+        active = self.mask(s.mask, lanes.shape)
+        values = self.multisets(s.value)
+        for k in np.flatnonzero(active.reshape(-1)):
+            p = int(lanes.reshape(-1)[k])
+            v = values if not isinstance(values, np.ndarray) else values.reshape(-1)[k]
+            if v is None or not 0 <= p < (self.size or 0):
+                raise NotTree("an undefined value stored, or a position outside the buffer")
+            self.mem[p] = v
+
+    def start(self, s: N.Store, lanes: np.ndarray) -> None:
+        """The store that fills the whole buffer, one lane an element: its positions start afresh."""
+        if s.mask is not None or len(s.value.shape) != 1 or not self.whole(lanes) or id(s) not in self.top:
+            raise NotTree("the first store does not fill the whole buffer, one lane an element, at the top level")
+        if self.size is not None and self.size != lanes.size:
+            raise NotTree("a later store fills another extent")
+        if any(v.name in self.sym for v in E.free_vars(s.value)):
+            raise NotTree("the stored tile is read from the buffer")
+        self.size = int(lanes.size)
+        k = len(self.starts)
+        self.starts.append((s, k))
+        self.mem = {p: Part(None, Counter({(k, p): 1})) for p in range(self.size)}
+
+    def whole(self, lanes: np.ndarray) -> bool:
+        return lanes.ndim == 1 and bool(np.array_equal(lanes, np.arange(lanes.size)))
+
+    def load(self, s: N.Load) -> None:
+        if not self.starts:
+            raise NotTree("a load before the first store")
+        lanes = self.positions(s.index)
+        active = self.mask(s.mask, lanes.shape)
+        out = np.empty(lanes.shape, dtype=object)
+        for k in range(lanes.size):
+            p = int(lanes.reshape(-1)[k])
+            if not active.reshape(-1)[k]:
+                out.reshape(-1)[k] = None
+            elif p not in self.mem:
+                raise NotTree("a position outside the buffer")
+            else:
+                out.reshape(-1)[k] = self.mem[p]
+        whole, start = self.wholeness(out)
+        if whole and self.read_start.setdefault(id(s), start) != start:  # type: ignore[arg-type]
+            whole = False
+        self.reads[id(s)] = self.reads.get(id(s), True) and whole
+        self.env.pop(s.var.name, None)
+        self.sym[s.var.name] = out if lanes.shape else out.reshape(-1)[0]
+
+    def is_total(self, m: Part) -> bool:
+        """Every position of the stored tile, each once for a sum (max and min repeat harmlessly)."""
+        assert self.size is not None
+        if m.op is None or {p for _, p in m.counts} != set(range(self.size)):
+            return False
+        return m.op != "+" or all(c == 1 for c in m.counts.values())
+
+    # ------------------------------------------------------------ values
+    def positions(self, index: tuple[E.Expr, ...]) -> np.ndarray:
+        """The buffer positions an access reaches, one per lane (its index less the buffer's base)."""
+        if len(index) != 1:
+            raise NotTree("a buffer of several dimensions")
+        names = [v.name for v in E.free_vars(index[0]) if v.name not in self.env and v.name not in self.sym]
+        terms = E.linear(index[0], names) if names else ({}, index[0])
+        if terms is None:
+            raise NotTree("an index that is not the base plus known terms")
+        coefs, rest = terms
+        if len(coefs) > 1 or any(c != 1 for c in coefs.values()):
+            raise NotTree("an index with unknown terms")
+        if coefs:
+            (base,) = coefs
+            if self.base is None:
+                self.base = base
+            if base != self.base:
+                raise NotTree("an index at another base")
+        elif self.base is not None:
+            raise NotTree("an index without the buffer's base")
+        return np.asarray(self.value(rest), dtype=np.int64)
+
+    def mask(self, mask: E.Var | None, shape: tuple[int, ...]) -> np.ndarray:
+        if mask is None:
+            return np.ones(shape, dtype=bool)
+        got = np.asarray(self.value(mask), dtype=bool)
+        return np.broadcast_to(got, shape) if got.shape != shape else got
+
+    def scalar(self, e: E.Expr) -> int:
+        v = self.value(e)
+        if isinstance(v, np.ndarray):
+            if v.shape:
+                raise NotTree("a loop bound or condition that differs between lanes")
+            v = v.item()
+        return int(v)
+
+    def value(self, e: E.Expr) -> Any:
+        """``e`` computed exactly (numpy), or NotTree."""
+        if isinstance(e, E.Const):
+            return e.value
+        if isinstance(e, E.Var):
+            if e.name not in self.env:
+                raise NotTree(f"'{e.name}' is not known")
+            return self.env[e.name]
+        if isinstance(e, E.Arange):
+            if not isinstance(e.n, int):
+                raise NotTree("a lane axis fixed at launch")
+            return np.arange(e.n, dtype=np.int64)
+        if isinstance(e, E.Bin):
+            return _apply(e.op, self.value(e.lhs), self.value(e.rhs), E.is_int(e.lhs.dtype) and E.is_int(e.rhs.dtype))
+        if isinstance(e, E.Un):
+            v = self.value(e.value)
+            return {"-": lambda: -np.asarray(v), "~": lambda: ~np.asarray(v), "!": lambda: ~np.asarray(v, bool)}[e.op]()
+        if isinstance(e, E.Cast):
+            v = self.value(e.value)
+            if e.type == "i1":
+                return np.asarray(v) != 0
+            if E.is_int(e.type):
+                return np.asarray(v).astype(np.int64)
+            raise NotTree("a conversion to a float")
+        if isinstance(e, E.Where):
+            return np.where(self.value(e.cond), self.value(e.then), self.value(e.other))
+        if isinstance(e, E.CDiv):
+            a, b = np.asarray(self.value(e.lhs)), np.asarray(self.value(e.rhs))
+            return -(-a // b)
+        if isinstance(e, E.Full) and isinstance(e.value, (int, bool)) and all(isinstance(d, int) for d in e.dims):
+            return np.full(tuple(int(d) for d in e.dims), e.value)
+        raise NotTree(f"a {type(e).__name__} value")
+
+    def multisets(self, e: E.Expr) -> Any:
+        """``e`` as multisets: loads of the buffer combined by its one operator."""
+        if isinstance(e, E.Var):
+            if e.name not in self.sym:
+                raise NotTree("a value stored that is not read from the buffer")
+            return self.sym[e.name]
+        if isinstance(e, E.Cast) and e.type == self.kernel_type():
+            return self.multisets(e.value)
+        if isinstance(e, E.Bin) and e.op in OPS:
+            return _combine(self.multisets(e.lhs), self.multisets(e.rhs), e.op)
+        raise NotTree(f"a {type(e).__name__} of the buffer's elements")
+
+    def kernel_type(self) -> str:
+        return next(a.dtype for a in self.kernel.args if isinstance(a, N.Scratch) and a.name == self.area)
+
+
+def _combine(a: Any, b: Any, op: str) -> Any:
+    """Elementwise ``op`` of two parts (or arrays of them, one per lane); None where undefined."""
+    if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray):
+        return None if a is None or b is None else a.join(b, op)
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    xa, xb = _lanes(a, shape), _lanes(b, shape)
+    out = np.empty(shape, dtype=object)
+    for k in range(out.size):
+        x, y = xa.reshape(-1)[k], xb.reshape(-1)[k]
+        out.reshape(-1)[k] = None if x is None or y is None else x.join(y, op)
+    return out
+
+
+def _lanes(x: Any, shape: tuple[int, ...]) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return np.ascontiguousarray(np.broadcast_to(x, shape))
+    out = np.empty(shape, dtype=object)
+    for k in range(out.size):
+        out.reshape(-1)[k] = x
+    return out
+
+
+_INT: dict[str, Callable[[Any, Any], Any]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b)),  # C division (truncates)
+    "%": lambda a, b: a - b * (np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))),
+    "<<": lambda a, b: a << b,
+    ">>": lambda a, b: a >> b,
+    "^": lambda a, b: a ^ b,
+    "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,
+    "min": np.minimum,
+    "max": np.maximum,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+
+def _apply(op: str, a: Any, b: Any, integers: bool) -> Any:
+    if not integers and op not in E.COMPARE and op not in E.LOGIC:
+        raise NotTree("arithmetic of floats")
+    if op in ("/", "%") and np.any(np.asarray(b) == 0):
+        raise NotTree("a division by zero")
+    out = _INT[op](np.asarray(a), np.asarray(b))
+    return out.item() if isinstance(out, np.ndarray) and not out.shape else out
+
+
+# ------------------------------------------------------------------ clean-up
+def _touches(s: N.Stmt, area: str) -> bool:
+    if isinstance(s, (N.Load, N.Store, N.Atomic)):
+        return s.base == area
+    if isinstance(s, (N.TmaLoad, N.TmaStore)):
+        return s.fallback.base == area
+    return False
+
+
+def _without_area(body: list[N.Stmt], area: str) -> list[N.Stmt]:
+    """``body`` without the buffer's stores, then without its loads nothing reads (repeated)."""
+    body = _drop(body, lambda s: isinstance(s, N.Store) and s.base == area)
+    while True:
+        read = {v.name for s in N.walk(body) for e in N.exprs_of(s) for v in E.free_vars(e)}
+        kept = _drop(body, lambda s, read=read: isinstance(s, N.Load) and s.base == area and s.var.name not in read)
+        if len(N.walk(kept)) == len(N.walk(body)):
+            return kept
+        body = kept
+
+
+def _drop(body: list[N.Stmt], gone: Callable[[N.Stmt], bool]) -> list[N.Stmt]:
+    out: list[N.Stmt] = []
+    for s in body:
+        if gone(s):
+            continue
+        if isinstance(s, (N.For, N.While)):
+            s = dataclasses.replace(s, body=_drop(s.body, gone))
+        elif isinstance(s, N.If):
+            s = dataclasses.replace(s, then=_drop(s.then, gone), orelse=_drop(s.orelse, gone))
+        out.append(s)
+    return out
+
+
+def _without_idle_loops(body: list[N.Stmt]) -> list[N.Stmt]:
+    """Loops (and ifs) left with nothing but lets, assignments and barriers whose names nothing
+    after them reads: the tree's steps, their work gone (the proof ran them: they end)."""
+    out: list[N.Stmt] = []
+    for i, s in enumerate(body):
+        if isinstance(s, (N.For, N.While, N.If)):
+            inner = [*(s.then + s.orelse)] if isinstance(s, N.If) else s.body
+            inner = _without_idle_loops(inner)
+            idle = all(isinstance(x, (N.Let, N.Assign, N.Barrier)) for x in N.walk(inner))
+            later = {v.name for x in N.walk(body[i + 1 :]) for e in N.exprs_of(x) for v in E.free_vars(e)}
+            assigned = {x.var.name for x in N.walk(inner) if isinstance(x, (N.Let, N.Assign))}
+            if isinstance(s, N.While):
+                assigned.add(s.cond.name)
+            if idle and not (assigned & later):
+                continue
+            if isinstance(s, N.If):
+                s = dataclasses.replace(s, then=_without_idle_loops(s.then), orelse=_without_idle_loops(s.orelse))
+            else:
+                s = dataclasses.replace(s, body=inner)
+        out.append(s)
+    return out
+
+
+def _unfenced(body: list[N.Stmt]) -> list[N.Stmt]:
+    """``body`` without barriers (lift/hazards.py places again those the remaining accesses need)."""
+    out: list[N.Stmt] = []
+    for s in body:
+        if isinstance(s, N.Barrier):
+            continue
+        if isinstance(s, (N.For, N.While)):
+            s = dataclasses.replace(s, body=_unfenced(s.body))
+        elif isinstance(s, N.If):
+            s = dataclasses.replace(s, then=_unfenced(s.then), orelse=_unfenced(s.orelse))
+        out.append(s)
+    return out

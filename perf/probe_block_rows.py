@@ -1,0 +1,76 @@
+"""Why a block-per-row reduction under ``--schedule auto`` runs far below the roofline on the H200
+(perf/RESULTS.md 2026-12-03 20:16: row mean of squares, a block per row with a tree in shared
+memory, 0.13 of a device copy, where the same sums written one thread per row reach 0.89).
+
+Times, at 16384 x 4096 f16, paired with a device copy of the same bytes in the same process:
+the generated launcher; its kernel launched directly (the recorded launch, no launcher) at 2, 4, 8
+and 16 warps; rows.co's thread-per-row kernel; a hand-written Triton kernel (a row a program, one
+``tl.sum``).  Prints one JSON line per row.
+
+    python3 perf/probe_block_rows.py [--rows 16384 --cols 4096]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as tl
+
+from croq2triton.api import load
+from croq2triton.runtime.aot import record
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@triton.jit
+def _hand(x_ptr, s_ptr, N, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    j = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + r * N + j, mask=j < N, other=0.0).to(tl.float32)
+    tl.store(s_ptr + r, tl.sum(v * v, axis=0) / N)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=16384)
+    ap.add_argument("--cols", type=int, default=4096)
+    args = ap.parse_args()
+    m, n = args.rows, args.cols
+    x = torch.randn(m, n, device="cuda", dtype=torch.float16)
+    s = torch.empty(m, device="cuda")
+    src = torch.empty(m * n * 2 // 2, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ref = (x.double() ** 2).mean(1)
+
+    def timed(label: str, fn: object, check: bool = True) -> None:
+        s.fill_(float("nan"))
+        fn()  # type: ignore[operator]
+        torch.cuda.synchronize()
+        err = float(((s.double() - ref).abs().max() / ref.abs().max()).item()) if check else 0.0
+        ratios, times = [], []
+        for _ in range(3):
+            t = triton.testing.do_bench(fn, warmup=25, rep=200)  # type: ignore[arg-type]
+            c = triton.testing.do_bench(lambda: dst.copy_(src), warmup=25, rep=200)
+            times.append(t)
+            ratios.append(c / t)
+        print(json.dumps({"case": label, "ms": sorted(times)[1], "of_roofline": sorted(ratios)[1], "rel_err": err}))
+
+    forms = load(REPO / "tests" / "programs" / "membound_forms.co", schedule="auto")
+    rows = load(REPO / "tests" / "programs" / "rows.co", schedule="auto")
+    timed("launcher: row_meansq_tree_f16 (auto)", lambda: forms.row_meansq_tree_f16(x, s))
+    (la,) = record(forms.row_meansq_tree_f16, x, s)
+    print(json.dumps({"kernel": la.kernel.__name__, "grid": la.grid, "kwargs": la.kwargs}))
+    for warps in (2, 4, 8, 16):
+        kw = dict(la.kwargs, num_warps=warps)
+        timed(f"kernel alone, {warps} warps", lambda kw=kw: la.kernel[la.grid](*la.args, **kw))
+    timed("rows.co row_sums_f16 (auto, sums not means)", lambda: rows.row_sums_f16(x, s), check=False)
+    block = triton.next_power_of_2(n)
+    timed("hand-written: a row a program", lambda: _hand[(m,)](x, s, n, BLOCK=block, num_warps=8))
+
+
+if __name__ == "__main__":
+    main()
