@@ -8,6 +8,9 @@ and 16 warps; rows.co's thread-per-row kernel; a hand-written Triton kernel (a r
 ``tl.sum``).  Prints one JSON line per row.
 
     python3 perf/probe_block_rows.py [--rows 16384 --cols 4096]
+    python3 perf/probe_block_rows.py --gemm 1024,2048   # the same split for small GEMMs (issue 25):
+        cuBLAS, examples/gemm_v4.co under auto through its launcher, its kernel launched directly,
+        and the launcher replayed from a CUDA graph (no host time): how much is the launcher
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import torch
 import triton
@@ -34,11 +38,60 @@ def _hand(x_ptr, s_ptr, N, BLOCK: tl.constexpr):
     tl.store(s_ptr + r, tl.sum(v * v, axis=0) / N)
 
 
+def gemm(sizes: list[int]) -> None:
+    """Host time in the small GEMMs: each way timed paired with cuBLAS in the same process."""
+    mod = load(REPO / "examples" / "gemm_v4.co", schedule="auto")
+    for n in sizes:
+        _gemm_one(mod, n)
+
+
+def _gemm_one(mod: Any, n: int) -> None:
+    a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(n, n, device="cuda", dtype=torch.float16)
+    mod.matmul(a, b, c)
+    torch.cuda.synchronize()
+    err = float((c.double() - a.double() @ b.double().T).abs().max())
+    launches = record(mod.matmul, a, b, c)
+
+    def direct(launches: list = launches) -> None:
+        for la in launches:
+            la.kernel[la.grid](*la.args, **la.kwargs)
+
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        mod.matmul(a, b, c)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        mod.matmul(a, b, c)
+    ways = {
+        "launcher": lambda: mod.matmul(a, b, c),
+        "kernel launched directly": direct,
+        "launcher replayed from a CUDA graph": graph.replay,
+    }
+    for label, fn in ways.items():
+        ratios, times = [], []
+        for _ in range(3):
+            cub = triton.testing.do_bench(lambda: torch.matmul(a, b.T, out=c), warmup=25, rep=100)
+            t = triton.testing.do_bench(fn, warmup=25, rep=100)
+            times.append(t)
+            ratios.append(cub / t)
+        kernels = [la.kernel.__name__ for la in launches]
+        print(json.dumps({"gemm": n, "way": label, "ms": sorted(times)[1], "vs_cublas": sorted(ratios)[1],
+                          "kernels": kernels, "max_abs_err": err}))  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=16384)
     ap.add_argument("--cols", type=int, default=4096)
+    ap.add_argument("--gemm", help="comma-separated N: the host-time split of N^3 GEMMs instead")
     args = ap.parse_args()
+    if args.gemm:
+        gemm([int(v) for v in args.gemm.split(",")])
+        return
     m, n = args.rows, args.cols
     x = torch.randn(m, n, device="cuda", dtype=torch.float16)
     s = torch.empty(m, device="cuda")
