@@ -374,3 +374,22 @@ def test_an_imported_module_reads_the_co_file_beside_it_if_it_is_the_same(tmp_pa
     ]
     assert alone == [f"alone.co:2:19: error: {message}", hint]  # no .co beside it: still located
     assert stale == [f"stale.co:2:19: error: {message}", hint]  # edited since: no stale source line
+
+
+def test_a_tile_too_large_for_one_program_is_refused_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dma_3d.co's test_batch_s32 copies the whole [M, N, K] input into one buffer: at 40^3 one
+    program would hold a 64^3 tile, which ptxas compiled for over an hour (2026-12-03). Compiled, the
+    launcher refuses it with the sizes; the interpreter runs it."""
+    from croq2triton.runtime import launch as rt
+
+    f = rt.Fn("test_batch_s32", "dma_3d.co", 84)
+    monkeypatch.setattr(rt, "interpreting", lambda: True)
+    assert rt.block_extents(f, "the buffer 'tile' (dma_3d.co:89)", (40, 40, 40)) == (64, 64, 64)
+    monkeypatch.setattr(rt, "interpreting", lambda: False)
+    monkeypatch.setattr(rt, "_has_cuda", lambda: True)
+    assert rt.block_extents(f, "the buffer 'tile' (dma_3d.co:89)", (3, 8, 16)) == (4, 8, 16)
+    with pytest.raises(rt.CroqLaunchError) as e:
+        rt.block_extents(f, "the buffer 'tile' (dma_3d.co:89)", (40, 40, 40))
+    text = str(e.value)
+    assert "dma_3d.co:84" in text and "extents [40, 40, 40]" in text and "262144 elements" in text
+    assert "chunkat / subspan" in text

@@ -484,6 +484,9 @@ def pow2(n: int) -> int:
     return p
 
 
+# the elements one program may hold compiled: an SM's 65,536 registers (a dma_3d.co tile of 64^3
+# s32 made a 6.5 MB PTX that ptxas compiled for over an hour, 2026-12-03)
+MAX_PROGRAM_TILE = 1 << 16
 # Triton's largest block (``TRITON_MAX_TENSOR_NUMEL``)
 MAX_BLOCK_ELEMENTS = 1 << 20
 
@@ -503,6 +506,14 @@ def block_extents(f: Fn, what: str, sizes: tuple[int, ...], fixed: int = 1, leas
             f"{what} has extents {[int(n) for n in sizes]} at this launch: {total} elements as one Triton "
             f"block (padded to {list(out)}{other}); Triton's largest block holds {MAX_BLOCK_ELEMENTS}",
             "copy the data in tiles of a fixed size (chunkat / subspan ... at) inside a loop",
+        )
+    if total > MAX_PROGRAM_TILE and not interpreting() and _has_cuda():
+        raise f.fail(
+            f"{what} has extents {[int(n) for n in sizes]} at this launch: one program would hold {total} "
+            f"elements (padded to {list(out)}), more than an SM's 256 KB register file holds at 4 bytes each "
+            f"({MAX_PROGRAM_TILE}); compiled, the tile spills, and ptxas takes hours on the unrolled copy "
+            "(the source's own buffer would not fit the GPU's shared memory either)",
+            "copy the data in tiles of a fixed size (chunkat / subspan ... at) inside a loop, or run smaller sizes",
         )
     return out
 
