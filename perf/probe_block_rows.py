@@ -117,7 +117,7 @@ def main() -> None:
     timed("launcher: row_meansq_tree_f16 (auto)", lambda: forms.row_meansq_tree_f16(x, s))
     (la,) = record(forms.row_meansq_tree_f16, x, s)
     print(json.dumps({"kernel": la.kernel.__name__, "grid": la.grid, "kwargs": la.kwargs}))
-    for warps in (2, 4, 8, 16):
+    for warps in (1, 2, 4, 8, 16):
         kw = dict(la.kwargs, num_warps=warps)
         timed(f"kernel alone, {warps} warps", lambda kw=kw: la.kernel[la.grid](*la.args, **kw))
     timed("rows.co row_sums_f16 (auto, sums not means)", lambda: rows.row_sums_f16(x, s), check=False)

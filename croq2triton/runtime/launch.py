@@ -783,10 +783,10 @@ def not_translated(
     return CroqLaunchError(f"'{name}' is not translated: {message}", Span.at(src, line, col, line, end_col), hint)
 
 
-def warps_for(elements: int, per_thread: int) -> int:
+def warps_for(elements: int, per_thread: int, least: int = 4) -> int:
     """The warps of a program whose tile of ``elements`` is fixed at launch: the power of two that
-    gives each thread about ``per_thread`` elements, from 4 to 16."""
-    warps = 4
+    gives each thread about ``per_thread`` elements, from ``least`` to 16."""
+    warps = least
     while warps < 16 and elements > warps * 32 * per_thread:
         warps *= 2
     return warps

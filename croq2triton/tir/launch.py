@@ -61,9 +61,11 @@ def launch_of(kernel: N.Kernel, line: int) -> H.Launch:
     if "num_warps" in chosen:
         pass
     elif kernel.warps_per is not None:  # warps for a tile whose extent is fixed at launch
-        extent, lanes, per_thread = kernel.warps_per
+        extent, lanes, per_thread = kernel.warps_per[:3]
+        least = kernel.warps_per[3] if len(kernel.warps_per) > 3 else 4
         elements = E.Bin("*", E.Var(f"_{k}_{extent}"), E.Const(lanes))
-        constexprs.append(("num_warps", E.Call("_rt.warps_for", (elements, E.Const(per_thread)), "i32")))
+        given = (elements, E.Const(per_thread)) + ((E.Const(least),) if least != 4 else ())
+        constexprs.append(("num_warps", E.Call("_rt.warps_for", given, "i32")))
     else:
         constexprs.append(("num_warps", E.Const(kernel.num_warps)))
     grid = tuple(E.fold(g) for g in kernel.grid)

@@ -309,7 +309,7 @@ class Kernel:
     num_warps: int = 4
     # the warps chosen at launch instead: (a constexpr block extent, its lanes, elements a thread) ->
     # the power of two of warps that gives each thread about that many elements, 4 to 16
-    warps_per: tuple[str, int, int] | None = None
+    warps_per: tuple[str, int, int] | tuple[str, int, int, int] | None = None  # (.., the fewest warps: 4)
     num_stages: int | None = None
     doc: str = ""
     line: int = 0  # the .co line of the parallel
