@@ -66,8 +66,8 @@ def forward_scratch(kernel: N.Kernel) -> N.Kernel:
         return kernel
     loaded = {s.base for s in N.walk(body) if isinstance(s, (N.Load, N.Atomic))}
     dead = scratch - loaded
-    body = _without_stores(body, dead)
-    body = _without_barriers(body)
+    body = N.without(body, lambda s: isinstance(s, N.Store) and s.base in dead)
+    body = N.without(body, lambda s: isinstance(s, N.Barrier))
     args = [a for a in kernel.args if a.name not in dead]
     doc = kernel.doc + " Tiles it stages through scratch memory are read in registers (schedule/forward.py)."
     out = dataclasses.replace(kernel, body=N.without_dead_lets(body), args=args, doc=doc)
@@ -255,30 +255,4 @@ def _written(body: list[N.Stmt]) -> set[str]:
             out.add(s.base)
         elif isinstance(s, N.TmaStore):
             out.add(s.fallback.base)
-    return out
-
-
-def _without_stores(body: list[N.Stmt], dead: set[str]) -> list[N.Stmt]:
-    out: list[N.Stmt] = []
-    for s in body:
-        if isinstance(s, N.Store) and s.base in dead:
-            continue
-        if isinstance(s, N.For):
-            s = dataclasses.replace(s, body=_without_stores(s.body, dead))
-        elif isinstance(s, N.If):
-            s = dataclasses.replace(s, then=_without_stores(s.then, dead), orelse=_without_stores(s.orelse, dead))
-        out.append(s)
-    return out
-
-
-def _without_barriers(body: list[N.Stmt]) -> list[N.Stmt]:
-    out: list[N.Stmt] = []
-    for s in body:
-        if isinstance(s, N.Barrier):
-            continue
-        if isinstance(s, N.For):
-            s = dataclasses.replace(s, body=_without_barriers(s.body))
-        elif isinstance(s, N.If):
-            s = dataclasses.replace(s, then=_without_barriers(s.then), orelse=_without_barriers(s.orelse))
-        out.append(s)
     return out

@@ -144,7 +144,7 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
     if any(_touches(s, area) for s in N.walk(body)):
         raise NotTree("the buffer is read other than for its total")
     body = _without_idle_loops(N.without_dead_lets(body))
-    body = [s for s in _unfenced(body)]
+    body = N.without(body, lambda s: isinstance(s, N.Barrier))
     args = [a for a in kernel.args if a.name != area]
     doc = kernel.doc + " Its block reductions through shared memory in halving steps are tile reductions"
     doc += " (schedule/treefold.py)."
@@ -512,26 +512,13 @@ def _touches(s: N.Stmt, area: str) -> bool:
 
 def _without_area(body: list[N.Stmt], area: str) -> list[N.Stmt]:
     """``body`` without the buffer's stores, then without its loads nothing reads (repeated)."""
-    body = _drop(body, lambda s: isinstance(s, N.Store) and s.base == area)
+    body = N.without(body, lambda s: isinstance(s, N.Store) and s.base == area)
     while True:
         read = {v.name for s in N.walk(body) for e in N.exprs_of(s) for v in E.free_vars(e)}
-        kept = _drop(body, lambda s, read=read: isinstance(s, N.Load) and s.base == area and s.var.name not in read)
+        kept = N.without(body, lambda s, read=read: isinstance(s, N.Load) and s.base == area and s.var.name not in read)
         if len(N.walk(kept)) == len(N.walk(body)):
             return kept
         body = kept
-
-
-def _drop(body: list[N.Stmt], gone: Callable[[N.Stmt], bool]) -> list[N.Stmt]:
-    out: list[N.Stmt] = []
-    for s in body:
-        if gone(s):
-            continue
-        if isinstance(s, (N.For, N.While)):
-            s = dataclasses.replace(s, body=_drop(s.body, gone))
-        elif isinstance(s, N.If):
-            s = dataclasses.replace(s, then=_drop(s.then, gone), orelse=_drop(s.orelse, gone))
-        out.append(s)
-    return out
 
 
 def _without_idle_loops(body: list[N.Stmt]) -> list[N.Stmt]:
@@ -553,19 +540,5 @@ def _without_idle_loops(body: list[N.Stmt]) -> list[N.Stmt]:
                 s = dataclasses.replace(s, then=_without_idle_loops(s.then), orelse=_without_idle_loops(s.orelse))
             else:
                 s = dataclasses.replace(s, body=inner)
-        out.append(s)
-    return out
-
-
-def _unfenced(body: list[N.Stmt]) -> list[N.Stmt]:
-    """``body`` without barriers (lift/hazards.py places again those the remaining accesses need)."""
-    out: list[N.Stmt] = []
-    for s in body:
-        if isinstance(s, N.Barrier):
-            continue
-        if isinstance(s, (N.For, N.While)):
-            s = dataclasses.replace(s, body=_unfenced(s.body))
-        elif isinstance(s, N.If):
-            s = dataclasses.replace(s, then=_unfenced(s.then), orelse=_unfenced(s.orelse))
         out.append(s)
     return out

@@ -390,17 +390,22 @@ def without_dead_lets(body: list[Stmt]) -> list[Stmt]:
         body = kept
 
 
-def _drop(body: list[Stmt], read: set[str]) -> list[Stmt]:
+def without(body: list[Stmt], gone: Callable[[Stmt], bool]) -> list[Stmt]:
+    """``body`` without the statements ``gone`` says, nested bodies included."""
     out: list[Stmt] = []
     for s in body:
-        if isinstance(s, Let) and s.var.name not in read:
+        if gone(s):
             continue
         if isinstance(s, (For, While)):
-            s = dataclasses.replace(s, body=_drop(s.body, read))
+            s = dataclasses.replace(s, body=without(s.body, gone))
         elif isinstance(s, If):
-            s = dataclasses.replace(s, then=_drop(s.then, read), orelse=_drop(s.orelse, read))
+            s = dataclasses.replace(s, then=without(s.then, gone), orelse=without(s.orelse, gone))
         out.append(s)
     return out
+
+
+def _drop(body: list[Stmt], read: set[str]) -> list[Stmt]:
+    return without(body, lambda s: isinstance(s, Let) and s.var.name not in read)
 
 
 def map_exprs(s: Stmt, f: Callable[[Expr], Expr]) -> Stmt:
