@@ -79,3 +79,28 @@ def test_trees_that_are_not_whole_stay_as_written() -> None:
 def test_the_source_schedule_keeps_the_steps() -> None:
     text = translate_full(PROGRAM.read_text(), filename="trees.co", schedule="source").source
     assert "red_scratch" in _kernel(text, "softmax_trees_k0")
+
+
+LONG = """
+__co__ void long_loop(global f32 [M, N] x, global f32 [M] s) {
+  parallel r by M : block {
+    shared f32 [1024] red;
+    parallel t by 1024 : thread {
+      red.at(t) = x.at(r, t % N);
+      sync.shared;
+      foreach k in [100000] {
+        if (t < 1) red.at(t) = red.at(t) + red.at(t + 1);
+        sync.shared;
+      }
+      if (t == 0) s.at(r) = red.at(0);
+    }
+  }
+}
+"""
+
+
+def test_a_run_too_long_to_follow_is_left_as_written() -> None:
+    """The proof stops after a bounded amount of work (statements and lanes reached), so a loop of
+    100,000 steps over 1,024 lanes neither folds nor stalls the translation (about a second)."""
+    text = translate_full(LONG, filename="long.co", schedule="auto").source
+    assert "red_scratch" in _kernel(text, "long_loop_k0")

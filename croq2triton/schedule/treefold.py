@@ -45,7 +45,9 @@ from ..lift.hazards import fence_hazards
 from ..tir import expr as E
 from ..tir import nodes as N
 
-MAX_STEPS = 100_000  # statements the proof runs before it gives up (a loop that does not end)
+# the work the proof does before it gives up (a loop that does not end, or runs too long to follow
+# while translating): statements run, plus a step for each lane a buffer access reaches
+MAX_STEPS = 200_000
 WIDE = {"f16": "f32", "bf16": "f32", "f8e4": "f32", "f8e5": "f32"}  # summed in f32
 OPS = {"+": "sum", "max": "max", "min": "min"}
 
@@ -190,10 +192,13 @@ class _Run:
     # ------------------------------------------------------------ statements
     def block(self, body: list[N.Stmt]) -> None:
         for s in body:
-            self.steps += 1
-            if self.steps > MAX_STEPS:
-                raise NotTree("too many steps")
+            self.spend(1)
             self.stmt(s)
+
+    def spend(self, steps: int) -> None:
+        self.steps += steps
+        if self.steps > MAX_STEPS:
+            raise NotTree("too many steps to follow while translating")
 
     def stmt(self, s: N.Stmt) -> None:
         if isinstance(s, N.Store) and s.base == self.area:
@@ -307,6 +312,7 @@ class _Run:
 
     def store(self, s: N.Store) -> None:
         lanes = self.positions(s.index)
+        self.spend(lanes.size)
         if not self.starts or (s.mask is None and s.value.shape and self.whole(lanes)):
             self.start(s, lanes)
             return
@@ -339,6 +345,7 @@ class _Run:
         if not self.starts:
             raise NotTree("a load before the first store")
         lanes = self.positions(s.index)
+        self.spend(lanes.size)
         active = self.mask(s.mask, lanes.shape)
         out = np.empty(lanes.shape, dtype=object)
         for k in range(lanes.size):
