@@ -11,7 +11,6 @@ each kernel.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 import sys
@@ -24,7 +23,7 @@ from ..lift.clusters import multicast_notes, without_clusters
 from ..lift.contraction import analyse as analyse_contraction
 from ..lift.fragarrays import expand_frag_arrays
 from ..lift.gridsync import grid_phases
-from ..lift.hazards import fence_hazards
+from ..lift.hazards import fenced
 from ..lift.host import HostScope
 from ..lift.kernel import lift_kernel
 from ..lift.launcher import LauncherLifting
@@ -343,8 +342,7 @@ class KernelDispatch:
         options ask for it (schedule/autotune.py).  Its barriers are placed again first: folding a
         lane's loop into a tile axis changes which thread stores an element of a scratch buffer
         that other statements read (lift/hazards.py)."""
-        kernel = dataclasses.replace(kernel, body=copy.deepcopy(kernel.body))
-        fence_hazards(kernel)
+        kernel = fenced(kernel)
         configs = self.options.launch_configs(name)
         if not configs:
             return kernel

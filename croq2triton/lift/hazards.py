@@ -28,6 +28,9 @@ the two branches of an ``if`` start from the state before it and leave the union
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 from ..tir import expr as E
 from ..tir import nodes as N
 
@@ -37,7 +40,25 @@ BOTH = frozenset({"read", "write"})
 def fence_hazards(kernel: N.Kernel) -> None:
     """Insert, in place, the barriers ``kernel`` needs between accesses to shared memory (none where
     one is already there: the pass runs once after lifting and again after scheduling, whose
-    rewrites change the tiles' shapes, and so which thread holds an element)."""
+    rewrites change the tiles' shapes, and so which thread holds an element: :func:`fenced`)."""
+    shared = _shared_areas(kernel)
+    if shared:
+        _Fence(shared).block(kernel.body, {})
+
+
+def fenced(kernel: N.Kernel) -> N.Kernel:
+    """``kernel`` with the barriers it needs, as a copy where it needs any (the kernel itself else:
+    a scheduled kernel's bodies may be shared with the other variants built from one lifting)."""
+    shared = _shared_areas(kernel)
+    if not shared:
+        return kernel
+    out = dataclasses.replace(kernel, body=copy.deepcopy(kernel.body))
+    _Fence(shared).block(out.body, {})
+    return out
+
+
+def _shared_areas(kernel: N.Kernel) -> set[str]:
+    """The tensors and scratch areas whose elements the block's threads share (module docstring)."""
     reads: dict[str, list[tuple[E.Expr, ...]]] = {}
     writes: dict[str, list[tuple[E.Expr, ...]]] = {}
     for s in N.walk(kernel.body):
@@ -50,9 +71,7 @@ def fence_hazards(kernel: N.Kernel) -> None:
     for base, indices in (*reads.items(), *writes.items()):
         shapes.setdefault(base, set()).update(E.broadcast(*(i.shape for i in index)) for index in indices)
     scratch = [a for a in kernel.args if isinstance(a, N.Scratch)]
-    shared |= {a.name for a in scratch if a.lanes == 1 or len(shapes.get(a.name, ())) > 1}
-    if shared:
-        _Fence(shared).block(kernel.body, {})
+    return shared | {a.name for a in scratch if a.lanes == 1 or len(shapes.get(a.name, ())) > 1}
 
 
 def _access(s: N.Stmt) -> tuple[str, tuple[E.Expr, ...]] | None:

@@ -247,56 +247,6 @@ class HostCopies:
                 index = [E.fold(E.Bin("/", n, x)) for n, x in zip(w.shape, extents, strict=True)]
             w.move([E.Bin("*", i, x) for i, x in zip(index, extents, strict=True)], shape)
             return
-        at = op.at
-        if op.strides is not None and (op.kind == "view" or at is None):  # a view of its own rank
-            strides = [self.scalar(x) for x in op.strides]
-            if not len(op.args) == len(strides) == (len(at or []) if op.kind == "view" else len(strides)):
-                raise CroqSemanticError(
-                    f"'.{op.kind}' with {len(op.args)} extent(s), {len(strides)} stride(s)"
-                    + (f" and {len(at or [])} offset(s)" if op.kind == "view" else ""),
-                    op.span,
-                    "give one stride (and one offset) per extent",
-                )
-            if any(_blank(x) for x in op.args) or op.step:
-                raise self.error(f"a host-level '.{op.kind}' with explicit strides and '_' or '.step'", op)
-            w.flatten()
-            offset: E.Expr = E.Const(0)
-            for o, st in zip(at or [], strides, strict=False):  # a flat offset in the new strides
-                offset = E.Bin("+", offset, E.Bin("*", self.scalar(o), st))
-            w.offset = E.fold(E.Bin("+", w.offset, offset))
-            w.flat, w.strides = [self.scalar(x) for x in op.args], strides
-            return
-        if op.kind == "view" and op.strides is None and len(op.args) != rank:  # dense, in the tensor's order
-            if any(_blank(x) for x in op.args) or len(at or []) != len(op.args):
-                raise CroqSemanticError(
-                    f"a '.view' of {len(op.args)} extent(s) that changes the rank takes {len(op.args)} offset(s)"
-                    f" and no '_', {len(at or [])} given",
-                    op.span,
-                    "give one offset per extent of the view",
-                )
-            shape = [self.scalar(x) for x in op.args]
-            dense: list[E.Expr] = []
-            step: E.Expr = E.Const(1)
-            for n in reversed(shape):
-                dense.insert(0, step)
-                step = E.fold(E.Bin("*", step, n))
-            w.flatten()
-            moved = sum_of([E.Bin("*", self.scalar(o), st) for o, st in zip(at or [], dense, strict=True)])
-            w.offset = E.fold(E.Bin("+", w.offset, moved))
-            w.flat, w.strides = shape, dense
-            return
-        if len(op.args) != rank:
-            raise self.error(f"'.{op.kind}' takes {rank} extents here, {len(op.args)} given", op)
-        extents = [n if _blank(x) else self.scalar(x) for n, x in zip(w.shape, op.args, strict=True)]
-        strides = [self.scalar(x) for x in op.strides] if op.strides is not None else None
-        if strides is not None and len(strides) != rank:
-            raise CroqSemanticError(
-                f"'.{op.kind}' with {rank} extent(s) and {len(strides)} stride(s)",
-                op.span,
-                "give one stride per extent",
-            )
-        if at is not None and len(at) != rank:
-            raise self.error(f"'.{'from' if op.kind == 'view' else 'at'}' takes {rank} indices here", op)
         if op.kind == "view":  # element offsets in the parent's coordinates
             w.move([self.scalar(o) for o in at or []], extents)
             return

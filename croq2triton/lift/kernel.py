@@ -517,8 +517,10 @@ class Lifter(
         var = E.Var(old.expr.name, old.expr.type, dims=E.broadcast(old.expr.shape, new.shape))
         if new.shape != var.shape:  # ``acc = 0.0f`` of a lane variable: every lane's value (a loop
             # carries it: compiled Triton needs one type for it before and inside the loop)
-            zeros = E.Full(var.shape, 0, new.dtype)
-            new = E.Full(var.shape, new.value, new.dtype) if isinstance(new, E.Const) else E.Bin("+", new, zeros)
+            if isinstance(new, E.Const):
+                new = E.Full(var.shape, new.value, new.dtype)
+            else:
+                new = E.Bin("+", new, E.Full(var.shape, 0, new.dtype))
         self.emit(N.Assign(var, new) if var.shape == old.expr.shape else N.Let(var, new), a)
         self.bind_local(target.name, Value(var, old.ctype))
 

@@ -33,11 +33,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ..lift.buffers import SUM_TYPES
 from ..lift.hazards import fence_hazards
 from ..tir import expr as E
 from ..tir import nodes as N
-
-SUM_TYPES = {"f8e4": "f32", "f8e5": "f32", "f16": "f32", "bf16": "f32"}  # summed in f32 (lift/buffers.py)
 
 
 class NotForwarded(Exception):

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ..lift.buffers import SUM_TYPES
 from ..lift.hazards import fence_hazards
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -48,7 +49,6 @@ from ..tir import nodes as N
 # the work the proof does before it gives up (a loop that does not end, or runs too long to follow
 # while translating): statements run, plus a step for each lane a buffer access reaches
 MAX_STEPS = 200_000
-WIDE = {"f16": "f32", "bf16": "f32", "f8e4": "f32", "f8e5": "f32"}  # summed in f32
 OPS = {"+": "sum", "max": "max", "min": "min"}
 
 
@@ -95,32 +95,29 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
     if not (full or uses):
         raise NotTree("nothing reads a whole reduction")
     wanted = {run.read_start[ld] for ld in full} | {w for parts in uses.values() for _, w in parts}
-    totals: dict[Total, tuple[E.Var, N.Let]] = {}
+    totals: dict[Total, E.Var] = {}
     after: dict[int, list[N.Let]] = {}  # id(start) -> the totals computed after it
     taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
-    starts = {id(store): store for store, _ in run.starts}
-    for sid, op in sorted(wanted, key=lambda w: (list(starts).index(w[0]), w[1])):
-        store = starts[sid]
-        name = f"{area.removesuffix('_scratch')}_{OPS[op]}"
-        base, k = name, 2
-        while name in taken:
-            name, k = f"{base}_{k}", k + 1
-        taken.add(name)
-        value = store.value
-        wide = WIDE.get(value.dtype) if op == "+" else None
-        tile = E.Cast(value, wide) if wide else value
-        total: E.Expr = E.Reduce(OPS[op], tile, 0)
-        if wide:
-            total = E.Cast(total, value.dtype)
-        var = E.Var(name, value.dtype)
-        let = N.Let(var, E.fold(total), line=store.line)
-        totals[(sid, op)] = (var, let)
-        after.setdefault(sid, []).append(let)
+    for store in run.starts:
+        for op in sorted(o for sid, o in wanted if sid == id(store)):
+            name = f"{area.removesuffix('_scratch')}_{OPS[op]}"
+            base, k = name, 2
+            while name in taken:
+                name, k = f"{base}_{k}", k + 1
+            taken.add(name)
+            value = store.value
+            wide = SUM_TYPES.get(value.dtype) if op == "+" else None
+            total: E.Expr = E.Reduce(OPS[op], E.Cast(value, wide) if wide else value, 0)
+            var = E.Var(name, value.dtype)
+            totals[(id(store), op)] = var
+            after.setdefault(id(store), []).append(
+                N.Let(var, E.fold(E.Cast(total, value.dtype) if wide else total), line=store.line)
+            )
 
     def whole_parts(s: N.Stmt) -> N.Stmt:
         def f(e: E.Expr) -> E.Expr:
             for part, start in uses[id(s)]:
-                e = E.replace(e, part, _spread(totals[start][0], part.shape, part.dtype))
+                e = E.replace(e, part, _spread(totals[start], part.shape, part.dtype))
             return e
 
         return N.map_exprs(s, f)
@@ -129,7 +126,7 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
         out: list[N.Stmt] = []
         for s in body:
             if isinstance(s, N.Load) and id(s) in full:
-                out.append(N.Let(s.var, _broadcast(totals[run.read_start[id(s)]][0], s), line=s.line))
+                out.append(N.Let(s.var, _broadcast(totals[run.read_start[id(s)]], s), line=s.line))
                 continue
             if isinstance(s, (N.For, N.While)):
                 s = dataclasses.replace(s, body=rewrite(s.body))
@@ -181,7 +178,7 @@ class _Run:
         self.mem: dict[int, Part] = {}
         self.env: dict[str, Any] = {}  # concrete values (numpy arrays, Python numbers)
         self.sym: dict[str, Any] = {}  # loads of the buffer and their combinations: multisets
-        self.starts: list[tuple[N.Store, int]] = []
+        self.starts: list[N.Store] = []  # the stores that filled the whole buffer, in order
         self.reads: dict[int, bool] = {}  # id(load of the buffer): whole totals at every run so far
         self.read_start: dict[int, Total] = {}  # id(load) -> the total it reads
         # (id(statement), a part of one of its expressions) -> (a whole reduction at every run, which)
@@ -272,7 +269,7 @@ class _Run:
             return False, None
         start, op = which.pop()
         assert op is not None
-        return True, (id(self.starts[start][0]), op)
+        return True, (id(self.starts[start]), op)
 
     def quiet(self, s: N.Stmt) -> None:
         """A statement before the first store: lets known exactly are kept (lanes, constants)."""
@@ -335,7 +332,7 @@ class _Run:
             raise NotTree("the stored tile is read from the buffer")
         self.size = int(lanes.size)
         k = len(self.starts)
-        self.starts.append((s, k))
+        self.starts.append(s)
         self.mem = {p: Part(None, Counter({(k, p): 1})) for p in range(self.size)}
 
     def whole(self, lanes: np.ndarray) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from dataclasses import replace as _rebuild
+from typing import TypeVar
 
 Number = int | float | bool
 
@@ -576,20 +577,27 @@ def _c_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
+_T = TypeVar("_T")
 _POLYS: dict[int, tuple[Expr, _Poly | None]] = {}
+
+
+def _memoised(table: dict[int, tuple[Expr, _T]], e: Expr, make: Callable[[Expr], _T]) -> _T:
+    """``make(e)``, remembered for this very tree (by identity: a tree is rebuilt whole, rarely
+    edited, and compared structurally only at a price); the table starts afresh when full."""
+    hit = table.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    out = make(e)
+    if len(table) >= _FOLDED_MAX:
+        table.clear()
+    table[id(e)] = (e, out)
+    return out
 
 
 def _poly(e: Expr) -> _Poly | None:
     """``e`` as a polynomial over its atoms, or None when it is not an integer expression (the
     result is shared: callers only read it)."""
-    hit = _POLYS.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    out = _make_poly(e)
-    if len(_POLYS) >= _FOLDED_MAX:
-        _POLYS.clear()
-    _POLYS[id(e)] = (e, out)
-    return out
+    return _memoised(_POLYS, e, _make_poly)
 
 
 def _make_poly(e: Expr) -> _Poly | None:
@@ -659,13 +667,7 @@ def fold(e: Expr) -> Expr:
     """The canonical form of ``e`` (see the module docstring)."""
     if isinstance(e, (Const, Var, Arange, Full)):
         return e
-    hit = _FOLDED.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    out = _fold(e)
-    if len(_FOLDED) >= _FOLDED_MAX:
-        _FOLDED.clear()
-    _FOLDED[id(e)] = (e, out)
+    out = _memoised(_FOLDED, e, _fold)
     _FOLDED.setdefault(id(out), (out, out))  # the canonical form is its own (fold is idempotent)
     return out
 
