@@ -38,6 +38,27 @@ def _hand(x_ptr, s_ptr, N, BLOCK: tl.constexpr):
     tl.store(s_ptr + r, tl.sum(v * v, axis=0) / N)
 
 
+@triton.jit
+def _tile2d(x_ptr, s_ptr, N, ROWS: tl.constexpr, LANES: tl.constexpr, HOW: tl.constexpr):
+    """The generated kernel's [ROWS, LANES] tile of one row (element j * LANES + t), folded three ways:
+    HOW 0 over the rows then the lanes (as generated before schedule/totals.py), 1 over the lanes then the
+    rows (as generated now), 2 all at once, 3 over the rows of the transposed tile then the lanes."""
+    r = tl.program_id(0)
+    j = tl.arange(0, ROWS)[:, None]
+    t = tl.arange(0, LANES)[None, :]
+    offs = j * LANES + t
+    v = tl.load(x_ptr + r * N + offs, mask=offs < N, other=0.0).to(tl.float32)
+    if HOW == 0:
+        tot = tl.sum(tl.sum(v * v, axis=0), axis=0)
+    elif HOW == 1:
+        tot = tl.sum(tl.sum(v * v, axis=1), axis=0)
+    elif HOW == 2:
+        tot = tl.sum(v * v)
+    else:  # the lanes' partials through a transposed tile (a layout conversion), then their total
+        tot = tl.sum(tl.sum(tl.trans(v * v), axis=1), axis=0)
+    tl.store(s_ptr + r, tot / N)
+
+
 def gemm(sizes: list[int]) -> None:
     """Host time in the small GEMMs: each way timed paired with cuBLAS in the same process."""
     mod = load(REPO / "examples" / "gemm_v4.co", schedule="auto")
@@ -123,6 +144,16 @@ def main() -> None:
     timed("rows.co row_sums_f16 (auto, sums not means)", lambda: rows.row_sums_f16(x, s), check=False)
     block = triton.next_power_of_2(n)
     timed("hand-written: a row a program", lambda: _hand[(m,)](x, s, n, BLOCK=block, num_warps=8))
+    rows_of = max(1, block // 256)
+    ways = ((0, "rows then lanes"), (1, "lanes then rows"), (2, "all at once"), (3, "rows of its transpose"))
+    for how, what in ways:
+        for warps in (2, 4, 8):
+            timed(f"hand [{rows_of}, 256] tile folded {what}, {warps} warps",
+                  lambda how=how, warps=warps: _tile2d[(m,)](x, s, n, ROWS=rows_of, LANES=256, HOW=how,
+                                                             num_warps=warps))  # fmt: skip
+    for warps in (2, 4, 8):
+        timed(f"hand-written 1-D row, {warps} warps", lambda warps=warps: _hand[(m,)](x, s, n, BLOCK=block,
+                                                                                     num_warps=warps))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -57,3 +57,12 @@ def flat(text: str) -> str:
     """``text`` with every run of whitespace one space: a phrase of a docstring or comment that the
     formatter wrapped reads as it was written."""
     return " ".join(text.split())
+
+
+def canonical(code: str) -> str:
+    """Python code with its layout taken out (comments, line breaks, spaces, parentheses and trailing
+    commas that only lay it out): generated code compares the same formatted by ruff or by the
+    emitter's own line breaking (where ruff cannot run)."""
+    import ast
+
+    return "".join(ast.unparse(ast.parse(code)).split())

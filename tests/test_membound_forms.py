@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import DEVICE, poisoned, randn
+from kernel_util import DEVICE, canonical, poisoned, randn
 
 from croq2triton.api import load, load_source, translate_full
 from croq2triton.runtime import launch as rt
@@ -175,9 +175,13 @@ def test_what_auto_makes_of_each_form() -> None:
         assert body.count("tl.load(x_ptr") == 1, fn
         assert "for k in range(0, 256)" not in body and "for k in range(0, 128)" not in body, fn
         assert "for k in range(0, 64)" not in body, fn
-    assert "tot + tl.sum(part, axis=0)" in _kernel(text, "row_sums_block_k0")
-    assert "tl.max(pm, axis=0)" in _kernel(text, "softmax_block_k0")
-    assert "tl.sum(ss, axis=1)[:, None]" in _kernel(text, "rmsnorm_rows4_k0")
+    # the lanes' partials read only as totals: totals, the lanes' axis folded first (schedule/totals.py)
+    body = canonical(_kernel(text, "row_sums_block_k0"))
+    assert "tot+part_sum" in body and "acc_sum=acc_sum+tl.sum(tl.sum(" in body and ",axis=1),axis=0)" in body
+    body = canonical(_kernel(text, "softmax_block_k0"))
+    assert "tl.maximum(rm,pm_max)" in body and "rs+ps_sum" in body and "tl.max(tl.max(" in body
+    body = canonical(_kernel(text, "rmsnorm_rows4_k0"))
+    assert "tot+ss_sum[:,None]" in body and ",axis=2),axis=0)" in body
     for fn in ("row_sums_staged", "row_meansq_staged_f16"):  # the staged tile folded in registers
         body = _kernel(text, f"{fn}_k0")
         assert "_scratch" not in body and "debug_barrier" not in body and "for j" not in body, fn

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import poisoned, randn
+from kernel_util import canonical, poisoned, randn
 
 from croq2triton.api import load, translate_full
 
@@ -56,14 +56,20 @@ def test_whole_trees_are_tile_reductions_under_auto() -> None:
     text = translate_full(PROGRAM.read_text(), filename="trees.co", schedule="auto").source
     softmax = _kernel(text, "softmax_trees_k0")
     assert "_scratch" not in softmax and "debug_barrier" not in softmax and "while" not in softmax
-    assert "red_max = tl.max(m, axis=0)" in softmax and "red_sum = tl.sum(s, axis=0)" in softmax
+    # the trees' totals are the totals of the lanes' folds (schedule/totals.py: the lanes' axis first)
+    assert "red_max = m_max" in softmax and "red_sum = s_sum" in softmax
+    flat = canonical(softmax)
+    assert "tl.max(tl.max(" in flat and "tl.sum(tl.sum(" in flat
     low = _kernel(text, "row_min_tree_k0")
-    assert "_scratch" not in low and "red_min = tl.min(m, axis=0)" in low
+    assert "_scratch" not in low and "red_min = m_min" in low
     forms = translate_full(FORMS.read_text(), filename="membound_forms.co", schedule="auto").source
     for fn, acc in (("row_sums_tree", "acc"), ("row_meansq_tree_f16", "acc"), ("rmsnorm_tree_f16", "ss")):
         body = _kernel(forms, f"{fn}_k0")  # steps written out, a loop over the shift, a while loop
         assert "_scratch" not in body and "debug_barrier" not in body, fn
-        assert f"part_sum = tl.sum({acc}, axis=0)" in body, fn
+        # the total of the lanes' partials, the lanes' axis folded first (schedule/totals.py)
+        flat = canonical(body)
+        assert f"part_sum={acc}_sum" in flat and f"{acc}_sum={acc}_sum+tl.sum(tl.sum(" in flat, fn
+        assert ",axis=1),axis=0)" in flat, fn
     # the row is read once: the normalisation reuses the statistics pass's load
     assert _kernel(forms, "rmsnorm_tree_f16_k0").count("tl.load(x_ptr") == 1
 

@@ -41,6 +41,7 @@ from ..schedule.interior import interior_split
 from ..schedule.schedule import Schedule, TileSchedule, with_point
 from ..schedule.selectfold import fold_all
 from ..schedule.splitloop import NotSplit, Split, split_loop
+from ..schedule.totals import lanes_first
 from ..schedule.treefold import fold_trees
 from ..schedule.widen import BYTES as WIDEN_BYTES
 from ..schedule.widen import NotWidened, widen
@@ -282,8 +283,8 @@ class KernelDispatch:
                 else:
                     variants.append((folded, None, ""))
                 # both schedules: measured faster (schedule/interior.py)
-                if self.schedule == "auto":  # atomics into one address: the lanes folded first
-                    variants = [(fold_atomics(k), cond, note) for k, cond, note in variants]
+                if self.schedule == "auto":  # atomics into one address, lane partials read as totals: the lanes first
+                    variants = [(lanes_first(fold_atomics(k)), cond, note) for k, cond, note in variants]
                 kernels = [self.finished(interior_split(self.named(k)), name) for k, _, _ in variants]
                 launches = [launch_of(k, line) for k in kernels]
                 split = self.split(written, schedule, top)
@@ -326,7 +327,7 @@ class KernelDispatch:
             split = split_loop(self.named(kernel), kernel.name + self.suffix)
             block = policy.split_block(kernel)
             partial = fold_all(dataclasses.replace(split.partial, num_warps=policy.SPLIT_WARPS), block)
-            combine = fold_all(split.combine, E.Extent("BLOCK_S"), whole=True)
+            combine = lanes_first(fold_all(split.combine, E.Extent("BLOCK_S"), whole=True))
         except (NotSplit, NotFolded) as e:
             self.explain(kernel, top, e)
             return None

@@ -141,10 +141,10 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
         lanes = 1
         for d in lane_shape(kernel):
             lanes *= d if isinstance(d, int) else 1
-        # a leading counter axis: warps beyond those the lanes' lines need lie along the folded axis,
-        # whose reduction then crosses them; on the H200 a [16, 256] f16 row took 0.064 / 0.155 /
-        # 0.297 / 0.586 ms at 2 / 4 / 8 / 16 warps (perf/probe_block_rows.py, 2026-12-03): fewer warps,
-        # more elements each
+        # a leading counter axis: a reduction over it costs more the more warps the tile has; on the
+        # H200 a [16, 256] f16 row took 0.064 / 0.155 / 0.297 / 0.586 ms at 2 / 4 / 8 / 16 warps
+        # (perf/probe_block_rows.py, 2026-12-03): fewer warps, more elements each (schedule/totals.py
+        # gives the warps back where it takes every such reduction out)
         warps = (block.name, lanes, LEAD_PER_THREAD, 1) if leads else (block.name, lanes, WHOLE_PER_THREAD)
     return dataclasses.replace(kernel, body=N.without_dead_lets(body), args=args, doc=doc, warps_per=warps)
 
@@ -320,6 +320,7 @@ class _Rewrite:
         self.axis, self.off = (0, 1) if lead else (rank, 0)
         self.env: dict[str, E.Expr] = {}
         self.values: dict[str, E.Expr] = {}  # the lets of the new body
+        self.tiles: dict[str, tuple[E.Var, Fold]] = {}  # accumulator -> its block's tile (a leading axis in blocks)
         self.out: list[N.Stmt] = []
 
     def fresh(self, name: str) -> str:
@@ -346,7 +347,13 @@ class _Rewrite:
             return body
         step = self.block if isinstance(self.block, int) else None
         assert step is not None
-        return [N.For(start, loop.start, loop.stop, E.Const(step), body, line=line, carried=loop.carried)]
+        carried = tuple(self.tiles.get(v.name, (v,))[0] for v in loop.carried)
+        before = [N.Let(tile, _full(f.op, tile), line=line) for tile, f in self.tiles.values()]
+        after = [
+            N.Assign(f.acc, E.Bin(f.op, f.acc, E.Reduce(FOLDS[f.op], tile, self.axis)), line=line)
+            for tile, f in self.tiles.values()
+        ]
+        return [*before, N.For(start, loop.start, loop.stop, E.Const(step), body, line=line, carried=carried), *after]
 
     def stmt(self, s: N.Stmt) -> None:
         line = s.line
@@ -373,6 +380,16 @@ class _Rewrite:
             conds = [self.tail] + ([self.lift(f.guard)] if f.guard is not None else [])
             value = self.lift(f.value)
             masked = E.Where(E.conj(conds), value, _identity(f.op, s.var.type))  # the tail: rank + 1
+            if not self.whole and self.axis == 0:
+                # blocks along a leading axis: folded element-wise into a tile of the block, reduced once
+                # after the loop (a reduction over the leading axis each block crosses the warps)
+                tile = self.tiles.get(s.var.name, (None,))[0]
+                if tile is None:
+                    shape = E.broadcast(masked.shape, self.lift(s.var).shape)
+                    tile = E.Var(self.fresh(f"{s.var.name}_tile"), s.var.type, dims=shape)
+                    self.tiles[s.var.name] = (tile, f)
+                self.out.append(N.Assign(tile, E.Bin(f.op, tile, masked), line=line))
+                return
             folded = E.Reduce(FOLDS[f.op], masked, self.axis)
             self.out.append(N.Assign(s.var, E.Bin(f.op, s.var, folded), line=line))
 
@@ -420,6 +437,11 @@ class _Rewrite:
             elif isinstance(v, tuple) and v and all(isinstance(x, E.Expr) for x in v):
                 changes[f.name] = tuple(self.lift(x) for x in v)
         return dataclasses.replace(e, **changes) if changes else e  # type: ignore[arg-type]
+
+
+def _full(op: str, tile: E.Var) -> E.Full:
+    """A tile of the identity of ``op``."""
+    return E.Full(tile.shape, _identity(op, tile.dtype).value, tile.dtype)
 
 
 def _identity(op: str, dtype: str) -> E.Const:

@@ -180,7 +180,8 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
         # striding along its row): each iteration reads one line of the lanes; folded, a block of lines
         # (FOLD_BLOCK_BYTES an iteration), or every line at once where they fit in registers (fixed at
         # launch: kernels.py runs the blocks where they do not)
-        block = lines_block(elem, lanes)
+        # the lines of the tensors the loops read (f16 columns: twice the lines of f32 a block)
+        block = lines_block(_loaded_bytes(kernel, loops) or elem, lanes)
         extents = [E.fold(loop.stop - loop.start) for loop in loops]
         if all(isinstance(x, E.Const) for x in extents):
             if all(int(x.value) < 2 * block for x in extents):  # type: ignore[union-attr]
@@ -247,7 +248,8 @@ def splits_loop(kernel: N.Kernel) -> bool:
 
 def split_block(kernel: N.Kernel) -> int:
     """The block of lines the partial kernel of a split loop folds an iteration."""
-    return lines_block(_elem_bytes(kernel), lane_count(kernel))
+    loops = [s for s in kernel.body if isinstance(s, N.For)]
+    return lines_block(_loaded_bytes(kernel, loops) or _elem_bytes(kernel), lane_count(kernel))
 
 
 def lines_block(elem_bytes: int, lanes: int) -> int:
@@ -268,6 +270,13 @@ def _known_extents(kernel: N.Kernel, loops: list[N.For]) -> bool:
     return all({v.name for v in E.free_vars(x)} <= scalars for x in extents) and all(
         E.same(x, extents[0]) for x in extents
     )
+
+
+def _loaded_bytes(kernel: N.Kernel, loops: list[N.For]) -> int | None:
+    """The widest element of the tensors ``loops`` load (None: they load none)."""
+    read = {s.base for loop in loops for s in N.walk(loop.body) if isinstance(s, N.Load)}
+    sizes = [WIDEN_BYTES.get(a.dtype, 4) for a in kernel.args if isinstance(a, N.Pointer) and a.name in read]
+    return max(sizes, default=None)
 
 
 def _elem_bytes(kernel: N.Kernel) -> int:
