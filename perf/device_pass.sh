@@ -17,6 +17,7 @@
 #   perf/device_pass.sh pytest ARGS  # pytest ARGS under -n 14, the whole log and the failures' lines kept in $OUT
 #   perf/device_pass.sh membound   # the memory-bound kernels in both element types, both schedules (issue 27)
 #   perf/device_pass.sh gemm25     # the launch-time GEMM tile table at the shapes of issue 25
+#   perf/device_pass.sh tune       # croq2triton tune on examples/gemm_v4.co under auto (TUNE_SIZE, TUNE_BUDGET)
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
@@ -45,6 +46,14 @@ case "${1:-tests}" in
       ${MEMBOUND_ARGS:---rounds 3} --json "$OUT/membound.json" --md "$OUT/membound.md" > "$OUT/membound.txt" 2>&1 \
       || status=1
     tail -30 "$OUT/membound.txt"
+    ;;
+  tune)
+    # issue 25: a sweep of the Schedule space on the GPU (tqdm carried in .gpu_deps); the table,
+    # best.json, the plot and the JSON-lines cache land in $OUT/tune
+    timeout "${TUNE_TIMEOUT:-420}" python3 -m croq2triton tune examples/gemm_v4.co --schedule auto \
+      --size "${TUNE_SIZE:-M=256,N=8192,K=8192}" --budget "${TUNE_BUDGET:-5m}" --jobs 14 --out "$OUT/tune" \
+      > "$OUT/tune.txt" 2>&1 || status=1
+    tail -45 "$OUT/tune.txt"
     ;;
   gemm25)
     # issue 25: the launch-time tile table (schedule/occupancy.py) at the shapes the issue names

@@ -161,6 +161,11 @@ def _carries(kernel: N.Kernel) -> bool:
 FOLD_WHOLE_BYTES = 64 * 1024
 FOLD_BLOCK_BYTES = 16 * 1024
 FOLD_WARPS = 8
+# a loop whose lanes read along lines (a thread per column walking the rows) reads this much of the
+# tensor it loads a block: on the H200 column sums ran at 0.81 of a device copy (mean of f32 / f16, two
+# shapes) with 8 KB blocks, 0.79 with 16 KB, split 8 programs a SM (0.64 at 2: perf/probe_columns.py,
+# perf/RESULTS.md 2026-12-04)
+LINES_BLOCK_BYTES = 8 * 1024
 
 
 def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
@@ -180,8 +185,8 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
         # striding along its row): each iteration reads one line of the lanes; folded, a block of lines
         # (FOLD_BLOCK_BYTES an iteration), or every line at once where they fit in registers (fixed at
         # launch: kernels.py runs the blocks where they do not)
-        # the lines of the tensors the loops read (f16 columns: twice the lines of f32 a block)
-        block = lines_block(_loaded_bytes(kernel, loops) or elem, lanes)
+        # LINES_BLOCK_BYTES of the tensors the loops read a block
+        block = lines_block(_loaded_bytes(kernel, loops) or elem, lanes, LINES_BLOCK_BYTES)
         extents = [E.fold(loop.stop - loop.start) for loop in loops]
         if all(isinstance(x, E.Const) for x in extents):
             if all(int(x.value) < 2 * block for x in extents):  # type: ignore[union-attr]
@@ -221,7 +226,7 @@ def tile_warps(kernel: N.Kernel) -> int:
 # blocks of columns: where that is fewer than SPLIT_WAVES programs a SM, the launcher splits its loop
 # across programs (schedule/splitloop.py), each at least SPLIT_LEAST iterations, into partial folds a
 # second kernel combines
-SPLIT_WAVES = 2
+SPLIT_WAVES = 8
 SPLIT_LEAST = 256
 SPLIT_MOST = 64  # partials a lane (the second kernel folds them in registers: 64 x 256 lanes = 64 KB of f32)
 SPLIT_WARPS = 4
@@ -249,12 +254,12 @@ def splits_loop(kernel: N.Kernel) -> bool:
 def split_block(kernel: N.Kernel) -> int:
     """The block of lines the partial kernel of a split loop folds an iteration."""
     loops = [s for s in kernel.body if isinstance(s, N.For)]
-    return lines_block(_loaded_bytes(kernel, loops) or _elem_bytes(kernel), lane_count(kernel))
+    return lines_block(_loaded_bytes(kernel, loops) or _elem_bytes(kernel), lane_count(kernel), LINES_BLOCK_BYTES)
 
 
-def lines_block(elem_bytes: int, lanes: int) -> int:
+def lines_block(elem_bytes: int, lanes: int, budget: int = FOLD_BLOCK_BYTES) -> int:
     """The block of lines a folded loop reads an iteration where its lanes read along lines."""
-    return pow2(max(2, FOLD_BLOCK_BYTES // (lanes * elem_bytes)))
+    return pow2(max(2, budget // (lanes * elem_bytes)))
 
 
 def lane_count(kernel: N.Kernel) -> int:
