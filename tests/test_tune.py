@@ -183,3 +183,23 @@ print(json.dumps({"status": ans["sizes"]["s"]["status"], "fig": fig,
     assert got["pruned"] == [
         "compiled: k spills 64 B of registers to local memory (" + f"{fig['registers']} registers)"
     ]
+
+
+def test_the_table_shows_each_point_whole() -> None:
+    """A point is what the table is read for: never cut, the kernel name its fields share said once."""
+    from croq2triton.tune.report import table
+
+    fields = " ".join(f"matmul_k0.{k}={v}" for k, v in (("block_k", 64), ("block_m", 128), ("block_n", 128),
+                                                          ("num_stages", 5), ("num_warps", 8), ("persistent", "true")))  # fmt: skip
+    other = fields.replace("block_m=128", "block_m=64")
+    text = table([{"describe": fields, "ms": 0.0573, "ratio": 0.92, "status": "ok"},
+                  {"describe": other, "ms": 0.0618, "ratio": 0.85, "status": "ok", "untuned": True}])  # fmt: skip
+    lines = text.splitlines()
+    assert lines[0].endswith("point (matmul_k0.)") and "..." not in text
+    assert lines[1].endswith("block_k=64 block_m=128 block_n=128 num_stages=5 num_warps=8 persistent=true")
+    assert "untuned" in lines[2] and lines[2].endswith(
+        "block_m=64 block_n=128 num_stages=5 num_warps=8 persistent=true"
+    )
+    # points of two kernels keep their names
+    two = table([{"describe": "a_k0.block_m=64 b_k0.block_m=128", "ms": 1.0, "status": "ok"}])
+    assert two.splitlines()[1].endswith("a_k0.block_m=64 b_k0.block_m=128")

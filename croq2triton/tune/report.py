@@ -88,9 +88,13 @@ def ranked(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def table(records: Sequence[Mapping[str, Any]], limit: int = 20) -> str:
-    """The ranked table of one size: point, time, throughput, ratio, compile time, status."""
-    rows = [("#", "point", "ms", "throughput", "ratio", "compile s", "status")]
-    for i, r in enumerate(ranked(records)[:limit], 1):
+    """The ranked table of one size: time, throughput, ratio, compile time, status and the point, whole
+    (the last column: a point is what the table is read for; the kernel name all of its fields share
+    is said once, in the header)."""
+    top = ranked(records)[:limit]
+    kernel, points = _common_kernel([str(r.get("describe", "?")) for r in top])
+    rows = [("#", "ms", "throughput", "ratio", "compile s", "status", f"point ({kernel}.)" if kernel else "point")]
+    for i, (r, point) in enumerate(zip(top, points, strict=True), 1):
         value, unit = throughput({**r, "ms": r.get("final_ms") or r["ms"]})
         ratio = r.get("final_ratio") or r.get("ratio")
         status = "ok" + (" (tie)" if r.get("tie") else "") + (" re-timed" if r.get("final_ms") else "")
@@ -99,20 +103,31 @@ def table(records: Sequence[Mapping[str, Any]], limit: int = 20) -> str:
         rows.append(
             (
                 str(i),
-                r.get("describe", "?"),
                 f"{r.get('final_ms') or r['ms']:.4f}",
                 f"{value:.4g} {unit}" if value is not None else "-",
                 f"{ratio:.3f}" if ratio else "-",
                 f"{r['compile_s']:.1f}" if r.get("compile_s") is not None else "-",
                 status,
+                point,
             )
         )
-    widths = [min(70, max(len(row[i]) for row in rows)) for i in range(len(rows[0]))]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     lines = []
     for row in rows:
-        cells = [c if len(c) <= widths[i] else c[: widths[i] - 3] + "..." for i, c in enumerate(row)]
-        lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
+        cells = [c.ljust(w) for c, w in zip(row, widths)] + [row[-1]]
+        lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
+
+
+def _common_kernel(points: Sequence[str]) -> tuple[str, list[str]]:
+    """The kernel name every field of every point starts with (``matmul_k0.block_m=128``), and the
+    points without it; ("", the points) where they do not share one."""
+    fields = [f for p in points for f in p.split()]
+    names = {f.split(".", 1)[0] for f in fields if "." in f.split("=", 1)[0]}
+    if len(names) != 1 or any("." not in f.split("=", 1)[0] for f in fields):
+        return "", list(points)
+    (kernel,) = names
+    return kernel, [" ".join(f[len(kernel) + 1 :] for f in p.split()) for p in points]
 
 
 def summary(records: Sequence[Mapping[str, Any]], space_size: int) -> str:
