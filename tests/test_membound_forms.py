@@ -196,7 +196,10 @@ def test_what_auto_makes_of_each_form() -> None:
         partial, combine = _kernel(text, f"{fn}_k0_partial"), _kernel(text, f"{fn}_k0_combine")
         assert "split = tl.program_id(1)" in partial and "tl.sum(" in partial, fn
         assert "BLOCK_S: tl.constexpr" in combine and "for " not in combine, fn
-    assert "tl.gather(" in _kernel(text, "row_sums_warp_k0")  # the shuffles stay: 5 steps of a warp
+    # the shuffles' butterfly is one reduction across the lanes, a total a row (schedule/shuffles.py)
+    for fn, acc in (("row_sums_warp", "acc"), ("rmsnorm_warp_f16", "ss")):
+        body = canonical(_kernel(text, f"{fn}_k0"))
+        assert "tl.gather(" not in body and f"{acc}_all=" in body and f"{acc}_sum[:,None]" in body, fn
 
 
 def test_source_schedule_keeps_each_form_as_written() -> None:

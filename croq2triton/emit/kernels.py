@@ -40,6 +40,7 @@ from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
 from ..schedule.schedule import Schedule, TileSchedule, with_point
 from ..schedule.selectfold import fold_all
+from ..schedule.shuffles import fold_butterflies
 from ..schedule.splitloop import NotSplit, Split, split_loop
 from ..schedule.totals import lanes_first
 from ..schedule.treefold import fold_trees
@@ -284,7 +285,10 @@ class KernelDispatch:
                     variants.append((folded, None, ""))
                 # both schedules: measured faster (schedule/interior.py)
                 if self.schedule == "auto":  # atomics into one address, lane partials read as totals: the lanes first
-                    variants = [(lanes_first(fold_atomics(k)), cond, note) for k, cond, note in variants]
+                    # warp shuffles in halving steps: one reduction across lanes
+                    variants = [
+                        (lanes_first(fold_butterflies(fold_atomics(k))), cond, note) for k, cond, note in variants
+                    ]
                 kernels = [self.finished(interior_split(self.named(k)), name) for k, _, _ in variants]
                 launches = [launch_of(k, line) for k in kernels]
                 split = self.split(written, schedule, top)

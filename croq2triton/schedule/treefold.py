@@ -405,36 +405,7 @@ class _Run:
 
     def value(self, e: E.Expr) -> Any:
         """``e`` computed exactly (numpy), or NotTree."""
-        if isinstance(e, E.Const):
-            return e.value
-        if isinstance(e, E.Var):
-            if e.name not in self.env:
-                raise NotTree(f"'{e.name}' is not known")
-            return self.env[e.name]
-        if isinstance(e, E.Arange):
-            if not isinstance(e.n, int):
-                raise NotTree("a lane axis fixed at launch")
-            return np.arange(e.n, dtype=np.int64)
-        if isinstance(e, E.Bin):
-            return _apply(e.op, self.value(e.lhs), self.value(e.rhs), E.is_int(e.lhs.dtype) and E.is_int(e.rhs.dtype))
-        if isinstance(e, E.Un):
-            v = self.value(e.value)
-            return {"-": lambda: -np.asarray(v), "~": lambda: ~np.asarray(v), "!": lambda: ~np.asarray(v, bool)}[e.op]()
-        if isinstance(e, E.Cast):
-            v = self.value(e.value)
-            if e.type == "i1":
-                return np.asarray(v) != 0
-            if E.is_int(e.type):
-                return np.asarray(v).astype(np.int64)
-            raise NotTree("a conversion to a float")
-        if isinstance(e, E.Where):
-            return np.where(self.value(e.cond), self.value(e.then), self.value(e.other))
-        if isinstance(e, E.CDiv):
-            a, b = np.asarray(self.value(e.lhs)), np.asarray(self.value(e.rhs))
-            return -(-a // b)
-        if isinstance(e, E.Full) and isinstance(e.value, (int, bool)) and all(isinstance(d, int) for d in e.dims):
-            return np.full(tuple(int(d) for d in e.dims), e.value)
-        raise NotTree(f"a {type(e).__name__} value")
+        return evaluate(e, self.env)
 
     def multisets(self, e: E.Expr) -> Any:
         """``e`` as multisets: loads of the buffer combined by its one operator."""
@@ -450,6 +421,48 @@ class _Run:
 
     def kernel_type(self) -> str:
         return next(a.dtype for a in self.kernel.args if isinstance(a, N.Scratch) and a.name == self.area)
+
+
+def evaluate(e: E.Expr, env: dict[str, Any]) -> Any:
+    """``e`` computed exactly (numpy arrays of integers and booleans, Python numbers) with the
+    variables of ``env``; NotTree where it cannot be (a float, an unknown variable, a division by zero)."""
+    if isinstance(e, E.Const):
+        return e.value
+    if isinstance(e, E.Var):
+        if e.name not in env:
+            raise NotTree(f"'{e.name}' is not known")
+        return env[e.name]
+    if isinstance(e, E.Arange):
+        if not isinstance(e.n, int):
+            raise NotTree("a lane axis fixed at launch")
+        return np.arange(e.n, dtype=np.int64)
+    if isinstance(e, E.Lift):
+        v = np.asarray(evaluate(e.value, env))
+        if list(e.dims) != sorted(e.dims) or v.ndim != len(e.dims):
+            raise NotTree("a tile lifted out of its axes' order")
+        return v.reshape(tuple(n if isinstance(n, int) else -1 for n in e.shape))
+    if isinstance(e, E.Bin):
+        return apply_op(
+            e.op, evaluate(e.lhs, env), evaluate(e.rhs, env), E.is_int(e.lhs.dtype) and E.is_int(e.rhs.dtype)
+        )
+    if isinstance(e, E.Un):
+        v = evaluate(e.value, env)
+        return {"-": lambda: -np.asarray(v), "~": lambda: ~np.asarray(v), "!": lambda: ~np.asarray(v, bool)}[e.op]()
+    if isinstance(e, E.Cast):
+        v = evaluate(e.value, env)
+        if e.type == "i1":
+            return np.asarray(v) != 0
+        if E.is_int(e.type):
+            return np.asarray(v).astype(np.int64)
+        raise NotTree("a conversion to a float")
+    if isinstance(e, E.Where):
+        return np.where(evaluate(e.cond, env), evaluate(e.then, env), evaluate(e.other, env))
+    if isinstance(e, E.CDiv):
+        a, b = np.asarray(evaluate(e.lhs, env)), np.asarray(evaluate(e.rhs, env))
+        return -(-a // b)
+    if isinstance(e, E.Full) and isinstance(e.value, (int, bool)) and all(isinstance(d, int) for d in e.dims):
+        return np.full(tuple(int(d) for d in e.dims), e.value)
+    raise NotTree(f"a {type(e).__name__} value")
 
 
 def _combine(a: Any, b: Any, op: str) -> Any:
@@ -496,7 +509,7 @@ _INT: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def _apply(op: str, a: Any, b: Any, integers: bool) -> Any:
+def apply_op(op: str, a: Any, b: Any, integers: bool) -> Any:
     if not integers and op not in E.COMPARE and op not in E.LOGIC:
         raise NotTree("arithmetic of floats")
     if op in ("/", "%") and np.any(np.asarray(b) == 0):

@@ -1,0 +1,81 @@
+"""Warp shuffles in halving steps (schedule/shuffles.py, issue 27): tests/programs/shuffles.co under
+both schedules in the interpreter against float64 torch on random data, outputs poisoned, ragged
+sizes (rows fewer than a program's warps, rows shorter and longer than a warp, past the whole-row
+limit), and what ``--schedule auto`` makes of each form: a butterfly that reaches every lane is one
+reduction, one that does not (half a warp, a shuffle down) stays as written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from kernel_util import canonical, poisoned, randn
+
+from croq2triton.api import load, translate_full
+
+PROGRAM = Path(__file__).parent / "programs" / "shuffles.co"
+_MODULES: dict[str, object] = {}
+
+
+def _module(schedule: str) -> object:
+    if schedule not in _MODULES:
+        _MODULES[schedule] = load(PROGRAM, schedule=schedule)
+    return _MODULES[schedule]
+
+
+def _close(got: torch.Tensor, ref: torch.Tensor, what: str) -> None:
+    g = got.double().cpu()
+    assert not torch.isnan(g).any(), f"{what}: elements never written"
+    assert float((g - ref).abs().max()) <= 1e-5 * float(ref.abs().max().clamp(min=1.0)), what
+
+
+def _run_all(mod: object, m: int, n: int) -> None:
+    x = randn(m, n, seed=m * 13 + n)
+    xd = x.double().cpu()
+    s = poisoned(m)
+    mod.row_max_warp(x, s)  # type: ignore[attr-defined]
+    _close(s, xd.max(1).values, "row_max_warp")
+    xh = randn(m, n, dtype=torch.float16, seed=n)
+    y = poisoned(m, 32)
+    mod.row_means_lanes(xh, y)  # type: ignore[attr-defined]
+    _close(y, xh.double().cpu().mean(1, keepdim=True) * torch.arange(32).double(), "row_means_lanes")
+    h = poisoned(m, 2)
+    mod.half_sums(x, h)  # type: ignore[attr-defined]
+    cols = torch.arange(n)
+    halves = torch.stack([xd[:, (cols % 32) // 16 == k].sum(1) for k in (0, 1)], 1)
+    _close(h, halves, "half_sums")
+    s = poisoned(m)
+    mod.row_sums_down(x, s)  # type: ignore[attr-defined]
+    _close(s, xd.sum(1), "row_sums_down")
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize(("m", "n"), [(3, 20), (5, 301)])
+def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
+    _run_all(_module(schedule), m, n)
+
+
+def test_rows_past_the_registers() -> None:
+    """The blocked kernels (rows past 64 KB) keep the guard of the rows past M: still one reduction."""
+    _run_all(_module("auto"), 3, 16500)
+
+
+def _kernel(source: str, name: str) -> str:
+    start = source.index(f"def {name}(")
+    end = source.find("\n@", start)
+    return canonical(source[start : end if end > 0 else None])
+
+
+def test_what_auto_makes_of_each_form() -> None:
+    text = translate_full(PROGRAM.read_text(), filename="shuffles.co", schedule="auto").source
+    body = _kernel(text, "row_max_warp_k0")  # no gather left; the lanes' folds are totals, one a row
+    assert "tl.gather(" not in body and "m_all=tl.zeros([2,32],tl.float32)+m_max[:,None]" in body
+    body = _kernel(text, "row_means_lanes_k0")  # every lane reads the total
+    assert "tl.gather(" not in body and "acc_all/tl.cast(N,tl.float32)" in body and "acc_sum" in body
+    blocked = _kernel(text, "row_means_lanes_k0_blocked")  # the rows past M keep their own values there
+    assert "tl.gather(" not in blocked and "acc_all=tl.where(p*4+w<M," in blocked
+    for fn in ("half_sums", "row_sums_down"):  # not every lane holds every lane: the shuffles stay
+        assert _kernel(text, f"{fn}_k0").count("tl.gather(") == 1, fn
+    source = translate_full(PROGRAM.read_text(), filename="shuffles.co", schedule="source").source
+    assert "shuffles.py" not in source and _kernel(source, "row_max_warp_k0").count("tl.gather(") == 1
