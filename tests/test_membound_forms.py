@@ -196,6 +196,10 @@ def test_what_auto_makes_of_each_form() -> None:
         partial, combine = _kernel(text, f"{fn}_k0_partial"), _kernel(text, f"{fn}_k0_combine")
         assert "split = tl.program_id(1)" in partial and "tl.sum(" in partial, fn
         assert "BLOCK_S: tl.constexpr" in combine and "for " not in combine, fn
+    # past the registers, a pass over a row read before runs its blocks last first (L2 still holds them)
+    for fn in ("rmsnorm_rows4", "rmsnorm_warp_f16", "softmax_block"):
+        blocked = canonical(_kernel(text, f"{fn}_k0_blocked"))
+        assert blocked.count("_backinrange(0,") == (2 if fn == "softmax_block" else 1), fn
     # the shuffles' butterfly is one reduction across the lanes, a total a row (schedule/shuffles.py)
     for fn, acc in (("row_sums_warp", "acc"), ("rmsnorm_warp_f16", "ss")):
         body = canonical(_kernel(text, f"{fn}_k0"))

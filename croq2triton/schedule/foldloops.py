@@ -111,6 +111,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
     body: list[N.Stmt] = []
     folded = 0
     leads = False  # a loop folded onto a leading axis (_lanes_contiguous)
+    read_before: set[str] = set()  # tensors the loops folded so far load
     args = list(kernel.args)
     for i, s in enumerate(kernel.body):
         if not isinstance(s, N.For):
@@ -125,7 +126,12 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
             _whole_extent(s, kernel, args, block)
         lead = _lanes_contiguous(s)
         leads = leads or lead
-        body.extend(_Rewrite(s, folds, rank, block, whole, taken, lead=lead).run())
+        reads = {x.base for x in N.walk(s.body) if isinstance(x, N.Load)}
+        # blocks of a pass over what an earlier pass read (a norm's scaling after its statistics) run
+        # last block first: the blocks read last are the likeliest still in L2
+        again = not whole and bool(reads & read_before)
+        read_before |= reads
+        body.extend(_Rewrite(s, folds, rank, block, whole, taken, lead=lead, reverse=again).run())
         folded += 1
     if not folded and selects:
         doc = kernel.doc + " Its loops over a tile's elements are reductions of the tile (schedule/selectfold.py)."
@@ -314,8 +320,10 @@ class _Rewrite:
         whole: bool,
         taken: set[str],
         lead: bool = False,
+        reverse: bool = False,
     ) -> None:
         self.loop, self.folds, self.rank, self.block, self.whole, self.taken = loop, folds, rank, block, whole, taken
+        self.reverse = reverse  # blocks in the opposite order (the iterations are independent: the proof)
         # the counter's axis: trailing, or leading where the lanes run along the lines (_lanes_contiguous)
         self.axis, self.off = (0, 1) if lead else (rank, 0)
         self.env: dict[str, E.Expr] = {}
@@ -353,6 +361,13 @@ class _Rewrite:
             N.Assign(f.acc, E.Bin(f.op, f.acc, E.Reduce(FOLDS[f.op], tile, self.axis)), line=line)
             for tile, f in self.tiles.values()
         ]
+        if self.reverse:
+            # block b of n runs as iteration n - 1 - b
+            count = E.fold(E.CDiv(loop.stop - loop.start, E.Const(step)))
+            back = E.Var(self.fresh(f"{j.name}_back"), "i32", lo=0)
+            first = N.Let(start, E.fold(loop.start + (count - 1 - back) * step), line=line)
+            loop_ = N.For(back, E.Const(0), count, E.Const(1), [first, *body], line=line, carried=carried)
+            return [*before, loop_, *after]
         return [*before, N.For(start, loop.start, loop.stop, E.Const(step), body, line=line, carried=carried), *after]
 
     def stmt(self, s: N.Stmt) -> None:
