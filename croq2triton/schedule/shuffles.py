@@ -36,6 +36,7 @@ import numpy as np
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from .foldloops import _names, _resolve
 from .treefold import NotTree, evaluate
 
 OPS = {"+": "sum", "max": "max", "min": "min"}
@@ -192,16 +193,3 @@ def _bare(e: E.Expr) -> E.Expr:
         elif isinstance(v, tuple) and v and all(isinstance(x, E.Expr) for x in v):
             changes[f.name] = tuple(_bare(x) for x in v)
     return dataclasses.replace(e, **changes) if changes else e  # type: ignore[type-var]
-
-
-def _resolve(e: E.Expr, values: dict[str, E.Expr]) -> E.Expr:
-    for _ in range(16):
-        names = _names(e) & values.keys()
-        if not names:
-            return e
-        e = E.substitute(e, {n: values[n] for n in names})
-    return e
-
-
-def _names(e: E.Expr) -> set[str]:
-    return {v.name for v in E.free_vars(e)}
