@@ -46,10 +46,13 @@ def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
         outs = [poisoned(m, 32), s]
     getattr(mod, fn)(x, *outs, _launch=launch)
     xd = x.double().cpu()
+    chunks = torch.stack([c.sum(1) for c in xd.split(32, dim=1)], 1)  # 32-column chunks of each row
     ref = {
         "row_min_f16": xd.min(1).values,
         "row_sums_and_partials": xd.sum(1),
         "row_absmax_rows2": xd.abs().max(1).values,
+        "row_absmax_staged": xd.abs().max(1).values,
+        "row_prefix_totals": chunks.cumsum(1).sum(1),
     }[fn]
     got = s.double().cpu()
     assert not torch.isnan(got).any(), f"{fn}: elements never written"
@@ -63,6 +66,7 @@ def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
 
 
 FUNCS = ("row_sums_i32", "row_min_f16", "row_sums_and_partials", "row_absmax_rows2")
+STAGED = ("row_absmax_staged", "row_prefix_totals")
 
 
 @pytest.mark.parametrize("schedule", ["source", "auto"])
@@ -71,6 +75,8 @@ def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
     mod = _module(schedule)
     for fn in FUNCS:
         _run(mod, fn, m if schedule == "auto" else min(m, 2), n)
+    for fn in STAGED:  # rows fewer and more than a program's 16
+        _run(mod, fn, m * 6, n)
 
 
 def test_rows_past_the_registers_fold_blocks_then_the_total() -> None:
