@@ -66,3 +66,16 @@ def canonical(code: str) -> str:
     import ast
 
     return "".join(ast.unparse(ast.parse(code)).split())
+
+
+_LOADED: dict[tuple[str, str], object] = {}
+
+
+def load_once(path: object, schedule: str) -> object:
+    """A program translated under ``schedule`` and loaded, once per test process."""
+    from croq2triton.api import load
+
+    key = (str(path), schedule)
+    if key not in _LOADED:
+        _LOADED[key] = load(path, schedule=schedule)
+    return _LOADED[key]

@@ -10,18 +10,15 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import canonical, poisoned, randn
+from kernel_util import canonical, load_once, poisoned, randn
 
-from croq2triton.api import load, translate_full
+from croq2triton.api import translate_full
 
 PROGRAM = Path(__file__).parent / "programs" / "shuffles.co"
-_MODULES: dict[str, object] = {}
 
 
 def _module(schedule: str) -> object:
-    if schedule not in _MODULES:
-        _MODULES[schedule] = load(PROGRAM, schedule=schedule)
-    return _MODULES[schedule]
+    return load_once(PROGRAM, schedule)
 
 
 def _close(got: torch.Tensor, ref: torch.Tensor, what: str) -> None:

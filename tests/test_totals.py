@@ -9,19 +9,16 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import canonical, poisoned, randn
+from kernel_util import canonical, load_once, poisoned, randn
 
-from croq2triton.api import load, translate_full
+from croq2triton.api import translate_full
 from croq2triton.runtime import launch as rt
 
 PROGRAM = Path(__file__).parent / "programs" / "totals.co"
-_MODULES: dict[str, object] = {}
 
 
 def _module(schedule: str) -> object:
-    if schedule not in _MODULES:
-        _MODULES[schedule] = load(PROGRAM, schedule=schedule)
-    return _MODULES[schedule]
+    return load_once(PROGRAM, schedule)
 
 
 def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
