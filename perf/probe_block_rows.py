@@ -23,6 +23,7 @@ from typing import Any
 import torch
 import triton
 import triton.language as tl
+from probe_launcher import graphed, replayer  # (perf/, the script's folder)
 
 from croq2triton.api import load
 from croq2triton.runtime.aot import record
@@ -74,23 +75,12 @@ def _gemm_one(mod: Any, n: int) -> None:
     torch.cuda.synchronize()
     err = float((c.double() - a.double() @ b.double().T).abs().max())
     launches = record(mod.matmul, a, b, c)
-
-    def direct(launches: list = launches) -> None:
-        for la in launches:
-            la.kernel[la.grid](*la.args, **la.kwargs)
-
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        mod.matmul(a, b, c)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        mod.matmul(a, b, c)
+    direct = replayer(launches)
+    replay = graphed(lambda: mod.matmul(a, b, c))
     ways = {
         "launcher": lambda: mod.matmul(a, b, c),
         "kernel launched directly": direct,
-        "launcher replayed from a CUDA graph": graph.replay,
+        "launcher replayed from a CUDA graph": replay,
     }
     for label, fn in ways.items():
         ratios, times = [], []

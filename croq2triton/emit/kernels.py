@@ -284,8 +284,9 @@ class KernelDispatch:
                 else:
                     variants.append((folded, None, ""))
                 # both schedules: measured faster (schedule/interior.py)
-                if self.schedule == "auto":  # atomics into one address, lane partials read as totals: the lanes first
-                    # warp shuffles in halving steps: one reduction across lanes
+                if self.schedule == "auto":
+                    # atomics into one address: the lanes folded first; warp shuffles in halving steps: one
+                    # reduction across lanes; lane partials read only as totals: totals, lanes first
                     variants = [
                         (lanes_first(fold_butterflies(fold_atomics(k))), cond, note) for k, cond, note in variants
                     ]

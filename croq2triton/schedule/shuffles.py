@@ -36,11 +36,9 @@ import numpy as np
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from .foldloops import _names, _resolve
+from .foldloops import FOLDS, NotFolded, _identity, _names, _resolve
 from .treefold import NotTree, evaluate
 
-OPS = {"+": "sum", "max": "max", "min": "min"}
-IDENTITY = {"+": 0.0, "max": float("-inf"), "min": float("inf")}
 MAX_STEPS = 64  # butterfly steps followed (a warp needs 5)
 
 
@@ -111,7 +109,7 @@ def _prove(loop: N.For, before: list[N.Stmt], after: list[N.Stmt]) -> tuple[E.Va
     for p in parts:
         if set(p) != set(range(n)) or (op == "+" and any(c != 1 for c in p.values())):
             raise NotButterfly("a lane that does not hold every lane once")
-    total = E.Lift(E.Reduce(OPS[op], acc, axis), len(acc.shape), tuple(d for d in range(len(acc.shape)) if d != axis))
+    total = E.Lift(E.Reduce(FOLDS[op], acc, axis), len(acc.shape), tuple(d for d in range(len(acc.shape)) if d != axis))
     spread: E.Expr = E.Bin("+", E.Full(acc.shape, 0, acc.type), total)
     if guard is not None and not _identity_where_not(acc, op, guard, before, top):
         spread = E.Where(guard, spread, acc)
@@ -127,7 +125,7 @@ def _fold(s: N.Assign) -> tuple[str, str, E.Expr | None]:
     value, guard = s.value, None
     if isinstance(value, E.Where) and isinstance(value.other, E.Var) and value.other.name == s.var.name:
         guard, value = value.cond, value.then
-    if isinstance(value, E.Bin) and value.op in OPS:
+    if isinstance(value, E.Bin) and value.op in FOLDS:
         for mine, other in ((value.lhs, value.rhs), (value.rhs, value.lhs)):
             if isinstance(mine, E.Var) and mine.name == s.var.name and isinstance(other, E.Var):
                 return value.op, other.name, guard
@@ -154,11 +152,15 @@ def _identity_where_not(acc: E.Var, op: str, guard: E.Expr, before: list[N.Stmt]
     """Every definition of ``acc`` before the loop leaves the identity of ``op`` where ``guard`` is
     false: its start is the identity, each fold adds values masked to the identity by a term equal
     to ``guard``."""
+    try:
+        identity = _identity(op, acc.type).value
+    except NotFolded:
+        return False
     want = _resolve(_bare(guard), top)
     seen = False
     for s in N.walk(before):
         if isinstance(s, N.Let) and s.var.name == acc.name:
-            if not (isinstance(s.value, E.Full) and float(s.value.value) == IDENTITY[op]):
+            if not (isinstance(s.value, E.Full) and s.value.value == identity):
                 return False
             seen = True
         elif isinstance(s, N.Assign) and s.var.name == acc.name:
@@ -166,18 +168,14 @@ def _identity_where_not(acc: E.Var, op: str, guard: E.Expr, before: list[N.Stmt]
             if not (isinstance(v, E.Bin) and v.op == op):
                 return False
             x = v.rhs if isinstance(v.lhs, E.Var) and v.lhs.name == acc.name else v.lhs
-            while isinstance(x, E.Reduce) and x.op == OPS[op]:
+            while isinstance(x, E.Reduce) and x.op == FOLDS[op]:
                 x = x.value
-            if not (isinstance(x, E.Where) and _is_identity(x.other, op)):
+            if not (isinstance(x, E.Where) and isinstance(x.other, (E.Const, E.Full)) and x.other.value == identity):
                 return False
             terms = [_resolve(_bare(c), top) for c in E.conjuncts(x.cond)]
             if not any(E.same(t, want) for t in terms):
                 return False
     return seen
-
-
-def _is_identity(e: E.Expr, op: str) -> bool:
-    return isinstance(e, (E.Const, E.Full)) and float(e.value) == IDENTITY[op]
 
 
 def _bare(e: E.Expr) -> E.Expr:

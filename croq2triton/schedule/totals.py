@@ -34,9 +34,7 @@ import dataclasses
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from .foldloops import LEAD_PER_THREAD, WHOLE_PER_THREAD
-
-OPS = {"+": "sum", "max": "max", "min": "min"}
+from .foldloops import FOLDS, LEAD_PER_THREAD, WHOLE_PER_THREAD
 
 
 def lanes_first(kernel: N.Kernel) -> N.Kernel:
@@ -136,14 +134,14 @@ def _groups(body: list[N.Stmt]) -> list[tuple[list[E.Var], tuple[str, int]]]:
             continue
         if any(not _starts_clear(s, group) for s in N.walk(body)):
             continue
-        out.append(([lets[n] for n in names], (OPS[op], next(iter(reads)))))
+        out.append(([lets[n] for n in names], (FOLDS[op], next(iter(reads)))))
     return out
 
 
 def _update(s: N.Assign) -> tuple[str, E.Expr] | None:
     """``V := op(V, X)`` (or ``op(X, V)``) with ``X`` not reading ``V``: (op, X)."""
     v, value = s.var.name, s.value
-    if not (isinstance(value, E.Bin) and value.op in OPS):
+    if not (isinstance(value, E.Bin) and value.op in FOLDS):
         return None
     for mine, other in ((value.lhs, value.rhs), (value.rhs, value.lhs)):
         if isinstance(mine, E.Var) and mine.name == v and v not in _names(other):
@@ -170,7 +168,7 @@ def _reads(body: list[N.Stmt], group: set[str], op: str) -> set[int] | None:
                 return None
             continue
         for x in N.exprs_of(s):
-            if not _only_reduced(x, group, OPS[op], axes):
+            if not _only_reduced(x, group, FOLDS[op], axes):
                 return None
     return axes
 

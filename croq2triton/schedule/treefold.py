@@ -45,11 +45,11 @@ from ..lift.buffers import SUM_TYPES
 from ..lift.hazards import fence_hazards
 from ..tir import expr as E
 from ..tir import nodes as N
+from .foldloops import FOLDS
 
 # the work the proof does before it gives up (a loop that does not end, or runs too long to follow
 # while translating): statements run, plus a step for each lane a buffer access reaches
 MAX_STEPS = 200_000
-OPS = {"+": "sum", "max": "max", "min": "min"}
 
 
 Total = tuple[int, str]  # (id of the store that started the tile, the operator that reduces it)
@@ -100,14 +100,14 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
     taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
     for store in run.starts:
         for op in sorted(o for sid, o in wanted if sid == id(store)):
-            name = f"{area.removesuffix('_scratch')}_{OPS[op]}"
+            name = f"{area.removesuffix('_scratch')}_{FOLDS[op]}"
             base, k = name, 2
             while name in taken:
                 name, k = f"{base}_{k}", k + 1
             taken.add(name)
             value = store.value
             wide = SUM_TYPES.get(value.dtype) if op == "+" else None
-            total: E.Expr = E.Reduce(OPS[op], E.Cast(value, wide) if wide else value, 0)
+            total: E.Expr = E.Reduce(FOLDS[op], E.Cast(value, wide) if wide else value, 0)
             var = E.Var(name, value.dtype)
             totals[(id(store), op)] = var
             after.setdefault(id(store), []).append(
@@ -415,7 +415,7 @@ class _Run:
             return self.sym[e.name]
         if isinstance(e, E.Cast) and e.type == self.kernel_type():
             return self.multisets(e.value)
-        if isinstance(e, E.Bin) and e.op in OPS:
+        if isinstance(e, E.Bin) and e.op in FOLDS:
             return _combine(self.multisets(e.lhs), self.multisets(e.rhs), e.op)
         raise NotTree(f"a {type(e).__name__} of the buffer's elements")
 
