@@ -79,3 +79,10 @@ def load_once(path: object, schedule: str) -> object:
     if key not in _LOADED:
         _LOADED[key] = load(path, schedule=schedule)
     return _LOADED[key]
+
+
+def kernel_code(source: str, name: str) -> str:
+    """The ``@triton.jit`` function ``name`` of a generated module, its layout taken out (:func:`canonical`)."""
+    start = source.index(f"def {name}(")
+    end = source.find("\n@", start)
+    return canonical(source[start : end if end > 0 else None])

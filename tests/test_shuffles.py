@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import canonical, load_once, poisoned, randn
+from kernel_util import kernel_code, load_once, poisoned, randn
 
 from croq2triton.api import translate_full
 
@@ -58,21 +58,15 @@ def test_rows_past_the_registers() -> None:
     _run_all(_module("auto"), 3, 16500)
 
 
-def _kernel(source: str, name: str) -> str:
-    start = source.index(f"def {name}(")
-    end = source.find("\n@", start)
-    return canonical(source[start : end if end > 0 else None])
-
-
 def test_what_auto_makes_of_each_form() -> None:
     text = translate_full(PROGRAM.read_text(), filename="shuffles.co", schedule="auto").source
-    body = _kernel(text, "row_max_warp_k0")  # no gather left; the lanes' folds are totals, one a row
+    body = kernel_code(text, "row_max_warp_k0")  # no gather left; the lanes' folds are totals, one a row
     assert "tl.gather(" not in body and "m_all=tl.zeros([2,32],tl.float32)+m_max[:,None]" in body
-    body = _kernel(text, "row_means_lanes_k0")  # every lane reads the total
+    body = kernel_code(text, "row_means_lanes_k0")  # every lane reads the total
     assert "tl.gather(" not in body and "acc_all/tl.cast(N,tl.float32)" in body and "acc_sum" in body
-    blocked = _kernel(text, "row_means_lanes_k0_blocked")  # the rows past M keep their own values there
+    blocked = kernel_code(text, "row_means_lanes_k0_blocked")  # the rows past M keep their own values there
     assert "tl.gather(" not in blocked and "acc_all=tl.where(p*4+w<M," in blocked
     for fn in ("half_sums", "row_sums_down"):  # not every lane holds every lane: the shuffles stay
-        assert _kernel(text, f"{fn}_k0").count("tl.gather(") == 1, fn
+        assert kernel_code(text, f"{fn}_k0").count("tl.gather(") == 1, fn
     source = translate_full(PROGRAM.read_text(), filename="shuffles.co", schedule="source").source
-    assert "shuffles.py" not in source and _kernel(source, "row_max_warp_k0").count("tl.gather(") == 1
+    assert "shuffles.py" not in source and kernel_code(source, "row_max_warp_k0").count("tl.gather(") == 1

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import canonical, load_once, poisoned, randn
+from kernel_util import kernel_code, load_once, poisoned, randn
 
 from croq2triton.api import translate_full
 from croq2triton.runtime import launch as rt
@@ -84,23 +84,17 @@ def test_rows_past_the_registers_fold_blocks_then_the_total() -> None:
         assert _run(mod, fn, 2, 17000) == [f"{fn}_k0_blocked"], fn
 
 
-def _kernel(source: str, name: str) -> str:
-    start = source.index(f"def {name}(")
-    end = source.find("\n@", start)
-    return canonical(source[start : end if end > 0 else None])
-
-
 def test_what_auto_makes_of_each_form() -> None:
     text = translate_full(PROGRAM.read_text(), filename="totals.co", schedule="auto").source
-    body = _kernel(text, "row_sums_i32_k0")
+    body = kernel_code(text, "row_sums_i32_k0")
     assert "acc_sum=acc_sum+tl.sum(tl.sum(" in body and ",axis=1),axis=0)" in body and "tot=tot+part_sum" in body
-    body = _kernel(text, "row_min_f16_k0")  # a start that is not the identity: its own total first
+    body = kernel_code(text, "row_min_f16_k0")  # a start that is not the identity: its own total first
     assert "lo_2_min=tl.min(lo.to(tl.float32),axis=0)" in body and "tl.minimum(m,part_min)" in body
-    body = _kernel(text, "row_absmax_rows2_k0")  # two rows a block: a total per row
+    body = kernel_code(text, "row_absmax_rows2_k0")  # two rows a block: a total per row
     assert "m_max=tl.zeros([2],tl.float32)" in body and ",axis=2),axis=0)" in body
-    body = _kernel(text, "row_sums_and_partials_k0")  # the partials are an output: they stay per lane
+    body = kernel_code(text, "row_sums_and_partials_k0")  # the partials are an output: they stay per lane
     assert "acc_sum" not in body and "part_sum" not in body and "tl.sum(part,axis=0)" in body
-    blocked = _kernel(text, "row_sums_i32_k0_blocked")  # blocks: element-wise into a tile, one reduction after
+    blocked = kernel_code(text, "row_sums_i32_k0_blocked")  # blocks: element-wise into a tile, one reduction after
     assert "acc_tile=acc_tile+tl.where(" in blocked and "tl.sum(tl.sum(acc_tile,axis=1),axis=0)" in blocked
     # the source schedule keeps the partials as written
     source = translate_full(PROGRAM.read_text(), filename="totals.co", schedule="source").source
