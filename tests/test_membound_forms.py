@@ -154,6 +154,18 @@ def test_column_sums_split_the_rows_where_programs_are_few(m: int, n: int) -> No
         assert ran == (split if m > 256 else [f"{fn}_k0"]), (fn, ran)
 
 
+@pytest.mark.parametrize(("m", "n"), [(40, 700), (70, 100)])
+def test_staged_rows_split_the_row_where_programs_are_few(m: int, n: int) -> None:
+    """Rows staged through shared memory a block of columns a step: where the programs (blocks of
+    rows) are fewer than the interpreter's 4 SMs hold and the steps are many (at least 256 elements
+    of a row each split), the steps are split across programs and the partial sums combined."""
+    mod = _module("auto")
+    for fn, cols in (("row_sums_staged", 64), ("row_meansq_staged_f16", 128)):
+        ran = _check(mod, fn, m, n)
+        split = -(-n // cols) >= 2 * (256 // cols)
+        assert ran == ([f"{fn}_k0_partial", f"{fn}_k0_combine"] if split else [f"{fn}_k0"]), (fn, ran)
+
+
 def _kernel(source: str, name: str) -> str:
     """The text of the ``@triton.jit`` function ``name`` in a generated module."""
     start = source.index(f"def {name}(")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import kernel_code, load_once, poisoned, randn
+from kernel_util import DEVICE, kernel_code, load_once, poisoned, randn
 
 from croq2triton.api import translate_full
 from croq2triton.runtime import launch as rt
@@ -80,8 +80,20 @@ def test_rows_past_the_registers_fold_blocks_then_the_total() -> None:
     """Past the whole-row limit the blocked kernels fold each block element-wise into a tile and
     reduce it once after the loop, the lanes' axis first."""
     mod = _module("auto")
+    sms = rt.num_sms(torch.device(DEVICE))  # rows enough for the SMs (4 in the interpreter): not split
     for fn in FUNCS:
-        assert _run(mod, fn, 2, 17000) == [f"{fn}_k0_blocked"], fn
+        rows = 8 * sms * (2 if fn == "row_absmax_rows2" else 1)
+        assert _run(mod, fn, rows, 17000) == [f"{fn}_k0_blocked"], fn
+
+
+def test_few_long_rows_split_across_programs() -> None:
+    """Two rows of 17000: too few programs for the SMs, each row's loop is split across programs
+    (schedule/splitloop.py), the partial folds combined by a second kernel that then does what the
+    kernel does after the loop (the partials through shared memory, a total, an output of partials)."""
+    mod = _module("auto")
+    for fn in ("row_min_f16", "row_sums_and_partials", "row_absmax_rows2"):
+        assert _run(mod, fn, 2, 17000) == [f"{fn}_k0_partial", f"{fn}_k0_combine"], fn
+    assert _run(mod, "row_sums_i32", 2, 17000) == ["row_sums_i32_k0_blocked"]  # 133 steps: too few to split
 
 
 def test_what_auto_makes_of_each_form() -> None:

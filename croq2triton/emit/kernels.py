@@ -39,7 +39,7 @@ from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
 from ..schedule.schedule import Schedule, TileSchedule, with_point
-from ..schedule.selectfold import fold_all
+from ..schedule.selectfold import fold_all, fold_selects
 from ..schedule.shuffles import fold_butterflies
 from ..schedule.splitloop import NotSplit, Split, split_loop
 from ..schedule.totals import lanes_first
@@ -310,8 +310,10 @@ class KernelDispatch:
         if split is None:
             return [*lifted.checks, out]
         # too few programs for the SMs: the loop split across programs, its partial folds combined after
-        count = policy.split_count(_product(tuple(written.grid)), split.extent)
-        block = policy.split_block(written)
+        # (the partial kernel's programs: its grid but the split axis)
+        least = policy.split_least(fold_selects(written)[0])
+        count = policy.split_count(_product(tuple(split.partial.grid[:-1])), split.extent, least)
+        block = split.block
         chunk = E.Bin("*", E.CDiv(E.CDiv(split.extent, E.Var(split.splits_var)), E.Const(block)), E.Const(block))
         note = "too few programs for the SMs: the loop split across programs (schedule/splitloop.py)"
         parts = (
@@ -328,16 +330,19 @@ class KernelDispatch:
         combine kernel's loop over the partials whole; None otherwise."""
         if self.schedule != "auto" or schedule.origin != "auto" or not policy.splits_loop(kernel):
             return None
+        kernel, _ = fold_selects(kernel)  # loops over a register tile's elements: one reduction each
         try:
             split = split_loop(self.named(kernel), kernel.name + self.suffix)
             block = policy.split_block(kernel)
-            partial = fold_all(dataclasses.replace(split.partial, num_warps=policy.SPLIT_WARPS), block)
+            partial = dataclasses.replace(split.partial, num_warps=policy.SPLIT_WARPS)
+            if block > 1:  # (1: a loop over blocks of rows already, which stays)
+                partial = fold_all(partial, block)
             combine = lanes_first(fold_all(split.combine, E.Extent("BLOCK_S"), whole=True))
         except (NotSplit, NotFolded) as e:
             self.explain(kernel, top, e)
             return None
         finished = [self.finished(k, kernel.name) for k in (partial, combine)]
-        return dataclasses.replace(split, partial=finished[0], combine=finished[1])
+        return dataclasses.replace(split, partial=finished[0], combine=finished[1], block=block)
 
     def named(self, kernel: N.Kernel) -> N.Kernel:
         """``kernel`` under the name it is emitted with (a tuning point names it without the suffix)."""

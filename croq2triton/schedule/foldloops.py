@@ -75,7 +75,7 @@ def foldable(kernel: N.Kernel) -> list[N.For]:
     for i, s in enumerate(kernel.body):
         if isinstance(s, N.For):
             try:
-                _check(s, kernel.body[i + 1 :])
+                loop_folds(s, kernel.body[i + 1 :])
             except NotFolded:
                 continue
             out.append(s)
@@ -118,7 +118,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
             body.append(s)
             continue
         try:
-            folds = _check(s, kernel.body[i + 1 :])
+            folds = loop_folds(s, kernel.body[i + 1 :])
         except NotFolded:
             body.append(s)
             continue
@@ -156,7 +156,14 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
 
 
 # ---------------------------------------------------------------- the proof
-def _check(loop: N.For, after: list[N.Stmt]) -> dict[str, Fold]:
+def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[str, Fold]:
+    """The folds of ``loop`` where the proof admits it (``after``: what runs after it); ``tiled``
+    admits reductions, permutations and gathers of tiles in the body too (the loop is not folded
+    into a tile axis then: schedule/splitloop.py only runs its iterations in other programs)."""
+
+    def own_axes(e: E.Expr) -> bool:
+        return not tiled and any(isinstance(n, (E.Reduce, E.Permute, E.Reshape)) or _gathers(n) for n in e.walk())
+
     if not (isinstance(loop.step, E.Const) and loop.step.value == 1):
         raise NotFolded("a loop whose step is not 1")
     for bound in (loop.start, loop.stop):
@@ -169,7 +176,7 @@ def _check(loop: N.For, after: list[N.Stmt]) -> dict[str, Fold]:
     loads: list[N.Load] = []
     for s in loop.body:
         if isinstance(s, N.Let):
-            if any(isinstance(n, (E.Reduce, E.Permute, E.Reshape)) or _gathers(n) for n in s.value.walk()):
+            if own_axes(s.value):
                 raise NotFolded("a reduction or a permutation of a tile inside the loop")
             defined[s.var.name] = s.value
         elif isinstance(s, N.Load):
@@ -178,7 +185,7 @@ def _check(loop: N.For, after: list[N.Stmt]) -> dict[str, Fold]:
         elif isinstance(s, N.Store):
             stores.append(s)
         elif isinstance(s, N.Assign):
-            if any(isinstance(n, (E.Reduce, E.Permute, E.Reshape)) or _gathers(n) for n in s.value.walk()):
+            if own_axes(s.value):
                 raise NotFolded("a reduction or a permutation of a tile inside the loop")
             fold = _fold(s)
             if fold.acc.name in folds:

@@ -25,7 +25,7 @@ from ..tir import expr as E
 from ..tir import nodes as N
 from ..tir.contract import Contraction
 from .atomicfold import unspread
-from .foldloops import WHOLE_PER_THREAD, foldable, lane_shape, tile_rank, walks_rows
+from .foldloops import WHOLE_PER_THREAD, Fold, NotFolded, foldable, lane_shape, loop_folds, tile_rank, walks_rows
 from .gemm import NotTiled
 from .schedule import Schedule, TileSchedule
 from .selectfold import fold_selects
@@ -198,19 +198,28 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
         return TileSchedule(tuple(1 for _ in kernel.program_ids), 4, origin="auto", fold=block)
     if tile_rank(kernel) != 1:
         return None
-    splits = []
-    for p in kernel.program_ids:
-        lane_ids = [x for x, pids in facts.pairs.items() if p.name in pids] if facts is not None else []
-        t = facts.tile.get(p.name, 1) if facts is not None else 1
-        # one row a program: split the lanes that index rows (not the contiguous dimension)
-        alone = facts.alone if facts is not None else set()
-        splittable = t > 1 and lane_ids and not (set(lane_ids) & alone) and p.name not in _along_lines(kernel)
-        splits.append(t if splittable else 1)
+    splits = _row_splits(kernel, facts)
     if all(s == 1 for s in splits):  # the lanes stay: each iteration a tile of them and a block of the row
         tile = max(facts.tile.values(), default=1) if facts is not None else lanes
         block = max(16, pow2(FOLD_BLOCK_BYTES // elem // max(1, tile)))
         return TileSchedule(tuple(1 for _ in splits), FOLD_WARPS, origin="auto", fold=block)
     return TileSchedule(tuple(1 for _ in splits), FOLD_WARPS, origin="auto", splits=tuple(splits), fold=-1)
+
+
+def _row_splits(kernel: N.Kernel, facts: Facts | None) -> tuple[int, ...]:
+    """Per grid axis, the programs a block's lanes are split into for one row a program: the
+    extent of the lanes that pair with the program id and index rows (not the contiguous dimension),
+    where they are only ever a coordinate with it; 1 elsewhere."""
+    if facts is None:
+        return tuple(1 for _ in kernel.program_ids)
+    splits = []
+    lines = _along_lines(kernel)
+    for p in kernel.program_ids:
+        lane_ids = [x for x, pids in facts.pairs.items() if p.name in pids]
+        t = facts.tile.get(p.name, 1)
+        splittable = t > 1 and lane_ids and not (set(lane_ids) & facts.alone) and p.name not in lines
+        splits.append(t if splittable else 1)
+    return tuple(splits)
 
 
 def tile_warps(kernel: N.Kernel) -> int:
@@ -232,27 +241,79 @@ SPLIT_MOST = 64  # partials a lane (the second kernel folds them in registers: 6
 SPLIT_WARPS = 4
 
 
-def split_count(programs: E.Expr, extent: E.Expr) -> E.Expr:
+def split_count(programs: E.Expr, extent: E.Expr, least: int = SPLIT_LEAST) -> E.Expr:
     """How many programs the launcher splits a loop of ``extent`` iterations across, each of the
-    ``programs`` of the grid (host expressions; 1: not split)."""
+    ``programs`` of the grid (host expressions; 1: not split), at least ``least`` iterations each."""
     sms = E.Call("_rt.num_sms", (E.Var("_dev"),), "i32")
-    waves = E.CDiv(E.fold(E.Bin("*", E.Const(SPLIT_WAVES), sms)), programs)
-    most = E.Bin("min", E.Const(SPLIT_MOST), E.CDiv(extent, E.Const(SPLIT_LEAST)))
+    # (floor: a grid of more than half the programs SPLIT_WAVES asks for is not split)
+    waves = E.Bin("/", E.fold(E.Bin("*", E.Const(SPLIT_WAVES), sms)), programs)
+    most = E.Bin("min", E.Const(SPLIT_MOST), E.CDiv(extent, E.Const(least)))
     return E.Bin("max", E.Const(1), E.Bin("min", waves, most))
 
 
 def splits_loop(kernel: N.Kernel) -> bool:
-    """Whether ``--schedule auto`` tries splitting ``kernel``'s loop across programs: its one loop
-    folds (schedule/foldloops.py) and its lanes read along lines (each iteration a line of them)."""
+    """Whether ``--schedule auto`` tries splitting ``kernel``'s loop across programs (its loops over
+    a register tile's elements folded first): its one loop folds (schedule/foldloops.py) and its lanes
+    read along lines (each iteration a line of them), or each iteration folds a tile of its own (a
+    block of rows staged through shared memory, reduced: the loop walks blocks of rows already)."""
+    kernel, _ = fold_selects(kernel)
     loops = [s for s in kernel.body if isinstance(s, N.For)]
-    if not (len(loops) == 1 and foldable(kernel) == loops and not walks_rows(kernel)):
+    if len(loops) != 1:
+        return False
+    if foldable(kernel) == loops:
+        if walks_rows(kernel):
+            return False
+    elif not tiled_fold(kernel):
         return False
     extent = E.fold(loops[0].stop - loops[0].start)
-    return not isinstance(extent, E.Const) or int(extent.value) >= 2 * SPLIT_LEAST  # a short loop: never split
+    # a short loop: never split
+    return not isinstance(extent, E.Const) or int(extent.value) >= 2 * split_least(kernel)
+
+
+def tiled_fold(kernel: N.Kernel) -> bool:
+    """Whether ``kernel``'s one top-level loop folds a reduced tile an iteration (its loops over a
+    register tile's elements folded first): the proof of schedule/foldloops.py with the tiles'
+    reductions admitted, and a load and a reduction in its body."""
+    found = _tiled_loop(kernel)
+    if found is None:
+        return False
+    loop, _ = found
+    loads = any(isinstance(s, N.Load) for s in N.walk(loop.body))  # (a loop over registers: nothing to split)
+    return loads and any(isinstance(n, E.Reduce) for s in N.walk(loop.body) for e in N.exprs_of(s) for n in e.walk())
+
+
+def _tiled_loop(kernel: N.Kernel) -> tuple[N.For, dict[str, Fold]] | None:
+    """``kernel``'s one top-level loop and its folds where schedule/foldloops.py's proof admits it
+    with the tiles' reductions (else None)."""
+    at = [i for i, s in enumerate(kernel.body) if isinstance(s, N.For)]
+    if len(at) != 1:
+        return None
+    loop = kernel.body[at[0]]
+    assert isinstance(loop, N.For)
+    try:
+        return loop, loop_folds(loop, kernel.body[at[0] + 1 :], tiled=True)
+    except NotFolded:
+        return None
+
+
+def split_least(kernel: N.Kernel) -> int:
+    """The iterations each program of a split loop takes at least: ``SPLIT_LEAST`` elements of the
+    tiles the loop loads an element of its folds' accumulators (an iteration of a thread per column
+    loads one element a column; a block of 32 rows of 64 staged, 64 a row's sum)."""
+    found = _tiled_loop(kernel)
+    if found is None:
+        return SPLIT_LEAST
+    loop, folds = found
+    lanes = max((prod(d for d in f.acc.shape if isinstance(d, int)) for f in folds.values()), default=1)
+    loaded = [prod(d for d in s.var.shape if isinstance(d, int)) for s in N.walk(loop.body) if isinstance(s, N.Load)]
+    return max(1, SPLIT_LEAST // max(1, max(loaded, default=1) // lanes))
 
 
 def split_block(kernel: N.Kernel) -> int:
-    """The block of lines the partial kernel of a split loop folds an iteration."""
+    """The block of lines the partial kernel of a split loop folds an iteration (1: its iterations
+    fold tiles of their own already, and stay)."""
+    if tiled_fold(fold_selects(kernel)[0]):
+        return 1
     loops = [s for s in kernel.body if isinstance(s, N.For)]
     return lines_block(_loaded_bytes(kernel, loops) or _elem_bytes(kernel), lane_count(kernel), LINES_BLOCK_BYTES)
 

@@ -22,8 +22,9 @@ What it proves on the IR (else :class:`NotSplit`, and the kernel runs as it is):
 
 * the loop is the only one of the kernel's top level, and schedule/foldloops.py's proof admits it
   (every variable it assigns is a fold ``acc := op(acc, f)`` or ``where(g, op(acc, f), acc)``, ``op``
-  associative and commutative, the only dependence between iterations), and it stores nothing:
-  each iteration runs exactly once, in one program of the partial kernel, whichever;
+  associative and commutative, the only dependence between iterations; ``f`` may reduce a tile of
+  its own, a loop over blocks of rows already: it is not folded into a tile axis here), and it
+  stores nothing: each iteration runs exactly once, in one program of the partial kernel, whichever;
 * what comes before it only defines values (lets and loads, no store or atomic), so both kernels
   may compute it; each fold's accumulator is defined there by a let (its initial value), and the
   partial kernel starts it from the identity of ``op`` instead: the combine kernel folds ``S``
@@ -44,7 +45,7 @@ from dataclasses import dataclass
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from .foldloops import NotFolded, _check, _identity, _names, foldable
+from .foldloops import NotFolded, _identity, _names, loop_folds
 
 
 class NotSplit(Exception):
@@ -62,6 +63,7 @@ class Split:
     extent: E.Expr  # the loop's extent, a host expression
     splits_var: str  # the launcher's variables holding S and CHUNK
     chunk_var: str
+    block: int = 1  # the block of iterations the partial kernel folds a step (CHUNK is a multiple of it)
 
 
 def split_loop(kernel: N.Kernel, prefix: str) -> Split:
@@ -71,10 +73,8 @@ def split_loop(kernel: N.Kernel, prefix: str) -> Split:
     if len(loops) != 1:
         raise NotSplit("a kernel whose top level has other than one loop")
     at, loop = loops[0]
-    if loop not in foldable(kernel):
-        raise NotSplit("a loop schedule/foldloops.py does not fold")
     try:
-        folds = _check(loop, kernel.body[at + 1 :])
+        folds = loop_folds(loop, kernel.body[at + 1 :], tiled=True)
     except NotFolded as e:
         raise NotSplit(str(e)) from None
     if any(isinstance(s, (N.Store, N.Atomic, N.TmaStore)) for s in N.walk(loop.body)):
@@ -153,7 +153,7 @@ def split_loop(kernel: N.Kernel, prefix: str) -> Split:
         kernel,
         name=f"{kernel.name}_combine",
         args=[*kernel.args, splits, *shared],
-        body=[*kernel.body[:at], over, *kernel.body[at + 1 :]],
+        body=N.without_dead_lets([*kernel.body[:at], over, *kernel.body[at + 1 :]]),
         doc=kernel.doc + f" The loop at line {line} folds the S partial folds of its programs (schedule/splitloop.py).",
     )
     host_extent = E.substitute(extent, scalars)
