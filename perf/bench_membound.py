@@ -300,6 +300,15 @@ def _cases() -> list[Case]:
             1e-4,
         ),
         Case(
+            "softmax f32 (thread per row, online max and rescaled sum)",
+            "tests/programs/online_softmax.co",
+            "softmax_online",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [torch.softmax(x.double(), 1)],
+            lambda x: torch.softmax(x, 1),
+            1e-5,
+        ),
+        Case(
             "row sums f32 (warp per row, shuffles)",
             forms,
             "row_sums_warp",

@@ -42,6 +42,8 @@ from dataclasses import dataclass
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from . import rescaled
+from .rescaled import Rescaled
 
 FOLDS = {"+": "sum", "max": "max", "min": "min"}
 WHOLE_PER_THREAD = 16  # elements of a whole row a thread holds (the launcher picks 4 to 16 warps)
@@ -56,9 +58,10 @@ class NotFolded(Exception):
 @dataclass(frozen=True)
 class Fold:
     acc: E.Var
-    op: str  # +, max, min
+    op: str  # +, max, min; "rescale": the rescaled sum of an online softmax (schedule/rescaled.py)
     value: E.Expr  # f: what each iteration folds in
     guard: E.Expr | None  # g: where it does (None: everywhere)
+    rescaled: Rescaled | None = None  # op "rescale": its running maximum, exponential, f and weight
 
 
 Block = int | E.Extent
@@ -122,9 +125,12 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
         except NotFolded:
             body.append(s)
             continue
+        lead = _lanes_contiguous(s)
+        if lead and not whole and any(f.rescaled is not None for f in folds.values()):
+            body.append(s)  # (a rescaled sum in blocks along a leading axis: its maximum each block, not done)
+            continue
         if whole:
             _whole_extent(s, kernel, args, block)
-        lead = _lanes_contiguous(s)
         leads = leads or lead
         reads = {x.base for x in N.walk(s.body) if isinstance(x, N.Load)}
         # blocks of a pass over what an earlier pass read (a norm's scaling after its statistics) run
@@ -172,13 +178,16 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
     j = loop.var.name
     folds: dict[str, Fold] = {}
     defined: dict[str, E.Expr] = {}  # lets and loads of the body: their values, for the store proof
+    lets: dict[str, E.Expr] = {}
     stores: list[N.Store] = []
     loads: list[N.Load] = []
-    for s in loop.body:
+    order: dict[str, int] = {}  # accumulator -> the position of its assignment
+    for i, s in enumerate(loop.body):
         if isinstance(s, N.Let):
             if own_axes(s.value):
                 raise NotFolded("a reduction or a permutation of a tile inside the loop")
             defined[s.var.name] = s.value
+            lets[s.var.name] = s.value
         elif isinstance(s, N.Load):
             defined[s.var.name] = s.var
             loads.append(s)
@@ -187,18 +196,30 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
         elif isinstance(s, N.Assign):
             if own_axes(s.value):
                 raise NotFolded("a reduction or a permutation of a tile inside the loop")
-            fold = _fold(s)
+            fold = _fold_through(s, lets)
             if fold.acc.name in folds:
                 raise NotFolded(f"'{fold.acc.name}' folded twice in one iteration")
             folds[fold.acc.name] = fold
+            order[fold.acc.name] = i
         else:
             raise NotFolded(f"a {type(s).__name__} statement inside the loop")
+    _check_rescaled(folds, order, lets)
+    # lets that read an accumulator: only where the folds' values inline them (an online softmax's new
+    # maximum), read by nothing else
+    inlined = {n for n, v in lets.items() if _names(v) & folds.keys()}
     for s in loop.body:  # an accumulator is read only by its own fold
         reads = _reads(s)
         if isinstance(s, N.Assign):
             fold = folds[s.var.name]
-            reads = _names(fold.value) | (_names(fold.guard) if fold.guard is not None else set())
-        if reads & folds.keys():
+            value = (
+                fold.value
+                if fold.rescaled is None
+                else E.Bin("+", fold.rescaled.of, fold.rescaled.weight or fold.rescaled.of)
+            )
+            reads = _names(value) | (_names(fold.guard) if fold.guard is not None else set())
+        elif isinstance(s, N.Let) and s.var.name in inlined:
+            continue
+        if reads & (folds.keys() | inlined):
             raise NotFolded("an accumulator read inside the loop other than by its fold")
     later = set().union(*(_reads(s) for s in after)) if after else set()
     if later & defined.keys():
@@ -220,6 +241,46 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
             ):
                 raise NotFolded("a tensor read in the loop at other elements than it stores")
     return folds
+
+
+def _fold_through(s: N.Assign, lets: dict[str, E.Expr]) -> Fold:
+    """The fold ``s`` makes: as written, else with the loop's lets inlined (``m := n`` where ``n =
+    max(m, f)``), else the rescaled sum of an online softmax (schedule/rescaled.py)."""
+    try:
+        return _fold(s)
+    except NotFolded as e:
+        first = e
+    inlined = N.Assign(s.var, _resolve(s.value, lets), line=s.line)
+    try:
+        return _fold(inlined)
+    except NotFolded:
+        pass
+    acc, value, guard = s.var, inlined.value, None
+    if isinstance(value, E.Where) and isinstance(value.other, E.Var) and value.other.name == acc.name:
+        guard, value = value.cond, value.then
+    found = rescaled.match(acc, value)
+    if found is None or acc.dtype not in ("f16", "bf16", "f32", "f64") or (guard and acc.name in _names(guard)):
+        raise first
+    return Fold(acc, "rescale", value, guard, found)
+
+
+def _check_rescaled(folds: dict[str, Fold], order: dict[str, int], lets: dict[str, E.Expr]) -> None:
+    """Each rescaled sum's running maximum is a max fold of the same loop of the same values under the
+    same guard, assigned after it (the sum's scale reads the maximum before the step)."""
+    for name, f in folds.items():
+        r = f.rescaled
+        if r is None:
+            continue
+        peer = folds.get(r.peer)
+        if peer is None or peer.op != "max" or not E.same(_resolve(peer.value, lets), _resolve(r.of, lets)):
+            raise NotFolded(f"'{name}' is rescaled by '{r.peer}', which is not the running maximum of its terms")
+        guards = [_resolve(g, lets) if g is not None else None for g in (peer.guard, f.guard)]
+        if not (guards[0] is None and guards[1] is None or None not in guards and E.same(guards[0], guards[1])):  # type: ignore[arg-type]  # fmt: skip
+            raise NotFolded(f"'{name}' and its running maximum '{r.peer}' fold under different conditions")
+        if order[r.peer] < order[name]:
+            raise NotFolded(f"'{name}' is rescaled by '{r.peer}' after the maximum changed")
+        if any(g.rescaled is not None and g.rescaled.peer == r.peer for n, g in folds.items() if n != name):
+            raise NotFolded(f"'{r.peer}' rescales two sums")
 
 
 def _fold(s: N.Assign) -> Fold:
@@ -336,6 +397,7 @@ class _Rewrite:
         self.env: dict[str, E.Expr] = {}
         self.values: dict[str, E.Expr] = {}  # the lets of the new body
         self.tiles: dict[str, tuple[E.Var, Fold]] = {}  # accumulator -> its block's tile (a leading axis in blocks)
+        self.maxima: dict[str, E.Var] = {}  # running maximum -> its new value (a rescaled sum's, this block)
         self.out: list[N.Stmt] = []
 
     def fresh(self, name: str) -> str:
@@ -400,6 +462,12 @@ class _Rewrite:
         elif isinstance(s, N.Assign):
             f = self.folds[s.var.name]
             conds = [self.tail] + ([self.lift(f.guard)] if f.guard is not None else [])
+            if f.rescaled is not None:
+                self.rescale(s.var, f.rescaled, E.conj(conds), line)
+                return
+            if s.var.name in self.maxima:  # the running maximum a rescaled sum computed already
+                self.out.append(N.Assign(s.var, self.maxima[s.var.name], line=line))
+                return
             value = self.lift(f.value)
             masked = E.Where(E.conj(conds), value, _identity(f.op, s.var.type))  # the tail: rank + 1
             if not self.whole and self.axis == 0:
@@ -414,6 +482,27 @@ class _Rewrite:
                 return
             folded = E.Reduce(FOLDS[f.op], masked, self.axis)
             self.out.append(N.Assign(s.var, E.Bin(f.op, s.var, folded), line=line))
+
+    def rescale(self, acc: E.Var, r: Rescaled, cond: E.Expr, line: int) -> None:
+        """A block of an online softmax's steps at once (schedule/rescaled.py): the block's maximum
+        ``B``, the new maximum ``N = max(m, B)``, ``s := s * E(m - N) + sum(g * E(f - N))`` (the scale 1
+        where ``m`` is ``N``: no element yet keeps ``s`` as it is); the maximum's own assignment takes
+        ``N`` after."""
+        peer = self.folds[r.peer].acc
+        of = self.lift(r.of)
+        dtype = acc.type
+        lowest = _identity("max", peer.type)
+        block_max = E.Reduce("max", E.Where(cond, of, lowest), self.axis)
+        new = E.Var(self.fresh(f"{r.peer}_new"), peer.type, dims=E.broadcast(peer.shape, block_max.shape))
+        self.out.append(N.Let(new, E.Bin("max", peer, block_max), line=line))
+        self.maxima[r.peer] = new
+        one = E.Const(1.0, dtype)
+        scale = E.Where(E.Bin("==", peer, new), one, r.apply(peer, new, dtype))
+        term: E.Expr = r.apply(of, self.lift(new), dtype)
+        if r.weight is not None:
+            term = E.Bin("*", self.lift(r.weight), term)
+        added = E.Reduce("sum", E.Where(cond, term, E.Const(0.0, dtype)), self.axis)
+        self.out.append(N.Assign(acc, E.Bin("+", E.Bin("*", acc, scale), added), line=line))
 
     def _value(self, mask: E.Var) -> E.Expr:
         """A mask's terms where the loop defined it (so the tail is added once), else the mask."""
