@@ -42,7 +42,8 @@ from dataclasses import dataclass
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from . import rescaled
+from . import argfold, rescaled
+from .argfold import ArgPick
 from .rescaled import Rescaled
 
 FOLDS = {"+": "sum", "max": "max", "min": "min"}
@@ -62,6 +63,8 @@ class Fold:
     value: E.Expr  # f: what each iteration folds in
     guard: E.Expr | None  # g: where it does (None: everywhere)
     rescaled: Rescaled | None = None  # op "rescale": its running maximum, exponential, f and weight
+    pick: ArgPick | None = None  # op "argpick": the index of the best value so far (schedule/argfold.py)
+    of: E.Expr | None = None  # a max / min fold matched from a strict comparison: the values compared
 
 
 Block = int | E.Extent
@@ -126,8 +129,9 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
             body.append(s)
             continue
         lead = _lanes_contiguous(s)
-        if lead and not whole and any(f.rescaled is not None for f in folds.values()):
-            body.append(s)  # (a rescaled sum in blocks along a leading axis: its maximum each block, not done)
+        if lead and not whole and any(f.rescaled is not None or f.pick is not None for f in folds.values()):
+            # (a rescaled sum or an index fold in blocks along a leading axis: element-wise tiles of them, not done)
+            body.append(s)
             continue
         if whole:
             _whole_extent(s, kernel, args, block)
@@ -182,12 +186,16 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
     stores: list[N.Store] = []
     loads: list[N.Load] = []
     order: dict[str, int] = {}  # accumulator -> the position of its assignment
+    let_at: dict[str, int] = {}  # let -> its position
+    raw: dict[str, E.Expr] = {}  # accumulator -> its assignment's value as written
+    accs = {s.var.name for s in loop.body if isinstance(s, N.Assign)}
     for i, s in enumerate(loop.body):
         if isinstance(s, N.Let):
             if own_axes(s.value):
                 raise NotFolded("a reduction or a permutation of a tile inside the loop")
             defined[s.var.name] = s.value
             lets[s.var.name] = s.value
+            let_at[s.var.name] = i
         elif isinstance(s, N.Load):
             defined[s.var.name] = s.var
             loads.append(s)
@@ -196,7 +204,8 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
         elif isinstance(s, N.Assign):
             if own_axes(s.value):
                 raise NotFolded("a reduction or a permutation of a tile inside the loop")
-            fold = _fold_through(s, lets)
+            fold = _fold_through(s, lets, accs)
+            raw[s.var.name] = s.value
             if fold.acc.name in folds:
                 raise NotFolded(f"'{fold.acc.name}' folded twice in one iteration")
             folds[fold.acc.name] = fold
@@ -204,6 +213,7 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
         else:
             raise NotFolded(f"a {type(s).__name__} statement inside the loop")
     _check_rescaled(folds, order, lets)
+    _check_picks(folds, lets, let_at, order, raw)
     # lets that read an accumulator: only where the folds' values inline them (an online softmax's new
     # maximum), read by nothing else
     inlined = {n for n, v in lets.items() if _names(v) & folds.keys()}
@@ -243,9 +253,10 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
     return folds
 
 
-def _fold_through(s: N.Assign, lets: dict[str, E.Expr]) -> Fold:
+def _fold_through(s: N.Assign, lets: dict[str, E.Expr], accs: set[str]) -> Fold:
     """The fold ``s`` makes: as written, else with the loop's lets inlined (``m := n`` where ``n =
-    max(m, f)``), else the rescaled sum of an online softmax (schedule/rescaled.py)."""
+    max(m, f)``), else the rescaled sum of an online softmax (schedule/rescaled.py), else the best
+    value so far or its index (schedule/argfold.py)."""
     try:
         return _fold(s)
     except NotFolded as e:
@@ -259,9 +270,57 @@ def _fold_through(s: N.Assign, lets: dict[str, E.Expr]) -> Fold:
     if isinstance(value, E.Where) and isinstance(value.other, E.Var) and value.other.name == acc.name:
         guard, value = value.cond, value.then
     found = rescaled.match(acc, value)
-    if found is None or acc.dtype not in ("f16", "bf16", "f32", "f64") or (guard and acc.name in _names(guard)):
-        raise first
-    return Fold(acc, "rescale", value, guard, found)
+    if found is not None and acc.dtype in ("f16", "bf16", "f32", "f64") and not (guard and acc.name in _names(guard)):
+        return Fold(acc, "rescale", value, guard, found)
+    best = argfold.match_best(acc, inlined.value)
+    if best is not None:
+        op, f, g = best
+        # NaNs never compare better: they never enter the fold
+        skip = E.Where(E.Bin("==", f, f), f, _identity(op, acc.dtype)) if not E.is_int(f.dtype) else f
+        return Fold(acc, op, skip, g, of=f)
+    pick = argfold.match_index(acc, inlined.value, accs)
+    if pick is not None:
+        chosen, index, g = pick
+        return Fold(acc, "argpick", index, g, pick=chosen)
+    raise first
+
+
+def _before(e: E.Expr, peer: str, lets: dict[str, E.Expr], let_at: dict[str, int], at: int, peer_at: int) -> bool:
+    """Whether every reference to ``peer`` in ``e`` (evaluated at position ``at`` of the body), directly
+    or through lets, is to its value before its assignment at ``peer_at``."""
+    names = _names(e)
+    if peer in names and at > peer_at:
+        return False
+    return all(_before(lets[n], peer, lets, let_at, let_at[n], peer_at) for n in names & lets.keys())
+
+
+def _check_picks(
+    folds: dict[str, Fold],
+    lets: dict[str, E.Expr],
+    let_at: dict[str, int],
+    order: dict[str, int],
+    raw: dict[str, E.Expr],
+) -> None:
+    """Each index fold's best value is a max / min fold of the same values under the same guard,
+    the comparison the same and made with the best value before the step, one index a best value."""
+    peers: set[str] = set()
+    for name, f in folds.items():
+        p = f.pick
+        if p is None:
+            continue
+        peer = folds.get(p.peer)
+        if peer is None or peer.op != p.op or peer.rescaled is not None or peer.pick is not None:
+            raise NotFolded(f"'{name}' follows '{p.peer}', which is not the running {p.op} of what it compares")
+        if not E.same(_resolve(peer.of if peer.of is not None else peer.value, lets), _resolve(p.of, lets)):
+            raise NotFolded(f"'{name}' compares other values than '{p.peer}' folds")
+        guards = [_resolve(g, lets) if g is not None else None for g in (peer.guard, f.guard)]
+        if not (guards[0] is None and guards[1] is None or None not in guards and E.same(guards[0], guards[1])):  # type: ignore[arg-type]  # fmt: skip
+            raise NotFolded(f"'{name}' and '{p.peer}' fold under different conditions")
+        if not _before(raw[name], p.peer, lets, let_at, order[name], order[p.peer]):
+            raise NotFolded(f"'{name}' compares with '{p.peer}' after it changed")
+        if p.peer in peers:
+            raise NotFolded(f"'{p.peer}' has two index folds")
+        peers.add(p.peer)
 
 
 def _check_rescaled(folds: dict[str, Fold], order: dict[str, int], lets: dict[str, E.Expr]) -> None:
@@ -398,6 +457,12 @@ class _Rewrite:
         self.values: dict[str, E.Expr] = {}  # the lets of the new body
         self.tiles: dict[str, tuple[E.Var, Fold]] = {}  # accumulator -> its block's tile (a leading axis in blocks)
         self.maxima: dict[str, E.Var] = {}  # running maximum -> its new value (a rescaled sum's, this block)
+        # index fold and its best value (schedule/argfold.py): accumulator -> (index, best)
+        self.pairs: dict[str, tuple[str, str]] = {}
+        for name, f in folds.items():
+            if f.pick is not None:
+                self.pairs[name] = self.pairs[f.pick.peer] = (name, f.pick.peer)
+        self.seen: set[tuple[str, str]] = set()
         self.out: list[N.Stmt] = []
 
     def fresh(self, name: str) -> str:
@@ -465,6 +530,13 @@ class _Rewrite:
             if f.rescaled is not None:
                 self.rescale(s.var, f.rescaled, E.conj(conds), line)
                 return
+            pair = self.pairs.get(s.var.name)
+            if pair is not None:  # an index and its best value: both at the later of their assignments
+                if pair not in self.seen:
+                    self.seen.add(pair)
+                    return
+                self.pick(*pair, E.conj(conds), line)
+                return
             if s.var.name in self.maxima:  # the running maximum a rescaled sum computed already
                 self.out.append(N.Assign(s.var, self.maxima[s.var.name], line=line))
                 return
@@ -503,6 +575,43 @@ class _Rewrite:
             term = E.Bin("*", self.lift(r.weight), term)
         added = E.Reduce("sum", E.Where(cond, term, E.Const(0.0, dtype)), self.axis)
         self.out.append(N.Assign(acc, E.Bin("+", E.Bin("*", acc, scale), added), line=line))
+
+    def pick(self, index: str, best: str, cond: E.Expr, line: int) -> None:
+        """A block of an argmax's steps at once (schedule/argfold.py): the block's best value ``B`` (NaNs
+        and masked-off elements never win), its first position ``P``, the index expression there; taken
+        where ``B`` is strictly better than the best so far (earlier positions win ties)."""
+        fi, fb = self.folds[index], self.folds[best]
+        assert fi.pick is not None
+        op = fi.pick.op
+        acc_i, acc_b = fi.acc, fb.acc
+        of = self.lift(fi.pick.of)
+        valid = E.conj([cond, E.Bin("==", of, of)]) if not E.is_int(of.dtype) else cond
+        lowest = _identity(op, acc_b.type)
+        vals = E.Var(self.fresh(f"{best}_vals"), acc_b.type, dims=E.broadcast(of.shape, valid.shape))
+        self.out.append(
+            N.Let(vals, E.Where(valid, E.Cast(of, acc_b.type) if of.dtype != acc_b.type else of, lowest), line=line)
+        )
+        top = E.Var(self.fresh(f"{best}_block"), acc_b.type, dims=E.Reduce(op, vals, self.axis).shape)
+        self.out.append(N.Let(top, E.Reduce(op, vals, self.axis), line=line))
+        counter = self.env[self.loop.var.name]
+        big = E.Const(2**31 - 1, "i32")
+        first = E.Reduce("min", E.Where(E.Bin("==", vals, self.lift(top)), counter, big), self.axis)
+        at = E.Var(self.fresh(f"{index}_block"), "i32", dims=first.shape)
+        self.out.append(N.Let(at, first, line=line))
+        value = self.lift(fi.value)
+        zero = _identity("+", acc_i.type)
+        chosen = E.Reduce("sum", E.Where(E.Bin("==", counter, self.lift(at)), value, zero), self.axis)
+        better = E.Bin(">" if op == "max" else "<", top, acc_b)
+        take = E.Var(self.fresh(f"{best}_better"), "i1", dims=better.shape)
+        self.out.append(N.Let(take, better, line=line))
+        self.out.append(
+            N.Assign(
+                acc_i,
+                E.Where(take, E.Cast(chosen, acc_i.type) if chosen.dtype != acc_i.type else chosen, acc_i),
+                line=line,
+            )
+        )
+        self.out.append(N.Assign(acc_b, E.Where(take, top, acc_b), line=line))
 
     def _value(self, mask: E.Var) -> E.Expr:
         """A mask's terms where the loop defined it (so the tail is added once), else the mask."""
