@@ -125,16 +125,19 @@ def test_a_lane_variable_reset_to_a_constant_compiles(tmp_path: Path, schedule: 
 
 
 @pytest.mark.parametrize("n", [4000, 40000])  # the whole row in registers, and in blocks
-def test_online_softmax_and_argmax_folds_compile(n: int) -> None:
+def test_online_softmax_argmax_and_scan_folds_compile(n: int) -> None:
     # schedule/rescaled.py: the running maximum and the rescaled sum folded a tile at a time; the
     # blocked kernel carries both across its loop (one type each for compiled Triton)
     src = REPO / "tests" / "programs" / "online_softmax.co"
     argfold = REPO / "tests" / "programs" / "argfold.co"  # schedule/argfold.py: the best value and its index
+    scans = REPO / "tests" / "programs" / "scans.co"  # running sums read each step: tl.cumsum of the block
     for path, func, shapes in (
         (src, "softmax_online", [[[64, n], "float32"], [[64, n], "float32"]]),
         (src, "weighted_lse_f16", [[[64, n], "float16"], [[n], "float16"], [[64], "float32"]]),
         (argfold, "row_argmax", [[[64, n], "float32"], [[64], "int32"]]),
         (argfold, "row_argmin_ids_f16", [[[64, n], "float16"], [[n], "int32"], [[64], "int32"], [[64], "float32"]]),
+        (scans, "row_cumsum", [[[64, n], "float32"], [[64, n], "float32"]]),
+        (scans, "positive_ranks", [[[64, n], "float32"], [[64, n], "int32"], [[64], "int32"]]),
     ):
         r = sm90.script(SCRIPT, str(path), func, json.dumps(shapes), "{}", "{}", "auto")
         assert r.returncode == 0, r.stderr[-3000:]

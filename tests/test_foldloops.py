@@ -155,16 +155,18 @@ def test_rows_longer_than_the_registers_hold_are_read_in_blocks() -> None:
     assert all(errs[k] <= 10 * TOL[k] for k in KERNELS), errs
 
 
-REFUSED = {
-    # the accumulator read by the loop's stores: a dependence between iterations
-    "prefix": """
+# the accumulator read by the loop's stores after its step: a running sum, folded as a prefix sum of
+# each tile (tests/test_scans.py has the other forms)
+PREFIX = """
 __co__ void prefix(global f32 [M, N] x, global f32 [M, N] y) {
   parallel p by cdiv(M, 32) : block, t by 32 : thread {
     mutable f32 s = 0.0f;
     foreach j in [N] { s += x.at(p # t, j); y.at(p # t, j) = s; }
   }
 }
-""",
+"""
+
+REFUSED = {
     # stores one element for every value of the counter
     "last": """
 __co__ void last(global f32 [M, N] x, global f32 [M] y) {
@@ -207,7 +209,9 @@ def test_loops_the_proof_refuses_run_as_written(name: str) -> None:
 
 
 def test_a_prefix_sum_keeps_its_order() -> None:
-    mod = load_source(translate_full(REFUSED["prefix"], filename="t.co", schedule="auto").source, "prefix_auto")
+    text = translate_full(PREFIX, filename="t.co", schedule="auto").source
+    assert "tl.cumsum(" in text
+    mod = load_source(text, "prefix_auto")
     x = randn(40, 33)
     y = poisoned(40, 33)
     mod.prefix(x, y)

@@ -19,6 +19,13 @@ the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`
   where ``g`` or the block's tail masks them off.  A float ``+`` fold sums in another order: the
   result moves within the rounding of its type (``tl.sum`` adds pairwise, which is at least as
   accurate as the loop's running sum);
+* a ``+`` fold may also be read after its step by lets and stored values (a running sum: ``acc +=
+  x; y.at(j) = acc;``); each step's value is then the sum so far plus the inclusive prefix sum of the
+  block's terms (``tl.cumsum``), in the same order as the loop for integers and within the rounding of
+  the type for floats; read before its step (an exclusive prefix) it stays as written;
+* two accumulators may fold as one pair: an online softmax's running maximum and rescaled sum
+  (schedule/rescaled.py), the best value so far and its index (schedule/argfold.py); their lets that
+  read the accumulators are inlined into the folds;
 * what the loop defines is not read after it (but the folds' accumulators);
 * a store writes a distinct element for each value of the counter (its index is affine in the
   counter with a non-zero coefficient in some dimension), and a tensor the loop stores into is
@@ -65,6 +72,7 @@ class Fold:
     rescaled: Rescaled | None = None  # op "rescale": its running maximum, exponential, f and weight
     pick: ArgPick | None = None  # op "argpick": the index of the best value so far (schedule/argfold.py)
     of: E.Expr | None = None  # a max / min fold matched from a strict comparison: the values compared
+    running: bool = False  # a sum also read after its step (a prefix sum: each step's running value)
 
 
 Block = int | E.Extent
@@ -129,7 +137,11 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
             body.append(s)
             continue
         lead = _lanes_contiguous(s)
-        if lead and not whole and any(f.rescaled is not None or f.pick is not None for f in folds.values()):
+        if (
+            lead
+            and not whole
+            and any(f.rescaled is not None or f.pick is not None or f.running for f in folds.values())
+        ):
             # (a rescaled sum or an index fold in blocks along a leading axis: element-wise tiles of them, not done)
             body.append(s)
             continue
@@ -217,7 +229,12 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
     # lets that read an accumulator: only where the folds' values inline them (an online softmax's new
     # maximum), read by nothing else
     inlined = {n for n, v in lets.items() if _names(v) & folds.keys()}
-    for s in loop.body:  # an accumulator is read only by its own fold
+    # a sum read after its fold in the same iteration (``acc += x; y.at(j) = acc;``): a running sum, a
+    # prefix sum of the block then (an inclusive scan); only by lets and stored values
+    scannable = {n for n, f in folds.items() if f.op == "+" and f.rescaled is None and f.pick is None}
+    running: set[str] = set()  # lets that hold a running sum (or a value of one)
+    scanned: set[str] = set()
+    for i, s in enumerate(loop.body):  # an accumulator is read only by its own fold
         reads = _reads(s)
         if isinstance(s, N.Assign):
             fold = folds[s.var.name]
@@ -227,10 +244,23 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
                 else E.Bin("+", fold.rescaled.of, fold.rescaled.weight or fold.rescaled.of)
             )
             reads = _names(value) | (_names(fold.guard) if fold.guard is not None else set())
-        elif isinstance(s, N.Let) and s.var.name in inlined:
-            continue
-        if reads & (folds.keys() | inlined):
+        elif isinstance(s, (N.Let, N.Store)):
+            value_reads = _names(s.value)
+            after_fold = {a for a in value_reads & folds.keys() if a in scannable and order[a] < i}
+            if after_fold or value_reads & running:
+                others = (value_reads & (folds.keys() | inlined)) - after_fold - running
+                where = set().union(*(_names(x) for x in s.index)) | _names(s.mask) if isinstance(s, N.Store) else set()
+                if not others and not where & (folds.keys() | inlined | running):
+                    scanned |= after_fold | {a for r in value_reads & running for a in _running_of(r, lets, folds)}
+                    if isinstance(s, N.Let):
+                        running.add(s.var.name)
+                    continue
+            if isinstance(s, N.Let) and s.var.name in inlined:
+                continue
+        if reads & (folds.keys() | inlined | running):
             raise NotFolded("an accumulator read inside the loop other than by its fold")
+    for name in scanned:
+        folds[name] = dataclasses.replace(folds[name], running=True)
     later = set().union(*(_reads(s) for s in after)) if after else set()
     if later & defined.keys():
         raise NotFolded("a value of the loop read after it")
@@ -251,6 +281,11 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
             ):
                 raise NotFolded("a tensor read in the loop at other elements than it stores")
     return folds
+
+
+def _running_of(name: str, lets: dict[str, E.Expr], folds: dict[str, Fold]) -> set[str]:
+    """The accumulators a let reads, through other lets."""
+    return _names(_resolve(lets[name], lets)) & folds.keys()
 
 
 def _fold_through(s: N.Assign, lets: dict[str, E.Expr], accs: set[str]) -> Fold:
@@ -542,6 +577,9 @@ class _Rewrite:
                 return
             value = self.lift(f.value)
             masked = E.Where(E.conj(conds), value, _identity(f.op, s.var.type))  # the tail: rank + 1
+            if f.running:
+                self.running(s.var, masked, line)
+                return
             if not self.whole and self.axis == 0:
                 # blocks along a leading axis: folded element-wise into a tile of the block, reduced once
                 # after the loop (a reduction over the leading axis each block crosses the warps)
@@ -575,6 +613,20 @@ class _Rewrite:
             term = E.Bin("*", self.lift(r.weight), term)
         added = E.Reduce("sum", E.Where(cond, term, E.Const(0.0, dtype)), self.axis)
         self.out.append(N.Assign(acc, E.Bin("+", E.Bin("*", acc, scale), added), line=line))
+
+    def running(self, acc: E.Var, masked: E.Expr, line: int) -> None:
+        """A sum read after each step (a prefix sum), a block at once: the block's terms, their
+        inclusive prefix sums (``tl.cumsum``) after the sum so far are each step's running value, which
+        the statements after the fold read; the sum takes the block's total."""
+        terms_value = E.Cast(masked, acc.type) if masked.dtype != acc.type else masked
+        terms = E.Var(self.fresh(f"{acc.name}_terms"), acc.type, dims=terms_value.shape)
+        self.out.append(N.Let(terms, terms_value, line=line))
+        scan = E.Call("cumsum", (terms, E.Const(self.axis, "i32")), acc.type)
+        run_value = E.Bin("+", self.lift(acc), scan)
+        run = E.Var(self.fresh(f"{acc.name}_run"), acc.type, dims=run_value.shape)
+        self.out.append(N.Let(run, run_value, line=line))
+        self.out.append(N.Assign(acc, E.Bin("+", acc, E.Reduce("sum", terms, self.axis)), line=line))
+        self.env[acc.name] = run
 
     def pick(self, index: str, best: str, cond: E.Expr, line: int) -> None:
         """A block of an argmax's steps at once (schedule/argfold.py): the block's best value ``B`` (NaNs
