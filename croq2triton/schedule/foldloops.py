@@ -123,7 +123,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
     rank = tile_rank(kernel)
     taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
     body: list[N.Stmt] = []
-    folded = 0
+    folded = skipped = 0
     leads = False  # a loop folded onto a leading axis (_lanes_contiguous)
     read_before: set[str] = set()  # tensors the loops folded so far load
     args = list(kernel.args)
@@ -142,8 +142,10 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
             and not whole
             and any(f.rescaled is not None or f.pick is not None or f.running for f in folds.values())
         ):
-            # (a rescaled sum or an index fold in blocks along a leading axis: element-wise tiles of them, not done)
+            # (a rescaled sum, an index fold or a running sum in blocks along a leading axis: element-wise
+            # tiles of them, not done): the loop as written
             body.append(s)
+            skipped += 1
             continue
         if whole:
             _whole_extent(s, kernel, args, block)
@@ -155,7 +157,9 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
         read_before |= reads
         body.extend(_Rewrite(s, folds, rank, block, whole, taken, lead=lead, reverse=again).run())
         folded += 1
-    if not folded and selects:
+    if not folded and (selects or skipped):
+        if not selects:
+            return kernel
         doc = kernel.doc + " Its loops over a tile's elements are reductions of the tile (schedule/selectfold.py)."
         return dataclasses.replace(kernel, doc=doc)
     if not folded:
