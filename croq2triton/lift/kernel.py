@@ -44,7 +44,7 @@ from .host import HostScope, ir_type
 from .lanecopies import LaneCopies
 from .loops import Loops
 from .mma import Mmas
-from .notlifted import NotLifted
+from .notlifted import NotInRegisters, NotLifted
 from .parts import Parts
 from .placement import nested_lane_axes, scratch_buffers
 from .scratch import ScratchBuffers
@@ -116,6 +116,7 @@ class Lifter(
         self.program_ids: tuple[E.Var, ...] = ()
         self.loop_depth = 0  # loops of the program around the statement being lifted
         self.scratch_names: set[str] = set()  # buffers that live in scratch memory (lift/placement.py)
+        self.also_scratch: set[str] = set()  # buffers a first lifting found no register form for
         self.accumulator_types: dict[Any, str | None] = {}  # lift/mma.py: the type each accumulator declares
         self.exact: dict[str, tuple[int, int]] = {}  # lanes, counters, program ids: the values each takes
         self.branches = 0  # block-level branches around the statement being lifted
@@ -133,7 +134,7 @@ class Lifter(
         if len(block) + len(lanes) != len(top.levels) or top.levels[: len(block)] != block:
             raise NotLifted("a parallel whose levels are not block then thread", top)
         self.reserve_user_names()
-        self.scratch_names = scratch_buffers(top, levels, const_int)
+        self.scratch_names = scratch_buffers(top, levels, const_int) | self.also_scratch
         # only thread levels: one block (LANGUAGE.md 7.3, the default mapping of one level)
         grid, pids = self.grid(block) if block else ((E.Const(1),), ())
         self.program_ids = pids
@@ -448,7 +449,22 @@ class Lifter(
         if stated.units is not None:  # a role of several units: the merged program runs on them
             self.unit_threads[id(stated.units)] = per_unit
             self.level_of[id(stated.units)] = "thread"
+        self.copied_levels(s, block)
         self.stmt(block)
+
+    def copied_levels(self, original: A.Node, copy: A.Node) -> None:
+        """The levels of the parallels of ``copy`` (the roles' bodies collapsed, copied from
+        ``original``: a thread level inside a role) as the original's (the same source spans)."""
+
+        def key(b: A.PBy) -> tuple[object, ...]:
+            return (b.span.line, b.span.col, b.name, tuple(b.vars or ())) if b.span else (id(b),)
+
+        known = {
+            key(b): self.level_of[id(b)] for b in original.walk() if isinstance(b, A.PBy) and id(b) in self.level_of
+        }
+        for b in copy.walk():
+            if isinstance(b, A.PBy) and id(b) not in self.level_of and key(b) in known:
+                self.level_of[id(b)] = known[key(b)]
 
     def scalar_decl(self, s: A.ScalarDecl) -> None:
         if s.storage is not None:
@@ -575,15 +591,20 @@ class Lifter(
             cond = var
         self.pred.append(cond)
         self.scopes.append({})
-        self.stmt(s.then)
-        self.scopes.pop()
+        self.branch_body(s.then)
+        bound = [self.scopes.pop()]
         self.pred.pop()
         if s.other is not None:
             self.pred.append(E.fold(E.Un("!", cond)))
             self.scopes.append({})
-            self.stmt(s.other)
-            self.scopes.pop()
+            self.branch_body(s.other)
+            bound.append(self.scopes.pop())
             self.pred.pop()
+        self.bind_placeholders(bound)
+
+    def branch_body(self, s: A.Stmt) -> None:
+        """A branch of an ``if`` in the scope the caller opened for it (its braces open no other)."""
+        self.stmts(s.stmts) if isinstance(s, A.Block) else self.stmt(s)
 
     def branch(self, cond: E.Expr, s: A.If) -> None:
         """A block-level condition around whole-tile work (MMAs, ``apply``, fragment operations):
@@ -779,14 +800,14 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
     opts = options or Options()
     top = loop_exits(top) or top  # ``break`` / ``continue`` as flags (lift/exits.py)
     try:
-        return Lifter(top, name, host, src_name, opts).lift()
+        return _lift(top, name, host, src_name, opts)
     except NotLifted as first:
         if str(first).startswith("a fragment operation in more than one unit or thread"):
             rewritten = thread_frags(top)
             if rewritten is None:
                 raise
             try:
-                return Lifter(rewritten, name, host, src_name, opts).lift()
+                return _lift(rewritten, name, host, src_name, opts)
             except NotLifted:
                 raise first from None
         try:
@@ -798,12 +819,31 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
         if unrolled is None:
             raise
         new_top, fixed = unrolled
-        lifter = Lifter(new_top, name, host, src_name, opts)
-        lifter.scopes[0].update(fixed)
         try:
-            return lifter.lift()
+            return _lift(new_top, name, host, src_name, opts, fixed)
         except NotLifted:
             raise first from None
+
+
+def _lift(
+    top: A.Parallel, name: str, host: HostScope, src_name: str, opts: Options, fixed: dict[str, Any] | None = None
+) -> Lifted:
+    """``top`` lifted; where a buffer the placement pass kept in registers turns out to be read or
+    written at other than each thread's own element (its extents known only while lifting: a copy
+    of a chunk of run-time extent read under a thread level of its own extent), lifted again with
+    that buffer in scratch memory."""
+    also: set[str] = set()
+    while True:
+        lifter = Lifter(top, name, host, src_name, opts)
+        lifter.also_scratch = set(also)
+        if fixed:
+            lifter.scopes[0].update(fixed)
+        try:
+            return lifter.lift()
+        except NotInRegisters as e:
+            if e.buffer in also or e.buffer in lifter.scratch_names:
+                raise
+            also.add(e.buffer)
 
 
 def level_tuples(levels: list[A.PBy]) -> dict[str, IndexTuple]:
