@@ -10,7 +10,9 @@ outputs and compared with float64 torch.
   ``bind_placeholders``);
 * a thread level inside a warp role (``parallel t by 128 : thread`` in the consumer's loop), its
   threads reading the ring's slot at their own elements or at others' (the ring then in scratch
-  memory; lift/kernel.py ``copied_levels``).
+  memory; lift/kernel.py ``copied_levels``);
+* bounded indices (LANGUAGE.md 7.2): ``p #+ 1`` / ``q #- 1`` as chunk indices and values, and a
+  composite index under a name (``tile = k # p``: ``#tile``, ``chunkat(tile)``).
 """
 
 from __future__ import annotations
@@ -129,3 +131,57 @@ def test_a_thread_level_inside_a_warp_role_at_its_own_elements(schedule: str, ro
     x, y = _randn(rows, 64), _full(rows, 64)
     _module(schedule).role_lanes(x, y, 1.5)  # type: ignore[attr-defined]
     _close(y, x.double() * 1.5 + 1)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [23, 40])
+def test_a_chunk_index_with_one_chunk_more(schedule: str, n: int) -> None:
+    x, y = _randn(n), _full(n)
+    _module(schedule).one_more(x, y)  # type: ignore[attr-defined]
+    length = n // 5  # five chunks, four blocks: the fifth and the remainder are no block's
+    want = torch.full((n,), NAN, dtype=F64)
+    want[: 4 * length] = x[: 4 * length].double().cpu()
+    _close(y, want)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_composite_index_under_a_name(schedule: str) -> None:
+    x, y = _randn(48), _full(48)
+    _module(schedule).persistent_tiles(x, y)  # type: ignore[attr-defined]
+    _close(y, x.double() + 6)  # six chunks of 8: '#tile' is 3 * 2
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [30, 21])
+def test_bounds_changed_by_hash_plus_and_minus(schedule: str, n: int) -> None:
+    x, y, z = _randn(n), _full(n), _full(n)
+    _module(schedule).bound_arith(x, y, z)  # type: ignore[attr-defined]
+    t = torch.arange(n) % 8
+    blocks = -(-n // 8)
+    _close(y, x.double() * 9 + blocks * 8 + t.double())  # #u = 9, #i = blocks * 8, u #- 3 = t
+    length = n // 5  # six blocks, chunks of n // 5: the sixth's is what of it lies inside
+    want = torch.full((n,), NAN, dtype=F64)
+    want[: 6 * length] = x[: 6 * length].double().cpu()
+    _close(z, want)
+
+
+def _f16(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, device=DEVICE).half()
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n", "k"), [(70, 40, 80), (64, 32, 32)])
+def test_a_declared_fragment_with_a_fill_as_an_accumulator(schedule: str, m: int, n: int, k: int) -> None:
+    a, b, c = _f16(m, k), _f16(n, k), _full(m, n)
+    _module(schedule).filled_acc(a, b, c)  # type: ignore[attr-defined]
+    _close(c, a.double() @ b.double().T + 0.5, 2e-2)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n"), [(70, 40), (64, 32)])
+def test_an_array_of_declared_fragments(schedule: str, m: int, n: int) -> None:
+    a, b, ct, c = _f16(m, 64), _f16(n, 64), _full(n, m), _full(m, n)
+    _module(schedule).frag_halves(a, b, ct, c)  # type: ignore[attr-defined]
+    ad, bd = a.double(), b.double()
+    _close(ct, (ad[:, :32] @ bd[:, :32].T).T, 2e-2)
+    _close(c, ad[:, 32:] @ bd[:, 32:].T, 2e-2)

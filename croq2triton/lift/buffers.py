@@ -234,6 +234,9 @@ class Buffers(ViewAlgebra):
         if isinstance(e, A.Binary) and e.op == "#":
             a, b = self.bounded(e.lhs), self.bounded(e.rhs)
             return Bounded(E.fold(a.value * b.bound + b.value), E.fold(a.bound * b.bound))
+        if isinstance(e, A.Binary) and e.op in ("#+", "#-"):  # ``p #+ 1``: p, among one chunk more (LANGUAGE.md 7.2)
+            a = self.bounded(e.lhs)
+            return Bounded(a.value, E.fold(E.Bin(e.op[1], a.bound, self.int_expr(e.rhs))))
         if isinstance(e, A.Binary) and e.op in ("+", "-") and not isinstance(unparen(e.lhs), A.IntLit):
             a = self.bounded(e.lhs)  # ``k - 1``: another index among the same chunks
             return Bounded(E.fold(E.Bin(e.op, a.value, self.int_expr(e.rhs))), a.bound)

@@ -33,30 +33,76 @@ class RangeCheck:
 
 def expand_frag_arrays(fn: A.CoFunction, top: A.Parallel) -> tuple[A.Parallel, list[RangeCheck]]:
     """``top`` with its fragment arrays replaced by accumulators (a copy where there were any)."""
-    if not any(isinstance(n, A.FragInit) for n in top.walk()):
+    if not any(isinstance(n, A.FragInit) or _declared_array(n) for n in top.walk()):
         return top, []
     top = copy.deepcopy(top)
     checks: list[RangeCheck] = []
     for init in [n for n in top.walk() if isinstance(n, A.FragInit)]:
-        checks.extend(_expand(fn, top, init))
+        fills = lambda name, init=init: A.MmaFill(  # noqa: E731
+            copy.deepcopy(init.value), result=name, elem=init.elem, span=init.span
+        )
+        checks.extend(_expand(fn, top, init, init.name, init.dims, fills))
+    for decl in [n for n in top.walk() if _declared_array(n)]:
+        checks.extend(_expand_declared(fn, top, decl))  # type: ignore[arg-type]
     return top, checks
 
 
-def _expand(fn: A.CoFunction, top: A.Parallel, init: A.FragInit) -> list[RangeCheck]:
+def _declared_array(n: A.Node) -> bool:
+    """``frag f32 [64, 32] acc[2] {0.0f}``: a fragment array declared with its fragments' shape."""
+    return isinstance(n, A.FragDecl) and any(d.dims for d in n.items)
+
+
+def _expand_declared(fn: A.CoFunction, top: A.Parallel, decl: A.FragDecl) -> list[RangeCheck]:
+    """The arrays of ``decl`` as one fragment declaration an element (the same shape and fill)."""
+    checks: list[RangeCheck] = []
+    plain = [d for d in decl.items if not d.dims]
+    out: list[A.Stmt] = [A.FragDecl(decl.elem, decl.shape, plain, span=decl.span)] if plain else []
+    for d in decl.items:
+        if not d.dims:
+            continue
+        if d.init is not None:
+            raise CroqLoweringError(
+                f"the fragment array '{d.name}' has an initialiser: give it a fill ('{{v}}')", d.span
+            )
+
+        def element(name: str, d: A.Declarator = d) -> A.Stmt:
+            item = A.Declarator(name, fill=copy.deepcopy(d.fill), span=d.span)
+            return A.FragDecl(decl.elem, copy.deepcopy(decl.shape), [item], span=decl.span)
+
+        marker = A.Empty(span=d.span)
+        out.append(marker)
+        checks.extend(_expand(fn, top, marker, d.name, d.dims, element, holder=out))
+    _replace(top, lambda n: out if n is decl else None)
+    return checks
+
+
+def _expand(
+    fn: A.CoFunction,
+    top: A.Parallel,
+    init: A.Node,
+    array: str,
+    extents: list[A.Expr],
+    declare: Callable[[str], A.Stmt],
+    holder: list[A.Stmt] | None = None,
+) -> list[RangeCheck]:
+    """Each element of the fragment array ``array`` (of ``extents``) that ``top`` names, declared
+    by ``declare(its name)`` in place of ``init`` (in ``holder`` where ``init`` is not yet in
+    ``top``)."""
+    init_name = array
     dims: list[int] = []
-    for d in init.dims:
+    for d in extents:
         if not isinstance(d, A.IntLit) or d.value <= 0:
             raise CroqLoweringError(
-                f"the extents of the fragment array '{init.name}' must be positive integer literals", d.span
+                f"the extents of the fragment array '{init_name}' must be positive integer literals", d.span
             )
         dims.append(d.value)
-    uses = _element_uses(top, init.name)
+    uses = _element_uses(top, init_name)
     for n in top.walk():
-        if isinstance(n, A.Name) and n.name == init.name and id(n) not in {id(_root(u)) for u in uses}:
+        if isinstance(n, A.Name) and n.name == init_name and id(n) not in {id(_root(u)) for u in uses}:
             raise CroqLoweringError(
-                f"the fragment array '{init.name}' can only be used element by element",
+                f"the fragment array '{init_name}' can only be used element by element",
                 n.span,
-                f"name one accumulator: {init.name}" + "".join("[0]" for _ in dims),
+                f"name one accumulator: {init_name}" + "".join("[0]" for _ in dims),
             )
     invariant = _invariant_names(fn, top)
     keys: dict[str, tuple[str, list[A.Expr]]] = {}  # element key -> (accumulator name, indices)
@@ -66,21 +112,21 @@ def _expand(fn: A.CoFunction, top: A.Parallel, init: A.FragInit) -> list[RangeCh
         idx = _indices(use)
         if len(idx) != len(dims):
             raise CroqLoweringError(
-                f"'{init.name}' has {len(dims)} dimension(s); this names {len(idx)}",
+                f"'{init_name}' has {len(dims)} dimension(s); this names {len(idx)}",
                 use.span,
             )
         for k, (e, extent) in enumerate(zip(idx, dims, strict=True)):
             if isinstance(e, A.IntLit):
                 if not 0 <= e.value < extent:
                     raise CroqLoweringError(
-                        f"index {e.value} is out of range for dimension {k} of '{init.name}' (extent {extent})",
+                        f"index {e.value} is out of range for dimension {k} of '{init_name}' (extent {extent})",
                         e.span,
                     )
                 continue
             free = {n.name for n in e.walk() if isinstance(n, A.Name)}
             if not free <= invariant:
                 raise CroqLoweringError(
-                    f"an index of the fragment array '{init.name}' changes while the kernel runs",
+                    f"an index of the fragment array '{init_name}' changes while the kernel runs",
                     e.span,
                     "fragment array indices must be integer literals or expressions of scalar parameters",
                 )
@@ -88,24 +134,26 @@ def _expand(fn: A.CoFunction, top: A.Parallel, init: A.FragInit) -> list[RangeCh
         key = repr(idx)
         if key not in keys:
             suffix = "_".join(str(e.value) if isinstance(e, A.IntLit) else f"x{len(keys)}" for e in idx)
-            keys[key] = (f"{init.name}__{suffix}", idx)
+            keys[key] = (f"{init_name}__{suffix}", idx)
     if dynamic and len(keys) > 1:
         raise CroqLoweringError(
-            f"the fragment array '{init.name}' is indexed by a run-time value and also elsewhere",
+            f"the fragment array '{init_name}' is indexed by a run-time value and also elsewhere",
             uses[0].span,
             "with a run-time index every use must name the same element",
         )
     if dynamic:
         ((_, idx),) = keys.values()
         checks = [
-            RangeCheck(e, extent, init.name) for e, extent in zip(idx, dims, strict=True) if not isinstance(e, A.IntLit)
+            RangeCheck(e, extent, init_name) for e, extent in zip(idx, dims, strict=True) if not isinstance(e, A.IntLit)
         ]
     by_id = {id(u): keys[repr(_indices(u))][0] for u in uses}
     _replace(top, lambda n: A.Name(by_id[id(n)], span=n.span) if id(n) in by_id else None)
-    fills: list[A.Stmt] = [
-        A.MmaFill(copy.deepcopy(init.value), result=name, elem=init.elem, span=init.span) for name, _ in keys.values()
-    ]
-    _replace(top, lambda n: fills if n is init else None)  # spliced: a Block would scope them
+    fills: list[A.Stmt] = [declare(name) for name, _ in keys.values()]
+    if holder is not None:
+        k = next(i for i, x in enumerate(holder) if x is init)
+        holder[k : k + 1] = fills
+    else:
+        _replace(top, lambda n: fills if n is init else None)  # spliced: a Block would scope them
     return checks
 
 

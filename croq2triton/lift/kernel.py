@@ -521,6 +521,10 @@ class Lifter(
             if a.op != "=":
                 raise NotLifted("a compound assignment to an undeclared name", a)
             self.define(target.name, self.expr(a.value, want=target.name), a)
+            if _bounded_form(a.value) and self.assigned_once(target.name):
+                # ``tile = k # p``, ``u = t #+ 1``: a bounded index under a name (``#tile``, ``chunkat(tile)``)
+                value = self.scopes[-1][target.name]
+                self.scopes[-1][target.name] = Bounded(value.expr, self.index_bound(a.value).bound)
             return
         value = self.expr(a.value)
         if a.op != "=":
@@ -567,6 +571,16 @@ class Lifter(
         if isinstance(e, A.Name):  # a tensor, a buffer, a future or a named view
             return e.name in self.host.tensors or not isinstance(self.binding(e.name), (Value, Bounded, type(None)))
         return False
+
+    def assigned_once(self, name: str) -> bool:
+        """Is ``name`` assigned (or incremented) at one place only in the kernel?"""
+        count = 0
+        for n in self.top.walk():
+            if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.Name) and unparen(n.target).name == name:  # type: ignore[attr-defined]
+                count += 1
+            elif isinstance(n, A.IncDec) and n.target == name:
+                count += 2
+        return count == 1
 
     def lookup_local(self, name: str) -> Value | None:
         v = self.binding(name)
@@ -648,6 +662,9 @@ class Lifter(
             return self.load(e, want)
         if isinstance(e, A.Binary) and e.op == "#":
             return self.compose(e)
+        if isinstance(e, A.Binary) and e.op in ("#+", "#-"):  # the value of the left side, its bound changed
+            self.int_expr(e.rhs)
+            return Value(self.index_bound(e).value, "int")
         if isinstance(e, A.Call) and e.kind == "atomic":
             return self.atomic(e)
         if isinstance(e, A.SizeOf) and e.expr is not None:  # ``|x.span|``: the number of elements
@@ -715,16 +732,29 @@ class Lifter(
     def compose(self, e: A.Binary) -> Value:
         """``a # b`` = ``a * #b + b`` (LANGUAGE.md 7.2)."""
         self.declared(e)
-        rhs = e.rhs
-        while isinstance(rhs, A.Paren):
-            rhs = rhs.expr
-        if not isinstance(rhs, A.Name):
-            raise NotLifted("'#' of an expression", e)
-        b = self.lookup(rhs.name, rhs)
-        if not isinstance(b, Bounded):
-            raise NotLifted("'#' of something that is not a parallel index", e)
+        b = self.index_bound(e.rhs)
         a = self.expr(e.lhs)
         return Value(E.fold(E.Bin("+", E.Bin("*", a.expr, b.bound), b.value)), "int")
+
+    def index_bound(self, e: A.Expr) -> Bounded:
+        """The value and bound of a bounded index (LANGUAGE.md 7.2): a parallel or loop index, a
+        name bound to one, ``a # b``, ``a #+ c``, ``a #- c``."""
+        e = unparen(e)
+        if isinstance(e, A.Binary) and e.op == "#":
+            a, b = self.index_bound(e.lhs), self.index_bound(e.rhs)
+            return Bounded(
+                E.fold(E.Bin("+", E.Bin("*", a.value, b.bound), b.value)), E.fold(E.Bin("*", a.bound, b.bound))
+            )
+        if isinstance(e, A.Binary) and e.op in ("#+", "#-"):
+            a = self.index_bound(e.lhs)
+            return Bounded(a.value, E.fold(E.Bin(e.op[1], a.bound, self.int_expr(e.rhs))))
+        if isinstance(e, A.Name):
+            b = self.lookup(e.name, e)
+            if isinstance(b, Bounded):
+                return b
+            if isinstance(b, WithName):  # named by 'with', no 'foreach' over it: 0 (LANGUAGE.md 7.4)
+                return Bounded(E.Const(0), b.extent)
+        raise NotLifted("'#' of something that is not a bounded index", e)
 
     def host_expr(self, e: A.Expr) -> E.Expr:
         """A grid bound as the launcher computes it (sizes and scalar parameters, literals, cdiv)."""
@@ -771,6 +801,12 @@ STATEMENTS = {
 }
 
 TILE_WORK = (A.Apply, A.MmaOp, A.MmaFill, A.MmaStore, A.FragOp)
+
+
+def _bounded_form(e: A.Expr) -> bool:
+    """Is ``e`` an index whose bound the language defines (``a # b``, ``a #+ c``, ``a #- c``)?"""
+    e = unparen(e)
+    return isinstance(e, A.Binary) and e.op in ("#", "#+", "#-")
 
 
 def _tile_work(s: A.If) -> bool:

@@ -163,6 +163,7 @@ class Mmas:
         if isinstance(acc, TileBuffer):
             if len(acc.sizes) != len(sizes) or not all(E.same(E.fold(a), b) for a, b in zip(acc.sizes, sizes)):
                 raise NotLifted("an MMA whose product does not have its accumulator's shape", node)
+            self.tile_value(acc, node)  # ``frag f32 [64, 32] acc {0.5f}``: its fill, where nothing wrote it yet
             return acc
         declared = acc.elem or elem  # kept in f32 (s32): what its elements read and the MMAs add
         kept = "s32" if compute_type(declared) == "i32" else "f32"
