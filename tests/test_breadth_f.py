@@ -12,7 +12,15 @@ outputs and compared with float64 torch.
   threads reading the ring's slot at their own elements or at others' (the ring then in scratch
   memory; lift/kernel.py ``copied_levels``);
 * bounded indices (LANGUAGE.md 7.2): ``p #+ 1`` / ``q #- 1`` as chunk indices and values, and a
-  composite index under a name (``tile = k # p``: ``#tile``, ``chunkat(tile)``).
+  composite index under a name (``tile = k # p``: ``#tile``, ``chunkat(tile)``);
+* fragments declared with a fill as MMA accumulators, arrays of them (``frag f32 [64, 32] acc[2]
+  {0.0f}``), and fragment arrays indexed by the counters of a loop of constant trip count (the
+  loop unrolled, its ``chunkat`` by a counter a ``chunk(..).at(..)``; lift/fragarrays.py);
+* shapes the launcher computes from expressions of the sizes (``tile : [M / 4, N / 2]``,
+  ``rows : whole / {4, 1}``) as a kernel's view extents, buffer shapes, loop extents and ``tile(k)``
+  (were "'tile' is not declared"), and index tuples it computes (``o = {M / 2, N - 4}``);
+* index tuples in arithmetic as element coordinates (``x.at(c * 2 - {0, 1})``), and named windows
+  of a tensor whose origin each thread places, read, written and added to by element.
 """
 
 from __future__ import annotations
@@ -185,3 +193,90 @@ def test_an_array_of_declared_fragments(schedule: str, m: int, n: int) -> None:
     ad, bd = a.double(), b.double()
     _close(ct, (ad[:, :32] @ bd[:, :32].T).T, 2e-2)
     _close(c, ad[:, 32:] @ bd[:, 32:].T, 2e-2)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n"), [(70, 40), (64, 32)])
+def test_fragments_of_an_array_picked_by_a_loop_counter(schedule: str, m: int, n: int) -> None:
+    a, b, c0, c1 = _f16(m, 64), _f16(n, 64), _full(m, n), _full(m, n)
+    _module(schedule).frag_loop(a, b, c0, c1)  # type: ignore[attr-defined]
+    ad, bd = a.double(), b.double()
+    _close(c0, ad[:, :32] @ bd[:, :32].T, 2e-2)
+    _close(c1, ad[:, 32:] @ bd[:, 32:].T, 2e-2)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n", "k"), [(64, 64, 48), (32, 96, 16)])
+def test_a_grid_of_fragments_over_chunks_picked_by_loop_counters(schedule: str, m: int, n: int, k: int) -> None:
+    a, b, c = _f16(m, k), _f16(n, k), _full(m, n)
+    _module(schedule).warp_grid(a, b, c)  # type: ignore[attr-defined]
+    _close(c, a.double() @ b.double().T, 2e-2)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n"), [(12, 10), (13, 7)])
+def test_a_tile_shape_the_launcher_computes(schedule: str, m: int, n: int) -> None:
+    x, y = _randn(m, n), _full(m, n)
+    _module(schedule).host_tile(x, y)  # type: ignore[attr-defined]
+    want = torch.full((m, n), NAN, dtype=F64)
+    rows, cols = m // 4 * 4, n // 2 * 2  # four by two tiles of [m / 4, n / 2]: the rest is no tile's
+    want[:rows, :cols] = x[:rows, :cols].double().cpu() * 2
+    _close(y, want)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n"), [(12, 10), (9, 5)])
+def test_shapes_derived_at_host_level_as_view_extents(schedule: str, m: int, n: int) -> None:
+    x, y, z = _randn(m, n), _full(m, n), _full(m, n)
+    _module(schedule).host_derived(x, y, z)  # type: ignore[attr-defined]
+    want_y = torch.full((m, n), NAN, dtype=F64)
+    want_y[: m // 4 * 4] = x[: m // 4 * 4].double().cpu()
+    _close(y, want_y)
+    want_z = torch.full((m, n), NAN, dtype=F64)
+    want_z[: m // 4 * 4, : n // 2 * 2] = x[: m // 4 * 4, : n // 2 * 2].double().cpu()
+    _close(z, want_z)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n"), [(11, 9), (8, 4)])
+def test_an_index_tuple_the_launcher_computes(schedule: str, m: int, n: int) -> None:
+    x, y, z = _randn(m, n), _full(4, 4), _full(1)
+    _module(schedule).host_origin(x, y, z)  # type: ignore[attr-defined]
+    r, c = m // 2, n - 4
+    xd = F.pad(x.double().cpu(), (0, 4, 0, 4))  # the window may pass the tensor's end: zeros
+    _close(y, xd[r : r + 4, c : c + 4])
+    _close(z, (xd[r, c] + xd[r + 1, c + 1]).reshape(1))
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n"), [(20, 12), (9, 7)])
+def test_index_tuples_of_thread_levels_as_coordinates_and_origins(schedule: str, m: int, n: int) -> None:
+    x, y, z = _randn(m, n), _full(m, n), _full(8, 8, 2, 2)
+    _module(schedule).tuple_coords(x, y, z)  # type: ignore[attr-defined]
+    xd = x.double().cpu()
+    xp = F.pad(xd, (1, 16, 0, 16))  # reads outside the tensor are zero (a column -1 too)
+    want = torch.full((m, n), NAN, dtype=F64)
+    for i in range(8):
+        for j in range(8):
+            if i + 1 < m and j < n:
+                want[i + 1, j] = xp[2 * i, 2 * j] + xp[i, j + 1]
+    _close(y, want)
+    xq = F.pad(xd, (0, 16, 0, 16))
+    want_z = torch.stack([torch.stack([xq[2 * i : 2 * i + 2, j : j + 2] for j in range(8)]) for i in range(8)])
+    _close(z, want_z)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("h", "w"), [(12, 19), (10, 17)])
+def test_windows_each_thread_places_written_by_element(schedule: str, h: int, w: int) -> None:
+    x, out = _randn(20, 3), torch.zeros(h, w, device=DEVICE)
+    _module(schedule).lane_windows(x, out)  # type: ignore[attr-defined]
+    want = torch.zeros(h, w, dtype=F64)
+    for i in range(4):
+        for j in range(5):
+            for a in range(2):
+                if i * 3 + a < h:
+                    want[i * 3 + a, j * 4] = float(x[i * 5 + j, a])
+            if i * 3 + 1 < h and j * 4 + 2 < w:
+                want[i * 3 + 1, j * 4 + 2] += 1
+    _close(out, want)

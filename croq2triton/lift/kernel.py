@@ -48,7 +48,7 @@ from .notlifted import NotInRegisters, NotLifted
 from .parts import Parts
 from .placement import nested_lane_axes, scratch_buffers
 from .scratch import ScratchBuffers
-from .terms import Bounded, IndexTuple, WithName, unparen
+from .terms import Bounded, IndexTuple, Region, WithName, unparen
 from .threadfrags import thread_frags
 from .tma import TmaCopies
 from .units import Units
@@ -561,6 +561,8 @@ class Lifter(
                 self.lane_views = False
             if isinstance(p, BufferView) and p.buffer.home is not None and p.buffer.home.lane is None:
                 return p
+            if isinstance(p, Region) and p.steps is None and p.reshaped is None:
+                return p  # a window of a tensor each thread places (``w = x.view(2, 2).from(c * 2)``): read by element
             raise
 
     def names_a_view(self, e: A.Expr) -> bool:

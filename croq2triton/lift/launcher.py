@@ -147,6 +147,8 @@ class LauncherLifting(HostFlow, HostCopies):
             items = v.dims if isinstance(v, Shape) else v.items if isinstance(v, ITuple) else None
             if items is not None and all(isinstance(d, E.Expr) and E.is_int(d.dtype) for d in items):
                 scope.shape_values[croq] = tuple(items)
+                if isinstance(v, ITuple):  # ``o = {M / 2, N - 4}``: its parts, as the kernel reads them
+                    scope.ituples.add(croq)
         return scope
 
     def type_of(self, v: E.Var) -> str:

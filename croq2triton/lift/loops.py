@@ -57,6 +57,8 @@ class Loops:
     binding: Any
     place: Any
     size: Any
+    args: Any
+    fresh: Any
     host: Any
     int_expr: Any
     name_value: Any
@@ -117,8 +119,9 @@ class Loops:
             if isinstance(named, ShapeName):
                 out.extend(named.extents)
                 continue
-            if isinstance(x, A.Name) and named is None and x.name in self.host.shapes:
-                out.extend(self.size(n) for n in self.host.shapes[x.name])
+            host = self.host_shape(x.name) if isinstance(x, A.Name) and named is None else None
+            if host is not None:  # a shape the launcher computes (``tile : [M / 4, N]``)
+                out.extend(host)
                 continue
             v = self.expr(x)
             if v.expr.shape or v.ctype not in ("int", "s32", "s64", "u32", "u64"):
@@ -141,6 +144,28 @@ class Loops:
                 out.append(self.int_expr(x))
         return out
 
+    def host_shape(self, name: str) -> list[E.Expr] | None:
+        """The extents of a shape the launcher computes (None: no such shape), as the kernel reads
+        them: a size or a constant itself, an expression of them (``tile : [M / 4, N]``) an argument
+        the launcher computes."""
+        if name in self.host.shapes:
+            return [self.size(n) for n in self.host.shapes[name]]
+        items = self.host.shape_values.get(name)
+        if items is None:
+            return None
+        out: list[E.Expr] = []
+        for k, item in enumerate(items):
+            item = E.fold(item)
+            if isinstance(item, E.Const):
+                out.append(item)
+                continue
+            known = next((a for a in self.args.values() if isinstance(a, N.Scalar) and E.same(a.host, item)), None)
+            arg = known.name if known is not None else self.fresh(f"{name}_{k}")
+            if known is None:
+                self.args[arg] = N.Scalar(arg, "i32", item)
+            out.append(E.Var(arg, "i32"))
+        return out
+
     def is_shape(self, x: A.Expr) -> bool:
         """Does ``x`` denote a shape (of several extents, or a span) rather than one integer?"""
         x = unparen(x)
@@ -148,7 +173,7 @@ class Loops:
             return True
         if isinstance(x, A.Name):
             return isinstance(self.binding(x.name), ShapeName) or (
-                self.binding(x.name) is None and x.name in self.host.shapes
+                self.binding(x.name) is None and (x.name in self.host.shapes or x.name in self.host.shape_values)
             )
         if isinstance(x, A.Index):  # ``s[(0) / 2, (1)]``: a shape derived from a shape
             return self.is_shape(x.base)
@@ -218,6 +243,8 @@ class Loops:
             return self.index_args(e.items)
         if isinstance(e, A.Name) and isinstance(self.binding(e.name), IndexTuple):
             return self.index_args([e])
+        if isinstance(e, A.Name) and self.binding(e.name) is None and e.name in self.host.ituples:
+            return self.index_args([e])  # an index tuple the launcher computes
         if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
             a, b = self.tuple_items(e.lhs), self.tuple_items(e.rhs)
             if a is None and b is None:
@@ -238,11 +265,15 @@ class Loops:
             if isinstance(x, A.ItupleLit):  # ``x.at({i, j})``: its items (LANGUAGE.md 7.5)
                 out.extend(self.index_args(list(x.items)))
                 continue
+            spelled = self.tuple_items(x) if isinstance(x, A.Binary) else None
+            if spelled is not None:  # ``x.at(o + {1, 1})``: part by part (LANGUAGE.md 7.1)
+                out.extend(spelled)
+                continue
             t = self.binding(x.name) if isinstance(x, A.Name) else None
             if isinstance(t, IndexTuple):
                 out.extend(A.Name(p, span=x.span) for p in t.parts)
             elif isinstance(x, A.Name) and t is None and x.name in self.host.ituples:  # the host's (``with idx``)
-                rank = len(self.host.shapes[x.name])
+                rank = len(self.host.shapes.get(x.name) or self.host.shape_values[x.name])
                 out.extend(A.GetIth(x, A.IntLit(k, str(k), span=x.span), span=x.span) for k in range(rank))
             else:
                 out.append(a)
@@ -257,10 +288,9 @@ class Loops:
             if k == 0:
                 return self.name_value(A.Name(name, span=e.span))
             return Value(E.fold(E.Bin("+", t.bound if isinstance(t, Bounded) else t.extent, E.Const(k))), "int")
-        shape = self.host.shapes.get(name) if t is None else None
-        x = shape[k] if shape is not None and k is not None and -len(shape) <= k < len(shape) else None
-        if x is not None and (isinstance(x, int) or x.isidentifier()):
-            return Value(self.size(x), "int")  # an extent of a shape the launcher names (``sh : [a, 2]``)
+        shape = self.host_shape(name) if t is None else None
+        if shape is not None and k is not None and -len(shape) <= k < len(shape):
+            return Value(shape[k], "int")  # an extent of a shape the launcher names (``sh : [a, 2]``, ``[M / 4, 2]``)
         if not isinstance(t, IndexTuple):
             raise NotLifted(f"'{name}(k)' of something that is not an index tuple", e)
         if k is None or not -len(t.parts) <= k < len(t.parts):
