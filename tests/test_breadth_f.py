@@ -21,6 +21,9 @@ outputs and compared with float64 torch.
   (were "'tile' is not declared"), and index tuples it computes (``o = {M / 2, N - 4}``);
 * index tuples in arithmetic as element coordinates (``x.at(c * 2 - {0, 1})``), and named windows
   of a tensor whose origin each thread places, read, written and added to by element.
+
+And programs that are not valid, accepted before: an asynchronous copy whose data is read with no
+``wait`` (LANGUAGE.md 7.8), an accumulator stored into a smaller window than its tile.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import torch.nn.functional as F
 from kernel_util import DEVICE
 
 import croq2triton
+from croq2triton.api import translate_full
 
 PROGRAM = Path(__file__).parent / "programs" / "breadth_f.co"
 NAN = float("nan")
@@ -280,3 +284,60 @@ def test_windows_each_thread_places_written_by_element(schedule: str, h: int, w:
             if i * 3 + 1 < h and j * 4 + 2 < w:
                 want[i * 3 + 1, j * 4 + 2] += 1
     _close(out, want)
+
+
+# ----------------------------------------------------------------------------- invalid programs
+def _diagnostics(source: str) -> str:
+    """The diagnostics of translating ``source`` (functions that do not translate are errors)."""
+    try:
+        out = translate_full(source, filename="f.co")
+    except croq2triton.CroqError as e:
+        return e.format()
+    return "\n".join(d.format() for d in out.diagnostics)
+
+
+def test_an_async_copy_read_without_a_wait_is_an_error() -> None:
+    source = """
+__co__ void f(global f32 [64] x, global f32 [64] y) {
+  parallel p by 1 : block {
+    g = dma.copy.async x => shared;
+    dma.copy g.data => y;
+  }
+}
+"""
+    message = _diagnostics(source)
+    assert "f.co:4:5: error: the asynchronous copy into 'g' is never waited for" in message
+    assert "hint: add 'wait g;' before the data is used, or drop '.async'" in message
+    assert "error" not in _diagnostics(source.replace("    dma.copy g.data", "    wait g;\n    dma.copy g.data"))
+
+
+@pytest.mark.parametrize(
+    ("store", "shown"),
+    [
+        (
+            "mma.store acc, c;",
+            "mma.store of 'acc' [64, 64] into 'c' [32, 64]: the accumulator is larger along dimension 0 (64 > 32)",
+        ),
+        (
+            "mma.store.transp acc, c.subspan(32, 16).at(0, 0);",
+            "mma.store.transp of 'acc' [64, 64] into 'c.subspan(32, 16).at(0, 0)' [32, 16]: the accumulator is larger"
+            " along dimension 0 (64 > 32)",
+        ),
+    ],
+)
+def test_an_accumulator_stored_into_a_smaller_window_is_an_error(store: str, shown: str) -> None:
+    source = f"""
+__co__ void f(global f16 [64, 64] a, global f32 [32, 64] c) {{
+  parallel p by 1 : block, by 1 : group-4 {{
+    sa = dma.copy a => shared;
+    acc = mma.fill.f32 0.0f;
+    mma.row.row acc, sa.data, sa.data;
+    {store}
+  }}
+}}
+"""
+    message = _diagnostics(source)
+    assert f"f.co:7:5: error: 'f' is not translated: {shown}" in message, message
+    assert "hint: store into a window of the accumulator's shape (a smaller one with 'mma.store.mask')" in message
+    masked = source.replace(store, "mma.store.mask acc, c.subspan(64, 64).at(0, 0), 32;")
+    assert "error" not in _diagnostics(masked)  # the first 32 rows of a window of the tensor
