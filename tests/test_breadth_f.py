@@ -22,6 +22,9 @@ outputs and compared with float64 torch.
 * index tuples in arithmetic as element coordinates (``x.at(c * 2 - {0, 1})``), and named windows
   of a tensor whose origin each thread places, read, written and added to by element.
 
+A mistranslation: an element of a named view with explicit strides (``v = x.view(1, 4 : C, 2)``,
+``v.at(0, j)``) was read one element apart, not ``2`` (lift/elements.py).
+
 And programs that are not valid, accepted before: an asynchronous copy whose data is read with no
 ``wait`` (LANGUAGE.md 7.8), an accumulator stored into a smaller window than its tile.
 """
@@ -341,3 +344,22 @@ __co__ void f(global f16 [64, 64] a, global f32 [32, 64] c) {{
     assert "hint: store into a window of the accumulator's shape (a smaller one with 'mma.store.mask')" in message
     masked = source.replace(store, "mma.store.mask acc, c.subspan(64, 64).at(0, 0), 32;")
     assert "error" not in _diagnostics(masked)  # the first 32 rows of a window of the tensor
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("r", "c"), [(5, 9), (3, 12)])
+def test_a_named_view_with_explicit_strides_read_by_element(schedule: str, r: int, c: int) -> None:
+    flat, y = _randn(r * c), _full(r, 4)
+    _module(schedule).strided_named(flat, y, c)  # type: ignore[attr-defined]
+    padded = F.pad(flat.double().cpu(), (0, 16))
+    want = torch.stack([padded[k * c + 2 + 2 * torch.arange(4)] for k in range(r)])  # from(r, 1): r * C + 1 * 2
+    _close(y, want)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n"), [(7, 5), (30, 3)])
+def test_columns_as_strided_views_read_and_written_by_element(schedule: str, m: int, n: int) -> None:
+    x, xt, twice = _randn(m, n), _full(n, m), _full(m, n)
+    _module(schedule).strided_columns(x, xt, twice)  # type: ignore[attr-defined]
+    _close(xt, x.double().T)
+    _close(twice, x.double() * 2)

@@ -131,8 +131,8 @@ class Elements:
         values = [self.integer_index(i) for i in indices]
         self.check_access(b.name, [const_int(n) or 0 for n in region.shape], values, indices, every=True)  # type: ignore[attr-defined]
         place = list(region.origin)
-        for c, d in enumerate(region.axes):
-            place[d] = E.fold(place[d] + values[c])
+        for c, d in enumerate(region.axes):  # a view with explicit strides: ``steps`` elements a step
+            place[d] = E.fold(place[d] + region.at(c, values[c]))
         index, terms = self.tensor_index(region, place, at)
         return elem, ptr, index, terms
 
