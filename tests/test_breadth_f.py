@@ -22,6 +22,10 @@ outputs and compared with float64 torch.
 * index tuples in arithmetic as element coordinates (``x.at(c * 2 - {0, 1})``), and named windows
   of a tensor whose origin each thread places, read, written and added to by element.
 
+* ``__device__`` helpers called with template arguments (``call SQ<float>(x)`` of ``template
+  <typename T>``, ``call SHIFTED<3>(i)`` of ``template <int S>``; were "a C++ function"), with
+  default arguments (``float t = 0.25f``), declared ``__host__ __device__`` after their template.
+
 A mistranslation: an element of a named view with explicit strides (``v = x.view(1, 4 : C, 2)``,
 ``v.at(0, j)``) was read one element apart, not ``2`` (lift/elements.py).
 
@@ -363,3 +367,18 @@ def test_columns_as_strided_views_read_and_written_by_element(schedule: str, m: 
     _module(schedule).strided_columns(x, xt, twice)  # type: ignore[attr-defined]
     _close(xt, x.double().T)
     _close(twice, x.double() * 2)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [40, 7])
+def test_helpers_with_template_and_default_arguments(schedule: str, n: int) -> None:
+    x, y, z, w, v = _randn(n), _full(n), torch.full((n,), -77, dtype=torch.int32, device=DEVICE), _full(n), _full(n)
+    _module(schedule).templated(x, y, z, w, v)  # type: ignore[attr-defined]
+    xd = x.double().cpu()
+    s = xd * xd
+    i = torch.arange(n)
+    _close(y, s)
+    assert torch.equal(z.cpu().long(), i * 8 + (i - 3) ** 2)
+    lerp, lerp2 = xd + (s - xd) * 0.25, xd + (s - xd) * 0.75
+    _close(w, torch.maximum(lerp.abs(), lerp2.abs()))
+    _close(v, xd * 3)
