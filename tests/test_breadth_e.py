@@ -576,7 +576,8 @@ def test_an_index_a_loop_advances_is_masked(schedule: str) -> None:
     _close(out, x.double().sum(1))
 
 
-def test_a_while_loop_whose_condition_differs_between_threads_is_refused() -> None:
+def test_a_while_loop_whose_condition_differs_between_threads_translates() -> None:
+    # each thread leaves the loop when its own condition fails (tests/test_breadth_f.py runs it)
     message = _diagnostics(
         """
 __co__ void lanes(global f32 [R, 8] x, global f32 [R] y) {
@@ -588,4 +589,4 @@ __co__ void lanes(global f32 [R, 8] x, global f32 [R] y) {
 }
 """
     )
-    assert "e.co:5:12: error: 'lanes' is not translated: croq2triton does not translate a while loop whose" in message
+    assert "error" not in message, message

@@ -26,6 +26,13 @@ outputs and compared with float64 torch.
   <typename T>``, ``call SHIFTED<3>(i)`` of ``template <int S>``; were "a C++ function"), with
   default arguments (``float t = 0.25f``), declared ``__host__ __device__`` after their template.
 
+* ``while`` loops whose condition differs between threads (each thread leaves the loop when its
+  condition first fails; the program loops while any thread is in it; lift/loops.py
+  ``lanes_while``): a binary search, a loop with a ``break``, a loop on loaded data.
+
+* ``return x`` of a parameter returns a copy of it (LANGUAGE.md 8; it returned the parameter's
+  own tensor).
+
 A mistranslation: an element of a named view with explicit strides (``v = x.view(1, 4 : C, 2)``,
 ``v.at(0, j)``) was read one element apart, not ``2`` (lift/elements.py).
 
@@ -382,3 +389,54 @@ def test_helpers_with_template_and_default_arguments(schedule: str, n: int) -> N
     lerp, lerp2 = xd + (s - xd) * 0.25, xd + (s - xd) * 0.75
     _close(w, torch.maximum(lerp.abs(), lerp2.abs()))
     _close(v, xd * 3)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("b", "n"), [(13, 100), (1, 9)])
+def test_a_binary_search_in_each_thread(schedule: str, b: int, n: int) -> None:
+    bounds = torch.sort(_randn(b)).values
+    x, idx = _randn(n) * 1.5, torch.full((n,), -77, dtype=torch.int32, device=DEVICE)
+    _module(schedule).bucketize(bounds, x, idx)  # type: ignore[attr-defined]
+    assert torch.equal(idx.cpu().long(), torch.searchsorted(bounds.cpu(), x.cpu()))
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_while_loop_with_a_break_in_each_thread(schedule: str) -> None:
+    x = torch.randint(1, 40, (45,), dtype=torch.int32, device=DEVICE)
+    steps = torch.full((45,), -77, dtype=torch.int32, device=DEVICE)
+    _module(schedule).collatz(x, steps)  # type: ignore[attr-defined]
+    want = []
+    for v in x.tolist():
+        k = 0
+        while v > 1:
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+            k += 1
+            if k >= 50:
+                break
+        want.append(k)
+    assert steps.cpu().tolist() == want
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("rows", [10, 4])
+def test_a_while_loop_on_each_threads_loaded_data(schedule: str, rows: int) -> None:
+    x = _randn(rows, 8)
+    x[0] = x[0].abs() + 0.1  # all positive: the loop runs past the row, where reads are zero
+    y = _full(rows)
+    _module(schedule).leading(x, y)  # type: ignore[attr-defined]
+    want = [next((k for k in range(8) if x[r, k] <= 0), 8) for r in range(rows)]
+    _close(y, torch.tensor(want, dtype=F64))
+    y = _full(rows)
+    _module(schedule).leading_block(x, y)  # type: ignore[attr-defined]
+    _close(y, torch.tensor(want, dtype=F64))  # was an internal error: the mask taken before the loop
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_returning_a_parameter_returns_a_copy(schedule: str) -> None:
+    x = _randn(20)
+    before = x.clone()
+    got = _module(schedule).doubled_copy(x)  # type: ignore[attr-defined]
+    _close(got, before.double() * 2)
+    _close(x, before.double() * 2)  # the kernel wrote the parameter
+    got.fill_(0.0)
+    _close(x, before.double() * 2)  # the result is not the parameter's storage

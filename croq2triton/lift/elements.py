@@ -164,6 +164,12 @@ class Elements:
             return e
         return self.named(e, "offs", node)
 
+    def forget(self, names: set[str]) -> None:
+        """The named offsets and masks computed from the variables ``names``: stale once one of
+        them is assigned (a loop's index advanced: ``k := k + 1``), computed again where used."""
+        if names:
+            self.lets = [(v, var) for v, var in self.lets if not {x.name for x in E.free_vars(v)} & names]
+
     def named(self, e: E.Expr, base: str, node: A.Node) -> E.Var:
         for value, var in self.lets:
             if E.same(value, e):

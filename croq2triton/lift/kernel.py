@@ -46,7 +46,7 @@ from .loops import Loops
 from .mma import Mmas
 from .notlifted import NotInRegisters, NotLifted
 from .parts import Parts
-from .placement import nested_lane_axes, scratch_buffers
+from .placement import nested_lane_axes, scratch_buffers, varying_names
 from .scratch import ScratchBuffers
 from .terms import Bounded, IndexTuple, Region, WithName, unparen
 from .threadfrags import thread_frags
@@ -117,6 +117,7 @@ class Lifter(
         self.loop_depth = 0  # loops of the program around the statement being lifted
         self.scratch_names: set[str] = set()  # buffers that live in scratch memory (lift/placement.py)
         self.also_scratch: set[str] = set()  # buffers a first lifting found no register form for
+        self._varying: set[str] | None = None  # names whose values may differ between threads
         self.accumulator_types: dict[Any, str | None] = {}  # lift/mma.py: the type each accumulator declares
         self.exact: dict[str, tuple[int, int]] = {}  # lanes, counters, program ids: the values each takes
         self.branches = 0  # block-level branches around the statement being lifted
@@ -542,6 +543,7 @@ class Lifter(
             else:
                 new = E.Bin("+", new, E.Full(var.shape, 0, new.dtype))
         self.emit(N.Assign(var, new) if var.shape == old.expr.shape else N.Let(var, new), a)
+        self.forget({var.name})
         self.bind_local(target.name, Value(var, old.ctype))
 
     def named_view(self, e: A.Expr) -> Any:
@@ -573,6 +575,12 @@ class Lifter(
         if isinstance(e, A.Name):  # a tensor, a buffer, a future or a named view
             return e.name in self.host.tensors or not isinstance(self.binding(e.name), (Value, Bounded, type(None)))
         return False
+
+    def varying(self) -> set[str]:
+        """The names whose values may differ between the threads of a block (lift/placement.py)."""
+        if self._varying is None:
+            self._varying = varying_names(self.top, self.level_of, const_int)
+        return self._varying
 
     def assigned_once(self, name: str) -> bool:
         """Is ``name`` assigned (or incremented) at one place only in the kernel?"""

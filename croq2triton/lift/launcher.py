@@ -422,7 +422,13 @@ class LauncherLifting(HostFlow, HostCopies):
             return
         v = self.value(s.value)
         if isinstance(v, Tensor):
-            self.body.append(H.Return(H.TensorRef(v.host), line=line_of(s)))
+            host = v.host
+            value = s.value.expr if isinstance(s.value, A.Paren) else s.value
+            if isinstance(value, A.Name) and value.name in {p.name for p in self.fn.params}:
+                self.uid += 1  # ``return x`` of a parameter returns a copy of it (LANGUAGE.md 8)
+                host = f"_{safe(value.name)}_copy{self.uid}"
+                self.body.append(H.HostCopy(host, None, v.host, v.name, line=line_of(s)))
+            self.body.append(H.Return(H.TensorRef(host), line=line_of(s)))
             self.returns = "tensor"
         elif isinstance(v, E.Expr):
             self.body.append(H.Return(v, line=line_of(s)))

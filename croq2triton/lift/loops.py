@@ -63,6 +63,9 @@ class Loops:
     int_expr: Any
     name_value: Any
     exact: dict[str, tuple[int, int]]
+    pred: list[E.Expr]
+    forget: Any
+    varying: Any
     warnings: list[Diagnostic]
 
     def with_stmt(self, s: A.With) -> None:
@@ -399,6 +402,7 @@ class Loops:
             self.exact[var.name] = (lo, hi - 1)
         before = self.values()
         outer, saved_lets = self.body, list(self.lets)
+        self.forget(self.assigned_vars(assigned))
         self.body = []
         self.scopes.append({c.name: Bounded(var, c.extent)} if c.name != "_" else {})
         self.loop_depth += 1
@@ -417,14 +421,19 @@ class Loops:
             self.tile_value(b, s)
         # (a thread's values keep their shape: one that comes to differ between threads inside the
         # loop is refused where the loop re-binds it, as the condition would be)
+        if self.own_counters(s):
+            self.lanes_while(s)
+            return
         self.loosen(assigned_names(s.body))
         cond = self.truth(self.expr(s.cond))
         if cond.shape:
-            raise NotLifted("a while loop whose condition differs between threads", s.cond)
+            self.lanes_while(s)
+            return
         flag = E.Var(self.fresh("go"), "i1")
         self.emit(N.Let(flag, cond), s)
         before = self.values()
         outer, saved_lets = self.body, list(self.lets)
+        self.forget(self.assigned_vars(assigned_names(s.body)))
         self.body = []
         self.scopes.append({})
         self.loop_depth += 1
@@ -437,6 +446,59 @@ class Loops:
         self.emit(N.Assign(flag, again), s)
         inner, self.body, self.lets = self.body, outer, saved_lets
         carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", s)
+        self.emit(N.While(flag, inner, tuple(carried)), s)
+
+    def assigned_vars(self, names: set[str]) -> set[str]:
+        """The variables of the values in scope under ``names``."""
+        return {
+            v.expr.name
+            for sc in self.scopes
+            for n, v in sc.items()
+            if n in names and isinstance(v, Value) and isinstance(v.expr, E.Var)
+        }
+
+    def own_counters(self, s: A.While) -> bool:
+        """Does the condition of ``s`` read a thread's own value that the loop changes and that may
+        differ between threads (``while (lo < hi)`` of a binary search in each thread, not ``while (h
+        > 0)`` of a tree's halving steps): a condition that may come to differ between them."""
+        if self.lanes is None or all(n == 1 for n in self.lanes[1]):
+            return False
+        read = {n.name for n in s.cond.walk() if isinstance(n, A.Name)} & assigned_names(s.body)
+        own = {name for sc in self.scopes[self.lanes[0] :] for name, v in sc.items() if isinstance(v, Value)}
+        return bool(read & own & self.varying())
+
+    def lanes_while(self, s: A.While) -> None:
+        """``while (c) body`` on a condition that differs between threads: each thread runs the body
+        while its condition holds and leaves the loop for good when it first fails (SIMT); the
+        program loops while any thread is still in it, the body's work masked to those that are
+        (its assignments and accesses under the condition, as in an ``if``)."""
+        assigned = assigned_names(s.body)
+        self.per_thread(s, assigned)  # the values the loop changes: one per thread from the start
+        self.loosen(assigned)
+        cond = self.truth(self.expr(s.cond))
+        if self.pred:  # the threads the enclosing conditions leave out do not run the loop
+            cond = E.fold(E.Bin("&", E.conj(self.pred), cond))
+        shape = tuple(self.lanes[1]) if self.lanes is not None else cond.shape
+        active = E.Var(self.fresh("active"), "i1", dims=shape)
+        self.emit(N.Let(active, E.fold(E.Bin("|", cond, E.Full(shape, False, "i1")))), s)
+        flag = E.Var(self.fresh("go"), "i1")
+        self.emit(N.Let(flag, _any(active)), s)
+        before = self.values()
+        outer, saved_lets = self.body, list(self.lets)
+        self.forget(self.assigned_vars(assigned) | {active.name})
+        self.body = []
+        self.scopes.append({})
+        self.loop_depth += 1
+        self.pred.append(active)
+        self.stmt(s.body)
+        self.pred.pop()
+        self.scopes.pop()  # the condition reads the names around the loop
+        again = self.truth(self.expr(s.cond))
+        self.loop_depth -= 1
+        self.emit(N.Assign(active, E.fold(E.Bin("&", active, again))), s)
+        self.emit(N.Assign(flag, _any(active)), s)
+        inner, self.body, self.lets = self.body, outer, saved_lets
+        carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", s) + [active]
         self.emit(N.While(flag, inner, tuple(carried)), s)
 
     def loop_bound(self, x: E.Expr, assigned: set[str], node: A.Node) -> E.Expr:
@@ -536,3 +598,11 @@ def assigned_names(body: A.Stmt) -> set[str]:
         elif isinstance(n, A.IncDec):
             out.add(n.target)
     return out
+
+
+def _any(mask: E.Expr) -> E.Expr:
+    """Does ``mask`` (one flag per thread) hold anywhere: the largest of its values, axis by axis."""
+    value: E.Expr = E.Cast(mask, "i32")
+    for _ in mask.shape:
+        value = E.Reduce("max", value, 0)
+    return E.Bin("!=", value, E.Const(0))
