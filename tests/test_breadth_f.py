@@ -33,6 +33,9 @@ outputs and compared with float64 torch.
 * ``return x`` of a parameter returns a copy of it (LANGUAGE.md 8; it returned the parameter's
   own tensor).
 
+* ``.modspan`` in a kernel where the remainder is known only at launch (a tile the launcher
+  sizes, ``max(N % e, 1)`` elements).
+
 A mistranslation: an element of a named view with explicit strides (``v = x.view(1, 4 : C, 2)``,
 ``v.at(0, j)``) was read one element apart, not ``2`` (lift/elements.py).
 
@@ -440,3 +443,26 @@ def test_returning_a_parameter_returns_a_copy(schedule: str) -> None:
     _close(x, before.double() * 2)  # the kernel wrote the parameter
     got.fill_(0.0)
     _close(x, before.double() * 2)  # the result is not the parameter's storage
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [100, 128, 70])
+def test_the_tail_piece_of_a_modspan_known_at_launch(schedule: str, n: int) -> None:
+    x, y = _randn(n), _full(64)
+    _module(schedule).tail64(x, y)  # type: ignore[attr-defined]
+    rest = n % 64
+    want = torch.zeros(64, dtype=F64)
+    if rest:
+        want[:rest] = x[n - rest :].double().cpu()  # 64 divides n: one element past the end, read as zero
+    _close(y, want)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("r", "n"), [(3, 21), (2, 16), (4, 13)])
+def test_row_tails_of_a_modspan_through_a_buffer_sized_at_launch(schedule: str, r: int, n: int) -> None:
+    x, y = _randn(r, n), _full(r, n)
+    _module(schedule).row_tails(x, y)  # type: ignore[attr-defined]
+    want = torch.full((r, n), NAN, dtype=F64)
+    start = n // 8 * 8
+    want[:, start:] = x[:, start:].double().cpu()  # nothing where 8 divides n (the piece lies past the row)
+    _close(y, want)
