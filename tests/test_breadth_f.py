@@ -36,6 +36,8 @@ outputs and compared with float64 torch.
 * ``.modspan`` in a kernel where the remainder is known only at launch (a tile the launcher
   sizes, ``max(N % e, 1)`` elements).
 
+* a copy into fresh ``global`` memory inside a kernel (a buffer only that block names).
+
 A mistranslation: an element of a named view with explicit strides (``v = x.view(1, 4 : C, 2)``,
 ``v.at(0, j)``) was read one element apart, not ``2`` (lift/elements.py).
 
@@ -466,3 +468,12 @@ def test_row_tails_of_a_modspan_through_a_buffer_sized_at_launch(schedule: str, 
     start = n // 8 * 8
     want[:, start:] = x[:, start:].double().cpu()  # nothing where 8 divides n (the piece lies past the row)
     _close(y, want)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [40, 32])
+def test_a_copy_into_fresh_global_memory_in_a_kernel(schedule: str, n: int) -> None:
+    x, y = _randn(n), _full(n)
+    _module(schedule).fresh_global(x, y)  # type: ignore[attr-defined]
+    tiles = F.pad(x.double().cpu(), (0, -n % 16)).reshape(-1, 16)
+    _close(y, (tiles.flip(1) + tiles).reshape(-1)[:n])
