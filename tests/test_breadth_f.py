@@ -38,6 +38,8 @@ outputs and compared with float64 torch.
 
 * a copy into fresh ``global`` memory inside a kernel (a buffer only that block names).
 
+* a per-thread ``dma.transp`` of a thread's window into its own local buffer.
+
 A mistranslation: an element of a named view with explicit strides (``v = x.view(1, 4 : C, 2)``,
 ``v.at(0, j)``) was read one element apart, not ``2`` (lift/elements.py).
 
@@ -477,3 +479,12 @@ def test_a_copy_into_fresh_global_memory_in_a_kernel(schedule: str, n: int) -> N
     _module(schedule).fresh_global(x, y)  # type: ignore[attr-defined]
     tiles = F.pad(x.double().cpu(), (0, -n % 16)).reshape(-1, 16)
     _close(y, (tiles.flip(1) + tiles).reshape(-1)[:n])
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [16, 13])
+def test_each_thread_transposes_its_own_window(schedule: str, n: int) -> None:
+    x, y = _randn(n, 3), _full(8, 3, 2)
+    _module(schedule).lane_transp(x, y)  # type: ignore[attr-defined]
+    xd = F.pad(x.double().cpu(), (0, 0, 0, 16 - n))  # rows past the tensor read zero
+    _close(y, xd.reshape(8, 2, 3).transpose(1, 2))
