@@ -201,7 +201,8 @@ def test_modspan_and_chunk_in_a_kernel(schedule: str, rows: int) -> None:
     _close(odd, x[:, 12:])  # 13 % 6 = 1 column from 2 * 6
 
 
-def test_a_modspan_whose_remainder_only_the_launch_knows_is_refused_at_the_view() -> None:
+def test_a_modspan_whose_remainder_only_the_launch_knows_translates() -> None:
+    # a piece of N % 64 elements: a tile the launcher sizes (tests/test_breadth_f.py runs it)
     message = _diagnostics(
         """
 __co__ void tail(global f32 [N] x, global f32 [64] y) {
@@ -211,8 +212,7 @@ __co__ void tail(global f32 [N] x, global f32 [64] y) {
 }
 """
     )
-    assert "e.co:4:21: error: 'tail' is not translated: croq2triton does not translate a '.modspan' whose" in message
-    assert "remainder is known only at launch" in message
+    assert "error" not in message, message
 
 
 # ----------------------------------------------------------------------------- dma.pad with interior padding
@@ -576,7 +576,8 @@ def test_an_index_a_loop_advances_is_masked(schedule: str) -> None:
     _close(out, x.double().sum(1))
 
 
-def test_a_while_loop_whose_condition_differs_between_threads_is_refused() -> None:
+def test_a_while_loop_whose_condition_differs_between_threads_translates() -> None:
+    # each thread leaves the loop when its own condition fails (tests/test_breadth_f.py runs it)
     message = _diagnostics(
         """
 __co__ void lanes(global f32 [R, 8] x, global f32 [R] y) {
@@ -588,4 +589,4 @@ __co__ void lanes(global f32 [R, 8] x, global f32 [R] y) {
 }
 """
     )
-    assert "e.co:5:12: error: 'lanes' is not translated: croq2triton does not translate a while loop whose" in message
+    assert "error" not in message, message

@@ -83,6 +83,7 @@ class DeviceParam:
     ctype: str | None  # the Croqtile element type; None for a template's type (the argument's)
     pointer: bool = False
     template: str | None = None  # the template's type parameter it has (``T``)
+    default: A.Expr | None = None  # ``float t = 0.5f``: its value where a call leaves it out
 
 
 @dataclass
@@ -96,6 +97,8 @@ class DeviceFunction:
     body: A.Expr | None
     refusal: str | None
     span: Span | None = field(default=None, compare=False, repr=False)
+    # ``template <typename T, int S>``: its parameters in order, each with whether it is a type
+    tparams: tuple[tuple[str, bool], ...] = ()
 
     @property
     def shuffles(self) -> bool:
@@ -158,27 +161,38 @@ def _tokens(text: str, base: int) -> list[_Tok]:
 def template_params(host_before: str) -> set[str]:
     """The type parameters of a ``template <typename T, class C>`` that ends the host text before
     a device function (the front end leaves it there)."""
-    m = re.search(r"template\s*<([^<>]*)>\s*$", _strip_comments(host_before))
+    return {name for name, is_type in template_list(host_before) if is_type}
+
+
+def template_list(host_before: str) -> list[tuple[str, bool]]:
+    """The parameters of the ``template <typename T, int S>`` that ends the host text before a
+    device function, in order, each with whether it is a type (``typename`` / ``class``)."""
+    qualifiers = r"(?:(?:__host__|static|inline|__inline__|__forceinline__|constexpr|extern)\s+)*"
+    m = re.search(r"template\s*<([^<>]*)>\s*" + qualifiers + "$", _strip_comments(host_before))
     if m is None:
-        return set()
-    names = set()
+        return []
+    out: list[tuple[str, bool]] = []
     for part in m.group(1).split(","):
         words = part.split("=")[0].split()
-        if len(words) >= 2 and words[0] in ("typename", "class"):
-            names.add(words[-1])
-    return names
+        if len(words) >= 2:
+            out.append((words[-1], words[0] in ("typename", "class")))
+    return out
 
 
 def _strip_comments(text: str) -> str:
     return re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
 
 
-def read_device(text: str, span: Span | None, templates: set[str] | None = None) -> DeviceFunction | None:
+def read_device(
+    text: str, span: Span | None, templates: set[str] | None = None, values: set[str] | None = None
+) -> DeviceFunction | None:
     """The device function of one device-code island (None when it declares something else: a
-    variable, a struct)."""
+    variable, a struct); ``templates`` / ``values``: the names of its template's type and value
+    parameters (a value parameter is a name of its body that a call's template argument gives)."""
     base = span.start if span is not None and span.offsets_known else 0
     smap = span._map if span is not None and span.offsets_known else None  # noqa: SLF001 - the island's own map
     reader = _Reader(text, base, smap, span, templates or set())
+    reader.values = values or set()
     try:
         toks = _tokens(text, base)
     except _Refused:
@@ -194,6 +208,7 @@ class _Reader:
         self.smap = smap
         self.span = span
         self.templates = templates
+        self.values: set[str] = set()  # the template's value parameters (``template <int S>``)
         self.toks: list[_Tok] = []
         self.pos = 0
         self.params: dict[str, DeviceParam] = {}
@@ -278,13 +293,17 @@ class _Reader:
         while True:
             words: list[_Tok] = []
             depth = 0
-            while self.peek().kind != "end" and not (depth == 0 and self.peek().text in (",", ")")):
+            while self.peek().kind != "end" and not (depth == 0 and self.peek().text in (",", ")", "=")):
                 t = self.take()
                 depth += t.text in ("<", "(", "[") and 1 or 0
                 depth -= t.text in (">", ")", "]") and 1 or 0
                 words.append(t)
+            default = None
+            if self.peek().text == "=":  # ``float t = 0.5f``: a default argument
+                self.take()
+                default = self.expr()
             names = [t for t in words if t.kind == "id" and t.text not in QUALIFIERS]
-            if len(names) < 2 or any(t.text in ("[", "=", "(") for t in words):
+            if len(names) < 2 or any(t.text in ("[", "(") for t in words):
                 what = " ".join(t.text for t in words)
                 raise _Refused(f"a parameter '{what}' of a form this translator does not read")
             pointer = any(t.text == "*" for t in words)
@@ -294,7 +313,7 @@ class _Reader:
             except _Refused as e:
                 raise _Refused(f"its parameter '{names[-1].text}' is {e.message}") from None
             template = " ".join(type_words) if ctype is None else None
-            params.append(DeviceParam(names[-1].text, ctype, pointer, template))
+            params.append(DeviceParam(names[-1].text, ctype, pointer, template, default))
             sep = self.take()
             if sep.text == ")":
                 return params
@@ -459,7 +478,7 @@ class _Reader:
                 return self.call(t)
             if self.peek().text == "<" and not self.peek(1).kind == "num" and t.text not in self.params:
                 raise _Refused(f"a template call of '{t.text}'{self.line_of(t)}")
-            if t.text in self.params:
+            if t.text in self.params or t.text in self.values:
                 return A.Name(t.text, span=sp)
             raise _Refused(f"it reads '{t.text}', which is not one of its parameters{self.line_of(t)}")
         if t.kind == "str":

@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Callable
 
 from . import ast as A
-from .device import DeviceFunction, read_device, template_params
+from .device import C_TYPES, CROQ_TYPES, DeviceFunction, read_device, template_list
 
 
 def device_functions(items: list[A.TopItem]) -> dict[str, DeviceFunction]:
@@ -29,8 +29,12 @@ def device_functions(items: list[A.TopItem]) -> dict[str, DeviceFunction]:
         if isinstance(item, A.HostText):
             before = item.text
         elif isinstance(item, A.DeviceCode):
-            df = read_device(item.text, item.span, template_params(before))
+            tparams = template_list(before)
+            types = {n for n, is_type in tparams if is_type}
+            df = read_device(item.text, item.span, types, {n for n, is_type in tparams if not is_type})
             before = ""
+            if df is not None:
+                df.tparams = tuple(tparams)
             if df is not None and (df.name not in out or out[df.name].body is None or df.body is not None):
                 if df.refusal == "it is declared here without a body" and df.name in out:
                     continue
@@ -106,9 +110,46 @@ def _resolve(node: object, devices: dict[str, DeviceFunction], kinds: dict[str, 
 
 
 def _helper(c: A.Call, devices: dict[str, DeviceFunction]) -> DeviceFunction | None:
-    if c.kind not in ("call", "intrinsic") or c.targs:
+    if c.kind not in ("call", "intrinsic"):
         return None
-    return devices.get(c.name.removeprefix("::"))
+    df = devices.get(c.name.removeprefix("::"))
+    if df is None:
+        return None
+    if c.targs:
+        df = _specialized(df, c.targs)
+    missing = df.params[len(c.args) :]
+    if missing and all(p.default is not None for p in missing):  # ``LERP(a, b)`` of ``float t = 0.5f``
+        c.args = [*c.args, *(copy.deepcopy(p.default) for p in missing)]  # type: ignore[misc]
+    return df
+
+
+def _specialized(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction:
+    """``call F<float, 3>(..)`` of ``template <typename T, int S>``: ``df`` with the parameters of
+    type ``T`` of that type and ``S`` in its body that value (a refusal where they do not fit)."""
+    if df.body is None:
+        return df
+    if len(targs) > len(df.tparams):
+        what = f"{len(targs)} template argument(s), its template has {len(df.tparams)} parameter(s)"
+        return dataclasses.replace(df, body=None, refusal=what)
+    types: dict[str, str] = {}
+    values: dict[str, A.Expr] = {}
+    for (name, is_type), arg in zip(df.tparams, targs, strict=False):
+        if is_type:
+            spelled = arg.name if isinstance(arg, A.TypeArg) else arg.name if isinstance(arg, A.Name) else None
+            ctype = C_TYPES.get(spelled or "") or (spelled if spelled in CROQ_TYPES else None)
+            if ctype is None:
+                return dataclasses.replace(df, body=None, refusal=f"its template argument for '{name}' is not a type")
+            types[name] = ctype
+        else:
+            values[name] = arg
+    params = [
+        dataclasses.replace(p, ctype=types[p.template], template=None) if p.template in types else p for p in df.params
+    ]
+    body = _rewrite(
+        copy.deepcopy(df.body),
+        lambda x: copy.deepcopy(values[x.name]) if isinstance(x, A.Name) and x.name in values else None,
+    )
+    return dataclasses.replace(df, params=params, body=body)  # type: ignore[arg-type]
 
 
 def _statement(s: A.CallStmt, devices: dict[str, DeviceFunction], kinds: dict[str, str]) -> A.Stmt:

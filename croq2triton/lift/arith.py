@@ -63,7 +63,7 @@ class Arith:
             return Value(E.Const(float("inf"), "f32"), "f32")
         if isinstance(e, A.BoolLit):
             return Value(E.Const(e.value, "i1"), "bool")
-        if isinstance(e, A.Binary) and e.op != "#":
+        if isinstance(e, A.Binary) and e.op not in ("#", "#+", "#-"):
             return self.binary(e.op, self.expr(e.lhs), self.expr(e.rhs), e)
         if isinstance(e, A.Unary):
             v = self.expr(e.operand)

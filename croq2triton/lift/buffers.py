@@ -28,7 +28,7 @@ from .arith import Value
 from .checks import size_text
 from .collapse import has_roles
 from .host import ir_type
-from .notlifted import NotLifted
+from .notlifted import NotInRegisters, NotLifted
 from .terms import Bounded, IndexTuple, Region, Reshaped, WithName, const_int, unparen
 from .views import ViewAlgebra
 
@@ -234,6 +234,9 @@ class Buffers(ViewAlgebra):
         if isinstance(e, A.Binary) and e.op == "#":
             a, b = self.bounded(e.lhs), self.bounded(e.rhs)
             return Bounded(E.fold(a.value * b.bound + b.value), E.fold(a.bound * b.bound))
+        if isinstance(e, A.Binary) and e.op in ("#+", "#-"):  # ``p #+ 1``: p, among one chunk more (LANGUAGE.md 7.2)
+            a = self.bounded(e.lhs)
+            return Bounded(a.value, E.fold(E.Bin(e.op[1], a.bound, self.int_expr(e.rhs))))
         if isinstance(e, A.Binary) and e.op in ("+", "-") and not isinstance(unparen(e.lhs), A.IntLit):
             a = self.bounded(e.lhs)  # ``k - 1``: another index among the same chunks
             return Bounded(E.fold(E.Bin(e.op, a.value, self.int_expr(e.rhs))), a.bound)
@@ -290,9 +293,8 @@ class Buffers(ViewAlgebra):
                 and d.init is None
                 and d.fill is None
                 and (const_int(self.int_expr(d.dims[0])) or 0) > 0
+                and d.name not in self.scratch_names  # else an array of buffers in scratch memory (below)
             ):
-                if d.name in self.scratch_names:
-                    raise NotLifted("an array of buffers in scratch memory", d)
                 self.scopes[-1][d.name] = Ring(d.name, s.elem, extents, const_int(self.int_expr(d.dims[0])) or 0, d)
                 continue
             if d.init is not None:
@@ -730,7 +732,7 @@ class Buffers(ViewAlgebra):
         for d, (i, v) in enumerate(zip(indices, values, strict=True)):
             axis = self.lane_axis.get(v.name) if isinstance(v, E.Var) else None
             if axis is None or self.lane_extents.get(v.name) != buf.extents[d] or len(v.shape) != lanes:
-                raise NotLifted("a buffer element at a position other than the thread's own", i)
+                raise NotInRegisters("a buffer element at a position other than the thread's own", buf.name, i)
             axes.append(axis)
         if len(set(axes)) != rank:
             raise NotLifted("a buffer element whose indices are not one thread lane each", at)

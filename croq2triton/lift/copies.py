@@ -157,6 +157,8 @@ class Copies:
         dst: Place
         if s.dst_storage:
             storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
+            if storage == "global":  # a fresh buffer only this instance names: the block's, wherever it lives
+                storage = "shared"
             if storage not in STORAGES:
                 raise NotLifted(f"a copy into fresh {storage or 'unknown'} memory", s)
             extents = tuple(self.place_shape(src)[c] for c in perm)

@@ -131,8 +131,8 @@ class Elements:
         values = [self.integer_index(i) for i in indices]
         self.check_access(b.name, [const_int(n) or 0 for n in region.shape], values, indices, every=True)  # type: ignore[attr-defined]
         place = list(region.origin)
-        for c, d in enumerate(region.axes):
-            place[d] = E.fold(place[d] + values[c])
+        for c, d in enumerate(region.axes):  # a view with explicit strides: ``steps`` elements a step
+            place[d] = E.fold(place[d] + region.at(c, values[c]))
         index, terms = self.tensor_index(region, place, at)
         return elem, ptr, index, terms
 
@@ -163,6 +163,12 @@ class Elements:
         if not e.shape or isinstance(e, (E.Var, E.Const)) or (isinstance(e, E.Lift) and isinstance(e.value, E.Var)):
             return e
         return self.named(e, "offs", node)
+
+    def forget(self, names: set[str]) -> None:
+        """The named offsets and masks computed from the variables ``names``: stale once one of
+        them is assigned (a loop's index advanced: ``k := k + 1``), computed again where used."""
+        if names:
+            self.lets = [(v, var) for v, var in self.lets if not {x.name for x in E.free_vars(v)} & names]
 
     def named(self, e: E.Expr, base: str, node: A.Node) -> E.Var:
         for value, var in self.lets:

@@ -45,6 +45,29 @@ class Futures:
     def dma_any(self, s: A.DmaAny) -> None:
         self.scopes[-1][s.result] = AnyFuture()
 
+    def bind_placeholders(self, branches: list[dict[str, Any]]) -> None:
+        """A copy under a condition into a placeholder (``if (k + 1 < n) nxt = dma.copy .. =>
+        shared`` after ``nxt = dma.any``) binds the placeholder (LANGUAGE.md 7.8: a later copy
+        rebinds it), not a name of the branch: after the ``if`` the name is the copy's future.
+        Where the condition is false the buffer holds what the copy's masked load left (zeros),
+        and a placeholder has no contents of its own to keep.  Only one branch may bind it."""
+        seen: dict[str, int] = {}
+        for scope in branches:
+            for name, v in scope.items():
+                if isinstance(v, CopyFuture):
+                    seen[name] = seen.get(name, 0) + 1
+        for scope in branches:
+            for name, v in scope.items():
+                if seen.get(name) == 1 and isinstance(v, CopyFuture) and self.placeholder(name):
+                    self.scopes[-1][name] = v
+
+    def placeholder(self, name: str) -> bool:
+        """Is ``name`` bound to a ``dma.any`` / ``tma.any`` placeholder in scope?"""
+        for sc in reversed(self.scopes):
+            if name in sc:
+                return isinstance(sc[name], AnyFuture)
+        return False
+
     def swap(self, s: A.Swap) -> None:
         buffers = [self.swapped(n, s) for n in s.names]
         if len(buffers) < 2 or len({(b.tile, b.extents, b.var.type) for b in buffers}) != 1:

@@ -44,11 +44,11 @@ from .host import HostScope, ir_type
 from .lanecopies import LaneCopies
 from .loops import Loops
 from .mma import Mmas
-from .notlifted import NotLifted
+from .notlifted import NotInRegisters, NotLifted
 from .parts import Parts
-from .placement import nested_lane_axes, scratch_buffers
+from .placement import nested_lane_axes, scratch_buffers, varying_names
 from .scratch import ScratchBuffers
-from .terms import Bounded, IndexTuple, WithName, unparen
+from .terms import Bounded, IndexTuple, Region, WithName, unparen
 from .threadfrags import thread_frags
 from .tma import TmaCopies
 from .units import Units
@@ -116,6 +116,8 @@ class Lifter(
         self.program_ids: tuple[E.Var, ...] = ()
         self.loop_depth = 0  # loops of the program around the statement being lifted
         self.scratch_names: set[str] = set()  # buffers that live in scratch memory (lift/placement.py)
+        self.also_scratch: set[str] = set()  # buffers a first lifting found no register form for
+        self._varying: set[str] | None = None  # names whose values may differ between threads
         self.accumulator_types: dict[Any, str | None] = {}  # lift/mma.py: the type each accumulator declares
         self.exact: dict[str, tuple[int, int]] = {}  # lanes, counters, program ids: the values each takes
         self.branches = 0  # block-level branches around the statement being lifted
@@ -133,7 +135,7 @@ class Lifter(
         if len(block) + len(lanes) != len(top.levels) or top.levels[: len(block)] != block:
             raise NotLifted("a parallel whose levels are not block then thread", top)
         self.reserve_user_names()
-        self.scratch_names = scratch_buffers(top, levels, const_int)
+        self.scratch_names = scratch_buffers(top, levels, const_int) | self.also_scratch
         # only thread levels: one block (LANGUAGE.md 7.3, the default mapping of one level)
         grid, pids = self.grid(block) if block else ((E.Const(1),), ())
         self.program_ids = pids
@@ -448,7 +450,22 @@ class Lifter(
         if stated.units is not None:  # a role of several units: the merged program runs on them
             self.unit_threads[id(stated.units)] = per_unit
             self.level_of[id(stated.units)] = "thread"
+        self.copied_levels(s, block)
         self.stmt(block)
+
+    def copied_levels(self, original: A.Node, copy: A.Node) -> None:
+        """The levels of the parallels of ``copy`` (the roles' bodies collapsed, copied from
+        ``original``: a thread level inside a role) as the original's (the same source spans)."""
+
+        def key(b: A.PBy) -> tuple[object, ...]:
+            return (b.span.line, b.span.col, b.name, tuple(b.vars or ())) if b.span else (id(b),)
+
+        known = {
+            key(b): self.level_of[id(b)] for b in original.walk() if isinstance(b, A.PBy) and id(b) in self.level_of
+        }
+        for b in copy.walk():
+            if isinstance(b, A.PBy) and id(b) not in self.level_of and key(b) in known:
+                self.level_of[id(b)] = known[key(b)]
 
     def scalar_decl(self, s: A.ScalarDecl) -> None:
         if s.storage is not None:
@@ -505,6 +522,10 @@ class Lifter(
             if a.op != "=":
                 raise NotLifted("a compound assignment to an undeclared name", a)
             self.define(target.name, self.expr(a.value, want=target.name), a)
+            if _bounded_form(a.value) and self.assigned_once(target.name):
+                # ``tile = k # p``, ``u = t #+ 1``: a bounded index under a name (``#tile``, ``chunkat(tile)``)
+                value = self.scopes[-1][target.name]
+                self.scopes[-1][target.name] = Bounded(value.expr, self.index_bound(a.value).bound)
             return
         value = self.expr(a.value)
         if a.op != "=":
@@ -522,6 +543,7 @@ class Lifter(
             else:
                 new = E.Bin("+", new, E.Full(var.shape, 0, new.dtype))
         self.emit(N.Assign(var, new) if var.shape == old.expr.shape else N.Let(var, new), a)
+        self.forget({var.name})
         self.bind_local(target.name, Value(var, old.ctype))
 
     def named_view(self, e: A.Expr) -> Any:
@@ -541,6 +563,8 @@ class Lifter(
                 self.lane_views = False
             if isinstance(p, BufferView) and p.buffer.home is not None and p.buffer.home.lane is None:
                 return p
+            if isinstance(p, Region) and p.steps is None and p.reshaped is None:
+                return p  # a window of a tensor each thread places (``w = x.view(2, 2).from(c * 2)``): read by element
             raise
 
     def names_a_view(self, e: A.Expr) -> bool:
@@ -551,6 +575,22 @@ class Lifter(
         if isinstance(e, A.Name):  # a tensor, a buffer, a future or a named view
             return e.name in self.host.tensors or not isinstance(self.binding(e.name), (Value, Bounded, type(None)))
         return False
+
+    def varying(self) -> set[str]:
+        """The names whose values may differ between the threads of a block (lift/placement.py)."""
+        if self._varying is None:
+            self._varying = varying_names(self.top, self.level_of, const_int)
+        return self._varying
+
+    def assigned_once(self, name: str) -> bool:
+        """Is ``name`` assigned (or incremented) at one place only in the kernel?"""
+        count = 0
+        for n in self.top.walk():
+            if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.Name) and unparen(n.target).name == name:  # type: ignore[attr-defined]
+                count += 1
+            elif isinstance(n, A.IncDec) and n.target == name:
+                count += 2
+        return count == 1
 
     def lookup_local(self, name: str) -> Value | None:
         v = self.binding(name)
@@ -575,15 +615,20 @@ class Lifter(
             cond = var
         self.pred.append(cond)
         self.scopes.append({})
-        self.stmt(s.then)
-        self.scopes.pop()
+        self.branch_body(s.then)
+        bound = [self.scopes.pop()]
         self.pred.pop()
         if s.other is not None:
             self.pred.append(E.fold(E.Un("!", cond)))
             self.scopes.append({})
-            self.stmt(s.other)
-            self.scopes.pop()
+            self.branch_body(s.other)
+            bound.append(self.scopes.pop())
             self.pred.pop()
+        self.bind_placeholders(bound)
+
+    def branch_body(self, s: A.Stmt) -> None:
+        """A branch of an ``if`` in the scope the caller opened for it (its braces open no other)."""
+        self.stmts(s.stmts) if isinstance(s, A.Block) else self.stmt(s)
 
     def branch(self, cond: E.Expr, s: A.If) -> None:
         """A block-level condition around whole-tile work (MMAs, ``apply``, fragment operations):
@@ -627,6 +672,9 @@ class Lifter(
             return self.load(e, want)
         if isinstance(e, A.Binary) and e.op == "#":
             return self.compose(e)
+        if isinstance(e, A.Binary) and e.op in ("#+", "#-"):  # the value of the left side, its bound changed
+            self.int_expr(e.rhs)
+            return Value(self.index_bound(e).value, "int")
         if isinstance(e, A.Call) and e.kind == "atomic":
             return self.atomic(e)
         if isinstance(e, A.SizeOf) and e.expr is not None:  # ``|x.span|``: the number of elements
@@ -694,16 +742,29 @@ class Lifter(
     def compose(self, e: A.Binary) -> Value:
         """``a # b`` = ``a * #b + b`` (LANGUAGE.md 7.2)."""
         self.declared(e)
-        rhs = e.rhs
-        while isinstance(rhs, A.Paren):
-            rhs = rhs.expr
-        if not isinstance(rhs, A.Name):
-            raise NotLifted("'#' of an expression", e)
-        b = self.lookup(rhs.name, rhs)
-        if not isinstance(b, Bounded):
-            raise NotLifted("'#' of something that is not a parallel index", e)
+        b = self.index_bound(e.rhs)
         a = self.expr(e.lhs)
         return Value(E.fold(E.Bin("+", E.Bin("*", a.expr, b.bound), b.value)), "int")
+
+    def index_bound(self, e: A.Expr) -> Bounded:
+        """The value and bound of a bounded index (LANGUAGE.md 7.2): a parallel or loop index, a
+        name bound to one, ``a # b``, ``a #+ c``, ``a #- c``."""
+        e = unparen(e)
+        if isinstance(e, A.Binary) and e.op == "#":
+            a, b = self.index_bound(e.lhs), self.index_bound(e.rhs)
+            return Bounded(
+                E.fold(E.Bin("+", E.Bin("*", a.value, b.bound), b.value)), E.fold(E.Bin("*", a.bound, b.bound))
+            )
+        if isinstance(e, A.Binary) and e.op in ("#+", "#-"):
+            a = self.index_bound(e.lhs)
+            return Bounded(a.value, E.fold(E.Bin(e.op[1], a.bound, self.int_expr(e.rhs))))
+        if isinstance(e, A.Name):
+            b = self.lookup(e.name, e)
+            if isinstance(b, Bounded):
+                return b
+            if isinstance(b, WithName):  # named by 'with', no 'foreach' over it: 0 (LANGUAGE.md 7.4)
+                return Bounded(E.Const(0), b.extent)
+        raise NotLifted("'#' of something that is not a bounded index", e)
 
     def host_expr(self, e: A.Expr) -> E.Expr:
         """A grid bound as the launcher computes it (sizes and scalar parameters, literals, cdiv)."""
@@ -752,6 +813,12 @@ STATEMENTS = {
 TILE_WORK = (A.Apply, A.MmaOp, A.MmaFill, A.MmaStore, A.FragOp)
 
 
+def _bounded_form(e: A.Expr) -> bool:
+    """Is ``e`` an index whose bound the language defines (``a # b``, ``a #+ c``, ``a #- c``)?"""
+    e = unparen(e)
+    return isinstance(e, A.Binary) and e.op in ("#", "#+", "#-")
+
+
 def _tile_work(s: A.If) -> bool:
     """Does a branch hold whole-tile work (see :meth:`Lifter.branch`)?"""
     return any(isinstance(n, TILE_WORK) for n in s.walk())
@@ -779,14 +846,14 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
     opts = options or Options()
     top = loop_exits(top) or top  # ``break`` / ``continue`` as flags (lift/exits.py)
     try:
-        return Lifter(top, name, host, src_name, opts).lift()
+        return _lift(top, name, host, src_name, opts)
     except NotLifted as first:
         if str(first).startswith("a fragment operation in more than one unit or thread"):
             rewritten = thread_frags(top)
             if rewritten is None:
                 raise
             try:
-                return Lifter(rewritten, name, host, src_name, opts).lift()
+                return _lift(rewritten, name, host, src_name, opts)
             except NotLifted:
                 raise first from None
         try:
@@ -798,12 +865,31 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
         if unrolled is None:
             raise
         new_top, fixed = unrolled
-        lifter = Lifter(new_top, name, host, src_name, opts)
-        lifter.scopes[0].update(fixed)
         try:
-            return lifter.lift()
+            return _lift(new_top, name, host, src_name, opts, fixed)
         except NotLifted:
             raise first from None
+
+
+def _lift(
+    top: A.Parallel, name: str, host: HostScope, src_name: str, opts: Options, fixed: dict[str, Any] | None = None
+) -> Lifted:
+    """``top`` lifted; where a buffer the placement pass kept in registers turns out to be read or
+    written at other than each thread's own element (its extents known only while lifting: a copy
+    of a chunk of run-time extent read under a thread level of its own extent), lifted again with
+    that buffer in scratch memory."""
+    also: set[str] = set()
+    while True:
+        lifter = Lifter(top, name, host, src_name, opts)
+        lifter.also_scratch = set(also)
+        if fixed:
+            lifter.scopes[0].update(fixed)
+        try:
+            return lifter.lift()
+        except NotInRegisters as e:
+            if e.buffer in also or e.buffer in lifter.scratch_names:
+                raise
+            also.add(e.buffer)
 
 
 def level_tuples(levels: list[A.PBy]) -> dict[str, IndexTuple]:

@@ -50,6 +50,7 @@ class LaneCopies:
     fresh: Any
     emit: Any
     pad_borders: Any
+    permutation: Any
 
     def per_thread_copy(self, s: A.DmaStmt) -> bool:
         """Is ``s`` a copy whose source or destination view depends on the thread?"""
@@ -68,8 +69,12 @@ class LaneCopies:
     def lane_copy(self, s: A.DmaStmt) -> None:
         """A copy of per-thread views: into each thread's own fresh local buffer, or out of it (a
         ``dma.pad`` of a thread's window into its own fresh buffer too)."""
-        if s.op not in ("copy", "pad") or any(a.name not in NEUTRAL_ATTRS for a in s.attrs) or s.engine != "dma":
-            raise NotLifted("a per-thread copy other than a plain dma.copy or dma.pad", s)
+        if (
+            s.op not in ("copy", "pad", "transp")
+            or any(a.name not in NEUTRAL_ATTRS for a in s.attrs)
+            or s.engine != "dma"
+        ):
+            raise NotLifted("a per-thread copy other than a plain dma.copy, dma.transp or dma.pad", s)
         self.lane_views = True
         try:
             src = self.place(s.src)
@@ -81,6 +86,9 @@ class LaneCopies:
         pad = self.pad_borders(s, src) if s.op == "pad" else None
         if pad is not None and not (s.dst_storage and isinstance(src, Region)):
             raise NotLifted("a per-thread dma.pad other than of a thread's window into its own fresh buffer", s)
+        perm = self.permutation(s, src)  # destination dimension k is the source's perm[k]
+        if s.op == "transp" and not (s.dst_storage and isinstance(src, Region)):
+            raise NotLifted("a per-thread dma.transp other than of a thread's window into its own fresh buffer", s)
         if s.dst_storage and isinstance(src, BufferView) and not src.whole:  # a thread's part of a shared buffer
             storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
             extents = tuple(const_int(n) for n in src.shape)
@@ -110,11 +118,12 @@ class LaneCopies:
                 raise NotLifted("a per-thread copy of run-time extent or into this memory", s)
             if pad is not None:
                 extents = tuple(padded_extent(n, c, pad) for c, n in enumerate(extents))
+            extents = tuple(extents[c] for c in perm)
             elem = self.host.tensors[src.tensor].elem
             buf = self.give_home(self.new_buffer(s.result or "buf", elem, extents, 0, s), storage, s)
             if buf.home is None or buf.home.lane is None:
                 raise NotLifted("a per-thread copy into a buffer the threads share", s)
-            self.lane_move(src, buf, True, s, pad)
+            self.lane_move(src, buf, True, s, pad, perm)
             if s.result:
                 self.scopes[-1][s.result] = CopyFuture(self.whole_buffer(buf))
             return
@@ -130,10 +139,19 @@ class LaneCopies:
             return
         raise NotLifted("a per-thread copy of this form (a thread's window into or out of its own buffer)", s)
 
-    def lane_move(self, window: Region, buf: TileBuffer, into: bool, node: A.DmaStmt, pad: Pad | None = None) -> None:
+    def lane_move(
+        self,
+        window: Region,
+        buf: TileBuffer,
+        into: bool,
+        node: A.DmaStmt,
+        pad: Pad | None = None,
+        perm: tuple[int, ...] | None = None,
+    ) -> None:
         """Every lane's ``window`` of the tensor into (``into``) or out of its copy of ``buf``; with
         ``pad`` (``dma.pad`` into the buffer) the window's elements land among the borders and the
-        interior padding, which read the pad value."""
+        interior padding, which read the pad value; with ``perm`` (``dma.transp``) the buffer's
+        dimension k is the window's ``perm[k]``."""
         assert self.lanes is not None and buf.home is not None and buf.home.lane is not None
         parent = window.reshaped.parent if window.reshaped is not None else None
         while parent is not None:  # a span_as view: its tensor's index is the lifted one's, re-split
@@ -153,8 +171,9 @@ class LaneCopies:
         )
         window = dataclasses.replace(window, limits=limits)
         holds: list[E.Expr] = []  # a padded copy: the positions that hold an element of the window
+        order = perm or tuple(range(len(window.axes)))
         for r, d in enumerate(window.axes):
-            at: E.Expr = coords[r]
+            at: E.Expr = coords[order.index(r)]  # the buffer's axis that runs along the window's r
             if pad is not None:
                 at, terms = padded_at(E.fold(E.Bin("-", at, E.Const(pad[0][r]))), r, pad, window.shape[r])
                 holds += terms

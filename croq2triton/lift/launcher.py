@@ -147,6 +147,8 @@ class LauncherLifting(HostFlow, HostCopies):
             items = v.dims if isinstance(v, Shape) else v.items if isinstance(v, ITuple) else None
             if items is not None and all(isinstance(d, E.Expr) and E.is_int(d.dtype) for d in items):
                 scope.shape_values[croq] = tuple(items)
+                if isinstance(v, ITuple):  # ``o = {M / 2, N - 4}``: its parts, as the kernel reads them
+                    scope.ituples.add(croq)
         return scope
 
     def type_of(self, v: E.Var) -> str:
@@ -420,7 +422,13 @@ class LauncherLifting(HostFlow, HostCopies):
             return
         v = self.value(s.value)
         if isinstance(v, Tensor):
-            self.body.append(H.Return(H.TensorRef(v.host), line=line_of(s)))
+            host = v.host
+            value = s.value.expr if isinstance(s.value, A.Paren) else s.value
+            if isinstance(value, A.Name) and value.name in {p.name for p in self.fn.params}:
+                self.uid += 1  # ``return x`` of a parameter returns a copy of it (LANGUAGE.md 8)
+                host = f"_{safe(value.name)}_copy{self.uid}"
+                self.body.append(H.HostCopy(host, None, v.host, v.name, line=line_of(s)))
+            self.body.append(H.Return(H.TensorRef(host), line=line_of(s)))
             self.returns = "tensor"
         elif isinstance(v, E.Expr):
             self.body.append(H.Return(v, line=line_of(s)))

@@ -57,10 +57,15 @@ class Loops:
     binding: Any
     place: Any
     size: Any
+    args: Any
+    fresh: Any
     host: Any
     int_expr: Any
     name_value: Any
     exact: dict[str, tuple[int, int]]
+    pred: list[E.Expr]
+    forget: Any
+    varying: Any
     warnings: list[Diagnostic]
 
     def with_stmt(self, s: A.With) -> None:
@@ -117,8 +122,9 @@ class Loops:
             if isinstance(named, ShapeName):
                 out.extend(named.extents)
                 continue
-            if isinstance(x, A.Name) and named is None and x.name in self.host.shapes:
-                out.extend(self.size(n) for n in self.host.shapes[x.name])
+            host = self.host_shape(x.name) if isinstance(x, A.Name) and named is None else None
+            if host is not None:  # a shape the launcher computes (``tile : [M / 4, N]``)
+                out.extend(host)
                 continue
             v = self.expr(x)
             if v.expr.shape or v.ctype not in ("int", "s32", "s64", "u32", "u64"):
@@ -141,6 +147,28 @@ class Loops:
                 out.append(self.int_expr(x))
         return out
 
+    def host_shape(self, name: str) -> list[E.Expr] | None:
+        """The extents of a shape the launcher computes (None: no such shape), as the kernel reads
+        them: a size or a constant itself, an expression of them (``tile : [M / 4, N]``) an argument
+        the launcher computes."""
+        if name in self.host.shapes:
+            return [self.size(n) for n in self.host.shapes[name]]
+        items = self.host.shape_values.get(name)
+        if items is None:
+            return None
+        out: list[E.Expr] = []
+        for k, item in enumerate(items):
+            item = E.fold(item)
+            if isinstance(item, E.Const):
+                out.append(item)
+                continue
+            known = next((a for a in self.args.values() if isinstance(a, N.Scalar) and E.same(a.host, item)), None)
+            arg = known.name if known is not None else self.fresh(f"{name}_{k}")
+            if known is None:
+                self.args[arg] = N.Scalar(arg, "i32", item)
+            out.append(E.Var(arg, "i32"))
+        return out
+
     def is_shape(self, x: A.Expr) -> bool:
         """Does ``x`` denote a shape (of several extents, or a span) rather than one integer?"""
         x = unparen(x)
@@ -148,7 +176,7 @@ class Loops:
             return True
         if isinstance(x, A.Name):
             return isinstance(self.binding(x.name), ShapeName) or (
-                self.binding(x.name) is None and x.name in self.host.shapes
+                self.binding(x.name) is None and (x.name in self.host.shapes or x.name in self.host.shape_values)
             )
         if isinstance(x, A.Index):  # ``s[(0) / 2, (1)]``: a shape derived from a shape
             return self.is_shape(x.base)
@@ -218,6 +246,8 @@ class Loops:
             return self.index_args(e.items)
         if isinstance(e, A.Name) and isinstance(self.binding(e.name), IndexTuple):
             return self.index_args([e])
+        if isinstance(e, A.Name) and self.binding(e.name) is None and e.name in self.host.ituples:
+            return self.index_args([e])  # an index tuple the launcher computes
         if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
             a, b = self.tuple_items(e.lhs), self.tuple_items(e.rhs)
             if a is None and b is None:
@@ -238,11 +268,15 @@ class Loops:
             if isinstance(x, A.ItupleLit):  # ``x.at({i, j})``: its items (LANGUAGE.md 7.5)
                 out.extend(self.index_args(list(x.items)))
                 continue
+            spelled = self.tuple_items(x) if isinstance(x, A.Binary) else None
+            if spelled is not None:  # ``x.at(o + {1, 1})``: part by part (LANGUAGE.md 7.1)
+                out.extend(spelled)
+                continue
             t = self.binding(x.name) if isinstance(x, A.Name) else None
             if isinstance(t, IndexTuple):
                 out.extend(A.Name(p, span=x.span) for p in t.parts)
             elif isinstance(x, A.Name) and t is None and x.name in self.host.ituples:  # the host's (``with idx``)
-                rank = len(self.host.shapes[x.name])
+                rank = len(self.host.shapes.get(x.name) or self.host.shape_values[x.name])
                 out.extend(A.GetIth(x, A.IntLit(k, str(k), span=x.span), span=x.span) for k in range(rank))
             else:
                 out.append(a)
@@ -257,10 +291,9 @@ class Loops:
             if k == 0:
                 return self.name_value(A.Name(name, span=e.span))
             return Value(E.fold(E.Bin("+", t.bound if isinstance(t, Bounded) else t.extent, E.Const(k))), "int")
-        shape = self.host.shapes.get(name) if t is None else None
-        x = shape[k] if shape is not None and k is not None and -len(shape) <= k < len(shape) else None
-        if x is not None and (isinstance(x, int) or x.isidentifier()):
-            return Value(self.size(x), "int")  # an extent of a shape the launcher names (``sh : [a, 2]``)
+        shape = self.host_shape(name) if t is None else None
+        if shape is not None and k is not None and -len(shape) <= k < len(shape):
+            return Value(shape[k], "int")  # an extent of a shape the launcher names (``sh : [a, 2]``, ``[M / 4, 2]``)
         if not isinstance(t, IndexTuple):
             raise NotLifted(f"'{name}(k)' of something that is not an index tuple", e)
         if k is None or not -len(t.parts) <= k < len(t.parts):
@@ -369,6 +402,7 @@ class Loops:
             self.exact[var.name] = (lo, hi - 1)
         before = self.values()
         outer, saved_lets = self.body, list(self.lets)
+        self.forget(self.assigned_vars(assigned))
         self.body = []
         self.scopes.append({c.name: Bounded(var, c.extent)} if c.name != "_" else {})
         self.loop_depth += 1
@@ -387,14 +421,19 @@ class Loops:
             self.tile_value(b, s)
         # (a thread's values keep their shape: one that comes to differ between threads inside the
         # loop is refused where the loop re-binds it, as the condition would be)
+        if self.own_counters(s):
+            self.lanes_while(s)
+            return
         self.loosen(assigned_names(s.body))
         cond = self.truth(self.expr(s.cond))
         if cond.shape:
-            raise NotLifted("a while loop whose condition differs between threads", s.cond)
+            self.lanes_while(s)
+            return
         flag = E.Var(self.fresh("go"), "i1")
         self.emit(N.Let(flag, cond), s)
         before = self.values()
         outer, saved_lets = self.body, list(self.lets)
+        self.forget(self.assigned_vars(assigned_names(s.body)))
         self.body = []
         self.scopes.append({})
         self.loop_depth += 1
@@ -407,6 +446,59 @@ class Loops:
         self.emit(N.Assign(flag, again), s)
         inner, self.body, self.lets = self.body, outer, saved_lets
         carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", s)
+        self.emit(N.While(flag, inner, tuple(carried)), s)
+
+    def assigned_vars(self, names: set[str]) -> set[str]:
+        """The variables of the values in scope under ``names``."""
+        return {
+            v.expr.name
+            for sc in self.scopes
+            for n, v in sc.items()
+            if n in names and isinstance(v, Value) and isinstance(v.expr, E.Var)
+        }
+
+    def own_counters(self, s: A.While) -> bool:
+        """Does the condition of ``s`` read a thread's own value that the loop changes and that may
+        differ between threads (``while (lo < hi)`` of a binary search in each thread, not ``while (h
+        > 0)`` of a tree's halving steps): a condition that may come to differ between them."""
+        if self.lanes is None or all(n == 1 for n in self.lanes[1]):
+            return False
+        read = {n.name for n in s.cond.walk() if isinstance(n, A.Name)} & assigned_names(s.body)
+        own = {name for sc in self.scopes[self.lanes[0] :] for name, v in sc.items() if isinstance(v, Value)}
+        return bool(read & own & self.varying())
+
+    def lanes_while(self, s: A.While) -> None:
+        """``while (c) body`` on a condition that differs between threads: each thread runs the body
+        while its condition holds and leaves the loop for good when it first fails (SIMT); the
+        program loops while any thread is still in it, the body's work masked to those that are
+        (its assignments and accesses under the condition, as in an ``if``)."""
+        assigned = assigned_names(s.body)
+        self.per_thread(s, assigned)  # the values the loop changes: one per thread from the start
+        self.loosen(assigned)
+        cond = self.truth(self.expr(s.cond))
+        if self.pred:  # the threads the enclosing conditions leave out do not run the loop
+            cond = E.fold(E.Bin("&", E.conj(self.pred), cond))
+        shape = tuple(self.lanes[1]) if self.lanes is not None else cond.shape
+        active = E.Var(self.fresh("active"), "i1", dims=shape)
+        self.emit(N.Let(active, E.fold(E.Bin("|", cond, E.Full(shape, False, "i1")))), s)
+        flag = E.Var(self.fresh("go"), "i1")
+        self.emit(N.Let(flag, _any(active)), s)
+        before = self.values()
+        outer, saved_lets = self.body, list(self.lets)
+        self.forget(self.assigned_vars(assigned) | {active.name})
+        self.body = []
+        self.scopes.append({})
+        self.loop_depth += 1
+        self.pred.append(active)
+        self.stmt(s.body)
+        self.pred.pop()
+        self.scopes.pop()  # the condition reads the names around the loop
+        again = self.truth(self.expr(s.cond))
+        self.loop_depth -= 1
+        self.emit(N.Assign(active, E.fold(E.Bin("&", active, again))), s)
+        self.emit(N.Assign(flag, _any(active)), s)
+        inner, self.body, self.lets = self.body, outer, saved_lets
+        carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", s) + [active]
         self.emit(N.While(flag, inner, tuple(carried)), s)
 
     def loop_bound(self, x: E.Expr, assigned: set[str], node: A.Node) -> E.Expr:
@@ -506,3 +598,11 @@ def assigned_names(body: A.Stmt) -> set[str]:
         elif isinstance(n, A.IncDec):
             out.add(n.target)
     return out
+
+
+def _any(mask: E.Expr) -> E.Expr:
+    """Does ``mask`` (one flag per thread) hold anywhere: the largest of its values, axis by axis."""
+    value: E.Expr = E.Cast(mask, "i32")
+    for _ in mask.shape:
+        value = E.Reduce("max", value, 0)
+    return E.Bin("!=", value, E.Const(0))

@@ -34,6 +34,7 @@ from ..frontend.printer import Printer
 from ..options import Options
 from ..sema.consteval import const_int as ast_int
 from ..sema.levels import UNIT_THREADS
+from ..sema.tiling import source_text
 from ..sema.tma_rules import swizzle_bytes
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -163,6 +164,7 @@ class Mmas:
         if isinstance(acc, TileBuffer):
             if len(acc.sizes) != len(sizes) or not all(E.same(E.fold(a), b) for a, b in zip(acc.sizes, sizes)):
                 raise NotLifted("an MMA whose product does not have its accumulator's shape", node)
+            self.tile_value(acc, node)  # ``frag f32 [64, 32] acc {0.5f}``: its fill, where nothing wrote it yet
             return acc
         declared = acc.elem or elem  # kept in f32 (s32): what its elements read and the MMAs add
         kept = "s32" if compute_type(declared) == "i32" else "f32"
@@ -486,6 +488,8 @@ class Mmas:
                 return
             self.set_tile(dst.buffer, E.fold(E.Cast(value, dst.buffer.var.type)), s)
             return
+        if s.variant != "mask":
+            self.store_fits(s, extents, dst.shape)
         elem = self.host.tensors[dst.tensor].elem
         if ir_type(elem) == acc.var.type and not transp:  # stored as it is kept
             out = acc
@@ -499,6 +503,25 @@ class Mmas:
             limits = [self.int_expr(x) for x in s.extra] + [E.Const(extents[1])] * (2 - len(s.extra))
             src = BufferView(out, src.offsets, tuple(limits), src.keep)
         self.empty(src, dst, s, (0, 1), only_src=s.variant == "mask")
+
+    def store_fits(self, s: A.MmaStore, extents: tuple[int, ...], window: tuple[E.Expr, ...]) -> None:
+        """An accumulator larger than the window it is stored into (each extent known when
+        translating) is the user's error, as a copy's source larger than its destination is
+        (lift/checks.py); a window of run-time extent is the tail of the store."""
+        if len(window) != len(extents):
+            return
+        for d, (a, b) in enumerate(zip(extents, window, strict=True)):
+            n = const_int(b)
+            if n is not None and a > n:
+                acc = source_text(s.acc)
+                shown = ", ".join(str(x) for x in extents)
+                raise CroqSemanticError(
+                    f"mma.store{'.transp' if s.variant == 'transp' else ''} of '{acc}' [{shown}] into"
+                    f" '{source_text(s.dst)}' [{', '.join(str(const_int(x)) for x in window)}]: the accumulator"
+                    f" is larger along dimension {d} ({a} > {n})",
+                    s.span,
+                    "store into a window of the accumulator's shape (a smaller one with 'mma.store.mask')",
+                )
 
     def store_part(self, dst: BufferView, value: E.Expr, extents: tuple[int, ...], s: A.MmaStore) -> None:
         """The accumulator's tile stored into a part of a buffer in scratch memory (a unit's rows of

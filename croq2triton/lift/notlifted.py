@@ -34,3 +34,13 @@ class NotLifted(Exception):
         if len(text) > LONGEST:
             text = text[: LONGEST - 3].rstrip() + "..."
         return f"{reason}: '{text}'"
+
+
+class NotInRegisters(NotLifted):
+    """A buffer's element access that its register tile does not express, found while lifting
+    (the placement pass, lift/placement.py, decides from the source and cannot always know a
+    buffer's extents): the kernel is lifted again with ``buffer`` in scratch memory."""
+
+    def __init__(self, reason: str, buffer: str, node: A.Node | None = None) -> None:
+        super().__init__(reason, node)
+        self.buffer = buffer

@@ -217,6 +217,14 @@ class _Placement:
         return varying
 
 
+def varying_names(top: A.Parallel, level_of: dict[int, str], extent: Extent) -> set[str]:
+    """The names of ``top`` whose values may differ between the threads of a block (see
+    ``_Placement.varying``)."""
+    p = _Placement(top, level_of, extent)
+    p.run()
+    return p.varying()
+
+
 def nested_lane_axes(body: list[A.Stmt], level_of: dict[int, str]) -> int:
     """How many lane axes the thread levels nested inside ``body`` add, at most (a warp's
     ``parallel t by 32`` inside ``parallel w by 4 : group``; warp roles collapse and add none)."""

@@ -114,9 +114,11 @@ class ViewAlgebra:
         extents = [parent[d] if x is None else x for d, x in enumerate(items)]
         shape: list[E.Expr] = []
         for p, e in zip(parent, extents, strict=True):
-            rest = _const(E.fold(E.Bin("%", p, e)))
-            if rest is None:
-                raise NotLifted("a '.modspan' whose remainder is known only at launch", op)
+            remainder = E.fold(E.Bin("%", p, e))
+            rest = _const(remainder)
+            if rest is None:  # known at launch: a tile whose extent the launcher fixes (1 where e divides P)
+                shape.append(E.fold(E.Bin("max", remainder, E.Const(1))))
+                continue
             shape.append(E.Const(rest if rest else 1))
         if op.at is not None:
             at = self.at_args(self.index_args(op.at), op)

@@ -8,8 +8,8 @@ statement of the function that binds it, and leave functions that move futures t
 
 * ``wait f`` where every binding of ``f`` is a synchronous ``dma`` / ``tma`` copy: an error at the
   ``wait``;
-* ``f = dma.copy.async ..`` whose name no ``wait``, ``trigger .. after``, ``.. after f`` or other
-  statement ever reads: an error at the copy.
+* ``f = dma.copy.async ..`` whose name no ``wait``, ``trigger .. after`` or ``.. after f`` names (a
+  read of ``f.data`` is no wait): an error at the copy.
 """
 
 from __future__ import annotations
@@ -66,11 +66,14 @@ def future_errors(fn: A.CoFunction) -> list[Diagnostic]:
 
 
 def _names_read(fn: A.CoFunction, nodes: list[A.Node]) -> set[str]:
-    """The names any statement reads (futures a ``wait``, ``trigger .. after`` or ``after`` names)."""
+    """The futures something waits for: a ``wait``, a ``trigger .. after`` or an ``.. after f``
+    names them (reading ``f.data`` or ``f.span`` does not wait for the copy)."""
     out: set[str] = set()
     for n in nodes:
-        if isinstance(n, A.Name):
-            out.add(n.name)
+        waited: list[A.Expr] = (
+            list(n.items) if isinstance(n, A.Wait) else list(n.after) if isinstance(n, A.Trigger) else []
+        )
+        out.update(x.name for w in waited for x in w.walk() if isinstance(x, A.Name))
         after = getattr(n, "after", None)
         if isinstance(after, str):
             out.add(after)

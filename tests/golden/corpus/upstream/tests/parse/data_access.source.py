@@ -95,7 +95,8 @@ def foo(a, *, _launch=None):
     _rt.fixed_dim(_F, "a", a, 1, 8)
     _launch(foo_k0, (1,), [a, a.stride(0), a.stride(1)], dict(num_warps=1))  # data_access.co:28
     _rt.copy_back(a_caller, a)
-    return a  # data_access.co:35
+    _a_copy1 = _rt.host_copy(_F, None, None, "a", a, None, 35)  # data_access.co:35
+    return _a_copy1
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
