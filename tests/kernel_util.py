@@ -86,3 +86,14 @@ def kernel_code(source: str, name: str) -> str:
     start = source.index(f"def {name}(")
     end = source.find("\n@", start)
     return canonical(source[start : end if end > 0 else None])
+
+
+def recording_launch() -> tuple[list[str], Any]:
+    """A ``_launch`` for a generated launcher that runs each kernel and records its name: (names, launch)."""
+    ran: list[str] = []
+
+    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
+        ran.append(getattr(kernel, "__name__", str(kernel)))
+        rt.launch(kernel, grid, args, kwargs)
+
+    return ran, launch

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import DEVICE, kernel_code, load_once, poisoned
+from kernel_util import DEVICE, kernel_code, load_once, poisoned, recording_launch
 
 from croq2triton.api import translate_full
-from croq2triton.runtime import launch as rt
 
 PROGRAM = Path(__file__).parent / "programs" / "argfold.co"
 FUNCS = ("row_argmax", "row_argmin_ids_f16", "row_argmax_last")
@@ -43,11 +42,7 @@ def _first(x: torch.Tensor, largest: bool) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
-    ran: list[str] = []
-
-    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
-        ran.append(getattr(kernel, "__name__", str(kernel)))
-        rt.launch(kernel, grid, args, kwargs)
+    ran, launch = recording_launch()
 
     seed = m * 13 + n
     out = poisoned(m, dtype=torch.int32)

@@ -9,19 +9,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import DEVICE, load_once, poisoned
-
-from croq2triton.runtime import launch as rt
+from kernel_util import DEVICE, load_once, poisoned, recording_launch
 
 PROGRAM = Path(__file__).parent / "programs" / "column_folds.co"
 
 
 def _check(mod: object, m: int, n: int) -> list[str]:
-    ran: list[str] = []
-
-    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
-        ran.append(getattr(kernel, "__name__", str(kernel)))
-        rt.launch(kernel, grid, args, kwargs)
+    ran, launch = recording_launch()
 
     g = torch.Generator().manual_seed(m * 5 + n)
     x = torch.randint(-9, 9, (m, n), generator=g).float().to(DEVICE)  # ties for the argmax

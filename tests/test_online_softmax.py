@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import DEVICE, kernel_code, load_once, poisoned, randn
+from kernel_util import DEVICE, kernel_code, load_once, poisoned, randn, recording_launch
 
 from croq2triton.api import translate_full
-from croq2triton.runtime import launch as rt
 
 PROGRAM = Path(__file__).parent / "programs" / "online_softmax.co"
 FUNCS = ("softmax_online", "weighted_lse_f16", "lse_branchy", "late_scale")
@@ -21,11 +20,7 @@ FUNCS = ("softmax_online", "weighted_lse_f16", "lse_branchy", "late_scale")
 
 def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
     """``fn`` at ``m`` x ``n`` against float64 torch; the kernels it launched."""
-    ran: list[str] = []
-
-    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
-        ran.append(getattr(kernel, "__name__", str(kernel)))
-        rt.launch(kernel, grid, args, kwargs)
+    ran, launch = recording_launch()
 
     seed = m * 17 + n
     x = randn(m, n, dtype=torch.float16 if fn == "weighted_lse_f16" else torch.float32, seed=seed) * 3

@@ -9,21 +9,16 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import kernel_code, load_once, poisoned, randn
+from kernel_util import kernel_code, load_once, poisoned, randn, recording_launch
 
 from croq2triton.api import translate_full
-from croq2triton.runtime import launch as rt
 
 PROGRAM = Path(__file__).parent / "programs" / "scans.co"
 FUNCS = ("row_cumsum", "running_mean_f16", "positive_ranks", "row_cumsum_exclusive")
 
 
 def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
-    ran: list[str] = []
-
-    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
-        ran.append(getattr(kernel, "__name__", str(kernel)))
-        rt.launch(kernel, grid, args, kwargs)
+    ran, launch = recording_launch()
 
     seed = m * 7 + n
     if fn == "positive_ranks":

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import DEVICE, kernel_code, load_once, poisoned, randn
+from kernel_util import DEVICE, kernel_code, load_once, poisoned, randn, recording_launch
 
 from croq2triton.api import translate_full
 from croq2triton.runtime import launch as rt
@@ -23,11 +23,7 @@ def _module(schedule: str) -> object:
 
 def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
     """``fn`` at ``m`` x ``n`` checked against float64 torch; the kernels it launched."""
-    ran: list[str] = []
-
-    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
-        ran.append(getattr(kernel, "__name__", str(kernel)))
-        rt.launch(kernel, grid, args, kwargs)
+    ran, launch = recording_launch()
 
     seed = m * 31 + n
     if fn == "row_sums_i32":
