@@ -311,8 +311,7 @@ class KernelDispatch:
             return [*lifted.checks, out]
         # too few programs for the SMs: the loop split across programs, its partial folds combined after
         # (the partial kernel's programs: its grid but the split axis)
-        least = policy.split_least(fold_selects(written)[0])
-        count = policy.split_count(_product(tuple(split.partial.grid[:-1])), split.extent, least)
+        count = policy.split_count(_product(tuple(split.partial.grid[:-1])), split.extent, split.least)
         block = split.block
         chunk = E.Bin("*", E.CDiv(E.CDiv(split.extent, E.Var(split.splits_var)), E.Const(block)), E.Const(block))
         note = "too few programs for the SMs: the loop split across programs (schedule/splitloop.py)"
@@ -342,7 +341,8 @@ class KernelDispatch:
             self.explain(kernel, top, e)
             return None
         finished = [self.finished(k, kernel.name) for k in (partial, combine)]
-        return dataclasses.replace(split, partial=finished[0], combine=finished[1], block=block)
+        least = policy.split_least(kernel)
+        return dataclasses.replace(split, partial=finished[0], combine=finished[1], block=block, least=least)
 
     def named(self, kernel: N.Kernel) -> N.Kernel:
         """``kernel`` under the name it is emitted with (a tuning point names it without the suffix)."""

@@ -312,7 +312,7 @@ def split_least(kernel: N.Kernel) -> int:
 def split_block(kernel: N.Kernel) -> int:
     """The block of lines the partial kernel of a split loop folds an iteration (1: its iterations
     fold tiles of their own already, and stay)."""
-    if tiled_fold(fold_selects(kernel)[0]):
+    if tiled_fold(kernel):  # (its loops over a register tile's elements folded already)
         return 1
     loops = [s for s in kernel.body if isinstance(s, N.For)]
     return lines_block(_loaded_bytes(kernel, loops) or _elem_bytes(kernel), lane_count(kernel), LINES_BLOCK_BYTES)

@@ -64,6 +64,7 @@ class Split:
     splits_var: str  # the launcher's variables holding S and CHUNK
     chunk_var: str
     block: int = 1  # the block of iterations the partial kernel folds a step (CHUNK is a multiple of it)
+    least: int = 1  # the iterations a split takes at least (schedule/policy.py split_least)
 
 
 def split_loop(kernel: N.Kernel, prefix: str) -> Split:
