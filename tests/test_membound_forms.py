@@ -15,10 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import DEVICE, canonical, poisoned, randn
+from kernel_util import DEVICE, assert_near_max, canonical, poisoned, randn, recording_launch
 
 from croq2triton.api import load, load_source, translate_full
-from croq2triton.runtime import launch as rt
 
 PROGRAM = Path(__file__).parent / "programs" / "membound_forms.co"
 H = torch.float16
@@ -106,18 +105,11 @@ def _check(mod: object, fn: str, m: int, n: int) -> list[str]:
     make, outs, ref, tol = CASES[fn]
     ins = make(m, n)
     got = [torch.zeros(s, dtype=d, device=DEVICE) if zero else poisoned(*s, dtype=d) for s, d, zero in outs(m, n)]
-    ran: list[str] = []
-
-    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
-        ran.append(getattr(kernel, "__name__", str(kernel)))
-        rt.launch(kernel, grid, args, kwargs)
+    ran, launch = recording_launch()
 
     getattr(mod, fn)(*ins, *got, _launch=launch)
     for g, r in zip(got, ref(*ins), strict=True):
-        g = g.double().cpu()
-        assert not torch.isnan(g).any(), f"{fn}: some elements were never written (NaN poison left)"
-        err = float((g - r.cpu()).abs().max() / r.abs().max().clamp(min=1e-30))
-        assert err <= tol, f"{fn} at {m} x {n}: relative error {err:.3g} > {tol}"
+        assert_near_max(g, r, tol, f"{fn} at {m} x {n}")
     return ran
 
 
@@ -373,11 +365,7 @@ def test_split_folds_start_from_the_identity() -> None:
     mod = load_source(out.source, "membound_split")
     x = randn(700, 77, seed=5) - 3.0  # most columns' maxima below 0.5
     hi, tot = poisoned(77), poisoned(77)
-    ran: list[str] = []
-
-    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
-        ran.append(getattr(kernel, "__name__", str(kernel)))
-        rt.launch(kernel, grid, args, kwargs)
+    ran, launch = recording_launch()
 
     mod.col_stats(x, hi, tot, _launch=launch)
     assert ran == ["col_stats_k0_partial", "col_stats_k0_combine"], ran
