@@ -352,8 +352,7 @@ def _check_picks(
             raise NotFolded(f"'{name}' follows '{p.peer}', which is not the running {p.op} of what it compares")
         if not E.same(_resolve(peer.of if peer.of is not None else peer.value, lets), _resolve(p.of, lets)):
             raise NotFolded(f"'{name}' compares other values than '{p.peer}' folds")
-        guards = [_resolve(g, lets) if g is not None else None for g in (peer.guard, f.guard)]
-        if not (guards[0] is None and guards[1] is None or None not in guards and E.same(guards[0], guards[1])):  # type: ignore[arg-type]  # fmt: skip
+        if not _same_guard(peer, f, lets):
             raise NotFolded(f"'{name}' and '{p.peer}' fold under different conditions")
         if not _before(raw[name], p.peer, lets, let_at, order[name], order[p.peer]):
             raise NotFolded(f"'{name}' compares with '{p.peer}' after it changed")
@@ -372,13 +371,19 @@ def _check_rescaled(folds: dict[str, Fold], order: dict[str, int], lets: dict[st
         peer = folds.get(r.peer)
         if peer is None or peer.op != "max" or not E.same(_resolve(peer.value, lets), _resolve(r.of, lets)):
             raise NotFolded(f"'{name}' is rescaled by '{r.peer}', which is not the running maximum of its terms")
-        guards = [_resolve(g, lets) if g is not None else None for g in (peer.guard, f.guard)]
-        if not (guards[0] is None and guards[1] is None or None not in guards and E.same(guards[0], guards[1])):  # type: ignore[arg-type]  # fmt: skip
+        if not _same_guard(peer, f, lets):
             raise NotFolded(f"'{name}' and its running maximum '{r.peer}' fold under different conditions")
         if order[r.peer] < order[name]:
             raise NotFolded(f"'{name}' is rescaled by '{r.peer}' after the maximum changed")
         if any(g.rescaled is not None and g.rescaled.peer == r.peer for n, g in folds.items() if n != name):
             raise NotFolded(f"'{r.peer}' rescales two sums")
+
+
+def _same_guard(a: Fold, b: Fold, lets: dict[str, E.Expr]) -> bool:
+    """Whether two folds fold under the same condition (none, or the same one with lets inlined)."""
+    if a.guard is None or b.guard is None:
+        return a.guard is None and b.guard is None
+    return E.same(_resolve(a.guard, lets), _resolve(b.guard, lets))
 
 
 def _fold(s: N.Assign) -> Fold:
