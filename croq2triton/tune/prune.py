@@ -160,7 +160,13 @@ def tma_reasons(kernel: N.Kernel, contraction: Contraction | None) -> list[str]:
 
 def tile_kernel_reasons(kernel: N.Kernel, limits: Limits) -> list[str]:
     out: list[str] = []
-    tiles = [(v.name, prod(v.shape), v.type) for s in N.walk(kernel.body) for v in N.defines(s) if v.shape]
+    # (tiles with an extent fixed at launch, a row kept whole: the compiled figures judge them)
+    tiles = [
+        (v.name, prod(v.shape), v.type)
+        for s in N.walk(kernel.body)
+        for v in N.defines(s)
+        if v.shape and all(isinstance(d, int) for d in v.shape)
+    ]
     if not tiles:
         return out
     name, elements, dtype = max(tiles, key=lambda t: t[1] * _bytes(t[2]))
