@@ -17,7 +17,8 @@
 #   perf/device_pass.sh pytest ARGS  # pytest ARGS under -n 14, the whole log and the failures' lines kept in $OUT
 #   perf/device_pass.sh membound   # the memory-bound kernels in both element types, both schedules (issue 27)
 #   perf/device_pass.sh gemm25     # the launch-time GEMM tile table at the shapes of issue 25
-#   perf/device_pass.sh tune       # croq2triton tune on examples/gemm_v4.co under auto (TUNE_SIZE, TUNE_BUDGET)
+#   perf/device_pass.sh tune       # croq2triton tune on examples/gemm_v4.co under auto (TUNE_SIZE, TUNE_BUDGET;
+#                                  # TUNE_FILE, TUNE_FUNC for another kernel)
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
@@ -50,7 +51,10 @@ case "${1:-tests}" in
   tune)
     # issue 25: a sweep of the Schedule space on the GPU (tqdm carried in .gpu_deps); the table,
     # best.json, the plot and the JSON-lines cache land in $OUT/tune
-    timeout "${TUNE_TIMEOUT:-420}" python3 -m croq2triton tune examples/gemm_v4.co --schedule auto \
+    # (TUNE_FILE / TUNE_FUNC: another kernel, e.g. tests/programs/membound_forms.co col_means_f16 at
+    # TUNE_SIZE=M=16384,N=4096: its fold and loop_split fields)
+    timeout "${TUNE_TIMEOUT:-420}" python3 -m croq2triton tune "${TUNE_FILE:-examples/gemm_v4.co}" \
+      ${TUNE_FUNC:+--func "$TUNE_FUNC"} --schedule auto \
       --size "${TUNE_SIZE:-M=256,N=8192,K=8192}" --budget "${TUNE_BUDGET:-5m}" --jobs 14 --out "$OUT/tune" \
       > "$OUT/tune.txt" 2>&1 || status=1
     tail -45 "$OUT/tune.txt"

@@ -311,7 +311,11 @@ class KernelDispatch:
             return [*lifted.checks, out]
         # too few programs for the SMs: the loop split across programs, its partial folds combined after
         # (the partial kernel's programs: its grid but the split axis)
-        count = policy.split_count(_product(tuple(split.partial.grid[:-1])), split.extent, split.least)
+        count: E.Expr = (
+            E.Const(schedule.loop_split)
+            if schedule.loop_split
+            else policy.split_count(_product(tuple(split.partial.grid[:-1])), split.extent, split.least)
+        )
         block = split.block
         chunk = E.Bin("*", E.CDiv(E.CDiv(split.extent, E.Var(split.splits_var)), E.Const(block)), E.Const(block))
         note = "too few programs for the SMs: the loop split across programs (schedule/splitloop.py)"
@@ -327,13 +331,17 @@ class KernelDispatch:
         """Under ``--schedule auto``, ``kernel``'s loop split across programs where the policy asks
         for it and the proof holds (schedule/splitloop.py): the partial kernel folded in blocks, the
         combine kernel's loop over the partials whole; None otherwise."""
-        if self.schedule != "auto" or schedule.origin != "auto" or not policy.splits_loop(kernel):
+        if self.schedule != "auto" or schedule.loop_split in (None, 1):
             return None
         kernel, _ = fold_selects(kernel)  # loops over a register tile's elements: one reduction each
+        tuned = schedule.origin == "tuned"
         try:
             split = split_loop(self.named(kernel), kernel.name + self.suffix)
             block = policy.split_block(kernel)
-            partial = dataclasses.replace(split.partial, num_warps=policy.SPLIT_WARPS)
+            if tuned and schedule.fold > 0 and block > 1:  # (1: its iterations fold tiles of their own)
+                block = schedule.fold
+            warps = schedule.num_warps if tuned else policy.SPLIT_WARPS
+            partial = dataclasses.replace(split.partial, num_warps=warps)
             if block > 1:  # (1: a loop over blocks of rows already, which stays)
                 partial = fold_all(partial, block)
             combine = lanes_first(fold_all(split.combine, E.Extent("BLOCK_S"), whole=True))
@@ -389,6 +397,8 @@ class KernelDispatch:
                 facts = None  # not widened; its loops may still fold
             picked = policy.tile_auto(kernel, facts)
             schedule = picked or dataclasses.replace(schedule, origin="auto")
+            if policy.splits_loop(kernel):  # its loop split across programs where they are too few
+                schedule = dataclasses.replace(schedule, loop_split=0)
         out = self._with_point(schedule, kernel.name, top)
         assert isinstance(out, TileSchedule)
         return out

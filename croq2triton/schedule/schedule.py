@@ -81,6 +81,9 @@ def pieces(extent: int) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
+MOST_LOOP_SPLITS = 1024  # programs one loop is split across at most (a tuning point's)
+
+
 @dataclass(frozen=True)
 class TileSchedule:
     """How a tile kernel that is not a contraction (copies, element-wise kernels) runs: how many
@@ -94,6 +97,11 @@ class TileSchedule:
     # each lane's sequential loops folded into a tile axis of this many elements (schedule/foldloops.py):
     # 0 keeps them, -1 folds each loop's whole extent (fixed at launch: the row kept in registers)
     fold: int = 0
+    # each lane's folded loop split across programs, their partial folds combined by a second kernel
+    # (schedule/splitloop.py): None where the kernel's loop is not one that splits; 0: as many programs
+    # as the launcher's policy picks for the SMs (schedule/policy.py ``split_count``); 1: not split;
+    # S: S programs a loop (the last ones empty where the loop has fewer blocks)
+    loop_split: int | None = None
 
     def __post_init__(self) -> None:
         if not self.splits:
@@ -106,11 +114,14 @@ class TileSchedule:
             raise ValueError(f"num_warps = {self.num_warps}")
         if self.fold < -1 or self.fold > 0 and self.fold & (self.fold - 1):
             raise ValueError(f"fold = {self.fold}: 0, -1 or a power of two")
+        if self.loop_split is not None and not 0 <= self.loop_split <= MOST_LOOP_SPLITS:
+            raise ValueError(f"loop_split = {self.loop_split}: 0 (the launcher picks) to {MOST_LOOP_SPLITS}")
 
     def describe(self) -> str:
         blocks = " x ".join(str(f) if d == 1 else f"1/{d}" for f, d in zip(self.factors, self.splits))
         folds = {0: "", -1: ", loops folded whole"}.get(self.fold, f", loops folded in blocks of {self.fold}")
-        return f"{blocks} blocks a program{folds}, {self.num_warps} warps ({self.origin})"
+        split = "" if not self.loop_split else f", its loop split across {self.loop_split} programs"
+        return f"{blocks} blocks a program{folds}{split}, {self.num_warps} warps ({self.origin})"
 
 
 def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> Schedule | TileSchedule:
@@ -124,6 +135,8 @@ def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> 
         kind = type(schedule).__name__
         raise ValueError(f"{', '.join(unknown)}: not a field of a {kind} (its fields: {', '.join(sorted(known))})")
     changes = dict(fields)
+    if isinstance(schedule, TileSchedule) and "loop_split" in changes and schedule.loop_split is None:
+        raise ValueError("loop_split: the kernel's loop is not one that splits across programs")
     for name in ("factors", "splits"):
         if isinstance(schedule, TileSchedule) and name in changes:
             values = tuple(changes[name])  # type: ignore[call-overload]

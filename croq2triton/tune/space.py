@@ -83,12 +83,27 @@ def _factor_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...
     return tuple(f for f in itertools.product(*choices) if _product(f) <= 16)
 
 
+def _fold_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
+    return () if s.fold == 0 else (-1, 8, 32, 128, 512, 2048)
+
+
+def _loop_split_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
+    return () if s.loop_split is None else (1, 2, 4, 8, 16, 32, 64)
+
+
 # The default space of a tile kernel: widening factors (each of the first two grid axes 1..8, at
-# most 16 blocks a program) x 2, 4, 8 warps.
+# most 16 blocks a program) x 2, 4, 8 warps; where the kernel's lanes loop over rows, the block each
+# loop folds an iteration (x 6) and, where that loop splits across programs, how many (x 7).
 TILE_FIELDS: dict[str, FieldSpec] = {
     "factors": FieldSpec("factors", "a power of two per grid axis (1x2)", "consecutive blocks one program owns",
                          _factor_defaults),
     "num_warps": FieldSpec("int", "1, 2, 4, 8 or 16", "warps of a program", lambda s, c: (2, 4, 8)),
+    "fold": FieldSpec("int", "-1 (each loop whole) or a power of two",
+                      "elements of each lane's loop one step folds into a tile (schedule/foldloops.py)",
+                      _fold_defaults),
+    "loop_split": FieldSpec("int", "0 (the launcher picks for the SMs), 1 (not split) to 1024",
+                            "programs each lane's folded loop is split across (schedule/splitloop.py)",
+                            _loop_split_defaults),
 }  # fmt: skip
 
 
@@ -252,6 +267,9 @@ def parameters(
 def _spec_table(s: Schedule | TileSchedule) -> dict[str, FieldSpec]:
     table = CONTRACTION_FIELDS if isinstance(s, Schedule) else TILE_FIELDS
     known = {f.name for f in fields(s)}
+    if isinstance(s, TileSchedule):  # a kernel whose lanes loop over rows folds them; some split the loop
+        known -= {"fold"} if s.fold == 0 else set()
+        known -= {"loop_split"} if s.loop_split is None else set()
     return {k: v for k, v in table.items() if k in known}
 
 
