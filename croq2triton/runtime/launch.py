@@ -20,6 +20,10 @@ import torch
 from torch._subclasses.fake_tensor import is_fake
 
 from ..errors import REGISTRY, CroqError, Diagnostic, Span
+from .interpreter_minmax import match_compiled_minmax
+
+# the interpreter computes min / max of floats as compiled code does (NaN operands lose)
+match_compiled_minmax()
 
 
 class CroqLaunchError(CroqError):
