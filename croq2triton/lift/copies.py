@@ -93,6 +93,7 @@ class Copies:
     tma_store: Any
     concat_region: Any
     is_event: Any
+    waited: Any
     swizzle: Any
     masked: Any
     place: Any
@@ -283,6 +284,7 @@ class Copies:
         for item in s.items:
             name = unparen(item)
             if self.is_event(item):
+                self.waited(item, s)
                 continue  # the block's events: they only order threads (lift/events.py)
             if not isinstance(name, A.Name) or not isinstance(self.lookup(name.name, name), (CopyFuture, MmaFuture)):
                 raise NotLifted("a wait on something other than a copy's or an MMA's future", item)

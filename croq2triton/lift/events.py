@@ -31,23 +31,43 @@ class Event:
 class Events:
     scopes: list[dict[str, Any]]
     binding: Any
+    host: Any  # the launcher's names (lift/host.py ``HostScope``): its ``global event``\ s
+    triggered: set[str]  # the global events this program has triggered so far
 
     def event_decl(self, s: A.EventDecl) -> None:
         for d in s.items:
             self.scopes[-1][d.name] = Event(d.name)
 
     def is_event(self, e: A.Expr) -> bool:
-        """``e``, ``e[i]``, ``e.at(i)``: an event declared in the kernel."""
-        e = unparen(e)
-        while isinstance(e, (A.Index, A.At)):
-            e = unparen(e.base)
-        return isinstance(e, A.Name) and isinstance(self.binding(e.name), Event)
+        """``e``, ``e[i]``, ``e.at(i)``: an event declared in the kernel, or a ``global event`` of the
+        function."""
+        name = _event_name(e)
+        return name is not None and (
+            isinstance(self.binding(name), Event) or (self.binding(name) is None and name in self.host.events)
+        )
+
+    def global_event(self, e: A.Expr) -> str | None:
+        """The name of the function's ``global event`` ``e`` names (None: another thing)."""
+        name = _event_name(e)
+        return name if name is not None and self.binding(name) is None and name in self.host.events else None
+
+    def waited(self, e: A.Expr, node: A.Node) -> None:
+        """A wait on ``e``: on a global event, one this program triggered before (a program that
+        waits for another block's trigger would need blocks that wait for each other)."""
+        name = self.global_event(e)
+        if name is not None and name not in self.triggered:
+            raise NotLifted(
+                f"a wait on the global event '{name}' before this block triggers it (blocks waiting for each"
+                " other's triggers)",
+                node,
+            )
 
     while_loop: Any
 
     def trigger(self, s: A.Trigger) -> None:
         if s.cluster or not all(self.is_event(x) for x in s.items):
             raise NotLifted("a trigger of something other than the block's events", s)
+        self.triggered.update(n for n in map(self.global_event, s.items) if n is not None)
 
     def spin(self, s: A.While) -> None:
         """``while (e);`` on events: a wait; a loop on anything else is a loop (lift/loops.py)."""
@@ -60,12 +80,21 @@ class Events:
             raise NotLifted("a while loop on events with a body", s)
         if not all(self.is_event(x) for x in operands):
             raise NotLifted("a while loop on events and something else", s)
+        for x in operands:
+            self.waited(x, s)
 
     def sync(self, s: A.Sync) -> None:
         # ``sync.barrier : block`` meets the block's threads (the whole grid's only under a
         # cooperative launch, LANGUAGE.md 7.10, which the lifting refuses)
         if s.kind not in BLOCK_SYNCS or s.level not in (None, "block", "thread", "group", "group-4"):
             raise NotLifted(f"a 'sync.{s.kind}'{f' : {s.level}' if s.level else ''} (across blocks)", s)
+
+
+def _event_name(e: A.Expr) -> str | None:
+    e = unparen(e)
+    while isinstance(e, (A.Index, A.At)):
+        e = unparen(e.base)
+    return e.name if isinstance(e, A.Name) else None
 
 
 def _operands(e: A.Expr) -> list[A.Expr]:

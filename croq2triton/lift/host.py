@@ -65,3 +65,4 @@ class HostScope:
     # extents as launcher expressions, for grid bounds ``by [t]`` (spelled ``t(0), t(1)``)
     shape_values: dict[str, tuple[E.Expr, ...]] = field(default_factory=dict)
     ituples: set[str] = field(default_factory=set)  # those of ``shapes`` that are ituples (indices)
+    events: set[str] = field(default_factory=set)  # ``global event`` declared between launches

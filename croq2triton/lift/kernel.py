@@ -87,6 +87,7 @@ class Lifter(
         self.options = options  # what f32 products mean (croq2triton/options.py)
         self.name = name
         self.host = host
+        self.triggered: set[str] = set()  # the global events triggered so far (lift/events.py)
         self.src_name = src_name
         self.args: dict[str, N.Arg] = {}
         self.scopes: list[dict[str, Any]] = [{}]

@@ -57,6 +57,7 @@ class LauncherLifting(HostFlow, HostCopies):
         self.copies: set[str] = set()  # names of copies made between launches (lift/hostcopy.py)
         self.counter_bounds: dict[str, E.Expr] = {}  # host loop counter -> its bound (lift/hostflow.py)
         self.extent_lets: list[H.Stmt] = []  # extents computed for kernels, bound before the next launch
+        self.global_events: set[str] = set()  # ``global event`` names declared here (lift/events.py)
         self.written = written_params(fn)  # tensor parameters the function writes (sema/writes.py)
         self.copy_backs: list[H.CopyBack] = []
         self.returns = "none"  # none | tensor | int | float | bool (the op signature)
@@ -129,7 +130,7 @@ class LauncherLifting(HostFlow, HostCopies):
 
     def host_scope(self) -> HostScope:
         """The tensors, scalars and known numbers of the launcher, as the tile-IR lifting sees them."""
-        scope = HostScope()
+        scope = HostScope(events=set(self.global_events))
         for croq, v in self.names.items():
             if isinstance(v, Tensor):
                 scope.tensors[croq] = HostTensor(croq, v.host, v.elem, tuple(_extent(d) for d in v.dims))
@@ -231,6 +232,9 @@ class LauncherLifting(HostFlow, HostCopies):
                 self.body.extend(self.kernels(top, name, self))
         elif isinstance(s, A.ScalarDecl):
             self.scalar_decl(s)
+        elif isinstance(s, A.EventDecl) and s.storage == "global":
+            # a flag the kernels trigger and wait on (lift/events.py): nothing to allocate for Triton
+            self.global_events.update(d.name for d in s.items)
         elif isinstance(s, A.AssignStmt):
             for a in s.items:
                 self.assign(a)

@@ -248,7 +248,11 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
                     )
         if isinstance(s, (A.SpannedDecl, A.EventDecl)) and s.storage in ("shared", "local") and depth == 0:
             errors.append(Diagnostic("error", f"'{s.storage}' storage is only allowed inside 'parallel'", s.span))
-        elif isinstance(s, (A.EventDecl, A.FragDecl, A.FragInit)) and depth == 0:  # LANGUAGE.md 7.3
+        elif (
+            isinstance(s, (A.EventDecl, A.FragDecl, A.FragInit))
+            and depth == 0
+            and not (isinstance(s, A.EventDecl) and s.storage == "global")  # (kernels share a global one)
+        ):  # LANGUAGE.md 7.3
             what = "an 'event'" if isinstance(s, A.EventDecl) else "a fragment ('frag')"
             errors.append(
                 Diagnostic(
