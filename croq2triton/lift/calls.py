@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -28,6 +29,10 @@ ATOMICS = {
     "__atomic_add": "add", "__atomic_sub": "add", "__atomic_exch": "xchg", "__atomic_min": "min",
     "__atomic_max": "max", "__atomic_and": "and", "__atomic_or": "or", "__atomic_xor": "xor", "__atomic_cas": "cas",
 }  # fmt: skip
+
+
+# builtins that only move registers between warpgroups (LANGUAGE.md 7.7)
+REGISTER_HINTS = ("croq::cuda::setreg_inc", "croq::cuda::setreg_dec")
 
 
 class Calls:
@@ -62,8 +67,26 @@ class Calls:
             self.atomic(c, result=False)
         elif c.device is not None and c.device.body is not None:
             return  # a __device__ helper's value nobody reads (its arguments change nothing)
+        elif c.kind == "call" and c.name in REGISTER_HINTS:
+            # warpgroup register reallocation (LANGUAGE.md 7.7): Triton allocates a program's
+            # registers itself (its warp-specialized partitions included); it changes no value
+            self.register_hint(c, s)
         else:
             raise NotLifted(call_form(c), s, call_hint(c))
+
+    def register_hint(self, c: A.Call, s: A.Stmt) -> None:
+        """``croq::cuda::setreg_inc(n)`` / ``setreg_dec(n)``: ``n`` a constant the register file
+        takes (``setmaxnreg``: a multiple of 8 from 24 to 256); it lifts to no statement."""
+        value = self.expr(c.args[0]).expr if len(c.args) == 1 else None
+        n = value.value if isinstance(value, E.Const) else None
+        if not isinstance(n, int) or isinstance(n, bool) or n % 8 or not 24 <= n <= 256:
+            given = "this count" if len(c.args) == 1 else f"{len(c.args)} arguments"
+            raise CroqSemanticError(
+                f"'{c.name}' of {given}: it takes one constant register count, a multiple of 8 from 24 to 256",
+                s.span,
+                "the count each thread of the warpgroup keeps (PTX setmaxnreg), e.g. 240 for consumers, 40 for"
+                " a producer",
+            )
 
     def device_print(self, c: A.Call, s: A.Stmt) -> None:
         """``print`` / ``println``: each lane where the enclosing conditions hold prints its values.
