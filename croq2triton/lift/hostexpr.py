@@ -20,6 +20,16 @@ from ..tir import host as H
 from .hostvalues import Bounded, BoundedTuple, ITuple, Reshaped, Shape, Tensor, Value
 from .terms import unparen
 
+# math builtins between launches (LANGUAGE.md 7.7) -> (runtime/launch.py ``f32math`` name, arity)
+HOST_MATH = {
+    "__exp": ("exp", 1), "__exp2f": ("exp2", 1), "__log": ("log", 1), "__sqrt": ("sqrt", 1),
+    "__rsqrt": ("rsqrt", 1), "__sin": ("sin", 1), "__cos": ("cos", 1), "__tan": ("tan", 1),
+    "__floor": ("floor", 1), "__ceil": ("ceil", 1), "__tanh": ("tanh", 1), "__sigmoid": ("sigmoid", 1),
+    "__fabs": ("fabs", 1), "__round": ("round", 1), "__log1p": ("log1p", 1), "__expm1": ("expm1", 1),
+    "__asin": ("asin", 1), "__acos": ("acos", 1), "__atan": ("atan", 1), "__sinh": ("sinh", 1),
+    "__cosh": ("cosh", 1), "__pow": ("pow", 2), "__atan2": ("atan2", 2), "__fmaf": ("fma", 3),
+}  # fmt: skip
+
 
 def const(value: int | float | bool, dtype: str | None = None) -> E.Const:
     if dtype is None:
@@ -95,6 +105,9 @@ def product(dims: tuple[E.Expr, ...]) -> E.Expr:
 class HostExprs:
     """Evaluates host expressions in the scope ``names`` (Croqtile name -> value)."""
 
+    body: list[H.Stmt]  # the launcher's statements (an expression's update, ``++x``, goes there)
+    uid: int
+
     def __init__(self) -> None:
         self.names: dict[str, Value] = {}
 
@@ -132,6 +145,10 @@ class HostExprs:
         if isinstance(e, A.Unary) and e.op == "&" and isinstance(unparen(e.operand), A.At):  # an element's address
             t, index = self.element(unparen(e.operand))  # type: ignore[arg-type]
             return H.ElemGet(t.name, t.host, index, "i64", e.span.line if e.span else 0, address=True)
+        if isinstance(e, A.IncDec):
+            return self.incdec(e)
+        if isinstance(e, A.Builtin) and e.name in HOST_MATH:
+            return self.host_math(e)
         if isinstance(e, A.Unary):
             if e.op not in ("-", "!", "~", "+"):
                 raise self.error(f"the operator '{e.op}' cannot be lowered in host code", e)
@@ -208,6 +225,30 @@ class HostExprs:
             if isinstance(base, ITuple):
                 return ITuple(tuple(self.derived_item(base.items, x) for x in e.items))
         raise self.error(f"cannot evaluate {describe(e)} at host level", e)
+
+    def incdec(self, e: A.IncDec) -> E.Expr:
+        """``++x`` / ``x++`` (``--``) of a host scalar (LANGUAGE.md 7.5, C semantics): the launcher
+        updates ``x`` where the expression stands; the value is ``x`` after (prefix) or before it."""
+        old = self.names.get(e.target)
+        if not isinstance(old, E.Var) or not E.is_int(old.type):
+            raise self.invalid(f"'{e.op}' updates an integer scalar, and '{e.target}' is not one", e)
+        line = e.span.line if e.span else 0
+        before: E.Expr = old
+        if not e.prefix:  # the value before the update
+            self.uid += 1
+            before = E.Var(f"_{e.target}_was{self.uid}", old.type)
+            self.body.append(H.Let(before.name, old, line=line))
+        self.body.append(H.Assign(old.name, binary("+" if e.op == "++" else "-", old, const(1)), line=line))
+        return old if e.prefix else before
+
+    def host_math(self, e: A.Builtin) -> E.Expr:
+        """A math builtin between launches (``__sqrt(x)``): computed in f32 as in kernels, by the
+        launcher (runtime/launch.py ``f32math``)."""
+        name, arity = HOST_MATH[e.name]
+        if len(e.args) != arity:
+            raise self.invalid(f"'{e.name}' takes {arity} argument{'s' if arity > 1 else ''}", e)
+        args = tuple(self.evaluate(a) for a in e.args)
+        return E.Call(f"_rt.f32math.{name}", args, "f32")
 
     def binary_value(self, e: A.Binary) -> Value:
         a, b = self.value(e.lhs), self.value(e.rhs)

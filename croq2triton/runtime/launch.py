@@ -12,10 +12,12 @@ import math
 import os
 import re
 import time
-from collections.abc import Mapping
+import types
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 from torch._subclasses.fake_tensor import is_fake
 
@@ -478,6 +480,32 @@ def imod(a: int, b: int) -> int:
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def _f32(fn: Callable[..., Any]) -> Callable[..., float]:
+    def apply(*args: Any) -> float:
+        with np.errstate(all="ignore"):  # (C's results: inf, NaN, as the kernels' math gives them)
+            return float(np.float32(fn(*(np.float32(a) for a in args))))
+
+    return apply
+
+
+# Croqtile's math builtins between launches (``__sqrt(x)`` in host code, LANGUAGE.md 7.7): in f32,
+# as kernels compute them (``__round`` rounds halves away from zero, as C's roundf)
+f32math = types.SimpleNamespace(
+    **{
+        name: _f32(fn)
+        for name, fn in {
+            "exp": np.exp, "exp2": np.exp2, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
+            "sin": np.sin, "cos": np.cos, "tan": np.tan, "floor": np.floor, "ceil": np.ceil, "tanh": np.tanh,
+            "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "fabs": np.abs,
+            "round": lambda x: np.copysign(np.floor(np.abs(x) + np.float32(0.5)), x), "log1p": np.log1p,
+            "expm1": np.expm1, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
+            "cosh": np.cosh, "pow": np.power, "atan2": np.arctan2,
+            "fma": lambda a, b, c: np.float64(a) * np.float64(b) + np.float64(c),  # one rounding, as fmaf
+        }.items()
+    }
+)  # fmt: skip
 
 
 def pow2(n: int) -> int:
