@@ -3,6 +3,10 @@ to a device-to-device copy of the same bytes (the bandwidth roofline), in both s
 
     python3 perf/bench_membound.py [--sizes 4096x4096,16384x4096] [--rounds 3] [--only softmax,...]
                                    [--no-inductor] [--json OUT.json] [--md OUT.md]
+                                   [--points 'split8:loop_split=8,fold=32;whole:fold=-1']
+
+``--points`` times tuning points of each case's kernel (TileSchedule fields) beside the schedules,
+to sweep a policy's choice (the loop splits of column sums, the fold block) in one run.
 
 Each kernel is checked against float64 torch on random data first (outputs poisoned with NaN),
 then timed in rounds with ``triton.testing.do_bench`` (L2 flushed before every repetition, 25 ms
@@ -369,6 +373,12 @@ def main() -> int:
     ap.add_argument("--schedules", default="source,auto")
     ap.add_argument("--only", help="comma-separated function names")
     ap.add_argument("--no-inductor", action="store_true", help="time the torch op eager only")
+    ap.add_argument(
+        "--points",
+        default="",
+        help="tuning points timed beside the schedules, each under --schedule auto with fields of the case's"
+        " kernel: 'split4:loop_split=4,fold=16;whole:fold=-1' (a point the kernel cannot take is reported)",
+    )
     ap.add_argument("--json")
     ap.add_argument("--md")
     args = ap.parse_args()
@@ -382,6 +392,7 @@ def main() -> int:
     torch._dynamo.config.cache_size_limit = 64
     cases = [c for c in _cases() if not args.only or c.func in args.only.split(",")]
     mods = {(p, s): load(REPO / p, schedule=s) for p in {c.program for c in cases} for s in args.schedules.split(",")}
+    points = _points(args.points)
     rows: list[dict[str, object]] = []
     for size in args.sizes.split(","):
         m, n = (int(x) for x in size.split("x"))
@@ -402,8 +413,15 @@ def main() -> int:
                     print(f"inductor failed for {case.label}: {exc}", flush=True)
                     compiled = None
             live = {}
-            for s in args.schedules.split(","):
-                f = getattr(mods[(case.program, s)], case.func)
+            for s in [*args.schedules.split(","), *points]:
+                if s in points:
+                    try:
+                        f = _at_point(case, s, points[s])
+                    except Exception as exc:  # noqa: BLE001 - a point this kernel cannot take: reported
+                        rows.append({"case": case.label, "size": size, "schedule": s, "note": f"NOT RUN ({exc})"})
+                        continue
+                else:
+                    f = getattr(mods[(case.program, s)], case.func)
                 got = [o.clone() for o in outs]
                 if case.zero_outputs:
                     for g in got:
@@ -493,6 +511,32 @@ def main() -> int:
             _write(args, info, rows, final=False)
     _write(args, info, rows, final=True)
     return 0
+
+
+def _points(text: str) -> dict[str, dict[str, object]]:
+    """``label:field=value,field=value;...`` -> label -> fields (values as ints, ``1x2`` as tuples)."""
+    out: dict[str, dict[str, object]] = {}
+    for item in filter(None, (t.strip() for t in text.split(";"))):
+        label, _, fields = item.partition(":")
+        values: dict[str, object] = {}
+        for f in filter(None, fields.split(",")):
+            k, _, v = f.partition("=")
+            values[k.strip()] = tuple(int(x) for x in v.split("x")) if "x" in v else int(v)
+        out[f"auto[{label.strip()}]"] = values
+    return out
+
+
+def _at_point(case: Case, label: str, fields: dict[str, object]) -> Callable[..., Any]:
+    """``case.func`` translated under ``--schedule auto`` with ``fields`` set on its kernel."""
+    from croq2triton.api import load_source, translate_full
+    from croq2triton.options import Point
+
+    point = Point.of({}, {f"{case.func}_k0": fields})
+    out = translate_full((REPO / case.program).read_text(), filename=case.program, schedule="auto", point=point)
+    if case.func in out.failed:
+        raise RuntimeError(str(out.failed[case.func]).splitlines()[0])
+    mod = load_source(out.source, f"point_{case.func}_{abs(hash(label))}")
+    return getattr(mod, case.func)
 
 
 def _write(args: argparse.Namespace, info: dict[str, object], rows: list[dict[str, object]], final: bool) -> None:
