@@ -140,7 +140,11 @@ def test_thread_counts(body: str, count: str) -> None:
     ("body", "message"),
     [
         (
-            "  parallel p by 4, q by 32, r by 33 { a.at(r) = 1.0f; }",
+            "  parallel p by 4 : block, q by 32 : group, r by 33 : thread { a.at(r) = 1.0f; }",
+            "a warp ('group') are a multiple of 32, but this thread level has 33",
+        ),
+        (
+            "  parallel p by 4, q by 32 : group, r by 33 { a.at(r) = 1.0f; }",
             "a warp ('group') are a multiple of 32, but this thread level has 33",
         ),
         (
@@ -161,6 +165,9 @@ def test_the_threads_of_a_unit_are_a_multiple_of_its_size(body: str, message: st
     "body",
     [
         "  parallel p by 4, q by 32, r by 32 { a.at(r) = 1.0f; }",  # 1024
+        # a group the default mapping infers (not annotated) binds no count, as upstream's IsEnforced
+        "  parallel p by 4, q by 32, r by 33 { a.at(r) = 1.0f; }",
+        "  parallel p by 2 { parallel q by 3 { parallel r by 5 { a.at(r) = 1.0f; } } }",
         "  parallel p by 64, q by 64 { a.at(q) = 1.0f; }",  # block x thread
         "  parallel p by 4 : block { parallel g by 8 : group-4 {} }",  # 1024
         "  parallel p by 4096 : block { parallel t by 256 : thread {} }",

@@ -145,12 +145,15 @@ def _last_block(levels: list[str]) -> int:
 def unit_thread_errors(top: A.Parallel, value: Callable[[A.Expr], int | None]) -> list[Diagnostic]:
     """The threads of a warp (``group``) are a multiple of 32, those of a warpgroup (``group-4``)
     a multiple of 128 (LANGUAGE.md 7.3): the thread levels inside the innermost unit of a chain
-    must hold a multiple of that many (a unit with no thread level inside has them implicitly)."""
+    must hold a multiple of that many (a unit with no thread level inside has them implicitly).
+    As upstream (``IsEnforced``), the rule binds units the source annotates: a middle level the
+    default mapping makes a ``group`` (``parallel by 2 parallel by 4 parallel by 6``) only orders
+    the threads, whose lanes croq2triton's tiles hold at any count."""
     out: list[Diagnostic] = []
     reported: set[int] = set()
     for chain in chains(top):
         levels = chain_levels(chain)
-        units = [i for i, lv in enumerate(levels) if lv in UNIT_THREADS]
+        units = [i for i, lv in enumerate(levels) if lv in UNIT_THREADS and chain[i].level]
         if not units:
             continue
         unit = units[-1]
