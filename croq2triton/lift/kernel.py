@@ -435,7 +435,8 @@ class Lifter(
         its main loop keeps the pipeline the source states."""
         rings = {name: v for sc in self.scopes for name, v in sc.items() if isinstance(v, Ring)}
         events = {d.name: d.ready for n in self.top.walk() if isinstance(n, A.EventDecl) for d in n.items}
-        block, stated = collapse(s, set(rings), events)
+        decls = [n for n in self.top.walk() if isinstance(n, A.EventDecl) and n.count is not None]
+        block, stated = collapse(s, set(rings), events, frozenset(d.name for n in decls for d in n.items))
         for name, r in rings.items():  # the ring's slot of the merged program: a buffer of this scope
             if name in stated.rings:
                 self.scopes[-1][name] = self.new_buffer(name, r.elem, r.extents, 0, r.node)
