@@ -222,10 +222,38 @@ class Mmas:
         """``a = mma.load view``: the view as a fragment (a part of a buffer stays a view, which only
         a loop over chunks of K reads, see the module's doc)."""
         if s.result is None:
-            raise NotLifted("'mma.load view, frag'", s)
+            self.mma_load_into(s)
+            return
         p = self.place(s.src)
         self.check_swizzle(s, p)
         self.scopes[-1][s.result] = self.fragment_of(p, s)
+
+    def mma_load_into(self, s: A.MmaLoad) -> None:
+        """``mma.load view, frag``: the view's elements into the declared fragment (WGMMA's "RS"
+        mode: the A operand from registers), converted to its element type; the same shape."""
+        target = unparen(s.target) if s.target is not None else None
+        if not isinstance(target, A.Name):
+            raise NotLifted("'mma.load view, frag' into something that is not a fragment's name", s)
+        self.single_unit(s)
+        p = self.place(s.src)
+        self.check_swizzle(s, p)
+        dst = self.fragment(target.name, s)
+        src = self.fragment_of(p, s)
+        if isinstance(src, BufferView):  # a part of a buffer: its tile picked out (lift/parts.py)
+            whole, _ = self.concat_view(src, s)
+            tile, shape, sizes = self.part_tile(whole, s)
+            extents = tuple(const_int(n) for n in sizes)
+        elif isinstance(src, TileBuffer):
+            tile, shape, extents = self.tile_value(src, s), src.tile, tuple(src.extents)
+        else:
+            raise NotLifted("'mma.load view, frag' of a view of this form", s)
+        if extents != tuple(dst.extents) or tuple(shape) != tuple(dst.tile):
+            raise CroqLoweringError(
+                f"'mma.load' of a {[n for n in extents]} view into the {list(dst.extents)} fragment "
+                f"'{target.name}': their shapes differ",
+                s.span,
+            )
+        self.set_tile(dst, E.fold(E.Cast(tile, dst.var.type)), s)
 
     def check_swizzle(self, s: A.MmaLoad, p: Place) -> None:
         """``mma.load.swiz<N>`` reads a buffer in the layout the copy that wrote it states: the same
