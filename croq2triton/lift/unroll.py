@@ -9,7 +9,8 @@ every unit before any goes on, so it stays one, between the units' copies; a loo
 inside (its bounds the same for every unit) is one loop whose body interleaves the units the same
 way.  Each copy's names are its own (``acc`` of unit 1 is ``acc__u1``); the buffers of the block
 (``shared``) and the names of the code around are the units' together.  A unit index is a
-constant in each copy (``p__u1`` is 1 of 2).  Units that wait on or trigger events, or with a
+constant in each copy (``p__u1`` is 1 of 2); a wait on a future (an MMA's, a copy's) is its unit's
+own and stays in each copy.  Units that wait on or trigger events, or with a
 barrier under a condition, are not unrolled.
 """
 
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterator
 from ..frontend import ast as A
 from ..sema.levels import chain_levels, chains
 from ..tir import expr as E
+from .sequence import event_name
 from .terms import Bounded
 
 MAX_UNITS = 8  # more copies than this: the kernel would grow past what is worth compiling
@@ -62,23 +64,35 @@ def unroll_units(top: A.Parallel) -> tuple[A.Parallel, dict[str, Bounded]] | Non
     if not any(target(p) for p in new.walk()):
         return None
     fixed: dict[str, Bounded] = {}
-    _replace(new, fixed, target)  # NotUnrolled where it cannot
+    events = {d.name for n in new.walk() if isinstance(n, A.EventDecl) for d in n.items}
+    _replace(new, fixed, target, events)  # NotUnrolled where it cannot
     return new, fixed
 
 
-def _replace(node: A.Node, fixed: dict[str, Bounded], target: Callable[[A.Node], bool]) -> None:
+def _replace(node: A.Node, fixed: dict[str, Bounded], target: Callable[[A.Node], bool], events: set[str]) -> None:
     """Every unit parallel with MMAs under ``node`` replaced by its unrolled block, in place."""
     for f in dataclasses.fields(node):
         v = getattr(node, f.name)
         if isinstance(v, A.Parallel) and target(v):
-            setattr(node, f.name, _unrolled(v, fixed))
+            setattr(node, f.name, _unrolled(v, fixed, events))
         elif isinstance(v, list):
-            setattr(node, f.name, [_unrolled(x, fixed) if isinstance(x, A.Parallel) and target(x) else x for x in v])
+            setattr(
+                node,
+                f.name,
+                [_unrolled(x, fixed, events) if isinstance(x, A.Parallel) and target(x) else x for x in v],
+            )
     for child in node.children():
-        _replace(child, fixed, target)
+        _replace(child, fixed, target, events)
 
 
-def _unrolled(p: A.Parallel, fixed: dict[str, Bounded]) -> A.Block:
+def _on_event(n: A.Node, events: set[str]) -> bool:
+    """A trigger, or a wait on an event (a wait on a future is each unit's own: it stays in its copy)."""
+    if isinstance(n, A.Trigger):
+        return True
+    return isinstance(n, A.Wait) and any(event_name(x) in events for x in n.items)
+
+
+def _unrolled(p: A.Parallel, fixed: dict[str, Bounded], events: set[str]) -> A.Block:
     names: list[str | None] = []
     counts: list[int] = []
     for b in p.levels:
@@ -94,7 +108,7 @@ def _unrolled(p: A.Parallel, fixed: dict[str, Bounded]) -> A.Block:
         total *= n
     if total > MAX_UNITS:
         raise NotUnrolled()
-    event = next((n for n in p.body.walk() if isinstance(n, (A.Wait, A.Trigger))), None)
+    event = next((n for n in p.body.walk() if _on_event(n, events)), None)
     if event is not None:
         raise NotUnrolled("units that each issue MMAs and wait on or trigger events", event)
     local = _defined(p.body)
