@@ -182,3 +182,55 @@ __co__ void f(global f32 [64] x, global f32 [64] y) {
 }
 """
     assert "a named barrier ('__bar_arrive') under a condition on the thread index" in _diagnostics(source)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [100, 64, 7])
+def test_roles_of_a_thread_level(schedule: str, n: int) -> None:
+    x, y = randn(n), poisoned(n)
+    _mod(schedule).thread_roles(x, y)  # type: ignore[attr-defined]
+    first = (torch.arange(n) % 64) < 32
+    want = torch.where(first, x.double() * 2, -x.double())
+    assert_near_max(y, want, 0.0, "thread_roles")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("m", [10, 4, 1])
+def test_roles_of_a_thread_level_ordered_by_an_event_in_a_loop(schedule: str, m: int) -> None:
+    x, y = randn(m, 64), poisoned(m, 64)
+    _mod(schedule).thread_handoff(x, y)  # type: ignore[attr-defined]
+    assert_near_max(y, x.double().flip(1), 0.0, "thread_handoff")
+
+
+_LANE_ROLES = """
+__co__ void f(global f32 [64] x, global f32 [64] y) {{
+  parallel p by 1 : block {{
+    shared f32 [64] s;
+    shared event ready;
+    parallel t by 64 : thread {{
+      foreach r in [2] {{
+        inthreads.async (t < 32) {{
+          {first}
+        }}
+        inthreads.async (t >= 32) {{
+          {second}
+        }}
+      }}
+    }}
+  }}
+}}
+"""
+
+LANE_REFUSED = [
+    # the wait is written before the trigger it waits for: the source's order is not the events'
+    (dict(first="wait ready; y.at(t) = s.at(t + 32);", second="s.at(t) = x.at(t); trigger ready;"),
+     "order them in a cycle"),
+    # waited twice a trip, triggered once: a trip's waits are not that trip's triggers
+    (dict(first="s.at(t) = x.at(t); trigger ready;", second="wait ready; wait ready; y.at(t) = s.at(t - 32);"),
+     "'inthreads.async' that wait on the event 'ready' and trigger it unequally often"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("parts", "message"), LANE_REFUSED)
+def test_thread_level_role_forms_that_stay_refused(parts: dict[str, str], message: str) -> None:
+    assert message in _diagnostics(_LANE_ROLES.format(**parts))
