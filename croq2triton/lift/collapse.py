@@ -35,6 +35,7 @@ from ..errors import CroqLoweringError
 from ..frontend import ast as A
 from ..frontend.printer import Printer
 from ..sema.consteval import const_int
+from .localnames import defined_names, rename
 from .notlifted import NotLifted
 from .rolepick import role_units, threads_spliced, waits_only
 from .roles import event_only
@@ -58,12 +59,16 @@ def has_roles(body: A.Stmt) -> bool:
 
 
 def collapse(
-    p: A.Parallel, rings: set[str], events: dict[str, bool] | None = None, counted: frozenset[str] = frozenset()
+    p: A.Parallel,
+    rings: set[str],
+    events: dict[str, bool] | None = None,
+    counted: frozenset[str] = frozenset(),
+    outer: frozenset[str] = frozenset(),
 ) -> tuple[A.Stmt, Stated]:
     """The roles of ``p`` as one sequential block (a copy: ``p`` is not changed), and what the
     source states about them; ``rings``: the names of the arrays of buffers in scope, ``events``:
     the events of the kernel (whether each is declared ready), ``counted``: those declared with an
-    arrival count."""
+    arrival count, ``outer``: the names bound around ``p``."""
     events = events or {}
     if len(p.levels) > 2 or p.is_async:
         raise NotLifted("warp roles under a parallel of this form", p)
@@ -91,6 +96,7 @@ def collapse(
     parts = []
     bodies: list[A.Stmt] = []
     picked: list[frozenset[int]] = []
+    bound: set[str] = set()  # the names the roles so far bind for themselves
     several: tuple[int, int] | None = None  # (first unit, units) of the one role of several units
     inner = f"{var}#"  # that role's own unit index (no name a user can write)
     for r in roles:
@@ -107,6 +113,7 @@ def collapse(
             return A.Binary("+", A.Name(inner, span=span), A.IntLit(first, str(first), span=span), span=span)  # type: ignore[arg-type]
 
         body = threads_spliced(_substitute(copy.deepcopy(r.body), var, index), threads)
+        _own_names(body, len(bodies), bound, outer, r)
         if any(isinstance(n, A.Name) and n.name in thread_vars for n in body.walk()):
             raise NotLifted("a warp role that uses its thread index", r)
         parts.append(_split(body, r))
@@ -166,6 +173,21 @@ def collapse(
     if level is not None:
         block = A.Block([A.Parallel([level], block, span=p.span)], span=p.span)
     return block, Stated(merged, frozenset(ring_names), labels, named, level)
+
+
+def _own_names(body: A.Stmt, k: int, bound: set[str], outer: frozenset[str], role: A.Node) -> None:
+    """The names role ``k`` binds for itself (``acc = mma.fill ..`` in two consumer roles: each its
+    own accumulator) renamed apart from those of the roles before it, in place; one bound around
+    the roles too is the same variable in each, which several roles assign: refused."""
+    names = defined_names(body)
+    clash = [x for x in names if x in bound]
+    bound.update(names)
+    if not clash:
+        return
+    shared = next((x for x in clash if x in outer), None)
+    if shared is not None:
+        raise NotLifted(f"'{shared}', bound around warp roles and assigned by several of them", role)
+    rename(body, {x: f"{x}__r{k}" for x in clash})
 
 
 def _named_barriers(roles: list[A.Stmt], commons: list[A.Stmt]) -> None:

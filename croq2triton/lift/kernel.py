@@ -114,6 +114,7 @@ class Lifter(
         self.written = written_tensors([top], set(host.tensors))  # the tensors this kernel stores into
         self.units: dict[str, int] = {}  # unit symbols (lift/units.py) -> their extents
         self.stated_pipelines: dict[int, N.Pipeline] = {}  # id(Foreach) -> the pipeline collapsed roles state
+        self.collapsed: list[A.Node] = []  # the roles' collapsed programs (their own names renamed apart)
         self.program_ids: tuple[E.Var, ...] = ()
         self.loop_depth = 0  # loops of the program around the statement being lifted
         self.scratch_names: set[str] = set()  # buffers that live in scratch memory (lift/placement.py)
@@ -440,7 +441,9 @@ class Lifter(
         events = self.declared_events()
         decls = [n for n in self.top.walk() if isinstance(n, A.EventDecl) and n.count is not None]
         try:
-            block, stated = collapse(s, set(rings), events, frozenset(d.name for n in decls for d in n.items))
+            counted = frozenset(d.name for n in decls for d in n.items)
+            outer = frozenset(name for sc in self.scopes for name in sc)
+            block, stated = collapse(s, set(rings), events, counted, outer)
         except NotLifted:
             if id(s.levels[0]) in self.unit_threads or not all(self.level_of.get(id(b)) == "thread" for b in s.levels):
                 raise
@@ -461,6 +464,7 @@ class Lifter(
             self.unit_threads[id(stated.units)] = per_unit
             self.level_of[id(stated.units)] = "thread"
         self.copied_levels(s, block)
+        self.collapsed.append(block)
         self.stmt(block)
 
     def declared_events(self) -> dict[str, bool]:

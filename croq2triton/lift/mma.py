@@ -25,6 +25,7 @@ MMA, the split ``mma.scale`` and operands that are other parts of a buffer raise
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,7 @@ class Mmas:
     pred: list[E.Expr]
     lanes: tuple[int, tuple[int, ...]] | None
     level_of: dict[int, str]
+    collapsed: list[A.Node]
     threads: int
     expr: Any
     place: Any
@@ -239,14 +241,17 @@ class Mmas:
         self.check_swizzle(s, p)
         dst = self.fragment(target.name, s)
         src = self.fragment_of(p, s)
+        placing = src.placing if isinstance(src, TileBuffer) else (None,)
         if isinstance(src, BufferView):  # a part of a buffer: its tile picked out (lift/parts.py)
-            whole, _ = self.concat_view(src, s)
+            whole, placing = self.concat_view(src, s)
             tile, shape, sizes = self.part_tile(whole, s)
             extents = tuple(const_int(n) for n in sizes)
         elif isinstance(src, TileBuffer):
             tile, shape, extents = self.tile_value(src, s), src.tile, tuple(src.extents)
         else:
             raise NotLifted("'mma.load view, frag' of a view of this form", s)
+        if any(u is not None for u in placing):  # the units' parts together (lift/units.py)
+            raise NotLifted("'mma.load view, frag' of a part each unit picks (a fragment of each unit)", s)
         if extents != tuple(dst.extents) or tuple(shape) != tuple(dst.tile):
             raise CroqLoweringError(
                 f"'mma.load' of a {[n for n in extents]} view into the {list(dst.extents)} fragment "
@@ -633,7 +638,7 @@ class Mmas:
         """The shape of the product of the first MMA into ``frag`` after its fill, read off its
         operands where they stand now, or where the statements that name them define them."""
         fill_line = frag.fills[0][1].line if frag.fills else 0
-        for n in self.top.walk():  # type: ignore[attr-defined]
+        for n in self.source_nodes():
             acc = unparen(n.acc) if isinstance(n, A.MmaOp) else None
             if isinstance(acc, A.Name) and acc.name == frag.name and n.span is not None and n.span.line >= fill_line:
                 assert isinstance(n, A.MmaOp)
@@ -657,7 +662,7 @@ class Mmas:
 
     def declared_extents(self, name: str, node: A.Node) -> tuple[int, ...]:
         """The extents of what the statement that defines ``name`` (later on) makes of it."""
-        for n in self.top.walk():  # type: ignore[attr-defined]
+        for n in self.source_nodes():
             if isinstance(n, A.DmaStmt) and n.result == name and n.dst_storage and n.op in ("copy", "load"):
                 return self.extents_of(n.src, node)
             if isinstance(n, A.MmaLoad) and n.result == name:
@@ -724,9 +729,16 @@ class Mmas:
             self.mma(x, a, b, scales)
         return True
 
+    def source_nodes(self) -> Iterator[A.Node]:
+        """The kernel's statements, and the programs its warp roles collapse to (lift/collapse.py:
+        the names each role binds for itself renamed apart)."""
+        yield from self.top.walk()  # type: ignore[attr-defined]
+        for block in self.collapsed:
+            yield from block.walk()
+
     def mma_uses(self, name: str) -> bool:
         """Does any statement of the kernel read ``name`` (an accumulator a fill declares)?"""
-        return any(isinstance(n, A.Name) and n.name == name for n in self.top.walk())
+        return any(isinstance(n, A.Name) and n.name == name for n in self.source_nodes())
 
     def single_unit(self, node: A.Node) -> None:
         """MMA runs on one unit here: no lane tells apart what it computes.  Under lanes that the
