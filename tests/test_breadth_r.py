@@ -10,7 +10,10 @@ and compared with float64 torch (f16 inputs, f32 accumulation).
 * an event that several roles trigger: a generation completes when each of them has triggered it
   (lift/sequence.py);
 * ``mma.load view, frag``: WGMMA's "RS" mode, the A operand loaded into a declared fragment, from a
-  whole shared tile or a part of it (lift/mma.py ``mma_load_into``);
+  whole shared tile or a part of it, and in two warpgroups each with a fragment of its own (the
+  units unrolled, lift/unroll.py; lift/mma.py ``mma_load_into``);
+* ``inthreads.async`` among other statements: roles of a thread level, roles in a loop ordered by
+  an event, each an ``if`` over its lanes in the order written (lift/laneroles.py);
 * units that each issue an asynchronous MMA and wait on its future (a unit's own wait, not an
   event; lift/unroll.py);
 * warp roles whose main loops name their counters apart (``foreach {kt}`` and ``foreach {k}`` over
@@ -224,7 +227,7 @@ __co__ void f(global f32 [64] x, global f32 [64] y) {{
 LANE_REFUSED = [
     # the wait is written before the trigger it waits for: the source's order is not the events'
     (dict(first="wait ready; y.at(t) = s.at(t + 32);", second="s.at(t) = x.at(t); trigger ready;"),
-     "order them in a cycle"),
+     "'inthreads.async' with a wait written before the trigger it waits for"),
     # waited twice a trip, triggered once: a trip's waits are not that trip's triggers
     (dict(first="s.at(t) = x.at(t); trigger ready;", second="wait ready; wait ready; y.at(t) = s.at(t - 32);"),
      "'inthreads.async' that wait on the event 'ready' and trigger it unequally often"),
@@ -234,3 +237,15 @@ LANE_REFUSED = [
 @pytest.mark.parametrize(("parts", "message"), LANE_REFUSED)
 def test_thread_level_role_forms_that_stay_refused(parts: dict[str, str], message: str) -> None:
     assert message in _diagnostics(_LANE_ROLES.format(**parts))
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n", "k"), [(200, 50, 40), (128, 32, 16), (70, 9, 23)])
+def test_rs_mode_a_fragment_of_each_warpgroup(schedule: str, m: int, n: int, k: int) -> None:
+    _gemm(schedule, "rs_units", m, n, k)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n", "k"), [(200, 70, 96), (128, 64, 32), (33, 5, 50)])
+def test_two_consumer_roles_with_an_accumulator_each_of_one_name(schedule: str, m: int, n: int, k: int) -> None:
+    _gemm(schedule, "gemm_two_roles", m, n, k)
