@@ -249,3 +249,28 @@ def test_rs_mode_a_fragment_of_each_warpgroup(schedule: str, m: int, n: int, k: 
 @pytest.mark.parametrize(("m", "n", "k"), [(200, 70, 96), (128, 64, 32), (33, 5, 50)])
 def test_two_consumer_roles_with_an_accumulator_each_of_one_name(schedule: str, m: int, n: int, k: int) -> None:
     _gemm(schedule, "gemm_two_roles", m, n, k)
+
+
+def test_a_name_bound_around_roles_that_several_roles_assign_stays_refused() -> None:
+    source = """
+__co__ void f(global f32 [64] x, global f32 [64] y) {
+  parallel p by 1 : block {
+    shared event e;
+    shared f32 [64] s;
+    mutable int n = 0;
+    parallel g by 2 : group-4 {
+      inthreads.async (g == 0) {
+        n = 1;
+        dma.copy x => s;
+        trigger e;
+      }
+      inthreads.async (g == 1) {
+        n = 2;
+        wait e;
+        dma.copy s => y;
+      }
+    }
+  }
+}
+"""
+    assert "'n', bound around warp roles and assigned by several of them" in _diagnostics(source)

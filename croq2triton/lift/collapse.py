@@ -96,7 +96,6 @@ def collapse(
     parts = []
     bodies: list[A.Stmt] = []
     picked: list[frozenset[int]] = []
-    bound: set[str] = set()  # the names the roles so far bind for themselves
     several: tuple[int, int] | None = None  # (first unit, units) of the one role of several units
     inner = f"{var}#"  # that role's own unit index (no name a user can write)
     for r in roles:
@@ -113,7 +112,6 @@ def collapse(
             return A.Binary("+", A.Name(inner, span=span), A.IntLit(first, str(first), span=span), span=span)  # type: ignore[arg-type]
 
         body = threads_spliced(_substitute(copy.deepcopy(r.body), var, index), threads)
-        _own_names(body, len(bodies), bound, outer, r)
         if any(isinstance(n, A.Name) and n.name in thread_vars for n in body.walk()):
             raise NotLifted("a warp role that uses its thread index", r)
         parts.append(_split(body, r))
@@ -126,6 +124,7 @@ def collapse(
             [A.IntLit(several[1], str(several[1]), span=unit.span)], name=inner, level=unit.level, span=unit.span
         )
     if not mains:  # roles ordered by their events alone (lift/sequence.py)
+        _own_names(bodies, roles, outer)
         seq: list[Item] = []
         for s in items:
             k = next((i for i, r in enumerate(roles) if r is s), None)
@@ -156,6 +155,7 @@ def collapse(
         raise NotLifted("warp roles whose main loops run over different iterations", p)
     for m in mains[1:]:  # one domain under other names (``foreach i in [n]`` and ``foreach j in [n]``)
         _renamed_counters(m, mains[0])
+    _own_names(bodies, roles, outer)
     ring_names = {n.base.name for m in mains for n in m.walk() if _ring_access(n, rings)}  # type: ignore[attr-defined]
     # the roles that write a ring go first: each iteration writes its slot before it is read
     order = sorted(range(len(parts)), key=lambda i: not _writes_ring(parts[i][1], rings))
@@ -175,19 +175,61 @@ def collapse(
     return block, Stated(merged, frozenset(ring_names), labels, named, level)
 
 
-def _own_names(body: A.Stmt, k: int, bound: set[str], outer: frozenset[str], role: A.Node) -> None:
-    """The names role ``k`` binds for itself (``acc = mma.fill ..`` in two consumer roles: each its
-    own accumulator) renamed apart from those of the roles before it, in place; one bound around
-    the roles too is the same variable in each, which several roles assign: refused."""
-    names = defined_names(body)
-    clash = [x for x in names if x in bound]
-    bound.update(names)
-    if not clash:
-        return
-    shared = next((x for x in clash if x in outer), None)
-    if shared is not None:
-        raise NotLifted(f"'{shared}', bound around warp roles and assigned by several of them", role)
-    rename(body, {x: f"{x}__r{k}" for x in clash})
+def _own_names(bodies: list[A.Stmt], roles: list[A.Stmt], outer: frozenset[str]) -> None:
+    """The names each role binds for itself (``acc = mma.fill ..`` in two consumer roles: each its
+    own accumulator) renamed apart from those of the roles before it, in place.  A name every role
+    that binds it binds once to the same value and only reads (``slot = k % S`` in each main loop,
+    its counters named alike) is one value: it stays.  One bound around the roles too is the same
+    variable in each, which several roles assign: refused."""
+    bound: dict[str, str | None] = {}  # the names the roles so far bind (read-only: their value)
+    for k, (body, role) in enumerate(zip(bodies, roles, strict=True)):
+        renames: dict[str, str] = {}
+        for name in defined_names(body):
+            value = _read_only_value(body, name)
+            if name in bound and (value is None or bound[name] != value):
+                if name in outer:
+                    raise NotLifted(f"'{name}', bound around warp roles and assigned by several of them", role)
+                renames[name] = f"{name}__r{k}"
+            else:
+                bound[name] = value
+        if renames:
+            rename(body, renames)
+
+
+def _read_only_value(body: A.Stmt, name: str) -> str | None:
+    """The value ``name`` is bound to where ``body`` binds it once (``x = expr``) and only reads it
+    after (None: anything else)."""
+    binds = [n for n in body.walk() if isinstance(n, A.Assign) and _is(n.target, name)]
+    if len(binds) != 1 or binds[0].op != "=" or not isinstance(binds[0].value, A.Expr):
+        return None
+    for n in body.walk():
+        written = (
+            (isinstance(n, A.MmaOp) and _is(n.acc, name))
+            or (isinstance(n, A.MmaFill) and (n.result == name or _is(n.target, name)))
+            or (isinstance(n, A.IncDec) and n.target == name)
+            or (isinstance(n, A.FragOp) and bool(n.args) and _is(n.args[0], name))
+            or (isinstance(n, A.Declarator) and n.name == name)
+            or (getattr(n, "result", None) == name)
+            or (isinstance(n, A.DmaStmt) and _root_name(n.dst) == name)
+            or (isinstance(n, A.Assign) and n is not binds[0] and _root_name(n.target) == name)
+        )
+        if written:
+            return None
+    return _text([binds[0].value])
+
+
+def _is(e: A.Expr | None, name: str) -> bool:
+    return e is not None and isinstance(unparen(e), A.Name) and unparen(e).name == name  # type: ignore[attr-defined]
+
+
+def _root_name(e: A.Expr) -> str | None:
+    e = unparen(e)
+    while not isinstance(e, A.Name):
+        base = getattr(e, "base", None) or getattr(e, "expr", None)
+        if not isinstance(base, A.Expr):
+            return None
+        e = unparen(base)
+    return e.name
 
 
 def _named_barriers(roles: list[A.Stmt], commons: list[A.Stmt]) -> None:

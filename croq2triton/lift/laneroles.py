@@ -36,7 +36,15 @@ def check_lane_roles(stmts: list[A.Stmt], events: dict[str, bool], node: A.Node)
         inner = list(body.stmts) if isinstance(body, A.Block) else [body]
         items.append(role_item(inner, None, s, events))  # type: ignore[arg-type]
     _balanced(items)
-    order = sequence(items, events, node)
+    try:
+        order = sequence(items, events, node)
+    except NotLifted as e:
+        if "cycle" not in str(e):
+            raise
+        raise NotLifted(
+            "'inthreads.async' with a wait written before the trigger it waits for (lifted in the order written)",
+            e.node,
+        ) from None
     flat = [x for it in items for seg in it.segments for x in seg]
     if [id(x) for x in order] != [id(x) for x in flat]:
         raise NotLifted("'inthreads.async' whose events order them otherwise than they are written", node)
