@@ -7,13 +7,16 @@ and compared with float64 torch (f16 inputs, f32 accumulation).
   && w < 2``, ``w < 1``, ``g != 0``), and an ``inthreads`` of a sub-warp inside a role's loop: a
   role whose statements do not read the thread index computes the same on each of its threads
   (lift/rolepick.py);
+* two consumer roles each with an accumulator of one name (``acc``): each role's own names are
+  renamed apart when the roles collapse (lift/collapse.py; they were one variable, a silent
+  mistranslation), a ``slot`` of the same value in each stays one;
 * an event that several roles trigger: a generation completes when each of them has triggered it
   (lift/sequence.py);
 * ``mma.load view, frag``: WGMMA's "RS" mode, the A operand loaded into a declared fragment, from a
   whole shared tile or a part of it, and in two warpgroups each with a fragment of its own (the
   units unrolled, lift/unroll.py; lift/mma.py ``mma_load_into``);
-* ``inthreads.async`` among other statements: roles of a thread level, roles in a loop ordered by
-  an event, each an ``if`` over its lanes in the order written (lift/laneroles.py);
+* ``inthreads.async`` among other statements: roles of a thread level, roles in a loop (of a thread
+  or a unit level) ordered by an event, each an ``if`` over its lanes in the order written (lift/laneroles.py);
 * units that each issue an asynchronous MMA and wait on its future (a unit's own wait, not an
   event; lift/unroll.py);
 * warp roles whose main loops name their counters apart (``foreach {kt}`` and ``foreach {k}`` over
@@ -274,3 +277,15 @@ __co__ void f(global f32 [64] x, global f32 [64] y) {
 }
 """
     assert "'n', bound around warp roles and assigned by several of them" in _diagnostics(source)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n", "k"), [(200, 70, 96), (128, 64, 32), (40, 9, 20)])
+def test_an_elected_producer_and_a_consumer_role_of_two_units(schedule: str, m: int, n: int, k: int) -> None:
+    _gemm(schedule, "consumer_range", m, n, k)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n"), [(150, 70), (64, 32), (5, 3)])
+def test_roles_inside_a_loop_of_a_unit_level(schedule: str, m: int, n: int) -> None:
+    _gemm(schedule, "loop_roles", m, n, 32)
