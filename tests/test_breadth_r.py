@@ -17,6 +17,9 @@ and compared with float64 torch (f16 inputs, f32 accumulation).
   units unrolled, lift/unroll.py; lift/mma.py ``mma_load_into``);
 * ``inthreads.async`` among other statements: roles of a thread level, roles in a loop (of a thread
   or a unit level) ordered by an event, each an ``if`` over its lanes in the order written (lift/laneroles.py);
+* an element of a fragment that the lanes of an ``apply`` add to (``rs.at(i) = rs.at(i) +
+  acc.at(i, j)``, ``+=``): the element loop's sum (lift/lanesums.py); ``all_reduce_sum`` of such a
+  fragment, whose lifted elements are the whole sums already;
 * units that each issue an asynchronous MMA and wait on its future (a unit's own wait, not an
   event; lift/unroll.py);
 * warp roles whose main loops name their counters apart (``foreach {kt}`` and ``foreach {k}`` over
@@ -289,3 +292,49 @@ def test_an_elected_producer_and_a_consumer_role_of_two_units(schedule: str, m: 
 @pytest.mark.parametrize(("m", "n"), [(150, 70), (64, 32), (5, 3)])
 def test_roles_inside_a_loop_of_a_unit_level(schedule: str, m: int, n: int) -> None:
     _gemm(schedule, "loop_roles", m, n, 32)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("m", [100, 64, 9])
+def test_sums_of_an_mma_tile_by_apply_and_all_reduce_sum(schedule: str, m: int) -> None:
+    a, b = randn(m, 32, dtype=F16, seed=3), randn(48, 32, dtype=F16, seed=4)
+    rows, squares, cols = poisoned(m), poisoned(m), poisoned(m, 48)
+    _mod(schedule).tile_sums(a, b, rows, squares, cols)  # type: ignore[attr-defined]
+    c = a.double() @ b.double().T
+    assert_near_max(rows, c.sum(1), 1e-5, "row sums")
+    assert_near_max(squares, 1 + (c * c).sum(1), 1e-5, "row sums of squares")
+    pad = -(-m // 64) * 64
+    blocks = torch.nn.functional.pad(c, (0, 0, 0, pad - m)).reshape(-1, 64, 48).sum(1)  # each block's columns
+    want = blocks.repeat_interleave(64, 0)[:m]
+    assert_near_max(cols, want, 1e-5, "column sums")
+
+
+_APPLY = """
+__co__ void f(global f16 [64, 32] a, global f16 [64, 32] b, global f32 [64] y) {{
+  parallel p by 1 : block {{
+    a_s = dma.copy a => shared;
+    b_s = dma.copy b => shared;
+    parallel g by 1 : group-4 {{
+      acc = mma.fill.f32 0.0f;
+      mma.row.row acc, a_s, b_s;
+      frag f32 [64] rs {{1.0f}};
+      {body}
+      apply {{i}} in rs.span
+        y.at(i) = rs.at(i);
+    }}
+  }}
+}}
+"""
+
+APPLY_REFUSED = [
+    # a fragment no apply sums into: its owners' layout is not one that all_reduce_sum sums over
+    ("all_reduce_sum(rs);", "an 'all_reduce_sum' of a fragment that no 'apply' sums into"),
+    # the added term reads the sum itself: not a sum of the elements' terms
+    ("apply {i, j} in acc.span rs.at(i) = rs.at(i) + rs.at(i) * acc.at(i, j);",
+     "a buffer element that several threads write"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("body", "message"), APPLY_REFUSED)
+def test_apply_sum_forms_that_stay_refused(body: str, message: str) -> None:
+    assert message in _diagnostics(_APPLY.format(body=body))

@@ -115,6 +115,8 @@ class Lifter(
         self.units: dict[str, int] = {}  # unit symbols (lift/units.py) -> their extents
         self.stated_pipelines: dict[int, N.Pipeline] = {}  # id(Foreach) -> the pipeline collapsed roles state
         self.collapsed: list[A.Node] = []  # the roles' collapsed programs (their own names renamed apart)
+        self.lane_summed: set[str] = set()  # buffers that lanes add to (lift/lanesums.py)
+        self.apply_scopes: list[int] = []  # the scopes of the lanes of the apply loops being lifted
         self.program_ids: tuple[E.Var, ...] = ()
         self.loop_depth = 0  # loops of the program around the statement being lifted
         self.scratch_names: set[str] = set()  # buffers that live in scratch memory (lift/placement.py)

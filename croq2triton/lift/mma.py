@@ -87,6 +87,8 @@ class Mmas:
     lanes: tuple[int, tuple[int, ...]] | None
     level_of: dict[int, str]
     collapsed: list[A.Node]
+    lane_summed: set[str]
+    apply_scopes: list[int]
     threads: int
     expr: Any
     place: Any
@@ -579,21 +581,34 @@ class Mmas:
         if len(s.vars) != len(buf.extents):
             raise NotLifted("an apply whose names do not match the fragment's rank", s)
         pairs = [(v, n, s) for v, n in zip(s.vars, buf.extents, strict=True)]
-        if self.lanes is None or all(d == 1 for d in self.lanes[1]):
-            self.lanes_over(pairs, [s.body], s)
-            return
-        # threads that do not tell the elements apart (single_unit): the fragment is theirs together
-        saved = self.lanes, self.lane_first, self.padding
-        self.lanes, self.lane_first, self.padding = None, 0, [p for p in self.padding if not p.shape]
+        self.apply_scopes.append(len(self.scopes))  # the scope of its lanes: an element loop's (lift/lanesums.py)
         try:
-            self.lanes_over(pairs, [s.body], s)
+            if self.lanes is None or all(d == 1 for d in self.lanes[1]):
+                self.lanes_over(pairs, [s.body], s)
+                return
+            # threads that do not tell the elements apart (single_unit): the fragment is theirs together
+            saved = self.lanes, self.lane_first, self.padding
+            self.lanes, self.lane_first, self.padding = None, 0, [p for p in self.padding if not p.shape]
+            try:
+                self.lanes_over(pairs, [s.body], s)
+            finally:
+                self.lanes, self.lane_first, self.padding = saved
         finally:
-            self.lanes, self.lane_first, self.padding = saved
+            self.apply_scopes.pop()
 
     def frag_op(self, s: A.FragOp) -> None:
-        """``copy(d, s)``, ``reduce_max(d, s, axis)`` / ``reduce_sum``: whole-tile operations."""
+        """``copy(d, s)``, ``reduce_max(d, s, axis)`` / ``reduce_sum``, ``all_reduce_sum(x)``:
+        whole-tile operations."""
         self.single_unit(s)
         names = [unparen(x) for x in s.args]
+        if s.op == "all_reduce_sum" and len(names) == 1 and isinstance(names[0], A.Name):
+            # the sum of a 1-D fragment across the threads that own parts of it: the lifted
+            # fragment is its owners' together, each element the whole sum already (an ``apply``
+            # adds every element's term, lift/lanesums.py): nothing left to add
+            frag = self.fragment(names[0].name, s)
+            if len(frag.extents) != 1 or frag.name not in self.lane_summed:
+                raise NotLifted("an 'all_reduce_sum' of a fragment that no 'apply' sums into", s)
+            return
         if len(names) != 2 or not all(isinstance(x, A.Name) for x in names):
             raise NotLifted(f"a '{s.op}' of this form", s)
         dst, src = (self.fragment(x.name, s) for x in names)  # type: ignore[attr-defined]
