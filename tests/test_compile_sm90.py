@@ -60,6 +60,13 @@ CASES = [
     # frag / apply / reduce_max: both attention dots (the second with its A operand in registers)
     ("corpus:upstream/tests/gpu/end2end/flash_atten.co", "flash_atten", ATTN, {"wgmma.mma_async"}),
     ("examples/attention.co", "attention", ATTN3, {"wgmma.mma_async"}),
+    # warp roles: one elected thread's TMA copies into a ring, a consumer of a unit range (issue 28 R)
+    ("tests/programs/breadth_r.co", "elected_producer",
+     json.dumps([[[128, 128], F16], [[64, 128], F16], [[128, 64], "float32"]]),
+     {"wgmma.mma_async", "cp.async.bulk.tensor"}),
+    # WGMMA RS mode: A loaded into a declared fragment each K tile
+    ("tests/programs/breadth_r.co", "rs_gemm",
+     json.dumps([[[128, 64], F16], [[64, 64], F16], [[128, 64], "float32"]]), {"wgmma.mma_async"}),
 ]  # fmt: skip
 
 

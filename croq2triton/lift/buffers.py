@@ -28,6 +28,7 @@ from .arith import Value
 from .checks import size_text
 from .collapse import has_roles
 from .host import ir_type
+from .lanesums import added_term
 from .notlifted import NotInRegisters, NotLifted
 from .terms import Bounded, IndexTuple, Region, Reshaped, WithName, const_int, unparen
 from .views import ViewAlgebra
@@ -193,6 +194,8 @@ class Buffers(ViewAlgebra):
     args: dict[str, N.Arg]
     scopes: list[dict[str, Any]]
     pred: list[E.Expr]
+    lane_summed: set[str]  # the buffers lanes have added to (lift/lanesums.py)
+    apply_scopes: list[int]  # the scopes of the lanes of the ``apply`` loops being lifted
     lane_extents: dict[str, int]
     lane_axis: dict[str, int]
     lanes: tuple[int, tuple[int, ...]] | None
@@ -778,7 +781,15 @@ class Buffers(ViewAlgebra):
             return
         axes = self.lane_axes(buf, at)
         if sorted(axes) != list(range(len(self.lanes[1]) if self.lanes is not None else 0)):
-            raise NotLifted("a buffer element that several threads write", at)
+            # an element loop's sum (``apply``); threads of a thread level that add to one
+            # element without an atomic race (lost updates): not a sum to keep
+            term = (
+                added_term(buf.name, at, a) if self.lanes is not None and self.lanes[0] in self.apply_scopes else None
+            )
+            if term is None:
+                raise NotLifted("a buffer element that several threads write", at)
+            self.lanes_add(buf, axes, term, a)
+            return
         value = self.expr(a.value)
         if a.op != "=":
             value = self.binary(a.op, Value(self.in_lanes(buf, axes, a), buf.elem), value, a)
@@ -787,6 +798,26 @@ class Buffers(ViewAlgebra):
             new = E.Where(E.conj(self.pred), new, self.in_lanes(buf, axes, a))
         lanes = tuple(buf.tile[axes.index(j)] for j in range(len(axes)))
         self.set_tile(buf, E.Permute(spread(new, lanes, buf.var.type), axes), a)
+
+    def lanes_add(self, buf: TileBuffer, axes: tuple[int, ...], term: A.Expr, a: A.Assign) -> None:
+        """``buf``'s elements (buffer dimension d along lane axis axes[d]) plus the sum of ``term``
+        over the other lane axes, where the lanes hold (lift/lanesums.py)."""
+        assert self.lanes is not None
+        shape = tuple(self.lanes[1])
+        wide = SUM_TYPES.get(buf.var.type, buf.var.type)
+        value: E.Expr = spread(E.fold(E.Cast(self.convert(self.expr(term), buf.elem).expr, wide)), shape, wide)
+        keep = E.fold(E.conj([*self.pred, *self.padding]))
+        if not (isinstance(keep, E.Const) and keep.value):
+            value = E.Where(keep, value, E.Full(shape, 0, wide))
+        for axis in sorted(set(range(len(shape))) - set(axes), reverse=True):
+            value = E.Reduce("sum", value, axis)
+        kept = sorted(axes)
+        order = tuple(kept.index(x) for x in axes)
+        if order != tuple(range(len(order))):
+            value = E.Permute(value, order)
+        total = E.Bin("+", E.Cast(self.tile_value(buf, a), wide), value)
+        self.set_tile(buf, E.fold(E.Cast(total, buf.var.type)), a)
+        self.lane_summed.add(buf.name)
 
     def binding(self, name: str) -> Any:
         """What ``name`` is bound to in the innermost scope that has it (None: no scope has it)."""

@@ -1,6 +1,6 @@
 """Calls inside a kernel (LANGUAGE.md 7.7), as a mixin of the kernel lifter (lift/kernel.py):
-atomics on elements of tensors and of buffers in scratch memory, ``print`` / ``println`` and
-``assert``.
+atomics on elements of tensors and of buffers in scratch memory, ``print`` / ``println``,
+``assert`` and named barriers (``__bar_sync``).
 
 An atomic is one per lane: ``__atomic_add(bins.at(v), 1)`` under ``parallel t by 256`` is 256
 atomic adds, each at its lane's address, masked like a store (the enclosing conditions, the lanes
@@ -65,6 +65,8 @@ class Calls:
             self.emit(N.Assert(cond, message), s)
         elif c.kind == "atomic":
             self.atomic(c, result=False)
+        elif c.kind == "bar":
+            self.named_barrier(c, s)
         elif c.device is not None and c.device.body is not None:
             return  # a __device__ helper's value nobody reads (its arguments change nothing)
         elif c.kind == "call" and c.name in REGISTER_HINTS:
@@ -87,6 +89,16 @@ class Calls:
                 "the count each thread of the warpgroup keeps (PTX setmaxnreg), e.g. 240 for consumers, 40 for"
                 " a producer",
             )
+
+    def named_barrier(self, c: A.Call, s: A.Stmt) -> None:
+        """``__bar_sync(id, n)`` / ``__bar_arrive(id, n)``: a barrier of ``n`` threads (LANGUAGE.md
+        14.4: barriers are the translator's job).  Reached by every lane alike, it orders nothing
+        the lifted program does not: each statement is complete for all lanes before the next.
+        Under a condition that tells lanes apart, threads of another branch could be what it waits
+        for (an order between branches that program order does not keep): refused.  (Across warp
+        roles: lift/collapse.py.)"""
+        if any(p.shape for p in self.pred):
+            raise NotLifted(f"a named barrier ('{c.name}') under a condition on the thread index", s)
 
     def device_print(self, c: A.Call, s: A.Stmt) -> None:
         """``print`` / ``println``: each lane where the enclosing conditions hold prints its values.

@@ -13,7 +13,7 @@ The form (the seed chapter's and the tutorial's producer / consumer pipelines)::
 means "for each k: the producer's copies into a slot, then the consumer's MMAs on that slot" —
 the events only order the two roles, so that every read of a slot in iteration k sees the write
 of iteration k.  Collapsed, each role runs with its unit index fixed (``wg`` is 0 in the first
-role, 1 in the second); the statements of the roles before their main loops come first, the
+role, 1 in the second; the units and threads a condition picks: lift/rolepick.py); the statements of the roles before their main loops come first, the
 main loops (one iteration domain) become one loop holding the writer's body then the reader's,
 the rest follows; loops of event statements only (``foreach s in [4] trigger empty.at(s)``) go;
 a ring of buffers indexed by one expression in the loop (``lhs_s[stage]``) is one buffer (each
@@ -35,7 +35,9 @@ from ..errors import CroqLoweringError
 from ..frontend import ast as A
 from ..frontend.printer import Printer
 from ..sema.consteval import const_int
+from .localnames import defined_names, rename
 from .notlifted import NotLifted
+from .rolepick import role_units, threads_spliced, waits_only
 from .roles import event_only
 from .sequence import Item, common_item, role_item, sequence
 from .terms import unparen
@@ -56,10 +58,17 @@ def has_roles(body: A.Stmt) -> bool:
     return any(isinstance(s, A.InThreads) and s.is_async for s in _stmts(body))
 
 
-def collapse(p: A.Parallel, rings: set[str], events: dict[str, bool] | None = None) -> tuple[A.Stmt, Stated]:
+def collapse(
+    p: A.Parallel,
+    rings: set[str],
+    events: dict[str, bool] | None = None,
+    counted: frozenset[str] = frozenset(),
+    outer: frozenset[str] = frozenset(),
+) -> tuple[A.Stmt, Stated]:
     """The roles of ``p`` as one sequential block (a copy: ``p`` is not changed), and what the
     source states about them; ``rings``: the names of the arrays of buffers in scope, ``events``:
-    the events of the kernel (whether each is declared ready)."""
+    the events of the kernel (whether each is declared ready), ``counted``: those declared with an
+    arrival count, ``outer``: the names bound around ``p``."""
     events = events or {}
     if len(p.levels) > 2 or p.is_async:
         raise NotLifted("warp roles under a parallel of this form", p)
@@ -69,6 +78,12 @@ def collapse(p: A.Parallel, rings: set[str], events: dict[str, bool] | None = No
         raise NotLifted("warp roles over units that are not one constant level", unit)
     var = names[0]
     thread_vars = {v for b in thread for v in (b.vars or ([b.name] if b.name else []))}
+    threads = {  # the thread indices of constant extents: a role may pick some of them
+        v: n
+        for b in thread
+        for v, x in zip(b.vars or ([b.name] if b.name else []), b.bound, strict=False)
+        if (n := const_int(x)) is not None
+    }
     items = [s for s in _stmts(p.body) if not isinstance(s, (A.Empty, A.PragmaStmt))]
     # declarations beside the roles declare for every unit: first, in their order
     items = [s for s in items if _floating(s)] + [s for s in items if not _floating(s)]
@@ -76,6 +91,7 @@ def collapse(p: A.Parallel, rings: set[str], events: dict[str, bool] | None = No
     commons = [s for s in items if not any(s is r for r in roles)]
     for c in commons:
         _check_common(c, {var} | thread_vars, roles)
+    _named_barriers(roles, commons)
     units = const_int(unit.bound[0]) or 0
     parts = []
     bodies: list[A.Stmt] = []
@@ -84,7 +100,7 @@ def collapse(p: A.Parallel, rings: set[str], events: dict[str, bool] | None = No
     inner = f"{var}#"  # that role's own unit index (no name a user can write)
     for r in roles:
         assert isinstance(r, A.InThreads)
-        first, count = _role_units(r.cond, var, units)
+        first, count = role_units(r.cond, var, units, threads, waits_only(r.body))
         if count > 1 and several is not None and several != (first, count):
             raise NotLifted("two warp roles of several units each", r)
         if count > 1:
@@ -95,7 +111,7 @@ def collapse(p: A.Parallel, rings: set[str], events: dict[str, bool] | None = No
                 return A.IntLit(first, str(first), span=span)  # type: ignore[arg-type]
             return A.Binary("+", A.Name(inner, span=span), A.IntLit(first, str(first), span=span), span=span)  # type: ignore[arg-type]
 
-        body = _substitute(copy.deepcopy(r.body), var, index)
+        body = threads_spliced(_substitute(copy.deepcopy(r.body), var, index), threads)
         if any(isinstance(n, A.Name) and n.name in thread_vars for n in body.walk()):
             raise NotLifted("a warp role that uses its thread index", r)
         parts.append(_split(body, r))
@@ -108,6 +124,7 @@ def collapse(p: A.Parallel, rings: set[str], events: dict[str, bool] | None = No
             [A.IntLit(several[1], str(several[1]), span=unit.span)], name=inner, level=unit.level, span=unit.span
         )
     if not mains:  # roles ordered by their events alone (lift/sequence.py)
+        _own_names(bodies, roles, outer)
         seq: list[Item] = []
         for s in items:
             k = next((i for i, r in enumerate(roles) if r is s), None)
@@ -116,7 +133,7 @@ def collapse(p: A.Parallel, rings: set[str], events: dict[str, bool] | None = No
             else:
                 body = bodies[k]
                 seq.append(role_item(_stmts(body), picked[k], roles[k], events))
-        block = A.Block(sequence(seq, events, p), span=p.span)
+        block = A.Block(sequence(seq, events, p, counted), span=p.span)
         labels = tuple(_text([r.cond]) for r in roles)  # type: ignore[attr-defined]
         named = tuple(sorted({_text([x]) for n in block.walk() if isinstance(n, (A.Wait, A.Trigger)) for x in n.items}))
         if level is not None:
@@ -134,8 +151,11 @@ def collapse(p: A.Parallel, rings: set[str], events: dict[str, bool] | None = No
         if first < _position(items, c) < last and not isinstance(c, (A.SpannedDecl, A.EventDecl, A.Sync)):
             raise NotLifted("a statement between warp roles that pipeline a loop", c)
     before += [c for c in commons if first < _position(items, c) < last]  # declarations between roles
-    if len({_text(m.items) for m in mains}) != 1:
+    if len({_domain(m) for m in mains}) != 1:
         raise NotLifted("warp roles whose main loops run over different iterations", p)
+    for m in mains[1:]:  # one domain under other names (``foreach i in [n]`` and ``foreach j in [n]``)
+        _renamed_counters(m, mains[0])
+    _own_names(bodies, roles, outer)
     ring_names = {n.base.name for m in mains for n in m.walk() if _ring_access(n, rings)}  # type: ignore[attr-defined]
     # the roles that write a ring go first: each iteration writes its slot before it is read
     order = sorted(range(len(parts)), key=lambda i: not _writes_ring(parts[i][1], rings))
@@ -153,6 +173,112 @@ def collapse(p: A.Parallel, rings: set[str], events: dict[str, bool] | None = No
     if level is not None:
         block = A.Block([A.Parallel([level], block, span=p.span)], span=p.span)
     return block, Stated(merged, frozenset(ring_names), labels, named, level)
+
+
+def _own_names(bodies: list[A.Stmt], roles: list[A.Stmt], outer: frozenset[str]) -> None:
+    """The names each role binds for itself (``acc = mma.fill ..`` in two consumer roles: each its
+    own accumulator) renamed apart from those of the roles before it, in place.  A name every role
+    that binds it binds once to the same value and only reads (``slot = k % S`` in each main loop,
+    its counters named alike) is one value: it stays.  One bound around the roles too is the same
+    variable in each, which several roles assign: refused."""
+    bound: dict[str, str | None] = {}  # the names the roles so far bind (read-only: their value)
+    for k, (body, role) in enumerate(zip(bodies, roles, strict=True)):
+        renames: dict[str, str] = {}
+        for name in defined_names(body):
+            value = _read_only_value(body, name)
+            if name in bound and (value is None or bound[name] != value):
+                if name in outer:
+                    raise NotLifted(f"'{name}', bound around warp roles and assigned by several of them", role)
+                renames[name] = f"{name}__r{k}"
+            else:
+                bound[name] = value
+        if renames:
+            rename(body, renames)
+
+
+def _read_only_value(body: A.Stmt, name: str) -> str | None:
+    """The value ``name`` is bound to where ``body`` binds it once (``x = expr``) and only reads it
+    after (None: anything else)."""
+    binds = [n for n in body.walk() if isinstance(n, A.Assign) and _is(n.target, name)]
+    if len(binds) != 1 or binds[0].op != "=" or not isinstance(binds[0].value, A.Expr):
+        return None
+    for n in body.walk():
+        written = (
+            (isinstance(n, A.MmaOp) and _is(n.acc, name))
+            or (isinstance(n, A.MmaFill) and (n.result == name or _is(n.target, name)))
+            or (isinstance(n, A.IncDec) and n.target == name)
+            or (isinstance(n, A.FragOp) and bool(n.args) and _is(n.args[0], name))
+            or (isinstance(n, A.Declarator) and n.name == name)
+            or (getattr(n, "result", None) == name)
+            or (isinstance(n, A.DmaStmt) and _root_name(n.dst) == name)
+            or (isinstance(n, A.Assign) and n is not binds[0] and _root_name(n.target) == name)
+        )
+        if written:
+            return None
+    return _text([binds[0].value])
+
+
+def _is(e: A.Expr | None, name: str) -> bool:
+    return e is not None and isinstance(unparen(e), A.Name) and unparen(e).name == name  # type: ignore[attr-defined]
+
+
+def _root_name(e: A.Expr) -> str | None:
+    e = unparen(e)
+    while not isinstance(e, A.Name):
+        base = getattr(e, "base", None) or getattr(e, "expr", None)
+        if not isinstance(base, A.Expr):
+            return None
+        e = unparen(base)
+    return e.name
+
+
+def _named_barriers(roles: list[A.Stmt], commons: list[A.Stmt]) -> None:
+    """A named barrier that only one role waits at (``__bar_sync``) orders that role's own threads;
+    one that several roles (or every unit) meet, with a ``__bar_sync``, orders the roles: refused,
+    the collapsed program keeps no such order.  ``__bar_arrive`` alone orders nothing."""
+    meets: dict[int | None, set[int]] = {}
+    syncs: dict[int | None, A.Node] = {}
+    for k, part in enumerate([*roles, *commons]):
+        for n in part.walk():
+            if isinstance(n, A.Call) and n.kind == "bar":
+                key = const_int(n.args[0]) if n.args else None
+                meets.setdefault(key, set()).add(k if k < len(roles) else -1)
+                if n.name == "__bar_sync":
+                    syncs.setdefault(key, n)
+    for key, node in syncs.items():
+        if key is None or len(meets[key] | meets.get(None, set())) > 1 or -1 in meets[key]:
+            raise NotLifted("a named barrier ('__bar_sync') that several warp roles meet", node)
+
+
+def _counters(m: A.Foreach) -> list[str]:
+    return [v for x in m.items if isinstance(x, A.Within) for v in (x.vars or ([x.name] if x.name else []))]
+
+
+def _domain(m: A.Foreach) -> str:
+    """The iterations of a loop, whatever its counters are named."""
+    parts = []
+    for x in m.items:
+        if isinstance(x, A.Within):
+            parts.append(f"{len(x.vars or [x.name])} in {_text([x.shape])}")
+        else:
+            parts.append(_text([x]))
+    return "; ".join(parts)
+
+
+def _renamed_counters(m: A.Foreach, first: A.Foreach) -> None:
+    """``m``'s counters named as ``first``'s (the same domain), in place; refused where ``m``'s
+    statements name one of ``first``'s counters for something else."""
+    names = dict(zip(_counters(m), _counters(first), strict=True))
+    if all(a == b for a, b in names.items()):
+        return
+    clash = {b for a, b in names.items() if a != b}
+    if any(isinstance(n, A.Name) and n.name in clash for n in m.body.walk()):
+        raise NotLifted("warp roles whose main loops name each other's counters", m)
+    for a, b in names.items():
+        if a != b:
+            m.body = _rewrite(
+                m.body, lambda x, a=a, b=b: A.Name(b, span=x.span) if isinstance(x, A.Name) and x.name == a else None
+            )  # type: ignore[assignment,misc]
 
 
 def _floating(s: A.Stmt) -> bool:
@@ -198,27 +324,6 @@ def _stmts(s: A.Stmt) -> list[A.Stmt]:
 
 def _text(xs: list[A.Node]) -> str:
     return ", ".join(Printer().expr(x) if isinstance(x, A.Expr) else repr(x) for x in xs)  # type: ignore[arg-type]
-
-
-def _role_units(cond: A.Expr, var: str, units: int) -> tuple[int, int]:
-    """The units a role runs on, (first, count): ``wg == c``, ``wg > c``, ``wg >= c``, ``wg != 0``."""
-    c = unparen(cond)
-    if isinstance(c, A.Binary):
-        lhs, rhs = unparen(c.lhs), unparen(c.rhs)
-        flipped = {">": "<", "<": ">", ">=": "<=", "<=": ">=", "==": "==", "!=": "!="}
-        for a, b, op in ((lhs, rhs, c.op), (rhs, lhs, flipped.get(c.op, ""))):
-            v = const_int(b)
-            if not (isinstance(a, A.Name) and a.name == var and v is not None):
-                continue
-            first, count = {
-                "==": (v, 1),
-                ">": (v + 1, units - v - 1),
-                ">=": (v, units - v),
-                "!=": (1, units - 1) if v == 0 else (-1, 0),
-            }.get(op, (-1, 0))
-            if first >= 0 and count >= 1 and first + count <= units:
-                return first, count
-    raise NotLifted("a warp role whose condition is not one range of units", cond)
 
 
 def _substitute(node: A.Stmt, var: str, value: Callable[[object], A.Expr]) -> A.Stmt:

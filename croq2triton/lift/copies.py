@@ -115,6 +115,7 @@ class Copies:
     pred: list[E.Expr]
     expr: Any
     lookup: Any
+    placeholder: Any
     tensor: Any
     emit: Any
     fresh: Any
@@ -286,6 +287,8 @@ class Copies:
             if self.is_event(item):
                 self.waited(item, s)
                 continue  # the block's events: they only order threads (lift/events.py)
+            if isinstance(name, A.Name) and self.placeholder(name.name):
+                continue  # a ``dma.any`` no copy has bound yet: nothing to wait for (lift/futures.py)
             if not isinstance(name, A.Name) or not isinstance(self.lookup(name.name, name), (CopyFuture, MmaFuture)):
                 raise NotLifted("a wait on something other than a copy's or an MMA's future", item)
         # the copies and MMAs are complete where they stand: the lifted program has no asynchrony

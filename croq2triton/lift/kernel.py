@@ -42,6 +42,7 @@ from .hazards import fence_hazards
 from .helpers import DeviceCalls
 from .host import HostScope, ir_type
 from .lanecopies import LaneCopies
+from .laneroles import check_lane_roles, has_lane_roles
 from .loops import Loops
 from .mma import Mmas
 from .notlifted import NotInRegisters, NotLifted
@@ -114,6 +115,9 @@ class Lifter(
         self.written = written_tensors([top], set(host.tensors))  # the tensors this kernel stores into
         self.units: dict[str, int] = {}  # unit symbols (lift/units.py) -> their extents
         self.stated_pipelines: dict[int, N.Pipeline] = {}  # id(Foreach) -> the pipeline collapsed roles state
+        self.collapsed: list[A.Node] = []  # the roles' collapsed programs (their own names renamed apart)
+        self.lane_summed: set[str] = set()  # buffers that lanes add to (lift/lanesums.py)
+        self.apply_scopes: list[int] = []  # the scopes of the lanes of the apply loops being lifted
         self.program_ids: tuple[E.Var, ...] = ()
         self.loop_depth = 0  # loops of the program around the statement being lifted
         self.scratch_names: set[str] = set()  # buffers that live in scratch memory (lift/placement.py)
@@ -355,6 +359,8 @@ class Lifter(
 
     # ================================================================ statements
     def stmts(self, stmts: list[A.Stmt]) -> None:
+        if has_lane_roles(stmts):  # roles of a thread level or in a loop: in their order (lift/laneroles.py)
+            check_lane_roles(stmts, self.declared_events(), stmts[0])
         for s in stmts:
             self.stmt(s)
 
@@ -424,8 +430,8 @@ class Lifter(
             self.dma_any(s)
         elif isinstance(s, A.Swap):
             self.swap(s)
-        elif isinstance(s, A.InThreads) and not s.is_async:  # the lanes the condition picks; all meet after
-            self.if_stmt(A.If(s.cond, s.body, None, span=s.span))
+        elif isinstance(s, A.InThreads):  # the lanes the condition picks (all meet after, or, async, in
+            self.if_stmt(A.If(s.cond, s.body, None, span=s.span))  # an order their events allow: stmts)
         elif isinstance(s, A.Yield):
             self.yield_stmt(s)
         else:
@@ -435,8 +441,17 @@ class Lifter(
         """Warp roles as one sequential program (lift/collapse.py); its rings become buffers and
         its main loop keeps the pipeline the source states."""
         rings = {name: v for sc in self.scopes for name, v in sc.items() if isinstance(v, Ring)}
-        events = {d.name: d.ready for n in self.top.walk() if isinstance(n, A.EventDecl) for d in n.items}
-        block, stated = collapse(s, set(rings), events)
+        events = self.declared_events()
+        decls = [n for n in self.top.walk() if isinstance(n, A.EventDecl) and n.count is not None]
+        try:
+            counted = frozenset(d.name for n in decls for d in n.items)
+            outer = frozenset(name for sc in self.scopes for name in sc)
+            block, stated = collapse(s, set(rings), events, counted, outer)
+        except NotLifted:
+            if id(s.levels[0]) in self.unit_threads or not all(self.level_of.get(id(b)) == "thread" for b in s.levels):
+                raise
+            self.lane_scope(s.levels, [s.body])  # roles of a thread level: in their order (lift/laneroles.py)
+            return
         for name, r in rings.items():  # the ring's slot of the merged program: a buffer of this scope
             if name in stated.rings:
                 self.scopes[-1][name] = self.new_buffer(name, r.elem, r.extents, 0, r.node)
@@ -452,7 +467,12 @@ class Lifter(
             self.unit_threads[id(stated.units)] = per_unit
             self.level_of[id(stated.units)] = "thread"
         self.copied_levels(s, block)
+        self.collapsed.append(block)
         self.stmt(block)
+
+    def declared_events(self) -> dict[str, bool]:
+        """The kernel's events, whether each is declared ready."""
+        return {d.name: d.ready for n in self.top.walk() if isinstance(n, A.EventDecl) for d in n.items}
 
     def copied_levels(self, original: A.Node, copy: A.Node) -> None:
         """The levels of the parallels of ``copy`` (the roles' bodies collapsed, copied from

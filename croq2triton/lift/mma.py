@@ -25,6 +25,7 @@ MMA, the split ``mma.scale`` and operands that are other parts of a buffer raise
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,9 @@ class Mmas:
     pred: list[E.Expr]
     lanes: tuple[int, tuple[int, ...]] | None
     level_of: dict[int, str]
+    collapsed: list[A.Node]
+    lane_summed: set[str]
+    apply_scopes: list[int]
     threads: int
     expr: Any
     place: Any
@@ -222,10 +226,41 @@ class Mmas:
         """``a = mma.load view``: the view as a fragment (a part of a buffer stays a view, which only
         a loop over chunks of K reads, see the module's doc)."""
         if s.result is None:
-            raise NotLifted("'mma.load view, frag'", s)
+            self.mma_load_into(s)
+            return
         p = self.place(s.src)
         self.check_swizzle(s, p)
         self.scopes[-1][s.result] = self.fragment_of(p, s)
+
+    def mma_load_into(self, s: A.MmaLoad) -> None:
+        """``mma.load view, frag``: the view's elements into the declared fragment (WGMMA's "RS"
+        mode: the A operand from registers), converted to its element type; the same shape."""
+        target = unparen(s.target) if s.target is not None else None
+        if not isinstance(target, A.Name):
+            raise NotLifted("'mma.load view, frag' into something that is not a fragment's name", s)
+        self.single_unit(s)
+        p = self.place(s.src)
+        self.check_swizzle(s, p)
+        dst = self.fragment(target.name, s)
+        src = self.fragment_of(p, s)
+        placing = src.placing if isinstance(src, TileBuffer) else (None,)
+        if isinstance(src, BufferView):  # a part of a buffer: its tile picked out (lift/parts.py)
+            whole, placing = self.concat_view(src, s)
+            tile, shape, sizes = self.part_tile(whole, s)
+            extents = tuple(const_int(n) for n in sizes)
+        elif isinstance(src, TileBuffer):
+            tile, shape, extents = self.tile_value(src, s), src.tile, tuple(src.extents)
+        else:
+            raise NotLifted("'mma.load view, frag' of a view of this form", s)
+        if any(u is not None for u in placing):  # the units' parts together (lift/units.py)
+            raise NotLifted("'mma.load view, frag' of a part each unit picks (a fragment of each unit)", s)
+        if extents != tuple(dst.extents) or tuple(shape) != tuple(dst.tile):
+            raise CroqLoweringError(
+                f"'mma.load' of a {[n for n in extents]} view into the {list(dst.extents)} fragment "
+                f"'{target.name}': their shapes differ",
+                s.span,
+            )
+        self.set_tile(dst, E.fold(E.Cast(tile, dst.var.type)), s)
 
     def check_swizzle(self, s: A.MmaLoad, p: Place) -> None:
         """``mma.load.swiz<N>`` reads a buffer in the layout the copy that wrote it states: the same
@@ -546,21 +581,34 @@ class Mmas:
         if len(s.vars) != len(buf.extents):
             raise NotLifted("an apply whose names do not match the fragment's rank", s)
         pairs = [(v, n, s) for v, n in zip(s.vars, buf.extents, strict=True)]
-        if self.lanes is None or all(d == 1 for d in self.lanes[1]):
-            self.lanes_over(pairs, [s.body], s)
-            return
-        # threads that do not tell the elements apart (single_unit): the fragment is theirs together
-        saved = self.lanes, self.lane_first, self.padding
-        self.lanes, self.lane_first, self.padding = None, 0, [p for p in self.padding if not p.shape]
+        self.apply_scopes.append(len(self.scopes))  # the scope of its lanes: an element loop's (lift/lanesums.py)
         try:
-            self.lanes_over(pairs, [s.body], s)
+            if self.lanes is None or all(d == 1 for d in self.lanes[1]):
+                self.lanes_over(pairs, [s.body], s)
+                return
+            # threads that do not tell the elements apart (single_unit): the fragment is theirs together
+            saved = self.lanes, self.lane_first, self.padding
+            self.lanes, self.lane_first, self.padding = None, 0, [p for p in self.padding if not p.shape]
+            try:
+                self.lanes_over(pairs, [s.body], s)
+            finally:
+                self.lanes, self.lane_first, self.padding = saved
         finally:
-            self.lanes, self.lane_first, self.padding = saved
+            self.apply_scopes.pop()
 
     def frag_op(self, s: A.FragOp) -> None:
-        """``copy(d, s)``, ``reduce_max(d, s, axis)`` / ``reduce_sum``: whole-tile operations."""
+        """``copy(d, s)``, ``reduce_max(d, s, axis)`` / ``reduce_sum``, ``all_reduce_sum(x)``:
+        whole-tile operations."""
         self.single_unit(s)
         names = [unparen(x) for x in s.args]
+        if s.op == "all_reduce_sum" and len(names) == 1 and isinstance(names[0], A.Name):
+            # the sum of a 1-D fragment across the threads that own parts of it: the lifted
+            # fragment is its owners' together, each element the whole sum already (an ``apply``
+            # adds every element's term, lift/lanesums.py): nothing left to add
+            frag = self.fragment(names[0].name, s)
+            if len(frag.extents) != 1 or frag.name not in self.lane_summed:
+                raise NotLifted("an 'all_reduce_sum' of a fragment that no 'apply' sums into", s)
+            return
         if len(names) != 2 or not all(isinstance(x, A.Name) for x in names):
             raise NotLifted(f"a '{s.op}' of this form", s)
         dst, src = (self.fragment(x.name, s) for x in names)  # type: ignore[attr-defined]
@@ -605,7 +653,7 @@ class Mmas:
         """The shape of the product of the first MMA into ``frag`` after its fill, read off its
         operands where they stand now, or where the statements that name them define them."""
         fill_line = frag.fills[0][1].line if frag.fills else 0
-        for n in self.top.walk():  # type: ignore[attr-defined]
+        for n in self.source_nodes():
             acc = unparen(n.acc) if isinstance(n, A.MmaOp) else None
             if isinstance(acc, A.Name) and acc.name == frag.name and n.span is not None and n.span.line >= fill_line:
                 assert isinstance(n, A.MmaOp)
@@ -629,7 +677,7 @@ class Mmas:
 
     def declared_extents(self, name: str, node: A.Node) -> tuple[int, ...]:
         """The extents of what the statement that defines ``name`` (later on) makes of it."""
-        for n in self.top.walk():  # type: ignore[attr-defined]
+        for n in self.source_nodes():
             if isinstance(n, A.DmaStmt) and n.result == name and n.dst_storage and n.op in ("copy", "load"):
                 return self.extents_of(n.src, node)
             if isinstance(n, A.MmaLoad) and n.result == name:
@@ -696,9 +744,16 @@ class Mmas:
             self.mma(x, a, b, scales)
         return True
 
+    def source_nodes(self) -> Iterator[A.Node]:
+        """The kernel's statements, and the programs its warp roles collapse to (lift/collapse.py:
+        the names each role binds for itself renamed apart)."""
+        yield from self.top.walk()  # type: ignore[attr-defined]
+        for block in self.collapsed:
+            yield from block.walk()
+
     def mma_uses(self, name: str) -> bool:
         """Does any statement of the kernel read ``name`` (an accumulator a fill declares)?"""
-        return any(isinstance(n, A.Name) and n.name == name for n in self.top.walk())
+        return any(isinstance(n, A.Name) and n.name == name for n in self.source_nodes())
 
     def single_unit(self, node: A.Node) -> None:
         """MMA runs on one unit here: no lane tells apart what it computes.  Under lanes that the

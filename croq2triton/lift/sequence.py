@@ -7,15 +7,17 @@ unit's), and the roles its index picks.  Roles run concurrently, so the only ord
 statements of two units is what their events state: a ``wait e`` of one role starts after the
 ``trigger e`` it waits for.  A role is cut into segments at its waits; the ``k``-th wait of ``e`` in
 a role waits for the ``k``-th trigger of ``e`` (the ``k - 1``-th where ``e`` is declared ``= ready``:
-its first generation is ready).  The sequential program is the segments in an order that keeps every
-unit's own order and every trigger before its waits, the source's order where these leave a choice
-(a race-free program computes the same in every such order).  A statement beside the roles runs
-once, where every unit would have run it: after the roles written before it, before those after.
+its first generation is ready).  An event that several roles trigger completes a generation when
+each of them has triggered it (every unit of each arrives: the default arrival count is all of
+them); one declared with an explicit count (``event<128>``) that several roles trigger is refused.
+The sequential program is the segments in an order that keeps every unit's own order and every
+trigger before its waits, the source's order where these leave a choice (a race-free program
+computes the same in every such order).  A statement beside the roles runs once, where every unit
+would have run it: after the roles written before it, before those after.
 
-Refused (:class:`NotLifted`): a wait that no trigger releases (the roles would wait forever), an
-event triggered by several roles, waits or triggers inside a branch or a block, events that order
-the roles in a cycle, and a buffer that one role writes and another uses with no event ordering
-them (a race: no order is the program's).
+Refused (:class:`NotLifted`): a wait that no trigger releases (the roles would wait forever), waits
+or triggers inside a branch or a block, events that order the roles in a cycle, and a buffer that
+one role writes and another uses with no event ordering them (a race: no order is the program's).
 """
 
 from __future__ import annotations
@@ -92,8 +94,11 @@ def common_item(s: A.Stmt, events: dict[str, bool]) -> Item:
     return Item([[s]], None, s, [[]], [[]])
 
 
-def sequence(items: list[Item], events: dict[str, bool], node: A.Node) -> list[A.Stmt]:
-    """The statements of ``items`` (in source order) as one sequential program."""
+def sequence(
+    items: list[Item], events: dict[str, bool], node: A.Node, counted: frozenset[str] = frozenset()
+) -> list[A.Stmt]:
+    """The statements of ``items`` (in source order) as one sequential program; ``counted``: the
+    events declared with an arrival count (``event<128>``)."""
     nodes = [(i, k) for i, it in enumerate(items) for k in range(len(it.segments))]
     after: dict[tuple[int, int], set[tuple[int, int]]] = {n: set() for n in nodes}  # n -> what must precede it
     ordered: dict[tuple[int, int], set[tuple[int, int]]] = {n: set() for n in nodes}  # what precedes n on every unit
@@ -114,8 +119,12 @@ def sequence(items: list[Item], events: dict[str, bool], node: A.Node) -> list[A
             for name in names:
                 producers.setdefault(name, []).append((i, k))
     for name, where in producers.items():
-        if len({i for i, _ in where}) > 1:
-            raise NotLifted(f"the event '{name}' triggered by several warp roles", items[where[1][0]].node)
+        if name in counted and len({i for i, _ in where}) > 1:
+            raise NotLifted(
+                f"the event '{name}' of an explicit arrival count, triggered by several warp roles",
+                items[where[1][0]].node,
+            )
+    by_role = {name: _by_role(where) for name, where in producers.items()}
     for i, it in enumerate(items):
         seen: dict[str, int] = {}
         for k, names in enumerate(it.waits):
@@ -125,14 +134,14 @@ def sequence(items: list[Item], events: dict[str, bool], node: A.Node) -> list[A
                 needed = count - 1 if events.get(name) else count
                 if needed < 0:
                     continue
-                triggers = producers.get(name, [])
-                if needed >= len(triggers):
-                    raise NotLifted(
-                        f"a wait on the event '{name}' that no trigger releases (the roles would wait forever)",
-                        it.segments[k][0],
-                    )
-                after[(i, k)].add(triggers[needed])
-                ordered[(i, k)].add(triggers[needed])
+                for triggers in by_role.get(name, {None: []}).values():  # a generation: every role's trigger
+                    if needed >= len(triggers):
+                        raise NotLifted(
+                            f"a wait on the event '{name}' that no trigger releases (the roles would wait forever)",
+                            it.segments[k][0],
+                        )
+                    after[(i, k)].add(triggers[needed])
+                    ordered[(i, k)].add(triggers[needed])
     order: list[tuple[int, int]] = []
     done: set[tuple[int, int]] = set()
     while len(order) < len(nodes):
@@ -144,6 +153,14 @@ def sequence(items: list[Item], events: dict[str, bool], node: A.Node) -> list[A
         done.add(first)
     _races(items, nodes, ordered)  # (acyclic, as the order shows)
     return [s for i, k in order for s in items[i].segments[k]]
+
+
+def _by_role(where: list[tuple[int, int]]) -> dict[int | None, list[tuple[int, int]]]:
+    """The triggers of an event (item, segment) by the role that makes them, each in its order."""
+    out: dict[int | None, list[tuple[int, int]]] = {}
+    for i, k in where:
+        out.setdefault(i, []).append((i, k))
+    return out
 
 
 def _races(items: list[Item], nodes: list[tuple[int, int]], after: dict[tuple[int, int], set[tuple[int, int]]]) -> None:

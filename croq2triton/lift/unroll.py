@@ -9,7 +9,8 @@ every unit before any goes on, so it stays one, between the units' copies; a loo
 inside (its bounds the same for every unit) is one loop whose body interleaves the units the same
 way.  Each copy's names are its own (``acc`` of unit 1 is ``acc__u1``); the buffers of the block
 (``shared``) and the names of the code around are the units' together.  A unit index is a
-constant in each copy (``p__u1`` is 1 of 2).  Units that wait on or trigger events, or with a
+constant in each copy (``p__u1`` is 1 of 2); a wait on a future (an MMA's, a copy's) is its unit's
+own and stays in each copy.  Units that wait on or trigger events, or with a
 barrier under a condition, are not unrolled.
 """
 
@@ -18,15 +19,16 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from ..frontend import ast as A
 from ..sema.levels import chain_levels, chains
 from ..tir import expr as E
+from .localnames import defined_names, rename
+from .sequence import event_name
 from .terms import Bounded
 
 MAX_UNITS = 8  # more copies than this: the kernel would grow past what is worth compiling
-RENAMED_FIELDS = ("name", "result", "after", "frag", "vars")
 
 
 class NotUnrolled(Exception):
@@ -62,23 +64,35 @@ def unroll_units(top: A.Parallel) -> tuple[A.Parallel, dict[str, Bounded]] | Non
     if not any(target(p) for p in new.walk()):
         return None
     fixed: dict[str, Bounded] = {}
-    _replace(new, fixed, target)  # NotUnrolled where it cannot
+    events = {d.name for n in new.walk() if isinstance(n, A.EventDecl) for d in n.items}
+    _replace(new, fixed, target, events)  # NotUnrolled where it cannot
     return new, fixed
 
 
-def _replace(node: A.Node, fixed: dict[str, Bounded], target: Callable[[A.Node], bool]) -> None:
+def _replace(node: A.Node, fixed: dict[str, Bounded], target: Callable[[A.Node], bool], events: set[str]) -> None:
     """Every unit parallel with MMAs under ``node`` replaced by its unrolled block, in place."""
     for f in dataclasses.fields(node):
         v = getattr(node, f.name)
         if isinstance(v, A.Parallel) and target(v):
-            setattr(node, f.name, _unrolled(v, fixed))
+            setattr(node, f.name, _unrolled(v, fixed, events))
         elif isinstance(v, list):
-            setattr(node, f.name, [_unrolled(x, fixed) if isinstance(x, A.Parallel) and target(x) else x for x in v])
+            setattr(
+                node,
+                f.name,
+                [_unrolled(x, fixed, events) if isinstance(x, A.Parallel) and target(x) else x for x in v],
+            )
     for child in node.children():
-        _replace(child, fixed, target)
+        _replace(child, fixed, target, events)
 
 
-def _unrolled(p: A.Parallel, fixed: dict[str, Bounded]) -> A.Block:
+def _on_event(n: A.Node, events: set[str]) -> bool:
+    """A trigger, or a wait on an event (a wait on a future is each unit's own: it stays in its copy)."""
+    if isinstance(n, A.Trigger):
+        return True
+    return isinstance(n, A.Wait) and any(event_name(x) in events for x in n.items)
+
+
+def _unrolled(p: A.Parallel, fixed: dict[str, Bounded], events: set[str]) -> A.Block:
     names: list[str | None] = []
     counts: list[int] = []
     for b in p.levels:
@@ -94,10 +108,10 @@ def _unrolled(p: A.Parallel, fixed: dict[str, Bounded]) -> A.Block:
         total *= n
     if total > MAX_UNITS:
         raise NotUnrolled()
-    event = next((n for n in p.body.walk() if isinstance(n, (A.Wait, A.Trigger))), None)
+    event = next((n for n in p.body.walk() if _on_event(n, events)), None)
     if event is not None:
         raise NotUnrolled("units that each issue MMAs and wait on or trigger events", event)
-    local = _defined(p.body)
+    local = defined_names(p.body)
     for n in p.body.walk():  # an accumulator of the code around: the units own parts of it, not copies
         acc = n.acc if isinstance(n, (A.MmaOp, A.MmaStore)) else n.target if isinstance(n, A.MmaFill) else None
         if isinstance(acc, A.Name) and acc.name not in local:
@@ -110,7 +124,7 @@ def _unrolled(p: A.Parallel, fixed: dict[str, Bounded]) -> A.Block:
                 renames[var] = f"{var}__u{k}"
                 fixed[renames[var]] = Bounded(E.Const(i), E.Const(n))
         body = copy.deepcopy(p.body)
-        _rename(body, renames)
+        rename(body, renames)
         stmts = _stmts(body)
         if k:  # the block's buffers are declared once
             stmts = [s for s in stmts if not (isinstance(s, A.SpannedDecl) and s.storage == "shared")]
@@ -161,50 +175,3 @@ def _interleave(clones: list[list[A.Stmt]]) -> list[A.Stmt]:
 
 def _same_header(a: A.Foreach, b: A.Stmt) -> bool:
     return isinstance(b, A.Foreach) and a.items == b.items and a.suffixes == b.suffixes
-
-
-def _defined(body: A.Stmt) -> list[str]:
-    """The names the unit's code binds before it reads them: each unit's own."""
-    seen: set[str] = set()
-    out: list[str] = []
-
-    def visit(n: A.Node) -> None:
-        if isinstance(n, A.Assign):
-            visit(n.value)
-            if isinstance(n.target, A.Name) and n.op == "=" and n.target.name not in seen:
-                out.append(n.target.name)
-            visit(n.target)
-            return
-        if isinstance(n, A.Name):
-            seen.add(n.name)
-            return
-        if isinstance(n, A.Declarator):
-            if n.name not in seen:
-                out.append(n.name)
-            seen.add(n.name)
-        if isinstance(n, A.SpannedDecl) and n.storage == "shared":
-            seen.update(d.name for d in n.items)  # the block's buffer: one for all units
-            return
-        for f in ("result",):
-            r = getattr(n, f, None)
-            if isinstance(r, str) and r not in seen:
-                out.append(r)
-        for c in n.children():
-            visit(c)
-
-    visit(body)
-    return list(dict.fromkeys(out))
-
-
-def _rename(node: A.Node, renames: dict[str, str]) -> None:
-    for n in _all(node):
-        for f in RENAMED_FIELDS:
-            v = getattr(n, f, None)
-            if isinstance(v, str) and v in renames:
-                setattr(n, f, renames[v])
-            elif isinstance(v, list) and any(isinstance(x, str) and x in renames for x in v):
-                setattr(n, f, [renames.get(x, x) if isinstance(x, str) else x for x in v])
-
-
-def _all(node: A.Node) -> Iterator[A.Node]:
-    yield from node.walk()
