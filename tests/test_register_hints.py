@@ -5,12 +5,20 @@ of 8 from 24 to 256) is an error at the call."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from kernel_util import DEVICE, poisoned
 
 from croq2triton.api import load_source, translate_full
 from croq2triton.errors import CroqError
+
+PIPELINE = (Path(__file__).parent / "programs" / "pipeline_1p2c.co").read_text()
+# the producer gives registers away, the consumers take them (as warp-specialized GEMMs do)
+HINTED = PIPELINE.replace(
+    "inthreads.async (role == 2) {", "inthreads.async (role == 2) {\n        call croq::cuda::setreg_dec(40);", 1
+).replace("inthreads.async (role < 2) {", "inthreads.async (role < 2) {\n        call croq::cuda::setreg_inc(232);", 1)
 
 COPY = """
 __co__ void hinted_copy(global f32 [N] x, global f32 [N] y) {
@@ -36,6 +44,21 @@ def test_register_hints_change_no_result(schedule: str) -> None:
     y = poisoned(300)
     mod.hinted_copy(x, y)  # type: ignore[attr-defined]
     assert torch.equal(y, x)
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_register_hints_at_the_start_of_warp_roles(schedule: str) -> None:
+    assert HINTED.count("croq::cuda::setreg_") == 2
+    out = translate_full(HINTED, filename="pipeline_1p2c.co", schedule=schedule)
+    assert not out.failed, out.failed
+    mod = load_source(out.source, f"setreg_roles_{schedule}")
+    m, n, k = 200, 100, 72
+    a = torch.randn(m, k, device=DEVICE).half()
+    b = torch.randn(n, k, device=DEVICE).half()
+    res = poisoned(m, n)
+    mod.gemm_1p2c(a, b, res)  # type: ignore[attr-defined]
+    ref = a.double().cpu() @ b.double().cpu().T
+    assert (res.double().cpu() - ref).abs().max().item() <= 1e-3 * ref.abs().max().item()
 
 
 @pytest.mark.parametrize("count", ["100", "16", "264", "N"])
