@@ -13,6 +13,7 @@ from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.builtins import c_scalar
 from ..frontend.describe import describe
+from ..runtime.hostcast import NARROW, host_cast
 from ..sema.consteval import fold_binary
 from ..sema.types import TYPES
 from ..tir import expr as E
@@ -160,7 +161,7 @@ class HostExprs:
             to = c_scalar(e.type) if e.is_string else e.type
             if to not in HOST_CASTS:
                 raise self.error(
-                    f"a host-level conversion to '{e.type}' (host code converts to int, s32, s64, f32, f64 and bool)", e
+                    f"a host-level conversion to '{e.type}' (host code converts to integers, floats and bool)", e
                 )
             v = self.evaluate(e.expr)
             dtype = (
@@ -168,7 +169,7 @@ class HostExprs:
             )
             if isinstance(v, E.Const):  # a constant: converted here
                 value = bool(v.value) if to == "bool" else int(v.value) if E.is_int(dtype) else float(v.value)
-                return E.Const(value, dtype)
+                return E.Const(host_cast(v.value, dtype) if dtype in NARROW else value, dtype)
             return E.Cast(v, dtype)
         if isinstance(e, A.At):
             t, index = self.element(e)
@@ -339,7 +340,23 @@ class HostExprs:
 
 
 # the conversions host code makes (Python's int, float, bool): the tile-IR type of each
-HOST_CASTS = {"int": "i32", "s32": "i32", "s64": "i64", "f32": "f32", "f64": "f64", "bool": "i1"}
+HOST_CASTS = {
+    "int": "i32",
+    "s32": "i32",
+    "s64": "i64",
+    "f32": "f32",
+    "f64": "f64",
+    "bool": "i1",
+    # C's conversions to narrower types: rounded or wrapped (runtime/hostcast.py)
+    "s8": "i8",
+    "u8": "u8",
+    "s16": "i16",
+    "u16": "u16",
+    "u32": "u32",
+    "u64": "u64",
+    "f16": "f16",
+    "bf16": "bf16",
+}
 
 
 def _items(v: Value) -> tuple[E.Expr, ...] | None:

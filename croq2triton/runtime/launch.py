@@ -20,6 +20,7 @@ import torch
 from torch._subclasses.fake_tensor import is_fake
 
 from ..errors import REGISTRY, CroqError, Diagnostic, Span
+from .hostcast import host_cast as host_cast
 
 
 class CroqLaunchError(CroqError):
