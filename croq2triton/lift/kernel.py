@@ -29,7 +29,7 @@ from ..tir import expr as E
 from ..tir import host as H
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
-from .buffers import Buffers, BufferView, Ring, known_elements, pow2
+from .buffers import BufferArray, Buffers, BufferView, Ring, known_elements, pow2
 from .calls import Calls, call_form, call_hint
 from .checks import Checked
 from .collapse import collapse, has_roles
@@ -574,6 +574,13 @@ class Lifter(
             return True
         if isinstance(e, A.Name):  # a tensor, a buffer, a future or a named view
             return e.name in self.host.tensors or not isinstance(self.binding(e.name), (Value, Bounded, type(None)))
+        if isinstance(e, A.Index):  # ``s[1][0]``: one buffer of an array of buffers
+            while isinstance(e, A.Index):
+                e = unparen(e.base)
+            if isinstance(e, A.Name):
+                return isinstance(self.binding(e.name), (BufferArray, Ring)) or (
+                    e.name in self.host.tensors and self.binding(e.name) is None
+                )
         return False
 
     def varying(self) -> set[str]:
@@ -779,6 +786,12 @@ class Lifter(
             if s is None or s.elem != "int":
                 raise NotLifted(f"a grid bound that uses '{e.name}'", e)
             return E.Var(s.host, lo=0 if e.name in self.sizes() else None)
+        if isinstance(e, A.GetIth) and isinstance(e.base, A.Member) and e.base.member == "span":
+            t = self.host.tensors.get(unparen(e.base.base).name) if isinstance(unparen(e.base.base), A.Name) else None  # type: ignore[attr-defined]
+            k = unparen(e.index).value if isinstance(unparen(e.index), A.IntLit) else None  # type: ignore[attr-defined]
+            if t is not None and k is not None and -len(t.extents) <= k < len(t.extents):  # ``lhs.span(0)``
+                n = t.extents[k]
+                return E.Const(n) if isinstance(n, int) else E.Var(n, lo=0)
         if isinstance(e, A.GetIth) and isinstance(e.base, A.Name) and isinstance(unparen(e.index), A.IntLit):
             items = self.host.shape_values.get(e.base.name)  # ``t(k)`` of a shape or ituple the launcher computes
             k = unparen(e.index).value  # type: ignore[attr-defined]

@@ -108,6 +108,10 @@ class Loops:
         out = []
         for x in items:
             x = unparen(x)
+            if isinstance(x, A.ItupleLit):  # ``a.span / {#p, 8}``: an index tuple's values as extents
+                for item in x.items:
+                    out.extend(self.extents(item))
+                continue
             if isinstance(x, A.Binary) and x.op in ("+", "-", "*", "/", "%") and self.is_shape(x):
                 out.extend(self.shape_arith(x))  # ``a.span / tiles``: element by element
                 continue
@@ -284,9 +288,12 @@ class Loops:
 
     def tuple_part(self, name: str, e: A.GetIth) -> Value:
         """``index(k)``: part ``k`` of an index tuple; of a bounded name, ``x(0)`` is ``x`` (a tuple
-        of one) and ``x(-k)`` is ``#x - k`` (LANGUAGE.md 7.2)."""
+        of one), ``x(k)`` is ``k`` and ``x(-k)`` is ``#x - k`` (LANGUAGE.md 7.2: the index ``k``
+        among the same ``#x``, as a pipeline's prologue names its second chunk ``x(1)``)."""
         t = self.binding(name)
         k = const_int(self.int_expr(e.index))
+        if isinstance(t, (Bounded, WithName)) and k is not None and k > 0:
+            return Value(E.Const(k), "int")
         if isinstance(t, (Bounded, WithName)) and k is not None and k <= 0:
             if k == 0:
                 return self.name_value(A.Name(name, span=e.span))
