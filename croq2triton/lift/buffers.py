@@ -538,6 +538,8 @@ class Buffers(ViewAlgebra):
         if op.kind == "span_as":  # of a tensor or a window of one: its elements' row-major positions
             assert isinstance(p, Region)
             extents = tuple(self.span_as_count(list(p.shape), op))
+            if len(extents) == len(p.shape) and all(E.same(E.fold(a), E.fold(b)) for a, b in zip(extents, p.shape)):
+                return p  # the same shape: each element where it was (``output.span_as([M, N])``)
             zeros = tuple(E.Const(0) for _ in extents)
             return Region(p.tensor, zeros, tuple(range(len(extents))), extents, (), p.zfill, Reshaped(p, extents))
         if op.kind == "zfill":

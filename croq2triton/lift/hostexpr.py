@@ -68,6 +68,11 @@ def cdiv(a: E.Expr, b: E.Expr) -> E.Expr:
     return E.CDiv(a, b)
 
 
+def _apply(op: str, a: E.Expr, b: E.Expr) -> E.Expr:
+    """``a op b`` of two extents (``cdiv`` too)."""
+    return cdiv(a, b) if op == "cdiv" else binary(op, a, b)
+
+
 def unary(op: str, v: E.Expr) -> E.Expr:
     """``-v``, ``!v``, ``~v`` (``+v`` is ``v``)."""
     if op == "+":
@@ -145,6 +150,9 @@ class HostExprs:
                 return a if c.value else b
             return E.Where(c, a, b)
         if isinstance(e, A.Builtin) and e.name == "cdiv":
+            a, b = self.value(e.args[0]), self.value(e.args[1])
+            if isinstance(a, (Shape, ITuple)) or isinstance(b, (Shape, ITuple)):  # ``cdiv(d.span, {9, 7})``
+                return self.elementwise("cdiv", a, b, e)
             return cdiv(self.evaluate(e.args[0]), self.evaluate(e.args[1]))
         if isinstance(e, A.Builtin) and e.name in ("__alignup", "__aligndown") and len(e.args) == 2:
             x, a = self.evaluate(e.args[0]), self.evaluate(e.args[1])  # to a multiple of the second
@@ -231,12 +239,12 @@ class HostExprs:
         if ia is not None and ib is not None:
             if len(ia) != len(ib):
                 raise CroqSemanticError(unequal, node.span)
-            return tuple(binary(op, x, y) for x, y in zip(ia, ib, strict=True))
+            return tuple(_apply(op, x, y) for x, y in zip(ia, ib, strict=True))
         if ia is not None:
             bv = _scalar(b, node, shape)
-            return tuple(binary(op, x, bv) for x in ia)
+            return tuple(_apply(op, x, bv) for x in ia)
         av = _scalar(a, node, shape)
-        return tuple(binary(op, av, y) for y in ib or ())
+        return tuple(_apply(op, av, y) for y in ib or ())
 
     def get_ith(self, e: A.GetIth) -> E.Expr:
         base = self.value(e.base)

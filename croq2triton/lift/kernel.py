@@ -29,7 +29,7 @@ from ..tir import expr as E
 from ..tir import host as H
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
-from .buffers import BufferArray, Buffers, BufferView, Ring, known_elements, pow2
+from .buffers import BufferArray, Buffers, BufferView, Ring, known_elements, pow2, view_shape
 from .calls import Calls, call_form, call_hint
 from .checks import Checked
 from .collapse import collapse, has_roles
@@ -546,6 +546,20 @@ class Lifter(
         self.forget({var.name})
         self.bind_local(target.name, Value(var, old.ctype))
 
+    def inc_dec(self, e: A.IncDec) -> Value:
+        """``x++`` / ``++x`` (``--``) of a scalar: ``x`` updated by one, and the value before the
+        update (postfix) or after it (prefix), as in C."""
+        old = self.lookup_local(e.target)
+        if old is None or not isinstance(old.expr, E.Var):
+            raise NotLifted(f"{describe(e)} of something that is not a scalar variable", e)
+        before = old
+        if not e.prefix:  # the value before: kept under its own name, the variable is rebound
+            var = E.Var(self.fresh(f"{e.target}_was"), old.expr.type, dims=old.expr.shape)
+            self.emit(N.Let(var, old.expr), e)
+            before = Value(var, old.ctype)
+        self.assign(A.Assign(A.Name(e.target, span=e.span), e.op[0], A.IntLit(1, "1", span=e.span), span=e.span))
+        return before if not e.prefix else self.name_value(A.Name(e.target, span=e.span))
+
     def named_view(self, e: A.Expr) -> Any:
         """What ``q = <view>`` names; a thread's own part of a buffer in scratch memory
         (``g = f.data.span_as([16, 24]).chunkat(t, _)``) too: its elements are addresses there."""
@@ -665,6 +679,8 @@ class Lifter(
         """Names, parallel indices and element reads (the rest of :meth:`Arith.expr`)."""
         if isinstance(e, A.Name):
             return self.name_value(e)
+        if isinstance(e, A.IncDec):
+            return self.inc_dec(e)
         if isinstance(e, A.UBound):
             b = self.lookup(e.name, e)
             if isinstance(b, WithName):  # ``#k`` of ``with k in [n]`` outside a loop over it: n
@@ -686,7 +702,8 @@ class Lifter(
             return self.atomic(e)
         if isinstance(e, A.SizeOf) and e.expr is not None:  # ``|x.span|``: the number of elements
             count: E.Expr = E.Const(1)
-            for n in self.extents(e.expr):
+            whole = isinstance(unparen(e.expr), A.Name) and self.names_a_view(e.expr)  # ``|x|`` of spanned data
+            for n in view_shape(self.place(e.expr)) if whole else self.extents(e.expr):
                 count = E.fold(E.Bin("*", count, n))
             return Value(count, "int")
         if isinstance(e, A.GetIth) and isinstance(e.base, A.Member) and e.base.member == "span":
