@@ -105,3 +105,55 @@ def test_index_tuples_as_extents_of_shapes(schedule: str, n: int) -> None:
     x, y = randn(16, 32), poisoned(16, 32)
     _module(schedule).tuple_span(x, y)  # type: ignore[attr-defined]
     assert_close(y, x.double())
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [9, 4])
+def test_increments_as_values(schedule: str, n: int) -> None:
+    y, z = poisoned(n), torch.full((n,), -999, dtype=torch.int32)
+    _module(schedule).inc_dec(y, z)  # type: ignore[attr-defined]
+    assert_close(y, torch.full((n,), 133.0, dtype=torch.float64))
+    i = torch.arange(n)
+    c = i % 4 + i // 4
+    assert torch.equal(z.cpu(), (c * 10 + c - 2).to(torch.int32))
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("n", "c"), [(13, 19), (4, 8)])
+def test_cdiv_of_a_shape(schedule: str, n: int, c: int) -> None:
+    x, y = randn(n, c), poisoned(n, c)
+    _module(schedule).cdiv_shape(x, y)  # type: ignore[attr-defined]
+    assert_close(y, x.double() + -(-n // 4) * 100 + -(-c // 8), atol=1e-4)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [10, 3])
+def test_element_counts_and_extents_of_spanned_data(schedule: str, n: int) -> None:
+    x, y, ii = randn(n), poisoned(n), torch.zeros(16, dtype=torch.uint8)
+    _module(schedule).counts(x, y, ii)  # type: ignore[attr-defined]
+    # j from 16 / 4 up to 16 + (4 - 8); k from 6 % 5 up to 8 + (6 - 8) (LANGUAGE.md 7.4)
+    assert_close(y, x.double() + sum(range(4, 12)) + 100 * sum(range(1, 6)) + n * 1000, atol=1e-3)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "k", "n"), [(45, 20, 19), (16, 16, 16)])
+def test_units_storing_through_a_span_as_of_the_same_shape(schedule: str, m: int, k: int, n: int) -> None:
+    a, b, out = randn(m, k, dtype=torch.float16), randn(n, k, dtype=torch.float16, seed=1), poisoned(m, n)
+    _module(schedule).units_span_as(a, b, out)  # type: ignore[attr-defined]
+    assert_close(out, a.double() @ b.double().T, atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [10, 3])
+def test_a_per_thread_copy_that_nothing_reads(schedule: str, n: int) -> None:
+    x, y = randn(n, 8), poisoned(n, 8)
+    _module(schedule).unread_copies(x, y, 2)  # type: ignore[attr-defined]
+    assert_close(y, x.double() * 3, atol=1e-5)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_println_of_a_shape_and_an_index_tuple(schedule: str, capfd: pytest.CaptureFixture[str]) -> None:
+    _module(schedule).print_shapes(5)  # type: ignore[attr-defined]
+    out = capfd.readouterr().out
+    printed = [line.split("extents:")[1].strip(" []") for line in out.splitlines() if "extents:" in line]
+    assert printed == ["7", "8", "1", "5"], out
