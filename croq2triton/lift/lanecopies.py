@@ -68,8 +68,12 @@ class LaneCopies:
         return False
 
     def named_anywhere(self, name: str) -> bool:
-        """Does the kernel spell ``name`` anywhere (a read of a copy's future, a wait on it)?"""
-        return any(isinstance(n, A.Name) and n.name == name for n in self.top.walk())
+        """Does the kernel spell ``name`` anywhere (a read of a copy's future, a wait on it, a
+        ``swap`` or ``rotate`` of it)?"""
+        for n in self.top.walk():
+            if (isinstance(n, A.Name) and n.name == name) or (isinstance(n, A.Swap) and name in n.names):
+                return True
+        return False
 
     def lane_copy(self, s: A.DmaStmt) -> None:
         """A copy of per-thread views: into each thread's own fresh local buffer, or out of it (a
@@ -86,8 +90,8 @@ class LaneCopies:
             dst = None if s.dst_storage else self.place(s.dst)
         finally:
             self.lane_views = False
-        if s.dst_storage and (s.result is None or not self.named_anywhere(s.result)):
-            return  # a copy into fresh memory that nothing reads: no effect to keep
+        if s.dst_storage and s.result is None:
+            return  # a copy nothing reads: no effect to keep
         pad = self.pad_borders(s, src) if s.op == "pad" else None
         if pad is not None and not (s.dst_storage and isinstance(src, Region)):
             raise NotLifted("a per-thread dma.pad other than of a thread's window into its own fresh buffer", s)

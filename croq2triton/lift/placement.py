@@ -144,6 +144,10 @@ class _Placement:
             self.buffers.update(d.name for d in n.items)
         if isinstance(n, A.DmaStmt) and n.dst_storage and n.result:
             self.buffers.add(n.result)
+        if isinstance(n, A.DmaStmt) and n.op == "pad" and (n.dst_storage or _view_base(n.dst) in self.buffers):
+            name = _view_base(n.src)  # a buffer padded into another is read by element (lift/copies.py)
+            if name is not None:
+                self.odd_shapes.add(name)
         if isinstance(n, A.View):
             self.span_as(n)
         if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.Name) and isinstance(unparen(n.value), A.View):
@@ -282,3 +286,9 @@ def _slot_array(e: A.Expr) -> A.Expr:
     while isinstance(e, A.Index):
         e = unparen(e.base)
     return e
+
+
+def _view_base(e: A.Expr) -> str | None:
+    """The buffer or tensor a view starts from: ``s`` in ``s[1].subspan(..)``, ``f.data.chunkat(..)``."""
+    e = unparen(e)
+    return element_base(_slot_array(e.base if isinstance(e, A.View) else e))
