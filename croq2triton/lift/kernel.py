@@ -24,6 +24,7 @@ from ..frontend.describe import describe
 from ..options import Options
 from ..sema.consteval import const_int
 from ..sema.levels import TRITON_MAX_ELEMENTS, UNIT_THREADS, chain_levels, chains
+from ..sema.types import TYPES
 from ..sema.writes import written_tensors
 from ..tir import expr as E
 from ..tir import host as H
@@ -472,10 +473,15 @@ class Lifter(
             raise NotLifted("a scalar with a storage class", s)
         for d in s.items:
             init = d.init if d.init is not None else d.fill
-            if init is None or d.dims:
+            if d.dims or (init is None and s.type is None):
                 raise NotLifted("a scalar declared without a value", d)
             if s.type is not None and s.type not in ("int", "bool") and ir_type(s.type) is None:
                 raise NotLifted(f"a scalar of type '{s.type}'", d)
+            if init is None:  # uninitialised in Croqtile: zero here, as the launcher's scalars and buffers
+                assert s.type is not None
+                zero = False if s.type == "bool" else 0 if s.type == "int" or not TYPES[s.type].is_float else 0.0
+                self.define(d.name, Value(E.Const(zero, ir_type(s.type) or "i32"), s.type), d)
+                continue
             value = self.expr(init, want=d.name)
             ctype = s.type or value.ctype
             self.define(d.name, self.convert(value, ctype), d)
