@@ -157,3 +157,25 @@ def test_println_of_a_shape_and_an_index_tuple(schedule: str, capfd: pytest.Capt
     out = capfd.readouterr().out
     printed = [line.split("extents:")[1].strip(" []") for line in out.splitlines() if "extents:" in line]
     assert printed == ["7", "8", "1", "5"], out
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [10, 4])
+def test_dma_pad_between_buffers(schedule: str, n: int) -> None:
+    blocks = -(-n // 4)
+    x, y = randn(n, 8), poisoned(blocks * 6, 23)
+    _module(schedule).pad_buffers(x, y)  # type: ignore[attr-defined]
+    a = torch.nn.functional.pad(x.double().cpu(), (0, 0, 0, blocks * 4 - n)).reshape(blocks, 4, 8)
+    b = torch.nn.functional.pad(a, (2, 2, 1, 1), value=7.0)
+    c = torch.full((blocks, 6, 23), -1.0, dtype=torch.float64)
+    c[:, :, ::2] = b
+    assert_close(y, c.reshape(blocks * 6, 23))
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [9, 4])
+def test_scalars_declared_without_a_value(schedule: str, n: int) -> None:
+    x, y, z = randn(n), poisoned(n), torch.zeros(n, dtype=torch.int32)
+    _module(schedule).no_value(x, y, z)  # type: ignore[attr-defined]
+    assert_close(y, x.double() * 2)
+    assert torch.equal(z.cpu(), torch.where(x.cpu() < 0, -1, 1).to(torch.int32))
