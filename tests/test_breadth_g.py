@@ -20,6 +20,9 @@ import pytest
 import torch
 from kernel_util import assert_close, load_once, poisoned, randn
 
+import croq2triton
+from croq2triton.api import translate_full
+
 PROGRAM = Path(__file__).parent / "programs" / "breadth_g.co"
 SCHEDULES = ["source", "auto"]
 
@@ -179,3 +182,33 @@ def test_scalars_declared_without_a_value(schedule: str, n: int) -> None:
     _module(schedule).no_value(x, y, z)  # type: ignore[attr-defined]
     assert_close(y, x.double() * 2)
     assert torch.equal(z.cpu(), torch.where(x.cpu() < 0, -1, 1).to(torch.int32))
+
+
+def _diagnostics(source: str) -> str:
+    """The diagnostics of translating ``source`` (functions that do not translate are errors)."""
+    try:
+        out = translate_full(source, filename="g.co")
+    except croq2triton.CroqError as e:
+        return e.format()
+    return "\n".join(d.format() for d in out.diagnostics)
+
+
+def test_an_unread_copy_keeps_the_users_errors() -> None:
+    """A copy nothing reads is dropped only where its form is one the lifting does not take: an
+    undeclared name or paddings of another rank than the source are still errors."""
+    pad = """
+__co__ void f(global f32 [2, 4] x) {
+  parallel p by 1 : block {
+    dma.pad<{1, 0}, {1, 0, 3}, {0, 0}, 4.0f> x => shared;
+  }
+}
+"""
+    assert "dma.pad: 3 paddings for a source of rank 2" in _diagnostics(pad)
+    undeclared = """
+__co__ void f(global f32 [8, 4] x) {
+  parallel p by 2 : block {
+    dma.copy x.chunkat(q, _) => shared;
+  }
+}
+"""
+    assert "'q' is not declared" in _diagnostics(undeclared)

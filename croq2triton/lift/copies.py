@@ -295,8 +295,15 @@ class Copies:
         cfg = s.cfg or []
         rank = len(view_shape(src))
         lists = [x.items if isinstance(x, (A.ItupleLit, A.MdspanLit)) else None for x in cfg[:3]]
-        if len(cfg) != 4 or any(x is None or len(x) != rank for x in lists):
+        if len(cfg) != 4 or any(x is None for x in lists):
             raise NotLifted("a dma.pad of this form", s)
+        for x in lists:
+            if x is not None and len(x) != rank:
+                raise CroqSemanticError(
+                    f"dma.pad: {len(x)} paddings for a source of rank {rank}",
+                    s.span,
+                    "each of the three paddings has one value per dimension of the source",
+                )
         lo, hi, mid = ([const_int(self.int_expr(e)) for e in x] for x in lists if x is not None)
         value = E.fold(self.expr(cfg[3]).expr)
         if None in lo or None in hi or None in mid or not isinstance(value, E.Const):
