@@ -212,3 +212,11 @@ __co__ void f(global f32 [8, 4] x) {
 }
 """
     assert "'q' is not declared" in _diagnostics(undeclared)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [10, 4])
+def test_an_unread_copy_dropped_before_a_branch(schedule: str, n: int) -> None:
+    x, y = randn(n, 8), poisoned(n, 8)
+    _module(schedule).unread_then_branch(x, y, 3)  # type: ignore[attr-defined]
+    assert_close(y, x.double())

@@ -153,12 +153,16 @@ class Copies:
             if isinstance(n, A.Name) and n.name != "_" and not self.known(n.name):
                 raise CroqSemanticError(f"'{n.name}' is not declared", n.span)
         before, lets = {id(x) for x in self.body}, list(self.lets)
+        scopes = [dict(sc) for sc in self.scopes]
         try:
             self.live_copy(s)
-        except NotLifted:
+        except NotLifted:  # nothing of it stays: its statements, its buffers, the values it named
             coords = {v.name for _, v in self.coordinates}  # bound once at the top: kept
             self.body[:] = [x for x in self.body if id(x) in before or (isinstance(x, N.Let) and x.var.name in coords)]
             self.lets = lets
+            for sc, old in zip(self.scopes, scopes, strict=True):
+                sc.clear()
+                sc.update(old)
 
     def live_copy(self, s: A.DmaStmt) -> None:
         if self.per_thread_copy(s):  # each thread's own window (lift/lanecopies.py)
