@@ -279,11 +279,16 @@ class Buffers(ViewAlgebra):
         sizes = self.shape_sizes(s.shape, s)
         if any(const_int(n) is None for n in sizes):  # a tile of extents fixed at launch
             for d in s.items:
-                if d.dims or d.init is not None:
-                    raise NotLifted("an array of buffers or a buffer with an initialiser of run-time shape", d)
-                buf = self.launch_buffer(d.name, s.elem, sizes, d)
+                if d.init is not None:
+                    raise NotLifted("a buffer with an initialiser of run-time shape", d)
+                slots = tuple(const_int(self.int_expr(x)) for x in d.dims)
+                if any(n is None or n < 1 for n in slots):
+                    raise NotLifted("an array of buffers whose extents are not positive constants", d)
+                # an array of them (``local f32 [N] bufs[4]``): one buffer with the array's extents first
+                buf = self.launch_buffer(d.name, s.elem, (*(E.Const(n) for n in slots), *sizes), d)  # type: ignore[arg-type]
                 buf.fill = self.fill_value(d)
-                self.scopes[-1][d.name] = self.give_home(buf, s.storage, d, d.fill is not None)
+                buf = self.give_home(buf, s.storage, d, d.fill is not None)
+                self.scopes[-1][d.name] = BufferArray(buf, len(slots)) if slots else buf
             return
         extents = self.static_shape(s.shape, s)
         roles = any(isinstance(p, A.Parallel) and has_roles(p.body) for p in self.top.walk())
