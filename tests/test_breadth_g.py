@@ -10,6 +10,19 @@ NaN-poisoned outputs and compared with float64 torch.
   or wrap as C does (runtime/hostcast.py), and so does a host scalar's declaration or assignment
   of a value of another type (``f16 h = f``, ``t = f * 3.0f`` into an ``s32``: they kept the value
   unconverted, a float in an integer).
+* ``v(k)`` of a bounded variable (``k(1)``: the index 1 among ``#k``); index tuples in shapes
+  (``with {a, b} in x.span / {#p, 8}``, ``[[#a, 32] / {1, #b}]``); ``cdiv`` of a shape by an index
+  tuple, in kernels and at host level; a grid bound of a tensor's extent (``x.span(0)``); ``|x|``
+  of spanned data.
+* arrays of buffers: one slot under a name (``v = s[1][0]``), ``span_as`` of a slot or of a part
+  that is one run of the buffer (``s[1][0].span_as(8, 8)``: the array then lives in scratch
+  memory), arrays of buffers of run-time shape (``shared f32 [1, C] rows[2]``).
+* ``x++`` / ``++x`` / ``x--`` / ``--x`` as values; scalars declared without a value (zero until
+  assigned); ``println`` of a shape and of an index tuple.
+* a ``span_as`` of a tensor to its own shape that several MMA units store through.
+* ``dma.pad`` between buffers (borders and interior padding); copies into fresh memory that
+  nothing reads, dropped where the lifting does not take their form, the user's errors in them
+  still reported.
 """
 
 from __future__ import annotations
@@ -220,3 +233,12 @@ def test_an_unread_copy_dropped_before_a_branch(schedule: str, n: int) -> None:
     x, y = randn(n, 8), poisoned(n, 8)
     _module(schedule).unread_then_branch(x, y, 3)  # type: ignore[attr-defined]
     assert_close(y, x.double())
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("n", "c"), [(7, 13), (4, 40)])
+def test_an_array_of_buffers_of_run_time_shape(schedule: str, n: int, c: int) -> None:
+    x, y = randn(n, c), poisoned(n, c)
+    _module(schedule).dyn_array(x, y)  # type: ignore[attr-defined]
+    want = torch.where((torch.arange(n) % 2 == 0)[:, None], x.cpu(), x.cpu().flip(0))
+    assert_close(y, want.double())
