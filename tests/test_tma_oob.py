@@ -115,12 +115,11 @@ def test_static_descriptor_rules(body: str, decls: str, message: str) -> None:
     assert message in _warnings_of(body, decls)
 
 
-def test_inner_box_wider_than_swizzle_span_is_an_error() -> None:
-    with pytest.raises(CroqError) as ei:
-        _warnings_of("shared f16 [64, 64] s; tma.copy.swiz<32> x.subspan(64, 64).at(bm, bk) => s;")
-    d = ei.value.diagnostics[0]
-    assert d.message == "tma.copy of 'x': the inner box is 128 B, wider than the 32-byte swizzle span"
-    assert d.span is not None and d.span.line == 3
+def test_inner_box_wider_than_swizzle_span_falls_back_to_masked_loads() -> None:
+    warnings = _warnings_of("shared f16 [64, 64] s; tma.copy.swiz<32> x.subspan(64, 64).at(bm, bk) => s;")
+    assert (
+        "tma.copy of 'x': the inner box is 128 B, wider than the 32-byte swizzle span; using masked loads" in warnings
+    )
 
 
 def test_swizzle_mismatch_names_both_places() -> None:

@@ -106,6 +106,7 @@ class TileBuffer:
     home: ScratchHome | None = None  # in scratch memory (lift/scratch.py), not a register tile
     of: TileBuffer | None = None  # ``buf.span_as([..])``: the buffer whose elements it reshapes
     part: BufferView | None = None  # a part of a buffer in scratch memory, read and written by element
+    origin: E.Expr | None = None  # a span_as of a part of a buffer in scratch memory: where it starts there
 
     @property
     def fixed(self) -> bool:
@@ -281,11 +282,16 @@ class Buffers(ViewAlgebra):
         sizes = self.shape_sizes(s.shape, s)
         if any(const_int(n) is None for n in sizes):  # a tile of extents fixed at launch
             for d in s.items:
-                if d.dims or d.init is not None:
-                    raise NotLifted("an array of buffers or a buffer with an initialiser of run-time shape", d)
-                buf = self.launch_buffer(d.name, s.elem, sizes, d)
+                if d.init is not None:
+                    raise NotLifted("a buffer with an initialiser of run-time shape", d)
+                slots = tuple(const_int(self.int_expr(x)) for x in d.dims)
+                if any(n is None or n < 1 for n in slots):
+                    raise NotLifted("an array of buffers whose extents are not positive constants", d)
+                # an array of them (``local f32 [N] bufs[4]``): one buffer with the array's extents first
+                buf = self.launch_buffer(d.name, s.elem, (*(E.Const(n) for n in slots), *sizes), d)  # type: ignore[arg-type]
                 buf.fill = self.fill_value(d)
-                self.scopes[-1][d.name] = self.give_home(buf, s.storage, d, d.fill is not None)
+                buf = self.give_home(buf, s.storage, d, d.fill is not None)
+                self.scopes[-1][d.name] = BufferArray(buf, len(slots)) if slots else buf
             return
         extents = self.static_shape(s.shape, s)
         roles = any(isinstance(p, A.Parallel) and has_roles(p.body) for p in self.top.walk())
@@ -540,6 +546,8 @@ class Buffers(ViewAlgebra):
         if op.kind == "span_as":  # of a tensor or a window of one: its elements' row-major positions
             assert isinstance(p, Region)
             extents = tuple(self.span_as_count(list(p.shape), op))
+            if len(extents) == len(p.shape) and all(E.same(E.fold(a), E.fold(b)) for a, b in zip(extents, p.shape)):
+                return p  # the same shape: each element where it was (``output.span_as([M, N])``)
             zeros = tuple(E.Const(0) for _ in extents)
             return Region(p.tensor, zeros, tuple(range(len(extents))), extents, (), p.zfill, Reshaped(p, extents))
         if op.kind == "zfill":
@@ -656,6 +664,22 @@ class Buffers(ViewAlgebra):
         shape, a view that reads and writes the same tile through ``tl.reshape``."""
         dims = [const_int(x) for x in self.span_as_count(list(p.shape), op)]
         old = [const_int(x) for x in p.shape] if p.whole else None
+        origin = None if p.whole or None in dims else self.contiguous_origin(p)
+        if origin is not None:  # a part in one run of a buffer in scratch memory (``s[1].span_as(..)``)
+            buf = p.buffer
+            tile = tuple(pow2(n) for n in dims)  # type: ignore[arg-type]
+            var = E.Var(self.claim(f"{buf.name}_as"), buf.var.type, dims=tile)
+            return TileBuffer(
+                buf.name,
+                buf.elem,
+                tuple(dims),
+                var,
+                buf.fill,
+                buf.line,
+                True,
+                home=buf.home,
+                origin=origin,  # type: ignore[arg-type]
+            )
         if old is None or None in old or None in dims or p.buffer.of is not None:
             raise NotLifted("a span_as of a part of a buffer or of run-time extent", op)
         buf = p.buffer
@@ -667,6 +691,29 @@ class Buffers(ViewAlgebra):
             raise NotLifted("a span_as of a buffer whose tile is padded", op)
         var = E.Var(self.claim(f"{buf.name}_as"), buf.var.type, dims=tuple(dims))  # type: ignore[arg-type]
         return TileBuffer(buf.name, buf.elem, tuple(dims), var, buf.fill, buf.line, True, of=buf)  # type: ignore[arg-type]
+
+    def contiguous_origin(self, p: BufferView) -> E.Expr | None:
+        """The row-major position of the first element of ``p``, a part of a buffer in scratch
+        memory whose elements are one run there (dimensions of one element, then one of any
+        extent, then whole ones); None where it is not such a part."""
+        buf = p.buffer
+        if buf.home is None or buf.part is not None or buf.origin is not None or buf.of is not None:
+            return None
+        sizes = [const_int(n) for n in buf.sizes]
+        if None in sizes:
+            return None
+        free = False  # past the dimension of any extent: the rest must be whole
+        for o, n, size, k in zip(p.offsets, p.shape, sizes, p.keep, strict=True):
+            m = 1 if not k else const_int(n)
+            if m is None:
+                return None
+            if free and not (const_int(o) == 0 and m == size):
+                return None
+            free = free or m != 1
+        origin: E.Expr = E.Const(0)
+        for o, n in zip(p.offsets, buf.sizes, strict=True):
+            origin = E.Bin("+", E.Bin("*", origin, n), o)
+        return E.fold(origin)
 
     def set_tile(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
         if buf.of is not None:  # written through a reshaped view: the other buffer, reshaped back

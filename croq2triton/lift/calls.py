@@ -41,6 +41,8 @@ class Calls:
     expr: Any
     convert: Any
     truth: Any
+    is_shape: Any
+    extents: Any
     emit: Any
     fresh: Any
     tensor: Any
@@ -106,7 +108,14 @@ class Calls:
         one that tells lanes apart visits the lanes in turn, and a lane where it holds prints the
         values it sees (Triton's ``device_print`` has no mask)."""
         text = " ".join(a.value for a in c.args if isinstance(a, A.StringLit))
-        values = tuple(self.expr(a).expr for a in self.index_args(c.args) if not isinstance(a, A.StringLit))
+        values: tuple[E.Expr, ...] = ()
+        for a in c.args:
+            if isinstance(a, A.StringLit):
+                continue
+            if self.is_shape(a):  # a shape or an index tuple of the launcher: its extents, in order
+                values += tuple(self.extents(a))
+            else:
+                values += tuple(self.expr(x).expr for x in self.index_args([a]))
         cond = E.fold(E.conj([*self.pred, *self.padding]))
         if isinstance(cond, E.Const):
             if cond.value:

@@ -8,8 +8,9 @@ limits of ``.view(..).from(..)`` windows, and is zero elsewhere (the tail rule o
 it is written where ``u`` lies inside the destination view, its tensor and its limits.  Copies
 into or out of a buffer run over the buffer's whole tile, so a copy into a part of a buffer
 (``buf.subspan(16, 32).at(1, 0)``) keeps the rest of it.  A transposing copy pairs the dimensions
-through its permutation; a padding copy reads its border as the pad value.  The rest (copies of
-run-time shape, interior padding, copies whose views depend on the thread) raises
+through its permutation; a padding copy reads its border as the pad value (a padded buffer is
+read by element from scratch memory).  The rest (copies of run-time shape, copies whose views
+depend on the thread) raises
 :class:`NotLifted` (a located diagnostic: emit/kernels.py).
 """
 
@@ -33,6 +34,7 @@ from .buffers import (
     known_elements,
     pow2,
     shared_element,
+    spread,
     view_shape,
 )
 from .checks import copy_shapes, fits, larger_at_launch
@@ -128,6 +130,10 @@ class Copies:
     select_index: Any
     chosen: Any
     lane_copy: Any
+    scratch_address: Any
+    named_anywhere: Any
+    known: Any
+    lets: list[tuple[E.Expr, E.Var]]
     lane_dependent: Any
     named: Any
     launch_checks: list[H.Assert]
@@ -137,6 +143,30 @@ class Copies:
             raise NotLifted(f"a {s.engine}.{s.op}", s)
         if s.event is not None and not self.is_event(s.event):  # ``tma.copy.async<full>``: it only orders
             raise NotLifted("a copy bound to something other than an event", s)
+        if s.dst_storage and s.event is None and (s.result is None or not self.named_anywhere(s.result)):
+            self.unread_copy(s)
+            return
+        self.live_copy(s)
+
+    def unread_copy(self, s: A.DmaStmt) -> None:
+        """A copy into fresh memory that nothing reads has no effect: lifted as any other where it
+        can be, dropped where its form is one the lifting does not take (a user's error stays one)."""
+        for n in s.src.walk():
+            if isinstance(n, A.Name) and n.name != "_" and not self.known(n.name):
+                raise CroqSemanticError(f"'{n.name}' is not declared", n.span)
+        before, lets = {id(x) for x in self.body}, list(self.lets)
+        scopes = [dict(sc) for sc in self.scopes]
+        try:
+            self.live_copy(s)
+        except NotLifted:  # nothing of it stays: its statements, its buffers, the values it named
+            coords = {v.name for _, v in self.coordinates}  # bound once at the top: kept
+            self.body[:] = [x for x in self.body if id(x) in before or (isinstance(x, N.Let) and x.var.name in coords)]
+            self.lets = lets
+            for sc, old in zip(self.scopes, scopes, strict=True):
+                sc.clear()
+                sc.update(old)
+
+    def live_copy(self, s: A.DmaStmt) -> None:
         if self.per_thread_copy(s):  # each thread's own window (lift/lanecopies.py)
             self.lane_copy(s)
             return
@@ -192,7 +222,7 @@ class Copies:
         elif isinstance(src, Region) and isinstance(dst, Region):
             self.between_tensors(src, dst, not zfill and pad is None, s, perm, pad)
         elif pad is not None:
-            raise NotLifted("a dma.pad between buffers", s)
+            self.pad_between_buffers(src, dst, s, pad)  # type: ignore[arg-type]
         elif perm != tuple(range(len(perm))):
             raise NotLifted("a transposing copy between buffers", s)
         else:
@@ -271,8 +301,15 @@ class Copies:
         cfg = s.cfg or []
         rank = len(view_shape(src))
         lists = [x.items if isinstance(x, (A.ItupleLit, A.MdspanLit)) else None for x in cfg[:3]]
-        if len(cfg) != 4 or any(x is None or len(x) != rank for x in lists):
+        if len(cfg) != 4 or any(x is None for x in lists):
             raise NotLifted("a dma.pad of this form", s)
+        for x in lists:
+            if x is not None and len(x) != rank:
+                raise CroqSemanticError(
+                    f"dma.pad: {len(x)} paddings for a source of rank {rank}",
+                    s.span,
+                    "each of the three paddings has one value per dimension of the source",
+                )
         lo, hi, mid = ([const_int(self.int_expr(e)) for e in x] for x in lists if x is not None)
         value = E.fold(self.expr(cfg[3]).expr)
         if None in lo or None in hi or None in mid or not isinstance(value, E.Const):
@@ -564,6 +601,35 @@ class Copies:
             zero = E.Full(tuple(block), outside(s_ptr.dtype, 0), s_ptr.dtype)
             value = E.Where(E.fold(E.conj(border)), var, E.fold(E.Where(E.fold(E.conj(moved)), fill, zero)))
         self.emit(N.Store(d_ptr.name, d_idx, value, self.mask_of(write, node)), node)
+
+    def pad_between_buffers(self, src: BufferView, dst: BufferView, node: A.DmaStmt, pad: Pad) -> None:
+        """``dma.pad`` of a buffer in scratch memory (lift/placement.py puts a padded one there)
+        into a whole buffer: each element of the destination's tile read at the source's element
+        its position holds, the pad value on the borders and between (LANGUAGE.md 7.8)."""
+        home = src.buffer.home
+        if home is None or home.lane is not None or not dst.whole or not dst.buffer.fixed:
+            raise NotLifted("a dma.pad between buffers other than of a block's buffer into a whole one", node)
+        self.same_elem(src.buffer.elem, dst.buffer.elem, node)
+        buf = dst.buffer
+        if len(src.axes) != len(buf.extents):
+            raise NotLifted("a copy whose views differ in rank", node)
+        g = self.coords(buf.tile, node)
+        index = list(src.offsets)
+        holds: list[E.Expr] = []
+        for c, d in enumerate(src.axes):
+            at, inside = padded_at(E.fold(g[c] - pad[0][c]), c, pad, src.shape[d])
+            holds += inside
+            index[d] = E.fold(index[d] + at)
+        addr, _ = self.scratch_address(src.buffer, index, node, masked=False)
+        mask = self.mask_of(holds + [E.Bin("<", g[c], n) for c, n in enumerate(buf.sizes)], node)
+        var = E.Var(self.fresh(f"{buf.var.name}_in"), buf.var.type, dims=buf.tile)
+        other = outside(buf.var.type, pad[2])
+        self.emit(N.Load(var, home.arg, (spread(addr, buf.tile, addr.dtype),), mask, other), node)
+        keep = E.fold(E.conj(self.pred))
+        if isinstance(keep, E.Const) and keep.value:
+            self.set_tile(buf, var, node)
+        else:  # under a condition: the buffer as it was where it fails
+            self.set_tile(buf, E.Where(keep, var, self.tile_value(buf, node)), node)
 
     def between_buffers(self, src: BufferView, dst: BufferView, node: A.DmaStmt) -> None:
         self.same_elem(src.buffer.elem, dst.buffer.elem, node)

@@ -13,6 +13,7 @@ from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.builtins import c_scalar
 from ..frontend.describe import describe
+from ..runtime.hostcast import NARROW, host_cast
 from ..sema.consteval import fold_binary
 from ..sema.types import TYPES
 from ..tir import expr as E
@@ -75,6 +76,11 @@ def cdiv(a: E.Expr, b: E.Expr) -> E.Expr:
     if isinstance(a, E.Const) and isinstance(b, E.Const) and b.value:
         return const(-(-a.value // b.value))
     return E.CDiv(a, b)
+
+
+def _apply(op: str, a: E.Expr, b: E.Expr) -> E.Expr:
+    """``a op b`` of two extents (``cdiv`` too)."""
+    return cdiv(a, b) if op == "cdiv" else binary(op, a, b)
 
 
 def unary(op: str, v: E.Expr) -> E.Expr:
@@ -161,6 +167,9 @@ class HostExprs:
                 return a if c.value else b
             return E.Where(c, a, b)
         if isinstance(e, A.Builtin) and e.name == "cdiv":
+            a, b = self.value(e.args[0]), self.value(e.args[1])
+            if isinstance(a, (Shape, ITuple)) or isinstance(b, (Shape, ITuple)):  # ``cdiv(d.span, {9, 7})``
+                return self.elementwise("cdiv", a, b, e)
             return cdiv(self.evaluate(e.args[0]), self.evaluate(e.args[1]))
         if isinstance(e, A.Builtin) and e.name in ("__alignup", "__aligndown") and len(e.args) == 2:
             x, a = self.evaluate(e.args[0]), self.evaluate(e.args[1])  # to a multiple of the second
@@ -177,7 +186,7 @@ class HostExprs:
             to = c_scalar(e.type) if e.is_string else e.type
             if to not in HOST_CASTS:
                 raise self.error(
-                    f"a host-level conversion to '{e.type}' (host code converts to int, s32, s64, f32, f64 and bool)", e
+                    f"a host-level conversion to '{e.type}' (host code converts to integers, floats and bool)", e
                 )
             v = self.evaluate(e.expr)
             dtype = (
@@ -185,7 +194,7 @@ class HostExprs:
             )
             if isinstance(v, E.Const):  # a constant: converted here
                 value = bool(v.value) if to == "bool" else int(v.value) if E.is_int(dtype) else float(v.value)
-                return E.Const(value, dtype)
+                return E.Const(host_cast(v.value, dtype) if dtype in NARROW else value, dtype)
             return E.Cast(v, dtype)
         if isinstance(e, A.At):
             t, index = self.element(e)
@@ -271,12 +280,12 @@ class HostExprs:
         if ia is not None and ib is not None:
             if len(ia) != len(ib):
                 raise CroqSemanticError(unequal, node.span)
-            return tuple(binary(op, x, y) for x, y in zip(ia, ib, strict=True))
+            return tuple(_apply(op, x, y) for x, y in zip(ia, ib, strict=True))
         if ia is not None:
             bv = _scalar(b, node, shape)
-            return tuple(binary(op, x, bv) for x in ia)
+            return tuple(_apply(op, x, bv) for x in ia)
         av = _scalar(a, node, shape)
-        return tuple(binary(op, av, y) for y in ib or ())
+        return tuple(_apply(op, av, y) for y in ib or ())
 
     def get_ith(self, e: A.GetIth) -> E.Expr:
         base = self.value(e.base)
@@ -380,7 +389,23 @@ class HostExprs:
 
 
 # the conversions host code makes (Python's int, float, bool): the tile-IR type of each
-HOST_CASTS = {"int": "i32", "s32": "i32", "s64": "i64", "f32": "f32", "f64": "f64", "bool": "i1"}
+HOST_CASTS = {
+    "int": "i32",
+    "s32": "i32",
+    "s64": "i64",
+    "f32": "f32",
+    "f64": "f64",
+    "bool": "i1",
+    # C's conversions to narrower types: rounded or wrapped (runtime/hostcast.py)
+    "s8": "i8",
+    "u8": "u8",
+    "s16": "i16",
+    "u16": "u16",
+    "u32": "u32",
+    "u64": "u64",
+    "f16": "f16",
+    "bf16": "bf16",
+}
 
 
 def _items(v: Value) -> tuple[E.Expr, ...] | None:

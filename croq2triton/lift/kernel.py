@@ -24,12 +24,13 @@ from ..frontend.describe import describe
 from ..options import Options
 from ..sema.consteval import const_int
 from ..sema.levels import TRITON_MAX_ELEMENTS, UNIT_THREADS, chain_levels, chains
+from ..sema.types import TYPES
 from ..sema.writes import written_tensors
 from ..tir import expr as E
 from ..tir import host as H
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
-from .buffers import Buffers, BufferView, Ring, known_elements, pow2
+from .buffers import BufferArray, Buffers, BufferView, Ring, known_elements, pow2, view_shape
 from .calls import Calls, call_form, call_hint
 from .checks import Checked
 from .collapse import collapse, has_roles
@@ -493,10 +494,15 @@ class Lifter(
             raise NotLifted("a scalar with a storage class", s)
         for d in s.items:
             init = d.init if d.init is not None else d.fill
-            if init is None or d.dims:
+            if d.dims or (init is None and s.type is None):
                 raise NotLifted("a scalar declared without a value", d)
             if s.type is not None and s.type not in ("int", "bool") and ir_type(s.type) is None:
                 raise NotLifted(f"a scalar of type '{s.type}'", d)
+            if init is None:  # uninitialised in Croqtile: zero here, as the launcher's scalars and buffers
+                assert s.type is not None
+                zero = False if s.type == "bool" else 0 if s.type == "int" or not TYPES[s.type].is_float else 0.0
+                self.define(d.name, Value(E.Const(zero, ir_type(s.type) or "i32"), s.type), d)
+                continue
             value = self.expr(init, want=d.name)
             ctype = s.type or value.ctype
             self.define(d.name, self.convert(value, ctype), d)
@@ -567,6 +573,20 @@ class Lifter(
         self.forget({var.name})
         self.bind_local(target.name, Value(var, old.ctype))
 
+    def inc_dec(self, e: A.IncDec) -> Value:
+        """``x++`` / ``++x`` (``--``) of a scalar: ``x`` updated by one, and the value before the
+        update (postfix) or after it (prefix), as in C."""
+        old = self.lookup_local(e.target)
+        if old is None or not isinstance(old.expr, E.Var):
+            raise NotLifted(f"{describe(e)} of something that is not a scalar variable", e)
+        before = old
+        if not e.prefix:  # the value before: kept under its own name, the variable is rebound
+            var = E.Var(self.fresh(f"{e.target}_was"), old.expr.type, dims=old.expr.shape)
+            self.emit(N.Let(var, old.expr), e)
+            before = Value(var, old.ctype)
+        self.assign(A.Assign(A.Name(e.target, span=e.span), e.op[0], A.IntLit(1, "1", span=e.span), span=e.span))
+        return before if not e.prefix else self.name_value(A.Name(e.target, span=e.span))
+
     def named_view(self, e: A.Expr) -> Any:
         """What ``q = <view>`` names; a thread's own part of a buffer in scratch memory
         (``g = f.data.span_as([16, 24]).chunkat(t, _)``) too: its elements are addresses there."""
@@ -595,6 +615,13 @@ class Lifter(
             return True
         if isinstance(e, A.Name):  # a tensor, a buffer, a future or a named view
             return e.name in self.host.tensors or not isinstance(self.binding(e.name), (Value, Bounded, type(None)))
+        if isinstance(e, A.Index):  # ``s[1][0]``: one buffer of an array of buffers
+            while isinstance(e, A.Index):
+                e = unparen(e.base)
+            if isinstance(e, A.Name):
+                return isinstance(self.binding(e.name), (BufferArray, Ring)) or (
+                    e.name in self.host.tensors and self.binding(e.name) is None
+                )
         return False
 
     def varying(self) -> set[str]:
@@ -679,6 +706,8 @@ class Lifter(
         """Names, parallel indices and element reads (the rest of :meth:`Arith.expr`)."""
         if isinstance(e, A.Name):
             return self.name_value(e)
+        if isinstance(e, A.IncDec):
+            return self.inc_dec(e)
         if isinstance(e, A.UBound):
             b = self.lookup(e.name, e)
             if isinstance(b, WithName):  # ``#k`` of ``with k in [n]`` outside a loop over it: n
@@ -700,7 +729,8 @@ class Lifter(
             return self.atomic(e)
         if isinstance(e, A.SizeOf) and e.expr is not None:  # ``|x.span|``: the number of elements
             count: E.Expr = E.Const(1)
-            for n in self.extents(e.expr):
+            whole = isinstance(unparen(e.expr), A.Name) and self.names_a_view(e.expr)  # ``|x|`` of spanned data
+            for n in view_shape(self.place(e.expr)) if whole else self.extents(e.expr):
                 count = E.fold(E.Bin("*", count, n))
             return Value(count, "int")
         if isinstance(e, A.GetIth) and isinstance(e.base, A.Member) and e.base.member == "span":
@@ -800,6 +830,12 @@ class Lifter(
             if s is None or s.elem != "int":
                 raise NotLifted(f"a grid bound that uses '{e.name}'", e)
             return E.Var(s.host, lo=0 if e.name in self.sizes() else None)
+        if isinstance(e, A.GetIth) and isinstance(e.base, A.Member) and e.base.member == "span":
+            t = self.host.tensors.get(unparen(e.base.base).name) if isinstance(unparen(e.base.base), A.Name) else None  # type: ignore[attr-defined]
+            k = unparen(e.index).value if isinstance(unparen(e.index), A.IntLit) else None  # type: ignore[attr-defined]
+            if t is not None and k is not None and -len(t.extents) <= k < len(t.extents):  # ``lhs.span(0)``
+                n = t.extents[k]
+                return E.Const(n) if isinstance(n, int) else E.Var(n, lo=0)
         if isinstance(e, A.GetIth) and isinstance(e.base, A.Name) and isinstance(unparen(e.index), A.IntLit):
             items = self.host.shape_values.get(e.base.name)  # ``t(k)`` of a shape or ituple the launcher computes
             k = unparen(e.index).value  # type: ignore[attr-defined]

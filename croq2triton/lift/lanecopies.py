@@ -51,6 +51,7 @@ class LaneCopies:
     emit: Any
     pad_borders: Any
     permutation: Any
+    top: A.Parallel
 
     def per_thread_copy(self, s: A.DmaStmt) -> bool:
         """Is ``s`` a copy whose source or destination view depends on the thread?"""
@@ -64,6 +65,14 @@ class LaneCopies:
                 v = self.binding(n.name)
                 if isinstance(v, Bounded) and self.block_level(v.value).shape:
                     return True
+        return False
+
+    def named_anywhere(self, name: str) -> bool:
+        """Does the kernel spell ``name`` anywhere (a read of a copy's future, a wait on it, a
+        ``swap`` or ``rotate`` of it)?"""
+        for n in self.top.walk():
+            if (isinstance(n, A.Name) and n.name == name) or (isinstance(n, A.Swap) and name in n.names):
+                return True
         return False
 
     def lane_copy(self, s: A.DmaStmt) -> None:

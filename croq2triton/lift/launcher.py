@@ -19,6 +19,7 @@ from collections.abc import Callable
 from ..errors import CroqError, internal_errors
 from ..frontend import ast as A
 from ..frontend.describe import describe
+from ..runtime.hostcast import NARROW, host_cast
 from ..sema.checks import DEVICE_TARGETS
 from ..sema.types import TYPES, unlowerable_reason
 from ..sema.writes import written_params
@@ -331,14 +332,19 @@ class LauncherLifting(HostFlow, HostCopies):
 
     def bind_scalar(self, name: str, v: E.Expr, ty: str, mutable: bool, node: A.Node) -> None:
         """A host scalar: a constant stays one (unless it is ``mutable``), else a launcher variable."""
+        target = ir_of(ty)
         if isinstance(v, E.Const) and not mutable:
             value = v.value
             if ty in _INT_TYPES and isinstance(value, float):
                 value = int(value)
-            self.names[name] = const(value, ir_of(ty))
+            if target in NARROW and not isinstance(value, bool):  # C's implicit conversion: rounded or wrapped
+                value = host_cast(value, target)
+            self.names[name] = const(value, target)
             return
-        if ir_of(ty) is None:
+        if target is None:
             raise self.error(f"cannot lower to Triton: {unlowerable_reason(ty)}", node)
+        if not isinstance(v, E.Const):
+            v = _converted(v, E.Var(name, target))
         var = safe(name)
         new = self.variable(var, ty)
         self.body.append(H.Let(var, v, line=line_of(node)))
@@ -360,16 +366,20 @@ class LauncherLifting(HostFlow, HostCopies):
         if a.op != "=":
             if not isinstance(old, E.Var):
                 raise self.invalid(f"'{a.op}=' updates a scalar, and '{name}' is not one", a)
-            self.body.append(H.Assign(old.name, binary(a.op, old, self.evaluate(a.value)), line=line_of(a)))
+            self.body.append(
+                H.Assign(old.name, _converted(binary(a.op, old, self.evaluate(a.value)), old), line=line_of(a))
+            )
             self.names[name] = E.Var(old.name, old.type)
             return
         if isinstance(a.value, A.Call):
             raise self.error(host_call(a.value), a.value)
         v = self.value(a.value)
         if self.in_flow and isinstance(v, E.Expr) and isinstance(old, E.Var):
-            self.body.append(H.Assign(old.name, v, line=line_of(a)))  # a variable of an enclosing block
-        elif isinstance(v, E.Expr):
-            self.bind_scalar(name, v, self.croq_type(v), False, a)
+            self.body.append(
+                H.Assign(old.name, _converted(v, old), line=line_of(a))
+            )  # a variable of an enclosing block
+        elif isinstance(v, E.Expr):  # a scalar assigned again keeps its type
+            self.bind_scalar(name, v, self.croq_type(old if isinstance(old, E.Var) else v), False, a)
         elif isinstance(v, Reshaped):  # a view the kernels may read and write: the launcher makes it
             self.uid += 1
             var = f"_{safe(name)}{self.uid}"
@@ -554,3 +564,16 @@ def host_call(c: A.Call) -> str:
     if c.kind == "intrinsic":
         kind = "a C++ library function"
     return f"croq2triton does not translate the call of '{c.name}' between launches ({kind}: the launcher is Python)"
+
+
+def _converts(have: str, want: str) -> bool:
+    """Does a host scalar of IR type ``have`` change when C converts it to ``want`` (an integer
+    to a float or back, or anything to a narrow type)?  Python's numbers stand for the rest."""
+    return want in NARROW or (E.is_int(have) and have != "i1") != (E.is_int(want) and want != "i1")
+
+
+def _converted(v: E.Expr, var: E.Var) -> E.Expr:
+    """``v`` as C converts it to the type of the scalar ``var`` it is stored in."""
+    if isinstance(v, E.Const) or v.dtype == var.type or not _converts(v.dtype, var.type):
+        return v
+    return E.Cast(v, var.type)

@@ -108,6 +108,13 @@ class Loops:
         out = []
         for x in items:
             x = unparen(x)
+            if isinstance(x, A.ItupleLit):  # ``a.span / {#p, 8}``: an index tuple's values as extents
+                for item in x.items:
+                    out.extend(self.extents(item))
+                continue
+            if isinstance(x, A.Builtin) and x.name == "cdiv" and len(x.args) == 2 and self.is_shape(x):
+                out.extend(self.shape_arith(A.Binary("cdiv", x.args[0], x.args[1], span=x.span)))
+                continue
             if isinstance(x, A.Binary) and x.op in ("+", "-", "*", "/", "%") and self.is_shape(x):
                 out.extend(self.shape_arith(x))  # ``a.span / tiles``: element by element
                 continue
@@ -180,6 +187,8 @@ class Loops:
             )
         if isinstance(x, A.Index):  # ``s[(0) / 2, (1)]``: a shape derived from a shape
             return self.is_shape(x.base)
+        if isinstance(x, A.Builtin) and x.name == "cdiv" and len(x.args) == 2:  # ``cdiv(x.span, {4, 8})``
+            return any(self.is_shape(a) for a in x.args)
         return isinstance(x, A.Binary) and (self.is_shape(x.lhs) or self.is_shape(x.rhs))
 
     def derived_extent(self, base: list[E.Expr], x: A.Expr) -> E.Expr:
@@ -202,7 +211,7 @@ class Loops:
             b = b * len(a)
         if len(a) != len(b):
             raise CroqSemanticError(f"'{x.op}' of shapes of {len(a)} and {len(b)} extents", x.span)
-        return [E.fold(E.Bin(x.op, p, q)) for p, q in zip(a, b, strict=True)]
+        return [E.fold(E.CDiv(p, q) if x.op == "cdiv" else E.Bin(x.op, p, q)) for p, q in zip(a, b, strict=True)]
 
     def shape_decl(self, s: A.MdspanDecl) -> None:
         """``tiles : [32, b];`` inside a kernel: a name of the shape."""
@@ -284,9 +293,12 @@ class Loops:
 
     def tuple_part(self, name: str, e: A.GetIth) -> Value:
         """``index(k)``: part ``k`` of an index tuple; of a bounded name, ``x(0)`` is ``x`` (a tuple
-        of one) and ``x(-k)`` is ``#x - k`` (LANGUAGE.md 7.2)."""
+        of one), ``x(k)`` is ``k`` and ``x(-k)`` is ``#x - k`` (LANGUAGE.md 7.2: the index ``k``
+        among the same ``#x``, as a pipeline's prologue names its second chunk ``x(1)``)."""
         t = self.binding(name)
         k = const_int(self.int_expr(e.index))
+        if isinstance(t, (Bounded, WithName)) and k is not None and k > 0:
+            return Value(E.Const(k), "int")
         if isinstance(t, (Bounded, WithName)) and k is not None and k <= 0:
             if k == 0:
                 return self.name_value(A.Name(name, span=e.span))

@@ -94,8 +94,11 @@ class _Placement:
     def span_as(self, n: A.View) -> None:
         """``b.span_as([..])`` (``b.data.span_as``) of a buffer whose new extents are not all
         powers of two (the old ones are then not either: their product is the same)."""
-        name = element_base(n.base)
+        name = element_base(_slot_array(n.base))
         if name is None or not n.ops or n.ops[0].kind != "span_as":
+            return
+        if isinstance(unparen(n.base), A.Index):  # ``s[1].span_as(..)``: a run of the array's area
+            self.odd_shapes.add(name)
             return
         op = n.ops[0]
         items = [y for x in op.args for y in (x.items if isinstance(x, A.MdspanLit) else [x])]
@@ -141,12 +144,20 @@ class _Placement:
             self.buffers.update(d.name for d in n.items)
         if isinstance(n, A.DmaStmt) and n.dst_storage and n.result:
             self.buffers.add(n.result)
+        if isinstance(n, A.DmaStmt) and n.op == "pad" and (n.dst_storage or _view_base(n.dst) in self.buffers):
+            name = _view_base(n.src)  # a buffer padded into another is read by element (lift/copies.py)
+            if name is not None:
+                self.odd_shapes.add(name)
         if isinstance(n, A.View):
             self.span_as(n)
         if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.Name) and isinstance(unparen(n.value), A.View):
             view = unparen(n.value)
-            base = element_base(view.base)  # type: ignore[attr-defined]
+            base = element_base(_slot_array(view.base))  # type: ignore[attr-defined]
             if base is not None and view.ops:  # type: ignore[attr-defined]
+                self.reshaped[unparen(n.target).name] = base  # type: ignore[attr-defined]
+        if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.Name) and isinstance(unparen(n.value), A.Index):
+            base = element_base(_slot_array(n.value))  # ``v = s[1][0]``: one buffer of an array under a name
+            if base is not None:
                 self.reshaped[unparen(n.target).name] = base  # type: ignore[attr-defined]
         if isinstance(n, A.SpannedDecl) and n.shape is not None:
             dims = tuple(self.extent(x) for x in n.shape)
@@ -267,3 +278,17 @@ def _definitions(n: A.Node, conds: set[str], out: list[tuple[str, set[str]]]) ->
         out.append((unparen(n.target).name, conds | _names(n.value)))  # type: ignore[attr-defined]
     for c in n.children():
         _definitions(c, conds, out)
+
+
+def _slot_array(e: A.Expr) -> A.Expr:
+    """The array of buffers ``s`` of ``s[1][0]`` (``e`` itself where it is no index)."""
+    e = unparen(e)
+    while isinstance(e, A.Index):
+        e = unparen(e.base)
+    return e
+
+
+def _view_base(e: A.Expr) -> str | None:
+    """The buffer or tensor a view starts from: ``s`` in ``s[1].subspan(..)``, ``f.data.chunkat(..)``."""
+    e = unparen(e)
+    return element_base(_slot_array(e.base if isinstance(e, A.View) else e))

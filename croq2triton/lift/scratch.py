@@ -108,6 +108,8 @@ class ScratchBuffers:
         flat: E.Expr = E.Const(0)
         for i, n in zip(index, buf.sizes, strict=True):
             flat = E.Bin("+", E.Bin("*", flat, n), i)
+        if buf.origin is not None:  # a span_as of a part: from the part's first element
+            flat = E.Bin("+", flat, buf.origin)
         if home.lane is not None:
             flat = E.Bin("+", E.Bin("*", flat, E.Const(home.copies)), home.lane if lane is None else lane)
         terms += self.in_tensor(index, buf.sizes, ())
@@ -187,7 +189,7 @@ class ScratchBuffers:
         holds the same elements, so the program's whole area is stored at once, whatever its layout
         (lift/hazards.py puts a barrier before the lanes' own accesses: the shapes differ)."""
         home = buf.home
-        assert home is not None and buf.part is None
+        assert home is not None and buf.part is None and buf.origin is None
         total: E.Expr = E.Const(home.copies)
         for n in buf.sizes:
             total = E.fold(E.Bin("*", total, n))

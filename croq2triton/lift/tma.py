@@ -9,7 +9,8 @@ aligned base and strides, a unit inner stride) and sets the kernel's flag; where
 kernel runs the fallback.  Outside the tensor a load reads zero (``.zfill``) or what the OOB
 sanitizer asks for (``_OOB_PADDING``); a store writes nothing there.  A window that TMA cannot take
 (run-time extents, a part of a buffer, a condition around the copy) is copied with masked accesses,
-with a warning that says why; a swizzle narrower than the box's rows is the user's error.
+with a warning that says why, as is a box whose rows are wider than its swizzle span (the swizzle
+never changes what is copied).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import CroqLoweringError, Diagnostic
+from ..errors import Diagnostic
 from ..frontend import ast as A
 from ..sema.tma_rules import static_reasons, swizzle_bytes, swizzle_reason
 from ..sema.types import TYPES
@@ -81,12 +82,8 @@ class TmaCopies:
         elem_bytes = TYPES[t.elem].nbytes
         swiz = self.swizzle(s)
         reason = swizzle_reason(box, elem_bytes, swiz)
-        if reason is not None:
-            raise CroqLoweringError(
-                f"tma.copy of '{window.tensor}': {reason}",
-                s.span,
-                "use a wider swizzle (.swiz<128>) or a narrower tile",
-            )
+        if reason is not None:  # the hardware box would have to be split; a masked copy reads the same
+            return reason
         reasons = static_reasons(len(box), box, elem_bytes, swiz)
         if reasons:
             return reasons[0]

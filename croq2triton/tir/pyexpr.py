@@ -17,6 +17,7 @@ import ast
 import math
 from typing import Literal
 
+from ..runtime.hostcast import NARROW
 from . import expr as E
 from . import host as H
 
@@ -248,6 +249,8 @@ def _host_only(e: H.Logic | H.ElemGet, where: Where_) -> ast.expr:
 
 
 def _host_cast(value: ast.expr, dtype: str) -> ast.expr:
+    if dtype in NARROW:  # rounded or wrapped as C converts (runtime/hostcast.py)
+        return call("_rt.host_cast", value, ast.Constant(dtype))
     if dtype == "i1":
         return call("bool", value)
     if E.is_int(dtype):

@@ -77,6 +77,8 @@ class _Verifier:
                 if isinstance(s, N.While) and (s.cond.name not in scope or s.cond.shape or s.cond.type != "i1"):
                     raise self.fail(f"the condition '{s.cond.name}' of a while loop is not a defined scalar flag", s)
                 inner = self.block(s.body, scope | ({s.var.name} if isinstance(s, N.For) else set()))
+                # after the loop (of no trip, or of several) a name it re-binds holds either value
+                self.forget(x.var.name for x in N.walk(s.body) if isinstance(x, N.Assign))
                 for v in s.carried:
                     if v.name not in scope:
                         raise self.fail(f"loop-carried '{v.name}' is not defined before the loop", s)
@@ -87,6 +89,8 @@ class _Verifier:
                 a = self.block(s.then, scope)
                 del self.facts[len(self.facts) - len(known) :]
                 b = self.block(s.orelse, scope)
+                # a name either branch re-binds holds one branch's value or the other's after the if
+                self.forget(x.var.name for x in N.walk([*s.then, *s.orelse]) if isinstance(x, N.Assign))
                 self.same_types(s)
                 scope |= a & b
             for v in N.defines(s):
@@ -94,7 +98,10 @@ class _Verifier:
                     scope.add(v.name)
                     self.shapes(v, s)
             if isinstance(s, N.Assign):
+                value = self.expand(s.value)
                 self.forget([s.var.name])
+                if self.fixed(value):
+                    self.lets[s.var.name] = value
             elif not isinstance(s, N.Let):
                 self.forget(v.name for v in N.defines(s))
             if isinstance(s, N.Let):
@@ -107,6 +114,12 @@ class _Verifier:
                 else:
                     self.lets[s.var.name] = value
         return scope
+
+    def fixed(self, value: E.Expr) -> bool:
+        """Is ``value`` of program ids, arguments and lane axes only (the same wherever it is read,
+        so a name assigned it stands for it until it is assigned again)?"""
+        fixed = {v.name for v in self.kernel.program_ids} | set(self.args) | set(self.lanes)
+        return not E.is_lane(value) and all(v.name in fixed for v in E.free_vars(value))
 
     def forget(self, names: Iterable[str]) -> None:
         """Names re-bound (a mutable a loop advances, a value loaded again): their Let value no longer
