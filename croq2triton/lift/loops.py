@@ -292,16 +292,15 @@ class Loops:
         return out
 
     def tuple_part(self, name: str, e: A.GetIth) -> Value:
-        """``index(k)``: part ``k`` of an index tuple; of a bounded name, ``x(0)`` is ``x`` (a tuple
-        of one), ``x(k)`` is ``k`` and ``x(-k)`` is ``#x - k`` (LANGUAGE.md 7.2: the index ``k``
-        among the same ``#x``, as a pipeline's prologue names its second chunk ``x(1)``)."""
+        """``index(k)``: part ``k`` of an index tuple; of a bounded name, ``x(k)`` is ``k`` and
+        ``x(-k)`` is ``#x - k`` (LANGUAGE.md 7.2: the index ``k`` among the same ``#x``, as a
+        pipeline's prologue names its first chunks ``x(0)``, ``x(1)``; upstream's getith gives the
+        index, not the current value: ``x(0)`` is 0 inside a loop over ``x`` too)."""
         t = self.binding(name)
         k = const_int(self.int_expr(e.index))
-        if isinstance(t, (Bounded, WithName)) and k is not None and k > 0:
+        if isinstance(t, (Bounded, WithName)) and k is not None and k >= 0:
             return Value(E.Const(k), "int")
-        if isinstance(t, (Bounded, WithName)) and k is not None and k <= 0:
-            if k == 0:
-                return self.name_value(A.Name(name, span=e.span))
+        if isinstance(t, (Bounded, WithName)) and k is not None:
             return Value(E.fold(E.Bin("+", t.bound if isinstance(t, Bounded) else t.extent, E.Const(k))), "int")
         shape = self.host_shape(name) if t is None else None
         if shape is not None and k is not None and -len(shape) <= k < len(shape):
