@@ -549,7 +549,7 @@ class Lifter(
             if a.op != "=":
                 raise NotLifted("a compound assignment to an undeclared name", a)
             self.define(target.name, self.expr(a.value, want=target.name), a)
-            if _bounded_form(a.value) and self.assigned_once(target.name):
+            if _bounded_form(a.value):  # (a name an assignment declares is immutable: sema checks it)
                 # ``tile = k # p``, ``u = t #+ 1``: a bounded index under a name (``#tile``, ``chunkat(tile)``)
                 value = self.scopes[-1][target.name]
                 self.scopes[-1][target.name] = Bounded(value.expr, self.index_bound(a.value).bound)
@@ -629,16 +629,6 @@ class Lifter(
         if self._varying is None:
             self._varying = varying_names(self.top, self.level_of, const_int)
         return self._varying
-
-    def assigned_once(self, name: str) -> bool:
-        """Is ``name`` assigned (or incremented) at one place only in the kernel?"""
-        count = 0
-        for n in self.top.walk():
-            if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.Name) and unparen(n.target).name == name:  # type: ignore[attr-defined]
-                count += 1
-            elif isinstance(n, A.IncDec) and n.target == name:
-                count += 2
-        return count == 1
 
     def lookup_local(self, name: str) -> Value | None:
         v = self.binding(name)
