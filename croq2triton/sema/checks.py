@@ -248,6 +248,8 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
                     )
         if isinstance(s, (A.SpannedDecl, A.EventDecl)) and s.storage in ("shared", "local") and depth == 0:
             errors.append(Diagnostic("error", f"'{s.storage}' storage is only allowed inside 'parallel'", s.span))
+        elif isinstance(s, A.DmaStmt) and depth == 0 and _storage_dst(s) in ("shared", "local"):
+            errors.append(_host_storage_copy(s))
         elif (
             isinstance(s, (A.EventDecl, A.FragDecl, A.FragInit))
             and depth == 0
@@ -288,6 +290,23 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     for check in FUNCTION_CHECKS:
         errors.extend(check(fn))
     return errors, warnings
+
+
+def _storage_dst(s: A.DmaStmt) -> str | None:
+    """The storage a copy allocates its destination in (``=> shared``), else None."""
+    return s.dst.name if s.dst_storage and isinstance(s.dst, A.Name) else None
+
+
+def _host_storage_copy(s: A.DmaStmt) -> Diagnostic:
+    """``dma.copy a => local`` on the host: its destination would be a ``local``/``shared`` buffer
+    outside any ``parallel``, which the storage rules forbid (LANGUAGE.md 7.3)."""
+    where = _storage_dst(s)
+    return Diagnostic(
+        "error",
+        f"'{s.engine}.{s.op} ... => {where}' outside 'parallel': a '{where}' buffer only exists inside a kernel",
+        s.dst.span or s.span,
+        "move the copy inside a 'parallel', or copy into device memory with '=> global'",
+    )
 
 
 def _nest_order_errors(top: A.Parallel) -> list[Diagnostic]:
