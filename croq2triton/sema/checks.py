@@ -30,6 +30,7 @@ from .params import unbounded_param_errors
 from .ranges import range_errors
 from .ranks import rank_errors
 from .returns import return_errors
+from .schedules import schedule_errors
 from .scopes import Binding, Resolution, resolve
 from .sizes import size_errors
 from .squeeze import squeeze_errors
@@ -58,6 +59,7 @@ FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
     range_errors,
     fill_errors,
     future_errors,
+    schedule_errors,
 )
 
 
