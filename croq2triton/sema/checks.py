@@ -40,6 +40,7 @@ from .swizzle import swizzle_errors
 from .tiling import chunkat_warnings, source_text
 from .tma_boxes import tma_box_errors
 from .triggers import trigger_errors
+from .viewbounds import view_bound_errors
 
 LEVEL_ORDER = {"cluster": 0, "block": 1, "group-4": 2, "group": 3, "thread": 4}
 
@@ -283,6 +284,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(misuse_errors(fn, res))
     errors.extend(_cmdline_size_errors(fn, macro_uses))
     errors.extend(swizzle_errors(fn))
+    errors.extend(view_bound_errors(fn, res, value))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             warnings.extend(thread_count_warnings(s, value))
