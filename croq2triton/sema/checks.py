@@ -21,6 +21,7 @@ from .attributes import attribute_errors
 from .blanks import blank_index_errors
 from .calls import arity_errors, unknown_calls
 from .consteval import const_int, constant_values
+from .directions import direction_errors
 from .fills import fill_errors
 from .futures import future_errors
 from .levels import chains, thread_count_warnings, unit_thread_errors
@@ -285,6 +286,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(_cmdline_size_errors(fn, macro_uses))
     errors.extend(swizzle_errors(fn))
     errors.extend(view_bound_errors(fn, res, value))
+    errors.extend(direction_errors(fn, res))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             warnings.extend(thread_count_warnings(s, value))
