@@ -24,6 +24,7 @@ from .consteval import const_int, constant_values
 from .directions import direction_errors
 from .fills import fill_errors
 from .futures import future_errors
+from .hostcopies import host_copy_errors
 from .levels import chains, thread_count_warnings, unit_thread_errors
 from .misuse import misuse_errors
 from .outofscope import out_of_scope_errors
@@ -287,6 +288,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(swizzle_errors(fn))
     errors.extend(view_bound_errors(fn, res, value))
     errors.extend(direction_errors(fn, res))
+    errors.extend(host_copy_errors(fn, res, value))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             warnings.extend(thread_count_warnings(s, value))
