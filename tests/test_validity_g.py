@@ -1,0 +1,258 @@
+"""Invalid programs that upstream's negative tests show and croq2triton translated or refused
+(issue 28, part G): each rule with invalid forms, the diagnostic's message and line:col, and valid
+neighbours that still pass.
+
+* a copy into a new ``local``/``shared`` buffer outside ``parallel`` (LANGUAGE.md 7.3, storage rules);
+* ``[[schedule(k_tiles(...))]]`` that is not a permutation of the K tiles (LANGUAGE.md 7.9);
+* a ``chunkat``/``chunk`` tiling factor larger than the extent it tiles, a ``subspan`` larger than
+  its parent (LANGUAGE.md 7.6, static checks);
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from croq2triton.errors import CroqError, Diagnostic
+from croq2triton.frontend.driver import parse
+from croq2triton.sema.checks import check_unit
+
+
+def check(src: str) -> list[Diagnostic]:
+    """``croq2triton check`` through the API: the warnings, or raises with the errors."""
+    return check_unit(parse(src, "t.co"))
+
+
+def errors(src: str) -> list[Diagnostic]:
+    with pytest.raises(CroqError) as info:
+        check(src)
+    return [d for d in info.value.diagnostics if d.severity == "error"]
+
+
+def where(d: Diagnostic) -> tuple[int, int]:
+    assert d.span is not None
+    return d.span.line, d.span.col
+
+
+def fn(body: str, params: str = "f32 [16, 32] a") -> str:
+    return f"__co__ void f({params}) {{\n{body}\n}}\n"
+
+
+# ---- copies into local/shared buffers at host level (LANGUAGE.md 7.3) ------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "storage", "at"),
+    [
+        ("  dma.copy a => local;", "local", (2, 17)),
+        (
+            "  foreach i in [2] {\n    b = dma.copy.async a.chunkat(i, _) => shared;\n    wait b;\n  }",
+            "shared",
+            (3, 43),
+        ),
+        ("  with x in [4] {\n    c = dma.copy a.chunkat(x, _) => local;\n  }", "local", (3, 37)),
+        ("  dma.transp<1, 0> a => shared;", "shared", (2, 25)),
+    ],
+)
+def test_a_copy_into_local_or_shared_storage_outside_parallel_is_an_error(
+    body: str, storage: str, at: tuple[int, int]
+) -> None:
+    (d,) = errors(fn(body))
+    assert f"... => {storage}' outside 'parallel': a '{storage}' buffer only exists inside a kernel" in d.message
+    assert where(d) == at
+    assert d.hint is not None and "inside a 'parallel'" in d.hint
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "  b = dma.copy a => global;",  # device memory on the host: fine
+        "  parallel p by 1 {\n    b = dma.copy a => shared;\n    c = dma.copy b => local;\n  }",
+        "  parallel p by 2 : block {\n    foreach i in [2] {\n      b = dma.copy a.chunkat(p, i) => local;\n    }\n  }",
+    ],
+)
+def test_copies_into_storage_where_it_exists_pass(body: str) -> None:
+    check(fn(body))
+
+
+# ---- k_tiles schedules (LANGUAGE.md 7.9) -----------------------------------------------------
+
+MMA = """__co__ void f() {{
+  parallel b by 1 : block {{
+    shared bf16 [64, 64] lhs;
+    shared bf16 [64, 128] rhs;
+    parallel g by 1 : group-4 {{
+      acc = mma.fill.f32 0.0f;
+      [[schedule(k_tiles({order}))]]
+      mma.row.col acc, lhs, rhs;
+    }}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("order", "why"),
+    [
+        ("3, 2, 2, 0", "2 is listed more than once"),
+        ("0, 1, 4, 2", "4 is not in [0, 4)"),
+        ("1, 1, 5", "1 is listed more than once; 5 is not in [0, 3)"),
+    ],
+)
+def test_a_k_tiles_schedule_must_permute_the_k_tiles(order: str, why: str) -> None:
+    (d,) = errors(MMA.format(order=order))
+    n = len(order.split(","))
+    assert d.message == f"k_tiles({order}) is not a permutation of the {n} K tiles [0, {n}): {why}"
+    assert where(d) == (7, 26)
+    assert d.hint is not None and "exactly once" in d.hint
+
+
+@pytest.mark.parametrize("order", ["3, 2, 1, 0", "0", "1, 0, 3, 2"])
+def test_a_permutation_schedule_passes(order: str) -> None:
+    check(MMA.format(order=order))
+
+
+# ---- views larger than what they view (LANGUAGE.md 7.6) ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "at"),
+    [
+        (
+            "  parallel p by 2 {\n    foreach i in [32] {\n      b = dma.copy a.chunkat(i, p) => shared;\n    }\n  }",
+            "'.chunkat' tiles the 1st dimension of 'a' (extent 16) by 32: the tiling factor exceeds the extent,"
+            " so every tile is empty",
+            (4, 21),
+        ),
+        (
+            "  parallel p by 64 {\n    b = dma.copy a.chunkat(_, p) => shared;\n  }",
+            "'.chunkat' tiles the 2nd dimension of 'a' (extent 32) by 64: the tiling factor exceeds the extent,"
+            " so every tile is empty",
+            (3, 19),
+        ),
+        (
+            "  parallel p by 2 {\n    b = dma.copy a.subspan(8, 33).at(p, 0) => shared;\n  }",
+            "'.subspan' takes 33 elements of the 2nd dimension of 'a', whose extent is only 32: a part cannot be"
+            " larger than what it is a part of",
+            (3, 19),
+        ),
+        (
+            "  parallel p by 2 {\n    b = dma.copy a.subspan(8, 16).at(p, 0).chunk(1, 32).at(0, 0) => shared;\n  }",
+            "'.chunk' tiles the 2nd dimension of 'a' (extent 16) by 32: the tiling factor exceeds the extent,"
+            " so every tile is empty",
+            (3, 43),
+        ),
+        (
+            "  parallel p by 2 {\n    b = dma.copy a.subspan(8, 16).at(p, 0).subspan(4, 17) => shared;\n  }",
+            "'.subspan' takes 17 elements of the 2nd dimension of 'a', whose extent is only 16: a part cannot be"
+            " larger than what it is a part of",
+            (3, 43),
+        ),
+    ],
+)
+def test_a_view_larger_than_its_parent_is_an_error(body: str, message: str, at: tuple[int, int]) -> None:
+    (d,) = errors(fn(body))
+    assert d.message == message
+    assert where(d) == at
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # factor == extent, subspan == extent, '_' keeps the parent's extent
+        "  parallel p by 16 {\n    b = dma.copy a.chunkat(p, _) => shared;\n  }",
+        "  parallel p by 2 {\n    b = dma.copy a.subspan(8, 32).at(p, 0) => shared;\n  }",
+        "  parallel p by 2 {\n    b = dma.copy a.subspan(8, _).at(p, 0).subspan(8, 32) => shared;\n  }",
+        # a modspan wider than its parent is its whole parent (LANGUAGE.md 7.6: P % e)
+        "  parallel p by 2 {\n    b = dma.copy a.modspan(5, 40).at(0, 0) => shared;\n  }",
+        # a run-time extent is not checked here
+        "  parallel p by 2 {\n    b = dma.copy a.subspan(8, n).at(p, 0) => shared;\n  }",
+    ],
+)
+def test_views_within_their_parent_pass(body: str) -> None:
+    check(fn(body, "f32 [16, 32] a, int n"))
+
+
+# ---- asynchronous global-to-global copies in a kernel (LANGUAGE.md 7.8) ----------------------
+
+KERNEL = """__co__ void f(global f32 [64] g, f32 [64] h) {{
+  global f32 [64] b;
+  parallel p by 1 {{
+    shared f32 [64] s;
+{body}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        ("    x = dma.copy.async g => b;\n    wait x;", "('g' => 'b')"),
+        ("    x = dma.copy.async b.chunkat(p) => g;\n    wait x;", "('b.chunkat(p)' => 'g')"),
+        ("    x = dma.copy.async g => global;\n    wait x;", "('g' => 'global')"),
+    ],
+)
+def test_an_async_global_to_global_copy_in_a_kernel_is_an_error(body: str, what: str) -> None:
+    (d,) = errors(KERNEL.format(body=body))
+    assert d.message == (
+        f"an asynchronous copy from global memory to global memory {what}: a GPU has no asynchronous"
+        " global-to-global copy"
+    )
+    assert where(d) == (5, 5)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    dma.copy g => b;",  # synchronous: any direction
+        "    x = dma.copy.async g => s;\n    wait x;",
+        "    x = dma.copy.async s => g;\n    wait x;",
+        "    x = dma.copy.async h => b;\n    wait x;",  # a parameter without storage is host data
+    ],
+)
+def test_other_directions_pass(body: str) -> None:
+    check(KERNEL.format(body=body))
+
+
+def test_an_async_global_copy_between_launches_passes() -> None:
+    check(fn("  global f32 [16, 32] b;\n  x = dma.copy.async a => b;\n  wait x;", "global f32 [16, 32] a"))
+
+
+# ---- host-level copies that do not fit (LANGUAGE.md 7.8) --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "  f32 [4, 8] d;\n  dma.transp<1, 0> a => d;",
+            "dma.transp of 'a' [16, 32] (transposed: [32, 16]) into 'd' [4, 8]: the source is larger along"
+            " dimension 0 (32 > 4)",
+        ),
+        (
+            "  f32 [16, 8] d;\n  dma.copy a => d;",
+            "dma.copy of 'a' [16, 32] into 'd' [16, 8]: the source is larger along dimension 1 (32 > 8)",
+        ),
+        (
+            "  f32 [16, 32, 2] d;\n  dma.copy a => d;",
+            "dma.copy of 'a' [16, 32] into 'd' [16, 32, 2]: the source has 2 dimension(s), the destination 3",
+        ),
+    ],
+)
+def test_a_host_copy_larger_than_its_destination_is_an_error(body: str, message: str) -> None:
+    (d,) = errors(fn(body))
+    assert d.message == message
+    assert where(d) == (3, 3)
+    assert d.hint is not None and "tail rule" in d.hint
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "  f32 [32, 16] d;\n  dma.transp<1, 0> a => d;",
+        "  f32 [16, 64] d;\n  dma.copy a => d;",  # smaller source: the tail rule fills zeros
+        "  f32 [16, n] d;\n  dma.copy a => d;",  # a run-time extent: checked at launch
+    ],
+)
+def test_host_copies_that_fit_pass(body: str) -> None:
+    check(fn(body, "f32 [16, 32] a, int n"))
