@@ -256,3 +256,54 @@ def test_a_host_copy_larger_than_its_destination_is_an_error(body: str, message:
 )
 def test_host_copies_that_fit_pass(body: str) -> None:
     check(fn(body, "f32 [16, 32] a, int n"))
+
+
+# ---- dma.transp and dma.pad configurations (LANGUAGE.md 7.8) ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("copy", "why"),
+    [
+        ("dma.transp<1, 0, 2> a => local;", "'a' has 2 dimensions"),
+        ("dma.transp<2, 0> a => local;", "it is not a permutation of 0 .. 1"),
+        ("dma.transp<1, 1> a.chunkat(p, _) => shared;", "it is not a permutation of 0 .. 1"),
+    ],
+)
+def test_a_transp_that_does_not_permute_the_source_is_an_error(copy: str, why: str) -> None:
+    (d,) = errors(fn(f"  parallel p by 2 {{\n    {copy}\n  }}"))
+    order = copy[copy.index("<") + 1 : copy.index(">")]
+    assert d.message == f"dma.transp<{order}> names the source's dimensions in a new order, but {why}"
+    assert where(d) == (3, 5)
+    assert d.hint == "list each dimension of the source once: dma.transp<1, 0> reverses them"
+
+
+@pytest.mark.parametrize(
+    ("copy", "why"),
+    [
+        (
+            "dma.pad<{1, 0}, {1, 0, 3}, {0, 0}, 0.0f> a => local;",
+            "its low, high and interior paddings have 2, 3, 2 values",
+        ),
+        (
+            "dma.pad<{1}, {1}, {0}, 0.0f> a.chunkat(p, _) => shared;",
+            "it gives 1 values per padding for 'a.chunkat(p, _)' of 2 dimensions",
+        ),
+    ],
+)
+def test_a_pad_without_one_value_per_dimension_is_an_error(copy: str, why: str) -> None:
+    (d,) = errors(fn(f"  parallel p by 2 {{\n    {copy}\n  }}"))
+    assert d.message == f"dma.pad pads each dimension of its source, but {why}"
+    assert where(d) == (3, 5)
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        "dma.transp<1, 0> a => local;",
+        "dma.transp<0, 1> a.chunkat(p, _) => shared;",
+        "dma.transp<1, 0, 2> a.span_as([4, 4, 32]) => shared;",  # span_as changes the rank: not followed
+        "dma.pad<{1, 0}, {1, 2}, {0, 0}, 0.0f> a => local;",
+    ],
+)
+def test_transp_and_pad_that_fit_the_source_pass(copy: str) -> None:
+    check(fn(f"  parallel p by 2 {{\n    {copy}\n  }}"))

@@ -22,6 +22,7 @@ from .blanks import blank_index_errors
 from .calls import arity_errors, unknown_calls
 from .consteval import const_int, constant_values
 from .directions import direction_errors
+from .dmacfg import dma_cfg_errors
 from .fills import fill_errors
 from .futures import future_errors
 from .hostcopies import host_copy_errors
@@ -288,6 +289,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(swizzle_errors(fn))
     errors.extend(view_bound_errors(fn, res, value))
     errors.extend(direction_errors(fn, res))
+    errors.extend(dma_cfg_errors(fn, res))
     errors.extend(host_copy_errors(fn, res, value))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
