@@ -307,3 +307,33 @@ def test_a_pad_without_one_value_per_dimension_is_an_error(copy: str, why: str) 
 )
 def test_transp_and_pad_that_fit_the_source_pass(copy: str) -> None:
     check(fn(f"  parallel p by 2 {{\n    {copy}\n  }}"))
+
+
+# ---- names bound over a shape (LANGUAGE.md 7.4) -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "at"),
+    [
+        ("  with {x, y, z} in a.span {}", "{x, y, z} names 3 dimensions, but 'a.span' has 2", (2, 8)),
+        ("  foreach {x} in [4, 4] {}", "{x} names 1 dimension, but '[4, 4]' has 2", (2, 11)),
+        ("  s : [2, 3, 4];\n  with t = {x, y} in s {}", "{x, y} names 2 dimensions, but 's' has 3", (3, 8)),
+    ],
+)
+def test_names_not_matching_the_rank_of_their_shape_are_an_error(body: str, message: str, at: tuple[int, int]) -> None:
+    (d,) = errors(fn(body))
+    assert d.message == message
+    assert where(d) == at
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "  with {x, y} in a.span {}",
+        "  foreach {x, y} in [4, 4] {}",
+        "  with t in a.span {}",  # bound whole: a bounded ituple
+        "  s : [2, 3];\n  with {x, y} in [s] {}",  # a named shape expands to its extents
+    ],
+)
+def test_names_matching_the_rank_pass(body: str) -> None:
+    check(fn(body))

@@ -44,6 +44,7 @@ from .tiling import chunkat_warnings, source_text
 from .tma_boxes import tma_box_errors
 from .triggers import trigger_errors
 from .viewbounds import view_bound_errors
+from .withins import within_errors
 
 LEVEL_ORDER = {"cluster": 0, "block": 1, "group-4": 2, "group": 3, "thread": 4}
 
@@ -290,6 +291,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(view_bound_errors(fn, res, value))
     errors.extend(direction_errors(fn, res))
     errors.extend(dma_cfg_errors(fn, res))
+    errors.extend(within_errors(fn, res))
     errors.extend(host_copy_errors(fn, res, value))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
