@@ -337,3 +337,28 @@ def test_names_not_matching_the_rank_of_their_shape_are_an_error(body: str, mess
 )
 def test_names_matching_the_rank_pass(body: str) -> None:
     check(fn(body))
+
+
+# ---- parallel bounds are integers (LANGUAGE.md 7.3) -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pb", "bound", "what", "col"),
+    [
+        ("parallel p by 4.0f {}", "4.0f", "a floating-point value", 17),
+        ("parallel p by n * x {}", "n * x", "a floating-point value", 17),
+        ("parallel {i, j} by [2, ok] {}", "ok", "a boolean value", 26),
+        ("parallel p by n > 2 {}", "n > 2", "a boolean value", 17),
+    ],
+)
+def test_a_parallel_bound_that_is_not_an_integer_is_an_error(pb: str, bound: str, what: str, col: int) -> None:
+    (d,) = errors(fn(f"  {pb}", "int n, float x, bool ok"))
+    assert d.message == f"the bound of a 'parallel' counts its instances, but '{bound}' is {what}"
+    assert where(d) == (2, col)
+
+
+@pytest.mark.parametrize(
+    "pb", ["parallel p by n * 2 {}", "parallel {i, j} by [2, cdiv(n, 4)] {}", "parallel p by (n + 1) / 2 {}"]
+)
+def test_integer_parallel_bounds_pass(pb: str) -> None:
+    check(fn(f"  {pb}", "int n, float x, bool ok"))

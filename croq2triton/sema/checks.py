@@ -30,6 +30,7 @@ from .levels import chains, thread_count_warnings, unit_thread_errors
 from .misuse import misuse_errors
 from .outofscope import out_of_scope_errors
 from .params import unbounded_param_errors
+from .pbounds import parallel_bound_errors
 from .ranges import range_errors
 from .ranks import rank_errors
 from .returns import return_errors
@@ -65,6 +66,7 @@ FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
     fill_errors,
     future_errors,
     schedule_errors,
+    parallel_bound_errors,
 )
 
 
