@@ -362,3 +362,55 @@ def test_a_parallel_bound_that_is_not_an_integer_is_an_error(pb: str, bound: str
 )
 def test_integer_parallel_bounds_pass(pb: str) -> None:
     check(fn(f"  {pb}", "int n, float x, bool ok"))
+
+
+# ---- where inthreads and asynchronous parallel may stand (LANGUAGE.md 7.3, 7.4) --------------
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "at"),
+    [
+        (
+            "  inthreads (n > 0) { a.at(0, 0) = 1.0f; }",
+            "'inthreads' outside 'parallel': its predicate selects instances of a 'parallel', and there are none here",
+            (2, 3),
+        ),
+        (
+            "  foreach i in [2] {\n    inthreads (i == 0) {}\n  }",
+            "'inthreads' outside 'parallel': its predicate selects instances of a 'parallel', and there are none here",
+            (3, 5),
+        ),
+        (
+            "  parallel p by 4 {\n    inthreads (p < 2) {\n      inthreads.async (p == 0) {}\n    }\n  }",
+            "an 'inthreads.async' inside another 'inthreads': only an outermost 'inthreads' may be '.async'",
+            (4, 7),
+        ),
+        (
+            "  parallel by 4 : block\n    parallel.async by 32 : thread {}",
+            "an inner 'parallel' cannot be '.async': only the outermost 'parallel' launches a kernel",
+            (3, 5),
+        ),
+        (
+            "  parallel by 4 : block {\n    foreach i in [2]\n      parallel.async by 32 : thread {}\n  }",
+            "an inner 'parallel' cannot be '.async': only the outermost 'parallel' launches a kernel",
+            (4, 7),
+        ),
+    ],
+)
+def test_misplaced_inthreads_and_async_parallel_are_errors(body: str, message: str, at: tuple[int, int]) -> None:
+    (d,) = errors(fn(body, "f32 [16, 32] a, int n, stream s"))
+    assert d.message == message
+    assert where(d) == at
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "  parallel p by 4 {\n    inthreads.async (p == 0) {}\n    inthreads.async (p != 0) {}\n  }",
+        "  parallel p by 4 {\n    inthreads (p < 2) {\n      inthreads (p == 0) {}\n    }\n  }",
+        "  parallel.async by 4 : block\n    parallel by 32 : thread {}",
+        "  parallel<s> by 4 : block\n    parallel by 32 : thread {}",
+    ],
+)
+def test_well_placed_inthreads_and_async_parallel_pass(body: str) -> None:
+    check(fn(body, "f32 [16, 32] a, int n, stream s"))

@@ -28,6 +28,7 @@ from .futures import future_errors
 from .hostcopies import host_copy_errors
 from .levels import chains, thread_count_warnings, unit_thread_errors
 from .misuse import misuse_errors
+from .nesting import nesting_errors
 from .outofscope import out_of_scope_errors
 from .params import unbounded_param_errors
 from .pbounds import parallel_bound_errors
@@ -67,6 +68,7 @@ FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
     future_errors,
     schedule_errors,
     parallel_bound_errors,
+    nesting_errors,
 )
 
 
