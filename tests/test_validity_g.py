@@ -414,3 +414,27 @@ def test_misplaced_inthreads_and_async_parallel_are_errors(body: str, message: s
 )
 def test_well_placed_inthreads_and_async_parallel_pass(body: str) -> None:
     check(fn(body, "f32 [16, 32] a, int n, stream s"))
+
+
+# ---- arrays of buffers hold at least one (LANGUAGE.md 7.5) ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("decl", "name", "shown", "col"),
+    [
+        ("shared f32 [8] bufs[0];", "bufs", "0", 25),
+        ("local f32 [8] bufs[2][n - 4];", "bufs", "n - 4 = -2", 27),
+        ("shared event full[-1];", "full", "-1", 23),
+    ],
+)
+def test_an_array_of_no_buffers_is_an_error(decl: str, name: str, shown: str, col: int) -> None:
+    (d,) = errors(fn(f"  int n = 2;\n  parallel p by 2 {{\n    {decl}\n  }}"))
+    assert d.message == (
+        f"the array '{name}' has {shown} elements along one of its dimensions: an array holds at least one along each"
+    )
+    assert where(d) == (4, col)
+
+
+@pytest.mark.parametrize("decl", ["shared f32 [8] bufs[1];", "local f32 [8] bufs[2][n];", "shared event full[n];"])
+def test_arrays_of_buffers_pass(decl: str) -> None:
+    check(fn(f"  int n = 2;\n  parallel p by 2 {{\n    {decl}\n  }}"))

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..frontend.preprocess import MacroUse
+from .arraydims import array_dim_errors
 from .asserts import static_assert_errors
 from .attributes import attribute_errors
 from .blanks import blank_index_errors
@@ -296,6 +297,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(direction_errors(fn, res))
     errors.extend(dma_cfg_errors(fn, res))
     errors.extend(within_errors(fn, res))
+    errors.extend(array_dim_errors(fn, value))
     errors.extend(host_copy_errors(fn, res, value))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
