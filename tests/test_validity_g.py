@@ -438,3 +438,44 @@ def test_an_array_of_no_buffers_is_an_error(decl: str, name: str, shown: str, co
 @pytest.mark.parametrize("decl", ["shared f32 [8] bufs[1];", "local f32 [8] bufs[2][n];", "shared event full[n];"])
 def test_arrays_of_buffers_pass(decl: str) -> None:
     check(fn(f"  int n = 2;\n  parallel p by 2 {{\n    {decl}\n  }}"))
+
+
+# ---- asynchronous copies never waited for, beside futures that move (LANGUAGE.md 7.8) --------
+
+MOVING = """__co__ void f(f32 [64] a) {{
+  parallel p by 1 {{
+    cur = dma.copy.async a => shared;
+    nxt = dma.any;
+{body}
+    foreach k in [4] {{
+      nxt = dma.copy.async a => shared;
+      wait cur;
+      swap(cur, nxt);
+    }}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "name"),
+    [
+        ("    lost = dma.copy.async a => local;", "lost"),
+        ("    g = dma.copy.async a => shared;\n    x = g.data.at(0);", "g"),
+    ],
+)
+def test_an_unwaited_async_copy_is_an_error_beside_futures_that_move(body: str, name: str) -> None:
+    (d,) = errors(MOVING.format(body=body))
+    assert d.message == f"the asynchronous copy into '{name}' is never waited for"
+    assert where(d) == (5, 5)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    g = dma.copy.async a => shared;\n    wait g;",
+        "    g = dma.copy.async a => shared;\n    h = dma.copy.async a => shared;\n    s = select(p, g, h);\n    wait s;",
+    ],
+)
+def test_waited_or_moved_futures_pass(body: str) -> None:
+    check(MOVING.format(body=body))
