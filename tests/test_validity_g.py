@@ -479,3 +479,25 @@ def test_an_unwaited_async_copy_is_an_error_beside_futures_that_move(body: str, 
 )
 def test_waited_or_moved_futures_pass(body: str) -> None:
     check(MOVING.format(body=body))
+
+
+# ---- an asynchronous copy needs a named future (LANGUAGE.md 7.8) ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("copy", "what"),
+    [
+        ("dma.copy.async a => s;", "dma.copy"),
+        ("tma.copy.async a.chunkat(p, _) => s;", "tma.copy"),
+        ("dma.copy.async a.chunkat(p, _) => local;", "dma.copy"),
+    ],
+)
+def test_an_async_copy_without_a_future_is_an_error(copy: str, what: str) -> None:
+    (d,) = errors(fn(f"  parallel p by 2 {{\n    shared f32 [16, 32] s;\n    {copy}\n  }}"))
+    assert d.message == f"an asynchronous {what} with no future: nothing can wait for it"
+    assert where(d) == (4, 5)
+
+
+@pytest.mark.parametrize("copy", ["dma.copy a => s;", "f = dma.copy.async a => s;\n    wait f;"])
+def test_sync_copies_and_named_futures_pass(copy: str) -> None:
+    check(fn(f"  parallel p by 2 {{\n    shared f32 [16, 32] s;\n    {copy}\n  }}"))

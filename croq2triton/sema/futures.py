@@ -47,6 +47,7 @@ def future_errors(fn: A.CoFunction) -> list[Diagnostic]:
                         "write the copy as '.async' to wait for it, or drop the 'wait'",
                     )
                 )
+    out.extend(_unnamed_async(nodes))
     read = _names_read(fn, nodes)
     for name, bs in binders.items():
         if name in read or name in moved:
@@ -98,3 +99,19 @@ def _moved(nodes: list[A.Node]) -> set[str]:
         elif isinstance(n, A.DmaStmt) and n.result and isinstance(n.dst, A.Select):
             out.add(n.result)
     return out
+
+
+def _unnamed_async(nodes: list[A.Node]) -> list[Diagnostic]:
+    """``dma.copy.async a => b;`` with no ``f =``: nothing can wait for it (LANGUAGE.md 7.8: "A
+    future named with ``f =`` is needed for async copies"; the tutorial's ``tma.copy.async<ev>``
+    names an event instead)."""
+    return [
+        Diagnostic(
+            "error",
+            f"an asynchronous {n.engine}.{n.op} with no future: nothing can wait for it",
+            n.span,
+            f"name its future and wait for it: 'f = {n.engine}.{n.op}.async ...; wait f;', or drop '.async'",
+        )
+        for n in nodes
+        if isinstance(n, A.DmaStmt) and n.is_async and n.result is None and n.event is None
+    ]
