@@ -501,3 +501,25 @@ def test_an_async_copy_without_a_future_is_an_error(copy: str, what: str) -> Non
 @pytest.mark.parametrize("copy", ["dma.copy a => s;", "f = dma.copy.async a => s;\n    wait f;"])
 def test_sync_copies_and_named_futures_pass(copy: str) -> None:
     check(fn(f"  parallel p by 2 {{\n    shared f32 [16, 32] s;\n    {copy}\n  }}"))
+
+
+# ---- buffer extents are integers (LANGUAGE.md 7.5) --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("decl", "extent", "what", "col"),
+    [
+        ("shared f32 [4, 2.5] s;", "2.5", "a floating-point value", 20),
+        ("local f32 [x * 2] s;", "x * 2", "a floating-point value", 16),
+        ("shared f32 [ok] s;", "ok", "a boolean value", 17),
+    ],
+)
+def test_a_buffer_extent_that_is_not_an_integer_is_an_error(decl: str, extent: str, what: str, col: int) -> None:
+    (d,) = errors(fn(f"  parallel p by 2 {{\n    {decl}\n  }}", "int n, float x, bool ok"))
+    assert d.message == f"a buffer's extent counts its elements, but '{extent}' is {what}"
+    assert where(d) == (3, col)
+
+
+@pytest.mark.parametrize("decl", ["shared f32 [4, n] s;", "local f32 [cdiv(n, 2), 3] s;"])
+def test_integer_buffer_extents_pass(decl: str) -> None:
+    check(fn(f"  parallel p by 2 {{\n    {decl}\n  }}", "int n, float x, bool ok"))

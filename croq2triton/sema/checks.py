@@ -32,7 +32,7 @@ from .misuse import misuse_errors
 from .nesting import nesting_errors
 from .outofscope import out_of_scope_errors
 from .params import unbounded_param_errors
-from .pbounds import parallel_bound_errors
+from .pbounds import buffer_extent_errors, parallel_bound_errors
 from .ranges import range_errors
 from .ranks import rank_errors
 from .returns import return_errors
@@ -69,6 +69,7 @@ FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
     future_errors,
     schedule_errors,
     parallel_bound_errors,
+    buffer_extent_errors,
     nesting_errors,
 )
 

@@ -14,12 +14,7 @@ _CMP = frozenset({"==", "!=", "<", ">", "<=", ">=", "&&", "||"})
 
 
 def parallel_bound_errors(fn: A.CoFunction) -> list[Diagnostic]:
-    scalars: dict[str, str] = {}
-    for p in fn.params:
-        if p.name and p.type.kind == "bool":
-            scalars[p.name] = "bool"
-        elif p.name and p.type.kind == "elem" and (p.type.elem or "") in _FLOATS:
-            scalars[p.name] = "float"
+    scalars = _scalars(fn)
     out: list[Diagnostic] = []
     for n in fn.walk():
         if isinstance(n, A.PBy):
@@ -29,6 +24,39 @@ def parallel_bound_errors(fn: A.CoFunction) -> list[Diagnostic]:
                     t = _type(e, scalars)
                     if t is not None:
                         out.append(_bound_error(e, t))
+    return out
+
+
+def buffer_extent_errors(fn: A.CoFunction) -> list[Diagnostic]:
+    """A buffer's extents count its elements (LANGUAGE.md 7.5, 7.1: a shape is a list of integer
+    extents): a declared extent that is a floating-point or boolean value is an error."""
+    scalars = _scalars(fn)
+    out: list[Diagnostic] = []
+    for n in fn.walk():
+        if isinstance(n, A.SpannedDecl) and n.shape is not None:
+            for e in n.shape:
+                t = _type(e, scalars)
+                if t is not None:
+                    what = "a floating-point value" if t == "float" else "a boolean value"
+                    out.append(
+                        Diagnostic(
+                            "error",
+                            f"a buffer's extent counts its elements, but '{source_text(e)}' is {what}",
+                            e.span,
+                            "give each extent an integer expression",
+                        )
+                    )
+    return out
+
+
+def _scalars(fn: A.CoFunction) -> dict[str, str]:
+    """The float and bool scalar parameters of ``fn``."""
+    out: dict[str, str] = {}
+    for p in fn.params:
+        if p.name and p.type.kind == "bool":
+            out[p.name] = "bool"
+        elif p.name and p.type.kind == "elem" and (p.type.elem or "") in _FLOATS:
+            out[p.name] = "float"
     return out
 
 
