@@ -146,6 +146,8 @@ PARSE_ONLY_INVALID = {
     # a 'parallel' without braces holds only the fill; the loop after it uses its indices
     "upstream/tests/parse/mma.co": "'p' is not declared here (it is declared at line 6 inside a 'parallel')",
     "upstream/tests/parse/break.co": "an 'event' is only allowed inside 'parallel'",  # LANGUAGE.md 7.3
+    # a copy into a new 'local' buffer at host level (LANGUAGE.md 7.3; upstream's check/illegal_storage.co)
+    "upstream/tests/parse/chunkat.co": "'dma.copy ... => local' outside 'parallel'",
 }
 
 

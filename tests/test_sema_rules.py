@@ -267,7 +267,7 @@ def test_a_non_integer_command_line_size_is_an_error(capsys: pytest.CaptureFixtu
         (fn("  a.at(0) = 1.0f;", "f32 [WARP_M] a"), (1, 20)),  # a parameter shape (would be a symbolic dim)
         (fn("  parallel p by 4 { shared f32 [WARP_M] s; }"), (2, 33)),
         (fn("  foreach i in [WARP_M] { a.at(i) = 1.0f; }"), (2, 17)),
-        (fn("  dma.copy a.subspan(WARP_M).at(0) => local;"), (2, 22)),
+        (fn("  dma.copy a.subspan(WARP_M).at(0) => global;"), (2, 22)),
         ("#define TILE WARP_M * 2\n" + fn("  parallel p by TILE { a.at(p) = 1.0f; }"), (3, 17)),
     ],
 )

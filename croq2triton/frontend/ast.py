@@ -492,6 +492,7 @@ class MmaOp(Stmt):
     result: str | None = None
     extra: list[Expr] = field(default_factory=list)
     schedule: list[int] | None = None
+    schedule_span: Span | None = field(default=None, compare=False, repr=False)  # of the k_tiles list
 
 
 @dataclass

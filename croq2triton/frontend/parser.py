@@ -281,6 +281,7 @@ class _Rules:
         if not isinstance(p[11], A.MmaOp):
             raise self.err("[[schedule(...)]] only applies to an MMA operation", p[11].span)
         p[11].schedule = p[6]
+        p[11].schedule_span = self.sp(p, 6, 6)
         p[0] = p[11]
 
     def p_nums(self, p: Any) -> None:

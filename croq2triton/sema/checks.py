@@ -16,20 +16,27 @@ from collections.abc import Callable, Iterator, Sequence
 from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..frontend.preprocess import MacroUse
+from .arraydims import array_dim_errors
 from .asserts import static_assert_errors
 from .attributes import attribute_errors
 from .blanks import blank_index_errors
 from .calls import arity_errors, unknown_calls
 from .consteval import const_int, constant_values
+from .directions import direction_errors
+from .dmacfg import dma_cfg_errors
 from .fills import fill_errors
 from .futures import future_errors
+from .hostcopies import host_copy_errors
 from .levels import chains, thread_count_warnings, unit_thread_errors
 from .misuse import misuse_errors
+from .nesting import nesting_errors
 from .outofscope import out_of_scope_errors
 from .params import unbounded_param_errors
+from .pbounds import buffer_extent_errors, parallel_bound_errors
 from .ranges import range_errors
 from .ranks import rank_errors
 from .returns import return_errors
+from .schedules import schedule_errors
 from .scopes import Binding, Resolution, resolve
 from .sizes import size_errors
 from .squeeze import squeeze_errors
@@ -39,6 +46,8 @@ from .swizzle import swizzle_errors
 from .tiling import chunkat_warnings, source_text
 from .tma_boxes import tma_box_errors
 from .triggers import trigger_errors
+from .viewbounds import view_bound_errors
+from .withins import within_errors
 
 LEVEL_ORDER = {"cluster": 0, "block": 1, "group-4": 2, "group": 3, "thread": 4}
 
@@ -58,6 +67,10 @@ FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
     range_errors,
     fill_errors,
     future_errors,
+    schedule_errors,
+    parallel_bound_errors,
+    buffer_extent_errors,
+    nesting_errors,
 )
 
 
@@ -248,6 +261,8 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
                     )
         if isinstance(s, (A.SpannedDecl, A.EventDecl)) and s.storage in ("shared", "local") and depth == 0:
             errors.append(Diagnostic("error", f"'{s.storage}' storage is only allowed inside 'parallel'", s.span))
+        elif isinstance(s, A.DmaStmt) and depth == 0 and _storage_dst(s) in ("shared", "local"):
+            errors.append(_host_storage_copy(s))
         elif (
             isinstance(s, (A.EventDecl, A.FragDecl, A.FragInit))
             and depth == 0
@@ -279,6 +294,12 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(misuse_errors(fn, res))
     errors.extend(_cmdline_size_errors(fn, macro_uses))
     errors.extend(swizzle_errors(fn))
+    errors.extend(view_bound_errors(fn, res, value))
+    errors.extend(direction_errors(fn, res))
+    errors.extend(dma_cfg_errors(fn, res))
+    errors.extend(within_errors(fn, res))
+    errors.extend(array_dim_errors(fn, value))
+    errors.extend(host_copy_errors(fn, res, value))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             warnings.extend(thread_count_warnings(s, value))
@@ -288,6 +309,23 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     for check in FUNCTION_CHECKS:
         errors.extend(check(fn))
     return errors, warnings
+
+
+def _storage_dst(s: A.DmaStmt) -> str | None:
+    """The storage a copy allocates its destination in (``=> shared``), else None."""
+    return s.dst.name if s.dst_storage and isinstance(s.dst, A.Name) else None
+
+
+def _host_storage_copy(s: A.DmaStmt) -> Diagnostic:
+    """``dma.copy a => local`` on the host: its destination would be a ``local``/``shared`` buffer
+    outside any ``parallel``, which the storage rules forbid (LANGUAGE.md 7.3)."""
+    where = _storage_dst(s)
+    return Diagnostic(
+        "error",
+        f"'{s.engine}.{s.op} ... => {where}' outside 'parallel': a '{where}' buffer only exists inside a kernel",
+        s.dst.span or s.span,
+        "move the copy inside a 'parallel', or copy into device memory with '=> global'",
+    )
 
 
 def _nest_order_errors(top: A.Parallel) -> list[Diagnostic]:

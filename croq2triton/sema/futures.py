@@ -4,7 +4,8 @@ error").
 
 A future's name may be bound again (``f = dma.copy.async ..`` in a loop), moved (``swap``,
 ``rotate``, ``select``) or stand for a placeholder (``dma.any``); the checks judge a name by every
-statement of the function that binds it, and leave functions that move futures to the lifting:
+statement of the function that binds it, and leave the names that move futures (those of a
+``swap``/``rotate``, a ``select`` and what it is assigned to, a ``dma.any``) to the lifting:
 
 * ``wait f`` where every binding of ``f`` is a synchronous ``dma`` / ``tma`` copy: an error at the
   ``wait``;
@@ -20,8 +21,7 @@ from ..frontend import ast as A
 
 def future_errors(fn: A.CoFunction) -> list[Diagnostic]:
     nodes = list(fn.walk())
-    if any(isinstance(n, (A.Swap, A.Select, A.DmaAny)) for n in nodes):
-        return []  # futures move between names: the lifting follows them
+    moved = _moved(nodes)  # futures that move between names: the lifting follows them
     binders: dict[str, list[A.Node]] = {}
     for n in nodes:
         result = getattr(n, "result", None)
@@ -36,7 +36,7 @@ def future_errors(fn: A.CoFunction) -> list[Diagnostic]:
         if not isinstance(n, A.Wait):
             continue
         for item in n.items:
-            if not isinstance(item, A.Name) or item.name not in binders:
+            if not isinstance(item, A.Name) or item.name not in binders or item.name in moved:
                 continue
             if all(isinstance(b, A.DmaStmt) and not b.is_async for b in binders[item.name]):
                 out.append(
@@ -47,9 +47,10 @@ def future_errors(fn: A.CoFunction) -> list[Diagnostic]:
                         "write the copy as '.async' to wait for it, or drop the 'wait'",
                     )
                 )
+    out.extend(_unnamed_async(nodes))
     read = _names_read(fn, nodes)
     for name, bs in binders.items():
-        if name in read:
+        if name in read or name in moved:
             continue
         for b in bs:
             if isinstance(b, A.DmaStmt) and b.is_async and b.event is None:
@@ -78,3 +79,39 @@ def _names_read(fn: A.CoFunction, nodes: list[A.Node]) -> set[str]:
         if isinstance(after, str):
             out.add(after)
     return out
+
+
+def _moved(nodes: list[A.Node]) -> set[str]:
+    """The names a ``swap`` / ``rotate`` exchanges, a ``dma.any`` declares, a ``select`` picks from or
+    is assigned to: which copy such a name stands for is decided at run time."""
+    out: set[str] = set()
+    for n in nodes:
+        if isinstance(n, A.Swap):
+            out.update(n.names)
+        elif isinstance(n, A.DmaAny):
+            out.add(n.result)
+        elif isinstance(n, A.Select):
+            out.update(x.name for o in n.options for x in o.walk() if isinstance(x, A.Name))
+        elif isinstance(n, A.AssignStmt):
+            for a in n.items:
+                if isinstance(a.target, A.Name) and any(isinstance(x, A.Select) for x in a.value.walk()):
+                    out.add(a.target.name)
+        elif isinstance(n, A.DmaStmt) and n.result and isinstance(n.dst, A.Select):
+            out.add(n.result)
+    return out
+
+
+def _unnamed_async(nodes: list[A.Node]) -> list[Diagnostic]:
+    """``dma.copy.async a => b;`` with no ``f =``: nothing can wait for it (LANGUAGE.md 7.8: "A
+    future named with ``f =`` is needed for async copies"; the tutorial's ``tma.copy.async<ev>``
+    names an event instead)."""
+    return [
+        Diagnostic(
+            "error",
+            f"an asynchronous {n.engine}.{n.op} with no future: nothing can wait for it",
+            n.span,
+            f"name its future and wait for it: 'f = {n.engine}.{n.op}.async ...; wait f;', or drop '.async'",
+        )
+        for n in nodes
+        if isinstance(n, A.DmaStmt) and n.is_async and n.result is None and n.event is None
+    ]

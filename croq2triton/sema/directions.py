@@ -1,0 +1,85 @@
+"""The directions a copy may take (LANGUAGE.md 7.8): ``dma`` copies global <-> shared <-> local in
+any direction, except that an asynchronous copy from global memory to global memory is rejected
+on GPU (there is no asynchronous global-to-global path for a kernel's threads: ``cp.async`` and
+TMA loads land in shared memory).  The rule binds copies inside a kernel; a copy between launches
+is the host's (a device-to-device ``cudaMemcpyAsync``, a torch copy for croq2triton) and may be
+asynchronous.
+A buffer is in global memory when it is declared ``global`` (a ``global`` parameter, or a
+declaration with ``global`` storage or with no storage outside ``parallel``, LANGUAGE.md 7.5) or
+when the copy allocates its destination ``=> global``.  A parameter without storage is host data
+the wrapper moves (upstream's "default" storage) and is not counted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..errors import Diagnostic
+from ..frontend import ast as A
+from .levels import kernels
+from .scopes import Binding, Resolution
+from .tiling import source_text
+
+
+def direction_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
+    globals_ = _global_declarations(fn)
+    params = {p.name for p in fn.params if p.storage == "global" and p.name}
+    out: list[Diagnostic] = []
+
+    def is_global(e: A.Expr) -> bool:
+        b = _root_binding(e, res)
+        if b is None:
+            return False
+        if b.origin == "parameter":
+            return b.name in params
+        return b.kind == "spanned" and b.span is not None and (b.span.start, b.name) in globals_
+
+    for k in kernels(fn):
+        for n in k.walk():
+            if not (isinstance(n, A.DmaStmt) and n.engine == "dma" and n.op == "copy" and n.is_async):
+                continue
+            to_global = (n.dst_storage and isinstance(n.dst, A.Name) and n.dst.name == "global") or (
+                not n.dst_storage and is_global(n.dst)
+            )
+            if to_global and is_global(n.src):
+                out.append(_async_global_copy(n))
+    return out
+
+
+def _global_declarations(fn: A.CoFunction) -> set[tuple[int, str]]:
+    """(start of the declared name's span, name) of each buffer declared in global memory."""
+    out: set[tuple[int, str]] = set()
+    for s, inside in _decls(fn.body, False):
+        if s.storage == "global" or (s.storage is None and not inside):
+            for d in s.items:
+                span = d.span or s.span
+                if span is not None:
+                    out.add((span.start, d.name))
+    return out
+
+
+def _decls(stmts: list[A.Stmt], inside: bool) -> Iterator[tuple[A.SpannedDecl, bool]]:
+    for s in stmts:
+        if isinstance(s, A.SpannedDecl):
+            yield s, inside
+        deeper = inside or isinstance(s, A.Parallel)
+        for c in s.children():
+            if isinstance(c, A.Block):
+                yield from _decls(c.stmts, deeper)
+            elif isinstance(c, A.Stmt):
+                yield from _decls([c], deeper)
+
+
+def _root_binding(e: A.Expr, res: Resolution) -> Binding | None:
+    while isinstance(e, (A.View, A.Index)):
+        e = e.base
+    return res.binding(e) if isinstance(e, A.Name) else None
+
+
+def _async_global_copy(s: A.DmaStmt) -> Diagnostic:
+    return Diagnostic(
+        "error",
+        f"an asynchronous copy from global memory to global memory ('{source_text(s.src)}' =>"
+        f" '{source_text(s.dst)}'): a GPU has no asynchronous global-to-global copy",
+        s.span,
+        "copy synchronously (drop '.async'), or stage the data through a 'shared' buffer",
+    )
