@@ -7,7 +7,7 @@ NaN-poisoned outputs and compared with float64 torch.
   the same names declared in two warp roles (``row = r`` in each: one name assigned twice in the
   kernel) no longer fail the IR verifier, which now sees through an assignment of program ids.
 * host-level conversions to narrow types (``__to<bf16>(f)``, ``__to<u8>(i)``; were refused) round
-  or wrap as C does (runtime/hostcast.py), and so does a host scalar's declaration or assignment
+  or wrap as C does (sema/ccast.py), and so does a host scalar's declaration or assignment
   of a value of another type (``f16 h = f``, ``t = f * 3.0f`` into an ``s32``: they kept the value
   unconverted, a float in an integer).
 * ``v(k)`` of a bounded variable (``k(1)``: the index 1 among ``#k``); index tuples in shapes
@@ -216,7 +216,10 @@ __co__ void f(global f32 [2, 4] x) {
   }
 }
 """
-    assert "dma.pad: 3 paddings for a source of rank 2" in _diagnostics(pad)
+    # (sema reports it first: LANGUAGE.md 7.8, one value per dimension in each padding)
+    assert "dma.pad pads each dimension of its source, but its low, high and interior paddings have 2, 3, 2" in (
+        _diagnostics(pad)
+    )
     undeclared = """
 __co__ void f(global f32 [8, 4] x) {
   parallel p by 2 : block {

@@ -83,7 +83,6 @@ __co__ void show(int a) {
     [
         ("println(&x);", "the operator '&' cannot be lowered in host code"),  # (&x.at(0) is an address)
         ("int k = select(2, 1, 1);", "select index 2 is out of range for 2 choices"),
-        ("with {i, j} in [2] { }", "2 name(s) but a shape of rank 1"),
     ],
 )
 def test_host_code_errors(body: str, message: str) -> None:

@@ -13,7 +13,7 @@ from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.builtins import c_scalar
 from ..frontend.describe import describe
-from ..runtime.hostcast import NARROW, host_cast
+from ..sema.ccast import NARROW, host_cast
 from ..sema.consteval import fold_binary
 from ..sema.types import TYPES
 from ..tir import expr as E
@@ -396,7 +396,7 @@ HOST_CASTS = {
     "f32": "f32",
     "f64": "f64",
     "bool": "i1",
-    # C's conversions to narrower types: rounded or wrapped (runtime/hostcast.py)
+    # C's conversions to narrower types: rounded or wrapped (sema/ccast.py)
     "s8": "i8",
     "u8": "u8",
     "s16": "i16",

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from ..errors import CroqError, internal_errors
 from ..frontend import ast as A
 from ..frontend.describe import describe
-from ..runtime.hostcast import NARROW, host_cast
+from ..sema.ccast import NARROW, host_cast
 from ..sema.checks import DEVICE_TARGETS
 from ..sema.types import TYPES, unlowerable_reason
 from ..sema.writes import written_params

@@ -22,7 +22,7 @@ import torch
 from torch._subclasses.fake_tensor import is_fake
 
 from ..errors import REGISTRY, CroqError, Diagnostic, Span
-from .hostcast import host_cast as host_cast
+from ..sema.ccast import host_cast as host_cast
 from .interpreter_minmax import match_compiled_minmax
 
 # the interpreter computes min / max of floats as compiled code does (NaN operands lose)

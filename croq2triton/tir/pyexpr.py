@@ -17,7 +17,7 @@ import ast
 import math
 from typing import Literal
 
-from ..runtime.hostcast import NARROW
+from ..sema.ccast import NARROW
 from . import expr as E
 from . import host as H
 
@@ -249,7 +249,7 @@ def _host_only(e: H.Logic | H.ElemGet, where: Where_) -> ast.expr:
 
 
 def _host_cast(value: ast.expr, dtype: str) -> ast.expr:
-    if dtype in NARROW:  # rounded or wrapped as C converts (runtime/hostcast.py)
+    if dtype in NARROW:  # rounded or wrapped as C converts (sema/ccast.py)
         return call("_rt.host_cast", value, ast.Constant(dtype))
     if dtype == "i1":
         return call("bool", value)
