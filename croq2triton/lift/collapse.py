@@ -40,7 +40,7 @@ from .notlifted import NotLifted
 from .rolepick import role_units, threads_spliced, waits_only
 from .roles import event_only
 from .sequence import Item, common_item, role_item, sequence
-from .terms import unparen
+from .terms import root_name, unparen
 
 
 @dataclass(frozen=True)
@@ -210,8 +210,8 @@ def _read_only_value(body: A.Stmt, name: str) -> str | None:
             or (isinstance(n, A.FragOp) and bool(n.args) and _is(n.args[0], name))
             or (isinstance(n, A.Declarator) and n.name == name)
             or (getattr(n, "result", None) == name)
-            or (isinstance(n, A.DmaStmt) and _root_name(n.dst) == name)
-            or (isinstance(n, A.Assign) and n is not binds[0] and _root_name(n.target) == name)
+            or (isinstance(n, A.DmaStmt) and root_name(n.dst) == name)
+            or (isinstance(n, A.Assign) and n is not binds[0] and root_name(n.target) == name)
         )
         if written:
             return None
@@ -220,16 +220,6 @@ def _read_only_value(body: A.Stmt, name: str) -> str | None:
 
 def _is(e: A.Expr | None, name: str) -> bool:
     return e is not None and isinstance(unparen(e), A.Name) and unparen(e).name == name  # type: ignore[attr-defined]
-
-
-def _root_name(e: A.Expr) -> str | None:
-    e = unparen(e)
-    while not isinstance(e, A.Name):
-        base = getattr(e, "base", None) or getattr(e, "expr", None)
-        if not isinstance(base, A.Expr):
-            return None
-        e = unparen(base)
-    return e.name
 
 
 def _named_barriers(roles: list[A.Stmt], commons: list[A.Stmt]) -> None:

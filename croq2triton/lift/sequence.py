@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from ..frontend import ast as A
 from .notlifted import NotLifted
-from .terms import unparen
+from .terms import root_name, unparen
 
 
 @dataclass
@@ -209,19 +209,8 @@ def _uses(stmts: list[A.Stmt]) -> tuple[set[str], set[str]]:
                 target = n.dst
             elif isinstance(n, A.Assign) and isinstance(n.target, A.At):
                 target = n.target
-            if target is not None and (name := _root(target)) is not None:
+            if target is not None and (name := root_name(target)) is not None:
                 written.add(name)
             if isinstance(n, A.Name):
                 read.add(n.name)
     return written, read
-
-
-def _root(e: A.Expr) -> str | None:
-    """The buffer a view or an element of it stands on."""
-    e = unparen(e)
-    while not isinstance(e, A.Name):
-        base = getattr(e, "base", None) or getattr(e, "expr", None)
-        if not isinstance(base, A.Expr):
-            return None
-        e = unparen(base)
-    return e.name

@@ -328,5 +328,16 @@ def unparen(e: A.Expr) -> A.Expr:
     return e
 
 
+def root_name(e: A.Expr) -> str | None:
+    """The name a view or an element of it stands on (``b`` of ``b.data.subspan(..).at(i)``)."""
+    e = unparen(e)
+    while not isinstance(e, A.Name):
+        base = getattr(e, "base", None) or getattr(e, "expr", None)
+        if not isinstance(base, A.Expr):
+            return None
+        e = unparen(base)
+    return e.name
+
+
 def subst_elem(x: Elem, env: dict[str, E.Expr]) -> Elem:
     return x.mapped(lambda i: E.substitute(i, env))
