@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import CroqSemanticError
+from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -27,7 +27,19 @@ from .notlifted import NotLifted
 from .terms import const_int
 
 
+def _racy(addr: tuple[Any, ...], value: tuple[Any, ...], mask: tuple[Any, ...], rank: int) -> bool:
+    """Does a store of ``value`` at ``addr`` under ``mask`` (shapes, broadcast to ``rank``) write
+    one address from lanes whose values differ, none of them singled out by the mask?"""
+
+    def at(shape: tuple[Any, ...], d: int) -> Any:
+        full = (1,) * (rank - len(shape)) + tuple(shape)
+        return full[d]
+
+    return any(at(addr, d) == 1 and at(value, d) != 1 and at(mask, d) == 1 for d in range(rank))
+
+
 class ScratchBuffers:
+    warnings: list[Diagnostic]
     scratch_names: set[str]
     args: dict[str, N.Arg]
     lanes: tuple[int, tuple[Any, ...]] | None
@@ -148,6 +160,16 @@ class ScratchBuffers:
         index = self.scratch_index(at, buf)
         addr, mask = self.scratch_address(buf, index, at)
         wide = E.broadcast(addr.shape, value.expr.shape, mask.shape if mask is not None else ())
+        if _racy(addr.shape, value.expr.shape, mask.shape if mask is not None else (), len(wide)):
+            self.warnings.append(
+                Diagnostic(
+                    "warning",
+                    f"threads write one element of '{buf.name}' with values that differ between them: a race (one"
+                    " thread's value is kept, as a GPU keeps one)",
+                    a.span,
+                    "add with '__atomic_add', or let one thread write (an 'if' on the thread index)",
+                )
+            )
         (addr,) = shared_element((addr,), wide)
         self.emit(N.Store(buf.home.arg, (addr,), value.expr, mask), a)  # type: ignore[union-attr]
 
