@@ -105,3 +105,16 @@ def recording_launch() -> tuple[list[str], Any]:
         rt.launch(kernel, grid, args, kwargs)
 
     return ran, launch
+
+
+def diagnostics(source: str, filename: str) -> str:
+    """The diagnostics of translating ``source`` as ``filename`` (functions that do not translate
+    are errors), formatted as the command line prints them."""
+    from croq2triton.api import translate_full
+    from croq2triton.errors import CroqError
+
+    try:
+        out = translate_full(source, filename=filename)
+    except CroqError as e:
+        return e.format()
+    return "\n".join(d.format() for d in out.diagnostics)

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import DEVICE
+from kernel_util import DEVICE, diagnostics
 
 import croq2triton
-from croq2triton.api import translate_full
 
 PROGRAMS = Path(__file__).parent / "programs"
 NAN = float("nan")
@@ -43,12 +42,7 @@ def _close(got: torch.Tensor, want: torch.Tensor, tol: float = 1e-5) -> None:
 
 
 def _diagnostics(source: str) -> str:
-    """The diagnostics of translating ``source`` (functions that do not translate are errors)."""
-    try:
-        out = translate_full(source, filename="e.co")
-    except croq2triton.CroqError as e:
-        return e.format()
-    return "\n".join(d.format() for d in out.diagnostics)
+    return diagnostics(source, "e.co")
 
 
 # ----------------------------------------------------------------------------- scopes

@@ -54,10 +54,9 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import DEVICE
+from kernel_util import DEVICE, diagnostics
 
 import croq2triton
-from croq2triton.api import translate_full
 
 PROGRAM = Path(__file__).parent / "programs" / "breadth_f.co"
 NAN = float("nan")
@@ -309,12 +308,7 @@ def test_windows_each_thread_places_written_by_element(schedule: str, h: int, w:
 
 # ----------------------------------------------------------------------------- invalid programs
 def _diagnostics(source: str) -> str:
-    """The diagnostics of translating ``source`` (functions that do not translate are errors)."""
-    try:
-        out = translate_full(source, filename="f.co")
-    except croq2triton.CroqError as e:
-        return e.format()
-    return "\n".join(d.format() for d in out.diagnostics)
+    return diagnostics(source, "f.co")
 
 
 def test_an_async_copy_read_without_a_wait_is_an_error() -> None:

@@ -31,10 +31,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import assert_close, load_once, poisoned, randn
-
-import croq2triton
-from croq2triton.api import translate_full
+from kernel_util import assert_close, diagnostics, load_once, poisoned, randn
 
 PROGRAM = Path(__file__).parent / "programs" / "breadth_g.co"
 SCHEDULES = ["source", "auto"]
@@ -198,12 +195,7 @@ def test_scalars_declared_without_a_value(schedule: str, n: int) -> None:
 
 
 def _diagnostics(source: str) -> str:
-    """The diagnostics of translating ``source`` (functions that do not translate are errors)."""
-    try:
-        out = translate_full(source, filename="g.co")
-    except croq2triton.CroqError as e:
-        return e.format()
-    return "\n".join(d.format() for d in out.diagnostics)
+    return diagnostics(source, "g.co")
 
 
 def test_an_unread_copy_keeps_the_users_errors() -> None:

@@ -35,10 +35,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import assert_near_max, load_once, poisoned, randn
-
-import croq2triton
-from croq2triton.api import translate_full
+from kernel_util import assert_near_max, diagnostics, load_once, poisoned, randn
 
 PROGRAM = Path(__file__).parent / "programs" / "breadth_r.co"
 SCHEDULES = ["source", "auto"]
@@ -126,12 +123,7 @@ def test_a_wait_on_a_placeholder_no_copy_bound_yet(schedule: str, m: int) -> Non
 
 
 def _diagnostics(source: str) -> str:
-    """The diagnostics of translating ``source`` (functions that do not translate are errors)."""
-    try:
-        out = translate_full(source, filename="f.co")
-    except croq2triton.CroqError as e:
-        return e.format()
-    return "\n".join(d.format() for d in out.diagnostics)
+    return diagnostics(source, "f.co")
 
 
 _ROLES = """
