@@ -18,7 +18,8 @@
 #   perf/device_pass.sh membound   # the memory-bound kernels in both element types, both schedules (issue 27)
 #   perf/device_pass.sh gemm25     # the launch-time GEMM tile table at the shapes of issue 25
 #   perf/device_pass.sh tune       # croq2triton tune on examples/gemm_v4.co under auto (TUNE_SIZE, TUNE_BUDGET;
-#                                  # TUNE_FILE, TUNE_FUNC for another kernel)
+#                                  # TUNE_FILE, TUNE_FUNC for another kernel; TUNE_PARAMS: "--param a=1,2 ...";
+#                                  # TUNE_SCHEDULE=source for the source's own #defines)
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
@@ -54,7 +55,7 @@ case "${1:-tests}" in
     # (TUNE_FILE / TUNE_FUNC: another kernel, e.g. tests/programs/membound_forms.co col_means_f16 at
     # TUNE_SIZE=M=16384,N=4096: its fold and loop_split fields)
     timeout "${TUNE_TIMEOUT:-420}" python3 -m croq2triton tune "${TUNE_FILE:-examples/gemm_v4.co}" \
-      ${TUNE_FUNC:+--func "$TUNE_FUNC"} --schedule auto \
+      ${TUNE_FUNC:+--func "$TUNE_FUNC"} --schedule "${TUNE_SCHEDULE:-auto}" ${TUNE_PARAMS:-} \
       --size "${TUNE_SIZE:-M=256,N=8192,K=8192}" --budget "${TUNE_BUDGET:-5m}" --jobs 14 --out "$OUT/tune" \
       > "$OUT/tune.txt" 2>&1 || status=1
     tail -45 "$OUT/tune.txt"
