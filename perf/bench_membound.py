@@ -377,7 +377,7 @@ def main() -> int:
         "--points",
         default="",
         help="tuning points timed beside the schedules, each under --schedule auto with fields of the case's"
-        " kernel: 'split4:loop_split=4,fold=16;whole:fold=-1' (a point the kernel cannot take is reported)",
+        " kernel: 'split4:loop_split=4,fold=16;whole:fold=-1;st3:policy.LOAD_STAGES=3' (a point the kernel cannot take is reported)",
     )
     ap.add_argument("--json")
     ap.add_argument("--md")
@@ -527,12 +527,24 @@ def _points(text: str) -> dict[str, dict[str, object]]:
 
 
 def _at_point(case: Case, label: str, fields: dict[str, object]) -> Callable[..., Any]:
-    """``case.func`` translated under ``--schedule auto`` with ``fields`` set on its kernel."""
+    """``case.func`` translated under ``--schedule auto`` with ``fields`` set on its kernel; a field
+    ``policy.NAME`` sets the auto policy's constant NAME instead (schedule/policy.py) for this
+    translation, the policy's own choices kept (``st3:policy.LOAD_STAGES=3``)."""
     from croq2triton.api import load_source, translate_full
     from croq2triton.options import Point
+    from croq2triton.schedule import policy
 
-    point = Point.of({}, {f"{case.func}_k0": fields})
-    out = translate_full((REPO / case.program).read_text(), filename=case.program, schedule="auto", point=point)
+    consts = {k.removeprefix("policy."): v for k, v in fields.items() if k.startswith("policy.")}
+    fields = {k: v for k, v in fields.items() if not k.startswith("policy.")}
+    point = Point.of({}, {f"{case.func}_k0": fields} if fields else {})
+    before = {k: getattr(policy, k) for k in consts}
+    try:
+        for k, v in consts.items():
+            setattr(policy, k, v)
+        out = translate_full((REPO / case.program).read_text(), filename=case.program, schedule="auto", point=point)
+    finally:
+        for k, v in before.items():
+            setattr(policy, k, v)
     if case.func in out.failed:
         raise RuntimeError(str(out.failed[case.func]).splitlines()[0])
     mod = load_source(out.source, f"point_{case.func}_{abs(hash(label))}")

@@ -1,6 +1,7 @@
 """Run in a fresh process (no TRITON_INTERPRET): compile translated kernels for sm_90a.
 
-Usage: python aot_check.py FILE.co FUNC SHAPES_JSON [DEFINES_JSON [OVERRIDES_JSON [SCHEDULE]]]
+Usage: python aot_check.py FILE.co FUNC SHAPES_JSON [DEFINES_JSON [OVERRIDES_JSON [SCHEDULE [POINT_JSON]]]]
+(POINT_JSON: a tuning point's schedule fields per kernel, ``{"f_k0": {"num_stages": 3}}``)
 Prints one JSON line per launch with what the PTX contains.
 """
 
@@ -17,7 +18,15 @@ import torch  # noqa: E402
 from croq2triton.api import load  # noqa: E402
 from croq2triton.runtime.aot import compile_launch, record  # noqa: E402
 
-PATTERNS = ("wgmma.mma_async", "mma.sync.aligned", "cp.async.bulk.tensor", "mbarrier", "ttg.warp_specialize")
+PATTERNS = (
+    "wgmma.mma_async",
+    "mma.sync.aligned",
+    "cp.async.bulk.tensor",
+    "mbarrier",
+    "ttg.warp_specialize",
+    "cp.async.cg.shared.global",  # a pipelined loop's loads (schedule/loadstages.py)
+    "cp.async.ca.shared.global",
+)
 
 
 def main() -> None:
@@ -26,7 +35,17 @@ def main() -> None:
     defines = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
     overrides = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
     schedule = sys.argv[6] if len(sys.argv) > 6 else "source"
-    mod = load(path, defines=defines, interpret=False, schedule=schedule)
+    if len(sys.argv) > 7:  # a tuning point: the module translated under it
+        from pathlib import Path
+
+        from croq2triton.api import load_source, translate_full
+        from croq2triton.options import Point
+
+        point = Point.of(defines, json.loads(sys.argv[7]))
+        out = translate_full(Path(path).read_text(), filename=path, schedule=schedule, point=point)
+        mod = load_source(out.source, "aot_point", interpret=False)
+    else:
+        mod = load(path, defines=defines, interpret=False, schedule=schedule)
     # out of the interpreter the launchers run kernels on the GPU where there is one (and refuse
     # 'global' tensors elsewhere); without one, on the CPU, as compiling needs no GPU
     device = "cuda" if torch.cuda.is_available() else "cpu"

@@ -87,7 +87,7 @@ def test_tune_lists_the_fold_and_the_split_where_they_apply(capsys: pytest.Captu
         text = capsys.readouterr().out
         assert (f"{fn}_k0.loop_split  0" in text) is shown and (f"{fn}_k0.fold" in text) is shown, text
         if shown:
-            assert "1,2,4,8,16,32,64" in text and "space: 504 points (4 x 3 x 6 x 7)" in text, text
+            assert "1,2,4,8,16,32,64" in text and "space: 1008 points (4 x 3 x 6 x 7 x 2)" in text, text
 
 
 @pytest.mark.parametrize("point", [{"fold": -1, "loop_split": 0}, {"fold": 8, "loop_split": 3}])

@@ -38,6 +38,7 @@ from ..schedule.foldloops import Block, NotFolded
 from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
+from ..schedule.loadstages import has_read_loops, pipeline_loads
 from ..schedule.schedule import Schedule, TileSchedule, with_point
 from ..schedule.selectfold import fold_all, fold_selects
 from ..schedule.shuffles import fold_butterflies
@@ -290,7 +291,10 @@ class KernelDispatch:
                     variants = [
                         (lanes_first(fold_butterflies(fold_atomics(k))), cond, note) for k, cond, note in variants
                     ]
-                kernels = [self.finished(interior_split(self.named(k)), name) for k, _, _ in variants]
+                stages = schedule.num_stages or 1
+                kernels = [
+                    self.finished(pipeline_loads(interior_split(self.named(k)), stages), name) for k, _, _ in variants
+                ]
                 launches = [launch_of(k, line) for k in kernels]
                 split = self.split(written, schedule, top)
                 if split is not None:
@@ -348,7 +352,8 @@ class KernelDispatch:
         except (NotSplit, NotFolded) as e:
             self.explain(kernel, top, e)
             return None
-        finished = [self.finished(k, kernel.name) for k in (partial, combine)]
+        stages = schedule.num_stages or 1
+        finished = [self.finished(pipeline_loads(k, stages), kernel.name) for k in (partial, combine)]
         least = policy.split_least(kernel)
         return dataclasses.replace(split, partial=finished[0], combine=finished[1], block=block, least=least)
 
@@ -399,6 +404,10 @@ class KernelDispatch:
             schedule = picked or dataclasses.replace(schedule, origin="auto")
             if policy.splits_loop(kernel):  # its loop split across programs where they are too few
                 schedule = dataclasses.replace(schedule, loop_split=0)
+        if has_read_loops(kernel) or schedule.fold != 0 or schedule.loop_split is not None:
+            # loops that only read memory (or will, once its lanes' loops fold in blocks): pipelined
+            stages = policy.LOAD_STAGES if self.schedule == "auto" else 1
+            schedule = dataclasses.replace(schedule, num_stages=stages)
         out = self._with_point(schedule, kernel.name, top)
         assert isinstance(out, TileSchedule)
         return out

@@ -240,6 +240,10 @@ SPLIT_LEAST = 256
 SPLIT_MOST = 64  # partials a lane (the second kernel folds them in registers: 64 x 256 lanes = 64 KB of f32)
 SPLIT_WARPS = 4
 
+# stages of the software pipeline of a tile kernel's loops that only read memory under auto
+# (schedule/loadstages.py; 1: as Triton runs a plain loop)
+LOAD_STAGES = 1
+
 
 def split_count(programs: E.Expr, extent: E.Expr, least: int = SPLIT_LEAST) -> E.Expr:
     """How many programs the launcher splits a loop of ``extent`` iterations across, each of the

@@ -82,6 +82,7 @@ def pieces(extent: int) -> tuple[tuple[int, int], ...]:
 
 
 MOST_LOOP_SPLITS = 1024  # programs one loop is split across at most (a tuning point's)
+MOST_LOAD_STAGES = 8  # stages of a pipelined loop that only reads memory at most
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,10 @@ class TileSchedule:
     # as the launcher's policy picks for the SMs (schedule/policy.py ``split_count``); 1: not split;
     # S: S programs a loop (the last ones empty where the loop has fewer blocks)
     loop_split: int | None = None
+    # software-pipeline stages of each loop that only reads memory (schedule/loadstages.py): None where
+    # the kernel has no such loop; 1: as written (Triton pipelines only the loads of a dot); S: each
+    # load issued S - 1 iterations ahead through shared memory
+    num_stages: int | None = None
 
     def __post_init__(self) -> None:
         if not self.splits:
@@ -114,6 +119,8 @@ class TileSchedule:
             raise ValueError(f"num_warps = {self.num_warps}")
         if self.fold < -1 or self.fold > 0 and self.fold & (self.fold - 1):
             raise ValueError(f"fold = {self.fold}: 0, -1 or a power of two")
+        if self.num_stages is not None and not 1 <= self.num_stages <= MOST_LOAD_STAGES:
+            raise ValueError(f"num_stages = {self.num_stages}: 1 (not pipelined) to {MOST_LOAD_STAGES}")
         if self.loop_split is not None and not 0 <= self.loop_split <= MOST_LOOP_SPLITS:
             raise ValueError(f"loop_split = {self.loop_split}: 0 (the launcher picks) to {MOST_LOOP_SPLITS}")
 
@@ -121,7 +128,8 @@ class TileSchedule:
         blocks = " x ".join(str(f) if d == 1 else f"1/{d}" for f, d in zip(self.factors, self.splits))
         folds = {0: "", -1: ", loops folded whole"}.get(self.fold, f", loops folded in blocks of {self.fold}")
         split = "" if not self.loop_split else f", its loop split across {self.loop_split} programs"
-        return f"{blocks} blocks a program{folds}{split}, {self.num_warps} warps ({self.origin})"
+        stages = "" if (self.num_stages or 1) == 1 else f", loads pipelined in {self.num_stages} stages"
+        return f"{blocks} blocks a program{folds}{split}{stages}, {self.num_warps} warps ({self.origin})"
 
 
 def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> Schedule | TileSchedule:
@@ -137,6 +145,8 @@ def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> 
     changes = dict(fields)
     if isinstance(schedule, TileSchedule) and "loop_split" in changes and schedule.loop_split is None:
         raise ValueError("loop_split: the kernel's loop is not one that splits across programs")
+    if isinstance(schedule, TileSchedule) and "num_stages" in changes and schedule.num_stages is None:
+        raise ValueError("num_stages: the kernel has no loop that only reads memory")
     for name in ("factors", "splits"):
         if isinstance(schedule, TileSchedule) and name in changes:
             values = tuple(changes[name])  # type: ignore[call-overload]

@@ -91,9 +91,14 @@ def _loop_split_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value,
     return () if s.loop_split is None else (1, 2, 4, 8, 16, 32, 64)
 
 
+def _load_stage_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
+    return () if s.num_stages is None else (1, 3)
+
+
 # The default space of a tile kernel: widening factors (each of the first two grid axes 1..8, at
 # most 16 blocks a program) x 2, 4, 8 warps; where the kernel's lanes loop over rows, the block each
-# loop folds an iteration (x 6) and, where that loop splits across programs, how many (x 7).
+# loop folds an iteration (x 6) and, where that loop splits across programs, how many (x 7); where
+# a loop only reads memory, plain or pipelined in 3 stages (x 2).
 TILE_FIELDS: dict[str, FieldSpec] = {
     "factors": FieldSpec("factors", "a power of two per grid axis (1x2)", "consecutive blocks one program owns",
                          _factor_defaults),
@@ -104,6 +109,9 @@ TILE_FIELDS: dict[str, FieldSpec] = {
     "loop_split": FieldSpec("int", "0 (the launcher picks for the SMs), 1 (not split) to 1024",
                             "programs each lane's folded loop is split across (schedule/splitloop.py)",
                             _loop_split_defaults),
+    "num_stages": FieldSpec("int", "1 (not pipelined) to 8",
+                            "stages of the software pipeline of loops that only read memory (schedule/loadstages.py)",
+                            _load_stage_defaults),
 }  # fmt: skip
 
 
@@ -270,6 +278,7 @@ def _spec_table(s: Schedule | TileSchedule) -> dict[str, FieldSpec]:
     if isinstance(s, TileSchedule):  # a kernel whose lanes loop over rows folds them; some split the loop
         known -= {"fold"} if s.fold == 0 else set()
         known -= {"loop_split"} if s.loop_split is None else set()
+        known -= {"num_stages"} if s.num_stages is None else set()
     return {k: v for k, v in table.items() if k in known}
 
 
