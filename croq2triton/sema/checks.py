@@ -39,6 +39,7 @@ from .returns import return_errors
 from .schedules import schedule_errors
 from .scopes import Binding, Resolution, resolve
 from .sizes import size_errors
+from .slotbounds import slot_index_errors
 from .squeeze import squeeze_errors
 from .streams import stream_errors
 from .swaps import swap_errors
@@ -299,6 +300,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(dma_cfg_errors(fn, res))
     errors.extend(within_errors(fn, res))
     errors.extend(array_dim_errors(fn, value))
+    errors.extend(slot_index_errors(fn, value))
     errors.extend(host_copy_errors(fn, res, value))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once

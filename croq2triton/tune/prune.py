@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
+from ..errors import CroqSemanticError, CroqSyntaxError
 from ..frontend import ast as A
 from ..schedule.schedule import Schedule, TileSchedule
 from ..tir import nodes as N
@@ -188,7 +189,10 @@ def before_compiling(translation: Any, func: str, fn: A.CoFunction | None, limit
     if failed is not None:
         d = failed.diagnostics[0]
         where = f" (line {d.span.line})" if d.span is not None and d.span.line else ""
-        return [f"does not translate: {d.message}{where}"]
+        # the program at this point is not valid Croqtile (an error a user would be shown), or it is
+        # and croq2triton refuses it (a form it does not translate, a schedule field it cannot take)
+        kind = "invalid" if isinstance(failed, (CroqSemanticError, CroqSyntaxError)) else "does not translate"
+        return [f"{kind}: {d.message}{where}"]
     out: list[str] = []
     schedules: dict[str, Schedule | TileSchedule] = translation.schedules.get(func, {})
     contractions: dict[str, Contraction] = translation.contractions.get(func, {})

@@ -144,7 +144,7 @@ def prepare(msg: dict[str, Any]) -> dict[str, Any]:
     import hashlib
 
     from ..api import translate_full
-    from ..errors import CroqError
+    from ..errors import CroqError, CroqSemanticError, CroqSyntaxError
     from ..options import Point
     from .prune import Limits, after_compiling, at_sizes, base_kernel, before_compiling
     from .verify import contraction_info
@@ -162,14 +162,15 @@ def prepare(msg: dict[str, Any]) -> dict[str, Any]:
             f32_precision=msg.get("f32_precision"),
             point=point,
         )
-    except CroqError as e:
-        return {**out, "status": "pruned", "stage": "translate", "reason": f"does not translate: {_error_text(e)}"}
+    except CroqError as e:  # (an invalid program: the user's error at this point, not a refusal)
+        kind = "invalid" if isinstance(e, (CroqSemanticError, CroqSyntaxError)) else "does not translate"
+        return {**out, "status": "pruned", "stage": "translate", "reason": f"{kind}: {_error_text(e)}"}
     out["translate_s"] = time.perf_counter() - t0
     fn = _fn(tr.unit, func)
     limits = Limits(**msg.get("limits", {}))
     reasons = before_compiling(tr, func, fn, limits)
     if reasons:
-        stage = "translate" if reasons[0].startswith("does not translate") else "static"
+        stage = "translate" if reasons[0].startswith(("does not translate", "invalid")) else "static"
         return {**out, "status": "pruned", "stage": stage, "reason": "; ".join(reasons)}
     source = tr.source
     out["module"] = source
