@@ -80,7 +80,13 @@ def _loop(body: list[N.Stmt]) -> N.For:
 
 
 def _kernel(body: list[N.Stmt]) -> N.Kernel:
-    return N.Kernel("k", (E.Const(1),), (E.Var("pid", "i32"),), [N.Pointer("x_ptr", "x", "f32", (E.Var("n", "i32"),), ("x_stride_0",))], body)
+    return N.Kernel(
+        "k",
+        (E.Const(1),),
+        (E.Var("pid", "i32"),),
+        [N.Pointer("x_ptr", "x", "f32", (E.Var("n", "i32"),), ("x_stride_0",))],
+        body,
+    )
 
 
 def _load(shape: tuple[int | E.Extent, ...]) -> N.Load:
