@@ -27,7 +27,7 @@ from .dmacfg import dma_cfg_errors
 from .fills import fill_errors
 from .futures import future_errors
 from .hostcopies import host_copy_errors
-from .levels import chains, thread_count_warnings, unit_thread_errors
+from .levels import chains, sibling_thread_errors, thread_count_warnings, unit_thread_errors
 from .misuse import misuse_errors
 from .nesting import nesting_errors
 from .outofscope import out_of_scope_errors
@@ -38,6 +38,7 @@ from .ranks import rank_errors
 from .returns import return_errors
 from .schedules import schedule_errors
 from .scopes import Binding, Resolution, resolve
+from .selects import select_option_errors
 from .sizes import size_errors
 from .slotbounds import slot_index_errors
 from .squeeze import squeeze_errors
@@ -301,11 +302,13 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(within_errors(fn, res))
     errors.extend(array_dim_errors(fn, value))
     errors.extend(slot_index_errors(fn, value))
+    errors.extend(select_option_errors(fn, res))
     errors.extend(host_copy_errors(fn, res, value))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             warnings.extend(thread_count_warnings(s, value))
             errors.extend(unit_thread_errors(s, value))
+            errors.extend(sibling_thread_errors(s, value))
             errors.extend(_nest_order_errors(s))
     warnings.extend(chunkat_warnings(fn, res, value))
     for check in FUNCTION_CHECKS:

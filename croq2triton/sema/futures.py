@@ -48,6 +48,7 @@ def future_errors(fn: A.CoFunction) -> list[Diagnostic]:
                     )
                 )
     out.extend(_unnamed_async(nodes))
+    out.extend(_elements_of_futures(fn, nodes, binders, moved))
     read = _names_read(fn, nodes)
     for name, bs in binders.items():
         if name in read or name in moved:
@@ -63,6 +64,36 @@ def future_errors(fn: A.CoFunction) -> list[Diagnostic]:
                     )
                 )
                 break
+    return out
+
+
+def _elements_of_futures(
+    fn: A.CoFunction, nodes: list[A.Node], binders: dict[str, list[A.Node]], moved: set[str]
+) -> list[Diagnostic]:
+    """``f.at(i, j)`` of a copy's future ``f``: a future is no spanned data; its elements are read
+    through its destination, ``f.data.at(i, j)`` (LANGUAGE.md 7.5, 7.6; upstream rejects it: "expect
+    'f' a spanned type"). Names that are also declared as buffers, parameters or scalars, or that
+    move between futures, are left alone."""
+    declared = {p.name for p in fn.params}
+    for n in nodes:
+        if isinstance(n, (A.SpannedDecl, A.ScalarDecl, A.FragDecl, A.EventDecl)):
+            declared.update(d.name for d in n.items)
+    out: list[Diagnostic] = []
+    for n in nodes:
+        if not (isinstance(n, A.At) and isinstance(n.base, A.Name)):
+            continue
+        name = n.base.name
+        bs = binders.get(name)
+        if not bs or name in declared or name in moved or not all(isinstance(b, A.DmaStmt) for b in bs):
+            continue
+        out.append(
+            Diagnostic(
+                "error",
+                f"'{name}' is the future of a copy, not spanned data: its elements are '{name}.data.at(...)'",
+                n.base.span or n.span,
+                f"read the copy's destination through the future: '{name}.data.at(...)'",
+            )
+        )
     return out
 
 

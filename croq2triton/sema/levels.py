@@ -138,6 +138,45 @@ def thread_count_warnings(top: A.Parallel, value: Callable[[A.Expr], int | None]
     return out
 
 
+def sibling_thread_errors(top: A.Parallel, value: Callable[[A.Expr], int | None]) -> list[Diagnostic]:
+    """A block has one number of threads, so the parallels inside one block start as many threads
+    each (LANGUAGE.md 7.3; upstream: "multiple inner parallel-bys must have compatible block
+    dimension"): ``parallel by 1 : group-4`` (128) beside ``parallel by 4 : group`` (4 x 32) is one
+    block of 128 threads, ``parallel by 3 : group-4`` (384) beside ``parallel by 3 : group`` (96)
+    is no block at all. Counts not known when compiling are not compared."""
+    out: list[Diagnostic] = []
+    first: dict[int, tuple[int, A.PBy]] = {}  # the block's level -> its first count and where
+
+    def at(chain: list[A.PBy]) -> tuple[int, int]:
+        return max(((b.span.line, b.span.col) for b in chain if b.span is not None), default=(0, 0))
+
+    for chain in sorted(chains(top), key=at):
+        counted = block_threads(chain, value)
+        if counted is None:
+            continue
+        levels = chain_levels(chain)
+        block = _last_block(levels)
+        if block < 0:
+            continue
+        where = chain[block + 1]
+        seen = first.setdefault(id(chain[block]), (counted[0], where))
+        if seen[0] == counted[0] or seen[1] is where:
+            continue
+        line = seen[1].span.line if seen[1].span else 0
+        out.append(
+            Diagnostic(
+                "error",
+                f"the parallels inside one block start different numbers of threads: {counted[0]} here,"
+                f" {seen[0]} at line {line}",
+                where.span,
+                "a block has one number of threads: give each inner 'parallel' as many (threads, or warps"
+                " x 32, or warpgroups x 128)",
+            )
+        )
+        first[id(chain[block])] = (seen[0], where)  # one error per differing parallel
+    return out
+
+
 def _last_block(levels: list[str]) -> int:
     return max((i for i, lv in enumerate(levels) if lv in ("block", "cluster")), default=-1)
 
