@@ -54,11 +54,15 @@ case "${1:-tests}" in
     # best.json, the plot and the JSON-lines cache land in $OUT/tune
     # (TUNE_FILE / TUNE_FUNC: another kernel, e.g. tests/programs/membound_forms.co col_means_f16 at
     # TUNE_SIZE=M=16384,N=4096: its fold and loop_split fields)
+    # (TUNE_SIZE: one size, or several separated by ';': one winner each)
+    sizes=()
+    IFS=';' read -ra each <<< "${TUNE_SIZE:-M=256,N=8192,K=8192}"
+    for s in "${each[@]}"; do sizes+=(--size "$s"); done
     timeout "${TUNE_TIMEOUT:-420}" python3 -m croq2triton tune "${TUNE_FILE:-examples/gemm_v4.co}" \
       ${TUNE_FUNC:+--func "$TUNE_FUNC"} --schedule "${TUNE_SCHEDULE:-auto}" ${TUNE_PARAMS:-} \
-      --size "${TUNE_SIZE:-M=256,N=8192,K=8192}" --budget "${TUNE_BUDGET:-5m}" --jobs 14 --out "$OUT/tune" \
-      > "$OUT/tune.txt" 2>&1 || status=1
-    tail -45 "$OUT/tune.txt"
+      "${sizes[@]}" --budget "${TUNE_BUDGET:-5m}" --jobs 14 --out "$OUT/${TUNE_OUT:-tune}" \
+      > "$OUT/${TUNE_OUT:-tune}.txt" 2>&1 || status=1
+    tail -45 "$OUT/${TUNE_OUT:-tune}.txt"
     ;;
   gemm25)
     # issue 25: the launch-time tile table (schedule/occupancy.py) at the shapes the issue names
