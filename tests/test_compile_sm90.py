@@ -64,6 +64,12 @@ CASES = [
     ("tests/programs/breadth_r.co", "elected_producer",
      json.dumps([[[128, 128], F16], [[64, 128], F16], [[128, 64], "float32"]]),
      {"wgmma.mma_async", "cp.async.bulk.tensor"}),
+    # scalars declared before the interior split and defined again as lane tiles inside it: compiled
+    # Triton takes no new type for a variable in a branch (perf/compile_all.py found it, 2026-12-05)
+    ("tests/programs/breadth_g.co", "no_value",
+     json.dumps([[[37], "float32"], [[37], "float32"], [[37], "int32"]]), set()),
+    ("tests/programs/breadth_g.co@auto", "no_value",
+     json.dumps([[[37], "float32"], [[37], "float32"], [[37], "int32"]]), set()),
     # WGMMA RS mode: A loaded into a declared fragment each K tile
     ("tests/programs/breadth_r.co", "rs_gemm",
      json.dumps([[[128, 64], F16], [[64, 64], F16], [[128, 64], "float32"]]), {"wgmma.mma_async"}),

@@ -58,13 +58,27 @@ def interior_split(kernel: N.Kernel) -> N.Kernel:
     inner = _without(body, bounds, lets, set(lanes), taken)
     if inner is None:
         return kernel
-    head = 0  # lanes and offsets (no masks, no loads) stay before the branch
-    while head < len(body) and isinstance(body[head], N.Let) and body[head].var.type != "i1":  # type: ignore[attr-defined]
+    # lanes and offsets (no masks, no loads) stay before the branch, up to the first variable the body
+    # defines again (``v = 0.0`` then a lane tile ``v = tl.where(..)``: inside a branch, compiled Triton
+    # takes no new type for a variable defined before it)
+    head = 0
+    while (
+        head < len(body)
+        and isinstance(body[head], N.Let)
+        and body[head].var.type != "i1"  # type: ignore[attr-defined]
+        and not _defined_again(body, head)
+    ):
         head += 1
     split = N.If(interior, inner[head:], body[head:], line=kernel.line)
     out = copy.copy(kernel)
     out.body = body[:head] + [split]
     return out
+
+
+def _defined_again(body: list[N.Stmt], k: int) -> bool:
+    """Whether a statement after ``body[k]`` (a Let) defines its variable again."""
+    name = body[k].var.name  # type: ignore[attr-defined]
+    return any(v.name == name for s in body[k + 1 :] for x in N.walk([s]) for v in N.defines(x))
 
 
 def _without(

@@ -242,7 +242,7 @@ SPLIT_WARPS = 4
 
 # stages of the software pipeline of a tile kernel's loops that only read memory under auto
 # (schedule/loadstages.py; 1: as Triton runs a plain loop)
-LOAD_STAGES = 1
+LOAD_STAGES = 3
 
 
 def split_count(programs: E.Expr, extent: E.Expr, least: int = SPLIT_LEAST) -> E.Expr:

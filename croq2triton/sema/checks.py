@@ -308,7 +308,8 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             warnings.extend(thread_count_warnings(s, value))
             errors.extend(unit_thread_errors(s, value))
-            errors.extend(sibling_thread_errors(s, value))
+            for d in sibling_thread_errors(s, value):
+                (errors if d.severity == "error" else warnings).append(d)
             errors.extend(_nest_order_errors(s))
     warnings.extend(chunkat_warnings(fn, res, value))
     for check in FUNCTION_CHECKS:

@@ -143,9 +143,13 @@ def sibling_thread_errors(top: A.Parallel, value: Callable[[A.Expr], int | None]
     each (LANGUAGE.md 7.3; upstream: "multiple inner parallel-bys must have compatible block
     dimension"): ``parallel by 1 : group-4`` (128) beside ``parallel by 4 : group`` (4 x 32) is one
     block of 128 threads, ``parallel by 3 : group-4`` (384) beside ``parallel by 3 : group`` (96)
-    is no block at all. Counts not known when compiling are not compared."""
+    is no block at all: an error where either parallel starts warps or warpgroups (units whose
+    number is the block's shape). Thread-level parallels of different counts (a histogram's
+    ``parallel i by 128 : thread`` then ``parallel j by 16 : thread``, or ``parallel t by 1 :
+    thread`` for a block's last sum) are a warning: upstream rejects them too, croq2triton runs
+    each as the first threads of the block. Counts not known when compiling are not compared."""
     out: list[Diagnostic] = []
-    first: dict[int, tuple[int, A.PBy]] = {}  # the block's level -> its first count and where
+    first: dict[int, tuple[int, A.PBy, bool]] = {}  # the block's level -> its first count, where, units
 
     def at(chain: list[A.PBy]) -> tuple[int, int]:
         return max(((b.span.line, b.span.col) for b in chain if b.span is not None), default=(0, 0))
@@ -159,21 +163,30 @@ def sibling_thread_errors(top: A.Parallel, value: Callable[[A.Expr], int | None]
         if block < 0:
             continue
         where = chain[block + 1]
-        seen = first.setdefault(id(chain[block]), (counted[0], where))
+        units = levels[block + 1] in UNIT_THREADS  # warps or warpgroups
+        seen = first.setdefault(id(chain[block]), (counted[0], where, units))
         if seen[0] == counted[0] or seen[1] is where:
             continue
         line = seen[1].span.line if seen[1].span else 0
+        single = not (units or seen[2])  # (threads beside threads: the first threads of the block)
         out.append(
             Diagnostic(
-                "error",
+                "warning" if single else "error",
                 f"the parallels inside one block start different numbers of threads: {counted[0]} here,"
-                f" {seen[0]} at line {line}",
+                f" {seen[0]} at line {line}"
+                + (
+                    " (upstream croqtile rejects it; croq2triton runs the one thread as a thread of the block)"
+                    if single
+                    else ""
+                ),
                 where.span,
                 "a block has one number of threads: give each inner 'parallel' as many (threads, or warps"
-                " x 32, or warpgroups x 128)",
+                " x 32, or warpgroups x 128)"
+                + (", and single out one thread with a condition ('if (t == 0)')" if single else ""),
             )
         )
-        first[id(chain[block])] = (seen[0], where)  # one error per differing parallel
+        if not single:
+            first[id(chain[block])] = (seen[0], where, seen[2])  # one error per differing parallel
     return out
 
 

@@ -56,7 +56,7 @@ def select_parse_k0(i_ptr, i_stride_0, i_stride_1):
     rows = tl.arange(0, 4)[:, None]  # select.co:9
     cols = tl.arange(0, 8)[None, :]
     for x_tile in range(0, 32):  # select.co:8
-        for y_tile in range(0, 16):
+        for y_tile in tl.range(0, 16, num_stages=3):
             offs = x_tile * 4 + rows  # select.co:9
             offs_2 = y_tile * 8 + cols
             i_shared = tl.load(i_ptr + offs * i_stride_0 + offs_2 * i_stride_1)

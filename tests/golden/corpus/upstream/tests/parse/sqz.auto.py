@@ -56,7 +56,7 @@ def test_sqz_parse_k0(a_ptr, a_stride_0, a_stride_1, a_stride_2):
     p = tl.program_id(0)  # sqz.co:4
     rows = tl.arange(0, 16)[:, None]  # sqz.co:7
     cols = tl.arange(0, 8)[None, :]
-    for x in range(0, 1):  # sqz.co:6
+    for x in tl.range(0, 1, num_stages=3):  # sqz.co:6
         mask = rows < 9  # sqz.co:7
         buf = _oob_fill(
             tl.load(a_ptr + p * a_stride_0 + rows * a_stride_1 + cols * a_stride_2, mask=mask, other=0.0), mask

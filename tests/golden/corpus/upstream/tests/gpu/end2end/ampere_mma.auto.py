@@ -1410,7 +1410,7 @@ def mma_m8n8k4_f16_f16_k0(
     cols_2 = tl.arange(0, 8)[None, :]
     mc = tl.zeros([32, 8], tl.float32)  # ampere_mma.co:240
     mc = tl.full([32, 8], 1.5, tl.float32)  # ampere_mma.co:242
-    for k in range(0, 16):  # ampere_mma.co:243
+    for k in tl.range(0, 16, num_stages=3):  # ampere_mma.co:243
         offs = m * 32 + rows  # ampere_mma.co:244
         offs_2 = k * 4 + cols
         lhs_frag_2 = tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1)

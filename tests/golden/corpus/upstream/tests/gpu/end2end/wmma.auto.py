@@ -2375,7 +2375,7 @@ def matmul_u8_s32_k0(
     rows_2 = tl.arange(0, 16)[:, None]  # wmma.co:97
     cols_2 = tl.arange(0, 32)[None, :]
     mc = tl.zeros([32, 32], tl.int32)  # wmma.co:93
-    for k in range(0, 16):  # wmma.co:95
+    for k in tl.range(0, 16, num_stages=3):  # wmma.co:95
         offs = m * 32 + rows  # wmma.co:96
         offs_2 = k * 16 + cols
         lhs_frag_2 = tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1)
