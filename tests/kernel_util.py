@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +119,10 @@ def diagnostics(source: str, filename: str) -> str:
     except CroqError as e:
         return e.format()
     return "\n".join(d.format() for d in out.diagnostics)
+
+
+def loop_as_written(code: str, var: str, stop: str) -> bool:
+    """Whether canonical ``code`` has the loop ``for var in range(0, stop)`` as written, plain or
+    software-pipelined (``tl.range(0, stop, num_stages=S)``: a loop that only reads memory,
+    schedule/loadstages.py)."""
+    return re.search(rf"for{var}in(tl\.)?range\(0,{re.escape(stop)}(,num_stages=\d+)?\):", code) is not None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import DEVICE, load_once, poisoned, recording_launch
+from kernel_util import DEVICE, load_once, loop_as_written, poisoned, recording_launch
 
 PROGRAM = Path(__file__).parent / "programs" / "column_folds.co"
 
@@ -50,4 +50,4 @@ def test_what_auto_makes_of_the_whole_columns() -> None:
     assert "best_better=best_block>best" in kernel_code(text, "col_argmax_k0")
     assert "tl.cumsum(acc_terms,0)" in kernel_code(text, "col_cumsum_k0")
     for fn in ("col_softmax_online", "col_argmax", "col_cumsum"):  # in blocks: the loop as written
-        assert "foriinrange(0,M):" in kernel_code(text, f"{fn}_k0_blocked"), fn
+        assert loop_as_written(kernel_code(text, f"{fn}_k0_blocked"), "i", "M"), fn

@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import DEVICE, assert_near_max, kernel_code, load_once, poisoned, randn, recording_launch
+from kernel_util import (
+    DEVICE,
+    assert_near_max,
+    kernel_code,
+    load_once,
+    loop_as_written,
+    poisoned,
+    randn,
+    recording_launch,
+)
 
 from croq2triton.api import translate_full
 
@@ -86,4 +95,4 @@ def test_what_auto_makes_of_each_form() -> None:
     assert body.count("tl.load(x_ptr") == 1
     assert "tl.exp2((m-m_new)*1.44269504)" in kernel_code(text, "weighted_lse_f16_k0")
     for fn in ("lse_branchy", "late_scale"):  # not the pair: the loop as written
-        assert "forjinrange(0,N):" in kernel_code(text, f"{fn}_k0"), fn
+        assert loop_as_written(kernel_code(text, f"{fn}_k0"), "j", "N"), fn
