@@ -121,6 +121,25 @@ def diagnostics(source: str, filename: str) -> str:
     return "\n".join(d.format() for d in out.diagnostics)
 
 
+def check_errors(source: str, filename: str = "t.co") -> list[Any]:
+    """The errors ``croq2triton check`` reports for ``source`` (its static checks; empty: none)."""
+    from croq2triton.errors import CroqError
+    from croq2triton.frontend.driver import parse
+    from croq2triton.sema.checks import check_unit
+
+    try:
+        check_unit(parse(source, filename))
+    except CroqError as e:
+        return [d for d in e.diagnostics if d.severity == "error"]
+    return []
+
+
+def line_col(d: Any) -> tuple[int, int]:
+    """Where diagnostic ``d`` points: (line, column)."""
+    assert d.span is not None
+    return d.span.line, d.span.col
+
+
 def loop_as_written(code: str, var: str, stop: str) -> bool:
     """Whether canonical ``code`` has the loop ``for var in range(0, stop)`` as written, plain or
     software-pipelined (``tl.range(0, stop, num_stages=S)``: a loop that only reads memory,

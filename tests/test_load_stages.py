@@ -15,6 +15,7 @@ import pytest
 import sm90
 import torch
 from kernel_util import assert_near_max, poisoned, randn
+from test_loop_split_points import CASES as SPLIT_CASES
 
 from croq2triton.api import load_source, translate_full
 from croq2triton.cli import main as cli_main
@@ -26,15 +27,9 @@ from croq2triton.tir import nodes as N
 
 REPO = Path(__file__).resolve().parent.parent
 PROGRAM = REPO / "tests" / "programs" / "membound_forms.co"
-H = torch.float16
 
-# function -> (input dtype, output of (m, n), reference, tolerance relative to the largest element)
-CASES = {
-    "col_sums_walk": (torch.float32, lambda m, n: ((n,), torch.float32), lambda x: x.sum(0), 1e-5),
-    "col_means_f16": (H, lambda m, n: ((n,), H), lambda x: x.mean(0), 2e-3),
-    "row_sums_staged": (torch.float32, lambda m, n: ((m,), torch.float32), lambda x: x.sum(1), 1e-5),
-    "row_meansq_staged_f16": (H, lambda m, n: ((m,), torch.float32), lambda x: (x**2).mean(1), 1e-5),
-}
+# the column walks and staged rows, their references and tolerances (as tests/test_loop_split_points.py)
+CASES = SPLIT_CASES
 POINTS = {
     "3 stages": {"num_stages": 3},
     "2 stages, not split, blocks of 8": {"num_stages": 2, "loop_split": 1, "fold": 8},

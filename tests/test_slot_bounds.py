@@ -11,25 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from croq2triton.errors import CroqError, Diagnostic
-from croq2triton.frontend.driver import parse
-from croq2triton.sema.checks import check_unit
+from kernel_util import check_errors, line_col
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def errors(src: str) -> list[Diagnostic]:
-    try:
-        check_unit(parse(src, "t.co"))
-    except CroqError as e:
-        return [d for d in e.diagnostics if d.severity == "error"]
-    return []
-
-
-def where(d: Diagnostic) -> tuple[int, int]:
-    assert d.span is not None
-    return d.span.line, d.span.col
+errors, where = check_errors, line_col
 
 
 def roles(slots: int, cond: str = "wg >= 1", index: str = "cidx") -> str:

@@ -10,23 +10,12 @@ each rule with invalid forms, the message and line:col, and valid neighbours tha
 from __future__ import annotations
 
 import pytest
+from kernel_util import check_errors, line_col
 
-from croq2triton.errors import CroqError, Diagnostic
 from croq2triton.frontend.driver import parse
 from croq2triton.sema.checks import check_unit
 
-
-def errors(src: str) -> list[Diagnostic]:
-    try:
-        check_unit(parse(src, "t.co"))
-    except CroqError as e:
-        return [d for d in e.diagnostics if d.severity == "error"]
-    return []
-
-
-def where(d: Diagnostic) -> tuple[int, int]:
-    assert d.span is not None
-    return d.span.line, d.span.col
+errors, where = check_errors, line_col
 
 
 # ---- elements of a future ---------------------------------------------------------------------
