@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import sm90
-import torch
 from kernel_util import assert_near_max, poisoned, randn
 from test_loop_split_points import CASES as SPLIT_CASES
 
