@@ -34,56 +34,53 @@ def pipeline_loads(kernel: N.Kernel, stages: int, most_bytes: int = MOST_BYTES) 
     (``stages`` <= 1: as it is)."""
     if stages <= 1:
         return kernel
-    body, changed = _stmts(kernel, kernel.body, stages, most_bytes)
+    body, changed = _stmts(kernel.body, stages, most_bytes)
     return dataclasses.replace(kernel, body=body) if changed else kernel
 
 
 def has_read_loops(kernel: N.Kernel) -> bool:
     """Whether ``kernel`` has a loop that only reads memory (of any tile size: folding its lanes'
     loops in blocks makes tiles of them), so that ``num_stages`` may change it."""
-    return any(isinstance(s, N.For) and _reads_only(kernel, s, 2, 1 << 62, sized=False) for s in N.walk(kernel.body))
+    return any(isinstance(s, N.For) and _loads_only(s) for s in N.walk(kernel.body))
 
 
-def _stmts(kernel: N.Kernel, body: list[N.Stmt], stages: int, most: int) -> tuple[list[N.Stmt], bool]:
+def _stmts(body: list[N.Stmt], stages: int, most: int) -> tuple[list[N.Stmt], bool]:
     out: list[N.Stmt] = []
     changed = False
     for s in body:
         if isinstance(s, N.For):
-            if _reads_only(kernel, s, stages, most):
+            loads = _loads_only(s)
+            if loads and _fits(loads, stages, most):
                 s = dataclasses.replace(s, pipeline=N.Pipeline(stages))
                 changed = True
             else:
-                inner, c = _stmts(kernel, s.body, stages, most)
+                inner, c = _stmts(s.body, stages, most)
                 if c:
                     s, changed = dataclasses.replace(s, body=inner), True
         elif isinstance(s, N.While):
-            inner, c = _stmts(kernel, s.body, stages, most)
+            inner, c = _stmts(s.body, stages, most)
             if c:
                 s, changed = dataclasses.replace(s, body=inner), True
         elif isinstance(s, N.If):
-            then, c1 = _stmts(kernel, s.then, stages, most)
-            orelse, c2 = _stmts(kernel, s.orelse, stages, most)
+            then, c1 = _stmts(s.then, stages, most)
+            orelse, c2 = _stmts(s.orelse, stages, most)
             if c1 or c2:
                 s, changed = dataclasses.replace(s, then=then, orelse=orelse), True
         out.append(s)
     return out, changed
 
 
-def _reads_only(kernel: N.Kernel, loop: N.For, stages: int, most: int, sized: bool = True) -> bool:
-    """Whether ``loop`` is innermost, without a statement that writes memory or orders threads, and
-    loads tiles whose ``stages - 1`` copies fit ``most`` bytes (``sized`` False: loads anything)."""
-    if loop.pipeline is not None:
-        return False
-    loads: list[N.Load | N.TmaLoad] = []
-    for s in loop.body:
-        if not isinstance(s, _READS):
-            return False
-        if isinstance(s, (N.Load, N.TmaLoad)):
-            loads.append(s)
-    if not loads:
-        return False
-    if not sized:
-        return True
+def _loads_only(loop: N.For) -> list[N.Load | N.TmaLoad]:
+    """The loads of ``loop`` where it is innermost, not pipelined yet, and holds no statement that
+    writes memory or orders threads (empty otherwise, or where it loads nothing)."""
+    if loop.pipeline is not None or not all(isinstance(s, _READS) for s in loop.body):
+        return []
+    return [s for s in loop.body if isinstance(s, (N.Load, N.TmaLoad))]
+
+
+def _fits(loads: list[N.Load | N.TmaLoad], stages: int, most: int) -> bool:
+    """Whether ``stages - 1`` copies of each load's tile fit ``most`` bytes (tiles of sizes known
+    when translating, more than one element each)."""
     total = 0
     for s in loads:
         n = 1

@@ -175,14 +175,14 @@ def sibling_thread_errors(top: A.Parallel, value: Callable[[A.Expr], int | None]
                 f"the parallels inside one block start different numbers of threads: {counted[0]} here,"
                 f" {seen[0]} at line {line}"
                 + (
-                    " (upstream croqtile rejects it; croq2triton runs the one thread as a thread of the block)"
+                    " (upstream croqtile rejects it; croq2triton runs each as the first threads of the block)"
                     if single
                     else ""
                 ),
                 where.span,
                 "a block has one number of threads: give each inner 'parallel' as many (threads, or warps"
                 " x 32, or warpgroups x 128)"
-                + (", and single out one thread with a condition ('if (t == 0)')" if single else ""),
+                + (", and single out threads with a condition ('if (t < 16)')" if single else ""),
             )
         )
         if not single:

@@ -17,12 +17,12 @@ from .tiling import source_text
 
 def select_option_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
     shape = static_shapes(res)
-    decls: dict[tuple[int, int], tuple[str, str, A.SpannedDecl]] = {}
+    decls: dict[tuple[int, int], tuple[str, str]] = {}
     for n in fn.walk():
         if isinstance(n, A.SpannedDecl) and n.storage and n.shape is not None:
             for d in n.items:
                 if d.span is not None and not d.dims:  # (an array of buffers: its elements are picked by index)
-                    decls[(d.span.line, d.span.col)] = (n.storage, n.elem, n)
+                    decls[(d.span.line, d.span.col)] = (n.storage, n.elem)
     out: list[Diagnostic] = []
     for n in fn.walk():
         if isinstance(n, A.Select):
@@ -33,7 +33,7 @@ def select_option_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
 def _select_errors(
     n: A.Select,
     res: Resolution,
-    decls: dict[tuple[int, int], tuple[str, str, A.SpannedDecl]],
+    decls: dict[tuple[int, int], tuple[str, str]],
     shape: Callable[[A.Expr], list[int] | None],
 ) -> list[Diagnostic]:
     described: list[tuple[A.Expr, str, str, list[int] | None]] = []
@@ -46,7 +46,7 @@ def _select_errors(
         decl = decls.get((b.span.line, b.span.col))
         if decl is None:
             return []
-        storage, elem, _ = decl
+        storage, elem = decl
         described.append((o, storage, elem, shape(A.MdspanLit(list(b.dims)))))
     if not described:
         return []

@@ -55,7 +55,7 @@ def _arrays(fn: A.CoFunction, value: Callable[[A.Expr], int | None]) -> dict[str
         for d in items:
             seen[d.name] = seen.get(d.name, 0) + 1
             ext = [value(x) for x in d.dims]
-            if d.dims and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in ext):
+            if d.dims and all(_count(n) for n in ext):
                 dims[d.name] = tuple(ext)  # type: ignore[arg-type]
     return {k: v for k, v in dims.items() if seen[k] == 1}
 
@@ -99,7 +99,7 @@ class _Walk:
                 names = level.vars or ([level.name] if level.name else [])
                 for name, bound in zip(names, level.bound if level.vars else level.bound[:1], strict=False):
                     n = self.value(bound)
-                    if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                    if _count(n):
                         inner[name] = (0, n - 1)
                     else:
                         inner.pop(name, None)
@@ -119,7 +119,7 @@ class _Walk:
                     continue
                 for name, x in zip(names, item.shape.items, strict=True):
                     n = self.value(x)
-                    if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                    if _count(n):
                         inner[name] = (0, n - 1)
             self.check(s, ranges, lets, skip=(s.body,))
             self.stmt(s.body, inner, dict(lets))
@@ -302,3 +302,8 @@ def _bound_names(item: A.Within | A.RangeItem) -> list[str]:
     if isinstance(item, A.RangeItem):
         return [item.alias or item.name]
     return list(item.vars) if item.vars else [item.name] if item.name else []
+
+
+def _count(n: object) -> bool:
+    """Whether ``n`` is a count known when compiling (a positive integer)."""
+    return isinstance(n, int) and not isinstance(n, bool) and n > 0

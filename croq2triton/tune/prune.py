@@ -182,6 +182,13 @@ def tile_kernel_reasons(kernel: N.Kernel, limits: Limits) -> list[str]:
     return out
 
 
+def failure_kind(e: Exception) -> str:
+    """Why a point does not translate: the program at this point is not valid Croqtile (an error a
+    user would be shown: ``invalid``), or it is and croq2triton refuses it (a form it does not
+    translate, a schedule field it cannot take)."""
+    return "invalid" if isinstance(e, (CroqSemanticError, CroqSyntaxError)) else "does not translate"
+
+
 def before_compiling(translation: Any, func: str, fn: A.CoFunction | None, limits: Limits | None = None) -> list[str]:
     """The reasons the point of ``translation`` is ruled out before compiling (empty: kept)."""
     limits = limits or Limits()
@@ -189,10 +196,7 @@ def before_compiling(translation: Any, func: str, fn: A.CoFunction | None, limit
     if failed is not None:
         d = failed.diagnostics[0]
         where = f" (line {d.span.line})" if d.span is not None and d.span.line else ""
-        # the program at this point is not valid Croqtile (an error a user would be shown), or it is
-        # and croq2triton refuses it (a form it does not translate, a schedule field it cannot take)
-        kind = "invalid" if isinstance(failed, (CroqSemanticError, CroqSyntaxError)) else "does not translate"
-        return [f"{kind}: {d.message}{where}"]
+        return [f"{failure_kind(failed)}: {d.message}{where}"]
     out: list[str] = []
     schedules: dict[str, Schedule | TileSchedule] = translation.schedules.get(func, {})
     contractions: dict[str, Contraction] = translation.contractions.get(func, {})

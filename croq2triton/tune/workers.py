@@ -144,9 +144,9 @@ def prepare(msg: dict[str, Any]) -> dict[str, Any]:
     import hashlib
 
     from ..api import translate_full
-    from ..errors import CroqError, CroqSemanticError, CroqSyntaxError
+    from ..errors import CroqError
     from ..options import Point
-    from .prune import Limits, after_compiling, at_sizes, base_kernel, before_compiling
+    from .prune import Limits, after_compiling, at_sizes, base_kernel, before_compiling, failure_kind
     from .verify import contraction_info
 
     point = Point.from_json(msg["point"])
@@ -162,9 +162,8 @@ def prepare(msg: dict[str, Any]) -> dict[str, Any]:
             f32_precision=msg.get("f32_precision"),
             point=point,
         )
-    except CroqError as e:  # (an invalid program: the user's error at this point, not a refusal)
-        kind = "invalid" if isinstance(e, (CroqSemanticError, CroqSyntaxError)) else "does not translate"
-        return {**out, "status": "pruned", "stage": "translate", "reason": f"{kind}: {_error_text(e)}"}
+    except CroqError as e:
+        return {**out, "status": "pruned", "stage": "translate", "reason": f"{failure_kind(e)}: {_error_text(e)}"}
     out["translate_s"] = time.perf_counter() - t0
     fn = _fn(tr.unit, func)
     limits = Limits(**msg.get("limits", {}))
