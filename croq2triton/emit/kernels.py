@@ -29,7 +29,9 @@ from ..lift.kernel import lift_kernel
 from ..lift.launcher import LauncherLifting
 from ..lift.notlifted import NotLifted
 from ..lift.shapebounds import expand_shape_bounds
+from ..lift.slotted import slotted_buffers
 from ..lift.splitscale import split_scales
+from ..lift.yields import early_exits
 from ..options import Options
 from ..schedule import occupancy, policy
 from ..schedule.atomicfold import fold_atomics
@@ -92,6 +94,8 @@ class KernelDispatch:
         top = expand_shape_bounds(top, host.host_scope())
         top, checks = expand_frag_arrays(self.fn, top)
         top = split_scales(top)
+        top = slotted_buffers(top)
+        top = early_exits(top)
         top = without_clusters(top)
         self.warnings.extend(multicast_notes(top))
         out: list[H.Stmt] = []

@@ -7,7 +7,7 @@ field names follow the language (LANGUAGE.md sections 4-7).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -41,6 +41,25 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     if names is None:
         names = _CHILD_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name != "span")
     return names
+
+
+def child_fields(n: Node) -> tuple[str, ...]:
+    """The names of the fields of ``n`` that may hold nodes."""
+    return _child_fields(type(n))
+
+
+def rewrite(node: Any, change: Callable[[Any], Any | None]) -> Any:
+    """``node`` with every sub-node that ``change`` replaces (returns other than None) replaced, in
+    place; ``change`` sees a node before the nodes under it and a replacement is not looked into."""
+    new = change(node)
+    if new is not None:
+        return new
+    if isinstance(node, Node):
+        for name in _child_fields(type(node)):
+            setattr(node, name, rewrite(getattr(node, name), change))
+    elif isinstance(node, list):
+        return [rewrite(y, change) for y in node]
+    return node
 
 
 def _children(n: Node) -> list[Node]:

@@ -151,20 +151,12 @@ def collapse(
         if first < _position(items, c) < last and not isinstance(c, (A.SpannedDecl, A.EventDecl, A.Sync)):
             raise NotLifted("a statement between warp roles that pipeline a loop", c)
     before += [c for c in commons if first < _position(items, c) < last]  # declarations between roles
-    if len({_domain(m) for m in mains}) != 1:
-        raise NotLifted("warp roles whose main loops run over different iterations", p)
-    for m in mains[1:]:  # one domain under other names (``foreach i in [n]`` and ``foreach j in [n]``)
-        _renamed_counters(m, mains[0])
+    depth = _nest_depth(mains)
     _own_names(bodies, roles, outer)
     ring_names = {n.base.name for m in mains for n in m.walk() if _ring_access(n, rings)}  # type: ignore[attr-defined]
     # the roles that write a ring go first: each iteration writes its slot before it is read
     order = sorted(range(len(parts)), key=lambda i: not _writes_ring(parts[i][1], rings))
-    loop_body: list[A.Stmt] = []
-    for i in order:
-        main = parts[i][1]
-        if main is not None:
-            loop_body.extend(_stmts(main.body))
-    merged = dataclasses.replace(mains[0], body=A.Block(loop_body, span=mains[0].body.span))
+    merged, innermost = _merged([m for i in order if (m := parts[i][1]) is not None], depth)
     stmts = [s for i in order for s in parts[i][0]] + [merged] + [s for i in order for s in parts[i][2]]
     block = A.Block(before + stmts + after, span=p.span)
     _single_buffers(block, merged, ring_names)
@@ -172,7 +164,54 @@ def collapse(
     labels = tuple(_text([r.cond]) for r in roles)  # type: ignore[attr-defined]
     if level is not None:
         block = A.Block([A.Parallel([level], block, span=p.span)], span=p.span)
-    return block, Stated(merged, frozenset(ring_names), labels, named, level)
+    return block, Stated(innermost, frozenset(ring_names), labels, named, level)
+
+
+def _inner_loop(m: A.Foreach) -> A.Foreach | None:
+    """The loop that is the whole body of ``m`` and waits on or triggers events (a nest: ``foreach
+    k1 { foreach k2 { wait ..; .. } }``), if it is."""
+    body = [s for s in _stmts(m.body) if not isinstance(s, (A.Empty, A.PragmaStmt))]
+    if len(body) == 1 and isinstance(body[0], A.Foreach) and _orders(body[0]):
+        return body[0]
+    return None
+
+
+def _nest_depth(mains: list[A.Foreach]) -> int:
+    """How many loops deep the roles' main loops nest alike (1: the main loops alone), their
+    counters renamed as the first role's at each depth, in place.  Where every role's main loop is
+    a nest (its body one loop that orders the roles), an iteration of the pipeline is one of the
+    innermost loop: the roles merge at that depth, over one domain at each (else refused).  Below
+    the merged depth no loop may wait on or trigger events: its iterations would run one role's
+    whole loop before the other's."""
+    level = mains
+    depth = 1
+    while True:
+        if len({_domain(m) for m in level}) != 1:
+            raise NotLifted("warp roles whose main loops run over different iterations", level[0])
+        for m in level[1:]:  # one domain under other names (``foreach i in [n]`` and ``foreach j in [n]``)
+            _renamed_counters(m, level[0])
+        inner = [_inner_loop(m) for m in level]
+        if any(x is None for x in inner):
+            break
+        level = inner  # type: ignore[assignment]
+        depth += 1
+    for m in level:
+        for n in m.body.walk():
+            if isinstance(n, (A.Foreach, A.While)) and _orders(n) and not (isinstance(n, A.Foreach) and event_only(n)):
+                raise NotLifted("warp roles that wait on or trigger events in a loop inside their main loop", n)
+    return depth
+
+
+def _merged(loops: list[A.Foreach], depth: int) -> tuple[A.Foreach, A.Foreach]:
+    """The roles' main loops (the writer's first) as one loop, merged ``depth`` loops deep: each
+    iteration of the innermost runs the roles' bodies in order; the outermost and innermost
+    merged loops."""
+    if depth > 1:
+        inner, innermost = _merged([_inner_loop(m) for m in loops], depth - 1)  # type: ignore[misc]
+        return dataclasses.replace(loops[0], body=A.Block([inner], span=loops[0].body.span)), innermost
+    body = [s for m in loops for s in _stmts(m.body)]
+    merged = dataclasses.replace(loops[0], body=A.Block(body, span=loops[0].body.span))
+    return merged, merged
 
 
 def _own_names(bodies: list[A.Stmt], roles: list[A.Stmt], outer: frozenset[str]) -> None:
@@ -266,7 +305,7 @@ def _renamed_counters(m: A.Foreach, first: A.Foreach) -> None:
         raise NotLifted("warp roles whose main loops name each other's counters", m)
     for a, b in names.items():
         if a != b:
-            m.body = _rewrite(
+            m.body = A.rewrite(
                 m.body, lambda x, a=a, b=b: A.Name(b, span=x.span) if isinstance(x, A.Name) and x.name == a else None
             )  # type: ignore[assignment,misc]
 
@@ -318,22 +357,9 @@ def _text(xs: list[A.Node]) -> str:
 
 def _substitute(node: A.Stmt, var: str, value: Callable[[object], A.Expr]) -> A.Stmt:
     """``node`` with every read of ``var`` the expression ``value`` makes (given its span)."""
-    return _rewrite(
+    return A.rewrite(
         node, lambda x: A.Paren(value(x.span), span=x.span) if isinstance(x, A.Name) and x.name == var else None
     )  # type: ignore[return-value]
-
-
-def _rewrite(node: object, change: Callable[[object], object | None]) -> object:
-    """``node`` with every sub-node that ``change`` replaces (returns other than None) replaced, in place."""
-    new = change(node)
-    if new is not None:
-        return new
-    if isinstance(node, A.Node):
-        for f in dataclasses.fields(node):
-            setattr(node, f.name, _rewrite(getattr(node, f.name), change))
-    elif isinstance(node, list):
-        return [_rewrite(y, change) for y in node]
-    return node
 
 
 def _split(body: A.Stmt, role: A.Node) -> tuple[list[A.Stmt], A.Foreach | None, list[A.Stmt]]:
@@ -395,4 +421,4 @@ def _single_buffers(block: A.Block, loop: A.Foreach, names: set[str]) -> None:
         if len(bare) != len(uses):
             raise NotLifted(f"a ring of buffers '{name}' used as a whole", loop)
         for u in uses:  # ring[i] -> the buffer
-            _rewrite(block, lambda x, u=u: x.base if x is u else None)  # type: ignore[attr-defined]
+            A.rewrite(block, lambda x, u=u: x.base if x is u else None)  # type: ignore[attr-defined]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 
 from ..frontend import ast as A
+from ..sema.consteval import const_int
 
 
 class _Uncovered(Exception):
@@ -133,7 +134,11 @@ class _Rewriter:
         if isinstance(it, A.RangeItem):
             return it.name in self.single
         names = it.vars if it.vars is not None else [it.name]
-        return len(names) == 1 and isinstance(it.shape, A.MdspanLit) and len(it.shape.items) == 1
+        if len(names) != 1:
+            return False
+        if isinstance(it.shape, A.MdspanLit):
+            return len(it.shape.items) == 1
+        return const_int(it.shape) is not None  # ``foreach i in 10``: one extent
 
 
 def _exits(s: A.Stmt, kind: type | tuple[type, ...] = (A.Break, A.Continue)) -> bool:

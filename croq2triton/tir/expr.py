@@ -416,6 +416,8 @@ def bounds(e: Expr) -> Interval:
         return (e.lo, e.hi)
     if isinstance(e, Arange):
         return (0, e.n - 1) if isinstance(e.n, int) else (0, None)  # an extent fixed at launch: >= 1
+    if isinstance(e, Full) and is_int(e.dtype) and isinstance(e.value, (int, bool)):
+        return (int(e.value), int(e.value))
     if isinstance(e, (Lift, Cast, Permute, Reshape)) and is_int(e.dtype):
         return bounds(e.value)
     if isinstance(e, Where):

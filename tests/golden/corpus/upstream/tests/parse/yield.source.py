@@ -51,7 +51,7 @@ def _oob_fill(x, mask):
 
 
 @triton.jit
-def foo_k0(x):
+def foo_k0():
     """The block-level parallel at yield.co:4: one program per block, one lane per thread."""
     pass
 
@@ -64,7 +64,7 @@ def foo(x, *, _launch=None):
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
     x = _rt.scalar_arg(_F, "x", x, int)  # yield.co:3
-    _launch(foo_k0, (1,), [x], dict(num_warps=8))  # yield.co:4
+    _launch(foo_k0, (1,), [], dict(num_warps=8))  # yield.co:4
     return None
 
 
