@@ -636,8 +636,12 @@ class Copies:
         if src.whole and dst.whole and src.buffer.sizes == dst.buffer.sizes:
             self.set_tile(dst.buffer, self.tile_value(src.buffer, node), node)
             return
-        if not dst.whole:
-            raise NotLifted("a copy into a part of a buffer from another buffer", node)
+        if not dst.whole:  # a part of the destination's tile replaced (lift/parts.py)
+            if dst.buffer.home is not None:
+                raise NotLifted("a copy into a part of a buffer from another buffer", node)
+            value = self.tile_value(src.buffer, node) if src.whole else self.part_tile(src, node)[0]
+            self.set_tile(dst.buffer, self.part_store(dst, value, node), node)
+            return
         value, shape, sizes = self.part_tile(src, node)  # a part of the source (lift/parts.py)
         if shape != dst.buffer.tile or not all(E.same(a, E.fold(b)) for a, b in zip(sizes, dst.buffer.sizes)):
             raise NotLifted("a copy between buffer parts of different shapes", node)

@@ -115,6 +115,7 @@ class Lifter(
         self.unit_threads: dict[int, int] = {}  # id(PBy) of a group / group-4 level -> threads per unit
         self.written = written_tensors([top], set(host.tensors))  # the tensors this kernel stores into
         self.units: dict[str, int] = {}  # unit symbols (lift/units.py) -> their extents
+        self.pinned: dict[str, int] = {}  # unit symbols an ``inthreads (g == u)`` picks one unit of
         self.stated_pipelines: dict[int, N.Pipeline] = {}  # id(Foreach) -> the pipeline collapsed roles state
         self.collapsed: list[A.Node] = []  # the roles' collapsed programs (their own names renamed apart)
         self.lane_summed: set[str] = set()  # buffers that lanes add to (lift/lanesums.py)
@@ -431,6 +432,8 @@ class Lifter(
             self.dma_any(s)
         elif isinstance(s, A.Swap):
             self.swap(s)
+        elif isinstance(s, A.InThreads) and (pick := self.unit_pick(s)) is not None:
+            self.picked_unit(s, *pick)  # one unit's work (lift/units.py)
         elif isinstance(s, A.InThreads):  # the lanes the condition picks (all meet after, or, async, in
             self.if_stmt(A.If(s.cond, s.body, None, span=s.span))  # an order their events allow: stmts)
         elif isinstance(s, A.Yield):

@@ -44,6 +44,7 @@ from .buffers import BufferView, MmaFuture, Place, TileBuffer, spread
 from .checks import mma_types, size_text
 from .host import ir_type
 from .notlifted import NotLifted
+from .parts import select_chunk
 from .terms import Bounded, Region, const_int, unparen
 
 # operand element types of tl.dot, and the accumulators each may add into
@@ -90,6 +91,8 @@ class Mmas:
     lane_summed: set[str]
     apply_scopes: list[int]
     threads: int
+    units: dict[str, int]
+    pinned: dict[str, int]
     expr: Any
     place: Any
     emit: Any
@@ -155,6 +158,8 @@ class Mmas:
         if not isinstance(name, A.Name):
             raise NotLifted("an accumulator that is not a name", e or node)
         v = self.binding(name.name)
+        if isinstance(v, TileBuffer) and any(p in self.pinned for p in v.placing) and not isinstance(node, A.MmaStore):
+            raise NotLifted("an accumulator of several units used but stored under a condition that picks one", node)
         if isinstance(v, (TileBuffer, Fragment)):
             return v  # a buffer of run-time shape too: an MMA's accumulator over run-time tiles
         raise NotLifted(f"'{name.name}' used as an accumulator", name)
@@ -510,6 +515,7 @@ class Mmas:
         value: E.Expr = self.tile_value(acc, s)
         extents = acc.extents
         placing = acc.placing or (None, None)
+        value, extents, placing = self.picked_tile(value, extents, placing)
         if transp:
             value, extents, placing = E.Permute(value, (1, 0)), (extents[1], extents[0]), (placing[1], placing[0])
         dst, dst_placing = self.concat_view(dst, s) if isinstance(dst, BufferView) else self.concat_region(dst, s)
@@ -517,8 +523,13 @@ class Mmas:
             raise NotLifted("an mma.store that places the units' tiles other than its MMAs", s)
         if isinstance(dst, BufferView):  # the accumulator's value is the buffer's tile
             if not (self.covers(dst) and dst.buffer.extents == extents and s.variant != "mask"):
-                if dst.buffer.home is None or dst.buffer.home.lane is not None or s.variant == "mask":
+                if s.variant == "mask" or (dst.buffer.home is not None and dst.buffer.home.lane is not None):
                     raise NotLifted("an mma.store into a part of a buffer", s)
+                if dst.buffer.home is None:  # a register tile: the part's chunk of it replaced
+                    self.store_fits(s, extents, tuple(dst.shape[d] for d in dst.axes))
+                    part = self.part_store(dst, E.fold(E.Cast(value, dst.buffer.var.type)), s)
+                    self.set_tile(dst.buffer, part, s)
+                    return
                 self.store_part(dst, E.fold(E.Cast(value, dst.buffer.var.type)), extents, s)
                 return
             self.set_tile(dst.buffer, E.fold(E.Cast(value, dst.buffer.var.type)), s)
@@ -538,6 +549,25 @@ class Mmas:
             limits = [self.int_expr(x) for x in s.extra] + [E.Const(extents[1])] * (2 - len(s.extra))
             src = BufferView(out, src.offsets, tuple(limits), src.keep)
         self.empty(src, dst, s, (0, 1), only_src=s.variant == "mask")
+
+    def picked_tile(
+        self, value: E.Expr, extents: tuple[int, ...], placing: tuple[str | None, ...]
+    ) -> tuple[E.Expr, tuple[int, ...], tuple[str | None, ...]]:
+        """An accumulator of the units under ``inthreads (g == u)`` (lift/units.py): unit ``u``'s
+        tile of it, the chunk of the concatenated tile along the dimension ``g`` places."""
+        if not any(p in self.pinned for p in placing):
+            return value, extents, placing
+        shape = list(value.shape)
+        ext, plc = list(extents), list(placing)
+        for d, p in enumerate(placing):
+            if p not in self.pinned:
+                continue
+            w = extents[d] // self.units[p]
+            if w & (w - 1) or shape[d] % w:
+                raise NotLifted(f"one unit's tile of an accumulator, {w} wide, picked under a condition", None)
+            value = select_chunk(value, shape, d, w, E.Const(self.pinned[p]))
+            shape[d], ext[d], plc[d] = w, w, None
+        return value, tuple(ext), tuple(plc)
 
     def store_fits(self, s: A.MmaStore, extents: tuple[int, ...], window: tuple[E.Expr, ...]) -> None:
         """An accumulator larger than the window it is stored into (each extent known when

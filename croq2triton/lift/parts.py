@@ -53,6 +53,94 @@ class Parts:
             value = E.Reshape(value, kept)
         return value, kept, tuple(sizes)
 
+    def part_store(self, view: BufferView, value: E.Expr, node: A.Node) -> E.Expr:
+        """The buffer's tile with ``value`` (the part's tile, of the part's kept dimensions) written
+        into the part ``view`` of it (a dimension ``.at`` drops: a part one wide), the rest of the
+        tile as it was: along each dimension the
+        part has a power-of-two width dividing the tile's extent and starts at a multiple of it
+        (``j * w``); the tile is reshaped to ``[.., n / w, w, ..]`` and chunk ``j`` replaced
+        (``tl.where``), so no element outside the part changes.  A part at offset 0 whose tile is the
+        buffer's along a dimension (``[64, 160]`` of ``[64, 176]``: tiles of 256) is its first ``w``
+        elements there, of any width."""
+        buf = view.buffer
+        if not buf.fixed or buf.var.type == "i1":
+            raise NotLifted("a write into a part of a buffer of run-time shape or of bools", node)
+        old: E.Expr = self.tile_value(buf, node)
+        shape = [int(n) for n in buf.tile]  # type: ignore[call-overload]
+        split: list[int] = []
+        picks: list[E.Expr] = []
+        bounded: list[tuple[int, int]] = []  # dimensions whose part is the first w elements
+        if len(value.shape) != sum(view.keep):
+            raise NotLifted("a write into a part of a buffer of another rank than the part's", node)
+        for d in range(len(shape)):
+            o = E.fold(view.offsets[d])
+            w = const_int(view.shape[d]) if view.keep[d] else 1  # a dropped dimension: a part one wide
+            if w is None:
+                raise NotLifted("a write into a part of a buffer of run-time extent", node)
+            if E.bounds(o) == (0, 0) and (w == buf.extents[d] or w == shape[d]):
+                split.append(shape[d])
+                continue
+            lanes = value.shape[sum(view.keep[:d])] if view.keep[d] else 1
+            if E.bounds(o) == (0, 0) and lanes == shape[d]:  # the first w of the tile's elements
+                bounded.append((d, w))
+                split.append(shape[d])
+                continue
+            if w & (w - 1) or shape[d] % w:
+                raise NotLifted(f"a write into a part {w} wide of a buffer dimension of {buf.extents[d]}", node)
+            j = chunk_index(o, w)
+            if j is None:
+                raise NotLifted("a write into a part of a buffer that does not start at a multiple of its width", node)
+            picks.append((d, shape[d] // w, j))  # type: ignore[arg-type]
+            split.append(w)
+        kept = tuple(n for n, k in zip(split, view.keep, strict=True) if k)
+        if tuple(value.shape) != kept:
+            raise NotLifted("a write into a part of a buffer of another shape than the part's tile", node)
+        if len(kept) != len(split):
+            value = E.Reshape(value, tuple(split))
+        if not picks and not bounded:
+            return value
+        # [.., n / w, w, ..] per picked dimension: chunk axes first, then the part's own axes
+        counts = [n for _, n, _ in picks]  # type: ignore[misc]
+        full = (*counts, *split)
+        rank = len(full)
+        spread_value = E.Lift(E.fold(value), rank, tuple(range(len(counts), rank)))
+        chunked = E.Reshape(old, tuple(_interleaved(shape, picks)))
+        order = _chunk_first(shape, picks)
+        chunked = E.Permute(chunked, order)
+        pick = E.conj(
+            [E.Bin("==", E.Lift(E.Arange(n), rank, (k,)), j) for k, (_, n, j) in enumerate(picks)]  # type: ignore[misc]
+            + [E.Bin("<", E.Lift(E.Arange(shape[d]), rank, (len(counts) + d,)), E.Const(w)) for d, w in bounded]
+        )
+        new = E.Where(E.fold(pick), spread_value, chunked)
+        back = tuple(order.index(a) for a in range(rank))
+        return E.Reshape(E.Permute(new, back), tuple(shape))
+
+
+def _interleaved(shape: list[int], picks: list) -> list[int]:
+    """``shape`` with each picked dimension ``d`` of width ``w`` split into ``[n / w, w]``."""
+    out: list[int] = []
+    widths = {d: n for d, n, _ in picks}
+    for d, n in enumerate(shape):
+        out += [widths[d], n // widths[d]] if d in widths else [n]
+    return out
+
+
+def _chunk_first(shape: list[int], picks: list) -> tuple[int, ...]:
+    """The permutation of the interleaved axes that puts the chunk axes first, in order."""
+    chunk_axes: list[int] = []
+    own: list[int] = []
+    axis = 0
+    picked = {d for d, _, _ in picks}
+    for d in range(len(shape)):
+        if d in picked:
+            chunk_axes.append(axis)
+            own.append(axis + 1)
+            axis += 2
+        else:
+            own.append(axis)
+            axis += 1
+    return (*chunk_axes, *own)
+
 
 def chunk_index(o: E.Expr, w: int) -> E.Expr | None:
     """``j`` with ``o == j * w`` for every value of its variables (None where that is not shown)."""

@@ -32,6 +32,7 @@ class Units:
     scopes: list[dict[str, Any]]
     body: list[N.Stmt]
     units: dict[str, int]
+    pinned: dict[str, int]
     threads: int
     unit_threads: dict[int, int]
     fresh: Any
@@ -64,6 +65,44 @@ class Units:
             for e in N.exprs_of(s) + [v for v in N.defines(s)]:
                 if any(v.name in syms for v in E.free_vars(e)):
                     raise NotLifted("a unit index used other than to place its MMAs' tiles", None)
+
+    def unit_pick(self, s: A.InThreads) -> tuple[str, int] | None:
+        """``(unit symbol, u)`` where ``s`` is ``inthreads (g == u)`` of one unit of a unit level
+        (``g`` affine in the unit index: ``inthreads ((p1# + 1) == 2)`` of a collapsed role); None
+        for any other condition."""
+        if not self.units or s.is_async:
+            return None
+        cond = E.fold(self.expr(s.cond).expr)  # type: ignore[attr-defined]
+        if not (isinstance(cond, E.Bin) and cond.op == "==" and not cond.shape):
+            return None
+        syms = [v.name for v in E.free_vars(cond) if v.name in self.units]
+        if len(syms) != 1 or len(E.free_vars(cond)) != 1:
+            return None
+        lin = E.linear(E.fold(E.Bin("-", cond.lhs, cond.rhs)), syms)
+        if lin is None or not isinstance(lin[1], E.Const) or set(lin[0]) != set(syms):
+            return None
+        k, rest = lin[0][syms[0]], int(lin[1].value)
+        return (syms[0], -rest // k) if rest % k == 0 else (syms[0], -1)
+
+    def picked_unit(self, s: A.InThreads, sym: str, u: int) -> None:
+        """The body of ``inthreads (g == u)`` as unit ``u``'s work: the unit index is ``u`` in it and
+        an accumulator of the units read there is unit ``u``'s tile of it (lift/mma.py); a unit the
+        level does not have runs nothing.  The lifted program does every unit's work, so no branch."""
+        if not 0 <= u < self.units[sym]:
+            return
+        scope = {
+            name: Bounded(E.Const(u), b.bound)
+            for sc in self.scopes
+            for name, b in sc.items()
+            if isinstance(b, Bounded) and isinstance(b.value, E.Var) and b.value.name == sym
+        }
+        self.pinned[sym] = u
+        self.scopes.append(scope)
+        try:
+            self.stmt(s.body)  # type: ignore[attr-defined]
+        finally:
+            self.scopes.pop()
+            del self.pinned[sym]
 
     def concat_region(self, p: Region, node: A.Node) -> tuple[Region, Placing]:
         """A window over the units that place their tiles along its dimensions (see the module)."""
