@@ -107,12 +107,14 @@ def _rewrite(loop: N.For, after: list[N.Stmt], lets: dict[str, E.Expr]) -> list[
     for s, f in folds:
         value = _resolve(f.value, values)
         guard = _resolve(f.guard, values) if f.guard is not None else None
-        if guard is not None and k in _names(_resolve(guard, lets)):
+        if guard is not None and (k in _names(guard) or k in _names(_resolve(guard, lets))):
             raise NotFolded("a fold whose condition changes with the counter")
         whole = _whole(value, k, loop, f.op, lets)
         new: E.Expr = E.Bin(f.op, s.var, whole)
         if guard is not None:
             new = E.Where(guard, new, s.var)
+        if k in _names(E.fold(new)):  # a select the reduction did not take in (inside a condition)
+            raise NotFolded("a fold whose value reads the counter other than through its selects")
         if E.fold(new).shape != s.var.shape and E.broadcast(E.fold(new).shape, s.var.shape) != s.var.shape:
             raise NotFolded("a fold whose reduction does not keep the accumulator's shape")
         out.append(N.Assign(s.var, E.fold(new), line=s.line))
