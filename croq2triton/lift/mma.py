@@ -394,8 +394,8 @@ class Mmas:
     def emit_product(self, acc: TileBuffer, s: A.MmaOp, scales: list[Place | Value], prod: E.Expr) -> None:
         """``acc += prod`` times the scales, where the predicate holds."""
         value: E.Expr = prod
-        for p in scales:
-            value = E.Bin("*", value, self.scale_tile(p, acc, s))
+        for i, p in enumerate(scales):
+            value = E.Bin("*", value, self.scale_tile(p, acc, s, rows=i == 0))
         new = E.fold(E.Bin("+", acc.var, value))
         if self.pred:
             new = E.Where(E.conj(self.pred), new, acc.var)
@@ -416,8 +416,8 @@ class Mmas:
             raise NotLifted("an mma.scale into an accumulator of another shape than its MMAs", s)
         acc.placing = acc.placing or product.placing
         value: E.Expr = E.Cast(self.tile_value(product, s), acc.var.type)
-        for e in (s.sa, s.sb):
-            value = E.Bin("*", value, self.scale_tile(self.scale_of(e), acc, s))
+        for i, e in enumerate((s.sa, s.sb)):
+            value = E.Bin("*", value, self.scale_tile(self.scale_of(e), acc, s, rows=i == 0))
         new = E.fold(E.Bin("+", self.tile_value(acc, s), value))
         if self.pred:
             new = E.Where(E.conj(self.pred), new, acc.var)
@@ -473,22 +473,33 @@ class Mmas:
             return value
         return self.place(e)  # type: ignore[no-any-return]
 
-    def scale_tile(self, p: Place | Value, acc: TileBuffer, node: A.Node) -> E.Expr:
-        """A scale as a factor of the product: a view per row (``[M, 1]``), per column (``[1, N]``)
-        or of one element, or one value."""
+    def scale_tile(self, p: Place | Value, acc: TileBuffer, node: A.Node, rows: bool) -> E.Expr:
+        """A scale as a factor of the product (LANGUAGE.md 7.9): the first (``rows``) one value per
+        row of the accumulator, a view ``[M, 1]`` or, stored transposed, ``[1, M]``; the second one
+        per column, ``[1, N]`` or ``[N, 1]``; either may be a view of one element or one value."""
         if isinstance(p, Value):
             return E.fold(E.Cast(p.expr, acc.var.type))
         if not isinstance(p, Region):
             raise NotLifted("a scale that is not a view of a tensor", node)
         shape = tuple(const_int(x) for x in p.shape)
-        if shape not in ((acc.extents[0], 1), (1, acc.extents[1]), (1, 1), ()):
-            raise NotLifted("a scale view that is neither per row, per column nor one value", node)
         if not shape:
             raise NotLifted("a scale of one element named by '.at'", node)
+        count = acc.extents[0] if rows else acc.extents[1]
+        if shape == (1, 1) or shape == ((count, 1) if rows else (1, count)):
+            flipped = False
+        elif shape == ((1, count) if rows else (count, 1)):
+            flipped = True  # stored the other way round: the same values, one a row (column)
+        else:
+            what = "per row of the accumulator" if rows else "per column of the accumulator"
+            raise NotLifted(f"a scale view that is neither {what} nor one value", node)
         buf = self.read_region(p, node)
-        if any(u is not None and (i >= len(acc.placing) or acc.placing[i] != u) for i, u in enumerate(buf.placing)):
+        placing = tuple(reversed(buf.placing)) if flipped else tuple(buf.placing)
+        if any(u is not None and (i >= len(acc.placing) or acc.placing[i] != u) for i, u in enumerate(placing)):
             raise NotLifted("a scale whose units are not its accumulator's", node)
-        return E.Cast(self.tile_value(buf, node), acc.var.type)
+        tile: E.Expr = self.tile_value(buf, node)
+        if flipped:
+            tile = E.Permute(tile, (1, 0))
+        return E.Cast(tile, acc.var.type)
 
     # ================================================================ stores
     def mma_store(self, s: A.MmaStore) -> None:

@@ -1,0 +1,72 @@
+"""Scales of block-scaled MMAs stored either way round (LANGUAGE.md 7.9): the first scale is one
+value per row of the accumulator, the second one per column (or one value), whatever the layout
+of the tensor they are read from: a row scale stored ``[KB, M]`` is read as ``sa.subspan(1, 64)``
+(a ``[1, 64]`` view), a column scale stored ``[N, KB]`` as ``sc.subspan(64, 1)``.  With square
+64 x 64 tiles the view's shape alone could not say which; its position does.  Both forms of the
+scaled MMA, both schedules, in the interpreter against float64 torch on ragged sizes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from kernel_util import DEVICE, assert_near_max, poisoned, randn
+
+from croq2triton.api import load_source, translate_full
+
+SCALED = """
+__co__ void inline_form(global f8_e4m3 [M, K] a, global f32 [KB, M] sa, global f8_e4m3 [N, K] b,
+                        global f32 [N, KB] sc, global f32 [M, N] out) {
+  parallel {pm, pn} by [cdiv(M, 64), cdiv(N, 64)] : block {
+    shared f8_e4m3 [64, 64] as, bs;
+    parallel by 1 : group-4 {
+      acc = mma.fill.f32 0.0f;
+      foreach {kb} in [cdiv(K, 64)] {
+        dma.copy.zfill a.subspan(64, 64).at(pm, kb) => as;
+        dma.copy.zfill b.subspan(64, 64).at(pn, kb) => bs;
+        mma.row.row.scale acc, as, bs, sa.subspan(1, 64).at(kb, pm), sc.subspan(64, 1).at(pn, kb);
+      }
+      mma.store acc, out.subspan(64, 64).at(pm, pn);
+    }
+  }
+}
+
+__co__ void split_form(global f8_e4m3 [M, K] a, global f32 [KB, M] sa, global f8_e4m3 [N, K] b,
+                       global f32 [N, KB] sc, global f32 [M, N] out) {
+  parallel {pm, pn} by [cdiv(M, 64), cdiv(N, 64)] : block {
+    shared f8_e4m3 [64, 64] as, bs;
+    parallel by 1 : group-4 {
+      acc = mma.fill.f32 0.0f;
+      foreach {kb} in [cdiv(K, 64)] {
+        dma.copy.zfill a.subspan(64, 64).at(pm, kb) => as;
+        dma.copy.zfill b.subspan(64, 64).at(pn, kb) => bs;
+        mma.row.row acc, as, bs;
+        mma.scale acc, sa.subspan(1, 64).at(kb, pm), sc.subspan(64, 1).at(pn, kb);
+      }
+      mma.store acc, out.subspan(64, 64).at(pm, pn);
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_row_and_column_scales_stored_either_way(schedule: str) -> None:
+    out = translate_full(SCALED, filename="scales.co", schedule=schedule)
+    assert not out.failed, out.failed
+    mod: Any = load_source(out.source, f"scales_{schedule}")
+    m, n, k = 77, 90, 150
+    kb = -(-k // 64)
+    a = randn(m, k, seed=1).to(torch.float8_e4m3fn)
+    b = randn(n, k, seed=2).to(torch.float8_e4m3fn)
+    sa = (torch.rand(kb, m, generator=torch.Generator().manual_seed(3)) + 0.5).to(DEVICE)
+    sc = (torch.rand(n, kb, generator=torch.Generator().manual_seed(4)) + 0.5).to(DEVICE)
+    ref = torch.zeros(m, n, dtype=torch.float64, device=DEVICE)
+    for j in range(kb):
+        ks = slice(j * 64, min((j + 1) * 64, k))
+        ref += (a[:, ks].double() @ b[:, ks].double().T) * sa[j].double()[:, None] * sc[:, j].double()[None, :]
+    for fn in ("inline_form", "split_form"):
+        c = poisoned(m, n)
+        getattr(mod, fn)(a, sa, b, sc, c)
+        assert_near_max(c, ref, 1e-5, f"{fn} under {schedule}")
