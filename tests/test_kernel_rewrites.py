@@ -378,7 +378,8 @@ def test_one_thread_writes_the_element_past_each_count(schedule: str) -> None:
 
 # every thread folds the block's partials from shared memory under a condition on the element (an
 # if, and a conditional expression): schedule/selectfold.py leaves the loop as written where a
-# select sits in the condition (it once dropped the loop and left its counter read)
+# select sits in the condition (it once dropped the loop and left its counter read); thread 0 alone
+# folding them combines its lane's condition with a folded scalar's (runtime/interpreter_compare.py)
 GUARDED_PARTIALS = """
 __co__ void pos_if(global f32 [M, N] x, global f32 [M] s) {
   parallel r by M : block {
@@ -396,6 +397,28 @@ __co__ void pos_if(global f32 [M, N] x, global f32 [M] s) {
         if (v > 0.0f) tot += v;
       }
       if (t == 0) s.at(r) = tot;
+    }
+  }
+}
+
+__co__ void pos_thread0(global f32 [M, N] x, global f32 [M] s) {
+  parallel r by M : block {
+    shared f32 [32] part;
+    parallel t by 32 : thread {
+      mutable f32 acc = 0.0f;
+      foreach j in [cdiv(N, 32)] {
+        if (j * 32 + t < N) acc += x.at(r, j * 32 + t);
+      }
+      part.at(t) = acc;
+      sync.shared;
+      if (t == 0) {
+        mutable f32 tot = 0.0f;
+        foreach k in [32] {
+          f32 v = part.at(k);
+          if (v > 0.0f) tot += v;
+        }
+        s.at(r) = tot;
+      }
     }
   }
 }
@@ -429,7 +452,7 @@ def test_partials_folded_under_a_condition_on_each(schedule: str) -> None:
     part = torch.zeros(m, 32, dtype=torch.float64, device=DEVICE)
     for j in range(n):
         part[:, j % 32] += x[:, j].double()
-    for fn in ("pos_if", "pos_ternary"):
+    for fn in ("pos_if", "pos_thread0", "pos_ternary"):
         s = poisoned(m)
         getattr(mod, fn)(x, s)
         assert_near_max(s, part.clamp(min=0).sum(1), 1e-5, f"{fn} under {schedule}")

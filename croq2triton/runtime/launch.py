@@ -23,10 +23,12 @@ from torch._subclasses.fake_tensor import is_fake
 
 from ..errors import REGISTRY, CroqError, Diagnostic, Span
 from ..sema.ccast import host_cast as host_cast
+from .interpreter_compare import compare_as_bool
 from .interpreter_minmax import match_compiled_minmax
 
 # the interpreter computes min / max of floats as compiled code does (NaN operands lose)
 match_compiled_minmax()
+compare_as_bool()
 
 
 class CroqLaunchError(CroqError):
