@@ -456,3 +456,40 @@ def test_partials_folded_under_a_condition_on_each(schedule: str) -> None:
         s = poisoned(m)
         getattr(mod, fn)(x, s)
         assert_near_max(s, part.clamp(min=0).sum(1), 1e-5, f"{fn} under {schedule}")
+
+
+# CSR row sums: each block walks its row's nonzeros with a while loop on a condition the block
+# shares, each thread accumulating its own column (the accumulator becomes one value a thread)
+CSR_WHILE = """
+__co__ void csr_rows(global s32 [R1] offs, global s32 [NZ] cols, global f32 [NZ] vals, global f32 [C, 32] x,
+                     global f32 [R, 32] out) {
+  parallel r by R : block, c by 32 : thread {
+    f32 acc = 0.0f;
+    s32 j = offs.at(r);
+    while (j < offs.at(r + 1)) {
+      acc += vals.at(j) * x.at(cols.at(j), c);
+      j = j + 1;
+    }
+    out.at(r, c) = acc;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_while_loop_accumulates_one_value_a_thread(schedule: str) -> None:
+    mod: Any = _module(CSR_WHILE, schedule)
+    g = torch.Generator().manual_seed(11)
+    rows, ncols = 13, 9
+    counts = torch.randint(0, 6, (rows,), generator=g)
+    offs = torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(counts, 0)]).int().to(DEVICE)
+    nz = int(offs[-1])
+    cols = torch.randint(0, ncols, (nz,), generator=g).int().to(DEVICE)
+    vals, x = randn(nz, seed=12), randn(ncols, 32, seed=13)
+    out = poisoned(rows, 32)
+    mod.csr_rows(offs, cols, vals, x, out)
+    ref = torch.zeros(rows, 32, dtype=torch.float64, device=DEVICE)
+    for r in range(rows):
+        for j in range(int(offs[r]), int(offs[r + 1])):
+            ref[r] += float(vals[j]) * x[int(cols[j])].double()
+    assert_near_max(out, ref, 1e-6, f"csr_rows under {schedule}")

@@ -430,12 +430,15 @@ class Loops:
         before the loop and again at the end of each trip (Triton's ``while`` on a scalar)."""
         for b in self.buffers():  # buffers are carried by the loop: bound before it
             self.tile_value(b, s)
-        # (a thread's values keep their shape: one that comes to differ between threads inside the
-        # loop is refused where the loop re-binds it, as the condition would be)
         if self.own_counters(s):
             self.lanes_while(s)
             return
-        self.loosen(assigned_names(s.body))
+        # the values the loop changes: one per thread from the start, as in a 'foreach' (an
+        # accumulator of each thread's elements); where the condition reads one, it differs
+        # between threads: the loop of each thread's own (below, lanes_while)
+        assigned = assigned_names(s.body)
+        self.per_thread(s, assigned)
+        self.loosen(assigned)
         cond = self.truth(self.expr(s.cond))
         if cond.shape:
             self.lanes_while(s)
