@@ -493,3 +493,30 @@ def test_a_while_loop_accumulates_one_value_a_thread(schedule: str) -> None:
         for j in range(int(offs[r]), int(offs[r + 1])):
             ref[r] += float(vals[j]) * x[int(cols[j])].double()
     assert_near_max(out, ref, 1e-6, f"csr_rows under {schedule}")
+
+
+# a named span_as of a tensor refined by a view in a copy: a [M, 5, 12] tensor read as [M, 60]
+NAMED_SPAN_AS = """
+__co__ void mm(global f16 [M, 5, 12] a, global f16 [N, 60] b, global f32 [M, N] c) {
+  parallel {bm, bn} by [cdiv(M, 32), cdiv(N, 32)] : block, by 1 : group-4 {
+    a2 = a.span_as([M, 60]);
+    acc = mma.fill.f32 0.0f;
+    foreach k in [4] {
+      sa = dma.copy.zfill a2.subspan(32, 16).at(bm, k) => shared;
+      sb = dma.copy.zfill b.subspan(32, 16).at(bn, k) => shared;
+      mma.row.row acc, sa, sb;
+    }
+    mma.store acc, c.subspan(32, 32).at(bm, bn);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_named_span_as_is_a_view_of_its_tensor(schedule: str) -> None:
+    mod: Any = _module(NAMED_SPAN_AS, schedule)
+    m, n = 37, 45
+    a, b = randn(m, 5, 12, dtype=H, seed=14), randn(n, 60, dtype=H, seed=15)
+    c = poisoned(m, n)
+    mod.mm(a, b, c)
+    assert_near_max(c, a.double().reshape(m, 60) @ b.double().T, 2e-3, f"named span_as under {schedule}")

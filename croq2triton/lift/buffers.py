@@ -483,6 +483,8 @@ class Buffers(ViewAlgebra):
                 return v.data
             if isinstance(v, (BufferView, Region)):
                 return v
+            if getattr(v, "view", None) is not None:  # a named span_as of a tensor (lift/elements.py)
+                return self.place(v.view)  # type: ignore[union-attr]
             raise NotLifted(f"'{e.name}' used as a view", e)
         if isinstance(e, A.Member) and e.member == "data":
             v = self.lookup(unparen(e.base).name, e) if isinstance(unparen(e.base), A.Name) else None  # type: ignore[attr-defined]

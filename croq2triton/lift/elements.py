@@ -22,10 +22,13 @@ from .terms import Region, const_int, unparen
 
 @dataclass(frozen=True)
 class ReshapedTensor:
-    """``x.span_as([..])`` of a whole tensor inside a kernel: read and written by element."""
+    """``x.span_as([..])`` of a whole tensor inside a kernel: read and written by element, and a
+    view of it (``a2.subspan(32, 16).at(m, k)``) is the same view of ``view``, the ``span_as`` as
+    written (its extents are shapes: they do not change while the kernel runs)."""
 
     tensor: str
     dims: tuple[E.Expr, ...]
+    view: A.View | None = None
 
 
 class Elements:
@@ -63,7 +66,7 @@ class Elements:
         if not (isinstance(base, A.Name) and base.name in self.host.tensors):
             return None
         _, ptr = self.tensor(base)
-        return ReshapedTensor(base.name, tuple(self.span_as_count(list(ptr.extents), v.ops[0])))
+        return ReshapedTensor(base.name, tuple(self.span_as_count(list(ptr.extents), v.ops[0])), v)
 
     def tensor(self, base: A.Expr) -> tuple[str, N.Pointer]:
         if isinstance(base, A.Name) and isinstance(self.binding(base.name), (ReshapedTensor, Region)):
