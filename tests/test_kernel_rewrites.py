@@ -115,8 +115,9 @@ __co__ void mm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] c) {
 }
 """
 
-# persistent: the roles' K loops inside a branch of the tile loop; each role would run its whole K
-# loop before the other's, so it is refused (it was once merged at the tile loop: wrong results)
+# persistent: each role walks the output tiles with the K loop inside a branch of its tile loop; the
+# roles merge through the tile loop and the branch (it was once merged at the tile loop alone: one
+# role's whole K loop ran before the other's, wrong results)
 PERSISTENT_ROLES = """
 #define S 2
 __co__ void mm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] c) {
@@ -299,8 +300,20 @@ def test_roles_with_nested_main_loops_merge_at_the_innermost(schedule: str) -> N
     _gemm(NESTED_ROLES, schedule, 77, 45, 100)
 
 
-def test_roles_with_their_events_under_a_branch_of_the_main_loop_are_refused() -> None:
-    out = translate_full(PERSISTENT_ROLES, filename="persist.co")
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_persistent_roles_merge_through_the_branch_of_their_tile_loop(schedule: str) -> None:
+    _gemm(PERSISTENT_ROLES, schedule, 77, 45, 100)
+    _gemm(PERSISTENT_ROLES, schedule, 150, 130, 40)  # more tiles than the 4 workers
+
+
+def test_roles_whose_branches_differ_are_refused() -> None:
+    # the consumer's branch tests another condition: no one structure to merge through, and the K
+    # loops under the branches would run one role's whole loop before the other's
+    src = PERSISTENT_ROLES.replace(
+        "if (tile < total) {\n            acc", "if (tile <= total - 1) {\n            acc", 1
+    )
+    assert src != PERSISTENT_ROLES
+    out = translate_full(src, filename="persist.co")
     assert "mm" in out.failed
     (d,) = out.failed["mm"].diagnostics
     assert "does not translate" in d.message and "events" in d.message, d.message

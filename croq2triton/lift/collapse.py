@@ -151,12 +151,12 @@ def collapse(
         if first < _position(items, c) < last and not isinstance(c, (A.SpannedDecl, A.EventDecl, A.Sync)):
             raise NotLifted("a statement between warp roles that pipeline a loop", c)
     before += [c for c in commons if first < _position(items, c) < last]  # declarations between roles
-    depth = _nest_depth(mains)
+    _align(mains)
     _own_names(bodies, roles, outer)
     ring_names = {n.base.name for m in mains for n in m.walk() if _ring_access(n, rings)}  # type: ignore[attr-defined]
     # the roles that write a ring go first: each iteration writes its slot before it is read
     order = sorted(range(len(parts)), key=lambda i: not _writes_ring(parts[i][1], rings))
-    merged, innermost = _merged([m for i in order if (m := parts[i][1]) is not None], depth)
+    merged, innermost = _merged([m for i in order if (m := parts[i][1]) is not None])
     stmts = [s for i in order for s in parts[i][0]] + [merged] + [s for i in order for s in parts[i][2]]
     block = A.Block(before + stmts + after, span=p.span)
     _single_buffers(block, merged, ring_names)
@@ -167,51 +167,86 @@ def collapse(
     return block, Stated(innermost, frozenset(ring_names), labels, named, level)
 
 
-def _inner_loop(m: A.Foreach) -> A.Foreach | None:
-    """The loop that is the whole body of ``m`` and waits on or triggers events (a nest: ``foreach
-    k1 { foreach k2 { wait ..; .. } }``), if it is."""
-    body = [s for s in _stmts(m.body) if not isinstance(s, (A.Empty, A.PragmaStmt))]
-    if len(body) == 1 and isinstance(body[0], A.Foreach) and _orders(body[0]):
-        return body[0]
-    return None
+def _ordering(stmts: list[A.Stmt]) -> tuple[list[A.Stmt], A.Stmt | None, list[A.Stmt]]:
+    """A statement list as (before, the one statement that waits on or triggers events, after);
+    (stmts, None, []) where none or several do."""
+    at = [i for i, x in enumerate(stmts) if _orders(x) and not (isinstance(x, A.Foreach) and event_only(x))]
+    if len(at) != 1:
+        return stmts, None, []
+    i = at[0]
+    return stmts[:i], stmts[i], stmts[i + 1 :]
 
 
-def _nest_depth(mains: list[A.Foreach]) -> int:
-    """How many loops deep the roles' main loops nest alike (1: the main loops alone), their
-    counters renamed as the first role's at each depth, in place.  Where every role's main loop is
-    a nest (its body one loop that orders the roles), an iteration of the pipeline is one of the
-    innermost loop: the roles merge at that depth, over one domain at each (else refused).  Below
-    the merged depth no loop may wait on or trigger events: its iterations would run one role's
-    whole loop before the other's."""
-    level = mains
-    depth = 1
+def _alike(mains: list[A.Stmt | None]) -> bool:
+    """Are the roles' ordering statements one structure to merge through: loops over one domain
+    (their counters named apart or alike) or branches on one condition without ``else``?"""
+    if any(m is None for m in mains):
+        return False
+    if all(isinstance(m, A.Foreach) for m in mains):
+        return len({_domain(m) for m in mains}) == 1  # type: ignore[arg-type]
+    if all(isinstance(m, A.If) and m.other is None for m in mains):
+        return len({_text([m.cond]) for m in mains}) == 1  # type: ignore[union-attr]
+    return False
+
+
+def _align(mains: list[A.Foreach]) -> None:
+    """The roles' main loops readied for :func:`_merged`, in place: through loops alike in every
+    role (over one domain, a nest ``foreach k1 { foreach k2 { wait ..; } }``) and branches on one
+    condition (a persistent tile loop's ``if (tile < total) { foreach k { .. } }``), their counters
+    named as the first role's at each depth, so that the values the roles compute from them are
+    one (lift/collapse.py ``_own_names``).  Where the structure ends, an iteration of the innermost
+    loop is one step of the pipeline; below it no loop may wait on or trigger events: its
+    iterations would run one role's whole loop before the other's (refused)."""
+    if len({_domain(m) for m in mains}) != 1:
+        raise NotLifted("warp roles whose main loops run over different iterations", mains[0])
+    for m in mains[1:]:  # one domain under other names (``foreach i in [n]`` and ``foreach j in [n]``)
+        _renamed_counters(m, mains[0])
+    level: list[A.Stmt] = list(mains)
     while True:
-        if len({_domain(m) for m in level}) != 1:
-            raise NotLifted("warp roles whose main loops run over different iterations", level[0])
-        for m in level[1:]:  # one domain under other names (``foreach i in [n]`` and ``foreach j in [n]``)
-            _renamed_counters(m, level[0])
-        inner = [_inner_loop(m) for m in level]
-        if any(x is None for x in inner):
+        inner = [_ordering(_stmts(_inside(m)))[1] for m in level]
+        if not _alike(inner):
             break
+        if isinstance(inner[0], A.Foreach):
+            for m in inner[1:]:
+                _renamed_counters(m, inner[0])  # type: ignore[arg-type]
         level = inner  # type: ignore[assignment]
-        depth += 1
     for m in level:
-        for n in m.body.walk():
+        for n in _inside(m).walk():
             if isinstance(n, (A.Foreach, A.While)) and _orders(n) and not (isinstance(n, A.Foreach) and event_only(n)):
                 raise NotLifted("warp roles that wait on or trigger events in a loop inside their main loop", n)
-    return depth
 
 
-def _merged(loops: list[A.Foreach], depth: int) -> tuple[A.Foreach, A.Foreach]:
-    """The roles' main loops (the writer's first) as one loop, merged ``depth`` loops deep: each
-    iteration of the innermost runs the roles' bodies in order; the outermost and innermost
-    merged loops."""
-    if depth > 1:
-        inner, innermost = _merged([_inner_loop(m) for m in loops], depth - 1)  # type: ignore[misc]
-        return dataclasses.replace(loops[0], body=A.Block([inner], span=loops[0].body.span)), innermost
-    body = [s for m in loops for s in _stmts(m.body)]
+def _inside(s: A.Stmt) -> A.Stmt:
+    return s.then if isinstance(s, A.If) else s.body  # type: ignore[attr-defined,no-any-return]
+
+
+def _merged(loops: list[A.Foreach]) -> tuple[A.Foreach, A.Foreach]:
+    """The roles' main loops (the writer's first) as one loop, merged through the structure
+    :func:`_align` found: at each level the roles' statements before the ordering one, the merged
+    ordering statement, then their statements after it; where it ends, each role's body in turn.
+    The outermost and the innermost merged loops."""
+    body, innermost = _merged_lists([_stmts(m.body) for m in loops])
     merged = dataclasses.replace(loops[0], body=A.Block(body, span=loops[0].body.span))
-    return merged, merged
+    return merged, innermost or merged
+
+
+def _merged_lists(lists: list[list[A.Stmt]]) -> tuple[list[A.Stmt], A.Foreach | None]:
+    parts = [_ordering(x) for x in lists]
+    mains = [m for _, m, _ in parts]
+    if not _alike(mains):
+        return [x for stmts in lists for x in stmts], None
+    inner, innermost = _merged_lists([_stmts(_inside(m)) for m in mains])  # type: ignore[arg-type]
+    first = mains[0]
+    merged: A.Stmt
+    if isinstance(first, A.Foreach):
+        merged = dataclasses.replace(first, body=A.Block(inner, span=first.body.span))
+        innermost = innermost or merged  # type: ignore[assignment]
+    else:
+        assert isinstance(first, A.If)
+        merged = A.If(first.cond, A.Block(inner, span=first.then.span), span=first.span)
+    before = [x for b, _, _ in parts for x in b]
+    after = [x for _, _, a in parts for x in a]
+    return [*before, merged, *after], innermost  # type: ignore[return-value]
 
 
 def _own_names(bodies: list[A.Stmt], roles: list[A.Stmt], outer: frozenset[str]) -> None:

@@ -433,11 +433,12 @@ class Loops:
         if self.own_counters(s):
             self.lanes_while(s)
             return
-        # the values the loop changes: one per thread from the start, as in a 'foreach' (an
-        # accumulator of each thread's elements); where the condition reads one, it differs
-        # between threads: the loop of each thread's own (below, lanes_while)
+        # the values the loop changes but its condition does not read: one per thread from the
+        # start, as in a 'foreach' (an accumulator of each thread's elements); those the condition
+        # reads keep their shape (a tree's halving step), and one that comes to differ between
+        # threads is refused where the loop re-binds it
         assigned = assigned_names(s.body)
-        self.per_thread(s, assigned)
+        self.per_thread(s, assigned - {n.name for n in s.cond.walk() if isinstance(n, A.Name)})
         self.loosen(assigned)
         cond = self.truth(self.expr(s.cond))
         if cond.shape:
