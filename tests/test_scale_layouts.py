@@ -70,3 +70,45 @@ def test_row_and_column_scales_stored_either_way(schedule: str) -> None:
         c = poisoned(m, n)
         getattr(mod, fn)(a, sa, b, sc, c)
         assert_near_max(c, ref, 1e-5, f"{fn} under {schedule}")
+
+
+# two warpgroups with 32 rows each of the block's accumulator, each scaling its rows by its own
+# part of the row scales (the units' scale views side by side, as their MMAs place their tiles)
+UNIT_SCALES = """
+__co__ void units(global f8_e4m3 [M, K] a, global f32 [M, KB] sa, global f8_e4m3 [N, K] b,
+                  global f32 [N, KB] sc, global f32 [M, N] out) {
+  parallel {pm, pn} by [cdiv(M, 64), cdiv(N, 64)] : block {
+    shared f8_e4m3 [64, 64] as, bs;
+    parallel g by 2 : group-4 {
+      acc = mma.fill.f32 0.0f;
+      foreach {kb} in [cdiv(K, 64)] {
+        dma.copy.zfill a.subspan(64, 64).at(pm, kb) => as;
+        dma.copy.zfill b.subspan(64, 64).at(pn, kb) => bs;
+        mma.row.row acc, as.subspan(32, 64).at(g, 0), bs;
+        mma.scale acc, sa.subspan(32, 1).at(pm * 2 + g, kb), sc.subspan(64, 1).at(pn, kb);
+      }
+      mma.store acc, out.subspan(32, 64).at(pm * 2 + g, pn);
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_each_unit_scales_its_own_rows(schedule: str) -> None:
+    out = translate_full(UNIT_SCALES, filename="unit_scales.co", schedule=schedule)
+    assert not out.failed, out.failed
+    mod: Any = load_source(out.source, f"unit_scales_{schedule}")
+    m, n, k = 77, 90, 150
+    kb = -(-k // 64)
+    a = randn(m, k, seed=5).to(torch.float8_e4m3fn)
+    b = randn(n, k, seed=6).to(torch.float8_e4m3fn)
+    sa = (torch.rand(m, kb, generator=torch.Generator().manual_seed(7)) + 0.5).to(DEVICE)
+    sc = (torch.rand(n, kb, generator=torch.Generator().manual_seed(8)) + 0.5).to(DEVICE)
+    ref = torch.zeros(m, n, dtype=torch.float64, device=DEVICE)
+    for j in range(kb):
+        ks = slice(j * 64, min((j + 1) * 64, k))
+        ref += (a[:, ks].double() @ b[:, ks].double().T) * sa[:, j].double()[:, None] * sc[:, j].double()[None, :]
+    c = poisoned(m, n)
+    mod.units(a, sa, b, sc, c)
+    assert_near_max(c, ref, 1e-5, f"units under {schedule}")

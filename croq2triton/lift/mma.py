@@ -481,9 +481,10 @@ class Mmas:
             return E.fold(E.Cast(p.expr, acc.var.type))
         if not isinstance(p, Region):
             raise NotLifted("a scale that is not a view of a tensor", node)
-        shape = tuple(const_int(x) for x in p.shape)
-        if not shape:
+        if not p.shape:
             raise NotLifted("a scale of one element named by '.at'", node)
+        buf = self.read_region(p, node)  # the units' scales side by side where they place them
+        shape = tuple(buf.extents)
         count = acc.extents[0] if rows else acc.extents[1]
         if shape == (1, 1) or shape == ((count, 1) if rows else (1, count)):
             flipped = False
@@ -492,7 +493,6 @@ class Mmas:
         else:
             what = "per row of the accumulator" if rows else "per column of the accumulator"
             raise NotLifted(f"a scale view that is neither {what} nor one value", node)
-        buf = self.read_region(p, node)
         placing = tuple(reversed(buf.placing)) if flipped else tuple(buf.placing)
         if any(u is not None and (i >= len(acc.placing) or acc.placing[i] != u) for i, u in enumerate(placing)):
             raise NotLifted("a scale whose units are not its accumulator's", node)
