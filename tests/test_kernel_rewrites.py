@@ -312,11 +312,18 @@ def test_roles_whose_branches_differ_are_refused() -> None:
     src = PERSISTENT_ROLES.replace(
         "if (tile < total) {\n            acc", "if (tile <= total - 1) {\n            acc", 1
     )
-    assert src != PERSISTENT_ROLES
-    out = translate_full(src, filename="persist.co")
-    assert "mm" in out.failed
-    (d,) = out.failed["mm"].diagnostics
-    assert "does not translate" in d.message and "events" in d.message, d.message
+    # the same condition over a name each role binds otherwise: the names are the roles' own
+    same_text = PERSISTENT_ROLES.replace(
+        "          tile = it # p;\n          if (tile < total) {\n            acc",
+        "          tile = (it # p) + 0;\n          if (tile < total) {\n            acc",
+        1,
+    )
+    for changed in (src, same_text):
+        assert changed != PERSISTENT_ROLES
+        out = translate_full(changed, filename="persist.co")
+        assert "mm" in out.failed
+        (d,) = out.failed["mm"].diagnostics
+        assert "does not translate" in d.message and "events" in d.message, d.message
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)

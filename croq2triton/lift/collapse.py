@@ -210,8 +210,13 @@ def _align(mains: list[A.Foreach]) -> None:
             for m in inner[1:]:
                 _renamed_counters(m, inner[0])  # type: ignore[arg-type]
         level = inner  # type: ignore[assignment]
-    for m in level:
-        for n in _inside(m).walk():
+    _no_event_loops([_inside(m) for m in level])
+
+
+def _no_event_loops(stmts: list[A.Stmt]) -> None:
+    """Refuses a loop among ``stmts`` (or inside them) that waits on or triggers events."""
+    for s in stmts:
+        for n in s.walk():
             if isinstance(n, (A.Foreach, A.While)) and _orders(n) and not (isinstance(n, A.Foreach) and event_only(n)):
                 raise NotLifted("warp roles that wait on or trigger events in a loop inside their main loop", n)
 
@@ -233,7 +238,8 @@ def _merged(loops: list[A.Foreach]) -> tuple[A.Foreach, A.Foreach]:
 def _merged_lists(lists: list[list[A.Stmt]]) -> tuple[list[A.Stmt], A.Foreach | None]:
     parts = [_ordering(x) for x in lists]
     mains = [m for _, m, _ in parts]
-    if not _alike(mains):
+    if not _alike(mains):  # each role's statements in turn: no loop of them may order the roles
+        _no_event_loops([x for stmts in lists for x in stmts])
         return [x for stmts in lists for x in stmts], None
     inner, innermost = _merged_lists([_stmts(_inside(m)) for m in mains])  # type: ignore[arg-type]
     first = mains[0]
