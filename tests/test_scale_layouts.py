@@ -51,24 +51,35 @@ __co__ void split_form(global f8_e4m3 [M, K] a, global f32 [KB, M] sa, global f8
 """
 
 
+M, N, K = 77, 90, 150
+KB = -(-K // 64)
+
+
+def _case(src: str, schedule: str, seed: int, rows_first: bool) -> tuple[Any, list[torch.Tensor], torch.Tensor]:
+    """The module of ``src``, its inputs (a, row scales, b, column scales: the row scales stored
+    ``[KB, M]`` where ``rows_first``, else ``[M, KB]``; the column scales ``[N, KB]``) and the
+    float64 reference of the block-scaled product."""
+    out = translate_full(src, filename="scales.co", schedule=schedule)
+    assert not out.failed, out.failed
+    mod: Any = load_source(out.source, f"scales_{schedule}_{seed}")
+    a = randn(M, K, seed=seed).to(torch.float8_e4m3fn)
+    b = randn(N, K, seed=seed + 1).to(torch.float8_e4m3fn)
+    rows = (torch.rand(M, KB, generator=torch.Generator().manual_seed(seed + 2)) + 0.5).to(DEVICE)
+    sc = (torch.rand(N, KB, generator=torch.Generator().manual_seed(seed + 3)) + 0.5).to(DEVICE)
+    ref = torch.zeros(M, N, dtype=torch.float64, device=DEVICE)
+    for j in range(KB):
+        ks = slice(j * 64, min((j + 1) * 64, K))
+        ref += (a[:, ks].double() @ b[:, ks].double().T) * rows[:, j].double()[:, None] * sc[:, j].double()[None, :]
+    sa = rows.T.contiguous() if rows_first else rows
+    return mod, [a, sa, b, sc], ref
+
+
 @pytest.mark.parametrize("schedule", ["source", "auto"])
 def test_row_and_column_scales_stored_either_way(schedule: str) -> None:
-    out = translate_full(SCALED, filename="scales.co", schedule=schedule)
-    assert not out.failed, out.failed
-    mod: Any = load_source(out.source, f"scales_{schedule}")
-    m, n, k = 77, 90, 150
-    kb = -(-k // 64)
-    a = randn(m, k, seed=1).to(torch.float8_e4m3fn)
-    b = randn(n, k, seed=2).to(torch.float8_e4m3fn)
-    sa = (torch.rand(kb, m, generator=torch.Generator().manual_seed(3)) + 0.5).to(DEVICE)
-    sc = (torch.rand(n, kb, generator=torch.Generator().manual_seed(4)) + 0.5).to(DEVICE)
-    ref = torch.zeros(m, n, dtype=torch.float64, device=DEVICE)
-    for j in range(kb):
-        ks = slice(j * 64, min((j + 1) * 64, k))
-        ref += (a[:, ks].double() @ b[:, ks].double().T) * sa[j].double()[:, None] * sc[:, j].double()[None, :]
+    mod, inputs, ref = _case(SCALED, schedule, 1, rows_first=True)
     for fn in ("inline_form", "split_form"):
-        c = poisoned(m, n)
-        getattr(mod, fn)(a, sa, b, sc, c)
+        c = poisoned(M, N)
+        getattr(mod, fn)(*inputs, c)
         assert_near_max(c, ref, 1e-5, f"{fn} under {schedule}")
 
 
@@ -96,19 +107,7 @@ __co__ void units(global f8_e4m3 [M, K] a, global f32 [M, KB] sa, global f8_e4m3
 
 @pytest.mark.parametrize("schedule", ["source", "auto"])
 def test_each_unit_scales_its_own_rows(schedule: str) -> None:
-    out = translate_full(UNIT_SCALES, filename="unit_scales.co", schedule=schedule)
-    assert not out.failed, out.failed
-    mod: Any = load_source(out.source, f"unit_scales_{schedule}")
-    m, n, k = 77, 90, 150
-    kb = -(-k // 64)
-    a = randn(m, k, seed=5).to(torch.float8_e4m3fn)
-    b = randn(n, k, seed=6).to(torch.float8_e4m3fn)
-    sa = (torch.rand(m, kb, generator=torch.Generator().manual_seed(7)) + 0.5).to(DEVICE)
-    sc = (torch.rand(n, kb, generator=torch.Generator().manual_seed(8)) + 0.5).to(DEVICE)
-    ref = torch.zeros(m, n, dtype=torch.float64, device=DEVICE)
-    for j in range(kb):
-        ks = slice(j * 64, min((j + 1) * 64, k))
-        ref += (a[:, ks].double() @ b[:, ks].double().T) * sa[:, j].double()[:, None] * sc[:, j].double()[None, :]
-    c = poisoned(m, n)
-    mod.units(a, sa, b, sc, c)
+    mod, inputs, ref = _case(UNIT_SCALES, schedule, 5, rows_first=False)
+    c = poisoned(M, N)
+    mod.units(*inputs, c)
     assert_near_max(c, ref, 1e-5, f"units under {schedule}")
