@@ -111,3 +111,76 @@ def test_each_unit_scales_its_own_rows(schedule: str) -> None:
     c = poisoned(M, N)
     mod.units(*inputs, c)
     assert_near_max(c, ref, 1e-5, f"units under {schedule}")
+
+
+# scales staged in shared memory before the scaled MMA reads them: copied whole into a buffer, and
+# (warp roles, a ring of two stages) a producer's asynchronous copies into a slot of a ring that
+# the consumer's mma.scale reads (the column scales a column of the buffer: one a column)
+STAGED_SCALES = """
+__co__ void staged(global f8_e4m3 [M, K] a, global f32 [M, KB] sa, global f8_e4m3 [N, K] b,
+                   global f32 [N, KB] sc, global f32 [M, N] out) {
+  parallel {pm, pn} by [cdiv(M, 64), cdiv(N, 64)] : block {
+    shared f8_e4m3 [64, 64] as, bs;
+    shared f32 [64, 1] sas;
+    shared f32 [64, 1] scs;
+    parallel by 1 : group-4 {
+      acc = mma.fill.f32 0.0f;
+      foreach {kb} in [cdiv(K, 64)] {
+        dma.copy.zfill a.subspan(64, 64).at(pm, kb) => as;
+        dma.copy.zfill b.subspan(64, 64).at(pn, kb) => bs;
+        dma.copy.zfill sa.subspan(64, 1).at(pm, kb) => sas;
+        dma.copy.zfill sc.subspan(64, 1).at(pn, kb) => scs;
+        mma.row.row acc, as, bs;
+        mma.scale acc, sas, scs;
+      }
+      mma.store acc, out.subspan(64, 64).at(pm, pn);
+    }
+  }
+}
+
+__co__ void ring(global f8_e4m3 [M, K] a, global f32 [M, KB] sa, global f8_e4m3 [N, K] b,
+                 global f32 [N, KB] sc, global f32 [M, N] out) {
+  parallel {pm, pn} by [cdiv(M, 64), cdiv(N, 64)] : block {
+    shared event full[2], empty[2];
+    shared f8_e4m3 [2 * 64, 64] as;
+    shared f8_e4m3 [2 * 64, 64] bs;
+    shared f32 [2 * 64, 1] sas;
+    shared f32 [2 * 64, 1] scs;
+    parallel p by 2 : group-4 {
+      inthreads.async (p == 0) {
+        foreach {kb} in [cdiv(K, 64)] {
+          stage = kb % 2;
+          wait empty[stage];
+          tma.copy.async<full[stage]> a.subspan(64, 64).at(pm, kb) => as.subspan(64, 64).at(stage, 0);
+          tma.copy.async<full[stage]> b.subspan(64, 64).at(pn, kb) => bs.subspan(64, 64).at(stage, 0);
+          fa = dma.copy.async sa.subspan(64, 1).at(pm, kb) => sas.subspan(64, 1).at(stage, 0);
+          fc = dma.copy.async sc.subspan(64, 1).at(pn, kb) => scs.subspan(64, 1).at(stage, 0);
+          wait fa, fc;
+          trigger full[stage];
+        }
+      }
+      inthreads.async (p == 1) {
+        acc = mma.fill.f32 0.0f;
+        foreach {s} in [2] { trigger empty[s]; }
+        foreach {kb} in [cdiv(K, 64)] {
+          stage = kb % 2;
+          wait full[stage];
+          mma.row.row acc, as.subspan(64, 64).at(stage, 0), bs.subspan(64, 64).at(stage, 0);
+          mma.scale acc, sas.subspan(64, 1).at(stage, 0), scs.subspan(64, 1).at(stage, 0);
+          trigger empty[stage];
+        }
+        mma.store acc, out.subspan(64, 64).at(pm, pn);
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_scales_staged_in_shared_memory(schedule: str) -> None:
+    mod, inputs, ref = _case(STAGED_SCALES, schedule, 9, rows_first=False)
+    for fn in ("staged", "ring"):
+        c = poisoned(M, N)
+        getattr(mod, fn)(*inputs, c)
+        assert_near_max(c, ref, 1e-5, f"{fn} under {schedule}")

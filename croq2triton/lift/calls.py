@@ -22,7 +22,7 @@ from ..tir import nodes as N
 from .arith import Value
 from .buffers import shared_element
 from .host import ir_type
-from .notlifted import NotLifted
+from .notlifted import NotLifted, Unlowerable
 from .terms import unparen
 
 ATOMICS = {
@@ -76,7 +76,7 @@ class Calls:
             # registers itself (its warp-specialized partitions included); it changes no value
             self.register_hint(c, s)
         else:
-            raise NotLifted(call_form(c), s, call_hint(c))
+            raise Unlowerable(call_form(c), s, call_hint(c))
 
     def register_hint(self, c: A.Call, s: A.Stmt) -> None:
         """``croq::cuda::setreg_inc(n)`` / ``setreg_dec(n)``: ``n`` a constant the register file

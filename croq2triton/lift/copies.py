@@ -38,7 +38,7 @@ from .buffers import (
     view_shape,
 )
 from .checks import copy_shapes, fits, larger_at_launch
-from .notlifted import NotLifted
+from .notlifted import NotLifted, Unlowerable
 from .terms import Region, const_int, unparen
 
 # attributes that do not change what a copy moves: the zero fill is the tail rule's anyway, a
@@ -94,6 +94,8 @@ class Copies:
     tma_load: Any
     tma_store: Any
     concat_region: Any
+    concat_view: Any
+    units: dict[str, int]
     is_event: Any
     waited: Any
     swizzle: Any
@@ -139,6 +141,8 @@ class Copies:
     launch_checks: list[H.Assert]
 
     def dma(self, s: A.DmaStmt) -> None:
+        if any(a.name == "sp" for a in s.attrs):
+            raise Unlowerable("2:4 sparse copies ('.sp')", s)
         if s.op not in ("copy", "load", "transp", "pad") or (s.cfg and s.op == "copy"):
             raise NotLifted(f"a {s.engine}.{s.op}", s)
         if s.event is not None and not self.is_event(s.event):  # ``tma.copy.async<full>``: it only orders
@@ -175,8 +179,7 @@ class Copies:
             return
         if any(a.name not in NEUTRAL_ATTRS for a in s.attrs):
             odd = [a.name for a in s.attrs if a.name not in NEUTRAL_ATTRS]
-            what = "2:4 sparse copies ('.sp')" if odd == ["sp"] else f"a copy with '.{odd[0]}'"
-            raise NotLifted(what, s)
+            raise NotLifted(f"a copy with '.{odd[0]}'", s)
         if any(p.shape for p in self.pred):
             self.copy_by_some_threads(s)
             return
@@ -212,6 +215,8 @@ class Copies:
         else:
             dst = self.place(s.dst)
             self.copy_fits(s, src, dst, perm, pad)
+            if isinstance(src, BufferView) and isinstance(dst, Region) and self.units:
+                src, dst = self.units_store(src, dst, perm, s)
         zfill = any(a.name == "zfill" for a in s.attrs)
         if s.engine == "tma" and not (isinstance(src, Region) != isinstance(dst, Region)):
             raise NotLifted("a tma.copy that is not between a tensor and a buffer", s)
@@ -229,6 +234,21 @@ class Copies:
             self.between_buffers(src, dst, s)  # type: ignore[arg-type]
         if s.result:
             self.scopes[-1][s.result] = CopyFuture(dst)
+
+    def units_store(
+        self, src: BufferView, dst: Region, perm: tuple[int, ...], node: A.DmaStmt
+    ) -> tuple[BufferView, Region]:
+        """A copy each unit makes of its part of a buffer into its window of a tensor
+        (``out_s.subspan(64, N).at(g, 0) => out.subspan(64, N).at(m * 2 + g, n)``): the units'
+        parts side by side and their windows side by side, where they place them alike
+        (lift/units.py), are one copy of the whole."""
+        whole, by_src = self.concat_view(src, node)
+        if not any(by_src):
+            return src, dst
+        window, by_dst = self.concat_region(dst, node)
+        if perm != tuple(range(len(perm))) or tuple(by_src) != tuple(by_dst):
+            raise NotLifted("a copy of the units' parts of a buffer into windows they place otherwise", node)
+        return whole, window
 
     def copy_by_some_threads(self, s: A.DmaStmt) -> None:
         """A copy under a condition on the thread index (``if (t == 0) dma.copy ..``): a copy moves

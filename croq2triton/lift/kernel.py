@@ -46,7 +46,7 @@ from .lanecopies import LaneCopies
 from .laneroles import check_lane_roles, has_lane_roles
 from .loops import Loops
 from .mma import Mmas
-from .notlifted import NotInRegisters, NotLifted
+from .notlifted import NotInRegisters, NotLifted, Unlowerable
 from .parts import Parts
 from .placement import nested_lane_axes, scratch_buffers, varying_names
 from .scratch import ScratchBuffers
@@ -433,13 +433,14 @@ class Lifter(
         elif isinstance(s, A.Swap):
             self.swap(s)
         elif isinstance(s, A.InThreads) and (pick := self.unit_pick(s)) is not None:
-            self.picked_unit(s, *pick)  # one unit's work (lift/units.py)
+            self.picked_unit(s, pick)  # one unit's work (lift/units.py)
         elif isinstance(s, A.InThreads):  # the lanes the condition picks (all meet after, or, async, in
             self.if_stmt(A.If(s.cond, s.body, None, span=s.span))  # an order their events allow: stmts)
         elif isinstance(s, A.Yield):
             self.yield_stmt(s)
         else:
-            raise NotLifted(STATEMENTS.get(type(s).__name__, "{}").format(describe(s)), s)
+            why = STATEMENTS.get(type(s).__name__, "{}").format(describe(s))
+            raise (Unlowerable if isinstance(s, (A.Cpp, A.Asm)) else NotLifted)(why, s)
 
     def roles(self, s: A.Parallel) -> None:
         """Warp roles as one sequential program (lift/collapse.py); its rings become buffers and
@@ -892,11 +893,14 @@ def _calls(e: E.Expr, fn: str) -> bool:
 def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, options: Options | None = None) -> Lifted:
     """The tile-IR kernel of ``top``, or :class:`NotLifted` where this path does not cover it yet.
     Units whose MMAs lift/units.py does not place are tried again unrolled (lift/unroll.py), and
-    fragments of each thread as the threads' arrays (lift/threadfrags.py)."""
+    fragments of each thread as the threads' arrays (lift/threadfrags.py); a construct with no
+    Triton form (:class:`Unlowerable`) is refused as it is met."""
     opts = options or Options()
     top = loop_exits(top) or top  # ``break`` / ``continue`` as flags (lift/exits.py)
     try:
         return _lift(top, name, host, src_name, opts)
+    except Unlowerable:
+        raise  # no other lifting takes it: the refusal names the construct
     except NotLifted as first:
         if str(first).startswith("a fragment operation in more than one unit or thread"):
             rewritten = thread_frags(top)

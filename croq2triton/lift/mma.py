@@ -43,7 +43,7 @@ from .arith import Value
 from .buffers import BufferView, MmaFuture, Place, TileBuffer, spread
 from .checks import mma_types, size_text
 from .host import ir_type
-from .notlifted import NotLifted
+from .notlifted import NotLifted, Unlowerable
 from .parts import select_chunk
 from .terms import Bounded, Region, const_int, unparen
 
@@ -318,10 +318,11 @@ class Mmas:
         return True
 
     def mma_op(self, s: A.MmaOp) -> None:
+        if s.variant == "sp":
+            raise Unlowerable("2:4 sparse MMAs ('mma.*.sp')", s)
         self.single_unit(s)
         if s.variant not in ("", "async", "scale"):
-            what = "2:4 sparse MMAs ('mma.*.sp')" if s.variant == "sp" else f"an 'mma.{s.variant}' MMA"
-            raise NotLifted(what, s)
+            raise NotLifted(f"an 'mma.{s.variant}' MMA", s)
         a, b = self.operand(s.a, s), self.operand(s.b, s)
         scales = [self.scale_of(x) for x in s.extra] if s.variant == "scale" else []
         if s.variant == "scale" and len(scales) != 2:
@@ -479,12 +480,42 @@ class Mmas:
         per column, ``[1, N]`` or ``[N, 1]``; either may be a view of one element or one value."""
         if isinstance(p, Value):
             return E.fold(E.Cast(p.expr, acc.var.type))
+        if isinstance(p, BufferView):  # staged in a buffer (a ring slot of shared memory, registers)
+            return self.buffer_scale(p, acc, node, rows)
         if not isinstance(p, Region):
-            raise NotLifted("a scale that is not a view of a tensor", node)
+            raise NotLifted("a scale that is not a view of a tensor or a buffer", node)
         if not p.shape:
             raise NotLifted("a scale of one element named by '.at'", node)
         buf = self.read_region(p, node)  # the units' scales side by side where they place them
         shape = tuple(buf.extents)
+        return self.scale_factor(self.tile_value(buf, node), shape, tuple(buf.placing), acc, node, rows)
+
+    def buffer_scale(self, p: BufferView, acc: TileBuffer, node: A.Node, rows: bool) -> E.Expr:
+        """A scale that is a view of a buffer: the whole buffer's tile, or the part it names
+        (lift/parts.py: ``scale_s.subspan(64, 1).at(stage, 0)``)."""
+        whole, placing = self.concat_view(p, node)
+        if self.covers(whole):
+            buf = whole.buffer
+            if len(buf.extents) != 2 or not buf.fixed:
+                raise NotLifted("a scale staged in a buffer that is not two-dimensional of known extents", node)
+            shape = tuple(int(n) for n in buf.tile)  # type: ignore[call-overload]
+            return self.scale_factor(self.tile_value(buf, node), shape, tuple(placing), acc, node, rows)
+        tile, shape, _ = self.part_tile(whole, node)
+        if len(shape) != 2:
+            raise NotLifted("a scale staged in a part of a buffer that is not two-dimensional", node)
+        return self.scale_factor(tile, shape, tuple(placing), acc, node, rows)
+
+    def scale_factor(
+        self,
+        tile: E.Expr,
+        shape: tuple[E.Dim, ...],
+        placing: tuple[str | None, ...],
+        acc: TileBuffer,
+        node: A.Node,
+        rows: bool,
+    ) -> E.Expr:
+        """A scale's tile as the factor of the product: one value per row (``rows``) or column of
+        the accumulator, either way round, or one value for all."""
         count = acc.extents[0] if rows else acc.extents[1]
         if shape == (1, 1) or shape == ((count, 1) if rows else (1, count)):
             flipped = False
@@ -493,10 +524,9 @@ class Mmas:
         else:
             what = "per row of the accumulator" if rows else "per column of the accumulator"
             raise NotLifted(f"a scale view that is neither {what} nor one value", node)
-        placing = tuple(reversed(buf.placing)) if flipped else tuple(buf.placing)
+        placing = tuple(reversed(placing)) if flipped else placing
         if any(u is not None and (i >= len(acc.placing) or acc.placing[i] != u) for i, u in enumerate(placing)):
             raise NotLifted("a scale whose units are not its accumulator's", node)
-        tile: E.Expr = self.tile_value(buf, node)
         if flipped:
             tile = E.Permute(tile, (1, 0))
         return E.Cast(tile, acc.var.type)

@@ -36,6 +36,13 @@ class NotLifted(Exception):
         return f"{reason}: '{text}'"
 
 
+class Unlowerable(NotLifted):
+    """A construct with no Triton form whatever the lifting (LANGUAGE.md 9.5: C++ and asm
+    statements, calls into C++ code, 2:4 sparse MMAs and copies): no other way of lifting the
+    kernel (its units unrolled, its fragments per thread) is tried, so that the refusal names this
+    construct rather than why a fallback did not fit."""
+
+
 class NotInRegisters(NotLifted):
     """A buffer's element access that its register tile does not express, found while lifting
     (the placement pass, lift/placement.py, decides from the source and cannot always know a

@@ -64,15 +64,34 @@ class Units:
         for s in N.walk(self.body[start:]):
             for e in N.exprs_of(s) + [v for v in N.defines(s)]:
                 if any(v.name in syms for v in E.free_vars(e)):
-                    raise NotLifted("a unit index used other than to place its MMAs' tiles", None)
+                    raise NotLifted("a unit index used other than to place its MMAs' tiles", levels[0])
 
-    def unit_pick(self, s: A.InThreads) -> tuple[str, int] | None:
-        """``(unit symbol, u)`` where ``s`` is ``inthreads (g == u)`` of one unit of a unit level
-        (``g`` affine in the unit index: ``inthreads ((p1# + 1) == 2)`` of a collapsed role); None
-        for any other condition."""
+    def unit_pick(self, s: A.InThreads) -> dict[str, int] | None:
+        """``{unit symbol: u}`` where ``s`` is ``inthreads (g == u)`` of one unit of a unit level, or
+        a conjunction of such equalities on several unit indices (``g0 == 0 && g1 == 0``: the
+        elected unit of a grid of units); each ``g`` affine in the unit index (``inthreads ((p1# +
+        1) == 2)`` of a collapsed role); None for any other condition."""
         if not self.units or s.is_async:
             return None
         cond = E.fold(self.expr(s.cond).expr)  # type: ignore[attr-defined]
+        terms: list[E.Expr] = []
+        stack = [cond]
+        while stack:
+            t = stack.pop()
+            if isinstance(t, E.Bin) and t.op in ("&", "&&", "and") and not t.shape:
+                stack += [t.lhs, t.rhs]
+            else:
+                terms.append(t)
+        picked: dict[str, int] = {}
+        for t in terms:
+            one = self.one_unit(t)
+            if one is None or one[0] in picked:
+                return None
+            picked[one[0]] = one[1]
+        return picked
+
+    def one_unit(self, cond: E.Expr) -> tuple[str, int] | None:
+        """``(g, u)`` where ``cond`` is ``g == u`` (``u`` -1 where no unit satisfies it)."""
         if not (isinstance(cond, E.Bin) and cond.op == "==" and not cond.shape):
             return None
         syms = [v.name for v in E.free_vars(cond) if v.name in self.units]
@@ -84,25 +103,26 @@ class Units:
         k, rest = lin[0][syms[0]], int(lin[1].value)
         return (syms[0], -rest // k) if rest % k == 0 else (syms[0], -1)
 
-    def picked_unit(self, s: A.InThreads, sym: str, u: int) -> None:
+    def picked_unit(self, s: A.InThreads, picked: dict[str, int]) -> None:
         """The body of ``inthreads (g == u)`` as unit ``u``'s work: the unit index is ``u`` in it and
         an accumulator of the units read there is unit ``u``'s tile of it (lift/mma.py); a unit the
         level does not have runs nothing.  The lifted program does every unit's work, so no branch."""
-        if not 0 <= u < self.units[sym]:
+        if any(not 0 <= u < self.units[sym] for sym, u in picked.items()):
             return
         scope = {
-            name: Bounded(E.Const(u), b.bound)
+            name: Bounded(E.Const(picked[b.value.name]), b.bound)
             for sc in self.scopes
             for name, b in sc.items()
-            if isinstance(b, Bounded) and isinstance(b.value, E.Var) and b.value.name == sym
+            if isinstance(b, Bounded) and isinstance(b.value, E.Var) and b.value.name in picked
         }
-        self.pinned[sym] = u
+        self.pinned.update(picked)
         self.scopes.append(scope)
         try:
             self.stmt(s.body)  # type: ignore[attr-defined]
         finally:
             self.scopes.pop()
-            del self.pinned[sym]
+            for sym in picked:
+                del self.pinned[sym]
 
     def concat_region(self, p: Region, node: A.Node) -> tuple[Region, Placing]:
         """A window over the units that place their tiles along its dimensions (see the module)."""

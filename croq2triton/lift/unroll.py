@@ -109,6 +109,8 @@ def _unrolled(p: A.Parallel, fixed: dict[str, Bounded], events: set[str]) -> A.B
     if total > MAX_UNITS:
         raise NotUnrolled()
     event = next((n for n in p.body.walk() if _on_event(n, events)), None)
+    if event is not None and any(isinstance(n, A.InThreads) and n.is_async for n in p.body.walk()):
+        raise NotUnrolled()  # warp roles (lift/collapse.py): why they did not lift is the first refusal
     if event is not None:
         raise NotUnrolled("units that each issue MMAs and wait on or trigger events", event)
     local = defined_names(p.body)
