@@ -896,6 +896,7 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
     fragments of each thread as the threads' arrays (lift/threadfrags.py); a construct with no
     Triton form (:class:`Unlowerable`) is refused as it is met."""
     opts = options or Options()
+    first_unlowerable(top)
     top = loop_exits(top) or top  # ``break`` / ``continue`` as flags (lift/exits.py)
     try:
         return _lift(top, name, host, src_name, opts)
@@ -923,6 +924,20 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
             return _lift(new_top, name, host, src_name, opts, fixed)
         except NotLifted:
             raise first from None
+
+
+def first_unlowerable(top: A.Parallel) -> None:
+    """:class:`Unlowerable` at the first construct of ``top`` that no lifting translates (LANGUAGE.md
+    9.5: C++ and asm statements, 2:4 sparse MMAs and copies), before anything else is tried: the
+    refusal names it, not a form met earlier that the kernel's lifting would otherwise have had to
+    take."""
+    for n in top.walk():
+        if isinstance(n, (A.Cpp, A.Asm)):
+            raise Unlowerable(STATEMENTS.get(type(n).__name__, "{}").format(describe(n)), n)
+        if isinstance(n, A.MmaOp) and n.variant == "sp":
+            raise Unlowerable("2:4 sparse MMAs ('mma.*.sp')", n)
+        if isinstance(n, A.DmaStmt) and any(a.name == "sp" for a in n.attrs):
+            raise Unlowerable("2:4 sparse copies ('.sp')", n)
 
 
 def _lift(
