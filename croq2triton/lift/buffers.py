@@ -202,6 +202,7 @@ class Buffers(ViewAlgebra):
     lanes: tuple[int, tuple[int, ...]] | None
     expr: Any
     lookup: Any
+    derived_bound: Any
     tensor: Any
     emit: Any
     claim: Any
@@ -257,6 +258,9 @@ class Buffers(ViewAlgebra):
                 return Bounded(self.block_level(v.value), v.bound)
             if isinstance(v, WithName):  # named by 'with', no 'foreach' over it: 0 (LANGUAGE.md 7.4)
                 return Bounded(E.Const(0), v.extent)
+            d = self.derived_bound(v)  # ``bn = idx % num_n`` (lift/kernel.py derived_index)
+            if d is not None and (self.lane_views or not self.block_level(d.value).shape):
+                return Bounded(self.block_level(d.value), d.bound)
         raise NotLifted("a tiling index that is not a block-level bounded variable", e)
 
     def block_level(self, e: E.Expr) -> E.Expr:

@@ -115,6 +115,7 @@ class Lifter(
         self.unit_threads: dict[int, int] = {}  # id(PBy) of a group / group-4 level -> threads per unit
         self.written = written_tensors([top], set(host.tensors))  # the tensors this kernel stores into
         self.units: dict[str, int] = {}  # unit symbols (lift/units.py) -> their extents
+        self.derived_bounds: dict[str, E.Expr] = {}  # lifted names of tile indices derived by % or / (derived_index)
         self.pinned: dict[str, int] = {}  # unit symbols an ``inthreads (g == u)`` picks one unit of
         self.stated_pipelines: dict[int, N.Pipeline] = {}  # id(Foreach) -> the pipeline collapsed roles state
         self.collapsed: list[A.Node] = []  # the roles' collapsed programs (their own names renamed apart)
@@ -557,6 +558,12 @@ class Lifter(
                 # ``tile = k # p``, ``u = t #+ 1``: a bounded index under a name (``#tile``, ``chunkat(tile)``)
                 value = self.scopes[-1][target.name]
                 self.scopes[-1][target.name] = Bounded(value.expr, self.index_bound(a.value).bound)
+            elif (derived := self.derived_index(a.value)) is not None:
+                # ``bn = idx % num_n``, ``bm = idx / num_n``: a tile index of a linear one, a plain
+                # value everywhere but where a bounded index is asked for (``chunkat(bn, ..)``, ``#bn``)
+                value = self.scopes[-1][target.name]
+                if isinstance(value, Value) and isinstance(value.expr, E.Var) and not value.expr.shape:
+                    self.derived_bounds[value.expr.name] = derived.bound
             return
         value = self.expr(a.value)
         if a.op != "=":
@@ -706,9 +713,10 @@ class Lifter(
             b = self.lookup(e.name, e)
             if isinstance(b, WithName):  # ``#k`` of ``with k in [n]`` outside a loop over it: n
                 return Value(b.extent, "int")
-            if not isinstance(b, Bounded):
+            d = b if isinstance(b, Bounded) else self.derived_bound(b)  # ``#bn`` of ``bn = idx % nn``
+            if d is None:
                 raise NotLifted("'#' of something that is not a parallel index", e)
-            return Value(b.bound, "int")
+            return Value(d.bound, "int")
         if isinstance(e, A.At):
             buf = self.buffer_of(e.base)
             if buf is not None:
@@ -791,6 +799,26 @@ class Lifter(
         a = self.expr(e.lhs)
         return Value(E.fold(E.Bin("+", E.Bin("*", a.expr, b.bound), b.value)), "int")
 
+    def derived_index(self, e: A.Expr) -> Bounded | None:
+        """``a % n`` / ``a / n`` of a bounded index ``a`` (``n`` a positive integer): the index
+        among ``n`` / among ``cdiv(#a, n)`` chunks (a linear tile index split into its row and
+        column, ``bn = idx % num_n; bm = idx / num_n``, then ``chunkat(bm, ..)``); the value
+        stays the plain quotient or remainder.  None for anything else."""
+        e = unparen(e)
+        if not (isinstance(e, A.Binary) and e.op in ("%", "/")):
+            return None
+        try:
+            a = self.index_bound(e.lhs)
+            n = self.int_expr(e.rhs)
+        except (NotLifted, CroqSemanticError):
+            return None
+        hi = E.bounds(n)[1]
+        if n.shape or (hi is not None and hi < 1):  # (a divisor of run-time value is a positive count)
+            return None
+        if e.op == "%":
+            return Bounded(E.fold(E.Bin("%", a.value, n)), n)
+        return Bounded(E.fold(E.Bin("/", a.value, n)), E.fold(E.CDiv(a.bound, n)))
+
     def index_bound(self, e: A.Expr) -> Bounded:
         """The value and bound of a bounded index (LANGUAGE.md 7.2): a parallel or loop index, a
         name bound to one, ``a # b``, ``a #+ c``, ``a #- c``."""
@@ -809,7 +837,15 @@ class Lifter(
                 return b
             if isinstance(b, WithName):  # named by 'with', no 'foreach' over it: 0 (LANGUAGE.md 7.4)
                 return Bounded(E.Const(0), b.extent)
+            if (d := self.derived_bound(b)) is not None:
+                return d
         raise NotLifted("'#' of something that is not a bounded index", e)
+
+    def derived_bound(self, b: Any) -> Bounded | None:
+        """A name's value that :meth:`derived_index` bounded (``bn = idx % num_n``), as a bounded index."""
+        if isinstance(b, Value) and isinstance(b.expr, E.Var) and b.expr.name in self.derived_bounds:
+            return Bounded(b.expr, self.derived_bounds[b.expr.name])
+        return None
 
     def host_expr(self, e: A.Expr) -> E.Expr:
         """A grid bound as the launcher computes it (sizes and scalar parameters, literals, cdiv)."""
