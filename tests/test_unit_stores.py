@@ -99,6 +99,8 @@ def _module(schedule: str) -> Any:
     assert not out.failed, out.failed
     for fn in ("units", "roles", "elected"):  # the units' tiles concatenated: one dot, not a copy per unit
         assert kernel_code(out.source, f"{fn}_k0").count("tl.dot(") == 1, fn
+        # and each a proved contraction (lift/moves.py: a unit's part of the staged output copied out)
+        assert out.contractions[fn], fn
     return load_source(out.source, f"unit_stores_{schedule}")
 
 

@@ -81,6 +81,7 @@ class Interpreter(Moves, Roles, Expressions):
         self.guard: list[E.Expr] = []
         self.spatial: list[tuple[E.Var, E.Expr]] = []  # enclosing parallel indices and element loops
         self.stores: list[Store] = []
+        self.pins: dict[str, E.Expr] = {}  # unit indices an ``inthreads (p == c)`` fixes (lift/roles.py)
         self.accs: list[Cells] = []
         self.ids = count()
         self.level_of: dict[int, str] = {}

@@ -64,6 +64,7 @@ class Moves:
     reset: Any
     same_idx: Any
     stmts: Any
+    pins: dict[str, E.Expr]
 
     # ---------------------------------------------------------------- data movement
     def dma(self, s: A.DmaStmt) -> None:
@@ -71,6 +72,9 @@ class Moves:
             raise NotLifted(f"a {s.engine}.{s.op} with these attributes", s)
         src = self.value(s.src)
         line = self.line(s)
+        if isinstance(src, View) and isinstance(src.base.content, list) and not s.dst_storage:
+            self.copy_placed_part(src, s)  # a unit's part of a staged output (``so.subspan(64, N).at(g, 0)``)
+            return
         if isinstance(src, (Buffer, View)):
             content = self.buffer_content(src, s)
             dst = self.value(s.dst) if not s.dst_storage else None
@@ -119,6 +123,31 @@ class Moves:
             self.ksteps.append(int(_const(src.shape[-1])))  # type: ignore[arg-type]
         if s.result:
             self.bind(s.result, Future(buf))
+
+    def copy_placed_part(self, src: View, s: A.DmaStmt) -> None:
+        """A copy out of a part of a buffer that accumulators were stored into: each store into
+        exactly that part (its offsets and shape) is that part's content, stored into the window;
+        a part any other store may overlap is not a form the proof takes."""
+        dst = self.value(s.dst)
+        if not isinstance(dst, Region):
+            raise NotLifted("a copy out of a part of an accumulator buffer into something other than a view", s)
+        same_elements(src.base.elem, self.tensors[dst.tensor].elem, s)
+        self.touch(src.base, False)
+        shape = tuple(_const(x) for x in src.shape)
+        if not all(src.keep) or tuple(_const(x) for x in dst.shape) != shape:
+            raise NotLifted("a copy out of a part of an accumulator buffer into a window of another shape", s)
+        content = src.base.content
+        assert isinstance(content, list)
+        for placed in content:
+            if not _exactly_at(placed, src.offsets, shape):
+                raise NotLifted("a copy out of a part of an accumulator buffer that other stores may overlap", s)
+        line = self.line(s)
+        for placed in content:
+            here = {v.name for v, _ in self.spatial}
+            extra = [(v, x) for v, x in placed.spatial if v.name not in here]
+            self.spatial.extend(extra)
+            self.store_tile(placed.cells, dst, line, placed.transp)
+            del self.spatial[len(self.spatial) - len(extra) :]
 
     def copy_written(self, w: Written, dst: Region, line: int) -> None:
         """A buffer element written by a unit, copied out to ``dst``: that unit's store."""
@@ -366,10 +395,30 @@ class Moves:
         self.store(at, ev.acc, line, None if epi.plain else epi)
 
     def store(self, at: Elem, value: AccRead, line: int, epi: EpiValue | None = None) -> None:
-        store = Store(at.tensor, at.index, value, tuple(self.guard), tuple(self.spatial), line, epi, at.limits)
+        store = Store(
+            at.tensor,
+            at.index,
+            value,
+            tuple(self.guard),
+            tuple(self.spatial),
+            line,
+            epi,
+            at.limits,
+            tuple(self.pins.items()),
+        )
         self.stores.append(store)
 
 
 def as_cells(v: Value) -> Value:
     """A loaded tile where it is used as an accumulator is its accumulator."""
     return v.cells if isinstance(v, Loaded) else v
+
+
+def _exactly_at(placed: Placed | Written, offsets: tuple[E.Expr, ...], shape: tuple[Any, ...]) -> bool:
+    """Is ``placed`` an accumulator stored at exactly ``offsets`` with ``shape`` (as stored)?"""
+    if not isinstance(placed, Placed):
+        return False
+    dims = placed.cells.shape[::-1] if placed.transp else placed.cells.shape
+    return tuple(dims) == shape and all(
+        E.same(E.fold(a), E.fold(b)) for a, b in zip(placed.offsets, offsets, strict=True)
+    )

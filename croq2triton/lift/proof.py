@@ -3,13 +3,14 @@ bijections onto covering ranges, guards, one sum of products over a covering con
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir.contract import Contraction, Epilogue, EpiRead, Group, Operand, Scale
 from .notlifted import NotLifted
-from .terms import Elem, Limits, Store, Term
+from .terms import AccRead, Cells, Elem, Limits, Store, Term
 from .terms import const_int as _const
 from .terms import subst_elem as _subst_elem
 
@@ -181,12 +182,124 @@ def _unrolled(terms: list[Term], it: Any) -> list[Term]:
     return [Term((*t0.sums, (j, E.Const(n))), a, b)]
 
 
+def _pieces(stores: list[Store], it: Any, node: A.Node) -> Store:
+    """Several stores that are pieces of one (warp roles written out one by one, each storing its
+    rows of the block's tile: ``output.subspan(64, N).at(bm * 2 + 1, bn)`` with A's rows ``64 *
+    1`` further on) as one store with one more spatial variable ``j`` in ``[0, n)``: store ``i``
+    is store 0 with ``i * d`` added at the same index positions of the output and the operands
+    (its guards alike), its own variables renamed to store 0's position by position.  The merged
+    store is then proved as any other, so the pieces must still write every output element once
+    with its sum of products.  NotLifted where the stores are not such pieces."""
+    refuse = NotLifted("an output written by more than one store", node)
+    flat: list[tuple[list[E.Expr], Elem, Elem, list[E.Expr], Store, Term]] = []
+    for st in stores:
+        cells = st.value.cells
+        terms = _unrolled(cells.terms, it)
+        if not cells.zero or len(terms) != 1 or terms[0].conds or terms[0].scales or st.epi is not None:
+            raise refuse
+        env = {v.name: i for v, i in zip(cells.coords, st.value.idx, strict=True)}
+        t = terms[0]
+        x, y = _subst_elem(t.a, env), _subst_elem(t.b, env)
+        flat.append(([E.fold(i) for i in st.index], x, y, [E.fold(g) for g in st.guard], st, t))
+    idx0, x0, y0, g0, st0, t0 = flat[0]
+    base = [*idx0, *x0.index, *y0.index]
+    offsets: list[int] = []
+    where: tuple[bool, ...] | None = None
+    for idx, x, y, g, st, t in flat:
+        if (
+            st.tensor != st0.tensor
+            or (x.tensor, y.tensor) != (x0.tensor, y0.tensor)
+            or (x.limits, y.limits, st.limits) != (x0.limits, y0.limits, st0.limits)
+            or [e for _, e in t.sums] != [e for _, e in t0.sums]
+            or [e for _, e in st.spatial] != [e for _, e in st0.spatial]
+            or len(g) != len(g0)
+            or st.value.cells.elem != st0.value.cells.elem
+        ):
+            raise refuse
+        rename = {v.name: v0 for (v, _), (v0, _) in zip((*t.sums, *st.spatial), (*t0.sums, *st0.spatial), strict=True)}
+        mine = [E.fold(E.substitute(e, rename)) for e in (*idx, *x.index, *y.index)]
+        deltas = [_const(E.fold(E.Bin("-", e, e0))) for e, e0 in zip(mine, base, strict=True)]
+        if any(d is None for d in deltas):
+            raise refuse
+        moved = {int(d) for d in deltas if d}  # type: ignore[arg-type]
+        if len(moved) > 1:
+            raise refuse
+        offsets.append(moved.pop() if moved else 0)
+        if st is not st0:
+            positions = tuple(bool(d) for d in deltas)
+            if where is not None and positions != where:
+                raise refuse
+            where = positions
+        guards = [E.fold(E.substitute(e, rename)) for e in g]
+        for gi, gb in zip(guards, g0, strict=True):  # the guards shifted as the indices are
+            shifted = gb
+            for e0, e, moves in zip(base, mine, deltas, strict=True):
+                if moves:
+                    shifted = _replace(shifted, e0, e)
+            if not E.same(E.fold(shifted), gi):
+                raise refuse
+    n = len(flat)
+    step = min((o for o in offsets if o > 0), default=0)
+    if step <= 0 or where is None or sorted(offsets) != [j * step for j in range(n)]:
+        raise refuse
+    j = it.fresh("piece", E.Const(n))
+    moved_e = [
+        E.fold(E.Bin("+", e, E.Bin("*", j, E.Const(step)))) if w else e for e, w in zip(base, where, strict=True)
+    ]
+    guards = list(g0)
+    for e0, e1, w in zip(base, moved_e, where, strict=True):
+        if w:
+            guards = [_replace(g, e0, e1) for g in guards]
+    ni, nx = len(idx0), len(x0.index)
+    x = Elem(x0.tensor, tuple(moved_e[ni : ni + nx]), x0.limits, all(f[1].zfill for f in flat))
+    y = Elem(y0.tensor, tuple(moved_e[ni + nx :]), y0.limits, all(f[2].zfill for f in flat))
+    cells = Cells(st0.value.cells.elem, (), (), [Term(t0.sums, x, y)], zero=True, line=st0.value.cells.line)
+    return Store(
+        st0.tensor,
+        tuple(moved_e[:ni]),
+        AccRead(cells, ()),
+        tuple(guards),
+        (*st0.spatial, (j, E.Const(n))),
+        st0.line,
+        None,
+        st0.limits,
+    )
+
+
+def _pinned(st: Store) -> Store:
+    """``st`` with the unit indices an enclosing ``inthreads (p == c)`` fixed (Store.pins) put in
+    its index, guards, epilogue and the terms of its accumulator, and out of its spatial variables."""
+    if not st.pins:
+        return st
+    env = dict(st.pins)
+
+    def f(e: E.Expr) -> E.Expr:
+        return E.fold(E.substitute(e, env))
+
+    cells = st.value.cells
+    terms = [
+        Term(t.sums, t.a.mapped(f), t.b.mapped(f), t.conds, tuple(x.mapped(f) for x in t.scales)) for t in cells.terms
+    ]
+    epi = st.epi
+    if epi is not None:
+        epi = replace(epi, expr=f(epi.expr), reads=tuple((n, el.mapped(f)) for n, el in epi.reads))
+    return Store(
+        st.tensor,
+        tuple(f(i) for i in st.index),
+        AccRead(replace(cells, terms=terms), tuple(f(i) for i in st.value.idx)),
+        tuple(f(g) for g in st.guard),
+        tuple((v, x) for v, x in st.spatial if v.name not in env),
+        st.line,
+        epi,
+        tuple((d, f(lo), f(hi)) for d, lo, hi in st.limits),
+    )
+
+
 def prove(it: Any, node: A.Node) -> Contraction:
     if not it.stores:
         raise NotLifted("a kernel that stores nothing", node)
-    if len(it.stores) != 1:
-        raise NotLifted("an output written by more than one store", node)
-    st = it.stores[0]
+    stores = [_pinned(x) for x in it.stores]
+    st = stores[0] if len(stores) == 1 else _pieces(stores, it, node)
     cells = st.value.cells
     terms = _unrolled(cells.terms, it)
     if not cells.zero or len(terms) != 1 or terms[0].conds:

@@ -23,6 +23,7 @@ class _Role:
     statements before, in and after its main loop."""
 
     binds: list[tuple[str, Bounded, tuple[E.Var, E.Expr] | None]]
+    pins: dict[str, E.Expr]
     scope: dict[str, Any]
     before: list[A.Stmt]
     main: A.Foreach | None
@@ -43,6 +44,7 @@ class Roles:
     stmt: Any
     loop_items: Any
     loop: Any
+    pins: dict[str, E.Expr]
 
     def role_binding(self, cond: A.Expr) -> tuple[str, Bounded, tuple[E.Var, E.Expr] | None]:
         """``v == c`` (the role runs with v = c) or ``v >= c`` / ``v > c`` / ``v != 0`` (v = c + v')."""
@@ -75,11 +77,35 @@ class Roles:
             return self.role_bindings(c.lhs) + self.role_bindings(c.rhs)
         return [self.role_binding(c)]
 
+    def role_pins(self, cond: A.Expr) -> dict[str, E.Expr]:
+        """The unit variables a condition fixes: ``p == c`` where ``p`` is, in the enclosing role,
+        ``v + lo`` of a variable ``v`` that ranges over its units (``inthreads.async (p > 0)``
+        makes ``p = v + 1``): inside, ``v`` is ``c - lo``. A store there is that unit's, and the
+        terms of an accumulator built for every unit are read at that value."""
+        c = _lit(cond)
+        if isinstance(c, A.Binary) and c.op == "&&":
+            return {**self.role_pins(c.lhs), **self.role_pins(c.rhs)}
+        if not (isinstance(c, A.Binary) and c.op == "==" and isinstance(_lit(c.lhs), A.Name)):
+            return {}
+        cur = self.lookup(_lit(c.lhs).name, c)  # type: ignore[attr-defined]
+        rhs = _const(self.int_expr(c.rhs))
+        if not isinstance(cur, Bounded) or rhs is None:
+            return {}
+        units = {v.name for v, _ in self.spatial}
+        free = [v for v in E.free_vars(cur.value) if v.name in units]
+        if len(free) != 1:
+            return {}
+        lin = E.linear(E.fold(cur.value), [free[0].name])
+        if lin is None or lin[0].get(free[0].name) != 1 or _const(lin[1]) is None:
+            return {}
+        return {free[0].name: E.Const(rhs - int(_const(lin[1])))}  # type: ignore[arg-type]
+
     def roles(self, parts: list[A.InThreads]) -> None:
         """Warp roles in lockstep: every role's statements before its main loop, then the main
         loops as one (each role's body in turn, producers first as written), then the rest."""
         plans = []
         for p in parts:
+            pins = self.role_pins(p.cond)
             binds = self.role_bindings(p.cond)
             body = flat(p.body)
             body = [s for s in body if not event_only(s)]
@@ -87,18 +113,21 @@ class Roles:
             if len(loops) > 1:
                 raise NotLifted("a warp role with two main loops", p)
             cut = loops[0] if loops else len(body)
-            plans.append(_Role(binds, {}, body[:cut], body[cut] if loops else None, body[cut + 1 :]))
+            plans.append(_Role(binds, pins, {}, body[:cut], body[cut] if loops else None, body[cut + 1 :]))
         mains = [pl.main for pl in plans if pl.main is not None]
 
         def within(plan: _Role, run: Callable[[], None]) -> None:
             self.scopes.append(plan.scope)  # each role keeps its names from one part to the next
             mark = len(self.spatial)
+            pins = dict(self.pins)
+            self.pins.update(plan.pins)
             for name, value, fresh in plan.binds:
                 self.bind(name, value)
                 if fresh is not None:
                     self.spatial.append(fresh)
             run()
             del self.spatial[mark:]
+            self.pins = pins
             self.pop()
 
         for pl in plans:

@@ -289,6 +289,9 @@ class Store:
     line: int
     epi: EpiValue | None = None  # what is stored, as a function of the accumulator element (None: itself)
     limits: Limits = ()  # the run-time extents of the views written through (writes outside are dropped)
+    # unit indices an enclosing ``inthreads (p == c)`` fixes (lift/roles.py): the store is that
+    # unit's, its accumulator's terms (built for every unit) read at that value
+    pins: tuple[tuple[str, E.Expr], ...] = ()
 
 
 Value = (
