@@ -150,9 +150,21 @@ class Interpreter(Moves, Roles, Expressions):
 
     # ---------------------------------------------------------------- driver
     def host_prelude(self, stmts: list[A.Stmt]) -> None:
-        """Integer declarations of the host code before the kernel (``int tiles_n = cdiv(N, 128);``):
-        their values, as expressions of the sizes (a name whose value is not one stays unknown)."""
+        """Integer declarations and assignments of the host code before the kernel (``int tiles_n =
+        cdiv(N, 128);``, ``tiles = tm * tn;``): their values, as expressions of the sizes (a name
+        whose value is not one stays unknown)."""
         for s in stmts:
+            if isinstance(s, A.AssignStmt):  # ``tiles = tm * tn;``: a name an assignment declares
+                for a in s.items:
+                    if not isinstance(a.target, A.Name):
+                        continue
+                    try:
+                        if a.op != "=":
+                            raise NotLifted("a compound assignment")
+                        self.bind(a.target.name, self.int_expr(a.value))
+                    except NotLifted:
+                        self.scopes[0].pop(a.target.name, None)
+                continue
             if not (isinstance(s, A.ScalarDecl) and s.type in ("int", None)):
                 continue
             for d in s.items:
