@@ -2,7 +2,7 @@
 ``_pieces``, ``_pinned``): consumer warp roles written out one by one (``inthreads.async (p == 1)``,
 ``(p == 2)``), each with its own accumulator and output buffer and its rows of the block's tile;
 one consumer role over two units whose stores are picked per unit (``inthreads (p == 1)`` inside
-``inthreads.async (p > 0)``).  Under ``--schedule auto`` each is proved a contraction (and re-tiled);
+``inthreads.async (p > 0)``), copied out there or by the block after the roles.  Under ``--schedule auto`` each is proved a contraction (and re-tiled);
 pieces that do not tile the output (a consumer writing the other's rows) are not, and run as
 written.  Both schedules, in the interpreter against float64 torch on ragged sizes with
 NaN-poisoned outputs."""
@@ -47,7 +47,7 @@ def consumer(cond: str, rows: str, body_end: str) -> str:
 """
 
 
-def kernel(name: str, roles: str) -> str:
+def kernel(name: str, roles: str, after: str = "") -> str:
     return f"""
 __co__ void {name}(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {{
   parallel {{bm, bn}} by [cdiv(M, 64), cdiv(N, 32)] : block {{
@@ -58,6 +58,7 @@ __co__ void {name}(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] o
     parallel p by 3 : group-4, t by 128 : thread {{
 {PRODUCER}{roles}
     }}
+{after}
   }}
 }}
 """
@@ -87,6 +88,19 @@ PICKED = kernel(
     ),
 )
 
+# each unit stores into its buffer under inthreads (p == 1) / (p == 2); the block copies both out after
+PICKED_LATE = kernel(
+    "picked_late",
+    consumer(
+        "p > 0",
+        "p - 1",
+        """        inthreads (p == 1) { mma.store acc, o1; }
+        inthreads (p == 2) { mma.store acc, o2; }""",
+    ),
+    """    tma.copy o1 => out.subspan(32, 32).at(bm * 2, bn);
+    tma.copy o2 => out.subspan(32, 32).at(bm * 2 + 1, bn);""",
+)
+
 # both consumers compute rows 0..31 of the block and store them in the two halves: not the product
 OVERLAP = kernel(
     "overlap",
@@ -110,7 +124,9 @@ def _run(src: str, fn: str, schedule: str) -> tuple[torch.Tensor, Any, torch.Ten
 
 
 @pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("src", "fn"), [(WRITTEN_OUT, "written_out"), (PICKED, "picked")])
+@pytest.mark.parametrize(
+    ("src", "fn"), [(WRITTEN_OUT, "written_out"), (PICKED, "picked"), (PICKED_LATE, "picked_late")]
+)
 def test_pieces_of_one_store_are_a_contraction(src: str, fn: str, schedule: str) -> None:
     c, out, a, b = _run(src, fn, schedule)
     assert_near_max(c, a.double() @ b.double().T, gemm_tol(K), f"{fn} under {schedule}")

@@ -95,7 +95,7 @@ class Moves:
                     extra = [(v, x) for v, x in placed.spatial if v.name not in here]
                     self.spatial.extend(extra)  # each unit's part of the buffer, copied out together
                     sub = dst.sub(list(placed.offsets), shape, [True] * len(shape))
-                    self.store_tile(placed.cells, sub, line, placed.transp)
+                    self.placed_store(placed, sub, line)
                     del self.spatial[len(self.spatial) - len(extra) :]
                 return
             raise NotLifted("a copy out of a buffer that is not an output store", s)
@@ -146,8 +146,18 @@ class Moves:
             here = {v.name for v, _ in self.spatial}
             extra = [(v, x) for v, x in placed.spatial if v.name not in here]
             self.spatial.extend(extra)
-            self.store_tile(placed.cells, dst, line, placed.transp)
+            self.placed_store(placed, dst, line)
             del self.spatial[len(self.spatial) - len(extra) :]
+
+    def placed_store(self, placed: Placed, dst: Region, line: int) -> None:
+        """An accumulator stored into a buffer, copied out to ``dst``: its terms read at the units
+        fixed where it was stored (``inthreads (p == 1) mma.store acc, o1;``, copied out after)."""
+        pins = self.pins
+        self.pins = {**pins, **dict(placed.pins)}
+        try:
+            self.store_tile(placed.cells, dst, line, placed.transp)
+        finally:
+            self.pins = pins
 
     def copy_written(self, w: Written, dst: Region, line: int) -> None:
         """A buffer element written by a unit, copied out to ``dst``: that unit's store."""
@@ -347,7 +357,7 @@ class Moves:
             if not all(dst.keep) or tuple(_const(x) for x in dst.shape) != shape:
                 raise NotLifted("an mma.store into a buffer view of another shape", s)
             old = dst.base.content if isinstance(dst.base.content, list) else []
-            dst.base.content = [*old, Placed(acc, dst.offsets, tuple(self.spatial), transp)]
+            dst.base.content = [*old, Placed(acc, dst.offsets, tuple(self.spatial), transp, tuple(self.pins.items()))]
             self.touch(dst.base, True)
             return
         if not isinstance(dst, Region):

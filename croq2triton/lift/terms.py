@@ -154,6 +154,7 @@ class Placed:
     offsets: tuple[E.Expr, ...]
     spatial: tuple[tuple[E.Var, E.Expr], ...]  # the parallel indices of the units that stored it
     transp: bool = False  # stored transposed (``mma.store.transp``)
+    pins: tuple[tuple[str, E.Expr], ...] = ()  # the unit indices fixed where it was stored (Store.pins)
 
 
 @dataclass(frozen=True)
