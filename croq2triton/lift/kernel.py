@@ -932,13 +932,14 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
     fragments of each thread as the threads' arrays (lift/threadfrags.py); a construct with no
     Triton form (:class:`Unlowerable`) is refused as it is met."""
     opts = options or Options()
-    first_unlowerable(top)
     top = loop_exits(top) or top  # ``break`` / ``continue`` as flags (lift/exits.py)
     try:
         return _lift(top, name, host, src_name, opts)
     except Unlowerable:
         raise  # no other lifting takes it: the refusal names the construct
     except NotLifted as first:
+        # (a user's error met while lifting stays an error: only a refusal looks further)
+        first_unlowerable(top)  # a construct no lifting takes is the refusal, wherever it is
         if str(first).startswith("a fragment operation in more than one unit or thread"):
             rewritten = thread_frags(top)
             if rewritten is None:
@@ -964,7 +965,7 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
 
 def first_unlowerable(top: A.Parallel) -> None:
     """:class:`Unlowerable` at the first construct of ``top`` that no lifting translates (LANGUAGE.md
-    9.5: C++ and asm statements, 2:4 sparse MMAs and copies), before anything else is tried: the
+    9.5: C++ and asm statements, 2:4 sparse MMAs and copies), before any other lifting is tried: the
     refusal names it, not a form met earlier that the kernel's lifting would otherwise have had to
     take."""
     for n in top.walk():
