@@ -16,13 +16,12 @@ from kernel_util import assert_near_max, gemm_tol, poisoned, randn
 
 from croq2triton.api import load_source, translate_full
 
-DERIVED = """
-__co__ void gemm_nmajor(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {
+GEMM = """
+__co__ void NAME(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {
   nm = cdiv(M, 64);
   nn = cdiv(N, 32);
   parallel idx by nm * nn : block {
-    bn = idx % nn;
-    bm = idx / nn;
+    ORDER
     shared f16 [64, 32] as;
     shared f16 [32, 32] bs;
     parallel by 1 : group-4 {
@@ -36,27 +35,13 @@ __co__ void gemm_nmajor(global f16 [M, K] a, global f16 [N, K] b, global f32 [M,
     }
   }
 }
+"""
 
-__co__ void gemm_mmajor(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {
-  nm = cdiv(M, 64);
-  nn = cdiv(N, 32);
-  parallel idx by nm * nn : block {
-    bm = idx % nm;
-    bn = idx / nm;
-    shared f16 [64, 32] as;
-    shared f16 [32, 32] bs;
-    parallel by 1 : group-4 {
-      acc = mma.fill.f32 0.0f;
-      foreach {kb} in [cdiv(K, 32)] {
-        dma.copy.zfill a.chunkat(bm, _).subspan(64, 32).at(0, kb) => as;
-        dma.copy.zfill b.chunkat(bn, _).subspan(32, 32).at(0, kb) => bs;
-        mma.row.row acc, as, bs;
-      }
-      mma.store acc, out.chunkat(bm, bn);
-    }
-  }
-}
-
+# the same GEMM in N-major and M-major tile order
+DERIVED = (
+    GEMM.replace("NAME", "gemm_nmajor").replace("ORDER", "bn = idx % nn; bm = idx / nn;")
+    + GEMM.replace("NAME", "gemm_mmajor").replace("ORDER", "bm = idx % nm; bn = idx / nm;")
+    + """
 __co__ void copy_tiles(global f32 [M, N] x, global f32 [M, N] y) {
   nm = cdiv(M, 8);
   nn = cdiv(N, 16);
@@ -73,6 +58,7 @@ __co__ void copy_tiles(global f32 [M, N] x, global f32 [M, N] y) {
   }
 }
 """
+)
 
 
 def _module(schedule: str) -> Any:

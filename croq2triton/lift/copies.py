@@ -38,7 +38,7 @@ from .buffers import (
     view_shape,
 )
 from .checks import copy_shapes, fits, larger_at_launch
-from .notlifted import NotLifted, Unlowerable
+from .notlifted import NotLifted
 from .terms import Region, const_int, unparen
 
 # attributes that do not change what a copy moves: the zero fill is the tail rule's anyway, a
@@ -141,8 +141,6 @@ class Copies:
     launch_checks: list[H.Assert]
 
     def dma(self, s: A.DmaStmt) -> None:
-        if any(a.name == "sp" for a in s.attrs):
-            raise Unlowerable("2:4 sparse copies ('.sp')", s)
         if s.op not in ("copy", "load", "transp", "pad") or (s.cfg and s.op == "copy"):
             raise NotLifted(f"a {s.engine}.{s.op}", s)
         if s.event is not None and not self.is_event(s.event):  # ``tma.copy.async<full>``: it only orders
@@ -179,7 +177,8 @@ class Copies:
             return
         if any(a.name not in NEUTRAL_ATTRS for a in s.attrs):
             odd = [a.name for a in s.attrs if a.name not in NEUTRAL_ATTRS]
-            raise NotLifted(f"a copy with '.{odd[0]}'", s)
+            what = "2:4 sparse copies ('.sp')" if odd == ["sp"] else f"a copy with '.{odd[0]}'"
+            raise NotLifted(what, s)
         if any(p.shape for p in self.pred):
             self.copy_by_some_threads(s)
             return

@@ -440,8 +440,7 @@ class Lifter(
         elif isinstance(s, A.Yield):
             self.yield_stmt(s)
         else:
-            why = STATEMENTS.get(type(s).__name__, "{}").format(describe(s))
-            raise (Unlowerable if isinstance(s, (A.Cpp, A.Asm)) else NotLifted)(why, s)
+            raise NotLifted(STATEMENTS.get(type(s).__name__, "{}").format(describe(s)), s)
 
     def roles(self, s: A.Parallel) -> None:
         """Warp roles as one sequential program (lift/collapse.py); its rings become buffers and

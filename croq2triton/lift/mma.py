@@ -43,7 +43,7 @@ from .arith import Value
 from .buffers import BufferView, MmaFuture, Place, TileBuffer, spread
 from .checks import mma_types, size_text
 from .host import ir_type
-from .notlifted import NotLifted, Unlowerable
+from .notlifted import NotLifted
 from .parts import select_chunk
 from .terms import Bounded, Region, const_int, unparen
 
@@ -318,11 +318,10 @@ class Mmas:
         return True
 
     def mma_op(self, s: A.MmaOp) -> None:
-        if s.variant == "sp":
-            raise Unlowerable("2:4 sparse MMAs ('mma.*.sp')", s)
         self.single_unit(s)
         if s.variant not in ("", "async", "scale"):
-            raise NotLifted(f"an 'mma.{s.variant}' MMA", s)
+            what = "2:4 sparse MMAs ('mma.*.sp')" if s.variant == "sp" else f"an 'mma.{s.variant}' MMA"
+            raise NotLifted(what, s)
         a, b = self.operand(s.a, s), self.operand(s.b, s)
         scales = [self.scale_of(x) for x in s.extra] if s.variant == "scale" else []
         if s.variant == "scale" and len(scales) != 2:

@@ -141,6 +141,38 @@ def _split_tile_ids(
     return index, x, y, guards, extra
 
 
+def _even_shifts(rows: list[list[E.Expr]], ordered: bool) -> tuple[int, tuple[bool, ...]] | None:
+    """``(d, where)`` where each row of index expressions is the first one with ``i * d`` added at
+    the positions ``where`` (row ``i`` of ``rows``, or in any order unless ``ordered``: the rows
+    are then ``0, d, .., (n - 1) d`` apart); None for anything else."""
+    base = rows[0]
+    offsets: list[int] = []
+    where: tuple[bool, ...] | None = None
+    for k, row in enumerate(rows):
+        deltas = [_const(E.fold(E.Bin("-", i, i0))) for i, i0 in zip(row, base, strict=True)]
+        if any(d is None for d in deltas):
+            return None
+        moved = {int(d) for d in deltas if d}  # type: ignore[arg-type]
+        if len(moved) > 1:
+            return None
+        offsets.append(moved.pop() if moved else 0)
+        if k:
+            positions = tuple(bool(d) for d in deltas)
+            if where is not None and positions != where:
+                return None
+            where = positions
+    step = min((o for o in offsets if o > 0), default=0)
+    expect = [j * step for j in range(len(rows))]
+    if step <= 0 or where is None or (offsets if ordered else sorted(offsets)) != expect:
+        return None
+    return step, where
+
+
+def _shifted(base: list[E.Expr], where: tuple[bool, ...], j: E.Var, step: int) -> list[E.Expr]:
+    """``base`` with ``j * step`` added at the positions ``where``."""
+    return [E.fold(E.Bin("+", i, E.Bin("*", j, E.Const(step)))) if w else i for i, w in zip(base, where, strict=True)]
+
+
 def _unrolled(terms: list[Term], it: Any) -> list[Term]:
     """Terms that differ only by constant offsets ``0, d, .., (n - 1) d`` added to the same index
     positions (a K loop unrolled by hand: ``a.at(m, 2k) * b.at(n, 2k) + a.at(m, 2k + 1) * ...``) are
@@ -149,34 +181,16 @@ def _unrolled(terms: list[Term], it: Any) -> list[Term]:
     if len(terms) < 2:
         return terms
     t0 = terms[0]
-    base = (*t0.a.index, *t0.b.index)
-    offsets: list[int] = []
-    where: tuple[bool, ...] | None = None
-    for t in terms:
-        if t.conds or t.sums != t0.sums or (t.a.tensor, t.b.tensor) != (t0.a.tensor, t0.b.tensor):
-            return terms
-        deltas = [_const(E.fold(E.Bin("-", i, i0))) for i, i0 in zip((*t.a.index, *t.b.index), base, strict=True)]
-        if any(d is None for d in deltas):
-            return terms
-        moved = {int(d) for d in deltas if d}  # type: ignore[arg-type]
-        if len(moved) > 1:
-            return terms
-        offsets.append(moved.pop() if moved else 0)
-        if t is not t0:
-            positions = tuple(bool(d) for d in deltas)
-            if where is not None and positions != where:
-                return terms
-            where = positions
-    n, step = len(terms), min(o for o in offsets if o > 0) if any(o > 0 for o in offsets) else 0
-    if step <= 0 or where is None or offsets != [j * step for j in range(n)]:
+    if any(t.conds or t.sums != t0.sums or (t.a.tensor, t.b.tensor) != (t0.a.tensor, t0.b.tensor) for t in terms):
         return terms
+    shifts = _even_shifts([[*t.a.index, *t.b.index] for t in terms], ordered=True)
+    if shifts is None or t0.a.limits or t0.b.limits:
+        return terms
+    step, where = shifts
+    n = len(terms)
     j = it.fresh("j", E.Const(n))
-    shifted = [
-        E.fold(E.Bin("+", i, E.Bin("*", j, E.Const(step)))) if w else i for i, w in zip(base, where, strict=True)
-    ]
+    shifted = _shifted([*t0.a.index, *t0.b.index], where, j, step)
     na = len(t0.a.index)
-    if t0.a.limits or t0.b.limits:
-        return terms
     za, zb = all(t.a.zfill for t in terms), all(t.b.zfill for t in terms)
     a, b = Elem(t0.a.tensor, tuple(shifted[:na]), zfill=za), Elem(t0.b.tensor, tuple(shifted[na:]), zfill=zb)
     return [Term((*t0.sums, (j, E.Const(n))), a, b)]
@@ -203,8 +217,8 @@ def _pieces(stores: list[Store], it: Any, node: A.Node) -> Store:
         flat.append(([E.fold(i) for i in st.index], x, y, [E.fold(g) for g in st.guard], st, t))
     idx0, x0, y0, g0, st0, t0 = flat[0]
     base = [*idx0, *x0.index, *y0.index]
-    offsets: list[int] = []
-    where: tuple[bool, ...] | None = None
+    rows: list[list[E.Expr]] = []
+    renamed_guards: list[list[E.Expr]] = []
     for idx, x, y, g, st, t in flat:
         if (
             st.tensor != st0.tensor
@@ -217,39 +231,26 @@ def _pieces(stores: list[Store], it: Any, node: A.Node) -> Store:
         ):
             raise refuse
         rename = {v.name: v0 for (v, _), (v0, _) in zip((*t.sums, *st.spatial), (*t0.sums, *st0.spatial), strict=True)}
-        mine = [E.fold(E.substitute(e, rename)) for e in (*idx, *x.index, *y.index)]
-        deltas = [_const(E.fold(E.Bin("-", e, e0))) for e, e0 in zip(mine, base, strict=True)]
-        if any(d is None for d in deltas):
-            raise refuse
-        moved = {int(d) for d in deltas if d}  # type: ignore[arg-type]
-        if len(moved) > 1:
-            raise refuse
-        offsets.append(moved.pop() if moved else 0)
-        if st is not st0:
-            positions = tuple(bool(d) for d in deltas)
-            if where is not None and positions != where:
-                raise refuse
-            where = positions
-        guards = [E.fold(E.substitute(e, rename)) for e in g]
-        for gi, gb in zip(guards, g0, strict=True):  # the guards shifted as the indices are
-            shifted = gb
-            for e0, e, moves in zip(base, mine, deltas, strict=True):
-                if moves:
-                    shifted = _replace(shifted, e0, e)
-            if not E.same(E.fold(shifted), gi):
-                raise refuse
-    n = len(flat)
-    step = min((o for o in offsets if o > 0), default=0)
-    if step <= 0 or where is None or sorted(offsets) != [j * step for j in range(n)]:
+        rows.append([E.fold(E.substitute(e, rename)) for e in (*idx, *x.index, *y.index)])
+        renamed_guards.append([E.fold(E.substitute(e, rename)) for e in g])
+    shifts = _even_shifts(rows, ordered=False)
+    if shifts is None:
         raise refuse
+    step, where = shifts
+
+    def moved(g: E.Expr, row: list[E.Expr]) -> E.Expr:  # a guard of store 0 where the indices are ``row``
+        for e0, e, w in zip(base, row, where, strict=True):
+            if w:
+                g = _replace(g, e0, e)
+        return g
+
+    for row, guards in zip(rows, renamed_guards, strict=True):  # the guards shifted as the indices are
+        if not all(E.same(E.fold(moved(gb, row)), gi) for gi, gb in zip(guards, g0, strict=True)):
+            raise refuse
+    n = len(flat)
     j = it.fresh("piece", E.Const(n))
-    moved_e = [
-        E.fold(E.Bin("+", e, E.Bin("*", j, E.Const(step)))) if w else e for e, w in zip(base, where, strict=True)
-    ]
-    guards = list(g0)
-    for e0, e1, w in zip(base, moved_e, where, strict=True):
-        if w:
-            guards = [_replace(g, e0, e1) for g in guards]
+    moved_e = _shifted(base, where, j, step)
+    guards = [moved(g, moved_e) for g in g0]
     ni, nx = len(idx0), len(x0.index)
     x = Elem(x0.tensor, tuple(moved_e[ni : ni + nx]), x0.limits, all(f[1].zfill for f in flat))
     y = Elem(y0.tensor, tuple(moved_e[ni + nx :]), y0.limits, all(f[2].zfill for f in flat))
