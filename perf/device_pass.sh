@@ -16,6 +16,7 @@
 #   perf/device_pass.sh suite      # the whole test suite on the GPU under pytest -n 8 (pytest-xdist carried in .gpu_deps/)
 #   perf/device_pass.sh pytest ARGS  # pytest ARGS under -n 14, the whole log and the failures' lines kept in $OUT
 #   perf/device_pass.sh membound   # the memory-bound kernels in both element types, both schedules (issue 27)
+#   perf/device_pass.sh norms      # perf/probe_norm_rows.py: norms over long rows, hand-written variants (issue 27)
 #   perf/device_pass.sh gemm25     # the launch-time GEMM tile table at the shapes of issue 25
 #   perf/device_pass.sh tune       # croq2triton tune on examples/gemm_v4.co under auto (TUNE_SIZE, TUNE_BUDGET;
 #                                  # TUNE_FILE, TUNE_FUNC for another kernel; TUNE_PARAMS: "--param a=1,2 ...";
@@ -63,6 +64,13 @@ case "${1:-tests}" in
       "${sizes[@]}" --budget "${TUNE_BUDGET:-5m}" --jobs 14 --out "$OUT/${TUNE_OUT:-tune}" \
       > "$OUT/${TUNE_OUT:-tune}.txt" 2>&1 || status=1
     tail -45 "$OUT/${TUNE_OUT:-tune}.txt"
+    ;;
+  norms)
+    # issue 27: what a norm over long rows wants (hand-written variants, perf/probe_norm_rows.py), and
+    # the code torch.compile writes for the same norm and for column means
+    timeout "${NORMS_TIMEOUT:-300}" python3 perf/probe_norm_rows.py --inductor-code "$OUT/inductor" \
+      > "$OUT/norms.jsonl" 2> "$OUT/norms.err" || status=1
+    tail -3 "$OUT/norms.err"; wc -l "$OUT/norms.jsonl"
     ;;
   gemm25)
     # issue 25: the launch-time tile table (schedule/occupancy.py) at the shapes the issue names
