@@ -100,6 +100,7 @@ NUMERIC: list[Form] = [
     Form("pipe_2c_written_out", PIPE),
     Form("pipe_2c_picked_store", PIPE),
     Form("pipe_2c_unit_parts", PIPE),
+    Form("pipe_tma_load", PIPE),
     # 4 x 3 = 12 output tiles on 5 workers: 3 rounds, the last one partly guarded off
     Form("persistent", ALIGNED, out=F16, defines=(("NUM_SMS", "5"),)),
     Form("persistent_param", RAGGED, num_sms=5),
@@ -214,6 +215,7 @@ COMPILED: list[Compiled] = [
     Compiled("batched"),
     *[Compiled(name) for name in ("pipe_1c_s4", "pipe_2c_s2", "pipe_3c_s1", "pipe_tut_1c_s2", "pipe_tut_3c_s3")],
     *[Compiled(name) for name in ("pipe_2c_written_out", "pipe_2c_picked_store", "pipe_2c_unit_parts")],
+    Compiled("pipe_tma_load"),
     Compiled("persistent"),
     Compiled("persistent_param"),
     *[Compiled(name) for name in ("fp8_f32out", "fp8_f16out", "warp_mma", "warp_mma_staged", "wg2_split_store")],

@@ -68,10 +68,13 @@ class Moves:
 
     # ---------------------------------------------------------------- data movement
     def dma(self, s: A.DmaStmt) -> None:
-        if s.op != "copy" or any(at.name in ("sp", "transp") for at in s.attrs):
+        # ``tma.load`` is the global -> shared spelling of ``tma.copy`` (LANGUAGE.md §8)
+        if s.op not in ("copy", "load") or any(at.name in ("sp", "transp") for at in s.attrs):
             raise NotLifted(f"a {s.engine}.{s.op} with these attributes", s)
         src = self.value(s.src)
         line = self.line(s)
+        if s.op == "load" and not isinstance(src, Region):
+            raise NotLifted("a tma.load whose source is not a global view", s)
         if isinstance(src, View) and isinstance(src.base.content, list) and not s.dst_storage:
             self.copy_placed_part(src, s)  # a unit's part of a staged output (``so.subspan(64, N).at(g, 0)``)
             return
