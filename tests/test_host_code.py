@@ -210,3 +210,31 @@ __co__ void rows(global f32 [R, 64] x) {
     ref = x.double().cpu() + torch.arange(5, dtype=torch.float64)[:, None]
     f(x)
     assert torch.allclose(x.double().cpu(), ref, atol=1e-6)
+
+
+FLAGS = """
+__co__ void flags(global f32 [N] x, global f32 [N] y) {
+  bool SQUARE = true;
+  bool SHIFT = false;
+  f32 scale = 0.5f;
+  parallel p by cdiv(N, 32) : block, t by 32 : thread {
+    if (p # t < N) {
+      mutable f32 v = x.at(p # t);
+      if (SQUARE) v = v * v;
+      if (SHIFT || !SQUARE) v = v + 1.0f;
+      y.at(p # t) = v * scale;
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_host_bool_constants_are_known_inside_the_kernel(schedule: str) -> None:
+    # ``bool NAME = false;`` at host level is a constant the kernel reads (was "'SHIFT' is not declared")
+    src = translate_full(FLAGS, filename="flags.co", schedule=schedule).source
+    f = load_source(src, f"host_flags_{schedule}", origin="flags.co").flags
+    x = randn(77, seed=3)
+    y = torch.full_like(x, float("nan"))
+    f(x, y)
+    torch.testing.assert_close(y.double().cpu(), x.double().cpu() ** 2 * 0.5)

@@ -60,6 +60,7 @@ class HostScope:
     scalars: dict[str, HostScalar] = field(default_factory=dict)
     constants: dict[str, int] = field(default_factory=dict)  # integers the host knows when translating
     float_constants: dict[str, tuple[float, str]] = field(default_factory=dict)  # floats likewise, with their types
+    bool_constants: dict[str, bool] = field(default_factory=dict)  # ``bool IS_VARLEN = false;`` likewise
     shapes: dict[str, tuple[str | int, ...]] = field(default_factory=dict)  # named shapes (``ndims : [3, b];``)
     # named shapes and ituples of integers the launcher computes (``t = {cdiv(M, 4), N}``): their
     # extents as launcher expressions, for grid bounds ``by [t]`` (spelled ``t(0), t(1)``)

@@ -761,6 +761,8 @@ class Lifter(
         if name in self.host.float_constants:
             value, ctype = self.host.float_constants[name]
             return Value(E.Const(value, ir_type(ctype) or "f32"), ctype)
+        if name in self.host.bool_constants:
+            return Value(E.Const(self.host.bool_constants[name], "i1"), "bool")
         if not self.known(name):
             raise CroqSemanticError(f"'{name}' is not declared", node.span)
         raise NotLifted(f"the name '{name}' used as a value", node)
@@ -775,7 +777,7 @@ class Lifter(
         """Is ``name`` declared anywhere the kernel can see (its scopes, the launcher's names)?"""
         h = self.host
         return any(name in sc for sc in self.scopes) or any(
-            name in d for d in (h.tensors, h.scalars, h.constants, h.float_constants, h.shapes)
+            name in d for d in (h.tensors, h.scalars, h.constants, h.float_constants, h.bool_constants, h.shapes)
         )
 
     def sizes(self) -> set[str]:

@@ -137,7 +137,9 @@ class LauncherLifting(HostFlow, HostCopies):
                 scope.tensors[croq] = HostTensor(croq, v.host, v.elem, tuple(_extent(d) for d in v.dims))
             elif isinstance(v, E.Var):
                 scope.scalars[croq] = HostScalar(croq, v.name, self.type_of(v))
-            elif isinstance(v, E.Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
+            elif isinstance(v, E.Const) and isinstance(v.value, bool):
+                scope.bool_constants[croq] = v.value
+            elif isinstance(v, E.Const) and isinstance(v.value, int):
                 scope.constants[croq] = v.value
             elif isinstance(v, E.Const) and isinstance(v.value, float) and v.dtype in ("f32", "f64", "f16", "bf16"):
                 scope.float_constants[croq] = (v.value, v.dtype)
