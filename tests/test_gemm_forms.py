@@ -101,6 +101,7 @@ NUMERIC: list[Form] = [
     Form("pipe_2c_picked_store", PIPE),
     Form("pipe_2c_unit_parts", PIPE),
     Form("pipe_tma_load", PIPE),
+    Form("pipe_2c_unit_bound", PIPE),
     # 4 x 3 = 12 output tiles on 5 workers: 3 rounds, the last one partly guarded off
     Form("persistent", ALIGNED, out=F16, defines=(("NUM_SMS", "5"),)),
     Form("persistent_param", RAGGED, num_sms=5),
@@ -171,6 +172,15 @@ def test_form_computes_the_gemm(form: Form, schedule: str) -> None:
     assert err <= tol * scale, f"max |out - ref| = {err:.3g} > {tol} * max|ref| = {tol * scale:.3g}"
 
 
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_unit_bound_inside_a_role_as_written(monkeypatch: pytest.MonkeyPatch, schedule: str) -> None:
+    # `#wg` inside the role of several consumer units, lifted as written (the contraction proof off):
+    # the role's own unit index replaces `wg`, and `#wg` stays the level's extent (was "'wg' is not
+    # declared", a user's error for a valid program)
+    monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
+    test_form_computes_the_gemm(Form("pipe_2c_unit_bound", PIPE), schedule)
+
+
 # ---------------------------------------------------------------------------------------------
 # --schedule auto on sm_90a: wgmma, a block tile of at least 128 x 128, TMA
 
@@ -216,6 +226,7 @@ COMPILED: list[Compiled] = [
     *[Compiled(name) for name in ("pipe_1c_s4", "pipe_2c_s2", "pipe_3c_s1", "pipe_tut_1c_s2", "pipe_tut_3c_s3")],
     *[Compiled(name) for name in ("pipe_2c_written_out", "pipe_2c_picked_store", "pipe_2c_unit_parts")],
     Compiled("pipe_tma_load"),
+    Compiled("pipe_2c_unit_bound"),
     Compiled("persistent"),
     Compiled("persistent_param"),
     *[Compiled(name) for name in ("fp8_f32out", "fp8_f16out", "warp_mma", "warp_mma_staged", "wg2_split_store")],

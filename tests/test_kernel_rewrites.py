@@ -295,6 +295,44 @@ def test_which_buffers_become_slots() -> None:
     )
 
 
+# the consumers' rows read straight from the flat ring as parts of their own width: the part
+# `stage * 2 + wg - 1` of 24 rows lies in the slot `stage` of 48 rows (lift/nestedparts.py)
+FINE = "sa.subspan(24, 16).at(stage * 2 + wg - 1, 0)"
+FLAT_RING_FINE = FLAT_RING_ROWS.replace("sa.subspan(48, 16).at(stage, 0).subspan(24, 16).at(wg - 1, 0)", FINE)
+
+
+def test_finer_parts_of_a_slot_are_parts_of_the_slot() -> None:
+    assert FINE in FLAT_RING_FINE
+    assert _slotted(FLAT_RING_FINE) == {"sa": [2], "sb": [2]}
+    # the same, spelled through the level's bound and with the constant first
+    bound = FLAT_RING_FINE.replace(FINE, "sa.subspan(48 / (#wg - 1), 16).at(-1 + (#wg - 1) * stage + wg, 0)")
+    assert _slotted(bound) == {"sa": [2], "sb": [2]}
+    # remainders not provably inside a slot: left as written (`wg >= 0` lets `wg - 1` be -1; a
+    # third consumer's rows would reach the next slot; `stage + wg` has no multiple of 2 to split)
+    for cond, part in [
+        ("inthreads.async (wg >= 1)", "sa.subspan(24, 16).at(stage * 2 + wg - 2, 0)"),
+        ("inthreads.async (wg >= 1)", "sa.subspan(24, 16).at(stage * 2 + wg, 0)"),
+        ("inthreads.async (wg >= 1)", "sa.subspan(24, 16).at(stage + wg - 1, 0)"),
+    ]:
+        assert _slotted(FLAT_RING_FINE.replace(FINE, part).replace("inthreads.async (wg >= 1)", cond))["sa"] == []
+
+
+@pytest.mark.parametrize("as_written", [False, True])
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_finer_parts_of_a_flat_ring_compute_the_gemm(
+    schedule: str, as_written: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if as_written:  # the warp roles collapsed and lifted as they stand (the contraction proof off)
+        monkeypatch.setenv("CROQ2TRITON_NO_CONTRACTION", "1")
+    _gemm(FLAT_RING_FINE, schedule, 96, 45, 100)
+
+
+def test_finer_parts_of_a_flat_ring_are_a_contraction_under_auto() -> None:
+    out = translate_full(FLAT_RING_FINE, filename="ring.co", schedule="auto")
+    assert not out.failed, out.failed
+    assert "def mm_k0_t128x128(" in out.source
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_roles_with_nested_main_loops_merge_at_the_innermost(schedule: str) -> None:
     _gemm(NESTED_ROLES, schedule, 77, 45, 100)

@@ -111,7 +111,7 @@ def collapse(
                 return A.IntLit(first, str(first), span=span)  # type: ignore[arg-type]
             return A.Binary("+", A.Name(inner, span=span), A.IntLit(first, str(first), span=span), span=span)  # type: ignore[arg-type]
 
-        body = threads_spliced(_substitute(copy.deepcopy(r.body), var, index), threads)
+        body = threads_spliced(_substitute(copy.deepcopy(r.body), var, index, units), threads)
         if any(isinstance(n, A.Name) and n.name in thread_vars for n in body.walk()):
             raise NotLifted("a warp role that uses its thread index", r)
         parts.append(_split(body, r))
@@ -396,11 +396,18 @@ def _text(xs: list[A.Node]) -> str:
     return ", ".join(Printer().expr(x) if isinstance(x, A.Expr) else repr(x) for x in xs)  # type: ignore[arg-type]
 
 
-def _substitute(node: A.Stmt, var: str, value: Callable[[object], A.Expr]) -> A.Stmt:
-    """``node`` with every read of ``var`` the expression ``value`` makes (given its span)."""
-    return A.rewrite(
-        node, lambda x: A.Paren(value(x.span), span=x.span) if isinstance(x, A.Name) and x.name == var else None
-    )  # type: ignore[return-value]
+def _substitute(node: A.Stmt, var: str, value: Callable[[object], A.Expr], units: int) -> A.Stmt:
+    """``node`` with every read of ``var`` the expression ``value`` makes (given its span), and
+    its upper bound ``#var`` the level's extent ``units`` (the same in every role)."""
+
+    def sub(x: A.Node) -> A.Expr | None:
+        if isinstance(x, A.Name) and x.name == var:
+            return A.Paren(value(x.span), span=x.span)
+        if isinstance(x, A.UBound) and x.name == var:
+            return A.IntLit(units, str(units), span=x.span)
+        return None
+
+    return A.rewrite(node, sub)  # type: ignore[return-value]
 
 
 def _split(body: A.Stmt, role: A.Node) -> tuple[list[A.Stmt], A.Foreach | None, list[A.Stmt]]:

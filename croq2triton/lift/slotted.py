@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ..frontend import ast as A
 from ..sema.consteval import const_int
+from .nestedparts import nested_parts
 
 
 @dataclass
@@ -38,7 +39,20 @@ class _Slots:
 
 def slotted_buffers(top: A.Parallel) -> A.Parallel:
     """``top`` with every buffer used only as equal slots declared as an array of them (a copy
-    where there is one)."""
+    where there is one); finer parts inside one slot first spelled as parts of the slot
+    (lift/nestedparts.py)."""
+    top = nested_parts(top, lambda t, name: name in _found(t))
+    found = _found(top)
+    if not found:
+        return top
+    top = copy.deepcopy(top)
+    _rewrite_decls(top, found)
+    A.rewrite(top, lambda x: _slot_use(x, found))
+    return top
+
+
+def _found(top: A.Parallel) -> dict[str, _Slots]:
+    """The buffers of ``top`` used only as equal slots."""
     decls: dict[str, list[A.SpannedDecl]] = {}
     for n in top.walk():
         if isinstance(n, A.SpannedDecl):
@@ -49,12 +63,7 @@ def slotted_buffers(top: A.Parallel) -> A.Parallel:
     for name, ds in decls.items():
         if len(ds) == 1 and (slots := _slots(top, ds[0], name, units)) is not None:
             found[name] = slots
-    if not found:
-        return top
-    top = copy.deepcopy(top)
-    _rewrite_decls(top, found)
-    A.rewrite(top, lambda x: _slot_use(x, found))
-    return top
+    return found
 
 
 def _slots(top: A.Parallel, decl: A.SpannedDecl, name: str, units: set[str]) -> _Slots | None:
