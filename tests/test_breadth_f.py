@@ -190,7 +190,7 @@ def test_bounds_changed_by_hash_plus_and_minus(schedule: str, n: int) -> None:
     _module(schedule).bound_arith(x, y, z)  # type: ignore[attr-defined]
     t = torch.arange(n) % 8
     blocks = -(-n // 8)
-    _close(y, x.double() * 9 + blocks * 8 + t.double())  # #u = 9, #i = blocks * 8, u #- 3 = t
+    _close(y, x.double().cpu() * 9 + blocks * 8 + t.double())  # #u = 9, #i = blocks * 8, u #- 3 = t
     length = n // 5  # six blocks, chunks of n // 5: the sixth's is what of it lies inside
     want = torch.full((n,), NAN, dtype=F64)
     want[: 6 * length] = x[: 6 * length].double().cpu()

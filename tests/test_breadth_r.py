@@ -191,7 +191,7 @@ def test_roles_of_a_thread_level(schedule: str, n: int) -> None:
     x, y = randn(n), poisoned(n)
     _mod(schedule).thread_roles(x, y)  # type: ignore[attr-defined]
     first = (torch.arange(n) % 64) < 32
-    want = torch.where(first, x.double() * 2, -x.double())
+    want = torch.where(first, x.double().cpu() * 2, -x.double().cpu())
     assert_near_max(y, want, 0.0, "thread_roles")
 
 

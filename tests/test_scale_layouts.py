@@ -53,6 +53,9 @@ __co__ void split_form(global f8_e4m3 [M, K] a, global f32 [KB, M] sa, global f8
 
 M, N, K = 77, 90, 150
 KB = -(-K // 64)
+# float64 of the fp8 products in the interpreter; on Hopper an fp8 wgmma accumulates with fewer
+# mantissa bits than f32 (about 14: measured 1.4e-4 - 1.7e-4 of max|ref| on the H100), so 2^-11 there
+TOL = 1e-5 if DEVICE == "cpu" else 2.0**-11
 
 
 def _case(src: str, schedule: str, seed: int, rows_first: bool) -> tuple[Any, list[torch.Tensor], torch.Tensor]:
@@ -80,7 +83,7 @@ def test_row_and_column_scales_stored_either_way(schedule: str) -> None:
     for fn in ("inline_form", "split_form"):
         c = poisoned(M, N)
         getattr(mod, fn)(*inputs, c)
-        assert_near_max(c, ref, 1e-5, f"{fn} under {schedule}")
+        assert_near_max(c, ref, TOL, f"{fn} under {schedule}")
 
 
 # two warpgroups with 32 rows each of the block's accumulator, each scaling its rows by its own
@@ -110,7 +113,7 @@ def test_each_unit_scales_its_own_rows(schedule: str) -> None:
     mod, inputs, ref = _case(UNIT_SCALES, schedule, 5, rows_first=False)
     c = poisoned(M, N)
     mod.units(*inputs, c)
-    assert_near_max(c, ref, 1e-5, f"units under {schedule}")
+    assert_near_max(c, ref, TOL, f"units under {schedule}")
 
 
 # scales staged in shared memory before the scaled MMA reads them: copied whole into a buffer, and
@@ -183,4 +186,4 @@ def test_scales_staged_in_shared_memory(schedule: str) -> None:
     for fn in ("staged", "ring"):
         c = poisoned(M, N)
         getattr(mod, fn)(*inputs, c)
-        assert_near_max(c, ref, 1e-5, f"{fn} under {schedule}")
+        assert_near_max(c, ref, TOL, f"{fn} under {schedule}")
