@@ -70,6 +70,12 @@ CASES = [
      json.dumps([[[37], "float32"], [[37], "float32"], [[37], "int32"]]), set()),
     ("tests/programs/breadth_g.co@auto", "no_value",
      json.dumps([[[37], "float32"], [[37], "float32"], [[37], "int32"]]), set()),
+    # blocks of several independent rows run one row a program past 8 KB rows (lift/narrow.py): a row of
+    # 16384 in registers, and past them in blocks
+    ("tests/programs/membound_forms.co@auto", "rmsnorm_rows4",
+     json.dumps([[[8, 16384], "float32"], [[16384], "float32"], [[8, 16384], "float32"]]), set()),
+    ("tests/programs/membound_forms.co@auto", "rmsnorm_warp_f16",
+     json.dumps([[[9, 40000], F16], [[40000], F16], [[9, 40000], F16]]), set()),
     # WGMMA RS mode: A loaded into a declared fragment each K tile
     ("tests/programs/breadth_r.co", "rs_gemm",
      json.dumps([[[128, 64], F16], [[64, 64], F16], [[128, 64], "float32"]]), {"wgmma.mma_async"}),

@@ -126,13 +126,56 @@ def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
 ROW_KERNELS = ("row_sums_block", "softmax_block", "rmsnorm_rows4", "row_sums_warp", "rmsnorm_warp_f16")
 
 
+# blocks of several independent rows: one row a program where a row holds 8 KB or more (lift/narrow.py)
+NARROWED = {"rmsnorm_rows4": 4, "row_sums_warp": 4, "rmsnorm_warp_f16": 8}
+
+
 def test_rows_past_the_registers_run_in_blocks() -> None:
-    """Rows longer than the whole-row kernels hold (64 KB) run the blocked kernels."""
+    """Rows longer than the whole-row kernels hold (64 KB) run the blocked kernels (of one row a
+    program, where the block's rows are independent)."""
     mod = _module("auto")
     for fn in ROW_KERNELS:
         ran = _check(mod, fn, 1, 33000 if fn in ("softmax_block", "rmsnorm_warp_f16") else 16500)  # 2-byte elements
-        assert ran == [f"{fn}_k0_blocked"], (fn, ran)
+        assert ran == [f"{fn}_k0_rows_blocked" if fn in NARROWED else f"{fn}_k0_blocked"], (fn, ran)
         assert _check(mod, fn, 1, 1000) == [f"{fn}_k0"], fn  # and the row in registers below it
+
+
+@pytest.mark.parametrize("fn", sorted(NARROWED))
+def test_long_rows_run_one_row_a_program(fn: str) -> None:
+    """A block of Q independent rows (lanes of one row folding it) runs one row a program once a row
+    holds 8 KB: Q + 3 rows, the last block's extra rows masked, every row checked."""
+    rows = NARROWED[fn]
+    n = 4200 if fn.endswith("_f16") else 2100
+    assert _check(_module("auto"), fn, rows + 3, n) == [f"{fn}_k0_rows"], fn
+    assert _check(_module("source"), fn, rows + 3, n) == [f"{fn}_k0"], fn  # as written under source
+
+
+def test_narrowing_keeps_blocks_whose_rows_meet() -> None:
+    """Rows that meet through shared memory the block shares, or warps that hold two rows, or a
+    block index used on its own, keep the block (lift/narrow.py)."""
+    from croq2triton.frontend import ast as A
+    from croq2triton.frontend.driver import parse
+    from croq2triton.lift.narrow import narrowed
+
+    def narrows(body: str, threads: str = "{q, t} by [4, 64] : thread") -> int | None:
+        src = (
+            "__co__ void f(global f32 [M, N] x, global f32 [M, N] y) {\n"
+            f"  parallel r by cdiv(M, 4) : block {{\n    shared f32 [4, 64] part;\n    shared f32 [64] common;\n"
+            f"    parallel {threads} {{\n{body}\n    }}\n  }}\n}}\n"
+        )
+        top = next(n for n in parse(src, "n.co").walk() if isinstance(n, A.Parallel))
+        found = narrowed(top)
+        return None if found is None else found[1]
+
+    own = "      part.at(q, t) = x.at(r # q, t);\n      sync.shared;\n      y.at(r # q, t) = part.at(q, 63 - t);"
+    assert narrows(own) == 4
+    shared = "      common.at(t) = x.at(r # q, t);\n      sync.shared;\n      y.at(r # q, t) = common.at(63 - t);"
+    assert narrows(shared) is None  # the rows of a block share 'common'
+    across = "      part.at(q, t) = x.at(r # q, t);\n      sync.shared;\n      y.at(r # q, t) = part.at(3 - q, t);"
+    assert narrows(across) is None  # a row reads another row's slice
+    assert narrows(own, "{q, t} by [4, 16] : thread") is None  # a warp holds two rows
+    alone = "      y.at(r # q, t) = x.at(r, t);"
+    assert narrows(alone) is None  # the block index on its own
 
 
 @pytest.mark.parametrize(("m", "n"), [(700, 77), (100, 300)])

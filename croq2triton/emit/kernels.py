@@ -27,6 +27,7 @@ from ..lift.hazards import fenced
 from ..lift.host import HostScope
 from ..lift.kernel import lift_kernel
 from ..lift.launcher import LauncherLifting
+from ..lift.narrow import narrowed
 from ..lift.notlifted import NotLifted
 from ..lift.shapebounds import expand_shape_bounds
 from ..lift.slotted import slotted_buffers
@@ -295,12 +296,15 @@ class KernelDispatch:
                     variants = [
                         (lanes_first(fold_butterflies(fold_atomics(k))), cond, note) for k, cond, note in variants
                     ]
+                split = self.split(written, schedule, top)
+                rows = None
+                if split is None and len(variants) == 2 and sized:  # several rows a block, folded whole or in blocks
+                    rows = self.one_row_a_program(top, name, host, sized[0], _elem_bytes(folded))
                 stages = schedule.num_stages or 1
                 kernels = [
                     self.finished(pipeline_loads(interior_split(self.named(k)), stages), name) for k, _, _ in variants
                 ]
                 launches = [launch_of(k, line) for k in kernels]
-                split = self.split(written, schedule, top)
                 if split is not None:
                     kernels += [split.partial, split.combine]
                 sources = [emit_kernel(k, self.src_name) for k in kernels]
@@ -315,6 +319,10 @@ class KernelDispatch:
         for launch, (_, cond, note) in reversed(list(zip(launches[:-1], variants[:-1], strict=True))):
             assert cond is not None
             out = H.If(cond, (launch,), (out,), note, line, line=line)
+        if rows is not None:  # long rows: one a program (lift/narrow.py)
+            longer, statements = rows
+            note = f"rows of at least {policy.NARROW_ROW_BYTES} bytes: one row a program (lift/narrow.py)"
+            out = H.If(longer, tuple(statements), (out,), note, line, line=line)
         if split is None:
             return [*lifted.checks, out]
         # too few programs for the SMs: the loop split across programs, its partial folds combined after
@@ -334,6 +342,27 @@ class KernelDispatch:
         )
         choose = H.If(E.Bin(">", E.Var(split.splits_var), E.Const(1)), parts, (out,), note, line, line=line)
         return [*lifted.checks, H.Let(split.splits_var, count, line=line), choose]
+
+    def one_row_a_program(
+        self, top: A.Parallel, name: str, host: LauncherLifting, sized: N.Constexpr, elem: int
+    ) -> tuple[E.Expr, list[H.Stmt]] | None:
+        """Under ``--schedule auto``, a block of several rows whose lanes' loops fold over the row
+        (``sized``: the folded axis, fixed at launch) and whose rows are independent: the launcher's
+        condition for long rows and the statements launching the kernel with one row a program
+        (lift/narrow.py) for them; None otherwise.  Several long rows a program either hold too many
+        registers or, read in blocks, miss L2 on their second pass (perf/RESULTS.md 2026-12-05)."""
+        if self.schedule != "auto" or sized.size is None:
+            return None
+        found = narrowed(top)
+        if found is None:
+            return None
+        new_top, rows = found
+        try:
+            statements = self.lift_as_written(new_top, f"{name}_rows", host)
+        except CroqLoweringError:
+            return None
+        row = E.Bin("*", sized.size, E.Const(sized.fixed // rows * elem))
+        return E.Bin(">=", E.fold(row), E.Const(policy.NARROW_ROW_BYTES)), statements
 
     def split(self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel) -> Split | None:
         """Under ``--schedule auto``, ``kernel``'s loop split across programs where the policy asks

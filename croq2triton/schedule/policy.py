@@ -161,6 +161,12 @@ def _carries(kernel: N.Kernel) -> bool:
 FOLD_WHOLE_BYTES = 64 * 1024
 FOLD_BLOCK_BYTES = 16 * 1024
 FOLD_WARPS = 8
+# a block of several independent rows whose lanes fold over them (a norm of four rows a block, a warp a
+# row): one row a program where a row holds at least this many bytes (lift/narrow.py). H100, Triton
+# 3.6, perf/probe_norm_rows.py (perf/RESULTS.md 2026-12-05): an RMSNorm at 4096 x 16384 ran at 0.98 of a
+# device copy with one row a program in registers (f32 and f16), 0.65-0.75 with four rows a program
+# read twice in blocks; at 16384 x 4096, 0.99 against 0.73-0.94
+NARROW_ROW_BYTES = 8 * 1024
 # a loop whose lanes read along lines (a thread per column walking the rows) reads this much of the
 # tensor it loads a block: on the H200 column sums ran at 0.81 of a device copy (mean of f32 / f16, two
 # shapes) with 8 KB blocks, 0.79 with 16 KB, split 8 programs a SM (0.64 at 2: perf/probe_columns.py,
