@@ -203,3 +203,41 @@ def test_the_table_shows_each_point_whole() -> None:
     # points of two kernels keep their names
     two = table([{"describe": "a_k0.block_m=64 b_k0.block_m=128", "ms": 1.0, "status": "ok"}])
     assert two.splitlines()[1].endswith("a_k0.block_m=64 b_k0.block_m=128")
+
+
+FLAG = """// y = +-x * k: a bool and a float parameter beside the size N
+#ifndef BLOCK
+#define BLOCK 64
+#endif
+__co__ void flag(global f32 [N] x, global f32 [N] y, bool neg, f32 k) {
+  parallel p by cdiv(N, BLOCK) : block, t by BLOCK : thread
+    if (p # t < N) y.at(p # t) = neg ? -x.at(p # t) * k : x.at(p # t) * k;
+}
+"""
+
+
+@pytest.mark.interpreter
+def test_best_json_of_a_function_with_bool_and_float_parameters_is_a_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the sweep runs with neg and k set, but a tuned module dispatches on sizes only: best.json names N
+    # alone, and translate --config takes it (it refused `sizes: {'N': 300, 'k': 1.0, 'neg': True}`)
+    src = tmp_path / "flag.co"
+    src.write_text(FLAG)
+    out = tmp_path / "out"
+    argv = ["tune", str(src), "--size", "N=300", "--param", "BLOCK=32,64", "--jobs", "1", "--out", str(out)]
+    assert cli_main(argv) == 0
+    best = json.loads((out / "best.json").read_text())
+    assert [w["sizes"] for w in best["winners"]] == [{"N": 300}]
+    assert cli_main(["translate", str(src), "--config", str(out / "best.json"), "-o", str(tmp_path / "flag.py")]) == 0
+    capsys.readouterr()
+    import torch
+    from kernel_util import DEVICE
+
+    import croq2triton
+
+    mod = croq2triton.load(src, config=str(out / "best.json"))
+    x = torch.randn(300, device=DEVICE)
+    y = torch.full_like(x, float("nan"))
+    mod.flag(x, y, True, 1.5)
+    torch.testing.assert_close(y.cpu(), -x.cpu() * 1.5)

@@ -155,6 +155,12 @@ def _reason_kind(r: Mapping[str, Any]) -> str:
 
 
 # ------------------------------------------------------------------ best.json
+def _dispatch_sizes(sizes: Mapping[str, Any]) -> dict[str, int]:
+    """The sizes a tuned module dispatches on: the symbolic dimensions and ``int`` parameters (the
+    values ``--config`` takes); a ``bool`` or ``float`` parameter a sweep ran at is not one."""
+    return {k: v for k, v in sizes.items() if type(v) is int and v > 0}
+
+
 def best_json(
     *,
     source: str,
@@ -174,7 +180,7 @@ def best_json(
         order = ranked(records)
         for i, r in enumerate(order[:top_k]):
             entry = {
-                "sizes": r.get("sizes", {}),
+                "sizes": _dispatch_sizes(r.get("sizes", {})),
                 "dtypes": r.get("dtypes", {}),
                 "point": r.get("point", {}),
                 "ms": r.get("final_ms") or r.get("ms"),
