@@ -104,8 +104,16 @@ class Difference:
         )
 
 
-def compare(ref: Outputs, got: Outputs) -> list[Difference]:
-    """Elements of ``got`` that differ from ``ref`` past the tolerance, per output."""
+def fp8_mma(fn: A.CoFunction) -> bool:
+    """Whether ``fn`` issues MMAs and takes fp8 tensors (whose products they accumulate with fewer
+    bits than f32 on a GPU: tolerances.py ``FP8_MMA_RTOL``)."""
+    fp8 = any(p.type.kind == "spanned" and (p.type.elem or "").startswith("f8") for p in fn.params)
+    return fp8 and any(isinstance(n, A.MmaOp) for n in fn.walk())
+
+
+def compare(ref: Outputs, got: Outputs, least_rtol: float | None = None) -> list[Difference]:
+    """Elements of ``got`` that differ from ``ref`` past the tolerance (at least ``least_rtol`` for
+    floating outputs), per output."""
     out: list[Difference] = []
     for name, r in ref.items():
         g = got.get(name)
@@ -115,15 +123,17 @@ def compare(ref: Outputs, got: Outputs) -> list[Difference]:
             what = f"shape {tuple(r.shape)} {r.dtype} vs {tuple(g.shape)} {g.dtype}"
             out.append(Difference(name, r.numel(), r.numel(), (), float("nan"), float("nan"), None, what))
             continue
-        d = _differ(r.cpu(), g.cpu())
+        d = _differ(r.cpu(), g.cpu(), least_rtol)
         if d is not None:
             d.output = name
             out.append(d)
     return out
 
 
-def _differ(r: torch.Tensor, g: torch.Tensor) -> Difference | None:
+def _differ(r: torch.Tensor, g: torch.Tensor, least_rtol: float | None = None) -> Difference | None:
     rtol = RTOL.get(str(r.dtype).removeprefix("torch."), 1e-4) if r.dtype.is_floating_point else None
+    if rtol is not None and least_rtol is not None:
+        rtol = max(rtol, least_rtol)
     if rtol is None:
         bad = r != g
         score = bad.to(torch.float64)
@@ -168,6 +178,7 @@ def check(
     args: Sequence[Any],
     variants: Sequence[Variant],
     progress: Callable[[str], None] = lambda s: None,
+    least_rtol: float | None = None,
 ) -> tuple[Outputs | None, list[Verdict]]:
     """Run ``fn`` on copies of ``args`` through every variant; compare each with the first.
 
@@ -189,5 +200,5 @@ def check(
             ref = outs
         else:
             assert ref is not None
-            verdicts.append(Verdict(v.name, None, compare(ref, outs)))
+            verdicts.append(Verdict(v.name, None, compare(ref, outs, least_rtol)))
     return ref, verdicts

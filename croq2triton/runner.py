@@ -16,11 +16,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .check_run import LauncherVariant, Precomputed, Variant, check, clone_args, outputs_of
+from .check_run import LauncherVariant, Precomputed, Variant, check, clone_args, fp8_mma, outputs_of
 from .errors import CroqError, CroqWarning, Diagnostic, Span
 from .frontend import ast as A
 from .runinputs import RETURNED, find_out_of_bounds, find_unwritten, make_inputs
 from .runsizes import Chosen, choose, parse_sizes, show
+from .tolerances import FP8_MMA_RTOL
 
 
 def _say(msg: str) -> None:
@@ -298,7 +299,9 @@ class Run:
 
     def _check(self, fn: A.CoFunction, pristine: list[Any], outs: dict[str, Any]) -> int:
         vs = variants(self.modules, self.schedule, outs)
-        ref, verdicts = check(fn, pristine, vs, _say)
+        on_gpu = any(getattr(a, "is_cuda", False) for a in pristine)
+        least = FP8_MMA_RTOL if on_gpu and fp8_mma(fn) else None  # fp8 MMAs: the accumulator's rounding
+        ref, verdicts = check(fn, pristine, vs, _say, least)
         status = 0
         if ref is None:
             e = verdicts[0].error

@@ -67,21 +67,23 @@ def problems(
     poisoned: Mapping[str, Any],
     reference: Outputs | None,
     float64: Outputs | None,
+    least_rtol: float | None = None,
 ) -> list[str]:
-    """Why these outputs are wrong (empty: they are right)."""
+    """Why these outputs are wrong (empty: they are right); floating outputs compared at least at
+    ``least_rtol`` (an fp8 MMA's accumulator on a GPU: tolerances.py)."""
     out: list[str] = []
     for u in find_unwritten(dict(poisoned)):
         out.append(f"unwritten: {u.format()}")
     if reference is not None:
-        for d in compare_outputs(reference, outs):
+        for d in compare_outputs(reference, outs, least_rtol):
             out.append(f"differs from the default translation: {d.format('default', 'point')}")
     if float64 is not None:
-        for d in compare_outputs(float64, outs):
+        for d in compare_outputs(float64, outs, least_rtol):
             out.append(f"differs from float64 torch: {d.format('float64', 'point')}")
     return out
 
 
-def compare_outputs(ref: Outputs, got: Outputs) -> list[Difference]:
+def compare_outputs(ref: Outputs, got: Outputs, least_rtol: float | None = None) -> list[Difference]:
     """``check_run.compare``'s rule (``|x - ref| > rtol * (|ref| + mean |ref|)``, NaN where only one is
     NaN, integers exactly), computed where the tensors are (a GPU compares 8192^2 outputs in
     microseconds; the CPU copy ``run --check`` makes would take a second a point)."""
@@ -102,7 +104,7 @@ def compare_outputs(ref: Outputs, got: Outputs) -> list[Difference]:
             score = bad.to(torch.float32)
             rtol = None
         else:
-            rtol = RTOL.get(str(r.dtype).removeprefix("torch."), 1e-4)
+            rtol = max(RTOL.get(str(r.dtype).removeprefix("torch."), 1e-4), least_rtol or 0.0)
             rd, gd = r.double(), g.double()
             rnan, gnan = torch.isnan(rd), torch.isnan(gd)
             finite = torch.isfinite(rd)
