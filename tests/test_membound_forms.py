@@ -419,3 +419,33 @@ def test_split_folds_start_from_the_identity() -> None:
     assert torch.equal(hi.double().cpu(), xd.amax(0).clamp(min=0.5))
     want = (1.0 + xd[::3].sum(0)) * 2.0
     assert torch.allclose(tot.double().cpu(), want, atol=1e-3)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 4])
+def test_rows_a_program_is_a_tuning_field(rows: int) -> None:
+    """``TileSchedule.rows`` (issue 27: the rewrites are fields ``tune`` varies): R rows of the block a
+    program, whatever the row's length (4: the block's own, as written); each checked on ragged sizes."""
+    from croq2triton.api import load_source, translate_full
+    from croq2triton.options import Point
+
+    point = Point.of({}, {"rmsnorm_rows4_k0": {"rows": rows}, "rmsnorm_warp_f16_k0": {"rows": rows}})
+    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto", point=point)
+    assert not out.failed, out.failed
+    mod = load_source(out.source, f"membound_rows_{rows}")
+    for fn, block in (("rmsnorm_rows4", 4), ("rmsnorm_warp_f16", 8)):
+        ran = _check(mod, fn, 11, 300)  # short rows: a point's rows stand at any length
+        assert ran == ([f"{fn}_k0"] if rows == block else [f"{fn}_k0_rows"]), (fn, ran)
+    kernel = out.source.split("def rmsnorm_rows4_k0_rows(")[-1].split("@triton.jit")[0] if rows < 4 else ""
+    if rows < 4:
+        assert f"tl.arange(0, {rows})" in kernel  # the block's rows a program
+
+
+def test_rows_is_refused_where_the_block_is_one_row() -> None:
+    from croq2triton.api import translate_full
+    from croq2triton.errors import CroqError
+    from croq2triton.options import Point
+
+    point = Point.of({}, {"row_sums_block_k0": {"rows": 1}})
+    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto", point=point)
+    failed = out.failed["row_sums_block"]
+    assert isinstance(failed, CroqError) and "rows: the kernel's block is not several independent rows" in str(failed)

@@ -242,7 +242,7 @@ class KernelDispatch:
                 tail = stmts
         return [H.Let(sms.name, _num_sms(), line=line), *tail], kernels
 
-    def lift_as_written(self, top: A.Parallel, name: str, host: LauncherLifting) -> list[H.Stmt]:
+    def lift_as_written(self, top: A.Parallel, name: str, host: LauncherLifting, narrow: bool = True) -> list[H.Stmt]:
         """The kernel as written, lifted into the tile IR (lift/kernel.py), under ``--schedule auto``
         widened or folded where the policy and the proof allow, after the checks the launcher makes
         for it; a form the lifting does not cover is refused with a diagnostic at the construct that
@@ -260,8 +260,12 @@ class KernelDispatch:
                 # reductions (schedule/treefold.py), tiles staged there are read in registers
                 # (schedule/forward.py)
                 written = forward_scratch(fold_trees(lifted.kernel)) if self.schedule == "auto" else lifted.kernel
-                schedule = self.tile_schedule(written, top)
+                rows_of = narrow and self.schedule == "auto" and narrowed(top, 1) is not None
+                schedule = self.tile_schedule(written, top, rows_of)
                 self.schedules[name] = schedule
+                if schedule.rows and (found := narrowed(top, schedule.rows)) is not None:
+                    # the tuning point's rows a program (lift/narrow.py): that kernel alone
+                    return self.lift_as_written(found[0], f"{name}_rows", host, narrow=False)
                 # (kernel, the launcher's condition to run it): the last one runs otherwise
                 variants: list[tuple[N.Kernel, E.Expr | None, str]] = []
                 wide = self.widened(written, schedule, top)
@@ -298,7 +302,7 @@ class KernelDispatch:
                     ]
                 split = self.split(written, schedule, top)
                 rows = None
-                if split is None and len(variants) == 2 and sized:  # several rows a block, folded whole or in blocks
+                if schedule.rows == 0 and split is None and len(variants) == 2 and sized:  # folded whole or in blocks
                     rows = self.one_row_a_program(top, name, host, sized[0], _elem_bytes(folded))
                 stages = schedule.num_stages or 1
                 kernels = [
@@ -358,7 +362,7 @@ class KernelDispatch:
             return None
         new_top, rows = found
         try:
-            statements = self.lift_as_written(new_top, f"{name}_rows", host)
+            statements = self.lift_as_written(new_top, f"{name}_rows", host, narrow=False)
         except CroqLoweringError:
             return None
         row = E.Bin("*", sized.size, E.Const(sized.fixed // rows * elem))
@@ -422,10 +426,10 @@ class KernelDispatch:
                 "croq2triton tune --list names the parameters of each kernel and the values they take",
             ) from None
 
-    def tile_schedule(self, kernel: N.Kernel, top: A.Parallel) -> TileSchedule:
+    def tile_schedule(self, kernel: N.Kernel, top: A.Parallel, rows: bool = False) -> TileSchedule:
         """How the tile kernel ``kernel`` runs: as lifted (one block a program, its warps), under
         ``--schedule auto`` widened where the policy picks it (schedule/policy.py), and with the
-        fields the tuning point sets."""
+        fields the tuning point sets; ``rows``: its block is several independent rows (lift/narrow.py)."""
         schedule = TileSchedule(tuple(1 for _ in kernel.program_ids), kernel.num_warps, origin="source")
         if self.schedule == "auto":
             try:
@@ -441,6 +445,8 @@ class KernelDispatch:
             # loops that only read memory (or will, once its lanes' loops fold in blocks): pipelined
             stages = policy.LOAD_STAGES if self.schedule == "auto" else 1
             schedule = dataclasses.replace(schedule, num_stages=stages)
+        if rows:  # one row a program past policy.NARROW_ROW_BYTES rows, decided at launch
+            schedule = dataclasses.replace(schedule, rows=0)
         out = self._with_point(schedule, kernel.name, top)
         assert isinstance(out, TileSchedule)
         return out

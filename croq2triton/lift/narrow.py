@@ -18,6 +18,9 @@ statistics, then the scaling) then keep one row a program, which fits in registe
 (perf/probe_norm_rows.py, perf/RESULTS.md 2026-12-05: at 4096 x 16384 one row a program in registers
 ran at 0.98 of a device copy on the H100, four rows a program in two passes at 0.65-0.75).
 
+The same holds for ``R`` rows a program (``R`` dividing ``Q``: ``q`` by ``R``, ``r`` by ``cdiv(M, 4) * Q / R``,
+slices ``[R, 64]``), the ``rows`` field of the kernel's ``TileSchedule`` a tuning point sets.
+
 What is proved on the AST, else None (the block is kept):
 
 * the block level is one index ``r``, ``r`` occurs only as ``r # q``, and neither ``#r`` nor ``#q``
@@ -48,8 +51,9 @@ _PLAIN = (
 )  # fmt: skip
 
 
-def narrowed(top: A.Parallel) -> tuple[A.Parallel, int] | None:
-    """``top`` with one row a block (a copy) and the rows a block had, where the proof holds."""
+def narrowed(top: A.Parallel, rows: int = 1) -> tuple[A.Parallel, int] | None:
+    """``top`` with ``rows`` rows a block (a copy; ``rows`` divides the block's) and the rows a block
+    had, where the proof holds."""
     if len(top.levels) < 1 or top.levels[0].level != "block" or top.is_async:
         return None
     block = top.levels[0]
@@ -72,7 +76,7 @@ def narrowed(top: A.Parallel) -> tuple[A.Parallel, int] | None:
     if found is None:
         return None
     level, pos, extent = found
-    if extent < 2 or _inner_threads(top, level, pos) % 32:
+    if extent < 2 or rows < 1 or extent % rows or rows == extent or _inner_threads(top, level, pos) % 32:
         return None
     if any(isinstance(n, A.UBound) and n.name == q for n in top.walk()):
         return None
@@ -87,7 +91,7 @@ def narrowed(top: A.Parallel) -> tuple[A.Parallel, int] | None:
     sliced = sum(1 for n in top.body.walk() if isinstance(n, A.At) and _is(n.base, None, slices))
     if q_uses != len(composed) + sliced:
         return None
-    return _rewrite(top, level, pos, extent, slices), extent
+    return _rewrite(top, level, pos, extent, rows, slices), extent
 
 
 def _is(e: object, name: str | None, among: dict[str, int] | None = None) -> bool:
@@ -165,20 +169,21 @@ def _slices(top: A.Parallel, q: str, extent: int) -> dict[str, int] | None:
     return out
 
 
-def _rewrite(top: A.Parallel, level: A.PBy, pos: int, extent: int, slices: dict[str, int]) -> A.Parallel:
+def _rewrite(top: A.Parallel, level: A.PBy, pos: int, extent: int, rows: int, slices: dict[str, int]) -> A.Parallel:
     new = copy.deepcopy(top)
     block = new.levels[0]
     sp = block.bound[0].span
-    block.bound = [A.Binary("*", A.Paren(block.bound[0], span=sp), A.IntLit(extent, str(extent), span=sp), span=sp)]
+    more = extent // rows  # blocks a block becomes
+    block.bound = [A.Binary("*", A.Paren(block.bound[0], span=sp), A.IntLit(more, str(more), span=sp), span=sp)]
     # the level of q in the copy: the same position among the levels, in walk order
     old = [*top.levels, *(lv for n in top.body.walk() if isinstance(n, A.Parallel) for lv in n.levels)]
     mine = [*new.levels, *(lv for n in new.body.walk() if isinstance(n, A.Parallel) for lv in n.levels)]
     lv = mine[old.index(level)]
-    lv.bound = [*lv.bound[:pos], A.IntLit(1, "1", span=lv.bound[pos].span), *lv.bound[pos + 1 :]]
+    lv.bound = [*lv.bound[:pos], A.IntLit(rows, str(rows), span=lv.bound[pos].span), *lv.bound[pos + 1 :]]
     for n in new.body.walk():
         if isinstance(n, A.SpannedDecl) and n.shape is not None:
             for d in n.items:
                 if d.name in slices:
                     dim = slices[d.name]
-                    n.shape = [*n.shape[:dim], A.IntLit(1, "1", span=n.shape[dim].span), *n.shape[dim + 1 :]]
+                    n.shape = [*n.shape[:dim], A.IntLit(rows, str(rows), span=n.shape[dim].span), *n.shape[dim + 1 :]]
     return new

@@ -107,6 +107,10 @@ class TileSchedule:
     # the kernel has no such loop; 1: as written (Triton pipelines only the loads of a dot); S: each
     # load issued S - 1 iterations ahead through shared memory
     num_stages: int | None = None
+    # rows a program of a block of several independent rows (lift/narrow.py): None where the block is
+    # not one; 0: one row a program where a row holds policy.NARROW_ROW_BYTES or more (the launcher
+    # decides), else as written; R: R rows a program (a divisor of the block's rows; as many: as written)
+    rows: int | None = None
 
     def __post_init__(self) -> None:
         if not self.splits:
@@ -123,13 +127,16 @@ class TileSchedule:
             raise ValueError(f"num_stages = {self.num_stages}: 1 (not pipelined) to {MOST_LOAD_STAGES}")
         if self.loop_split is not None and not 0 <= self.loop_split <= MOST_LOOP_SPLITS:
             raise ValueError(f"loop_split = {self.loop_split}: 0 (the launcher picks) to {MOST_LOOP_SPLITS}")
+        if self.rows is not None and self.rows < 0:
+            raise ValueError(f"rows = {self.rows}: 0 (the launcher picks) or the rows a program")
 
     def describe(self) -> str:
         blocks = " x ".join(str(f) if d == 1 else f"1/{d}" for f, d in zip(self.factors, self.splits))
         folds = {0: "", -1: ", loops folded whole"}.get(self.fold, f", loops folded in blocks of {self.fold}")
         split = "" if not self.loop_split else f", its loop split across {self.loop_split} programs"
         stages = "" if (self.num_stages or 1) == 1 else f", loads pipelined in {self.num_stages} stages"
-        return f"{blocks} blocks a program{folds}{split}{stages}, {self.num_warps} warps ({self.origin})"
+        rows = "" if not self.rows else f", {self.rows} row(s) of a block a program"
+        return f"{blocks} blocks a program{folds}{split}{stages}{rows}, {self.num_warps} warps ({self.origin})"
 
 
 def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> Schedule | TileSchedule:
@@ -147,6 +154,8 @@ def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> 
         raise ValueError("loop_split: the kernel's loop is not one that splits across programs")
     if isinstance(schedule, TileSchedule) and "num_stages" in changes and schedule.num_stages is None:
         raise ValueError("num_stages: the kernel has no loop that only reads memory")
+    if isinstance(schedule, TileSchedule) and "rows" in changes and schedule.rows is None:
+        raise ValueError("rows: the kernel's block is not several independent rows (lift/narrow.py)")
     for name in ("factors", "splits"):
         if isinstance(schedule, TileSchedule) and name in changes:
             values = tuple(changes[name])  # type: ignore[call-overload]

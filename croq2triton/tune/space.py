@@ -95,6 +95,10 @@ def _load_stage_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value,
     return () if s.num_stages is None else (1, 3)
 
 
+def _rows_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
+    return () if s.rows is None else (0, 1, 2, 4, 8)
+
+
 # The default space of a tile kernel: widening factors (each of the first two grid axes 1..8, at
 # most 16 blocks a program) x 2, 4, 8 warps; where the kernel's lanes loop over rows, the block each
 # loop folds an iteration (x 6) and, where that loop splits across programs, how many (x 7); where
@@ -112,6 +116,8 @@ TILE_FIELDS: dict[str, FieldSpec] = {
     "num_stages": FieldSpec("int", "1 (not pipelined) to 8",
                             "stages of the software pipeline of loops that only read memory (schedule/loadstages.py)",
                             _load_stage_defaults),
+    "rows": FieldSpec("int", "0 (one row a program past 8 KB rows) or the rows a program (a divisor of the block's)",
+                      "rows of a block of independent rows one program runs (lift/narrow.py)", _rows_defaults),
 }  # fmt: skip
 
 
@@ -279,6 +285,7 @@ def _spec_table(s: Schedule | TileSchedule) -> dict[str, FieldSpec]:
         known -= {"fold"} if s.fold == 0 else set()
         known -= {"loop_split"} if s.loop_split is None else set()
         known -= {"num_stages"} if s.num_stages is None else set()
+        known -= {"rows"} if s.rows is None else set()
     return {k: v for k, v in table.items() if k in known}
 
 
