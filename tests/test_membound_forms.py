@@ -176,6 +176,8 @@ def test_narrowing_keeps_blocks_whose_rows_meet() -> None:
     assert narrows(own, "{q, t} by [4, 16] : thread") is None  # a warp holds two rows
     alone = "      y.at(r # q, t) = x.at(r, t);"
     assert narrows(alone) is None  # the block index on its own
+    shadow = "      foreach q in [4] { part.at(q, t) = x.at(r # q, t); }\n      sync.shared;\n      y.at(r # q, t) = part.at(q, t);"
+    assert narrows(shadow) is None  # a loop's own q reaches every row's slice
 
 
 @pytest.mark.parametrize(("m", "n"), [(700, 77), (100, 300)])

@@ -78,7 +78,7 @@ def narrowed(top: A.Parallel, rows: int = 1) -> tuple[A.Parallel, int] | None:
     level, pos, extent = found
     if extent < 2 or rows < 1 or extent % rows or rows == extent or _inner_threads(top, level, pos) % 32:
         return None
-    if any(isinstance(n, A.UBound) and n.name == q for n in top.walk()):
+    if any(isinstance(n, A.UBound) and n.name == q for n in top.walk()) or {r, q} & _rebound(top, level):
         return None
     slices = _slices(top, q, extent)
     if slices is None:
@@ -92,6 +92,24 @@ def narrowed(top: A.Parallel, rows: int = 1) -> tuple[A.Parallel, int] | None:
     if q_uses != len(composed) + sliced:
         return None
     return _rewrite(top, level, pos, extent, rows, slices), extent
+
+
+def _rebound(top: A.Parallel, level: A.PBy) -> set[str]:
+    """Names the block's body binds again (a loop's or a ``with``'s index, a declaration, an
+    assignment to a name, another level's index): a shadowed ``r`` or ``q`` is another variable."""
+    out: set[str] = set()
+    for n in top.body.walk():
+        if isinstance(n, A.Within):
+            out |= {n.name} if n.name else set(n.vars or [])
+        elif isinstance(n, A.RangeItem):
+            out |= {n.name, n.alias or n.name}
+        elif isinstance(n, A.Declarator):
+            out.add(n.name)
+        elif isinstance(n, A.Assign) and isinstance(n.target, A.Name):
+            out.add(n.target.name)
+        elif isinstance(n, A.PBy) and n is not level:
+            out |= {n.name} if n.name else set(n.vars or [])
+    return out
 
 
 def _is(e: object, name: str | None, among: dict[str, int] | None = None) -> bool:
