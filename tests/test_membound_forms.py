@@ -451,3 +451,63 @@ def test_rows_is_refused_where_the_block_is_one_row() -> None:
     out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto", point=point)
     failed = out.failed["row_sums_block"]
     assert isinstance(failed, CroqError) and "rows: the kernel's block is not several independent rows" in str(failed)
+
+
+TWO_ROWS = """
+// softmax of two rows a block: 128 threads a row striding along it, a tree in shared memory for the
+// row's max and sum
+__co__ void softmax2(global f32 [M, N] x, global f32 [M, N] y) {
+  parallel r by cdiv(M, 2) : block {
+    shared f32 [2, 128] red;
+    parallel {q, t} by [2, 128] : thread {
+      mutable f32 m = -100000000.0f;
+      foreach j in [cdiv(N, 128)] {
+        if (r # q < M && j * 128 + t < N) m = __max(m, x.at(r # q, j * 128 + t));
+      }
+      red.at(q, t) = m;
+      sync.shared;
+      foreach k in [7] {
+        h = 64 >> k;
+        if (t < h) red.at(q, t) = __max(red.at(q, t), red.at(q, t + h));
+        sync.shared;
+      }
+      f32 mx = red.at(q, 0);
+      sync.shared;
+      mutable f32 s = 0.0f;
+      foreach j in [cdiv(N, 128)] {
+        if (r # q < M && j * 128 + t < N) s += __exp(x.at(r # q, j * 128 + t) - mx);
+      }
+      red.at(q, t) = s;
+      sync.shared;
+      foreach k in [7] {
+        h = 64 >> k;
+        if (t < h) red.at(q, t) += red.at(q, t + h);
+        sync.shared;
+      }
+      f32 tot = red.at(q, 0);
+      foreach j in [cdiv(N, 128)] {
+        if (r # q < M && j * 128 + t < N) y.at(r # q, j * 128 + t) = __exp(x.at(r # q, j * 128 + t) - mx) / tot;
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_a_tree_over_two_rows_a_block_runs_one_row_a_program(schedule: str) -> None:
+    """A softmax of two rows a block, each row's max and sum a tree of halving steps through its slice
+    of a shared [2, 128] buffer: under auto one row a program once a row holds 8 KB (4100 f32)."""
+    from croq2triton.api import load_source, translate_full
+
+    out = translate_full(TWO_ROWS, filename="two.co", schedule=schedule)
+    assert not out.failed, out.failed
+    mod = load_source(out.source, f"two_rows_{schedule}")
+    for m, n in ((5, 300), (5, 4100)):
+        x = randn(m, n, seed=m + n)
+        y = poisoned(m, n)
+        ran, launch = recording_launch()
+        mod.softmax2(x, y, _launch=launch)
+        assert_near_max(y, torch.softmax(x.double().cpu(), 1), 1e-5, f"softmax2 at {m} x {n}")
+        rows = schedule == "auto" and n == 4100
+        assert ran == ["softmax2_k0_rows" if rows else "softmax2_k0"], ran
