@@ -178,6 +178,17 @@ def test_narrowing_keeps_blocks_whose_rows_meet() -> None:
     assert narrows(alone) is None  # the block index on its own
     shadow = "      foreach q in [4] { part.at(q, t) = x.at(r # q, t); }\n      sync.shared;\n      y.at(r # q, t) = part.at(q, t);"
     assert narrows(shadow) is None  # a loop's own q reaches every row's slice
+    once = (
+        "__co__ void f(global f32 [M, N] x, global f32 [M, N] y, global f32 [1] blocks) {\n"
+        "  parallel r by cdiv(M, 4) : block {\n    blocks.at(0) = blocks.at(0) + 1.0f;\n"
+        "    parallel {q, t} by [4, 64] : thread {\n      y.at(r # q, t) = x.at(r # q, t);\n    }\n  }\n}\n"
+    )
+    top = next(n for n in parse(once, "n.co").walk() if isinstance(n, A.Parallel))
+    assert narrowed(top) is None  # a statement the block runs once would run once a row
+    plain = once.replace("    blocks.at(0) = blocks.at(0) + 1.0f;\n", "")
+    top = next(n for n in parse(plain, "n.co").walk() if isinstance(n, A.Parallel))
+    found = narrowed(top)
+    assert found is not None and found[1] == 4  # without it: one row a program
 
 
 @pytest.mark.parametrize(("m", "n"), [(700, 77), (100, 300)])

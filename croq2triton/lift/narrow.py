@@ -32,7 +32,8 @@ What is proved on the AST, else None (the block is kept):
 * the threads after ``q`` in its level and the levels inside it are a multiple of 32 (a warp never
   holds two rows: warp shuffles stay inside a row);
 * the block issues no copies, MMAs, events or warp roles (what holds shared memory or orders
-  threads beyond ``sync``).
+  threads beyond ``sync``), and outside the ``parallel`` that declares ``q`` only declarations and
+  ``sync`` (a statement the block runs once would run once a row).
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ def narrowed(top: A.Parallel, rows: int = 1) -> tuple[A.Parallel, int] | None:
         return None
     if any(isinstance(n, A.UBound) and n.name == q for n in top.walk()) or {r, q} & _rebound(top, level):
         return None
+    if not _once_a_row(top, level):
+        return None
     slices = _slices(top, q, extent)
     if slices is None:
         return None
@@ -92,6 +95,25 @@ def narrowed(top: A.Parallel, rows: int = 1) -> tuple[A.Parallel, int] | None:
     if q_uses != len(composed) + sliced:
         return None
     return _rewrite(top, level, pos, extent, rows, slices), extent
+
+
+def _once_a_row(top: A.Parallel, level: A.PBy) -> bool:
+    """Whether every statement with an effect runs for each row (inside the ``parallel`` that declares
+    ``q``): a statement a block runs once (a count of blocks, an atomic outside the rows' level) would
+    run once a row after narrowing.  Declarations and ``sync`` may stand outside it."""
+    if level in top.levels:
+        return True
+    holder = next(n for n in top.body.walk() if isinstance(n, A.Parallel) and level in n.levels)
+    todo: list[A.Node] = [top.body]
+    while todo:
+        n = todo.pop()
+        if n is holder:
+            continue
+        if isinstance(n, A.Block):
+            todo.extend(n.stmts)
+        elif not isinstance(n, (A.Empty, A.PragmaStmt, A.SpannedDecl, A.ScalarDecl, A.Sync)):
+            return False
+    return True
 
 
 def _rebound(top: A.Parallel, level: A.PBy) -> set[str]:
