@@ -17,6 +17,7 @@
 #   perf/device_pass.sh pytest ARGS  # pytest ARGS under -n 14, the whole log and the failures' lines kept in $OUT
 #   perf/device_pass.sh membound   # the memory-bound kernels in both element types, both schedules (issue 27)
 #   perf/device_pass.sh norms      # perf/probe_norm_rows.py: norms over long rows, hand-written variants (issue 27)
+#   perf/device_pass.sh attention  # attention tuned (issue 25), untuned and tuned against SDPA
 #   perf/device_pass.sh gemm25     # the launch-time GEMM tile table at the shapes of issue 25
 #   perf/device_pass.sh tune       # croq2triton tune on examples/gemm_v4.co under auto (TUNE_SIZE, TUNE_BUDGET;
 #                                  # TUNE_FILE, TUNE_FUNC for another kernel; TUNE_PARAMS: "--param a=1,2 ...";
@@ -71,6 +72,22 @@ case "${1:-tests}" in
     timeout "${NORMS_TIMEOUT:-300}" python3 perf/probe_norm_rows.py --inductor-code "$OUT/inductor" \
       > "$OUT/norms.jsonl" 2> "$OUT/norms.err" || status=1
     tail -3 "$OUT/norms.err"; wc -l "$OUT/norms.jsonl"
+    ;;
+  attention)
+    # issue 25: attention tuned over its tiles and warps, then both the untuned and the tuned translation
+    # against SDPA (perf/attention_bench.py) in one process (ATTN_BUDGET: the sweep's budget)
+    export PYTHONPATH=$PWD:$PWD/.gpu_deps
+    timeout 200 python3 -m croq2triton tune examples/attention.co --schedule auto \
+      --size BH=32,SEQ_Q=4096,SEQ_K=4096,causal=0 --param BLOCK_M=64,128 --param BLOCK_N=32,64,128 \
+      --param attention_k0.num_warps=4,8 --budget "${ATTN_BUDGET:-90s}" --jobs 14 --out "$OUT/tune_attn" \
+      > "$OUT/tune_attn.txt" 2>&1 || status=1
+    tail -16 "$OUT/tune_attn.txt"
+    python3 -m croq2triton translate examples/attention.co --schedule auto -o "$OUT/attention_auto.py" || status=1
+    python3 -m croq2triton translate examples/attention.co --schedule auto --config "$OUT/tune_attn/best.json" \
+      -o "$OUT/attention_tuned.py" || status=1
+    timeout 150 python3 perf/attention_bench.py --seqs 4096 --bh 32 --md "$OUT/attn.md" \
+      --also "$OUT/attention_auto.py" --also "$OUT/attention_tuned.py" 2>&1 | tail -12 || status=1
+    rm -rf "$OUT/tune_attn/cache"
     ;;
   gemm25)
     # issue 25: the launch-time tile table (schedule/occupancy.py) at the shapes the issue names
