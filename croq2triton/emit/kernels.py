@@ -260,12 +260,14 @@ class KernelDispatch:
                 # reductions (schedule/treefold.py), tiles staged there are read in registers
                 # (schedule/forward.py)
                 written = forward_scratch(fold_trees(lifted.kernel)) if self.schedule == "auto" else lifted.kernel
-                rows_of = narrow and self.schedule == "auto" and narrowed(top, 1) is not None
-                schedule = self.tile_schedule(written, top, rows_of)
+                # a block of several independent rows, at one row a program (lift/narrow.py)
+                one_row = narrowed(top) if narrow and self.schedule == "auto" else None
+                schedule = self.tile_schedule(written, top, one_row is not None)
                 self.schedules[name] = schedule
-                if schedule.rows and (found := narrowed(top, schedule.rows)) is not None:
-                    # the tuning point's rows a program (lift/narrow.py): that kernel alone
-                    return self.lift_as_written(found[0], f"{name}_rows", host, narrow=False)
+                if schedule.rows:  # the tuning point's rows a program: that kernel alone
+                    found = one_row if schedule.rows == 1 else narrowed(top, schedule.rows)
+                    if found is not None:
+                        return self.lift_as_written(found[0], f"{name}_rows", host, narrow=False)
                 # (kernel, the launcher's condition to run it): the last one runs otherwise
                 variants: list[tuple[N.Kernel, E.Expr | None, str]] = []
                 wide = self.widened(written, schedule, top)
@@ -302,8 +304,9 @@ class KernelDispatch:
                     ]
                 split = self.split(written, schedule, top)
                 rows = None
-                if schedule.rows == 0 and split is None and len(variants) == 2 and sized:  # folded whole or in blocks
-                    rows = self.one_row_a_program(top, name, host, sized[0], _elem_bytes(folded))
+                if one_row is not None and schedule.rows == 0 and split is None and len(variants) == 2 and sized:
+                    # folded whole or in blocks: one row a program past NARROW_ROW_BYTES rows
+                    rows = self.one_row_a_program(one_row, name, host, sized[0], _elem_bytes(folded))
                 stages = schedule.num_stages or 1
                 kernels = [
                     self.finished(pipeline_loads(interior_split(self.named(k)), stages), name) for k, _, _ in variants
@@ -348,18 +351,15 @@ class KernelDispatch:
         return [*lifted.checks, H.Let(split.splits_var, count, line=line), choose]
 
     def one_row_a_program(
-        self, top: A.Parallel, name: str, host: LauncherLifting, sized: N.Constexpr, elem: int
+        self, found: tuple[A.Parallel, int], name: str, host: LauncherLifting, sized: N.Constexpr, elem: int
     ) -> tuple[E.Expr, list[H.Stmt]] | None:
-        """Under ``--schedule auto``, a block of several rows whose lanes' loops fold over the row
-        (``sized``: the folded axis, fixed at launch) and whose rows are independent: the launcher's
-        condition for long rows and the statements launching the kernel with one row a program
-        (lift/narrow.py) for them; None otherwise.  Several long rows a program either hold too many
-        registers or, read in blocks, miss L2 on their second pass (perf/RESULTS.md 2026-12-05)."""
-        if self.schedule != "auto" or sized.size is None:
-            return None
-        found = narrowed(top)
-        if found is None:
-            return None
+        """A block of several independent rows (``found``: lift/narrow.py's block of one row a program
+        and the rows the block had) whose lanes' loops fold over the row (``sized``: the folded axis,
+        fixed at launch): the launcher's condition for long rows and the statements launching the
+        block of one row a program for them; None where that block does not lift.  Several long rows
+        a program either hold too many registers or, read in blocks, miss L2 on their second pass
+        (perf/RESULTS.md 2026-12-05)."""
+        assert sized.size is not None
         new_top, rows = found
         try:
             statements = self.lift_as_written(new_top, f"{name}_rows", host, narrow=False)
