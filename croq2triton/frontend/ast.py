@@ -633,6 +633,11 @@ class PBy(Node):
     cooperative: bool = False
     bracketed: bool = False  # ``p by [N]``
 
+    @property
+    def names(self) -> list[str]:
+        """The indices the level binds (``p``; ``x, y`` of ``{x, y}``)."""
+        return self.vars or ([self.name] if self.name else [])
+
 
 @dataclass
 class Parallel(Stmt):
@@ -650,6 +655,11 @@ class Within(Node):
     shape: Expr
     name: str | None = None
     vars: list[str] | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """The indices it binds (``i``; ``a, b`` of ``{a, b}``)."""
+        return self.vars or ([self.name] if self.name else [])
 
 
 @dataclass

@@ -73,16 +73,13 @@ def collapse(
     if len(p.levels) > 2 or p.is_async:
         raise NotLifted("warp roles under a parallel of this form", p)
     unit, *thread = p.levels
-    names = unit.vars or ([unit.name] if unit.name else [])
+    names = unit.names
     if len(names) != 1 or len(unit.bound) != 1 or const_int(unit.bound[0]) is None:
         raise NotLifted("warp roles over units that are not one constant level", unit)
     var = names[0]
-    thread_vars = {v for b in thread for v in (b.vars or ([b.name] if b.name else []))}
+    thread_vars = {v for b in thread for v in b.names}
     threads = {  # the thread indices of constant extents: a role may pick some of them
-        v: n
-        for b in thread
-        for v, x in zip(b.vars or ([b.name] if b.name else []), b.bound, strict=False)
-        if (n := const_int(x)) is not None
+        v: n for b in thread for v, x in zip(b.names, b.bound, strict=False) if (n := const_int(x)) is not None
     }
     items = [s for s in _stmts(p.body) if not isinstance(s, (A.Empty, A.PragmaStmt))]
     # declarations beside the roles declare for every unit: first, in their order
@@ -321,7 +318,7 @@ def _named_barriers(roles: list[A.Stmt], commons: list[A.Stmt]) -> None:
 
 
 def _counters(m: A.Foreach) -> list[str]:
-    return [v for x in m.items if isinstance(x, A.Within) for v in (x.vars or ([x.name] if x.name else []))]
+    return [v for x in m.items if isinstance(x, A.Within) for v in x.names]
 
 
 def _domain(m: A.Foreach) -> str:

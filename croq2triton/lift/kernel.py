@@ -196,7 +196,7 @@ class Lifter(
             if isinstance(n, A.Name):
                 self.taken.add(n.name)
             elif isinstance(n, A.PBy):
-                self.taken.update(n.vars or ([n.name] if n.name else []))
+                self.taken.update(n.names)
             elif isinstance(n, A.Declarator):
                 self.taken.add(n.name)
         self.taken.update({"tl", "triton", "range", "min", "max"})

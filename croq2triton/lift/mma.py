@@ -781,7 +781,7 @@ class Mmas:
         try:
             for x in stmts:
                 if isinstance(x, A.PBy):  # a single unit inside the loop: its index is 0
-                    for v in x.vars or ([x.name] if x.name else []):
+                    for v in x.names:
                         self.scopes[-1][v] = Bounded(E.Const(0), E.Const(1))
                     self.threads = max(self.threads, UNIT_THREADS.get(self.level_of.get(id(x), ""), 1))
                 elif isinstance(x, A.MmaLoad):

@@ -58,8 +58,8 @@ def narrowed(top: A.Parallel, rows: int = 1) -> tuple[A.Parallel, int] | None:
     if len(top.levels) < 1 or top.levels[0].level != "block" or top.is_async:
         return None
     block = top.levels[0]
-    names = block.vars or ([block.name] if block.name else [])
-    if len(names) != 1 or len(block.bound) != 1 or len(top.levels) > 1 and not _inner_levels_ok(top):
+    names = block.names
+    if len(names) != 1 or len(block.bound) != 1 or not _inner_levels_ok(top):
         return None
     r = names[0]
     if any(isinstance(n, A.Stmt) and not isinstance(n, _PLAIN) for n in top.body.walk()):
@@ -122,7 +122,7 @@ def _rebound(top: A.Parallel, level: A.PBy) -> set[str]:
     out: set[str] = set()
     for n in top.body.walk():
         if isinstance(n, A.Within):
-            out |= {n.name} if n.name else set(n.vars or [])
+            out |= set(n.names)
         elif isinstance(n, A.RangeItem):
             out |= {n.name, n.alias or n.name}
         elif isinstance(n, A.Declarator):
@@ -130,7 +130,7 @@ def _rebound(top: A.Parallel, level: A.PBy) -> set[str]:
         elif isinstance(n, A.Assign) and isinstance(n.target, A.Name):
             out.add(n.target.name)
         elif isinstance(n, A.PBy) and n is not level:
-            out |= {n.name} if n.name else set(n.vars or [])
+            out |= set(n.names)
     return out
 
 
@@ -140,6 +140,11 @@ def _is(e: object, name: str | None, among: dict[str, int] | None = None) -> boo
     return e.name == name if among is None else e.name in among
 
 
+def _levels(top: A.Parallel) -> list[A.PBy]:
+    """The block's levels and those of every ``parallel`` in its body, in walk order."""
+    return [*top.levels, *(lv for n in top.body.walk() if isinstance(n, A.Parallel) for lv in n.levels)]
+
+
 def _inner_levels_ok(top: A.Parallel) -> bool:
     return all(p.level != "block" for p in top.levels[1:])
 
@@ -147,8 +152,8 @@ def _inner_levels_ok(top: A.Parallel) -> bool:
 def _level_of(top: A.Parallel, q: str) -> tuple[A.PBy, int, int] | None:
     """The level that declares ``q``, its position in the level and its constant extent."""
     out = None
-    for p in [*top.levels[1:], *(lv for n in top.body.walk() if isinstance(n, A.Parallel) for lv in n.levels)]:
-        names = p.vars or ([p.name] if p.name else [])
+    for p in _levels(top)[1:]:
+        names = p.names
         if q in names:
             if out is not None:
                 return None  # declared twice
@@ -166,7 +171,7 @@ def _inner_threads(top: A.Parallel, level: A.PBy, pos: int) -> int:
     """Threads a value of ``q`` holds: the extents after it in its level times those of the levels
     inside it (each ``parallel`` nested in the block, or later in the same ``parallel``); 0 where
     one is not a constant."""
-    levels = [*top.levels, *(lv for n in top.body.walk() if isinstance(n, A.Parallel) for lv in n.levels)]
+    levels = _levels(top)
     after = levels[levels.index(level) + 1 :]
     extents = [const_int(b) for b in level.bound[pos + 1 :]] + [const_int(b) for p in after for b in p.bound]
     if any(x is None for x in extents):
@@ -216,9 +221,7 @@ def _rewrite(top: A.Parallel, level: A.PBy, pos: int, extent: int, rows: int, sl
     more = extent // rows  # blocks a block becomes
     block.bound = [A.Binary("*", A.Paren(block.bound[0], span=sp), A.IntLit(more, str(more), span=sp), span=sp)]
     # the level of q in the copy: the same position among the levels, in walk order
-    old = [*top.levels, *(lv for n in top.body.walk() if isinstance(n, A.Parallel) for lv in n.levels)]
-    mine = [*new.levels, *(lv for n in new.body.walk() if isinstance(n, A.Parallel) for lv in n.levels)]
-    lv = mine[old.index(level)]
+    lv = _levels(new)[_levels(top).index(level)]
     lv.bound = [*lv.bound[:pos], A.IntLit(rows, str(rows), span=lv.bound[pos].span), *lv.bound[pos + 1 :]]
     for n in new.body.walk():
         if isinstance(n, A.SpannedDecl) and n.shape is not None:

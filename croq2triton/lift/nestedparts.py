@@ -105,7 +105,7 @@ def _widest(top: A.Parallel, bounds: dict[str, int]) -> dict[str, tuple[list[int
 
 
 def _level_vars(p: A.PBy) -> list[tuple[str, int]]:
-    names = p.vars or ([p.name] if p.name else [])
+    names = p.names
     out = []
     for v, b in zip(names, p.bound, strict=False):
         n = const_int(b)

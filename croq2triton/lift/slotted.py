@@ -58,7 +58,7 @@ def _found(top: A.Parallel) -> dict[str, _Slots]:
         if isinstance(n, A.SpannedDecl):
             for d in n.items:
                 decls.setdefault(d.name, []).append(n)
-    units = {v for n in top.walk() if isinstance(n, A.PBy) for v in (n.vars or ([n.name] if n.name else []))}
+    units = {v for n in top.walk() if isinstance(n, A.PBy) for v in n.names}
     found: dict[str, _Slots] = {}
     for name, ds in decls.items():
         if len(ds) == 1 and (slots := _slots(top, ds[0], name, units)) is not None:

@@ -45,7 +45,7 @@ def _per_unit_names(top: A.Parallel) -> set[str]:
     for n in top.body.walk():
         if isinstance(n, A.Parallel):
             for level in n.levels:
-                out.update(level.vars or ([level.name] if level.name else []))
+                out.update(level.names)
             for m in n.body.walk():
                 if isinstance(m, A.Declarator):
                     out.add(m.name)

@@ -96,7 +96,7 @@ class _Walk:
         if isinstance(s, A.Parallel):
             inner = dict(ranges)
             for level in s.levels:
-                names = level.vars or ([level.name] if level.name else [])
+                names = level.names
                 for name, bound in zip(names, level.bound if level.vars else level.bound[:1], strict=False):
                     n = self.value(bound)
                     if _count(n):
