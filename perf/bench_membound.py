@@ -363,6 +363,112 @@ def _cases() -> list[Case]:
             lambda x, w: F.rms_norm(x, (x.shape[1],), w, 1e-6),
             1e-2,
         ),
+        *_cases2(rand, nan),
+    ]
+
+
+def _cases2(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """The forms of tests/programs/membound_forms2.co."""
+    import torch
+    import torch.nn.functional as F
+
+    forms2 = "tests/programs/membound_forms2.co"
+    h = torch.float16
+
+    def rms(t: Any, w: Any) -> Any:
+        return t * torch.rsqrt((t**2).mean(1, keepdim=True) + 1e-5) * w
+
+    return [
+        Case(
+            "logsumexp f32 (thread per row, two passes)",
+            forms2,
+            "lse_rows",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [torch.logsumexp(x.double(), 1)],
+            lambda x: torch.logsumexp(x, 1),
+            1e-5,
+        ),
+        Case(
+            "row max f16 (thread per row)",
+            forms2,
+            "row_max_f16",
+            lambda m, n: ([rand(m, n, dtype=h)], [nan(m, dtype=h)]),
+            lambda x: [x.double().amax(1)],
+            lambda x: x.amax(1),
+            1e-3,
+        ),
+        Case(
+            "residual add + rmsnorm f32 (thread per row, h read back)",
+            forms2,
+            "add_rmsnorm",
+            lambda m, n: ([rand(m, n), rand(m, n), rand(n)], [nan(m, n), nan(m, n)]),
+            lambda x, r, w: [x.double() + r.double(), rms(x.double() + r.double(), w.double())],
+            lambda x, r, w: (lambda t: (t, F.rms_norm(t, (t.shape[1],), w, 1e-5)))(x + r),
+            1e-4,
+        ),
+        Case(
+            "layernorm f16 (thread per row, three passes)",
+            forms2,
+            "layernorm_f16",
+            lambda m, n: ([rand(m, n, dtype=h), rand(n, dtype=h), rand(n, dtype=h)], [nan(m, n, dtype=h)]),
+            lambda x, g, b: [F.layer_norm(x.double(), (x.shape[1],), g.double(), b.double(), 1e-5)],
+            lambda x, g, b: F.layer_norm(x, (x.shape[1],), g, b, 1e-5),
+            1e-2,
+        ),
+        Case(
+            "scale and shift f16 (thread per element, 2-D broadcasts)",
+            forms2,
+            "scale_shift_f16",
+            lambda m, n: ([rand(m, n, dtype=h), rand(m), rand(n, dtype=h), rand(n, dtype=h)], [nan(m, n, dtype=h)]),
+            lambda x, mu, w, c: [(x.double() - mu.double()[:, None]) * w.double() + c.double()],
+            lambda x, mu, w, c: ((x - mu[:, None]) * w + c).to(h),
+            1e-2,
+        ),
+        Case(
+            "transpose f32 (32 x 33 shared tile, 4 rows a thread)",
+            forms2,
+            "transpose32",
+            lambda m, n: ([rand(m, n)], [nan(n, m)]),
+            lambda x: [x.double().t()],
+            lambda x: x.t().contiguous(),
+            0.0,
+        ),
+        Case(
+            "column max f32 (thread per column)",
+            forms2,
+            "col_max",
+            lambda m, n: ([rand(m, n)], [nan(n)]),
+            lambda x: [x.double().amax(0)],
+            lambda x: x.amax(0),
+            0.0,
+        ),
+        Case(
+            "softmax f16 (warp per row, shuffles in helpers)",
+            forms2,
+            "softmax_warp_f16",
+            lambda m, n: ([rand(m, n, dtype=h)], [nan(m, n, dtype=h)]),
+            lambda x: [torch.softmax(x.double(), 1)],
+            lambda x: torch.softmax(x, 1),
+            1e-2,
+        ),
+        Case(
+            "l2 normalise rows f32 (thread per row)",
+            forms2,
+            "l2norm_rows",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [x.double() / torch.sqrt((x.double() ** 2).sum(1, keepdim=True) + 1e-6)],
+            lambda x: x / torch.sqrt((x * x).sum(1, keepdim=True) + 1e-6),
+            1e-4,
+        ),
+        Case(
+            "row sums f16 (two rows a block, shared tree loop)",
+            forms2,
+            "row_sums_2rows",
+            lambda m, n: ([rand(m, n, dtype=h)], [nan(m)]),
+            lambda x: [x.double().sum(1)],
+            lambda x: x.sum(1, dtype=torch.float32),
+            1e-4,
+        ),
     ]
 
 

@@ -13,7 +13,14 @@ overtake another's earlier load of the same word, only where the block's threads
   index (``out.at(i) += x``: each element read and written through one pointer tile, so by the
   same thread) nothing is shared.  Which tensors a kernel writes is known before lifting
   (sema/writes.py): their descriptor loads are refused there (lift/tma.py), since a TMA load does
-  not see the block's generic stores;
+  not see the block's generic stores.  The indices need not be written alike: with the ``let``s
+  they read put in, each dimension is either the same expression in every access (of the lanes
+  and of names no statement re-binds) or a scalar in every access (one value for all lanes, a loop
+  counter, say: it picks the element, not the lane), with at least one of each, and every value
+  stored is element-wise in the lanes (loaded values, lets and arithmetic: no dot, reduction,
+  permutation, gather or accumulator, whose layouts spread elements over other threads).  A row
+  written in one loop and read back in a later one (``h.at(r, j) = v; ... y.at(r, j2) = h.at(r, j2)
+  * s``, a lane per row) is then read by the lane that wrote it;
 * a buffer in scratch memory (lift/scratch.py), unless each lane has a copy of its own that every
   access reaches through tiles of one shape (a thread's element reads and writes); a per-thread
   copy moves all the lanes' copies as one wider tile (lift/lanecopies.py), which Triton spreads
@@ -66,7 +73,8 @@ def _shared_areas(kernel: N.Kernel) -> set[str]:
         if access is not None:
             (reads if _reads_only(s) else writes).setdefault(access[0], []).append(access[1])
     tensors = {a.name for a in kernel.args if isinstance(a, N.Pointer)}
-    shared = {b for b in writes if b in reads and b in tensors and not _one_index(reads[b] + writes[b])}
+    lanes = _LaneIndex(kernel)
+    shared = {b for b in writes if b in reads and b in tensors and not lanes.one_lane(b, reads[b] + writes[b])}
     shapes: dict[str, set[tuple[E.Dim, ...]]] = {}
     for base, indices in (*reads.items(), *writes.items()):
         shapes.setdefault(base, set()).update(E.broadcast(*(i.shape for i in index)) for index in indices)
@@ -86,12 +94,81 @@ def _reads_only(s: N.Stmt) -> bool:
     return isinstance(s, (N.Load, N.TmaLoad))
 
 
-def _one_index(indices: list[tuple[E.Expr, ...]]) -> bool:
-    first = indices[0]
-    return all(
-        len(i) == len(first) and all(a.shape == b.shape and E.same(a, b) for a, b in zip(i, first, strict=True))
-        for i in indices
-    )
+class _LaneIndex:
+    """Whether accesses reach each element from one lane (module docstring)."""
+
+    def __init__(self, kernel: N.Kernel) -> None:
+        lets: dict[str, list[E.Expr]] = {}
+        self.rebound: set[str] = set()
+        self.spread: set[str] = set()  # accumulators, dot products, atomics' results
+        self.stored: dict[str, list[E.Expr]] = {}
+        for s in N.walk(kernel.body):
+            if isinstance(s, N.Let):
+                lets.setdefault(s.var.name, []).append(s.value)
+            elif isinstance(s, N.Assign):
+                self.rebound.add(s.var.name)
+                self.spread.add(s.var.name)
+            else:  # loop counters and loaded values: other values at other steps
+                self.rebound.update(v.name for v in N.defines(s))
+                if isinstance(s, (N.Dot, N.Atomic)):
+                    self.spread.update(v.name for v in N.defines(s))
+            if isinstance(s, N.Store):
+                self.stored.setdefault(s.base, []).append(s.value)
+            elif isinstance(s, (N.TmaStore, N.Atomic)):
+                self.stored.setdefault(_access(s)[0], []).append(E.Call("atomic", (), "i32"))  # type: ignore[index]
+        self.rebound.update(n for n, values in lets.items() if len(values) > 1)
+        self.lets = {n: values[0] for n, values in lets.items() if n not in self.rebound}
+
+    def resolved(self, e: E.Expr) -> E.Expr:
+        for _ in range(16):
+            names = {v.name for v in E.free_vars(e)} & self.lets.keys()
+            if not names:
+                break
+            e = E.substitute(e, {n: self.lets[n] for n in names})
+        return e
+
+    def element_wise_stores(self, base: str) -> bool:
+        """Whether every value stored into ``base`` is element-wise in the lanes."""
+        return all(_element_wise(self.resolved(v), self.spread) for v in self.stored.get(base, []))
+
+    def one_lane(self, base: str, indices: list[tuple[E.Expr, ...]]) -> bool:
+        """Whether each element of ``base`` is reached from one lane by all of ``indices``."""
+        first = indices[0]
+        if all(
+            len(i) == len(first) and all(a.shape == b.shape and E.same(a, b) for a, b in zip(i, first, strict=True))
+            for i in indices
+        ):
+            return True  # one pointer tile
+        if any(len(i) != len(first) for i in indices) or not self.element_wise_stores(base):
+            return False
+        each = [tuple(self.resolved(x) for x in i) for i in indices]
+        lane_dims = [d for d, x in enumerate(each[0]) if x.shape]
+        if not lane_dims or len(lane_dims) == len(first):
+            return False
+        for index in each:
+            for d, (a, b) in enumerate(zip(index, each[0], strict=True)):
+                if d not in lane_dims:
+                    if a.shape:
+                        return False
+                    continue
+                if a.shape != b.shape or not E.same(a, b):
+                    return False
+                if any(v.name in self.rebound for v in E.free_vars(a)):
+                    return False
+        return True
+
+
+SPREADING = (E.Permute, E.Reshape, E.Reduce)
+SPREADING_CALLS = {"gather", "cumsum", "_as_dot_operand", "atomic"}
+
+
+def _element_wise(e: E.Expr, spread: set[str]) -> bool:
+    """No node of ``e`` moves values between lanes or reads a value whose layout may (module docstring)."""
+    if isinstance(e, SPREADING) or (isinstance(e, E.Call) and e.fn in SPREADING_CALLS):
+        return False
+    if isinstance(e, E.Var) and e.name in spread:
+        return False
+    return all(_element_wise(c, spread) for c in e.children())
 
 
 Pending = dict[str, set[str]]  # per shared area, the kinds of access since the last barrier
