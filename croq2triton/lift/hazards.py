@@ -16,7 +16,7 @@ overtake another's earlier load of the same word, only where the block's threads
   not see the block's generic stores.  The indices need not be written alike: with the ``let``s
   they read put in, each dimension is either the same expression in every access (of the lanes
   and of names no statement re-binds) or a scalar in every access (one value for all lanes, a loop
-  counter, say: it picks the element, not the lane), with at least one of each, and every value
+  counter, say: it picks the element, not the lane), the first kind at least once, and every value
   stored is element-wise in the lanes (loaded values, lets and arithmetic: no dot, reduction,
   permutation, gather or accumulator, whose layouts spread elements over other threads).  A row
   written in one loop and read back in a later one (``h.at(r, j) = v; ... y.at(r, j2) = h.at(r, j2)
@@ -143,7 +143,7 @@ class _LaneIndex:
             return False
         each = [tuple(self.resolved(x) for x in i) for i in indices]
         lane_dims = [d for d, x in enumerate(each[0]) if x.shape]
-        if not lane_dims or len(lane_dims) == len(first):
+        if not lane_dims:
             return False
         for index in each:
             for d, (a, b) in enumerate(zip(index, each[0], strict=True)):

@@ -18,7 +18,9 @@ then another tile's sum tree).  A load all of whose active lanes read every posi
 the tile: it becomes that value.  What the run must know exactly, else the buffer stays as written:
 
 * the store that starts it is unmasked, writes the buffer at ``base + arange(L)`` (the whole
-  buffer of ``L`` elements, one lane each) and comes before any other access of the buffer;
+  buffer of ``L`` elements, one lane each; a tile of several axes whose lanes reach the positions
+  in row-major order, such as the ``[1, L]`` tile of a block narrowed to one row, is reshaped to
+  ``[L]`` before it is reduced) and comes before any other access of the buffer;
 * every index, mask, loop bound and ``while`` condition the run meets is computed from constants,
   lanes and loop counters (positions outside the buffer, or read before they were written, end
   the proof); indices are ``base + ...`` with the buffer's own per-program base;
@@ -106,6 +108,8 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
                 name, k = f"{base}_{k}", k + 1
             taken.add(name)
             value = store.value
+            if len(value.shape) > 1:  # the tile's elements in the buffer's (row-major) order
+                value = E.Reshape(value, (run.size,))  # type: ignore[arg-type]
             wide = SUM_TYPES.get(value.dtype) if op == "+" else None
             total: E.Expr = E.Reduce(FOLDS[op], E.Cast(value, wide) if wide else value, 0)
             var = E.Var(name, value.dtype)
@@ -178,6 +182,7 @@ class _Run:
         self.mem: dict[int, Part] = {}
         self.env: dict[str, Any] = {}  # concrete values (numpy arrays, Python numbers)
         self.sym: dict[str, Any] = {}  # loads of the buffer and their combinations: multisets
+        self.unknown: dict[str, E.Expr] = {}  # lets whose values the run cannot know: their expressions
         self.starts: list[N.Store] = []  # the stores that filled the whole buffer, in order
         self.reads: dict[int, bool] = {}  # id(load of the buffer): whole totals at every run so far
         self.read_start: dict[int, Total] = {}  # id(load) -> the total it reads
@@ -302,6 +307,9 @@ class _Run:
                 known = (self.value(value),)
         self.env.pop(name, None)
         self.sym.pop(name, None)
+        self.unknown.pop(name, None)
+        if sym is None and known is None and isinstance(s, N.Let):
+            self.unknown[name] = value
         if sym is not None:
             self.sym[name] = sym
         elif known is not None:
@@ -324,7 +332,7 @@ class _Run:
 
     def start(self, s: N.Store, lanes: np.ndarray) -> None:
         """The store that fills the whole buffer, one lane an element: its positions start afresh."""
-        if s.mask is not None or len(s.value.shape) != 1 or not self.whole(lanes) or id(s) not in self.top:
+        if s.mask is not None or not s.value.shape or not self.whole(lanes) or id(s) not in self.top:
             raise NotTree("the first store does not fill the whole buffer, one lane an element, at the top level")
         if self.size is not None and self.size != lanes.size:
             raise NotTree("a later store fills another extent")
@@ -336,14 +344,16 @@ class _Run:
         self.mem = {p: Part(None, Counter({(k, p): 1})) for p in range(self.size)}
 
     def whole(self, lanes: np.ndarray) -> bool:
-        return lanes.ndim == 1 and bool(np.array_equal(lanes, np.arange(lanes.size)))
+        """Whether the lanes reach every position once, in row-major order (a ``[1, L]`` tile of a
+        block narrowed to one row, lift/narrow.py, as well as ``[L]``)."""
+        return lanes.ndim >= 1 and bool(np.array_equal(lanes.reshape(-1), np.arange(lanes.size)))
 
     def load(self, s: N.Load) -> None:
         if not self.starts:
             raise NotTree("a load before the first store")
         lanes = self.positions(s.index)
         self.spend(lanes.size)
-        active = self.mask(s.mask, lanes.shape)
+        active = self.may_read(s.mask, lanes.shape)
         out = np.empty(lanes.shape, dtype=object)
         for k in range(lanes.size):
             p = int(lanes.reshape(-1)[k])
@@ -358,6 +368,10 @@ class _Run:
             whole = False
         self.reads[id(s)] = self.reads.get(id(s), True) and whole
         self.env.pop(s.var.name, None)
+        if s.mask is not None and s.mask.name in self.unknown:
+            if not whole:  # which lanes read is not known: the value only stands as the total
+                raise NotTree("a load under a mask the run cannot know that is not the total")
+            return
         self.sym[s.var.name] = out if lanes.shape else out.reshape(-1)[0]
 
     def is_total(self, m: Part) -> bool:
@@ -388,6 +402,22 @@ class _Run:
         elif self.base is not None:
             raise NotTree("an index without the buffer's base")
         return np.asarray(self.value(rest), dtype=np.int64)
+
+    def may_read(self, mask: E.Var | None, shape: tuple[int, ...]) -> np.ndarray:
+        """The lanes a load's mask may let read: where it is not known (a term of the program's
+        position, ``t == 0 && r # q < M``), the conjuncts that are known hold (every lane where none
+        is).  Such a load is read as the total only where every lane it may let read holds the
+        total, so the lanes it does let read at run time do; else the proof ends (:meth:`load`)."""
+        if mask is None or mask.name not in self.unknown:
+            return self.mask(mask, shape)
+        active = np.ones(shape, dtype=bool)
+        for term in E.conjuncts(self.unknown[mask.name]):
+            try:
+                got = np.asarray(self.value(term), dtype=bool)
+            except NotTree:
+                continue
+            active = active & np.broadcast_to(got, shape)
+        return active
 
     def mask(self, mask: E.Var | None, shape: tuple[int, ...]) -> np.ndarray:
         if mask is None:
