@@ -434,6 +434,15 @@ def _cases2(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             0.0,
         ),
         Case(
+            "transpose f32 (a thread per element, 32 x 33 shared tile)",
+            forms2,
+            "transpose_pad",
+            lambda m, n: ([rand(m, n)], [nan(n, m)]),
+            lambda x: [x.double().t()],
+            lambda x: x.t().contiguous(),
+            0.0,
+        ),
+        Case(
             "column max f32 (thread per column)",
             forms2,
             "col_max",

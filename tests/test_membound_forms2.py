@@ -77,6 +77,12 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
         lambda x: [_d(x).t()],
         0.0,
     ),
+    "transpose_pad": (
+        lambda m, n: [randn(m, n, seed=m * n + 3)],
+        lambda m, n: [((n, m), F32)],
+        lambda x: [_d(x).t()],
+        0.0,
+    ),
     "col_max": (
         lambda m, n: [randn(m, n, seed=m + 11)],
         lambda m, n: [((n,), F32)],
@@ -148,3 +154,15 @@ def test_a_tree_over_rows_narrowed_to_one_row_folds() -> None:
     assert "tl.sum(tl.reshape(acc, [128]), axis=0)" in narrowed
     two_rows = code.split("def row_sums_2rows_k0(")[1].split("@triton.jit")[0]
     assert "part_scratch" in two_rows  # each row's own tree over a [2, 128] tile stays as written
+
+
+def test_a_padded_tile_written_and_read_under_bounds_is_a_register_transpose() -> None:
+    """The [32, 33] tile (a padded column no access reaches) written under ``r < M && c < N`` and
+    read at the transposed element under the same bounds: every element read was written, so the
+    read is the stored tile transposed in registers (schedule/forward.py), and the kernel widens."""
+    code = translate_full(PROGRAM.read_text(), filename="membound_forms2.co", schedule="auto").source
+    body = code.split("def transpose_pad_k0(")[1].split("@triton.jit")[0]
+    assert "tile_scratch" not in body and "tl.debug_barrier()" not in body
+    assert body.count("tl.trans(x_val)") == 2  # the interior and the edge programs
+    source = translate_full(PROGRAM.read_text(), filename="membound_forms2.co", schedule="source").source
+    assert "tile_scratch" in source.split("def transpose_pad_k0(")[1].split("@triton.jit")[0]

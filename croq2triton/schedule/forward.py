@@ -12,10 +12,15 @@ schedule/selectfold.py then folds into one reduction of the tile where a loop fo
 What it proves on the IR (else the load stays):
 
 * the store is unmasked, at ``b + sum_d s_d * A_d`` with ``A_d`` the arange of axis ``d`` of the
-  stored tile (extent ``n_d``) and strides that make the positions distinct and dense
-  (``s_last = 1``, ``s_d = s_{d+1} * n_{d+1}``): element ``(a_0, ..)`` of the tile is at ``b +
-  sum s_d * a_d``;
-* the load is unmasked, comes after the store in the same body or in loops nested in it, and no
+  stored tile (extent ``n_d``) and strides that make the positions distinct (``s_last = 1``,
+  ``s_d >= s_{d+1} * n_{d+1}``: dense, or rows padded as in CUDA's ``[32][33]`` transpose tile,
+  whose extra column no access reaches): element ``(a_0, ..)`` of the tile is at ``b + sum s_d *
+  a_d``;
+* where the store is masked, the load's mask holds every term of the store's at the element each
+  lane reads (the lanes of the store put as the load's: a transpose written under ``r < M && c <
+  N`` and read under ``c < N && r < M``), so every element read was written; a load may be
+  masked where the store is not;
+* the load comes after the store in the same body or in loops nested in it, and no
   store, atomic or other write to the area comes between them (none in the loops around the load
   that are inside that body, and none after the store in that body before the load), nor any
   re-binding of a name the stored value reads (an accumulator stored, then advanced);
@@ -50,6 +55,7 @@ class Staged:
     value: E.Expr
     base: E.Expr
     axes: tuple[tuple[E.Expr, int, int], ...]  # (the arange's value, stride, extent) per axis of the tile
+    mask: E.Expr | None = None  # the store's mask, its lets put in (but the lanes'): the elements written
 
 
 def forward_scratch(kernel: N.Kernel) -> N.Kernel:
@@ -137,7 +143,7 @@ class _Forward:
 
     def staging(self, s: N.Store) -> Staged | None:
         """The staged tile of an unmasked store at ``b + sum s_d * A_d`` (dense, distinct positions)."""
-        if s.mask is not None or len(s.index) != 1:
+        if len(s.index) != 1 or (s.mask is not None and s.mask.name not in self.lets):
             return None
         index = self.resolve(s.index[0])
         shape = index.shape
@@ -159,18 +165,21 @@ class _Forward:
             axes[d] = (E.Var(name, "i32", dims=lane.shape), stride, int(shape[d]))  # type: ignore[arg-type]
         if any(a is None for a in axes):
             return None
-        dense = 1
+        dense = 1  # the least stride the next axis may have for the positions to stay distinct
         for a in reversed(axes):
             assert a is not None
-            if a[1] != dense:
+            if a[1] < dense or (dense == 1 and a[1] != 1):
                 return None
-            dense *= a[2]
-        return Staged(s.value, terms[1], tuple(a for a in axes if a is not None))
+            dense = a[1] * a[2]
+        mask = self.resolve(self.lets[s.mask.name]) if s.mask is not None else None
+        return Staged(s.value, terms[1], tuple(a for a in axes if a is not None), mask)
 
     def element(self, s: N.Load, staged: Staged, ranges: dict[str, tuple[E.Expr, E.Expr]]) -> E.Expr:
         """The element of the staged tile the load reads (NotForwarded where the proof fails)."""
-        if s.mask is not None or len(s.index) != 1:
-            raise NotForwarded("a masked load")
+        if len(s.index) != 1 or (s.mask is not None and s.mask.name not in self.lets):
+            raise NotForwarded("a load under a mask of unknown value")
+        if staged.mask is not None and s.mask is None:
+            raise NotForwarded("an unmasked load of a tile stored under a mask")
         index = self.resolve(s.index[0])
         names = [v.name for v in E.free_vars(index) if self.lane(v) is not None or v.name in ranges]
         terms = E.linear(index, names)
@@ -195,6 +204,8 @@ class _Forward:
                 if low is None or high is None or low < 0 or high > n:
                     raise NotForwarded("a counter that may leave the tile")
                 picks[d] = E.Var(name, "i32")
+        if staged.mask is not None:
+            self.written(s, staged, kept, picks)
         value: E.Expr = staged.value
         wide = SUM_TYPES.get(value.dtype)
         if picks:
@@ -219,7 +230,25 @@ class _Forward:
         value = E.fold(value)
         if value.shape != s.var.shape or value.dtype != s.var.type:
             raise NotForwarded("an element of another shape or type")
+        if s.mask is not None and s.other is not None:  # what the load gives where its mask is off
+            value = E.Where(s.mask, value, E.Full(s.var.shape, s.other, s.var.type))
         return value
+
+    def written(self, s: N.Load, staged: Staged, kept: dict[int, E.Expr], picks: dict[int, E.Expr]) -> None:
+        """Every element the load reads was written: its mask holds each term of the store's mask
+        at the element it reads (the store's lanes put as the load's lanes and counters)."""
+        assert staged.mask is not None and s.mask is not None
+        env = {}
+        for d, (lane, _, _) in enumerate(staged.axes):
+            assert isinstance(lane, E.Var)
+            env[lane.name] = kept.get(d, picks.get(d))
+        if any(v is None for v in env.values()):
+            raise NotForwarded("an axis of the masked tile the load does not place")
+        mapped = E.fold(E.substitute(staged.mask, env))  # type: ignore[arg-type]
+        reads = E.conjuncts(E.fold(self.resolve(self.lets[s.mask.name])))
+        for term in E.conjuncts(mapped):
+            if not any(E.same(term, t) for t in reads):
+                raise NotForwarded("a load that may read an element the masked store did not write")
 
 
 def _axis(lane: E.Expr) -> int:
