@@ -259,8 +259,9 @@ def _axis(lane: E.Expr) -> int:
 
 
 def _uses(staged: Staged) -> set[str]:
-    """The names the staged tile's value and base read."""
-    return {v.name for e in (staged.value, staged.base) for v in E.free_vars(e)}
+    """The names the staged tile's value, base and mask read."""
+    parts = (staged.value, staged.base) if staged.mask is None else (staged.value, staged.base, staged.mask)
+    return {v.name for e in parts for v in E.free_vars(e)}
 
 
 def _rebound(s: N.Stmt) -> set[str]:
