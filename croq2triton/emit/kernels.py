@@ -11,6 +11,7 @@ each kernel.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -32,6 +33,7 @@ from ..lift.notlifted import NotLifted
 from ..lift.shapebounds import expand_shape_bounds
 from ..lift.slotted import slotted_buffers
 from ..lift.splitscale import split_scales
+from ..lift.steplanes import lanes_from_steps
 from ..lift.yields import early_exits
 from ..options import Options
 from ..schedule import occupancy, policy
@@ -253,6 +255,11 @@ class KernelDispatch:
         programs are the source's (a row softmax of 4096 rows widened to one program ran 60x slower
         than as written on the H200, issue 24)."""
         line = top.span.line if top.span else 0
+        if self.schedule == "auto":  # a thread's loop over independent steps as more lanes (lift/steplanes.py)
+            merged = lanes_from_steps(top)
+            if merged is not None:
+                with contextlib.suppress(CroqLoweringError):  # else as written
+                    return self.lift_as_written(merged, name, host, narrow)
         try:
             with kernel_errors("the tile-IR path", name, top):
                 lifted = lift_kernel(top, name, host.host_scope(), self.src_name, self.options)

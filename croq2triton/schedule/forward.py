@@ -247,8 +247,21 @@ class _Forward:
         mapped = E.fold(E.substitute(staged.mask, env))  # type: ignore[arg-type]
         reads = E.conjuncts(E.fold(self.resolve(self.lets[s.mask.name])))
         for term in E.conjuncts(mapped):
-            if not any(E.same(term, t) for t in reads):
+            if not any(_same_test(term, t) for t in reads):
                 raise NotForwarded("a load that may read an element the masked store did not write")
+
+
+def _same_test(a: E.Expr, b: E.Expr) -> bool:
+    """Whether two terms of a mask test the same thing: equal, or one comparison of operands whose
+    differences fold to 0 (``r + 32 * p < M`` and ``32 * p + r < M``)."""
+    if E.same(a, b):
+        return True
+    if not (isinstance(a, E.Bin) and isinstance(b, E.Bin) and a.op == b.op and a.op in ("<", "<=", ">", ">=", "==")):
+        return False
+    if not all(E.is_int(x.dtype) for x in (a.lhs, a.rhs, b.lhs, b.rhs)):
+        return False
+    zero = E.Const(0)
+    return all(E.same(E.fold(E.Bin("-", x, y)), zero) for x, y in ((a.lhs, b.lhs), (a.rhs, b.rhs)))
 
 
 def _axis(lane: E.Expr) -> int:
