@@ -34,6 +34,27 @@ __co__ void transpose(global f32 [M, N] x, global f32 [N, M] y) {
   }
 }
 
+// the same with the step's stride written #ty: a bounded index the merged lane is not, so that
+// level stays a loop (the other merges)
+__co__ void transpose_bounded(global f32 [M, N] x, global f32 [N, M] y) {
+  parallel {by_, bx} by [cdiv(M, 32), cdiv(N, 32)] : block {
+    shared f32 [32, 33] tile;
+    parallel {ty, tx} by [8, 32] : thread {
+      foreach k in [4] {
+        int r = by_ * 32 + ty + k * #ty;
+        if (r < M && bx * 32 + tx < N) tile.at(ty + k * 8, tx) = x.at(r, bx * 32 + tx);
+      }
+    }
+    sync.shared;
+    parallel {ty, tx} by [8, 32] : thread {
+      foreach k in [4] {
+        int c = bx * 32 + k * 8 + ty;
+        if (c < N && by_ * 32 + tx < M) y.at(c, by_ * 32 + tx) = tile.at(tx, 8 * k + ty);
+      }
+    }
+  }
+}
+
 // a thread does four elements 64 apart: y = 2 x + 1
 __co__ void scale4(global f32 [N] x, global f32 [N] y) {
   parallel p by cdiv(N, 256) : block {
@@ -118,9 +139,10 @@ def test_each_kernel_in_both_schedules(schedule: str) -> None:
     mod = _module(schedule)
     for m, n in ((37, 70), (64, 96)):
         x = randn(m, n, seed=m + n)
-        y = poisoned(n, m)
-        mod.transpose(x, y)  # type: ignore[attr-defined]
-        assert_near_max(y, x.double().t(), 0.0, f"transpose {m} x {n} ({schedule})")
+        for fn in ("transpose", "transpose_bounded"):
+            y = poisoned(n, m)
+            getattr(mod, fn)(x, y)
+            assert_near_max(y, x.double().t(), 0.0, f"{fn} {m} x {n} ({schedule})")
     for n in (300, 512):
         x = randn(n, seed=n)
         for fn, ref in (("scale4", lambda v: 2 * v.double() + 1), ("carried", _carried), ("chained", _chained)):
@@ -147,3 +169,10 @@ def test_dependent_steps_stay_loops() -> None:
     chained = _kernel(code, "chained_k0")
     assert "for k in range(0, 3)" in chained  # a step reads what the step before it wrote
     assert "for k" not in chained.split("for k in range(0, 3)")[0]  # the copy in before it: lanes
+
+
+def test_a_level_using_its_bound_stays_a_loop() -> None:
+    code = translate_full(PROGRAM, filename="steps.co", schedule="auto").source
+    body = _kernel(code, "transpose_bounded_k0")
+    assert "for k in range(0, 4)" in body  # the level that writes #ty
+    assert body.count("for k") == 1  # the other level merged

@@ -258,7 +258,7 @@ class KernelDispatch:
         if self.schedule == "auto":  # a thread's loop over independent steps as more lanes (lift/steplanes.py)
             merged = lanes_from_steps(top)
             if merged is not None:
-                with contextlib.suppress(CroqLoweringError):  # else as written
+                with contextlib.suppress(CroqError):  # any error of the merged form: as written
                     return self.lift_as_written(merged, name, host, narrow)
         try:
             with kernel_errors("the tile-IR path", name, top):

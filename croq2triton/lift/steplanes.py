@@ -84,6 +84,8 @@ def _merged(par: A.Parallel, taken: set[str]) -> A.Parallel | None:
     best: tuple[int, A.Parallel] | None = None
     for j, (lane, extent) in enumerate(zip(names, extents, strict=True)):
         assert extent is not None
+        if _bounded_uses(loop.body, {lane, within.name}):
+            continue
         merged = f"{lane}_{within.name}"
         while merged in taken:
             merged += "_"
@@ -287,3 +289,15 @@ def _own_positions(body: A.Stmt, lanes: set[str]) -> int:
         for n in body.walk()
         if isinstance(n, A.At) and n.indices and all(isinstance(i, A.Name) and i.name in lanes for i in n.indices)
     )
+
+
+def _bounded_uses(body: A.Stmt, names: set[str]) -> bool:
+    """Whether the body uses one of ``names`` as a bounded index (``#ty``, ``by_ # ty``), which a
+    lane computed from the merged one is not."""
+    for n in body.walk():
+        if isinstance(n, A.UBound) and n.name in names:
+            return True
+        composed = isinstance(n, A.Binary) and n.op == "#"
+        if composed and any(isinstance(x, A.Name) and x.name in names for x in (n.lhs, n.rhs)):  # type: ignore[attr-defined]
+            return True
+    return False
