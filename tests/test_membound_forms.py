@@ -522,12 +522,3 @@ def test_a_tree_over_two_rows_a_block_runs_one_row_a_program(schedule: str) -> N
         assert_near_max(y, torch.softmax(x.double().cpu(), 1), 1e-5, f"softmax2 at {m} x {n}")
         rows = schedule == "auto" and n == 4100
         assert ran == ["softmax2_k0_rows" if rows else "softmax2_k0"], ran
-
-
-def test_column_blocks_read_16_kb_of_f16_and_8_kb_of_f32() -> None:
-    """A thread per column folds a block of rows an iteration: 8 KB of an f32 tensor (8 rows of 256
-    lanes, 16 of 128), 16 KB of an f16 one (32 rows of 256), measured best on the H100 for each
-    (schedule/policy.py LINES_BLOCK_BYTES, LINES_BLOCK_BYTES_NARROW)."""
-    text = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto").source
-    assert "acc_tile = tl.zeros([16, 128], tl.float32)" in _kernel(text, "col_sums_walk_k0_partial")
-    assert "acc_tile = tl.zeros([32, 256], tl.float32)" in _kernel(text, "col_means_f16_k0_partial")

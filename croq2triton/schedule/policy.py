@@ -172,16 +172,6 @@ NARROW_ROW_BYTES = 8 * 1024
 # shapes) with 8 KB blocks, 0.79 with 16 KB, split 8 programs a SM (0.64 at 2: perf/probe_columns.py,
 # perf/RESULTS.md 2026-12-04)
 LINES_BLOCK_BYTES = 8 * 1024
-# the same for elements of 2 bytes or less: on the H100 f16 column means ran at 0.70 / 0.64 of a device
-# copy (16384 x 4096 / 4096 x 16384) with 16 KB blocks against 0.64 / 0.53 with 8 KB, f16 column sums with
-# atomics 0.79 against 0.76; f32 column sums and maxima stay best at 8 KB (0.86-0.87 against 0.85-0.86)
-# (perf/bench_membound.py --points, perf/RESULTS.md 2026-12-05 18:30)
-LINES_BLOCK_BYTES_NARROW = 16 * 1024
-
-
-def lines_bytes(elem_bytes: int) -> int:
-    """The bytes a block of lines reads an iteration, by the width of the elements it loads."""
-    return LINES_BLOCK_BYTES_NARROW if elem_bytes <= 2 else LINES_BLOCK_BYTES
 
 
 def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
@@ -202,8 +192,7 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
         # (FOLD_BLOCK_BYTES an iteration), or every line at once where they fit in registers (fixed at
         # launch: kernels.py runs the blocks where they do not)
         # LINES_BLOCK_BYTES of the tensors the loops read a block
-        loaded = _loaded_bytes(kernel, loops) or elem
-        block = lines_block(loaded, lanes, lines_bytes(loaded))
+        block = lines_block(_loaded_bytes(kernel, loops) or elem, lanes, LINES_BLOCK_BYTES)
         extents = [E.fold(loop.stop - loop.start) for loop in loops]
         if all(isinstance(x, E.Const) for x in extents):
             if all(int(x.value) < 2 * block for x in extents):  # type: ignore[union-attr]
@@ -336,8 +325,7 @@ def split_block(kernel: N.Kernel) -> int:
     if tiled_fold(kernel):  # (its loops over a register tile's elements folded already)
         return 1
     loops = [s for s in kernel.body if isinstance(s, N.For)]
-    loaded = _loaded_bytes(kernel, loops) or _elem_bytes(kernel)
-    return lines_block(loaded, lane_count(kernel), lines_bytes(loaded))
+    return lines_block(_loaded_bytes(kernel, loops) or _elem_bytes(kernel), lane_count(kernel), LINES_BLOCK_BYTES)
 
 
 def lines_block(elem_bytes: int, lanes: int, budget: int = FOLD_BLOCK_BYTES) -> int:
