@@ -120,12 +120,7 @@ class _LaneIndex:
         self.lets = {n: values[0] for n, values in lets.items() if n not in self.rebound}
 
     def resolved(self, e: E.Expr) -> E.Expr:
-        for _ in range(16):
-            names = {v.name for v in E.free_vars(e)} & self.lets.keys()
-            if not names:
-                break
-            e = E.substitute(e, {n: self.lets[n] for n in names})
-        return e
+        return E.resolve(e, self.lets)
 
     def element_wise_stores(self, base: str) -> bool:
         """Whether every value stored into ``base`` is element-wise in the lanes."""

@@ -418,12 +418,7 @@ def _names(e: E.Expr | None) -> set[str]:
 
 
 def _resolve(e: E.Expr, values: dict[str, E.Expr]) -> E.Expr:
-    for _ in range(16):
-        names = _names(e) & values.keys()
-        if not names:
-            return e
-        e = E.substitute(e, {n: values[n] for n in names})
-    return e
+    return E.resolve(e, values)
 
 
 def _whole_extent(loop: N.For, kernel: N.Kernel, args: list[N.Arg], block: Block) -> None:

@@ -84,6 +84,7 @@ class _Forward:
     def __init__(self, scratch: set[str], lets: dict[str, E.Expr]) -> None:
         self.scratch = scratch
         self.lets = lets
+        self.values = {n: v for n, v in lets.items() if not E.is_lane(v)}  # what resolve puts in
         self.forwarded = 0
 
     def block(
@@ -129,13 +130,7 @@ class _Forward:
 
     def resolve(self, e: E.Expr) -> E.Expr:
         """``e`` with its lets substituted, but for the names of lanes (aranges)."""
-        for _ in range(16):
-            names = {v.name for v in E.free_vars(e)} & self.lets.keys()
-            names = {n for n in names if not E.is_lane(self.lets[n])}
-            if not names:
-                return e
-            e = E.substitute(e, {n: self.lets[n] for n in names})
-        return e
+        return E.resolve(e, self.values)
 
     def lane(self, v: E.Var) -> E.Expr | None:
         value = self.lets.get(v.name)

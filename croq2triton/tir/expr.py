@@ -982,6 +982,17 @@ def substitute(e: Expr, env: dict[str, Expr]) -> Expr:
     return fold(_subst(e, env))
 
 
+def resolve(e: Expr, values: dict[str, Expr], rounds: int = 16) -> Expr:
+    """``e`` with the names ``values`` defines put in, and the names their values read, up to
+    ``rounds`` deep (the lets of a kernel: ``offs = b * 32 + t`` read through ``offs``)."""
+    for _ in range(rounds):
+        names = {v.name for v in free_vars(e)} & values.keys()
+        if not names:
+            return e
+        e = substitute(e, {n: values[n] for n in names})
+    return e
+
+
 def _subst(e: Expr, env: dict[str, Expr]) -> Expr:
     if isinstance(e, Var):
         return env.get(e.name, e)
