@@ -102,6 +102,7 @@ class _LaneIndex:
         self.rebound: set[str] = set()
         self.spread: set[str] = set()  # accumulators, dot products, atomics' results
         self.stored: dict[str, list[E.Expr]] = {}
+        self.opaque: set[str] = set()  # written by descriptors or atomics: values of no lane's
         for s in N.walk(kernel.body):
             if isinstance(s, N.Let):
                 lets.setdefault(s.var.name, []).append(s.value)
@@ -115,7 +116,7 @@ class _LaneIndex:
             if isinstance(s, N.Store):
                 self.stored.setdefault(s.base, []).append(s.value)
             elif isinstance(s, (N.TmaStore, N.Atomic)):
-                self.stored.setdefault(_access(s)[0], []).append(E.Call("atomic", (), "i32"))  # type: ignore[index]
+                self.opaque.add(_access(s)[0])  # type: ignore[index]
         self.rebound.update(n for n, values in lets.items() if len(values) > 1)
         self.lets = {n: values[0] for n, values in lets.items() if n not in self.rebound}
 
@@ -124,6 +125,8 @@ class _LaneIndex:
 
     def element_wise_stores(self, base: str) -> bool:
         """Whether every value stored into ``base`` is element-wise in the lanes."""
+        if base in self.opaque:
+            return False
         return all(_element_wise(self.resolved(v), self.spread) for v in self.stored.get(base, []))
 
     def one_lane(self, base: str, indices: list[tuple[E.Expr, ...]]) -> bool:
@@ -154,7 +157,7 @@ class _LaneIndex:
 
 
 SPREADING = (E.Permute, E.Reshape, E.Reduce)
-SPREADING_CALLS = {"gather", "cumsum", "_as_dot_operand", "atomic"}
+SPREADING_CALLS = {"gather", "cumsum", "_as_dot_operand"}
 
 
 def _element_wise(e: E.Expr, spread: set[str]) -> bool:

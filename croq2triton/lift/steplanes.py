@@ -102,7 +102,6 @@ def _merged(par: A.Parallel, taken: set[str]) -> A.Parallel | None:
             best = (own, A.Parallel(levels=[pby], body=body, span=par.span))
     if best is None:
         return None
-    taken.add(best[1].levels[0].names[0])
     taken.update(best[1].levels[0].names)
     return best[1]
 
@@ -156,10 +155,7 @@ def _substituted(body: A.Stmt, lane: str, step: str, merged: str, extent: int) -
     out = A.rewrite(out, put)
 
     def simplify(n: object) -> object | None:
-        if isinstance(n, A.Binary) and n.op in "+-":
-            got = _joined(n, merged, extent)
-            return got
-        return None
+        return _joined(n, merged, extent) if isinstance(n, A.Binary) and n.op in "+-" else None
 
     return A.rewrite(out, simplify)  # type: ignore[no-any-return]
 

@@ -105,7 +105,7 @@ def walks_rows(kernel: N.Kernel) -> bool:
         for s in loop.body:
             if not isinstance(s, (N.Load, N.Store)) or len(s.index) < 2:
                 continue
-            index = [_resolve(x, values) for x in s.index]
+            index = [E.resolve(x, values) for x in s.index]
             last = index[-1]
             if loop.var.name in _names(last) and not last.shape and any(x.shape for x in index[:-1]):
                 return True
@@ -269,19 +269,19 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
     if later & defined.keys():
         raise NotFolded("a value of the loop read after it")
     for st in stores:
-        index = [_resolve(x, defined) for x in st.index]
+        index = [E.resolve(x, defined) for x in st.index]
         for other in stores:  # two stores into one tensor: iterations would overlap in another order
             if (
                 other is not st
                 and other.base == st.base
-                and not all(E.same(_resolve(a, defined), b) for a, b in zip(other.index, index, strict=True))
+                and not all(E.same(E.resolve(a, defined), b) for a, b in zip(other.index, index, strict=True))
             ):
                 raise NotFolded("two stores into one tensor at different elements in the loop")
         if not any(_steps_with(x, j) for x in index):
             raise NotFolded("a store that writes one element for several values of the counter")
         for ld in loads:
             if ld.base == st.base and not all(
-                E.same(_resolve(a, defined), b) for a, b in zip(ld.index, index, strict=True)
+                E.same(E.resolve(a, defined), b) for a, b in zip(ld.index, index, strict=True)
             ):
                 raise NotFolded("a tensor read in the loop at other elements than it stores")
     return folds
@@ -289,7 +289,7 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
 
 def _running_of(name: str, lets: dict[str, E.Expr], folds: dict[str, Fold]) -> set[str]:
     """The accumulators a let reads, through other lets."""
-    return _names(_resolve(lets[name], lets)) & folds.keys()
+    return _names(E.resolve(lets[name], lets)) & folds.keys()
 
 
 def _fold_through(s: N.Assign, lets: dict[str, E.Expr], accs: set[str]) -> Fold:
@@ -300,7 +300,7 @@ def _fold_through(s: N.Assign, lets: dict[str, E.Expr], accs: set[str]) -> Fold:
         return _fold(s)
     except NotFolded as e:
         first = e
-    inlined = N.Assign(s.var, _resolve(s.value, lets), line=s.line)
+    inlined = N.Assign(s.var, E.resolve(s.value, lets), line=s.line)
     try:
         return _fold(inlined)
     except NotFolded:
@@ -350,7 +350,7 @@ def _check_picks(
         peer = folds.get(p.peer)
         if peer is None or peer.op != p.op or peer.rescaled is not None or peer.pick is not None:
             raise NotFolded(f"'{name}' follows '{p.peer}', which is not the running {p.op} of what it compares")
-        if not E.same(_resolve(peer.of if peer.of is not None else peer.value, lets), _resolve(p.of, lets)):
+        if not E.same(E.resolve(peer.of if peer.of is not None else peer.value, lets), E.resolve(p.of, lets)):
             raise NotFolded(f"'{name}' compares other values than '{p.peer}' folds")
         if not _same_guard(peer, f, lets):
             raise NotFolded(f"'{name}' and '{p.peer}' fold under different conditions")
@@ -369,7 +369,7 @@ def _check_rescaled(folds: dict[str, Fold], order: dict[str, int], lets: dict[st
         if r is None:
             continue
         peer = folds.get(r.peer)
-        if peer is None or peer.op != "max" or not E.same(_resolve(peer.value, lets), _resolve(r.of, lets)):
+        if peer is None or peer.op != "max" or not E.same(E.resolve(peer.value, lets), E.resolve(r.of, lets)):
             raise NotFolded(f"'{name}' is rescaled by '{r.peer}', which is not the running maximum of its terms")
         if not _same_guard(peer, f, lets):
             raise NotFolded(f"'{name}' and its running maximum '{r.peer}' fold under different conditions")
@@ -383,7 +383,7 @@ def _same_guard(a: Fold, b: Fold, lets: dict[str, E.Expr]) -> bool:
     """Whether two folds fold under the same condition (none, or the same one with lets inlined)."""
     if a.guard is None or b.guard is None:
         return a.guard is None and b.guard is None
-    return E.same(_resolve(a.guard, lets), _resolve(b.guard, lets))
+    return E.same(E.resolve(a.guard, lets), E.resolve(b.guard, lets))
 
 
 def _fold(s: N.Assign) -> Fold:
@@ -415,10 +415,6 @@ def _reads(s: N.Stmt) -> set[str]:
 
 def _names(e: E.Expr | None) -> set[str]:
     return {v.name for v in E.free_vars(e)} if e is not None else set()
-
-
-def _resolve(e: E.Expr, values: dict[str, E.Expr]) -> E.Expr:
-    return E.resolve(e, values)
 
 
 def _whole_extent(loop: N.For, kernel: N.Kernel, args: list[N.Arg], block: Block) -> None:
@@ -465,7 +461,7 @@ def _lanes_contiguous(loop: N.For) -> bool:
     for s in loop.body:
         if not isinstance(s, (N.Load, N.Store)) or not s.index:
             continue
-        index = [_resolve(x, values) for x in s.index]
+        index = [E.resolve(x, values) for x in s.index]
         if not any(loop.var.name in _names(x) for x in index):
             continue
         last = index[-1]
@@ -749,8 +745,8 @@ def _shared_loads(body: list[N.Stmt]) -> list[N.Stmt]:
             bases, names = _changes(s)
             seen = [x for x in seen if x[0].base not in bases and not (_names_of(x) & names)]
         if isinstance(s, N.Load):
-            index = tuple(_resolve(x, values) for x in s.index)
-            mask = _resolve(s.mask, values) if s.mask is not None else None
+            index = tuple(E.resolve(x, values) for x in s.index)
+            mask = E.resolve(s.mask, values) if s.mask is not None else None
             match = next(
                 (
                     ld

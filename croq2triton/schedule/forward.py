@@ -11,7 +11,7 @@ schedule/selectfold.py then folds into one reduction of the tile where a loop fo
 
 What it proves on the IR (else the load stays):
 
-* the store is unmasked, at ``b + sum_d s_d * A_d`` with ``A_d`` the arange of axis ``d`` of the
+* the store is at ``b + sum_d s_d * A_d`` with ``A_d`` the arange of axis ``d`` of the
   stored tile (extent ``n_d``) and strides that make the positions distinct (``s_last = 1``,
   ``s_d >= s_{d+1} * n_{d+1}``: dense, or rows padded as in CUDA's ``[32][33]`` transpose tile,
   whose extra column no access reaches): element ``(a_0, ..)`` of the tile is at ``b + sum s_d *
@@ -137,7 +137,7 @@ class _Forward:
         return value if value is not None and E.is_lane(value) else None
 
     def staging(self, s: N.Store) -> Staged | None:
-        """The staged tile of an unmasked store at ``b + sum s_d * A_d`` (dense, distinct positions)."""
+        """The staged tile of a store at ``b + sum s_d * A_d`` (distinct positions), with its mask."""
         if len(s.index) != 1 or (s.mask is not None and s.mask.name not in self.lets):
             return None
         index = self.resolve(s.index[0])
@@ -160,12 +160,12 @@ class _Forward:
             axes[d] = (E.Var(name, "i32", dims=lane.shape), stride, int(shape[d]))  # type: ignore[arg-type]
         if any(a is None for a in axes):
             return None
-        dense = 1  # the least stride the next axis may have for the positions to stay distinct
-        for a in reversed(axes):
+        least = 1  # the last axis has stride 1, each other one at least the span of the axes after it
+        for i, a in enumerate(reversed(axes)):
             assert a is not None
-            if a[1] < dense or (dense == 1 and a[1] != 1):
+            if a[1] < least or (i == 0 and a[1] != 1):
                 return None
-            dense = a[1] * a[2]
+            least = a[1] * a[2]
         mask = self.resolve(self.lets[s.mask.name]) if s.mask is not None else None
         return Staged(s.value, terms[1], tuple(a for a in axes if a is not None), mask)
 

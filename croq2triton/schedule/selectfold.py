@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from .foldloops import FOLDS, Block, Fold, NotFolded, _fold, _identity, _names, _reads, _resolve, fold_loops
+from .foldloops import FOLDS, Block, Fold, NotFolded, _fold, _identity, _names, _reads, fold_loops
 
 WIDER = {"f16": {"f16", "f32", "f64"}, "bf16": {"bf16", "f32", "f64"}, "f32": {"f32", "f64"}, "f64": {"f64"}}
 
@@ -105,9 +105,9 @@ def _rewrite(loop: N.For, after: list[N.Stmt], lets: dict[str, E.Expr]) -> list[
         raise NotFolded("a value of the loop read after it")
     out: list[N.Stmt] = []
     for s, f in folds:
-        value = _resolve(f.value, values)
-        guard = _resolve(f.guard, values) if f.guard is not None else None
-        if guard is not None and (k in _names(guard) or k in _names(_resolve(guard, lets))):
+        value = E.resolve(f.value, values)
+        guard = E.resolve(f.guard, values) if f.guard is not None else None
+        if guard is not None and (k in _names(guard) or k in _names(E.resolve(guard, lets))):
             raise NotFolded("a fold whose condition changes with the counter")
         whole = _whole(value, k, loop, f.op, lets)
         new: E.Expr = E.Bin(f.op, s.var, whole)
@@ -153,7 +153,7 @@ def _whole(f: E.Expr, k: str, loop: N.For, op: str, lets: dict[str, E.Expr]) -> 
             raise NotFolded("a fold over positions that may lie outside the tile")
     dtype = f.dtype
     wide = "f32" if op == "+" and dtype in ("f16", "bf16") else dtype  # 16-bit floats summed in f32
-    coord = E.fold(_resolve(first.coord, lets))  # the arange itself: its bounds decide what they can
+    coord = E.fold(E.resolve(first.coord, lets))  # the arange itself: its bounds decide what they can
     inside = E.conj([E.Bin(">=", coord, lo), E.Bin("<", coord, hi)])
     masked = E.Where(inside, E.fold(E.Cast(body, wide)), _identity(op, wide))
     out = E.Cast(E.Reduce(FOLDS[op], masked, first.axis), dtype)
@@ -175,13 +175,13 @@ class _Spread:
         got = self.match(e)
         if got is not None:
             return got[1]
-        if self.k not in _names(_resolve(e, self.lets)):
+        if self.k not in _names(E.resolve(e, self.lets)):
             return self.place(e, sel)
         if isinstance(e, E.Cast):
             return E.Cast(self.expr(e.value, sel), e.type)
         self.bare = False
         if isinstance(e, E.Var) and e.name == self.k:
-            return E.fold(E.Bin("-", _resolve(sel.coord, self.lets), sel.offset))
+            return E.fold(E.Bin("-", E.resolve(sel.coord, self.lets), sel.offset))
         if isinstance(e, (E.Bin, E.Un, E.Call, E.Where)):
             changes: dict[str, object] = {}
             for fld in dataclasses.fields(e):
@@ -227,7 +227,7 @@ class _Spread:
         pick, tile, zero = e.value.cond, e.value.then, e.value.other
         if not (isinstance(zero, E.Full) and zero.value == 0) or not isinstance(pick, E.Bin) or pick.op != "==":
             return None
-        if self.k in _names(_resolve(tile, self.lets)):
+        if self.k in _names(E.resolve(tile, self.lets)):
             return None
         rank, axis = len(e.value.shape), e.axis
         n = e.value.shape[axis]
@@ -235,12 +235,12 @@ class _Spread:
             return None
         along = E.Arange(n) if rank == 1 else E.Lift(E.Arange(n), rank, (axis,))
         for c, x in ((pick.lhs, pick.rhs), (pick.rhs, pick.lhs)):
-            if E.fold(_resolve(c, self.lets)) != E.fold(along):
+            if E.fold(E.resolve(c, self.lets)) != E.fold(along):
                 continue
             terms = E.linear(x, [self.k])
             if terms is None or terms[0] != {self.k: 1} or terms[1].shape:
                 continue
-            if self.k in _names(_resolve(terms[1], self.lets)):
+            if self.k in _names(E.resolve(terms[1], self.lets)):
                 continue
             whole = tile
             if outer is not None:  # widened to be summed: the element converted back

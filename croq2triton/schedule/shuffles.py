@@ -36,7 +36,7 @@ import numpy as np
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from .foldloops import FOLDS, NotFolded, _identity, _names, _resolve
+from .foldloops import FOLDS, NotFolded, _identity, _names
 from .treefold import NotTree, evaluate
 
 MAX_STEPS = 64  # butterfly steps followed (a warp needs 5)
@@ -104,7 +104,7 @@ def _prove(loop: N.For, before: list[N.Stmt], after: list[N.Stmt]) -> tuple[E.Va
     top = {s.var.name: s.value for s in before if isinstance(s, N.Let)}
     parts = [Counter({i: 1}) for i in range(n)]
     for k in steps:
-        src = _source(_resolve(index, {**top, **{x: v for x, v in lets.items() if x != o}}), loop.var.name, k, axis, n)
+        src = _source(E.resolve(index, {**top, **{x: v for x, v in lets.items() if x != o}}), loop.var.name, k, axis, n)
         parts = [parts[i] + parts[j] for i, j in enumerate(src)]
     for p in parts:
         if set(p) != set(range(n)) or (op == "+" and any(c != 1 for c in p.values())):
@@ -156,7 +156,7 @@ def _identity_where_not(acc: E.Var, op: str, guard: E.Expr, before: list[N.Stmt]
         identity = _identity(op, acc.type).value
     except NotFolded:
         return False
-    want = _resolve(_bare(guard), top)
+    want = E.resolve(_bare(guard), top)
     seen = False
     for s in N.walk(before):
         if isinstance(s, N.Let) and s.var.name == acc.name:
@@ -172,7 +172,7 @@ def _identity_where_not(acc: E.Var, op: str, guard: E.Expr, before: list[N.Stmt]
                 x = x.value
             if not (isinstance(x, E.Where) and isinstance(x.other, (E.Const, E.Full)) and x.other.value == identity):
                 return False
-            terms = [_resolve(_bare(c), top) for c in E.conjuncts(x.cond)]
+            terms = [E.resolve(_bare(c), top) for c in E.conjuncts(x.cond)]
             if not any(E.same(t, want) for t in terms):
                 return False
     return seen

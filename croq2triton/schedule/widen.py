@@ -410,12 +410,12 @@ def _check_extra_blocks(analysis: Analysis, facts: Facts, factors: dict[str, int
             continue
         t = facts.tile[pid]
         for index, mask in analysis.accesses:
-            coords = [i for i in index if pid in {v.name for v in E.free_vars(_resolve(i, analysis.values))}]
+            coords = [i for i in index if pid in {v.name for v in E.free_vars(E.resolve(i, analysis.values))}]
             if not coords:
                 continue
-            terms = E.conjuncts(_resolve(mask, analysis.values)) if mask is not None else []
+            terms = E.conjuncts(E.resolve(mask, analysis.values)) if mask is not None else []
             for c in coords:
-                c = E.fold(unspread(_resolve(c, analysis.values)))  # an address broadcast over lanes that share it
+                c = E.fold(unspread(E.resolve(c, analysis.values)))  # an address broadcast over lanes that share it
                 if not any(_bounds_block(c, term, pid, t, g, facts) for term in terms):
                     raise NotWidened(f"an access along '{pid}' not masked within the grid's blocks")
         for desc, coords in analysis.tma_stores:  # a box past the tensor's end stores nothing
@@ -435,15 +435,6 @@ def _kernel_expr(host: E.Expr, kernel: N.Kernel) -> E.Expr | None:
     scalars = {a.name for a in kernel.args if isinstance(a, N.Scalar)}
     g = E.fold(host)
     return g if all(v.name in scalars for v in E.free_vars(g)) else None
-
-
-def _resolve(e: E.Expr, values: dict[str, E.Expr]) -> E.Expr:
-    for _ in range(16):  # lets of lets
-        names = {v.name for v in E.free_vars(e)} & values.keys()
-        if not names:
-            return e
-        e = E.substitute(e, {n: values[n] for n in names})
-    return e
 
 
 def _bounds_block(coord: E.Expr, term: E.Expr, pid: str, t: int, grid: E.Expr, facts: Facts) -> bool:
@@ -534,7 +525,7 @@ class _Rewrite:
 
     def uses_row(self, index: tuple[E.Expr, ...]) -> bool:
         assert self.row is not None
-        return any(self.row[0] in {v.name for v in E.free_vars(_resolve(i, self.analysis.values))} for i in index)
+        return any(self.row[0] in {v.name for v in E.free_vars(E.resolve(i, self.analysis.values))} for i in index)
 
     def descriptor(self, a: N.Arg, labels: Labels, factors: dict[str, int]) -> N.Arg:
         """A descriptor whose box grows along the widened axes, renamed for its box (and its flag)."""
