@@ -364,6 +364,140 @@ def _cases() -> list[Case]:
             1e-2,
         ),
         *_cases2(rand, nan),
+        *_cases3(rand, nan),
+    ]
+
+
+def _cases3(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """The forms of tests/programs/membound_forms3.co that have a torch op of the same work."""
+    import torch
+    import torch.nn.functional as F
+
+    forms3 = "tests/programs/membound_forms3.co"
+    h = torch.float16
+
+    def ids(m: int, n: int) -> Any:
+        return torch.randint(0, n, (m,), device="cuda", dtype=torch.int32)
+
+    def causal(x: Any) -> Any:
+        m, n = x.shape
+        hidden = torch.arange(n, device=x.device)[None, :] > torch.arange(m, device=x.device)[:, None]
+        return torch.softmax(x.masked_fill(hidden, float("-inf")), 1)
+
+    def groups(x: Any) -> Any:
+        v, mu = torch.var_mean(x.reshape(x.shape[0], 8, -1), 2, unbiased=False)
+        return [mu, torch.rsqrt(v + 1e-5)]
+
+    return [
+        Case(
+            "cross entropy f32 (thread per row, two passes and a gather)",
+            forms3,
+            "xent",
+            lambda m, n: ([rand(m, n), ids(m, n)], [nan(m)]),
+            lambda x, t: [F.cross_entropy(x.double(), t.long(), reduction="none")],
+            lambda x, t: F.cross_entropy(x, t.long(), reduction="none"),
+            1e-5,
+        ),
+        Case(
+            "sum of squares f32 (thread per element, one atomic each)",
+            forms3,
+            "sum_sq_all",
+            lambda m, n: ([rand(m, n)], [torch.zeros(1, device="cuda")]),
+            lambda x: [(x.double() ** 2).sum().reshape(1)],
+            lambda x: (x * x).sum(),
+            1e-4,
+            zero_outputs=True,
+        ),
+        Case(
+            "softmax over columns f32 (thread per column)",
+            forms3,
+            "col_softmax",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [torch.softmax(x.double(), 0)],
+            lambda x: torch.softmax(x, 0),
+            1e-5,
+        ),
+        Case(
+            "row dot products f16 (thread per row)",
+            forms3,
+            "rows_dot_f16",
+            lambda m, n: ([rand(m, n, dtype=h), rand(m, n, dtype=h)], [nan(m)]),
+            lambda a, c: [(a * c).double().sum(1)],
+            lambda a, c: (a * c).sum(1, dtype=torch.float32),
+            1e-4,
+        ),
+        Case(
+            "row absmax as fp8 scale f16 (thread per row)",
+            forms3,
+            "row_absmax_scale",
+            lambda m, n: ([rand(m, n, dtype=h)], [nan(m)]),
+            lambda x: [x.double().abs().amax(1) / 448],
+            lambda x: x.abs().amax(1).float() / 448,
+            1e-6,
+        ),
+        Case(
+            "mean and variance f32 (thread per row, one pass)",
+            forms3,
+            "mean_var_rows",
+            lambda m, n: ([rand(m, n)], [nan(m), nan(m)]),
+            lambda x: [x.double().mean(1), x.double().var(1, unbiased=False)],
+            lambda x: torch.var_mean(x, 1, unbiased=False),
+            1e-4,
+        ),
+        Case(
+            "row sums f32 (thread per row, unrolled by four by hand)",
+            forms3,
+            "row_sums_unroll4",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [x.double().sum(1)],
+            lambda x: x.sum(1),
+            1e-4,
+        ),
+        Case(
+            "causal softmax f32 (thread per row)",
+            forms3,
+            "causal_softmax",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [causal(x.double())],
+            causal,
+            1e-5,
+        ),
+        Case(
+            "group statistics f32 (thread per group, loop nest)",
+            forms3,
+            "group_stats",
+            lambda m, n: ([rand(m // 64, 64, n)], [nan(m // 64, 8), nan(m // 64, 8)]),
+            lambda x: groups(x.double()),
+            groups,
+            1e-4,
+        ),
+        Case(
+            "row sums f32 (thread per row, blocks of 64 by hand)",
+            forms3,
+            "row_sums_nested",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [x.double().sum(1)],
+            lambda x: x.sum(1),
+            1e-4,
+        ),
+        Case(
+            "slice sums f32 ([M/16, 16, N], a program a slice, loop nest)",
+            forms3,
+            "slice_sums",
+            lambda m, n: ([rand(m // 16, 16, n)], [nan(m // 16)]),
+            lambda x: [x.double().sum((1, 2))],
+            lambda x: x.sum((1, 2)),
+            1e-4,
+        ),
+        Case(
+            "row argmax f32 (thread per row, best value and its index)",
+            forms3,
+            "row_argmax",
+            lambda m, n: ([rand(m, n)], [torch.full((m,), -1, device="cuda", dtype=torch.int32)]),
+            lambda x: [x.double().argmax(1).double()],
+            lambda x: x.argmax(1),
+            0.0,
+        ),
     ]
 
 

@@ -39,11 +39,13 @@ from ..options import Options
 from ..schedule import occupancy, policy
 from ..schedule.atomicfold import fold_atomics
 from ..schedule.autotune import autotuned
+from ..schedule.flatnest import flatten_nests
 from ..schedule.foldloops import Block, NotFolded
 from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
 from ..schedule.loadstages import has_read_loops, pipeline_loads
+from ..schedule.sameloads import share_loads
 from ..schedule.schedule import Schedule, TileSchedule, with_point
 from ..schedule.selectfold import fold_all, fold_selects
 from ..schedule.shuffles import fold_butterflies
@@ -266,7 +268,11 @@ class KernelDispatch:
                 # under auto, block reductions through scratch memory in halving steps are tile
                 # reductions (schedule/treefold.py), tiles staged there are read in registers
                 # (schedule/forward.py)
-                written = forward_scratch(fold_trees(lifted.kernel)) if self.schedule == "auto" else lifted.kernel
+                written = lifted.kernel
+                if (
+                    self.schedule == "auto"
+                ):  # (loop nests over blocks of one range as one loop, an element read twice read once)
+                    written = share_loads(flatten_nests(forward_scratch(fold_trees(written))))
                 # a block of several independent rows, at one row a program (lift/narrow.py)
                 one_row = narrowed(top) if narrow and self.schedule == "auto" else None
                 schedule = self.tile_schedule(written, top, one_row is not None)
@@ -484,7 +490,14 @@ class KernelDispatch:
             return kernel
         block: Block = schedule.fold if schedule.fold > 0 else E.Extent("BLOCK_J")
         try:
-            return fold_all(kernel, block, whole=schedule.fold < 0)
+            try:
+                return fold_all(kernel, block, whole=schedule.fold < 0)
+            except NotFolded:
+                if schedule.fold > 0 or schedule.origin == "tuned":
+                    raise
+                # (each loop's whole extent cannot be one size fixed at launch, loops of different
+                # extents: blocks then, rather than lanes already split one row a program left unfolded)
+                return fold_all(kernel, policy.fold_block_of(_elem_bytes(kernel), policy.lane_count(kernel)))
         except NotFolded as e:
             if schedule.origin == "tuned":
                 raise CroqError(

@@ -63,6 +63,8 @@ def _block(body: list[N.Stmt], lets: dict[str, E.Expr], taken: set[str], done: l
 def unspread(e: E.Expr) -> E.Expr:
     """``e`` without the zeros added to broadcast it (``i + tl.zeros(shape)``): the same value at
     each position of the shape it keeps."""
+    if isinstance(e, E.Full):  # one value broadcast over a shape (an address every lane shares)
+        return E.Const(e.value, e.type)
     if isinstance(e, E.Bin) and e.op == "+":
         for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
             if isinstance(b, E.Full) and b.value == 0:

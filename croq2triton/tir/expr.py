@@ -1019,6 +1019,31 @@ def _subst(e: Expr, env: dict[str, Expr]) -> Expr:
     return e
 
 
+def map_children(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
+    """``e`` with ``f`` applied to each of its operands (a leaf: ``e`` itself), not folded."""
+    if isinstance(e, Lift):
+        return Lift(f(e.value), e.rank, e.dims)
+    if isinstance(e, Permute):
+        return Permute(f(e.value), e.dims)
+    if isinstance(e, Reshape):
+        return Reshape(f(e.value), e.dims)
+    if isinstance(e, Bin):
+        return Bin(e.op, f(e.lhs), f(e.rhs))
+    if isinstance(e, Un):
+        return Un(e.op, f(e.value))
+    if isinstance(e, CDiv):
+        return CDiv(f(e.lhs), f(e.rhs))
+    if isinstance(e, Cast):
+        return Cast(f(e.value), e.type)
+    if isinstance(e, Where):
+        return Where(f(e.cond), f(e.then), f(e.other))
+    if isinstance(e, Call):
+        return Call(e.fn, tuple(f(a) for a in e.args), e.type)
+    if isinstance(e, Reduce):
+        return Reduce(e.op, f(e.value), e.axis)
+    return e
+
+
 def conj(parts: Iterable[Expr]) -> Expr:
     """``p0 & p1 & ...`` folded: terms that always hold are gone, a repeated term appears once."""
     out: Expr = Const(True, "i1")

@@ -67,7 +67,7 @@ def chunkat_tile_one_k0(i_ptr, i_stride_0, i_stride_1, i_stride_2, o_ptr, o_stri
         l3 = tl.load(i_ptr + dim0 * i_stride_0 + offs_2 * i_stride_1 + dim2 * i_stride_2)
         offs_3 = t0 * 8 + dim2_2  # chunkat_tile_one.co:12
         l4 = tl.load(i_ptr + dim0 * i_stride_0 + offs_2 * i_stride_1 + offs_3 * i_stride_2)
-        l5 = tl.load(i_ptr + dim0 * i_stride_0 + offs_2 * i_stride_1 + dim2 * i_stride_2)  # chunkat_tile_one.co:13
+        l5 = l3  # chunkat_tile_one.co:13
         tl.store(o_ptr + dim0 * o_stride_0 + offs_2 * o_stride_1 + dim2 * o_stride_2, l5)  # chunkat_tile_one.co:14
 
 

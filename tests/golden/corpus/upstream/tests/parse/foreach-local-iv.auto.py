@@ -71,10 +71,11 @@ def single_range(N, *, _launch=None):
 
 @triton.jit
 def multi_range_k0():
-    """The block-level parallel at foreach-local-iv.co:17: one program per block, one lane per thread."""
-    for x in range(1, 3):  # foreach-local-iv.co:20
-        for y in range(0, 6):
-            pass
+    """The block-level parallel at foreach-local-iv.co:17: one program per block, one lane per thread. Its loop nests
+    over blocks of one range are one loop (schedule/flatnest.py).
+    """
+    for x_y in range(0, 12):  # foreach-local-iv.co:20
+        pass
 
 
 @_rt.launcher

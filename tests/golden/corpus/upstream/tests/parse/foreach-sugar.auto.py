@@ -52,20 +52,18 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def foo_k0(M, N, lhs_ptr, lhs_stride_0, lhs_stride_1):
-    """The block-level parallel at foreach-sugar.co:4: one program per block, one lane per thread."""
-    for index in range(0, 6):  # foreach-sugar.co:5
+    """The block-level parallel at foreach-sugar.co:4: one program per block, one lane per thread. Its loop nests over
+    blocks of one range are one loop (schedule/flatnest.py). Its loops over each lane's row are tiles of blocks of
+    2048 (schedule/foldloops.py).
+    """
+    for index_0 in range(0, 6, 2048):  # foreach-sugar.co:5
         pass
-    for index_0 in range(0, 3):  # foreach-sugar.co:6
-        for index_1 in range(0, 2):
-            for index_2 in range(0, 1):
-                pass
-    for x in range(0, M):  # foreach-sugar.co:7
-        for y in range(0, 2):
-            for z in range(0, 1):
-                pass
-    for index_0_2 in range(0, 2):  # foreach-sugar.co:8
-        for index_1_2 in range(0, 4):
-            pass
+    for index_0_index_1_index_2_0 in range(0, 6, 2048):  # foreach-sugar.co:6
+        pass
+    for x_y_z_0 in range(0, M * 2, 2048):  # foreach-sugar.co:7
+        pass
+    for index_0_2_index_1_2_0 in range(0, 8, 2048):  # foreach-sugar.co:8
+        pass
 
 
 @_rt.launcher
@@ -80,7 +78,7 @@ def foo(N, M, lhs, *, _launch=None):
     lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 2, _dev, is_global=False)
     _rt.fixed_dim(_F, "lhs", lhs, 0, 2)
     _rt.fixed_dim(_F, "lhs", lhs, 1, 4)
-    _launch(foo_k0, (1,), [M, N, lhs, lhs.stride(0), lhs.stride(1)], dict(num_warps=1))  # foreach-sugar.co:4
+    _launch(foo_k0, (1,), [M, N, lhs, lhs.stride(0), lhs.stride(1)], dict(num_warps=4))  # foreach-sugar.co:4
     return None
 
 

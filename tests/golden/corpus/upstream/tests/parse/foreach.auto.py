@@ -52,11 +52,11 @@ def _oob_fill(x, mask):
 
 @triton.jit
 def foo_k0():
-    """The block-level parallel at foreach.co:4: one program per block, one lane per thread."""
-    for index_0 in range(0, 3):  # foreach.co:6
-        for index_1 in range(0, 2):
-            for index_2 in range(0, 1):
-                pass
+    """The block-level parallel at foreach.co:4: one program per block, one lane per thread. Its loop nests over blocks
+    of one range are one loop (schedule/flatnest.py).
+    """
+    for index_0_index_1_index_2 in range(0, 6):  # foreach.co:6
+        pass
 
 
 @_rt.launcher
@@ -72,11 +72,11 @@ def foo(*, _launch=None):
 
 @triton.jit
 def bar_k0(N):
-    """The block-level parallel at foreach.co:11: one program per block, one lane per thread."""
-    for x in range(0, 3):  # foreach.co:13
-        for y in range(0, 2):
-            for z in range(0, 1):
-                pass
+    """The block-level parallel at foreach.co:11: one program per block, one lane per thread. Its loop nests over blocks
+    of one range are one loop (schedule/flatnest.py).
+    """
+    for x_y_z in range(0, 6):  # foreach.co:13
+        pass
 
 
 @_rt.launcher

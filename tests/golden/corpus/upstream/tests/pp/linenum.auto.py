@@ -56,7 +56,7 @@ def foo_k0(input_ptr, input_stride_0):
     idx = tl.arange(0, 16)  # linenum.co:6
     mask = idx < 15
     f0 = _oob_fill(tl.load(input_ptr + idx * input_stride_0, mask=mask, other=0.0), mask)
-    f1 = _oob_fill(tl.load(input_ptr + idx * input_stride_0, mask=mask, other=0.0), mask)  # linenum.co:7
+    f1 = f0  # linenum.co:7
     f0_was = f0  # linenum.co:9
     f0 = f1
     f1 = f0_was

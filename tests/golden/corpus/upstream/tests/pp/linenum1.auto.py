@@ -56,7 +56,6 @@ def foo_k0(input_ptr, input_stride_0):
     idx = tl.arange(0, 16)  # linenum1.co:6
     mask = idx < 15
     f0 = _oob_fill(tl.load(input_ptr + idx * input_stride_0, mask=mask, other=0.0), mask)
-    f1 = _oob_fill(tl.load(input_ptr + idx * input_stride_0, mask=mask, other=0.0), mask)  # linenum1.co:7
 
 
 @_rt.launcher

@@ -117,7 +117,9 @@ def ele_add_local_dma_k0(
     output_stride_1,
     output_stride_2,
 ):
-    """The block-level parallel at add.co:25: one program per block, one lane per thread."""
+    """The block-level parallel at add.co:25: one program per block, one lane per thread. Its loop nests over blocks of
+    one range are one loop (schedule/flatnest.py).
+    """
     p = tl.program_id(0)  # add.co:25
     dim1 = tl.arange(0, 1)[None, :, None, None]  # add.co:26
     dim2 = tl.arange(0, 32)[None, None, :, None]
@@ -146,16 +148,11 @@ def ele_add_local_dma_k0(
         mask=mask,
     )
     buffer_base = tl.cast(p, tl.int64) * 1088  # add.co:29
-    for x_0 in range(0, 1):  # add.co:30
-        for x_1 in range(0, 17):
-            for x_2 in range(0, 1):
-                tl.debug_barrier()  # add.co:31
-                lhs_load_val = tl.load(lhs_load_scratch + lhs_load_base + x_0 * 1088 + x_1 * 64 + x_2 * 64 + lane_id)
-                rhs_load_val = tl.load(rhs_load_scratch + rhs_load_base + x_0 * 1088 + x_1 * 64 + x_2 * 64 + lane_id)
-                tl.store(
-                    buffer_scratch + buffer_base + x_0 * 1088 + x_1 * 64 + x_2 * 64 + lane_id,
-                    lhs_load_val + rhs_load_val,
-                )
+    for x_0_x_1_x_2 in range(0, 17):  # add.co:30
+        tl.debug_barrier()  # add.co:31
+        lhs_load_val = tl.load(lhs_load_scratch + x_0_x_1_x_2 * 64 + lhs_load_base + lane_id)
+        rhs_load_val = tl.load(rhs_load_scratch + x_0_x_1_x_2 * 64 + rhs_load_base + lane_id)
+        tl.store(buffer_scratch + x_0_x_1_x_2 * 64 + buffer_base + lane_id, lhs_load_val + rhs_load_val)
     tl.debug_barrier()  # add.co:33
     buffer_lanes = tl.load(
         buffer_scratch + buffer_base + dim1 * 1088 + dim2 * 64 + dim3 * 64 + lane_id[:, None, None, None], mask=mask

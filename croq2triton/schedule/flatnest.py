@@ -1,0 +1,122 @@
+"""A loop nest that walks one range, written as blocks by hand, as the one loop it is.
+
+A thread's row walked in blocks of a fixed size (``foreach jb in [cdiv(N, 64)] { foreach jj in [64]
+{ if (jb * 64 + jj < N) s += x.at(r, jb * 64 + jj); } }``) is one loop over ``jb * 64 + jj``: the
+nest visits its values in increasing order, once each.  Lifted as written, the inner loop is not at
+the kernel's top level and the folding of schedule/foldloops.py never sees it; as one loop it folds
+like a row walked element by element.
+
+What it proves on the IR (else the nest stays as written):
+
+* the outer loop's body is the inner loop and nothing else, both step by 1, the inner loop's
+  bounds are the same for every lane and do not depend on the outer counter, and the inner loop
+  runs a constant number ``B > 0`` of iterations;
+* every expression of the inner body reads the two counters only through ``c * (B * jb + jj)``
+  (an affine expression whose outer coefficient is ``B`` times its inner one).
+
+Then ``u = B * (jb - jb0) + (jj - jj0)`` runs over ``0 .. (jb1 - jb0) * B`` in the order the nest
+visits its pairs, each once, and ``B * jb + jj`` is ``u + B * jb0 + jj0``: the body is the same
+statements on the same values in the same order (an outer extent of zero or less gives no
+iterations either way).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..tir import expr as E
+from ..tir import nodes as N
+
+
+class _NotFlat(Exception):
+    pass
+
+
+def flatten_nests(kernel: N.Kernel) -> N.Kernel:
+    """``kernel`` with each loop nest the proof admits as one loop (the kernel itself where none)."""
+    taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
+    done = [0]
+    body = _block(kernel.body, taken, done)
+    if not done[0]:
+        return kernel
+    doc = kernel.doc + " Its loop nests over blocks of one range are one loop (schedule/flatnest.py)."
+    return dataclasses.replace(kernel, body=body, doc=doc)
+
+
+def _block(body: list[N.Stmt], taken: set[str], done: list[int]) -> list[N.Stmt]:
+    out: list[N.Stmt] = []
+    for s in body:
+        if isinstance(s, N.For):
+            s = dataclasses.replace(s, body=_block(s.body, taken, done))
+            while True:  # (a nest of three: the inner two first, then the outer with them)
+                try:
+                    s = _flatten(s, taken)
+                except _NotFlat:
+                    break
+                done[0] += 1
+        elif isinstance(s, N.While):
+            s = dataclasses.replace(s, body=_block(s.body, taken, done))
+        elif isinstance(s, N.If):
+            s = dataclasses.replace(s, then=_block(s.then, taken, done), orelse=_block(s.orelse, taken, done))
+        out.append(s)
+    return out
+
+
+def _flatten(outer: N.For, taken: set[str]) -> N.For:
+    if len(outer.body) != 1 or not isinstance(outer.body[0], N.For):
+        raise _NotFlat
+    inner = outer.body[0]
+    jb, jj = outer.var.name, inner.var.name
+    for loop in (outer, inner):
+        if not (isinstance(loop.step, E.Const) and loop.step.value == 1):
+            raise _NotFlat
+        if loop.start.shape or loop.stop.shape:
+            raise _NotFlat
+    if {jb} & {v.name for x in (inner.start, inner.stop) for v in E.free_vars(x)}:
+        raise _NotFlat
+    extent = E.fold(E.Bin("-", inner.stop, inner.start))
+    if not (isinstance(extent, E.Const) and isinstance(extent.value, int) and extent.value > 0):
+        raise _NotFlat
+    b = int(extent.value)
+    name = _fresh(f"{jb}_{jj}", taken)
+    u = E.Var(name, outer.var.dtype)
+    # B * jb + jj, as u
+    flat = E.fold(E.Bin("+", u, E.Bin("+", E.Bin("*", E.Const(b), outer.start), inner.start)))
+    body = [N.map_exprs(s, lambda e: _combined(e, jb, jj, b, flat)) for s in inner.body]
+    stop = E.fold(E.Bin("*", E.Bin("-", outer.stop, outer.start), E.Const(b)))
+    return N.For(
+        u,
+        E.Const(0),
+        stop,
+        E.Const(1),
+        body,
+        pipeline=inner.pipeline,
+        carried=outer.carried,
+        line=inner.line,
+    )
+
+
+def _combined(e: E.Expr, jb: str, jj: str, b: int, flat: E.Expr) -> E.Expr:
+    """``e`` with each ``c * (b * jb + jj)`` in it as ``c * flat``; :class:`_NotFlat` where a
+    counter appears otherwise."""
+    names = {v.name for v in E.free_vars(e)}
+    if not names & {jb, jj}:
+        return e
+    found = E.linear(e, [jb, jj])
+    if found is not None:
+        coefs, rest = found
+        cb, cj = coefs.get(jb, 0), coefs.get(jj, 0)
+        if cb != b * cj:
+            raise _NotFlat
+        return E.fold(E.Bin("+", E.Bin("*", E.Const(cj, flat.dtype), flat), rest))
+    if isinstance(e, E.Var):
+        raise _NotFlat  # a counter read other than through the combination
+    return E.map_children(e, lambda x: _combined(x, jb, jj, b, flat))
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    taken.add(name)
+    return name
