@@ -90,6 +90,19 @@ def load_once(path: object, schedule: str) -> object:
     return _LOADED[key]
 
 
+def check_forms(path: object, schedule: str, cases: dict[str, tuple[Any, Any, Any, float]], m: int, n: int) -> None:
+    """Each function of a program of forms run under ``schedule`` at ``m x n``: ``cases`` maps it to
+    (inputs of (m, n), output shapes and types of (m, n), its float64 reference, a tolerance relative
+    to the reference's largest element); outputs poisoned with NaN first."""
+    mod = load_once(path, schedule)
+    for fn, (make, outs, ref, tol) in cases.items():
+        ins = make(m, n)
+        got = [poisoned(*shape, dtype=dtype) for shape, dtype in outs(m, n)]
+        getattr(mod, fn)(*ins, *got)
+        for g, r in zip(got, ref(*ins), strict=True):
+            assert_near_max(g, r, tol, f"{fn} at {m} x {n} ({schedule})")
+
+
 def kernel_code(source: str, name: str) -> str:
     """The ``@triton.jit`` function ``name`` of a generated module, its layout taken out (:func:`canonical`)."""
     start = source.index(f"def {name}(")

@@ -76,6 +76,16 @@ CASES = [
      json.dumps([[[8, 16384], "float32"], [[16384], "float32"], [[8, 16384], "float32"]]), set()),
     ("tests/programs/membound_forms.co@auto", "rmsnorm_warp_f16",
      json.dumps([[[9, 40000], F16], [[40000], F16], [[9, 40000], F16]]), set()),
+    # every lane's atomic into one word folded to one atomic a program: its address a [1, 1] tile like its
+    # value (a scalar pointer beside a tile value did not compile, 2026-12-05)
+    ("tests/programs/membound_forms3.co@auto", "sum_sq_all",
+     json.dumps([[[64, 300], "float32"], [[1], "float32"]]), set()),
+    # a loop nest over blocks of a row as one loop, folded (schedule/flatnest.py); a row walked four
+    # elements a step and its tail, two loops of different extents folded in blocks
+    ("tests/programs/membound_forms3.co@auto", "row_sums_nested",
+     json.dumps([[[64, 3000], "float32"], [[64], "float32"]]), set()),
+    ("tests/programs/membound_forms3.co@auto", "row_sums_unroll4",
+     json.dumps([[[64, 3001], "float32"], [[64], "float32"]]), set()),
     # WGMMA RS mode: A loaded into a declared fragment each K tile
     ("tests/programs/breadth_r.co", "rs_gemm",
      json.dumps([[[128, 64], F16], [[64, 64], F16], [[128, 64], "float32"]]), {"wgmma.mma_async"}),

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import assert_near_max, poisoned, randn
+from kernel_util import check_forms, load_once, randn
 
-from croq2triton.api import load, translate_full
+from croq2triton.api import translate_full
 
 PROGRAM = Path(__file__).parent / "programs" / "membound_forms2.co"
 H = torch.float16
@@ -109,25 +109,16 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
     ),
 }
 SIZES = [(5, 77), (37, 300)]
-_MODULES: dict[str, object] = {}
 
 
 def _module(schedule: str) -> object:
-    if schedule not in _MODULES:
-        _MODULES[schedule] = load(PROGRAM, schedule=schedule)
-    return _MODULES[schedule]
+    return load_once(PROGRAM, schedule)
 
 
 @pytest.mark.parametrize("schedule", ["source", "auto"])
 @pytest.mark.parametrize(("m", "n"), SIZES)
 def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
-    mod = _module(schedule)
-    for fn, (make, outs, ref, tol) in CASES.items():
-        ins = make(m, n)
-        got = [poisoned(*shape, dtype=dtype) for shape, dtype in outs(m, n)]
-        getattr(mod, fn)(*ins, *got)
-        for g, r in zip(got, ref(*ins), strict=True):
-            assert_near_max(g, r, tol, f"{fn} at {m} x {n} ({schedule})")
+    check_forms(PROGRAM, schedule, CASES, m, n)
 
 
 def test_a_row_written_and_read_back_by_its_lane_folds() -> None:

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import assert_near_max, poisoned, randn
+from kernel_util import assert_near_max, check_forms, load_once, randn
 
-from croq2triton.api import load, translate_full
+from croq2triton.api import translate_full
 
 PROGRAM = Path(__file__).parent / "programs" / "membound_forms3.co"
 H = torch.float16
@@ -116,13 +116,10 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
     ),
 }
 SIZES = [(5, 77), (37, 300)]
-_MODULES: dict[str, object] = {}
 
 
 def _module(schedule: str) -> object:
-    if schedule not in _MODULES:
-        _MODULES[schedule] = load(PROGRAM, schedule=schedule)
-    return _MODULES[schedule]
+    return load_once(PROGRAM, schedule)
 
 
 def _code(schedule: str, kernel: str) -> str:
@@ -133,13 +130,7 @@ def _code(schedule: str, kernel: str) -> str:
 @pytest.mark.parametrize("schedule", ["source", "auto"])
 @pytest.mark.parametrize(("m", "n"), SIZES)
 def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
-    mod = _module(schedule)
-    for fn, (make, outs, ref, tol) in CASES.items():
-        ins = make(m, n)
-        got = [poisoned(*shape, dtype=dtype) for shape, dtype in outs(m, n)]
-        getattr(mod, fn)(*ins, *got)
-        for g, r in zip(got, ref(*ins), strict=True):
-            assert_near_max(g, r, tol, f"{fn} at {m} x {n} ({schedule})")
+    check_forms(PROGRAM, schedule, CASES, m, n)
 
 
 @pytest.mark.parametrize("schedule", ["source", "auto"])
@@ -193,3 +184,14 @@ def test_an_argmax_written_with_a_branch_folds() -> None:
     index (schedule/argfold.py) and folds over the row's tile."""
     body = _code("auto", "row_argmax_k0")
     assert "for j in" not in body and "tl.max(" in body and body.count("tl.load(") == 1
+
+
+def test_a_loop_along_each_row_of_a_slice_folds_inside_the_loop_over_its_rows() -> None:
+    """``foreach m in [M] { foreach n in [N] { s += x.at(b, m, n); } }``: the outer loop reads no
+    combination of the counters (not one range), so it stays; the inner loop along the contiguous
+    axis folds into tiles inside it (schedule/foldloops.py); as written both stay scalar loops."""
+    body = _code("auto", "slice_sums_k0")
+    assert "for m in range(0, M)" in body and "for n in" not in body and "tl.sum(" in body
+    assert "for n in range(0, N)" in _code("source", "slice_sums_k0")
+    groups = _code("auto", "group_stats_k0")
+    assert "for c in range(0, cpg)" in groups and "for l in" not in groups and "tl.sum(" in groups

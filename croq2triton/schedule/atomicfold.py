@@ -115,9 +115,13 @@ def _fold(s: N.Atomic, lets: dict[str, E.Expr], taken: set[str], done: list[int]
     if terms:
         parts = kept + ([E.Bin("!=", any_lane, E.Const(0, "i32"))] if any_lane is not None else [])
         cond = E.conj(parts)
-        name = _fresh(f"{s.mask.name}_any" if s.mask is not None else "mask_any", taken)
+        name = N.fresh_name(f"{s.mask.name}_any" if s.mask is not None else "mask_any", taken)
         mask = E.Var(name, "i1", dims=cond.shape)
         out.append(N.Let(mask, cond, line=s.line))
+    if index and not any(i.shape for i in index):
+        # every axis folded into one word: the address a tile of ones like the value (compiled Triton
+        # takes no scalar pointer beside a tile value)
+        index = (E.Bin("+", index[0], E.Full((1,) * rank, 0, index[0].dtype)), *index[1:])
     done[0] += 1
     return [*out, dataclasses.replace(s, index=index, value=value, mask=mask)]
 
@@ -138,11 +142,3 @@ def _identity(op: str, dtype: str) -> E.Const:
         lo, hi = INT_LIMITS.get(dtype, (0, 0))
         return E.Const({"+": 0, "max": lo, "min": hi}[op], dtype)
     return E.Const({"+": 0.0, "max": float("-inf"), "min": float("inf")}[op], dtype)
-
-
-def _fresh(name: str, taken: set[str]) -> str:
-    base, k = name, 2
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    taken.add(name)
-    return name

@@ -78,7 +78,7 @@ def _flatten(outer: N.For, taken: set[str]) -> N.For:
     if not (isinstance(extent, E.Const) and isinstance(extent.value, int) and extent.value > 0):
         raise _NotFlat
     b = int(extent.value)
-    name = _fresh(f"{jb}_{jj}", taken)
+    name = N.fresh_name(f"{jb}_{jj}", taken)
     u = E.Var(name, outer.var.dtype)
     # B * jb + jj, as u
     flat = E.fold(E.Bin("+", u, E.Bin("+", E.Bin("*", E.Const(b), outer.start), inner.start)))
@@ -112,11 +112,3 @@ def _combined(e: E.Expr, jb: str, jj: str, b: int, flat: E.Expr) -> E.Expr:
     if isinstance(e, E.Var):
         raise _NotFlat  # a counter read other than through the combination
     return E.map_children(e, lambda x: _combined(x, jb, jj, b, flat))
-
-
-def _fresh(base: str, taken: set[str]) -> str:
-    name, k = base, 2
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    taken.add(name)
-    return name

@@ -84,15 +84,22 @@ def tile_rank(kernel: N.Kernel) -> int:
 
 
 def foldable(kernel: N.Kernel) -> list[N.For]:
-    """The loops of ``kernel``'s top level that the proof admits."""
-    out = []
-    for i, s in enumerate(kernel.body):
-        if isinstance(s, N.For):
-            try:
-                loop_folds(s, kernel.body[i + 1 :])
-            except NotFolded:
-                continue
-            out.append(s)
+    """The loops of ``kernel``'s top level that the proof admits, and the loops the proof admits
+    inside a loop of the top level it does not (a loop over a slice's rows around a loop along each
+    row: the inner loop folds, the outer one stays)."""
+    out: list[N.For] = []
+
+    def visit(body: list[N.Stmt], outside: list[N.Stmt]) -> None:
+        for i, s in enumerate(body):
+            if isinstance(s, N.For):
+                try:
+                    loop_folds(s, body[i + 1 :] + outside)
+                except NotFolded:
+                    visit(s.body, body[i + 1 :] + outside)
+                    continue
+                out.append(s)
+
+    visit(kernel.body, [])
     return out
 
 
@@ -122,41 +129,49 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
     re-tiled."""
     rank = tile_rank(kernel)
     taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
-    body: list[N.Stmt] = []
     folded = skipped = 0
     leads = False  # a loop folded onto a leading axis (_lanes_contiguous)
     read_before: set[str] = set()  # tensors the loops folded so far load
     args = list(kernel.args)
-    for i, s in enumerate(kernel.body):
-        if not isinstance(s, N.For):
-            body.append(s)
-            continue
-        try:
-            folds = loop_folds(s, kernel.body[i + 1 :])
-        except NotFolded:
-            body.append(s)
-            continue
-        lead = _lanes_contiguous(s)
-        if (
-            lead
-            and not whole
-            and any(f.rescaled is not None or f.pick is not None or f.running for f in folds.values())
-        ):
-            # (a rescaled sum, an index fold or a running sum in blocks along a leading axis: element-wise
-            # tiles of them, not done): the loop as written
-            body.append(s)
-            skipped += 1
-            continue
-        if whole:
-            _whole_extent(s, kernel, args, block)
-        leads = leads or lead
-        reads = {x.base for x in N.walk(s.body) if isinstance(x, N.Load)}
-        # blocks of a pass over what an earlier pass read (a norm's scaling after its statistics) run
-        # last block first: the blocks read last are the likeliest still in L2
-        again = not whole and bool(reads & read_before)
-        read_before |= reads
-        body.extend(_Rewrite(s, folds, rank, block, whole, taken, lead=lead, reverse=again).run())
-        folded += 1
+
+    def visit(stmts: list[N.Stmt], outside: list[N.Stmt]) -> list[N.Stmt]:
+        nonlocal folded, skipped, leads, read_before
+        out: list[N.Stmt] = []
+        for i, s in enumerate(stmts):
+            if not isinstance(s, N.For):
+                out.append(s)
+                continue
+            after = stmts[i + 1 :] + outside
+            try:
+                folds = loop_folds(s, after)
+            except NotFolded:
+                # a loop around loops that fold (a slice's rows around each row's walk): it stays, they fold
+                out.append(dataclasses.replace(s, body=visit(s.body, after)))
+                continue
+            lead = _lanes_contiguous(s)
+            if (
+                lead
+                and not whole
+                and any(f.rescaled is not None or f.pick is not None or f.running for f in folds.values())
+            ):
+                # (a rescaled sum, an index fold or a running sum in blocks along a leading axis: element-wise
+                # tiles of them, not done): the loop as written
+                out.append(s)
+                skipped += 1
+                continue
+            if whole:
+                _whole_extent(s, kernel, args, block)
+            leads = leads or lead
+            reads = {x.base for x in N.walk(s.body) if isinstance(x, N.Load)}
+            # blocks of a pass over what an earlier pass read (a norm's scaling after its statistics) run
+            # last block first: the blocks read last are the likeliest still in L2
+            again = not whole and bool(reads & read_before) and not outside
+            read_before |= reads
+            out.extend(_Rewrite(s, folds, rank, block, whole, taken, lead=lead, reverse=again).run())
+            folded += 1
+        return out
+
+    body = visit(kernel.body, [])
     if not folded and (selects or skipped):
         if not selects:
             return kernel

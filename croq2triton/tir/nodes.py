@@ -377,6 +377,15 @@ def defines(s: Stmt) -> list[Var]:
     return []
 
 
+def fresh_name(base: str, taken: set[str]) -> str:
+    """``base``, or ``base_2``, ``base_3``, .. the first not in ``taken`` (added to it)."""
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    taken.add(name)
+    return name
+
+
 def without_dead_lets(body: list[Stmt]) -> list[Stmt]:
     """``body`` without the lets nothing reads, repeated until none is left; lets only name
     values, so dropping one changes nothing."""
