@@ -34,6 +34,7 @@ from ..lift.shapebounds import expand_shape_bounds
 from ..lift.slotted import slotted_buffers
 from ..lift.splitscale import split_scales
 from ..lift.steplanes import lanes_from_steps
+from ..lift.whileloops import counted_whiles
 from ..lift.yields import early_exits
 from ..options import Options
 from ..schedule import occupancy, policy
@@ -257,6 +258,11 @@ class KernelDispatch:
         programs are the source's (a row softmax of 4096 rows widened to one program ran 60x slower
         than as written on the H200, issue 24)."""
         line = top.span.line if top.span else 0
+        if self.schedule == "auto":  # a counted while loop as a foreach (lift/whileloops.py)
+            counted = counted_whiles(top)
+            if counted is not None:
+                with contextlib.suppress(CroqError):  # any error of the rewritten form: as written
+                    return self.lift_as_written(counted, name, host, narrow)
         if self.schedule == "auto":  # a thread's loop over independent steps as more lanes (lift/steplanes.py)
             merged = lanes_from_steps(top)
             if merged is not None:

@@ -8,6 +8,8 @@ both evaluate through it, so one expression means the same on both paths.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..errors import CroqSemanticError
@@ -63,6 +65,14 @@ class Arith:
             return Value(E.Const(float("inf"), "f32"), "f32")
         if isinstance(e, A.BoolLit):
             return Value(E.Const(e.value, "i1"), "bool")
+        if isinstance(e, A.Binary) and e.op in ("&&", "||"):
+            # C evaluates the right operand only where the left one does not decide: an element it reads
+            # is read under that condition (``j < N && x.at(r, j) < t`` never reads past the row)
+            a = self.expr(e.lhs)
+            left = self.truth(a)
+            with self.guarded(left if e.op == "&&" else E.fold(E.Un("!", left))):
+                b = self.expr(e.rhs)
+            return self.binary(e.op, a, b, e)
         if isinstance(e, A.Binary) and e.op not in ("#", "#+", "#-"):
             return self.binary(e.op, self.expr(e.lhs), self.expr(e.rhs), e)
         if isinstance(e, A.Unary):
@@ -82,7 +92,11 @@ class Arith:
                     return Value(E.fold(E.Un("~", v.expr)), v.ctype)
             raise NotLifted(f"the unary operator '{e.op}'", e)
         if isinstance(e, A.Ternary):
-            c, a, b = self.truth(self.expr(e.cond)), self.expr(e.then), self.expr(e.other)
+            c = self.truth(self.expr(e.cond))
+            with self.guarded(c):  # (each branch's element reads under its condition, as C evaluates one)
+                a = self.expr(e.then)
+            with self.guarded(E.fold(E.Un("!", c))):
+                b = self.expr(e.other)
             ctype = c_promote(self.ctype_of(a), self.ctype_of(b)) or a.ctype
             a, b = self.convert(a, ctype), self.convert(b, ctype)
             return Value(E.fold(E.Where(c, a.expr, b.expr)), ctype)
@@ -117,6 +131,13 @@ class Arith:
             return Value(E.fold(E.Where(E.Bin(">", x, E.Const(0.0, f32)), E.Const(1.0, f32), neg)), f32)
         # NaN compares false; an infinity is above the largest f32
         return Value(E.Bin("<=", E.Call("abs", (x,), f32), E.Const(3.4028234663852886e38, f32)), "bool")
+
+    @contextmanager
+    def guarded(self, cond: E.Expr) -> Iterator[None]:
+        """What is evaluated inside runs only where ``cond`` holds (the right operand of ``&&``, a
+        branch of ``?:``): a lifter that masks element reads by their conditions takes it."""
+        del cond
+        yield
 
     def ctype_of(self, v: Value) -> str:
         return "s32" if v.ctype == "int" else v.ctype

@@ -15,6 +15,8 @@ result is a :class:`~croq2triton.tir.nodes.Kernel`.
 from __future__ import annotations
 
 import keyword
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -673,6 +675,18 @@ class Lifter(
             bound.append(self.scopes.pop())
             self.pred.pop()
         self.bind_placeholders(bound)
+
+    @contextmanager
+    def guarded(self, cond: E.Expr) -> Iterator[None]:
+        """Element reads inside are masked by ``cond`` too (a lane whose condition fails reads nothing)."""
+        if isinstance(cond, E.Const) and cond.value:
+            yield
+            return
+        self.pred.append(cond)
+        try:
+            yield
+        finally:
+            self.pred.pop()
 
     def branch_body(self, s: A.Stmt) -> None:
         """A branch of an ``if`` in the scope the caller opened for it (its braces open no other)."""

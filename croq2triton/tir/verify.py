@@ -179,7 +179,10 @@ class _Verifier:
             raise self.fail(f"'{base}' is not a pointer argument", s)
         if len(index) != len(arg.extents):
             raise self.fail(f"{len(index)} index(es) for '{arg.tensor}' of rank {len(arg.extents)}", s)
-        terms = (E.conjuncts(self.expand(mask)) if mask is not None else []) + self.grid_facts
+        # (a constant broadcast to the lanes is the constant in the terms as in the index: ``j < N`` of
+        # a counter that starts as ``tl.zeros``)
+        terms = [_scalar_consts(t) for t in E.conjuncts(self.expand(mask))] if mask is not None else []
+        terms += self.grid_facts
         if any(_never(t) for t in terms):  # a mask that is false everywhere: nothing is accessed
             return
         for d, (i, extent) in enumerate(zip(index, arg.extents, strict=True)):
@@ -203,6 +206,14 @@ class _Verifier:
         facts = [self.expand(f) for f in self.facts] + terms
         top = E.bounds_under(E.fold(E.Bin("-", i, limit)), facts)[1]
         return top is not None and top < 0
+
+
+def _scalar_consts(e: E.Expr) -> E.Expr:
+    """``e`` with each integer constant broadcast to a shape (``tl.zeros([32], tl.int32)``) the
+    constant itself, as :func:`_unbroadcast` writes an index."""
+    if isinstance(e, E.Full) and isinstance(e.value, int) and not isinstance(e.value, bool) and e.type != "i1":
+        return E.Const(e.value, e.type)
+    return E.map_children(e, _scalar_consts)
 
 
 def _unbroadcast(e: E.Expr) -> E.Expr:

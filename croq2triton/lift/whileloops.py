@@ -1,0 +1,177 @@
+"""A counted ``while`` loop as the ``foreach`` it is (``--schedule auto``).
+
+Code ported from CUDA walks a row with a counter and a ``while``::
+
+    mutable int j = t;                         // or 0
+    while (j < N) { s += x.at(r, j); j += 64; }
+
+Lifted as written, a ``while`` runs while any lane's condition holds, each lane its own counter: the
+loop is never a fold (schedule/foldloops.py folds ``foreach`` loops).  Where the source shows the
+conditions below, the loop is ``foreach k in [cdiv(N, 64)] { int j_k = t + k * 64; if (j_k < N) {
+s += x.at(r, j_k); } }``: the same iterations in the same order for every lane.
+
+What the rewrite needs of the source (else the loop stays as written):
+
+* the condition is ``j < e`` or ``j <= e`` (``e > j``, ``e >= j``) with ``j`` a ``mutable int``
+  declared in the same statement list before the loop, its initial value ``j0`` not assigned
+  between the declaration and the loop, and ``j0`` a sum or product of non-negative constants and
+  indices of ``parallel`` levels (never negative);
+* the body's last statement is ``j += c`` (``j = j + c``) with ``c`` a positive constant, and the body
+  assigns ``j`` nowhere else, declares no ``j``, and has no ``break``, ``continue``, ``yield``,
+  barrier, event or ``parallel``;
+* ``e`` reads only names the body does not assign (nor ``j``) and no element, and ``j`` is not read
+  after the loop (its final value is not kept).
+
+Then the loop's iterations are ``j = j0 + k * c`` for ``k = 0, 1, ..`` while ``j < e``: with ``j0 >=
+0`` every such ``k`` is below ``cdiv(e, c)``, and the ``if`` drops the ones past ``e``.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ..frontend import ast as A
+from ..tir import nodes as N
+
+_FLIP = {">": "<", ">=": "<="}
+
+
+def counted_whiles(top: A.Parallel) -> A.Parallel | None:
+    """``top`` with each ``while`` the conditions admit as a ``foreach`` (module docstring); None
+    where there is none."""
+    indices = {v for n in top.walk() if isinstance(n, A.PBy) for v in ([n.name] if n.name else []) + (n.vars or [])}
+    taken = {n.name for n in top.walk() if isinstance(n, A.Name)} | indices
+    new = copy.deepcopy(top)
+    changed = [0]
+
+    def change(n: object) -> object | None:
+        if isinstance(n, A.Block):
+            n.stmts = _stmts(n.stmts, indices, taken, changed)
+        return None
+
+    A.rewrite(new, change)
+    return new if changed[0] else None
+
+
+def _stmts(stmts: list[A.Stmt], indices: set[str], taken: set[str], changed: list[int]) -> list[A.Stmt]:
+    out = list(stmts)
+    for i, s in enumerate(out):
+        if not isinstance(s, A.While):
+            continue
+        got = _counted(s, out[:i], out[i + 1 :], indices, taken)
+        if got is not None:
+            out[i] = got
+            changed[0] += 1
+    return out
+
+
+def _counted(
+    w: A.While, before: list[A.Stmt], after: list[A.Stmt], indices: set[str], taken: set[str]
+) -> A.Stmt | None:
+    found = _condition(w.cond)
+    if found is None or not isinstance(w.body, A.Block) or not w.body.stmts:
+        return None
+    j, op, end = found
+    body = w.body.stmts
+    step = _increment(body[-1], j)
+    if step is None or step <= 0:
+        return None
+    rest = body[:-1]
+    nodes = [n for s in rest for n in s.walk()]
+    if any(isinstance(n, (A.Break, A.Continue, A.Yield, A.Sync, A.Wait, A.Trigger, A.Parallel)) for n in nodes):
+        return None  # (a barrier or an event under the new condition: not as written)
+    assigned = _assigned(nodes)
+    declared = {d.name for n in nodes if isinstance(n, A.ScalarDecl) for d in n.items}
+    if j in assigned or j in declared:
+        return None
+    end_nodes = list(end.walk())
+    if any(isinstance(n, (A.At, A.Call, A.IncDec)) for n in end_nodes):
+        return None
+    if {n.name for n in end_nodes if isinstance(n, A.Name)} & (assigned | {j}):
+        return None
+    start = _start(before, j)
+    if start is None or not _never_negative(start, indices):
+        return None
+    if any(isinstance(n, A.Name) and n.name == j for s in after for n in s.walk()):
+        return None
+    k = N.fresh_name(f"{j}_step", taken)
+    at = N.fresh_name(f"{j}_at", taken)
+    span = w.span
+    stop = end if op == "<" else A.Binary("+", end, A.IntLit(1, "1"))
+    value = A.Binary("+", copy.deepcopy(start), A.Binary("*", A.Name(k), A.IntLit(step, str(step))))
+    decl = A.ScalarDecl("int", [A.Declarator(at, init=value)])
+    renamed = [_renamed(copy.deepcopy(s), j, at) for s in rest]
+    guard = A.If(A.Binary("<", A.Name(at), copy.deepcopy(stop)), A.Block(renamed))
+    extent = A.Builtin("cdiv", [copy.deepcopy(stop), A.IntLit(step, str(step))])
+    loop = A.Foreach([A.Within(A.MdspanLit([extent]), name=k)], A.Block([decl, guard]))
+    for n in (loop, decl, guard, guard.then, loop.body, value, extent):
+        n.span = span
+    return loop
+
+
+def _condition(cond: A.Expr) -> tuple[str, str, A.Expr] | None:
+    """``j < e`` / ``j <= e`` (or flipped): (j, < or <=, e)."""
+    while isinstance(cond, A.Paren):
+        cond = cond.expr
+    if not isinstance(cond, A.Binary):
+        return None
+    if cond.op in ("<", "<=") and isinstance(cond.lhs, A.Name):
+        return cond.lhs.name, cond.op, cond.rhs
+    if cond.op in _FLIP and isinstance(cond.rhs, A.Name):
+        return cond.rhs.name, _FLIP[cond.op], cond.lhs
+    return None
+
+
+def _increment(s: A.Stmt, j: str) -> int | None:
+    """``j += c`` / ``j = j + c`` / ``j = c + j`` with an integer literal ``c``: c."""
+    if not (isinstance(s, A.AssignStmt) and len(s.items) == 1):
+        return None
+    a = s.items[0]
+    if not (isinstance(a.target, A.Name) and a.target.name == j):
+        return None
+    if a.op == "+" and isinstance(a.value, A.IntLit):
+        return a.value.value
+    v = a.value
+    if a.op == "=" and isinstance(v, A.Binary) and v.op == "+":
+        for x, y in ((v.lhs, v.rhs), (v.rhs, v.lhs)):
+            if isinstance(x, A.Name) and x.name == j and isinstance(y, A.IntLit):
+                return y.value
+    return None
+
+
+def _assigned(nodes: list[A.Node]) -> set[str]:
+    out = {n.target.name for n in nodes if isinstance(n, A.Assign) and isinstance(n.target, A.Name)}
+    return out | {n.operand.name for n in nodes if isinstance(n, A.IncDec) and isinstance(n.operand, A.Name)}
+
+
+def _start(before: list[A.Stmt], j: str) -> A.Expr | None:
+    """The initial value of the ``mutable int j`` declared in ``before``, where nothing after the
+    declaration in ``before`` assigns ``j``."""
+    for i in range(len(before) - 1, -1, -1):
+        s = before[i]
+        if isinstance(s, A.ScalarDecl):
+            for d in s.items:
+                if d.name == j:
+                    ok = s.mutable and s.type == "int" and d.init is not None and not d.dims
+                    later = [n for x in before[i + 1 :] for n in x.walk()]
+                    return d.init if ok and j not in _assigned(later) else None
+    return None
+
+
+def _never_negative(e: A.Expr, indices: set[str]) -> bool:
+    if isinstance(e, A.Paren):
+        return _never_negative(e.expr, indices)
+    if isinstance(e, A.IntLit):
+        return e.value >= 0
+    if isinstance(e, A.Name):
+        return e.name in indices
+    if isinstance(e, A.Binary) and e.op in ("+", "*", "#"):
+        return _never_negative(e.lhs, indices) and _never_negative(e.rhs, indices)
+    return False
+
+
+def _renamed(s: A.Stmt, old: str, new: str) -> A.Stmt:
+    for n in s.walk():
+        if isinstance(n, A.Name) and n.name == old:
+            n.name = new
+    return s
