@@ -171,11 +171,14 @@ def test_one_atomic_a_program_and_each_element_read_once() -> None:
 
 
 def test_loops_of_different_extents_fold_in_blocks() -> None:
-    """A row walked four elements a step and then its tail: two loops of different extents cannot
-    share one whole-row block fixed at launch; they fold in blocks instead of staying scalar loops
-    in programs of one lane."""
+    """A row walked four elements a step and then its tail: the first loop is the loop over the row it
+    was unrolled from (schedule/reroll.py: one contiguous load a block, not four strided by 4); two
+    loops of different extents cannot share one whole-row block fixed at launch, so they fold in
+    blocks instead of staying scalar loops in programs of one lane."""
     body = _code("auto", "row_sums_unroll4_k0")
     assert "for j in range(" not in body and body.count("tl.sum(") == 2
+    assert body.count("tl.load(") == 2 and "x_stride_1 * 4 + x_stride_1" not in body
+    assert _code("source", "row_sums_unroll4_k0").count("tl.load(") == 5
 
 
 def test_an_argmax_written_with_a_branch_folds() -> None:

@@ -46,6 +46,7 @@ from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
 from ..schedule.loadstages import has_read_loops, pipeline_loads
+from ..schedule.reroll import reroll_loops
 from ..schedule.sameloads import share_loads
 from ..schedule.schedule import Schedule, TileSchedule, with_point
 from ..schedule.selectfold import fold_all, fold_selects
@@ -277,8 +278,8 @@ class KernelDispatch:
                 written = lifted.kernel
                 if (
                     self.schedule == "auto"
-                ):  # (loop nests over blocks of one range as one loop, an element read twice read once)
-                    written = share_loads(flatten_nests(forward_scratch(fold_trees(written))))
+                ):  # (loop nests over one range and loops unrolled by hand as one loop, an element read twice once)
+                    written = share_loads(reroll_loops(flatten_nests(forward_scratch(fold_trees(written)))))
                 # a block of several independent rows, at one row a program (lift/narrow.py)
                 one_row = narrowed(top) if narrow and self.schedule == "auto" else None
                 schedule = self.tile_schedule(written, top, one_row is not None)
