@@ -120,6 +120,8 @@ NUMERIC: list[Form] = [
     Form("thread_store_shared", (61, 75, 37)),
     Form("block_scalar", (21, 19, 13), out=F16),  # one program per element as written: small
     Form("with_foreach", (40, 30, 19)),
+    Form("cuda_shared_tiles", (70, 45, 37), b_kn=True),
+    Form("cuda_shared_transposed", (70, 45, 37)),
 ]
 
 
@@ -237,6 +239,8 @@ COMPILED: list[Compiled] = [
     Compiled("thread_store_shared"),
     Compiled("block_scalar"),
     Compiled("with_foreach"),
+    Compiled("cuda_shared_tiles"),
+    Compiled("cuda_shared_transposed"),
 ]
 
 _COMPILE_SCRIPT = """
@@ -288,3 +292,42 @@ def test_auto_schedule_compiles_to_a_large_wgmma_tile(form: Compiled) -> None:
     assert "wgmma yes" in line, line
     assert int(tile.group(1)) >= 128 and int(tile.group(2)) >= 128, line
     assert "TMA yes" in line, line
+
+
+NOT_GEMM = FORMS.parent / "staged_not_gemm.co"
+
+
+def _positive_parts(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a.double().clamp(min=0) @ b.double()
+
+
+def _even_columns(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    m, k = a.shape
+    n = b.shape[1]
+    out = torch.zeros(m, n, dtype=torch.float64)
+    for kt in range((k + 31) // 32):
+        for kk in range(16):
+            src = kt * 32 + 2 * kk  # the column of a staged at position kk
+            row = kt * 16 + kk  # the row of b staged at position kk
+            if src < k and row < k:
+                out += a.double()[:, src : src + 1] * b.double()[row : row + 1, :]
+    return out
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize(("func", "ref"), [("positive_parts", _positive_parts), ("even_columns", _even_columns)])
+def test_staged_tiles_that_are_not_a_region_run_as_written(schedule: str, func: str, ref: object) -> None:
+    """A staged element under a condition on its value, or at a stride: the buffer does not hold a
+    region of the tensor (lift/moves.py ``staged``), so the kernel is not tiled as a GEMM, and it
+    computes what it says."""
+    from croq2triton.api import translate_full
+
+    code = translate_full(NOT_GEMM.read_text(), filename="staged_not_gemm.co", schedule=schedule).source
+    assert f"def {func}_k0(" in code and "tl.dot(" not in code.split(f"def {func}_k0(")[1].split("@_rt.launcher")[0]
+    mod = load(NOT_GEMM, schedule=schedule)
+    a, b = randn(37, 70, seed=1), randn(70, 45, seed=2)
+    got = poisoned(37, 45)
+    getattr(mod, func)(a, b, got)
+    want = ref(a, b)  # type: ignore[operator]
+    assert not torch.isnan(got).any()
+    assert float((got.double() - want).abs().max() / want.abs().max()) < 1e-5

@@ -28,6 +28,7 @@ from .terms import (
     Value,
     View,
     Written,
+    unparen,
 )  # fmt: skip
 from .terms import (
     const_int as _const,
@@ -174,7 +175,14 @@ class Moves:
         del self.spatial[len(self.spatial) - len(extra) :]
 
     def buffer_write(self, buf: Buffer, idx: tuple[E.Expr, ...], a: A.Assign) -> None:
-        """``so.at(i, j) = value`` of an accumulator element: kept with its writers, for the copy out."""
+        """``so.at(i, j) = value`` of an accumulator element: kept with its writers, for the copy out;
+        or a tile of a tensor staged by the threads, one element each (:meth:`staged`)."""
+        region = self.staged(buf, idx, a)
+        if region is not None:
+            self.touch(buf, True)
+            buf.content = region
+            buf.guard = tuple(self.guard)
+            return
         old = buf.content if isinstance(buf.content, list) else []
         if a.op != "=" or buf.content is not None and not isinstance(buf.content, list):
             raise NotLifted("an update of a buffer element", a)
@@ -189,6 +197,80 @@ class Moves:
         self.touch(buf, True)
         buf.guard = guard  # each element keeps the conditions it was written under
         buf.content = [*old, Written(idx, ev.acc, None if epi.plain else epi, tuple(self.spatial), tuple(self.guard))]
+
+    def staged(self, buf: Buffer, idx: tuple[E.Expr, ...], a: A.Assign) -> Region | None:
+        """The classic CUDA staging of an operand tile, ``as.at(i, j) = a.at(bm # i, kt * 16 + j)``
+        (also under ``cond ? a.at(..) : 0`` where ``cond`` only keeps the element inside its tensor):
+        the buffer then holds a region of the tensor, as after a copy, where the proof holds (else
+        None and the write is looked at as an accumulator's):
+
+        * each buffer index is a different index of the enclosing levels or loops whose extent is
+          the buffer's along that dimension, so the writes of the threads cover the buffer once;
+        * the element read has, in each dimension of its tensor, at most one of those indices with
+          coefficient 1 and otherwise terms free of them, each index in one dimension: buffer element
+          ``idx`` is tensor element ``origin + idx`` along those dimensions;
+        * a condition says only ``index < extent`` of the element read (as an ``if`` around an
+          accumulation may, :meth:`only_in_bounds`): outside, the read is zero (``zfill``)."""
+        if a.op != "=" or (buf.content is not None and not isinstance(buf.content, Region)):
+            return None
+        if len(idx) != len(buf.shape):
+            return None
+        value = unparen(a.value)
+        bounds: list[E.Expr] = []
+        if isinstance(value, A.Ternary):
+            if not self.is_zero(value.other):
+                return None
+            bounds = E.conjuncts(self.bool_expr(value.cond))
+            value = unparen(value.then)
+        if not isinstance(value, A.At):
+            return None
+        try:
+            el = self.value(value)
+        except NotLifted:
+            return None
+        if not isinstance(el, Elem):
+            return None
+        extents = {v.name: x for v, x in self.spatial}
+        names = []
+        for i, n in zip(idx, buf.shape, strict=True):
+            f = E.fold(i)
+            if not (isinstance(f, E.Var) and f.name in extents and _const(extents[f.name]) == _const(n)):
+                return None
+            names.append(f.name)
+        if len(set(names)) != len(names) or any(_const(n) is None for n in buf.shape):
+            return None
+        origin: list[E.Expr] = []
+        axes: dict[str, int] = {}
+        for t, x in enumerate(el.index):
+            found = E.linear(x, names)
+            if found is None:
+                return None
+            coefs, rest = found
+            if len(coefs) > 1 or any(c != 1 for c in coefs.values()):
+                return None
+            for n in coefs:
+                if n in axes:
+                    return None
+                axes[n] = t
+            origin.append(rest)
+        if set(axes) != set(names):
+            return None
+        exts = [self.size(x) for x in self.tensors[el.tensor].extents]
+        for c in bounds:  # only the element's own bounds
+            if not (isinstance(c, E.Bin) and c.op == "<"):
+                return None
+            if not any(
+                E.same(c.lhs, i) and E.same(E.fold(c.rhs), E.fold(n)) for i, n in zip(el.index, exts, strict=True)
+            ):
+                return None
+        return Region(
+            el.tensor,
+            tuple(origin),
+            tuple(axes[n] for n in names),
+            tuple(buf.shape),
+            el.limits,
+            el.zfill or bool(bounds),
+        )
 
     def buffer_content(self, v: Buffer | View, node: A.Node) -> Region | list[Placed | Written]:
         base = v.base if isinstance(v, View) else v
