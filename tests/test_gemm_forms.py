@@ -122,6 +122,8 @@ NUMERIC: list[Form] = [
     Form("with_foreach", (40, 30, 19)),
     Form("cuda_shared_tiles", (70, 45, 37), b_kn=True),
     Form("cuda_shared_transposed", (70, 45, 37)),
+    Form("cuda_shared_ifelse", (70, 45, 37), b_kn=True),
+    Form("cuda_register_tiles", (140, 75, 37), inp=F32, b_kn=True),
 ]
 
 
@@ -241,6 +243,8 @@ COMPILED: list[Compiled] = [
     Compiled("with_foreach"),
     Compiled("cuda_shared_tiles"),
     Compiled("cuda_shared_transposed"),
+    Compiled("cuda_shared_ifelse"),
+    Compiled("cuda_register_tiles"),
 ]
 
 _COMPILE_SCRIPT = """

@@ -33,6 +33,7 @@ from itertools import count
 
 from ..frontend import ast as A
 from ..frontend.describe import describe
+from ..frontend.printer import Printer
 from ..sema.levels import chain_levels, chains
 from ..tir import expr as E
 from ..tir.contract import Contraction
@@ -626,12 +627,39 @@ class Interpreter(Moves, Roles, Expressions):
         self.pop()
 
     def if_stmt(self, s: A.If) -> None:
-        cond = self.bool_expr(s.cond)
         if s.other is not None and not isinstance(s.other, A.Empty):
+            chosen = _chosen_assign(s)
+            if chosen is not None:  # `if (c) x = e; else x = f;` is `x = c ? e : f;`
+                self.assign(chosen, s)
+                return
             raise NotLifted("an if with an else in a contraction", s)
+        cond = self.bool_expr(s.cond)
         self.guard.append(cond)
         self.stmt(s.then)  # accumulations check they add no condition (Cells.guard)
         self.guard.pop()
+
+
+def _chosen_assign(s: A.If) -> A.Assign | None:
+    """``if (c) x = e; else x = f;`` (one plain assignment to the same target in each branch, braces
+    or not) as the assignment ``x = c ? e : f`` (each branch's value evaluated only where chosen);
+    None for any other ``if``."""
+
+    def one(b: A.Stmt | None) -> A.Assign | None:
+        while isinstance(b, A.Block) and len(b.stmts) == 1:
+            b = b.stmts[0]
+        if isinstance(b, A.AssignStmt) and len(b.items) == 1 and b.items[0].op == "=":
+            return b.items[0]
+        return None
+
+    then, other = one(s.then), one(s.other)
+    if then is None or other is None:
+        return None
+    try:
+        if Printer().expr(then.target) != Printer().expr(other.target):
+            return None
+    except NotImplementedError:
+        return None
+    return A.Assign(then.target, "=", A.Ternary(s.cond, then.value, other.value, span=s.span), span=s.span)
 
 
 def _names(e: A.Expr) -> list[A.Name]:

@@ -204,11 +204,12 @@ class Moves:
         the buffer then holds a region of the tensor, as after a copy, where the proof holds (else
         None and the write is looked at as an accumulator's):
 
-        * each buffer index is a different index of the enclosing levels or loops whose extent is
-          the buffer's along that dimension, so the writes of the threads cover the buffer once;
-        * the element read has, in each dimension of its tensor, at most one of those indices with
-          coefficient 1 and otherwise terms free of them, each index in one dimension: buffer element
-          ``idx`` is tensor element ``origin + idx`` along those dimensions;
+        * each buffer index runs once over its extent as the indices of the enclosing levels and
+          loops in it run over theirs (:meth:`staged_index_covers`: ``i``, or ``ty * 4 + l`` of a loop over four
+          rows a thread), no index in two of them: the writes cover the buffer once;
+        * each buffer index is, up to terms free of those indices, the index of one dimension of
+          the element read, and the other dimensions are free of them: buffer element ``idx`` is
+          tensor element ``origin + idx`` along those dimensions;
         * a condition says only ``index < extent`` of the element read (as an ``if`` around an
           accumulation may, :meth:`only_in_bounds`): outside, the read is zero (``zfill``)."""
         if a.op != "=" or (buf.content is not None and not isinstance(buf.content, Region)):
@@ -231,29 +232,22 @@ class Moves:
         if not isinstance(el, Elem):
             return None
         extents = {v.name: x for v, x in self.spatial}
-        names = []
+        used: set[str] = set()
         for i, n in zip(idx, buf.shape, strict=True):
-            f = E.fold(i)
-            if not (isinstance(f, E.Var) and f.name in extents and _const(extents[f.name]) == _const(n)):
+            if not self.staged_index_covers(i, n, extents, used):
                 return None
-            names.append(f.name)
-        if len(set(names)) != len(names) or any(_const(n) is None for n in buf.shape):
-            return None
         origin: list[E.Expr] = []
-        axes: dict[str, int] = {}
+        axes: list[int | None] = [None] * len(idx)
         for t, x in enumerate(el.index):
-            found = E.linear(x, names)
-            if found is None:
+            at = [c for c, i in enumerate(idx) if axes[c] is None and _free_of(E.fold(E.Bin("-", x, i)), used)]
+            if at:
+                axes[at[0]] = t
+                origin.append(E.fold(E.Bin("-", x, idx[at[0]])))
+            elif _free_of(x, used):
+                origin.append(x)
+            else:
                 return None
-            coefs, rest = found
-            if len(coefs) > 1 or any(c != 1 for c in coefs.values()):
-                return None
-            for n in coefs:
-                if n in axes:
-                    return None
-                axes[n] = t
-            origin.append(rest)
-        if set(axes) != set(names):
+        if any(a is None for a in axes):
             return None
         exts = [self.size(x) for x in self.tensors[el.tensor].extents]
         for c in bounds:  # only the element's own bounds
@@ -263,14 +257,28 @@ class Moves:
                 E.same(c.lhs, i) and E.same(E.fold(c.rhs), E.fold(n)) for i, n in zip(el.index, exts, strict=True)
             ):
                 return None
-        return Region(
-            el.tensor,
-            tuple(origin),
-            tuple(axes[n] for n in names),
-            tuple(buf.shape),
-            el.limits,
-            el.zfill or bool(bounds),
-        )
+        return Region(el.tensor, tuple(origin), tuple(axes), tuple(buf.shape), el.limits, el.zfill or bool(bounds))  # type: ignore[arg-type]
+
+    def staged_index_covers(self, i: E.Expr, n: E.Expr, extents: dict[str, E.Expr], used: set[str]) -> bool:
+        """Whether buffer index ``i`` runs once over ``0 .. n`` as its variables (indices of the
+        enclosing levels and loops, none in ``used``, added to it) run over their extents: ``i``
+        is ``sum c_v * v`` with each ``c_v`` the product of the extents of the variables of smaller
+        coefficient (mixed radix, ``ty * 4 + l``) and all the extents' product ``n``."""
+        found = E.linear(i, list(extents))
+        size = _const(n)
+        if found is None or size is None:
+            return False
+        coefs, rest = found
+        if not (isinstance(E.fold(rest), E.Const) and E.fold(rest).value == 0) or not coefs or used & coefs.keys():  # type: ignore[attr-defined]
+            return False
+        step = 1
+        for name, c in sorted(coefs.items(), key=lambda kv: kv[1]):
+            ext = _const(extents[name])
+            if c != step or ext is None:
+                return False
+            step *= ext
+        used.update(coefs)
+        return step == size
 
     def buffer_content(self, v: Buffer | View, node: A.Node) -> Region | list[Placed | Written]:
         base = v.base if isinstance(v, View) else v
@@ -517,3 +525,7 @@ def _exactly_at(placed: Placed | Written, offsets: tuple[E.Expr, ...], shape: tu
     return tuple(dims) == shape and all(
         E.same(E.fold(a), E.fold(b)) for a, b in zip(placed.offsets, offsets, strict=True)
     )
+
+
+def _free_of(e: E.Expr, names: set[str]) -> bool:
+    return not {v.name for v in E.free_vars(e)} & names
