@@ -66,7 +66,62 @@ def test_what_auto_makes_of_each_form() -> None:
     assert "tl.gather(" not in body and "acc_all/tl.cast(N,tl.float32)" in body and "acc_sum" in body
     blocked = kernel_code(text, "row_means_lanes_k0_blocked")  # the rows past M keep their own values there
     assert "tl.gather(" not in blocked and "acc_all=tl.where(p*4+w<M," in blocked
-    for fn in ("half_sums", "row_sums_down"):  # not every lane holds every lane: the shuffles stay
-        assert kernel_code(text, f"{fn}_k0").count("tl.gather(") == 1, fn
+    # not every lane holds every lane: the shuffles stay (a half warp's); a tree down read only by lane 0
+    # (the store under t == 0) is one reduction
+    assert kernel_code(text, "half_sums_k0").count("tl.gather(") == 1
+    assert kernel_code(text, "row_sums_down_k0").count("tl.gather(") == 0
     source = translate_full(PROGRAM.read_text(), filename="shuffles.co", schedule="source").source
     assert "shuffles.py" not in source and kernel_code(source, "row_max_warp_k0").count("tl.gather(") == 1
+
+
+DOWN = Path(__file__).parent / "programs" / "shuffles_down.co"
+
+
+def _lane_parts(x: torch.Tensor) -> torch.Tensor:
+    """What each lane holds after shuffles down by 16, 8, 4, 2, 1 (a lane past the warp keeps its own)."""
+    s = x.double().clone()
+    for off in (16, 8, 4, 2, 1):
+        src = torch.arange(32) + off
+        src = torch.where(src <= 31, src, torch.arange(32))
+        s = s + s[:, src]
+    return s
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize(("m", "n"), [(5, 77), (9, 300)])
+def test_shuffles_down_in_both_schedules(schedule: str, m: int, n: int) -> None:
+    from kernel_util import check_forms
+
+    h = torch.float16
+    cases = {
+        "row_sums_down": (
+            lambda m, n: [randn(m, n, seed=m)],
+            lambda m, n: [((m,), torch.float32)],
+            lambda x: [x.double().sum(1)],
+            1e-5,
+        ),
+        "row_max_down_f16": (
+            lambda m, n: [randn(m, n, dtype=h, seed=n)],
+            lambda m, n: [((m,), torch.float32)],
+            lambda x: [x.double().amax(1)],
+            0.0,
+        ),
+        "lane_parts": (
+            lambda m, n: [randn(m, 32, seed=7)],
+            lambda m, n: [((m, 32), torch.float32)],
+            lambda x: [_lane_parts(x)],
+            1e-5,
+        ),
+    }
+    check_forms(DOWN, schedule, cases, m, n)
+
+
+def test_a_tree_down_read_only_at_lane_0_is_one_reduction() -> None:
+    """Shuffles down leave lane 0 with the total; a store under ``t == 0`` reads only it, so the tree
+    is one reduction; where every lane stores its part, the shuffles stay."""
+    code = translate_full(DOWN.read_text(), filename="shuffles_down.co", schedule="auto").source
+    for kernel in ("row_sums_down_k0", "row_max_down_f16_k0"):
+        body = code.split(f"def {kernel}(")[1].split("@triton.jit")[0]
+        assert "tl.gather(" not in body, kernel
+    parts = code.split("def lane_parts_k0(")[1].split("@triton.jit")[0]
+    assert "tl.gather(" in parts

@@ -17,7 +17,10 @@ The proof, on a loop ``for k in [a, b)`` with ``a`` and ``b`` constants (else th
   same along every other axis, inside the axis; ``g`` (if any) is the same along the gathered axis;
 * run on the positions each lane holds (multisets, as schedule/treefold.py does for trees): after
   the last step every lane holds every position of its axis exactly once (``max``, ``min``: at least
-  once).
+  once); or, a tree of shuffles down (``__shfl_down_sync``: lane 0 holds the total, the others parts
+  of it), some lanes do and every statement after the loop that reads the accumulator is a store or
+  an atomic under a mask with a term false at every other lane (``if (t == 0) out.at(r) = s;``):
+  the lanes that would read a part never read at all, and the others read the total.
 
 With a guard ``g`` the rows where ``g`` is false keep their own values: the new variable is
 ``where(g, total, acc)``, unless every definition of ``acc`` before the loop leaves the identity of
@@ -82,8 +85,9 @@ def _prove(loop: N.For, before: list[N.Stmt], after: list[N.Stmt]) -> tuple[E.Va
     if len(assigns) != 1 or len(lets) + 1 != len(loop.body):
         raise NotButterfly("a body other than lets and one fold")
     acc = assigns[0].var
-    op, o, guard = _fold(assigns[0])
-    gather = lets.get(o)
+    op, o_expr, guard = _fold(assigns[0])
+    o = o_expr.name if isinstance(o_expr, E.Var) else ""
+    gather = lets.get(o) if isinstance(o_expr, E.Var) else o_expr
     if not (isinstance(gather, E.Call) and gather.fn == "gather" and len(gather.args) == 3):
         raise NotButterfly("a fold of something other than a gather")
     src_of, index, axis_c = gather.args
@@ -106,9 +110,11 @@ def _prove(loop: N.For, before: list[N.Stmt], after: list[N.Stmt]) -> tuple[E.Va
     for k in steps:
         src = _source(E.resolve(index, {**top, **{x: v for x, v in lets.items() if x != o}}), loop.var.name, k, axis, n)
         parts = [parts[i] + parts[j] for i, j in enumerate(src)]
-    for p in parts:
-        if set(p) != set(range(n)) or (op == "+" and any(c != 1 for c in p.values())):
-            raise NotButterfly("a lane that does not hold every lane once")
+    whole = [set(p) == set(range(n)) and (op != "+" or all(c == 1 for c in p.values())) for p in parts]
+    if not all(whole):
+        # a tree of shuffles down: only some lanes hold the total (lane 0 of ``__shfl_down_sync``);
+        # the others' values must never be read after the loop
+        _read_only_at(acc, [i for i, ok in enumerate(whole) if ok], axis, after, top)
     total = E.Lift(E.Reduce(FOLDS[op], acc, axis), len(acc.shape), tuple(d for d in range(len(acc.shape)) if d != axis))
     spread: E.Expr = E.Bin("+", E.Full(acc.shape, 0, acc.type), total)
     if guard is not None and not _identity_where_not(acc, op, guard, before, top):
@@ -120,15 +126,52 @@ def _prove(loop: N.For, before: list[N.Stmt], after: list[N.Stmt]) -> tuple[E.Va
     return acc, E.Var(name, acc.type, dims=acc.shape), spread
 
 
-def _fold(s: N.Assign) -> tuple[str, str, E.Expr | None]:
-    """``acc := op(acc, o)`` or ``where(g, op(acc, o), acc)``: (op, the name of ``o``, ``g``)."""
+def _read_only_at(acc: E.Var, lanes: list[int], axis: int, after: list[N.Stmt], top: dict[str, E.Expr]) -> None:
+    """Every statement after the loop that reads ``acc`` is a store or an atomic under a mask with a
+    term that is false at every lane of the axis outside ``lanes`` (``t == 0``), so the values of
+    the other lanes are never read; else NotButterfly."""
+    if not lanes:
+        raise NotButterfly("no lane holds every lane once")
+    rank = len(acc.shape)
+    top = {**top, **{s.var.name: s.value for s in N.walk(after) if isinstance(s, N.Let)}}
+    for s in N.walk(after):
+        if acc.name not in {v.name for e in N.exprs_of(s) for v in E.free_vars(e)}:
+            continue
+        if not isinstance(s, (N.Store, N.Atomic)) or s.mask is None:
+            raise NotButterfly("a lane's partial read after the loop")
+        if acc.name in _names(s.mask) or any(acc.name in _names(i) for i in s.index):
+            raise NotButterfly("a lane's partial read by an index or a mask")
+        if not any(_keeps_only(t, lanes, axis, rank) for t in E.conjuncts(E.resolve(s.mask, top))):
+            raise NotButterfly("a lane's partial stored by a lane that does not hold the total")
+
+
+def _keeps_only(term: E.Expr, lanes: list[int], axis: int, rank: int) -> bool:
+    """``term`` is computed exactly (constants and lanes) and is false at every lane of the axis
+    outside ``lanes``, whatever the other axes."""
+    try:
+        v = np.asarray(evaluate(term, {}), dtype=bool)
+    except NotTree:
+        return False
+    v = v.reshape((1,) * (rank - v.ndim) + v.shape) if v.ndim <= rank else v
+    if v.ndim != rank:
+        return False
+    moved = np.moveaxis(v, axis, -1).reshape(-1, v.shape[axis])
+    outside = [i for i in range(moved.shape[1]) if i not in lanes]
+    if moved.shape[1] == 1:  # (the term does not vary along the axis: it does not pick lanes)
+        return False
+    return not moved[:, outside].any()
+
+
+def _fold(s: N.Assign) -> tuple[str, E.Expr, E.Expr | None]:
+    """``acc := op(acc, o)`` or ``where(g, op(acc, o), acc)``: (op, ``o`` (a let's name or the call
+    itself), ``g``)."""
     value, guard = s.value, None
     if isinstance(value, E.Where) and isinstance(value.other, E.Var) and value.other.name == s.var.name:
         guard, value = value.cond, value.then
     if isinstance(value, E.Bin) and value.op in FOLDS:
         for mine, other in ((value.lhs, value.rhs), (value.rhs, value.lhs)):
-            if isinstance(mine, E.Var) and mine.name == s.var.name and isinstance(other, E.Var):
-                return value.op, other.name, guard
+            if isinstance(mine, E.Var) and mine.name == s.var.name and isinstance(other, (E.Var, E.Call)):
+                return value.op, other, guard
     raise NotButterfly("not a fold of a gathered value")
 
 
