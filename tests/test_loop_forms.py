@@ -85,6 +85,12 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
         1e-5,
     ),
 }
+CASES["row_sums_step"] = (
+    lambda m, n: [randn(m, n, seed=18)],
+    lambda m, n: [((m,), F32)],
+    lambda x: [_d(x)[:, 1::2].sum(1)],
+    1e-5,
+)
 SIZES = [(5, 77), (37, 302)]
 
 
@@ -127,6 +133,14 @@ def test_a_counted_while_is_a_foreach_that_folds() -> None:
         body = _code("auto", kernel)
         assert "while " not in body and "tl.sum(" in body, kernel
         assert "while go" in _code("source", kernel)
+
+
+def test_a_loop_with_a_step_folds() -> None:
+    """``foreach c = j(1::2)`` runs by unit steps over ``k`` with ``c = 1 + 2 k`` (schedule/flatnest.py)
+    and folds; as written it is a loop by 2."""
+    body = _code("auto", "row_sums_step_k0")
+    assert "for c in" not in body and "tl.sum(" in body
+    assert "for c in range(1, N, 2)" in _code("source", "row_sums_step_k0")
 
 
 def test_a_while_whose_counter_is_read_after_it_stays() -> None:

@@ -14,6 +14,9 @@ What it proves on the IR (else the nest stays as written):
 * every expression of the inner body reads the two counters only through ``c * (B * jb + jj)``
   (an affine expression whose outer coefficient is ``B`` times its inner one).
 
+A loop that steps by a constant ``c > 1`` (``foreach c = j(1::2)``) is first a loop by 1 over ``k`` with
+``let j = start + k * c`` (the same values in the same order), which folds like any other.
+
 Then ``u = B * (jb - jb0) + (jj - jj0)`` runs over ``0 .. (jb1 - jb0) * B`` in the order the nest
 visits its pairs, each once, and ``B * jb + jj`` is ``u + B * jb0 + jj0``: the body is the same
 statements on the same values in the same order (an outer extent of zero or less gives no
@@ -35,11 +38,20 @@ class _NotFlat(Exception):
 def flatten_nests(kernel: N.Kernel) -> N.Kernel:
     """``kernel`` with each loop nest the proof admits as one loop (the kernel itself where none)."""
     taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
-    done = [0]
+    done = [0, 0]  # nests flattened, loops with a step made loops by 1
     body = _block(kernel.body, taken, done)
-    if not done[0]:
+    if not any(done):
         return kernel
-    doc = kernel.doc + " Its loop nests over blocks of one range are one loop (schedule/flatnest.py)."
+    what = [
+        x
+        for x, n in zip(
+            ("its loop nests over blocks of one range are one loop", "its loops with a step run by 1"),
+            done,
+            strict=True,
+        )
+        if n
+    ]
+    doc = kernel.doc + " " + "; ".join(what).capitalize() + " (schedule/flatnest.py)."
     return dataclasses.replace(kernel, body=body, doc=doc)
 
 
@@ -48,6 +60,10 @@ def _block(body: list[N.Stmt], taken: set[str], done: list[int]) -> list[N.Stmt]
     for s in body:
         if isinstance(s, N.For):
             s = dataclasses.replace(s, body=_block(s.body, taken, done))
+            stepped = _unit_steps(s, taken)
+            if stepped is not None:
+                s = stepped
+                done[1] += 1
             while True:  # (a nest of three: the inner two first, then the outer with them)
                 try:
                     s = _flatten(s, taken)
@@ -60,6 +76,23 @@ def _block(body: list[N.Stmt], taken: set[str], done: list[int]) -> list[N.Stmt]
             s = dataclasses.replace(s, then=_block(s.then, taken, done), orelse=_block(s.orelse, taken, done))
         out.append(s)
     return out
+
+
+def _unit_steps(loop: N.For, taken: set[str]) -> N.For | None:
+    """A loop stepping by a constant ``c > 1`` (``foreach c = j(1::2)``) as a loop by 1 over ``k`` whose
+    body starts with ``let j = start + k * c``: the same values of ``j`` in the same order (``k``
+    runs to ``cdiv(stop - start, c)``, none where ``stop <= start``); None for a loop by 1 or by a
+    step not known when translating."""
+    step = E.fold(loop.step)
+    if not (isinstance(step, E.Const) and isinstance(step.value, int) and step.value > 1):
+        return None
+    if loop.start.shape or loop.stop.shape:
+        return None
+    k = E.Var(N.fresh_name(f"{loop.var.name}_step", taken), loop.var.dtype)
+    value = E.fold(E.Bin("+", loop.start, E.Bin("*", k, step)))
+    stop = E.fold(E.CDiv(E.Bin("-", loop.stop, loop.start), step))
+    body = [N.Let(loop.var, value, line=loop.line), *loop.body]
+    return dataclasses.replace(loop, var=k, start=E.Const(0), stop=stop, step=E.Const(1), body=body)
 
 
 def _flatten(outer: N.For, taken: set[str]) -> N.For:
