@@ -106,6 +106,12 @@ def test_shuffles_down_in_both_schedules(schedule: str, m: int, n: int) -> None:
             lambda x: [x.double().amax(1)],
             0.0,
         ),
+        "center_rows": (
+            lambda m, n: [randn(m, n, seed=n + 3)],
+            lambda m, n: [((m, n), torch.float32)],
+            lambda x: [x.double() - x.double().mean(1, keepdim=True)],
+            1e-5,
+        ),
         "lane_parts": (
             lambda m, n: [randn(m, 32, seed=7)],
             lambda m, n: [((m, 32), torch.float32)],
@@ -120,7 +126,7 @@ def test_a_tree_down_read_only_at_lane_0_is_one_reduction() -> None:
     """Shuffles down leave lane 0 with the total; a store under ``t == 0`` reads only it, so the tree
     is one reduction; where every lane stores its part, the shuffles stay."""
     code = translate_full(DOWN.read_text(), filename="shuffles_down.co", schedule="auto").source
-    for kernel in ("row_sums_down_k0", "row_max_down_f16_k0"):
+    for kernel in ("row_sums_down_k0", "row_max_down_f16_k0", "center_rows_k0"):
         body = code.split(f"def {kernel}(")[1].split("@triton.jit")[0]
         assert "tl.gather(" not in body, kernel
     parts = code.split("def lane_parts_k0(")[1].split("@triton.jit")[0]

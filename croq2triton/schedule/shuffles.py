@@ -68,7 +68,8 @@ def fold_butterflies(kernel: N.Kernel) -> N.Kernel:
         break  # one a pass: the indices after it moved
     if not done:
         return kernel
-    doc = kernel.doc + " Its warp shuffles in halving steps are one reduction across lanes (schedule/shuffles.py)."
+    said = " Its warp shuffles in halving steps are one reduction across lanes (schedule/shuffles.py)."
+    doc = kernel.doc if said in kernel.doc else kernel.doc + said
     return fold_butterflies(dataclasses.replace(kernel, body=body, doc=doc))
 
 
