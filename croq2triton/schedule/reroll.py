@@ -93,6 +93,10 @@ def _rolled(loop: N.For, taken: set[str]) -> N.For:
     if not assigns:
         raise _NotRolled
     folds = [_fold(s, lets, j, c, offset_of, families) for s in assigns]
+    assigned = {s.var.name for s in assigns}
+    for _, template, guard in folds:  # (a fold that reads another's accumulator sees it step by step)
+        if any(v.name in assigned for e in (template, guard) if e is not None for v in E.free_vars(E.resolve(e, lets))):
+            raise _NotRolled
     # the lets that read j or a load are inlined where the loads and folds are rebuilt: nothing kept
     # may read them
     rebuilt = {n for n, v in lets.items() if _reads(E.resolve(v, lets), {j}, offset_of)}

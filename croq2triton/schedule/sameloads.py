@@ -60,12 +60,16 @@ def _block(body: list[N.Stmt], done: list[int]) -> list[N.Stmt]:
     covered: dict[str, _Covered] = {}
     lets: dict[str, E.Expr] = {}
     for s in body:
+        if covered and isinstance(s, (N.Let, N.Assign, N.Store)):
+            s = _chosen(s, covered, lets)
         if isinstance(s, N.Let):
             lets[s.var.name] = s.value
             out.append(s)
             continue
         if isinstance(s, N.Assign):
             seen = [x for x in seen if s.var.name not in x.reads]
+            # (a term that reads the variable now means its new value: no later choice may rely on it)
+            covered = {k: c for k, c in covered.items() if s.var.name not in _reads(c, lets)}
             out.append(s)
             continue
         if isinstance(s, N.Load):
@@ -82,14 +86,13 @@ def _block(body: list[N.Stmt], done: list[int]) -> list[N.Stmt]:
             out.append(s)
             continue
         seen = []  # a store, an atomic, a barrier, a loop or a branch: nothing read before is reused
+        covered = {}
         if isinstance(s, (N.For, N.While)):
             s = dataclasses.replace(s, body=_block(s.body, done))
         elif isinstance(s, N.If):
             s = dataclasses.replace(s, then=_block(s.then, done), orelse=_block(s.orelse, done))
         out.append(s)
-    if not covered:
-        return out
-    return [_chosen(s, covered, lets) if isinstance(s, (N.Let, N.Assign, N.Store)) else s for s in out]
+    return out
 
 
 def _reuse(
@@ -111,6 +114,11 @@ def _reuse(
         fill = E.Const(s.other, s.var.dtype)
         return N.Let(s.var, E.Where(s.mask, a.var, fill), line=s.line)
     return None
+
+
+def _reads(c: _Covered, lets: dict[str, E.Expr]) -> set[str]:
+    """The variables the terms of a covered load read (lets put in)."""
+    return {v.name for t in (*c.terms, *c.first_terms) for v in E.free_vars(E.resolve(t, lets))}
 
 
 def _within(small: list[E.Expr], big: list[E.Expr]) -> bool:
