@@ -17,7 +17,7 @@ What the rewrite needs of the source (else the loop stays as written):
   between the declaration and the loop, and ``j0`` a sum or product of non-negative constants and
   indices of ``parallel`` levels (never negative);
 * the body's last statement is ``j += c`` (``j = j + c``) with ``c`` a positive constant, and the body
-  assigns ``j`` nowhere else, declares no ``j``, and has no ``break``, ``continue``, ``yield``,
+  assigns ``j`` nowhere else, declares or loops over no other ``j``, and has no ``break``, ``continue``, ``yield``,
   barrier, event or ``parallel``;
 * ``e`` reads only names the body does not assign (nor ``j``) and no element, and ``j`` is not read
   after the loop (its final value is not kept).
@@ -82,6 +82,8 @@ def _counted(
         return None  # (a barrier or an event under the new condition: not as written)
     assigned = _assigned(nodes)
     declared = {d.name for n in nodes if isinstance(n, A.ScalarDecl) for d in n.items}
+    declared |= {x for n in nodes if isinstance(n, A.Within) for x in ([n.name] if n.name else []) + (n.vars or [])}
+    declared |= {x for n in nodes if isinstance(n, A.RangeItem) for x in (n.name, n.alias) if x}
     if j in assigned or j in declared:
         return None
     end_nodes = list(end.walk())
