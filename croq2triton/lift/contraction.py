@@ -473,16 +473,20 @@ class Interpreter(Moves, Roles, Expressions):
         extra = self.guard[len(cells.guard) :]
         if tuple(self.guard[: len(cells.guard)]) != cells.guard:
             return False
+        return self.own_bounds([c for g in extra for c in E.conjuncts(g)], [prod.a, prod.b])
+
+    def own_bounds(self, conds: list[E.Expr], elems: list[Elem]) -> bool:
+        """Each condition is ``i < n`` with ``i`` an index of one of ``elems`` and ``n`` its tensor's
+        extent there: it only keeps those elements inside their tensors."""
         facts = []
-        for el in (prod.a, prod.b):
+        for el in elems:
             exts = self.tensors[el.tensor].extents
             facts += [(i, self.size(x)) for i, x in zip(el.index, exts, strict=True)]
-        for g in extra:
-            for c in E.conjuncts(g):
-                if not (isinstance(c, E.Bin) and c.op == "<"):
-                    return False
-                if not any(E.same(c.lhs, i) and E.same(E.fold(c.rhs), E.fold(n)) for i, n in facts):
-                    return False
+        for c in conds:
+            if not (isinstance(c, E.Bin) and c.op == "<"):
+                return False
+            if not any(E.same(c.lhs, i) and E.same(E.fold(c.rhs), E.fold(n)) for i, n in facts):
+                return False
         return True
 
     def covers_all(self, cells: Cells, idx: tuple[E.Expr, ...]) -> bool:

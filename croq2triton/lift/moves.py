@@ -249,14 +249,8 @@ class Moves:
                 return None
         if any(a is None for a in axes):
             return None
-        exts = [self.size(x) for x in self.tensors[el.tensor].extents]
-        for c in bounds:  # only the element's own bounds
-            if not (isinstance(c, E.Bin) and c.op == "<"):
-                return None
-            if not any(
-                E.same(c.lhs, i) and E.same(E.fold(c.rhs), E.fold(n)) for i, n in zip(el.index, exts, strict=True)
-            ):
-                return None
+        if not self.own_bounds(bounds, [el]):  # (only the element's own bounds: zero outside)
+            return None
         return Region(el.tensor, tuple(origin), tuple(axes), tuple(buf.shape), el.limits, el.zfill or bool(bounds))  # type: ignore[arg-type]
 
     def staged_index_covers(self, i: E.Expr, n: E.Expr, extents: dict[str, E.Expr], used: set[str]) -> bool:

@@ -39,6 +39,8 @@ _FLIP = {">": "<", ">=": "<="}
 def counted_whiles(top: A.Parallel) -> A.Parallel | None:
     """``top`` with each ``while`` the conditions admit as a ``foreach`` (module docstring); None
     where there is none."""
+    if not any(isinstance(n, A.While) for n in top.walk()):
+        return None  # (every kernel under auto asks: no copy of the tree where there is nothing to do)
     indices = {v for n in top.walk() if isinstance(n, A.PBy) for v in ([n.name] if n.name else []) + (n.vars or [])}
     taken = {n.name for n in top.walk() if isinstance(n, A.Name)} | indices
     new = copy.deepcopy(top)

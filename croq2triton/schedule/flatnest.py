@@ -39,7 +39,7 @@ def flatten_nests(kernel: N.Kernel) -> N.Kernel:
     """``kernel`` with each loop nest the proof admits as one loop (the kernel itself where none)."""
     taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
     done = [0, 0]  # nests flattened, loops with a step made loops by 1
-    body = _block(kernel.body, taken, done)
+    body = N.map_loops(kernel.body, lambda s: _loop(s, taken, done))
     if not any(done):
         return kernel
     what = [
@@ -55,27 +55,18 @@ def flatten_nests(kernel: N.Kernel) -> N.Kernel:
     return dataclasses.replace(kernel, body=body, doc=doc)
 
 
-def _block(body: list[N.Stmt], taken: set[str], done: list[int]) -> list[N.Stmt]:
-    out: list[N.Stmt] = []
-    for s in body:
-        if isinstance(s, N.For):
-            s = dataclasses.replace(s, body=_block(s.body, taken, done))
-            stepped = _unit_steps(s, taken)
-            if stepped is not None:
-                s = stepped
-                done[1] += 1
-            while True:  # (a nest of three: the inner two first, then the outer with them)
-                try:
-                    s = _flatten(s, taken)
-                except _NotFlat:
-                    break
-                done[0] += 1
-        elif isinstance(s, N.While):
-            s = dataclasses.replace(s, body=_block(s.body, taken, done))
-        elif isinstance(s, N.If):
-            s = dataclasses.replace(s, then=_block(s.then, taken, done), orelse=_block(s.orelse, taken, done))
-        out.append(s)
-    return out
+def _loop(s: N.For, taken: set[str], done: list[int]) -> N.For:
+    """``s`` (its body done already) by unit steps, then flattened with the loop it holds while it can."""
+    stepped = _unit_steps(s, taken)
+    if stepped is not None:
+        s = stepped
+        done[1] += 1
+    while True:  # (a nest of three: the inner two first, then the outer with them)
+        try:
+            s = _flatten(s, taken)
+        except _NotFlat:
+            return s
+        done[0] += 1
 
 
 def _unit_steps(loop: N.For, taken: set[str]) -> N.For | None:

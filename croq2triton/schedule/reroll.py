@@ -54,29 +54,20 @@ def reroll_loops(kernel: N.Kernel) -> N.Kernel:
     """``kernel`` with each loop unrolled by hand that the proof admits rolled up again."""
     taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
     done = [0]
-    body = _block(kernel.body, taken, done)
+    body = N.map_loops(kernel.body, lambda s: _loop(s, taken, done))
     if not done[0]:
         return kernel
     doc = kernel.doc + " Its loops unrolled by hand are the loops they were (schedule/reroll.py)."
     return dataclasses.replace(kernel, body=body, doc=doc)
 
 
-def _block(body: list[N.Stmt], taken: set[str], done: list[int]) -> list[N.Stmt]:
-    out: list[N.Stmt] = []
-    for s in body:
-        if isinstance(s, N.For):
-            s = dataclasses.replace(s, body=_block(s.body, taken, done))
-            try:
-                s = _rolled(s, taken)
-                done[0] += 1
-            except _NotRolled:
-                pass
-        elif isinstance(s, N.While):
-            s = dataclasses.replace(s, body=_block(s.body, taken, done))
-        elif isinstance(s, N.If):
-            s = dataclasses.replace(s, then=_block(s.then, taken, done), orelse=_block(s.orelse, taken, done))
-        out.append(s)
-    return out
+def _loop(s: N.For, taken: set[str], done: list[int]) -> N.For:
+    try:
+        rolled = _rolled(s, taken)
+    except _NotRolled:
+        return s
+    done[0] += 1
+    return rolled
 
 
 def _rolled(loop: N.For, taken: set[str]) -> N.For:
@@ -134,7 +125,7 @@ def _families(
     """The step ``c``, the families of loads that read the counter (keyed by tensor and the first
     load's variable), and each such load's family and offset."""
     c: int | None = None
-    found: list[tuple[N.Load, int, tuple[E.Expr, ...], E.Expr, int, E.Expr | None]] = []
+    found: list[tuple[N.Load, int, tuple[E.Expr, ...], E.Expr, E.Expr | None]] = []
     for ld in loads:
         index = [E.resolve(i, lets) for i in ld.index]
         dims = [d for d, i in enumerate(index) if j in {v.name for v in E.free_vars(i)}]
@@ -156,12 +147,12 @@ def _families(
             if j in {v.name for v in E.free_vars(mask)}:
                 raise _NotRolled
         others = tuple(i for x, i in enumerate(index) if x != d)
-        found.append((ld, d, others, lin[1], lin[0][j], mask))
+        found.append((ld, d, others, lin[1], mask))
     if c is None:
         raise _NotRolled
     families: dict[tuple[str, int], _Family] = {}
     offset_of: dict[str, tuple[tuple[str, int], int]] = {}
-    for ld, d, others, rest, _, mask in found:
+    for ld, d, others, rest, mask in found:
         key, delta = _member(families, ld, d, others, rest)
         if key is None:
             key = (ld.base, len(families))

@@ -377,6 +377,21 @@ def defines(s: Stmt) -> list[Var]:
     return []
 
 
+def map_loops(body: list[Stmt], f: Callable[[For], For]) -> list[Stmt]:
+    """``body`` with ``f`` applied to every ``for`` loop, nested bodies included, innermost first
+    (``f`` sees a loop whose own body is already mapped)."""
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, For):
+            s = f(dataclasses.replace(s, body=map_loops(s.body, f)))
+        elif isinstance(s, While):
+            s = dataclasses.replace(s, body=map_loops(s.body, f))
+        elif isinstance(s, If):
+            s = dataclasses.replace(s, then=map_loops(s.then, f), orelse=map_loops(s.orelse, f))
+        out.append(s)
+    return out
+
+
 def fresh_name(base: str, taken: set[str]) -> str:
     """``base``, or ``base_2``, ``base_3``, .. the first not in ``taken`` (added to it)."""
     name, k = base, 2
