@@ -88,7 +88,7 @@ class Loops:
     def named_extents(self, w: A.Within) -> tuple[list[tuple[str, E.Expr]], dict[str, IndexTuple]]:
         """``i in n`` / ``{a, b} in [n, m]`` / ``t = {a, b} in [n, m]`` / ``i in [n, m]`` (``i`` an
         index tuple of unnamed parts): each name with its extent, and the index tuples named."""
-        extents = self.extents(w.shape)
+        extents = self.extents(w.shape, lanes=True)
         if w.vars is not None:
             names = [v or "_" for v in w.vars]
         elif len(extents) == 1:
@@ -102,15 +102,16 @@ class Loops:
             tuples = {w.name: IndexTuple(tuple(names))}
         return list(zip(names, extents, strict=True)), tuples
 
-    def extents(self, shape: A.Expr) -> list[E.Expr]:
-        """The extents of a shape: ``[n, m]``, ``x.span``, a shape's name, or one extent."""
+    def extents(self, shape: A.Expr, lanes: bool = False) -> list[E.Expr]:
+        """The extents of a shape: ``[n, m]``, ``x.span``, a shape's name, or one extent (``lanes``:
+        an extent may be each thread's own, a tile over the lanes: a loop's, see :meth:`lane_range`)."""
         items = shape.items if isinstance(shape, A.MdspanLit) else [shape]
         out = []
         for x in items:
             x = unparen(x)
             if isinstance(x, A.ItupleLit):  # ``a.span / {#p, 8}``: an index tuple's values as extents
                 for item in x.items:
-                    out.extend(self.extents(item))
+                    out.extend(self.extents(item, lanes))
                 continue
             if isinstance(x, A.Builtin) and x.name == "cdiv" and len(x.args) == 2 and self.is_shape(x):
                 out.extend(self.shape_arith(A.Binary("cdiv", x.args[0], x.args[1], span=x.span)))
@@ -134,7 +135,7 @@ class Loops:
                 out.extend(host)
                 continue
             v = self.expr(x)
-            if v.expr.shape or v.ctype not in ("int", "s32", "s64", "u32", "u64"):
+            if (v.expr.shape and not lanes) or v.ctype not in ("int", "s32", "s64", "u32", "u64"):
                 raise NotLifted("a loop extent that is not a block-level integer", x)
             out.append(E.fold(v.expr))
         return out
@@ -325,8 +326,8 @@ class Loops:
                     w = self.lookup(part, it)
                     if not isinstance(w, WithName):
                         raise NotLifted("a loop over a name not bounded by 'with'", it)
-                    start = self.extents(it.lo)[0] if it.lo is not None else E.Const(0)
-                    stop = E.fold(w.extent + self.extents(it.hi)[0]) if it.hi is not None else w.extent
+                    start = self.extents(it.lo, lanes=True)[0] if it.lo is not None else E.Const(0)
+                    stop = E.fold(w.extent + self.extents(it.hi, lanes=True)[0]) if it.hi is not None else w.extent
                     out.append(Counter(it.alias or part, start, stop, w.extent, step))
                 continue
             pairs, named_tuples = self.named_extents(it)
@@ -387,6 +388,8 @@ class Loops:
         pairs: list[tuple[str | None, int | E.Expr, A.Node]] = []
         for c in counters:
             n = const_int(c.stop)
+            if c.stop.shape or c.start.shape:  # each thread's own range: a loop (lane_range)
+                return False
             if const_int(c.start) != 0 or not E.same(c.stop, c.extent) or (n is not None and n < 1) or c.step != 1:
                 return False
             pairs.append((c.name, n if n is not None else c.stop, s))
@@ -404,6 +407,9 @@ class Loops:
             self.tile_value(b, node)
         assigned = assigned_names(body)
         start, stop = (self.loop_bound(x, assigned, node) for x in (c.start, c.stop))
+        own = self.lane_range(start, stop, c.step, node) if start.shape or stop.shape else None
+        if own is not None:
+            start, stop = own[0], own[1]
         self.per_thread(node, assigned)
         self.loosen(assigned)
         lo, hi = const_int(start), const_int(stop)
@@ -415,15 +421,44 @@ class Loops:
         outer, saved_lets = self.body, list(self.lets)
         self.forget(self.assigned_vars(assigned))
         self.body = []
-        self.scopes.append({c.name: Bounded(var, c.extent)} if c.name != "_" else {})
+        extent = c.extent if not c.extent.shape else E.fold(stop - start)
+        self.scopes.append({c.name: Bounded(var, extent)} if c.name != "_" else {})
         self.loop_depth += 1
+        if own is not None:  # each thread works only inside its own range
+            self.pred.append(E.fold(E.Bin("&", E.Bin(">=", var, own[2]), E.Bin("<", var, own[3]))))
         self.loop_nest(counters[1:], body, node)
+        if own is not None:
+            self.pred.pop()
         self.loop_depth -= 1
         self.scopes.pop()
         inner, self.body, self.lets = self.body, outer, saved_lets
         carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", node)
         pipeline = self.stated_pipelines.get(id(node)) if len(counters) == 1 else None  # the innermost loop
         self.emit(N.For(var, start, stop, E.Const(c.step), inner, pipeline, tuple(carried)), node)
+
+    def lane_range(self, start: E.Expr, stop: E.Expr, step: int, node: A.Node) -> tuple[E.Expr, E.Expr, E.Expr, E.Expr]:
+        """A loop whose bounds are each thread's own (``foreach k in [hi - lo]`` over a segment of
+        its own, LANGUAGE.md 7.4 puts no condition on an extent): the program loops from the least
+        start to the largest stop of the threads that run it, each thread's work masked to its own
+        range (SIMT: a thread whose range is done idles until the others' are). Returns the
+        program's (start, stop) and each thread's (start, stop) as named tiles."""
+        if step != 1 and start.shape:
+            raise NotLifted(f"a loop with a step of {step} from a start that differs between threads", node)
+        live = E.conj(self.pred) if self.pred else None
+        own: list[E.Expr] = []
+        whole: list[E.Expr] = []
+        for x, op, idle, base in ((start, "min", 2**31 - 1, "lo"), (stop, "max", -(2**31), "hi")):
+            if not x.shape:
+                own.append(x)
+                whole.append(x)
+                continue
+            mine = self.named(E.fold(x), f"{base}_own", node)
+            v: E.Expr = mine if live is None else E.Where(live, mine, E.Full(mine.shape, idle, mine.type))
+            for _ in mine.shape:
+                v = E.Reduce(op, v, 0)
+            own.append(mine)
+            whole.append(self.named(E.fold(v), base, node))
+        return whole[0], whole[1], own[0], own[1]
 
     def while_loop(self, s: A.While) -> None:
         """``while (c) body`` (LANGUAGE.md 7.4) on a condition the whole block shares: a flag taken
