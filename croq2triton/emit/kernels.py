@@ -40,6 +40,7 @@ from ..options import Options
 from ..schedule import occupancy, policy
 from ..schedule.atomicfold import fold_atomics
 from ..schedule.autotune import autotuned
+from ..schedule.branchmax import merge_branches
 from ..schedule.flatnest import flatten_nests
 from ..schedule.foldloops import Block, NotFolded
 from ..schedule.forward import forward_scratch
@@ -54,6 +55,7 @@ from ..schedule.shuffles import fold_butterflies
 from ..schedule.splitloop import NotSplit, Split, split_loop
 from ..schedule.totals import lanes_first
 from ..schedule.treefold import fold_trees
+from ..schedule.welford import split_welford
 from ..schedule.widen import BYTES as WIDEN_BYTES
 from ..schedule.widen import NotWidened, widen
 from ..schedule.widen import analyse as analyse_widening
@@ -280,6 +282,7 @@ class KernelDispatch:
                     self.schedule == "auto"
                 ):  # (loop nests over one range and loops unrolled by hand as one loop, an element read twice once)
                     written = share_loads(reroll_loops(flatten_nests(forward_scratch(fold_trees(written)))))
+                    written = split_welford(merge_branches(written))
                 # a block of several independent rows, at one row a program (lift/narrow.py)
                 one_row = narrowed(top) if narrow and self.schedule == "auto" else None
                 schedule = self.tile_schedule(written, top, one_row is not None)
