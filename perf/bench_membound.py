@@ -365,6 +365,7 @@ def _cases() -> list[Case]:
         ),
         *_cases2(rand, nan),
         *_cases3(rand, nan),
+        *_cases4(rand, nan),
     ]
 
 
@@ -497,6 +498,114 @@ def _cases3(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             lambda x: [x.double().argmax(1).double()],
             lambda x: x.argmax(1),
             0.0,
+        ),
+    ]
+
+
+def _cases4(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """The forms of tests/programs/membound_forms4.co that have a torch op of the same work (those with
+    a scalar after their outputs are left to the tests)."""
+    import torch
+    import torch.nn.functional as F
+
+    forms4 = "tests/programs/membound_forms4.co"
+    h = torch.float16
+
+    def segments(m: int, n: int) -> list[Any]:
+        # m segments of about n values each (0 to 2n), CSR offsets
+        counts = torch.randint(0, 2 * n, (m,), device="cuda")
+        ptr = torch.zeros(m + 1, dtype=torch.int64, device="cuda")
+        ptr[1:] = counts.cumsum(0)
+        return [rand(int(ptr[-1])), ptr.to(torch.int32)]
+
+    def seg_ref(vals: Any, ptr: Any) -> list[Any]:
+        p = ptr.long()
+        c = torch.cat([torch.zeros(1, dtype=torch.float64, device=vals.device), vals.double().cumsum(0)])
+        return [c[p[1:]] - c[p[:-1]]]
+
+    def seg_op(vals: Any, ptr: Any) -> Any:
+        return torch.segment_reduce(vals, "sum", offsets=ptr.long())
+
+    def avg3(x: Any) -> Any:
+        s = F.avg_pool1d(x[:, None], 3, 1, 1, count_include_pad=False)
+        return s[:, 0]
+
+    def swiglu(x: Any) -> Any:
+        g, u = x.chunk(2, 1)
+        return F.silu(g.float()) * u
+
+    return [
+        Case(
+            "mean and variance f32 (thread per row, Welford's update)",
+            forms4,
+            "welford_rows",
+            lambda m, n: ([rand(m, n)], [nan(m), nan(m)]),
+            lambda x: [x.double().mean(1), x.double().var(1, unbiased=False)],
+            lambda x: torch.var_mean(x, 1, unbiased=False),
+            1e-4,
+        ),
+        Case(
+            "bias over a flat index f16 (thread per element, i / N and i % N)",
+            forms4,
+            "bias_flat_f16",
+            lambda m, n: ([rand(m, n, dtype=h), rand(n, dtype=h)], [nan(m, n, dtype=h)]),
+            lambda x, b: [x.double() + b.double()],
+            lambda x, b: x + b,
+            1e-3,
+        ),
+        Case(
+            "moving average of three f32 (thread per element, neighbours)",
+            forms4,
+            "moving_avg3",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [avg3(x.double())],
+            avg3,
+            1e-5,
+        ),
+        Case(
+            "2 x 2 max pooling f32 (thread per output)",
+            forms4,
+            "maxpool2",
+            lambda m, n: ([rand(m, n)], [nan(m // 2, n // 2)]),
+            lambda x: [F.max_pool2d(x.double()[None], 2)[0]],
+            lambda x: F.max_pool2d(x[None], 2)[0],
+            0.0,
+        ),
+        Case(
+            "segment sums f32 (thread per CSR row, a loop of its own extent)",
+            forms4,
+            "segment_sums",
+            lambda m, n: (segments(m, n), [nan(m)]),
+            seg_ref,
+            seg_op,
+            1e-4,
+        ),
+        Case(
+            "softmax f32 (thread per row, running max and sum rescaled in a branch)",
+            forms4,
+            "softmax_rescale_branch",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [torch.softmax(x.double(), 1)],
+            lambda x: torch.softmax(x, 1),
+            1e-5,
+        ),
+        Case(
+            "logsumexp f32 (thread per row, rescale in a branch, term after it)",
+            forms4,
+            "lse_rescale_then_add",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [torch.logsumexp(x.double(), 1)],
+            lambda x: torch.logsumexp(x, 1),
+            1e-5,
+        ),
+        Case(
+            "swiglu over two halves f16 (thread per element)",
+            forms4,
+            "swiglu_halves_f16",
+            lambda m, n: ([rand(m, 2 * n, dtype=h)], [nan(m, n, dtype=h)]),
+            lambda x: [swiglu(x.double())],
+            swiglu,
+            1e-2,
         ),
     ]
 
