@@ -193,3 +193,66 @@ def test_a_loop_of_each_threads_own_extent_runs_to_the_longest_masked() -> None:
     accumulation and loads masked to its own range."""
     body = _code("source", "segment_sums_k0")
     assert "tl.max(tl.where(r < R, hi_own" in body and "(k < hi_own)" in body
+
+
+NEAR_MISSES = """
+__co__ void not_a_mean(global f32 [M, N] x, global f32 [M] mu, global f32 [M] var) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 mean = 0.0f;
+      mutable f32 m2 = 0.0f;
+      foreach j in [N] { f32 d = x.at(r, j) - mean; mean += d / (j + 2); m2 += d * (x.at(r, j) - mean); }
+      mu.at(r) = mean;
+      var.at(r) = m2;
+    }
+  }
+}
+__co__ void old_mean_twice(global f32 [M, N] x, global f32 [M] mu, global f32 [M] var) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 mean = 0.0f;
+      mutable f32 m2 = 0.0f;
+      foreach j in [N] { f32 d = x.at(r, j) - mean; mean += d / (j + 1); m2 += d * d; }
+      mu.at(r) = mean;
+      var.at(r) = m2;
+    }
+  }
+}
+__co__ void not_a_rescale(global f32 [M, N] x, global f32 [M] out) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 m = -inf;
+      mutable f32 s = 0.0f;
+      foreach j in [N] {
+        f32 v = x.at(r, j);
+        if (v > m) { s = s * __exp(m - v) + 2.0f; m = v; } else { s += __exp(v - m); }
+      }
+      out.at(r) = s;
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("kernel", ["not_a_mean_k0", "old_mean_twice_k0", "not_a_rescale_k0"])
+def test_near_misses_stay_as_written_and_agree(kernel: str, tmp_path: Path) -> None:
+    """A divisor of ``j + 2``, a square of the deviation from the old mean, a branch that adds 2: none is
+    the update the proofs state (schedule/welford.py, schedule/branchmax.py), so each stays a loop per
+    lane; both schedules agree."""
+    from croq2triton.api import load
+
+    code = translate_full(NEAR_MISSES, filename="near.co", schedule="auto").source
+    body = code.split(f"def {kernel}(")[1].split("@_rt.launcher")[0]
+    assert "for j in" in body
+    x = randn(9, 70, seed=4)
+    fn = kernel.removesuffix("_k0")
+    outs = {s: [poisoned(9) for _ in range(1 if fn == "not_a_rescale" else 2)] for s in ("source", "auto")}
+    path = tmp_path / "near.co"
+    path.write_text(NEAR_MISSES)
+    for s, o in outs.items():
+        getattr(load(path, schedule=s), fn)(x, *o)
+    for a, b in zip(outs["source"], outs["auto"], strict=True):
+        assert_near_max(a, b, 1e-6, kernel)
