@@ -30,8 +30,10 @@ _CO_LINE = re.compile(r"\S+\.co:\d+")
 _HEADERS = ("if ", "elif ", "else", "for ", "while ", "with ", "def ", "try", "except", "finally")
 
 
+@lru_cache(maxsize=256)
 def tidy(source: str) -> str:
-    """``source`` simplified line by line, then formatted (see the module docstring)."""
+    """``source`` simplified line by line, then formatted (see the module docstring); a module
+    translated again (a test, a tuning sweep's repeated points) is not tidied again."""
     return format_source(simplify_lines(source))
 
 
@@ -83,7 +85,14 @@ def _line_kinds(source: str) -> tuple[set[int], set[int]]:
     return out, comments
 
 
-def _line(line: str, scalars: frozenset[str] | None) -> list[str]:
+@lru_cache(maxsize=1 << 16)
+def _line(line: str, scalars: frozenset[str] | None) -> tuple[str, ...]:
+    """``line`` simplified (a pure function of its text and the scalars in scope: the variants of a
+    kernel and a module translated again repeat most lines, so the results are kept)."""
+    return tuple(_line_uncached(line, scalars))
+
+
+def _line_uncached(line: str, scalars: frozenset[str] | None) -> list[str]:
     stripped = line.strip()
     indent = line[: len(line) - len(line.lstrip())]
     if scalars is None:
