@@ -45,6 +45,10 @@ def lanes_from_steps(top: A.Parallel) -> A.Parallel | None:
     loop (module docstring); None where there is none."""
     taken = {n.name for n in top.walk() if isinstance(n, A.Name)}
     taken |= {v for n in top.walk() if isinstance(n, A.PBy) for v in n.names}
+    # (_merged builds its result from copies: asked on the kernel as it is first, the kernel is
+    # copied only where some level merges -- every kernel under auto asks)
+    if not any(_merged(n, set(taken)) is not None for n in top.walk() if isinstance(n, A.Parallel) and n is not top):
+        return None
     new = copy.deepcopy(top)
     changed = False
 
