@@ -5,9 +5,14 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import translation_memo
+
+translation_memo.install()  # before the test modules import translate_full
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("CROQ2TRITON_SHARED", REPO.parent / "shared"))
@@ -36,6 +41,44 @@ def _torch_seeded() -> None:
     torch = sys.modules.get("torch")  # imported by the tests that draw: no import for the others
     if torch is not None:
         torch.manual_seed(0)
+
+
+@pytest.fixture(autouse=True)
+def _translations_memoised() -> Iterator[None]:
+    """Identical translations are made once a process (tests/translation_memo.py); a test that
+    patches an attribute (a policy, a lifting step) turns that off for itself (below)."""
+    with translation_memo.enabled(True):
+        yield
+
+
+class _MonkeyPatch(pytest.MonkeyPatch):
+    """pytest's ``monkeypatch``; patching an attribute or an item turns off the translation memo for
+    the rest of the test (environment variables are part of the memo's key)."""
+
+    def setattr(self, *args: Any, **kwargs: Any) -> None:
+        translation_memo.off_for_this_test()
+        super().setattr(*args, **kwargs)
+
+    def delattr(self, *args: Any, **kwargs: Any) -> None:
+        translation_memo.off_for_this_test()
+        super().delattr(*args, **kwargs)
+
+    def setitem(self, dic: Any, name: Any, value: Any) -> None:
+        if dic is not os.environ:  # (setenv sets an item of os.environ)
+            translation_memo.off_for_this_test()
+        super().setitem(dic, name, value)
+
+    def delitem(self, dic: Any, name: Any, raising: bool = True) -> None:
+        if dic is not os.environ:
+            translation_memo.off_for_this_test()
+        super().delitem(dic, name, raising=raising)
+
+
+@pytest.fixture
+def monkeypatch() -> Iterator[pytest.MonkeyPatch]:
+    mp = _MonkeyPatch()
+    yield mp
+    mp.undo()
 
 
 # tests/golden holds generated modules (compared by test_golden.py), not tests

@@ -158,3 +158,22 @@ def loop_as_written(code: str, var: str, stop: str) -> bool:
     software-pipelined (``tl.range(0, stop, num_stages=S)``: a loop that only reads memory,
     schedule/loadstages.py)."""
     return re.search(rf"for{var}in(tl\.)?range\(0,{re.escape(stop)}(,num_stages=\d+)?\):", code) is not None
+
+
+# The source schedule runs a lane's loop as written, one element a step: a long row costs the
+# interpreter time in proportion and tests nothing a shorter ragged row does not (no tile of the row
+# exists to be longer than); rows longer than a tile matter to --schedule auto, which keeps them.
+SOURCE_ROW = 131
+
+
+def form_sizes(sizes: list[tuple[int, int]]) -> list[Any]:
+    """``(schedule, m, n)`` parameters for a program of forms at each of ``sizes``: every size under
+    auto, and under the source schedule with rows of at most :data:`SOURCE_ROW` elements."""
+    import pytest
+
+    out = []
+    for m, n in sizes:
+        short = min(n, SOURCE_ROW)
+        out.append(pytest.param("source", m, short, id=f"source-{m}-{short}"))
+        out.append(pytest.param("auto", m, n, id=f"auto-{m}-{n}"))
+    return out

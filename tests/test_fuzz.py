@@ -281,7 +281,7 @@ def test_mutated_sources_fail_only_with_diagnostics(chunk: int) -> None:
     assert not failures, f"{len(failures)} failing case(s); the first:\n" + failures[0]
 
 
-LOWER_CASES = 400
+LOWER_CASES = 240
 
 
 def test_mutated_sources_translate_or_fail_with_diagnostics() -> None:

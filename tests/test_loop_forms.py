@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import assert_near_max, check_forms, load_once, randn
+from kernel_util import assert_near_max, check_forms, form_sizes, load_once, randn
 
 from croq2triton.api import translate_full
 
@@ -94,8 +94,7 @@ CASES["row_sums_step"] = (
 SIZES = [(5, 77), (37, 302)]
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), SIZES)
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
 def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
     check_forms(PROGRAM, schedule, CASES, m, n)
 
@@ -110,8 +109,7 @@ def test_masked_scale(schedule: str) -> None:
     assert torch.equal(got.double(), _d(x) * keep.double() * 2)
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), SIZES)
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
 def test_scatter_add_of_rows(schedule: str, m: int, n: int) -> None:
     x = randn(m, n, seed=8)
     idx = torch.randint(0, 7, (m,), dtype=I32, generator=torch.Generator().manual_seed(m))

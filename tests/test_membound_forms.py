@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import DEVICE, assert_near_max, canonical, poisoned, randn, recording_launch
+from kernel_util import DEVICE, assert_near_max, canonical, form_sizes, poisoned, randn, recording_launch
 
 from croq2triton.api import load, load_source, translate_full
 
@@ -114,8 +114,7 @@ def _check(mod: object, fn: str, m: int, n: int) -> list[str]:
     return ran
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), SIZES)
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
 def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
     mod = _module(schedule)
     for fn in CASES:

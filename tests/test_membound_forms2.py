@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import check_forms, load_once, randn
+from kernel_util import check_forms, form_sizes, load_once, randn
 
 from croq2triton.api import translate_full
 
@@ -115,8 +115,7 @@ def _module(schedule: str) -> object:
     return load_once(PROGRAM, schedule)
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), SIZES)
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
 def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
     check_forms(PROGRAM, schedule, CASES, m, n)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import assert_near_max, check_forms, load_once, randn
+from kernel_util import assert_near_max, check_forms, form_sizes, load_once, randn
 
 from croq2triton.api import translate_full
 
@@ -127,14 +127,12 @@ def _code(schedule: str, kernel: str) -> str:
     return code.split(f"def {kernel}(")[1].split("@triton.jit")[0].split("@_rt.launcher")[0]
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), SIZES)
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
 def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
     check_forms(PROGRAM, schedule, CASES, m, n)
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), SIZES)
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
 def test_argmax_takes_the_first_best(schedule: str, m: int, n: int) -> None:
     x = randn(m, n, seed=m * n)
     x[:, n // 2] = x.max(1).values  # a tie: the first index wins, as the loop's strict > keeps it

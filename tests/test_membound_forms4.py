@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import DEVICE, assert_near_max, check_forms, load_once, poisoned, randn
+from kernel_util import DEVICE, assert_near_max, check_forms, form_sizes, load_once, poisoned, randn
 
 from croq2triton.api import translate_full
 
@@ -102,14 +102,12 @@ def _code(schedule: str, kernel: str) -> str:
     return code.split(f"def {kernel}(")[1].split("@triton.jit")[0].split("@_rt.launcher")[0]
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), SIZES)
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
 def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
     check_forms(PROGRAM, schedule, CASES, m, n)
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), SIZES)
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
 def test_welford_with_a_counter_of_its_own_over_the_elements_above_a_floor(schedule: str, m: int, n: int) -> None:
     x = randn(m, n, seed=m * n) * 2 + 1
     x[1, :] = -5.0  # a row with no element above the floor: mean 0 (never updated), variance 0

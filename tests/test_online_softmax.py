@@ -13,6 +13,7 @@ import torch
 from kernel_util import (
     DEVICE,
     assert_near_max,
+    form_sizes,
     kernel_code,
     load_once,
     loop_as_written,
@@ -55,8 +56,7 @@ def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
     return ran
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), [(5, 77), (70, 300)])
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes([(5, 77), (70, 300)]))
 def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
     mod = load_once(PROGRAM, schedule)
     for fn in FUNCS:
@@ -94,5 +94,8 @@ def test_what_auto_makes_of_each_form() -> None:
     body = kernel_code(text, "softmax_online_k0")  # the row read once: the write reuses the statistics' load
     assert body.count("tl.load(x_ptr") == 1
     assert "tl.exp2((m-m_new)*1.44269504)" in kernel_code(text, "weighted_lse_f16_k0")
-    for fn in ("lse_branchy", "late_scale"):  # not the pair: the loop as written
-        assert loop_as_written(kernel_code(text, f"{fn}_k0"), "j", "N"), fn
+    # a branch for a new maximum: each branch is the pair's update at its own maximum (schedule/branchmax.py)
+    body = kernel_code(text, "lse_branchy_k0")
+    assert "forjin" not in body and "tl.max(" in body and "s=s*tl.where(" in body
+    # not the pair (each step's own maximum): the loop as written
+    assert loop_as_written(kernel_code(text, "late_scale_k0"), "j", "N")

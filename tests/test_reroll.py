@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import check_forms, randn
+from kernel_util import check_forms, form_sizes, randn
 
 from croq2triton.api import translate_full
 
@@ -48,8 +48,7 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
 }
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), [(5, 77), (37, 301)])
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes([(5, 77), (37, 301)]))
 def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
     check_forms(PROGRAM, schedule, CASES, m, n)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import assert_near_max, kernel_code, load_once, poisoned, randn, recording_launch
+from kernel_util import assert_near_max, form_sizes, kernel_code, load_once, poisoned, randn, recording_launch
 
 from croq2triton.api import translate_full
 
@@ -42,8 +42,7 @@ def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
     return ran
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), [(5, 77), (70, 300)])
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes([(5, 77), (70, 300)]))
 def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
     mod = load_once(PROGRAM, schedule)
     for fn in FUNCS:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import DEVICE, kernel_code, load_once, poisoned, randn, recording_launch
+from kernel_util import DEVICE, form_sizes, kernel_code, load_once, poisoned, randn, recording_launch
 
 from croq2triton.api import translate_full
 from croq2triton.runtime import launch as rt
@@ -62,8 +62,7 @@ FUNCS = ("row_sums_i32", "row_min_f16", "row_sums_and_partials", "row_absmax_row
 STAGED = ("row_absmax_staged", "row_prefix_totals")
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), [(3, 29), (5, 700)])
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes([(3, 29), (5, 700)]))
 def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
     mod = _module(schedule)
     for fn in FUNCS:
