@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import assert_near_max, check_forms, form_sizes, load_once, randn
+from kernel_util import DEVICE, assert_near_max, check_forms, form_sizes, load_once, randn
 
 from croq2triton.api import translate_full
 
@@ -25,7 +25,7 @@ def _d(x: torch.Tensor) -> torch.Tensor:
 
 def _ints(m: int, n: int, seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
-    return torch.randint(-1000, 1000, (m, n), generator=g, dtype=I32)
+    return torch.randint(-1000, 1000, (m, n), generator=g, dtype=I32).to(DEVICE)
 
 
 def _below(x: torch.Tensor, limit: float) -> torch.Tensor:
@@ -36,7 +36,7 @@ def _below(x: torch.Tensor, limit: float) -> torch.Tensor:
 
 
 def _index_add(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-    return torch.zeros(7, x.shape[1], dtype=torch.float64).index_add_(0, idx.long(), _d(x))
+    return torch.zeros(7, x.shape[1], dtype=torch.float64, device=x.device).index_add_(0, idx.long(), _d(x))
 
 
 Inputs = Callable[[int, int], list[torch.Tensor]]
@@ -103,17 +103,17 @@ def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
 def test_masked_scale(schedule: str) -> None:
     n = 37 * 301
     x = randn(n, dtype=H, seed=16)
-    keep = (torch.rand(n, generator=torch.Generator().manual_seed(17)) > 0.5).to(torch.uint8)
-    got = torch.full((n,), float("nan"), dtype=H)
+    keep = (torch.rand(n, generator=torch.Generator().manual_seed(17)) > 0.5).to(torch.uint8).to(DEVICE)
+    got = torch.full((n,), float("nan"), dtype=H, device=DEVICE)
     load_once(PROGRAM, schedule).masked_scale(x, keep, got)
-    assert torch.equal(got.double(), _d(x) * keep.double() * 2)
+    assert torch.equal(got.double().cpu(), (_d(x) * keep.double() * 2).cpu())
 
 
 @pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
 def test_scatter_add_of_rows(schedule: str, m: int, n: int) -> None:
     x = randn(m, n, seed=8)
-    idx = torch.randint(0, 7, (m,), dtype=I32, generator=torch.Generator().manual_seed(m))
-    got = torch.zeros(7, n)  # (atomic adds into it)
+    idx = torch.randint(0, 7, (m,), dtype=I32, generator=torch.Generator().manual_seed(m)).to(DEVICE)
+    got = torch.zeros(7, n, device=DEVICE)  # (atomic adds into it)
     load_once(PROGRAM, schedule).index_add_rows(x, idx, got)
     assert_near_max(got, _index_add(x, idx), 1e-5, f"index_add_rows at {m} x {n} ({schedule})")
 

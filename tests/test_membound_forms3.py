@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import assert_near_max, check_forms, form_sizes, load_once, randn
+from kernel_util import DEVICE, assert_near_max, check_forms, form_sizes, load_once, randn
 
 from croq2triton.api import translate_full
 
@@ -30,12 +30,12 @@ def _d(x: torch.Tensor) -> torch.Tensor:
 
 def _ids(n: int, hi: int, seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
-    return torch.randint(0, hi, (n,), generator=g, dtype=I32)
+    return torch.randint(0, hi, (n,), generator=g, dtype=I32).to(DEVICE)
 
 
 def _causal(x: torch.Tensor) -> torch.Tensor:
     m, n = x.shape
-    hidden = torch.arange(n)[None, :] > torch.arange(m)[:, None]
+    hidden = torch.arange(n, device=x.device)[None, :] > torch.arange(m, device=x.device)[:, None]
     return torch.softmax(_d(x).masked_fill(hidden, float("-inf")), 1)
 
 
@@ -137,7 +137,7 @@ def test_argmax_takes_the_first_best(schedule: str, m: int, n: int) -> None:
     x = randn(m, n, seed=m * n)
     x[:, n // 2] = x.max(1).values  # a tie: the first index wins, as the loop's strict > keeps it
     x[0, 3] = float("nan")  # NaN never compares greater: skipped
-    got = torch.full((m,), -1, dtype=I32)
+    got = torch.full((m,), -1, dtype=I32, device=DEVICE)
     _module(schedule).row_argmax(x, got)
     want = torch.where(torch.isnan(x), float("-inf"), x).argmax(1)
     assert torch.equal(got.long(), want)
@@ -146,7 +146,7 @@ def test_argmax_takes_the_first_best(schedule: str, m: int, n: int) -> None:
 @pytest.mark.parametrize("schedule", ["source", "auto"])
 def test_one_atomic_total(schedule: str) -> None:
     x = randn(37, 300, seed=5)
-    out = torch.zeros(1)
+    out = torch.zeros(1, device=DEVICE)
     _module(schedule).sum_sq_all(x, out)
     assert_near_max(out, (_d(x) ** 2).sum().reshape(1), 1e-5, f"sum_sq_all ({schedule})")
 
