@@ -28,6 +28,7 @@ import dataclasses
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from .foldloops import guarded
 from .rescaled import EXPONENTIALS
 
 
@@ -169,10 +170,7 @@ def _rewrite(
     steps: list[tuple[bool | None, str, E.Expr, int]] = []
     m_at = next(i for i, a in mine if a.var.name == m)
     for i, a in mine:
-        value = a.value
-        guard = None
-        if isinstance(value, E.Where) and isinstance(value.other, E.Var) and value.other.name == a.var.name:
-            guard, value = value.cond, value.then
+        guard, value = guarded(a.var.name, a.value)
         # (a guard's own comparison after m's assignment reads the new m: not the case's)
         case, others = _case_of(guard, c, cmp if i <= m_at else None)
         if rest is None:

@@ -320,9 +320,8 @@ def _fold_through(s: N.Assign, lets: dict[str, E.Expr], accs: set[str]) -> Fold:
         return _fold(inlined)
     except NotFolded:
         pass
-    acc, value, guard = s.var, inlined.value, None
-    if isinstance(value, E.Where) and isinstance(value.other, E.Var) and value.other.name == acc.name:
-        guard, value = value.cond, value.then
+    acc = s.var
+    guard, value = guarded(acc.name, inlined.value)
     found = rescaled.match(acc, value)
     if found is not None and acc.dtype in ("f16", "bf16", "f32", "f64") and not (guard and acc.name in _names(guard)):
         return Fold(acc, "rescale", value, guard, found)
@@ -401,11 +400,18 @@ def _same_guard(a: Fold, b: Fold, lets: dict[str, E.Expr]) -> bool:
     return E.same(E.resolve(a.guard, lets), E.resolve(b.guard, lets))
 
 
+def guarded(acc: str, value: E.Expr) -> tuple[E.Expr | None, E.Expr]:
+    """An accumulator's new value ``where(g, v, acc)`` (assigned under a condition): (g, v); any
+    other value: (None, the value)."""
+    if isinstance(value, E.Where) and isinstance(value.other, E.Var) and value.other.name == acc:
+        return value.cond, value.then
+    return None, value
+
+
 def _fold(s: N.Assign) -> Fold:
     """``acc := op(acc, f)`` or ``acc := where(g, op(acc, f), acc)``."""
-    acc, value, guard = s.var, s.value, None
-    if isinstance(value, E.Where) and isinstance(value.other, E.Var) and value.other.name == acc.name:
-        guard, value = value.cond, value.then
+    acc = s.var
+    guard, value = guarded(acc.name, s.value)
     if not (isinstance(value, E.Bin) and value.op in FOLDS):
         raise NotFolded(f"'{acc.name}' assigned in the loop other than by a fold (+, max, min)")
     for mine, other in ((value.lhs, value.rhs), (value.rhs, value.lhs)):

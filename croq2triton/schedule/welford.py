@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from .foldloops import guarded
 
 
 class _NotWelford(Exception):
@@ -95,14 +96,6 @@ def _visit(body: list[N.Stmt], outside: list[N.Stmt], taken: set[str], done: lis
     return out
 
 
-def _guarded(s: N.Assign) -> tuple[E.Expr | None, E.Expr]:
-    """``where(g, v, acc)``: (g, v); else (None, the value)."""
-    v = s.value
-    if isinstance(v, E.Where) and isinstance(v.other, E.Var) and v.other.name == s.var.name:
-        return v.cond, v.then
-    return None, v
-
-
 def _increment(acc: str, value: E.Expr) -> E.Expr | None:
     """``acc + q`` (either order): q."""
     if isinstance(value, E.Bin) and value.op == "+":
@@ -135,7 +128,7 @@ def _same_guard(a: E.Expr | None, b: E.Expr | None) -> bool:
     return E.same(a, b)
 
 
-def _pair(loop: N.For, before: list[N.Stmt]) -> _Pair:
+def _pair(loop: N.For) -> _Pair:
     """The mean and m2 of ``loop``'s Welford update, as the module docstring states."""
     if not (isinstance(loop.step, E.Const) and loop.step.value == 1) or loop.start.shape or loop.stop.shape:
         raise _NotWelford
@@ -147,7 +140,7 @@ def _pair(loop: N.For, before: list[N.Stmt]) -> _Pair:
         raise _NotWelford  # an accumulator assigned twice
     defined = {v.name for s in loop.body for v in N.defines(s)} | {j}
     for name, (at, s) in assigns.items():
-        guard, value = _guarded(s)
+        guard, value = guarded(s.var.name, s.value)
         q = _increment(name, value)
         if q is None:
             continue
@@ -167,7 +160,7 @@ def _pair(loop: N.For, before: list[N.Stmt]) -> _Pair:
         for other, (at2, s2) in assigns.items():
             if other in (name, count.name if isinstance(count, E.Var) else None) or at2 < at:
                 continue
-            guard2, value2 = _guarded(s2)
+            guard2, value2 = guarded(s2.var.name, s2.value)
             p = _increment(other, value2)
             if p is None or not _same_guard(
                 E.resolve(guard, lets) if guard is not None else None,
@@ -204,7 +197,7 @@ def _count(
         return None
     if isinstance(c, E.Var) and c.name in assigns:
         at_n, s = assigns[c.name]
-        g, value = _guarded(s)
+        g, value = guarded(s.var.name, s.value)
         one = _increment(c.name, value)
         same = _same_guard(
             E.resolve(g, lets) if g is not None else None, E.resolve(guard, lets) if guard is not None else None
@@ -228,7 +221,7 @@ def _starts_at_zero(name: str, before: list[N.Stmt]) -> bool:
 
 
 def _split(loop: N.For, before: list[N.Stmt], after: list[N.Stmt], taken: set[str]) -> list[N.Stmt]:
-    pair = _pair(loop, before)
+    pair = _pair(loop)
     if pair.count is not None and not _starts_at_zero(pair.count.name, before):
         raise _NotWelford
     mean, m2 = pair.mean, pair.m2
