@@ -48,6 +48,7 @@ class Case:
     op: Callable[..., Any]
     tol: float
     zero_outputs: bool = False  # the kernel adds into its outputs (atomics): zeroed before every call
+    name: str = ""  # what --only calls it, where a function runs in more than one case (else ``func``)
 
 
 def _cases() -> list[Case]:
@@ -513,6 +514,9 @@ def _cases4(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
 
     def segments(m: int, n: int) -> list[Any]:
         # m segments of about n values each (0 to 2n), CSR offsets
+        return csr(m, n)
+
+    def csr(m: int, n: int) -> list[Any]:
         counts = torch.randint(0, 2 * n, (m,), device="cuda")
         ptr = torch.zeros(m + 1, dtype=torch.int64, device="cuda")
         ptr[1:] = counts.cumsum(0)
@@ -579,6 +583,16 @@ def _cases4(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             seg_ref,
             seg_op,
             1e-4,
+        ),
+        Case(
+            "segment sums f32, short segments (m * n / 32 of 0 to 63 values: the lanes stay)",
+            forms4,
+            "segment_sums",
+            lambda m, n: (csr(m * n // 32, 32), [nan(m * n // 32)]),
+            seg_ref,
+            seg_op,
+            1e-4,
+            name="segment_sums_short",
         ),
         Case(
             "softmax f32 (thread per row, running max and sum rescaled in a branch)",
@@ -729,7 +743,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="16384x4096,4096x16384")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--schedules", default="source,auto")
-    ap.add_argument("--only", help="comma-separated function names")
+    ap.add_argument("--only", help="comma-separated function names (or case names: segment_sums_short)")
     ap.add_argument("--no-inductor", action="store_true", help="time the torch op eager only")
     ap.add_argument(
         "--points",
@@ -748,7 +762,7 @@ def main() -> int:
 
     info = run_info()
     torch._dynamo.config.cache_size_limit = 64
-    cases = [c for c in _cases() if not args.only or c.func in args.only.split(",")]
+    cases = [c for c in _cases() if not args.only or (c.name or c.func) in args.only.split(",")]
     mods = {(p, s): load(REPO / p, schedule=s) for p in {c.program for c in cases} for s in args.schedules.split(",")}
     points = _points(args.points)
     rows: list[dict[str, object]] = []

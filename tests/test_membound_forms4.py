@@ -162,9 +162,9 @@ def test_a_histogram_counts_every_element(schedule: str) -> None:
     assert torch.equal(hist.cpu(), torch.bincount(ids.long(), minlength=37).to(I32))
 
 
-def _segments(rows: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _segments(rows: int, seed: int, most: int = 90) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
-    counts = torch.randint(0, 90, (rows,), generator=g)
+    counts = torch.randint(0, most, (rows,), generator=g)
     counts[::7] = 0  # empty segments
     counts[3] = 700  # one long segment: the others' threads idle while it runs
     ptr = torch.zeros(rows + 1, dtype=torch.long)
@@ -184,6 +184,24 @@ def test_ragged_segments_sum_in_a_loop_of_each_threads_own_extent(schedule: str,
     p = ptr.long()
     want = torch.stack([_d(vals[p[r] : p[r + 1]]).sum() for r in range(rows)])
     assert_near_max(out, want, 1e-6, f"segment sums of {rows} rows ({schedule})")
+
+
+def test_long_segments_run_one_lane_a_program_under_auto() -> None:
+    """Segments of 128 elements a lane or more on average (the tensor they index over the grid's
+    lanes, at launch): under auto one program a segment, its loop in coalesced blocks; shorter ones
+    (the test above) keep the block's lanes in one program. Both agree with float64 torch."""
+    body = _code("auto", "segment_sums")
+    assert "if E >= _rt.cdiv(R, 128) * 16384:" in body and "segment_sums_k0_lanes," in body
+    split = _code("auto", "segment_sums_k0")
+    assert "t = tl.arange(0, 1)" in split and "tl.range(0, hi_2, 4096" in split
+    rows = 9  # one block of 128 lanes: at least 128 * 128 values make the split form run
+    vals, ptr = _segments(rows, 11, most=6000)
+    assert vals.numel() >= 128 * 128
+    out = poisoned(rows)
+    _module("auto").segment_sums(vals.to(DEVICE), ptr.to(DEVICE), out)
+    p = ptr.long()
+    want = torch.stack([_d(vals[p[r] : p[r + 1]]).sum() for r in range(rows)])
+    assert_near_max(out, want, 1e-6, "long segment sums (auto)")
 
 
 def test_a_loop_of_each_threads_own_extent_runs_to_the_longest_masked() -> None:

@@ -309,6 +309,13 @@ class KernelDispatch:
                     note = f"each row in registers where it holds at most {most} elements (else in blocks)"
                     fits = E.Bin("<=", E.fold(E.Bin("*", size, E.Const(lanes))), E.Const(most))
                     variants += [(folded, fits, note), (blocked, None, "")]
+                elif wide is not None and (segments := policy.segments_split(written, schedule)) is not None:
+                    # lanes walking segments of their own: one lane a program where the segments are
+                    # long on average, else the lanes stay in one program, a block of each segment a step
+                    stay = policy.lanes_fold(written, None)
+                    whole = dataclasses.replace(written, name=f"{name}_lanes", num_warps=stay.num_warps)
+                    note = f"segments of {policy.SEGMENT_LANE_ELEMS} elements a lane or more: one lane a program"
+                    variants += [(folded, segments, note), (self.folded(whole, stay, top), None, "")]
                 elif wide is not None and any(f > 1 for f in schedule.factors):
                     # fewer programs: where too few for the SMs, the source's
                     programs = _product(tuple(wide.grid))

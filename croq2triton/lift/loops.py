@@ -455,7 +455,7 @@ class Loops:
             mine = self.named(E.fold(x), f"{base}_own", node)
             v: E.Expr = mine if live is None else E.Where(live, mine, E.Full(mine.shape, idle, mine.type))
             for _ in mine.shape:
-                v = E.Reduce(op, v, 0)
+                v = E.Reduce(op, v, 0, bound=True)
             own.append(mine)
             whole.append(self.named(E.fold(v), base, node))
         return whole[0], whole[1], own[0], own[1]

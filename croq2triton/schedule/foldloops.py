@@ -105,18 +105,36 @@ def foldable(kernel: N.Kernel) -> list[N.For]:
 
 def walks_rows(kernel: N.Kernel) -> bool:
     """Whether a loop the proof admits reads or writes a tensor one element a lane across its lanes'
-    rows: the counter indexes the contiguous (last) dimension, the lanes another one.  Folded, such
-    an access reads whole lines of each row instead of a column of elements a step."""
+    rows: the counter indexes the contiguous (last) dimension, the lanes another one; or each lane
+    walks a segment of its own that starts where a value it read says (``vals.at(lo + k)``, ``lo``
+    read from a tensor: CSR rows, ragged segments), the counter at a unit step.  Folded, such an
+    access reads whole lines of each row instead of a column of elements a step."""
     for loop in foldable(kernel):
         values = {s.var.name: s.value for s in loop.body if isinstance(s, N.Let)}
         for s in loop.body:
-            if not isinstance(s, (N.Load, N.Store)) or len(s.index) < 2:
+            if not isinstance(s, (N.Load, N.Store)):
                 continue
             index = [E.resolve(x, values) for x in s.index]
             last = index[-1]
-            if loop.var.name in _names(last) and not last.shape and any(x.shape for x in index[:-1]):
+            if loop.var.name in _names(last) and len(index) > 1 and not last.shape and any(x.shape for x in index[:-1]):
                 return True
-    return False
+    return bool(segment_tensors(kernel))
+
+
+def segment_tensors(kernel: N.Kernel) -> list[str]:
+    """The tensors a loop the proof admits reads along each lane's own segment: its last index is the
+    counter at a unit step plus a value the lane read from a tensor (``vals.at(lo + k)``)."""
+    read = {s.var.name for s in N.walk(kernel.body) if isinstance(s, N.Load) and s.var.shape}
+    out: list[str] = []
+    for loop in foldable(kernel):
+        values = {s.var.name: s.value for s in loop.body if isinstance(s, N.Let)}
+        for s in loop.body:
+            if not isinstance(s, (N.Load, N.Store)) or s.base in out:
+                continue
+            terms = E.linear(E.resolve(s.index[-1], values), [loop.var.name])
+            if terms is not None and terms[0].get(loop.var.name) == 1 and _names(terms[1]) & read:
+                out.append(s.base)
+    return out
 
 
 def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int = 0) -> N.Kernel:

@@ -25,7 +25,17 @@ from ..tir import expr as E
 from ..tir import nodes as N
 from ..tir.contract import Contraction
 from .atomicfold import unspread
-from .foldloops import WHOLE_PER_THREAD, Fold, NotFolded, foldable, lane_shape, loop_folds, tile_rank, walks_rows
+from .foldloops import (
+    WHOLE_PER_THREAD,
+    Fold,
+    NotFolded,
+    foldable,
+    lane_shape,
+    loop_folds,
+    segment_tensors,
+    tile_rank,
+    walks_rows,
+)
 from .gemm import NotTiled
 from .schedule import Schedule, TileSchedule
 from .selectfold import fold_selects
@@ -206,10 +216,51 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
         return None
     splits = _row_splits(kernel, facts)
     if all(s == 1 for s in splits):  # the lanes stay: each iteration a tile of them and a block of the row
-        tile = max(facts.tile.values(), default=1) if facts is not None else lanes
-        block = max(16, pow2(FOLD_BLOCK_BYTES // elem // max(1, tile)))
-        return TileSchedule(tuple(1 for _ in splits), FOLD_WARPS, origin="auto", fold=block)
+        return lanes_fold(kernel, facts)
     return TileSchedule(tuple(1 for _ in splits), FOLD_WARPS, origin="auto", splits=tuple(splits), fold=-1)
+
+
+def lanes_fold(kernel: N.Kernel, facts: Facts | None) -> TileSchedule:
+    """The fold of a kernel whose lanes stay in one program: each iteration a tile of them and a block
+    of their rows (FOLD_BLOCK_BYTES of them)."""
+    elem = facts.elem_bytes if facts is not None else _elem_bytes(kernel)
+    tile = max(facts.tile.values(), default=1) if facts is not None else lane_count(kernel)
+    block = max(16, pow2(FOLD_BLOCK_BYTES // elem // max(1, tile)))
+    return TileSchedule(tuple(1 for _ in kernel.program_ids), FOLD_WARPS, origin="auto", fold=block)
+
+
+# A loop over each lane's own segment, from where a value the lane read says (CSR rows: ``vals.at(lo +
+# k)`` for k below ``hi - lo``): split one lane a program (its segment read in coalesced blocks) where the
+# segments hold at least SEGMENT_LANE_ELEMS elements on average, taken at launch as the elements of the
+# tensor they index over the lanes of the grid; shorter ones keep a block's lanes in one program, each
+# iteration a block of every lane's segment (one program a segment would be mostly masked and idle)
+SEGMENT_LANE_ELEMS = 128
+
+
+def segments_split(kernel: N.Kernel, schedule: TileSchedule) -> E.Expr | None:
+    """The launcher's condition for the split form of a kernel whose lanes walk segments of their own
+    (None: not such a kernel, or ``schedule`` does not split it): the tensor they index holds at least
+    SEGMENT_LANE_ELEMS elements a lane of the grid as lifted."""
+    if all(s == 1 for s in schedule.splits) or schedule.origin != "auto":
+        return None
+    names = segment_tensors(kernel)
+    if not names:
+        return None
+    scalars = {a.name: a.host for a in kernel.args if isinstance(a, N.Scalar)}
+    sizes: list[E.Expr] = []
+    for name in names:
+        arg = kernel.arg(name)
+        assert isinstance(arg, N.Pointer)
+        size: E.Expr = E.Const(1)
+        for x in arg.extents:
+            if {v.name for v in E.free_vars(x)} - scalars.keys():
+                return None
+            size = E.Bin("*", size, E.substitute(x, {n: scalars[n] for n in {v.name for v in E.free_vars(x)}}))
+        sizes.append(E.fold(size))
+    lanes: E.Expr = E.Const(lane_count(kernel) * SEGMENT_LANE_ELEMS)
+    for g in kernel.grid:
+        lanes = E.Bin("*", lanes, g)
+    return E.Bin(">=", sizes[0], E.fold(lanes))
 
 
 def _row_splits(kernel: N.Kernel, facts: Facts | None) -> tuple[int, ...]:

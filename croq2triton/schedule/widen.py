@@ -179,7 +179,7 @@ class Analysis:
             raise NotWidened("a dot (its shape is its own)")
         if isinstance(s, N.Barrier):
             raise NotWidened("a store to a tensor the program also reads (fenced by barriers)")
-        if any(isinstance(n, E.Reduce) or _gathers(n) for x in N.exprs_of(s) for n in x.walk()):
+        if any(isinstance(n, E.Reduce) and not n.bound or _gathers(n) for x in N.exprs_of(s) for n in x.walk()):
             raise NotWidened("a reduction or a gather (its axes are its own)")
         if isinstance(s, (N.TmaLoad, N.TmaStore, N.Atomic)):
             self.row_blockers.append(type(s).__name__)
@@ -279,6 +279,9 @@ class Analysis:
         records how program ids and lanes occur in it."""
         if isinstance(e, E.Full):
             return (None,) * len(e.dims)  # the same everywhere: any coordinate (its shape: the rewrite)
+        if isinstance(e, E.Reduce) and e.bound:  # a loop's bound over the program's lanes: one number
+            self.expr(e.value)
+            return ()
         if isinstance(e, E.Call) and e.fn == "num_programs":
             raise NotWidened("the grid's extent read in the kernel (a chunkat tile: it would change)")
         names = {v.name for v in E.free_vars(e)}
@@ -677,6 +680,16 @@ class _Rewrite:
             raise NotWidened(f"tiles that no longer broadcast ({err})") from err
 
     def rewrite(self, e: E.Expr) -> E.Expr:
+        if isinstance(e, E.Reduce) and e.bound:
+            # a loop's bound over the lanes (lift/loops.py lane_range): over the program's new lanes,
+            # every axis of them (a new leading axis of rows too)
+            inner: E.Expr = e
+            while isinstance(inner, E.Reduce) and inner.bound:
+                inner = inner.value
+            value = self.rewrite(inner)
+            for _ in value.shape:
+                value = E.Reduce(e.op, value, 0, bound=True)
+            return value
         if isinstance(e, E.Full):
             return self.full(e)
         if e.children() and any(isinstance(x, E.Full) for x in e.walk()):

@@ -370,6 +370,10 @@ class Reduce(Expr):
     op: str  # max, min, sum
     value: Expr
     axis: int
+    # a loop's bound over the lanes of a program (lift/loops.py ``lane_range``: the least start or the
+    # largest stop of its threads, each thread masked to its own range): any set of lanes gives each
+    # lane the same work, so a schedule may widen or split the lanes it reduces
+    bound: bool = False
 
     @property
     def dtype(self) -> str:
@@ -715,7 +719,7 @@ def _fold(e: Expr) -> Expr:
     if isinstance(e, Call):
         return Call(e.fn, tuple(fold(a) for a in e.args), e.type)
     if isinstance(e, Reduce):
-        return Reduce(e.op, fold(e.value), e.axis)
+        return Reduce(e.op, fold(e.value), e.axis, e.bound)
     assert isinstance(e, Bin), e
     a, b = fold(e.lhs), fold(e.rhs)
     if e.op in ("+", "-", "*") and is_int(a.dtype) and is_int(b.dtype) and "i1" not in (a.dtype, b.dtype):
@@ -1015,7 +1019,7 @@ def _subst(e: Expr, env: dict[str, Expr]) -> Expr:
     if isinstance(e, Call):
         return Call(e.fn, tuple(_subst(a, env) for a in e.args), e.type)
     if isinstance(e, Reduce):
-        return Reduce(e.op, _subst(e.value, env), e.axis)
+        return Reduce(e.op, _subst(e.value, env), e.axis, e.bound)
     return e
 
 
@@ -1040,7 +1044,7 @@ def map_children(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
     if isinstance(e, Call):
         return Call(e.fn, tuple(f(a) for a in e.args), e.type)
     if isinstance(e, Reduce):
-        return Reduce(e.op, f(e.value), e.axis)
+        return Reduce(e.op, f(e.value), e.axis, e.bound)
     return e
 
 
