@@ -124,15 +124,14 @@ def walks_rows(kernel: N.Kernel) -> bool:
 def segment_tensors(kernel: N.Kernel) -> list[str]:
     """The tensors a loop the proof admits reads along each lane's own segment: its last index is the
     counter at a unit step plus a value the lane read from a tensor (``vals.at(lo + k)``)."""
-    read = {s.var.name for s in N.walk(kernel.body) if isinstance(s, N.Load) and s.var.shape}
+    read = _read_tiles(kernel)
     out: list[str] = []
     for loop in foldable(kernel):
         values = {s.var.name: s.value for s in loop.body if isinstance(s, N.Let)}
         for s in loop.body:
             if not isinstance(s, (N.Load, N.Store)) or s.base in out:
                 continue
-            terms = E.linear(E.resolve(s.index[-1], values), [loop.var.name])
-            if terms is not None and terms[0].get(loop.var.name) == 1 and _names(terms[1]) & read:
+            if _own_segment(E.resolve(s.index[-1], values), loop.var.name, read):
                 out.append(s.base)
     return out
 
@@ -149,6 +148,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
     taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
     folded = skipped = 0
     leads = False  # a loop folded onto a leading axis (_lanes_contiguous)
+    read = _read_tiles(kernel)
     read_before: set[str] = set()  # tensors the loops folded so far load
     args = list(kernel.args)
 
@@ -166,7 +166,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
                 # a loop around loops that fold (a slice's rows around each row's walk): it stays, they fold
                 out.append(dataclasses.replace(s, body=visit(s.body, after)))
                 continue
-            lead = _lanes_contiguous(s)
+            lead = _lanes_contiguous(s, read)
             if (
                 lead
                 and not whole
@@ -487,7 +487,19 @@ def lane_shape(kernel: N.Kernel) -> E.Shape:
 
 
 # ---------------------------------------------------------------- the rewrite
-def _lanes_contiguous(loop: N.For) -> bool:
+def _read_tiles(kernel: N.Kernel) -> set[str]:
+    """The tiles ``kernel`` loads from memory (values a lane read: a segment's start)."""
+    return {s.var.name for s in N.walk(kernel.body) if isinstance(s, N.Load) and s.var.shape}
+
+
+def _own_segment(index: E.Expr, counter: str, read: set[str]) -> bool:
+    """``index`` walks each lane's own segment: the counter at a unit step plus a value the lane read
+    (``lo + k``)."""
+    terms = E.linear(index, [counter])
+    return terms is not None and terms[0].get(counter) == 1 and bool(_names(terms[1]) & read)
+
+
+def _lanes_contiguous(loop: N.For, read: set[str]) -> bool:
     """Whether the loop's accesses read memory along the lanes: where an access's index holds the
     counter, its contiguous (last) dimension's index holds the lanes (``x.at(r, j * 256 + t)``: a
     block of threads striding along a row; ``x.at(i, p # c)``: a thread per column walking the
@@ -504,6 +516,8 @@ def _lanes_contiguous(loop: N.For) -> bool:
         if not any(loop.var.name in _names(x) for x in index):
             continue
         last = index[-1]
+        if last.shape and _own_segment(last, loop.var.name, read):
+            return False  # each lane walks a segment of its own (``vals.at(lo + k)``): a lane per row
         if last.shape:
             along = True
         elif loop.var.name in _names(last):

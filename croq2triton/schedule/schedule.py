@@ -158,7 +158,9 @@ def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> 
         raise ValueError("rows: the kernel's block is not several independent rows (lift/narrow.py)")
     for name in ("factors", "splits"):
         if isinstance(schedule, TileSchedule) and name in changes:
-            values = tuple(changes[name])  # type: ignore[call-overload]
+            given = changes[name]
+            # (one number: the one grid axis of a kernel that has one)
+            values = (given,) if isinstance(given, int) else tuple(given)  # type: ignore[call-overload]
             if len(values) != len(schedule.factors):
                 raise ValueError(f"{name} {values}: one per grid axis ({len(schedule.factors)})")
             changes[name] = values
