@@ -25,7 +25,8 @@
 set -u -o pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
-export PYTHONPATH=$PWD:$PWD/.gpu_deps CROQ2TRITON_SHARED=$PWD/.gpu_deps/shared CROQ2TRITON_TEST_DEVICE=cuda
+# (CROQ2TRITON_LONG=1: the long tier of the tests runs too, tests/conftest.py)
+export PYTHONPATH=$PWD:$PWD/.gpu_deps CROQ2TRITON_SHARED=$PWD/.gpu_deps/shared CROQ2TRITON_TEST_DEVICE=cuda CROQ2TRITON_LONG=1
 unset TRITON_INTERPRET
 clocks() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader; }
 echo "before: $(clocks)" | tee "$OUT/clocks.txt"

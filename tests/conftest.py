@@ -108,6 +108,24 @@ def pythonpath(*first: str | Path) -> str:
     return os.pathsep.join([*map(str, first), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
 
 
+# the long tier (tests marked ``long``): runs where CROQ2TRITON_LONG=1, as the GPU pass does
+# (perf/device_pass.sh); without it the default run covers each path at a shorter size
+LONG = os.environ.get("CROQ2TRITON_LONG") == "1"
+LONG_SKIP = (
+    "a long interpreter run of a path a shorter test covers (another size, rows past the registers, more "
+    "fuzz cases): CROQ2TRITON_LONG=1 runs it"
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if LONG:
+        return
+    skip = pytest.mark.skip(reason=LONG_SKIP)
+    for item in items:
+        if item.get_closest_marker("long") is not None:
+            item.add_marker(skip)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",

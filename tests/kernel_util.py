@@ -168,12 +168,15 @@ SOURCE_ROW = 131
 
 def form_sizes(sizes: list[tuple[int, int]]) -> list[Any]:
     """``(schedule, m, n)`` parameters for a program of forms at each of ``sizes``: every size under
-    auto, and under the source schedule with rows of at most :data:`SOURCE_ROW` elements."""
+    auto, and under the source schedule with rows of at most :data:`SOURCE_ROW` elements (sizes past
+    the first in the long tier: conftest.py)."""
     import pytest
 
     out = []
-    for m, n in sizes:
+    for i, (m, n) in enumerate(sizes):
         short = min(n, SOURCE_ROW)
-        out.append(pytest.param("source", m, short, id=f"source-{m}-{short}"))
+        # (the source schedule runs the kernel as written: past the first size, the long tier)
+        marks = [pytest.mark.long] if i else []
+        out.append(pytest.param("source", m, short, id=f"source-{m}-{short}", marks=marks))
         out.append(pytest.param("auto", m, n, id=f"auto-{m}-{n}"))
     return out

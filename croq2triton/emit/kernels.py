@@ -55,6 +55,7 @@ from ..schedule.shuffles import fold_butterflies
 from ..schedule.splitloop import NotSplit, Split, split_loop
 from ..schedule.totals import lanes_first
 from ..schedule.treefold import fold_trees
+from ..schedule.trimgrid import trim_grid
 from ..schedule.welford import split_welford
 from ..schedule.widen import BYTES as WIDEN_BYTES
 from ..schedule.widen import NotWidened, widen
@@ -337,7 +338,11 @@ class KernelDispatch:
                 if one_row is not None and schedule.rows == 0 and split is None and len(variants) == 2 and sized:
                     # folded whole or in blocks: one row a program past NARROW_ROW_BYTES rows
                     rows = self.one_row_a_program(one_row, name, host, sized[0], _elem_bytes(folded))
+                if self.schedule == "auto" and split is None:
+                    variants = self.lines_split(written, schedule, top, variants)
                 stages = schedule.num_stages or 1
+                if self.schedule == "auto":  # programs past every effect's guard left out (schedule/trimgrid.py)
+                    variants = [(trim_grid(k), cond, note) for k, cond, note in variants]
                 kernels = [
                     self.finished(pipeline_loads(interior_split(self.named(k)), stages), name) for k, _, _ in variants
                 ]
@@ -498,6 +503,33 @@ class KernelDispatch:
                 ) from None
             self.explain(kernel, top, e)
             return None
+
+    def lines_split(
+        self,
+        written: N.Kernel,
+        schedule: TileSchedule,
+        top: A.Parallel,
+        variants: list[tuple[N.Kernel, E.Expr | None, str]],
+    ) -> list[tuple[N.Kernel, E.Expr | None, str]]:
+        """``variants`` with the form whose lanes split across programs (policy.lines_split) before the
+        last one, where the grid has fewer programs than SMs; as they are where it does not apply."""
+        try:
+            facts = analyse_widening(written)
+        except NotWidened:
+            return variants
+        picked = policy.lines_split(written, facts, schedule)
+        if picked is None:
+            return variants
+        try:
+            split = widen(written, picked)
+        except NotWidened as e:
+            self.explain(written, top, e)
+            return variants
+        split = self.folded(dataclasses.replace(split, name=f"{written.name}_lines"), picked, top)
+        split = lanes_first(fold_butterflies(fold_atomics(split)))  # (as the other variants)
+        few = E.Bin("<", _product(tuple(written.grid)), E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
+        note = f"fewer programs than SMs: each block's lines split across programs ({policy.LINE_BYTES} bytes or more)"
+        return [*variants[:-1], (split, few, note), variants[-1]]
 
     def folded(self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel) -> N.Kernel:
         """``kernel`` with each lane's loops folded into a tile axis where the schedule asks for it

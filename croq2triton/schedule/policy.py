@@ -220,6 +220,38 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
     return TileSchedule(tuple(1 for _ in splits), FOLD_WARPS, origin="auto", splits=tuple(splits), fold=-1)
 
 
+# Lanes reading along lines (a thread per column walking the rows) whose loops do not split across
+# programs (they store: a softmax over columns): where the grid has fewer programs than SMs, the
+# launcher runs each block's lanes split across programs, each at least LINE_BYTES of every line it
+# reads (a whole 128-byte line: still coalesced); H100, perf/RESULTS.md 2026-12-06: a column softmax
+# of 4096 columns ran 32 programs of 128 columns
+LINE_BYTES = 128
+
+
+def lines_split(kernel: N.Kernel, facts: Facts | None, schedule: TileSchedule) -> TileSchedule | None:
+    """The schedule of the split form of a kernel whose lanes read along lines and whose loops stay in
+    one program (None: not such a kernel, or its lines too short to split)."""
+    if facts is None or schedule.origin != "auto" or schedule.fold == 0 or schedule.loop_split is not None:
+        return None
+    if any(f != 1 for f in (*schedule.factors, *schedule.splits)) or walks_rows(kernel):
+        return None
+    elem = _loaded_bytes(kernel, foldable(kernel)) or facts.elem_bytes
+    least = max(1, LINE_BYTES // elem)
+    lines = _along_lines(kernel)
+    splits = []
+    for p in kernel.program_ids:
+        t = facts.tile.get(p.name, 1)
+        lane_ids = {x for x, pids in facts.pairs.items() if p.name in pids}
+        ok = p.name in lines and lane_ids and not lane_ids & facts.alone and t >= 2 * least
+        splits.append(t // least if ok else 1)
+    if all(s == 1 for s in splits):
+        return None
+    block = lines_block(elem, max(1, lane_count(kernel) // prod(splits)), LINES_BLOCK_BYTES)
+    return TileSchedule(
+        tuple(1 for _ in splits), 4, origin="auto", splits=tuple(splits), fold=block, num_stages=schedule.num_stages
+    )
+
+
 def lanes_fold(kernel: N.Kernel, facts: Facts | None) -> TileSchedule:
     """The fold of a kernel whose lanes stay in one program: each iteration a tile of them and a block
     of their rows (FOLD_BLOCK_BYTES of them)."""
