@@ -5,12 +5,14 @@ had threads: ``cdiv(M, 64) * 64`` programs for ``M`` rows, those past ``M`` only
 GPU little, but Triton's interpreter runs every program in turn (a split softmax of 3 rows ran 64
 programs, 21 times the work).
 
-The proof: along a grid axis whose program id ``p`` occurs with lanes of one element only, every
-statement with an effect (a store, an atomic, a TMA store, a print, an assert) is guarded by
-``p < bound`` (a conjunct of its mask or of the conditions around it, after the lets it reads are
-substituted and the one-element lanes read as 0), ``bound`` an expression of the kernel's scalar
-arguments.  A program ``p >= bound`` then has no effect, and the grid along that axis becomes
-``max(min(grid, bound), 0)`` (``bound`` itself where it is a size the grid rounds up to whole blocks).  Anything else (an effect without that guard, a variable the kernel
+The proof: along a grid axis of program id ``p``, every statement with an effect (a store, an
+atomic, a TMA store, a print, an assert) is guarded by ``c * p + lanes < bound`` (a conjunct of its
+mask or of the conditions around it, after the lets it reads are substituted; ``lanes`` lane
+indices and constants, never negative), ``bound`` an expression of the kernel's scalar arguments.
+A program ``p >= cdiv(bound, c)`` then has no effect.  Where the grid along that axis is the same
+size rounded up to whole blocks (``cdiv(M, 64) * 64`` programs, each guarded by ``p < M``), it becomes
+``cdiv(bound, c)`` (``M``); a grid of another form stays (the bound would be ``min(grid, ...)``,
+which only the launch's sizes decide).  Anything else (an effect without that guard, a variable the kernel
 re-binds on the way to the guard) leaves the grid as it is.
 """
 
@@ -39,12 +41,10 @@ def trim_grid(kernel: N.Kernel) -> N.Kernel:
     grid = list(kernel.grid)
     for axis, p in enumerate(kernel.program_ids):
         bound = _common_bound(guarded, p.name, pids, lets, scalars)
-        if bound is None:
+        if bound is None or E.same(grid[axis], bound):
             continue
-        if isinstance(bound, E.Var) and _rounded_up(grid[axis], bound):
-            grid[axis] = bound  # (a size, rounded up to whole blocks by the grid: the size itself)
-        else:
-            grid[axis] = E.Bin("max", E.Bin("min", grid[axis], bound), E.Const(0))
+        if _rounded_up(grid[axis], bound):
+            grid[axis] = bound
     if grid == list(kernel.grid):
         return kernel
     return dataclasses.replace(kernel, grid=tuple(grid))
@@ -112,31 +112,69 @@ def _common_bound(
 
 
 def _bound_of(term: E.Expr, pid: str, pids: set[str], scalars: dict[str, E.Expr]) -> E.Expr | None:
-    """``bound`` (as the launcher computes it) where ``term`` is ``pid < bound`` or ``bound > pid``."""
+    """How many programs along ``pid`` may have an effect (as the launcher computes it) where ``term``
+    is ``c * pid + lanes < bound`` (or ``bound > ...``), ``lanes`` never negative (lane indices and
+    constants at least 0): ``cdiv(bound, c)``, ``bound`` itself where ``c`` is 1."""
     if not isinstance(term, E.Bin) or term.op not in ("<", ">"):
         return None
     low, high = (term.lhs, term.rhs) if term.op == "<" else (term.rhs, term.lhs)
-    low = _unit_lanes_zero(low)
-    terms = E.linear(low, [pid])
-    if terms is None or terms[0] != {pid: 1} or not _is_zero(terms[1]):
-        return None
+    coef = None
+    for part in _addends(_unit_lanes_zero(low)):
+        c = _times(part, pid)
+        if c is not None and coef is None:
+            coef = c
+        elif not _never_negative(part):
+            return None
     names = {v.name for v in E.free_vars(high)}
-    if high.shape or names & pids or not names <= scalars.keys():
+    if coef is None or high.shape or names & pids or not names <= scalars.keys():
         return None
-    return E.fold(E.substitute(high, {n: scalars[n] for n in names}))
+    bound = E.fold(E.substitute(high, {n: scalars[n] for n in names}))
+    return bound if coef == 1 else E.fold(E.CDiv(bound, E.Const(coef)))
 
 
-def _is_zero(x: E.Expr) -> bool:
-    x = E.fold(x)
-    return isinstance(x, E.Const) and x.value == 0
+def _addends(e: E.Expr) -> list[E.Expr]:
+    if isinstance(e, E.Bin) and e.op == "+":
+        return _addends(e.lhs) + _addends(e.rhs)
+    return [e]
 
 
-def _rounded_up(grid: E.Expr, size: E.Var) -> bool:
-    """``grid`` is ``cdiv(size, c) * c`` (at least ``size``, which is not negative)."""
+def _times(e: E.Expr, pid: str) -> int | None:
+    """``c`` where ``e`` is ``pid`` or ``c * pid`` (``c`` a positive constant)."""
+    if isinstance(e, E.Var) and e.name == pid:
+        return 1
+    if isinstance(e, E.Bin) and e.op == "*":
+        for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            if isinstance(a, E.Var) and a.name == pid and isinstance(b, E.Const) and isinstance(b.value, int):
+                return b.value if b.value > 0 else None
+    return None
+
+
+def _never_negative(e: E.Expr) -> bool:
+    """A lane index (``tl.arange``, placed on an axis or not) or a constant of at least 0."""
+    if isinstance(e, E.Lift):
+        return _never_negative(e.value)
+    if isinstance(e, E.Arange):
+        return True
+    return isinstance(e, E.Const) and isinstance(e.value, int) and e.value >= 0
+
+
+def _rounded_up(grid: E.Expr, bound: E.Expr) -> bool:
+    """``grid`` is ``cdiv(size, c) * c`` and ``bound`` the size itself (a variable: not negative), or
+    ``grid`` is ``cdiv(size, c * k) * k`` and ``bound`` is ``cdiv(size, c)`` (at least ``bound``)."""
     g = E.fold(grid)
     if not (isinstance(g, E.Bin) and g.op == "*"):
         return False
     for a, b in ((g.lhs, g.rhs), (g.rhs, g.lhs)):
-        if isinstance(a, E.CDiv) and isinstance(b, E.Const) and E.same(a.rhs, b) and E.same(a.lhs, size):
+        if not (isinstance(a, E.CDiv) and isinstance(b, E.Const) and isinstance(a.rhs, E.Const)):
+            continue
+        if isinstance(bound, E.Var) and E.same(a.rhs, b) and E.same(a.lhs, bound):
+            return True
+        if (
+            isinstance(bound, E.CDiv)
+            and isinstance(bound.lhs, E.Var)
+            and isinstance(bound.rhs, E.Const)
+            and E.same(a.lhs, bound.lhs)
+            and int(a.rhs.value) == int(bound.rhs.value) * int(b.value)
+        ):
             return True
     return False
