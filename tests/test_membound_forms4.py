@@ -193,7 +193,7 @@ def test_long_segments_run_one_lane_a_program_under_auto() -> None:
     body = _code("auto", "segment_sums")
     assert "if E >= _rt.cdiv(R, 128) * 16384:" in body and "segment_sums_k0_lanes," in body
     split = _code("auto", "segment_sums_k0")
-    assert "t = tl.arange(0, 1)" in split and "tl.range(0, hi_2, 4096" in split
+    assert "t = tl.arange(0, 1)" in split and "tl.range(0, hi_2, 512" in split
     rows = 9  # one block of 128 lanes: at least 128 * 128 values make the split form run
     vals, ptr = _segments(rows, 11, most=6000)
     assert vals.numel() >= 128 * 128

@@ -217,6 +217,9 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
     splits = _row_splits(kernel, facts)
     if all(s == 1 for s in splits):  # the lanes stay: each iteration a tile of them and a block of the row
         return lanes_fold(kernel, facts)
+    if segment_tensors(kernel):  # segments of their own, one a program: blocks of SEGMENT_BLOCK_BYTES
+        block = pow2(SEGMENT_BLOCK_BYTES // elem)
+        return TileSchedule(tuple(1 for _ in splits), SEGMENT_WARPS, origin="auto", splits=tuple(splits), fold=block)
     return TileSchedule(tuple(1 for _ in splits), FOLD_WARPS, origin="auto", splits=tuple(splits), fold=-1)
 
 
@@ -267,6 +270,11 @@ def lanes_fold(kernel: N.Kernel, facts: Facts | None) -> TileSchedule:
 # tensor they index over the lanes of the grid; shorter ones keep a block's lanes in one program, each
 # iteration a block of every lane's segment (one program a segment would be mostly masked and idle)
 SEGMENT_LANE_ELEMS = 128
+# a segment a program reads it in blocks of SEGMENT_BLOCK_BYTES with SEGMENT_WARPS warps (H100, perf/RESULTS.md
+# 2026-12-06 04:26: segments of 4096 and 16384 values on average, 0.53-0.54 of the roofline in blocks of
+# 2 KB and 4 warps, 0.43-0.50 in 4 KB, 0.33-0.46 in 8 KB, 0.23-0.40 in 16 KB and 8 warps)
+SEGMENT_BLOCK_BYTES = 2 * 1024
+SEGMENT_WARPS = 4
 
 
 def segments_split(kernel: N.Kernel, schedule: TileSchedule) -> E.Expr | None:
