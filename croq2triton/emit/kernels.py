@@ -313,7 +313,7 @@ class KernelDispatch:
                 elif wide is not None and (segments := policy.segments_split(written, schedule)) is not None:
                     # lanes walking segments of their own: one lane a program where the segments are
                     # long on average, else the lanes stay in one program, a block of each segment a step
-                    stay = policy.lanes_fold(written, None)
+                    stay = policy.segments_stay(written)
                     whole = dataclasses.replace(written, name=f"{name}_lanes", num_warps=stay.num_warps)
                     note = f"segments of {policy.SEGMENT_LANE_ELEMS} elements a lane or more: one lane a program"
                     variants += [(folded, segments, note), (self.folded(whole, stay, top), None, "")]
