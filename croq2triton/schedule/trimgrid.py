@@ -12,7 +12,7 @@ indices and constants, never negative), ``bound`` an expression of the kernel's 
 A program ``p >= cdiv(bound, c)`` then has no effect.  Where the grid along that axis is the same
 size rounded up to whole blocks (``cdiv(M, 64) * 64`` programs, each guarded by ``p < M``), it becomes
 ``cdiv(bound, c)`` (``M``); a grid of another form stays (the bound would be ``min(grid, ...)``,
-which only the launch's sizes decide).  Anything else (an effect without that guard, a variable the kernel
+which only the launch's sizes decide), and so does the grid of a kernel that reads its extent.  Anything else (an effect without that guard, a variable the kernel
 re-binds on the way to the guard) leaves the grid as it is.
 """
 
@@ -28,7 +28,7 @@ EFFECTS = (N.Store, N.Atomic, N.TmaStore, N.Print, N.Assert)
 
 def trim_grid(kernel: N.Kernel) -> N.Kernel:
     """``kernel`` with each grid axis cut at the bound every effect's guard puts on its program id."""
-    if len(kernel.program_ids) != len(kernel.grid):
+    if len(kernel.program_ids) != len(kernel.grid) or _reads_grid(kernel):
         return kernel
     lets = _lets(kernel)
     if lets is None:
@@ -48,6 +48,16 @@ def trim_grid(kernel: N.Kernel) -> N.Kernel:
     if grid == list(kernel.grid):
         return kernel
     return dataclasses.replace(kernel, grid=tuple(grid))
+
+
+def _reads_grid(kernel: N.Kernel) -> bool:
+    """Whether the kernel reads the grid's extent (``tl.num_programs``: a grid-stride loop would change)."""
+    return any(
+        isinstance(n, E.Call) and n.fn == "num_programs"
+        for s in N.walk(kernel.body)
+        for x in N.exprs_of(s)
+        for n in x.walk()
+    )
 
 
 def _lets(kernel: N.Kernel) -> dict[str, E.Expr] | None:
