@@ -528,7 +528,7 @@ class KernelDispatch:
         split = self.folded(dataclasses.replace(split, name=f"{written.name}_lines"), picked, top)
         split = lanes_first(fold_butterflies(fold_atomics(split)))  # (as the other variants)
         few = E.Bin("<", _product(tuple(written.grid)), E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
-        note = f"fewer programs than SMs: each block's lines split across programs ({policy.LINE_BYTES} bytes or more)"
+        note = f"fewer programs than SMs: each block's lines split across programs ({policy.SPLIT_LINE_BYTES} bytes or more)"
         return [*variants[:-1], (split, few, note), variants[-1]]
 
     def folded(self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel) -> N.Kernel:

@@ -225,10 +225,10 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
 
 # Lanes reading along lines (a thread per column walking the rows) whose loops do not split across
 # programs (they store: a softmax over columns): where the grid has fewer programs than SMs, the
-# launcher runs each block's lanes split across programs, each at least LINE_BYTES of every line it
+# launcher runs each block's lanes split across programs, each at least SPLIT_LINE_BYTES of every line it
 # reads (a whole 128-byte line: still coalesced); H100, perf/RESULTS.md 2026-12-06: a column softmax
 # of 4096 columns ran 32 programs of 128 columns
-LINE_BYTES = 128
+SPLIT_LINE_BYTES = 128
 
 
 def lines_split(kernel: N.Kernel, facts: Facts | None, schedule: TileSchedule) -> TileSchedule | None:
@@ -239,7 +239,7 @@ def lines_split(kernel: N.Kernel, facts: Facts | None, schedule: TileSchedule) -
     if any(f != 1 for f in (*schedule.factors, *schedule.splits)) or walks_rows(kernel):
         return None
     elem = _loaded_bytes(kernel, foldable(kernel)) or facts.elem_bytes
-    least = max(1, LINE_BYTES // elem)
+    least = max(1, SPLIT_LINE_BYTES // elem)
     lines = _along_lines(kernel)
     splits = []
     for p in kernel.program_ids:
