@@ -109,6 +109,7 @@ def walks_rows(kernel: N.Kernel) -> bool:
     walks a segment of its own that starts where a value it read says (``vals.at(lo + k)``, ``lo``
     read from a tensor: CSR rows, ragged segments), the counter at a unit step.  Folded, such an
     access reads whole lines of each row instead of a column of elements a step."""
+    read = _read_tiles(kernel)
     for loop in foldable(kernel):
         values = {s.var.name: s.value for s in loop.body if isinstance(s, N.Let)}
         for s in loop.body:
@@ -118,7 +119,9 @@ def walks_rows(kernel: N.Kernel) -> bool:
             last = index[-1]
             if loop.var.name in _names(last) and len(index) > 1 and not last.shape and any(x.shape for x in index[:-1]):
                 return True
-    return bool(segment_tensors(kernel))
+            if _own_segment(last, loop.var.name, read):
+                return True
+    return False
 
 
 def segment_tensors(kernel: N.Kernel) -> list[str]:
@@ -460,11 +463,9 @@ def _whole_extent(loop: N.For, kernel: N.Kernel, args: list[N.Arg], block: Block
     """The constexpr argument of a block that holds the loop's whole extent: the launcher passes the
     power of two at or above ``stop - start`` (an expression of the kernel's scalar arguments)."""
     assert isinstance(block, E.Extent)
-    scalars = {a.name: a.host for a in kernel.args if isinstance(a, N.Scalar)}
-    extent = E.fold(loop.stop - loop.start)
-    if any(v.name not in scalars for v in E.free_vars(extent)):
+    host = kernel.on_host(E.fold(loop.stop - loop.start))
+    if host is None:
         raise NotFolded("a loop whose extent the launcher does not know (it depends on the program)")
-    host = E.substitute(extent, {n: scalars[n] for n in _names(extent)})
     lanes = 1
     for d in lane_shape(kernel):
         lanes *= d if isinstance(d, int) else 1

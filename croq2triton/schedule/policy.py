@@ -294,21 +294,13 @@ def segments_split(kernel: N.Kernel, schedule: TileSchedule) -> E.Expr | None:
     names = segment_tensors(kernel)
     if not names:
         return None
-    scalars = {a.name: a.host for a in kernel.args if isinstance(a, N.Scalar)}
-    sizes: list[E.Expr] = []
-    for name in names:
-        arg = kernel.arg(name)
-        assert isinstance(arg, N.Pointer)
-        size: E.Expr = E.Const(1)
-        for x in arg.extents:
-            if {v.name for v in E.free_vars(x)} - scalars.keys():
-                return None
-            size = E.Bin("*", size, E.substitute(x, {n: scalars[n] for n in {v.name for v in E.free_vars(x)}}))
-        sizes.append(E.fold(size))
-    lanes: E.Expr = E.Const(lane_count(kernel) * SEGMENT_LANE_ELEMS)
-    for g in kernel.grid:
-        lanes = E.Bin("*", lanes, g)
-    return E.Bin(">=", sizes[0], E.fold(lanes))
+    arg = kernel.arg(names[0])  # (the first such tensor: the segments' values)
+    assert isinstance(arg, N.Pointer)
+    size = kernel.on_host(E.fold(prod(arg.extents, start=E.Const(1))))
+    if size is None:
+        return None
+    lanes = E.fold(prod(kernel.grid, start=E.Const(lane_count(kernel) * SEGMENT_LANE_ELEMS)))
+    return E.Bin(">=", size, lanes)
 
 
 def _row_splits(kernel: N.Kernel, facts: Facts | None) -> tuple[int, ...]:

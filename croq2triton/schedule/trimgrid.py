@@ -36,11 +36,9 @@ def trim_grid(kernel: N.Kernel) -> N.Kernel:
     guarded = _guards(kernel.body, [])
     if not guarded:  # (a kernel of no effect: as it is)
         return kernel
-    scalars = {a.name: a.host for a in kernel.args if isinstance(a, N.Scalar)}
-    pids = {p.name for p in kernel.program_ids}
     grid = list(kernel.grid)
     for axis, p in enumerate(kernel.program_ids):
-        bound = _common_bound(guarded, p.name, pids, lets, scalars)
+        bound = _common_bound(guarded, p.name, kernel, lets)
         if bound is None or E.same(grid[axis], bound):
             continue
         if _rounded_up(grid[axis], bound):
@@ -105,23 +103,21 @@ def _guards(body: list[N.Stmt], around: list[E.Expr]) -> list[list[E.Expr]]:
     return out
 
 
-def _common_bound(
-    guarded: list[list[E.Expr]], pid: str, pids: set[str], lets: dict[str, E.Expr], scalars: dict[str, E.Expr]
-) -> E.Expr | None:
+def _common_bound(guarded: list[list[E.Expr]], pid: str, kernel: N.Kernel, lets: dict[str, E.Expr]) -> E.Expr | None:
     """The launcher's ``bound`` where every effect is guarded by ``pid < bound``, the same bound each."""
     found: E.Expr | None = None
     for conds in guarded:
         mine = None
         for cond in conds:
             for term in E.conjuncts(E.resolve(cond, lets)):
-                mine = mine or _bound_of(term, pid, pids, scalars)
+                mine = mine or _bound_of(term, pid, kernel)
         if mine is None or found is not None and not E.same(found, mine):
             return None
         found = mine
     return found
 
 
-def _bound_of(term: E.Expr, pid: str, pids: set[str], scalars: dict[str, E.Expr]) -> E.Expr | None:
+def _bound_of(term: E.Expr, pid: str, kernel: N.Kernel) -> E.Expr | None:
     """How many programs along ``pid`` may have an effect (as the launcher computes it) where ``term``
     is ``c * pid + lanes < bound`` (or ``bound > ...``), ``lanes`` never negative (lane indices and
     constants at least 0): ``cdiv(bound, c)``, ``bound`` itself where ``c`` is 1."""
@@ -135,10 +131,10 @@ def _bound_of(term: E.Expr, pid: str, pids: set[str], scalars: dict[str, E.Expr]
             coef = c
         elif not _never_negative(part):
             return None
-    names = {v.name for v in E.free_vars(high)}
-    if coef is None or high.shape or names & pids or not names <= scalars.keys():
+    host = kernel.on_host(high)
+    if coef is None or host is None:
         return None
-    bound = E.fold(E.substitute(high, {n: scalars[n] for n in names}))
+    bound = E.fold(host)
     return bound if coef == 1 else E.fold(E.CDiv(bound, E.Const(coef)))
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .expr import Expr, Var, free_vars
+from .expr import Expr, Var, free_vars, substitute
 
 # ------------------------------------------------------------------ kernel arguments
 
@@ -321,6 +321,15 @@ class Kernel:
             if a.name == name:
                 return a
         raise KeyError(name)
+
+    def on_host(self, x: Expr) -> Expr | None:
+        """``x``, an expression of the kernel's scalar arguments, as the launcher computes it (each
+        :class:`Scalar` by its ``host``); None where ``x`` reads anything else or is a tile."""
+        scalars = {a.name: a.host for a in self.args if isinstance(a, Scalar)}
+        names = {v.name for v in free_vars(x)}
+        if x.shape or not names <= scalars.keys():
+            return None
+        return substitute(x, {n: scalars[n] for n in names})
 
 
 def walk(stmts: list[Stmt]) -> list[Stmt]:
