@@ -19,6 +19,8 @@
 #   perf/device_pass.sh norms      # perf/probe_norm_rows.py: norms over long rows, hand-written variants (issue 27)
 #   perf/device_pass.sh attention  # attention tuned (issue 25), untuned and tuned against SDPA
 #   perf/device_pass.sh gemm25     # the launch-time GEMM tile table at the shapes of issue 25
+#   perf/device_pass.sh issue25    # one call for issue 25 on an H200: tune at 8192^3 over the TMA, warp-specialization
+#                                  # and group fields, then fp8 e4m3 at 8192^3, then attention against SDPA
 #   perf/device_pass.sh tune       # croq2triton tune on examples/gemm_v4.co under auto (TUNE_SIZE, TUNE_BUDGET;
 #                                  # TUNE_FILE, TUNE_FUNC for another kernel; TUNE_PARAMS: "--param a=1,2 ...";
 #                                  # TUNE_SCHEDULE=source for the source's own #defines)
@@ -29,7 +31,7 @@ mkdir -p "$OUT"
 export PYTHONPATH=$PWD:$PWD/.gpu_deps CROQ2TRITON_SHARED=$PWD/.gpu_deps/shared CROQ2TRITON_TEST_DEVICE=cuda CROQ2TRITON_LONG=1
 unset TRITON_INTERPRET
 clocks() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader; }
-echo "before: $(clocks)" | tee "$OUT/clocks.txt"
+echo "before: $(clocks)" | tee -a "$OUT/clocks.txt"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$OUT/clocks.txt"
 status=0
 case "${1:-tests}" in
@@ -66,6 +68,17 @@ case "${1:-tests}" in
       "${sizes[@]}" --budget "${TUNE_BUDGET:-5m}" --jobs 14 --out "$OUT/${TUNE_OUT:-tune}" \
       > "$OUT/${TUNE_OUT:-tune}.txt" 2>&1 || status=1
     tail -45 "$OUT/${TUNE_OUT:-tune}.txt"
+    ;;
+  issue25)
+    # each part under its own timeout so that one slow part leaves the others their time
+    TUNE_OUT=tune_8192 TUNE_TIMEOUT=210 TUNE_BUDGET=150s TUNE_SIZE=M=8192,N=8192,K=8192 TUNE_PARAMS="--param \
+      block_m=128,256 --param block_n=128,256 --param block_k=64 --param num_stages=3,4 --param num_warps=8 \
+      --param group_m=8,16 --param tma=true,false --param tma_store=true,false --param warp_specialize=true,false \
+      --param persistent=true,false" "$0" tune | tail -22 || status=1
+    TUNE_OUT=tune_fp8 TUNE_TIMEOUT=140 TUNE_BUDGET=90s TUNE_FILE=tests/programs/gemm_forms/fp8_f32out.co \
+      TUNE_FUNC=gemm TUNE_SIZE=M=8192,N=8192,K=8192 "$0" tune | tail -16 || status=1
+    ATTN_BUDGET=45s "$0" attention | tail -30 || status=1
+    rm -rf "$OUT"/tune_8192/cache "$OUT"/tune_fp8/cache
     ;;
   norms)
     # issue 27: what a norm over long rows wants (hand-written variants, perf/probe_norm_rows.py), and
