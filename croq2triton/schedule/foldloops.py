@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import overload
 
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -603,12 +604,18 @@ class _Rewrite:
             self.out.append(N.Let(var, value, line=line))
         elif isinstance(s, N.Load):
             index = tuple(self.lift(x) for x in s.index)
-            mask = self.mask(s.mask, line)
-            shape = E.broadcast(*(x.shape for x in index), mask.shape)
+            # an element the same for every step of the block (``w.at(b)`` in a loop over a row) is read
+            # once for all: the terms wider than its index, the tail among them, left off (a read inside
+            # the tensor has no effect; the mask's bounds terms stay), as lift/elements.py reads one
+            read_mask = self.mask(s.mask, line, within=E.broadcast(*(x.shape for x in index)))
+            shape = E.broadcast(*(x.shape for x in index), *((read_mask.shape,) if read_mask is not None else ()))
             var = E.Var(s.var.name, s.var.type, dims=shape)
             self.env[s.var.name] = var
             other = s.other if s.other is not None else (0 if E.is_int(s.var.type) else 0.0)
-            self.out.append(dataclasses.replace(s, var=var, index=index, mask=mask, other=other))
+            if read_mask is None:
+                self.out.append(dataclasses.replace(s, var=var, index=index, mask=None, other=None))
+            else:
+                self.out.append(dataclasses.replace(s, var=var, index=index, mask=read_mask, other=other))
         elif isinstance(s, N.Store):
             index = tuple(self.lift(x) for x in s.index)
             mask = self.mask(s.mask, line)
@@ -723,9 +730,19 @@ class _Rewrite:
         """A mask's terms where the loop defined it (so the tail is added once), else the mask."""
         return self.values.get(mask.name, self.lift(mask))
 
-    def mask(self, mask: E.Var | None, line: int) -> E.Var:
-        """The access's mask and the block's tail, as a new let."""
+    @overload
+    def mask(self, mask: E.Var | None, line: int) -> E.Var: ...
+    @overload
+    def mask(self, mask: E.Var | None, line: int, within: E.Shape) -> E.Var | None: ...
+
+    def mask(self, mask: E.Var | None, line: int, within: E.Shape | None = None) -> E.Var | None:
+        """The access's mask and the block's tail, as a new let; with ``within``, only the terms whose
+        shape fits in it (None where none does)."""
         parts: list[E.Expr] = [self.tail] if mask is None else [*E.conjuncts(self._value(mask)), self.tail]
+        if within is not None:
+            parts = [t for t in parts if _fits(t.shape, within)]
+            if not parts:
+                return None
         value = E.conj(parts)
         var = E.Var(
             self.fresh(f"{mask.name}_{self.loop.var.name}" if mask is not None else "mask"), "i1", dims=value.shape
@@ -855,3 +872,11 @@ def _renamed(s: N.Stmt, env: dict[str, E.Expr]) -> N.Stmt:
 def _gathers(e: E.Expr) -> bool:
     """A gather along an axis of its own (a warp shuffle, lift/helpers.py)."""
     return isinstance(e, E.Call) and e.fn == "gather"
+
+
+def _fits(shape: E.Shape, within: E.Shape) -> bool:
+    """Does a tile of ``shape`` broadcast to ``within`` without adding to it?"""
+    try:
+        return E.broadcast(within, shape) == within
+    except E.ShapeError:
+        return False
