@@ -130,6 +130,14 @@ def test_a_subspan_of_too_few_extents_still_says_so() -> None:
     assert "subspan takes 3 extents here, 2 given" in d.message
 
 
+def test_a_step_of_too_few_values_says_so() -> None:
+    # was an internal error of the contraction path (zip of unequal lengths), its caret at the parallel
+    src = SUBSPAN.replace("a.subspan({4, 6}, 8).at(p, 0, 0)", "a.subspan({4, 6}, 8).step(4, 6).at(p, 0, 0)")
+    d = translate_full(src, filename="s.co").failed["literal_tuple"].diagnostics[0]
+    assert "step takes 3 values here (one per dimension of the subspan), 2 given" in d.message
+    assert d.severity == "error" and d.span is not None and d.span.line == 29  # the copy, not the parallel
+
+
 # ---- the verifier sees an index kept inside its tensor by the mask of a folded loop ---------------
 
 OFFSETS = """

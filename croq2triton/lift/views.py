@@ -3,6 +3,7 @@ views of tensors and buffers (LANGUAGE.md 7.6), as a mixin of its interpreter.""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..errors import CroqSemanticError
@@ -33,6 +34,22 @@ from .terms import (
 from .terms import (
     unparen as _lit,
 )
+
+
+def _inside(off: E.Expr, ext: E.Expr, room: E.Expr) -> bool:
+    """Does a tile of ``ext`` elements from ``off`` lie inside ``room`` elements for every value of
+    its variables: by their ranges, or as a tile of ``room / k`` at an index below ``k``?"""
+    lo, hi = E.bounds(off)[0], E.bounds(E.fold(E.Bin("+", off, ext)))[1]
+    r = _const(room)
+    if lo is not None and lo >= 0 and hi is not None and r is not None and hi <= r:
+        return True
+    if isinstance(ext, E.Bin) and ext.op == "/" and E.same(ext.lhs, room) and isinstance(ext.rhs, E.Const):
+        k = int(ext.rhs.value)
+        for v in E.free_vars(off):
+            if v.lo is not None and v.lo >= 0 and v.hi is not None and v.hi < k and E.same(off, E.Bin("*", v, ext)):
+                return True
+    return False
+
 
 FLOATS = ("f64", "f32", "tf32", "f16", "bf16", "f8_e4m3", "f8_e5m2")
 
@@ -84,6 +101,12 @@ class ViewAlgebra:
                 if len(at) != rank:
                     raise NotLifted("an .at() that does not match the rank", op)
                 steps = [self.extent_value(x) for x in self.extent_args(op.step)] if op.step else shape
+                if len(steps) != rank:
+                    raise CroqSemanticError(
+                        f"step takes {rank} values here (one per dimension of the subspan), {len(steps)} given",
+                        op.span,
+                        "give one step per extent of the subspan",
+                    )
                 offs = [E.fold(i * s) for i, s in zip(at, steps, strict=True)]
             return offs, shape, keep
         if op.kind == "modspan":
@@ -140,7 +163,36 @@ class ViewAlgebra:
             shape = [v.shape[d] if x is None else x for d, x in enumerate(items)]
             return v.window([self.int_expr(x) for x in origin], shape)
         offs, shape, keep = self.view_parts(list(v.shape), op)
-        return v.sub(offs, shape, keep)
+        child = v.sub(offs, shape, keep)
+        if op.kind in ("subspan", "modspan") and v.steps is None and v.reshaped is None:
+            child = self.clipped(v, child, offs, shape)
+        return child
+
+    def clipped(self, v: Region, child: Region, offs: list[E.Expr], shape: list[E.Expr]) -> Region:
+        """``child``, a tile of the window ``v`` (``.subspan(e..).at(i..)``), bounded by ``v`` where ``v``
+        is less than its tensor along a dimension and the tile may reach past it: a tile of a window
+        reads zero and drops writes outside the window as a tile of a tensor does outside the tensor
+        (LANGUAGE.md 14.3; a batch's rows ``x.subspan(M, K).at(b, 0)`` tiled by 16 read no row of the
+        next batch)."""
+        tensor = self.host.tensors.get(v.tensor)
+        if tensor is None:
+            return child
+        new: list[tuple[int, E.Expr, E.Expr]] = []
+        for c, axis in enumerate(v.axes):
+            root = tensor.extents[axis]
+            whole = E.Const(root) if isinstance(root, int) else E.Var(str(root), "i32", 0)
+            lo, n = v.origin[axis], v.shape[c]
+            if _const(lo) == 0 and E.same(n, whole):
+                continue  # the whole dimension: the tensor's own bounds hold
+            if _inside(offs[c], shape[c], n):
+                continue  # inside the window for every index (an extent-1 dimension kept by .sqz)
+            hi = E.fold(E.Bin("+", lo, n))
+            if any(d == axis and E.same(a, lo) and E.same(b, hi) for d, a, b in v.limits):
+                continue  # a '.view(..).from(..)' window bounds its tiles already
+            new.append((axis, lo, hi))
+        if not new:
+            return child
+        return dataclasses.replace(child, limits=child.limits + tuple(new))
 
     def is_blank(self, x: A.Expr | E.Expr) -> bool:
         return isinstance(x, A.Node) and isinstance(_lit(x), A.Name) and _lit(x).name == "_"  # type: ignore[attr-defined]
