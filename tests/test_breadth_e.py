@@ -235,6 +235,18 @@ def test_interior_padding_into_a_fresh_buffer(schedule: str) -> None:
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_padded_tile_past_its_tensor_reads_zero_inside_its_borders(schedule: str) -> None:
+    # the pad value was read past x as well until 2026-12-06
+    m = _module(PAD, schedule)
+    x = torch.randn(13, device=DEVICE)
+    y = _full(20)
+    m.tail_tiles(x, y)  # type: ignore[attr-defined]
+    xz = torch.cat([x.cpu(), torch.zeros(3)])
+    want = torch.cat([_padded(xz[8 * b : 8 * b + 8], [1], [1], [0], -1.0) for b in range(2)])
+    _close(y, want)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
 def test_interior_padding_between_tensors(schedule: str) -> None:
     m = _module(PAD, schedule)
     rows = 5

@@ -446,12 +446,14 @@ class Copies:
         written = [t for t in written if not self.padding_term(t, buf, node)]
         read = list(written)
         index = list(src.origin)
+        held: list[E.Expr] = []  # a padded copy: the positions that hold the source's elements
         for k, c in enumerate(perm):
             td, d = src.axes[c], dst.axes[k]
             at = E.fold(u[d] - pad[0][c]) if pad is not None else u[d]  # a border of lo elements first
             if pad is not None:  # the source's element, where the position holds one
                 at, holds = padded_at(at, c, pad, src.shape[c])
                 read += holds
+                held += holds
             index[td] = E.fold(index[td] + src.at(c, at))
             if pad is None and not E.same(src.shape[c], dst.shape[d]):
                 read.append(E.Bin("<", at, src.shape[c]))
@@ -464,9 +466,9 @@ class Copies:
         covers = isinstance(every, E.Const) and every.value and not any(p.shape for p in self.pred)
         shape = E.broadcast(*(i.shape for i in idx), *((mask.shape,) if mask is not None else ()))
         # a copy over the whole tile loads straight into the buffer's variable
-        name = buf.var.name if whole and shape == buf.tile else self.fresh(f"{buf.var.name}_in")
+        name = buf.var.name if whole and shape == buf.tile and pad is None else self.fresh(f"{buf.var.name}_in")
         var = E.Var(name, ptr.dtype, dims=shape)
-        other = outside(ptr.dtype, pad[2] if pad is not None else 0)
+        other = outside(ptr.dtype, 0)  # outside the tensor: zero, inside a padded copy's source too
         if not whole:
             self.tile_value(buf, node)
         swiz = self.swizzle(node) if isinstance(node, A.DmaStmt) else None
@@ -482,7 +484,11 @@ class Copies:
             self.emit(self.tma_load(load, src, buf.extents, zfill, node), node)
         else:
             self.emit(self.masked(load, src, "the copy fills a part of a buffer", "loads", node), node)
-        self.set_tile(buf, var if whole else E.Where(keep, var, buf.var), node)
+        value: E.Expr = var
+        if pad is not None:  # the borders (and between elements) read the pad value
+            fill = E.Full(shape, outside(ptr.dtype, pad[2]), ptr.dtype)
+            value = E.Where(E.fold(E.conj(held)), var, fill)
+        self.set_tile(buf, value if whole else E.Where(keep, value, buf.var), node)
 
     def padding_term(self, t: E.Expr, buf: TileBuffer, node: A.Node) -> bool:
         """``r < n`` for a tile coordinate ``r`` and the buffer's declared extent ``n`` along it."""
