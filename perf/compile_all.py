@@ -8,6 +8,13 @@ translated, its launches are recorded on CPU tensors built as ``croq2triton run`
 symbolic size ``--size``), and each recorded launch is compiled for sm_90a (``runtime/aot.py``).
 Prints one line per failure and a count; exits 1 when a kernel fails to compile.  A launch that
 cannot be recorded on CPU tensors (host code reading tensor values, say) is counted, not failed.
+
+``--accesses`` also prints, for each compiled launch, its global loads and stores in the PTX by
+width (``ld v4:4 x1:2``: four 16-byte vector loads, two of one element; ``cp16B``: a pipelined
+loop's asynchronous copies of 16 bytes into shared memory): a memory-bound kernel
+whose accesses along a row stay one element a thread is far from the bandwidth roofline (the
+causal softmax before schedule/vecmasks.py).  Sizes divisible by 16 (``--size 512``) show what
+Triton vectorises at realistic sizes.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -22,6 +30,23 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+_ACCESS = re.compile(r"\b(ld|st)\.global((?:\.[A-Za-z0-9_:]+)*)")
+_ASYNC = re.compile(r"cp\.async\.c[ag]\.shared\.global[\w.:]*\s+\[[^\]]*\],\s*\[[^\]]*\],\s*(0x[0-9a-fA-F]+|\d+)")
+
+
+def accesses(ptx: str) -> dict[str, dict[str, int]]:
+    """Global loads and stores of ``ptx`` counted by vector width: ``{"ld": {"v4": 4, "x1": 2}}``."""
+    out: dict[str, dict[str, int]] = {"ld": {}, "st": {}}
+    for m in _ACCESS.finditer(ptx):
+        vector = re.search(r"\.v(\d)\b", m.group(2))
+        width = f"v{vector.group(1)}" if vector else "x1"
+        out[m.group(1)][width] = out[m.group(1)].get(width, 0) + 1
+    for m in _ASYNC.finditer(ptx):  # a pipelined loop's loads, into shared memory: by bytes
+        key = f"cp{int(m.group(1), 0)}B"
+        out["ld"][key] = out["ld"].get(key, 0) + 1
+    return out
 
 
 def _one(job: tuple[str, str, int]) -> dict[str, object]:
@@ -35,6 +60,7 @@ def _one(job: tuple[str, str, int]) -> dict[str, object]:
 
     path, schedule, size = job
     out: dict[str, object] = {"path": path, "schedule": schedule, "compiled": 0, "unrecorded": [], "failed": []}
+    out["accesses"] = []
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -60,8 +86,9 @@ def _one(job: tuple[str, str, int]) -> dict[str, object]:
             continue
         for la in launches:
             try:
-                compile_launch(la)
+                k = compile_launch(la)
                 out["compiled"] = int(out["compiled"]) + 1  # type: ignore[call-overload]
+                out["accesses"].append([fn.name, la.kernel.__name__, accesses(k.asm["ptx"])])  # type: ignore[union-attr]
             except Exception as e:  # noqa: BLE001 - what this looks for
                 msg = " ".join(str(e).split())[:400]
                 out["failed"].append(f"{fn.name}/{la.kernel.__name__}: {type(e).__name__}: {msg}")  # type: ignore[union-attr]
@@ -76,6 +103,7 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=40)
     ap.add_argument("--timeout", type=int, default=300, help="seconds for one file in one schedule")
     ap.add_argument("--json")
+    ap.add_argument("--accesses", action="store_true", help="print each launch's global loads / stores by width")
     ap.add_argument("--one", nargs=2, metavar=("FILE", "SCHEDULE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -109,6 +137,12 @@ def main() -> int:
             results.append(r)
             for f in r["failed"]:  # type: ignore[attr-defined]
                 print(f"FAIL {r['path']} [{r['schedule']}] {f}", flush=True)
+            if args.accesses:
+                for fn, kernel, acc in r.get("accesses", []):  # type: ignore[attr-defined]
+                    cells = "  ".join(
+                        f"{op} " + " ".join(f"{w}:{n}" for w, n in sorted(c.items())) for op, c in acc.items()
+                    )
+                    print(f"{Path(str(r['path'])).name} [{r['schedule']}] {fn}/{kernel}: {cells}", flush=True)
     compiled = sum(int(r["compiled"]) for r in results)  # type: ignore[call-overload]
     failed = sum(len(r["failed"]) for r in results)  # type: ignore[arg-type]
     unrec = sum(len(r["unrecorded"]) for r in results)  # type: ignore[arg-type]

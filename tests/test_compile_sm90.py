@@ -86,6 +86,14 @@ CASES = [
      json.dumps([[[64, 3000], "float32"], [[64], "float32"]]), set()),
     ("tests/programs/membound_forms3.co@auto", "row_sums_unroll4",
      json.dumps([[[64, 3001], "float32"], [[64], "float32"]]), set()),
+    # guards on the contiguous axis at a lane's run-time value (a triangle, a row's own length): under
+    # auto 16-byte loads and stores, where as written every access is one element (schedule/vecmasks.py)
+    ("tests/programs/guards.co@auto", "tril", json.dumps([[[64, 4096], "float32"]] * 2),
+     {"ld.global.v4", "st.global.v4"}),
+    ("tests/programs/guards.co@auto", "softmax_len",
+     json.dumps([[[64, 4096], "float32"], [[64], "int32"], [[64, 4096], "float32"]]), {"ld.global.v4", "st.global.v4"}),
+    ("tests/programs/guards.co@auto", "triu_scale_f16",
+     json.dumps([[[64, 4096], F16], [1.5, "float32"], [[64, 4096], F16]]), {"ld.global.v4", "st.global.v4"}),
     # WGMMA RS mode: A loaded into a declared fragment each K tile
     ("tests/programs/breadth_r.co", "rs_gemm",
      json.dumps([[[128, 64], F16], [[64, 64], F16], [[128, 64], "float32"]]), {"wgmma.mma_async"}),

@@ -56,6 +56,7 @@ from ..schedule.splitloop import NotSplit, Split, split_loop
 from ..schedule.totals import lanes_first
 from ..schedule.treefold import fold_trees
 from ..schedule.trimgrid import trim_grid
+from ..schedule.vecmasks import vector_masks
 from ..schedule.welford import split_welford
 from ..schedule.widen import BYTES as WIDEN_BYTES
 from ..schedule.widen import NotWidened, widen
@@ -343,6 +344,9 @@ class KernelDispatch:
                 stages = schedule.num_stages or 1
                 if self.schedule == "auto":  # programs past every effect's guard left out (schedule/trimgrid.py)
                     variants = [(trim_grid(k), cond, note) for k, cond, note in variants]
+                    # guards on the contiguous axis rounded out on loads, if / else stores merged: accesses
+                    # Triton vectorises (schedule/vecmasks.py)
+                    variants = [(vector_masks(k), cond, note) for k, cond, note in variants]
                 kernels = [
                     self.finished(pipeline_loads(interior_split(self.named(k)), stages), name) for k, _, _ in variants
                 ]

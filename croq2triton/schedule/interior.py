@@ -118,5 +118,13 @@ def _without(
             s.mask = renamed[s.mask.name]
             if isinstance(s, N.Load) and s.mask is None:
                 s.other = None
+        elif renamed and not isinstance(s, (N.Load, N.Store)):
+            # a mask read as a value (``tl.where(mask, ..)``, schedule/vecmasks.py): what it became
+            values: dict[str, E.Expr] = {k: v if v is not None else E.Const(True, "i1") for k, v in renamed.items()}
+            s = N.map_exprs(s, lambda e, v=values: E.fold(E.substitute(e, v)) if _reads(e, v) else e)  # type: ignore[misc]
         out.append(s)
     return out if changed else None
+
+
+def _reads(e: E.Expr, names: dict[str, E.Expr]) -> bool:
+    return any(v.name in names for v in E.free_vars(e))

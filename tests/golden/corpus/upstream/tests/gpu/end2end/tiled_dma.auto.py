@@ -828,7 +828,10 @@ def foo23_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     offs = rows - 2
     offs_2 = cols - 4
     mask = (offs >= 0) & (offs < 32) & (offs_2 >= 0) & (offs_2 < 64)
-    f = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=99)
+    f_in = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=0)
+    f = tl.where(
+        (rows - 2 >= 0) & (rows - 2 < 32) & (cols - 4 >= 0) & (cols - 4 < 64), f_in, tl.full([64, 128], 99, tl.int32)
+    )
     mask_2 = (rows < 36) & (cols < 72)  # tiled_dma.co:720
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, f, mask=mask_2)
 
@@ -945,11 +948,15 @@ def copy_tail_k_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output
     offs = base_k + cols  # tiled_dma.co:881
     if block_k * 64 + 63 < 72:  # tiled_dma.co:873
         mask = (cols < TK) & (offs < base_k + TK)  # tiled_dma.co:881
-        tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + offs * input_stride_1, mask=mask, other=0.0), mask)
+        mask_vec = (cols < TK) & (offs < (base_k + TK + 7) // 8 * 8)
+        tile_vec = tl.load(input_ptr + rows * input_stride_0 + offs * input_stride_1, mask=mask_vec, other=0.0)
+        tile = _oob_fill(tl.where(mask, tile_vec, 0.0), mask)
         tl.store(output_ptr + rows * output_stride_0 + offs * output_stride_1, tile, mask=mask)  # tiled_dma.co:883
     else:
         mask = (cols < TK) & (offs < 72) & (offs >= base_k) & (offs < base_k + TK)  # tiled_dma.co:881
-        tile = _oob_fill(tl.load(input_ptr + rows * input_stride_0 + offs * input_stride_1, mask=mask, other=0.0), mask)
+        mask_vec = (cols < TK) & (offs < 72) & (offs >= base_k // 8 * 8) & (offs < (base_k + TK + 7) // 8 * 8)
+        tile_vec = tl.load(input_ptr + rows * input_stride_0 + offs * input_stride_1, mask=mask_vec, other=0.0)
+        tile = _oob_fill(tl.where(mask, tile_vec, 0.0), mask)
         tl.store(output_ptr + rows * output_stride_0 + offs * output_stride_1, tile, mask=mask)  # tiled_dma.co:883
 
 
@@ -990,9 +997,9 @@ def copy_tail_mk_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, outpu
     offs_2 = base_k + cols
     if (block_m * 64 + 63 < 70) & (block_k * 64 + 63 < 72):  # tiled_dma.co:892
         mask = (rows < TM) & (cols < TK) & (offs < base_m + TM) & (offs_2 < base_k + TK)  # tiled_dma.co:903
-        tile = _oob_fill(
-            tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=0.0), mask
-        )
+        mask_vec = (rows < TM) & (cols < TK) & (offs < base_m + TM) & (offs_2 < (base_k + TK + 7) // 8 * 8)
+        tile_vec = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask_vec, other=0.0)
+        tile = _oob_fill(tl.where(mask, tile_vec, 0.0), mask)
         tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, tile, mask=mask)  # tiled_dma.co:905
     else:
         mask = (
@@ -1005,9 +1012,18 @@ def copy_tail_mk_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, outpu
             & (offs_2 >= base_k)
             & (offs_2 < base_k + TK)
         )  # tiled_dma.co:903
-        tile = _oob_fill(
-            tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=0.0), mask
+        mask_vec = (
+            (rows < TM)
+            & (cols < TK)
+            & (offs < 70)
+            & (offs_2 < 72)
+            & (offs >= base_m)
+            & (offs < base_m + TM)
+            & (offs_2 >= base_k // 8 * 8)
+            & (offs_2 < (base_k + TK + 7) // 8 * 8)
         )
+        tile_vec = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask_vec, other=0.0)
+        tile = _oob_fill(tl.where(mask, tile_vec, 0.0), mask)
         tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, tile, mask=mask)  # tiled_dma.co:905
 
 
