@@ -26,8 +26,8 @@ PATTERNS = (
     "ttg.warp_specialize",
     "cp.async.cg.shared.global",  # a pipelined loop's loads (schedule/loadstages.py)
     "cp.async.ca.shared.global",
-    "ld.global.v4",  # 16 bytes a thread at once (schedule/vecmasks.py)
-    "st.global.v4",
+    "ld.global.v",  # several elements a thread at once (schedule/vecmasks.py; v2 or v4 by the tile a thread holds)
+    "st.global.v",
 )
 
 

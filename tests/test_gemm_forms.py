@@ -308,7 +308,7 @@ def _positive_parts(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def _even_columns(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     m, k = a.shape
     n = b.shape[1]
-    out = torch.zeros(m, n, dtype=torch.float64)
+    out = torch.zeros(m, n, dtype=torch.float64, device=a.device)  # (cuda where the suite runs on a GPU)
     for kt in range((k + 31) // 32):
         for kk in range(16):
             src = kt * 32 + 2 * kk  # the column of a staged at position kk
