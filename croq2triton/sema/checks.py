@@ -289,6 +289,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     res = resolve(fn)
     value = constant_values(res)
     errors.extend(_reassignment_errors(res))
+    warnings.extend(_nested_reassignment_warnings(res))
     errors.extend(unknown_calls(fn, res))
     errors.extend(out_of_scope_errors(res))
     errors.extend(size_errors(fn, res))
@@ -413,6 +414,29 @@ def _reassignment_errors(res: Resolution) -> list[Diagnostic]:
             msg = f"cannot update '{b.name}' with '{r.op}=': {why}"
         notes = [Diagnostic("note", f"'{b.name}' is declared here", b.span)] if b.span is not None else []
         out.append(Diagnostic("error", msg, r.node.span, hint, notes))
+    return out
+
+
+def _nested_reassignment_warnings(res: Resolution) -> list[Diagnostic]:
+    """``x = e`` inside a loop or branch, ``x`` an immutable int or bool declared outside it:
+    LANGUAGE.md 4.3 makes re-assigning an immutable an error, upstream accepts the form (its parse
+    tests use it); croq2triton accepts it too and updates ``x``, and says so."""
+    out: list[Diagnostic] = []
+    for r in res.nested:
+        b = r.binding
+        init = source_text(b.value) if b.value is not None else "..."
+        notes = [Diagnostic("note", f"'{b.name}' is declared here", b.span)] if b.span is not None else []
+        out.append(
+            Diagnostic(
+                "warning",
+                f"'{b.name}' is an immutable {b.kind} of an enclosing scope: this assignment re-assigns it"
+                f" (LANGUAGE.md 4.3 makes that an error; croq2triton accepts it, as upstream does, and updates"
+                f" '{b.name}')",
+                r.node.span,
+                f"declare it 'mutable {b.kind} {b.name} = {init};', or give the new value another name",
+                notes,
+            )
+        )
     return out
 
 

@@ -83,6 +83,9 @@ class Resolution:
     refs: dict[int, Binding] = field(default_factory=dict)  # id(Name | UBound node) -> its binding
     bindings: list[Binding] = field(default_factory=list)  # every binding, in declaration order
     reassigned: list[Reassignment] = field(default_factory=list)
+    # 'x = e' in an inner scope of an immutable int / bool 'x' of an outer one: accepted as upstream
+    # accepts it, with a warning (sema/checks.py)
+    nested: list[Reassignment] = field(default_factory=list)
     swaps: dict[int, list[Binding | None]] = field(default_factory=dict)  # id(Swap) -> each name's binding
     unresolved: list[Unresolved] = field(default_factory=list)
     # keeps the resolved nodes alive so that their ids stay unique
@@ -321,6 +324,8 @@ class _Resolver:
             if b is not None and frozen and (a.op != "=" or b.scope is self.scope):
                 self.res.reassigned.append(Reassignment(a, b, a.op))
             elif b is None or (frozen and a.op == "="):
+                if b is not None and b.kind in ("int", "bool"):
+                    self.res.nested.append(Reassignment(a, b, a.op))
                 kind = self.kind_of(a.value)
                 nb = self.declare(
                     name, kind, a.target.span, "assignment", mutable=kind not in IMMUTABLE_KINDS, value=a.value
