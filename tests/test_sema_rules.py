@@ -91,6 +91,14 @@ def test_an_immutable_assigned_in_an_inner_scope_is_accepted_with_a_warning(body
     assert "updates" in ws[0].message and "mutable" in (ws[0].hint or "")
 
 
+def test_assigning_one_tensor_parameter_to_another_is_an_error() -> None:
+    # it passed, and the kernel did nothing (LANGUAGE.md 4.3: spanned data changes only by copies, element
+    # writes, MMA stores and atomics)
+    d = errors(fn("  parallel p by 4 { b = a; }", "f32 [16] a, f32 [16] b"))[0]
+    assert d.message.startswith("cannot re-assign 'b': 'b' is spanned data")
+    assert d.span is not None and d.span.line == 2 and "dma.copy SOURCE => b;" in (d.hint or "")
+
+
 def test_int_parameters_and_symbolic_dimensions_are_immutable() -> None:
     d = errors(fn("  k = 3;", "f32 [M] a, int k"))[0]
     assert d.message == "cannot re-assign 'k': the int parameter 'k' is immutable"

@@ -392,6 +392,11 @@ def _immutable_why(b: Binding) -> tuple[str, str]:
         how = "declared without 'mutable'" if b.origin == "declaration" else f"declared by '{n} = {init};'"
         return f"it is an immutable {b.kind} ({how})", f"declare it 'mutable {b.kind} {n} = {init};'"
     other = "give the new value another name"
+    if b.kind == "spanned":
+        return (
+            f"'{n}' is spanned data, changed only by copies, element writes, MMA stores and atomics",
+            f"copy into it: 'dma.copy SOURCE => {n};', or write its elements: '{n}.at(..) = ..;'",
+        )
     if b.kind == "bounded":
         what = {"parallel": "a parallel index", "with": "a bounded index of 'with'"}.get(b.origin, "a loop index")
         return f"'{n}' is {what}", other

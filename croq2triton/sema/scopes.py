@@ -321,7 +321,10 @@ class _Resolver:
             if b is not None:
                 self.ref(a.target, name)
             frozen = b is not None and not b.mutable and b.kind in IMMUTABLE_KINDS
-            if b is not None and frozen and (a.op != "=" or b.scope is self.scope):
+            # a spanned parameter as a whole is changed only by copies, element writes, MMA stores and
+            # atomics (LANGUAGE.md 4.3): 'y = x;' of two tensors is an error, not a no-op
+            whole = b is not None and b.kind == "spanned" and b.origin == "parameter"
+            if b is not None and (whole or frozen and (a.op != "=" or b.scope is self.scope)):
                 self.res.reassigned.append(Reassignment(a, b, a.op))
             elif b is None or (frozen and a.op == "="):
                 if b is not None and b.kind in ("int", "bool"):
