@@ -211,7 +211,7 @@ class Elements:
         # the lanes whose condition fails make of it is masked where it is stored); its bounds stay
         where = E.broadcast(*(i.shape for i in index))
         terms = inside + self.pred + self.padding
-        kept = E.conj(self.mask_terms([t for t in terms if _within_shape(t.shape, where)]))
+        kept = E.conj(self.mask_terms([t for t in terms if E.fits_in(t.shape, where)]))
         mask = None if isinstance(kept, E.Const) and kept.value else self.named(kept, "mask", at)
         shape = E.broadcast(*(i.shape for i in index), *(mask.shape,) if mask is not None else ())
         name = self.claim(want) if want is not None else self.fresh(f"{at.base.name}_val")  # type: ignore[attr-defined]
@@ -234,11 +234,3 @@ class Elements:
         wide = E.broadcast(*(i.shape for i in index), value.expr.shape, mask.shape if mask is not None else ())
         index = shared_element(index, wide)
         self.emit(N.Store(ptr.name, index, value.expr, mask), a)
-
-
-def _within_shape(shape: tuple[int, ...], where: tuple[int, ...]) -> bool:
-    """Does a tile of ``shape`` broadcast to ``where`` without adding to it?"""
-    try:
-        return E.broadcast(where, shape) == where
-    except E.ShapeError:
-        return False

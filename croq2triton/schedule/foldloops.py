@@ -613,9 +613,8 @@ class _Rewrite:
             self.env[s.var.name] = var
             other = s.other if s.other is not None else (0 if E.is_int(s.var.type) else 0.0)
             if read_mask is None:
-                self.out.append(dataclasses.replace(s, var=var, index=index, mask=None, other=None))
-            else:
-                self.out.append(dataclasses.replace(s, var=var, index=index, mask=read_mask, other=other))
+                other = None
+            self.out.append(dataclasses.replace(s, var=var, index=index, mask=read_mask, other=other))
         elif isinstance(s, N.Store):
             index = tuple(self.lift(x) for x in s.index)
             mask = self.mask(s.mask, line)
@@ -740,7 +739,7 @@ class _Rewrite:
         shape fits in it (None where none does)."""
         parts: list[E.Expr] = [self.tail] if mask is None else [*E.conjuncts(self._value(mask)), self.tail]
         if within is not None:
-            parts = [t for t in parts if _fits(t.shape, within)]
+            parts = [t for t in parts if E.fits_in(t.shape, within)]
             if not parts:
                 return None
         value = E.conj(parts)
@@ -872,11 +871,3 @@ def _renamed(s: N.Stmt, env: dict[str, E.Expr]) -> N.Stmt:
 def _gathers(e: E.Expr) -> bool:
     """A gather along an axis of its own (a warp shuffle, lift/helpers.py)."""
     return isinstance(e, E.Call) and e.fn == "gather"
-
-
-def _fits(shape: E.Shape, within: E.Shape) -> bool:
-    """Does a tile of ``shape`` broadcast to ``within`` without adding to it?"""
-    try:
-        return E.broadcast(within, shape) == within
-    except E.ShapeError:
-        return False

@@ -39,12 +39,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..sema.types import TYPES
 from ..tir import expr as E
 from ..tir import nodes as N
 
 VECTOR_BYTES = 16  # one 128-bit access a thread
-BYTES = {"f8_e4m3": 1, "f8_e5m2": 1, "s8": 1, "u8": 1, "i8": 1, "f16": 2, "bf16": 2, "s16": 2, "u16": 2}
-BYTES |= {"f32": 4, "s32": 4, "u32": 4, "i32": 4, "f64": 8, "s64": 8, "u64": 8, "i64": 8}
 
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
@@ -109,7 +108,7 @@ class _Rewrite:
         axes = [a for a, n in enumerate(last.shape) if n != 1]
         if not axes:
             return None
-        width = max(1, VECTOR_BYTES // BYTES.get(ptr.dtype, 4))
+        width = max(1, VECTOR_BYTES // (TYPES[ptr.dtype].nbytes if ptr.dtype in TYPES else 4))
         wide: list[E.Expr] = []
         exact = True
         for t in terms:

@@ -66,6 +66,14 @@ def broadcast(*shapes: Shape) -> Shape:
     return tuple(out)
 
 
+def fits_in(shape: Shape, within: Shape) -> bool:
+    """Does a tile of ``shape`` broadcast to ``within`` without adding to it?"""
+    try:
+        return broadcast(within, shape) == within
+    except ShapeError:
+        return False
+
+
 def is_int(dtype: str) -> bool:
     return dtype in INT_TYPES
 
