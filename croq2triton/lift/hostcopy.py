@@ -166,12 +166,8 @@ class HostCopies:
                 f"host-level '.{op.kind}' views cannot be lowered yet; take the view inside 'parallel'", op
             )
         if op.kind == "sqz":  # the dimensions of extent 1 go (LANGUAGE.md 7.6)
-            keep = []
-            for n in w.shape:
-                if not isinstance(E.fold(n), E.Const):
-                    raise self.error("a host-level '.sqz()' of a window whose extents are known only at launch", op)
-                keep.append(E.fold(n).value != 1)  # type: ignore[attr-defined]
-            w.keep(keep)
+            # as inside a kernel (lift/views.py): an extent known only at launch stays
+            w.keep([not (isinstance(n := E.fold(x), E.Const) and n.value == 1) for x in w.shape])
             return
         rank = len(w.shape)
         if op.kind == "view" and op.at is None:

@@ -32,6 +32,7 @@ from .hostexpr import binary, const
 from .hostflow import HostFlow, line_of
 from .hostvalues import ITuple, Reshaped, Shape, Stream, Tensor, croq_of, ir_of
 from .names import safe
+from .terms import unparen
 
 # lowers one top-level parallel (a kernel) named by the second argument: the statements that launch it
 Kernels = Callable[[A.Parallel, str, "LauncherLifting"], list[H.Stmt]]
@@ -375,6 +376,13 @@ class LauncherLifting(HostFlow, HostCopies):
             return
         if isinstance(a.value, A.Call):
             raise self.error(host_call(a.value), a.value)
+        value = unparen(a.value)
+        if isinstance(value, A.View) and any(op.kind != "span_as" for op in value.ops):
+            # a window of a tensor bound to a name (``xl = x.subspan(M, 16).at(0, 1);``): the
+            # launcher makes it, a view of the same memory the kernels read and write by its strides
+            t = self.window(value)
+            self.names[name] = Tensor(name, t.host, t.elem, t.dtype, t.dims, a.span)
+            return
         v = self.value(a.value)
         if self.in_flow and isinstance(v, E.Expr) and isinstance(old, E.Var):
             self.body.append(
