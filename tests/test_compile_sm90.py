@@ -96,6 +96,9 @@ CASES = [
      json.dumps([[[64, 4096], "float32"], [[64], "int32"], [[64, 4096], "float32"]]), {"ld.global.v", "st.global.v"}),
     ("tests/programs/guards.co@auto", "triu_scale_f16",
      json.dumps([[[4096, 4096], F16], [1.5, "float32"], [[4096, 4096], F16]]), {"ld.global.v", "st.global.v"}),
+    # a synchronous prefetch into the other slot of two buffers: the slot picked from a [2, 64, 32] tile
+    ("tests/programs/buffer_slots.co@auto", "sync_other",
+     json.dumps([[[256, 512], F16], [[256, 512], F16], [[256, 256], "float32"]]), {"wgmma.mma_async"}),
     # WGMMA RS mode: A loaded into a declared fragment each K tile
     ("tests/programs/breadth_r.co", "rs_gemm",
      json.dumps([[[128, 64], F16], [[64, 64], F16], [[128, 64], "float32"]]), {"wgmma.mma_async"}),

@@ -735,11 +735,30 @@ class Buffers(ViewAlgebra):
         self.emit(N.Assign(buf.var, value) if buf.defined else N.Let(buf.var, value), node)
         buf.defined = True
 
+    def slot_element(self, at: A.At) -> A.At:
+        """``arr[s].at(i..)`` of an array of buffers whose slot depends on the thread
+        (``rows[(t + 1) % 4].at(j)``), or kept in registers: the element ``at(s, i..)`` of its one
+        buffer (the array's extents first); other accesses as written."""
+        b = unparen(at.base)
+        slots: list[A.Expr] = []
+        while isinstance(b, A.Index):
+            slots, b = list(b.indices) + slots, unparen(b.base)
+        if not slots or not isinstance(b, A.Name) or b.name in self.host.tensors:
+            return at
+        arr = self.binding(b.name)
+        if not isinstance(arr, BufferArray) or len(slots) != arr.rank:
+            return at
+        if arr.buffer.home is not None and not any(self.block_level(self.expr(x).expr).shape for x in slots):
+            return at  # one part for the whole block, in scratch memory: buffer_of's part_of
+        return A.At(b, slots + list(at.indices), span=at.span)
+
     def buffer_of(self, base: A.Expr) -> TileBuffer | None:
         """The buffer an element access reads or writes (None: not a buffer)."""
         b = unparen(base)
         if isinstance(b, A.Name) and b.name in self.host.tensors:
             return None
+        if isinstance(b, A.Name) and isinstance(self.binding(b.name), BufferArray):
+            return self.binding(b.name).buffer  # an element of the array's buffer (slot_element)
         if isinstance(b, A.Name):
             if not isinstance(self.binding(b.name), (TileBuffer, BufferView, CopyFuture)):
                 return None

@@ -49,6 +49,7 @@ class Calls:
     access: Any
     mask_of: Any
     buffer_of: Any
+    slot_element: Any
     scratch_index: Any
     scratch_address: Any
     index_args: Any
@@ -166,6 +167,7 @@ class Calls:
         target = unparen(c.args[0])
         if not isinstance(target, A.At):
             raise NotLifted("an atomic on something other than an element", c)
+        target = self.slot_element(target)
         buf = self.buffer_of(target.base)
         if buf is not None:
             if buf.home is None:  # the placement puts every atomic's buffer in scratch memory

@@ -49,6 +49,7 @@ class Elements:
     convert: Any
     binary: Any
     buffer_of: Any
+    slot_element: Any
     buffer_write: Any
     in_tensor: Any
     mask_of: Any
@@ -221,6 +222,7 @@ class Elements:
         return Value(var, elem)
 
     def store(self, at: A.At, a: A.Assign) -> None:
+        at = self.slot_element(at)
         buf = self.buffer_of(at.base)
         if buf is not None:
             self.buffer_write(buf, at, a)

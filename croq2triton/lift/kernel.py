@@ -731,6 +731,7 @@ class Lifter(
                 raise NotLifted("'#' of something that is not a parallel index", e)
             return Value(d.bound, "int")
         if isinstance(e, A.At):
+            e = self.slot_element(e)
             buf = self.buffer_of(e.base)
             if buf is not None:
                 return self.buffer_read(buf, e)

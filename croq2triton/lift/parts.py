@@ -10,6 +10,7 @@ element's value, NaN included, reaches the part).  Parts of other forms raise :c
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..frontend import ast as A
@@ -144,10 +145,12 @@ def _chunk_first(shape: list[int], picks: list) -> tuple[int, ...]:
 
 def chunk_index(o: E.Expr, w: int) -> E.Expr | None:
     """``j`` with ``o == j * w`` for every value of its variables (None where that is not shown)."""
+    if w == 1 and E.is_int(o.dtype):
+        return o  # an index: ``sa[k % 2]`` of an array of buffers
     names = [v.name for v in E.free_vars(o)]
     lin = E.linear(o, names)
     if lin is None:
-        return None
+        return _divided(o, w)  # ``(k % 2) * 64``: a multiple of w whatever ``k % 2`` is
     coefs, rest = lin
     base = E.fold(rest)
     if not isinstance(base, E.Const) or int(base.value) % w or any(c % w for c in coefs.values()):
@@ -157,6 +160,26 @@ def chunk_index(o: E.Expr, w: int) -> E.Expr | None:
         if v.name in coefs:
             j = E.Bin("+", j, E.Bin("*", E.Const(coefs.pop(v.name) // w), v))
     return E.fold(j)
+
+
+def _divided(o: E.Expr, w: int) -> E.Expr | None:
+    """``o / w`` where ``o`` is a multiple of ``w`` by its form (sums and differences of multiples,
+    an integer expression times a constant multiple of ``w``), None where that is not shown."""
+    if isinstance(o, E.Const):
+        return E.Const(int(o.value) // w) if isinstance(o.value, int) and o.value % w == 0 else None
+    if not isinstance(o, E.Bin) or not E.is_int(o.dtype):
+        return None
+    if o.op in ("+", "-"):
+        a, b = _divided(o.lhs, w), _divided(o.rhs, w)
+        return E.fold(E.Bin(o.op, a, b)) if a is not None and b is not None else None
+    if o.op == "*":
+        for x, c in ((o.lhs, o.rhs), (o.rhs, o.lhs)):
+            if isinstance(c, E.Const) and isinstance(c.value, int) and c.value > 0:
+                g = math.gcd(c.value, w)
+                rest = x if g == w else _divided(x, w // g)
+                if rest is not None:
+                    return E.fold(E.Bin("*", rest, E.Const(c.value // g)))
+    return None
 
 
 def select_chunk(value: E.Expr, shape: list[int], d: int, w: int, j: E.Expr) -> E.Expr:
