@@ -20,6 +20,7 @@ from typing import Any
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
+from .arith import Value
 from .buffers import STORAGES, BufferView, CopyFuture, TileBuffer, pow2, spread
 from .checks import copy_shapes
 from .copies import NEUTRAL_ATTRS, Pad, outside, padded_at, padded_extent, same_elements
@@ -65,6 +66,8 @@ class LaneCopies:
                 v = self.binding(n.name)
                 if isinstance(v, Bounded) and self.block_level(v.value).shape:
                     return True
+                if isinstance(v, Value) and self.block_level(v.expr).shape:
+                    return True  # a value of the thread (``int r = p # t;``)
         return False
 
     def named_anywhere(self, name: str) -> bool:

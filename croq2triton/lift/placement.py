@@ -63,11 +63,15 @@ class _Placement:
         # span_as in extents not powers of two
         self.odd_shapes: set[str] = set()
         self.lane_parts: set[str] = set()  # buffers whose parts per-thread copies move (lift/lanecopies.py)
+        self.lane_copies: list[tuple[A.DmaStmt, set[str]]] = []  # copies inside thread lanes, their lanes
 
     def run(self) -> set[str]:
         top_lanes = [b for b in self.top.levels if self.level_of.get(id(b)) == "thread"]
         self.visit(self.top.body, self.enter(top_lanes, [self.top.body], _Lanes()))
         varying = self.varying()
+        derived = varying - self.lane_names  # locals computed from a thread index (``int r = p # t;``)
+        for n, threads in self.lane_copies:
+            self.lane_copy(n, threads | derived)
         for at, write, lanes in self.accesses:
             slot = unparen(at.base)
             while isinstance(slot, A.Index):  # ``buf[s].at(..)``: an element of one buffer of an array
@@ -90,6 +94,19 @@ class _Placement:
         # a span_as view of a tile padded to powers of two: its elements have other positions
         # than the buffer's tile gives them, so the buffer is addressed in scratch memory
         return self.out | ((self.odd_shapes | self.lane_parts) & self.buffers)
+
+    def lane_copy(self, n: A.DmaStmt, per_thread: set[str]) -> None:
+        """A copy inside thread lanes whose view names a value of the thread (``per_thread``):
+        into a fresh local buffer, each thread's own copy of it (lift/lanecopies.py); a thread's
+        part of a buffer is addressed in scratch memory."""
+        local = isinstance(unparen(n.dst), A.Name) and unparen(n.dst).name == "local"  # type: ignore[attr-defined]
+        if local and n.dst_storage and n.result and _names(n.src) & per_thread:
+            self.out.add(n.result)
+        for side in [n.src] + ([] if n.dst_storage else [n.dst]):
+            view = unparen(side)
+            name = element_base(view.base) if isinstance(view, A.View) else None
+            if name is not None and _names(view) & per_thread:
+                self.lane_parts.add(name)
 
     def span_as(self, n: A.View) -> None:
         """``b.span_as([..])`` (``b.data.span_as``) of a buffer whose new extents are not all
@@ -179,18 +196,8 @@ class _Placement:
             return
         if isinstance(n, A.At):
             self.accesses.append((n, False, lanes))
-        local = isinstance(n, A.DmaStmt) and isinstance(unparen(n.dst), A.Name) and unparen(n.dst).name == "local"  # type: ignore[attr-defined]
-        if local and n.dst_storage and n.result and any(e != 1 for _, e in lanes.names):  # type: ignore[union-attr]
-            threads = {v for v, _ in lanes.names if v}
-            if _names(n.src) & threads:  # each thread's own window: its own copy (lift/lanecopies.py)
-                self.out.add(n.result)
         if isinstance(n, A.DmaStmt) and any(e != 1 for _, e in lanes.names):
-            threads = {v for v, _ in lanes.names if v}
-            for side in [n.src] + ([] if n.dst_storage else [n.dst]):
-                view = unparen(side)
-                name = element_base(view.base) if isinstance(view, A.View) else None
-                if name is not None and _names(view) & threads:  # a thread's part of a buffer: by address
-                    self.lane_parts.add(name)
+            self.lane_copies.append((n, {v for v, _ in lanes.names if v}))  # decided in run()
         for c in n.children():
             self.visit(c, lanes)
 
