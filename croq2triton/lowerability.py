@@ -97,8 +97,9 @@ def _row(path: str, function: str, status: str, d: Diagnostic) -> Row:
     sp = d.span
     line, col = (sp.line, sp.col) if sp is not None and sp.line > 0 else (0, 0)
     message = d.message.splitlines()[0] if d.message else ""
-    prefix = f"'{function}' is not translated: "
-    return Row(path, function, status, line, col, message.removeprefix(prefix))
+    for prefix in (f"'{function}' is not translated: ", f"in '{function}': "):
+        message = message.removeprefix(prefix)
+    return Row(path, function, status, line, col, message)
 
 
 def counts(rows: Iterable[Row]) -> tuple[Counter[str], Counter[str]]:

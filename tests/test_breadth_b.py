@@ -651,7 +651,7 @@ __co__ void miscounted(global f32 [64] x, global f32 [4, 4] y) {
     # (of a matrix itself it translates: tests/test_breadth_e.py)
     assert "a view with explicit strides of a span_as view or of a strided view" in refusal("of_a_matrix")
     assert "a view with explicit strides of a buffer" in refusal("of_a_buffer")
-    assert "refused.co:16:15: error: 'miscounted' is not translated: '.view' with 2 extent(s), 1 stride(s)" in message
+    assert "refused.co:16:15: error: in 'miscounted': '.view' with 2 extent(s), 1 stride(s)" in message
 
 
 # ----------------------------------------------------------------------------- fragments of each thread

@@ -352,7 +352,7 @@ __co__ void f(global f16 [64, 64] a, global f32 [32, 64] c) {{
 }}
 """
     message = _diagnostics(source)
-    assert f"f.co:7:5: error: 'f' is not translated: {shown}" in message, message
+    assert f"f.co:7:5: error: in 'f': {shown}" in message, message
     assert "hint: store into a window of the accumulator's shape (a smaller one with 'mma.store.mask')" in message
     masked = source.replace(store, "mma.store.mask acc, c.view(64, 64).from(0, 0), 32;")
     assert "error" not in _diagnostics(masked)  # the first 32 rows of a window of the tensor

@@ -97,15 +97,6 @@ MMA_K = """__co__ void mm(global f16 [M, K] a, global f16 [N, K] b, global f16 [
 }
 """
 
-CHUNK_1D = """__co__ void f(f32 [M, N] out, f32 [M, N] x) {
-  parallel bm by cdiv(M, 16) : block {
-    shared f32 [16, N] s;
-    dma.copy x.chunkat(bm) => s;
-    dma.copy s => out.chunkat(bm);
-  }
-}
-"""
-
 CALL = """__co__ void f(f32 [M, N] out, f32 [M, N] a) {
   parallel p by M : block {
     call foo(a);
@@ -117,11 +108,10 @@ CALL = """__co__ void f(f32 [M, N] out, f32 [M, N] a) {
 UNTRANSLATABLE = {
     "undeclared variable": (
         ELEMENTWISE.replace("BODY", "a.at(p, q) + biass.at(q)"),
-        "'f' is not translated: 'biass' is not declared",
+        "in 'f': 'biass' is not declared",
         3,
         33,
     ),
-    "chunkat with too few indices": (CHUNK_1D, "'f' is not translated: chunkat takes 2 indices here, 1 given", 4, 15),
     "call": (
         CALL,
         "'f' is not translated: croq2triton does not translate the call of 'foo' (a C++ function: Triton kernels cannot call it)",

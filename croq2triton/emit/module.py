@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..errors import CroqError, CroqInternalError, Diagnostic, Span
+from ..errors import CroqError, CroqInternalError, CroqLoweringError, Diagnostic, Span
 from ..frontend import ast as A
 from ..lift.dispatch import lift_dispatcher
 from ..lift.launcher import lift_launcher
@@ -154,7 +154,13 @@ def emit_module(
         except CroqError as e:
             out.failed[fn.name] = e
             d = e.diagnostics[0]
-            out.diagnostics.append(Diagnostic("error", f"'{fn.name}' is not translated: {d.message}", d.span, d.hint))
+            # a limitation of the translator, or an error in the program the lifting found
+            lead = (
+                f"'{fn.name}' is not translated: "
+                if isinstance(e, (CroqLoweringError, CroqInternalError))
+                else f"in '{fn.name}': "
+            )
+            out.diagnostics.append(Diagnostic("error", lead + d.message, d.span, d.hint))
             parts.append(_unlowerable(fn, e))
     if tuned is None:
         _check_point(options.point, tu, out)

@@ -22,7 +22,7 @@ import ply.yacc as yacc
 
 from ..errors import CroqError, CroqSyntaxError, Diagnostic, SourceMap, Span
 from . import ast as A
-from . import repair, suggest
+from . import cisms, repair, suggest
 from .lexer import CoLexer, IntValue, tokens  # noqa: F401  (PLY reads `tokens`)
 
 DIALECTS = ("default", "upstream")
@@ -1599,10 +1599,10 @@ class Parser:
         self.lexer.setup(text, smap, start, end, prefixes)
         try:
             fn = self.yacc.parse(lexer=self.lexer, tracking=True)
-        except CroqSyntaxError:
+        except CroqSyntaxError as e:
             if self.rules.failed != "token":
                 raise
-            better = self.explain()
+            better = self.explain(e)
             if better is None:
                 raise
             raise better from None
@@ -1615,8 +1615,9 @@ class Parser:
             )
         return fn, self.rules.notes
 
-    def explain(self) -> CroqSyntaxError | None:
-        """After the parse stopped at a token: a misspelt word that explains it (frontend/repair.py)."""
+    def explain(self, error: CroqSyntaxError) -> CroqSyntaxError | None:
+        """After the parse stopped at a token: C written for Croqtile (frontend/cisms.py), or a
+        misspelt word (frontend/repair.py), that explains it."""
         tokens = self.lexer.history
         err = len(tokens) - 1
         try:
@@ -1624,6 +1625,11 @@ class Parser:
                 pass
         except CroqError:
             pass  # the text after the error does not even lex: the replacement parses stop there
+        c = cisms.explain(list(tokens), err)
+        if c is not None:
+            message = f"syntax error: {c.message}" if c.message else error.diagnostics[0].message
+            span = repair.token_span(tokens, c.at, c.at + 1, self.rules.smap, self.lexer.ends)
+            return CroqSyntaxError(message, span, c.hint)
         return repair.explain(list(tokens), err, self.trial, self.rules.smap, self.lexer.ends)
 
     def trial(self, tokens: list[Any], stop: int) -> int | None:

@@ -138,13 +138,14 @@ def _like(tok: Any, tok_type: str, value: Any) -> Any:
     return t
 
 
-def _span(tokens: list[Any], start: int, stop: int, smap: SourceMap | None, ends: dict[int, int]) -> Span:
+def token_span(tokens: list[Any], start: int, stop: int, smap: SourceMap | None, ends: dict[int, int]) -> Span:
+    """The source of ``tokens[start:stop]``."""
     last = tokens[stop - 1].lexpos
     return Span(smap, tokens[start].lexpos, ends.get(last, last + 1))
 
 
 def _error(fix: Fix, tokens: list[Any], smap: SourceMap | None, ends: dict[int, int]) -> CroqSyntaxError:
-    span = _span(tokens, fix.start, fix.stop, smap, ends)
+    span = token_span(tokens, fix.start, fix.stop, smap, ends)
     w, r = suggest.shown(fix.word), fix.right
     if fix.kind == "member":
         return CroqSyntaxError(
@@ -188,4 +189,4 @@ def _unknown_member(
     if near:
         text += "; " + suggest.did_you_mean(near, ".")
     hint = f"the members are {suggest.MEMBERS_TEXT}" if near else MEMBERS_DOCS
-    return CroqSyntaxError(text, _span(tokens, i, i + 2, smap, ends), hint)
+    return CroqSyntaxError(text, token_span(tokens, i, i + 2, smap, ends), hint)

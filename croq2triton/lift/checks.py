@@ -51,6 +51,10 @@ def size_text(e: E.Expr) -> str:
     if isinstance(e, E.Bin):
         parts = [size_text(x) if not isinstance(x, E.Bin) else f"({size_text(x)})" for x in (e.lhs, e.rhs)]
         return f"{parts[0]} {e.op} {parts[1]}"
+    if isinstance(e, E.Call) and e.fn == "num_programs" and len(e.args) == 1:
+        return f"(the grid's extent {size_text(e.args[0])})"  # a block level's bound, as the launch sets it
+    if isinstance(e, E.Call):
+        return f"{e.fn}({', '.join(size_text(a) for a in e.args)})"
     return repr(e)
 
 

@@ -34,7 +34,7 @@ from .outofscope import out_of_scope_errors
 from .params import unbounded_param_errors
 from .pbounds import buffer_extent_errors, parallel_bound_errors
 from .ranges import range_errors
-from .ranks import rank_errors
+from .ranks import rank_errors, view_rank_errors
 from .returns import return_errors
 from .schedules import schedule_errors
 from .scopes import Binding, Resolution, resolve
@@ -158,6 +158,16 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
                 indices.update(x for x in ([n.name] + list(n.vars or [])) if x)
     for s in fn.body:
         for n in s.walk():
+            if isinstance(n, A.SpannedDecl):
+                for dim in n.shape or []:  # constant buffer extents must be positive too
+                    v = const_int(dim)
+                    if v is not None and v <= 0:
+                        names = ", ".join(f"'{d.name}'" for d in n.items)
+                        errors.append(
+                            Diagnostic("error", f"the extent {v} of {names} is invalid", dim.span, "extents are >= 1")
+                        )
+            if isinstance(n, A.ScalarDecl):
+                warnings.extend(_lossy_initialisers(n))
             if isinstance(n, A.SpannedDecl):
                 for d in n.items:
                     for dim in d.dims:  # an array of buffers: 'local u8 [M, N] smem[2][Y]'
@@ -289,11 +299,13 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     res = resolve(fn)
     value = constant_values(res)
     errors.extend(_reassignment_errors(res))
+    errors.extend(_redeclaration_errors(res))
     warnings.extend(_nested_reassignment_warnings(res))
     errors.extend(unknown_calls(fn, res))
     errors.extend(out_of_scope_errors(res))
     errors.extend(size_errors(fn, res))
     errors.extend(rank_errors(fn, res))
+    errors.extend(view_rank_errors(fn, res))
     errors.extend(misuse_errors(fn, res))
     errors.extend(_cmdline_size_errors(fn, macro_uses))
     errors.extend(swizzle_errors(fn))
@@ -316,6 +328,31 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     for check in FUNCTION_CHECKS:
         errors.extend(check(fn))
     return errors, warnings
+
+
+_INTEGERS = ("int", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64")
+
+
+def _lossy_initialisers(n: A.ScalarDecl) -> list[Diagnostic]:
+    """``int k = 3.5f;``: a float constant with a fraction converted to an integer (LANGUAGE.md 4.4:
+    lossy implicit conversions warn)."""
+    out: list[Diagnostic] = []
+    if n.type not in _INTEGERS:
+        return out
+    for d in n.items:
+        init = d.init
+        while isinstance(init, (A.Paren, A.Unary)) and not isinstance(init, A.FloatLit):
+            init = init.expr if isinstance(init, A.Paren) else init.operand if init.op in "+-" else None
+        if isinstance(init, A.FloatLit) and init.value != int(init.value):
+            out.append(
+                Diagnostic(
+                    "warning",
+                    f"'{d.name}' is {n.type}: the float {init.text} converts to {int(init.value)} (the fraction is dropped)",
+                    d.init.span if d.init is not None else d.span,
+                    f"write an integer, or declare '{d.name}' as a float type (f32)",
+                )
+            )
+    return out
 
 
 def _storage_dst(s: A.DmaStmt) -> str | None:
@@ -374,9 +411,27 @@ def check_unit(tu: A.TranslationUnit) -> list[Diagnostic]:
         e, w = check_function(fn, tu.macro_uses)
         errors.extend(e)
         warnings.extend(w)
+    errors.extend(_co_calls(tu, names))
     if errors:
         raise CroqSemanticError.many(errors)
     return warnings
+
+
+def _co_calls(tu: A.TranslationUnit, names: dict[str, A.CoFunction]) -> list[Diagnostic]:
+    """``call f(..)`` of a ``__co__`` function: they cannot call each other (LANGUAGE.md 3)."""
+    out: list[Diagnostic] = []
+    for fn in tu.functions:
+        for n in fn.walk():
+            if isinstance(n, A.Call) and n.kind == "call" and n.name in names:
+                out.append(
+                    Diagnostic(
+                        "error",
+                        f"'{fn.name}' calls the __co__ function '{n.name}': __co__ functions cannot call each other",
+                        n.span,
+                        f"call both from the host program, or write the work of '{n.name}' into '{fn.name}'",
+                    )
+                )
+    return out
 
 
 # ---- re-assigned immutables (LANGUAGE.md 4.3) ---------------------------------
@@ -419,6 +474,21 @@ def _reassignment_errors(res: Resolution) -> list[Diagnostic]:
             msg = f"cannot update '{b.name}' with '{r.op}=': {why}"
         notes = [Diagnostic("note", f"'{b.name}' is declared here", b.span)] if b.span is not None else []
         out.append(Diagnostic("error", msg, r.node.span, hint, notes))
+    return out
+
+
+def _redeclaration_errors(res: Resolution) -> list[Diagnostic]:
+    """A name declared twice in one scope (``int k = 4; int k = 5;``, a buffer declared again, a
+    parameter declared again at the function's top level): an error, as in C; an inner scope may
+    shadow it (LANGUAGE.md 6)."""
+    out: list[Diagnostic] = []
+    for new, old in res.redeclared:
+        what = "a parameter" if old.origin == "parameter" else "declared"
+        notes = [Diagnostic("note", f"'{old.name}' is {what} here", old.span)] if old.span is not None else []
+        hint = f"give the second one another name, or assign to it: '{new.name} = ..;'" + (
+            f" ('{new.name}' must be declared 'mutable' for that)" if old.kind in ("int", "bool") else ""
+        )
+        out.append(Diagnostic("error", f"'{new.name}' is declared twice in the same scope", new.span, hint, notes))
     return out
 
 

@@ -3,7 +3,8 @@ any direction, except that an asynchronous copy from global memory to global mem
 on GPU (there is no asynchronous global-to-global path for a kernel's threads: ``cp.async`` and
 TMA loads land in shared memory).  The rule binds copies inside a kernel; a copy between launches
 is the host's (a device-to-device ``cudaMemcpyAsync``, a torch copy for croq2triton) and may be
-asynchronous.
+asynchronous.  A ``tma.copy`` inside a kernel moves data between global and shared memory only: a
+``local`` source or destination is an error (7.8, TMA constraints).
 A buffer is in global memory when it is declared ``global`` (a ``global`` parameter, or a
 declaration with ``global`` storage or with no storage outside ``parallel``, LANGUAGE.md 7.5) or
 when the copy allocates its destination ``=> global``.  A parameter without storage is host data
@@ -33,8 +34,20 @@ def direction_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
             return b.name in params
         return b.kind == "spanned" and b.span is not None and (b.span.start, b.name) in globals_
 
+    locals_ = _declarations(fn, "local")
+
+    def is_local(e: A.Expr, storage: bool) -> bool:
+        if storage:
+            return isinstance(e, A.Name) and e.name == "local"
+        b = _root_binding(e, res)
+        return b is not None and b.kind == "spanned" and b.span is not None and (b.span.start, b.name) in locals_
+
     for k in kernels(fn):
         for n in k.walk():
+            if isinstance(n, A.DmaStmt) and n.engine == "tma" and n.op == "copy":
+                side = "destination" if is_local(n.dst, n.dst_storage) else "source" if is_local(n.src, False) else None
+                if side is not None:
+                    out.append(_tma_local(n, side))
             if not (isinstance(n, A.DmaStmt) and n.engine == "dma" and n.op == "copy" and n.is_async):
                 continue
             to_global = (n.dst_storage and isinstance(n.dst, A.Name) and n.dst.name == "global") or (
@@ -43,6 +56,27 @@ def direction_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
             if to_global and is_global(n.src):
                 out.append(_async_global_copy(n))
     return out
+
+
+def _declarations(fn: A.CoFunction, storage: str) -> set[tuple[int, str]]:
+    """(start of the declared name's span, name) of each buffer declared with ``storage``."""
+    return {
+        (span.start, d.name)
+        for s, _ in _decls(fn.body, False)
+        if s.storage == storage
+        for d in s.items
+        if (span := d.span or s.span) is not None
+    }
+
+
+def _tma_local(s: A.DmaStmt, side: str) -> Diagnostic:
+    return Diagnostic(
+        "error",
+        f"a tma.copy with a local {side} ('{source_text(s.src)}' => '{source_text(s.dst)}'): TMA copies"
+        " between global and shared memory only",
+        s.span,
+        "declare the buffer 'shared', or copy it with 'dma.copy'",
+    )
 
 
 def _global_declarations(fn: A.CoFunction) -> set[tuple[int, str]]:

@@ -44,6 +44,7 @@ def return_errors(fn: A.CoFunction) -> list[Diagnostic]:
         for r in host
         if r.value is None
     ]
+    out += _mismatched_values(fn, host, declared)
     if not _ends_in_return(fn.body):
         what = "has no 'return'" if not host else "can reach the end of its body without 'return'"
         out.append(
@@ -55,6 +56,38 @@ def return_errors(fn: A.CoFunction) -> list[Diagnostic]:
             )
         )
     return out
+
+
+def _mismatched_values(fn: A.CoFunction, host: list[A.Return], declared: str) -> list[Diagnostic]:
+    """``return 5;`` of a function of spanned data, ``return x;`` of a tensor parameter from a
+    function of a scalar type: a value of the other kind."""
+    out: list[Diagnostic] = []
+    tensors = {p.name for p in fn.params if p.name is not None and p.type.kind == "spanned"}
+    for r in host:
+        if r.value is None:
+            continue
+        value = r.value.expr if isinstance(r.value, A.Paren) else r.value
+        if fn.ret.kind == "spanned" and _literal(value):
+            what = f"the number '{Printer().expr(value)}'"
+            hint = "return spanned data: a buffer declared in the function, a parameter or a future's '.data'"
+        elif fn.ret.kind in ("int", "bool", "elem") and isinstance(value, A.Name) and value.name in tensors:
+            what = f"the tensor parameter '{value.name}'"
+            hint = "return a scalar, or declare the function's type as spanned data ('f32 [N] f(...)') or 'auto'"
+        else:
+            continue
+        out.append(Diagnostic("error", f"'{fn.name}' is declared {declared} but returns {what}", r.value.span, hint))
+    return out
+
+
+def _literal(e: A.Expr) -> bool:
+    """Is ``e`` a number or bool written out (``5``, ``-1.5f``, ``2 * 3``)?"""
+    if isinstance(e, (A.IntLit, A.FloatLit, A.BoolLit)):
+        return True
+    if isinstance(e, A.Paren):
+        return _literal(e.expr)
+    if isinstance(e, A.Unary):
+        return _literal(e.operand)
+    return isinstance(e, A.Binary) and _literal(e.lhs) and _literal(e.rhs)
 
 
 def _host_returns(stmts: list[A.Stmt]) -> list[A.Return]:

@@ -86,6 +86,8 @@ class Resolution:
     # 'x = e' in an inner scope of an immutable int / bool 'x' of an outer one: accepted as upstream
     # accepts it, with a warning (sema/checks.py)
     nested: list[Reassignment] = field(default_factory=list)
+    # a name declared twice in one scope (the new binding, the first)
+    redeclared: list[tuple[Binding, Binding]] = field(default_factory=list)
     swaps: dict[int, list[Binding | None]] = field(default_factory=dict)  # id(Swap) -> each name's binding
     unresolved: list[Unresolved] = field(default_factory=list)
     # keeps the resolved nodes alive so that their ids stay unique
@@ -122,6 +124,9 @@ class _Resolver:
 
     def declare(self, name: str, kind: str, span: Span | None, origin: str, **kw: object) -> Binding:
         b = Binding(name, kind, span, origin, self.scope, **kw)  # type: ignore[arg-type]
+        old = self.scope.names.get(name)
+        if origin == "declaration" and old is not None and old.origin in ("declaration", "parameter"):
+            self.res.redeclared.append((b, old))  # ``int k = 4; int k = 5;`` in one scope
         self.scope.names[name] = b
         self.res.bindings.append(b)
         return b

@@ -1,0 +1,321 @@
+"""Syntax errors that come from writing C, C++ or CUDA in a ``.co`` file: what was written, and
+how Croqtile says it.
+
+Run only after the parser stopped at a token (a valid program never sees any of this): the tokens
+of the statement up to the error, and the one after it, are matched against the forms a CUDA
+programmer writes first (``__syncthreads()``, ``threadIdx.x``, a C ``for``, ``x >>= 1``, ``i++;``,
+``(float)x``, ``const``, ``1e-3f``, ``a and b``, ``if (a = b)``, ``float*`` parameters ...).  A match
+keeps the parser's location and gives the Croqtile form as the hint (and, where the parser's
+message would mislead, a message that names the C form).  The docs named are the repository's
+``docs/`` pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+CUDA_INDICES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "laneId")
+BARRIERS = ("__syncthreads", "__syncwarp", "__threadfence", "__threadfence_block", "cudaDeviceSynchronize")
+C_TYPES = {  # C / CUDA spellings of types the lexer does not map to an element type already
+    "unsigned": "u32",
+    "size_t": "u64",
+    "int32_t": "s32",
+    "int64_t": "s64",
+    "uint32_t": "u32",
+    "uint8_t": "u8",
+    "char": "s8",
+    "long": "s64",
+    "short": "s16",
+    "float2": "f32",
+    "float4": "f32",
+    "half2": "f16",
+}
+COMPOUND = {"SHR": ">>", "SHL": "<<", "|": "|", "&": "&", "^": "^"}
+STATEMENT_ENDS = (";", "{", "}")
+
+
+@dataclass(frozen=True)
+class CHint:
+    """What the C form is (None: the parser's message stands) and its Croqtile spelling."""
+
+    message: str | None
+    hint: str
+    at: int  # the token the error points at
+
+
+def _text(tok: Any) -> str:
+    v = tok.value
+    return str(v[1]) if isinstance(v, tuple) else str(getattr(v, "text", v))
+
+
+def explain(tokens: list[Any], err: int) -> CHint | None:
+    """The C form that explains a parse stopped at ``tokens[err]``, if one does."""
+    if not 0 <= err < len(tokens):
+        return None
+    start = err
+    while start > 0 and tokens[start - 1].type not in STATEMENT_ENDS and err - start < 24:
+        start -= 1
+    for rule in RULES:
+        found = rule(tokens, start, err)
+        if found is not None:
+            return found
+    return None
+
+
+def _ident(tok: Any, *names: str) -> bool:
+    return tok.type == "IDENT" and _text(tok) in names
+
+
+def _cuda_index(tokens: list[Any], start: int, err: int) -> CHint | None:
+    for k in range(start, min(err + 1, len(tokens))):
+        if _ident(tokens[k], *CUDA_INDICES):
+            name = _text(tokens[k])
+            return CHint(
+                f"'{name}' is CUDA, not Croqtile: there are no built-in thread or block indices",
+                "a thread's index is the variable of its 'parallel' ('parallel p by cdiv(N, 128) : block,"
+                " t by 128 : thread', then 'p # t'); docs/parallel.md",
+                k,
+            )
+    return None
+
+
+def _barrier(tokens: list[Any], start: int, err: int) -> CHint | None:
+    for k in range(start, min(err + 1, len(tokens))):
+        if _ident(tokens[k], *BARRIERS):
+            return CHint(
+                f"'{_text(tokens[k])}' is CUDA, not Croqtile",
+                "a barrier of a block's threads is 'sync.shared;' (docs/pipelines.md)",
+                k,
+            )
+    return None
+
+
+def _c_for(tokens: list[Any], start: int, err: int) -> CHint | None:
+    for k in range(start, min(err + 1, len(tokens) - 1)):
+        if _ident(tokens[k], "for") and tokens[k + 1].type == "(":
+            return CHint(
+                "a C 'for' loop: Croqtile has no 'for'",
+                "write 'foreach i in [n] { .. }' (i from 0 to n - 1); docs/control.md has ranges and steps",
+                k,
+            )
+        if _ident(tokens[k], "while") or tokens[k].type == "WHILE":
+            break
+    return None
+
+
+def _compound(tokens: list[Any], start: int, err: int) -> CHint | None:
+    tok = tokens[err]
+    at = err if tok.type in COMPOUND and err + 1 < len(tokens) and tokens[err + 1].type == "=" else err - 1
+    if at >= 0 and tokens[at].type in COMPOUND and at + 1 < len(tokens) and tokens[at + 1].type == "=":
+        op = COMPOUND[tokens[at].type]
+        target = _text(tokens[start]) if tokens[start].type == "IDENT" else "x"
+        return CHint(
+            f"'{op}=' is not Croqtile: compound assignment takes + - * / % only",
+            f"write '{target} = {target} {op} ..;'",
+            at,
+        )
+    return None
+
+
+def _postfix_statement(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """``i++;`` or ``++i;`` as a statement (an increment is an expression, not a statement)."""
+    kinds = [t.type for t in tokens[start : err + 1]]
+    if kinds[:2] in (["IDENT", "INC"], ["IDENT", "DEC"], ["INC", "IDENT"], ["DEC", "IDENT"]):
+        name = _text(tokens[start] if kinds[0] == "IDENT" else tokens[start + 1])
+        op = "+" if "INC" in kinds[:2] else "-"
+        return CHint(
+            None, f"an increment is not a statement: write '{name} {op}= 1;' ('{name}' declared 'mutable')", err
+        )
+    return None
+
+
+def _cast(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """``(float)x``: a C cast (the lexer reads ``float`` as ``f32``)."""
+    for k in range(max(start, err - 3), min(err + 1, len(tokens) - 2)):
+        if tokens[k].type == "(" and tokens[k + 1].type in ("ELEMTYPE", "INT") and tokens[k + 2].type == ")":
+            t = _text(tokens[k + 1])
+            return CHint(None, f"a C cast: write '__to<{t}>(x)' (docs/builtins.md)", k)
+    return None
+
+
+def _c_words(tokens: list[Any], start: int, err: int) -> CHint | None:
+    for k in range(start, min(err + 1, len(tokens))):
+        tok = tokens[k]
+        if _ident(tok, "const", "constexpr", "static", "volatile", "register", "__restrict__", "__shared__"):
+            word = _text(tok)
+            if word == "__shared__":
+                return CHint(None, "declare a block's buffer as 'shared f32 [64] s;' inside 'parallel'", k)
+            return CHint(
+                f"'{word}' is C++, not Croqtile",
+                "names are immutable unless declared 'mutable': drop it"
+                if word in ("const", "constexpr")
+                else "drop it",
+                k,
+            )
+        if tok.type == "IDENT" and _text(tok) in C_TYPES:
+            word = _text(tok)
+            return CHint(f"'{word}' is a C type", f"Croqtile spells it '{C_TYPES[word]}' (docs/types.md)", k)
+        if _ident(tok, "and", "or", "not"):
+            word = _text(tok)
+            return CHint(None, f"write '{ {'and': '&&', 'or': '||', 'not': '!'}[word] }' for '{word}'", k)
+    return None
+
+
+def _pointer(tokens: list[Any], start: int, err: int) -> CHint | None:
+    tok = tokens[err]
+    if tok.type == "*" and err > 0 and tokens[err - 1].type in ("ELEMTYPE", "INT"):
+        return CHint(
+            "a pointer type: Croqtile has no pointers",
+            "a tensor parameter is 'global f32 [N] x' (its shape, then its name); docs/types.md",
+            err,
+        )
+    arrow = (tok.type == "-" and err + 1 < len(tokens) and tokens[err + 1].type == ">") or (
+        tok.type == ">" and err > 0 and tokens[err - 1].type == "-"
+    )
+    if arrow:
+        return CHint("'->' is C++, not Croqtile", "a copy's destination follows '=>' ('dma.copy x => s;')", err)
+    return None
+
+
+def _exponent(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """``1e-3f`` lexes as ``1``, ``e``, ``-``, ``3``, ``f``: the parser stops at ``e``."""
+    tok = tokens[err]
+    if tok.type == "IDENT" and err > 0 and tokens[err - 1].type in ("NUM", "FLOATLIT"):
+        word = _text(tok)
+        if word[:1] in ("e", "E") and (word[1:].rstrip("fF").isdigit() or len(word) == 1):
+            return CHint(
+                "a float with an exponent: Croqtile has no exponent literals",
+                "write the number out ('0.001f' for '1e-3f')",
+                err - 1,
+            )
+    return None
+
+
+def _dot_float(tokens: list[Any], start: int, err: int) -> CHint | None:
+    tok = tokens[err]
+    if tok.type == "DOT" and err + 1 < len(tokens) and tokens[err + 1].type == "NUM":
+        return CHint(None, f"write '0.{_text(tokens[err + 1])}' with its leading 0", err)
+    return None
+
+
+def _signed_literal(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """``a-1.5f``: the lexer reads ``-1.5f`` as one literal, so two operands meet."""
+    tok = tokens[err]
+    after_operand = err > start and tokens[err - 1].type in ("IDENT", ")", "NUM", "FLOATLIT", "]")
+    if tok.type in ("FLOATLIT", "NUM") and _text(tok).startswith("-") and after_operand:
+        return CHint(None, f"put a space after '-': '.. - {_text(tok)[1:]}'", err)
+    return None
+
+
+def _assign_in_condition(tokens: list[Any], start: int, err: int) -> CHint | None:
+    tok = tokens[err]
+    if tok.type == "=" and any(t.type in ("IF", "WHILE") for t in tokens[max(0, start - 1) : err]):
+        return CHint(None, "compare with '==' ('=' assigns)", err)
+    return None
+
+
+def _call_in_expression(tokens: list[Any], start: int, err: int) -> CHint | None:
+    calls = [k for k in range(start, err + 1) if tokens[k].type == "CALL"]
+    if calls and (calls[-1] == err and err > start + 2 or calls[-1] < err):
+        return CHint(
+            None,
+            "a call stands alone or as the whole value of an assignment: 'v = call f(..);', then use 'v'",
+            err,
+        )
+    return None
+
+
+def _pragma_unroll(tokens: list[Any], start: int, err: int) -> CHint | None:
+    for k in range(max(0, start - 1), min(err + 2, len(tokens))):
+        if _ident(tokens[k], "pragma", "unroll"):
+            return CHint(None, "unroll a loop with a suffix: 'foreach i in [8] : unroll { .. }'", k)
+    return None
+
+
+def _signature(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """Mistakes in a ``__co__`` function's signature."""
+    co = next((k for k in range(start, err + 1) if tokens[k].type == "CO"), None)
+    if co is None:
+        return None
+    tok = tokens[err]
+    if err == co + 1 and tok.type == "IDENT" and err + 1 < len(tokens) and tokens[err + 1].type == "(":
+        name = _text(tok)
+        return CHint(None, f"a __co__ function declares its type: '__co__ void {name}(..)' (or 'auto', 'f32 [N]')", err)
+    if tok.type in ("SHARED", "LOCAL"):
+        return CHint(
+            f"a '{_text(tok)}' parameter: parameters are in global memory or on the host",
+            "write 'global f32 [N] a' (or no storage: host data); declare 'shared' and 'local' buffers inside"
+            " 'parallel'",
+            err,
+        )
+    if tok.type == "[" and err > 0 and tokens[err - 1].type == "INT":
+        return CHint(
+            None,
+            "'int' is a scalar type: a tensor of 32-bit integers is 's32' ('global s32 [N] a'); docs/types.md",
+            err - 1,
+        )
+    return None
+
+
+def _declarations(tokens: list[Any], start: int, err: int) -> CHint | None:
+    tok = tokens[err]
+    if tok.type == "AUTO" and err == start:
+        name = _text(tokens[err + 1]) if err + 1 < len(tokens) and tokens[err + 1].type == "IDENT" else "x"
+        return CHint(
+            None,
+            f"'auto' gives a function's type only: declare a scalar by assigning it ('{name} = ..;') or with"
+            f" its type ('int {name} = ..;')",
+            err,
+        )
+    in_signature = any(t.type == "CO" for t in tokens[start:err])  # the parser's own hint says it there
+    c_array = err - 2 >= start and tokens[err - 1].type == "IDENT" and tokens[err - 2].type == "ELEMTYPE"
+    if tok.type == "[" and c_array and not in_signature:
+        t, name = _text(tokens[err - 2]), _text(tokens[err - 1])
+        return CHint(None, f"the shape goes before the name: '{t} [..] {name};' (docs/types.md)", err)
+    return None
+
+
+def _statements(tokens: list[Any], start: int, err: int) -> CHint | None:
+    tok = tokens[err]
+    kinds = [t.type for t in tokens[start : err + 1]]
+    if kinds and kinds[0] in ("DMA", "TMA") and "LE" in kinds:
+        return CHint(None, "a copy reads from left to right: 'dma.copy SOURCE => DESTINATION;'", err)
+    if tok.type == "QNAME":
+        word = _text(tok)
+        if word.split("::")[0] in ("wmma", "nvcuda", "cute", "cutlass"):
+            return CHint(
+                f"'{word}' is CUDA C++, not Croqtile",
+                "tensor-core products are 'mma.row.row acc, a, b;' (docs/mma.md)",
+                err,
+            )
+        return CHint(None, f"call a C++ function with 'call {word}(..);'", err)
+    if tok.type == "NUM" and err > start and tokens[err - 1].type == "NUM" and _text(tokens[err - 1]) == "0":
+        return CHint(None, f"a number has no leading 0: write '{_text(tok)}'", err - 1)
+    if tok.type in ("=", ";") and kinds.count("(") > kinds.count(")"):
+        return CHint(None, "is a ')' missing before it?", err)
+    if tok.type == "ELSE":
+        return CHint(None, "'else' follows the statement of an 'if': is there a ';' or a '}' too many before it?", err)
+    return None
+
+
+RULES: tuple[Callable[[list[Any], int, int], CHint | None], ...] = (
+    _cuda_index,
+    _barrier,
+    _c_for,
+    _compound,
+    _postfix_statement,
+    _pointer,
+    _exponent,
+    _signed_literal,
+    _cast,
+    _c_words,
+    _dot_float,
+    _assign_in_condition,
+    _call_in_expression,
+    _pragma_unroll,
+    _signature,
+    _declarations,
+    _statements,
+)

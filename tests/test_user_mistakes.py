@@ -1,0 +1,199 @@
+"""Mistakes users make, each with a located error and a hint that says how Croqtile writes it
+(issue 28, diagnostics; found by writing about 190 one-mistake programs on 2026-12-06).
+
+* C, C++ and CUDA written in a ``.co`` file (frontend/cisms.py): ``__syncthreads()``,
+  ``threadIdx.x``, a C ``for``, ``x >>= 1``, ``i++;``, ``(float)x``, ``const``, ``unsigned``,
+  ``1e-3f``, ``.5f``, ``a-1.5f``, ``->``, ``f32 buf[16]``, ``float*`` / ``shared`` / ``int [N]``
+  parameters, ``and``, ``wmma::``, a missing return type, ``007``, ``if (a = b)``, a call inside an
+  expression, ``#pragma unroll``.  Before, each was a bare "syntax error, unexpected X".
+* Errors that were accepted (sema): a name declared twice in one scope, an integer division by a
+  constant 0, ``return 5;`` from a function of spanned data, a ``tma.copy`` into a ``local`` buffer,
+  a buffer extent of 0 or less, ``a[i]`` of a tensor, a string used as a value, ``wait`` on an
+  index, ``p # 3``, ``chunkat(bm, 2)``, a view's ``.at`` with another number of indices than its
+  tensor's rank, a ``__co__`` function calling another (a warning for ``int k = 3.5f;``).
+* An error the lifting finds in the program reads "in 'f': ..", not "'f' is not translated".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from croq2triton.cli import main
+
+VADD = """__co__ void vadd(global f32 [N] a, global f32 [N] b, global f32 [N] out) {
+  parallel p by cdiv(N, 128) : block, t by 128 : thread {
+    BODY
+  }
+}
+"""
+
+
+def check(capsys: pytest.CaptureFixture[str], tmp_path: Path, src: str) -> tuple[int, str]:
+    path = tmp_path / "t.co"
+    path.write_text(src)
+    rc = main(["check", str(path)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err + out and "internal error" not in err, err
+    return rc, err
+
+
+def body(line: str) -> str:
+    return VADD.replace("BODY", line)
+
+
+# (statement in the body of a vector add, where the error points (line:col), message, hint)
+SYNTAX = [
+    ("__syncthreads();", "3:5", "'__syncthreads' is CUDA, not Croqtile", "'sync.shared;'"),
+    ("out.at(threadIdx.x) = a.at(p # t);", "3:12", "'threadIdx' is CUDA", "'p # t'"),
+    ("for (int i = 0; i < 4; i++) { }", "3:5", "a C 'for' loop", "foreach i in [n]"),
+    ("mutable int s = 4; s >>= 1;", "3:26", "'>>=' is not Croqtile", "write 's = s >> ..;'"),
+    ("mutable int s = 4; s |= 1;", "3:26", "'|=' is not Croqtile", "write 's = s | ..;'"),
+    ("mutable int s = 4; s++;", "3:25", "unexpected '++'", "write 's += 1;'"),
+    ("out.at(p # t) = (float)a.at(p # t);", "3:21", "unexpected element type", "'__to<f32>(x)'"),
+    ("const int k = 4;", "3:5", "'const' is C++", "immutable unless declared 'mutable'"),
+    ("unsigned k = 4;", "3:5", "'unsigned' is a C type", "'u32'"),
+    ("out.at(p # t) = a.at(p # t) * 1e-3f;", "3:35", "no exponent literals", "'0.001f'"),
+    ("out.at(p # t) = a.at(p # t) * .5f;", "3:35", "unexpected '.'", "'0.5'"),
+    ("out.at(p # t) = a.at(p # t)-1.5f;", "3:32", "unexpected floating-point literal", "space after '-'"),
+    ("f32 buf[16];", "3:12", "unexpected '['", "'f32 [..] buf;'"),
+    ("if (t and p) { }", "3:11", "unexpected identifier 'and'", "'&&'"),
+    ("wmma::mma_sync(a, b);", "3:5", "'wmma::mma_sync' is CUDA C++", "mma.row.row"),
+    ("if (t = 3) { }", "3:11", "unexpected '='", "'=='"),
+    ("out.at(p # t) = call f(a.at(p # t)) + 1.0f;", "3:41", "unexpected '+'", "'v = call f(..);'"),
+    ("#pragma unroll", "3:6", "unexpected", "'foreach i in [8] : unroll { .. }'"),
+    ("auto k = 4;", "3:5", "unexpected 'auto'", "('k = ..;')"),
+    ("out.at(p # t = a.at(p # t);", "3:18", "unexpected '='", "')' missing"),
+]
+
+
+@pytest.mark.parametrize(("stmt", "at", "message", "hint"), SYNTAX, ids=[s[0] for s in SYNTAX])
+def test_c_written_in_a_kernel_gets_the_croqtile_form(
+    stmt: str, at: str, message: str, hint: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rc, err = check(capsys, tmp_path, body(stmt))
+    assert rc == 1
+    first = err.splitlines()[0]
+    assert first.startswith(f"{tmp_path / 't.co'}:{at}: error: ") or first.startswith(f"t.co:{at}"), err
+    assert message in first, err
+    assert "hint: " in err and hint in err, err
+
+
+SIGNATURES = [
+    ("__co__ vadd(global f32 [N] a) { }", "1:8", "unexpected identifier 'vadd'", "'__co__ void vadd(..)'"),
+    ("__co__ void f(shared f32 [N] a) { }", "1:15", "a 'shared' parameter", "'global f32 [N] a'"),
+    ("__co__ void f(global int [N] a) { }", "1:22", "unexpected '['", "'s32'"),
+    ("__co__ void f(float* a) { }", "1:20", "Croqtile has no pointers", "'global f32 [N] x'"),
+]
+
+
+@pytest.mark.parametrize(("src", "at", "message", "hint"), SIGNATURES, ids=[s[0] for s in SIGNATURES])
+def test_c_signatures_get_the_croqtile_form(
+    src: str, at: str, message: str, hint: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rc, err = check(capsys, tmp_path, src + "\n")
+    assert rc == 1
+    first = err.splitlines()[0]
+    assert f":{at}: error: " in first and message in first, err
+    assert hint in err, err
+
+
+GEMM_TMA_LOCAL = """__co__ void g(global f16 [M, K] a, global f32 [M, 64] c) {
+  parallel bm by cdiv(M, 64) : block {
+    local f16 [64, 64] s;
+    tma.copy a.subspan(64, 64).at(bm, 0) => s;
+    dma.copy s => c.subspan(64, 64).at(bm, 0);
+  }
+}
+"""
+
+# (program, where, message, hint or None)
+SEMANTIC = [
+    (body("int k = 4;\n    int k = 5;"), "4:9", "'k' is declared twice in the same scope", "another name"),
+    (
+        body("shared f32 [8] s;\n    shared f32 [8] s;"),
+        "4:20",
+        "'s' is declared twice in the same scope",
+        "another name",
+    ),
+    (VADD.replace("cdiv(N, 128)", "N / 0").replace("BODY", ""), "2:21", "division by zero: 'N / 0'", "by 0"),
+    (VADD.replace("cdiv(N, 128)", "cdiv(N, 0)").replace("BODY", ""), "2:25", "'cdiv' by zero", "by 0"),
+    (body("int z = t % 0;"), "3:17", "remainder by zero", "by 0"),
+    (
+        "__co__ f32 [N] f(global f32 [N] a) {\n  return 5;\n}\n",
+        "2:10",
+        "'f' is declared 'f32 [N]' but returns the number '5'",
+        "return spanned data",
+    ),
+    (GEMM_TMA_LOCAL, "4:5", "a tma.copy with a local destination", "declare the buffer 'shared'"),
+    (body("shared f32 [0, 4] s;"), "3:17", "the extent 0 of 's' is invalid", ">= 1"),
+    (body("out.at(p # t) = a[p # t];"), "3:21", "'a' is not an array of buffers", "'a.at(p # t)'"),
+    (body('out.at(p # t) = a.at(p # t) + "x";'), "3:35", 'the string "x" is used as a value', "print"),
+    (body("wait p;"), "3:10", "'wait' takes futures and events; 'p' is a bounded index", None),
+    (body("out.at(p # 3) = a.at(p # t);"), "3:16", "'#' composes two bounded indices", "LANGUAGE.md 7.2"),
+    (
+        "__co__ void f(global f32 [M, N] a, global f32 [M, N] b) {\n"
+        "  parallel bm by 4 : block {\n    s = dma.copy a.chunkat(bm, 2) => shared;\n"
+        "    dma.copy s => b.chunkat(bm, 0);\n  }\n}\n",
+        "3:32",
+        "chunkat takes bounded indices",
+        "'.subspan(extents).at(indices)'",
+    ),
+    (
+        "__co__ void f(global f32 [M, N] a, global f32 [M, N] b) {\n"
+        "  parallel bm by 4 : block {\n    s = dma.copy a.subspan(8, 8).at(bm) => shared;\n"
+        "    dma.copy s => b.subspan(8, 8).at(bm, 0);\n  }\n}\n",
+        "3:19",
+        "'.at' gives 1 index for the 2 dimensions of 'a'",
+        "one index per extent",
+    ),
+    (
+        "__co__ void f(global f32 [M, N] a, global f32 [M, N] b) {\n"
+        "  parallel bm by 4 : block {\n    s = dma.copy a.subspan(8).at(bm, 0) => shared;\n"
+        "    dma.copy s => b.subspan(8, 8).at(bm, 0);\n  }\n}\n",
+        "3:19",
+        "'a' has 2 dimensions, but '.subspan' gives 1 extent",
+        "one per dimension",
+    ),
+    (
+        VADD.replace("BODY", "out.at(p # t) = a.at(p # t);")
+        + "__co__ void twice(global f32 [N] a, global f32 [N] out) {\n  call vadd(a, a, out);\n}\n",
+        "7:3",
+        "'twice' calls the __co__ function 'vadd': __co__ functions cannot call each other",
+        "from the host program",
+    ),
+]
+
+
+@pytest.mark.parametrize(("src", "at", "message", "hint"), SEMANTIC, ids=[s[2][:40] for s in SEMANTIC])
+def test_errors_that_were_accepted_are_errors(
+    src: str, at: str, message: str, hint: str | None, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rc, err = check(capsys, tmp_path, src)
+    assert rc == 1, err
+    line = next((x for x in err.splitlines() if message in x), None)
+    assert line is not None and f":{at}: error: " in line, err
+    if hint is not None:
+        assert hint in err, err
+
+
+def test_a_float_with_a_fraction_into_an_int_warns(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rc, err = check(capsys, tmp_path, body("int k = 3.5f;\n    int j = 2.0f;"))
+    assert rc == 0
+    assert ":3:13: warning: 'k' is int: the float 3.5f converts to 3 (the fraction is dropped)" in err
+    assert "'j'" not in err  # 2.0f converts exactly
+
+
+def test_an_error_the_lifting_finds_is_not_called_a_refusal(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    src = (
+        "__co__ void f(global f32 [M, N] a, global f32 [M, N] b) {\n"
+        "  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 64)] : block {\n"
+        "    shared f32 [1024] flat;\n    dma.copy a.chunkat(bm, bn) => flat;\n"
+        "    dma.copy flat => b.chunkat(bm, bn);\n  }\n}\n"
+    )
+    rc, err = check(capsys, tmp_path, src)
+    assert rc == 1
+    assert "error: in 'f': dma.copy of 'a.chunkat(bm, bn)'" in err, err
+    assert "(the grid's extent 0)" in err and "Call(" not in err, err
+    assert "is not translated" not in err
