@@ -18,7 +18,9 @@ the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`
   ``op(acc, where(g, f, e))`` with ``e`` the identity of ``op``, so the block's values fold with ``e``
   where ``g`` or the block's tail masks them off.  A float ``+`` fold sums in another order: the
   result moves within the rounding of its type (``tl.sum`` adds pairwise, which is at least as
-  accurate as the loop's running sum);
+  accurate as the loop's running sum) for f32 and f64 accumulators; an f16 or bf16 accumulator
+  rounds every step to its type (``acc = 2048; acc += 1`` stays 2048 in f16), which no other order
+  reproduces, so its ``+`` loop stays as written (its ``max`` and ``min`` fold: exact in any order);
 * a ``+`` fold may also be read after its step by lets and stored values (a running sum: ``acc +=
   x; y.at(j) = acc;``); each step's value is then the sum so far plus the inclusive prefix sum of the
   block's terms (``tl.cumsum``), in the same order as the loop for integers and within the rounding of
@@ -345,7 +347,7 @@ def _fold_through(s: N.Assign, lets: dict[str, E.Expr], accs: set[str]) -> Fold:
     acc = s.var
     guard, value = guarded(acc.name, inlined.value)
     found = rescaled.match(acc, value)
-    if found is not None and acc.dtype in ("f16", "bf16", "f32", "f64") and not (guard and acc.name in _names(guard)):
+    if found is not None and acc.dtype in SUMMED and not (guard and acc.name in _names(guard)):
         return Fold(acc, "rescale", value, guard, found)
     best = argfold.match_best(acc, inlined.value)
     if best is not None:
@@ -422,6 +424,11 @@ def _same_guard(a: Fold, b: Fold, lets: dict[str, E.Expr]) -> bool:
     return E.same(E.resolve(a.guard, lets), E.resolve(b.guard, lets))
 
 
+# float accumulators a '+' fold may sum in another order: within the rounding of the result (a
+# 16-bit accumulator rounds every step to 11 or 8 bits, which no other order reproduces)
+SUMMED = ("f32", "f64")
+
+
 def guarded(acc: str, value: E.Expr) -> tuple[E.Expr | None, E.Expr]:
     """An accumulator's new value ``where(g, v, acc)`` (assigned under a condition): (g, v); any
     other value: (None, the value)."""
@@ -440,8 +447,9 @@ def _fold(s: N.Assign) -> Fold:
         if isinstance(mine, E.Var) and mine.name == acc.name and acc.name not in _names(other):
             if guard is not None and acc.name in _names(guard):
                 break
-            if value.op == "+" and not E.is_int(acc.dtype) and acc.dtype not in ("f16", "bf16", "f32", "f64"):
-                break
+            if value.op == "+" and not E.is_int(acc.dtype) and acc.dtype not in SUMMED:
+                break  # each step of a 16-bit float sum rounds in its type: summed in another order it
+                # would not (``acc = 2048; acc += 1`` in f16 stays 2048), beyond the result's rounding
             return Fold(acc, value.op, other, guard)
     raise NotFolded(f"'{acc.name}' assigned in the loop other than by a fold (+, max, min)")
 

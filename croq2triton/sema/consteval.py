@@ -116,9 +116,7 @@ def static_values(res: Resolution) -> Callable[[A.Expr], int | bool | None]:
         try:
             if b.kind in ("int", "bool") and not b.mutable and b.value is not None:
                 return value(b.value)
-            if b.kind == "bounded" and b.bounds is not None and len(b.bounds) == 1 and b.bounds[0] is not None:
-                return value(b.bounds[0])
-            return None
+            return None  # a bounded index takes every value below its bound ('#p' is the bound)
         finally:
             busy.discard(id(b))
 
