@@ -149,8 +149,38 @@ def _translate(path: str, args: argparse.Namespace) -> Translation:
         emit_autotune=_emit_autotune(args),
     )
     if out.unit is not None and not out.unit.functions:
-        raise CroqError(f"no __co__ function in {path}", hint="a .co file translates its __co__ functions")
+        raise _no_function(path, src)
     return out
+
+
+def _no_function(path: str, src: str) -> CroqError:
+    """A file without a ``__co__`` function: what it holds instead, where that shows."""
+    import re
+
+    from .errors import Span
+
+    def located(m: re.Match[str], message: str, hint: str) -> CroqError:
+        line = src.count("\n", 0, m.start()) + 1
+        col = m.start() - (src.rfind("\n", 0, m.start()) + 1) + 1
+        return CroqError(message, Span.at(path, line, col, line, col + len(m.group(0))), hint)
+
+    if not src.strip():
+        return CroqError(f"{path} is empty: no __co__ function", hint="a .co file translates its __co__ functions")
+    cuda = re.search(r"\b__global__\b", src)
+    if cuda is not None:
+        return located(
+            cuda,
+            f"no __co__ function in {path}: '__global__' is a CUDA kernel",
+            "croq2triton translates Croqtile '__co__' functions: '__co__ void f(global f32 [N] x) { parallel .. }'",
+        )
+    python = re.search(r"^(import \w|from [\w.]+ import |def \w+\(|class \w+)", src, re.M)
+    if python is not None:
+        return located(
+            python,
+            f"no __co__ function in {path}: this looks like Python",
+            "croq2triton reads Croqtile (.co) files; 'croq2triton translate X.co' writes the Python",
+        )
+    return CroqError(f"no __co__ function in {path}", hint="a .co file translates its __co__ functions")
 
 
 def _report(out: Translation, args: argparse.Namespace) -> None:

@@ -197,3 +197,30 @@ def test_an_error_the_lifting_finds_is_not_called_a_refusal(capsys: pytest.Captu
     assert "error: in 'f': dma.copy of 'a.chunkat(bm, bn)'" in err, err
     assert "(the grid's extent 0)" in err and "Call(" not in err, err
     assert "is not translated" not in err
+
+
+@pytest.mark.parametrize(
+    ("src", "first", "hint"),
+    [
+        (
+            "// a CUDA kernel\n__global__ void vadd(float* a, int n) { }\n",
+            "t.co:2:1: error: no __co__ function in {path}: '__global__' is a CUDA kernel",
+            "'__co__ void f(global f32 [N] x)",
+        ),
+        (
+            "import torch\n\ndef f(x):\n    return x\n",
+            "t.co:1:1: error: no __co__ function in {path}: this looks like Python",
+            "Croqtile (.co)",
+        ),
+        ("\n\n", "error: {path} is empty: no __co__ function", "translates its __co__ functions"),
+    ],
+    ids=["cuda", "python", "empty"],
+)
+def test_a_file_without_a_co_function_says_what_it_holds(
+    src: str, first: str, hint: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rc, err = check(capsys, tmp_path, src)
+    path = str(tmp_path / "t.co")
+    assert rc == 1
+    assert first.format(path=path) in err.replace(path + ":", "t.co:", 1) or first.format(path=path) in err, err
+    assert hint in err
