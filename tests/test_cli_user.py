@@ -120,7 +120,7 @@ UNTRANSLATABLE = {
     ),
     "MMA operands with different K": (
         MMA_K,
-        "'mm' is not translated: MMA operands disagree on K: 'ma' has K = 32, 'mb' has K = 64",
+        "in 'mm': MMA operands disagree on K: 'ma' has K = 32, 'mb' has K = 64",
         12,
         7,
     ),

@@ -189,6 +189,7 @@ class Copies:
         perm = self.permutation(s, src)  # destination dimension k is source dimension perm[k]
         pad = self.pad_borders(s, src)
         dst: Place
+        again: BufferView | None = None
         if s.dst_storage:
             storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
             if storage == "global":  # a fresh buffer only this instance names: the block's, wherever it lives
@@ -201,16 +202,20 @@ class Copies:
             if any(n is not None and n < 1 for n in extents):
                 raise NotLifted("a copy into a fresh buffer of no elements", s)
             elem = src.buffer.elem if isinstance(src, BufferView) else self.host.tensors[src.tensor].elem
-            if None in extents:  # its tile's extents are fixed at launch
+            again = self.reassigned_future(s, elem, extents)
+            if again is not None:  # ``f = dma.copy .. => shared;`` in a loop, ``f`` bound before it
+                dst = again
+            elif None in extents:  # its tile's extents are fixed at launch
                 if pad is not None:
                     raise NotLifted("a dma.pad into a fresh buffer of run-time shape", s)
                 sizes = tuple(view_shape(src)[c] for c in perm)
                 buf = self.launch_buffer(s.result or "buf", elem, sizes, s)
             else:
                 buf = self.new_buffer(s.result or "buf", elem, tuple(n for n in extents if n is not None), 0, s)
-            buf = self.give_home(buf, storage, s)
-            buf.placing = placing
-            dst = self.whole_buffer(buf)
+            if again is None:
+                buf = self.give_home(buf, storage, s)
+                buf.placing = placing
+                dst = self.whole_buffer(buf)
         else:
             dst = self.place(s.dst)
             self.copy_fits(s, src, dst, perm, pad)
@@ -231,8 +236,30 @@ class Copies:
             raise NotLifted("a transposing copy between buffers", s)
         else:
             self.between_buffers(src, dst, s)  # type: ignore[arg-type]
-        if s.result:
+        if s.result and again is None:
             self.scopes[-1][s.result] = CopyFuture(dst)
+
+    def reassigned_future(self, s: A.DmaStmt, elem: str, extents: tuple[int | None, ...]) -> BufferView | None:
+        """The buffer of a future an enclosing scope binds, where ``s`` assigns it a copy into fresh
+        memory again (``f = dma.copy x.. => shared;`` in a loop, ``f`` bound before it): the name is
+        assigned, not declared anew (LANGUAGE.md 4.3), so after the statement -- in the loop's next
+        step, after the loop -- ``f.data`` is the new copy.  The copy lands in the buffer ``f`` names:
+        no other name views that buffer (else NotLifted), and what reads ``f.data`` before the
+        statement reads it before it is overwritten, in program order."""
+        if not s.result or s.result in self.scopes[-1]:
+            return None  # a name of this scope: a fresh buffer, bound from here on
+        old = next((sc[s.result] for sc in reversed(self.scopes[:-1]) if s.result in sc), None)
+        if not isinstance(old, CopyFuture) or not isinstance(old.data, BufferView) or not old.data.whole:
+            return None
+        buf = old.data.buffer
+        if buf.elem != elem or tuple(const_int(n) for n in buf.sizes) != extents or buf.of is not None:
+            raise NotLifted(f"'{s.result}' assigned a copy of another shape or type than the one it holds", s)
+        for sc in self.scopes:
+            for name, v in sc.items():
+                seen = v.data if isinstance(v, CopyFuture) else v
+                if name != s.result and getattr(seen, "buffer", seen) is buf:
+                    raise NotLifted(f"'{s.result}' assigned a new copy while '{name}' views the one it holds", s)
+        return old.data
 
     def units_store(
         self, src: BufferView, dst: Region, perm: tuple[int, ...], node: A.DmaStmt

@@ -172,6 +172,14 @@ class Mmas:
         sizes = tuple(E.Const(n) if isinstance(n, int) else E.fold(n) for n in extents)
         if isinstance(acc, TileBuffer):
             if len(acc.sizes) != len(sizes) or not all(E.same(E.fold(a), b) for a, b in zip(acc.sizes, sizes)):
+                mine, product = [const_int(x) for x in acc.sizes], [const_int(x) for x in sizes]
+                if None not in mine and None not in product:  # both known: the program's error
+                    raise CroqSemanticError(
+                        f"the MMA's product is {product}, its accumulator '{acc.name}' {mine}",
+                        node.span,
+                        "the accumulator is [rows of A, columns of B]: fill it with that shape, or take operands"
+                        " of its shape (LANGUAGE.md 7.9)",
+                    )
                 raise NotLifted("an MMA whose product does not have its accumulator's shape", node)
             self.tile_value(acc, node)  # ``frag f32 [64, 32] acc {0.5f}``: its fill, where nothing wrote it yet
             return acc
@@ -344,10 +352,14 @@ class Mmas:
         if a_units[a_k] is not None or b_units[b_k] is not None:
             raise NotLifted("an MMA whose units split K (each unit adds its own part)", s)
         if not E.same(a_ext[a_k], b_ext[b_k]):
-            raise CroqLoweringError(
+            ka, kb = const_int(a_ext[a_k]), const_int(b_ext[b_k])
+            error = CroqSemanticError if ka is not None and kb is not None else CroqLoweringError  # both known
+            raise error(
                 f"MMA operands disagree on K: '{_spelled(s.a)}' has K = {size_text(a_ext[a_k])}, "
                 f"'{_spelled(s.b)}' has K = {size_text(b_ext[b_k])}",
                 s.span,
+                "K is an operand's last dimension where its layout says 'row', its first where 'col'"
+                f" (mma.{s.layout[0]}.{s.layout[1]}: LANGUAGE.md 7.9)",
             )
         target = self.accumulator(s.acc, s)  # the user's errors first: types no MMA takes (lift/checks.py)
         mma_types(a_elem, b_elem, target.elem if isinstance(target, Fragment) else self.declared_type(target), s)
