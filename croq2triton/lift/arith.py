@@ -81,10 +81,12 @@ class Arith:
                 return Value(E.fold(E.Un("-", v.expr)), v.ctype)
             if e.op == "!":
                 return Value(E.fold(E.Un("!", self.truth(v))), "bool")
-            if e.op == "~":  # bitwise not of an integer (C's: the operand's type)
+            if e.op == "~":  # bitwise not of an integer, after C's integer promotions
                 if TYPES[self.ctype_of(v)].is_float:
                     raise CroqSemanticError("'~' needs an integer operand", e.span)
                 t = TYPES[self.ctype_of(v)]
+                if t.bits < 32 and t.kind in ("int", "uint"):  # ``~u8(5)`` is the int -6
+                    return Value(E.fold(E.Un("~", self.convert(v, "s32").expr)), "s32")
                 if t.kind == "uint":  # all bits flipped: Triton's interpreter cannot invert unsigned tiles
                     ones = E.Const((1 << t.bits) - 1, v.expr.dtype)
                     return Value(E.fold(E.Bin("^", v.expr, ones)), v.ctype)

@@ -342,6 +342,8 @@ class LauncherLifting(HostFlow, HostCopies):
                 value = int(value)
             if target in NARROW and not isinstance(value, bool):  # C's implicit conversion: rounded or wrapped
                 value = host_cast(value, target)
+            elif target in _WIDE and isinstance(value, int) and not isinstance(value, bool):
+                value = _wrapped(value, _WIDE[target])  # a folded constant past the type's range wraps
             self.names[name] = const(value, target)
             return
         if target is None:
@@ -388,8 +390,8 @@ class LauncherLifting(HostFlow, HostCopies):
             self.body.append(
                 H.Assign(old.name, _converted(v, old), line=line_of(a))
             )  # a variable of an enclosing block
-        elif isinstance(v, E.Expr):  # a scalar assigned again keeps its type
-            self.bind_scalar(name, v, self.croq_type(old if isinstance(old, E.Var) else v), False, a)
+        elif isinstance(v, E.Expr):  # a scalar assigned again keeps its type (a constant's too)
+            self.bind_scalar(name, v, self.croq_type(old if isinstance(old, (E.Var, E.Const)) else v), False, a)
         elif isinstance(v, Reshaped):  # a view the kernels may read and write: the launcher makes it
             self.uid += 1
             var = f"_{safe(name)}{self.uid}"
@@ -574,6 +576,14 @@ def host_call(c: A.Call) -> str:
     if c.kind == "intrinsic":
         kind = "a C++ library function"
     return f"croq2triton does not translate the call of '{c.name}' between launches ({kind}: the launcher is Python)"
+
+
+_WIDE = {"i32": 32, "i64": 64}  # the integer types sema/ccast.py leaves to Python's ints
+
+
+def _wrapped(value: int, bits: int) -> int:
+    v = value % (1 << bits)
+    return v - (1 << bits) if v >= 1 << (bits - 1) else v
 
 
 def _converts(have: str, want: str) -> bool:

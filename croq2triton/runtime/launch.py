@@ -200,7 +200,13 @@ def elem_address(f: Fn, name: str, t: torch.Tensor, idx: tuple[int, ...], line: 
 
 
 def elem_set(f: Fn, name: str, t: torch.Tensor, idx: tuple[int, ...], v: Any, line: int) -> None:
-    """``x.at(i, j) = v`` written by host code between launches (converted to the element type)."""
+    """``x.at(i, j) = v`` written by host code between launches (converted to the element type, an
+    integer wrapped to its width as C converts it: torch refuses one out of the type's range)."""
+    if isinstance(v, int) and not isinstance(v, bool) and not t.dtype.is_floating_point and t.dtype != torch.bool:
+        bits = torch.iinfo(t.dtype).bits
+        v %= 1 << bits
+        if torch.iinfo(t.dtype).min < 0 and v >= 1 << (bits - 1):
+            v -= 1 << bits
     t[_element(f, name, t, idx, line)] = v
 
 

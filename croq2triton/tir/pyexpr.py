@@ -179,7 +179,12 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
         return call(fn, lhs, rhs)
     integer = E.is_int(e.lhs.dtype) and E.is_int(e.rhs.dtype)
     if not integer:
-        return ast.BinOp(lhs, ast.Div() if e.op == "/" else ast.Mod(), rhs)
+        quotient = ast.BinOp(lhs, ast.Div() if e.op == "/" else ast.Mod(), rhs)
+        if where == "kernel" and e.dtype in ("f16", "bf16"):
+            # Triton divides 16-bit floats in f32 and keeps the f32 result: rounded back, as the
+            # source's f16 arithmetic is (docs/precision.md)
+            return call_method(quotient, "to", tl_type(e.dtype))
+        return quotient
     if not (E.nonneg(e.lhs) and E.nonneg(e.rhs)):
         if where == "host":
             return call("_rt.idiv" if e.op == "/" else "_rt.imod", lhs, rhs)
