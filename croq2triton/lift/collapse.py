@@ -39,7 +39,7 @@ from .localnames import defined_names, rename
 from .notlifted import NotLifted
 from .rolepick import role_units, threads_spliced, waits_only
 from .roles import event_only
-from .sequence import Item, common_item, role_item, sequence
+from .sequence import Item, common_item, role_item, sequence, unordered_roles
 from .terms import root_name, unparen
 
 
@@ -138,6 +138,7 @@ def collapse(
         return block, Stated(None, frozenset(), labels, named, level)
     if len(roles) < 2:
         raise NotLifted("one warp role with a pipeline loop (no role to pair it with)", roles[0])
+    unordered_roles(roles, picked)  # (before the loops merge: a race has no order to merge them in)
     if not all(r.is_async for r in roles):  # type: ignore[attr-defined]
         sync = next(r for r in roles if not r.is_async)  # type: ignore[attr-defined]
         raise NotLifted("an 'inthreads' beside warp roles that pipeline a loop", sync)

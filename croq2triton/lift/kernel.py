@@ -48,7 +48,7 @@ from .lanecopies import LaneCopies
 from .laneroles import check_lane_roles, has_lane_roles
 from .loops import Loops
 from .mma import Mmas
-from .notlifted import NotInRegisters, NotLifted, Unlowerable
+from .notlifted import NotInRegisters, NotLifted, Unlowerable, Unordered
 from .parts import Parts
 from .placement import nested_lane_axes, scratch_buffers, varying_names
 from .scratch import ScratchBuffers
@@ -951,8 +951,8 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
     top = loop_exits(top) or top  # ``break`` / ``continue`` as flags (lift/exits.py)
     try:
         return _lift(top, name, host, src_name, opts)
-    except Unlowerable:
-        raise  # no other lifting takes it: the refusal names the construct
+    except (Unlowerable, Unordered):
+        raise  # no other lifting takes it: the refusal names the construct (or the race)
     except NotLifted as first:
         # (a user's error met while lifting stays an error: only a refusal looks further)
         first_unlowerable(top)  # a construct no lifting takes is the refusal, wherever it is

@@ -43,6 +43,12 @@ class Unlowerable(NotLifted):
     is tried, so that the refusal names this construct rather than why a fallback did not fit."""
 
 
+class Unordered(NotLifted):
+    """Warp roles that share a buffer with no event ordering them (lift/sequence.py): the program
+    has no order to translate (a race), however the kernel is lifted, so no other lifting (its units
+    unrolled) is tried: one would run the roles in the source's order, which is not the program's."""
+
+
 class NotInRegisters(NotLifted):
     """A buffer's element access that its register tile does not express, found while lifting
     (the placement pass, lift/placement.py, decides from the source and cannot always know a

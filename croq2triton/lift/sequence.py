@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..frontend import ast as A
-from .notlifted import NotLifted
+from .notlifted import NotLifted, Unordered
 from .terms import root_name, unparen
 
 
@@ -188,10 +188,34 @@ def _races(items: list[Item], nodes: list[tuple[int, int]], after: dict[tuple[in
             shared = (wx & uy) | (wy & ux)
             if shared:
                 name = sorted(shared)[0]
-                raise NotLifted(
+                raise Unordered(
                     f"warp roles that use '{name}' with no event ordering them (a race: no order is the program's)",
                     items[y[0]].node,
                 )
+
+
+def unordered_roles(roles: list[A.Stmt], units: list[frozenset[int]]) -> None:
+    """Roles that pipeline a loop (lift/collapse.py): NotLifted where two of them on different units
+    share a buffer one writes and neither waits on nor triggers an event (no order is the program's,
+    so merging their loops in the source's order would pick one)."""
+    uses = [_uses([r]) for r in roles]
+    ordered = [any(_orders_events(n) for n in r.walk()) for r in roles]
+    for j in range(len(roles)):
+        for i in range(j):
+            if units[i] == units[j] or (ordered[i] and ordered[j]):
+                continue
+            (wi, ui), (wj, uj) = uses[i], uses[j]
+            shared = (wi & uj) | (wj & ui)
+            if shared:
+                name = sorted(shared)[0]
+                raise Unordered(
+                    f"warp roles that use '{name}' with no event ordering them (a race: no order is the program's)",
+                    roles[j],
+                )
+
+
+def _orders_events(n: A.Node) -> bool:
+    return isinstance(n, (A.Wait, A.Trigger)) or (isinstance(n, A.DmaStmt) and n.event is not None)
 
 
 def _uses(stmts: list[A.Stmt]) -> tuple[set[str], set[str]]:
