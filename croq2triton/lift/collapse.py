@@ -415,6 +415,10 @@ def _split(body: A.Stmt, role: A.Node) -> tuple[list[A.Stmt], A.Foreach | None, 
     mains = [i for i, s in enumerate(stmts) if isinstance(s, A.Foreach) and _orders(s)]
     if len(mains) > 1:
         raise NotLifted("a warp role with more than one main loop", role)
+    for x in stmts:  # waits and triggers inside a thread level of the role: no merged loop orders them
+        inner = [n for n in x.walk() if isinstance(n, A.Parallel)]
+        if any(_orders(n) for n in inner):
+            raise NotLifted("a wait or a trigger of an event inside a thread-level parallel of a warp role", x)
     if not mains:
         return stmts, None, []
     i = mains[0]

@@ -606,7 +606,10 @@ class _Rewrite:
         line = s.line
         if isinstance(s, N.Let):
             value = self.lift(s.value)
-            var = E.Var(s.var.name, value.dtype, dims=value.shape)
+            # an integer's bounds from its value over every lane (the block's tail lanes too: the
+            # counter keeps its lower bound there, so ``tile = it * 3 + p`` stays non-negative)
+            lo, hi = E.bounds(value) if E.is_int(value.dtype) else (None, None)
+            var = E.Var(s.var.name, value.dtype, lo=lo, hi=hi, dims=value.shape)
             self.env[s.var.name] = var
             self.values[s.var.name] = value
             self.out.append(N.Let(var, value, line=line))
