@@ -127,6 +127,12 @@ SEMANTIC = [
         "return spanned data",
     ),
     (GEMM_TMA_LOCAL, "4:5", "a tma.copy with a local destination", "declare the buffer 'shared'"),
+    (
+        body("shared f32 [8] s;\n    shared f32 [8] u;\n    tma.copy s => u;"),
+        "5:5",
+        "a tma.copy between two buffers ('s' => 'u')",
+        "'dma.copy'",
+    ),
     (body("shared f32 [0, 4] s;"), "3:17", "the extent 0 of 's' is invalid", ">= 1"),
     (body("out.at(p # t) = a[p # t];"), "3:21", "'a' is not an array of buffers", "'a.at(p # t)'"),
     (body('out.at(p # t) = a.at(p # t) + "x";'), "3:35", 'the string "x" is used as a value', "print"),

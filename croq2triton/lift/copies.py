@@ -233,7 +233,7 @@ class Copies:
         elif pad is not None:
             self.pad_between_buffers(src, dst, s, pad)  # type: ignore[arg-type]
         elif perm != tuple(range(len(perm))):
-            raise NotLifted("a transposing copy between buffers", s)
+            self.transposed_between_buffers(src, dst, perm, s)  # type: ignore[arg-type]
         else:
             self.between_buffers(src, dst, s)  # type: ignore[arg-type]
         if s.result and again is None:
@@ -682,6 +682,24 @@ class Copies:
             self.set_tile(buf, var, node)
         else:  # under a condition: the buffer as it was where it fails
             self.set_tile(buf, E.Where(keep, var, self.tile_value(buf, node)), node)
+
+    def transposed_between_buffers(
+        self, src: BufferView, dst: BufferView, perm: tuple[int, ...], node: A.DmaStmt
+    ) -> None:
+        """``dma.transp<..> s.data => local``: the source's tile (or a part of it) with its axes
+        permuted, the destination's dimension k the source's ``perm[k]`` (LANGUAGE.md 7.8)."""
+        self.same_elem(src.buffer.elem, dst.buffer.elem, node)
+        if src.whole:
+            value, shape, sizes = self.tile_value(src.buffer, node), src.buffer.tile, src.buffer.sizes
+        else:
+            value, shape, sizes = self.part_tile(src, node)
+        moved = tuple(shape[k] for k in perm)
+        sizes_moved = tuple(sizes[k] for k in perm)
+        if not dst.whole or moved != tuple(dst.buffer.tile):
+            raise NotLifted("a transposing copy into a part of a buffer, or of another shape", node)
+        if not all(E.same(E.fold(a), E.fold(b)) for a, b in zip(sizes_moved, dst.buffer.sizes, strict=True)):
+            raise NotLifted("a transposing copy between buffers of other extents", node)
+        self.set_tile(dst.buffer, E.fold(E.Permute(value, perm)), node)
 
     def between_buffers(self, src: BufferView, dst: BufferView, node: A.DmaStmt) -> None:
         self.same_elem(src.buffer.elem, dst.buffer.elem, node)

@@ -42,12 +42,19 @@ def direction_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
         b = _root_binding(e, res)
         return b is not None and b.kind == "spanned" and b.span is not None and (b.span.start, b.name) in locals_
 
+    def in_memory(e: A.Expr) -> bool:
+        """Is ``e`` a view of a tensor in global memory (a parameter, a global buffer)? Unresolved: yes."""
+        b = _root_binding(e, res)
+        return b is None or b.origin == "parameter" or is_global(e) or b.kind != "spanned"
+
     for k in kernels(fn):
         for n in k.walk():
             if isinstance(n, A.DmaStmt) and n.engine == "tma" and n.op == "copy":
                 side = "destination" if is_local(n.dst, n.dst_storage) else "source" if is_local(n.src, False) else None
                 if side is not None:
                     out.append(_tma_local(n, side))
+                elif not in_memory(n.src) and not (in_memory(n.dst) if not n.dst_storage else _global_kw(n.dst)):
+                    out.append(_tma_buffers(n))
             if not (isinstance(n, A.DmaStmt) and n.engine == "dma" and n.op == "copy" and n.is_async):
                 continue
             to_global = (n.dst_storage and isinstance(n.dst, A.Name) and n.dst.name == "global") or (
@@ -67,6 +74,20 @@ def _declarations(fn: A.CoFunction, storage: str) -> set[tuple[int, str]]:
         for d in s.items
         if (span := d.span or s.span) is not None
     }
+
+
+def _global_kw(e: A.Expr) -> bool:
+    return isinstance(e, A.Name) and e.name == "global"
+
+
+def _tma_buffers(s: A.DmaStmt) -> Diagnostic:
+    return Diagnostic(
+        "error",
+        f"a tma.copy between two buffers ('{source_text(s.src)}' => '{source_text(s.dst)}'): TMA copies"
+        " between global and shared memory only",
+        s.span,
+        "copy between buffers with 'dma.copy'",
+    )
 
 
 def _tma_local(s: A.DmaStmt, side: str) -> Diagnostic:
