@@ -137,6 +137,12 @@ SEMANTIC = [
     (body("out.at(p # t) = a[p # t];"), "3:21", "'a' is not an array of buffers", "'a.at(p # t)'"),
     (body('out.at(p # t) = a.at(p # t) + "x";'), "3:35", 'the string "x" is used as a value', "print"),
     (body("wait p;"), "3:10", "'wait' takes futures and events; 'p' is a bounded index", None),
+    (
+        body("int nn = 4;\n    foreach nn { }"),
+        "4:13",
+        "'foreach nn' loops over a bounded index of 'with'",
+        "'with nn in [n]",
+    ),
     (body("out.at(p # 3) = a.at(p # t);"), "3:16", "'#' composes two bounded indices", "LANGUAGE.md 7.2"),
     (
         "__co__ void f(global f32 [M, N] a, global f32 [M, N] b) {\n"

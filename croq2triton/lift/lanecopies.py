@@ -105,7 +105,7 @@ class LaneCopies:
             storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
             extents = tuple(const_int(n) for n in src.shape)
             if storage not in STORAGES or None in extents or any(n < 1 for n in extents):  # type: ignore[operator]
-                raise NotLifted("a per-thread copy of run-time extent or into this memory", s)
+                raise NotLifted(_lane_copy_refusal(storage, extents), s)
             buf = self.give_home(self.new_buffer(s.result or "buf", src.buffer.elem, extents, 0, s), storage, s)
             if buf.home is None or buf.home.lane is None:
                 raise NotLifted("a per-thread copy into a buffer the threads share", s)
@@ -127,7 +127,7 @@ class LaneCopies:
             storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
             extents = self.place_shape(src)
             if storage not in STORAGES or None in extents or any(n < 1 for n in extents):  # type: ignore[operator]
-                raise NotLifted("a per-thread copy of run-time extent or into this memory", s)
+                raise NotLifted(_lane_copy_refusal(storage, extents), s)
             if pad is not None:
                 extents = tuple(padded_extent(n, c, pad) for c, n in enumerate(extents))
             extents = tuple(extents[c] for c in perm)
@@ -251,3 +251,12 @@ def _lifted(e: E.Expr, lanes: int, rank: int, node: A.Node) -> E.Expr:
     if len(e.shape) != lanes:
         raise NotLifted("a per-thread copy under lanes of another arrangement", node)
     return E.Lift(e, rank, tuple(range(lanes)))
+
+
+def _lane_copy_refusal(storage: str | None, extents: tuple[int | None, ...]) -> str:
+    """Why a per-thread copy into fresh memory is refused: its extent, or the memory it names."""
+    if storage not in STORAGES:
+        return f"a per-thread copy into fresh '{storage}' memory (a thread's own buffer is 'local' or 'shared')"
+    if None in extents:
+        return "a per-thread copy of an extent known only at launch (each thread's buffer needs constant extents)"
+    return "a per-thread copy of no elements"

@@ -84,6 +84,18 @@ def misuse_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
             out.append(_error(f"{what} by zero: '{_text(n)}'", n.rhs, _ZERO_HINT))
         elif isinstance(n, A.Builtin) and n.name in _DIVIDING and len(n.args) == 2 and value(n.args[1]) == 0:
             out.append(_error(f"'{n.name}' by zero: '{_text(n)}'", n.args[1], _ZERO_HINT))
+        elif isinstance(n, A.Foreach):
+            for it in n.items:
+                b = res.binding(it) if isinstance(it, A.RangeItem) else None
+                if b is not None and b.kind in _DATA:
+                    out.append(
+                        _error(
+                            f"'foreach {it.name}' loops over a bounded index of 'with'; '{it.name}' is {_DATA[b.kind]}",
+                            it,
+                            f"write 'foreach {it.name} in [n] {{ .. }}', or bound it first: 'with {it.name} in [n]"
+                            f" {{ foreach {it.name} {{ .. }} }}'",
+                        )
+                    )
         elif isinstance(n, A.Binary) and n.op == "#":
             for x in (n.lhs, n.rhs):
                 if isinstance(_unparen(x), (A.IntLit, A.FloatLit)):
