@@ -757,3 +757,10 @@ class TranslationUnit(Node):
     @property
     def functions(self) -> list[CoFunction]:
         return [i for i in self.items if isinstance(i, CoFunction)]
+
+
+def unparen(e: Expr) -> Expr:
+    """``e`` without the parentheses around it."""
+    while isinstance(e, Paren):
+        e = e.expr
+    return e

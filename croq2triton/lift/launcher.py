@@ -19,7 +19,7 @@ from collections.abc import Callable
 from ..errors import CroqError, internal_errors
 from ..frontend import ast as A
 from ..frontend.describe import describe
-from ..sema.ccast import NARROW, host_cast
+from ..sema.ccast import NARROW, host_cast, wrap_int
 from ..sema.checks import DEVICE_TARGETS
 from ..sema.types import TYPES, unlowerable_reason
 from ..sema.writes import written_params
@@ -343,7 +343,7 @@ class LauncherLifting(HostFlow, HostCopies):
             if target in NARROW and not isinstance(value, bool):  # C's implicit conversion: rounded or wrapped
                 value = host_cast(value, target)
             elif target in _WIDE and isinstance(value, int) and not isinstance(value, bool):
-                value = _wrapped(value, _WIDE[target])  # a folded constant past the type's range wraps
+                value = wrap_int(value, _WIDE[target], True)  # a folded constant past the type's range wraps
             self.names[name] = const(value, target)
             return
         if target is None:
@@ -579,11 +579,6 @@ def host_call(c: A.Call) -> str:
 
 
 _WIDE = {"i32": 32, "i64": 64}  # the integer types sema/ccast.py leaves to Python's ints
-
-
-def _wrapped(value: int, bits: int) -> int:
-    v = value % (1 << bits)
-    return v - (1 << bits) if v >= 1 << (bits - 1) else v
 
 
 def _converts(have: str, want: str) -> bool:

@@ -184,14 +184,7 @@ def _races(items: list[Item], nodes: list[tuple[int, int]], after: dict[tuple[in
                 continue
             if x >= y or x in preceding(y) or y in preceding(x):
                 continue
-            (wx, ux), (wy, uy) = uses[x], uses[y]
-            shared = (wx & uy) | (wy & ux)
-            if shared:
-                name = sorted(shared)[0]
-                raise Unordered(
-                    f"warp roles that use '{name}' with no event ordering them (a race: no order is the program's)",
-                    items[y[0]].node,
-                )
+            _race(uses[x], uses[y], items[y[0]].node)
 
 
 def unordered_roles(roles: list[A.Stmt], units: list[frozenset[int]]) -> None:
@@ -204,14 +197,18 @@ def unordered_roles(roles: list[A.Stmt], units: list[frozenset[int]]) -> None:
         for i in range(j):
             if units[i] == units[j] or (ordered[i] and ordered[j]):
                 continue
-            (wi, ui), (wj, uj) = uses[i], uses[j]
-            shared = (wi & uj) | (wj & ui)
-            if shared:
-                name = sorted(shared)[0]
-                raise Unordered(
-                    f"warp roles that use '{name}' with no event ordering them (a race: no order is the program's)",
-                    roles[j],
-                )
+            _race(uses[i], uses[j], roles[j])
+
+
+def _race(a: tuple[set[str], set[str]], b: tuple[set[str], set[str]], node: A.Node) -> None:
+    """Unordered where one of two unordered pieces writes what the other uses ((written, read) each)."""
+    (wa, ua), (wb, ub) = a, b
+    shared = (wa & ub) | (wb & ua)
+    if shared:
+        name = sorted(shared)[0]
+        raise Unordered(
+            f"warp roles that use '{name}' with no event ordering them (a race: no order is the program's)", node
+        )
 
 
 def _orders_events(n: A.Node) -> bool:

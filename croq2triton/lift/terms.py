@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..frontend import ast as A
+from ..frontend.ast import unparen as unparen
 from ..tir import expr as E
 from ..tir.contract import ACC as ACC
 from .notlifted import NotLifted
@@ -324,12 +325,6 @@ def element_base(base: A.Expr) -> str | None:
     if isinstance(b, A.Member) and b.member == "data":
         b = unparen(b.base)
     return b.name if isinstance(b, A.Name) else None
-
-
-def unparen(e: A.Expr) -> A.Expr:
-    while isinstance(e, A.Paren):
-        e = e.expr
-    return e
 
 
 def root_name(e: A.Expr) -> str | None:

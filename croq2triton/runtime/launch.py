@@ -23,6 +23,7 @@ from torch._subclasses.fake_tensor import is_fake
 
 from ..errors import REGISTRY, CroqError, Diagnostic, Span
 from ..sema.ccast import host_cast as host_cast
+from ..sema.ccast import wrap_int
 from .interpreter_compare import compare_as_bool
 from .interpreter_minmax import match_compiled_minmax
 
@@ -203,10 +204,8 @@ def elem_set(f: Fn, name: str, t: torch.Tensor, idx: tuple[int, ...], v: Any, li
     """``x.at(i, j) = v`` written by host code between launches (converted to the element type, an
     integer wrapped to its width as C converts it: torch refuses one out of the type's range)."""
     if isinstance(v, int) and not isinstance(v, bool) and not t.dtype.is_floating_point and t.dtype != torch.bool:
-        bits = torch.iinfo(t.dtype).bits
-        v %= 1 << bits
-        if torch.iinfo(t.dtype).min < 0 and v >= 1 << (bits - 1):
-            v -= 1 << bits
+        info = torch.iinfo(t.dtype)
+        v = wrap_int(v, info.bits, info.min < 0)
     t[_element(f, name, t, idx, line)] = v
 
 

@@ -13,11 +13,15 @@ FLOATS = ("f16", "bf16", "f32")
 NARROW = (*WIDTHS, "f16", "bf16")  # f32: Python floats stand for it as they are
 
 
+def wrap_int(value: int, bits: int, signed: bool) -> int:
+    """``value`` wrapped to an integer type of ``bits`` bits, as C converts it."""
+    v = value % (1 << bits)
+    return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
+
+
 def host_cast(value: float | int | bool, dtype: str) -> float | int:
-    if dtype in WIDTHS:
-        bits = WIDTHS[dtype]
-        v = int(value) % (1 << bits)  # int() truncates a float toward zero, as C does
-        return v - (1 << bits) if dtype.startswith("i") and v >= 1 << (bits - 1) else v
+    if dtype in WIDTHS:  # int() truncates a float toward zero, as C does
+        return wrap_int(int(value), WIDTHS[dtype], dtype.startswith("i"))
     if dtype not in FLOATS:
         raise ValueError(f"no host conversion to '{dtype}'")
     x = float(value)

@@ -98,7 +98,7 @@ def misuse_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
                     )
         elif isinstance(n, A.Binary) and n.op == "#":
             for x in (n.lhs, n.rhs):
-                if isinstance(_unparen(x), (A.IntLit, A.FloatLit)):
+                if isinstance(A.unparen(x), (A.IntLit, A.FloatLit)):
                     out.append(
                         _error(
                             f"'{_text(n)}': '#' composes two bounded indices; '{_text(x)}' is a number",
@@ -109,7 +109,7 @@ def misuse_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
                     )
         elif isinstance(n, A.ViewOp) and n.kind == "chunkat":
             for x in n.args:
-                if isinstance(_unparen(x), (A.IntLit, A.FloatLit)):
+                if isinstance(A.unparen(x), (A.IntLit, A.FloatLit)):
                     out.append(
                         _error(
                             f"chunkat takes bounded indices (of parallel, with or foreach) or '_', not the number"
@@ -120,10 +120,10 @@ def misuse_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
                     )
         elif (
             isinstance(n, A.Index)
-            and isinstance(_unparen(n.base), A.Name)
+            and isinstance(A.unparen(n.base), A.Name)
             and not any(isinstance(i, A.Paren) for i in n.indices)  # ``x[(1), (0)]``: a shape derivation
         ):
-            b = res.binding(_unparen(n.base))
+            b = res.binding(A.unparen(n.base))
             if b is not None and b.kind == "spanned" and (b.origin == "parameter" or id(b) in plain):
                 name = b.name
                 out.append(
@@ -177,22 +177,16 @@ def _plain_buffers(fn: A.CoFunction, res: Resolution) -> set[int]:
 def _value_operands(n: A.Node) -> list[A.Node]:
     """The expressions ``n`` uses as values: operands, assigned values, initialisers, indices."""
     if isinstance(n, A.Binary):
-        return [_unparen(n.lhs), _unparen(n.rhs)]
+        return [A.unparen(n.lhs), A.unparen(n.rhs)]
     if isinstance(n, A.Unary):
-        return [_unparen(n.operand)]
+        return [A.unparen(n.operand)]
     if isinstance(n, A.Assign):
-        return [_unparen(n.value)]
+        return [A.unparen(n.value)]
     if isinstance(n, A.At):
-        return [_unparen(i) for i in n.indices]
+        return [A.unparen(i) for i in n.indices]
     if isinstance(n, A.ScalarDecl):
-        return [_unparen(d.init) for d in n.items if d.init is not None]
+        return [A.unparen(d.init) for d in n.items if d.init is not None]
     return []
-
-
-def _unparen(e: A.Expr) -> A.Expr:
-    while isinstance(e, A.Paren):
-        e = e.expr
-    return e
 
 
 def _root(e: A.Expr) -> A.Expr:
