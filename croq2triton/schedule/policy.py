@@ -182,6 +182,8 @@ NARROW_ROW_BYTES = 8 * 1024
 # shapes) with 8 KB blocks, 0.79 with 16 KB, split 8 programs a SM (0.64 at 2: perf/probe_columns.py,
 # perf/RESULTS.md 2026-12-04)
 LINES_BLOCK_BYTES = 8 * 1024
+# warps of such a kernel's programs
+LINES_WARPS = 4
 
 
 def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
@@ -207,11 +209,11 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
         if all(isinstance(x, E.Const) for x in extents):
             if all(int(x.value) < 2 * block for x in extents):  # type: ignore[union-attr]
                 return None  # a short loop (an embedding bag's few rows): widening the lanes is the policy there
-            return TileSchedule(tuple(1 for _ in kernel.program_ids), 4, origin="auto", fold=block)
+            return TileSchedule(tuple(1 for _ in kernel.program_ids), LINES_WARPS, origin="auto", fold=block)
         sized = any(isinstance(a, N.Constexpr) and a.size is not None for a in kernel.args)
         if _known_extents(kernel, loops) and not sized:  # (tiles fixed at launch already: their warps stand)
-            return TileSchedule(tuple(1 for _ in kernel.program_ids), 4, origin="auto", fold=-1)
-        return TileSchedule(tuple(1 for _ in kernel.program_ids), 4, origin="auto", fold=block)
+            return TileSchedule(tuple(1 for _ in kernel.program_ids), LINES_WARPS, origin="auto", fold=-1)
+        return TileSchedule(tuple(1 for _ in kernel.program_ids), LINES_WARPS, origin="auto", fold=block)
     if tile_rank(kernel) != 1:
         return None
     splits = _row_splits(kernel, facts)
@@ -251,7 +253,7 @@ def lines_split(kernel: N.Kernel, facts: Facts | None, schedule: TileSchedule) -
         return None
     block = lines_block(elem, max(1, lane_count(kernel) // prod(splits)), LINES_BLOCK_BYTES)
     return TileSchedule(
-        tuple(1 for _ in splits), 4, origin="auto", splits=tuple(splits), fold=block, num_stages=schedule.num_stages
+        tuple(1 for _ in splits), LINES_WARPS, origin="auto", splits=tuple(splits), fold=block, num_stages=schedule.num_stages
     )
 
 
