@@ -51,6 +51,7 @@ from ..schedule.reroll import reroll_loops
 from ..schedule.sameloads import share_loads
 from ..schedule.schedule import Schedule, TileSchedule, with_point
 from ..schedule.selectfold import fold_all, fold_selects
+from ..schedule.serial import NotSerial, merges_atomics, serialize
 from ..schedule.shuffles import fold_butterflies
 from ..schedule.splitloop import NotSplit, Split, split_loop
 from ..schedule.totals import lanes_first
@@ -348,7 +349,10 @@ class KernelDispatch:
                     # Triton vectorises (schedule/vecmasks.py)
                     variants = [(vector_masks(k), cond, note) for k, cond, note in variants]
                 kernels = [
-                    self.finished(pipeline_loads(interior_split(self.named(k)), stages), name) for k, _, _ in variants
+                    self.finished(
+                        pipeline_loads(self.serial(interior_split(self.named(k)), schedule, top), stages), name
+                    )
+                    for k, _, _ in variants
                 ]
                 launches = [launch_of(k, line) for k in kernels]
                 if split is not None:
@@ -480,6 +484,8 @@ class KernelDispatch:
             schedule = picked or dataclasses.replace(schedule, origin="auto")
             if policy.splits_loop(kernel):  # its loop split across programs where they are too few
                 schedule = dataclasses.replace(schedule, loop_split=0)
+            if merges_atomics(kernel):  # blocks one after the other add their atomics once: a tuning field
+                schedule = dataclasses.replace(schedule, serial=tuple(1 for _ in kernel.program_ids))
         if has_read_loops(kernel) or schedule.fold != 0 or schedule.loop_split is not None:
             # loops that only read memory (or will, once its lanes' loops fold in blocks): pipelined
             stages = policy.LOAD_STAGES if self.schedule == "auto" else 1
@@ -507,6 +513,25 @@ class KernelDispatch:
                 ) from None
             self.explain(kernel, top, e)
             return None
+
+    def serial(self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel) -> N.Kernel:
+        """``kernel`` with the blocks the schedule's ``serial`` factors name run one after the other by
+        one program (schedule/serial.py); a tuning point whose proof fails is an error, the policy's
+        choice is dropped (``CROQ2TRITON_EXPLAIN=1`` says why)."""
+        if not schedule.serial or all(f == 1 for f in schedule.serial):
+            return kernel
+        try:
+            return serialize(kernel, schedule.serial)
+        except NotSerial as e:
+            if schedule.origin == "tuned":
+                raise CroqError(
+                    f"the tuning point runs blocks of kernel '{kernel.name}' one after the other"
+                    f" ({schedule.describe()}), but {e}",
+                    top.span,
+                    "keep its serial factors at 1",
+                ) from None
+            self.explain(kernel, top, e)
+            return kernel
 
     def lines_split(
         self,

@@ -95,7 +95,7 @@ def _fold(s: N.Atomic, lets: dict[str, E.Expr], taken: set[str], done: list[int]
     if value.shape != shape:  # at the whole tile's shape: each lane's value folds in
         value = E.fold(E.Bin("+", value, E.Full(shape, 0, dtype)))
     if s.mask is not None:
-        value = E.Where(s.mask, value, _identity(op, dtype))
+        value = E.Where(s.mask, value, identity(op, dtype))
     # the mask's terms that do not change along the folded axes stay as they are (the verifier sees
     # them keep the address inside); the others let the fold through where any lane's do
     terms = E.conjuncts(lets.get(s.mask.name, s.mask)) if s.mask is not None else []
@@ -137,7 +137,7 @@ def _squeezed(e: E.Expr, rank: int) -> E.Expr:
     return E.Lift(e, rank, tuple(range(rank - len(e.shape), rank)))
 
 
-def _identity(op: str, dtype: str) -> E.Const:
+def identity(op: str, dtype: str) -> E.Const:
     if E.is_int(dtype):
         lo, hi = INT_LIMITS.get(dtype, (0, 0))
         return E.Const({"+": 0, "max": lo, "min": hi}[op], dtype)

@@ -253,7 +253,12 @@ def lines_split(kernel: N.Kernel, facts: Facts | None, schedule: TileSchedule) -
         return None
     block = lines_block(elem, max(1, lane_count(kernel) // prod(splits)), LINES_BLOCK_BYTES)
     return TileSchedule(
-        tuple(1 for _ in splits), LINES_WARPS, origin="auto", splits=tuple(splits), fold=block, num_stages=schedule.num_stages
+        tuple(1 for _ in splits),
+        LINES_WARPS,
+        origin="auto",
+        splits=tuple(splits),
+        fold=block,
+        num_stages=schedule.num_stages,
     )
 
 

@@ -83,6 +83,7 @@ def pieces(extent: int) -> tuple[tuple[int, int], ...]:
 
 MOST_LOOP_SPLITS = 1024  # programs one loop is split across at most (a tuning point's)
 MOST_LOAD_STAGES = 8  # stages of a pipelined loop that only reads memory at most
+MOST_SERIAL = 64  # blocks of a grid axis one program runs one after the other at most
 
 
 @dataclass(frozen=True)
@@ -111,8 +112,16 @@ class TileSchedule:
     # not one; 0: one row a program where a row holds policy.NARROW_ROW_BYTES or more (the launcher
     # decides), else as written; R: R rows a program (a divisor of the block's rows; as many: as written)
     rows: int | None = None
+    # consecutive blocks of each grid axis one program runs one after the other (schedule/serial.py),
+    # their block-independent atomics added once: None where the kernel has no atomic to add once
+    # (not a tuning field there), else a factor per axis
+    serial: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
+        if self.serial is not None and (
+            len(self.serial) != len(self.factors) or any(f < 1 or f > MOST_SERIAL for f in self.serial)
+        ):
+            raise ValueError(f"serial = {self.serial}: one factor per grid axis, 1 to {MOST_SERIAL}")
         if not self.splits:
             object.__setattr__(self, "splits", tuple(1 for _ in self.factors))
         if any(f < 1 or f & (f - 1) for f in (*self.factors, *self.splits)):
@@ -136,7 +145,10 @@ class TileSchedule:
         split = "" if not self.loop_split else f", its loop split across {self.loop_split} programs"
         stages = "" if (self.num_stages or 1) == 1 else f", loads pipelined in {self.num_stages} stages"
         rows = "" if not self.rows else f", {self.rows} row(s) of a block a program"
-        return f"{blocks} blocks a program{folds}{split}{stages}{rows}, {self.num_warps} warps ({self.origin})"
+        serial = ""
+        if self.serial and any(f > 1 for f in self.serial):
+            serial = f", {' x '.join(map(str, self.serial))} blocks one after the other"
+        return f"{blocks} blocks a program{folds}{split}{stages}{rows}{serial}, {self.num_warps} warps ({self.origin})"
 
 
 def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> Schedule | TileSchedule:
@@ -156,7 +168,7 @@ def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> 
         raise ValueError("num_stages: the kernel has no loop that only reads memory")
     if isinstance(schedule, TileSchedule) and "rows" in changes and schedule.rows is None:
         raise ValueError("rows: the kernel's block is not several independent rows (lift/narrow.py)")
-    for name in ("factors", "splits"):
+    for name in ("factors", "splits", "serial"):
         if isinstance(schedule, TileSchedule) and name in changes:
             given = changes[name]
             # (one number: the one grid axis of a kernel that has one)

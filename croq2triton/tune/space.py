@@ -99,10 +99,19 @@ def _rows_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
     return () if s.rows is None else (0, 1, 2, 4, 8)
 
 
+def _serial_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
+    if s.serial is None:
+        return ()
+    axes = len(s.factors)
+    ones = (1,) * axes
+    return (ones, *((*ones[:a], f, *ones[a + 1 :]) for a in range(min(axes, 2)) for f in (2, 4, 8, 16)))
+
+
 # The default space of a tile kernel: widening factors (each of the first two grid axes 1..8, at
 # most 16 blocks a program) x 2, 4, 8 warps; where the kernel's lanes loop over rows, the block each
 # loop folds an iteration (x 6) and, where that loop splits across programs, how many (x 7); where
-# a loop only reads memory, plain or pipelined in 3 stages (x 2).
+# a loop only reads memory, plain or pipelined in 3 stages (x 2); where an atomic of the kernel would
+# add once for several blocks, 1 to 16 blocks of one axis one after the other (x 9).
 TILE_FIELDS: dict[str, FieldSpec] = {
     "factors": FieldSpec("factors", "a power of two per grid axis (1x2)", "consecutive blocks one program owns",
                          _factor_defaults),
@@ -118,6 +127,9 @@ TILE_FIELDS: dict[str, FieldSpec] = {
                             _load_stage_defaults),
     "rows": FieldSpec("int", "0 (one row a program past 8 KB rows) or the rows a program (a divisor of the block's)",
                       "rows of a block of independent rows one program runs (lift/narrow.py)", _rows_defaults),
+    "serial": FieldSpec("factors", "a factor per grid axis, 1 to 64 (4x1)",
+                        "consecutive blocks one program runs one after the other, their atomics added once"
+                        " (schedule/serial.py)", _serial_defaults),
 }  # fmt: skip
 
 
@@ -286,6 +298,7 @@ def _spec_table(s: Schedule | TileSchedule) -> dict[str, FieldSpec]:
         known -= {"loop_split"} if s.loop_split is None else set()
         known -= {"num_stages"} if s.num_stages is None else set()
         known -= {"rows"} if s.rows is None else set()
+        known -= {"serial"} if s.serial is None else set()
     return {k: v for k, v in table.items() if k in known}
 
 

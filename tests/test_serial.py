@@ -1,0 +1,105 @@
+"""Blocks one after the other: ``TileSchedule.serial`` (schedule/serial.py, issue 27). A program runs
+``F`` consecutive blocks of a grid axis in a loop; an atomic whose address does not change from
+block to block adds once for them (a column sum's partial sums: one atomic a program instead of one
+a block). Each point runs tests/programs/serial_blocks.co in the interpreter on ragged sizes (the
+last program's extra blocks past the grid), outputs poisoned with NaN, against float64 torch; a
+kernel whose blocks count each other (an atomic's old value read) is refused at the point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from kernel_util import assert_close, assert_near_max, poisoned, randn
+
+from croq2triton.api import load_source, translate_full
+from croq2triton.options import Point
+from croq2triton.schedule.schedule import TileSchedule
+
+PROGRAM = Path(__file__).parent / "programs" / "serial_blocks.co"
+POINTS = [(1, 1), (3, 1), (4, 2), (1, 4), (16, 1)]
+_MODS: dict[tuple[int, ...], Any] = {}
+
+
+def _module(point: tuple[int, ...]) -> Any:
+    if point not in _MODS:
+        fields = {f"{fn}_k0": {"serial": point} for fn in ("col_sums", "col_extremes", "row_sums", "scale_rows")}
+        out = translate_full(
+            PROGRAM.read_text(), filename="serial_blocks.co", schedule="auto", point=Point.of({}, fields)
+        )
+        assert not {"col_sums", "col_extremes", "row_sums", "scale_rows"} & set(out.failed), out.failed
+        if point != (1, 1):
+            assert "one after the other (schedule/serial.py)" in out.source
+        _MODS[point] = load_source(out.source, f"serial_{'x'.join(map(str, point))}")
+    return _MODS[point]
+
+
+@pytest.mark.parametrize("point", POINTS, ids=lambda p: "x".join(map(str, p)))
+def test_column_sums_add_once_a_program(point: tuple[int, ...]) -> None:
+    mod = _module(point)
+    x = randn(301, 75, seed=1)  # 5 row blocks of 64 (the last of 45 rows), 3 column blocks of 32
+    s = torch.zeros(75)
+    mod.col_sums(x, s)
+    assert_near_max(s, x.double().sum(0), 1e-6, f"column sums at serial {point}")
+
+
+@pytest.mark.parametrize("point", POINTS, ids=lambda p: "x".join(map(str, p)))
+def test_integer_maxima_and_f16_minima(point: tuple[int, ...]) -> None:
+    mod = _module(point)
+    k = randn(37, 21, dtype=torch.int32, seed=2)
+    h = randn(37, 21, dtype=torch.float16, seed=3)
+    hi = torch.full((21,), -(2**31), dtype=torch.int32)
+    lo = torch.full((21,), float("inf"))
+    mod.col_extremes(k, h, hi, lo)
+    assert torch.equal(hi, k.max(0).values)
+    assert torch.equal(lo, h.float().min(0).values)
+
+
+@pytest.mark.parametrize("point", POINTS, ids=lambda p: "x".join(map(str, p)))
+def test_row_sums_whose_mask_changes_from_block_to_block(point: tuple[int, ...]) -> None:
+    # the address is the row's (the same for every column block), the mask `bn # c < N` is not
+    mod = _module(point)
+    x = randn(19, 53, seed=4)
+    s = torch.zeros(19)
+    mod.row_sums(x, s)
+    assert_near_max(s, x.double().sum(1), 1e-6, f"row sums at serial {point}")
+
+
+@pytest.mark.parametrize("point", POINTS, ids=lambda p: "x".join(map(str, p)))
+def test_a_kernel_of_stores_only(point: tuple[int, ...]) -> None:
+    mod = _module(point)
+    x, w = randn(13, 70, seed=5), randn(13, seed=6)
+    y = poisoned(13, 70)
+    mod.scale_rows(x, w, y)
+    assert_close(y, x.double() * w.double()[:, None] + 1.0, atol=1e-6, rtol=1e-6)
+
+
+def test_a_merged_atomic_is_one_a_program_and_the_policy_offers_the_field() -> None:
+    fields = {"col_sums_k0": {"serial": (4, 1)}}
+    out = translate_full(PROGRAM.read_text(), filename="serial_blocks.co", schedule="auto", point=Point.of({}, fields))
+    code = out.source.split("def col_sums_k0")[1].split("@_rt.launcher")[0]
+    loop = code.split("for bm_step in range(0, 4)")[1]
+    # the atomic under the condition of the program's last block, the running sum added every block
+    assert "if (bm_step == 3) | (bm == bm_blocks - 1):" in loop and loop.count("tl.atomic_add(") == 1
+    assert "s_serial_add = s_serial_add + " in loop
+    # the launcher passes the grid's extent and launches a quarter of the row blocks
+    assert "_rt.cdiv(_rt.cdiv(M, 64), 4)" in out.source.replace(" ", "").replace(",", ", ")
+    schedules = translate_full(PROGRAM.read_text(), filename="serial_blocks.co", schedule="auto").schedules
+    assert schedules["col_sums"]["col_sums_k0"].serial == (1, 1)  # offered to tuning, 1 until measured
+    assert schedules["scale_rows"]["scale_rows_k0"].serial is None  # no atomic to add once
+
+
+def test_blocks_that_count_each_other_are_refused_at_the_point() -> None:
+    fields = {"tickets_k0": {"serial": 4}}
+    out = translate_full(PROGRAM.read_text(), filename="serial_blocks.co", schedule="auto", point=Point.of({}, fields))
+    message = str(out.failed["tickets"])
+    assert "one after the other" in message and "old value is read" in message
+
+
+def test_the_field_takes_one_factor_per_axis() -> None:
+    with pytest.raises(ValueError, match="one factor per grid axis"):
+        TileSchedule((1, 1), 4, serial=(2,))
+    with pytest.raises(ValueError, match="1 to 64"):
+        TileSchedule((1,), 4, serial=(0,))
