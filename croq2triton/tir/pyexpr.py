@@ -41,6 +41,9 @@ TL_TYPES = {
     "f64": "float64",
 }
 
+# conversions to 8-bit floats: through runtime/fp8.py (the interpreter rounds them otherwise)
+FP8_CONVERSIONS = {"f8e4": "_fp8.to_e4m3", "f8e5": "_fp8.to_e5m2"}
+
 _BINOPS: dict[str, ast.operator] = {
     "+": ast.Add(),
     "-": ast.Sub(),
@@ -144,6 +147,12 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
     if isinstance(e, E.Cast):
         if where == "host":
             return _host_cast(_node(e.value, where), e.type)
+        if e.type in FP8_CONVERSIONS and e.value.dtype not in FP8_CONVERSIONS and e.value.dtype != "i1":
+            # rounded and saturated as compiled, in the interpreter too (runtime/fp8.py)
+            value = _node(e.value, where)
+            if E.is_int(e.value.dtype):
+                value = call("tl.cast", value, tl_type("f32"))
+            return call(FP8_CONVERSIONS[e.type], value)
         if not e.value.shape:
             # a scalar argument may reach the kernel as a Python int (Triton specializes 1): tl.cast takes it
             return call("tl.cast", _node(e.value, where), tl_type(e.type))
