@@ -236,3 +236,20 @@ def test_a_file_without_a_co_function_says_what_it_holds(
     assert rc == 1
     assert first.format(path=path) in err.replace(path + ":", "t.co:", 1) or first.format(path=path) in err, err
     assert hint in err
+
+
+def test_an_atomic_on_a_local_buffer_is_an_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # LANGUAGE.md 7.7: atomics act on shared or global data; it translated as a plain increment
+    src = """__co__ void k(global s32 [T] ids, global s32 [T] out) {
+  parallel p by cdiv(T, 32) : block, t by 32 : thread {
+    local s32 [4] c {0};
+    __atomic_add(c.at(ids.at(p # t) % 4), 1);
+    out.at(p # t) = c.at(0);
+  }
+}
+"""
+    rc, err = check(capsys, tmp_path, src)
+    assert rc == 1 and "t.co:4:5: error: '__atomic_add' on 'c.at(ids.at(p # t) % 4)' of a local buffer" in err, err
+    assert "declare the buffer 'shared'" in err
+    rc, err = check(capsys, tmp_path, src.replace("local s32 [4] c {0};", "shared s32 [4] c {0};"))
+    assert rc == 0, err

@@ -4,7 +4,8 @@ on GPU (there is no asynchronous global-to-global path for a kernel's threads: `
 TMA loads land in shared memory).  The rule binds copies inside a kernel; a copy between launches
 is the host's (a device-to-device ``cudaMemcpyAsync``, a torch copy for croq2triton) and may be
 asynchronous.  A ``tma.copy`` inside a kernel moves data between global and shared memory only: a
-``local`` source or destination is an error (7.8, TMA constraints).
+``local`` source or destination is an error (7.8, TMA constraints), and so is an atomic on a
+``local`` buffer (7.7: atomics act on shared or global data).
 A buffer is in global memory when it is declared ``global`` (a ``global`` parameter, or a
 declaration with ``global`` storage or with no storage outside ``parallel``, LANGUAGE.md 7.5) or
 when the copy allocates its destination ``=> global``.  A parameter without storage is host data
@@ -49,6 +50,8 @@ def direction_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
 
     for k in kernels(fn):
         for n in k.walk():
+            if isinstance(n, A.Call) and n.kind == "atomic" and n.args and is_local(n.args[0], False):
+                out.append(_atomic_local(n))
             if isinstance(n, A.DmaStmt) and n.engine == "tma" and n.op == "copy":
                 side = "destination" if is_local(n.dst, n.dst_storage) else "source" if is_local(n.src, False) else None
                 if side is not None:
@@ -90,6 +93,17 @@ def _tma_buffers(s: A.DmaStmt) -> Diagnostic:
     )
 
 
+def _atomic_local(c: A.Call) -> Diagnostic:
+    target = source_text(c.args[0])
+    return Diagnostic(
+        "error",
+        f"'{c.name}' on '{target}' of a local buffer: atomics read, modify and write shared or global data"
+        " (LANGUAGE.md 7.7), and a local buffer is one thread's own",
+        c.span,
+        f"a thread's own buffer needs no atomic: write '{target} = {target} + v', or declare the buffer 'shared'",
+    )
+
+
 def _tma_local(s: A.DmaStmt, side: str) -> Diagnostic:
     return Diagnostic(
         "error",
@@ -125,8 +139,8 @@ def _decls(stmts: list[A.Stmt], inside: bool) -> Iterator[tuple[A.SpannedDecl, b
 
 
 def _root_binding(e: A.Expr, res: Resolution) -> Binding | None:
-    while isinstance(e, (A.View, A.Index)):
-        e = e.base
+    while isinstance(e, (A.View, A.Index, A.At, A.Paren)):
+        e = e.expr if isinstance(e, A.Paren) else e.base
     return res.binding(e) if isinstance(e, A.Name) else None
 
 
