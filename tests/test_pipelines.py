@@ -194,3 +194,23 @@ def test_non_power_of_two_tiles_split_into_pieces() -> None:
     out = poisoned(m, n, dtype=torch.float16)
     tiled.matmul(a, b, out)
     assert_close(out, a.double() @ b.double().T, atol=gemm_tol(k), rtol=1e-2)
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_statements_beside_the_loops_run_in_the_order_of_their_events(schedule: str) -> None:
+    # tests/programs/pipeline_sides.co: after the loops the producer waits for the consumer's
+    # 'trigger done' before copying the tile the consumer stored (it copied zeros before that);
+    # before them the consumer waits for the bias the producer staged
+    from kernel_util import assert_near_max, load_once
+
+    mod = load_once(REPO / "tests" / "programs" / "pipeline_sides.co", schedule)
+    m, n, k = 72, 40, 56  # ragged: two row blocks (the second 8 rows), two column blocks, two K tiles
+    a, b = randn(m, k, dtype=torch.float16, seed=1), randn(n, k, dtype=torch.float16, seed=2)
+    ref = a.double().cpu() @ b.double().cpu().T
+    c = poisoned(m, n)
+    mod.done_copyout(a, b, c)
+    assert_near_max(c, ref, gemm_tol(k), f"done_copyout ({schedule})")
+    bias = randn(n, seed=3)
+    c = poisoned(m, n)
+    mod.bias_prologue(a, b, bias, c)
+    assert_near_max(c, ref + bias.double().cpu(), gemm_tol(k), f"bias_prologue ({schedule})")

@@ -39,7 +39,7 @@ from .localnames import defined_names, rename
 from .notlifted import NotLifted
 from .rolepick import role_units, threads_spliced, waits_only
 from .roles import event_only
-from .sequence import Item, common_item, role_item, sequence, unordered_roles
+from .sequence import Item, common_item, event_name, role_item, sequence, unordered_roles
 from .terms import root_name, unparen
 
 
@@ -155,7 +155,28 @@ def collapse(
     # the roles that write a ring go first: each iteration writes its slot before it is read
     order = sorted(range(len(parts)), key=lambda i: not _writes_ring(parts[i][1], rings))
     merged, innermost = _merged([m for i in order if (m := parts[i][1]) is not None])
-    stmts = [s for i in order for s in parts[i][0]] + [merged] + [s for i in order for s in parts[i][2]]
+    # the roles' statements before and after their loops: in the order their own events state
+    # (a consumer's 'mma.store acc, so; trigger done;' before the producer's 'wait done; copy so ..')
+    loops = [m for _, m, _ in parts if m is not None]
+    heads = _by_events(
+        [parts[i][0] for i in order],
+        [picked[i] for i in order],
+        [roles[i] for i in order],
+        events,
+        counted,
+        p,
+        [*loops, *(s for _, _, a in parts for s in a)],
+    )
+    tails = _by_events(
+        [parts[i][2] for i in order],
+        [picked[i] for i in order],
+        [roles[i] for i in order],
+        events,
+        counted,
+        p,
+        [*loops, *(s for b, _, _ in parts for s in b)],
+    )
+    stmts = heads + [merged] + tails
     block = A.Block(before + stmts + after, span=p.span)
     _single_buffers(block, merged, ring_names)
     named = tuple(sorted({_text([x]) for n in block.walk() if isinstance(n, (A.Wait, A.Trigger)) for x in n.items}))
@@ -163,6 +184,42 @@ def collapse(
     if level is not None:
         block = A.Block([A.Parallel([level], block, span=p.span)], span=p.span)
     return block, Stated(innermost, frozenset(ring_names), labels, named, level)
+
+
+def _by_events(
+    lists: list[list[A.Stmt]],
+    units: list[frozenset[int]],
+    roles: list[A.Stmt],
+    events: dict[str, bool],
+    counted: frozenset[str],
+    node: A.Node,
+    elsewhere: list[A.Stmt],
+) -> list[A.Stmt]:
+    """The roles' statements on one side of their main loops (``lists``, one per role, writers of the
+    ring first) as one sequence: ordered by the events they alone wait on and trigger (neither the
+    loops nor the other side touch them: lift/sequence.py), else one role's after the other's."""
+    flat = [x for stmts in lists for x in stmts]
+    here = {
+        name
+        for x in flat
+        for n in x.walk()
+        if isinstance(n, (A.Wait, A.Trigger))
+        for e in n.items
+        if (name := event_name(e)) is not None and name in events
+    }
+    there = {
+        name
+        for x in elsewhere
+        for n in x.walk()
+        if isinstance(n, (A.Wait, A.Trigger))
+        for e in n.items
+        if (name := event_name(e)) is not None
+    }
+    local = {name: ready for name, ready in events.items() if name in here and name not in there}
+    if not local:
+        return flat
+    items = [role_item(stmts, u, r, local) for stmts, u, r in zip(lists, units, roles, strict=True) if stmts]
+    return sequence(items, local, node, counted)
 
 
 def _ordering(stmts: list[A.Stmt]) -> tuple[list[A.Stmt], A.Stmt | None, list[A.Stmt]]:
