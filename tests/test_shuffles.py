@@ -131,3 +131,31 @@ def test_a_tree_down_read_only_at_lane_0_is_one_reduction() -> None:
         assert "tl.gather(" not in body, kernel
     parts = code.split("def lane_parts_k0(")[1].split("@triton.jit")[0]
     assert "tl.gather(" in parts
+
+
+ROWS8 = """__device__ float SHF8(float v, int m) { return __shfl_xor_sync(0xffffffff, v, m, WIDTH); }
+__co__ void rows8(global f32 [M, 8] x, global f32 [M] s) {
+  parallel p by cdiv(M, 4) : block, {q, l} by [4, 8] : thread {
+    mutable f32 a = x.at(p # q, l);
+    foreach k in [3] { f32 o = call SHF8(a, 1 << k); a += o; }
+    if (l == 0 && p # q < M) s.at(p # q) = a;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_segments_of_a_row_of_a_two_level_thread_block(schedule: str) -> None:
+    # a width-8 butterfly over the rows of 8 threads of {q, l} by [4, 8]: each segment of 8 lanes is
+    # one row (was refused as "a warp spans several thread levels"; found by the MoE probe)
+    from croq2triton.api import load_source
+
+    out = translate_full(ROWS8.replace("WIDTH", "8"), filename="rows8.co", schedule=schedule)
+    assert not out.failed, out.failed
+    mod = load_source(out.source, f"rows8_{schedule}")
+    x = randn(37, 8, seed=3)
+    s = poisoned(37)
+    mod.rows8(x, s)
+    assert torch.allclose(s.double().cpu(), x.double().cpu().sum(1), atol=1e-5)
+    wide = translate_full(ROWS8.replace("WIDTH", "16"), filename="rows8.co", schedule=schedule)
+    assert "segments span several rows of a thread level" in str(wide.failed["rows8"])

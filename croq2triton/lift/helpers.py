@@ -127,8 +127,10 @@ class DeviceCalls:
             lanes *= int(k)
         if self.lane_threads > lanes:
             raise NotLifted("a warp shuffle among the threads of a unit that runs as one lane", e)
-        if any(int(k) > 1 for d, k in enumerate(shape) if d != axis) and n % WARP:
-            raise NotLifted("a warp shuffle where a warp spans several thread levels", e)
+        if any(int(k) > 1 for d, k in enumerate(shape) if d != axis) and n % WARP and n % w.value:
+            # (segments of a width that divides the innermost extent stay in one row of it: thread
+            # (q, l) is lane (q * n + l) % 32 of its warp, and w divides both n and 32)
+            raise NotLifted("a warp shuffle whose segments span several rows of a thread level", e)
         try:
             full = E.broadcast(value.expr.shape, shape)
         except E.ShapeError:
