@@ -253,3 +253,31 @@ def test_an_atomic_on_a_local_buffer_is_an_error(capsys: pytest.CaptureFixture[s
     assert "declare the buffer 'shared'" in err
     rc, err = check(capsys, tmp_path, src.replace("local s32 [4] c {0};", "shared s32 [4] c {0};"))
     assert rc == 0, err
+
+
+def test_a_helper_called_with_too_few_arguments_or_an_element_for_a_pointer(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # were reported as constructs croq2triton does not translate (the MoE probe's F4, F5)
+    few = """__device__ float SILU(float x, float beta) { return x / (1.0f + __expf(-beta * x)); }
+__co__ void k(global f32 [N] x, global f32 [N] y) {
+  parallel p by cdiv(N, 32) : block, t by 32 : thread {
+    f32 v = call SILU(x.at(p # t));
+    y.at(p # t) = v;
+  }
+}
+"""
+    rc, err = check(capsys, tmp_path, few)
+    assert rc == 1 and "t.co:4:13: error: 'SILU' takes 2 arguments, 1 given" in err, err
+    assert "'__device__ SILU' at line 1" in err and "not translate" not in err
+    value = """__device__ int ATOMIC_ADD(int* p, int v) { return atomicAdd(p, v); }
+__co__ void k(global s32 [T] ids, global s32 [E] counts) {
+  parallel p by cdiv(T, 32) : block, t by 32 : thread
+    if (p # t < T) call ATOMIC_ADD(counts.at(ids.at(p # t)), 1);
+}
+"""
+    rc, err = check(capsys, tmp_path, value)
+    assert rc == 1 and "argument 1 of 'ATOMIC_ADD' is passed to the pointer parameter 'p'" in err, err
+    assert "'&' before it" in err
+    rc, err = check(capsys, tmp_path, value.replace("ATOMIC_ADD(counts", "ATOMIC_ADD(&counts"))
+    assert rc == 0, err

@@ -173,6 +173,10 @@ def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], k
             df, body=None, refusal=f"it takes {len(df.params)} argument(s), {len(c.args)} given"
         )
         return c
+    for p, arg in zip(df.params, c.args, strict=True):
+        if p.pointer and isinstance(A.unparen(arg), A.At):  # an element, not its address (sema/calls.py)
+            c.device = dataclasses.replace(df, body=None, refusal=f"a value given for its pointer parameter '{p.name}'")
+            return c
     uses = {p.name: sum(isinstance(n, A.Name) and n.name == p.name for n in df.body.walk()) for p in df.params}
     env: dict[str, A.Expr] = {}
     for p, arg in zip(df.params, c.args, strict=True):

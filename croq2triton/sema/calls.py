@@ -64,3 +64,39 @@ def arity_errors(fn: A.CoFunction) -> list[Diagnostic]:
                 )
             )
     return out
+
+
+def helper_call_errors(fn: A.CoFunction) -> list[Diagnostic]:
+    """Calls of a ``__device__`` helper with another number of arguments than it takes (its defaults
+    counted), or a value where it takes a pointer (``call ATOMIC_ADD(t.at(i), 1)`` for ``int* p``)."""
+    out: list[Diagnostic] = []
+    for n in fn.walk():
+        if not (isinstance(n, A.Call) and n.kind == "call" and n.device is not None):
+            continue
+        df = n.device
+        params = list(getattr(df, "params", []))
+        least = sum(1 for p in params if p.default is None)
+        where = f"'__device__ {df.name}' at line {df.span.line}" if df.span is not None else f"'{df.name}'"
+        if not least <= len(n.args) <= len(params):
+            takes = f"{least} to {len(params)}" if least != len(params) else str(len(params))
+            out.append(
+                Diagnostic(
+                    "error",
+                    f"'{n.name}' takes {takes} argument{'s' if len(params) != 1 else ''}, {len(n.args)} given",
+                    n.span,
+                    f"see {where}",
+                )
+            )
+            continue
+        for k, (p, a) in enumerate(zip(params, n.args, strict=False)):
+            if p.pointer and isinstance(A.unparen(a), A.At):  # an element where its address is meant
+                out.append(
+                    Diagnostic(
+                        "error",
+                        f"argument {k + 1} of '{n.name}' is passed to the pointer parameter '{p.name}' of {where},"
+                        " but it is an element's value",
+                        a.span or n.span,
+                        "pass the element's address: '&' before it (call F(&t.at(i), ..))",
+                    )
+                )
+    return out

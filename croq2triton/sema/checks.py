@@ -20,7 +20,7 @@ from .arraydims import array_dim_errors
 from .asserts import static_assert_errors
 from .attributes import attribute_errors
 from .blanks import blank_index_errors
-from .calls import arity_errors, unknown_calls
+from .calls import arity_errors, helper_call_errors, unknown_calls
 from .consteval import const_int, constant_values
 from .directions import direction_errors
 from .dmacfg import dma_cfg_errors
@@ -57,6 +57,7 @@ LEVEL_ORDER = {"cluster": 0, "block": 1, "group-4": 2, "group": 3, "thread": 4}
 FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
     return_errors,
     arity_errors,
+    helper_call_errors,
     attribute_errors,
     trigger_errors,
     blank_index_errors,
