@@ -32,3 +32,24 @@ def test_a_window_from_derived_names_in_and_out(schedule: str) -> None:
     y = poisoned(13, 32)
     mod.doubled(x, y)
     assert_close(y, 2 * x.double().cpu())
+
+
+def test_a_strided_view_placed_by_each_thread_is_refused_by_name() -> None:
+    # (per-thread strided windows are not translated: the refusal names them, at the view)
+    from croq2triton.api import translate_full
+
+    src = """__co__ void evens(global f32 [N] x, global f32 [R] s) {
+  parallel p by cdiv(R, 8) : block, c by 8 : thread {
+    if (p # c < R) {
+      w = x.view(4 : 2).from((p # c) * 8);
+      f32 a = 0.0f;
+      foreach i in [4] a += w.at(i);
+      s.at(p # c) = a;
+    }
+  }
+}
+"""
+    for schedule in ("source", "auto"):
+        out = translate_full(src, filename="t.co", schedule=schedule)
+        message = str(out.failed["evens"])
+        assert "a view with explicit strides whose origin depends on the thread index" in message, message

@@ -618,6 +618,9 @@ class Lifter(
                 return p
             if isinstance(p, Region) and p.steps is None and p.reshaped is None:
                 return p  # a window of a tensor each thread places (``w = x.view(2, 2).from(c * 2)``): read by element
+            if isinstance(p, Region):
+                what = "with explicit strides" if p.steps is not None else "of another shape than its tensor's"
+                raise NotLifted(f"a view {what} whose origin depends on the thread index", e) from None
             raise
 
     def names_a_view(self, e: A.Expr) -> bool:
