@@ -281,3 +281,18 @@ __co__ void k(global s32 [T] ids, global s32 [E] counts) {
     assert "'&' before it" in err
     rc, err = check(capsys, tmp_path, value.replace("ATOMIC_ADD(counts", "ATOMIC_ADD(&counts"))
     assert rc == 0, err
+
+
+def test_the_bound_of_a_declared_int_is_an_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # LANGUAGE.md 7.2: '#v' is the bound of a parallel, with or foreach index (was "not translated")
+    src = """__co__ void f(global f32 [M, N] x, global f32 [M] s) {
+  parallel b by M : block, t by 4 : thread {
+    int k = 3;
+    s.at(b) = #k;
+  }
+}
+"""
+    rc, err = check(capsys, tmp_path, src)
+    assert rc == 1 and "t.co:4:15: error: '#k': 'k' is an int, not a bounded index" in err, err
+    rc, err = check(capsys, tmp_path, src.replace("int k = 3;", "k = b # t;").replace("#k;", "__to<f32>(#k);"))
+    assert rc == 0, err

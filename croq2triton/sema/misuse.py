@@ -63,7 +63,10 @@ def misuse_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
                     out.append(_error(f"'trigger' takes events; '{_text(item)}' is {what}", item))
         elif isinstance(n, A.UBound):
             b = res.binding(n)
-            if b is not None and b.kind in (*_DATA, "future", "event") and b.kind not in ("int",):
+            # (a name assigned a composed index, ``tile = k # p``, keeps its bound: an 'int' declared
+            # with its type, ``int k = 3;``, has none)
+            plain = b is not None and (b.kind != "int" or b.origin == "declaration")
+            if b is not None and b.kind in (*_DATA, "future", "event") and plain:
                 what = _DATA.get(b.kind, f"a {b.kind}")
                 out.append(
                     _error(
