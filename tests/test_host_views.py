@@ -78,3 +78,17 @@ def test_a_window_past_its_tensor_is_a_launch_error() -> None:
     out = poisoned(8, 8)
     with pytest.raises(CroqLaunchError, match="window of 'x'"):
         mod.window_tiles(x, out, 4, 15)  # columns 15..22 of 20
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize("func", ["pairs_parent", "pairs_flat"])
+def test_a_view_of_another_rank_from_an_origin_in_either_coordinates(func: str, schedule: str) -> None:
+    # '.from(2 * b, 0)' (the parent's coordinates) was an error: "'.from' gives 2 indices for the
+    # view's 1 extents"; '.from(2 * b * N)' (the view's) translated
+    mod = load_once(Path(__file__).parent / "programs" / "view_ranks.co", schedule)
+    m, n = 14, 37  # 7 pairs of rows of 37: lines of 74
+    x = randn(m, n, seed=11)
+    y = poisoned(m // 2, 2 * n)
+    getattr(mod, func)(x, y)
+    want = x.double().cpu().reshape(m // 2, 2 * n).flip(1)
+    assert torch.equal(y.double().cpu(), want)

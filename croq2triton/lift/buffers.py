@@ -546,6 +546,27 @@ class Buffers(ViewAlgebra):
             flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
         return self.flat_view(p, shape, tuple(steps), flat)
 
+    def parent_origin_view(self, p: Region, op: A.ViewOp) -> Region:
+        """``.view(e..).from(o..)`` of another rank than its window with one offset per dimension of the
+        window (LANGUAGE.md 7.6: the origin in parent coordinates): the dense view of ``e`` from the
+        window's element ``o``."""
+        if p.steps is not None or p.reshaped is not None:
+            raise NotLifted("a view that changes the rank of a span_as view or of a strided view", op)
+        items = self.extent_items(op.args)
+        if any(x is None for x in items):
+            raise CroqSemanticError(
+                "a '.view' that changes the rank takes its extents without '_'", op.span, "spell out each extent"
+            )
+        shape = tuple(x for x in items if x is not None)
+        moves = [self.int_expr(o) for o in op.at or []]
+        moved = p.sub(moves, list(p.shape), [True] * len(p.shape))
+        steps: list[E.Expr] = []
+        step: E.Expr = E.Const(1)
+        for n in reversed(shape):
+            steps.insert(0, step)
+            step = E.fold(E.Bin("*", step, n))
+        return self.flat_view(moved, shape, tuple(steps), E.Const(0))
+
     def place_op(self, p: Place, op: A.ViewOp) -> Place:
         if op.kind == "span_as" and isinstance(p, BufferView):
             return self.whole_buffer(self.span_as(p, op))
@@ -567,6 +588,8 @@ class Buffers(ViewAlgebra):
             and op.at is not None
             and len(self.extent_items(op.args)) != len(p.shape)
         ):
+            if len(op.at) == len(p.shape):  # the origin in the window's coordinates
+                return self.parent_origin_view(p, op)
             return self.dense_view(p, op)
         if isinstance(p, Region):
             return self.region_op(p, op)

@@ -45,7 +45,8 @@ def rank_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
 def view_rank_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
     """The first operation of a view of a tensor or buffer of written rank with another number of
     extents, indices or ``.at`` / ``.from`` indices than it takes (``x.subspan(64, 32).at(b)`` of a
-    2-D ``x``; a ``.view`` may change the rank, its ``.from`` gives one index per extent)."""
+    2-D ``x``; a ``.view`` may change the rank, its ``.from`` gives one index per extent or per
+    dimension of the tensor)."""
     out: list[Diagnostic] = []
     for n in fn.walk():
         if not isinstance(n, A.View) or not n.ops or not isinstance(n.base, A.Name):
@@ -63,15 +64,28 @@ def view_rank_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
         if op.kind != "view" and args is not None and args != rank:
             what = ("index" if args == 1 else "indices") if op.kind == "chunkat" else "extent" + "s" * (args != 1)
             out.append(_view_error(n.base.name, rank, f"'.{op.kind}' gives {args} {what}", op))
-        elif op.at is not None and want is not None and (given := _total(op.at, res)) is not None and given != want:
+        elif (
+            op.at is not None
+            and want is not None
+            and (given := _total(op.at, res)) is not None
+            and given != want
+            and not (op.kind == "view" and given == rank)  # (the origin in the tensor's coordinates)
+        ):
             after = "from" if op.kind == "view" else "at"
-            whose = f"the view's {want} extents" if op.kind == "view" else f"the {rank} dimensions of '{n.base.name}'"
+            whose = (
+                f"the view's {want} extents or the {rank} dimensions of '{n.base.name}'"
+                if op.kind == "view"
+                else f"the {rank} dimensions of '{n.base.name}'"
+            )
             out.append(
                 Diagnostic(
                     "error",
                     f"'.{after}' gives {given} ind{'ices' if given != 1 else 'ex'} for {whose}",
                     op.span,
-                    f"give one index per extent of the '.{op.kind}'",
+                    f"give the origin as one index per extent of the '.{op.kind}' (its own row-major order)"
+                    f" or per dimension of '{n.base.name}'"
+                    if op.kind == "view"
+                    else f"give one index per extent of the '.{op.kind}'",
                 )
             )
     return out
