@@ -227,3 +227,29 @@ def test_roles_of_two_consumer_units(mod: Any) -> None:
     out = poisoned(M, N, dtype=F16)
     mod.roles_two_consumers(a, b, out)
     assert_close(out, nt(a, b), atol=gemm_tol(K), rtol=1e-2)
+
+
+def test_an_apply_over_an_accumulator_of_run_time_extent_names_it() -> None:
+    # one block row-strip over all N columns: the accumulator's extent is known only at launch; the
+    # MMA alone translates, an 'apply' over it is refused naming the buffer and what to do
+    from croq2triton.api import translate_full
+
+    src = """__co__ void k(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] c) {
+  parallel bm by cdiv(M, 64) : block, by 1 : group-4 {
+    acc = mma.fill.f32 0.0f;
+    foreach kt in [cdiv(K, 32)] {
+      sa = dma.copy a.subspan(64, 32).at(bm, kt) => shared;
+      sb = dma.copy b.subspan(N, 32).at(0, kt) => shared;
+      mma.row.row acc, sa, sb;
+    }
+    APPLY
+    mma.store acc, c.subspan(64, N).at(bm, 0);
+  }
+}
+"""
+    out = translate_full(src.replace("APPLY", "apply {i, j} in acc.span acc.at(i, j) = acc.at(i, j) * 2.0f;"))
+    err = out.failed["k"]
+    assert "'acc', a buffer of run-time shape" in str(err) and "a tile of constant extents" in (
+        err.diagnostics[0].hint or ""
+    )
+    assert not translate_full(src.replace("APPLY", "")).failed

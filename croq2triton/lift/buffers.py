@@ -457,7 +457,14 @@ class Buffers(ViewAlgebra):
     def fixed_buffer(self, buf: TileBuffer, node: A.Node) -> TileBuffer:
         """``buf``, where its extents are known when translating (MMAs and element-wise work need them)."""
         if not buf.fixed:
-            raise NotLifted("a buffer of run-time shape used other than by copies", node)
+            name = buf.name.split("__")[0]
+            raise NotLifted(
+                f"'{name}', a buffer of run-time shape (an extent known only at launch), used other than by"
+                " copies (an MMA of its tile, an 'apply', an element access)",
+                node,
+                "give the block a tile of constant extents (a 'subspan' of a constant or a '#define') and"
+                " loop over the rest",
+            )
         if buf.home is not None:
             raise NotLifted("a buffer in scratch memory used by an MMA", node)
         return buf
