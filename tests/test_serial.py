@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import torch
-from kernel_util import assert_close, assert_near_max, poisoned, randn
+from kernel_util import DEVICE, assert_close, assert_near_max, poisoned, randn
 
 from croq2triton.api import load_source, translate_full
 from croq2triton.options import Point
@@ -40,9 +40,9 @@ def _module(point: tuple[int, ...]) -> Any:
 def test_column_sums_add_once_a_program(point: tuple[int, ...]) -> None:
     mod = _module(point)
     x = randn(301, 75, seed=1)  # 5 row blocks of 64 (the last of 45 rows), 3 column blocks of 32
-    s = torch.zeros(75)
+    s = torch.zeros(75, device=DEVICE)
     mod.col_sums(x, s)
-    assert_near_max(s, x.double().sum(0), 1e-6, f"column sums at serial {point}")
+    assert_near_max(s, x.double().cpu().sum(0), 1e-6, f"column sums at serial {point}")
 
 
 @pytest.mark.parametrize("point", POINTS, ids=lambda p: "x".join(map(str, p)))
@@ -50,11 +50,11 @@ def test_integer_maxima_and_f16_minima(point: tuple[int, ...]) -> None:
     mod = _module(point)
     k = randn(37, 21, dtype=torch.int32, seed=2)
     h = randn(37, 21, dtype=torch.float16, seed=3)
-    hi = torch.full((21,), -(2**31), dtype=torch.int32)
-    lo = torch.full((21,), float("inf"))
+    hi = torch.full((21,), -(2**31), dtype=torch.int32, device=DEVICE)
+    lo = torch.full((21,), float("inf"), device=DEVICE)
     mod.col_extremes(k, h, hi, lo)
-    assert torch.equal(hi, k.max(0).values)
-    assert torch.equal(lo, h.float().min(0).values)
+    assert torch.equal(hi.cpu(), k.cpu().max(0).values)
+    assert torch.equal(lo.cpu(), h.cpu().float().min(0).values)
 
 
 @pytest.mark.parametrize("point", POINTS, ids=lambda p: "x".join(map(str, p)))
@@ -62,9 +62,9 @@ def test_row_sums_whose_mask_changes_from_block_to_block(point: tuple[int, ...])
     # the address is the row's (the same for every column block), the mask `bn # c < N` is not
     mod = _module(point)
     x = randn(19, 53, seed=4)
-    s = torch.zeros(19)
+    s = torch.zeros(19, device=DEVICE)
     mod.row_sums(x, s)
-    assert_near_max(s, x.double().sum(1), 1e-6, f"row sums at serial {point}")
+    assert_near_max(s, x.double().cpu().sum(1), 1e-6, f"row sums at serial {point}")
 
 
 @pytest.mark.parametrize("point", POINTS, ids=lambda p: "x".join(map(str, p)))
@@ -73,7 +73,7 @@ def test_a_kernel_of_stores_only(point: tuple[int, ...]) -> None:
     x, w = randn(13, 70, seed=5), randn(13, seed=6)
     y = poisoned(13, 70)
     mod.scale_rows(x, w, y)
-    assert_close(y, x.double() * w.double()[:, None] + 1.0, atol=1e-6, rtol=1e-6)
+    assert_close(y, x.double().cpu() * w.double().cpu()[:, None] + 1.0, atol=1e-6, rtol=1e-6)
 
 
 def test_a_merged_atomic_is_one_a_program_and_the_policy_offers_the_field() -> None:
@@ -103,3 +103,18 @@ def test_the_field_takes_one_factor_per_axis() -> None:
         TileSchedule((1, 1), 4, serial=(2,))
     with pytest.raises(ValueError, match="1 to 64"):
         TileSchedule((1,), 4, serial=(0,))
+
+
+@pytest.mark.parametrize("point", [(4, 1), (3, 2)], ids=["4x1", "3x2"])
+def test_a_program_per_row_run_one_after_the_other(point: tuple[int, ...]) -> None:
+    # a program id used on its own over a grid of M (a row a program): the guard is 'r < M' itself,
+    # so each access of the row is seen inside x (this point was an internal error, a VerifyError)
+    program = Path(__file__).parent / "programs" / "membound_forms.co"
+    fields = {"row_sums_atomic_f16_k0": {"serial": point}}
+    out = translate_full(program.read_text(), filename="membound_forms.co", schedule="auto", point=Point.of({}, fields))
+    assert "row_sums_atomic_f16" not in out.failed, out.failed["row_sums_atomic_f16"]
+    mod = load_source(out.source, f"serial_rows_{'x'.join(map(str, point))}")
+    x = randn(7, 300, dtype=torch.float16, seed=7)
+    s = torch.zeros(7, device=DEVICE)
+    mod.row_sums_atomic_f16(x, s)
+    assert_near_max(s, x.double().cpu().sum(1), 1e-5, f"row sums f16 at serial {point}")
