@@ -109,6 +109,9 @@ class _Forward:
                 if isinstance(s.step, E.Const) and int(s.step.value) > 0:
                     s = dataclasses.replace(s, body=self.block(s.body, inner, inner_ranges))
                 staged = {k: v for k, v in staged.items() if k not in written and not (_uses(v) & bound)}
+            elif isinstance(s, N.While):  # (not forwarded inside; what it writes or re-binds no longer staged)
+                written, bound = _written(s.body) & self.scratch, _rebound(s)
+                staged = {k: v for k, v in staged.items() if k not in written and not (_uses(v) & bound)}
             elif isinstance(s, N.If):
                 written, bound = (_written(s.then) | _written(s.orelse)) & self.scratch, _rebound(s)
                 s = dataclasses.replace(
