@@ -296,3 +296,15 @@ def test_the_bound_of_a_declared_int_is_an_error(capsys: pytest.CaptureFixture[s
     assert rc == 1 and "t.co:4:15: error: '#k': 'k' is an int, not a bounded index" in err, err
     rc, err = check(capsys, tmp_path, src.replace("int k = 3;", "k = b # t;").replace("#k;", "__to<f32>(#k);"))
     assert rc == 0, err
+
+
+def test_an_undeclared_name_in_a_grid_bound(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # was "does not translate a grid bound that uses 'R'" (the irregular-access probe)
+    src = """__co__ void f(global f32 [N] x, global f32 [N] y) {
+  parallel b by cdiv(R, 16) : block, t by 16 : thread
+    y.at(b # t) = x.at(b # t);
+}
+"""
+    rc, err = check(capsys, tmp_path, src)
+    assert rc == 1 and "t.co:2:22: error: in 'f': 'R' is not declared" in err, err
+    assert "not translate" not in err

@@ -877,6 +877,8 @@ class Lifter(
                 return E.Const(self.host.constants[e.name])
             s = self.host.scalars.get(e.name)
             if s is None or s.elem != "int":
+                if s is None and e.name not in self.host.tensors:
+                    self.lookup(e.name, e)  # (a name declared nowhere: the user's error, not a refusal)
                 raise NotLifted(f"a grid bound that uses '{e.name}'", e)
             return E.Var(s.host, lo=0 if e.name in self.sizes() else None)
         if isinstance(e, A.GetIth) and isinstance(e.base, A.Member) and e.base.member == "span":
