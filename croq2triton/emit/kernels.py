@@ -505,13 +505,8 @@ class KernelDispatch:
         try:
             return widen(kernel, schedule)
         except NotWidened as e:
-            if schedule.origin == "tuned":
-                raise CroqError(
-                    f"the tuning point widens kernel '{kernel.name}' by {schedule.describe()}, but {e}",
-                    top.span,
-                    "keep its factors at 1: the kernel cannot be widened",
-                ) from None
-            self.explain(kernel, top, e)
+            what = f"widens kernel '{kernel.name}' by {schedule.describe()}"
+            self.dropped(kernel, schedule, top, e, what, "keep its factors at 1: the kernel cannot be widened")
             return None
 
     def serial(self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel) -> N.Kernel:
@@ -523,15 +518,18 @@ class KernelDispatch:
         try:
             return serialize(kernel, schedule.serial)
         except NotSerial as e:
-            if schedule.origin == "tuned":
-                raise CroqError(
-                    f"the tuning point runs blocks of kernel '{kernel.name}' one after the other"
-                    f" ({schedule.describe()}), but {e}",
-                    top.span,
-                    "keep its serial factors at 1",
-                ) from None
-            self.explain(kernel, top, e)
+            what = f"runs blocks of kernel '{kernel.name}' one after the other ({schedule.describe()})"
+            self.dropped(kernel, schedule, top, e, what, "keep its serial factors at 1")
             return kernel
+
+    def dropped(
+        self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel, e: Exception, what: str, hint: str
+    ) -> None:
+        """A rewrite the schedule asks for whose proof fails (``e``): an error where a tuning point
+        asked (``what`` it does), else the policy's choice is dropped (``CROQ2TRITON_EXPLAIN=1``)."""
+        if schedule.origin == "tuned":
+            raise CroqError(f"the tuning point {what}, but {e}", top.span, hint) from None
+        self.explain(kernel, top, e)
 
     def lines_split(
         self,

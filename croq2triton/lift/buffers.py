@@ -543,15 +543,11 @@ class Buffers(ViewAlgebra):
                 "give one offset per extent of the view",
             )
         shape = tuple(x for x in items if x is not None)
-        steps: list[E.Expr] = []
-        step: E.Expr = E.Const(1)
-        for n in reversed(shape):
-            steps.insert(0, step)
-            step = E.fold(E.Bin("*", step, n))
+        steps = _dense_steps(shape)
         flat: E.Expr = E.Const(0)
         for o, st in zip(op.at or [], steps, strict=True):
             flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
-        return self.flat_view(p, shape, tuple(steps), flat)
+        return self.flat_view(p, shape, steps, flat)
 
     def parent_origin_view(self, p: Region, op: A.ViewOp) -> Region:
         """``.view(e..).from(o..)`` of another rank than its window with one offset per dimension of the
@@ -567,12 +563,7 @@ class Buffers(ViewAlgebra):
         shape = tuple(x for x in items if x is not None)
         moves = [self.int_expr(o) for o in op.at or []]
         moved = p.sub(moves, list(p.shape), [True] * len(p.shape))
-        steps: list[E.Expr] = []
-        step: E.Expr = E.Const(1)
-        for n in reversed(shape):
-            steps.insert(0, step)
-            step = E.fold(E.Bin("*", step, n))
-        return self.flat_view(moved, shape, tuple(steps), E.Const(0))
+        return self.flat_view(moved, shape, _dense_steps(shape), E.Const(0))
 
     def place_op(self, p: Place, op: A.ViewOp) -> Place:
         if op.kind == "span_as" and isinstance(p, BufferView):
@@ -927,3 +918,13 @@ class Buffers(ViewAlgebra):
             if name in sc:
                 return sc[name]
         return None
+
+
+def _dense_steps(shape: tuple[E.Expr, ...]) -> tuple[E.Expr, ...]:
+    """The row-major element strides of a dense block of ``shape``."""
+    steps: list[E.Expr] = []
+    step: E.Expr = E.Const(1)
+    for n in reversed(shape):
+        steps.insert(0, step)
+        step = E.fold(E.Bin("*", step, n))
+    return tuple(steps)

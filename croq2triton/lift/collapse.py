@@ -158,24 +158,10 @@ def collapse(
     # the roles' statements before and after their loops: in the order their own events state
     # (a consumer's 'mma.store acc, so; trigger done;' before the producer's 'wait done; copy so ..')
     loops = [m for _, m, _ in parts if m is not None]
-    heads = _by_events(
-        [parts[i][0] for i in order],
-        [picked[i] for i in order],
-        [roles[i] for i in order],
-        events,
-        counted,
-        p,
-        [*loops, *(s for _, _, a in parts for s in a)],
-    )
-    tails = _by_events(
-        [parts[i][2] for i in order],
-        [picked[i] for i in order],
-        [roles[i] for i in order],
-        events,
-        counted,
-        p,
-        [*loops, *(s for b, _, _ in parts for s in b)],
-    )
+    units, who = [picked[i] for i in order], [roles[i] for i in order]
+    firsts, lasts = [parts[i][0] for i in order], [parts[i][2] for i in order]
+    heads = _by_events(firsts, units, who, events, counted, p, [*loops, *(s for x in lasts for s in x)])
+    tails = _by_events(lasts, units, who, events, counted, p, [*loops, *(s for x in firsts for s in x)])
     stmts = heads + [merged] + tails
     block = A.Block(before + stmts + after, span=p.span)
     _single_buffers(block, merged, ring_names)
@@ -199,27 +185,24 @@ def _by_events(
     ring first) as one sequence: ordered by the events they alone wait on and trigger (neither the
     loops nor the other side touch them: lift/sequence.py), else one role's after the other's."""
     flat = [x for stmts in lists for x in stmts]
-    here = {
-        name
-        for x in flat
-        for n in x.walk()
-        if isinstance(n, (A.Wait, A.Trigger))
-        for e in n.items
-        if (name := event_name(e)) is not None and name in events
-    }
-    there = {
-        name
-        for x in elsewhere
-        for n in x.walk()
-        if isinstance(n, (A.Wait, A.Trigger))
-        for e in n.items
-        if (name := event_name(e)) is not None
-    }
+    here, there = _event_names(flat), _event_names(elsewhere)
     local = {name: ready for name, ready in events.items() if name in here and name not in there}
     if not local:
         return flat
     items = [role_item(stmts, u, r, local) for stmts, u, r in zip(lists, units, roles, strict=True) if stmts]
     return sequence(items, local, node, counted)
+
+
+def _event_names(stmts: list[A.Stmt]) -> set[str]:
+    """The events the statements wait on or trigger."""
+    return {
+        name
+        for x in stmts
+        for n in x.walk()
+        if isinstance(n, (A.Wait, A.Trigger))
+        for e in n.items
+        if (name := event_name(e)) is not None
+    }
 
 
 def _ordering(stmts: list[A.Stmt]) -> tuple[list[A.Stmt], A.Stmt | None, list[A.Stmt]]:
