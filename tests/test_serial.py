@@ -87,7 +87,7 @@ def test_a_merged_atomic_is_one_a_program_and_the_policy_offers_the_field() -> N
     # the launcher passes the grid's extent and launches a quarter of the row blocks
     assert "_rt.cdiv(_rt.cdiv(M, 64), 4)" in out.source.replace(" ", "").replace(",", ", ")
     schedules = translate_full(PROGRAM.read_text(), filename="serial_blocks.co", schedule="auto").schedules
-    assert schedules["col_sums"]["col_sums_k0"].serial == (1, 1)  # offered to tuning, 1 until measured
+    assert schedules["col_sums"]["col_sums_k0"].serial == (1, 1)  # the field tuning varies (the policy: a variant)
     assert schedules["scale_rows"]["scale_rows_k0"].serial is None  # no atomic to add once
 
 
@@ -118,3 +118,33 @@ def test_a_program_per_row_run_one_after_the_other(point: tuple[int, ...]) -> No
     s = torch.zeros(7, device=DEVICE)
     mod.row_sums_atomic_f16(x, s)
     assert_near_max(s, x.double().cpu().sum(1), 1e-5, f"row sums f16 at serial {point}")
+
+
+@pytest.mark.parametrize(
+    ("sms", "ran"),
+    [(4, "col_sums_k0"), (17, "col_sums_k0_narrow_serial"), (20, "col_sums_k0_narrow")],
+    ids=["widened", "serial", "one"],
+)
+def test_auto_runs_four_row_blocks_a_program_where_the_grid_keeps_two_a_sm(
+    sms: int, ran: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 481 rows, 600 columns: 8 row blocks of 64 (the last of 33 rows). Widened to 512 columns a
+    # program the grid is 8 x 2 = 16 programs, run where that is a program a SM; else the blocks of 32
+    # columns, 4 row blocks a program: 2 x 19 = 38 programs, run where that is 2 a SM; else one block
+    from croq2triton.runtime import launch as rt_launch
+
+    monkeypatch.setenv("CROQ2TRITON_NUM_SMS", str(sms))
+    out = translate_full(PROGRAM.read_text(), filename="serial_blocks.co", schedule="auto")
+    assert "programs a SM (schedule/serial.py)" in out.source
+    mod = load_source(out.source, f"serial_auto_{sms}")
+    names: list[str] = []
+
+    def launch(kernel: Any, *rest: Any) -> Any:
+        names.append(getattr(kernel, "__name__", "") or kernel.fn.__name__)
+        return rt_launch.launch(kernel, *rest)
+
+    x = randn(481, 600, seed=8)
+    s = torch.zeros(600, device=DEVICE)
+    mod.col_sums(x, s, _launch=launch)
+    assert names == [ran]
+    assert_near_max(s, x.double().cpu().sum(0), 1e-6, f"column sums, auto, {sms} SMs")

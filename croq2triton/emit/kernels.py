@@ -354,6 +354,9 @@ class KernelDispatch:
                     )
                     for k, _, _ in variants
                 ]
+                if self.schedule == "auto" and schedule.origin == "auto":
+                    # blocks one after the other where their atomic adds once for them (schedule/serial.py)
+                    variants, kernels = self.serial_auto(written, variants, kernels, top, name, stages)
                 launches = [launch_of(k, line) for k in kernels]
                 if split is not None:
                     kernels += [split.partial, split.combine]
@@ -521,6 +524,41 @@ class KernelDispatch:
             what = f"runs blocks of kernel '{kernel.name}' one after the other ({schedule.describe()})"
             self.dropped(kernel, schedule, top, e, what, "keep its serial factors at 1")
             return kernel
+
+    def serial_auto(
+        self,
+        written: N.Kernel,
+        variants: list[tuple[N.Kernel, E.Expr | None, str]],
+        kernels: list[N.Kernel],
+        top: A.Parallel,
+        name: str,
+        stages: int,
+    ) -> tuple[list[tuple[N.Kernel, E.Expr | None, str]], list[N.Kernel]]:
+        """``variants`` and their ``kernels`` with, before the last one, its form whose blocks of an axis
+        run one after the other where the kernel's atomic adds once for them (policy.serial_auto), run
+        where the grid keeps policy.SERIAL_PROGRAMS_PER_SM programs a SM; as they are where the policy
+        picks none or the proof fails (``CROQ2TRITON_EXPLAIN=1`` says why)."""
+        factors = policy.serial_auto(written)
+        if factors is None:
+            return variants, kernels
+        last = variants[-1][0]
+        try:
+            serial = serialize(
+                interior_split(self.named(dataclasses.replace(last, name=f"{last.name}_serial"))), factors
+            )
+        except NotSerial as e:
+            self.explain(last, top, e)
+            return variants, kernels
+        programs = _product(tuple(serial.grid))
+        most = E.Bin("*", E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"), E.Const(policy.SERIAL_PROGRAMS_PER_SM))
+        enough = E.Bin(">=", programs, most)
+        blocks = ", ".join(f"{f} blocks of axis {a}" for a, f in enumerate(factors) if f > 1)
+        note = (
+            f"{blocks} a program one after the other, their atomics added once, as long as the grid keeps "
+            f"{policy.SERIAL_PROGRAMS_PER_SM} programs a SM (schedule/serial.py)"
+        )
+        kernel = self.finished(pipeline_loads(serial, stages), name)
+        return [*variants[:-1], (last, enough, note), variants[-1]], [*kernels[:-1], kernel, kernels[-1]]
 
     def dropped(
         self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel, e: Exception, what: str, hint: str

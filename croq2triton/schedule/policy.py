@@ -39,6 +39,7 @@ from .foldloops import (
 from .gemm import NotTiled
 from .schedule import Schedule, TileSchedule
 from .selectfold import fold_selects
+from .serial import merging_axes
 from .widen import BYTES as WIDEN_BYTES
 from .widen import Facts
 
@@ -150,6 +151,11 @@ MAX_ROWS = 64  # rows a program takes of a grid axis whose index is used on its 
 ROW_ELEMENTS = 1024  # or as many as make this many elements (a program of one element: 1024 of them)
 MIN_PROGRAMS = 264  # a grid of constant extents is not widened below two programs per SM of an H100 / H200
 # (a grid known only at launch is widened only where it keeps a program per SM: emit/kernels.py)
+SERIAL_BLOCKS = 4  # blocks a program runs one after the other where their atomic adds once for them
+# (schedule/serial.py): H100, perf/RESULTS.md 2026-12-06 14:15, column sums with atomic partial sums
+# at 16384x4096 / 4096x16384, of the roofline: f32 0.885 / 0.891 one block a program, 0.918 / 0.924 at
+# 4 row blocks, 0.915 / 0.901 at 8; f16 0.769 / 0.787, 0.807 / 0.816 at 4
+SERIAL_PROGRAMS_PER_SM = 2  # ... as long as the grid keeps this many programs a SM (decided at launch)
 LOOP_LANES = 8  # lanes a thread may hold in a kernel whose loops carry tiles from one iteration to the
 # next (a row softmax's running max and sum, an RMSNorm's sum of squares): each lane keeps its
 # carried values, the loop's loads and what follows the loop in registers. Widened 32x to 4096 lanes
@@ -550,3 +556,14 @@ def _atomic_axes(kernel: N.Kernel, facts: Facts) -> set[str]:
             if 0 <= pos < rank and at[pos] == 1:
                 out |= pids
     return out
+
+
+def serial_auto(kernel: N.Kernel) -> tuple[int, ...] | None:
+    """The ``serial`` factors ``--schedule auto`` gives a tile kernel whose atomic adds once for the
+    blocks of an axis run one after the other (schedule/serial.py): SERIAL_BLOCKS blocks of the first
+    such axis; None where there is none.  The launcher runs that form only where the grid keeps
+    SERIAL_PROGRAMS_PER_SM programs a SM (emit/kernels.py)."""
+    axes = merging_axes(kernel)
+    if not axes:
+        return None
+    return tuple(SERIAL_BLOCKS if a == axes[0] else 1 for a in range(len(kernel.program_ids)))

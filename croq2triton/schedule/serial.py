@@ -194,14 +194,21 @@ def _depends(body: list[N.Stmt], root: str) -> set[str]:
     return out
 
 
+def merging_axes(kernel: N.Kernel) -> list[int]:
+    """The grid axes whose blocks, run one after the other, would add an atomic of the kernel once
+    for them (none where the blocks may not run one after the other at all)."""
+    if refusal(kernel):
+        return []
+    lets = {s.var.name: s.value for s in kernel.body if isinstance(s, N.Let)}
+    out = []
+    for axis, pid in enumerate(kernel.program_ids):
+        varying = _depends(kernel.body, pid.name)
+        if any(isinstance(s, N.Atomic) and _mergeable(s, varying, lets) for s in kernel.body):
+            out.append(axis)
+    return out
+
+
 def merges_atomics(kernel: N.Kernel) -> bool:
     """Whether running blocks of some grid axis one after the other would add an atomic of the
     kernel once for them (the auto policy offers the ``serial`` field to tuning there)."""
-    if refusal(kernel):
-        return False
-    for pid in kernel.program_ids:
-        varying = _depends(kernel.body, pid.name)
-        lets = {s.var.name: s.value for s in kernel.body if isinstance(s, N.Let)}
-        if any(isinstance(s, N.Atomic) and _mergeable(s, varying, lets) for s in kernel.body):
-            return True
-    return False
+    return bool(merging_axes(kernel))
