@@ -27,6 +27,8 @@ from .dmacfg import dma_cfg_errors
 from .fills import fill_errors
 from .futures import future_errors
 from .hostcopies import host_copy_errors
+from .initialised import uninitialised_errors
+from .levelargs import level_arg_errors
 from .levels import chains, sibling_thread_errors, thread_count_warnings, unit_thread_errors
 from .misuse import misuse_errors
 from .nesting import nesting_errors
@@ -74,6 +76,8 @@ FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
     parallel_bound_errors,
     buffer_extent_errors,
     nesting_errors,
+    uninitialised_errors,
+    level_arg_errors,
 )
 
 
