@@ -51,6 +51,7 @@ from .tiling import chunkat_warnings, source_text
 from .tma_boxes import tma_box_errors
 from .triggers import trigger_errors
 from .viewbounds import view_bound_errors
+from .viewfactors import view_factor_errors
 from .withins import within_errors
 
 LEVEL_ORDER = {"cluster": 0, "block": 1, "group-4": 2, "group": 3, "thread": 4}
@@ -65,7 +66,6 @@ FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
     blank_index_errors,
     swap_errors,
     static_assert_errors,
-    squeeze_errors,
     stream_errors,
     tma_box_errors,
     unbounded_param_errors,
@@ -322,6 +322,8 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(slot_index_errors(fn, value))
     errors.extend(select_option_errors(fn, res))
     errors.extend(host_copy_errors(fn, res, value))
+    errors.extend(squeeze_errors(fn, res))
+    errors.extend(view_factor_errors(fn, value))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             warnings.extend(thread_count_warnings(s, value))
