@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..frontend.preprocess import MacroUse
+from .afters import after_errors
 from .arraydims import array_dim_errors
 from .asserts import static_assert_errors
 from .attributes import attribute_errors
@@ -24,6 +25,7 @@ from .calls import arity_errors, helper_call_errors, unknown_calls
 from .consteval import const_int, constant_values
 from .directions import direction_errors
 from .dmacfg import dma_cfg_errors
+from .earlyreads import early_read_warnings
 from .fills import fill_errors
 from .futures import future_errors
 from .hostcopies import host_copy_errors
@@ -49,6 +51,7 @@ from .swaps import swap_errors
 from .swizzle import swizzle_errors
 from .tiling import chunkat_warnings, source_text
 from .tma_boxes import tma_box_errors
+from .tmaloads import tma_load_errors
 from .triggers import trigger_errors
 from .viewbounds import view_bound_errors
 from .viewfactors import view_factor_errors
@@ -324,6 +327,8 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(host_copy_errors(fn, res, value))
     errors.extend(squeeze_errors(fn, res))
     errors.extend(view_factor_errors(fn, value))
+    errors.extend(tma_load_errors(fn, res))
+    errors.extend(after_errors(fn, res))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             warnings.extend(thread_count_warnings(s, value))
@@ -332,6 +337,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
                 (errors if d.severity == "error" else warnings).append(d)
             errors.extend(_nest_order_errors(s))
     warnings.extend(chunkat_warnings(fn, res, value))
+    warnings.extend(early_read_warnings(fn))
     for check in FUNCTION_CHECKS:
         errors.extend(check(fn))
     return errors, warnings
