@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..frontend.preprocess import MacroUse
+from .accumulators import accumulator_errors
 from .afters import after_errors
 from .arraydims import array_dim_errors
 from .asserts import static_assert_errors
@@ -329,6 +330,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(view_factor_errors(fn, value))
     errors.extend(tma_load_errors(fn, res))
     errors.extend(after_errors(fn, res))
+    errors.extend(accumulator_errors(fn, res))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             warnings.extend(thread_count_warnings(s, value))
