@@ -38,6 +38,7 @@ from .buffers import (
     view_shape,
 )
 from .checks import copy_shapes, fits, larger_at_launch
+from .densestores import dense_store_source
 from .notlifted import NotLifted
 from .terms import Region, const_int, unparen
 
@@ -183,6 +184,8 @@ class Copies:
             self.copy_by_some_threads(s)
             return
         src = self.place(s.src)
+        if s.engine == "tma" and isinstance(src, BufferView) and not s.dst_storage:
+            dense_store_source(src, s)  # a TMA store reads dense shared memory (lift/densestores.py)
         placing: tuple[str | None, ...] = ()
         if isinstance(src, Region) and s.dst_storage and s.op in ("copy", "load"):
             src, placing = self.concat_region(src, s)  # the window of all the units' copies (lift/units.py)

@@ -32,6 +32,7 @@ from .hostexpr import binary, const
 from .hostflow import HostFlow, line_of
 from .hostvalues import ITuple, Reshaped, Shape, Stream, Tensor, croq_of, ir_of
 from .names import safe
+from .returntypes import return_checks
 from .terms import unparen
 
 # lowers one top-level parallel (a kernel) named by the second argument: the statements that launch it
@@ -447,6 +448,9 @@ class LauncherLifting(HostFlow, HostCopies):
             self.body.append(H.Return(None, line=line_of(s)))
             return
         v = self.value(s.value)
+        if isinstance(v, (Tensor, Reshaped)):  # against the declared type (lift/returntypes.py)
+            t = v.tensor if isinstance(v, Reshaped) else v
+            self.body.extend(return_checks(self.fn, s.value, t.elem, v.dims, self.evaluate, line_of(s)))
         if isinstance(v, Tensor):
             host = v.host
             value = s.value.expr if isinstance(s.value, A.Paren) else s.value

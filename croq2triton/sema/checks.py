@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator, Sequence
 from ..errors import CroqSemanticError, Diagnostic
 from ..frontend import ast as A
 from ..frontend.preprocess import MacroUse
+from .accumulators import accumulator_errors
+from .afters import after_errors
 from .arraydims import array_dim_errors
 from .asserts import static_assert_errors
 from .attributes import attribute_errors
@@ -24,9 +26,12 @@ from .calls import arity_errors, helper_call_errors, unknown_calls
 from .consteval import const_int, constant_values
 from .directions import direction_errors
 from .dmacfg import dma_cfg_errors
+from .earlyreads import early_read_warnings
 from .fills import fill_errors
 from .futures import future_errors
 from .hostcopies import host_copy_errors
+from .initialised import uninitialised_errors
+from .levelargs import level_arg_errors
 from .levels import chains, sibling_thread_errors, thread_count_warnings, unit_thread_errors
 from .misuse import misuse_errors
 from .nesting import nesting_errors
@@ -47,8 +52,10 @@ from .swaps import swap_errors
 from .swizzle import swizzle_errors
 from .tiling import chunkat_warnings, source_text
 from .tma_boxes import tma_box_errors
+from .tmaloads import tma_load_errors
 from .triggers import trigger_errors
 from .viewbounds import view_bound_errors
+from .viewfactors import view_factor_errors
 from .withins import within_errors
 
 LEVEL_ORDER = {"cluster": 0, "block": 1, "group-4": 2, "group": 3, "thread": 4}
@@ -63,7 +70,6 @@ FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
     blank_index_errors,
     swap_errors,
     static_assert_errors,
-    squeeze_errors,
     stream_errors,
     tma_box_errors,
     unbounded_param_errors,
@@ -74,6 +80,8 @@ FUNCTION_CHECKS: tuple[Callable[[A.CoFunction], list[Diagnostic]], ...] = (
     parallel_bound_errors,
     buffer_extent_errors,
     nesting_errors,
+    uninitialised_errors,
+    level_arg_errors,
 )
 
 
@@ -318,6 +326,11 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(slot_index_errors(fn, value))
     errors.extend(select_option_errors(fn, res))
     errors.extend(host_copy_errors(fn, res, value))
+    errors.extend(squeeze_errors(fn, res))
+    errors.extend(view_factor_errors(fn, value))
+    errors.extend(tma_load_errors(fn, res))
+    errors.extend(after_errors(fn, res))
+    errors.extend(accumulator_errors(fn, res))
     for s, depth in _walk_stmts(fn.body):
         if isinstance(s, A.Parallel) and depth == 0:  # a kernel: its whole nest at once
             warnings.extend(thread_count_warnings(s, value))
@@ -326,6 +339,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
                 (errors if d.severity == "error" else warnings).append(d)
             errors.extend(_nest_order_errors(s))
     warnings.extend(chunkat_warnings(fn, res, value))
+    warnings.extend(early_read_warnings(fn))
     for check in FUNCTION_CHECKS:
         errors.extend(check(fn))
     return errors, warnings

@@ -10,13 +10,16 @@ statement of the function that binds it, and leave the names that move futures (
 * ``wait f`` where every binding of ``f`` is a synchronous ``dma`` / ``tma`` copy: an error at the
   ``wait``;
 * ``f = dma.copy.async ..`` whose name no ``wait``, ``trigger .. after`` or ``.. after f`` names (a
-  read of ``f.data`` is no wait): an error at the copy.
+  read of ``f.data`` is no wait): an error at the copy;
+* ``f = mma.row.row.async acc, a, b`` whose name nothing waits for likewise (LANGUAGE.md 7.9: "``wait
+  f`` before reading ``acc``"): an error at the MMA.
 """
 
 from __future__ import annotations
 
 from ..errors import Diagnostic
 from ..frontend import ast as A
+from .tiling import source_text
 
 
 def future_errors(fn: A.CoFunction) -> list[Diagnostic]:
@@ -64,7 +67,20 @@ def future_errors(fn: A.CoFunction) -> list[Diagnostic]:
                     )
                 )
                 break
+            if isinstance(b, A.MmaOp) and b.variant == "async":
+                out.append(_unwaited_mma(name, b))
+                break
     return out
+
+
+def _unwaited_mma(name: str, m: A.MmaOp) -> Diagnostic:
+    acc = source_text(m.acc)
+    return Diagnostic(
+        "error",
+        f"the asynchronous MMA '{name}' (into '{acc}') is never waited for",
+        m.span,
+        f"add 'wait {name};' before '{acc}' is read (an mma.store, another MMA), or drop '.async'",
+    )
 
 
 def _elements_of_futures(
