@@ -1,0 +1,97 @@
+"""Host time a call of a generated launcher costs, next to the torch op doing the same work: the
+regime of small tensors, where a kernel is a few microseconds and the host decides the rate at which
+calls run (a model's many small element-wise ops and norms, called as drop-in torch ops).
+
+Each case is timed as calls back to back (no L2 flush, no sync between calls; one sync at the end),
+median of rounds, per call:
+
+* ``torch``: the torch op;
+* ``launcher``: the generated function as a user calls it (checks, sizes, launch through Triton);
+* ``triton``: the same launches replayed straight through Triton's ``kernel[grid](...)`` (what the
+  launcher adds is the difference);
+* ``checks``: the launcher with a launch that does nothing (its own Python alone).
+
+    python3 perf/launch_overhead.py [--sizes 4096,65536] [--calls 2000] [--rounds 5]
+
+One JSON line per case and size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from croq2triton.api import load
+from croq2triton.runtime.aot import record
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def per_call(fn: Callable[[], Any], calls: int, rounds: int, sync: Callable[[], None]) -> float:
+    """Median over ``rounds`` of the microseconds a call of ``fn`` takes, ``calls`` back to back."""
+    for _ in range(min(calls, 200)):
+        fn()
+    sync()
+    out = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        sync()
+        out.append((time.perf_counter() - t) / calls * 1e6)
+    return statistics.median(out)
+
+
+def cases(n: int, dev: torch.device) -> list[tuple[str, Callable[..., Any], Callable[[], Any], tuple[Any, ...]]]:
+    """(label, generated function, the torch op, the function's arguments) at ``n`` elements."""
+    vadd = load(REPO / "examples" / "vadd.co", schedule="auto").vadd
+    forms = load(REPO / "tests" / "programs" / "membound_forms.co", schedule="auto")
+    x, y, o = (torch.randn(n, device=dev) for _ in range(3))
+    rows = max(1, n // 1024)
+    a = torch.randn(rows, 1024, device=dev)
+    s = torch.empty(rows, device=dev)
+    out = [("vadd f32", vadd, lambda: torch.add(x, y, out=o), (x, y, o))]
+    if hasattr(forms, "row_sums_warp"):
+        out.append(("row sums f32 (warp per row)", forms.row_sums_warp, lambda: torch.sum(a, 1, out=s), (a, s)))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="4096,65536")
+    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    for n in (int(v) for v in args.sizes.split(",")):
+        for label, fn, op, fargs in cases(n, dev):
+            launches = record(fn, *fargs)
+
+            def replay(launches: list[Any] = launches) -> None:
+                for la in launches:
+                    la.kernel[la.grid](*la.args, **la.kwargs)
+
+            row = {
+                "case": label,
+                "elements": n,
+                "device": torch.cuda.get_device_name() if dev.type == "cuda" else "cpu",
+                "torch_us": per_call(op, args.calls, args.rounds, sync),
+                "launcher_us": per_call(lambda fn=fn, fargs=fargs: fn(*fargs), args.calls, args.rounds, sync),
+                "triton_us": per_call(replay, args.calls, args.rounds, sync),
+                "checks_us": per_call(
+                    lambda fn=fn, fargs=fargs: fn(*fargs, _launch=lambda *a: None), args.calls, args.rounds, sync
+                ),
+            }
+            print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
