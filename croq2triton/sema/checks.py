@@ -21,6 +21,7 @@ from .afters import after_errors
 from .arraydims import array_dim_errors
 from .asserts import static_assert_errors
 from .attributes import attribute_errors
+from .bitgroups import bit_group_warnings
 from .blanks import blank_index_errors
 from .calls import arity_errors, helper_call_errors, unknown_calls
 from .consteval import const_int, constant_values
@@ -340,6 +341,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
             errors.extend(_nest_order_errors(s))
     warnings.extend(chunkat_warnings(fn, res, value))
     warnings.extend(early_read_warnings(fn))
+    warnings.extend(bit_group_warnings(fn))
     for check in FUNCTION_CHECKS:
         errors.extend(check(fn))
     return errors, warnings
