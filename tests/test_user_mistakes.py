@@ -308,3 +308,114 @@ def test_an_undeclared_name_in_a_grid_bound(capsys: pytest.CaptureFixture[str], 
     rc, err = check(capsys, tmp_path, src)
     assert rc == 1 and "t.co:2:22: error: in 'f': 'R' is not declared" in err, err
     assert "not translate" not in err
+
+
+# ---- valid forms next to the second diagnostics probe's mistakes: translated, or refused for what they are
+
+MMA = """__co__ void mm(global f16 [M, K] x, global f16 [N, K] y, global f32 [M, N] z) {
+  parallel {bm, bn} by [cdiv(M, 64), cdiv(N, 64)] : block {
+    parallel g by 1 : group-4 {
+      frag f32 [64] row {0.0f};
+      acc = mma.fill.f32 0.0f;
+      foreach k in [cdiv(K, 64)] {
+        xs = dma.copy x.subspan(64, 64).at(bm, k) => shared;
+        ys = dma.copy y.subspan(64, 64).at(bn, k) => shared;
+        mma.row.row acc, xs, ys;
+      }
+      reduce_sum(row, acc, 1);
+      apply {i, j} in acc.span
+        acc.at(i, j) = acc.at(i, j) / row.at(i);
+      mma.store acc, z.subspan(64, 64).at(bm, bn);
+    }
+  }
+}
+"""
+
+PIPE = """__co__ void pp(global f16 [M, K] x, global f16 [N, K] y, global f16 [M, N] z) {
+  parallel {bm, bn} by [cdiv(M, 64), cdiv(N, 64)] : block {
+    shared event ready_[2], free_[2] = ready;
+    shared f16 [64, 64] xs[2], ys[2];
+    shared f16 [64, 64] zs;
+    parallel w by 2 : group-4 {
+      inthreads.async (w == 0) {
+        foreach k in [cdiv(K, 64)] {
+          wait free_.at(k);
+          fx = tma.load.async x.subspan(64, 64).at(bm, k) => xs[k % 2];
+          fy = tma.load.async y.subspan(64, 64).at(bn, k) => ys[k % 2];
+          trigger ready_.at(k) after fx, fy;
+        }
+      }
+      inthreads.async (w == 1) {
+        acc = mma.fill.f32 0.0f;
+        foreach k in [cdiv(K, 64)] {
+          wait ready_.at(k);
+          mma.row.row acc, xs[k % 2], ys[k % 2];
+          trigger free_.at(k);
+        }
+        mma.store acc, zs;
+        tma.copy zs => z.subspan(64, 64).at(bm, bn);
+      }
+    }
+  }
+}
+"""
+
+COPY2D = """__co__ void cp(global f32 [M, N] x, global f32 [M, N] y) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 32)] : block {
+    xs = dma.copy x.subspan(16, 32).at(bm, bn) => shared;
+    BODY
+    dma.copy xs => y.subspan(16, 32).at(bm, bn);
+  }
+}
+"""
+
+
+def copy2d(line: str) -> str:
+    return COPY2D.replace("BODY", line)
+
+
+def _fn(text: str) -> str:
+    return "__co__ " + text + "\n"
+
+
+def test_an_element_of_a_shape_named_in_a_kernel_translates(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # 's(k)' of 's : [..]' declared inside 'parallel' was refused as "'s(k)' of something that is not an index tuple"
+    src = body("tile : [16, 32];\n    out.at(p # t) = a.at(p # t) * __to<f32>(tile(1) + tile(-2));")
+    rc, err = check(capsys, tmp_path, src)
+    assert rc == 0, err
+
+
+def test_data_of_a_buffer_is_the_buffer(tmp_path: Path) -> None:
+    # upstream reads 'd.data' of spanned data as the data itself ('dataof', corpus parse/return.co);
+    # of a declared buffer it was refused as "'.data' of something that is not a future"
+    from croq2triton.api import translate_full
+
+    two = "shared f32 [16, 32] sb;\n    dma.copy xs => sb;\n    dma.copy SB => y.subspan(16, 32).at(bm, bn);"
+    plain = translate_full(copy2d(two.replace("SB", "sb")), filename="cp.co")
+    data = translate_full(copy2d(two.replace("SB", "sb.data")), filename="cp.co")
+    assert not plain.failed and not data.failed, data.failed
+    assert data.source == plain.source
+
+
+@pytest.mark.parametrize(
+    ("src", "refusal"),
+    [
+        # valid Croqtile croq2triton does not lower: the refusal stays, and says what it refuses
+        (VADD.replace(": block,", ": block<cooperative>,").replace("BODY", ""), "a cooperative grid"),
+        (
+            "__device__ void note() { }\n"
+            + VADD.replace("  parallel p", "  call note();\n  parallel p").replace("BODY", ""),
+            "the call of 'note' between launches",  # (upstream accepts host-level calls: parse/chunkat.co)
+        ),
+        (
+            PIPE.replace("trigger free_.at(k);", "trigger free_.at(k);\n          if (ready_[0]) { }"),
+            "an 'if' whose condition tests an event",
+        ),
+    ],
+    ids=["block<cooperative>", "host call", "if on an event"],
+)
+def test_valid_forms_next_to_the_mistakes_stay_refusals(
+    src: str, refusal: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rc, err = check(capsys, tmp_path, src)
+    assert rc == 1 and "is not translated" in err and refusal in err, err
