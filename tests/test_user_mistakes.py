@@ -16,7 +16,8 @@
   translate (a constant position outside a tuple, a float where an integer goes, a thing of the
   wrong kind where a view, a fragment or a value goes, fragment work between launches, a buffer
   shape of a kernel's index, a returned view, ...) are sema's errors (sema/mistakes.py); valid
-  forms next to them translate, or stay refusals that say what they refuse.
+  forms next to them translate, or stay refusals that say what they refuse; a reserved word used as
+  a name, ``goto``, ``switch``, ``5.``, ``a[0:16]`` and a few more syntax errors say what is wrong.
 """
 
 from __future__ import annotations
@@ -70,6 +71,17 @@ SYNTAX = [
     ("#pragma unroll", "3:6", "unexpected", "'foreach i in [8] : unroll { .. }'"),
     ("auto k = 4;", "3:5", "unexpected 'auto'", "('k = ..;')"),
     ("out.at(p # t = a.at(p # t);", "3:18", "unexpected '='", "')' missing"),
+    # reserved words as names, C's control statements, Croqtile forms easy to get wrong (the second probe's UNCLEAR)
+    ("int block = 4;", "3:9", "'block' is a reserved word of Croqtile", "another name ('block_'"),
+    ("f32 copy = a.at(p # t);", "3:9", "'copy' is a reserved word", "LANGUAGE.md 3.4"),
+    ("goto end;", "3:5", "Croqtile has no goto", "'break'"),
+    ("out.at(p # t) = a.at(p # t) * 2.;", "3:35", "'2.' is not a float literal", "'2.0f'"),
+    ("local f32 [??] w;", "3:16", "a '??' extent of a buffer", "the parameters' sizes"),
+    ("shared event e = 0;", "3:22", "an event is initialised with '= ready' only", "= ready;"),
+    ("assert(t < 128);", "3:19", "unexpected ')'", "'assert' takes a message too"),
+    ("switch (t) { }", "3:5", "'switch' is C", "'if (..)"),
+    ("do { } while (t < 4);", "3:5", "'do .. while' is C", "'while (c)"),
+    ("out.at(p # t) = a[0:4];", "3:24", "a slice 'x[a:b]' is Python", ".subspan("),
 ]
 
 
@@ -90,6 +102,8 @@ SIGNATURES = [
     ("__co__ void f(shared f32 [N] a) { }", "1:15", "a 'shared' parameter", "'global f32 [N] a'"),
     ("__co__ void f(global int [N] a) { }", "1:22", "unexpected '['", "'s32'"),
     ("__co__ void f(float* a) { }", "1:20", "Croqtile has no pointers", "'global f32 [N] x'"),
+    ("__co__ void f(global f32 [N] in) { }", "1:30", "'in' is a reserved word", "another name"),
+    ("__co__ void f(global f32 [N + 1] a) { }", "1:29", "a parameter's extent is an integer or one name", "assert("),
 ]
 
 
