@@ -303,6 +303,10 @@ def _statements(tokens: list[Any], start: int, err: int) -> CHint | None:
 
 
 def _goto(tokens: list[Any], start: int, err: int) -> CHint | None:
+    if tokens[err].type == "GOTO" and err > 0 and tokens[err - 1].type == "ASM":
+        return CHint(
+            "'asm goto' is not supported (LANGUAGE.md 7.7)", "write '__asm__ volatile (\"..\" : outs : ins);'", err
+        )
     if tokens[err].type == "GOTO":
         return CHint(
             "'goto' is a reserved word: Croqtile has no goto",

@@ -1,8 +1,8 @@
 """Syntax errors that come from naming a variable or a parameter with a reserved word (LANGUAGE.md
-3.4: ``int block = 4;``, ``global f32 [N] in``, ``f32 copy = ..``).  The parser stops at the word;
-it is the cause when the same statement parses on with an ordinary name in its place (the trial
-parse frontend/repair.py uses), so only a word the grammar would take as a name is reported.  Run
-only after a syntax error.
+3.4: ``int block = 4;``, ``global f32 [N] in``, ``f32 copy = ..``).  The parser stops at the word
+where a declaration names it (after a type, ``mutable``, a parameter's shape); it is the cause when
+the same statement parses on with an ordinary name in its place (the trial parse frontend/repair.py
+uses), so only a word the grammar would take as a name is reported.  Run only after a syntax error.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from ..errors import CroqSyntaxError, SourceMap
 from .lexer import KEYWORDS
 from .repair import BEYOND, Trial, _like, token_span
 
-_RESERVED = frozenset(KEYWORDS) - {"__cpp__", "__asm__", "__to", "__co__"}
+_RESERVED = frozenset(KEYWORDS) - {"__cpp__", "__asm__", "__to", "__co__", "true", "false", "nullptr", "inf"}
+# the tokens a declared name follows: a type, 'mutable', a parameter's shape or '&'
+_BEFORE_NAME = frozenset({"ELEMTYPE", "INT", "BOOL", "MUTABLE", "STREAM", "EVENT", "]", "&"})
 
 
 def explain(
@@ -24,6 +26,8 @@ def explain(
     tok = tokens[err]
     word = tok.value if isinstance(tok.value, str) else None
     if word is None or word not in _RESERVED or KEYWORDS[word] != tok.type:
+        return None
+    if err == 0 or tokens[err - 1].type not in _BEFORE_NAME:  # (only where a declaration names it)
         return None
     renamed = word + "_"
     new = tokens[:err] + [_like(tok, "IDENT", renamed)] + tokens[err + 1 :]

@@ -65,7 +65,7 @@ def direction_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
                 elif not in_memory(n.src) and not (in_memory(n.dst) if not n.dst_storage else _global_kw(n.dst)):
                     out.append(_tma_buffers(n))
             to_tensor = isinstance(n, A.DmaStmt) and (_global_kw(n.dst) if n.dst_storage else in_tensor(n.dst))
-            if isinstance(n, A.DmaStmt) and n.engine == "tma" and in_tensor(n.src) and to_tensor:
+            if isinstance(n, A.DmaStmt) and n.engine == "tma" and n.op == "copy" and in_tensor(n.src) and to_tensor:
                 out.append(_tma_global(n))
             if not (isinstance(n, A.DmaStmt) and n.engine == "dma" and n.op == "copy" and n.is_async):
                 continue
@@ -105,7 +105,7 @@ def _tma_buffers(s: A.DmaStmt) -> Diagnostic:
 def _tma_global(s: A.DmaStmt) -> Diagnostic:
     return Diagnostic(
         "error",
-        f"a tma.{s.op} from global memory to global memory ('{source_text(s.src)}' => '{source_text(s.dst)}'):"
+        f"a tma.copy from global memory to global memory ('{source_text(s.src)}' => '{source_text(s.dst)}'):"
         " TMA copies between global and shared memory only",
         s.span,
         "stage the tile through a 'shared' buffer, or copy with 'dma.copy'",

@@ -8,8 +8,9 @@ where a fragment is, an event where a value is (LANGUAGE.md 7.2, 7.4, 7.6, 7.7, 
   (of spanned data it is the data itself, as upstream reads ``return d.data;`` of a parameter);
   ``f.mdata`` is the metadata of a ``.sp`` copy: ``.mdata`` of a future of any other copy;
   ``.span`` is the shape of spanned data or of a future: ``.span`` of a number or an event;
-* an MMA's operands are fragments or views (7.9), its accumulator a fragment; ``apply`` loops
-  over a fragment's elements (7.4); ``reduce_*``, ``all_reduce_sum`` and ``copy`` take fragments;
+* an MMA's operands are fragments or views (7.9); ``apply`` loops over a fragment's elements
+  (7.4); ``reduce_*``, ``all_reduce_sum`` and ``copy`` take fragments (an MMA's accumulator is
+  sema/accumulators.py's, on the main line);
 * an atomic acts on one element ``x.at(..)`` (7.7), not on a whole tensor or buffer;
 * ``a #+ c``, ``a #- c`` and ``a # b`` compose bounded indices (7.2): a declared ``int``, a scalar,
   a tensor ... is none;
@@ -49,7 +50,7 @@ _WHAT = {
 }
 # kinds that hold no spanned data: what a view, a copy or an MMA operand cannot be
 _NO_DATA = frozenset({"int", "bool", "elem", "mdspan", "ituple", "stream", "bounded", "dim", "event"})
-# kinds that are no fragment: what an accumulator, 'apply' and the fragment utilities cannot take
+# kinds that are no fragment: what 'apply' and the fragment utilities cannot take
 _NOT_FRAGMENT = _NO_DATA | {"spanned", "view", "future"}
 # kinds that are no condition
 _NO_CONDITION = frozenset({"spanned", "view", "mdspan", "ituple", "frag", "stream"})
@@ -71,11 +72,9 @@ def wrong_kind_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
             out.extend(_need(n.src, res, _NO_DATA, lambda w, s=n: _mma_view("mma.load", "source", s.src, w)))
         elif isinstance(n, A.MmaStore):
             out.extend(_need(n.dst, res, _NO_DATA, lambda w, s=n: _mma_view("mma.store", "destination", s.dst, w)))
-            out.extend(_need(n.acc, res, _NOT_FRAGMENT, lambda w, s=n: _accumulator("mma.store", s.acc, w)))
         elif isinstance(n, A.MmaOp):
             for x in (n.a, n.b):
                 out.extend(_need(x, res, _NO_DATA, lambda w, x=x: _operand(x, w)))
-            out.extend(_need(n.acc, res, _NOT_FRAGMENT, lambda w, s=n: _accumulator("mma", s.acc, w)))
         elif isinstance(n, A.Apply):
             b = res.binding(n)
             if b is not None and b.kind in _NOT_FRAGMENT:
@@ -157,15 +156,6 @@ def _operand(e: A.Expr, what: str) -> Diagnostic:
         f"an MMA operand is a fragment ('mma.load ..') or a view of spanned data; {what}",
         e.span,
         "pass the shared buffer or view that holds the operand tile",
-    )
-
-
-def _accumulator(stmt: str, e: A.Expr, what: str) -> Diagnostic:
-    return Diagnostic(
-        "error",
-        f"the accumulator of '{stmt}' is a fragment; {what}",
-        e.span,
-        "create it with 'acc = mma.fill.f32 0.0f;' (or declare 'frag f32 [M, N] acc;')",
     )
 
 
