@@ -24,7 +24,7 @@ import torch
 from kernel_util import DEVICE
 
 import croq2triton
-from croq2triton.errors import CroqError
+from croq2triton.errors import CroqError, CroqSemanticError
 
 PROGRAM = Path(__file__).parent / "programs" / "breadth_a.co"
 NAN = float("nan")
@@ -424,7 +424,10 @@ def _diagnose(src: str, tmp_path: Path) -> str:
     """The error that stops function ``f`` of ``src`` (raised when it is called), formatted."""
     path = tmp_path / "k.co"
     path.write_text(src)
-    out = croq2triton.translate_full(src, filename=str(path))
+    try:
+        out = croq2triton.translate_full(src, filename=str(path))
+    except CroqSemanticError as e:  # (found by sema/checks.py, before the lifting: the whole file stops)
+        return str(e)
     assert set(out.failed) == {"f"}
     return str(out.failed["f"])
 

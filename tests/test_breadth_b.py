@@ -680,10 +680,10 @@ def test_fragments_of_each_thread_with_what_has_no_loop_form_are_refused() -> No
 __co__ void all_reduced(global f32 [R, 64] x, global f32 [R, 16] y) {
   parallel r by R : block
   parallel t by 16 : thread {
-    frag f32 [2, 4] v;
-    apply {i, j} in v.span { v.at(i, j) = x.at(r, t * 4 + j); }
+    frag f32 [4] v;
+    apply {j} in v.span { v.at(j) = x.at(r, t * 4 + j); }
     all_reduce_sum(v);
-    y.at(r, t) = v.at(0, 0);
+    y.at(r, t) = v.at(0);
   }
 }
 """

@@ -4,7 +4,9 @@ how Croqtile says it.
 Run only after the parser stopped at a token (a valid program never sees any of this): the tokens
 of the statement up to the error, and the one after it, are matched against the forms a CUDA
 programmer writes first (``__syncthreads()``, ``threadIdx.x``, a C ``for``, ``x >>= 1``, ``i++;``,
-``(float)x``, ``const``, ``1e-3f``, ``a and b``, ``if (a = b)``, ``float*`` parameters ...).  A match
+``(float)x``, ``const``, ``1e-3f``, ``a and b``, ``if (a = b)``, ``float*`` parameters, ``switch``,
+``goto``, ``a[0:16]`` ...), and the Croqtile forms easiest to get wrong (``5.``, a ``?`` extent of a
+buffer, ``[N * 2]`` in a parameter, ``event e = 1``, ``assert(c)`` without its message).  A match
 keeps the parser's location and gives the Croqtile form as the hint (and, where the parser's
 message would mislead, a message that names the C form).  The docs named are the repository's
 ``docs/`` pages.
@@ -300,6 +302,100 @@ def _statements(tokens: list[Any], start: int, err: int) -> CHint | None:
     return None
 
 
+def _goto(tokens: list[Any], start: int, err: int) -> CHint | None:
+    if tokens[err].type == "GOTO" and err > 0 and tokens[err - 1].type == "ASM":
+        return CHint(
+            "'asm goto' is not supported (LANGUAGE.md 7.7)", "write '__asm__ volatile (\"..\" : outs : ins);'", err
+        )
+    if tokens[err].type == "GOTO":
+        return CHint(
+            "'goto' is a reserved word: Croqtile has no goto",
+            "leave a loop with 'break' or 'continue', the kernel with 'yield', or branch with 'if'",
+            err,
+        )
+    return None
+
+
+def _trailing_dot(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """``5.``: a float literal needs a digit after its point (LANGUAGE.md 3.3)."""
+    tok = tokens[err]
+    if tok.type == "DOT" and err > 0 and tokens[err - 1].type == "NUM":
+        after = tokens[err + 1].type if err + 1 < len(tokens) else None
+        if after != "NUM":
+            n = _text(tokens[err - 1])
+            return CHint(f"'{n}.' is not a float literal", f"write '{n}.0f' (f32) or '{n}.0'", err - 1)
+    return None
+
+
+def _open_bracket(tokens: list[Any], start: int, err: int) -> int | None:
+    """The index of the '[' still open at ``err`` in its statement (None: none is)."""
+    depth = 0
+    for k in range(err - 1, start - 1, -1):
+        if tokens[k].type == "]":
+            depth += 1
+        elif tokens[k].type == "[":
+            if depth == 0:
+                return k
+            depth -= 1
+    return None
+
+
+def _shapes(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """A ``?`` extent of a buffer declared in a body; an expression as a parameter's extent."""
+    tok = tokens[err]
+    opened = _open_bracket(tokens, start, err)
+    if opened is None or opened == 0 or tokens[opened - 1].type != "ELEMTYPE":
+        return None
+    in_signature = any(t.type == "CO" for t in tokens[start:err])
+    if tok.type in ("?", "QQ") and not in_signature:
+        return CHint(
+            f"a '{_text(tok)}' extent of a buffer: dynamic extents are only in parameter shapes (LANGUAGE.md 6)",
+            "give the buffer a shape of constants and the parameters' sizes ('shared f32 [TM, N] s;')",
+            err,
+        )
+    if tok.type in ("*", "+", "-", "/", "%") and in_signature:
+        return CHint(
+            "a parameter's extent is an integer or one name, not an expression",
+            "name the extent ('[N2]') and relate the names in the body: 'assert(N2 == N * 2, \"..\");'",
+            err,
+        )
+    return None
+
+
+def _event_value(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """``shared event e = 1;``: an event starts pending, or ready with ``= ready``."""
+    kinds = [t.type for t in tokens[start:err]]
+    if "EVENT" in kinds and err > start and tokens[err - 1].type == "=" and not _ident(tokens[err], "ready"):
+        return CHint(
+            "an event is initialised with '= ready' only",
+            "declare it pending ('shared event e[2];') or ready ('shared event e[2] = ready;')",
+            err,
+        )
+    return None
+
+
+def _c_control(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """``switch (x) { .. }``, ``do { .. } while (c);``, ``assert(c);`` without its message, and a
+    numpy slice ``a[0:16]``."""
+    tok = tokens[err]
+    if _ident(tokens[start], "switch") and err == start + 1:
+        return CHint("'switch' is C, not Croqtile", "branch with 'if (..) { .. } else if (..) { .. }'", start)
+    if _ident(tokens[start], "do") and err == start + 1 and tok.type == "{":
+        return CHint("'do .. while' is C, not Croqtile", "write the loop as 'while (c) { .. }'", start)
+    if tokens[start].type == "ASSERT" and tok.type == ")" and not any(t.type == "STRING" for t in tokens[start:err]):
+        return CHint(None, "'assert' takes a message too: 'assert(N > 0, \"N must be positive\");'", err)
+    opened = _open_bracket(tokens, start, err)
+    if tok.type == ":" and opened is not None and opened > 0 and tokens[opened - 1].type == "IDENT":
+        name = _text(tokens[opened - 1])
+        return CHint(
+            "a slice 'x[a:b]' is Python, not Croqtile",
+            f"take a view: '{name}.subspan(16).at(i)' (the i-th tile of 16) or '{name}.view(16).from(o)'"
+            " (16 elements from o); docs/views.md",
+            err,
+        )
+    return None
+
+
 RULES: tuple[Callable[[list[Any], int, int], CHint | None], ...] = (
     _cuda_index,
     _barrier,
@@ -318,4 +414,9 @@ RULES: tuple[Callable[[list[Any], int, int], CHint | None], ...] = (
     _signature,
     _declarations,
     _statements,
+    _goto,
+    _trailing_dot,
+    _shapes,
+    _event_value,
+    _c_control,
 )

@@ -22,7 +22,7 @@ import ply.yacc as yacc
 
 from ..errors import CroqError, CroqSyntaxError, Diagnostic, SourceMap, Span
 from . import ast as A
-from . import cisms, repair, suggest
+from . import cisms, repair, reserved, suggest
 from .lexer import CoLexer, IntValue, tokens  # noqa: F401  (PLY reads `tokens`)
 
 DIALECTS = ("default", "upstream")
@@ -1630,6 +1630,9 @@ class Parser:
             message = f"syntax error: {c.message}" if c.message else error.diagnostics[0].message
             span = repair.token_span(tokens, c.at, c.at + 1, self.rules.smap, self.lexer.ends)
             return CroqSyntaxError(message, span, c.hint)
+        named = reserved.explain(list(tokens), err, self.trial, self.rules.smap, self.lexer.ends)
+        if named is not None:
+            return named
         return repair.explain(list(tokens), err, self.trial, self.rules.smap, self.lexer.ends)
 
     def trial(self, tokens: list[Any], stop: int) -> int | None:

@@ -501,6 +501,8 @@ class Buffers(ViewAlgebra):
             v = self.lookup(unparen(e.base).name, e) if isinstance(unparen(e.base), A.Name) else None  # type: ignore[attr-defined]
             if isinstance(v, CopyFuture):
                 return v.data
+            if isinstance(v, (TileBuffer, BufferView, Region)) or getattr(v, "view", None) is not None:
+                return self.place(unparen(e.base))  # spanned data's '.data' is itself (upstream's 'dataof')
             raise NotLifted("'.data' of something that is not a future", e)
         if isinstance(e, A.View):
             p = self.place(e.base)

@@ -46,6 +46,10 @@ class Events:
             isinstance(self.binding(name), Event) or (self.binding(name) is None and name in self.host.events)
         )
 
+    def tests_event(self, cond: A.Expr) -> bool:
+        """Does the condition ``cond`` test an event (an event predicate, LANGUAGE.md 7.4)?"""
+        return any(self.is_event(x) for x in _operands(cond))
+
     def global_event(self, e: A.Expr) -> str | None:
         """The name of the function's ``global event`` ``e`` names (None: another thing)."""
         name = _event_name(e)

@@ -656,6 +656,8 @@ class Lifter(
                 return
 
     def if_stmt(self, s: A.If) -> None:
+        if self.tests_event(s.cond):  # (valid as ``while (e);`` is: a predicate on events)
+            raise NotLifted("an 'if' whose condition tests an event", s.cond)
         cond = self.truth(self.expr(s.cond))
         if not cond.shape and _tile_work(s):
             self.branch(cond, s)

@@ -303,9 +303,9 @@ class Loops:
             return Value(E.Const(k), "int")
         if isinstance(t, (Bounded, WithName)) and k is not None:
             return Value(E.fold(E.Bin("+", t.bound if isinstance(t, Bounded) else t.extent, E.Const(k))), "int")
-        shape = self.host_shape(name) if t is None else None
+        shape = self.host_shape(name) if t is None else list(t.extents) if isinstance(t, ShapeName) else None
         if shape is not None and k is not None and -len(shape) <= k < len(shape):
-            return Value(shape[k], "int")  # an extent of a shape the launcher names (``sh : [a, 2]``, ``[M / 4, 2]``)
+            return Value(shape[k], "int")  # an extent of a shape the launcher or the kernel names (``sh : [a, 2]``)
         if not isinstance(t, IndexTuple):
             raise NotLifted(f"'{name}(k)' of something that is not an index tuple", e)
         if k is None or not -len(t.parts) <= k < len(t.parts):

@@ -660,8 +660,13 @@ class Mmas:
         """``apply {i, j} in x.span``: the body for every element of ``x``, as lanes over its tile."""
         self.single_unit(s)
         buf = self.fragment(s.frag, s)
-        if len(s.vars) != len(buf.extents):
-            raise NotLifted("an apply whose names do not match the fragment's rank", s)
+        if len(s.vars) != len(buf.extents):  # (LANGUAGE.md 7.4: one name per dimension; sema/fragrules.py)
+            raise CroqSemanticError(
+                f"'apply {{{', '.join(s.vars)}}}' names {len(s.vars)} ind{'ices' if len(s.vars) != 1 else 'ex'} for"
+                f" the {len(buf.extents)}-D fragment '{s.frag}' {list(buf.extents)}",
+                s.span,
+                "name one index per dimension of the fragment",
+            )
         pairs = [(v, n, s) for v, n in zip(s.vars, buf.extents, strict=True)]
         self.apply_scopes.append(len(self.scopes))  # the scope of its lanes: an element loop's (lift/lanesums.py)
         try:
@@ -688,7 +693,14 @@ class Mmas:
             # fragment is its owners' together, each element the whole sum already (an ``apply``
             # adds every element's term, lift/lanesums.py): nothing left to add
             frag = self.fragment(names[0].name, s)
-            if len(frag.extents) != 1 or frag.name not in self.lane_summed:
+            if len(frag.extents) != 1:  # (LANGUAGE.md 7.9: a replicated 1-D fragment; sema/fragrules.py)
+                raise CroqSemanticError(
+                    f"'all_reduce_sum' sums a 1-D fragment across its owners; '{names[0].name}' is"
+                    f" {list(frag.extents)}",
+                    s.span,
+                    "reduce it to one dimension first: 'reduce_sum(row, acc, 1); all_reduce_sum(row);'",
+                )
+            if frag.name not in self.lane_summed:
                 raise NotLifted("an 'all_reduce_sum' of a fragment that no 'apply' sums into", s)
             return
         if len(names) != 2 or not all(isinstance(x, A.Name) for x in names):
@@ -696,8 +708,13 @@ class Mmas:
         dst, src = (self.fragment(x.name, s) for x in names)  # type: ignore[attr-defined]
         tile = self.tile_value(src, s)
         if s.op == "copy":
-            if dst.extents != src.extents:
-                raise NotLifted("a fragment copy between shapes", s)
+            if dst.extents != src.extents:  # (LANGUAGE.md 7.9; sema/fragrules.py where the declarations show it)
+                raise CroqSemanticError(
+                    f"'copy' copies a fragment into one of its shape; the destination is {list(dst.extents)} and"
+                    f" the source {list(src.extents)}",
+                    s.span,
+                    "declare the destination with the source's extents",
+                )
             self.set_tile(dst, E.fold(E.Cast(tile, dst.var.type)), s)
             return
         if s.op not in REDUCTIONS or s.axis is None:

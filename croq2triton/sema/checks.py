@@ -34,6 +34,7 @@ from .hostcopies import host_copy_errors
 from .initialised import uninitialised_errors
 from .levelargs import level_arg_errors
 from .levels import chains, sibling_thread_errors, thread_count_warnings, unit_thread_errors
+from .mistakes import mistake_errors
 from .misuse import misuse_errors
 from .nesting import nesting_errors
 from .outofscope import out_of_scope_errors
@@ -317,6 +318,7 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
     errors.extend(rank_errors(fn, res))
     errors.extend(view_rank_errors(fn, res))
     errors.extend(misuse_errors(fn, res))
+    errors.extend(mistake_errors(fn, res))
     errors.extend(_cmdline_size_errors(fn, macro_uses))
     errors.extend(swizzle_errors(fn))
     errors.extend(view_bound_errors(fn, res, value))

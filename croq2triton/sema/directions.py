@@ -4,7 +4,8 @@ on GPU (there is no asynchronous global-to-global path for a kernel's threads: `
 TMA loads land in shared memory).  The rule binds copies inside a kernel; a copy between launches
 is the host's (a device-to-device ``cudaMemcpyAsync``, a torch copy for croq2triton) and may be
 asynchronous.  A ``tma.copy`` inside a kernel moves data between global and shared memory only: a
-``local`` source or destination is an error (7.8, TMA constraints), and so is an atomic on a
+``local`` source or destination is an error (7.8, TMA constraints), so is one from a tensor in global
+memory to another (or ``=> global``), and so is an atomic on a
 ``local`` buffer (7.7: atomics act on shared or global data).
 A buffer is in global memory when it is declared ``global`` (a ``global`` parameter, or a
 declaration with ``global`` storage or with no storage outside ``parallel``, LANGUAGE.md 7.5) or
@@ -48,6 +49,11 @@ def direction_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
         b = _root_binding(e, res)
         return b is None or b.origin == "parameter" or is_global(e) or b.kind != "spanned"
 
+    def in_tensor(e: A.Expr) -> bool:
+        """Is ``e`` for sure a view of a tensor in device memory (a parameter, a global buffer)?"""
+        b = _root_binding(e, res)
+        return b is not None and b.kind == "spanned" and (b.origin == "parameter" or is_global(e))
+
     for k in kernels(fn):
         for n in k.walk():
             if isinstance(n, A.Call) and n.kind == "atomic" and n.args and is_local(n.args[0], False):
@@ -58,6 +64,9 @@ def direction_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
                     out.append(_tma_local(n, side))
                 elif not in_memory(n.src) and not (in_memory(n.dst) if not n.dst_storage else _global_kw(n.dst)):
                     out.append(_tma_buffers(n))
+            to_tensor = isinstance(n, A.DmaStmt) and (_global_kw(n.dst) if n.dst_storage else in_tensor(n.dst))
+            if isinstance(n, A.DmaStmt) and n.engine == "tma" and n.op == "copy" and in_tensor(n.src) and to_tensor:
+                out.append(_tma_global(n))
             if not (isinstance(n, A.DmaStmt) and n.engine == "dma" and n.op == "copy" and n.is_async):
                 continue
             to_global = (n.dst_storage and isinstance(n.dst, A.Name) and n.dst.name == "global") or (
@@ -90,6 +99,16 @@ def _tma_buffers(s: A.DmaStmt) -> Diagnostic:
         " between global and shared memory only",
         s.span,
         "copy between buffers with 'dma.copy'",
+    )
+
+
+def _tma_global(s: A.DmaStmt) -> Diagnostic:
+    return Diagnostic(
+        "error",
+        f"a tma.copy from global memory to global memory ('{source_text(s.src)}' => '{source_text(s.dst)}'):"
+        " TMA copies between global and shared memory only",
+        s.span,
+        "stage the tile through a 'shared' buffer, or copy with 'dma.copy'",
     )
 
 
