@@ -148,9 +148,10 @@ def test_tutorial_swizzle_levels_normalise_to_bytes() -> None:
     _warnings_of(body)  # level 3 == 128 bytes: no mismatch
 
 
-def _fake(ptr: int, strides: tuple[int, ...], es: int = 2) -> SimpleNamespace:
+def _fake(ptr: int, strides: tuple[int, ...], es: int = 2, shape: tuple[int, ...] = ()) -> SimpleNamespace:
     return SimpleNamespace(element_size=lambda: es, dim=lambda: len(strides), data_ptr=lambda: ptr,
-                           stride=lambda i=None: strides if i is None else strides[i])  # fmt: skip
+                           stride=lambda i=None: strides if i is None else strides[i],
+                           shape=shape or (64,) * len(strides))  # fmt: skip
 
 
 @pytest.mark.parametrize(("t", "box", "ext", "message"), [
@@ -160,9 +161,23 @@ def _fake(ptr: int, strides: tuple[int, ...], es: int = 2) -> SimpleNamespace:
     (_fake(0x1000, (1 << 40, 1), 1), [64, 64], [64, 64], "lhs: row stride 1099511627776 B is 2^40 B or more"),
     (_fake(0x1000, (128, 1)), [64, 64], [50, 64], "lhs: the copied window is 50 x 64 but the TMA box is 64 x 64"),
     (_fake(0x1000, (128, 1)), [64, 64], [64, 64], None),
+    # (a tensor of 2^31 rows or more: Triton 3.6 passes a descriptor's extents as int32, the probe's
+    # launch of 2^32 - 16 elements raised OverflowError inside Triton on an H100)
+    (_fake(0x1000, (64, 1), 2, (1 << 31, 64)), [64, 64], [64, 64], "lhs: dimension 0 has 2147483648 elements (a descriptor takes fewer than 2^31)"),
+    (_fake(0x1000, (64, 1), 2, ((1 << 31) - 1, 64)), [64, 64], [64, 64], None),
 ])  # fmt: skip
 def test_runtime_descriptor_rules(t: object, box: list[int], ext: list[int], message: str | None) -> None:
     assert runtime_reason("lhs", t, box, ext) == message
+
+
+@pytest.mark.parametrize("dtype", [torch.float8_e4m3fn, torch.float8_e5m2])
+def test_the_nan_fill_keeps_fp8_descriptors_zero_filled(dtype: torch.dtype) -> None:
+    # the hardware fills NaN for 16- and 32-bit floats only: an fp8 descriptor asking for it is refused by
+    # the driver ('Failed to create tensor map descriptor: invalid argument', H100, the TMA probe)
+    from croq2triton.runtime.launch import tma_desc
+
+    assert tma_desc(torch.zeros(32, 64, dtype=dtype), [16, 32], True, "nan").padding == "zero"
+    assert tma_desc(torch.zeros(32, 64, dtype=torch.float16), [16, 32], True, "nan").padding == "nan"
 
 
 def test_misaligned_launch_falls_back_and_says_so_once(tmp_path: Path) -> None:

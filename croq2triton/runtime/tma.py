@@ -10,8 +10,9 @@ from typing import Any
 
 from ..sema.tma_rules import MAX_BOX, static_reasons, swizzle_reason
 
-__all__ = ["MAX_BOX", "MAX_STRIDE", "runtime_reason", "static_reasons", "swizzle_reason"]
+__all__ = ["MAX_BOX", "MAX_EXTENT", "MAX_STRIDE", "runtime_reason", "static_reasons", "swizzle_reason"]
 
+MAX_EXTENT = 1 << 31
 MAX_STRIDE = 1 << 40
 
 
@@ -28,6 +29,9 @@ def runtime_reason(name: str, t: Any, box: list[int], extents: list[int]) -> str
         return f"{name}: base address {t.data_ptr():#x} is not 16-byte aligned"
     if t.stride(-1) != 1:
         return f"{name}: innermost stride is {t.stride(-1)} elements (TMA needs 1)"
+    for d, n in enumerate(t.shape):
+        if n >= MAX_EXTENT:  # (TMA takes up to 2^32; Triton 3.6 passes a descriptor's extents as int32)
+            return f"{name}: dimension {d} has {n} elements (a descriptor takes fewer than 2^31)"
     names = ["row", "plane", "dim-3", "dim-4"]
     for k, s in enumerate(reversed(t.stride()[:-1])):
         what = names[k] if k < len(names) else f"dim-{k + 1}"
