@@ -20,6 +20,7 @@ from ..version import __version__
 from .kernels import KernelDispatch
 from .launcher import emit_launcher
 from .layout import LINE_LIMIT
+from .names import exposed_launchers, launcher_def_names, python_names, renamed
 from .tidy import tidy
 from .triton import emit_helper
 
@@ -138,16 +139,19 @@ def emit_module(
     parts: list[str] = []
     out = Translation("")
     ops: dict[str, object] = {}
+    def_names = launcher_def_names([f.name for f in tu.functions])
     for fn in tu.functions:
+        def_name = def_names.get(fn.name, "")
         try:
             tuning = (tuned or {}).get(fn.name)
             if tuning is None:
                 kernels, launcher = _function(fn, src_name, options, out)
+                launcher = dataclasses.replace(launcher, def_name=def_name)
                 part = "\n\n\n".join([*kernels.kernel_sources, emit_launcher(launcher)])
                 _check_python(part, fn, src_name)
                 parts.append(part)
             else:
-                launcher = _tuned_function(tuning, src_name, out, parts)
+                launcher = _tuned_function(tuning, src_name, out, parts, def_name)
             sig = launcher.signature
             ops[fn.name] = {"params": list(sig.params), "writes": list(sig.writes), "returns": sig.returns}
             out.launchers[fn.name] = launcher
@@ -162,7 +166,7 @@ def emit_module(
                 else f"in '{fn.name}': "
             )
             out.diagnostics.append(Diagnostic("error", lead + d.message, d.span, d.hint))
-            parts.append(_unlowerable(fn, e))
+            parts.append(_unlowerable(fn, e, def_name))
     if tuned is None:
         _check_point(options.point, tu, out)
     names = ", ".join(f.name for f in tu.functions) or "(none)"
@@ -178,6 +182,8 @@ def emit_module(
         )
     table = "# launcher signatures, for torch op registration (croq2triton.torch_ops.register)\n"
     table += f"__croq_ops__ = {ops!r}\n"
+    if def_names:
+        table = exposed_launchers(def_names) + "\n\n" + table
     parts = _helpers(out, src_name) + parts
     code = "\n\n\n".join(parts)
     if "_fp8." in code:  # conversions to 8-bit floats (runtime/fp8.py): imported where a kernel makes one
@@ -230,9 +236,18 @@ def _function(
     fn: A.CoFunction, src_name: str, options: Options, out: Translation, suffix: str = ""
 ) -> tuple[KernelDispatch, Launcher]:
     """The kernels and the launcher of ``fn`` under ``options`` (recorded in ``out`` under the
-    launcher's name: the function's, ``suffix`` added)."""
+    launcher's name: the function's, ``suffix`` added), lifted from its names as Python's
+    (emit/names.py); messages spell them as the source does."""
+    fn = renamed(fn, python_names(fn))
     kernels = KernelDispatch(fn, src_name, options, suffix)
-    launcher = lift_launcher(fn, src_name, kernels)
+    try:
+        launcher = lift_launcher(fn, src_name, kernels)
+    except CroqError as e:
+        for d in e.diagnostics:
+            _spell(d, fn.spelled)
+        raise
+    for d in kernels.warnings:
+        _spell(d, fn.spelled)
     if suffix:
         launcher = dataclasses.replace(launcher, suffix=suffix)
     key = launcher.python_name
@@ -244,9 +259,22 @@ def _function(
     return kernels, launcher
 
 
-def _tuned_function(tuning: Tuning, src_name: str, out: Translation, parts: list[str]) -> Launcher:
+def _spell(d: Diagnostic, spelled: dict[str, str]) -> None:
+    """``d`` (and its notes) with each name renamed for Python spelled as the source does."""
+    if not spelled:
+        return
+    words = re.compile(r"(?<![\w])(" + "|".join(map(re.escape, sorted(spelled, key=len, reverse=True))) + r")(?![\w])")
+    d.message = words.sub(lambda m: spelled[m.group(1)], d.message)
+    if d.hint:
+        d.hint = words.sub(lambda m: spelled[m.group(1)], d.hint)
+    for n in d.notes:
+        _spell(n, spelled)
+
+
+def _tuned_function(tuning: Tuning, src_name: str, out: Translation, parts: list[str], def_name: str = "") -> Launcher:
     """The launcher of a tuned function: its one point's, or a dispatcher over the launchers of its
-    points (``name__t0``, ``name__t1``, their kernels suffixed alike); their text goes to ``parts``."""
+    points (``name__t0``, ``name__t1``, their kernels suffixed alike); their text goes to ``parts``.
+    ``def_name``: the name its ``def`` takes where the function's own is not free (emit/names.py)."""
     several = len(tuning.variants) > 1
     points: list[tuple[Launcher, str, tuple[tuple[int, ...], ...]]] = []
     doc = ""
@@ -264,6 +292,8 @@ def _tuned_function(tuning: Tuning, src_name: str, out: Translation, parts: list
             sizes = "; ".join(", ".join(f"{n}={x}" for n, x in zip(tuning.symbols, sz, strict=True)) for sz in v.sizes)
             launcher = dataclasses.replace(launcher, doc=f"{launcher.doc} The point tuned at {sizes}: {v.point}.")
             out.launchers[launcher.python_name] = launcher
+        else:
+            launcher = dataclasses.replace(launcher, def_name=def_name)
         part = "\n\n\n".join([*kernels.kernel_sources, emit_launcher(launcher)])
         _check_python(part, v.fn, src_name)
         parts.append(part)
@@ -272,7 +302,9 @@ def _tuned_function(tuning: Tuning, src_name: str, out: Translation, parts: list
         return points[0][0]
     name = tuning.variants[0].fn.name
     out.tuned[name] = [launcher.python_name for launcher, _, _ in points]
-    dispatcher = lift_dispatcher(points, tuning.symbols, tuning.origin, tuning.at, doc)
+    dispatcher = dataclasses.replace(
+        lift_dispatcher(points, tuning.symbols, tuning.origin, tuning.at, doc), def_name=def_name
+    )
     out.ir[name] = []  # the dispatcher launches none itself; every kernel of the function by name:
     for key in ("schedules", "contractions"):
         table = getattr(out, key)
@@ -326,11 +358,13 @@ def _names(items: Sequence[str]) -> str:
     return ", ".join(f"'{x}'" for x in items)
 
 
-def _unlowerable(fn: A.CoFunction, e: CroqError) -> str:
+def _unlowerable(fn: A.CoFunction, e: CroqError, def_name: str = "") -> str:
     """The launcher of a function that did not translate: it raises the translator's diagnostic,
-    located in the ``.co`` source (file, line, first and last column)."""
+    located in the ``.co`` source (file, line, first and last column).  It takes the parameters
+    under the names the translated launcher would (emit/names.py)."""
     d = e.diagnostics[0]
-    params = ", ".join(p.name or f"_arg{i}" for i, p in enumerate(fn.params))
+    names = python_names(fn)
+    params = ", ".join(names.get(p.name, p.name) if p.name else f"_arg{i}" for i, p in enumerate(fn.params))
     sep = ", " if params else ""
     span = d.span if d.span is not None and d.span.line > 0 else fn.span
     if span is None:
@@ -341,7 +375,7 @@ def _unlowerable(fn: A.CoFunction, e: CroqError) -> str:
     args = ", ".join([repr(fn.name), *where, _string(d.message), _string(d.hint)])
     doc = d.message.replace("\\", "\\\\").replace('"', "'")
     return (
-        f"@_rt.launcher\ndef {fn.name}({params}{sep}*, _launch=None):\n"
+        f"@_rt.launcher\ndef {def_name or fn.name}({params}{sep}*, _launch=None):\n"
         f'    """Not translated: {doc}."""\n'
         f"    raise _rt.not_translated({args})"
     )

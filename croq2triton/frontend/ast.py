@@ -731,6 +731,8 @@ class CoFunction(Node):
     body: list[Stmt]
     notes: list[Any] = field(default_factory=list, compare=False, repr=False)
     name_span: Span | None = field(default=None, compare=False, repr=False)  # of its name, for diagnostics
+    # a name renamed for the generated Python (emit/names.py) -> the name as the source spells it
+    spelled: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass

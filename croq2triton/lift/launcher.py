@@ -111,17 +111,23 @@ class LauncherLifting(HostFlow, HostCopies):
             if sp is None or sp.line <= 0 or sp.file != home:
                 continue
             if sp.end_line == sp.line:
-                out.append(H.ParamAt(p.name or name, sp.line, sp.col, sp.end_col))
+                out.append(H.ParamAt(self.spelled(p.name or name), sp.line, sp.col, sp.end_col))
             elif p.name:
-                out.append(H.ParamAt(p.name, sp.end_line, sp.end_col - len(p.name), sp.end_col))
+                spelled = self.spelled(p.name)
+                out.append(H.ParamAt(spelled, sp.end_line, sp.end_col - len(spelled), sp.end_col))
         return tuple(out)
 
     def param_names(self) -> list[str]:
         return [safe(p.name) if p.name else f"_arg{i}" for i, p in enumerate(self.fn.params)]
 
+    def spelled(self, name: str) -> str:
+        """``name`` as the source spells it (emit/names.py renames a name Python takes): what
+        messages say."""
+        return self.fn.spelled.get(name, name)
+
     def docstring(self) -> str:
         fn = self.fn
-        params = ", ".join(_type_text(p) for p in fn.params)
+        params = ", ".join(_type_text(p, fn.spelled) for p in fn.params)
         line = fn.span.line if fn.span else 0
         return f"{fn.name}({params}) -> {_ret_text(fn.ret)}; from {self.src_name}:{line}."
 
@@ -171,7 +177,7 @@ class LauncherLifting(HostFlow, HostCopies):
                 ty = "int" if p.type.kind == "int" else "bool" if p.type.kind == "bool" else p.type.elem or "f32"
                 kind = _py_kind(p)
                 assert kind in ("int", "float", "bool")
-                self.body.append(H.BindScalar(name, p.name or name, kind, line=line))
+                self.body.append(H.BindScalar(name, self.spelled(p.name or name), kind, line=line))
                 self.names[p.name or name] = self.variable(name, ty)
             elif p.type.kind == "stream":
                 self.body.append(H.BindStream(name, line=line))
@@ -198,7 +204,7 @@ class LauncherLifting(HostFlow, HostCopies):
         for d, dim in enumerate(shape.dims):
             if isinstance(dim, A.Name):
                 var = safe(dim.name)
-                checks.append(H.BindDim(d, dim.name, var))
+                checks.append(H.BindDim(d, self.spelled(dim.name), var))
                 self.names.setdefault(dim.name, self.variable(var, "int", nonneg=True))
                 dims.append(self.variable(var, "int", nonneg=True))
             elif isinstance(dim, A.Unknown):
@@ -213,7 +219,9 @@ class LauncherLifting(HostFlow, HostCopies):
         dtype = ir_of(p.type.elem)
         assert dtype is not None  # lowerable (checked in lift())
         line = p.span.line if p.span else 0
-        self.body.append(H.BindTensor(name, croq, dtype, tuple(checks), p.storage == "global", keep, line=line))
+        self.body.append(
+            H.BindTensor(name, self.spelled(croq), dtype, tuple(checks), p.storage == "global", keep, line=line)
+        )
         self.names[croq] = Tensor(croq, name, p.type.elem, dtype, tuple(dims), p.span)
 
     def variable(self, var: str, croq: str, nonneg: bool = False) -> E.Var:
@@ -542,21 +550,22 @@ def _py_kind(p: A.Param) -> str:
     return k
 
 
-def _type_text(p: A.Param) -> str:
+def _type_text(p: A.Param, spelled: dict[str, str]) -> str:
+    """``p`` as the source declares it (its names as the source spells them)."""
     t = p.type
     if t.kind == "spanned":
-        dims = ", ".join(_dim_text(d) for d in (t.shape.dims or []) if t.shape) if t.shape else ""
+        dims = ", ".join(_dim_text(d, spelled) for d in (t.shape.dims or []) if t.shape) if t.shape else ""
         s = f"{t.elem} [{dims}]"
     elif t.kind == "elem":
         s = t.elem or ""
     else:
         s = t.kind
-    return f"{'global ' if p.storage else ''}{s} {p.name or ''}".strip()
+    return f"{'global ' if p.storage else ''}{s} {spelled.get(p.name, p.name) if p.name else ''}".strip()
 
 
-def _dim_text(d: A.Expr) -> str:
+def _dim_text(d: A.Expr, spelled: dict[str, str]) -> str:
     if isinstance(d, A.Name):
-        return d.name
+        return spelled.get(d.name, d.name)
     if isinstance(d, (A.IntLit, A.Unknown)):
         return d.text
     return "?"

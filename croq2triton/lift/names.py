@@ -1,4 +1,6 @@
-"""Croqtile names as Python identifiers in the generated code (launchers and kernels)."""
+"""The launcher's own words: the names of a translated function are made Python's once, before
+the lifting (emit/names.py), also apart from these; :func:`safe` keeps a launcher apart from them
+where it names something after a Croqtile name itself."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ RESERVED = set(keyword.kwlist) | {
 
 
 def safe(name: str) -> str:
-    """A Croqtile name as a Python identifier that cannot clash with the generated code's own names."""
-    if name in RESERVED or name.startswith("_"):
+    """A Croqtile name as a launcher's Python identifier that cannot clash with the launcher's own
+    names (its private names start with ``_`` and do not end with one).  The names of a translated
+    function are Python's already (emit/names.py): this leaves them as they are."""
+    if name in RESERVED or (name.startswith("_") and not name.endswith("_")):
         return name + "_"
     return name

@@ -11,6 +11,7 @@ import functools
 import math
 import os
 import re
+import sys
 import time
 import types
 from collections.abc import Callable, Mapping
@@ -815,6 +816,21 @@ def launcher(fn: Any) -> Any:
         return fn(*args, **kwargs)
 
     return run
+
+
+def expose(module: str, launchers: dict[str, Any]) -> None:
+    """Make each launcher of ``launchers`` the attribute of the module ``module`` under the
+    function's name, a name its own code reads as something else (``tl``, ``torch``, a builtin, a
+    kernel) or Python's keyword (``lambda``): the launcher is defined under another name (emit/names.py)
+    and the module's class gives it under the function's, while the module's globals, which its
+    kernels and launchers read, keep theirs."""
+    mod = sys.modules[module]
+    attrs: dict[str, Any] = {name: property(lambda _self, f=f: f) for name, f in launchers.items()}
+    names = sorted(launchers)
+    attrs["__dir__"] = lambda self: sorted({*self.__dict__, *names})
+    for name, f in launchers.items():
+        f.__name__ = f.__qualname__ = name
+    mod.__class__ = type("CroqModule", (type(mod),), attrs)
 
 
 def not_translated(

@@ -58,6 +58,12 @@ RESERVED = frozenset(
         "mask_p",
         "split",
         "part",
+        "pid_e",
+        "p",
+        "rows",
+        "row_start",
+        "row_count",
+        "WARP_SPECIALIZE",
         "tl",
         "triton",
     ]
@@ -106,17 +112,31 @@ class GemmBuilder:
         self.split = split  # split-K: the launcher's variable holding the number of splits
         self.sum_name = f"{name}_sum"  # split-K: the kernel that adds the partial sums
         self.args: dict[str, N.Arg] = {}
-        self.sizes: dict[str, E.Expr] = {}
+        self.size_args: dict[str, str] = {}  # a size (the launcher's variable) -> its argument (``local``)
         self.lets: dict[str, E.Expr] = {}  # the value of each named let
         self.scalar_args: dict[str, str] = {}  # a scalar parameter an epilogue reads -> its argument
 
     # ---------------------------------------------------------------- arguments
     def size(self, x: str | int) -> E.Expr:
+        """A size of the launcher as the kernel's argument, named apart from the kernel's own names
+        (a size named ``k`` or ``pid`` is ``k_e``, ``pid_e``)."""
         if isinstance(x, int):
             return E.Const(x)
-        if x not in self.args:
-            self.args[x] = N.Scalar(x, "i32", E.Var(x))
-        return E.Var(x, "i32", 0)
+        arg = self.size_args.get(x)
+        if arg is None:
+            arg = self.size_args[x] = self.local(x)
+            self.args[arg] = N.Scalar(arg, "i32", E.Var(x))
+        return E.Var(arg, "i32", 0)
+
+    def sized(self, e: E.Expr) -> E.Expr:
+        """An expression of the contraction over the launcher's sizes, over their arguments."""
+        env: dict[str, E.Expr] = {x: E.Var(a, "i32", 0) for x, a in self.size_args.items() if a != x}
+        return E.fold(E.substitute(e, env)) if env else e
+
+    def hosted(self, e: E.Expr) -> E.Expr:
+        """An expression of the kernel over the sizes' arguments, over the launcher's sizes (a grid)."""
+        env: dict[str, E.Expr] = {a: E.Var(x, "i32", 0) for x, a in self.size_args.items() if a != x}
+        return E.fold(E.substitute(e, env)) if env else e
 
     def tensor(self, op: Operand) -> tuple[N.Pointer, tuple[E.Expr, ...]]:
         t = self.host.tensors[op.tensor]
@@ -194,16 +214,16 @@ class GemmBuilder:
             batch = E.Var("pid_e", "i32", 0)
             pids.append(batch)  # type: ignore[arg-type]
             env = self.group_values(grp, batch, body)
-            row_start = E.fold(E.substitute(grp.offset, env))
+            row_start = self.sized(E.fold(E.substitute(grp.offset, env)))
             if not isinstance(row_start, E.Var):
                 row_start = let("row_start", row_start, body, c.line)
             if grp.count is not None:
-                row_count = E.fold(E.substitute(grp.count, env))
+                row_count = self.sized(E.fold(E.substitute(grp.count, env)))
                 if not isinstance(row_count, E.Var):
                     row_count = let("row_count", row_count, body, c.line)
             for v in E.free_vars(grp.rows):
                 self.size(v.name)
-            m_ext = grp.rows  # the rows the source's tiles cover
+            m_ext = self.sized(grp.rows)  # the rows the source's tiles cover
         splitting = s.split_k != 1
         split_k: E.Var | None = None
         if splitting:  # split-K: see split_kernels
@@ -266,7 +286,7 @@ class GemmBuilder:
             for v in E.free_vars(c.k_read):
                 self.size(v.name)
             k_size = self.size(self.host.tensors[c.a.tensor].extents[c.a.inner])
-            inside = E.Bin("<=", c.k_read, k_size)
+            inside = E.Bin("<=", self.sized(c.k_read), k_size)
             for acc in accs.values():
                 tile_body.append(N.Let(acc, E.Call("_oob_fill", (acc, inside), acc.type), line=c.line))
 
@@ -352,7 +372,7 @@ class GemmBuilder:
             bounds = _in_bounds(c.out, index, o_ext)
             if grp is not None:  # rows of the group only, inside the tensor, and those the source's tiles cover
                 local = E.Lift(offs_m, 2, (0,))
-                extra = [E.Bin(">=", E.Lift(rows, 2, (0,)), E.Const(0)), E.Bin("<", local, grp.rows)]
+                extra = [E.Bin(">=", E.Lift(rows, 2, (0,)), E.Const(0)), E.Bin("<", local, self.sized(grp.rows))]
                 if row_count is not None:
                     extra.append(E.Bin("<", local, row_count))
                 bounds = E.conj([bounds, *extra])
@@ -455,7 +475,7 @@ class GemmBuilder:
         taken: set[str] = set()
         masks: list[tuple[E.Var, E.Expr]] = []
         for name, tensor, idx in grp.data:
-            index = tuple(E.fold(E.substitute(i, {grp.var: pid})) for i in idx)
+            index = tuple(self.sized(E.fold(E.substitute(i, {grp.var: pid}))) for i in idx)
             base = self.local(tensor)
             var_name = base if base not in taken else f"{base}_{len(taken)}"
             taken.add(var_name)
@@ -493,7 +513,10 @@ class GemmBuilder:
         """A kernel name for a user's tensor or scalar that none of this kernel's own names takes
         (nor those of its pieces: ``acc_0``, ``offs_n_1``, ``mask_c_0_1``, ...)."""
         own = name in RESERVED or name in self.args or PIECE_NAME.fullmatch(name) is not None
-        return f"{name}_e" if own else name
+        while own:  # ``k_e``, unless an argument is named so already (a size ``k_e``): ``k_e_e``
+            name += "_e"
+            own = name in self.args
+        return name
 
     def operand_tile(
         self,
@@ -544,7 +567,7 @@ class GemmBuilder:
     # ---------------------------------------------------------------- the kernel's grid and arguments
     def finish(self, body: list[N.Stmt], pids: tuple[E.Var, ...], m_ext: E.Expr, n_ext: E.Expr) -> Tiled:
         s, c = self.s, self.c
-        tiles = E.fold(E.CDiv(m_ext, E.Const(s.block_m)) * E.CDiv(n_ext, E.Const(s.block_n)))
+        tiles = self.hosted(E.fold(E.CDiv(m_ext, E.Const(s.block_m)) * E.CDiv(n_ext, E.Const(s.block_n))))
         if s.split_k != 1 and self.split is not None:  # a program per (tile, split)
             tiles = E.fold(tiles * E.Var(self.split))
         k = self.name
@@ -643,7 +666,7 @@ class GemmBuilder:
         value = value if out_ty == value.dtype else E.Cast(value, out_ty)
         body.append(N.Store(o_ptr.name, index, value, mask, line=store))
         order: list[N.Arg] = list(self.args.values())
-        grid = (E.fold(E.CDiv(m_ext, E.Const(bm)) * E.CDiv(n_ext, E.Const(bn))),)
+        grid = (self.hosted(E.fold(E.CDiv(m_ext, E.Const(bm)) * E.CDiv(n_ext, E.Const(bn)))),)
         what = "the epilogue, " if c.epilogue is not None else ""
         doc = (
             f"Split-K's second kernel: out = the sum of the SPLIT_K partial sums {kernel} wrote, added in the order "

@@ -526,8 +526,10 @@ class Launcher:
     signature: OpSignature
     places: tuple[ParamAt, ...] = ()  # where the parameters are declared
     suffix: str = ""  # the launcher of a tuned point behind a dispatcher: ``def name{suffix}`` (``__t0``)
+    # the function's own launcher where Python or the module takes its name (emit/names.py): ``def lambda_``
+    def_name: str = ""
 
     @property
     def python_name(self) -> str:
         """The name of the launcher's ``def`` (its messages name the function, ``name``)."""
-        return self.name + self.suffix
+        return self.def_name if self.def_name and not self.suffix else self.name + self.suffix
