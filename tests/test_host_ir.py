@@ -169,7 +169,7 @@ __co__ f32 [N] scale(global f32 [N] x, int reps) {
     done += 1;
   }
   foreach i in [2] { x.at(i) = x.at(i) + i; }
-  f32 [N / 2] halves;
+  f32 [N] halves;
   return halves;
 }
 """
@@ -190,7 +190,7 @@ def test_a_small_function_lifts_to_this_host_ir() -> None:
             done := done + 1  @6
           for _i1 in [0, 2)  @8
             x[_i1] := _rt.elem_get(_F, 'x', x, (_i1,), 8) + _i1  @8
-          halves = alloc f32 [N // 2]  @9
+          halves = alloc f32 [N]  @9
           return tensor halves  @10
         """
     )
