@@ -13,6 +13,7 @@ from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.builtins import c_scalar
 from ..frontend.describe import describe
+from ..sema import carith
 from ..sema.ccast import NARROW, host_cast
 from ..sema.consteval import fold_binary
 from ..sema.types import TYPES
@@ -74,7 +75,7 @@ def binary(op: str, a: E.Expr, b: E.Expr) -> E.Expr:
 
 def cdiv(a: E.Expr, b: E.Expr) -> E.Expr:
     if isinstance(a, E.Const) and isinstance(b, E.Const) and b.value:
-        return const(-(-a.value // b.value))
+        return const(carith.cdiv(int(a.value), int(b.value)))  # C's (a + b - 1) / b
     return E.CDiv(a, b)
 
 
