@@ -187,7 +187,7 @@ def test_a_small_function_lifts_to_this_host_ir() -> None:
             launch scale_k0 grid (_rt.cdiv(N, 64))  @4
               args [N, x, x.stride(0)]
               constexprs num_warps=2
-            done := done + 1  @6
+            done := _rt.s32(done + 1)  @6
           for _i1 in [0, 2)  @8
             x[_i1] := _rt.elem_get(_F, 'x', x, (_i1,), 8) + _i1  @8
           halves = alloc f32 [N]  @9

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import ast
 
+from ..sema.carith import RUNTIME_NAME
 from ..tir import expr as E
 from ..tir import host as H
+from ..tir.hostc import host_scalars
 from ..tir.pyexpr import call, host_ast, host_source, name
 
 TORCH_TYPES = {
@@ -38,7 +40,7 @@ TORCH_TYPES = {
 
 def emit_launcher(launcher: H.Launcher) -> str:
     """The text of ``def name(...)`` for ``launcher``."""
-    out = _Writer(launcher.source)
+    out = _Writer(launcher.source, host_scalars(launcher.body))
     fn = [_const(launcher.name), name("_CO_FILE"), _const(launcher.line)]
     if launcher.places:  # {parameter: (line, col, end)}: where the runtime's messages about it point
         places = [_tuple([_const(p.line), _const(p.col), _const(p.end)]) for p in launcher.places]
@@ -55,8 +57,9 @@ def emit_launcher(launcher: H.Launcher) -> str:
 
 
 class _Writer:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, computed: dict[str, str]) -> None:
         self.source = source
+        self.computed = computed  # the launcher variables host code computes with, and their types
         self.lines: list[str] = []
         self.depth = 1
         self.last = 0  # the .co line of the last comment written
@@ -99,6 +102,8 @@ class _Writer:
             self.comment(s.text)
         elif isinstance(s, H.CallTuned):
             self.call_tuned(s)
+        elif isinstance(s, H.BindScalar):
+            self.line(_code(_bind_scalar(s, self.computed.get(s.var))), at)
         else:
             for node in _simple(s):
                 self.line(_code(node), at)
@@ -125,8 +130,6 @@ def _simple(s: H.Stmt) -> list[ast.stmt]:
     """The Python statements of a statement without a body."""
     if isinstance(s, H.BindTensor):
         return _bind_tensor(s)
-    if isinstance(s, H.BindScalar):
-        return [_assign(s.var, call("_rt.scalar_arg", name("_F"), _const(s.name), name(s.var), name(s.kind)))]
     if isinstance(s, H.BindStream):
         return [_expr(call("_rt.stream_arg", name("_F"), _const(s.var), name(s.var)))]
     if isinstance(s, (H.Let, H.Assign)):
@@ -193,6 +196,16 @@ def _simple(s: H.Stmt) -> list[ast.stmt]:
     if isinstance(s, H.Launch):
         return [*(_prepare(p) for p in s.prepare), _expr(_launch(s))]
     raise TypeError(f"no Python for the host statement {type(s).__name__}")
+
+
+def _bind_scalar(s: H.BindScalar, computed: str | None) -> ast.stmt:
+    """A scalar parameter; converted to its declared type (C's conversion of the argument: ``f32``
+    rounded, an ``int`` wrapped) where host code computes with it, so that it computes with that
+    value; a parameter only passed to kernels is converted by the kernel's argument."""
+    value = call("_rt.scalar_arg", name("_F"), _const(s.name), name(s.var), name(s.kind))
+    if computed in RUNTIME_NAME:
+        value = call(f"_rt.{RUNTIME_NAME[computed]}", value)
+    return _assign(s.var, value)
 
 
 def _bind_tensor(s: H.BindTensor) -> list[ast.stmt]:

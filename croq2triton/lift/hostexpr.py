@@ -13,12 +13,12 @@ from ..errors import CroqLoweringError, CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.builtins import c_scalar
 from ..frontend.describe import describe
-from ..sema.ccast import NARROW, host_cast
+from ..sema import carith
 from ..sema.consteval import fold_binary
 from ..sema.types import TYPES
 from ..tir import expr as E
 from ..tir import host as H
-from .hostvalues import Bounded, BoundedTuple, ITuple, Reshaped, Shape, Tensor, Value
+from .hostvalues import Bounded, BoundedTuple, ITuple, Reshaped, Shape, Tensor, Value, ir_of
 from .terms import unparen
 
 # math builtins between launches (LANGUAGE.md 7.7) -> (runtime/launch.py ``f32math`` name, arity)
@@ -47,8 +47,17 @@ def _number_type(a: E.Expr, b: E.Expr) -> str:
     return E.promote("i32" if a.dtype == "i1" else a.dtype, "i32" if b.dtype == "i1" else b.dtype)
 
 
-def binary(op: str, a: E.Expr, b: E.Expr) -> E.Expr:
-    """``a op b`` with C semantics, folded where both are constants (and by the identities above)."""
+def binary(op: str, a: E.Expr, b: E.Expr, scalar: bool = False) -> E.Expr:
+    """``a op b`` with C semantics, folded where both are constants (and by the identities above).
+    ``scalar``: a scalar of the host code, whose constants fold as C computes them (types, wrapping
+    and rounding: sema/carith.py); extents and sizes fold as Python's integers, as sema's do."""
+    if isinstance(a, E.Const) and isinstance(b, E.Const) and scalar:
+        try:
+            value, dtype = carith.fold(op, a.value, a.dtype, b.value, b.dtype)
+        except (ZeroDivisionError, TypeError, ValueError):
+            pass
+        else:
+            return const(value, dtype)
     if isinstance(a, E.Const) and isinstance(b, E.Const):
         try:
             v = fold_binary(op, a.value, b.value)
@@ -62,10 +71,11 @@ def binary(op: str, a: E.Expr, b: E.Expr) -> E.Expr:
     if op in ("&&", "||"):
         return H.Logic("and" if op == "&&" else "or", (a, b))
     ints = E.is_int(a.dtype) and E.is_int(b.dtype)
-    if ints:
-        if (op == "+" and _is(a, 0)) or (op == "*" and _is(a, 1)):
+    if ints and op in E.ARITH:
+        t = carith.result_type(op, a.dtype, b.dtype)  # an identity keeps the other side's type
+        if ((op == "+" and _is(a, 0)) or (op == "*" and _is(a, 1))) and carith.promoted(b.dtype) == t:
             return b
-        if (op in ("+", "-") and _is(b, 0)) or (op in ("*", "/") and _is(b, 1)):
+        if ((op in ("+", "-") and _is(b, 0)) or (op in ("*", "/") and _is(b, 1))) and carith.promoted(a.dtype) == t:
             return a
         if op == "/" and a == b:
             return const(1)  # an extent divided by itself (sizes are positive)
@@ -74,7 +84,7 @@ def binary(op: str, a: E.Expr, b: E.Expr) -> E.Expr:
 
 def cdiv(a: E.Expr, b: E.Expr) -> E.Expr:
     if isinstance(a, E.Const) and isinstance(b, E.Const) and b.value:
-        return const(-(-a.value // b.value))
+        return const(carith.cdiv(int(a.value), int(b.value)))  # C's (a + b - 1) / b
     return E.CDiv(a, b)
 
 
@@ -88,8 +98,11 @@ def unary(op: str, v: E.Expr) -> E.Expr:
     if op == "+":
         return v
     if isinstance(v, E.Const):
-        value = -v.value if op == "-" else (not v.value) if op == "!" else ~v.value
-        return const(value, "i1" if op == "!" else v.type)
+        try:
+            value, dtype = carith.unary(op, v.value, v.type)
+        except TypeError:  # ``~`` of a float: the operation stays, for its message
+            return E.Un(op, v)
+        return const(value, dtype)
     return E.Un(op, v)
 
 
@@ -136,8 +149,8 @@ class HostExprs:
 
     def value(self, e: A.Expr) -> Value:
         """A host expression: a scalar, a shape, an index tuple, a tensor or a view of one."""
-        if isinstance(e, A.IntLit):
-            return const(e.value)
+        if isinstance(e, A.IntLit):  # its type from its value and suffix (LANGUAGE.md 3.3)
+            return const(e.value, ir_of(e.type) or "i32")
         if isinstance(e, A.FloatLit):
             return const(e.value, "f64" if e.double else "f32")
         if isinstance(e, A.BoolLit):
@@ -173,8 +186,8 @@ class HostExprs:
             return cdiv(self.evaluate(e.args[0]), self.evaluate(e.args[1]))
         if isinstance(e, A.Builtin) and e.name in ("__alignup", "__aligndown") and len(e.args) == 2:
             x, a = self.evaluate(e.args[0]), self.evaluate(e.args[1])  # to a multiple of the second
-            up = binary("-", binary("+", x, a), const(1))  # C's truncating division, as in kernels
-            return binary("*", binary("/", up if e.name == "__alignup" else x, a), a)
+            up = binary("-", binary("+", x, a, True), const(1), True)  # C's truncating division, as in kernels
+            return binary("*", binary("/", up if e.name == "__alignup" else x, a, True), a, True)
         if isinstance(e, A.Select):  # host level: a choice made when translating
             k = self.evaluate(e.index)
             if not isinstance(k, E.Const):
@@ -192,9 +205,8 @@ class HostExprs:
             dtype = (
                 "i1" if to == "bool" else "i64" if to == "s64" else "i32" if to in ("int", "s32") else HOST_CASTS[to]
             )
-            if isinstance(v, E.Const):  # a constant: converted here
-                value = bool(v.value) if to == "bool" else int(v.value) if E.is_int(dtype) else float(v.value)
-                return E.Const(host_cast(v.value, dtype) if dtype in NARROW else value, dtype)
+            if isinstance(v, E.Const):  # a constant: converted here, as C converts it
+                return E.Const(carith.convert(v.value, dtype), dtype)
             return E.Cast(v, dtype)
         if isinstance(e, A.At):
             t, index = self.element(e)
@@ -247,7 +259,8 @@ class HostExprs:
             self.uid += 1
             before = E.Var(f"_{e.target}_was{self.uid}", old.type)
             self.body.append(H.Let(before.name, old, line=line))
-        self.body.append(H.Assign(old.name, binary("+" if e.op == "++" else "-", old, const(1)), line=line))
+        updated = binary("+" if e.op == "++" else "-", old, const(1), scalar=True)
+        self.body.append(H.Assign(old.name, H.CScalar(updated, old.type), line=line))
         return old if e.prefix else before
 
     def host_math(self, e: A.Builtin) -> E.Expr:
@@ -267,7 +280,7 @@ class HostExprs:
         b = b.value if isinstance(b, Bounded) else b
         if not isinstance(a, E.Expr) or not isinstance(b, E.Expr):
             raise self.error("operands must be integers", e)
-        return binary(e.op, a, b)
+        return binary(e.op, a, b, scalar=True)
 
     def elementwise(self, op: str, a: Value, b: Value, node: A.Node) -> Shape | ITuple:
         """Arithmetic of a shape (or an index tuple) with another, or with an integer."""
@@ -380,11 +393,11 @@ class HostExprs:
         if isinstance(v, BoundedTuple):
             v = ITuple(tuple(p.value for p in v.parts))
         if isinstance(v, ITuple):
-            return H.Braced(v.items)
+            return H.Braced(tuple(H.CScalar(x) for x in v.items))
         if isinstance(v, Bounded):
-            return v.value
+            return H.CScalar(v.value)
         if isinstance(v, E.Expr):
-            return v
+            return H.CScalar(v)
         raise self.error("host-level print takes strings and scalar values", arg)
 
 

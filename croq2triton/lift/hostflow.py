@@ -54,7 +54,7 @@ class HostFlow(HostExprs):
             return
         then = self.scoped(s.then)
         orelse = self.scoped(s.other) if s.other is not None else ()
-        self.body.append(H.If(cond, then, orelse, line=line_of(s)))
+        self.body.append(H.If(H.CScalar(cond), then, orelse, line=line_of(s)))
 
     def while_(self, s: A.While) -> None:
         cond = self.evaluate(s.cond)
@@ -63,7 +63,7 @@ class HostFlow(HostExprs):
         self.loops += 1
         body = self.scoped(s.body)
         self.loops -= 1
-        self.body.append(H.While(const(True) if isinstance(cond, E.Const) else cond, body, line=line_of(s)))
+        self.body.append(H.While(const(True) if isinstance(cond, E.Const) else H.CScalar(cond), body, line=line_of(s)))
 
     def foreach(self, s: A.Foreach) -> None:
         loops: list[tuple[str, E.Expr, str | None]] = []  # (name, bound, index tuple it belongs to)
@@ -92,6 +92,8 @@ class HostFlow(HostExprs):
             var = f"_{safe(name)}{self.uid}"
             counters.append((var, bound))
             counter = self.variable(var, "int", nonneg=True)
+            if isinstance(bound, E.Const):  # its largest value too (tir/hostc.py: no wrap where none is needed)
+                counter = E.Var(counter.name, counter.type, lo=0, hi=int(bound.value) - 1)
             self.counter_bounds[var] = bound  # a chunkat of a host-level copy tiles by it (lift/hostcopy.py)
             if tup is not None:
                 tuples.setdefault(tup, []).append(counter)

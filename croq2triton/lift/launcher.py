@@ -275,7 +275,7 @@ class LauncherLifting(HostFlow, HostCopies):
             cond = self.evaluate(s.call.args[0])
             msg = s.call.args[1]
             text = msg.value if isinstance(msg, A.StringLit) else "assertion failed"
-            self.body.append(H.Assert(cond, text, line=line_of(s)))
+            self.body.append(H.Assert(H.CScalar(cond), text, line=line_of(s)))
         elif isinstance(s, A.CallStmt) and s.call.kind in ("print", "println"):
             if not s.call.bang:  # host printf: the arguments one after another
                 items = tuple(self.print_item(arg) for arg in s.call.args)
@@ -357,11 +357,9 @@ class LauncherLifting(HostFlow, HostCopies):
             return
         if target is None:
             raise self.error(f"cannot lower to Triton: {unlowerable_reason(ty)}", node)
-        if not isinstance(v, E.Const):
-            v = _converted(v, E.Var(name, target))
         var = safe(name)
         new = self.variable(var, ty)
-        self.body.append(H.Let(var, v, line=line_of(node)))
+        self.body.append(H.Let(var, H.CScalar(v, target), line=line_of(node)))  # C's value, of its type
         self.names[name] = new
 
     def assign(self, a: A.Assign) -> None:
@@ -370,8 +368,9 @@ class LauncherLifting(HostFlow, HostCopies):
             v = self.evaluate(a.value)
             line = line_of(a)
             if a.op != "=":
-                v = binary(a.op, H.ElemGet(t.name, t.host, index, t.dtype, line), v)
-            self.body.append(H.ElemSet(t.name, t.host, index, v, line=line))
+                v = binary(a.op, H.ElemGet(t.name, t.host, index, t.dtype, line), v, scalar=True)
+            index = tuple(H.CScalar(i, store=True) for i in index)
+            self.body.append(H.ElemSet(t.name, t.host, index, H.CScalar(v, t.dtype, store=True), line=line))
             return
         if not isinstance(a.target, A.Name):
             raise self.error(f"cannot lower an assignment to {describe(a.target)} at host level to Triton", a)
@@ -380,9 +379,8 @@ class LauncherLifting(HostFlow, HostCopies):
         if a.op != "=":
             if not isinstance(old, E.Var):
                 raise self.invalid(f"'{a.op}=' updates a scalar, and '{name}' is not one", a)
-            self.body.append(
-                H.Assign(old.name, _converted(binary(a.op, old, self.evaluate(a.value)), old), line=line_of(a))
-            )
+            updated = binary(a.op, old, self.evaluate(a.value), scalar=True)
+            self.body.append(H.Assign(old.name, H.CScalar(updated, old.type), line=line_of(a)))
             self.names[name] = E.Var(old.name, old.type)
             return
         if isinstance(a.value, A.Call):
@@ -396,9 +394,7 @@ class LauncherLifting(HostFlow, HostCopies):
             return
         v = self.value(a.value)
         if self.in_flow and isinstance(v, E.Expr) and isinstance(old, E.Var):
-            self.body.append(
-                H.Assign(old.name, _converted(v, old), line=line_of(a))
-            )  # a variable of an enclosing block
+            self.body.append(H.Assign(old.name, H.CScalar(v, old.type), line=line_of(a)))  # of an enclosing block
         elif isinstance(v, E.Expr):  # a scalar assigned again keeps its type (a constant's too)
             self.bind_scalar(name, v, self.croq_type(old if isinstance(old, (E.Var, E.Const)) else v), False, a)
         elif isinstance(v, Reshaped):  # a view the kernels may read and write: the launcher makes it
@@ -469,7 +465,7 @@ class LauncherLifting(HostFlow, HostCopies):
             self.body.append(H.Return(H.TensorRef(host), line=line_of(s)))
             self.returns = "tensor"
         elif isinstance(v, E.Expr):
-            self.body.append(H.Return(v, line=line_of(s)))
+            self.body.append(H.Return(H.CScalar(v), line=line_of(s)))
             self.returns = "bool" if v.dtype == "i1" else "float" if not E.is_int(v.dtype) else "int"
         elif isinstance(v, Reshaped):
             self.body.append(H.Return(H.Reshape(v.tensor.host, v.dims), line=line_of(s)))
@@ -592,16 +588,3 @@ def host_call(c: A.Call) -> str:
 
 
 _WIDE = {"i32": 32, "i64": 64}  # the integer types sema/ccast.py leaves to Python's ints
-
-
-def _converts(have: str, want: str) -> bool:
-    """Does a host scalar of IR type ``have`` change when C converts it to ``want`` (an integer
-    to a float or back, or anything to a narrow type)?  Python's numbers stand for the rest."""
-    return want in NARROW or (E.is_int(have) and have != "i1") != (E.is_int(want) and want != "i1")
-
-
-def _converted(v: E.Expr, var: E.Var) -> E.Expr:
-    """``v`` as C converts it to the type of the scalar ``var`` it is stored in."""
-    if isinstance(v, E.Const) or v.dtype == var.type or not _converts(v.dtype, var.type):
-        return v
-    return E.Cast(v, var.type)

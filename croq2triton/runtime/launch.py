@@ -23,6 +23,20 @@ import torch
 from torch._subclasses.fake_tensor import is_fake
 
 from ..errors import REGISTRY, CroqError, Diagnostic, Span
+from ..sema.carith import bf16 as bf16
+from ..sema.carith import cdiv as cdiv
+from ..sema.carith import f16 as f16
+from ..sema.carith import f32 as f32
+from ..sema.carith import idiv as idiv
+from ..sema.carith import imod as imod
+from ..sema.carith import s8 as s8
+from ..sema.carith import s16 as s16
+from ..sema.carith import s32 as s32
+from ..sema.carith import s64 as s64
+from ..sema.carith import u8 as u8
+from ..sema.carith import u16 as u16
+from ..sema.carith import u32 as u32
+from ..sema.carith import u64 as u64
 from ..sema.ccast import host_cast as host_cast
 from ..sema.ccast import wrap_int
 from .interpreter_compare import compare_as_bool
@@ -476,19 +490,6 @@ def host_assert(f: Fn, cond: Any, msg: str, line: int) -> None:
 def sync(dev: torch.device) -> None:
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
-
-
-def idiv(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def imod(a: int, b: int) -> int:
-    return a - b * idiv(a, b)
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def _f32(fn: Callable[..., Any]) -> Callable[..., float]:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..frontend import ast as A
+from .carith import cdiv
 
 if TYPE_CHECKING:
     from .scopes import Binding, Resolution
@@ -30,7 +31,7 @@ def const_int(e: A.Expr, name_value: Callable[[A.Name], int | None] | None = Non
         return None if v is None else (-v if e.op == "-" else v)
     if isinstance(e, A.Builtin) and e.name == "cdiv" and len(e.args) == 2:
         a, b = const_int(e.args[0], name_value), const_int(e.args[1], name_value)
-        return None if a is None or not b else -(-a // b)
+        return None if a is None or not b else cdiv(a, b)
     if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
         a, b = const_int(e.lhs, name_value), const_int(e.rhs, name_value)
         if a is None or b is None or (e.op in ("/", "%") and b == 0):
@@ -176,7 +177,7 @@ def static_values(res: Resolution) -> Callable[[A.Expr], int | bool | None]:
             return None if c is None else value(e.then if c else e.other)
         if isinstance(e, A.Builtin) and e.name == "cdiv" and len(e.args) == 2:
             a, b = value(e.args[0]), value(e.args[1])
-            return None if a is None or not b else -(-int(a) // int(b))
+            return None if a is None or not b else cdiv(int(a), int(b))
         if isinstance(e, A.Binary) and e.op not in ("#", "#+", "#-", "#*", "#/", "#%"):
             a, b = value(e.lhs), value(e.rhs)
             if a is None or b is None:

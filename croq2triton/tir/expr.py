@@ -23,6 +23,8 @@ from dataclasses import dataclass, field, fields
 from dataclasses import replace as _rebuild
 from typing import TypeVar
 
+from ..sema.carith import cdiv
+
 Number = int | float | bool
 
 
@@ -812,7 +814,7 @@ def _fold_div(op: str, a: Expr, b: Expr) -> Expr:
 
 def _fold_cdiv(a: Expr, b: Expr) -> Expr:
     if isinstance(a, Const) and isinstance(b, Const):
-        return Const(-(-int(a.value) // int(b.value)), promote(a.type, b.type))
+        return Const(cdiv(int(a.value), int(b.value)), promote(a.type, b.type))  # C's (a + b - 1) / b
     if isinstance(b, Const) and b.value == 1:
         return a
     p = _poly(a)

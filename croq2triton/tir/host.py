@@ -68,6 +68,31 @@ class Logic(Expr):
         return self.values
 
 
+@dataclass(frozen=True)
+class CScalar(Expr):
+    """A scalar of the source's host code, computed as C computes it (tir/hostc.py): integers wrap
+    to their types, ``f32`` values round to ``f32``, comparisons of signed and unsigned values are
+    unsigned; then converted to ``type`` (a scalar's declared type; None: the value's own type).
+    ``store``: the value is written into a tensor of ``type``, whose element write wraps or rounds
+    it (runtime/launch.py ``elem_set``) where a conversion would have nothing else to do, or is an
+    element index (``type`` None), which the element access checks as it is."""
+
+    value: Expr
+    type: str | None = None
+    store: bool = False
+
+    @property
+    def dtype(self) -> str:
+        return self.type or self.value.dtype
+
+    @property
+    def shape(self) -> Shape:
+        return ()
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
 # ------------------------------------------------------------------ statements
 
 

@@ -7,7 +7,8 @@ integers are Triton's, which truncate like C (and like Croqtile's ``/``); on the
 (loop counters, constants) are made a Triton scalar first.  Logical negation ``!`` is ``not`` on
 the host and, in a kernel, the negated comparison or ``== 0`` (``~`` of a Python ``bool`` is an
 ``int``).  A choice (``Where``) is ``tl.where`` in a kernel and ``a if c else b`` in a
-launcher; ``&&`` / ``||`` (:class:`~.host.Logic`) and element reads (:class:`~.host.ElemGet`) are
+launcher; ``&&`` / ``||`` (:class:`~.host.Logic`), element reads (:class:`~.host.ElemGet`) and the
+host code's scalars computed as C computes them (:class:`~.host.CScalar`, tir/hostc.py) are
 launcher code only.  ``ast.unparse`` then writes the fewest parentheses the precedence needs.
 """
 
@@ -20,6 +21,7 @@ from typing import Literal
 from ..sema.ccast import NARROW
 from . import expr as E
 from . import host as H
+from .hostc import lower
 
 Where_ = Literal["kernel", "host"]
 
@@ -175,7 +177,7 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
         return call(f"tl.{e.fn}" if where == "kernel" else f"math.{e.fn}", *(_node(a, where) for a in e.args))
     if isinstance(e, E.Reduce):
         return call(f"tl.{e.op}", _node(e.value, where), axis=ast.Constant(e.axis))
-    if isinstance(e, (H.Logic, H.ElemGet)):
+    if isinstance(e, (H.Logic, H.ElemGet, H.CScalar)):
         return _host_only(e, where)
     assert isinstance(e, E.Bin), e
     lhs, rhs = _node(e.lhs, where), _node(e.rhs, where)
@@ -244,9 +246,11 @@ def _lift(value: ast.expr, rank: int, dims: tuple[int, ...]) -> ast.expr:
     return ast.Subscript(value, ast.Tuple(items, ast.Load()), ast.Load())
 
 
-def _host_only(e: H.Logic | H.ElemGet, where: Where_) -> ast.expr:
+def _host_only(e: H.Logic | H.ElemGet | H.CScalar, where: Where_) -> ast.expr:
     if where != "host":
         raise ValueError(f"{type(e).__name__} is launcher code, not kernel code")
+    if isinstance(e, H.CScalar):  # the source's host code: computed as C computes it
+        return _node(lower(e), where)
     if isinstance(e, H.Logic):
         a, b = e.values[0], e.values[-1]
         chained = e.op == "and" and len(e.values) == 2 and isinstance(a, E.Bin) and isinstance(b, E.Bin)

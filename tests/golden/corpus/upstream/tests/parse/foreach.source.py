@@ -98,8 +98,8 @@ def foobar(N, M, *, _launch=None):
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
-    N = _rt.scalar_arg(_F, "N", N, int)  # foreach.co:17
-    M = _rt.scalar_arg(_F, "M", M, int)
+    N = _rt.s32(_rt.scalar_arg(_F, "N", N, int))  # foreach.co:17
+    M = _rt.s32(_rt.scalar_arg(_F, "M", M, int))
     for _x1 in range(M):  # foreach.co:19
         for _y2 in range(2):
             for _z3 in range(1):

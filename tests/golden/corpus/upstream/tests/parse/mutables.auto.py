@@ -61,17 +61,17 @@ def foo(b, *, _launch=None):
     b = _rt.tensor_arg(_F, "b", b, torch.float32, 1, _dev, is_global=False)
     _rt.fixed_dim(_F, "b", b, 0, 14)
     a = 3  # mutables.co:4
-    a = a + 3  # mutables.co:5
-    a = a - 4  # mutables.co:6
-    a = a * 5  # mutables.co:7
+    a = _rt.s32(a + 3)  # mutables.co:5
+    a = _rt.s32(a - 4)  # mutables.co:6
+    a = _rt.s32(a * 5)  # mutables.co:7
     a = _rt.idiv(a, 6)  # mutables.co:8
     a = _rt.imod(a, 7)  # mutables.co:9
     for _i1 in range(14):  # mutables.co:11
-        _rt.elem_set(_F, "b", b, (_i1,), _rt.elem_get(_F, "b", b, (_i1,), 12) + 3, 12)  # mutables.co:12
-        _rt.elem_set(_F, "b", b, (_i1 + 1,), _rt.elem_get(_F, "b", b, (_i1 + 1,), 13) - 4, 13)  # mutables.co:13
-        _rt.elem_set(_F, "b", b, (_i1 * 3,), _rt.elem_get(_F, "b", b, (_i1 * 3,), 14) * 5, 14)  # mutables.co:14
-        _rt.elem_set(_F, "b", b, (_i1 - 4,), _rt.elem_get(_F, "b", b, (_i1 - 4,), 15) / 6, 15)  # mutables.co:15
-        _rt.elem_set(_F, "b", b, (_i1 // 5,), _rt.elem_get(_F, "b", b, (_i1 // 5,), 16) % 7, 16)  # mutables.co:16
+        _rt.elem_set(_F, "b", b, (_i1,), _rt.elem_get(_F, "b", b, (_i1,), 12) + 3.0, 12)  # mutables.co:12
+        _rt.elem_set(_F, "b", b, (_i1 + 1,), _rt.elem_get(_F, "b", b, (_i1 + 1,), 13) - 4.0, 13)  # mutables.co:13
+        _rt.elem_set(_F, "b", b, (_i1 * 3,), _rt.elem_get(_F, "b", b, (_i1 * 3,), 14) * 5.0, 14)  # mutables.co:14
+        _rt.elem_set(_F, "b", b, (_i1 - 4,), _rt.elem_get(_F, "b", b, (_i1 - 4,), 15) / 6.0, 15)  # mutables.co:15
+        _rt.elem_set(_F, "b", b, (_i1 // 5,), _rt.elem_get(_F, "b", b, (_i1 // 5,), 16) % 7.0, 16)  # mutables.co:16
     _rt.copy_back(b_caller, b)
     return None
 

@@ -62,17 +62,24 @@ def foo(a, *, _launch=None):
     _rt.fixed_dim(_F, "a", a, 0, 128)
     for _i1 in range(128):  # macro_func.co:12
         _rt.elem_set(_F, "a", a, (_i1,), _rt.elem_get(_F, "a", a, (_i1,), 13) + 1.0, 13)  # macro_func.co:13
-        _rt.elem_set(_F, "a", a, (_i1,), _rt.elem_get(_F, "a", a, (_i1,), 14) + 1.0 + 1.0, 14)  # macro_func.co:14
+        # macro_func.co:14
+        _rt.elem_set(_F, "a", a, (_i1,), _rt.f32(_rt.elem_get(_F, "a", a, (_i1,), 14) + 1.0) + 1.0, 14)
         _rt.elem_set(
             _F,
             "a",
             a,
             (_i1,),
-            _rt.elem_get(_F, "a", a, (_i1,), 15) - 1.0 + (_rt.elem_get(_F, "a", a, (_i1,), 15) - 1.0),
+            _rt.f32(_rt.elem_get(_F, "a", a, (_i1,), 15) - 1.0) + _rt.f32(_rt.elem_get(_F, "a", a, (_i1,), 15) - 1.0),
             15,
         )  # macro_func.co:15
-        # macro_func.co:16
-        _rt.elem_set(_F, "a", a, (_i1,), _rt.elem_get(_F, "a", a, (_i1,), 16) / 3.0 * 2.0 - 1.0 + 1.0, 16)
+        _rt.elem_set(
+            _F,
+            "a",
+            a,
+            (_i1,),
+            _rt.f32(_rt.f32(_rt.f32(_rt.elem_get(_F, "a", a, (_i1,), 16) / 3.0) * 2.0) - 1.0) + 1.0,
+            16,
+        )  # macro_func.co:16
         _rt.elem_set(
             _F,
             "a",

@@ -4288,7 +4288,7 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    total_tiles = _rt.cdiv(M, 16) * _rt.cdiv(N, 16)  # ampere_mma.co:427
+    total_tiles = _rt.s32(_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:427
     tiles_n = _rt.cdiv(N, 16)  # ampere_mma.co:428
     _matmul_persis_sta_sm86_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:429
     # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
@@ -4944,7 +4944,7 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
     output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    total_tiles = _rt.cdiv(M, 16) * _rt.cdiv(N, 16)  # ampere_mma.co:457
+    total_tiles = _rt.s32(_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:457
     tiles_m = _rt.cdiv(M, 16)  # ampere_mma.co:458
     _matmul_persis_colmajor_sm86_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:459
     # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
@@ -5309,7 +5309,7 @@ def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
     schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
     T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
-    total_tiles = _rt.cdiv(M, 16) * _rt.cdiv(N, 16)  # ampere_mma.co:488
+    total_tiles = _rt.s32(_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:488
     _launch(
         matmul_persis_swizzle_sm86_k0,
         (82,),
@@ -5428,7 +5428,7 @@ def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
     schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
     T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
-    total_tiles = _rt.cdiv(M, 16) * _rt.cdiv(N, 16)  # ampere_mma.co:518
+    total_tiles = _rt.s32(_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:518
     _launch(
         matmul_persis_hilbert_sm86_k0,
         (82,),

@@ -176,7 +176,7 @@ def flash_atten(Q, K, V, is_causal, *, _launch=None):
     _rt.fixed_dim(_F, "V", V, 3, 64)
     is_causal = _rt.scalar_arg(_F, "is_causal", is_causal, bool)
     O = _rt.alloc(_F, (B, H, Q_SEQ, 64), torch.float16, _dev, None)  # flash_atten.co:21
-    past_len = KV_SEQ - Q_SEQ  # flash_atten.co:23
+    past_len = _rt.s32(KV_SEQ - Q_SEQ)  # flash_atten.co:23
     _launch(
         flash_atten_k0,
         (_rt.cdiv(Q_SEQ, 64), H, B),

@@ -159,7 +159,7 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
     T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
     schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
     T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
-    total_tiles = _rt.cdiv(M, 64) * _rt.cdiv(N, 128)  # wgmma_persis.co:7
+    total_tiles = _rt.s32(_rt.cdiv(M, 64) * _rt.cdiv(N, 128))  # wgmma_persis.co:7
     # wgmma_persis.co:8
     _matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
     _matmul_persis_hilbert_sm90_k0_lhs_desc_64x64 = _rt.tma_desc(
@@ -596,7 +596,7 @@ def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     tiles_n = _rt.cdiv(N, 128)  # wgmma_persis.co:38
-    total_tiles = _rt.cdiv(M, 192) * tiles_n  # wgmma_persis.co:39
+    total_tiles = _rt.s32(_rt.cdiv(M, 192) * tiles_n)  # wgmma_persis.co:39
     _matmul_f16_ws_1p3c_persis_k0_sms = _rt.num_sms(_dev)  # wgmma_persis.co:41
     # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
     if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_f16_ws_1p3c_persis_k0_sms * 9:
@@ -998,7 +998,7 @@ def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _l
     M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
     N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     tiles_n = _rt.cdiv(N, 128)  # wgmma_persis.co:100
-    total_tiles = _rt.cdiv(M, 64) * tiles_n  # wgmma_persis.co:101
+    total_tiles = _rt.s32(_rt.cdiv(M, 64) * tiles_n)  # wgmma_persis.co:101
     # wgmma_persis.co:103
     _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads")
     _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc_64x128 = _rt.tma_desc(
