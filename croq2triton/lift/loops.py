@@ -421,7 +421,9 @@ class Loops:
         outer, saved_lets = self.body, list(self.lets)
         self.forget(self.assigned_vars(assigned))
         self.body = []
-        extent = c.extent if not c.extent.shape else E.fold(stop - start)
+        # ``#name`` (``p # name`` is ``p * #name + name``, LANGUAGE.md 7.2): a thread's own bound
+        # where the threads' ranges differ, not the program's loop over all of them
+        extent = c.extent if not c.extent.shape else E.fold(own[3] - own[2] if own is not None else stop - start)
         self.scopes.append({c.name: Bounded(var, extent)} if c.name != "_" else {})
         self.loop_depth += 1
         if own is not None:  # each thread works only inside its own range
