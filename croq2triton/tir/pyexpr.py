@@ -122,8 +122,23 @@ def to_source(e: E.Expr, where: Where_ = "kernel") -> str:
     return ast.unparse(to_ast(e, where))
 
 
+def negative_zero(value: E.Number) -> bool:
+    return isinstance(value, float) and value == 0 and math.copysign(1.0, value) < 0
+
+
+def _kernel_negative_zero(dtype: str) -> ast.expr:
+    """``-0.0`` in a kernel: compiled Triton makes every constant equal to 0 a +0.0 (``x * -0.0``
+    multiplies by +0.0), a zero tensor times -1.0 is -0.0 (folded to that constant)."""
+    zero = call(
+        "tl.full", ast.List([], ast.Load()), ast.Constant(0.0), tl_type(dtype if dtype in ("f16", "f64") else "f32")
+    )
+    return ast.BinOp(zero, ast.Mult(), ast.UnaryOp(ast.USub(), ast.Constant(1.0)))
+
+
 def _node(e: E.Expr, where: Where_) -> ast.expr:
     if isinstance(e, E.Const):
+        if where == "kernel" and negative_zero(e.value):
+            return _kernel_negative_zero(e.dtype)
         return constant(e.value)
     if isinstance(e, E.Var):
         return name(e.name)  # a launcher variable may be a module's (``_rt.WARP_SPECIALIZE``)
@@ -140,6 +155,10 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
     if isinstance(e, E.Un):
         if e.op == "!" and where == "kernel":
             return _kernel_not(e.value)
+        if e.op == "-" and where == "kernel" and not E.is_int(e.dtype):
+            # Triton's ``-x`` is ``0 - x``, which makes -(+0.0) +0.0: times -1.0 flips the sign bit
+            # exactly, as C's negation does (-0.0, -inf, NaN kept; compiled, an fneg: neg.f32)
+            return ast.BinOp(_node(e.value, where), ast.Mult(), ast.UnaryOp(ast.USub(), ast.Constant(1.0)))
         op: ast.unaryop = ast.USub() if e.op == "-" else ast.Invert()
         if e.op == "!":
             op = ast.Not()
@@ -166,6 +185,9 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
         return call("tl.where", _node(e.cond, where), _node(e.then, where), _node(e.other, where))
     if isinstance(e, E.Full):
         shape = ast.List([dim_node(d) for d in e.dims], ast.Load())
+        if where == "kernel" and negative_zero(e.value):  # (see _kernel_negative_zero)
+            minus_one = ast.UnaryOp(ast.USub(), ast.Constant(1.0))
+            return ast.BinOp(call("tl.zeros", shape, tl_type(e.type)), ast.Mult(), minus_one)
         if e.value == 0 and not isinstance(e.value, bool):
             return call("tl.zeros", shape, tl_type(e.type))
         return call("tl.full", shape, constant(e.value), tl_type(e.type))

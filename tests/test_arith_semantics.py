@@ -1,0 +1,204 @@
+"""C / IEEE arithmetic in kernels (tests/programs/arith_semantics.co; LANGUAGE.md 3.3, 4.4, 7.7), each
+wrong before (a probe of C arithmetic semantics, 2026-12-06):
+
+* ``-x`` of a float flips the sign bit (Triton's ``-x`` is ``0 - x``: ``-(+0.0)`` was +0.0, and
+  ``1 / -x`` +inf, compiled too); a ``-0.0`` constant stays negative when compiled;
+* float identities only where IEEE has them: ``x + 0.0f`` was folded to ``x`` (``-0.0`` stayed
+  ``-0.0``); float constants fold in f32 (``16777216.0f + 1.0f`` is 16777216);
+
+Every output is poisoned first; every reference spells the C rule out in NumPy (or exact rationals),
+and compares bits (any NaN for NaN) except where a library function's last ulps are the
+implementation's. The compiled side is checked by compiling for sm_90a (tests/sm90.py)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sm90
+import torch
+from kernel_util import DEVICE, load_once
+
+from croq2triton.tir import expr as E
+
+PROGRAM = Path(__file__).parent / "programs" / "arith_semantics.co"
+SCHEDULES = ["source", "auto"]
+SENTINEL = -8888.0  # float outputs start as this (a NaN poison could pass for an expected NaN)
+ISENTINEL = -777777
+
+F32_EDGES = [0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1.5, -2.75, 1e-45, -3e-39, 3.4e38, -1.0, 7.0]
+
+
+def _f32(n: int, seed: int, edges: list[float] = F32_EDGES) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(n) * np.logspace(-40, 38, n)).astype(np.float32)
+    x[: len(edges)] = edges
+    return x
+
+
+def _t(a: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(a)).to(DEVICE)
+
+
+def _out(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    fill = SENTINEL if dtype.is_floating_point else ISENTINEL
+    return torch.full(shape, fill, dtype=dtype, device=DEVICE)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    return a.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+
+
+def _same(got: torch.Tensor | np.ndarray, want: np.ndarray, what: str) -> None:
+    """Bit for bit (any NaN for a NaN)."""
+    g = got.cpu().numpy() if isinstance(got, torch.Tensor) else np.asarray(got)
+    want = np.asarray(want, dtype=g.dtype)
+    if g.dtype.kind == "f":
+        nan = np.isnan(g) & np.isnan(want)
+        bad = (_bits(g) != _bits(want)) & ~nan
+    else:
+        bad = g != want
+    assert not bad.any(), (
+        f"{what}: {int(bad.sum())} differ, first at {np.argwhere(bad)[0]}: got {g[bad][:4]}, want {want[bad][:4]}"
+    )
+
+
+def _negated(a: np.ndarray) -> np.ndarray:
+    """C's negation of a float: its sign bit flipped."""
+    b = _bits(a)
+    return (b ^ np.array(1 << (8 * a.dtype.itemsize - 1), dtype=b.dtype)).view(a.dtype)
+
+
+# the functions compiled for sm_90a (in a process without the interpreter, tests/sm90.py): their
+# arguments as (shape, torch dtype); each section adds its own
+COMPILED: dict[str, list[tuple[list[int], str]]] = {}
+_COMPILE = """
+import json, os, re, sys
+os.environ["TRITON_INTERPRET"] = "0"
+import torch
+from croq2triton.api import load
+from croq2triton.runtime.aot import compile_launch, record
+mod = load(sys.argv[1], interpret=False, schedule=sys.argv[2])
+out = {}
+for fn, args in json.loads(sys.argv[3]).items():
+    lines = []
+    tensors = [torch.empty(*shape, dtype=getattr(torch, dtype)) for shape, dtype in args]
+    for la in record(getattr(mod, fn), *tensors):
+        try:
+            ptx = compile_launch(la).asm["ptx"]
+        except Exception as e:
+            lines.append("error: " + type(e).__name__ + ": " + str(e)[:300])
+            continue
+        ops = r"\\s*(@%p\\d+ )?(sub|neg|xor|mul|add|div|fma|cvt)\\."
+        lines += [" ".join(line.split()) for line in ptx.splitlines() if re.match(ops, line)]
+    out[fn] = lines
+print(json.dumps(out))
+"""
+
+
+@functools.cache
+def _ptx(schedule: str) -> dict[str, list[str]]:
+    """The arithmetic instructions of each function of COMPILED compiled for sm_90a, one line each."""
+    r = sm90.code(_COMPILE, str(PROGRAM), schedule, json.dumps(COMPILED))
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _compiled(fn: str, schedule: str) -> list[str]:
+    lines = _ptx(schedule)[fn]
+    assert lines and not any(x.startswith("error") for x in lines), (fn, lines[:3])
+    return lines
+
+
+N_AOT = 100
+
+
+# ------------------------------------------------------------------ negation, identities
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_float_negation_flips_the_sign_bit(schedule: str) -> None:
+    mod = load_once(PROGRAM, schedule)
+    n = 45
+    x = _f32(n, 1)
+    h = _f32(n, 2, [0.0, -0.0, float("inf"), 65504.0, 6e-8, -1.0]).astype(np.float16)
+    d = np.concatenate([[0.0, -0.0, float("inf"), 5e-324], np.random.default_rng(3).standard_normal(n - 4)])
+    o, ho, dout = _out(n, 5), _out(n, dtype=torch.float16), _out(n, dtype=torch.float64)
+    mod.negations(_t(x), _t(h), _t(d), o, ho, dout)
+    with np.errstate(all="ignore"):
+        _same(o[:, 0], _negated(x), f"-v ({schedule})")
+        _same(o[:, 1], _negated(x * np.float32(3.0)), f"-(v * 3) ({schedule})")
+        _same(o[:, 2], np.float32(2.0) / _negated(x - x), f"2 / -(v - v) ({schedule})")
+        _same(o[:, 3], x * np.float32(-0.0), f"v * -(0.0f) ({schedule})")
+        _same(o[:, 4], x, f"-(-v) ({schedule})")
+        _same(ho, _negated(h), f"-h of f16 ({schedule})")
+        _same(dout, 1.0 / _negated(d), f"1 / -d of f64 ({schedule})")
+    assert str(o[0, 0].item()) == "-0.0" and o[0, 2].item() == -float("inf")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_float_identities_are_only_the_ieee_ones(schedule: str) -> None:
+    mod = load_once(PROGRAM, schedule)
+    n = 70
+    x = _f32(n, 4)
+    k = np.random.default_rng(5).integers(-(2**31), 2**31, n).astype(np.int32)
+    o, ko = _out(n, 8), _out(n, 2, dtype=torch.int32)
+    mod.identities(_t(x), _t(k), o, ko)
+    zero = np.float32(0.0)
+    with np.errstate(all="ignore"):
+        _same(o[:, 0], x + zero, f"x + 0.0f ({schedule})")  # -0.0 + 0.0 is +0.0
+        _same(o[:, 1], zero + x, f"0.0f + x ({schedule})")
+        _same(o[:, 2], x + zero, f"x + 0 ({schedule})")
+        _same(o[:, 3], zero * x, f"0.0f * x ({schedule})")  # NaN for infinities, -0.0 for negatives
+        _same(o[:, 4], x - np.float32(-0.0), f"x - -0.0f ({schedule})")
+        _same(o[:, 5], x, f"(x - 0.0f) * 1.0f + -0.0f ({schedule})")
+        folded = (np.float32(16777216.0) + np.float32(1.0)) - np.float32(16777216.0)  # 0 in f32
+        _same(o[:, 6], x + folded, f"x + (2^24 + 1 - 2^24 in f32) ({schedule})")
+        _same(o[:, 7], np.float32(2.5) + x * zero, f"__max(NaN, 2.5f) + x * 0 ({schedule})")
+    _same(ko[:, 0], k, f"k * 1 + 0 - 0 * k ({schedule})")
+    _same(ko[:, 1], np.zeros(n, np.int32), f"0 + k * 0 ({schedule})")
+    assert str(o[1, 0].item()) == "0.0"  # -0.0 + 0.0f
+
+
+COMPILED["negations"] = [([N_AOT], "float32"), ([N_AOT], "float16"), ([N_AOT], "float64")]
+COMPILED["negations"] += [([N_AOT, 5], "float32"), ([N_AOT], "float16"), ([N_AOT], "float64")]
+COMPILED["identities"] = [([N_AOT], "float32"), ([N_AOT], "int32"), ([N_AOT, 8], "float32"), ([N_AOT, 2], "int32")]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_negation_compiled_for_sm90(schedule: str) -> None:
+    neg = _compiled("negations", schedule)
+    # a sign flip (neg / xor of the sign bit), not a subtraction from zero: the only subtraction
+    # left is v - v; a -0.0 constant stays negative (Triton writes a constant 0 as +0.0)
+    subs = [x for x in neg if x.startswith(("sub.f", "@"))]
+    assert all(x.startswith("sub.f32") and x.split()[-1].rstrip(";") == x.split()[-2].rstrip(",;") for x in subs), subs
+    assert any(x.startswith("mul.f32") and x.endswith("0f80000000;") for x in neg), neg
+    assert any(x.startswith("xor.b16") for x in neg) and any(x.startswith("xor.b64") for x in neg), neg
+    # x + 0.0f is an addition (of +0.0)
+    ident = _compiled("identities", schedule)
+    assert any(x.startswith("add.f32") and x.endswith("0f00000000;") for x in ident), ident
+
+
+def test_folding_keeps_float_semantics() -> None:
+    x = E.Var("x", "f32")
+    assert E.fold(E.Bin("+", x, E.Const(0.0, "f32"))) != x
+    assert E.fold(E.Bin("+", E.Const(0.0, "f32"), x)) != x
+    assert E.fold(E.Bin("+", x, E.Const(-0.0, "f32"))) == x
+    assert E.fold(E.Bin("-", x, E.Const(0.0, "f32"))) == x
+    assert E.fold(E.Bin("-", x, E.Const(-0.0, "f32"))) != x
+    assert E.fold(E.Bin("*", E.Const(0.0, "f32"), x)) != E.Const(0.0, "f32")
+    assert E.Const(0.0, "f32") != E.Const(-0.0, "f32")
+    assert E.fold(E.Un("-", E.Const(0.0, "f32"))) == E.Const(-0.0, "f32")
+    # a choice between +0.0 and -0.0 is no constant
+    c = E.Var("c", "i1")
+    assert isinstance(E.fold(E.Where(c, E.Const(0.0, "f32"), E.Const(-0.0, "f32"))), E.Where)
+    # integers: the identities hold, constants stay in range
+    k = E.Var("k", "i32")
+    assert E.fold(E.Bin("+", E.Bin("*", E.Const(0), k), k)) == k
+    assert E.fold(E.Un("-", E.Const(-(2**31)))) == E.Const(-(2**31))
+    folded = E.fold(E.Bin("-", E.Bin("-", k, E.Const(2**31 - 1)), E.Const(1)))
+    assert all(-(2**31) <= n.value < 2**31 for n in folded.walk() if isinstance(n, E.Const))
