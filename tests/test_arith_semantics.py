@@ -5,6 +5,10 @@ wrong before (a probe of C arithmetic semantics, 2026-12-06):
   ``1 / -x`` +inf, compiled too); a ``-0.0`` constant stays negative when compiled;
 * float identities only where IEEE has them: ``x + 0.0f`` was folded to ``x`` (``-0.0`` stayed
   ``-0.0``); float constants fold in f32 (``16777216.0f + 1.0f`` is 16777216);
+* ``-`` of u8 / s8 / u16 / s16 / bool is an int after C's promotions (``-u8(67)`` was 189);
+* integer literals that do not fit int are long (or unsigned int: a ``u`` suffix, or hexadecimal),
+  and folds keep constants in their type's range (``v + 2147483648`` and ``v - 2147483647 - 1`` of
+  an s32 ``v`` did not compile: "Scalar 2147483648 is out of range for type int32");
 
 Every output is poisoned first; every reference spells the C rule out in NumPy (or exact rationals),
 and compares bits (any NaN for NaN) except where a library function's last ulps are the
@@ -202,3 +206,91 @@ def test_folding_keeps_float_semantics() -> None:
     assert E.fold(E.Un("-", E.Const(-(2**31)))) == E.Const(-(2**31))
     folded = E.fold(E.Bin("-", E.Bin("-", k, E.Const(2**31 - 1)), E.Const(1)))
     assert all(-(2**31) <= n.value < 2**31 for n in folded.walk() if isinstance(n, E.Const))
+
+
+# ------------------------------------------------------------------ integers
+
+
+def _wrap(v: np.ndarray, bits: int, signed: bool) -> np.ndarray:
+    v = np.asarray(v, dtype=object) % (1 << bits)
+    if signed:
+        v = np.where(v >= 1 << (bits - 1), v - (1 << bits), v)
+    return v.astype(np.int64)
+
+
+def _c_div(a: np.ndarray, b: int) -> np.ndarray:
+    """C's truncating division."""
+    return np.sign(a) * (np.abs(a) // abs(b)) * (1 if b > 0 else -1)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_unary_minus_promotes_narrow_integers(schedule: str) -> None:
+    mod = load_once(PROGRAM, schedule)
+    n = 77
+    rng = np.random.default_rng(6)
+    b = rng.integers(0, 256, n).astype(np.uint8)
+    c = rng.integers(-128, 128, n).astype(np.int8)
+    h = rng.integers(0, 65536, n).astype(np.uint16)
+    s = rng.integers(-32768, 32768, n).astype(np.int16)
+    u = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    b[:4], c[:4], h[:4], s[:4], u[:4] = (
+        [0, 255, 67, 100],
+        [-128, 127, 0, -1],
+        [65535, 1000, 0, 1],
+        [-32768, 32767, -7, 6],
+        [0, 1, 2**31, 2**32 - 1],
+    )
+    o = _out(n, 7, dtype=torch.int32)
+    uo = torch.zeros(n, dtype=torch.uint32, device=DEVICE)
+    mod.narrow_minus(_t(b), _t(c), _t(h), _t(s), _t(u), o, uo)
+    w, ci, hi, si = (a.astype(np.int64) for a in (b, c, h, s))  # C's integer promotions: int
+    want = np.stack(
+        [
+            -w,
+            -ci * 3,
+            np.fmod(-hi, 1000),
+            _c_div(-si, 7),
+            -(w > 99).astype(np.int64) + 10,
+            (-w) >> 2,
+            (-w - ci) * 100000,
+        ],
+        axis=1,
+    )
+    _same(o, _wrap(want, 32, True).astype(np.int32), f"narrow_minus ({schedule})")
+    got_u = uo.cpu().view(torch.int32).numpy().view(np.uint32)
+    _same(got_u, ((-u.astype(np.int64)) % 2**32 // 2).astype(np.uint32), f"-u / 2 of u32 ({schedule})")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_literals_wider_than_int(schedule: str) -> None:
+    mod = load_once(PROGRAM, schedule)
+    n = 37
+    x = np.random.default_rng(7).integers(-(2**31), 2**31, n).astype(np.int32)
+    x[:5] = [-(2**31), 2**31 - 1, -1, 0, 12]
+    wide, w, o = (
+        _out(n, 3, dtype=torch.int64),
+        torch.zeros(n, 3, dtype=torch.uint32, device=DEVICE),
+        _out(n, 4, dtype=torch.int32),
+    )
+    mod.wide_literals(_t(x), wide, w, o)
+    v = x.astype(np.int64)
+    # 2147483648, 4000000000 and 10000000000 are long: the sums and the product are long ones
+    _same(wide, np.stack([v + 2147483648, v * 4000000000, 10000000000 - v], axis=1), f"long literals ({schedule})")
+    # 4294967290u is unsigned int, 0xFFFF0000 and 0x80000000 too (hexadecimal): v converts to unsigned
+    uv = v % 2**32
+    want_u = np.stack([(uv + 4294967290) % 2**32, uv & 0xFFFF0000, (uv | 0x80000000) // 2], axis=1)
+    _same(
+        w.cpu().view(torch.int32).numpy().view(np.uint32), want_u.astype(np.uint32), f"unsigned literals ({schedule})"
+    )
+    # int arithmetic wraps at 32 bits (CUDA's two's complement); __to<u8>(300) is 44, __to<s8>(200) -56
+    want = np.stack([v - 2147483647 - 1, v + 2147483647 + 2, np.full(n, 7), v + 44 - 56], axis=1)
+    _same(o, _wrap(want, 32, True).astype(np.int32), f"int folds ({schedule})")
+
+
+COMPILED["wide_literals"] = [([N_AOT], "int32"), ([N_AOT, 3], "int64"), ([N_AOT, 3], "uint32"), ([N_AOT, 4], "int32")]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_wide_literals_compiled_for_sm90(schedule: str) -> None:
+    lines = _compiled("wide_literals", schedule)  # was "Scalar 2147483648 is out of range for type int32"
+    assert any(x.startswith(("add.s64", "sub.s64")) for x in lines), lines
