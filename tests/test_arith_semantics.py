@@ -9,6 +9,9 @@ wrong before (a probe of C arithmetic semantics, 2026-12-06):
 * integer literals that do not fit int are long (or unsigned int: a ``u`` suffix, or hexadecimal),
   and folds keep constants in their type's range (``v + 2147483648`` and ``v - 2147483647 - 1`` of
   an s32 ``v`` did not compile: "Scalar 2147483648 is out of range for type int32");
+* conversions to bf16 round to nearest even with subnormals in the interpreter (they were cut
+  short), from bf16 keep subnormals (runtime/interpreter_bf16.py);
+* ``__fmaf`` rounds once in the interpreter (runtime/interpreter_fma.py);
 
 Every output is poisoned first; every reference spells the C rule out in NumPy (or exact rationals),
 and compares bits (any NaN for NaN) except where a library function's last ulps are the
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -294,3 +298,103 @@ COMPILED["wide_literals"] = [([N_AOT], "int32"), ([N_AOT, 3], "int64"), ([N_AOT,
 def test_wide_literals_compiled_for_sm90(schedule: str) -> None:
     lines = _compiled("wide_literals", schedule)  # was "Scalar 2147483648 is out of range for type int32"
     assert any(x.startswith(("add.s64", "sub.s64")) for x in lines), lines
+
+
+# ------------------------------------------------------------------ conversions, fmaf
+
+
+def _bf16_of_f32(x: np.ndarray) -> np.ndarray:
+    """f32 -> bf16 codes, rounded to nearest even on the f32 bits (the carry into the exponent
+    rounds the largest values to infinity, subnormals are f32 bits too); NaN stays NaN."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x), np.uint16(0x7FC0), r)
+
+
+def _bf16_of_int(k: np.ndarray) -> np.ndarray:
+    """int -> bf16 codes, the integer rounded once to 8 significant bits, ties to even."""
+    out = []
+    for v in k.tolist():
+        a = abs(v)
+        shift = max(a.bit_length() - 8, 0)
+        q, r = divmod(a, 1 << shift)
+        half = 1 << shift >> 1
+        if shift and (r > half or (r == half and q & 1)):
+            q += 1
+        out.append(float(q << shift) * (-1 if v < 0 else 1))
+    return _bf16_of_f32(np.array(out, dtype=np.float32))
+
+
+def _bf16_values(codes: np.ndarray) -> np.ndarray:
+    return (codes.astype(np.uint32) << 16).view(np.float32)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_bf16_conversions_round_to_nearest_even(schedule: str) -> None:
+    mod = load_once(PROGRAM, schedule)
+    n = 150
+    edges = [1.01171875, 1.00390625, 1.0 + 3 * 2.0**-9, -159.6, 1e-40, 9.2e-41, 3.3961e38, 3.4e38, -0.0, 1e-45]
+    x = _f32(n, 8, edges + F32_EDGES)
+    rng = np.random.default_rng(9)
+    bi = rng.integers(0, 2**16, n).astype(np.uint16)
+    bi[:6] = [0x0001, 0x007F, 0x8003, 0x0080, 0x7F7F, 0x8000]  # subnormals, the least normal, the largest
+    k = rng.integers(-(2**31), 2**31, n).astype(np.int32)
+    k[:6] = [16842753, -16842753, 257, 259, 2**31 - 1, -(2**31)]  # 2^24 + 2^16 + 1: once rounded, up
+    bo = _out(n, 3, dtype=torch.bfloat16)
+    back, ho = _out(n), _out(n, dtype=torch.float16)
+    bi_t = _t(bi.view(np.int16)).view(torch.bfloat16)
+    mod.bf16_conversions(_t(x), bi_t, _t(k), bo, back, ho)
+    got = bo.cpu().view(torch.int16).numpy().view(np.uint16)
+    _same(_bf16_values(got[:, 0]), _bf16_values(_bf16_of_f32(x)), f"f32 stored to bf16 ({schedule})")
+    with np.errstate(all="ignore"):
+        _same(_bf16_values(got[:, 1]), _bf16_values(_bf16_of_f32(x * np.float32(0.5))), f"__to<bf16> ({schedule})")
+    _same(_bf16_values(got[:, 2]), _bf16_values(_bf16_of_int(k)), f"__to<bf16>(s32) ({schedule})")
+    _same(back, _bf16_values(bi), f"bf16 read as f32 ({schedule})")
+    _same(ho, x.astype(np.float16), f"f32 stored to f16 ({schedule})")
+
+
+def _f32_of(q: Fraction) -> np.float32:
+    """The f32 nearest to the rational ``q``, ties to even."""
+    f = np.float32(float(q))
+    best = None
+    for c in (np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf))):
+        key = (abs(Fraction(float(c)) - q), int(np.array(c).view(np.uint32)) & 1)
+        if best is None or key < best[0]:
+            best = (key, c)
+    assert best is not None
+    return best[1]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_fmaf_rounds_once(schedule: str) -> None:
+    mod = load_once(PROGRAM, schedule)
+    n = 65
+    rng = np.random.default_rng(10)
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    c = (-(a.astype(np.float64) * b) * (1 + rng.standard_normal(n) * 2.0**-20)).astype(np.float32)
+    hard = [
+        (1 + 2**-12, 1 + 2**-12, -(1 + 2**-11)),  # 2^-24, 0 rounded twice in f32
+        (1 + 2**-23, (1 - 2**-23) * 2**-24, 1 + 2**-23),  # rounded twice through f64: a tie, the wrong way
+        (3.0, 1 / 3, -1.0),
+        (1e-30, 1e-30, 0.0),  # the product is below f32's range, the sum too
+    ]
+    for i, (p, q, r) in enumerate(hard):
+        a[i], b[i], c[i] = p, q, r
+    o = _out(n)
+    mod.fused(_t(a), _t(b), _t(c), o)
+    want = np.array([_f32_of(Fraction(float(p)) * Fraction(float(q)) + Fraction(float(r))) for p, q, r in zip(a, b, c)])
+    _same(o, want, f"__fmaf ({schedule})")
+    assert o[0].item() == 2.0**-24
+
+
+COMPILED["fused"] = [([N_AOT], "float32")] * 4
+COMPILED["bf16_conversions"] = [([N_AOT], "float32"), ([N_AOT], "bfloat16"), ([N_AOT], "int32")]
+COMPILED["bf16_conversions"] += [([N_AOT, 3], "bfloat16"), ([N_AOT], "float32"), ([N_AOT], "float16")]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_conversions_and_fma_compiled_for_sm90(schedule: str) -> None:
+    # the interpreter is patched (runtime/interpreter_bf16.py, interpreter_fma.py); compiled code
+    # keeps Triton's conversion and its one-rounding fma
+    assert any(x.startswith("cvt.rn.bf16.f32") for x in _compiled("bf16_conversions", schedule))
+    assert any(x.startswith("fma.rn.f32") for x in _compiled("fused", schedule))

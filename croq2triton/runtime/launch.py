@@ -24,12 +24,17 @@ from torch._subclasses.fake_tensor import is_fake
 from ..errors import REGISTRY, CroqError, Diagnostic, Span
 from ..sema.ccast import host_cast as host_cast
 from ..sema.ccast import wrap_int
+from .interpreter_bf16 import convert_bf16_exactly
 from .interpreter_compare import compare_as_bool
+from .interpreter_fma import fma_rounds_once
 from .interpreter_minmax import match_compiled_minmax
 
 # the interpreter computes min / max of floats as compiled code does (NaN operands lose)
 match_compiled_minmax()
 compare_as_bool()
+# ... bf16 conversions rounded to nearest even, with subnormals; tl.fma rounded once
+convert_bf16_exactly()
+fma_rounds_once()
 
 
 class CroqLaunchError(CroqError):
