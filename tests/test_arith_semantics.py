@@ -12,6 +12,7 @@ wrong before (a probe of C arithmetic semantics, 2026-12-06):
 * conversions to bf16 round to nearest even with subnormals in the interpreter (they were cut
   short), from bf16 keep subnormals (runtime/interpreter_bf16.py);
 * ``__fmaf`` rounds once in the interpreter (runtime/interpreter_fma.py);
+* the libdevice builtins of the interpreter (runtime/libmath.py) give C's values at special inputs;
 
 Every output is poisoned first; every reference spells the C rule out in NumPy (or exact rationals),
 and compares bits (any NaN for NaN) except where a library function's last ulps are the
@@ -398,3 +399,45 @@ def test_conversions_and_fma_compiled_for_sm90(schedule: str) -> None:
     # keeps Triton's conversion and its one-rounding fma
     assert any(x.startswith("cvt.rn.bf16.f32") for x in _compiled("bf16_conversions", schedule))
     assert any(x.startswith("fma.rn.f32") for x in _compiled("fused", schedule))
+
+
+# ------------------------------------------------------------------ the libdevice builtins
+
+XS = [0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1.0, -1.0, 0.5, -0.5, 0.49999997, -0.49999997]
+XS += [2.5, -2.5, 88.5, -89.2, 100.0, 1e-30, -1e-30, 3.0, -3.0, 2.0, 1e-45]
+YS = [0.0, -0.0, 1.0, -1.0, 2.0, 3.0, -3.0, 0.5, float("inf"), -float("inf"), float("nan"), 2.5]
+
+
+def _c_math(v: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
+    """C99's functions (Annex F: NumPy's float64 ones follow it), roundf spelled out."""
+    with np.errstate(all="ignore"):
+        t = np.trunc(v)
+        roundf = t + np.where(np.abs(v - t) >= 0.5, np.copysign(1.0, v), 0.0)
+        roundf = np.where(np.isfinite(v), np.copysign(roundf, v), v)
+        return [
+            np.sinh(v), np.cosh(v), np.tanh(v), np.log1p(v), np.expm1(v), roundf,
+            np.arctan(v), np.arcsin(v), np.power(v, y), np.arctan2(v, y),
+        ]  # fmt: skip
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_math_builtins_at_special_values(schedule: str) -> None:
+    mod = load_once(PROGRAM, schedule)
+    x = np.array([a for a in XS for _ in YS], dtype=np.float32)
+    y = np.array([b for _ in XS for b in YS], dtype=np.float32)
+    o = _out(len(x), 10)
+    mod.special_math(_t(x), _t(y), o)
+    got = o.cpu().numpy()
+    names = ["sinh", "cosh", "tanh", "log1p", "expm1", "round", "atan", "asin", "pow", "atan2"]
+    for j, want64 in enumerate(_c_math(x.astype(np.float64), y.astype(np.float64))):
+        with np.errstate(all="ignore"):
+            want = want64.astype(np.float32)
+        g = got[:, j]
+        exact = ~np.isfinite(want) | (want == 0) | (names[j] == "round")
+        where = [
+            f"({x[i]}, {y[i]})"
+            for i in np.flatnonzero(exact & ~((_bits(g) == _bits(want)) | (np.isnan(g) & np.isnan(want))))
+        ]
+        assert not where, f"__{names[j]} ({schedule}): not C's value at {where[:6]}"
+        close = ~exact
+        np.testing.assert_allclose(g[close], want[close], rtol=2e-5, err_msg=f"__{names[j]} ({schedule})")
