@@ -13,6 +13,7 @@ wrong before (a probe of C arithmetic semantics, 2026-12-06):
   short), from bf16 keep subnormals (runtime/interpreter_bf16.py);
 * ``__fmaf`` rounds once in the interpreter (runtime/interpreter_fma.py);
 * the libdevice builtins of the interpreter (runtime/libmath.py) give C's values at special inputs;
+* f32 ``/`` is correctly rounded when compiled (``div.rn.f32``, not ``div.full.f32``).
 
 Every output is poisoned first; every reference spells the C rule out in NumPy (or exact rationals),
 and compares bits (any NaN for NaN) except where a library function's last ulps are the
@@ -441,3 +442,35 @@ def test_math_builtins_at_special_values(schedule: str) -> None:
         assert not where, f"__{names[j]} ({schedule}): not C's value at {where[:6]}"
         close = ~exact
         np.testing.assert_allclose(g[close], want[close], rtol=2e-5, err_msg=f"__{names[j]} ({schedule})")
+
+
+# ------------------------------------------------------------------ division
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_division_is_correctly_rounded(schedule: str) -> None:
+    mod = load_once(PROGRAM, schedule)
+    n = 130
+    a, b = _f32(n, 11), _f32(n, 12, [1.0, -0.0, 3.0, float("inf"), 1e-45, 7.0, 0.0, 2.0**-126])
+    with np.errstate(over="ignore"):
+        ha = _f32(n, 13, [1.0, 65504.0, 6e-8]).astype(np.float16)
+        hb = _f32(n, 14, [3.0, 0.5, 3.0]).astype(np.float16)
+    q, hq = _out(n, 2), _out(n, dtype=torch.float16)
+    mod.quotients(_t(a), _t(b), _t(ha), _t(hb), q, hq)
+    with np.errstate(all="ignore"):
+        _same(q[:, 0], a / b, f"a / b ({schedule})")  # NumPy's f32 division is IEEE's
+        _same(q[:, 1], np.float32(1.0) / b, f"__frcp_rn ({schedule})")
+        # the exact quotient rounded once to f16 (f64's 53 bits are more than 2 * 11 + 2)
+        _same(hq, (ha.astype(np.float64) / hb.astype(np.float64)).astype(np.float16), f"f16 / ({schedule})")
+
+
+COMPILED["quotients"] = [([N_AOT], "float32")] * 2 + [([N_AOT], "float16")] * 2
+COMPILED["quotients"] += [([N_AOT, 2], "float32"), ([N_AOT], "float16")]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_division_compiled_for_sm90(schedule: str) -> None:
+    quot = _compiled("quotients", schedule)
+    assert any(x.startswith("div.rn.f32") for x in quot), quot
+    # no approximate division anywhere (Triton's '/' of f32 is div.full.f32)
+    assert not any(x.startswith(("div.full", "div.approx")) for fn in COMPILED for x in _compiled(fn, schedule))
