@@ -256,11 +256,15 @@ class Simplify(ast.NodeTransformer):
     """Rewrites that keep both the value and the shape of every expression:
 
     - integer constants fold (``(64) * 1 * (1 * 17)`` is ``1088``);
-    - ``x * 1``, ``1 * x``, ``x + 0``, ``0 + x``, ``x - 0`` and ``x // 1`` are ``x``; so are
-      ``x * 1.0`` and ``x + 0.0`` where ``x`` is visibly a float block (``tl.full(..., tl.float32)``):
-      on an integer they would change its type;
-    - ``0 * x`` is ``0`` only where ``x`` is a scalar (a constant, or a name of ``scalars``): in a
-      kernel ``0 * tl.arange(...)`` is a block of zeros, which ``0`` would not be;
+    - ``x * 1``, ``1 * x``, ``x - 0`` and ``x // 1`` are ``x``; so are ``x * 1.0`` and ``x - 0.0``
+      where ``x`` is visibly a float block (``tl.full(..., tl.float32)``): on an integer they would
+      change its type;
+    - ``x + 0`` and ``0 + x`` are ``x`` only where ``x`` is visibly an integer (an integer literal,
+      ``tl.program_id``, ``tl.arange``, a conversion to an integer type, arithmetic of those): for a
+      float ``-0.0 + 0`` is ``+0.0``, so neither is ``x + 0.0``;
+    - ``0 * x`` is ``0`` only where ``x`` is visibly an integer scalar: in a kernel
+      ``0 * tl.arange(...)`` is a block of zeros, which ``0`` would not be, and ``0 * x`` of a float is
+      NaN where ``x`` is NaN or infinite, ``-0.0`` where ``x`` is negative;
     - a conjunct repeated in a chain of ``&`` is written once (``a & a`` is ``a``).
     """
 
@@ -272,6 +276,8 @@ class Simplify(ast.NodeTransformer):
             return isinstance(e.value, int) and not isinstance(e.value, bool)
         if isinstance(e, ast.Name):
             return "*" in self.scalars or e.id in self.scalars
+        if isinstance(e, ast.Call):
+            return ast.unparse(e.func) in _INT_SCALAR_CALLS
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
             return self.scalar(e.left) and self.scalar(e.right)
         return False
@@ -284,7 +290,7 @@ class Simplify(ast.NodeTransformer):
             folded = _fold(op, lv, rv)
             if folded is not None:
                 return ast.Constant(folded)
-        if lv is None and rv is None and isinstance(op, (ast.Add, ast.Sub, ast.Mult)):
+        if lv is None and rv is None and isinstance(op, (ast.Sub, ast.Mult)):
             if _unit(right) is not None and _is_float(left):
                 rv = _unit(right)
             elif _unit(left) is not None and _is_float(right) and not isinstance(op, ast.Sub):
@@ -296,12 +302,14 @@ class Simplify(ast.NodeTransformer):
                 return left
             if lv == 1:
                 return right
-            if (lv == 0 and self.scalar(right)) or (rv == 0 and self.scalar(left)):
+            if (lv == 0 and self.scalar(right) and _is_integer(right)) or (
+                rv == 0 and self.scalar(left) and _is_integer(left)
+            ):
                 return ast.Constant(0)
         if isinstance(op, ast.Add):
-            if rv == 0:
+            if rv == 0 and _is_integer(left):
                 return left
-            if lv == 0:
+            if lv == 0 and _is_integer(right):
                 return right
         if isinstance(op, ast.Sub) and rv == 0:
             return left
@@ -319,6 +327,28 @@ def _int(e: ast.expr) -> int | None:
 
 
 _FLOAT_TYPES = {"tl.float16", "tl.float32", "tl.float64", "tl.bfloat16"}
+_INT_TYPES = {f"tl.{s}int{n}" for s in ("", "u") for n in (8, 16, 32, 64)}
+_INT_SCALAR_CALLS = {"tl.program_id", "tl.num_programs"}
+
+
+def _is_integer(e: ast.expr) -> bool:
+    """Is ``e`` visibly an integer (scalar or block), whatever its names hold?"""
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, int) and not isinstance(e.value, bool)
+    if isinstance(e, ast.Call) and e.args:
+        func = ast.unparse(e.func)
+        if func == "tl.arange" or func in _INT_SCALAR_CALLS:
+            return True
+        if func in ("tl.full", "tl.zeros", "tl.cast") or func.endswith(".to"):
+            return ast.unparse(e.args[-1]) in _INT_TYPES
+        return func == "tl.cdiv" and all(_is_integer(a) for a in e.args)
+    if isinstance(e, ast.Call):
+        return ast.unparse(e.func) in _INT_SCALAR_CALLS
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
+        return _is_integer(e.left) and _is_integer(e.right)
+    if isinstance(e, ast.Subscript):  # ``tl.arange(0, 64)[:, None]``
+        return _is_integer(e.value)
+    return False
 
 
 def _is_float(e: ast.expr) -> bool:
@@ -334,7 +364,7 @@ def _is_float(e: ast.expr) -> bool:
 def _unit(e: ast.expr) -> float | None:
     """0.0 or 1.0 where ``e`` is that float literal."""
     if isinstance(e, ast.Constant) and isinstance(e.value, float) and e.value in (0.0, 1.0):
-        return e.value
+        return e.value if str(e.value)[0] != "-" else None  # (-0.0 is no unit)
     return None
 
 

@@ -39,6 +39,21 @@ BITWISE_OPS = {"&", "|", "^"}
 COMPARE_OPS = {"<", "<=", ">", ">=", "==", "!="}
 
 
+def literal_type(e: A.IntLit) -> str:
+    """The C type of an integer literal (LANGUAGE.md 3.3): ``int`` (s32) where it fits, else ``long``
+    (s64); a hexadecimal one that does not fit ``int`` is ``unsigned int`` (u32) where it fits that, as
+    in C; ``u`` makes it u32 or u64, ``l`` / ``ll`` at least 64 bits (the lexer's type)."""
+    suffix = e.text[len(e.text.rstrip("uUlL")) :].lower()
+    if e.type == "s64" and not suffix and e.text[:2] in ("0x", "0X") and e.value <= 0xFFFFFFFF:
+        return "u32"
+    return e.type
+
+
+def weak(v: Value) -> bool:
+    """Does ``v`` take the type of the other operand (a literal of type int, bool or a float)?"""
+    return isinstance(v.expr, E.Const) and v.ctype not in ("s64", "u32", "u64")
+
+
 @dataclass
 class Value:
     """A lifted expression with its Croqtile type (``int``, ``bool`` or an element type)."""
@@ -58,7 +73,10 @@ class Arith:
         if isinstance(e, A.Paren):
             return self.expr(e.expr, want)
         if isinstance(e, A.IntLit):
-            return Value(E.Const(e.value), "int")
+            ctype = literal_type(e)
+            if ctype == "s32":  # an int: weak, it takes the type of the other operand (binary)
+                return Value(E.Const(e.value), "int")
+            return Value(E.Const(e.value, ir_type(ctype) or "i64"), ctype)
         if isinstance(e, A.FloatLit):
             return Value(E.Const(e.value, "f64" if e.double else "f32"), "f64" if e.double else "f32")
         if isinstance(e, A.InfLit):
@@ -78,6 +96,9 @@ class Arith:
         if isinstance(e, A.Unary):
             v = self.expr(e.operand)
             if e.op == "-":
+                t = TYPES[self.ctype_of(v)] if v.ctype != "bool" else None
+                if t is None or (t.bits < 32 and t.kind in ("int", "uint")):
+                    v = self.convert(v, "s32")  # C's integer promotions first: -u8(67) is the int -67
                 return Value(E.fold(E.Un("-", v.expr)), v.ctype)
             if e.op == "!":
                 return Value(E.fold(E.Un("!", self.truth(v))), "bool")
@@ -157,18 +178,11 @@ class Arith:
         ctype = c_promote(ca, cb) or ca
         if a.ctype == "int" and b.ctype == "int":
             ctype = "int"
-        # a literal takes the type of the other operand (Triton's weak scalar types)
-        if (
-            isinstance(a.expr, E.Const)
-            and not isinstance(b.expr, E.Const)
-            and TYPES[ctype].is_float == TYPES[cb].is_float
-        ):
+        # a literal takes the type of the other operand (Triton's weak scalar types), unless it is an
+        # integer literal of a wider type than int (C: ``v + 2147483648`` is a long sum)
+        if weak(a) and not isinstance(b.expr, E.Const) and TYPES[ctype].is_float == TYPES[cb].is_float:
             ctype = b.ctype
-        if (
-            isinstance(b.expr, E.Const)
-            and not isinstance(a.expr, E.Const)
-            and TYPES[ctype].is_float == TYPES[ca].is_float
-        ):
+        if weak(b) and not isinstance(a.expr, E.Const) and TYPES[ctype].is_float == TYPES[ca].is_float:
             ctype = a.ctype
         compute = self.compute(ctype)
         x, y = self.convert(a, compute).expr, self.convert(b, compute).expr
@@ -183,9 +197,9 @@ class Arith:
         if TYPES[ca].is_float or TYPES[cb].is_float:
             raise CroqSemanticError(f"the operator '{op}' needs integer operands", node.span)
         ctype = c_promote(ca, cb) or ca
-        if isinstance(a.expr, E.Const) and not isinstance(b.expr, E.Const):
+        if weak(a) and not isinstance(b.expr, E.Const):
             ctype = cb  # a literal takes the type of the other operand
-        elif isinstance(b.expr, E.Const) and not isinstance(a.expr, E.Const):
+        elif weak(b) and not isinstance(a.expr, E.Const):
             ctype = ca
         compute = "int" if a.ctype == b.ctype == "int" else self.compute(ctype)
         x, y = (self.convert(Value(v.expr, "s32") if v.ctype == "bool" else v, compute).expr for v in (a, b))
@@ -216,7 +230,7 @@ class Arith:
             raise NotLifted(f"a conversion to '{ctype}'", None)
         if isinstance(v.expr, E.Const) and not isinstance(v.expr.value, bool):
             value = float(v.expr.value) if TYPES[ctype].is_float else int(v.expr.value)
-            return Value(E.Const(value, target), ctype)
+            return Value(E.Const(E.typed(value, target), target), ctype)  # wrapped or rounded, as C converts
         return Value(E.fold(E.Cast(v.expr, target)), ctype)
 
     def truth(self, v: Value) -> E.Expr:

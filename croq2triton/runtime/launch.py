@@ -39,12 +39,17 @@ from ..sema.carith import u32 as u32
 from ..sema.carith import u64 as u64
 from ..sema.ccast import host_cast as host_cast
 from ..sema.ccast import wrap_int
+from .interpreter_bf16 import convert_bf16_exactly
 from .interpreter_compare import compare_as_bool
+from .interpreter_fma import fma_rounds_once
 from .interpreter_minmax import match_compiled_minmax
 
 # the interpreter computes min / max of floats as compiled code does (NaN operands lose)
 match_compiled_minmax()
 compare_as_bool()
+# ... bf16 conversions rounded to nearest even, with subnormals; tl.fma rounded once
+convert_bf16_exactly()
+fma_rounds_once()
 
 
 class CroqLaunchError(CroqError):

@@ -3,7 +3,9 @@
 Compiled for a GPU each is libdevice's function (``tl.extra.cuda.libdevice``).  Triton's CPU
 interpreter cannot call libdevice ("Did you forget to add @triton.jit ?"), so there each is
 computed from the functions it has (``tl.exp``, ``tl.log``, ``tl.sqrt``, ...), in f32, to within a few
-ulps on the ranges kernels use (tests/test_libmath.py measures it against float64 NumPy).
+ulps on the ranges kernels use, with C's values at the special ones (C99 Annex F: signed zeros,
+infinities, NaN, ``pow``'s exceptional cases; tests/test_libmath.py measures both against float64
+NumPy).  A sign is set from the sign bit (``_with_sign``), so ``-0.0`` keeps it.
 
 This module is imported by the generated modules after they set ``TRITON_INTERPRET``, so the
 choice below sees the same setting as the kernels.
@@ -23,6 +25,19 @@ _HALF_PI = tl.constexpr(1.5707963267948966)
 _PI_6 = tl.constexpr(0.5235987755982988)
 _SQRT3 = tl.constexpr(1.7320508075688772)
 _TAN_PI_12 = tl.constexpr(0.2679491924311227)
+
+
+@triton.jit
+def _negative(x):
+    """The sign bit of f32 ``x`` (set for -0.0 too)."""
+    return tl.cast(x, tl.int32, bitcast=True) < 0
+
+
+@triton.jit
+def _with_sign(t, x):
+    """``|t|`` with the sign of ``x`` (C's ``copysignf``; ``* -1.0`` flips the sign bit exactly)."""
+    mag = tl.abs(t)
+    return tl.where(_negative(x), mag * -1.0, mag)
 
 
 @triton.jit
@@ -47,16 +62,19 @@ def _atan_portable(x):
     s = tl.where(mid, (r * _SQRT3 - 1.0) / (_SQRT3 + r), r)  # atan(r) = pi/6 + atan(s)
     t = _atan_small(s) + tl.where(mid, _PI_6, 0.0)
     t = tl.where(big, _HALF_PI - t, t)
-    return tl.where(x < 0, -t, t)
+    return _with_sign(t, x)
 
 
 @triton.jit
 def _atan2_portable(y, x):
+    # C99 F.10.1.4: atan2(+-0, -0) is +-pi, atan2(+-0, +0) is +-0, atan2(+-inf, +-inf) is +-pi/4 or +-3pi/4
     base = _atan_portable(y / tl.where(x == 0, 1.0, x))
-    quadrant = tl.where(y < 0, -_PI, _PI)
-    out = tl.where(x < 0, base + quadrant, base)
-    axis = tl.where(y > 0, _HALF_PI, tl.where(y < 0, -_HALF_PI, 0.0))
-    return tl.where(x == 0, axis, out)
+    out = tl.where(_negative(x), base + _with_sign(_PI, y), base)
+    out = tl.where((x == 0) & (y != 0), _with_sign(_HALF_PI, y), out)
+    corner = _with_sign(tl.where(_negative(x), 3.0 * _PI / 4.0, _PI / 4.0), y)
+    infinite = (tl.abs(x) == float("inf")) & (tl.abs(y) == float("inf"))
+    out = tl.where(infinite, corner, out)
+    return tl.where((x != x) | (y != y), x + y, out)
 
 
 @triton.jit
@@ -126,8 +144,12 @@ def expm1(x):
 def log1p(x):
     if _INTERPRET:
         u = 1.0 + x
-        # log(u) - ((u - 1) - x) / u corrects the rounding of 1 + x
-        y = tl.where(u == 1.0, x, tl.log(u) - ((u - 1.0) - x) / u)
+        # log(u) - ((u - 1) - x) / u corrects the rounding of 1 + x, where u is finite and positive
+        # (log1p(-1) is -inf, log1p(inf) inf, below -1 NaN: log's own)
+        fine = (u > 0.0) & (u < float("inf"))
+        v = tl.where(fine, u, 2.0)
+        y = tl.where(fine, tl.log(v) - ((v - 1.0) - tl.where(fine, x, 1.0)) / v, tl.log(u))
+        y = tl.where(u == 1.0, x, y)
     else:
         y = libdevice.log1p(x)
     return y
@@ -136,19 +158,28 @@ def log1p(x):
 @triton.jit
 def sinh(x):
     if _INTERPRET:
-        e = _expm1_portable(tl.abs(x))
+        a = tl.abs(x)
+        e = _expm1_portable(a)
         s = 0.5 * (e + e / (e + 1.0))  # sinh|x| = (e^|x| - e^-|x|) / 2 without cancellation
-        y = tl.where(x < 0, -s, s)
+        y = _with_sign(tl.where(a > 88.0, _half_exp(a), s), x)
     else:
         y = libdevice.sinh(x)
     return y
 
 
 @triton.jit
+def _half_exp(a):
+    """e^a / 2 for a up to 89.4, past exp's f32 range (e^88.7): (e^(a/2) / 2) * e^(a/2)."""
+    h = tl.exp(0.5 * a)
+    return (0.5 * h) * h
+
+
+@triton.jit
 def cosh(x):
     if _INTERPRET:
-        e = tl.exp(tl.abs(x))
-        y = 0.5 * (e + 1.0 / e)
+        a = tl.abs(x)
+        e = tl.exp(a)
+        y = tl.where(a > 88.0, _half_exp(a), 0.5 * (e + 1.0 / e))
     else:
         y = libdevice.cosh(x)
     return y
@@ -159,7 +190,7 @@ def tanh(x):
     if _INTERPRET:
         e = _expm1_portable(-2.0 * tl.abs(x))
         t = -e / (e + 2.0)  # tanh|x| = -expm1(-2|x|) / (expm1(-2|x|) + 2)
-        y = tl.where(x < 0, -t, t)
+        y = _with_sign(t, x)
     else:
         y = libdevice.tanh(x)
     return y
@@ -168,13 +199,17 @@ def tanh(x):
 @triton.jit
 def pow(x, y):
     if _INTERPRET:
-        magnitude = tl.exp2(y * tl.log2(tl.abs(x)))
+        # C99 F.10.4.4: pow(x, +-0) and pow(+1, y) are 1, NaN too; pow(-1, +-inf) is 1; an odd
+        # integral exponent keeps the base's sign (-0.0 and -inf too); a negative finite base to a
+        # finite non-integral exponent is NaN
+        a = tl.abs(x)
+        magnitude = tl.exp2(y * tl.log2(a))
         whole = tl.floor(y) == y
         odd = whole & (tl.floor(y * 0.5) * 2.0 != y)
-        negative = tl.where(odd, -magnitude, magnitude)
-        nan = magnitude * 0.0 + float("nan")
-        r = tl.where(x < 0, tl.where(whole, negative, nan), magnitude)
-        r = tl.where(y == 0, 1.0, r)
+        r = tl.where(odd & _negative(x), magnitude * -1.0, magnitude)
+        r = tl.where((x < 0) & (a < float("inf")) & ~whole, float("nan"), r)
+        r = tl.where((a == 1.0) & (tl.abs(y) == float("inf")), 1.0, r)
+        r = tl.where((x == 1.0) | (y == 0), 1.0, r)
     else:
         r = libdevice.pow(x, y)
     return r
@@ -183,8 +218,11 @@ def pow(x, y):
 @triton.jit
 def round(x):
     if _INTERPRET:
-        r = tl.floor(tl.abs(x) + 0.5)  # halfway cases away from zero, as C's roundf
-        y = tl.where(x < 0, -r, r)
+        # halfway cases away from zero, as C's roundf; not floor(|x| + 0.5), whose sum rounds up
+        # 0.49999997 to 1
+        a = tl.abs(x)
+        t = tl.floor(a)
+        y = _with_sign(tl.where(a - t >= 0.5, t + 1.0, t), x)
     else:
         y = libdevice.round(x)
     return y

@@ -8,8 +8,10 @@ the rows of a 2-D tile).  Shapes broadcast as in Triton: each dimension is equal
 Integer arithmetic has C semantics (``Bin("/")`` truncates towards zero, like Croqtile's ``/``
 and Triton's integer ``//``); ``CDiv`` is ceiling division of non-negative operands.
 
-:func:`fold` rewrites a tree into a canonical form: constants folded, ``x * 1`` / ``x + 0`` /
-``0 * x`` gone, sums of products collected into one polynomial (so ``a * 64 + b - b`` is
+:func:`fold` rewrites a tree into a canonical form: constants folded (in their type: an integer
+wrapped to its width, a float rounded as its type's arithmetic rounds), ``x * 1`` / ``x + 0`` /
+``0 * x`` of integers gone (of floats only the IEEE identities: ``x * 1``, ``x - 0.0``,
+``x + -0.0``), sums of integer products collected into one polynomial (so ``a * 64 + b - b`` is
 ``a * 64``, in the order the terms were first written), comparisons decided where the bounds of
 both sides decide them.  :func:`same` compares two expressions by meaning: equal canonical forms.
 :func:`bounds` gives an interval (``None`` where unbounded) from the ranges of the variables.
@@ -18,12 +20,14 @@ Two extents are never compared by their spelling.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from dataclasses import replace as _rebuild
 from typing import TypeVar
 
 from ..sema.carith import cdiv
+from ..sema.ccast import host_cast, wrap_int
 
 Number = int | float | bool
 
@@ -125,8 +129,19 @@ class Expr:
 
 @dataclass(frozen=True)
 class Const(Expr):
+    """A literal of ``type``. Two float constants are equal only with the same sign: ``-0.0`` is
+    not ``0.0`` (``x + -0.0`` is ``x``, ``x + 0.0`` is not, for ``x = -0.0``); NaN equals NaN."""
+
     value: Number
     type: str = "i32"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Const):
+            return NotImplemented
+        return self.type == other.type and _same_number(self.value, other.value)
+
+    def __hash__(self) -> int:
+        return hash((self.type, "nan" if self.value != self.value else self.value))
 
     @property
     def dtype(self) -> str:
@@ -407,6 +422,32 @@ def promote(a: str, b: str) -> str:
     return a if ia >= ib else b
 
 
+def _same_number(a: Number, b: Number) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        if a != a or b != b:  # NaN
+            return a != a and b != b
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return a == b
+
+
+# widths of the integer types: constants are kept in their type's range (C's conversions, and the
+# two's-complement wrap of an overflow), so a folded constant is always a literal of its type
+WIDTHS = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64, "u64": 64}
+
+
+def typed(value: Number, dtype: str) -> Number:
+    """``value`` as a constant of ``dtype`` holds it: an integer wrapped to the type's width, a float
+    rounded to nearest even in ``f32`` / ``f16`` / ``bf16`` (what C's conversion, or an operation of
+    that type, gives)."""
+    if isinstance(value, bool):
+        return value
+    if dtype in WIDTHS and isinstance(value, int):
+        return wrap_int(value, WIDTHS[dtype], dtype.startswith("i"))
+    if dtype in ("f32", "f16", "bf16"):
+        return host_cast(float(value), dtype)
+    return value
+
+
 def wrap(x: Expr | int | float | bool) -> Expr:
     if isinstance(x, Expr):
         return x
@@ -647,14 +688,32 @@ def _monomial(factors: tuple[Expr, ...]) -> tuple[Expr, ...]:
     return tuple(sorted(factors, key=repr))
 
 
+def _coefficient(c: int, dtype: str) -> int:
+    """``c`` as a coefficient of an expression of ``dtype``: unchanged where its magnitude is a
+    literal of the type, else reduced modulo 2^bits (the same value in the type's wrapping
+    arithmetic: ``v - 2147483647 - 1`` of an s32 ``v`` is ``v + -2147483648``, never a subtraction
+    of 2147483648, which is no s32 literal)."""
+    bits = WIDTHS.get(dtype)
+    if bits is None:
+        return c
+    signed = dtype.startswith("i")
+    top = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+    return c if abs(c) <= top else wrap_int(c, bits, signed)
+
+
 def _from_poly(p: _Poly, dtype: str) -> Expr:
-    terms = [(p.spell.get(m, m), c) for m, c in p.coef.items() if c != 0 and m != ()]
-    const = p.coef.get((), 0)
+    terms = [(p.spell.get(m, m), _coefficient(c, dtype)) for m, c in p.coef.items() if m != ()]
+    const = _coefficient(p.coef.get((), 0), dtype)
+    least = -(1 << (WIDTHS[dtype] - 1)) if dtype in WIDTHS and dtype.startswith("i") else None
     out: Expr | None = None
     for m, c in terms:
+        if c == 0:
+            continue
         term: Expr = m[0]
         for f in m[1:]:
             term = Bin("*", term, f)
+        if c == least:  # the type's least value has no positive literal: written as it is, added
+            term, c = Bin("*", term, Const(c, dtype)), 1
         mag = abs(c)
         if mag != 1:
             term = Bin("*", term, Const(mag, dtype))
@@ -664,7 +723,7 @@ def _from_poly(p: _Poly, dtype: str) -> Expr:
             out = Bin("+" if c > 0 else "-", out, term)
     if out is None:
         return Const(const, dtype)
-    if const > 0:
+    if const > 0 or (const < 0 and const == least):
         out = Bin("+", out, Const(const, dtype))
     elif const < 0:
         out = Bin("-", out, Const(-const, dtype))
@@ -704,14 +763,16 @@ def _fold(e: Expr) -> Expr:
         if v.dtype == e.type:
             return v
         if isinstance(v, Const) and is_int(e.type) and e.type != "i1" and isinstance(v.value, (int, bool)):
-            return Const(int(v.value), e.type)
+            return Const(typed(int(v.value), e.type), e.type)
         return Cast(v, e.type)
     if isinstance(e, Un):
         v = fold(e.value)
         if isinstance(v, Const) and e.op == "-" and not isinstance(v.value, bool):
-            return Const(-v.value, v.type)
+            return Const(typed(-v.value, v.type), v.type)  # a float's sign flipped: -(0.0) is -0.0
         if isinstance(v, Const) and e.op == "!":
             return Const(not v.value, "i1")
+        if e.op == "-" and isinstance(v, Un) and v.op == "-":  # -(-x) is x, a float's sign bit too
+            return v.value
         if e.op == "-" and is_int(v.dtype):
             p = _poly(v)
             if p is not None:
@@ -776,18 +837,33 @@ def _lift_operand(x: Expr, full: Shape, rank: int, dims: tuple[int, ...]) -> Exp
 
 
 def _fold_float(op: str, a: Expr, b: Expr) -> Expr:
+    """``+ - *`` where an operand is a float: constants computed in the result's type (f32
+    arithmetic rounds each step: ``16777216.0f + 1.0f`` is 16777216), and the identities IEEE
+    arithmetic has: ``x * 1``, ``1 * x``, ``x - 0.0`` and ``x + -0.0`` are ``x``.  ``x + 0.0`` is
+    not (``-0.0 + 0.0`` is ``+0.0``), nor is ``0 * x`` (NaN, an infinity, or ``-0.0``)."""
+    t = promote(a.dtype, b.dtype)
     if isinstance(a, Const) and isinstance(b, Const):
-        value = {"+": a.value + b.value, "-": a.value - b.value, "*": a.value * b.value}[op]
-        return Const(value, promote(a.type, b.type))
+        x, y = typed(a.value, t), typed(b.value, t)
+        value = {"+": x + y, "-": x - y, "*": x * y}[op]
+        return Const(typed(value, t), t)
+    keep = None
     if op == "*" and isinstance(b, Const) and b.value == 1:
-        return a
-    if op == "*" and isinstance(a, Const) and a.value == 1:
-        return b
-    if op in ("+", "-") and isinstance(b, Const) and b.value == 0:
-        return a
-    if op == "+" and isinstance(a, Const) and a.value == 0:
-        return b
+        keep = a
+    elif op == "*" and isinstance(a, Const) and a.value == 1:
+        keep = b
+    elif isinstance(b, Const) and op in ("+", "-") and _zero(b, negative=op == "+"):
+        keep = a
+    elif op == "+" and isinstance(a, Const) and _zero(a, negative=True):
+        keep = b
+    if keep is not None and keep.dtype == t:  # (an integer plus 0.0 is a float)
+        return keep
     return Bin(op, a, b)
+
+
+def _zero(c: Const, negative: bool) -> bool:
+    """Is ``c`` ``-0.0`` (``negative``: the zero that leaves every float unchanged when added), or
+    ``+0.0`` (the one that does when subtracted)? An integer 0 is ``+0.0`` in float arithmetic."""
+    return c.value == 0 and (math.copysign(1.0, float(c.value)) < 0) == negative
 
 
 def _fold_div(op: str, a: Expr, b: Expr) -> Expr:
@@ -795,7 +871,8 @@ def _fold_div(op: str, a: Expr, b: Expr) -> Expr:
         d = b.value
         if isinstance(a, Const) and isinstance(a.value, int):
             q = _c_div(a.value, d)
-            return Const(q if op == "/" else a.value - d * q, promote(a.type, b.type))
+            t = promote(a.type, b.type)
+            return Const(typed(q if op == "/" else a.value - d * q, t), t)
         if op == "/" and d == 1:
             return a
         if op == "%" and abs(d) == 1:
@@ -814,7 +891,8 @@ def _fold_div(op: str, a: Expr, b: Expr) -> Expr:
 
 def _fold_cdiv(a: Expr, b: Expr) -> Expr:
     if isinstance(a, Const) and isinstance(b, Const):
-        return Const(cdiv(int(a.value), int(b.value)), promote(a.type, b.type))  # C's (a + b - 1) / b
+        t = promote(a.type, b.type)
+        return Const(typed(cdiv(int(a.value), int(b.value)), t), t)  # C's (a + b - 1) / b
     if isinstance(b, Const) and b.value == 1:
         return a
     p = _poly(a)
@@ -892,7 +970,8 @@ def _fold_bits(op: str, a: Expr, b: Expr) -> Expr:
         if op in ("^", "&", "|") or y >= 0:
             ops = {"^": x ^ y, "&": x & y, "|": x | y}
             value = ops[op] if op in ops else x << y if op == "<<" else x >> y
-            return Const(value, promote(a.type, b.type))
+            t = promote(a.type, b.type)
+            return Const(typed(value, t), t)
     return Bin(op, a, b)
 
 
@@ -903,6 +982,8 @@ def _broadcast_const(other: Expr, c: Const) -> Expr:
 
 def _fold_minmax(op: str, a: Expr, b: Expr) -> Expr:
     if isinstance(a, Const) and isinstance(b, Const):
+        if a.value != a.value or b.value != b.value:  # fminf / fmaxf: a NaN operand loses
+            return Const(b.value if a.value != a.value else a.value, promote(a.type, b.type))
         return Const(min(a.value, b.value) if op == "min" else max(a.value, b.value), promote(a.type, b.type))
     if same(a, b):
         return a

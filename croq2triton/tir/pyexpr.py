@@ -124,8 +124,23 @@ def to_source(e: E.Expr, where: Where_ = "kernel") -> str:
     return ast.unparse(to_ast(e, where))
 
 
+def negative_zero(value: E.Number) -> bool:
+    return isinstance(value, float) and value == 0 and math.copysign(1.0, value) < 0
+
+
+def _kernel_negative_zero(dtype: str) -> ast.expr:
+    """``-0.0`` in a kernel: compiled Triton makes every constant equal to 0 a +0.0 (``x * -0.0``
+    multiplies by +0.0), a zero tensor times -1.0 is -0.0 (folded to that constant)."""
+    zero = call(
+        "tl.full", ast.List([], ast.Load()), ast.Constant(0.0), tl_type(dtype if dtype in ("f16", "f64") else "f32")
+    )
+    return ast.BinOp(zero, ast.Mult(), ast.UnaryOp(ast.USub(), ast.Constant(1.0)))
+
+
 def _node(e: E.Expr, where: Where_) -> ast.expr:
     if isinstance(e, E.Const):
+        if where == "kernel" and negative_zero(e.value):
+            return _kernel_negative_zero(e.dtype)
         return constant(e.value)
     if isinstance(e, E.Var):
         return name(e.name)  # a launcher variable may be a module's (``_rt.WARP_SPECIALIZE``)
@@ -142,6 +157,10 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
     if isinstance(e, E.Un):
         if e.op == "!" and where == "kernel":
             return _kernel_not(e.value)
+        if e.op == "-" and where == "kernel" and not E.is_int(e.dtype):
+            # Triton's ``-x`` is ``0 - x``, which makes -(+0.0) +0.0: times -1.0 flips the sign bit
+            # exactly, as C's negation does (-0.0, -inf, NaN kept; compiled, an fneg: neg.f32)
+            return ast.BinOp(_node(e.value, where), ast.Mult(), ast.UnaryOp(ast.USub(), ast.Constant(1.0)))
         op: ast.unaryop = ast.USub() if e.op == "-" else ast.Invert()
         if e.op == "!":
             op = ast.Not()
@@ -168,6 +187,9 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
         return call("tl.where", _node(e.cond, where), _node(e.then, where), _node(e.other, where))
     if isinstance(e, E.Full):
         shape = ast.List([dim_node(d) for d in e.dims], ast.Load())
+        if where == "kernel" and negative_zero(e.value):  # (see _kernel_negative_zero)
+            minus_one = ast.UnaryOp(ast.USub(), ast.Constant(1.0))
+            return ast.BinOp(call("tl.zeros", shape, tl_type(e.type)), ast.Mult(), minus_one)
         if e.value == 0 and not isinstance(e.value, bool):
             return call("tl.zeros", shape, tl_type(e.type))
         return call("tl.full", shape, constant(e.value), tl_type(e.type))
@@ -190,12 +212,9 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
         return call(fn, lhs, rhs)
     integer = E.is_int(e.lhs.dtype) and E.is_int(e.rhs.dtype)
     if not integer:
-        quotient = ast.BinOp(lhs, ast.Div() if e.op == "/" else ast.Mod(), rhs)
-        if where == "kernel" and e.dtype in ("f16", "bf16"):
-            # Triton divides 16-bit floats in f32 and keeps the f32 result: rounded back, as the
-            # source's f16 arithmetic is (docs/precision.md)
-            return call_method(quotient, "to", tl_type(e.dtype))
-        return quotient
+        if where == "kernel" and e.op == "/" and e.dtype in ("f32", "f16", "bf16"):
+            return _kernel_fdiv(e, lhs, rhs)
+        return ast.BinOp(lhs, ast.Div() if e.op == "/" else ast.Mod(), rhs)
     if not (E.nonneg(e.lhs) and E.nonneg(e.rhs)):
         if where == "host":
             return call("_rt.idiv" if e.op == "/" else "_rt.imod", lhs, rhs)
@@ -204,6 +223,32 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
             # Triton scalar the quotient truncates like C, as it does compiled
             lhs = call("tl.cast", lhs, tl_type(e.lhs.dtype))
     return ast.BinOp(lhs, ast.FloorDiv() if e.op == "/" else ast.Mod(), rhs)
+
+
+def _kernel_fdiv(e: E.Bin, lhs: ast.expr, rhs: ast.expr) -> ast.expr:
+    """A float ``/`` in a kernel, correctly rounded as C's ``/`` is on CUDA: ``tl.math.div_rn``
+    (``div.rn.f32``; Triton's ``/`` is ``div.full.f32``, up to 2 ulp off).  16-bit floats are
+    divided in f32 and the quotient rounded to their type (rounding the correctly rounded f32
+    quotient again is exact for f16 and bf16: f32 has more than twice their precision, plus two
+    bits), as the source's f16 arithmetic is (docs/precision.md)."""
+    if e.dtype == "f32":
+        return call("tl.math.div_rn", *(_as_f32(x, v) for x, v in ((e.lhs, lhs), (e.rhs, rhs))))
+    quotient = call("tl.math.div_rn", _as_f32(e.lhs, lhs, force=True), _as_f32(e.rhs, rhs, force=True))
+    return call_method(quotient, "to", tl_type(e.dtype))
+
+
+def _as_f32(e: E.Expr, node: ast.expr, force: bool = False) -> ast.expr:
+    """An operand of ``div_rn`` (which takes f32 operands only): an f32 as it is, a literal as the
+    value of its type (it takes the f32 of the other operand), anything else converted."""
+    if e.dtype == "f32" and not force:
+        return node
+    if isinstance(e, E.Const) and negative_zero(e.value):
+        return _kernel_negative_zero("f32")
+    if isinstance(e, E.Const):
+        return constant(E.typed(e.value, e.dtype)) if e.dtype in ("f16", "bf16") else node
+    if not e.shape:
+        return call("tl.cast", node, tl_type("f32"))
+    return call_method(node, "to", tl_type("f32"))
 
 
 def _python_ints(e: E.Expr) -> bool:

@@ -141,7 +141,7 @@ def flash_atten_k0(
             mask_2,
         )  # flash_atten.co:84
         acc_o = tl.dot(acc_s_cast, v_s, acc_o)  # flash_atten.co:85
-    acc_o = acc_o / logsum[:, None]  # flash_atten.co:89
+    acc_o = tl.math.div_rn(acc_o, logsum[:, None])  # flash_atten.co:89
     acc_o_out_2 = acc_o.to(tl.float16)  # flash_atten.co:91
     tl.store(
         O_ptr + batch * O_stride_0 + head * O_stride_1 + offs * O_stride_2 + cols * O_stride_3, acc_o_out_2, mask=mask
