@@ -116,7 +116,7 @@ def attention_k0(
             v_ptr + bh * v_stride_0 + offs_2 * v_stride_1 + cols * v_stride_2, mask=mask_2, other=0.0
         )  # attention.co:57
         acc = tl.dot(probs, v_s, acc)  # attention.co:58
-    acc = acc / denom[:, None]  # attention.co:61
+    acc = tl.math.div_rn(acc, denom[:, None])  # attention.co:61
     acc_out_2 = acc.to(tl.float16)  # attention.co:62
     tl.store(o_ptr + bh * o_stride_0 + offs * o_stride_1 + cols * o_stride_2, acc_out_2, mask=mask)
 

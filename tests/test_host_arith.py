@@ -215,11 +215,6 @@ def test_constants_fold_as_c_computes(schedule: str) -> None:
     assert [kernel[1], kernel[4]] == [want[1], want[4]], kernel  # cdiv folds as C's in kernels too
 
 
-@pytest.mark.xfail(
-    reason="kernel side, not host code: a kernel's constant folds are Python's (40000 * 65536 does "
-    "not wrap, -1 < 1u is signed, f32 constants are doubles)",
-    strict=True,
-)
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_constants_fold_as_c_computes_in_a_kernel(schedule: str) -> None:
     _, kernel, want, floats, fwant = _folded(schedule)
