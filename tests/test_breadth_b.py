@@ -134,7 +134,7 @@ def test_value_helpers_are_jit_functions_of_the_module() -> None:
     for name in ("_device_ABS_F32(value)", "_device_CLAMP_f32(x, lo, hi)", "_device_CLAMP_s32(x, lo, hi)"):
         assert f"def {name}:" in source
     assert source.count("def _device_ABS_F32") == 1
-    assert "-_device_ABS_F32(x) * scale" in source
+    assert "_device_ABS_F32(x) * -1.0 * scale" in source  # -ABS_F32(x): a sign flip (Triton's -x is 0 - x)
     # helpers that go through an address or exchange values between threads are their body at the call
     assert "ATOMIC_ADD" not in source.split("__croq_ops__")[0].replace("ATOMIC_ADD(", "")
     assert "tl.gather(" in source and "tl.atomic_max(" in source
