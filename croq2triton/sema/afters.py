@@ -5,24 +5,12 @@ fragment ...) is an error; an undeclared one is sema/misuse.py's."""
 
 from __future__ import annotations
 
-from ..errors import REGISTRY, Diagnostic, Span
+from ..errors import Diagnostic, Span
 from ..frontend import ast as A
-from .scopes import Resolution
+from .scopes import KIND_WORDS, Resolution
+from .tiling import span_text
 
-_WHAT = {
-    "spanned": "a tensor or buffer",
-    "view": "a view",
-    "int": "an int",
-    "bool": "a bool",
-    "elem": "a scalar",
-    "mdspan": "a shape",
-    "ituple": "an ituple",
-    "stream": "a stream",
-    "bounded": "a bounded index",
-    "dim": "a symbolic size",
-    "event": "an event",
-    "frag": "a fragment",
-}
+_WHAT = {k: v for k, v in KIND_WORDS.items() if k != "future"}  # (what certainly is no future)
 
 
 def after_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
@@ -67,13 +55,9 @@ def _future_names(fn: A.CoFunction) -> set[str]:
 
 def _after_span(n: A.DmaStmt) -> Span | None:
     """The span of ``after g`` in the statement's text, where the statement is on one line."""
-    sp = n.span
-    if sp is None or sp.line <= 0 or sp.end_line != sp.line:
+    sp, text = n.span, span_text(n.span)
+    if sp is None or text is None:
         return None
-    line = REGISTRY.line(sp.file, sp.line)
-    if line is None:
-        return None
-    text = line[sp.col - 1 : sp.end_col - 1]
     at = text.rfind(" after ")
     if at < 0 or not text[at + 7 :].strip().startswith(str(n.after)):
         return None

@@ -4,8 +4,9 @@ no level but ``device`` does.  (Which targets ``device`` takes is checked in sem
 
 from __future__ import annotations
 
-from ..errors import REGISTRY, Diagnostic, Span
+from ..errors import Diagnostic, Span
 from ..frontend import ast as A
+from .tiling import span_text
 
 
 def level_arg_errors(fn: A.CoFunction) -> list[Diagnostic]:
@@ -26,13 +27,9 @@ def level_arg_errors(fn: A.CoFunction) -> list[Diagnostic]:
 
 def _arg_span(n: A.PBy) -> Span | None:
     """The span of ``(IDENT)`` in the level's text, where it is on the level's line."""
-    sp = n.span
-    if sp is None or sp.line <= 0 or sp.end_line != sp.line:
+    sp, text = n.span, span_text(n.span)
+    if sp is None or text is None:
         return None
-    line = REGISTRY.line(sp.file, sp.line)
-    if line is None:
-        return None
-    text = line[sp.col - 1 : sp.end_col - 1]
     colon = text.rfind(":")
     at = text.find("(", colon + 1) if colon >= 0 else -1
     close = text.find(")", at + 1) if at >= 0 else -1

@@ -17,21 +17,14 @@ from __future__ import annotations
 from ..errors import Diagnostic
 from ..frontend import ast as A
 from .consteval import constant_values
-from .scopes import Binding, Resolution
+from .scopes import KIND_WORDS, Binding, Resolution
 
 _ZERO_HINT = "integer division by 0 has no result: check the constant, #define or -D value that gives 0"
 _DIVIDING = ("cdiv", "__alignup", "__aligndown")  # builtins that divide by their second argument
 
 # kinds of bindings that are certainly no future, no event and no bounded index
-_DATA = {
-    "spanned": "a tensor or buffer",
-    "int": "an int",
-    "bool": "a bool",
-    "elem": "a scalar",
-    "mdspan": "a shape",
-    "ituple": "an ituple",
-    "stream": "a stream",
-}  # fmt: skip  (an MMA's future is bound as a fragment)
+_DATA = {k: KIND_WORDS[k] for k in ("spanned", "int", "bool", "elem", "mdspan", "ituple", "stream")}
+# (an MMA's future is bound as a fragment)
 
 
 # kinds of bindings that are no future and no event: what 'wait' cannot take

@@ -30,6 +30,23 @@ from dataclasses import dataclass, field
 from ..errors import Span
 from ..frontend import ast as A
 
+# what a binding of each kind is, in messages ("'x' is a shape")
+KIND_WORDS = {
+    "spanned": "a tensor or buffer",
+    "int": "an int",
+    "bool": "a bool",
+    "elem": "a scalar",
+    "mdspan": "a shape",
+    "ituple": "an ituple",
+    "stream": "a stream",
+    "bounded": "a bounded index",
+    "dim": "a symbolic size",
+    "event": "an event",
+    "frag": "a fragment",
+    "future": "a future",
+    "view": "a view",
+}
+
 # kinds whose bindings cannot be re-assigned unless declared 'mutable'
 IMMUTABLE_KINDS = frozenset({"int", "bool", "mdspan", "ituple", "bounded", "dim"})
 

@@ -26,15 +26,19 @@ from ..frontend.printer import Printer
 from .scopes import Binding, Resolution, shape_extents
 
 
+def span_text(sp: Span | None) -> str | None:
+    """The source text ``sp`` covers where it lies on one line of a registered file (None otherwise)."""
+    if sp is None or sp.line <= 0 or sp.end_line != sp.line:
+        return None
+    line = REGISTRY.line(sp.file, sp.line)
+    return None if line is None else line[sp.col - 1 : sp.end_col - 1]
+
+
 def source_text(node: A.Node) -> str:
     """``node`` as the user wrote it (macro names kept), else printed from the AST."""
-    sp = node.span
-    if sp is not None and sp.line > 0 and sp.end_line == sp.line and sp.end_col > sp.col:
-        line = REGISTRY.line(sp.file, sp.line)
-        if line is not None:
-            text = line[sp.col - 1 : sp.end_col - 1].strip()
-            if text:
-                return text
+    text = (span_text(node.span) or "").strip()
+    if text:
+        return text
     try:
         return Printer().expr(node)
     except NotImplementedError:

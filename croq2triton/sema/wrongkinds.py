@@ -30,24 +30,10 @@ from collections.abc import Iterator
 
 from ..errors import Diagnostic
 from ..frontend import ast as A
-from .scopes import Binding, Resolution
+from .scopes import KIND_WORDS, Binding, Resolution
 from .tiling import source_text
 
-_WHAT = {
-    "spanned": "a tensor or buffer",
-    "int": "an int",
-    "bool": "a bool",
-    "elem": "a scalar",
-    "mdspan": "a shape",
-    "ituple": "an ituple",
-    "stream": "a stream",
-    "bounded": "a bounded index",
-    "dim": "a symbolic size",
-    "event": "an event",
-    "frag": "a fragment",
-    "future": "a future",
-    "view": "a view",
-}
+_WHAT = KIND_WORDS
 # kinds that hold no spanned data: what a view, a copy or an MMA operand cannot be
 _NO_DATA = frozenset({"int", "bool", "elem", "mdspan", "ituple", "stream", "bounded", "dim", "event"})
 # kinds that are no fragment: what 'apply' and the fragment utilities cannot take
