@@ -63,7 +63,7 @@ def test_what_auto_makes_of_each_form() -> None:
     body = kernel_code(text, "row_max_warp_k0")  # no gather left; the lanes' folds are totals, one a row
     assert "tl.gather(" not in body and "m_all=tl.zeros([2,32],tl.float32)+m_max[:,None]" in body
     body = kernel_code(text, "row_means_lanes_k0")  # every lane reads the total
-    assert "tl.gather(" not in body and "acc_all/tl.cast(N,tl.float32)" in body and "acc_sum" in body
+    assert "tl.gather(" not in body and "tl.math.div_rn(acc_all,tl.cast(N,tl.float32))" in body and "acc_sum" in body
     blocked = kernel_code(text, "row_means_lanes_k0_blocked")  # the rows past M keep their own values there
     assert "tl.gather(" not in blocked and "acc_all=tl.where(p*4+w<M," in blocked
     # not every lane holds every lane: the shuffles stay (a half warp's); a tree down read only by lane 0
