@@ -199,3 +199,142 @@ def test_misaligned_launch_falls_back_and_says_so_once(tmp_path: Path) -> None:
     msgs = [str(w.message) for w in rec if "croq2triton" in str(w.message)]
     assert msgs == ["croq2triton: copy2: x: row stride 200 B is not 16-byte aligned; using masked loads"]
     assert torch.equal(y, x)
+
+
+# ---- .pad copies under the sanitizer: the border reads the pad value, a read outside the tensor
+# NaN (0 under the zero fill); every lowering path of tma.pad and dma.pad -------------------------
+
+PADS = """
+__co__ void tma_fresh(global f32 [M, N] x, global f32 [G, 12, 36] y) {
+  parallel bm by G : block {
+    p = tma.pad<{2, 1}, {2, 3}, {0, 0}, 5.0f> x.subspan(8, 32).at(bm, 0) => shared;
+    dma.copy p.data => y.subspan(1, 12, 36).at(bm, 0, 0).sqz();
+  }
+}
+__co__ void tma_declared(global f32 [M, N] x, global f32 [G, 12, 36] y) {
+  parallel bm by G : block {
+    shared f32 [12, 36] s;
+    tma.pad<{2, 1}, {2, 3}, {0, 0}, 5.0f> x.subspan(8, 32).at(bm, 0) => s;
+    dma.copy s => y.subspan(1, 12, 36).at(bm, 0, 0).sqz();
+  }
+}
+__co__ void dma_fresh_mid(global f32 [M, N] x, global f32 [G, 17, 34] y) {
+  parallel bm by G : block {
+    p = dma.pad<{1, 1}, {1, 1}, {1, 0}, -2.0f> x.subspan(8, 32).at(bm, 0) => shared;
+    dma.copy p.data => y.subspan(1, 17, 34).at(bm, 0, 0).sqz();
+  }
+}
+__co__ void dma_part(global f32 [M, N] x, global f32 [G, 12, 36] y) {
+  parallel bm by G : block {
+    shared f32 [24, 36] s;
+    dma.pad<{2, 1}, {2, 3}, {0, 0}, 5.0f> x.subspan(8, 32).at(bm, 0) => s.subspan(12, 36).at(1, 0);
+    dma.copy s.subspan(12, 36).at(1, 0) => y.subspan(1, 12, 36).at(bm, 0, 0).sqz();
+  }
+}
+__co__ void dma_tensors(global f32 [M, N] x, global f32 [G, 12, 36] y) {
+  parallel bm by G : block {
+    dma.pad<{2, 1}, {2, 3}, {0, 0}, 5.0f> x.subspan(8, 32).at(bm, 0) => y.subspan(1, 12, 36).at(bm, 0, 0).sqz();
+  }
+}
+__co__ void dma_tensors_mid(global f32 [M, N] x, global f32 [G, 17, 34] y) {
+  parallel bm by G : block {
+    dma.pad<{1, 1}, {1, 1}, {1, 0}, -2.0f> x.subspan(8, 32).at(bm, 0) => y.subspan(1, 17, 34).at(bm, 0, 0).sqz();
+  }
+}
+__co__ void dma_thread(global f32 [M, N] x, global f32 [G, 8, 35] y) {
+  parallel bm by G : block {
+    parallel t by 8 : thread {
+      l = dma.pad<{1}, {2}, {0}, 3.0f> x.subspan(1, 32).at(bm * 8 + t, 0).sqz() => local;
+      dma.copy l.data => y.subspan(1, 1, 35).at(bm, t, 0).sqz().sqz();
+    }
+  }
+}
+"""
+
+# function -> (lo, hi, mid, pad value, rows of x per block, output tile)
+PAD_FORMS = {
+    "tma_fresh": ((2, 1), (2, 3), (0, 0), 5.0, 8, (12, 36)),
+    "tma_declared": ((2, 1), (2, 3), (0, 0), 5.0, 8, (12, 36)),
+    "dma_fresh_mid": ((1, 1), (1, 1), (1, 0), -2.0, 8, (17, 34)),
+    "dma_part": ((2, 1), (2, 3), (0, 0), 5.0, 8, (12, 36)),
+    "dma_tensors": ((2, 1), (2, 3), (0, 0), 5.0, 8, (12, 36)),
+    "dma_tensors_mid": ((1, 1), (1, 1), (1, 0), -2.0, 8, (17, 34)),
+    "dma_thread": ((1,), (2,), (0,), 3.0, 1, (8, 35)),
+}
+
+
+@pytest.fixture(scope="module")
+def pads(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], object]:
+    p = Path(tmp_path_factory.mktemp("pads")) / "pads.co"
+    p.write_text(PADS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the masked-load fallback of the tma.pad copies
+        return {(s, f): load(p, oob_fill=f, schedule=s) for s in ("source", "auto") for f in ("zero", "nan")}
+
+
+def _padded_reference(x: torch.Tensor, fn: str, blocks: int, outside: float) -> torch.Tensor:
+    """Each block's tile of x (``outside`` where it lies outside x), padded as LANGUAGE.md 7.8 says, in float64."""
+    lo, hi, mid, value, rows, tile = PAD_FORMS[fn]
+    m, n = x.shape
+    big = torch.full((blocks * 8 + 8, 64), outside, dtype=torch.float64)
+    big[:m, :n] = x.double().cpu()
+    out = torch.full((blocks, *tile), value, dtype=torch.float64)
+    for g in range(blocks):
+        if fn == "dma_thread":  # thread t of block g pads row 8 g + t: 32 elements, 1 before, 2 after
+            out[g, :, 1:33] = big[g * 8 : g * 8 + 8, :32]
+            continue
+        src = big[g * rows : (g + 1) * rows, :32]
+        for i in range(rows):
+            out[g, lo[0] + i * (mid[0] + 1), lo[1] : lo[1] + 32 * (mid[1] + 1) : mid[1] + 1] = src[i]
+    return out
+
+
+@pytest.mark.parametrize("fn", list(PAD_FORMS))
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize("fill", ["zero", "nan"])
+@pytest.mark.parametrize("size", [(19, 30), (5, 29), (24, 32)], ids=["ragged", "short", "exact"])
+def test_a_pad_copy_reads_outside_the_tensor_as_the_fill_and_its_border_as_the_pad_value(
+    pads: dict[tuple[str, str], object], fn: str, schedule: str, fill: str, size: tuple[int, int]
+) -> None:
+    x = torch.randn(*size, generator=torch.Generator().manual_seed(7)).to(DEVICE)
+    blocks = 3
+    y = torch.full((blocks, *PAD_FORMS[fn][5]), 12345.0, device=DEVICE)  # poisoned with a number, not NaN
+    getattr(pads[(schedule, fill)], fn)(x, y)
+    ref = _padded_reference(x, fn, blocks, float("nan") if fill == "nan" else 0.0)
+    got = y.double().cpu()
+    assert torch.equal(torch.isnan(got), torch.isnan(ref)), "NaN exactly where the tile lies outside x"
+    assert torch.equal(torch.nan_to_num(got), torch.nan_to_num(ref))
+
+
+THREAD_ROWS = """
+__co__ void rows(global f32 [M, N] x, global f32 [G, 4, 16] y) {
+  parallel bm by G : block {
+    parallel t by 4 : thread {
+      l = dma.copy x.subspan(1, 16).at(bm * 4 + t, 1).sqz() => local;
+      dma.copy l.data => y.subspan(1, 1, 16).at(bm, t, 0).sqz().sqz();
+    }
+  }
+}
+__co__ void rows_zfill(global f32 [M, N] x, global f32 [G, 4, 16] y) {
+  parallel bm by G : block {
+    parallel t by 4 : thread {
+      l = dma.copy.zfill x.subspan(1, 16).at(bm * 4 + t, 1).sqz() => local;
+      dma.copy l.data => y.subspan(1, 1, 16).at(bm, t, 0).sqz().sqz();
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("fn", ["rows", "rows_zfill"])
+def test_a_per_thread_copy_reads_nan_outside_the_tensor_under_the_sanitizer(tmp_path: Path, fn: str) -> None:
+    p = tmp_path / "rows.co"
+    p.write_text(THREAD_ROWS)
+    x = torch.randn(6, 30, device=DEVICE)  # rows 6, 7 and columns 30, 31 of the tiles lie outside
+    y = torch.full((2, 4, 16), 12345.0, device=DEVICE)
+    getattr(load(p, oob_fill="nan"), fn)(x, y)
+    ref = torch.full((8, 32), 0.0 if fn == "rows_zfill" else float("nan"))
+    ref[:6, :30] = x.cpu()
+    ref = ref[:, 16:32].reshape(2, 4, 16)
+    assert torch.equal(torch.isnan(y.cpu()), torch.isnan(ref))
+    assert torch.equal(torch.nan_to_num(y.cpu()), torch.nan_to_num(ref))

@@ -232,7 +232,7 @@ class Copies:
         elif isinstance(src, BufferView) and isinstance(dst, Region):
             self.empty(src, dst, s, perm, pad)
         elif isinstance(src, Region) and isinstance(dst, Region):
-            self.between_tensors(src, dst, not zfill and pad is None, s, perm, pad)
+            self.between_tensors(src, dst, not zfill, s, perm, pad)
         elif pad is not None:
             self.pad_between_buffers(src, dst, s, pad)  # type: ignore[arg-type]
         elif perm != tuple(range(len(perm))):
@@ -498,13 +498,14 @@ class Copies:
         # a copy over the whole tile loads straight into the buffer's variable
         name = buf.var.name if whole and shape == buf.tile and pad is None else self.fresh(f"{buf.var.name}_in")
         var = E.Var(name, ptr.dtype, dims=shape)
-        other = outside(ptr.dtype, 0)  # outside the tensor: zero, inside a padded copy's source too
+        other = outside(ptr.dtype, 0)  # outside the tensor: zero (NaN under the sanitizer), for a padded copy too
         if not whole:
             self.tile_value(buf, node)
         swiz = self.swizzle(node) if isinstance(node, A.DmaStmt) else None
         if swiz is not None:  # the layout mma.load reads it with (checked there)
             buf.swizzle = (swiz, node.span.line if node.span else 0)
-        sanitize = not zfill and pad is None
+        # a padded copy's borders take the pad value below: only its reads outside the tensor stay NaN
+        sanitize = not zfill
         load = N.Load(var, ptr.name, idx, mask, other if mask is not None else None, nan_outside=sanitize)
         if getattr(node, "engine", "dma") != "tma":  # an MMA operand read from a tensor: a plain load
             self.emit(load, node)
@@ -651,7 +652,7 @@ class Copies:
         other = outside(s_ptr.dtype, 0)
         self.emit(N.Load(var, s_ptr.name, s_idx, mask, other if mask is not None else None, nan_outside=nan), node)
         value: E.Expr = var
-        if pad is not None:  # the borders read the pad value (outside the tensor inside them: zero)
+        if pad is not None:  # the borders read the pad value (outside the tensor inside them: the load's fill)
             fill = E.Full(tuple(block), outside(s_ptr.dtype, pad[2]), s_ptr.dtype)
             zero = E.Full(tuple(block), outside(s_ptr.dtype, 0), s_ptr.dtype)
             value = E.Where(E.fold(E.conj(border)), var, E.fold(E.Where(E.fold(E.conj(moved)), fill, zero)))

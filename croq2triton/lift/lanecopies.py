@@ -200,10 +200,15 @@ class LaneCopies:
         addr, _ = self.scratch_address(buf, coords, node, masked=False, lane=lane)
         b_mask = self.named_mask(inside + enclosing, node)
         var = E.Var(self.fresh(f"{buf.name}_lanes"), ptr.dtype if into else buf.var.type, dims=shape)
-        if into:
-            other = outside(ptr.dtype, pad[2] if pad is not None else 0) if t_mask is not None else None
-            self.emit(N.Load(var, ptr.name, idx, t_mask, other), node)
-            self.emit(N.Store(home.arg, (spread(addr, shape, addr.dtype),), var, b_mask), node)
+        if into:  # outside the tensor: zero, or NaN under the OOB sanitizer (not .zfill)
+            other = outside(ptr.dtype, 0) if t_mask is not None else None
+            zfill = any(a.name == "zfill" for a in node.attrs)
+            self.emit(N.Load(var, ptr.name, idx, t_mask, other, nan_outside=not zfill), node)
+            value: E.Expr = var
+            if pad is not None:  # the borders and the elements between take the pad value
+                fill = E.Full(shape, outside(ptr.dtype, pad[2]), ptr.dtype)
+                value = E.Where(E.fold(E.conj(holds)), var, fill)
+            self.emit(N.Store(home.arg, (spread(addr, shape, addr.dtype),), value, b_mask), node)
         else:
             self.emit(N.Load(var, home.arg, (spread(addr, shape, addr.dtype),), b_mask), node)
             self.emit(N.Store(ptr.name, idx, E.fold(E.Cast(var, ptr.dtype)), t_mask), node)

@@ -128,8 +128,8 @@ def ele_add_local_dma_k0(
     offs = p + dim1
     offs_2 = q[:, None, None, None] + dim3
     mask = dim2 < 17
-    lhs_load_lanes = tl.load(
-        lhs_ptr + offs * lhs_stride_0 + dim2 * lhs_stride_1 + offs_2 * lhs_stride_2, mask=mask, other=0
+    lhs_load_lanes = _oob_fill(
+        tl.load(lhs_ptr + offs * lhs_stride_0 + dim2 * lhs_stride_1 + offs_2 * lhs_stride_2, mask=mask, other=0), mask
     )
     tl.store(
         lhs_load_scratch + lhs_load_base + dim1 * 1088 + dim2 * 64 + dim3 * 64 + lane_id[:, None, None, None],
@@ -137,8 +137,8 @@ def ele_add_local_dma_k0(
         mask=mask,
     )
     rhs_load_base = tl.cast(p, tl.int64) * 1088  # add.co:27
-    rhs_load_lanes = tl.load(
-        rhs_ptr + offs * rhs_stride_0 + dim2 * rhs_stride_1 + offs_2 * rhs_stride_2, mask=mask, other=0
+    rhs_load_lanes = _oob_fill(
+        tl.load(rhs_ptr + offs * rhs_stride_0 + dim2 * rhs_stride_1 + offs_2 * rhs_stride_2, mask=mask, other=0), mask
     )
     tl.store(
         rhs_load_scratch + rhs_load_base + dim1 * 1088 + dim2 * 64 + dim3 * 64 + lane_id[:, None, None, None],

@@ -828,7 +828,7 @@ def foo23_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     offs = rows - 2
     offs_2 = cols - 4
     mask = (offs >= 0) & (offs < 32) & (offs_2 >= 0) & (offs_2 < 64)
-    f_in = tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=0)
+    f_in = _oob_fill(tl.load(input_ptr + offs * input_stride_0 + offs_2 * input_stride_1, mask=mask, other=0), mask)
     f = tl.where(
         (rows - 2 >= 0) & (rows - 2 < 32) & (cols - 4 >= 0) & (cols - 4 < 64), f_in, tl.full([64, 128], 99, tl.int32)
     )
