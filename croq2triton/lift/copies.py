@@ -83,6 +83,21 @@ def padded_at(at: E.Expr, c: int, pad: Pad, n: E.Expr) -> tuple[E.Expr, list[E.E
     return j, [E.Bin(">=", at, E.Const(0)), E.Bin("==", E.Bin("%", at, k), E.Const(0)), E.Bin("<", j, n)]
 
 
+def whole_slot(view: BufferView) -> bool:
+    """Is ``view`` one whole buffer of an array of buffers the block shares (``ring[s]``: the
+    array's dimensions fixed, every other one whole), and not the array's whole tile?"""
+    buf = view.buffer
+    if view.whole or all(view.keep) or buf.of is not None or buf.part is not None or not buf.fixed:
+        return False
+    if buf.var.type == "i1" or buf.origin is not None or (buf.home is not None and buf.home.lane is not None):
+        return False
+    return all(
+        const_int(o) == 0 and E.same(n, size)
+        for o, n, size, k in zip(view.offsets, view.shape, buf.sizes, view.keep, strict=True)
+        if k
+    )
+
+
 def outside(dtype: str, value: float | int) -> float | int:
     """What a masked-off element of a copy reads, as a literal of the tile's type."""
     return float(value) if dtype.startswith("f") else int(value)
@@ -128,6 +143,8 @@ class Copies:
     mask_terms: Any
     named_offset: Any
     part_tile: Any
+    part_store: Any
+    part_of: Any
     per_thread_copy: Any
     selected: Any
     select_index: Any
@@ -465,6 +482,9 @@ class Copies:
     def fill(
         self, src: Region, dst: BufferView, zfill: bool, node: A.Stmt, perm: tuple[int, ...], pad: Any = None
     ) -> None:
+        if getattr(node, "engine", "dma") == "tma" and pad is None and whole_slot(dst):
+            self.fill_slot(src, dst, zfill, node, perm)
+            return
         buf = dst.buffer
         elem, ptr = self.tensor(A.Name(src.tensor))
         self.same_elem(elem, buf.elem, node)
@@ -511,7 +531,11 @@ class Copies:
             self.emit(load, node)
         elif src.reshaped is not None:
             self.emit(self.masked(load, src, "the window is a span_as view", "loads", node), node)
-        elif covers and shape == buf.tile and perm == tuple(range(len(perm))) and buf.fixed:
+        elif perm != tuple(range(len(perm))):
+            self.emit(self.masked(load, src, "the copy transposes the window", "loads", node), node)
+        elif pad is not None and any((*pad[0], *pad[1], *pad[3])):
+            self.emit(self.masked(load, src, "the copy pads the window", "loads", node), node)
+        elif covers and shape == buf.tile and buf.fixed:
             self.emit(self.tma_load(load, src, buf.extents, zfill, node), node)
         else:
             self.emit(self.masked(load, src, "the copy fills a part of a buffer", "loads", node), node)
@@ -520,6 +544,39 @@ class Copies:
             fill = E.Full(shape, outside(ptr.dtype, pad[2]), ptr.dtype)
             value = E.Where(E.fold(E.conj(held)), var, fill)
         self.set_tile(buf, value if whole else E.Where(keep, value, buf.var), node)
+
+    def fill_slot(self, src: Region, dst: BufferView, zfill: bool, node: A.Stmt, perm: tuple[int, ...]) -> None:
+        """A TMA copy into one whole buffer of an array (``=> ring[kk % 2]``, LANGUAGE.md 7.5): into
+        a buffer of the slot's extents, as into any whole buffer (a descriptor load where TMA takes
+        the window), then that buffer into the slot of the array's tile (lift/parts.py)."""
+        buf = dst.buffer
+        if buf.home is not None:  # in scratch memory: the slot written through its own addresses there
+            slot = self.part_of(dst, node)
+            self.fill(src, self.whole_buffer(slot), zfill, node, perm)
+            buf.swizzle = slot.swizzle or buf.swizzle  # the layout mma.load reads the array with
+            return
+        extents = tuple(e for e, k in zip(buf.extents, dst.keep, strict=True) if k)
+        slot = self.new_buffer(self.fresh(f"{buf.name}_slot"), buf.elem, extents, 0, node)
+        self.fill(src, self.whole_buffer(slot), zfill, node, perm)
+        buf.swizzle = slot.swizzle or buf.swizzle
+        value = self.part_store(dst, self.tile_value(slot, node), node)
+        keep = E.fold(E.conj(self.pred))
+        if not (isinstance(keep, E.Const) and keep.value):  # under a condition: the array as it was where it fails
+            value = E.Where(keep, value, self.tile_value(buf, node))
+        self.set_tile(buf, value, node)
+
+    def empty_slot(self, src: BufferView, dst: Region, node: A.Stmt, perm: tuple[int, ...]) -> None:
+        """A TMA copy out of one whole buffer of an array (``ring[kk % 2] => ..``): the slot's tile
+        (lift/parts.py) stored as a whole buffer is (a descriptor store where TMA takes the window)."""
+        buf = src.buffer
+        if buf.home is not None:  # in scratch memory: the slot read through its own addresses there
+            self.empty(self.whole_buffer(self.part_of(src, node)), dst, node, perm)
+            return
+        value, _, _ = self.part_tile(src, node)
+        extents = tuple(e for e, k in zip(buf.extents, src.keep, strict=True) if k)
+        slot = self.new_buffer(self.fresh(f"{buf.name}_slot"), buf.elem, extents, 0, node)
+        self.set_tile(slot, value, node)
+        self.empty(self.whole_buffer(slot), dst, node, perm)
 
     def padding_term(self, t: E.Expr, buf: TileBuffer, node: A.Node) -> bool:
         """``r < n`` for a tile coordinate ``r`` and the buffer's declared extent ``n`` along it."""
@@ -534,6 +591,9 @@ class Copies:
     ) -> None:
         """Store the buffer part ``src`` into the window ``dst``; ``only_src`` (``mma.store.mask``):
         a smaller source writes only its own elements (a copy would write the tail's zeros)."""
+        if getattr(node, "engine", "dma") == "tma" and pad is None and whole_slot(src):
+            self.empty_slot(src, dst, node, perm)
+            return
         if pad is not None and dst.steps is not None:
             raise NotLifted("a dma.pad into a view with explicit strides", node)
         if pad is not None:  # the border, then the buffer at the origin shifted by the lower borders
@@ -572,7 +632,9 @@ class Copies:
             self.emit(store, node)
         elif dst.reshaped is not None:
             self.emit(self.masked(store, dst, "the window is a span_as view", "stores", node), node)
-        elif src.whole and perm == tuple(range(len(perm))) and buf.fixed:
+        elif perm != tuple(range(len(perm))):
+            self.emit(self.masked(store, dst, "the copy transposes the buffer", "stores", node), node)
+        elif src.whole and buf.fixed:
             self.emit(self.tma_store(store, dst, buf.extents, node), node)
         else:
             self.emit(self.masked(store, dst, "the copy empties a part of a buffer", "stores", node), node)

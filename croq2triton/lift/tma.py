@@ -8,9 +8,10 @@ origin a provable multiple of 16 bytes.  The launcher checks what depends on the
 aligned base and strides, a unit inner stride) and sets the kernel's flag; where it is not set the
 kernel runs the fallback.  Outside the tensor a load reads zero (``.zfill``) or what the OOB
 sanitizer asks for (``_OOB_PADDING``); a store writes nothing there.  A window that TMA cannot take
-(run-time extents, a part of a buffer, a condition around the copy) is copied with masked accesses,
-with a warning that says why, as is a box whose rows are wider than its swizzle span (the swizzle
-never changes what is copied).
+(run-time extents, a tile that may reach past its view, a part of a buffer other than one whole
+buffer of an array, a transposing or padding copy, a condition around the copy) is copied with
+masked accesses, with a warning that says why, as is a box whose rows are wider than its swizzle
+span (the swizzle never changes what is copied).
 """
 
 from __future__ import annotations
@@ -76,9 +77,12 @@ class TmaCopies:
                 return f"the window extent {n} differs from the buffer's {extents[c]}"
             box[d] = n
             launch.append(host if const_int(window.shape[c]) is None else E.Const(n))
-        for d, lo, hi in window.limits:  # a .view().from() window: TMA clips only at the tensor
-            if not (E.same(lo, window.origin[d]) and E.same(hi, window.origin[d] + box[d])):
-                return "the window lies inside a .view().from() window of run-time extents"
+        for d, lo, hi in window.limits:  # the bounds of a view (lift/views.py): TMA clips only at the tensor
+            if E.same(lo, window.origin[d]) and E.same(hi, window.origin[d] + box[d]):
+                continue
+            if d in window.axes and E.same(hi, E.fold(window.origin[d] + window.shape[window.axes.index(d)])):
+                return "the view's run-time extent may be less than the box (TMA clips only at the tensor's edges)"
+            return "the window may reach past the view it is a tile of (TMA clips only at the tensor's edges)"
         elem_bytes = TYPES[t.elem].nbytes
         swiz = self.swizzle(s)
         reason = swizzle_reason(box, elem_bytes, swiz)
