@@ -1,7 +1,9 @@
 """What a ``tma.copy`` that TMA cannot take says (LANGUAGE.md 7.8): the warning of the masked
 fallback names the actual reason (a tile that may reach past its view, a view of run-time extent,
 a transposing or padding copy); a copy into or out of one whole buffer of an array of buffers
-(``ring[k % 2]``, LANGUAGE.md 7.5: one buffer) uses a descriptor as a plain buffer does."""
+(``ring[k % 2]``, LANGUAGE.md 7.5: one buffer) uses a descriptor as a plain buffer does; and a TMA
+copy, transposing or padding copy between two tensors is the user's error, as one between two
+buffers is."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import torch
 from kernel_util import DEVICE
 
 from croq2triton.api import load, translate_full
+from croq2triton.cli import main
 
 
 def _warnings(src: str) -> list[str]:
@@ -154,3 +157,61 @@ def test_copies_through_whole_buffers_of_an_array_are_exact(tmp_path: Path, sche
             before[:, :32] = x[:, :32]  # the first step's other slot holds tile 0
             assert torch.equal(z, before)
             assert torch.equal(y, x - before)
+
+
+# ---- TMA copies global <-> shared only (LANGUAGE.md 7.8) ----------------------------------------
+
+
+def _check(capsys: pytest.CaptureFixture[str], tmp_path: Path, src: str) -> str:
+    """What ``croq2triton check`` of ``src`` prints; it fails."""
+    path = tmp_path / "t.co"
+    path.write_text(src)
+    assert main(["check", str(path)]) == 1
+    out, err = capsys.readouterr()
+    text = out + err
+    assert "Traceback" not in text and "does not translate" not in text, text
+    return text
+
+
+@pytest.mark.parametrize(
+    "op", ["tma.copy", "tma.transp<1, 0>", "tma.pad<{1, 1}, {1, 1}, {0, 0}, 0.0f>"], ids=["copy", "transp", "pad"]
+)
+@pytest.mark.parametrize("dst", ["y.subspan(8, 32).at(bm, bn)", "global"], ids=["tensor", "fresh"])
+def test_a_tma_copy_between_two_tensors_is_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, op: str, dst: str
+) -> None:
+    line = f"    f = {op} x.subspan(8, 32).at(bm, bn) => {dst};"
+    text = _check(
+        capsys,
+        tmp_path,
+        "__co__ void k(global f32 [M, N] x, global f32 [M, N] y) {\n"
+        "  parallel {bm, bn} by [cdiv(M, 8), cdiv(N, 32)] : block {\n"
+        f"{line}\n"
+        "    y.at(0, 0) = f.data.at(0, 0);\n  }\n}\n",
+    )
+    name = op.split("<")[0]
+    assert (
+        f"t.co:3:5: error: a {name} from global memory to global memory ('x.subspan(8, 32).at(bm, bn)' => '{dst}'):"
+        " TMA copies between global and shared memory only" in text
+    ), text
+    assert f" 3 | {line}\n   |     ^~~" in text, text
+    assert f"hint: stage the tile through a 'shared' buffer, or copy with 'dma.{name[4:]}'" in text, text
+
+
+@pytest.mark.parametrize("op", ["tma.transp<1, 0>", "tma.pad<{1, 1}, {1, 1}, {0, 0}, 0.0f>"], ids=["transp", "pad"])
+def test_a_transposing_or_padding_tma_copy_between_buffers_is_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, op: str
+) -> None:
+    text = _check(
+        capsys,
+        tmp_path,
+        "__co__ void k(global f32 [M, N] y) {\n  parallel by 1 : block {\n"
+        "    shared f32 [8, 32] s;\n    shared f32 [64, 64] t;\n"
+        f"    {op} s => t;\n    dma.copy t.subspan(8, 32).at(0, 0) => y.subspan(8, 32).at(0, 0);\n  }}\n}}\n",
+    )
+    name = op.split("<")[0]
+    assert (
+        f"t.co:5:5: error: a {name} between two buffers ('s' => 't'): TMA copies between global and shared memory only"
+        in text
+    ), text
+    assert f"hint: copy between buffers with 'dma.{name[4:]}'" in text, text

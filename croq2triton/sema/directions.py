@@ -3,10 +3,11 @@ any direction, except that an asynchronous copy from global memory to global mem
 on GPU (there is no asynchronous global-to-global path for a kernel's threads: ``cp.async`` and
 TMA loads land in shared memory).  The rule binds copies inside a kernel; a copy between launches
 is the host's (a device-to-device ``cudaMemcpyAsync``, a torch copy for croq2triton) and may be
-asynchronous.  A ``tma.copy`` inside a kernel moves data between global and shared memory only: a
-``local`` source or destination is an error (7.8, TMA constraints), so is one from a tensor in global
-memory to another (or ``=> global``), and so is an atomic on a
-``local`` buffer (7.7: atomics act on shared or global data).
+asynchronous.  A ``tma.copy`` (and a ``tma.transp`` or ``tma.pad``) inside a kernel moves data
+between global and shared memory only: a ``local`` source or destination is an error (7.8, TMA
+constraints), so is one between two buffers, one from a tensor in global memory to another (or
+``=> global``), and so is an atomic on a ``local`` buffer (7.7: atomics act on shared or global
+data).
 A buffer is in global memory when it is declared ``global`` (a ``global`` parameter, or a
 declaration with ``global`` storage or with no storage outside ``parallel``, LANGUAGE.md 7.5) or
 when the copy allocates its destination ``=> global``.  A parameter without storage is host data
@@ -58,14 +59,14 @@ def direction_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
         for n in k.walk():
             if isinstance(n, A.Call) and n.kind == "atomic" and n.args and is_local(n.args[0], False):
                 out.append(_atomic_local(n))
-            if isinstance(n, A.DmaStmt) and n.engine == "tma" and n.op == "copy":
+            if isinstance(n, A.DmaStmt) and n.engine == "tma" and n.op in TMA_MOVES:
                 side = "destination" if is_local(n.dst, n.dst_storage) else "source" if is_local(n.src, False) else None
                 if side is not None:
                     out.append(_tma_local(n, side))
                 elif not in_memory(n.src) and not (in_memory(n.dst) if not n.dst_storage else _global_kw(n.dst)):
                     out.append(_tma_buffers(n))
             to_tensor = isinstance(n, A.DmaStmt) and (_global_kw(n.dst) if n.dst_storage else in_tensor(n.dst))
-            if isinstance(n, A.DmaStmt) and n.engine == "tma" and n.op == "copy" and in_tensor(n.src) and to_tensor:
+            if isinstance(n, A.DmaStmt) and n.engine == "tma" and n.op in TMA_MOVES and in_tensor(n.src) and to_tensor:
                 out.append(_tma_global(n))
             if not (isinstance(n, A.DmaStmt) and n.engine == "dma" and n.op == "copy" and n.is_async):
                 continue
@@ -75,6 +76,10 @@ def direction_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
             if to_global and is_global(n.src):
                 out.append(_async_global_copy(n))
     return out
+
+
+# the TMA copies that take either direction (``tma.load`` goes one way: sema/tmaloads.py)
+TMA_MOVES = ("copy", "transp", "pad")
 
 
 def _declarations(fn: A.CoFunction, storage: str) -> set[tuple[int, str]]:
@@ -95,20 +100,20 @@ def _global_kw(e: A.Expr) -> bool:
 def _tma_buffers(s: A.DmaStmt) -> Diagnostic:
     return Diagnostic(
         "error",
-        f"a tma.copy between two buffers ('{source_text(s.src)}' => '{source_text(s.dst)}'): TMA copies"
+        f"a tma.{s.op} between two buffers ('{source_text(s.src)}' => '{source_text(s.dst)}'): TMA copies"
         " between global and shared memory only",
         s.span,
-        "copy between buffers with 'dma.copy'",
+        f"copy between buffers with 'dma.{s.op}'",
     )
 
 
 def _tma_global(s: A.DmaStmt) -> Diagnostic:
     return Diagnostic(
         "error",
-        f"a tma.copy from global memory to global memory ('{source_text(s.src)}' => '{source_text(s.dst)}'):"
+        f"a tma.{s.op} from global memory to global memory ('{source_text(s.src)}' => '{source_text(s.dst)}'):"
         " TMA copies between global and shared memory only",
         s.span,
-        "stage the tile through a 'shared' buffer, or copy with 'dma.copy'",
+        f"stage the tile through a 'shared' buffer, or copy with 'dma.{s.op}'",
     )
 
 
@@ -126,10 +131,10 @@ def _atomic_local(c: A.Call) -> Diagnostic:
 def _tma_local(s: A.DmaStmt, side: str) -> Diagnostic:
     return Diagnostic(
         "error",
-        f"a tma.copy with a local {side} ('{source_text(s.src)}' => '{source_text(s.dst)}'): TMA copies"
+        f"a tma.{s.op} with a local {side} ('{source_text(s.src)}' => '{source_text(s.dst)}'): TMA copies"
         " between global and shared memory only",
         s.span,
-        "declare the buffer 'shared', or copy it with 'dma.copy'",
+        f"declare the buffer 'shared', or copy it with 'dma.{s.op}'",
     )
 
 
