@@ -215,3 +215,21 @@ def test_a_transposing_or_padding_tma_copy_between_buffers_is_an_error(
         in text
     ), text
     assert f"hint: copy between buffers with 'dma.{name[4:]}'" in text, text
+
+
+@pytest.mark.parametrize("op", ["tma.transp<1, 0>", "tma.pad<{1, 1}, {1, 1}, {0, 0}, 0.0f>"], ids=["transp", "pad"])
+def test_a_transposing_or_padding_tma_copy_into_local_memory_is_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, op: str
+) -> None:
+    text = _check(
+        capsys,
+        tmp_path,
+        "__co__ void k(global f32 [M, N] x, global f32 [M, N] y) {\n  parallel by 1 : block {\n"
+        f"    f = {op} x.subspan(8, 32).at(0, 0) => local;\n    y.at(0, 0) = f.data.at(0, 0);\n  }}\n}}\n",
+    )
+    name = op.split("<")[0]
+    assert (
+        f"t.co:3:5: error: a {name} with a local destination ('x.subspan(8, 32).at(0, 0)' => 'local'): TMA copies"
+        " between global and shared memory only" in text
+    ), text
+    assert f"hint: declare the buffer 'shared', or copy it with 'dma.{name[4:]}'" in text, text
