@@ -27,6 +27,8 @@ from ..sema.carith import bf16 as bf16
 from ..sema.carith import cdiv as cdiv
 from ..sema.carith import f16 as f16
 from ..sema.carith import f32 as f32
+from ..sema.carith import fdiv as fdiv
+from ..sema.carith import fmod as fmod
 from ..sema.carith import idiv as idiv
 from ..sema.carith import imod as imod
 from ..sema.carith import s8 as s8
