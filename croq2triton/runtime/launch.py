@@ -41,6 +41,7 @@ from ..sema.carith import u32 as u32
 from ..sema.carith import u64 as u64
 from ..sema.ccast import host_cast as host_cast
 from ..sema.ccast import wrap_int
+from .interpreter_args import int_args_as_typed
 from .interpreter_bf16 import convert_bf16_exactly
 from .interpreter_compare import compare_as_bool
 from .interpreter_fma import fma_rounds_once
@@ -52,6 +53,8 @@ compare_as_bool()
 # ... bf16 conversions rounded to nearest even, with subnormals; tl.fma rounded once
 convert_bf16_exactly()
 fma_rounds_once()
+# ... an integer argument of 2^31 to 2^32 - 1 is the i64 the JIT types it
+int_args_as_typed()
 
 
 class CroqLaunchError(CroqError):
