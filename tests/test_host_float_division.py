@@ -9,6 +9,7 @@ ZeroDivisionError and floored ``%`` (``-7.5 % 2.0`` was 0.5, not -1.5), and so d
 from __future__ import annotations
 
 import math
+import struct
 
 import numpy as np
 import pytest
@@ -57,9 +58,26 @@ __co__ void mods(global f32 [2, 5] o, f32 a, f32 b, f64 c) {
     o.at(1, 4) = __to<f32>(c % __to<f64>(a));
   }
 }
+
+__co__ void counters(global f32 [2, 8] o) {
+  foreach i in [4] {
+    o.at(0, i) = __to<f32>(i) / __to<f32>(i + 2);
+    o.at(0, i + 4) = __to<f32>(i - 3) % __to<f32>(i + 1);
+  }
+  parallel by 1 : block, t by 1 : thread {
+    foreach k in [4] {
+      o.at(1, k) = __to<f32>(k) / __to<f32>(k + 2);
+      o.at(1, k + 4) = __to<f32>(k - 3) % __to<f32>(k + 1);
+    }
+  }
+}
 """
 
 _MOD = None
+
+
+def f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
 def _mod():  # noqa: ANN202
@@ -120,6 +138,17 @@ def test_float_remainder_is_c_fmod(a: float, b: float, c: float) -> None:
             float(np.fmod(f(a), f(b) - f(b))),
             float(f(np.fmod(np.float64(c), np.float64(f(a))))),
         ]
+    host, kernel = o.cpu().tolist()
+    assert _same(host, want), (host, want)
+    assert _same(kernel, want), (kernel, want)
+
+
+def test_floats_of_loop_counters_divide_as_floats() -> None:
+    # the counters' floats are exact, so the launcher computes with the integers; their '/' was
+    # Python's '//' (0 / 2, 1 / 3 ... all 0) and their '%' floored (-3 % 1 ... of the other sign)
+    o = torch.zeros(2, 8, device=DEVICE)
+    _mod().counters(o)
+    want = [f32(i / (i + 2)) for i in range(4)] + [math.fmod(i - 3, i + 1) for i in range(4)]
     host, kernel = o.cpu().tolist()
     assert _same(host, want), (host, want)
     assert _same(kernel, want), (kernel, want)
