@@ -16,8 +16,17 @@ from ..tir import nodes as N
 from ..tir.pyexpr import TL_TYPES, call, call_method, constant, dim_node, name, to_ast
 from .layout import INDENT, LINE_LIMIT, docstring, layout
 
+# integer parameters of types Triton's JIT does not give a Python int (an ``i32`` below 2^31, an
+# ``i64`` from there): each is converted to its declared type where the kernel begins, so that an
+# unsigned one compares, divides, shifts and wraps as unsigned and an ``s64`` computes in 64 bits
+# (in the interpreter too, which takes no annotation).  An ``f64`` is declared in the signature: the
+# JIT makes a Python float an ``fp32`` (the interpreter passes it on as Python's double)
+_CONVERTED = ("u32", "i64", "u64")
+
 
 def param(arg: N.Arg) -> str:
+    if isinstance(arg, N.Scalar) and arg.dtype == "f64":
+        return f"{arg.name}: tl.float64"
     return f"{arg.name}: tl.constexpr" if isinstance(arg, N.Constexpr) else arg.name
 
 
@@ -38,6 +47,9 @@ class KernelEmitter:
         ]
         if k.doc:
             self.lines.extend(docstring(k.doc))
+        for a in k.args:
+            if isinstance(a, N.Scalar) and a.dtype in _CONVERTED:
+                self.line(f"{a.name} = tl.cast({a.name}, tl.{TL_TYPES[a.dtype]})", 1, k.line)
         for axis, v in enumerate(k.program_ids):
             self.line(f"{v.name} = tl.program_id({axis})", 1, k.line)
         self.block(k.body, 1)

@@ -30,6 +30,7 @@ from .host import HostScalar, HostScope, HostTensor
 from .hostcopy import HostCopies, copies_as_tensors
 from .hostexpr import binary, const
 from .hostflow import HostFlow, line_of
+from .hostupdates import updated_scalars
 from .hostvalues import ITuple, Reshaped, Shape, Stream, Tensor, croq_of, ir_of
 from .names import safe
 from .returntypes import return_checks
@@ -62,6 +63,7 @@ class LauncherLifting(HostFlow, HostCopies):
         self.extent_lets: list[H.Stmt] = []  # extents computed for kernels, bound before the next launch
         self.global_events: set[str] = set()  # ``global event`` names declared here (lift/events.py)
         self.written = written_params(fn)  # tensor parameters the function writes (sema/writes.py)
+        self.updated = updated_scalars(fn)  # scalars updated in a loop or branch: variables (lift/hostupdates.py)
         self.copy_backs: list[H.CopyBack] = []
         self.returns = "none"  # none | tensor | int | float | bool (the op signature)
         self.in_flow = 0  # depth of host blocks (control flow, 'with', device regions)
@@ -337,7 +339,8 @@ class LauncherLifting(HostFlow, HostCopies):
             if isinstance(init, A.Call):
                 raise self.error(host_call(init), init)
             v = self.evaluate(init)
-            self.bind_scalar(d.name, v, s.type or self.croq_type(v), s.mutable, d)
+            mutable = s.mutable or self.updated.declares(d.span or s.span)
+            self.bind_scalar(d.name, v, s.type or self.croq_type(v), mutable, d)
 
     def croq_type(self, v: E.Expr) -> str:
         return self.type_of(v) if isinstance(v, E.Var) else croq_of(v.dtype)
@@ -393,10 +396,12 @@ class LauncherLifting(HostFlow, HostCopies):
             self.names[name] = Tensor(name, t.host, t.elem, t.dtype, t.dims, a.span)
             return
         v = self.value(a.value)
-        if self.in_flow and isinstance(v, E.Expr) and isinstance(old, E.Var):
-            self.body.append(H.Assign(old.name, H.CScalar(v, old.type), line=line_of(a)))  # of an enclosing block
+        if isinstance(v, E.Expr) and isinstance(old, E.Var) and (self.in_flow or id(a.target) in self.updated.targets):
+            # of an enclosing block, or of a variable a loop or branch after it updates (a constant stays a variable)
+            self.body.append(H.Assign(old.name, H.CScalar(v, old.type), line=line_of(a)))
         elif isinstance(v, E.Expr):  # a scalar assigned again keeps its type (a constant's too)
-            self.bind_scalar(name, v, self.croq_type(old if isinstance(old, (E.Var, E.Const)) else v), False, a)
+            ty = self.croq_type(old if isinstance(old, (E.Var, E.Const)) else v)
+            self.bind_scalar(name, v, ty, old is None and self.updated.declares(a.target.span), a)
         elif isinstance(v, Reshaped):  # a view the kernels may read and write: the launcher makes it
             self.uid += 1
             var = f"_{safe(name)}{self.uid}"

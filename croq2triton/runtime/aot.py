@@ -45,6 +45,10 @@ def compile_launch(launch: Launch, arch: int = 90, warp_size: int = 32) -> Any:
             kind, attr = native_specialize_impl(type(backend), v, False, i not in unspecialized, True)
         except Exception:  # noqa: BLE001 - a value the JIT's specializer does not know: as mangled
             kind, attr = mangle_type(v), None
+        params = getattr(fn, "params", None)  # (an ``f64`` parameter is declared one: emit/triton.py)
+        declared = params[i].annotation_type if params is not None and i < len(params) else ""
+        if declared and kind != "constexpr":
+            kind = declared
         sig[n] = kind
         if kind == "constexpr":
             constexprs[(i,)] = attr if v is not None else None

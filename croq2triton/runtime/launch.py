@@ -27,6 +27,8 @@ from ..sema.carith import bf16 as bf16
 from ..sema.carith import cdiv as cdiv
 from ..sema.carith import f16 as f16
 from ..sema.carith import f32 as f32
+from ..sema.carith import fdiv as fdiv
+from ..sema.carith import fmod as fmod
 from ..sema.carith import idiv as idiv
 from ..sema.carith import imod as imod
 from ..sema.carith import s8 as s8
@@ -39,6 +41,7 @@ from ..sema.carith import u32 as u32
 from ..sema.carith import u64 as u64
 from ..sema.ccast import host_cast as host_cast
 from ..sema.ccast import wrap_int
+from .interpreter_args import int_args_as_typed
 from .interpreter_bf16 import convert_bf16_exactly
 from .interpreter_compare import compare_as_bool
 from .interpreter_fma import fma_rounds_once
@@ -50,6 +53,8 @@ compare_as_bool()
 # ... bf16 conversions rounded to nearest even, with subnormals; tl.fma rounded once
 convert_bf16_exactly()
 fma_rounds_once()
+# ... an integer argument of 2^31 to 2^32 - 1 is the i64 the JIT types it
+int_args_as_typed()
 
 
 class CroqLaunchError(CroqError):

@@ -7,12 +7,13 @@ the usual arithmetic conversions (a float wins; else the unsigned type of the la
 signed one that holds every value of the other: ``int < u32`` compares unsigned, ``i64 + u32`` is
 an ``i64``).  An integer result wraps to its width (two's complement, as CUDA's does), an ``f32``
 result rounds to the nearest ``f32`` (ties to even), ``/`` and ``%`` truncate toward zero and
-``cdiv(a, b)`` is ``(a + b - 1) / b``.
+``cdiv(a, b)`` is ``(a + b - 1) / b``; ``/`` of floats is IEEE's (by zero an infinity or NaN) and
+``%`` of floats C's ``fmod`` (truncating).
 
 The translator folds constants with :func:`fold` and :func:`convert`; generated launchers call the
 conversions (``_rt.s32``, ``_rt.f32`` ...) and the divisions (``_rt.idiv``, ``_rt.imod``,
-``_rt.cdiv``), so the two agree.  Pure Python and small: each is a scalar operation between
-launches.
+``_rt.cdiv``, ``_rt.fdiv``, ``_rt.fmod``), so the two agree.  Pure Python and small: each is a
+scalar operation between launches.
 """
 
 from __future__ import annotations
@@ -145,7 +146,28 @@ def convert(value: float | int | bool, t: str) -> float | int | bool:
     return float(value)
 
 
-# ------------------------------------------------------------------ integer division
+# ------------------------------------------------------------------ division
+
+
+def fdiv(a: float | int, b: float | int) -> float:
+    """C's ``a / b`` of floats (IEEE 754): by a zero, an infinity whose sign is the product of the
+    operands' signs (``1.0 / -0.0`` is ``-inf``), and NaN where ``a`` is zero or NaN."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a != a or a == 0:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def fmod(a: float | int, b: float | int) -> float:
+    """``a % b`` of floats as C's ``fmod`` (and Triton's ``%`` of floats, LLVM's ``frem``): the
+    remainder of the quotient truncated toward zero, of the dividend's sign (``-7.5 % 2.0`` is
+    -1.5, where Python's ``%`` floors to 0.5); NaN where ``b`` is zero or ``a`` infinite."""
+    try:
+        return math.fmod(a, b)
+    except ValueError:
+        return math.nan
 
 
 def idiv(a: int, b: int) -> int:
@@ -199,9 +221,9 @@ def fold(op: str, a: float | int | bool, ta: str, b: float | int | bool, tb: str
     if op in ("<", "<=", ">", ">=", "==", "!="):
         cmp = {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y, "!=": x != y}
         return cmp[op], "i1"
-    if op in ("/", "%") and y == 0:
-        raise ZeroDivisionError
     ints = is_int(t)
+    if op in ("/", "%") and y == 0 and ints:
+        raise ZeroDivisionError
     if op == "+":
         v: float | int = x + y
     elif op == "-":
@@ -209,9 +231,9 @@ def fold(op: str, a: float | int | bool, ta: str, b: float | int | bool, tb: str
     elif op == "*":
         v = x * y
     elif op == "/":
-        v = idiv(int(x), int(y)) if ints else x / y
+        v = idiv(int(x), int(y)) if ints else fdiv(x, y)
     elif op == "%":
-        v = imod(int(x), int(y)) if ints else math.fmod(x, y)
+        v = imod(int(x), int(y)) if ints else fmod(x, y)
     elif op in ("&", "|", "^") and ints:
         v = {"&": int(x) & int(y), "|": int(x) | int(y), "^": int(x) ^ int(y)}[op]
     else:

@@ -96,6 +96,17 @@ class Reassignment:
 
 
 @dataclass
+class Update:
+    """An assignment, compound assignment or ``++`` / ``--`` of a name already bound (not one that
+    declares a new binding, nor an error), and the scope it is in (lift/hostupdates.py)."""
+
+    node: A.Node  # the Assign or IncDec
+    binding: Binding
+    op: str  # '=', '+', ..., '++', '--'
+    scope: Scope
+
+
+@dataclass
 class Resolution:
     refs: dict[int, Binding] = field(default_factory=dict)  # id(Name | UBound node) -> its binding
     bindings: list[Binding] = field(default_factory=list)  # every binding, in declaration order
@@ -103,6 +114,8 @@ class Resolution:
     # 'x = e' in an inner scope of an immutable int / bool 'x' of an outer one: accepted as upstream
     # accepts it, with a warning (sema/checks.py)
     nested: list[Reassignment] = field(default_factory=list)
+    # every update of a binding: the assignments of a mutable name, the 'nested' ones, '++' / '--'
+    updates: list[Update] = field(default_factory=list)
     # a name declared twice in one scope (the new binding, the first)
     redeclared: list[tuple[Binding, Binding]] = field(default_factory=list)
     swaps: dict[int, list[Binding | None]] = field(default_factory=dict)  # id(Swap) -> each name's binding
@@ -172,6 +185,8 @@ class _Resolver:
                 b = self.lookup(n.target)
                 if b is not None and not b.mutable and b.kind in IMMUTABLE_KINDS:
                     self.res.reassigned.append(Reassignment(n, b, n.op))
+                elif b is not None:
+                    self.res.updates.append(Update(n, b, n.op, self.scope))
 
     def kind_of(self, e: A.Expr | None) -> str:
         """The kind a declaration by assignment gets from its value (best effort)."""
@@ -351,11 +366,14 @@ class _Resolver:
             elif b is None or (frozen and a.op == "="):
                 if b is not None and b.kind in ("int", "bool"):
                     self.res.nested.append(Reassignment(a, b, a.op))
+                    self.res.updates.append(Update(a, b, a.op, self.scope))
                 kind = self.kind_of(a.value)
                 nb = self.declare(
                     name, kind, a.target.span, "assignment", mutable=kind not in IMMUTABLE_KINDS, value=a.value
                 )
                 self.res.refs[id(a.target)] = nb
+            elif b is not None:
+                self.res.updates.append(Update(a, b, a.op, self.scope))
 
     def s_Parallel(self, s: A.Parallel) -> None:
         for at in s.attrs:

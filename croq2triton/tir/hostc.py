@@ -241,6 +241,8 @@ def _binary(e: E.Bin) -> tuple[E.Expr, bool]:
     ints = C.is_int(t)
     ring = ints and e.op in _RING
     (lhs, ra), (rhs, rb) = _to(e.lhs, t, ring), _to(e.rhs, t, ring)
+    if not ints and e.op in ("/", "%") and E.is_int(lhs.dtype) and E.is_int(rhs.dtype):
+        lhs = E.Cast(lhs, "f64")  # integers that are floats' values (counters): divided as floats, not floored
     out = E.Bin(e.op, lhs, rhs)
     if e.op in E.COMPARE or e.op in ("min", "max"):
         return out, False

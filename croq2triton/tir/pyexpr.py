@@ -3,7 +3,8 @@
 The two differ where Python's and C's integer division differ: in a kernel ``//`` and ``%`` on
 integers are Triton's, which truncate like C (and like Croqtile's ``/``); on the host Python's
 ``//`` floors, so a division whose operands may be negative goes through ``_rt.idiv`` /
-``_rt.imod`` there; in a kernel, two scalars that may be Python ``int`` in Triton's interpreter
+``_rt.imod`` there (and a float's through ``_rt.fdiv`` / ``_rt.fmod``, C's where Python raises
+on a zero or floors); in a kernel, two scalars that may be Python ``int`` in Triton's interpreter
 (loop counters, constants) are made a Triton scalar first.  Logical negation ``!`` is ``not`` on
 the host and, in a kernel, the negated comparison or ``== 0`` (``~`` of a Python ``bool`` is an
 ``int``).  A choice (``Where``) is ``tl.where`` in a kernel and ``a if c else b`` in a
@@ -214,6 +215,14 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
     if not integer:
         if where == "kernel" and e.op == "/" and e.dtype in ("f32", "f16", "bf16"):
             return _kernel_fdiv(e, lhs, rhs)
+        if where == "kernel" and e.op == "%" and not e.lhs.shape and not e.rhs.shape:
+            # C's fmod, Triton's '%' of float tensors (frem): two Python floats (constants, and
+            # parameters in the interpreter) would floor, so the dividend is made a Triton scalar
+            lhs = call("tl.cast", lhs, tl_type(e.dtype))
+        if where == "host" and e.op == "%":
+            return call("_rt.fmod", lhs, rhs)  # C's fmod (truncating), where Python's '%' floors
+        if where == "host" and not (isinstance(e.rhs, E.Const) and e.rhs.value != 0):
+            return call("_rt.fdiv", lhs, rhs)  # IEEE's: by zero an infinity or NaN, where Python raises
         return ast.BinOp(lhs, ast.Div() if e.op == "/" else ast.Mod(), rhs)
     if not (E.nonneg(e.lhs) and E.nonneg(e.rhs)):
         if where == "host":

@@ -71,7 +71,8 @@ def foo(b, *, _launch=None):
         _rt.elem_set(_F, "b", b, (_i1 + 1,), _rt.elem_get(_F, "b", b, (_i1 + 1,), 13) - 4.0, 13)  # mutables.co:13
         _rt.elem_set(_F, "b", b, (_i1 * 3,), _rt.elem_get(_F, "b", b, (_i1 * 3,), 14) * 5.0, 14)  # mutables.co:14
         _rt.elem_set(_F, "b", b, (_i1 - 4,), _rt.elem_get(_F, "b", b, (_i1 - 4,), 15) / 6.0, 15)  # mutables.co:15
-        _rt.elem_set(_F, "b", b, (_i1 // 5,), _rt.elem_get(_F, "b", b, (_i1 // 5,), 16) % 7.0, 16)  # mutables.co:16
+        # mutables.co:16
+        _rt.elem_set(_F, "b", b, (_i1 // 5,), _rt.fmod(_rt.elem_get(_F, "b", b, (_i1 // 5,), 16), 7.0), 16)
     _rt.copy_back(b_caller, b)
     return None
 
