@@ -93,6 +93,7 @@ class Lifter(
         self.name = name
         self.host = host
         self.triggered: set[str] = set()  # the global events triggered so far (lift/events.py)
+        self.early_waits: dict[str, int] = {}  # waits on global events earlier launches released
         self.src_name = src_name
         self.args: dict[str, N.Arg] = {}
         self.scopes: list[dict[str, Any]] = [{}]
