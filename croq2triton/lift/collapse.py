@@ -35,6 +35,7 @@ from ..errors import CroqLoweringError
 from ..frontend import ast as A
 from ..frontend.printer import Printer
 from ..sema.consteval import const_int
+from ..sema.levels import UNIT_THREADS, chain_levels, chains
 from .localnames import defined_names, rename
 from .notlifted import NotLifted
 from .rolepick import role_units, threads_spliced, waits_only
@@ -56,6 +57,21 @@ class Stated:
 
 def has_roles(body: A.Stmt) -> bool:
     return any(isinstance(s, A.InThreads) and s.is_async for s in _stmts(body))
+
+
+def units_nested(top: A.Parallel) -> A.Parallel:
+    """``parallel b by n : block, w by 2 : group-4 { roles }`` as ``parallel b by n : block {
+    parallel w by 2 : group-4 { roles } }`` (LANGUAGE.md 7.3: a comma list is nested parallels),
+    so that the roles' own ``parallel`` is the one :func:`collapse` folds; ``top`` itself where its
+    body has no roles or its levels below the block are not warps or warpgroups."""
+    if not has_roles(top.body) or top.is_async:
+        return top
+    kinds = chain_levels(chains(top)[0])[: len(top.levels)]
+    cut = next((i for i, k in enumerate(kinds) if k != "block"), len(kinds))
+    if cut == 0 or cut == len(kinds) or kinds[cut] not in UNIT_THREADS:
+        return top
+    inner = A.Parallel(top.levels[cut:], top.body, span=top.span)
+    return dataclasses.replace(top, levels=top.levels[:cut], body=A.Block([inner], span=top.body.span))
 
 
 def collapse(
@@ -83,7 +99,7 @@ def collapse(
     }
     items = [s for s in _stmts(p.body) if not isinstance(s, (A.Empty, A.PragmaStmt))]
     # declarations beside the roles declare for every unit: first, in their order
-    items = [s for s in items if _floating(s)] + [s for s in items if not _floating(s)]
+    items = [s for s in items if floating(s)] + [s for s in items if not floating(s)]
     roles = [r for r in items if isinstance(r, A.InThreads) and (r.is_async or _on_units(r.cond, var))]
     commons = [s for s in items if not any(s is r for r in roles)]
     for c in commons:
@@ -389,7 +405,7 @@ def _renamed_counters(m: A.Foreach, first: A.Foreach) -> None:
             )  # type: ignore[assignment,misc]
 
 
-def _floating(s: A.Stmt) -> bool:
+def floating(s: A.Stmt) -> bool:
     """A declaration of what every unit shares (shared buffers, events)."""
     if isinstance(s, A.SpannedDecl):
         return s.storage != "local"

@@ -33,6 +33,9 @@ class Events:
     binding: Any
     host: Any  # the launcher's names (lift/host.py ``HostScope``): its ``global event``\ s
     triggered: set[str]  # the global events this program has triggered so far
+    early_waits: dict[str, int]  # the waits on global events that earlier launches released, so far
+    loop_depth: int
+    top: A.Parallel
 
     def event_decl(self, s: A.EventDecl) -> None:
         for d in s.items:
@@ -57,14 +60,32 @@ class Events:
 
     def waited(self, e: A.Expr, node: A.Node) -> None:
         """A wait on ``e``: on a global event, one this program triggered before (a program that
-        waits for another block's trigger would need blocks that wait for each other)."""
+        waits for another block's trigger would need blocks that wait for each other), or one an
+        earlier launch triggered: a launch ends after all its blocks, so each trigger every block
+        of it made has released a generation (LANGUAGE.md 7.3, 7.10); the waits of this program
+        before its own trigger, each outside a loop, may use that many."""
         name = self.global_event(e)
-        if name is not None and name not in self.triggered:
+        if name is None or name in self.triggered:
+            return
+        released = self.host.released.get(name, 0)
+        used = self.early_waits.get(name, 0)
+        if released and isinstance(unparen(e), A.Name) and not self.loop_depth and used < released:
+            self.early_waits[name] = used + 1
+            return
+        if released and isinstance(unparen(e), A.Name):
+            many = "in a loop" if self.loop_depth else f"more often than the earlier launches trigger it ({released})"
+            raise NotLifted(f"a wait on the global event '{name}' {many}, before this block triggers it", node)
+        if any(isinstance(n, A.Trigger) and name in map(_event_name, n.items) for n in self.top.walk()):
             raise NotLifted(
                 f"a wait on the global event '{name}' before this block triggers it (blocks waiting for each"
                 " other's triggers)",
                 node,
             )
+        raise NotLifted(
+            f"a wait on the global event '{name}' that nothing before it triggers (neither every block of an"
+            " earlier launch nor this block)",
+            node,
+        )
 
     while_loop: Any
 
@@ -106,3 +127,20 @@ def _operands(e: A.Expr) -> list[A.Expr]:
     if isinstance(e, A.Binary) and e.op in ("&&", "||"):
         return _operands(e.lhs) + _operands(e.rhs)
     return [e]
+
+
+def every_block_triggers(top: A.Parallel, name: str) -> int:
+    """How many times every block of the launch ``top`` triggers the global event ``name`` (a
+    ``trigger name`` among the statements every thread runs, not under a branch, a loop or a
+    role; the elements of an array of events are not counted)."""
+    count = 0
+    todo: list[A.Stmt] = [top.body]
+    while todo:
+        s = todo.pop()
+        if isinstance(s, A.Block):
+            todo.extend(s.stmts)
+        elif isinstance(s, A.Parallel) and not s.is_async:
+            todo.append(s.body)
+        elif isinstance(s, A.Trigger) and not s.cluster:
+            count += sum(1 for x in s.items if isinstance(unparen(x), A.Name) and unparen(x).name == name)  # type: ignore[attr-defined]
+    return count

@@ -67,3 +67,5 @@ class HostScope:
     shape_values: dict[str, tuple[E.Expr, ...]] = field(default_factory=dict)
     ituples: set[str] = field(default_factory=set)  # those of ``shapes`` that are ituples (indices)
     events: set[str] = field(default_factory=set)  # ``global event`` declared between launches
+    # those that earlier launches triggered: how many times every block of them did (lift/events.py)
+    released: dict[str, int] = field(default_factory=dict)

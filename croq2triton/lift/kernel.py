@@ -14,6 +14,7 @@ result is a :class:`~croq2triton.tir.nodes.Kernel`.
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,7 +36,7 @@ from .arith import ARITH_OPS, Arith, Value
 from .buffers import BufferArray, Buffers, BufferView, Ring, known_elements, pow2, view_shape
 from .calls import Calls, call_form, call_hint
 from .checks import Checked
-from .collapse import collapse, has_roles
+from .collapse import collapse, floating, has_roles, units_nested
 from .copies import Copies
 from .elements import Elements
 from .events import Events
@@ -92,6 +93,7 @@ class Lifter(
         self.name = name
         self.host = host
         self.triggered: set[str] = set()  # the global events triggered so far (lift/events.py)
+        self.early_waits: dict[str, int] = {}  # waits on global events earlier launches released
         self.src_name = src_name
         self.args: dict[str, N.Arg] = {}
         self.scopes: list[dict[str, Any]] = [{}]
@@ -446,7 +448,28 @@ class Lifter(
 
     def roles(self, s: A.Parallel) -> None:
         """Warp roles as one sequential program (lift/collapse.py); its rings become buffers and
-        its main loop keeps the pipeline the source states."""
+        its main loop keeps the pipeline the source states.
+
+        The shared buffers and events declared in the units' own body (LANGUAGE.md 7.3, 7.5: a
+        ``shared`` buffer is the block's, one that every role sees) are declared first, in a scope
+        of their own around the roles: a ring among them is a ring of the pipeline as one declared
+        around the ``parallel`` is."""
+        stmts = list(s.body.stmts) if isinstance(s.body, A.Block) else [s.body]
+        shared = [x for x in stmts if floating(x)]
+        if not shared:
+            self.collapsed_roles(s, self.scopes[-1])
+            return
+        around = self.scopes[-1]
+        self.scopes.append({})
+        for d in shared:
+            self.stmt(d)
+        rest = [x for x in stmts if not any(x is d for d in shared)]
+        self.collapsed_roles(dataclasses.replace(s, body=A.Block(rest, span=s.body.span)), around)
+        self.scopes.pop()
+
+    def collapsed_roles(self, s: A.Parallel, around: dict[str, Any]) -> None:
+        """:meth:`roles` once their shared declarations are in scope; ``around``: the scope of the
+        statements beside the ``parallel`` (where a ring declared outside it becomes a buffer)."""
         rings = {name: v for sc in self.scopes for name, v in sc.items() if isinstance(v, Ring)}
         events = self.declared_events()
         decls = [n for n in self.top.walk() if isinstance(n, A.EventDecl) and n.count is not None]
@@ -461,7 +484,8 @@ class Lifter(
             return
         for name, r in rings.items():  # the ring's slot of the merged program: a buffer of this scope
             if name in stated.rings:
-                self.scopes[-1][name] = self.new_buffer(name, r.elem, r.extents, 0, r.node)
+                scope = self.scopes[-1] if name in self.scopes[-1] else around
+                scope[name] = self.new_buffer(name, r.elem, r.extents, 0, r.node)
         slots = max((rings[n].slots for n in stated.rings), default=0)
         if slots >= 2:
             self.stated_pipelines[id(stated.loop)] = N.Pipeline(
@@ -956,6 +980,7 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
     Triton form (:class:`Unlowerable`) is refused as it is met."""
     opts = options or Options()
     top = loop_exits(top) or top  # ``break`` / ``continue`` as flags (lift/exits.py)
+    top = units_nested(top)  # ``: block, w by 2 : group-4 { roles }``: the roles' parallel apart
     try:
         return _lift(top, name, host, src_name, opts)
     except (Unlowerable, Unordered):

@@ -26,6 +26,7 @@ from ..sema.writes import written_params
 from ..tir import expr as E
 from ..tir import host as H
 from ..tir.pyexpr import host_ast
+from .events import every_block_triggers
 from .host import HostScalar, HostScope, HostTensor
 from .hostcopy import HostCopies, copies_as_tensors
 from .hostexpr import binary, const
@@ -62,6 +63,7 @@ class LauncherLifting(HostFlow, HostCopies):
         self.counter_bounds: dict[str, E.Expr] = {}  # host loop counter -> its bound (lift/hostflow.py)
         self.extent_lets: list[H.Stmt] = []  # extents computed for kernels, bound before the next launch
         self.global_events: set[str] = set()  # ``global event`` names declared here (lift/events.py)
+        self.released: dict[str, int] = {}  # those earlier launches triggered, the times every block did
         self.written = written_params(fn)  # tensor parameters the function writes (sema/writes.py)
         self.updated = updated_scalars(fn)  # scalars updated in a loop or branch: variables (lift/hostupdates.py)
         self.copy_backs: list[H.CopyBack] = []
@@ -141,7 +143,7 @@ class LauncherLifting(HostFlow, HostCopies):
 
     def host_scope(self) -> HostScope:
         """The tensors, scalars and known numbers of the launcher, as the tile-IR lifting sees them."""
-        scope = HostScope(events=set(self.global_events))
+        scope = HostScope(events=set(self.global_events), released=dict(self.released))
         for croq, v in self.names.items():
             if isinstance(v, Tensor):
                 scope.tensors[croq] = HostTensor(croq, v.host, v.elem, tuple(_extent(d) for d in v.dims))
@@ -245,6 +247,9 @@ class LauncherLifting(HostFlow, HostCopies):
             self.extent_lets.clear()
             with internal_errors(f"the lowering of kernel {name}", top.span):
                 self.body.extend(self.kernels(top, name, self))
+            if not self.in_flow and not s.is_async and s.stream is None:  # complete before the next launch
+                for event in self.global_events:
+                    self.released[event] = self.released.get(event, 0) + every_block_triggers(s, event)
         elif isinstance(s, A.ScalarDecl):
             self.scalar_decl(s)
         elif isinstance(s, A.EventDecl) and s.storage == "global":
