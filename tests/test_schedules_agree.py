@@ -70,8 +70,12 @@ def test_the_tiled_contraction_computes_what_the_source_does(path: Path) -> None
         if fn.name not in names or fn.name in tr.failed:
             continue
         chosen = choose([fn], {})[fn.name]
+        seen: list[dict[str, object]] = []
         for size in SIZES:
             values = {k: (size if chosen.kinds.get(k) == "size" else v) for k, v in chosen.values.items()}
+            if values in seen:  # no symbolic size (extents of #defines): the run at 40 was this one
+                continue
+            seen.append(values)
             try:
                 got = _outputs(fn.name, auto, make_inputs(fn, values, DEVICE, seed=7).args)
                 want = _outputs(fn.name, source, make_inputs(fn, values, DEVICE, seed=7).args)

@@ -122,15 +122,16 @@ def test_a_program_per_row_run_one_after_the_other(point: tuple[int, ...]) -> No
 
 @pytest.mark.parametrize(
     ("sms", "ran"),
-    [(4, "col_sums_k0"), (17, "col_sums_k0_narrow_serial"), (20, "col_sums_k0_narrow")],
+    [(2, "col_sums_k0"), (3, "col_sums_k0_narrow_serial"), (4, "col_sums_k0_narrow")],
     ids=["widened", "serial", "one"],
 )
 def test_auto_runs_four_row_blocks_a_program_where_the_grid_keeps_two_a_sm(
     sms: int, ran: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # 481 rows, 600 columns: 8 row blocks of 64 (the last of 33 rows). Widened to 512 columns a
-    # program the grid is 8 x 2 = 16 programs, run where that is a program a SM; else the blocks of 32
-    # columns, 4 row blocks a program: 2 x 19 = 38 programs, run where that is 2 a SM; else one block
+    # 100 rows, 170 columns: 2 row blocks of 64 (the last of 36 rows). Widened to 512 columns a
+    # program the grid is 2 x 1 = 2 programs, run where that is a program a SM; else the blocks of 32
+    # columns (the last of 10), 4 row blocks a program: 1 x 6 = 6 programs, run where that is 2 a SM;
+    # else one block a program (12)
     from croq2triton.runtime import launch as rt_launch
 
     monkeypatch.setenv("CROQ2TRITON_NUM_SMS", str(sms))
@@ -143,8 +144,8 @@ def test_auto_runs_four_row_blocks_a_program_where_the_grid_keeps_two_a_sm(
         names.append(getattr(kernel, "__name__", "") or kernel.fn.__name__)
         return rt_launch.launch(kernel, *rest)
 
-    x = randn(481, 600, seed=8)
-    s = torch.zeros(600, device=DEVICE)
+    x = randn(100, 170, seed=8)
+    s = torch.zeros(170, device=DEVICE)
     mod.col_sums(x, s, _launch=launch)
     assert names == [ran]
     assert_near_max(s, x.double().cpu().sum(0), 1e-6, f"column sums, auto, {sms} SMs")
