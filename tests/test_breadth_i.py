@@ -1,0 +1,73 @@
+"""Issue 28 (part I): sizes, chunk indices, f64 MMAs and device prints that kernels bring, refused
+or misprinted before (tests/programs/breadth_i.co), each run in both schedules on ragged sizes with
+poisoned outputs and compared with float64 torch.
+
+* the extent of an anonymous ``?`` dimension as a grid bound (``x.span(0)``, ``[x.span]``, ``s(0)``
+  of ``s : x.span``, an ``mdspan<2>`` parameter): its launcher variable (``x_d0``) is no name of
+  the source, so the bound stays ``x.span(k)`` (lift/shapebounds.py); it was "'x_d0' is not declared";
+* ``|T|``, a type's byte size, inside a kernel and in thread counts (lift/kernel.py, sema/consteval.py);
+* any integer the launcher can compute as a grid bound: ``|x.span|``, ``|s|``, ``|x.span * 2|``,
+  ``|f64|``, ``c ? a : b`` of sizes, ``__alignup``, ``__max`` (lift/kernel.py ``launch_value``);
+* a ``chunkat`` index that is arithmetic on one bounded index keeps its bound (LANGUAGE.md 7.2):
+  ``3 - k``, ``(q + 2) % #q``, ``-q + 2``, ``2 * b / 2`` (lift/buffers.py ``kept_bound``);
+* f64 x f64 -> f64 MMAs: ``tl.dot`` on f64 operands into an f64 accumulator, IEEE products, and the
+  broadcast product of small tiles in f64 (lift/mma.py);
+* a device ``print`` keeps its arguments' order: each run of values prints behind the text before
+  it (lift/calls.py); all the text was one prefix before;
+* a ``select`` among element values is refused with what a select picks (LANGUAGE.md 7.8).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from kernel_util import assert_near_max, load_once, poisoned, randn
+
+PROGRAM = Path(__file__).parent / "programs" / "breadth_i.co"
+SCHEDULES = ["source", "auto"]
+F64 = torch.float64
+F32 = 1e-7  # an f32 result's rounding, relative to the largest element
+
+
+def _mod(schedule: str) -> Any:
+    return load_once(PROGRAM, schedule)
+
+
+def _cpu(t: torch.Tensor) -> torch.Tensor:
+    return t.double().cpu()
+
+
+# ---------------------------------------------------------------- '?' extents as grid bounds
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("a", "b"), [(3, 5), (1, 7)])
+def test_two_anonymous_extents_as_grid_axes(schedule: str, a: int, b: int) -> None:
+    x, y = randn(a, b, 8), poisoned(a, b, 8)
+    _mod(schedule).anon_planes(x, y)
+    assert_near_max(y, _cpu(x) + 1, F32, "anon_planes")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("r", "c"), [(5, 9), (13, 2)])
+def test_the_whole_shape_of_anonymous_extents_as_the_grid(schedule: str, r: int, c: int) -> None:
+    x, y = randn(r, c), poisoned(r, c)
+    _mod(schedule).anon_whole(x, y)
+    assert_near_max(y, _cpu(x) * 3, F32, "anon_whole")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("r", "c"), [(7, 3), (2, 11)])
+def test_a_named_shape_of_a_rank_parameter_as_the_grid(schedule: str, r: int, c: int) -> None:
+    x, y = randn(r, c), poisoned(r, c)
+    _mod(schedule).anon_named(x, y)
+    assert_near_max(y, _cpu(x) ** 2, F32, "anon_named")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("c", [6, 17])
+def test_the_anonymous_dimension_after_a_fixed_one(schedule: str, c: int) -> None:
+    x, y = randn(4, c), poisoned(4, c)
+    _mod(schedule).anon_second(x, y)
+    assert_near_max(y, _cpu(x) + torch.arange(4, dtype=F64)[:, None], F32, "anon_second")
