@@ -71,3 +71,56 @@ def test_the_anonymous_dimension_after_a_fixed_one(schedule: str, c: int) -> Non
     x, y = randn(4, c), poisoned(4, c)
     _mod(schedule).anon_second(x, y)
     assert_near_max(y, _cpu(x) + torch.arange(4, dtype=F64)[:, None], F32, "anon_second")
+
+
+# ---------------------------------------------------------------- sizes as grid bounds
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("r", "c"), [(9, 13), (4, 16)])
+def test_an_element_count_as_a_grid_bound(schedule: str, r: int, c: int) -> None:
+    x, y = randn(r, c), poisoned(r, c)
+    _mod(schedule).count_grid(x, y)
+    assert_near_max(y, _cpu(x) + 1, F32, "count_grid")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("r", "c"), [(5, 7), (3, 4)])
+def test_the_count_of_a_named_shape_as_a_grid_bound(schedule: str, r: int, c: int) -> None:
+    x, y = randn(r, c), poisoned(r, c)
+    _mod(schedule).count_shape_grid(x, y)
+    assert_near_max(y, _cpu(x) * 0.5, 0.0, "count_shape_grid")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("r", "c"), [(3, 5), (2, 2)])
+def test_the_count_of_a_scaled_shape_as_a_grid_bound(schedule: str, r: int, c: int) -> None:
+    x, y = randn(r, c), poisoned(r, c)
+    _mod(schedule).scaled_count_grid(x, y)
+    assert_near_max(y, _cpu(x) - 0.25, F32, "scaled_count_grid")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("a", "b"), [(5, 9), (9, 5)])
+def test_a_conditional_expression_of_sizes_as_a_grid_bound(schedule: str, a: int, b: int) -> None:
+    x, y = randn(a), poisoned(b)
+    _mod(schedule).larger_grid(x, y)
+    want = torch.full((b,), 7.0, dtype=F64)
+    want[: min(a, b)] = _cpu(x)[: min(a, b)]
+    assert_near_max(y, want, 0.0, "larger_grid")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [29, 8])
+def test_an_aligned_count_as_a_grid_bound(schedule: str, n: int) -> None:
+    x, y = randn(n), poisoned(n)
+    _mod(schedule).aligned_grid(x, y)
+    assert_near_max(y, _cpu(x) * 4, 0.0, "aligned_grid")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("a", "b"), [(4, 11), (11, 4)])
+def test_the_larger_of_two_sizes_as_a_grid_bound(schedule: str, a: int, b: int) -> None:
+    x, y = randn(a), poisoned(b)
+    _mod(schedule).widest_grid(x, y)
+    want = torch.full((b,), -1.0, dtype=F64)
+    want[: min(a, b)] = _cpu(x)[: min(a, b)]
+    assert_near_max(y, want, 0.0, "widest_grid")
