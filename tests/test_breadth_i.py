@@ -73,6 +73,33 @@ def test_the_anonymous_dimension_after_a_fixed_one(schedule: str, c: int) -> Non
     assert_near_max(y, _cpu(x) + torch.arange(4, dtype=F64)[:, None], F32, "anon_second")
 
 
+# ---------------------------------------------------------------- byte sizes
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [37, 16])
+def test_byte_sizes_inside_a_kernel(schedule: str, n: int) -> None:
+    out, d = poisoned(n, dtype=torch.int32), poisoned(n, dtype=F64)
+    _mod(schedule).byte_sizes(out, d)
+    want = torch.arange(n, dtype=torch.int64) * 8 + 2 - 1 * 2
+    assert torch.equal(out.cpu().long(), want)
+    assert_near_max(d, 8 / (torch.arange(n, dtype=F64) + 3), 1e-15, "byte_sizes")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [70, 32])
+def test_a_byte_size_in_a_thread_count(schedule: str, n: int) -> None:
+    x, y = randn(n), poisoned(n)
+    _mod(schedule).byte_threads(x, y)
+    assert_near_max(y, _cpu(x) * 8, 0.0, "byte_threads")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [45, 16])
+def test_a_byte_size_in_a_grid_bound(schedule: str, n: int) -> None:
+    x, y = randn(n), poisoned(n)
+    _mod(schedule).bytes_grid(x, y)
+    assert_near_max(y, -_cpu(x), 0.0, "bytes_grid")
+
+
 # ---------------------------------------------------------------- sizes as grid bounds
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize(("r", "c"), [(9, 13), (4, 16)])

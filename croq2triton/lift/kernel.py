@@ -754,6 +754,8 @@ class Lifter(
             for n in view_shape(self.place(e.expr)) if whole else self.extents(e.expr):
                 count = E.fold(E.Bin("*", count, n))
             return Value(count, "int")
+        if isinstance(e, A.SizeOf) and e.elem is not None:  # ``|f32|``: the type's byte size (LANGUAGE.md 4.2)
+            return Value(E.Const(TYPES[e.elem].nbytes), "int")
         if isinstance(e, A.GetIth) and isinstance(e.base, A.Member) and e.base.member == "span":
             return Value(self.extent_of(e.base.base, e.index), "int")
         if isinstance(e, A.GetIth) and isinstance(unparen(e.base), A.Name):
