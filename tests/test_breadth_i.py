@@ -151,3 +151,56 @@ def test_the_larger_of_two_sizes_as_a_grid_bound(schedule: str, a: int, b: int) 
     want = torch.full((b,), -1.0, dtype=F64)
     want[: min(a, b)] = _cpu(x)[: min(a, b)]
     assert_near_max(y, want, 0.0, "widest_grid")
+
+
+# ---------------------------------------------------------------- chunk indices
+def _chunked(y: torch.Tensor, want: torch.Tensor, covered: tuple[slice, ...], what: str) -> None:
+    """``covered`` of ``y`` is ``want`` there; the rest (past the chunks' floor division) unwritten."""
+    assert_near_max(y[covered], want[covered], 0.0, what)
+    rest = torch.ones_like(y, dtype=torch.bool)
+    rest[covered] = False
+    assert torch.isnan(y[rest]).all(), f"{what}: an element past the chunks was written"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("r", "c"), [(19, 22), (8, 8)])
+def test_chunks_in_reverse_order_by_a_loop_counter(schedule: str, r: int, c: int) -> None:
+    x, y = randn(r, c), poisoned(r, c)
+    _mod(schedule).reflect_cols(x, y)
+    w = c // 4
+    want = torch.full((r, c), float("nan"), dtype=F64)
+    want[:, : 4 * w] = _cpu(x)[:, : 4 * w].reshape(r, 4, w).flip(1).reshape(r, 4 * w)
+    _chunked(y, want, (slice(None), slice(0, 4 * w)), "reflect_cols")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [23, 10])
+def test_chunks_rotated_through_the_bound(schedule: str, n: int) -> None:
+    x, y = randn(n), poisoned(n)
+    _mod(schedule).rotate_blocks(x, y)
+    w = n // 5
+    want = torch.full((n,), float("nan"), dtype=F64)
+    want[: 5 * w] = _cpu(x)[: 5 * w].reshape(5, w).roll(-2, 0).reshape(-1)
+    _chunked(y, want, (slice(0, 5 * w),), "rotate_blocks")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("n", [50, 9])
+def test_a_negated_chunk_index_read_by_element(schedule: str, n: int) -> None:
+    x, y = randn(n), poisoned(n)
+    _mod(schedule).negated_index(x, y)
+    w = n // 3
+    want = torch.full((n,), float("nan"), dtype=F64)
+    want[: 3 * w] = (_cpu(x)[: 3 * w].reshape(3, w).flip(0) * 2).reshape(-1)
+    _chunked(y, want, (slice(0, 3 * w),), "negated_index")
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n"), [(9, 14), (4, 3)])
+def test_chunk_indices_of_two_dimensions(schedule: str, m: int, n: int) -> None:
+    x, y = randn(m, n), poisoned(m, n)
+    _mod(schedule).scaled_index(x, y)
+    h, w = m // 2, n // 3
+    want = torch.full((m, n), float("nan"), dtype=F64)
+    want[: 2 * h, : 3 * w] = _cpu(x)[: 2 * h, : 3 * w].reshape(2, h, 3 * w).flip(0).reshape(2 * h, 3 * w)
+    _chunked(y, want, (slice(0, 2 * h), slice(0, 3 * w)), "scaled_index")
