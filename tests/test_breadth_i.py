@@ -204,3 +204,21 @@ def test_chunk_indices_of_two_dimensions(schedule: str, m: int, n: int) -> None:
     want = torch.full((m, n), float("nan"), dtype=F64)
     want[: 2 * h, : 3 * w] = _cpu(x)[: 2 * h, : 3 * w].reshape(2, h, 3 * w).flip(0).reshape(2 * h, 3 * w)
     _chunked(y, want, (slice(0, 2 * h), slice(0, 3 * w)), "scaled_index")
+
+
+# ---------------------------------------------------------------- f64 MMAs
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n", "k"), [(70, 45, 37), (32, 16, 16)])
+def test_an_f64_gemm_by_tl_dot(schedule: str, m: int, n: int, k: int) -> None:
+    a, b, c = randn(m, k, dtype=F64, seed=1), randn(n, k, dtype=F64, seed=2), poisoned(m, n, dtype=F64)
+    _mod(schedule).f64_gemm(a, b, c)
+    assert c.dtype == F64
+    assert_near_max(c, _cpu(a) @ _cpu(b).T, 1e-13, "f64_gemm")  # f32 products would be off by ~1e-7
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("m", "n", "k"), [(20, 35, 13), (16, 16, 8)])
+def test_an_f64_mma_of_small_tiles(schedule: str, m: int, n: int, k: int) -> None:
+    a, b, c = randn(k, m, dtype=F64, seed=3), randn(k, n, dtype=F64, seed=4), poisoned(m, n, dtype=F64)
+    _mod(schedule).f64_colcol(a, b, c)
+    assert_near_max(c, _cpu(a).T @ _cpu(b) + 1.5, 1e-13, "f64_colcol")
