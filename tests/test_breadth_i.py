@@ -19,12 +19,13 @@ poisoned outputs and compared with float64 torch.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
-from kernel_util import assert_near_max, load_once, poisoned, randn
+from kernel_util import DEVICE, assert_near_max, load_once, poisoned, randn
 
 PROGRAM = Path(__file__).parent / "programs" / "breadth_i.co"
 SCHEDULES = ["source", "auto"]
@@ -222,3 +223,48 @@ def test_an_f64_mma_of_small_tiles(schedule: str, m: int, n: int, k: int) -> Non
     a, b, c = randn(k, m, dtype=F64, seed=3), randn(k, n, dtype=F64, seed=4), poisoned(m, n, dtype=F64)
     _mod(schedule).f64_colcol(a, b, c)
     assert_near_max(c, _cpu(a).T @ _cpu(b) + 1.5, 1e-13, "f64_colcol")
+
+
+# ---------------------------------------------------------------- device prints
+def _printed(capfd: pytest.CaptureFixture[str], run: Any) -> str:
+    capfd.readouterr()
+    run()
+    if DEVICE != "cpu":
+        torch.cuda.synchronize()
+    return capfd.readouterr().out
+
+
+def _labelled(out: str, labels: tuple[str, ...]) -> list[tuple[str, list[int]]]:
+    """The printed values in order, each under the label its line prints (one line per value in
+    Triton's interpreter, which repeats the text; lines without a value print nothing there)."""
+    runs: list[tuple[str, list[int]]] = []
+    for line in out.splitlines():
+        label = next((x for x in labels if x in line), None)
+        if label is None:
+            continue
+        values = [int(v) for v in re.findall(r"-?\d+", line.split(label, 1)[1])]
+        if runs and runs[-1][0] == label:
+            runs[-1][1].extend(values)
+        else:
+            runs.append((label, values))
+    return runs
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_device_print_keeps_its_arguments_order(schedule: str, capfd: pytest.CaptureFixture[str]) -> None:
+    x, y = torch.arange(8, dtype=torch.int32, device=DEVICE) * 7, poisoned(8, dtype=torch.int32)
+    out = _printed(capfd, lambda: _mod(schedule).print_lane(x, y))
+    assert torch.equal(y.cpu(), x.cpu() - 1)
+    # each run of values behind the text written before it; the text after the last value on its
+    # own (the GPU prints it, the interpreter prints no line without a value)
+    runs = _labelled(out, ("first", "then", ", pair", "end"))
+    want = [("first", [21]), ("then", [121]), (", pair", [3, 6])]
+    assert runs in (want, [*want, ("end", [])]), out
+    assert all("then" not in line for line in out.splitlines() if "first" in line), out
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_device_print_under_a_block_condition(schedule: str, capfd: pytest.CaptureFixture[str]) -> None:
+    x = torch.zeros(4, dtype=torch.int32, device=DEVICE)
+    out = _printed(capfd, lambda: _mod(schedule).print_block(x))
+    assert _labelled(out, ("block=",)) == [("block=", [2])], out
