@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 import torch
-from kernel_util import DEVICE, assert_near_max, load_once, poisoned, randn
+from kernel_util import DEVICE, assert_near_max, diagnostics, load_once, poisoned, randn
 
 PROGRAM = Path(__file__).parent / "programs" / "breadth_i.co"
 SCHEDULES = ["source", "auto"]
@@ -268,3 +268,20 @@ def test_a_device_print_under_a_block_condition(schedule: str, capfd: pytest.Cap
     x = torch.zeros(4, dtype=torch.int32, device=DEVICE)
     out = _printed(capfd, lambda: _mod(schedule).print_block(x))
     assert _labelled(out, ("block=",)) == [("block=", [2])], out
+
+
+# ---------------------------------------------------------------- select
+def test_a_select_among_element_values_says_what_a_select_picks() -> None:
+    source = """
+__co__ void f(global f32 [N] a, global f32 [N] b, global f32 [N] y) {
+  parallel p by cdiv(N, 32) : block, t by 32 : thread {
+    if (p # t < N) {
+      v = select((p # t) % 2, a.at(p # t), b.at(p # t) + 1.0f);
+      y.at(p # t) = v;
+    }
+  }
+}
+"""
+    text = diagnostics(source, "f.co")
+    assert "a 'select' among values that are not named futures or buffers" in text
+    assert "depends on the thread index" not in text
