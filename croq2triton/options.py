@@ -131,6 +131,8 @@ class Options:
             return "tf32"
         if "f32" in elems:
             return self.f32_precision
+        if "f64" in elems:  # exact f64 products (the default, TF32, is meant for f32 operands)
+            return "ieee"
         return None
 
     def with_(self, **changes: object) -> Options:

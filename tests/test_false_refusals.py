@@ -211,8 +211,8 @@ def test_run_gives_an_unnamed_scalar_parameter_its_default(tmp_path: Path, capsy
 
 # ---- a refusal names its construct as the source spells it, and refuses that function alone -------
 
-REFUSED = """__co__ void ternary_grid(global f32 [N] a, global f32 [N] out) {
-  parallel p by (N > 4 ? 2 : 1) : block, t by 64 : thread
+REFUSED = """__co__ void float_grid(global f32 [N] a, global f32 [N] out, f32 s) {
+  parallel p by __to<s32>(s * 2.0f) : block, t by 64 : thread
     out.at(p # t) = a.at(p # t);
 }
 __co__ void inline_ptx(global f32 [N] a) {
@@ -235,9 +235,9 @@ def test_refusals_name_the_construct_as_written() -> None:
     out = translate_full(REFUSED, filename="refused.co")
     assert out.lowered == ["fine"]
     said = {name: (e.diagnostics[0].message, e.diagnostics[0].span) for name, e in out.failed.items()}
-    message, span = said["ternary_grid"]
-    assert message == "croq2triton does not translate a grid bound of this form: 'N > 4 ? 2 : 1'"
-    assert span is not None and (span.line, span.col) == (2, 18)
+    message, span = said["float_grid"]
+    assert message == "croq2triton does not translate a grid bound of this form: '__to<s32>(s * 2.0f)'"
+    assert span is not None and (span.line, span.col) == (2, 17)
     message, span = said["inline_ptx"]
     assert message.startswith("croq2triton does not translate inline 'asm(...)'")  # as written, not '__asm__'
     assert span is not None and (span.line, span.col) == (7, 5)

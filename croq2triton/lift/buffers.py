@@ -261,7 +261,28 @@ class Buffers(ViewAlgebra):
             d = self.derived_bound(v)  # ``bn = idx % num_n`` (lift/kernel.py derived_index)
             if d is not None and (self.lane_views or not self.block_level(d.value).shape):
                 return Bounded(self.block_level(d.value), d.bound)
+        if isinstance(e, (A.Binary, A.Unary)) and (bound := self.kept_bound(e)) is not None:
+            return Bounded(self.int_expr(e), bound)  # ``3 - q``, ``(q + 1) % #q``, ``2 * q``: among #q chunks
         raise NotLifted("a tiling index that is not a block-level bounded variable", e)
+
+    def kept_bound(self, e: A.Expr) -> E.Expr | None:
+        """The bound an integer expression over bounded indices keeps: arithmetic with plain values
+        keeps the bound of its bounded operand (LANGUAGE.md 7.2, ``a + c``, ``a - 1``; likewise ``c -
+        a``, ``a * c``, ``-a``), and of operands with one bound, that bound (None: no bound, or two)."""
+        e = unparen(e)
+        if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
+            a, b = self.kept_bound(e.lhs), self.kept_bound(e.rhs)
+            if a is None or b is None:
+                return a if b is None else b
+            return a if E.same(E.fold(a), E.fold(b)) else None
+        if isinstance(e, A.Unary) and e.op in ("-", "+"):
+            return self.kept_bound(e.operand)
+        if not isinstance(e, (A.Name, A.GetIth)) and not (isinstance(e, A.Binary) and e.op in ("#", "#+", "#-")):
+            return None
+        try:
+            return self.bounded(e).bound
+        except NotLifted:
+            return None
 
     def block_level(self, e: E.Expr) -> E.Expr:
         """``e`` with the lanes of levels of one thread or unit as 0 (their only value): a value

@@ -107,29 +107,41 @@ class Calls:
         """``print`` / ``println``: each lane where the enclosing conditions hold prints its values.
         A condition of the program alone (its block, loop counters) is an ``if`` around the print;
         one that tells lanes apart visits the lanes in turn, and a lane where it holds prints the
-        values it sees (Triton's ``device_print`` has no mask)."""
-        text = " ".join(a.value for a in c.args if isinstance(a, A.StringLit))
+        values it sees (Triton's ``device_print`` has no mask).  The arguments keep their order:
+        each run of values prints behind the text written before it (one ``device_print`` each,
+        as Triton prints every value on a line of its own); text after the last value prints on
+        its own, unless it only ends the line."""
+        segments: list[tuple[str, tuple[E.Expr, ...]]] = []
+        text = ""
         values: tuple[E.Expr, ...] = ()
         for a in c.args:
             if isinstance(a, A.StringLit):
-                continue
-            if self.is_shape(a):  # a shape or an index tuple of the launcher: its extents, in order
+                if values:
+                    segments.append((text, values))
+                    text, values = "", ()
+                text += a.value
+            elif self.is_shape(a):  # a shape or an index tuple of the launcher: its extents, in order
                 values += tuple(self.extents(a))
             else:
                 values += tuple(self.expr(x).expr for x in self.index_args([a]))
+        if values or not segments or text.strip():
+            segments.append((text, values))
         cond = E.fold(E.conj([*self.pred, *self.padding]))
+        prints: list[N.Stmt] = [_at_line(N.Print(t, v), s) for t, v in segments]
         if isinstance(cond, E.Const):
             if cond.value:
-                self.emit(N.Print(text, values), s)
+                for p in prints:
+                    self.emit(p, s)
             return
         if not cond.shape:
-            self.emit(N.If(cond, [_at_line(N.Print(text, values), s)]), s)
+            self.emit(N.If(cond, prints), s)
             return
-        self.emit(self.print_lanes(text, values, cond, s), s)
+        self.emit(self.print_lanes(segments, cond, s), s)
 
-    def print_lanes(self, text: str, values: tuple[E.Expr, ...], cond: E.Expr, s: A.Stmt) -> N.Stmt:
+    def print_lanes(self, segments: list[tuple[str, tuple[E.Expr, ...]]], cond: E.Expr, s: A.Stmt) -> N.Stmt:
         """``for lane in range(n): if cond at lane: print the values at lane`` over the lanes of
         ``cond`` and ``values``: a lane is picked out of each by a reduction."""
+        values = tuple(v for _, vs in segments for v in vs)
         shape = E.broadcast(cond.shape, *(v.shape for v in values))
         if not all(isinstance(n, int) for n in shape):
             raise NotLifted("a print under a condition that tells threads apart, in a tile sized at launch", s)
@@ -148,14 +160,17 @@ class Calls:
             here = E.Lift(E.Arange(n), len(sizes), (axis,)) if len(sizes) > 1 else E.Arange(n)
             picked = E.Bin("&", picked, E.Bin("==", here, E.fold(coordinate)))
         flag = E.Var(self.fresh("printing"), "i1", dims=shape)
-        at_lane = []
-        for v in values:
-            v = E.Cast(v, "i32") if v.dtype == "i1" else v
-            at_lane.append(_one(E.Where(flag, v, E.Const(0, v.dtype)), "sum"))
+        prints: list[N.Stmt] = []
+        for text, vs in segments:
+            at_lane = []
+            for v in vs:
+                v = E.Cast(v, "i32") if v.dtype == "i1" else v
+                at_lane.append(_one(E.Where(flag, v, E.Const(0, v.dtype)), "sum"))
+            prints.append(_at_line(N.Print(text, tuple(at_lane)), s))
         hit = _one(E.Cast(flag, "i32"), "max")
         body: list[N.Stmt] = [
             _at_line(N.Let(flag, E.fold(picked)), s),
-            _at_line(N.If(E.Bin(">", hit, E.Const(0)), [_at_line(N.Print(text, tuple(at_lane)), s)]), s),
+            _at_line(N.If(E.Bin(">", hit, E.Const(0)), prints), s),
         ]
         return N.For(lane, E.Const(0), E.Const(total), E.Const(1), body)
 

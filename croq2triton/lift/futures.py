@@ -94,6 +94,13 @@ class Futures:
     def select_future(self, e: A.Select, name: str | None = None) -> Any:
         """``select(i, f0, f1, ...)``: with ``i`` known when translating, ``f_i`` itself; else a
         buffer holding the chosen one's tile (``tl.where`` over the choices), read from then on."""
+        if not all(isinstance(unparen(x), A.Name) for x in e.options):  # ``select(i, a.at(j), b.at(j))``
+            raise NotLifted(
+                "a 'select' among values that are not named futures or buffers (LANGUAGE.md 7.8: a select"
+                " picks one of several futures or buffers, moving names, not bytes)",
+                e,
+                "to pick one of several values, write a conditional expression: 'i == 0 ? a.at(j) : b.at(j)'",
+            )
         index, k = self.select_index(e)
         if k is not None:
             choice = unparen(e.options[k])

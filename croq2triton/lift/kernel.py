@@ -778,6 +778,8 @@ class Lifter(
             for n in view_shape(self.place(e.expr)) if whole else self.extents(e.expr):
                 count = E.fold(E.Bin("*", count, n))
             return Value(count, "int")
+        if isinstance(e, A.SizeOf) and e.elem is not None:  # ``|f32|``: the type's byte size (LANGUAGE.md 4.2)
+            return Value(E.Const(TYPES[e.elem].nbytes), "int")
         if isinstance(e, A.GetIth) and isinstance(e.base, A.Member) and e.base.member == "span":
             return Value(self.extent_of(e.base.base, e.index), "int")
         if isinstance(e, A.GetIth) and isinstance(unparen(e.base), A.Name):
@@ -922,7 +924,29 @@ class Lifter(
             return E.fold(E.CDiv(self.host_expr(e.args[0]), self.host_expr(e.args[1])))
         if isinstance(e, A.Binary) and e.op in ARITH_OPS:
             return E.fold(E.Bin(e.op, self.host_expr(e.lhs), self.host_expr(e.rhs)))
+        host = self.launch_value(e)
+        if host is not None:
+            return host
         raise NotLifted("a grid bound of this form", e)
+
+    def launch_value(self, e: A.Expr) -> E.Expr | None:
+        """Any other integer the launcher can compute (``|x.span|``, ``|s / 2|``, ``|f32|``,
+        ``x.span(-1)``, ``-n``, ``c ? a : b`` of sizes): its value as the kernel would compute it,
+        spelled in the launcher's terms (None where it reads anything the launcher does not know)."""
+        args, bound = dict(self.args), set(self.bound)
+        try:
+            v = self.expr(e)
+            if v.ctype not in ("int", "s32", "s64", "u32", "u64", "s16", "u16", "s8", "u8") or v.expr.shape:
+                return None
+            if any(isinstance(x, E.Cast) or x.dtype.startswith(("f", "bf")) for x in v.expr.walk()):
+                return None  # a conversion (of a float scalar): the launcher computes integers only
+            return self.host_of(v.expr)
+        except NotLifted:
+            return None
+        finally:  # the kernel reads none of it: no parameter for it
+            self.args.clear()
+            self.args.update(args)
+            self.bound.intersection_update(bound)
 
     def host_of(self, e: E.Expr) -> E.Expr | None:
         """``e`` as the launcher computes it: scalar arguments by their launcher expressions, the

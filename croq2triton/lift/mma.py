@@ -56,6 +56,7 @@ DOT_ACCUMULATORS = {
     "f8_e4m3": ("f32", "f16"),
     "f8_e5m2": ("f32", "f16"),
     "s8": ("s32",),
+    "f64": ("f64",),  # tl.dot takes f64 operands (an exact f64 product; DMMA on sm_80+)
 }
 # operands tl.dot rejects (u8 x u8 -> s32, wmma's integer MMA): a broadcast product summed over K
 SUMMED_ONLY = {"u8": ("s32",)}
@@ -65,6 +66,8 @@ REDUCTIONS = {"reduce_max": "max", "reduce_sum": "sum"}
 
 def compute_type(elem: str) -> str:
     """The tile-IR type an accumulator of ``elem`` is kept in."""
+    if elem == "f64":
+        return "f64"
     return "i32" if elem in ("s32", "u32", "s8", "u8", "s16", "int") else "f32"
 
 
@@ -184,7 +187,7 @@ class Mmas:
             self.tile_value(acc, node)  # ``frag f32 [64, 32] acc {0.5f}``: its fill, where nothing wrote it yet
             return acc
         declared = acc.elem or elem  # kept in f32 (s32): what its elements read and the MMAs add
-        kept = "s32" if compute_type(declared) == "i32" else "f32"
+        kept = {"i32": "s32", "f64": "f64"}.get(compute_type(declared), "f32")
         known = tuple(const_int(n) for n in sizes)
         if all(n is not None for n in known):
             buf = self.new_buffer(acc.name, kept, known, 0, node)  # type: ignore[arg-type]
@@ -366,7 +369,8 @@ class Mmas:
         if a_elem != b_elem or (a_elem not in DOT_ACCUMULATORS and a_elem not in SUMMED_ONLY):
             raise NotLifted(f"an MMA on {a_elem} x {b_elem} operands", s)
         extents = (a_ext[1 - a_k], b_ext[1 - b_k])
-        acc = self.shaped(self.accumulator(s.acc, s), extents, "s32" if a_elem in ("s8", "u8") else "f32", s)
+        follows = "s32" if a_elem in ("s8", "u8") else "f64" if a_elem == "f64" else "f32"  # an untyped fill
+        acc = self.shaped(self.accumulator(s.acc, s), extents, follows, s)
         placing = (a_units[1 - a_k], b_units[1 - b_k])
         if acc.placing and acc.placing != placing:
             raise NotLifted("MMAs that place the units' tiles of one accumulator differently", s)
@@ -386,7 +390,7 @@ class Mmas:
         if a_elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
             ta, tb = E.Call("_as_dot_operand", (ta,), "f32"), E.Call("_as_dot_operand", (tb,), "f32")
         precision = self.options.dot_precision(a_elem, b_elem)
-        out_dtype = acc.var.type if acc.var.type in ("i32", "f16") else None  # tl.dot adds in f32 otherwise
+        out_dtype = acc.var.type if acc.var.type in ("i32", "f16", "f64") else None  # tl.dot adds in f32 otherwise
         trans_a, trans_b = a_k == 0, b_k == 1
         if not scales and not self.pred:
             self.emit(N.Dot(acc.var, ta, tb, acc.var, precision, out_dtype, trans_a, trans_b), s)

@@ -380,6 +380,8 @@ class Moves:
             raise NotLifted("an MMA into something other than a zero-filled accumulator", s)
         a, b = self.operand(s.a, s), self.operand(s.b, s)
         types = (self.tensors[a.tensor].elem, self.tensors[b.tensor].elem)
+        if "f64" in types:  # summed here in f32: the tile-IR path keeps f64 (and checks the types)
+            raise NotLifted("an MMA on f64 operands", s)
         # the user's errors (lift/checks.py); an accumulator without a declared type reads f32 here
         mma_types(*types, acc.elem if all(t in FLOATS for t in types) else None, s)
         # (rows, k) of A and (columns, k) of B in their stored order (LANGUAGE.md 7.9)

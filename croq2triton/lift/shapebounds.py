@@ -23,7 +23,15 @@ def expand_shape_bounds(top: A.Parallel, scope: HostScope) -> A.Parallel:
         bounds: list[A.Expr] = []
         for b in p.bound:
             ext = _extents(b, scope)
-            bounds.extend(_as_expr(x, b) for x in ext) if ext is not None else bounds.append(b)
+            if ext is None:
+                bounds.append(b)
+            elif len(ext) == 1 and isinstance(unparen(b), A.GetIth):  # ``sh(0)``: as written, or its name
+                bounds.append(_as_expr(ext[0], b, scope, b))
+            else:
+                bounds.extend(
+                    _as_expr(x, A.GetIth(b, A.IntLit(k, str(k), span=b.span), span=b.span), scope, b)
+                    for k, x in enumerate(ext)
+                )
         p.bound = bounds
     _check(top)
     return top
@@ -66,7 +74,13 @@ def _shape_of(b: A.Expr, scope: HostScope) -> tuple[str | int, ...] | None:
     return None
 
 
-def _as_expr(x: str | int, at: A.Expr) -> A.Expr:
+def _as_expr(x: str | int, extent: A.Expr, scope: HostScope, at: A.Expr) -> A.Expr:
+    """One extent as a bound: a literal, the size's own name (``M`` of ``[M, 16]``), else
+    ``extent`` (``x.span(0)``) itself: an anonymous ``?`` dimension's launcher variable
+    (``x_d0``) is no name of the source, and the kernel reads it through the tensor."""
     if isinstance(x, int):
         return A.IntLit(x, str(x), span=at.span)
-    return A.Name(x, span=at.span)
+    s = scope.scalars.get(x)
+    if s is not None and s.host == x:
+        return A.Name(x, span=at.span)
+    return extent

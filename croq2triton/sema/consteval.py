@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..frontend import ast as A
 from .carith import cdiv
+from .types import TYPES
 
 if TYPE_CHECKING:
     from .scopes import Binding, Resolution
@@ -26,6 +27,8 @@ def const_int(e: A.Expr, name_value: Callable[[A.Name], int | None] | None = Non
         return name_value(e) if name_value is not None else None
     if isinstance(e, A.Paren):
         return const_int(e.expr, name_value)
+    if isinstance(e, A.SizeOf) and e.expr is None and e.elem in TYPES:  # ``|f32|``: a byte size (LANGUAGE.md 4.2)
+        return TYPES[e.elem].nbytes
     if isinstance(e, A.Unary) and e.op in ("-", "+"):
         v = const_int(e.operand, name_value)
         return None if v is None else (-v if e.op == "-" else v)
@@ -155,6 +158,8 @@ def static_values(res: Resolution) -> Callable[[A.Expr], int | bool | None]:
             if whole is None or not isinstance(k, int) or isinstance(k, bool) or not -len(whole) <= k < len(whole):
                 return None
             return whole[k]
+        if isinstance(e, A.SizeOf) and e.expr is None and e.elem in TYPES:
+            return TYPES[e.elem].nbytes
         if isinstance(e, A.SizeOf) and e.expr is not None:
             whole = extents(e.expr)
             if whole is None:
