@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -127,6 +128,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # the folder the translation memo of this run's processes share (tests/translation_memo.py): made
+    # by the run's first process, before it starts any xdist worker, which inherit the variable
+    if not hasattr(config, "workerinput") and "CROQ2TRITON_TEST_MEMO_DIR" not in os.environ:
+        folder = tempfile.mkdtemp(prefix="croq2triton-test-memo-")
+        os.environ["CROQ2TRITON_TEST_MEMO_DIR"] = folder
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
     config.addinivalue_line(
         "markers",
         "interpreter: checks behaviour of Triton's interpreter; where the suite runs kernels compiled "

@@ -8,12 +8,19 @@ conftest.py installs the wrapper before the test modules import the function, an
 turns it off for the rest of a test that patches an attribute (it may change what translating does:
 a policy, a lifting step; environment variables are part of the key); ``CROQ2TRITON_TEST_MEMO=0``
 turns it off for the whole run.
+
+Where ``CROQ2TRITON_TEST_MEMO_DIR`` names a folder (conftest.py makes one for each pytest run, which
+its xdist workers share), a translation whose arguments are plain values is also kept there, pickled:
+the corpus is translated by several test files (goldens, every kernel runs, both schedules agree,
+...) whose tests land on different workers, and a process keeps only the last ``_SIZE`` in memory.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import os
+import pickle
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -44,6 +51,43 @@ def _copied(tr: Any) -> Any:
     return out
 
 
+def _plain(v: object) -> bool:
+    if isinstance(v, tuple):
+        return all(_plain(x) for x in v)
+    return v is None or isinstance(v, (str, int, float, bool))
+
+
+def _disk_path(key: tuple[object, ...]) -> str | None:
+    """Where the pickled translation of ``key`` is kept (None: no folder, or a key of objects)."""
+    folder = os.environ.get("CROQ2TRITON_TEST_MEMO_DIR", "")
+    if not folder or not os.path.isdir(folder) or not _plain(key):
+        return None
+    return os.path.join(folder, hashlib.sha256(repr(key).encode()).hexdigest() + ".pickle")
+
+
+def _from_disk(path: str | None) -> Any:
+    if path is None or not os.path.exists(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except Exception:  # noqa: BLE001 - a file another worker is writing, or one that does not load: translate
+        return None
+
+
+def _to_disk(path: str | None, tr: Any) -> None:
+    if path is None:
+        return
+    try:
+        data = pickle.dumps(tr)
+    except Exception:  # noqa: BLE001 - a translation holding what pickle cannot take: memory only
+        return
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)  # (whole or not at all, for the other workers)
+
+
 def translate_full(source: str, **kwargs: Any) -> Any:
     if not _STATE["on"] or kwargs.get("config") is not None:
         return _REAL(source, **kwargs)
@@ -55,7 +99,14 @@ def translate_full(source: str, **kwargs: Any) -> Any:
         return _REAL(source, **kwargs)
     hit = _MEMO.get(key)
     if hit is None:
-        hit = _MEMO[key] = _REAL(source, **kwargs)
+        path = _disk_path(key)
+        hit = _from_disk(path)
+        if hit is None:
+            hit = _REAL(source, **kwargs)
+            _to_disk(path, hit)
+        else:
+            api.REGISTRY.add(kwargs.get("filename") or "<input>", source)  # (as the call would)
+        _MEMO[key] = hit
         if len(_MEMO) > _SIZE:
             _MEMO.popitem(last=False)
     else:
