@@ -250,6 +250,7 @@ def _labelled(out: str, labels: tuple[str, ...]) -> list[tuple[str, list[int]]]:
     return runs
 
 
+@pytest.mark.interpreter  # what the interpreter prints (a GPU's device printf prints per thread, its own format)
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_a_device_print_keeps_its_arguments_order(schedule: str, capfd: pytest.CaptureFixture[str]) -> None:
     x, y = torch.arange(8, dtype=torch.int32, device=DEVICE) * 7, poisoned(8, dtype=torch.int32)
@@ -263,6 +264,7 @@ def test_a_device_print_keeps_its_arguments_order(schedule: str, capfd: pytest.C
     assert all("then" not in line for line in out.splitlines() if "first" in line), out
 
 
+@pytest.mark.interpreter  # what the interpreter prints (a GPU's device printf prints per thread, its own format)
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_a_device_print_under_a_block_condition(schedule: str, capfd: pytest.CaptureFixture[str]) -> None:
     x = torch.zeros(4, dtype=torch.int32, device=DEVICE)
