@@ -10,6 +10,9 @@ tl.float64)``); beside an f64 tensor a constant stays a Python float (Triton giv
 type), and f32 code does not change: a double quotient converted to f32 is rounded once, and a
 literal beside an f32 operand takes its type (docs/dialect.md).
 
+An ``f64`` parameter is a double in the interpreter too (runtime/interpreter_args.py); it was the
+f32 nearest it wherever nothing f64 gave it its type.
+
 Every result is compared bit for bit with float64 torch (or Python's doubles)."""
 
 from __future__ import annotations
@@ -62,6 +65,12 @@ __co__ void tenth(global f32 [N] x, global f32 [N] y) {
     y.at(p # t) = x.at(p # t) * 0.1 + __to<f32>(8.0 / 3.0);
 }
 
+__co__ void param(global f64 [N] y, global f64 [N] z, f64 q) {
+  parallel p by cdiv(N, 32) : block, t by 32 : thread {
+    y.at(p # t) = q;
+    z.at(p # t) = q % 0.03;
+  }
+}
 """
 
 N = 40
@@ -138,3 +147,13 @@ def test_f32_code_computes_in_f32() -> None:
     y = torch.full((N,), -9.0, device=DEVICE)
     _mod("source").tenth(x.to(DEVICE), y)
     _same("y", y, x * torch.tensor(0.1, dtype=torch.float32) + torch.tensor(8 / 3, dtype=torch.float32))
+
+
+def test_f64_parameter_is_a_double() -> None:
+    """An f64 parameter stored as it is, and the dividend of a '%': a double, interpreted or compiled."""
+    y = torch.full((N,), -9.0, dtype=torch.float64, device=DEVICE)
+    z = torch.full((N,), -9.0, dtype=torch.float64, device=DEVICE)
+    q = 0.1 + 2**-40
+    _mod("source").param(y, z, q)
+    _same("y", y, _full(q))
+    _same("z", z, _full(math.fmod(q, 0.03)))
