@@ -13,13 +13,16 @@ literal beside an f32 operand takes its type (docs/dialect.md).
 An ``f64`` parameter is a double in the interpreter too (runtime/interpreter_args.py); it was the
 f32 nearest it wherever nothing f64 gave it its type.
 
-Every result is compared bit for bit with float64 torch (or Python's doubles)."""
+Every result is compared bit for bit with float64 torch (or Python's doubles); the kernels compile
+for sm_90a (a mutable f64 started from a constant was an f32 loop variable there, and did not)."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
+import sm90
 import torch
 from kernel_util import DEVICE
 
@@ -157,3 +160,11 @@ def test_f64_parameter_is_a_double() -> None:
     _mod("source").param(y, z, q)
     _same("y", y, _full(q))
     _same("z", z, _full(math.fmod(q, 0.03)))
+
+
+def test_f64_kernels_compile_for_sm90a(tmp_path: Path) -> None:
+    path = tmp_path / "f64_constants.co"
+    path.write_text(SRC)
+    for schedule in ("source", "auto"):
+        r = sm90.croq("compile", str(path), "--size", "N=40,K=5", "--schedule", schedule)
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
