@@ -13,6 +13,9 @@ diagnostics probe's UNCLEAR cases still unclear on 2026-12-07):
 * Triton written in a kernel (``tl.program_id(0)``, ``tl.arange``, ``tl.store``, ``triton.cdiv``):
   named as Triton, with the Croqtile form (was "unknown member '.program_id'").
 
+A literal's word used as a name (``inf``, ``true``, ``nullptr``) says it is a literal (was "unexpected
+'inf'", with no hint).
+
 Valid programs next to them (a macro with ``##`` that only host code uses, a variable named
 ``tl``, ``12 * x``) still check."""
 
@@ -113,6 +116,8 @@ MISTAKES = [
     ("tl.store(y, 1.0f);", "tl.store", "'tl.store' is Triton", "'.at'"),
     ("f32 v = tl.load(x);", "tl.load", "'tl.load' is Triton", "'.at'"),
     ("int c = triton.cdiv(N, 64);", "triton.cdiv", "'triton.cdiv' is Triton", "'cdiv(a, b)'"),
+    ("f32 inf = 1.0f;", "inf", "'inf' is a float literal (infinity) and cannot be a name", "'inf_'"),
+    ("mutable false = 0;", "false", "'false' is a bool literal and cannot be a name", "'false_'"),
     ("f32 v = tl.atomic_xchg(y, 1.0f);", "tl.atomic_xchg", "'tl.atomic_xchg' is Triton", "'__atomic_exch(x.at(i)"),
 ]
 
@@ -142,3 +147,10 @@ VALID = [
 def test_valid_forms_beside_them_check(stmt: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     rc, err = check(capsys, tmp_path, KERNEL.replace("BODY", stmt))
     assert rc == 0, err
+
+
+def test_a_parameter_named_by_a_literal(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rc, err = check(capsys, tmp_path, KERNEL.replace("global f32 [N] y", "global f32 [N] inf").replace("BODY", ""))
+    assert rc == 1
+    assert f"{tmp_path / 'k.co'}:1:52: error: syntax error: 'inf' is a float literal" in err.splitlines()[0], err
+    assert caret(err) == "inf" and "hint: give it another name" in err, err
