@@ -79,7 +79,7 @@ SYNTAX = [
     ("out.at(p # t) = a.at(p # t) * 2.;", "3:35", "'2.' is not a float literal", "'2.0f'"),
     ("local f32 [??] w;", "3:16", "a '??' extent of a buffer", "the parameters' sizes"),
     ("shared event e = 0;", "3:22", "an event is initialised with '= ready' only", "= ready;"),
-    ("assert(t < 128);", "3:19", "unexpected ')'", "'assert' takes a message too"),
+    ("assert(t < 128);", "3:19", "'assert' needs a message", "'assert(t < 128, \"..\");'"),
     ("switch (t) { }", "3:5", "'switch' is C", "'if (..)"),
     ("do { } while (t < 4);", "3:5", "'do .. while' is C", "'while (c)"),
     ("out.at(p # t) = a[0:4];", "3:24", "a slice 'x[a:b]' is Python", ".subspan("),

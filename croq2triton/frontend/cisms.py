@@ -5,8 +5,9 @@ Run only after the parser stopped at a token (a valid program never sees any of 
 of the statement up to the error, and the one after it, are matched against the forms a CUDA
 programmer writes first (``__syncthreads()``, ``threadIdx.x``, a C ``for``, ``x >>= 1``, ``i++;``,
 ``(float)x``, ``const``, ``1e-3f``, ``a and b``, ``if (a = b)``, ``float*`` parameters, ``switch``,
-``goto``, ``a[0:16]`` ...), and the Croqtile forms easiest to get wrong (``5.``, a ``?`` extent of a
-buffer, ``[N * 2]`` in a parameter, ``event e = 1``, ``assert(c)`` without its message).  A match
+``goto``, ``a[0:16]``, Triton's ``tl.program_id(0)`` ...), and the Croqtile forms easiest to get
+wrong (``5.``, ``12ulx``, a ``?`` extent of a buffer, ``[N * 2]`` in a parameter, ``event e = 1``,
+``assert(c)`` without its message, ``ituple t[2]``).  A match
 keeps the parser's location and gives the Croqtile form as the hint (and, where the parser's
 message would mislead, a message that names the C form).  The docs named are the repository's
 ``docs/`` pages.
@@ -34,6 +35,30 @@ C_TYPES = {  # C / CUDA spellings of types the lexer does not map to an element 
     "float4": "f32",
     "half2": "f16",
 }
+_BLOCK_INDEX = (
+    "a block's index is the variable of its 'parallel' ('parallel p by cdiv(N, 128) : block' names it p;"
+    " '#p' is the number of blocks); docs/parallel.md"
+)
+_ELEMENTS = "read and write elements with '.at' ('y.at(i) = x.at(i) + 1.0f;'), copy tiles with 'dma.copy'"
+_REDUCE = "reduce a loop's values into a mutable scalar ('s += x.at(i);' in a 'foreach'), or a fragment with reduce_sum"
+TRITON_HINTS = {
+    "program_id": _BLOCK_INDEX,
+    "num_programs": _BLOCK_INDEX,
+    "arange": "a thread's index is the variable of a thread-level 'parallel' ('t by 128 : thread'); docs/parallel.md",
+    "load": _ELEMENTS,
+    "store": _ELEMENTS,
+    "dot": "a tensor-core product is 'mma.row.row acc, a, b;' (docs/mma.md)",
+    "sum": _REDUCE,
+    "max": _REDUCE,
+    "min": _REDUCE,
+    "zeros": "declare a buffer with a fill value: 'local f32 [16] acc {0.0f};'",
+    "full": "declare a buffer with a fill value: 'local f32 [16] acc {1.0f};'",
+    "where": "choose with '?:' ('c ? a : b')",
+    "exp": "the math builtins are '__exp', '__log', '__sqrt' ... (docs/builtins.md)",
+    "cdiv": "'cdiv(a, b)' needs no prefix",
+    "constexpr": "a compile-time constant is a '#define' or a literal",
+    "jit": "a kernel is a '__co__' function with a 'parallel' inside",
+}
 COMPOUND = {"SHR": ">>", "SHL": "<<", "|": "|", "&": "&", "^": "^"}
 STATEMENT_ENDS = (";", "{", "}")
 
@@ -45,6 +70,7 @@ class CHint:
     message: str | None
     hint: str
     at: int  # the token the error points at
+    until: int | None = None  # the last token it points at (None: ``at`` alone)
 
 
 def _text(tok: Any) -> str:
@@ -193,6 +219,42 @@ def _exponent(tokens: list[Any], start: int, err: int) -> CHint | None:
                 err - 1,
             )
     return None
+
+
+def _literal_suffix(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """``12ulx``, ``12lu``, ``0x1g``, ``1.5d``: letters the literal's form does not have, which lex as
+    a name right after it (LANGUAGE.md 3.3: an integer's suffix is ``u`` then ``l`` or ``ll``, a
+    float's only ``f``)."""
+    tok = tokens[err]
+    if tok.type != "IDENT" or err == 0 or tokens[err - 1].type not in ("NUM", "FLOATLIT"):
+        return None
+    lit = tokens[err - 1]
+    digits, word = _text(lit), _text(tok)
+    if lit.lexpos + len(digits) != tok.lexpos:
+        return None  # '12 x': two operands, not one literal
+    text = digits + word
+    if lit.type == "FLOATLIT":
+        number = digits.rstrip("fF")
+        return CHint(
+            f"'{text}' is not a float literal: the only suffix of a float is 'f'",
+            f"write '{number}f' (f32) or '{number}' (f64)",
+            err - 1,
+            err,
+        )
+    number = digits.rstrip("uUlL")
+    if word[:1] in ("f", "F") and not number.lower().startswith("0x"):
+        return CHint(
+            f"'{text}' is not a number: a float literal has a point",
+            f"write '{number}.0f' (f32) or '{number}.0' (f64)",
+            err - 1,
+            err,
+        )
+    return CHint(
+        f"'{text}' is not an integer literal: its suffix is 'u', 'l', 'll', 'ul' or 'ull' (LANGUAGE.md 3.3)",
+        f"write '{number}' (an int), '{number}u' (unsigned) or '{number}ll' (64 bits)",
+        err - 1,
+        err,
+    )
 
 
 def _dot_float(tokens: list[Any], start: int, err: int) -> CHint | None:
@@ -374,6 +436,73 @@ def _event_value(tokens: list[Any], start: int, err: int) -> CHint | None:
     return None
 
 
+def _assert(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """``assert(c)``, ``assert(c, 5)``, ``assert(c "m")``, ``assert c;``: an assert is
+    ``assert(condition, "message")`` (LANGUAGE.md 5: ``assert(expr, STRING+)``)."""
+    if tokens[start].type != "ASSERT" or any(t.type == "STRING" for t in tokens[start:err]):
+        return None
+    tok = tokens[err]
+    if err == start + 1:
+        return CHint(
+            "'assert' takes its condition and message in parentheses",
+            "write 'assert(N > 0, \"N must be positive\");'",
+            err,
+        )
+    commas = [k for k in range(start + 2, err) if tokens[k].type == ","]
+    cond = " ".join(_text(t) for t in tokens[start + 2 : commas[0] if commas else err]) or "c"
+    fix = f"write 'assert({cond}, \"..\");'"
+    if tok.type == ")" and not commas:
+        return CHint("'assert' needs a message: assert(condition, \"message\")", fix, err)
+    if commas:
+        return CHint("the message of an 'assert' is a string literal", fix, err)
+    if tok.type == "STRING":
+        return CHint("a ',' is missing between the condition and the message of the 'assert'", fix, err)
+    return None
+
+
+ITUPLE_ARRAY = "no ituple array is allowed."
+ITUPLE_ARRAY_HINT = "an ituple holds several ints: 'ituple<2> t = {a, b};', then t(0) and t(1) (LANGUAGE.md 5)"
+
+
+def _ituple_array(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """``ituple t[2];``, ``ituple t[2][3] = ..``: no array of ituples (LANGUAGE.md 5; the parser
+    reports ``ituple t[2] = ..`` itself)."""
+    if tokens[start].type != "ITUPLE":
+        return None
+    k = start + 1
+    if k + 2 < err and tokens[k].type == "<" and tokens[k + 2].type == ">":
+        k += 3
+    if not (k + 1 < err and tokens[k].type == "IDENT" and tokens[k + 1].type == "["):
+        return None
+    opened = k + 1
+    close = next((j for j in range(opened, err) if tokens[j].type == "]"), None)
+    return CHint(ITUPLE_ARRAY, ITUPLE_ARRAY_HINT, opened, close if close is not None else opened)
+
+
+def _triton(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """``tl.program_id(0)``, ``tl.arange(0, 64)``, ``tl.load(p)`` ...: Triton written in Croqtile."""
+    for k in range(start, min(err + 1, len(tokens) - 1)):
+        if not _ident(tokens[k], "tl", "triton"):
+            continue
+        after = tokens[k + 1]
+        if after.type == "DOT" and k + 2 < len(tokens):
+            member, last = _text(tokens[k + 2]), k + 2
+        elif after.type.startswith("M_") or after.type == "MEMBER":  # '.store', '.span': member tokens
+            member, last = _text(after).lstrip("."), k + 1
+        else:
+            continue
+        if member not in TRITON_HINTS and not member.startswith(("atomic_", "float", "int", "uint")):
+            continue
+        if member.startswith("atomic_"):
+            hint = f"write '__atomic_{member[7:].replace('xchg', 'exch')}(x.at(i), v);' (docs/builtins.md)"
+        elif member not in TRITON_HINTS:
+            hint = "an element type is 'f32', 'f16', 'bf16', 's32' .. ('__to<f32>(x)' converts); docs/types.md"
+        else:
+            hint = TRITON_HINTS[member]
+        return CHint(f"'{_text(tokens[k])}.{member}' is Triton, not Croqtile", hint, k, last)
+    return None
+
+
 def _c_control(tokens: list[Any], start: int, err: int) -> CHint | None:
     """``switch (x) { .. }``, ``do { .. } while (c);``, ``assert(c);`` without its message, and a
     numpy slice ``a[0:16]``."""
@@ -382,8 +511,6 @@ def _c_control(tokens: list[Any], start: int, err: int) -> CHint | None:
         return CHint("'switch' is C, not Croqtile", "branch with 'if (..) { .. } else if (..) { .. }'", start)
     if _ident(tokens[start], "do") and err == start + 1 and tok.type == "{":
         return CHint("'do .. while' is C, not Croqtile", "write the loop as 'while (c) { .. }'", start)
-    if tokens[start].type == "ASSERT" and tok.type == ")" and not any(t.type == "STRING" for t in tokens[start:err]):
-        return CHint(None, "'assert' takes a message too: 'assert(N > 0, \"N must be positive\");'", err)
     opened = _open_bracket(tokens, start, err)
     if tok.type == ":" and opened is not None and opened > 0 and tokens[opened - 1].type == "IDENT":
         name = _text(tokens[opened - 1])
@@ -404,6 +531,7 @@ RULES: tuple[Callable[[list[Any], int, int], CHint | None], ...] = (
     _postfix_statement,
     _pointer,
     _exponent,
+    _literal_suffix,
     _signed_literal,
     _cast,
     _c_words,
@@ -418,5 +546,8 @@ RULES: tuple[Callable[[list[Any], int, int], CHint | None], ...] = (
     _trailing_dot,
     _shapes,
     _event_value,
+    _assert,
+    _ituple_array,
+    _triton,
     _c_control,
 )

@@ -357,7 +357,7 @@ class _Rules:
 
     def p_decl_ituple_array(self, p: Any) -> None:
         "decl : ITUPLE rank_opt IDENT '[' expr ']' '=' expr"
-        raise self.err("no ituple array is allowed.", self.tspan(p, 3), "declare the rank with ituple<N> instead")
+        raise self.err(cisms.ITUPLE_ARRAY, self.sp(p, 4, 6), cisms.ITUPLE_ARRAY_HINT)
 
     def p_scalar_type(self, p: Any) -> None:
         """scalar_type : INT
@@ -1628,7 +1628,8 @@ class Parser:
         c = cisms.explain(list(tokens), err)
         if c is not None:
             message = f"syntax error: {c.message}" if c.message else error.diagnostics[0].message
-            span = repair.token_span(tokens, c.at, c.at + 1, self.rules.smap, self.lexer.ends)
+            until = c.at if c.until is None else c.until
+            span = repair.token_span(tokens, c.at, until + 1, self.rules.smap, self.lexer.ends)
             return CroqSyntaxError(message, span, c.hint)
         named = reserved.explain(list(tokens), err, self.trial, self.rules.smap, self.lexer.ends)
         if named is not None:

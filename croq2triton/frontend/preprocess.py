@@ -59,6 +59,7 @@ class Macro:
     span: Span | None = None
     command_line: bool = False  # seeded by ``-D NAME=VALUE``
     forced: bool = False  # a tuning point's value: the file's own ``#define`` / ``#undef`` of it is ignored
+    paste: Span | None = None  # a C token paste '##' in the body (LANGUAGE.md 2: no '#' / '##' operators)
 
     @property
     def origin(self) -> str:
@@ -379,6 +380,14 @@ class Preprocessor:
             raw = after[1:close].strip()
             params = [p.strip() for p in raw.split(",")] if raw else []
             for p in params:
+                if p == "..." or p.endswith("..."):
+                    raise self.error(
+                        f"macro '{name}' is variadic: the preprocessor has no '...' parameters or __VA_ARGS__",
+                        phys,
+                        col,
+                        6,
+                        "name each parameter (LANGUAGE.md 2)",
+                    )
                 if not _IDENT.fullmatch(p):
                     raise self.error(f"bad parameter '{p}' in macro '{name}'", phys, col, 6)
             body = after[close + 1 :].strip()
@@ -403,7 +412,9 @@ class Preprocessor:
             return  # the same definition again: silent, and the first one stays the reference
         if old is not None:
             self._redefined(old, body, phys, name_col)
-        table[name] = Macro(name, params, body, self._span(phys, name_col, len(name)))
+        paste_at = rest.find("##", m.end())
+        paste = self._span(phys, col + 6 + paste_at, 2) if paste_at >= 0 else None
+        table[name] = Macro(name, params, body, self._span(phys, name_col, len(name)), paste=paste)
 
     def _redefined(self, old: Macro, body: str, phys: int, col: int) -> None:
         """Warn about an object-like macro defined again with another value.
@@ -665,6 +676,8 @@ class Preprocessor:
             used: set[str] = set()
             try:
                 expanded = _expand(name, args, macros, frozenset(), budget, used)
+            except _PasteError as e:
+                raise self._paste_error(e.macro, name, phys, m.start() + 1) from None
             except _IfError as e:
                 raise self.error(str(e), phys, m.start() + 1, len(name)) from None
             except RecursionError:
@@ -677,6 +690,21 @@ class Preprocessor:
         if b > last:
             out.append((line[last:b], logical, last + 1, True))
         return out
+
+    def _paste_error(self, mac: Macro, used: str, phys: int, col: int) -> CroqSyntaxError:
+        """A macro whose body pastes tokens with C's '##', expanded in a ``__co__`` function: the
+        error is at its ``#define``, a note at the use (host code may use it: the C++ compiler
+        expands it there)."""
+        err = CroqSyntaxError(
+            f"macro '{mac.name}' pastes tokens with '##': the preprocessor of Croqtile has no '#' or '##' operators",
+            mac.paste,
+            "write the pasted name out in the function, or define a macro for the whole name (LANGUAGE.md 2)",
+        )
+        via = f" (through '{used}')" if used != mac.name else ""
+        err.diagnostics[0].notes.append(
+            Diagnostic("note", f"'{mac.name}' is expanded here{via}", self._span(phys, col, len(used)))
+        )
+        return err
 
     def _record_cmdline_uses(self, used: set[str], start: int, end: int, via: str) -> None:
         """Remember where ``-D`` macros with a non-integer value were expanded (sema reports
@@ -694,6 +722,14 @@ class Preprocessor:
 
 class _IfError(Exception):
     pass
+
+
+class _PasteError(_IfError):
+    """A macro whose body has C's '##' was expanded."""
+
+    def __init__(self, macro: Macro) -> None:
+        super().__init__(f"macro '{macro.name}' pastes tokens with '##', which the preprocessor does not have")
+        self.macro = macro
 
 
 def _is_integer_text(text: str) -> bool:
@@ -757,6 +793,8 @@ def _expand(
     mac = macros[name]
     if used is not None and mac.command_line:
         used.add(name)
+    if mac.paste is not None:
+        raise _PasteError(mac)
     body = mac.body
     if mac.params is not None and args is not None:
         exp_args = [_rescan(a, macros, hide, budget, used) for a in args]

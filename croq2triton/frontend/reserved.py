@@ -13,7 +13,14 @@ from ..errors import CroqSyntaxError, SourceMap
 from .lexer import KEYWORDS
 from .repair import BEYOND, Trial, _like, token_span
 
-_RESERVED = frozenset(KEYWORDS) - {"__cpp__", "__asm__", "__to", "__co__", "true", "false", "nullptr", "inf"}
+_RESERVED = frozenset(KEYWORDS) - {"__cpp__", "__asm__", "__to", "__co__"}
+# the literals among them (LANGUAGE.md 3.3): said to be literals, not reserved words
+_LITERALS = {
+    "true": "a bool literal",
+    "false": "a bool literal",
+    "nullptr": "the null literal",
+    "inf": "a float literal (infinity)",
+}
 # the tokens a declared name follows: a type, 'mutable', a parameter's shape or '&'
 _BEFORE_NAME = frozenset({"ELEMTYPE", "INT", "BOOL", "MUTABLE", "STREAM", "EVENT", "]", "&"})
 
@@ -35,6 +42,12 @@ def explain(
     failed = trial(new, need)
     if failed is not None and failed < need:
         return None
+    if word in _LITERALS:
+        return CroqSyntaxError(
+            f"syntax error: '{word}' is {_LITERALS[word]} and cannot be a name",
+            token_span(tokens, err, err + 1, smap, ends),
+            f"give it another name ('{renamed}', ..)",
+        )
     return CroqSyntaxError(
         f"syntax error: '{word}' is a reserved word of Croqtile and cannot be a name",
         token_span(tokens, err, err + 1, smap, ends),

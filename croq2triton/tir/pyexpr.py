@@ -138,7 +138,46 @@ def _kernel_negative_zero(dtype: str) -> ast.expr:
     return ast.BinOp(zero, ast.Mult(), ast.UnaryOp(ast.USub(), ast.Constant(1.0)))
 
 
+def python_double(e: E.Expr) -> bool:
+    """Is ``e``, in a kernel, a Python ``float`` that holds an f64: an f64 constant, or ``+ - *``
+    and ``/`` by a non-zero constant of such (Python's float arithmetic is IEEE double's; a
+    division by zero raises there)?  Triton makes a Python float an f32 wherever no f64 tensor
+    gives it its type (a store, ``tl.where`` of two of them, ``tl.maximum``, a loop's initial value),
+    so where one stands alone it is made an f64 scalar first (:func:`_node`)."""
+    if e.dtype != "f64" or e.shape:
+        return False
+    if isinstance(e, E.Const):
+        return isinstance(e.value, float) and not negative_zero(e.value)
+    if isinstance(e, E.Un) and e.op == "-":
+        return python_double(e.value)
+    if isinstance(e, E.Bin) and e.op in ("+", "-", "*", "/"):
+        if e.op == "/" and not (isinstance(e.rhs, E.Const) and e.rhs.value != 0):
+            return False
+        return python_double(e.lhs) and python_double(e.rhs)
+    return False
+
+
+def _f64_tensor(e: E.Expr) -> bool:
+    """Is ``e``, in a kernel, an f64 Triton value (whose type a Python float beside it takes)?"""
+    return e.dtype == "f64" and not python_double(e)
+
+
 def _node(e: E.Expr, where: Where_) -> ast.expr:
+    if where == "kernel" and python_double(e):
+        return call("tl.full", ast.List([], ast.Load()), _bare(e), tl_type("f64"))
+    return _bare(e, where)
+
+
+def _operand(e: E.Expr, beside: E.Expr, where: Where_, both: bool) -> ast.expr:
+    """An operand of a binary operation or a choice: a Python float of an f64 as it is where the
+    other operand is an f64 tensor (Triton gives it that type) or, with ``both``, one too (Python
+    computes in double)."""
+    if where == "kernel" and python_double(e) and (_f64_tensor(beside) or (both and python_double(beside))):
+        return _bare(e)
+    return _node(e, where)
+
+
+def _bare(e: E.Expr, where: Where_ = "kernel") -> ast.expr:
     if isinstance(e, E.Const):
         if where == "kernel" and negative_zero(e.value):
             return _kernel_negative_zero(e.dtype)
@@ -161,7 +200,8 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
         if e.op == "-" and where == "kernel" and not E.is_int(e.dtype):
             # Triton's ``-x`` is ``0 - x``, which makes -(+0.0) +0.0: times -1.0 flips the sign bit
             # exactly, as C's negation does (-0.0, -inf, NaN kept; compiled, an fneg: neg.f32)
-            return ast.BinOp(_node(e.value, where), ast.Mult(), ast.UnaryOp(ast.USub(), ast.Constant(1.0)))
+            value = _bare(e.value) if python_double(e) else _node(e.value, where)
+            return ast.BinOp(value, ast.Mult(), ast.UnaryOp(ast.USub(), ast.Constant(1.0)))
         op: ast.unaryop = ast.USub() if e.op == "-" else ast.Invert()
         if e.op == "!":
             op = ast.Not()
@@ -176,8 +216,10 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
                 value = call("tl.cast", value, tl_type("f32"))
             return call(FP8_CONVERSIONS[e.type], value)
         if not e.value.shape:
-            # a scalar argument may reach the kernel as a Python int (Triton specializes 1): tl.cast takes it
-            return call("tl.cast", _node(e.value, where), tl_type(e.type))
+            # a scalar argument may reach the kernel as a Python int (Triton specializes 1): tl.cast takes it;
+            # a Python float of an f64 is rounded to f32 once there, to any other type from an f64 scalar
+            value = _bare(e.value) if e.type == "f32" and python_double(e.value) else _node(e.value, where)
+            return call("tl.cast", value, tl_type(e.type))
         return call_method(_node(e.value, where), "to", tl_type(e.type))
     if isinstance(e, E.CDiv):
         fn = "tl.cdiv" if where == "kernel" else "_rt.cdiv"
@@ -185,7 +227,8 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
     if isinstance(e, E.Where):
         if where == "host":
             return ast.IfExp(_node(e.cond, where), _node(e.then, where), _node(e.other, where))
-        return call("tl.where", _node(e.cond, where), _node(e.then, where), _node(e.other, where))
+        then, other = _operand(e.then, e.other, where, False), _operand(e.other, e.then, where, False)
+        return call("tl.where", _node(e.cond, where), then, other)
     if isinstance(e, E.Full):
         shape = ast.List([dim_node(d) for d in e.dims], ast.Load())
         if where == "kernel" and negative_zero(e.value):  # (see _kernel_negative_zero)
@@ -203,7 +246,10 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
     if isinstance(e, (H.Logic, H.ElemGet, H.CScalar)):
         return _host_only(e, where)
     assert isinstance(e, E.Bin), e
-    lhs, rhs = _node(e.lhs, where), _node(e.rhs, where)
+    # two Python floats of f64s are computed by Python, in double, where they make a Python float
+    # again (``python_double``) or a comparison's bool; a minimum of two would be an f32's
+    both = python_double(e) or e.op in _CMPOPS
+    lhs, rhs = _operand(e.lhs, e.rhs, where, both), _operand(e.rhs, e.lhs, where, both)
     if e.op in _BINOPS:
         return ast.BinOp(lhs, _BINOPS[e.op], rhs)
     if e.op in _CMPOPS:
@@ -218,7 +264,7 @@ def _node(e: E.Expr, where: Where_) -> ast.expr:
         if where == "kernel" and e.op == "%" and not e.lhs.shape and not e.rhs.shape:
             # C's fmod, Triton's '%' of float tensors (frem): two Python floats (constants, and
             # parameters in the interpreter) would floor, so the dividend is made a Triton scalar
-            lhs = call("tl.cast", lhs, tl_type(e.dtype))
+            lhs = lhs if python_double(e.lhs) else call("tl.cast", lhs, tl_type(e.dtype))  # (an f64 scalar)
         if where == "host" and e.op == "%":
             return call("_rt.fmod", lhs, rhs)  # C's fmod (truncating), where Python's '%' floors
         if where == "host" and not (isinstance(e.rhs, E.Const) and e.rhs.value != 0):
