@@ -20,6 +20,7 @@ Measured (H200, Triton 3.6, ``perf/bench.py`` elementwise rows, perf/RESULTS.md)
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -92,9 +93,17 @@ def _without(
     changed = False
     for s in body:
         if isinstance(s, N.Let) and s.var.type == "i1" and s.var.name not in lanes:
-            kept = [t for t in E.conjuncts(s.value) if not any(E.same(E.substitute(t, lets), b) for b in bounds)]
+            value = s.value
+            if renamed and _reads(value, renamed):  # a mask that reads one that went or was renamed
+                value = E.fold(E.substitute(value, _values(renamed)))
+            # (a constant term is no bound's: `bool k = true;` is a Let of True, not a proven bound)
+            kept = [
+                t
+                for t in E.conjuncts(value)
+                if isinstance(t, E.Const) or not any(E.same(E.substitute(t, lets), b) for b in bounds)
+            ]
             mask = E.conj(kept)
-            if len(kept) != len(E.conjuncts(s.value)):
+            if value is not s.value or len(kept) != len(E.conjuncts(value)):
                 changed = True
                 if isinstance(mask, E.Const) and mask.value:
                     renamed[s.var.name] = None
@@ -120,11 +129,16 @@ def _without(
                 s.other = None
         elif renamed and not isinstance(s, (N.Load, N.Store)):
             # a mask read as a value (``tl.where(mask, ..)``, schedule/vecmasks.py): what it became
-            values: dict[str, E.Expr] = {k: v if v is not None else E.Const(True, "i1") for k, v in renamed.items()}
+            values = _values(renamed)
             s = N.map_exprs(s, lambda e, v=values: E.fold(E.substitute(e, v)) if _reads(e, v) else e)  # type: ignore[misc]
         out.append(s)
     return out if changed else None
 
 
-def _reads(e: E.Expr, names: dict[str, E.Expr]) -> bool:
+def _values(renamed: dict[str, E.Var | None]) -> dict[str, E.Expr]:
+    """What each mask that went (True) or was renamed (its new variable) reads as."""
+    return {k: v if v is not None else E.Const(True, "i1") for k, v in renamed.items()}
+
+
+def _reads(e: E.Expr, names: Mapping[str, object]) -> bool:
     return any(v.name in names for v in E.free_vars(e))
