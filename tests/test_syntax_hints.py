@@ -119,6 +119,8 @@ MISTAKES = [
     ("f32 inf = 1.0f;", "inf", "'inf' is a float literal (infinity) and cannot be a name", "'inf_'"),
     ("mutable false = 0;", "false", "'false' is a bool literal and cannot be a name", "'false_'"),
     ("f32 v = tl.atomic_xchg(y, 1.0f);", "tl.atomic_xchg", "'tl.atomic_xchg' is Triton", "'__atomic_exch(x.at(i)"),
+    ("int k = 007;", "0", "unexpected integer '0'", "a number has no leading 0: write '7'"),
+    ("int k = 0012;", "0", "unexpected integer '0'", "a number has no leading 0: write '12'"),
 ]
 
 

@@ -341,6 +341,20 @@ def _declarations(tokens: list[Any], start: int, err: int) -> CHint | None:
     return None
 
 
+def _without_leading_zeros(tokens: list[Any], first: int) -> str:
+    """The number written from ``tokens[first]`` on (``007`` lexes as three numbers, each following
+    the other with no space) without its leading zeros: what the hint says to write."""
+    text, k = _text(tokens[first]), first + 1
+    while (
+        k < len(tokens)
+        and tokens[k].type == "NUM"
+        and tokens[k].lexpos == tokens[k - 1].lexpos + len(_text(tokens[k - 1]))
+    ):
+        text += _text(tokens[k])
+        k += 1
+    return text.lstrip("0") or "0"
+
+
 def _statements(tokens: list[Any], start: int, err: int) -> CHint | None:
     tok = tokens[err]
     kinds = [t.type for t in tokens[start : err + 1]]
@@ -355,8 +369,9 @@ def _statements(tokens: list[Any], start: int, err: int) -> CHint | None:
                 err,
             )
         return CHint(None, f"call a C++ function with 'call {word}(..);'", err)
-    if tok.type == "NUM" and err > start and tokens[err - 1].type == "NUM" and _text(tokens[err - 1]) == "0":
-        return CHint(None, f"a number has no leading 0: write '{_text(tok)}'", err - 1)
+    zero = err > start and tokens[err - 1].type == "NUM" and _text(tokens[err - 1]) == "0"
+    if tok.type == "NUM" and zero and tok.lexpos == tokens[err - 1].lexpos + 1:  # (007: no space between)
+        return CHint(None, f"a number has no leading 0: write '{_without_leading_zeros(tokens, err - 1)}'", err - 1)
     if tok.type in ("=", ";") and kinds.count("(") > kinds.count(")"):
         return CHint(None, "is a ')' missing before it?", err)
     if tok.type == "ELSE":
