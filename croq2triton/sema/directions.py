@@ -97,22 +97,25 @@ def _global_kw(e: A.Expr) -> bool:
     return isinstance(e, A.Name) and e.name == "global"
 
 
-def _tma_buffers(s: A.DmaStmt) -> Diagnostic:
+def _tma_only_global_shared(s: A.DmaStmt, what: str, hint: str) -> Diagnostic:
+    """A TMA copy ``what`` it may not move (LANGUAGE.md 7.8: TMA copies global <-> shared only)."""
     return Diagnostic(
         "error",
-        f"a tma.{s.op} between two buffers ('{source_text(s.src)}' => '{source_text(s.dst)}'): TMA copies"
+        f"a tma.{s.op} {what} ('{source_text(s.src)}' => '{source_text(s.dst)}'): TMA copies"
         " between global and shared memory only",
         s.span,
-        f"copy between buffers with 'dma.{s.op}'",
+        hint,
     )
 
 
+def _tma_buffers(s: A.DmaStmt) -> Diagnostic:
+    return _tma_only_global_shared(s, "between two buffers", f"copy between buffers with 'dma.{s.op}'")
+
+
 def _tma_global(s: A.DmaStmt) -> Diagnostic:
-    return Diagnostic(
-        "error",
-        f"a tma.{s.op} from global memory to global memory ('{source_text(s.src)}' => '{source_text(s.dst)}'):"
-        " TMA copies between global and shared memory only",
-        s.span,
+    return _tma_only_global_shared(
+        s,
+        "from global memory to global memory",
         f"stage the tile through a 'shared' buffer, or copy with 'dma.{s.op}'",
     )
 
@@ -129,12 +132,8 @@ def _atomic_local(c: A.Call) -> Diagnostic:
 
 
 def _tma_local(s: A.DmaStmt, side: str) -> Diagnostic:
-    return Diagnostic(
-        "error",
-        f"a tma.{s.op} with a local {side} ('{source_text(s.src)}' => '{source_text(s.dst)}'): TMA copies"
-        " between global and shared memory only",
-        s.span,
-        f"declare the buffer 'shared', or copy it with 'dma.{s.op}'",
+    return _tma_only_global_shared(
+        s, f"with a local {side}", f"declare the buffer 'shared', or copy it with 'dma.{s.op}'"
     )
 
 
