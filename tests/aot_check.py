@@ -31,6 +31,31 @@ PATTERNS = (
 )
 
 
+def store_in_dot_loop(ttgir: str) -> bool:
+    """Whether an epilogue's TMA store sits in the same loop as the MMAs (a persistent tile loop fused
+    with its K loop: ``flatten``), not after the K loop ends."""
+    stack: list[int] = []  # the scf.for each open region belongs to (-1: not a loop)
+    loops = 0
+    dots: set[int] = set()
+    stores: set[int] = set()
+    for line in ttgir.splitlines():
+        innermost = next((x for x in reversed(stack) if x >= 0), -2)
+        if "warp_group_dot " in line:
+            dots.add(innermost)
+        if "async_tma_copy_local_to_global" in line:
+            stores.add(innermost)
+        text = line.strip()
+        if text.startswith("}") and stack:  # a region ends (``} loc(...)``, ``} else {``)
+            stack.pop()
+        if text.endswith("{"):  # a region begins (attribute dictionaries close on their own line)
+            if "scf.for" in text:
+                loops += 1
+                stack.append(loops)
+            else:
+                stack.append(-1)
+    return bool(dots & stores - {-2})
+
+
 def main() -> None:
     path, func = sys.argv[1], sys.argv[2]
     shapes = json.loads(sys.argv[3])
@@ -81,6 +106,7 @@ def main() -> None:
                     "found": found,
                     "target": ".target sm_90a" in ptx,
                     "shared": k.metadata.shared,
+                    "store_in_dot_loop": store_in_dot_loop(ttgir),
                 }
             )
         )

@@ -217,6 +217,8 @@ class KernelEmitter:
             kw["warp_specialize"] = name(p.warp_specialize)
         elif p.warp_specialize:
             kw["warp_specialize"] = ast.Constant(True)
+        if p.flatten:
+            kw["flatten"] = ast.Constant(True)
         return call("tl.range", *bounds, **kw)
 
 

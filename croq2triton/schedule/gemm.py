@@ -402,6 +402,8 @@ class GemmBuilder:
                 body.append(N.For(work, pid, num_tiles * split_k, num_sms, tile_body, line=line))
             else:
                 outer_pipe = N.Pipeline("NUM_STAGES") if one_step else None
+                if s.flatten and not one_step:  # one pipeline across tiles: the K loop fused into this one
+                    outer_pipe = N.Pipeline("NUM_STAGES", flatten=True)
                 body.append(N.For(tile, pid, num_tiles, num_sms, tile_body, outer_pipe, line=line))
         else:
             body.extend(tile_body)

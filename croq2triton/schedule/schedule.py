@@ -29,6 +29,10 @@ class Schedule:
     tma: bool = True
     tma_store: bool = True  # the epilogue as half-width TMA boxes (else one masked store)
     warp_specialize: bool = False  # ask Triton for warp specialization where the launcher's switch allows it
+    # a persistent grid's loop over tiles fused with the K loop by Triton (``tl.range(..., flatten=True)``):
+    # one software pipeline across tiles, so the next tile's first loads are in flight during this
+    # tile's epilogue (schedule/gemm.py); no effect where the grid is not persistent
+    flatten: bool = False
     # programs the K loop of one output tile is divided among (1: none; 0: as many as the policy picks at
     # launch, policy.split_for): partial sums in a workspace, added by a second kernel (schedule/gemm.py)
     split_k: int = 1
@@ -63,9 +67,10 @@ class Schedule:
         order = f"persistent, groups of {self.group_m}" if self.persistent else f"groups of {self.group_m}"
         loads = "TMA loads" if self.tma else "masked loads"
         split = {1: "", 0: ", K split at launch"}.get(self.split_k, f", K split {self.split_k} ways")
+        fused = ", tile and K loops fused" if self.flatten and self.persistent else ""
         return (
             f"{self.block_m} x {self.block_n} x {self.block_k} tiles, {self.num_stages} stages, "
-            f"{self.num_warps} warps, {order}, {loads}{split} ({self.origin})"
+            f"{self.num_warps} warps, {order}{fused}, {loads}{split} ({self.origin})"
         )
 
 

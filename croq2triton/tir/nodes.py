@@ -235,6 +235,7 @@ class Pipeline:
     roles: tuple[str, ...] = ()  # e.g. ("producer: wg == 0", "consumer: wg >= 1")
     events: tuple[str, ...] = ()  # events with their generation counters
     ring: int = 0  # slots of the stage ring the source declares (0: none)
+    flatten: bool = False  # Triton fuses this loop with the loop nested in it into one pipeline
 
 
 @dataclass

@@ -71,6 +71,9 @@ CONTRACTION_FIELDS: dict[str, FieldSpec] = {
     "tma": FieldSpec("bool", "true or false", "operands read through TMA descriptors (else masked loads)"),
     "tma_store": FieldSpec("bool", "true or false", "the epilogue as TMA boxes (else one masked store)"),
     "warp_specialize": FieldSpec("bool", "true or false", "ask Triton for warp specialization"),
+    "flatten": FieldSpec("bool", "true or false",
+                         "a persistent grid's tile loop and K loop fused into one pipeline (the next tile's "
+                         "loads overlap this tile's epilogue)"),
     "split_k": FieldSpec("int", "1 (no split) to 64; 0: as the auto policy picks at launch",
                          "programs sharing each output tile's K loop (partial sums added by a second kernel)",
                          lambda s, c: (1, 2, 4)),
