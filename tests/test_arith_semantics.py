@@ -441,6 +441,12 @@ def test_math_builtins_at_special_values(schedule: str) -> None:
         ]
         assert not where, f"__{names[j]} ({schedule}): not C's value at {where[:6]}"
         close = ~exact
+        if DEVICE == "cuda":
+            # compiled, libdevice runs with denormals flushed (Triton links it with nvvm-reflect-ftz):
+            # a subnormal argument or value may come out as a zero of its sign
+            tiny = np.finfo(np.float32).tiny
+            subnormal = ((np.abs(x) < tiny) & (x != 0)) | ((np.abs(want) < tiny) & (want != 0))
+            close &= ~(subnormal & (g == 0))
         np.testing.assert_allclose(g[close], want[close], rtol=2e-5, err_msg=f"__{names[j]} ({schedule})")
 
 

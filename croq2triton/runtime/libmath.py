@@ -226,3 +226,20 @@ def round(x):
     else:
         y = libdevice.round(x)
     return y
+
+
+@triton.jit
+def fmod(x, y):
+    """C's ``fmod`` of floats (a kernel's ``%`` of floats): exact, with the dividend's sign, so
+    ``fmod(-4, 4)`` is ``-0.0``.  Compiled, libdevice's (Triton's ``%`` of floats, LLVM's ``frem``,
+    is expanded for NVPTX as ``x - trunc(x / y) * y``: ``+0.0`` there, and inexact for large
+    quotients); 16-bit operands in f32, the remainder (exact) rounded back.  The interpreter's ``%``
+    of floats is NumPy's ``fmod`` already."""
+    if _INTERPRET:
+        r = x % y
+    else:
+        if x.dtype == tl.float16 or x.dtype == tl.bfloat16:
+            r = libdevice.fmod(x.to(tl.float32), y.to(tl.float32)).to(x.dtype)
+        else:
+            r = libdevice.fmod(x, y)
+    return r

@@ -265,6 +265,8 @@ def _bare(e: E.Expr, where: Where_ = "kernel") -> ast.expr:
             # C's fmod, Triton's '%' of float tensors (frem): two Python floats (constants, and
             # parameters in the interpreter) would floor, so the dividend is made a Triton scalar
             lhs = lhs if python_double(e.lhs) else call("tl.cast", lhs, tl_type(e.dtype))  # (an f64 scalar)
+        if where == "kernel" and e.op == "%":
+            return call("_libm.fmod", lhs, rhs)  # C's fmod: exact, with the dividend's sign (runtime/libmath.py)
         if where == "host" and e.op == "%":
             return call("_rt.fmod", lhs, rhs)  # C's fmod (truncating), where Python's '%' floors
         if where == "host" and not (isinstance(e.rhs, E.Const) and e.rhs.value != 0):
