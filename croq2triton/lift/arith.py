@@ -50,8 +50,17 @@ def literal_type(e: A.IntLit) -> str:
 
 
 def weak(v: Value) -> bool:
-    """Does ``v`` take the type of the other operand (a literal of type int, bool or a float)?"""
-    return isinstance(v.expr, E.Const) and v.ctype not in ("s64", "u32", "u64")
+    """Does ``v`` take the type of the other operand (a literal of type int, bool or a float, or
+    arithmetic of literals only: ``1.0 / 3.0`` is as weak as ``2.0 * 3.0``, which folds to ``6.0``,
+    whether or not the folding keeps the operation)?"""
+    return literal_only(v.expr) and v.ctype not in ("s64", "u32", "u64")
+
+
+def literal_only(e: E.Expr) -> bool:
+    """Is ``e`` a constant, or arithmetic of constants only?"""
+    if isinstance(e, E.Const):
+        return True
+    return isinstance(e, (E.Bin, E.Un)) and all(literal_only(x) for x in e.children())
 
 
 @dataclass
@@ -180,9 +189,9 @@ class Arith:
             ctype = "int"
         # a literal takes the type of the other operand (Triton's weak scalar types), unless it is an
         # integer literal of a wider type than int (C: ``v + 2147483648`` is a long sum)
-        if weak(a) and not isinstance(b.expr, E.Const) and TYPES[ctype].is_float == TYPES[cb].is_float:
+        if weak(a) and not literal_only(b.expr) and TYPES[ctype].is_float == TYPES[cb].is_float:
             ctype = b.ctype
-        if weak(b) and not isinstance(a.expr, E.Const) and TYPES[ctype].is_float == TYPES[ca].is_float:
+        if weak(b) and not literal_only(a.expr) and TYPES[ctype].is_float == TYPES[ca].is_float:
             ctype = a.ctype
         compute = self.compute(ctype)
         x, y = self.convert(a, compute).expr, self.convert(b, compute).expr
@@ -197,9 +206,9 @@ class Arith:
         if TYPES[ca].is_float or TYPES[cb].is_float:
             raise CroqSemanticError(f"the operator '{op}' needs integer operands", node.span)
         ctype = c_promote(ca, cb) or ca
-        if weak(a) and not isinstance(b.expr, E.Const):
+        if weak(a) and not literal_only(b.expr):
             ctype = cb  # a literal takes the type of the other operand
-        elif weak(b) and not isinstance(a.expr, E.Const):
+        elif weak(b) and not literal_only(a.expr):
             ctype = ca
         compute = "int" if a.ctype == b.ctype == "int" else self.compute(ctype)
         x, y = (self.convert(Value(v.expr, "s32") if v.ctype == "bool" else v, compute).expr for v in (a, b))

@@ -258,6 +258,8 @@ class Buffers(ViewAlgebra):
                 return Bounded(self.block_level(v.value), v.bound)
             if isinstance(v, WithName):  # named by 'with', no 'foreach' over it: 0 (LANGUAGE.md 7.4)
                 return Bounded(E.Const(0), v.extent)
+            if isinstance(v, Value) and (hb := self.host_bound_of(e.name)) is not None:  # a host loop's counter
+                return Bounded(v.expr, hb)
             d = self.derived_bound(v)  # ``bn = idx % num_n`` (lift/kernel.py derived_index)
             if d is not None and (self.lane_views or not self.block_level(d.value).shape):
                 return Bounded(self.block_level(d.value), d.bound)
@@ -940,7 +942,7 @@ class Buffers(ViewAlgebra):
         for sc in reversed(self.scopes):
             if name in sc:
                 return sc[name]
-        return None
+        return self.host_bounded(name)  # (lift/loops.py: a bounded name of host-level code)
 
 
 def _dense_steps(shape: tuple[E.Expr, ...]) -> tuple[E.Expr, ...]:

@@ -226,9 +226,9 @@ class Copies:
             if again is not None:  # ``f = dma.copy .. => shared;`` in a loop, ``f`` bound before it
                 dst = again
             elif None in extents:  # its tile's extents are fixed at launch
-                if pad is not None:
-                    raise NotLifted("a dma.pad into a fresh buffer of run-time shape", s)
                 sizes = tuple(view_shape(src)[c] for c in perm)
+                if pad is not None:  # each dimension enlarged by its borders (LANGUAGE.md 7.8)
+                    sizes = tuple(E.fold(padded_extent(n, c, pad)) for c, n in enumerate(sizes))
                 buf = self.launch_buffer(s.result or "buf", elem, sizes, s)
             else:
                 buf = self.new_buffer(s.result or "buf", elem, tuple(n for n in extents if n is not None), 0, s)

@@ -12,7 +12,7 @@ what ``a`` had.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CroqSemanticError
@@ -26,13 +26,19 @@ from .terms import const_int, unparen
 
 @dataclass(frozen=True)
 class AnyFuture:
-    """``f = tma.any``: a future of no copy yet (a later copy into fresh memory rebinds it)."""
+    """``f = tma.any``: a future of no copy yet (a later copy into fresh memory rebinds it).
+    ``body`` and ``after``: where it was declared in the lifted program (the statement list, and the
+    statement it follows there), where a swap that gives it a buffer binds that buffer."""
+
+    body: list[Any] | None = field(default=None, compare=False)
+    after: Any = field(default=None, compare=False)
 
 
 class Futures:
     scopes: list[dict[str, Any]]
     lookup: Any
     emit: Any
+    body: list[N.Stmt]
     fresh: Any
     tile_value: Any
     new_buffer: Any
@@ -43,7 +49,7 @@ class Futures:
     scratch_names: set[str]
 
     def dma_any(self, s: A.DmaAny) -> None:
-        self.scopes[-1][s.result] = AnyFuture()
+        self.scopes[-1][s.result] = AnyFuture(self.body, self.body[-1] if self.body else None)
 
     def bind_placeholders(self, branches: list[dict[str, Any]]) -> None:
         """A copy under a condition into a placeholder (``if (k + 1 < n) nxt = dma.copy .. =>
@@ -69,6 +75,9 @@ class Futures:
         return False
 
     def swap(self, s: A.Swap) -> None:
+        if all(self.placeholder(n) for n in s.names):
+            return  # placeholders of no copy change places: nothing to move (LANGUAGE.md 7.8)
+        self.bind_swapped_placeholders(s)
         buffers = [self.swapped(n, s) for n in s.names]
         if len(buffers) < 2 or len({(b.tile, b.extents, b.var.type) for b in buffers}) != 1:
             raise NotLifted(f"a '{s.kind}' of buffers of different shapes", s)
@@ -78,6 +87,31 @@ class Futures:
         for b, nxt in zip(buffers, buffers[1:], strict=False):
             self.set_tile(b, self.tile_value(nxt, s), s)
         self.set_tile(buffers[-1], keep, s)
+
+    def bind_swapped_placeholders(self, s: A.Swap) -> None:
+        """The ``dma.any`` / ``tma.any`` placeholders a swap or rotate exchanges with buffers
+        (``b = dma.copy ..; swap(a, b);`` after ``a = dma.any``): each becomes a buffer of the
+        others' shape, bound where the placeholder was declared (a loop around the swap carries it;
+        it holds no copy's data, zeros, until one is swapped or copied into it), so the names
+        change places as buffers do."""
+        shaped = next((self.swapped(n, s) for n in s.names if not self.placeholder(n)), None)
+        if shaped is None:
+            return
+        for name in s.names:
+            if not self.placeholder(name):
+                continue
+            scope = next(sc for sc in reversed(self.scopes) if name in sc)
+            marker: AnyFuture = scope[name]
+            if marker.body is None:
+                raise NotLifted(f"a '{s.kind}' of the placeholder '{name}' declared outside this kernel", s)
+            buf = self.new_buffer(name, shaped.elem, shaped.extents, 0, s)
+            buf.line = s.span.line if s.span else 0
+            let = N.Let(buf.var, E.Full(buf.tile, 0, buf.var.type), line=buf.line)
+            body = marker.body
+            at = next((i + 1 for i, x in enumerate(body) if x is marker.after), 0) if marker.after is not None else 0
+            body.insert(at, let)
+            buf.defined = True
+            scope[name] = CopyFuture(self.whole_buffer(buf))
 
     def swapped(self, name: str, node: A.Node) -> TileBuffer:
         """The buffer behind a name a swap exchanges: a buffer or a copy's future, a register tile

@@ -67,5 +67,10 @@ class HostScope:
     shape_values: dict[str, tuple[E.Expr, ...]] = field(default_factory=dict)
     ituples: set[str] = field(default_factory=set)  # those of ``shapes`` that are ituples (indices)
     events: set[str] = field(default_factory=set)  # ``global event`` declared between launches
+    # bounded names of host-level ``with`` / ``foreach`` (LANGUAGE.md 7.2): (current value, bound) as
+    # launcher expressions, the value None where no ``foreach`` iterates the name (a kernel may);
+    # a bounded index tuple's parts are ``name#k``, names the user cannot spell
+    bounded: dict[str, tuple[E.Expr | None, E.Expr]] = field(default_factory=dict)
+    bounded_tuples: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # those that earlier launches triggered: how many times every block of them did (lift/events.py)
     released: dict[str, int] = field(default_factory=dict)

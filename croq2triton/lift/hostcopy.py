@@ -36,6 +36,7 @@ class Pending:
 class HostCopies:
     names: dict[str, Any]
     body: list[H.Stmt]
+    loops: int
     uid: int
     error: Any
     value: Any
@@ -278,6 +279,25 @@ class HostCopies:
         """``swap(a, b)`` / ``rotate(a, b, c..)`` between launches: the names move, not the bytes
         (LANGUAGE.md 7.8); ``a`` names what ``b`` named, and so on round.  In a host loop the
         launcher's variables exchange their tensors each time it runs."""
+        if any(isinstance(self.names.get(n), Pending) for n in s.names) and all(
+            isinstance(self.names.get(n), (Pending, Tensor)) and n not in params for n in s.names
+        ):
+            if self.loops:
+                raise self.error(
+                    f"a host-level '{s.kind}' of a dma.any placeholder in a host loop",
+                    s,
+                    "bind a copy to the placeholder before the loop ('f = dma.copy .. => global;'), or swap the"
+                    " futures inside a kernel",
+                )
+            old = [self.names[n] for n in s.names]  # straight-line code: the names change places
+            copies = any(n in self.copies for n in s.names)
+            for n, v in zip(s.names, [*old[1:], old[0]], strict=True):
+                self.names[n] = v
+                if isinstance(v, Tensor) and copies:  # (``n.data`` reads the tensor, as a copy's does)
+                    self.copies.add(n)
+                else:
+                    self.copies.discard(n)
+            return
         tensors: list[Tensor] = []
         for n in s.names:
             v = self.names.get(n)

@@ -218,8 +218,17 @@ class HostExprs:
             return E.Bin("max" if e.name == "__max" else "min", a, b)
         if isinstance(e, A.MdspanLit):
             return Shape(self.shape(e.items))
-        if isinstance(e, A.ItupleLit):
-            return ITuple(tuple(self.evaluate(x) for x in e.items))
+        if isinstance(e, A.ItupleLit):  # ``{a, 5}``: an index tuple's items spliced in (LANGUAGE.md 7.1)
+            items: list[E.Expr] = []
+            for x in e.items:
+                v = self.value(x)
+                if isinstance(v, ITuple):
+                    items.extend(v.items)
+                elif isinstance(v, BoundedTuple):
+                    items.extend(p.value for p in v.parts)
+                else:
+                    items.append(self.evaluate(x))
+            return ITuple(tuple(items))
         if isinstance(e, A.Member) and e.member == "data":  # a host-level copy's destination
             base = self.value(e.base)
             if isinstance(base, Tensor):

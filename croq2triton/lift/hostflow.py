@@ -18,6 +18,7 @@ from ..tir import host as H
 from .hostexpr import HostExprs, const
 from .hostvalues import Bounded, BoundedTuple, ITuple
 from .names import safe
+from .terms import where_refusal
 
 
 class HostFlow(HostExprs):
@@ -111,6 +112,10 @@ class HostFlow(HostExprs):
 
     def with_(self, s: A.With) -> None:
         """Bounded index names (value 0 until a ``foreach`` over them), seen only in the body."""
+        refused = where_refusal(s)
+        if refused is not None:
+            msg, node, hint = refused
+            raise self.error(f"croq2triton does not translate {msg}", node, hint)
         saved = dict(self.names)
         try:
             for wi in s.withins:

@@ -54,6 +54,7 @@ from .parts import Parts
 from .placement import nested_lane_axes, scratch_buffers, varying_names
 from .scratch import ScratchBuffers
 from .terms import Bounded, IndexTuple, Region, WithName, unparen
+from .terms import const_int as ir_const_int
 from .threadfrags import thread_frags
 from .tma import TmaCopies
 from .units import Units
@@ -794,11 +795,15 @@ class Lifter(
         for sc in reversed(self.scopes):
             if name in sc:
                 return sc[name]
+        hb = self.host_bounded(name)  # a name of a host-level 'with' (lift/loops.py)
+        if hb is not None and not isinstance(hb, IndexTuple):
+            return hb
         s = self.host.scalars.get(name)
         if s is not None:
             if s.elem not in ("int", "bool") and ir_type(s.elem) is None:
                 raise NotLifted(f"a scalar of type '{s.elem}'", node)
-            lo = 0 if name in self.sizes() else None
+            counter = self.host.bounded.get(name, (None, None))[0] is not None  # a host loop's counter
+            lo = 0 if counter or name in self.sizes() else None
             if s.elem == "bool":  # Triton may pass True as the integer 1 (it specializes 1): compare it
                 return Value(E.Bin("!=", self.scalar_arg(name, s.host, "int"), E.Const(0)), "bool")
             return Value(self.scalar_arg(name, s.host, s.elem, lo=lo), s.elem)
@@ -823,8 +828,12 @@ class Lifter(
         """Is ``name`` declared anywhere the kernel can see (its scopes, the launcher's names)?"""
         h = self.host
         return any(name in sc for sc in self.scopes) or any(
-            name in d for d in (h.tensors, h.scalars, h.constants, h.float_constants, h.bool_constants, h.shapes)
-        )
+            name in d
+            for d in (
+                h.tensors, h.scalars, h.constants, h.float_constants, h.bool_constants, h.shapes, h.bounded,
+                h.bounded_tuples,
+            )
+        )  # fmt: skip
 
     def sizes(self) -> set[str]:
         return {x for t in self.host.tensors.values() for x in t.extents if isinstance(x, str)}
@@ -884,8 +893,19 @@ class Lifter(
                 return b
             if isinstance(b, WithName):  # named by 'with', no 'foreach' over it: 0 (LANGUAGE.md 7.4)
                 return Bounded(E.Const(0), b.extent)
+            if isinstance(b, Value) and (hb := self.host_bound_of(e.name)) is not None:  # a host loop's counter
+                return Bounded(b.expr, hb)
             if (d := self.derived_bound(b)) is not None:
                 return d
+        if isinstance(e, A.GetIth) and isinstance(unparen(e.base), A.Name):
+            name = unparen(e.base).name  # type: ignore[attr-defined]
+            t = self.binding(name)
+            if isinstance(t, IndexTuple):  # ``idx(1)``: a part of a bounded index tuple
+                k = ir_const_int(self.int_expr(e.index))
+                if k is not None and -len(t.parts) <= k < len(t.parts):
+                    return self.index_bound(A.Name(t.parts[k], span=e.span))
+            elif isinstance(t, (Bounded, WithName)):  # ``y(-1)``: the index #y - 1 among #y (LANGUAGE.md 7.2)
+                return Bounded(self.tuple_part(name, e).expr, self.index_bound(e.base).bound)
         raise NotLifted("'#' of something that is not a bounded index", e)
 
     def derived_bound(self, b: Any) -> Bounded | None:

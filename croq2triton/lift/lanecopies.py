@@ -105,7 +105,8 @@ class LaneCopies:
             storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
             extents = tuple(const_int(n) for n in src.shape)
             if storage not in STORAGES or None in extents or any(n < 1 for n in extents):  # type: ignore[operator]
-                raise NotLifted(_lane_copy_refusal(storage, extents), s)
+                why, hint = _lane_copy_refusal(storage, extents)
+                raise NotLifted(why, s, hint)
             buf = self.give_home(self.new_buffer(s.result or "buf", src.buffer.elem, extents, 0, s), storage, s)
             if buf.home is None or buf.home.lane is None:
                 raise NotLifted("a per-thread copy into a buffer the threads share", s)
@@ -127,7 +128,8 @@ class LaneCopies:
             storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
             extents = self.place_shape(src)
             if storage not in STORAGES or None in extents or any(n < 1 for n in extents):  # type: ignore[operator]
-                raise NotLifted(_lane_copy_refusal(storage, extents), s)
+                why, hint = _lane_copy_refusal(storage, extents)
+                raise NotLifted(why, s, hint)
             if pad is not None:
                 extents = tuple(padded_extent(n, c, pad) for c, n in enumerate(extents))
             extents = tuple(extents[c] for c in perm)
@@ -258,10 +260,16 @@ def _lifted(e: E.Expr, lanes: int, rank: int, node: A.Node) -> E.Expr:
     return E.Lift(e, rank, tuple(range(lanes)))
 
 
-def _lane_copy_refusal(storage: str | None, extents: tuple[int | None, ...]) -> str:
-    """Why a per-thread copy into fresh memory is refused: its extent, or the memory it names."""
+def _lane_copy_refusal(storage: str | None, extents: tuple[int | None, ...]) -> tuple[str, str | None]:
+    """Why a per-thread copy into fresh memory is refused (its extent, or the memory it names), and
+    the hint."""
     if storage not in STORAGES:
-        return f"a per-thread copy into fresh '{storage}' memory (a thread's own buffer is 'local' or 'shared')"
+        return f"a per-thread copy into fresh '{storage}' memory (a thread's own buffer is 'local' or 'shared')", None
     if None in extents:
-        return "a per-thread copy of an extent known only at launch (each thread's buffer needs constant extents)"
-    return "a per-thread copy of no elements"
+        return (
+            "a per-thread copy of a window whose extents are known only at launch into the thread's own buffer"
+            " (croq2triton keeps each thread's buffer in constant extents)",
+            "give each thread's window constant extents (x.subspan(16).at(p # q), with a grid that covers the"
+            " tensor), or read and write its elements with '.at' in a loop over the window",
+        )
+    return "a per-thread copy of no elements", None

@@ -32,7 +32,7 @@ from .hostcopy import HostCopies, copies_as_tensors
 from .hostexpr import binary, const
 from .hostflow import HostFlow, line_of
 from .hostupdates import updated_scalars
-from .hostvalues import ITuple, Reshaped, Shape, Stream, Tensor, croq_of, ir_of
+from .hostvalues import Bounded, BoundedTuple, ITuple, Reshaped, Shape, Stream, Tensor, croq_of, ir_of
 from .names import safe
 from .returntypes import return_checks
 from .terms import unparen
@@ -160,6 +160,19 @@ class LauncherLifting(HostFlow, HostCopies):
             elif isinstance(v, ITuple) and all(isinstance(d, (E.Const, E.Var)) for d in v.items):
                 scope.shapes[croq] = tuple(_extent(d) for d in v.items)  # an ituple as a shape
                 scope.ituples.add(croq)
+            if isinstance(v, Bounded):  # a name of a host-level 'with' that no 'foreach' iterates
+                scope.bounded[croq] = (None, v.bound)
+            elif isinstance(v, E.Var) and v.name in self.counter_bounds:  # a host-level loop's counter
+                scope.bounded[croq] = (v, self.counter_bounds[v.name])
+            parts: list[tuple[E.Expr | None, E.Expr]] | None = None
+            if isinstance(v, BoundedTuple):
+                parts = [(None, p.bound) for p in v.parts]
+            elif isinstance(v, ITuple) and all(isinstance(d, E.Var) and d.name in self.counter_bounds for d in v.items):
+                parts = [(d, self.counter_bounds[d.name]) for d in v.items if isinstance(d, E.Var)]
+            if parts:
+                keys = tuple(f"{croq}#{k}" for k in range(len(parts)))
+                scope.bounded.update(zip(keys, parts, strict=True))
+                scope.bounded_tuples[croq] = keys
             items = v.dims if isinstance(v, Shape) else v.items if isinstance(v, ITuple) else None
             if items is not None and all(isinstance(d, E.Expr) and E.is_int(d.dtype) for d in items):
                 scope.shape_values[croq] = tuple(items)

@@ -25,7 +25,7 @@ from .arith import Value
 from .buffers import BufferArray, TileBuffer, view_shape
 from .maps import map_counters
 from .notlifted import NotLifted
-from .terms import Bounded, IndexTuple, ShapeName, WithName, const_int, unparen
+from .terms import Bounded, IndexTuple, ShapeName, WithName, const_int, unparen, where_refusal
 
 
 @dataclass(frozen=True)
@@ -69,12 +69,9 @@ class Loops:
     warnings: list[Diagnostic]
 
     def with_stmt(self, s: A.With) -> None:
-        related = {n for pair in s.where for n in pair}
-        iterated = {
-            it.name for n in s.body.walk() if isinstance(n, A.Foreach) for it in n.items if isinstance(it, A.RangeItem)
-        }
-        if related & iterated:  # names a 'where' relates only matter to the loops over them
-            raise NotLifted("a loop over names related by 'where'", s)
+        refused = where_refusal(s)
+        if refused is not None:
+            raise NotLifted(*refused)
         scope: dict[str, Any] = {}
         for w in s.withins:
             pairs, tuples = self.named_extents(w)
@@ -164,18 +161,51 @@ class Loops:
         items = self.host.shape_values.get(name)
         if items is None:
             return None
-        out: list[E.Expr] = []
-        for k, item in enumerate(items):
-            item = E.fold(item)
-            if isinstance(item, E.Const):
-                out.append(item)
-                continue
-            known = next((a for a in self.args.values() if isinstance(a, N.Scalar) and E.same(a.host, item)), None)
-            arg = known.name if known is not None else self.fresh(f"{name}_{k}")
-            if known is None:
-                self.args[arg] = N.Scalar(arg, "i32", item)
-            out.append(E.Var(arg, "i32"))
-        return out
+        return [self.launch_arg(f"{name}_{k}", item) for k, item in enumerate(items)]
+
+    def launch_arg(self, hint: str, item: E.Expr) -> E.Expr:
+        """An integer the launcher computes, as the kernel reads it: a constant itself, else an
+        argument (one per value, named after ``hint``)."""
+        item = E.fold(item)
+        if isinstance(item, E.Const):
+            return item
+        known = next((a for a in self.args.values() if isinstance(a, N.Scalar) and E.same(a.host, item)), None)
+        arg = known.name if known is not None else self.fresh(hint)
+        if known is None:
+            self.args[arg] = N.Scalar(arg, "i32", item)
+        return E.Var(arg, "i32", lo=0 if isinstance(item, E.Var) and item.lo == 0 else None)
+
+    def host_bounded(self, name: str) -> Bounded | WithName | IndexTuple | None:
+        """A bounded name of a host-level ``with`` or ``foreach`` (LANGUAGE.md 7.2) as the kernel sees
+        it: a ``with`` name no host loop iterates is the kernel's to iterate (0 until then), a host
+        loop's counter is its value among its bound, a bounded index tuple its parts (None: no such
+        name).  Iterated names the user spells are read as scalars (:meth:`host_bound_of`)."""
+        h = self.host
+        if name in h.bounded_tuples:
+            found: Bounded | WithName | IndexTuple = IndexTuple(h.bounded_tuples[name])
+        elif name in h.bounded and (h.bounded[name][0] is None or "#" in name):
+            value, bound = h.bounded[name]
+            hint = name.replace("#", "_")
+            extent = self.launch_arg(f"{hint}_bound", bound)
+            spelled = next(
+                (c for c, sc in h.scalars.items() if isinstance(value, E.Var) and sc.host == value.name), None
+            )  # a part the user names (``with idx = {i, j}``): the argument that name reads
+            current = self.scalar_arg(spelled, value.name, "int", lo=0) if spelled is not None else None
+            if value is None:
+                found = WithName(extent)
+            else:
+                found = Bounded(current if current is not None else self.launch_arg(hint, value), extent)
+        else:
+            return None
+        self.scopes[0][name] = found
+        return found
+
+    def host_bound_of(self, name: str) -> E.Expr | None:
+        """The bound of a host loop's counter ``name`` (None: not one)."""
+        entry = self.host.bounded.get(name)
+        if entry is None or entry[0] is None or self.binding(name) is not None:
+            return None
+        return self.launch_arg(f"{name}_bound", entry[1])
 
     def is_shape(self, x: A.Expr) -> bool:
         """Does ``x`` denote a shape (of several extents, or a span) rather than one integer?"""

@@ -559,18 +559,23 @@ class Mmas:
         shape = tuple(
             const_int(x) for x in (dst.shape if isinstance(dst, Region) else [dst.shape[d] for d in dst.axes])
         )
-        if len(shape) != 2:
-            raise NotLifted("an mma.store into a view that is not two-dimensional", s)
+        rank = len(shape)  # an accumulator's tile, or a fragment reduced along a dimension (LANGUAGE.md 7.9)
+        if rank not in (1, 2):
+            raise NotLifted(f"an mma.store into a view of {rank} dimensions", s)
         transp = s.variant == "transp"
+        if transp and rank == 1:
+            raise NotLifted("an mma.store.transp into a one-dimensional view", s)
         acc = self.accumulator(s.acc, s)
         if isinstance(acc, Fragment):
             if None in shape:
                 raise NotLifted("an mma.store of an accumulator only its store would shape", s)
             ext = (shape[1], shape[0]) if transp else shape
             acc = self.shaped(acc, ext, "f32", s)  # type: ignore[arg-type]
+        if len(acc.extents) != rank:
+            raise NotLifted(f"an mma.store of a {len(acc.extents)}-D fragment into a {rank}-D view", s)
         value: E.Expr = self.tile_value(acc, s)
         extents = acc.extents
-        placing = acc.placing or (None, None)
+        placing = acc.placing or (None,) * rank
         value, extents, placing = self.picked_tile(value, extents, placing)
         if transp:
             value, extents, placing = E.Permute(value, (1, 0)), (extents[1], extents[0]), (placing[1], placing[0])
@@ -600,11 +605,11 @@ class Mmas:
             self.set_tile(out, E.fold(E.Cast(value, out.var.type)), s)
         src = self.whole_buffer(out)
         if s.variant == "mask":  # only the first rows (and columns)
-            if len(s.extra) not in (1, 2):
+            if not 1 <= len(s.extra) <= rank:
                 raise NotLifted("an mma.store.mask of this form", s)
-            limits = [self.int_expr(x) for x in s.extra] + [E.Const(extents[1])] * (2 - len(s.extra))
+            limits = [self.int_expr(x) for x in s.extra] + [E.Const(n) for n in extents[len(s.extra) :]]
             src = BufferView(out, src.offsets, tuple(limits), src.keep)
-        self.empty(src, dst, s, (0, 1), only_src=s.variant == "mask")
+        self.empty(src, dst, s, tuple(range(rank)), only_src=s.variant == "mask")
 
     def picked_tile(
         self, value: E.Expr, extents: tuple[int, ...], placing: tuple[str | None, ...]

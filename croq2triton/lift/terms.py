@@ -340,3 +340,32 @@ def root_name(e: A.Expr) -> str | None:
 
 def subst_elem(x: Elem, env: dict[str, E.Expr]) -> Elem:
     return x.mapped(lambda i: E.substitute(i, env))
+
+
+def where_refusal(s: A.With) -> tuple[str, A.Node, str] | None:
+    """What croq2triton says of a ``foreach`` over a name that ``with .. where a <-> b`` relates
+    (LANGUAGE.md 5 gives the clause its grammar but no meaning, and upstream's GPU backend aborts on
+    it, "where bind is yet to support"): the refusal's text, where it stands, and its hint.  None
+    where no loop iterates a related name (the clause then changes nothing: no name takes another
+    value than 0)."""
+    pairs = {n: (a, b) for a, b in s.where for n in (a, b)}
+    tuples = {w.name: [v for v in w.vars or [] if v] for w in s.withins if w.name}
+    for n in s.body.walk():
+        if not isinstance(n, A.Foreach):
+            continue
+        for it in n.items:
+            if not isinstance(it, A.RangeItem):
+                continue
+            name = next((v for v in [it.name, *tuples.get(it.name, [])] if v in pairs), None)
+            if name is None:
+                continue
+            a, b = pairs[name]
+            other = b if name == a else a
+            return (
+                f"a 'foreach' over '{it.name}' inside 'with .. where {a} <-> {b}' (LANGUAGE.md gives 'where' a"
+                " grammar but no meaning, and upstream's GPU backend does not translate it either)",
+                it,
+                f"leave out 'where {a} <-> {b}'; if it means that '{name}' and '{other}' are one index, loop over"
+                f" '{name}' and write '{name}' where '{other}' stands",
+            )
+    return None

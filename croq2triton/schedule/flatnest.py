@@ -79,7 +79,7 @@ def _unit_steps(loop: N.For, taken: set[str]) -> N.For | None:
         return None
     if loop.start.shape or loop.stop.shape:
         return None
-    k = E.Var(N.fresh_name(f"{loop.var.name}_step", taken), loop.var.dtype)
+    k = E.Var(N.fresh_name(f"{loop.var.name}_step", taken), loop.var.dtype, lo=0)
     value = E.fold(E.Bin("+", loop.start, E.Bin("*", k, step)))
     stop = E.fold(E.CDiv(E.Bin("-", loop.stop, loop.start), step))
     body = [N.Let(loop.var, value, line=loop.line), *loop.body]
@@ -103,11 +103,12 @@ def _flatten(outer: N.For, taken: set[str]) -> N.For:
         raise _NotFlat
     b = int(extent.value)
     name = N.fresh_name(f"{jb}_{jj}", taken)
-    u = E.Var(name, outer.var.dtype)
+    stop = E.fold(E.Bin("*", E.Bin("-", outer.stop, outer.start), E.Const(b)))
+    last = int(stop.value) - 1 if isinstance(stop, E.Const) and isinstance(stop.value, int) else None
+    u = E.Var(name, outer.var.dtype, lo=0, hi=last)  # (from 0: an index of it is not negative)
     # B * jb + jj, as u
     flat = E.fold(E.Bin("+", u, E.Bin("+", E.Bin("*", E.Const(b), outer.start), inner.start)))
     body = [N.map_exprs(s, lambda e: _combined(e, jb, jj, b, flat)) for s in inner.body]
-    stop = E.fold(E.Bin("*", E.Bin("-", outer.stop, outer.start), E.Const(b)))
     return N.For(
         u,
         E.Const(0),

@@ -70,6 +70,8 @@ def _count(e: A.Expr, res: Resolution, depth: int) -> int | None:
                 if b is None or b.kind in ("bounded", "unknown"):
                     return None
                 sub = _count(x, res, depth + 1) if b.kind in ("mdspan", "ituple") else 1
+            elif _tuple_valued(x, res):  # ``[b * 8]`` of an ituple ``b``: element-wise, b's count
+                sub = _count(x, res, depth + 1)
             else:
                 sub = 1 if not any(isinstance(y, (A.MdspanLit, A.ItupleLit, A.Member)) for y in x.walk()) else None
             if sub is None:
@@ -85,7 +87,25 @@ def _count(e: A.Expr, res: Resolution, depth: int) -> int | None:
         return _span_rank(e, res)
     if isinstance(e, (A.Index, A.Derive)):
         return len(e.indices if isinstance(e, A.Index) else e.items)
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):  # element-wise (LANGUAGE.md 7.1)
+        sides = [_count(x, res, depth + 1) if _tuple_valued(x, res) else 0 for x in (e.lhs, e.rhs)]
+        if None in sides or sides == [0, 0]:
+            return None
+        return max(c for c in sides if c is not None)
     return None
+
+
+def _tuple_valued(e: A.Expr, res: Resolution) -> bool:
+    """Is ``e`` a shape or an int tuple, or element-wise arithmetic with one?"""
+    e = A.unparen(e)
+    if isinstance(e, (A.MdspanLit, A.ItupleLit)) or (isinstance(e, A.Member) and e.member == "span"):
+        return True
+    if isinstance(e, A.Name):
+        b = res.binding(e)
+        return b is not None and b.kind in ("mdspan", "ituple")
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
+        return _tuple_valued(e.lhs, res) or _tuple_valued(e.rhs, res)
+    return False
 
 
 def _position_error(n: A.Node, at: A.Node, name: str, found: tuple[str, int], k: int) -> Diagnostic:
