@@ -96,7 +96,9 @@ mod = load(sys.argv[1], interpret=False, schedule=sys.argv[2])
 out = {}
 for fn, args in json.loads(sys.argv[3]).items():
     lines = []
-    tensors = [torch.empty(*shape, dtype=getattr(torch, dtype)) for shape, dtype in args]
+    # (on a GPU machine the launcher takes only tensors on the GPU; compiling needs none)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    tensors = [torch.empty(*shape, dtype=getattr(torch, dtype), device=device) for shape, dtype in args]
     for la in record(getattr(mod, fn), *tensors):
         try:
             ptx = compile_launch(la).asm["ptx"]

@@ -35,7 +35,7 @@ def _source(**fields: object) -> str:
 def test_flatten_fuses_the_tile_loop() -> None:
     src = _source(flatten=True)
     assert "for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):" in src
-    assert "flatten" not in _source()
+    assert "flatten" not in _source(flatten=False)
     # one program per tile: no tile loop to fuse, the kernel of the point without the field
     assert _source(flatten=True, persistent=False) == _source(persistent=False)
 
@@ -63,3 +63,26 @@ def test_flattened_epilogue_overlaps_the_next_tile_on_sm90a() -> None:
         assert rec["target"] and rec["found"]["wgmma.mma_async"] and rec["found"]["cp.async.bulk.tensor"], rec
         seen[flat] = rec["store_in_dot_loop"]
     assert seen == {True: True, False: False}
+
+
+def test_auto_fuses_16_bit_contractions_in_the_stages_that_fit() -> None:
+    """``--schedule auto`` fuses a persistent 16-bit contraction's loops, with 4 stages where they fit
+    beside the epilogue's buffer (an f16 output: 4 x 48 KB + 32 KB) and 3 where they do not (an f32
+    output's 64 KB); 8-bit operands as before (measured no faster fused)."""
+    from croq2triton.schedule.shared import SHARED_LIMIT, contraction_shared
+
+    def auto(path: str) -> tuple[object, object]:
+        f = REPO / path
+        tr = translate_full(f.read_text(), filename=str(f), schedule="auto")
+        (fn,) = tr.schedules
+        (kernel,) = [k for k in tr.schedules[fn] if k in tr.contractions[fn]]
+        return tr.schedules[fn][kernel], tr.contractions[fn][kernel]
+
+    s, c = auto("examples/gemm_v4.co")
+    assert (s.num_stages, s.flatten, s.persistent) == (4, True, True)
+    assert contraction_shared(s, c) <= SHARED_LIMIT
+    s, c = auto("tests/programs/gemm_forms/mma_rowrow_global.co")  # f16 operands, an f32 output
+    assert (s.num_stages, s.flatten) == (3, True)
+    assert contraction_shared(s.with_(num_stages=4), c) > SHARED_LIMIT
+    s, _ = auto("tests/programs/gemm_forms/fp8_f16out.co")
+    assert (s.num_stages, s.flatten) == (3, False)

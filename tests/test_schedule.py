@@ -40,8 +40,10 @@ def test_auto_schedule_deepens_pipelines_and_groups_programs() -> None:
     src = translate_full(text, filename="gemm_v3.co").source
     auto = translate_full(text, filename="gemm_v3.co", schedule="auto").source
     # source: STAGES = 1, and the consumer frees its slot right after mma.commit (its MMAs still
-    # read it while the next copy lands): one more buffer in Triton; auto: 3 x 48 KB stages
-    assert "NUM_STAGES=2" in src and "NUM_STAGES=3" in auto
+    # read it while the next copy lands): one more buffer in Triton; auto: 4 x 48 KB stages, the
+    # persistent tile loop fused with the K loop (Schedule.flatten), beside the epilogue's 32 KB
+    assert "NUM_STAGES=2" in src and "NUM_STAGES=4" in auto
+    assert "in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):" in auto
     waited = text.replace("          mma.commit;\n", "")
     assert waited != text
     assert "NUM_STAGES=1" in translate_full(waited, filename="gemm_v3.co").source

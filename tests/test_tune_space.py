@@ -94,7 +94,8 @@ def test_static_pruning_reasons() -> None:
     assert before_compiling(bad, "matmul", fn)[0].startswith("does not translate: the tuning point's schedule")
     auto = v4("auto")
     s, c = auto.schedules["matmul"]["matmul_k0"], auto.contractions["matmul"]["matmul_k0"]
-    assert contraction_shared(s, c) == 3 * (128 + 256) * 64 * 2 + 128 * 128 * 2  # as compiled for sm_90a
+    # 229,408 B compiled for sm_90a (the 32 B past this are the pipeline's barriers)
+    assert s.num_stages == 4 and s.flatten and contraction_shared(s, c) == 4 * (128 + 256) * 64 * 2 + 128 * 128 * 2
     assert before_compiling(auto, "matmul", fn) == []
 
 
@@ -117,7 +118,7 @@ def test_searches_cover_the_space_once() -> None:
     tr = v4("auto")
     fn = tr.unit.functions[0]
     params = parameters(V4.read_text(), fn, tr.schedules["matmul"], tr.contractions["matmul"])
-    space = build_space("matmul", params, ["block_n=64,128,256", "num_stages=2,3", "num_warps=4,8"])
+    space = build_space("matmul", params, ["block_n=64,128,256", "num_stages=3,4", "num_warps=4,8"])
     for kind in ("exhaustive", "random", "guided"):
         search = Search(space, kind, seeds=[space.seed()], rng=1)
         seen = []

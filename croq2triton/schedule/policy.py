@@ -40,6 +40,7 @@ from .gemm import NotTiled
 from .schedule import Schedule, TileSchedule
 from .selectfold import fold_selects
 from .serial import merging_axes
+from .shared import SHARED_LIMIT, contraction_shared
 from .widen import BYTES as WIDEN_BYTES
 from .widen import Facts
 
@@ -63,7 +64,16 @@ def auto(c: Contraction) -> Schedule:
     # fp8 operands with an f32 output: the half-width TMA epilogue measured 0.815 / 0.874 of
     # torch._scaled_mm at 4096^3 (two runs), the masked store 1.030 (perf/RESULTS.md 2026-12-01)
     wide_out = BYTES.get(c.out.elem, 2) == 4
-    return Schedule(128, 256, block_k, tma_store=not (width == 1 and wide_out))
+    s = Schedule(128, 256, block_k, tma_store=not (width == 1 and wide_out))
+    if width == 2:
+        # 16-bit operands: the tile loop fused with the K loop (Schedule.flatten) in 4 stages where they
+        # fit beside the epilogue's buffer, else 3. Measured (H100, tune at six shapes of
+        # examples/gemm_v4.co, perf/RESULTS.md 2026-12-06 22:39): of cuBLAS, as before / fused in 4
+        # stages: 8192^3 1.001 / 1.023, 4096^3 0.973 / 1.003, 2048^3 0.963 / 0.999, 4000^3 0.926 / 0.963,
+        # 8192 x 8192 x 1024 0.867 / 0.975 (fused in 3 stages 0.957); fp8 gained nothing (0.947 / 0.925)
+        deep = s.with_(num_stages=4, flatten=True)
+        s = deep if contraction_shared(deep, c) <= SHARED_LIMIT else s.with_(flatten=True)
+    return s
 
 
 # ---------------------------------------------------------------- the source schedule

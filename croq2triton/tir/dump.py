@@ -82,7 +82,8 @@ def _stmt(s: N.Stmt, depth: int, out: list[str]) -> None:
         if s.pipeline is not None:
             p = s.pipeline
             stated = "".join(f", {k}=[{'; '.join(v)}]" for k, v in (("roles", p.roles), ("events", p.events)) if v)
-            pipe = f" pipeline(stages={p.stages}, ring={p.ring}, warp_specialize={p.warp_specialize}{stated})"
+            fused = ", flatten" if p.flatten else ""
+            pipe = f" pipeline(stages={p.stages}, ring={p.ring}, warp_specialize={p.warp_specialize}{fused}{stated})"
         out.append(f"{pad}for {s.var.name} in [{_e(s.start)}, {_e(s.stop)}) step {_e(s.step)}{pipe}{at}")
         for x in s.body:
             _stmt(x, depth + 1, out)

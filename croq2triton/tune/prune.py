@@ -32,10 +32,10 @@ from typing import Any
 from ..errors import CroqSemanticError, CroqSyntaxError
 from ..frontend import ast as A
 from ..schedule.schedule import Schedule, TileSchedule
+from ..schedule.shared import SHARED_LIMIT, contraction_shared
 from ..tir import nodes as N
 from ..tir.contract import Contraction
 
-SHARED_LIMIT = 232_448  # bytes of shared memory a block may use on H100 / H200 (227 KB)
 MAX_REGISTERS = 255
 MAX_ACC_REGISTERS = 192  # the accumulator's share of a thread's registers (schedule/policy.py's source rule)
 MAX_TMA_BOX = 256
@@ -58,22 +58,6 @@ class Limits:
 
 def _bytes(elem: str) -> int:
     return BYTES.get(elem, 2)
-
-
-def contraction_shared(s: Schedule, c: Contraction) -> int:
-    """Shared memory a tiled contraction needs: its pipeline's ring of A and B tiles and, with a TMA
-    store, the epilogue's buffer of half an output tile (schedule/gemm.py stores half-width boxes);
-    a persistent kernel's ring stays live across the epilogue (the sum), another's is dead by then
-    (the larger of the two).  Checked against ``croq2triton compile`` for sm_90a (tutorial v4, auto
-    schedule, f16): 128 x 256 x 64, 3 stages, persistent, TMA store: 147,456 + 32,768 (+ 24 B of
-    barriers); 128 x 192 x 64, 4 stages, persistent: 163,840 + 24,576; without the TMA store the ring
-    alone; v4's own 128 x 192 x 64, 2 stages, not persistent: the ring alone (81,920)."""
-    ring = max(1, s.num_stages) * (s.block_m * _bytes(c.a.elem) + s.block_n * _bytes(c.b.elem)) * s.block_k
-    if not s.tma_store or s.split_k != 1:  # split-K stores its partial sums with masked stores
-        return ring
-    half = sum(w // 2 if w >= 32 else w for _, w in s.pieces_n)
-    epilogue = s.block_m * half * _bytes(c.out.elem)
-    return ring + epilogue if s.persistent else max(ring, epilogue)
 
 
 def accumulator_registers(s: Schedule) -> int:

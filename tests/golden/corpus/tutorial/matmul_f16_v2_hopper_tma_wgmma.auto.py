@@ -82,7 +82,7 @@ def matmul_k0(
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -546,7 +546,7 @@ def matmul(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_k0_TMA_LHS,
                     TMA_RHS=_matmul_k0_TMA_RHS,
-                    NUM_STAGES=3,
+                    NUM_STAGES=4,
                     TMA_OUTPUT=_matmul_k0_TMA_OUTPUT,
                     NUM_SMS=_matmul_k0_NUM_SMS,
                     num_warps=8,

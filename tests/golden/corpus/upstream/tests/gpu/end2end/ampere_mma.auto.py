@@ -80,7 +80,7 @@ def matmul_group_rc_k0(
     num_pid_m = 1
     num_pid_n = 1
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -437,7 +437,7 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_matmul_group_rc_k0_TMA_LHS,
                 TMA_RHS=_matmul_group_rc_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=4,
                 TMA_OUTPUT=_matmul_group_rc_k0_TMA_OUTPUT,
                 NUM_SMS=_matmul_group_rc_k0_NUM_SMS,
                 num_warps=8,
@@ -750,7 +750,7 @@ def matmul_fusion_scalar_k0(
     num_pid_m = 1
     num_pid_n = 1
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -1119,7 +1119,7 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_matmul_fusion_scalar_k0_TMA_LHS,
                 TMA_RHS=_matmul_fusion_scalar_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=4,
                 TMA_OUTPUT=_matmul_fusion_scalar_k0_TMA_OUTPUT,
                 NUM_SMS=_matmul_fusion_scalar_k0_NUM_SMS,
                 num_warps=8,
@@ -2663,7 +2663,7 @@ def matmul_f16_sm86_k0(
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -3047,7 +3047,7 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_matmul_f16_sm86_k0_TMA_LHS,
                 TMA_RHS=_matmul_f16_sm86_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=4,
                 TMA_OUTPUT=_matmul_f16_sm86_k0_TMA_OUTPUT,
                 NUM_SMS=_matmul_f16_sm86_k0_NUM_SMS,
                 num_warps=8,
@@ -3295,7 +3295,7 @@ def matmul_trans_sm86_k0(
     num_pid_m = tl.cdiv(N, 128)
     num_pid_n = tl.cdiv(M, 256)
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -3681,7 +3681,7 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
                 GROUP_M=8,
                 TMA_RHS=_matmul_trans_sm86_k0_TMA_RHS,
                 TMA_LHS=_matmul_trans_sm86_k0_TMA_LHS,
-                NUM_STAGES=3,
+                NUM_STAGES=4,
                 TMA_OUTPUT=_matmul_trans_sm86_k0_TMA_OUTPUT,
                 NUM_SMS=_matmul_trans_sm86_k0_NUM_SMS,
                 num_warps=8,
@@ -3936,7 +3936,7 @@ def matmul_persis_sta_sm86_k0(
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -4328,7 +4328,7 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_matmul_persis_sta_sm86_k0_TMA_LHS,
                 TMA_RHS=_matmul_persis_sta_sm86_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=4,
                 TMA_OUTPUT=_matmul_persis_sta_sm86_k0_TMA_OUTPUT,
                 NUM_SMS=_matmul_persis_sta_sm86_k0_NUM_SMS,
                 num_warps=8,
@@ -4589,7 +4589,7 @@ def matmul_persis_colmajor_sm86_k0(
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -4988,7 +4988,7 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_matmul_persis_colmajor_sm86_k0_TMA_LHS,
                 TMA_RHS=_matmul_persis_colmajor_sm86_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=4,
                 TMA_OUTPUT=_matmul_persis_colmajor_sm86_k0_TMA_OUTPUT,
                 NUM_SMS=_matmul_persis_colmajor_sm86_k0_NUM_SMS,
                 num_warps=8,

@@ -761,7 +761,7 @@ def matmul_f16_k0(
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -1197,7 +1197,7 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_f16_k0_TMA_LHS,
                     TMA_RHS=_matmul_f16_k0_TMA_RHS,
-                    NUM_STAGES=3,
+                    NUM_STAGES=4,
                     TMA_OUTPUT=_matmul_f16_k0_TMA_OUTPUT,
                     NUM_SMS=_matmul_f16_k0_NUM_SMS,
                     num_warps=8,
@@ -3142,7 +3142,7 @@ def matmul_f16_tbc_k0(
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -3597,7 +3597,7 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_f16_tbc_k0_TMA_LHS,
                     TMA_RHS=_matmul_f16_tbc_k0_TMA_RHS,
-                    NUM_STAGES=3,
+                    NUM_STAGES=4,
                     TMA_OUTPUT=_matmul_f16_tbc_k0_TMA_OUTPUT,
                     NUM_SMS=_matmul_f16_tbc_k0_NUM_SMS,
                     num_warps=8,
@@ -3897,7 +3897,7 @@ def matmul_st_trans_k0(
     num_pid_m = tl.cdiv(N, 128)
     num_pid_n = tl.cdiv(M, 256)
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -4351,7 +4351,7 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_RHS=_matmul_st_trans_k0_TMA_RHS,
                     TMA_LHS=_matmul_st_trans_k0_TMA_LHS,
-                    NUM_STAGES=3,
+                    NUM_STAGES=4,
                     TMA_OUTPUT=_matmul_st_trans_k0_TMA_OUTPUT,
                     NUM_SMS=_matmul_st_trans_k0_NUM_SMS,
                     num_warps=8,
@@ -4651,7 +4651,7 @@ def matmul_st_masked_k0(
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -5039,7 +5039,7 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_matmul_st_masked_k0_TMA_LHS,
                 TMA_RHS=_matmul_st_masked_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=4,
                 TMA_OUTPUT=_matmul_st_masked_k0_TMA_OUTPUT,
                 NUM_SMS=_matmul_st_masked_k0_NUM_SMS,
                 num_warps=8,
@@ -5288,7 +5288,7 @@ def matmul_f16_ws_1p1c_k0(
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -5750,7 +5750,7 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_f16_ws_1p1c_k0_TMA_LHS,
                     TMA_RHS=_matmul_f16_ws_1p1c_k0_TMA_RHS,
-                    NUM_STAGES=3,
+                    NUM_STAGES=4,
                     TMA_OUTPUT=_matmul_f16_ws_1p1c_k0_TMA_OUTPUT,
                     NUM_SMS=_matmul_f16_ws_1p1c_k0_NUM_SMS,
                     num_warps=8,
@@ -6056,7 +6056,7 @@ def matmul_f16_ws_1p3c_k0(
     num_pid_m = tl.cdiv(M, 128)
     num_pid_n = tl.cdiv(N, 256)
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -6508,7 +6508,7 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_f16_ws_1p3c_k0_TMA_LHS,
                     TMA_RHS=_matmul_f16_ws_1p3c_k0_TMA_RHS,
-                    NUM_STAGES=3,
+                    NUM_STAGES=4,
                     TMA_OUTPUT=_matmul_f16_ws_1p3c_k0_TMA_OUTPUT,
                     NUM_SMS=_matmul_f16_ws_1p3c_k0_NUM_SMS,
                     num_warps=8,

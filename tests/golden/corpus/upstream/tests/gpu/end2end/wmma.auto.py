@@ -79,7 +79,7 @@ def matmul_f16_f32_k0(
     num_pid_m = 1
     num_pid_n = 1
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -654,7 +654,7 @@ def matmul_f16_f16_k0(
     num_pid_m = 1
     num_pid_n = 1
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -1011,7 +1011,7 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_matmul_f16_f16_k0_TMA_LHS,
                 TMA_RHS=_matmul_f16_f16_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=4,
                 TMA_OUTPUT=_matmul_f16_f16_k0_TMA_OUTPUT,
                 NUM_SMS=_matmul_f16_f16_k0_NUM_SMS,
                 num_warps=8,
@@ -1231,7 +1231,7 @@ def matmul_bf16_f32_k0(
     num_pid_m = 1
     num_pid_n = 1
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -3026,7 +3026,7 @@ def matmul_rr_k0(
     num_pid_m = 1
     num_pid_n = 1
     num_tiles = num_pid_m * num_pid_n
-    for tile_id in range(pid, num_tiles, NUM_SMS):
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES, flatten=True):
         num_pid_in_group = GROUP_M * num_pid_n
         first_pid_m = tile_id // num_pid_in_group * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -3383,7 +3383,7 @@ def matmul_rr(lhs, rhs, *, _launch=None):
                 GROUP_M=8,
                 TMA_LHS=_matmul_rr_k0_TMA_LHS,
                 TMA_RHS=_matmul_rr_k0_TMA_RHS,
-                NUM_STAGES=3,
+                NUM_STAGES=4,
                 TMA_OUTPUT=_matmul_rr_k0_TMA_OUTPUT,
                 NUM_SMS=_matmul_rr_k0_NUM_SMS,
                 num_warps=8,
