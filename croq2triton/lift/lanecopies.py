@@ -139,10 +139,8 @@ class LaneCopies:
             if s.result:
                 self.scopes[-1][s.result] = CopyFuture(self.whole_buffer(buf))
             return
-        if isinstance(src, Region) and isinstance(dst, BufferView) and dst.whole:
+        if isinstance(src, Region) and isinstance(dst, BufferView) and dst.whole and _own(dst.buffer):
             buf = dst.buffer  # a thread's window into its own (declared) buffer
-            if buf.home is None or buf.home.lane is None:
-                raise NotLifted("a per-thread copy into a buffer the threads share", s)
             copy_shapes(src.shape, src.shape, buf.sizes, s)  # a larger source: the user's error
             if self.place_shape(src) != buf.extents:
                 raise NotLifted("a per-thread copy between windows of different shapes", s)
@@ -269,6 +267,11 @@ class LaneCopies:
         other = outside(src[0].var.type, 0) if into and s_mask is not None else None
         self.emit(N.Load(var, src[0].home.arg, (src[1],), src[2], other), node)  # type: ignore[union-attr]
         self.emit(N.Store(dst[0].home.arg, (dst[1],), E.fold(E.Cast(var, dst[0].var.type)), dst[2]), node)  # type: ignore[union-attr]
+
+
+def _own(buf: TileBuffer) -> bool:
+    """Is ``buf`` a thread's own array (a copy per lane in scratch memory)?"""
+    return buf.home is not None and buf.home.lane is not None
 
 
 def _owners_differ(buf: TileBuffer, lanes: tuple[Any, ...] | None) -> bool:
