@@ -78,12 +78,15 @@ def known_elements(extents: Iterable[int | None]) -> int:
 @dataclass(frozen=True)
 class ScratchHome:
     """Where a buffer in scratch memory lives (lift/scratch.py): the kernel's scratch argument,
-    the program's first element, and for a thread's own array the lane's index among ``copies``."""
+    the program's first element, and for a thread's own array the lane's index among ``copies``
+    (``owners``: the lanes' tile shape where the threads that write their copies apart are deeper
+    levels than the buffer's declaration, whose own statements reach every copy)."""
 
     arg: str
     base: E.Var
     lane: E.Expr | None
     copies: int
+    owners: tuple[int, ...] | None = None
 
 
 @dataclass(eq=False)

@@ -51,7 +51,7 @@ from .loops import Loops
 from .mma import Mmas
 from .notlifted import NotInRegisters, NotLifted, Unlowerable, Unordered
 from .parts import Parts
-from .placement import nested_lane_axes, scratch_buffers, varying_names
+from .placement import OwnLanes, is_unit_scope, nested_lane_axes, scratch_buffers, varying_names
 from .scratch import ScratchBuffers
 from .terms import Bounded, IndexTuple, Region, WithName, unparen
 from .terms import const_int as ir_const_int
@@ -130,6 +130,7 @@ class Lifter(
         self.loop_depth = 0  # loops of the program around the statement being lifted
         self.scratch_names: set[str] = set()  # buffers that live in scratch memory (lift/placement.py)
         self.also_scratch: set[str] = set()  # buffers a first lifting found no register form for
+        self.own_lanes: dict[str, list[OwnLanes]] = {}  # local buffers deeper threads write (lift/placement.py)
         self._varying: set[str] | None = None  # names whose values may differ between threads
         self.accumulator_types: dict[Any, str | None] = {}  # lift/mma.py: the type each accumulator declares
         self.exact: dict[str, tuple[int, int]] = {}  # lanes, counters, program ids: the values each takes
@@ -148,7 +149,9 @@ class Lifter(
         if len(block) + len(lanes) != len(top.levels) or top.levels[: len(block)] != block:
             raise NotLifted("a parallel whose levels are not block then thread", top)
         self.reserve_user_names()
-        self.scratch_names = scratch_buffers(top, levels, const_int) | self.also_scratch
+        placed = scratch_buffers(top, levels, const_int, set(self.unit_threads))
+        self.scratch_names = placed.scratch | self.also_scratch
+        self.own_lanes = placed.own_lanes
         # only thread levels: one block (LANGUAGE.md 7.3, the default mapping of one level)
         grid, pids = self.grid(block) if block else ((E.Const(1),), ())
         self.program_ids = pids
@@ -270,11 +273,7 @@ class Lifter(
         return out
 
     def lane_scope(self, levels: list[A.PBy], body: list[A.Stmt]) -> None:
-        if (
-            all(id(b) in self.unit_threads for b in levels)
-            and any(const_int(x) != 1 for b in levels for x in b.bound)
-            and any(isinstance(n, A.MmaOp) for x in body for n in x.walk())
-        ):
+        if is_unit_scope(levels, body, self.unit_threads):
             self.unit_scope(levels, body)  # units that each run MMAs on their own tiles (lift/units.py)
             return
         pairs: list[tuple[str | None, int | E.Expr, A.Node]] = []

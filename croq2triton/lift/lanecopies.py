@@ -141,6 +141,14 @@ class LaneCopies:
             if s.result:
                 self.scopes[-1][s.result] = CopyFuture(self.whole_buffer(buf))
             return
+        if isinstance(src, Region) and isinstance(dst, BufferView) and dst.whole and _own(dst.buffer):
+            buf = dst.buffer  # a thread's window into its own (declared) buffer
+            copy_shapes(src.shape, src.shape, buf.sizes, s)  # a larger source: the user's error
+            if self.place_shape(src) != buf.extents:
+                raise NotLifted("a per-thread copy between windows of different shapes", s)
+            same_elements(self.host.tensors[src.tensor].elem, buf.elem, s)
+            self.lane_move(src, buf, True, s)
+            return
         if isinstance(src, BufferView) and isinstance(dst, Region) and src.whole:
             buf = src.buffer
             if buf.home is None or buf.home.lane is None:
@@ -152,6 +160,16 @@ class LaneCopies:
             self.lane_move(dst, buf, False, s)
             return
         raise NotLifted("a per-thread copy of this form (a thread's window into or out of its own buffer)", s)
+
+    def owners_match(self, buf: TileBuffer, node: A.Node) -> None:
+        """A per-thread copy moves each lane's own copy of ``buf``: refused where deeper threads
+        than these write their copies apart (lift/scratch.py ``owner_lanes``)."""
+        if _owners_differ(buf, self.lanes[1] if self.lanes is not None else None):
+            raise NotLifted(
+                f"a per-thread copy of the local buffer '{buf.name}' under thread levels other than those"
+                " that write it apart",
+                node,
+            )
 
     def lane_move(
         self,
@@ -167,6 +185,7 @@ class LaneCopies:
         interior padding, which read the pad value; with ``perm`` (``dma.transp``) the buffer's
         dimension k is the window's ``perm[k]``."""
         assert self.lanes is not None and buf.home is not None and buf.home.lane is not None
+        self.owners_match(buf, node)
         parent = window.reshaped.parent if window.reshaped is not None else None
         while parent is not None:  # a span_as view: its tensor's index is the lifted one's, re-split
             if any(o.shape for o in parent.origin):
@@ -219,6 +238,7 @@ class LaneCopies:
         """Every lane's ``part`` of a buffer the threads share (in scratch memory) into (``into``) or
         out of its own copy of ``buf``."""
         assert self.lanes is not None and buf.home is not None and buf.home.lane is not None
+        self.owners_match(buf, node)
         shared = part.buffer
         if shared.home is None or shared.home.lane is not None or shared.part is not None:
             raise NotLifted("a per-thread copy with a part of a buffer kept in registers", node)
@@ -249,6 +269,18 @@ class LaneCopies:
         other = outside(src[0].var.type, 0) if into and s_mask is not None else None
         self.emit(N.Load(var, src[0].home.arg, (src[1],), src[2], other), node)  # type: ignore[union-attr]
         self.emit(N.Store(dst[0].home.arg, (dst[1],), E.fold(E.Cast(var, dst[0].var.type)), dst[2]), node)  # type: ignore[union-attr]
+
+
+def _own(buf: TileBuffer) -> bool:
+    """Is ``buf`` a thread's own array (a copy per lane in scratch memory)?"""
+    return buf.home is not None and buf.home.lane is not None
+
+
+def _owners_differ(buf: TileBuffer, lanes: tuple[Any, ...] | None) -> bool:
+    """Are the threads whose copies of ``buf`` are written apart (``ScratchHome.owners``) other
+    than the lanes here?"""
+    owners = buf.home.owners if buf.home is not None else None
+    return owners is not None and tuple(lanes or ()) != owners
 
 
 def _lifted(e: E.Expr, lanes: int, rank: int, node: A.Node) -> E.Expr:

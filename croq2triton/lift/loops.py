@@ -54,6 +54,7 @@ class Loops:
     stated_pipelines: dict[int, N.Pipeline]
     loop_depth: int
     lanes_over: Any
+    touches_owned: Any
     binding: Any
     place: Any
     size: Any
@@ -413,6 +414,8 @@ class Loops:
         """A loop whose iterations touch only their own elements (lift/maps.py): its counters are
         lanes of one tile statement, as ``apply``'s are (not inside lanes of several threads)."""
         if map_counters(s) is None or (self.lanes is not None and any(n != 1 for n in self.lanes[1])):
+            return False
+        if self.touches_owned(s):  # each thread's own copies (lift/scratch.py): a loop of every thread
             return False
         counters, tuples = self.counters(s)
         pairs: list[tuple[str | None, int | E.Expr, A.Node]] = []

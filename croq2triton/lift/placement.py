@@ -20,10 +20,11 @@ writes have no tile form either.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from ..frontend import ast as A
+from ..sema.consteval import const_int
 from .collapse import has_roles
 from .maps import map_counters
 from .terms import element_base, unparen
@@ -38,18 +39,56 @@ class _Lanes:
 
     names: list[tuple[str, int | None]] = field(default_factory=list)
     rank: int = 0
+    # the thread levels these lanes are the threads of (outermost first; a map's or an apply's lanes
+    # keep the enclosing threads'), and the rank of their tiles
+    threads: tuple[A.PBy, ...] = ()
+    thread_rank: int = 0
 
 
-def scratch_buffers(top: A.Parallel, level_of: dict[int, str], extent: Extent) -> set[str]:
+@dataclass(frozen=True, eq=False)
+class OwnLanes:
+    """The threads whose copies of a ``local`` buffer are written apart (LANGUAGE.md 7.5: each
+    thread has its own): the thread levels of a scope that writes it, deeper than its declaration
+    (``local f32 [4] v;`` at block level, written under ``parallel t by 32 : thread``), and the rank
+    of their lanes' tiles."""
+
+    levels: tuple[A.PBy, ...]
+    rank: int
+
+
+@dataclass
+class Placed:
+    """What the placement decides: the buffers in scratch memory, and the ``local`` buffers that
+    each thread of deeper levels than their declaration's writes (their scratch copies are per
+    thread of those levels; lift/scratch.py)."""
+
+    scratch: set[str]
+    own_lanes: dict[str, list[OwnLanes]]
+
+
+def scratch_buffers(top: A.Parallel, level_of: dict[int, str], extent: Extent, units: Collection[int] = ()) -> Placed:
     """The names of the buffers of ``top`` (declared in it, or results of copies into fresh
-    memory) that live in scratch memory; ``level_of`` maps each ``PBy`` to its level after the
-    lifting's mapping ("block" or "thread")."""
-    return _Placement(top, level_of, extent).run()
+    memory) that live in scratch memory, and the threads that own copies of its ``local`` buffers;
+    ``level_of`` maps each ``PBy`` to its level after the lifting's mapping ("block" or "thread"),
+    ``units`` holds the ids of the warp and warpgroup levels of one lane per unit."""
+    p = _Placement(top, level_of, extent, units)
+    return Placed(p.run(), p.own_lanes())
+
+
+def is_unit_scope(levels: list[A.PBy], body: list[A.Stmt], units: Collection[int]) -> bool:
+    """Are ``levels`` (with ``units`` as lift/kernel.py ``unit_threads`` holds them) units that each
+    run MMAs on their own tiles (lifted as one, lift/units.py)?"""
+    return (
+        all(id(b) in units for b in levels)
+        and any(const_int(x) != 1 for b in levels for x in b.bound)
+        and any(isinstance(n, A.MmaOp) for x in body for n in x.walk())
+    )
 
 
 class _Placement:
-    def __init__(self, top: A.Parallel, level_of: dict[int, str], extent: Extent) -> None:
+    def __init__(self, top: A.Parallel, level_of: dict[int, str], extent: Extent, units: Collection[int] = ()) -> None:
         self.top = top
+        self.units = units
         self.level_of = level_of
         self.extent = extent
         self.lane_names: set[str] = set()
@@ -64,12 +103,15 @@ class _Placement:
         self.odd_shapes: set[str] = set()
         self.lane_parts: set[str] = set()  # buffers whose parts per-thread copies move (lift/lanecopies.py)
         self.lane_copies: list[tuple[A.DmaStmt, set[str]]] = []  # copies inside thread lanes, their lanes
+        self.locals: dict[str, tuple[A.PBy, ...]] = {}  # local buffers, the threads of their declaration
+        self.writes: list[tuple[str, _Lanes]] = []  # a buffer written (by element, by a copy), the lanes there
 
     def run(self) -> set[str]:
         top_lanes = [b for b in self.top.levels if self.level_of.get(id(b)) == "thread"]
         self.visit(self.top.body, self.enter(top_lanes, [self.top.body], _Lanes()))
         varying = self.varying()
         derived = varying - self.lane_names  # locals computed from a thread index (``int r = p # t;``)
+        widened = self.own_lanes()
         for n, threads in self.lane_copies:
             self.lane_copy(n, threads | derived)
         for at, write, lanes in self.accesses:
@@ -89,11 +131,40 @@ class _Placement:
                 continue
             if name is None or name in self.out:
                 continue
-            if not self.in_registers(at, name, write, lanes, varying):
+            one_for_all = name in widened and not write and self.one_for_all(at, lanes, name, varying)
+            if one_for_all or not self.in_registers(at, name, write, lanes, varying):
                 self.out.add(name)
         # a span_as view of a tile padded to powers of two: its elements have other positions
         # than the buffer's tile gives them, so the buffer is addressed in scratch memory
         return self.out | ((self.odd_shapes | self.lane_parts) & self.buffers)
+
+    def own_lanes(self) -> dict[str, list[OwnLanes]]:
+        """The ``local`` buffers written under thread levels deeper than their declaration, with
+        the threads of each such write (their copies differ between those threads)."""
+        out: dict[str, list[OwnLanes]] = {}
+        for name, lanes in self.writes:
+            seen: set[str] = set()
+            while name in self.reshaped and name not in seen:  # a view of it: the buffer under it
+                seen.add(name)
+                name = self.reshaped[name]
+            if name in self.locals and self.deeper(lanes.threads, self.locals[name]):
+                known = out.setdefault(name, [])
+                if not any(_same(o.levels, lanes.threads) for o in known):
+                    known.append(OwnLanes(lanes.threads, lanes.thread_rank))
+        return out
+
+    def one_for_all(self, at: A.At, lanes: _Lanes, name: str, varying: set[str]) -> bool:
+        """Is ``at`` a read of one element for all the lanes of threads that write their copies of
+        the local buffer ``name`` apart?  Each thread reads its own copy's, which the others' writes
+        do not reach (a tile would give every lane the writer's)."""
+        return self.deeper(lanes.threads, self.locals[name]) and not any(
+            _names(unparen(i)) & varying for i in at.indices
+        )
+
+    def deeper(self, threads: tuple[A.PBy, ...], declared: tuple[A.PBy, ...]) -> bool:
+        """Are ``threads`` more threads than ``declared`` (levels inside them of more than one)?"""
+        extra = threads[len(declared) :] if _same(threads[: len(declared)], declared) else threads
+        return any(self.extent(x) != 1 for b in extra for x in b.bound)
 
     def lane_copy(self, n: A.DmaStmt, per_thread: set[str]) -> None:
         """A copy inside thread lanes whose view names a value of the thread (``per_thread``):
@@ -102,7 +173,13 @@ class _Placement:
         local = isinstance(unparen(n.dst), A.Name) and unparen(n.dst).name == "local"  # type: ignore[attr-defined]
         if local and n.dst_storage and n.result and _names(n.src) & per_thread:
             self.out.add(n.result)
-        for side in [n.src] + ([] if n.dst_storage else [n.dst]):
+        sides = [n.src] + ([] if n.dst_storage else [n.dst])
+        if any(_names(x) & per_thread for x in sides):
+            for side in sides:  # a thread's whole local buffer, its window copied in or out
+                whole = element_base(side)
+                if whole is not None and whole in self.locals:
+                    self.out.add(whole)
+        for side in sides:
             view = unparen(side)
             name = element_base(view.base) if isinstance(view, A.View) else None
             if name is not None and _names(view) & per_thread:
@@ -134,10 +211,14 @@ class _Placement:
         self.lane_names.update(n for n, _ in pairs if n)
         if not pairs:
             return outer
+        units = is_unit_scope(levels, body, self.units)  # lifted as one (lift/units.py): no threads' lanes
         if outer.rank and any(n != 1 for _, n in outer.names):  # nested in lanes: their axes follow
-            return _Lanes(outer.names + pairs, outer.rank)
+            threads = outer.threads if units else outer.threads + tuple(levels)
+            return _Lanes(outer.names + pairs, outer.rank, threads, outer.thread_rank)
         inner = nested_lane_axes(body, self.level_of) if any(n != 1 for _, n in pairs) else 0
-        return _Lanes(pairs, len(pairs) + inner)
+        if units:
+            return _Lanes(pairs, len(pairs) + inner, outer.threads, outer.thread_rank)
+        return _Lanes(pairs, len(pairs) + inner, tuple(levels), len(pairs) + inner)
 
     def thread_level(self, p: A.Parallel) -> bool:
         return _thread_level(p, self.level_of)
@@ -150,17 +231,25 @@ class _Placement:
             names = map_counters(n)
             if names is not None:  # a map over elements (lift/maps.py): its counters are lanes
                 self.lane_names.update(names)
-                self.visit(n.body, _Lanes([(v, None) for v in names], len(names)))
+                self.visit(n.body, _Lanes([(v, None) for v in names], len(names), lanes.threads, lanes.thread_rank))
                 return
         if isinstance(n, A.Apply):  # the elements of a fragment: lanes of extents not known here
-            inner = _Lanes([(v, None) for v in n.vars], len(n.vars))
+            inner = _Lanes([(v, None) for v in n.vars], len(n.vars), lanes.threads, lanes.thread_rank)
             self.lane_names.update(n.vars)
             self.visit(n.body, inner)
             return
         if isinstance(n, A.SpannedDecl):
             self.buffers.update(d.name for d in n.items)
+            if n.storage == "local":
+                self.locals.update((d.name, lanes.threads) for d in n.items)
         if isinstance(n, A.DmaStmt) and n.dst_storage and n.result:
             self.buffers.add(n.result)
+            if isinstance(unparen(n.dst), A.Name) and unparen(n.dst).name == "local":  # type: ignore[attr-defined]
+                self.locals[n.result] = lanes.threads
+        if isinstance(n, A.DmaStmt) and not n.dst_storage:
+            name = _view_base(n.dst)
+            if name is not None:
+                self.writes.append((name, lanes))
         if isinstance(n, A.DmaStmt) and n.op == "pad" and (n.dst_storage or _view_base(n.dst) in self.buffers):
             name = _view_base(n.src)  # a buffer padded into another is read by element (lift/copies.py)
             if name is not None:
@@ -186,7 +275,11 @@ class _Placement:
             name = element_base(unparen(n.args[0]).base)  # type: ignore[attr-defined]
             if name is not None:
                 self.out.add(name)
+                self.writes.append((name, lanes))
         if isinstance(n, A.Assign) and isinstance(unparen(n.target), A.At):
+            name = element_base(_slot_array(unparen(n.target).base))  # type: ignore[attr-defined]
+            if name is not None:
+                self.writes.append((name, lanes))
             self.accesses.append((unparen(n.target), True, lanes))  # type: ignore[arg-type]
             if n.op != "=":
                 self.accesses.append((unparen(n.target), False, lanes))  # type: ignore[arg-type]
@@ -257,6 +350,11 @@ def nested_lane_axes(body: list[A.Stmt], level_of: dict[int, str]) -> int:
             continue
         stack.extend(n.children())
     return most
+
+
+def _same(a: tuple[A.PBy, ...], b: tuple[A.PBy, ...]) -> bool:
+    """The same levels (the same nodes, not levels spelt alike)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def _thread_level(p: A.Parallel, level_of: dict[int, str]) -> bool:

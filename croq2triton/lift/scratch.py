@@ -22,9 +22,9 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
-from .buffers import ScratchHome, TileBuffer, shared_element, spread
+from .buffers import ScratchHome, TileBuffer, pow2, shared_element, spread
 from .notlifted import NotLifted
-from .terms import const_int
+from .terms import const_int, element_base
 
 
 def _racy(addr: tuple[Any, ...], value: tuple[Any, ...], mask: tuple[Any, ...], rank: int) -> bool:
@@ -58,6 +58,10 @@ class ScratchBuffers:
     host_of: Any
     index_args: Any
     check_access: Any
+    own_lanes: dict[str, Any]
+    fixed_bound: Any
+    apply_scopes: list[int]
+    binding: Any
 
     def give_home(self, buf: TileBuffer, storage: str, node: A.Node, filled: bool = False) -> TileBuffer:
         """``buf`` in scratch memory where the placement says so (else as it is); ``filled``: the
@@ -65,7 +69,10 @@ class ScratchBuffers:
         if buf.name not in self.scratch_names:
             return buf
         lanes: tuple[Any, ...] = ()
-        if storage == "local" and self.lanes is not None and any(n != 1 for n in self.lanes[1]):
+        owners = self.owner_lanes(buf.name, node) if storage == "local" else None
+        if owners is not None:
+            lanes = owners  # written apart by the threads of levels inside its declaration's
+        elif storage == "local" and self.lanes is not None and any(n != 1 for n in self.lanes[1]):
             lanes = self.lanes[1]  # a thread's own array: one copy per lane
             if not all(isinstance(n, int) for n in lanes):
                 raise NotLifted("a thread's local array under lanes whose count is fixed at launch", node)
@@ -95,10 +102,83 @@ class ScratchBuffers:
                 lane = E.Bin("+", lane, E.Bin("*", at, E.Const(step)))
                 step *= lanes[axis]
             lane = self.named(E.fold(lane), "lane_id", node)
-        buf.home = ScratchHome(arg, base, lane, copies)
+        buf.home = ScratchHome(arg, base, lane, copies, owners)
         if filled:
             self.scratch_store_tile(buf, E.Full(buf.tile, buf.fill, buf.var.type), node)
         return buf
+
+    def owner_lanes(self, name: str, node: A.Node) -> tuple[int, ...] | None:
+        """The lanes' tile shape of the threads that write their copies of the ``local`` buffer
+        ``name`` apart, where they are levels inside its declaration's (lift/placement.py
+        ``OwnLanes``; LANGUAGE.md 7.5: each thread has its own copy), None where there are none."""
+        own = self.own_lanes.get(name)
+        if not own:
+            return None
+        shape: tuple[int, ...] | None = None
+        for o in own:
+            sizes = []
+            for b in o.levels:
+                for x in b.bound:
+                    n = self.fixed_bound(x)
+                    if n is None or n < 1:
+                        raise NotLifted(
+                            f"the local buffer '{name}', each thread's own, written by a thread level whose count is"
+                            " known only at launch",
+                            x,
+                            hint="give the thread level a constant count (each thread's copies are laid out by it)",
+                        )
+                    sizes.append(pow2(n))
+            lanes = (*sizes, *(1,) * (o.rank - len(sizes)))
+            try:
+                shape = lanes if shape is None else E.broadcast(shape, lanes)
+            except E.ShapeError:
+                raise NotLifted(
+                    f"the local buffer '{name}', each thread's own, written by thread levels of different shapes"
+                    " (each level's lanes number the block's threads its own way)",
+                    node,
+                    hint=f"declare '{name}' inside the thread-level 'parallel' that uses it",
+                ) from None
+        return shape if shape is not None and any(n != 1 for n in shape) else None
+
+    def owned_here(self, buf: TileBuffer, node: A.Node, write: bool) -> None:
+        """Refuse an access of a thread's own array whose copies deeper threads write apart
+        (``ScratchHome.owners``) where the lanes here do not match theirs: a read outside them
+        has no one value (each thread's copy is its own), and a write inside other lanes would go
+        to copies that are not its threads'."""
+        home = buf.home
+        if home is None or home.owners is None:
+            return
+        if self.lanes is not None and self.lanes[0] in self.apply_scopes:  # lanes of elements, not threads
+            raise NotLifted(f"an element access of the local buffer '{buf.name}' inside 'apply'", node)
+        here = tuple(self.lanes[1]) if self.lanes is not None else ()
+        if write and E.fits_in(here, home.owners):
+            return  # the threads' copies all written (a block's statement: every thread runs it)
+        if not write and len(here) == len(home.owners) and E.fits_in(home.owners, here):
+            return
+        if write:
+            raise NotLifted(
+                f"a write of the local buffer '{buf.name}' under thread levels other than those that write it apart",
+                node,
+            )
+        raise NotLifted(
+            f"a read of the local buffer '{buf.name}' outside the threads that write it: 'local' memory is each"
+            " thread's own (LANGUAGE.md 7.5) and the threads of a thread-level 'parallel' inside its declaration"
+            " write their copies apart, so here it has no one value",
+            node,
+            hint=f"read '{buf.name}' inside that thread-level 'parallel', or declare it 'shared' for one buffer of"
+            " the block",
+        )
+
+    def touches_owned(self, n: A.Node) -> bool:
+        """Does ``n`` access an element of a thread's own array whose copies deeper threads write
+        apart (``ScratchHome.owners``)?  A loop over its elements is then no map (lift/maps.py):
+        its lanes would be taken for those threads."""
+        for x in n.walk():
+            if isinstance(x, A.At) and (name := element_base(x.base)) is not None:
+                buf = self.binding(name)
+                if isinstance(buf, TileBuffer) and buf.home is not None and buf.home.owners is not None:
+                    return True
+        return False
 
     # ------------------------------------------------------------ addresses and barriers
     def scratch_address(
@@ -144,6 +224,7 @@ class ScratchBuffers:
         return out
 
     def scratch_read(self, buf: TileBuffer, at: A.At) -> Value:
+        self.owned_here(buf, at, False)
         index = self.scratch_index(at, buf)
         addr, mask = self.scratch_address(buf, index, at)
         shape = E.broadcast(addr.shape, mask.shape if mask is not None else ())
@@ -153,6 +234,7 @@ class ScratchBuffers:
         return Value(var, buf.elem)
 
     def scratch_write(self, buf: TileBuffer, at: A.At, a: A.Assign) -> None:
+        self.owned_here(buf, at, True)
         value = self.expr(a.value)
         if a.op != "=":
             value = self.binary(a.op, self.scratch_read(buf, at), value, a)
@@ -174,8 +256,9 @@ class ScratchBuffers:
         self.emit(N.Store(buf.home.arg, (addr,), value.expr, mask), a)  # type: ignore[union-attr]
 
     # ------------------------------------------------------------ whole tiles
-    def tile_address(self, buf: TileBuffer, node: A.Node) -> tuple[E.Expr, E.Var | None]:
+    def tile_address(self, buf: TileBuffer, node: A.Node, write: bool = False) -> tuple[E.Expr, E.Var | None]:
         if buf.home is not None and buf.home.lane is not None:
+            self.owned_here(buf, node, write)  # a read outside its owners: why it has no one value
             raise NotLifted("a thread's local array moved as a whole tile", node)
         coords = self.coords(buf.tile, node)
         pad = [E.Bin("<", c, n) for c, n, t in zip(coords, buf.sizes, buf.tile, strict=True) if const_int(n) != t]
@@ -203,7 +286,7 @@ class ScratchBuffers:
         ):
             self.scratch_fill_lanes(buf, value, node)
             return
-        addr, mask = self.tile_address(buf, node)
+        addr, mask = self.tile_address(buf, node, True)
         self.emit(N.Store(buf.home.arg, (addr,), spread(E.fold(value), buf.tile, buf.var.type), mask), node)  # type: ignore[union-attr]
 
     def scratch_fill_lanes(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
