@@ -7,9 +7,9 @@ two to the same results: every function of several programs is called with valid
 with each of a list of mistakes, once as generated and once with the one test made to fail
 (``device_of`` answering None, so the checks one by one run: the launcher as it was before it had
 the test), launches recorded, not run; the errors (message, place, notes) and the launches must be
-the same.  Then the one test is taken for valid arguments (no check one by one runs),
-the TMA test at launch agrees with the rules that explain a refusal, and the environment is read
-at each call.
+the same.  Then the one test is taken for valid arguments (no check one by one runs), the
+split form's scratch area (not zeroed any more) is written before it is read, the TMA test at
+launch agrees with the rules that explain a refusal, and the environment is read at each call.
 """
 
 from __future__ import annotations
@@ -225,6 +225,31 @@ def test_a_parameter_and_a_strided_view_take_the_one_test_and_compute() -> None:
     b, out = randn(333, seed=2), poisoned(333)
     mod.vadd(a, b, out)
     assert_close(out, (a.detach() + b).double())  # (f32 sums, as the kernel rounds them)
+
+
+def test_the_split_forms_scratch_is_written_before_it_is_read() -> None:
+    """col_means_f16 over many rows: a partial kernel and a combine through a scratch area that is
+    not zeroed any more (under the tests' poison it starts as NaN: an element the partials did not
+    write would reach the means)."""
+    mod = croq2triton.load(REPO / "tests" / "programs" / "membound_forms.co", schedule="auto")
+    rec = rt.Recorder()
+    x = randn(3001, 300, seed=4).half()
+    mod.col_means_f16(x, poisoned(300, dtype=torch.float16), _launch=rec)
+    names = [la.kernel.__name__ for la in rec.launches]
+    assert names == ["col_means_f16_k0_partial", "col_means_f16_k0_combine"], names
+    assert "written=True" in mod.__croq_source__
+    area = rec.launches[0].args[-1]
+    assert area.isnan().all()  # poisoned, not zeroed
+    m = poisoned(300, dtype=torch.float16)
+    mod.col_means_f16(x, m)
+    assert_close(m, x.double().mean(0), atol=2e-3, rtol=2e-3)
+
+
+def test_scratch_is_zeroed_unless_written_first() -> None:
+    f = rt.Fn("f", "f.co", 1)
+    assert (rt.scratch(f, 7, torch.float32, torch.device("cpu")) == 0).all()
+    assert rt.scratch(f, 7, torch.float32, torch.device("cpu"), written=True).isnan().all()  # the tests' poison
+    assert rt.scratch(f, 0, torch.float32, torch.device("cpu")).shape == (1,)
 
 
 def test_the_tma_test_at_launch_agrees_with_the_rules_that_explain_a_refusal() -> None:

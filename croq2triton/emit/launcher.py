@@ -352,7 +352,9 @@ def _prepare(p: H.Preparation) -> ast.stmt:
         fill = _const("zero") if p.fill == "zero" else name("_OOB_PADDING")
         return _assign(p.var, call("_rt.tma_desc", name(p.tensor), _ints(p.box), name(p.flag), fill))
     if isinstance(p, H.ScratchArea):
-        return _assign(p.var, call("_rt.scratch", name("_F"), host_ast(p.elements), _torch(p.dtype), name("_dev")))
+        written = {"written": _const(True)} if p.written else {}
+        area = call("_rt.scratch", name("_F"), host_ast(p.elements), _torch(p.dtype), name("_dev"), **written)
+        return _assign(p.var, area)
     sizes = _tuple([host_ast(x) for x in p.sizes])
     args = [name("_F"), _const(p.what), sizes]
     args += [_const(p.fixed), _const(p.least)] if p.least > 1 else [_const(p.fixed)] if p.fixed > 1 else []

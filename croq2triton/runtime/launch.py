@@ -539,8 +539,16 @@ def alloc(
     return torch.full(shape, 0 if fill is None else fill, dtype=dtype, device=dev)
 
 
-def scratch(f: Fn, n: int, dtype: torch.dtype, dev: torch.device) -> torch.Tensor:
-    return torch.zeros(max(1, int(n)), dtype=dtype, device=dev)
+def scratch(f: Fn, n: int, dtype: torch.dtype, dev: torch.device, written: bool = False) -> torch.Tensor:
+    """A kernel's scratch area of ``n`` elements: zeroed, or where the kernel stores every element
+    before any is read (``written``), only allocated (NaN under the tests' poison)."""
+    if not written:
+        return torch.zeros(max(1, int(n)), dtype=dtype, device=dev)
+    if POISON:
+        from .poison import poisoned
+
+        return poisoned((max(1, int(n)),), dtype, dev)
+    return torch.empty(max(1, int(n)), dtype=dtype, device=dev)
 
 
 def host_assert(f: Fn, cond: Any, msg: str, line: int) -> None:
