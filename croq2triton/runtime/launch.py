@@ -893,9 +893,11 @@ def launcher(fn: Any) -> Any:
 
     # dynamo's wrapper costs about 30 us a call even outside torch.compile (the host time a small
     # GEMM waits on): it is taken only while compiling (where this test reads true as dynamo traces)
+    compiling = torch.compiler.is_compiling
+
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
-        if torch.compiler.is_compiling():
+        if compiling():
             return disabled(*args, **kwargs)
         return fn(*args, **kwargs)
 
