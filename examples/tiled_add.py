@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "tiled_add.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -91,26 +93,50 @@ def tiled_add_k0(
         tl.store(out_ptr + offs * out_stride_0 + offs_2 * out_stride_1, sum, mask=mask)  # tiled_add.co:18
 
 
+_FN["tiled_add"] = _rt.Fn("tiled_add", _CO_FILE, 11, {"a": (11, 23, 42), "b": (11, 44, 63), "out": (11, 65, 86)})
+
+
 @_rt.launcher
 def tiled_add(a, b, out, *, _launch=None):
     """tiled_add(global f16 [M, N] a, global f16 [M, N] b, global f16 [M, N] out) -> void; from tiled_add.co:11."""
-    _F = _rt.Fn("tiled_add", _CO_FILE, 11, {"a": (11, 23, 42), "b": (11, 44, 63), "out": (11, 65, 86)})
+    _F = _FN["tiled_add"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a, "b": b, "out": out}, _launch)
-    _dims = {}
-    a = _rt.tensor_arg(_F, "a", a, torch.float16, 2, _dev, is_global=True)  # tiled_add.co:11
-    M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "a", a, 1)
-    b = _rt.tensor_arg(_F, "b", b, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "b", b, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "b", b, 1)
-    out = _rt.tensor_arg(_F, "out", out, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "out", out, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "out", out, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.float16
+        and a.dim() == 2
+        and (M := a.shape[0]) > 0
+        and (N := a.shape[1]) > 0
+        and type(b) in _rt.PLAIN
+        and b.device == _dev
+        and b.dtype is torch.float16
+        and b.dim() == 2
+        and b.shape[0] == M
+        and b.shape[1] == N
+        and type(out) in _rt.PLAIN
+        and out.device == _dev
+        and out.dtype is torch.float16
+        and out.dim() == 2
+        and out.shape[0] == M
+        and out.shape[1] == N
+    ):  # tiled_add.co:11
+        _dev = _rt.pick_device(_F, {"a": a, "b": b, "out": out}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "a", a, 1)
+        b = _rt.tensor_arg(_F, "b", b, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "b", b, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "b", b, 1)
+        out = _rt.tensor_arg(_F, "out", out, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "out", out, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "out", out, 1)
     _launch(
         tiled_add_k0,
         (_rt.cdiv(M, 16), _rt.cdiv(N, 64)),
-        [M, N, a, a.stride(0), a.stride(1), b, b.stride(0), b.stride(1), out, out.stride(0), out.stride(1)],
+        [M, N, a, a.stride()[0], a.stride()[1], b, b.stride()[0], b.stride()[1], out, out.stride()[0], out.stride()[1]],
         dict(num_warps=8),
     )  # tiled_add.co:12
     return None

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "vadd_f16.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -67,21 +69,45 @@ def vadd_f16_k0(N, out_ptr, out_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
         tl.store(out_ptr + offs * out_stride_0, a_val + b_val, mask=mask)
 
 
+_FN["vadd_f16"] = _rt.Fn("vadd_f16", _CO_FILE, 3, {"a": (3, 22, 38), "b": (3, 40, 56), "out": (3, 58, 76)})
+
+
 @_rt.launcher
 def vadd_f16(a, b, out, *, _launch=None):
     """vadd_f16(global f16 [N] a, global f16 [N] b, global f16 [N] out) -> void; from vadd_f16.co:3."""
-    _F = _rt.Fn("vadd_f16", _CO_FILE, 3, {"a": (3, 22, 38), "b": (3, 40, 56), "out": (3, 58, 76)})
+    _F = _FN["vadd_f16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a, "b": b, "out": out}, _launch)
-    _dims = {}
-    a = _rt.tensor_arg(_F, "a", a, torch.float16, 1, _dev, is_global=True)  # vadd_f16.co:3
-    N = _rt.bind_dim(_F, _dims, "N", "a", a, 0)
-    b = _rt.tensor_arg(_F, "b", b, torch.float16, 1, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "b", b, 0)
-    out = _rt.tensor_arg(_F, "out", out, torch.float16, 1, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "out", out, 0)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.float16
+        and a.dim() == 1
+        and (N := a.shape[0]) > 0
+        and type(b) in _rt.PLAIN
+        and b.device == _dev
+        and b.dtype is torch.float16
+        and b.dim() == 1
+        and b.shape[0] == N
+        and type(out) in _rt.PLAIN
+        and out.device == _dev
+        and out.dtype is torch.float16
+        and out.dim() == 1
+        and out.shape[0] == N
+    ):  # vadd_f16.co:3
+        _dev = _rt.pick_device(_F, {"a": a, "b": b, "out": out}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.float16, 1, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "a", a, 0)
+        b = _rt.tensor_arg(_F, "b", b, torch.float16, 1, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "b", b, 0)
+        out = _rt.tensor_arg(_F, "out", out, torch.float16, 1, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "out", out, 0)
     _launch(
-        vadd_f16_k0, (_rt.cdiv(N, 1024),), [N, out, out.stride(0), a, a.stride(0), b, b.stride(0)], dict(num_warps=8)
+        vadd_f16_k0,
+        (_rt.cdiv(N, 1024),),
+        [N, out, out.stride()[0], a, a.stride()[0], b, b.stride()[0]],
+        dict(num_warps=8),
     )  # vadd_f16.co:4
     return None
 

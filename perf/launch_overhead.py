@@ -9,17 +9,23 @@ median of rounds, per call:
 * ``launcher``: the generated function as a user calls it (checks, sizes, launch through Triton);
 * ``triton``: the same launches replayed straight through Triton's ``kernel[grid](...)`` (what the
   launcher adds is the difference);
+* ``wrapped``: the same launches replayed through ``runtime.launch.launch`` (the wrapper every
+  launcher calls: what it adds over ``triton``);
 * ``checks``: the launcher with a launch that does nothing (its own Python alone).
 
-    python3 perf/launch_overhead.py [--sizes 4096,65536] [--calls 2000] [--rounds 5]
+    python3 perf/launch_overhead.py [--sizes 4096,65536] [--calls 2000] [--rounds 5] [--profile]
 
-One JSON line per case and size.
+One JSON line per case and size; ``--profile``: cProfile's top functions of the launcher's calls
+(launches included) after each line.  Without a GPU the kernels do not run (the interpreter would
+time itself): only ``checks`` is measured, in this thread's CPU time.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
 import statistics
 import time
 from collections.abc import Callable
@@ -29,38 +35,62 @@ from typing import Any
 import torch
 
 from croq2triton.api import load
+from croq2triton.runtime import launch as rt
 from croq2triton.runtime.aot import record
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def per_call(fn: Callable[[], Any], calls: int, rounds: int, sync: Callable[[], None]) -> float:
-    """Median over ``rounds`` of the microseconds a call of ``fn`` takes, ``calls`` back to back."""
+def per_call(
+    fn: Callable[[], Any],
+    calls: int,
+    rounds: int,
+    sync: Callable[[], None],
+    clock: Callable[[], int] = time.perf_counter_ns,
+) -> float:
+    """Median over ``rounds`` of the microseconds a call of ``fn`` takes, ``calls`` back to back
+    (``clock``: wall time, or without a GPU this thread's CPU time, which other processes on a
+    shared machine do not inflate)."""
     for _ in range(min(calls, 200)):
         fn()
     sync()
     out = []
     for _ in range(rounds):
-        t = time.perf_counter()
+        t = clock()
         for _ in range(calls):
             fn()
         sync()
-        out.append((time.perf_counter() - t) / calls * 1e6)
+        out.append((clock() - t) / calls / 1e3)
     return statistics.median(out)
 
 
 def cases(n: int, dev: torch.device) -> list[tuple[str, Callable[..., Any], Callable[[], Any], tuple[Any, ...]]]:
-    """(label, generated function, the torch op, the function's arguments) at ``n`` elements."""
+    """(label, generated function, the torch op, the function's arguments) at about ``n`` elements."""
     vadd = load(REPO / "examples" / "vadd.co", schedule="auto").vadd
     forms = load(REPO / "tests" / "programs" / "membound_forms.co", schedule="auto")
+    gemm = load(REPO / "examples" / "gemm_v4.co").matmul
     x, y, o = (torch.randn(n, device=dev) for _ in range(3))
     rows = max(1, n // 1024)
     a = torch.randn(rows, 1024, device=dev)
     s = torch.empty(rows, device=dev)
-    out = [("vadd f32", vadd, lambda: torch.add(x, y, out=o), (x, y, o))]
-    if hasattr(forms, "row_sums_warp"):
-        out.append(("row sums f32 (warp per row)", forms.row_sums_warp, lambda: torch.sum(a, 1, out=s), (a, s)))
-    return out
+    # columns means of f16 (a partial kernel and a combine where the rows are many)
+    xh = torch.randn(max(1, n // 256), 256, device=dev, dtype=torch.float16)
+    mh = torch.empty(256, device=dev, dtype=torch.float16)
+    # a small f16 GEMM read and written through TMA descriptors (M x N x K ~ n)
+    side = max(64, int(round(n ** (1 / 3) / 16)) * 16)
+    ga, gb = (torch.randn(side, side, device=dev, dtype=torch.float16) for _ in range(2))
+    gc = torch.empty(side, side, device=dev, dtype=torch.float16)
+    return [
+        ("vadd f32", vadd, lambda: torch.add(x, y, out=o), (x, y, o)),
+        ("row sums f32 (warp per row)", forms.row_sums_warp, lambda: torch.sum(a, 1, out=s), (a, s)),
+        (
+            "col means f16",
+            forms.col_means_f16,
+            lambda: torch.mean(xh, 0, out=mh),
+            (xh, mh),
+        ),
+        (f"gemm_v4 f16 {side}^3 (TMA)", gemm, lambda: torch.matmul(ga, gb.T, out=gc), (ga, gb, gc)),
+    ]
 
 
 def main() -> None:
@@ -68,9 +98,11 @@ def main() -> None:
     ap.add_argument("--sizes", default="4096,65536")
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--profile", action="store_true", help="cProfile's top functions of the launcher's calls")
     args = ap.parse_args()
-    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    gpu = torch.cuda.is_available()
+    dev = torch.device("cuda" if gpu else "cpu")
+    sync = torch.cuda.synchronize if gpu else (lambda: None)
     for n in (int(v) for v in args.sizes.split(",")):
         for label, fn, op, fargs in cases(n, dev):
             launches = record(fn, *fargs)
@@ -79,18 +111,37 @@ def main() -> None:
                 for la in launches:
                     la.kernel[la.grid](*la.args, **la.kwargs)
 
-            row = {
+            def wrapped(launches: list[Any] = launches) -> None:
+                for la in launches:
+                    rt.launch(la.kernel, la.grid, la.args, la.kwargs)
+
+            row: dict[str, Any] = {
                 "case": label,
                 "elements": n,
-                "device": torch.cuda.get_device_name() if dev.type == "cuda" else "cpu",
-                "torch_us": per_call(op, args.calls, args.rounds, sync),
-                "launcher_us": per_call(lambda fn=fn, fargs=fargs: fn(*fargs), args.calls, args.rounds, sync),
-                "triton_us": per_call(replay, args.calls, args.rounds, sync),
-                "checks_us": per_call(
-                    lambda fn=fn, fargs=fargs: fn(*fargs, _launch=lambda *a: None), args.calls, args.rounds, sync
-                ),
+                "launches": len(launches),
+                "device": torch.cuda.get_device_name() if gpu else "cpu",
             }
+            if gpu:
+                row["torch_us"] = per_call(op, args.calls, args.rounds, sync)
+                row["launcher_us"] = per_call(lambda fn=fn, fargs=fargs: fn(*fargs), args.calls, args.rounds, sync)
+                row["triton_us"] = per_call(replay, args.calls, args.rounds, sync)
+                row["wrapped_us"] = per_call(wrapped, args.calls, args.rounds, sync)
+            row["checks_us"] = per_call(
+                lambda fn=fn, fargs=fargs: fn(*fargs, _launch=lambda *a: None),
+                args.calls,
+                args.rounds,
+                sync,
+                time.perf_counter_ns if gpu else time.thread_time_ns,
+            )
             print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+            if args.profile and gpu:
+                prof = cProfile.Profile()
+                prof.enable()
+                for _ in range(args.calls):
+                    fn(*fargs)
+                sync()
+                prof.disable()
+                pstats.Stats(prof).sort_stats("tottime").print_stats(18)
 
 
 if __name__ == "__main__":

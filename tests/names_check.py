@@ -36,6 +36,11 @@ def _targets(t: ast.expr) -> list[str]:
     return []  # subscripts / attributes bind nothing
 
 
+def _walrus(e: ast.expr) -> set[str]:
+    """The names the ``:=`` inside ``e`` bind."""
+    return {n for x in ast.walk(e) if isinstance(x, ast.NamedExpr) for n in _targets(x.target)}
+
+
 class _Flow:
     """Names defined before each use, in source order (a name bound in only one branch of an
     ``if`` counts as bound after it, like pyflakes)."""
@@ -53,6 +58,8 @@ class _Flow:
                 local |= set(_targets(n.target))
             elif isinstance(n, ast.Lambda):
                 local |= {a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs}
+            elif isinstance(n, ast.NamedExpr):  # (x := ..): bound for the whole expression (its order unchecked)
+                local |= set(_targets(n.target))
         defined = local
         for n in ast.walk(node):
             if (
@@ -98,6 +105,7 @@ class _Flow:
             return self.block(s.orelse, inner)
         if isinstance(s, ast.If):
             self.uses(s.test, defined)
+            defined = defined | _walrus(s.test)  # (a launcher's one test of its arguments binds sizes)
             return self.block(s.body, set(defined)) | self.block(s.orelse, set(defined))
         if isinstance(s, ast.With):
             for it in s.items:

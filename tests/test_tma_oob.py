@@ -84,7 +84,7 @@ def test_in_bounds_box_is_exact(probes: dict[str, object]) -> None:
 def test_the_probe_uses_a_descriptor() -> None:
     src = translate_full(PROBE, filename="probe.co").source
     assert "x_desc_128.load(" in src and "x_desc_128_z.load(" in src
-    assert "_rt.tma_desc(x, [128], _probe_k0_TMA_X_128, _OOB_PADDING)" in src
+    assert "_rt.tma_desc(x, (128,), _probe_k0_TMA_X_128, _OOB_PADDING)" in src
 
 
 def _warnings_of(body: str, decls: str = "global f16 [M, K] x") -> list[str]:

@@ -12,6 +12,7 @@ after a block ends).  The launcher's names: ``_F`` (what the runtime's messages 
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from ..sema.carith import RUNTIME_NAME
 from ..tir import expr as E
@@ -39,21 +40,107 @@ TORCH_TYPES = {
 
 
 def emit_launcher(launcher: H.Launcher) -> str:
-    """The text of ``def name(...)`` for ``launcher``."""
+    """The text of ``def name(...)`` for ``launcher``, after the statement that builds its ``_F``
+    (once, as the module is imported)."""
     out = _Writer(launcher.source, host_scalars(launcher.body))
     fn = [_const(launcher.name), name("_CO_FILE"), _const(launcher.line)]
     if launcher.places:  # {parameter: (line, col, end)}: where the runtime's messages about it point
         places = [_tuple([_const(p.line), _const(p.col), _const(p.end)]) for p in launcher.places]
         fn.append(ast.Dict([_const(p.name) for p in launcher.places], places))
-    out.line(_code(_assign("_F", call("_rt.Fn", *fn))))
+    key = _const(launcher.python_name)
+    built = _code(ast.Assign([ast.Subscript(name("_FN"), key, ast.Store())], call("_rt.Fn", *fn)))
+    out.line(_code(_assign("_F", ast.Subscript(name("_FN"), key, ast.Load()))))
     out.line("_launch = _launch or _rt.launch")
+    binds = _leading_binds(launcher.body)
+    rest = launcher.body[len(binds) :]
+    guard = _one_test(binds)
+    if guard is None:
+        _checks(out, launcher, binds)
+    else:
+        at = binds[0].line
+        for b in binds:
+            if isinstance(b, H.BindTensor) and b.keep_caller:
+                out.line(_code(_assign(f"{b.var}_caller", name(b.var))), at)
+        scalars = [b for b in binds if isinstance(b, H.BindScalar)]
+        out.comment(
+            "the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, "
+            "sizes that agree) pass one test; any others are checked one by one, which says what is wrong"
+        )
+        if scalars:
+            out.line(f"if {guard}:", at)
+            out.depth += 1
+            out.body(tuple(scalars))
+            out.depth -= 1
+            out.last = 0
+            out.line("else:")
+        else:
+            out.line(f"if not ({guard}):", at)
+        out.depth += 1
+        _checks(out, launcher, binds, callers=False)
+        out.depth -= 1
+        out.last = 0
+    out.body(rest)
+    params = ", ".join([*launcher.params, "*, _launch=None"])
+    head = f'{built}\n\n\n@_rt.launcher\ndef {launcher.python_name}({params}):\n    """{launcher.doc}"""'
+    return head + "\n" + "\n".join(out.lines)
+
+
+_BINDS = (H.BindTensor, H.BindScalar, H.BindStream)
+
+
+def _leading_binds(body: tuple[H.Stmt, ...]) -> tuple[H.Stmt, ...]:
+    """The statements that bind the launcher's parameters (they come first)."""
+    n = 0
+    while n < len(body) and isinstance(body[n], _BINDS):
+        n += 1
+    return body[:n]
+
+
+def _checks(out: _Writer, launcher: H.Launcher, binds: tuple[H.Stmt, ...], callers: bool = True) -> None:
+    """The parameters checked one by one: the kernels' device, then each parameter in order, its
+    sizes bound (the first of a size binds it, the others must agree)."""
     devices = ast.Dict([_const(t) for t in launcher.tensors], [name(t) for t in launcher.tensors])
     out.line(_code(_assign("_dev", call("_rt.pick_device", name("_F"), devices, name("_launch")))))
     out.line("_dims = {}")
-    out.body(launcher.body)
-    params = ", ".join([*launcher.params, "*, _launch=None"])
-    head = f'@_rt.launcher\ndef {launcher.python_name}({params}):\n    """{launcher.doc}"""'
-    return head + "\n" + "\n".join(out.lines)
+    for b in binds:
+        if isinstance(b, H.BindTensor) and not callers and b.keep_caller:
+            b = dataclasses.replace(b, keep_caller=False)  # (the caller's tensor is kept above)
+        out.stmt(b)
+
+
+def _one_test(binds: tuple[H.Stmt, ...]) -> str | None:
+    """The launcher's test of all its tensor parameters at once, as one expression that binds their
+    sizes and ``_dev`` (``runtime.launch.device_of``: the first tensor's device, where it is a plain
+    tensor on the kernels' type of device): true exactly where the checks one by one
+    (``tensor_arg``, ``bind_dim``, ``any_dim``, ``fixed_dim``) would pass with these values and leave
+    every tensor where it is (a plain tensor cannot have negative strides: torch refuses them).
+    None where the launcher has no tensor parameter, or where a size's name is also another
+    parameter's (the checks one by one then bind it in their order)."""
+    tensors = [b for b in binds if isinstance(b, H.BindTensor)]
+    if not tensors:
+        return None
+    params = {b.var for b in binds if isinstance(b, (H.BindTensor, H.BindScalar, H.BindStream))}
+    bound: set[str] = set()
+    terms: list[str] = []
+    for i, t in enumerate(tensors):
+        if i == 0:
+            terms.append(f"(_dev := _rt.device_of(_F, {t.var})) is not None")
+        else:
+            terms += [f"type({t.var}) in _rt.PLAIN", f"{t.var}.device == _dev"]
+        terms += [f"{t.var}.dtype is torch.{TORCH_TYPES[t.dtype]}", f"{t.var}.dim() == {len(t.dims)}"]
+        for d in t.dims:
+            extent = f"{t.var}.shape[{d.dim}]"
+            if isinstance(d, H.FixedDim):
+                terms.append(f"{extent} == {d.extent}")
+                continue
+            if d.var in params:
+                return None
+            if d.var in bound:
+                terms.append(f"{extent} == {d.var}")
+            else:
+                bound.add(d.var)
+                terms.append(f"({d.var} := {extent}) > 0")
+    return " and ".join(terms)
 
 
 class _Writer:
@@ -257,14 +344,17 @@ def _prepare(p: H.Preparation) -> ast.stmt:
     if isinstance(p, H.NumSms):
         return _assign(p.var, call("_rt.num_sms", name("_dev")))
     if isinstance(p, H.TmaCheck):
-        window = _list([host_ast(x) for x in p.window]) if p.window else _ints(p.box)
+        # (tuples: constants where known, and compared as they are, runtime/tma.py runtime_fits)
+        window = _tuple([host_ast(x) for x in p.window]) if p.window else _ints(p.box)
         check = (name("_F"), _const(p.source), name(p.tensor), _ints(p.box), window, _const(p.what))
         return _assign(p.flag, call("_rt.tma_ok", *check))
     if isinstance(p, H.TmaDescriptor):
         fill = _const("zero") if p.fill == "zero" else name("_OOB_PADDING")
         return _assign(p.var, call("_rt.tma_desc", name(p.tensor), _ints(p.box), name(p.flag), fill))
     if isinstance(p, H.ScratchArea):
-        return _assign(p.var, call("_rt.scratch", name("_F"), host_ast(p.elements), _torch(p.dtype), name("_dev")))
+        written = {"written": _const(True)} if p.written else {}
+        area = call("_rt.scratch", name("_F"), host_ast(p.elements), _torch(p.dtype), name("_dev"), **written)
+        return _assign(p.var, area)
     sizes = _tuple([host_ast(x) for x in p.sizes])
     args = [name("_F"), _const(p.what), sizes]
     args += [_const(p.fixed), _const(p.least)] if p.least > 1 else [_const(p.fixed)] if p.fixed > 1 else []
@@ -277,8 +367,9 @@ def _launch(s: H.Launch) -> ast.expr:
     for a in s.args:
         if isinstance(a, (H.TensorArg, H.DescriptorArg, H.ScratchArg)):
             args.append(name(a.var))
-        elif isinstance(a, H.StrideArg):
-            args.append(ast.Call(ast.Attribute(name(a.tensor), "stride", ast.Load()), [_const(a.dim)], []))
+        elif isinstance(a, H.StrideArg):  # (``x.stride()[d]``: torch parses ``x.stride(d)``'s argument, 2x the time)
+            strides = ast.Call(ast.Attribute(name(a.tensor), "stride", ast.Load()), [], [])
+            args.append(ast.Subscript(strides, _const(a.dim), ast.Load()))
         else:
             args.append(host_ast(a.value))
     constexprs = call("dict", **{k: host_ast(v) for k, v in s.constexprs})
@@ -295,7 +386,7 @@ def _const(value: object) -> ast.expr:
 
 
 def _ints(values: tuple[int, ...]) -> ast.expr:
-    return _list([_const(v) for v in values])
+    return _tuple([_const(v) for v in values])
 
 
 def _list(items: list[ast.expr]) -> ast.expr:

@@ -49,6 +49,7 @@ MODULE_NAMES = frozenset(
         "_OOB_PADDING",
         "_INF",
         "_CO_FILE",
+        "_FN",
         "_as_dot_operand",
         "_oob_fill",
         "__croq_ops__",

@@ -14,7 +14,7 @@ import re
 import sys
 import time
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,7 @@ from .interpreter_bf16 import convert_bf16_exactly
 from .interpreter_compare import compare_as_bool
 from .interpreter_fma import fma_rounds_once
 from .interpreter_minmax import match_compiled_minmax
+from .tma import runtime_fits, runtime_reason
 
 # the interpreter computes min / max of floats as compiled code does (NaN operands lose)
 match_compiled_minmax()
@@ -96,15 +97,26 @@ def co_file(module_file: str | None, name: str) -> str:
 ParamAt = tuple[int, int, int]
 
 
+def kernel_device_type() -> str:
+    """The type of device kernels run on: ``"cpu"`` in Triton's interpreter (or without a GPU),
+    else ``"cuda"``."""
+    return "cpu" if interpreting() or not _has_cuda() else "cuda"
+
+
 @dataclass(frozen=True)
 class Fn:
     """What a launcher's messages say where they come from: the ``__co__`` function ``name`` at
-    ``line`` of ``src``, and where each of its parameters is declared (by its Croqtile name)."""
+    ``line`` of ``src``, and where each of its parameters is declared (by its Croqtile name).
+
+    A generated module builds each once, when it is imported (``_FN``); ``device_type`` is then the
+    type of device its kernels run on, which Triton fixed as it decorated them: compiled for the GPU,
+    or interpreted on the CPU."""
 
     name: str
     src: str
     line: int
     params: Mapping[str, ParamAt] = field(default_factory=dict, compare=False)
+    device_type: str = field(default_factory=kernel_device_type, compare=False)
 
     def fail(self, msg: str, hint: str | None = None, param: str | None = None) -> CroqLaunchError:
         """An error of this launcher, located at the declaration of ``param`` when it is given."""
@@ -137,13 +149,35 @@ def _read_source(src: str, line: int, col: int, end: int, param: str | None) -> 
         REGISTRY.add(src, text)
 
 
+def _environ_reader() -> Callable[[str], str | None]:
+    """``os.environ.get``, read where it costs least.  For a variable that is not set, ``get`` raises
+    and catches two KeyErrors (0.7 us, a launch reads one every call); CPython's ``os.environ`` keeps
+    the variables in a dict of bytes on POSIX (``_data``), which a read of it as ``get`` decodes
+    (and which every change through ``os.environ`` updates).  Where the mapping is not built so (another
+    platform or Python), ``os.environ.get`` itself."""
+    data = getattr(os.environ, "_data", None)
+    if os.name != "posix" or not isinstance(data, dict) or data.get(b"PATH") != os.environb.get(b"PATH"):
+        return os.environ.get
+    decode = os.fsdecode
+
+    def get(name: str) -> str | None:
+        value = data.get(name.encode())
+        return None if value is None else decode(value)
+
+    return get
+
+
+environ_get = _environ_reader()
+
+
 def interpreting() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+    return environ_get("TRITON_INTERPRET") not in (None, "", "0")
 
 
 # the launcher running now (set by pick_device, which every launcher calls first): errors that only
 # show when a kernel is launched are located at its `__co__` function
 _RUNNING: contextvars.ContextVar[Fn | None] = contextvars.ContextVar("croq2triton_launcher", default=None)
+_set_running = _RUNNING.set
 
 
 @functools.cache
@@ -151,10 +185,27 @@ def _has_cuda() -> bool:
     return torch.cuda.is_available()  # (2 us a call: asked once; a process does not gain a GPU)
 
 
+# the tensors a launcher's one test of its arguments takes as they are (a subclass with a behaviour
+# of its own, a fake tensor of torch.compile's tracing, goes through the checks one by one)
+PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def device_of(f: Fn, t: Any) -> torch.device | None:
+    """The first part of a launcher's one test of its arguments (emit/launcher.py): the device of
+    ``t``, its first tensor parameter, where ``t`` is a plain tensor on the type of device the
+    kernels run on (the device :func:`pick_device` picks then); None where it is not (the launcher
+    checks its arguments one by one)."""
+    _set_running(f)
+    if type(t) in PLAIN and (dev := t.device).type == f.device_type:
+        return dev
+    return None
+
+
 def pick_device(f: Fn, tensors: dict[str, Any], launch: Any) -> torch.device:
-    """The device kernels run on: CUDA when available (and not interpreting), else the CPU."""
+    """The device kernels run on: the GPU (that of the first tensor on one, else the current one)
+    when they are compiled, the CPU when interpreted (or without a GPU)."""
     _RUNNING.set(f)
-    if interpreting() or not _has_cuda():
+    if f.device_type != "cuda":
         return torch.device("cpu")
     for t in tensors.values():
         if isinstance(t, torch.Tensor) and t.is_cuda:
@@ -488,8 +539,16 @@ def alloc(
     return torch.full(shape, 0 if fill is None else fill, dtype=dtype, device=dev)
 
 
-def scratch(f: Fn, n: int, dtype: torch.dtype, dev: torch.device) -> torch.Tensor:
-    return torch.zeros(max(1, int(n)), dtype=dtype, device=dev)
+def scratch(f: Fn, n: int, dtype: torch.dtype, dev: torch.device, written: bool = False) -> torch.Tensor:
+    """A kernel's scratch area of ``n`` elements: zeroed, or where the kernel stores every element
+    before any is read (``written``), only allocated (NaN under the tests' poison)."""
+    if not written:
+        return torch.zeros(max(1, int(n)), dtype=dtype, device=dev)
+    if POISON:
+        from .poison import poisoned
+
+        return poisoned((max(1, int(n)),), dtype, dev)
+    return torch.empty(max(1, int(n)), dtype=dtype, device=dev)
 
 
 def host_assert(f: Fn, cond: Any, msg: str, line: int) -> None:
@@ -529,11 +588,9 @@ f32math = types.SimpleNamespace(
 
 
 def pow2(n: int) -> int:
+    """The least power of two at or above ``n`` (1 for ``n`` <= 1)."""
     n = int(n)
-    p = 1
-    while p < n:
-        p *= 2
-    return p
+    return 1 << (n - 1).bit_length() if n > 1 else 1
 
 
 # the elements one program may hold compiled: an SM's 65,536 registers (a dma_3d.co tile of 64^3
@@ -548,7 +605,7 @@ def block_extents(f: Fn, what: str, sizes: tuple[int, ...], fixed: int = 1, leas
     run-time window): each the power of two at or above its size and ``least`` (16 for a tile an
     MMA takes: Triton's dot needs 16), the padding masked; ``fixed`` is the product of the tile's
     other extents, known when translating."""
-    out = tuple(max(least, pow2(max(1, int(n)))) for n in sizes)
+    out = tuple([max(least, pow2(n)) for n in sizes])
     total = fixed
     for n in out:
         total *= n
@@ -576,12 +633,21 @@ _REASONS: dict[tuple[Any, ...], str | None] = {}  # tma_ok's verdicts by what th
 _UNKNOWN = object()
 
 
+@functools.cache
+def _descriptor_type() -> Any:
+    """Triton's TensorDescriptor, imported at the first launch that builds one (Triton is not imported
+    with this module: generated modules import it once they have set the interpreter switch)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    return TensorDescriptor
+
+
 def num_sms(dev: torch.device) -> int:
     """Programs of a persistent grid: the GPU's SM count; 4 in the interpreter (the loop over tiles
     still runs several times per program there); ``CROQ2TRITON_NUM_SMS`` overrides both (``compile``
     sets it to the target's count when there is no GPU)."""
-    given = os.environ.get("CROQ2TRITON_NUM_SMS", "")
-    if given.isdigit() and int(given) > 0:
+    given = environ_get("CROQ2TRITON_NUM_SMS")
+    if given and given.isdigit() and int(given) > 0:
         return int(given)
     if dev.type == "cuda":
         return _sms_of(dev.index if dev.index is not None else torch.cuda.current_device())
@@ -600,15 +666,18 @@ def _has_no_data(t: torch.Tensor) -> bool:
     return t.device.type == "meta" or bool(is_fake(t))
 
 
-def tma_ok(f: Fn, name: str, t: torch.Tensor, box: list[int], extents: list[int], what: str = "loads") -> bool:
+def tma_ok(f: Fn, name: str, t: torch.Tensor, box: Sequence[int], extents: Sequence[int], what: str = "loads") -> bool:
     """May this launch read/write ``t`` through a TensorDescriptor with this box?
 
     If not, the kernel uses masked pointer loads instead; the reason is reported once.
     """
-    from .tma import runtime_reason
-
-    if _has_no_data(t):
-        return False  # traced by torch.compile (a torch op's fake implementation): no kernel runs
+    if type(t) in PLAIN:
+        if t.is_meta:
+            return False  # traced by torch.compile (a torch op's fake implementation): no kernel runs
+        if runtime_fits(t, box, extents):  # (the common case: no reason to build)
+            return True
+    elif _has_no_data(t):
+        return False
     key = (name, t.data_ptr() % 16, t.element_size(), t.shape, t.stride(), tuple(box), tuple(extents))
     if (reason := _REASONS.get(key, _UNKNOWN)) is _UNKNOWN:
         reason = _REASONS[key] = runtime_reason(name, t, box, extents)
@@ -623,21 +692,20 @@ def tma_ok(f: Fn, name: str, t: torch.Tensor, box: list[int], extents: list[int]
     return False
 
 
-def tma_desc(t: torch.Tensor, box: list[int], ok: bool, padding: str = "zero") -> Any:
+def tma_desc(t: torch.Tensor, box: Sequence[int], ok: bool, padding: str = "zero") -> Any:
     """The descriptor of ``t`` for ``box`` where :func:`tma_ok` said yes.  Built without
     ``TensorDescriptor``'s own checks (tma_ok made them: alignment, strides, the box) where every
     extent is positive: a launch spends 3 us, not 9, a descriptor (host time is what a small GEMM
     waits on)."""
     if not ok:
         return None
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
+    TensorDescriptor = _descriptor_type()  # noqa: N806 - the class
     if padding == "nan" and (not t.dtype.is_floating_point or t.element_size() == 1):
         # the hardware fills NaN for 16- and 32-bit floats only (Triton encodes fp8 as bytes: the driver
         # refuses such a descriptor); the OOB sanitizer's NaN does not reach fp8 tiles read through TMA
         padding = "zero"
     shape = t.shape
-    if type(t) is not torch.Tensor or 0 in shape:
+    if type(t) not in PLAIN or 0 in shape:
         return TensorDescriptor.from_tensor(t, list(box), padding=padding)
     desc = object.__new__(TensorDescriptor)
     desc.base, desc.shape, desc.strides, desc.block_shape, desc.padding = t, shape, t.stride(), list(box), padding
@@ -654,15 +722,20 @@ _WS_FAILED: set[int] = set()
 
 
 def launch(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str, Any]) -> None:
-    if any(int(g) <= 0 for g in grid):
-        return
-    g = tuple(int(x) for x in grid)
-    name = getattr(kernel, "__name__", str(kernel))
-    if kwargs.get("WARP_SPECIALIZE") and id(kernel) in _WS_FAILED:
+    """``kernel[grid](*args, **kwargs)``; nothing where the grid is empty (a size of 0 programs)."""
+    g = grid
+    for x in grid:
+        if type(x) is not int or x <= 0:  # (the common case, positive ints, passes as it is)
+            g = tuple(int(x) for x in grid)
+            if any(x <= 0 for x in g):
+                return
+            break
+    if _WS_FAILED and kwargs.get("WARP_SPECIALIZE") and id(kernel) in _WS_FAILED:
         kwargs = dict(kwargs, WARP_SPECIALIZE=False)
     try:
         kernel[g](*args, **kwargs)
     except Exception as e:
+        name = getattr(kernel, "__name__", None) or str(kernel)
         _too_large(e, name, kwargs)
         _numpy_too_new(e, name)
         if not kwargs.get("WARP_SPECIALIZE") or interpreting():
@@ -820,9 +893,11 @@ def launcher(fn: Any) -> Any:
 
     # dynamo's wrapper costs about 30 us a call even outside torch.compile (the host time a small
     # GEMM waits on): it is taken only while compiling (where this test reads true as dynamo traces)
+    compiling = torch.compiler.is_compiling
+
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
-        if torch.compiler.is_compiling():
+        if compiling():
             return disabled(*args, **kwargs)
         return fn(*args, **kwargs)
 

@@ -6,11 +6,12 @@ and the launcher (what depends on run-time tensors is checked at launch).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..sema.tma_rules import MAX_BOX, static_reasons, swizzle_reason
 
-__all__ = ["MAX_BOX", "MAX_EXTENT", "MAX_STRIDE", "runtime_reason", "static_reasons", "swizzle_reason"]
+__all__ = ["MAX_BOX", "MAX_EXTENT", "MAX_STRIDE", "runtime_fits", "runtime_reason", "static_reasons", "swizzle_reason"]
 
 MAX_EXTENT = 1 << 31
 MAX_STRIDE = 1 << 40
@@ -40,3 +41,22 @@ def runtime_reason(name: str, t: Any, box: list[int], extents: list[int]) -> str
         if s * es >= MAX_STRIDE:
             return f"{name}: {what} stride {s * es} B is 2^40 B or more"
     return None
+
+
+def runtime_fits(t: Any, box: Sequence[int], extents: Sequence[int]) -> bool:
+    """``runtime_reason(name, t, box, extents) is None``, told without building a reason: the test a
+    launch makes of each tensor it may read or write through a descriptor (the same rules, in the
+    order that costs least; where ``box`` and ``extents`` are not both lists or both tuples it says
+    no and :func:`runtime_reason` decides)."""
+    if extents != box:
+        return False
+    strides = t.stride()
+    if not strides or len(strides) != len(box) or strides[-1] != 1 or t.data_ptr() % 16:
+        return False
+    if t.numel() >= MAX_EXTENT and max(t.shape) >= MAX_EXTENT:  # (fewer elements: no dimension has as many)
+        return False
+    es = t.element_size()
+    for s in strides[:-1]:  # noqa: SIM110 - (a loop: all() of a generator costs more, and this is per launch)
+        if (s * es) % 16 or s * es >= MAX_STRIDE:
+            return False
+    return True

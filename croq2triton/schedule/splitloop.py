@@ -113,7 +113,9 @@ def split_loop(kernel: N.Kernel, prefix: str) -> Split:
     chunk = N.Scalar(fresh("CHUNK"), "i32", E.Var(chunk_var))
     s_arg, c_arg = E.Var(splits.name, "i32", lo=1), E.Var(chunk.name, "i32", lo=1)
     areas = {
-        name: N.Scratch(fresh(f"{name}_partials"), f.acc.type, E.Const(_count(f.acc.shape)))
+        # (each program of the partial kernel stores its whole slot, unmasked, after its range of the
+        # loop, an empty range too: the combine reads nothing the partials did not write)
+        name: N.Scratch(fresh(f"{name}_partials"), f.acc.type, E.Const(_count(f.acc.shape)), written=True)
         for name, f in folds.items()
     }
     program = _program(kernel)

@@ -488,11 +488,13 @@ class BlockExtents:
 @dataclass(frozen=True)
 class ScratchArea:
     """``var`` = zeroed device memory of ``elements`` of ``dtype`` (a tile-IR type): the scratch
-    area of a kernel's buffers, for every program of its grid."""
+    area of a kernel's buffers, for every program of its grid; ``written``: not zeroed (the kernel
+    stores every element before it is read: :class:`~.nodes.Scratch`)."""
 
     var: str
     elements: Expr
     dtype: str
+    written: bool = False
 
 
 Preparation = NumSms | TmaCheck | TmaDescriptor | BlockExtents | ScratchArea

@@ -62,7 +62,8 @@ def _prepare(p: H.Preparation) -> str:
     if isinstance(p, H.TmaDescriptor):
         return f"{p.var} = descriptor of {p.tensor} box {list(p.box)} if {p.flag}, fill {p.fill}"
     if isinstance(p, H.ScratchArea):
-        return f"{p.var} = scratch<{p.dtype}> of {_e(p.elements)} elements"
+        zeroed = ", not zeroed (the kernel writes each before it reads it)" if p.written else ""
+        return f"{p.var} = scratch<{p.dtype}> of {_e(p.elements)} elements{zeroed}"
     fixed = f" times {p.fixed} fixed" if p.fixed > 1 else ""
     return f"{', '.join(p.vars)} = block extents of {p.what}: next powers of 2 of ({_es(p.sizes)}){fixed}"
 

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "attention.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -121,37 +123,73 @@ def attention_k0(
     tl.store(o_ptr + bh * o_stride_0 + offs * o_stride_1 + cols * o_stride_2, acc_out_2, mask=mask)
 
 
+_FN["attention"] = _rt.Fn(
+    "attention",
+    _CO_FILE,
+    9,
+    {"q": (9, 23, 50), "k": (9, 52, 79), "v": (10, 23, 50), "o": (10, 52, 79), "causal": (10, 81, 92)},
+)
+
+
 @_rt.launcher
 def attention(q, k, v, o, causal, *, _launch=None):
     """attention(global f16 [BH, SEQ_Q, 64] q, global f16 [BH, SEQ_K, 64] k, global f16 [BH, SEQ_K, 64] v, global f16
     [BH, SEQ_Q, 64] o, bool causal) -> void; from attention.co:9.
     """
-    _F = _rt.Fn(
-        "attention",
-        _CO_FILE,
-        9,
-        {"q": (9, 23, 50), "k": (9, 52, 79), "v": (10, 23, 50), "o": (10, 52, 79), "causal": (10, 81, 92)},
-    )
+    _F = _FN["attention"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"q": q, "k": k, "v": v, "o": o}, _launch)
-    _dims = {}
-    q = _rt.tensor_arg(_F, "q", q, torch.float16, 3, _dev, is_global=True)  # attention.co:9
-    BH = _rt.bind_dim(_F, _dims, "BH", "q", q, 0)
-    SEQ_Q = _rt.bind_dim(_F, _dims, "SEQ_Q", "q", q, 1)
-    _rt.fixed_dim(_F, "q", q, 2, 64)
-    k = _rt.tensor_arg(_F, "k", k, torch.float16, 3, _dev, is_global=True)
-    BH = _rt.bind_dim(_F, _dims, "BH", "k", k, 0)
-    SEQ_K = _rt.bind_dim(_F, _dims, "SEQ_K", "k", k, 1)
-    _rt.fixed_dim(_F, "k", k, 2, 64)
-    v = _rt.tensor_arg(_F, "v", v, torch.float16, 3, _dev, is_global=True)  # attention.co:10
-    BH = _rt.bind_dim(_F, _dims, "BH", "v", v, 0)
-    SEQ_K = _rt.bind_dim(_F, _dims, "SEQ_K", "v", v, 1)
-    _rt.fixed_dim(_F, "v", v, 2, 64)
-    o = _rt.tensor_arg(_F, "o", o, torch.float16, 3, _dev, is_global=True)
-    BH = _rt.bind_dim(_F, _dims, "BH", "o", o, 0)
-    SEQ_Q = _rt.bind_dim(_F, _dims, "SEQ_Q", "o", o, 1)
-    _rt.fixed_dim(_F, "o", o, 2, 64)
-    causal = _rt.scalar_arg(_F, "causal", causal, bool)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if (
+        (_dev := _rt.device_of(_F, q)) is not None
+        and q.dtype is torch.float16
+        and q.dim() == 3
+        and (BH := q.shape[0]) > 0
+        and (SEQ_Q := q.shape[1]) > 0
+        and q.shape[2] == 64
+        and type(k) in _rt.PLAIN
+        and k.device == _dev
+        and k.dtype is torch.float16
+        and k.dim() == 3
+        and k.shape[0] == BH
+        and (SEQ_K := k.shape[1]) > 0
+        and k.shape[2] == 64
+        and type(v) in _rt.PLAIN
+        and v.device == _dev
+        and v.dtype is torch.float16
+        and v.dim() == 3
+        and v.shape[0] == BH
+        and v.shape[1] == SEQ_K
+        and v.shape[2] == 64
+        and type(o) in _rt.PLAIN
+        and o.device == _dev
+        and o.dtype is torch.float16
+        and o.dim() == 3
+        and o.shape[0] == BH
+        and o.shape[1] == SEQ_Q
+        and o.shape[2] == 64
+    ):  # attention.co:9
+        causal = _rt.scalar_arg(_F, "causal", causal, bool)  # attention.co:10
+    else:
+        _dev = _rt.pick_device(_F, {"q": q, "k": k, "v": v, "o": o}, _launch)
+        _dims = {}
+        q = _rt.tensor_arg(_F, "q", q, torch.float16, 3, _dev, is_global=True)  # attention.co:9
+        BH = _rt.bind_dim(_F, _dims, "BH", "q", q, 0)
+        SEQ_Q = _rt.bind_dim(_F, _dims, "SEQ_Q", "q", q, 1)
+        _rt.fixed_dim(_F, "q", q, 2, 64)
+        k = _rt.tensor_arg(_F, "k", k, torch.float16, 3, _dev, is_global=True)
+        BH = _rt.bind_dim(_F, _dims, "BH", "k", k, 0)
+        SEQ_K = _rt.bind_dim(_F, _dims, "SEQ_K", "k", k, 1)
+        _rt.fixed_dim(_F, "k", k, 2, 64)
+        v = _rt.tensor_arg(_F, "v", v, torch.float16, 3, _dev, is_global=True)  # attention.co:10
+        BH = _rt.bind_dim(_F, _dims, "BH", "v", v, 0)
+        SEQ_K = _rt.bind_dim(_F, _dims, "SEQ_K", "v", v, 1)
+        _rt.fixed_dim(_F, "v", v, 2, 64)
+        o = _rt.tensor_arg(_F, "o", o, torch.float16, 3, _dev, is_global=True)
+        BH = _rt.bind_dim(_F, _dims, "BH", "o", o, 0)
+        SEQ_Q = _rt.bind_dim(_F, _dims, "SEQ_Q", "o", o, 1)
+        _rt.fixed_dim(_F, "o", o, 2, 64)
+        causal = _rt.scalar_arg(_F, "causal", causal, bool)
     _launch(
         attention_k0,
         (_rt.cdiv(SEQ_Q, 64), BH),
@@ -159,22 +197,22 @@ def attention(q, k, v, o, causal, *, _launch=None):
             BH,
             SEQ_Q,
             q,
-            q.stride(0),
-            q.stride(1),
-            q.stride(2),
+            q.stride()[0],
+            q.stride()[1],
+            q.stride()[2],
             SEQ_K,
             k,
-            k.stride(0),
-            k.stride(1),
-            k.stride(2),
+            k.stride()[0],
+            k.stride()[1],
+            k.stride()[2],
             v,
-            v.stride(0),
-            v.stride(1),
-            v.stride(2),
+            v.stride()[0],
+            v.stride()[1],
+            v.stride()[2],
             o,
-            o.stride(0),
-            o.stride(1),
-            o.stride(2),
+            o.stride()[0],
+            o.stride()[1],
+            o.stride()[2],
             causal,
         ],
         dict(num_warps=4),

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "gemm_v2.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -187,31 +189,55 @@ def matmul_k0_general(
         tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul"] = _rt.Fn("matmul", _CO_FILE, 9, {"lhs": (9, 20, 41), "rhs": (9, 43, 64), "output": (9, 66, 90)})
+
+
 @_rt.launcher
 def matmul(lhs, rhs, output, *, _launch=None):
     """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from gemm_v2.co:9."""
-    _F = _rt.Fn("matmul", _CO_FILE, 9, {"lhs": (9, 20, 41), "rhs": (9, 43, 64), "output": (9, 66, 90)})
+    _F = _FN["matmul"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # gemm_v2.co:9
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # gemm_v2.co:9
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     # the chunkat tiles are exact: the tiled contraction
     # gemm_v2.co:10
     if M % 64 == 0 and K % 64 == 0 and N % 128 == 0:
-        _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-        _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_TMA_LHS, "zero")
-        _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS, "zero")
-        _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
-        _matmul_k0_output_desc = _rt.tma_desc(output, [64, 64], _matmul_k0_TMA_OUTPUT, "zero")
+        _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+        _matmul_k0_lhs_desc = _rt.tma_desc(lhs, (64, 64), _matmul_k0_TMA_LHS, "zero")
+        _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_k0_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_k0_TMA_RHS, "zero")
+        _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (64, 64), (64, 64), "stores (auto)")
+        _matmul_k0_output_desc = _rt.tma_desc(output, (64, 64), _matmul_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_k0,
             (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -219,15 +245,15 @@ def matmul(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_k0_lhs_desc,
                 _matmul_k0_rhs_desc,
                 _matmul_k0_output_desc,
@@ -243,18 +269,18 @@ def matmul(lhs, rhs, output, *, _launch=None):
         )
     else:  # gemm_v2.co:10
         _matmul_k0_general_TMA_LHS_64X64 = _rt.tma_ok(
-            _F, "lhs", lhs, [64, 64], [_rt.idiv(M, _rt.cdiv(M, 64)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+            _F, "lhs", lhs, (64, 64), (_rt.idiv(M, _rt.cdiv(M, 64)), _rt.idiv(K, _rt.cdiv(K, 64))), "loads"
         )
-        _matmul_k0_general_lhs_desc_64x64 = _rt.tma_desc(lhs, [64, 64], _matmul_k0_general_TMA_LHS_64X64, _OOB_PADDING)
+        _matmul_k0_general_lhs_desc_64x64 = _rt.tma_desc(lhs, (64, 64), _matmul_k0_general_TMA_LHS_64X64, _OOB_PADDING)
         _matmul_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
-            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+            _F, "rhs", rhs, (128, 64), (_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))), "loads"
         )
         _matmul_k0_general_rhs_desc_128x64 = _rt.tma_desc(
-            rhs, [128, 64], _matmul_k0_general_TMA_RHS_128X64, _OOB_PADDING
+            rhs, (128, 64), _matmul_k0_general_TMA_RHS_128X64, _OOB_PADDING
         )
-        _matmul_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
+        _matmul_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, (64, 128), (64, 128), "stores")
         _matmul_k0_general_output_desc_64x128 = _rt.tma_desc(
-            output, [64, 128], _matmul_k0_general_TMA_OUTPUT_64X128, "zero"
+            output, (64, 128), _matmul_k0_general_TMA_OUTPUT_64X128, "zero"
         )
         _launch(
             matmul_k0_general,
@@ -263,17 +289,17 @@ def matmul(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_k0_general_lhs_desc_64x64,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_k0_general_rhs_desc_128x64,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_k0_general_output_desc_64x128,
             ],
             dict(

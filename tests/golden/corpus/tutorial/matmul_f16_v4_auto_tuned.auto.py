@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "matmul_f16_v4_auto_tuned.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -416,34 +418,58 @@ def matmul_k0_splitk_sum(
     )  # matmul_f16_v4_auto_tuned.co:56
 
 
+_FN["matmul"] = _rt.Fn("matmul", _CO_FILE, 19, {"lhs": (19, 20, 41), "rhs": (19, 43, 64), "output": (19, 66, 90)})
+
+
 @_rt.launcher
 def matmul(lhs, rhs, output, *, _launch=None):
     """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     matmul_f16_v4_auto_tuned.co:19.
     """
-    _F = _rt.Fn("matmul", _CO_FILE, 19, {"lhs": (19, 20, 41), "rhs": (19, 43, 64), "output": (19, 66, 90)})
+    _F = _FN["matmul"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # matmul_f16_v4_auto_tuned.co:19
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # matmul_f16_v4_auto_tuned.co:19
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_k0_sms = _rt.num_sms(_dev)  # matmul_f16_v4_auto_tuned.co:20
     # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
     if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_k0_sms * 9:
         _matmul_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, "zero")
-        _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_k0_TMA_RHS, "zero")
-        _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_k0_TMA_OUTPUT, "zero")
+        _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_k0_TMA_LHS, "zero")
+        _matmul_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 64), (256, 64), "loads (auto)")
+        _matmul_k0_rhs_desc = _rt.tma_desc(rhs, (256, 64), _matmul_k0_TMA_RHS, "zero")
+        _matmul_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_k0,
             (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_k0_NUM_SMS),),
@@ -451,15 +477,15 @@ def matmul(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_k0_lhs_desc,
                 _matmul_k0_rhs_desc,
                 _matmul_k0_output_desc,
@@ -478,12 +504,12 @@ def matmul(lhs, rhs, output, *, _launch=None):
         # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_k0_sms:
             # matmul_f16_v4_auto_tuned.co:20
-            _matmul_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-            _matmul_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_t128x128_TMA_LHS, "zero")
-            _matmul_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-            _matmul_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_k0_t128x128_TMA_RHS, "zero")
-            _matmul_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
-            _matmul_k0_t128x128_output_desc = _rt.tma_desc(output, [128, 64], _matmul_k0_t128x128_TMA_OUTPUT, "zero")
+            _matmul_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+            _matmul_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_k0_t128x128_TMA_LHS, "zero")
+            _matmul_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+            _matmul_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_k0_t128x128_TMA_RHS, "zero")
+            _matmul_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 64), (128, 64), "stores (auto)")
+            _matmul_k0_t128x128_output_desc = _rt.tma_desc(output, (128, 64), _matmul_k0_t128x128_TMA_OUTPUT, "zero")
             _launch(
                 matmul_k0_t128x128,
                 (_rt.cdiv(M, 128) * _rt.cdiv(N, 128),),
@@ -491,15 +517,15 @@ def matmul(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_k0_t128x128_lhs_desc,
                     _matmul_k0_t128x128_rhs_desc,
                     _matmul_k0_t128x128_output_desc,
@@ -516,12 +542,12 @@ def matmul(lhs, rhs, output, *, _launch=None):
         else:
             if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # matmul_f16_v4_auto_tuned.co:20
-                _matmul_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-                _matmul_k0_t64x128_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_t64x128_TMA_LHS, "zero")
-                _matmul_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-                _matmul_k0_t64x128_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_k0_t64x128_TMA_RHS, "zero")
-                _matmul_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
-                _matmul_k0_t64x128_output_desc = _rt.tma_desc(output, [64, 64], _matmul_k0_t64x128_TMA_OUTPUT, "zero")
+                _matmul_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+                _matmul_k0_t64x128_lhs_desc = _rt.tma_desc(lhs, (64, 64), _matmul_k0_t64x128_TMA_LHS, "zero")
+                _matmul_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+                _matmul_k0_t64x128_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_k0_t64x128_TMA_RHS, "zero")
+                _matmul_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (64, 64), (64, 64), "stores (auto)")
+                _matmul_k0_t64x128_output_desc = _rt.tma_desc(output, (64, 64), _matmul_k0_t64x128_TMA_OUTPUT, "zero")
                 _launch(
                     matmul_k0_t64x128,
                     (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -529,15 +555,15 @@ def matmul(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_k0_t64x128_lhs_desc,
                         _matmul_k0_t64x128_rhs_desc,
                         _matmul_k0_t64x128_output_desc,
@@ -561,12 +587,12 @@ def matmul(lhs, rhs, output, *, _launch=None):
                 )
                 if _matmul_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # matmul_f16_v4_auto_tuned.co:20
-                    _matmul_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-                    _matmul_k0_t64x64_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_t64x64_TMA_LHS, "zero")
-                    _matmul_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
-                    _matmul_k0_t64x64_rhs_desc = _rt.tma_desc(rhs, [64, 64], _matmul_k0_t64x64_TMA_RHS, "zero")
-                    _matmul_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 32], [64, 32], "stores (auto)")
-                    _matmul_k0_t64x64_output_desc = _rt.tma_desc(output, [64, 32], _matmul_k0_t64x64_TMA_OUTPUT, "zero")
+                    _matmul_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+                    _matmul_k0_t64x64_lhs_desc = _rt.tma_desc(lhs, (64, 64), _matmul_k0_t64x64_TMA_LHS, "zero")
+                    _matmul_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
+                    _matmul_k0_t64x64_rhs_desc = _rt.tma_desc(rhs, (64, 64), _matmul_k0_t64x64_TMA_RHS, "zero")
+                    _matmul_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (64, 32), (64, 32), "stores (auto)")
+                    _matmul_k0_t64x64_output_desc = _rt.tma_desc(output, (64, 32), _matmul_k0_t64x64_TMA_OUTPUT, "zero")
                     _launch(
                         matmul_k0_t64x64,
                         (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
@@ -574,15 +600,15 @@ def matmul(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_k0_t64x64_lhs_desc,
                             _matmul_k0_t64x64_rhs_desc,
                             _matmul_k0_t64x64_output_desc,
@@ -600,10 +626,10 @@ def matmul(lhs, rhs, output, *, _launch=None):
                     _matmul_k0_splitk_partials = _rt.alloc(
                         _F, (_matmul_k0_split_k, M, N), torch.float32, _dev, empty=True
                     )  # matmul_f16_v4_auto_tuned.co:20
-                    _matmul_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-                    _matmul_k0_splitk_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_k0_splitk_TMA_LHS, "zero")
-                    _matmul_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
-                    _matmul_k0_splitk_rhs_desc = _rt.tma_desc(rhs, [64, 64], _matmul_k0_splitk_TMA_RHS, "zero")
+                    _matmul_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+                    _matmul_k0_splitk_lhs_desc = _rt.tma_desc(lhs, (64, 64), _matmul_k0_splitk_TMA_LHS, "zero")
+                    _matmul_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
+                    _matmul_k0_splitk_rhs_desc = _rt.tma_desc(rhs, (64, 64), _matmul_k0_splitk_TMA_RHS, "zero")
                     _launch(
                         matmul_k0_splitk,
                         (_rt.cdiv(M, 64) * _rt.cdiv(N, 64) * _matmul_k0_split_k,),
@@ -611,19 +637,19 @@ def matmul(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_k0_split_k,
                             _matmul_k0_splitk_lhs_desc,
                             _matmul_k0_splitk_rhs_desc,
                             _matmul_k0_splitk_partials,
-                            _matmul_k0_splitk_partials.stride(0),
-                            _matmul_k0_splitk_partials.stride(1),
-                            _matmul_k0_splitk_partials.stride(2),
+                            _matmul_k0_splitk_partials.stride()[0],
+                            _matmul_k0_splitk_partials.stride()[1],
+                            _matmul_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -640,13 +666,13 @@ def matmul(lhs, rhs, output, *, _launch=None):
                             M,
                             N,
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_k0_split_k,
                             _matmul_k0_splitk_partials,
-                            _matmul_k0_splitk_partials.stride(0),
-                            _matmul_k0_splitk_partials.stride(1),
-                            _matmul_k0_splitk_partials.stride(2),
+                            _matmul_k0_splitk_partials.stride()[0],
+                            _matmul_k0_splitk_partials.stride()[1],
+                            _matmul_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "matmul_f16_v4_auto_tuned.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -138,35 +140,59 @@ def matmul_k0(
         tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n_1[None, :] * stride_output1, c_1, mask=mask_c_1)
 
 
+_FN["matmul"] = _rt.Fn("matmul", _CO_FILE, 19, {"lhs": (19, 20, 41), "rhs": (19, 43, 64), "output": (19, 66, 90)})
+
+
 @_rt.launcher
 def matmul(lhs, rhs, output, *, _launch=None):
     """matmul(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     matmul_f16_v4_auto_tuned.co:19.
     """
-    _F = _rt.Fn("matmul", _CO_FILE, 19, {"lhs": (19, 20, 41), "rhs": (19, 43, 64), "output": (19, 66, 90)})
+    _F = _FN["matmul"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # matmul_f16_v4_auto_tuned.co:19
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # matmul_f16_v4_auto_tuned.co:19
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     # matmul_f16_v4_auto_tuned.co:20
-    _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_k0_TMA_LHS, "zero")
-    _matmul_k0_TMA_RHS_0 = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_k0_rhs_desc_0 = _rt.tma_desc(rhs, [128, 64], _matmul_k0_TMA_RHS_0, "zero")
-    _matmul_k0_TMA_RHS_1 = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
-    _matmul_k0_rhs_desc_1 = _rt.tma_desc(rhs, [64, 64], _matmul_k0_TMA_RHS_1, "zero")
-    _matmul_k0_TMA_OUTPUT_0 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
-    _matmul_k0_output_desc_0 = _rt.tma_desc(output, [128, 64], _matmul_k0_TMA_OUTPUT_0, "zero")
-    _matmul_k0_TMA_OUTPUT_1 = _rt.tma_ok(_F, "output", output, [128, 32], [128, 32], "stores (auto)")
-    _matmul_k0_output_desc_1 = _rt.tma_desc(output, [128, 32], _matmul_k0_TMA_OUTPUT_1, "zero")
+    _matmul_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+    _matmul_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_k0_TMA_LHS, "zero")
+    _matmul_k0_TMA_RHS_0 = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+    _matmul_k0_rhs_desc_0 = _rt.tma_desc(rhs, (128, 64), _matmul_k0_TMA_RHS_0, "zero")
+    _matmul_k0_TMA_RHS_1 = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
+    _matmul_k0_rhs_desc_1 = _rt.tma_desc(rhs, (64, 64), _matmul_k0_TMA_RHS_1, "zero")
+    _matmul_k0_TMA_OUTPUT_0 = _rt.tma_ok(_F, "output", output, (128, 64), (128, 64), "stores (auto)")
+    _matmul_k0_output_desc_0 = _rt.tma_desc(output, (128, 64), _matmul_k0_TMA_OUTPUT_0, "zero")
+    _matmul_k0_TMA_OUTPUT_1 = _rt.tma_ok(_F, "output", output, (128, 32), (128, 32), "stores (auto)")
+    _matmul_k0_output_desc_1 = _rt.tma_desc(output, (128, 32), _matmul_k0_TMA_OUTPUT_1, "zero")
     _launch(
         matmul_k0,
         (_rt.cdiv(M, 128) * _rt.cdiv(N, 192),),
@@ -174,15 +200,15 @@ def matmul(lhs, rhs, output, *, _launch=None):
             M,
             K,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             _matmul_k0_lhs_desc,
             _matmul_k0_rhs_desc_0,
             _matmul_k0_rhs_desc_1,

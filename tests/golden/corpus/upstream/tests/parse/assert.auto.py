@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "assert.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -50,16 +52,28 @@ def _oob_fill(x, mask):
     return y
 
 
+_FN["foo"] = _rt.Fn("foo", _CO_FILE, 3, {"a": (3, 17, 29)})
+
+
 @_rt.launcher
 def foo(a, *, _launch=None):
     """foo(f32 [M, N] a) -> void; from assert.co:3."""
-    _F = _rt.Fn("foo", _CO_FILE, 3, {"a": (3, 17, 29)})
+    _F = _FN["foo"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a}, _launch)
-    _dims = {}
-    a = _rt.tensor_arg(_F, "a", a, torch.float32, 2, _dev, is_global=False)  # assert.co:3
-    M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "a", a, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.float32
+        and a.dim() == 2
+        and (M := a.shape[0]) > 0
+        and (N := a.shape[1]) > 0
+    ):  # assert.co:3
+        _dev = _rt.pick_device(_F, {"a": a}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.float32, 2, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "a", a, 1)
     _rt.host_assert(_F, M > 8, 'expected "M" is larger than 8.', 4)  # assert.co:4
     return None
 

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "atomic_builtins.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -81,20 +83,39 @@ def atomic_parse_test_k0(s_scratch, a_ptr, a_stride_0, b_ptr, b_stride_0):
     old_11 = tl.atomic_add(s_scratch + s_base + p, 10)
 
 
+_FN["atomic_parse_test"] = _rt.Fn("atomic_parse_test", _CO_FILE, 3, {"a": (3, 31, 41), "b": (3, 43, 53)})
+
+
 @_rt.launcher
 def atomic_parse_test(a, b, *, _launch=None):
     """atomic_parse_test(s32 [64] a, s32 [64] b) -> void; from atomic_builtins.co:3."""
-    _F = _rt.Fn("atomic_parse_test", _CO_FILE, 3, {"a": (3, 31, 41), "b": (3, 43, 53)})
+    _F = _FN["atomic_parse_test"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
-    _dims = {}
-    a = _rt.tensor_arg(_F, "a", a, torch.int32, 1, _dev, is_global=False)  # atomic_builtins.co:3
-    _rt.fixed_dim(_F, "a", a, 0, 64)
-    b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "b", b, 0, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.int32
+        and a.dim() == 1
+        and a.shape[0] == 64
+        and type(b) in _rt.PLAIN
+        and b.device == _dev
+        and b.dtype is torch.int32
+        and b.dim() == 1
+        and b.shape[0] == 64
+    ):  # atomic_builtins.co:3
+        _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "a", a, 0, 64)
+        b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "b", b, 0, 64)
     _atomic_parse_test_k0_s_scratch = _rt.scratch(_F, 64, torch.int32, _dev)  # atomic_builtins.co:4
     _launch(
-        atomic_parse_test_k0, (1,), [_atomic_parse_test_k0_s_scratch, a, a.stride(0), b, b.stride(0)], dict(num_warps=2)
+        atomic_parse_test_k0,
+        (1,),
+        [_atomic_parse_test_k0_s_scratch, a, a.stride()[0], b, b.stride()[0]],
+        dict(num_warps=2),
     )
     return None
 

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "chunkat_tile_one.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -71,22 +73,35 @@ def chunkat_tile_one_k0(i_ptr, i_stride_0, i_stride_1, i_stride_2, o_ptr, o_stri
         tl.store(o_ptr + dim0 * o_stride_0 + offs_2 * o_stride_1 + dim2 * o_stride_2, l5)  # chunkat_tile_one.co:14
 
 
+_FN["chunkat_tile_one"] = _rt.Fn("chunkat_tile_one", _CO_FILE, 3, {"i": (3, 30, 46)})
+
+
 @_rt.launcher
 def chunkat_tile_one(i, *, _launch=None):
     """chunkat_tile_one(s32 [4, 8, 16] i) -> auto; from chunkat_tile_one.co:3."""
-    _F = _rt.Fn("chunkat_tile_one", _CO_FILE, 3, {"i": (3, 30, 46)})
+    _F = _FN["chunkat_tile_one"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"i": i}, _launch)
-    _dims = {}
-    i = _rt.tensor_arg(_F, "i", i, torch.int32, 3, _dev, is_global=False)  # chunkat_tile_one.co:3
-    _rt.fixed_dim(_F, "i", i, 0, 4)
-    _rt.fixed_dim(_F, "i", i, 1, 8)
-    _rt.fixed_dim(_F, "i", i, 2, 16)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, i)) is not None
+        and i.dtype is torch.int32
+        and i.dim() == 3
+        and i.shape[0] == 4
+        and i.shape[1] == 8
+        and i.shape[2] == 16
+    ):  # chunkat_tile_one.co:3
+        _dev = _rt.pick_device(_F, {"i": i}, _launch)
+        _dims = {}
+        i = _rt.tensor_arg(_F, "i", i, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "i", i, 0, 4)
+        _rt.fixed_dim(_F, "i", i, 1, 8)
+        _rt.fixed_dim(_F, "i", i, 2, 16)
     o = _rt.alloc(_F, (4, 8, 16), torch.int32, _dev, None)  # chunkat_tile_one.co:4
     _launch(
         chunkat_tile_one_k0,
         (1,),
-        [i, i.stride(0), i.stride(1), i.stride(2), o, o.stride(0), o.stride(1), o.stride(2)],
+        [i, i.stride()[0], i.stride()[1], i.stride()[2], o, o.stride()[0], o.stride()[1], o.stride()[2]],
         dict(num_warps=1),
     )  # chunkat_tile_one.co:5
     return None

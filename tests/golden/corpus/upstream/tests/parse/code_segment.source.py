@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "code_segment.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -50,30 +52,39 @@ def _oob_fill(x, mask):
     return y
 
 
+_FN["co0"] = _rt.Fn("co0", _CO_FILE, 8)
+
+
 @_rt.launcher
 def co0(*, _launch=None):
     """co0() -> void; from code_segment.co:8."""
-    _F = _rt.Fn("co0", _CO_FILE, 8)
+    _F = _FN["co0"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
     return None
+
+
+_FN["co1"] = _rt.Fn("co1", _CO_FILE, 9)
 
 
 @_rt.launcher
 def co1(*, _launch=None):
     """co1() -> void; from code_segment.co:9."""
-    _F = _rt.Fn("co1", _CO_FILE, 9)
+    _F = _FN["co1"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
     return None
 
 
+_FN["co2"] = _rt.Fn("co2", _CO_FILE, 20)
+
+
 @_rt.launcher
 def co2(*, _launch=None):
     """co2() -> void; from code_segment.co:20."""
-    _F = _rt.Fn("co2", _CO_FILE, 20)
+    _F = _FN["co2"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

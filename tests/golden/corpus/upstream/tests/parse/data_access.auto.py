@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "data_access.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -50,20 +52,38 @@ def _oob_fill(x, mask):
     return y
 
 
+_FN["data_access"] = _rt.Fn("data_access", _CO_FILE, 3, {"a": (3, 25, 37), "b": (3, 39, 51)})
+
+
 @_rt.launcher
 def data_access(a, b, *, _launch=None):
     """data_access(f32 [7, 4] a, f32 [7, 4] b) -> void; from data_access.co:3."""
-    _F = _rt.Fn("data_access", _CO_FILE, 3, {"a": (3, 25, 37), "b": (3, 39, 51)})
+    _F = _FN["data_access"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
-    _dims = {}
     a_caller = a  # data_access.co:3
-    a = _rt.tensor_arg(_F, "a", a, torch.float32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "a", a, 0, 7)
-    _rt.fixed_dim(_F, "a", a, 1, 4)
-    b = _rt.tensor_arg(_F, "b", b, torch.float32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "b", b, 0, 7)
-    _rt.fixed_dim(_F, "b", b, 1, 4)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.float32
+        and a.dim() == 2
+        and a.shape[0] == 7
+        and a.shape[1] == 4
+        and type(b) in _rt.PLAIN
+        and b.device == _dev
+        and b.dtype is torch.float32
+        and b.dim() == 2
+        and b.shape[0] == 7
+        and b.shape[1] == 4
+    ):
+        _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "a", a, 0, 7)
+        _rt.fixed_dim(_F, "a", a, 1, 4)
+        b = _rt.tensor_arg(_F, "b", b, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "b", b, 0, 7)
+        _rt.fixed_dim(_F, "b", b, 1, 4)
     for _i_01 in range(7):  # data_access.co:4
         for _i_12 in range(4):
             _rt.elem_set(_F, "a", a, (_i_01, _i_12), _rt.elem_get(_F, "b", b, (_i_01, _i_12), 5), 5)  # data_access.co:5
@@ -82,18 +102,30 @@ def foo_k0(a_ptr, a_stride_0, a_stride_1):
     tl.store(a_ptr + rows * a_stride_0 + cols * a_stride_1, l)  # data_access.co:33
 
 
+_FN["foo"] = _rt.Fn("foo", _CO_FILE, 27, {"a": (27, 17, 29)})
+
+
 @_rt.launcher
 def foo(a, *, _launch=None):
     """foo(s32 [4, 8] a) -> auto; from data_access.co:27."""
-    _F = _rt.Fn("foo", _CO_FILE, 27, {"a": (27, 17, 29)})
+    _F = _FN["foo"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a}, _launch)
-    _dims = {}
     a_caller = a  # data_access.co:27
-    a = _rt.tensor_arg(_F, "a", a, torch.int32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "a", a, 0, 4)
-    _rt.fixed_dim(_F, "a", a, 1, 8)
-    _launch(foo_k0, (1,), [a, a.stride(0), a.stride(1)], dict(num_warps=1))  # data_access.co:28
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.int32
+        and a.dim() == 2
+        and a.shape[0] == 4
+        and a.shape[1] == 8
+    ):
+        _dev = _rt.pick_device(_F, {"a": a}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "a", a, 0, 4)
+        _rt.fixed_dim(_F, "a", a, 1, 8)
+    _launch(foo_k0, (1,), [a, a.stride()[0], a.stride()[1]], dict(num_warps=1))  # data_access.co:28
     _rt.copy_back(a_caller, a)
     _a_copy1 = _rt.host_copy(_F, None, None, "a", a, None, 35)  # data_access.co:35
     return _a_copy1

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "floats.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -50,23 +52,26 @@ def _oob_fill(x, mask):
     return y
 
 
+_FN["floats"] = _rt.Fn(
+    "floats",
+    _CO_FILE,
+    3,
+    {
+        "a": (3, 20, 26),
+        "b": (3, 28, 33),
+        "c": (3, 35, 39),
+        "d": (3, 41, 47),
+        "e": (3, 49, 56),
+        "f": (3, 58, 65),
+        "g": (3, 67, 75),
+    },
+)
+
+
 @_rt.launcher
 def floats(a, b, c, d, e, f, g, *, _launch=None):
     """floats(bool a, int b, f8_e4m3 c, f16 d, bf16 e, f32 f, f64 g) -> void; from floats.co:3."""
-    _F = _rt.Fn(
-        "floats",
-        _CO_FILE,
-        3,
-        {
-            "a": (3, 20, 26),
-            "b": (3, 28, 33),
-            "c": (3, 35, 39),
-            "d": (3, 41, 47),
-            "e": (3, 49, 56),
-            "f": (3, 58, 65),
-            "g": (3, 67, 75),
-        },
-    )
+    _F = _FN["floats"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "foreach-local-iv.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -57,10 +59,13 @@ def single_range_k0():
         pass
 
 
+_FN["single_range"] = _rt.Fn("single_range", _CO_FILE, 7, {"N": (7, 26, 31)})
+
+
 @_rt.launcher
 def single_range(N, *, _launch=None):
     """single_range(int N) -> void; from foreach-local-iv.co:7."""
-    _F = _rt.Fn("single_range", _CO_FILE, 7, {"N": (7, 26, 31)})
+    _F = _FN["single_range"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -78,10 +83,13 @@ def multi_range_k0():
         pass
 
 
+_FN["multi_range"] = _rt.Fn("multi_range", _CO_FILE, 16)
+
+
 @_rt.launcher
 def multi_range(*, _launch=None):
     """multi_range() -> void; from foreach-local-iv.co:16."""
-    _F = _rt.Fn("multi_range", _CO_FILE, 16)
+    _F = _FN["multi_range"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -96,10 +104,13 @@ def sugar_form_k0():
         pass
 
 
+_FN["sugar_form"] = _rt.Fn("sugar_form", _CO_FILE, 25)
+
+
 @_rt.launcher
 def sugar_form(*, _launch=None):
     """sugar_form() -> void; from foreach-local-iv.co:25."""
-    _F = _rt.Fn("sugar_form", _CO_FILE, 25)
+    _F = _FN["sugar_form"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "foreach-sugar.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -68,19 +70,34 @@ def foo_k0(M, N, lhs_ptr, lhs_stride_0, lhs_stride_1):
             pass
 
 
+_FN["foo"] = _rt.Fn("foo", _CO_FILE, 3, {"N": (3, 17, 22), "M": (3, 24, 29), "lhs": (3, 31, 43)})
+
+
 @_rt.launcher
 def foo(N, M, lhs, *, _launch=None):
     """foo(int N, int M, s32 [2, 4] lhs) -> void; from foreach-sugar.co:3."""
-    _F = _rt.Fn("foo", _CO_FILE, 3, {"N": (3, 17, 22), "M": (3, 24, 29), "lhs": (3, 31, 43)})
+    _F = _FN["foo"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
-    _dims = {}
-    N = _rt.scalar_arg(_F, "N", N, int)  # foreach-sugar.co:3
-    M = _rt.scalar_arg(_F, "M", M, int)
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 2)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 4)
-    _launch(foo_k0, (1,), [M, N, lhs, lhs.stride(0), lhs.stride(1)], dict(num_warps=1))  # foreach-sugar.co:4
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int32
+        and lhs.dim() == 2
+        and lhs.shape[0] == 2
+        and lhs.shape[1] == 4
+    ):  # foreach-sugar.co:3
+        N = _rt.scalar_arg(_F, "N", N, int)
+        M = _rt.scalar_arg(_F, "M", M, int)
+    else:
+        _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
+        _dims = {}
+        N = _rt.scalar_arg(_F, "N", N, int)  # foreach-sugar.co:3
+        M = _rt.scalar_arg(_F, "M", M, int)
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 2)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 4)
+    _launch(foo_k0, (1,), [M, N, lhs, lhs.stride()[0], lhs.stride()[1]], dict(num_warps=1))  # foreach-sugar.co:4
     return None
 
 

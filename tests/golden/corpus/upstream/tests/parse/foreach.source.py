@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "foreach.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -59,10 +61,13 @@ def foo_k0():
                 pass
 
 
+_FN["foo"] = _rt.Fn("foo", _CO_FILE, 3)
+
+
 @_rt.launcher
 def foo(*, _launch=None):
     """foo() -> void; from foreach.co:3."""
-    _F = _rt.Fn("foo", _CO_FILE, 3)
+    _F = _FN["foo"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -79,10 +84,13 @@ def bar_k0(N):
                 pass
 
 
+_FN["bar"] = _rt.Fn("bar", _CO_FILE, 10, {"N": (10, 17, 22)})
+
+
 @_rt.launcher
 def bar(N, *, _launch=None):
     """bar(int N) -> void; from foreach.co:10."""
-    _F = _rt.Fn("bar", _CO_FILE, 10, {"N": (10, 17, 22)})
+    _F = _FN["bar"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -91,10 +99,13 @@ def bar(N, *, _launch=None):
     return None
 
 
+_FN["foobar"] = _rt.Fn("foobar", _CO_FILE, 17, {"N": (17, 20, 25), "M": (17, 27, 32)})
+
+
 @_rt.launcher
 def foobar(N, M, *, _launch=None):
     """foobar(int N, int M) -> void; from foreach.co:17."""
-    _F = _rt.Fn("foobar", _CO_FILE, 17, {"N": (17, 20, 25), "M": (17, 27, 32)})
+    _F = _FN["foobar"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

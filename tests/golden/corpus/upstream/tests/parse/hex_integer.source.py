@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "hex_integer.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -50,10 +52,13 @@ def _oob_fill(x, mask):
     return y
 
 
+_FN["foo"] = _rt.Fn("foo", _CO_FILE, 4)
+
+
 @_rt.launcher
 def foo(*, _launch=None):
     """foo() -> auto; from hex_integer.co:4."""
-    _F = _rt.Fn("foo", _CO_FILE, 4)
+    _F = _FN["foo"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "mma_load_frag.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -391,42 +393,60 @@ def mma_load_frag_k0_splitk_sum(
     )  # mma_load_frag.co:10
 
 
+_FN["mma_load_frag"] = _rt.Fn("mma_load_frag", _CO_FILE, 3, {"lhs": (3, 27, 43), "rhs": (3, 45, 61)})
+
+
 @_rt.launcher
 def mma_load_frag(lhs, rhs, *, _launch=None):
     """mma_load_frag(f16 [16, 16] lhs, f16 [16, 16] rhs) -> auto; from mma_load_frag.co:3."""
-    _F = _rt.Fn("mma_load_frag", _CO_FILE, 3, {"lhs": (3, 27, 43), "rhs": (3, 45, 61)})
+    _F = _FN["mma_load_frag"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # mma_load_frag.co:3
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 16)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 16
+        and lhs.shape[1] == 16
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 16
+        and rhs.shape[1] == 16
+    ):  # mma_load_frag.co:3
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 16)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
     output = _rt.alloc(_F, (16, 16), torch.float16, _dev, None)  # mma_load_frag.co:4
     _mma_load_frag_k0_sms = _rt.num_sms(_dev)  # mma_load_frag.co:5
     if 10 >= _mma_load_frag_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _mma_load_frag_k0_NUM_SMS = _rt.num_sms(_dev)
-        _mma_load_frag_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _mma_load_frag_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _mma_load_frag_k0_TMA_LHS, "zero")
-        _mma_load_frag_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-        _mma_load_frag_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _mma_load_frag_k0_TMA_RHS, "zero")
-        _mma_load_frag_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _mma_load_frag_k0_output_desc = _rt.tma_desc(output, [128, 128], _mma_load_frag_k0_TMA_OUTPUT, "zero")
+        _mma_load_frag_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _mma_load_frag_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _mma_load_frag_k0_TMA_LHS, "zero")
+        _mma_load_frag_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 256), (64, 256), "loads (auto)")
+        _mma_load_frag_k0_rhs_desc = _rt.tma_desc(rhs, (64, 256), _mma_load_frag_k0_TMA_RHS, "zero")
+        _mma_load_frag_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _mma_load_frag_k0_output_desc = _rt.tma_desc(output, (128, 128), _mma_load_frag_k0_TMA_OUTPUT, "zero")
         _launch(
             mma_load_frag_k0,
             (min(1, _mma_load_frag_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _mma_load_frag_k0_lhs_desc,
                 _mma_load_frag_k0_rhs_desc,
                 _mma_load_frag_k0_output_desc,
@@ -444,33 +464,33 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
     else:
         if 1 >= _mma_load_frag_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # mma_load_frag.co:5
-            _mma_load_frag_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _mma_load_frag_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _mma_load_frag_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _mma_load_frag_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _mma_load_frag_k0_t128x128_TMA_LHS, "zero"
             )
-            _mma_load_frag_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _mma_load_frag_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
             _mma_load_frag_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [64, 128], _mma_load_frag_k0_t128x128_TMA_RHS, "zero"
+                rhs, (64, 128), _mma_load_frag_k0_t128x128_TMA_RHS, "zero"
             )
             _mma_load_frag_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _mma_load_frag_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _mma_load_frag_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _mma_load_frag_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 mma_load_frag_k0_t128x128,
                 (1,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _mma_load_frag_k0_t128x128_lhs_desc,
                     _mma_load_frag_k0_t128x128_rhs_desc,
                     _mma_load_frag_k0_t128x128_output_desc,
@@ -487,33 +507,33 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
         else:
             if 1 >= _mma_load_frag_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # mma_load_frag.co:5
-                _mma_load_frag_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _mma_load_frag_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                 _mma_load_frag_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 64], _mma_load_frag_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 64), _mma_load_frag_k0_t64x128_TMA_LHS, "zero"
                 )
-                _mma_load_frag_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+                _mma_load_frag_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
                 _mma_load_frag_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [64, 128], _mma_load_frag_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (64, 128), _mma_load_frag_k0_t64x128_TMA_RHS, "zero"
                 )
                 _mma_load_frag_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _mma_load_frag_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _mma_load_frag_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _mma_load_frag_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     mma_load_frag_k0_t64x128,
                     (1,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _mma_load_frag_k0_t64x128_lhs_desc,
                         _mma_load_frag_k0_t64x128_rhs_desc,
                         _mma_load_frag_k0_t64x128_output_desc,
@@ -531,33 +551,33 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
                 _mma_load_frag_k0_split_k = 1
                 if _mma_load_frag_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # mma_load_frag.co:5
-                    _mma_load_frag_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _mma_load_frag_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _mma_load_frag_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _mma_load_frag_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _mma_load_frag_k0_t64x64_TMA_LHS, "zero"
                     )
-                    _mma_load_frag_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _mma_load_frag_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _mma_load_frag_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _mma_load_frag_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _mma_load_frag_k0_t64x64_TMA_RHS, "zero"
                     )
                     _mma_load_frag_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _mma_load_frag_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _mma_load_frag_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _mma_load_frag_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         mma_load_frag_k0_t64x64,
                         (1,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _mma_load_frag_k0_t64x64_lhs_desc,
                             _mma_load_frag_k0_t64x64_rhs_desc,
                             _mma_load_frag_k0_t64x64_output_desc,
@@ -575,31 +595,31 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
                     _mma_load_frag_k0_splitk_partials = _rt.alloc(
                         _F, (_mma_load_frag_k0_split_k, 16, 16), torch.float32, _dev, empty=True
                     )  # mma_load_frag.co:5
-                    _mma_load_frag_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _mma_load_frag_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _mma_load_frag_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _mma_load_frag_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _mma_load_frag_k0_splitk_TMA_LHS, "zero"
                     )
-                    _mma_load_frag_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _mma_load_frag_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _mma_load_frag_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _mma_load_frag_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _mma_load_frag_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         mma_load_frag_k0_splitk,
                         (_mma_load_frag_k0_split_k,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _mma_load_frag_k0_split_k,
                             _mma_load_frag_k0_splitk_lhs_desc,
                             _mma_load_frag_k0_splitk_rhs_desc,
                             _mma_load_frag_k0_splitk_partials,
-                            _mma_load_frag_k0_splitk_partials.stride(0),
-                            _mma_load_frag_k0_splitk_partials.stride(1),
-                            _mma_load_frag_k0_splitk_partials.stride(2),
+                            _mma_load_frag_k0_splitk_partials.stride()[0],
+                            _mma_load_frag_k0_splitk_partials.stride()[1],
+                            _mma_load_frag_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -614,13 +634,13 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
                         (1,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _mma_load_frag_k0_split_k,
                             _mma_load_frag_k0_splitk_partials,
-                            _mma_load_frag_k0_splitk_partials.stride(0),
-                            _mma_load_frag_k0_splitk_partials.stride(1),
-                            _mma_load_frag_k0_splitk_partials.stride(2),
+                            _mma_load_frag_k0_splitk_partials.stride()[0],
+                            _mma_load_frag_k0_splitk_partials.stride()[1],
+                            _mma_load_frag_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )

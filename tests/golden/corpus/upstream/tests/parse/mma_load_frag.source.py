@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "mma_load_frag.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -93,33 +95,51 @@ def mma_load_frag_k0(
     )
 
 
+_FN["mma_load_frag"] = _rt.Fn("mma_load_frag", _CO_FILE, 3, {"lhs": (3, 27, 43), "rhs": (3, 45, 61)})
+
+
 @_rt.launcher
 def mma_load_frag(lhs, rhs, *, _launch=None):
     """mma_load_frag(f16 [16, 16] lhs, f16 [16, 16] rhs) -> auto; from mma_load_frag.co:3."""
-    _F = _rt.Fn("mma_load_frag", _CO_FILE, 3, {"lhs": (3, 27, 43), "rhs": (3, 45, 61)})
+    _F = _FN["mma_load_frag"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # mma_load_frag.co:3
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 16)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 16
+        and lhs.shape[1] == 16
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 16
+        and rhs.shape[1] == 16
+    ):  # mma_load_frag.co:3
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 16)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
     output = _rt.alloc(_F, (16, 16), torch.float16, _dev, None)  # mma_load_frag.co:4
     _launch(
         mma_load_frag_k0,
         (1,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=1, num_warps=4),
     )  # mma_load_frag.co:5

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "mma_schedule.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -59,10 +61,13 @@ def mma_schedule_k0():
     acc = tl.dot(_as_dot_operand(lhs), _as_dot_operand(rhs), acc)  # mma_schedule.co:11
 
 
+_FN["mma_schedule"] = _rt.Fn("mma_schedule", _CO_FILE, 4)
+
+
 @_rt.launcher
 def mma_schedule(*, _launch=None):
     """mma_schedule() -> void; from mma_schedule.co:4."""
-    _F = _rt.Fn("mma_schedule", _CO_FILE, 4)
+    _F = _FN["mma_schedule"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

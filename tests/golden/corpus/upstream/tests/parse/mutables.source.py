@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "mutables.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -50,16 +52,24 @@ def _oob_fill(x, mask):
     return y
 
 
+_FN["foo"] = _rt.Fn("foo", _CO_FILE, 3, {"b": (3, 17, 27)})
+
+
 @_rt.launcher
 def foo(b, *, _launch=None):
     """foo(f32 [14] b) -> void; from mutables.co:3."""
-    _F = _rt.Fn("foo", _CO_FILE, 3, {"b": (3, 17, 27)})
+    _F = _FN["foo"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"b": b}, _launch)
-    _dims = {}
     b_caller = b  # mutables.co:3
-    b = _rt.tensor_arg(_F, "b", b, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "b", b, 0, 14)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, b)) is not None and b.dtype is torch.float32 and b.dim() == 1 and b.shape[0] == 14
+    ):
+        _dev = _rt.pick_device(_F, {"b": b}, _launch)
+        _dims = {}
+        b = _rt.tensor_arg(_F, "b", b, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "b", b, 0, 14)
     a = 3  # mutables.co:4
     a = _rt.s32(a + 3)  # mutables.co:5
     a = _rt.s32(a - 4)  # mutables.co:6

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "parallel_stream.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -57,17 +59,28 @@ def no_stream_k0(M, a_ptr, a_stride_0):
     tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:6
 
 
+_FN["no_stream"] = _rt.Fn("no_stream", _CO_FILE, 4, {"a": (4, 23, 31)})
+
+
 @_rt.launcher
 def no_stream(a, *, _launch=None):
     """no_stream(f32 [M] a) -> void; from parallel_stream.co:4."""
-    _F = _rt.Fn("no_stream", _CO_FILE, 4, {"a": (4, 23, 31)})
+    _F = _FN["no_stream"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a}, _launch)
-    _dims = {}
     a_caller = a  # parallel_stream.co:4
-    a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
-    M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
-    _launch(no_stream_k0, (M,), [M, a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:5
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.float32
+        and a.dim() == 1
+        and (M := a.shape[0]) > 0
+    ):
+        _dev = _rt.pick_device(_F, {"a": a}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
+    _launch(no_stream_k0, (M,), [M, a, a.stride()[0]], dict(num_warps=1))  # parallel_stream.co:5
     _rt.copy_back(a_caller, a)
     return None
 
@@ -79,18 +92,29 @@ def single_stream_k0(M, a_ptr, a_stride_0):
     tl.store(a_ptr + p * a_stride_0, 1.0)  # parallel_stream.co:20
 
 
+_FN["single_stream"] = _rt.Fn("single_stream", _CO_FILE, 18, {"s": (18, 27, 35), "a": (18, 37, 45)})
+
+
 @_rt.launcher
 def single_stream(s, a, *, _launch=None):
     """single_stream(stream s, f32 [M] a) -> void; from parallel_stream.co:18."""
-    _F = _rt.Fn("single_stream", _CO_FILE, 18, {"s": (18, 27, 35), "a": (18, 37, 45)})
+    _F = _FN["single_stream"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a}, _launch)
-    _dims = {}
-    _rt.stream_arg(_F, "s", s)  # parallel_stream.co:18
-    a_caller = a
-    a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
-    M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
-    _launch(single_stream_k0, (M,), [M, a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:19
+    a_caller = a  # parallel_stream.co:18
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.float32
+        and a.dim() == 1
+        and (M := a.shape[0]) > 0
+    ):
+        _dev = _rt.pick_device(_F, {"a": a}, _launch)
+        _dims = {}
+        _rt.stream_arg(_F, "s", s)
+        a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
+    _launch(single_stream_k0, (M,), [M, a, a.stride()[0]], dict(num_warps=1))  # parallel_stream.co:19
     _rt.copy_back(a_caller, a)
     return None
 
@@ -111,25 +135,41 @@ def multi_stream_k1(M, a_ptr, a_stride_0, b_ptr, b_stride_0):
     tl.store(a_ptr + q * a_stride_0, b_val * 2.0)
 
 
+_FN["multi_stream"] = _rt.Fn(
+    "multi_stream", _CO_FILE, 33, {"s0": (33, 26, 35), "s1": (33, 37, 46), "a": (33, 48, 56), "b": (33, 58, 66)}
+)
+
+
 @_rt.launcher
 def multi_stream(s0, s1, a, b, *, _launch=None):
     """multi_stream(stream s0, stream s1, f32 [M] a, f32 [M] b) -> void; from parallel_stream.co:33."""
-    _F = _rt.Fn(
-        "multi_stream", _CO_FILE, 33, {"s0": (33, 26, 35), "s1": (33, 37, 46), "a": (33, 48, 56), "b": (33, 58, 66)}
-    )
+    _F = _FN["multi_stream"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
-    _dims = {}
-    _rt.stream_arg(_F, "s0", s0)  # parallel_stream.co:33
-    _rt.stream_arg(_F, "s1", s1)
-    a_caller = a
-    a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
-    M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
+    a_caller = a  # parallel_stream.co:33
     b_caller = b
-    b = _rt.tensor_arg(_F, "b", b, torch.float32, 1, _dev, is_global=False)
-    M = _rt.bind_dim(_F, _dims, "M", "b", b, 0)
-    _launch(multi_stream_k0, (M,), [M, b, b.stride(0), a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:34
-    _launch(multi_stream_k1, (M,), [M, a, a.stride(0), b, b.stride(0)], dict(num_warps=1))  # parallel_stream.co:37
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.float32
+        and a.dim() == 1
+        and (M := a.shape[0]) > 0
+        and type(b) in _rt.PLAIN
+        and b.device == _dev
+        and b.dtype is torch.float32
+        and b.dim() == 1
+        and b.shape[0] == M
+    ):
+        _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
+        _dims = {}
+        _rt.stream_arg(_F, "s0", s0)
+        _rt.stream_arg(_F, "s1", s1)
+        a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
+        b = _rt.tensor_arg(_F, "b", b, torch.float32, 1, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "b", b, 0)
+    _launch(multi_stream_k0, (M,), [M, b, b.stride()[0], a, a.stride()[0]], dict(num_warps=1))  # parallel_stream.co:34
+    _launch(multi_stream_k1, (M,), [M, a, a.stride()[0], b, b.stride()[0]], dict(num_warps=1))  # parallel_stream.co:37
     _rt.copy_back(a_caller, a)
     _rt.copy_back(b_caller, b)
     return None
@@ -149,20 +189,33 @@ def async_with_stream_k1(M, a_ptr, a_stride_0):
     tl.store(a_ptr + q * a_stride_0, 2.0)  # parallel_stream.co:59
 
 
+_FN["async_with_stream"] = _rt.Fn(
+    "async_with_stream", _CO_FILE, 54, {"s0": (54, 31, 40), "s1": (54, 42, 51), "a": (54, 53, 61)}
+)
+
+
 @_rt.launcher
 def async_with_stream(s0, s1, a, *, _launch=None):
     """async_with_stream(stream s0, stream s1, f32 [M] a) -> void; from parallel_stream.co:54."""
-    _F = _rt.Fn("async_with_stream", _CO_FILE, 54, {"s0": (54, 31, 40), "s1": (54, 42, 51), "a": (54, 53, 61)})
+    _F = _FN["async_with_stream"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a}, _launch)
-    _dims = {}
-    _rt.stream_arg(_F, "s0", s0)  # parallel_stream.co:54
-    _rt.stream_arg(_F, "s1", s1)
-    a_caller = a
-    a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
-    M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
-    _launch(async_with_stream_k0, (M,), [M, a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:55
-    _launch(async_with_stream_k1, (M,), [M, a, a.stride(0)], dict(num_warps=1))  # parallel_stream.co:58
+    a_caller = a  # parallel_stream.co:54
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.float32
+        and a.dim() == 1
+        and (M := a.shape[0]) > 0
+    ):
+        _dev = _rt.pick_device(_F, {"a": a}, _launch)
+        _dims = {}
+        _rt.stream_arg(_F, "s0", s0)
+        _rt.stream_arg(_F, "s1", s1)
+        a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "a", a, 0)
+    _launch(async_with_stream_k0, (M,), [M, a, a.stride()[0]], dict(num_warps=1))  # parallel_stream.co:55
+    _launch(async_with_stream_k1, (M,), [M, a, a.stride()[0]], dict(num_warps=1))  # parallel_stream.co:58
     _rt.copy_back(a_caller, a)
     return None
 

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "paren_in_span.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -50,16 +52,28 @@ def _oob_fill(x, mask):
     return y
 
 
+_FN["paren_in_span"] = _rt.Fn("paren_in_span", _CO_FILE, 3, {"input": (3, 27, 42)})
+
+
 @_rt.launcher
 def paren_in_span(input, *, _launch=None):
     """paren_in_span(f32 [M, N] input) -> void; from paren_in_span.co:3."""
-    _F = _rt.Fn("paren_in_span", _CO_FILE, 3, {"input": (3, 27, 42)})
+    _F = _FN["paren_in_span"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float32, 2, _dev, is_global=False)  # paren_in_span.co:3
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float32
+        and input.dim() == 2
+        and (M := input.shape[0]) > 0
+        and (N := input.shape[1]) > 0
+    ):  # paren_in_span.co:3
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float32, 2, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     out = _rt.alloc(_F, (1024,), torch.int32, _dev, None)  # paren_in_span.co:6
     matrix = _rt.alloc(_F, (32, 64), torch.float16, _dev, None)  # paren_in_span.co:7
     return None

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "removed_tma_event_binding.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -60,24 +62,35 @@ def removed_tma_event_binding_k0(input_ptr, input_stride_0, input_desc_64, TMA_I
         tile = tl.load(input_ptr + idx * input_stride_0)
 
 
+_FN["removed_tma_event_binding"] = _rt.Fn("removed_tma_event_binding", _CO_FILE, 3, {"input": (3, 39, 59)})
+
+
 @_rt.launcher
 def removed_tma_event_binding(input, *, _launch=None):
     """removed_tma_event_binding(global f16 [64] input) -> void; from removed_tma_event_binding.co:3."""
-    _F = _rt.Fn("removed_tma_event_binding", _CO_FILE, 3, {"input": (3, 39, 59)})
+    _F = _FN["removed_tma_event_binding"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 1, _dev, is_global=True)  # removed_tma_event_binding.co:3
-    _rt.fixed_dim(_F, "input", input, 0, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 1
+        and input.shape[0] == 64
+    ):  # removed_tma_event_binding.co:3
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 1, _dev, is_global=True)
+        _rt.fixed_dim(_F, "input", input, 0, 64)
     # removed_tma_event_binding.co:4
-    _removed_tma_event_binding_k0_TMA_INPUT_64 = _rt.tma_ok(_F, "input", input, [64], [64], "loads")
+    _removed_tma_event_binding_k0_TMA_INPUT_64 = _rt.tma_ok(_F, "input", input, (64,), (64,), "loads")
     _removed_tma_event_binding_k0_input_desc_64 = _rt.tma_desc(
-        input, [64], _removed_tma_event_binding_k0_TMA_INPUT_64, _OOB_PADDING
+        input, (64,), _removed_tma_event_binding_k0_TMA_INPUT_64, _OOB_PADDING
     )
     _launch(
         removed_tma_event_binding_k0,
         (1,),
-        [input, input.stride(0), _removed_tma_event_binding_k0_input_desc_64],
+        [input, input.stride()[0], _removed_tma_event_binding_k0_input_desc_64],
         dict(TMA_INPUT_64=_removed_tma_event_binding_k0_TMA_INPUT_64, num_warps=1),
     )
     return None

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "select.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -78,33 +80,63 @@ def select_parse_k0(i_ptr, i_stride_0, i_stride_1):
             )  # select.co:15
 
 
+_FN["select_parse"] = _rt.Fn("select_parse", _CO_FILE, 3, {"i": (3, 26, 42)})
+
+
 @_rt.launcher
 def select_parse(i, *, _launch=None):
     """select_parse(f32 [128, 128] i) -> auto; from select.co:3."""
-    _F = _rt.Fn("select_parse", _CO_FILE, 3, {"i": (3, 26, 42)})
+    _F = _FN["select_parse"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"i": i}, _launch)
-    _dims = {}
-    i = _rt.tensor_arg(_F, "i", i, torch.float32, 2, _dev, is_global=False)  # select.co:3
-    _rt.fixed_dim(_F, "i", i, 0, 128)
-    _rt.fixed_dim(_F, "i", i, 1, 128)
-    _launch(select_parse_k0, (1,), [i, i.stride(0), i.stride(1)], dict(num_warps=1))  # select.co:6
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, i)) is not None
+        and i.dtype is torch.float32
+        and i.dim() == 2
+        and i.shape[0] == 128
+        and i.shape[1] == 128
+    ):  # select.co:3
+        _dev = _rt.pick_device(_F, {"i": i}, _launch)
+        _dims = {}
+        i = _rt.tensor_arg(_F, "i", i, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "i", i, 0, 128)
+        _rt.fixed_dim(_F, "i", i, 1, 128)
+    _launch(select_parse_k0, (1,), [i, i.stride()[0], i.stride()[1]], dict(num_warps=1))  # select.co:6
     return None
+
+
+_FN["select2"] = _rt.Fn("select2", _CO_FILE, 36, {"a": (36, 21, 37), "b": (36, 39, 51)})
 
 
 @_rt.launcher
 def select2(a, b, *, _launch=None):
     """select2(f32 [128, 128] a, f16 [M, N] b) -> auto; from select.co:36."""
-    _F = _rt.Fn("select2", _CO_FILE, 36, {"a": (36, 21, 37), "b": (36, 39, 51)})
+    _F = _FN["select2"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
-    _dims = {}
-    a = _rt.tensor_arg(_F, "a", a, torch.float32, 2, _dev, is_global=False)  # select.co:36
-    _rt.fixed_dim(_F, "a", a, 0, 128)
-    _rt.fixed_dim(_F, "a", a, 1, 128)
-    b = _rt.tensor_arg(_F, "b", b, torch.float16, 2, _dev, is_global=False)
-    M = _rt.bind_dim(_F, _dims, "M", "b", b, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "b", b, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.float32
+        and a.dim() == 2
+        and a.shape[0] == 128
+        and a.shape[1] == 128
+        and type(b) in _rt.PLAIN
+        and b.device == _dev
+        and b.dtype is torch.float16
+        and b.dim() == 2
+        and (M := b.shape[0]) > 0
+        and (N := b.shape[1]) > 0
+    ):  # select.co:36
+        _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "a", a, 0, 128)
+        _rt.fixed_dim(_F, "a", a, 1, 128)
+        b = _rt.tensor_arg(_F, "b", b, torch.float16, 2, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "b", b, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "b", b, 1)
     return None
 
 

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "spanned_decl.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -56,18 +58,33 @@ def spanned_k0():
     pass
 
 
+_FN["spanned"] = _rt.Fn("spanned", _CO_FILE, 5, {"d": (5, 21, 36), "f": (5, 38, 43)})
+
+
 @_rt.launcher
 def spanned(d, f, *, _launch=None):
     """spanned(f32 [] d, int f) -> void; from spanned_decl.co:5."""
-    _F = _rt.Fn("spanned", _CO_FILE, 5, {"d": (5, 21, 36), "f": (5, 38, 43)})
+    _F = _FN["spanned"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"d": d}, _launch)
-    _dims = {}
-    d = _rt.tensor_arg(_F, "d", d, torch.float32, 3, _dev, is_global=False)  # spanned_decl.co:5
-    d_d0 = _rt.any_dim(_F, "d", d, 0)
-    d_d1 = _rt.any_dim(_F, "d", d, 1)
-    d_d2 = _rt.any_dim(_F, "d", d, 2)
-    f = _rt.scalar_arg(_F, "f", f, int)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if (
+        (_dev := _rt.device_of(_F, d)) is not None
+        and d.dtype is torch.float32
+        and d.dim() == 3
+        and (d_d0 := d.shape[0]) > 0
+        and (d_d1 := d.shape[1]) > 0
+        and (d_d2 := d.shape[2]) > 0
+    ):  # spanned_decl.co:5
+        f = _rt.scalar_arg(_F, "f", f, int)
+    else:
+        _dev = _rt.pick_device(_F, {"d": d}, _launch)
+        _dims = {}
+        d = _rt.tensor_arg(_F, "d", d, torch.float32, 3, _dev, is_global=False)  # spanned_decl.co:5
+        d_d0 = _rt.any_dim(_F, "d", d, 0)
+        d_d1 = _rt.any_dim(_F, "d", d, 1)
+        d_d2 = _rt.any_dim(_F, "d", d, 2)
+        f = _rt.scalar_arg(_F, "f", f, int)
     data0 = _rt.alloc(_F, (100, 100), torch.float32, _dev, None)  # spanned_decl.co:9
     data1 = _rt.alloc(_F, (10, 20, 30), torch.uint8, _dev, None)  # spanned_decl.co:10
     data2 = _rt.alloc(_F, (d_d0, d_d1, d_d2), torch.float16, _dev, None)  # spanned_decl.co:11

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "stride.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -56,17 +58,29 @@ def foo_k0(a_ptr, a_stride_0, a_stride_1):
     pass
 
 
+_FN["foo"] = _rt.Fn("foo", _CO_FILE, 3, {"a": (3, 17, 29)})
+
+
 @_rt.launcher
 def foo(a, *, _launch=None):
     """foo(f32 [3, 4] a) -> void; from stride.co:3."""
-    _F = _rt.Fn("foo", _CO_FILE, 3, {"a": (3, 17, 29)})
+    _F = _FN["foo"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a}, _launch)
-    _dims = {}
-    a = _rt.tensor_arg(_F, "a", a, torch.float32, 2, _dev, is_global=False)  # stride.co:3
-    _rt.fixed_dim(_F, "a", a, 0, 3)
-    _rt.fixed_dim(_F, "a", a, 1, 4)
-    _launch(foo_k0, (1,), [a, a.stride(0), a.stride(1)], dict(num_warps=1))  # stride.co:4
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.float32
+        and a.dim() == 2
+        and a.shape[0] == 3
+        and a.shape[1] == 4
+    ):  # stride.co:3
+        _dev = _rt.pick_device(_F, {"a": a}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "a", a, 0, 3)
+        _rt.fixed_dim(_F, "a", a, 1, 4)
+    _launch(foo_k0, (1,), [a, a.stride()[0], a.stride()[1]], dict(num_warps=1))  # stride.co:4
     return None
 
 

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "while_event.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -56,10 +58,13 @@ def foo_k0():
     pass
 
 
+_FN["foo"] = _rt.Fn("foo", _CO_FILE, 3)
+
+
 @_rt.launcher
 def foo(*, _launch=None):
     """foo() -> void; from while_event.co:3."""
-    _F = _rt.Fn("foo", _CO_FILE, 3)
+    _F = _FN["foo"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

@@ -29,6 +29,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "with_statement.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -58,10 +60,13 @@ def with_statement_empty_body_k0():
     pass
 
 
+_FN["with_statement_empty_body"] = _rt.Fn("with_statement_empty_body", _CO_FILE, 3)
+
+
 @_rt.launcher
 def with_statement_empty_body(*, _launch=None):
     """with_statement_empty_body() -> auto; from with_statement.co:3."""
-    _F = _rt.Fn("with_statement_empty_body", _CO_FILE, 3)
+    _F = _FN["with_statement_empty_body"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -75,20 +80,32 @@ def with_statement_unnamed_mdspans_k0(data_d0, data_d1, data_ptr, data_stride_0,
     pass
 
 
+_FN["with_statement_unnamed_mdspans"] = _rt.Fn("with_statement_unnamed_mdspans", _CO_FILE, 25, {"data": (25, 44, 62)})
+
+
 @_rt.launcher
 def with_statement_unnamed_mdspans(data, *, _launch=None):
     """with_statement_unnamed_mdspans(f32 [] data) -> auto; from with_statement.co:25."""
-    _F = _rt.Fn("with_statement_unnamed_mdspans", _CO_FILE, 25, {"data": (25, 44, 62)})
+    _F = _FN["with_statement_unnamed_mdspans"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"data": data}, _launch)
-    _dims = {}
-    data = _rt.tensor_arg(_F, "data", data, torch.float32, 2, _dev, is_global=False)  # with_statement.co:25
-    data_d0 = _rt.any_dim(_F, "data", data, 0)
-    data_d1 = _rt.any_dim(_F, "data", data, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, data)) is not None
+        and data.dtype is torch.float32
+        and data.dim() == 2
+        and (data_d0 := data.shape[0]) > 0
+        and (data_d1 := data.shape[1]) > 0
+    ):  # with_statement.co:25
+        _dev = _rt.pick_device(_F, {"data": data}, _launch)
+        _dims = {}
+        data = _rt.tensor_arg(_F, "data", data, torch.float32, 2, _dev, is_global=False)
+        data_d0 = _rt.any_dim(_F, "data", data, 0)
+        data_d1 = _rt.any_dim(_F, "data", data, 1)
     _launch(
         with_statement_unnamed_mdspans_k0,
         (1,),
-        [data_d0, data_d1, data, data.stride(0), data.stride(1)],
+        [data_d0, data_d1, data, data.stride()[0], data.stride()[1]],
         dict(num_warps=1),
     )  # with_statement.co:26
     return None
@@ -100,10 +117,13 @@ def with_statement_multi_within_k0():
     pass
 
 
+_FN["with_statement_multi_within"] = _rt.Fn("with_statement_multi_within", _CO_FILE, 39)
+
+
 @_rt.launcher
 def with_statement_multi_within(*, _launch=None):
     """with_statement_multi_within() -> auto; from with_statement.co:39."""
-    _F = _rt.Fn("with_statement_multi_within", _CO_FILE, 39)
+    _F = _FN["with_statement_multi_within"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -117,10 +137,13 @@ def with_statement_pattern_match_like_within_k0():
     pass
 
 
+_FN["with_statement_pattern_match_like_within"] = _rt.Fn("with_statement_pattern_match_like_within", _CO_FILE, 67)
+
+
 @_rt.launcher
 def with_statement_pattern_match_like_within(*, _launch=None):
     """with_statement_pattern_match_like_within() -> auto; from with_statement.co:67."""
-    _F = _rt.Fn("with_statement_pattern_match_like_within", _CO_FILE, 67)
+    _F = _FN["with_statement_pattern_match_like_within"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -134,10 +157,13 @@ def with_statement_where_clause_k0():
     pass
 
 
+_FN["with_statement_where_clause"] = _rt.Fn("with_statement_where_clause", _CO_FILE, 86)
+
+
 @_rt.launcher
 def with_statement_where_clause(*, _launch=None):
     """with_statement_where_clause() -> void; from with_statement.co:86."""
-    _F = _rt.Fn("with_statement_where_clause", _CO_FILE, 86)
+    _F = _FN["with_statement_where_clause"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -151,10 +177,13 @@ def with_statement_where_clauses_k0():
     pass
 
 
+_FN["with_statement_where_clauses"] = _rt.Fn("with_statement_where_clauses", _CO_FILE, 113)
+
+
 @_rt.launcher
 def with_statement_where_clauses(*, _launch=None):
     """with_statement_where_clauses() -> void; from with_statement.co:113."""
-    _F = _rt.Fn("with_statement_where_clauses", _CO_FILE, 113)
+    _F = _FN["with_statement_where_clauses"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
@@ -168,10 +197,13 @@ def with_statement_matcher_only_k0():
     pass
 
 
+_FN["with_statement_matcher_only"] = _rt.Fn("with_statement_matcher_only", _CO_FILE, 139)
+
+
 @_rt.launcher
 def with_statement_matcher_only(*, _launch=None):
     """with_statement_matcher_only() -> void; from with_statement.co:139."""
-    _F = _rt.Fn("with_statement_matcher_only", _CO_FILE, 139)
+    _F = _FN["with_statement_matcher_only"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

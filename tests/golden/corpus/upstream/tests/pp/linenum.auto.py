@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "linenum.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -62,16 +64,27 @@ def foo_k0(input_ptr, input_stride_0):
     f1 = f0_was
 
 
+_FN["foo"] = _rt.Fn("foo", _CO_FILE, 3, {"input": (3, 17, 31)})
+
+
 @_rt.launcher
 def foo(input, *, _launch=None):
     """foo(f32 [15] input) -> void; from linenum.co:3."""
-    _F = _rt.Fn("foo", _CO_FILE, 3, {"input": (3, 17, 31)})
+    _F = _FN["foo"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float32, 1, _dev, is_global=False)  # linenum.co:3
-    _rt.fixed_dim(_F, "input", input, 0, 15)
-    _launch(foo_k0, (1,), [input, input.stride(0)], dict(num_warps=1))  # linenum.co:5
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float32
+        and input.dim() == 1
+        and input.shape[0] == 15
+    ):  # linenum.co:3
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 15)
+    _launch(foo_k0, (1,), [input, input.stride()[0]], dict(num_warps=1))  # linenum.co:5
     return None
 
 

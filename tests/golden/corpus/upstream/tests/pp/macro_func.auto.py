@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "macro_func.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -50,16 +52,24 @@ def _oob_fill(x, mask):
     return y
 
 
+_FN["foo"] = _rt.Fn("foo", _CO_FILE, 8, {"a": (8, 17, 28)})
+
+
 @_rt.launcher
 def foo(a, *, _launch=None):
     """foo(f32 [128] a) -> void; from macro_func.co:8."""
-    _F = _rt.Fn("foo", _CO_FILE, 8, {"a": (8, 17, 28)})
+    _F = _FN["foo"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a}, _launch)
-    _dims = {}
     a_caller = a  # macro_func.co:8
-    a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "a", a, 0, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None and a.dtype is torch.float32 and a.dim() == 1 and a.shape[0] == 128
+    ):
+        _dev = _rt.pick_device(_F, {"a": a}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "a", a, 0, 128)
     for _i1 in range(128):  # macro_func.co:12
         _rt.elem_set(_F, "a", a, (_i1,), _rt.elem_get(_F, "a", a, (_i1,), 13) + 1.0, 13)  # macro_func.co:13
         # macro_func.co:14

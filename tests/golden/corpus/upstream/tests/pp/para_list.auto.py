@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "para_list.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -56,27 +58,51 @@ def foo_k0():
     pass
 
 
+_FN["foo"] = _rt.Fn(
+    "foo", _CO_FILE, 5, {"src_emb_vec": (5, 17, 52), "src_index": (6, 17, 36), "dst_emb_vec": (7, 17, 52)}
+)
+
+
 @_rt.launcher
 def foo(src_emb_vec, src_index, dst_emb_vec, *, _launch=None):
     """foo(f32 [1000, 64] src_emb_vec, u32 [1000] src_index, f32 [1000, 64]
     dst_emb_vec) -> void; from para_list.co:5.
     """
-    _F = _rt.Fn("foo", _CO_FILE, 5, {"src_emb_vec": (5, 17, 52), "src_index": (6, 17, 36), "dst_emb_vec": (7, 17, 52)})
+    _F = _FN["foo"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(
-        _F, {"src_emb_vec": src_emb_vec, "src_index": src_index, "dst_emb_vec": dst_emb_vec}, _launch
-    )
-    _dims = {}
-    # para_list.co:5
-    src_emb_vec = _rt.tensor_arg(_F, "src_emb_vec", src_emb_vec, torch.float32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "src_emb_vec", src_emb_vec, 0, 1000)
-    _rt.fixed_dim(_F, "src_emb_vec", src_emb_vec, 1, 64)
-    src_index = _rt.tensor_arg(_F, "src_index", src_index, torch.uint32, 1, _dev, is_global=False)  # para_list.co:6
-    _rt.fixed_dim(_F, "src_index", src_index, 0, 1000)
-    # para_list.co:7
-    dst_emb_vec = _rt.tensor_arg(_F, "dst_emb_vec", dst_emb_vec, torch.float32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "dst_emb_vec", dst_emb_vec, 0, 1000)
-    _rt.fixed_dim(_F, "dst_emb_vec", dst_emb_vec, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, src_emb_vec)) is not None
+        and src_emb_vec.dtype is torch.float32
+        and src_emb_vec.dim() == 2
+        and src_emb_vec.shape[0] == 1000
+        and src_emb_vec.shape[1] == 64
+        and type(src_index) in _rt.PLAIN
+        and src_index.device == _dev
+        and src_index.dtype is torch.uint32
+        and src_index.dim() == 1
+        and src_index.shape[0] == 1000
+        and type(dst_emb_vec) in _rt.PLAIN
+        and dst_emb_vec.device == _dev
+        and dst_emb_vec.dtype is torch.float32
+        and dst_emb_vec.dim() == 2
+        and dst_emb_vec.shape[0] == 1000
+        and dst_emb_vec.shape[1] == 64
+    ):  # para_list.co:5
+        _dev = _rt.pick_device(
+            _F, {"src_emb_vec": src_emb_vec, "src_index": src_index, "dst_emb_vec": dst_emb_vec}, _launch
+        )
+        _dims = {}
+        src_emb_vec = _rt.tensor_arg(_F, "src_emb_vec", src_emb_vec, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "src_emb_vec", src_emb_vec, 0, 1000)
+        _rt.fixed_dim(_F, "src_emb_vec", src_emb_vec, 1, 64)
+        src_index = _rt.tensor_arg(_F, "src_index", src_index, torch.uint32, 1, _dev, is_global=False)  # para_list.co:6
+        _rt.fixed_dim(_F, "src_index", src_index, 0, 1000)
+        # para_list.co:7
+        dst_emb_vec = _rt.tensor_arg(_F, "dst_emb_vec", dst_emb_vec, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "dst_emb_vec", dst_emb_vec, 0, 1000)
+        _rt.fixed_dim(_F, "dst_emb_vec", dst_emb_vec, 1, 64)
     _launch(foo_k0, (1,), [], dict(num_warps=1))  # para_list.co:8
     return None
 

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "add.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -59,21 +61,42 @@ def ele_add_k0(c_ptr, c_stride_0, a_ptr, a_stride_0, b_ptr, b_stride_0):
     tl.store(c_ptr + p * c_stride_0, a_val + b_val)
 
 
+_FN["ele_add"] = _rt.Fn("ele_add", _CO_FILE, 4, {"a": (4, 21, 31), "b": (4, 33, 43), "c": (4, 45, 55)})
+
+
 @_rt.launcher
 def ele_add(a, b, c, *, _launch=None):
     """ele_add(s32 [64] a, s32 [64] b, s32 [64] c) -> void; from add.co:4."""
-    _F = _rt.Fn("ele_add", _CO_FILE, 4, {"a": (4, 21, 31), "b": (4, 33, 43), "c": (4, 45, 55)})
+    _F = _FN["ele_add"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a, "b": b, "c": c}, _launch)
-    _dims = {}
-    a = _rt.tensor_arg(_F, "a", a, torch.int32, 1, _dev, is_global=False)  # add.co:4
-    _rt.fixed_dim(_F, "a", a, 0, 64)
-    b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "b", b, 0, 64)
-    c_caller = c
-    c = _rt.tensor_arg(_F, "c", c, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "c", c, 0, 64)
-    _launch(ele_add_k0, (1,), [c, c.stride(0), a, a.stride(0), b, b.stride(0)], dict(num_warps=2))  # add.co:5
+    c_caller = c  # add.co:4
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.int32
+        and a.dim() == 1
+        and a.shape[0] == 64
+        and type(b) in _rt.PLAIN
+        and b.device == _dev
+        and b.dtype is torch.int32
+        and b.dim() == 1
+        and b.shape[0] == 64
+        and type(c) in _rt.PLAIN
+        and c.device == _dev
+        and c.dtype is torch.int32
+        and c.dim() == 1
+        and c.shape[0] == 64
+    ):
+        _dev = _rt.pick_device(_F, {"a": a, "b": b, "c": c}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "a", a, 0, 64)
+        b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "b", b, 0, 64)
+        c = _rt.tensor_arg(_F, "c", c, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "c", c, 0, 64)
+    _launch(ele_add_k0, (1,), [c, c.stride()[0], a, a.stride()[0], b, b.stride()[0]], dict(num_warps=2))  # add.co:5
     _rt.copy_back(c_caller, c)
     return None
 

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "device_target.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -66,23 +68,39 @@ def parallel_add_k1(b_ptr, b_stride_0):
     tl.store(b_ptr + q * b_stride_0, b_val + 20)
 
 
+_FN["parallel_add"] = _rt.Fn("parallel_add", _CO_FILE, 4, {"a": (4, 26, 35), "b": (4, 37, 46)})
+
+
 @_rt.launcher
 def parallel_add(a, b, *, _launch=None):
     """parallel_add(s32 [8] a, s32 [8] b) -> void; from device_target.co:4."""
-    _F = _rt.Fn("parallel_add", _CO_FILE, 4, {"a": (4, 26, 35), "b": (4, 37, 46)})
+    _F = _FN["parallel_add"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
-    _dims = {}
     a_caller = a  # device_target.co:4
-    a = _rt.tensor_arg(_F, "a", a, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "a", a, 0, 8)
     b_caller = b
-    b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "b", b, 0, 8)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.int32
+        and a.dim() == 1
+        and a.shape[0] == 8
+        and type(b) in _rt.PLAIN
+        and b.device == _dev
+        and b.dtype is torch.int32
+        and b.dim() == 1
+        and b.shape[0] == 8
+    ):
+        _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "a", a, 0, 8)
+        b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "b", b, 0, 8)
     # ': device(cpu)' region (line 5): lowered as host code; its parallels run on the kernels' device
-    _launch(parallel_add_k0, (8,), [a, a.stride(0)], dict(num_warps=1))  # device_target.co:6
+    _launch(parallel_add_k0, (8,), [a, a.stride()[0]], dict(num_warps=1))  # device_target.co:6
     # ': device(cpu)' region (line 9): lowered as host code; its parallels run on the kernels' device
-    _launch(parallel_add_k1, (8,), [b, b.stride(0)], dict(num_warps=1))  # device_target.co:10
+    _launch(parallel_add_k1, (8,), [b, b.stride()[0]], dict(num_warps=1))  # device_target.co:10
     _rt.sync(_dev)  # device_target.co:13
     _rt.copy_back(a_caller, a)
     _rt.copy_back(b_caller, b)

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "dma_copy.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -58,18 +60,29 @@ def dma_copy_sync_1d_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     tl.store(output_ptr + idx * output_stride_0, f)  # dma_copy.co:10
 
 
+_FN["dma_copy_sync_1d"] = _rt.Fn("dma_copy_sync_1d", _CO_FILE, 5, {"input": (5, 30, 45)})
+
+
 @_rt.launcher
 def dma_copy_sync_1d(input, *, _launch=None):
     """dma_copy_sync_1d(s32 [128] input) -> auto; from dma_copy.co:5."""
-    _F = _rt.Fn("dma_copy_sync_1d", _CO_FILE, 5, {"input": (5, 30, 45)})
+    _F = _FN["dma_copy_sync_1d"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # dma_copy.co:5
-    _rt.fixed_dim(_F, "input", input, 0, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 1
+        and input.shape[0] == 128
+    ):  # dma_copy.co:5
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 128)
     output = _rt.alloc(_F, (128,), torch.int32, _dev, None)  # dma_copy.co:6
     # dma_copy.co:8
-    _launch(dma_copy_sync_1d_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=1))
+    _launch(dma_copy_sync_1d_k0, (1,), [input, input.stride()[0], output, output.stride()[0]], dict(num_warps=1))
     return output  # dma_copy.co:13
 
 
@@ -81,18 +94,29 @@ def dma_copy_async_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     tl.store(output_ptr + idx * output_stride_0, f)  # dma_copy.co:23
 
 
+_FN["dma_copy_async"] = _rt.Fn("dma_copy_async", _CO_FILE, 17, {"input": (17, 28, 43)})
+
+
 @_rt.launcher
 def dma_copy_async(input, *, _launch=None):
     """dma_copy_async(s32 [128] input) -> auto; from dma_copy.co:17."""
-    _F = _rt.Fn("dma_copy_async", _CO_FILE, 17, {"input": (17, 28, 43)})
+    _F = _FN["dma_copy_async"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # dma_copy.co:17
-    _rt.fixed_dim(_F, "input", input, 0, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 1
+        and input.shape[0] == 128
+    ):  # dma_copy.co:17
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 128)
     output = _rt.alloc(_F, (128,), torch.int32, _dev, None)  # dma_copy.co:18
     # dma_copy.co:20
-    _launch(dma_copy_async_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=1))
+    _launch(dma_copy_async_k0, (1,), [input, input.stride()[0], output, output.stride()[0]], dict(num_warps=1))
     return output  # dma_copy.co:26
 
 
@@ -105,21 +129,33 @@ def dma_copy_2d_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, f)  # dma_copy.co:35
 
 
+_FN["dma_copy_2d"] = _rt.Fn("dma_copy_2d", _CO_FILE, 30, {"input": (30, 25, 43)})
+
+
 @_rt.launcher
 def dma_copy_2d(input, *, _launch=None):
     """dma_copy_2d(s32 [32, 64] input) -> auto; from dma_copy.co:30."""
-    _F = _rt.Fn("dma_copy_2d", _CO_FILE, 30, {"input": (30, 25, 43)})
+    _F = _FN["dma_copy_2d"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # dma_copy.co:30
-    _rt.fixed_dim(_F, "input", input, 0, 32)
-    _rt.fixed_dim(_F, "input", input, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and input.shape[0] == 32
+        and input.shape[1] == 64
+    ):  # dma_copy.co:30
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 32)
+        _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (32, 64), torch.int32, _dev, None)  # dma_copy.co:31
     _launch(
         dma_copy_2d_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # dma_copy.co:33
     return output  # dma_copy.co:38
@@ -144,30 +180,43 @@ def dma_copy_3d_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, f)  # dma_copy.co:47
 
 
+_FN["dma_copy_3d"] = _rt.Fn("dma_copy_3d", _CO_FILE, 42, {"input": (42, 25, 45)})
+
+
 @_rt.launcher
 def dma_copy_3d(input, *, _launch=None):
     """dma_copy_3d(s32 [4, 8, 16] input) -> auto; from dma_copy.co:42."""
-    _F = _rt.Fn("dma_copy_3d", _CO_FILE, 42, {"input": (42, 25, 45)})
+    _F = _FN["dma_copy_3d"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # dma_copy.co:42
-    _rt.fixed_dim(_F, "input", input, 0, 4)
-    _rt.fixed_dim(_F, "input", input, 1, 8)
-    _rt.fixed_dim(_F, "input", input, 2, 16)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 3
+        and input.shape[0] == 4
+        and input.shape[1] == 8
+        and input.shape[2] == 16
+    ):  # dma_copy.co:42
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 4)
+        _rt.fixed_dim(_F, "input", input, 1, 8)
+        _rt.fixed_dim(_F, "input", input, 2, 16)
     output = _rt.alloc(_F, (4, 8, 16), torch.int32, _dev, None)  # dma_copy.co:43
     _launch(
         dma_copy_3d_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=1),
     )  # dma_copy.co:45

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "expr_index_2d.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -50,20 +52,37 @@ def _oob_fill(x, mask):
     return y
 
 
+_FN["expr_index_test"] = _rt.Fn("expr_index_test", _CO_FILE, 9, {"M": (9, 29, 41), "out": (9, 43, 54)})
+
+
 @_rt.launcher
 def expr_index_test(M, out, *, _launch=None):
     """expr_index_test(s32 [4, 4] M, s32 [4] out) -> void; from expr_index_2d.co:9."""
-    _F = _rt.Fn("expr_index_test", _CO_FILE, 9, {"M": (9, 29, 41), "out": (9, 43, 54)})
+    _F = _FN["expr_index_test"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"M": M, "out": out}, _launch)
-    _dims = {}
     M_caller = M  # expr_index_2d.co:9
-    M = _rt.tensor_arg(_F, "M", M, torch.int32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "M", M, 0, 4)
-    _rt.fixed_dim(_F, "M", M, 1, 4)
     out_caller = out
-    out = _rt.tensor_arg(_F, "out", out, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "out", out, 0, 4)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, M)) is not None
+        and M.dtype is torch.int32
+        and M.dim() == 2
+        and M.shape[0] == 4
+        and M.shape[1] == 4
+        and type(out) in _rt.PLAIN
+        and out.device == _dev
+        and out.dtype is torch.int32
+        and out.dim() == 1
+        and out.shape[0] == 4
+    ):
+        _dev = _rt.pick_device(_F, {"M": M, "out": out}, _launch)
+        _dims = {}
+        M = _rt.tensor_arg(_F, "M", M, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "M", M, 0, 4)
+        _rt.fixed_dim(_F, "M", M, 1, 4)
+        out = _rt.tensor_arg(_F, "out", out, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "out", out, 0, 4)
     for _i1 in range(4):  # expr_index_2d.co:11
         for _j2 in range(4):  # expr_index_2d.co:12
             _rt.elem_set(_F, "M", M, (_i1, _j2), _i1 * 4 + _j2 + 1, 13)  # expr_index_2d.co:13

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "parallel_add.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -60,27 +62,51 @@ def ele_add_2d_k0(c_ptr, c_stride_0, c_stride_1, a_ptr, a_stride_0, a_stride_1, 
     tl.store(c_ptr + p * c_stride_0 + q * c_stride_1, a_val + b_val)
 
 
+_FN["ele_add_2d"] = _rt.Fn("ele_add_2d", _CO_FILE, 5, {"a": (5, 24, 37), "b": (5, 39, 52), "c": (5, 54, 67)})
+
+
 @_rt.launcher
 def ele_add_2d(a, b, c, *, _launch=None):
     """ele_add_2d(s32 [8, 64] a, s32 [8, 64] b, s32 [8, 64] c) -> void; from parallel_add.co:5."""
-    _F = _rt.Fn("ele_add_2d", _CO_FILE, 5, {"a": (5, 24, 37), "b": (5, 39, 52), "c": (5, 54, 67)})
+    _F = _FN["ele_add_2d"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a, "b": b, "c": c}, _launch)
-    _dims = {}
-    a = _rt.tensor_arg(_F, "a", a, torch.int32, 2, _dev, is_global=False)  # parallel_add.co:5
-    _rt.fixed_dim(_F, "a", a, 0, 8)
-    _rt.fixed_dim(_F, "a", a, 1, 64)
-    b = _rt.tensor_arg(_F, "b", b, torch.int32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "b", b, 0, 8)
-    _rt.fixed_dim(_F, "b", b, 1, 64)
-    c_caller = c
-    c = _rt.tensor_arg(_F, "c", c, torch.int32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "c", c, 0, 8)
-    _rt.fixed_dim(_F, "c", c, 1, 64)
+    c_caller = c  # parallel_add.co:5
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.int32
+        and a.dim() == 2
+        and a.shape[0] == 8
+        and a.shape[1] == 64
+        and type(b) in _rt.PLAIN
+        and b.device == _dev
+        and b.dtype is torch.int32
+        and b.dim() == 2
+        and b.shape[0] == 8
+        and b.shape[1] == 64
+        and type(c) in _rt.PLAIN
+        and c.device == _dev
+        and c.dtype is torch.int32
+        and c.dim() == 2
+        and c.shape[0] == 8
+        and c.shape[1] == 64
+    ):
+        _dev = _rt.pick_device(_F, {"a": a, "b": b, "c": c}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "a", a, 0, 8)
+        _rt.fixed_dim(_F, "a", a, 1, 64)
+        b = _rt.tensor_arg(_F, "b", b, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "b", b, 0, 8)
+        _rt.fixed_dim(_F, "b", b, 1, 64)
+        c = _rt.tensor_arg(_F, "c", c, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "c", c, 0, 8)
+        _rt.fixed_dim(_F, "c", c, 1, 64)
     _launch(
         ele_add_2d_k0,
         (8,),
-        [c, c.stride(0), c.stride(1), a, a.stride(0), a.stride(1), b, b.stride(0), b.stride(1)],
+        [c, c.stride()[0], c.stride()[1], a, a.stride()[0], a.stride()[1], b, b.stride()[0], b.stride()[1]],
         dict(num_warps=2),
     )  # parallel_add.co:6
     _rt.copy_back(c_caller, c)
@@ -97,20 +123,36 @@ def dma_add_k0(a_ptr, a_stride_0, b_ptr, b_stride_0, result_ptr, result_stride_0
     tl.store(result_ptr + idx * result_stride_0, out)  # parallel_add.co:21
 
 
+_FN["dma_add"] = _rt.Fn("dma_add", _CO_FILE, 12, {"a": (12, 21, 31), "b": (12, 33, 43)})
+
+
 @_rt.launcher
 def dma_add(a, b, *, _launch=None):
     """dma_add(s32 [64] a, s32 [64] b) -> auto; from parallel_add.co:12."""
-    _F = _rt.Fn("dma_add", _CO_FILE, 12, {"a": (12, 21, 31), "b": (12, 33, 43)})
+    _F = _FN["dma_add"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
-    _dims = {}
-    a = _rt.tensor_arg(_F, "a", a, torch.int32, 1, _dev, is_global=False)  # parallel_add.co:12
-    _rt.fixed_dim(_F, "a", a, 0, 64)
-    b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "b", b, 0, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, a)) is not None
+        and a.dtype is torch.int32
+        and a.dim() == 1
+        and a.shape[0] == 64
+        and type(b) in _rt.PLAIN
+        and b.device == _dev
+        and b.dtype is torch.int32
+        and b.dim() == 1
+        and b.shape[0] == 64
+    ):  # parallel_add.co:12
+        _dev = _rt.pick_device(_F, {"a": a, "b": b}, _launch)
+        _dims = {}
+        a = _rt.tensor_arg(_F, "a", a, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "a", a, 0, 64)
+        b = _rt.tensor_arg(_F, "b", b, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "b", b, 0, 64)
     result = _rt.alloc(_F, (64,), torch.int32, _dev, None)  # parallel_add.co:13
     # parallel_add.co:15
-    _launch(dma_add_k0, (1,), [a, a.stride(0), b, b.stride(0), result, result.stride(0)], dict(num_warps=2))
+    _launch(dma_add_k0, (1,), [a, a.stride()[0], b, b.stride()[0], result, result.stride()[0]], dict(num_warps=2))
     return result  # parallel_add.co:24
 
 

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "add-shared.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -132,21 +134,41 @@ def ele_add_k0(
         )
 
 
+_FN["ele_add"] = _rt.Fn("ele_add", _CO_FILE, 7, {"lhs": (7, 32, 51), "rhs": (7, 53, 72)})
+
+
 @_rt.launcher
 def ele_add(lhs, rhs, *, _launch=None):
     """ele_add(s32 [6, 17, 64] lhs, s32 [6, 17, 64] rhs) -> s32 tensor; from add-shared.co:7."""
-    _F = _rt.Fn("ele_add", _CO_FILE, 7, {"lhs": (7, 32, 51), "rhs": (7, 53, 72)})
+    _F = _FN["ele_add"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 3, _dev, is_global=False)  # add-shared.co:7
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 17)
-    _rt.fixed_dim(_F, "lhs", lhs, 2, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int32, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 17)
-    _rt.fixed_dim(_F, "rhs", rhs, 2, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int32
+        and lhs.dim() == 3
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 17
+        and lhs.shape[2] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int32
+        and rhs.dim() == 3
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 17
+        and rhs.shape[2] == 64
+    ):  # add-shared.co:7
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 17)
+        _rt.fixed_dim(_F, "lhs", lhs, 2, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 17)
+        _rt.fixed_dim(_F, "rhs", rhs, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.int32, _dev, None)  # add-shared.co:8
     _ele_add_k0_lhs_s_scratch = _rt.scratch(_F, 1152, torch.int32, _dev)  # add-shared.co:10
     _ele_add_k0_rhs_s_scratch = _rt.scratch(_F, 1152, torch.int32, _dev)
@@ -159,17 +181,17 @@ def ele_add(lhs, rhs, *, _launch=None):
             _ele_add_k0_rhs_s_scratch,
             _ele_add_k0_buffer_scratch,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            lhs.stride(2),
+            lhs.stride()[0],
+            lhs.stride()[1],
+            lhs.stride()[2],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            rhs.stride(2),
+            rhs.stride()[0],
+            rhs.stride()[1],
+            rhs.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=2),
     )

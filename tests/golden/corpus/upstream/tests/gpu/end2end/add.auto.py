@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "add.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -62,21 +64,41 @@ def ele_add_span_as_k0(
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, l_val + r_val)
 
 
+_FN["ele_add_span_as"] = _rt.Fn("ele_add_span_as", _CO_FILE, 10, {"lhs": (10, 36, 54), "rhs": (10, 56, 74)})
+
+
 @_rt.launcher
 def ele_add_span_as(lhs, rhs, *, _launch=None):
     """ele_add_span_as(s32 [2, 3, 64] lhs, s32 [2, 3, 64] rhs) -> s32 tensor; from add.co:10."""
-    _F = _rt.Fn("ele_add_span_as", _CO_FILE, 10, {"lhs": (10, 36, 54), "rhs": (10, 56, 74)})
+    _F = _FN["ele_add_span_as"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 3, _dev, is_global=False)  # add.co:10
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 2)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 3)
-    _rt.fixed_dim(_F, "lhs", lhs, 2, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int32, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 2)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 3)
-    _rt.fixed_dim(_F, "rhs", rhs, 2, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int32
+        and lhs.dim() == 3
+        and lhs.shape[0] == 2
+        and lhs.shape[1] == 3
+        and lhs.shape[2] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int32
+        and rhs.dim() == 3
+        and rhs.shape[0] == 2
+        and rhs.shape[1] == 3
+        and rhs.shape[2] == 64
+    ):  # add.co:10
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 2)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 3)
+        _rt.fixed_dim(_F, "lhs", lhs, 2, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 2)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 3)
+        _rt.fixed_dim(_F, "rhs", rhs, 2, 64)
     _l1 = _rt.span_as(_F, "lhs", lhs, (6, 64))  # add.co:11
     _r2 = _rt.span_as(_F, "rhs", rhs, (6, 64))  # add.co:12
     output = _rt.alloc(_F, (6, 64), torch.int32, _dev, None)  # add.co:13
@@ -85,14 +107,14 @@ def ele_add_span_as(lhs, rhs, *, _launch=None):
         (6,),
         [
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             _l1,
-            _l1.stride(0),
-            _l1.stride(1),
+            _l1.stride()[0],
+            _l1.stride()[1],
             _r2,
-            _r2.stride(0),
-            _r2.stride(1),
+            _r2.stride()[0],
+            _r2.stride()[1],
         ],
         dict(num_warps=2),
     )  # add.co:15
@@ -162,21 +184,41 @@ def ele_add_local_dma_k0(
     )
 
 
+_FN["ele_add_local_dma"] = _rt.Fn("ele_add_local_dma", _CO_FILE, 22, {"lhs": (22, 42, 61), "rhs": (22, 63, 82)})
+
+
 @_rt.launcher
 def ele_add_local_dma(lhs, rhs, *, _launch=None):
     """ele_add_local_dma(s32 [6, 17, 64] lhs, s32 [6, 17, 64] rhs) -> s32 tensor; from add.co:22."""
-    _F = _rt.Fn("ele_add_local_dma", _CO_FILE, 22, {"lhs": (22, 42, 61), "rhs": (22, 63, 82)})
+    _F = _FN["ele_add_local_dma"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 3, _dev, is_global=False)  # add.co:22
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 17)
-    _rt.fixed_dim(_F, "lhs", lhs, 2, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int32, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 17)
-    _rt.fixed_dim(_F, "rhs", rhs, 2, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int32
+        and lhs.dim() == 3
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 17
+        and lhs.shape[2] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int32
+        and rhs.dim() == 3
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 17
+        and rhs.shape[2] == 64
+    ):  # add.co:22
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 17)
+        _rt.fixed_dim(_F, "lhs", lhs, 2, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 17)
+        _rt.fixed_dim(_F, "rhs", rhs, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.int32, _dev, None)  # add.co:23
     _ele_add_local_dma_k0_lhs_load_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)  # add.co:25
     _ele_add_local_dma_k0_rhs_load_scratch = _rt.scratch(_F, 6528, torch.int32, _dev)
@@ -186,20 +228,20 @@ def ele_add_local_dma(lhs, rhs, *, _launch=None):
         (6,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
-            lhs.stride(2),
+            lhs.stride()[0],
+            lhs.stride()[1],
+            lhs.stride()[2],
             _ele_add_local_dma_k0_lhs_load_scratch,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
-            rhs.stride(2),
+            rhs.stride()[0],
+            rhs.stride()[1],
+            rhs.stride()[2],
             _ele_add_local_dma_k0_rhs_load_scratch,
             _ele_add_local_dma_k0_buffer_scratch,
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=2),
     )

@@ -29,6 +29,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "ampere_mma.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -393,42 +395,60 @@ def matmul_group_rc_k0_splitk_sum(
     )  # ampere_mma.co:24
 
 
+_FN["matmul_group_rc"] = _rt.Fn("matmul_group_rc", _CO_FILE, 11, {"lhs": (11, 29, 61), "rhs": (11, 63, 95)})
+
+
 @_rt.launcher
 def matmul_group_rc(lhs, rhs, *, _launch=None):
     """matmul_group_rc(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from ampere_mma.co:11."""
-    _F = _rt.Fn("matmul_group_rc", _CO_FILE, 11, {"lhs": (11, 29, 61), "rhs": (11, 63, 95)})
+    _F = _FN["matmul_group_rc"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:11
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # ampere_mma.co:11
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:12
     _matmul_group_rc_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:16
     if 10 >= _matmul_group_rc_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _matmul_group_rc_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_group_rc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_group_rc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_group_rc_k0_TMA_LHS, "zero")
-        _matmul_group_rc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-        _matmul_group_rc_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_group_rc_k0_TMA_RHS, "zero")
-        _matmul_group_rc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_group_rc_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_group_rc_k0_TMA_OUTPUT, "zero")
+        _matmul_group_rc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_group_rc_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_group_rc_k0_TMA_LHS, "zero")
+        _matmul_group_rc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 256), (64, 256), "loads (auto)")
+        _matmul_group_rc_k0_rhs_desc = _rt.tma_desc(rhs, (64, 256), _matmul_group_rc_k0_TMA_RHS, "zero")
+        _matmul_group_rc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_group_rc_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_group_rc_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_group_rc_k0,
             (min(1, _matmul_group_rc_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_group_rc_k0_lhs_desc,
                 _matmul_group_rc_k0_rhs_desc,
                 _matmul_group_rc_k0_output_desc,
@@ -446,33 +466,33 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
     else:
         if 2 >= _matmul_group_rc_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # ampere_mma.co:16
-            _matmul_group_rc_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_group_rc_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_group_rc_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _matmul_group_rc_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _matmul_group_rc_k0_t128x128_TMA_LHS, "zero"
             )
-            _matmul_group_rc_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _matmul_group_rc_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
             _matmul_group_rc_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [64, 128], _matmul_group_rc_k0_t128x128_TMA_RHS, "zero"
+                rhs, (64, 128), _matmul_group_rc_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_group_rc_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_group_rc_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_group_rc_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_group_rc_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_group_rc_k0_t128x128,
                 (2,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_group_rc_k0_t128x128_lhs_desc,
                     _matmul_group_rc_k0_t128x128_rhs_desc,
                     _matmul_group_rc_k0_t128x128_output_desc,
@@ -489,33 +509,33 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
         else:
             if 4 >= _matmul_group_rc_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # ampere_mma.co:16
-                _matmul_group_rc_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_group_rc_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                 _matmul_group_rc_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 64], _matmul_group_rc_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 64), _matmul_group_rc_k0_t64x128_TMA_LHS, "zero"
                 )
-                _matmul_group_rc_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_group_rc_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
                 _matmul_group_rc_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [64, 128], _matmul_group_rc_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (64, 128), _matmul_group_rc_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_group_rc_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_group_rc_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_group_rc_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_group_rc_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_group_rc_k0_t64x128,
                     (4,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_group_rc_k0_t64x128_lhs_desc,
                         _matmul_group_rc_k0_t64x128_rhs_desc,
                         _matmul_group_rc_k0_t64x128_output_desc,
@@ -533,33 +553,33 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
                 _matmul_group_rc_k0_split_k = 1
                 if _matmul_group_rc_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # ampere_mma.co:16
-                    _matmul_group_rc_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_group_rc_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_group_rc_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_group_rc_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_group_rc_k0_t64x64_TMA_LHS, "zero"
                     )
-                    _matmul_group_rc_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_group_rc_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_group_rc_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_group_rc_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_group_rc_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_group_rc_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_group_rc_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_group_rc_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_group_rc_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_group_rc_k0_t64x64,
                         (8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_group_rc_k0_t64x64_lhs_desc,
                             _matmul_group_rc_k0_t64x64_rhs_desc,
                             _matmul_group_rc_k0_t64x64_output_desc,
@@ -577,31 +597,31 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
                     _matmul_group_rc_k0_splitk_partials = _rt.alloc(
                         _F, (_matmul_group_rc_k0_split_k, 128, 256), torch.float32, _dev, empty=True
                     )  # ampere_mma.co:16
-                    _matmul_group_rc_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_group_rc_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_group_rc_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_group_rc_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_group_rc_k0_splitk_TMA_LHS, "zero"
                     )
-                    _matmul_group_rc_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_group_rc_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_group_rc_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_group_rc_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_group_rc_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_group_rc_k0_splitk,
                         (_matmul_group_rc_k0_split_k * 8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_group_rc_k0_split_k,
                             _matmul_group_rc_k0_splitk_lhs_desc,
                             _matmul_group_rc_k0_splitk_rhs_desc,
                             _matmul_group_rc_k0_splitk_partials,
-                            _matmul_group_rc_k0_splitk_partials.stride(0),
-                            _matmul_group_rc_k0_splitk_partials.stride(1),
-                            _matmul_group_rc_k0_splitk_partials.stride(2),
+                            _matmul_group_rc_k0_splitk_partials.stride()[0],
+                            _matmul_group_rc_k0_splitk_partials.stride()[1],
+                            _matmul_group_rc_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -616,13 +636,13 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
                         (4,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_group_rc_k0_split_k,
                             _matmul_group_rc_k0_splitk_partials,
-                            _matmul_group_rc_k0_splitk_partials.stride(0),
-                            _matmul_group_rc_k0_splitk_partials.stride(1),
-                            _matmul_group_rc_k0_splitk_partials.stride(2),
+                            _matmul_group_rc_k0_splitk_partials.stride()[0],
+                            _matmul_group_rc_k0_splitk_partials.stride()[1],
+                            _matmul_group_rc_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -687,33 +707,51 @@ def matmul_pipeline_k0(
     tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, mc_out_2)
 
 
+_FN["matmul_pipeline"] = _rt.Fn("matmul_pipeline", _CO_FILE, 36, {"lhs": (36, 29, 61), "rhs": (36, 63, 95)})
+
+
 @_rt.launcher
 def matmul_pipeline(lhs, rhs, *, _launch=None):
     """matmul_pipeline(f16 [64, 16] lhs, f16 [16, 32] rhs) -> auto; from ampere_mma.co:36."""
-    _F = _rt.Fn("matmul_pipeline", _CO_FILE, 36, {"lhs": (36, 29, 61), "rhs": (36, 63, 95)})
+    _F = _FN["matmul_pipeline"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:36
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 64)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 64
+        and lhs.shape[1] == 16
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 16
+        and rhs.shape[1] == 32
+    ):  # ampere_mma.co:36
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 64)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 32)
     output = _rt.alloc(_F, (64, 32), torch.float16, _dev, None)  # ampere_mma.co:37
     _launch(
         matmul_pipeline_k0,
         (1, 2),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=4),
     )  # ampere_mma.co:41
@@ -1070,46 +1108,68 @@ def matmul_fusion_scalar_k0_splitk_sum(
     )  # ampere_mma.co:94
 
 
+_FN["matmul_fusion_scalar"] = _rt.Fn(
+    "matmul_fusion_scalar", _CO_FILE, 79, {"lhs": (79, 34, 62), "rhs": (79, 64, 92), "bias": (79, 94, 102)}
+)
+
+
 @_rt.launcher
 def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
     """matmul_fusion_scalar(f16 [128, 256] lhs, f16 [256, 256] rhs, f16 bias) -> auto; from ampere_mma.co:79."""
-    _F = _rt.Fn("matmul_fusion_scalar", _CO_FILE, 79, {"lhs": (79, 34, 62), "rhs": (79, 64, 92), "bias": (79, 94, 102)})
+    _F = _FN["matmul_fusion_scalar"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:79
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
-    bias = _rt.scalar_arg(_F, "bias", bias, float)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # ampere_mma.co:79
+        bias = _rt.scalar_arg(_F, "bias", bias, float)
+    else:
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:79
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+        bias = _rt.scalar_arg(_F, "bias", bias, float)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:80
     _matmul_fusion_scalar_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:84
     # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
     if 10 >= _matmul_fusion_scalar_k0_sms * 9:
         _matmul_fusion_scalar_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_fusion_scalar_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_fusion_scalar_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_fusion_scalar_k0_TMA_LHS, "zero")
-        _matmul_fusion_scalar_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-        _matmul_fusion_scalar_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_fusion_scalar_k0_TMA_RHS, "zero")
-        _matmul_fusion_scalar_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _matmul_fusion_scalar_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_fusion_scalar_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_fusion_scalar_k0_TMA_LHS, "zero")
+        _matmul_fusion_scalar_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 256), (64, 256), "loads (auto)")
+        _matmul_fusion_scalar_k0_rhs_desc = _rt.tma_desc(rhs, (64, 256), _matmul_fusion_scalar_k0_TMA_RHS, "zero")
+        _matmul_fusion_scalar_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
         _matmul_fusion_scalar_k0_output_desc = _rt.tma_desc(
-            output, [128, 128], _matmul_fusion_scalar_k0_TMA_OUTPUT, "zero"
+            output, (128, 128), _matmul_fusion_scalar_k0_TMA_OUTPUT, "zero"
         )
         _launch(
             matmul_fusion_scalar_k0,
             (min(1, _matmul_fusion_scalar_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_fusion_scalar_k0_lhs_desc,
                 _matmul_fusion_scalar_k0_rhs_desc,
                 bias,
@@ -1128,33 +1188,33 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
     else:
         if 2 >= _matmul_fusion_scalar_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # ampere_mma.co:84
-            _matmul_fusion_scalar_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_fusion_scalar_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_fusion_scalar_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _matmul_fusion_scalar_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _matmul_fusion_scalar_k0_t128x128_TMA_LHS, "zero"
             )
-            _matmul_fusion_scalar_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _matmul_fusion_scalar_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
             _matmul_fusion_scalar_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [64, 128], _matmul_fusion_scalar_k0_t128x128_TMA_RHS, "zero"
+                rhs, (64, 128), _matmul_fusion_scalar_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_fusion_scalar_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_fusion_scalar_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_fusion_scalar_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_fusion_scalar_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_fusion_scalar_k0_t128x128,
                 (2,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_fusion_scalar_k0_t128x128_lhs_desc,
                     _matmul_fusion_scalar_k0_t128x128_rhs_desc,
                     bias,
@@ -1172,36 +1232,36 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
         else:
             if 4 >= _matmul_fusion_scalar_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 _matmul_fusion_scalar_k0_t64x128_TMA_LHS = _rt.tma_ok(
-                    _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                 )  # ampere_mma.co:84
                 _matmul_fusion_scalar_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 64], _matmul_fusion_scalar_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 64), _matmul_fusion_scalar_k0_t64x128_TMA_LHS, "zero"
                 )
                 _matmul_fusion_scalar_k0_t64x128_TMA_RHS = _rt.tma_ok(
-                    _F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)"
+                    _F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)"
                 )
                 _matmul_fusion_scalar_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [64, 128], _matmul_fusion_scalar_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (64, 128), _matmul_fusion_scalar_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_fusion_scalar_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_fusion_scalar_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_fusion_scalar_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_fusion_scalar_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_fusion_scalar_k0_t64x128,
                     (4,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_fusion_scalar_k0_t64x128_lhs_desc,
                         _matmul_fusion_scalar_k0_t64x128_rhs_desc,
                         bias,
@@ -1220,36 +1280,36 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
                 _matmul_fusion_scalar_k0_split_k = 1
                 if _matmul_fusion_scalar_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     _matmul_fusion_scalar_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                     )  # ampere_mma.co:84
                     _matmul_fusion_scalar_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_fusion_scalar_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_fusion_scalar_k0_t64x64_TMA_LHS, "zero"
                     )
                     _matmul_fusion_scalar_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _matmul_fusion_scalar_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_fusion_scalar_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_fusion_scalar_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_fusion_scalar_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_fusion_scalar_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_fusion_scalar_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_fusion_scalar_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_fusion_scalar_k0_t64x64,
                         (8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_fusion_scalar_k0_t64x64_lhs_desc,
                             _matmul_fusion_scalar_k0_t64x64_rhs_desc,
                             bias,
@@ -1269,34 +1329,34 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
                         _F, (_matmul_fusion_scalar_k0_split_k, 128, 256), torch.float32, _dev, empty=True
                     )  # ampere_mma.co:84
                     _matmul_fusion_scalar_k0_splitk_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _matmul_fusion_scalar_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_fusion_scalar_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_fusion_scalar_k0_splitk_TMA_LHS, "zero"
                     )
                     _matmul_fusion_scalar_k0_splitk_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _matmul_fusion_scalar_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_fusion_scalar_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_fusion_scalar_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_fusion_scalar_k0_splitk,
                         (_matmul_fusion_scalar_k0_split_k * 8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_fusion_scalar_k0_split_k,
                             _matmul_fusion_scalar_k0_splitk_lhs_desc,
                             _matmul_fusion_scalar_k0_splitk_rhs_desc,
                             _matmul_fusion_scalar_k0_splitk_partials,
-                            _matmul_fusion_scalar_k0_splitk_partials.stride(0),
-                            _matmul_fusion_scalar_k0_splitk_partials.stride(1),
-                            _matmul_fusion_scalar_k0_splitk_partials.stride(2),
+                            _matmul_fusion_scalar_k0_splitk_partials.stride()[0],
+                            _matmul_fusion_scalar_k0_splitk_partials.stride()[1],
+                            _matmul_fusion_scalar_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -1311,13 +1371,13 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
                         (4,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_fusion_scalar_k0_split_k,
                             _matmul_fusion_scalar_k0_splitk_partials,
-                            _matmul_fusion_scalar_k0_splitk_partials.stride(0),
-                            _matmul_fusion_scalar_k0_splitk_partials.stride(1),
-                            _matmul_fusion_scalar_k0_splitk_partials.stride(2),
+                            _matmul_fusion_scalar_k0_splitk_partials.stride()[0],
+                            _matmul_fusion_scalar_k0_splitk_partials.stride()[1],
+                            _matmul_fusion_scalar_k0_splitk_partials.stride()[2],
                             bias,
                         ],
                         dict(num_warps=4),
@@ -1356,33 +1416,51 @@ def matmul_loadc_k0(
         tl.store(output_ptr + offs * output_stride_0 + offs_4 * output_stride_1, output_frag_2)  # ampere_mma.co:124
 
 
+_FN["matmul_loadc"] = _rt.Fn("matmul_loadc", _CO_FILE, 106, {"lhs": (106, 26, 52), "rhs": (106, 54, 80)})
+
+
 @_rt.launcher
 def matmul_loadc(lhs, rhs, *, _launch=None):
     """matmul_loadc(f16 [256, 256] lhs, f16 [256, 256] rhs) -> auto; from ampere_mma.co:106."""
-    _F = _rt.Fn("matmul_loadc", _CO_FILE, 106, {"lhs": (106, 26, 52), "rhs": (106, 54, 80)})
+    _F = _FN["matmul_loadc"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:106
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 256)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 256
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # ampere_mma.co:106
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 256)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (256, 256), torch.float16, _dev, 0.0)  # ampere_mma.co:107
     _launch(
         matmul_loadc_k0,
         (8, 8),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=8),
     )  # ampere_mma.co:112
@@ -1426,33 +1504,51 @@ def mma_m8n8k4_f16_f16_k0(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, mc_out_2)
 
 
+_FN["mma_m8n8k4_f16_f16"] = _rt.Fn("mma_m8n8k4_f16_f16", _CO_FILE, 236, {"lhs": (236, 32, 46), "rhs": (236, 48, 62)})
+
+
 @_rt.launcher
 def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
     """mma_m8n8k4_f16_f16(f16 [128, 64] lhs, f16 [64, 256] rhs) -> auto; from ampere_mma.co:236."""
-    _F = _rt.Fn("mma_m8n8k4_f16_f16", _CO_FILE, 236, {"lhs": (236, 32, 46), "rhs": (236, 48, 62)})
+    _F = _FN["mma_m8n8k4_f16_f16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:236
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 256
+    ):  # ampere_mma.co:236
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:237
     _launch(
         mma_m8n8k4_f16_f16_k0,
         (4, 32),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=4),
     )  # ampere_mma.co:239
@@ -1800,42 +1896,60 @@ def mma_m8n8k16_s8_s32_k0_splitk_sum(
     )  # ampere_mma.co:274
 
 
+_FN["mma_m8n8k16_s8_s32"] = _rt.Fn("mma_m8n8k16_s8_s32", _CO_FILE, 263, {"lhs": (263, 32, 45), "rhs": (263, 47, 60)})
+
+
 @_rt.launcher
 def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
     """mma_m8n8k16_s8_s32(s8 [128, 64] lhs, s8 [64, 128] rhs) -> auto; from ampere_mma.co:263."""
-    _F = _rt.Fn("mma_m8n8k16_s8_s32", _CO_FILE, 263, {"lhs": (263, 32, 45), "rhs": (263, 47, 60)})
+    _F = _FN["mma_m8n8k16_s8_s32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)  # ampere_mma.co:263
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 128
+    ):  # ampere_mma.co:263
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # ampere_mma.co:264
     _mma_m8n8k16_s8_s32_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:266
     if 10 >= _mma_m8n8k16_s8_s32_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _mma_m8n8k16_s8_s32_k0_NUM_SMS = _rt.num_sms(_dev)
-        _mma_m8n8k16_s8_s32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-        _mma_m8n8k16_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _mma_m8n8k16_s8_s32_k0_TMA_LHS, "zero")
-        _mma_m8n8k16_s8_s32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
-        _mma_m8n8k16_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _mma_m8n8k16_s8_s32_k0_TMA_RHS, "zero")
-        _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _mma_m8n8k16_s8_s32_k0_output_desc = _rt.tma_desc(output, [128, 128], _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT, "zero")
+        _mma_m8n8k16_s8_s32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
+        _mma_m8n8k16_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, (128, 128), _mma_m8n8k16_s8_s32_k0_TMA_LHS, "zero")
+        _mma_m8n8k16_s8_s32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 256), (128, 256), "loads (auto)")
+        _mma_m8n8k16_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, (128, 256), _mma_m8n8k16_s8_s32_k0_TMA_RHS, "zero")
+        _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _mma_m8n8k16_s8_s32_k0_output_desc = _rt.tma_desc(output, (128, 128), _mma_m8n8k16_s8_s32_k0_TMA_OUTPUT, "zero")
         _launch(
             mma_m8n8k16_s8_s32_k0,
             (min(1, _mma_m8n8k16_s8_s32_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _mma_m8n8k16_s8_s32_k0_lhs_desc,
                 _mma_m8n8k16_s8_s32_k0_rhs_desc,
                 _mma_m8n8k16_s8_s32_k0_output_desc,
@@ -1853,33 +1967,33 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
     else:
         if 1 >= _mma_m8n8k16_s8_s32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # ampere_mma.co:266
-            _mma_m8n8k16_s8_s32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+            _mma_m8n8k16_s8_s32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
             _mma_m8n8k16_s8_s32_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 128], _mma_m8n8k16_s8_s32_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 128), _mma_m8n8k16_s8_s32_k0_t128x128_TMA_LHS, "zero"
             )
-            _mma_m8n8k16_s8_s32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
+            _mma_m8n8k16_s8_s32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)")
             _mma_m8n8k16_s8_s32_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [128, 128], _mma_m8n8k16_s8_s32_k0_t128x128_TMA_RHS, "zero"
+                rhs, (128, 128), _mma_m8n8k16_s8_s32_k0_t128x128_TMA_RHS, "zero"
             )
             _mma_m8n8k16_s8_s32_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _mma_m8n8k16_s8_s32_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _mma_m8n8k16_s8_s32_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _mma_m8n8k16_s8_s32_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 mma_m8n8k16_s8_s32_k0_t128x128,
                 (1,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _mma_m8n8k16_s8_s32_k0_t128x128_lhs_desc,
                     _mma_m8n8k16_s8_s32_k0_t128x128_rhs_desc,
                     _mma_m8n8k16_s8_s32_k0_t128x128_output_desc,
@@ -1896,36 +2010,36 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
         else:
             if 2 >= _mma_m8n8k16_s8_s32_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 _mma_m8n8k16_s8_s32_k0_t64x128_TMA_LHS = _rt.tma_ok(
-                    _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                    _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                 )  # ampere_mma.co:266
                 _mma_m8n8k16_s8_s32_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 128], _mma_m8n8k16_s8_s32_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 128), _mma_m8n8k16_s8_s32_k0_t64x128_TMA_LHS, "zero"
                 )
                 _mma_m8n8k16_s8_s32_k0_t64x128_TMA_RHS = _rt.tma_ok(
-                    _F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)"
+                    _F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)"
                 )
                 _mma_m8n8k16_s8_s32_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 128], _mma_m8n8k16_s8_s32_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (128, 128), _mma_m8n8k16_s8_s32_k0_t64x128_TMA_RHS, "zero"
                 )
                 _mma_m8n8k16_s8_s32_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _mma_m8n8k16_s8_s32_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _mma_m8n8k16_s8_s32_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _mma_m8n8k16_s8_s32_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     mma_m8n8k16_s8_s32_k0_t64x128,
                     (2,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _mma_m8n8k16_s8_s32_k0_t64x128_lhs_desc,
                         _mma_m8n8k16_s8_s32_k0_t64x128_rhs_desc,
                         _mma_m8n8k16_s8_s32_k0_t64x128_output_desc,
@@ -1943,36 +2057,36 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
                 _mma_m8n8k16_s8_s32_k0_split_k = 1
                 if _mma_m8n8k16_s8_s32_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     _mma_m8n8k16_s8_s32_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                        _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                     )  # ampere_mma.co:266
                     _mma_m8n8k16_s8_s32_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 128], _mma_m8n8k16_s8_s32_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 128), _mma_m8n8k16_s8_s32_k0_t64x64_TMA_LHS, "zero"
                     )
                     _mma_m8n8k16_s8_s32_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                        _F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)"
                     )
                     _mma_m8n8k16_s8_s32_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 64], _mma_m8n8k16_s8_s32_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (128, 64), _mma_m8n8k16_s8_s32_k0_t64x64_TMA_RHS, "zero"
                     )
                     _mma_m8n8k16_s8_s32_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _mma_m8n8k16_s8_s32_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _mma_m8n8k16_s8_s32_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _mma_m8n8k16_s8_s32_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         mma_m8n8k16_s8_s32_k0_t64x64,
                         (4,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _mma_m8n8k16_s8_s32_k0_t64x64_lhs_desc,
                             _mma_m8n8k16_s8_s32_k0_t64x64_rhs_desc,
                             _mma_m8n8k16_s8_s32_k0_t64x64_output_desc,
@@ -1991,34 +2105,34 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
                         _F, (_mma_m8n8k16_s8_s32_k0_split_k, 128, 128), torch.int32, _dev, empty=True
                     )  # ampere_mma.co:266
                     _mma_m8n8k16_s8_s32_k0_splitk_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                        _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                     )
                     _mma_m8n8k16_s8_s32_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 128], _mma_m8n8k16_s8_s32_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 128), _mma_m8n8k16_s8_s32_k0_splitk_TMA_LHS, "zero"
                     )
                     _mma_m8n8k16_s8_s32_k0_splitk_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                        _F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)"
                     )
                     _mma_m8n8k16_s8_s32_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 64], _mma_m8n8k16_s8_s32_k0_splitk_TMA_RHS, "zero"
+                        rhs, (128, 64), _mma_m8n8k16_s8_s32_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         mma_m8n8k16_s8_s32_k0_splitk,
                         (_mma_m8n8k16_s8_s32_k0_split_k * 4,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _mma_m8n8k16_s8_s32_k0_split_k,
                             _mma_m8n8k16_s8_s32_k0_splitk_lhs_desc,
                             _mma_m8n8k16_s8_s32_k0_splitk_rhs_desc,
                             _mma_m8n8k16_s8_s32_k0_splitk_partials,
-                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride(0),
-                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride(1),
-                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride(2),
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride()[0],
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride()[1],
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -2033,13 +2147,13 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
                         (2,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _mma_m8n8k16_s8_s32_k0_split_k,
                             _mma_m8n8k16_s8_s32_k0_splitk_partials,
-                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride(0),
-                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride(1),
-                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride(2),
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride()[0],
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride()[1],
+                            _mma_m8n8k16_s8_s32_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -2385,44 +2499,62 @@ def mma_m16n8k8_f16_f32_k0_splitk_sum(
     )  # ampere_mma.co:300
 
 
+_FN["mma_m16n8k8_f16_f32"] = _rt.Fn("mma_m16n8k8_f16_f32", _CO_FILE, 289, {"lhs": (289, 33, 47), "rhs": (289, 49, 63)})
+
+
 @_rt.launcher
 def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
     """mma_m16n8k8_f16_f32(f16 [64, 64] lhs, f16 [64, 128] rhs) -> auto; from ampere_mma.co:289."""
-    _F = _rt.Fn("mma_m16n8k8_f16_f32", _CO_FILE, 289, {"lhs": (289, 33, 47), "rhs": (289, 49, 63)})
+    _F = _FN["mma_m16n8k8_f16_f32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:289
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 64)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 64
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 128
+    ):  # ampere_mma.co:289
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 64)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
     output = _rt.alloc(_F, (64, 128), torch.float32, _dev, None)  # ampere_mma.co:290
     _mma_m16n8k8_f16_f32_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:292
     if 10 >= _mma_m16n8k8_f16_f32_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _mma_m16n8k8_f16_f32_k0_NUM_SMS = _rt.num_sms(_dev)
-        _mma_m16n8k8_f16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _mma_m16n8k8_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _mma_m16n8k8_f16_f32_k0_TMA_LHS, "zero")
-        _mma_m16n8k8_f16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-        _mma_m16n8k8_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _mma_m16n8k8_f16_f32_k0_TMA_RHS, "zero")
-        _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
+        _mma_m16n8k8_f16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _mma_m16n8k8_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _mma_m16n8k8_f16_f32_k0_TMA_LHS, "zero")
+        _mma_m16n8k8_f16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 256), (64, 256), "loads (auto)")
+        _mma_m16n8k8_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, (64, 256), _mma_m16n8k8_f16_f32_k0_TMA_RHS, "zero")
+        _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
         _mma_m16n8k8_f16_f32_k0_output_desc = _rt.tma_desc(
-            output, [128, 128], _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT, "zero"
+            output, (128, 128), _mma_m16n8k8_f16_f32_k0_TMA_OUTPUT, "zero"
         )
         _launch(
             mma_m16n8k8_f16_f32_k0,
             (min(1, _mma_m16n8k8_f16_f32_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _mma_m16n8k8_f16_f32_k0_lhs_desc,
                 _mma_m16n8k8_f16_f32_k0_rhs_desc,
                 _mma_m16n8k8_f16_f32_k0_output_desc,
@@ -2440,33 +2572,33 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
     else:
         if 1 >= _mma_m16n8k8_f16_f32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # ampere_mma.co:292
-            _mma_m16n8k8_f16_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _mma_m16n8k8_f16_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _mma_m16n8k8_f16_f32_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _mma_m16n8k8_f16_f32_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _mma_m16n8k8_f16_f32_k0_t128x128_TMA_LHS, "zero"
             )
-            _mma_m16n8k8_f16_f32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _mma_m16n8k8_f16_f32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
             _mma_m16n8k8_f16_f32_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [64, 128], _mma_m16n8k8_f16_f32_k0_t128x128_TMA_RHS, "zero"
+                rhs, (64, 128), _mma_m16n8k8_f16_f32_k0_t128x128_TMA_RHS, "zero"
             )
             _mma_m16n8k8_f16_f32_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _mma_m16n8k8_f16_f32_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _mma_m16n8k8_f16_f32_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _mma_m16n8k8_f16_f32_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 mma_m16n8k8_f16_f32_k0_t128x128,
                 (1,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _mma_m16n8k8_f16_f32_k0_t128x128_lhs_desc,
                     _mma_m16n8k8_f16_f32_k0_t128x128_rhs_desc,
                     _mma_m16n8k8_f16_f32_k0_t128x128_output_desc,
@@ -2483,35 +2615,35 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
         else:
             if 1 >= _mma_m16n8k8_f16_f32_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # ampere_mma.co:292
-                _mma_m16n8k8_f16_f32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _mma_m16n8k8_f16_f32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                 _mma_m16n8k8_f16_f32_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 64], _mma_m16n8k8_f16_f32_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 64), _mma_m16n8k8_f16_f32_k0_t64x128_TMA_LHS, "zero"
                 )
                 _mma_m16n8k8_f16_f32_k0_t64x128_TMA_RHS = _rt.tma_ok(
-                    _F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)"
+                    _F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)"
                 )
                 _mma_m16n8k8_f16_f32_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [64, 128], _mma_m16n8k8_f16_f32_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (64, 128), _mma_m16n8k8_f16_f32_k0_t64x128_TMA_RHS, "zero"
                 )
                 _mma_m16n8k8_f16_f32_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _mma_m16n8k8_f16_f32_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _mma_m16n8k8_f16_f32_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _mma_m16n8k8_f16_f32_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     mma_m16n8k8_f16_f32_k0_t64x128,
                     (1,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _mma_m16n8k8_f16_f32_k0_t64x128_lhs_desc,
                         _mma_m16n8k8_f16_f32_k0_t64x128_rhs_desc,
                         _mma_m16n8k8_f16_f32_k0_t64x128_output_desc,
@@ -2529,36 +2661,36 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
                 _mma_m16n8k8_f16_f32_k0_split_k = 1
                 if _mma_m16n8k8_f16_f32_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     _mma_m16n8k8_f16_f32_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                     )  # ampere_mma.co:292
                     _mma_m16n8k8_f16_f32_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _mma_m16n8k8_f16_f32_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _mma_m16n8k8_f16_f32_k0_t64x64_TMA_LHS, "zero"
                     )
                     _mma_m16n8k8_f16_f32_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _mma_m16n8k8_f16_f32_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _mma_m16n8k8_f16_f32_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _mma_m16n8k8_f16_f32_k0_t64x64_TMA_RHS, "zero"
                     )
                     _mma_m16n8k8_f16_f32_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _mma_m16n8k8_f16_f32_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _mma_m16n8k8_f16_f32_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _mma_m16n8k8_f16_f32_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         mma_m16n8k8_f16_f32_k0_t64x64,
                         (2,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _mma_m16n8k8_f16_f32_k0_t64x64_lhs_desc,
                             _mma_m16n8k8_f16_f32_k0_t64x64_rhs_desc,
                             _mma_m16n8k8_f16_f32_k0_t64x64_output_desc,
@@ -2577,34 +2709,34 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
                         _F, (_mma_m16n8k8_f16_f32_k0_split_k, 64, 128), torch.float32, _dev, empty=True
                     )  # ampere_mma.co:292
                     _mma_m16n8k8_f16_f32_k0_splitk_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _mma_m16n8k8_f16_f32_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _mma_m16n8k8_f16_f32_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _mma_m16n8k8_f16_f32_k0_splitk_TMA_LHS, "zero"
                     )
                     _mma_m16n8k8_f16_f32_k0_splitk_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _mma_m16n8k8_f16_f32_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _mma_m16n8k8_f16_f32_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _mma_m16n8k8_f16_f32_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         mma_m16n8k8_f16_f32_k0_splitk,
                         (_mma_m16n8k8_f16_f32_k0_split_k * 2,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _mma_m16n8k8_f16_f32_k0_split_k,
                             _mma_m16n8k8_f16_f32_k0_splitk_lhs_desc,
                             _mma_m16n8k8_f16_f32_k0_splitk_rhs_desc,
                             _mma_m16n8k8_f16_f32_k0_splitk_partials,
-                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride(0),
-                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride(1),
-                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride(2),
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride()[0],
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride()[1],
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -2619,13 +2751,13 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
                         (1,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _mma_m16n8k8_f16_f32_k0_split_k,
                             _mma_m16n8k8_f16_f32_k0_splitk_partials,
-                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride(0),
-                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride(1),
-                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride(2),
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride()[0],
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride()[1],
+                            _mma_m16n8k8_f16_f32_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -2995,34 +3127,60 @@ def matmul_f16_sm86_k0_splitk_sum(
     )  # ampere_mma.co:401
 
 
+_FN["matmul_f16_sm86"] = _rt.Fn(
+    "matmul_f16_sm86", _CO_FILE, 384, {"lhs": (384, 29, 50), "rhs": (384, 52, 73), "output": (384, 75, 99)}
+)
+
+
 @_rt.launcher
 def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_f16_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     ampere_mma.co:384.
     """
-    _F = _rt.Fn("matmul_f16_sm86", _CO_FILE, 384, {"lhs": (384, 29, 50), "rhs": (384, 52, 73), "output": (384, 75, 99)})
+    _F = _FN["matmul_f16_sm86"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # ampere_mma.co:384
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # ampere_mma.co:384
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_f16_sm86_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:385
     # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
     if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_f16_sm86_k0_sms * 9:
         _matmul_f16_sm86_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_f16_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_sm86_k0_TMA_LHS, "zero")
-        _matmul_f16_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_f16_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_sm86_k0_TMA_RHS, "zero")
-        _matmul_f16_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_f16_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_sm86_k0_TMA_OUTPUT, "zero")
+        _matmul_f16_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_f16_sm86_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_f16_sm86_k0_TMA_LHS, "zero")
+        _matmul_f16_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 64), (256, 64), "loads (auto)")
+        _matmul_f16_sm86_k0_rhs_desc = _rt.tma_desc(rhs, (256, 64), _matmul_f16_sm86_k0_TMA_RHS, "zero")
+        _matmul_f16_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_f16_sm86_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_f16_sm86_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_f16_sm86_k0,
             (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_sm86_k0_NUM_SMS),),
@@ -3030,15 +3188,15 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_f16_sm86_k0_lhs_desc,
                 _matmul_f16_sm86_k0_rhs_desc,
                 _matmul_f16_sm86_k0_output_desc,
@@ -3057,19 +3215,19 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
         # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_f16_sm86_k0_sms:
             # ampere_mma.co:385
-            _matmul_f16_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_f16_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_f16_sm86_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _matmul_f16_sm86_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _matmul_f16_sm86_k0_t128x128_TMA_LHS, "zero"
             )
-            _matmul_f16_sm86_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_f16_sm86_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_f16_sm86_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [128, 64], _matmul_f16_sm86_k0_t128x128_TMA_RHS, "zero"
+                rhs, (128, 64), _matmul_f16_sm86_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_f16_sm86_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_f16_sm86_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_f16_sm86_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_f16_sm86_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_f16_sm86_k0_t128x128,
@@ -3078,15 +3236,15 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_f16_sm86_k0_t128x128_lhs_desc,
                     _matmul_f16_sm86_k0_t128x128_rhs_desc,
                     _matmul_f16_sm86_k0_t128x128_output_desc,
@@ -3104,19 +3262,19 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
             # 64 x 128 tiles fill a wave (two programs an SM)
             if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_f16_sm86_k0_sms:
                 # ampere_mma.co:385
-                _matmul_f16_sm86_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_f16_sm86_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                 _matmul_f16_sm86_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 64], _matmul_f16_sm86_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 64), _matmul_f16_sm86_k0_t64x128_TMA_LHS, "zero"
                 )
-                _matmul_f16_sm86_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                _matmul_f16_sm86_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
                 _matmul_f16_sm86_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 64], _matmul_f16_sm86_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (128, 64), _matmul_f16_sm86_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_f16_sm86_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_f16_sm86_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_f16_sm86_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_f16_sm86_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_f16_sm86_k0_t64x128,
@@ -3125,15 +3283,15 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_f16_sm86_k0_t64x128_lhs_desc,
                         _matmul_f16_sm86_k0_t64x128_rhs_desc,
                         _matmul_f16_sm86_k0_t64x128_output_desc,
@@ -3160,19 +3318,19 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
                 )
                 if _matmul_f16_sm86_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # ampere_mma.co:385
-                    _matmul_f16_sm86_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_sm86_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_sm86_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_f16_sm86_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_f16_sm86_k0_t64x64_TMA_LHS, "zero"
                     )
-                    _matmul_f16_sm86_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_sm86_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_sm86_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_f16_sm86_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_f16_sm86_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_f16_sm86_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_f16_sm86_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_f16_sm86_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_f16_sm86_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_f16_sm86_k0_t64x64,
@@ -3181,15 +3339,15 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_f16_sm86_k0_t64x64_lhs_desc,
                             _matmul_f16_sm86_k0_t64x64_rhs_desc,
                             _matmul_f16_sm86_k0_t64x64_output_desc,
@@ -3207,13 +3365,13 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
                     _matmul_f16_sm86_k0_splitk_partials = _rt.alloc(
                         _F, (_matmul_f16_sm86_k0_split_k, M, N), torch.float32, _dev, empty=True
                     )  # ampere_mma.co:385
-                    _matmul_f16_sm86_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_sm86_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_sm86_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_f16_sm86_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_f16_sm86_k0_splitk_TMA_LHS, "zero"
                     )
-                    _matmul_f16_sm86_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_sm86_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_sm86_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_f16_sm86_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_f16_sm86_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_f16_sm86_k0_splitk,
@@ -3222,19 +3380,19 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_f16_sm86_k0_split_k,
                             _matmul_f16_sm86_k0_splitk_lhs_desc,
                             _matmul_f16_sm86_k0_splitk_rhs_desc,
                             _matmul_f16_sm86_k0_splitk_partials,
-                            _matmul_f16_sm86_k0_splitk_partials.stride(0),
-                            _matmul_f16_sm86_k0_splitk_partials.stride(1),
-                            _matmul_f16_sm86_k0_splitk_partials.stride(2),
+                            _matmul_f16_sm86_k0_splitk_partials.stride()[0],
+                            _matmul_f16_sm86_k0_splitk_partials.stride()[1],
+                            _matmul_f16_sm86_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -3251,13 +3409,13 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
                             M,
                             N,
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_f16_sm86_k0_split_k,
                             _matmul_f16_sm86_k0_splitk_partials,
-                            _matmul_f16_sm86_k0_splitk_partials.stride(0),
-                            _matmul_f16_sm86_k0_splitk_partials.stride(1),
-                            _matmul_f16_sm86_k0_splitk_partials.stride(2),
+                            _matmul_f16_sm86_k0_splitk_partials.stride()[0],
+                            _matmul_f16_sm86_k0_splitk_partials.stride()[1],
+                            _matmul_f16_sm86_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -3627,36 +3785,60 @@ def matmul_trans_sm86_k0_splitk_sum(
     )  # ampere_mma.co:422
 
 
+_FN["matmul_trans_sm86"] = _rt.Fn(
+    "matmul_trans_sm86", _CO_FILE, 405, {"lhs": (405, 31, 52), "rhs": (405, 54, 75), "output": (405, 77, 101)}
+)
+
+
 @_rt.launcher
 def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_trans_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [N, M] output) -> void; from
     ampere_mma.co:405.
     """
-    _F = _rt.Fn(
-        "matmul_trans_sm86", _CO_FILE, 405, {"lhs": (405, 31, 52), "rhs": (405, 54, 75), "output": (405, 77, 101)}
-    )
+    _F = _FN["matmul_trans_sm86"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # ampere_mma.co:405
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 0)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == N
+        and output.shape[1] == M
+    ):  # ampere_mma.co:405
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 0)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
     _matmul_trans_sm86_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:406
     # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
     if _rt.cdiv(N, 128) * _rt.cdiv(M, 256) * 10 >= _matmul_trans_sm86_k0_sms * 9:
         _matmul_trans_sm86_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_trans_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_trans_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_trans_sm86_k0_TMA_RHS, "zero")
-        _matmul_trans_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_trans_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [256, 64], _matmul_trans_sm86_k0_TMA_LHS, "zero")
-        _matmul_trans_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_trans_sm86_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_trans_sm86_k0_TMA_OUTPUT, "zero")
+        _matmul_trans_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_trans_sm86_k0_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_trans_sm86_k0_TMA_RHS, "zero")
+        _matmul_trans_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (256, 64), (256, 64), "loads (auto)")
+        _matmul_trans_sm86_k0_lhs_desc = _rt.tma_desc(lhs, (256, 64), _matmul_trans_sm86_k0_TMA_LHS, "zero")
+        _matmul_trans_sm86_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_trans_sm86_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_trans_sm86_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_trans_sm86_k0,
             (min(_rt.cdiv(N, 128) * _rt.cdiv(M, 256), _matmul_trans_sm86_k0_NUM_SMS),),
@@ -3664,15 +3846,15 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
                 N,
                 K,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_trans_sm86_k0_rhs_desc,
                 _matmul_trans_sm86_k0_lhs_desc,
                 _matmul_trans_sm86_k0_output_desc,
@@ -3691,19 +3873,19 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
         # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
         if _rt.cdiv(N, 128) * _rt.cdiv(M, 128) >= _matmul_trans_sm86_k0_sms:
             # ampere_mma.co:406
-            _matmul_trans_sm86_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_trans_sm86_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_trans_sm86_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [128, 64], _matmul_trans_sm86_k0_t128x128_TMA_RHS, "zero"
+                rhs, (128, 64), _matmul_trans_sm86_k0_t128x128_TMA_RHS, "zero"
             )
-            _matmul_trans_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_trans_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_trans_sm86_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _matmul_trans_sm86_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _matmul_trans_sm86_k0_t128x128_TMA_LHS, "zero"
             )
             _matmul_trans_sm86_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_trans_sm86_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_trans_sm86_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_trans_sm86_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_trans_sm86_k0_t128x128,
@@ -3712,15 +3894,15 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
                     N,
                     K,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     M,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_trans_sm86_k0_t128x128_rhs_desc,
                     _matmul_trans_sm86_k0_t128x128_lhs_desc,
                     _matmul_trans_sm86_k0_t128x128_output_desc,
@@ -3738,19 +3920,19 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
             # 64 x 128 tiles fill a wave (two programs an SM)
             if _rt.cdiv(N, 64) * _rt.cdiv(M, 128) >= _matmul_trans_sm86_k0_sms:
                 # ampere_mma.co:406
-                _matmul_trans_sm86_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_trans_sm86_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                 _matmul_trans_sm86_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [64, 64], _matmul_trans_sm86_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (64, 64), _matmul_trans_sm86_k0_t64x128_TMA_RHS, "zero"
                 )
-                _matmul_trans_sm86_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+                _matmul_trans_sm86_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
                 _matmul_trans_sm86_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [128, 64], _matmul_trans_sm86_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (128, 64), _matmul_trans_sm86_k0_t64x128_TMA_LHS, "zero"
                 )
                 _matmul_trans_sm86_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_trans_sm86_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_trans_sm86_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_trans_sm86_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_trans_sm86_k0_t64x128,
@@ -3759,15 +3941,15 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
                         N,
                         K,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         M,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_trans_sm86_k0_t64x128_rhs_desc,
                         _matmul_trans_sm86_k0_t64x128_lhs_desc,
                         _matmul_trans_sm86_k0_t64x128_output_desc,
@@ -3794,22 +3976,22 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
                 )
                 if _matmul_trans_sm86_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     _matmul_trans_sm86_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                     )  # ampere_mma.co:406
                     _matmul_trans_sm86_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_trans_sm86_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_trans_sm86_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_trans_sm86_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _matmul_trans_sm86_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_trans_sm86_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_trans_sm86_k0_t64x64_TMA_LHS, "zero"
                     )
                     _matmul_trans_sm86_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_trans_sm86_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_trans_sm86_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_trans_sm86_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_trans_sm86_k0_t64x64,
@@ -3818,15 +4000,15 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
                             N,
                             K,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             M,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_trans_sm86_k0_t64x64_rhs_desc,
                             _matmul_trans_sm86_k0_t64x64_lhs_desc,
                             _matmul_trans_sm86_k0_t64x64_output_desc,
@@ -3845,16 +4027,16 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
                         _F, (_matmul_trans_sm86_k0_split_k, N, M), torch.float32, _dev, empty=True
                     )  # ampere_mma.co:406
                     _matmul_trans_sm86_k0_splitk_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _matmul_trans_sm86_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_trans_sm86_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_trans_sm86_k0_splitk_TMA_RHS, "zero"
                     )
                     _matmul_trans_sm86_k0_splitk_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _matmul_trans_sm86_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_trans_sm86_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_trans_sm86_k0_splitk_TMA_LHS, "zero"
                     )
                     _launch(
                         matmul_trans_sm86_k0_splitk,
@@ -3863,19 +4045,19 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
                             N,
                             K,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             M,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             _matmul_trans_sm86_k0_split_k,
                             _matmul_trans_sm86_k0_splitk_rhs_desc,
                             _matmul_trans_sm86_k0_splitk_lhs_desc,
                             _matmul_trans_sm86_k0_splitk_partials,
-                            _matmul_trans_sm86_k0_splitk_partials.stride(0),
-                            _matmul_trans_sm86_k0_splitk_partials.stride(1),
-                            _matmul_trans_sm86_k0_splitk_partials.stride(2),
+                            _matmul_trans_sm86_k0_splitk_partials.stride()[0],
+                            _matmul_trans_sm86_k0_splitk_partials.stride()[1],
+                            _matmul_trans_sm86_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -3892,13 +4074,13 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
                             N,
                             M,
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_trans_sm86_k0_split_k,
                             _matmul_trans_sm86_k0_splitk_partials,
-                            _matmul_trans_sm86_k0_splitk_partials.stride(0),
-                            _matmul_trans_sm86_k0_splitk_partials.stride(1),
-                            _matmul_trans_sm86_k0_splitk_partials.stride(2),
+                            _matmul_trans_sm86_k0_splitk_partials.stride()[0],
+                            _matmul_trans_sm86_k0_splitk_partials.stride()[1],
+                            _matmul_trans_sm86_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -4268,41 +4450,65 @@ def matmul_persis_sta_sm86_k0_splitk_sum(
     )  # ampere_mma.co:450
 
 
+_FN["matmul_persis_sta_sm86"] = _rt.Fn(
+    "matmul_persis_sta_sm86", _CO_FILE, 426, {"lhs": (426, 36, 57), "rhs": (426, 59, 80), "output": (426, 82, 106)}
+)
+
+
 @_rt.launcher
 def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_persis_sta_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     ampere_mma.co:426.
     """
-    _F = _rt.Fn(
-        "matmul_persis_sta_sm86", _CO_FILE, 426, {"lhs": (426, 36, 57), "rhs": (426, 59, 80), "output": (426, 82, 106)}
-    )
+    _F = _FN["matmul_persis_sta_sm86"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # ampere_mma.co:426
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # ampere_mma.co:426
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     total_tiles = _rt.s32(_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:427
     tiles_n = _rt.cdiv(N, 16)  # ampere_mma.co:428
     _matmul_persis_sta_sm86_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:429
     # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
     if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_persis_sta_sm86_k0_sms * 9:
         _matmul_persis_sta_sm86_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_persis_sta_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_persis_sta_sm86_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_persis_sta_sm86_k0_TMA_LHS, "zero")
-        _matmul_persis_sta_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_persis_sta_sm86_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_persis_sta_sm86_k0_TMA_RHS, "zero")
+        _matmul_persis_sta_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_persis_sta_sm86_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_persis_sta_sm86_k0_TMA_LHS, "zero")
+        _matmul_persis_sta_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 64), (256, 64), "loads (auto)")
+        _matmul_persis_sta_sm86_k0_rhs_desc = _rt.tma_desc(rhs, (256, 64), _matmul_persis_sta_sm86_k0_TMA_RHS, "zero")
         _matmul_persis_sta_sm86_k0_TMA_OUTPUT = _rt.tma_ok(
-            _F, "output", output, [128, 128], [128, 128], "stores (auto)"
+            _F, "output", output, (128, 128), (128, 128), "stores (auto)"
         )
         _matmul_persis_sta_sm86_k0_output_desc = _rt.tma_desc(
-            output, [128, 128], _matmul_persis_sta_sm86_k0_TMA_OUTPUT, "zero"
+            output, (128, 128), _matmul_persis_sta_sm86_k0_TMA_OUTPUT, "zero"
         )
         _launch(
             matmul_persis_sta_sm86_k0,
@@ -4311,15 +4517,15 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_persis_sta_sm86_k0_lhs_desc,
                 _matmul_persis_sta_sm86_k0_rhs_desc,
                 _matmul_persis_sta_sm86_k0_output_desc,
@@ -4338,22 +4544,22 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
         # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_persis_sta_sm86_k0_sms:
             _matmul_persis_sta_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(
-                _F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)"
+                _F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)"
             )  # ampere_mma.co:429
             _matmul_persis_sta_sm86_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _matmul_persis_sta_sm86_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _matmul_persis_sta_sm86_k0_t128x128_TMA_LHS, "zero"
             )
             _matmul_persis_sta_sm86_k0_t128x128_TMA_RHS = _rt.tma_ok(
-                _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                _F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)"
             )
             _matmul_persis_sta_sm86_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [128, 64], _matmul_persis_sta_sm86_k0_t128x128_TMA_RHS, "zero"
+                rhs, (128, 64), _matmul_persis_sta_sm86_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_persis_sta_sm86_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_persis_sta_sm86_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_persis_sta_sm86_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_persis_sta_sm86_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_persis_sta_sm86_k0_t128x128,
@@ -4362,15 +4568,15 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_persis_sta_sm86_k0_t128x128_lhs_desc,
                     _matmul_persis_sta_sm86_k0_t128x128_rhs_desc,
                     _matmul_persis_sta_sm86_k0_t128x128_output_desc,
@@ -4388,22 +4594,22 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
             # 64 x 128 tiles fill a wave (two programs an SM)
             if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_persis_sta_sm86_k0_sms:
                 _matmul_persis_sta_sm86_k0_t64x128_TMA_LHS = _rt.tma_ok(
-                    _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                 )  # ampere_mma.co:429
                 _matmul_persis_sta_sm86_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 64], _matmul_persis_sta_sm86_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 64), _matmul_persis_sta_sm86_k0_t64x128_TMA_LHS, "zero"
                 )
                 _matmul_persis_sta_sm86_k0_t64x128_TMA_RHS = _rt.tma_ok(
-                    _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                    _F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)"
                 )
                 _matmul_persis_sta_sm86_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 64], _matmul_persis_sta_sm86_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (128, 64), _matmul_persis_sta_sm86_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_persis_sta_sm86_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_persis_sta_sm86_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_persis_sta_sm86_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_persis_sta_sm86_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_persis_sta_sm86_k0_t64x128,
@@ -4412,15 +4618,15 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_persis_sta_sm86_k0_t64x128_lhs_desc,
                         _matmul_persis_sta_sm86_k0_t64x128_rhs_desc,
                         _matmul_persis_sta_sm86_k0_t64x128_output_desc,
@@ -4447,22 +4653,22 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
                 )
                 if _matmul_persis_sta_sm86_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     _matmul_persis_sta_sm86_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                     )  # ampere_mma.co:429
                     _matmul_persis_sta_sm86_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_persis_sta_sm86_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_persis_sta_sm86_k0_t64x64_TMA_LHS, "zero"
                     )
                     _matmul_persis_sta_sm86_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _matmul_persis_sta_sm86_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_persis_sta_sm86_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_persis_sta_sm86_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_persis_sta_sm86_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_persis_sta_sm86_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_persis_sta_sm86_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_persis_sta_sm86_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_persis_sta_sm86_k0_t64x64,
@@ -4471,15 +4677,15 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_persis_sta_sm86_k0_t64x64_lhs_desc,
                             _matmul_persis_sta_sm86_k0_t64x64_rhs_desc,
                             _matmul_persis_sta_sm86_k0_t64x64_output_desc,
@@ -4498,16 +4704,16 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
                         _F, (_matmul_persis_sta_sm86_k0_split_k, M, N), torch.float32, _dev, empty=True
                     )  # ampere_mma.co:429
                     _matmul_persis_sta_sm86_k0_splitk_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _matmul_persis_sta_sm86_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_persis_sta_sm86_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_persis_sta_sm86_k0_splitk_TMA_LHS, "zero"
                     )
                     _matmul_persis_sta_sm86_k0_splitk_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _matmul_persis_sta_sm86_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_persis_sta_sm86_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_persis_sta_sm86_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_persis_sta_sm86_k0_splitk,
@@ -4516,19 +4722,19 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_persis_sta_sm86_k0_split_k,
                             _matmul_persis_sta_sm86_k0_splitk_lhs_desc,
                             _matmul_persis_sta_sm86_k0_splitk_rhs_desc,
                             _matmul_persis_sta_sm86_k0_splitk_partials,
-                            _matmul_persis_sta_sm86_k0_splitk_partials.stride(0),
-                            _matmul_persis_sta_sm86_k0_splitk_partials.stride(1),
-                            _matmul_persis_sta_sm86_k0_splitk_partials.stride(2),
+                            _matmul_persis_sta_sm86_k0_splitk_partials.stride()[0],
+                            _matmul_persis_sta_sm86_k0_splitk_partials.stride()[1],
+                            _matmul_persis_sta_sm86_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -4545,13 +4751,13 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
                             M,
                             N,
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_persis_sta_sm86_k0_split_k,
                             _matmul_persis_sta_sm86_k0_splitk_partials,
-                            _matmul_persis_sta_sm86_k0_splitk_partials.stride(0),
-                            _matmul_persis_sta_sm86_k0_splitk_partials.stride(1),
-                            _matmul_persis_sta_sm86_k0_splitk_partials.stride(2),
+                            _matmul_persis_sta_sm86_k0_splitk_partials.stride()[0],
+                            _matmul_persis_sta_sm86_k0_splitk_partials.stride()[1],
+                            _matmul_persis_sta_sm86_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -4921,48 +5127,69 @@ def matmul_persis_colmajor_sm86_k0_splitk_sum(
     )  # ampere_mma.co:480
 
 
+_FN["matmul_persis_colmajor_sm86"] = _rt.Fn(
+    "matmul_persis_colmajor_sm86", _CO_FILE, 456, {"lhs": (456, 41, 62), "rhs": (456, 64, 85), "output": (456, 87, 111)}
+)
+
+
 @_rt.launcher
 def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_persis_colmajor_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     ampere_mma.co:456.
     """
-    _F = _rt.Fn(
-        "matmul_persis_colmajor_sm86",
-        _CO_FILE,
-        456,
-        {"lhs": (456, 41, 62), "rhs": (456, 64, 85), "output": (456, 87, 111)},
-    )
+    _F = _FN["matmul_persis_colmajor_sm86"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # ampere_mma.co:456
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # ampere_mma.co:456
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     total_tiles = _rt.s32(_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:457
     tiles_m = _rt.cdiv(M, 16)  # ampere_mma.co:458
     _matmul_persis_colmajor_sm86_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:459
     # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
     if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_persis_colmajor_sm86_k0_sms * 9:
         _matmul_persis_colmajor_sm86_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_persis_colmajor_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+        _matmul_persis_colmajor_sm86_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
         _matmul_persis_colmajor_sm86_k0_lhs_desc = _rt.tma_desc(
-            lhs, [128, 64], _matmul_persis_colmajor_sm86_k0_TMA_LHS, "zero"
+            lhs, (128, 64), _matmul_persis_colmajor_sm86_k0_TMA_LHS, "zero"
         )
-        _matmul_persis_colmajor_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
+        _matmul_persis_colmajor_sm86_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 64), (256, 64), "loads (auto)")
         _matmul_persis_colmajor_sm86_k0_rhs_desc = _rt.tma_desc(
-            rhs, [256, 64], _matmul_persis_colmajor_sm86_k0_TMA_RHS, "zero"
+            rhs, (256, 64), _matmul_persis_colmajor_sm86_k0_TMA_RHS, "zero"
         )
         _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT = _rt.tma_ok(
-            _F, "output", output, [128, 128], [128, 128], "stores (auto)"
+            _F, "output", output, (128, 128), (128, 128), "stores (auto)"
         )
         _matmul_persis_colmajor_sm86_k0_output_desc = _rt.tma_desc(
-            output, [128, 128], _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT, "zero"
+            output, (128, 128), _matmul_persis_colmajor_sm86_k0_TMA_OUTPUT, "zero"
         )
         _launch(
             matmul_persis_colmajor_sm86_k0,
@@ -4971,15 +5198,15 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_persis_colmajor_sm86_k0_lhs_desc,
                 _matmul_persis_colmajor_sm86_k0_rhs_desc,
                 _matmul_persis_colmajor_sm86_k0_output_desc,
@@ -4998,22 +5225,22 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
         # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_persis_colmajor_sm86_k0_sms:
             _matmul_persis_colmajor_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(
-                _F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)"
+                _F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)"
             )  # ampere_mma.co:459
             _matmul_persis_colmajor_sm86_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _matmul_persis_colmajor_sm86_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _matmul_persis_colmajor_sm86_k0_t128x128_TMA_LHS, "zero"
             )
             _matmul_persis_colmajor_sm86_k0_t128x128_TMA_RHS = _rt.tma_ok(
-                _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                _F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)"
             )
             _matmul_persis_colmajor_sm86_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [128, 64], _matmul_persis_colmajor_sm86_k0_t128x128_TMA_RHS, "zero"
+                rhs, (128, 64), _matmul_persis_colmajor_sm86_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_persis_colmajor_sm86_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_persis_colmajor_sm86_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_persis_colmajor_sm86_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_persis_colmajor_sm86_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_persis_colmajor_sm86_k0_t128x128,
@@ -5022,15 +5249,15 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_persis_colmajor_sm86_k0_t128x128_lhs_desc,
                     _matmul_persis_colmajor_sm86_k0_t128x128_rhs_desc,
                     _matmul_persis_colmajor_sm86_k0_t128x128_output_desc,
@@ -5048,22 +5275,22 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
             # 64 x 128 tiles fill a wave (two programs an SM)
             if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_persis_colmajor_sm86_k0_sms:
                 _matmul_persis_colmajor_sm86_k0_t64x128_TMA_LHS = _rt.tma_ok(
-                    _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                    _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                 )  # ampere_mma.co:459
                 _matmul_persis_colmajor_sm86_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 64], _matmul_persis_colmajor_sm86_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 64), _matmul_persis_colmajor_sm86_k0_t64x128_TMA_LHS, "zero"
                 )
                 _matmul_persis_colmajor_sm86_k0_t64x128_TMA_RHS = _rt.tma_ok(
-                    _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                    _F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)"
                 )
                 _matmul_persis_colmajor_sm86_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 64], _matmul_persis_colmajor_sm86_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (128, 64), _matmul_persis_colmajor_sm86_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_persis_colmajor_sm86_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_persis_colmajor_sm86_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_persis_colmajor_sm86_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_persis_colmajor_sm86_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_persis_colmajor_sm86_k0_t64x128,
@@ -5072,15 +5299,15 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_persis_colmajor_sm86_k0_t64x128_lhs_desc,
                         _matmul_persis_colmajor_sm86_k0_t64x128_rhs_desc,
                         _matmul_persis_colmajor_sm86_k0_t64x128_output_desc,
@@ -5108,22 +5335,22 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
                 # 64 x 64 tiles fill a wave, or K is too short to split
                 if _matmul_persis_colmajor_sm86_k0_split_k == 1:
                     _matmul_persis_colmajor_sm86_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                     )  # ampere_mma.co:459
                     _matmul_persis_colmajor_sm86_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_persis_colmajor_sm86_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_persis_colmajor_sm86_k0_t64x64_TMA_LHS, "zero"
                     )
                     _matmul_persis_colmajor_sm86_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _matmul_persis_colmajor_sm86_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_persis_colmajor_sm86_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_persis_colmajor_sm86_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_persis_colmajor_sm86_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_persis_colmajor_sm86_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_persis_colmajor_sm86_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_persis_colmajor_sm86_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_persis_colmajor_sm86_k0_t64x64,
@@ -5132,15 +5359,15 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_persis_colmajor_sm86_k0_t64x64_lhs_desc,
                             _matmul_persis_colmajor_sm86_k0_t64x64_rhs_desc,
                             _matmul_persis_colmajor_sm86_k0_t64x64_output_desc,
@@ -5159,16 +5386,16 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
                         _F, (_matmul_persis_colmajor_sm86_k0_split_k, M, N), torch.float32, _dev, empty=True
                     )  # ampere_mma.co:459
                     _matmul_persis_colmajor_sm86_k0_splitk_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _matmul_persis_colmajor_sm86_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_persis_colmajor_sm86_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_persis_colmajor_sm86_k0_splitk_TMA_LHS, "zero"
                     )
                     _matmul_persis_colmajor_sm86_k0_splitk_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                     )
                     _matmul_persis_colmajor_sm86_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_persis_colmajor_sm86_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_persis_colmajor_sm86_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_persis_colmajor_sm86_k0_splitk,
@@ -5177,19 +5404,19 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_persis_colmajor_sm86_k0_split_k,
                             _matmul_persis_colmajor_sm86_k0_splitk_lhs_desc,
                             _matmul_persis_colmajor_sm86_k0_splitk_rhs_desc,
                             _matmul_persis_colmajor_sm86_k0_splitk_partials,
-                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride(0),
-                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride(1),
-                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride(2),
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride()[0],
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride()[1],
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -5206,13 +5433,13 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
                             M,
                             N,
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_persis_colmajor_sm86_k0_split_k,
                             _matmul_persis_colmajor_sm86_k0_splitk_partials,
-                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride(0),
-                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride(1),
-                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride(2),
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride()[0],
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride()[1],
+                            _matmul_persis_colmajor_sm86_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -5274,41 +5501,76 @@ def matmul_persis_swizzle_sm86_k0(
             tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_4)
 
 
+_FN["matmul_persis_swizzle_sm86"] = _rt.Fn(
+    "matmul_persis_swizzle_sm86",
+    _CO_FILE,
+    486,
+    {
+        "lhs": (486, 40, 61),
+        "rhs": (486, 63, 84),
+        "output": (486, 86, 110),
+        "schedule_m": (487, 41, 66),
+        "schedule_n": (487, 68, 93),
+    },
+)
+
+
 @_rt.launcher
 def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
     """matmul_persis_swizzle_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T]
     schedule_m, global s32 [T] schedule_n) -> void; from ampere_mma.co:486.
     """
-    _F = _rt.Fn(
-        "matmul_persis_swizzle_sm86",
-        _CO_FILE,
-        486,
-        {
-            "lhs": (486, 40, 61),
-            "rhs": (486, 63, 84),
-            "output": (486, 86, 110),
-            "schedule_m": (487, 41, 66),
-            "schedule_n": (487, 68, 93),
-        },
-    )
+    _F = _FN["matmul_persis_swizzle_sm86"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(
-        _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
-    )
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # ampere_mma.co:486
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    schedule_m = _rt.tensor_arg(_F, "schedule_m", schedule_m, torch.int32, 1, _dev, is_global=True)  # ampere_mma.co:487
-    T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
-    schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
-    T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+        and type(schedule_m) in _rt.PLAIN
+        and schedule_m.device == _dev
+        and schedule_m.dtype is torch.int32
+        and schedule_m.dim() == 1
+        and (T := schedule_m.shape[0]) > 0
+        and type(schedule_n) in _rt.PLAIN
+        and schedule_n.device == _dev
+        and schedule_n.dtype is torch.int32
+        and schedule_n.dim() == 1
+        and schedule_n.shape[0] == T
+    ):  # ampere_mma.co:486
+        _dev = _rt.pick_device(
+            _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
+        )
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+        # ampere_mma.co:487
+        schedule_m = _rt.tensor_arg(_F, "schedule_m", schedule_m, torch.int32, 1, _dev, is_global=True)
+        T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
+        schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
+        T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
     total_tiles = _rt.s32(_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:488
     _launch(
         matmul_persis_swizzle_sm86_k0,
@@ -5317,21 +5579,21 @@ def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             total_tiles,
             T,
             schedule_m,
-            schedule_m.stride(0),
+            schedule_m.stride()[0],
             schedule_n,
-            schedule_n.stride(0),
+            schedule_n.stride()[0],
             K,
             M,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=1),
     )  # ampere_mma.co:489
@@ -5393,41 +5655,76 @@ def matmul_persis_hilbert_sm86_k0(
             tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_4)
 
 
+_FN["matmul_persis_hilbert_sm86"] = _rt.Fn(
+    "matmul_persis_hilbert_sm86",
+    _CO_FILE,
+    516,
+    {
+        "lhs": (516, 40, 61),
+        "rhs": (516, 63, 84),
+        "output": (516, 86, 110),
+        "schedule_m": (517, 41, 66),
+        "schedule_n": (517, 68, 93),
+    },
+)
+
+
 @_rt.launcher
 def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
     """matmul_persis_hilbert_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T]
     schedule_m, global s32 [T] schedule_n) -> void; from ampere_mma.co:516.
     """
-    _F = _rt.Fn(
-        "matmul_persis_hilbert_sm86",
-        _CO_FILE,
-        516,
-        {
-            "lhs": (516, 40, 61),
-            "rhs": (516, 63, 84),
-            "output": (516, 86, 110),
-            "schedule_m": (517, 41, 66),
-            "schedule_n": (517, 68, 93),
-        },
-    )
+    _F = _FN["matmul_persis_hilbert_sm86"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(
-        _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
-    )
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # ampere_mma.co:516
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    schedule_m = _rt.tensor_arg(_F, "schedule_m", schedule_m, torch.int32, 1, _dev, is_global=True)  # ampere_mma.co:517
-    T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
-    schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
-    T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+        and type(schedule_m) in _rt.PLAIN
+        and schedule_m.device == _dev
+        and schedule_m.dtype is torch.int32
+        and schedule_m.dim() == 1
+        and (T := schedule_m.shape[0]) > 0
+        and type(schedule_n) in _rt.PLAIN
+        and schedule_n.device == _dev
+        and schedule_n.dtype is torch.int32
+        and schedule_n.dim() == 1
+        and schedule_n.shape[0] == T
+    ):  # ampere_mma.co:516
+        _dev = _rt.pick_device(
+            _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
+        )
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+        # ampere_mma.co:517
+        schedule_m = _rt.tensor_arg(_F, "schedule_m", schedule_m, torch.int32, 1, _dev, is_global=True)
+        T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
+        schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
+        T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
     total_tiles = _rt.s32(_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:518
     _launch(
         matmul_persis_hilbert_sm86_k0,
@@ -5436,21 +5733,21 @@ def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             total_tiles,
             T,
             schedule_m,
-            schedule_m.stride(0),
+            schedule_m.stride()[0],
             schedule_n,
-            schedule_n.stride(0),
+            schedule_n.stride()[0],
             K,
             M,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=1),
     )  # ampere_mma.co:519

@@ -29,6 +29,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "ampere_mma.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -95,33 +97,51 @@ def matmul_group_rc_k0(
     )
 
 
+_FN["matmul_group_rc"] = _rt.Fn("matmul_group_rc", _CO_FILE, 11, {"lhs": (11, 29, 61), "rhs": (11, 63, 95)})
+
+
 @_rt.launcher
 def matmul_group_rc(lhs, rhs, *, _launch=None):
     """matmul_group_rc(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from ampere_mma.co:11."""
-    _F = _rt.Fn("matmul_group_rc", _CO_FILE, 11, {"lhs": (11, 29, 61), "rhs": (11, 63, 95)})
+    _F = _FN["matmul_group_rc"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:11
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # ampere_mma.co:11
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:12
     _launch(
         matmul_group_rc_k0,
         (16,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # ampere_mma.co:16
@@ -186,33 +206,51 @@ def matmul_pipeline_k0(
     tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, mc_out_2)
 
 
+_FN["matmul_pipeline"] = _rt.Fn("matmul_pipeline", _CO_FILE, 36, {"lhs": (36, 29, 61), "rhs": (36, 63, 95)})
+
+
 @_rt.launcher
 def matmul_pipeline(lhs, rhs, *, _launch=None):
     """matmul_pipeline(f16 [64, 16] lhs, f16 [16, 32] rhs) -> auto; from ampere_mma.co:36."""
-    _F = _rt.Fn("matmul_pipeline", _CO_FILE, 36, {"lhs": (36, 29, 61), "rhs": (36, 63, 95)})
+    _F = _FN["matmul_pipeline"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:36
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 64)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 64
+        and lhs.shape[1] == 16
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 16
+        and rhs.shape[1] == 32
+    ):  # ampere_mma.co:36
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 64)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 32)
     output = _rt.alloc(_F, (64, 32), torch.float16, _dev, None)  # ampere_mma.co:37
     _launch(
         matmul_pipeline_k0,
         (1, 2),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=4),
     )  # ampere_mma.co:41
@@ -264,34 +302,56 @@ def matmul_fusion_scalar_k0(
     )
 
 
+_FN["matmul_fusion_scalar"] = _rt.Fn(
+    "matmul_fusion_scalar", _CO_FILE, 79, {"lhs": (79, 34, 62), "rhs": (79, 64, 92), "bias": (79, 94, 102)}
+)
+
+
 @_rt.launcher
 def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
     """matmul_fusion_scalar(f16 [128, 256] lhs, f16 [256, 256] rhs, f16 bias) -> auto; from ampere_mma.co:79."""
-    _F = _rt.Fn("matmul_fusion_scalar", _CO_FILE, 79, {"lhs": (79, 34, 62), "rhs": (79, 64, 92), "bias": (79, 94, 102)})
+    _F = _FN["matmul_fusion_scalar"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:79
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
-    bias = _rt.scalar_arg(_F, "bias", bias, float)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # ampere_mma.co:79
+        bias = _rt.scalar_arg(_F, "bias", bias, float)
+    else:
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:79
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+        bias = _rt.scalar_arg(_F, "bias", bias, float)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:80
     _launch(
         matmul_fusion_scalar_k0,
         (16,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             bias,
         ],
         dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
@@ -330,33 +390,51 @@ def matmul_loadc_k0(
         tl.store(output_ptr + offs * output_stride_0 + offs_4 * output_stride_1, output_frag_2)  # ampere_mma.co:124
 
 
+_FN["matmul_loadc"] = _rt.Fn("matmul_loadc", _CO_FILE, 106, {"lhs": (106, 26, 52), "rhs": (106, 54, 80)})
+
+
 @_rt.launcher
 def matmul_loadc(lhs, rhs, *, _launch=None):
     """matmul_loadc(f16 [256, 256] lhs, f16 [256, 256] rhs) -> auto; from ampere_mma.co:106."""
-    _F = _rt.Fn("matmul_loadc", _CO_FILE, 106, {"lhs": (106, 26, 52), "rhs": (106, 54, 80)})
+    _F = _FN["matmul_loadc"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:106
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 256)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 256
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # ampere_mma.co:106
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 256)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (256, 256), torch.float16, _dev, 0.0)  # ampere_mma.co:107
     _launch(
         matmul_loadc_k0,
         (8, 8),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=8),
     )  # ampere_mma.co:112
@@ -400,33 +478,51 @@ def mma_m8n8k4_f16_f16_k0(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, mc_out_2)
 
 
+_FN["mma_m8n8k4_f16_f16"] = _rt.Fn("mma_m8n8k4_f16_f16", _CO_FILE, 236, {"lhs": (236, 32, 46), "rhs": (236, 48, 62)})
+
+
 @_rt.launcher
 def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
     """mma_m8n8k4_f16_f16(f16 [128, 64] lhs, f16 [64, 256] rhs) -> auto; from ampere_mma.co:236."""
-    _F = _rt.Fn("mma_m8n8k4_f16_f16", _CO_FILE, 236, {"lhs": (236, 32, 46), "rhs": (236, 48, 62)})
+    _F = _FN["mma_m8n8k4_f16_f16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:236
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 256
+    ):  # ampere_mma.co:236
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:237
     _launch(
         mma_m8n8k4_f16_f16_k0,
         (4, 32),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=4),
     )  # ampere_mma.co:239
@@ -472,33 +568,51 @@ def mma_m8n8k16_s8_s32_k0(
     tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
+_FN["mma_m8n8k16_s8_s32"] = _rt.Fn("mma_m8n8k16_s8_s32", _CO_FILE, 263, {"lhs": (263, 32, 45), "rhs": (263, 47, 60)})
+
+
 @_rt.launcher
 def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
     """mma_m8n8k16_s8_s32(s8 [128, 64] lhs, s8 [64, 128] rhs) -> auto; from ampere_mma.co:263."""
-    _F = _rt.Fn("mma_m8n8k16_s8_s32", _CO_FILE, 263, {"lhs": (263, 32, 45), "rhs": (263, 47, 60)})
+    _F = _FN["mma_m8n8k16_s8_s32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)  # ampere_mma.co:263
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 128
+    ):  # ampere_mma.co:263
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # ampere_mma.co:264
     _launch(
         mma_m8n8k16_s8_s32_k0,
         (16,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=2, num_warps=4),
     )  # ampere_mma.co:266
@@ -544,33 +658,51 @@ def mma_m16n8k8_f16_f32_k0(
     tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
+_FN["mma_m16n8k8_f16_f32"] = _rt.Fn("mma_m16n8k8_f16_f32", _CO_FILE, 289, {"lhs": (289, 33, 47), "rhs": (289, 49, 63)})
+
+
 @_rt.launcher
 def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
     """mma_m16n8k8_f16_f32(f16 [64, 64] lhs, f16 [64, 128] rhs) -> auto; from ampere_mma.co:289."""
-    _F = _rt.Fn("mma_m16n8k8_f16_f32", _CO_FILE, 289, {"lhs": (289, 33, 47), "rhs": (289, 49, 63)})
+    _F = _FN["mma_m16n8k8_f16_f32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # ampere_mma.co:289
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 64)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 64
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 128
+    ):  # ampere_mma.co:289
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 64)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
     output = _rt.alloc(_F, (64, 128), torch.float32, _dev, None)  # ampere_mma.co:290
     _launch(
         mma_m16n8k8_f16_f32_k0,
         (8,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # ampere_mma.co:292
@@ -624,24 +756,50 @@ def matmul_f16_sm86_k0(
     )
 
 
+_FN["matmul_f16_sm86"] = _rt.Fn(
+    "matmul_f16_sm86", _CO_FILE, 384, {"lhs": (384, 29, 50), "rhs": (384, 52, 73), "output": (384, 75, 99)}
+)
+
+
 @_rt.launcher
 def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_f16_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     ampere_mma.co:384.
     """
-    _F = _rt.Fn("matmul_f16_sm86", _CO_FILE, 384, {"lhs": (384, 29, 50), "rhs": (384, 52, 73), "output": (384, 75, 99)})
+    _F = _FN["matmul_f16_sm86"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # ampere_mma.co:384
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # ampere_mma.co:384
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _launch(
         matmul_f16_sm86_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 16),),
@@ -649,15 +807,15 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
             M,
             K,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # ampere_mma.co:385
@@ -711,26 +869,50 @@ def matmul_trans_sm86_k0(
     )
 
 
+_FN["matmul_trans_sm86"] = _rt.Fn(
+    "matmul_trans_sm86", _CO_FILE, 405, {"lhs": (405, 31, 52), "rhs": (405, 54, 75), "output": (405, 77, 101)}
+)
+
+
 @_rt.launcher
 def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_trans_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [N, M] output) -> void; from
     ampere_mma.co:405.
     """
-    _F = _rt.Fn(
-        "matmul_trans_sm86", _CO_FILE, 405, {"lhs": (405, 31, 52), "rhs": (405, 54, 75), "output": (405, 77, 101)}
-    )
+    _F = _FN["matmul_trans_sm86"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # ampere_mma.co:405
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 0)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == N
+        and output.shape[1] == M
+    ):  # ampere_mma.co:405
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 0)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
     _launch(
         matmul_trans_sm86_k0,
         (_rt.cdiv(N, 64) * _rt.cdiv(M, 16),),
@@ -738,15 +920,15 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
             N,
             K,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             M,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # ampere_mma.co:406
@@ -803,26 +985,50 @@ def matmul_persis_sta_sm86_k0(
         )
 
 
+_FN["matmul_persis_sta_sm86"] = _rt.Fn(
+    "matmul_persis_sta_sm86", _CO_FILE, 426, {"lhs": (426, 36, 57), "rhs": (426, 59, 80), "output": (426, 82, 106)}
+)
+
+
 @_rt.launcher
 def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_persis_sta_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     ampere_mma.co:426.
     """
-    _F = _rt.Fn(
-        "matmul_persis_sta_sm86", _CO_FILE, 426, {"lhs": (426, 36, 57), "rhs": (426, 59, 80), "output": (426, 82, 106)}
-    )
+    _F = _FN["matmul_persis_sta_sm86"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # ampere_mma.co:426
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # ampere_mma.co:426
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     total_tiles = _rt.s32(_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:427
     tiles_n = _rt.cdiv(N, 16)  # ampere_mma.co:428
     _matmul_persis_sta_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:429
@@ -833,15 +1039,15 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
             M,
             K,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, NUM_SMS=_matmul_persis_sta_sm86_k0_NUM_SMS, num_warps=4),
     )
@@ -898,29 +1104,50 @@ def matmul_persis_colmajor_sm86_k0(
         )
 
 
+_FN["matmul_persis_colmajor_sm86"] = _rt.Fn(
+    "matmul_persis_colmajor_sm86", _CO_FILE, 456, {"lhs": (456, 41, 62), "rhs": (456, 64, 85), "output": (456, 87, 111)}
+)
+
+
 @_rt.launcher
 def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
     """matmul_persis_colmajor_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     ampere_mma.co:456.
     """
-    _F = _rt.Fn(
-        "matmul_persis_colmajor_sm86",
-        _CO_FILE,
-        456,
-        {"lhs": (456, 41, 62), "rhs": (456, 64, 85), "output": (456, 87, 111)},
-    )
+    _F = _FN["matmul_persis_colmajor_sm86"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # ampere_mma.co:456
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # ampere_mma.co:456
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     total_tiles = _rt.s32(_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:457
     tiles_m = _rt.cdiv(M, 16)  # ampere_mma.co:458
     _matmul_persis_colmajor_sm86_k0_NUM_SMS = _rt.num_sms(_dev)  # ampere_mma.co:459
@@ -931,15 +1158,15 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
             M,
             K,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, NUM_SMS=_matmul_persis_colmajor_sm86_k0_NUM_SMS, num_warps=4),
     )
@@ -1001,41 +1228,76 @@ def matmul_persis_swizzle_sm86_k0(
             tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_4)
 
 
+_FN["matmul_persis_swizzle_sm86"] = _rt.Fn(
+    "matmul_persis_swizzle_sm86",
+    _CO_FILE,
+    486,
+    {
+        "lhs": (486, 40, 61),
+        "rhs": (486, 63, 84),
+        "output": (486, 86, 110),
+        "schedule_m": (487, 41, 66),
+        "schedule_n": (487, 68, 93),
+    },
+)
+
+
 @_rt.launcher
 def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
     """matmul_persis_swizzle_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T]
     schedule_m, global s32 [T] schedule_n) -> void; from ampere_mma.co:486.
     """
-    _F = _rt.Fn(
-        "matmul_persis_swizzle_sm86",
-        _CO_FILE,
-        486,
-        {
-            "lhs": (486, 40, 61),
-            "rhs": (486, 63, 84),
-            "output": (486, 86, 110),
-            "schedule_m": (487, 41, 66),
-            "schedule_n": (487, 68, 93),
-        },
-    )
+    _F = _FN["matmul_persis_swizzle_sm86"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(
-        _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
-    )
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # ampere_mma.co:486
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    schedule_m = _rt.tensor_arg(_F, "schedule_m", schedule_m, torch.int32, 1, _dev, is_global=True)  # ampere_mma.co:487
-    T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
-    schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
-    T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+        and type(schedule_m) in _rt.PLAIN
+        and schedule_m.device == _dev
+        and schedule_m.dtype is torch.int32
+        and schedule_m.dim() == 1
+        and (T := schedule_m.shape[0]) > 0
+        and type(schedule_n) in _rt.PLAIN
+        and schedule_n.device == _dev
+        and schedule_n.dtype is torch.int32
+        and schedule_n.dim() == 1
+        and schedule_n.shape[0] == T
+    ):  # ampere_mma.co:486
+        _dev = _rt.pick_device(
+            _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
+        )
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+        # ampere_mma.co:487
+        schedule_m = _rt.tensor_arg(_F, "schedule_m", schedule_m, torch.int32, 1, _dev, is_global=True)
+        T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
+        schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
+        T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
     total_tiles = _rt.s32(_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:488
     _launch(
         matmul_persis_swizzle_sm86_k0,
@@ -1044,21 +1306,21 @@ def matmul_persis_swizzle_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             total_tiles,
             T,
             schedule_m,
-            schedule_m.stride(0),
+            schedule_m.stride()[0],
             schedule_n,
-            schedule_n.stride(0),
+            schedule_n.stride()[0],
             K,
             M,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=1),
     )  # ampere_mma.co:489
@@ -1120,41 +1382,76 @@ def matmul_persis_hilbert_sm86_k0(
             tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_4)
 
 
+_FN["matmul_persis_hilbert_sm86"] = _rt.Fn(
+    "matmul_persis_hilbert_sm86",
+    _CO_FILE,
+    516,
+    {
+        "lhs": (516, 40, 61),
+        "rhs": (516, 63, 84),
+        "output": (516, 86, 110),
+        "schedule_m": (517, 41, 66),
+        "schedule_n": (517, 68, 93),
+    },
+)
+
+
 @_rt.launcher
 def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
     """matmul_persis_hilbert_sm86(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T]
     schedule_m, global s32 [T] schedule_n) -> void; from ampere_mma.co:516.
     """
-    _F = _rt.Fn(
-        "matmul_persis_hilbert_sm86",
-        _CO_FILE,
-        516,
-        {
-            "lhs": (516, 40, 61),
-            "rhs": (516, 63, 84),
-            "output": (516, 86, 110),
-            "schedule_m": (517, 41, 66),
-            "schedule_n": (517, 68, 93),
-        },
-    )
+    _F = _FN["matmul_persis_hilbert_sm86"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(
-        _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
-    )
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # ampere_mma.co:516
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    schedule_m = _rt.tensor_arg(_F, "schedule_m", schedule_m, torch.int32, 1, _dev, is_global=True)  # ampere_mma.co:517
-    T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
-    schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
-    T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+        and type(schedule_m) in _rt.PLAIN
+        and schedule_m.device == _dev
+        and schedule_m.dtype is torch.int32
+        and schedule_m.dim() == 1
+        and (T := schedule_m.shape[0]) > 0
+        and type(schedule_n) in _rt.PLAIN
+        and schedule_n.device == _dev
+        and schedule_n.dtype is torch.int32
+        and schedule_n.dim() == 1
+        and schedule_n.shape[0] == T
+    ):  # ampere_mma.co:516
+        _dev = _rt.pick_device(
+            _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
+        )
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+        # ampere_mma.co:517
+        schedule_m = _rt.tensor_arg(_F, "schedule_m", schedule_m, torch.int32, 1, _dev, is_global=True)
+        T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
+        schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
+        T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
     total_tiles = _rt.s32(_rt.cdiv(M, 16) * _rt.cdiv(N, 16))  # ampere_mma.co:518
     _launch(
         matmul_persis_hilbert_sm86_k0,
@@ -1163,21 +1460,21 @@ def matmul_persis_hilbert_sm86(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             total_tiles,
             T,
             schedule_m,
-            schedule_m.stride(0),
+            schedule_m.stride()[0],
             schedule_n,
-            schedule_n.stride(0),
+            schedule_n.stride()[0],
             K,
             M,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=1),
     )  # ampere_mma.co:519

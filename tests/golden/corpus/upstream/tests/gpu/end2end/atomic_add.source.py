@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "atomic_add.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -67,21 +69,32 @@ def histogram_shared_k0(counts_scratch, input_ptr, input_stride_0, output_ptr, o
     tl.store(output_ptr + p * output_stride_0, counts_val, mask=mask)
 
 
+_FN["histogram_shared"] = _rt.Fn("histogram_shared", _CO_FILE, 6, {"input": (6, 34, 49)})
+
+
 @_rt.launcher
 def histogram_shared(input, *, _launch=None):
     """histogram_shared(s32 [256] input) -> s32 tensor; from atomic_add.co:6."""
-    _F = _rt.Fn("histogram_shared", _CO_FILE, 6, {"input": (6, 34, 49)})
+    _F = _FN["histogram_shared"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # atomic_add.co:6
-    _rt.fixed_dim(_F, "input", input, 0, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 1
+        and input.shape[0] == 256
+    ):  # atomic_add.co:6
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 256)
     output = _rt.alloc(_F, (16,), torch.int32, _dev, None)  # atomic_add.co:7
     _histogram_shared_k0_counts_scratch = _rt.scratch(_F, 16, torch.int32, _dev)  # atomic_add.co:8
     _launch(
         histogram_shared_k0,
         (1,),
-        [_histogram_shared_k0_counts_scratch, input, input.stride(0), output, output.stride(0)],
+        [_histogram_shared_k0_counts_scratch, input, input.stride()[0], output, output.stride()[0]],
         dict(num_warps=8),
     )
     return output  # atomic_add.co:21

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "cooperative_grid_sync.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -65,17 +67,20 @@ def coop_grid_sync_k0_phase1(b_ptr, b_stride_0, a_ptr, a_stride_0):
     tl.store(b_ptr + bx * b_stride_0, a_val)
 
 
+_FN["coop_grid_sync"] = _rt.Fn("coop_grid_sync", _CO_FILE, 14)
+
+
 @_rt.launcher
 def coop_grid_sync(*, _launch=None):
     """coop_grid_sync() -> s32 tensor; from cooperative_grid_sync.co:14."""
-    _F = _rt.Fn("coop_grid_sync", _CO_FILE, 14)
+    _F = _FN["coop_grid_sync"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}
     a = _rt.alloc(_F, (2,), torch.int32, _dev, None)  # cooperative_grid_sync.co:15
     b = _rt.alloc(_F, (2,), torch.int32, _dev, None)  # cooperative_grid_sync.co:16
-    _launch(coop_grid_sync_k0_phase0, (2,), [a, a.stride(0)], dict(num_warps=1))  # cooperative_grid_sync.co:18
-    _launch(coop_grid_sync_k0_phase1, (2,), [b, b.stride(0), a, a.stride(0)], dict(num_warps=1))
+    _launch(coop_grid_sync_k0_phase0, (2,), [a, a.stride()[0]], dict(num_warps=1))  # cooperative_grid_sync.co:18
+    _launch(coop_grid_sync_k0_phase1, (2,), [b, b.stride()[0], a, a.stride()[0]], dict(num_warps=1))
     return b  # cooperative_grid_sync.co:23
 
 

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "copy.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -75,30 +77,43 @@ def dma_copy_sync_k0(
     )  # copy.co:14
 
 
+_FN["dma_copy_sync"] = _rt.Fn("dma_copy_sync", _CO_FILE, 9, {"input": (9, 27, 48)})
+
+
 @_rt.launcher
 def dma_copy_sync(input, *, _launch=None):
     """dma_copy_sync(s32 [6, 17, 64] input) -> auto; from copy.co:9."""
-    _F = _rt.Fn("dma_copy_sync", _CO_FILE, 9, {"input": (9, 27, 48)})
+    _F = _FN["dma_copy_sync"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # copy.co:9
-    _rt.fixed_dim(_F, "input", input, 0, 6)
-    _rt.fixed_dim(_F, "input", input, 1, 17)
-    _rt.fixed_dim(_F, "input", input, 2, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 3
+        and input.shape[0] == 6
+        and input.shape[1] == 17
+        and input.shape[2] == 64
+    ):  # copy.co:9
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 6)
+        _rt.fixed_dim(_F, "input", input, 1, 17)
+        _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.int32, _dev, None)  # copy.co:10
     _launch(
         dma_copy_sync_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=1),
     )  # copy.co:12
@@ -130,30 +145,43 @@ def dma_copy_async_k0(
     )  # copy.co:26
 
 
+_FN["dma_copy_async"] = _rt.Fn("dma_copy_async", _CO_FILE, 20, {"input": (20, 28, 49)})
+
+
 @_rt.launcher
 def dma_copy_async(input, *, _launch=None):
     """dma_copy_async(s32 [6, 17, 64] input) -> auto; from copy.co:20."""
-    _F = _rt.Fn("dma_copy_async", _CO_FILE, 20, {"input": (20, 28, 49)})
+    _F = _FN["dma_copy_async"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # copy.co:20
-    _rt.fixed_dim(_F, "input", input, 0, 6)
-    _rt.fixed_dim(_F, "input", input, 1, 17)
-    _rt.fixed_dim(_F, "input", input, 2, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 3
+        and input.shape[0] == 6
+        and input.shape[1] == 17
+        and input.shape[2] == 64
+    ):  # copy.co:20
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 6)
+        _rt.fixed_dim(_F, "input", input, 1, 17)
+        _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.int32, _dev, None)  # copy.co:21
     _launch(
         dma_copy_async_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=1),
     )  # copy.co:23
@@ -187,17 +215,30 @@ def dma_copy_group_k0(
     )  # copy.co:39
 
 
+_FN["dma_copy_group"] = _rt.Fn("dma_copy_group", _CO_FILE, 33, {"input": (33, 28, 49)})
+
+
 @_rt.launcher
 def dma_copy_group(input, *, _launch=None):
     """dma_copy_group(s32 [M, 17, 32] input) -> auto; from copy.co:33."""
-    _F = _rt.Fn("dma_copy_group", _CO_FILE, 33, {"input": (33, 28, 49)})
+    _F = _FN["dma_copy_group"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # copy.co:33
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    _rt.fixed_dim(_F, "input", input, 1, 17)
-    _rt.fixed_dim(_F, "input", input, 2, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 3
+        and (M := input.shape[0]) > 0
+        and input.shape[1] == 17
+        and input.shape[2] == 32
+    ):  # copy.co:33
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        _rt.fixed_dim(_F, "input", input, 1, 17)
+        _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:34
     (_dma_copy_group_k0_F_D0,) = _rt.block_extents(_F, "the buffer 'f' (copy.co:37)", (M,), 1024)  # copy.co:36
     _launch(
@@ -206,13 +247,13 @@ def dma_copy_group(input, *, _launch=None):
         [
             M,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(F_D0=_dma_copy_group_k0_F_D0, num_warps=1),
     )
@@ -275,21 +316,41 @@ def dma_add_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask)
 
 
+_FN["dma_add"] = _rt.Fn("dma_add", _CO_FILE, 45, {"in0": (45, 21, 40), "in1": (45, 42, 60)})
+
+
 @_rt.launcher
 def dma_add(in0, in1, *, _launch=None):
     """dma_add(s32 [M, 17, 32] in0, s32 [6, N, 32] in1) -> auto; from copy.co:45."""
-    _F = _rt.Fn("dma_add", _CO_FILE, 45, {"in0": (45, 21, 40), "in1": (45, 42, 60)})
+    _F = _FN["dma_add"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
-    _dims = {}
-    in0 = _rt.tensor_arg(_F, "in0", in0, torch.int32, 3, _dev, is_global=False)  # copy.co:45
-    M = _rt.bind_dim(_F, _dims, "M", "in0", in0, 0)
-    _rt.fixed_dim(_F, "in0", in0, 1, 17)
-    _rt.fixed_dim(_F, "in0", in0, 2, 32)
-    in1 = _rt.tensor_arg(_F, "in1", in1, torch.int32, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, "in1", in1, 0, 6)
-    N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
-    _rt.fixed_dim(_F, "in1", in1, 2, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, in0)) is not None
+        and in0.dtype is torch.int32
+        and in0.dim() == 3
+        and (M := in0.shape[0]) > 0
+        and in0.shape[1] == 17
+        and in0.shape[2] == 32
+        and type(in1) in _rt.PLAIN
+        and in1.device == _dev
+        and in1.dtype is torch.int32
+        and in1.dim() == 3
+        and in1.shape[0] == 6
+        and (N := in1.shape[1]) > 0
+        and in1.shape[2] == 32
+    ):  # copy.co:45
+        _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
+        _dims = {}
+        in0 = _rt.tensor_arg(_F, "in0", in0, torch.int32, 3, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "in0", in0, 0)
+        _rt.fixed_dim(_F, "in0", in0, 1, 17)
+        _rt.fixed_dim(_F, "in0", in0, 2, 32)
+        in1 = _rt.tensor_arg(_F, "in1", in1, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "in1", in1, 0, 6)
+        N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
+        _rt.fixed_dim(_F, "in1", in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:46
     _dma_add_k0_f0_scratch = _rt.scratch(_F, M * 544, torch.int32, _dev)  # copy.co:48
     _dma_add_k0_f1_scratch = _rt.scratch(_F, N * 192, torch.int32, _dev)
@@ -303,20 +364,20 @@ def dma_add(in0, in1, *, _launch=None):
             N,
             M,
             in0,
-            in0.stride(0),
-            in0.stride(1),
-            in0.stride(2),
+            in0.stride()[0],
+            in0.stride()[1],
+            in0.stride()[2],
             _dma_add_k0_f0_scratch,
             in1,
-            in1.stride(0),
-            in1.stride(1),
-            in1.stride(2),
+            in1.stride()[0],
+            in1.stride()[1],
+            in1.stride()[2],
             _dma_add_k0_f1_scratch,
             _dma_add_k0_out_scratch,
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(Q0_LANES=_dma_add_k0_Q0_LANES, F0_D0=_dma_add_k0_F0_D0, num_warps=4),
     )
@@ -379,21 +440,41 @@ def dma_add1_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask)
 
 
+_FN["dma_add1"] = _rt.Fn("dma_add1", _CO_FILE, 62, {"in0": (62, 22, 41), "in1": (62, 43, 61)})
+
+
 @_rt.launcher
 def dma_add1(in0, in1, *, _launch=None):
     """dma_add1(s32 [M, 17, 32] in0, s32 [6, N, 32] in1) -> auto; from copy.co:62."""
-    _F = _rt.Fn("dma_add1", _CO_FILE, 62, {"in0": (62, 22, 41), "in1": (62, 43, 61)})
+    _F = _FN["dma_add1"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
-    _dims = {}
-    in0 = _rt.tensor_arg(_F, "in0", in0, torch.int32, 3, _dev, is_global=False)  # copy.co:62
-    M = _rt.bind_dim(_F, _dims, "M", "in0", in0, 0)
-    _rt.fixed_dim(_F, "in0", in0, 1, 17)
-    _rt.fixed_dim(_F, "in0", in0, 2, 32)
-    in1 = _rt.tensor_arg(_F, "in1", in1, torch.int32, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, "in1", in1, 0, 6)
-    N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
-    _rt.fixed_dim(_F, "in1", in1, 2, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, in0)) is not None
+        and in0.dtype is torch.int32
+        and in0.dim() == 3
+        and (M := in0.shape[0]) > 0
+        and in0.shape[1] == 17
+        and in0.shape[2] == 32
+        and type(in1) in _rt.PLAIN
+        and in1.device == _dev
+        and in1.dtype is torch.int32
+        and in1.dim() == 3
+        and in1.shape[0] == 6
+        and (N := in1.shape[1]) > 0
+        and in1.shape[2] == 32
+    ):  # copy.co:62
+        _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
+        _dims = {}
+        in0 = _rt.tensor_arg(_F, "in0", in0, torch.int32, 3, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "in0", in0, 0)
+        _rt.fixed_dim(_F, "in0", in0, 1, 17)
+        _rt.fixed_dim(_F, "in0", in0, 2, 32)
+        in1 = _rt.tensor_arg(_F, "in1", in1, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "in1", in1, 0, 6)
+        N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
+        _rt.fixed_dim(_F, "in1", in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.int32, _dev, None)  # copy.co:63
     _dma_add1_k0_f0_scratch = _rt.scratch(_F, M * 544, torch.int32, _dev)  # copy.co:65
     _dma_add1_k0_f1_scratch = _rt.scratch(_F, N * 192, torch.int32, _dev)
@@ -407,20 +488,20 @@ def dma_add1(in0, in1, *, _launch=None):
             N,
             M,
             in0,
-            in0.stride(0),
-            in0.stride(1),
-            in0.stride(2),
+            in0.stride()[0],
+            in0.stride()[1],
+            in0.stride()[2],
             _dma_add1_k0_f0_scratch,
             in1,
-            in1.stride(0),
-            in1.stride(1),
-            in1.stride(2),
+            in1.stride()[0],
+            in1.stride()[1],
+            in1.stride()[2],
             _dma_add1_k0_f1_scratch,
             _dma_add1_k0_out_scratch,
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(Q0_LANES=_dma_add1_k0_Q0_LANES, F0_D0=_dma_add1_k0_F0_D0, num_warps=4),
     )

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "debug_rtti_GDB_types.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -56,17 +58,33 @@ def debug_builtin_non_scalar_types_k0(x):
     tl.device_print("", 222, 0, 0, 0)  # debug_rtti_GDB_types.co:16
 
 
+_FN["debug_builtin_non_scalar_types"] = _rt.Fn(
+    "debug_builtin_non_scalar_types", _CO_FILE, 6, {"lhs": (6, 44, 60), "x": (6, 62, 67)}
+)
+
+
 @_rt.launcher
 def debug_builtin_non_scalar_types(lhs, x, *, _launch=None):
     """debug_builtin_non_scalar_types(s32 [32, 64] lhs, s32 x) -> void; from debug_rtti_GDB_types.co:6."""
-    _F = _rt.Fn("debug_builtin_non_scalar_types", _CO_FILE, 6, {"lhs": (6, 44, 60), "x": (6, 62, 67)})
+    _F = _FN["debug_builtin_non_scalar_types"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 2, _dev, is_global=False)  # debug_rtti_GDB_types.co:6
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 32)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    x = _rt.scalar_arg(_F, "x", x, int)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int32
+        and lhs.dim() == 2
+        and lhs.shape[0] == 32
+        and lhs.shape[1] == 64
+    ):  # debug_rtti_GDB_types.co:6
+        x = _rt.scalar_arg(_F, "x", x, int)
+    else:
+        _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 2, _dev, is_global=False)  # debug_rtti_GDB_types.co:6
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 32)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        x = _rt.scalar_arg(_F, "x", x, int)
     print(111, "{" + ", ".join(map(str, (0, 0, 0))) + "}", sep="", end="\n")  # debug_rtti_GDB_types.co:11
     _launch(debug_builtin_non_scalar_types_k0, (1,), [x], dict(num_warps=1))  # debug_rtti_GDB_types.co:14
     return None

@@ -28,6 +28,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "dma_3d.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -72,30 +74,43 @@ def test_flat_s32_k0(
     )  # dma_3d.co:19
 
 
+_FN["test_flat_s32"] = _rt.Fn("test_flat_s32", _CO_FILE, 13, {"input": (13, 27, 46)})
+
+
 @_rt.launcher
 def test_flat_s32(input, *, _launch=None):
     """test_flat_s32(s32 [2, 4, 8] input) -> auto; from dma_3d.co:13."""
-    _F = _rt.Fn("test_flat_s32", _CO_FILE, 13, {"input": (13, 27, 46)})
+    _F = _FN["test_flat_s32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # dma_3d.co:13
-    _rt.fixed_dim(_F, "input", input, 0, 2)
-    _rt.fixed_dim(_F, "input", input, 1, 4)
-    _rt.fixed_dim(_F, "input", input, 2, 8)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 3
+        and input.shape[0] == 2
+        and input.shape[1] == 4
+        and input.shape[2] == 8
+    ):  # dma_3d.co:13
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 2)
+        _rt.fixed_dim(_F, "input", input, 1, 4)
+        _rt.fixed_dim(_F, "input", input, 2, 8)
     output = _rt.alloc(_F, (2, 4, 8), torch.int32, _dev, None)  # dma_3d.co:14
     _launch(
         test_flat_s32_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=1),
     )  # dma_3d.co:16
@@ -129,30 +144,43 @@ def test_flat_f16_k0(
     )  # dma_3d.co:32
 
 
+_FN["test_flat_f16"] = _rt.Fn("test_flat_f16", _CO_FILE, 26, {"input": (26, 27, 47)})
+
+
 @_rt.launcher
 def test_flat_f16(input, *, _launch=None):
     """test_flat_f16(f16 [3, 8, 16] input) -> auto; from dma_3d.co:26."""
-    _F = _rt.Fn("test_flat_f16", _CO_FILE, 26, {"input": (26, 27, 47)})
+    _F = _FN["test_flat_f16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 3, _dev, is_global=False)  # dma_3d.co:26
-    _rt.fixed_dim(_F, "input", input, 0, 3)
-    _rt.fixed_dim(_F, "input", input, 1, 8)
-    _rt.fixed_dim(_F, "input", input, 2, 16)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 3
+        and input.shape[0] == 3
+        and input.shape[1] == 8
+        and input.shape[2] == 16
+    ):  # dma_3d.co:26
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 3)
+        _rt.fixed_dim(_F, "input", input, 1, 8)
+        _rt.fixed_dim(_F, "input", input, 2, 16)
     output = _rt.alloc(_F, (3, 8, 16), torch.float16, _dev, None)  # dma_3d.co:27
     _launch(
         test_flat_f16_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=1),
     )  # dma_3d.co:29
@@ -178,30 +206,43 @@ def test_flat_async_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, buf)  # dma_3d.co:47
 
 
+_FN["test_flat_async"] = _rt.Fn("test_flat_async", _CO_FILE, 39, {"input": (39, 29, 49)})
+
+
 @_rt.launcher
 def test_flat_async(input, *, _launch=None):
     """test_flat_async(s32 [2, 8, 32] input) -> auto; from dma_3d.co:39."""
-    _F = _rt.Fn("test_flat_async", _CO_FILE, 39, {"input": (39, 29, 49)})
+    _F = _FN["test_flat_async"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # dma_3d.co:39
-    _rt.fixed_dim(_F, "input", input, 0, 2)
-    _rt.fixed_dim(_F, "input", input, 1, 8)
-    _rt.fixed_dim(_F, "input", input, 2, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 3
+        and input.shape[0] == 2
+        and input.shape[1] == 8
+        and input.shape[2] == 32
+    ):  # dma_3d.co:39
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 2)
+        _rt.fixed_dim(_F, "input", input, 1, 8)
+        _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (2, 8, 32), torch.int32, _dev, None)  # dma_3d.co:40
     _launch(
         test_flat_async_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=1),
     )  # dma_3d.co:42
@@ -229,30 +270,43 @@ def test_flat_large_k0(
     )  # dma_3d.co:60
 
 
+_FN["test_flat_large"] = _rt.Fn("test_flat_large", _CO_FILE, 54, {"input": (54, 29, 50)})
+
+
 @_rt.launcher
 def test_flat_large(input, *, _launch=None):
     """test_flat_large(s32 [4, 16, 32] input) -> auto; from dma_3d.co:54."""
-    _F = _rt.Fn("test_flat_large", _CO_FILE, 54, {"input": (54, 29, 50)})
+    _F = _FN["test_flat_large"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # dma_3d.co:54
-    _rt.fixed_dim(_F, "input", input, 0, 4)
-    _rt.fixed_dim(_F, "input", input, 1, 16)
-    _rt.fixed_dim(_F, "input", input, 2, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 3
+        and input.shape[0] == 4
+        and input.shape[1] == 16
+        and input.shape[2] == 32
+    ):  # dma_3d.co:54
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 4)
+        _rt.fixed_dim(_F, "input", input, 1, 16)
+        _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (4, 16, 32), torch.int32, _dev, None)  # dma_3d.co:55
     _launch(
         test_flat_large_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=4),
     )  # dma_3d.co:57
@@ -280,30 +334,43 @@ def test_flat_s8_k0(
     )  # dma_3d.co:73
 
 
+_FN["test_flat_s8"] = _rt.Fn("test_flat_s8", _CO_FILE, 67, {"input": (67, 26, 46)})
+
+
 @_rt.launcher
 def test_flat_s8(input, *, _launch=None):
     """test_flat_s8(s8 [2, 16, 64] input) -> auto; from dma_3d.co:67."""
-    _F = _rt.Fn("test_flat_s8", _CO_FILE, 67, {"input": (67, 26, 46)})
+    _F = _FN["test_flat_s8"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int8, 3, _dev, is_global=False)  # dma_3d.co:67
-    _rt.fixed_dim(_F, "input", input, 0, 2)
-    _rt.fixed_dim(_F, "input", input, 1, 16)
-    _rt.fixed_dim(_F, "input", input, 2, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int8
+        and input.dim() == 3
+        and input.shape[0] == 2
+        and input.shape[1] == 16
+        and input.shape[2] == 64
+    ):  # dma_3d.co:67
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int8, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 2)
+        _rt.fixed_dim(_F, "input", input, 1, 16)
+        _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (2, 16, 64), torch.int8, _dev, None)  # dma_3d.co:68
     _launch(
         test_flat_s8_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=2),
     )  # dma_3d.co:70
@@ -341,17 +408,30 @@ def test_batch_s32_k0(
     )  # dma_3d.co:90
 
 
+_FN["test_batch_s32"] = _rt.Fn("test_batch_s32", _CO_FILE, 84, {"input": (84, 28, 47)})
+
+
 @_rt.launcher
 def test_batch_s32(input, *, _launch=None):
     """test_batch_s32(s32 [M, N, K] input) -> auto; from dma_3d.co:84."""
-    _F = _rt.Fn("test_batch_s32", _CO_FILE, 84, {"input": (84, 28, 47)})
+    _F = _FN["test_batch_s32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # dma_3d.co:84
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
-    K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 3
+        and (M := input.shape[0]) > 0
+        and (N := input.shape[1]) > 0
+        and (K := input.shape[2]) > 0
+    ):  # dma_3d.co:84
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+        K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
     output = _rt.alloc(_F, (M, N, K), torch.int32, _dev, None)  # dma_3d.co:85
     _test_batch_s32_k0_TILE_D0, _test_batch_s32_k0_TILE_D1, _test_batch_s32_k0_TILE_D2 = _rt.block_extents(
         _F, "the buffer 'tile' (dma_3d.co:89)", (M, N, K)
@@ -364,13 +444,13 @@ def test_batch_s32(input, *, _launch=None):
             N,
             K,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(
             TILE_D0=_test_batch_s32_k0_TILE_D0,
@@ -415,17 +495,30 @@ def test_batch_f16_k0(
     )  # dma_3d.co:103
 
 
+_FN["test_batch_f16"] = _rt.Fn("test_batch_f16", _CO_FILE, 97, {"input": (97, 28, 47)})
+
+
 @_rt.launcher
 def test_batch_f16(input, *, _launch=None):
     """test_batch_f16(f16 [M, N, K] input) -> auto; from dma_3d.co:97."""
-    _F = _rt.Fn("test_batch_f16", _CO_FILE, 97, {"input": (97, 28, 47)})
+    _F = _FN["test_batch_f16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 3, _dev, is_global=False)  # dma_3d.co:97
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
-    K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 3
+        and (M := input.shape[0]) > 0
+        and (N := input.shape[1]) > 0
+        and (K := input.shape[2]) > 0
+    ):  # dma_3d.co:97
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 3, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+        K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
     output = _rt.alloc(_F, (M, N, K), torch.float16, _dev, None)  # dma_3d.co:98
     _test_batch_f16_k0_TILE_D0, _test_batch_f16_k0_TILE_D1, _test_batch_f16_k0_TILE_D2 = _rt.block_extents(
         _F, "the buffer 'tile' (dma_3d.co:102)", (M, N, K)
@@ -438,13 +531,13 @@ def test_batch_f16(input, *, _launch=None):
             N,
             K,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(
             TILE_D0=_test_batch_f16_k0_TILE_D0,
@@ -487,17 +580,30 @@ def test_batch_async_k0(
     )  # dma_3d.co:118
 
 
+_FN["test_batch_async"] = _rt.Fn("test_batch_async", _CO_FILE, 110, {"input": (110, 30, 49)})
+
+
 @_rt.launcher
 def test_batch_async(input, *, _launch=None):
     """test_batch_async(s32 [M, N, K] input) -> auto; from dma_3d.co:110."""
-    _F = _rt.Fn("test_batch_async", _CO_FILE, 110, {"input": (110, 30, 49)})
+    _F = _FN["test_batch_async"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # dma_3d.co:110
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
-    K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 3
+        and (M := input.shape[0]) > 0
+        and (N := input.shape[1]) > 0
+        and (K := input.shape[2]) > 0
+    ):  # dma_3d.co:110
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+        K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
     output = _rt.alloc(_F, (M, N, K), torch.int32, _dev, None)  # dma_3d.co:111
     _test_batch_async_k0_BUF_D0, _test_batch_async_k0_BUF_D1, _test_batch_async_k0_BUF_D2 = _rt.block_extents(
         _F, "the buffer 'buf' (dma_3d.co:115)", (M, N, K)
@@ -510,13 +616,13 @@ def test_batch_async(input, *, _launch=None):
             N,
             K,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(
             BUF_D0=_test_batch_async_k0_BUF_D0,
@@ -555,17 +661,30 @@ def test_mixed_flatten_k0(
     )  # dma_3d.co:136
 
 
+_FN["test_mixed_flatten"] = _rt.Fn("test_mixed_flatten", _CO_FILE, 130, {"input": (130, 32, 51)})
+
+
 @_rt.launcher
 def test_mixed_flatten(input, *, _launch=None):
     """test_mixed_flatten(s32 [M, 4, 8] input) -> auto; from dma_3d.co:130."""
-    _F = _rt.Fn("test_mixed_flatten", _CO_FILE, 130, {"input": (130, 32, 51)})
+    _F = _FN["test_mixed_flatten"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # dma_3d.co:130
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    _rt.fixed_dim(_F, "input", input, 1, 4)
-    _rt.fixed_dim(_F, "input", input, 2, 8)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 3
+        and (M := input.shape[0]) > 0
+        and input.shape[1] == 4
+        and input.shape[2] == 8
+    ):  # dma_3d.co:130
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        _rt.fixed_dim(_F, "input", input, 1, 4)
+        _rt.fixed_dim(_F, "input", input, 2, 8)
     output = _rt.alloc(_F, (M, 4, 8), torch.int32, _dev, None)  # dma_3d.co:131
     # dma_3d.co:133
     (_test_mixed_flatten_k0_TILE_D0,) = _rt.block_extents(_F, "the buffer 'tile' (dma_3d.co:135)", (M,), 32)
@@ -575,13 +694,13 @@ def test_mixed_flatten(input, *, _launch=None):
         [
             M,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(TILE_D0=_test_mixed_flatten_k0_TILE_D0, num_warps=1),
     )
@@ -617,17 +736,30 @@ def test_mixed_flatten_f16_k0(
     )  # dma_3d.co:149
 
 
+_FN["test_mixed_flatten_f16"] = _rt.Fn("test_mixed_flatten_f16", _CO_FILE, 143, {"input": (143, 36, 56)})
+
+
 @_rt.launcher
 def test_mixed_flatten_f16(input, *, _launch=None):
     """test_mixed_flatten_f16(f16 [M, 8, 16] input) -> auto; from dma_3d.co:143."""
-    _F = _rt.Fn("test_mixed_flatten_f16", _CO_FILE, 143, {"input": (143, 36, 56)})
+    _F = _FN["test_mixed_flatten_f16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 3, _dev, is_global=False)  # dma_3d.co:143
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    _rt.fixed_dim(_F, "input", input, 1, 8)
-    _rt.fixed_dim(_F, "input", input, 2, 16)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 3
+        and (M := input.shape[0]) > 0
+        and input.shape[1] == 8
+        and input.shape[2] == 16
+    ):  # dma_3d.co:143
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 3, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        _rt.fixed_dim(_F, "input", input, 1, 8)
+        _rt.fixed_dim(_F, "input", input, 2, 16)
     output = _rt.alloc(_F, (M, 8, 16), torch.float16, _dev, None)  # dma_3d.co:144
     # dma_3d.co:146
     (_test_mixed_flatten_f16_k0_TILE_D0,) = _rt.block_extents(_F, "the buffer 'tile' (dma_3d.co:148)", (M,), 128)
@@ -637,13 +769,13 @@ def test_mixed_flatten_f16(input, *, _launch=None):
         [
             M,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(TILE_D0=_test_mixed_flatten_f16_k0_TILE_D0, num_warps=1),
     )
@@ -679,17 +811,30 @@ def test_mixed_batch_k0(
     )  # dma_3d.co:163
 
 
+_FN["test_mixed_batch"] = _rt.Fn("test_mixed_batch", _CO_FILE, 157, {"input": (157, 30, 49)})
+
+
 @_rt.launcher
 def test_mixed_batch(input, *, _launch=None):
     """test_mixed_batch(s32 [2, N, K] input) -> auto; from dma_3d.co:157."""
-    _F = _rt.Fn("test_mixed_batch", _CO_FILE, 157, {"input": (157, 30, 49)})
+    _F = _FN["test_mixed_batch"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # dma_3d.co:157
-    _rt.fixed_dim(_F, "input", input, 0, 2)
-    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
-    K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 3
+        and input.shape[0] == 2
+        and (N := input.shape[1]) > 0
+        and (K := input.shape[2]) > 0
+    ):  # dma_3d.co:157
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 2)
+        N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+        K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
     output = _rt.alloc(_F, (2, N, K), torch.int32, _dev, None)  # dma_3d.co:158
     _test_mixed_batch_k0_TILE_D1, _test_mixed_batch_k0_TILE_D2 = _rt.block_extents(
         _F, "the buffer 'tile' (dma_3d.co:162)", (N, K), 2
@@ -701,13 +846,13 @@ def test_mixed_batch(input, *, _launch=None):
             N,
             K,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(TILE_D1=_test_mixed_batch_k0_TILE_D1, TILE_D2=_test_mixed_batch_k0_TILE_D2, num_warps=1),
     )
@@ -743,17 +888,30 @@ def test_mixed_batch_inner_static_k0(
     )  # dma_3d.co:177
 
 
+_FN["test_mixed_batch_inner_static"] = _rt.Fn("test_mixed_batch_inner_static", _CO_FILE, 171, {"input": (171, 43, 62)})
+
+
 @_rt.launcher
 def test_mixed_batch_inner_static(input, *, _launch=None):
     """test_mixed_batch_inner_static(s32 [M, N, 8] input) -> auto; from dma_3d.co:171."""
-    _F = _rt.Fn("test_mixed_batch_inner_static", _CO_FILE, 171, {"input": (171, 43, 62)})
+    _F = _FN["test_mixed_batch_inner_static"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)  # dma_3d.co:171
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
-    _rt.fixed_dim(_F, "input", input, 2, 8)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 3
+        and (M := input.shape[0]) > 0
+        and (N := input.shape[1]) > 0
+        and input.shape[2] == 8
+    ):  # dma_3d.co:171
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 3, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+        _rt.fixed_dim(_F, "input", input, 2, 8)
     output = _rt.alloc(_F, (M, N, 8), torch.int32, _dev, None)  # dma_3d.co:172
     _test_mixed_batch_inner_static_k0_TILE_D0, _test_mixed_batch_inner_static_k0_TILE_D1 = _rt.block_extents(
         _F, "the buffer 'tile' (dma_3d.co:176)", (M, N), 8
@@ -765,13 +923,13 @@ def test_mixed_batch_inner_static(input, *, _launch=None):
             M,
             N,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(
             TILE_D0=_test_mixed_batch_inner_static_k0_TILE_D0,

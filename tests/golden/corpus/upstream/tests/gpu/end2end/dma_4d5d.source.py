@@ -28,6 +28,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "dma_4d5d.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -85,33 +87,47 @@ def test_4d_flat_s32_k0(
     )  # dma_4d5d.co:19
 
 
+_FN["test_4d_flat_s32"] = _rt.Fn("test_4d_flat_s32", _CO_FILE, 13, {"input": (13, 30, 52)})
+
+
 @_rt.launcher
 def test_4d_flat_s32(input, *, _launch=None):
     """test_4d_flat_s32(s32 [2, 3, 4, 8] input) -> auto; from dma_4d5d.co:13."""
-    _F = _rt.Fn("test_4d_flat_s32", _CO_FILE, 13, {"input": (13, 30, 52)})
+    _F = _FN["test_4d_flat_s32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 4, _dev, is_global=False)  # dma_4d5d.co:13
-    _rt.fixed_dim(_F, "input", input, 0, 2)
-    _rt.fixed_dim(_F, "input", input, 1, 3)
-    _rt.fixed_dim(_F, "input", input, 2, 4)
-    _rt.fixed_dim(_F, "input", input, 3, 8)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 4
+        and input.shape[0] == 2
+        and input.shape[1] == 3
+        and input.shape[2] == 4
+        and input.shape[3] == 8
+    ):  # dma_4d5d.co:13
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 4, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 2)
+        _rt.fixed_dim(_F, "input", input, 1, 3)
+        _rt.fixed_dim(_F, "input", input, 2, 4)
+        _rt.fixed_dim(_F, "input", input, 3, 8)
     output = _rt.alloc(_F, (2, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:14
     _launch(
         test_4d_flat_s32_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
-            input.stride(3),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
+            input.stride()[3],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
-            output.stride(3),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
+            output.stride()[3],
         ],
         dict(num_warps=1),
     )  # dma_4d5d.co:16
@@ -145,33 +161,47 @@ def test_4d_flat_f16_k0(
     )  # dma_4d5d.co:32
 
 
+_FN["test_4d_flat_f16"] = _rt.Fn("test_4d_flat_f16", _CO_FILE, 26, {"input": (26, 30, 53)})
+
+
 @_rt.launcher
 def test_4d_flat_f16(input, *, _launch=None):
     """test_4d_flat_f16(f16 [2, 2, 4, 16] input) -> auto; from dma_4d5d.co:26."""
-    _F = _rt.Fn("test_4d_flat_f16", _CO_FILE, 26, {"input": (26, 30, 53)})
+    _F = _FN["test_4d_flat_f16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 4, _dev, is_global=False)  # dma_4d5d.co:26
-    _rt.fixed_dim(_F, "input", input, 0, 2)
-    _rt.fixed_dim(_F, "input", input, 1, 2)
-    _rt.fixed_dim(_F, "input", input, 2, 4)
-    _rt.fixed_dim(_F, "input", input, 3, 16)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 4
+        and input.shape[0] == 2
+        and input.shape[1] == 2
+        and input.shape[2] == 4
+        and input.shape[3] == 16
+    ):  # dma_4d5d.co:26
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 4, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 2)
+        _rt.fixed_dim(_F, "input", input, 1, 2)
+        _rt.fixed_dim(_F, "input", input, 2, 4)
+        _rt.fixed_dim(_F, "input", input, 3, 16)
     output = _rt.alloc(_F, (2, 2, 4, 16), torch.float16, _dev, None)  # dma_4d5d.co:27
     _launch(
         test_4d_flat_f16_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
-            input.stride(3),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
+            input.stride()[3],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
-            output.stride(3),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
+            output.stride()[3],
         ],
         dict(num_warps=1),
     )  # dma_4d5d.co:29
@@ -220,18 +250,32 @@ def test_4d_dyn_s32_k0(
     )  # dma_4d5d.co:49
 
 
+_FN["test_4d_dyn_s32"] = _rt.Fn("test_4d_dyn_s32", _CO_FILE, 43, {"input": (43, 29, 51)})
+
+
 @_rt.launcher
 def test_4d_dyn_s32(input, *, _launch=None):
     """test_4d_dyn_s32(s32 [M, N, K, L] input) -> auto; from dma_4d5d.co:43."""
-    _F = _rt.Fn("test_4d_dyn_s32", _CO_FILE, 43, {"input": (43, 29, 51)})
+    _F = _FN["test_4d_dyn_s32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 4, _dev, is_global=False)  # dma_4d5d.co:43
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
-    K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
-    L = _rt.bind_dim(_F, _dims, "L", "input", input, 3)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 4
+        and (M := input.shape[0]) > 0
+        and (N := input.shape[1]) > 0
+        and (K := input.shape[2]) > 0
+        and (L := input.shape[3]) > 0
+    ):  # dma_4d5d.co:43
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 4, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+        K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
+        L = _rt.bind_dim(_F, _dims, "L", "input", input, 3)
     output = _rt.alloc(_F, (M, N, K, L), torch.int32, _dev, None)  # dma_4d5d.co:44
     (
         _test_4d_dyn_s32_k0_TILE_D0,
@@ -248,15 +292,15 @@ def test_4d_dyn_s32(input, *, _launch=None):
             K,
             L,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
-            input.stride(3),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
+            input.stride()[3],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
-            output.stride(3),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
+            output.stride()[3],
         ],
         dict(
             TILE_D0=_test_4d_dyn_s32_k0_TILE_D0,
@@ -307,18 +351,32 @@ def test_4d_mixed_k0(
     )  # dma_4d5d.co:62
 
 
+_FN["test_4d_mixed"] = _rt.Fn("test_4d_mixed", _CO_FILE, 56, {"input": (56, 27, 49)})
+
+
 @_rt.launcher
 def test_4d_mixed(input, *, _launch=None):
     """test_4d_mixed(s32 [2, 3, K, L] input) -> auto; from dma_4d5d.co:56."""
-    _F = _rt.Fn("test_4d_mixed", _CO_FILE, 56, {"input": (56, 27, 49)})
+    _F = _FN["test_4d_mixed"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 4, _dev, is_global=False)  # dma_4d5d.co:56
-    _rt.fixed_dim(_F, "input", input, 0, 2)
-    _rt.fixed_dim(_F, "input", input, 1, 3)
-    K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
-    L = _rt.bind_dim(_F, _dims, "L", "input", input, 3)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 4
+        and input.shape[0] == 2
+        and input.shape[1] == 3
+        and (K := input.shape[2]) > 0
+        and (L := input.shape[3]) > 0
+    ):  # dma_4d5d.co:56
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 4, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 2)
+        _rt.fixed_dim(_F, "input", input, 1, 3)
+        K = _rt.bind_dim(_F, _dims, "K", "input", input, 2)
+        L = _rt.bind_dim(_F, _dims, "L", "input", input, 3)
     output = _rt.alloc(_F, (2, 3, K, L), torch.int32, _dev, None)  # dma_4d5d.co:57
     _test_4d_mixed_k0_TILE_D2, _test_4d_mixed_k0_TILE_D3 = _rt.block_extents(
         _F, "the buffer 'tile' (dma_4d5d.co:61)", (K, L), 8
@@ -330,15 +388,15 @@ def test_4d_mixed(input, *, _launch=None):
             K,
             L,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
-            input.stride(3),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
+            input.stride()[3],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
-            output.stride(3),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
+            output.stride()[3],
         ],
         dict(TILE_D2=_test_4d_mixed_k0_TILE_D2, TILE_D3=_test_4d_mixed_k0_TILE_D3, num_warps=1),
     )
@@ -381,18 +439,32 @@ def test_4d_dyn_outer_k0(
     )  # dma_4d5d.co:75
 
 
+_FN["test_4d_dyn_outer"] = _rt.Fn("test_4d_dyn_outer", _CO_FILE, 69, {"input": (69, 31, 53)})
+
+
 @_rt.launcher
 def test_4d_dyn_outer(input, *, _launch=None):
     """test_4d_dyn_outer(s32 [M, 3, 4, 8] input) -> auto; from dma_4d5d.co:69."""
-    _F = _rt.Fn("test_4d_dyn_outer", _CO_FILE, 69, {"input": (69, 31, 53)})
+    _F = _FN["test_4d_dyn_outer"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 4, _dev, is_global=False)  # dma_4d5d.co:69
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    _rt.fixed_dim(_F, "input", input, 1, 3)
-    _rt.fixed_dim(_F, "input", input, 2, 4)
-    _rt.fixed_dim(_F, "input", input, 3, 8)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 4
+        and (M := input.shape[0]) > 0
+        and input.shape[1] == 3
+        and input.shape[2] == 4
+        and input.shape[3] == 8
+    ):  # dma_4d5d.co:69
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 4, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        _rt.fixed_dim(_F, "input", input, 1, 3)
+        _rt.fixed_dim(_F, "input", input, 2, 4)
+        _rt.fixed_dim(_F, "input", input, 3, 8)
     output = _rt.alloc(_F, (M, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:70
     # dma_4d5d.co:72
     (_test_4d_dyn_outer_k0_TILE_D0,) = _rt.block_extents(_F, "the buffer 'tile' (dma_4d5d.co:74)", (M,), 128)
@@ -402,15 +474,15 @@ def test_4d_dyn_outer(input, *, _launch=None):
         [
             M,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
-            input.stride(3),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
+            input.stride()[3],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
-            output.stride(3),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
+            output.stride()[3],
         ],
         dict(TILE_D0=_test_4d_dyn_outer_k0_TILE_D0, num_warps=1),
     )
@@ -464,36 +536,51 @@ def test_5d_flat_s32_k0(
     )  # dma_4d5d.co:92
 
 
+_FN["test_5d_flat_s32"] = _rt.Fn("test_5d_flat_s32", _CO_FILE, 86, {"input": (86, 30, 55)})
+
+
 @_rt.launcher
 def test_5d_flat_s32(input, *, _launch=None):
     """test_5d_flat_s32(s32 [2, 2, 3, 4, 8] input) -> auto; from dma_4d5d.co:86."""
-    _F = _rt.Fn("test_5d_flat_s32", _CO_FILE, 86, {"input": (86, 30, 55)})
+    _F = _FN["test_5d_flat_s32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 5, _dev, is_global=False)  # dma_4d5d.co:86
-    _rt.fixed_dim(_F, "input", input, 0, 2)
-    _rt.fixed_dim(_F, "input", input, 1, 2)
-    _rt.fixed_dim(_F, "input", input, 2, 3)
-    _rt.fixed_dim(_F, "input", input, 3, 4)
-    _rt.fixed_dim(_F, "input", input, 4, 8)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 5
+        and input.shape[0] == 2
+        and input.shape[1] == 2
+        and input.shape[2] == 3
+        and input.shape[3] == 4
+        and input.shape[4] == 8
+    ):  # dma_4d5d.co:86
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 5, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 2)
+        _rt.fixed_dim(_F, "input", input, 1, 2)
+        _rt.fixed_dim(_F, "input", input, 2, 3)
+        _rt.fixed_dim(_F, "input", input, 3, 4)
+        _rt.fixed_dim(_F, "input", input, 4, 8)
     output = _rt.alloc(_F, (2, 2, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:87
     _launch(
         test_5d_flat_s32_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
-            input.stride(3),
-            input.stride(4),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
+            input.stride()[3],
+            input.stride()[4],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
-            output.stride(3),
-            output.stride(4),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
+            output.stride()[3],
+            output.stride()[4],
         ],
         dict(num_warps=1),
     )  # dma_4d5d.co:89
@@ -557,19 +644,34 @@ def test_5d_dyn_k0(
     )  # dma_4d5d.co:105
 
 
+_FN["test_5d_dyn"] = _rt.Fn("test_5d_dyn", _CO_FILE, 99, {"input": (99, 25, 50)})
+
+
 @_rt.launcher
 def test_5d_dyn(input, *, _launch=None):
     """test_5d_dyn(s32 [A, B, C, D, E] input) -> auto; from dma_4d5d.co:99."""
-    _F = _rt.Fn("test_5d_dyn", _CO_FILE, 99, {"input": (99, 25, 50)})
+    _F = _FN["test_5d_dyn"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 5, _dev, is_global=False)  # dma_4d5d.co:99
-    A = _rt.bind_dim(_F, _dims, "A", "input", input, 0)
-    B = _rt.bind_dim(_F, _dims, "B", "input", input, 1)
-    C = _rt.bind_dim(_F, _dims, "C", "input", input, 2)
-    D = _rt.bind_dim(_F, _dims, "D", "input", input, 3)
-    E = _rt.bind_dim(_F, _dims, "E", "input", input, 4)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 5
+        and (A := input.shape[0]) > 0
+        and (B := input.shape[1]) > 0
+        and (C := input.shape[2]) > 0
+        and (D := input.shape[3]) > 0
+        and (E := input.shape[4]) > 0
+    ):  # dma_4d5d.co:99
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 5, _dev, is_global=False)
+        A = _rt.bind_dim(_F, _dims, "A", "input", input, 0)
+        B = _rt.bind_dim(_F, _dims, "B", "input", input, 1)
+        C = _rt.bind_dim(_F, _dims, "C", "input", input, 2)
+        D = _rt.bind_dim(_F, _dims, "D", "input", input, 3)
+        E = _rt.bind_dim(_F, _dims, "E", "input", input, 4)
     output = _rt.alloc(_F, (A, B, C, D, E), torch.int32, _dev, None)  # dma_4d5d.co:100
     (
         _test_5d_dyn_k0_TILE_D0,
@@ -588,17 +690,17 @@ def test_5d_dyn(input, *, _launch=None):
             D,
             E,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
-            input.stride(3),
-            input.stride(4),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
+            input.stride()[3],
+            input.stride()[4],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
-            output.stride(3),
-            output.stride(4),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
+            output.stride()[3],
+            output.stride()[4],
         ],
         dict(
             TILE_D0=_test_5d_dyn_k0_TILE_D0,
@@ -661,19 +763,34 @@ def test_5d_mixed_k0(
     )  # dma_4d5d.co:118
 
 
+_FN["test_5d_mixed"] = _rt.Fn("test_5d_mixed", _CO_FILE, 112, {"input": (112, 27, 52)})
+
+
 @_rt.launcher
 def test_5d_mixed(input, *, _launch=None):
     """test_5d_mixed(s32 [2, B, 3, 4, 8] input) -> auto; from dma_4d5d.co:112."""
-    _F = _rt.Fn("test_5d_mixed", _CO_FILE, 112, {"input": (112, 27, 52)})
+    _F = _FN["test_5d_mixed"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 5, _dev, is_global=False)  # dma_4d5d.co:112
-    _rt.fixed_dim(_F, "input", input, 0, 2)
-    B = _rt.bind_dim(_F, _dims, "B", "input", input, 1)
-    _rt.fixed_dim(_F, "input", input, 2, 3)
-    _rt.fixed_dim(_F, "input", input, 3, 4)
-    _rt.fixed_dim(_F, "input", input, 4, 8)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 5
+        and input.shape[0] == 2
+        and (B := input.shape[1]) > 0
+        and input.shape[2] == 3
+        and input.shape[3] == 4
+        and input.shape[4] == 8
+    ):  # dma_4d5d.co:112
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 5, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 2)
+        B = _rt.bind_dim(_F, _dims, "B", "input", input, 1)
+        _rt.fixed_dim(_F, "input", input, 2, 3)
+        _rt.fixed_dim(_F, "input", input, 3, 4)
+        _rt.fixed_dim(_F, "input", input, 4, 8)
     output = _rt.alloc(_F, (2, B, 3, 4, 8), torch.int32, _dev, None)  # dma_4d5d.co:113
     # dma_4d5d.co:115
     (_test_5d_mixed_k0_TILE_D1,) = _rt.block_extents(_F, "the buffer 'tile' (dma_4d5d.co:117)", (B,), 256)
@@ -683,17 +800,17 @@ def test_5d_mixed(input, *, _launch=None):
         [
             B,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
-            input.stride(3),
-            input.stride(4),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
+            input.stride()[3],
+            input.stride()[4],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
-            output.stride(3),
-            output.stride(4),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
+            output.stride()[3],
+            output.stride()[4],
         ],
         dict(TILE_D1=_test_5d_mixed_k0_TILE_D1, num_warps=1),
     )

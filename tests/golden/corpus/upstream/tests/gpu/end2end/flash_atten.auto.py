@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "flash_atten.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -148,33 +150,65 @@ def flash_atten_k0(
     )
 
 
+_FN["flash_atten"] = _rt.Fn(
+    "flash_atten", _CO_FILE, 17, {"Q": (18, 3, 26), "K": (18, 28, 52), "V": (19, 3, 27), "is_causal": (19, 29, 43)}
+)
+
+
 @_rt.launcher
 def flash_atten(Q, K, V, is_causal, *, _launch=None):
     """flash_atten(f16 [B, H, Q_SEQ, 64] Q, f16 [B, H, KV_SEQ, 64] K, f16 [B, H, KV_SEQ, 64] V, bool is_causal) -> auto;
     from flash_atten.co:17.
     """
-    _F = _rt.Fn(
-        "flash_atten", _CO_FILE, 17, {"Q": (18, 3, 26), "K": (18, 28, 52), "V": (19, 3, 27), "is_causal": (19, 29, 43)}
-    )
+    _F = _FN["flash_atten"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"Q": Q, "K": K, "V": V}, _launch)
-    _dims = {}
-    Q = _rt.tensor_arg(_F, "Q", Q, torch.float16, 4, _dev, is_global=False)  # flash_atten.co:18
-    B = _rt.bind_dim(_F, _dims, "B", "Q", Q, 0)
-    H = _rt.bind_dim(_F, _dims, "H", "Q", Q, 1)
-    Q_SEQ = _rt.bind_dim(_F, _dims, "Q_SEQ", "Q", Q, 2)
-    _rt.fixed_dim(_F, "Q", Q, 3, 64)
-    K = _rt.tensor_arg(_F, "K", K, torch.float16, 4, _dev, is_global=False)
-    B = _rt.bind_dim(_F, _dims, "B", "K", K, 0)
-    H = _rt.bind_dim(_F, _dims, "H", "K", K, 1)
-    KV_SEQ = _rt.bind_dim(_F, _dims, "KV_SEQ", "K", K, 2)
-    _rt.fixed_dim(_F, "K", K, 3, 64)
-    V = _rt.tensor_arg(_F, "V", V, torch.float16, 4, _dev, is_global=False)  # flash_atten.co:19
-    B = _rt.bind_dim(_F, _dims, "B", "V", V, 0)
-    H = _rt.bind_dim(_F, _dims, "H", "V", V, 1)
-    KV_SEQ = _rt.bind_dim(_F, _dims, "KV_SEQ", "V", V, 2)
-    _rt.fixed_dim(_F, "V", V, 3, 64)
-    is_causal = _rt.scalar_arg(_F, "is_causal", is_causal, bool)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if (
+        (_dev := _rt.device_of(_F, Q)) is not None
+        and Q.dtype is torch.float16
+        and Q.dim() == 4
+        and (B := Q.shape[0]) > 0
+        and (H := Q.shape[1]) > 0
+        and (Q_SEQ := Q.shape[2]) > 0
+        and Q.shape[3] == 64
+        and type(K) in _rt.PLAIN
+        and K.device == _dev
+        and K.dtype is torch.float16
+        and K.dim() == 4
+        and K.shape[0] == B
+        and K.shape[1] == H
+        and (KV_SEQ := K.shape[2]) > 0
+        and K.shape[3] == 64
+        and type(V) in _rt.PLAIN
+        and V.device == _dev
+        and V.dtype is torch.float16
+        and V.dim() == 4
+        and V.shape[0] == B
+        and V.shape[1] == H
+        and V.shape[2] == KV_SEQ
+        and V.shape[3] == 64
+    ):  # flash_atten.co:18
+        is_causal = _rt.scalar_arg(_F, "is_causal", is_causal, bool)  # flash_atten.co:19
+    else:
+        _dev = _rt.pick_device(_F, {"Q": Q, "K": K, "V": V}, _launch)
+        _dims = {}
+        Q = _rt.tensor_arg(_F, "Q", Q, torch.float16, 4, _dev, is_global=False)  # flash_atten.co:18
+        B = _rt.bind_dim(_F, _dims, "B", "Q", Q, 0)
+        H = _rt.bind_dim(_F, _dims, "H", "Q", Q, 1)
+        Q_SEQ = _rt.bind_dim(_F, _dims, "Q_SEQ", "Q", Q, 2)
+        _rt.fixed_dim(_F, "Q", Q, 3, 64)
+        K = _rt.tensor_arg(_F, "K", K, torch.float16, 4, _dev, is_global=False)
+        B = _rt.bind_dim(_F, _dims, "B", "K", K, 0)
+        H = _rt.bind_dim(_F, _dims, "H", "K", K, 1)
+        KV_SEQ = _rt.bind_dim(_F, _dims, "KV_SEQ", "K", K, 2)
+        _rt.fixed_dim(_F, "K", K, 3, 64)
+        V = _rt.tensor_arg(_F, "V", V, torch.float16, 4, _dev, is_global=False)  # flash_atten.co:19
+        B = _rt.bind_dim(_F, _dims, "B", "V", V, 0)
+        H = _rt.bind_dim(_F, _dims, "H", "V", V, 1)
+        KV_SEQ = _rt.bind_dim(_F, _dims, "KV_SEQ", "V", V, 2)
+        _rt.fixed_dim(_F, "V", V, 3, 64)
+        is_causal = _rt.scalar_arg(_F, "is_causal", is_causal, bool)
     O = _rt.alloc(_F, (B, H, Q_SEQ, 64), torch.float16, _dev, None)  # flash_atten.co:21
     past_len = _rt.s32(KV_SEQ - Q_SEQ)  # flash_atten.co:23
     _launch(
@@ -185,26 +219,26 @@ def flash_atten(Q, K, V, is_causal, *, _launch=None):
             H,
             Q_SEQ,
             Q,
-            Q.stride(0),
-            Q.stride(1),
-            Q.stride(2),
-            Q.stride(3),
+            Q.stride()[0],
+            Q.stride()[1],
+            Q.stride()[2],
+            Q.stride()[3],
             KV_SEQ,
             K,
-            K.stride(0),
-            K.stride(1),
-            K.stride(2),
-            K.stride(3),
+            K.stride()[0],
+            K.stride()[1],
+            K.stride()[2],
+            K.stride()[3],
             V,
-            V.stride(0),
-            V.stride(1),
-            V.stride(2),
-            V.stride(3),
+            V.stride()[0],
+            V.stride()[1],
+            V.stride()[2],
+            V.stride()[3],
             O,
-            O.stride(0),
-            O.stride(1),
-            O.stride(2),
-            O.stride(3),
+            O.stride()[0],
+            O.stride()[1],
+            O.stride()[2],
+            O.stride()[3],
             is_causal,
             past_len,
         ],

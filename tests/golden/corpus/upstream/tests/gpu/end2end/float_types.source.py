@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "float_types.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -70,33 +72,51 @@ def ele_add_f32_k0(
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
+_FN["ele_add_f32"] = _rt.Fn("ele_add_f32", _CO_FILE, 7, {"lhs": (7, 25, 40), "rhs": (7, 42, 57)})
+
+
 @_rt.launcher
 def ele_add_f32(lhs, rhs, *, _launch=None):
     """ele_add_f32(f32 [6, 64] lhs, f32 [6, 64] rhs) -> auto; from float_types.co:7."""
-    _F = _rt.Fn("ele_add_f32", _CO_FILE, 7, {"lhs": (7, 25, 40), "rhs": (7, 42, 57)})
+    _F = _FN["ele_add_f32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float32, 2, _dev, is_global=False)  # float_types.co:7
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float32
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float32
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # float_types.co:7
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float32, _dev, None)  # float_types.co:8
     _launch(
         ele_add_f32_k0,
         (6,),
         [
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
         ],
         dict(num_warps=2),
     )  # float_types.co:9
@@ -123,33 +143,51 @@ def ele_add_f16_k0(
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
+_FN["ele_add_f16"] = _rt.Fn("ele_add_f16", _CO_FILE, 13, {"lhs": (13, 25, 40), "rhs": (13, 42, 57)})
+
+
 @_rt.launcher
 def ele_add_f16(lhs, rhs, *, _launch=None):
     """ele_add_f16(f16 [6, 64] lhs, f16 [6, 64] rhs) -> auto; from float_types.co:13."""
-    _F = _rt.Fn("ele_add_f16", _CO_FILE, 13, {"lhs": (13, 25, 40), "rhs": (13, 42, 57)})
+    _F = _FN["ele_add_f16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # float_types.co:13
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # float_types.co:13
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float16, _dev, None)  # float_types.co:14
     _launch(
         ele_add_f16_k0,
         (6,),
         [
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
         ],
         dict(num_warps=2),
     )  # float_types.co:15
@@ -179,33 +217,51 @@ def ele_add_bf16_k0(
     )
 
 
+_FN["ele_add_bf16"] = _rt.Fn("ele_add_bf16", _CO_FILE, 19, {"lhs": (19, 26, 42), "rhs": (19, 44, 60)})
+
+
 @_rt.launcher
 def ele_add_bf16(lhs, rhs, *, _launch=None):
     """ele_add_bf16(bf16 [6, 64] lhs, bf16 [6, 64] rhs) -> auto; from float_types.co:19."""
-    _F = _rt.Fn("ele_add_bf16", _CO_FILE, 19, {"lhs": (19, 26, 42), "rhs": (19, 44, 60)})
+    _F = _FN["ele_add_bf16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.bfloat16, 2, _dev, is_global=False)  # float_types.co:19
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.bfloat16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.bfloat16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.bfloat16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # float_types.co:19
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.bfloat16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.bfloat16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.bfloat16, _dev, None)  # float_types.co:20
     _launch(
         ele_add_bf16_k0,
         (6,),
         [
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
         ],
         dict(num_warps=2),
     )  # float_types.co:21
@@ -221,21 +277,33 @@ def copy_f8_e4m3_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_s
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val)
 
 
+_FN["copy_f8_e4m3"] = _rt.Fn("copy_f8_e4m3", _CO_FILE, 25, {"lhs": (25, 26, 45)})
+
+
 @_rt.launcher
 def copy_f8_e4m3(lhs, *, _launch=None):
     """copy_f8_e4m3(f8_e4m3 [6, 64] lhs) -> auto; from float_types.co:25."""
-    _F = _rt.Fn("copy_f8_e4m3", _CO_FILE, 25, {"lhs": (25, 26, 45)})
+    _F = _FN["copy_f8_e4m3"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=False)  # float_types.co:25
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+    ):  # float_types.co:25
+        _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float8_e4m3fn, _dev, None)  # float_types.co:26
     _launch(
         copy_f8_e4m3_k0,
         (6,),
-        [output, output.stride(0), output.stride(1), lhs, lhs.stride(0), lhs.stride(1)],
+        [output, output.stride()[0], output.stride()[1], lhs, lhs.stride()[0], lhs.stride()[1]],
         dict(num_warps=2),
     )  # float_types.co:27
     return output  # float_types.co:29
@@ -250,21 +318,33 @@ def copy_f8_e5m2_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_s
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val)
 
 
+_FN["copy_f8_e5m2"] = _rt.Fn("copy_f8_e5m2", _CO_FILE, 31, {"lhs": (31, 26, 45)})
+
+
 @_rt.launcher
 def copy_f8_e5m2(lhs, *, _launch=None):
     """copy_f8_e5m2(f8_e5m2 [6, 64] lhs) -> auto; from float_types.co:31."""
-    _F = _rt.Fn("copy_f8_e5m2", _CO_FILE, 31, {"lhs": (31, 26, 45)})
+    _F = _FN["copy_f8_e5m2"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e5m2, 2, _dev, is_global=False)  # float_types.co:31
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e5m2
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+    ):  # float_types.co:31
+        _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e5m2, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float8_e5m2, _dev, None)  # float_types.co:32
     _launch(
         copy_f8_e5m2_k0,
         (6,),
-        [output, output.stride(0), output.stride(1), lhs, lhs.stride(0), lhs.stride(1)],
+        [output, output.stride()[0], output.stride()[1], lhs, lhs.stride()[0], lhs.stride()[1]],
         dict(num_warps=2),
     )  # float_types.co:33
     return output  # float_types.co:35

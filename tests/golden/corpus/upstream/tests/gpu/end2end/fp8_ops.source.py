@@ -28,6 +28,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "fp8_ops.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -74,33 +76,51 @@ def ele_add_fp8_e4m3_k0(
     )
 
 
+_FN["ele_add_fp8_e4m3"] = _rt.Fn("ele_add_fp8_e4m3", _CO_FILE, 9, {"lhs": (9, 30, 49), "rhs": (9, 51, 70)})
+
+
 @_rt.launcher
 def ele_add_fp8_e4m3(lhs, rhs, *, _launch=None):
     """ele_add_fp8_e4m3(f8_e4m3 [6, 64] lhs, f8_e4m3 [6, 64] rhs) -> auto; from fp8_ops.co:9."""
-    _F = _rt.Fn("ele_add_fp8_e4m3", _CO_FILE, 9, {"lhs": (9, 30, 49), "rhs": (9, 51, 70)})
+    _F = _FN["ele_add_fp8_e4m3"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=False)  # fp8_ops.co:9
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # fp8_ops.co:9
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float16, _dev, None)  # fp8_ops.co:10
     _launch(
         ele_add_fp8_e4m3_k0,
         (6,),
         [
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
         ],
         dict(num_warps=2),
     )  # fp8_ops.co:12
@@ -130,33 +150,51 @@ def ele_add_fp8_e5m2_k0(
     )
 
 
+_FN["ele_add_fp8_e5m2"] = _rt.Fn("ele_add_fp8_e5m2", _CO_FILE, 19, {"lhs": (19, 30, 49), "rhs": (19, 51, 70)})
+
+
 @_rt.launcher
 def ele_add_fp8_e5m2(lhs, rhs, *, _launch=None):
     """ele_add_fp8_e5m2(f8_e5m2 [6, 64] lhs, f8_e5m2 [6, 64] rhs) -> auto; from fp8_ops.co:19."""
-    _F = _rt.Fn("ele_add_fp8_e5m2", _CO_FILE, 19, {"lhs": (19, 30, 49), "rhs": (19, 51, 70)})
+    _F = _FN["ele_add_fp8_e5m2"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e5m2, 2, _dev, is_global=False)  # fp8_ops.co:19
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e5m2, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e5m2
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e5m2
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # fp8_ops.co:19
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e5m2, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e5m2, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.float16, _dev, None)  # fp8_ops.co:20
     _launch(
         ele_add_fp8_e5m2_k0,
         (6,),
         [
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
         ],
         dict(num_warps=2),
     )  # fp8_ops.co:22
@@ -190,30 +228,43 @@ def fp8_dma_copy_sync_k0(
     )  # fp8_ops.co:34
 
 
+_FN["fp8_dma_copy_sync"] = _rt.Fn("fp8_dma_copy_sync", _CO_FILE, 29, {"input": (29, 31, 56)})
+
+
 @_rt.launcher
 def fp8_dma_copy_sync(input, *, _launch=None):
     """fp8_dma_copy_sync(f8_e4m3 [6, 17, 64] input) -> auto; from fp8_ops.co:29."""
-    _F = _rt.Fn("fp8_dma_copy_sync", _CO_FILE, 29, {"input": (29, 31, 56)})
+    _F = _FN["fp8_dma_copy_sync"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float8_e4m3fn, 3, _dev, is_global=False)  # fp8_ops.co:29
-    _rt.fixed_dim(_F, "input", input, 0, 6)
-    _rt.fixed_dim(_F, "input", input, 1, 17)
-    _rt.fixed_dim(_F, "input", input, 2, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float8_e4m3fn
+        and input.dim() == 3
+        and input.shape[0] == 6
+        and input.shape[1] == 17
+        and input.shape[2] == 64
+    ):  # fp8_ops.co:29
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float8_e4m3fn, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 6)
+        _rt.fixed_dim(_F, "input", input, 1, 17)
+        _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.float8_e4m3fn, _dev, None)  # fp8_ops.co:30
     _launch(
         fp8_dma_copy_sync_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=1),
     )  # fp8_ops.co:32
@@ -247,30 +298,43 @@ def fp8_dma_copy_async_k0(
     )  # fp8_ops.co:46
 
 
+_FN["fp8_dma_copy_async"] = _rt.Fn("fp8_dma_copy_async", _CO_FILE, 40, {"input": (40, 32, 57)})
+
+
 @_rt.launcher
 def fp8_dma_copy_async(input, *, _launch=None):
     """fp8_dma_copy_async(f8_e5m2 [6, 17, 64] input) -> auto; from fp8_ops.co:40."""
-    _F = _rt.Fn("fp8_dma_copy_async", _CO_FILE, 40, {"input": (40, 32, 57)})
+    _F = _FN["fp8_dma_copy_async"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float8_e5m2, 3, _dev, is_global=False)  # fp8_ops.co:40
-    _rt.fixed_dim(_F, "input", input, 0, 6)
-    _rt.fixed_dim(_F, "input", input, 1, 17)
-    _rt.fixed_dim(_F, "input", input, 2, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float8_e5m2
+        and input.dim() == 3
+        and input.shape[0] == 6
+        and input.shape[1] == 17
+        and input.shape[2] == 64
+    ):  # fp8_ops.co:40
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float8_e5m2, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 6)
+        _rt.fixed_dim(_F, "input", input, 1, 17)
+        _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 17, 64), torch.float8_e5m2, _dev, None)  # fp8_ops.co:41
     _launch(
         fp8_dma_copy_async_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=1),
     )  # fp8_ops.co:43
@@ -306,17 +370,30 @@ def fp8_dma_copy_group_k0(
     )  # fp8_ops.co:59
 
 
+_FN["fp8_dma_copy_group"] = _rt.Fn("fp8_dma_copy_group", _CO_FILE, 53, {"input": (53, 32, 57)})
+
+
 @_rt.launcher
 def fp8_dma_copy_group(input, *, _launch=None):
     """fp8_dma_copy_group(f8_e5m2 [M, 17, 32] input) -> auto; from fp8_ops.co:53."""
-    _F = _rt.Fn("fp8_dma_copy_group", _CO_FILE, 53, {"input": (53, 32, 57)})
+    _F = _FN["fp8_dma_copy_group"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float8_e5m2, 3, _dev, is_global=False)  # fp8_ops.co:53
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    _rt.fixed_dim(_F, "input", input, 1, 17)
-    _rt.fixed_dim(_F, "input", input, 2, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float8_e5m2
+        and input.dim() == 3
+        and (M := input.shape[0]) > 0
+        and input.shape[1] == 17
+        and input.shape[2] == 32
+    ):  # fp8_ops.co:53
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float8_e5m2, 3, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        _rt.fixed_dim(_F, "input", input, 1, 17)
+        _rt.fixed_dim(_F, "input", input, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.float8_e5m2, _dev, None)  # fp8_ops.co:54
     (_fp8_dma_copy_group_k0_F_D0,) = _rt.block_extents(
         _F, "the buffer 'f' (fp8_ops.co:57)", (M,), 1024
@@ -327,13 +404,13 @@ def fp8_dma_copy_group(input, *, _launch=None):
         [
             M,
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(F_D0=_fp8_dma_copy_group_k0_F_D0, num_warps=1),
     )
@@ -400,21 +477,41 @@ def fp8_dma_add_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask)
 
 
+_FN["fp8_dma_add"] = _rt.Fn("fp8_dma_add", _CO_FILE, 65, {"in0": (65, 25, 48), "in1": (65, 50, 72)})
+
+
 @_rt.launcher
 def fp8_dma_add(in0, in1, *, _launch=None):
     """fp8_dma_add(f8_e5m2 [M, 17, 32] in0, f8_e5m2 [6, N, 32] in1) -> auto; from fp8_ops.co:65."""
-    _F = _rt.Fn("fp8_dma_add", _CO_FILE, 65, {"in0": (65, 25, 48), "in1": (65, 50, 72)})
+    _F = _FN["fp8_dma_add"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
-    _dims = {}
-    in0 = _rt.tensor_arg(_F, "in0", in0, torch.float8_e5m2, 3, _dev, is_global=False)  # fp8_ops.co:65
-    M = _rt.bind_dim(_F, _dims, "M", "in0", in0, 0)
-    _rt.fixed_dim(_F, "in0", in0, 1, 17)
-    _rt.fixed_dim(_F, "in0", in0, 2, 32)
-    in1 = _rt.tensor_arg(_F, "in1", in1, torch.float8_e5m2, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, "in1", in1, 0, 6)
-    N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
-    _rt.fixed_dim(_F, "in1", in1, 2, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, in0)) is not None
+        and in0.dtype is torch.float8_e5m2
+        and in0.dim() == 3
+        and (M := in0.shape[0]) > 0
+        and in0.shape[1] == 17
+        and in0.shape[2] == 32
+        and type(in1) in _rt.PLAIN
+        and in1.device == _dev
+        and in1.dtype is torch.float8_e5m2
+        and in1.dim() == 3
+        and in1.shape[0] == 6
+        and (N := in1.shape[1]) > 0
+        and in1.shape[2] == 32
+    ):  # fp8_ops.co:65
+        _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
+        _dims = {}
+        in0 = _rt.tensor_arg(_F, "in0", in0, torch.float8_e5m2, 3, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "in0", in0, 0)
+        _rt.fixed_dim(_F, "in0", in0, 1, 17)
+        _rt.fixed_dim(_F, "in0", in0, 2, 32)
+        in1 = _rt.tensor_arg(_F, "in1", in1, torch.float8_e5m2, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "in1", in1, 0, 6)
+        N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
+        _rt.fixed_dim(_F, "in1", in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.float16, _dev, None)  # fp8_ops.co:66
     _fp8_dma_add_k0_f0_scratch = _rt.scratch(_F, M * 544, torch.float8_e5m2, _dev)  # fp8_ops.co:68
     _fp8_dma_add_k0_f1_scratch = _rt.scratch(_F, N * 192, torch.float8_e5m2, _dev)
@@ -428,20 +525,20 @@ def fp8_dma_add(in0, in1, *, _launch=None):
             N,
             M,
             in0,
-            in0.stride(0),
-            in0.stride(1),
-            in0.stride(2),
+            in0.stride()[0],
+            in0.stride()[1],
+            in0.stride()[2],
             _fp8_dma_add_k0_f0_scratch,
             in1,
-            in1.stride(0),
-            in1.stride(1),
-            in1.stride(2),
+            in1.stride()[0],
+            in1.stride()[1],
+            in1.stride()[2],
             _fp8_dma_add_k0_f1_scratch,
             _fp8_dma_add_k0_out_scratch,
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(Q0_LANES=_fp8_dma_add_k0_Q0_LANES, F0_D0=_fp8_dma_add_k0_F0_D0, num_warps=4),
     )
@@ -508,21 +605,41 @@ def fp8_dma_add1_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + dim1 * output_stride_1 + dim2 * output_stride_2, out_tile, mask=mask)
 
 
+_FN["fp8_dma_add1"] = _rt.Fn("fp8_dma_add1", _CO_FILE, 82, {"in0": (82, 26, 49), "in1": (82, 51, 73)})
+
+
 @_rt.launcher
 def fp8_dma_add1(in0, in1, *, _launch=None):
     """fp8_dma_add1(f8_e5m2 [M, 17, 32] in0, f8_e5m2 [6, N, 32] in1) -> auto; from fp8_ops.co:82."""
-    _F = _rt.Fn("fp8_dma_add1", _CO_FILE, 82, {"in0": (82, 26, 49), "in1": (82, 51, 73)})
+    _F = _FN["fp8_dma_add1"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
-    _dims = {}
-    in0 = _rt.tensor_arg(_F, "in0", in0, torch.float8_e5m2, 3, _dev, is_global=False)  # fp8_ops.co:82
-    M = _rt.bind_dim(_F, _dims, "M", "in0", in0, 0)
-    _rt.fixed_dim(_F, "in0", in0, 1, 17)
-    _rt.fixed_dim(_F, "in0", in0, 2, 32)
-    in1 = _rt.tensor_arg(_F, "in1", in1, torch.float8_e5m2, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, "in1", in1, 0, 6)
-    N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
-    _rt.fixed_dim(_F, "in1", in1, 2, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, in0)) is not None
+        and in0.dtype is torch.float8_e5m2
+        and in0.dim() == 3
+        and (M := in0.shape[0]) > 0
+        and in0.shape[1] == 17
+        and in0.shape[2] == 32
+        and type(in1) in _rt.PLAIN
+        and in1.device == _dev
+        and in1.dtype is torch.float8_e5m2
+        and in1.dim() == 3
+        and in1.shape[0] == 6
+        and (N := in1.shape[1]) > 0
+        and in1.shape[2] == 32
+    ):  # fp8_ops.co:82
+        _dev = _rt.pick_device(_F, {"in0": in0, "in1": in1}, _launch)
+        _dims = {}
+        in0 = _rt.tensor_arg(_F, "in0", in0, torch.float8_e5m2, 3, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "in0", in0, 0)
+        _rt.fixed_dim(_F, "in0", in0, 1, 17)
+        _rt.fixed_dim(_F, "in0", in0, 2, 32)
+        in1 = _rt.tensor_arg(_F, "in1", in1, torch.float8_e5m2, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "in1", in1, 0, 6)
+        N = _rt.bind_dim(_F, _dims, "N", "in1", in1, 1)
+        _rt.fixed_dim(_F, "in1", in1, 2, 32)
     output = _rt.alloc(_F, (M, 17, 32), torch.float16, _dev, None)  # fp8_ops.co:83
     _fp8_dma_add1_k0_f0_scratch = _rt.scratch(_F, M * 544, torch.float8_e5m2, _dev)  # fp8_ops.co:85
     _fp8_dma_add1_k0_f1_scratch = _rt.scratch(_F, N * 192, torch.float8_e5m2, _dev)
@@ -536,20 +653,20 @@ def fp8_dma_add1(in0, in1, *, _launch=None):
             N,
             M,
             in0,
-            in0.stride(0),
-            in0.stride(1),
-            in0.stride(2),
+            in0.stride()[0],
+            in0.stride()[1],
+            in0.stride()[2],
             _fp8_dma_add1_k0_f0_scratch,
             in1,
-            in1.stride(0),
-            in1.stride(1),
-            in1.stride(2),
+            in1.stride()[0],
+            in1.stride()[1],
+            in1.stride()[2],
             _fp8_dma_add1_k0_f1_scratch,
             _fp8_dma_add1_k0_out_scratch,
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(Q0_LANES=_fp8_dma_add1_k0_Q0_LANES, F0_D0=_fp8_dma_add1_k0_F0_D0, num_warps=4),
     )

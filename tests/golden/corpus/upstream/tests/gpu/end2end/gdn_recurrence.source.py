@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "gdn_recurrence.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -148,59 +150,114 @@ def gdn_chunk_state_k0(
         tl.store(State_ptr + bh * State_stride_0 + rows * State_stride_1 + cols * State_stride_2, acc_state_out_2)
 
 
+_FN["gdn_chunk_state"] = _rt.Fn(
+    "gdn_chunk_state",
+    _CO_FILE,
+    13,
+    {
+        "K": (14, 3, 29),
+        "W": (15, 3, 29),
+        "U": (16, 3, 29),
+        "G": (17, 3, 24),
+        "State": (18, 3, 32),
+        "V_new_out": (19, 3, 37),
+        "V_new_T": (20, 3, 35),
+    },
+)
+
+
 @_rt.launcher
 def gdn_chunk_state(K, W, U, G, State, V_new_out, V_new_T, *, _launch=None):
     """gdn_chunk_state(global bf16 [BH, SEQ, 64] K, global bf16 [BH, SEQ, 64] W, global bf16 [BH, SEQ, 64] U, global f32
     [BH, SEQ] G, global bf16 [BH, 64, 64] State, global bf16 [BH, SEQ, 64] V_new_out, global bf16 [BH, 64, SEQ]
     V_new_T) -> void; from gdn_recurrence.co:13.
     """
-    _F = _rt.Fn(
-        "gdn_chunk_state",
-        _CO_FILE,
-        13,
-        {
-            "K": (14, 3, 29),
-            "W": (15, 3, 29),
-            "U": (16, 3, 29),
-            "G": (17, 3, 24),
-            "State": (18, 3, 32),
-            "V_new_out": (19, 3, 37),
-            "V_new_T": (20, 3, 35),
-        },
-    )
+    _F = _FN["gdn_chunk_state"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(
-        _F, {"K": K, "W": W, "U": U, "G": G, "State": State, "V_new_out": V_new_out, "V_new_T": V_new_T}, _launch
-    )
-    _dims = {}
-    K = _rt.tensor_arg(_F, "K", K, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:14
-    BH = _rt.bind_dim(_F, _dims, "BH", "K", K, 0)
-    SEQ = _rt.bind_dim(_F, _dims, "SEQ", "K", K, 1)
-    _rt.fixed_dim(_F, "K", K, 2, 64)
-    W = _rt.tensor_arg(_F, "W", W, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:15
-    BH = _rt.bind_dim(_F, _dims, "BH", "W", W, 0)
-    SEQ = _rt.bind_dim(_F, _dims, "SEQ", "W", W, 1)
-    _rt.fixed_dim(_F, "W", W, 2, 64)
-    U = _rt.tensor_arg(_F, "U", U, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:16
-    BH = _rt.bind_dim(_F, _dims, "BH", "U", U, 0)
-    SEQ = _rt.bind_dim(_F, _dims, "SEQ", "U", U, 1)
-    _rt.fixed_dim(_F, "U", U, 2, 64)
-    G = _rt.tensor_arg(_F, "G", G, torch.float32, 2, _dev, is_global=True)  # gdn_recurrence.co:17
-    BH = _rt.bind_dim(_F, _dims, "BH", "G", G, 0)
-    SEQ = _rt.bind_dim(_F, _dims, "SEQ", "G", G, 1)
-    State = _rt.tensor_arg(_F, "State", State, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:18
-    BH = _rt.bind_dim(_F, _dims, "BH", "State", State, 0)
-    _rt.fixed_dim(_F, "State", State, 1, 64)
-    _rt.fixed_dim(_F, "State", State, 2, 64)
-    # gdn_recurrence.co:19
-    V_new_out = _rt.tensor_arg(_F, "V_new_out", V_new_out, torch.bfloat16, 3, _dev, is_global=True)
-    BH = _rt.bind_dim(_F, _dims, "BH", "V_new_out", V_new_out, 0)
-    SEQ = _rt.bind_dim(_F, _dims, "SEQ", "V_new_out", V_new_out, 1)
-    _rt.fixed_dim(_F, "V_new_out", V_new_out, 2, 64)
-    V_new_T = _rt.tensor_arg(_F, "V_new_T", V_new_T, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:20
-    BH = _rt.bind_dim(_F, _dims, "BH", "V_new_T", V_new_T, 0)
-    _rt.fixed_dim(_F, "V_new_T", V_new_T, 1, 64)
-    SEQ = _rt.bind_dim(_F, _dims, "SEQ", "V_new_T", V_new_T, 2)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, K)) is not None
+        and K.dtype is torch.bfloat16
+        and K.dim() == 3
+        and (BH := K.shape[0]) > 0
+        and (SEQ := K.shape[1]) > 0
+        and K.shape[2] == 64
+        and type(W) in _rt.PLAIN
+        and W.device == _dev
+        and W.dtype is torch.bfloat16
+        and W.dim() == 3
+        and W.shape[0] == BH
+        and W.shape[1] == SEQ
+        and W.shape[2] == 64
+        and type(U) in _rt.PLAIN
+        and U.device == _dev
+        and U.dtype is torch.bfloat16
+        and U.dim() == 3
+        and U.shape[0] == BH
+        and U.shape[1] == SEQ
+        and U.shape[2] == 64
+        and type(G) in _rt.PLAIN
+        and G.device == _dev
+        and G.dtype is torch.float32
+        and G.dim() == 2
+        and G.shape[0] == BH
+        and G.shape[1] == SEQ
+        and type(State) in _rt.PLAIN
+        and State.device == _dev
+        and State.dtype is torch.bfloat16
+        and State.dim() == 3
+        and State.shape[0] == BH
+        and State.shape[1] == 64
+        and State.shape[2] == 64
+        and type(V_new_out) in _rt.PLAIN
+        and V_new_out.device == _dev
+        and V_new_out.dtype is torch.bfloat16
+        and V_new_out.dim() == 3
+        and V_new_out.shape[0] == BH
+        and V_new_out.shape[1] == SEQ
+        and V_new_out.shape[2] == 64
+        and type(V_new_T) in _rt.PLAIN
+        and V_new_T.device == _dev
+        and V_new_T.dtype is torch.bfloat16
+        and V_new_T.dim() == 3
+        and V_new_T.shape[0] == BH
+        and V_new_T.shape[1] == 64
+        and V_new_T.shape[2] == SEQ
+    ):  # gdn_recurrence.co:14
+        _dev = _rt.pick_device(
+            _F, {"K": K, "W": W, "U": U, "G": G, "State": State, "V_new_out": V_new_out, "V_new_T": V_new_T}, _launch
+        )
+        _dims = {}
+        K = _rt.tensor_arg(_F, "K", K, torch.bfloat16, 3, _dev, is_global=True)
+        BH = _rt.bind_dim(_F, _dims, "BH", "K", K, 0)
+        SEQ = _rt.bind_dim(_F, _dims, "SEQ", "K", K, 1)
+        _rt.fixed_dim(_F, "K", K, 2, 64)
+        W = _rt.tensor_arg(_F, "W", W, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:15
+        BH = _rt.bind_dim(_F, _dims, "BH", "W", W, 0)
+        SEQ = _rt.bind_dim(_F, _dims, "SEQ", "W", W, 1)
+        _rt.fixed_dim(_F, "W", W, 2, 64)
+        U = _rt.tensor_arg(_F, "U", U, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:16
+        BH = _rt.bind_dim(_F, _dims, "BH", "U", U, 0)
+        SEQ = _rt.bind_dim(_F, _dims, "SEQ", "U", U, 1)
+        _rt.fixed_dim(_F, "U", U, 2, 64)
+        G = _rt.tensor_arg(_F, "G", G, torch.float32, 2, _dev, is_global=True)  # gdn_recurrence.co:17
+        BH = _rt.bind_dim(_F, _dims, "BH", "G", G, 0)
+        SEQ = _rt.bind_dim(_F, _dims, "SEQ", "G", G, 1)
+        State = _rt.tensor_arg(_F, "State", State, torch.bfloat16, 3, _dev, is_global=True)  # gdn_recurrence.co:18
+        BH = _rt.bind_dim(_F, _dims, "BH", "State", State, 0)
+        _rt.fixed_dim(_F, "State", State, 1, 64)
+        _rt.fixed_dim(_F, "State", State, 2, 64)
+        # gdn_recurrence.co:19
+        V_new_out = _rt.tensor_arg(_F, "V_new_out", V_new_out, torch.bfloat16, 3, _dev, is_global=True)
+        BH = _rt.bind_dim(_F, _dims, "BH", "V_new_out", V_new_out, 0)
+        SEQ = _rt.bind_dim(_F, _dims, "SEQ", "V_new_out", V_new_out, 1)
+        _rt.fixed_dim(_F, "V_new_out", V_new_out, 2, 64)
+        # gdn_recurrence.co:20
+        V_new_T = _rt.tensor_arg(_F, "V_new_T", V_new_T, torch.bfloat16, 3, _dev, is_global=True)
+        BH = _rt.bind_dim(_F, _dims, "BH", "V_new_T", V_new_T, 0)
+        _rt.fixed_dim(_F, "V_new_T", V_new_T, 1, 64)
+        SEQ = _rt.bind_dim(_F, _dims, "SEQ", "V_new_T", V_new_T, 2)
     num_chunks = _rt.cdiv(SEQ, 64)  # gdn_recurrence.co:22
     _launch(
         gdn_chunk_state_k0,
@@ -209,32 +266,32 @@ def gdn_chunk_state(K, W, U, G, State, V_new_out, V_new_T, *, _launch=None):
             BH,
             SEQ,
             K,
-            K.stride(0),
-            K.stride(1),
-            K.stride(2),
+            K.stride()[0],
+            K.stride()[1],
+            K.stride()[2],
             W,
-            W.stride(0),
-            W.stride(1),
-            W.stride(2),
+            W.stride()[0],
+            W.stride()[1],
+            W.stride()[2],
             U,
-            U.stride(0),
-            U.stride(1),
-            U.stride(2),
+            U.stride()[0],
+            U.stride()[1],
+            U.stride()[2],
             V_new_out,
-            V_new_out.stride(0),
-            V_new_out.stride(1),
-            V_new_out.stride(2),
+            V_new_out.stride()[0],
+            V_new_out.stride()[1],
+            V_new_out.stride()[2],
             V_new_T,
-            V_new_T.stride(0),
-            V_new_T.stride(1),
-            V_new_T.stride(2),
+            V_new_T.stride()[0],
+            V_new_T.stride()[1],
+            V_new_T.stride()[2],
             State,
-            State.stride(0),
-            State.stride(1),
-            State.stride(2),
+            State.stride()[0],
+            State.stride()[1],
+            State.stride()[2],
             G,
-            G.stride(0),
-            G.stride(1),
+            G.stride()[0],
+            G.stride()[1],
             num_chunks,
         ],
         dict(num_warps=4),

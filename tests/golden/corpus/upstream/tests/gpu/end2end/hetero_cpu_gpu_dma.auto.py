@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "hetero_cpu_gpu_dma.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -59,24 +61,40 @@ def hetero_dma_roundtrip_k0(B_ptr, B_stride_0):
     tl.store(B_ptr + q * B_stride_0, sbuf)  # hetero_cpu_gpu_dma.co:24
 
 
+_FN["hetero_dma_roundtrip"] = _rt.Fn("hetero_dma_roundtrip", _CO_FILE, 9, {"A": (9, 34, 45), "B": (9, 47, 59)})
+
+
 @_rt.launcher
 def hetero_dma_roundtrip(A, B, *, _launch=None):
     """hetero_dma_roundtrip(f32 [128] A, f32 [128] B) -> void; from hetero_cpu_gpu_dma.co:9."""
-    _F = _rt.Fn("hetero_dma_roundtrip", _CO_FILE, 9, {"A": (9, 34, 45), "B": (9, 47, 59)})
+    _F = _FN["hetero_dma_roundtrip"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"A": A, "B": B}, _launch)
-    _dims = {}
     A_caller = A  # hetero_cpu_gpu_dma.co:9
-    A = _rt.tensor_arg(_F, "A", A, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "A", A, 0, 128)
     B_caller = B
-    B = _rt.tensor_arg(_F, "B", B, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "B", B, 0, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, A)) is not None
+        and A.dtype is torch.float32
+        and A.dim() == 1
+        and A.shape[0] == 128
+        and type(B) in _rt.PLAIN
+        and B.device == _dev
+        and B.dtype is torch.float32
+        and B.dim() == 1
+        and B.shape[0] == 128
+    ):
+        _dev = _rt.pick_device(_F, {"A": A, "B": B}, _launch)
+        _dims = {}
+        A = _rt.tensor_arg(_F, "A", A, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "A", A, 0, 128)
+        B = _rt.tensor_arg(_F, "B", B, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "B", B, 0, 128)
     # ': device(cpu)' region (line 11): lowered as host code; its parallels run on the kernels' device
     for _i1 in range(128):  # hetero_cpu_gpu_dma.co:12
         _rt.elem_set(_F, "A", A, (_i1,), _rt.elem_get(_F, "A", A, (_i1,), 13) * 2.0, 13)  # hetero_cpu_gpu_dma.co:13
     # ': device(gpu)' region (line 18): lowered as host code; its parallels run on the kernels' device
-    _launch(hetero_dma_roundtrip_k0, (1,), [B, B.stride(0)], dict(num_warps=4))  # hetero_cpu_gpu_dma.co:19
+    _launch(hetero_dma_roundtrip_k0, (1,), [B, B.stride()[0]], dict(num_warps=4))  # hetero_cpu_gpu_dma.co:19
     _rt.sync(_dev)  # hetero_cpu_gpu_dma.co:29
     _rt.copy_back(A_caller, A)
     _rt.copy_back(B_caller, B)

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "hetero_cpu_gpu_multi.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -58,27 +60,50 @@ def hetero_multi_phase_k0(B_ptr, B_stride_0):
     tl.store(B_ptr + q * B_stride_0, B_val * 2.0)
 
 
+_FN["hetero_multi_phase"] = _rt.Fn(
+    "hetero_multi_phase", _CO_FILE, 9, {"A": (9, 32, 43), "B": (9, 45, 57), "C": (9, 59, 71)}
+)
+
+
 @_rt.launcher
 def hetero_multi_phase(A, B, C, *, _launch=None):
     """hetero_multi_phase(f32 [256] A, f32 [256] B, f32 [256] C) -> void; from hetero_cpu_gpu_multi.co:9."""
-    _F = _rt.Fn("hetero_multi_phase", _CO_FILE, 9, {"A": (9, 32, 43), "B": (9, 45, 57), "C": (9, 59, 71)})
+    _F = _FN["hetero_multi_phase"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"A": A, "B": B, "C": C}, _launch)
-    _dims = {}
     A_caller = A  # hetero_cpu_gpu_multi.co:9
-    A = _rt.tensor_arg(_F, "A", A, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "A", A, 0, 256)
     B_caller = B
-    B = _rt.tensor_arg(_F, "B", B, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "B", B, 0, 256)
     C_caller = C
-    C = _rt.tensor_arg(_F, "C", C, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "C", C, 0, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, A)) is not None
+        and A.dtype is torch.float32
+        and A.dim() == 1
+        and A.shape[0] == 256
+        and type(B) in _rt.PLAIN
+        and B.device == _dev
+        and B.dtype is torch.float32
+        and B.dim() == 1
+        and B.shape[0] == 256
+        and type(C) in _rt.PLAIN
+        and C.device == _dev
+        and C.dtype is torch.float32
+        and C.dim() == 1
+        and C.shape[0] == 256
+    ):
+        _dev = _rt.pick_device(_F, {"A": A, "B": B, "C": C}, _launch)
+        _dims = {}
+        A = _rt.tensor_arg(_F, "A", A, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "A", A, 0, 256)
+        B = _rt.tensor_arg(_F, "B", B, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "B", B, 0, 256)
+        C = _rt.tensor_arg(_F, "C", C, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "C", C, 0, 256)
     # ': device(cpu)' region (line 11): lowered as host code; its parallels run on the kernels' device
     for _i1 in range(256):  # hetero_cpu_gpu_multi.co:12
         _rt.elem_set(_F, "A", A, (_i1,), _rt.elem_get(_F, "A", A, (_i1,), 13) + 1.0, 13)  # hetero_cpu_gpu_multi.co:13
     # ': device(gpu)' region (line 17): lowered as host code; its parallels run on the kernels' device
-    _launch(hetero_multi_phase_k0, (1,), [B, B.stride(0)], dict(num_warps=8))  # hetero_cpu_gpu_multi.co:18
+    _launch(hetero_multi_phase_k0, (1,), [B, B.stride()[0]], dict(num_warps=8))  # hetero_cpu_gpu_multi.co:18
     _rt.sync(_dev)  # hetero_cpu_gpu_multi.co:24
     # ': device(cpu)' region (line 27): lowered as host code; its parallels run on the kernels' device
     for _i2 in range(256):  # hetero_cpu_gpu_multi.co:28

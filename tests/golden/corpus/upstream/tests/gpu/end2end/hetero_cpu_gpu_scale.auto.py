@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "hetero_cpu_gpu_scale.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -70,42 +72,65 @@ def hetero_parallel_scale_k1(D_ptr, D_stride_0):
     tl.store(D_ptr + idx * D_stride_0, D_val + 100.0)
 
 
+_FN["hetero_parallel_scale"] = _rt.Fn(
+    "hetero_parallel_scale", _CO_FILE, 9, {"A": (10, 5, 17), "B": (10, 19, 32), "C": (10, 34, 47), "D": (10, 49, 62)}
+)
+
+
 @_rt.launcher
 def hetero_parallel_scale(A, B, C, D, *, _launch=None):
     """hetero_parallel_scale(f32 [4096] A, f32 [4096] B, f32 [4096] C, f32 [4096] D) -> void; from
     hetero_cpu_gpu_scale.co:9.
     """
-    _F = _rt.Fn(
-        "hetero_parallel_scale",
-        _CO_FILE,
-        9,
-        {"A": (10, 5, 17), "B": (10, 19, 32), "C": (10, 34, 47), "D": (10, 49, 62)},
-    )
+    _F = _FN["hetero_parallel_scale"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"A": A, "B": B, "C": C, "D": D}, _launch)
-    _dims = {}
     A_caller = A  # hetero_cpu_gpu_scale.co:10
-    A = _rt.tensor_arg(_F, "A", A, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "A", A, 0, 4096)
     B_caller = B
-    B = _rt.tensor_arg(_F, "B", B, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "B", B, 0, 4096)
     C_caller = C
-    C = _rt.tensor_arg(_F, "C", C, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "C", C, 0, 4096)
     D_caller = D
-    D = _rt.tensor_arg(_F, "D", D, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "D", D, 0, 4096)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, A)) is not None
+        and A.dtype is torch.float32
+        and A.dim() == 1
+        and A.shape[0] == 4096
+        and type(B) in _rt.PLAIN
+        and B.device == _dev
+        and B.dtype is torch.float32
+        and B.dim() == 1
+        and B.shape[0] == 4096
+        and type(C) in _rt.PLAIN
+        and C.device == _dev
+        and C.dtype is torch.float32
+        and C.dim() == 1
+        and C.shape[0] == 4096
+        and type(D) in _rt.PLAIN
+        and D.device == _dev
+        and D.dtype is torch.float32
+        and D.dim() == 1
+        and D.shape[0] == 4096
+    ):
+        _dev = _rt.pick_device(_F, {"A": A, "B": B, "C": C, "D": D}, _launch)
+        _dims = {}
+        A = _rt.tensor_arg(_F, "A", A, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "A", A, 0, 4096)
+        B = _rt.tensor_arg(_F, "B", B, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "B", B, 0, 4096)
+        C = _rt.tensor_arg(_F, "C", C, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "C", C, 0, 4096)
+        D = _rt.tensor_arg(_F, "D", D, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "D", D, 0, 4096)
     # ': device(cpu)' region (line 12): lowered as host code; its parallels run on the kernels' device
     for _i1 in range(4096):  # hetero_cpu_gpu_scale.co:13
         _rt.elem_set(_F, "A", A, (_i1,), _rt.elem_get(_F, "A", A, (_i1,), 14) + 10.0, 14)  # hetero_cpu_gpu_scale.co:14
     # ': device(gpu)' region (line 18): lowered as host code; its parallels run on the kernels' device
-    _launch(hetero_parallel_scale_k0, (4,), [B, B.stride(0)], dict(num_warps=8))  # hetero_cpu_gpu_scale.co:19
+    _launch(hetero_parallel_scale_k0, (4,), [B, B.stride()[0]], dict(num_warps=8))  # hetero_cpu_gpu_scale.co:19
     # ': device(cpu)' region (line 27): lowered as host code; its parallels run on the kernels' device
     for _i2 in range(4096):  # hetero_cpu_gpu_scale.co:28
         _rt.elem_set(_F, "C", C, (_i2,), _rt.elem_get(_F, "C", C, (_i2,), 29) - 5.0, 29)  # hetero_cpu_gpu_scale.co:29
     # ': device(gpu)' region (line 33): lowered as host code; its parallels run on the kernels' device
-    _launch(hetero_parallel_scale_k1, (4,), [D, D.stride(0)], dict(num_warps=8))  # hetero_cpu_gpu_scale.co:34
+    _launch(hetero_parallel_scale_k1, (4,), [D, D.stride()[0]], dict(num_warps=8))  # hetero_cpu_gpu_scale.co:34
     _rt.sync(_dev)  # hetero_cpu_gpu_scale.co:42
     _rt.copy_back(A_caller, A)
     _rt.copy_back(B_caller, B)

@@ -28,6 +28,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "integral_types.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -71,33 +73,51 @@ def ele_add_s32_k0(
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
+_FN["ele_add_s32"] = _rt.Fn("ele_add_s32", _CO_FILE, 6, {"lhs": (6, 25, 40), "rhs": (6, 42, 57)})
+
+
 @_rt.launcher
 def ele_add_s32(lhs, rhs, *, _launch=None):
     """ele_add_s32(s32 [6, 64] lhs, s32 [6, 64] rhs) -> auto; from integral_types.co:6."""
-    _F = _rt.Fn("ele_add_s32", _CO_FILE, 6, {"lhs": (6, 25, 40), "rhs": (6, 42, 57)})
+    _F = _FN["ele_add_s32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 2, _dev, is_global=False)  # integral_types.co:6
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int32
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int32
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # integral_types.co:6
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.int32, _dev, None)  # integral_types.co:7
     _launch(
         ele_add_s32_k0,
         (6,),
         [
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
         ],
         dict(num_warps=2),
     )  # integral_types.co:8
@@ -124,33 +144,51 @@ def ele_add_u32_k0(
     tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val + rhs_val)
 
 
+_FN["ele_add_u32"] = _rt.Fn("ele_add_u32", _CO_FILE, 12, {"lhs": (12, 25, 40), "rhs": (12, 42, 57)})
+
+
 @_rt.launcher
 def ele_add_u32(lhs, rhs, *, _launch=None):
     """ele_add_u32(u32 [6, 64] lhs, u32 [6, 64] rhs) -> auto; from integral_types.co:12."""
-    _F = _rt.Fn("ele_add_u32", _CO_FILE, 12, {"lhs": (12, 25, 40), "rhs": (12, 42, 57)})
+    _F = _FN["ele_add_u32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint32, 2, _dev, is_global=False)  # integral_types.co:12
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.uint32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.uint32
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.uint32
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # integral_types.co:12
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.uint32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.uint32, _dev, None)  # integral_types.co:13
     _launch(
         ele_add_u32_k0,
         (6,),
         [
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
         ],
         dict(num_warps=2),
     )  # integral_types.co:14
@@ -180,33 +218,51 @@ def ele_add_s16_k0(
     )
 
 
+_FN["ele_add_s16"] = _rt.Fn("ele_add_s16", _CO_FILE, 18, {"lhs": (18, 25, 40), "rhs": (18, 42, 57)})
+
+
 @_rt.launcher
 def ele_add_s16(lhs, rhs, *, _launch=None):
     """ele_add_s16(s16 [6, 64] lhs, s16 [6, 64] rhs) -> auto; from integral_types.co:18."""
-    _F = _rt.Fn("ele_add_s16", _CO_FILE, 18, {"lhs": (18, 25, 40), "rhs": (18, 42, 57)})
+    _F = _FN["ele_add_s16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int16, 2, _dev, is_global=False)  # integral_types.co:18
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # integral_types.co:18
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.int16, _dev, None)  # integral_types.co:19
     _launch(
         ele_add_s16_k0,
         (6,),
         [
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
         ],
         dict(num_warps=2),
     )  # integral_types.co:20
@@ -236,33 +292,51 @@ def ele_add_u16_k0(
     )
 
 
+_FN["ele_add_u16"] = _rt.Fn("ele_add_u16", _CO_FILE, 24, {"lhs": (24, 25, 40), "rhs": (24, 42, 57)})
+
+
 @_rt.launcher
 def ele_add_u16(lhs, rhs, *, _launch=None):
     """ele_add_u16(u16 [6, 64] lhs, u16 [6, 64] rhs) -> auto; from integral_types.co:24."""
-    _F = _rt.Fn("ele_add_u16", _CO_FILE, 24, {"lhs": (24, 25, 40), "rhs": (24, 42, 57)})
+    _F = _FN["ele_add_u16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint16, 2, _dev, is_global=False)  # integral_types.co:24
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.uint16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.uint16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.uint16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # integral_types.co:24
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.uint16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.uint16, _dev, None)  # integral_types.co:25
     _launch(
         ele_add_u16_k0,
         (6,),
         [
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
         ],
         dict(num_warps=2),
     )  # integral_types.co:26
@@ -292,33 +366,51 @@ def ele_add_s8_k0(
     )
 
 
+_FN["ele_add_s8"] = _rt.Fn("ele_add_s8", _CO_FILE, 30, {"lhs": (30, 24, 38), "rhs": (30, 40, 54)})
+
+
 @_rt.launcher
 def ele_add_s8(lhs, rhs, *, _launch=None):
     """ele_add_s8(s8 [6, 64] lhs, s8 [6, 64] rhs) -> auto; from integral_types.co:30."""
-    _F = _rt.Fn("ele_add_s8", _CO_FILE, 30, {"lhs": (30, 24, 38), "rhs": (30, 40, 54)})
+    _F = _FN["ele_add_s8"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)  # integral_types.co:30
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # integral_types.co:30
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.int8, _dev, None)  # integral_types.co:31
     _launch(
         ele_add_s8_k0,
         (6,),
         [
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
         ],
         dict(num_warps=2),
     )  # integral_types.co:32
@@ -348,33 +440,51 @@ def ele_add_u8_k0(
     )
 
 
+_FN["ele_add_u8"] = _rt.Fn("ele_add_u8", _CO_FILE, 36, {"lhs": (36, 24, 38), "rhs": (36, 40, 54)})
+
+
 @_rt.launcher
 def ele_add_u8(lhs, rhs, *, _launch=None):
     """ele_add_u8(u8 [6, 64] lhs, u8 [6, 64] rhs) -> auto; from integral_types.co:36."""
-    _F = _rt.Fn("ele_add_u8", _CO_FILE, 36, {"lhs": (36, 24, 38), "rhs": (36, 40, 54)})
+    _F = _FN["ele_add_u8"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint8, 2, _dev, is_global=False)  # integral_types.co:36
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.uint8, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.uint8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.uint8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # integral_types.co:36
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
     output = _rt.alloc(_F, (6, 64), torch.uint8, _dev, None)  # integral_types.co:37
     _launch(
         ele_add_u8_k0,
         (6,),
         [
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
         ],
         dict(num_warps=2),
     )  # integral_types.co:38

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "memreuse-static.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -108,19 +110,37 @@ def mem_reuse_static_k0(
     tl.store(output_ptr + offs * output_stride_0 + cols * output_stride_1, output_s_tile)
 
 
+_FN["mem_reuse_static"] = _rt.Fn("mem_reuse_static", _CO_FILE, 10, {"i0": (10, 30, 42), "i1": (10, 44, 56)})
+
+
 @_rt.launcher
 def mem_reuse_static(i0, i1, *, _launch=None):
     """mem_reuse_static(u8 [8, 256] i0, u8 [8, 256] i1) -> auto; from memreuse-static.co:10."""
-    _F = _rt.Fn("mem_reuse_static", _CO_FILE, 10, {"i0": (10, 30, 42), "i1": (10, 44, 56)})
+    _F = _FN["mem_reuse_static"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"i0": i0, "i1": i1}, _launch)
-    _dims = {}
-    i0 = _rt.tensor_arg(_F, "i0", i0, torch.uint8, 2, _dev, is_global=False)  # memreuse-static.co:10
-    _rt.fixed_dim(_F, "i0", i0, 0, 8)
-    _rt.fixed_dim(_F, "i0", i0, 1, 256)
-    i1 = _rt.tensor_arg(_F, "i1", i1, torch.uint8, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "i1", i1, 0, 8)
-    _rt.fixed_dim(_F, "i1", i1, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, i0)) is not None
+        and i0.dtype is torch.uint8
+        and i0.dim() == 2
+        and i0.shape[0] == 8
+        and i0.shape[1] == 256
+        and type(i1) in _rt.PLAIN
+        and i1.device == _dev
+        and i1.dtype is torch.uint8
+        and i1.dim() == 2
+        and i1.shape[0] == 8
+        and i1.shape[1] == 256
+    ):  # memreuse-static.co:10
+        _dev = _rt.pick_device(_F, {"i0": i0, "i1": i1}, _launch)
+        _dims = {}
+        i0 = _rt.tensor_arg(_F, "i0", i0, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "i0", i0, 0, 8)
+        _rt.fixed_dim(_F, "i0", i0, 1, 256)
+        i1 = _rt.tensor_arg(_F, "i1", i1, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "i1", i1, 0, 8)
+        _rt.fixed_dim(_F, "i1", i1, 1, 256)
     output = _rt.alloc(_F, (8, 256), torch.uint8, _dev, None)  # memreuse-static.co:11
     _mem_reuse_static_k0_smem1_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)  # memreuse-static.co:13
     _mem_reuse_static_k0_output_s_scratch = _rt.scratch(_F, 2048, torch.uint8, _dev)
@@ -130,17 +150,17 @@ def mem_reuse_static(i0, i1, *, _launch=None):
         (8,),
         [
             i0,
-            i0.stride(0),
-            i0.stride(1),
+            i0.stride()[0],
+            i0.stride()[1],
             _mem_reuse_static_k0_smem1_scratch,
             _mem_reuse_static_k0_output_s_scratch,
             i1,
-            i1.stride(0),
-            i1.stride(1),
+            i1.stride()[0],
+            i1.stride()[1],
             _mem_reuse_static_k0_smem2_scratch,
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=4),
     )

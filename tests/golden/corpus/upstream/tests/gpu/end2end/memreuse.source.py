@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "memreuse.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -121,19 +123,37 @@ def mem_reuse_dynamic_k0(
     tl.store(output_ptr + offs * output_stride_0 + cols * output_stride_1, output_s_tile, mask=mask_7)
 
 
+_FN["mem_reuse_dynamic"] = _rt.Fn("mem_reuse_dynamic", _CO_FILE, 7, {"i0": (7, 31, 43), "i1": (7, 45, 57)})
+
+
 @_rt.launcher
 def mem_reuse_dynamic(i0, i1, *, _launch=None):
     """mem_reuse_dynamic(u8 [K, N] i0, u8 [K, N] i1) -> auto; from memreuse.co:7."""
-    _F = _rt.Fn("mem_reuse_dynamic", _CO_FILE, 7, {"i0": (7, 31, 43), "i1": (7, 45, 57)})
+    _F = _FN["mem_reuse_dynamic"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"i0": i0, "i1": i1}, _launch)
-    _dims = {}
-    i0 = _rt.tensor_arg(_F, "i0", i0, torch.uint8, 2, _dev, is_global=False)  # memreuse.co:7
-    K = _rt.bind_dim(_F, _dims, "K", "i0", i0, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "i0", i0, 1)
-    i1 = _rt.tensor_arg(_F, "i1", i1, torch.uint8, 2, _dev, is_global=False)
-    K = _rt.bind_dim(_F, _dims, "K", "i1", i1, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "i1", i1, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, i0)) is not None
+        and i0.dtype is torch.uint8
+        and i0.dim() == 2
+        and (K := i0.shape[0]) > 0
+        and (N := i0.shape[1]) > 0
+        and type(i1) in _rt.PLAIN
+        and i1.device == _dev
+        and i1.dtype is torch.uint8
+        and i1.dim() == 2
+        and i1.shape[0] == K
+        and i1.shape[1] == N
+    ):  # memreuse.co:7
+        _dev = _rt.pick_device(_F, {"i0": i0, "i1": i1}, _launch)
+        _dims = {}
+        i0 = _rt.tensor_arg(_F, "i0", i0, torch.uint8, 2, _dev, is_global=False)
+        K = _rt.bind_dim(_F, _dims, "K", "i0", i0, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "i0", i0, 1)
+        i1 = _rt.tensor_arg(_F, "i1", i1, torch.uint8, 2, _dev, is_global=False)
+        K = _rt.bind_dim(_F, _dims, "K", "i1", i1, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "i1", i1, 1)
     output = _rt.alloc(_F, (K, N), torch.uint8, _dev, None)  # memreuse.co:8
     _mem_reuse_dynamic_k0_smem1_scratch = _rt.scratch(_F, _rt.idiv(K, 8) * N * 8, torch.uint8, _dev)  # memreuse.co:10
     _mem_reuse_dynamic_k0_output_s_scratch = _rt.scratch(_F, _rt.idiv(K, 8) * N * 8, torch.uint8, _dev)
@@ -148,17 +168,17 @@ def mem_reuse_dynamic(i0, i1, *, _launch=None):
             K,
             N,
             i0,
-            i0.stride(0),
-            i0.stride(1),
+            i0.stride()[0],
+            i0.stride()[1],
             _mem_reuse_dynamic_k0_smem1_scratch,
             _mem_reuse_dynamic_k0_output_s_scratch,
             i1,
-            i1.stride(0),
-            i1.stride(1),
+            i1.stride()[0],
+            i1.stride()[1],
             _mem_reuse_dynamic_k0_smem2_scratch,
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(SMEM1_D0=_mem_reuse_dynamic_k0_SMEM1_D0, SMEM1_D1=_mem_reuse_dynamic_k0_SMEM1_D1, num_warps=4),
     )

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "numerics.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -61,18 +63,29 @@ def numerics_core6_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     )  # numerics.co:15
 
 
+_FN["numerics_core6"] = _rt.Fn("numerics_core6", _CO_FILE, 11, {"input": (11, 33, 48)})
+
+
 @_rt.launcher
 def numerics_core6(input, *, _launch=None):
     """numerics_core6(f32 [512] input) -> f32 tensor; from numerics.co:11."""
-    _F = _rt.Fn("numerics_core6", _CO_FILE, 11, {"input": (11, 33, 48)})
+    _F = _FN["numerics_core6"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float32, 1, _dev, is_global=False)  # numerics.co:11
-    _rt.fixed_dim(_F, "input", input, 0, 512)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float32
+        and input.dim() == 1
+        and input.shape[0] == 512
+    ):  # numerics.co:11
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 512)
     output = _rt.alloc(_F, (512,), torch.float32, _dev, None)  # numerics.co:12
     # numerics.co:13
-    _launch(numerics_core6_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=8))
+    _launch(numerics_core6_k0, (1,), [input, input.stride()[0], output, output.stride()[0]], dict(num_warps=8))
     return output  # numerics.co:18
 
 
@@ -101,17 +114,29 @@ def unary_mix_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     )  # numerics.co:31
 
 
+_FN["unary_mix"] = _rt.Fn("unary_mix", _CO_FILE, 27, {"input": (27, 28, 43)})
+
+
 @_rt.launcher
 def unary_mix(input, *, _launch=None):
     """unary_mix(f32 [512] input) -> f32 tensor; from numerics.co:27."""
-    _F = _rt.Fn("unary_mix", _CO_FILE, 27, {"input": (27, 28, 43)})
+    _F = _FN["unary_mix"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float32, 1, _dev, is_global=False)  # numerics.co:27
-    _rt.fixed_dim(_F, "input", input, 0, 512)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float32
+        and input.dim() == 1
+        and input.shape[0] == 512
+    ):  # numerics.co:27
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 512)
     output = _rt.alloc(_F, (512,), torch.float32, _dev, None)  # numerics.co:28
-    _launch(unary_mix_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=8))  # numerics.co:29
+    # numerics.co:29
+    _launch(unary_mix_k0, (1,), [input, input.stride()[0], output, output.stride()[0]], dict(num_warps=8))
     return output  # numerics.co:38
 
 
@@ -124,20 +149,37 @@ def binary_mix_k0(lhs_ptr, lhs_stride_0, rhs_ptr, rhs_stride_0, output_ptr, outp
     tl.store(output_ptr + p * output_stride_0, _libm.pow(x + 1.5, y + 1.5) + _libm.atan2(x, y))  # numerics.co:46
 
 
+_FN["binary_mix"] = _rt.Fn("binary_mix", _CO_FILE, 41, {"lhs": (41, 29, 42), "rhs": (41, 44, 57)})
+
+
 @_rt.launcher
 def binary_mix(lhs, rhs, *, _launch=None):
     """binary_mix(f32 [512] lhs, f32 [512] rhs) -> f32 tensor; from numerics.co:41."""
-    _F = _rt.Fn("binary_mix", _CO_FILE, 41, {"lhs": (41, 29, 42), "rhs": (41, 44, 57)})
+    _F = _FN["binary_mix"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float32, 1, _dev, is_global=False)  # numerics.co:41
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 512)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float32, 1, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 512)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float32
+        and lhs.dim() == 1
+        and lhs.shape[0] == 512
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float32
+        and rhs.dim() == 1
+        and rhs.shape[0] == 512
+    ):  # numerics.co:41
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 512)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 512)
     output = _rt.alloc(_F, (512,), torch.float32, _dev, None)  # numerics.co:42
-    # numerics.co:43
-    _launch(binary_mix_k0, (1,), [lhs, lhs.stride(0), rhs, rhs.stride(0), output, output.stride(0)], dict(num_warps=8))
+    _launch(
+        binary_mix_k0, (1,), [lhs, lhs.stride()[0], rhs, rhs.stride()[0], output, output.stride()[0]], dict(num_warps=8)
+    )  # numerics.co:43
     return output  # numerics.co:48
 
 

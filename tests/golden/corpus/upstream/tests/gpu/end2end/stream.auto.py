@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "stream.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -57,10 +59,13 @@ def foo_k0(a):
     tl.device_print("", a + p)  # stream.co:8
 
 
+_FN["foo"] = _rt.Fn("foo", _CO_FILE, 6, {"a": (6, 17, 22), "_s": (6, 24, 33)})
+
+
 @_rt.launcher
 def foo(a, _s_, *, _launch=None):
     """foo(int a, stream _s) -> void; from stream.co:6."""
-    _F = _rt.Fn("foo", _CO_FILE, 6, {"a": (6, 17, 22), "_s": (6, 24, 33)})
+    _F = _FN["foo"]
     _launch = _launch or _rt.launch
     _dev = _rt.pick_device(_F, {}, _launch)
     _dims = {}

@@ -29,6 +29,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "tiled_dma.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -61,21 +63,33 @@ def foo1_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:14
 
 
+_FN["foo1"] = _rt.Fn("foo1", _CO_FILE, 8, {"input": (8, 18, 36)})
+
+
 @_rt.launcher
 def foo1(input, *, _launch=None):
     """foo1(s32 [32, 32] input) -> auto; from tiled_dma.co:8."""
-    _F = _rt.Fn("foo1", _CO_FILE, 8, {"input": (8, 18, 36)})
+    _F = _FN["foo1"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:8
-    _rt.fixed_dim(_F, "input", input, 0, 32)
-    _rt.fixed_dim(_F, "input", input, 1, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and input.shape[0] == 32
+        and input.shape[1] == 32
+    ):  # tiled_dma.co:8
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 32)
+        _rt.fixed_dim(_F, "input", input, 1, 32)
     output = _rt.alloc(_F, (32, 32), torch.int32, _dev, None)  # tiled_dma.co:9
     _launch(
         foo1_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:11
     return output  # tiled_dma.co:17
@@ -91,21 +105,33 @@ def foo2_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:27
 
 
+_FN["foo2"] = _rt.Fn("foo2", _CO_FILE, 20, {"input": (20, 18, 36)})
+
+
 @_rt.launcher
 def foo2(input, *, _launch=None):
     """foo2(f16 [31, 32] input) -> auto; from tiled_dma.co:20."""
-    _F = _rt.Fn("foo2", _CO_FILE, 20, {"input": (20, 18, 36)})
+    _F = _FN["foo2"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)  # tiled_dma.co:20
-    _rt.fixed_dim(_F, "input", input, 0, 31)
-    _rt.fixed_dim(_F, "input", input, 1, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 2
+        and input.shape[0] == 31
+        and input.shape[1] == 32
+    ):  # tiled_dma.co:20
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 31)
+        _rt.fixed_dim(_F, "input", input, 1, 32)
     output = _rt.alloc(_F, (32, 32), torch.float16, _dev, 0.0)  # tiled_dma.co:21
     _launch(
         foo2_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:23
     return output  # tiled_dma.co:30
@@ -121,21 +147,33 @@ def foo3_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile, mask=mask)
 
 
+_FN["foo3"] = _rt.Fn("foo3", _CO_FILE, 33, {"input": (33, 18, 38)})
+
+
 @_rt.launcher
 def foo3(input, *, _launch=None):
     """foo3(f16 [32, 1024] input) -> auto; from tiled_dma.co:33."""
-    _F = _rt.Fn("foo3", _CO_FILE, 33, {"input": (33, 18, 38)})
+    _F = _FN["foo3"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)  # tiled_dma.co:33
-    _rt.fixed_dim(_F, "input", input, 0, 32)
-    _rt.fixed_dim(_F, "input", input, 1, 1024)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 2
+        and input.shape[0] == 32
+        and input.shape[1] == 1024
+    ):  # tiled_dma.co:33
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 32)
+        _rt.fixed_dim(_F, "input", input, 1, 1024)
     output = _rt.alloc(_F, (7, 32), torch.float16, _dev, None)  # tiled_dma.co:34
     _launch(
         foo3_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:36
     return output  # tiled_dma.co:42
@@ -150,21 +188,33 @@ def foo4_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:53
 
 
+_FN["foo4"] = _rt.Fn("foo4", _CO_FILE, 45, {"input": (45, 18, 36)})
+
+
 @_rt.launcher
 def foo4(input, *, _launch=None):
     """foo4(s32 [32, 64] input) -> auto; from tiled_dma.co:45."""
-    _F = _rt.Fn("foo4", _CO_FILE, 45, {"input": (45, 18, 36)})
+    _F = _FN["foo4"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:45
-    _rt.fixed_dim(_F, "input", input, 0, 32)
-    _rt.fixed_dim(_F, "input", input, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and input.shape[0] == 32
+        and input.shape[1] == 64
+    ):  # tiled_dma.co:45
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 32)
+        _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (32, 64), torch.int32, _dev, None)  # tiled_dma.co:46
     _launch(
         foo4_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:48
     return output  # tiled_dma.co:56
@@ -180,21 +230,33 @@ def foo5_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:66
 
 
+_FN["foo5"] = _rt.Fn("foo5", _CO_FILE, 59, {"input": (59, 18, 36)})
+
+
 @_rt.launcher
 def foo5(input, *, _launch=None):
     """foo5(f16 [31, 64] input) -> auto; from tiled_dma.co:59."""
-    _F = _rt.Fn("foo5", _CO_FILE, 59, {"input": (59, 18, 36)})
+    _F = _FN["foo5"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)  # tiled_dma.co:59
-    _rt.fixed_dim(_F, "input", input, 0, 31)
-    _rt.fixed_dim(_F, "input", input, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 2
+        and input.shape[0] == 31
+        and input.shape[1] == 64
+    ):  # tiled_dma.co:59
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 31)
+        _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (32, 64), torch.float16, _dev, 0.0)  # tiled_dma.co:60
     _launch(
         foo5_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:62
     return output  # tiled_dma.co:69
@@ -211,21 +273,33 @@ def foo6_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:79
 
 
+_FN["foo6"] = _rt.Fn("foo6", _CO_FILE, 72, {"input": (72, 18, 38)})
+
+
 @_rt.launcher
 def foo6(input, *, _launch=None):
     """foo6(f32 [128, 128] input) -> auto; from tiled_dma.co:72."""
-    _F = _rt.Fn("foo6", _CO_FILE, 72, {"input": (72, 18, 38)})
+    _F = _FN["foo6"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float32, 2, _dev, is_global=False)  # tiled_dma.co:72
-    _rt.fixed_dim(_F, "input", input, 0, 128)
-    _rt.fixed_dim(_F, "input", input, 1, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float32
+        and input.dim() == 2
+        and input.shape[0] == 128
+        and input.shape[1] == 128
+    ):  # tiled_dma.co:72
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 128)
+        _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (32, 32), torch.float32, _dev, None)  # tiled_dma.co:73
     _launch(
         foo6_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:75
     return output  # tiled_dma.co:82
@@ -240,21 +314,33 @@ def foo7_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf)  # tiled_dma.co:92
 
 
+_FN["foo7"] = _rt.Fn("foo7", _CO_FILE, 85, {"input": (85, 18, 36)})
+
+
 @_rt.launcher
 def foo7(input, *, _launch=None):
     """foo7(s32 [64, 32] input) -> auto; from tiled_dma.co:85."""
-    _F = _rt.Fn("foo7", _CO_FILE, 85, {"input": (85, 18, 36)})
+    _F = _FN["foo7"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:85
-    _rt.fixed_dim(_F, "input", input, 0, 64)
-    _rt.fixed_dim(_F, "input", input, 1, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and input.shape[0] == 64
+        and input.shape[1] == 32
+    ):  # tiled_dma.co:85
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 64)
+        _rt.fixed_dim(_F, "input", input, 1, 32)
     output = _rt.alloc(_F, (64, 32), torch.int32, _dev, None)  # tiled_dma.co:86
     _launch(
         foo7_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=4),
     )  # tiled_dma.co:88
     return output  # tiled_dma.co:96
@@ -270,21 +356,33 @@ def foo8_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile, mask=mask)  # tiled_dma.co:111
 
 
+_FN["foo8"] = _rt.Fn("foo8", _CO_FILE, 105, {"input": (105, 18, 36)})
+
+
 @_rt.launcher
 def foo8(input, *, _launch=None):
     """foo8(s32 [16, 48] input) -> auto; from tiled_dma.co:105."""
-    _F = _rt.Fn("foo8", _CO_FILE, 105, {"input": (105, 18, 36)})
+    _F = _FN["foo8"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:105
-    _rt.fixed_dim(_F, "input", input, 0, 16)
-    _rt.fixed_dim(_F, "input", input, 1, 48)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and input.shape[0] == 16
+        and input.shape[1] == 48
+    ):  # tiled_dma.co:105
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 16)
+        _rt.fixed_dim(_F, "input", input, 1, 48)
     output = _rt.alloc(_F, (16, 48), torch.int32, _dev, None)  # tiled_dma.co:106
     _launch(
         foo8_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:108
     return output  # tiled_dma.co:114
@@ -299,21 +397,33 @@ def foo9_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_stride
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:128
 
 
+_FN["foo9"] = _rt.Fn("foo9", _CO_FILE, 122, {"input": (122, 18, 36)})
+
+
 @_rt.launcher
 def foo9(input, *, _launch=None):
     """foo9(s8 [32, 128] input) -> auto; from tiled_dma.co:122."""
-    _F = _rt.Fn("foo9", _CO_FILE, 122, {"input": (122, 18, 36)})
+    _F = _FN["foo9"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int8, 2, _dev, is_global=False)  # tiled_dma.co:122
-    _rt.fixed_dim(_F, "input", input, 0, 32)
-    _rt.fixed_dim(_F, "input", input, 1, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int8
+        and input.dim() == 2
+        and input.shape[0] == 32
+        and input.shape[1] == 128
+    ):  # tiled_dma.co:122
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 32)
+        _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (32, 128), torch.int8, _dev, None)  # tiled_dma.co:123
     _launch(
         foo9_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:125
     return output  # tiled_dma.co:131
@@ -329,21 +439,33 @@ def foo10_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask)  # tiled_dma.co:147
 
 
+_FN["foo10"] = _rt.Fn("foo10", _CO_FILE, 140, {"input": (140, 19, 37)})
+
+
 @_rt.launcher
 def foo10(input, *, _launch=None):
     """foo10(s32 [13, 32] input) -> auto; from tiled_dma.co:140."""
-    _F = _rt.Fn("foo10", _CO_FILE, 140, {"input": (140, 19, 37)})
+    _F = _FN["foo10"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:140
-    _rt.fixed_dim(_F, "input", input, 0, 13)
-    _rt.fixed_dim(_F, "input", input, 1, 32)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and input.shape[0] == 13
+        and input.shape[1] == 32
+    ):  # tiled_dma.co:140
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 13)
+        _rt.fixed_dim(_F, "input", input, 1, 32)
     output = _rt.alloc(_F, (13, 32), torch.int32, _dev, None)  # tiled_dma.co:141
     _launch(
         foo10_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:143
     return output  # tiled_dma.co:150
@@ -359,21 +481,33 @@ def foo11_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask)  # tiled_dma.co:163
 
 
+_FN["foo11"] = _rt.Fn("foo11", _CO_FILE, 155, {"input": (155, 19, 37)})
+
+
 @_rt.launcher
 def foo11(input, *, _launch=None):
     """foo11(s32 [13, 64] input) -> auto; from tiled_dma.co:155."""
-    _F = _rt.Fn("foo11", _CO_FILE, 155, {"input": (155, 19, 37)})
+    _F = _FN["foo11"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:155
-    _rt.fixed_dim(_F, "input", input, 0, 13)
-    _rt.fixed_dim(_F, "input", input, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and input.shape[0] == 13
+        and input.shape[1] == 64
+    ):  # tiled_dma.co:155
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 13)
+        _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (13, 64), torch.int32, _dev, None)  # tiled_dma.co:156
     _launch(
         foo11_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:158
     return output  # tiled_dma.co:166
@@ -388,21 +522,33 @@ def foo12_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:180
 
 
+_FN["foo12"] = _rt.Fn("foo12", _CO_FILE, 174, {"input": (174, 19, 37)})
+
+
 @_rt.launcher
 def foo12(input, *, _launch=None):
     """foo12(f16 [64, 64] input) -> auto; from tiled_dma.co:174."""
-    _F = _rt.Fn("foo12", _CO_FILE, 174, {"input": (174, 19, 37)})
+    _F = _FN["foo12"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)  # tiled_dma.co:174
-    _rt.fixed_dim(_F, "input", input, 0, 64)
-    _rt.fixed_dim(_F, "input", input, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 2
+        and input.shape[0] == 64
+        and input.shape[1] == 64
+    ):  # tiled_dma.co:174
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 64)
+        _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (64, 64), torch.float16, _dev, None)  # tiled_dma.co:175
     _launch(
         foo12_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=2),
     )  # tiled_dma.co:177
     return output  # tiled_dma.co:183
@@ -417,21 +563,33 @@ def foo13_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:193
 
 
+_FN["foo13"] = _rt.Fn("foo13", _CO_FILE, 187, {"input": (187, 19, 39)})
+
+
 @_rt.launcher
 def foo13(input, *, _launch=None):
     """foo13(f16 [128, 128] input) -> auto; from tiled_dma.co:187."""
-    _F = _rt.Fn("foo13", _CO_FILE, 187, {"input": (187, 19, 39)})
+    _F = _FN["foo13"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)  # tiled_dma.co:187
-    _rt.fixed_dim(_F, "input", input, 0, 128)
-    _rt.fixed_dim(_F, "input", input, 1, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 2
+        and input.shape[0] == 128
+        and input.shape[1] == 128
+    ):  # tiled_dma.co:187
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 128)
+        _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (128, 128), torch.float16, _dev, None)  # tiled_dma.co:188
     _launch(
         foo13_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=8),
     )  # tiled_dma.co:190
     return output  # tiled_dma.co:196
@@ -446,21 +604,33 @@ def foo14_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:210
 
 
+_FN["foo14"] = _rt.Fn("foo14", _CO_FILE, 204, {"input": (204, 19, 37)})
+
+
 @_rt.launcher
 def foo14(input, *, _launch=None):
     """foo14(f16 [4, 128] input) -> auto; from tiled_dma.co:204."""
-    _F = _rt.Fn("foo14", _CO_FILE, 204, {"input": (204, 19, 37)})
+    _F = _FN["foo14"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)  # tiled_dma.co:204
-    _rt.fixed_dim(_F, "input", input, 0, 4)
-    _rt.fixed_dim(_F, "input", input, 1, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 2
+        and input.shape[0] == 4
+        and input.shape[1] == 128
+    ):  # tiled_dma.co:204
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 4)
+        _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (4, 128), torch.float16, _dev, None)  # tiled_dma.co:205
     _launch(
         foo14_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:207
     return output  # tiled_dma.co:213
@@ -475,21 +645,33 @@ def foo15_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:223
 
 
+_FN["foo15"] = _rt.Fn("foo15", _CO_FILE, 217, {"input": (217, 19, 38)})
+
+
 @_rt.launcher
 def foo15(input, *, _launch=None):
     """foo15(s32 [128, 16] input) -> auto; from tiled_dma.co:217."""
-    _F = _rt.Fn("foo15", _CO_FILE, 217, {"input": (217, 19, 38)})
+    _F = _FN["foo15"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:217
-    _rt.fixed_dim(_F, "input", input, 0, 128)
-    _rt.fixed_dim(_F, "input", input, 1, 16)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and input.shape[0] == 128
+        and input.shape[1] == 16
+    ):  # tiled_dma.co:217
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 128)
+        _rt.fixed_dim(_F, "input", input, 1, 16)
     output = _rt.alloc(_F, (128, 16), torch.int32, _dev, None)  # tiled_dma.co:218
     _launch(
         foo15_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:220
     return output  # tiled_dma.co:226
@@ -509,21 +691,33 @@ def foo16_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
         tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:247
 
 
+_FN["foo16"] = _rt.Fn("foo16", _CO_FILE, 241, {"input": (241, 19, 34)})
+
+
 @_rt.launcher
 def foo16(input, *, _launch=None):
     """foo16(s8 [M, N] input) -> auto; from tiled_dma.co:241."""
-    _F = _rt.Fn("foo16", _CO_FILE, 241, {"input": (241, 19, 34)})
+    _F = _FN["foo16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int8, 2, _dev, is_global=False)  # tiled_dma.co:241
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int8
+        and input.dim() == 2
+        and (M := input.shape[0]) > 0
+        and (N := input.shape[1]) > 0
+    ):  # tiled_dma.co:241
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int8, 2, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (32, 64), torch.int8, _dev, None)  # tiled_dma.co:242
     _launch(
         foo16_k0,
         (1,),
-        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [M, N, input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:244
     return output  # tiled_dma.co:250
@@ -543,21 +737,33 @@ def foo17_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
         tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:261
 
 
+_FN["foo17"] = _rt.Fn("foo17", _CO_FILE, 255, {"input": (255, 19, 35)})
+
+
 @_rt.launcher
 def foo17(input, *, _launch=None):
     """foo17(s32 [M, N] input) -> auto; from tiled_dma.co:255."""
-    _F = _rt.Fn("foo17", _CO_FILE, 255, {"input": (255, 19, 35)})
+    _F = _FN["foo17"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:255
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and (M := input.shape[0]) > 0
+        and (N := input.shape[1]) > 0
+    ):  # tiled_dma.co:255
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (16, 32), torch.int32, _dev, None)  # tiled_dma.co:256
     _launch(
         foo17_k0,
         (1,),
-        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [M, N, input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:258
     return output  # tiled_dma.co:264
@@ -574,21 +780,33 @@ def foo18_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, buf, mask=mask_2)
 
 
+_FN["foo18"] = _rt.Fn("foo18", _CO_FILE, 269, {"input": (269, 19, 34)})
+
+
 @_rt.launcher
 def foo18(input, *, _launch=None):
     """foo18(s8 [M, N] input) -> auto; from tiled_dma.co:269."""
-    _F = _rt.Fn("foo18", _CO_FILE, 269, {"input": (269, 19, 34)})
+    _F = _FN["foo18"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int8, 2, _dev, is_global=False)  # tiled_dma.co:269
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int8
+        and input.dim() == 2
+        and (M := input.shape[0]) > 0
+        and (N := input.shape[1]) > 0
+    ):  # tiled_dma.co:269
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int8, 2, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (13, 64), torch.int8, _dev, None)  # tiled_dma.co:270
     _launch(
         foo18_k0,
         (1,),
-        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [M, N, input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:272
     return output  # tiled_dma.co:279
@@ -610,21 +828,33 @@ def foo19_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
         tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:291
 
 
+_FN["foo19"] = _rt.Fn("foo19", _CO_FILE, 285, {"input": (285, 19, 35)})
+
+
 @_rt.launcher
 def foo19(input, *, _launch=None):
     """foo19(s32 [M, N] input) -> auto; from tiled_dma.co:285."""
-    _F = _rt.Fn("foo19", _CO_FILE, 285, {"input": (285, 19, 35)})
+    _F = _FN["foo19"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:285
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and (M := input.shape[0]) > 0
+        and (N := input.shape[1]) > 0
+    ):  # tiled_dma.co:285
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (32, 32), torch.int32, _dev, None)  # tiled_dma.co:286
     _launch(
         foo19_k0,
         (1,),
-        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [M, N, input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:288
     return output  # tiled_dma.co:294
@@ -639,21 +869,33 @@ def foo20_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:308
 
 
+_FN["foo20"] = _rt.Fn("foo20", _CO_FILE, 303, {"input": (303, 19, 38)})
+
+
 @_rt.launcher
 def foo20(input, *, _launch=None):
     """foo20(s32 [64, 128] input) -> auto; from tiled_dma.co:303."""
-    _F = _rt.Fn("foo20", _CO_FILE, 303, {"input": (303, 19, 38)})
+    _F = _FN["foo20"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:303
-    _rt.fixed_dim(_F, "input", input, 0, 64)
-    _rt.fixed_dim(_F, "input", input, 1, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and input.shape[0] == 64
+        and input.shape[1] == 128
+    ):  # tiled_dma.co:303
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 64)
+        _rt.fixed_dim(_F, "input", input, 1, 128)
     output = _rt.alloc(_F, (128, 64), torch.int32, _dev, None)  # tiled_dma.co:304
     _launch(
         foo20_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:306
     return output  # tiled_dma.co:311
@@ -673,21 +915,33 @@ def foo21_k0(M, N, input_ptr, input_stride_0, input_stride_1, output_ptr, output
         tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, tile)  # tiled_dma.co:321
 
 
+_FN["foo21"] = _rt.Fn("foo21", _CO_FILE, 316, {"input": (316, 19, 35)})
+
+
 @_rt.launcher
 def foo21(input, *, _launch=None):
     """foo21(s32 [M, N] input) -> auto; from tiled_dma.co:316."""
-    _F = _rt.Fn("foo21", _CO_FILE, 316, {"input": (316, 19, 35)})
+    _F = _FN["foo21"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:316
-    M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and (M := input.shape[0]) > 0
+        and (N := input.shape[1]) > 0
+    ):  # tiled_dma.co:316
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        M = _rt.bind_dim(_F, _dims, "M", "input", input, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "input", input, 1)
     output = _rt.alloc(_F, (32, 16), torch.int32, _dev, None)  # tiled_dma.co:317
     _launch(
         foo21_k0,
         (1,),
-        [M, N, input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [M, N, input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:319
     return output  # tiled_dma.co:324
@@ -701,17 +955,29 @@ def foo25_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:338
 
 
+_FN["foo25"] = _rt.Fn("foo25", _CO_FILE, 332, {"input": (332, 19, 34)})
+
+
 @_rt.launcher
 def foo25(input, *, _launch=None):
     """foo25(s32 [128] input) -> auto; from tiled_dma.co:332."""
-    _F = _rt.Fn("foo25", _CO_FILE, 332, {"input": (332, 19, 34)})
+    _F = _FN["foo25"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # tiled_dma.co:332
-    _rt.fixed_dim(_F, "input", input, 0, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 1
+        and input.shape[0] == 128
+    ):  # tiled_dma.co:332
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 128)
     output = _rt.alloc(_F, (128,), torch.int32, _dev, None)  # tiled_dma.co:333
-    _launch(foo25_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=1))  # tiled_dma.co:335
+    # tiled_dma.co:335
+    _launch(foo25_k0, (1,), [input, input.stride()[0], output, output.stride()[0]], dict(num_warps=1))
     return output  # tiled_dma.co:341
 
 
@@ -723,17 +989,29 @@ def foo26_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:351
 
 
+_FN["foo26"] = _rt.Fn("foo26", _CO_FILE, 345, {"input": (345, 19, 34)})
+
+
 @_rt.launcher
 def foo26(input, *, _launch=None):
     """foo26(f16 [256] input) -> auto; from tiled_dma.co:345."""
-    _F = _rt.Fn("foo26", _CO_FILE, 345, {"input": (345, 19, 34)})
+    _F = _FN["foo26"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 1, _dev, is_global=False)  # tiled_dma.co:345
-    _rt.fixed_dim(_F, "input", input, 0, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 1
+        and input.shape[0] == 256
+    ):  # tiled_dma.co:345
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 256)
     output = _rt.alloc(_F, (256,), torch.float16, _dev, None)  # tiled_dma.co:346
-    _launch(foo26_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=1))  # tiled_dma.co:348
+    # tiled_dma.co:348
+    _launch(foo26_k0, (1,), [input, input.stride()[0], output, output.stride()[0]], dict(num_warps=1))
     return output  # tiled_dma.co:354
 
 
@@ -745,17 +1023,29 @@ def foo27_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     tl.store(output_ptr + idx * output_stride_0, buf)  # tiled_dma.co:366
 
 
+_FN["foo27"] = _rt.Fn("foo27", _CO_FILE, 358, {"input": (358, 19, 33)})
+
+
 @_rt.launcher
 def foo27(input, *, _launch=None):
     """foo27(s32 [64] input) -> auto; from tiled_dma.co:358."""
-    _F = _rt.Fn("foo27", _CO_FILE, 358, {"input": (358, 19, 33)})
+    _F = _FN["foo27"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)  # tiled_dma.co:358
-    _rt.fixed_dim(_F, "input", input, 0, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 1
+        and input.shape[0] == 64
+    ):  # tiled_dma.co:358
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 64)
     output = _rt.alloc(_F, (64,), torch.int32, _dev, None)  # tiled_dma.co:359
-    _launch(foo27_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=1))  # tiled_dma.co:361
+    # tiled_dma.co:361
+    _launch(foo27_k0, (1,), [input, input.stride()[0], output, output.stride()[0]], dict(num_warps=1))
     return output  # tiled_dma.co:369
 
 
@@ -767,17 +1057,29 @@ def foo28_k0(input_ptr, input_stride_0, output_ptr, output_stride_0):
     tl.store(output_ptr + idx * output_stride_0, tile)  # tiled_dma.co:379
 
 
+_FN["foo28"] = _rt.Fn("foo28", _CO_FILE, 373, {"input": (373, 19, 33)})
+
+
 @_rt.launcher
 def foo28(input, *, _launch=None):
     """foo28(s8 [512] input) -> auto; from tiled_dma.co:373."""
-    _F = _rt.Fn("foo28", _CO_FILE, 373, {"input": (373, 19, 33)})
+    _F = _FN["foo28"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int8, 1, _dev, is_global=False)  # tiled_dma.co:373
-    _rt.fixed_dim(_F, "input", input, 0, 512)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int8
+        and input.dim() == 1
+        and input.shape[0] == 512
+    ):  # tiled_dma.co:373
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int8, 1, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 512)
     output = _rt.alloc(_F, (512,), torch.int8, _dev, None)  # tiled_dma.co:374
-    _launch(foo28_k0, (1,), [input, input.stride(0), output, output.stride(0)], dict(num_warps=1))  # tiled_dma.co:376
+    # tiled_dma.co:376
+    _launch(foo28_k0, (1,), [input, input.stride()[0], output, output.stride()[0]], dict(num_warps=1))
     return output  # tiled_dma.co:382
 
 
@@ -800,21 +1102,33 @@ def foo22_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, buf)
 
 
+_FN["foo22"] = _rt.Fn("foo22", _CO_FILE, 699, {"input": (699, 19, 37)})
+
+
 @_rt.launcher
 def foo22(input, *, _launch=None):
     """foo22(s32 [32, 64] input) -> auto; from tiled_dma.co:699."""
-    _F = _rt.Fn("foo22", _CO_FILE, 699, {"input": (699, 19, 37)})
+    _F = _FN["foo22"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:699
-    _rt.fixed_dim(_F, "input", input, 0, 32)
-    _rt.fixed_dim(_F, "input", input, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and input.shape[0] == 32
+        and input.shape[1] == 64
+    ):  # tiled_dma.co:699
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 32)
+        _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (36, 72), torch.int32, _dev, None)  # tiled_dma.co:700
     _launch(
         foo22_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:702
     return output  # tiled_dma.co:709
@@ -836,21 +1150,33 @@ def foo23_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + rows * output_stride_0 + cols * output_stride_1, f, mask=mask_2)
 
 
+_FN["foo23"] = _rt.Fn("foo23", _CO_FILE, 713, {"input": (713, 19, 37)})
+
+
 @_rt.launcher
 def foo23(input, *, _launch=None):
     """foo23(s32 [32, 64] input) -> auto; from tiled_dma.co:713."""
-    _F = _rt.Fn("foo23", _CO_FILE, 713, {"input": (713, 19, 37)})
+    _F = _FN["foo23"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:713
-    _rt.fixed_dim(_F, "input", input, 0, 32)
-    _rt.fixed_dim(_F, "input", input, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and input.shape[0] == 32
+        and input.shape[1] == 64
+    ):  # tiled_dma.co:713
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 32)
+        _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (36, 72), torch.int32, _dev, None)  # tiled_dma.co:714
     _launch(
         foo23_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:716
     return output  # tiled_dma.co:723
@@ -876,21 +1202,33 @@ def foo24_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output_strid
     tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, buf, mask=mask_3)
 
 
+_FN["foo24"] = _rt.Fn("foo24", _CO_FILE, 729, {"input": (729, 19, 37)})
+
+
 @_rt.launcher
 def foo24(input, *, _launch=None):
     """foo24(s32 [30, 60] input) -> auto; from tiled_dma.co:729."""
-    _F = _rt.Fn("foo24", _CO_FILE, 729, {"input": (729, 19, 37)})
+    _F = _FN["foo24"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)  # tiled_dma.co:729
-    _rt.fixed_dim(_F, "input", input, 0, 30)
-    _rt.fixed_dim(_F, "input", input, 1, 60)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.int32
+        and input.dim() == 2
+        and input.shape[0] == 30
+        and input.shape[1] == 60
+    ):  # tiled_dma.co:729
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.int32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 30)
+        _rt.fixed_dim(_F, "input", input, 1, 60)
     output = _rt.alloc(_F, (35, 63), torch.int32, _dev, None)  # tiled_dma.co:730
     _launch(
         foo24_k0,
         (1,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=1),
     )  # tiled_dma.co:732
     return output  # tiled_dma.co:739
@@ -916,21 +1254,33 @@ def copy_tail_m_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output
         tl.store(output_ptr + offs * output_stride_0 + cols * output_stride_1, tile, mask=mask)  # tiled_dma.co:864
 
 
+_FN["copy_tail_m"] = _rt.Fn("copy_tail_m", _CO_FILE, 851, {"input": (851, 25, 51)})
+
+
 @_rt.launcher
 def copy_tail_m(input, *, _launch=None):
     """copy_tail_m(f16 [70, 64] input) -> auto; from tiled_dma.co:851."""
-    _F = _rt.Fn("copy_tail_m", _CO_FILE, 851, {"input": (851, 25, 51)})
+    _F = _FN["copy_tail_m"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)  # tiled_dma.co:851
-    _rt.fixed_dim(_F, "input", input, 0, 70)
-    _rt.fixed_dim(_F, "input", input, 1, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 2
+        and input.shape[0] == 70
+        and input.shape[1] == 64
+    ):  # tiled_dma.co:851
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 70)
+        _rt.fixed_dim(_F, "input", input, 1, 64)
     output = _rt.alloc(_F, (70, 64), torch.float16, _dev, 0.0)  # tiled_dma.co:852
     _launch(
         copy_tail_m_k0,
         (2,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=4),
     )  # tiled_dma.co:854
     return output  # tiled_dma.co:867
@@ -960,21 +1310,33 @@ def copy_tail_k_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, output
         tl.store(output_ptr + rows * output_stride_0 + offs * output_stride_1, tile, mask=mask)  # tiled_dma.co:883
 
 
+_FN["copy_tail_k"] = _rt.Fn("copy_tail_k", _CO_FILE, 870, {"input": (870, 25, 51)})
+
+
 @_rt.launcher
 def copy_tail_k(input, *, _launch=None):
     """copy_tail_k(f16 [64, 72] input) -> auto; from tiled_dma.co:870."""
-    _F = _rt.Fn("copy_tail_k", _CO_FILE, 870, {"input": (870, 25, 51)})
+    _F = _FN["copy_tail_k"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)  # tiled_dma.co:870
-    _rt.fixed_dim(_F, "input", input, 0, 64)
-    _rt.fixed_dim(_F, "input", input, 1, 72)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 2
+        and input.shape[0] == 64
+        and input.shape[1] == 72
+    ):  # tiled_dma.co:870
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 64)
+        _rt.fixed_dim(_F, "input", input, 1, 72)
     output = _rt.alloc(_F, (64, 72), torch.float16, _dev, 0.0)  # tiled_dma.co:871
     _launch(
         copy_tail_k_k0,
         (2,),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=4),
     )  # tiled_dma.co:873
     return output  # tiled_dma.co:886
@@ -1027,21 +1389,33 @@ def copy_tail_mk_k0(input_ptr, input_stride_0, input_stride_1, output_ptr, outpu
         tl.store(output_ptr + offs * output_stride_0 + offs_2 * output_stride_1, tile, mask=mask)  # tiled_dma.co:905
 
 
+_FN["copy_tail_mk"] = _rt.Fn("copy_tail_mk", _CO_FILE, 889, {"input": (889, 26, 52)})
+
+
 @_rt.launcher
 def copy_tail_mk(input, *, _launch=None):
     """copy_tail_mk(f16 [70, 72] input) -> auto; from tiled_dma.co:889."""
-    _F = _rt.Fn("copy_tail_mk", _CO_FILE, 889, {"input": (889, 26, 52)})
+    _F = _FN["copy_tail_mk"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)  # tiled_dma.co:889
-    _rt.fixed_dim(_F, "input", input, 0, 70)
-    _rt.fixed_dim(_F, "input", input, 1, 72)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float16
+        and input.dim() == 2
+        and input.shape[0] == 70
+        and input.shape[1] == 72
+    ):  # tiled_dma.co:889
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 70)
+        _rt.fixed_dim(_F, "input", input, 1, 72)
     output = _rt.alloc(_F, (70, 72), torch.float16, _dev, 0.0)  # tiled_dma.co:890
     _launch(
         copy_tail_mk_k0,
         (2, 2),
-        [input, input.stride(0), input.stride(1), output, output.stride(0), output.stride(1)],
+        [input, input.stride()[0], input.stride()[1], output, output.stride()[0], output.stride()[1]],
         dict(num_warps=4),
     )  # tiled_dma.co:892
     return output  # tiled_dma.co:908

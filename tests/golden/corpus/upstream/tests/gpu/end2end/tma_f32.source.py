@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "tma_f32.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -77,30 +79,43 @@ def tma_copy_async_k0(
     )  # tma_f32.co:15
 
 
+_FN["tma_copy_async"] = _rt.Fn("tma_copy_async", _CO_FILE, 9, {"input": (9, 28, 49)})
+
+
 @_rt.launcher
 def tma_copy_async(input, *, _launch=None):
     """tma_copy_async(f32 [6, 16, 64] input) -> auto; from tma_f32.co:9."""
-    _F = _rt.Fn("tma_copy_async", _CO_FILE, 9, {"input": (9, 28, 49)})
+    _F = _FN["tma_copy_async"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float32, 3, _dev, is_global=False)  # tma_f32.co:9
-    _rt.fixed_dim(_F, "input", input, 0, 6)
-    _rt.fixed_dim(_F, "input", input, 1, 16)
-    _rt.fixed_dim(_F, "input", input, 2, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float32
+        and input.dim() == 3
+        and input.shape[0] == 6
+        and input.shape[1] == 16
+        and input.shape[2] == 64
+    ):  # tma_f32.co:9
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 6)
+        _rt.fixed_dim(_F, "input", input, 1, 16)
+        _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 16, 64), torch.float32, _dev, None)  # tma_f32.co:10
     _launch(
         tma_copy_async_k0,
         (1,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=1),
     )  # tma_f32.co:12
@@ -141,40 +156,53 @@ def tma_copy_multi_subspan_k0(
                 tl.store(output_ptr + offs * output_stride_0 + dim1 * output_stride_1 + offs_2 * output_stride_2, sf)
 
 
+_FN["tma_copy_multi_subspan"] = _rt.Fn("tma_copy_multi_subspan", _CO_FILE, 21, {"input": (21, 36, 57)})
+
+
 @_rt.launcher
 def tma_copy_multi_subspan(input, *, _launch=None):
     """tma_copy_multi_subspan(f32 [6, 16, 64] input) -> auto; from tma_f32.co:21."""
-    _F = _rt.Fn("tma_copy_multi_subspan", _CO_FILE, 21, {"input": (21, 36, 57)})
+    _F = _FN["tma_copy_multi_subspan"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float32, 3, _dev, is_global=False)  # tma_f32.co:21
-    _rt.fixed_dim(_F, "input", input, 0, 6)
-    _rt.fixed_dim(_F, "input", input, 1, 16)
-    _rt.fixed_dim(_F, "input", input, 2, 64)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float32
+        and input.dim() == 3
+        and input.shape[0] == 6
+        and input.shape[1] == 16
+        and input.shape[2] == 64
+    ):  # tma_f32.co:21
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 6)
+        _rt.fixed_dim(_F, "input", input, 1, 16)
+        _rt.fixed_dim(_F, "input", input, 2, 64)
     output = _rt.alloc(_F, (6, 16, 64), torch.float32, _dev, None)  # tma_f32.co:22
     # tma_f32.co:24
-    _tma_copy_multi_subspan_k0_TMA_INPUT_1X16X8 = _rt.tma_ok(_F, "input", input, [1, 16, 8], [1, 16, 8], "loads")
+    _tma_copy_multi_subspan_k0_TMA_INPUT_1X16X8 = _rt.tma_ok(_F, "input", input, (1, 16, 8), (1, 16, 8), "loads")
     _tma_copy_multi_subspan_k0_input_desc_1x16x8 = _rt.tma_desc(
-        input, [1, 16, 8], _tma_copy_multi_subspan_k0_TMA_INPUT_1X16X8, _OOB_PADDING
+        input, (1, 16, 8), _tma_copy_multi_subspan_k0_TMA_INPUT_1X16X8, _OOB_PADDING
     )
-    _tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8 = _rt.tma_ok(_F, "output", output, [1, 16, 8], [1, 16, 8], "stores")
+    _tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8 = _rt.tma_ok(_F, "output", output, (1, 16, 8), (1, 16, 8), "stores")
     _tma_copy_multi_subspan_k0_output_desc_1x16x8 = _rt.tma_desc(
-        output, [1, 16, 8], _tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8, "zero"
+        output, (1, 16, 8), _tma_copy_multi_subspan_k0_TMA_OUTPUT_1X16X8, "zero"
     )
     _launch(
         tma_copy_multi_subspan_k0,
         (2,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             _tma_copy_multi_subspan_k0_input_desc_1x16x8,
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
             _tma_copy_multi_subspan_k0_output_desc_1x16x8,
         ],
         dict(
@@ -252,52 +280,72 @@ def tma_ab_buffer_fp8_k0(
         tl.store(output_ptr + dim0 * output_stride_0 + offs_4 * output_stride_1 + offs * output_stride_2, out)
 
 
+_FN["tma_ab_buffer_fp8"] = _rt.Fn("tma_ab_buffer_fp8", _CO_FILE, 36, {"l": (36, 31, 54), "r": (36, 56, 79)})
+
+
 @_rt.launcher
 def tma_ab_buffer_fp8(l, r, *, _launch=None):
     """tma_ab_buffer_fp8(f8_e4m3 [16, 16, 128] l, f8_e4m3 [16, 16, 128] r) -> auto; from tma_f32.co:36."""
-    _F = _rt.Fn("tma_ab_buffer_fp8", _CO_FILE, 36, {"l": (36, 31, 54), "r": (36, 56, 79)})
+    _F = _FN["tma_ab_buffer_fp8"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"l": l, "r": r}, _launch)
-    _dims = {}
-    l = _rt.tensor_arg(_F, "l", l, torch.float8_e4m3fn, 3, _dev, is_global=False)  # tma_f32.co:36
-    _rt.fixed_dim(_F, "l", l, 0, 16)
-    _rt.fixed_dim(_F, "l", l, 1, 16)
-    _rt.fixed_dim(_F, "l", l, 2, 128)
-    r = _rt.tensor_arg(_F, "r", r, torch.float8_e4m3fn, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, "r", r, 0, 16)
-    _rt.fixed_dim(_F, "r", r, 1, 16)
-    _rt.fixed_dim(_F, "r", r, 2, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, l)) is not None
+        and l.dtype is torch.float8_e4m3fn
+        and l.dim() == 3
+        and l.shape[0] == 16
+        and l.shape[1] == 16
+        and l.shape[2] == 128
+        and type(r) in _rt.PLAIN
+        and r.device == _dev
+        and r.dtype is torch.float8_e4m3fn
+        and r.dim() == 3
+        and r.shape[0] == 16
+        and r.shape[1] == 16
+        and r.shape[2] == 128
+    ):  # tma_f32.co:36
+        _dev = _rt.pick_device(_F, {"l": l, "r": r}, _launch)
+        _dims = {}
+        l = _rt.tensor_arg(_F, "l", l, torch.float8_e4m3fn, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "l", l, 0, 16)
+        _rt.fixed_dim(_F, "l", l, 1, 16)
+        _rt.fixed_dim(_F, "l", l, 2, 128)
+        r = _rt.tensor_arg(_F, "r", r, torch.float8_e4m3fn, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "r", r, 0, 16)
+        _rt.fixed_dim(_F, "r", r, 1, 16)
+        _rt.fixed_dim(_F, "r", r, 2, 128)
     output = _rt.alloc(_F, (16, 16, 128), torch.float32, _dev, None)  # tma_f32.co:37
-    _tma_ab_buffer_fp8_k0_TMA_L_16X2X16 = _rt.tma_ok(_F, "l", l, [16, 2, 16], [16, 2, 16], "loads")  # tma_f32.co:39
+    _tma_ab_buffer_fp8_k0_TMA_L_16X2X16 = _rt.tma_ok(_F, "l", l, (16, 2, 16), (16, 2, 16), "loads")  # tma_f32.co:39
     _tma_ab_buffer_fp8_k0_l_desc_16x2x16 = _rt.tma_desc(
-        l, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_L_16X2X16, _OOB_PADDING
+        l, (16, 2, 16), _tma_ab_buffer_fp8_k0_TMA_L_16X2X16, _OOB_PADDING
     )
-    _tma_ab_buffer_fp8_k0_TMA_R_16X2X16 = _rt.tma_ok(_F, "r", r, [16, 2, 16], [16, 2, 16], "loads")
+    _tma_ab_buffer_fp8_k0_TMA_R_16X2X16 = _rt.tma_ok(_F, "r", r, (16, 2, 16), (16, 2, 16), "loads")
     _tma_ab_buffer_fp8_k0_r_desc_16x2x16 = _rt.tma_desc(
-        r, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_R_16X2X16, _OOB_PADDING
+        r, (16, 2, 16), _tma_ab_buffer_fp8_k0_TMA_R_16X2X16, _OOB_PADDING
     )
-    _tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16 = _rt.tma_ok(_F, "output", output, [16, 2, 16], [16, 2, 16], "stores")
+    _tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16 = _rt.tma_ok(_F, "output", output, (16, 2, 16), (16, 2, 16), "stores")
     _tma_ab_buffer_fp8_k0_output_desc_16x2x16 = _rt.tma_desc(
-        output, [16, 2, 16], _tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16, "zero"
+        output, (16, 2, 16), _tma_ab_buffer_fp8_k0_TMA_OUTPUT_16X2X16, "zero"
     )
     _launch(
         tma_ab_buffer_fp8_k0,
         (8,),
         [
             l,
-            l.stride(0),
-            l.stride(1),
-            l.stride(2),
+            l.stride()[0],
+            l.stride()[1],
+            l.stride()[2],
             _tma_ab_buffer_fp8_k0_l_desc_16x2x16,
             r,
-            r.stride(0),
-            r.stride(1),
-            r.stride(2),
+            r.stride()[0],
+            r.stride()[1],
+            r.stride()[2],
             _tma_ab_buffer_fp8_k0_r_desc_16x2x16,
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
             _tma_ab_buffer_fp8_k0_output_desc_16x2x16,
         ],
         dict(
@@ -339,30 +387,43 @@ def tma_copy_tiled_k0(
     )  # tma_f32.co:73
 
 
+_FN["tma_copy_tiled"] = _rt.Fn("tma_copy_tiled", _CO_FILE, 67, {"input": (67, 28, 50)})
+
+
 @_rt.launcher
 def tma_copy_tiled(input, *, _launch=None):
     """tma_copy_tiled(f32 [6, 16, 128] input) -> auto; from tma_f32.co:67."""
-    _F = _rt.Fn("tma_copy_tiled", _CO_FILE, 67, {"input": (67, 28, 50)})
+    _F = _FN["tma_copy_tiled"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"input": input}, _launch)
-    _dims = {}
-    input = _rt.tensor_arg(_F, "input", input, torch.float32, 3, _dev, is_global=False)  # tma_f32.co:67
-    _rt.fixed_dim(_F, "input", input, 0, 6)
-    _rt.fixed_dim(_F, "input", input, 1, 16)
-    _rt.fixed_dim(_F, "input", input, 2, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, input)) is not None
+        and input.dtype is torch.float32
+        and input.dim() == 3
+        and input.shape[0] == 6
+        and input.shape[1] == 16
+        and input.shape[2] == 128
+    ):  # tma_f32.co:67
+        _dev = _rt.pick_device(_F, {"input": input}, _launch)
+        _dims = {}
+        input = _rt.tensor_arg(_F, "input", input, torch.float32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "input", input, 0, 6)
+        _rt.fixed_dim(_F, "input", input, 1, 16)
+        _rt.fixed_dim(_F, "input", input, 2, 128)
     output = _rt.alloc(_F, (6, 16, 128), torch.float32, _dev, None)  # tma_f32.co:68
     _launch(
         tma_copy_tiled_k0,
         (32,),
         [
             input,
-            input.stride(0),
-            input.stride(1),
-            input.stride(2),
+            input.stride()[0],
+            input.stride()[1],
+            input.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=1),
     )  # tma_f32.co:70

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "tma_v2.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -103,38 +105,58 @@ def tma_ab_buffer_k0(
     tl.store(output_ptr + dim0 * output_stride_0 + offs_4 * output_stride_1 + offs * output_stride_2, out, mask=mask)
 
 
+_FN["tma_ab_buffer"] = _rt.Fn("tma_ab_buffer", _CO_FILE, 6, {"l": (6, 27, 45), "r": (6, 47, 65)})
+
+
 @_rt.launcher
 def tma_ab_buffer(l, r, *, _launch=None):
     """tma_ab_buffer(f32 [6, 16, 128] l, f32 [6, 16, 128] r) -> auto; from tma_v2.co:6."""
-    _F = _rt.Fn("tma_ab_buffer", _CO_FILE, 6, {"l": (6, 27, 45), "r": (6, 47, 65)})
+    _F = _FN["tma_ab_buffer"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"l": l, "r": r}, _launch)
-    _dims = {}
-    l = _rt.tensor_arg(_F, "l", l, torch.float32, 3, _dev, is_global=False)  # tma_v2.co:6
-    _rt.fixed_dim(_F, "l", l, 0, 6)
-    _rt.fixed_dim(_F, "l", l, 1, 16)
-    _rt.fixed_dim(_F, "l", l, 2, 128)
-    r = _rt.tensor_arg(_F, "r", r, torch.float32, 3, _dev, is_global=False)
-    _rt.fixed_dim(_F, "r", r, 0, 6)
-    _rt.fixed_dim(_F, "r", r, 1, 16)
-    _rt.fixed_dim(_F, "r", r, 2, 128)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, l)) is not None
+        and l.dtype is torch.float32
+        and l.dim() == 3
+        and l.shape[0] == 6
+        and l.shape[1] == 16
+        and l.shape[2] == 128
+        and type(r) in _rt.PLAIN
+        and r.device == _dev
+        and r.dtype is torch.float32
+        and r.dim() == 3
+        and r.shape[0] == 6
+        and r.shape[1] == 16
+        and r.shape[2] == 128
+    ):  # tma_v2.co:6
+        _dev = _rt.pick_device(_F, {"l": l, "r": r}, _launch)
+        _dims = {}
+        l = _rt.tensor_arg(_F, "l", l, torch.float32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "l", l, 0, 6)
+        _rt.fixed_dim(_F, "l", l, 1, 16)
+        _rt.fixed_dim(_F, "l", l, 2, 128)
+        r = _rt.tensor_arg(_F, "r", r, torch.float32, 3, _dev, is_global=False)
+        _rt.fixed_dim(_F, "r", r, 0, 6)
+        _rt.fixed_dim(_F, "r", r, 1, 16)
+        _rt.fixed_dim(_F, "r", r, 2, 128)
     output = _rt.alloc(_F, (6, 16, 128), torch.float32, _dev, None)  # tma_v2.co:7
     _launch(
         tma_ab_buffer_k0,
         (32,),
         [
             l,
-            l.stride(0),
-            l.stride(1),
-            l.stride(2),
+            l.stride()[0],
+            l.stride()[1],
+            l.stride()[2],
             r,
-            r.stride(0),
-            r.stride(1),
-            r.stride(2),
+            r.stride()[0],
+            r.stride()[1],
+            r.stride()[2],
             output,
-            output.stride(0),
-            output.stride(1),
-            output.stride(2),
+            output.stride()[0],
+            output.stride()[1],
+            output.stride()[2],
         ],
         dict(num_warps=1),
     )  # tma_v2.co:9

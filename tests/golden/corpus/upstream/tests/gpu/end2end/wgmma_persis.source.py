@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "wgmma_persis.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -124,54 +126,89 @@ def matmul_persis_hilbert_sm90_k0(
                 tl.store(output_ptr + offs_4 * output_stride_0 + offs_5 * output_stride_1, output_s, mask=mask_4)
 
 
+_FN["matmul_persis_hilbert_sm90"] = _rt.Fn(
+    "matmul_persis_hilbert_sm90",
+    _CO_FILE,
+    5,
+    {
+        "lhs": (5, 40, 61),
+        "rhs": (5, 63, 84),
+        "output": (5, 86, 110),
+        "schedule_m": (6, 41, 66),
+        "schedule_n": (6, 68, 93),
+    },
+)
+
+
 @_rt.launcher
 def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _launch=None):
     """matmul_persis_hilbert_sm90(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output, global s32 [T]
     schedule_m, global s32 [T] schedule_n) -> void; from wgmma_persis.co:5.
     """
-    _F = _rt.Fn(
-        "matmul_persis_hilbert_sm90",
-        _CO_FILE,
-        5,
-        {
-            "lhs": (5, 40, 61),
-            "rhs": (5, 63, 84),
-            "output": (5, 86, 110),
-            "schedule_m": (6, 41, 66),
-            "schedule_n": (6, 68, 93),
-        },
-    )
+    _F = _FN["matmul_persis_hilbert_sm90"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(
-        _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
-    )
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:5
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    schedule_m = _rt.tensor_arg(_F, "schedule_m", schedule_m, torch.int32, 1, _dev, is_global=True)  # wgmma_persis.co:6
-    T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
-    schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
-    T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+        and type(schedule_m) in _rt.PLAIN
+        and schedule_m.device == _dev
+        and schedule_m.dtype is torch.int32
+        and schedule_m.dim() == 1
+        and (T := schedule_m.shape[0]) > 0
+        and type(schedule_n) in _rt.PLAIN
+        and schedule_n.device == _dev
+        and schedule_n.dtype is torch.int32
+        and schedule_n.dim() == 1
+        and schedule_n.shape[0] == T
+    ):  # wgmma_persis.co:5
+        _dev = _rt.pick_device(
+            _F, {"lhs": lhs, "rhs": rhs, "output": output, "schedule_m": schedule_m, "schedule_n": schedule_n}, _launch
+        )
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+        # wgmma_persis.co:6
+        schedule_m = _rt.tensor_arg(_F, "schedule_m", schedule_m, torch.int32, 1, _dev, is_global=True)
+        T = _rt.bind_dim(_F, _dims, "T", "schedule_m", schedule_m, 0)
+        schedule_n = _rt.tensor_arg(_F, "schedule_n", schedule_n, torch.int32, 1, _dev, is_global=True)
+        T = _rt.bind_dim(_F, _dims, "T", "schedule_n", schedule_n, 0)
     total_tiles = _rt.s32(_rt.cdiv(M, 64) * _rt.cdiv(N, 128))  # wgmma_persis.co:7
     # wgmma_persis.co:8
-    _matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
+    _matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads")
     _matmul_persis_hilbert_sm90_k0_lhs_desc_64x64 = _rt.tma_desc(
-        lhs, [64, 64], _matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64, _OOB_PADDING
+        lhs, (64, 64), _matmul_persis_hilbert_sm90_k0_TMA_LHS_64X64, _OOB_PADDING
     )
-    _matmul_persis_hilbert_sm90_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads")
+    _matmul_persis_hilbert_sm90_k0_TMA_RHS_128X64 = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads")
     _matmul_persis_hilbert_sm90_k0_rhs_desc_128x64 = _rt.tma_desc(
-        rhs, [128, 64], _matmul_persis_hilbert_sm90_k0_TMA_RHS_128X64, _OOB_PADDING
+        rhs, (128, 64), _matmul_persis_hilbert_sm90_k0_TMA_RHS_128X64, _OOB_PADDING
     )
-    _matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
+    _matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, (64, 128), (64, 128), "stores")
     _matmul_persis_hilbert_sm90_k0_output_desc_64x128 = _rt.tma_desc(
-        output, [64, 128], _matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128, "zero"
+        output, (64, 128), _matmul_persis_hilbert_sm90_k0_TMA_OUTPUT_64X128, "zero"
     )
     _launch(
         matmul_persis_hilbert_sm90_k0,
@@ -180,23 +217,23 @@ def matmul_persis_hilbert_sm90(lhs, rhs, output, schedule_m, schedule_n, *, _lau
             total_tiles,
             T,
             schedule_m,
-            schedule_m.stride(0),
+            schedule_m.stride()[0],
             schedule_n,
-            schedule_n.stride(0),
+            schedule_n.stride()[0],
             K,
             M,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             _matmul_persis_hilbert_sm90_k0_lhs_desc_64x64,
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             _matmul_persis_hilbert_sm90_k0_rhs_desc_128x64,
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             _matmul_persis_hilbert_sm90_k0_output_desc_64x128,
         ],
         dict(
@@ -306,46 +343,70 @@ def matmul_f16_ws_1p3c_persis_k0(
             )
 
 
+_FN["matmul_f16_ws_1p3c_persis"] = _rt.Fn(
+    "matmul_f16_ws_1p3c_persis", _CO_FILE, 35, {"lhs": (36, 5, 26), "rhs": (36, 28, 49), "output": (37, 5, 29)}
+)
+
+
 @_rt.launcher
 def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
     """matmul_f16_ws_1p3c_persis(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_persis.co:35.
     """
-    _F = _rt.Fn(
-        "matmul_f16_ws_1p3c_persis", _CO_FILE, 35, {"lhs": (36, 5, 26), "rhs": (36, 28, 49), "output": (37, 5, 29)}
-    )
+    _F = _FN["matmul_f16_ws_1p3c_persis"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:36
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:37
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_persis.co:36
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:37
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     tiles_n = _rt.cdiv(N, 128)  # wgmma_persis.co:38
     total_tiles = _rt.s32(_rt.cdiv(M, 192) * tiles_n)  # wgmma_persis.co:39
     _matmul_f16_ws_1p3c_persis_k0_NUM_SMS = _rt.num_sms(_dev)  # wgmma_persis.co:41
-    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_0 = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_0 = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
     _matmul_f16_ws_1p3c_persis_k0_lhs_desc_0 = _rt.tma_desc(
-        lhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_0, "zero"
+        lhs, (128, 64), _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_0, "zero"
     )
-    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_1 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_1 = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
     _matmul_f16_ws_1p3c_persis_k0_lhs_desc_1 = _rt.tma_desc(
-        lhs, [64, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_1, "zero"
+        lhs, (64, 64), _matmul_f16_ws_1p3c_persis_k0_TMA_LHS_1, "zero"
     )
-    _matmul_f16_ws_1p3c_persis_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_f16_ws_1p3c_persis_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_RHS, "zero")
-    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_0 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_f16_ws_1p3c_persis_k0_TMA_RHS, "zero")
+    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_0 = _rt.tma_ok(_F, "output", output, (128, 64), (128, 64), "stores (auto)")
     _matmul_f16_ws_1p3c_persis_k0_output_desc_0 = _rt.tma_desc(
-        output, [128, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_0, "zero"
+        output, (128, 64), _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_0, "zero"
     )
-    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_1 = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
+    _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_1 = _rt.tma_ok(_F, "output", output, (64, 64), (64, 64), "stores (auto)")
     _matmul_f16_ws_1p3c_persis_k0_output_desc_1 = _rt.tma_desc(
-        output, [64, 64], _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_1, "zero"
+        output, (64, 64), _matmul_f16_ws_1p3c_persis_k0_TMA_OUTPUT_1, "zero"
     )
     _launch(
         matmul_f16_ws_1p3c_persis_k0,
@@ -354,15 +415,15 @@ def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
             M,
             K,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             _matmul_f16_ws_1p3c_persis_k0_lhs_desc_0,
             _matmul_f16_ws_1p3c_persis_k0_lhs_desc_1,
             _matmul_f16_ws_1p3c_persis_k0_rhs_desc,
@@ -476,59 +537,91 @@ def blockscale_gemm_e4m3_ws_persis_k0(
                 tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_5)
 
 
+_FN["blockscale_gemm_e4m3_ws_persis"] = _rt.Fn(
+    "blockscale_gemm_e4m3_ws_persis",
+    _CO_FILE,
+    94,
+    {"lhs": (95, 5, 30), "scale_lhs": (96, 5, 40), "rhs": (97, 5, 30), "scale_rhs": (98, 5, 48), "output": (99, 5, 29)},
+)
+
+
 @_rt.launcher
 def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=None):
     """blockscale_gemm_e4m3_ws_persis(global f8_e4m3 [M, K] lhs, global f32 [M, DIV_BLK_K] scale_lhs, global f8_e4m3 [N,
     K] rhs, global f32 [DIV_BLK_N, DIV_BLK_K] scale_rhs, global f16 [M, N] output) -> void; from wgmma_persis.co:94.
     """
-    _F = _rt.Fn(
-        "blockscale_gemm_e4m3_ws_persis",
-        _CO_FILE,
-        94,
-        {
-            "lhs": (95, 5, 30),
-            "scale_lhs": (96, 5, 40),
-            "rhs": (97, 5, 30),
-            "scale_rhs": (98, 5, 48),
-            "output": (99, 5, 29),
-        },
-    )
+    _F = _FN["blockscale_gemm_e4m3_ws_persis"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(
-        _F, {"lhs": lhs, "scale_lhs": scale_lhs, "rhs": rhs, "scale_rhs": scale_rhs, "output": output}, _launch
-    )
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_persis.co:95
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    scale_lhs = _rt.tensor_arg(_F, "scale_lhs", scale_lhs, torch.float32, 2, _dev, is_global=True)  # wgmma_persis.co:96
-    M = _rt.bind_dim(_F, _dims, "M", "scale_lhs", scale_lhs, 0)
-    DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_lhs", scale_lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_persis.co:97
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    scale_rhs = _rt.tensor_arg(_F, "scale_rhs", scale_rhs, torch.float32, 2, _dev, is_global=True)  # wgmma_persis.co:98
-    DIV_BLK_N = _rt.bind_dim(_F, _dims, "DIV_BLK_N", "scale_rhs", scale_rhs, 0)
-    DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_rhs", scale_rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:99
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(scale_lhs) in _rt.PLAIN
+        and scale_lhs.device == _dev
+        and scale_lhs.dtype is torch.float32
+        and scale_lhs.dim() == 2
+        and scale_lhs.shape[0] == M
+        and (DIV_BLK_K := scale_lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(scale_rhs) in _rt.PLAIN
+        and scale_rhs.device == _dev
+        and scale_rhs.dtype is torch.float32
+        and scale_rhs.dim() == 2
+        and (DIV_BLK_N := scale_rhs.shape[0]) > 0
+        and scale_rhs.shape[1] == DIV_BLK_K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_persis.co:95
+        _dev = _rt.pick_device(
+            _F, {"lhs": lhs, "scale_lhs": scale_lhs, "rhs": rhs, "scale_rhs": scale_rhs, "output": output}, _launch
+        )
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        # wgmma_persis.co:96
+        scale_lhs = _rt.tensor_arg(_F, "scale_lhs", scale_lhs, torch.float32, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "scale_lhs", scale_lhs, 0)
+        DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_lhs", scale_lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_persis.co:97
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        # wgmma_persis.co:98
+        scale_rhs = _rt.tensor_arg(_F, "scale_rhs", scale_rhs, torch.float32, 2, _dev, is_global=True)
+        DIV_BLK_N = _rt.bind_dim(_F, _dims, "DIV_BLK_N", "scale_rhs", scale_rhs, 0)
+        DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_rhs", scale_rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_persis.co:99
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     tiles_n = _rt.cdiv(N, 128)  # wgmma_persis.co:100
     total_tiles = _rt.s32(_rt.cdiv(M, 64) * tiles_n)  # wgmma_persis.co:101
     # wgmma_persis.co:103
-    _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads")
+    _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, (64, 128), (64, 128), "loads")
     _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc_64x128 = _rt.tma_desc(
-        lhs, [64, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128, _OOB_PADDING
+        lhs, (64, 128), _blockscale_gemm_e4m3_ws_persis_k0_TMA_LHS_64X128, _OOB_PADDING
     )
-    _blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128 = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads")
+    _blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128 = _rt.tma_ok(_F, "rhs", rhs, (128, 128), (128, 128), "loads")
     _blockscale_gemm_e4m3_ws_persis_k0_rhs_desc_128x128 = _rt.tma_desc(
-        rhs, [128, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128, _OOB_PADDING
+        rhs, (128, 128), _blockscale_gemm_e4m3_ws_persis_k0_TMA_RHS_128X128, _OOB_PADDING
     )
     _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128 = _rt.tma_ok(
-        _F, "output", output, [64, 128], [64, 128], "stores"
+        _F, "output", output, (64, 128), (64, 128), "stores"
     )
     _blockscale_gemm_e4m3_ws_persis_k0_output_desc_64x128 = _rt.tma_desc(
-        output, [64, 128], _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128, "zero"
+        output, (64, 128), _blockscale_gemm_e4m3_ws_persis_k0_TMA_OUTPUT_64X128, "zero"
     )
     _launch(
         blockscale_gemm_e4m3_ws_persis_k0,
@@ -539,25 +632,25 @@ def blockscale_gemm_e4m3_ws_persis(lhs, scale_lhs, rhs, scale_rhs, output, *, _l
             K,
             M,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             _blockscale_gemm_e4m3_ws_persis_k0_lhs_desc_64x128,
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             _blockscale_gemm_e4m3_ws_persis_k0_rhs_desc_128x128,
             DIV_BLK_K,
             scale_lhs,
-            scale_lhs.stride(0),
-            scale_lhs.stride(1),
+            scale_lhs.stride()[0],
+            scale_lhs.stride()[1],
             DIV_BLK_N,
             scale_rhs,
-            scale_rhs.stride(0),
-            scale_rhs.stride(1),
+            scale_rhs.stride()[0],
+            scale_rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             _blockscale_gemm_e4m3_ws_persis_k0_output_desc_64x128,
         ],
         dict(

@@ -27,6 +27,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "wgmma_rs.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -80,23 +82,43 @@ def wgmma_rs1_k0(
     tl.store(output_ptr + offs_2 * output_stride_0 + offs_3 * output_stride_1, mc)
 
 
+_FN["wgmma_rs1"] = _rt.Fn("wgmma_rs1", _CO_FILE, 12, {"rhs": (12, 23, 47)})
+
+
 @_rt.launcher
 def wgmma_rs1(rhs, *, _launch=None):
     """wgmma_rs1(f16 [64, 16] rhs) -> auto; from wgmma_rs.co:12."""
-    _F = _rt.Fn("wgmma_rs1", _CO_FILE, 12, {"rhs": (12, 23, 47)})
+    _F = _FN["wgmma_rs1"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"rhs": rhs}, _launch)
-    _dims = {}
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)  # wgmma_rs.co:12
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, rhs)) is not None
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 16
+    ):  # wgmma_rs.co:12
+        _dev = _rt.pick_device(_F, {"rhs": rhs}, _launch)
+        _dims = {}
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
     output = _rt.alloc(_F, (64, 64), torch.float32, _dev, 0.0)  # wgmma_rs.co:13
-    _wgmma_rs1_k0_TMA_RHS_64X16 = _rt.tma_ok(_F, "rhs", rhs, [64, 16], [64, 16], "loads")  # wgmma_rs.co:14
-    _wgmma_rs1_k0_rhs_desc_64x16 = _rt.tma_desc(rhs, [64, 16], _wgmma_rs1_k0_TMA_RHS_64X16, _OOB_PADDING)
+    _wgmma_rs1_k0_TMA_RHS_64X16 = _rt.tma_ok(_F, "rhs", rhs, (64, 16), (64, 16), "loads")  # wgmma_rs.co:14
+    _wgmma_rs1_k0_rhs_desc_64x16 = _rt.tma_desc(rhs, (64, 16), _wgmma_rs1_k0_TMA_RHS_64X16, _OOB_PADDING)
     _launch(
         wgmma_rs1_k0,
         (1, 1),
-        [rhs, rhs.stride(0), rhs.stride(1), _wgmma_rs1_k0_rhs_desc_64x16, output, output.stride(0), output.stride(1)],
+        [
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+            _wgmma_rs1_k0_rhs_desc_64x16,
+            output,
+            output.stride()[0],
+            output.stride()[1],
+        ],
         dict(TMA_RHS_64X16=_wgmma_rs1_k0_TMA_RHS_64X16, num_warps=4),
     )
     return output  # wgmma_rs.co:23
@@ -441,42 +463,60 @@ def wgmma_rs2_k0_splitk_sum(
     )  # wgmma_rs.co:36
 
 
+_FN["wgmma_rs2"] = _rt.Fn("wgmma_rs2", _CO_FILE, 26, {"lhs": (26, 23, 47), "rhs": (26, 49, 73)})
+
+
 @_rt.launcher
 def wgmma_rs2(lhs, rhs, *, _launch=None):
     """wgmma_rs2(f16 [64, 16] lhs, f16 [64, 16] rhs) -> auto; from wgmma_rs.co:26."""
-    _F = _rt.Fn("wgmma_rs2", _CO_FILE, 26, {"lhs": (26, 23, 47), "rhs": (26, 49, 73)})
+    _F = _FN["wgmma_rs2"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # wgmma_rs.co:26
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 64)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 64
+        and lhs.shape[1] == 16
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 16
+    ):  # wgmma_rs.co:26
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 64)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 16)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 16)
     output = _rt.alloc(_F, (64, 64), torch.float32, _dev, 0.0)  # wgmma_rs.co:27
     _wgmma_rs2_k0_sms = _rt.num_sms(_dev)  # wgmma_rs.co:28
     if 10 >= _wgmma_rs2_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _wgmma_rs2_k0_NUM_SMS = _rt.num_sms(_dev)
-        _wgmma_rs2_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _wgmma_rs2_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _wgmma_rs2_k0_TMA_LHS, "zero")
-        _wgmma_rs2_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-        _wgmma_rs2_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _wgmma_rs2_k0_TMA_RHS, "zero")
-        _wgmma_rs2_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _wgmma_rs2_k0_output_desc = _rt.tma_desc(output, [128, 128], _wgmma_rs2_k0_TMA_OUTPUT, "zero")
+        _wgmma_rs2_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _wgmma_rs2_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _wgmma_rs2_k0_TMA_LHS, "zero")
+        _wgmma_rs2_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 64), (256, 64), "loads (auto)")
+        _wgmma_rs2_k0_rhs_desc = _rt.tma_desc(rhs, (256, 64), _wgmma_rs2_k0_TMA_RHS, "zero")
+        _wgmma_rs2_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _wgmma_rs2_k0_output_desc = _rt.tma_desc(output, (128, 128), _wgmma_rs2_k0_TMA_OUTPUT, "zero")
         _launch(
             wgmma_rs2_k0,
             (min(1, _wgmma_rs2_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _wgmma_rs2_k0_lhs_desc,
                 _wgmma_rs2_k0_rhs_desc,
                 _wgmma_rs2_k0_output_desc,
@@ -494,27 +534,27 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
     else:
         if 1 >= _wgmma_rs2_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # wgmma_rs.co:28
-            _wgmma_rs2_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-            _wgmma_rs2_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, [128, 64], _wgmma_rs2_k0_t128x128_TMA_LHS, "zero")
-            _wgmma_rs2_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-            _wgmma_rs2_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, [128, 64], _wgmma_rs2_k0_t128x128_TMA_RHS, "zero")
-            _wgmma_rs2_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
+            _wgmma_rs2_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+            _wgmma_rs2_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, (128, 64), _wgmma_rs2_k0_t128x128_TMA_LHS, "zero")
+            _wgmma_rs2_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+            _wgmma_rs2_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, (128, 64), _wgmma_rs2_k0_t128x128_TMA_RHS, "zero")
+            _wgmma_rs2_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 64), (128, 64), "stores (auto)")
             _wgmma_rs2_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _wgmma_rs2_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _wgmma_rs2_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 wgmma_rs2_k0_t128x128,
                 (1,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _wgmma_rs2_k0_t128x128_lhs_desc,
                     _wgmma_rs2_k0_t128x128_rhs_desc,
                     _wgmma_rs2_k0_t128x128_output_desc,
@@ -531,27 +571,27 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
         else:
             if 1 >= _wgmma_rs2_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # wgmma_rs.co:28
-                _wgmma_rs2_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-                _wgmma_rs2_k0_t64x128_lhs_desc = _rt.tma_desc(lhs, [64, 64], _wgmma_rs2_k0_t64x128_TMA_LHS, "zero")
-                _wgmma_rs2_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-                _wgmma_rs2_k0_t64x128_rhs_desc = _rt.tma_desc(rhs, [128, 64], _wgmma_rs2_k0_t64x128_TMA_RHS, "zero")
-                _wgmma_rs2_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
+                _wgmma_rs2_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+                _wgmma_rs2_k0_t64x128_lhs_desc = _rt.tma_desc(lhs, (64, 64), _wgmma_rs2_k0_t64x128_TMA_LHS, "zero")
+                _wgmma_rs2_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+                _wgmma_rs2_k0_t64x128_rhs_desc = _rt.tma_desc(rhs, (128, 64), _wgmma_rs2_k0_t64x128_TMA_RHS, "zero")
+                _wgmma_rs2_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (64, 64), (64, 64), "stores (auto)")
                 _wgmma_rs2_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _wgmma_rs2_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _wgmma_rs2_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     wgmma_rs2_k0_t64x128,
                     (1,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _wgmma_rs2_k0_t64x128_lhs_desc,
                         _wgmma_rs2_k0_t64x128_rhs_desc,
                         _wgmma_rs2_k0_t64x128_output_desc,
@@ -569,29 +609,29 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
                 _wgmma_rs2_k0_split_k = 1
                 if _wgmma_rs2_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # wgmma_rs.co:28
-                    _wgmma_rs2_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-                    _wgmma_rs2_k0_t64x64_lhs_desc = _rt.tma_desc(lhs, [64, 64], _wgmma_rs2_k0_t64x64_TMA_LHS, "zero")
-                    _wgmma_rs2_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
-                    _wgmma_rs2_k0_t64x64_rhs_desc = _rt.tma_desc(rhs, [64, 64], _wgmma_rs2_k0_t64x64_TMA_RHS, "zero")
+                    _wgmma_rs2_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+                    _wgmma_rs2_k0_t64x64_lhs_desc = _rt.tma_desc(lhs, (64, 64), _wgmma_rs2_k0_t64x64_TMA_LHS, "zero")
+                    _wgmma_rs2_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
+                    _wgmma_rs2_k0_t64x64_rhs_desc = _rt.tma_desc(rhs, (64, 64), _wgmma_rs2_k0_t64x64_TMA_RHS, "zero")
                     _wgmma_rs2_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _wgmma_rs2_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _wgmma_rs2_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _wgmma_rs2_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         wgmma_rs2_k0_t64x64,
                         (1,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _wgmma_rs2_k0_t64x64_lhs_desc,
                             _wgmma_rs2_k0_t64x64_rhs_desc,
                             _wgmma_rs2_k0_t64x64_output_desc,
@@ -609,27 +649,27 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
                     _wgmma_rs2_k0_splitk_partials = _rt.alloc(
                         _F, (_wgmma_rs2_k0_split_k, 64, 64), torch.float32, _dev, empty=True
                     )  # wgmma_rs.co:28
-                    _wgmma_rs2_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-                    _wgmma_rs2_k0_splitk_lhs_desc = _rt.tma_desc(lhs, [64, 64], _wgmma_rs2_k0_splitk_TMA_LHS, "zero")
-                    _wgmma_rs2_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
-                    _wgmma_rs2_k0_splitk_rhs_desc = _rt.tma_desc(rhs, [64, 64], _wgmma_rs2_k0_splitk_TMA_RHS, "zero")
+                    _wgmma_rs2_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+                    _wgmma_rs2_k0_splitk_lhs_desc = _rt.tma_desc(lhs, (64, 64), _wgmma_rs2_k0_splitk_TMA_LHS, "zero")
+                    _wgmma_rs2_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
+                    _wgmma_rs2_k0_splitk_rhs_desc = _rt.tma_desc(rhs, (64, 64), _wgmma_rs2_k0_splitk_TMA_RHS, "zero")
                     _launch(
                         wgmma_rs2_k0_splitk,
                         (_wgmma_rs2_k0_split_k,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _wgmma_rs2_k0_split_k,
                             _wgmma_rs2_k0_splitk_lhs_desc,
                             _wgmma_rs2_k0_splitk_rhs_desc,
                             _wgmma_rs2_k0_splitk_partials,
-                            _wgmma_rs2_k0_splitk_partials.stride(0),
-                            _wgmma_rs2_k0_splitk_partials.stride(1),
-                            _wgmma_rs2_k0_splitk_partials.stride(2),
+                            _wgmma_rs2_k0_splitk_partials.stride()[0],
+                            _wgmma_rs2_k0_splitk_partials.stride()[1],
+                            _wgmma_rs2_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -644,13 +684,13 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
                         (1,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _wgmma_rs2_k0_split_k,
                             _wgmma_rs2_k0_splitk_partials,
-                            _wgmma_rs2_k0_splitk_partials.stride(0),
-                            _wgmma_rs2_k0_splitk_partials.stride(1),
-                            _wgmma_rs2_k0_splitk_partials.stride(2),
+                            _wgmma_rs2_k0_splitk_partials.stride()[0],
+                            _wgmma_rs2_k0_splitk_partials.stride()[1],
+                            _wgmma_rs2_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )

@@ -28,6 +28,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "wgmma_ss.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -445,33 +447,59 @@ def matmul_e4m3_k0_general(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, acc, mask=mask_3)
 
 
+_FN["matmul_e4m3"] = _rt.Fn(
+    "matmul_e4m3", _CO_FILE, 5, {"lhs": (5, 25, 50), "rhs": (5, 52, 77), "output": (5, 79, 103)}
+)
+
+
 @_rt.launcher
 def matmul_e4m3(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f32 [M, N] output) -> void; from
     wgmma_ss.co:5.
     """
-    _F = _rt.Fn("matmul_e4m3", _CO_FILE, 5, {"lhs": (5, 25, 50), "rhs": (5, 52, 77), "output": (5, 79, 103)})
+    _F = _FN["matmul_e4m3"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:5
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float32, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float32
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:5
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float32, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 64 == 0 and K % 32 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:8
         _matmul_e4m3_k0_sms = _rt.num_sms(_dev)
         # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_e4m3_k0_sms * 9:
             _matmul_e4m3_k0_NUM_SMS = _rt.num_sms(_dev)
-            _matmul_e4m3_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-            _matmul_e4m3_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_k0_TMA_LHS, "zero")
-            _matmul_e4m3_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 128], [256, 128], "loads (auto)")
-            _matmul_e4m3_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_k0_TMA_RHS, "zero")
+            _matmul_e4m3_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
+            _matmul_e4m3_k0_lhs_desc = _rt.tma_desc(lhs, (128, 128), _matmul_e4m3_k0_TMA_LHS, "zero")
+            _matmul_e4m3_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 128), (256, 128), "loads (auto)")
+            _matmul_e4m3_k0_rhs_desc = _rt.tma_desc(rhs, (256, 128), _matmul_e4m3_k0_TMA_RHS, "zero")
             _launch(
                 matmul_e4m3_k0,
                 (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_e4m3_k0_NUM_SMS),),
@@ -479,15 +507,15 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_e4m3_k0_lhs_desc,
                     _matmul_e4m3_k0_rhs_desc,
                 ],
@@ -504,13 +532,13 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
             # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_e4m3_k0_sms:
                 # wgmma_ss.co:8
-                _matmul_e4m3_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+                _matmul_e4m3_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
                 _matmul_e4m3_k0_t128x128_lhs_desc = _rt.tma_desc(
-                    lhs, [128, 128], _matmul_e4m3_k0_t128x128_TMA_LHS, "zero"
+                    lhs, (128, 128), _matmul_e4m3_k0_t128x128_TMA_LHS, "zero"
                 )
-                _matmul_e4m3_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
+                _matmul_e4m3_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)")
                 _matmul_e4m3_k0_t128x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 128], _matmul_e4m3_k0_t128x128_TMA_RHS, "zero"
+                    rhs, (128, 128), _matmul_e4m3_k0_t128x128_TMA_RHS, "zero"
                 )
                 _launch(
                     matmul_e4m3_k0_t128x128,
@@ -519,15 +547,15 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_e4m3_k0_t128x128_lhs_desc,
                         _matmul_e4m3_k0_t128x128_rhs_desc,
                     ],
@@ -543,13 +571,13 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                 # 64 x 128 tiles fill a wave (two programs an SM)
                 if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_e4m3_k0_sms:
                     # wgmma_ss.co:8
-                    _matmul_e4m3_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
+                    _matmul_e4m3_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)")
                     _matmul_e4m3_k0_t64x128_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 128], _matmul_e4m3_k0_t64x128_TMA_LHS, "zero"
+                        lhs, (64, 128), _matmul_e4m3_k0_t64x128_TMA_LHS, "zero"
                     )
-                    _matmul_e4m3_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
+                    _matmul_e4m3_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)")
                     _matmul_e4m3_k0_t64x128_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 128], _matmul_e4m3_k0_t64x128_TMA_RHS, "zero"
+                        rhs, (128, 128), _matmul_e4m3_k0_t64x128_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_e4m3_k0_t64x128,
@@ -558,15 +586,15 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_e4m3_k0_t64x128_lhs_desc,
                             _matmul_e4m3_k0_t64x128_rhs_desc,
                         ],
@@ -591,16 +619,16 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                     )
                     if _matmul_e4m3_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                         _matmul_e4m3_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                            _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                         )  # wgmma_ss.co:8
                         _matmul_e4m3_k0_t64x64_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 128], _matmul_e4m3_k0_t64x64_TMA_LHS, "zero"
+                            lhs, (64, 128), _matmul_e4m3_k0_t64x64_TMA_LHS, "zero"
                         )
                         _matmul_e4m3_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)"
+                            _F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)"
                         )
                         _matmul_e4m3_k0_t64x64_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 128], _matmul_e4m3_k0_t64x64_TMA_RHS, "zero"
+                            rhs, (64, 128), _matmul_e4m3_k0_t64x64_TMA_RHS, "zero"
                         )
                         _launch(
                             matmul_e4m3_k0_t64x64,
@@ -609,15 +637,15 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_e4m3_k0_t64x64_lhs_desc,
                                 _matmul_e4m3_k0_t64x64_rhs_desc,
                             ],
@@ -634,16 +662,16 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                             _F, (_matmul_e4m3_k0_split_k, M, N), torch.float32, _dev, empty=True
                         )  # wgmma_ss.co:8
                         _matmul_e4m3_k0_splitk_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                            _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                         )
                         _matmul_e4m3_k0_splitk_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 128], _matmul_e4m3_k0_splitk_TMA_LHS, "zero"
+                            lhs, (64, 128), _matmul_e4m3_k0_splitk_TMA_LHS, "zero"
                         )
                         _matmul_e4m3_k0_splitk_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)"
+                            _F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)"
                         )
                         _matmul_e4m3_k0_splitk_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 128], _matmul_e4m3_k0_splitk_TMA_RHS, "zero"
+                            rhs, (64, 128), _matmul_e4m3_k0_splitk_TMA_RHS, "zero"
                         )
                         _launch(
                             matmul_e4m3_k0_splitk,
@@ -652,19 +680,19 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 _matmul_e4m3_k0_split_k,
                                 _matmul_e4m3_k0_splitk_lhs_desc,
                                 _matmul_e4m3_k0_splitk_rhs_desc,
                                 _matmul_e4m3_k0_splitk_partials,
-                                _matmul_e4m3_k0_splitk_partials.stride(0),
-                                _matmul_e4m3_k0_splitk_partials.stride(1),
-                                _matmul_e4m3_k0_splitk_partials.stride(2),
+                                _matmul_e4m3_k0_splitk_partials.stride()[0],
+                                _matmul_e4m3_k0_splitk_partials.stride()[1],
+                                _matmul_e4m3_k0_splitk_partials.stride()[2],
                             ],
                             dict(
                                 GROUP_M=8,
@@ -681,26 +709,26 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                                 M,
                                 N,
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_e4m3_k0_split_k,
                                 _matmul_e4m3_k0_splitk_partials,
-                                _matmul_e4m3_k0_splitk_partials.stride(0),
-                                _matmul_e4m3_k0_splitk_partials.stride(1),
-                                _matmul_e4m3_k0_splitk_partials.stride(2),
+                                _matmul_e4m3_k0_splitk_partials.stride()[0],
+                                _matmul_e4m3_k0_splitk_partials.stride()[1],
+                                _matmul_e4m3_k0_splitk_partials.stride()[2],
                             ],
                             dict(num_warps=4),
                         )
     else:  # wgmma_ss.co:8
-        _matmul_e4m3_k0_general_TMA_LHS_64X32 = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads")
+        _matmul_e4m3_k0_general_TMA_LHS_64X32 = _rt.tma_ok(_F, "lhs", lhs, (64, 32), (64, 32), "loads")
         _matmul_e4m3_k0_general_lhs_desc_64x32 = _rt.tma_desc(
-            lhs, [64, 32], _matmul_e4m3_k0_general_TMA_LHS_64X32, _OOB_PADDING
+            lhs, (64, 32), _matmul_e4m3_k0_general_TMA_LHS_64X32, _OOB_PADDING
         )
         _matmul_e4m3_k0_general_TMA_RHS_64X32 = _rt.tma_ok(
-            _F, "rhs", rhs, [64, 32], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 32))], "loads"
+            _F, "rhs", rhs, (64, 32), (_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 32))), "loads"
         )
         _matmul_e4m3_k0_general_rhs_desc_64x32 = _rt.tma_desc(
-            rhs, [64, 32], _matmul_e4m3_k0_general_TMA_RHS_64X32, _OOB_PADDING
+            rhs, (64, 32), _matmul_e4m3_k0_general_TMA_RHS_64X32, _OOB_PADDING
         )
         _launch(
             matmul_e4m3_k0_general,
@@ -709,17 +737,17 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_e4m3_k0_general_lhs_desc_64x32,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_e4m3_k0_general_rhs_desc_64x32,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
             ],
             dict(
                 TMA_LHS_64X32=_matmul_e4m3_k0_general_TMA_LHS_64X32,
@@ -1144,35 +1172,61 @@ def matmul_f16_k0_general(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_f16"] = _rt.Fn(
+    "matmul_f16", _CO_FILE, 31, {"lhs": (31, 24, 45), "rhs": (31, 47, 68), "output": (31, 70, 94)}
+)
+
+
 @_rt.launcher
 def matmul_f16(lhs, rhs, output, *, _launch=None):
     """matmul_f16(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N]
     output) -> void; from wgmma_ss.co:31.
     """
-    _F = _rt.Fn("matmul_f16", _CO_FILE, 31, {"lhs": (31, 24, 45), "rhs": (31, 47, 68), "output": (31, 70, 94)})
+    _F = _FN["matmul_f16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:31
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:31
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 64 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:34
         _matmul_f16_k0_sms = _rt.num_sms(_dev)
         # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_f16_k0_sms * 9:
             _matmul_f16_k0_NUM_SMS = _rt.num_sms(_dev)
-            _matmul_f16_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-            _matmul_f16_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_k0_TMA_LHS, "zero")
-            _matmul_f16_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-            _matmul_f16_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_k0_TMA_RHS, "zero")
-            _matmul_f16_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-            _matmul_f16_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_k0_TMA_OUTPUT, "zero")
+            _matmul_f16_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+            _matmul_f16_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_f16_k0_TMA_LHS, "zero")
+            _matmul_f16_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 64), (256, 64), "loads (auto)")
+            _matmul_f16_k0_rhs_desc = _rt.tma_desc(rhs, (256, 64), _matmul_f16_k0_TMA_RHS, "zero")
+            _matmul_f16_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+            _matmul_f16_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_f16_k0_TMA_OUTPUT, "zero")
             _launch(
                 matmul_f16_k0,
                 (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_k0_NUM_SMS),),
@@ -1180,15 +1234,15 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_f16_k0_lhs_desc,
                     _matmul_f16_k0_rhs_desc,
                     _matmul_f16_k0_output_desc,
@@ -1207,15 +1261,15 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
             # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_f16_k0_sms:
                 # wgmma_ss.co:34
-                _matmul_f16_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-                _matmul_f16_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_k0_t128x128_TMA_LHS, "zero")
-                _matmul_f16_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-                _matmul_f16_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_k0_t128x128_TMA_RHS, "zero")
+                _matmul_f16_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+                _matmul_f16_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_f16_k0_t128x128_TMA_LHS, "zero")
+                _matmul_f16_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+                _matmul_f16_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_f16_k0_t128x128_TMA_RHS, "zero")
                 _matmul_f16_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                    _F, "output", output, (128, 64), (128, 64), "stores (auto)"
                 )
                 _matmul_f16_k0_t128x128_output_desc = _rt.tma_desc(
-                    output, [128, 64], _matmul_f16_k0_t128x128_TMA_OUTPUT, "zero"
+                    output, (128, 64), _matmul_f16_k0_t128x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_f16_k0_t128x128,
@@ -1224,15 +1278,15 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_f16_k0_t128x128_lhs_desc,
                         _matmul_f16_k0_t128x128_rhs_desc,
                         _matmul_f16_k0_t128x128_output_desc,
@@ -1250,19 +1304,19 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                 # 64 x 128 tiles fill a wave (two programs an SM)
                 if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_f16_k0_sms:
                     # wgmma_ss.co:34
-                    _matmul_f16_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_k0_t64x128_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_f16_k0_t64x128_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_f16_k0_t64x128_TMA_LHS, "zero"
                     )
-                    _matmul_f16_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                    _matmul_f16_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
                     _matmul_f16_k0_t64x128_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 64], _matmul_f16_k0_t64x128_TMA_RHS, "zero"
+                        rhs, (128, 64), _matmul_f16_k0_t64x128_TMA_RHS, "zero"
                     )
                     _matmul_f16_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                        _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                     )
                     _matmul_f16_k0_t64x128_output_desc = _rt.tma_desc(
-                        output, [64, 64], _matmul_f16_k0_t64x128_TMA_OUTPUT, "zero"
+                        output, (64, 64), _matmul_f16_k0_t64x128_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_f16_k0_t64x128,
@@ -1271,15 +1325,15 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_f16_k0_t64x128_lhs_desc,
                             _matmul_f16_k0_t64x128_rhs_desc,
                             _matmul_f16_k0_t64x128_output_desc,
@@ -1306,19 +1360,19 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                     )
                     if _matmul_f16_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                         # wgmma_ss.co:34
-                        _matmul_f16_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                        _matmul_f16_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                         _matmul_f16_k0_t64x64_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 64], _matmul_f16_k0_t64x64_TMA_LHS, "zero"
+                            lhs, (64, 64), _matmul_f16_k0_t64x64_TMA_LHS, "zero"
                         )
-                        _matmul_f16_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                        _matmul_f16_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                         _matmul_f16_k0_t64x64_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 64], _matmul_f16_k0_t64x64_TMA_RHS, "zero"
+                            rhs, (64, 64), _matmul_f16_k0_t64x64_TMA_RHS, "zero"
                         )
                         _matmul_f16_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                            _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                            _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                         )
                         _matmul_f16_k0_t64x64_output_desc = _rt.tma_desc(
-                            output, [64, 32], _matmul_f16_k0_t64x64_TMA_OUTPUT, "zero"
+                            output, (64, 32), _matmul_f16_k0_t64x64_TMA_OUTPUT, "zero"
                         )
                         _launch(
                             matmul_f16_k0_t64x64,
@@ -1327,15 +1381,15 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_f16_k0_t64x64_lhs_desc,
                                 _matmul_f16_k0_t64x64_rhs_desc,
                                 _matmul_f16_k0_t64x64_output_desc,
@@ -1353,13 +1407,13 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                         _matmul_f16_k0_splitk_partials = _rt.alloc(
                             _F, (_matmul_f16_k0_split_k, M, N), torch.float32, _dev, empty=True
                         )  # wgmma_ss.co:34
-                        _matmul_f16_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                        _matmul_f16_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                         _matmul_f16_k0_splitk_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 64], _matmul_f16_k0_splitk_TMA_LHS, "zero"
+                            lhs, (64, 64), _matmul_f16_k0_splitk_TMA_LHS, "zero"
                         )
-                        _matmul_f16_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                        _matmul_f16_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                         _matmul_f16_k0_splitk_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 64], _matmul_f16_k0_splitk_TMA_RHS, "zero"
+                            rhs, (64, 64), _matmul_f16_k0_splitk_TMA_RHS, "zero"
                         )
                         _launch(
                             matmul_f16_k0_splitk,
@@ -1368,19 +1422,19 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 _matmul_f16_k0_split_k,
                                 _matmul_f16_k0_splitk_lhs_desc,
                                 _matmul_f16_k0_splitk_rhs_desc,
                                 _matmul_f16_k0_splitk_partials,
-                                _matmul_f16_k0_splitk_partials.stride(0),
-                                _matmul_f16_k0_splitk_partials.stride(1),
-                                _matmul_f16_k0_splitk_partials.stride(2),
+                                _matmul_f16_k0_splitk_partials.stride()[0],
+                                _matmul_f16_k0_splitk_partials.stride()[1],
+                                _matmul_f16_k0_splitk_partials.stride()[2],
                             ],
                             dict(
                                 GROUP_M=8,
@@ -1397,13 +1451,13 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                                 M,
                                 N,
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_f16_k0_split_k,
                                 _matmul_f16_k0_splitk_partials,
-                                _matmul_f16_k0_splitk_partials.stride(0),
-                                _matmul_f16_k0_splitk_partials.stride(1),
-                                _matmul_f16_k0_splitk_partials.stride(2),
+                                _matmul_f16_k0_splitk_partials.stride()[0],
+                                _matmul_f16_k0_splitk_partials.stride()[1],
+                                _matmul_f16_k0_splitk_partials.stride()[2],
                             ],
                             dict(num_warps=4),
                         )
@@ -1415,15 +1469,15 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
             ],
             dict(num_warps=4),
         )
@@ -1866,35 +1920,61 @@ def matmul_e4m3_mwg_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_e4m3_mwg"] = _rt.Fn(
+    "matmul_e4m3_mwg", _CO_FILE, 51, {"lhs": (51, 29, 54), "rhs": (51, 56, 81), "output": (51, 83, 107)}
+)
+
+
 @_rt.launcher
 def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3_mwg(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:51.
     """
-    _F = _rt.Fn("matmul_e4m3_mwg", _CO_FILE, 51, {"lhs": (51, 29, 54), "rhs": (51, 56, 81), "output": (51, 83, 107)})
+    _F = _FN["matmul_e4m3_mwg"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:51
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:51
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 64 == 0 and K % 128 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:52
         _matmul_e4m3_mwg_k0_sms = _rt.num_sms(_dev)
         # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_e4m3_mwg_k0_sms * 9:
             _matmul_e4m3_mwg_k0_NUM_SMS = _rt.num_sms(_dev)
-            _matmul_e4m3_mwg_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-            _matmul_e4m3_mwg_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_k0_TMA_LHS, "zero")
-            _matmul_e4m3_mwg_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 128], [256, 128], "loads (auto)")
-            _matmul_e4m3_mwg_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_mwg_k0_TMA_RHS, "zero")
-            _matmul_e4m3_mwg_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-            _matmul_e4m3_mwg_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_e4m3_mwg_k0_TMA_OUTPUT, "zero")
+            _matmul_e4m3_mwg_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
+            _matmul_e4m3_mwg_k0_lhs_desc = _rt.tma_desc(lhs, (128, 128), _matmul_e4m3_mwg_k0_TMA_LHS, "zero")
+            _matmul_e4m3_mwg_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 128), (256, 128), "loads (auto)")
+            _matmul_e4m3_mwg_k0_rhs_desc = _rt.tma_desc(rhs, (256, 128), _matmul_e4m3_mwg_k0_TMA_RHS, "zero")
+            _matmul_e4m3_mwg_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+            _matmul_e4m3_mwg_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_e4m3_mwg_k0_TMA_OUTPUT, "zero")
             _launch(
                 matmul_e4m3_mwg_k0,
                 (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_e4m3_mwg_k0_NUM_SMS),),
@@ -1902,15 +1982,15 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_e4m3_mwg_k0_lhs_desc,
                     _matmul_e4m3_mwg_k0_rhs_desc,
                     _matmul_e4m3_mwg_k0_output_desc,
@@ -1929,22 +2009,22 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
             # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_e4m3_mwg_k0_sms:
                 _matmul_e4m3_mwg_k0_t128x128_TMA_LHS = _rt.tma_ok(
-                    _F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)"
+                    _F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)"
                 )  # wgmma_ss.co:52
                 _matmul_e4m3_mwg_k0_t128x128_lhs_desc = _rt.tma_desc(
-                    lhs, [128, 128], _matmul_e4m3_mwg_k0_t128x128_TMA_LHS, "zero"
+                    lhs, (128, 128), _matmul_e4m3_mwg_k0_t128x128_TMA_LHS, "zero"
                 )
                 _matmul_e4m3_mwg_k0_t128x128_TMA_RHS = _rt.tma_ok(
-                    _F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)"
+                    _F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)"
                 )
                 _matmul_e4m3_mwg_k0_t128x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 128], _matmul_e4m3_mwg_k0_t128x128_TMA_RHS, "zero"
+                    rhs, (128, 128), _matmul_e4m3_mwg_k0_t128x128_TMA_RHS, "zero"
                 )
                 _matmul_e4m3_mwg_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                    _F, "output", output, (128, 64), (128, 64), "stores (auto)"
                 )
                 _matmul_e4m3_mwg_k0_t128x128_output_desc = _rt.tma_desc(
-                    output, [128, 64], _matmul_e4m3_mwg_k0_t128x128_TMA_OUTPUT, "zero"
+                    output, (128, 64), _matmul_e4m3_mwg_k0_t128x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_e4m3_mwg_k0_t128x128,
@@ -1953,15 +2033,15 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_e4m3_mwg_k0_t128x128_lhs_desc,
                         _matmul_e4m3_mwg_k0_t128x128_rhs_desc,
                         _matmul_e4m3_mwg_k0_t128x128_output_desc,
@@ -1979,22 +2059,22 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                 # 64 x 128 tiles fill a wave (two programs an SM)
                 if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_e4m3_mwg_k0_sms:
                     _matmul_e4m3_mwg_k0_t64x128_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                        _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                     )  # wgmma_ss.co:52
                     _matmul_e4m3_mwg_k0_t64x128_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 128], _matmul_e4m3_mwg_k0_t64x128_TMA_LHS, "zero"
+                        lhs, (64, 128), _matmul_e4m3_mwg_k0_t64x128_TMA_LHS, "zero"
                     )
                     _matmul_e4m3_mwg_k0_t64x128_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)"
+                        _F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)"
                     )
                     _matmul_e4m3_mwg_k0_t64x128_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 128], _matmul_e4m3_mwg_k0_t64x128_TMA_RHS, "zero"
+                        rhs, (128, 128), _matmul_e4m3_mwg_k0_t64x128_TMA_RHS, "zero"
                     )
                     _matmul_e4m3_mwg_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                        _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                     )
                     _matmul_e4m3_mwg_k0_t64x128_output_desc = _rt.tma_desc(
-                        output, [64, 64], _matmul_e4m3_mwg_k0_t64x128_TMA_OUTPUT, "zero"
+                        output, (64, 64), _matmul_e4m3_mwg_k0_t64x128_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_e4m3_mwg_k0_t64x128,
@@ -2003,15 +2083,15 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_e4m3_mwg_k0_t64x128_lhs_desc,
                             _matmul_e4m3_mwg_k0_t64x128_rhs_desc,
                             _matmul_e4m3_mwg_k0_t64x128_output_desc,
@@ -2038,22 +2118,22 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                     )
                     if _matmul_e4m3_mwg_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                         _matmul_e4m3_mwg_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                            _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                         )  # wgmma_ss.co:52
                         _matmul_e4m3_mwg_k0_t64x64_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 128], _matmul_e4m3_mwg_k0_t64x64_TMA_LHS, "zero"
+                            lhs, (64, 128), _matmul_e4m3_mwg_k0_t64x64_TMA_LHS, "zero"
                         )
                         _matmul_e4m3_mwg_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)"
+                            _F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)"
                         )
                         _matmul_e4m3_mwg_k0_t64x64_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 128], _matmul_e4m3_mwg_k0_t64x64_TMA_RHS, "zero"
+                            rhs, (64, 128), _matmul_e4m3_mwg_k0_t64x64_TMA_RHS, "zero"
                         )
                         _matmul_e4m3_mwg_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                            _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                            _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                         )
                         _matmul_e4m3_mwg_k0_t64x64_output_desc = _rt.tma_desc(
-                            output, [64, 32], _matmul_e4m3_mwg_k0_t64x64_TMA_OUTPUT, "zero"
+                            output, (64, 32), _matmul_e4m3_mwg_k0_t64x64_TMA_OUTPUT, "zero"
                         )
                         _launch(
                             matmul_e4m3_mwg_k0_t64x64,
@@ -2062,15 +2142,15 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_e4m3_mwg_k0_t64x64_lhs_desc,
                                 _matmul_e4m3_mwg_k0_t64x64_rhs_desc,
                                 _matmul_e4m3_mwg_k0_t64x64_output_desc,
@@ -2089,16 +2169,16 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                             _F, (_matmul_e4m3_mwg_k0_split_k, M, N), torch.float32, _dev, empty=True
                         )  # wgmma_ss.co:52
                         _matmul_e4m3_mwg_k0_splitk_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                            _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                         )
                         _matmul_e4m3_mwg_k0_splitk_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 128], _matmul_e4m3_mwg_k0_splitk_TMA_LHS, "zero"
+                            lhs, (64, 128), _matmul_e4m3_mwg_k0_splitk_TMA_LHS, "zero"
                         )
                         _matmul_e4m3_mwg_k0_splitk_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)"
+                            _F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)"
                         )
                         _matmul_e4m3_mwg_k0_splitk_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 128], _matmul_e4m3_mwg_k0_splitk_TMA_RHS, "zero"
+                            rhs, (64, 128), _matmul_e4m3_mwg_k0_splitk_TMA_RHS, "zero"
                         )
                         _launch(
                             matmul_e4m3_mwg_k0_splitk,
@@ -2107,19 +2187,19 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 _matmul_e4m3_mwg_k0_split_k,
                                 _matmul_e4m3_mwg_k0_splitk_lhs_desc,
                                 _matmul_e4m3_mwg_k0_splitk_rhs_desc,
                                 _matmul_e4m3_mwg_k0_splitk_partials,
-                                _matmul_e4m3_mwg_k0_splitk_partials.stride(0),
-                                _matmul_e4m3_mwg_k0_splitk_partials.stride(1),
-                                _matmul_e4m3_mwg_k0_splitk_partials.stride(2),
+                                _matmul_e4m3_mwg_k0_splitk_partials.stride()[0],
+                                _matmul_e4m3_mwg_k0_splitk_partials.stride()[1],
+                                _matmul_e4m3_mwg_k0_splitk_partials.stride()[2],
                             ],
                             dict(
                                 GROUP_M=8,
@@ -2136,30 +2216,30 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                                 M,
                                 N,
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_e4m3_mwg_k0_split_k,
                                 _matmul_e4m3_mwg_k0_splitk_partials,
-                                _matmul_e4m3_mwg_k0_splitk_partials.stride(0),
-                                _matmul_e4m3_mwg_k0_splitk_partials.stride(1),
-                                _matmul_e4m3_mwg_k0_splitk_partials.stride(2),
+                                _matmul_e4m3_mwg_k0_splitk_partials.stride()[0],
+                                _matmul_e4m3_mwg_k0_splitk_partials.stride()[1],
+                                _matmul_e4m3_mwg_k0_splitk_partials.stride()[2],
                             ],
                             dict(num_warps=4),
                         )
     else:  # wgmma_ss.co:52
-        _matmul_e4m3_mwg_k0_general_TMA_LHS_128X128 = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads")
+        _matmul_e4m3_mwg_k0_general_TMA_LHS_128X128 = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads")
         _matmul_e4m3_mwg_k0_general_lhs_desc_128x128 = _rt.tma_desc(
-            lhs, [128, 128], _matmul_e4m3_mwg_k0_general_TMA_LHS_128X128, _OOB_PADDING
+            lhs, (128, 128), _matmul_e4m3_mwg_k0_general_TMA_LHS_128X128, _OOB_PADDING
         )
         _matmul_e4m3_mwg_k0_general_TMA_RHS_64X128 = _rt.tma_ok(
-            _F, "rhs", rhs, [64, 128], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
+            _F, "rhs", rhs, (64, 128), (_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 128))), "loads"
         )
         _matmul_e4m3_mwg_k0_general_rhs_desc_64x128 = _rt.tma_desc(
-            rhs, [64, 128], _matmul_e4m3_mwg_k0_general_TMA_RHS_64X128, _OOB_PADDING
+            rhs, (64, 128), _matmul_e4m3_mwg_k0_general_TMA_RHS_64X128, _OOB_PADDING
         )
-        _matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores")
+        _matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, (128, 64), (128, 64), "stores")
         _matmul_e4m3_mwg_k0_general_output_desc_128x64 = _rt.tma_desc(
-            output, [128, 64], _matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64, "zero"
+            output, (128, 64), _matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64, "zero"
         )
         _launch(
             matmul_e4m3_mwg_k0_general,
@@ -2168,17 +2248,17 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_e4m3_mwg_k0_general_lhs_desc_128x128,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_e4m3_mwg_k0_general_rhs_desc_64x128,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_e4m3_mwg_k0_general_output_desc_128x64,
             ],
             dict(
@@ -2627,40 +2707,64 @@ def matmul_e4m3_mwg_tbc_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_e4m3_mwg_tbc"] = _rt.Fn(
+    "matmul_e4m3_mwg_tbc", _CO_FILE, 69, {"lhs": (69, 33, 58), "rhs": (69, 60, 85), "output": (69, 87, 111)}
+)
+
+
 @_rt.launcher
 def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3_mwg_tbc(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:69.
     """
-    _F = _rt.Fn(
-        "matmul_e4m3_mwg_tbc", _CO_FILE, 69, {"lhs": (69, 33, 58), "rhs": (69, 60, 85), "output": (69, 87, 111)}
-    )
+    _F = _FN["matmul_e4m3_mwg_tbc"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:69
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:69
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 64 == 0 and K % 128 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:71
         _matmul_e4m3_mwg_tbc_k0_sms = _rt.num_sms(_dev)
         # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_e4m3_mwg_tbc_k0_sms * 9:
             _matmul_e4m3_mwg_tbc_k0_NUM_SMS = _rt.num_sms(_dev)
-            _matmul_e4m3_mwg_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-            _matmul_e4m3_mwg_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_TMA_LHS, "zero")
-            _matmul_e4m3_mwg_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 128], [256, 128], "loads (auto)")
-            _matmul_e4m3_mwg_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_mwg_tbc_k0_TMA_RHS, "zero")
+            _matmul_e4m3_mwg_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
+            _matmul_e4m3_mwg_tbc_k0_lhs_desc = _rt.tma_desc(lhs, (128, 128), _matmul_e4m3_mwg_tbc_k0_TMA_LHS, "zero")
+            _matmul_e4m3_mwg_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 128), (256, 128), "loads (auto)")
+            _matmul_e4m3_mwg_tbc_k0_rhs_desc = _rt.tma_desc(rhs, (256, 128), _matmul_e4m3_mwg_tbc_k0_TMA_RHS, "zero")
             _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 128], [128, 128], "stores (auto)"
+                _F, "output", output, (128, 128), (128, 128), "stores (auto)"
             )
             _matmul_e4m3_mwg_tbc_k0_output_desc = _rt.tma_desc(
-                output, [128, 128], _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT, "zero"
+                output, (128, 128), _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_e4m3_mwg_tbc_k0,
@@ -2669,15 +2773,15 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_e4m3_mwg_tbc_k0_lhs_desc,
                     _matmul_e4m3_mwg_tbc_k0_rhs_desc,
                     _matmul_e4m3_mwg_tbc_k0_output_desc,
@@ -2696,22 +2800,22 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
             # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_e4m3_mwg_tbc_k0_sms:
                 _matmul_e4m3_mwg_tbc_k0_t128x128_TMA_LHS = _rt.tma_ok(
-                    _F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)"
+                    _F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)"
                 )  # wgmma_ss.co:71
                 _matmul_e4m3_mwg_tbc_k0_t128x128_lhs_desc = _rt.tma_desc(
-                    lhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_t128x128_TMA_LHS, "zero"
+                    lhs, (128, 128), _matmul_e4m3_mwg_tbc_k0_t128x128_TMA_LHS, "zero"
                 )
                 _matmul_e4m3_mwg_tbc_k0_t128x128_TMA_RHS = _rt.tma_ok(
-                    _F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)"
+                    _F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)"
                 )
                 _matmul_e4m3_mwg_tbc_k0_t128x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_t128x128_TMA_RHS, "zero"
+                    rhs, (128, 128), _matmul_e4m3_mwg_tbc_k0_t128x128_TMA_RHS, "zero"
                 )
                 _matmul_e4m3_mwg_tbc_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                    _F, "output", output, (128, 64), (128, 64), "stores (auto)"
                 )
                 _matmul_e4m3_mwg_tbc_k0_t128x128_output_desc = _rt.tma_desc(
-                    output, [128, 64], _matmul_e4m3_mwg_tbc_k0_t128x128_TMA_OUTPUT, "zero"
+                    output, (128, 64), _matmul_e4m3_mwg_tbc_k0_t128x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_e4m3_mwg_tbc_k0_t128x128,
@@ -2720,15 +2824,15 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_e4m3_mwg_tbc_k0_t128x128_lhs_desc,
                         _matmul_e4m3_mwg_tbc_k0_t128x128_rhs_desc,
                         _matmul_e4m3_mwg_tbc_k0_t128x128_output_desc,
@@ -2746,22 +2850,22 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                 # 64 x 128 tiles fill a wave (two programs an SM)
                 if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_e4m3_mwg_tbc_k0_sms:
                     _matmul_e4m3_mwg_tbc_k0_t64x128_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                        _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                     )  # wgmma_ss.co:71
                     _matmul_e4m3_mwg_tbc_k0_t64x128_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 128], _matmul_e4m3_mwg_tbc_k0_t64x128_TMA_LHS, "zero"
+                        lhs, (64, 128), _matmul_e4m3_mwg_tbc_k0_t64x128_TMA_LHS, "zero"
                     )
                     _matmul_e4m3_mwg_tbc_k0_t64x128_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)"
+                        _F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)"
                     )
                     _matmul_e4m3_mwg_tbc_k0_t64x128_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_t64x128_TMA_RHS, "zero"
+                        rhs, (128, 128), _matmul_e4m3_mwg_tbc_k0_t64x128_TMA_RHS, "zero"
                     )
                     _matmul_e4m3_mwg_tbc_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                        _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                     )
                     _matmul_e4m3_mwg_tbc_k0_t64x128_output_desc = _rt.tma_desc(
-                        output, [64, 64], _matmul_e4m3_mwg_tbc_k0_t64x128_TMA_OUTPUT, "zero"
+                        output, (64, 64), _matmul_e4m3_mwg_tbc_k0_t64x128_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_e4m3_mwg_tbc_k0_t64x128,
@@ -2770,15 +2874,15 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_e4m3_mwg_tbc_k0_t64x128_lhs_desc,
                             _matmul_e4m3_mwg_tbc_k0_t64x128_rhs_desc,
                             _matmul_e4m3_mwg_tbc_k0_t64x128_output_desc,
@@ -2805,22 +2909,22 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                     )
                     if _matmul_e4m3_mwg_tbc_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                         _matmul_e4m3_mwg_tbc_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                            _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                         )  # wgmma_ss.co:71
                         _matmul_e4m3_mwg_tbc_k0_t64x64_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 128], _matmul_e4m3_mwg_tbc_k0_t64x64_TMA_LHS, "zero"
+                            lhs, (64, 128), _matmul_e4m3_mwg_tbc_k0_t64x64_TMA_LHS, "zero"
                         )
                         _matmul_e4m3_mwg_tbc_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)"
+                            _F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)"
                         )
                         _matmul_e4m3_mwg_tbc_k0_t64x64_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 128], _matmul_e4m3_mwg_tbc_k0_t64x64_TMA_RHS, "zero"
+                            rhs, (64, 128), _matmul_e4m3_mwg_tbc_k0_t64x64_TMA_RHS, "zero"
                         )
                         _matmul_e4m3_mwg_tbc_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                            _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                            _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                         )
                         _matmul_e4m3_mwg_tbc_k0_t64x64_output_desc = _rt.tma_desc(
-                            output, [64, 32], _matmul_e4m3_mwg_tbc_k0_t64x64_TMA_OUTPUT, "zero"
+                            output, (64, 32), _matmul_e4m3_mwg_tbc_k0_t64x64_TMA_OUTPUT, "zero"
                         )
                         _launch(
                             matmul_e4m3_mwg_tbc_k0_t64x64,
@@ -2829,15 +2933,15 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_e4m3_mwg_tbc_k0_t64x64_lhs_desc,
                                 _matmul_e4m3_mwg_tbc_k0_t64x64_rhs_desc,
                                 _matmul_e4m3_mwg_tbc_k0_t64x64_output_desc,
@@ -2856,16 +2960,16 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                             _F, (_matmul_e4m3_mwg_tbc_k0_split_k, M, N), torch.float32, _dev, empty=True
                         )  # wgmma_ss.co:71
                         _matmul_e4m3_mwg_tbc_k0_splitk_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                            _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                         )
                         _matmul_e4m3_mwg_tbc_k0_splitk_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 128], _matmul_e4m3_mwg_tbc_k0_splitk_TMA_LHS, "zero"
+                            lhs, (64, 128), _matmul_e4m3_mwg_tbc_k0_splitk_TMA_LHS, "zero"
                         )
                         _matmul_e4m3_mwg_tbc_k0_splitk_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)"
+                            _F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)"
                         )
                         _matmul_e4m3_mwg_tbc_k0_splitk_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 128], _matmul_e4m3_mwg_tbc_k0_splitk_TMA_RHS, "zero"
+                            rhs, (64, 128), _matmul_e4m3_mwg_tbc_k0_splitk_TMA_RHS, "zero"
                         )
                         _launch(
                             matmul_e4m3_mwg_tbc_k0_splitk,
@@ -2874,19 +2978,19 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 _matmul_e4m3_mwg_tbc_k0_split_k,
                                 _matmul_e4m3_mwg_tbc_k0_splitk_lhs_desc,
                                 _matmul_e4m3_mwg_tbc_k0_splitk_rhs_desc,
                                 _matmul_e4m3_mwg_tbc_k0_splitk_partials,
-                                _matmul_e4m3_mwg_tbc_k0_splitk_partials.stride(0),
-                                _matmul_e4m3_mwg_tbc_k0_splitk_partials.stride(1),
-                                _matmul_e4m3_mwg_tbc_k0_splitk_partials.stride(2),
+                                _matmul_e4m3_mwg_tbc_k0_splitk_partials.stride()[0],
+                                _matmul_e4m3_mwg_tbc_k0_splitk_partials.stride()[1],
+                                _matmul_e4m3_mwg_tbc_k0_splitk_partials.stride()[2],
                             ],
                             dict(
                                 GROUP_M=8,
@@ -2903,32 +3007,32 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                                 M,
                                 N,
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_e4m3_mwg_tbc_k0_split_k,
                                 _matmul_e4m3_mwg_tbc_k0_splitk_partials,
-                                _matmul_e4m3_mwg_tbc_k0_splitk_partials.stride(0),
-                                _matmul_e4m3_mwg_tbc_k0_splitk_partials.stride(1),
-                                _matmul_e4m3_mwg_tbc_k0_splitk_partials.stride(2),
+                                _matmul_e4m3_mwg_tbc_k0_splitk_partials.stride()[0],
+                                _matmul_e4m3_mwg_tbc_k0_splitk_partials.stride()[1],
+                                _matmul_e4m3_mwg_tbc_k0_splitk_partials.stride()[2],
                             ],
                             dict(num_warps=4),
                         )
     else:  # wgmma_ss.co:71
-        _matmul_e4m3_mwg_tbc_k0_general_TMA_LHS_128X128 = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads")
+        _matmul_e4m3_mwg_tbc_k0_general_TMA_LHS_128X128 = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads")
         _matmul_e4m3_mwg_tbc_k0_general_lhs_desc_128x128 = _rt.tma_desc(
-            lhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_general_TMA_LHS_128X128, _OOB_PADDING
+            lhs, (128, 128), _matmul_e4m3_mwg_tbc_k0_general_TMA_LHS_128X128, _OOB_PADDING
         )
         _matmul_e4m3_mwg_tbc_k0_general_TMA_RHS_64X128 = _rt.tma_ok(
-            _F, "rhs", rhs, [64, 128], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
+            _F, "rhs", rhs, (64, 128), (_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 128))), "loads"
         )
         _matmul_e4m3_mwg_tbc_k0_general_rhs_desc_64x128 = _rt.tma_desc(
-            rhs, [64, 128], _matmul_e4m3_mwg_tbc_k0_general_TMA_RHS_64X128, _OOB_PADDING
+            rhs, (64, 128), _matmul_e4m3_mwg_tbc_k0_general_TMA_RHS_64X128, _OOB_PADDING
         )
         _matmul_e4m3_mwg_tbc_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(
-            _F, "output", output, [128, 64], [128, 64], "stores"
+            _F, "output", output, (128, 64), (128, 64), "stores"
         )
         _matmul_e4m3_mwg_tbc_k0_general_output_desc_128x64 = _rt.tma_desc(
-            output, [128, 64], _matmul_e4m3_mwg_tbc_k0_general_TMA_OUTPUT_128X64, "zero"
+            output, (128, 64), _matmul_e4m3_mwg_tbc_k0_general_TMA_OUTPUT_128X64, "zero"
         )
         _launch(
             matmul_e4m3_mwg_tbc_k0_general,
@@ -2937,17 +3041,17 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_e4m3_mwg_tbc_k0_general_lhs_desc_128x128,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_e4m3_mwg_tbc_k0_general_rhs_desc_64x128,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_e4m3_mwg_tbc_k0_general_output_desc_128x64,
             ],
             dict(
@@ -3037,47 +3141,83 @@ def blockscale_gemm_e4m3_n48_k0(
     tl.store(output_ptr + offs_6 * output_stride_0 + offs_7 * output_stride_1, output_s, mask=mask_5)
 
 
+_FN["blockscale_gemm_e4m3_n48"] = _rt.Fn(
+    "blockscale_gemm_e4m3_n48",
+    _CO_FILE,
+    93,
+    {
+        "lhs": (93, 38, 63),
+        "scale_lhs": (94, 39, 74),
+        "rhs": (95, 39, 64),
+        "scale_rhs": (96, 39, 82),
+        "output": (97, 39, 63),
+    },
+)
+
+
 @_rt.launcher
 def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=None):
     """blockscale_gemm_e4m3_n48(global f8_e4m3 [M, K] lhs, global f32 [M, DIV_BLK_K] scale_lhs, global f8_e4m3 [N, K]
     rhs, global f32 [DIV_BLK_N, DIV_BLK_K] scale_rhs, global f16 [M, N] output) -> void; from wgmma_ss.co:93.
     """
-    _F = _rt.Fn(
-        "blockscale_gemm_e4m3_n48",
-        _CO_FILE,
-        93,
-        {
-            "lhs": (93, 38, 63),
-            "scale_lhs": (94, 39, 74),
-            "rhs": (95, 39, 64),
-            "scale_rhs": (96, 39, 82),
-            "output": (97, 39, 63),
-        },
-    )
+    _F = _FN["blockscale_gemm_e4m3_n48"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(
-        _F, {"lhs": lhs, "scale_lhs": scale_lhs, "rhs": rhs, "scale_rhs": scale_rhs, "output": output}, _launch
-    )
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:93
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    scale_lhs = _rt.tensor_arg(_F, "scale_lhs", scale_lhs, torch.float32, 2, _dev, is_global=True)  # wgmma_ss.co:94
-    M = _rt.bind_dim(_F, _dims, "M", "scale_lhs", scale_lhs, 0)
-    DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_lhs", scale_lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:95
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    scale_rhs = _rt.tensor_arg(_F, "scale_rhs", scale_rhs, torch.float32, 2, _dev, is_global=True)  # wgmma_ss.co:96
-    DIV_BLK_N = _rt.bind_dim(_F, _dims, "DIV_BLK_N", "scale_rhs", scale_rhs, 0)
-    DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_rhs", scale_rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:97
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(scale_lhs) in _rt.PLAIN
+        and scale_lhs.device == _dev
+        and scale_lhs.dtype is torch.float32
+        and scale_lhs.dim() == 2
+        and scale_lhs.shape[0] == M
+        and (DIV_BLK_K := scale_lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(scale_rhs) in _rt.PLAIN
+        and scale_rhs.device == _dev
+        and scale_rhs.dtype is torch.float32
+        and scale_rhs.dim() == 2
+        and (DIV_BLK_N := scale_rhs.shape[0]) > 0
+        and scale_rhs.shape[1] == DIV_BLK_K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:93
+        _dev = _rt.pick_device(
+            _F, {"lhs": lhs, "scale_lhs": scale_lhs, "rhs": rhs, "scale_rhs": scale_rhs, "output": output}, _launch
+        )
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        scale_lhs = _rt.tensor_arg(_F, "scale_lhs", scale_lhs, torch.float32, 2, _dev, is_global=True)  # wgmma_ss.co:94
+        M = _rt.bind_dim(_F, _dims, "M", "scale_lhs", scale_lhs, 0)
+        DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_lhs", scale_lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:95
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        scale_rhs = _rt.tensor_arg(_F, "scale_rhs", scale_rhs, torch.float32, 2, _dev, is_global=True)  # wgmma_ss.co:96
+        DIV_BLK_N = _rt.bind_dim(_F, _dims, "DIV_BLK_N", "scale_rhs", scale_rhs, 0)
+        DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_rhs", scale_rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:97
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     # wgmma_ss.co:98
-    _blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads")
+    _blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, (64, 128), (64, 128), "loads")
     _blockscale_gemm_e4m3_n48_k0_lhs_desc_64x128 = _rt.tma_desc(
-        lhs, [64, 128], _blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128, _OOB_PADDING
+        lhs, (64, 128), _blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128, _OOB_PADDING
     )
     _launch(
         blockscale_gemm_e4m3_n48_k0,
@@ -3086,24 +3226,24 @@ def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=
             K,
             M,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             _blockscale_gemm_e4m3_n48_k0_lhs_desc_64x128,
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             DIV_BLK_K,
             scale_lhs,
-            scale_lhs.stride(0),
-            scale_lhs.stride(1),
+            scale_lhs.stride()[0],
+            scale_lhs.stride()[1],
             DIV_BLK_N,
             scale_rhs,
-            scale_rhs.stride(0),
-            scale_rhs.stride(1),
+            scale_rhs.stride()[0],
+            scale_rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(TMA_LHS_64X128=_blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128, num_warps=4),
     )
@@ -3544,35 +3684,61 @@ def matmul_f16_tbc_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_f16_tbc"] = _rt.Fn(
+    "matmul_f16_tbc", _CO_FILE, 122, {"lhs": (122, 28, 49), "rhs": (122, 51, 72), "output": (122, 74, 98)}
+)
+
+
 @_rt.launcher
 def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
     """matmul_f16_tbc(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:122.
     """
-    _F = _rt.Fn("matmul_f16_tbc", _CO_FILE, 122, {"lhs": (122, 28, 49), "rhs": (122, 51, 72), "output": (122, 74, 98)})
+    _F = _FN["matmul_f16_tbc"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:122
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:122
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:124
         _matmul_f16_tbc_k0_sms = _rt.num_sms(_dev)
         # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_f16_tbc_k0_sms * 9:
             _matmul_f16_tbc_k0_NUM_SMS = _rt.num_sms(_dev)
-            _matmul_f16_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-            _matmul_f16_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_tbc_k0_TMA_LHS, "zero")
-            _matmul_f16_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-            _matmul_f16_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_tbc_k0_TMA_RHS, "zero")
-            _matmul_f16_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-            _matmul_f16_tbc_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_tbc_k0_TMA_OUTPUT, "zero")
+            _matmul_f16_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+            _matmul_f16_tbc_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_f16_tbc_k0_TMA_LHS, "zero")
+            _matmul_f16_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 64), (256, 64), "loads (auto)")
+            _matmul_f16_tbc_k0_rhs_desc = _rt.tma_desc(rhs, (256, 64), _matmul_f16_tbc_k0_TMA_RHS, "zero")
+            _matmul_f16_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+            _matmul_f16_tbc_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_f16_tbc_k0_TMA_OUTPUT, "zero")
             _launch(
                 matmul_f16_tbc_k0,
                 (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_f16_tbc_k0_NUM_SMS),),
@@ -3580,15 +3746,15 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_f16_tbc_k0_lhs_desc,
                     _matmul_f16_tbc_k0_rhs_desc,
                     _matmul_f16_tbc_k0_output_desc,
@@ -3607,19 +3773,19 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
             # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_f16_tbc_k0_sms:
                 # wgmma_ss.co:124
-                _matmul_f16_tbc_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+                _matmul_f16_tbc_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
                 _matmul_f16_tbc_k0_t128x128_lhs_desc = _rt.tma_desc(
-                    lhs, [128, 64], _matmul_f16_tbc_k0_t128x128_TMA_LHS, "zero"
+                    lhs, (128, 64), _matmul_f16_tbc_k0_t128x128_TMA_LHS, "zero"
                 )
-                _matmul_f16_tbc_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                _matmul_f16_tbc_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
                 _matmul_f16_tbc_k0_t128x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 64], _matmul_f16_tbc_k0_t128x128_TMA_RHS, "zero"
+                    rhs, (128, 64), _matmul_f16_tbc_k0_t128x128_TMA_RHS, "zero"
                 )
                 _matmul_f16_tbc_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                    _F, "output", output, (128, 64), (128, 64), "stores (auto)"
                 )
                 _matmul_f16_tbc_k0_t128x128_output_desc = _rt.tma_desc(
-                    output, [128, 64], _matmul_f16_tbc_k0_t128x128_TMA_OUTPUT, "zero"
+                    output, (128, 64), _matmul_f16_tbc_k0_t128x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_f16_tbc_k0_t128x128,
@@ -3628,15 +3794,15 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_f16_tbc_k0_t128x128_lhs_desc,
                         _matmul_f16_tbc_k0_t128x128_rhs_desc,
                         _matmul_f16_tbc_k0_t128x128_output_desc,
@@ -3654,21 +3820,21 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                 # 64 x 128 tiles fill a wave (two programs an SM)
                 if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_f16_tbc_k0_sms:
                     # wgmma_ss.co:124
-                    _matmul_f16_tbc_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_tbc_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_tbc_k0_t64x128_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_f16_tbc_k0_t64x128_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_f16_tbc_k0_t64x128_TMA_LHS, "zero"
                     )
                     _matmul_f16_tbc_k0_t64x128_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                        _F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)"
                     )
                     _matmul_f16_tbc_k0_t64x128_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 64], _matmul_f16_tbc_k0_t64x128_TMA_RHS, "zero"
+                        rhs, (128, 64), _matmul_f16_tbc_k0_t64x128_TMA_RHS, "zero"
                     )
                     _matmul_f16_tbc_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                        _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                     )
                     _matmul_f16_tbc_k0_t64x128_output_desc = _rt.tma_desc(
-                        output, [64, 64], _matmul_f16_tbc_k0_t64x128_TMA_OUTPUT, "zero"
+                        output, (64, 64), _matmul_f16_tbc_k0_t64x128_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_f16_tbc_k0_t64x128,
@@ -3677,15 +3843,15 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_f16_tbc_k0_t64x128_lhs_desc,
                             _matmul_f16_tbc_k0_t64x128_rhs_desc,
                             _matmul_f16_tbc_k0_t64x128_output_desc,
@@ -3712,22 +3878,22 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                     )
                     if _matmul_f16_tbc_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                         _matmul_f16_tbc_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                         )  # wgmma_ss.co:124
                         _matmul_f16_tbc_k0_t64x64_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 64], _matmul_f16_tbc_k0_t64x64_TMA_LHS, "zero"
+                            lhs, (64, 64), _matmul_f16_tbc_k0_t64x64_TMA_LHS, "zero"
                         )
                         _matmul_f16_tbc_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                         )
                         _matmul_f16_tbc_k0_t64x64_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 64], _matmul_f16_tbc_k0_t64x64_TMA_RHS, "zero"
+                            rhs, (64, 64), _matmul_f16_tbc_k0_t64x64_TMA_RHS, "zero"
                         )
                         _matmul_f16_tbc_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                            _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                            _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                         )
                         _matmul_f16_tbc_k0_t64x64_output_desc = _rt.tma_desc(
-                            output, [64, 32], _matmul_f16_tbc_k0_t64x64_TMA_OUTPUT, "zero"
+                            output, (64, 32), _matmul_f16_tbc_k0_t64x64_TMA_OUTPUT, "zero"
                         )
                         _launch(
                             matmul_f16_tbc_k0_t64x64,
@@ -3736,15 +3902,15 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_f16_tbc_k0_t64x64_lhs_desc,
                                 _matmul_f16_tbc_k0_t64x64_rhs_desc,
                                 _matmul_f16_tbc_k0_t64x64_output_desc,
@@ -3763,16 +3929,16 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                             _F, (_matmul_f16_tbc_k0_split_k, M, N), torch.float32, _dev, empty=True
                         )  # wgmma_ss.co:124
                         _matmul_f16_tbc_k0_splitk_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                         )
                         _matmul_f16_tbc_k0_splitk_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 64], _matmul_f16_tbc_k0_splitk_TMA_LHS, "zero"
+                            lhs, (64, 64), _matmul_f16_tbc_k0_splitk_TMA_LHS, "zero"
                         )
                         _matmul_f16_tbc_k0_splitk_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                         )
                         _matmul_f16_tbc_k0_splitk_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 64], _matmul_f16_tbc_k0_splitk_TMA_RHS, "zero"
+                            rhs, (64, 64), _matmul_f16_tbc_k0_splitk_TMA_RHS, "zero"
                         )
                         _launch(
                             matmul_f16_tbc_k0_splitk,
@@ -3781,19 +3947,19 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 _matmul_f16_tbc_k0_split_k,
                                 _matmul_f16_tbc_k0_splitk_lhs_desc,
                                 _matmul_f16_tbc_k0_splitk_rhs_desc,
                                 _matmul_f16_tbc_k0_splitk_partials,
-                                _matmul_f16_tbc_k0_splitk_partials.stride(0),
-                                _matmul_f16_tbc_k0_splitk_partials.stride(1),
-                                _matmul_f16_tbc_k0_splitk_partials.stride(2),
+                                _matmul_f16_tbc_k0_splitk_partials.stride()[0],
+                                _matmul_f16_tbc_k0_splitk_partials.stride()[1],
+                                _matmul_f16_tbc_k0_splitk_partials.stride()[2],
                             ],
                             dict(
                                 GROUP_M=8,
@@ -3810,30 +3976,30 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                                 M,
                                 N,
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_f16_tbc_k0_split_k,
                                 _matmul_f16_tbc_k0_splitk_partials,
-                                _matmul_f16_tbc_k0_splitk_partials.stride(0),
-                                _matmul_f16_tbc_k0_splitk_partials.stride(1),
-                                _matmul_f16_tbc_k0_splitk_partials.stride(2),
+                                _matmul_f16_tbc_k0_splitk_partials.stride()[0],
+                                _matmul_f16_tbc_k0_splitk_partials.stride()[1],
+                                _matmul_f16_tbc_k0_splitk_partials.stride()[2],
                             ],
                             dict(num_warps=4),
                         )
     else:  # wgmma_ss.co:124
-        _matmul_f16_tbc_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
+        _matmul_f16_tbc_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads")
         _matmul_f16_tbc_k0_general_lhs_desc_64x64 = _rt.tma_desc(
-            lhs, [64, 64], _matmul_f16_tbc_k0_general_TMA_LHS_64X64, _OOB_PADDING
+            lhs, (64, 64), _matmul_f16_tbc_k0_general_TMA_LHS_64X64, _OOB_PADDING
         )
         _matmul_f16_tbc_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
-            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+            _F, "rhs", rhs, (128, 64), (_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))), "loads"
         )
         _matmul_f16_tbc_k0_general_rhs_desc_128x64 = _rt.tma_desc(
-            rhs, [128, 64], _matmul_f16_tbc_k0_general_TMA_RHS_128X64, _OOB_PADDING
+            rhs, (128, 64), _matmul_f16_tbc_k0_general_TMA_RHS_128X64, _OOB_PADDING
         )
-        _matmul_f16_tbc_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
+        _matmul_f16_tbc_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, (64, 128), (64, 128), "stores")
         _matmul_f16_tbc_k0_general_output_desc_64x128 = _rt.tma_desc(
-            output, [64, 128], _matmul_f16_tbc_k0_general_TMA_OUTPUT_64X128, "zero"
+            output, (64, 128), _matmul_f16_tbc_k0_general_TMA_OUTPUT_64X128, "zero"
         )
         _launch(
             matmul_f16_tbc_k0_general,
@@ -3842,17 +4008,17 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_f16_tbc_k0_general_lhs_desc_64x64,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_f16_tbc_k0_general_rhs_desc_128x64,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_f16_tbc_k0_general_output_desc_64x128,
             ],
             dict(
@@ -4298,35 +4464,61 @@ def matmul_st_trans_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_st_trans"] = _rt.Fn(
+    "matmul_st_trans", _CO_FILE, 146, {"lhs": (146, 29, 50), "rhs": (146, 52, 73), "output": (146, 75, 99)}
+)
+
+
 @_rt.launcher
 def matmul_st_trans(lhs, rhs, output, *, _launch=None):
     """matmul_st_trans(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [N, M] output) -> void; from
     wgmma_ss.co:146.
     """
-    _F = _rt.Fn("matmul_st_trans", _CO_FILE, 146, {"lhs": (146, 29, 50), "rhs": (146, 52, 73), "output": (146, 75, 99)})
+    _F = _FN["matmul_st_trans"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:146
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 0)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == N
+        and output.shape[1] == M
+    ):  # wgmma_ss.co:146
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 0)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:147
         _matmul_st_trans_k0_sms = _rt.num_sms(_dev)
         # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         if _rt.cdiv(N, 128) * _rt.cdiv(M, 256) * 10 >= _matmul_st_trans_k0_sms * 9:
             _matmul_st_trans_k0_NUM_SMS = _rt.num_sms(_dev)
-            _matmul_st_trans_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-            _matmul_st_trans_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_st_trans_k0_TMA_RHS, "zero")
-            _matmul_st_trans_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [256, 64], [256, 64], "loads (auto)")
-            _matmul_st_trans_k0_lhs_desc = _rt.tma_desc(lhs, [256, 64], _matmul_st_trans_k0_TMA_LHS, "zero")
-            _matmul_st_trans_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-            _matmul_st_trans_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_st_trans_k0_TMA_OUTPUT, "zero")
+            _matmul_st_trans_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+            _matmul_st_trans_k0_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_st_trans_k0_TMA_RHS, "zero")
+            _matmul_st_trans_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (256, 64), (256, 64), "loads (auto)")
+            _matmul_st_trans_k0_lhs_desc = _rt.tma_desc(lhs, (256, 64), _matmul_st_trans_k0_TMA_LHS, "zero")
+            _matmul_st_trans_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+            _matmul_st_trans_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_st_trans_k0_TMA_OUTPUT, "zero")
             _launch(
                 matmul_st_trans_k0,
                 (min(_rt.cdiv(N, 128) * _rt.cdiv(M, 256), _matmul_st_trans_k0_NUM_SMS),),
@@ -4334,15 +4526,15 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                     N,
                     K,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     M,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_st_trans_k0_rhs_desc,
                     _matmul_st_trans_k0_lhs_desc,
                     _matmul_st_trans_k0_output_desc,
@@ -4361,19 +4553,19 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
             # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             if _rt.cdiv(N, 128) * _rt.cdiv(M, 128) >= _matmul_st_trans_k0_sms:
                 # wgmma_ss.co:147
-                _matmul_st_trans_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                _matmul_st_trans_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
                 _matmul_st_trans_k0_t128x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 64], _matmul_st_trans_k0_t128x128_TMA_RHS, "zero"
+                    rhs, (128, 64), _matmul_st_trans_k0_t128x128_TMA_RHS, "zero"
                 )
-                _matmul_st_trans_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+                _matmul_st_trans_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
                 _matmul_st_trans_k0_t128x128_lhs_desc = _rt.tma_desc(
-                    lhs, [128, 64], _matmul_st_trans_k0_t128x128_TMA_LHS, "zero"
+                    lhs, (128, 64), _matmul_st_trans_k0_t128x128_TMA_LHS, "zero"
                 )
                 _matmul_st_trans_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                    _F, "output", output, (128, 64), (128, 64), "stores (auto)"
                 )
                 _matmul_st_trans_k0_t128x128_output_desc = _rt.tma_desc(
-                    output, [128, 64], _matmul_st_trans_k0_t128x128_TMA_OUTPUT, "zero"
+                    output, (128, 64), _matmul_st_trans_k0_t128x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_st_trans_k0_t128x128,
@@ -4382,15 +4574,15 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                         N,
                         K,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         M,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_st_trans_k0_t128x128_rhs_desc,
                         _matmul_st_trans_k0_t128x128_lhs_desc,
                         _matmul_st_trans_k0_t128x128_output_desc,
@@ -4408,21 +4600,21 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                 # 64 x 128 tiles fill a wave (two programs an SM)
                 if _rt.cdiv(N, 64) * _rt.cdiv(M, 128) >= _matmul_st_trans_k0_sms:
                     # wgmma_ss.co:147
-                    _matmul_st_trans_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_st_trans_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_st_trans_k0_t64x128_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_st_trans_k0_t64x128_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_st_trans_k0_t64x128_TMA_RHS, "zero"
                     )
                     _matmul_st_trans_k0_t64x128_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)"
+                        _F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)"
                     )
                     _matmul_st_trans_k0_t64x128_lhs_desc = _rt.tma_desc(
-                        lhs, [128, 64], _matmul_st_trans_k0_t64x128_TMA_LHS, "zero"
+                        lhs, (128, 64), _matmul_st_trans_k0_t64x128_TMA_LHS, "zero"
                     )
                     _matmul_st_trans_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                        _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                     )
                     _matmul_st_trans_k0_t64x128_output_desc = _rt.tma_desc(
-                        output, [64, 64], _matmul_st_trans_k0_t64x128_TMA_OUTPUT, "zero"
+                        output, (64, 64), _matmul_st_trans_k0_t64x128_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_st_trans_k0_t64x128,
@@ -4431,15 +4623,15 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                             N,
                             K,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             M,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_st_trans_k0_t64x128_rhs_desc,
                             _matmul_st_trans_k0_t64x128_lhs_desc,
                             _matmul_st_trans_k0_t64x128_output_desc,
@@ -4466,22 +4658,22 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                     )
                     if _matmul_st_trans_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                         _matmul_st_trans_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                         )  # wgmma_ss.co:147
                         _matmul_st_trans_k0_t64x64_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 64], _matmul_st_trans_k0_t64x64_TMA_RHS, "zero"
+                            rhs, (64, 64), _matmul_st_trans_k0_t64x64_TMA_RHS, "zero"
                         )
                         _matmul_st_trans_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                         )
                         _matmul_st_trans_k0_t64x64_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 64], _matmul_st_trans_k0_t64x64_TMA_LHS, "zero"
+                            lhs, (64, 64), _matmul_st_trans_k0_t64x64_TMA_LHS, "zero"
                         )
                         _matmul_st_trans_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                            _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                            _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                         )
                         _matmul_st_trans_k0_t64x64_output_desc = _rt.tma_desc(
-                            output, [64, 32], _matmul_st_trans_k0_t64x64_TMA_OUTPUT, "zero"
+                            output, (64, 32), _matmul_st_trans_k0_t64x64_TMA_OUTPUT, "zero"
                         )
                         _launch(
                             matmul_st_trans_k0_t64x64,
@@ -4490,15 +4682,15 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                                 N,
                                 K,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 M,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_st_trans_k0_t64x64_rhs_desc,
                                 _matmul_st_trans_k0_t64x64_lhs_desc,
                                 _matmul_st_trans_k0_t64x64_output_desc,
@@ -4517,16 +4709,16 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                             _F, (_matmul_st_trans_k0_split_k, N, M), torch.float32, _dev, empty=True
                         )  # wgmma_ss.co:147
                         _matmul_st_trans_k0_splitk_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                         )
                         _matmul_st_trans_k0_splitk_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 64], _matmul_st_trans_k0_splitk_TMA_RHS, "zero"
+                            rhs, (64, 64), _matmul_st_trans_k0_splitk_TMA_RHS, "zero"
                         )
                         _matmul_st_trans_k0_splitk_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                         )
                         _matmul_st_trans_k0_splitk_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 64], _matmul_st_trans_k0_splitk_TMA_LHS, "zero"
+                            lhs, (64, 64), _matmul_st_trans_k0_splitk_TMA_LHS, "zero"
                         )
                         _launch(
                             matmul_st_trans_k0_splitk,
@@ -4535,19 +4727,19 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                                 N,
                                 K,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 M,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 _matmul_st_trans_k0_split_k,
                                 _matmul_st_trans_k0_splitk_rhs_desc,
                                 _matmul_st_trans_k0_splitk_lhs_desc,
                                 _matmul_st_trans_k0_splitk_partials,
-                                _matmul_st_trans_k0_splitk_partials.stride(0),
-                                _matmul_st_trans_k0_splitk_partials.stride(1),
-                                _matmul_st_trans_k0_splitk_partials.stride(2),
+                                _matmul_st_trans_k0_splitk_partials.stride()[0],
+                                _matmul_st_trans_k0_splitk_partials.stride()[1],
+                                _matmul_st_trans_k0_splitk_partials.stride()[2],
                             ],
                             dict(
                                 GROUP_M=8,
@@ -4564,30 +4756,30 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                                 N,
                                 M,
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_st_trans_k0_split_k,
                                 _matmul_st_trans_k0_splitk_partials,
-                                _matmul_st_trans_k0_splitk_partials.stride(0),
-                                _matmul_st_trans_k0_splitk_partials.stride(1),
-                                _matmul_st_trans_k0_splitk_partials.stride(2),
+                                _matmul_st_trans_k0_splitk_partials.stride()[0],
+                                _matmul_st_trans_k0_splitk_partials.stride()[1],
+                                _matmul_st_trans_k0_splitk_partials.stride()[2],
                             ],
                             dict(num_warps=4),
                         )
     else:  # wgmma_ss.co:147
-        _matmul_st_trans_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
+        _matmul_st_trans_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads")
         _matmul_st_trans_k0_general_lhs_desc_64x64 = _rt.tma_desc(
-            lhs, [64, 64], _matmul_st_trans_k0_general_TMA_LHS_64X64, _OOB_PADDING
+            lhs, (64, 64), _matmul_st_trans_k0_general_TMA_LHS_64X64, _OOB_PADDING
         )
         _matmul_st_trans_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
-            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+            _F, "rhs", rhs, (128, 64), (_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))), "loads"
         )
         _matmul_st_trans_k0_general_rhs_desc_128x64 = _rt.tma_desc(
-            rhs, [128, 64], _matmul_st_trans_k0_general_TMA_RHS_128X64, _OOB_PADDING
+            rhs, (128, 64), _matmul_st_trans_k0_general_TMA_RHS_128X64, _OOB_PADDING
         )
-        _matmul_st_trans_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores")
+        _matmul_st_trans_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, (128, 64), (128, 64), "stores")
         _matmul_st_trans_k0_general_output_desc_128x64 = _rt.tma_desc(
-            output, [128, 64], _matmul_st_trans_k0_general_TMA_OUTPUT_128X64, "zero"
+            output, (128, 64), _matmul_st_trans_k0_general_TMA_OUTPUT_128X64, "zero"
         )
         _launch(
             matmul_st_trans_k0_general,
@@ -4596,17 +4788,17 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_st_trans_k0_general_lhs_desc_64x64,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_st_trans_k0_general_rhs_desc_128x64,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_st_trans_k0_general_output_desc_128x64,
             ],
             dict(
@@ -4985,36 +5177,60 @@ def matmul_st_masked_k0_splitk_sum(
     )  # wgmma_ss.co:190
 
 
+_FN["matmul_st_masked"] = _rt.Fn(
+    "matmul_st_masked", _CO_FILE, 169, {"lhs": (169, 30, 51), "rhs": (169, 53, 74), "output": (170, 29, 53)}
+)
+
+
 @_rt.launcher
 def matmul_st_masked(lhs, rhs, output, *, _launch=None):
     """matmul_st_masked(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:169.
     """
-    _F = _rt.Fn(
-        "matmul_st_masked", _CO_FILE, 169, {"lhs": (169, 30, 51), "rhs": (169, 53, 74), "output": (170, 29, 53)}
-    )
+    _F = _FN["matmul_st_masked"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:169
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:170
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:169
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:170
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_st_masked_k0_sms = _rt.num_sms(_dev)  # wgmma_ss.co:171
     # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
     if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_st_masked_k0_sms * 9:
         _matmul_st_masked_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_st_masked_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_st_masked_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_st_masked_k0_TMA_LHS, "zero")
-        _matmul_st_masked_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_st_masked_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_st_masked_k0_TMA_RHS, "zero")
-        _matmul_st_masked_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_st_masked_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_st_masked_k0_TMA_OUTPUT, "zero")
+        _matmul_st_masked_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_st_masked_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_st_masked_k0_TMA_LHS, "zero")
+        _matmul_st_masked_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 64), (256, 64), "loads (auto)")
+        _matmul_st_masked_k0_rhs_desc = _rt.tma_desc(rhs, (256, 64), _matmul_st_masked_k0_TMA_RHS, "zero")
+        _matmul_st_masked_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_st_masked_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_st_masked_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_st_masked_k0,
             (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_st_masked_k0_NUM_SMS),),
@@ -5022,15 +5238,15 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_st_masked_k0_lhs_desc,
                 _matmul_st_masked_k0_rhs_desc,
                 _matmul_st_masked_k0_output_desc,
@@ -5049,19 +5265,19 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
         # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_st_masked_k0_sms:
             # wgmma_ss.co:171
-            _matmul_st_masked_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_st_masked_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_st_masked_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _matmul_st_masked_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _matmul_st_masked_k0_t128x128_TMA_LHS, "zero"
             )
-            _matmul_st_masked_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_st_masked_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_st_masked_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [128, 64], _matmul_st_masked_k0_t128x128_TMA_RHS, "zero"
+                rhs, (128, 64), _matmul_st_masked_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_st_masked_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_st_masked_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_st_masked_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_st_masked_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_st_masked_k0_t128x128,
@@ -5070,15 +5286,15 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_st_masked_k0_t128x128_lhs_desc,
                     _matmul_st_masked_k0_t128x128_rhs_desc,
                     _matmul_st_masked_k0_t128x128_output_desc,
@@ -5096,19 +5312,19 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
             # 64 x 128 tiles fill a wave (two programs an SM)
             if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_st_masked_k0_sms:
                 # wgmma_ss.co:171
-                _matmul_st_masked_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_st_masked_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                 _matmul_st_masked_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 64], _matmul_st_masked_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 64), _matmul_st_masked_k0_t64x128_TMA_LHS, "zero"
                 )
-                _matmul_st_masked_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                _matmul_st_masked_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
                 _matmul_st_masked_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 64], _matmul_st_masked_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (128, 64), _matmul_st_masked_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_st_masked_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_st_masked_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_st_masked_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_st_masked_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_st_masked_k0_t64x128,
@@ -5117,15 +5333,15 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_st_masked_k0_t64x128_lhs_desc,
                         _matmul_st_masked_k0_t64x128_rhs_desc,
                         _matmul_st_masked_k0_t64x128_output_desc,
@@ -5152,19 +5368,19 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
                 )
                 if _matmul_st_masked_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # wgmma_ss.co:171
-                    _matmul_st_masked_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_st_masked_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_st_masked_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_st_masked_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_st_masked_k0_t64x64_TMA_LHS, "zero"
                     )
-                    _matmul_st_masked_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_st_masked_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_st_masked_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_st_masked_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_st_masked_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_st_masked_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_st_masked_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_st_masked_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_st_masked_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_st_masked_k0_t64x64,
@@ -5173,15 +5389,15 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_st_masked_k0_t64x64_lhs_desc,
                             _matmul_st_masked_k0_t64x64_rhs_desc,
                             _matmul_st_masked_k0_t64x64_output_desc,
@@ -5199,13 +5415,13 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
                     _matmul_st_masked_k0_splitk_partials = _rt.alloc(
                         _F, (_matmul_st_masked_k0_split_k, M, N), torch.float32, _dev, empty=True
                     )  # wgmma_ss.co:171
-                    _matmul_st_masked_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_st_masked_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_st_masked_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_st_masked_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_st_masked_k0_splitk_TMA_LHS, "zero"
                     )
-                    _matmul_st_masked_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_st_masked_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_st_masked_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_st_masked_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_st_masked_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_st_masked_k0_splitk,
@@ -5214,19 +5430,19 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_st_masked_k0_split_k,
                             _matmul_st_masked_k0_splitk_lhs_desc,
                             _matmul_st_masked_k0_splitk_rhs_desc,
                             _matmul_st_masked_k0_splitk_partials,
-                            _matmul_st_masked_k0_splitk_partials.stride(0),
-                            _matmul_st_masked_k0_splitk_partials.stride(1),
-                            _matmul_st_masked_k0_splitk_partials.stride(2),
+                            _matmul_st_masked_k0_splitk_partials.stride()[0],
+                            _matmul_st_masked_k0_splitk_partials.stride()[1],
+                            _matmul_st_masked_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -5243,13 +5459,13 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
                             M,
                             N,
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_st_masked_k0_split_k,
                             _matmul_st_masked_k0_splitk_partials,
-                            _matmul_st_masked_k0_splitk_partials.stride(0),
-                            _matmul_st_masked_k0_splitk_partials.stride(1),
-                            _matmul_st_masked_k0_splitk_partials.stride(2),
+                            _matmul_st_masked_k0_splitk_partials.stride()[0],
+                            _matmul_st_masked_k0_splitk_partials.stride()[1],
+                            _matmul_st_masked_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -5691,40 +5907,64 @@ def matmul_f16_ws_1p1c_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_f16_ws_1p1c"] = _rt.Fn(
+    "matmul_f16_ws_1p1c", _CO_FILE, 196, {"lhs": (196, 32, 53), "rhs": (196, 55, 76), "output": (196, 78, 102)}
+)
+
+
 @_rt.launcher
 def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
     """matmul_f16_ws_1p1c(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:196.
     """
-    _F = _rt.Fn(
-        "matmul_f16_ws_1p1c", _CO_FILE, 196, {"lhs": (196, 32, 53), "rhs": (196, 55, 76), "output": (196, 78, 102)}
-    )
+    _F = _FN["matmul_f16_ws_1p1c"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:196
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:196
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:198
         _matmul_f16_ws_1p1c_k0_sms = _rt.num_sms(_dev)
         # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_f16_ws_1p1c_k0_sms * 9:
             _matmul_f16_ws_1p1c_k0_NUM_SMS = _rt.num_sms(_dev)
-            _matmul_f16_ws_1p1c_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-            _matmul_f16_ws_1p1c_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p1c_k0_TMA_LHS, "zero")
-            _matmul_f16_ws_1p1c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-            _matmul_f16_ws_1p1c_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_ws_1p1c_k0_TMA_RHS, "zero")
+            _matmul_f16_ws_1p1c_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+            _matmul_f16_ws_1p1c_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_f16_ws_1p1c_k0_TMA_LHS, "zero")
+            _matmul_f16_ws_1p1c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 64), (256, 64), "loads (auto)")
+            _matmul_f16_ws_1p1c_k0_rhs_desc = _rt.tma_desc(rhs, (256, 64), _matmul_f16_ws_1p1c_k0_TMA_RHS, "zero")
             _matmul_f16_ws_1p1c_k0_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 128], [128, 128], "stores (auto)"
+                _F, "output", output, (128, 128), (128, 128), "stores (auto)"
             )
             _matmul_f16_ws_1p1c_k0_output_desc = _rt.tma_desc(
-                output, [128, 128], _matmul_f16_ws_1p1c_k0_TMA_OUTPUT, "zero"
+                output, (128, 128), _matmul_f16_ws_1p1c_k0_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_f16_ws_1p1c_k0,
@@ -5733,15 +5973,15 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_f16_ws_1p1c_k0_lhs_desc,
                     _matmul_f16_ws_1p1c_k0_rhs_desc,
                     _matmul_f16_ws_1p1c_k0_output_desc,
@@ -5760,22 +6000,22 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
             # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_f16_ws_1p1c_k0_sms:
                 _matmul_f16_ws_1p1c_k0_t128x128_TMA_LHS = _rt.tma_ok(
-                    _F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)"
+                    _F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)"
                 )  # wgmma_ss.co:198
                 _matmul_f16_ws_1p1c_k0_t128x128_lhs_desc = _rt.tma_desc(
-                    lhs, [128, 64], _matmul_f16_ws_1p1c_k0_t128x128_TMA_LHS, "zero"
+                    lhs, (128, 64), _matmul_f16_ws_1p1c_k0_t128x128_TMA_LHS, "zero"
                 )
                 _matmul_f16_ws_1p1c_k0_t128x128_TMA_RHS = _rt.tma_ok(
-                    _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                    _F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)"
                 )
                 _matmul_f16_ws_1p1c_k0_t128x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 64], _matmul_f16_ws_1p1c_k0_t128x128_TMA_RHS, "zero"
+                    rhs, (128, 64), _matmul_f16_ws_1p1c_k0_t128x128_TMA_RHS, "zero"
                 )
                 _matmul_f16_ws_1p1c_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                    _F, "output", output, (128, 64), (128, 64), "stores (auto)"
                 )
                 _matmul_f16_ws_1p1c_k0_t128x128_output_desc = _rt.tma_desc(
-                    output, [128, 64], _matmul_f16_ws_1p1c_k0_t128x128_TMA_OUTPUT, "zero"
+                    output, (128, 64), _matmul_f16_ws_1p1c_k0_t128x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_f16_ws_1p1c_k0_t128x128,
@@ -5784,15 +6024,15 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_f16_ws_1p1c_k0_t128x128_lhs_desc,
                         _matmul_f16_ws_1p1c_k0_t128x128_rhs_desc,
                         _matmul_f16_ws_1p1c_k0_t128x128_output_desc,
@@ -5810,22 +6050,22 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                 # 64 x 128 tiles fill a wave (two programs an SM)
                 if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_f16_ws_1p1c_k0_sms:
                     _matmul_f16_ws_1p1c_k0_t64x128_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                     )  # wgmma_ss.co:198
                     _matmul_f16_ws_1p1c_k0_t64x128_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_f16_ws_1p1c_k0_t64x128_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_f16_ws_1p1c_k0_t64x128_TMA_LHS, "zero"
                     )
                     _matmul_f16_ws_1p1c_k0_t64x128_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                        _F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)"
                     )
                     _matmul_f16_ws_1p1c_k0_t64x128_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 64], _matmul_f16_ws_1p1c_k0_t64x128_TMA_RHS, "zero"
+                        rhs, (128, 64), _matmul_f16_ws_1p1c_k0_t64x128_TMA_RHS, "zero"
                     )
                     _matmul_f16_ws_1p1c_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                        _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                     )
                     _matmul_f16_ws_1p1c_k0_t64x128_output_desc = _rt.tma_desc(
-                        output, [64, 64], _matmul_f16_ws_1p1c_k0_t64x128_TMA_OUTPUT, "zero"
+                        output, (64, 64), _matmul_f16_ws_1p1c_k0_t64x128_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_f16_ws_1p1c_k0_t64x128,
@@ -5834,15 +6074,15 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_f16_ws_1p1c_k0_t64x128_lhs_desc,
                             _matmul_f16_ws_1p1c_k0_t64x128_rhs_desc,
                             _matmul_f16_ws_1p1c_k0_t64x128_output_desc,
@@ -5869,22 +6109,22 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                     )
                     if _matmul_f16_ws_1p1c_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                         _matmul_f16_ws_1p1c_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                         )  # wgmma_ss.co:198
                         _matmul_f16_ws_1p1c_k0_t64x64_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 64], _matmul_f16_ws_1p1c_k0_t64x64_TMA_LHS, "zero"
+                            lhs, (64, 64), _matmul_f16_ws_1p1c_k0_t64x64_TMA_LHS, "zero"
                         )
                         _matmul_f16_ws_1p1c_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                         )
                         _matmul_f16_ws_1p1c_k0_t64x64_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 64], _matmul_f16_ws_1p1c_k0_t64x64_TMA_RHS, "zero"
+                            rhs, (64, 64), _matmul_f16_ws_1p1c_k0_t64x64_TMA_RHS, "zero"
                         )
                         _matmul_f16_ws_1p1c_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                            _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                            _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                         )
                         _matmul_f16_ws_1p1c_k0_t64x64_output_desc = _rt.tma_desc(
-                            output, [64, 32], _matmul_f16_ws_1p1c_k0_t64x64_TMA_OUTPUT, "zero"
+                            output, (64, 32), _matmul_f16_ws_1p1c_k0_t64x64_TMA_OUTPUT, "zero"
                         )
                         _launch(
                             matmul_f16_ws_1p1c_k0_t64x64,
@@ -5893,15 +6133,15 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_f16_ws_1p1c_k0_t64x64_lhs_desc,
                                 _matmul_f16_ws_1p1c_k0_t64x64_rhs_desc,
                                 _matmul_f16_ws_1p1c_k0_t64x64_output_desc,
@@ -5920,16 +6160,16 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                             _F, (_matmul_f16_ws_1p1c_k0_split_k, M, N), torch.float32, _dev, empty=True
                         )  # wgmma_ss.co:198
                         _matmul_f16_ws_1p1c_k0_splitk_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                         )
                         _matmul_f16_ws_1p1c_k0_splitk_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 64], _matmul_f16_ws_1p1c_k0_splitk_TMA_LHS, "zero"
+                            lhs, (64, 64), _matmul_f16_ws_1p1c_k0_splitk_TMA_LHS, "zero"
                         )
                         _matmul_f16_ws_1p1c_k0_splitk_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                         )
                         _matmul_f16_ws_1p1c_k0_splitk_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 64], _matmul_f16_ws_1p1c_k0_splitk_TMA_RHS, "zero"
+                            rhs, (64, 64), _matmul_f16_ws_1p1c_k0_splitk_TMA_RHS, "zero"
                         )
                         _launch(
                             matmul_f16_ws_1p1c_k0_splitk,
@@ -5938,19 +6178,19 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 _matmul_f16_ws_1p1c_k0_split_k,
                                 _matmul_f16_ws_1p1c_k0_splitk_lhs_desc,
                                 _matmul_f16_ws_1p1c_k0_splitk_rhs_desc,
                                 _matmul_f16_ws_1p1c_k0_splitk_partials,
-                                _matmul_f16_ws_1p1c_k0_splitk_partials.stride(0),
-                                _matmul_f16_ws_1p1c_k0_splitk_partials.stride(1),
-                                _matmul_f16_ws_1p1c_k0_splitk_partials.stride(2),
+                                _matmul_f16_ws_1p1c_k0_splitk_partials.stride()[0],
+                                _matmul_f16_ws_1p1c_k0_splitk_partials.stride()[1],
+                                _matmul_f16_ws_1p1c_k0_splitk_partials.stride()[2],
                             ],
                             dict(
                                 GROUP_M=8,
@@ -5967,32 +6207,32 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                                 M,
                                 N,
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_f16_ws_1p1c_k0_split_k,
                                 _matmul_f16_ws_1p1c_k0_splitk_partials,
-                                _matmul_f16_ws_1p1c_k0_splitk_partials.stride(0),
-                                _matmul_f16_ws_1p1c_k0_splitk_partials.stride(1),
-                                _matmul_f16_ws_1p1c_k0_splitk_partials.stride(2),
+                                _matmul_f16_ws_1p1c_k0_splitk_partials.stride()[0],
+                                _matmul_f16_ws_1p1c_k0_splitk_partials.stride()[1],
+                                _matmul_f16_ws_1p1c_k0_splitk_partials.stride()[2],
                             ],
                             dict(num_warps=4),
                         )
     else:  # wgmma_ss.co:198
-        _matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
+        _matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads")
         _matmul_f16_ws_1p1c_k0_general_lhs_desc_64x64 = _rt.tma_desc(
-            lhs, [64, 64], _matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64, _OOB_PADDING
+            lhs, (64, 64), _matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64, _OOB_PADDING
         )
         _matmul_f16_ws_1p1c_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
-            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+            _F, "rhs", rhs, (128, 64), (_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))), "loads"
         )
         _matmul_f16_ws_1p1c_k0_general_rhs_desc_128x64 = _rt.tma_desc(
-            rhs, [128, 64], _matmul_f16_ws_1p1c_k0_general_TMA_RHS_128X64, _OOB_PADDING
+            rhs, (128, 64), _matmul_f16_ws_1p1c_k0_general_TMA_RHS_128X64, _OOB_PADDING
         )
         _matmul_f16_ws_1p1c_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(
-            _F, "output", output, [64, 128], [64, 128], "stores"
+            _F, "output", output, (64, 128), (64, 128), "stores"
         )
         _matmul_f16_ws_1p1c_k0_general_output_desc_64x128 = _rt.tma_desc(
-            output, [64, 128], _matmul_f16_ws_1p1c_k0_general_TMA_OUTPUT_64X128, "zero"
+            output, (64, 128), _matmul_f16_ws_1p1c_k0_general_TMA_OUTPUT_64X128, "zero"
         )
         _launch(
             matmul_f16_ws_1p1c_k0_general,
@@ -6001,17 +6241,17 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_f16_ws_1p1c_k0_general_lhs_desc_64x64,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_f16_ws_1p1c_k0_general_rhs_desc_128x64,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_f16_ws_1p1c_k0_general_output_desc_64x128,
             ],
             dict(
@@ -6449,40 +6689,64 @@ def matmul_f16_ws_1p3c_k0_general(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_f16_ws_1p3c"] = _rt.Fn(
+    "matmul_f16_ws_1p3c", _CO_FILE, 233, {"lhs": (233, 32, 53), "rhs": (233, 55, 76), "output": (233, 78, 102)}
+)
+
+
 @_rt.launcher
 def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
     """matmul_f16_ws_1p3c(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:233.
     """
-    _F = _rt.Fn(
-        "matmul_f16_ws_1p3c", _CO_FILE, 233, {"lhs": (233, 32, 53), "rhs": (233, 55, 76), "output": (233, 78, 102)}
-    )
+    _F = _FN["matmul_f16_ws_1p3c"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:233
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:233
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:235
         _matmul_f16_ws_1p3c_k0_sms = _rt.num_sms(_dev)
         # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_f16_ws_1p3c_k0_sms * 9:
             _matmul_f16_ws_1p3c_k0_NUM_SMS = _rt.num_sms(_dev)
-            _matmul_f16_ws_1p3c_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-            _matmul_f16_ws_1p3c_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS, "zero")
-            _matmul_f16_ws_1p3c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-            _matmul_f16_ws_1p3c_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_f16_ws_1p3c_k0_TMA_RHS, "zero")
+            _matmul_f16_ws_1p3c_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+            _matmul_f16_ws_1p3c_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_f16_ws_1p3c_k0_TMA_LHS, "zero")
+            _matmul_f16_ws_1p3c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 64), (256, 64), "loads (auto)")
+            _matmul_f16_ws_1p3c_k0_rhs_desc = _rt.tma_desc(rhs, (256, 64), _matmul_f16_ws_1p3c_k0_TMA_RHS, "zero")
             _matmul_f16_ws_1p3c_k0_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 128], [128, 128], "stores (auto)"
+                _F, "output", output, (128, 128), (128, 128), "stores (auto)"
             )
             _matmul_f16_ws_1p3c_k0_output_desc = _rt.tma_desc(
-                output, [128, 128], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT, "zero"
+                output, (128, 128), _matmul_f16_ws_1p3c_k0_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_f16_ws_1p3c_k0,
@@ -6491,15 +6755,15 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_f16_ws_1p3c_k0_lhs_desc,
                     _matmul_f16_ws_1p3c_k0_rhs_desc,
                     _matmul_f16_ws_1p3c_k0_output_desc,
@@ -6518,22 +6782,22 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
             # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_f16_ws_1p3c_k0_sms:
                 _matmul_f16_ws_1p3c_k0_t128x128_TMA_LHS = _rt.tma_ok(
-                    _F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)"
+                    _F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)"
                 )  # wgmma_ss.co:235
                 _matmul_f16_ws_1p3c_k0_t128x128_lhs_desc = _rt.tma_desc(
-                    lhs, [128, 64], _matmul_f16_ws_1p3c_k0_t128x128_TMA_LHS, "zero"
+                    lhs, (128, 64), _matmul_f16_ws_1p3c_k0_t128x128_TMA_LHS, "zero"
                 )
                 _matmul_f16_ws_1p3c_k0_t128x128_TMA_RHS = _rt.tma_ok(
-                    _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                    _F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)"
                 )
                 _matmul_f16_ws_1p3c_k0_t128x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 64], _matmul_f16_ws_1p3c_k0_t128x128_TMA_RHS, "zero"
+                    rhs, (128, 64), _matmul_f16_ws_1p3c_k0_t128x128_TMA_RHS, "zero"
                 )
                 _matmul_f16_ws_1p3c_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                    _F, "output", output, (128, 64), (128, 64), "stores (auto)"
                 )
                 _matmul_f16_ws_1p3c_k0_t128x128_output_desc = _rt.tma_desc(
-                    output, [128, 64], _matmul_f16_ws_1p3c_k0_t128x128_TMA_OUTPUT, "zero"
+                    output, (128, 64), _matmul_f16_ws_1p3c_k0_t128x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_f16_ws_1p3c_k0_t128x128,
@@ -6542,15 +6806,15 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_f16_ws_1p3c_k0_t128x128_lhs_desc,
                         _matmul_f16_ws_1p3c_k0_t128x128_rhs_desc,
                         _matmul_f16_ws_1p3c_k0_t128x128_output_desc,
@@ -6568,22 +6832,22 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                 # 64 x 128 tiles fill a wave (two programs an SM)
                 if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_f16_ws_1p3c_k0_sms:
                     _matmul_f16_ws_1p3c_k0_t64x128_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                     )  # wgmma_ss.co:235
                     _matmul_f16_ws_1p3c_k0_t64x128_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_f16_ws_1p3c_k0_t64x128_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_f16_ws_1p3c_k0_t64x128_TMA_LHS, "zero"
                     )
                     _matmul_f16_ws_1p3c_k0_t64x128_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)"
+                        _F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)"
                     )
                     _matmul_f16_ws_1p3c_k0_t64x128_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 64], _matmul_f16_ws_1p3c_k0_t64x128_TMA_RHS, "zero"
+                        rhs, (128, 64), _matmul_f16_ws_1p3c_k0_t64x128_TMA_RHS, "zero"
                     )
                     _matmul_f16_ws_1p3c_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                        _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                     )
                     _matmul_f16_ws_1p3c_k0_t64x128_output_desc = _rt.tma_desc(
-                        output, [64, 64], _matmul_f16_ws_1p3c_k0_t64x128_TMA_OUTPUT, "zero"
+                        output, (64, 64), _matmul_f16_ws_1p3c_k0_t64x128_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_f16_ws_1p3c_k0_t64x128,
@@ -6592,15 +6856,15 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_f16_ws_1p3c_k0_t64x128_lhs_desc,
                             _matmul_f16_ws_1p3c_k0_t64x128_rhs_desc,
                             _matmul_f16_ws_1p3c_k0_t64x128_output_desc,
@@ -6627,22 +6891,22 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                     )
                     if _matmul_f16_ws_1p3c_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                         _matmul_f16_ws_1p3c_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                         )  # wgmma_ss.co:235
                         _matmul_f16_ws_1p3c_k0_t64x64_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 64], _matmul_f16_ws_1p3c_k0_t64x64_TMA_LHS, "zero"
+                            lhs, (64, 64), _matmul_f16_ws_1p3c_k0_t64x64_TMA_LHS, "zero"
                         )
                         _matmul_f16_ws_1p3c_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                         )
                         _matmul_f16_ws_1p3c_k0_t64x64_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 64], _matmul_f16_ws_1p3c_k0_t64x64_TMA_RHS, "zero"
+                            rhs, (64, 64), _matmul_f16_ws_1p3c_k0_t64x64_TMA_RHS, "zero"
                         )
                         _matmul_f16_ws_1p3c_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                            _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                            _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                         )
                         _matmul_f16_ws_1p3c_k0_t64x64_output_desc = _rt.tma_desc(
-                            output, [64, 32], _matmul_f16_ws_1p3c_k0_t64x64_TMA_OUTPUT, "zero"
+                            output, (64, 32), _matmul_f16_ws_1p3c_k0_t64x64_TMA_OUTPUT, "zero"
                         )
                         _launch(
                             matmul_f16_ws_1p3c_k0_t64x64,
@@ -6651,15 +6915,15 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_f16_ws_1p3c_k0_t64x64_lhs_desc,
                                 _matmul_f16_ws_1p3c_k0_t64x64_rhs_desc,
                                 _matmul_f16_ws_1p3c_k0_t64x64_output_desc,
@@ -6678,16 +6942,16 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                             _F, (_matmul_f16_ws_1p3c_k0_split_k, M, N), torch.float32, _dev, empty=True
                         )  # wgmma_ss.co:235
                         _matmul_f16_ws_1p3c_k0_splitk_TMA_LHS = _rt.tma_ok(
-                            _F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
                         )
                         _matmul_f16_ws_1p3c_k0_splitk_lhs_desc = _rt.tma_desc(
-                            lhs, [64, 64], _matmul_f16_ws_1p3c_k0_splitk_TMA_LHS, "zero"
+                            lhs, (64, 64), _matmul_f16_ws_1p3c_k0_splitk_TMA_LHS, "zero"
                         )
                         _matmul_f16_ws_1p3c_k0_splitk_TMA_RHS = _rt.tma_ok(
-                            _F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)"
+                            _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
                         )
                         _matmul_f16_ws_1p3c_k0_splitk_rhs_desc = _rt.tma_desc(
-                            rhs, [64, 64], _matmul_f16_ws_1p3c_k0_splitk_TMA_RHS, "zero"
+                            rhs, (64, 64), _matmul_f16_ws_1p3c_k0_splitk_TMA_RHS, "zero"
                         )
                         _launch(
                             matmul_f16_ws_1p3c_k0_splitk,
@@ -6696,19 +6960,19 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                                 M,
                                 K,
                                 lhs,
-                                lhs.stride(0),
-                                lhs.stride(1),
+                                lhs.stride()[0],
+                                lhs.stride()[1],
                                 N,
                                 rhs,
-                                rhs.stride(0),
-                                rhs.stride(1),
+                                rhs.stride()[0],
+                                rhs.stride()[1],
                                 _matmul_f16_ws_1p3c_k0_split_k,
                                 _matmul_f16_ws_1p3c_k0_splitk_lhs_desc,
                                 _matmul_f16_ws_1p3c_k0_splitk_rhs_desc,
                                 _matmul_f16_ws_1p3c_k0_splitk_partials,
-                                _matmul_f16_ws_1p3c_k0_splitk_partials.stride(0),
-                                _matmul_f16_ws_1p3c_k0_splitk_partials.stride(1),
-                                _matmul_f16_ws_1p3c_k0_splitk_partials.stride(2),
+                                _matmul_f16_ws_1p3c_k0_splitk_partials.stride()[0],
+                                _matmul_f16_ws_1p3c_k0_splitk_partials.stride()[1],
+                                _matmul_f16_ws_1p3c_k0_splitk_partials.stride()[2],
                             ],
                             dict(
                                 GROUP_M=8,
@@ -6725,22 +6989,22 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                                 M,
                                 N,
                                 output,
-                                output.stride(0),
-                                output.stride(1),
+                                output.stride()[0],
+                                output.stride()[1],
                                 _matmul_f16_ws_1p3c_k0_split_k,
                                 _matmul_f16_ws_1p3c_k0_splitk_partials,
-                                _matmul_f16_ws_1p3c_k0_splitk_partials.stride(0),
-                                _matmul_f16_ws_1p3c_k0_splitk_partials.stride(1),
-                                _matmul_f16_ws_1p3c_k0_splitk_partials.stride(2),
+                                _matmul_f16_ws_1p3c_k0_splitk_partials.stride()[0],
+                                _matmul_f16_ws_1p3c_k0_splitk_partials.stride()[1],
+                                _matmul_f16_ws_1p3c_k0_splitk_partials.stride()[2],
                             ],
                             dict(num_warps=4),
                         )
     else:  # wgmma_ss.co:235
         _matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
-            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+            _F, "rhs", rhs, (128, 64), (_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))), "loads"
         )
         _matmul_f16_ws_1p3c_k0_general_rhs_desc_128x64 = _rt.tma_desc(
-            rhs, [128, 64], _matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64, _OOB_PADDING
+            rhs, (128, 64), _matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64, _OOB_PADDING
         )
         _launch(
             matmul_f16_ws_1p3c_k0_general,
@@ -6749,16 +7013,16 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_f16_ws_1p3c_k0_general_rhs_desc_128x64,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
             ],
             dict(TMA_RHS_128X64=_matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64, num_warps=8),
         )
@@ -7132,36 +7396,60 @@ def matmul_e4m3_ws_tbc_k0_splitk_sum(
     )  # wgmma_ss.co:304
 
 
+_FN["matmul_e4m3_ws_tbc"] = _rt.Fn(
+    "matmul_e4m3_ws_tbc", _CO_FILE, 270, {"lhs": (270, 32, 57), "rhs": (270, 59, 84), "output": (270, 86, 110)}
+)
+
+
 @_rt.launcher
 def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3_ws_tbc(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:270.
     """
-    _F = _rt.Fn(
-        "matmul_e4m3_ws_tbc", _CO_FILE, 270, {"lhs": (270, 32, 57), "rhs": (270, 59, 84), "output": (270, 86, 110)}
-    )
+    _F = _FN["matmul_e4m3_ws_tbc"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:270
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:270
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     _matmul_e4m3_ws_tbc_k0_sms = _rt.num_sms(_dev)  # wgmma_ss.co:272
     # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
     if _rt.cdiv(M, 128) * _rt.cdiv(N, 256) * 10 >= _matmul_e4m3_ws_tbc_k0_sms * 9:
         _matmul_e4m3_ws_tbc_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_e4m3_ws_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-        _matmul_e4m3_ws_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_ws_tbc_k0_TMA_LHS, "zero")
-        _matmul_e4m3_ws_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 128], [256, 128], "loads (auto)")
-        _matmul_e4m3_ws_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [256, 128], _matmul_e4m3_ws_tbc_k0_TMA_RHS, "zero")
-        _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_e4m3_ws_tbc_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT, "zero")
+        _matmul_e4m3_ws_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
+        _matmul_e4m3_ws_tbc_k0_lhs_desc = _rt.tma_desc(lhs, (128, 128), _matmul_e4m3_ws_tbc_k0_TMA_LHS, "zero")
+        _matmul_e4m3_ws_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 128), (256, 128), "loads (auto)")
+        _matmul_e4m3_ws_tbc_k0_rhs_desc = _rt.tma_desc(rhs, (256, 128), _matmul_e4m3_ws_tbc_k0_TMA_RHS, "zero")
+        _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_e4m3_ws_tbc_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_e4m3_ws_tbc_k0,
             (min(_rt.cdiv(M, 128) * _rt.cdiv(N, 256), _matmul_e4m3_ws_tbc_k0_NUM_SMS),),
@@ -7169,15 +7457,15 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_e4m3_ws_tbc_k0_lhs_desc,
                 _matmul_e4m3_ws_tbc_k0_rhs_desc,
                 _matmul_e4m3_ws_tbc_k0_output_desc,
@@ -7196,19 +7484,19 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
         # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
         if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_e4m3_ws_tbc_k0_sms:
             # wgmma_ss.co:272
-            _matmul_e4m3_ws_tbc_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+            _matmul_e4m3_ws_tbc_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
             _matmul_e4m3_ws_tbc_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 128], _matmul_e4m3_ws_tbc_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 128), _matmul_e4m3_ws_tbc_k0_t128x128_TMA_LHS, "zero"
             )
-            _matmul_e4m3_ws_tbc_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
+            _matmul_e4m3_ws_tbc_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)")
             _matmul_e4m3_ws_tbc_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [128, 128], _matmul_e4m3_ws_tbc_k0_t128x128_TMA_RHS, "zero"
+                rhs, (128, 128), _matmul_e4m3_ws_tbc_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_e4m3_ws_tbc_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_e4m3_ws_tbc_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_e4m3_ws_tbc_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_e4m3_ws_tbc_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_e4m3_ws_tbc_k0_t128x128,
@@ -7217,15 +7505,15 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
                     M,
                     K,
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     N,
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_e4m3_ws_tbc_k0_t128x128_lhs_desc,
                     _matmul_e4m3_ws_tbc_k0_t128x128_rhs_desc,
                     _matmul_e4m3_ws_tbc_k0_t128x128_output_desc,
@@ -7243,22 +7531,22 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
             # 64 x 128 tiles fill a wave (two programs an SM)
             if _rt.cdiv(M, 64) * _rt.cdiv(N, 128) >= _matmul_e4m3_ws_tbc_k0_sms:
                 _matmul_e4m3_ws_tbc_k0_t64x128_TMA_LHS = _rt.tma_ok(
-                    _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                    _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                 )  # wgmma_ss.co:272
                 _matmul_e4m3_ws_tbc_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 128], _matmul_e4m3_ws_tbc_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 128), _matmul_e4m3_ws_tbc_k0_t64x128_TMA_LHS, "zero"
                 )
                 _matmul_e4m3_ws_tbc_k0_t64x128_TMA_RHS = _rt.tma_ok(
-                    _F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)"
+                    _F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)"
                 )
                 _matmul_e4m3_ws_tbc_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 128], _matmul_e4m3_ws_tbc_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (128, 128), _matmul_e4m3_ws_tbc_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_e4m3_ws_tbc_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_e4m3_ws_tbc_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_e4m3_ws_tbc_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_e4m3_ws_tbc_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_e4m3_ws_tbc_k0_t64x128,
@@ -7267,15 +7555,15 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
                         M,
                         K,
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         N,
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_e4m3_ws_tbc_k0_t64x128_lhs_desc,
                         _matmul_e4m3_ws_tbc_k0_t64x128_rhs_desc,
                         _matmul_e4m3_ws_tbc_k0_t64x128_output_desc,
@@ -7302,22 +7590,22 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
                 )
                 if _matmul_e4m3_ws_tbc_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     _matmul_e4m3_ws_tbc_k0_t64x64_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                        _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                     )  # wgmma_ss.co:272
                     _matmul_e4m3_ws_tbc_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 128], _matmul_e4m3_ws_tbc_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 128), _matmul_e4m3_ws_tbc_k0_t64x64_TMA_LHS, "zero"
                     )
                     _matmul_e4m3_ws_tbc_k0_t64x64_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)"
+                        _F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)"
                     )
                     _matmul_e4m3_ws_tbc_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 128], _matmul_e4m3_ws_tbc_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 128), _matmul_e4m3_ws_tbc_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_e4m3_ws_tbc_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_e4m3_ws_tbc_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_e4m3_ws_tbc_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_e4m3_ws_tbc_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_e4m3_ws_tbc_k0_t64x64,
@@ -7326,15 +7614,15 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_e4m3_ws_tbc_k0_t64x64_lhs_desc,
                             _matmul_e4m3_ws_tbc_k0_t64x64_rhs_desc,
                             _matmul_e4m3_ws_tbc_k0_t64x64_output_desc,
@@ -7353,16 +7641,16 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
                         _F, (_matmul_e4m3_ws_tbc_k0_split_k, M, N), torch.float32, _dev, empty=True
                     )  # wgmma_ss.co:272
                     _matmul_e4m3_ws_tbc_k0_splitk_TMA_LHS = _rt.tma_ok(
-                        _F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)"
+                        _F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)"
                     )
                     _matmul_e4m3_ws_tbc_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 128], _matmul_e4m3_ws_tbc_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 128), _matmul_e4m3_ws_tbc_k0_splitk_TMA_LHS, "zero"
                     )
                     _matmul_e4m3_ws_tbc_k0_splitk_TMA_RHS = _rt.tma_ok(
-                        _F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)"
+                        _F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)"
                     )
                     _matmul_e4m3_ws_tbc_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 128], _matmul_e4m3_ws_tbc_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 128), _matmul_e4m3_ws_tbc_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_e4m3_ws_tbc_k0_splitk,
@@ -7371,19 +7659,19 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
                             M,
                             K,
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             N,
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_e4m3_ws_tbc_k0_split_k,
                             _matmul_e4m3_ws_tbc_k0_splitk_lhs_desc,
                             _matmul_e4m3_ws_tbc_k0_splitk_rhs_desc,
                             _matmul_e4m3_ws_tbc_k0_splitk_partials,
-                            _matmul_e4m3_ws_tbc_k0_splitk_partials.stride(0),
-                            _matmul_e4m3_ws_tbc_k0_splitk_partials.stride(1),
-                            _matmul_e4m3_ws_tbc_k0_splitk_partials.stride(2),
+                            _matmul_e4m3_ws_tbc_k0_splitk_partials.stride()[0],
+                            _matmul_e4m3_ws_tbc_k0_splitk_partials.stride()[1],
+                            _matmul_e4m3_ws_tbc_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -7400,13 +7688,13 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
                             M,
                             N,
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_e4m3_ws_tbc_k0_split_k,
                             _matmul_e4m3_ws_tbc_k0_splitk_partials,
-                            _matmul_e4m3_ws_tbc_k0_splitk_partials.stride(0),
-                            _matmul_e4m3_ws_tbc_k0_splitk_partials.stride(1),
-                            _matmul_e4m3_ws_tbc_k0_splitk_partials.stride(2),
+                            _matmul_e4m3_ws_tbc_k0_splitk_partials.stride()[0],
+                            _matmul_e4m3_ws_tbc_k0_splitk_partials.stride()[1],
+                            _matmul_e4m3_ws_tbc_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )

@@ -28,6 +28,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "wgmma_ss.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -165,29 +167,55 @@ def matmul_e4m3_k0_general(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, acc, mask=mask_3)
 
 
+_FN["matmul_e4m3"] = _rt.Fn(
+    "matmul_e4m3", _CO_FILE, 5, {"lhs": (5, 25, 50), "rhs": (5, 52, 77), "output": (5, 79, 103)}
+)
+
+
 @_rt.launcher
 def matmul_e4m3(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f32 [M, N] output) -> void; from
     wgmma_ss.co:5.
     """
-    _F = _rt.Fn("matmul_e4m3", _CO_FILE, 5, {"lhs": (5, 25, 50), "rhs": (5, 52, 77), "output": (5, 79, 103)})
+    _F = _FN["matmul_e4m3"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:5
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float32, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float32
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:5
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float32, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 64 == 0 and K % 32 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:8
-        _matmul_e4m3_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads (auto)")
-        _matmul_e4m3_k0_lhs_desc = _rt.tma_desc(lhs, [64, 32], _matmul_e4m3_k0_TMA_LHS, "zero")
-        _matmul_e4m3_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 32], [64, 32], "loads (auto)")
-        _matmul_e4m3_k0_rhs_desc = _rt.tma_desc(rhs, [64, 32], _matmul_e4m3_k0_TMA_RHS, "zero")
+        _matmul_e4m3_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 32), (64, 32), "loads (auto)")
+        _matmul_e4m3_k0_lhs_desc = _rt.tma_desc(lhs, (64, 32), _matmul_e4m3_k0_TMA_LHS, "zero")
+        _matmul_e4m3_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 32), (64, 32), "loads (auto)")
+        _matmul_e4m3_k0_rhs_desc = _rt.tma_desc(rhs, (64, 32), _matmul_e4m3_k0_TMA_RHS, "zero")
         _launch(
             matmul_e4m3_k0,
             (_rt.cdiv(M, 64) * _rt.cdiv(N, 64),),
@@ -195,15 +223,15 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_e4m3_k0_lhs_desc,
                 _matmul_e4m3_k0_rhs_desc,
             ],
@@ -212,15 +240,15 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:  # wgmma_ss.co:8
-        _matmul_e4m3_k0_general_TMA_LHS_64X32 = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads")
+        _matmul_e4m3_k0_general_TMA_LHS_64X32 = _rt.tma_ok(_F, "lhs", lhs, (64, 32), (64, 32), "loads")
         _matmul_e4m3_k0_general_lhs_desc_64x32 = _rt.tma_desc(
-            lhs, [64, 32], _matmul_e4m3_k0_general_TMA_LHS_64X32, _OOB_PADDING
+            lhs, (64, 32), _matmul_e4m3_k0_general_TMA_LHS_64X32, _OOB_PADDING
         )
         _matmul_e4m3_k0_general_TMA_RHS_64X32 = _rt.tma_ok(
-            _F, "rhs", rhs, [64, 32], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 32))], "loads"
+            _F, "rhs", rhs, (64, 32), (_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 32))), "loads"
         )
         _matmul_e4m3_k0_general_rhs_desc_64x32 = _rt.tma_desc(
-            rhs, [64, 32], _matmul_e4m3_k0_general_TMA_RHS_64X32, _OOB_PADDING
+            rhs, (64, 32), _matmul_e4m3_k0_general_TMA_RHS_64X32, _OOB_PADDING
         )
         _launch(
             matmul_e4m3_k0_general,
@@ -229,17 +257,17 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_e4m3_k0_general_lhs_desc_64x32,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_e4m3_k0_general_rhs_desc_64x32,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
             ],
             dict(
                 TMA_LHS_64X32=_matmul_e4m3_k0_general_TMA_LHS_64X32,
@@ -348,24 +376,50 @@ def matmul_f16_k0_general(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_f16"] = _rt.Fn(
+    "matmul_f16", _CO_FILE, 31, {"lhs": (31, 24, 45), "rhs": (31, 47, 68), "output": (31, 70, 94)}
+)
+
+
 @_rt.launcher
 def matmul_f16(lhs, rhs, output, *, _launch=None):
     """matmul_f16(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N]
     output) -> void; from wgmma_ss.co:31.
     """
-    _F = _rt.Fn("matmul_f16", _CO_FILE, 31, {"lhs": (31, 24, 45), "rhs": (31, 47, 68), "output": (31, 70, 94)})
+    _F = _FN["matmul_f16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:31
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:31
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 64 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:34
         _launch(
             matmul_f16_k0,
@@ -374,15 +428,15 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
             ],
             dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
         )
@@ -394,15 +448,15 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
             ],
             dict(num_warps=4),
         )
@@ -540,31 +594,57 @@ def matmul_e4m3_mwg_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_e4m3_mwg"] = _rt.Fn(
+    "matmul_e4m3_mwg", _CO_FILE, 51, {"lhs": (51, 29, 54), "rhs": (51, 56, 81), "output": (51, 83, 107)}
+)
+
+
 @_rt.launcher
 def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3_mwg(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:51.
     """
-    _F = _rt.Fn("matmul_e4m3_mwg", _CO_FILE, 51, {"lhs": (51, 29, 54), "rhs": (51, 56, 81), "output": (51, 83, 107)})
+    _F = _FN["matmul_e4m3_mwg"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:51
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:51
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 64 == 0 and K % 128 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:52
-        _matmul_e4m3_mwg_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-        _matmul_e4m3_mwg_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_k0_TMA_LHS, "zero")
-        _matmul_e4m3_mwg_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
-        _matmul_e4m3_mwg_k0_rhs_desc = _rt.tma_desc(rhs, [64, 128], _matmul_e4m3_mwg_k0_TMA_RHS, "zero")
-        _matmul_e4m3_mwg_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 32], [128, 32], "stores (auto)")
-        _matmul_e4m3_mwg_k0_output_desc = _rt.tma_desc(output, [128, 32], _matmul_e4m3_mwg_k0_TMA_OUTPUT, "zero")
+        _matmul_e4m3_mwg_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
+        _matmul_e4m3_mwg_k0_lhs_desc = _rt.tma_desc(lhs, (128, 128), _matmul_e4m3_mwg_k0_TMA_LHS, "zero")
+        _matmul_e4m3_mwg_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
+        _matmul_e4m3_mwg_k0_rhs_desc = _rt.tma_desc(rhs, (64, 128), _matmul_e4m3_mwg_k0_TMA_RHS, "zero")
+        _matmul_e4m3_mwg_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 32), (128, 32), "stores (auto)")
+        _matmul_e4m3_mwg_k0_output_desc = _rt.tma_desc(output, (128, 32), _matmul_e4m3_mwg_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_e4m3_mwg_k0,
             (_rt.cdiv(M, 128) * _rt.cdiv(N, 64),),
@@ -572,15 +652,15 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_e4m3_mwg_k0_lhs_desc,
                 _matmul_e4m3_mwg_k0_rhs_desc,
                 _matmul_e4m3_mwg_k0_output_desc,
@@ -595,19 +675,19 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:  # wgmma_ss.co:52
-        _matmul_e4m3_mwg_k0_general_TMA_LHS_128X128 = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads")
+        _matmul_e4m3_mwg_k0_general_TMA_LHS_128X128 = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads")
         _matmul_e4m3_mwg_k0_general_lhs_desc_128x128 = _rt.tma_desc(
-            lhs, [128, 128], _matmul_e4m3_mwg_k0_general_TMA_LHS_128X128, _OOB_PADDING
+            lhs, (128, 128), _matmul_e4m3_mwg_k0_general_TMA_LHS_128X128, _OOB_PADDING
         )
         _matmul_e4m3_mwg_k0_general_TMA_RHS_64X128 = _rt.tma_ok(
-            _F, "rhs", rhs, [64, 128], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
+            _F, "rhs", rhs, (64, 128), (_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 128))), "loads"
         )
         _matmul_e4m3_mwg_k0_general_rhs_desc_64x128 = _rt.tma_desc(
-            rhs, [64, 128], _matmul_e4m3_mwg_k0_general_TMA_RHS_64X128, _OOB_PADDING
+            rhs, (64, 128), _matmul_e4m3_mwg_k0_general_TMA_RHS_64X128, _OOB_PADDING
         )
-        _matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores")
+        _matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, (128, 64), (128, 64), "stores")
         _matmul_e4m3_mwg_k0_general_output_desc_128x64 = _rt.tma_desc(
-            output, [128, 64], _matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64, "zero"
+            output, (128, 64), _matmul_e4m3_mwg_k0_general_TMA_OUTPUT_128X64, "zero"
         )
         _launch(
             matmul_e4m3_mwg_k0_general,
@@ -616,17 +696,17 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_e4m3_mwg_k0_general_lhs_desc_128x128,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_e4m3_mwg_k0_general_rhs_desc_64x128,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_e4m3_mwg_k0_general_output_desc_128x64,
             ],
             dict(
@@ -770,34 +850,58 @@ def matmul_e4m3_mwg_tbc_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_e4m3_mwg_tbc"] = _rt.Fn(
+    "matmul_e4m3_mwg_tbc", _CO_FILE, 69, {"lhs": (69, 33, 58), "rhs": (69, 60, 85), "output": (69, 87, 111)}
+)
+
+
 @_rt.launcher
 def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3_mwg_tbc(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:69.
     """
-    _F = _rt.Fn(
-        "matmul_e4m3_mwg_tbc", _CO_FILE, 69, {"lhs": (69, 33, 58), "rhs": (69, 60, 85), "output": (69, 87, 111)}
-    )
+    _F = _FN["matmul_e4m3_mwg_tbc"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:69
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:69
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 64 == 0 and K % 128 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:71
-        _matmul_e4m3_mwg_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-        _matmul_e4m3_mwg_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_TMA_LHS, "zero")
-        _matmul_e4m3_mwg_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
-        _matmul_e4m3_mwg_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [64, 128], _matmul_e4m3_mwg_tbc_k0_TMA_RHS, "zero")
-        _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 32], [128, 32], "stores (auto)")
+        _matmul_e4m3_mwg_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
+        _matmul_e4m3_mwg_tbc_k0_lhs_desc = _rt.tma_desc(lhs, (128, 128), _matmul_e4m3_mwg_tbc_k0_TMA_LHS, "zero")
+        _matmul_e4m3_mwg_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
+        _matmul_e4m3_mwg_tbc_k0_rhs_desc = _rt.tma_desc(rhs, (64, 128), _matmul_e4m3_mwg_tbc_k0_TMA_RHS, "zero")
+        _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 32), (128, 32), "stores (auto)")
         _matmul_e4m3_mwg_tbc_k0_output_desc = _rt.tma_desc(
-            output, [128, 32], _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT, "zero"
+            output, (128, 32), _matmul_e4m3_mwg_tbc_k0_TMA_OUTPUT, "zero"
         )
         _launch(
             matmul_e4m3_mwg_tbc_k0,
@@ -806,15 +910,15 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_e4m3_mwg_tbc_k0_lhs_desc,
                 _matmul_e4m3_mwg_tbc_k0_rhs_desc,
                 _matmul_e4m3_mwg_tbc_k0_output_desc,
@@ -829,21 +933,21 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:  # wgmma_ss.co:71
-        _matmul_e4m3_mwg_tbc_k0_general_TMA_LHS_128X128 = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads")
+        _matmul_e4m3_mwg_tbc_k0_general_TMA_LHS_128X128 = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads")
         _matmul_e4m3_mwg_tbc_k0_general_lhs_desc_128x128 = _rt.tma_desc(
-            lhs, [128, 128], _matmul_e4m3_mwg_tbc_k0_general_TMA_LHS_128X128, _OOB_PADDING
+            lhs, (128, 128), _matmul_e4m3_mwg_tbc_k0_general_TMA_LHS_128X128, _OOB_PADDING
         )
         _matmul_e4m3_mwg_tbc_k0_general_TMA_RHS_64X128 = _rt.tma_ok(
-            _F, "rhs", rhs, [64, 128], [_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 128))], "loads"
+            _F, "rhs", rhs, (64, 128), (_rt.idiv(N, _rt.cdiv(N, 64)), _rt.idiv(K, _rt.cdiv(K, 128))), "loads"
         )
         _matmul_e4m3_mwg_tbc_k0_general_rhs_desc_64x128 = _rt.tma_desc(
-            rhs, [64, 128], _matmul_e4m3_mwg_tbc_k0_general_TMA_RHS_64X128, _OOB_PADDING
+            rhs, (64, 128), _matmul_e4m3_mwg_tbc_k0_general_TMA_RHS_64X128, _OOB_PADDING
         )
         _matmul_e4m3_mwg_tbc_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(
-            _F, "output", output, [128, 64], [128, 64], "stores"
+            _F, "output", output, (128, 64), (128, 64), "stores"
         )
         _matmul_e4m3_mwg_tbc_k0_general_output_desc_128x64 = _rt.tma_desc(
-            output, [128, 64], _matmul_e4m3_mwg_tbc_k0_general_TMA_OUTPUT_128X64, "zero"
+            output, (128, 64), _matmul_e4m3_mwg_tbc_k0_general_TMA_OUTPUT_128X64, "zero"
         )
         _launch(
             matmul_e4m3_mwg_tbc_k0_general,
@@ -852,17 +956,17 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_e4m3_mwg_tbc_k0_general_lhs_desc_128x128,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_e4m3_mwg_tbc_k0_general_rhs_desc_64x128,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_e4m3_mwg_tbc_k0_general_output_desc_128x64,
             ],
             dict(
@@ -952,47 +1056,83 @@ def blockscale_gemm_e4m3_n48_k0(
     tl.store(output_ptr + offs_6 * output_stride_0 + offs_7 * output_stride_1, output_s, mask=mask_5)
 
 
+_FN["blockscale_gemm_e4m3_n48"] = _rt.Fn(
+    "blockscale_gemm_e4m3_n48",
+    _CO_FILE,
+    93,
+    {
+        "lhs": (93, 38, 63),
+        "scale_lhs": (94, 39, 74),
+        "rhs": (95, 39, 64),
+        "scale_rhs": (96, 39, 82),
+        "output": (97, 39, 63),
+    },
+)
+
+
 @_rt.launcher
 def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=None):
     """blockscale_gemm_e4m3_n48(global f8_e4m3 [M, K] lhs, global f32 [M, DIV_BLK_K] scale_lhs, global f8_e4m3 [N, K]
     rhs, global f32 [DIV_BLK_N, DIV_BLK_K] scale_rhs, global f16 [M, N] output) -> void; from wgmma_ss.co:93.
     """
-    _F = _rt.Fn(
-        "blockscale_gemm_e4m3_n48",
-        _CO_FILE,
-        93,
-        {
-            "lhs": (93, 38, 63),
-            "scale_lhs": (94, 39, 74),
-            "rhs": (95, 39, 64),
-            "scale_rhs": (96, 39, 82),
-            "output": (97, 39, 63),
-        },
-    )
+    _F = _FN["blockscale_gemm_e4m3_n48"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(
-        _F, {"lhs": lhs, "scale_lhs": scale_lhs, "rhs": rhs, "scale_rhs": scale_rhs, "output": output}, _launch
-    )
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:93
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    scale_lhs = _rt.tensor_arg(_F, "scale_lhs", scale_lhs, torch.float32, 2, _dev, is_global=True)  # wgmma_ss.co:94
-    M = _rt.bind_dim(_F, _dims, "M", "scale_lhs", scale_lhs, 0)
-    DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_lhs", scale_lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:95
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    scale_rhs = _rt.tensor_arg(_F, "scale_rhs", scale_rhs, torch.float32, 2, _dev, is_global=True)  # wgmma_ss.co:96
-    DIV_BLK_N = _rt.bind_dim(_F, _dims, "DIV_BLK_N", "scale_rhs", scale_rhs, 0)
-    DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_rhs", scale_rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:97
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(scale_lhs) in _rt.PLAIN
+        and scale_lhs.device == _dev
+        and scale_lhs.dtype is torch.float32
+        and scale_lhs.dim() == 2
+        and scale_lhs.shape[0] == M
+        and (DIV_BLK_K := scale_lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(scale_rhs) in _rt.PLAIN
+        and scale_rhs.device == _dev
+        and scale_rhs.dtype is torch.float32
+        and scale_rhs.dim() == 2
+        and (DIV_BLK_N := scale_rhs.shape[0]) > 0
+        and scale_rhs.shape[1] == DIV_BLK_K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:93
+        _dev = _rt.pick_device(
+            _F, {"lhs": lhs, "scale_lhs": scale_lhs, "rhs": rhs, "scale_rhs": scale_rhs, "output": output}, _launch
+        )
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        scale_lhs = _rt.tensor_arg(_F, "scale_lhs", scale_lhs, torch.float32, 2, _dev, is_global=True)  # wgmma_ss.co:94
+        M = _rt.bind_dim(_F, _dims, "M", "scale_lhs", scale_lhs, 0)
+        DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_lhs", scale_lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:95
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        scale_rhs = _rt.tensor_arg(_F, "scale_rhs", scale_rhs, torch.float32, 2, _dev, is_global=True)  # wgmma_ss.co:96
+        DIV_BLK_N = _rt.bind_dim(_F, _dims, "DIV_BLK_N", "scale_rhs", scale_rhs, 0)
+        DIV_BLK_K = _rt.bind_dim(_F, _dims, "DIV_BLK_K", "scale_rhs", scale_rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:97
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     # wgmma_ss.co:98
-    _blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads")
+    _blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128 = _rt.tma_ok(_F, "lhs", lhs, (64, 128), (64, 128), "loads")
     _blockscale_gemm_e4m3_n48_k0_lhs_desc_64x128 = _rt.tma_desc(
-        lhs, [64, 128], _blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128, _OOB_PADDING
+        lhs, (64, 128), _blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128, _OOB_PADDING
     )
     _launch(
         blockscale_gemm_e4m3_n48_k0,
@@ -1001,24 +1141,24 @@ def blockscale_gemm_e4m3_n48(lhs, scale_lhs, rhs, scale_rhs, output, *, _launch=
             K,
             M,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             _blockscale_gemm_e4m3_n48_k0_lhs_desc_64x128,
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             DIV_BLK_K,
             scale_lhs,
-            scale_lhs.stride(0),
-            scale_lhs.stride(1),
+            scale_lhs.stride()[0],
+            scale_lhs.stride()[1],
             DIV_BLK_N,
             scale_rhs,
-            scale_rhs.stride(0),
-            scale_rhs.stride(1),
+            scale_rhs.stride()[0],
+            scale_rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(TMA_LHS_64X128=_blockscale_gemm_e4m3_n48_k0_TMA_LHS_64X128, num_warps=4),
     )
@@ -1155,31 +1295,57 @@ def matmul_f16_tbc_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_f16_tbc"] = _rt.Fn(
+    "matmul_f16_tbc", _CO_FILE, 122, {"lhs": (122, 28, 49), "rhs": (122, 51, 72), "output": (122, 74, 98)}
+)
+
+
 @_rt.launcher
 def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
     """matmul_f16_tbc(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:122.
     """
-    _F = _rt.Fn("matmul_f16_tbc", _CO_FILE, 122, {"lhs": (122, 28, 49), "rhs": (122, 51, 72), "output": (122, 74, 98)})
+    _F = _FN["matmul_f16_tbc"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:122
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:122
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:124
-        _matmul_f16_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-        _matmul_f16_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_f16_tbc_k0_TMA_LHS, "zero")
-        _matmul_f16_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_tbc_k0_TMA_RHS, "zero")
-        _matmul_f16_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
-        _matmul_f16_tbc_k0_output_desc = _rt.tma_desc(output, [64, 64], _matmul_f16_tbc_k0_TMA_OUTPUT, "zero")
+        _matmul_f16_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+        _matmul_f16_tbc_k0_lhs_desc = _rt.tma_desc(lhs, (64, 64), _matmul_f16_tbc_k0_TMA_LHS, "zero")
+        _matmul_f16_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_f16_tbc_k0_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_f16_tbc_k0_TMA_RHS, "zero")
+        _matmul_f16_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (64, 64), (64, 64), "stores (auto)")
+        _matmul_f16_tbc_k0_output_desc = _rt.tma_desc(output, (64, 64), _matmul_f16_tbc_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_f16_tbc_k0,
             (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1187,15 +1353,15 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_f16_tbc_k0_lhs_desc,
                 _matmul_f16_tbc_k0_rhs_desc,
                 _matmul_f16_tbc_k0_output_desc,
@@ -1210,19 +1376,19 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:  # wgmma_ss.co:124
-        _matmul_f16_tbc_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
+        _matmul_f16_tbc_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads")
         _matmul_f16_tbc_k0_general_lhs_desc_64x64 = _rt.tma_desc(
-            lhs, [64, 64], _matmul_f16_tbc_k0_general_TMA_LHS_64X64, _OOB_PADDING
+            lhs, (64, 64), _matmul_f16_tbc_k0_general_TMA_LHS_64X64, _OOB_PADDING
         )
         _matmul_f16_tbc_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
-            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+            _F, "rhs", rhs, (128, 64), (_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))), "loads"
         )
         _matmul_f16_tbc_k0_general_rhs_desc_128x64 = _rt.tma_desc(
-            rhs, [128, 64], _matmul_f16_tbc_k0_general_TMA_RHS_128X64, _OOB_PADDING
+            rhs, (128, 64), _matmul_f16_tbc_k0_general_TMA_RHS_128X64, _OOB_PADDING
         )
-        _matmul_f16_tbc_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, [64, 128], [64, 128], "stores")
+        _matmul_f16_tbc_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(_F, "output", output, (64, 128), (64, 128), "stores")
         _matmul_f16_tbc_k0_general_output_desc_64x128 = _rt.tma_desc(
-            output, [64, 128], _matmul_f16_tbc_k0_general_TMA_OUTPUT_64X128, "zero"
+            output, (64, 128), _matmul_f16_tbc_k0_general_TMA_OUTPUT_64X128, "zero"
         )
         _launch(
             matmul_f16_tbc_k0_general,
@@ -1231,17 +1397,17 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_f16_tbc_k0_general_lhs_desc_64x64,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_f16_tbc_k0_general_rhs_desc_128x64,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_f16_tbc_k0_general_output_desc_64x128,
             ],
             dict(
@@ -1383,31 +1549,57 @@ def matmul_st_trans_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_st_trans"] = _rt.Fn(
+    "matmul_st_trans", _CO_FILE, 146, {"lhs": (146, 29, 50), "rhs": (146, 52, 73), "output": (146, 75, 99)}
+)
+
+
 @_rt.launcher
 def matmul_st_trans(lhs, rhs, output, *, _launch=None):
     """matmul_st_trans(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [N, M] output) -> void; from
     wgmma_ss.co:146.
     """
-    _F = _rt.Fn("matmul_st_trans", _CO_FILE, 146, {"lhs": (146, 29, 50), "rhs": (146, 52, 73), "output": (146, 75, 99)})
+    _F = _FN["matmul_st_trans"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:146
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 0)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == N
+        and output.shape[1] == M
+    ):  # wgmma_ss.co:146
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 0)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 1)
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:147
-        _matmul_st_trans_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_st_trans_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_st_trans_k0_TMA_RHS, "zero")
-        _matmul_st_trans_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-        _matmul_st_trans_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_st_trans_k0_TMA_LHS, "zero")
-        _matmul_st_trans_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 32], [128, 32], "stores (auto)")
-        _matmul_st_trans_k0_output_desc = _rt.tma_desc(output, [128, 32], _matmul_st_trans_k0_TMA_OUTPUT, "zero")
+        _matmul_st_trans_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_st_trans_k0_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_st_trans_k0_TMA_RHS, "zero")
+        _matmul_st_trans_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+        _matmul_st_trans_k0_lhs_desc = _rt.tma_desc(lhs, (64, 64), _matmul_st_trans_k0_TMA_LHS, "zero")
+        _matmul_st_trans_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 32), (128, 32), "stores (auto)")
+        _matmul_st_trans_k0_output_desc = _rt.tma_desc(output, (128, 32), _matmul_st_trans_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_st_trans_k0,
             (_rt.cdiv(N, 128) * _rt.cdiv(M, 64),),
@@ -1415,15 +1607,15 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                 N,
                 K,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_st_trans_k0_rhs_desc,
                 _matmul_st_trans_k0_lhs_desc,
                 _matmul_st_trans_k0_output_desc,
@@ -1438,19 +1630,19 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:  # wgmma_ss.co:147
-        _matmul_st_trans_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
+        _matmul_st_trans_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads")
         _matmul_st_trans_k0_general_lhs_desc_64x64 = _rt.tma_desc(
-            lhs, [64, 64], _matmul_st_trans_k0_general_TMA_LHS_64X64, _OOB_PADDING
+            lhs, (64, 64), _matmul_st_trans_k0_general_TMA_LHS_64X64, _OOB_PADDING
         )
         _matmul_st_trans_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
-            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+            _F, "rhs", rhs, (128, 64), (_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))), "loads"
         )
         _matmul_st_trans_k0_general_rhs_desc_128x64 = _rt.tma_desc(
-            rhs, [128, 64], _matmul_st_trans_k0_general_TMA_RHS_128X64, _OOB_PADDING
+            rhs, (128, 64), _matmul_st_trans_k0_general_TMA_RHS_128X64, _OOB_PADDING
         )
-        _matmul_st_trans_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores")
+        _matmul_st_trans_k0_general_TMA_OUTPUT_128X64 = _rt.tma_ok(_F, "output", output, (128, 64), (128, 64), "stores")
         _matmul_st_trans_k0_general_output_desc_128x64 = _rt.tma_desc(
-            output, [128, 64], _matmul_st_trans_k0_general_TMA_OUTPUT_128X64, "zero"
+            output, (128, 64), _matmul_st_trans_k0_general_TMA_OUTPUT_128X64, "zero"
         )
         _launch(
             matmul_st_trans_k0_general,
@@ -1459,17 +1651,17 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_st_trans_k0_general_lhs_desc_64x64,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_st_trans_k0_general_rhs_desc_128x64,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_st_trans_k0_general_output_desc_128x64,
             ],
             dict(
@@ -1540,30 +1732,54 @@ def matmul_st_masked_k0(
     )
 
 
+_FN["matmul_st_masked"] = _rt.Fn(
+    "matmul_st_masked", _CO_FILE, 169, {"lhs": (169, 30, 51), "rhs": (169, 53, 74), "output": (170, 29, 53)}
+)
+
+
 @_rt.launcher
 def matmul_st_masked(lhs, rhs, output, *, _launch=None):
     """matmul_st_masked(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:169.
     """
-    _F = _rt.Fn(
-        "matmul_st_masked", _CO_FILE, 169, {"lhs": (169, 30, 51), "rhs": (169, 53, 74), "output": (170, 29, 53)}
-    )
+    _F = _FN["matmul_st_masked"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:169
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:170
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_st_masked_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")  # wgmma_ss.co:171
-    _matmul_st_masked_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_st_masked_k0_TMA_LHS, "zero")
-    _matmul_st_masked_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-    _matmul_st_masked_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_st_masked_k0_TMA_RHS, "zero")
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:169
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:170
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    _matmul_st_masked_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")  # wgmma_ss.co:171
+    _matmul_st_masked_k0_lhs_desc = _rt.tma_desc(lhs, (64, 64), _matmul_st_masked_k0_TMA_LHS, "zero")
+    _matmul_st_masked_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+    _matmul_st_masked_k0_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_st_masked_k0_TMA_RHS, "zero")
     _launch(
         matmul_st_masked_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1571,15 +1787,15 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
             M,
             K,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             _matmul_st_masked_k0_lhs_desc,
             _matmul_st_masked_k0_rhs_desc,
         ],
@@ -1726,33 +1942,57 @@ def matmul_f16_ws_1p1c_k0_general(
         tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_f16_ws_1p1c"] = _rt.Fn(
+    "matmul_f16_ws_1p1c", _CO_FILE, 196, {"lhs": (196, 32, 53), "rhs": (196, 55, 76), "output": (196, 78, 102)}
+)
+
+
 @_rt.launcher
 def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
     """matmul_f16_ws_1p1c(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:196.
     """
-    _F = _rt.Fn(
-        "matmul_f16_ws_1p1c", _CO_FILE, 196, {"lhs": (196, 32, 53), "rhs": (196, 55, 76), "output": (196, 78, 102)}
-    )
+    _F = _FN["matmul_f16_ws_1p1c"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:196
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:196
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:198
-        _matmul_f16_ws_1p1c_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-        _matmul_f16_ws_1p1c_k0_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_f16_ws_1p1c_k0_TMA_LHS, "zero")
-        _matmul_f16_ws_1p1c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_ws_1p1c_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_ws_1p1c_k0_TMA_RHS, "zero")
-        _matmul_f16_ws_1p1c_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
-        _matmul_f16_ws_1p1c_k0_output_desc = _rt.tma_desc(output, [64, 64], _matmul_f16_ws_1p1c_k0_TMA_OUTPUT, "zero")
+        _matmul_f16_ws_1p1c_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+        _matmul_f16_ws_1p1c_k0_lhs_desc = _rt.tma_desc(lhs, (64, 64), _matmul_f16_ws_1p1c_k0_TMA_LHS, "zero")
+        _matmul_f16_ws_1p1c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_f16_ws_1p1c_k0_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_f16_ws_1p1c_k0_TMA_RHS, "zero")
+        _matmul_f16_ws_1p1c_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (64, 64), (64, 64), "stores (auto)")
+        _matmul_f16_ws_1p1c_k0_output_desc = _rt.tma_desc(output, (64, 64), _matmul_f16_ws_1p1c_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_f16_ws_1p1c_k0,
             (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -1760,15 +2000,15 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_f16_ws_1p1c_k0_lhs_desc,
                 _matmul_f16_ws_1p1c_k0_rhs_desc,
                 _matmul_f16_ws_1p1c_k0_output_desc,
@@ -1784,21 +2024,21 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:  # wgmma_ss.co:198
-        _matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads")
+        _matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64 = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads")
         _matmul_f16_ws_1p1c_k0_general_lhs_desc_64x64 = _rt.tma_desc(
-            lhs, [64, 64], _matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64, _OOB_PADDING
+            lhs, (64, 64), _matmul_f16_ws_1p1c_k0_general_TMA_LHS_64X64, _OOB_PADDING
         )
         _matmul_f16_ws_1p1c_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
-            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+            _F, "rhs", rhs, (128, 64), (_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))), "loads"
         )
         _matmul_f16_ws_1p1c_k0_general_rhs_desc_128x64 = _rt.tma_desc(
-            rhs, [128, 64], _matmul_f16_ws_1p1c_k0_general_TMA_RHS_128X64, _OOB_PADDING
+            rhs, (128, 64), _matmul_f16_ws_1p1c_k0_general_TMA_RHS_128X64, _OOB_PADDING
         )
         _matmul_f16_ws_1p1c_k0_general_TMA_OUTPUT_64X128 = _rt.tma_ok(
-            _F, "output", output, [64, 128], [64, 128], "stores"
+            _F, "output", output, (64, 128), (64, 128), "stores"
         )
         _matmul_f16_ws_1p1c_k0_general_output_desc_64x128 = _rt.tma_desc(
-            output, [64, 128], _matmul_f16_ws_1p1c_k0_general_TMA_OUTPUT_64X128, "zero"
+            output, (64, 128), _matmul_f16_ws_1p1c_k0_general_TMA_OUTPUT_64X128, "zero"
         )
         _launch(
             matmul_f16_ws_1p1c_k0_general,
@@ -1807,17 +2047,17 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 _matmul_f16_ws_1p1c_k0_general_lhs_desc_64x64,
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_f16_ws_1p1c_k0_general_rhs_desc_128x64,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_f16_ws_1p1c_k0_general_output_desc_64x128,
             ],
             dict(
@@ -1977,40 +2217,64 @@ def matmul_f16_ws_1p3c_k0_general(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, output_s, mask=mask_3)
 
 
+_FN["matmul_f16_ws_1p3c"] = _rt.Fn(
+    "matmul_f16_ws_1p3c", _CO_FILE, 233, {"lhs": (233, 32, 53), "rhs": (233, 55, 76), "output": (233, 78, 102)}
+)
+
+
 @_rt.launcher
 def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
     """matmul_f16_ws_1p3c(global f16 [M, K] lhs, global f16 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:233.
     """
-    _F = _rt.Fn(
-        "matmul_f16_ws_1p3c", _CO_FILE, 233, {"lhs": (233, 32, 53), "rhs": (233, 55, 76), "output": (233, 78, 102)}
-    )
+    _F = _FN["matmul_f16_ws_1p3c"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)  # wgmma_ss.co:233
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:233
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
     if N % 128 == 0 and K % 64 == 0:  # the chunkat tiles are exact: the tiled contraction  # wgmma_ss.co:235
-        _matmul_f16_ws_1p3c_k0_TMA_LHS_0 = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_ws_1p3c_k0_lhs_desc_0 = _rt.tma_desc(lhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS_0, "zero")
-        _matmul_f16_ws_1p3c_k0_TMA_LHS_1 = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-        _matmul_f16_ws_1p3c_k0_lhs_desc_1 = _rt.tma_desc(lhs, [64, 64], _matmul_f16_ws_1p3c_k0_TMA_LHS_1, "zero")
-        _matmul_f16_ws_1p3c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_ws_1p3c_k0_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_RHS, "zero")
-        _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_0 = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
+        _matmul_f16_ws_1p3c_k0_TMA_LHS_0 = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_f16_ws_1p3c_k0_lhs_desc_0 = _rt.tma_desc(lhs, (128, 64), _matmul_f16_ws_1p3c_k0_TMA_LHS_0, "zero")
+        _matmul_f16_ws_1p3c_k0_TMA_LHS_1 = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+        _matmul_f16_ws_1p3c_k0_lhs_desc_1 = _rt.tma_desc(lhs, (64, 64), _matmul_f16_ws_1p3c_k0_TMA_LHS_1, "zero")
+        _matmul_f16_ws_1p3c_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_f16_ws_1p3c_k0_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_f16_ws_1p3c_k0_TMA_RHS, "zero")
+        _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_0 = _rt.tma_ok(_F, "output", output, (128, 64), (128, 64), "stores (auto)")
         _matmul_f16_ws_1p3c_k0_output_desc_0 = _rt.tma_desc(
-            output, [128, 64], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_0, "zero"
+            output, (128, 64), _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_0, "zero"
         )
-        _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_1 = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
+        _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_1 = _rt.tma_ok(_F, "output", output, (64, 64), (64, 64), "stores (auto)")
         _matmul_f16_ws_1p3c_k0_output_desc_1 = _rt.tma_desc(
-            output, [64, 64], _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_1, "zero"
+            output, (64, 64), _matmul_f16_ws_1p3c_k0_TMA_OUTPUT_1, "zero"
         )
         _launch(
             matmul_f16_ws_1p3c_k0,
@@ -2019,15 +2283,15 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                 M,
                 K,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_f16_ws_1p3c_k0_lhs_desc_0,
                 _matmul_f16_ws_1p3c_k0_lhs_desc_1,
                 _matmul_f16_ws_1p3c_k0_rhs_desc,
@@ -2048,10 +2312,10 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
         )
     else:  # wgmma_ss.co:235
         _matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64 = _rt.tma_ok(
-            _F, "rhs", rhs, [128, 64], [_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))], "loads"
+            _F, "rhs", rhs, (128, 64), (_rt.idiv(N, _rt.cdiv(N, 128)), _rt.idiv(K, _rt.cdiv(K, 64))), "loads"
         )
         _matmul_f16_ws_1p3c_k0_general_rhs_desc_128x64 = _rt.tma_desc(
-            rhs, [128, 64], _matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64, _OOB_PADDING
+            rhs, (128, 64), _matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64, _OOB_PADDING
         )
         _launch(
             matmul_f16_ws_1p3c_k0_general,
@@ -2060,16 +2324,16 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                 K,
                 M,
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 N,
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 _matmul_f16_ws_1p3c_k0_general_rhs_desc_128x64,
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
             ],
             dict(TMA_RHS_128X64=_matmul_f16_ws_1p3c_k0_general_TMA_RHS_128X64, num_warps=8),
         )
@@ -2139,32 +2403,56 @@ def matmul_e4m3_ws_tbc_k0(
         tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
 
 
+_FN["matmul_e4m3_ws_tbc"] = _rt.Fn(
+    "matmul_e4m3_ws_tbc", _CO_FILE, 270, {"lhs": (270, 32, 57), "rhs": (270, 59, 84), "output": (270, 86, 110)}
+)
+
+
 @_rt.launcher
 def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
     """matmul_e4m3_ws_tbc(global f8_e4m3 [M, K] lhs, global f8_e4m3 [N, K] rhs, global f16 [M, N] output) -> void; from
     wgmma_ss.co:270.
     """
-    _F = _rt.Fn(
-        "matmul_e4m3_ws_tbc", _CO_FILE, 270, {"lhs": (270, 32, 57), "rhs": (270, 59, 84), "output": (270, 86, 110)}
-    )
+    _F = _FN["matmul_e4m3_ws_tbc"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)  # wgmma_ss.co:270
-    M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
-    N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
-    K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
-    output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
-    M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
-    N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
-    _matmul_e4m3_ws_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")  # wgmma_ss.co:272
-    _matmul_e4m3_ws_tbc_k0_lhs_desc = _rt.tma_desc(lhs, [64, 128], _matmul_e4m3_ws_tbc_k0_TMA_LHS, "zero")
-    _matmul_e4m3_ws_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
-    _matmul_e4m3_ws_tbc_k0_rhs_desc = _rt.tma_desc(rhs, [128, 128], _matmul_e4m3_ws_tbc_k0_TMA_RHS, "zero")
-    _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
-    _matmul_e4m3_ws_tbc_k0_output_desc = _rt.tma_desc(output, [64, 64], _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT, "zero")
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float8_e4m3fn
+        and lhs.dim() == 2
+        and (M := lhs.shape[0]) > 0
+        and (K := lhs.shape[1]) > 0
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and (N := rhs.shape[0]) > 0
+        and rhs.shape[1] == K
+        and type(output) in _rt.PLAIN
+        and output.device == _dev
+        and output.dtype is torch.float16
+        and output.dim() == 2
+        and output.shape[0] == M
+        and output.shape[1] == N
+    ):  # wgmma_ss.co:270
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs, "output": output}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "lhs", lhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "lhs", lhs, 1)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=True)
+        N = _rt.bind_dim(_F, _dims, "N", "rhs", rhs, 0)
+        K = _rt.bind_dim(_F, _dims, "K", "rhs", rhs, 1)
+        output = _rt.tensor_arg(_F, "output", output, torch.float16, 2, _dev, is_global=True)
+        M = _rt.bind_dim(_F, _dims, "M", "output", output, 0)
+        N = _rt.bind_dim(_F, _dims, "N", "output", output, 1)
+    _matmul_e4m3_ws_tbc_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)")  # wgmma_ss.co:272
+    _matmul_e4m3_ws_tbc_k0_lhs_desc = _rt.tma_desc(lhs, (64, 128), _matmul_e4m3_ws_tbc_k0_TMA_LHS, "zero")
+    _matmul_e4m3_ws_tbc_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)")
+    _matmul_e4m3_ws_tbc_k0_rhs_desc = _rt.tma_desc(rhs, (128, 128), _matmul_e4m3_ws_tbc_k0_TMA_RHS, "zero")
+    _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (64, 64), (64, 64), "stores (auto)")
+    _matmul_e4m3_ws_tbc_k0_output_desc = _rt.tma_desc(output, (64, 64), _matmul_e4m3_ws_tbc_k0_TMA_OUTPUT, "zero")
     _launch(
         matmul_e4m3_ws_tbc_k0,
         (_rt.cdiv(M, 64) * _rt.cdiv(N, 128),),
@@ -2172,15 +2460,15 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
             M,
             K,
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             N,
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
             _matmul_e4m3_ws_tbc_k0_lhs_desc,
             _matmul_e4m3_ws_tbc_k0_rhs_desc,
             _matmul_e4m3_ws_tbc_k0_output_desc,

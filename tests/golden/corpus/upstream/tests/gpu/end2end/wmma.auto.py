@@ -28,6 +28,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "wmma.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -390,42 +392,60 @@ def matmul_f16_f32_k0_splitk_sum(
     )  # wmma.co:27
 
 
+_FN["matmul_f16_f32"] = _rt.Fn("matmul_f16_f32", _CO_FILE, 16, {"lhs": (16, 28, 42), "rhs": (16, 44, 58)})
+
+
 @_rt.launcher
 def matmul_f16_f32(lhs, rhs, *, _launch=None):
     """matmul_f16_f32(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:16."""
-    _F = _rt.Fn("matmul_f16_f32", _CO_FILE, 16, {"lhs": (16, 28, 42), "rhs": (16, 44, 58)})
+    _F = _FN["matmul_f16_f32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # wmma.co:16
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:16
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:17
     _matmul_f16_f32_k0_sms = _rt.num_sms(_dev)  # wmma.co:19
     if 10 >= _matmul_f16_f32_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _matmul_f16_f32_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_f16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_f32_k0_TMA_LHS, "zero")
-        _matmul_f16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-        _matmul_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_f16_f32_k0_TMA_RHS, "zero")
-        _matmul_f16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_f16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_f32_k0_TMA_OUTPUT, "zero")
+        _matmul_f16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_f16_f32_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_f16_f32_k0_TMA_LHS, "zero")
+        _matmul_f16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 256), (64, 256), "loads (auto)")
+        _matmul_f16_f32_k0_rhs_desc = _rt.tma_desc(rhs, (64, 256), _matmul_f16_f32_k0_TMA_RHS, "zero")
+        _matmul_f16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_f16_f32_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_f16_f32_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_f16_f32_k0,
             (min(1, _matmul_f16_f32_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_f16_f32_k0_lhs_desc,
                 _matmul_f16_f32_k0_rhs_desc,
                 _matmul_f16_f32_k0_output_desc,
@@ -443,33 +463,33 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
     else:
         if 2 >= _matmul_f16_f32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # wmma.co:19
-            _matmul_f16_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_f16_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_f16_f32_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _matmul_f16_f32_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _matmul_f16_f32_k0_t128x128_TMA_LHS, "zero"
             )
-            _matmul_f16_f32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _matmul_f16_f32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
             _matmul_f16_f32_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [64, 128], _matmul_f16_f32_k0_t128x128_TMA_RHS, "zero"
+                rhs, (64, 128), _matmul_f16_f32_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_f16_f32_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_f16_f32_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_f16_f32_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_f16_f32_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_f16_f32_k0_t128x128,
                 (2,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_f16_f32_k0_t128x128_lhs_desc,
                     _matmul_f16_f32_k0_t128x128_rhs_desc,
                     _matmul_f16_f32_k0_t128x128_output_desc,
@@ -486,33 +506,33 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
         else:
             if 4 >= _matmul_f16_f32_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # wmma.co:19
-                _matmul_f16_f32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_f16_f32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                 _matmul_f16_f32_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 64], _matmul_f16_f32_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 64), _matmul_f16_f32_k0_t64x128_TMA_LHS, "zero"
                 )
-                _matmul_f16_f32_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_f16_f32_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
                 _matmul_f16_f32_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [64, 128], _matmul_f16_f32_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (64, 128), _matmul_f16_f32_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_f16_f32_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_f16_f32_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_f16_f32_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_f16_f32_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_f16_f32_k0_t64x128,
                     (4,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_f16_f32_k0_t64x128_lhs_desc,
                         _matmul_f16_f32_k0_t64x128_rhs_desc,
                         _matmul_f16_f32_k0_t64x128_output_desc,
@@ -530,33 +550,33 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
                 _matmul_f16_f32_k0_split_k = 1
                 if _matmul_f16_f32_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # wmma.co:19
-                    _matmul_f16_f32_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f32_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_f32_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_f16_f32_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_f16_f32_k0_t64x64_TMA_LHS, "zero"
                     )
-                    _matmul_f16_f32_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f32_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_f32_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_f16_f32_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_f16_f32_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_f16_f32_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_f16_f32_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_f16_f32_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_f16_f32_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_f16_f32_k0_t64x64,
                         (8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_f16_f32_k0_t64x64_lhs_desc,
                             _matmul_f16_f32_k0_t64x64_rhs_desc,
                             _matmul_f16_f32_k0_t64x64_output_desc,
@@ -574,31 +594,31 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
                     _matmul_f16_f32_k0_splitk_partials = _rt.alloc(
                         _F, (_matmul_f16_f32_k0_split_k, 128, 256), torch.float32, _dev, empty=True
                     )  # wmma.co:19
-                    _matmul_f16_f32_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f32_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_f32_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_f16_f32_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_f16_f32_k0_splitk_TMA_LHS, "zero"
                     )
-                    _matmul_f16_f32_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f32_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_f32_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_f16_f32_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_f16_f32_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_f16_f32_k0_splitk,
                         (_matmul_f16_f32_k0_split_k * 8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_f16_f32_k0_split_k,
                             _matmul_f16_f32_k0_splitk_lhs_desc,
                             _matmul_f16_f32_k0_splitk_rhs_desc,
                             _matmul_f16_f32_k0_splitk_partials,
-                            _matmul_f16_f32_k0_splitk_partials.stride(0),
-                            _matmul_f16_f32_k0_splitk_partials.stride(1),
-                            _matmul_f16_f32_k0_splitk_partials.stride(2),
+                            _matmul_f16_f32_k0_splitk_partials.stride()[0],
+                            _matmul_f16_f32_k0_splitk_partials.stride()[1],
+                            _matmul_f16_f32_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -613,13 +633,13 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
                         (4,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_f16_f32_k0_split_k,
                             _matmul_f16_f32_k0_splitk_partials,
-                            _matmul_f16_f32_k0_splitk_partials.stride(0),
-                            _matmul_f16_f32_k0_splitk_partials.stride(1),
-                            _matmul_f16_f32_k0_splitk_partials.stride(2),
+                            _matmul_f16_f32_k0_splitk_partials.stride()[0],
+                            _matmul_f16_f32_k0_splitk_partials.stride()[1],
+                            _matmul_f16_f32_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -967,42 +987,60 @@ def matmul_f16_f16_k0_splitk_sum(
     )  # wmma.co:46
 
 
+_FN["matmul_f16_f16"] = _rt.Fn("matmul_f16_f16", _CO_FILE, 34, {"lhs": (34, 28, 42), "rhs": (34, 44, 58)})
+
+
 @_rt.launcher
 def matmul_f16_f16(lhs, rhs, *, _launch=None):
     """matmul_f16_f16(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:34."""
-    _F = _rt.Fn("matmul_f16_f16", _CO_FILE, 34, {"lhs": (34, 28, 42), "rhs": (34, 44, 58)})
+    _F = _FN["matmul_f16_f16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # wmma.co:34
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:34
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:35
     _matmul_f16_f16_k0_sms = _rt.num_sms(_dev)  # wmma.co:37
     if 10 >= _matmul_f16_f16_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _matmul_f16_f16_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_f16_f16_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_f16_f16_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_f16_f16_k0_TMA_LHS, "zero")
-        _matmul_f16_f16_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-        _matmul_f16_f16_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_f16_f16_k0_TMA_RHS, "zero")
-        _matmul_f16_f16_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_f16_f16_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_f16_f16_k0_TMA_OUTPUT, "zero")
+        _matmul_f16_f16_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_f16_f16_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_f16_f16_k0_TMA_LHS, "zero")
+        _matmul_f16_f16_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 256), (64, 256), "loads (auto)")
+        _matmul_f16_f16_k0_rhs_desc = _rt.tma_desc(rhs, (64, 256), _matmul_f16_f16_k0_TMA_RHS, "zero")
+        _matmul_f16_f16_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_f16_f16_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_f16_f16_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_f16_f16_k0,
             (min(1, _matmul_f16_f16_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_f16_f16_k0_lhs_desc,
                 _matmul_f16_f16_k0_rhs_desc,
                 _matmul_f16_f16_k0_output_desc,
@@ -1020,33 +1058,33 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
     else:
         if 2 >= _matmul_f16_f16_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # wmma.co:37
-            _matmul_f16_f16_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_f16_f16_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_f16_f16_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _matmul_f16_f16_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _matmul_f16_f16_k0_t128x128_TMA_LHS, "zero"
             )
-            _matmul_f16_f16_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _matmul_f16_f16_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
             _matmul_f16_f16_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [64, 128], _matmul_f16_f16_k0_t128x128_TMA_RHS, "zero"
+                rhs, (64, 128), _matmul_f16_f16_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_f16_f16_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_f16_f16_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_f16_f16_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_f16_f16_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_f16_f16_k0_t128x128,
                 (2,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_f16_f16_k0_t128x128_lhs_desc,
                     _matmul_f16_f16_k0_t128x128_rhs_desc,
                     _matmul_f16_f16_k0_t128x128_output_desc,
@@ -1063,33 +1101,33 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
         else:
             if 4 >= _matmul_f16_f16_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # wmma.co:37
-                _matmul_f16_f16_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_f16_f16_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                 _matmul_f16_f16_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 64], _matmul_f16_f16_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 64), _matmul_f16_f16_k0_t64x128_TMA_LHS, "zero"
                 )
-                _matmul_f16_f16_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_f16_f16_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
                 _matmul_f16_f16_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [64, 128], _matmul_f16_f16_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (64, 128), _matmul_f16_f16_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_f16_f16_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_f16_f16_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_f16_f16_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_f16_f16_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_f16_f16_k0_t64x128,
                     (4,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_f16_f16_k0_t64x128_lhs_desc,
                         _matmul_f16_f16_k0_t64x128_rhs_desc,
                         _matmul_f16_f16_k0_t64x128_output_desc,
@@ -1107,33 +1145,33 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
                 _matmul_f16_f16_k0_split_k = 1
                 if _matmul_f16_f16_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # wmma.co:37
-                    _matmul_f16_f16_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f16_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_f16_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_f16_f16_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_f16_f16_k0_t64x64_TMA_LHS, "zero"
                     )
-                    _matmul_f16_f16_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f16_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_f16_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_f16_f16_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_f16_f16_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_f16_f16_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_f16_f16_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_f16_f16_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_f16_f16_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_f16_f16_k0_t64x64,
                         (8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_f16_f16_k0_t64x64_lhs_desc,
                             _matmul_f16_f16_k0_t64x64_rhs_desc,
                             _matmul_f16_f16_k0_t64x64_output_desc,
@@ -1151,31 +1189,31 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
                     _matmul_f16_f16_k0_splitk_partials = _rt.alloc(
                         _F, (_matmul_f16_f16_k0_split_k, 128, 256), torch.float32, _dev, empty=True
                     )  # wmma.co:37
-                    _matmul_f16_f16_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f16_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_f16_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_f16_f16_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_f16_f16_k0_splitk_TMA_LHS, "zero"
                     )
-                    _matmul_f16_f16_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_f16_f16_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_f16_f16_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_f16_f16_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_f16_f16_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_f16_f16_k0_splitk,
                         (_matmul_f16_f16_k0_split_k * 8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_f16_f16_k0_split_k,
                             _matmul_f16_f16_k0_splitk_lhs_desc,
                             _matmul_f16_f16_k0_splitk_rhs_desc,
                             _matmul_f16_f16_k0_splitk_partials,
-                            _matmul_f16_f16_k0_splitk_partials.stride(0),
-                            _matmul_f16_f16_k0_splitk_partials.stride(1),
-                            _matmul_f16_f16_k0_splitk_partials.stride(2),
+                            _matmul_f16_f16_k0_splitk_partials.stride()[0],
+                            _matmul_f16_f16_k0_splitk_partials.stride()[1],
+                            _matmul_f16_f16_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -1190,13 +1228,13 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
                         (4,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_f16_f16_k0_split_k,
                             _matmul_f16_f16_k0_splitk_partials,
-                            _matmul_f16_f16_k0_splitk_partials.stride(0),
-                            _matmul_f16_f16_k0_splitk_partials.stride(1),
-                            _matmul_f16_f16_k0_splitk_partials.stride(2),
+                            _matmul_f16_f16_k0_splitk_partials.stride()[0],
+                            _matmul_f16_f16_k0_splitk_partials.stride()[1],
+                            _matmul_f16_f16_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -1542,42 +1580,60 @@ def matmul_bf16_f32_k0_splitk_sum(
     )  # wmma.co:64
 
 
+_FN["matmul_bf16_f32"] = _rt.Fn("matmul_bf16_f32", _CO_FILE, 53, {"lhs": (53, 29, 44), "rhs": (53, 46, 61)})
+
+
 @_rt.launcher
 def matmul_bf16_f32(lhs, rhs, *, _launch=None):
     """matmul_bf16_f32(bf16 [128, 256] lhs, bf16 [256, 256] rhs) -> auto; from wmma.co:53."""
-    _F = _rt.Fn("matmul_bf16_f32", _CO_FILE, 53, {"lhs": (53, 29, 44), "rhs": (53, 46, 61)})
+    _F = _FN["matmul_bf16_f32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.bfloat16, 2, _dev, is_global=False)  # wmma.co:53
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.bfloat16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.bfloat16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.bfloat16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:53
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.bfloat16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.bfloat16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:54
     _matmul_bf16_f32_k0_sms = _rt.num_sms(_dev)  # wmma.co:56
     if 10 >= _matmul_bf16_f32_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _matmul_bf16_f32_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_bf16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_bf16_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_bf16_f32_k0_TMA_LHS, "zero")
-        _matmul_bf16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-        _matmul_bf16_f32_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_bf16_f32_k0_TMA_RHS, "zero")
-        _matmul_bf16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_bf16_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_bf16_f32_k0_TMA_OUTPUT, "zero")
+        _matmul_bf16_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_bf16_f32_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_bf16_f32_k0_TMA_LHS, "zero")
+        _matmul_bf16_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 256), (64, 256), "loads (auto)")
+        _matmul_bf16_f32_k0_rhs_desc = _rt.tma_desc(rhs, (64, 256), _matmul_bf16_f32_k0_TMA_RHS, "zero")
+        _matmul_bf16_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_bf16_f32_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_bf16_f32_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_bf16_f32_k0,
             (min(1, _matmul_bf16_f32_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_bf16_f32_k0_lhs_desc,
                 _matmul_bf16_f32_k0_rhs_desc,
                 _matmul_bf16_f32_k0_output_desc,
@@ -1595,33 +1651,33 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
     else:
         if 2 >= _matmul_bf16_f32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # wmma.co:56
-            _matmul_bf16_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_bf16_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_bf16_f32_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _matmul_bf16_f32_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _matmul_bf16_f32_k0_t128x128_TMA_LHS, "zero"
             )
-            _matmul_bf16_f32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _matmul_bf16_f32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
             _matmul_bf16_f32_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [64, 128], _matmul_bf16_f32_k0_t128x128_TMA_RHS, "zero"
+                rhs, (64, 128), _matmul_bf16_f32_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_bf16_f32_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_bf16_f32_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_bf16_f32_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_bf16_f32_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_bf16_f32_k0_t128x128,
                 (2,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_bf16_f32_k0_t128x128_lhs_desc,
                     _matmul_bf16_f32_k0_t128x128_rhs_desc,
                     _matmul_bf16_f32_k0_t128x128_output_desc,
@@ -1638,33 +1694,33 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
         else:
             if 4 >= _matmul_bf16_f32_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # wmma.co:56
-                _matmul_bf16_f32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_bf16_f32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                 _matmul_bf16_f32_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 64], _matmul_bf16_f32_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 64), _matmul_bf16_f32_k0_t64x128_TMA_LHS, "zero"
                 )
-                _matmul_bf16_f32_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_bf16_f32_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
                 _matmul_bf16_f32_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [64, 128], _matmul_bf16_f32_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (64, 128), _matmul_bf16_f32_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_bf16_f32_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_bf16_f32_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_bf16_f32_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_bf16_f32_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_bf16_f32_k0_t64x128,
                     (4,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_bf16_f32_k0_t64x128_lhs_desc,
                         _matmul_bf16_f32_k0_t64x128_rhs_desc,
                         _matmul_bf16_f32_k0_t64x128_output_desc,
@@ -1682,33 +1738,33 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
                 _matmul_bf16_f32_k0_split_k = 1
                 if _matmul_bf16_f32_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # wmma.co:56
-                    _matmul_bf16_f32_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_bf16_f32_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_bf16_f32_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_bf16_f32_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_bf16_f32_k0_t64x64_TMA_LHS, "zero"
                     )
-                    _matmul_bf16_f32_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_bf16_f32_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_bf16_f32_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_bf16_f32_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_bf16_f32_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_bf16_f32_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_bf16_f32_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_bf16_f32_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_bf16_f32_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_bf16_f32_k0_t64x64,
                         (8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_bf16_f32_k0_t64x64_lhs_desc,
                             _matmul_bf16_f32_k0_t64x64_rhs_desc,
                             _matmul_bf16_f32_k0_t64x64_output_desc,
@@ -1726,31 +1782,31 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
                     _matmul_bf16_f32_k0_splitk_partials = _rt.alloc(
                         _F, (_matmul_bf16_f32_k0_split_k, 128, 256), torch.float32, _dev, empty=True
                     )  # wmma.co:56
-                    _matmul_bf16_f32_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_bf16_f32_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_bf16_f32_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_bf16_f32_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_bf16_f32_k0_splitk_TMA_LHS, "zero"
                     )
-                    _matmul_bf16_f32_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_bf16_f32_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_bf16_f32_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_bf16_f32_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_bf16_f32_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_bf16_f32_k0_splitk,
                         (_matmul_bf16_f32_k0_split_k * 8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_bf16_f32_k0_split_k,
                             _matmul_bf16_f32_k0_splitk_lhs_desc,
                             _matmul_bf16_f32_k0_splitk_rhs_desc,
                             _matmul_bf16_f32_k0_splitk_partials,
-                            _matmul_bf16_f32_k0_splitk_partials.stride(0),
-                            _matmul_bf16_f32_k0_splitk_partials.stride(1),
-                            _matmul_bf16_f32_k0_splitk_partials.stride(2),
+                            _matmul_bf16_f32_k0_splitk_partials.stride()[0],
+                            _matmul_bf16_f32_k0_splitk_partials.stride()[1],
+                            _matmul_bf16_f32_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -1765,13 +1821,13 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
                         (4,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_bf16_f32_k0_split_k,
                             _matmul_bf16_f32_k0_splitk_partials,
-                            _matmul_bf16_f32_k0_splitk_partials.stride(0),
-                            _matmul_bf16_f32_k0_splitk_partials.stride(1),
-                            _matmul_bf16_f32_k0_splitk_partials.stride(2),
+                            _matmul_bf16_f32_k0_splitk_partials.stride()[0],
+                            _matmul_bf16_f32_k0_splitk_partials.stride()[1],
+                            _matmul_bf16_f32_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -2119,42 +2175,60 @@ def matmul_s8_s32_k0_splitk_sum(
     )  # wmma.co:82
 
 
+_FN["matmul_s8_s32"] = _rt.Fn("matmul_s8_s32", _CO_FILE, 71, {"lhs": (71, 27, 40), "rhs": (71, 42, 55)})
+
+
 @_rt.launcher
 def matmul_s8_s32(lhs, rhs, *, _launch=None):
     """matmul_s8_s32(s8 [128, 256] lhs, s8 [256, 256] rhs) -> auto; from wmma.co:71."""
-    _F = _rt.Fn("matmul_s8_s32", _CO_FILE, 71, {"lhs": (71, 27, 40), "rhs": (71, 42, 55)})
+    _F = _FN["matmul_s8_s32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)  # wmma.co:71
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:71
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:72
     _matmul_s8_s32_k0_sms = _rt.num_sms(_dev)  # wmma.co:74
     if 10 >= _matmul_s8_s32_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _matmul_s8_s32_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_s8_s32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-        _matmul_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_s8_s32_k0_TMA_LHS, "zero")
-        _matmul_s8_s32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
-        _matmul_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _matmul_s8_s32_k0_TMA_RHS, "zero")
-        _matmul_s8_s32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_s8_s32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_s8_s32_k0_TMA_OUTPUT, "zero")
+        _matmul_s8_s32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
+        _matmul_s8_s32_k0_lhs_desc = _rt.tma_desc(lhs, (128, 128), _matmul_s8_s32_k0_TMA_LHS, "zero")
+        _matmul_s8_s32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 256), (128, 256), "loads (auto)")
+        _matmul_s8_s32_k0_rhs_desc = _rt.tma_desc(rhs, (128, 256), _matmul_s8_s32_k0_TMA_RHS, "zero")
+        _matmul_s8_s32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_s8_s32_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_s8_s32_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_s8_s32_k0,
             (min(1, _matmul_s8_s32_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_s8_s32_k0_lhs_desc,
                 _matmul_s8_s32_k0_rhs_desc,
                 _matmul_s8_s32_k0_output_desc,
@@ -2172,33 +2246,33 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
     else:
         if 2 >= _matmul_s8_s32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # wmma.co:74
-            _matmul_s8_s32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
+            _matmul_s8_s32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
             _matmul_s8_s32_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 128], _matmul_s8_s32_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 128), _matmul_s8_s32_k0_t128x128_TMA_LHS, "zero"
             )
-            _matmul_s8_s32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
+            _matmul_s8_s32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)")
             _matmul_s8_s32_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [128, 128], _matmul_s8_s32_k0_t128x128_TMA_RHS, "zero"
+                rhs, (128, 128), _matmul_s8_s32_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_s8_s32_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_s8_s32_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_s8_s32_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_s8_s32_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_s8_s32_k0_t128x128,
                 (2,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_s8_s32_k0_t128x128_lhs_desc,
                     _matmul_s8_s32_k0_t128x128_rhs_desc,
                     _matmul_s8_s32_k0_t128x128_output_desc,
@@ -2215,33 +2289,33 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
         else:
             if 4 >= _matmul_s8_s32_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # wmma.co:74
-                _matmul_s8_s32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_s8_s32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)")
                 _matmul_s8_s32_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 128], _matmul_s8_s32_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 128), _matmul_s8_s32_k0_t64x128_TMA_LHS, "zero"
                 )
-                _matmul_s8_s32_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
+                _matmul_s8_s32_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)")
                 _matmul_s8_s32_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 128], _matmul_s8_s32_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (128, 128), _matmul_s8_s32_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_s8_s32_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_s8_s32_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_s8_s32_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_s8_s32_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_s8_s32_k0_t64x128,
                     (4,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_s8_s32_k0_t64x128_lhs_desc,
                         _matmul_s8_s32_k0_t64x128_rhs_desc,
                         _matmul_s8_s32_k0_t64x128_output_desc,
@@ -2259,33 +2333,33 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
                 _matmul_s8_s32_k0_split_k = 1
                 if _matmul_s8_s32_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # wmma.co:74
-                    _matmul_s8_s32_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
+                    _matmul_s8_s32_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)")
                     _matmul_s8_s32_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 128], _matmul_s8_s32_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 128), _matmul_s8_s32_k0_t64x64_TMA_LHS, "zero"
                     )
-                    _matmul_s8_s32_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                    _matmul_s8_s32_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
                     _matmul_s8_s32_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 64], _matmul_s8_s32_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (128, 64), _matmul_s8_s32_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_s8_s32_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_s8_s32_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_s8_s32_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_s8_s32_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_s8_s32_k0_t64x64,
                         (8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_s8_s32_k0_t64x64_lhs_desc,
                             _matmul_s8_s32_k0_t64x64_rhs_desc,
                             _matmul_s8_s32_k0_t64x64_output_desc,
@@ -2303,31 +2377,31 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
                     _matmul_s8_s32_k0_splitk_partials = _rt.alloc(
                         _F, (_matmul_s8_s32_k0_split_k, 128, 256), torch.int32, _dev, empty=True
                     )  # wmma.co:74
-                    _matmul_s8_s32_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
+                    _matmul_s8_s32_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)")
                     _matmul_s8_s32_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 128], _matmul_s8_s32_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 128), _matmul_s8_s32_k0_splitk_TMA_LHS, "zero"
                     )
-                    _matmul_s8_s32_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                    _matmul_s8_s32_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
                     _matmul_s8_s32_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 64], _matmul_s8_s32_k0_splitk_TMA_RHS, "zero"
+                        rhs, (128, 64), _matmul_s8_s32_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_s8_s32_k0_splitk,
                         (_matmul_s8_s32_k0_split_k * 8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_s8_s32_k0_split_k,
                             _matmul_s8_s32_k0_splitk_lhs_desc,
                             _matmul_s8_s32_k0_splitk_rhs_desc,
                             _matmul_s8_s32_k0_splitk_partials,
-                            _matmul_s8_s32_k0_splitk_partials.stride(0),
-                            _matmul_s8_s32_k0_splitk_partials.stride(1),
-                            _matmul_s8_s32_k0_splitk_partials.stride(2),
+                            _matmul_s8_s32_k0_splitk_partials.stride()[0],
+                            _matmul_s8_s32_k0_splitk_partials.stride()[1],
+                            _matmul_s8_s32_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -2342,13 +2416,13 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
                         (4,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_s8_s32_k0_split_k,
                             _matmul_s8_s32_k0_splitk_partials,
-                            _matmul_s8_s32_k0_splitk_partials.stride(0),
-                            _matmul_s8_s32_k0_splitk_partials.stride(1),
-                            _matmul_s8_s32_k0_splitk_partials.stride(2),
+                            _matmul_s8_s32_k0_splitk_partials.stride()[0],
+                            _matmul_s8_s32_k0_splitk_partials.stride()[1],
+                            _matmul_s8_s32_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -2390,33 +2464,51 @@ def matmul_u8_s32_k0(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, mc)
 
 
+_FN["matmul_u8_s32"] = _rt.Fn("matmul_u8_s32", _CO_FILE, 89, {"lhs": (89, 27, 40), "rhs": (89, 42, 55)})
+
+
 @_rt.launcher
 def matmul_u8_s32(lhs, rhs, *, _launch=None):
     """matmul_u8_s32(u8 [128, 256] lhs, u8 [256, 256] rhs) -> auto; from wmma.co:89."""
-    _F = _rt.Fn("matmul_u8_s32", _CO_FILE, 89, {"lhs": (89, 27, 40), "rhs": (89, 42, 55)})
+    _F = _FN["matmul_u8_s32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint8, 2, _dev, is_global=False)  # wmma.co:89
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.uint8, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.uint8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.uint8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:89
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:90
     _launch(
         matmul_u8_s32_k0,
         (4, 8),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=4),
     )  # wmma.co:92
@@ -2762,42 +2854,60 @@ def matmul_tf32_f32_k0_splitk_sum(
     )  # wmma.co:118
 
 
+_FN["matmul_tf32_f32"] = _rt.Fn("matmul_tf32_f32", _CO_FILE, 107, {"lhs": (107, 29, 43), "rhs": (107, 45, 59)})
+
+
 @_rt.launcher
 def matmul_tf32_f32(lhs, rhs, *, _launch=None):
     """matmul_tf32_f32(f32 [128, 256] lhs, f32 [256, 256] rhs) -> auto; from wmma.co:107."""
-    _F = _rt.Fn("matmul_tf32_f32", _CO_FILE, 107, {"lhs": (107, 29, 43), "rhs": (107, 45, 59)})
+    _F = _FN["matmul_tf32_f32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float32, 2, _dev, is_global=False)  # wmma.co:107
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float32
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float32
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:107
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:108
     _matmul_tf32_f32_k0_sms = _rt.num_sms(_dev)  # wmma.co:110
     if 10 >= _matmul_tf32_f32_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _matmul_tf32_f32_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_tf32_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 32], [128, 32], "loads (auto)")
-        _matmul_tf32_f32_k0_lhs_desc = _rt.tma_desc(lhs, [128, 32], _matmul_tf32_f32_k0_TMA_LHS, "zero")
-        _matmul_tf32_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [32, 256], [32, 256], "loads (auto)")
-        _matmul_tf32_f32_k0_rhs_desc = _rt.tma_desc(rhs, [32, 256], _matmul_tf32_f32_k0_TMA_RHS, "zero")
-        _matmul_tf32_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_tf32_f32_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_tf32_f32_k0_TMA_OUTPUT, "zero")
+        _matmul_tf32_f32_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 32), (128, 32), "loads (auto)")
+        _matmul_tf32_f32_k0_lhs_desc = _rt.tma_desc(lhs, (128, 32), _matmul_tf32_f32_k0_TMA_LHS, "zero")
+        _matmul_tf32_f32_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (32, 256), (32, 256), "loads (auto)")
+        _matmul_tf32_f32_k0_rhs_desc = _rt.tma_desc(rhs, (32, 256), _matmul_tf32_f32_k0_TMA_RHS, "zero")
+        _matmul_tf32_f32_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_tf32_f32_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_tf32_f32_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_tf32_f32_k0,
             (min(1, _matmul_tf32_f32_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_tf32_f32_k0_lhs_desc,
                 _matmul_tf32_f32_k0_rhs_desc,
                 _matmul_tf32_f32_k0_output_desc,
@@ -2815,33 +2925,33 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
     else:
         if 2 >= _matmul_tf32_f32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # wmma.co:110
-            _matmul_tf32_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 32], [128, 32], "loads (auto)")
+            _matmul_tf32_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 32), (128, 32), "loads (auto)")
             _matmul_tf32_f32_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 32], _matmul_tf32_f32_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 32), _matmul_tf32_f32_k0_t128x128_TMA_LHS, "zero"
             )
-            _matmul_tf32_f32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [32, 128], [32, 128], "loads (auto)")
+            _matmul_tf32_f32_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (32, 128), (32, 128), "loads (auto)")
             _matmul_tf32_f32_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [32, 128], _matmul_tf32_f32_k0_t128x128_TMA_RHS, "zero"
+                rhs, (32, 128), _matmul_tf32_f32_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_tf32_f32_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_tf32_f32_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_tf32_f32_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_tf32_f32_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_tf32_f32_k0_t128x128,
                 (2,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_tf32_f32_k0_t128x128_lhs_desc,
                     _matmul_tf32_f32_k0_t128x128_rhs_desc,
                     _matmul_tf32_f32_k0_t128x128_output_desc,
@@ -2858,33 +2968,33 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
         else:
             if 4 >= _matmul_tf32_f32_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # wmma.co:110
-                _matmul_tf32_f32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads (auto)")
+                _matmul_tf32_f32_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 32), (64, 32), "loads (auto)")
                 _matmul_tf32_f32_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 32], _matmul_tf32_f32_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 32), _matmul_tf32_f32_k0_t64x128_TMA_LHS, "zero"
                 )
-                _matmul_tf32_f32_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [32, 128], [32, 128], "loads (auto)")
+                _matmul_tf32_f32_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (32, 128), (32, 128), "loads (auto)")
                 _matmul_tf32_f32_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [32, 128], _matmul_tf32_f32_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (32, 128), _matmul_tf32_f32_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_tf32_f32_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_tf32_f32_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_tf32_f32_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_tf32_f32_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_tf32_f32_k0_t64x128,
                     (4,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_tf32_f32_k0_t64x128_lhs_desc,
                         _matmul_tf32_f32_k0_t64x128_rhs_desc,
                         _matmul_tf32_f32_k0_t64x128_output_desc,
@@ -2902,33 +3012,33 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
                 _matmul_tf32_f32_k0_split_k = max(1, min(_rt.cdiv(_matmul_tf32_f32_k0_sms, 8), 2))
                 if _matmul_tf32_f32_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # wmma.co:110
-                    _matmul_tf32_f32_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads (auto)")
+                    _matmul_tf32_f32_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 32), (64, 32), "loads (auto)")
                     _matmul_tf32_f32_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 32], _matmul_tf32_f32_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 32), _matmul_tf32_f32_k0_t64x64_TMA_LHS, "zero"
                     )
-                    _matmul_tf32_f32_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [32, 64], [32, 64], "loads (auto)")
+                    _matmul_tf32_f32_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (32, 64), (32, 64), "loads (auto)")
                     _matmul_tf32_f32_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [32, 64], _matmul_tf32_f32_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (32, 64), _matmul_tf32_f32_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_tf32_f32_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_tf32_f32_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_tf32_f32_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_tf32_f32_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_tf32_f32_k0_t64x64,
                         (8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_tf32_f32_k0_t64x64_lhs_desc,
                             _matmul_tf32_f32_k0_t64x64_rhs_desc,
                             _matmul_tf32_f32_k0_t64x64_output_desc,
@@ -2946,31 +3056,31 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
                     _matmul_tf32_f32_k0_splitk_partials = _rt.alloc(
                         _F, (_matmul_tf32_f32_k0_split_k, 128, 256), torch.float32, _dev, empty=True
                     )  # wmma.co:110
-                    _matmul_tf32_f32_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 32], [64, 32], "loads (auto)")
+                    _matmul_tf32_f32_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 32), (64, 32), "loads (auto)")
                     _matmul_tf32_f32_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 32], _matmul_tf32_f32_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 32), _matmul_tf32_f32_k0_splitk_TMA_LHS, "zero"
                     )
-                    _matmul_tf32_f32_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [32, 64], [32, 64], "loads (auto)")
+                    _matmul_tf32_f32_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (32, 64), (32, 64), "loads (auto)")
                     _matmul_tf32_f32_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [32, 64], _matmul_tf32_f32_k0_splitk_TMA_RHS, "zero"
+                        rhs, (32, 64), _matmul_tf32_f32_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_tf32_f32_k0_splitk,
                         (_matmul_tf32_f32_k0_split_k * 8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_tf32_f32_k0_split_k,
                             _matmul_tf32_f32_k0_splitk_lhs_desc,
                             _matmul_tf32_f32_k0_splitk_rhs_desc,
                             _matmul_tf32_f32_k0_splitk_partials,
-                            _matmul_tf32_f32_k0_splitk_partials.stride(0),
-                            _matmul_tf32_f32_k0_splitk_partials.stride(1),
-                            _matmul_tf32_f32_k0_splitk_partials.stride(2),
+                            _matmul_tf32_f32_k0_splitk_partials.stride()[0],
+                            _matmul_tf32_f32_k0_splitk_partials.stride()[1],
+                            _matmul_tf32_f32_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -2985,13 +3095,13 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
                         (4,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_tf32_f32_k0_split_k,
                             _matmul_tf32_f32_k0_splitk_partials,
-                            _matmul_tf32_f32_k0_splitk_partials.stride(0),
-                            _matmul_tf32_f32_k0_splitk_partials.stride(1),
-                            _matmul_tf32_f32_k0_splitk_partials.stride(2),
+                            _matmul_tf32_f32_k0_splitk_partials.stride()[0],
+                            _matmul_tf32_f32_k0_splitk_partials.stride()[1],
+                            _matmul_tf32_f32_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -3339,42 +3449,60 @@ def matmul_rr_k0_splitk_sum(
     )  # wmma.co:264
 
 
+_FN["matmul_rr"] = _rt.Fn("matmul_rr", _CO_FILE, 251, {"lhs": (251, 23, 43), "rhs": (251, 45, 65)})
+
+
 @_rt.launcher
 def matmul_rr(lhs, rhs, *, _launch=None):
     """matmul_rr(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:251."""
-    _F = _rt.Fn("matmul_rr", _CO_FILE, 251, {"lhs": (251, 23, 43), "rhs": (251, 45, 65)})
+    _F = _FN["matmul_rr"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # wmma.co:251
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:251
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:252
     _matmul_rr_k0_sms = _rt.num_sms(_dev)  # wmma.co:256
     if 10 >= _matmul_rr_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _matmul_rr_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_rr_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_rr_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_rr_k0_TMA_LHS, "zero")
-        _matmul_rr_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [256, 64], [256, 64], "loads (auto)")
-        _matmul_rr_k0_rhs_desc = _rt.tma_desc(rhs, [256, 64], _matmul_rr_k0_TMA_RHS, "zero")
-        _matmul_rr_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_rr_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_rr_k0_TMA_OUTPUT, "zero")
+        _matmul_rr_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_rr_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_rr_k0_TMA_LHS, "zero")
+        _matmul_rr_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (256, 64), (256, 64), "loads (auto)")
+        _matmul_rr_k0_rhs_desc = _rt.tma_desc(rhs, (256, 64), _matmul_rr_k0_TMA_RHS, "zero")
+        _matmul_rr_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_rr_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_rr_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_rr_k0,
             (min(1, _matmul_rr_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_rr_k0_lhs_desc,
                 _matmul_rr_k0_rhs_desc,
                 _matmul_rr_k0_output_desc,
@@ -3392,27 +3520,27 @@ def matmul_rr(lhs, rhs, *, _launch=None):
     else:
         if 2 >= _matmul_rr_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # wmma.co:256
-            _matmul_rr_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-            _matmul_rr_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_rr_k0_t128x128_TMA_LHS, "zero")
-            _matmul_rr_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-            _matmul_rr_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_rr_k0_t128x128_TMA_RHS, "zero")
-            _matmul_rr_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 64], [128, 64], "stores (auto)")
+            _matmul_rr_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+            _matmul_rr_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_rr_k0_t128x128_TMA_LHS, "zero")
+            _matmul_rr_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+            _matmul_rr_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_rr_k0_t128x128_TMA_RHS, "zero")
+            _matmul_rr_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 64), (128, 64), "stores (auto)")
             _matmul_rr_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_rr_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_rr_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_rr_k0_t128x128,
                 (2,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_rr_k0_t128x128_lhs_desc,
                     _matmul_rr_k0_t128x128_rhs_desc,
                     _matmul_rr_k0_t128x128_output_desc,
@@ -3429,27 +3557,27 @@ def matmul_rr(lhs, rhs, *, _launch=None):
         else:
             if 4 >= _matmul_rr_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # wmma.co:256
-                _matmul_rr_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-                _matmul_rr_k0_t64x128_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_rr_k0_t64x128_TMA_LHS, "zero")
-                _matmul_rr_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
-                _matmul_rr_k0_t64x128_rhs_desc = _rt.tma_desc(rhs, [128, 64], _matmul_rr_k0_t64x128_TMA_RHS, "zero")
-                _matmul_rr_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [64, 64], [64, 64], "stores (auto)")
+                _matmul_rr_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+                _matmul_rr_k0_t64x128_lhs_desc = _rt.tma_desc(lhs, (64, 64), _matmul_rr_k0_t64x128_TMA_LHS, "zero")
+                _matmul_rr_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
+                _matmul_rr_k0_t64x128_rhs_desc = _rt.tma_desc(rhs, (128, 64), _matmul_rr_k0_t64x128_TMA_RHS, "zero")
+                _matmul_rr_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (64, 64), (64, 64), "stores (auto)")
                 _matmul_rr_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_rr_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_rr_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_rr_k0_t64x128,
                     (4,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_rr_k0_t64x128_lhs_desc,
                         _matmul_rr_k0_t64x128_rhs_desc,
                         _matmul_rr_k0_t64x128_output_desc,
@@ -3467,29 +3595,29 @@ def matmul_rr(lhs, rhs, *, _launch=None):
                 _matmul_rr_k0_split_k = 1
                 if _matmul_rr_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # wmma.co:256
-                    _matmul_rr_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-                    _matmul_rr_k0_t64x64_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_rr_k0_t64x64_TMA_LHS, "zero")
-                    _matmul_rr_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
-                    _matmul_rr_k0_t64x64_rhs_desc = _rt.tma_desc(rhs, [64, 64], _matmul_rr_k0_t64x64_TMA_RHS, "zero")
+                    _matmul_rr_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+                    _matmul_rr_k0_t64x64_lhs_desc = _rt.tma_desc(lhs, (64, 64), _matmul_rr_k0_t64x64_TMA_LHS, "zero")
+                    _matmul_rr_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
+                    _matmul_rr_k0_t64x64_rhs_desc = _rt.tma_desc(rhs, (64, 64), _matmul_rr_k0_t64x64_TMA_RHS, "zero")
                     _matmul_rr_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_rr_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_rr_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_rr_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_rr_k0_t64x64,
                         (8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_rr_k0_t64x64_lhs_desc,
                             _matmul_rr_k0_t64x64_rhs_desc,
                             _matmul_rr_k0_t64x64_output_desc,
@@ -3507,27 +3635,27 @@ def matmul_rr(lhs, rhs, *, _launch=None):
                     _matmul_rr_k0_splitk_partials = _rt.alloc(
                         _F, (_matmul_rr_k0_split_k, 128, 256), torch.float32, _dev, empty=True
                     )  # wmma.co:256
-                    _matmul_rr_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
-                    _matmul_rr_k0_splitk_lhs_desc = _rt.tma_desc(lhs, [64, 64], _matmul_rr_k0_splitk_TMA_LHS, "zero")
-                    _matmul_rr_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
-                    _matmul_rr_k0_splitk_rhs_desc = _rt.tma_desc(rhs, [64, 64], _matmul_rr_k0_splitk_TMA_RHS, "zero")
+                    _matmul_rr_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+                    _matmul_rr_k0_splitk_lhs_desc = _rt.tma_desc(lhs, (64, 64), _matmul_rr_k0_splitk_TMA_LHS, "zero")
+                    _matmul_rr_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
+                    _matmul_rr_k0_splitk_rhs_desc = _rt.tma_desc(rhs, (64, 64), _matmul_rr_k0_splitk_TMA_RHS, "zero")
                     _launch(
                         matmul_rr_k0_splitk,
                         (_matmul_rr_k0_split_k * 8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_rr_k0_split_k,
                             _matmul_rr_k0_splitk_lhs_desc,
                             _matmul_rr_k0_splitk_rhs_desc,
                             _matmul_rr_k0_splitk_partials,
-                            _matmul_rr_k0_splitk_partials.stride(0),
-                            _matmul_rr_k0_splitk_partials.stride(1),
-                            _matmul_rr_k0_splitk_partials.stride(2),
+                            _matmul_rr_k0_splitk_partials.stride()[0],
+                            _matmul_rr_k0_splitk_partials.stride()[1],
+                            _matmul_rr_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -3542,13 +3670,13 @@ def matmul_rr(lhs, rhs, *, _launch=None):
                         (4,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_rr_k0_split_k,
                             _matmul_rr_k0_splitk_partials,
-                            _matmul_rr_k0_splitk_partials.stride(0),
-                            _matmul_rr_k0_splitk_partials.stride(1),
-                            _matmul_rr_k0_splitk_partials.stride(2),
+                            _matmul_rr_k0_splitk_partials.stride()[0],
+                            _matmul_rr_k0_splitk_partials.stride()[1],
+                            _matmul_rr_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -3896,42 +4024,60 @@ def matmul_mc_array_k0_splitk_sum(
     )  # wmma.co:291
 
 
+_FN["matmul_mc_array"] = _rt.Fn("matmul_mc_array", _CO_FILE, 276, {"lhs": (276, 29, 49), "rhs": (276, 51, 71)})
+
+
 @_rt.launcher
 def matmul_mc_array(lhs, rhs, *, _launch=None):
     """matmul_mc_array(f16 [128, 64] lhs, f16 [64, 256] rhs) -> auto; from wmma.co:276."""
-    _F = _rt.Fn("matmul_mc_array", _CO_FILE, 276, {"lhs": (276, 29, 49), "rhs": (276, 51, 71)})
+    _F = _FN["matmul_mc_array"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # wmma.co:276
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 256
+    ):  # wmma.co:276
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:277
     _matmul_mc_array_k0_sms = _rt.num_sms(_dev)  # wmma.co:281
     if 10 >= _matmul_mc_array_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _matmul_mc_array_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_mc_array_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
-        _matmul_mc_array_k0_lhs_desc = _rt.tma_desc(lhs, [128, 64], _matmul_mc_array_k0_TMA_LHS, "zero")
-        _matmul_mc_array_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 256], [64, 256], "loads (auto)")
-        _matmul_mc_array_k0_rhs_desc = _rt.tma_desc(rhs, [64, 256], _matmul_mc_array_k0_TMA_RHS, "zero")
-        _matmul_mc_array_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_mc_array_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_mc_array_k0_TMA_OUTPUT, "zero")
+        _matmul_mc_array_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _matmul_mc_array_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_mc_array_k0_TMA_LHS, "zero")
+        _matmul_mc_array_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 256), (64, 256), "loads (auto)")
+        _matmul_mc_array_k0_rhs_desc = _rt.tma_desc(rhs, (64, 256), _matmul_mc_array_k0_TMA_RHS, "zero")
+        _matmul_mc_array_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_mc_array_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_mc_array_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_mc_array_k0,
             (min(1, _matmul_mc_array_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_mc_array_k0_lhs_desc,
                 _matmul_mc_array_k0_rhs_desc,
                 _matmul_mc_array_k0_output_desc,
@@ -3949,33 +4095,33 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
     else:
         if 2 >= _matmul_mc_array_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # wmma.co:281
-            _matmul_mc_array_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 64], [128, 64], "loads (auto)")
+            _matmul_mc_array_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_mc_array_k0_t128x128_lhs_desc = _rt.tma_desc(
-                lhs, [128, 64], _matmul_mc_array_k0_t128x128_TMA_LHS, "zero"
+                lhs, (128, 64), _matmul_mc_array_k0_t128x128_TMA_LHS, "zero"
             )
-            _matmul_mc_array_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+            _matmul_mc_array_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
             _matmul_mc_array_k0_t128x128_rhs_desc = _rt.tma_desc(
-                rhs, [64, 128], _matmul_mc_array_k0_t128x128_TMA_RHS, "zero"
+                rhs, (64, 128), _matmul_mc_array_k0_t128x128_TMA_RHS, "zero"
             )
             _matmul_mc_array_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_mc_array_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_mc_array_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_mc_array_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_mc_array_k0_t128x128,
                 (2,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_mc_array_k0_t128x128_lhs_desc,
                     _matmul_mc_array_k0_t128x128_rhs_desc,
                     _matmul_mc_array_k0_t128x128_output_desc,
@@ -3992,33 +4138,33 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
         else:
             if 4 >= _matmul_mc_array_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # wmma.co:281
-                _matmul_mc_array_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                _matmul_mc_array_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                 _matmul_mc_array_k0_t64x128_lhs_desc = _rt.tma_desc(
-                    lhs, [64, 64], _matmul_mc_array_k0_t64x128_TMA_LHS, "zero"
+                    lhs, (64, 64), _matmul_mc_array_k0_t64x128_TMA_LHS, "zero"
                 )
-                _matmul_mc_array_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 128], [64, 128], "loads (auto)")
+                _matmul_mc_array_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
                 _matmul_mc_array_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [64, 128], _matmul_mc_array_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (64, 128), _matmul_mc_array_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_mc_array_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_mc_array_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_mc_array_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_mc_array_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_mc_array_k0_t64x128,
                     (4,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_mc_array_k0_t64x128_lhs_desc,
                         _matmul_mc_array_k0_t64x128_rhs_desc,
                         _matmul_mc_array_k0_t64x128_output_desc,
@@ -4036,33 +4182,33 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
                 _matmul_mc_array_k0_split_k = 1
                 if _matmul_mc_array_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # wmma.co:281
-                    _matmul_mc_array_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_mc_array_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_mc_array_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_mc_array_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_mc_array_k0_t64x64_TMA_LHS, "zero"
                     )
-                    _matmul_mc_array_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_mc_array_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_mc_array_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_mc_array_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_mc_array_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_mc_array_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_mc_array_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_mc_array_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_mc_array_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_mc_array_k0_t64x64,
                         (8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_mc_array_k0_t64x64_lhs_desc,
                             _matmul_mc_array_k0_t64x64_rhs_desc,
                             _matmul_mc_array_k0_t64x64_output_desc,
@@ -4080,31 +4226,31 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
                     _matmul_mc_array_k0_splitk_partials = _rt.alloc(
                         _F, (_matmul_mc_array_k0_split_k, 128, 256), torch.float32, _dev, empty=True
                     )  # wmma.co:281
-                    _matmul_mc_array_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_mc_array_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_mc_array_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 64], _matmul_mc_array_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 64), _matmul_mc_array_k0_splitk_TMA_LHS, "zero"
                     )
-                    _matmul_mc_array_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [64, 64], [64, 64], "loads (auto)")
+                    _matmul_mc_array_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)")
                     _matmul_mc_array_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [64, 64], _matmul_mc_array_k0_splitk_TMA_RHS, "zero"
+                        rhs, (64, 64), _matmul_mc_array_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_mc_array_k0_splitk,
                         (_matmul_mc_array_k0_split_k * 8,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_mc_array_k0_split_k,
                             _matmul_mc_array_k0_splitk_lhs_desc,
                             _matmul_mc_array_k0_splitk_rhs_desc,
                             _matmul_mc_array_k0_splitk_partials,
-                            _matmul_mc_array_k0_splitk_partials.stride(0),
-                            _matmul_mc_array_k0_splitk_partials.stride(1),
-                            _matmul_mc_array_k0_splitk_partials.stride(2),
+                            _matmul_mc_array_k0_splitk_partials.stride()[0],
+                            _matmul_mc_array_k0_splitk_partials.stride()[1],
+                            _matmul_mc_array_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -4119,13 +4265,13 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
                         (4,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_mc_array_k0_split_k,
                             _matmul_mc_array_k0_splitk_partials,
-                            _matmul_mc_array_k0_splitk_partials.stride(0),
-                            _matmul_mc_array_k0_splitk_partials.stride(1),
-                            _matmul_mc_array_k0_splitk_partials.stride(2),
+                            _matmul_mc_array_k0_splitk_partials.stride()[0],
+                            _matmul_mc_array_k0_splitk_partials.stride()[1],
+                            _matmul_mc_array_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )
@@ -4473,44 +4619,66 @@ def matmul_cmma_k0_splitk_sum(
     )  # wmma.co:315
 
 
+_FN["matmul_cmma"] = _rt.Fn(
+    "matmul_cmma", _CO_FILE, 303, {"lhs": (303, 25, 48), "rhs": (303, 50, 73), "i": (303, 75, 80)}
+)
+
+
 @_rt.launcher
 def matmul_cmma(lhs, rhs, i, *, _launch=None):
     """matmul_cmma(s8 [128, 64] lhs, s8 [64, 128] rhs, int i) -> auto; from wmma.co:303."""
-    _F = _rt.Fn("matmul_cmma", _CO_FILE, 303, {"lhs": (303, 25, 48), "rhs": (303, 50, 73), "i": (303, 75, 80)})
+    _F = _FN["matmul_cmma"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)  # wmma.co:303
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
-    i = _rt.scalar_arg(_F, "i", i, int)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 128
+    ):  # wmma.co:303
+        i = _rt.scalar_arg(_F, "i", i, int)
+    else:
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)  # wmma.co:303
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
+        i = _rt.scalar_arg(_F, "i", i, int)
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # wmma.co:304
     _rt.host_assert(_F, 0 <= i < 2, "an index of the fragment array 'mc' is outside [0, 2)", 313)  # wmma.co:313
     _matmul_cmma_k0_sms = _rt.num_sms(_dev)  # wmma.co:307
     if 10 >= _matmul_cmma_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
         _matmul_cmma_k0_NUM_SMS = _rt.num_sms(_dev)
-        _matmul_cmma_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-        _matmul_cmma_k0_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_cmma_k0_TMA_LHS, "zero")
-        _matmul_cmma_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 256], [128, 256], "loads (auto)")
-        _matmul_cmma_k0_rhs_desc = _rt.tma_desc(rhs, [128, 256], _matmul_cmma_k0_TMA_RHS, "zero")
-        _matmul_cmma_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, [128, 128], [128, 128], "stores (auto)")
-        _matmul_cmma_k0_output_desc = _rt.tma_desc(output, [128, 128], _matmul_cmma_k0_TMA_OUTPUT, "zero")
+        _matmul_cmma_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
+        _matmul_cmma_k0_lhs_desc = _rt.tma_desc(lhs, (128, 128), _matmul_cmma_k0_TMA_LHS, "zero")
+        _matmul_cmma_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 256), (128, 256), "loads (auto)")
+        _matmul_cmma_k0_rhs_desc = _rt.tma_desc(rhs, (128, 256), _matmul_cmma_k0_TMA_RHS, "zero")
+        _matmul_cmma_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _matmul_cmma_k0_output_desc = _rt.tma_desc(output, (128, 128), _matmul_cmma_k0_TMA_OUTPUT, "zero")
         _launch(
             matmul_cmma_k0,
             (min(1, _matmul_cmma_k0_NUM_SMS),),
             [
                 lhs,
-                lhs.stride(0),
-                lhs.stride(1),
+                lhs.stride()[0],
+                lhs.stride()[1],
                 rhs,
-                rhs.stride(0),
-                rhs.stride(1),
+                rhs.stride()[0],
+                rhs.stride()[1],
                 output,
-                output.stride(0),
-                output.stride(1),
+                output.stride()[0],
+                output.stride()[1],
                 _matmul_cmma_k0_lhs_desc,
                 _matmul_cmma_k0_rhs_desc,
                 _matmul_cmma_k0_output_desc,
@@ -4528,29 +4696,29 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
     else:
         if 1 >= _matmul_cmma_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
             # wmma.co:307
-            _matmul_cmma_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [128, 128], [128, 128], "loads (auto)")
-            _matmul_cmma_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, [128, 128], _matmul_cmma_k0_t128x128_TMA_LHS, "zero")
-            _matmul_cmma_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
-            _matmul_cmma_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, [128, 128], _matmul_cmma_k0_t128x128_TMA_RHS, "zero")
+            _matmul_cmma_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
+            _matmul_cmma_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, (128, 128), _matmul_cmma_k0_t128x128_TMA_LHS, "zero")
+            _matmul_cmma_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)")
+            _matmul_cmma_k0_t128x128_rhs_desc = _rt.tma_desc(rhs, (128, 128), _matmul_cmma_k0_t128x128_TMA_RHS, "zero")
             _matmul_cmma_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
-                _F, "output", output, [128, 64], [128, 64], "stores (auto)"
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
             )
             _matmul_cmma_k0_t128x128_output_desc = _rt.tma_desc(
-                output, [128, 64], _matmul_cmma_k0_t128x128_TMA_OUTPUT, "zero"
+                output, (128, 64), _matmul_cmma_k0_t128x128_TMA_OUTPUT, "zero"
             )
             _launch(
                 matmul_cmma_k0_t128x128,
                 (1,),
                 [
                     lhs,
-                    lhs.stride(0),
-                    lhs.stride(1),
+                    lhs.stride()[0],
+                    lhs.stride()[1],
                     rhs,
-                    rhs.stride(0),
-                    rhs.stride(1),
+                    rhs.stride()[0],
+                    rhs.stride()[1],
                     output,
-                    output.stride(0),
-                    output.stride(1),
+                    output.stride()[0],
+                    output.stride()[1],
                     _matmul_cmma_k0_t128x128_lhs_desc,
                     _matmul_cmma_k0_t128x128_rhs_desc,
                     _matmul_cmma_k0_t128x128_output_desc,
@@ -4567,31 +4735,31 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
         else:
             if 2 >= _matmul_cmma_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
                 # wmma.co:307
-                _matmul_cmma_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
-                _matmul_cmma_k0_t64x128_lhs_desc = _rt.tma_desc(lhs, [64, 128], _matmul_cmma_k0_t64x128_TMA_LHS, "zero")
-                _matmul_cmma_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 128], [128, 128], "loads (auto)")
+                _matmul_cmma_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)")
+                _matmul_cmma_k0_t64x128_lhs_desc = _rt.tma_desc(lhs, (64, 128), _matmul_cmma_k0_t64x128_TMA_LHS, "zero")
+                _matmul_cmma_k0_t64x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 128), (128, 128), "loads (auto)")
                 _matmul_cmma_k0_t64x128_rhs_desc = _rt.tma_desc(
-                    rhs, [128, 128], _matmul_cmma_k0_t64x128_TMA_RHS, "zero"
+                    rhs, (128, 128), _matmul_cmma_k0_t64x128_TMA_RHS, "zero"
                 )
                 _matmul_cmma_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
-                    _F, "output", output, [64, 64], [64, 64], "stores (auto)"
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
                 )
                 _matmul_cmma_k0_t64x128_output_desc = _rt.tma_desc(
-                    output, [64, 64], _matmul_cmma_k0_t64x128_TMA_OUTPUT, "zero"
+                    output, (64, 64), _matmul_cmma_k0_t64x128_TMA_OUTPUT, "zero"
                 )
                 _launch(
                     matmul_cmma_k0_t64x128,
                     (2,),
                     [
                         lhs,
-                        lhs.stride(0),
-                        lhs.stride(1),
+                        lhs.stride()[0],
+                        lhs.stride()[1],
                         rhs,
-                        rhs.stride(0),
-                        rhs.stride(1),
+                        rhs.stride()[0],
+                        rhs.stride()[1],
                         output,
-                        output.stride(0),
-                        output.stride(1),
+                        output.stride()[0],
+                        output.stride()[1],
                         _matmul_cmma_k0_t64x128_lhs_desc,
                         _matmul_cmma_k0_t64x128_rhs_desc,
                         _matmul_cmma_k0_t64x128_output_desc,
@@ -4609,33 +4777,33 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
                 _matmul_cmma_k0_split_k = 1
                 if _matmul_cmma_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
                     # wmma.co:307
-                    _matmul_cmma_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
+                    _matmul_cmma_k0_t64x64_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)")
                     _matmul_cmma_k0_t64x64_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 128], _matmul_cmma_k0_t64x64_TMA_LHS, "zero"
+                        lhs, (64, 128), _matmul_cmma_k0_t64x64_TMA_LHS, "zero"
                     )
-                    _matmul_cmma_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                    _matmul_cmma_k0_t64x64_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
                     _matmul_cmma_k0_t64x64_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 64], _matmul_cmma_k0_t64x64_TMA_RHS, "zero"
+                        rhs, (128, 64), _matmul_cmma_k0_t64x64_TMA_RHS, "zero"
                     )
                     _matmul_cmma_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
-                        _F, "output", output, [64, 32], [64, 32], "stores (auto)"
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
                     )
                     _matmul_cmma_k0_t64x64_output_desc = _rt.tma_desc(
-                        output, [64, 32], _matmul_cmma_k0_t64x64_TMA_OUTPUT, "zero"
+                        output, (64, 32), _matmul_cmma_k0_t64x64_TMA_OUTPUT, "zero"
                     )
                     _launch(
                         matmul_cmma_k0_t64x64,
                         (4,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_cmma_k0_t64x64_lhs_desc,
                             _matmul_cmma_k0_t64x64_rhs_desc,
                             _matmul_cmma_k0_t64x64_output_desc,
@@ -4653,31 +4821,31 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
                     _matmul_cmma_k0_splitk_partials = _rt.alloc(
                         _F, (_matmul_cmma_k0_split_k, 128, 128), torch.int32, _dev, empty=True
                     )  # wmma.co:307
-                    _matmul_cmma_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, [64, 128], [64, 128], "loads (auto)")
+                    _matmul_cmma_k0_splitk_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 128), (64, 128), "loads (auto)")
                     _matmul_cmma_k0_splitk_lhs_desc = _rt.tma_desc(
-                        lhs, [64, 128], _matmul_cmma_k0_splitk_TMA_LHS, "zero"
+                        lhs, (64, 128), _matmul_cmma_k0_splitk_TMA_LHS, "zero"
                     )
-                    _matmul_cmma_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, [128, 64], [128, 64], "loads (auto)")
+                    _matmul_cmma_k0_splitk_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
                     _matmul_cmma_k0_splitk_rhs_desc = _rt.tma_desc(
-                        rhs, [128, 64], _matmul_cmma_k0_splitk_TMA_RHS, "zero"
+                        rhs, (128, 64), _matmul_cmma_k0_splitk_TMA_RHS, "zero"
                     )
                     _launch(
                         matmul_cmma_k0_splitk,
                         (_matmul_cmma_k0_split_k * 4,),
                         [
                             lhs,
-                            lhs.stride(0),
-                            lhs.stride(1),
+                            lhs.stride()[0],
+                            lhs.stride()[1],
                             rhs,
-                            rhs.stride(0),
-                            rhs.stride(1),
+                            rhs.stride()[0],
+                            rhs.stride()[1],
                             _matmul_cmma_k0_split_k,
                             _matmul_cmma_k0_splitk_lhs_desc,
                             _matmul_cmma_k0_splitk_rhs_desc,
                             _matmul_cmma_k0_splitk_partials,
-                            _matmul_cmma_k0_splitk_partials.stride(0),
-                            _matmul_cmma_k0_splitk_partials.stride(1),
-                            _matmul_cmma_k0_splitk_partials.stride(2),
+                            _matmul_cmma_k0_splitk_partials.stride()[0],
+                            _matmul_cmma_k0_splitk_partials.stride()[1],
+                            _matmul_cmma_k0_splitk_partials.stride()[2],
                         ],
                         dict(
                             GROUP_M=8,
@@ -4692,13 +4860,13 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
                         (2,),
                         [
                             output,
-                            output.stride(0),
-                            output.stride(1),
+                            output.stride()[0],
+                            output.stride()[1],
                             _matmul_cmma_k0_split_k,
                             _matmul_cmma_k0_splitk_partials,
-                            _matmul_cmma_k0_splitk_partials.stride(0),
-                            _matmul_cmma_k0_splitk_partials.stride(1),
-                            _matmul_cmma_k0_splitk_partials.stride(2),
+                            _matmul_cmma_k0_splitk_partials.stride()[0],
+                            _matmul_cmma_k0_splitk_partials.stride()[1],
+                            _matmul_cmma_k0_splitk_partials.stride()[2],
                         ],
                         dict(num_warps=4),
                     )

@@ -28,6 +28,8 @@ _OOB_PADDING = "nan" if _OOB_FILL == "nan" else "zero"
 _INF = tl.constexpr(float("inf"))
 # the .co file launch errors point into: the one croq2triton.load translated, else the one next to this module
 _CO_FILE = globals().get("_CO_FILE") or _rt.co_file(globals().get("__file__"), "wmma.co")
+# each launcher's _F, by its name: what its messages name and where they point (runtime/launch.py Fn)
+_FN = {}
 
 
 @triton.jit
@@ -90,33 +92,51 @@ def matmul_f16_f32_k0(
     tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
+_FN["matmul_f16_f32"] = _rt.Fn("matmul_f16_f32", _CO_FILE, 16, {"lhs": (16, 28, 42), "rhs": (16, 44, 58)})
+
+
 @_rt.launcher
 def matmul_f16_f32(lhs, rhs, *, _launch=None):
     """matmul_f16_f32(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:16."""
-    _F = _rt.Fn("matmul_f16_f32", _CO_FILE, 16, {"lhs": (16, 28, 42), "rhs": (16, 44, 58)})
+    _F = _FN["matmul_f16_f32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # wmma.co:16
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:16
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:17
     _launch(
         matmul_f16_f32_k0,
         (16,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:19
@@ -166,33 +186,51 @@ def matmul_f16_f16_k0(
     )
 
 
+_FN["matmul_f16_f16"] = _rt.Fn("matmul_f16_f16", _CO_FILE, 34, {"lhs": (34, 28, 42), "rhs": (34, 44, 58)})
+
+
 @_rt.launcher
 def matmul_f16_f16(lhs, rhs, *, _launch=None):
     """matmul_f16_f16(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:34."""
-    _F = _rt.Fn("matmul_f16_f16", _CO_FILE, 34, {"lhs": (34, 28, 42), "rhs": (34, 44, 58)})
+    _F = _FN["matmul_f16_f16"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # wmma.co:34
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:34
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:35
     _launch(
         matmul_f16_f16_k0,
         (16,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:37
@@ -238,33 +276,51 @@ def matmul_bf16_f32_k0(
     tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
+_FN["matmul_bf16_f32"] = _rt.Fn("matmul_bf16_f32", _CO_FILE, 53, {"lhs": (53, 29, 44), "rhs": (53, 46, 61)})
+
+
 @_rt.launcher
 def matmul_bf16_f32(lhs, rhs, *, _launch=None):
     """matmul_bf16_f32(bf16 [128, 256] lhs, bf16 [256, 256] rhs) -> auto; from wmma.co:53."""
-    _F = _rt.Fn("matmul_bf16_f32", _CO_FILE, 53, {"lhs": (53, 29, 44), "rhs": (53, 46, 61)})
+    _F = _FN["matmul_bf16_f32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.bfloat16, 2, _dev, is_global=False)  # wmma.co:53
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.bfloat16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.bfloat16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.bfloat16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:53
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.bfloat16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.bfloat16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:54
     _launch(
         matmul_bf16_f32_k0,
         (16,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:56
@@ -310,33 +366,51 @@ def matmul_s8_s32_k0(
     tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
+_FN["matmul_s8_s32"] = _rt.Fn("matmul_s8_s32", _CO_FILE, 71, {"lhs": (71, 27, 40), "rhs": (71, 42, 55)})
+
+
 @_rt.launcher
 def matmul_s8_s32(lhs, rhs, *, _launch=None):
     """matmul_s8_s32(s8 [128, 256] lhs, s8 [256, 256] rhs) -> auto; from wmma.co:71."""
-    _F = _rt.Fn("matmul_s8_s32", _CO_FILE, 71, {"lhs": (71, 27, 40), "rhs": (71, 42, 55)})
+    _F = _FN["matmul_s8_s32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)  # wmma.co:71
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:71
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:72
     _launch(
         matmul_s8_s32_k0,
         (16,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:74
@@ -378,33 +452,51 @@ def matmul_u8_s32_k0(
     tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, mc)
 
 
+_FN["matmul_u8_s32"] = _rt.Fn("matmul_u8_s32", _CO_FILE, 89, {"lhs": (89, 27, 40), "rhs": (89, 42, 55)})
+
+
 @_rt.launcher
 def matmul_u8_s32(lhs, rhs, *, _launch=None):
     """matmul_u8_s32(u8 [128, 256] lhs, u8 [256, 256] rhs) -> auto; from wmma.co:89."""
-    _F = _rt.Fn("matmul_u8_s32", _CO_FILE, 89, {"lhs": (89, 27, 40), "rhs": (89, 42, 55)})
+    _F = _FN["matmul_u8_s32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint8, 2, _dev, is_global=False)  # wmma.co:89
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.uint8, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.uint8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.uint8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:89
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.int32, _dev, None)  # wmma.co:90
     _launch(
         matmul_u8_s32_k0,
         (4, 8),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(num_warps=4),
     )  # wmma.co:92
@@ -450,33 +542,51 @@ def matmul_tf32_f32_k0(
     tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
+_FN["matmul_tf32_f32"] = _rt.Fn("matmul_tf32_f32", _CO_FILE, 107, {"lhs": (107, 29, 43), "rhs": (107, 45, 59)})
+
+
 @_rt.launcher
 def matmul_tf32_f32(lhs, rhs, *, _launch=None):
     """matmul_tf32_f32(f32 [128, 256] lhs, f32 [256, 256] rhs) -> auto; from wmma.co:107."""
-    _F = _rt.Fn("matmul_tf32_f32", _CO_FILE, 107, {"lhs": (107, 29, 43), "rhs": (107, 45, 59)})
+    _F = _FN["matmul_tf32_f32"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float32, 2, _dev, is_global=False)  # wmma.co:107
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float32, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float32
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float32
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:107
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float32, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float32, _dev, None)  # wmma.co:108
     _launch(
         matmul_tf32_f32_k0,
         (16,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:110
@@ -526,33 +636,51 @@ def matmul_rr_k0(
     )
 
 
+_FN["matmul_rr"] = _rt.Fn("matmul_rr", _CO_FILE, 251, {"lhs": (251, 23, 43), "rhs": (251, 45, 65)})
+
+
 @_rt.launcher
 def matmul_rr(lhs, rhs, *, _launch=None):
     """matmul_rr(f16 [128, 256] lhs, f16 [256, 256] rhs) -> auto; from wmma.co:251."""
-    _F = _rt.Fn("matmul_rr", _CO_FILE, 251, {"lhs": (251, 23, 43), "rhs": (251, 45, 65)})
+    _F = _FN["matmul_rr"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # wmma.co:251
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 256
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 256
+        and rhs.shape[1] == 256
+    ):  # wmma.co:251
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 256)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 256)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:252
     _launch(
         matmul_rr_k0,
         (16,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:256
@@ -602,33 +730,51 @@ def matmul_mc_array_k0(
     )
 
 
+_FN["matmul_mc_array"] = _rt.Fn("matmul_mc_array", _CO_FILE, 276, {"lhs": (276, 29, 49), "rhs": (276, 51, 71)})
+
+
 @_rt.launcher
 def matmul_mc_array(lhs, rhs, *, _launch=None):
     """matmul_mc_array(f16 [128, 64] lhs, f16 [64, 256] rhs) -> auto; from wmma.co:276."""
-    _F = _rt.Fn("matmul_mc_array", _CO_FILE, 276, {"lhs": (276, 29, 49), "rhs": (276, 51, 71)})
+    _F = _FN["matmul_mc_array"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)  # wmma.co:276
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.float16
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 256
+    ):  # wmma.co:276
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # wmma.co:277
     _launch(
         matmul_mc_array_k0,
         (32,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # wmma.co:281
@@ -674,20 +820,42 @@ def matmul_cmma_k0(
     tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, acc, mask=mask_c)
 
 
+_FN["matmul_cmma"] = _rt.Fn(
+    "matmul_cmma", _CO_FILE, 303, {"lhs": (303, 25, 48), "rhs": (303, 50, 73), "i": (303, 75, 80)}
+)
+
+
 @_rt.launcher
 def matmul_cmma(lhs, rhs, i, *, _launch=None):
     """matmul_cmma(s8 [128, 64] lhs, s8 [64, 128] rhs, int i) -> auto; from wmma.co:303."""
-    _F = _rt.Fn("matmul_cmma", _CO_FILE, 303, {"lhs": (303, 25, 48), "rhs": (303, 50, 73), "i": (303, 75, 80)})
+    _F = _FN["matmul_cmma"]
     _launch = _launch or _rt.launch
-    _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
-    _dims = {}
-    lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)  # wmma.co:303
-    _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
-    _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
-    rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
-    _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
-    _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
-    i = _rt.scalar_arg(_F, "i", i, int)
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 128
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 128
+    ):  # wmma.co:303
+        i = _rt.scalar_arg(_F, "i", i, int)
+    else:
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)  # wmma.co:303
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 128)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 128)
+        i = _rt.scalar_arg(_F, "i", i, int)
     output = _rt.alloc(_F, (128, 128), torch.int32, _dev, None)  # wmma.co:304
     _rt.host_assert(_F, 0 <= i < 2, "an index of the fragment array 'mc' is outside [0, 2)", 313)  # wmma.co:313
     _launch(
@@ -695,14 +863,14 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
         (16,),
         [
             lhs,
-            lhs.stride(0),
-            lhs.stride(1),
+            lhs.stride()[0],
+            lhs.stride()[1],
             rhs,
-            rhs.stride(0),
-            rhs.stride(1),
+            rhs.stride()[0],
+            rhs.stride()[1],
             output,
-            output.stride(0),
-            output.stride(1),
+            output.stride()[0],
+            output.stride()[1],
         ],
         dict(GROUP_M=8, NUM_STAGES=2, num_warps=4),
     )  # wmma.co:307
