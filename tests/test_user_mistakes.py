@@ -635,3 +635,23 @@ def test_a_reserved_word_used_as_a_value_is_not_called_a_name(
     rc, err = check(capsys, tmp_path, body("int z = nullptr;"))
     assert rc == 1 and "t.co:3:13: error: syntax error, unexpected 'nullptr'" in err, err
     assert "reserved word" not in err
+
+
+# diagnostics that had no hint (a probe of the upstream negative tests, 2026-12-06): each now says what to write
+HINTED = [
+    (body("foreach k_idx in [4] { out.at(p # t) = a.at(p # t) + k_ixd; }"), "'k_ixd' is not declared",
+     "did you mean 'k_idx'?"),
+    (body("u64 x = 18446744073709551619ull;"), "out of range", "a floating literal"),
+    (body("swap(a);"), "accept exact two parameters", "swap(a, b) exchanges two buffers"),
+    (VADD.replace("t by 128 : thread {\n    BODY", "t by 128 : thread {\n    local f32 [4] s[t];"),
+     "must be constant integers, not the index 't'", "an array of buffers has one length"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("src", "message", "hint"), HINTED)
+def test_errors_that_had_no_hint(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, src: str, message: str, hint: str
+) -> None:
+    rc, err = check(capsys, tmp_path, src)
+    assert rc == 1 and message in err, err
+    assert f"hint: {hint}" in err or hint in err.split("hint:", 1)[-1], err

@@ -142,6 +142,7 @@ class CoLexer:
                 raise CroqSyntaxError(
                     f"unsigned integer literal '{text}' out of range [0, {lim}].",
                     self._span(t.lexpos, t.lexpos + len(text)),
+                    "integers are at most 64 bits: a larger value is a floating literal (with a '.' or an exponent)",
                 )
             type_ = "u32" if value <= U32_MAX and not long else "u64"
         else:

@@ -833,9 +833,17 @@ class _Rules:
         parens = len(p) == 5
         names = p[3] if parens else p[2]
         if p[1] == "swap" and len(names) != 2:
-            raise self.err("Builtin function 'swap' accept exact two parameters.", self.sp(p, 3 if parens else 2))
+            raise self.err(
+                "Builtin function 'swap' accept exact two parameters.",
+                self.sp(p, 3 if parens else 2),
+                "swap(a, b) exchanges two buffers or futures; rotate(a, b, c, ...) moves several round",
+            )
         if p[1] == "rotate" and len(names) < 2:
-            raise self.err("Builtin function 'rotate' needs at least two parameters.", self.sp(p, 3 if parens else 2))
+            raise self.err(
+                "Builtin function 'rotate' needs at least two parameters.",
+                self.sp(p, 3 if parens else 2),
+                "rotate(a, b, c) moves b's buffer to a, c's to b and a's to c",
+            )
         p[0] = A.Swap(p[1], names, parens, span=self.sp(p))
 
     def p_idents(self, p: Any) -> None:

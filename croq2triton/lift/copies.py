@@ -153,6 +153,7 @@ class Copies:
     scratch_address: Any
     named_anywhere: Any
     known: Any
+    undeclared: Any  # (the kernel lifter's: the user's error, with the visible names closest)
     lets: list[tuple[E.Expr, E.Var]]
     lane_dependent: Any
     named: Any
@@ -173,7 +174,7 @@ class Copies:
         can be, dropped where its form is one the lifting does not take (a user's error stays one)."""
         for n in s.src.walk():
             if isinstance(n, A.Name) and n.name != "_" and not self.known(n.name):
-                raise CroqSemanticError(f"'{n.name}' is not declared", n.span)
+                raise self.undeclared(n.name, n.span)
         before, lets = {id(x) for x in self.body}, list(self.lets)
         scopes = [dict(sc) for sc in self.scopes]
         try:

@@ -40,6 +40,7 @@ class Elements:
     padding: list[E.Expr]
     binding: Any
     known: Any
+    undeclared: Any  # (the kernel lifter's: the user's error, with the visible names closest)
     expr: Any
     span_as_count: Any
     index_args: Any
@@ -73,7 +74,7 @@ class Elements:
         if isinstance(base, A.Name) and isinstance(self.binding(base.name), (ReshapedTensor, Region)):
             base = A.Name(self.binding(base.name).tensor, span=base.span)
         if isinstance(base, A.Name) and not self.known(base.name):
-            raise CroqSemanticError(f"'{base.name}' is not declared", base.span)
+            raise self.undeclared(base.name, base.span)
         if not isinstance(base, A.Name) or base.name not in self.host.tensors:
             raise NotLifted("an element access of something other than a tensor", base)
         t = self.host.tensors[base.name]

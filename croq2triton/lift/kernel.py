@@ -15,14 +15,16 @@ result is a :class:`~croq2triton.tir.nodes.Kernel`.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import keyword
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import CroqSemanticError, Diagnostic
+from ..errors import CroqSemanticError, Diagnostic, Span
 from ..frontend import ast as A
+from ..frontend import suggest
 from ..frontend.describe import describe
 from ..options import Options
 from ..sema.consteval import const_int
@@ -814,14 +816,28 @@ class Lifter(
         if name in self.host.bool_constants:
             return Value(E.Const(self.host.bool_constants[name], "i1"), "bool")
         if not self.known(name):
-            raise CroqSemanticError(f"'{name}' is not declared", node.span)
+            raise self.undeclared(name, node.span)
         raise NotLifted(f"the name '{name}' used as a value", node)
 
     def declared(self, e: A.Expr) -> None:
         """Every name ``e`` reads is declared (else the user's error, where it stands)."""
         for n in e.walk():
             if isinstance(n, A.Name) and not self.known(n.name):
-                raise CroqSemanticError(f"'{n.name}' is not declared", n.span)
+                raise self.undeclared(n.name, n.span)
+
+    def undeclared(self, name: str, span: Span | None) -> CroqSemanticError:
+        """The user's error: ``name`` is read where nothing of that name is visible, with the visible
+        names closest to it."""
+        h = self.host
+        visible = {n for sc in self.scopes for n in sc}
+        for d in (h.tensors, h.scalars, h.constants, h.float_constants, h.bool_constants, h.shapes, h.bounded):
+            visible.update(d)
+        near = difflib.get_close_matches(name, sorted(visible), n=3, cutoff=0.6)
+        hint = suggest.did_you_mean(near) or (
+            "declare it before this line: a name is visible from its declaration to the end of its block, "
+            "a loop's or a parallel's index inside it only"
+        )
+        return CroqSemanticError(f"'{name}' is not declared", span, hint)
 
     def known(self, name: str) -> bool:
         """Is ``name`` declared anywhere the kernel can see (its scopes, the launcher's names)?"""

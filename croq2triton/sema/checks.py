@@ -190,12 +190,18 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
                                     f"the dimensions of the buffer array '{d.name}' must be constant integers,"
                                     f" not the index '{bad.name}'",
                                     bad.span,
+                                    "an array of buffers has one length for the whole block: give it as a literal, a"
+                                    " #define or an int constant, and pick a buffer with the index: "
+                                    f"{d.name}[{bad.name}]",
                                 )
                             )
             if isinstance(n, A.DmaAttr) and n.name == "sp" and n.args and list(n.args) != [2, 4]:
                 errors.append(
                     Diagnostic(
-                        "error", f"only 2:4 structured sparsity is supported; got {n.args[0]}:{n.args[1]}", n.span
+                        "error",
+                        f"only 2:4 structured sparsity is supported; got {n.args[0]}:{n.args[1]}",
+                        n.span,
+                        "write .sp<2:4>: two values kept in every four (Hopper's sparse tensor cores take no other)",
                     )
                 )
     seen: dict[str, A.Param] = {}

@@ -62,7 +62,7 @@ def foo(d_values, query_idx, embedding_vec_size, *, _launch=None):
         59,
         69,
         "'m_loop_idx' is not declared",
-        None,
+        "did you mean 'k_loop_idx'?",
     )
 
 
