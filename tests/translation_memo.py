@@ -36,6 +36,9 @@ _SIZE = 96
 _STATE = {"on": os.environ.get("CROQ2TRITON_TEST_MEMO", "1") != "0"}
 _REAL: Callable[..., Any] = api.translate_full
 _SIGNATURE = inspect.signature(_REAL)
+# variables the translator does not read, only the runtime at launch (tests/test_translation_memo.py
+# checks where they are read): a test that sets them shares the translations made without them
+AT_LAUNCH = frozenset({"CROQ2TRITON_NUM_SMS"})
 
 
 def _arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +114,7 @@ def _to_disk(path: str | None, tr: Any) -> None:
 def translate_full(source: str, **kwargs: Any) -> Any:
     if not _STATE["on"] or kwargs.get("config") is not None:
         return _REAL(source, **kwargs)
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("CROQ2TRITON_")))
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("CROQ2TRITON_") and k not in AT_LAUNCH))
     key = (source, _frozen(_arguments(kwargs)), env)
     try:
         hash(key)
