@@ -121,6 +121,30 @@ def recording_launch() -> tuple[list[str], Any]:
     return ran, launch
 
 
+def functions_of(path: str | Path, *names: str) -> str:
+    """The text of program ``path`` with only its ``__co__`` functions ``names`` (what comes before
+    its first function kept: comments, ``#define``s, ``__device__`` helpers). A test that translates
+    a program of many functions under tuning points, but runs a few of them, translates only those:
+    translating costs time in proportion to the functions, and the others translate under their
+    own defaults elsewhere. The functions keep their text, not their line numbers."""
+    text = Path(path).read_text()
+    # a function's part starts at the comment lines right above it
+    starts = [m.start() for m in re.finditer(r"^(?://[^\n]*\n)*__co__ ", text, flags=re.M)]
+    assert starts, f"{path}: no __co__ function"
+    parts = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+    kept, found = [text[: starts[0]]], set()
+    for part in parts:
+        m = re.search(r"^__co__\s+[\w<>, ]+?\s+(\w+)\s*\(", part, flags=re.M)
+        assert m, part[:80]
+        if m.group(1) in names:
+            kept.append(part)
+            found.add(m.group(1))
+        else:  # (a function dropped with a definition that a kept one could read: keep it whole instead)
+            assert not re.search(r"^\s*(#|__device__)", part, flags=re.M), f"{path}: {m.group(1)} defines more"
+    assert found == set(names), f"{path}: no function {sorted(set(names) - found)}"
+    return "".join(kept)
+
+
 def diagnostics(source: str, filename: str) -> str:
     """The diagnostics of translating ``source`` as ``filename`` (functions that do not translate
     are errors), formatted as the command line prints them."""

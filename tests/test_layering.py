@@ -6,6 +6,7 @@ counting every import a module runs (at its top or inside a function); imports u
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from conftest import REPO
@@ -45,19 +46,25 @@ def _imports(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
     return {m for m in out if m in mods and m != name}
 
 
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    """Each module's imports (parsed once for both tests)."""
+    mods = _modules()
+    return {name: _imports(name, path, mods) for name, path in mods.items()}
+
+
 def _stage(module: str) -> str | None:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 and parts[1] in STAGES else None
 
 
 def test_no_stage_imports_a_later_one() -> None:
-    mods = _modules()
     bad = []
-    for name, path in mods.items():
+    for name, deps in _graph().items():
         here = _stage(name)
         if here is None:
             continue
-        for dep in _imports(name, path, mods):
+        for dep in deps:
             there = _stage(dep)
             if there is not None and STAGES.index(there) > STAGES.index(here):
                 bad.append(f"{name} imports {dep}")
@@ -65,8 +72,7 @@ def test_no_stage_imports_a_later_one() -> None:
 
 
 def test_no_import_cycles() -> None:
-    mods = _modules()
-    graph = {name: _imports(name, path, mods) for name, path in mods.items()}
+    graph = _graph()
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import sm90
-from kernel_util import assert_near_max, poisoned, randn
+from kernel_util import assert_near_max, functions_of, poisoned, randn
 from test_loop_split_points import CASES as SPLIT_CASES
 
 from croq2triton.api import load_source, translate_full
@@ -38,7 +38,8 @@ POINTS = {
 
 def _translate(fields: dict[str, object]) -> str:
     point = Point.of({}, {f"{fn}_k0": fields for fn in CASES})
-    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto", point=point)
+    # (only the functions the point sets: tests/test_loop_split_points.py says why)
+    out = translate_full(functions_of(PROGRAM, *CASES), filename="membound_forms.co", schedule="auto", point=point)
     assert not out.failed, out.failed
     return out.source
 
@@ -62,9 +63,9 @@ def test_the_auto_policy_and_the_source_schedule_keep_plain_loops_unless_asked()
     # the field's value where nothing sets it: 1 in the source schedule; the policy's under auto
     from croq2triton.schedule import policy
 
-    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="source")
+    out = translate_full(PROGRAM.read_text(), filename=str(PROGRAM), schedule="source")
     assert "num_stages=" not in out.source.split("def col_means_f16_k0")[1].split("@_rt.launcher")[0]
-    auto = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto").source
+    auto = translate_full(PROGRAM.read_text(), filename=str(PROGRAM), schedule="auto").source
     pipelined = "tl.range(" in auto.split("def col_means_f16_k0_partial")[1].split("@triton.jit")[0]
     assert pipelined == (policy.LOAD_STAGES > 1)
 
@@ -139,15 +140,17 @@ def test_tune_lists_the_field(capsys: pytest.CaptureFixture[str]) -> None:
     assert "num_stages" not in capsys.readouterr().out  # no loop: not a parameter of it
 
 
-def test_a_pipelined_loop_compiles_for_sm90a_with_asynchronous_copies() -> None:
+def test_a_pipelined_loop_compiles_for_sm90a_with_asynchronous_copies(tmp_path: Path) -> None:
     script = REPO / "tests" / "aot_check.py"
+    program = tmp_path / "membound_forms.co"  # the two functions compiled (translated under the point)
+    program.write_text(functions_of(PROGRAM, "col_means_f16", "row_sums_staged"))
     for fn, shapes in (
         # (rows of 16-byte multiples: Triton pipelines only the loads it can issue 16 bytes at a time)
         ("col_means_f16", [[[4000, 1024], "float16"], [[1024], "float16"]]),
         ("row_sums_staged", [[[1000, 4096], "float32"], [[1000], "float32"]]),
     ):
         point = json.dumps({f"{fn}_k0": {"num_stages": 3}})
-        r = sm90.script(script, str(PROGRAM), fn, json.dumps(shapes), "{}", "{}", "auto", point)
+        r = sm90.script(script, str(program), fn, json.dumps(shapes), "{}", "{}", "auto", point)
         assert r.returncode == 0, r.stderr[-3000:]
         lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
         assert lines and not [rec["error"] for rec in lines if "error" in rec], r.stdout + r.stderr[-2000:]

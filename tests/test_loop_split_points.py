@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import assert_near_max, poisoned, randn, recording_launch
+from kernel_util import assert_near_max, functions_of, poisoned, randn, recording_launch
 
 from croq2triton.api import load_source, translate_full
 from croq2triton.cli import main as cli_main
@@ -41,7 +41,9 @@ POINTS = {  # the fields of each kernel's TileSchedule a tuning point sets
 
 def _module(name: str) -> object:
     point = Point.of({}, {f"{fn}_k0": POINTS[name] for fn in CASES})
-    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto", point=point)
+    # (the program's functions that these points set: translating the others under no point of theirs
+    # again at each point tells nothing, and costs most of the test's time)
+    out = translate_full(functions_of(PROGRAM, *CASES), filename="membound_forms.co", schedule="auto", point=point)
     assert not out.failed, out.failed
     return load_source(out.source, f"loop_split_{abs(hash(name))}")
 
@@ -63,12 +65,12 @@ def test_each_split_point_computes_what_torch_does(name: str) -> None:
 
 
 def test_auto_lets_the_launcher_pick_where_the_loop_splits() -> None:
-    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto")
+    out = translate_full(PROGRAM.read_text(), filename=str(PROGRAM), schedule="auto")
     for fn in CASES:
         assert out.schedules[fn][f"{fn}_k0"].loop_split == 0, fn  # type: ignore[attr-defined]
     for fn in ("row_sums_warp", "gelu_2d", "softmax_block"):  # loops that do not split (or none)
         assert out.schedules[fn][f"{fn}_k0"].loop_split is None, fn  # type: ignore[attr-defined]
-    source = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="source")
+    source = translate_full(PROGRAM.read_text(), filename=str(PROGRAM), schedule="source")
     assert source.schedules["col_sums_walk"]["col_sums_walk_k0"].loop_split is None  # type: ignore[attr-defined]
 
 
@@ -78,7 +80,7 @@ def test_a_point_that_splits_a_loop_that_does_not_split_is_refused() -> None:
     with pytest.raises(ValueError, match="loop_split = 2000"):
         TileSchedule((1,), 4, loop_split=2000)
     point = Point.of({}, {"gelu_2d_k0": {"loop_split": 4}})
-    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto", point=point)
+    out = translate_full(functions_of(PROGRAM, "gelu_2d"), filename="membound_forms.co", schedule="auto", point=point)
     assert "not one that splits" in str(out.failed["gelu_2d"]), out.failed
 
 
@@ -97,7 +99,10 @@ def test_tune_prunes_points_whose_tiles_are_sized_at_launch(point: dict[str, int
     extents the launcher fixes: pruning before compiling leaves them to the compiled figures (it
     raised a TypeError on every such point, so no point of a folded kernel could be tuned)."""
     out = translate_full(
-        PROGRAM.read_text(), filename="m.co", schedule="auto", point=Point.of({}, {"col_sums_walk_k0": point})
+        functions_of(PROGRAM, "col_sums_walk"),
+        filename="m.co",
+        schedule="auto",
+        point=Point.of({}, {"col_sums_walk_k0": point}),
     )
     fn = next(f for f in out.unit.functions if f.name == "col_sums_walk")
     assert before_compiling(out, "col_sums_walk", fn, Limits()) == []

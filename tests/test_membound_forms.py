@@ -16,7 +16,16 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import DEVICE, assert_near_max, canonical, form_sizes, poisoned, randn, recording_launch
+from kernel_util import (
+    DEVICE,
+    assert_near_max,
+    canonical,
+    form_sizes,
+    functions_of,
+    poisoned,
+    randn,
+    recording_launch,
+)
 
 from croq2triton.api import load, load_source, translate_full
 
@@ -226,7 +235,7 @@ def test_what_auto_makes_of_each_form() -> None:
     tile's elements left), staged tiles stay in registers, atomics add one fold a row, element-wise
     programs move 2 KB of each tensor or more, the loads read the contiguous dimension along a tile
     axis of their own."""
-    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto")
+    out = translate_full(PROGRAM.read_text(), filename=str(PROGRAM), schedule="auto")
     assert not out.failed, out.failed
     text = out.source
     for fn in ("row_sums_block", "softmax_block", "rmsnorm_rows4", "row_sums_warp", "rmsnorm_warp_f16"):
@@ -272,7 +281,7 @@ def test_what_auto_makes_of_each_form() -> None:
 
 
 def test_source_schedule_keeps_each_form_as_written() -> None:
-    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="source")
+    out = translate_full(PROGRAM.read_text(), filename=str(PROGRAM), schedule="source")
     assert not out.failed, out.failed
     text = out.source
     assert "for k in range(0, 256)" in _kernel(text, "row_sums_block_k0")
@@ -444,7 +453,8 @@ def test_rows_a_program_is_a_tuning_field(rows: int) -> None:
     from croq2triton.options import Point
 
     point = Point.of({}, {"rmsnorm_rows4_k0": {"rows": rows}, "rmsnorm_warp_f16_k0": {"rows": rows}})
-    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto", point=point)
+    text = functions_of(PROGRAM, "rmsnorm_rows4", "rmsnorm_warp_f16")  # (the functions the point sets)
+    out = translate_full(text, filename="membound_forms.co", schedule="auto", point=point)
     assert not out.failed, out.failed
     mod = load_source(out.source, f"membound_rows_{rows}")
     for fn, block in (("rmsnorm_rows4", 4), ("rmsnorm_warp_f16", 8)):
@@ -461,7 +471,8 @@ def test_rows_is_refused_where_the_block_is_one_row() -> None:
     from croq2triton.options import Point
 
     point = Point.of({}, {"row_sums_block_k0": {"rows": 1}})
-    out = translate_full(PROGRAM.read_text(), filename="membound_forms.co", schedule="auto", point=point)
+    text = functions_of(PROGRAM, "row_sums_block")
+    out = translate_full(text, filename="membound_forms.co", schedule="auto", point=point)
     failed = out.failed["row_sums_block"]
     assert isinstance(failed, CroqError) and "rows: the kernel's block is not several independent rows" in str(failed)
 

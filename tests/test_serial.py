@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import torch
-from kernel_util import DEVICE, assert_close, assert_near_max, poisoned, randn
+from kernel_util import DEVICE, assert_close, assert_near_max, functions_of, poisoned, randn
 
 from croq2triton.api import load_source, translate_full
 from croq2triton.options import Point
@@ -111,7 +111,8 @@ def test_a_program_per_row_run_one_after_the_other(point: tuple[int, ...]) -> No
     # so each access of the row is seen inside x (this point was an internal error, a VerifyError)
     program = Path(__file__).parent / "programs" / "membound_forms.co"
     fields = {"row_sums_atomic_f16_k0": {"serial": point}}
-    out = translate_full(program.read_text(), filename="membound_forms.co", schedule="auto", point=Point.of({}, fields))
+    text = functions_of(program, "row_sums_atomic_f16")  # (the function the point sets)
+    out = translate_full(text, filename="membound_forms.co", schedule="auto", point=Point.of({}, fields))
     assert "row_sums_atomic_f16" not in out.failed, out.failed["row_sums_atomic_f16"]
     mod = load_source(out.source, f"serial_rows_{'x'.join(map(str, point))}")
     x = randn(7, 300, dtype=torch.float16, seed=7)

@@ -22,7 +22,7 @@ import pytest
 import sm90
 import torch
 from conftest import EXAMPLES, REPO
-from kernel_util import DEVICE, poisoned, randn
+from kernel_util import DEVICE, functions_of, poisoned, randn
 from test_gemm_epilogues import CASES as EPILOGUES
 
 from croq2triton.api import load_source, translate_full
@@ -39,11 +39,13 @@ _MODULES: dict[str, Any] = {}
 
 
 def module(schedule: str = "auto", **fields: dict[str, object]) -> Any:
-    """splitk.co translated under ``schedule`` with the tuning point that sets ``fields`` of kernels."""
+    """splitk.co translated under ``schedule`` with the tuning point that sets ``fields`` of kernels
+    (then only the functions of those kernels: kernel_util.functions_of)."""
     key = json.dumps([schedule, fields], sort_keys=True)
     if key not in _MODULES:
         point = Point.of(None, fields) if fields else None
-        tr = translate_full(PROG.read_text(), filename=str(PROG), schedule=schedule, point=point)
+        text = functions_of(PROG, *{k.removesuffix("_k0") for k in fields}) if fields else PROG.read_text()
+        tr = translate_full(text, filename=str(PROG), schedule=schedule, point=point)
         _MODULES[key] = load_source(tr.source, f"splitk_{len(_MODULES)}", origin=str(PROG))
     return _MODULES[key]
 
@@ -272,13 +274,12 @@ def test_a_point_that_sets_the_policys_own_values_keeps_the_choice_at_launch() -
     auto = translate_full(PROG.read_text(), filename=str(PROG), schedule="auto")
     same = auto.schedules["gemm_f16"]["gemm_f16_k0"]
     fields = {"block_m": same.block_m, "block_n": same.block_n, "split_k": 1}
-    tr = translate_full(
-        PROG.read_text(), filename=str(PROG), schedule="auto", point=Point.of(None, {"gemm_f16_k0": fields})
-    )
+    text = functions_of(PROG, "gemm_f16")  # (the function the points set)
+    tr = translate_full(text, filename=str(PROG), schedule="auto", point=Point.of(None, {"gemm_f16_k0": fields}))
     names = [k.name for k in tr.ir["gemm_f16"]]
     assert "gemm_f16_k0_t64x128" in names and "gemm_f16_k0_splitk_sum" in names
     other = Point.of(None, {"gemm_f16_k0": {**fields, "block_n": 128}})
-    tr = translate_full(PROG.read_text(), filename=str(PROG), schedule="auto", point=other)
+    tr = translate_full(text, filename=str(PROG), schedule="auto", point=other)
     assert [k.name for k in tr.ir["gemm_f16"]] == ["gemm_f16_k0"]
 
 
@@ -296,8 +297,10 @@ def test_tune_list_shows_split_k(capsys: pytest.CaptureFixture[str]) -> None:
     assert line.split()[1] == "1" and "1,2,4" in line and "second kernel" in line
 
 
-def test_tune_dry_run_prunes_a_split_k_past_the_k_steps(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["tune", str(PROG), "--func", "gemm_f16", "--schedule", "auto", "--dry-run", "--jobs", "1"]
+def test_tune_dry_run_prunes_a_split_k_past_the_k_steps(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    prog = tmp_path / "splitk.co"  # (the function tuned: its worker translates the file at each point)
+    prog.write_text(functions_of(PROG, "gemm_f16"))
+    argv = ["tune", str(prog), "--func", "gemm_f16", "--schedule", "auto", "--dry-run", "--jobs", "1"]
     assert cli_main([*argv, "--size", "M=64,N=64,K=100", "--param", "split_k=1,2,4"]) == 0
     out = capsys.readouterr().out
     lines = {ln.split()[1].rstrip(":"): ln for ln in out.splitlines() if ln.startswith(("kept", "pruned"))}

@@ -62,7 +62,7 @@ def test_whole_trees_are_tile_reductions_under_auto() -> None:
     assert "tl.max(tl.max(" in flat and "tl.sum(tl.sum(" in flat
     low = _kernel(text, "row_min_tree_k0")
     assert "_scratch" not in low and "red_min = m_min" in low
-    forms = translate_full(FORMS.read_text(), filename="membound_forms.co", schedule="auto").source
+    forms = translate_full(FORMS.read_text(), filename=str(FORMS), schedule="auto").source
     for fn, acc in (("row_sums_tree", "acc"), ("row_meansq_tree_f16", "acc"), ("rmsnorm_tree_f16", "ss")):
         body = _kernel(forms, f"{fn}_k0")  # steps written out, a loop over the shift, a while loop
         assert "_scratch" not in body and "debug_barrier" not in body, fn

@@ -2,7 +2,8 @@
 
 Many tests translate the same program with the same options (each parametrization of a test, each
 helper that reads a kernel's code): ``croq2triton.api.translate_full`` is wrapped so that a call with
-the same arguments and the same ``CROQ2TRITON_*`` environment returns a copy of the earlier result
+the same arguments (defaults filled in, a tuning point by its values) and the same ``CROQ2TRITON_*``
+environment returns a copy of the earlier result
 (its lists and dicts copied: a test may add to them).  Errors are not kept (the call is made again).
 conftest.py installs the wrapper before the test modules import the function, and its ``monkeypatch``
 turns it off for the rest of a test that patches an attribute (it may change what translating does:
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import inspect
 import os
 import pickle
 from collections import OrderedDict
@@ -27,14 +29,35 @@ from contextlib import contextmanager
 from typing import Any
 
 import croq2triton.api as api
+from croq2triton.options import Point
 
 _MEMO: OrderedDict[object, Any] = OrderedDict()
 _SIZE = 96
 _STATE = {"on": os.environ.get("CROQ2TRITON_TEST_MEMO", "1") != "0"}
 _REAL: Callable[..., Any] = api.translate_full
+_SIGNATURE = inspect.signature(_REAL)
+# variables the translator does not read, only the runtime at launch (tests/test_translation_memo.py
+# checks where they are read): a test that sets them shares the translations made without them
+AT_LAUNCH = frozenset({"CROQ2TRITON_NUM_SMS"})
+
+
+def _arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with the defaults of the arguments not given, spelled one way where two spellings
+    translate alike (no defines: ``None`` or ``{}``; no schedule: the source schedule): ``load(path)``
+    and ``translate_full(text, filename=path, defines={})`` share a translation."""
+    bound = _SIGNATURE.bind_partial(**kwargs)
+    bound.apply_defaults()
+    args = dict(bound.arguments)
+    if not args.get("defines"):
+        args["defines"] = None
+    if args.get("schedule") is None:
+        args["schedule"] = "source"
+    return args
 
 
 def _frozen(v: object) -> object:
+    if isinstance(v, Point):  # (plain data: the point's translations shared between processes too)
+        return ("Point", v.defines, v.kernels)
     if isinstance(v, Mapping):
         return tuple(sorted((str(k), _frozen(x)) for k, x in v.items()))
     if isinstance(v, (list, tuple)):
@@ -91,8 +114,8 @@ def _to_disk(path: str | None, tr: Any) -> None:
 def translate_full(source: str, **kwargs: Any) -> Any:
     if not _STATE["on"] or kwargs.get("config") is not None:
         return _REAL(source, **kwargs)
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("CROQ2TRITON_")))
-    key = (source, _frozen(kwargs), env)
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("CROQ2TRITON_") and k not in AT_LAUNCH))
+    key = (source, _frozen(_arguments(kwargs)), env)
     try:
         hash(key)
     except TypeError:
