@@ -29,7 +29,9 @@ MARK = "\x1ecroq-sm90-reply "
 def _run(req: dict[str, object]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = 0
-    saved_env = {k: os.environ.get(k) for k in dict(req.get("env") or {})}
+    # the whole environment, not only the request's: a request may set variables of its own
+    # (``compile`` sets CROQ2TRITON_NUM_SMS to the target's count), which the next must not see
+    saved_env = dict(os.environ)
     saved_argv = sys.argv
     try:
         os.environ.update({k: str(v) for k, v in dict(req.get("env") or {}).items()})
@@ -56,11 +58,9 @@ def _run(req: dict[str, object]) -> tuple[int, str, str]:
                 code = 1
     finally:
         sys.argv = saved_argv
-        for k, v in saved_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        if dict(os.environ) != saved_env:
+            os.environ.clear()
+            os.environ.update(saved_env)
     return code, out.getvalue(), err.getvalue()
 
 

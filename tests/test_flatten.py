@@ -53,7 +53,9 @@ def test_flattened_kernel_matches_float64() -> None:
 
 
 def test_flattened_epilogue_overlaps_the_next_tile_on_sm90a() -> None:
-    shapes = json.dumps([[[512, 256], "float16"], [[512, 256], "float16"], [[512, 512], "float16"]])
+    # 2048 x 2048: 128 tiles of 128 x 256, the persistent kernel at 132 SMs too (a compile in this worker
+    # may have set CROQ2TRITON_NUM_SMS to the target's count: a 512 x 512 output then takes 64 x 64 tiles)
+    shapes = json.dumps([[[2048, 256], "float16"], [[2048, 256], "float16"], [[2048, 2048], "float16"]])
     seen = {}
     for flat in (True, False):
         point = json.dumps({"matmul_k0": {"flatten": flat}})

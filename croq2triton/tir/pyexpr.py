@@ -266,7 +266,13 @@ def _bare(e: E.Expr, where: Where_ = "kernel") -> ast.expr:
             # parameters in the interpreter) would floor, so the dividend is made a Triton scalar
             lhs = lhs if python_double(e.lhs) else call("tl.cast", lhs, tl_type(e.dtype))  # (an f64 scalar)
         if where == "kernel" and e.op == "%":
-            return call("_libm.fmod", lhs, rhs)  # C's fmod: exact, with the dividend's sign (runtime/libmath.py)
+            # C's fmod: exact, with the dividend's sign (runtime/libmath.py); libdevice takes operands of one
+            # type (an f64 scalar with a literal failed to compile for sm_90a: tests/test_f64_constants.py)
+            # (a Python float of an f64 as an f64 scalar first: cast from the f32 Triton makes of it, 0.03
+            # would lose its double's bits)
+            ty = tl_type(e.dtype)
+            x, y = ((_node(v, where) if python_double(v) else n) for v, n in ((e.lhs, lhs), (e.rhs, rhs)))
+            return call("_libm.fmod", call("tl.cast", x, ty), call("tl.cast", y, ty))
         if where == "host" and e.op == "%":
             return call("_rt.fmod", lhs, rhs)  # C's fmod (truncating), where Python's '%' floors
         if where == "host" and not (isinstance(e.rhs, E.Const) and e.rhs.value != 0):
