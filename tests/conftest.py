@@ -118,7 +118,43 @@ LONG_SKIP = (
 )
 
 
+# the tests that take longest (seconds each, most of them waiting on processes of their own: tune's
+# workers, a fresh interpreter, a Ray cluster), longest first. They run first: pytest-xdist hands
+# out tests in the order collected, and one of them started last would run on while the other
+# workers have nothing left (a name matches its parametrizations too)
+SLOW_FIRST = (
+    "test_tune.py::test_sweep_faults_report_cache_and_two_stand_in_gpus",
+    "test_tune.py::test_a_killed_sweep_resumes_where_it_stopped",
+    "test_fuzz.py::test_mutated_sources_translate_or_fail_with_diagnostics",
+    "test_tune_ray.py::test_ray_local_cluster_streams_records_into_the_cache",
+    "test_check_verdicts.py::test_every_corpus_file",
+    "test_tune.py::test_best_json_of_a_function_with_bool_and_float_parameters_is_a_config",
+    "test_cli.py::test_the_readme_main_command_runs_in_a_fresh_process_as_written",
+    "test_kernels_corpus.py::test_every_corpus_file_translates_or_explains",
+    "test_cli_user.py::test_launch_time_warnings_point_at_the_co_line",
+    "test_docs.py::test_example[tune.md:13]",
+    "test_splitk.py::test_tune_dry_run_prunes_a_split_k_past_the_k_steps",
+    "test_totals.py::test_rows_past_the_registers_fold_blocks_then_the_total",
+    "test_tune_config.py::test_emit_autotune_compiles_each_config_for_sm90",
+    "test_cli.py::test_run_subcommand",
+    "test_tune_space.py::test_dry_run_prunes_warp_n_180_with_its_reason",
+    "test_tune.py::test_prepare_compiles_for_sm90_and_reports_the_compiled_figures",
+    "test_lowerability.py::test_the_corpus",
+    "test_corpus_e2e.py::test_ampere_m8n8k4_fill_1_5",
+)
+
+
+def _slow_rank(item: pytest.Item) -> int:
+    path, _, test = item.nodeid.partition("::")
+    name = f"{path.split('/')[-1]}::{test}"
+    for i, slow in enumerate(SLOW_FIRST):
+        if name == slow or name.split("[")[0] == slow:
+            return i
+    return len(SLOW_FIRST)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=_slow_rank)  # (stable: the others keep their order)
     if LONG:
         return
     skip = pytest.mark.skip(reason=LONG_SKIP)
@@ -128,6 +164,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist's load scheduling (-n N) hands a worker a quarter of its share of the tests at
+    # once unless told otherwise: a few at a time instead, so that the workers finish together
+    # (the tests take from milliseconds to a minute each)
+    if getattr(config.option, "maxschedchunk", False) is None:
+        config.option.maxschedchunk = 1
     # the folder the translation memo of this run's processes share (tests/translation_memo.py): made
     # by the run's first process, before it starts any xdist worker, which inherit the variable
     if not hasattr(config, "workerinput") and "CROQ2TRITON_TEST_MEMO_DIR" not in os.environ:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -90,17 +92,48 @@ def load_once(path: object, schedule: str) -> object:
     return _LOADED[key]
 
 
-def check_forms(path: object, schedule: str, cases: dict[str, tuple[Any, Any, Any, float]], m: int, n: int) -> None:
+# Under --schedule auto most row kernels of the programs of forms run a program per row: at the sizes
+# past the first (rows longer than a tile), more rows than a few only run more programs of the same
+# kernel (each row's program is the same work), seconds of interpreter time. form_rows gives such a
+# function FEW_ROWS rows; a function whose kernel takes many rows a program is named with the rows
+# that give it two programs (its last one partial).
+FEW_ROWS = 5
+
+
+def form_rows(fn: str, schedule: str, m: int, n: int, many: Mapping[str, int]) -> int:
+    """The rows function ``fn`` of a program of forms runs at for the size ``m x n`` under ``schedule``:
+    ``m`` at the first size (rows no longer than 131) and under the source schedule (whose longer
+    sizes are in the long tier); else FEW_ROWS, or ``many[fn]`` for a kernel of many rows a program."""
+    if schedule != "auto" or n <= SOURCE_ROW:
+        return m
+    return min(m, many.get(fn, FEW_ROWS))
+
+
+def check_forms(
+    path: object,
+    schedule: str,
+    cases: dict[str, tuple[Any, Any, Any, float]],
+    m: int,
+    n: int,
+    many: Mapping[str, int] | None = None,
+) -> None:
     """Each function of a program of forms run under ``schedule`` at ``m x n``: ``cases`` maps it to
     (inputs of (m, n), output shapes and types of (m, n), its float64 reference, a tolerance relative
-    to the reference's largest element); outputs poisoned with NaN first."""
+    to the reference's largest element); outputs poisoned with NaN first. With ``many`` (the
+    functions of many rows a program), each at :func:`form_rows` rows, and every kernel it launches
+    must run several programs (else it needs more rows: name it in ``many``)."""
     mod = load_once(path, schedule)
     for fn, (make, outs, ref, tol) in cases.items():
-        ins = make(m, n)
-        got = [poisoned(*shape, dtype=dtype) for shape, dtype in outs(m, n)]
-        getattr(mod, fn)(*ins, *got)
+        rows = m if many is None else form_rows(fn, schedule, m, n, many)
+        ins = make(rows, n)
+        got = [poisoned(*shape, dtype=dtype) for shape, dtype in outs(rows, n)]
+        ran, launch = recording_grids()
+        getattr(mod, fn)(*ins, *got, _launch=launch)
         for g, r in zip(got, ref(*ins), strict=True):
-            assert_near_max(g, r, tol, f"{fn} at {m} x {n} ({schedule})")
+            assert_near_max(g, r, tol, f"{fn} at {rows} x {n} ({schedule})")
+        if rows < m:
+            one = [k for k, grid in ran if math.prod(grid) < 2]
+            assert not one, f"{fn} at {rows} x {n}: {one} ran as one program (give {fn} more rows in `many`)"
 
 
 def kernel_code(source: str, name: str) -> str:
@@ -108,6 +141,17 @@ def kernel_code(source: str, name: str) -> str:
     start = source.index(f"def {name}(")
     end = source.find("\n@", start)
     return canonical(source[start : end if end > 0 else None])
+
+
+def recording_grids() -> tuple[list[tuple[str, tuple[int, ...]]], Any]:
+    """A ``_launch`` for a generated launcher that runs each kernel and records its name and grid."""
+    ran: list[tuple[str, tuple[int, ...]]] = []
+
+    def launch(kernel: object, grid: tuple[int, ...], args: list[object], kwargs: dict[str, object]) -> None:
+        ran.append((getattr(kernel, "__name__", str(kernel)), tuple(int(g) for g in grid)))
+        rt.launch(kernel, grid, args, kwargs)
+
+    return ran, launch
 
 
 def recording_launch() -> tuple[list[str], Any]:

@@ -531,15 +531,16 @@ def test_tuned_names_a_parameter_the_kernel_does_not_have() -> None:
 
 @NUMPY_TOO_NEW
 def test_launch_time_warnings_point_at_the_co_line(capsys: pytest.CaptureFixture[str]) -> None:
-    # the user's command, smaller: K=72 makes 36-wide K windows, narrower than the 64-wide TMA box
-    r = subprocess_cli("run", "examples/gemm_v2.co", "--size", "M=64,N=128,K=72")
+    # the user's command (the README's first, smaller; tests/test_cli.py runs another example so): K=72
+    # makes 36-wide K windows, narrower than the 64-wide TMA box
+    r = subprocess_cli("run", "examples/gemm_v2.co", "--size", "M=128,N=128,K=72")
     assert r.returncode == 0, r.stderr[-3000:]
     assert "runner.py" not in r.stderr and "RuntimeWarning" not in r.stderr, r.stderr
     assert (
         "examples/gemm_v2.co:17:7: warning: matmul: lhs: the copied window is 64 x 36 but the TMA box is 64 x 64; "
         "using masked loads\n 17 |       tma.copy.swiz<SWIZ> lhs.chunkat(block_m, iv_k) => lhs_s;\n"
     ) in r.stderr
-    assert "matmul: running on CPU (Triton interpreter) with M=64, K=72, N=128\n" in r.stderr
+    assert "matmul: running on CPU (Triton interpreter) with M=128, K=72, N=128\n" in r.stderr
     assert "ms per call (mean of 1)" in r.stdout
     # through the API, the warning is located at the .co function, not at the caller's Python line
     mod = croq2triton.load(EXAMPLES / "gemm_v2.co")

@@ -32,8 +32,16 @@ def _check(mod: object, m: int, n: int) -> list[str]:
     return ran
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), [(37, 70), (300, 20)])
+@pytest.mark.parametrize(
+    ("schedule", "m", "n"),
+    [
+        ("source", 37, 70),
+        ("auto", 37, 70),
+        # (the source schedule runs the same kernel at both sizes, its loop 300 steps long: the long tier)
+        pytest.param("source", 300, 20, marks=pytest.mark.long),
+        ("auto", 300, 20),  # columns longer than the registers hold: in blocks
+    ],
+)
 def test_column_forms_in_both_schedules(schedule: str, m: int, n: int) -> None:
     ran = _check(load_once(PROGRAM, schedule), m, n)
     if schedule == "auto" and m * 64 <= 16384:  # the whole column in registers: folded

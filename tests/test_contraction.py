@@ -354,8 +354,11 @@ def test_an_accumulator_reset_inside_the_k_loop_keeps_only_what_follows_it(
     kernel = src[src.index(f"def {name}_k0") :].split("\n\n\n")[0]
     assert MARK not in kernel
     mod = load_source(src, f"near_reset_{schedule}")
-    a, b = randn(70, 45, dtype=torch.float16, seed=13), randn(50, 45, dtype=torch.float16, seed=14)
-    out = poisoned(70, 50, dtype=torch.float32)
+    # 2 x 2 blocks, the last ones partial (of 64 x 32 for the MMA; of 16 x 16 threads, each looping over K
+    # one element a step in the interpreter, for the others)
+    m, n = (70, 50) if name == "mma_reset" else (20, 19)
+    a, b = randn(m, 45, dtype=torch.float16, seed=13), randn(n, 45, dtype=torch.float16, seed=14)
+    out = poisoned(m, n, dtype=torch.float32)
     getattr(mod, name)(a, b, out)
     # f16 products rounded to f16 where one thread multiplies two f16 elements (LANGUAGE.md: no promotion)
     assert_close(out, a[:, first_k:].double() @ b[:, first_k:].double().T, atol=1e-2, rtol=2e-3)

@@ -97,7 +97,7 @@ SIZES = [(37, 101), (70, 300)]
 
 @pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
 def test_each_guarded_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
-    check_forms(PROGRAM, schedule, CASES, m, n)
+    check_forms(PROGRAM, schedule, CASES, m, n, many={"tril": 67, "triu_scale_f16": 67})
 
 
 def _source(schedule: str) -> str:
