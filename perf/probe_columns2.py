@@ -67,6 +67,7 @@ def _partial(
     BR: tl.constexpr,
     STAGES: tl.constexpr,
     EVICT_FIRST: tl.constexpr,
+    EVEN: tl.constexpr,
 ):
     pc = tl.program_id(0)
     ps = tl.program_id(1)
@@ -75,6 +76,12 @@ def _partial(
     start = ps * CHUNK
     stop = tl.minimum(M, start + CHUNK)
     acc = tl.zeros([BR, BC], tl.float32)
+    if EVEN:  # whole blocks without masks (N a multiple of BC), then the last partial block masked
+        full = start + (stop - start) // BR * BR
+        for r0 in tl.range(start, full, BR, num_stages=STAGES):
+            r = r0 + tl.arange(0, BR)[:, None]
+            acc += tl.load(x_ptr + r.to(tl.int64) * N + c).to(tl.float32)
+        start = full
     for r0 in tl.range(start, stop, BR, num_stages=STAGES):
         r = r0 + tl.arange(0, BR)[:, None]
         m = (r < stop) & (c < N)
@@ -106,10 +113,11 @@ class Config:
     warps: int
     stages: int
     evict_first: bool = False
+    even: bool = False  # whole blocks unmasked (only where N is a multiple of bc)
 
     @property
     def form(self) -> str:
-        return "split+evict_first" if self.evict_first else "split"
+        return "split" + ("+evict_first" if self.evict_first else "") + ("+even" if self.even else "")
 
 
 DEFAULT = Config(bc=512, block_bytes=8192, waves=8, warps=4, stages=3)
@@ -120,6 +128,7 @@ QUICK = [
     Config(1024, 8192, 4, 4, 1),
     Config(128, 16384, 4, 8, 3),
     Config(2048, 16384, 8, 4, 3),
+    Config(512, 8192, 8, 4, 3, even=True),
 ]
 
 
@@ -136,7 +145,8 @@ def sweep(elem: int, quick: bool, everything: bool) -> list[Config]:
         if max(1, block_bytes // (bc * elem)) * bc > 16384:
             continue
         out.append(Config(bc, block_bytes, waves, warps, stages))
-    return out + [Config(512, 8192, 8, 4, 3, evict_first=True)]
+    even = [Config(bc, bb, 8, 4, st, even=True) for bc in (256, 512, 1024) for bb in (8192, 16384) for st in (1, 3)]
+    return out + [Config(512, 8192, 8, 4, 3, evict_first=True)] + even
 
 
 @dataclass
@@ -164,7 +174,7 @@ def launches(x: torch.Tensor, cfg: Config, sms: int) -> Launches:
     def run() -> None:
         _partial[(col_blocks, splits)](
             x, part, m, n, chunk, BC=cfg.bc, BR=br, STAGES=cfg.stages, EVICT_FIRST=cfg.evict_first,
-            num_warps=cfg.warps,
+            EVEN=cfg.even and n % cfg.bc == 0, num_warps=cfg.warps,
         )  # fmt: skip
         _combine[(triton.cdiv(n, COMBINE_COLS),)](part, y, n, splits, SB=sb, CC=COMBINE_COLS, num_warps=4)
 
@@ -208,7 +218,7 @@ def row_text(r: dict) -> str:
 
 def probe(x: torch.Tensor, cfg: Config, sms: int, ref: torch.Tensor, timed: bool) -> dict:
     """One configuration: checked against ``ref``, then (``timed``) timed; never raises."""
-    rec: dict = {"form": cfg.form, **{k: v for k, v in asdict(cfg).items() if k != "evict_first"}}
+    rec: dict = {"form": cfg.form, **{k: v for k, v in asdict(cfg).items() if k not in ("evict_first", "even")}}
     try:
         la = launches(x, cfg, sms)
         rec.update(br=la.br, splits=la.splits, chunk=la.chunk)
