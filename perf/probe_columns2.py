@@ -129,6 +129,10 @@ QUICK = [
     Config(128, 16384, 4, 8, 3),
     Config(2048, 16384, 8, 4, 3),
     Config(512, 8192, 8, 4, 3, even=True),
+    Config(256, 8192, 8, 4, 3),  # the tile --schedule auto gives a source of 256 columns a block
+    Config(512, 8192, 8, 4, 4),
+    Config(512, 8192, 8, 4, 5),
+    Config(512, 16384, 8, 4, 4),
 ]
 
 
