@@ -1,0 +1,187 @@
+"""Issues 25/28: more GEMM and pipeline forms (tests/programs/gemm_forms2/*.co, written for this test).
+
+tests/test_gemm_forms.py holds one GEMM in many forms with ``a`` stored ``[M, K]``; these are forms a
+Croqtile user plausibly writes that differ from those in structure: K-major operands (``a [K, M]``,
+``mma.col.*``), K loops written as a counted ``while`` over element offsets or with ``.step`` views,
+accumulators that start from a value or from the output itself, epilogues written element-wise over
+the stored output, s8 -> s32 and bf16, skinny tiles and an N loop inside the block, batches as a
+``foreach`` or as the first grid component, pipelines with other ring depths, ``.async`` MMAs and
+the producer as the last unit, and double buffering by ``swap``ped futures. Each case:
+
+* computes its function in both schedules in Triton's interpreter: random inputs on ragged sizes,
+  outputs poisoned with NaN, against a float64 reference;
+* under ``--schedule auto`` is proved a contraction (lift/contraction.py), or, for a near miss (not a
+  GEMM over K), is not and still computes what it says;
+* (slow) under auto compiles for sm_90a to ``wgmma`` with a block tile of at least 128 x 128 (shared
+  with tests/test_gemm_forms.py: ``_compile_auto``).
+
+A case marked xfail(strict=True) is a form the translator does not recognise yet, with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+from kernel_util import flat, poisoned, randn
+from test_gemm_forms import Compiled, _compile_auto
+
+from croq2triton.api import load, translate_full
+
+FORMS = Path(__file__).resolve().parent / "programs" / "gemm_forms2"
+MARK = "a contraction: croq2triton/lift/contraction.py proves it"
+F16, F32, BF16, S8, S32 = torch.float16, torch.float32, torch.bfloat16, torch.int8, torch.int32
+D = torch.float64
+
+Args = list[object]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str  # tests/programs/gemm_forms2/NAME.co, function `gemm`
+    sizes: tuple[int, ...]  # M, N, K (and BS)
+    args: Callable[..., Args]  # sizes -> every argument (the output among them)
+    ref: Callable[..., torch.Tensor]  # (the arguments as float64 on the CPU, before the call) -> the output
+    out: int = -1  # which argument is the output
+    tol: float = 1e-3  # of max |ref| (0: exact)
+    gemm: bool = True  # auto proves it a contraction (else a near miss: it must not)
+    why: str = ""  # xfail(strict) reason of the contraction check: auto does not recognise it yet
+
+
+def _r(*shape: int, dtype: torch.dtype = F16, seed: int) -> torch.Tensor:
+    return randn(*shape, seed=seed).to(dtype)
+
+
+def _ints(*shape: int, seed: int, dtype: torch.dtype) -> torch.Tensor:
+    """Small integers (exact in bf16, so are their products and the f32 sums of a few hundred)."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(-8, 8, shape, generator=g).to(dtype)
+
+
+def _silu(x: torch.Tensor) -> torch.Tensor:
+    return x * torch.sigmoid(x)
+
+
+def _tiles(k: int, width: int, keep: Callable[[int], bool]) -> torch.Tensor:
+    """A 0/1 mask over K: the K tiles of ``width`` whose index ``keep`` accepts."""
+    return torch.tensor([1.0 if keep(i // width) else 0.0 for i in range(k)], dtype=D)
+
+
+RAGGED = (197, 301, 91)
+PIPE = (197, 296, 200)
+
+CASES: list[Case] = [
+    Case("at_thread_km", (70, 42, 19), lambda m, n, k: [_r(k, m, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a.T @ b.T),
+    Case("both_t_staged", (70, 45, 37), lambda m, n, k: [_r(k, m, seed=1), _r(k, n, seed=2), poisoned(m, n)],
+         lambda a, b, o: a.T @ b),
+    Case("colcol_tma_f16", PIPE, lambda m, n, k: [_r(k, m, seed=1), _r(k, n, seed=2), poisoned(m, n, dtype=F16)],
+         lambda a, b, o: a.T @ b, tol=1e-2),
+    Case("k_while_view", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T, why="'while' in a contraction"),
+    Case("k_step_elems", (197, 301, 300), lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T),
+    Case("fill_start", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: 0.5 + a @ b.T, why="an accumulator that does not start at zero"),
+    Case("c_inplace", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), randn(m, n, seed=3)],
+         lambda a, b, c: c + a @ b.T),
+    Case("alpha_beta_after_store", (70, 75, 45),
+         lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), randn(m, n, seed=3), 1.5, -0.5, poisoned(m, n)],
+         lambda a, b, c, al, be, o: al * (a @ b.T) + be * c, why="a store of something other than an accumulator"),
+    Case("silu_bias_thread", (40, 45, 19),
+         lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), randn(n, seed=3), poisoned(m, n, dtype=F16)],
+         lambda a, b, bias, o: _silu(a @ b.T + bias), tol=1e-2, why="an output written by more than one store"),
+    Case("int8_thread_s32", (70, 45, 37),
+         lambda m, n, k: [randn(m, k, dtype=S8, seed=1), randn(k, n, dtype=S8, seed=2), poisoned(m, n, dtype=S32)],
+         lambda a, b, o: a @ b, tol=0, why="an operation on one element of an accumulator array"),
+    # bf16: integer inputs, every product and f32 sum exact; the output is rounded to bf16 (8 bits)
+    Case("bf16_wgmma", PIPE,
+         lambda m, n, k: [_ints(m, k, seed=1, dtype=BF16), _ints(k, n, seed=2, dtype=BF16), poisoned(m, n, dtype=BF16)],
+         lambda a, b, o: a @ b, tol=1e-2),
+    Case("skinny_n16", (197, 9, 200), lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T),
+    Case("rows_loop_n", (197, 150, 91), lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T),
+    Case("batched_foreach", (97, 70, 45, 3),
+         lambda m, n, k, bs: [_r(bs, m, k, seed=1), _r(bs, n, k, seed=2), poisoned(bs, m, n)],
+         lambda a, b, o: a @ b.transpose(1, 2)),
+    Case("batched_thread_first", (37, 20, 13, 3),
+         lambda m, n, k, bs: [_r(bs, m, k, seed=1), _r(bs, k, n, seed=2), poisoned(bs, m, n)],
+         lambda a, b, o: a @ b),
+    Case("pipe_s4_async_mma", PIPE, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T),
+    Case("pipe_2c_s3_kpieces", PIPE, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T),
+    Case("dma_async_swap", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T, why="'dma.any' in a contraction"),
+    # near misses: not a GEMM over K, computed as written
+    Case("near_reset_inside", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: (a * _tiles(a.shape[1], 32, lambda t: t == (a.shape[1] - 1) // 32)) @ b.T, gemm=False),
+    Case("near_while_skip", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: (a * _tiles(a.shape[1], 32, lambda t: t % 2 == 0)) @ b.T, gemm=False),
+]  # fmt: skip
+
+
+def test_every_program_has_a_case() -> None:
+    assert sorted(p.stem for p in FORMS.glob("*.co")) == sorted(c.name for c in CASES)
+    for p in FORMS.glob("*.co"):
+        assert p.read_text().startswith("// "), p.name
+
+
+def _source(case: Case, schedule: str) -> str:
+    path = FORMS / f"{case.name}.co"
+    return translate_full(path.read_text(), filename=path.name, schedule=schedule).source
+
+
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=c.why)] if c.why else []) for c in CASES],
+)
+def test_auto_proves_the_gemm(case: Case) -> None:
+    assert (MARK in flat(_source(case, "auto"))) == case.gemm
+
+
+@pytest.mark.filterwarnings("ignore:croq2triton.*not 16-byte aligned:RuntimeWarning")
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_it_computes_its_function(case: Case, schedule: str) -> None:
+    mod = load(FORMS / f"{case.name}.co", schedule=schedule)
+    args = case.args(*case.sizes)
+    before = [x.double().cpu() if isinstance(x, torch.Tensor) else x for x in args]
+    mod.gemm(*args)
+    out = args[case.out]
+    assert isinstance(out, torch.Tensor)
+    ref = case.ref(*before)
+    got = out.double().cpu()
+    assert got.shape == ref.shape
+    if case.tol == 0:
+        assert torch.equal(got, ref), "an integer GEMM is exact (poison left or a wrong sum)"
+        return
+    assert not torch.isnan(got).any(), f"{int(torch.isnan(got).sum())} output elements never written"
+    scale = float(ref.abs().max())
+    err = float((got - ref).abs().max())
+    assert err <= case.tol * scale, f"max |out - ref| = {err:.3g} > {case.tol} * max|ref| = {case.tol * scale:.3g}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=c.why)] if c.why else [])
+        for c in CASES
+        if c.gemm
+    ],
+)
+def test_auto_schedule_compiles_to_a_large_wgmma_tile(case: Case) -> None:
+    res = _compile_auto(Compiled(case.name), FORMS)
+    assert "error" not in res, res.get("error")
+    lines = res["lines"]
+    assert isinstance(lines, list) and len(lines) == 1, lines  # one kernel per form
+    line = lines[0]
+    tile = re.search(r": dot (\d+)x(\d+)x(\d+),", line)
+    assert tile and "wgmma yes" in line, line
+    assert int(tile.group(1)) >= 128 and int(tile.group(2)) >= 128, line
