@@ -274,6 +274,14 @@ class Interpreter(Moves, Roles, Expressions):
             init = d.init if d.init is not None else d.fill
             if init is None:
                 raise NotLifted("a declaration without a value", d)
+            if (s.type in FLOATS or s.type == "s32") and not self.is_zero(init):
+                ev = EpilogueEval(self)
+                v = ev.convert(ev.expr(init), s.type)
+                if (
+                    ev.acc is not None
+                ):  # `f32 v = out.at(m, n);` where the sum was stored: a value named for the epilogue
+                    self.bind(d.name, Scalar(ev.result(v), ev.acc, tuple(ev.stored)))
+                    continue
             if s.type in FLOATS or s.type == "s32":  # s32: the accumulator of integer products
                 cells = self.new_acc(Cells(s.type, (), (), zero=True, line=self.line(s)))
                 if not self.is_zero(init):  # `f32 acc = c.at(m, n);`: it starts there
@@ -333,7 +341,7 @@ class Interpreter(Moves, Roles, Expressions):
                 self.bind(tgt.name, self.value(v))
             except NotLifted:  # a float value (`g = acc.at(i, j) + bias.at(j);`): named for the epilogue
                 ev = EpilogueEval(self)
-                self.bind(tgt.name, Scalar(ev.evaluate(v), ev.acc))
+                self.bind(tgt.name, Scalar(ev.evaluate(v), ev.acc, tuple(ev.stored)))
             return
         if isinstance(tgt, A.Name):
             cur = as_cells(self.lookup(tgt.name, tgt))
@@ -638,9 +646,30 @@ class Interpreter(Moves, Roles, Expressions):
                 return
             raise NotLifted("an if with an else in a contraction", s)
         cond = self.bool_expr(s.cond)
-        self.guard.append(cond)
+        kept = [c for c in E.conjuncts(cond) if not self.always(c)]
+        if not kept:  # (``if (kt * 64 < K)`` in a loop over ``cdiv(K, 64)`` tiles: no condition)
+            self.stmt(s.then)
+            return
+        self.guard.append(E.conj(kept))
         self.stmt(s.then)  # accumulations check they add no condition (Cells.guard)
         self.guard.pop()
+
+    def always(self, c: E.Expr) -> bool:
+        """Whether ``c`` holds in every iteration of the loops and parallels around it: ``v * s < e``
+        (``v * s + s <= e``: no) with ``v`` a counter over ``[cdiv(e, s)]``, ``s`` a positive
+        constant: ``v * s <= (cdiv(e, s) - 1) * s < e`` (``j0 + k * s`` of a counted ``while`` from 0
+        as a ``foreach``, lift/whileloops.py)."""
+        if not (isinstance(c, E.Bin) and c.op == "<"):
+            return False
+        lhs, rhs = E.fold(c.lhs), E.fold(c.rhs)
+        for v, ext in self.spatial:
+            f = E.fold(ext)
+            step = _const(f.rhs) if isinstance(f, E.CDiv) else None
+            if step is None or step <= 0 or not E.same(E.fold(f.lhs), rhs):
+                continue
+            if E.same(lhs, E.fold(E.Bin("*", v, E.Const(step)))):
+                return True
+        return False
 
 
 def _chosen_assign(s: A.If) -> A.Assign | None:
