@@ -27,6 +27,7 @@ the kernel is lowered as written.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import replace
 from itertools import count
@@ -51,6 +52,7 @@ from .terms import (
     BufferArray,
     Cells,
     Elem,
+    Future,
     LoopFrame,
     Prod,
     Region,
@@ -266,6 +268,10 @@ class Interpreter(Moves, Roles, Expressions):
             self.apply(s)
         elif isinstance(s, A.With):
             self.with_stmt(s)
+        elif isinstance(s, A.DmaAny):
+            self.dma_any(s)
+        elif isinstance(s, A.Swap):
+            self.swap(s)
         else:
             raise NotLifted(f"{describe(s)} in a contraction", s)
 
@@ -538,11 +544,75 @@ class Interpreter(Moves, Roles, Expressions):
 
     def foreach(self, s: A.Foreach) -> None:
         loops = self.loop_items(s)
+        carried = self.carried(s)
+        if carried:
+            self.carrying(s, loops, carried)
+            return
+        self.run_foreach(s, loops)
+
+    def run_foreach(self, s: A.Foreach, loops: list[tuple[str, E.Var, E.Expr]]) -> None:
         self.push()
         for nm, var, ext in loops:
             self.bind(nm, Bounded(var, ext))
         self.loop(loops, lambda: self.stmt(s.body), s)
         self.pop()
+
+    # ---------------------------------------------------------------- futures a loop carries
+    def carried(self, s: A.Foreach) -> list[str]:
+        """The futures bound before the loop that its body copies into again or swaps (a prefetch:
+        ``nxt = dma.copy .. at(bm, k + 1) => shared; ..; swap(cur, nxt);``)."""
+        names: list[str] = []
+        for n in s.body.walk():
+            got = [n.result] if isinstance(n, A.DmaStmt) and n.result else n.names if isinstance(n, A.Swap) else []
+            names += [x for x in got if x not in names and isinstance(self.binding(x), Future)]
+        return names
+
+    def content(self, name: str) -> Region | None:
+        v = self.binding(name)
+        return v.buffer.content if isinstance(v, Future) and isinstance(v.buffer.content, Region) else None
+
+    def carrying(self, s: A.Foreach, loops: list[tuple[str, E.Var, E.Expr]], carried: list[str]) -> None:
+        """A loop whose iterations pass futures on (each copies the tile the next one reads): proved by
+        induction on the counter ``k``.  A hypothesis ``H(k)`` for what each carried future holds when
+        iteration ``k`` starts is found by running the body on copies of the interpreter (``H(k)``:
+        what the previous iteration leaves, where that is, at ``k = 0``, what the future holds before
+        the loop; a future whose start is still unknown holds its value before the loop meanwhile);
+        the body then runs once from ``H(k)``, and must leave ``H(k + 1)``.  A future whose start no
+        hypothesis gives holds nothing: a read of it is not lifted."""
+        if len(loops) != 1:
+            raise NotLifted("futures carried by a loop over several counters", s)
+        var = loops[0][1]
+        before = {n: self.binding(n) for n in carried}
+        v0 = {n: self.content(n) for n in carried}
+        hyp: dict[str, Region | None] = {n: None for n in carried}
+        for _ in range(len(carried) + 1):
+            trial = copy.deepcopy(self, {id(self.top): self.top, id(self.host): self.host})
+            for n in carried:
+                trial.set(n, _future(before[n], hyp[n] or v0[n]))
+            trial.run_foreach(s, loops)
+            new: dict[str, Region | None] = {}
+            for n in carried:
+                end = trial.content(n)
+                prev = _region_at(end, var, E.fold(var - 1)) if end is not None else None
+                start = _region_at(prev, var, E.Const(0)) if prev is not None else None
+                ok = prev is not None and start is not None and v0[n] is not None and _same_region(start, v0[n])
+                new[n] = prev if ok else None
+            if new == hyp:
+                break
+            hyp = new
+        for n in carried:
+            self.set(n, _future(before[n], hyp[n]))
+        self.run_foreach(s, loops)
+        for n in carried:
+            h = hyp[n]
+            if h is None:
+                continue
+            end = self.content(n)
+            if end is None or not _same_region(end, _region_at(h, var, E.fold(var + 1))):
+                raise NotLifted(f"the future '{n}', which a loop passes on, holds another tile in each iteration", s)
+        for n in carried:  # after the loop: what the iteration past the last one would start from
+            h = hyp[n]
+            self.set(n, _future(before[n], _region_at(h, var, loops[0][2]) if h is not None else None))
 
     def loop(self, loops: list[tuple[str, E.Var, E.Expr]], run: Callable[[], None], node: A.Node) -> None:
         """Run a loop body once with its counters as variables, then close the counters: spatial
@@ -670,6 +740,47 @@ class Interpreter(Moves, Roles, Expressions):
             if E.same(lhs, E.fold(E.Bin("*", v, E.Const(step)))):
                 return True
         return False
+
+
+def _future(like: Value | None, content: Region | None) -> Future:
+    """A future like ``like`` (its buffer's type and shape) holding ``content``."""
+    buf = like.buffer if isinstance(like, Future) else Buffer("", ())
+    shape = content.shape if content is not None and not buf.shape else buf.shape
+    return Future(Buffer(buf.elem, shape, content))
+
+
+def _region_at(r: Region, var: E.Var, value: E.Expr) -> Region:
+    """``r`` with ``value`` for the variable ``var``."""
+
+    def f(e: E.Expr) -> E.Expr:
+        return E.fold(E.substitute(e, {var.name: value}))
+
+    steps = None if r.steps is None else tuple(f(x) for x in r.steps)
+    limits = tuple((d, f(lo), f(hi)) for d, lo, hi in r.limits)
+    return Region(r.tensor, tuple(f(x) for x in r.origin), r.axes, tuple(f(x) for x in r.shape), limits, r.zfill,
+                  r.reshaped, steps)  # fmt: skip
+
+
+def _same_region(a: Region, b: Region) -> bool:
+    def same(xs: tuple[E.Expr, ...], ys: tuple[E.Expr, ...]) -> bool:
+        return len(xs) == len(ys) and all(E.same(E.fold(x), E.fold(y)) for x, y in zip(xs, ys, strict=True))
+
+    return (
+        a.tensor == b.tensor
+        and a.axes == b.axes
+        and a.zfill == b.zfill
+        and a.reshaped is None
+        and b.reshaped is None
+        and same(a.origin, b.origin)
+        and same(a.shape, b.shape)
+        and (a.steps is None) == (b.steps is None)
+        and (a.steps is None or b.steps is None or same(a.steps, b.steps))
+        and len(a.limits) == len(b.limits)
+        and all(
+            d1 == d2 and same((lo1, hi1), (lo2, hi2))
+            for (d1, lo1, hi1), (d2, lo2, hi2) in zip(a.limits, b.limits, strict=True)
+        )
+    )
 
 
 def _chosen_assign(s: A.If) -> A.Assign | None:

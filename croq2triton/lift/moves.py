@@ -126,8 +126,32 @@ class Moves:
             self.notes.append("swizzle")
         if _const(src.shape[-1]) is not None:
             self.ksteps.append(int(_const(src.shape[-1])))  # type: ignore[arg-type]
-        if s.result:
-            self.bind(s.result, Future(buf))
+        if (
+            s.result
+        ):  # a future's name assigned again (``f = dma.copy ..`` in a loop) is the same name (LANGUAGE.md 4.3)
+            if isinstance(self.binding(s.result), Future):
+                self.set(s.result, Future(buf))
+            else:
+                self.bind(s.result, Future(buf))
+
+    def binding(self, name: str) -> Value | None:
+        for sc in reversed(self.scopes):
+            if name in sc:
+                return sc[name]  # type: ignore[no-any-return]
+        return None
+
+    def dma_any(self, s: A.DmaAny) -> None:
+        """``f = dma.any``: a future of no copy yet (a later copy or a swap gives it one)."""
+        self.bind(s.result, Future(Buffer("", ())))
+
+    def swap(self, s: A.Swap) -> None:
+        """``swap(a, b)`` / ``rotate(a, b, c)``: the futures change names (``a`` gets what ``b`` had, ..,
+        the last what ``a`` had)."""
+        values = [self.binding(n) for n in s.names]
+        if len(values) < 2 or not all(isinstance(v, Future) for v in values):
+            raise NotLifted(f"a '{s.kind}' of something other than futures", s)
+        for n, v in zip(s.names, values[1:] + values[:1], strict=True):
+            self.set(n, v)
 
     def copy_placed_part(self, src: View, s: A.DmaStmt) -> None:
         """A copy out of a part of a buffer that accumulators were stored into: each store into
