@@ -116,6 +116,8 @@ CASES: list[Case] = [
          lambda a, b, o: a @ b.T),
     Case("pipe_2c_s3_kpieces", PIPE, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
          lambda a, b, o: a @ b.T),
+    Case("slots_prefetch", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T),
     Case("dma_async_swap", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
          lambda a, b, o: a @ b.T),
     # near misses: not a GEMM over K, computed as written
@@ -254,6 +256,22 @@ __co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out
 }
 """
 
+_SLOTS = (FORMS / "slots_prefetch.co").read_text().replace("at(bm, k + 1)", "at(bm, k + 2)")
+
+
+def _slots_skip(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Step k multiplies A's tile k + 1 (tile 0 at step 0) by B's tile k: A's and B's tiles 0, then
+    A's tile k + 1 with B's tile k."""
+    k = a.shape[1]
+    t = -(-k // 32)
+    ap = torch.nn.functional.pad(a, (0, 32 * (t + 2) - k))
+    bp = torch.nn.functional.pad(b, (0, 32 * (t + 2) - k))
+    out = ap[:, :32] @ bp[:, :32].T
+    for s in range(1, t):
+        out += ap[:, 32 * (s + 1) : 32 * (s + 2)] @ bp[:, 32 * s : 32 * (s + 1)].T
+    return out
+
+
 NEAR: list[tuple[str, str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]]] = [
     # the element loop rewrites half of each stored tile's rows: the other half keeps the sum
     ("half_rows", _prog(rows="16"), lambda a, b, p: _where_rows(p, lambda r, c: r % 64 < 32)),
@@ -264,6 +282,8 @@ NEAR: list[tuple[str, str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], 
      lambda a, b, p: _ktiles(a, b, lambda t: t * 64 < a.shape[1])),
     # a prefetch two tiles ahead: the steps read tiles 0, 2, 3, ... (tile 1 never)
     ("prefetch_skips", _SWAP, lambda a, b, p: _ktiles(a, b, lambda t: t != 1)),
+    # ... and through the other slot of two (A's tiles only: B's are the step's own)
+    ("slots_skip", _SLOTS, lambda a, b, p: _slots_skip(a, b)),
 ]  # fmt: skip
 
 

@@ -27,6 +27,7 @@ the kernel is lowered as written.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable
 from dataclasses import replace
@@ -97,6 +98,7 @@ class Interpreter(Moves, Roles, Expressions):
         self.assumptions: list[tuple[E.Expr, int]] = []
         self.block_vars: set[str] = set()
         self.data: dict[str, Elem] = {}  # values read from integer tensors (`offsets.at(e)`), by variable
+        self.lenient = False  # a trial run that skips the statements it cannot run (carrying_slots)
 
     # ---------------------------------------------------------------- scopes
     def fresh(self, base: str, bound: E.Expr | None = None) -> E.Var:
@@ -231,6 +233,13 @@ class Interpreter(Moves, Roles, Expressions):
             i += 1
 
     def stmt(self, s: A.Stmt) -> None:
+        if self.lenient and not isinstance(s, A.Block):  # a trial run (carrying_slots): what it cannot run is skipped
+            with contextlib.suppress(NotLifted):
+                self.run_stmt(s)
+            return
+        self.run_stmt(s)
+
+    def run_stmt(self, s: A.Stmt) -> None:
         if isinstance(s, A.Block):
             self.push()
             self.stmts(s.stmts)
@@ -548,7 +557,22 @@ class Interpreter(Moves, Roles, Expressions):
         if carried:
             self.carrying(s, loops, carried)
             return
+        arrays = self.carried_arrays(s)
+        if arrays and not self.runs(s, loops):
+            self.carrying_slots(s, loops, arrays)
+            return
         self.run_foreach(s, loops)
+
+    def trial(self) -> Interpreter:
+        """A copy of the interpreter to try a loop on (the kernel's tree and host shared)."""
+        return copy.deepcopy(self, {id(self.top): self.top, id(self.host): self.host})
+
+    def runs(self, s: A.Foreach, loops: list[tuple[str, E.Var, E.Expr]]) -> bool:
+        try:
+            self.trial().run_foreach(s, loops)
+        except NotLifted:
+            return False
+        return True
 
     def run_foreach(self, s: A.Foreach, loops: list[tuple[str, E.Var, E.Expr]]) -> None:
         self.push()
@@ -566,6 +590,71 @@ class Interpreter(Moves, Roles, Expressions):
             got = [n.result] if isinstance(n, A.DmaStmt) and n.result else n.names if isinstance(n, A.Swap) else []
             names += [x for x in got if x not in names and isinstance(self.binding(x), Future)]
         return names
+
+    def carried_arrays(self, s: A.Foreach) -> list[str]:
+        """The arrays of buffers the loop's body copies into (``=> sa[(k + 1) % 2]``)."""
+        names: list[str] = []
+        for n in s.body.walk():
+            if isinstance(n, A.DmaStmt) and not n.dst_storage:
+                d = _lit(n.dst)
+                base = _lit(d.base) if isinstance(d, A.Index) else None
+                if isinstance(base, A.Name) and isinstance(self.binding(base.name), BufferArray):
+                    names += [] if base.name in names else [base.name]
+        return names
+
+    def carrying_slots(self, s: A.Foreach, loops: list[tuple[str, E.Var, E.Expr]], arrays: list[str]) -> None:
+        """A loop that copies the next step's tile into another slot of an array of buffers than the
+        one it reads (``=> sa[(k + 1) % 2]`` while the MMA reads ``sa[k % 2]``), proved by induction on
+        the counter ``k``: what the body copies into slot ``W(k)`` (``D(k)``), found by running it once
+        on a copy of the interpreter (statements it cannot run skipped), is what slot ``W(k - 1)``
+        holds when iteration ``k`` starts, where at ``k = 0`` that is the slot written before the
+        loop and what it holds.  The body then runs from those slots alone (the others hold nothing:
+        a read of one is not lifted), may not copy into them before reading them (``W(k) != W(j - 1)``
+        for the ``k`` tried), and must leave ``D(k + 1)`` in slot ``W(k + 1)``."""
+        if len(loops) != 1:
+            raise NotLifted("slots carried by a loop over several counters", s)
+        var, ext = loops[0][1], loops[0][2]
+        trial = self.trial()
+        trial.lenient = True
+        with contextlib.suppress(NotLifted):
+            trial.run_foreach(s, loops)
+        hyps: dict[str, list[tuple[E.Expr, Region]]] = {}
+        writes: dict[str, list[E.Expr]] = {}
+        for name in arrays:
+            arr, done = self.binding(name), trial.binding(name)
+            assert isinstance(arr, BufferArray) and isinstance(done, BufferArray)
+            hyps[name], writes[name] = [], []
+            for key, buf in done.slots:
+                if var.name not in {v.name for v in E.free_vars(key)} or not isinstance(buf.content, Region):
+                    continue
+                writes[name].append(key)
+                start_key = E.fold(E.substitute(key, {var.name: E.fold(var - 1)}))
+                start = _region_at(buf.content, var, E.fold(var - 1))
+                first_key = E.fold(E.substitute(start_key, {var.name: E.Const(0)}))
+                first = next((b.content for k, b in arr.slots if E.same(k, first_key)), None)
+                if isinstance(first, Region) and _same_region(_region_at(start, var, E.Const(0)), first):
+                    hyps[name].append((start_key, start))
+        for name in arrays:
+            for w in writes[name]:
+                for h, _ in hyps[name]:
+                    if not _never_equal(w, h, var):
+                        raise NotLifted(f"a slot of '{name}' copied into in the step that reads it", s)
+            arr = self.binding(name)
+            assert isinstance(arr, BufferArray)
+            arr.slots = [(k, Buffer(arr.elem, arr.shape, r)) for k, r in hyps[name]]
+        self.run_foreach(s, loops)
+        for name in arrays:
+            arr = self.binding(name)
+            assert isinstance(arr, BufferArray)
+            for h, r in hyps[name]:
+                nxt = E.fold(E.substitute(h, {var.name: E.fold(var + 1)}))
+                got = next((b.content for k, b in arr.slots if E.same(k, nxt)), None)
+                if not isinstance(got, Region) or not _same_region(got, _region_at(r, var, E.fold(var + 1))):
+                    raise NotLifted(f"a slot of '{name}' that holds another tile in each step", s)
+            arr.slots = [
+                (E.fold(E.substitute(h, {var.name: ext})), Buffer(arr.elem, arr.shape, _region_at(r, var, ext)))
+                for h, r in hyps[name]
+            ]
 
     def content(self, name: str) -> Region | None:
         v = self.binding(name)
@@ -740,6 +829,18 @@ class Interpreter(Moves, Roles, Expressions):
             if E.same(lhs, E.fold(E.Bin("*", v, E.Const(step)))):
                 return True
         return False
+
+
+def _never_equal(a: E.Expr, b: E.Expr, var: E.Var, tries: int = 256) -> bool:
+    """Whether the slot keys ``a`` and ``b``, expressions of the counter ``var`` alone, differ at each of
+    its first ``tries`` values (keys modulo a ring's size repeat within them)."""
+    if any(v.name != var.name for v in [*E.free_vars(a), *E.free_vars(b)]):
+        return False
+    for k in range(tries):
+        x, y = (E.fold(E.substitute(e, {var.name: E.Const(k)})) for e in (a, b))
+        if not (isinstance(x, E.Const) and isinstance(y, E.Const)) or x.value == y.value:
+            return False
+    return True
 
 
 def _future(like: Value | None, content: Region | None) -> Future:
