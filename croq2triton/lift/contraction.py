@@ -39,7 +39,7 @@ from ..frontend.printer import Printer
 from ..sema.levels import chain_levels, chains
 from ..tir import expr as E
 from ..tir.contract import Contraction
-from .epilogue import EpilogueEval, start_value, transformed
+from .epilogue import INT_SCALARS, EpilogueEval, start_value, transformed
 from .host import HostScope
 from .moves import Moves, as_cells
 from .notlifted import NotLifted
@@ -470,7 +470,13 @@ class Interpreter(Moves, Roles, Expressions):
 
     def is_scalar(self, e: A.Expr) -> bool:
         """Whether ``e`` reads a float scalar parameter (which only an epilogue may)."""
-        return any(isinstance(n, A.Name) and not self.known(n.name) and n.name in self.host.scalars for n in _names(e))
+        return any(
+            isinstance(n, A.Name)
+            and not self.known(n.name)
+            and n.name in self.host.scalars
+            and self.host.scalars[n.name].elem not in INT_SCALARS  # (sizes index elements: `K - 1 - k`)
+            for n in _names(e)
+        )
 
     def transform(self, cells: Cells, idx: tuple[E.Expr, ...], a: A.Assign, op: str, rhs: A.Expr) -> None:
         """``acc op= x`` or ``acc = f(acc)`` that is not an accumulation: before any product, the
