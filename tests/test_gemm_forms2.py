@@ -269,6 +269,22 @@ __co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out
 _SLOTS = (FORMS / "slots_prefetch.co").read_text().replace("at(bm, k + 1)", "at(bm, k + 2)")
 
 
+_TWICE = """
+__co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 16)] : block, {tm, tn} by [16, 16] : thread {
+    f32 s = 0.0f;
+    foreach k in [K]
+      s += a.at(bm # tm, k) * b.at(bn # tn, k);
+    if (bm # tm < M && bn # tn < N) {
+      STORE
+      foreach t in [2]
+        out.at(bm # tm, bn # tn) UPDATE;
+    }
+  }
+}
+"""
+
+
 def _slots_skip(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Step k multiplies A's tile k + 1 (tile 0 at step 0) by B's tile k: A's and B's tiles 0, then
     A's tile k + 1 with B's tile k."""
@@ -295,6 +311,11 @@ NEAR: list[tuple[str, str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], 
     # ... and through the other slot of two (A's tiles only: B's are the step's own)
     ("slots_skip", _SLOTS, lambda a, b, p: _slots_skip(a, b)),
     # A's K walked backwards, B's forwards: not a product over one K index
+    # an element loop that rewrites each stored element twice (reading what the pass before wrote)
+    ("twice_after_store", _TWICE.replace("STORE", "out.at(bm # tm, bn # tn) = s;").replace("UPDATE", "= 2.0f * out.at(bm # tm, bn # tn)"),
+     lambda a, b, p: 4 * p),
+    # ... and C += A B^T twice into the output as it was (its start: 1.0 everywhere)
+    ("twice_into_c", _TWICE.replace("STORE", "").replace("UPDATE", "+= s"), lambda a, b, p: 1.0 + 2 * p),
     ("reverse_a_only", (FORMS / "reverse_k.co").read_text().replace("b.at(bn # tn, K - 1 - k)", "b.at(bn # tn, k)"),
      lambda a, b, p: a.flip(1) @ b.T),
 ]  # fmt: skip
@@ -317,6 +338,8 @@ def test_a_near_miss_is_computed_as_written(
     mod = load(path, schedule=schedule)
     m, n, k = 70, 75, 100
     a, b, out = _r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)
+    if name == "twice_into_c":  # (reads the output as it was)
+        out.fill_(1.0)
     mod.gemm(a, b, out)
     a64, b64 = a.double().cpu(), b.double().cpu()
     want = ref(a64, b64, a64 @ b64.T)

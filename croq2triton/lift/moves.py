@@ -546,6 +546,9 @@ class Moves:
             return None
         here = {v.name for v, _ in self.spatial}
         own = {v.name: (v, ext) for v, ext in last.spatial if v.name not in here}
+        since = {v.name for v, ext in self.spatial if _const(ext) != 1} - {v.name for v, _ in last.spatial}
+        if not since <= {v.name for i in el.index for v in E.free_vars(i)}:
+            return None  # (a loop entered since the store that reads one element again and again)
         env: dict[str, E.Expr] = {}
         zero = {n: E.Const(0) for n in own}
         for i_st, i_rd in zip(last.index, el.index, strict=True):

@@ -355,6 +355,9 @@ def prove(it: Any, node: A.Node) -> Contraction:
         used |= vs
         if not covers(r, out_ext[d]):
             raise NotLifted("a tiling that leaves output elements unwritten", node)
+    if any(r.tensor == st.tensor for r in reads) and any(n not in used and _const(x) != 1 for n, x in spatial.items()):
+        # (``foreach t in [2] out.at(m, n) += s;``: each pass reads what the previous one wrote)
+        raise NotLifted("an output element read and written again by several iterations", node)
     if not all(_guard_ok(g, index, out_ext) for g in guards):
         raise NotLifted("a store guard that is not the output's own bounds", node)
 
