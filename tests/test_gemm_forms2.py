@@ -126,6 +126,9 @@ CASES: list[Case] = [
     Case("bf16_thread_cast", (40, 45, 19),
          lambda m, n, k: [_ints(m, k, seed=1, dtype=BF16), _ints(k, n, seed=2, dtype=BF16), poisoned(m, n)],
          lambda a, b, o: a @ b, tol=0),
+    # 4 x 5 = 20 output tiles on 3 persistent blocks
+    Case("persistent_while", (197, 301, 91),
+         lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n), 3], lambda a, b, o, s: a @ b.T, out=2),
     Case("slots_prefetch", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
          lambda a, b, o: a @ b.T),
     Case("dma_async_swap", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
