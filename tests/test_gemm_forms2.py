@@ -6,14 +6,20 @@ Croqtile user plausibly writes that differ from those in structure: K-major oper
 accumulators that start from a value or from the output itself, epilogues written element-wise over
 the stored output, s8 -> s32 and bf16, skinny tiles and an N loop inside the block, batches as a
 ``foreach`` or as the first grid component, pipelines with other ring depths, ``.async`` MMAs and
-the producer as the last unit, and double buffering by ``swap``ped futures. Each case:
+the producer as the last unit, double buffering by ``swap``ped futures or through the other slot of
+two buffers, a K loop walked backwards, a GEMV-like eight columns, ``C += A B`` into the output and a
+persistent ``while`` over flat tile ids. Each case:
 
 * computes its function in both schedules in Triton's interpreter: random inputs on ragged sizes,
   outputs poisoned with NaN, against a float64 reference;
 * under ``--schedule auto`` is proved a contraction (lift/contraction.py), or, for a near miss (not a
   GEMM over K), is not and still computes what it says;
 * (slow) under auto compiles for sm_90a to ``wgmma`` with a block tile of at least 128 x 128 (shared
-  with tests/test_gemm_forms.py: ``_compile_auto``).
+  with tests/test_gemm_forms.py: ``_compile_auto``), except where the signature fixes a narrow output.
+
+The near misses at the end (inline programs) are what each new rule must not take: a rewrite of only
+part of a stored tile, a K condition that is not the loop's range, prefetches of the wrong tile,
+an element rewritten twice by a loop its index does not use, K walked backwards in one operand only.
 
 A case marked xfail(strict=True) is a form the translator does not recognise yet, with the reason.
 """
