@@ -148,3 +148,35 @@ def test_a_while_whose_counter_is_read_after_it_stays() -> None:
     assert "while go" in _code("auto", "sum_then_count_k0")
     body = _code("auto", "count_below_k0")
     assert "while go" in body
+
+
+GRID_STRIDE = """
+__co__ void scale(global f32 [N] x, global f32 [N] y, int nb, int step) {
+  parallel b by nb : block, t by 128 : thread {
+    mutable int i = b # t;
+    while (i < N) {
+      y.at(i) = 2.0f * x.at(i);
+      i += STEP;
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("step", "counted"), [("#b * #t", True), ("nb * 128", True), ("step", False)])
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_a_grid_stride_while_is_counted(tmp_path: Path, step: str, counted: bool, schedule: str) -> None:
+    """A while whose step is positive wherever it runs, not only a constant: a grid stride ``#b * #t``,
+    or the product of the block level's extent ``nb`` and 128, is a foreach under auto
+    (lift/whileloops.py); a step that is only a parameter (``step``: its sign unknown) stays a while."""
+    text = GRID_STRIDE.replace("STEP", step)
+    code = translate_full(text, filename="stride.co", schedule=schedule).source
+    body = code.split("def scale_k0(")[1].split("@_rt.launcher")[0]
+    assert ("while go" not in body) == (counted and schedule == "auto")
+    path = tmp_path / "stride.co"
+    path.write_text(text)
+    mod = load_once(path, schedule)
+    x = randn(1000, seed=1)
+    y = torch.full((1000,), float("nan"), device=DEVICE)
+    mod.scale(x, y, 3, 384)  # type: ignore[attr-defined]
+    assert torch.equal(y, 2 * x)

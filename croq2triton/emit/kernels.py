@@ -118,6 +118,10 @@ class KernelDispatch:
             out.append(H.Assert(inside, msg, line=c.index.span.line if c.index.span else 0))
         line = top.span.line if top.span else 0
         tiled = self.lift_contraction(top, name, host)
+        if tiled is None and self.schedule == "auto":  # a K loop written as a counted while (lift/whileloops.py)
+            counted = counted_whiles(top)
+            if counted is not None:
+                tiled = self.lift_contraction(counted, name, host)
         if tiled is None:
             return [*out, *self.lift_as_written(top, name, host)]
         launch, cond = tiled

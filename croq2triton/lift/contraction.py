@@ -27,6 +27,8 @@ the kernel is lowered as written.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 from collections.abc import Callable
 from dataclasses import replace
 from itertools import count
@@ -37,7 +39,7 @@ from ..frontend.printer import Printer
 from ..sema.levels import chain_levels, chains
 from ..tir import expr as E
 from ..tir.contract import Contraction
-from .epilogue import EpilogueEval, start_value, transformed
+from .epilogue import INT_SCALARS, EpilogueEval, start_value, transformed
 from .host import HostScope
 from .moves import Moves, as_cells
 from .notlifted import NotLifted
@@ -51,6 +53,7 @@ from .terms import (
     BufferArray,
     Cells,
     Elem,
+    Future,
     LoopFrame,
     Prod,
     Region,
@@ -95,6 +98,7 @@ class Interpreter(Moves, Roles, Expressions):
         self.assumptions: list[tuple[E.Expr, int]] = []
         self.block_vars: set[str] = set()
         self.data: dict[str, Elem] = {}  # values read from integer tensors (`offsets.at(e)`), by variable
+        self.lenient = False  # a trial run that skips the statements it cannot run (carrying_slots)
 
     # ---------------------------------------------------------------- scopes
     def fresh(self, base: str, bound: E.Expr | None = None) -> E.Var:
@@ -229,6 +233,13 @@ class Interpreter(Moves, Roles, Expressions):
             i += 1
 
     def stmt(self, s: A.Stmt) -> None:
+        if self.lenient and not isinstance(s, A.Block):  # a trial run (carrying_slots): what it cannot run is skipped
+            with contextlib.suppress(NotLifted):
+                self.run_stmt(s)
+            return
+        self.run_stmt(s)
+
+    def run_stmt(self, s: A.Stmt) -> None:
         if isinstance(s, A.Block):
             self.push()
             self.stmts(s.stmts)
@@ -266,6 +277,10 @@ class Interpreter(Moves, Roles, Expressions):
             self.apply(s)
         elif isinstance(s, A.With):
             self.with_stmt(s)
+        elif isinstance(s, A.DmaAny):
+            self.dma_any(s)
+        elif isinstance(s, A.Swap):
+            self.swap(s)
         else:
             raise NotLifted(f"{describe(s)} in a contraction", s)
 
@@ -274,6 +289,14 @@ class Interpreter(Moves, Roles, Expressions):
             init = d.init if d.init is not None else d.fill
             if init is None:
                 raise NotLifted("a declaration without a value", d)
+            if (s.type in FLOATS or s.type == "s32") and not self.is_zero(init):
+                ev = EpilogueEval(self)
+                v = ev.convert(ev.expr(init), s.type)
+                if (
+                    ev.acc is not None
+                ):  # `f32 v = out.at(m, n);` where the sum was stored: a value named for the epilogue
+                    self.bind(d.name, Scalar(ev.result(v), ev.acc, tuple(ev.stored)))
+                    continue
             if s.type in FLOATS or s.type == "s32":  # s32: the accumulator of integer products
                 cells = self.new_acc(Cells(s.type, (), (), zero=True, line=self.line(s)))
                 if not self.is_zero(init):  # `f32 acc = c.at(m, n);`: it starts there
@@ -333,7 +356,7 @@ class Interpreter(Moves, Roles, Expressions):
                 self.bind(tgt.name, self.value(v))
             except NotLifted:  # a float value (`g = acc.at(i, j) + bias.at(j);`): named for the epilogue
                 ev = EpilogueEval(self)
-                self.bind(tgt.name, Scalar(ev.evaluate(v), ev.acc))
+                self.bind(tgt.name, Scalar(ev.evaluate(v), ev.acc, tuple(ev.stored)))
             return
         if isinstance(tgt, A.Name):
             cur = as_cells(self.lookup(tgt.name, tgt))
@@ -447,7 +470,13 @@ class Interpreter(Moves, Roles, Expressions):
 
     def is_scalar(self, e: A.Expr) -> bool:
         """Whether ``e`` reads a float scalar parameter (which only an epilogue may)."""
-        return any(isinstance(n, A.Name) and not self.known(n.name) and n.name in self.host.scalars for n in _names(e))
+        return any(
+            isinstance(n, A.Name)
+            and not self.known(n.name)
+            and n.name in self.host.scalars
+            and self.host.scalars[n.name].elem not in INT_SCALARS  # (sizes index elements: `K - 1 - k`)
+            for n in _names(e)
+        )
 
     def transform(self, cells: Cells, idx: tuple[E.Expr, ...], a: A.Assign, op: str, rhs: A.Expr) -> None:
         """``acc op= x`` or ``acc = f(acc)`` that is not an accumulation: before any product, the
@@ -530,11 +559,155 @@ class Interpreter(Moves, Roles, Expressions):
 
     def foreach(self, s: A.Foreach) -> None:
         loops = self.loop_items(s)
+        carried = self.carried(s)
+        if carried:
+            self.carrying(s, loops, carried)
+            return
+        arrays = self.carried_arrays(s)
+        if arrays and not self.runs(s, loops):
+            self.carrying_slots(s, loops, arrays)
+            return
+        self.run_foreach(s, loops)
+
+    def trial(self) -> Interpreter:
+        """A copy of the interpreter to try a loop on (the kernel's tree and host shared)."""
+        return copy.deepcopy(self, {id(self.top): self.top, id(self.host): self.host})
+
+    def runs(self, s: A.Foreach, loops: list[tuple[str, E.Var, E.Expr]]) -> bool:
+        try:
+            self.trial().run_foreach(s, loops)
+        except NotLifted:
+            return False
+        return True
+
+    def run_foreach(self, s: A.Foreach, loops: list[tuple[str, E.Var, E.Expr]]) -> None:
         self.push()
         for nm, var, ext in loops:
             self.bind(nm, Bounded(var, ext))
         self.loop(loops, lambda: self.stmt(s.body), s)
         self.pop()
+
+    # ---------------------------------------------------------------- futures a loop carries
+    def carried(self, s: A.Foreach) -> list[str]:
+        """The futures bound before the loop that its body copies into again or swaps (a prefetch:
+        ``nxt = dma.copy .. at(bm, k + 1) => shared; ..; swap(cur, nxt);``)."""
+        names: list[str] = []
+        for n in s.body.walk():
+            got = [n.result] if isinstance(n, A.DmaStmt) and n.result else n.names if isinstance(n, A.Swap) else []
+            names += [x for x in got if x not in names and isinstance(self.binding(x), Future)]
+        return names
+
+    def carried_arrays(self, s: A.Foreach) -> list[str]:
+        """The arrays of buffers the loop's body copies into (``=> sa[(k + 1) % 2]``)."""
+        names: list[str] = []
+        for n in s.body.walk():
+            if isinstance(n, A.DmaStmt) and not n.dst_storage:
+                d = _lit(n.dst)
+                base = _lit(d.base) if isinstance(d, A.Index) else None
+                if isinstance(base, A.Name) and isinstance(self.binding(base.name), BufferArray):
+                    names += [] if base.name in names else [base.name]
+        return names
+
+    def carrying_slots(self, s: A.Foreach, loops: list[tuple[str, E.Var, E.Expr]], arrays: list[str]) -> None:
+        """A loop that copies the next step's tile into another slot of an array of buffers than the
+        one it reads (``=> sa[(k + 1) % 2]`` while the MMA reads ``sa[k % 2]``), proved by induction on
+        the counter ``k``: what the body copies into slot ``W(k)`` (``D(k)``), found by running it once
+        on a copy of the interpreter (statements it cannot run skipped), is what slot ``W(k - 1)``
+        holds when iteration ``k`` starts, where at ``k = 0`` that is the slot written before the
+        loop and what it holds.  The body then runs from those slots alone (the others hold nothing:
+        a read of one is not lifted), may not copy into them before reading them (``W(k) != W(j - 1)``
+        for the ``k`` tried), and must leave ``D(k + 1)`` in slot ``W(k + 1)``."""
+        if len(loops) != 1:
+            raise NotLifted("slots carried by a loop over several counters", s)
+        var, ext = loops[0][1], loops[0][2]
+        trial = self.trial()
+        trial.lenient = True
+        with contextlib.suppress(NotLifted):
+            trial.run_foreach(s, loops)
+        hyps: dict[str, list[tuple[E.Expr, Region]]] = {}
+        writes: dict[str, list[E.Expr]] = {}
+        for name in arrays:
+            arr, done = self.binding(name), trial.binding(name)
+            assert isinstance(arr, BufferArray) and isinstance(done, BufferArray)
+            hyps[name], writes[name] = [], []
+            for key, buf in done.slots:
+                if var.name not in {v.name for v in E.free_vars(key)} or not isinstance(buf.content, Region):
+                    continue
+                writes[name].append(key)
+                start_key = E.fold(E.substitute(key, {var.name: E.fold(var - 1)}))
+                start = _region_at(buf.content, var, E.fold(var - 1))
+                first_key = E.fold(E.substitute(start_key, {var.name: E.Const(0)}))
+                first = next((b.content for k, b in arr.slots if E.same(k, first_key)), None)
+                if isinstance(first, Region) and _same_region(_region_at(start, var, E.Const(0)), first):
+                    hyps[name].append((start_key, start))
+        for name in arrays:
+            for w in writes[name]:
+                for h, _ in hyps[name]:
+                    if not _never_equal(w, h, var):
+                        raise NotLifted(f"a slot of '{name}' copied into in the step that reads it", s)
+            arr = self.binding(name)
+            assert isinstance(arr, BufferArray)
+            arr.slots = [(k, Buffer(arr.elem, arr.shape, r)) for k, r in hyps[name]]
+        self.run_foreach(s, loops)
+        for name in arrays:
+            arr = self.binding(name)
+            assert isinstance(arr, BufferArray)
+            for h, r in hyps[name]:
+                nxt = E.fold(E.substitute(h, {var.name: E.fold(var + 1)}))
+                got = next((b.content for k, b in arr.slots if E.same(k, nxt)), None)
+                if not isinstance(got, Region) or not _same_region(got, _region_at(r, var, E.fold(var + 1))):
+                    raise NotLifted(f"a slot of '{name}' that holds another tile in each step", s)
+            arr.slots = [
+                (E.fold(E.substitute(h, {var.name: ext})), Buffer(arr.elem, arr.shape, _region_at(r, var, ext)))
+                for h, r in hyps[name]
+            ]
+
+    def content(self, name: str) -> Region | None:
+        v = self.binding(name)
+        return v.buffer.content if isinstance(v, Future) and isinstance(v.buffer.content, Region) else None
+
+    def carrying(self, s: A.Foreach, loops: list[tuple[str, E.Var, E.Expr]], carried: list[str]) -> None:
+        """A loop whose iterations pass futures on (each copies the tile the next one reads): proved by
+        induction on the counter ``k``.  A hypothesis ``H(k)`` for what each carried future holds when
+        iteration ``k`` starts is found by running the body on copies of the interpreter (``H(k)``:
+        what the previous iteration leaves, where that is, at ``k = 0``, what the future holds before
+        the loop; a future whose start is still unknown holds its value before the loop meanwhile);
+        the body then runs once from ``H(k)``, and must leave ``H(k + 1)``.  A future whose start no
+        hypothesis gives holds nothing: a read of it is not lifted."""
+        if len(loops) != 1:
+            raise NotLifted("futures carried by a loop over several counters", s)
+        var = loops[0][1]
+        before = {n: self.binding(n) for n in carried}
+        v0 = {n: self.content(n) for n in carried}
+        hyp: dict[str, Region | None] = {n: None for n in carried}
+        for _ in range(len(carried) + 1):
+            trial = copy.deepcopy(self, {id(self.top): self.top, id(self.host): self.host})
+            for n in carried:
+                trial.set(n, _future(before[n], hyp[n] or v0[n]))
+            trial.run_foreach(s, loops)
+            new: dict[str, Region | None] = {}
+            for n in carried:
+                end = trial.content(n)
+                prev = _region_at(end, var, E.fold(var - 1)) if end is not None else None
+                start = _region_at(prev, var, E.Const(0)) if prev is not None else None
+                ok = prev is not None and start is not None and v0[n] is not None and _same_region(start, v0[n])
+                new[n] = prev if ok else None
+            if new == hyp:
+                break
+            hyp = new
+        for n in carried:
+            self.set(n, _future(before[n], hyp[n]))
+        self.run_foreach(s, loops)
+        for n in carried:
+            h = hyp[n]
+            if h is None:
+                continue
+            end = self.content(n)
+            if end is None or not _same_region(end, _region_at(h, var, E.fold(var + 1))):
+                raise NotLifted(f"the future '{n}', which a loop passes on, holds another tile in each iteration", s)
+        for n in carried:  # after the loop: what the iteration past the last one would start from
+            h = hyp[n]
+            self.set(n, _future(before[n], _region_at(h, var, loops[0][2]) if h is not None else None))
 
     def loop(self, loops: list[tuple[str, E.Var, E.Expr]], run: Callable[[], None], node: A.Node) -> None:
         """Run a loop body once with its counters as variables, then close the counters: spatial
@@ -638,9 +811,83 @@ class Interpreter(Moves, Roles, Expressions):
                 return
             raise NotLifted("an if with an else in a contraction", s)
         cond = self.bool_expr(s.cond)
-        self.guard.append(cond)
+        kept = [c for c in E.conjuncts(cond) if not self.always(c)]
+        if not kept:  # (``if (kt * 64 < K)`` in a loop over ``cdiv(K, 64)`` tiles: no condition)
+            self.stmt(s.then)
+            return
+        self.guard.append(E.conj(kept))
         self.stmt(s.then)  # accumulations check they add no condition (Cells.guard)
         self.guard.pop()
+
+    def always(self, c: E.Expr) -> bool:
+        """Whether ``c`` holds in every iteration of the loops and parallels around it: ``v * s < e``
+        (``v * s + s <= e``: no) with ``v`` a counter over ``[cdiv(e, s)]``, ``s`` a positive
+        constant: ``v * s <= (cdiv(e, s) - 1) * s < e`` (``j0 + k * s`` of a counted ``while`` from 0
+        as a ``foreach``, lift/whileloops.py)."""
+        if not (isinstance(c, E.Bin) and c.op == "<"):
+            return False
+        lhs, rhs = E.fold(c.lhs), E.fold(c.rhs)
+        for v, ext in self.spatial:
+            f = E.fold(ext)
+            step = _const(f.rhs) if isinstance(f, E.CDiv) else None
+            if step is None or step <= 0 or not E.same(E.fold(f.lhs), rhs):
+                continue
+            if E.same(lhs, E.fold(E.Bin("*", v, E.Const(step)))):
+                return True
+        return False
+
+
+def _never_equal(a: E.Expr, b: E.Expr, var: E.Var, tries: int = 256) -> bool:
+    """Whether the slot keys ``a`` and ``b``, expressions of the counter ``var`` alone, differ at each of
+    its first ``tries`` values (keys modulo a ring's size repeat within them)."""
+    if any(v.name != var.name for v in [*E.free_vars(a), *E.free_vars(b)]):
+        return False
+    for k in range(tries):
+        x, y = (E.fold(E.substitute(e, {var.name: E.Const(k)})) for e in (a, b))
+        if not (isinstance(x, E.Const) and isinstance(y, E.Const)) or x.value == y.value:
+            return False
+    return True
+
+
+def _future(like: Value | None, content: Region | None) -> Future:
+    """A future like ``like`` (its buffer's type and shape) holding ``content``."""
+    buf = like.buffer if isinstance(like, Future) else Buffer("", ())
+    shape = content.shape if content is not None and not buf.shape else buf.shape
+    return Future(Buffer(buf.elem, shape, content))
+
+
+def _region_at(r: Region, var: E.Var, value: E.Expr) -> Region:
+    """``r`` with ``value`` for the variable ``var``."""
+
+    def f(e: E.Expr) -> E.Expr:
+        return E.fold(E.substitute(e, {var.name: value}))
+
+    steps = None if r.steps is None else tuple(f(x) for x in r.steps)
+    limits = tuple((d, f(lo), f(hi)) for d, lo, hi in r.limits)
+    return Region(r.tensor, tuple(f(x) for x in r.origin), r.axes, tuple(f(x) for x in r.shape), limits, r.zfill,
+                  r.reshaped, steps)  # fmt: skip
+
+
+def _same_region(a: Region, b: Region) -> bool:
+    def same(xs: tuple[E.Expr, ...], ys: tuple[E.Expr, ...]) -> bool:
+        return len(xs) == len(ys) and all(E.same(E.fold(x), E.fold(y)) for x, y in zip(xs, ys, strict=True))
+
+    return (
+        a.tensor == b.tensor
+        and a.axes == b.axes
+        and a.zfill == b.zfill
+        and a.reshaped is None
+        and b.reshaped is None
+        and same(a.origin, b.origin)
+        and same(a.shape, b.shape)
+        and (a.steps is None) == (b.steps is None)
+        and (a.steps is None or b.steps is None or same(a.steps, b.steps))
+        and len(a.limits) == len(b.limits)
+        and all(
+            d1 == d2 and same((lo1, hi1), (lo2, hi2))
+            for (d1, lo1, hi1), (d2, lo2, hi2) in zip(a.limits, b.limits, strict=True)
+        )
+    )
 
 
 def _chosen_assign(s: A.If) -> A.Assign | None:

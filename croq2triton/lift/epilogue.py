@@ -16,7 +16,7 @@ from ..tir import expr as E
 from .arith import Arith, Value
 from .host import ir_type
 from .notlifted import NotLifted
-from .terms import ACC, AccRead, Bounded, Cells, Elem, EpiValue, Scalar
+from .terms import ACC, AccRead, Bounded, Cells, Elem, EpiValue, Scalar, Store
 from .terms import unparen as _lit
 from .views import FLOATS
 
@@ -37,6 +37,7 @@ class EpilogueEval(Arith):
         self.acc: AccRead | None = None  # the one accumulator element the value reads
         self.reads: dict[str, Elem] = {}
         self.scalars: dict[str, str] = {}
+        self.stored: list[tuple[Store, tuple[E.Expr, ...]]] = []  # stores read back, at these indices
 
     def evaluate(self, e: A.Expr) -> EpiValue:
         v = self.expr(e)
@@ -72,6 +73,7 @@ class EpilogueEval(Arith):
                 self.same_acc(v.acc, e)
             self.reads.update(v.value.reads)
             self.scalars.update(v.value.scalars)
+            self.stored.extend(v.stored)
             return Value(v.value.expr, v.value.ctype)
         if isinstance(v, Elem):
             return self.read(v, e)
@@ -98,17 +100,37 @@ class EpilogueEval(Arith):
         self.scalars.update(post.scalars)
         return Value(post.expr, post.ctype)
 
+    def stored_value(self, st: Store, env: dict[str, E.Expr], node: A.Node) -> Value:
+        """The value store ``st`` wrote, at the values ``env`` of its own element variables."""
+        read = AccRead(st.value.cells, tuple(_subst(i, env) for i in st.value.idx))
+        if st.epi is None:
+            return self.accumulator(read, node)
+        self.same_acc(read, node)
+        epi = st.epi.subst_reads(env)
+        self.reads.update(epi.reads)
+        self.scalars.update(epi.scalars)
+        return Value(epi.expr, epi.ctype)
+
     def read(self, el: Elem, node: A.Node) -> Value:
         t = self.it.tensors[el.tensor]
         ty = ir_type(t.elem)
         if ty is None:
             raise NotLifted(f"a '{t.elem}' tensor in an epilogue", node)
+        found = self.it.stored_at(el)
+        if found is not None:  # an element this kernel stored before: what it stored, as the tensor holds it
+            st, env = found
+            self.stored.append((st, el.index))
+            return self.convert(self.stored_value(st, env, node), t.elem)
         for name, x in self.reads.items():
             if x.tensor == el.tensor and self.it.same_idx(x.index, el.index):
                 return Value(E.Var(name, ty), t.elem)
         name = f"%r{next(self.it.ids)}"
         self.reads[name] = el
         return Value(E.Var(name, ty), t.elem)
+
+
+def _subst(e: E.Expr, env: dict[str, E.Expr]) -> E.Expr:
+    return E.fold(E.substitute(e, env))
 
 
 def start_value(it: Any, cells: Cells, init: A.Expr, node: A.Node) -> EpiValue:

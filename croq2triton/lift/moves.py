@@ -11,7 +11,7 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from .checks import mma_types
 from .copies import same_elements
-from .epilogue import EpilogueEval
+from .epilogue import EpilogueEval, start_value
 from .notlifted import NotLifted
 from .terms import (
     AccRead,
@@ -105,6 +105,7 @@ class Moves:
             raise NotLifted("a copy out of a buffer that is not an output store", s)
         if not isinstance(src, Region):
             raise NotLifted("a copy whose source is not a global view", s)
+        src = src.whole()
         if any(at.name == "zfill" for at in s.attrs):  # zero outside the tensor, as the source states
             src = dataclasses.replace(src, zfill=True)
         if s.dst_storage:
@@ -125,8 +126,32 @@ class Moves:
             self.notes.append("swizzle")
         if _const(src.shape[-1]) is not None:
             self.ksteps.append(int(_const(src.shape[-1])))  # type: ignore[arg-type]
-        if s.result:
-            self.bind(s.result, Future(buf))
+        if (
+            s.result
+        ):  # a future's name assigned again (``f = dma.copy ..`` in a loop) is the same name (LANGUAGE.md 4.3)
+            if isinstance(self.binding(s.result), Future):
+                self.set(s.result, Future(buf))
+            else:
+                self.bind(s.result, Future(buf))
+
+    def binding(self, name: str) -> Value | None:
+        for sc in reversed(self.scopes):
+            if name in sc:
+                return sc[name]  # type: ignore[no-any-return]
+        return None
+
+    def dma_any(self, s: A.DmaAny) -> None:
+        """``f = dma.any``: a future of no copy yet (a later copy or a swap gives it one)."""
+        self.bind(s.result, Future(Buffer("", ())))
+
+    def swap(self, s: A.Swap) -> None:
+        """``swap(a, b)`` / ``rotate(a, b, c)``: the futures change names (``a`` gets what ``b`` had, ..,
+        the last what ``a`` had)."""
+        values = [self.binding(n) for n in s.names]
+        if len(values) < 2 or not all(isinstance(v, Future) for v in values):
+            raise NotLifted(f"a '{s.kind}' of something other than futures", s)
+        for n, v in zip(s.names, values[1:] + values[:1], strict=True):
+            self.set(n, v)
 
     def copy_placed_part(self, src: View, s: A.DmaStmt) -> None:
         """A copy out of a part of a buffer that accumulators were stored into: each store into
@@ -286,15 +311,21 @@ class Moves:
         return base.content
 
     def mma_fill(self, s: A.MmaFill) -> None:
-        if not self.is_zero(s.value):
-            raise NotLifted("an accumulator that does not start at zero", s)
+        """``acc = mma.fill v`` (or ``mma.fill acc, v``): an accumulator whose every element starts at
+        ``v``; a ``v`` other than zero is its start value (``ACC + v``, lift/epilogue.py), as for
+        ``f32 acc = v;``."""
         if s.result:  # the fragment's shape comes with its first MMA
-            self.bind(s.result, self.new_acc(Cells(s.elem or "f32", (), (), zero=True, line=self.line(s))))
-            return
-        cur = self.value(s.target) if s.target is not None else None
-        if not isinstance(cur, Cells):
-            raise NotLifted("an mma.fill of something other than an accumulator", s)
-        self.reset(cur, (), s)
+            cells = self.new_acc(Cells(s.elem or "f32", (), (), zero=True, line=self.line(s)))
+        else:
+            cur = self.value(s.target) if s.target is not None else None
+            if not isinstance(cur, Cells):
+                raise NotLifted("an mma.fill of something other than an accumulator", s)
+            self.reset(cur, (), s)
+            cells = cur
+        if not self.is_zero(s.value):
+            cells.post = start_value(self, cells, s.value, s)
+        if s.result:
+            self.bind(s.result, cells)
 
     def mma_load(self, s: A.MmaLoad) -> None:
         src = self.value(s.src)
@@ -314,7 +345,7 @@ class Moves:
             v = self.buffer_content(v, node)
         if not isinstance(v, Region) or len(v.shape) != 2 or any(_const(x) is None for x in v.shape):
             raise NotLifted("an MMA operand that is not a 2-D tile of a global tensor", node)
-        return v
+        return v.whole()
 
     def scale_factors(self, acc: Cells, extra: list[A.Expr], node: A.Node) -> tuple[Elem, Elem]:
         """The factors ``sa`` (a scalar or one per row of the tile) and ``sb`` (a scalar or one per
@@ -462,6 +493,7 @@ class Moves:
         shape = acc.shape[::-1] if transp else acc.shape
         if len(dst.shape) != 2 or tuple(_const(x) for x in dst.shape) != shape:
             raise NotLifted("an accumulator stored into a view of another shape", None)
+        dst = dst.whole()
         r, c = self.fresh("sr", E.Const(shape[0])), self.fresh("sc", E.Const(shape[1]))
         self.spatial.extend([(r, E.Const(shape[0])), (c, E.Const(shape[1]))])
         at = dst.elem((r, c))
@@ -491,7 +523,55 @@ class Moves:
         if ev.acc is None:
             raise NotLifted("a store of something other than an accumulator", a)
         epi = ev.result(v)
+        # a store over an element an earlier store wrote, of a value computed from it (``out.at(m, n) =
+        # f(out.at(m, n))`` after the sum was stored there): it replaces that store (the proof then
+        # needs this one to write every element of the output)
+        for st, idx in ev.stored:
+            if st.tensor == at.tensor and self.same_idx(idx, at.index) and st in self.stores:
+                self.stores.remove(st)
         self.store(at, ev.acc, line, None if epi.plain else epi)
+
+    def stored_at(self, el: Elem) -> tuple[Store, dict[str, E.Expr]] | None:
+        """The store of this kernel an element read finds (``f32 v = out.at(m, n);`` after ``out.at(m,
+        n) = s;``, or ``out.at(m, n)`` of an element loop over a tile ``mma.store`` wrote): the last
+        store into its tensor, where its index is the read's once its own element variables (those not
+        around the read: the tile's, a closed element loop's) take values inside their ranges, and the
+        read runs under its conditions and unit pins; with those values. None where the read is of
+        the tensor (a read the last store need not have written: the two stores make the kernel
+        no contraction, lift/proof.py)."""
+        last = next((st for st in reversed(self.stores) if st.tensor == el.tensor), None)
+        if last is None or el.limits or last.limits or last.pins != tuple(self.pins.items()):
+            return None
+        if tuple(self.guard[: len(last.guard)]) != last.guard:
+            return None
+        here = {v.name for v, _ in self.spatial}
+        own = {v.name: (v, ext) for v, ext in last.spatial if v.name not in here}
+        since = {v.name for v, ext in self.spatial if _const(ext) != 1} - {v.name for v, _ in last.spatial}
+        if not since <= {v.name for i in el.index for v in E.free_vars(i)}:
+            return None  # (a loop entered since the store that reads one element again and again)
+        env: dict[str, E.Expr] = {}
+        zero = {n: E.Const(0) for n in own}
+        for i_st, i_rd in zip(last.index, el.index, strict=True):
+            base = E.fold(E.substitute(i_st, zero))
+            rest = E.fold(i_st - base)
+            diff = E.fold(i_rd - base)
+            if _const(rest) == 0:
+                if _const(diff) != 0:
+                    return None
+                continue
+            if not (isinstance(rest, E.Var) and rest.name in own and rest.name not in env):
+                return None
+            n = _const(own[rest.name][1])
+            lo, hi = E.bounds(diff)
+            if n is None or lo is None or hi is None or lo < 0 or hi >= n:
+                return None
+            env[rest.name] = diff
+        for name, (_, ext) in own.items():
+            if name not in env and _const(ext) == 1:
+                env[name] = E.Const(0)  # (a unit level of one: ``parallel by 1 : group-4``)
+        if set(env) != set(own):
+            return None  # (a variable of the store that places no element: it wrote the element several times)
+        return last, env
 
     def store(self, at: Elem, value: AccRead, line: int, epi: EpiValue | None = None) -> None:
         store = Store(

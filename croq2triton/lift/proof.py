@@ -37,6 +37,20 @@ def _radix(e: E.Expr, domain: dict[str, E.Expr], node: A.Node) -> tuple[E.Expr, 
     return expect, set(lin[0])
 
 
+def _reflected(k: E.Expr, sums: dict[str, E.Expr]) -> E.Expr:
+    """The contraction index ``k`` with each reduction variable ``v`` it takes with coefficient -1
+    (``K - 1 - k``: the sum walks K backwards) replaced by ``n - 1 - v``, ``n`` its extent: a sum over
+    all of ``[0, n)`` is the same in either order."""
+    lin = E.linear_terms(k, sums)
+    if lin is None:
+        return k
+    flip = {v.name: v for v in E.free_vars(k) if v.name in lin[0] and _const(E.fold(lin[0][v.name])) == -1}
+    if not flip:
+        return k
+    env = {n: E.fold(sums[n] - E.Const(1) - v) for n, v in flip.items()}
+    return E.fold(E.substitute(k, env))
+
+
 def covers(r: E.Expr, extent: E.Expr) -> bool:
     """Whether ``r >= extent`` for every value of the sizes (``64 * cdiv(M, 64) >= M``)."""
     lo = E.bounds(E.fold(r - extent))[0]
@@ -341,6 +355,9 @@ def prove(it: Any, node: A.Node) -> Contraction:
         used |= vs
         if not covers(r, out_ext[d]):
             raise NotLifted("a tiling that leaves output elements unwritten", node)
+    if any(r.tensor == st.tensor for r in reads) and any(n not in used and _const(x) != 1 for n, x in spatial.items()):
+        # (``foreach t in [2] out.at(m, n) += s;``: each pass reads what the previous one wrote)
+        raise NotLifted("an output element read and written again by several iterations", node)
     if not all(_guard_ok(g, index, out_ext) for g in guards):
         raise NotLifted("a store guard that is not the output's own bounds", node)
 
@@ -366,6 +383,7 @@ def prove(it: Any, node: A.Node) -> Contraction:
     b, kb = operand(y, "y")
     if not E.same(ka, kb):
         raise NotLifted("operands indexed by two different contraction indices", node)
+    ka = _reflected(ka, sums)
     kr, kvars = _radix(ka, sums, node)
     if kvars != set(sums):
         raise NotLifted("a reduction over a variable that does not index the operands", node)

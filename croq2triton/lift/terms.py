@@ -82,6 +82,24 @@ class Region:
         steps = None if self.steps is None else tuple(s for s, k in zip(self.steps, keep, strict=True) if k)
         return Region(self.tensor, tuple(origin), axes, shape_kept, self.limits, self.zfill, self.reshaped, steps)
 
+    def whole(self) -> Region:
+        """The region taken whole (copied, stored, an MMA operand): the elements it moves are exactly
+        those of its extents, so a limit that is its own extent along a dimension (the window of
+        ``.view(64, 32).from(r, k)`` copied into a 64 x 32 buffer) bounds none of them."""
+        if self.reshaped is not None or self.steps is not None:
+            return self
+        kept = []
+        for d, lo, hi in self.limits:
+            cs = [c for c, a in enumerate(self.axes) if a == d]
+            if (
+                len(cs) == 1
+                and E.same(E.fold(lo), E.fold(self.origin[d]))
+                and E.same(E.fold(hi), E.fold(self.origin[d] + self.shape[cs[0]]))
+            ):
+                continue
+            kept.append((d, lo, hi))
+        return Region(self.tensor, self.origin, self.axes, self.shape, tuple(kept), self.zfill)
+
     def window(self, offsets: list[E.Expr], shape: list[E.Expr]) -> Region:
         """``.view(shape).from(offsets)``: a sub-region whose extents are also limits."""
         if self.steps is not None:
@@ -240,6 +258,7 @@ class Scalar:
 
     value: EpiValue
     acc: AccRead | None = None
+    stored: tuple[tuple[Store, tuple[E.Expr, ...]], ...] = ()  # stores it read back (lift/epilogue.py)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..sema.tiling import source_text
+from ..sema.types import TYPES
 from ..tir import expr as E
 from .checks import check_indices
 from .notlifted import NotLifted
@@ -52,6 +53,19 @@ def _inside(off: E.Expr, ext: E.Expr, room: E.Expr) -> bool:
 
 
 FLOATS = ("f64", "f32", "tf32", "f16", "bf16", "f8_e4m3", "f8_e5m2")
+
+
+def _widens(src: str, dst: str | None) -> bool:
+    """Whether converting an integer of type ``src`` to ``dst`` keeps every value (s8 -> s32, u8 ->
+    s16, s32 -> int): an integer of at least as many bits, signed where ``src`` is or wider."""
+    if dst is None or src not in TYPES or dst not in TYPES:
+        return False
+    s, d = TYPES[src], TYPES[dst]
+    if s.kind not in ("int", "uint") or d.kind not in ("int", "uint") or s.bits < 8:
+        return False
+    if s.kind == d.kind:
+        return d.bits >= s.bits
+    return s.kind == "uint" and d.bits > s.bits
 
 
 class ViewAlgebra:
@@ -275,6 +289,8 @@ class Expressions(ViewAlgebra):
             inner = self.value(e.expr)
             if isinstance(inner, (Elem, Prod)) and e.type in FLOATS:
                 return inner  # operand conversions: a tensor-core dot computes exact products
+            if isinstance(inner, Elem) and _widens(self.host.tensors[inner.tensor].elem, e.type):
+                return inner  # ``__to<s32>(a.at(m, k))`` of an s8 element: the same integer
             if isinstance(inner, E.Expr) and e.type in ("int", "s32"):
                 return inner
             raise NotLifted("a conversion in a contraction", e)

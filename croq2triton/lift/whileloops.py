@@ -16,7 +16,9 @@ What the rewrite needs of the source (else the loop stays as written):
   declared in the same statement list before the loop, its initial value ``j0`` not assigned
   between the declaration and the loop, and ``j0`` a sum or product of non-negative constants and
   indices of ``parallel`` levels (never negative);
-* the body's last statement is ``j += c`` (``j = j + c``) with ``c`` a positive constant, and the body
+* the body's last statement is ``j += c`` (``j = j + c``) with ``c`` positive wherever the loop runs
+  (a positive literal, a parallel level's extent ``n`` of ``parallel p by n``, ``#p``, or a product
+  of them: a grid stride ``#b * #t``, a persistent loop's ``t += num_blocks``), and the body
   assigns ``j`` nowhere else, declares or loops over no other ``j``, and has no ``break``, ``continue``, ``yield``,
   barrier, event or ``parallel``;
 * ``e`` reads only names the body does not assign (nor ``j``) and no element, and ``j`` is not read
@@ -42,25 +44,31 @@ def counted_whiles(top: A.Parallel) -> A.Parallel | None:
     if not any(isinstance(n, A.While) for n in top.walk()):
         return None  # (every kernel under auto asks: no copy of the tree where there is nothing to do)
     indices = {v for n in top.walk() if isinstance(n, A.PBy) for v in ([n.name] if n.name else []) + (n.vars or [])}
+    # names that are a parallel level's extent (``blk by nblocks``): positive wherever the body runs
+    extents = {b.name for n in top.walk() if isinstance(n, A.PBy) for b in n.bound if isinstance(b, A.Name)}
+    nodes = list(top.walk())
+    extents -= _assigned(nodes) | {d.name for n in nodes if isinstance(n, A.ScalarDecl) for d in n.items}
     taken = {n.name for n in top.walk() if isinstance(n, A.Name)} | indices
     new = copy.deepcopy(top)
     changed = [0]
 
     def change(n: object) -> object | None:
         if isinstance(n, A.Block):
-            n.stmts = _stmts(n.stmts, indices, taken, changed)
+            n.stmts = _stmts(n.stmts, indices, extents, taken, changed)
         return None
 
     A.rewrite(new, change)
     return new if changed[0] else None
 
 
-def _stmts(stmts: list[A.Stmt], indices: set[str], taken: set[str], changed: list[int]) -> list[A.Stmt]:
+def _stmts(
+    stmts: list[A.Stmt], indices: set[str], extents: set[str], taken: set[str], changed: list[int]
+) -> list[A.Stmt]:
     out = list(stmts)
     for i, s in enumerate(out):
         if not isinstance(s, A.While):
             continue
-        got = _counted(s, out[:i], out[i + 1 :], indices, taken)
+        got = _counted(s, out[:i], out[i + 1 :], indices, extents, taken)
         if got is not None:
             out[i] = got
             changed[0] += 1
@@ -68,7 +76,7 @@ def _stmts(stmts: list[A.Stmt], indices: set[str], taken: set[str], changed: lis
 
 
 def _counted(
-    w: A.While, before: list[A.Stmt], after: list[A.Stmt], indices: set[str], taken: set[str]
+    w: A.While, before: list[A.Stmt], after: list[A.Stmt], indices: set[str], extents: set[str], taken: set[str]
 ) -> A.Stmt | None:
     found = _condition(w.cond)
     if found is None or not isinstance(w.body, A.Block) or not w.body.stmts:
@@ -76,7 +84,7 @@ def _counted(
     j, op, end = found
     body = w.body.stmts
     step = _increment(body[-1], j)
-    if step is None or step <= 0:
+    if step is None or not _positive(step, indices, extents):
         return None
     rest = body[:-1]
     nodes = [n for s in rest for n in s.walk()]
@@ -93,6 +101,8 @@ def _counted(
         return None
     if {n.name for n in end_nodes if isinstance(n, A.Name)} & (assigned | {j}):
         return None
+    if {n.name for n in step.walk() if isinstance(n, A.Name)} & (assigned | {j}):
+        return None
     start = _start(before, j)
     if start is None or not _never_negative(start, indices):
         return None
@@ -102,11 +112,11 @@ def _counted(
     at = N.fresh_name(f"{j}_at", taken)
     span = w.span
     stop = end if op == "<" else A.Binary("+", end, A.IntLit(1, "1"))
-    value = A.Binary("+", copy.deepcopy(start), A.Binary("*", A.Name(k), A.IntLit(step, str(step))))
+    value = A.Binary("+", copy.deepcopy(start), A.Binary("*", A.Name(k), copy.deepcopy(step)))
     decl = A.ScalarDecl("int", [A.Declarator(at, init=value)])
     renamed = [_renamed(copy.deepcopy(s), j, at) for s in rest]
     guard = A.If(A.Binary("<", A.Name(at), copy.deepcopy(stop)), A.Block(renamed))
-    extent = A.Builtin("cdiv", [copy.deepcopy(stop), A.IntLit(step, str(step))])
+    extent = A.Builtin("cdiv", [copy.deepcopy(stop), copy.deepcopy(step)])
     loop = A.Foreach([A.Within(A.MdspanLit([extent]), name=k)], A.Block([decl, guard]))
     for n in (loop, decl, guard, guard.then, loop.body, value, extent):
         n.span = span
@@ -126,21 +136,38 @@ def _condition(cond: A.Expr) -> tuple[str, str, A.Expr] | None:
     return None
 
 
-def _increment(s: A.Stmt, j: str) -> int | None:
-    """``j += c`` / ``j = j + c`` / ``j = c + j`` with an integer literal ``c``: c."""
+def _increment(s: A.Stmt, j: str) -> A.Expr | None:
+    """``j += c`` / ``j = j + c`` / ``j = c + j``: c."""
     if not (isinstance(s, A.AssignStmt) and len(s.items) == 1):
         return None
     a = s.items[0]
     if not (isinstance(a.target, A.Name) and a.target.name == j):
         return None
-    if a.op == "+" and isinstance(a.value, A.IntLit):
-        return a.value.value
+    if a.op == "+":
+        return a.value
     v = a.value
     if a.op == "=" and isinstance(v, A.Binary) and v.op == "+":
         for x, y in ((v.lhs, v.rhs), (v.rhs, v.lhs)):
-            if isinstance(x, A.Name) and x.name == j and isinstance(y, A.IntLit):
-                return y.value
+            if isinstance(x, A.Name) and x.name == j:
+                return y
     return None
+
+
+def _positive(e: A.Expr, indices: set[str], extents: set[str]) -> bool:
+    """Whether the step ``e`` is positive wherever the loop runs: a positive literal, a parallel level's
+    extent (``t += nblocks`` in ``parallel blk by nblocks``: no block runs where it is not), ``#p`` of
+    a parallel index, or a product of them (a grid stride ``#b * #t``)."""
+    if isinstance(e, A.Paren):
+        return _positive(e.expr, indices, extents)
+    if isinstance(e, A.IntLit):
+        return e.value > 0
+    if isinstance(e, A.Name):
+        return e.name in extents
+    if isinstance(e, A.UBound):
+        return e.name in indices
+    if isinstance(e, A.Binary) and e.op == "*":
+        return _positive(e.lhs, indices, extents) and _positive(e.rhs, indices, extents)
+    return False
 
 
 def _assigned(nodes: list[A.Node]) -> set[str]:

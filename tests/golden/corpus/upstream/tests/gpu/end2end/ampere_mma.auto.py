@@ -1470,38 +1470,346 @@ def matmul_loadc(lhs, rhs, *, _launch=None):
 @triton.jit
 def mma_m8n8k4_f16_f16_k0(
     lhs_ptr,
-    lhs_stride_0,
-    lhs_stride_1,
+    stride_lhs0,
+    stride_lhs1,
     rhs_ptr,
-    rhs_stride_0,
-    rhs_stride_1,
+    stride_rhs0,
+    stride_rhs1,
     output_ptr,
-    output_stride_0,
-    output_stride_1,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+    NUM_SMS: tl.constexpr,
 ):
-    """The block-level parallel at ampere_mma.co:239: one program per block, one lane per thread."""
-    m = tl.program_id(0)  # ampere_mma.co:239
-    n = tl.program_id(1)
-    rows = tl.arange(0, 32)[:, None]  # ampere_mma.co:244
-    cols = tl.arange(0, 4)[None, :]
-    rows_2 = tl.arange(0, 4)[:, None]  # ampere_mma.co:245
-    cols_2 = tl.arange(0, 8)[None, :]
-    mc = tl.zeros([32, 8], tl.float32)  # ampere_mma.co:240
-    mc = tl.full([32, 8], 1.5, tl.float32)  # ampere_mma.co:242
-    for k in tl.range(0, 16, num_stages=3):  # ampere_mma.co:243
-        offs = m * 32 + rows  # ampere_mma.co:244
-        offs_2 = k * 4 + cols
-        lhs_frag_2 = tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1)
-        offs_3 = k * 4 + rows_2  # ampere_mma.co:245
-        offs_4 = n * 8 + cols_2
-        rhs_frag_2 = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
-        mc = mc + tl.sum(
-            lhs_frag_2[:, :, None].to(tl.float32) * rhs_frag_2[None, :, :].to(tl.float32), axis=1
-        )  # ampere_mma.co:246
-    mc_out_2 = mc.to(tl.float16)  # ampere_mma.co:248
-    offs_5 = m * 32 + rows
-    offs_6 = n * 8 + cols_2
-    tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, mc_out_2)
+    """The .co computes out = f(a @ b), f element-wise (line 248) (a contraction: croq2triton/lift/contraction.py proves
+    it), here over 128 x 256 x 64 tiles (schedule auto; the source: 32 x 8 output tiles, K steps of 4); the schedule
+    only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:239
+    num_pid_m = 1
+    num_pid_n = 1
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in tl.range(pid, num_tiles, NUM_SMS, num_stages=NUM_STAGES):
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = tile_id // num_pid_in_group * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+        pid_n = tile_id % num_pid_in_group // group_size_m
+        offs_m = pid_m * 128 + tl.arange(0, 128)
+        offs_n = pid_n * 256 + tl.arange(0, 256)
+        acc = tl.zeros([128, 256], tl.float32)  # ampere_mma.co:246
+        for k in tl.range(0, 1, num_stages=NUM_STAGES):
+            offs_k = k * 64 + tl.arange(0, 64)
+            mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+            if TMA_LHS:
+                a = lhs_desc.load([pid_m * 128, k * 64])
+            else:
+                a = tl.load(
+                    lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0
+                )
+            mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 256)
+            if TMA_RHS:
+                b = rhs_desc.load([k * 64, pid_n * 256])
+            else:
+                b = tl.load(
+                    rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0
+                )
+            acc = tl.dot(a, b, acc)
+        mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:248
+        c = (acc + 1.5).to(tl.float16)
+        if TMA_OUTPUT:
+            c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 128)), (0, 2, 1)))
+            output_desc.store([pid_m * 128, pid_n * 256], c_0)
+            output_desc.store([pid_m * 128, pid_n * 256 + 128], c_1)
+        else:
+            tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def mma_m8n8k4_f16_f16_k0_t128x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = f(a @ b), f element-wise (line 248) (a contraction: croq2triton/lift/contraction.py proves
+    it), here over 128 x 128 x 64 tiles (schedule auto; the source: 32 x 8 output tiles, K steps of 4); the schedule
+    only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:239
+    num_pid_m = 1
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 128 + tl.arange(0, 128)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([128, 128], tl.float32)  # ampere_mma.co:246
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 128, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:248
+    c = (acc + 1.5).to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (128, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 128, pid_n * 128], c_0)
+        output_desc.store([pid_m * 128, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def mma_m8n8k4_f16_f16_k0_t64x128(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = f(a @ b), f element-wise (line 248) (a contraction: croq2triton/lift/contraction.py proves
+    it), here over 64 x 128 x 64 tiles (schedule auto; the source: 32 x 8 output tiles, K steps of 4); the schedule
+    only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:239
+    num_pid_m = 2
+    num_pid_n = 2
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:246
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 128])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:248
+    c = (acc + 1.5).to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 64)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 128], c_0)
+        output_desc.store([pid_m * 64, pid_n * 128 + 64], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def mma_m8n8k4_f16_f16_k0_t64x64(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    lhs_desc,
+    rhs_desc,
+    output_desc,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+    TMA_OUTPUT: tl.constexpr,
+):
+    """The .co computes out = f(a @ b), f element-wise (line 248) (a contraction: croq2triton/lift/contraction.py proves
+    it), here over 64 x 64 x 64 tiles (schedule auto; the source: 32 x 8 output tiles, K steps of 4); the schedule
+    only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:239
+    num_pid_m = 2
+    num_pid_n = 4
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:246
+    for k in tl.range(0, 1, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:248
+    c = (acc + 1.5).to(tl.float16)
+    if TMA_OUTPUT:
+        c_0, c_1 = tl.split(tl.permute(tl.reshape(c, (64, 2, 32)), (0, 2, 1)))
+        output_desc.store([pid_m * 64, pid_n * 64], c_0)
+        output_desc.store([pid_m * 64, pid_n * 64 + 32], c_1)
+    else:
+        tl.store(output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1, c, mask=mask_c)
+
+
+@triton.jit
+def mma_m8n8k4_f16_f16_k0_splitk(
+    lhs_ptr,
+    stride_lhs0,
+    stride_lhs1,
+    rhs_ptr,
+    stride_rhs0,
+    stride_rhs1,
+    SPLIT_K,
+    lhs_desc,
+    rhs_desc,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+    GROUP_M: tl.constexpr,
+    TMA_LHS: tl.constexpr,
+    TMA_RHS: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    """The .co computes out = f(a @ b), f element-wise (line 248) (a contraction: croq2triton/lift/contraction.py proves
+    it), here over 64 x 64 x 64 tiles (schedule auto; the source: 32 x 8 output tiles, K steps of 4); the schedule
+    only changes how it runs. Split-K: SPLIT_K programs a tile, each a range of its K steps, write partial sums that
+    mma_m8n8k4_f16_f16_k0_splitk_sum adds (schedule/gemm.py split_kernels).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:239
+    num_pid_m = 2
+    num_pid_n = 4
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = 1  # ampere_mma.co:246
+    pid_k = pid // num_tiles  # ampere_mma.co:239
+    tile_id = pid % num_tiles
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + tile_id % num_pid_in_group % group_size_m
+    pid_n = tile_id % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 64 + tl.arange(0, 64)
+    acc = tl.zeros([64, 64], tl.float32)  # ampere_mma.co:246
+    k_lo = pid_k * k_tiles // SPLIT_K
+    k_hi = (pid_k * k_tiles + k_tiles) // SPLIT_K
+    for k in tl.range(k_lo, k_hi, num_stages=NUM_STAGES):
+        offs_k = k * 64 + tl.arange(0, 64)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        if TMA_LHS:
+            a = lhs_desc.load([pid_m * 64, k * 64])
+        else:
+            a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 256)
+        if TMA_RHS:
+            b = rhs_desc.load([k * 64, pid_n * 64])
+        else:
+            b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_p = (pid_k < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:248
+    tl.store(
+        partials_ptr
+        + (pid_k * stride_partials0)
+        + (offs_m[:, None] * stride_partials1)
+        + (offs_n[None, :] * stride_partials2),
+        acc,
+        mask=mask_p,
+    )
+
+
+@triton.jit
+def mma_m8n8k4_f16_f16_k0_splitk_sum(
+    output_ptr,
+    stride_output0,
+    stride_output1,
+    SPLIT_K,
+    partials_ptr,
+    stride_partials0,
+    stride_partials1,
+    stride_partials2,
+):
+    """Split-K's second kernel: out = the sum of the SPLIT_K partial sums mma_m8n8k4_f16_f16_k0_splitk wrote, added in
+    the order of the splits over 64 x 128 tiles, then the epilogue, the conversion and the store (schedule/gemm.py).
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:239
+    num_pid_n = 2  # ampere_mma.co:246
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 128 + tl.arange(0, 128)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:248
+    acc = tl.zeros([64, 128], tl.float32)  # ampere_mma.co:246
+    for split in range(0, SPLIT_K):
+        mask_p = (split < SPLIT_K) & (offs_m[:, None] < 128) & (offs_n[None, :] < 256)
+        p = tl.load(
+            partials_ptr
+            + (split * stride_partials0)
+            + (offs_m[:, None] * stride_partials1)
+            + (offs_n[None, :] * stride_partials2),
+            mask=mask_p,
+            other=0.0,
+        )
+        acc = acc + p
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        (acc + 1.5).to(tl.float16),
+        mask=mask_c,
+    )  # ampere_mma.co:248
 
 
 _FN["mma_m8n8k4_f16_f16"] = _rt.Fn("mma_m8n8k4_f16_f16", _CO_FILE, 236, {"lhs": (236, 32, 46), "rhs": (236, 48, 62)})
@@ -1536,22 +1844,234 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
         _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
         _rt.fixed_dim(_F, "rhs", rhs, 1, 256)
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:237
-    _launch(
-        mma_m8n8k4_f16_f16_k0,
-        (4, 32),
-        [
-            lhs,
-            lhs.stride()[0],
-            lhs.stride()[1],
-            rhs,
-            rhs.stride()[0],
-            rhs.stride()[1],
-            output,
-            output.stride()[0],
-            output.stride()[1],
-        ],
-        dict(num_warps=4),
-    )  # ampere_mma.co:239
+    _mma_m8n8k4_f16_f16_k0_sms = _rt.num_sms(_dev)  # ampere_mma.co:239
+    if 10 >= _mma_m8n8k4_f16_f16_k0_sms * 9:  # 128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)
+        _mma_m8n8k4_f16_f16_k0_NUM_SMS = _rt.num_sms(_dev)
+        _mma_m8n8k4_f16_f16_k0_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+        _mma_m8n8k4_f16_f16_k0_lhs_desc = _rt.tma_desc(lhs, (128, 64), _mma_m8n8k4_f16_f16_k0_TMA_LHS, "zero")
+        _mma_m8n8k4_f16_f16_k0_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 256), (64, 256), "loads (auto)")
+        _mma_m8n8k4_f16_f16_k0_rhs_desc = _rt.tma_desc(rhs, (64, 256), _mma_m8n8k4_f16_f16_k0_TMA_RHS, "zero")
+        _mma_m8n8k4_f16_f16_k0_TMA_OUTPUT = _rt.tma_ok(_F, "output", output, (128, 128), (128, 128), "stores (auto)")
+        _mma_m8n8k4_f16_f16_k0_output_desc = _rt.tma_desc(output, (128, 128), _mma_m8n8k4_f16_f16_k0_TMA_OUTPUT, "zero")
+        _launch(
+            mma_m8n8k4_f16_f16_k0,
+            (min(1, _mma_m8n8k4_f16_f16_k0_NUM_SMS),),
+            [
+                lhs,
+                lhs.stride()[0],
+                lhs.stride()[1],
+                rhs,
+                rhs.stride()[0],
+                rhs.stride()[1],
+                output,
+                output.stride()[0],
+                output.stride()[1],
+                _mma_m8n8k4_f16_f16_k0_lhs_desc,
+                _mma_m8n8k4_f16_f16_k0_rhs_desc,
+                _mma_m8n8k4_f16_f16_k0_output_desc,
+            ],
+            dict(
+                GROUP_M=8,
+                TMA_LHS=_mma_m8n8k4_f16_f16_k0_TMA_LHS,
+                TMA_RHS=_mma_m8n8k4_f16_f16_k0_TMA_RHS,
+                NUM_STAGES=1,
+                TMA_OUTPUT=_mma_m8n8k4_f16_f16_k0_TMA_OUTPUT,
+                NUM_SMS=_mma_m8n8k4_f16_f16_k0_NUM_SMS,
+                num_warps=8,
+            ),
+        )
+    else:
+        if 2 >= _mma_m8n8k4_f16_f16_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+            # ampere_mma.co:239
+            _mma_m8n8k4_f16_f16_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
+            _mma_m8n8k4_f16_f16_k0_t128x128_lhs_desc = _rt.tma_desc(
+                lhs, (128, 64), _mma_m8n8k4_f16_f16_k0_t128x128_TMA_LHS, "zero"
+            )
+            _mma_m8n8k4_f16_f16_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)")
+            _mma_m8n8k4_f16_f16_k0_t128x128_rhs_desc = _rt.tma_desc(
+                rhs, (64, 128), _mma_m8n8k4_f16_f16_k0_t128x128_TMA_RHS, "zero"
+            )
+            _mma_m8n8k4_f16_f16_k0_t128x128_TMA_OUTPUT = _rt.tma_ok(
+                _F, "output", output, (128, 64), (128, 64), "stores (auto)"
+            )
+            _mma_m8n8k4_f16_f16_k0_t128x128_output_desc = _rt.tma_desc(
+                output, (128, 64), _mma_m8n8k4_f16_f16_k0_t128x128_TMA_OUTPUT, "zero"
+            )
+            _launch(
+                mma_m8n8k4_f16_f16_k0_t128x128,
+                (2,),
+                [
+                    lhs,
+                    lhs.stride()[0],
+                    lhs.stride()[1],
+                    rhs,
+                    rhs.stride()[0],
+                    rhs.stride()[1],
+                    output,
+                    output.stride()[0],
+                    output.stride()[1],
+                    _mma_m8n8k4_f16_f16_k0_t128x128_lhs_desc,
+                    _mma_m8n8k4_f16_f16_k0_t128x128_rhs_desc,
+                    _mma_m8n8k4_f16_f16_k0_t128x128_output_desc,
+                ],
+                dict(
+                    GROUP_M=8,
+                    TMA_LHS=_mma_m8n8k4_f16_f16_k0_t128x128_TMA_LHS,
+                    TMA_RHS=_mma_m8n8k4_f16_f16_k0_t128x128_TMA_RHS,
+                    NUM_STAGES=1,
+                    TMA_OUTPUT=_mma_m8n8k4_f16_f16_k0_t128x128_TMA_OUTPUT,
+                    num_warps=8,
+                ),
+            )
+        else:
+            if 4 >= _mma_m8n8k4_f16_f16_k0_sms:  # 64 x 128 tiles fill a wave (two programs an SM)
+                # ampere_mma.co:239
+                _mma_m8n8k4_f16_f16_k0_t64x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)")
+                _mma_m8n8k4_f16_f16_k0_t64x128_lhs_desc = _rt.tma_desc(
+                    lhs, (64, 64), _mma_m8n8k4_f16_f16_k0_t64x128_TMA_LHS, "zero"
+                )
+                _mma_m8n8k4_f16_f16_k0_t64x128_TMA_RHS = _rt.tma_ok(
+                    _F, "rhs", rhs, (64, 128), (64, 128), "loads (auto)"
+                )
+                _mma_m8n8k4_f16_f16_k0_t64x128_rhs_desc = _rt.tma_desc(
+                    rhs, (64, 128), _mma_m8n8k4_f16_f16_k0_t64x128_TMA_RHS, "zero"
+                )
+                _mma_m8n8k4_f16_f16_k0_t64x128_TMA_OUTPUT = _rt.tma_ok(
+                    _F, "output", output, (64, 64), (64, 64), "stores (auto)"
+                )
+                _mma_m8n8k4_f16_f16_k0_t64x128_output_desc = _rt.tma_desc(
+                    output, (64, 64), _mma_m8n8k4_f16_f16_k0_t64x128_TMA_OUTPUT, "zero"
+                )
+                _launch(
+                    mma_m8n8k4_f16_f16_k0_t64x128,
+                    (4,),
+                    [
+                        lhs,
+                        lhs.stride()[0],
+                        lhs.stride()[1],
+                        rhs,
+                        rhs.stride()[0],
+                        rhs.stride()[1],
+                        output,
+                        output.stride()[0],
+                        output.stride()[1],
+                        _mma_m8n8k4_f16_f16_k0_t64x128_lhs_desc,
+                        _mma_m8n8k4_f16_f16_k0_t64x128_rhs_desc,
+                        _mma_m8n8k4_f16_f16_k0_t64x128_output_desc,
+                    ],
+                    dict(
+                        GROUP_M=8,
+                        TMA_LHS=_mma_m8n8k4_f16_f16_k0_t64x128_TMA_LHS,
+                        TMA_RHS=_mma_m8n8k4_f16_f16_k0_t64x128_TMA_RHS,
+                        NUM_STAGES=1,
+                        TMA_OUTPUT=_mma_m8n8k4_f16_f16_k0_t64x128_TMA_OUTPUT,
+                        num_warps=4,
+                    ),
+                )
+            else:
+                _mma_m8n8k4_f16_f16_k0_split_k = 1
+                if _mma_m8n8k4_f16_f16_k0_split_k == 1:  # 64 x 64 tiles fill a wave, or K is too short to split
+                    _mma_m8n8k4_f16_f16_k0_t64x64_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
+                    )  # ampere_mma.co:239
+                    _mma_m8n8k4_f16_f16_k0_t64x64_lhs_desc = _rt.tma_desc(
+                        lhs, (64, 64), _mma_m8n8k4_f16_f16_k0_t64x64_TMA_LHS, "zero"
+                    )
+                    _mma_m8n8k4_f16_f16_k0_t64x64_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
+                    )
+                    _mma_m8n8k4_f16_f16_k0_t64x64_rhs_desc = _rt.tma_desc(
+                        rhs, (64, 64), _mma_m8n8k4_f16_f16_k0_t64x64_TMA_RHS, "zero"
+                    )
+                    _mma_m8n8k4_f16_f16_k0_t64x64_TMA_OUTPUT = _rt.tma_ok(
+                        _F, "output", output, (64, 32), (64, 32), "stores (auto)"
+                    )
+                    _mma_m8n8k4_f16_f16_k0_t64x64_output_desc = _rt.tma_desc(
+                        output, (64, 32), _mma_m8n8k4_f16_f16_k0_t64x64_TMA_OUTPUT, "zero"
+                    )
+                    _launch(
+                        mma_m8n8k4_f16_f16_k0_t64x64,
+                        (8,),
+                        [
+                            lhs,
+                            lhs.stride()[0],
+                            lhs.stride()[1],
+                            rhs,
+                            rhs.stride()[0],
+                            rhs.stride()[1],
+                            output,
+                            output.stride()[0],
+                            output.stride()[1],
+                            _mma_m8n8k4_f16_f16_k0_t64x64_lhs_desc,
+                            _mma_m8n8k4_f16_f16_k0_t64x64_rhs_desc,
+                            _mma_m8n8k4_f16_f16_k0_t64x64_output_desc,
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_mma_m8n8k4_f16_f16_k0_t64x64_TMA_LHS,
+                            TMA_RHS=_mma_m8n8k4_f16_f16_k0_t64x64_TMA_RHS,
+                            NUM_STAGES=1,
+                            TMA_OUTPUT=_mma_m8n8k4_f16_f16_k0_t64x64_TMA_OUTPUT,
+                            num_warps=4,
+                        ),
+                    )
+                else:
+                    _mma_m8n8k4_f16_f16_k0_splitk_partials = _rt.alloc(
+                        _F, (_mma_m8n8k4_f16_f16_k0_split_k, 128, 256), torch.float32, _dev, empty=True
+                    )  # ampere_mma.co:239
+                    _mma_m8n8k4_f16_f16_k0_splitk_TMA_LHS = _rt.tma_ok(
+                        _F, "lhs", lhs, (64, 64), (64, 64), "loads (auto)"
+                    )
+                    _mma_m8n8k4_f16_f16_k0_splitk_lhs_desc = _rt.tma_desc(
+                        lhs, (64, 64), _mma_m8n8k4_f16_f16_k0_splitk_TMA_LHS, "zero"
+                    )
+                    _mma_m8n8k4_f16_f16_k0_splitk_TMA_RHS = _rt.tma_ok(
+                        _F, "rhs", rhs, (64, 64), (64, 64), "loads (auto)"
+                    )
+                    _mma_m8n8k4_f16_f16_k0_splitk_rhs_desc = _rt.tma_desc(
+                        rhs, (64, 64), _mma_m8n8k4_f16_f16_k0_splitk_TMA_RHS, "zero"
+                    )
+                    _launch(
+                        mma_m8n8k4_f16_f16_k0_splitk,
+                        (_mma_m8n8k4_f16_f16_k0_split_k * 8,),
+                        [
+                            lhs,
+                            lhs.stride()[0],
+                            lhs.stride()[1],
+                            rhs,
+                            rhs.stride()[0],
+                            rhs.stride()[1],
+                            _mma_m8n8k4_f16_f16_k0_split_k,
+                            _mma_m8n8k4_f16_f16_k0_splitk_lhs_desc,
+                            _mma_m8n8k4_f16_f16_k0_splitk_rhs_desc,
+                            _mma_m8n8k4_f16_f16_k0_splitk_partials,
+                            _mma_m8n8k4_f16_f16_k0_splitk_partials.stride()[0],
+                            _mma_m8n8k4_f16_f16_k0_splitk_partials.stride()[1],
+                            _mma_m8n8k4_f16_f16_k0_splitk_partials.stride()[2],
+                        ],
+                        dict(
+                            GROUP_M=8,
+                            TMA_LHS=_mma_m8n8k4_f16_f16_k0_splitk_TMA_LHS,
+                            TMA_RHS=_mma_m8n8k4_f16_f16_k0_splitk_TMA_RHS,
+                            NUM_STAGES=1,
+                            num_warps=4,
+                        ),
+                    )
+                    _launch(
+                        mma_m8n8k4_f16_f16_k0_splitk_sum,
+                        (4,),
+                        [
+                            output,
+                            output.stride()[0],
+                            output.stride()[1],
+                            _mma_m8n8k4_f16_f16_k0_split_k,
+                            _mma_m8n8k4_f16_f16_k0_splitk_partials,
+                            _mma_m8n8k4_f16_f16_k0_splitk_partials.stride()[0],
+                            _mma_m8n8k4_f16_f16_k0_splitk_partials.stride()[1],
+                            _mma_m8n8k4_f16_f16_k0_splitk_partials.stride()[2],
+                        ],
+                        dict(num_warps=4),
+                    )
     return output  # ampere_mma.co:251
 
 

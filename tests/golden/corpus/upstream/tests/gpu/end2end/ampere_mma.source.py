@@ -444,38 +444,45 @@ def matmul_loadc(lhs, rhs, *, _launch=None):
 @triton.jit
 def mma_m8n8k4_f16_f16_k0(
     lhs_ptr,
-    lhs_stride_0,
-    lhs_stride_1,
+    stride_lhs0,
+    stride_lhs1,
     rhs_ptr,
-    rhs_stride_0,
-    rhs_stride_1,
+    stride_rhs0,
+    stride_rhs1,
     output_ptr,
-    output_stride_0,
-    output_stride_1,
+    stride_output0,
+    stride_output1,
+    GROUP_M: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
-    """The block-level parallel at ampere_mma.co:239: one program per block, one lane per thread."""
-    m = tl.program_id(0)  # ampere_mma.co:239
-    n = tl.program_id(1)
-    rows = tl.arange(0, 32)[:, None]  # ampere_mma.co:244
-    cols = tl.arange(0, 4)[None, :]
-    rows_2 = tl.arange(0, 4)[:, None]  # ampere_mma.co:245
-    cols_2 = tl.arange(0, 8)[None, :]
-    mc = tl.zeros([32, 8], tl.float32)  # ampere_mma.co:240
-    mc = tl.full([32, 8], 1.5, tl.float32)  # ampere_mma.co:242
-    for k in range(0, 16):  # ampere_mma.co:243
-        offs = m * 32 + rows  # ampere_mma.co:244
-        offs_2 = k * 4 + cols
-        lhs_frag_2 = tl.load(lhs_ptr + offs * lhs_stride_0 + offs_2 * lhs_stride_1)
-        offs_3 = k * 4 + rows_2  # ampere_mma.co:245
-        offs_4 = n * 8 + cols_2
-        rhs_frag_2 = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
-        mc = mc + tl.sum(
-            lhs_frag_2[:, :, None].to(tl.float32) * rhs_frag_2[None, :, :].to(tl.float32), axis=1
-        )  # ampere_mma.co:246
-    mc_out_2 = mc.to(tl.float16)  # ampere_mma.co:248
-    offs_5 = m * 32 + rows
-    offs_6 = n * 8 + cols_2
-    tl.store(output_ptr + offs_5 * output_stride_0 + offs_6 * output_stride_1, mc_out_2)
+    """The .co computes out = f(a @ b), f element-wise (line 248) (a contraction: croq2triton/lift/contraction.py proves
+    it), here over 64 x 16 x 16 tiles (schedule source; the source: 32 x 8 output tiles, K steps of 4); the schedule
+    only changes how it runs.
+    """
+    pid = tl.program_id(0)  # ampere_mma.co:239
+    num_pid_m = 2
+    num_pid_n = 16
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = pid // num_pid_in_group * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + pid % num_pid_in_group % group_size_m
+    pid_n = pid % num_pid_in_group // group_size_m
+    offs_m = pid_m * 64 + tl.arange(0, 64)
+    offs_n = pid_n * 16 + tl.arange(0, 16)
+    acc = tl.zeros([64, 16], tl.float32)  # ampere_mma.co:246
+    for k in tl.range(0, 4, num_stages=NUM_STAGES):
+        offs_k = k * 16 + tl.arange(0, 16)
+        mask_a = (offs_m[:, None] < 128) & (offs_k[None, :] < 64)
+        a = tl.load(lhs_ptr + offs_m[:, None] * stride_lhs0 + offs_k[None, :] * stride_lhs1, mask=mask_a, other=0.0)
+        mask_b = (offs_k[:, None] < 64) & (offs_n[None, :] < 256)
+        b = tl.load(rhs_ptr + offs_k[:, None] * stride_rhs0 + offs_n[None, :] * stride_rhs1, mask=mask_b, other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask_c = (offs_m[:, None] < 128) & (offs_n[None, :] < 256)  # ampere_mma.co:248
+    tl.store(
+        output_ptr + offs_m[:, None] * stride_output0 + offs_n[None, :] * stride_output1,
+        (acc + 1.5).to(tl.float16),
+        mask=mask_c,
+    )
 
 
 _FN["mma_m8n8k4_f16_f16"] = _rt.Fn("mma_m8n8k4_f16_f16", _CO_FILE, 236, {"lhs": (236, 32, 46), "rhs": (236, 48, 62)})
@@ -512,7 +519,7 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
     output = _rt.alloc(_F, (128, 256), torch.float16, _dev, None)  # ampere_mma.co:237
     _launch(
         mma_m8n8k4_f16_f16_k0,
-        (4, 32),
+        (32,),
         [
             lhs,
             lhs.stride()[0],
@@ -524,7 +531,7 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
             output.stride()[0],
             output.stride()[1],
         ],
-        dict(num_warps=4),
+        dict(GROUP_M=8, NUM_STAGES=3, num_warps=4),
     )  # ampere_mma.co:239
     return output  # ampere_mma.co:251
 
