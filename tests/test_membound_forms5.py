@@ -1,0 +1,305 @@
+"""Memory-bound kernels in a fifth set of natural forms (tests/programs/membound_forms5.co, issue 27):
+reductions over the middle and the last axis of a 3-D tensor, accumulators kept in memory (a local
+one-element buffer, a shared per-thread slot, the output element), a tile copied into each thread's
+local buffer, conditional sums and counts, a sum kept by subtraction, dot products by ``__fmaf``,
+integer data summed wider, two statistics of one pass, a row through a subspan view, softmax with a
+temperature, log-softmax, a softmax normalised in place, bias + GELU + row mean, per-column
+statistics, a write walking the row in chunks, min-max scaling, a product and a bitwise or.
+Each runs under both schedules in the interpreter against float64 torch on ragged sizes, outputs
+poisoned with NaN; what ``--schedule auto`` makes of each loop is checked on the generated code."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from kernel_util import DEVICE, check_forms, form_sizes, randn
+
+from croq2triton.api import translate_full
+
+PROGRAM = Path(__file__).parent / "programs" / "membound_forms5.co"
+H = torch.float16
+F32 = torch.float32
+I32 = torch.int32
+
+
+def _d(x: torch.Tensor) -> torch.Tensor:
+    return x.double()
+
+
+def _probs(m: int, n: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return (torch.rand(m, n, generator=g) * 0.9 + 0.1).to(DEVICE)
+
+
+def _with_nans(m: int, n: int, seed: int) -> torch.Tensor:
+    x = randn(m, n, seed=seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    x[torch.rand(m, n, generator=g).to(DEVICE) < 0.2] = float("nan")
+    x[1, :] = float("nan")  # a row with no number: 0 / max(0, 1)
+    return x
+
+
+def _nanmean(x: torch.Tensor) -> torch.Tensor:
+    xd = _d(x)
+    keep = ~torch.isnan(xd)
+    return torch.where(keep, xd, 0.0).sum(1) / keep.sum(1).clamp(min=1)
+
+
+def _bits(m: int, n: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return (1 << torch.randint(0, 31, (m, n), generator=g)).to(I32).to(DEVICE)
+
+
+def _or_rows(x: torch.Tensor) -> torch.Tensor:
+    out = torch.zeros(x.shape[0], dtype=torch.int64)
+    for j in range(x.shape[1]):
+        out |= x[:, j].long().cpu()
+    return out
+
+
+def _minmax(x: torch.Tensor) -> torch.Tensor:
+    xd = _d(x)
+    lo, hi = xd.min(1, keepdim=True).values, xd.max(1, keepdim=True).values
+    return (xd - lo) / (hi - lo)
+
+
+def _cosine(a: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    a, c = _d(a), _d(c)
+    return (a * c).sum(1) / torch.sqrt((a * a).sum(1) * (c * c).sum(1))
+
+
+Inputs = Callable[[int, int], list[object]]
+Outputs = Callable[[int, int], list[tuple[tuple[int, ...], torch.dtype]]]
+CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float]] = {
+    "mid_axis_mean": (
+        lambda m, n: [randn(3, m, n, seed=m + 1)],
+        lambda m, n: [((3, n), F32)],
+        lambda x: [_d(x).mean(1)],
+        1e-5,
+    ),
+    "last_axis_max3": (
+        lambda m, n: [randn(3, m, n, seed=n + 2)],
+        lambda m, n: [((3, m), F32)],
+        lambda x: [_d(x).amax(2)],
+        0.0,  # (a maximum: exact)
+    ),
+    "row_sums_local": (
+        lambda m, n: [randn(m, n, seed=m + 3)],
+        lambda m, n: [((m,), F32)],
+        lambda x: [_d(x).sum(1)],
+        1e-5,
+    ),
+    "row_sumsq_slot": (
+        lambda m, n: [randn(m, n, seed=n + 4)],
+        lambda m, n: [((m,), F32)],
+        lambda x: [(_d(x) ** 2).sum(1)],
+        1e-5,
+    ),
+    "row_sums_into_out": (
+        lambda m, n: [randn(m, n, seed=m + 5)],
+        lambda m, n: [((m,), F32)],
+        lambda x: [_d(x).sum(1)],
+        1e-5,
+    ),
+    "row_absmax_local_chunks": (
+        lambda m, n: [randn(m, n, seed=n + 6)],
+        lambda m, n: [((m,), F32)],
+        lambda x: [_d(x).abs().amax(1)],
+        0.0,
+    ),
+    "pos_mean": (
+        lambda m, n: [randn(m, n, seed=m + 7)],
+        lambda m, n: [((m,), F32)],
+        lambda x: [_d(x).clamp(min=0).sum(1) / (x > 0).sum(1).clamp(min=1)],
+        1e-5,
+    ),
+    "nanmean_rows": (
+        lambda m, n: [_with_nans(m, n, n + 8)],
+        lambda m, n: [((m,), F32)],
+        lambda x: [_nanmean(x)],
+        1e-5,
+    ),
+    "nll_rows": (
+        lambda m, n: [_probs(m, n, m + 9)],
+        lambda m, n: [((m,), F32)],
+        lambda p: [-torch.log(_d(p)).mean(1)],
+        1e-5,
+    ),
+    "cosine_rows": (
+        lambda m, n: [randn(m, n, seed=m + 10), randn(m, n, seed=n + 11)],
+        lambda m, n: [((m,), F32)],
+        lambda a, c: [_cosine(a, c)],
+        1e-5,
+    ),
+    "row_sums_s8": (
+        lambda m, n: [randn(m, n, dtype=torch.int8, seed=m + 12)],
+        lambda m, n: [((m,), I32)],
+        lambda x: [x.long().sum(1)],
+        0.0,
+    ),
+    "row_max_sum_f16": (
+        lambda m, n: [randn(m, n, dtype=H, seed=n + 13)],
+        lambda m, n: [((m,), F32), ((m,), F32)],
+        lambda x: [_d(x).amax(1), _d(x).sum(1)],
+        1e-5,
+    ),
+    "row_sums_subspan": (
+        lambda m, n: [randn(m, n, seed=m + 14)],
+        lambda m, n: [((m,), F32)],
+        lambda x: [_d(x).sum(1)],
+        1e-5,
+    ),
+    "softmax_temp": (
+        lambda m, n: [randn(m, n, seed=n + 15) * 3, 0.7],
+        lambda m, n: [((m, n), F32)],
+        lambda x, temp: [torch.softmax(_d(x) / temp, 1)],
+        1e-5,
+    ),
+    "log_softmax": (
+        lambda m, n: [randn(m, n, seed=m + 16) * 3],
+        lambda m, n: [((m, n), F32)],
+        lambda x: [torch.log_softmax(_d(x), 1)],
+        1e-5,
+    ),
+    "softmax_in_place": (
+        lambda m, n: [randn(m, n, seed=n + 17) * 3],
+        lambda m, n: [((m, n), F32)],
+        lambda x: [torch.softmax(_d(x), 1)],
+        1e-5,
+    ),
+    "bias_gelu_mean": (
+        lambda m, n: [randn(m, n, seed=m + 18), randn(n, seed=n + 19)],
+        lambda m, n: [((m, n), F32), ((m,), F32)],
+        lambda x, b: [F.gelu(_d(x) + _d(b)), F.gelu(_d(x) + _d(b)).mean(1)],
+        1e-5,
+    ),
+    "bn_stats": (
+        lambda m, n: [randn(m, n, seed=n + 20) * 2 + 1],
+        lambda m, n: [((n,), F32), ((n,), F32)],
+        lambda x: [_d(x).mean(0), _d(x).var(0, unbiased=False)],
+        1e-5,
+    ),
+    "rms_scale_chunks": (
+        lambda m, n: [randn(m, n, seed=m + 21)],
+        lambda m, n: [((m, n), F32)],
+        lambda x: [_d(x) / torch.sqrt((_d(x) ** 2).mean(1, keepdim=True) + 1e-5)],
+        1e-5,
+    ),
+    "minmax_scale": (
+        lambda m, n: [randn(m, n, seed=n + 22)],
+        lambda m, n: [((m, n), F32)],
+        lambda x: [_minmax(x)],
+        1e-5,
+    ),
+    "row_prod": (
+        lambda m, n: [1 + 0.01 * randn(m, n, seed=m + 23)],
+        lambda m, n: [((m,), F32)],
+        lambda x: [_d(x).prod(1)],
+        1e-5,
+    ),
+    "row_or": (
+        lambda m, n: [_bits(m, n, n + 24)],
+        lambda m, n: [((m,), I32)],
+        lambda x: [_or_rows(x)],
+        0.0,
+    ),
+}
+SIZES = [(37, 300), (5, 2100)]
+
+
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
+def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
+    check_forms(PROGRAM, schedule, CASES, m, n)
+
+
+@cache
+def _source(schedule: str) -> str:
+    return translate_full(PROGRAM.read_text(), filename="membound_forms5.co", schedule=schedule).source
+
+
+def _code(schedule: str, kernel: str) -> str:
+    return _source(schedule).split(f"def {kernel}(")[1].split("@triton.jit")[0].split("@_rt.launcher")[0]
+
+
+# kernel -> (the counters of its loops along the long axis as written, the reductions auto makes of them)
+FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "mid_axis_mean": (("l",), ("tl.sum(",)),
+    "last_axis_max3": (("d",), ("tl.max(",)),
+    "row_sumsq_slot": (("j",), ("tl.sum(",)),
+    "pos_mean": (("j",), ("tl.sum(",)),
+    "nanmean_rows": (("j",), ("tl.sum(",)),
+    "row_sums_s8": (("j",), ("tl.sum(",)),
+    "row_max_sum_f16": (("j",), ("tl.max(", "tl.sum(")),
+    "row_sums_subspan": (("j",), ("tl.sum(",)),
+    "softmax_temp": (("j", "j_2", "j_3"), ("tl.max(", "tl.sum(")),
+    "log_softmax": (("j", "j_2", "j_3"), ("tl.max(", "tl.sum(")),
+    "bias_gelu_mean": (("j",), ("tl.sum(",)),
+    "bn_stats": (("i", "i_2"), ("tl.sum(",)),
+    "rms_scale_chunks": (("j", "jj"), ("tl.sum(",)),
+    "minmax_scale": (("j", "j_2"), ("tl.min(", "tl.max(")),
+}
+NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
+    "row_sums_local": (
+        ("j",),
+        ("tl.sum(",),
+        "the accumulator is element 0 of a local buffer: a scratch load and store each step, not a fold",
+    ),
+    "row_sums_into_out": (
+        ("j",),
+        ("tl.sum(",),
+        "the accumulator is the output element: a load and a store of y.at(r) each step, not a fold",
+    ),
+    "row_absmax_local_chunks": (
+        ("j",),
+        ("tl.max(",),
+        "the chunk copied into each thread's local buffer is stored lanes fastest: forward.py takes only"
+        " a tile whose axes' strides decrease, so the loop reads scratch memory (barriers in the loop)",
+    ),
+    "nll_rows": (("j",), ("tl.sum(",), "'s -= f' is not one of the folds (+, max, min)"),
+    "cosine_rows": (("j",), ("tl.sum(",), "'d = __fmaf(u, v, d)' is not one of the folds (+, max, min)"),
+    "softmax_in_place": (
+        ("j", "j_2", "j_3"),
+        ("tl.max(", "tl.sum("),
+        "y stored with a value of an accumulator and read back: the lifting fences it with barriers"
+        " inside the loops, which foldloops.py refuses",
+    ),
+    "row_prod": (("j",), ("tl.reduce(",), "'*' is not one of the folds (+, max, min)"),
+    "row_or": (("j",), ("tl.reduce(",), "'|' is not one of the folds (+, max, min)"),
+}
+
+
+def _assert_folded(kernel: str, counters: tuple[str, ...], reductions: tuple[str, ...]) -> None:
+    body = _code("auto", f"{kernel}_k0")
+    walks = [c for c in counters if re.search(rf"\bfor {c} in\b", body)]
+    assert not walks, f"{kernel}: loops still walk the row one element a step: {walks}"
+    for r in reductions:
+        assert r in body, f"{kernel}: no {r}"
+    written = _code("source", f"{kernel}_k0")
+    assert any(re.search(rf"\bfor {c} in\b", written) for c in counters), f"{kernel}: the source has no such loop"
+
+
+@pytest.mark.parametrize("kernel", sorted(FOLDS))
+def test_auto_folds_each_loop_along_the_row(kernel: str) -> None:
+    """Under auto no loop walks the long axis one element a lane a step; a tile reduction does."""
+    _assert_folded(kernel, *FOLDS[kernel])
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=why)) for k, (_, _, why) in sorted(NOT_YET.items())],
+)
+def test_forms_auto_does_not_fold_yet(kernel: str) -> None:
+    counters, reductions, _ = NOT_YET[kernel]
+    _assert_folded(kernel, counters, reductions)
+
+
+def test_every_kernel_is_checked() -> None:
+    functions = set(re.findall(r"__co__ void (\w+)\(", PROGRAM.read_text()))
+    assert functions == set(CASES) == set(FOLDS) | set(NOT_YET)
+    assert DEVICE is not None
