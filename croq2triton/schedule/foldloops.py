@@ -438,9 +438,13 @@ def guarded(acc: str, value: E.Expr) -> tuple[E.Expr | None, E.Expr]:
 
 
 def _fold(s: N.Assign) -> Fold:
-    """``acc := op(acc, f)`` or ``acc := where(g, op(acc, f), acc)``."""
+    """``acc := op(acc, f)`` or ``acc := where(g, op(acc, f), acc)``; a sum written ``acc - f`` (the sum
+    of ``-f``: ``a - b`` is ``a + (-b)`` exactly, in floats and in wrapping integers) or ``fma(a, b,
+    acc)`` (the sum of ``a * b``: each step rounds once where ``acc + a * b`` rounds twice, a float sum
+    in another order within the rounding of its type, as any ``+`` fold) as well."""
     acc = s.var
     guard, value = guarded(acc.name, s.value)
+    value = _as_sum(acc, value)
     if not (isinstance(value, E.Bin) and value.op in FOLDS):
         raise NotFolded(f"'{acc.name}' assigned in the loop other than by a fold (+, max, min)")
     for mine, other in ((value.lhs, value.rhs), (value.rhs, value.lhs)):
@@ -452,6 +456,34 @@ def _fold(s: N.Assign) -> Fold:
                 # would not (``acc = 2048; acc += 1`` in f16 stays 2048), beyond the result's rounding
             return Fold(acc, value.op, other, guard)
     raise NotFolded(f"'{acc.name}' assigned in the loop other than by a fold (+, max, min)")
+
+
+def _as_sum(acc: E.Var, value: E.Expr) -> E.Expr:
+    """``acc - f`` as ``acc + (-f)`` and ``fma(a, b, acc)`` (a float accumulator) as ``acc + a * b``
+    where ``f``, ``a`` and ``b`` do not read ``acc``; any other value as it is."""
+    mine = acc.name
+    if (
+        isinstance(value, E.Bin)
+        and value.op == "-"
+        and isinstance(value.lhs, E.Var)
+        and value.lhs.name == mine
+        and mine not in _names(value.rhs)
+    ):
+        return E.Bin("+", value.lhs, E.Un("-", value.rhs))
+    if (
+        isinstance(value, E.Call)
+        and value.fn == "fma"
+        and len(value.args) == 3
+        and isinstance(value.args[2], E.Var)
+        and value.args[2].name == mine
+        and not E.is_int(acc.dtype)
+        and not (_names(value.args[0]) | _names(value.args[1])) & {mine}
+    ):
+        term: E.Expr = E.Bin("*", value.args[0], value.args[1])
+        if term.dtype != acc.dtype:
+            term = E.Cast(term, acc.dtype)
+        return E.Bin("+", value.args[2], term)
+    return value
 
 
 def _steps_with(x: E.Expr, j: str) -> bool:
