@@ -246,6 +246,8 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # (a sum kept by subtraction, a dot product and norms by fma: sums of -f and of a * b)
     "nll_rows": (("j",), ("tl.sum(",)),
     "cosine_rows": (("j",), ("tl.sum(",)),
+    # (y written with the exponentials, read back and scaled: the lifting's barriers left to fenced())
+    "softmax_in_place": (("j", "j_2", "j_3"), ("tl.max(", "tl.sum(")),
 }
 NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "row_sums_local": (
@@ -262,13 +264,7 @@ NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
         ("j",),
         ("tl.max(",),
         "the chunk copied into each thread's local buffer is stored lanes fastest: forward.py takes only"
-        " a tile whose axes' strides decrease, so the loop reads scratch memory (barriers in the loop)",
-    ),
-    "softmax_in_place": (
-        ("j", "j_2", "j_3"),
-        ("tl.max(", "tl.sum("),
-        "y stored with a value of an accumulator and read back: the lifting fences it with barriers"
-        " inside the loops, which foldloops.py refuses",
+        " a tile whose axes' strides decrease, so the folded loop reads the chunk back from scratch memory",
     ),
     "row_prod": (("j",), ("tl.reduce(",), "'*' is not one of the folds (+, max, min)"),
     "row_or": (("j",), ("tl.reduce(",), "'|' is not one of the folds (+, max, min)"),
@@ -279,6 +275,7 @@ def _assert_folded(kernel: str, counters: tuple[str, ...], reductions: tuple[str
     body = _code("auto", f"{kernel}_k0")
     walks = [c for c in counters if re.search(rf"\bfor {c} in\b", body)]
     assert not walks, f"{kernel}: loops still walk the row one element a step: {walks}"
+    assert "_scratch" not in body, f"{kernel}: a round trip through scratch memory"
     for r in reductions:
         assert r in body, f"{kernel}: no {r}"
     written = _code("source", f"{kernel}_k0")
@@ -327,7 +324,34 @@ __co__ void fma_scaled(global f32 [M, N] x, global f32 [M] y) {
     }
   }
 }
+__co__ void cumsum_through_output(global f32 [M, N] x, global f32 [M, N] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      y.at(r, 0) = x.at(r, 0);
+      foreach j in [N - 1] { y.at(r, j + 1) = y.at(r, j) + x.at(r, j + 1); }
+    }
+  }
+}
 """
+
+
+def test_a_recurrence_through_the_output_stays_as_written(tmp_path: Path) -> None:
+    """``y.at(r, j + 1) = y.at(r, j) + x.at(r, j + 1)``: each step reads the element the step before
+    stored, not the element it stores, so the loop stays a loop per lane under auto, and both
+    schedules give the prefix sums."""
+    from croq2triton.api import load
+
+    code = translate_full(NEAR_MISSES, filename="near.co", schedule="auto").source
+    body = code.split("def cumsum_through_output_k0(")[1].split("@_rt.launcher")[0]
+    assert re.search(r"\bfor j in\b", body)
+    x = randn(9, 70, seed=5)
+    path = tmp_path / "near.co"
+    path.write_text(NEAR_MISSES)
+    for s in ("source", "auto"):
+        y = poisoned(9, 70)
+        load(path, schedule=s).cumsum_through_output(x, y)
+        assert_near_max(y, _d(x).cumsum(1), 1e-5, f"prefix sums through the output ({s})")
 
 
 @pytest.mark.parametrize("kernel", ["minus_from", "fma_scaled"])

@@ -91,12 +91,13 @@ def foldable(kernel: N.Kernel) -> list[N.For]:
     inside a loop of the top level it does not (a loop over a slice's rows around a loop along each
     row: the inner loop folds, the outer one stays)."""
     out: list[N.For] = []
+    tensors = tensors_of(kernel)
 
     def visit(body: list[N.Stmt], outside: list[N.Stmt]) -> None:
         for i, s in enumerate(body):
             if isinstance(s, N.For):
                 try:
-                    loop_folds(s, body[i + 1 :] + outside)
+                    loop_folds(s, body[i + 1 :] + outside, fenced_tensors=tensors)
                 except NotFolded:
                     visit(s.body, body[i + 1 :] + outside)
                     continue
@@ -157,6 +158,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
     read = _read_tiles(kernel)
     read_before: set[str] = set()  # tensors the loops folded so far load
     args = list(kernel.args)
+    tensors = tensors_of(kernel)
 
     def visit(stmts: list[N.Stmt], outside: list[N.Stmt]) -> list[N.Stmt]:
         nonlocal folded, skipped, leads, read_before
@@ -167,7 +169,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
                 continue
             after = stmts[i + 1 :] + outside
             try:
-                folds = loop_folds(s, after)
+                folds = loop_folds(s, after, fenced_tensors=tensors)
             except NotFolded:
                 # a loop around loops that fold (a slice's rows around each row's walk): it stays, they fold
                 out.append(dataclasses.replace(s, body=visit(s.body, after)))
@@ -221,10 +223,15 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
 
 
 # ---------------------------------------------------------------- the proof
-def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[str, Fold]:
+def loop_folds(
+    loop: N.For, after: list[N.Stmt], tiled: bool = False, fenced_tensors: set[str] | None = None
+) -> dict[str, Fold]:
     """The folds of ``loop`` where the proof admits it (``after``: what runs after it); ``tiled``
     admits reductions, permutations and gathers of tiles in the body too (the loop is not folded
-    into a tile axis then: schedule/splitloop.py only runs its iterations in other programs)."""
+    into a tile axis then: schedule/splitloop.py only runs its iterations in other programs).
+    ``fenced_tensors``: the kernel's tensors (not its scratch areas); a loop that stores into one of
+    them and accesses no scratch area may hold the barriers the lifting put in for it (else a barrier
+    in the loop keeps it as written)."""
 
     def own_axes(e: E.Expr) -> bool:
         return not tiled and any(isinstance(n, (E.Reduce, E.Permute, E.Reshape)) or _gathers(n) for n in e.walk())
@@ -265,6 +272,11 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
                 raise NotFolded(f"'{fold.acc.name}' folded twice in one iteration")
             folds[fold.acc.name] = fold
             order[fold.acc.name] = i
+        elif isinstance(s, N.Barrier) and fenced_tensors is not None and _fences_tensors(loop, fenced_tensors):
+            # (the lifting's fence of a tensor the loop stores and the lanes read back: by the store proof
+            # below each lane reads only the elements it stores, and the rewrite leaves barriers out;
+            # fenced() derives the ones the folded tiles need again, lift/hazards.py)
+            continue
         else:
             raise NotFolded(f"a {type(s).__name__} statement inside the loop")
     _check_rescaled(folds, order, lets)
@@ -324,6 +336,21 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
             ):
                 raise NotFolded("a tensor read in the loop at other elements than it stores")
     return folds
+
+
+def _fences_tensors(loop: N.For, tensors: set[str]) -> bool:
+    """Whether ``loop``'s barriers can only be fences of tensors it stores: it stores into one of
+    ``tensors`` and every access of its body is to one of them (none to a scratch area, whose
+    elements other lanes stored before the loop)."""
+    accesses = [x for x in loop.body if isinstance(x, (N.Load, N.Store))]
+    if len(accesses) + sum(isinstance(x, (N.Let, N.Assign, N.Barrier)) for x in loop.body) != len(loop.body):
+        return False
+    return any(isinstance(x, N.Store) for x in accesses) and all(x.base in tensors for x in accesses)
+
+
+def tensors_of(kernel: N.Kernel) -> set[str]:
+    """The kernel's tensors in memory (its pointer arguments, not its scratch areas)."""
+    return {a.name for a in kernel.args if isinstance(a, N.Pointer)}
 
 
 def _running_of(name: str, lets: dict[str, E.Expr], folds: dict[str, Fold]) -> set[str]:
