@@ -248,18 +248,11 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "cosine_rows": (("j",), ("tl.sum(",)),
     # (y written with the exponentials, read back and scaled: the lifting's barriers left to fenced())
     "softmax_in_place": (("j", "j_2", "j_3"), ("tl.max(", "tl.sum(")),
+    # (accumulators in memory held in registers in their loops: schedule/memacc.py)
+    "row_sums_local": (("j",), ("tl.sum(",)),
+    "row_sums_into_out": (("j",), ("tl.sum(",)),
 }
 NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
-    "row_sums_local": (
-        ("j",),
-        ("tl.sum(",),
-        "the accumulator is element 0 of a local buffer: a scratch load and store each step, not a fold",
-    ),
-    "row_sums_into_out": (
-        ("j",),
-        ("tl.sum(",),
-        "the accumulator is the output element: a load and a store of y.at(r) each step, not a fold",
-    ),
     "row_absmax_local_chunks": (
         ("j",),
         ("tl.max(",),
@@ -352,6 +345,63 @@ def test_a_recurrence_through_the_output_stays_as_written(tmp_path: Path) -> Non
         y = poisoned(9, 70)
         load(path, schedule=s).cumsum_through_output(x, y)
         assert_near_max(y, _d(x).cumsum(1), 1e-5, f"prefix sums through the output ({s})")
+
+
+MEMORY = """
+__co__ void ema_into_out(global f32 [M, N] x, global f32 [M] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      y.at(r) = x.at(r, 0);
+      foreach j in [N] { y.at(r) = y.at(r) * 0.75f + x.at(r, j) * 0.25f; }
+    }
+  }
+}
+__co__ void two_slots(global f32 [M, N] x, global f32 [M] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    local f32 [2] acc;
+    acc.at(0) = 0.0f;
+    acc.at(1) = 0.0f;
+    if (r < M) {
+      foreach j in [N] { acc.at(j % 2) += x.at(r, j) * (1 + j % 2); }
+      y.at(r) = acc.at(0) + acc.at(1);
+    }
+  }
+}
+"""
+
+
+def test_accumulators_in_memory_are_held_in_registers_or_stay(tmp_path: Path) -> None:
+    """An exponential moving average kept in the output element (``y.at(r) = y.at(r) * 0.75f + ..``) is
+    held in a register through its loop (schedule/memacc.py: no load or store of ``y`` in the loop),
+    but is no fold, so the loop stays; two slots of a local buffer picked by the counter
+    (``acc.at(j % 2)``) are not one element for the whole loop: read and written in memory as lifted.
+    Both schedules agree with float64."""
+    from croq2triton.api import load
+
+    code = translate_full(MEMORY, filename="mem.co", schedule="auto").source
+    ema = code.split("def ema_into_out_k0(")[1].split("@_rt.launcher")[0]
+    loop = ema.split("for j in")[1]
+    assert "y_ptr" not in loop.split("tl.store(")[0], "y read in the loop"
+    assert "_acc" in ema
+    slots = code.split("def two_slots_k0(")[1].split("@_rt.launcher")[0]
+    assert re.search(r"\bfor j in\b", slots) and "acc_scratch" in slots.split("for j in")[1]
+    x = randn(9, 70, seed=6)
+    path = tmp_path / "mem.co"
+    path.write_text(MEMORY)
+    xd = _d(x).cpu()
+    want = xd[:, 0].clone()
+    for j in range(70):
+        want = want * 0.75 + xd[:, j] * 0.25
+    weights = torch.tensor([1.0 + j % 2 for j in range(70)], dtype=torch.float64)
+    for s in ("source", "auto"):
+        mod = load(path, schedule=s)
+        y, z = poisoned(9), poisoned(9)
+        mod.ema_into_out(x, y)
+        mod.two_slots(x, z)
+        assert_near_max(y, want, 1e-6, f"moving average in the output ({s})")
+        assert_near_max(z, (xd * weights).sum(1), 1e-5, f"two slots ({s})")
 
 
 @pytest.mark.parametrize("kernel", ["minus_from", "fma_scaled"])
