@@ -251,6 +251,9 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # (accumulators in memory held in registers in their loops: schedule/memacc.py)
     "row_sums_local": (("j",), ("tl.sum(",)),
     "row_sums_into_out": (("j",), ("tl.sum(",)),
+    # (a product and a bitwise or: tl.reduce with the module's combining function)
+    "row_prod": (("j",), ("tl.reduce(", "_fold_prod")),
+    "row_or": (("j",), ("tl.reduce(", "_fold_or")),
 }
 NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "row_absmax_local_chunks": (
@@ -259,8 +262,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
         "the chunk copied into each thread's local buffer is stored lanes fastest: forward.py takes only"
         " a tile whose axes' strides decrease, so the folded loop reads the chunk back from scratch memory",
     ),
-    "row_prod": (("j",), ("tl.reduce(",), "'*' is not one of the folds (+, max, min)"),
-    "row_or": (("j",), ("tl.reduce(",), "'|' is not one of the folds (+, max, min)"),
 }
 
 
@@ -314,6 +315,16 @@ __co__ void fma_scaled(global f32 [M, N] x, global f32 [M] y) {
       mutable f32 s = 1.0f;
       foreach j in [N] { s = __fmaf(s, x.at(r, j), 0.5f); }
       y.at(r) = s;
+    }
+  }
+}
+__co__ void shift_or(global s32 [M, N] x, global s32 [M] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable s32 f = 0;
+      foreach j in [N] { f = (f << 1) | x.at(r, j); }
+      y.at(r) = f;
     }
   }
 }
@@ -402,6 +413,27 @@ def test_accumulators_in_memory_are_held_in_registers_or_stay(tmp_path: Path) ->
         mod.two_slots(x, z)
         assert_near_max(y, want, 1e-6, f"moving average in the output ({s})")
         assert_near_max(z, (xd * weights).sum(1), 1e-5, f"two slots ({s})")
+
+
+def test_a_shift_register_is_not_an_or_fold(tmp_path: Path) -> None:
+    """``f = (f << 1) | x``: the accumulator shifted each step, not ``f | x``; stays a loop per lane and
+    both schedules agree with the bits computed in Python."""
+    from croq2triton.api import load
+
+    code = translate_full(NEAR_MISSES, filename="near.co", schedule="auto").source
+    assert re.search(r"\bfor j in\b", code.split("def shift_or_k0(")[1].split("@_rt.launcher")[0])
+    g = torch.Generator().manual_seed(7)
+    x = torch.randint(0, 2, (9, 40), generator=g).to(I32)
+    want = torch.zeros(9, dtype=torch.int64)
+    for j in range(40):
+        want = ((want << 1) | x[:, j].long()) & 0xFFFFFFFF
+    want = torch.where(want >= 2**31, want - 2**32, want)
+    path = tmp_path / "near.co"
+    path.write_text(NEAR_MISSES)
+    for s in ("source", "auto"):
+        y = poisoned(9, dtype=I32)
+        load(path, schedule=s).shift_or(x.to(DEVICE), y)
+        assert torch.equal(y.cpu().long(), want), s
 
 
 @pytest.mark.parametrize("kernel", ["minus_from", "fma_scaled"])

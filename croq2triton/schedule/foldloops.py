@@ -57,6 +57,11 @@ from .argfold import ArgPick
 from .rescaled import Rescaled
 
 FOLDS = {"+": "sum", "max": "max", "min": "min"}
+# folds of this module's loops alone, reduced by ``tl.reduce`` with a combining function of the module
+# (tir/pyexpr.py): a product (an integer's exact in any order, a float's within the rounding of its
+# type, as a sum's), and the bitwise or, and, exclusive or of integers (exact in any order)
+MORE_FOLDS = {"*": "prod", "|": "or", "&": "and", "^": "xor"}
+REDUCES = {**FOLDS, **MORE_FOLDS}
 WHOLE_PER_THREAD = 16  # elements of a whole row a thread holds (the launcher picks 4 to 16 warps)
 LEAD_PER_THREAD = 64  # the same where the counter's axis leads the tile (1 to 16 warps)
 INT_LIMITS = {"i32": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1), "i16": (-(2**15), 2**15 - 1)}
@@ -472,17 +477,22 @@ def _fold(s: N.Assign) -> Fold:
     acc = s.var
     guard, value = guarded(acc.name, s.value)
     value = _as_sum(acc, value)
-    if not (isinstance(value, E.Bin) and value.op in FOLDS):
-        raise NotFolded(f"'{acc.name}' assigned in the loop other than by a fold (+, max, min)")
+    what = f"'{acc.name}' assigned in the loop other than by a fold (+, max, min, *, and bitwise |, &, ^)"
+    if not (isinstance(value, E.Bin) and value.op in REDUCES):
+        raise NotFolded(what)
+    if value.op in ("|", "&", "^") and not (E.is_int(acc.dtype) and acc.dtype != "i1"):
+        raise NotFolded(what)
     for mine, other in ((value.lhs, value.rhs), (value.rhs, value.lhs)):
         if isinstance(mine, E.Var) and mine.name == acc.name and acc.name not in _names(other):
             if guard is not None and acc.name in _names(guard):
                 break
-            if value.op == "+" and not E.is_int(acc.dtype) and acc.dtype not in SUMMED:
+            if value.op in ("+", "*") and not E.is_int(acc.dtype) and acc.dtype not in SUMMED:
                 break  # each step of a 16-bit float sum rounds in its type: summed in another order it
                 # would not (``acc = 2048; acc += 1`` in f16 stays 2048), beyond the result's rounding
+            if other.dtype != acc.dtype and value.op in MORE_FOLDS:
+                break  # (the step's operation in a wider type than the accumulator's: as written)
             return Fold(acc, value.op, other, guard)
-    raise NotFolded(f"'{acc.name}' assigned in the loop other than by a fold (+, max, min)")
+    raise NotFolded(what)
 
 
 def _as_sum(acc: E.Var, value: E.Expr) -> E.Expr:
@@ -649,7 +659,7 @@ class _Rewrite:
         carried = tuple(self.tiles.get(v.name, (v,))[0] for v in loop.carried)
         before = [N.Let(tile, _full(f.op, tile), line=line) for tile, f in self.tiles.values()]
         after = [
-            N.Assign(f.acc, E.Bin(f.op, f.acc, E.Reduce(FOLDS[f.op], tile, self.axis)), line=line)
+            N.Assign(f.acc, E.Bin(f.op, f.acc, E.Reduce(REDUCES[f.op], tile, self.axis)), line=line)
             for tile, f in self.tiles.values()
         ]
         if self.reverse:
@@ -720,7 +730,7 @@ class _Rewrite:
                     self.tiles[s.var.name] = (tile, f)
                 self.out.append(N.Assign(tile, E.Bin(f.op, tile, masked), line=line))
                 return
-            folded = E.Reduce(FOLDS[f.op], masked, self.axis)
+            folded = E.Reduce(REDUCES[f.op], masked, self.axis)
             self.out.append(N.Assign(s.var, E.Bin(f.op, s.var, folded), line=line))
 
     def rescale(self, acc: E.Var, r: Rescaled, cond: E.Expr, line: int) -> None:
@@ -858,11 +868,19 @@ def _full(op: str, tile: E.Var) -> E.Full:
 
 def _identity(op: str, dtype: str) -> E.Const:
     if E.is_int(dtype):
+        if op in ("+", "|", "^"):
+            return E.Const(0, dtype)
+        if op == "*":
+            return E.Const(1, dtype)
+        if op == "&" and dtype in INT_LIMITS:  # every bit set: -1 of a signed type
+            return E.Const(-1, dtype)
         lo, hi = INT_LIMITS.get(dtype, (None, None))
-        if op != "+" and lo is None:
+        if op not in ("max", "min") or lo is None:
             raise NotFolded(f"a {op} fold of {dtype} values")
-        return E.Const({"+": 0, "max": lo, "min": hi}[op], dtype)  # type: ignore[arg-type]
-    return E.Const({"+": 0.0, "max": float("-inf"), "min": float("inf")}[op], dtype)
+        return E.Const({"max": lo, "min": hi}[op], dtype)  # type: ignore[arg-type]
+    if op not in ("+", "*", "max", "min"):
+        raise NotFolded(f"a {op} fold of {dtype} values")
+    return E.Const({"+": 0.0, "*": 1.0, "max": float("-inf"), "min": float("inf")}[op], dtype)
 
 
 # ---------------------------------------------------------------- loads read once
