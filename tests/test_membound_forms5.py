@@ -203,6 +203,12 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
         lambda x: [_d(x).prod(1)],
         1e-5,
     ),
+    "row_sumsq_2d_threads": (
+        lambda m, n: [randn(m, n, seed=m + 25)],
+        lambda m, n: [((m,), F32)],
+        lambda x: [(_d(x) ** 2).sum(1)],
+        1e-5,
+    ),
     "row_or": (
         lambda m, n: [_bits(m, n, n + 24)],
         lambda m, n: [((m,), I32)],
@@ -254,6 +260,8 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # (a product and a bitwise or: tl.reduce with the module's combining function)
     "row_prod": (("j",), ("tl.reduce(", "_fold_prod")),
     "row_or": (("j",), ("tl.reduce(", "_fold_or")),
+    # (lanes of two axes, each a row: they stay in one program, a block of each row a step)
+    "row_sumsq_2d_threads": (("j",), ("tl.sum(",)),
 }
 NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "row_absmax_local_chunks": (
