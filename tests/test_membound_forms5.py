@@ -262,14 +262,9 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "row_or": (("j",), ("tl.reduce(", "_fold_or")),
     # (lanes of two axes, each a row: they stay in one program, a block of each row a step)
     "row_sumsq_2d_threads": (("j",), ("tl.sum(",)),
-}
-NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
-    "row_absmax_local_chunks": (
-        ("j",),
-        ("tl.max(",),
-        "the chunk copied into each thread's local buffer is stored lanes fastest: forward.py takes only"
-        " a tile whose axes' strides decrease, so the folded loop reads the chunk back from scratch memory",
-    ),
+    # (each thread's chunk copied into its local buffer: the tile stored lanes fastest, read back in
+    # registers, schedule/forward.py; then one reduction of the tile a chunk, schedule/selectfold.py)
+    "row_absmax_local_chunks": (("j",), ("tl.max(",)),
 }
 
 
@@ -290,18 +285,50 @@ def test_auto_folds_each_loop_along_the_row(kernel: str) -> None:
     _assert_folded(kernel, *FOLDS[kernel])
 
 
-@pytest.mark.parametrize(
-    "kernel",
-    [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=why)) for k, (_, _, why) in sorted(NOT_YET.items())],
+CHUNKAT = """
+__co__ void row_sums_chunkat(global f32 [M, N] x, global f32 [M] y) {
+  parallel p by M / 16 : block, t by 16 : thread {
+    mutable f32 acc = 0.0f;
+    foreach c in [N / 128] {
+      f = dma.copy x.chunkat(p, c) => shared;
+      foreach j in [128] { acc += f.data.at(t, j); }
+    }
+    y.at(p # t) = acc;
+  }
+}
+"""
+
+
+def test_tiles_of_a_chunkat_staged_through_shared(tmp_path: Path) -> None:
+    """``x.chunkat(p, c)`` with ``p by M / 16``, ``c in [N / 128]``: tiles of ``M / (M / 16)`` rows by
+    ``N / (N / 128)`` columns (LANGUAGE.md 7.6, floor division: 16 x 128 where 16 and 128 divide M and N),
+    each thread folding its row of the staged tile; both schedules agree at sizes that divide."""
+    from croq2triton.api import load
+
+    path = tmp_path / "chunk.co"
+    path.write_text(CHUNKAT)
+    x = randn(48, 384, seed=9)
+    for s in ("source", "auto"):
+        y = poisoned(48)
+        load(path, schedule=s).row_sums_chunkat(x, y)
+        assert_near_max(y, _d(x).sum(1), 1e-5, f"chunkat rows ({s})")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the chunk's extents are M // (M / 16) and N // (N / 128), known only at launch (F_D0, F_D1): "
+    "forward.py forwards tiles of extents known when translating, so each thread reads its row back from "
+    "scratch memory one element a step",
 )
-def test_forms_auto_does_not_fold_yet(kernel: str) -> None:
-    counters, reductions, _ = NOT_YET[kernel]
-    _assert_folded(kernel, counters, reductions)
+def test_tiles_of_a_chunkat_fold_under_auto() -> None:
+    code = translate_full(CHUNKAT, filename="chunk.co", schedule="auto").source
+    body = code.split("def row_sums_chunkat_k0(")[1].split("@_rt.launcher")[0]
+    assert not re.search(r"\bfor j in\b", body) and "_scratch" not in body and "tl.sum(" in body
 
 
 def test_every_kernel_is_checked() -> None:
     functions = set(re.findall(r"__co__ void (\w+)\(", PROGRAM.read_text()))
-    assert functions == set(CASES) == set(FOLDS) | set(NOT_YET)
+    assert functions == set(CASES) == set(FOLDS)
     assert DEVICE is not None
 
 
