@@ -209,6 +209,12 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
         lambda x: [(_d(x) ** 2).sum(1)],
         1e-5,
     ),
+    "huber_rows": (
+        lambda m, n: [randn(m, n, seed=m + 26), randn(m, n, seed=n + 27), 0.8],
+        lambda m, n: [((m,), F32)],
+        lambda a, c, delta: [F.huber_loss(_d(a), _d(c), reduction="none", delta=delta).mean(1)],
+        1e-5,
+    ),
     "row_or": (
         lambda m, n: [_bits(m, n, n + 24)],
         lambda m, n: [((m,), I32)],
@@ -265,6 +271,8 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # (each thread's chunk copied into its local buffer: the tile stored lanes fastest, read back in
     # registers, schedule/forward.py; then one reduction of the tile a chunk, schedule/selectfold.py)
     "row_absmax_local_chunks": (("j",), ("tl.max(",)),
+    # (an if / else adding a term of its own in each branch: one fold of the chosen term)
+    "huber_rows": (("j",), ("tl.sum(",)),
 }
 
 
@@ -363,6 +371,16 @@ __co__ void shift_or(global s32 [M, N] x, global s32 [M] y) {
     }
   }
 }
+__co__ void sum_or_max(global f32 [M, N] x, global f32 [M] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 s = 0.0f;
+      foreach j in [N] { f32 v = x.at(r, j); if (v > 0.0f) s += v; else s = __max(s, -v); }
+      y.at(r) = s;
+    }
+  }
+}
 __co__ void cumsum_through_output(global f32 [M, N] x, global f32 [M, N] y) {
   parallel b by cdiv(M, 64) : block, t by 64 : thread {
     int r = b # t;
@@ -448,6 +466,27 @@ def test_accumulators_in_memory_are_held_in_registers_or_stay(tmp_path: Path) ->
         mod.two_slots(x, z)
         assert_near_max(y, want, 1e-6, f"moving average in the output ({s})")
         assert_near_max(z, (xd * weights).sum(1), 1e-5, f"two slots ({s})")
+
+
+def test_branches_folding_by_different_operators_stay(tmp_path: Path) -> None:
+    """``if (v > 0) s += v; else s = __max(s, -v);``: two folds of one accumulator by different operators
+    are no one fold (their order matters); the loop stays a loop per lane and both schedules agree."""
+    from croq2triton.api import load
+
+    code = translate_full(NEAR_MISSES, filename="near.co", schedule="auto").source
+    assert re.search(r"\bfor j in\b", code.split("def sum_or_max_k0(")[1].split("@_rt.launcher")[0])
+    x = randn(9, 70, seed=8)
+    xd = _d(x).cpu()
+    want = torch.zeros(9, dtype=torch.float64)
+    for j in range(70):
+        v = xd[:, j]
+        want = torch.where(v > 0, want + v, torch.maximum(want, -v))
+    path = tmp_path / "near.co"
+    path.write_text(NEAR_MISSES)
+    for s in ("source", "auto"):
+        y = poisoned(9)
+        load(path, schedule=s).sum_or_max(x, y)
+        assert_near_max(y, want, 1e-5, f"sum or max ({s})")
 
 
 def test_a_shift_register_is_not_an_or_fold(tmp_path: Path) -> None:

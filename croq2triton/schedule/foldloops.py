@@ -81,6 +81,7 @@ class Fold:
     pick: ArgPick | None = None  # op "argpick": the index of the best value so far (schedule/argfold.py)
     of: E.Expr | None = None  # a max / min fold matched from a strict comparison: the values compared
     running: bool = False  # a sum also read after its step (a prefix sum: each step's running value)
+    count: int = 1  # the assignments of one iteration it stands for (if / else branches adding each their own)
 
 
 Block = int | E.Extent
@@ -274,7 +275,8 @@ def loop_folds(
             fold = _fold_through(s, lets, accs)
             raw[s.var.name] = s.value
             if fold.acc.name in folds:
-                raise NotFolded(f"'{fold.acc.name}' folded twice in one iteration")
+                folds[fold.acc.name] = _merged(folds[fold.acc.name], fold)
+                continue
             folds[fold.acc.name] = fold
             order[fold.acc.name] = i
         elif isinstance(s, N.Barrier) and fenced_tensors is not None and _fences_tensors(loop, fenced_tensors):
@@ -291,7 +293,7 @@ def loop_folds(
     inlined = {n for n, v in lets.items() if _names(v) & folds.keys()}
     # a sum read after its fold in the same iteration (``acc += x; y.at(j) = acc;``): a running sum, a
     # prefix sum of the block then (an inclusive scan); only by lets and stored values
-    scannable = {n for n, f in folds.items() if f.op == "+" and f.rescaled is None and f.pick is None}
+    scannable = {n for n, f in folds.items() if f.op == "+" and f.rescaled is None and f.pick is None and f.count == 1}
     running: set[str] = set()  # lets that hold a running sum (or a value of one)
     scanned: set[str] = set()
     for i, s in enumerate(loop.body):  # an accumulator is read only by its own fold
@@ -356,6 +358,25 @@ def _fences_tensors(loop: N.For, tensors: set[str]) -> bool:
 def tensors_of(kernel: N.Kernel) -> set[str]:
     """The kernel's tensors in memory (its pointer arguments, not its scratch areas)."""
     return {a.name for a in kernel.args if isinstance(a, N.Pointer)}
+
+
+def _merged(first: Fold, then: Fold) -> Fold:
+    """Two folds of one accumulator in one iteration (``if (c) s += f; else s += g;`` is lifted as
+    ``s := where(c, s + f, s); s := where(!c, s + g, s)``): with the same associative and commutative
+    ``op``, and neither value nor guard reading the accumulator (checked by the caller), the
+    iteration's value is ``op(s, op(where(c, f, e), where(!c, g, e)))``, ``e`` the identity of ``op``:
+    one fold of the combined term, under no guard."""
+    plain = all(f.rescaled is None and f.pick is None and f.of is None for f in (first, then))
+    if not plain or first.op != then.op or first.op not in REDUCES:
+        raise NotFolded(f"'{first.acc.name}' folded twice in one iteration")
+    e = _identity(first.op, first.acc.dtype)
+
+    def term(f: Fold) -> E.Expr:
+        value = f.value if f.value.dtype == first.acc.dtype else E.Cast(f.value, first.acc.dtype)
+        return value if f.guard is None else E.Where(f.guard, value, e)
+
+    both = E.Bin(first.op, term(first), term(then))
+    return Fold(first.acc, first.op, both, None, count=first.count + then.count)
 
 
 def _running_of(name: str, lets: dict[str, E.Expr], folds: dict[str, Fold]) -> set[str]:
@@ -630,6 +651,7 @@ class _Rewrite:
             if f.pick is not None:
                 self.pairs[name] = self.pairs[f.pick.peer] = (name, f.pick.peer)
         self.seen: set[tuple[str, str]] = set()
+        self.merged: dict[str, int] = {}  # a merged fold's assignments met so far
         self.out: list[N.Stmt] = []
 
     def fresh(self, name: str) -> str:
@@ -701,6 +723,10 @@ class _Rewrite:
             self.out.append(dataclasses.replace(s, index=index, value=self.lift(s.value), mask=mask))
         elif isinstance(s, N.Assign):
             f = self.folds[s.var.name]
+            if f.count > 1:  # folds of one accumulator merged (_merged): at the last of their assignments
+                self.merged[s.var.name] = self.merged.get(s.var.name, 0) + 1
+                if self.merged[s.var.name] < f.count:
+                    return
             conds = [self.tail] + ([self.lift(f.guard)] if f.guard is not None else [])
             if f.rescaled is not None:
                 self.rescale(s.var, f.rescaled, E.conj(conds), line)
