@@ -215,6 +215,12 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
         lambda a, c, delta: [F.huber_loss(_d(a), _d(c), reduction="none", delta=delta).mean(1)],
         1e-5,
     ),
+    "row_max_down_while": (
+        lambda m, n: [randn(m, n, seed=n + 28)],
+        lambda m, n: [((m,), F32)],
+        lambda x: [_d(x).amax(1)],
+        0.0,
+    ),
     "row_or": (
         lambda m, n: [_bits(m, n, n + 24)],
         lambda m, n: [((m,), I32)],
@@ -273,6 +279,8 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "row_absmax_local_chunks": (("j",), ("tl.max(",)),
     # (an if / else adding a term of its own in each branch: one fold of the chosen term)
     "huber_rows": (("j",), ("tl.sum(",)),
+    # (a while counting down from a start the same for every thread: the foreach it is, lift/whileloops.py)
+    "row_max_down_while": (("j_step",), ("tl.max(",)),
 }
 
 
@@ -284,7 +292,8 @@ def _assert_folded(kernel: str, counters: tuple[str, ...], reductions: tuple[str
     for r in reductions:
         assert r in body, f"{kernel}: no {r}"
     written = _code("source", f"{kernel}_k0")
-    assert any(re.search(rf"\bfor {c} in\b", written) for c in counters), f"{kernel}: the source has no such loop"
+    walked = any(re.search(rf"\bfor {c} in\b", written) for c in counters) or "while " in written
+    assert walked, f"{kernel}: the source has no such loop"
 
 
 @pytest.mark.parametrize("kernel", sorted(FOLDS))
@@ -487,6 +496,60 @@ def test_branches_folding_by_different_operators_stay(tmp_path: Path) -> None:
         y = poisoned(9)
         load(path, schedule=s).sum_or_max(x, y)
         assert_near_max(y, want, 1e-5, f"sum or max ({s})")
+
+
+WHILES = """
+__co__ void down_from_own_start(global f32 [M, N] x, global f32 [M] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 s = 0.0f;
+      mutable int j = N - 1 - t;
+      while (j > 1) { s += x.at(r, j); j = j - 2; }
+      y.at(r) = s;
+    }
+  }
+}
+__co__ void down_above_floor(global f32 [M, N] x, int lo, global f32 [M] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 s = 0.0f;
+      mutable int j = N - 1;
+      while (lo < j) { s += x.at(r, j); j = j - 3; }
+      y.at(r) = s;
+    }
+  }
+}
+"""
+
+
+def test_while_loops_counting_down(tmp_path: Path) -> None:
+    """``while (lo < j) { ..; j = j - 3; }`` from ``N - 1`` (the same start for every thread) is the
+    foreach it is and folds, none of its steps when ``lo >= N - 1``; from ``N - 1 - t`` (each thread
+    its own start) it stays a while; both schedules agree with float64."""
+    from croq2triton.api import load
+
+    code = translate_full(WHILES, filename="w.co", schedule="auto").source
+    own = code.split("def down_from_own_start_k0(")[1].split("@_rt.launcher")[0]
+    assert "while " in own
+    floor = code.split("def down_above_floor_k0(")[1].split("@_rt.launcher")[0]
+    assert "while " not in floor and "tl.sum(" in floor
+    x = randn(9, 70, seed=10)
+    xd = _d(x).cpu()
+    path = tmp_path / "w.co"
+    path.write_text(WHILES)
+    for s in ("source", "auto"):
+        mod = load(path, schedule=s)
+        y = poisoned(9)
+        mod.down_from_own_start(x, y)
+        want = torch.stack([xd[i, [j for j in range(69 - (i % 64), 1, -2)]].sum() for i in range(9)])
+        assert_near_max(y, want, 1e-6, f"down from each thread's start ({s})")
+        for lo in (5, 68, 80):
+            z = poisoned(9)
+            mod.down_above_floor(x, lo, z)
+            want = xd[:, [j for j in range(69, lo, -3)]].sum(1)
+            assert torch.allclose(z.cpu().double(), want, atol=1e-5), (s, lo)
 
 
 def test_a_shift_register_is_not_an_or_fold(tmp_path: Path) -> None:

@@ -24,6 +24,13 @@ What the rewrite needs of the source (else the loop stays as written):
 
 Then the loop's iterations are ``j = j0 + k * c`` for ``k = 0, 1, ..`` while ``j < e``: with ``j0 >=
 0`` every such ``k`` is below ``cdiv(e, c)``, and the ``if`` drops the ones past ``e``.
+
+A loop walking down (``mutable int j = N - 1; while (j >= 0) { ..; j -= 1; }``) is the same with the
+order reversed: the condition ``j >= e`` or ``j > e`` (``e <= j``, ``e < j``), the last statement
+``j -= c`` (``j = j - c``), ``j0`` an expression of constants and names the body does not assign and
+that are no ``parallel`` index (the same for every thread), ``e`` as above.  Its iterations are ``j =
+j0 - k * c`` while ``j >= e``: ``k`` below ``cdiv(j0 - e + 1, c)`` (``cdiv(j0 - e, c)`` for ``>``), none
+where that is not positive.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import copy
 from ..frontend import ast as A
 from ..tir import nodes as N
 
-_FLIP = {">": "<", ">=": "<="}
+_FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
 
 
 def counted_whiles(top: A.Parallel) -> A.Parallel | None:
@@ -70,14 +77,16 @@ def _stmts(stmts: list[A.Stmt], indices: set[str], taken: set[str], changed: lis
 def _counted(
     w: A.While, before: list[A.Stmt], after: list[A.Stmt], indices: set[str], taken: set[str]
 ) -> A.Stmt | None:
-    found = _condition(w.cond)
-    if found is None or not isinstance(w.body, A.Block) or not w.body.stmts:
+    if not isinstance(w.body, A.Block) or not w.body.stmts:
         return None
-    j, op, end = found
     body = w.body.stmts
-    step = _increment(body[-1], j)
-    if step is None or step <= 0:
+    found = [(j, op, end) for j, op, end in _conditions(w.cond) if _increment(body[-1], j) is not None]
+    if len(found) != 1:
         return None
+    j, op, end = found[0]
+    step = _increment(body[-1], j)
+    if step is None or step == 0 or (step > 0) != (op in ("<", "<=")):
+        return None  # (up while below, down while above)
     rest = body[:-1]
     nodes = [n for s in rest for n in s.walk()]
     if any(isinstance(n, (A.Break, A.Continue, A.Yield, A.Sync, A.Wait, A.Trigger, A.Parallel)) for n in nodes):
@@ -94,52 +103,72 @@ def _counted(
     if {n.name for n in end_nodes if isinstance(n, A.Name)} & (assigned | {j}):
         return None
     start = _start(before, j)
-    if start is None or not _never_negative(start, indices):
+    if start is None:
+        return None
+    if step > 0 and not _never_negative(start, indices):
+        return None
+    if step < 0 and not _uniform(start, indices, assigned | {j}):
         return None
     if any(isinstance(n, A.Name) and n.name == j for s in after for n in s.walk()):
         return None
     k = N.fresh_name(f"{j}_step", taken)
     at = N.fresh_name(f"{j}_at", taken)
     span = w.span
-    stop = end if op == "<" else A.Binary("+", end, A.IntLit(1, "1"))
-    value = A.Binary("+", copy.deepcopy(start), A.Binary("*", A.Name(k), A.IntLit(step, str(step))))
-    decl = A.ScalarDecl("int", [A.Declarator(at, init=value)])
     renamed = [_renamed(copy.deepcopy(s), j, at) for s in rest]
-    guard = A.If(A.Binary("<", A.Name(at), copy.deepcopy(stop)), A.Block(renamed))
-    extent = A.Builtin("cdiv", [copy.deepcopy(stop), A.IntLit(step, str(step))])
+    if step > 0:
+        stop = end if op == "<" else A.Binary("+", end, A.IntLit(1, "1"))
+        value = A.Binary("+", copy.deepcopy(start), A.Binary("*", A.Name(k), A.IntLit(step, str(step))))
+        guard = A.If(A.Binary("<", A.Name(at), copy.deepcopy(stop)), A.Block(renamed))
+        extent = A.Builtin("cdiv", [copy.deepcopy(stop), A.IntLit(step, str(step))])
+    else:  # walking down from j0 while j >= e (j > e): cdiv(j0 - e + 1, c) steps (cdiv(j0 - e, c))
+        down = -step
+        low = end if op == ">=" else A.Binary("+", end, A.IntLit(1, "1"))
+        value = A.Binary("-", copy.deepcopy(start), A.Binary("*", A.Name(k), A.IntLit(down, str(down))))
+        guard = A.If(A.Binary(">=", A.Name(at), copy.deepcopy(low)), A.Block(renamed))
+        count = A.Binary(
+            "+", A.Binary("-", A.Paren(copy.deepcopy(start)), A.Paren(copy.deepcopy(low))), A.IntLit(1, "1")
+        )
+        extent = A.Builtin("cdiv", [count, A.IntLit(down, str(down))])
+    decl = A.ScalarDecl("int", [A.Declarator(at, init=value)])
     loop = A.Foreach([A.Within(A.MdspanLit([extent]), name=k)], A.Block([decl, guard]))
     for n in (loop, decl, guard, guard.then, loop.body, value, extent):
         n.span = span
     return loop
 
 
-def _condition(cond: A.Expr) -> tuple[str, str, A.Expr] | None:
-    """``j < e`` / ``j <= e`` (or flipped): (j, < or <=, e)."""
+def _conditions(cond: A.Expr) -> list[tuple[str, str, A.Expr]]:
+    """``j < e`` / ``j <= e`` / ``j > e`` / ``j >= e`` (or flipped): each reading as (j, the comparison
+    with j on the left, e); the counter is the one the body's last statement steps."""
     while isinstance(cond, A.Paren):
         cond = cond.expr
-    if not isinstance(cond, A.Binary):
-        return None
-    if cond.op in ("<", "<=") and isinstance(cond.lhs, A.Name):
-        return cond.lhs.name, cond.op, cond.rhs
-    if cond.op in _FLIP and isinstance(cond.rhs, A.Name):
-        return cond.rhs.name, _FLIP[cond.op], cond.lhs
-    return None
+    if not isinstance(cond, A.Binary) or cond.op not in _FLIP:
+        return []
+    out = []
+    if isinstance(cond.lhs, A.Name):
+        out.append((cond.lhs.name, cond.op, cond.rhs))
+    if isinstance(cond.rhs, A.Name):
+        out.append((cond.rhs.name, _FLIP[cond.op], cond.lhs))
+    return out
 
 
 def _increment(s: A.Stmt, j: str) -> int | None:
-    """``j += c`` / ``j = j + c`` / ``j = c + j`` with an integer literal ``c``: c."""
+    """``j += c`` / ``j = j + c`` / ``j = c + j`` with an integer literal ``c``: c; ``j -= c`` / ``j = j -
+    c``: -c."""
     if not (isinstance(s, A.AssignStmt) and len(s.items) == 1):
         return None
     a = s.items[0]
     if not (isinstance(a.target, A.Name) and a.target.name == j):
         return None
-    if a.op == "+" and isinstance(a.value, A.IntLit):
-        return a.value.value
+    if a.op in ("+", "-") and isinstance(a.value, A.IntLit):
+        return a.value.value if a.op == "+" else -a.value.value
     v = a.value
     if a.op == "=" and isinstance(v, A.Binary) and v.op == "+":
         for x, y in ((v.lhs, v.rhs), (v.rhs, v.lhs)):
             if isinstance(x, A.Name) and x.name == j and isinstance(y, A.IntLit):
                 return y.value
+    minus = a.op == "=" and isinstance(v, A.Binary) and v.op == "-"
+    if minus and isinstance(v.lhs, A.Name) and v.lhs.name == j and isinstance(v.rhs, A.IntLit):
+        return -v.rhs.value
     return None
 
 
@@ -171,6 +200,20 @@ def _never_negative(e: A.Expr, indices: set[str]) -> bool:
         return e.name in indices
     if isinstance(e, A.Binary) and e.op in ("+", "*", "#"):
         return _never_negative(e.lhs, indices) and _never_negative(e.rhs, indices)
+    return False
+
+
+def _uniform(e: A.Expr, indices: set[str], assigned: set[str]) -> bool:
+    """``e`` is the same for every thread and every step: integer literals and names that are no
+    ``parallel`` index and that the loop does not assign, under ``+ - * /`` and parentheses."""
+    if isinstance(e, A.Paren):
+        return _uniform(e.expr, indices, assigned)
+    if isinstance(e, A.IntLit):
+        return True
+    if isinstance(e, A.Name):
+        return e.name not in indices and e.name not in assigned
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/"):
+        return _uniform(e.lhs, indices, assigned) and _uniform(e.rhs, indices, assigned)
     return False
 
 
