@@ -510,6 +510,19 @@ __co__ void down_from_own_start(global f32 [M, N] x, global f32 [M] y) {
     }
   }
 }
+__co__ void down_from_mutable(global f32 [M, N] x, global f32 [M] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 s = 0.0f;
+      mutable int top = N - 1;
+      mutable int j = top;
+      top = 0;
+      while (j > top) { s += x.at(r, j); j -= 1; }
+      y.at(r) = s;
+    }
+  }
+}
 __co__ void down_above_floor(global f32 [M, N] x, int lo, global f32 [M] y) {
   parallel b by cdiv(M, 64) : block, t by 64 : thread {
     int r = b # t;
@@ -525,30 +538,36 @@ __co__ void down_above_floor(global f32 [M, N] x, int lo, global f32 [M] y) {
 
 
 def test_while_loops_counting_down(tmp_path: Path) -> None:
-    """``while (lo < j) { ..; j = j - 3; }`` from ``N - 1`` (the same start for every thread) is the
-    foreach it is and folds, none of its steps when ``lo >= N - 1``; from ``N - 1 - t`` (each thread
-    its own start) it stays a while; both schedules agree with float64."""
+    """``while (lo < j) { ..; j = j - 3; }`` from ``N - 1`` is the foreach it is and folds, none of its
+    steps when ``lo >= N - 1``; from ``N - 1 - t`` each thread's own number of steps (a foreach of each
+    thread's extent); from a start read from a name assigned again (``mutable int top``) it stays a
+    while.  Both schedules agree with float64."""
     from croq2triton.api import load
 
     code = translate_full(WHILES, filename="w.co", schedule="auto").source
-    own = code.split("def down_from_own_start_k0(")[1].split("@_rt.launcher")[0]
-    assert "while " in own
-    floor = code.split("def down_above_floor_k0(")[1].split("@_rt.launcher")[0]
-    assert "while " not in floor and "tl.sum(" in floor
+
+    def body(fn: str) -> str:
+        return code.split(f"def {fn}_k0(")[1].split("@_rt.launcher")[0]
+
+    assert "while " not in body("down_from_own_start")
+    assert "while " in body("down_from_mutable")
+    assert "while " not in body("down_above_floor") and "tl.sum(" in body("down_above_floor")
     x = randn(9, 70, seed=10)
     xd = _d(x).cpu()
     path = tmp_path / "w.co"
     path.write_text(WHILES)
     for s in ("source", "auto"):
         mod = load(path, schedule=s)
-        y = poisoned(9)
+        y, w = poisoned(9), poisoned(9)
         mod.down_from_own_start(x, y)
-        want = torch.stack([xd[i, [j for j in range(69 - (i % 64), 1, -2)]].sum() for i in range(9)])
+        want = torch.stack([xd[i, list(range(69 - (i % 64), 1, -2))].sum() for i in range(9)])
         assert_near_max(y, want, 1e-6, f"down from each thread's start ({s})")
+        mod.down_from_mutable(x, w)
+        assert_near_max(w, xd[:, 1:].sum(1), 1e-6, f"down to a name assigned again ({s})")
         for lo in (5, 68, 80):
             z = poisoned(9)
             mod.down_above_floor(x, lo, z)
-            want = xd[:, [j for j in range(69, lo, -3)]].sum(1)
+            want = xd[:, list(range(69, lo, -3))].sum(1)
             assert torch.allclose(z.cpu().double(), want, atol=1e-5), (s, lo)
 
 

@@ -27,10 +27,12 @@ Then the loop's iterations are ``j = j0 + k * c`` for ``k = 0, 1, ..`` while ``j
 
 A loop walking down (``mutable int j = N - 1; while (j >= 0) { ..; j -= 1; }``) is the same with the
 order reversed: the condition ``j >= e`` or ``j > e`` (``e <= j``, ``e < j``), the last statement
-``j -= c`` (``j = j - c``), ``j0`` an expression of constants and names the body does not assign and
-that are no ``parallel`` index (the same for every thread), ``e`` as above.  Its iterations are ``j =
-j0 - k * c`` while ``j >= e``: ``k`` below ``cdiv(j0 - e + 1, c)`` (``cdiv(j0 - e, c)`` for ``>``), none
-where that is not positive.
+``j -= c`` (``j = j - c``), ``j0`` an expression of constants and names nothing in the kernel assigns
+(``parallel`` indices, parameters, immutable ``int``s: its value where the loop starts, read again in
+the loop), ``e`` as above.  Its iterations are ``j = j0 - k * c`` while ``j >= e``: ``k`` below
+``cdiv(j0 - e + 1, c)`` (``cdiv(j0 - e, c)`` for ``>``), none where that is not positive; a start of
+each thread's own is an extent of each thread's own (lift/loops.py runs the program to the largest,
+each thread masked to its own).
 """
 
 from __future__ import annotations
@@ -49,25 +51,28 @@ def counted_whiles(top: A.Parallel) -> A.Parallel | None:
     if not any(isinstance(n, A.While) for n in top.walk()):
         return None  # (every kernel under auto asks: no copy of the tree where there is nothing to do)
     indices = {v for n in top.walk() if isinstance(n, A.PBy) for v in ([n.name] if n.name else []) + (n.vars or [])}
+    mutated = _assigned(list(top.walk()))
     taken = {n.name for n in top.walk() if isinstance(n, A.Name)} | indices
     new = copy.deepcopy(top)
     changed = [0]
 
     def change(n: object) -> object | None:
         if isinstance(n, A.Block):
-            n.stmts = _stmts(n.stmts, indices, taken, changed)
+            n.stmts = _stmts(n.stmts, indices, taken, changed, mutated)
         return None
 
     A.rewrite(new, change)
     return new if changed[0] else None
 
 
-def _stmts(stmts: list[A.Stmt], indices: set[str], taken: set[str], changed: list[int]) -> list[A.Stmt]:
+def _stmts(
+    stmts: list[A.Stmt], indices: set[str], taken: set[str], changed: list[int], mutated: set[str]
+) -> list[A.Stmt]:
     out = list(stmts)
     for i, s in enumerate(out):
         if not isinstance(s, A.While):
             continue
-        got = _counted(s, out[:i], out[i + 1 :], indices, taken)
+        got = _counted(s, out[:i], out[i + 1 :], indices, taken, mutated)
         if got is not None:
             out[i] = got
             changed[0] += 1
@@ -75,7 +80,7 @@ def _stmts(stmts: list[A.Stmt], indices: set[str], taken: set[str], changed: lis
 
 
 def _counted(
-    w: A.While, before: list[A.Stmt], after: list[A.Stmt], indices: set[str], taken: set[str]
+    w: A.While, before: list[A.Stmt], after: list[A.Stmt], indices: set[str], taken: set[str], mutated: set[str]
 ) -> A.Stmt | None:
     if not isinstance(w.body, A.Block) or not w.body.stmts:
         return None
@@ -107,7 +112,7 @@ def _counted(
         return None
     if step > 0 and not _never_negative(start, indices):
         return None
-    if step < 0 and not _uniform(start, indices, assigned | {j}):
+    if step < 0 and not _stable(start, mutated | assigned | {j}):
         return None
     if any(isinstance(n, A.Name) and n.name == j for s in after for n in s.walk()):
         return None
@@ -203,17 +208,17 @@ def _never_negative(e: A.Expr, indices: set[str]) -> bool:
     return False
 
 
-def _uniform(e: A.Expr, indices: set[str], assigned: set[str]) -> bool:
-    """``e`` is the same for every thread and every step: integer literals and names that are no
-    ``parallel`` index and that the loop does not assign, under ``+ - * /`` and parentheses."""
+def _stable(e: A.Expr, mutated: set[str]) -> bool:
+    """``e`` has the same value wherever the loop reads it: integer literals and names nothing
+    assigns, under ``+ - * / #`` and parentheses."""
     if isinstance(e, A.Paren):
-        return _uniform(e.expr, indices, assigned)
+        return _stable(e.expr, mutated)
     if isinstance(e, A.IntLit):
         return True
     if isinstance(e, A.Name):
-        return e.name not in indices and e.name not in assigned
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/"):
-        return _uniform(e.lhs, indices, assigned) and _uniform(e.rhs, indices, assigned)
+        return e.name not in mutated
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "#"):
+        return _stable(e.lhs, mutated) and _stable(e.rhs, mutated)
     return False
 
 
