@@ -11,7 +11,10 @@ the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`
 * the loop steps by 1 from a start to a stop that are the same for every lane;
 * its body is ``let``s, loads, stores and folds, nothing else (no inner loop, no branch of the
   program, no dot, atomic, barrier, and no reduction, permutation or gather in a ``let`` or a
-  fold's value: their axes are their own);
+  fold's value: their axes are their own); but the barriers the lifting puts in a loop that stores
+  into a tensor and touches no scratch area (a softmax writing its exponentials into ``y`` and then
+  scaling ``y`` in place): the store proof below makes each lane read only what it stores, and the
+  fences the folded tiles need are derived again after scheduling (lift/hazards.py);
 * every variable it assigns is a **fold** ``acc := op(acc, f)`` or ``acc := where(g, op(acc, f),
   acc)`` with ``op`` associative and commutative (``+``, ``max``, ``min``) and ``acc`` read nowhere
   else in the loop: the only dependence between iterations; ``where(g, op(acc, f), acc)`` is
@@ -21,6 +24,12 @@ the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`
   accurate as the loop's running sum) for f32 and f64 accumulators; an f16 or bf16 accumulator
   rounds every step to its type (``acc = 2048; acc += 1`` stays 2048 in f16), which no other order
   reproduces, so its ``+`` loop stays as written (its ``max`` and ``min`` fold: exact in any order);
+  ``acc - f`` is the sum of ``-f`` and ``fma(a, b, acc)`` the sum of ``a * b`` (one rounding a step
+  where the fold has two: within the rounding of the type); ``*`` folds as ``+`` does (an integer's
+  product exact in any order, a 16-bit float's as written), and the bitwise ``|``, ``&``, ``^`` of
+  integers exactly (``tl.reduce`` with a combining function, tir/pyexpr.py); two folds of one
+  accumulator by one operator in an iteration (``if (c) s += f; else s += g;``) are one, of ``op(where(c,
+  f, e), where(!c, g, e))``;
 * a ``+`` fold may also be read after its step by lets and stored values (a running sum: ``acc +=
   x; y.at(j) = acc;``); each step's value is then the sum so far plus the inclusive prefix sum of the
   block's terms (``tl.cumsum``), in the same order as the loop for integers and within the rounding of
