@@ -221,6 +221,18 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
         lambda x: [_d(x).amax(1)],
         0.0,
     ),
+    "mid_axis_mean_flat": (
+        lambda m, n: [randn(3, m, n, seed=m + 29)],
+        lambda m, n: [((3, n), F32)],
+        lambda x: [_d(x).mean(1)],
+        1e-5,
+    ),
+    "last_axis_max_flat": (
+        lambda m, n: [randn(3, m, n, seed=n + 30)],
+        lambda m, n: [((3, m), F32)],
+        lambda x: [_d(x).amax(2)],
+        0.0,
+    ),
     "row_or": (
         lambda m, n: [_bits(m, n, n + 24)],
         lambda m, n: [((m,), I32)],
@@ -281,6 +293,8 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "huber_rows": (("j",), ("tl.sum(",)),
     # (a while counting down from a start the same for every thread: the foreach it is, lift/whileloops.py)
     "row_max_down_while": (("j_step",), ("tl.max(",)),
+    "mid_axis_mean_flat": (("l",), ("tl.sum(",)),
+    "last_axis_max_flat": (("d",), ("tl.max(",)),
 }
 
 
