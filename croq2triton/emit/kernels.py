@@ -47,6 +47,7 @@ from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
 from ..schedule.loadstages import has_read_loops, pipeline_loads
+from ..schedule.memacc import promote_accumulators
 from ..schedule.reroll import reroll_loops
 from ..schedule.sameloads import share_loads
 from ..schedule.schedule import Schedule, TileSchedule, with_point
@@ -288,7 +289,9 @@ class KernelDispatch:
                 if (
                     self.schedule == "auto"
                 ):  # (loop nests over one range and loops unrolled by hand as one loop, an element read twice once)
-                    written = share_loads(reroll_loops(flatten_nests(forward_scratch(fold_trees(written)))))
+                    written = share_loads(
+                        reroll_loops(flatten_nests(forward_scratch(promote_accumulators(fold_trees(written)))))
+                    )
                     written = split_welford(merge_branches(written))
                 # a block of several independent rows, at one row a program (lift/narrow.py)
                 one_row = narrowed(top) if narrow and self.schedule == "auto" else None

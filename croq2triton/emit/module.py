@@ -80,6 +80,13 @@ def _oob_fill(x, mask):
 '''
 
 
+# tl.reduce's combining functions of schedule/foldloops.py's product and bitwise folds
+COMBINE_FUNCTIONS = {
+    name: f"@triton.jit\ndef {name}(a, b):\n    return a {op} b"
+    for name, op in (("_fold_prod", "*"), ("_fold_or", "|"), ("_fold_and", "&"), ("_fold_xor", "^"))
+}
+
+
 @dataclass
 class Translation:
     source: str
@@ -188,6 +195,11 @@ def emit_module(
         table = exposed_launchers(def_names) + "\n\n" + table
     parts = _helpers(out, src_name) + parts
     code = "\n\n\n".join(parts)
+    # the combining functions of the folds Triton has no reduction of (tir/pyexpr.py REDUCE_COMBINE), where
+    # a kernel calls one
+    combine = [text for name, text in COMBINE_FUNCTIONS.items() if re.search(rf"\b{name}\b", code)]
+    if combine:
+        code = "\n\n\n".join([*combine, code])
     if "_fp8." in code:  # conversions to 8-bit floats (runtime/fp8.py): imported where a kernel makes one
         header = header.replace(
             LIBM_IMPORT, LIBM_IMPORT + "from croq2triton.runtime import fp8 as _fp8  # noqa: E402\n"

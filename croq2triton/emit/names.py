@@ -52,6 +52,10 @@ MODULE_NAMES = frozenset(
         "_FN",
         "_as_dot_operand",
         "_oob_fill",
+        "_fold_prod",
+        "_fold_or",
+        "_fold_and",
+        "_fold_xor",
         "__croq_ops__",
     }
 )

@@ -26,6 +26,15 @@ What the rewrite needs of the source (else the loop stays as written):
 
 Then the loop's iterations are ``j = j0 + k * c`` for ``k = 0, 1, ..`` while ``j < e``: with ``j0 >=
 0`` every such ``k`` is below ``cdiv(e, c)``, and the ``if`` drops the ones past ``e``.
+
+A loop walking down (``mutable int j = N - 1; while (j >= 0) { ..; j -= 1; }``) is the same with the
+order reversed: the condition ``j >= e`` or ``j > e`` (``e <= j``, ``e < j``), the last statement
+``j -= c`` (``j = j - c``, ``c`` as above), ``j0`` an expression of constants and names nothing in the kernel assigns
+(``parallel`` indices, parameters, immutable ``int``s: its value where the loop starts, read again in
+the loop), ``e`` as above.  Its iterations are ``j = j0 - k * c`` while ``j >= e``: ``k`` below
+``cdiv(j0 - e + 1, c)`` (``cdiv(j0 - e, c)`` for ``>``), none where that is not positive; a start of
+each thread's own is an extent of each thread's own (lift/loops.py runs the program to the largest,
+each thread masked to its own).
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import copy
 from ..frontend import ast as A
 from ..tir import nodes as N
 
-_FLIP = {">": "<", ">=": "<="}
+_FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
 
 
 def counted_whiles(top: A.Parallel) -> A.Parallel | None:
@@ -44,17 +53,18 @@ def counted_whiles(top: A.Parallel) -> A.Parallel | None:
     if not any(isinstance(n, A.While) for n in top.walk()):
         return None  # (every kernel under auto asks: no copy of the tree where there is nothing to do)
     indices = {v for n in top.walk() if isinstance(n, A.PBy) for v in ([n.name] if n.name else []) + (n.vars or [])}
-    # names that are a parallel level's extent (``blk by nblocks``): positive wherever the body runs
-    extents = {b.name for n in top.walk() if isinstance(n, A.PBy) for b in n.bound if isinstance(b, A.Name)}
     nodes = list(top.walk())
-    extents -= _assigned(nodes) | {d.name for n in nodes if isinstance(n, A.ScalarDecl) for d in n.items}
+    mutated = _assigned(nodes)
+    # names that are a parallel level's extent (``blk by nblocks``): positive wherever the body runs
+    extents = {b.name for n in nodes if isinstance(n, A.PBy) for b in n.bound if isinstance(b, A.Name)}
+    extents -= mutated | {d.name for n in nodes if isinstance(n, A.ScalarDecl) for d in n.items}
     taken = {n.name for n in top.walk() if isinstance(n, A.Name)} | indices
     new = copy.deepcopy(top)
     changed = [0]
 
     def change(n: object) -> object | None:
         if isinstance(n, A.Block):
-            n.stmts = _stmts(n.stmts, indices, extents, taken, changed)
+            n.stmts = _stmts(n.stmts, indices, extents, taken, changed, mutated)
         return None
 
     A.rewrite(new, change)
@@ -62,13 +72,18 @@ def counted_whiles(top: A.Parallel) -> A.Parallel | None:
 
 
 def _stmts(
-    stmts: list[A.Stmt], indices: set[str], extents: set[str], taken: set[str], changed: list[int]
+    stmts: list[A.Stmt],
+    indices: set[str],
+    extents: set[str],
+    taken: set[str],
+    changed: list[int],
+    mutated: set[str],
 ) -> list[A.Stmt]:
     out = list(stmts)
     for i, s in enumerate(out):
         if not isinstance(s, A.While):
             continue
-        got = _counted(s, out[:i], out[i + 1 :], indices, extents, taken)
+        got = _counted(s, out[:i], out[i + 1 :], indices, extents, taken, mutated)
         if got is not None:
             out[i] = got
             changed[0] += 1
@@ -76,16 +91,27 @@ def _stmts(
 
 
 def _counted(
-    w: A.While, before: list[A.Stmt], after: list[A.Stmt], indices: set[str], extents: set[str], taken: set[str]
+    w: A.While,
+    before: list[A.Stmt],
+    after: list[A.Stmt],
+    indices: set[str],
+    extents: set[str],
+    taken: set[str],
+    mutated: set[str],
 ) -> A.Stmt | None:
-    found = _condition(w.cond)
-    if found is None or not isinstance(w.body, A.Block) or not w.body.stmts:
+    if not isinstance(w.body, A.Block) or not w.body.stmts:
         return None
-    j, op, end = found
     body = w.body.stmts
-    step = _increment(body[-1], j)
-    if step is None or not _positive(step, indices, extents):
+    found = [(j, op, end) for j, op, end in _conditions(w.cond) if _increment(body[-1], j) is not None]
+    if len(found) != 1:
         return None
+    j, op, end = found[0]
+    stepped = _increment(body[-1], j)
+    if stepped is None:
+        return None
+    up, step = stepped
+    if not _positive(step, indices, extents) or up != (op in ("<", "<=")):
+        return None  # (up while below, down while above, by a step positive wherever the loop runs)
     rest = body[:-1]
     nodes = [n for s in rest for n in s.walk()]
     if any(isinstance(n, (A.Break, A.Continue, A.Yield, A.Sync, A.Wait, A.Trigger, A.Parallel)) for n in nodes):
@@ -104,70 +130,71 @@ def _counted(
     if {n.name for n in step.walk() if isinstance(n, A.Name)} & (assigned | {j}):
         return None
     start = _start(before, j)
-    if start is None or not _never_negative(start, indices):
+    if start is None:
+        return None
+    if up and not _never_negative(start, indices):
+        return None
+    if not up and not _stable(start, mutated | assigned | {j}):
         return None
     if any(isinstance(n, A.Name) and n.name == j for s in after for n in s.walk()):
         return None
     k = N.fresh_name(f"{j}_step", taken)
     at = N.fresh_name(f"{j}_at", taken)
     span = w.span
-    stop = end if op == "<" else A.Binary("+", end, A.IntLit(1, "1"))
-    value = A.Binary("+", copy.deepcopy(start), A.Binary("*", A.Name(k), copy.deepcopy(step)))
-    decl = A.ScalarDecl("int", [A.Declarator(at, init=value)])
     renamed = [_renamed(copy.deepcopy(s), j, at) for s in rest]
-    guard = A.If(A.Binary("<", A.Name(at), copy.deepcopy(stop)), A.Block(renamed))
-    extent = A.Builtin("cdiv", [copy.deepcopy(stop), copy.deepcopy(step)])
+    if up:
+        stop = end if op == "<" else A.Binary("+", end, A.IntLit(1, "1"))
+        value = A.Binary("+", copy.deepcopy(start), A.Binary("*", A.Name(k), copy.deepcopy(step)))
+        guard = A.If(A.Binary("<", A.Name(at), copy.deepcopy(stop)), A.Block(renamed))
+        extent = A.Builtin("cdiv", [copy.deepcopy(stop), copy.deepcopy(step)])
+    else:  # walking down from j0 while j >= e (j > e): cdiv(j0 - e + 1, c) steps (cdiv(j0 - e, c))
+        low = end if op == ">=" else A.Binary("+", end, A.IntLit(1, "1"))
+        value = A.Binary("-", copy.deepcopy(start), A.Binary("*", A.Name(k), copy.deepcopy(step)))
+        guard = A.If(A.Binary(">=", A.Name(at), copy.deepcopy(low)), A.Block(renamed))
+        count = A.Binary(
+            "+", A.Binary("-", A.Paren(copy.deepcopy(start)), A.Paren(copy.deepcopy(low))), A.IntLit(1, "1")
+        )
+        extent = A.Builtin("cdiv", [count, copy.deepcopy(step)])
+    decl = A.ScalarDecl("int", [A.Declarator(at, init=value)])
     loop = A.Foreach([A.Within(A.MdspanLit([extent]), name=k)], A.Block([decl, guard]))
     for n in (loop, decl, guard, guard.then, loop.body, value, extent):
         n.span = span
     return loop
 
 
-def _condition(cond: A.Expr) -> tuple[str, str, A.Expr] | None:
-    """``j < e`` / ``j <= e`` (or flipped): (j, < or <=, e)."""
+def _conditions(cond: A.Expr) -> list[tuple[str, str, A.Expr]]:
+    """``j < e`` / ``j <= e`` / ``j > e`` / ``j >= e`` (or flipped): each reading as (j, the comparison
+    with j on the left, e); the counter is the one the body's last statement steps."""
     while isinstance(cond, A.Paren):
         cond = cond.expr
-    if not isinstance(cond, A.Binary):
-        return None
-    if cond.op in ("<", "<=") and isinstance(cond.lhs, A.Name):
-        return cond.lhs.name, cond.op, cond.rhs
-    if cond.op in _FLIP and isinstance(cond.rhs, A.Name):
-        return cond.rhs.name, _FLIP[cond.op], cond.lhs
-    return None
+    if not isinstance(cond, A.Binary) or cond.op not in _FLIP:
+        return []
+    out = []
+    if isinstance(cond.lhs, A.Name):
+        out.append((cond.lhs.name, cond.op, cond.rhs))
+    if isinstance(cond.rhs, A.Name):
+        out.append((cond.rhs.name, _FLIP[cond.op], cond.lhs))
+    return out
 
 
-def _increment(s: A.Stmt, j: str) -> A.Expr | None:
-    """``j += c`` / ``j = j + c`` / ``j = c + j``: c."""
+def _increment(s: A.Stmt, j: str) -> tuple[bool, A.Expr] | None:
+    """``j += c`` / ``j = j + c`` / ``j = c + j``: (True, c); ``j -= c`` / ``j = j - c``: (False, c)."""
     if not (isinstance(s, A.AssignStmt) and len(s.items) == 1):
         return None
     a = s.items[0]
     if not (isinstance(a.target, A.Name) and a.target.name == j):
         return None
-    if a.op == "+":
-        return a.value
+    if a.op in ("+", "-"):
+        return a.op == "+", a.value
     v = a.value
     if a.op == "=" and isinstance(v, A.Binary) and v.op == "+":
         for x, y in ((v.lhs, v.rhs), (v.rhs, v.lhs)):
             if isinstance(x, A.Name) and x.name == j:
-                return y
+                return True, y
+    minus = a.op == "=" and isinstance(v, A.Binary) and v.op == "-"
+    if minus and isinstance(v.lhs, A.Name) and v.lhs.name == j:
+        return False, v.rhs
     return None
-
-
-def _positive(e: A.Expr, indices: set[str], extents: set[str]) -> bool:
-    """Whether the step ``e`` is positive wherever the loop runs: a positive literal, a parallel level's
-    extent (``t += nblocks`` in ``parallel blk by nblocks``: no block runs where it is not), ``#p`` of
-    a parallel index, or a product of them (a grid stride ``#b * #t``)."""
-    if isinstance(e, A.Paren):
-        return _positive(e.expr, indices, extents)
-    if isinstance(e, A.IntLit):
-        return e.value > 0
-    if isinstance(e, A.Name):
-        return e.name in extents
-    if isinstance(e, A.UBound):
-        return e.name in indices
-    if isinstance(e, A.Binary) and e.op == "*":
-        return _positive(e.lhs, indices, extents) and _positive(e.rhs, indices, extents)
-    return False
 
 
 def _assigned(nodes: list[A.Node]) -> set[str]:
@@ -198,6 +225,37 @@ def _never_negative(e: A.Expr, indices: set[str]) -> bool:
         return e.name in indices
     if isinstance(e, A.Binary) and e.op in ("+", "*", "#"):
         return _never_negative(e.lhs, indices) and _never_negative(e.rhs, indices)
+    return False
+
+
+def _positive(e: A.Expr, indices: set[str], extents: set[str]) -> bool:
+    """Whether the step ``e`` is positive wherever the loop runs: a positive literal, a parallel level's
+    extent (``t += nblocks`` in ``parallel blk by nblocks``: no block runs where it is not), ``#p`` of
+    a parallel index, or a product of them (a grid stride ``#b * #t``)."""
+    if isinstance(e, A.Paren):
+        return _positive(e.expr, indices, extents)
+    if isinstance(e, A.IntLit):
+        return e.value > 0
+    if isinstance(e, A.Name):
+        return e.name in extents
+    if isinstance(e, A.UBound):
+        return e.name in indices
+    if isinstance(e, A.Binary) and e.op == "*":
+        return _positive(e.lhs, indices, extents) and _positive(e.rhs, indices, extents)
+    return False
+
+
+def _stable(e: A.Expr, mutated: set[str]) -> bool:
+    """``e`` has the same value wherever the loop reads it: integer literals and names nothing
+    assigns, under ``+ - * / #`` and parentheses."""
+    if isinstance(e, A.Paren):
+        return _stable(e.expr, mutated)
+    if isinstance(e, A.IntLit):
+        return True
+    if isinstance(e, A.Name):
+        return e.name not in mutated
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "#"):
+        return _stable(e.lhs, mutated) and _stable(e.rhs, mutated)
     return False
 
 

@@ -11,7 +11,10 @@ the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`
 * the loop steps by 1 from a start to a stop that are the same for every lane;
 * its body is ``let``s, loads, stores and folds, nothing else (no inner loop, no branch of the
   program, no dot, atomic, barrier, and no reduction, permutation or gather in a ``let`` or a
-  fold's value: their axes are their own);
+  fold's value: their axes are their own); but the barriers the lifting puts in a loop that stores
+  into a tensor and touches no scratch area (a softmax writing its exponentials into ``y`` and then
+  scaling ``y`` in place): the store proof below makes each lane read only what it stores, and the
+  fences the folded tiles need are derived again after scheduling (lift/hazards.py);
 * every variable it assigns is a **fold** ``acc := op(acc, f)`` or ``acc := where(g, op(acc, f),
   acc)`` with ``op`` associative and commutative (``+``, ``max``, ``min``) and ``acc`` read nowhere
   else in the loop: the only dependence between iterations; ``where(g, op(acc, f), acc)`` is
@@ -21,6 +24,12 @@ the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`
   accurate as the loop's running sum) for f32 and f64 accumulators; an f16 or bf16 accumulator
   rounds every step to its type (``acc = 2048; acc += 1`` stays 2048 in f16), which no other order
   reproduces, so its ``+`` loop stays as written (its ``max`` and ``min`` fold: exact in any order);
+  ``acc - f`` is the sum of ``-f`` and ``fma(a, b, acc)`` the sum of ``a * b`` (one rounding a step
+  where the fold has two: within the rounding of the type); ``*`` folds as ``+`` does (an integer's
+  product exact in any order, a 16-bit float's as written), and the bitwise ``|``, ``&``, ``^`` of
+  integers exactly (``tl.reduce`` with a combining function, tir/pyexpr.py); two folds of one
+  accumulator by one operator in an iteration (``if (c) s += f; else s += g;``) are one, of ``op(where(c,
+  f, e), where(!c, g, e))``;
 * a ``+`` fold may also be read after its step by lets and stored values (a running sum: ``acc +=
   x; y.at(j) = acc;``); each step's value is then the sum so far plus the inclusive prefix sum of the
   block's terms (``tl.cumsum``), in the same order as the loop for integers and within the rounding of
@@ -57,6 +66,11 @@ from .argfold import ArgPick
 from .rescaled import Rescaled
 
 FOLDS = {"+": "sum", "max": "max", "min": "min"}
+# folds of this module's loops alone, reduced by ``tl.reduce`` with a combining function of the module
+# (tir/pyexpr.py): a product (an integer's exact in any order, a float's within the rounding of its
+# type, as a sum's), and the bitwise or, and, exclusive or of integers (exact in any order)
+MORE_FOLDS = {"*": "prod", "|": "or", "&": "and", "^": "xor"}
+REDUCES = {**FOLDS, **MORE_FOLDS}
 WHOLE_PER_THREAD = 16  # elements of a whole row a thread holds (the launcher picks 4 to 16 warps)
 LEAD_PER_THREAD = 64  # the same where the counter's axis leads the tile (1 to 16 warps)
 INT_LIMITS = {"i32": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1), "i16": (-(2**15), 2**15 - 1)}
@@ -76,6 +90,7 @@ class Fold:
     pick: ArgPick | None = None  # op "argpick": the index of the best value so far (schedule/argfold.py)
     of: E.Expr | None = None  # a max / min fold matched from a strict comparison: the values compared
     running: bool = False  # a sum also read after its step (a prefix sum: each step's running value)
+    count: int = 1  # the assignments of one iteration it stands for (if / else branches adding each their own)
 
 
 Block = int | E.Extent
@@ -91,12 +106,13 @@ def foldable(kernel: N.Kernel) -> list[N.For]:
     inside a loop of the top level it does not (a loop over a slice's rows around a loop along each
     row: the inner loop folds, the outer one stays)."""
     out: list[N.For] = []
+    tensors = tensors_of(kernel)
 
     def visit(body: list[N.Stmt], outside: list[N.Stmt]) -> None:
         for i, s in enumerate(body):
             if isinstance(s, N.For):
                 try:
-                    loop_folds(s, body[i + 1 :] + outside)
+                    loop_folds(s, body[i + 1 :] + outside, fenced_tensors=tensors)
                 except NotFolded:
                     visit(s.body, body[i + 1 :] + outside)
                     continue
@@ -157,6 +173,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
     read = _read_tiles(kernel)
     read_before: set[str] = set()  # tensors the loops folded so far load
     args = list(kernel.args)
+    tensors = tensors_of(kernel)
 
     def visit(stmts: list[N.Stmt], outside: list[N.Stmt]) -> list[N.Stmt]:
         nonlocal folded, skipped, leads, read_before
@@ -167,7 +184,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
                 continue
             after = stmts[i + 1 :] + outside
             try:
-                folds = loop_folds(s, after)
+                folds = loop_folds(s, after, fenced_tensors=tensors)
             except NotFolded:
                 # a loop around loops that fold (a slice's rows around each row's walk): it stays, they fold
                 out.append(dataclasses.replace(s, body=visit(s.body, after)))
@@ -221,10 +238,15 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
 
 
 # ---------------------------------------------------------------- the proof
-def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[str, Fold]:
+def loop_folds(
+    loop: N.For, after: list[N.Stmt], tiled: bool = False, fenced_tensors: set[str] | None = None
+) -> dict[str, Fold]:
     """The folds of ``loop`` where the proof admits it (``after``: what runs after it); ``tiled``
     admits reductions, permutations and gathers of tiles in the body too (the loop is not folded
-    into a tile axis then: schedule/splitloop.py only runs its iterations in other programs)."""
+    into a tile axis then: schedule/splitloop.py only runs its iterations in other programs).
+    ``fenced_tensors``: the kernel's tensors (not its scratch areas); a loop that stores into one of
+    them and accesses no scratch area may hold the barriers the lifting put in for it (else a barrier
+    in the loop keeps it as written)."""
 
     def own_axes(e: E.Expr) -> bool:
         return not tiled and any(isinstance(n, (E.Reduce, E.Permute, E.Reshape)) or _gathers(n) for n in e.walk())
@@ -262,9 +284,15 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
             fold = _fold_through(s, lets, accs)
             raw[s.var.name] = s.value
             if fold.acc.name in folds:
-                raise NotFolded(f"'{fold.acc.name}' folded twice in one iteration")
+                folds[fold.acc.name] = _merged(folds[fold.acc.name], fold)
+                continue
             folds[fold.acc.name] = fold
             order[fold.acc.name] = i
+        elif isinstance(s, N.Barrier) and fenced_tensors is not None and _fences_tensors(loop, fenced_tensors):
+            # (the lifting's fence of a tensor the loop stores and the lanes read back: by the store proof
+            # below each lane reads only the elements it stores, and the rewrite leaves barriers out;
+            # fenced() derives the ones the folded tiles need again, lift/hazards.py)
+            continue
         else:
             raise NotFolded(f"a {type(s).__name__} statement inside the loop")
     _check_rescaled(folds, order, lets)
@@ -274,7 +302,7 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
     inlined = {n for n, v in lets.items() if _names(v) & folds.keys()}
     # a sum read after its fold in the same iteration (``acc += x; y.at(j) = acc;``): a running sum, a
     # prefix sum of the block then (an inclusive scan); only by lets and stored values
-    scannable = {n for n, f in folds.items() if f.op == "+" and f.rescaled is None and f.pick is None}
+    scannable = {n for n, f in folds.items() if f.op == "+" and f.rescaled is None and f.pick is None and f.count == 1}
     running: set[str] = set()  # lets that hold a running sum (or a value of one)
     scanned: set[str] = set()
     for i, s in enumerate(loop.body):  # an accumulator is read only by its own fold
@@ -324,6 +352,40 @@ def loop_folds(loop: N.For, after: list[N.Stmt], tiled: bool = False) -> dict[st
             ):
                 raise NotFolded("a tensor read in the loop at other elements than it stores")
     return folds
+
+
+def _fences_tensors(loop: N.For, tensors: set[str]) -> bool:
+    """Whether ``loop``'s barriers can only be fences of tensors it stores: it stores into one of
+    ``tensors`` and every access of its body is to one of them (none to a scratch area, whose
+    elements other lanes stored before the loop)."""
+    accesses = [x for x in loop.body if isinstance(x, (N.Load, N.Store))]
+    if len(accesses) + sum(isinstance(x, (N.Let, N.Assign, N.Barrier)) for x in loop.body) != len(loop.body):
+        return False
+    return any(isinstance(x, N.Store) for x in accesses) and all(x.base in tensors for x in accesses)
+
+
+def tensors_of(kernel: N.Kernel) -> set[str]:
+    """The kernel's tensors in memory (its pointer arguments, not its scratch areas)."""
+    return {a.name for a in kernel.args if isinstance(a, N.Pointer)}
+
+
+def _merged(first: Fold, then: Fold) -> Fold:
+    """Two folds of one accumulator in one iteration (``if (c) s += f; else s += g;`` is lifted as
+    ``s := where(c, s + f, s); s := where(!c, s + g, s)``): with the same associative and commutative
+    ``op``, and neither value nor guard reading the accumulator (checked by the caller), the
+    iteration's value is ``op(s, op(where(c, f, e), where(!c, g, e)))``, ``e`` the identity of ``op``:
+    one fold of the combined term, under no guard."""
+    plain = all(f.rescaled is None and f.pick is None and f.of is None for f in (first, then))
+    if not plain or first.op != then.op or first.op not in REDUCES:
+        raise NotFolded(f"'{first.acc.name}' folded twice in one iteration")
+    e = _identity(first.op, first.acc.dtype)
+
+    def term(f: Fold) -> E.Expr:
+        value = f.value if f.value.dtype == first.acc.dtype else E.Cast(f.value, first.acc.dtype)
+        return value if f.guard is None else E.Where(f.guard, value, e)
+
+    both = E.Bin(first.op, term(first), term(then))
+    return Fold(first.acc, first.op, both, None, count=first.count + then.count)
 
 
 def _running_of(name: str, lets: dict[str, E.Expr], folds: dict[str, Fold]) -> set[str]:
@@ -438,20 +500,57 @@ def guarded(acc: str, value: E.Expr) -> tuple[E.Expr | None, E.Expr]:
 
 
 def _fold(s: N.Assign) -> Fold:
-    """``acc := op(acc, f)`` or ``acc := where(g, op(acc, f), acc)``."""
+    """``acc := op(acc, f)`` or ``acc := where(g, op(acc, f), acc)``; a sum written ``acc - f`` (the sum
+    of ``-f``: ``a - b`` is ``a + (-b)`` exactly, in floats and in wrapping integers) or ``fma(a, b,
+    acc)`` (the sum of ``a * b``: each step rounds once where ``acc + a * b`` rounds twice, a float sum
+    in another order within the rounding of its type, as any ``+`` fold) as well."""
     acc = s.var
     guard, value = guarded(acc.name, s.value)
-    if not (isinstance(value, E.Bin) and value.op in FOLDS):
-        raise NotFolded(f"'{acc.name}' assigned in the loop other than by a fold (+, max, min)")
+    value = _as_sum(acc, value)
+    what = f"'{acc.name}' assigned in the loop other than by a fold (+, max, min, *, and bitwise |, &, ^)"
+    if not (isinstance(value, E.Bin) and value.op in REDUCES):
+        raise NotFolded(what)
+    if value.op in ("|", "&", "^") and not (E.is_int(acc.dtype) and acc.dtype != "i1"):
+        raise NotFolded(what)
     for mine, other in ((value.lhs, value.rhs), (value.rhs, value.lhs)):
         if isinstance(mine, E.Var) and mine.name == acc.name and acc.name not in _names(other):
             if guard is not None and acc.name in _names(guard):
                 break
-            if value.op == "+" and not E.is_int(acc.dtype) and acc.dtype not in SUMMED:
+            if value.op in ("+", "*") and not E.is_int(acc.dtype) and acc.dtype not in SUMMED:
                 break  # each step of a 16-bit float sum rounds in its type: summed in another order it
                 # would not (``acc = 2048; acc += 1`` in f16 stays 2048), beyond the result's rounding
+            if other.dtype != acc.dtype and value.op in MORE_FOLDS:
+                break  # (the step's operation in a wider type than the accumulator's: as written)
             return Fold(acc, value.op, other, guard)
-    raise NotFolded(f"'{acc.name}' assigned in the loop other than by a fold (+, max, min)")
+    raise NotFolded(what)
+
+
+def _as_sum(acc: E.Var, value: E.Expr) -> E.Expr:
+    """``acc - f`` as ``acc + (-f)`` and ``fma(a, b, acc)`` (a float accumulator) as ``acc + a * b``
+    where ``f``, ``a`` and ``b`` do not read ``acc``; any other value as it is."""
+    mine = acc.name
+    if (
+        isinstance(value, E.Bin)
+        and value.op == "-"
+        and isinstance(value.lhs, E.Var)
+        and value.lhs.name == mine
+        and mine not in _names(value.rhs)
+    ):
+        return E.Bin("+", value.lhs, E.Un("-", value.rhs))
+    if (
+        isinstance(value, E.Call)
+        and value.fn == "fma"
+        and len(value.args) == 3
+        and isinstance(value.args[2], E.Var)
+        and value.args[2].name == mine
+        and not E.is_int(acc.dtype)
+        and not (_names(value.args[0]) | _names(value.args[1])) & {mine}
+    ):
+        term: E.Expr = E.Bin("*", value.args[0], value.args[1])
+        if term.dtype != acc.dtype:
+            term = E.Cast(term, acc.dtype)
+        return E.Bin("+", value.args[2], term)
+    return value
 
 
 def _steps_with(x: E.Expr, j: str) -> bool:
@@ -561,6 +660,7 @@ class _Rewrite:
             if f.pick is not None:
                 self.pairs[name] = self.pairs[f.pick.peer] = (name, f.pick.peer)
         self.seen: set[tuple[str, str]] = set()
+        self.merged: dict[str, int] = {}  # a merged fold's assignments met so far
         self.out: list[N.Stmt] = []
 
     def fresh(self, name: str) -> str:
@@ -590,7 +690,7 @@ class _Rewrite:
         carried = tuple(self.tiles.get(v.name, (v,))[0] for v in loop.carried)
         before = [N.Let(tile, _full(f.op, tile), line=line) for tile, f in self.tiles.values()]
         after = [
-            N.Assign(f.acc, E.Bin(f.op, f.acc, E.Reduce(FOLDS[f.op], tile, self.axis)), line=line)
+            N.Assign(f.acc, E.Bin(f.op, f.acc, E.Reduce(REDUCES[f.op], tile, self.axis)), line=line)
             for tile, f in self.tiles.values()
         ]
         if self.reverse:
@@ -632,6 +732,10 @@ class _Rewrite:
             self.out.append(dataclasses.replace(s, index=index, value=self.lift(s.value), mask=mask))
         elif isinstance(s, N.Assign):
             f = self.folds[s.var.name]
+            if f.count > 1:  # folds of one accumulator merged (_merged): at the last of their assignments
+                self.merged[s.var.name] = self.merged.get(s.var.name, 0) + 1
+                if self.merged[s.var.name] < f.count:
+                    return
             conds = [self.tail] + ([self.lift(f.guard)] if f.guard is not None else [])
             if f.rescaled is not None:
                 self.rescale(s.var, f.rescaled, E.conj(conds), line)
@@ -661,7 +765,7 @@ class _Rewrite:
                     self.tiles[s.var.name] = (tile, f)
                 self.out.append(N.Assign(tile, E.Bin(f.op, tile, masked), line=line))
                 return
-            folded = E.Reduce(FOLDS[f.op], masked, self.axis)
+            folded = E.Reduce(REDUCES[f.op], masked, self.axis)
             self.out.append(N.Assign(s.var, E.Bin(f.op, s.var, folded), line=line))
 
     def rescale(self, acc: E.Var, r: Rescaled, cond: E.Expr, line: int) -> None:
@@ -799,11 +903,19 @@ def _full(op: str, tile: E.Var) -> E.Full:
 
 def _identity(op: str, dtype: str) -> E.Const:
     if E.is_int(dtype):
+        if op in ("+", "|", "^"):
+            return E.Const(0, dtype)
+        if op == "*":
+            return E.Const(1, dtype)
+        if op == "&" and dtype in INT_LIMITS:  # every bit set: -1 of a signed type
+            return E.Const(-1, dtype)
         lo, hi = INT_LIMITS.get(dtype, (None, None))
-        if op != "+" and lo is None:
+        if op not in ("max", "min") or lo is None:
             raise NotFolded(f"a {op} fold of {dtype} values")
-        return E.Const({"+": 0, "max": lo, "min": hi}[op], dtype)  # type: ignore[arg-type]
-    return E.Const({"+": 0.0, "max": float("-inf"), "min": float("inf")}[op], dtype)
+        return E.Const({"max": lo, "min": hi}[op], dtype)  # type: ignore[arg-type]
+    if op not in ("+", "*", "max", "min"):
+        raise NotFolded(f"a {op} fold of {dtype} values")
+    return E.Const({"+": 0.0, "*": 1.0, "max": float("-inf"), "min": float("inf")}[op], dtype)
 
 
 # ---------------------------------------------------------------- loads read once

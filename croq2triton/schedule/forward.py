@@ -86,6 +86,7 @@ class _Forward:
         self.lets = lets
         self.values = {n: v for n, v in lets.items() if not E.is_lane(v)}  # what resolve puts in
         self.forwarded = 0
+        self.lifted: dict[str, tuple[E.Expr, E.Expr]] = {}  # lift_lanes's names
 
     def block(
         self, body: list[N.Stmt], staged: dict[str, Staged], ranges: dict[str, tuple[E.Expr, E.Expr]]
@@ -136,8 +137,26 @@ class _Forward:
         return E.resolve(e, self.values)
 
     def lane(self, v: E.Var) -> E.Expr | None:
+        if v.name in self.lifted:
+            return self.lifted[v.name][1]
         value = self.lets.get(v.name)
         return value if value is not None and E.is_lane(value) else None
+
+    def lift_lanes(self, index: E.Expr, rank: int) -> E.Expr:
+        """``index`` with each lane of fewer axes than ``rank`` placed onto an axis (``lane_id[:, None,
+        None]``: a thread's copies, lanes fastest) as a name of its own, whose lane value is the arange so
+        placed (``self.lifted``: that name -> (the placement as written, its lane value))."""
+
+        def walk(e: E.Expr) -> E.Expr:
+            if isinstance(e, E.Lift) and e.rank == rank and isinstance(e.value, E.Var):
+                value = self.lets.get(e.value.name)
+                if value is not None and isinstance(value, E.Arange):
+                    name = f"{e.value.name}@{'_'.join(map(str, e.dims))}"
+                    self.lifted[name] = (e, E.Lift(value, rank, e.dims))
+                    return E.Var(name, "i32", dims=e.shape)
+            return E.map_children(e, walk)
+
+        return walk(index)
 
     def staging(self, s: N.Store) -> Staged | None:
         """The staged tile of a store at ``b + sum s_d * A_d`` (distinct positions), with its mask."""
@@ -147,6 +166,7 @@ class _Forward:
         shape = index.shape
         if not shape or s.value.shape != shape or any(not isinstance(n, int) for n in shape):
             return None
+        index = self.lift_lanes(index, len(shape))
         names = [v.name for v in E.free_vars(index) if self.lane(v) is not None]
         terms = E.linear(index, names)
         if terms is None or terms[1].shape:
@@ -160,12 +180,15 @@ class _Forward:
             d = _axis(lane)
             if axes[d] is not None or lane.shape[d] != shape[d]:
                 return None
-            axes[d] = (E.Var(name, "i32", dims=lane.shape), stride, int(shape[d]))  # type: ignore[arg-type]
+            placed = self.lifted[name][0] if name in self.lifted else E.Var(name, "i32", dims=lane.shape)
+            axes[d] = (placed, stride, int(shape[d]))  # type: ignore[arg-type]
         if any(a is None for a in axes):
             return None
-        least = 1  # the last axis has stride 1, each other one at least the span of the axes after it
-        for i, a in enumerate(reversed(axes)):
-            assert a is not None
+        # the axes of more than one element, by stride: the least has stride 1, each other one at least the
+        # span of those before it (the positions distinct), in any order of the tile's axes (a thread's
+        # copies of a local buffer are stored lanes fastest: lift/lanecopies.py)
+        least = 1
+        for i, a in enumerate(sorted((a for a in axes if a is not None and a[2] > 1), key=lambda a: a[1])):
             if a[1] < least or (i == 0 and a[1] != 1):
                 return None
             least = a[1] * a[2]
@@ -183,7 +206,7 @@ class _Forward:
         terms = E.linear(index, names)
         if terms is None or not E.same(terms[1], staged.base):
             raise NotForwarded("a load at another base")
-        strides = {a[1]: d for d, a in enumerate(staged.axes)}
+        strides = {a[1]: d for d, a in enumerate(staged.axes) if a[2] > 1}
         picks: dict[int, E.Expr] = {}
         kept: dict[int, E.Expr] = {}  # tile axis -> the load's lane along it
         for name, coef in terms[0].items():
@@ -202,22 +225,40 @@ class _Forward:
                 if low is None or high is None or low < 0 or high > n:
                     raise NotForwarded("a counter that may leave the tile")
                 picks[d] = E.Var(name, "i32")
+        # axes of one element the load does not place (a thread's copy of one row: [lanes, 1, n]): their
+        # only element, the axis squeezed out of the tile (the selects then along the tile's own axes)
+        drop = [d for d, a in enumerate(staged.axes) if a[2] == 1 and d not in kept and d not in picks]
+        order = sorted(kept)
+        rank = len(s.var.shape)
+        places = [_axis(self.lane(kept[d]) or kept[d]) + rank - len(kept[d].shape) for d in order]  # type: ignore[arg-type]
         if staged.mask is not None:
-            self.written(s, staged, kept, picks)
+            zeros = {d: E.Const(0) for d in drop}
+            self.written(s, staged, kept, {**picks, **zeros}, dict(zip(order, places, strict=True)))
         value: E.Expr = staged.value
+        along = {d: a[0] for d, a in enumerate(staged.axes)}
+        if drop:
+            stay = [d for d in range(len(staged.axes)) if d not in drop]
+            new = {d: i for i, d in enumerate(stay)}
+            value = E.Reshape(value, tuple(staged.value.shape[d] for d in stay))
+            along = {
+                new[d]: E.Arange(staged.axes[d][2])
+                if len(stay) == 1
+                else E.Lift(E.Arange(staged.axes[d][2]), len(stay), (new[d],))
+                for d in stay
+            }
+            picks = {new[d]: v for d, v in picks.items()}
+            kept = {new[d]: v for d, v in kept.items()}
+            order = sorted(kept)
         wide = SUM_TYPES.get(value.dtype)
         if picks:
-            hit = E.conj(E.Bin("==", staged.axes[d][0], picks[d]) for d in sorted(picks))
+            hit = E.conj(E.Bin("==", along[d], picks[d]) for d in sorted(picks))
             tile = E.Cast(value, wide) if wide else value
-            value = E.Where(hit, tile, E.Full(staged.value.shape, 0, wide or value.dtype))
+            value = E.Where(hit, tile, E.Full(value.shape, 0, wide or value.dtype))
             for d in sorted(picks, reverse=True):
                 value = E.Reduce("sum", value, d)
             if wide:
                 value = E.Cast(value, staged.value.dtype)
         # the kept axes, in the tile's order, must be the load's lanes in its order
-        order = sorted(kept)
-        rank = len(s.var.shape)
-        places = [_axis(self.lane(kept[d]) or kept[d]) + rank - len(kept[d].shape) for d in order]  # type: ignore[arg-type]
         if len(set(places)) != len(places):
             raise NotForwarded("two axes of the tile along one axis of the load")
         perm = sorted(range(len(order)), key=lambda i: places[i])
@@ -232,21 +273,64 @@ class _Forward:
             value = E.Where(s.mask, value, E.Full(s.var.shape, s.other, s.var.type))
         return value
 
-    def written(self, s: N.Load, staged: Staged, kept: dict[int, E.Expr], picks: dict[int, E.Expr]) -> None:
+    def written(
+        self,
+        s: N.Load,
+        staged: Staged,
+        kept: dict[int, E.Expr],
+        picks: dict[int, E.Expr],
+        places: dict[int, int],
+    ) -> None:
         """Every element the load reads was written: its mask holds each term of the store's mask
-        at the element it reads (the store's lanes put as the load's lanes and counters)."""
+        at the element it reads (the store's lanes put as the load's lanes and counters; the store's
+        other values placed on its kept axes, ``r[:, None, None]``, put on the load's axes)."""
         assert staged.mask is not None and s.mask is not None
         env = {}
+        placed: list[tuple[E.Expr, E.Expr]] = []  # a lane placed onto an axis as written -> what replaces it
         for d, (lane, _, _) in enumerate(staged.axes):
-            assert isinstance(lane, E.Var)
-            env[lane.name] = kept.get(d, picks.get(d))
-        if any(v is None for v in env.values()):
-            raise NotForwarded("an axis of the masked tile the load does not place")
-        mapped = E.fold(E.substitute(staged.mask, env))  # type: ignore[arg-type]
+            got = kept.get(d, picks.get(d))
+            if got is None:
+                raise NotForwarded("an axis of the masked tile the load does not place")
+            if isinstance(lane, E.Var):
+                env[lane.name] = got
+            else:
+                placed.append((lane, got))
+        mask = _replaced(staged.mask, placed) if placed else staged.mask
+        mapped = E.fold(E.substitute(mask, env))  # type: ignore[arg-type]
+        if len(mapped.shape) != len(s.var.shape):
+            mapped = E.fold(_placed(mapped, places, len(s.var.shape)))
         reads = E.conjuncts(E.fold(self.resolve(self.lets[s.mask.name])))
         for term in E.conjuncts(mapped):
             if not any(_same_test(term, t) for t in reads):
                 raise NotForwarded("a load that may read an element the masked store did not write")
+
+
+def _replaced(e: E.Expr, pairs: list[tuple[E.Expr, E.Expr]]) -> E.Expr:
+    """``e`` with each node equal to the first of a pair replaced by its second."""
+    for old, new in pairs:
+        if E.same(e, old):
+            return new
+    return E.map_children(e, lambda c: _replaced(c, pairs))
+
+
+def _placed(e: E.Expr, places: dict[int, int], rank: int) -> E.Expr:
+    """``e``, a value over the stored tile's axes that varies only along the axes the load keeps,
+    as a value over the load's ``rank`` axes (each kept axis at its place): its placements
+    (``r[:, None, None]``) moved; NotForwarded where it has another value of the tile's rank."""
+
+    def walk(x: E.Expr) -> E.Expr:
+        if isinstance(x, E.Lift):
+            dims = [places.get(d) for d, n in zip(x.dims, x.value.shape, strict=True)]
+            if any(d is None for d in dims) or dims != sorted(dims):  # type: ignore[type-var]
+                raise NotForwarded("a masked store's condition along an axis the load does not keep")
+            if len(dims) == rank and dims == list(range(rank)):
+                return x.value
+            return E.Lift(x.value, rank, tuple(dims))  # type: ignore[arg-type]
+        if isinstance(x, E.Var) and x.shape and len(x.shape) != rank:
+            raise NotForwarded("a masked store's condition over the tile's axes")
+        return E.map_children(x, walk)
+
+    return walk(e)
 
 
 def _same_test(a: E.Expr, b: E.Expr) -> bool:

@@ -231,7 +231,13 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
             return TileSchedule(tuple(1 for _ in kernel.program_ids), LINES_WARPS, origin="auto", fold=-1)
         return TileSchedule(tuple(1 for _ in kernel.program_ids), LINES_WARPS, origin="auto", fold=block)
     if tile_rank(kernel) != 1:
-        return None
+        accs = [s.var for loop in loops for s in N.walk(loop.body) if isinstance(s, N.Assign)]
+        if any(len(a.shape) != tile_rank(kernel) for a in accs):
+            return None  # (tiles of more axes than the lanes': a thread's copy of a buffer, say)
+        # lanes of two or three axes, each walking a row (a thread per row in a [4, 8] block): they stay in
+        # one program, each iteration a tile of them and a block of the rows (FOLD_BLOCK_BYTES of the tile)
+        block = max(16, pow2(FOLD_BLOCK_BYTES // _elem_bytes(kernel) // max(1, lane_count(kernel))))
+        return TileSchedule(tuple(1 for _ in kernel.program_ids), FOLD_WARPS, origin="auto", fold=block)
     splits = _row_splits(kernel, facts)
     if all(s == 1 for s in splits):  # the lanes stay: each iteration a tile of them and a block of the row
         return lanes_fold(kernel, facts)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from .foldloops import FOLDS, Block, Fold, NotFolded, _fold, _identity, _names, _reads, fold_loops
+from .foldloops import REDUCES, Block, Fold, NotFolded, _fold, _identity, _names, _reads, fold_loops
 
 WIDER = {"f16": {"f16", "f32", "f64"}, "bf16": {"bf16", "f32", "f64"}, "f32": {"f32", "f64"}, "f64": {"f64"}}
 
@@ -156,7 +156,7 @@ def _whole(f: E.Expr, k: str, loop: N.For, op: str, lets: dict[str, E.Expr]) -> 
     coord = E.fold(E.resolve(first.coord, lets))  # the arange itself: its bounds decide what they can
     inside = E.conj([E.Bin(">=", coord, lo), E.Bin("<", coord, hi)])
     masked = E.Where(inside, E.fold(E.Cast(body, wide)), _identity(op, wide))
-    out = E.Cast(E.Reduce(FOLDS[op], masked, first.axis), dtype)
+    out = E.Cast(E.Reduce(REDUCES[op], masked, first.axis), dtype)
     if first.keep:
         out = E.Lift(out, first.rank, tuple(d for d in range(first.rank) if d != first.axis))
     return E.fold(out)

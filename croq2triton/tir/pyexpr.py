@@ -47,6 +47,9 @@ TL_TYPES = {
 # conversions to 8-bit floats: through runtime/fp8.py (the interpreter rounds them otherwise)
 FP8_CONVERSIONS = {"f8e4": "_fp8.to_e4m3", "f8e5": "_fp8.to_e5m2"}
 
+# the reductions of schedule/foldloops.py that Triton has no function of: tl.reduce with the generated
+# module's combining function (emit/module.py)
+REDUCE_COMBINE = {"prod": "_fold_prod", "or": "_fold_or", "and": "_fold_and", "xor": "_fold_xor"}
 _BINOPS: dict[str, ast.operator] = {
     "+": ast.Add(),
     "-": ast.Sub(),
@@ -242,6 +245,8 @@ def _bare(e: E.Expr, where: Where_ = "kernel") -> ast.expr:
             return call(e.fn, *(_node(a, where) for a in e.args))
         return call(f"tl.{e.fn}" if where == "kernel" else f"math.{e.fn}", *(_node(a, where) for a in e.args))
     if isinstance(e, E.Reduce):
+        if e.op in REDUCE_COMBINE:  # (a fold Triton has no reduction of: tl.reduce with the module's function)
+            return call("tl.reduce", _node(e.value, where), ast.Constant(e.axis), ast.Name(REDUCE_COMBINE[e.op]))
         return call(f"tl.{e.op}", _node(e.value, where), axis=ast.Constant(e.axis))
     if isinstance(e, (H.Logic, H.ElemGet, H.CScalar)):
         return _host_only(e, where)

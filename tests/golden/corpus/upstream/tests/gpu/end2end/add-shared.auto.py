@@ -70,7 +70,9 @@ def ele_add_k0(
     output_stride_1,
     output_stride_2,
 ):
-    """The block-level parallel at add-shared.co:10: one program per block, one lane per thread."""
+    """The block-level parallel at add-shared.co:10: one program per block, one lane per thread. Tiles it stages through
+    scratch memory are read in registers (schedule/forward.py).
+    """
     p = tl.program_id(0)  # add-shared.co:10
     dim0 = tl.arange(0, 1)[:, None, None]  # add-shared.co:14
     dim1 = tl.arange(0, 4)[None, :, None]
@@ -112,9 +114,23 @@ def ele_add_k0(
         q = tl.arange(0, 64)  # add-shared.co:18
         for y in range(0, X):  # add-shared.co:19
             mask_3 = y < 3  # add-shared.co:20
+            lhs_s_tile_val = tl.sum(
+                tl.where(
+                    tl.arange(0, 4)[:, None] == y,
+                    tl.reshape(tl.where(dim1 < X, lhs_s_in, lhs_s_tile), [4, 64]),
+                    tl.zeros([4, 64], tl.int32),
+                ),
+                axis=0,
+            )
+            rhs_s_tile_val = tl.sum(
+                tl.where(
+                    tl.arange(0, 4)[:, None] == y,
+                    tl.reshape(tl.where(dim1 < X, rhs_s_in, rhs_s_tile), [4, 64]),
+                    tl.zeros([4, 64], tl.int32),
+                ),
+                axis=0,
+            )
             tl.debug_barrier()
-            lhs_s_tile_val = tl.load(lhs_s_scratch + lhs_s_base + y * 64 + q, mask=mask_3)
-            rhs_s_tile_val = tl.load(rhs_s_scratch + rhs_s_base + y * 64 + q, mask=mask_3)
             tl.store(buffer_scratch + buffer_base + y * 64 + q, lhs_s_tile_val + rhs_s_tile_val, mask=mask_3)
         tl.debug_barrier()  # add-shared.co:22
         buffer_tile = tl.load(buffer_scratch + buffer_base + dim0 * 192 + dim1 * 64 + dim2, mask=mask_2)

@@ -1397,13 +1397,22 @@ def matmul_loadc_k0(
     output_stride_0,
     output_stride_1,
 ):
-    """The block-level parallel at ampere_mma.co:112: one program per block, one lane per thread."""
+    """The block-level parallel at ampere_mma.co:112: one program per block, one lane per thread. Its accumulators kept
+    in memory are held in registers in their loops (schedule/memacc.py).
+    """
     block_m = tl.program_id(0)  # ampere_mma.co:112
     block_n = tl.program_id(1)
     rows = tl.arange(0, 32)[:, None]  # ampere_mma.co:114
     cols = tl.arange(0, 16)[None, :]
     rows_2 = tl.arange(0, 16)[:, None]  # ampere_mma.co:115
     cols_2 = tl.arange(0, 32)[None, :]
+    output_frag_2_acc = tl.load(
+        output_ptr
+        + (block_m * output_stride_0 * 32)
+        + (rows * output_stride_0)
+        + (block_n * output_stride_1 * 32)
+        + (cols_2 * output_stride_1),
+    )  # ampere_mma.co:118
     for iv_k in range(0, 16):  # ampere_mma.co:113
         offs = block_m * 32 + rows  # ampere_mma.co:114
         offs_2 = iv_k * 16 + cols
@@ -1411,9 +1420,17 @@ def matmul_loadc_k0(
         offs_3 = iv_k * 16 + rows_2  # ampere_mma.co:115
         offs_4 = block_n * 32 + cols_2
         rhs_load_s = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
-        output_frag_2 = tl.load(output_ptr + offs * output_stride_0 + offs_4 * output_stride_1)  # ampere_mma.co:118
+        output_frag_2 = output_frag_2_acc  # ampere_mma.co:118
         output_frag_2 = tl.dot(lhs_load_s, rhs_load_s, output_frag_2, out_dtype=tl.float16)  # ampere_mma.co:122
-        tl.store(output_ptr + offs * output_stride_0 + offs_4 * output_stride_1, output_frag_2)  # ampere_mma.co:124
+        output_frag_2_acc = output_frag_2  # ampere_mma.co:124
+    tl.store(
+        output_ptr
+        + (block_m * output_stride_0 * 32)
+        + (rows * output_stride_0)
+        + (block_n * output_stride_1 * 32)
+        + (cols_2 * output_stride_1),
+        output_frag_2_acc,
+    )  # ampere_mma.co:113
 
 
 _FN["matmul_loadc"] = _rt.Fn("matmul_loadc", _CO_FILE, 106, {"lhs": (106, 26, 52), "rhs": (106, 54, 80)})
