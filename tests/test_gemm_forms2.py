@@ -135,6 +135,12 @@ CASES: list[Case] = [
     # 4 x 5 = 20 output tiles on 3 persistent blocks
     Case("persistent_while", (197, 301, 91),
          lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n), 3], lambda a, b, o, s: a @ b.T, out=2),
+    Case("peeled_first", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T),
+    Case("transp_copy_b", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(k, n, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b),
+    Case("local_tile_dma_out", (70, 42, 19), lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T),
     Case("slots_prefetch", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
          lambda a, b, o: a @ b.T),
     Case("dma_async_swap", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
@@ -319,6 +325,9 @@ NEAR: list[tuple[str, str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], 
     ("prefetch_skips", _SWAP, lambda a, b, p: _ktiles(a, b, lambda t: t != 1)),
     # ... and through the other slot of two (A's tiles only: B's are the step's own)
     ("slots_skip", _SLOTS, lambda a, b, p: _slots_skip(a, b)),
+    # the first K tile peeled off a loop that starts at 2: tile 1 is never summed
+    ("peeled_skips", (FORMS / "peeled_first.co").read_text().replace("foreach k(1:)", "foreach k(2:)"),
+     lambda a, b, p: _ktiles(a, b, lambda t: t != 1)),
     # A's K walked backwards, B's forwards: not a product over one K index
     # an element loop that rewrites each stored element twice (reading what the pass before wrote)
     ("twice_after_store", _TWICE.replace("STORE", "out.at(bm # tm, bn # tn) = s;").replace("UPDATE", "= 2.0f * out.at(bm # tm, bn # tn)"),

@@ -99,6 +99,7 @@ class Interpreter(Moves, Roles, Expressions):
         self.block_vars: set[str] = set()
         self.data: dict[str, Elem] = {}  # values read from integer tensors (`offsets.at(e)`), by variable
         self.lenient = False  # a trial run that skips the statements it cannot run (carrying_slots)
+        self.offsets: dict[str, int] = {}  # loop counters of slices `k(1:)`: where their values start
 
     # ---------------------------------------------------------------- scopes
     def fresh(self, base: str, bound: E.Expr | None = None) -> E.Var:
@@ -535,9 +536,17 @@ class Interpreter(Moves, Roles, Expressions):
         for it in s.items:
             if isinstance(it, A.RangeItem):  # `with k in [..] { foreach k {..} }`
                 w = self.lookup(it.name, it)
-                if not isinstance(w, WithName) or it.sliced or it.has_step:
+                if not isinstance(w, WithName) or it.has_step:
                     raise NotLifted("a loop over a slice of a bounded name", it)
-                out.append((it.alias or it.name, self.fresh(it.name, w.extent), w.extent))
+                lo = _const(self.int_expr(it.lo)) if it.lo is not None else 0
+                hi = _const(self.int_expr(it.hi)) if it.hi is not None else 0
+                if lo is None or hi is None or lo < 0 or hi > 0:
+                    raise NotLifted("a loop over a slice of a bounded name", it)
+                ext = E.fold(w.extent + E.Const(hi - lo))  # `k(1:)`: k = 1 + j, j in [0, #k - 1) (LANGUAGE.md 7.2)
+                var = self.fresh(it.name, ext)
+                if lo:
+                    self.offsets[var.name] = lo
+                out.append((it.alias or it.name, var, ext))
                 continue
             if not isinstance(it, A.Within):
                 raise NotLifted("a loop over names bounded elsewhere", it)
@@ -583,7 +592,8 @@ class Interpreter(Moves, Roles, Expressions):
     def run_foreach(self, s: A.Foreach, loops: list[tuple[str, E.Var, E.Expr]]) -> None:
         self.push()
         for nm, var, ext in loops:
-            self.bind(nm, Bounded(var, ext))
+            off = self.offsets.get(var.name, 0)  # a slice `k(1:)`: its values start there
+            self.bind(nm, Bounded(E.fold(var + E.Const(off)), E.fold(ext + E.Const(off))) if off else Bounded(var, ext))
         self.loop(loops, lambda: self.stmt(s.body), s)
         self.pop()
 

@@ -70,10 +70,28 @@ class Moves:
     # ---------------------------------------------------------------- data movement
     def dma(self, s: A.DmaStmt) -> None:
         # ``tma.load`` is the global -> shared spelling of ``tma.copy`` (LANGUAGE.md §8)
-        if s.op not in ("copy", "load") or any(at.name in ("sp", "transp") for at in s.attrs):
+        if s.op not in ("copy", "load", "transp") or any(at.name in ("sp", "transp") for at in s.attrs):
             raise NotLifted(f"a {s.engine}.{s.op} with these attributes", s)
         src = self.value(s.src)
         line = self.line(s)
+        if isinstance(src, Cells) and src.coords and not s.dst_storage and s.op == "copy":
+            dst = self.value(s.dst)  # a thread's local accumulator array copied out whole
+            if not isinstance(dst, Region):
+                raise NotLifted("a copy of an accumulator array into something other than a global view", s)
+            self.store_tile(src, dst, line)
+            return
+        if s.op == "transp":  # ``dma.transp<1, 0>``: the buffer's dimension c is the source's perm[c]
+            if not isinstance(src, Region):
+                raise NotLifted("a dma.transp whose source is not a global view", s)
+            perm = [_const(self.int_expr(x)) for x in s.cfg or []]
+            if sorted(p for p in perm if p is not None) != list(range(len(src.shape))):
+                raise NotLifted("a dma.transp whose order is not a permutation of the source's dimensions", s)
+            src = dataclasses.replace(
+                src.whole(),
+                axes=tuple(src.axes[p] for p in perm),  # type: ignore[index]
+                shape=tuple(src.shape[p] for p in perm),  # type: ignore[index]
+                steps=None if src.steps is None else tuple(src.steps[p] for p in perm),  # type: ignore[index]
+            )
         if s.op == "load" and not isinstance(src, Region):
             raise NotLifted("a tma.load whose source is not a global view", s)
         if isinstance(src, View) and isinstance(src.base.content, list) and not s.dst_storage:

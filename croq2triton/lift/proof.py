@@ -187,6 +187,51 @@ def _shifted(base: list[E.Expr], where: tuple[bool, ...], j: E.Var, step: int) -
     return [E.fold(E.Bin("+", i, E.Bin("*", j, E.Const(step)))) if w else i for i, w in zip(base, where, strict=True)]
 
 
+def _same_elem(x: Elem, y: Elem) -> bool:
+    return (
+        x.tensor == y.tensor
+        and x.limits == y.limits
+        and len(x.index) == len(y.index)
+        and all(E.same(E.fold(i), E.fold(j)) for i, j in zip(x.index, y.index, strict=True))
+    )
+
+
+def _peeled(terms: list[Term], it: Any) -> list[Term]:
+    """A K step written before or after the loop over the others (``mma`` on tile 0, then ``foreach
+    k(1:)``): a term that is another's outermost sum at one past either end of its range, with its
+    own sums renamed to the other's, joins it, one step longer. Repeated while any does."""
+    terms = list(terms)
+    merged = True
+    while merged and len(terms) > 1:
+        merged = False
+        for ia, ta in enumerate(terms):
+            for ib, tb in enumerate(terms):
+                if ia == ib or ta.conds or tb.conds or ta.scales or tb.scales or len(tb.sums) != len(ta.sums) + 1:
+                    continue
+                (v, e), rest = tb.sums[0], tb.sums[1:]
+                if not all(E.same(E.fold(x), E.fold(y)) for (_, x), (_, y) in zip(ta.sums, rest, strict=True)):
+                    continue
+                env = {w.name: r for (w, _), (r, _) in zip(ta.sums, rest, strict=True)}
+                a, b = _subst_elem(ta.a, env), _subst_elem(ta.b, env)
+                for at, shift in ((E.Const(-1), -1), (e, 0)):  # the step before the first, or after the last
+                    here = {v.name: E.fold(at)}
+                    if _same_elem(_subst_elem(tb.a, here), a) and _same_elem(_subst_elem(tb.b, here), b):
+                        n = E.fold(e + E.Const(1))
+                        j = it.fresh("j", n)
+                        to = {v.name: E.fold(j + E.Const(shift))}
+                        za, zb = ta.a.zfill and tb.a.zfill, ta.b.zfill and tb.b.zfill
+                        na = replace(_subst_elem(tb.a, to), zfill=za)
+                        nb = replace(_subst_elem(tb.b, to), zfill=zb)
+                        terms = [t for k, t in enumerate(terms) if k not in (ia, ib)] + [Term(((j, n), *rest), na, nb)]
+                        merged = True
+                        break
+                if merged:
+                    break
+            if merged:
+                break
+    return terms
+
+
 def _unrolled(terms: list[Term], it: Any) -> list[Term]:
     """Terms that differ only by constant offsets ``0, d, .., (n - 1) d`` added to the same index
     positions (a K loop unrolled by hand: ``a.at(m, 2k) * b.at(n, 2k) + a.at(m, 2k + 1) * ...``) are
@@ -316,7 +361,7 @@ def prove(it: Any, node: A.Node) -> Contraction:
     stores = [_pinned(x) for x in it.stores]
     st = stores[0] if len(stores) == 1 else _pieces(stores, it, node)
     cells = st.value.cells
-    terms = _unrolled(cells.terms, it)
+    terms = _unrolled(_peeled(cells.terms, it), it)
     if not cells.zero or len(terms) != 1 or terms[0].conds:
         raise NotLifted("an accumulator that is not one zero-initialised sum of products", node)
     env = {v.name: i for v, i in zip(cells.coords, st.value.idx, strict=True)}

@@ -43,6 +43,7 @@ class Roles:
     stmts: Any
     stmt: Any
     loop_items: Any
+    offsets: dict[str, int]
     loop: Any
     pins: dict[str, E.Expr]
 
@@ -134,6 +135,8 @@ class Roles:
             within(pl, lambda pl=pl: self.stmts(pl.before))
         if mains:
             first = self.loop_items(mains[0])
+            if any(var.name in self.offsets for _, var, _ in first):
+                raise NotLifted("a warp role's main loop over a slice", mains[0])
             for m in mains[1:]:
                 other = self.loop_items(m)
                 if len(other) != len(first) or not all(E.same(x[2], y[2]) for x, y in zip(first, other, strict=True)):
