@@ -23,6 +23,9 @@ from .layout import INDENT, LINE_LIMIT, docstring, layout
 # JIT makes a Python float an ``fp32`` (the interpreter passes it on as Python's double)
 _CONVERTED = ("u32", "i64", "u64")
 
+# the integer word a float exchanges through (the interpreter exchanges integers only)
+_EXCHANGE_BITS = {"f32": ("f32", "i32"), "f64": ("f64", "i64")}
+
 
 def param(arg: N.Arg) -> str:
     if isinstance(arg, N.Scalar) and arg.dtype == "f64":
@@ -183,6 +186,21 @@ class KernelEmitter:
         address = self.address(s.base, s.index)
         if s.op != "cas":
             kw = {"mask": name(s.mask.name)} if s.mask is not None else {}
+            bits = _EXCHANGE_BITS.get(self.args[s.base].dtype) if s.op == "xchg" else None
+            if bits is not None:
+                # a float's exchange through its bits: Triton's interpreter exchanges integers only
+                # ('Unsupported data type'); compiled, both are the same atom.exch.b32 / .b64
+                flt, word = (name(f"tl.{TL_TYPES[t]}") for t in bits)
+                address = call("tl.cast", address, call("tl.pointer_type", word))
+                value = ast.Call(
+                    ast.Attribute(call("tl.cast", to_ast(s.value), flt), "to", ast.Load()),
+                    [word],
+                    [ast.keyword("bitcast", ast.Constant(True))],
+                )
+                old = call("tl.atomic_xchg", address, value, **kw)
+                return ast.Call(
+                    ast.Attribute(old, "to", ast.Load()), [flt], [ast.keyword("bitcast", ast.Constant(True))]
+                )
             return call(f"tl.atomic_{s.op}", address, to_ast(s.value), **kw)
         assert s.compare is not None
         compare, value = to_ast(s.compare), to_ast(s.value)
