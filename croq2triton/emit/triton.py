@@ -25,6 +25,7 @@ _CONVERTED = ("u32", "i64", "u64")
 
 # the integer word a float exchanges through (the interpreter exchanges integers only)
 _EXCHANGE_BITS = {"f32": ("f32", "i32"), "f64": ("f64", "i64")}
+_SHORT = ("f16", "bf16", "i16", "u16")  # element types whose atomics are compare-and-swap loops
 
 
 def param(arg: N.Arg) -> str:
@@ -186,7 +187,13 @@ class KernelEmitter:
         address = self.address(s.base, s.index)
         if s.op != "cas":
             kw = {"mask": name(s.mask.name)} if s.mask is not None else {}
-            bits = _EXCHANGE_BITS.get(self.args[s.base].dtype) if s.op == "xchg" else None
+            dtype = self.args[s.base].dtype
+            if dtype in _SHORT and (s.op in ("min", "max", "xchg") or dtype in ("i16", "u16", "bf16")):
+                # (Triton's atomics take 16-bit floats for add only, 16-bit integers for nothing; the
+                # interpreter adds no bf16): a compare-and-swap loop (runtime/atomics.py)
+                mask = name(s.mask.name) if s.mask is not None else ast.Constant(True)
+                return call("_atomics.rmw16", address, to_ast(s.value), mask, name(s.base), OP=ast.Constant(s.op))
+            bits = _EXCHANGE_BITS.get(dtype) if s.op == "xchg" else None
             if bits is not None:
                 # a float's exchange through its bits: Triton's interpreter exchanges integers only
                 # ('Unsupported data type'); compiled, both are the same atom.exch.b32 / .b64

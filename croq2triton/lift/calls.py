@@ -31,6 +31,8 @@ ATOMICS = {
 }  # fmt: skip
 
 
+EIGHT_BITS = ("s8", "u8", "f8_e4m3", "f8_e5m2", "f8_ue8m0", "bool")  # element types with no atomics
+
 # builtins that only move registers between warpgroups (LANGUAGE.md 7.7)
 REGISTER_HINTS = ("croq::cuda::setreg_inc", "croq::cuda::setreg_dec")
 
@@ -194,6 +196,12 @@ class Calls:
             elem, ptr, index, inside = self.access(target)  # of a tensor, or of a named view of one
             base = ptr.name
             mask = self.mask_of(inside, target, self.padding)
+        if elem in EIGHT_BITS:
+            raise NotLifted(
+                f"'{c.name}' on {elem} elements (Triton has no atomics on 8-bit elements)",
+                c,
+                "keep what the atomics gather in a buffer of 32-bit elements (s32, f32) and convert it after",
+            )
         values = [self.convert(self.expr(a), elem).expr for a in c.args[1:]]
         if c.name == "__atomic_sub":
             values[0] = E.fold(E.Un("-", values[0]))
