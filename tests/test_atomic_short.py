@@ -118,7 +118,7 @@ def test_the_loop_compiles_for_sm90(schedule: str, tmp_path: Path) -> None:
     src = tmp_path / "short.co"
     src.write_text(SOURCE)
     argv = ["compile", str(src), "--size", "N=100", "--schedule", schedule, "--emit", "ptx"]
-    for f in ("own_max_f16", "few_add_s16", "own_exch_bf16", "block_max"):
+    for f in ("own_max_f16", "few_add_s16", "own_exch_bf16", "own_add_bf16", "block_max"):
         argv += ["--func", f]
     r = sm90.croq(*argv)
     assert r.returncode == 0, r.stderr[-2000:]
