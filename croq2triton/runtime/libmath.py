@@ -211,7 +211,15 @@ def pow(x, y):
         r = tl.where((a == 1.0) & (tl.abs(y) == float("inf")), 1.0, r)
         r = tl.where((x == 1.0) | (y == 0), 1.0, r)
     else:
-        r = libdevice.pow(x, y)
+        # libdevice runs with denormals flushed (Triton links it so): a subnormal base came out as
+        # neither C's value nor a zero's (pow(1.4e-45, -1) gave 2^127, not inf); it is scaled into the
+        # normal range first (exact: a multiply outside libdevice keeps subnormals), 2^-24 raised apart
+        if x.dtype == tl.float32:  # (f64 is not flushed)
+            tiny = (tl.abs(x) < 1.1754943508222875e-38) & (x != 0)
+            r = libdevice.pow(tl.where(tiny, x * 16777216.0, x), y)
+            r = tl.where(tiny, r * libdevice.pow(tl.full(r.shape, 5.960464477539063e-08, tl.float32), y), r)
+        else:
+            r = libdevice.pow(x, y)
     return r
 
 
