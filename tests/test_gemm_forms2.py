@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import flat, poisoned, randn
+from kernel_util import DEVICE, flat, poisoned, randn
 from test_gemm_forms import Compiled, _compile_auto
 
 from croq2triton.api import load, translate_full
@@ -66,7 +66,7 @@ def _r(*shape: int, dtype: torch.dtype = F16, seed: int) -> torch.Tensor:
 def _ints(*shape: int, seed: int, dtype: torch.dtype) -> torch.Tensor:
     """Small integers (exact in bf16, so are their products and the f32 sums of a few hundred)."""
     g = torch.Generator().manual_seed(seed)
-    return torch.randint(-8, 8, shape, generator=g).to(dtype)
+    return torch.randint(-8, 8, shape, generator=g).to(dtype).to(DEVICE)
 
 
 def _silu(x: torch.Tensor) -> torch.Tensor:
