@@ -429,6 +429,8 @@ class KernelDispatch:
             return None
         kernel, _ = fold_selects(kernel)  # loops over a register tile's elements: one reduction each
         tuned = schedule.origin == "tuned"
+        if not tuned:  # lanes along lines: programs of at least policy.SPLIT_LINE_MIN bytes of a row
+            kernel = self.split_widened(kernel)
         try:
             split = split_loop(self.named(kernel), kernel.name + self.suffix)
             block = policy.split_block(kernel)
@@ -446,6 +448,17 @@ class KernelDispatch:
         finished = [self.finished(pipeline_loads(k, stages), kernel.name) for k in (partial, combine)]
         least = policy.split_least(kernel)
         return dataclasses.replace(split, partial=finished[0], combine=finished[1], block=block, least=least)
+
+    def split_widened(self, kernel: N.Kernel) -> N.Kernel:
+        """``kernel`` widened for its split form where its lanes read short lines (policy.split_factors),
+        else as it is (a kernel the widening proof refuses too)."""
+        try:
+            factors = policy.split_factors(kernel, analyse_widening(kernel))
+            if factors is None:
+                return kernel
+            return widen(kernel, TileSchedule(factors, kernel.num_warps, origin="auto"))
+        except NotWidened:
+            return kernel
 
     def named(self, kernel: N.Kernel) -> N.Kernel:
         """``kernel`` under the name it is emitted with (a tuning point names it without the suffix)."""

@@ -371,6 +371,34 @@ SPLIT_WARPS = 4
 LOAD_STAGES = 3
 
 
+# A split loop's partial kernel whose lanes read along lines of 16-bit or narrower elements (a thread
+# per column walking the rows): its programs take columns until each reads SPLIT_LINE_MIN bytes of a row
+# (widened: two blocks of 256 f16 columns a program, 512); hand-written on the H100 the f16 column sums ran at 0.714 / 0.724 of the
+# roofline with 256 columns a program and 0.795 / 0.808 with 512 (16384 x 4096 / 4096 x 16384,
+# perf/probe_columns2.py, perf/RESULTS.md 2026-12-07)
+SPLIT_LINE_MIN = 1024
+
+
+def split_factors(kernel: N.Kernel, facts: Facts | None) -> tuple[int, ...] | None:
+    """The widening of a split loop's kernel whose lanes read along lines: each program id along
+    lines takes blocks until its lanes read ``SPLIT_LINE_MIN`` bytes of a row (None: nothing to widen)."""
+    if facts is None or walks_rows(kernel) or tiled_fold(kernel):
+        return None
+    elem = _loaded_bytes(kernel, foldable(kernel)) or facts.elem_bytes
+    if elem >= 4:  # (f32 columns: 128 a program did best of the widths tried, perf/RESULTS.md 2026-12-04 17:56)
+        return None
+    lines = _along_lines(kernel)
+    factors = []
+    for p in kernel.program_ids:
+        f = 1
+        t = facts.tile.get(p.name, 0)
+        if p.name in lines and t and p.name not in facts.rows:
+            while t * f * elem < SPLIT_LINE_MIN:
+                f *= 2
+        factors.append(f)
+    return tuple(factors) if any(f > 1 for f in factors) else None
+
+
 def split_count(programs: E.Expr, extent: E.Expr, least: int = SPLIT_LEAST) -> E.Expr:
     """How many programs the launcher splits a loop of ``extent`` iterations across, each of the
     ``programs`` of the grid (host expressions; 1: not split), at least ``least`` iterations each."""
