@@ -429,8 +429,7 @@ class KernelDispatch:
             return None
         kernel, _ = fold_selects(kernel)  # loops over a register tile's elements: one reduction each
         tuned = schedule.origin == "tuned"
-        if not tuned:  # lanes along lines: programs of at least policy.SPLIT_LINE_MIN bytes of a row
-            kernel = self.split_widened(kernel)
+        kernel = self.split_widened(kernel)  # lanes along lines: at least policy.SPLIT_LINE_MIN bytes of a row
         try:
             split = split_loop(self.named(kernel), kernel.name + self.suffix)
             block = policy.split_block(kernel)
