@@ -367,6 +367,7 @@ def _cases() -> list[Case]:
         *_cases2(rand, nan),
         *_cases3(rand, nan),
         *_cases4(rand, nan),
+        *_cases5(rand, nan),
     ]
 
 
@@ -499,6 +500,104 @@ def _cases3(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             lambda x: [x.double().argmax(1).double()],
             lambda x: x.argmax(1),
             0.0,
+        ),
+    ]
+
+
+def _cases5(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """The forms of tests/programs/membound_forms5.co with a torch op of the same work (a thread per row
+    or column; sums kept by subtraction or ``__fmaf``, a softmax scaled in place, column statistics)."""
+    import torch
+    import torch.nn.functional as F
+
+    forms5 = "tests/programs/membound_forms5.co"
+
+    def probs(m: int, n: int) -> Any:
+        return torch.rand(m, n, device="cuda") * 0.9 + 0.05
+
+    def cosine(a: Any, c: Any) -> Any:
+        return F.cosine_similarity(a, c, dim=1, eps=0.0)
+
+    def rms_scale(x: Any) -> Any:
+        return x * torch.rsqrt((x * x).mean(1, keepdim=True) + 1e-5)
+
+    def minmax(x: Any) -> Any:
+        lo, hi = x.aminmax(dim=1, keepdim=True)
+        return (x - lo) / (hi - lo)
+
+    return [
+        Case(
+            "negative mean log f32 (thread per row, s -= log)",
+            forms5,
+            "nll_rows",
+            lambda m, n: ([probs(m, n)], [nan(m)]),
+            lambda p: [-(p.double().log().mean(1))],
+            lambda p: -(p.log().mean(1)),
+            1e-4,
+        ),
+        Case(
+            "cosine similarity of rows f32 (thread per row, three __fmaf sums)",
+            forms5,
+            "cosine_rows",
+            lambda m, n: ([rand(m, n), rand(m, n)], [nan(m)]),
+            lambda a, c: [cosine(a.double(), c.double())],
+            cosine,
+            1e-4,
+        ),
+        Case(
+            "log-softmax f32 (thread per row)",
+            forms5,
+            "log_softmax",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [torch.log_softmax(x.double(), 1)],
+            lambda x: torch.log_softmax(x, 1),
+            1e-5,
+        ),
+        Case(
+            "softmax f32 scaled in place (thread per row, exponentials stored then divided)",
+            forms5,
+            "softmax_in_place",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [torch.softmax(x.double(), 1)],
+            lambda x: torch.softmax(x, 1),
+            1e-5,
+        ),
+        Case(
+            "column mean and variance f32 (thread per column, two passes)",
+            forms5,
+            "bn_stats",
+            lambda m, n: ([rand(m, n)], [nan(n), nan(n)]),
+            lambda x: [x.double().mean(0), x.double().var(0, unbiased=False)],
+            lambda x: torch.var_mean(x, 0, unbiased=False),
+            1e-4,
+        ),
+        Case(
+            "RMS scaling f32 (thread per row, the write in chunks of 128)",
+            forms5,
+            "rms_scale_chunks",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [rms_scale(x.double())],
+            rms_scale,
+            1e-4,
+        ),
+        Case(
+            "min-max scaling f32 (thread per row, extremes found with branches)",
+            forms5,
+            "minmax_scale",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [minmax(x.double())],
+            minmax,
+            1e-4,
+        ),
+        Case(
+            "row sums f32 into the output (thread per row, y.at(r) += x: held in a register)",
+            forms5,
+            "row_sums_into_out",
+            lambda m, n: ([rand(m, n)], [torch.zeros(m, device="cuda")]),
+            lambda x: [x.double().sum(1)],
+            lambda x: x.sum(1),
+            1e-4,
+            zero_outputs=True,
         ),
     ]
 
