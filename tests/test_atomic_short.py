@@ -38,6 +38,7 @@ __co__ void few_{op}_{t}(global {t} [N] b, global {t} [5] a) {{
 
 CASES = [(op, t) for t in ("f16", "bf16", "s16") for op in ("add", "min", "max", "exch")]
 CASES = [c for c in CASES if c != ("add", "f16")]  # (Triton's own: tests/test_breadth_b.py)
+CASES += [(op, "s16") for op in ("and", "or", "xor")]
 SOURCE = (
     "".join(KERNELS.format(op=op, t=t) for op, t in CASES)
     + """
@@ -68,7 +69,8 @@ def _values(n: int, t: str, seed: int) -> torch.Tensor:
 def _applied(op: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if op == "add":
         return (a.float() + b.float()).to(a.dtype) if a.dtype.is_floating_point else a + b
-    return {"min": torch.minimum, "max": torch.maximum, "exch": lambda _, y: y}[op](a, b)
+    bitwise = {"and": torch.bitwise_and, "or": torch.bitwise_or, "xor": torch.bitwise_xor}
+    return {"min": torch.minimum, "max": torch.maximum, "exch": lambda _, y: y, **bitwise}[op](a, b)
 
 
 @pytest.mark.parametrize(("op", "t"), CASES)

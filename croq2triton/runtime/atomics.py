@@ -31,6 +31,12 @@ def _combined(cur, val, OP: tl.constexpr):
         r = tl.minimum(cur, val)
     elif OP == "max":
         r = tl.maximum(cur, val)
+    elif OP == "and":
+        r = cur & val
+    elif OP == "or":
+        r = cur | val
+    elif OP == "xor":
+        r = cur ^ val
     else:  # xchg
         r = val
     return r
@@ -38,7 +44,7 @@ def _combined(cur, val, OP: tl.constexpr):
 
 @triton.jit
 def rmw16(ptr, val, mask, safe, OP: tl.constexpr):
-    """An atomic ``add`` / ``min`` / ``max`` / ``xchg`` of 16-bit elements (f16, bf16, s16, u16), each
+    """An atomic ``add`` / ``min`` / ``max`` / ``xchg`` (and ``and`` / ``or`` / ``xor`` of integers) of 16-bit elements (f16, bf16, s16, u16), each
     lane's old value returned: Triton's atomics take 16-bit floats for ``add`` only and 16-bit integers
     for nothing, so the element is updated by a compare-and-swap of its 16 bits, tried again where
     another lane changed it first (lanes of one address take turns).  The bits are compared, not the
