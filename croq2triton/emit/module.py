@@ -16,6 +16,7 @@ from ..lift.launcher import lift_launcher
 from ..options import Options, Point
 from ..tir import nodes as N
 from ..tir.host import Launcher
+from ..tir.pyexpr import REDUCE_COMBINE, REDUCE_OPERATORS
 from ..version import __version__
 from .kernels import KernelDispatch
 from .launcher import emit_launcher
@@ -82,8 +83,8 @@ def _oob_fill(x, mask):
 
 # tl.reduce's combining functions of schedule/foldloops.py's product and bitwise folds
 COMBINE_FUNCTIONS = {
-    name: f"@triton.jit\ndef {name}(a, b):\n    return a {op} b"
-    for name, op in (("_fold_prod", "*"), ("_fold_or", "|"), ("_fold_and", "&"), ("_fold_xor", "^"))
+    name: f"@triton.jit\ndef {name}(a, b):\n    return a {REDUCE_OPERATORS[op]} b"
+    for op, name in REDUCE_COMBINE.items()
 }
 
 

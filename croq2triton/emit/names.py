@@ -31,6 +31,7 @@ import re
 
 from ..frontend import ast as A
 from ..lift.names import RESERVED as LAUNCHER_BUILTINS
+from ..tir.pyexpr import REDUCE_COMBINE
 
 # what the top of every generated module binds (emit/module.py HEADER, and the fp8 import some add)
 MODULE_NAMES = frozenset(
@@ -52,10 +53,7 @@ MODULE_NAMES = frozenset(
         "_FN",
         "_as_dot_operand",
         "_oob_fill",
-        "_fold_prod",
-        "_fold_or",
-        "_fold_and",
-        "_fold_xor",
+        *REDUCE_COMBINE.values(),
         "__croq_ops__",
     }
 )

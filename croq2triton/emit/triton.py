@@ -13,7 +13,7 @@ import ast
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from ..tir.pyexpr import TL_TYPES, call, call_method, constant, dim_node, name, to_ast
+from ..tir.pyexpr import TL_TYPES, call, call_method, constant, dim_node, name, tl_type, to_ast
 from .layout import INDENT, LINE_LIMIT, docstring, layout
 
 # integer parameters of types Triton's JIT does not give a Python int (an ``i32`` below 2^31, an
@@ -24,7 +24,7 @@ from .layout import INDENT, LINE_LIMIT, docstring, layout
 _CONVERTED = ("u32", "i64", "u64")
 
 # the integer word a float exchanges through (the interpreter exchanges integers only)
-_EXCHANGE_BITS = {"f32": ("f32", "i32"), "f64": ("f64", "i64")}
+_EXCHANGE_BITS = {"f32": "i32", "f64": "i64"}
 _SHORT = ("f16", "bf16", "i16", "u16")  # element types whose atomics are compare-and-swap loops
 
 
@@ -197,7 +197,7 @@ class KernelEmitter:
             if bits is not None:
                 # a float's exchange through its bits: Triton's interpreter exchanges integers only
                 # ('Unsupported data type'); compiled, both are the same atom.exch.b32 / .b64
-                flt, word = (name(f"tl.{TL_TYPES[t]}") for t in bits)
+                flt, word = tl_type(dtype), tl_type(bits)
                 address = call("tl.cast", address, call("tl.pointer_type", word))
                 value = ast.Call(
                     ast.Attribute(call("tl.cast", to_ast(s.value), flt), "to", ast.Load()),

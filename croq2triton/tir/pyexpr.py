@@ -48,8 +48,9 @@ TL_TYPES = {
 FP8_CONVERSIONS = {"f8e4": "_fp8.to_e4m3", "f8e5": "_fp8.to_e5m2"}
 
 # the reductions of schedule/foldloops.py that Triton has no function of: tl.reduce with the generated
-# module's combining function (emit/module.py)
-REDUCE_COMBINE = {"prod": "_fold_prod", "or": "_fold_or", "and": "_fold_and", "xor": "_fold_xor"}
+# module's combining function (emit/module.py), named for the fold, of the operator it applies
+REDUCE_OPERATORS = {"prod": "*", "or": "|", "and": "&", "xor": "^"}
+REDUCE_COMBINE = {op: f"_fold_{op}" for op in REDUCE_OPERATORS}
 _BINOPS: dict[str, ast.operator] = {
     "+": ast.Add(),
     "-": ast.Sub(),
