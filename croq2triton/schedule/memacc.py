@@ -71,14 +71,6 @@ def _block(body: list[N.Stmt], taken: set[str], done: list[int]) -> list[N.Stmt]
     return out
 
 
-def _fresh(name: str, taken: set[str]) -> str:
-    base, k = name, 2
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    taken.add(name)
-    return name
-
-
 def _defined_in(loop: N.For) -> set[str]:
     """The names the loop defines or re-binds (its counter, lets, loads, assignments)."""
     out = {loop.var.name}
@@ -147,11 +139,11 @@ def _rewrite(
 ) -> tuple[list[N.Stmt], N.For, list[N.Stmt]]:
     line = loop.line
     var = load.var
-    acc = E.Var(_fresh(f"{var.name}_acc", taken), var.type, dims=var.shape)
+    acc = E.Var(N.fresh_name(f"{var.name}_acc", taken), var.type, dims=var.shape)
     mask_var = None
     pre: list[N.Stmt] = []
     if mask is not None:
-        mask_var = E.Var(_fresh(f"{var.name}_mask", taken), "i1", dims=mask.shape)
+        mask_var = E.Var(N.fresh_name(f"{var.name}_mask", taken), "i1", dims=mask.shape)
         pre.append(N.Let(mask_var, mask, line=line))
     first = _stored_before(before, load.base, index, mask)
     if first is not None and first.dtype != var.type and not (_is_float(first.dtype) and _is_float(var.type)):
