@@ -228,18 +228,20 @@ def test_a_parameter_and_a_strided_view_take_the_one_test_and_compute() -> None:
 
 
 def test_the_split_forms_scratch_is_written_before_it_is_read() -> None:
-    """col_means_f16 over many rows: a partial kernel and a combine through a scratch area that is
-    not zeroed any more (under the tests' poison it starts as NaN: an element the partials did not
-    write would reach the means)."""
+    """col_means_f16 over many rows: partial folds through a scratch area that is not zeroed any
+    more (under the tests' poison it starts as NaN: an element the partials did not write would
+    reach the means), combined by the last program of each column block, which counts through the
+    runtime's kept counters: zero before and after every launch."""
     mod = croq2triton.load(REPO / "tests" / "programs" / "membound_forms.co", schedule="auto")
     rec = rt.Recorder()
     x = randn(3001, 300, seed=4).half()
     mod.col_means_f16(x, poisoned(300, dtype=torch.float16), _launch=rec)
     names = [la.kernel.__name__ for la in rec.launches]
-    assert names == ["col_means_f16_k0_partial", "col_means_f16_k0_combine"], names
+    assert names == ["col_means_f16_k0_split"], names
     assert "written=True" in mod.__croq_source__
-    area = rec.launches[0].args[-1]
+    area, counters = rec.launches[0].args[-2:]
     assert area.isnan().all()  # poisoned, not zeroed
+    assert counters.dtype == torch.int32 and not counters.any()
     m = poisoned(300, dtype=torch.float16)
     mod.col_means_f16(x, m)
     assert_close(m, x.double().mean(0), atol=2e-3, rtol=2e-3)

@@ -66,7 +66,7 @@ def test_the_auto_policy_and_the_source_schedule_keep_plain_loops_unless_asked()
     out = translate_full(PROGRAM.read_text(), filename=str(PROGRAM), schedule="source")
     assert "num_stages=" not in out.source.split("def col_means_f16_k0")[1].split("@_rt.launcher")[0]
     auto = translate_full(PROGRAM.read_text(), filename=str(PROGRAM), schedule="auto").source
-    pipelined = "tl.range(" in auto.split("def col_means_f16_k0_partial")[1].split("@triton.jit")[0]
+    pipelined = "tl.range(" in auto.split("def col_means_f16_k0_split")[1].split("@triton.jit")[0]
     assert pipelined == (policy.LOAD_STAGES > 1)
 
 

@@ -7,6 +7,7 @@ ragged sizes with NaN-poisoned outputs against float64 torch (tests/programs/mem
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,8 @@ POINTS = {  # the fields of each kernel's TileSchedule a tuning point sets
     "split in 3": {"loop_split": 3},
     "split in 64 (most empty)": {"loop_split": 64},
     "split in 5, blocks of 8, 2 warps": {"loop_split": 5, "fold": 8, "num_warps": 2},
+    # (the partials combined by a second kernel rather than by the last program: schedule/lastcombine.py)
+    "split in 3, a second kernel combines": {"loop_split": 3, "combine_last": False},
 }
 
 
@@ -61,7 +64,10 @@ def test_each_split_point_computes_what_torch_does(name: str) -> None:
         ran, launch = recording_launch()
         getattr(mod, fn)(x, y, _launch=launch)
         assert_near_max(y, ref(x.double()), tol, f"{fn} at {name}")
-        assert ran == ([f"{fn}_k0_partial", f"{fn}_k0_combine"] if split else [f"{fn}_k0"]), (fn, ran)
+        kernels = (
+            [f"{fn}_k0_split"] if POINTS[name].get("combine_last", True) else [f"{fn}_k0_partial", f"{fn}_k0_combine"]
+        )
+        assert ran == (kernels if split else [f"{fn}_k0"]), (fn, ran)
 
 
 def test_auto_lets_the_launcher_pick_where_the_loop_splits() -> None:
@@ -88,9 +94,11 @@ def test_tune_lists_the_fold_and_the_split_where_they_apply(capsys: pytest.Captu
     for fn, shown in (("col_sums_walk", True), ("gelu_2d", False)):
         assert cli_main(["tune", str(PROGRAM), "--func", fn, "--schedule", "auto", "--list"]) == 0
         text = capsys.readouterr().out
-        assert (f"{fn}_k0.loop_split  0" in text) is shown and (f"{fn}_k0.fold" in text) is shown, text
+        split = re.search(rf"{fn}_k0\.loop_split +0 ", text) is not None
+        assert split is shown and (f"{fn}_k0.fold" in text) is shown, text
+        assert (re.search(rf"{fn}_k0\.combine_last +true +true or false", text) is not None) is shown, text
         if shown:
-            assert "1,2,4,8,16,32,64" in text and "space: 1008 points (4 x 3 x 6 x 7 x 2)" in text, text
+            assert "1,2,4,8,16,32,64" in text and "space: 2016 points (4 x 3 x 6 x 7 x 2 x 2)" in text, text
 
 
 @pytest.mark.parametrize("point", [{"fold": -1, "loop_split": 0}, {"fold": 8, "loop_split": 3}])

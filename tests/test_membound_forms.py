@@ -207,7 +207,7 @@ def test_column_sums_split_the_rows_where_programs_are_few(m: int, n: int) -> No
     mod = _module("auto")
     for fn in ("col_sums_walk", "col_means_f16"):
         ran = _check(mod, fn, m, n)
-        split = [f"{fn}_k0_partial", f"{fn}_k0_combine"]
+        split = [f"{fn}_k0_split"]  # (the last of a column's programs combines: schedule/lastcombine.py)
         assert ran == (split if m > 256 else [f"{fn}_k0"]), (fn, ran)
 
 
@@ -220,7 +220,7 @@ def test_staged_rows_split_the_row_where_programs_are_few(m: int, n: int) -> Non
     for fn, cols in (("row_sums_staged", 64), ("row_meansq_staged_f16", 128)):
         ran = _check(mod, fn, m, n)
         split = -(-n // cols) >= 2 * (256 // cols)
-        assert ran == ([f"{fn}_k0_partial", f"{fn}_k0_combine"] if split else [f"{fn}_k0"]), (fn, ran)
+        assert ran == ([f"{fn}_k0_split"] if split else [f"{fn}_k0"]), (fn, ran)
 
 
 def _kernel(source: str, name: str) -> str:
@@ -265,9 +265,10 @@ def test_what_auto_makes_of_each_form() -> None:
     for fn, lanes in (("silu_mul_f16", 1024), ("silu_mul_f32", 512)):  # 2 KB of each tensor a program
         assert f"t = tl.arange(0, {lanes})" in _kernel(text, f"{fn}_k0"), fn
     for fn in ("col_sums_walk", "col_means_f16"):  # partial folds of blocks of rows, then their sum
-        partial, combine = _kernel(text, f"{fn}_k0_partial"), _kernel(text, f"{fn}_k0_combine")
-        assert "split = tl.program_id(1)" in partial and "tl.sum(" in partial, fn
-        assert "BLOCK_S: tl.constexpr" in combine and "for " not in combine, fn
+        fused = _kernel(text, f"{fn}_k0_split")  # (by the last of a column's programs: one launch)
+        assert "split = tl.program_id(1)" in fused and "tl.sum(" in fused, fn
+        assert "arrived = tl.atomic_add(arrivals + p, 1)" in fused and "if arrived == SPLITS - 1:" in fused, fn
+        assert "tl.store(arrivals + p, 0)" in fused and "_k0_combine(" not in text, fn
     # past the registers, a pass over a row read before runs its blocks last first (L2 still holds them)
     for fn in ("rmsnorm_rows4", "rmsnorm_warp_f16", "softmax_block"):
         blocked = canonical(_kernel(text, f"{fn}_k0_blocked"))
@@ -431,14 +432,14 @@ def test_split_folds_start_from_the_identity() -> None:
     combining kernel from the value the source starts from: 0.5 and 1 here."""
     out = translate_full(SPLIT, filename="split.co", schedule="auto")
     assert not out.failed, out.failed
-    assert "def col_stats_k0_partial(" in out.source
+    assert "def col_stats_k0_split(" in out.source
     mod = load_source(out.source, "membound_split")
     x = randn(700, 77, seed=5) - 3.0  # most columns' maxima below 0.5
     hi, tot = poisoned(77), poisoned(77)
     ran, launch = recording_launch()
 
     mod.col_stats(x, hi, tot, _launch=launch)
-    assert ran == ["col_stats_k0_partial", "col_stats_k0_combine"], ran
+    assert ran == ["col_stats_k0_split"], ran
     xd = x.double().cpu()
     assert torch.equal(hi.double().cpu(), xd.amax(0).clamp(min=0.5))
     want = (1.0 + xd[::3].sum(0)) * 2.0

@@ -32,8 +32,8 @@ def test_f16_column_means_split_in_programs_of_512_columns(mod: object, m: int, 
     rec = Recorder()
     mod.col_means_f16(x, torch.empty(n, dtype=torch.float16, device=DEVICE), _launch=rec)  # type: ignore[attr-defined]
     grids = {la.kernel.__name__: la.grid for la in rec.launches}
-    assert grids["col_means_f16_k0_partial"][0] == -(-n // 512), grids  # (split: more than one split)
-    assert grids["col_means_f16_k0_partial"][1] > 1, grids
+    assert grids["col_means_f16_k0_split"][0] == -(-n // 512), grids  # (split: more than one split)
+    assert grids["col_means_f16_k0_split"][1] > 1, grids
     out = poisoned(n, dtype=torch.float16)
     mod.col_means_f16(x, out)  # type: ignore[attr-defined]
     ref = x.double().mean(0)
@@ -46,9 +46,27 @@ def test_f32_column_sums_keep_the_sources_128_columns_a_program(mod: object) -> 
     x = randn(m, n, seed=7)
     rec = Recorder()
     mod.col_sums_walk(x, torch.empty(n, device=DEVICE), _launch=rec)  # type: ignore[attr-defined]
-    partial = [la for la in rec.launches if la.kernel.__name__.endswith("_partial")]
+    partial = [la for la in rec.launches if la.kernel.__name__.endswith("_split")]
     assert partial and partial[0].grid[0] == -(-n // 128), [(la.kernel.__name__, la.grid) for la in rec.launches]
     out = poisoned(n)
     mod.col_sums_walk(x, out)  # type: ignore[attr-defined]
     ref = x.double().sum(0)
     assert float((out.double() - ref).abs().max()) <= 1e-4 * float(ref.abs().max())
+
+
+def test_the_last_program_of_a_column_combines_and_leaves_its_counter_zero(mod: object) -> None:
+    """One launch (schedule/lastcombine.py): each program of a column block counts itself done and
+    the last combines the partials; the counters the runtime keeps are zero after every launch, so
+    calls one after the other (other data, other sizes) each combine their own partials."""
+    from croq2triton.runtime import launch as rt
+
+    for m, n, seed in ((3000, 300, 1), (2900, 301, 2), (5000, 40, 3)):
+        x = randn(m, n, seed=seed)
+        rec = Recorder()
+        mod.col_sums_walk(x, torch.empty(n, device=DEVICE), _launch=rec)  # type: ignore[attr-defined]
+        assert [la.kernel.__name__ for la in rec.launches] == ["col_sums_walk_k0_split"]
+        out = poisoned(n)
+        mod.col_sums_walk(x, out)  # type: ignore[attr-defined]
+        ref = x.double().sum(0)
+        assert float((out.double() - ref).abs().max()) <= 1e-4 * float(ref.abs().max())
+        assert rt._COUNTERS and all(not c.any() for c in rt._COUNTERS.values())

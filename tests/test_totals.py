@@ -88,7 +88,7 @@ def test_few_long_rows_split_across_programs() -> None:
     kernel does after the loop (the partials through shared memory, a total, an output of partials)."""
     mod = _module("auto")
     for fn in ("row_min_f16", "row_sums_and_partials", "row_absmax_rows2"):
-        assert _run(mod, fn, 2, 17000) == [f"{fn}_k0_partial", f"{fn}_k0_combine"], fn
+        assert _run(mod, fn, 2, 17000) == [f"{fn}_k0_split"], fn
     assert _run(mod, "row_sums_i32", 2, 17000) == ["row_sums_i32_k0_blocked"]  # 133 steps: too few to split
 
 

@@ -46,6 +46,7 @@ from ..schedule.foldloops import Block, NotFolded
 from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
+from ..schedule.lastcombine import combined_by_last
 from ..schedule.loadstages import has_read_loops, pipeline_loads
 from ..schedule.memacc import promote_accumulators
 from ..schedule.reroll import reroll_loops
@@ -366,7 +367,7 @@ class KernelDispatch:
                     variants, kernels = self.serial_auto(written, variants, kernels, top, name, stages)
                 launches = [launch_of(k, line) for k in kernels]
                 if split is not None:
-                    kernels += [split.partial, split.combine]
+                    kernels += [split.fused] if split.fused is not None else [split.partial, split.combine]
                 sources = [emit_kernel(k, self.src_name) for k in kernels]
         except NotLifted as e:
             raise CroqLoweringError(
@@ -395,11 +396,14 @@ class KernelDispatch:
         block = split.block
         chunk = E.Bin("*", E.CDiv(E.CDiv(split.extent, E.Var(split.splits_var)), E.Const(block)), E.Const(block))
         note = "too few programs for the SMs: the loop split across programs (schedule/splitloop.py)"
-        parts = (
-            H.Let(split.chunk_var, chunk, line=line),
-            launch_of(split.partial, line),
-            launch_of(split.combine, line),
-        )
+        if split.fused is not None:  # the last program of each group combines (schedule/lastcombine.py)
+            parts: tuple[H.Stmt, ...] = (H.Let(split.chunk_var, chunk, line=line), launch_of(split.fused, line))
+        else:
+            parts = (
+                H.Let(split.chunk_var, chunk, line=line),
+                launch_of(split.partial, line),
+                launch_of(split.combine, line),
+            )
         choose = H.If(E.Bin(">", E.Var(split.splits_var), E.Const(1)), parts, (out,), note, line, line=line)
         return [*lifted.checks, H.Let(split.splits_var, count, line=line), choose]
 
@@ -446,7 +450,15 @@ class KernelDispatch:
         stages = schedule.num_stages or 1
         finished = [self.finished(pipeline_loads(k, stages), kernel.name) for k in (partial, combine)]
         least = policy.split_least(kernel)
-        return dataclasses.replace(split, partial=finished[0], combine=finished[1], block=block, least=least)
+        fused = None
+        if schedule.combine_last and finished[0].autotune is None:
+            # the partials combined by the last program of each group: one launch (schedule/lastcombine.py);
+            # its loop over the partials in blocks, so that the partial kernel's warps hold one block at a time
+            blocked = lanes_first(fold_all(split.combine, policy.COMBINE_BLOCK))
+            fused = combined_by_last(finished[0], pipeline_loads(blocked, stages), split.splits_arg)
+        return dataclasses.replace(
+            split, partial=finished[0], combine=finished[1], block=block, least=least, fused=fused
+        )
 
     def split_widened(self, kernel: N.Kernel) -> N.Kernel:
         """``kernel`` widened for its split form where its lanes read short lines (policy.split_factors),
@@ -505,7 +517,7 @@ class KernelDispatch:
             picked = policy.tile_auto(kernel, facts)
             schedule = picked or dataclasses.replace(schedule, origin="auto")
             if policy.splits_loop(kernel):  # its loop split across programs where they are too few
-                schedule = dataclasses.replace(schedule, loop_split=0)
+                schedule = dataclasses.replace(schedule, loop_split=0, combine_last=True)
             if merges_atomics(kernel):  # blocks one after the other add their atomics once: a tuning field
                 schedule = dataclasses.replace(schedule, serial=tuple(1 for _ in kernel.program_ids))
         if has_read_loops(kernel) or schedule.fold != 0 or schedule.loop_split is not None:

@@ -351,6 +351,8 @@ def _prepare(p: H.Preparation) -> ast.stmt:
     if isinstance(p, H.TmaDescriptor):
         fill = _const("zero") if p.fill == "zero" else name("_OOB_PADDING")
         return _assign(p.var, call("_rt.tma_desc", name(p.tensor), _ints(p.box), name(p.flag), fill))
+    if isinstance(p, H.ScratchArea) and p.kept_zero:
+        return _assign(p.var, call("_rt.counters", host_ast(p.elements), _torch(p.dtype), name("_dev")))
     if isinstance(p, H.ScratchArea):
         written = {"written": _const(True)} if p.written else {}
         area = call("_rt.scratch", name("_F"), host_ast(p.elements), _torch(p.dtype), name("_dev"), **written)

@@ -551,6 +551,21 @@ def scratch(f: Fn, n: int, dtype: torch.dtype, dev: torch.device, written: bool 
     return torch.empty(max(1, int(n)), dtype=dtype, device=dev)
 
 
+_COUNTERS: dict[tuple[Any, ...], torch.Tensor] = {}
+
+
+def counters(n: int, dtype: torch.dtype, dev: torch.device) -> torch.Tensor:
+    """A zeroed area of at least ``n`` elements for counters that every kernel using them leaves zero
+    when it ends (schedule/lastcombine.py): one kept per device and stream, grown where a launch
+    needs more (the kernels of one stream run one after the other: they never share it at once)."""
+    stream = torch.cuda.current_stream(dev).cuda_stream if dev.type == "cuda" else 0
+    key = (dev, stream, dtype)
+    area = _COUNTERS.get(key)
+    if area is None or area.numel() < n:
+        area = _COUNTERS[key] = torch.zeros(max(1024, int(n)), dtype=dtype, device=dev)
+    return area
+
+
 def host_assert(f: Fn, cond: Any, msg: str, line: int) -> None:
     if not cond:
         raise CroqLaunchError(f"{f.name}: assertion failed: {msg}", Span.at(f.src, line, 1))

@@ -365,6 +365,9 @@ SPLIT_WAVES = 8
 SPLIT_LEAST = 256
 SPLIT_MOST = 64  # partials a lane (the second kernel folds them in registers: 64 x 256 lanes = 64 KB of f32)
 SPLIT_WARPS = 4
+# the partials the last program of a split loop's group folds a step, combining them in the same launch
+# (schedule/lastcombine.py): 8 x 512 f32 lanes over the partial kernel's 4 warps, 32 registers a thread
+COMBINE_BLOCK = 8
 
 # stages of the software pipeline of a tile kernel's loops that only read memory under auto
 # (schedule/loadstages.py; 1: as Triton runs a plain loop)

@@ -121,6 +121,9 @@ class TileSchedule:
     # their block-independent atomics added once: None where the kernel has no atomic to add once
     # (not a tuning field there), else a factor per axis
     serial: tuple[int, ...] | None = None
+    # a split loop's partial folds combined by the last of each column's programs to finish, in the same
+    # launch (schedule/lastcombine.py), or by a second kernel: None where the loop does not split
+    combine_last: bool | None = None
 
     def __post_init__(self) -> None:
         if self.serial is not None and (
@@ -148,6 +151,8 @@ class TileSchedule:
         blocks = " x ".join(str(f) if d == 1 else f"1/{d}" for f, d in zip(self.factors, self.splits))
         folds = {0: "", -1: ", loops folded whole"}.get(self.fold, f", loops folded in blocks of {self.fold}")
         split = "" if not self.loop_split else f", its loop split across {self.loop_split} programs"
+        if split and self.combine_last is not None:
+            split += ", combined by the last" if self.combine_last else ", combined by a second kernel"
         stages = "" if (self.num_stages or 1) == 1 else f", loads pipelined in {self.num_stages} stages"
         rows = "" if not self.rows else f", {self.rows} row(s) of a block a program"
         serial = ""
@@ -169,6 +174,8 @@ def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> 
     changes = dict(fields)
     if isinstance(schedule, TileSchedule) and "loop_split" in changes and schedule.loop_split is None:
         raise ValueError("loop_split: the kernel's loop is not one that splits across programs")
+    if isinstance(schedule, TileSchedule) and "combine_last" in changes and schedule.combine_last is None:
+        raise ValueError("combine_last: the kernel's loop is not one that splits across programs")
     if isinstance(schedule, TileSchedule) and "num_stages" in changes and schedule.num_stages is None:
         raise ValueError("num_stages: the kernel has no loop that only reads memory")
     if isinstance(schedule, TileSchedule) and "rows" in changes and schedule.rows is None:

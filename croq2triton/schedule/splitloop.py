@@ -65,6 +65,9 @@ class Split:
     chunk_var: str
     block: int = 1  # the block of iterations the partial kernel folds a step (CHUNK is a multiple of it)
     least: int = 1  # the iterations a split takes at least (schedule/policy.py split_least)
+    # partial and combine in one kernel: the last program of each group combines (schedule/lastcombine.py)
+    fused: N.Kernel | None = None
+    splits_arg: str = "SPLITS"  # the partial kernel's scalar argument holding S
 
 
 def split_loop(kernel: N.Kernel, prefix: str) -> Split:
@@ -162,7 +165,7 @@ def split_loop(kernel: N.Kernel, prefix: str) -> Split:
         doc=kernel.doc + f" The loop at line {line} folds the S partial folds of its programs (schedule/splitloop.py).",
     )
     host_extent = E.substitute(extent, scalars)
-    return Split(partial, combine, host_extent, splits_var, chunk_var)
+    return Split(partial, combine, host_extent, splits_var, chunk_var, splits_arg=splits.name)
 
 
 def _count(shape: E.Shape) -> int:

@@ -495,6 +495,7 @@ class ScratchArea:
     elements: Expr
     dtype: str
     written: bool = False
+    kept_zero: bool = False  # counters the kernel leaves zero: the runtime's kept area (runtime/launch.py counters)
 
 
 Preparation = NumSms | TmaCheck | TmaDescriptor | BlockExtents | ScratchArea

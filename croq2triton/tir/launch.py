@@ -44,7 +44,7 @@ def launch_of(kernel: N.Kernel, line: int) -> H.Launch:
             args.append(H.ScratchArg(a.area))
         elif isinstance(a, N.Scratch):  # the buffers in scratch memory of every program
             elements = E.fold(E.Bin("*", _product(kernel.grid), a.elements))
-            prepare.append(H.ScratchArea(f"_{k}_{a.name}", elements, a.dtype, a.written))
+            prepare.append(H.ScratchArea(f"_{k}_{a.name}", elements, a.dtype, a.written, a.kept_zero))
             args.append(H.ScratchArg(f"_{k}_{a.name}"))
         elif isinstance(a, N.Constexpr):
             if a.name in chosen:

@@ -102,6 +102,9 @@ class Scratch:
     # every program stores all of its elements before any program reads one (the split loop's partial
     # folds): the area is allocated, not zeroed first (a launch of a fill kernel fewer)
     written: bool = False
+    # counters a kernel leaves zero when it ends (schedule/lastcombine.py): the launcher keeps one zeroed
+    # area per device and stream for them (runtime/launch.py ``counters``), never poisoned
+    kept_zero: bool = False
 
 
 Arg = Pointer | Stride | Scalar | Constexpr | Descriptor | Scratch
