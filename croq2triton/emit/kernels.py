@@ -56,6 +56,7 @@ from ..schedule.selectfold import fold_all, fold_selects
 from ..schedule.serial import NotSerial, merges_atomics, serialize
 from ..schedule.shuffles import fold_butterflies
 from ..schedule.splitloop import NotSplit, Split, split_loop
+from ..schedule.storefwd import forward_stores
 from ..schedule.totals import lanes_first
 from ..schedule.treefold import fold_trees
 from ..schedule.trimgrid import trim_grid
@@ -291,7 +292,9 @@ class KernelDispatch:
                     self.schedule == "auto"
                 ):  # (loop nests over one range and loops unrolled by hand as one loop, an element read twice once)
                     written = share_loads(
-                        reroll_loops(flatten_nests(forward_scratch(promote_accumulators(fold_trees(written)))))
+                        forward_stores(
+                            reroll_loops(flatten_nests(forward_scratch(promote_accumulators(fold_trees(written)))))
+                        )
                     )
                     written = split_welford(merge_branches(written))
                 # a block of several independent rows, at one row a program (lift/narrow.py)

@@ -70,7 +70,7 @@ def combined_by_last(partial: N.Kernel, combine: N.Kernel, splits: str) -> N.Ker
         args=[*partial.args, *extra, counters],
         body=[*partial.body, *tail],
         doc=partial.doc.replace(" The partial folds of 1 / S", " Each program folds 1 / S", 1)
-        + " The last of a column's programs to finish combines their partial folds (schedule/lastcombine.py).",
+        + " The last of each group of split programs to finish combines their partial folds (schedule/lastcombine.py).",
         autotune=None,
     )
 
