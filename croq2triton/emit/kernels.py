@@ -41,6 +41,7 @@ from ..schedule import occupancy, policy
 from ..schedule.atomicfold import fold_atomics
 from ..schedule.autotune import autotuned
 from ..schedule.branchmax import merge_branches
+from ..schedule.coarsen import NotCoarsened, coarsen, find_walk
 from ..schedule.flatnest import flatten_nests
 from ..schedule.foldloops import Block, NotFolded
 from ..schedule.forward import forward_scratch
@@ -361,7 +362,10 @@ class KernelDispatch:
                     variants = [(vector_masks(k), cond, note) for k, cond, note in variants]
                 kernels = [
                     self.finished(
-                        pipeline_loads(self.serial(interior_split(self.named(k)), schedule, top), stages), name
+                        pipeline_loads(
+                            self.serial(interior_split(self.coarsened(self.named(k), schedule)), schedule, top), stages
+                        ),
+                        name,
                     )
                     for k, _, _ in variants
                 ]
@@ -446,6 +450,7 @@ class KernelDispatch:
             partial = dataclasses.replace(split.partial, num_warps=warps)
             if block > 1:  # (1: a loop over blocks of rows already, which stays)
                 partial = fold_all(partial, block)
+            partial = self.coarsened(partial, schedule)  # (its stop the split's: a step never crosses it)
             combine = lanes_first(fold_all(split.combine, E.Extent("BLOCK_S"), whole=True))
         except (NotSplit, NotFolded) as e:
             self.explain(kernel, top, e)
@@ -462,6 +467,17 @@ class KernelDispatch:
         return dataclasses.replace(
             split, partial=finished[0], combine=finished[1], block=block, least=least, fused=fused
         )
+
+    def coarsened(self, kernel: N.Kernel, schedule: TileSchedule) -> N.Kernel:
+        """``kernel``'s loop that loads a tile and folds it, several iterations a step where the schedule
+        asks for it (schedule/coarsen.py), else ``kernel`` as it is."""
+        if schedule.coarsen is None or schedule.coarsen == 1:
+            return kernel
+        factor = schedule.coarsen or policy.coarsen_factor(kernel)
+        try:
+            return coarsen(kernel, factor)
+        except NotCoarsened:  # (a variant the widening or folding changed past the proof: as it is)
+            return kernel
 
     def split_widened(self, kernel: N.Kernel) -> N.Kernel:
         """``kernel`` widened for its split form where its lanes read short lines (policy.split_factors),
@@ -521,6 +537,9 @@ class KernelDispatch:
             schedule = picked or dataclasses.replace(schedule, origin="auto")
             if policy.splits_loop(kernel):  # its loop split across programs where they are too few
                 schedule = dataclasses.replace(schedule, loop_split=0, combine_last=True)
+            with contextlib.suppress(NotCoarsened):  # a loop that loads a tile and folds it: steps of several
+                find_walk(fold_selects(kernel)[0])  # (its loops over a tile's elements reductions first)
+                schedule = dataclasses.replace(schedule, coarsen=0)
             if merges_atomics(kernel):  # blocks one after the other add their atomics once: a tuning field
                 schedule = dataclasses.replace(schedule, serial=tuple(1 for _ in kernel.program_ids))
         if has_read_loops(kernel) or schedule.fold != 0 or schedule.loop_split is not None:

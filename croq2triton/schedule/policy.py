@@ -365,6 +365,23 @@ SPLIT_WAVES = 8
 SPLIT_LEAST = 256
 SPLIT_MOST = 64  # partials a lane (the second kernel folds them in registers: 64 x 256 lanes = 64 KB of f32)
 SPLIT_WARPS = 4
+
+
+def coarsen_factor(kernel: N.Kernel) -> int:
+    """The iterations a step of a loop that loads a tile and folds it (schedule/coarsen.py) under
+    auto: the least power of two whose step loads ``coarsen.STEP_BYTES`` (1: as written)."""
+    from .coarsen import MOST_FACTOR, STEP_BYTES, NotCoarsened, step_bytes
+
+    try:
+        got = step_bytes(kernel)
+    except NotCoarsened:
+        return 1
+    factor = 1
+    while got and got * factor < STEP_BYTES and factor < MOST_FACTOR:
+        factor *= 2
+    return factor
+
+
 # the partials the last program of a split loop's group folds a step, combining them in the same launch
 # (schedule/lastcombine.py): 8 x 512 f32 lanes over the partial kernel's 4 warps, 32 registers a thread
 COMBINE_BLOCK = 8

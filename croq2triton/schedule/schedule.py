@@ -124,6 +124,9 @@ class TileSchedule:
     # a split loop's partial folds combined by the last of each column's programs to finish, in the same
     # launch (schedule/lastcombine.py), or by a second kernel: None where the loop does not split
     combine_last: bool | None = None
+    # iterations of a loop that loads a tile and folds it a step (schedule/coarsen.py): None where the
+    # kernel has no such loop; 0: as the policy picks (schedule/policy.py coarsen_factor); 1: as written
+    coarsen: int | None = None
 
     def __post_init__(self) -> None:
         if self.serial is not None and (
@@ -144,6 +147,8 @@ class TileSchedule:
             raise ValueError(f"num_stages = {self.num_stages}: 1 (not pipelined) to {MOST_LOAD_STAGES}")
         if self.loop_split is not None and not 0 <= self.loop_split <= MOST_LOOP_SPLITS:
             raise ValueError(f"loop_split = {self.loop_split}: 0 (the launcher picks) to {MOST_LOOP_SPLITS}")
+        if self.coarsen is not None and not (0 <= self.coarsen <= 64 and self.coarsen & (self.coarsen - 1) == 0):
+            raise ValueError(f"coarsen = {self.coarsen}: 0 (the policy picks) or a power of two up to 64")
         if self.rows is not None and self.rows < 0:
             raise ValueError(f"rows = {self.rows}: 0 (the launcher picks) or the rows a program")
 
@@ -155,6 +160,8 @@ class TileSchedule:
             split += ", combined by the last" if self.combine_last else ", combined by a second kernel"
         stages = "" if (self.num_stages or 1) == 1 else f", loads pipelined in {self.num_stages} stages"
         rows = "" if not self.rows else f", {self.rows} row(s) of a block a program"
+        if self.coarsen and self.coarsen > 1:
+            rows += f", {self.coarsen} iterations a step"
         serial = ""
         if self.serial and any(f > 1 for f in self.serial):
             serial = f", {' x '.join(map(str, self.serial))} blocks one after the other"
@@ -176,6 +183,8 @@ def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> 
         raise ValueError("loop_split: the kernel's loop is not one that splits across programs")
     if isinstance(schedule, TileSchedule) and "combine_last" in changes and schedule.combine_last is None:
         raise ValueError("combine_last: the kernel's loop is not one that splits across programs")
+    if isinstance(schedule, TileSchedule) and "coarsen" in changes and schedule.coarsen is None:
+        raise ValueError("coarsen: the kernel has no loop that loads a tile and folds it (schedule/coarsen.py)")
     if isinstance(schedule, TileSchedule) and "num_stages" in changes and schedule.num_stages is None:
         raise ValueError("num_stages: the kernel has no loop that only reads memory")
     if isinstance(schedule, TileSchedule) and "rows" in changes and schedule.rows is None:

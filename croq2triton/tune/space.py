@@ -98,6 +98,10 @@ def _combine_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ..
     return () if s.combine_last is None else (True, False)
 
 
+def _coarsen_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
+    return () if s.coarsen is None else (1, 2, 4, 8)
+
+
 def _load_stage_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
     return () if s.num_stages is None else (1, 3)
 
@@ -117,7 +121,8 @@ def _serial_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...
 # The default space of a tile kernel: widening factors (each of the first two grid axes 1..8, at
 # most 16 blocks a program) x 2, 4, 8 warps; where the kernel's lanes loop over rows, the block each
 # loop folds an iteration (x 6) and, where that loop splits across programs, how many (x 7) and who
-# combines the partial folds (x 2: the last of their programs, or a second kernel); where
+# combines the partial folds (x 2: the last of their programs, or a second kernel); where a loop
+# loads a tile and folds it, its iterations a step (x 4); where
 # a loop only reads memory, plain or pipelined in 3 stages (x 2); where an atomic of the kernel would
 # add once for several blocks, 1 to 16 blocks of one axis one after the other (x 9).
 TILE_FIELDS: dict[str, FieldSpec] = {
@@ -133,6 +138,9 @@ TILE_FIELDS: dict[str, FieldSpec] = {
     "combine_last": FieldSpec("bool", "true or false",
                               "a split loop's partial folds combined by the last of their programs (one launch), "
                               "or by a second kernel (schedule/lastcombine.py)", _combine_defaults),
+    "coarsen": FieldSpec("int", "0 (the policy picks: 16 KB a step), 1 (as written) or a power of two to 64",
+                         "iterations of a loop that loads a tile and folds it, one wider tile a step "
+                         "(schedule/coarsen.py)", _coarsen_defaults),
     "num_stages": FieldSpec("int", "1 (not pipelined) to 8",
                             "stages of the software pipeline of loops that only read memory (schedule/loadstages.py)",
                             _load_stage_defaults),
@@ -308,6 +316,7 @@ def _spec_table(s: Schedule | TileSchedule) -> dict[str, FieldSpec]:
         known -= {"fold"} if s.fold == 0 else set()
         known -= {"loop_split"} if s.loop_split is None else set()
         known -= {"combine_last"} if s.combine_last is None else set()
+        known -= {"coarsen"} if s.coarsen is None else set()
         known -= {"num_stages"} if s.num_stages is None else set()
         known -= {"rows"} if s.rows is None else set()
         known -= {"serial"} if s.serial is None else set()
