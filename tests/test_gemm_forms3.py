@@ -1,0 +1,195 @@
+"""Issues 25/28: GEMMs in still other forms (tests/programs/gemm_forms3/*.co, written for this test).
+
+tests/test_gemm_forms.py and tests/test_gemm_forms2.py hold ~75 forms; these are others a Croqtile user
+plausibly writes: the K loop split into two loops over halves of K (tiles or elements), the accumulator
+kept in shared memory (a thread's element of a ``shared f32`` tile, or an MMA fragment loaded from and
+stored back to one each step), a two-slot ring refilled two tiles ahead, weight-only quantised GEMMs
+(W8A16: ``s8`` weights dequantised with a per-column or per-K-group ``f16`` scale before the product),
+A scaled per row inside the sum, the product scaled per row and column after it, a user-written
+split-K adding partial tiles into C with ``__atomic_add``, a grouped (mixture-of-experts) GEMM over
+prefix offsets at thread level, an output tile transposed through shared memory, a batch reached
+through ``view(M, K).from(bi * M, 0)`` of a flat tensor, a run-time K tile with ``#ifndef`` M / N
+tiles, and an ``f16`` accumulator at thread level. Each case:
+
+* computes its function in both schedules in Triton's interpreter: random inputs on ragged sizes,
+  outputs poisoned with NaN, against a float64 reference;
+* under ``--schedule auto`` is proved a contraction (lift/contraction.py), or, for a near miss (not a
+  GEMM over K), is not and still computes what it says;
+* (slow) under auto compiles for sm_90a to ``wgmma`` with a block tile of at least 128 x 128 (shared
+  with tests/test_gemm_forms.py: ``_compile_auto``).
+
+A case marked xfail(strict=True) is a form the translator does not recognise yet, with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+from kernel_util import DEVICE, flat, poisoned, randn
+from test_gemm_forms import Compiled, _compile_auto
+
+from croq2triton.api import load, translate_full
+
+FORMS = Path(__file__).resolve().parent / "programs" / "gemm_forms3"
+MARK = "a contraction: croq2triton/lift/contraction.py proves it"
+F16, F32, S8, S32 = torch.float16, torch.float32, torch.int8, torch.int32
+D = torch.float64
+
+Args = list[object]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str  # tests/programs/gemm_forms3/NAME.co, function `gemm`
+    sizes: tuple[int, ...]  # M, N, K (and a fourth size)
+    args: Callable[..., Args]  # sizes -> every argument (the output among them)
+    ref: Callable[..., torch.Tensor]  # (the arguments as float64 on the CPU, before the call) -> the output
+    out: int = -1  # which argument is the output
+    tol: float = 1e-3  # of max |ref|
+    gemm: bool = True  # auto proves it a contraction (else a near miss: it must not)
+    why: str = ""  # xfail(strict) reason of the contraction check: auto does not recognise it yet
+    wide: bool = True  # checked on sm_90a (a GEMM whose output extents the check's sizes set)
+
+
+def _r(*shape: int, dtype: torch.dtype = F16, seed: int) -> torch.Tensor:
+    return randn(*shape, seed=seed).to(dtype)
+
+
+def _small(*shape: int, seed: int) -> torch.Tensor:
+    """Quantisation scales: f16 in [0.005, 0.025)."""
+    g = torch.Generator().manual_seed(seed)
+    return (0.005 + 0.02 * torch.rand(*shape, generator=g)).to(F16).to(DEVICE)
+
+
+def _ktiles(k: int, width: int, count: Callable[[int], int]) -> torch.Tensor:
+    """How many times each element of K is summed: ``count`` of its tile of ``width``."""
+    return torch.tensor([float(count(i // width)) for i in range(k)], dtype=D)
+
+
+def _groups(scale: torch.Tensor, k: int) -> torch.Tensor:
+    return scale.repeat_interleave(32, dim=1)[:, :k]
+
+
+def _moe(x: torch.Tensor, w: torch.Tensor, offs: torch.Tensor, out: torch.Tensor, shift: bool = True) -> torch.Tensor:
+    res = out.clone()
+    for e in range(w.shape[0]):
+        lo, hi = int(offs[e]), int(offs[e + 1])
+        rows = x[lo:hi] if shift else x[: hi - lo]
+        res[lo:hi] = rows @ w[e].T
+    return res
+
+
+OFFS = [0, 61, 61, 140, 200]  # expert 1 owns no rows
+RAGGED = (197, 301, 91)
+
+CASES: list[Case] = [
+    # the leftovers of issues 25/28
+    Case("k_two_halves", (197, 301, 200), lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T, why="two K loops into one accumulator"),
+    Case("k_halves_thread", (70, 42, 37), lambda m, n, k: [_r(m, k, seed=1), _r(k, n, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b, why="two K loops into one accumulator"),
+    Case("shared_acc_fma", (70, 42, 37), lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T, why="a shared element as the accumulator"),
+    Case("shared_acc_mma", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T, why="an accumulator carried through shared memory"),
+    Case("ring2_prefetch2", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
+         lambda a, b, o: a @ b.T, why="slots filled two tiles ahead"),
+    # new forms
+    Case("w8a16_col_scale", (70, 42, 37),
+         lambda m, n, k: [_r(m, k, seed=1), randn(n, k, dtype=S8, seed=2), _small(n, seed=3), poisoned(m, n)],
+         lambda a, bq, s, o: a @ (bq * s[:, None]).T, tol=1e-2, why="a dequantised operand (W8A16)"),
+    Case("w8a16_group_scale", (70, 42, 77),
+         lambda m, n, k: [_r(m, k, seed=1), randn(n, k, dtype=S8, seed=2), _small(n, -(-k // 32), seed=3),
+                          poisoned(m, n)],
+         lambda a, bq, s, o: a @ (bq * _groups(s, a.shape[1])).T, tol=1e-2, why="a dequantised operand (W8A16)"),
+    Case("a_row_scaled", (70, 75, 45),
+         lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), randn(m, seed=3), poisoned(m, n)],
+         lambda a, b, rs, o: (a * rs[:, None]) @ b.T, why="an operand scaled per row inside the sum"),
+    Case("rowcol_scaled_after", RAGGED,
+         lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), randn(m, seed=3), randn(n, seed=4),
+                          poisoned(m, n, dtype=F16)],
+         lambda a, b, rs, cs, o: rs[:, None] * cs[None, :] * (a @ b.T), tol=1e-2),
+    Case("splitk_atomic", (70, 45, 150),
+         lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), randn(m, n, seed=3), 3],
+         lambda a, b, c, s: c + a @ b.T, out=2, why="an atomic add into the output"),
+    Case("moe_thread", (200, 45, 37, 4),
+         lambda t, n, k, e: [_r(t, k, seed=1), _r(e, n, k, seed=2), torch.tensor(OFFS, dtype=S32, device=DEVICE),
+                             poisoned(t, n)],
+         lambda x, w, offs, o: _moe(x, w, offs, o), why="a grouped GEMM at thread level"),
+    Case("out_transposed_shared", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(n, m)],
+         lambda a, b, o: (a @ b.T).T),
+    Case("batched_view_from", (97, 70, 45, 3),
+         lambda m, n, k, bs: [_r(bs * m, k, seed=1), _r(bs, n, k, seed=2), poisoned(bs * m, n), m],
+         lambda a, b, o, m: (a.view(b.shape[0], m, -1) @ b.transpose(1, 2)).reshape(-1, b.shape[1]), out=2,
+         why="a batch through a view at a run-time origin"),
+    Case("ktile_param", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n), 24],
+         lambda a, b, o, kb: a @ b.T, out=2),
+    Case("f16acc_thread", (70, 42, 37), lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n, dtype=F16)],
+         lambda a, b, o: a @ b.T, tol=2e-2),
+]  # fmt: skip
+
+
+def test_every_program_has_a_case() -> None:
+    assert sorted(p.stem for p in FORMS.glob("*.co")) == sorted(c.name for c in CASES)
+    for p in FORMS.glob("*.co"):
+        assert p.read_text().startswith("// "), p.name
+
+
+def _source(case: Case, schedule: str) -> str:
+    path = FORMS / f"{case.name}.co"
+    return translate_full(path.read_text(), filename=path.name, schedule=schedule).source
+
+
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=c.why)] if c.why else []) for c in CASES],
+)
+def test_auto_proves_the_gemm(case: Case) -> None:
+    assert (MARK in flat(_source(case, "auto"))) == case.gemm
+
+
+def _check(got: torch.Tensor, ref: torch.Tensor, tol: float) -> None:
+    got = got.double().cpu()
+    assert got.shape == ref.shape
+    assert not torch.isnan(got).any(), f"{int(torch.isnan(got).sum())} output elements never written"
+    scale = float(ref.abs().max())
+    err = float((got - ref).abs().max())
+    assert err <= tol * scale, f"max |out - ref| = {err:.3g} > {tol} * max|ref| = {tol * scale:.3g}"
+
+
+@pytest.mark.filterwarnings("ignore:croq2triton.*not 16-byte aligned:RuntimeWarning")
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_it_computes_its_function(case: Case, schedule: str) -> None:
+    mod = load(FORMS / f"{case.name}.co", schedule=schedule)
+    args = case.args(*case.sizes)
+    before = [x.double().cpu() if isinstance(x, torch.Tensor) else x for x in args]
+    mod.gemm(*args)
+    out = args[case.out]
+    assert isinstance(out, torch.Tensor)
+    _check(out, case.ref(*before), case.tol)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=c.why)] if c.why else [])
+        for c in CASES
+        if c.gemm and c.wide
+    ],
+)
+def test_auto_schedule_compiles_to_a_large_wgmma_tile(case: Case) -> None:
+    res = _compile_auto(Compiled(case.name), FORMS)
+    assert "error" not in res, res.get("error")
+    lines = res["lines"]
+    assert isinstance(lines, list) and len(lines) == 1, lines  # one kernel per form
+    line = lines[0]
+    tile = re.search(r": dot (\d+)x(\d+)x(\d+),", line)
+    assert tile and "wgmma yes" in line, line
+    assert int(tile.group(1)) >= 128 and int(tile.group(2)) >= 128, line
