@@ -90,15 +90,15 @@ RAGGED = (197, 301, 91)
 CASES: list[Case] = [
     # the leftovers of issues 25/28
     Case("k_two_halves", (197, 301, 200), lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
-         lambda a, b, o: a @ b.T, why="two K loops into one accumulator"),
+         lambda a, b, o: a @ b.T),
     Case("k_halves_thread", (70, 42, 37), lambda m, n, k: [_r(m, k, seed=1), _r(k, n, seed=2), poisoned(m, n)],
-         lambda a, b, o: a @ b, why="two K loops into one accumulator"),
+         lambda a, b, o: a @ b),
     Case("shared_acc_fma", (70, 42, 37), lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
-         lambda a, b, o: a @ b.T, why="a shared element as the accumulator"),
+         lambda a, b, o: a @ b.T),
     Case("shared_acc_mma", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
-         lambda a, b, o: a @ b.T, why="an accumulator carried through shared memory"),
+         lambda a, b, o: a @ b.T),
     Case("ring2_prefetch2", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
-         lambda a, b, o: a @ b.T, why="slots filled two tiles ahead"),
+         lambda a, b, o: a @ b.T),
     # new forms
     Case("w8a16_col_scale", (70, 42, 37),
          lambda m, n, k: [_r(m, k, seed=1), randn(n, k, dtype=S8, seed=2), _small(n, seed=3), poisoned(m, n)],
@@ -193,3 +193,95 @@ def test_auto_schedule_compiles_to_a_large_wgmma_tile(case: Case) -> None:
     tile = re.search(r": dot (\d+)x(\d+)x(\d+),", line)
     assert tile and "wgmma yes" in line, line
     assert int(tile.group(1)) >= 128 and int(tile.group(2)) >= 128, line
+
+
+# ---------------------------------------------------------------------------------------------
+# near misses of what the forms above taught the analysis: each must not be proved a contraction,
+# and must compute what it says (as written)
+
+_HALVES = (FORMS / "k_two_halves.co").read_text()
+_RING = (FORMS / "ring2_prefetch2.co").read_text()
+_ELEMS = (FORMS / "k_halves_thread.co").read_text()
+
+
+def _tiles_summed(a: torch.Tensor, b: torch.Tensor, count: Callable[[int, int], int]) -> torch.Tensor:
+    """``a @ b^T`` with K tile ``i`` of 32 (of ``t``) summed ``count(i, t)`` times."""
+    k = a.shape[1]
+    t = -(-k // 32)
+    return (a * _ktiles(k, 32, lambda i: count(i, t))) @ b.T
+
+
+def _ring_refilled_first(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return _tiles_summed(a, b, lambda i, t: int(i >= 2))
+
+
+_OWN = """
+__co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] out) {
+  parallel {bm, bn} by [cdiv(M, 32), cdiv(N, 32)] : block {
+    shared f32 [32, 32] cs;
+    parallel {i, j} by [32, 32] : thread {
+      cs.at(i, j) = 0.0f;
+      foreach k in [K]
+        if (bm # i < M && bn # j < N)
+          cs.at(i, j) += a.at(bm # i, k) * b.at(bn # j, k);
+      sync.shared;
+      if (bm # i < M && bn # j < N)
+        out.at(bm # i, bn # j) = cs.at(j, i);
+    }
+  }
+}
+"""
+
+
+def _tile_transposed(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Each 32 x 32 tile of ``a @ b^T`` (zero past M and N) transposed in place, cut to M x N."""
+    m, n = a.shape[0], b.shape[0]
+    tm, tn = -(-m // 32), -(-n // 32)
+    ap = torch.nn.functional.pad(a, (0, 0, 0, 32 * tm - m))
+    bp = torch.nn.functional.pad(b, (0, 0, 0, 32 * tn - n))
+    c = (ap @ bp.T).reshape(tm, 32, tn, 32).transpose(1, 3).reshape(32 * tm, 32 * tn)
+    return c[:m, :n]
+
+
+NEAR: list[tuple[str, str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]]] = [
+    # the second half starts one tile early: tile h - 1 is summed twice
+    ("halves_overlap", _HALVES.replace("h + kt", "h - 1 + kt").replace("[t - h]", "[t - h + 1]"),
+     lambda a, b: _tiles_summed(a, b, lambda i, t: 2 if i == t // 2 - 1 else 1)),
+    # ... or one tile late: tile h is never summed
+    ("halves_gap", _HALVES.replace("h + kt", "h + 1 + kt").replace("[t - h]", "[t - h - 1]"),
+     lambda a, b: _tiles_summed(a, b, lambda i, t: int(i != t // 2))),
+    # the second element loop restarts at 0 for A only: not one index of K in both operands
+    ("halves_a_restarts", _ELEMS.replace("a.at(bm # tm, K / 2 + k)", "a.at(bm # tm, k)"),
+     lambda a, b: a[:, : a.shape[1] // 2] @ b[: a.shape[1] // 2] + a[:, : -(-a.shape[1] // 2)] @ b[a.shape[1] // 2 :]),
+    # the ring's slot refilled before it is read: the steps read tiles 2, 3, ... (0 and 1 never)
+    ("ring_refilled_first", _RING.replace(
+        "        mma.row.row acc, sa[k % 2], sb[k % 2];\n", "").replace(
+        "=> sb[k % 2];\n", "=> sb[k % 2];\n        mma.row.row acc, sa[k % 2], sb[k % 2];\n"), _ring_refilled_first),
+    # ... or refilled into the other slot: tile 1 is overwritten before it is read
+    ("ring_wrong_slot", _RING.replace("=> sa[k % 2]", "=> sa[(k + 1) % 2]").replace("=> sb[k % 2]", "=> sb[(k + 1) % 2]"),
+     lambda a, b: _tiles_summed(a, b, lambda i, t: int(i != 1))),
+    # each thread reads another's element of the shared tile (after a barrier): each tile transposed
+    ("shared_other_element", _OWN, _tile_transposed),
+    # the accumulator loaded from shared memory each step but never stored back: the tile stays zero
+    ("shared_not_stored_back", (FORMS / "shared_acc_mma.co").read_text().replace("        mma.store acc, cs;\n", ""),
+     lambda a, b: torch.zeros(a.shape[0], b.shape[0], dtype=D)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize(("name", "text", "ref"), NEAR, ids=[x[0] for x in NEAR])
+def test_a_near_miss_is_computed_as_written(
+    name: str, text: str, ref: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], schedule: str, tmp_path: Path
+) -> None:
+    src = translate_full(text, filename=f"{name}.co", schedule=schedule).source
+    if schedule == "auto":
+        assert MARK not in flat(src)
+    path = tmp_path / f"{name}.co"
+    path.write_text(text)
+    mod = load(path, schedule=schedule)
+    m, n, k = 70, 75, 200  # 7 K tiles of 32 (h = 3)
+    a = _r(m, k, seed=1)
+    b = _r(k, n, seed=2) if "restarts" in name else _r(n, k, seed=2)
+    out = poisoned(m, n)
+    mod.gemm(a, b, out)
+    _check(out, ref(a.double().cpu(), b.double().cpu()), 1e-3)

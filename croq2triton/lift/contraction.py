@@ -55,6 +55,7 @@ from .terms import (
     Elem,
     Future,
     LoopFrame,
+    Placed,
     Prod,
     Region,
     Scalar,
@@ -100,6 +101,7 @@ class Interpreter(Moves, Roles, Expressions):
         self.data: dict[str, Elem] = {}  # values read from integer tensors (`offsets.at(e)`), by variable
         self.lenient = False  # a trial run that skips the statements it cannot run (carrying_slots)
         self.offsets: dict[str, int] = {}  # loop counters of slices `k(1:)`: where their values start
+        self.induced: frozenset[int] = frozenset()  # the next loop's LoopFrame.induced
 
     # ---------------------------------------------------------------- scopes
     def fresh(self, base: str, bound: E.Expr | None = None) -> E.Var:
@@ -644,26 +646,38 @@ class Interpreter(Moves, Roles, Expressions):
                 if var.name not in {v.name for v in E.free_vars(key)} or not isinstance(buf.content, Region):
                     continue
                 writes[name].append(key)
-                start_key = E.fold(E.substitute(key, {var.name: E.fold(var - 1)}))
-                start = _region_at(buf.content, var, E.fold(var - 1))
-                first_key = E.fold(E.substitute(start_key, {var.name: E.Const(0)}))
-                first = next((b.content for k, b in arr.slots if E.same(k, first_key)), None)
-                if isinstance(first, Region) and _same_region(_region_at(start, var, E.Const(0)), first):
-                    hyps[name].append((start_key, start))
+                ring = _ring_key(key, var, 0)
+                # the copy of step k - j (j <= the ring's size: a tile copied j steps ahead) into slot W(k - j)
+                for j in range(1, ring[1] + 1 if ring is not None else 2):
+                    start_key = _ring_key(key, var, -j)
+                    start_key = (
+                        start_key[0]
+                        if start_key is not None
+                        else E.fold(E.substitute(key, {var.name: E.fold(var - j)}))
+                    )
+                    start = _region_at(buf.content, var, E.fold(var - j))
+                    first_key = E.fold(E.substitute(start_key, {var.name: E.Const(0)}))
+                    first = next((b.content for k, b in arr.slots if E.same(k, first_key)), None)
+                    if isinstance(first, Region) and _same_region(_region_at(start, var, E.Const(0)), first):
+                        hyps[name].append((start_key, start))
         for name in arrays:
             for w in writes[name]:
                 for h, _ in hyps[name]:
-                    if not _never_equal(w, h, var):
+                    # the slot a step reads and then refills (a ring as deep as its prefetch distance) is the
+                    # one its key names: the symbolic run reads and writes it in the order written
+                    if not (E.same(E.fold(w), E.fold(h)) or _never_equal(w, h, var)):
                         raise NotLifted(f"a slot of '{name}' copied into in the step that reads it", s)
             arr = self.binding(name)
             assert isinstance(arr, BufferArray)
             arr.slots = [(k, Buffer(arr.elem, arr.shape, r)) for k, r in hyps[name]]
+        self.induced = frozenset(id(b) for name in arrays for _, b in self.binding(name).slots)  # type: ignore[union-attr]
         self.run_foreach(s, loops)
         for name in arrays:
             arr = self.binding(name)
             assert isinstance(arr, BufferArray)
             for h, r in hyps[name]:
-                nxt = E.fold(E.substitute(h, {var.name: E.fold(var + 1)}))
+                ring = _ring_key(h, var, 1)
+                nxt = ring[0] if ring is not None else E.fold(E.substitute(h, {var.name: E.fold(var + 1)}))
                 got = next((b.content for k, b in arr.slots if E.same(k, nxt)), None)
                 if not isinstance(got, Region) or not _same_region(got, _region_at(r, var, E.fold(var + 1))):
                     raise NotLifted(f"a slot of '{name}' that holds another tile in each step", s)
@@ -726,7 +740,8 @@ class Interpreter(Moves, Roles, Expressions):
         for c in self.accs:
             c.scale_mark = len(c.terms)  # a split mma.scale scales the MMAs of its own loop body
         stores = len(self.stores)
-        self.loops.append(LoopFrame(counters=frozenset(v.name for _, v, _ in loops)))
+        induced, self.induced = self.induced, frozenset()
+        self.loops.append(LoopFrame(counters=frozenset(v.name for _, v, _ in loops), induced=induced))
         self.spatial.extend((v, ext) for _, v, ext in loops)
         run()
         del self.spatial[len(self.spatial) - len(loops) :]
@@ -736,7 +751,16 @@ class Interpreter(Moves, Roles, Expressions):
 
     def end_loop(self, node: A.Node) -> None:
         frame = self.loops.pop()
-        if frame.stale & frame.written:
+        for buf, placed in frame.kept.values():  # (Moves.kept_acc)
+            now = buf.content
+            if not (isinstance(now, list) and len(now) == 1 and _same_placed(now[0], placed, set(frame.counters))):
+                raise NotLifted(
+                    "an accumulator carried through a buffer that holds another value at the step's end", node
+                )
+            buf.content = [
+                replace(placed, terms=len(placed.cells.terms))
+            ]  # as stored before the loop, the step's terms in
+        if (frame.stale & frame.written) - frame.induced:
             raise NotLifted("a buffer read in one loop iteration and written for the next (a prefetch)", node)
 
     def touch(self, buf: Buffer, write: bool) -> None:
@@ -845,6 +869,35 @@ class Interpreter(Moves, Roles, Expressions):
             if E.same(lhs, E.fold(E.Bin("*", v, E.Const(step)))):
                 return True
         return False
+
+
+def _same_placed(x: object, y: Placed, counters: set[str]) -> bool:
+    """``x`` is the accumulator ``y`` stored the same way (the same accumulator, offsets and units,
+    the ``counters`` of the loop that stores it aside)."""
+    if not isinstance(x, Placed) or x.cells is not y.cells or x.transp != y.transp or x.pins != y.pins:
+        return False
+    if x.terms != len(x.cells.terms):  # (an MMA into it after it was stored)
+        return False
+    units = [tuple((v, e) for v, e in p.spatial if v.name not in counters) for p in (x, y)]
+    same = all(E.same(E.fold(a), E.fold(b)) for a, b in zip(x.offsets, y.offsets, strict=True))
+    return same and units[0] == units[1]
+
+
+def _ring_key(key: E.Expr, var: E.Expr, shift: int) -> tuple[E.Expr, int] | None:
+    """A ring's slot key ``(var + c) % n`` (``n`` a positive constant, ``c`` a constant) of step
+    ``var + shift``, with its constant reduced into ``[0, n)`` (the slot the ring's step would
+    use: the key modulo ``n`` as arithmetic has it, one expression for each slot), and ``n``;
+    None for a key of another form."""
+    assert isinstance(var, E.Var)
+    k = E.fold(key)
+    if not (isinstance(k, E.Bin) and k.op == "%" and isinstance(k.rhs, E.Const) and isinstance(k.rhs.value, int)):
+        return None
+    n = int(k.rhs.value)
+    lin = E.linear(k.lhs, [var.name])
+    if n <= 0 or lin is None or lin[0] != {var.name: 1} or not isinstance(E.fold(lin[1]), E.Const):
+        return None
+    c = (int(E.fold(lin[1]).value) + shift) % n  # type: ignore[attr-defined]
+    return E.fold(E.Bin("%", E.fold(var + E.Const(c)), E.Const(n))), n
 
 
 def _never_equal(a: E.Expr, b: E.Expr, var: E.Var, tries: int = 256) -> bool:

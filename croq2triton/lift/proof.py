@@ -232,6 +232,63 @@ def _peeled(terms: list[Term], it: Any) -> list[Term]:
     return terms
 
 
+def _at_least_zero(e: E.Expr) -> bool:
+    """``e`` is never negative: by its bounds, or as ``x - x / c`` (``x >= 0``, ``c >= 1``) plus
+    something that is not (``t - t / 2``: the tiles a second half of a K loop counts)."""
+    e = E.fold(e)
+    if E.nonneg(e):
+        return True
+    for q in e.walk():
+        divides = isinstance(q, E.Bin) and q.op == "/" and isinstance(q.rhs, E.Const) and int(q.rhs.value) >= 1
+        if divides and E.nonneg(q.lhs) and E.nonneg(E.fold(e - (q.lhs - q))):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _concatenated(terms: list[Term], it: Any) -> list[Term]:
+    """A K loop written as two loops over consecutive ranges into one accumulator (``foreach k in
+    [h]``, then ``foreach k in [t - h]`` at ``h + k``): a term that is another's with one sum's
+    variable ``v`` (range ``[0, e1)``) replaced by ``e1 + w`` (``w`` its own sum's, range ``[0,
+    e2)``), its other sums renamed to the other's, joins it: one sum over ``[0, e1 + e2)``, each
+    step the same product.  Both ranges must be provably non-negative (a loop over a negative count
+    runs no step, which the joined range would not say).  Repeated while any does."""
+    terms = list(terms)
+    merged = True
+    while merged and len(terms) > 1:
+        merged = False
+        for ia, ta in enumerate(terms):
+            for ib, tb in enumerate(terms):
+                if ia == ib or ta.conds or tb.conds or ta.scales or tb.scales or len(tb.sums) != len(ta.sums):
+                    continue
+                if (ta.a.tensor, ta.b.tensor) != (tb.a.tensor, tb.b.tensor):
+                    continue
+                for p, ((v, e1), (w, e2)) in enumerate(zip(ta.sums, tb.sums, strict=True)):
+                    others = [(x, y) for q, (x, y) in enumerate(zip(ta.sums, tb.sums, strict=True)) if q != p]
+                    if not all(E.same(E.fold(x[1]), E.fold(y[1])) for x, y in others):
+                        continue
+                    if not (_at_least_zero(e1) and _at_least_zero(e2)):
+                        continue
+                    env = {x[0].name: y[0] for x, y in others}
+                    env[v.name] = E.fold(e1 + w)
+                    if not (_same_elem(_subst_elem(ta.a, env), tb.a) and _same_elem(_subst_elem(ta.b, env), tb.b)):
+                        continue
+                    n = E.fold(e1 + e2)
+                    j = it.fresh("j", n)
+                    to = {v.name: j}
+                    za, zb = ta.a.zfill and tb.a.zfill, ta.b.zfill and tb.b.zfill
+                    na = replace(_subst_elem(ta.a, to), zfill=za)
+                    nb = replace(_subst_elem(ta.b, to), zfill=zb)
+                    sums = tuple((j, n) if q == p else s for q, s in enumerate(ta.sums))
+                    terms = [t for k, t in enumerate(terms) if k not in (ia, ib)] + [Term(sums, na, nb)]
+                    merged = True
+                    break
+                if merged:
+                    break
+            if merged:
+                break
+    return terms
+
+
 def _unrolled(terms: list[Term], it: Any) -> list[Term]:
     """Terms that differ only by constant offsets ``0, d, .., (n - 1) d`` added to the same index
     positions (a K loop unrolled by hand: ``a.at(m, 2k) * b.at(n, 2k) + a.at(m, 2k + 1) * ...``) are
@@ -361,7 +418,7 @@ def prove(it: Any, node: A.Node) -> Contraction:
     stores = [_pinned(x) for x in it.stores]
     st = stores[0] if len(stores) == 1 else _pieces(stores, it, node)
     cells = st.value.cells
-    terms = _unrolled(_peeled(cells.terms, it), it)
+    terms = _unrolled(_concatenated(_peeled(cells.terms, it), it), it)
     if not cells.zero or len(terms) != 1 or terms[0].conds:
         raise NotLifted("an accumulator that is not one zero-initialised sum of products", node)
     env = {v.name: i for v, i in zip(cells.coords, st.value.idx, strict=True)}

@@ -174,6 +174,7 @@ class Placed:
     spatial: tuple[tuple[E.Var, E.Expr], ...]  # the parallel indices of the units that stored it
     transp: bool = False  # stored transposed (``mma.store.transp``)
     pins: tuple[tuple[str, E.Expr], ...] = ()  # the unit indices fixed where it was stored (Store.pins)
+    terms: int = -1  # how many terms its sum had when it was stored (later ones are not in the buffer)
 
 
 @dataclass(frozen=True)
@@ -277,6 +278,12 @@ class LoopFrame:
     written: set[int] = field(default_factory=set)
     stale: set[int] = field(default_factory=set)
     counters: frozenset[str] = frozenset()
+    # buffers that carry a value from one iteration into the next, which an induction over the
+    # counter proves (slots of a ring refilled as deep as it is: Interpreter.carrying_slots)
+    induced: frozenset[int] = frozenset()
+    # buffers read as an accumulator before being written (Moves.kept_acc): the buffer and what it
+    # held then, which it must hold again when the iteration ends
+    kept: dict[int, tuple[Buffer, Placed]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
