@@ -102,14 +102,15 @@ CASES: list[Case] = [
     # new forms
     Case("w8a16_col_scale", (70, 42, 37),
          lambda m, n, k: [_r(m, k, seed=1), randn(n, k, dtype=S8, seed=2), _small(n, seed=3), poisoned(m, n)],
-         lambda a, bq, s, o: a @ (bq * s[:, None]).T, tol=1e-2, why="a dequantised operand (W8A16)"),
+         lambda a, bq, s, o: a @ (bq * s[:, None]).T, tol=1e-2),
     Case("w8a16_group_scale", (70, 42, 77),
          lambda m, n, k: [_r(m, k, seed=1), randn(n, k, dtype=S8, seed=2), _small(n, -(-k // 32), seed=3),
                           poisoned(m, n)],
-         lambda a, bq, s, o: a @ (bq * _groups(s, a.shape[1])).T, tol=1e-2, why="a dequantised operand (W8A16)"),
+         lambda a, bq, s, o: a @ (bq * _groups(s, a.shape[1])).T, tol=1e-2,
+         why="proved a block-scaled contraction (a scale per K group), which the auto policy runs as written"),
     Case("a_row_scaled", (70, 75, 45),
          lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), randn(m, seed=3), poisoned(m, n)],
-         lambda a, b, rs, o: (a * rs[:, None]) @ b.T, why="an operand scaled per row inside the sum"),
+         lambda a, b, rs, o: (a * rs[:, None]) @ b.T),
     Case("rowcol_scaled_after", RAGGED,
          lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), randn(m, seed=3), randn(n, seed=4),
                           poisoned(m, n, dtype=F16)],
@@ -285,3 +286,22 @@ def test_a_near_miss_is_computed_as_written(
     out = poisoned(m, n)
     mod.gemm(a, b, out)
     _check(out, ref(a.double().cpu(), b.double().cpu()), 1e-3)
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_a_factor_that_varies_along_k_is_not_an_epilogue(schedule: str, tmp_path: Path) -> None:
+    """A third factor read at an index that moves with K (``rs.at(k % 4)``) is not the same for every
+    product: it cannot leave the sum; the kernel is lowered as written and computes what it says."""
+    text = (FORMS / "a_row_scaled.co").read_text().replace("rs.at(bm # tm # i)", "rs.at(k % 4)")
+    assert "rs.at(k % 4)" in text
+    src = translate_full(text, filename="near.co", schedule=schedule).source
+    if schedule == "auto":
+        assert MARK not in flat(src)
+    path = tmp_path / "near.co"
+    path.write_text(text)
+    mod = load(path, schedule=schedule)
+    m, n, k = 70, 75, 45
+    a, b, rs, out = _r(m, k, seed=1), _r(n, k, seed=2), randn(m, seed=3), poisoned(m, n)
+    mod.gemm(a, b, rs, out)
+    a64, b64, rs64 = a.double().cpu(), b.double().cpu(), rs.double().cpu()
+    _check(out, (a64 * rs64[torch.arange(k) % 4]) @ b64.T, 1e-3)

@@ -292,6 +292,16 @@ class Interpreter(Moves, Roles, Expressions):
             init = d.init if d.init is not None else d.fill
             if init is None:
                 raise NotLifted("a declaration without a value", d)
+            if s.type in FLOATS and not d.dims and not self.assigned(d.name):
+                # `f16 w = __to<f16>(wq.at(n, k)) * scale.at(n);`: a name for a product of elements
+                # (an operand's factors), never assigned again: the product wherever it is read
+                try:
+                    named = self.value(init)
+                except NotLifted:
+                    named = None
+                if isinstance(named, (Elem, Prod)):
+                    self.bind(d.name, named)
+                    continue
             if (s.type in FLOATS or s.type == "s32") and not self.is_zero(init):
                 ev = EpilogueEval(self)
                 v = ev.convert(ev.expr(init), s.type)
@@ -309,6 +319,15 @@ class Interpreter(Moves, Roles, Expressions):
                 self.bind(d.name, self.value(init))
             else:
                 raise NotLifted(f"a '{s.type}' declaration in a contraction", d)
+
+    def assigned(self, name: str) -> bool:
+        """Whether the kernel assigns a scalar of this name anywhere (``x += ..``, ``x = ..``, ``x++``)."""
+        for n in self.top.walk():
+            if isinstance(n, A.Assign) and isinstance(_lit(n.target), A.Name) and _lit(n.target).name == name:  # type: ignore[attr-defined]
+                return True
+            if isinstance(n, A.IncDec) and n.target == name:
+                return True
+        return False
 
     def spanned_decl(self, s: A.SpannedDecl) -> None:
         if s.shape is None:
@@ -428,13 +447,14 @@ class Interpreter(Moves, Roles, Expressions):
             raise NotLifted("products added to an accumulator after an operation on its sum", a)
         for prod in prods:
             assert isinstance(prod, Prod)
-            x, y = prod.a, prod.b
+            x, y, more = prod.a, prod.b, prod.scales
             if tuple(self.guard) != cells.guard:
                 if not self.only_in_bounds(cells, prod):
                     raise NotLifted("an accumulation under a condition", a)
                 x, y = replace(x, zfill=True), replace(y, zfill=True)  # never read outside their tensors
+                more = tuple(replace(f, zfill=True) for f in more)
             conds = tuple((d, i) for d, i in enumerate(idx))
-            cells.terms.append(Term((), x, y, conds))
+            cells.terms.append(Term((), x, y, conds, more))
         self.red_line = self.red_line or line
 
     def reset(self, cells: Cells, idx: tuple[E.Expr, ...], node: A.Node) -> None:
@@ -505,7 +525,7 @@ class Interpreter(Moves, Roles, Expressions):
         extra = self.guard[len(cells.guard) :]
         if tuple(self.guard[: len(cells.guard)]) != cells.guard:
             return False
-        return self.own_bounds([c for g in extra for c in E.conjuncts(g)], [prod.a, prod.b])
+        return self.own_bounds([c for g in extra for c in E.conjuncts(g)], [prod.a, prod.b, *prod.scales])
 
     def own_bounds(self, conds: list[E.Expr], elems: list[Elem]) -> bool:
         """Each condition is ``i < n`` with ``i`` an index of one of ``elems`` and ``n`` its tensor's

@@ -10,7 +10,7 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir.contract import Contraction, Epilogue, EpiRead, Group, Operand, Scale
 from .notlifted import NotLifted
-from .terms import AccRead, Cells, Elem, Limits, Store, Term
+from .terms import ACC, AccRead, Cells, Elem, EpiValue, Limits, Store, Term
 from .terms import const_int as _const
 from .terms import subst_elem as _subst_elem
 
@@ -297,7 +297,10 @@ def _unrolled(terms: list[Term], it: Any) -> list[Term]:
     if len(terms) < 2:
         return terms
     t0 = terms[0]
-    if any(t.conds or t.sums != t0.sums or (t.a.tensor, t.b.tensor) != (t0.a.tensor, t0.b.tensor) for t in terms):
+    if any(
+        t.conds or t.scales or t.sums != t0.sums or (t.a.tensor, t.b.tensor) != (t0.a.tensor, t0.b.tensor)
+        for t in terms
+    ):
         return terms
     shifts = _even_shifts([[*t.a.index, *t.b.index] for t in terms], ordered=True)
     if shifts is None or t0.a.limits or t0.b.limits:
@@ -310,6 +313,48 @@ def _unrolled(terms: list[Term], it: Any) -> list[Term]:
     za, zb = all(t.a.zfill for t in terms), all(t.b.zfill for t in terms)
     a, b = Elem(t0.a.tensor, tuple(shifted[:na]), zfill=za), Elem(t0.b.tensor, tuple(shifted[na:]), zfill=zb)
     return [Term((*t0.sums, (j, E.Const(n))), a, b)]
+
+
+def _factored(term: Term, st: Store, cells: Cells, env: dict[str, E.Expr], it: Any, node: A.Node) -> tuple[Term, Store]:
+    """A product of more than two tensor elements (``a.at(m, k) * rs.at(m) * b.at(n, k)``) whose
+    factors but two read no element that varies with the sum's variables: those two are the
+    operands, and the others, the same for every term of the sum, multiply the sum instead, in the
+    epilogue (``sum_k a * s * b = s * sum_k a * b``).  Factors of another form (a block scale,
+    ``sa[m][k / 128]``) are left to the proof's scales."""
+    if not term.scales:
+        return term, st
+    sums = {v.name for v, _ in term.sums}
+    pool = [term.a, term.b, *term.scales]
+
+    def in_k(el: Elem) -> set[str]:
+        return {v.name for i in el.index for v in E.free_vars(i) if v.name in sums}
+
+    full = set().union(*(in_k(f) for f in pool))
+    ops = [j for j, f in enumerate(pool) if full and in_k(f) == full]  # the factors indexed by all of K
+    if len(ops) != 2:
+        return term, st
+    ks = [pool[j] for j in ops]
+    by_k = tuple(f for j, f in enumerate(pool) if j not in ops and in_k(f))  # per block of K: the proof's scales
+    rest = [f for f in pool if not in_k(f)]
+    if not rest:
+        return Term(term.sums, ks[0], ks[1], term.conds, by_k), st
+    from .arith import Value
+    from .epilogue import EpilogueEval, acc_ctype
+
+    if acc_ctype(cells) != "f32":
+        raise NotLifted("an integer sum of products of more than two elements", node)
+    ev = EpilogueEval(it)
+    v = Value(E.Var(ACC, "f32"), "f32")
+    for f in rest:
+        v = ev.binary("*", v, ev.read(_subst_elem(f, env), node), node)
+    v = ev.convert(v, "f32")
+    old = st.epi
+    if old is None:
+        epi = EpiValue(v.expr, "f32", tuple(ev.reads.items()))
+    else:
+        scaled = E.substitute(old.expr, {ACC: v.expr})
+        epi = EpiValue(scaled, old.ctype, (*old.reads, *ev.reads.items()), old.scalars)
+    return Term(term.sums, ks[0], ks[1], term.conds, by_k), replace(st, epi=epi)
 
 
 def _pieces(stores: list[Store], it: Any, node: A.Node) -> Store:
@@ -422,7 +467,7 @@ def prove(it: Any, node: A.Node) -> Contraction:
     if not cells.zero or len(terms) != 1 or terms[0].conds:
         raise NotLifted("an accumulator that is not one zero-initialised sum of products", node)
     env = {v.name: i for v, i in zip(cells.coords, st.value.idx, strict=True)}
-    term = terms[0]
+    term, st = _factored(terms[0], st, cells, env, it, node)
     x, y = _subst_elem(term.a, env), _subst_elem(term.b, env)
     out_t = it.tensors[st.tensor]
     if st.tensor in (x.tensor, y.tensor):

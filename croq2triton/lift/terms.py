@@ -163,6 +163,9 @@ class AccRead:
 class Prod:
     a: Elem
     b: Elem
+    scales: tuple[
+        Elem, ...
+    ] = ()  # more factors (``a.at(m, k) * rs.at(m) * b.at(n, k)``): lift/proof.py picks the operands
 
 
 @dataclass(frozen=True)
