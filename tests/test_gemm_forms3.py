@@ -117,11 +117,11 @@ CASES: list[Case] = [
          lambda a, b, rs, cs, o: rs[:, None] * cs[None, :] * (a @ b.T), tol=1e-2),
     Case("splitk_atomic", (70, 45, 150),
          lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), randn(m, n, seed=3), 3],
-         lambda a, b, c, s: c + a @ b.T, out=2, why="an atomic add into the output"),
+         lambda a, b, c, s: c + a @ b.T, out=2),
     Case("moe_thread", (200, 45, 37, 4),
          lambda t, n, k, e: [_r(t, k, seed=1), _r(e, n, k, seed=2), torch.tensor(OFFS, dtype=S32, device=DEVICE),
                              poisoned(t, n)],
-         lambda x, w, offs, o: _moe(x, w, offs, o), why="a grouped GEMM at thread level"),
+         lambda x, w, offs, o: _moe(x, w, offs, o)),
     Case("out_transposed_shared", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(n, m)],
          lambda a, b, o: (a @ b.T).T),
     Case("batched_view_from", (97, 70, 45, 3),
@@ -305,3 +305,75 @@ def test_a_factor_that_varies_along_k_is_not_an_epilogue(schedule: str, tmp_path
     mod.gemm(a, b, rs, out)
     a64, b64, rs64 = a.double().cpu(), b.double().cpu(), rs.double().cpu()
     _check(out, (a64 * rs64[torch.arange(k) % 4]) @ b64.T, 1e-3)
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_experts_reading_the_first_rows_are_not_grouped(schedule: str, tmp_path: Path) -> None:
+    """The grouped form with A's rows not moved to the expert's (``x.at(bm # tm, k)``): each expert
+    multiplies the first rows of x; not a grouped contraction, lowered as written."""
+    text = (FORMS / "moe_thread.co").read_text().replace("x.at(r, k)", "x.at(bm # tm, k)")
+    assert "x.at(bm # tm, k)" in text
+    src = translate_full(text, filename="near.co", schedule=schedule).source
+    if schedule == "auto":
+        assert MARK not in flat(src)
+    path = tmp_path / "near.co"
+    path.write_text(text)
+    mod = load(path, schedule=schedule)
+    t, n, k, e = 200, 45, 37, 4
+    x, w, out = _r(t, k, seed=1), _r(e, n, k, seed=2), poisoned(t, n)
+    offs = torch.tensor(OFFS, dtype=S32, device=DEVICE)
+    mod.gemm(x, w, offs, out)
+    _check(out, _moe(x.double().cpu(), w.double().cpu(), offs.cpu(), out.double().cpu(), shift=False), 1e-3)
+
+
+_SPLIT = (FORMS / "splitk_atomic.co").read_text()
+
+
+def _split_parts(a: torch.Tensor, b: torch.Tensor, splits: int, extra: int) -> list[torch.Tensor]:
+    """The partial sums of the split-K form whose blocks each sum ``per + extra`` K tiles of 16 from
+    ``ks * per`` (``extra`` tiles past their own range)."""
+    k = a.shape[1]
+    tiles = -(-k // 16)
+    per = -(-tiles // splits)
+    parts = []
+    for ks in range(splits):
+        lo, hi = ks * per * 16, min(k, (ks * per + per + extra) * 16)
+        parts.append(a[:, lo:hi] @ b[:, lo:hi].T)
+    return parts
+
+
+SPLIT_NEAR: list[tuple[str, str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor]]] = [
+    # each block sums one K tile of the next block's range too: those tiles are added twice
+    ("split_overlap", _SPLIT.replace("[per, 16]", "[per + 1, 16]"),
+     lambda a, b, c, s: c + sum(_split_parts(a, b, s, 1))),
+    # the partial sums squared before they are added: not the square of the sum
+    ("split_squared", _SPLIT.replace("__atomic_add(c.at(bm # tm, bn # tn), s)", "__atomic_add(c.at(bm # tm, bn # tn), s * s)"),
+     lambda a, b, c, s: c + sum(x * x for x in _split_parts(a, b, s, 0))),
+    # every block sums all of K: the sum is added once per block
+    ("split_every_block", _SPLIT.replace("k = (ks * per + kt) * 16 + ki;", "k = kt * 16 + ki;").replace(
+        "int per = cdiv(cdiv(K, 16), S);", "int per = cdiv(K, 16);"),
+     lambda a, b, c, s: c + s * (a @ b.T)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize(("name", "text", "ref"), SPLIT_NEAR, ids=[x[0] for x in SPLIT_NEAR])
+def test_a_split_k_near_miss_is_computed_as_written(
+    name: str,
+    text: str,
+    ref: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor],
+    schedule: str,
+    tmp_path: Path,
+) -> None:
+    assert text != _SPLIT
+    src = translate_full(text, filename=f"{name}.co", schedule=schedule).source
+    if schedule == "auto":
+        assert MARK not in flat(src)
+    path = tmp_path / f"{name}.co"
+    path.write_text(text)
+    mod = load(path, schedule=schedule)
+    m, n, k, splits = 70, 45, 150, 3
+    a, b, c = _r(m, k, seed=1), _r(n, k, seed=2), randn(m, n, seed=3)
+    before = c.double().cpu()
+    mod.gemm(a, b, c, splits)
+    _check(c, ref(a.double().cpu(), b.double().cpu(), before, splits), 1e-3)

@@ -284,8 +284,27 @@ class Interpreter(Moves, Roles, Expressions):
             self.dma_any(s)
         elif isinstance(s, A.Swap):
             self.swap(s)
+        elif isinstance(s, A.CallStmt) and s.call.kind == "atomic" and s.call.name == "__atomic_add":
+            self.atomic_add(s)
         else:
             raise NotLifted(f"{describe(s)} in a contraction", s)
+
+    def atomic_add(self, s: A.CallStmt) -> None:
+        """``__atomic_add(out.at(m, n), acc)`` of a sum of products as it is (no start value, no
+        operation on it): a store that adds the sum to the element (Store.atomic).  Writers that
+        differ only in indices the element's does not use (the K ranges of a split-K written by hand)
+        add their sums: lift/proof.py makes those indices part of the sum."""
+        if len(s.call.args) != 2:
+            raise NotLifted("an atomic of this form", s)
+        at = self.value(s.call.args[0])
+        if not isinstance(at, Elem) or self.tensors[at.tensor].elem != "f32" or at.limits:
+            raise NotLifted("an atomic add into something other than an f32 tensor element", s)
+        ev = EpilogueEval(self)
+        v = ev.expr(s.call.args[1])
+        if ev.acc is None or not ev.result(v).plain:
+            raise NotLifted("an atomic add of something other than a sum of products", s)
+        self.store(at, ev.acc, self.line(s))
+        self.stores[-1] = replace(self.stores[-1], atomic=True)
 
     def scalar_decl(self, s: A.ScalarDecl) -> None:
         for d in s.items:

@@ -70,7 +70,25 @@ def covers(r: E.Expr, extent: E.Expr) -> bool:
         for p, q in (parts, parts[::-1]):
             if isinstance(q, E.CDiv) and E.same(q.rhs, p):
                 return covers(q.lhs, extent)
+    factors = _factors(f)
+    if len(factors) > 2:  # ... among more factors (16 * S * cdiv(cdiv(K, 16), S)): the pair becomes X
+        for i, q in enumerate(factors):
+            if not isinstance(q, E.CDiv):
+                continue
+            for j, p in enumerate(factors):
+                if j != i and E.same(p, q.rhs):
+                    rest = [x for n, x in enumerate(factors) if n not in (i, j)]
+                    new = q.lhs
+                    for x in rest:
+                        new = E.Bin("*", x, new)
+                    return covers(E.fold(new), extent)
     return E.same(f, extent)
+
+
+def _factors(e: E.Expr) -> list[E.Expr]:
+    if isinstance(e, E.Bin) and e.op == "*":
+        return [*_factors(e.lhs), *_factors(e.rhs)]
+    return [e]
 
 
 def _guard_ok(g: E.Expr, index: list[E.Expr], extents: list[E.Expr]) -> bool:
@@ -357,6 +375,25 @@ def _factored(term: Term, st: Store, cells: Cells, env: dict[str, E.Expr], it: A
     return Term(term.sums, ks[0], ks[1], term.conds, by_k), replace(st, epi=epi)
 
 
+def _added(term: Term, st: Store, count: int, it: Any, node: A.Node) -> tuple[Term, Store]:
+    """``__atomic_add(out.at(m, n), sum)`` (Store.atomic): each writer adds its sum to the element as it
+    was, so the writers that differ only in indices the element's does not use (a split-K's K ranges,
+    blocks of a grid component) add their sums: those indices join the sum's variables (the proof
+    then needs the products of all of them to be one sum over K, each step once), and the element
+    stored is ``out + sum`` (out read as it was before the kernel)."""
+    if count != 1 or st.epi is not None or st.pins:
+        raise NotLifted("an atomic add of this form", node)
+    used = {v.name for i in st.index for v in E.free_vars(i)}
+    split = [(v, x) for v, x in st.spatial if v.name not in used and _const(x) != 1]
+    if any(v.name in {w.name for g in st.guard for w in E.free_vars(g)} for v, _ in split):
+        raise NotLifted("an atomic add under a condition on its split", node)
+    spatial = tuple((v, x) for v, x in st.spatial if (v, x) not in split)
+    name = f"%r{next(it.ids)}"
+    epi = EpiValue(E.Var(name, "f32") + E.Var(ACC, "f32"), "f32", ((name, Elem(st.tensor, st.index)),))
+    term = Term((*split, *term.sums), term.a, term.b, term.conds, term.scales)
+    return term, replace(st, spatial=spatial, epi=epi, atomic=False)
+
+
 def _pieces(stores: list[Store], it: Any, node: A.Node) -> Store:
     """Several stores that are pieces of one (warp roles written out one by one, each storing its
     rows of the block's tile: ``output.subspan(64, N).at(bm * 2 + 1, bn)`` with A's rows ``64 *
@@ -468,6 +505,8 @@ def prove(it: Any, node: A.Node) -> Contraction:
         raise NotLifted("an accumulator that is not one zero-initialised sum of products", node)
     env = {v.name: i for v, i in zip(cells.coords, st.value.idx, strict=True)}
     term, st = _factored(terms[0], st, cells, env, it, node)
+    if st.atomic:
+        term, st = _added(term, st, len(stores), it, node)
     x, y = _subst_elem(term.a, env), _subst_elem(term.b, env)
     out_t = it.tensors[st.tensor]
     if st.tensor in (x.tensor, y.tensor):
@@ -482,6 +521,8 @@ def prove(it: Any, node: A.Node) -> Contraction:
     reads, scales = both[: len(reads)], both[len(reads) :]
     out_ext = [it.size(d) for d in out_t.extents]
     group, index, x, y = _grouping(it, st, index, x, y, reads + scales, spatial, node)
+    if group is not None:  # (the guards on read values are the group's count: _grouping)
+        guards = [g for g in guards if not any(v.name in it.data for v in E.free_vars(g))]
     if group is not None and scales:
         raise NotLifted("a grouped block-scaled contraction", node)
     kinds: list[str] = []
@@ -695,6 +736,17 @@ def _grouping(
         return E.fold(here[0][1] - here[0][0]) if here else None
 
     count = count_of(st.limits, st.tensor, dr)
+    for c in (E.fold(c) for g_ in st.guard for c in E.conjuncts(E.fold(g_))):
+        if not reads_data(c):
+            continue
+        # ``if (lo + row < hi) out.at(lo + row, n) = ..``: the group's rows end at a read value (lo, hi
+        # read from tensors at the group index): a count, as a view's extent would give it
+        if not (isinstance(c, E.Bin) and c.op == "<" and E.same(E.fold(c.lhs), index[dr])):
+            raise NotLifted("a store guard on read values", node)
+        bound = E.fold(c.rhs - offset)
+        if count is not None and not E.same(bound, count):
+            raise NotLifted("a store guard on read values", node)
+        count = bound
     if count is not None and any(v.name not in dv for v in E.free_vars(count)):
         raise NotLifted("a group size that depends on indices", node)
     ops: list[Elem] = []
@@ -707,7 +759,9 @@ def _grouping(
             if len(dims) != 1 or not E.same(E.fold(j - strip(j)), offset) or not E.same(strip(j), row):
                 raise NotLifted("an operand placed by read values other than at the output's rows", node)
             c = count_of(el.limits, el.tensor, dims[0])
-            if (c is None) != (count is None) or (c is not None and count is not None and not E.same(c, count)):
+            # (an operand read past its group's rows only where no output element is written: those
+            # reads are not in any stored sum)
+            if (c is not None and count is None) or (c is not None and count is not None and not E.same(c, count)):
                 raise NotLifted("an operand whose group size is not the output's", node)
         elif not _trivial(el.limits, el.tensor, it):
             raise NotLifted("an operand view smaller than its tensor", node)
@@ -728,8 +782,6 @@ def _grouping(
                 raise NotLifted("an operand indexed by an expression of the group index", node)
     if any(reads_data(j) or any(v.name == g for v in E.free_vars(j)) for r in reads for j in r.index):
         raise NotLifted("an epilogue reading a grouped tensor", node)
-    if any(reads_data(c) for g_ in st.guard for c in E.conjuncts(g_)):
-        raise NotLifted("a store guard on read values", node)
     rng, _ = _radix(row, spatial, node)
     data = tuple((n, it.data[n].tensor, it.data[n].index) for n in sorted(names))
     return Group(g, spatial[g], offset, count, rng, data), stripped, ops[0], ops[1]

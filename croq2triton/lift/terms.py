@@ -323,6 +323,7 @@ class Store:
     # unit indices an enclosing ``inthreads (p == c)`` fixes (lift/roles.py): the store is that
     # unit's, its accumulator's terms (built for every unit) read at that value
     pins: tuple[tuple[str, E.Expr], ...] = ()
+    atomic: bool = False  # ``__atomic_add(out.at(..), acc)``: the element gets the value added, by each writer
 
 
 Value = (
