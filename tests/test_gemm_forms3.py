@@ -126,8 +126,7 @@ CASES: list[Case] = [
          lambda a, b, o: (a @ b.T).T),
     Case("batched_view_from", (97, 70, 45, 3),
          lambda m, n, k, bs: [_r(bs * m, k, seed=1), _r(bs, n, k, seed=2), poisoned(bs * m, n), m],
-         lambda a, b, o, m: (a.view(b.shape[0], m, -1) @ b.transpose(1, 2)).reshape(-1, b.shape[1]), out=2,
-         why="a batch through a view at a run-time origin"),
+         lambda a, b, o, m: (a.view(b.shape[0], m, -1) @ b.transpose(1, 2)).reshape(-1, b.shape[1]), out=2),
     Case("ktile_param", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n), 24],
          lambda a, b, o, kb: a @ b.T, out=2),
     Case("f16acc_thread", (70, 42, 37), lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n, dtype=F16)],
@@ -377,3 +376,27 @@ def test_a_split_k_near_miss_is_computed_as_written(
     before = c.double().cpu()
     mod.gemm(a, b, c, splits)
     _check(c, ref(a.double().cpu(), b.double().cpu(), before, splits), 1e-3)
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_a_batch_view_one_row_off_is_not_grouped(schedule: str, tmp_path: Path) -> None:
+    """A's batch view one row further on than the output's (``from(bi * M + 1, 0)``): batch ``bi``'s
+    row ``m`` multiplies A's row ``bi * M + m + 1`` (zero past the tensor's end); not one group's
+    rows in both: lowered as written."""
+    text = (
+        (FORMS / "batched_view_from.co")
+        .read_text()
+        .replace("a.view(M, K).from(bi * M, 0)", "a.view(M, K).from(bi * M + 1, 0)")
+    )
+    assert "bi * M + 1" in text
+    src = translate_full(text, filename="near.co", schedule=schedule).source
+    if schedule == "auto":
+        assert MARK not in flat(src)
+    path = tmp_path / "near.co"
+    path.write_text(text)
+    mod = load(path, schedule=schedule)
+    m, n, k, bs = 97, 70, 45, 3
+    a, b, out = _r(bs * m, k, seed=1), _r(bs, n, k, seed=2), poisoned(bs * m, n)
+    mod.gemm(a, b, out, m)
+    a64 = torch.nn.functional.pad(a.double().cpu(), (0, 0, 0, 1))[1:]
+    _check(out, (a64.view(bs, m, k) @ b.double().cpu().transpose(1, 2)).reshape(bs * m, n), 1e-3)

@@ -541,7 +541,9 @@ def prove(it: Any, node: A.Node) -> Contraction:
         if used & vs:
             raise NotLifted("two output dimensions indexed by one variable", node)
         used |= vs
-        if not covers(r, out_ext[d]):
+        # (a group's rows: each group's count of them, where the group states one)
+        in_group = group is not None and kinds[d] == "x" and group.count is not None and covers(r, group.count)
+        if not covers(r, out_ext[d]) and not in_group:
             raise NotLifted("a tiling that leaves output elements unwritten", node)
     if any(r.tensor == st.tensor for r in reads) and any(n not in used and _const(x) != 1 for n, x in spatial.items()):
         # (``foreach t in [2] out.at(m, n) += s;``: each pass reads what the previous one wrote)
@@ -712,6 +714,9 @@ def _grouping(
         return any(v.name in dv for v in E.free_vars(e))
 
     if not any(reads_data(i) for i in [*index, *x.index, *y.index]):
+        placed = _block_placed(it, st, index, x, y, reads, spatial, node)
+        if placed is not None:
+            return placed
         for tensor, lims in ((st.tensor, st.limits), (x.tensor, x.limits), (y.tensor, y.limits)):
             if not _trivial(lims, tensor, it):
                 raise NotLifted("a view whose run-time extent is smaller than its tensor", node)
@@ -785,6 +790,77 @@ def _grouping(
     rng, _ = _radix(row, spatial, node)
     data = tuple((n, it.data[n].tensor, it.data[n].index) for n in sorted(names))
     return Group(g, spatial[g], offset, count, rng, data), stripped, ops[0], ops[1]
+
+
+def _block_placed(
+    it: Any,
+    st: Store,
+    index: list[E.Expr],
+    x: Elem,
+    y: Elem,
+    reads: list[Elem],
+    spatial: dict[str, E.Expr],
+    node: A.Node,
+) -> tuple[Group | None, list[E.Expr], Elem, Elem] | None:
+    """Rows placed at an origin that a block index sets (``a.view(M, K).from(bi * M, 0)``, ``out.view(M,
+    N).from(bi * M, 0)``: the batches of a tensor of all batches' rows): a grouped contraction whose
+    group ``bi`` starts at ``bi * M`` with ``M`` rows (no value read).  The output's rows are a view
+    of run-time extent ``count`` at ``offset`` (an expression of one block index ``g`` and sizes),
+    indexed ``offset + F``; one operand's rows are ``offset + F`` too, through a view of that extent
+    or none; the other operand reads ``g`` at most as a dimension of its own.  None where the
+    output's views are as large as its tensor (no such grouping)."""
+    lims = [(d, lo, hi) for d, lo, hi in st.limits if not _trivial(((d, lo, hi),), st.tensor, it)]
+    if not lims:
+        return None
+    refuse = NotLifted("a view whose run-time extent is smaller than its tensor", node)
+    if len(lims) != 1 or not _trivial(tuple(x for x in st.limits if x not in lims), st.tensor, it):
+        raise refuse
+    dr, lo, hi = lims[0]
+    offset, count = E.fold(lo), E.fold(hi - lo)
+    gs = [v.name for v in E.free_vars(offset) if v.name in spatial]
+    if len(set(gs)) != 1 or any(v.name in spatial for v in E.free_vars(count)):
+        raise refuse
+    g = gs[0]
+    if g not in it.block_vars:
+        raise refuse
+    row = E.fold(index[dr] - offset)
+    if any(v.name == g for v in E.free_vars(row)):
+        raise refuse
+    if any(v.name == g for d, i in enumerate(index) if d != dr for v in E.free_vars(i)):
+        raise NotLifted("an output indexed by its group index", node)
+    ops: list[Elem] = []
+    placed = 0
+    for el in (x, y):
+        dims = [d for d, j in enumerate(el.index) if any(v.name == g for v in E.free_vars(j))]
+        mine = [(d, a, b) for d, a, b in el.limits if not _trivial(((d, a, b),), el.tensor, it)]
+        moved = [d for d in dims if E.same(E.fold(el.index[d] - offset), row)]
+        if moved:
+            placed += 1
+            d0 = moved[0]
+            if len(dims) != 1 or len(mine) > 1:
+                raise refuse
+            if mine and not (mine[0][0] == d0 and E.same(E.fold(mine[0][1]), offset)
+                             and E.same(E.fold(mine[0][2] - mine[0][1]), count)):  # fmt: skip
+                raise NotLifted("an operand whose group size is not the output's", node)
+            idx = list(el.index)
+            idx[d0] = row
+            ops.append(Elem(el.tensor, tuple(idx), (), el.zfill))
+            continue
+        if mine or any(not (isinstance(el.index[d], E.Var) and el.index[d].name == g) for d in dims):
+            raise NotLifted("an operand indexed by an expression of the group index", node)
+        ops.append(el)
+    if placed != 1:
+        raise refuse
+    if any(v.name == g for r in reads for j in r.index for v in E.free_vars(j)) or any(
+        not _trivial(r.limits, r.tensor, it) for r in reads
+    ):
+        raise NotLifted("an epilogue reading a grouped tensor", node)
+    if any(v.name == g for c in st.guard for v in E.free_vars(c)):
+        raise NotLifted("a store guard on the group index", node)
+    stripped = list(index)
+    stripped[dr] = row
+    rng, _ = _radix(row, spatial, node)
+    return Group(g, spatial[g], offset, count, rng, ()), stripped, ops[0], ops[1]
 
 
 def _epilogue(

@@ -218,6 +218,7 @@ class GemmBuilder:
             batch = E.Var("pid_e", "i32", 0)
             pids.append(batch)  # type: ignore[arg-type]
             env = self.group_values(grp, batch, body)
+            env[grp.var] = batch  # (an origin the group index sets: `view(M, K).from(bi * M, 0)`)
             row_start = self.sized(E.fold(E.substitute(grp.offset, env)))
             if not isinstance(row_start, E.Var):
                 row_start = let("row_start", row_start, body, c.line)
