@@ -15,23 +15,25 @@ tiles, and an ``f16`` accumulator at thread level. Each case:
   outputs poisoned with NaN, against a float64 reference;
 * under ``--schedule auto`` is proved a contraction (lift/contraction.py), or, for a near miss (not a
   GEMM over K), is not and still computes what it says;
-* (slow) under auto compiles for sm_90a to ``wgmma`` with a block tile of at least 128 x 128 (shared
-  with tests/test_gemm_forms.py: ``_compile_auto``).
+* (slow) under auto compiles for sm_90a to ``wgmma`` with a block tile of at least 128 x 128 (the
+  compile script and sizes of tests/test_gemm_forms.py, and the case's own sizes).
 
 A case marked xfail(strict=True) is a form the translator does not recognise yet, with the reason.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import sm90
 import torch
 from kernel_util import DEVICE, flat, poisoned, randn
-from test_gemm_forms import Compiled, _compile_auto
+from test_gemm_forms import _COMPILE_SCRIPT, SIZES
 
 from croq2triton.api import load, translate_full
 
@@ -54,6 +56,7 @@ class Case:
     gemm: bool = True  # auto proves it a contraction (else a near miss: it must not)
     why: str = ""  # xfail(strict) reason of the contraction check: auto does not recognise it yet
     wide: bool = True  # checked on sm_90a (a GEMM whose output extents the check's sizes set)
+    sizes: tuple[tuple[str, int], ...] = ()  # the sm_90a check's sizes besides M, N, K, BS (4096^3)
 
 
 def _r(*shape: int, dtype: torch.dtype = F16, seed: int) -> torch.Tensor:
@@ -121,7 +124,7 @@ CASES: list[Case] = [
     Case("moe_thread", (200, 45, 37, 4),
          lambda t, n, k, e: [_r(t, k, seed=1), _r(e, n, k, seed=2), torch.tensor(OFFS, dtype=S32, device=DEVICE),
                              poisoned(t, n)],
-         lambda x, w, offs, o: _moe(x, w, offs, o)),
+         lambda x, w, offs, o: _moe(x, w, offs, o), sizes=(("T", 4096), ("E", 8), ("E1", 9))),
     Case("out_transposed_shared", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(n, m)],
          lambda a, b, o: (a @ b.T).T),
     Case("batched_view_from", (97, 70, 45, 3),
@@ -185,7 +188,10 @@ def test_it_computes_its_function(case: Case, schedule: str) -> None:
     ],
 )
 def test_auto_schedule_compiles_to_a_large_wgmma_tile(case: Case) -> None:
-    res = _compile_auto(Compiled(case.name), FORMS)
+    sizes = {**SIZES, **dict(case.sizes)}
+    r = sm90.code(_COMPILE_SCRIPT, str(FORMS / f"{case.name}.co"), json.dumps(sizes), "{}")
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
     assert "error" not in res, res.get("error")
     lines = res["lines"]
     assert isinstance(lines, list) and len(lines) == 1, lines  # one kernel per form
@@ -265,6 +271,11 @@ NEAR: list[tuple[str, str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]]
     # the accumulator loaded from shared memory each step but never stored back: the tile stays zero
     ("shared_not_stored_back", (FORMS / "shared_acc_mma.co").read_text().replace("        mma.store acc, cs;\n", ""),
      lambda a, b: torch.zeros(a.shape[0], b.shape[0], dtype=D)),
+    # the fill's own name stored after the loop: the fragment it names was never added to (zeros)
+    ("shared_fill_stored", (FORMS / "shared_acc_mma.co").read_text().replace(
+        "      }\n    }\n    dma.copy cs => out.subspan(64, 64).at(bm, bn);\n",
+        "      }\n      mma.store z, out.subspan(64, 64).at(bm, bn);\n    }\n"),
+     lambda a, b: torch.zeros(a.shape[0], b.shape[0], dtype=D)),
 ]  # fmt: skip
 
 
@@ -273,6 +284,7 @@ NEAR: list[tuple[str, str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]]
 def test_a_near_miss_is_computed_as_written(
     name: str, text: str, ref: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], schedule: str, tmp_path: Path
 ) -> None:
+    assert text not in (_HALVES, _RING, _ELEMS, _OWN.replace("cs.at(j, i)", "cs.at(i, j)"))
     src = translate_full(text, filename=f"{name}.co", schedule=schedule).source
     if schedule == "auto":
         assert MARK not in flat(src)

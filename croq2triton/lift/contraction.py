@@ -318,7 +318,10 @@ class Interpreter(Moves, Roles, Expressions):
                     named = self.value(init)
                 except NotLifted:
                     named = None
-                if isinstance(named, (Elem, Prod)):
+                exact = isinstance(named, Prod) or (
+                    isinstance(named, Elem) and _holds(self.tensors[named.tensor].elem, str(s.type))
+                )  # (a product's rounding to the type, as a tensor-core dot's exact products ignore it)
+                if exact:
                     self.bind(d.name, named)
                     continue
             if (s.type in FLOATS or s.type == "s32") and not self.is_zero(init):
@@ -908,6 +911,13 @@ class Interpreter(Moves, Roles, Expressions):
             if E.same(lhs, E.fold(E.Bin("*", v, E.Const(step)))):
                 return True
         return False
+
+
+def _holds(elem: str, ctype: str) -> bool:
+    """Whether every value of ``elem`` is one of the float type ``ctype`` (s8 in f16, f16 in f32)."""
+    wide = {"f32": ("f32", "f16", "bf16", "s8", "u8", "s16", "u16", "f8_e4m3", "f8_e5m2"),
+            "f16": ("f16", "s8", "u8", "f8_e4m3", "f8_e5m2"), "bf16": ("bf16", "s8", "u8", "f8_e4m3", "f8_e5m2")}  # fmt: skip
+    return elem in wide.get(ctype, ())
 
 
 def _same_placed(x: object, y: Placed, counters: set[str]) -> bool:

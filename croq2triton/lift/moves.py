@@ -384,6 +384,12 @@ class Moves:
         for f in self.loops:
             if id(buf) not in f.written:
                 f.kept.setdefault(id(buf), (buf, placed))
+        # the names of the accumulator as it was stored (``z`` of ``mma.store z, cs``) no longer name
+        # what the buffer's loads add to: used again, they are not lifted
+        for scope in self.scopes:
+            for name, v in list(scope.items()):
+                if v is cells:
+                    scope[name] = E.Const(0)
         return cells
 
     def counters(self) -> set[str]:
