@@ -56,7 +56,7 @@ class Case:
     gemm: bool = True  # auto proves it a contraction (else a near miss: it must not)
     why: str = ""  # xfail(strict) reason of the contraction check: auto does not recognise it yet
     wide: bool = True  # checked on sm_90a (a GEMM whose output extents the check's sizes set)
-    sizes: tuple[tuple[str, int], ...] = ()  # the sm_90a check's sizes besides M, N, K, BS (4096^3)
+    compile_sizes: tuple[tuple[str, int], ...] = ()  # the sm_90a check's sizes besides M, N, K, BS (4096^3)
 
 
 def _r(*shape: int, dtype: torch.dtype = F16, seed: int) -> torch.Tensor:
@@ -124,7 +124,7 @@ CASES: list[Case] = [
     Case("moe_thread", (200, 45, 37, 4),
          lambda t, n, k, e: [_r(t, k, seed=1), _r(e, n, k, seed=2), torch.tensor(OFFS, dtype=S32, device=DEVICE),
                              poisoned(t, n)],
-         lambda x, w, offs, o: _moe(x, w, offs, o), sizes=(("T", 4096), ("E", 8), ("E1", 9))),
+         lambda x, w, offs, o: _moe(x, w, offs, o), compile_sizes=(("T", 4096), ("E", 8), ("E1", 9))),
     Case("out_transposed_shared", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(n, m)],
          lambda a, b, o: (a @ b.T).T),
     Case("batched_view_from", (97, 70, 45, 3),
@@ -188,7 +188,7 @@ def test_it_computes_its_function(case: Case, schedule: str) -> None:
     ],
 )
 def test_auto_schedule_compiles_to_a_large_wgmma_tile(case: Case) -> None:
-    sizes = {**SIZES, **dict(case.sizes)}
+    sizes = {**SIZES, **dict(case.compile_sizes)}
     r = sm90.code(_COMPILE_SCRIPT, str(FORMS / f"{case.name}.co"), json.dumps(sizes), "{}")
     assert r.returncode == 0, r.stderr[-3000:]
     res = json.loads(r.stdout.strip().splitlines()[-1])
