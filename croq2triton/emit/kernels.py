@@ -30,6 +30,7 @@ from ..lift.kernel import lift_kernel
 from ..lift.launcher import LauncherLifting
 from ..lift.narrow import narrowed
 from ..lift.notlifted import NotLifted
+from ..lift.owncells import own_cells
 from ..lift.shapebounds import expand_shape_bounds
 from ..lift.slotted import slotted_buffers
 from ..lift.splitscale import split_scales
@@ -126,6 +127,10 @@ class KernelDispatch:
             counted = counted_whiles(top)
             if counted is not None:
                 tiled = self.lift_contraction(counted, name, host)
+        if tiled is None and self.schedule == "auto":  # threads' own shared elements as scalars (lift/owncells.py)
+            owned = own_cells(top)
+            if owned is not None:
+                tiled = self.lift_contraction(owned, name, host)
         if tiled is None:
             return [*out, *self.lift_as_written(top, name, host)]
         launch, cond = tiled

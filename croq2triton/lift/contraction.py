@@ -55,6 +55,7 @@ from .terms import (
     Elem,
     Future,
     LoopFrame,
+    Placed,
     Prod,
     Region,
     Scalar,
@@ -100,6 +101,7 @@ class Interpreter(Moves, Roles, Expressions):
         self.data: dict[str, Elem] = {}  # values read from integer tensors (`offsets.at(e)`), by variable
         self.lenient = False  # a trial run that skips the statements it cannot run (carrying_slots)
         self.offsets: dict[str, int] = {}  # loop counters of slices `k(1:)`: where their values start
+        self.induced: frozenset[int] = frozenset()  # the next loop's LoopFrame.induced
 
     # ---------------------------------------------------------------- scopes
     def fresh(self, base: str, bound: E.Expr | None = None) -> E.Var:
@@ -282,14 +284,46 @@ class Interpreter(Moves, Roles, Expressions):
             self.dma_any(s)
         elif isinstance(s, A.Swap):
             self.swap(s)
+        elif isinstance(s, A.CallStmt) and s.call.kind == "atomic" and s.call.name == "__atomic_add":
+            self.atomic_add(s)
         else:
             raise NotLifted(f"{describe(s)} in a contraction", s)
+
+    def atomic_add(self, s: A.CallStmt) -> None:
+        """``__atomic_add(out.at(m, n), acc)`` of a sum of products as it is (no start value, no
+        operation on it): a store that adds the sum to the element (Store.atomic).  Writers that
+        differ only in indices the element's does not use (the K ranges of a split-K written by hand)
+        add their sums: lift/proof.py makes those indices part of the sum."""
+        if len(s.call.args) != 2:
+            raise NotLifted("an atomic of this form", s)
+        at = self.value(s.call.args[0])
+        if not isinstance(at, Elem) or self.tensors[at.tensor].elem != "f32" or at.limits:
+            raise NotLifted("an atomic add into something other than an f32 tensor element", s)
+        ev = EpilogueEval(self)
+        v = ev.expr(s.call.args[1])
+        if ev.acc is None or not ev.result(v).plain:
+            raise NotLifted("an atomic add of something other than a sum of products", s)
+        self.store(at, ev.acc, self.line(s))
+        self.stores[-1] = replace(self.stores[-1], atomic=True)
 
     def scalar_decl(self, s: A.ScalarDecl) -> None:
         for d in s.items:
             init = d.init if d.init is not None else d.fill
             if init is None:
                 raise NotLifted("a declaration without a value", d)
+            if s.type in FLOATS and not d.dims and not self.assigned(d.name):
+                # `f16 w = __to<f16>(wq.at(n, k)) * scale.at(n);`: a name for a product of elements
+                # (an operand's factors), never assigned again: the product wherever it is read
+                try:
+                    named = self.value(init)
+                except NotLifted:
+                    named = None
+                exact = isinstance(named, Prod) or (
+                    isinstance(named, Elem) and _holds(self.tensors[named.tensor].elem, str(s.type))
+                )  # (a product's rounding to the type, as a tensor-core dot's exact products ignore it)
+                if exact:
+                    self.bind(d.name, named)
+                    continue
             if (s.type in FLOATS or s.type == "s32") and not self.is_zero(init):
                 ev = EpilogueEval(self)
                 v = ev.convert(ev.expr(init), s.type)
@@ -307,6 +341,15 @@ class Interpreter(Moves, Roles, Expressions):
                 self.bind(d.name, self.value(init))
             else:
                 raise NotLifted(f"a '{s.type}' declaration in a contraction", d)
+
+    def assigned(self, name: str) -> bool:
+        """Whether the kernel assigns a scalar of this name anywhere (``x += ..``, ``x = ..``, ``x++``)."""
+        for n in self.top.walk():
+            if isinstance(n, A.Assign) and isinstance(_lit(n.target), A.Name) and _lit(n.target).name == name:  # type: ignore[attr-defined]
+                return True
+            if isinstance(n, A.IncDec) and n.target == name:
+                return True
+        return False
 
     def spanned_decl(self, s: A.SpannedDecl) -> None:
         if s.shape is None:
@@ -426,13 +469,14 @@ class Interpreter(Moves, Roles, Expressions):
             raise NotLifted("products added to an accumulator after an operation on its sum", a)
         for prod in prods:
             assert isinstance(prod, Prod)
-            x, y = prod.a, prod.b
+            x, y, more = prod.a, prod.b, prod.scales
             if tuple(self.guard) != cells.guard:
                 if not self.only_in_bounds(cells, prod):
                     raise NotLifted("an accumulation under a condition", a)
                 x, y = replace(x, zfill=True), replace(y, zfill=True)  # never read outside their tensors
+                more = tuple(replace(f, zfill=True) for f in more)
             conds = tuple((d, i) for d, i in enumerate(idx))
-            cells.terms.append(Term((), x, y, conds))
+            cells.terms.append(Term((), x, y, conds, more))
         self.red_line = self.red_line or line
 
     def reset(self, cells: Cells, idx: tuple[E.Expr, ...], node: A.Node) -> None:
@@ -503,7 +547,7 @@ class Interpreter(Moves, Roles, Expressions):
         extra = self.guard[len(cells.guard) :]
         if tuple(self.guard[: len(cells.guard)]) != cells.guard:
             return False
-        return self.own_bounds([c for g in extra for c in E.conjuncts(g)], [prod.a, prod.b])
+        return self.own_bounds([c for g in extra for c in E.conjuncts(g)], [prod.a, prod.b, *prod.scales])
 
     def own_bounds(self, conds: list[E.Expr], elems: list[Elem]) -> bool:
         """Each condition is ``i < n`` with ``i`` an index of one of ``elems`` and ``n`` its tensor's
@@ -644,26 +688,38 @@ class Interpreter(Moves, Roles, Expressions):
                 if var.name not in {v.name for v in E.free_vars(key)} or not isinstance(buf.content, Region):
                     continue
                 writes[name].append(key)
-                start_key = E.fold(E.substitute(key, {var.name: E.fold(var - 1)}))
-                start = _region_at(buf.content, var, E.fold(var - 1))
-                first_key = E.fold(E.substitute(start_key, {var.name: E.Const(0)}))
-                first = next((b.content for k, b in arr.slots if E.same(k, first_key)), None)
-                if isinstance(first, Region) and _same_region(_region_at(start, var, E.Const(0)), first):
-                    hyps[name].append((start_key, start))
+                ring = _ring_key(key, var, 0)
+                # the copy of step k - j (j <= the ring's size: a tile copied j steps ahead) into slot W(k - j)
+                for j in range(1, ring[1] + 1 if ring is not None else 2):
+                    start_key = _ring_key(key, var, -j)
+                    start_key = (
+                        start_key[0]
+                        if start_key is not None
+                        else E.fold(E.substitute(key, {var.name: E.fold(var - j)}))
+                    )
+                    start = _region_at(buf.content, var, E.fold(var - j))
+                    first_key = E.fold(E.substitute(start_key, {var.name: E.Const(0)}))
+                    first = next((b.content for k, b in arr.slots if E.same(k, first_key)), None)
+                    if isinstance(first, Region) and _same_region(_region_at(start, var, E.Const(0)), first):
+                        hyps[name].append((start_key, start))
         for name in arrays:
             for w in writes[name]:
                 for h, _ in hyps[name]:
-                    if not _never_equal(w, h, var):
+                    # the slot a step reads and then refills (a ring as deep as its prefetch distance) is the
+                    # one its key names: the symbolic run reads and writes it in the order written
+                    if not (E.same(E.fold(w), E.fold(h)) or _never_equal(w, h, var)):
                         raise NotLifted(f"a slot of '{name}' copied into in the step that reads it", s)
             arr = self.binding(name)
             assert isinstance(arr, BufferArray)
             arr.slots = [(k, Buffer(arr.elem, arr.shape, r)) for k, r in hyps[name]]
+        self.induced = frozenset(id(b) for name in arrays for _, b in self.binding(name).slots)  # type: ignore[union-attr]
         self.run_foreach(s, loops)
         for name in arrays:
             arr = self.binding(name)
             assert isinstance(arr, BufferArray)
             for h, r in hyps[name]:
-                nxt = E.fold(E.substitute(h, {var.name: E.fold(var + 1)}))
+                ring = _ring_key(h, var, 1)
+                nxt = ring[0] if ring is not None else E.fold(E.substitute(h, {var.name: E.fold(var + 1)}))
                 got = next((b.content for k, b in arr.slots if E.same(k, nxt)), None)
                 if not isinstance(got, Region) or not _same_region(got, _region_at(r, var, E.fold(var + 1))):
                     raise NotLifted(f"a slot of '{name}' that holds another tile in each step", s)
@@ -726,7 +782,8 @@ class Interpreter(Moves, Roles, Expressions):
         for c in self.accs:
             c.scale_mark = len(c.terms)  # a split mma.scale scales the MMAs of its own loop body
         stores = len(self.stores)
-        self.loops.append(LoopFrame(counters=frozenset(v.name for _, v, _ in loops)))
+        induced, self.induced = self.induced, frozenset()
+        self.loops.append(LoopFrame(counters=frozenset(v.name for _, v, _ in loops), induced=induced))
         self.spatial.extend((v, ext) for _, v, ext in loops)
         run()
         del self.spatial[len(self.spatial) - len(loops) :]
@@ -736,7 +793,16 @@ class Interpreter(Moves, Roles, Expressions):
 
     def end_loop(self, node: A.Node) -> None:
         frame = self.loops.pop()
-        if frame.stale & frame.written:
+        for buf, placed in frame.kept.values():  # (Moves.kept_acc)
+            now = buf.content
+            if not (isinstance(now, list) and len(now) == 1 and _same_placed(now[0], placed, set(frame.counters))):
+                raise NotLifted(
+                    "an accumulator carried through a buffer that holds another value at the step's end", node
+                )
+            buf.content = [
+                replace(placed, terms=len(placed.cells.terms))
+            ]  # as stored before the loop, the step's terms in
+        if (frame.stale & frame.written) - frame.induced:
             raise NotLifted("a buffer read in one loop iteration and written for the next (a prefetch)", node)
 
     def touch(self, buf: Buffer, write: bool) -> None:
@@ -845,6 +911,42 @@ class Interpreter(Moves, Roles, Expressions):
             if E.same(lhs, E.fold(E.Bin("*", v, E.Const(step)))):
                 return True
         return False
+
+
+def _holds(elem: str, ctype: str) -> bool:
+    """Whether every value of ``elem`` is one of the float type ``ctype`` (s8 in f16, f16 in f32)."""
+    wide = {"f32": ("f32", "f16", "bf16", "s8", "u8", "s16", "u16", "f8_e4m3", "f8_e5m2"),
+            "f16": ("f16", "s8", "u8", "f8_e4m3", "f8_e5m2"), "bf16": ("bf16", "s8", "u8", "f8_e4m3", "f8_e5m2")}  # fmt: skip
+    return elem in wide.get(ctype, ())
+
+
+def _same_placed(x: object, y: Placed, counters: set[str]) -> bool:
+    """``x`` is the accumulator ``y`` stored the same way (the same accumulator, offsets and units,
+    the ``counters`` of the loop that stores it aside)."""
+    if not isinstance(x, Placed) or x.cells is not y.cells or x.transp != y.transp or x.pins != y.pins:
+        return False
+    if x.terms != len(x.cells.terms):  # (an MMA into it after it was stored)
+        return False
+    units = [tuple((v, e) for v, e in p.spatial if v.name not in counters) for p in (x, y)]
+    same = all(E.same(E.fold(a), E.fold(b)) for a, b in zip(x.offsets, y.offsets, strict=True))
+    return same and units[0] == units[1]
+
+
+def _ring_key(key: E.Expr, var: E.Expr, shift: int) -> tuple[E.Expr, int] | None:
+    """A ring's slot key ``(var + c) % n`` (``n`` a positive constant, ``c`` a constant) of step
+    ``var + shift``, with its constant reduced into ``[0, n)`` (the slot the ring's step would
+    use: the key modulo ``n`` as arithmetic has it, one expression for each slot), and ``n``;
+    None for a key of another form."""
+    assert isinstance(var, E.Var)
+    k = E.fold(key)
+    if not (isinstance(k, E.Bin) and k.op == "%" and isinstance(k.rhs, E.Const) and isinstance(k.rhs.value, int)):
+        return None
+    n = int(k.rhs.value)
+    lin = E.linear(k.lhs, [var.name])
+    if n <= 0 or lin is None or lin[0] != {var.name: 1} or not isinstance(E.fold(lin[1]), E.Const):
+        return None
+    c = (int(E.fold(lin[1]).value) + shift) % n  # type: ignore[attr-defined]
+    return E.fold(E.Bin("%", E.fold(var + E.Const(c)), E.Const(n))), n
 
 
 def _never_equal(a: E.Expr, b: E.Expr, var: E.Var, tries: int = 256) -> bool:

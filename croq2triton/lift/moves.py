@@ -199,6 +199,8 @@ class Moves:
     def placed_store(self, placed: Placed, dst: Region, line: int) -> None:
         """An accumulator stored into a buffer, copied out to ``dst``: its terms read at the units
         fixed where it was stored (``inthreads (p == 1) mma.store acc, o1;``, copied out after)."""
+        if placed.terms not in (-1, len(placed.cells.terms)):
+            raise NotLifted("an accumulator copied out of a buffer that holds it as it was before", None)
         pins = self.pins
         self.pins = {**pins, **dict(placed.pins)}
         try:
@@ -347,11 +349,52 @@ class Moves:
 
     def mma_load(self, s: A.MmaLoad) -> None:
         src = self.value(s.src)
+        kept = self.kept_acc(src, s)
+        if kept is not None:
+            self.bind(s.result, kept)
+            return
         v = self.operand(s.src, s)
         if not s.result:
             raise NotLifted("mma.load into a named fragment", s)
         cells = self.loaded_acc(v, s) if isinstance(src, Region) else None
         self.bind(s.result, Loaded(v, cells) if cells is not None else v)
+
+    def kept_acc(self, src: Value, s: A.MmaLoad) -> Cells | None:
+        """``acc = mma.load cs`` of a whole shared buffer that holds one accumulator stored whole into
+        it (``mma.store acc, cs``, untransposed): that accumulator, carried through shared memory (an
+        MMA adds to its sum).  Read in a loop before the loop's body writes the buffer, the buffer
+        must hold that same accumulator, stored the same way, when the body ends (LoopFrame.kept):
+        what each iteration starts from is then what the one before left.  None for any other load."""
+        buf = src.buffer if isinstance(src, Future) else src
+        if not isinstance(buf, Buffer) or not isinstance(buf.content, list) or len(buf.content) != 1:
+            return None
+        placed = buf.content[0]
+        if not isinstance(placed, Placed) or placed.transp or not s.result:
+            return None
+        cells = placed.cells
+        if placed.terms != len(cells.terms) or cells.transformed:
+            raise NotLifted("an accumulator loaded from a buffer that holds it as it was before", s)
+        if not all(_const(o) == 0 for o in placed.offsets) or tuple(_const(x) for x in buf.shape) != cells.shape:
+            return None
+        units = _units(placed.spatial, self.counters())
+        if units != _units(tuple(self.spatial), self.counters()) or placed.pins != tuple(self.pins.items()):
+            return None  # stored by other units than those that load it
+        if tuple(self.guard[: len(buf.guard)]) != buf.guard:
+            raise NotLifted("a buffer read outside the condition it was written under", s)
+        for f in self.loops:
+            if id(buf) not in f.written:
+                f.kept.setdefault(id(buf), (buf, placed))
+        # the names of the accumulator as it was stored (``z`` of ``mma.store z, cs``) no longer name
+        # what the buffer's loads add to: used again, they are not lifted
+        for scope in self.scopes:
+            for name, v in list(scope.items()):
+                if v is cells:
+                    scope[name] = E.Const(0)
+        return cells
+
+    def counters(self) -> set[str]:
+        """The counters of the loops open here."""
+        return {c for f in self.loops for c in f.counters}
 
     def operand(self, e: A.Expr, node: A.Node) -> Region:
         v = self.value(e)
@@ -479,9 +522,15 @@ class Moves:
         if s.variant not in ("", "async", "transp", "mask"):
             raise NotLifted(f"mma.store.{s.variant}", s)
         acc = as_cells(self.value(s.acc))
+        dst = self.value(s.dst)
+        if isinstance(acc, Cells) and not acc.coords and not acc.terms and s.variant in ("", "async"):
+            # a fill stored before any MMA: its shape is the buffer's it is stored into (shared)
+            whole = dst.buffer if isinstance(dst, Future) else dst
+            if isinstance(whole, Buffer) and len(whole.shape) == 2 and all(_const(x) for x in whole.shape):
+                acc.shape = tuple(int(_const(x)) for x in whole.shape)  # type: ignore[arg-type]
+                acc.coords = (self.fresh("r"), self.fresh("c"))
         if not isinstance(acc, Cells) or not acc.coords:
             raise NotLifted("an mma.store of something other than an accumulator", s)
-        dst = self.value(s.dst)
         line = self.line(s)
         if isinstance(dst, Future):
             dst = dst.buffer
@@ -495,7 +544,10 @@ class Moves:
             if not all(dst.keep) or tuple(_const(x) for x in dst.shape) != shape:
                 raise NotLifted("an mma.store into a buffer view of another shape", s)
             old = dst.base.content if isinstance(dst.base.content, list) else []
-            dst.base.content = [*old, Placed(acc, dst.offsets, tuple(self.spatial), transp, tuple(self.pins.items()))]
+            new = Placed(acc, dst.offsets, tuple(self.spatial), transp, tuple(self.pins.items()), len(acc.terms))
+            # (an accumulator the same units stored at the same place before is overwritten)
+            old = [x for x in old if not (isinstance(x, Placed) and _over(x, new, self.counters()))]
+            dst.base.content = [*old, new]
             self.touch(dst.base, True)
             return
         if not isinstance(dst, Region):
@@ -623,3 +675,20 @@ def _exactly_at(placed: Placed | Written, offsets: tuple[E.Expr, ...], shape: tu
 
 def _free_of(e: E.Expr, names: set[str]) -> bool:
     return not {v.name for v in E.free_vars(e)} & names
+
+
+def _units(spatial: tuple[tuple[E.Var, E.Expr], ...], counters: set[str]) -> tuple[tuple[E.Var, E.Expr], ...]:
+    """The parallel indices (and element loops) among ``spatial``, the ``counters`` of open loops left out."""
+    return tuple((v, x) for v, x in spatial if v.name not in counters)
+
+
+def _over(old: Placed, new: Placed, counters: set[str]) -> bool:
+    """``new`` is stored by the units that stored ``old`` (in a loop over ``counters``, open now),
+    over the same elements."""
+    return (
+        old.cells.shape == new.cells.shape
+        and old.transp == new.transp
+        and _units(old.spatial, counters) == _units(new.spatial, counters)
+        and old.pins == new.pins
+        and all(E.same(E.fold(a), E.fold(b)) for a, b in zip(old.offsets, new.offsets, strict=True))
+    )

@@ -10,7 +10,7 @@ from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir.contract import Contraction, Epilogue, EpiRead, Group, Operand, Scale
 from .notlifted import NotLifted
-from .terms import AccRead, Cells, Elem, Limits, Store, Term
+from .terms import ACC, AccRead, Cells, Elem, EpiValue, Limits, Store, Term
 from .terms import const_int as _const
 from .terms import subst_elem as _subst_elem
 
@@ -70,7 +70,25 @@ def covers(r: E.Expr, extent: E.Expr) -> bool:
         for p, q in (parts, parts[::-1]):
             if isinstance(q, E.CDiv) and E.same(q.rhs, p):
                 return covers(q.lhs, extent)
+    factors = _factors(f)
+    if len(factors) > 2:  # ... among more factors (16 * S * cdiv(cdiv(K, 16), S)): the pair becomes X
+        for i, q in enumerate(factors):
+            if not isinstance(q, E.CDiv):
+                continue
+            for j, p in enumerate(factors):
+                if j != i and E.same(p, q.rhs):
+                    rest = [x for n, x in enumerate(factors) if n not in (i, j)]
+                    new = q.lhs
+                    for x in rest:
+                        new = E.Bin("*", x, new)
+                    return covers(E.fold(new), extent)
     return E.same(f, extent)
+
+
+def _factors(e: E.Expr) -> list[E.Expr]:
+    if isinstance(e, E.Bin) and e.op == "*":
+        return [*_factors(e.lhs), *_factors(e.rhs)]
+    return [e]
 
 
 def _guard_ok(g: E.Expr, index: list[E.Expr], extents: list[E.Expr]) -> bool:
@@ -232,6 +250,63 @@ def _peeled(terms: list[Term], it: Any) -> list[Term]:
     return terms
 
 
+def _at_least_zero(e: E.Expr) -> bool:
+    """``e`` is never negative: by its bounds, or as ``x - x / c`` (``x >= 0``, ``c >= 1``) plus
+    something that is not (``t - t / 2``: the tiles a second half of a K loop counts)."""
+    e = E.fold(e)
+    if E.nonneg(e):
+        return True
+    for q in e.walk():
+        divides = isinstance(q, E.Bin) and q.op == "/" and isinstance(q.rhs, E.Const) and int(q.rhs.value) >= 1
+        if divides and E.nonneg(q.lhs) and E.nonneg(E.fold(e - (q.lhs - q))):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _concatenated(terms: list[Term], it: Any) -> list[Term]:
+    """A K loop written as two loops over consecutive ranges into one accumulator (``foreach k in
+    [h]``, then ``foreach k in [t - h]`` at ``h + k``): a term that is another's with one sum's
+    variable ``v`` (range ``[0, e1)``) replaced by ``e1 + w`` (``w`` its own sum's, range ``[0,
+    e2)``), its other sums renamed to the other's, joins it: one sum over ``[0, e1 + e2)``, each
+    step the same product.  Both ranges must be provably non-negative (a loop over a negative count
+    runs no step, which the joined range would not say).  Repeated while any does."""
+    terms = list(terms)
+    merged = True
+    while merged and len(terms) > 1:
+        merged = False
+        for ia, ta in enumerate(terms):
+            for ib, tb in enumerate(terms):
+                if ia == ib or ta.conds or tb.conds or ta.scales or tb.scales or len(tb.sums) != len(ta.sums):
+                    continue
+                if (ta.a.tensor, ta.b.tensor) != (tb.a.tensor, tb.b.tensor):
+                    continue
+                for p, ((v, e1), (w, e2)) in enumerate(zip(ta.sums, tb.sums, strict=True)):
+                    others = [(x, y) for q, (x, y) in enumerate(zip(ta.sums, tb.sums, strict=True)) if q != p]
+                    if not all(E.same(E.fold(x[1]), E.fold(y[1])) for x, y in others):
+                        continue
+                    if not (_at_least_zero(e1) and _at_least_zero(e2)):
+                        continue
+                    env = {x[0].name: y[0] for x, y in others}
+                    env[v.name] = E.fold(e1 + w)
+                    if not (_same_elem(_subst_elem(ta.a, env), tb.a) and _same_elem(_subst_elem(ta.b, env), tb.b)):
+                        continue
+                    n = E.fold(e1 + e2)
+                    j = it.fresh("j", n)
+                    to = {v.name: j}
+                    za, zb = ta.a.zfill and tb.a.zfill, ta.b.zfill and tb.b.zfill
+                    na = replace(_subst_elem(ta.a, to), zfill=za)
+                    nb = replace(_subst_elem(ta.b, to), zfill=zb)
+                    sums = tuple((j, n) if q == p else s for q, s in enumerate(ta.sums))
+                    terms = [t for k, t in enumerate(terms) if k not in (ia, ib)] + [Term(sums, na, nb)]
+                    merged = True
+                    break
+                if merged:
+                    break
+            if merged:
+                break
+    return terms
+
+
 def _unrolled(terms: list[Term], it: Any) -> list[Term]:
     """Terms that differ only by constant offsets ``0, d, .., (n - 1) d`` added to the same index
     positions (a K loop unrolled by hand: ``a.at(m, 2k) * b.at(n, 2k) + a.at(m, 2k + 1) * ...``) are
@@ -240,7 +315,10 @@ def _unrolled(terms: list[Term], it: Any) -> list[Term]:
     if len(terms) < 2:
         return terms
     t0 = terms[0]
-    if any(t.conds or t.sums != t0.sums or (t.a.tensor, t.b.tensor) != (t0.a.tensor, t0.b.tensor) for t in terms):
+    if any(
+        t.conds or t.scales or t.sums != t0.sums or (t.a.tensor, t.b.tensor) != (t0.a.tensor, t0.b.tensor)
+        for t in terms
+    ):
         return terms
     shifts = _even_shifts([[*t.a.index, *t.b.index] for t in terms], ordered=True)
     if shifts is None or t0.a.limits or t0.b.limits:
@@ -253,6 +331,67 @@ def _unrolled(terms: list[Term], it: Any) -> list[Term]:
     za, zb = all(t.a.zfill for t in terms), all(t.b.zfill for t in terms)
     a, b = Elem(t0.a.tensor, tuple(shifted[:na]), zfill=za), Elem(t0.b.tensor, tuple(shifted[na:]), zfill=zb)
     return [Term((*t0.sums, (j, E.Const(n))), a, b)]
+
+
+def _factored(term: Term, st: Store, cells: Cells, env: dict[str, E.Expr], it: Any, node: A.Node) -> tuple[Term, Store]:
+    """A product of more than two tensor elements (``a.at(m, k) * rs.at(m) * b.at(n, k)``) whose
+    factors but two read no element that varies with the sum's variables: those two are the
+    operands, and the others, the same for every term of the sum, multiply the sum instead, in the
+    epilogue (``sum_k a * s * b = s * sum_k a * b``).  Factors of another form (a block scale,
+    ``sa[m][k / 128]``) are left to the proof's scales."""
+    if not term.scales:
+        return term, st
+    sums = {v.name for v, _ in term.sums}
+    pool = [term.a, term.b, *term.scales]
+
+    def in_k(el: Elem) -> set[str]:
+        return {v.name for i in el.index for v in E.free_vars(i) if v.name in sums}
+
+    full = set().union(*(in_k(f) for f in pool))
+    ops = [j for j, f in enumerate(pool) if full and in_k(f) == full]  # the factors indexed by all of K
+    if len(ops) != 2:
+        return term, st
+    ks = [pool[j] for j in ops]
+    by_k = tuple(f for j, f in enumerate(pool) if j not in ops and in_k(f))  # per block of K: the proof's scales
+    rest = [f for f in pool if not in_k(f)]
+    if not rest:
+        return Term(term.sums, ks[0], ks[1], term.conds, by_k), st
+    from .arith import Value
+    from .epilogue import EpilogueEval, acc_ctype
+
+    if acc_ctype(cells) != "f32":
+        raise NotLifted("an integer sum of products of more than two elements", node)
+    ev = EpilogueEval(it)
+    v = Value(E.Var(ACC, "f32"), "f32")
+    for f in rest:
+        v = ev.binary("*", v, ev.read(_subst_elem(f, env), node), node)
+    v = ev.convert(v, "f32")
+    old = st.epi
+    if old is None:
+        epi = EpiValue(v.expr, "f32", tuple(ev.reads.items()))
+    else:
+        scaled = E.substitute(old.expr, {ACC: v.expr})
+        epi = EpiValue(scaled, old.ctype, (*old.reads, *ev.reads.items()), old.scalars)
+    return Term(term.sums, ks[0], ks[1], term.conds, by_k), replace(st, epi=epi)
+
+
+def _added(term: Term, st: Store, count: int, it: Any, node: A.Node) -> tuple[Term, Store]:
+    """``__atomic_add(out.at(m, n), sum)`` (Store.atomic): each writer adds its sum to the element as it
+    was, so the writers that differ only in indices the element's does not use (a split-K's K ranges,
+    blocks of a grid component) add their sums: those indices join the sum's variables (the proof
+    then needs the products of all of them to be one sum over K, each step once), and the element
+    stored is ``out + sum`` (out read as it was before the kernel)."""
+    if count != 1 or st.epi is not None or st.pins:
+        raise NotLifted("an atomic add of this form", node)
+    used = {v.name for i in st.index for v in E.free_vars(i)}
+    split = [(v, x) for v, x in st.spatial if v.name not in used and _const(x) != 1]
+    if any(v.name in {w.name for g in st.guard for w in E.free_vars(g)} for v, _ in split):
+        raise NotLifted("an atomic add under a condition on its split", node)
+    spatial = tuple((v, x) for v, x in st.spatial if (v, x) not in split)
+    name = f"%r{next(it.ids)}"
+    epi = EpiValue(E.Var(name, "f32") + E.Var(ACC, "f32"), "f32", ((name, Elem(st.tensor, st.index)),))
+    term = Term((*split, *term.sums), term.a, term.b, term.conds, term.scales)
+    return term, replace(st, spatial=spatial, epi=epi, atomic=False)
 
 
 def _pieces(stores: list[Store], it: Any, node: A.Node) -> Store:
@@ -361,11 +500,13 @@ def prove(it: Any, node: A.Node) -> Contraction:
     stores = [_pinned(x) for x in it.stores]
     st = stores[0] if len(stores) == 1 else _pieces(stores, it, node)
     cells = st.value.cells
-    terms = _unrolled(_peeled(cells.terms, it), it)
+    terms = _unrolled(_concatenated(_peeled(cells.terms, it), it), it)
     if not cells.zero or len(terms) != 1 or terms[0].conds:
         raise NotLifted("an accumulator that is not one zero-initialised sum of products", node)
     env = {v.name: i for v, i in zip(cells.coords, st.value.idx, strict=True)}
-    term = terms[0]
+    term, st = _factored(terms[0], st, cells, env, it, node)
+    if st.atomic:
+        term, st = _added(term, st, len(stores), it, node)
     x, y = _subst_elem(term.a, env), _subst_elem(term.b, env)
     out_t = it.tensors[st.tensor]
     if st.tensor in (x.tensor, y.tensor):
@@ -380,6 +521,8 @@ def prove(it: Any, node: A.Node) -> Contraction:
     reads, scales = both[: len(reads)], both[len(reads) :]
     out_ext = [it.size(d) for d in out_t.extents]
     group, index, x, y = _grouping(it, st, index, x, y, reads + scales, spatial, node)
+    if group is not None:  # (the guards on read values are the group's count: _grouping)
+        guards = [g for g in guards if not any(v.name in it.data for v in E.free_vars(g))]
     if group is not None and scales:
         raise NotLifted("a grouped block-scaled contraction", node)
     kinds: list[str] = []
@@ -398,7 +541,9 @@ def prove(it: Any, node: A.Node) -> Contraction:
         if used & vs:
             raise NotLifted("two output dimensions indexed by one variable", node)
         used |= vs
-        if not covers(r, out_ext[d]):
+        # (a group's rows: each group's count of them, where the group states one)
+        in_group = group is not None and kinds[d] == "x" and group.count is not None and covers(r, group.count)
+        if not covers(r, out_ext[d]) and not in_group:
             raise NotLifted("a tiling that leaves output elements unwritten", node)
     if any(r.tensor == st.tensor for r in reads) and any(n not in used and _const(x) != 1 for n, x in spatial.items()):
         # (``foreach t in [2] out.at(m, n) += s;``: each pass reads what the previous one wrote)
@@ -569,6 +714,9 @@ def _grouping(
         return any(v.name in dv for v in E.free_vars(e))
 
     if not any(reads_data(i) for i in [*index, *x.index, *y.index]):
+        placed = _block_placed(it, st, index, x, y, reads, spatial, node)
+        if placed is not None:
+            return placed
         for tensor, lims in ((st.tensor, st.limits), (x.tensor, x.limits), (y.tensor, y.limits)):
             if not _trivial(lims, tensor, it):
                 raise NotLifted("a view whose run-time extent is smaller than its tensor", node)
@@ -593,6 +741,17 @@ def _grouping(
         return E.fold(here[0][1] - here[0][0]) if here else None
 
     count = count_of(st.limits, st.tensor, dr)
+    for c in (E.fold(c) for g_ in st.guard for c in E.conjuncts(E.fold(g_))):
+        if not reads_data(c):
+            continue
+        # ``if (lo + row < hi) out.at(lo + row, n) = ..``: the group's rows end at a read value (lo, hi
+        # read from tensors at the group index): a count, as a view's extent would give it
+        if not (isinstance(c, E.Bin) and c.op == "<" and E.same(E.fold(c.lhs), index[dr])):
+            raise NotLifted("a store guard on read values", node)
+        bound = E.fold(c.rhs - offset)
+        if count is not None and not E.same(bound, count):
+            raise NotLifted("a store guard on read values", node)
+        count = bound
     if count is not None and any(v.name not in dv for v in E.free_vars(count)):
         raise NotLifted("a group size that depends on indices", node)
     ops: list[Elem] = []
@@ -605,7 +764,9 @@ def _grouping(
             if len(dims) != 1 or not E.same(E.fold(j - strip(j)), offset) or not E.same(strip(j), row):
                 raise NotLifted("an operand placed by read values other than at the output's rows", node)
             c = count_of(el.limits, el.tensor, dims[0])
-            if (c is None) != (count is None) or (c is not None and count is not None and not E.same(c, count)):
+            # (an operand read past its group's rows only where no output element is written: those
+            # reads are not in any stored sum)
+            if (c is not None and count is None) or (c is not None and count is not None and not E.same(c, count)):
                 raise NotLifted("an operand whose group size is not the output's", node)
         elif not _trivial(el.limits, el.tensor, it):
             raise NotLifted("an operand view smaller than its tensor", node)
@@ -626,11 +787,80 @@ def _grouping(
                 raise NotLifted("an operand indexed by an expression of the group index", node)
     if any(reads_data(j) or any(v.name == g for v in E.free_vars(j)) for r in reads for j in r.index):
         raise NotLifted("an epilogue reading a grouped tensor", node)
-    if any(reads_data(c) for g_ in st.guard for c in E.conjuncts(g_)):
-        raise NotLifted("a store guard on read values", node)
     rng, _ = _radix(row, spatial, node)
     data = tuple((n, it.data[n].tensor, it.data[n].index) for n in sorted(names))
     return Group(g, spatial[g], offset, count, rng, data), stripped, ops[0], ops[1]
+
+
+def _block_placed(
+    it: Any,
+    st: Store,
+    index: list[E.Expr],
+    x: Elem,
+    y: Elem,
+    reads: list[Elem],
+    spatial: dict[str, E.Expr],
+    node: A.Node,
+) -> tuple[Group | None, list[E.Expr], Elem, Elem] | None:
+    """Rows placed at an origin that a block index sets (``a.view(M, K).from(bi * M, 0)``, ``out.view(M,
+    N).from(bi * M, 0)``: the batches of a tensor of all batches' rows): a grouped contraction whose
+    group ``bi`` starts at ``bi * M`` with ``M`` rows (no value read).  The output's rows are a view
+    of run-time extent ``count`` at ``offset`` (an expression of one block index ``g`` and sizes),
+    indexed ``offset + F``; one operand's rows are ``offset + F`` too, through a view of that extent
+    or none; the other operand reads ``g`` at most as a dimension of its own.  None where the
+    output's views are as large as its tensor (no such grouping)."""
+    lims = [(d, lo, hi) for d, lo, hi in st.limits if not _trivial(((d, lo, hi),), st.tensor, it)]
+    if not lims:
+        return None
+    refuse = NotLifted("a view whose run-time extent is smaller than its tensor", node)
+    if len(lims) != 1 or not _trivial(tuple(x for x in st.limits if x not in lims), st.tensor, it):
+        raise refuse
+    dr, lo, hi = lims[0]
+    offset, count = E.fold(lo), E.fold(hi - lo)
+    gs = [v.name for v in E.free_vars(offset) if v.name in spatial]
+    if len(set(gs)) != 1 or any(v.name in spatial for v in E.free_vars(count)):
+        raise refuse
+    g = gs[0]
+    if g not in it.block_vars:
+        raise refuse
+    row = E.fold(index[dr] - offset)
+    if any(v.name == g for v in E.free_vars(row)):
+        raise refuse
+    if any(v.name == g for d, i in enumerate(index) if d != dr for v in E.free_vars(i)):
+        raise NotLifted("an output indexed by its group index", node)
+    ops: list[Elem] = []
+    placed = 0
+    for el in (x, y):
+        dims = [d for d, j in enumerate(el.index) if any(v.name == g for v in E.free_vars(j))]
+        mine = [(d, a, b) for d, a, b in el.limits if not _trivial(((d, a, b),), el.tensor, it)]
+        moved = [d for d in dims if E.same(E.fold(el.index[d] - offset), row)]
+        if moved:
+            placed += 1
+            d0 = moved[0]
+            if len(dims) != 1 or len(mine) > 1:
+                raise refuse
+            if mine and not (mine[0][0] == d0 and E.same(E.fold(mine[0][1]), offset)
+                             and E.same(E.fold(mine[0][2] - mine[0][1]), count)):  # fmt: skip
+                raise NotLifted("an operand whose group size is not the output's", node)
+            idx = list(el.index)
+            idx[d0] = row
+            ops.append(Elem(el.tensor, tuple(idx), (), el.zfill))
+            continue
+        if mine or any(not (isinstance(el.index[d], E.Var) and el.index[d].name == g) for d in dims):
+            raise NotLifted("an operand indexed by an expression of the group index", node)
+        ops.append(el)
+    if placed != 1:
+        raise refuse
+    if any(v.name == g for r in reads for j in r.index for v in E.free_vars(j)) or any(
+        not _trivial(r.limits, r.tensor, it) for r in reads
+    ):
+        raise NotLifted("an epilogue reading a grouped tensor", node)
+    if any(v.name == g for c in st.guard for v in E.free_vars(c)):
+        raise NotLifted("a store guard on the group index", node)
+    stripped = list(index)
+    stripped[dr] = row
+    rng, _ = _radix(row, spatial, node)
+    return Group(g, spatial[g], offset, count, rng, ()), stripped, ops[0], ops[1]
 
 
 def _epilogue(

@@ -163,6 +163,9 @@ class AccRead:
 class Prod:
     a: Elem
     b: Elem
+    scales: tuple[
+        Elem, ...
+    ] = ()  # more factors (``a.at(m, k) * rs.at(m) * b.at(n, k)``): lift/proof.py picks the operands
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,7 @@ class Placed:
     spatial: tuple[tuple[E.Var, E.Expr], ...]  # the parallel indices of the units that stored it
     transp: bool = False  # stored transposed (``mma.store.transp``)
     pins: tuple[tuple[str, E.Expr], ...] = ()  # the unit indices fixed where it was stored (Store.pins)
+    terms: int = -1  # how many terms its sum had when it was stored (later ones are not in the buffer)
 
 
 @dataclass(frozen=True)
@@ -277,6 +281,12 @@ class LoopFrame:
     written: set[int] = field(default_factory=set)
     stale: set[int] = field(default_factory=set)
     counters: frozenset[str] = frozenset()
+    # buffers that carry a value from one iteration into the next, which an induction over the
+    # counter proves (slots of a ring refilled as deep as it is: Interpreter.carrying_slots)
+    induced: frozenset[int] = frozenset()
+    # buffers read as an accumulator before being written (Moves.kept_acc): the buffer and what it
+    # held then, which it must hold again when the iteration ends
+    kept: dict[int, tuple[Buffer, Placed]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -313,6 +323,7 @@ class Store:
     # unit indices an enclosing ``inthreads (p == c)`` fixes (lift/roles.py): the store is that
     # unit's, its accumulator's terms (built for every unit) read at that value
     pins: tuple[tuple[str, E.Expr], ...] = ()
+    atomic: bool = False  # ``__atomic_add(out.at(..), acc)``: the element gets the value added, by each writer
 
 
 Value = (

@@ -281,6 +281,10 @@ class Expressions(ViewAlgebra):
             x, y = self.value(e.lhs), self.value(e.rhs)
             if isinstance(x, Elem) and isinstance(y, Elem):
                 return Prod(x, y)
+            if isinstance(x, Prod) and isinstance(y, Elem) and len(x.scales) < 2:
+                return Prod(x.a, x.b, (*x.scales, y))
+            if isinstance(x, Elem) and isinstance(y, Prod) and len(y.scales) < 2:
+                return Prod(y.a, y.b, (*y.scales, x))
             x, y = (v.value if isinstance(v, Bounded) else v for v in (x, y))  # `2 * k`: a loop counter's value
             if isinstance(x, E.Expr) and isinstance(y, E.Expr):
                 return E.fold(x * y)

@@ -181,9 +181,13 @@ class GemmBuilder:
         for op in (c.a, c.b):
             if op.elem not in DOT_TYPES:
                 raise NotTiled(f"{op.elem} operands")
-        integer = c.a.elem == "s8"
-        if c.a.elem != c.b.elem or c.acc not in (("s32",) if integer else ("f32", "f16")):
+        integer = c.a.elem == "s8" and c.b.elem == "s8"
+        # an s8 operand beside a 16-bit float one (weights quantised to 8 bits, W8A16): its tiles are
+        # converted to the other's type before the dot (exact: every s8 value is an f16 and a bf16)
+        mixed = c.a.elem != c.b.elem and sorted((c.a.elem, c.b.elem)) in (["f16", "s8"], ["bf16", "s8"])
+        if (c.a.elem != c.b.elem and not mixed) or c.acc not in (("s32",) if integer else ("f32", "f16")):
             raise NotTiled("these element types")
+        dot_elem = c.b.elem if c.a.elem == "s8" else c.a.elem
         if ir_type(c.out.elem) is None:
             raise NotTiled(f"a '{c.out.elem}' output")
         a_ptr, a_ext = self.tensor(c.a)
@@ -214,6 +218,7 @@ class GemmBuilder:
             batch = E.Var("pid_e", "i32", 0)
             pids.append(batch)  # type: ignore[arg-type]
             env = self.group_values(grp, batch, body)
+            env[grp.var] = batch  # (an origin the group index sets: `view(M, K).from(bi * M, 0)`)
             row_start = self.sized(E.fold(E.substitute(grp.offset, env)))
             if not isinstance(row_start, E.Var):
                 row_start = let("row_start", row_start, body, c.line)
@@ -298,23 +303,26 @@ class GemmBuilder:
         precision = self.precision
         out_dtype = "i32" if integer else None
 
-        def operand(tile: tuple[E.Var, bool]) -> tuple[E.Expr, bool]:
-            if c.a.elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
-                return E.Call("_as_dot_operand", (tile[0],), "f32"), tile[1]
-            return tile
+        def operand(tile: tuple[E.Var, bool], elem: str) -> tuple[E.Expr, bool]:
+            value: E.Expr = tile[0]
+            if elem != dot_elem:  # (W8A16: the s8 tile as the other operand's type)
+                value = E.Cast(value, ir_type(dot_elem) or "f16")
+            if dot_elem == "bf16":  # Triton's interpreter computes bf16 dots wrongly: f32 there (module helper)
+                return E.Call("_as_dot_operand", (value,), "f32"), tile[1]
+            return value, tile[1]
 
         a_ops = [
             operand(self.operand_tile(
                 c.a, a_ptr, a_ext, rows_of[i], offs_k, pid_m, kt, a_batch, "a" + tm, loop,
                 row_start=row_start, piece=pieces_m[i], step=s.block_m,
-            ))
+            ), c.a.elem)
             for i, tm in enumerate(tags_m)
         ]  # fmt: skip
         b_ops = [
             operand(self.operand_tile(
                 c.b, b_ptr, b_ext, offs_ns[j], offs_k, pid_n, kt, batch, "b" + tn, loop,
                 piece=pieces_n[j], step=s.block_n,
-            ))
+            ), c.b.elem)
             for j, tn in enumerate(tags_n)
         ]  # fmt: skip
         for _, i, j in pairs:
@@ -625,7 +633,7 @@ class GemmBuilder:
         conversion to the output's type, and stores (masked by the output's extents)."""
         c = self.c
         line, store = c.line, c.store_line
-        integer = c.a.elem == "s8"
+        integer = c.a.elem == "s8" and c.b.elem == "s8"
         acc_ty = "i32" if integer else "f32"
         o_ptr, o_ext = self.tensor(c.out)
         m_ext, n_ext = o_ext[c.out.free], o_ext[c.out.inner]
