@@ -992,7 +992,11 @@ def _points(text: str) -> dict[str, dict[str, object]]:
         values: dict[str, object] = {}
         for f in filter(None, fields.split(",")):
             k, _, v = f.partition("=")
-            values[k.strip()] = tuple(int(x) for x in v.split("x")) if "x" in v else int(v)
+            v = v.strip()
+            if v in ("true", "false"):
+                values[k.strip()] = v == "true"
+            else:
+                values[k.strip()] = tuple(int(x) for x in v.split("x")) if "x" in v else int(v)
         out[f"auto[{label.strip()}]"] = values
     return out
 
