@@ -37,8 +37,12 @@ from ..tir import expr as E
 from ..tir import nodes as N
 from .foldloops import _identity
 
-# bytes of a coarsened step's loads the auto policy aims at (schedule/policy.py coarsen_factor)
-STEP_BYTES = 16 * 1024
+# bytes of a coarsened step's loads the auto policy aims at (schedule/policy.py coarsen_factor). On the
+# H100 (perf/RESULTS.md 2026-12-07 05:04, 16384 x 4096 / 4096 x 16384, split across programs as auto
+# runs them), of the roofline: staged f32 row sums, 8 KB steps as written 0.908 / 0.912, 16 KB 0.889 /
+# 0.873, 64 KB 0.876 / 0.878; staged f16 mean squares, 4 KB as written 0.831 / 0.841, 8 KB 0.846 / 0.843,
+# 16 KB 0.830 / 0.800, 32 KB 0.842 / 0.884: steps of 8 KB, no more
+STEP_BYTES = 8 * 1024
 MOST_FACTOR = 16
 _REDUCE_OF = {"+": "sum", "max": "max", "min": "min"}
 

@@ -138,7 +138,7 @@ TILE_FIELDS: dict[str, FieldSpec] = {
     "combine_last": FieldSpec("bool", "true or false",
                               "a split loop's partial folds combined by the last of their programs (one launch), "
                               "or by a second kernel (schedule/lastcombine.py)", _combine_defaults),
-    "coarsen": FieldSpec("int", "0 (the policy picks: 16 KB a step), 1 (as written) or a power of two to 64",
+    "coarsen": FieldSpec("int", "0 (the policy picks: 8 KB a step), 1 (as written) or a power of two to 64",
                          "iterations of a loop that loads a tile and folds it, one wider tile a step "
                          "(schedule/coarsen.py)", _coarsen_defaults),
     "num_stages": FieldSpec("int", "1 (not pipelined) to 8",
