@@ -70,3 +70,37 @@ def test_the_last_program_of_a_column_combines_and_leaves_its_counter_zero(mod: 
         ref = x.double().sum(0)
         assert float((out.double() - ref).abs().max()) <= 1e-4 * float(ref.abs().max())
         assert rt._COUNTERS and all(not c.any() for c in rt._COUNTERS.values())
+
+
+REVERSED = """
+__co__ void col_sums_reversed(global f32 [M, N] x, global f32 [N] s) {
+  parallel p by cdiv(N, 128) : block, c by 128 : thread {
+    shared f32 [128] buf;
+    mutable f32 acc = 0.0f;
+    foreach i in [M] { acc += x.at(i, p # c); }
+    buf.at(c) = acc;
+    sync.shared;
+    if (p # c < N) s.at(p # c) = buf.at(127 - c);
+  }
+}
+"""
+
+
+def test_a_split_whose_threads_exchange_after_the_loop_keeps_its_second_kernel() -> None:
+    """After the loop the threads exchange their sums through shared memory: that part keeps the
+    barriers of a kernel of its own (the second one), not the last program of a column."""
+    from croq2triton.api import load_source, translate_full
+
+    out = translate_full(REVERSED, filename="reversed.co", schedule="auto")
+    assert not out.failed, out.failed
+    mod = load_source(out.source, "split_reversed")
+    m, n = 3000, 256
+    x = randn(m, n, seed=11)
+    rec = Recorder()
+    mod.col_sums_reversed(x, torch.empty(n, device=DEVICE), _launch=rec)  # type: ignore[attr-defined]
+    names = [la.kernel.__name__ for la in rec.launches]
+    assert names in (["col_sums_reversed_k0_partial", "col_sums_reversed_k0_combine"], ["col_sums_reversed_k0"]), names
+    out_t = poisoned(n)
+    mod.col_sums_reversed(x, out_t)  # type: ignore[attr-defined]
+    ref = x.double().sum(0).reshape(-1, 128).flip(1).reshape(-1)
+    assert float((out_t.double() - ref).abs().max()) <= 1e-4 * float(ref.abs().max())

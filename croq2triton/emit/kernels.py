@@ -48,7 +48,7 @@ from ..schedule.foldloops import Block, NotFolded
 from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
-from ..schedule.lastcombine import combined_by_last
+from ..schedule.lastcombine import NotCombined, combined_by_last
 from ..schedule.loadstages import has_read_loops, pipeline_loads
 from ..schedule.memacc import promote_accumulators
 from ..schedule.reroll import reroll_loops
@@ -468,7 +468,10 @@ class KernelDispatch:
             # the partials combined by the last program of each group: one launch (schedule/lastcombine.py);
             # its loop over the partials in blocks, so that the partial kernel's warps hold one block at a time
             blocked = lanes_first(fold_all(split.combine, policy.COMBINE_BLOCK))
-            fused = combined_by_last(finished[0], pipeline_loads(blocked, stages), split.splits_arg)
+            try:
+                fused = combined_by_last(finished[0], pipeline_loads(blocked, stages), split.splits_arg)
+            except NotCombined as e:
+                self.explain(kernel, top, e)
         return dataclasses.replace(
             split, partial=finished[0], combine=finished[1], block=block, least=least, fused=fused
         )

@@ -35,6 +35,10 @@ from ..tir import expr as E
 from ..tir import nodes as N
 
 
+class NotCombined(Exception):
+    """The combine kernel's body cannot run inside the partial kernel (the two kernels stay)."""
+
+
 def combined_by_last(partial: N.Kernel, combine: N.Kernel, splits: str) -> N.Kernel:
     """One kernel: ``partial``'s body, then its group's count, then ``combine``'s body in the last
     program of each group (``splits``: the partial kernel's scalar argument holding ``S``).  The
@@ -43,9 +47,15 @@ def combined_by_last(partial: N.Kernel, combine: N.Kernel, splits: str) -> N.Ker
     taken |= {v.name for s in N.walk(partial.body) for v in N.defines(s)}
     taken |= {s.var.name for s in N.walk(partial.body) if isinstance(s, N.Assign)}
     known = {a.name for a in partial.args}
+    areas = {a.name for a in partial.args if isinstance(a, N.Scratch)}  # (the partials: one per fold)
+    for s in N.walk(combine.body):
+        if isinstance(s, N.Barrier) or (isinstance(s, (N.Store, N.Atomic)) and s.base in areas):
+            # (threads that exchange data through scratch memory after the loop: their barriers are
+            # placed for a kernel of its own, the second one)
+            raise NotCombined("the statements after the loop exchange data between threads through scratch memory")
     extra = [a for a in combine.args if a.name not in known]
     if any(isinstance(a, N.Scratch) for a in extra):
-        raise ValueError("the combine kernel reads a scratch area the partial kernel does not write")
+        raise NotCombined("the combine kernel reads a scratch area the partial kernel does not write")
     taken |= {a.name for a in extra}
     taken |= {v.name for s in N.walk(combine.body) for v in N.defines(s)}  # (fresh of both: renamed once)
     renames: dict[str, str] = {}
