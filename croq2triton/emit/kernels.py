@@ -58,6 +58,7 @@ from ..schedule.selectfold import fold_all, fold_selects
 from ..schedule.serial import NotSerial, merges_atomics, serialize
 from ..schedule.shuffles import fold_butterflies
 from ..schedule.splitloop import NotSplit, Split, split_loop
+from ..schedule.splitphases import NotPhased, phases_of
 from ..schedule.storefwd import forward_stores
 from ..schedule.totals import lanes_first
 from ..schedule.treefold import fold_trees
@@ -378,8 +379,8 @@ class KernelDispatch:
                     # blocks one after the other where their atomic adds once for them (schedule/serial.py)
                     variants, kernels = self.serial_auto(written, variants, kernels, top, name, stages)
                 launches = [launch_of(k, line) for k in kernels]
-                if split is not None:
-                    kernels += [split.fused] if split.fused is not None else [split.partial, split.combine]
+                for x in split or []:
+                    kernels += [x.fused] if x.fused is not None else [x.partial, x.combine]
                 sources = [emit_kernel(k, self.src_name) for k in kernels]
         except NotLifted as e:
             raise CroqLoweringError(
@@ -399,25 +400,26 @@ class KernelDispatch:
         if split is None:
             return [*lifted.checks, out]
         # too few programs for the SMs: the loop split across programs, its partial folds combined after
-        # (the partial kernel's programs: its grid but the split axis)
+        # (the partial kernel's programs: its grid but the split axis); phases one after the other
+        first = split[0]
         count: E.Expr = (
             E.Const(schedule.loop_split)
             if schedule.loop_split
-            else policy.split_count(_product(tuple(split.partial.grid[:-1])), split.extent, split.least)
+            else policy.split_count(_product(tuple(first.partial.grid[:-1])), first.extent, first.least)
         )
-        block = split.block
-        chunk = E.Bin("*", E.CDiv(E.CDiv(split.extent, E.Var(split.splits_var)), E.Const(block)), E.Const(block))
+        lets: list[H.Stmt] = [H.Let(first.splits_var, count, line=line)]
+        lets += [H.Let(x.splits_var, E.Var(first.splits_var), line=line) for x in split[1:]]
+        parts: list[H.Stmt] = []
+        for x in split:
+            chunk = E.Bin("*", E.CDiv(E.CDiv(x.extent, E.Var(x.splits_var)), E.Const(x.block)), E.Const(x.block))
+            parts.append(H.Let(x.chunk_var, chunk, line=line))
+            if x.fused is not None:  # the last program of each group combines (schedule/lastcombine.py)
+                parts.append(launch_of(x.fused, line))
+            else:
+                parts += [launch_of(x.partial, line), launch_of(x.combine, line)]
         note = "too few programs for the SMs: the loop split across programs (schedule/splitloop.py)"
-        if split.fused is not None:  # the last program of each group combines (schedule/lastcombine.py)
-            parts: tuple[H.Stmt, ...] = (H.Let(split.chunk_var, chunk, line=line), launch_of(split.fused, line))
-        else:
-            parts = (
-                H.Let(split.chunk_var, chunk, line=line),
-                launch_of(split.partial, line),
-                launch_of(split.combine, line),
-            )
-        choose = H.If(E.Bin(">", E.Var(split.splits_var), E.Const(1)), parts, (out,), note, line, line=line)
-        return [*lifted.checks, H.Let(split.splits_var, count, line=line), choose]
+        choose = H.If(E.Bin(">", E.Var(first.splits_var), E.Const(1)), tuple(parts), (out,), note, line, line=line)
+        return [*lifted.checks, *lets, choose]
 
     def one_row_a_program(
         self, found: tuple[A.Parallel, int], name: str, host: LauncherLifting, sized: N.Constexpr, elem: int
@@ -437,41 +439,55 @@ class KernelDispatch:
         row = E.Bin("*", sized.size, E.Const(sized.fixed // rows * elem))
         return E.Bin(">=", E.fold(row), E.Const(policy.NARROW_ROW_BYTES)), statements
 
-    def split(self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel) -> Split | None:
+    def split(self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel) -> list[Split] | None:
         """Under ``--schedule auto``, ``kernel``'s loop split across programs where the policy asks
         for it and the proof holds (schedule/splitloop.py): the partial kernel folded in blocks, the
-        combine kernel's loop over the partials whole; None otherwise."""
+        combine kernel's loop over the partials whole; loops one after the other, one phase a loop,
+        each split so (schedule/splitphases.py: each phase's partials combined by its last program,
+        which carries what the later phases read); None otherwise."""
         if self.schedule != "auto" or schedule.loop_split in (None, 1):
             return None
         kernel, _ = fold_selects(kernel)  # loops over a register tile's elements: one reduction each
-        tuned = schedule.origin == "tuned"
         kernel = self.split_widened(kernel)  # lanes along lines: at least policy.SPLIT_LINE_MIN bytes of a row
         try:
-            split = split_loop(self.named(kernel), kernel.name + self.suffix)
-            block = policy.split_block(kernel)
-            if tuned and schedule.fold > 0 and block > 1:  # (1: its iterations fold tiles of their own)
-                block = schedule.fold
-            warps = schedule.num_warps if tuned else policy.SPLIT_WARPS
-            partial = dataclasses.replace(split.partial, num_warps=warps)
-            if block > 1:  # (1: a loop over blocks of rows already, which stays)
-                partial = fold_all(partial, block)
-            partial = self.coarsened(partial, schedule)  # (its stop the split's: a step never crosses it)
-            combine = lanes_first(fold_all(split.combine, E.Extent("BLOCK_S"), whole=True))
+            return [self.split_one(self.named(kernel), kernel.name, schedule)]
         except (NotSplit, NotFolded) as e:
+            if not schedule.combine_last or sum(isinstance(x, N.For) for x in kernel.body) < 2:
+                self.explain(kernel, top, e)
+                return None
+        try:
+            out = [self.split_one(phase, kernel.name, schedule) for phase in phases_of(self.named(kernel))]
+            if any(x.fused is None for x in out):  # (the carry is written by the program that combines)
+                raise NotPhased("a phase whose partials are not combined by its last program")
+            return out
+        except (NotPhased, NotSplit, NotFolded) as e:
             self.explain(kernel, top, e)
             return None
+
+    def split_one(self, kernel: N.Kernel, base: str, schedule: TileSchedule) -> Split:
+        """``kernel`` (named as emitted) with its one loop split across programs (schedule/splitloop.py);
+        ``base``: the kernel's name to a tuning point."""
+        tuned = schedule.origin == "tuned"
+        split = split_loop(kernel, kernel.name)
+        block = policy.split_block(kernel)
+        if tuned and schedule.fold > 0 and block > 1:  # (1: its iterations fold tiles of their own)
+            block = schedule.fold
+        warps = schedule.num_warps if tuned else policy.SPLIT_WARPS
+        partial = dataclasses.replace(split.partial, num_warps=warps)
+        if block > 1:  # (1: a loop over blocks of rows already, which stays)
+            partial = fold_all(partial, block)
+        partial = self.coarsened(partial, schedule)  # (its stop the split's: a step never crosses it)
+        combine = lanes_first(fold_all(split.combine, E.Extent("BLOCK_S"), whole=True))
         stages = schedule.num_stages or 1
-        finished = [self.finished(pipeline_loads(k, stages), kernel.name) for k in (partial, combine)]
+        finished = [self.finished(pipeline_loads(k, stages), base) for k in (partial, combine)]
         least = policy.split_least(kernel)
         fused = None
         if schedule.combine_last and finished[0].autotune is None:
             # the partials combined by the last program of each group: one launch (schedule/lastcombine.py);
             # its loop over the partials in blocks, so that the partial kernel's warps hold one block at a time
             blocked = lanes_first(fold_all(split.combine, policy.COMBINE_BLOCK))
-            try:
+            with contextlib.suppress(NotCombined):
                 fused = combined_by_last(finished[0], pipeline_loads(blocked, stages), split.splits_arg)
-            except NotCombined as e:
-                self.explain(kernel, top, e)
         return dataclasses.replace(
             split, partial=finished[0], combine=finished[1], block=block, least=least, fused=fused
         )

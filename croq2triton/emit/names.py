@@ -60,7 +60,10 @@ MODULE_NAMES = frozenset(
 # the kernels of a function ``f`` (lift/launcher.py ``f_k0``; emit/kernels.py a grid phase's, the
 # general kernel beside a specialised one's, a GEMM's by tile size, ..; schedule/gemm.py the sum of
 # split-K's partial sums) and its tuned points' launchers and their kernels (``f__t0``, ``f_k0__t0``)
-KERNEL_SUFFIX = r"(?:_k\d+(?:_(?:phase\d+|general|t\d+x\d+|splitk|rows|blocked|lanes|narrow|sum))*)?(?:__t\d+)?"
+KERNEL_SUFFIX = (
+    r"(?:_k\d+(?:_(?:phase\d+|general|t\d+x\d+|splitk|split|partial|combine|rows|blocked|lanes|narrow|sum))*)?"
+    r"(?:__t\d+)?"
+)
 HELPER_PREFIX = "_device_"  # the module's @triton.jit helpers of __device__ functions (lift/helpers.py)
 # builtins the kernels call (``for k in range(..)``, ``float("inf")``; tir/pyexpr.py writes min and max)
 KERNEL_BUILTINS = frozenset({"range", "float", "min", "max"})

@@ -48,8 +48,10 @@ def combined_by_last(partial: N.Kernel, combine: N.Kernel, splits: str) -> N.Ker
     taken |= {s.var.name for s in N.walk(partial.body) if isinstance(s, N.Assign)}
     known = {a.name for a in partial.args}
     areas = {a.name for a in partial.args if isinstance(a, N.Scratch)}  # (the partials: one per fold)
+    loaded = {s.base for s in N.walk(combine.body) if isinstance(s, N.Load)}
     for s in N.walk(combine.body):
-        if isinstance(s, N.Barrier) or (isinstance(s, (N.Store, N.Atomic)) and s.base in areas):
+        # (an area stored and never loaded here: carried to a later launch, schedule/splitphases.py)
+        if isinstance(s, N.Barrier) or (isinstance(s, (N.Store, N.Atomic)) and s.base in areas & loaded):
             # (threads that exchange data through scratch memory after the loop: their barriers are
             # placed for a kernel of its own, the second one)
             raise NotCombined("the statements after the loop exchange data between threads through scratch memory")

@@ -431,11 +431,18 @@ def split_count(programs: E.Expr, extent: E.Expr, least: int = SPLIT_LEAST) -> E
 
 def splits_loop(kernel: N.Kernel) -> bool:
     """Whether ``--schedule auto`` tries splitting ``kernel``'s loop across programs (its loops over
-    a register tile's elements folded first): its one loop folds (schedule/foldloops.py) and its lanes
+    a register tile's elements folded first; loops one after the other: each phase's): its one loop folds (schedule/foldloops.py) and its lanes
     read along lines (each iteration a line of them), or each iteration folds a tile of its own (a
     block of rows staged through shared memory, reduced: the loop walks blocks of rows already)."""
     kernel, _ = fold_selects(kernel)
     loops = [s for s in kernel.body if isinstance(s, N.For)]
+    if len(loops) > 1:  # loops one after the other: one phase a loop, each split (schedule/splitphases.py)
+        from .splitphases import NotPhased, phases_of
+
+        try:
+            return all(splits_loop(phase) for phase in phases_of(kernel))
+        except NotPhased:
+            return False
     if len(loops) != 1:
         return False
     if foldable(kernel) == loops:

@@ -1,0 +1,141 @@
+"""Fold loops one after the other, each split across programs (schedule/splitphases.py): a thread per
+column computing its mean and then the squared deviations from it runs one launch a loop under
+``--schedule auto`` where its programs are too few for the SMs, each loop split across programs and
+combined by its last program, which carries what the next loop reads (the mean) through a scratch
+area.  Two and three phases, f16 data with f32 statistics, a carried value assigned after its loop
+(``mu = mu / M``); near misses (loops over different ranges, a store between the loops) run as
+written.  Each in both schedules against float64 torch on ragged sizes, outputs poisoned."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+import torch
+from kernel_util import assert_near_max, poisoned, randn
+
+from croq2triton.api import load_source, translate_full
+from croq2triton.runtime.launch import Recorder
+
+SRC = """
+// a batch norm's statistics, the textbook two passes over each column
+__co__ void col_mean_var(global f32 [M, N] x, global f32 [N] mean, global f32 [N] var) {
+  parallel b by cdiv(N, 128) : block, t by 128 : thread {
+    int c = b # t;
+    if (c < N) {
+      mutable f32 s = 0.0f;
+      foreach i in [M] { s += x.at(i, c); }
+      f32 mu = s / M;
+      mutable f32 q = 0.0f;
+      foreach i in [M] { f32 d = x.at(i, c) - mu; q += d * d; }
+      mean.at(c) = mu;
+      var.at(c) = q / M;
+    }
+  }
+}
+
+// three passes over f16 columns: the mean, the standard deviation, the mean absolute z-score
+__co__ void col_zscore_f16(global f16 [M, N] x, global f32 [N] z) {
+  parallel b by cdiv(N, 256) : block, t by 256 : thread {
+    int c = b # t;
+    if (c < N) {
+      mutable f32 mu = 0.0f;
+      foreach i in [M] { mu += x.at(i, c); }
+      mu = mu / M;
+      mutable f32 q = 0.0f;
+      foreach i in [M] { f32 d = x.at(i, c) - mu; q += d * d; }
+      f32 rs = __rsqrt(q / M + 0.00001f);
+      mutable f32 a = 0.0f;
+      foreach i in [M] { a += __fabs((x.at(i, c) - mu) * rs); }
+      z.at(c) = a / M;
+    }
+  }
+}
+
+// near miss: the second loop over the first half of the rows (another range)
+__co__ void col_mean_half_var(global f32 [M, N] x, global f32 [N] var) {
+  parallel b by cdiv(N, 128) : block, t by 128 : thread {
+    int c = b # t;
+    if (c < N) {
+      mutable f32 s = 0.0f;
+      foreach i in [M] { s += x.at(i, c); }
+      f32 mu = s / M;
+      mutable f32 q = 0.0f;
+      foreach i in [M / 2] { f32 d = x.at(i, c) - mu; q += d * d; }
+      var.at(c) = q;
+    }
+  }
+}
+
+// near miss: the mean stored between the loops
+__co__ void col_mean_stored_var(global f32 [M, N] x, global f32 [N] mean, global f32 [N] var) {
+  parallel b by cdiv(N, 128) : block, t by 128 : thread {
+    int c = b # t;
+    if (c < N) {
+      mutable f32 s = 0.0f;
+      foreach i in [M] { s += x.at(i, c); }
+      f32 mu = s / M;
+      mean.at(c) = mu;
+      mutable f32 q = 0.0f;
+      foreach i in [M] { f32 d = x.at(i, c) - mu; q += d * d; }
+      var.at(c) = q / M;
+    }
+  }
+}
+"""
+
+
+@cache
+def _module(schedule: str) -> object:
+    out = translate_full(SRC, filename="phases.co", schedule=schedule)
+    assert not out.failed, out.failed
+    return load_source(out.source, f"phases_{schedule}")
+
+
+def _ran(mod: object, fn: str, *args: torch.Tensor) -> list[str]:
+    rec = Recorder()
+    getattr(mod, fn)(*args, _launch=rec)
+    return [la.kernel.__name__ for la in rec.launches]
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize(("m", "n"), [(700, 300), (1100, 77)])
+def test_each_kernel_computes_what_torch_does(schedule: str, m: int, n: int) -> None:
+    mod = _module(schedule)
+    x = randn(m, n, seed=m + n) * 3.0 + 1.5
+    xd = x.double()
+    mean, var = poisoned(n), poisoned(n)
+    mod.col_mean_var(x, mean, var)  # type: ignore[attr-defined]
+    assert_near_max(mean, xd.mean(0), 1e-5, "col_mean_var mean")
+    assert_near_max(var, xd.var(0, unbiased=False), 1e-5, "col_mean_var var")
+    xh = x.half()
+    xhd = xh.double()
+    z = poisoned(n)
+    mod.col_zscore_f16(xh, z)  # type: ignore[attr-defined]
+    zs = ((xhd - xhd.mean(0)) * torch.rsqrt(xhd.var(0, unbiased=False) + 1e-5)).abs().mean(0)
+    assert_near_max(z, zs, 1e-4, "col_zscore_f16")
+    half = poisoned(n)
+    mod.col_mean_half_var(x, half)  # type: ignore[attr-defined]
+    assert_near_max(half, ((xd[: m // 2] - xd.mean(0)) ** 2).sum(0), 1e-5, "col_mean_half_var")
+    mean, var = poisoned(n), poisoned(n)
+    mod.col_mean_stored_var(x, mean, var)  # type: ignore[attr-defined]
+    assert_near_max(mean, xd.mean(0), 1e-5, "col_mean_stored_var mean")
+    assert_near_max(var, xd.var(0, unbiased=False), 1e-5, "col_mean_stored_var var")
+
+
+def test_auto_runs_one_launch_a_loop_where_programs_are_few() -> None:
+    """The interpreter counts 4 SMs: 3000 rows of 300 columns are 3 programs, split."""
+    mod = _module("auto")
+    m, n = 3000, 300
+    x = randn(m, n, seed=1)
+    got = _ran(mod, "col_mean_var", x, poisoned(n), poisoned(n))
+    assert got == ["col_mean_var_k0_phase0_split", "col_mean_var_k0_phase1_split"], got
+    got = _ran(mod, "col_zscore_f16", x.half(), poisoned(n))
+    assert got == [f"col_zscore_f16_k0_phase{k}_split" for k in range(3)], got
+    for fn in ("col_mean_half_var", "col_mean_stored_var"):  # near misses: as written
+        args = (x, poisoned(n)) if fn == "col_mean_half_var" else (x, poisoned(n), poisoned(n))
+        got = _ran(mod, fn, *args)
+        assert all("phase" not in k for k in got), (fn, got)
+    from croq2triton.runtime import launch as rt
+
+    assert all(not c.any() for c in rt._COUNTERS.values())  # (no counter left set by a Recorder run)
