@@ -1,0 +1,314 @@
+"""Memory-bound kernels in a sixth set of natural forms (tests/programs/membound_forms6.co, issue 27):
+backward passes (softmax's, RMSNorm's, a bias gradient with a 2-D block of threads), cross entropy
+with label smoothing and the target picked in the loop, per-row int8 quantisation, group norm with a
+block per (n, group), whole-tensor totals added by one atomic a block, an embedding bag, a mean over
+each row's own length, a largest difference, rows of a flat tensor (an index, a bumped view), a
+LayerNorm writing f16, sums in f64, and sums over a prefix or a window whose extent is a parameter.
+Each runs under both schedules in the interpreter against float64 torch on ragged sizes, outputs
+poisoned with NaN (zeroed where the kernel adds into them by atomics); what ``--schedule auto``
+makes of each loop is checked on the generated code."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+import torch
+from kernel_util import DEVICE, assert_near_max, check_forms, form_sizes, load_once, poisoned, randn
+
+from croq2triton.api import translate_full
+
+PROGRAM = Path(__file__).parent / "programs" / "membound_forms6.co"
+H = torch.float16
+F32 = torch.float32
+F64 = torch.float64
+I32 = torch.int32
+S8 = torch.int8
+
+
+def _d(x: torch.Tensor) -> torch.Tensor:
+    return x.double()
+
+
+def _ints(shape: tuple[int, ...], lo: int, hi: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(lo, hi, shape, generator=g).to(I32).to(DEVICE)
+
+
+def _softmax_bwd(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+    y, dy = _d(y), _d(dy)
+    return y * (dy - (dy * y).sum(1, keepdim=True))
+
+
+def _rmsnorm_bwd(x: torch.Tensor, w: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+    x, w, dy = _d(x), _d(w), _d(dy)
+    rstd = 1 / torch.sqrt((x * x).mean(1, keepdim=True) + 1e-5)
+    c = (dy * w * x).mean(1, keepdim=True) * rstd * rstd
+    return rstd * (dy * w - x * c)
+
+
+def _xent_smooth(x: torch.Tensor, t: torch.Tensor, eps: float) -> torch.Tensor:
+    xd = _d(x)
+    picked = xd.gather(1, t.long()[:, None])[:, 0]
+    return torch.logsumexp(xd, 1) - (1 - eps) * picked - eps * xd.mean(1)
+
+
+def _quant(x: torch.Tensor) -> list[torch.Tensor]:
+    a = x.abs().amax(1, keepdim=True)
+    v = _d(x * (torch.tensor(127.0, dtype=F32) / a))  # the kernel's f32 product, rounded half away from 0
+    return [torch.sign(v) * torch.floor(v.abs() + 0.5), _d(a[:, 0]) / 127]
+
+
+def _group_norm(x: torch.Tensor, groups: int) -> torch.Tensor:
+    b, c, n = x.shape
+    xg = _d(x).reshape(b, groups, -1)
+    y = (xg - xg.mean(2, keepdim=True)) / torch.sqrt(xg.var(2, unbiased=False, keepdim=True) + 1e-5)
+    return y.reshape(b, c, n)
+
+
+def _bag(w: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    return _d(w)[idx.long()].sum(1)
+
+
+def _masked_mean(x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    keep = torch.arange(x.shape[1], device=x.device)[None, :] < n[:, None]
+    return torch.where(keep, _d(x), 0.0).sum(1) / n.clamp(min=1)
+
+
+def _layernorm(x: torch.Tensor, g: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    xd = _d(x)
+    mu = xd.mean(1, keepdim=True)
+    return (xd - mu) / torch.sqrt(xd.var(1, unbiased=False, keepdim=True) + 1e-5) * _d(g) + _d(b)
+
+
+def _probs(m: int, n: int, seed: int) -> torch.Tensor:
+    return torch.softmax(randn(m, n, seed=seed) * 2, 1)
+
+
+Inputs = Callable[[int, int], list[object]]
+Outputs = Callable[[int, int], list[tuple[tuple[int, ...], torch.dtype]]]
+CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float]] = {
+    "softmax_bwd": (
+        lambda m, n: [_probs(m, n, m + 1), randn(m, n, seed=n + 2)],
+        lambda m, n: [((m, n), F32)],
+        lambda y, dy: [_softmax_bwd(y, dy)],
+        1e-5,
+    ),
+    "rmsnorm_bwd": (
+        lambda m, n: [randn(m, n, seed=m + 3), randn(n, seed=n + 4), randn(m, n, seed=m + 5)],
+        lambda m, n: [((m, n), F32)],
+        lambda x, w, dy: [_rmsnorm_bwd(x, w, dy)],
+        1e-5,
+    ),
+    "bias_grad_2d": (
+        lambda m, n: [randn(m, n, seed=n + 6)],
+        lambda m, n: [((n,), F32)],
+        lambda dy: [_d(dy).sum(0)],
+        1e-5,
+    ),
+    "xent_smooth": (
+        lambda m, n: [randn(m, n, seed=m + 7) * 3, _ints((m,), 0, n, n + 8), 0.1],
+        lambda m, n: [((m,), F32)],
+        lambda x, t, eps: [_xent_smooth(x, t, eps)],
+        1e-5,
+    ),
+    "quant_rows_s8": (
+        lambda m, n: [randn(m, n, seed=n + 9)],
+        lambda m, n: [((m, n), S8), ((m,), F32)],
+        lambda x: _quant(x),
+        1e-6,
+    ),
+    "group_norm": (
+        lambda m, n: [randn(m % 3 + 2, 8, n, seed=m + 10) * 2 + 0.5, 4],
+        lambda m, n: [((m % 3 + 2, 8, n), F32)],
+        lambda x, g: [_group_norm(x, g)],
+        1e-4,
+    ),
+    "embedding_bag": (
+        lambda m, n: [randn(50, n, seed=n + 11), _ints((m, 7), 0, 50, m + 12)],
+        lambda m, n: [((m, n), F32)],
+        lambda w, idx: [_bag(w, idx)],
+        1e-5,
+    ),
+    "masked_mean_len": (
+        lambda m, n: [randn(m, n, seed=m + 13), _ints((m,), 0, n + 1, n + 14)],
+        lambda m, n: [((m,), F32)],
+        lambda x, n_: [_masked_mean(x, n_)],
+        1e-5,
+    ),
+    "max_abs_diff": (
+        lambda m, n: [randn(m, n, seed=m + 15), randn(m, n, seed=n + 16)],
+        lambda m, n: [((m,), F32)],
+        lambda a, c: [(_d(a) - _d(c)).abs().amax(1)],
+        1e-7,  # (the difference rounded to f32)
+    ),
+    "row_sums_flat": (
+        lambda m, n: [randn(m * n, seed=m + 17), n],
+        lambda m, n: [((m,), F32)],
+        lambda x, n: [_d(x).reshape(-1, n).sum(1)],
+        1e-5,
+    ),
+    "row_rms_bump": (
+        lambda m, n: [randn(m * n, seed=n + 18), n],
+        lambda m, n: [((m,), F32)],
+        lambda x, n: [torch.sqrt((_d(x).reshape(-1, n) ** 2).mean(1))],
+        1e-5,
+    ),
+    "layernorm_to_f16": (
+        lambda m, n: [randn(m, n, seed=m + 19) * 2 + 1, randn(n, seed=n + 20), randn(n, seed=n + 21)],
+        lambda m, n: [((m, n), H)],
+        lambda x, g, b: [_layernorm(x, g, b)],
+        1e-3,
+    ),
+    "row_sums_f64": (
+        lambda m, n: [randn(m, n, seed=n + 22)],
+        lambda m, n: [((m,), F64)],
+        lambda x: [_d(x).sum(1)],
+        1e-12,
+    ),
+    "prefix_sums_k": (
+        lambda m, n: [randn(m, n, seed=m + 23), n - 13],
+        lambda m, n: [((m,), F32)],
+        lambda x, k: [_d(x)[:, :k].sum(1)],
+        1e-5,
+    ),
+    "window_max": (
+        lambda m, n: [randn(m, n, seed=n + 24), 5, n // 2],
+        lambda m, n: [((m,), F32)],
+        lambda x, off, w: [_d(x)[:, off : off + w].amax(1)],
+        0.0,
+    ),
+    "mse_rows_f16": (
+        lambda m, n: [randn(m, n, dtype=H, seed=m + 25), randn(m, n, dtype=H, seed=n + 26)],
+        lambda m, n: [((m,), H)],
+        lambda a, c: [((_d(a) - _d(c)) ** 2).mean(1)],
+        1e-3,
+    ),
+}
+# kernels that add into their output by atomics: the output zeroed, not poisoned (the caller's part)
+ATOMIC_CASES: dict[str, tuple[Inputs, Callable[..., torch.Tensor], float]] = {
+    "total_sum": (lambda m, n: [randn(m * n, seed=m + 27)], lambda x: _d(x).sum(), 1e-5),
+    "dot_grid": (
+        lambda m, n: [randn(m * n, seed=m + 28), randn(m * n, seed=n + 29)],
+        lambda a, c: (_d(a) * _d(c)).sum(),
+        1e-5,
+    ),
+    "absmax_all": (lambda m, n: [randn(m, n, seed=n + 30)], lambda x: _d(x).abs().amax(), 0.0),
+}
+SIZES = [(37, 300), (5, 2100)]
+
+
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
+def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
+    check_forms(PROGRAM, schedule, CASES, m, n)
+
+
+@pytest.mark.parametrize(("schedule", "m", "n"), form_sizes(SIZES))
+def test_whole_tensor_totals_by_atomics(schedule: str, m: int, n: int) -> None:
+    mod = load_once(PROGRAM, schedule)
+    for fn, (make, ref, tol) in ATOMIC_CASES.items():
+        ins = make(m, n)
+        out = torch.zeros(1, device=DEVICE)
+        getattr(mod, fn)(*ins, out)
+        assert_near_max(out, ref(*ins).reshape(1), tol, f"{fn} at {m} x {n} ({schedule})")
+
+
+def test_a_prefix_longer_than_the_row_reads_zeros() -> None:
+    """``foreach j in [K]`` with ``K`` past the row's end: the reads past it are zero (LANGUAGE.md 14.3),
+    in both schedules."""
+    x = randn(9, 70, seed=31)
+    for s in ("source", "auto"):
+        y = poisoned(9)
+        load_once(PROGRAM, s).prefix_sums_k(x, 100, y)
+        assert_near_max(y, _d(x).sum(1), 1e-5, f"a prefix past the row ({s})")
+
+
+@cache
+def _source(schedule: str) -> str:
+    return translate_full(PROGRAM.read_text(), filename="membound_forms6.co", schedule=schedule).source
+
+
+def _code(schedule: str, kernel: str) -> str:
+    return _source(schedule).split(f"def {kernel}(")[1].split("@triton.jit")[0].split("@_rt.launcher")[0]
+
+
+# kernel -> (the counters of its loops along the long axis as written, the reductions auto makes of them)
+FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "softmax_bwd": (("j", "j_2"), ("tl.sum(",)),
+    "rmsnorm_bwd": (("j", "j_2", "j_3"), ("tl.sum(",)),
+    "quant_rows_s8": (("j", "j_2"), ("tl.max(",)),
+    # (each thread striding over its group's elements, the partials through two shared trees)
+    "group_norm": (("i",), ("tl.sum(",)),
+    # (16 elements a thread, a shared tree, one atomic a block)
+    "total_sum": (("k",), ("tl.sum(", "tl.atomic_add(")),
+    # (a grid-stride loop, then the warp's shuffles: one atomic a warp)
+    "dot_grid": (("k", "s"), ("tl.sum(", "tl.atomic_add(")),
+    # (the rows of the bag gathered by index, a thread per column)
+    "embedding_bag": (("k",), ("tl.sum(",)),
+    "masked_mean_len": (("j",), ("tl.sum(",)),
+    "max_abs_diff": (("j",), ("tl.max(",)),
+    "row_sums_flat": (("j",), ("tl.sum(",)),
+    "row_rms_bump": (("j",), ("tl.sum(",)),
+    "layernorm_to_f16": (("j", "j_2", "j_3"), ("tl.sum(",)),
+    "row_sums_f64": (("j",), ("tl.sum(",)),
+    "prefix_sums_k": (("j",), ("tl.sum(",)),
+    "window_max": (("j",), ("tl.max(",)),
+    "mse_rows_f16": (("j",), ("tl.sum(",)),
+}
+NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
+    "xent_smooth": (
+        ("j", "j_2"),
+        ("tl.max(", "tl.sum("),
+        "`if (j == k) xt = v;` (the target's logit picked in the loop) is an assignment under a condition, "
+        "not a fold by an operator: foldloops.py admits no loop that assigns it, so the first loop stays",
+    ),
+    "bias_grad_2d": (
+        ("i", "k"),
+        ("tl.sum(",),
+        "the [8, 32] partials folded along the first (ty) axis by the threads of ty == 0: totals.py takes "
+        "partials read as totals over the lanes' axis of a reduction, and this loop over part.at(k, tx) "
+        "stays a loop reading shared scratch",
+    ),
+    "absmax_all": (
+        ("k", "u"),
+        ("tl.max(", "tl.atomic_max("),
+        "each thread's run of 8 elements (t * 8 + k) stays a loop, and thread 0's fold of the 128 partials "
+        "(foreach u in [128]) stays a loop of 128 one-hot reductions",
+    ),
+}
+
+
+def _assert_folded(kernel: str, counters: tuple[str, ...], reductions: tuple[str, ...]) -> None:
+    body = _code("auto", f"{kernel}_k0")
+    walks = [c for c in counters if re.search(rf"\bfor {c} in\b", body)]
+    assert not walks, f"{kernel}: loops still walk the row one element a step: {walks}"
+    assert "_scratch" not in body, f"{kernel}: a round trip through scratch memory"
+    for r in reductions:
+        assert r in body, f"{kernel}: no {r}"
+    written = _code("source", f"{kernel}_k0")
+    walked = any(re.search(rf"\bfor {c} in\b", written) for c in counters) or "while " in written
+    assert walked, f"{kernel}: the source has no such loop"
+
+
+@pytest.mark.parametrize("kernel", sorted(FOLDS))
+def test_auto_folds_each_loop_along_the_row(kernel: str) -> None:
+    """Under auto no loop walks the long axis one element a lane a step; a tile reduction does."""
+    _assert_folded(kernel, *FOLDS[kernel])
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=v[2])) for k, v in sorted(NOT_YET.items())],
+)
+def test_auto_does_not_fold_yet(kernel: str) -> None:
+    _assert_folded(kernel, *NOT_YET[kernel][:2])
+
+
+def test_every_kernel_is_checked() -> None:
+    functions = set(re.findall(r"__co__ void (\w+)\(", PROGRAM.read_text()))
+    assert functions == set(CASES) | set(ATOMIC_CASES)
+    assert functions == set(FOLDS) | set(NOT_YET)
+    assert DEVICE is not None
