@@ -240,6 +240,9 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "softmax_bwd": (("j", "j_2"), ("tl.sum(",)),
     "rmsnorm_bwd": (("j", "j_2", "j_3"), ("tl.sum(",)),
     "quant_rows_s8": (("j", "j_2"), ("tl.max(",)),
+    # (the target's logit picked in the loop, ``if (j == k) xt = v;``: the value the last position where the
+    # condition holds assigns, schedule/foldloops.py)
+    "xent_smooth": (("j", "j_2"), ("tl.max(", "tl.sum(")),
     # (each thread striding over its group's elements, the partials through two shared trees)
     "group_norm": (("i",), ("tl.sum(",)),
     # (16 elements a thread, a shared tree, one atomic a block)
@@ -259,12 +262,6 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "mse_rows_f16": (("j",), ("tl.sum(",)),
 }
 NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
-    "xent_smooth": (
-        ("j", "j_2"),
-        ("tl.max(", "tl.sum("),
-        "`if (j == k) xt = v;` (the target's logit picked in the loop) is an assignment under a condition, "
-        "not a fold by an operator: foldloops.py admits no loop that assigns it, so the first loop stays",
-    ),
     "bias_grad_2d": (
         ("i", "k"),
         ("tl.sum(",),
@@ -312,3 +309,125 @@ def test_every_kernel_is_checked() -> None:
     assert functions == set(CASES) | set(ATOMIC_CASES)
     assert functions == set(FOLDS) | set(NOT_YET)
     assert DEVICE is not None
+
+
+PICKS = """
+__co__ void pick_at(global f32 [M, N] x, global s32 [M] k, global f32 [M] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 p = 7.0f;
+      foreach j in [N] { if (j == k.at(r)) p = x.at(r, j); }
+      y.at(r) = p;
+    }
+  }
+}
+__co__ void last_above(global f32 [M, N] x, f32 thr, global s32 [M] at, global f32 [M] val) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable s32 a = -1;
+      mutable f32 v = 0.0f;
+      foreach j in [N] { f32 u = x.at(r, j); if (u > thr) { a = j; v = u * 2.0f; } }
+      at.at(r) = a;
+      val.at(r) = v;
+    }
+  }
+}
+__co__ void pick_reads_itself(global f32 [M, N] x, f32 thr, global f32 [M] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 p = 0.0f;
+      foreach j in [N] { f32 u = x.at(r, j); if (u > thr) p = u - p; }
+      y.at(r) = p;
+    }
+  }
+}
+__co__ void pick_when_above_it(global f32 [M, N] x, global f32 [M] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 p = 0.0f;
+      foreach j in [N] { f32 u = x.at(r, j); if (u > p + 1.0f) p = u; }
+      y.at(r) = p;
+    }
+  }
+}
+"""
+
+
+def _picks_code() -> str:
+    return translate_full(PICKS, filename="picks.co", schedule="auto").source
+
+
+@pytest.mark.parametrize("n", [70, 20000])
+def test_values_picked_under_a_condition(n: int, tmp_path: Path) -> None:
+    """``if (j == k) p = x.at(r, j);`` and ``if (u > thr) { a = j; v = u * 2; }``: the value the last
+    iteration where the condition holds assigns, else the start: folded under auto (a row in registers,
+    and in blocks past 16384 elements, in order), exact (a picked ``-0.0`` keeps its sign, a NaN stays),
+    the same as the loop in both schedules; rows where no position holds keep the start."""
+    from croq2triton.api import load
+
+    code = _picks_code()
+    for fn in ("pick_at", "last_above"):
+        body = code.split(f"def {fn}_k0(")[1].split("@_rt.launcher")[0]
+        assert not re.search(r"\bfor j in\b", body.split(f"def {fn}_k0_blocked(")[0]), fn
+    m = 9 if n < 1000 else 3
+    x = randn(m, n, seed=n + 40)
+    k = _ints((m,), 0, n, 41)
+    k[1] = n + 3  # past the row: no position holds, the start stays
+    x[0, int(k[0])] = -0.0
+    x[2, int(k[2])] = float("nan")
+    thr = 2.5
+    x[m - 1, :] = -1.0  # no element above the threshold
+    path = tmp_path / "picks.co"
+    path.write_text(PICKS)
+    xd = _d(x).cpu()
+    want_p = torch.tensor([xd[i, int(k[i])] if int(k[i]) < n else 7.0 for i in range(m)], dtype=F64)
+    above = xd > thr
+    pos = torch.where(above, torch.arange(n)[None, :], -1).amax(1)
+    want_v = torch.where(pos >= 0, xd.gather(1, pos.clamp(min=0)[:, None])[:, 0] * 2, 0.0)
+    for s in ("source", "auto"):
+        if s == "source" and n > 1000:
+            continue  # (the loop as written, element by element: the short row covers it)
+        mod = load(path, schedule=s)
+        y = poisoned(m)
+        mod.pick_at(x, k, y)
+        got = y.cpu().double()
+        assert torch.equal(torch.isnan(got), torch.isnan(want_p)), s
+        same = torch.isnan(got) | (got == want_p)
+        assert same.all(), (s, got, want_p)
+        assert torch.signbit(got[0]) and got[0] == 0, s  # the picked -0.0
+        a, v = poisoned(m, dtype=I32), poisoned(m)
+        mod.last_above(x, thr, a, v)
+        assert torch.equal(a.cpu().long(), pos), s
+        assert torch.equal(v.cpu().double(), want_v), s
+
+
+def test_picks_that_read_their_own_value_stay(tmp_path: Path) -> None:
+    """``if (u > thr) p = u - p;`` (the value reads what it replaces) and ``if (u > p + 1) p = u;`` (the
+    condition does): no value picked last, each a loop per lane under auto; both schedules agree with
+    the loop run in Python."""
+    from croq2triton.api import load
+
+    code = _picks_code()
+    for fn in ("pick_reads_itself", "pick_when_above_it"):
+        assert re.search(r"\bfor j in\b", code.split(f"def {fn}_k0(")[1].split("@_rt.launcher")[0]), fn
+    x = randn(9, 70, seed=42)
+    xd = _d(x).cpu()
+    want_a = torch.zeros(9, dtype=F64)
+    want_b = torch.zeros(9, dtype=F64)
+    for j in range(70):
+        u = xd[:, j]
+        want_a = torch.where(u > 0.5, u - want_a, want_a)
+        want_b = torch.where(u > want_b + 1, u, want_b)
+    path = tmp_path / "picks.co"
+    path.write_text(PICKS)
+    for s in ("source", "auto"):
+        mod = load(path, schedule=s)
+        y, z = poisoned(9), poisoned(9)
+        mod.pick_reads_itself(x, 0.5, y)
+        mod.pick_when_above_it(x, z)
+        assert_near_max(y, want_a, 1e-6, f"a pick reading itself ({s})")
+        assert_near_max(z, want_b, 0.0, f"a pick above itself ({s})")

@@ -37,6 +37,13 @@ the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`
 * two accumulators may fold as one pair: an online softmax's running maximum and rescaled sum
   (schedule/rescaled.py), the best value so far and its index (schedule/argfold.py); their lets that
   read the accumulators are inlined into the folds;
+* a value picked under a condition, ``acc := where(g, f, acc)`` with neither ``g`` nor ``f`` reading an
+  accumulator (``if (j == k) xt = v;``: a target's logit; ``if (v > thr) at = j;``: the last position
+  above a threshold), is the last iteration's ``f`` where ``g`` holds, else ``acc`` as it was: a fold
+  whose operator takes the right operand where it is present (associative, not commutative: the blocks
+  run in order, never last block first).  A block takes its last position ``P`` where ``g`` holds
+  (``tl.max`` of the counter there) and ``f`` at ``P`` (exact: :meth:`_Rewrite.last`), where some
+  position holds;
 * what the loop defines is not read after it (but the folds' accumulators);
 * a store writes a distinct element for each value of the counter (its index is affine in the
   counter with a non-zero coefficient in some dimension), and a tensor the loop stores into is
@@ -83,7 +90,8 @@ class NotFolded(Exception):
 @dataclass(frozen=True)
 class Fold:
     acc: E.Var
-    op: str  # +, max, min; "rescale": the rescaled sum of an online softmax (schedule/rescaled.py)
+    op: str  # +, max, min; "rescale": the rescaled sum of an online softmax (schedule/rescaled.py); "last":
+    # the value the last iteration where ``guard`` holds assigns
     value: E.Expr  # f: what each iteration folds in
     guard: E.Expr | None  # g: where it does (None: everywhere)
     rescaled: Rescaled | None = None  # op "rescale": its running maximum, exponential, f and weight
@@ -193,7 +201,9 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
             if (
                 lead
                 and not whole
-                and any(f.rescaled is not None or f.pick is not None or f.running for f in folds.values())
+                and any(
+                    f.rescaled is not None or f.pick is not None or f.running or f.op == "last" for f in folds.values()
+                )
             ):
                 # (a rescaled sum, an index fold or a running sum in blocks along a leading axis: element-wise
                 # tiles of them, not done): the loop as written
@@ -206,7 +216,9 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
             reads = {x.base for x in N.walk(s.body) if isinstance(x, N.Load)}
             # blocks of a pass over what an earlier pass read (a norm's scaling after its statistics) run
             # last block first: the blocks read last are the likeliest still in L2
+            # (a value picked last: blocks in order)
             again = not whole and bool(reads & read_before) and not outside
+            again = again and all(f.op != "last" for f in folds.values())
             read_before |= reads
             out.extend(_Rewrite(s, folds, rank, block, whole, taken, lead=lead, reverse=again).run())
             folded += 1
@@ -421,6 +433,9 @@ def _fold_through(s: N.Assign, lets: dict[str, E.Expr], accs: set[str]) -> Fold:
     if pick is not None:
         chosen, index, g = pick
         return Fold(acc, "argpick", index, g, pick=chosen)
+    if guard is not None and acc.name not in _names(guard) | _names(value) and acc.dtype != "i1":
+        # a value picked under a condition (the other accumulators' reads are refused by loop_folds)
+        return Fold(acc, "last", value, guard)
     raise first
 
 
@@ -747,6 +762,9 @@ class _Rewrite:
                     return
                 self.pick(*pair, E.conj(conds), line)
                 return
+            if f.op == "last":
+                self.last(s.var, f, E.conj(conds), line)
+                return
             if s.var.name in self.maxima:  # the running maximum a rescaled sum computed already
                 self.out.append(N.Assign(s.var, self.maxima[s.var.name], line=line))
                 return
@@ -839,6 +857,34 @@ class _Rewrite:
             )
         )
         self.out.append(N.Assign(acc_b, E.Where(take, top, acc_b), line=line))
+
+    def last(self, acc: E.Var, f: Fold, cond: E.Expr, line: int) -> None:
+        """A block of a value picked under a condition at once: the block's last position ``P`` where
+        ``cond`` holds (the lowest ``i32`` where none does) and ``f`` there, taken where some position
+        holds.  ``f`` at ``P`` is a reduction with one element that is not the identity: an integer's
+        sum with 0; a float's maximum with ``-inf`` (the element itself, a zero's sign kept), NaN where
+        the sum with 0 is NaN (the element is NaN: a sum of NaN, zeros and one infinity is not)."""
+        counter = self.env[self.loop.var.name]
+        none = E.Const(-(2**31), "i32")
+        last = E.Reduce("max", E.Where(cond, counter, none), self.axis)
+        at = E.Var(self.fresh(f"{acc.name}_at"), "i32", dims=last.shape)
+        self.out.append(N.Let(at, last, line=line))
+        value = self.lift(f.value)
+        if value.dtype != acc.type:
+            value = E.Cast(value, acc.type)
+        hit = E.Bin("==", counter, self.lift(at))
+        chosen: E.Expr
+        if E.is_int(acc.type):
+            chosen = E.Reduce("sum", E.Where(hit, value, E.Const(0, acc.type)), self.axis)
+        else:
+            top = E.Reduce("max", E.Where(hit, value, _identity("max", acc.type)), self.axis)
+            total = E.Reduce("sum", E.Where(hit, value, _identity("+", acc.type)), self.axis)
+            nan = E.Var(self.fresh(f"{acc.name}_nan"), acc.type, dims=total.shape)
+            self.out.append(N.Let(nan, total, line=line))
+            chosen = E.Where(E.Bin("!=", nan, nan), nan, top)
+        if chosen.dtype != acc.type:
+            chosen = E.Cast(chosen, acc.type)
+        self.out.append(N.Assign(acc, E.Where(E.Bin(">", at, none), chosen, acc), line=line))
 
     def _value(self, mask: E.Var) -> E.Expr:
         """A mask's terms where the loop defined it (so the tail is added once), else the mask."""
