@@ -249,6 +249,10 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "total_sum": (("k",), ("tl.sum(", "tl.atomic_add(")),
     # (a grid-stride loop, then the warp's shuffles: one atomic a warp)
     "dot_grid": (("k", "s"), ("tl.sum(", "tl.atomic_add(")),
+    # (each thread's run of 8 elements, t * 8 + k through a flat index split by division: one contiguous
+    # tile, the counter's axis the fast one, schedule/policy.py lane_runs; then thread 0's fold of the
+    # partials, a reduction of the tile, schedule/selectfold.py)
+    "absmax_all": (("k", "u"), ("tl.max(", "tl.atomic_max(")),
     # (the rows of the bag gathered by index, a thread per column)
     "embedding_bag": (("k",), ("tl.sum(",)),
     "masked_mean_len": (("j",), ("tl.sum(",)),
@@ -268,12 +272,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
         "the [8, 32] partials folded along the first (ty) axis by the threads of ty == 0: totals.py takes "
         "partials read as totals over the lanes' axis of a reduction, and this loop over part.at(k, tx) "
         "stays a loop reading shared scratch",
-    ),
-    "absmax_all": (
-        ("k", "u"),
-        ("tl.max(", "tl.atomic_max("),
-        "each thread's run of 8 elements (t * 8 + k) stays a loop, and thread 0's fold of the 128 partials "
-        "(foreach u in [128]) stays a loop of 128 one-hot reductions",
     ),
 }
 
@@ -431,3 +429,66 @@ def test_picks_that_read_their_own_value_stay(tmp_path: Path) -> None:
         mod.pick_when_above_it(x, z)
         assert_near_max(y, want_a, 1e-6, f"a pick reading itself ({s})")
         assert_near_max(z, want_b, 0.0, f"a pick above itself ({s})")
+
+
+RUNS = """
+__co__ void runs_of_8(global f32 [L] x, global f32 [Q] y) {
+  parallel b by cdiv(Q, 128) : block, t by 128 : thread {
+    int q = b # t;
+    mutable f32 s = 0.0f;
+    foreach k in [8] { s += x.at(q * 8 + k); }
+    if (q < Q) y.at(q) = s;
+  }
+}
+__co__ void lanes_adjacent(global f32 [L] x, global f32 [Q] y) {
+  parallel b by cdiv(Q, 128) : block, t by 128 : thread {
+    mutable f32 s = 0.0f;
+    foreach k in [8] { s += x.at(b * 1024 + k * 128 + t); }
+    if (b # t < Q) y.at(b # t) = s;
+  }
+}
+__co__ void runs_overlapping(global f32 [L] x, global f32 [Q] y) {
+  parallel b by cdiv(Q, 128) : block, t by 128 : thread {
+    int q = b # t;
+    mutable f32 s = 0.0f;
+    foreach k in [8] { s += x.at(q * 4 + k); }
+    if (q < Q) y.at(q) = s;
+  }
+}
+"""
+
+
+def test_short_runs_of_each_lane_fold_into_one_tile(tmp_path: Path) -> None:
+    """``x.at(q * 8 + k)``, ``k`` in ``[8]``: each lane's run of 8 elements, one contiguous tile with the
+    counter's axis trailing (fast) under auto; lanes 1 apart (``k * 128 + t``: the lanes read along the
+    line already) and runs of 8 that overlap (``q * 4 + k``) stay loops.  All agree with float64."""
+    from croq2triton.api import load
+
+    code = translate_full(RUNS, filename="runs.co", schedule="auto").source
+
+    def body(fn: str) -> str:
+        return code.split(f"def {fn}_k0(")[1].split("@_rt.launcher")[0].split("@triton.jit")[0]
+
+    assert not re.search(r"\bfor k in\b", body("runs_of_8")) and "tl.sum(" in body("runs_of_8")
+    assert re.search(r"k = tl\.arange\(0, \w+\)\[None, :\]", body("runs_of_8")), "the counter's axis not trailing"
+    assert re.search(r"\bfor k in\b", body("lanes_adjacent"))
+    assert re.search(r"\bfor k in\b", body("runs_overlapping"))
+    q = 300
+    x = randn(3 * 1024 + 5, seed=50)  # (past the last run: lanes_adjacent reads to 3 * 1024)
+    xd = _d(x).cpu()
+    path = tmp_path / "runs.co"
+    path.write_text(RUNS)
+    for s in ("source", "auto"):
+        mod = load(path, schedule=s)
+        y = poisoned(q)
+        mod.runs_of_8(x, y)
+        assert_near_max(y, xd[: 8 * q].reshape(q, 8).sum(1), 1e-6, f"runs of 8 ({s})")
+        y = poisoned(q)
+        mod.lanes_adjacent(x, y)
+        idx = torch.arange(q)
+        want = torch.stack([xd[(idx // 128) * 1024 + k * 128 + idx % 128] for k in range(8)]).sum(0)
+        assert_near_max(y, want, 1e-6, f"lanes adjacent ({s})")
+        y = poisoned(q)
+        mod.runs_overlapping(x, y)
+        want = torch.stack([xd[idx * 4 + k] for k in range(8)]).sum(0)
+        assert_near_max(y, want, 1e-6, f"overlapping runs ({s})")

@@ -623,6 +623,35 @@ def _own_segment(index: E.Expr, counter: str, read: set[str]) -> bool:
     return terms is not None and terms[0].get(counter) == 1 and bool(_names(terms[1]) & read)
 
 
+def flat_last(index: list[E.Expr]) -> E.Expr:
+    """An access's flat index along the contiguous axis: its last index, or ``e`` where the last two
+    are ``e / X`` and ``e % X`` (a flat index split into a row and a column)."""
+    last = index[-1]
+    before = index[-2] if len(index) > 1 else None
+    if (
+        isinstance(last, E.Bin)
+        and last.op == "%"
+        and isinstance(before, E.Bin)
+        and before.op == "/"
+        and E.same(before.lhs, last.lhs)
+        and E.same(before.rhs, last.rhs)
+    ):
+        return last.lhs
+    return last
+
+
+def lane_run(index: list[E.Expr], counter: str, extent: int) -> bool:
+    """Whether an access walks a run of ``extent`` elements of each lane: its flat index along the
+    contiguous axis (:func:`flat_last`) steps by 1 with the counter and by at least ``extent`` with
+    each lane (``x.at(t * 8 + k)``, ``k`` in ``[8]``): folded, the counter's axis is the fast one."""
+    flat = flat_last(index)
+    lanes = sorted({v.name for v in E.free_vars(flat) if v.shape})
+    terms = E.linear(flat, [counter, *lanes])
+    if terms is None or terms[0].get(counter) != 1 or not lanes:
+        return False
+    return all(abs(terms[0].get(v, 0)) >= max(2, extent) for v in lanes)
+
+
 def _lanes_contiguous(loop: N.For, read: set[str]) -> bool:
     """Whether the loop's accesses read memory along the lanes: where an access's index holds the
     counter, its contiguous (last) dimension's index holds the lanes (``x.at(r, j * 256 + t)``: a
@@ -642,6 +671,9 @@ def _lanes_contiguous(loop: N.For, read: set[str]) -> bool:
         last = index[-1]
         if last.shape and _own_segment(last, loop.var.name, read):
             return False  # each lane walks a segment of its own (``vals.at(lo + k)``): a lane per row
+        extent = E.fold(loop.stop - loop.start)
+        if lane_run(index, loop.var.name, int(extent.value) if isinstance(extent, E.Const) else 2):
+            return False  # each lane walks a run of its own (``x.at(t * 8 + k)``): the counter's axis is the fast one
         if last.shape:
             along = True
         elif loop.var.name in _names(last):
