@@ -249,6 +249,10 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "total_sum": (("k",), ("tl.sum(", "tl.atomic_add(")),
     # (a grid-stride loop, then the warp's shuffles: one atomic a warp)
     "dot_grid": (("k", "s"), ("tl.sum(", "tl.atomic_add(")),
+    # (the [8, 32] partials read back along the first axis by the threads of ty == 0: part.at(k, tx) is an
+    # element of the stored tile broadcast over ty, schedule/forward.py; the loop over k one reduction,
+    # schedule/selectfold.py; the partials kept as totals, schedule/totals.py)
+    "bias_grad_2d": (("i", "k"), ("tl.sum(",)),
     # (each thread's run of 8 elements, t * 8 + k through a flat index split by division: one contiguous
     # tile, the counter's axis the fast one, schedule/policy.py lane_runs; then thread 0's fold of the
     # partials, a reduction of the tile, schedule/selectfold.py)
@@ -265,15 +269,7 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "window_max": (("j",), ("tl.max(",)),
     "mse_rows_f16": (("j",), ("tl.sum(",)),
 }
-NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
-    "bias_grad_2d": (
-        ("i", "k"),
-        ("tl.sum(",),
-        "the [8, 32] partials folded along the first (ty) axis by the threads of ty == 0: totals.py takes "
-        "partials read as totals over the lanes' axis of a reduction, and this loop over part.at(k, tx) "
-        "stays a loop reading shared scratch",
-    ),
-}
+NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {}
 
 
 def _assert_folded(kernel: str, counters: tuple[str, ...], reductions: tuple[str, ...]) -> None:
@@ -492,3 +488,81 @@ def test_short_runs_of_each_lane_fold_into_one_tile(tmp_path: Path) -> None:
         mod.runs_overlapping(x, y)
         want = torch.stack([xd[idx * 4 + k] for k in range(8)]).sum(0)
         assert_near_max(y, want, 1e-6, f"overlapping runs ({s})")
+
+
+COLUMN_PARTS = """
+__co__ void col_max_2d(global f32 [M, N] x, global f32 [N] y) {
+  parallel b by cdiv(N, 32) : block {
+    shared f32 [8, 32] part;
+    parallel {ty, tx} by [8, 32] : thread {
+      int c = b # tx;
+      mutable f32 m = -inf;
+      foreach i in [cdiv(M, 8)] {
+        if (i * 8 + ty < M && c < N) m = __max(m, x.at(i * 8 + ty, c));
+      }
+      part.at(ty, tx) = m;
+      sync.shared;
+      if (ty == 0 && c < N) {
+        mutable f32 tot = -inf;
+        foreach k in [8] { tot = __max(tot, part.at(k, tx)); }
+        y.at(c) = tot;
+      }
+    }
+  }
+}
+__co__ void col_sums_neighbour(global f32 [M, N] x, global f32 [N] y) {
+  parallel b by cdiv(N, 32) : block {
+    shared f32 [8, 32] part;
+    parallel {ty, tx} by [8, 32] : thread {
+      int c = b # tx;
+      mutable f32 acc = 0.0f;
+      foreach i in [cdiv(M, 8)] {
+        if (i * 8 + ty < M && c < N) acc += x.at(i * 8 + ty, c);
+      }
+      part.at(ty, tx) = acc;
+      sync.shared;
+      if (ty == 0 && c < N) {
+        mutable f32 tot = 0.0f;
+        foreach k in [8] { tot += part.at(k, (tx + 1) % 32); }
+        y.at(c) = tot;
+      }
+    }
+  }
+}
+"""
+
+
+def test_partials_of_a_2d_block_read_back_along_its_first_axis(tmp_path: Path) -> None:
+    """``part.at(k, tx)`` for ``k`` in ``[8]`` after each thread stored ``part.at(ty, tx)``: the element of
+    the stored tile at ``(k, tx)``, the same for every ``ty`` (forwarded in registers, then one ``tl.max``
+    of the tile over its first axis); a thread reading its neighbour column's partials (``(tx + 1) %
+    32``) is not one element of the tile per lane: read back from scratch as lifted.  Both agree with
+    float64 in both schedules."""
+    from croq2triton.api import load
+
+    code = translate_full(COLUMN_PARTS, filename="parts.co", schedule="auto").source
+
+    def body(fn: str) -> str:
+        return code.split(f"def {fn}_k0(")[1].split("@_rt.launcher")[0].split("@triton.jit")[0]
+
+    assert "_scratch" not in body("col_max_2d") and "tl.max(" in body("col_max_2d")
+    assert not re.search(r"\bfor k in\b", body("col_max_2d"))
+    assert "part_scratch" in body("col_sums_neighbour")
+    m, n = 45, 70
+    x = randn(m, n, seed=60)
+    xd = _d(x).cpu()
+    sums = xd.sum(0)
+    shifted = torch.tensor(
+        [sums[(c // 32) * 32 + (c % 32 + 1) % 32] if (c // 32) * 32 + (c % 32 + 1) % 32 < n else 0.0 for c in range(n)],
+        dtype=F64,
+    )
+    path = tmp_path / "parts.co"
+    path.write_text(COLUMN_PARTS)
+    for s in ("source", "auto"):
+        mod = load(path, schedule=s)
+        y = poisoned(n)
+        mod.col_max_2d(x, y)
+        assert_near_max(y, xd.amax(0), 0.0, f"column maxima ({s})")
+        y = poisoned(n)
+        mod.col_sums_neighbour(x, y)
+        assert_near_max(y, shifted, 1e-6, f"the neighbour column's sums ({s})")
