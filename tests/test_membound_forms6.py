@@ -566,3 +566,13 @@ def test_partials_of_a_2d_block_read_back_along_its_first_axis(tmp_path: Path) -
         y = poisoned(n)
         mod.col_sums_neighbour(x, y)
         assert_near_max(y, shifted, 1e-6, f"the neighbour column's sums ({s})")
+
+
+def test_an_embedding_bag_reads_each_gathered_row_along_the_lanes() -> None:
+    """``w.at(idx.at(p, k), d)`` with the lanes along ``d``: the rows the counter picks through a loaded
+    index are read along the lanes, so the counter's axis leads the folded tile and the lanes' stays
+    the fast one (schedule/foldloops.py ``_lanes_contiguous``: the index load is the same for every lane,
+    the gather's row steps with the counter through it); the numbers are checked with the other forms."""
+    body = _code("auto", "embedding_bag_k0")
+    assert re.search(r"k = tl\.arange\(0, BLOCK_J\)\[:, None\]", body), "the counter's axis not leading"
+    assert "d[None, :] * w_stride_1" in body

@@ -662,12 +662,17 @@ def _lanes_contiguous(loop: N.For, read: set[str]) -> bool:
     2026-12-03; their warps did: :func:`fold_loops`)."""
     values = {s.var.name: s.value for s in loop.body if isinstance(s, N.Let)}
     along = False
+    steps = {loop.var.name}  # the counter and the values loaded at it (a gather's rows: ``w.at(idx.at(b, k), d)``)
     for s in loop.body:
         if not isinstance(s, (N.Load, N.Store)) or not s.index:
             continue
         index = [E.resolve(x, values) for x in s.index]
-        if not any(loop.var.name in _names(x) for x in index):
+        if not any(steps & _names(x) for x in index):
             continue
+        if isinstance(s, N.Load):
+            steps.add(s.var.name)
+        if not any(x.shape for x in index):
+            continue  # the same element for every lane (an embedding bag's row indices): no line of the lanes
         last = index[-1]
         if last.shape and _own_segment(last, loop.var.name, read):
             return False  # each lane walks a segment of its own (``vals.at(lo + k)``): a lane per row
