@@ -877,13 +877,20 @@ class _Rewrite:
         self.out.append(N.Let(top, E.Reduce(op, vals, self.axis), line=line))
         counter = self.env[self.loop.var.name]
         big = E.Const(2**31 - 1, "i32")
-        first = E.Reduce("min", E.Where(E.Bin("==", vals, self.lift(top)), counter, big), self.axis)
+        least = E.Const(-(2**31), "i32")
+        if fi.pick.last:  # (>=: the last position of the block's best among the valid ones)
+            hit = E.conj([E.Bin("==", vals, self.lift(top)), valid])
+            first = E.Reduce("max", E.Where(hit, counter, least), self.axis)
+        else:
+            first = E.Reduce("min", E.Where(E.Bin("==", vals, self.lift(top)), counter, big), self.axis)
         at = E.Var(self.fresh(f"{index}_block"), "i32", dims=first.shape)
         self.out.append(N.Let(at, first, line=line))
         value = self.lift(fi.value)
         zero = _identity("+", acc_i.type)
         chosen = E.Reduce("sum", E.Where(E.Bin("==", counter, self.lift(at)), value, zero), self.axis)
-        better = E.Bin(">" if op == "max" else "<", top, acc_b)
+        better: E.Expr = E.Bin(">" if op == "max" else "<", top, acc_b)
+        if fi.pick.last:  # a later position as good as the best so far replaces it (where one is valid)
+            better = E.conj([E.Bin(">=" if op == "max" else "<=", top, acc_b), E.Bin(">", at, least)])
         take = E.Var(self.fresh(f"{best}_better"), "i1", dims=better.shape)
         self.out.append(N.Let(take, better, line=line))
         self.out.append(
