@@ -187,6 +187,12 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
         lambda a, c: [((_d(a) - _d(c)) ** 2).mean(1)],
         1e-3,
     ),
+    "rms_local_cache": (
+        lambda m, n: [randn(m, n, seed=m + 34)],
+        lambda m, n: [((m, n), F32)],
+        lambda x: [_d(x) / torch.sqrt((_d(x) ** 2).mean(1, keepdim=True) + 1e-5)],
+        1e-5,
+    ),
 }
 # kernels that add into their output by atomics: the output zeroed, not poisoned (the caller's part)
 ATOMIC_CASES: dict[str, tuple[Inputs, Callable[..., torch.Tensor], float]] = {
@@ -257,6 +263,10 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # tile, the counter's axis the fast one, schedule/policy.py lane_runs; then thread 0's fold of the
     # partials, a reduction of the tile, schedule/selectfold.py)
     "absmax_all": (("k", "u"), ("tl.max(", "tl.atomic_max(")),
+    # (each thread's 16 values in a local array: both loops runs of each lane, one tile each, schedule/policy.py
+    # lane_runs; the tile stored into the array's scratch area and read back forwarded in registers after the
+    # folding, schedule/forward.py: no scratch, the row read once)
+    "rms_local_cache": (("k", "k_2"), ("tl.sum(",)),
     # (the rows of the bag gathered by index, a thread per column)
     "embedding_bag": (("k",), ("tl.sum(",)),
     "masked_mean_len": (("j",), ("tl.sum(",)),

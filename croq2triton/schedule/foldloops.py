@@ -66,6 +66,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import overload
 
+from ..lift.buffers import pow2
 from ..tir import expr as E
 from ..tir import nodes as N
 from . import argfold, rescaled
@@ -210,7 +211,12 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
                 out.append(s)
                 skipped += 1
                 continue
-            if whole:
+            size: Block = block
+            extent = E.fold(s.stop - s.start)
+            if whole and _known_whole(extent, kernel):
+                assert isinstance(extent, E.Const)
+                size = pow2(int(extent.value))  # (an extent known when translating: the tile's size with it)
+            elif whole:
                 _whole_extent(s, kernel, args, block)
             leads = leads or lead
             reads = {x.base for x in N.walk(s.body) if isinstance(x, N.Load)}
@@ -220,7 +226,7 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
             again = not whole and bool(reads & read_before) and not outside
             again = again and all(f.op != "last" for f in folds.values())
             read_before |= reads
-            out.extend(_Rewrite(s, folds, rank, block, whole, taken, lead=lead, reverse=again).run())
+            out.extend(_Rewrite(s, folds, rank, size, whole, taken, lead=lead, reverse=again).run())
             folded += 1
         return out
 
@@ -237,7 +243,8 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
     what = f"blocks of {block}" if isinstance(block, int) else "the whole extent"
     doc = kernel.doc + f" Its loops over each lane's row are tiles of {what} (schedule/foldloops.py)."
     warps = kernel.warps_per
-    if whole and isinstance(block, E.Extent):  # the tile grows with the row: warps to match, at launch
+    if whole and isinstance(block, E.Extent) and any(a.name == block.name for a in args):
+        # the tile grows with the row: warps to match, at launch
         lanes = 1
         for d in lane_shape(kernel):
             lanes *= d if isinstance(d, int) else 1
@@ -598,6 +605,25 @@ def _whole_extent(loop: N.For, kernel: N.Kernel, args: list[N.Arg], block: Block
         args.append(arg)
     elif not (isinstance(known, N.Constexpr) and known.size is not None and E.same(known.size, host)):
         raise NotFolded("loops of different extents in one kernel")
+
+
+# a loop of an extent known when translating folds whole into a tile of that size (no size fixed at
+# launch, no blocked variant) where the tile holds at most this much (policy.FOLD_WHOLE_BYTES: the launcher
+# keeps a row in registers up to it)
+KNOWN_WHOLE_BYTES = 64 * 1024
+
+
+def _known_whole(extent: E.Expr, kernel: N.Kernel) -> bool:
+    """Whether a loop of ``extent`` folds whole into a tile of a size known when translating."""
+    if not (isinstance(extent, E.Const) and isinstance(extent.value, int) and extent.value > 0):
+        return False
+    lanes = 1
+    for d in lane_shape(kernel):
+        lanes *= d if isinstance(d, int) else 1
+    from .widen import BYTES as WIDTHS  # (widen imports this module's neighbours: here, not at the top)
+
+    elem = max((WIDTHS.get(a.dtype, 4) for a in kernel.args if isinstance(a, N.Pointer)), default=4)
+    return pow2(int(extent.value)) * lanes * elem <= KNOWN_WHOLE_BYTES
 
 
 def lane_shape(kernel: N.Kernel) -> E.Shape:

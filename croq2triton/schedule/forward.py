@@ -203,6 +203,8 @@ class _Forward:
             raise NotForwarded("an unmasked load of a tile stored under a mask")
         # (a tile of zeros added to broadcast the index over the load's lanes: the element the same)
         index = _without_zero_tiles(self.resolve(s.index[0]))
+        if s.var.shape:  # (lanes placed onto an axis, ``lane_id[:, None]``: the names staging gave them)
+            index = self.lift_lanes(index, len(s.var.shape))
         names = [v.name for v in E.free_vars(index) if self.lane(v) is not None or v.name in ranges]
         terms = E.linear(index, names)
         if terms is None or not E.same(terms[1], staged.base):

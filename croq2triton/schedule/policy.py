@@ -224,11 +224,9 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
         block = lines_block(_loaded_bytes(kernel, loops) or elem, lanes, LINES_BLOCK_BYTES)
         extents = [E.fold(loop.stop - loop.start) for loop in loops]
         if all(isinstance(x, E.Const) for x in extents):
+            if lane_runs(kernel, loops):  # each lane's run of elements: folded whole, the runs one tile
+                return TileSchedule(tuple(1 for _ in kernel.program_ids), tile_warps(kernel), origin="auto", fold=-1)
             if all(int(x.value) < 2 * block for x in extents):  # type: ignore[union-attr]
-                if lane_runs(kernel, loops):  # each lane's run of elements: folded whole, the runs one tile
-                    return TileSchedule(
-                        tuple(1 for _ in kernel.program_ids), tile_warps(kernel), origin="auto", fold=-1
-                    )
                 return None  # a short loop (an embedding bag's few rows): widening the lanes is the policy there
             return TileSchedule(tuple(1 for _ in kernel.program_ids), LINES_WARPS, origin="auto", fold=block)
         sized = any(isinstance(a, N.Constexpr) and a.size is not None for a in kernel.args)
@@ -257,6 +255,7 @@ def lane_runs(kernel: N.Kernel, loops: list[N.For]) -> bool:
     each lane (schedule/foldloops.py ``lane_run``: ``x.at(t * 8 + k)``, ``k`` in ``[8]``), every
     access that reads the counter so.  As written each step reads one element of each run, lanes a
     run apart; folded, the counter's axis is the tile's fast one and the runs one contiguous tile."""
+    scratch = {a.name for a in kernel.args if isinstance(a, N.Scratch)}  # (a thread's own array: not memory)
     for loop in loops:
         extent = E.fold(loop.stop - loop.start)
         if not isinstance(extent, E.Const):
@@ -264,7 +263,7 @@ def lane_runs(kernel: N.Kernel, loops: list[N.For]) -> bool:
         values = {s.var.name: s.value for s in loop.body if isinstance(s, N.Let)}
         found = False
         for s in loop.body:
-            if not isinstance(s, (N.Load, N.Store)) or not s.index:
+            if not isinstance(s, (N.Load, N.Store)) or not s.index or s.base in scratch:
                 continue
             index = [E.resolve(x, values) for x in s.index]
             if lane_run(index, loop.var.name, int(extent.value)):

@@ -266,6 +266,10 @@ class _Spread:
 
 def fold_all(kernel: N.Kernel, block: Block, whole: bool = False) -> N.Kernel:
     """:func:`fold_selects`, then :func:`~.foldloops.fold_loops` of what is left: loops over a register
-    tile's elements are one reduction each first."""
+    tile's elements are one reduction each first; then the tiles the folded loops store into a scratch
+    area and read back (a thread's local array written a step at a time, now a tile) forwarded in
+    registers (schedule/forward.py)."""
+    from .forward import forward_scratch
+
     kernel, selects = fold_selects(kernel)
-    return fold_loops(kernel, block, whole, selects=selects)
+    return forward_scratch(fold_loops(kernel, block, whole, selects=selects))
