@@ -586,3 +586,13 @@ def test_an_embedding_bag_reads_each_gathered_row_along_the_lanes() -> None:
     body = _code("auto", "embedding_bag_k0")
     assert re.search(r"k = tl\.arange\(0, BLOCK_J\)\[:, None\]", body), "the counter's axis not leading"
     assert "d[None, :] * w_stride_1" in body
+
+
+@pytest.mark.parametrize("kernel", ["row_sums_flat", "row_rms_bump"])
+def test_rows_of_a_flat_tensor_are_read_along_each_row(kernel: str) -> None:
+    """``x.at(r * N + j)`` / ``x.view(N).from(r * N)``, ``j`` in ``[N]``: each lane's row of a flat tensor,
+    a run of ``N`` elements (schedule/foldloops.py ``lane_run``, a lane's coefficient the loop's extent):
+    a row a program under auto, the counter's axis the tile's fast one."""
+    body = _code("auto", f"{kernel}_k0")
+    assert re.search(r"j = tl\.arange\(0, BLOCK_J\)\[None, :\]", body), "the counter's axis not trailing"
+    assert "t = tl.arange(0, 1)" in body, "the rows not one a program"

@@ -147,6 +147,9 @@ def walks_rows(kernel: N.Kernel) -> bool:
             last = index[-1]
             if loop.var.name in _names(last) and len(index) > 1 and not last.shape and any(x.shape for x in index[:-1]):
                 return True
+            extent = E.fold(loop.stop - loop.start)
+            if not isinstance(extent, E.Const) and lane_run(index, loop.var.name, extent):
+                return True  # a lane's row of a flat tensor (``x.at(r * N + j)``, ``j`` in ``[N]``)
             if _own_segment(last, loop.var.name, read):
                 return True
     return False
@@ -666,16 +669,29 @@ def flat_last(index: list[E.Expr]) -> E.Expr:
     return last
 
 
-def lane_run(index: list[E.Expr], counter: str, extent: int) -> bool:
-    """Whether an access walks a run of ``extent`` elements of each lane: its flat index along the
-    contiguous axis (:func:`flat_last`) steps by 1 with the counter and by at least ``extent`` with
-    each lane (``x.at(t * 8 + k)``, ``k`` in ``[8]``): folded, the counter's axis is the fast one."""
+def lane_run(index: list[E.Expr], counter: str, extent: E.Expr) -> bool:
+    """Whether an access walks a run of the loop's ``extent`` elements of each lane: its flat index along
+    the contiguous axis (:func:`flat_last`) steps by 1 with the counter and, with each lane, by at least
+    ``extent`` (a constant; 2 where the extent is known at launch only) or by ``extent`` itself
+    (``x.at(t * 8 + k)``, ``k`` in ``[8]``; ``x.at(r * N + j)``, ``j`` in ``[N]``: the rows of a flat
+    tensor): folded, the counter's axis is the fast one."""
     flat = flat_last(index)
     lanes = sorted({v.name for v in E.free_vars(flat) if v.shape})
-    terms = E.linear(flat, [counter, *lanes])
-    if terms is None or terms[0].get(counter) != 1 or not lanes:
+    terms = E.linear_terms(flat, [counter, *lanes])
+    if terms is None or not lanes:
         return False
-    return all(abs(terms[0].get(v, 0)) >= max(2, extent) for v in lanes)
+    step = E.fold(terms[0].get(counter, E.Const(0)))
+    if not (isinstance(step, E.Const) and step.value == 1):
+        return False
+    least = int(extent.value) if isinstance(extent, E.Const) and isinstance(extent.value, int) else 2
+    for v in lanes:
+        coef = E.fold(terms[0].get(v, E.Const(0)))
+        if isinstance(coef, E.Const) and isinstance(coef.value, int):
+            if abs(coef.value) < max(2, least):
+                return False
+        elif not E.same(coef, E.fold(extent)):
+            return False
+    return True
 
 
 def _lanes_contiguous(loop: N.For, read: set[str]) -> bool:
@@ -702,8 +718,7 @@ def _lanes_contiguous(loop: N.For, read: set[str]) -> bool:
         last = index[-1]
         if last.shape and _own_segment(last, loop.var.name, read):
             return False  # each lane walks a segment of its own (``vals.at(lo + k)``): a lane per row
-        extent = E.fold(loop.stop - loop.start)
-        if lane_run(index, loop.var.name, int(extent.value) if isinstance(extent, E.Const) else 2):
+        if lane_run(index, loop.var.name, E.fold(loop.stop - loop.start)):
             return False  # each lane walks a run of its own (``x.at(t * 8 + k)``): the counter's axis is the fast one
         if last.shape:
             along = True

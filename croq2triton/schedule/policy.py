@@ -266,7 +266,7 @@ def lane_runs(kernel: N.Kernel, loops: list[N.For]) -> bool:
             if not isinstance(s, (N.Load, N.Store)) or not s.index or s.base in scratch:
                 continue
             index = [E.resolve(x, values) for x in s.index]
-            if lane_run(index, loop.var.name, int(extent.value)):
+            if lane_run(index, loop.var.name, extent):
                 found = True
             elif loop.var.name in {v.name for x in index for v in E.free_vars(x)}:
                 return False
