@@ -614,6 +614,9 @@ def _whole_extent(loop: N.For, kernel: N.Kernel, args: list[N.Arg], block: Block
 # launch, no blocked variant) where the tile holds at most this much (policy.FOLD_WHOLE_BYTES: the launcher
 # keeps a row in registers up to it)
 KNOWN_WHOLE_BYTES = 64 * 1024
+# the bytes of an element of the IR's types (4 where not named)
+ELEM_BYTES = {"i1": 1, "i8": 1, "u8": 1, "f8_e4m3": 1, "f8_e5m2": 1, "i16": 2, "u16": 2, "f16": 2, "bf16": 2}
+ELEM_BYTES |= {"f64": 8, "i64": 8, "u64": 8}
 
 
 def _known_whole(extent: E.Expr, kernel: N.Kernel) -> bool:
@@ -623,9 +626,7 @@ def _known_whole(extent: E.Expr, kernel: N.Kernel) -> bool:
     lanes = 1
     for d in lane_shape(kernel):
         lanes *= d if isinstance(d, int) else 1
-    from .widen import BYTES as WIDTHS  # (widen imports this module's neighbours: here, not at the top)
-
-    elem = max((WIDTHS.get(a.dtype, 4) for a in kernel.args if isinstance(a, N.Pointer)), default=4)
+    elem = max((ELEM_BYTES.get(a.dtype, 4) for a in kernel.args if isinstance(a, N.Pointer)), default=4)
     return pow2(int(extent.value)) * lanes * elem <= KNOWN_WHOLE_BYTES
 
 
