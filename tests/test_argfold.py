@@ -88,16 +88,17 @@ def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
 @pytest.mark.parametrize(("schedule", "m", "n"), form_sizes([(5, 77), (70, 300)]))
 def test_each_form_in_both_schedules(schedule: str, m: int, n: int) -> None:
     mod = load_once(PROGRAM, schedule)
-    for fn in FUNCS:  # (kernel_util.form_rows: row_argmax_last takes 64 rows a program)
-        _run(mod, fn, form_rows(fn, schedule, m, n, {"row_argmax_last": 67}), n)
+    for fn in FUNCS:  # (kernel_util.form_rows: a row a program, each folded)
+        _run(mod, fn, form_rows(fn, schedule, m, n, {}), n)
 
 
 def test_rows_past_the_registers_fold_in_blocks() -> None:
     """Rows longer than the whole-row kernel holds: the blocked kernels; the first best position
-    across blocks (ties between blocks keep the earlier block's)."""
+    across blocks (ties between blocks keep the earlier block's), the last for ``>=`` (the later's)."""
     mod = load_once(PROGRAM, "auto")
     assert _run(mod, "row_argmax", 3, 17000) == ["row_argmax_k0_blocked"]
     assert _run(mod, "row_argmin_ids_f16", 2, 33000) == ["row_argmin_ids_f16_k0_blocked"]
+    assert _run(mod, "row_argmax_last", 3, 17000) == ["row_argmax_last_k0_blocked"]
 
 
 def test_what_auto_makes_of_each_form() -> None:
@@ -107,4 +108,7 @@ def test_what_auto_makes_of_each_form() -> None:
         assert "forjin" not in body and "best_block=tl." in body and "best_better=best_block" in body, fn
     assert "best_better=best_block>best" in kernel_code(text, "row_argmax_k0")
     assert "best_better=best_block<best" in kernel_code(text, "row_argmin_ids_f16_k0")
-    assert loop_as_written(kernel_code(text, "row_argmax_last_k0"), "j", "N")  # >=: the loop as written
+    # >=: the last position of the maximum, its own fold (the block's last best position; a later block as
+    # good as the best so far takes its position)
+    last = kernel_code(text, "row_argmax_last_k0")
+    assert not loop_as_written(last, "j", "N") and "best_better=(best_block>=best)&(at_block>" in last

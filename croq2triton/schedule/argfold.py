@@ -6,8 +6,9 @@ A lane that walks its row keeping the best value and its index::
     (nested conditions, a row guard around either, are one conjunction)
 
 keeps ``best = max`` of the values and ``at`` the index expression of the *first* position that holds
-it (a strict ``>``: a later equal value never replaces it; ``<`` with ``min`` for an argmin).  NaNs
-never compare greater, so they are never taken.  The pair ``(best, at)`` is a fold whose operator
+it (a strict ``>``: a later equal value never replaces it; ``<`` with ``min`` for an argmin), or of the
+*last* one where the index's comparison is ``>=`` (``<=``: a later equal value replaces it).  NaNs
+never compare greater (nor equal), so they are never taken.  The pair ``(best, at)`` is a fold whose operator
 takes the left operand unless the right one is strictly better -- associative, and with the
 positions in order (the blocks of a row run in order; inside a block the first best position wins),
 the same as the loop.  A block of values folds into it at once (schedule/foldloops.py writes it)::
@@ -15,6 +16,7 @@ the same as the loop.  A block of values folds into it at once (schedule/foldloo
     V = where(mask and v == v, v, -inf)               // masked-off and NaN elements never win
     B = max(V);  P = min(where(V == B, position, BIG)) // the block's best and its first position
     take = B > best;  at = where(take, index at P, at);  best = where(take, B, best)
+    (the last: P = max(where(valid and V == B, position, -BIG)), take = P > -BIG and B >= best)
 
 What is matched (else None): ``best := where(G and c, f, best)`` with ``c`` the comparison ``f > best``
 (``best < f``; ``<`` / ``>`` swapped: an argmin), and ``at := where(G and c, i, at)`` with the same
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 
 from ..tir import expr as E
 
-COMPARE = {">": "max", "<": "min"}  # f > best: a running maximum; f < best: a running minimum
+COMPARE = {">": "max", "<": "min", ">=": "max", "<=": "min"}  # f > best: a running maximum; f < best: a minimum
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class ArgPick:
     peer: str  # best
     op: str  # max or min
     of: E.Expr  # f
+    last: bool = False  # compared by >= / <=: the last position of the best (else the first)
 
 
 def split_guard(acc: E.Var, value: E.Expr) -> tuple[list[E.Expr], E.Expr] | None:
@@ -50,11 +53,12 @@ def split_guard(acc: E.Var, value: E.Expr) -> tuple[list[E.Expr], E.Expr] | None
     return (conds, value) if conds else None
 
 
-def comparison(term: E.Expr, peer: str) -> tuple[str, E.Expr] | None:
-    """``f > peer`` / ``peer < f`` (max) or ``f < peer`` / ``peer > f`` (min): (op, f)."""
-    if not (isinstance(term, E.Bin) and term.op in COMPARE):
+def comparison(term: E.Expr, peer: str, strict: bool = True) -> tuple[str, E.Expr] | None:
+    """``f > peer`` / ``peer < f`` (max) or ``f < peer`` / ``peer > f`` (min): (op, f); with ``strict``
+    False, ``>=`` and ``<=`` as well."""
+    if not (isinstance(term, E.Bin) and term.op in COMPARE) or (strict and term.op in (">=", "<=")):
         return None
-    flip = {">": "<", "<": ">"}
+    flip = {">": "<", "<": ">", ">=": "<=", "<=": ">="}
     for op, f, other in ((term.op, term.lhs, term.rhs), (flip[term.op], term.rhs, term.lhs)):
         if isinstance(other, E.Var) and other.name == peer and peer not in {v.name for v in E.free_vars(f)}:
             return COMPARE[op], f
@@ -68,7 +72,8 @@ def match_best(acc: E.Var, value: E.Expr) -> tuple[str, E.Expr, E.Expr | None] |
         return None
     conds, then = parts
     for k, c in enumerate(conds):
-        found = comparison(c, acc.name)
+        # (``f >= best``: best becomes f where f equals it, the same value; NaN never compares)
+        found = comparison(c, acc.name, strict=False)
         if found is not None and E.same(found[1], then):
             rest = conds[:k] + conds[k + 1 :]
             if any(acc.name in {v.name for v in E.free_vars(x)} for x in rest):
@@ -85,12 +90,13 @@ def match_index(acc: E.Var, value: E.Expr, peers: set[str]) -> tuple[ArgPick, E.
     conds, index = parts
     for k, c in enumerate(conds):
         for peer in sorted(peers - {acc.name}):
-            found = comparison(c, peer)
+            found = comparison(c, peer, strict=False)
             if found is None:
                 continue
             rest = conds[:k] + conds[k + 1 :]
             names = set().union(*({v.name for v in E.free_vars(x)} for x in (index, *rest)))
             if names & {acc.name, peer}:
                 return None
-            return ArgPick(peer, found[0], found[1]), index, E.conj(rest) if rest else None
+            last = isinstance(c, E.Bin) and c.op in (">=", "<=")
+            return ArgPick(peer, found[0], found[1], last), index, E.conj(rest) if rest else None
     return None

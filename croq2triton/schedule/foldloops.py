@@ -37,6 +37,13 @@ the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`
 * two accumulators may fold as one pair: an online softmax's running maximum and rescaled sum
   (schedule/rescaled.py), the best value so far and its index (schedule/argfold.py); their lets that
   read the accumulators are inlined into the folds;
+* a value picked under a condition, ``acc := where(g, f, acc)`` with neither ``g`` nor ``f`` reading an
+  accumulator (``if (j == k) xt = v;``: a target's logit; ``if (v > thr) at = j;``: the last position
+  above a threshold), is the last iteration's ``f`` where ``g`` holds, else ``acc`` as it was: a fold
+  whose operator takes the right operand where it is present (associative, not commutative: the blocks
+  run in order, never last block first).  A block takes its last position ``P`` where ``g`` holds
+  (``tl.max`` of the counter there) and ``f`` at ``P`` (exact: :meth:`_Rewrite.last`), where some
+  position holds;
 * what the loop defines is not read after it (but the folds' accumulators);
 * a store writes a distinct element for each value of the counter (its index is affine in the
   counter with a non-zero coefficient in some dimension), and a tensor the loop stores into is
@@ -59,6 +66,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import overload
 
+from ..lift.buffers import pow2
 from ..tir import expr as E
 from ..tir import nodes as N
 from . import argfold, rescaled
@@ -83,7 +91,8 @@ class NotFolded(Exception):
 @dataclass(frozen=True)
 class Fold:
     acc: E.Var
-    op: str  # +, max, min; "rescale": the rescaled sum of an online softmax (schedule/rescaled.py)
+    op: str  # +, max, min; "rescale": the rescaled sum of an online softmax (schedule/rescaled.py); "last":
+    # the value the last iteration where ``guard`` holds assigns
     value: E.Expr  # f: what each iteration folds in
     guard: E.Expr | None  # g: where it does (None: everywhere)
     rescaled: Rescaled | None = None  # op "rescale": its running maximum, exponential, f and weight
@@ -138,6 +147,9 @@ def walks_rows(kernel: N.Kernel) -> bool:
             last = index[-1]
             if loop.var.name in _names(last) and len(index) > 1 and not last.shape and any(x.shape for x in index[:-1]):
                 return True
+            extent = E.fold(loop.stop - loop.start)
+            if not isinstance(extent, E.Const) and lane_run(index, loop.var.name, extent):
+                return True  # a lane's row of a flat tensor (``x.at(r * N + j)``, ``j`` in ``[N]``)
             if _own_segment(last, loop.var.name, read):
                 return True
     return False
@@ -193,22 +205,31 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
             if (
                 lead
                 and not whole
-                and any(f.rescaled is not None or f.pick is not None or f.running for f in folds.values())
+                and any(
+                    f.rescaled is not None or f.pick is not None or f.running or f.op == "last" for f in folds.values()
+                )
             ):
                 # (a rescaled sum, an index fold or a running sum in blocks along a leading axis: element-wise
                 # tiles of them, not done): the loop as written
                 out.append(s)
                 skipped += 1
                 continue
-            if whole:
+            size: Block = block
+            extent = E.fold(s.stop - s.start)
+            if whole and _known_whole(extent, kernel):
+                assert isinstance(extent, E.Const)
+                size = pow2(int(extent.value))  # (an extent known when translating: the tile's size with it)
+            elif whole:
                 _whole_extent(s, kernel, args, block)
             leads = leads or lead
             reads = {x.base for x in N.walk(s.body) if isinstance(x, N.Load)}
             # blocks of a pass over what an earlier pass read (a norm's scaling after its statistics) run
             # last block first: the blocks read last are the likeliest still in L2
+            # (a value picked last: blocks in order)
             again = not whole and bool(reads & read_before) and not outside
+            again = again and all(f.op != "last" for f in folds.values())
             read_before |= reads
-            out.extend(_Rewrite(s, folds, rank, block, whole, taken, lead=lead, reverse=again).run())
+            out.extend(_Rewrite(s, folds, rank, size, whole, taken, lead=lead, reverse=again).run())
             folded += 1
         return out
 
@@ -225,7 +246,8 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
     what = f"blocks of {block}" if isinstance(block, int) else "the whole extent"
     doc = kernel.doc + f" Its loops over each lane's row are tiles of {what} (schedule/foldloops.py)."
     warps = kernel.warps_per
-    if whole and isinstance(block, E.Extent):  # the tile grows with the row: warps to match, at launch
+    if whole and isinstance(block, E.Extent) and any(a.name == block.name for a in args):
+        # the tile grows with the row: warps to match, at launch
         lanes = 1
         for d in lane_shape(kernel):
             lanes *= d if isinstance(d, int) else 1
@@ -421,6 +443,9 @@ def _fold_through(s: N.Assign, lets: dict[str, E.Expr], accs: set[str]) -> Fold:
     if pick is not None:
         chosen, index, g = pick
         return Fold(acc, "argpick", index, g, pick=chosen)
+    if guard is not None and acc.name not in _names(guard) | _names(value) and acc.dtype != "i1":
+        # a value picked under a condition (the other accumulators' reads are refused by loop_folds)
+        return Fold(acc, "last", value, guard)
     raise first
 
 
@@ -585,6 +610,26 @@ def _whole_extent(loop: N.For, kernel: N.Kernel, args: list[N.Arg], block: Block
         raise NotFolded("loops of different extents in one kernel")
 
 
+# a loop of an extent known when translating folds whole into a tile of that size (no size fixed at
+# launch, no blocked variant) where the tile holds at most this much (policy.FOLD_WHOLE_BYTES: the launcher
+# keeps a row in registers up to it)
+KNOWN_WHOLE_BYTES = 64 * 1024
+# the bytes of an element of the IR's types (4 where not named)
+ELEM_BYTES = {"i1": 1, "i8": 1, "u8": 1, "f8_e4m3": 1, "f8_e5m2": 1, "i16": 2, "u16": 2, "f16": 2, "bf16": 2}
+ELEM_BYTES |= {"f64": 8, "i64": 8, "u64": 8}
+
+
+def _known_whole(extent: E.Expr, kernel: N.Kernel) -> bool:
+    """Whether a loop of ``extent`` folds whole into a tile of a size known when translating."""
+    if not (isinstance(extent, E.Const) and isinstance(extent.value, int) and extent.value > 0):
+        return False
+    lanes = 1
+    for d in lane_shape(kernel):
+        lanes *= d if isinstance(d, int) else 1
+    elem = max((ELEM_BYTES.get(a.dtype, 4) for a in kernel.args if isinstance(a, N.Pointer)), default=4)
+    return pow2(int(extent.value)) * lanes * elem <= KNOWN_WHOLE_BYTES
+
+
 def lane_shape(kernel: N.Kernel) -> E.Shape:
     rank = tile_rank(kernel)
     shape = [1] * rank
@@ -608,6 +653,48 @@ def _own_segment(index: E.Expr, counter: str, read: set[str]) -> bool:
     return terms is not None and terms[0].get(counter) == 1 and bool(_names(terms[1]) & read)
 
 
+def flat_last(index: list[E.Expr]) -> E.Expr:
+    """An access's flat index along the contiguous axis: its last index, or ``e`` where the last two
+    are ``e / X`` and ``e % X`` (a flat index split into a row and a column)."""
+    last = index[-1]
+    before = index[-2] if len(index) > 1 else None
+    if (
+        isinstance(last, E.Bin)
+        and last.op == "%"
+        and isinstance(before, E.Bin)
+        and before.op == "/"
+        and E.same(before.lhs, last.lhs)
+        and E.same(before.rhs, last.rhs)
+    ):
+        return last.lhs
+    return last
+
+
+def lane_run(index: list[E.Expr], counter: str, extent: E.Expr) -> bool:
+    """Whether an access walks a run of the loop's ``extent`` elements of each lane: its flat index along
+    the contiguous axis (:func:`flat_last`) steps by 1 with the counter and, with each lane, by at least
+    ``extent`` (a constant; 2 where the extent is known at launch only) or by ``extent`` itself
+    (``x.at(t * 8 + k)``, ``k`` in ``[8]``; ``x.at(r * N + j)``, ``j`` in ``[N]``: the rows of a flat
+    tensor): folded, the counter's axis is the fast one."""
+    flat = flat_last(index)
+    lanes = sorted({v.name for v in E.free_vars(flat) if v.shape})
+    terms = E.linear_terms(flat, [counter, *lanes])
+    if terms is None or not lanes:
+        return False
+    step = E.fold(terms[0].get(counter, E.Const(0)))
+    if not (isinstance(step, E.Const) and step.value == 1):
+        return False
+    least = int(extent.value) if isinstance(extent, E.Const) and isinstance(extent.value, int) else 2
+    for v in lanes:
+        coef = E.fold(terms[0].get(v, E.Const(0)))
+        if isinstance(coef, E.Const) and isinstance(coef.value, int):
+            if abs(coef.value) < max(2, least):
+                return False
+        elif not E.same(coef, E.fold(extent)):
+            return False
+    return True
+
+
 def _lanes_contiguous(loop: N.For, read: set[str]) -> bool:
     """Whether the loop's accesses read memory along the lanes: where an access's index holds the
     counter, its contiguous (last) dimension's index holds the lanes (``x.at(r, j * 256 + t)``: a
@@ -618,15 +705,22 @@ def _lanes_contiguous(loop: N.For, read: set[str]) -> bool:
     2026-12-03; their warps did: :func:`fold_loops`)."""
     values = {s.var.name: s.value for s in loop.body if isinstance(s, N.Let)}
     along = False
+    steps = {loop.var.name}  # the counter and the values loaded at it (a gather's rows: ``w.at(idx.at(b, k), d)``)
     for s in loop.body:
         if not isinstance(s, (N.Load, N.Store)) or not s.index:
             continue
         index = [E.resolve(x, values) for x in s.index]
-        if not any(loop.var.name in _names(x) for x in index):
+        if not any(steps & _names(x) for x in index):
             continue
+        if isinstance(s, N.Load):
+            steps.add(s.var.name)
+        if not any(x.shape for x in index):
+            continue  # the same element for every lane (an embedding bag's row indices): no line of the lanes
         last = index[-1]
         if last.shape and _own_segment(last, loop.var.name, read):
             return False  # each lane walks a segment of its own (``vals.at(lo + k)``): a lane per row
+        if lane_run(index, loop.var.name, E.fold(loop.stop - loop.start)):
+            return False  # each lane walks a run of its own (``x.at(t * 8 + k)``): the counter's axis is the fast one
         if last.shape:
             along = True
         elif loop.var.name in _names(last):
@@ -747,6 +841,9 @@ class _Rewrite:
                     return
                 self.pick(*pair, E.conj(conds), line)
                 return
+            if f.op == "last":
+                self.last(s.var, f, E.conj(conds), line)
+                return
             if s.var.name in self.maxima:  # the running maximum a rescaled sum computed already
                 self.out.append(N.Assign(s.var, self.maxima[s.var.name], line=line))
                 return
@@ -822,13 +919,20 @@ class _Rewrite:
         self.out.append(N.Let(top, E.Reduce(op, vals, self.axis), line=line))
         counter = self.env[self.loop.var.name]
         big = E.Const(2**31 - 1, "i32")
-        first = E.Reduce("min", E.Where(E.Bin("==", vals, self.lift(top)), counter, big), self.axis)
+        least = E.Const(-(2**31), "i32")
+        if fi.pick.last:  # (>=: the last position of the block's best among the valid ones)
+            hit = E.conj([E.Bin("==", vals, self.lift(top)), valid])
+            first = E.Reduce("max", E.Where(hit, counter, least), self.axis)
+        else:
+            first = E.Reduce("min", E.Where(E.Bin("==", vals, self.lift(top)), counter, big), self.axis)
         at = E.Var(self.fresh(f"{index}_block"), "i32", dims=first.shape)
         self.out.append(N.Let(at, first, line=line))
         value = self.lift(fi.value)
         zero = _identity("+", acc_i.type)
         chosen = E.Reduce("sum", E.Where(E.Bin("==", counter, self.lift(at)), value, zero), self.axis)
-        better = E.Bin(">" if op == "max" else "<", top, acc_b)
+        better: E.Expr = E.Bin(">" if op == "max" else "<", top, acc_b)
+        if fi.pick.last:  # a later position as good as the best so far replaces it (where one is valid)
+            better = E.conj([E.Bin(">=" if op == "max" else "<=", top, acc_b), E.Bin(">", at, least)])
         take = E.Var(self.fresh(f"{best}_better"), "i1", dims=better.shape)
         self.out.append(N.Let(take, better, line=line))
         self.out.append(
@@ -839,6 +943,34 @@ class _Rewrite:
             )
         )
         self.out.append(N.Assign(acc_b, E.Where(take, top, acc_b), line=line))
+
+    def last(self, acc: E.Var, f: Fold, cond: E.Expr, line: int) -> None:
+        """A block of a value picked under a condition at once: the block's last position ``P`` where
+        ``cond`` holds (the lowest ``i32`` where none does) and ``f`` there, taken where some position
+        holds.  ``f`` at ``P`` is a reduction with one element that is not the identity: an integer's
+        sum with 0; a float's maximum with ``-inf`` (the element itself, a zero's sign kept), NaN where
+        the sum with 0 is NaN (the element is NaN: a sum of NaN, zeros and one infinity is not)."""
+        counter = self.env[self.loop.var.name]
+        none = E.Const(-(2**31), "i32")
+        last = E.Reduce("max", E.Where(cond, counter, none), self.axis)
+        at = E.Var(self.fresh(f"{acc.name}_at"), "i32", dims=last.shape)
+        self.out.append(N.Let(at, last, line=line))
+        value = self.lift(f.value)
+        if value.dtype != acc.type:
+            value = E.Cast(value, acc.type)
+        hit = E.Bin("==", counter, self.lift(at))
+        chosen: E.Expr
+        if E.is_int(acc.type):
+            chosen = E.Reduce("sum", E.Where(hit, value, E.Const(0, acc.type)), self.axis)
+        else:
+            top = E.Reduce("max", E.Where(hit, value, _identity("max", acc.type)), self.axis)
+            total = E.Reduce("sum", E.Where(hit, value, _identity("+", acc.type)), self.axis)
+            nan = E.Var(self.fresh(f"{acc.name}_nan"), acc.type, dims=total.shape)
+            self.out.append(N.Let(nan, total, line=line))
+            chosen = E.Where(E.Bin("!=", nan, nan), nan, top)
+        if chosen.dtype != acc.type:
+            chosen = E.Cast(chosen, acc.type)
+        self.out.append(N.Assign(acc, E.Where(E.Bin(">", at, none), chosen, acc), line=line))
 
     def _value(self, mask: E.Var) -> E.Expr:
         """A mask's terms where the loop defined it (so the tail is added once), else the mask."""

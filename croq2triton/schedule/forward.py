@@ -201,7 +201,10 @@ class _Forward:
             raise NotForwarded("a load under a mask of unknown value")
         if staged.mask is not None and s.mask is None:
             raise NotForwarded("an unmasked load of a tile stored under a mask")
-        index = self.resolve(s.index[0])
+        # (a tile of zeros added to broadcast the index over the load's lanes: the element the same)
+        index = _without_zero_tiles(self.resolve(s.index[0]))
+        if s.var.shape:  # (lanes placed onto an axis, ``lane_id[:, None]``: the names staging gave them)
+            index = self.lift_lanes(index, len(s.var.shape))
         names = [v.name for v in E.free_vars(index) if self.lane(v) is not None or v.name in ranges]
         terms = E.linear(index, names)
         if terms is None or not E.same(terms[1], staged.base):
@@ -267,6 +270,10 @@ class _Forward:
         if order and len(places) != rank:
             value = E.Lift(value, rank, tuple(sorted(places)))
         value = E.fold(value)
+        if value.shape != s.var.shape and value.dtype == s.var.type and E.fits_in(value.shape, s.var.shape):
+            # the same element for every lane of an axis the load's index broadcast over: the value put
+            # there as it is (a select of a tile of trues, no arithmetic on it)
+            value = E.Where(E.Full(s.var.shape, 1, "i1"), value, E.Full(s.var.shape, 0, value.dtype))
         if value.shape != s.var.shape or value.dtype != s.var.type:
             raise NotForwarded("an element of another shape or type")
         if s.mask is not None and s.other is not None:  # what the load gives where its mask is off
@@ -303,6 +310,17 @@ class _Forward:
         for term in E.conjuncts(mapped):
             if not any(_same_test(term, t) for t in reads):
                 raise NotForwarded("a load that may read an element the masked store did not write")
+
+
+def _without_zero_tiles(e: E.Expr) -> E.Expr:
+    """``e`` with the integer tiles of zeros it adds (``.. + tl.zeros([8, 32], tl.int64)``: a broadcast)
+    left out."""
+    if isinstance(e, E.Bin) and e.op == "+":
+        for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            if isinstance(b, E.Full) and E.is_int(b.dtype) and b.value == 0:
+                return _without_zero_tiles(a)
+        return E.Bin("+", _without_zero_tiles(e.lhs), _without_zero_tiles(e.rhs))
+    return e
 
 
 def _replaced(e: E.Expr, pairs: list[tuple[E.Expr, E.Expr]]) -> E.Expr:

@@ -30,6 +30,7 @@ from .foldloops import (
     Fold,
     NotFolded,
     foldable,
+    lane_run,
     lane_shape,
     loop_folds,
     segment_tensors,
@@ -223,6 +224,8 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
         block = lines_block(_loaded_bytes(kernel, loops) or elem, lanes, LINES_BLOCK_BYTES)
         extents = [E.fold(loop.stop - loop.start) for loop in loops]
         if all(isinstance(x, E.Const) for x in extents):
+            if lane_runs(kernel, loops):  # each lane's run of elements: folded whole, the runs one tile
+                return TileSchedule(tuple(1 for _ in kernel.program_ids), tile_warps(kernel), origin="auto", fold=-1)
             if all(int(x.value) < 2 * block for x in extents):  # type: ignore[union-attr]
                 return None  # a short loop (an embedding bag's few rows): widening the lanes is the policy there
             return TileSchedule(tuple(1 for _ in kernel.program_ids), LINES_WARPS, origin="auto", fold=block)
@@ -245,6 +248,31 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
         block = pow2(SEGMENT_BLOCK_BYTES // elem)
         return TileSchedule(tuple(1 for _ in splits), SEGMENT_WARPS, origin="auto", splits=tuple(splits), fold=block)
     return TileSchedule(tuple(1 for _ in splits), FOLD_WARPS, origin="auto", splits=tuple(splits), fold=-1)
+
+
+def lane_runs(kernel: N.Kernel, loops: list[N.For]) -> bool:
+    """Whether every one of ``loops`` (of extents fixed when translating) walks a run of elements of
+    each lane (schedule/foldloops.py ``lane_run``: ``x.at(t * 8 + k)``, ``k`` in ``[8]``), every
+    access that reads the counter so.  As written each step reads one element of each run, lanes a
+    run apart; folded, the counter's axis is the tile's fast one and the runs one contiguous tile."""
+    scratch = {a.name for a in kernel.args if isinstance(a, N.Scratch)}  # (a thread's own array: not memory)
+    for loop in loops:
+        extent = E.fold(loop.stop - loop.start)
+        if not isinstance(extent, E.Const):
+            return False
+        values = {s.var.name: s.value for s in loop.body if isinstance(s, N.Let)}
+        found = False
+        for s in loop.body:
+            if not isinstance(s, (N.Load, N.Store)) or not s.index or s.base in scratch:
+                continue
+            index = [E.resolve(x, values) for x in s.index]
+            if lane_run(index, loop.var.name, extent):
+                found = True
+            elif loop.var.name in {v.name for x in index for v in E.free_vars(x)}:
+                return False
+        if not found:
+            return False
+    return True
 
 
 # Lanes reading along lines (a thread per column walking the rows) whose loops do not split across

@@ -105,7 +105,7 @@ def _rewrite(loop: N.For, after: list[N.Stmt], lets: dict[str, E.Expr]) -> list[
         raise NotFolded("a value of the loop read after it")
     out: list[N.Stmt] = []
     for s, f in folds:
-        value = E.resolve(f.value, values)
+        value = _unbroadcast(E.resolve(f.value, values))
         guard = E.resolve(f.guard, values) if f.guard is not None else None
         if guard is not None and (k in _names(guard) or k in _names(E.resolve(guard, lets))):
             raise NotFolded("a fold whose condition changes with the counter")
@@ -119,6 +119,19 @@ def _rewrite(loop: N.For, after: list[N.Stmt], lets: dict[str, E.Expr]) -> list[
             raise NotFolded("a fold whose reduction does not keep the accumulator's shape")
         out.append(N.Assign(s.var, E.fold(new), line=s.line))
     return out
+
+
+def _unbroadcast(e: E.Expr) -> E.Expr:
+    """``e`` with each ``where(<a tile of trues>, x, y)`` (schedule/forward.py broadcasts an element read
+    from a tile over the load's lanes so) as ``x``: the same values, the tile's shape left to the fold's
+    broadcast."""
+
+    def walk(x: E.Expr) -> E.Expr:
+        if isinstance(x, E.Where) and isinstance(x.cond, E.Full) and x.cond.value and E.fits_in(x.then.shape, x.shape):
+            return walk(x.then)
+        return E.map_children(x, walk)
+
+    return walk(e)
 
 
 @dataclass(frozen=True)
@@ -253,6 +266,10 @@ class _Spread:
 
 def fold_all(kernel: N.Kernel, block: Block, whole: bool = False) -> N.Kernel:
     """:func:`fold_selects`, then :func:`~.foldloops.fold_loops` of what is left: loops over a register
-    tile's elements are one reduction each first."""
+    tile's elements are one reduction each first; then the tiles the folded loops store into a scratch
+    area and read back (a thread's local array written a step at a time, now a tile) forwarded in
+    registers (schedule/forward.py)."""
+    from .forward import forward_scratch
+
     kernel, selects = fold_selects(kernel)
-    return fold_loops(kernel, block, whole, selects=selects)
+    return forward_scratch(fold_loops(kernel, block, whole, selects=selects))

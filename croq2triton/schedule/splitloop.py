@@ -85,8 +85,10 @@ def split_loop(kernel: N.Kernel, prefix: str) -> Split:
         raise NotSplit("a loop that stores")
     if not folds:
         raise NotSplit("a loop without a fold")
-    if any(f.rescaled is not None or f.pick is not None for f in folds.values()):
-        raise NotSplit("a rescaled sum or an index fold (their partials would combine as pairs: not done)")
+    if any(f.rescaled is not None or f.pick is not None or f.op == "last" for f in folds.values()):
+        raise NotSplit(
+            "a rescaled sum, an index fold or a value picked last (their partials would combine as pairs: not done)"
+        )
     if len(kernel.program_ids) > 2:
         raise NotSplit("a grid of three axes (the split would be a fourth)")
     before = kernel.body[:at]
