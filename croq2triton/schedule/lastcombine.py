@@ -33,6 +33,7 @@ import dataclasses
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from .splitloop import program_index
 
 
 class NotCombined(Exception):
@@ -68,7 +69,7 @@ def combined_by_last(partial: N.Kernel, combine: N.Kernel, splits: str) -> N.Ker
     body = [_renamed(s, renames) for s in combine.body]
     counters = N.Scratch(N.fresh_name("arrivals", taken), "i32", E.Const(1), kept_zero=True)
     arrived = E.Var(N.fresh_name("arrived", taken), "i32")
-    group = _group(partial.program_ids[:-1])
+    group = program_index(partial.program_ids[:-1])
     last = E.Bin("==", arrived, E.fold(E.Var(splits, "i32") - 1))
     line = partial.line
     tail: list[N.Stmt] = [
@@ -85,16 +86,6 @@ def combined_by_last(partial: N.Kernel, combine: N.Kernel, splits: str) -> N.Ker
         + " The last of each group of split programs to finish combines their partial folds (schedule/lastcombine.py).",
         autotune=None,
     )
-
-
-def _group(program_ids: tuple[E.Var, ...]) -> E.Expr:
-    """The original program's index (row-major over the grid's axes but the split)."""
-    out: E.Expr = E.Const(0)
-    stride: E.Expr = E.Const(1)
-    for axis, pid in reversed(list(enumerate(program_ids))):
-        out = E.Bin("+", out, E.Bin("*", pid, stride))
-        stride = E.Bin("*", stride, E.Call("num_programs", (E.Const(axis),), "i32"))
-    return E.fold(out)
 
 
 def _renamed(s: N.Stmt, names: dict[str, str]) -> N.Stmt:

@@ -123,7 +123,7 @@ def split_loop(kernel: N.Kernel, prefix: str) -> Split:
         name: N.Scratch(fresh(f"{name}_partials"), f.acc.type, E.Const(_count(f.acc.shape)), written=True)
         for name, f in folds.items()
     }
-    program = _program(kernel)
+    program = program_index(kernel.program_ids)
     line = loop.line
 
     # the partial kernel: one more grid axis, a range of the loop, the accumulators stored
@@ -178,11 +178,12 @@ def _count(shape: E.Shape) -> int:
     return out
 
 
-def _program(kernel: N.Kernel) -> E.Expr:
-    """The program's index among the original grid's (row-major over its axes)."""
+def program_index(program_ids: tuple[E.Var, ...]) -> E.Expr:
+    """The program's index among a grid's, of the program ids of its axes (row-major; a split's last
+    axis left out of them, the index among the original grid's)."""
     out: E.Expr = E.Const(0)
     stride: E.Expr = E.Const(1)
-    for axis, pid in reversed(list(enumerate(kernel.program_ids))):
+    for axis, pid in reversed(list(enumerate(program_ids))):
         out = E.Bin("+", out, E.Bin("*", pid, stride))
         stride = E.Bin("*", stride, E.Call("num_programs", (E.Const(axis),), "i32"))
     return E.fold(out)

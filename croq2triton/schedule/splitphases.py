@@ -47,7 +47,7 @@ import dataclasses
 from ..tir import expr as E
 from ..tir import nodes as N
 from .foldloops import NotFolded, loop_folds
-from .splitloop import _program, _slot
+from .splitloop import _slot, program_index
 
 
 class NotPhased(Exception):
@@ -84,7 +84,7 @@ def phases_of(kernel: N.Kernel) -> list[N.Kernel]:
             raise NotPhased("a loop without plain folds")
     taken = {a.name for a in kernel.args} | {p.name for p in kernel.program_ids}
     taken |= {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
-    program = _program(kernel)
+    program = program_index(kernel.program_ids)
     inits = _inits(kernel, at)
     out: list[N.Kernel] = []
     carried_in: list[tuple[E.Var, N.Scratch]] = []
