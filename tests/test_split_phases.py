@@ -124,9 +124,10 @@ def test_each_kernel_computes_what_torch_does(schedule: str, m: int, n: int) -> 
 
 
 def test_auto_runs_one_launch_a_loop_where_programs_are_few() -> None:
-    """The interpreter counts 4 SMs: 3000 rows of 300 columns are 3 programs, split."""
+    """The interpreter counts 4 SMs: 3000 rows of 200 columns are 2 programs, at most half the SMs:
+    one launch a loop; 300 columns, 3 programs: as written (policy.split_count)."""
     mod = _module("auto")
-    m, n = 3000, 300
+    m, n = 3000, 200
     x = randn(m, n, seed=1)
     got = _ran(mod, "col_mean_var", x, poisoned(n), poisoned(n))
     assert got == ["col_mean_var_k0_phase0_split", "col_mean_var_k0_phase1_split"], got
@@ -136,6 +137,8 @@ def test_auto_runs_one_launch_a_loop_where_programs_are_few() -> None:
         args = (x, poisoned(n)) if fn == "col_mean_half_var" else (x, poisoned(n), poisoned(n))
         got = _ran(mod, fn, *args)
         assert all("phase" not in k for k in got), (fn, got)
+    got = _ran(mod, "col_mean_var", randn(m, 300, seed=2), poisoned(300), poisoned(300))
+    assert all("phase" not in k for k in got), got
     from croq2triton.runtime import launch as rt
 
     assert all(not c.any() for c in rt._COUNTERS.values())  # (no counter left set by a Recorder run)

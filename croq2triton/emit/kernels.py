@@ -402,10 +402,11 @@ class KernelDispatch:
         # too few programs for the SMs: the loop split across programs, its partial folds combined after
         # (the partial kernel's programs: its grid but the split axis); phases one after the other
         first = split[0]
+        programs = _product(tuple(first.partial.grid[:-1]))
         count: E.Expr = (
             E.Const(schedule.loop_split)
             if schedule.loop_split
-            else policy.split_count(_product(tuple(first.partial.grid[:-1])), first.extent, first.least)
+            else policy.split_count(programs, first.extent, first.least, phases=len(split))
         )
         lets: list[H.Stmt] = [H.Let(first.splits_var, count, line=line)]
         lets += [H.Let(x.splits_var, E.Var(first.splits_var), line=line) for x in split[1:]]

@@ -447,14 +447,25 @@ def split_factors(kernel: N.Kernel, facts: Facts | None) -> tuple[int, ...] | No
     return tuple(factors) if any(f > 1 for f in factors) else None
 
 
-def split_count(programs: E.Expr, extent: E.Expr, least: int = SPLIT_LEAST) -> E.Expr:
+def split_count(programs: E.Expr, extent: E.Expr, least: int = SPLIT_LEAST, phases: int = 1) -> E.Expr:
     """How many programs the launcher splits a loop of ``extent`` iterations across, each of the
-    ``programs`` of the grid (host expressions; 1: not split), at least ``least`` iterations each."""
+    ``programs`` of the grid (host expressions; 1: not split), at least ``least`` iterations each;
+    loops one after the other (``phases`` > 1, schedule/splitphases.py) only where the programs are
+    at most half the SMs."""
     sms = E.Call("_rt.num_sms", (E.Var("_dev"),), "i32")
     # (floor: a grid of more than half the programs SPLIT_WAVES asks for is not split)
     waves = E.Bin("/", E.fold(E.Bin("*", E.Const(SPLIT_WAVES), sms)), programs)
     most = E.Bin("min", E.Const(SPLIT_MOST), E.CDiv(extent, E.Const(least)))
-    return E.Bin("max", E.Const(1), E.Bin("min", waves, most))
+    count: E.Expr = E.Bin("max", E.Const(1), E.Bin("min", waves, most))
+    if phases > 1:
+        # one launch a loop gives up the second pass's L2 hits of a kernel that reads its blocks last
+        # first (policy.fold_block_of): on the H100 a column's mean and variance at 4096 x 16384 (128
+        # programs of 128 columns) ran at 0.52 of the roofline as written, 0.46 in phases; at 16384 x
+        # 4096 (32 programs) 0.41 as written, 0.47 in phases (perf/RESULTS.md 2026-12-07 05:56): 1 + (S
+        # - 1) * [programs <= SMs / 2]
+        few = E.Bin("min", E.Const(1), E.Bin("/", E.Bin("/", sms, E.Const(2)), programs))
+        count = E.Bin("+", E.Const(1), E.Bin("*", E.Bin("-", count, E.Const(1)), few))
+    return count
 
 
 def splits_loop(kernel: N.Kernel) -> bool:
