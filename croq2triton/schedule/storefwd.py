@@ -76,8 +76,10 @@ def _forwarded(kernel: N.Kernel, body: list[N.Stmt], a: int, b: int) -> tuple[N.
         return None
     written = {s.base for s in N.walk(kernel.body) if isinstance(s, (N.Store, N.Atomic))}
     written |= {s.desc for s in N.walk(kernel.body) if isinstance(s, N.TmaStore)}
-    for s in body[a + 1 : b]:
-        if any(isinstance(x, (N.Store, N.Atomic)) and x.base == tensor for x in N.walk([s])):
+    for s in body[a + 1 : b]:  # (a TMA store names its descriptor, not the tensor: any stops it)
+        if any(
+            isinstance(x, (N.Store, N.Atomic)) and x.base == tensor or isinstance(x, N.TmaStore) for x in N.walk([s])
+        ):
             return None
     j, k = first.var, then.var
     swap = {j.name: k}
