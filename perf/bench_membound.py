@@ -368,6 +368,7 @@ def _cases() -> list[Case]:
         *_cases3(rand, nan),
         *_cases4(rand, nan),
         *_cases5(rand, nan),
+        *_cases6(rand, nan),
     ]
 
 
@@ -500,6 +501,51 @@ def _cases3(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             lambda x: [x.double().argmax(1).double()],
             lambda x: x.argmax(1),
             0.0,
+        ),
+    ]
+
+
+def _cases6(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """The forms of tests/programs/membound_forms6.co with a torch op of the same work (a thread per row:
+    a softmax's backward pass, a tolerance check's largest difference, a LayerNorm written as f16)."""
+    import torch
+    import torch.nn.functional as F
+
+    forms6 = "tests/programs/membound_forms6.co"
+
+    def softmax_bwd(y: Any, dy: Any) -> Any:
+        return y * (dy - (dy * y).sum(1, keepdim=True))
+
+    def layernorm16(x: Any, g: Any, bb: Any) -> Any:
+        return F.layer_norm(x, (x.shape[1],), g, bb, eps=1e-5).half()
+
+    return [
+        Case(
+            "softmax backward f32 (thread per row, a row dot then the gradient)",
+            forms6,
+            "softmax_bwd",
+            lambda m, n: ([torch.softmax(rand(m, n), 1), rand(m, n)], [nan(m, n)]),
+            lambda y, dy: [softmax_bwd(y.double(), dy.double())],
+            softmax_bwd,
+            1e-5,
+        ),
+        Case(
+            "largest absolute difference of rows f32 (thread per row)",
+            forms6,
+            "max_abs_diff",
+            lambda m, n: ([rand(m, n), rand(m, n)], [nan(m)]),
+            lambda a, c: [(a.double() - c.double()).abs().amax(1)],
+            lambda a, c: (a - c).abs().amax(1),
+            1e-6,
+        ),
+        Case(
+            "LayerNorm f32 written as f16 (thread per row, two passes for the statistics)",
+            forms6,
+            "layernorm_to_f16",
+            lambda m, n: ([rand(m, n), rand(n), rand(n)], [nan(m, n).half()]),
+            lambda x, g, bb: [F.layer_norm(x.double(), (x.shape[1],), g.double(), bb.double(), eps=1e-5)],
+            layernorm16,
+            2e-3,
         ),
     ]
 
