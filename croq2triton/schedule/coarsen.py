@@ -35,7 +35,8 @@ import dataclasses
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from .foldloops import _identity
+from .foldloops import ELEM_BYTES, _identity
+from .widen import _lane_of
 
 # bytes of a coarsened step's loads the auto policy aims at (schedule/policy.py coarsen_factor). On the
 # H100 (perf/RESULTS.md 2026-12-07 05:04, 16384 x 4096 / 4096 x 16384, split across programs as auto
@@ -187,11 +188,8 @@ def step_bytes(kernel: N.Kernel) -> int:
                 if not isinstance(d, int):
                     return 0
                 count *= d
-            total += count * _BYTES.get(arg.dtype, 4)
+            total += count * ELEM_BYTES.get(arg.dtype, 4)
     return total
-
-
-_BYTES = {"f16": 2, "bf16": 2, "i16": 2, "u16": 2, "i8": 1, "u8": 1, "f8e4": 1, "f8e5": 1, "f64": 8, "i64": 8, "u64": 8}
 
 
 def _walk_of(e: E.Expr, counter: str, lets: dict[str, E.Expr]) -> tuple[int, int, int, str] | None:
@@ -204,9 +202,9 @@ def _walk_of(e: E.Expr, counter: str, lets: dict[str, E.Expr]) -> tuple[int, int
             continue
         name = lanes.name if isinstance(lanes, E.Var) else ""
         value = lets.get(name, lanes) if name else lanes
-        axis = _lanes_axis(value, width)
-        if axis is not None:
-            return width, axis[0], axis[1], name
+        lane = _lane_of(value)  # (extent, axis, rank) of tl.arange(0, width) placed along one axis
+        if lane is not None and lane[0] == width:
+            return width, lane[1], lane[2], name
     return None
 
 
@@ -215,15 +213,6 @@ def _scaled(e: E.Expr, counter: str) -> int | None:
         for v, k in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
             if isinstance(v, E.Var) and v.name == counter and isinstance(k, E.Const) and isinstance(k.value, int):
                 return int(k.value) if k.value > 0 else None
-    return None
-
-
-def _lanes_axis(e: E.Expr, width: int) -> tuple[int, int] | None:
-    """``(axis, rank)`` where ``e`` is ``tl.arange(0, width)`` placed along one axis."""
-    if isinstance(e, E.Arange) and e.n == width:
-        return 0, 1
-    if isinstance(e, E.Lift) and isinstance(e.value, E.Arange) and e.value.n == width and len(e.dims) == 1:
-        return e.dims[0], e.rank
     return None
 
 

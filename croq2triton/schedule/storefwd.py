@@ -87,9 +87,7 @@ def _forwarded(kernel: N.Kernel, body: list[N.Stmt], a: int, b: int) -> tuple[N.
     # the values defined before A that A, B and what lies between assign: not invariant
     assigned = {s.var.name for s in N.walk(body[a : b + 1]) if isinstance(s, N.Assign)}
     assigned |= {v.name for s in N.walk(body[a : b + 1]) if isinstance(s, N.Atomic) and s.result for v in [s.result]}
-    needed = _closure(store.value, store.mask, defs_a, j.name)
-    if needed is None:
-        return None
+    needed = _closure(store.value, defs_a, j.name)
     for name in needed.free:
         if name in assigned or name in {s.var.name for s in N.walk(first.body) if isinstance(s, N.Assign)}:
             return None
@@ -129,8 +127,8 @@ class _Needed:
         self.free: set[str] = set()  # the names it reads from before A (not A's counter)
 
 
-def _closure(value: E.Expr, mask: E.Var | None, defs: dict[str, N.Stmt], counter: str) -> _Needed | None:
-    """What ``value`` (stored under ``mask``) reads of the loop's body: its lets and loads, in order."""
+def _closure(value: E.Expr, defs: dict[str, N.Stmt], counter: str) -> _Needed:
+    """What ``value`` reads of the loop's body: its lets and loads, in order."""
     out = _Needed()
     seen: set[str] = set()
     todo = [v.name for v in E.free_vars(value)]
@@ -151,7 +149,6 @@ def _closure(value: E.Expr, mask: E.Var | None, defs: dict[str, N.Stmt], counter
             if s.mask is not None:
                 todo.append(s.mask.name)
     out.stmts = [s for s in defs.values() if s.var.name in seen]  # type: ignore[attr-defined]
-    del mask
     return out
 
 
