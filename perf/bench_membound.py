@@ -369,6 +369,7 @@ def _cases() -> list[Case]:
         *_cases4(rand, nan),
         *_cases5(rand, nan),
         *_cases6(rand, nan),
+        *_cases7(rand, nan),
     ]
 
 
@@ -545,6 +546,34 @@ def _cases6(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             lambda m, n: ([rand(m, n), rand(n), rand(n)], [nan(m, n).half()]),
             lambda x, g, bb: [F.layer_norm(x.double(), (x.shape[1],), g.double(), bb.double(), eps=1e-5)],
             layernorm16,
+            2e-3,
+        ),
+    ]
+
+
+def _cases7(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """The column variances of tests/programs/moments.co (Welford's update written by hand; f16 data, two
+    columns' statistics at once) with torch's ``var`` / ``std`` (the textbook form is ``bn_stats``)."""
+    import torch
+
+    moments = "tests/programs/moments.co"
+    return [
+        Case(
+            "column variance f32 (thread per column, Welford's update)",
+            moments,
+            "col_welford",
+            lambda m, n: ([rand(m, n)], [nan(n)]),
+            lambda x: [x.double().var(0)],
+            lambda x: torch.var(x, 0),
+            1e-4,
+        ),
+        Case(
+            "column std f16 and variance of a second f16 tensor (thread per column, two passes)",
+            moments,
+            "col_std_f16",
+            lambda m, n: ([rand(m, n, dtype=torch.float16), rand(m, n, dtype=torch.float16)], [nan(n).half(), nan(n)]),
+            lambda x, y: [x.double().std(0, correction=0), y.double().var(0, correction=0)],
+            lambda x, y: (torch.std(x, 0, correction=0), torch.var(y, 0, correction=0)),
             2e-3,
         ),
     ]

@@ -51,6 +51,7 @@ from ..schedule.interior import interior_split
 from ..schedule.lastcombine import NotCombined, combined_by_last
 from ..schedule.loadstages import has_read_loops, pipeline_loads
 from ..schedule.memacc import promote_accumulators
+from ..schedule.moments import NotMerged, merge_deviations
 from ..schedule.reroll import reroll_loops
 from ..schedule.sameloads import share_loads
 from ..schedule.schedule import Schedule, TileSchedule, with_point
@@ -450,6 +451,13 @@ class KernelDispatch:
             return None
         kernel, _ = fold_selects(kernel)  # loops over a register tile's elements: one reduction each
         kernel = self.split_widened(kernel)  # lanes along lines: at least policy.SPLIT_LINE_MIN bytes of a row
+        with contextlib.suppress(NotMerged):
+            # squared deviations from what a loop before computed, folded in its pass (schedule/moments.py)
+            merged = merge_deviations(kernel)
+            with contextlib.suppress(NotSplit, NotFolded):
+                return [self.split_one(self.named(merged), kernel.name, schedule)]
+            with contextlib.suppress(NotPhased, NotSplit, NotFolded):
+                return self.phases(merged, kernel.name, schedule)
         try:
             return [self.split_one(self.named(kernel), kernel.name, schedule)]
         except (NotSplit, NotFolded) as e:
@@ -457,13 +465,17 @@ class KernelDispatch:
                 self.explain(kernel, top, e)
                 return None
         try:
-            out = [self.split_one(phase, kernel.name, schedule) for phase in phases_of(self.named(kernel))]
-            if any(x.fused is None for x in out):  # (the carry is written by the program that combines)
-                raise NotPhased("a phase whose partials are not combined by its last program")
-            return out
+            return self.phases(kernel, kernel.name, schedule)
         except (NotPhased, NotSplit, NotFolded) as e:
             self.explain(kernel, top, e)
             return None
+
+    def phases(self, kernel: N.Kernel, base: str, schedule: TileSchedule) -> list[Split]:
+        """``kernel``'s loops one after the other, one phase a loop, each split (schedule/splitphases.py)."""
+        out = [self.split_one(phase, base, schedule) for phase in phases_of(self.named(kernel))]
+        if any(x.fused is None for x in out):  # (the carry is written by the program that combines)
+            raise NotPhased("a phase whose partials are not combined by its last program")
+        return out
 
     def split_one(self, kernel: N.Kernel, base: str, schedule: TileSchedule) -> Split:
         """``kernel`` (named as emitted) with its one loop split across programs (schedule/splitloop.py);

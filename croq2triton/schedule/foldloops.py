@@ -69,8 +69,9 @@ from typing import overload
 from ..lift.buffers import pow2
 from ..tir import expr as E
 from ..tir import nodes as N
-from . import argfold, rescaled
+from . import argfold, chan, rescaled
 from .argfold import ArgPick
+from .chan import Group
 from .rescaled import Rescaled
 
 FOLDS = {"+": "sum", "max": "max", "min": "min"}
@@ -100,6 +101,7 @@ class Fold:
     of: E.Expr | None = None  # a max / min fold matched from a strict comparison: the values compared
     running: bool = False  # a sum also read after its step (a prefix sum: each step's running value)
     count: int = 1  # the assignments of one iteration it stands for (if / else branches adding each their own)
+    welford: Group | None = None  # op "welford": the count, mean and m2 updated by Welford's step (schedule/chan.py)
 
 
 Block = int | E.Extent
@@ -288,7 +290,21 @@ def loop_folds(
     let_at: dict[str, int] = {}  # let -> its position
     raw: dict[str, E.Expr] = {}  # accumulator -> its assignment's value as written
     accs = {s.var.name for s in loop.body if isinstance(s, N.Assign)}
+    # Welford's steps (schedule/chan.py): their let and three assignments are one fold of the triple
+    steps: dict[int, Group] = {}
+    for group, at in chan.groups(loop.body):
+        if _names(group.value) & accs or (group.guard is not None and _names(group.guard) & accs):
+            raise NotFolded(f"Welford's update of '{group.mean.name}' reads an accumulator")
+        for k in at:
+            steps[k] = group
+        for k, v in zip(at[1:], (group.count, group.mean, group.m2), strict=True):
+            if v.name in folds:
+                raise NotFolded(f"'{v.name}' folded twice in one iteration")
+            folds[v.name] = Fold(v, "welford", group.value, group.guard, welford=group)
+            order[v.name] = k
     for i, s in enumerate(loop.body):
+        if i in steps:
+            continue
         if isinstance(s, N.Let):
             if own_axes(s.value):
                 raise NotFolded("a reduction or a permutation of a tile inside the loop")
@@ -305,6 +321,8 @@ def loop_folds(
                 raise NotFolded("a reduction or a permutation of a tile inside the loop")
             fold = _fold_through(s, lets, accs)
             raw[s.var.name] = s.value
+            if fold.acc.name in folds and folds[fold.acc.name].welford is not None:
+                raise NotFolded(f"'{fold.acc.name}' folded twice in one iteration")
             if fold.acc.name in folds:
                 folds[fold.acc.name] = _merged(folds[fold.acc.name], fold)
                 continue
@@ -328,6 +346,8 @@ def loop_folds(
     running: set[str] = set()  # lets that hold a running sum (or a value of one)
     scanned: set[str] = set()
     for i, s in enumerate(loop.body):  # an accumulator is read only by its own fold
+        if i in steps:
+            continue
         reads = _reads(s)
         if isinstance(s, N.Assign):
             fold = folds[s.var.name]
@@ -756,6 +776,11 @@ class _Rewrite:
         self.seen: set[tuple[str, str]] = set()
         self.merged: dict[str, int] = {}  # a merged fold's assignments met so far
         self.out: list[N.Stmt] = []
+        # Welford's steps (schedule/chan.py): each group's tiles of counts, means and m2 of the block's
+        # positions, and the lets of its steps' differences (folded with the group)
+        self.wtiles: list[tuple[Group, E.Var, E.Var, E.Var]] = []
+        self.diffs = {f.welford.diff.name for f in folds.values() if f.welford is not None}
+        self.steps: E.Var | None = None  # the blocks folded so far (a scalar counter: Welford's 1 / n)
 
     def fresh(self, name: str) -> str:
         base, k = name, 2
@@ -787,6 +812,16 @@ class _Rewrite:
             N.Assign(f.acc, E.Bin(f.op, f.acc, E.Reduce(REDUCES[f.op], tile, self.axis)), line=line)
             for tile, f in self.tiles.values()
         ]
+        if self.wtiles:
+            tiles = {g.count.name: n for g, n, _, _ in self.wtiles}
+            tiles |= {g.mean.name: m for g, _, m, _ in self.wtiles} | {g.m2.name: q for g, _, _, q in self.wtiles}
+            carried = tuple(tiles.get(v.name, v) for v in carried)
+            if self.steps is not None:
+                before.append(N.Let(self.steps, E.Const(0.0, self.steps.type), line=line))
+                carried = (*carried, self.steps)
+            for group, n, m, q in self.wtiles:
+                before += [N.Let(t, E.Full(t.shape, 0.0, t.type), line=line) for t in (n, m, q)]
+                after += self.chan(group, n, m, q, line)
         if self.reverse:
             # block b of n runs as iteration n - 1 - b
             count = E.fold(E.CDiv(loop.stop - loop.start, E.Const(step)))
@@ -798,6 +833,8 @@ class _Rewrite:
 
     def stmt(self, s: N.Stmt) -> None:
         line = s.line
+        if isinstance(s, N.Let) and s.var.name in self.diffs:
+            return  # (a Welford step's difference: :meth:`welford` takes it again)
         if isinstance(s, N.Let):
             value = self.lift(s.value)
             # an integer's bounds from its value over every lane (the block's tail lanes too: the
@@ -831,6 +868,12 @@ class _Rewrite:
                 if self.merged[s.var.name] < f.count:
                     return
             conds = [self.tail] + ([self.lift(f.guard)] if f.guard is not None else [])
+            if f.welford is not None:  # (its count, mean and m2 at once, at the last of them)
+                if self.whole:  # (only schedule/moments.py writes them, for loops split in blocks)
+                    raise NotFolded("Welford's update over a whole row")
+                if s.var.name == f.welford.m2.name:
+                    self.welford(f.welford, E.conj(conds), line)
+                return
             if f.rescaled is not None:
                 self.rescale(s.var, f.rescaled, E.conj(conds), line)
                 return
@@ -885,6 +928,71 @@ class _Rewrite:
             term = E.Bin("*", self.lift(r.weight), term)
         added = E.Reduce("sum", E.Where(cond, term, E.Const(0.0, dtype)), self.axis)
         self.out.append(N.Assign(acc, E.Bin("+", E.Bin("*", acc, scale), added), line=line))
+
+    def welford(self, group: Group, cond: E.Expr, line: int) -> None:
+        """A block of Welford's steps at once (schedule/chan.py): each position of the block keeps its
+        own count, mean and m2 (element-wise tiles, Welford's step a block), combined across the
+        positions and merged after the loop (:meth:`chan`).  Where the guard reads nothing the loop defines, every
+        position the tail leaves has seen as many values as the blocks so far: ``1 / n`` is one
+        scalar a block (else a division a position)."""
+        dtype = group.mean.type
+        one, zero = E.Const(1.0, dtype), E.Const(0.0, dtype)
+        value = self.lift(group.value)
+        shape = E.broadcast(value.shape, cond.shape, self.lift(group.mean).shape)
+        n, m, q = (E.Var(self.fresh(f"{v.name}_tile"), dtype, dims=shape) for v in (group.count, group.mean, group.m2))
+        self.wtiles.append((group, n, m, q))
+        # (blocks last first: the tail's block comes first, its positions past the stop a value behind)
+        uniform = not self.reverse and (
+            group.guard is None or not (_names(group.guard) & (self.env.keys() | {self.loop.var.name}))
+        )
+        self.out.append(N.Assign(n, E.Bin("+", n, E.Where(cond, one, zero)), line=line))
+        diff = E.Var(self.fresh(f"{group.diff.name}_tile"), dtype, dims=shape)
+        self.out.append(N.Let(diff, E.Bin("-", value, m), line=line))
+        if uniform:
+            if self.steps is None:
+                self.steps = E.Var(self.fresh("welford_steps"), dtype)
+                self.out.append(N.Assign(self.steps, E.Bin("+", self.steps, one), line=line))
+            inverse = E.Var(self.fresh("welford_inverse"), dtype)
+            self.out.append(N.Let(inverse, E.Bin("/", one, self.steps), line=line))
+            share: E.Expr = E.Bin("*", diff, inverse)
+        else:
+            share = E.Bin("/", diff, E.Bin("max", n, one))
+        self.out.append(N.Assign(m, E.Bin("+", m, E.Where(cond, share, zero)), line=line))
+        self.out.append(
+            N.Assign(q, E.Bin("+", q, E.Where(cond, E.Bin("*", diff, E.Bin("-", value, m)), zero)), line=line)
+        )
+
+    def chan(self, group: Group, n: E.Var, m: E.Var, q: E.Var, line: int) -> list[N.Stmt]:
+        """The counts ``n``, means ``m`` and m2 ``q`` of the block's positions combined
+        (``N = sum n``, ``mean = sum n m / N``, ``M2 = sum q + n (m - mean)^2``) and merged into the
+        group's accumulators by Chan's formula: with ``T = n0 + N`` and ``d = mean - mean0``,
+        ``mean0 += d N / T``, ``m2 += M2 + d^2 n0 N / T``, ``n0 = T`` (nothing where ``T`` is 0)."""
+        dtype = group.mean.type
+        one, zero = E.Const(1.0, dtype), E.Const(0.0, dtype)
+        out: list[N.Stmt] = []
+
+        def let(name: str, value: E.Expr) -> E.Var:
+            var = E.Var(self.fresh(name), value.dtype, dims=value.shape)
+            out.append(N.Let(var, value, line=line))
+            return var
+
+        total = let(f"{group.count.name}_sum", E.Reduce("sum", n, self.axis))
+        mean = let(
+            f"{group.mean.name}_sum",
+            E.Bin("/", E.Reduce("sum", E.Bin("*", n, m), self.axis), E.Bin("max", total, one)),
+        )
+        off = E.Bin("-", m, self.lift(mean))
+        spread = E.Bin("+", q, E.Bin("*", n, E.Bin("*", off, off)))
+        m2 = let(f"{group.m2.name}_sum", E.Reduce("sum", E.Where(E.Bin(">", n, zero), spread, zero), self.axis))
+        n0, mean0, m20 = group.count, group.mean, group.m2
+        after = let(f"{group.count.name}_after", E.Bin("+", n0, total))
+        d = let(f"{group.mean.name}_shift", E.Bin("-", mean, mean0))
+        share = let(f"{group.count.name}_share", E.Bin("/", total, E.Bin("max", after, one)))
+        out.append(N.Assign(mean0, E.Bin("+", mean0, E.Bin("*", d, share)), line=line))
+        grown = E.Bin("*", E.Bin("*", d, d), E.Bin("*", n0, share))
+        out.append(N.Assign(m20, E.Bin("+", m20, E.Bin("+", m2, grown)), line=line))
+        out.append(N.Assign(n0, after, line=line))
+        return out
 
     def running(self, acc: E.Var, masked: E.Expr, line: int) -> None:
         """A sum read after each step (a prefix sum), a block at once: the block's terms, their

@@ -134,7 +134,8 @@ def split_loop(kernel: N.Kernel, prefix: str) -> Split:
     for s in before:
         if isinstance(s, N.Let) and s.var.name in folds:
             f = folds[s.var.name]
-            s = N.Let(s.var, E.Full(s.var.shape, _identity(f.op, s.var.type).value, s.var.type), line=s.line)
+            first = 0.0 if f.welford is not None else _identity(f.op, s.var.type).value  # (a count, a mean, an m2)
+            s = N.Let(s.var, E.Full(s.var.shape, first, s.var.type), line=s.line)
         body.append(s)
     body.append(dataclasses.replace(loop, start=start, stop=stop))
     for name, f in folds.items():
@@ -153,17 +154,57 @@ def split_loop(kernel: N.Kernel, prefix: str) -> Split:
     # the combine kernel: the loop replaced by one over the partials
     sp = E.Var(fresh("part"), "i32", lo=0)
     inner: list[N.Stmt] = []
-    for name, f in folds.items():
+
+    def part(name: str, counter: E.Var) -> E.Var:
+        f = folds[name]
         got = E.Var(fresh(f"{name}_part"), f.acc.type, dims=f.acc.shape)
-        inner.append(N.Load(got, areas[name].name, (_slot(program, s_arg, sp, f.acc.shape),), line=line))
-        inner.append(N.Assign(f.acc, E.fold(E.Bin(f.op, f.acc, got)), line=line))
-    over = N.For(sp, E.Const(0), s_arg, E.Const(1), inner, line=line, carried=loop.carried)
+        target.append(N.Load(got, areas[name].name, (_slot(program, s_arg, counter, f.acc.shape),), line=line))
+        return got
+
+    target = inner
+    groups = {f.welford.m2.name: f.welford for f in folds.values() if f.welford is not None}
+    sums: list[N.Stmt] = []  # (each group's sum of its partials' count times mean, from 0)
+    for name, f in folds.items():
+        if f.welford is None:
+            inner.append(N.Assign(f.acc, E.fold(E.Bin(f.op, f.acc, part(name, sp))), line=line))
+        elif name == f.welford.count.name:
+            inner.append(N.Assign(f.acc, E.Bin("+", f.acc, part(name, sp)), line=line))
+    means: list[N.Stmt] = []
+    for g in groups.values():
+        for v in g.names:
+            if not (isinstance(inits[v].value, E.Full) and inits[v].value.value == 0):
+                raise NotSplit(f"Welford's '{v}' does not start at 0")
+        total = E.Var(fresh(f"{g.mean.name}_total"), g.mean.type, dims=g.mean.shape)
+        sums.append(N.Let(total, E.Full(g.mean.shape, 0.0, g.mean.type), line=line))
+        inner.append(
+            N.Assign(total, E.Bin("+", total, E.Bin("*", part(g.count.name, sp), part(g.mean.name, sp))), line=line)
+        )
+        one = E.Const(1.0, g.mean.type)
+        means.append(N.Assign(g.mean, E.Bin("/", total, E.Bin("max", g.count, one)), line=line))
+    later = {v for g in groups.values() for v in (g.mean.name, g.m2.name)}
+    firsts = (*(v for v in loop.carried if v.name not in later), *(s.var for s in sums if isinstance(s, N.Let)))
+    over = N.For(sp, E.Const(0), s_arg, E.Const(1), inner, line=line, carried=firsts)
+    combined: list[N.Stmt] = [*sums, over, *means]
+    if groups:
+        # the m2 of the whole: each partial's m2 and its mean's squared distance from the whole's, times
+        # its count (Chan's formula for many parts: every term non-negative)
+        sp2 = E.Var(fresh("part"), "i32", lo=0)
+        target = second = []
+        for g in groups.values():
+            n, m, q = (part(v, sp2) for v in g.names)
+            off = E.Bin("-", m, g.mean)
+            second.append(
+                N.Assign(g.m2, E.Bin("+", g.m2, E.Bin("+", q, E.Bin("*", n, E.Bin("*", off, off)))), line=line)
+            )
+        combined.append(
+            N.For(sp2, E.Const(0), s_arg, E.Const(1), second, line=line, carried=tuple(g.m2 for g in groups.values()))
+        )
     shared = [dataclasses.replace(a, area=f"_{partial.name}_{a.name}") for a in areas.values()]
     combine = dataclasses.replace(
         kernel,
         name=f"{kernel.name}_combine",
         args=[*kernel.args, splits, *shared],
-        body=N.without_dead_lets([*kernel.body[:at], over, *kernel.body[at + 1 :]]),
+        body=N.without_dead_lets([*kernel.body[:at], *combined, *kernel.body[at + 1 :]]),
         doc=kernel.doc + f" The loop at line {line} folds the S partial folds of its programs (schedule/splitloop.py).",
     )
     host_extent = E.substitute(extent, scalars)
