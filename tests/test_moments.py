@@ -105,3 +105,25 @@ def test_the_split_kernel_folds_welford_steps_a_block_at_a_time() -> None:
     pos = src[src.index("def col_pos_var_k0_split(") :]
     pos = pos[: pos.index("\n\n\n")]
     assert "welford_inverse" not in pos and "tl.maximum(q_count_tile, 1.0)" in pos
+
+
+@pytest.mark.parametrize(("schedule", "m", "n"), [("source", 3, 301), ("auto", 5, 16500), ("auto", 6, 700)])
+def test_layernorm_rows_in_blocks(schedule: str, m: int, n: int) -> None:
+    """Rows longer than the registers hold (16500 f32) run in blocks: two passes (the statistics, the
+    write) where there were three; shorter rows stay whole in registers."""
+    mod = _module(schedule)
+    x = randn(m, n, seed=n) * 2.0 + 50.0
+    x[:, 0] += 1.0e3
+    g = randn(n, seed=1)
+    y = poisoned(m, n)
+    mod.layernorm_rows(x, g, y)  # type: ignore[attr-defined]
+    xd = x.double()
+    ref = (xd - xd.mean(1, keepdim=True)) * torch.rsqrt(xd.var(1, unbiased=False, keepdim=True) + 1e-5) * g.double()
+    assert_near_max(y, ref, 1e-4, "layernorm_rows")
+    if schedule == "auto":
+        ran = _ran(mod, "layernorm_rows", x, g, poisoned(m, n))
+        assert ran == (["layernorm_rows_k0_blocked"] if n > 16384 else ["layernorm_rows_k0"]), ran
+        src = translate_full(SRC, filename="moments.co", schedule="auto").source
+        blocked = src[src.index("def layernorm_rows_k0_blocked(") :]
+        blocked = blocked[: blocked.index("\n\n\n")]
+        assert blocked.count("for ") == 2 and "q_m2_tile" in blocked

@@ -326,7 +326,7 @@ class KernelDispatch:
                     size, lanes = sized[0].size, sized[0].fixed
                     assert size is not None
                     most = policy.FOLD_WHOLE_BYTES // _elem_bytes(folded)
-                    blocked = fold_all(base, policy.fold_block_of(_elem_bytes(folded), lanes))
+                    blocked = self.blocked(base, policy.fold_block_of(_elem_bytes(folded), lanes))
                     blocked = dataclasses.replace(blocked, name=f"{name}_blocked")
                     note = f"each row in registers where it holds at most {most} elements (else in blocks)"
                     fits = E.Bin("<=", E.fold(E.Bin("*", size, E.Const(lanes))), E.Const(most))
@@ -498,7 +498,7 @@ class KernelDispatch:
         if schedule.combine_last and finished[0].autotune is None:
             # the partials combined by the last program of each group: one launch (schedule/lastcombine.py);
             # its loop over the partials in blocks, so that the partial kernel's warps hold one block at a time
-            blocked = lanes_first(fold_all(split.combine, policy.COMBINE_BLOCK))
+            blocked = lanes_first(fold_all(split.combine, policy.combine_block(split.combine)))
             with contextlib.suppress(NotCombined):
                 fused = combined_by_last(finished[0], pipeline_loads(blocked, stages), split.splits_arg)
         return dataclasses.replace(
@@ -711,6 +711,14 @@ class KernelDispatch:
                 ) from None
             self.explain(kernel, top, e)
             return kernel
+
+    def blocked(self, kernel: N.Kernel, block: int) -> N.Kernel:
+        """``kernel``'s loops folded in blocks of ``block`` (rows too long for the registers, read again by
+        each pass), the squared deviations from what a loop before computed folded in its pass where they
+        are (schedule/moments.py: a pass fewer)."""
+        with contextlib.suppress(NotMerged, NotFolded):
+            return fold_all(merge_deviations(kernel), block)
+        return fold_all(kernel, block)
 
     def explain(self, kernel: N.Kernel, top: A.Parallel, e: Exception) -> None:
         if os.environ.get("CROQ2TRITON_EXPLAIN"):

@@ -778,7 +778,7 @@ class _Rewrite:
         self.out: list[N.Stmt] = []
         # Welford's steps (schedule/chan.py): each group's tiles of counts, means and m2 of the block's
         # positions, and the lets of its steps' differences (folded with the group)
-        self.wtiles: list[tuple[Group, E.Var, E.Var, E.Var]] = []
+        self.wtiles: list[tuple[Group, E.Var, E.Var, E.Var, E.Expr | None]] = []
         self.diffs = {f.welford.diff.name for f in folds.values() if f.welford is not None}
         self.steps: E.Var | None = None  # the blocks folded so far (a scalar counter: Welford's 1 / n)
 
@@ -813,15 +813,15 @@ class _Rewrite:
             for tile, f in self.tiles.values()
         ]
         if self.wtiles:
-            tiles = {g.count.name: n for g, n, _, _ in self.wtiles}
-            tiles |= {g.mean.name: m for g, _, m, _ in self.wtiles} | {g.m2.name: q for g, _, _, q in self.wtiles}
+            tiles = {g.count.name: n for g, n, _, _, _ in self.wtiles}
+            tiles |= {g.mean.name: m for g, _, m, _, _ in self.wtiles} | {g.m2.name: q for g, _, _, q, _ in self.wtiles}
             carried = tuple(tiles.get(v.name, v) for v in carried)
             if self.steps is not None:
                 before.append(N.Let(self.steps, E.Const(0.0, self.steps.type), line=line))
                 carried = (*carried, self.steps)
-            for group, n, m, q in self.wtiles:
+            for group, n, m, q, lanes in self.wtiles:
                 before += [N.Let(t, E.Full(t.shape, 0.0, t.type), line=line) for t in (n, m, q)]
-                after += self.chan(group, n, m, q, line)
+                after += self.chan(group, n, m, q, lanes, line)
         if self.reverse:
             # block b of n runs as iteration n - 1 - b
             count = E.fold(E.CDiv(loop.stop - loop.start, E.Const(step)))
@@ -939,13 +939,22 @@ class _Rewrite:
         one, zero = E.Const(1.0, dtype), E.Const(0.0, dtype)
         value = self.lift(group.value)
         shape = E.broadcast(value.shape, cond.shape, self.lift(group.mean).shape)
-        n, m, q = (E.Var(self.fresh(f"{v.name}_tile"), dtype, dims=shape) for v in (group.count, group.mean, group.m2))
-        self.wtiles.append((group, n, m, q))
         # (blocks last first: the tail's block comes first, its positions past the stop a value behind)
         uniform = not self.reverse and (
             group.guard is None or not (_names(group.guard) & (self.env.keys() | {self.loop.var.name}))
         )
-        self.out.append(N.Assign(n, E.Bin("+", n, E.Where(cond, one, zero)), line=line))
+        m, q = (E.Var(self.fresh(f"{v.name}_tile"), dtype, dims=shape) for v in (group.mean, group.m2))
+        if uniform:
+            # a position's count is the blocks whose tail held there, where the lane's guard holds: kept
+            # along the counter's axis alone (registers for the means and m2, not for counts)
+            n = E.Var(self.fresh(f"{group.count.name}_tile"), dtype, dims=self.tail.shape)
+            self.out.append(N.Assign(n, E.Bin("+", n, E.Where(self.tail, one, zero)), line=line))
+            lanes = E.Where(self.lift(group.guard), one, zero) if group.guard is not None else None
+        else:
+            n = E.Var(self.fresh(f"{group.count.name}_tile"), dtype, dims=shape)
+            self.out.append(N.Assign(n, E.Bin("+", n, E.Where(cond, one, zero)), line=line))
+            lanes = None
+        self.wtiles.append((group, n, m, q, lanes))
         diff = E.Var(self.fresh(f"{group.diff.name}_tile"), dtype, dims=shape)
         self.out.append(N.Let(diff, E.Bin("-", value, m), line=line))
         if uniform:
@@ -962,8 +971,9 @@ class _Rewrite:
             N.Assign(q, E.Bin("+", q, E.Where(cond, E.Bin("*", diff, E.Bin("-", value, m)), zero)), line=line)
         )
 
-    def chan(self, group: Group, n: E.Var, m: E.Var, q: E.Var, line: int) -> list[N.Stmt]:
-        """The counts ``n``, means ``m`` and m2 ``q`` of the block's positions combined
+    def chan(self, group: Group, n: E.Var, m: E.Var, q: E.Var, lanes: E.Expr | None, line: int) -> list[N.Stmt]:
+        """The counts ``n`` (times ``lanes``: 1 where the lane's guard holds, else 0; None: 1), means
+        ``m`` and m2 ``q`` of the block's positions combined
         (``N = sum n``, ``mean = sum n m / N``, ``M2 = sum q + n (m - mean)^2``) and merged into the
         group's accumulators by Chan's formula: with ``T = n0 + N`` and ``d = mean - mean0``,
         ``mean0 += d N / T``, ``m2 += M2 + d^2 n0 N / T``, ``n0 = T`` (nothing where ``T`` is 0)."""
@@ -976,6 +986,8 @@ class _Rewrite:
             out.append(N.Let(var, value, line=line))
             return var
 
+        if lanes is not None:
+            n = let(f"{group.count.name}_lanes", E.Bin("*", n, lanes))
         total = let(f"{group.count.name}_sum", E.Reduce("sum", n, self.axis))
         mean = let(
             f"{group.mean.name}_sum",

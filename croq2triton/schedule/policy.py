@@ -18,6 +18,7 @@ one program per (tile, batch), reading ``[1, BM, BK]`` descriptor boxes.
 
 from __future__ import annotations
 
+import contextlib
 from math import prod
 
 from ..lift.buffers import pow2
@@ -393,6 +394,10 @@ SPLIT_WAVES = 8
 SPLIT_LEAST = 256
 SPLIT_MOST = 64  # partials a lane (the second kernel folds them in registers: 64 x 256 lanes = 64 KB of f32)
 SPLIT_WARPS = 4
+# the values a thread holds of the partial kernel's tiles (its folds' tiles of the block and the block it
+# loads): beyond them its block of lines halves (two column variances of f16 at 512 columns and 8 rows
+# a step held 6 x 32 in 255 registers and spilled, sm_90a)
+SPLIT_TILE_VALUES = 96
 
 
 def coarsen_factor(kernel: N.Kernel) -> int:
@@ -539,7 +544,33 @@ def split_block(kernel: N.Kernel) -> int:
     if tiled_fold(kernel):  # (its loops over a register tile's elements folded already)
         return 1
     loops = [s for s in kernel.body if isinstance(s, N.For)]
-    return lines_block(_loaded_bytes(kernel, loops) or _elem_bytes(kernel), lane_count(kernel), LINES_BLOCK_BYTES)
+    lanes = lane_count(kernel)
+    block = lines_block(_loaded_bytes(kernel, loops) or _elem_bytes(kernel), lanes, LINES_BLOCK_BYTES)
+    # each fold keeps a tile of the block in registers along a leading axis (Welford's update two: its
+    # means and m2, schedule/foldloops.py), the loaded block one more: halved until they fit
+    tiles = 1
+    for at, loop in enumerate(kernel.body):
+        if isinstance(loop, N.For):
+            with contextlib.suppress(NotFolded):
+                folds = loop_folds(loop, kernel.body[at + 1 :], tiled=True)
+                tiles += sum(1 for f in folds.values() if f.welford is None or f.acc != f.welford.count)
+    while block > 2 and tiles * block * lanes > SPLIT_TILE_VALUES * 32 * SPLIT_WARPS:
+        block //= 2
+    return block
+
+
+def combine_block(combine: N.Kernel) -> int:
+    """The partials a step of the loop that combines them, in the last program of a split
+    (schedule/lastcombine.py): ``COMBINE_BLOCK``, halved while its loaded partials and the tiles of
+    its folds would hold more than ``SPLIT_TILE_VALUES`` values a thread (two column variances of f16
+    combine six partials a lane, 512 lanes a program)."""
+    lanes = lane_count(combine)
+    block = COMBINE_BLOCK
+    for loop in (s for s in combine.body if isinstance(s, N.For)):
+        tiles = sum(isinstance(x, (N.Load, N.Assign)) for x in loop.body)
+        while block > 1 and tiles * block * lanes > SPLIT_TILE_VALUES * 32 * SPLIT_WARPS:
+            block //= 2
+    return block
 
 
 def lines_block(elem_bytes: int, lanes: int, budget: int = FOLD_BLOCK_BYTES) -> int:
