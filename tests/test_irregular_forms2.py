@@ -314,6 +314,28 @@ def test_irregular_form(check: Callable[[object], None], schedule: str) -> None:
     check(_module(schedule))
 
 
+@pytest.mark.parametrize("check", CHECKS, ids=lambda f: f.__name__)
+def test_irregular_form_widened(check: Callable[[object], None], monkeypatch: pytest.MonkeyPatch) -> None:
+    """auto's widened kernels, which its launchers run where the grid keeps a program per SM (4 in the
+    interpreter: the ragged sizes above leave some kernels narrow): one SM, so every one runs."""
+    monkeypatch.setenv("CROQ2TRITON_NUM_SMS", "1")
+    torch.manual_seed(0)
+    check(_module("auto"))
+
+
+def test_widened_where_a_mask_bounds_the_block() -> None:
+    """schedule/widen.py: a program past the grid reads nothing where its accesses' masks bound the
+    block's coordinate (``(pb # i) < L``), whichever index they read (a page table's row, a packed
+    row ``cu.at(b) + bl # i``, a signal at ``2 * (bl # l) + k - 3``); these kernels stayed one block a
+    program before, 2026-12-08."""
+    from croq2triton.api import translate_full
+
+    auto = translate_full(PROGRAM.read_text(), filename=PROGRAM.name, schedule="auto").source
+    for name in ("paged_threads", "varlen_unpack", "im2col"):
+        kernel = auto.split(f"def {name}_k0(")[1].split('"""')[1]
+        assert "(widened)" in kernel, (name, kernel)
+
+
 def test_every_function_of_the_program_is_checked() -> None:
     text = PROGRAM.read_text()
     names = {line.split("(")[0].split()[-1] for line in text.splitlines() if line.startswith("__co__")}
