@@ -27,6 +27,14 @@ Two rewrites, under ``--schedule auto``, after every other pass:
   reading them has no effect and their values are discarded.  For ``J >= 0`` the rounded terms
   admit a superset of what the exact ones admit (``max(E, 0)`` keeps the divisions on
   non-negative values, where C's truncation and the floor agree).
+  A guard term that reads a loaded value varying along ``J``'s axes (a select's condition on
+  another tensor's elements: ``m.at(i, j) != 0 ? -1e4 : x.at(i, j)``, whose branch reads ``x`` only
+  where it is chosen, as C evaluates one branch) is left out of the load's mask the same way, under
+  the same obligations: the load reads every element of its tile inside the tensor, and the exact
+  mask selects what it keeps (a masked fill compiled 16 scalar loads a thread for ``x``, 4 vector
+  ones without the condition's term, sm_90a).  Its lanes read elements the source skips: the
+  16-byte groups of a scalar read are whole sectors of DRAM already where a quarter of the lanes
+  or more are chosen; a very sparse condition reads more than it did.
 * **Stores.** Two stores of the same tensor at the same index, with only lets and loads of other
   tensors between them, whose masks differ in one term and its complement (``if (c) y.at(i) = a;
   else y.at(i) = b;``) are one store of ``tl.where(c, a, b)`` under the common terms, where the
@@ -65,6 +73,7 @@ class _Rewrite:
         self.scalars = {a.name for a in kernel.args if isinstance(a, N.Scalar)}
         self.taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
         self.taken |= {s.var.name for s in N.walk(kernel.body) if isinstance(s, N.Assign)}
+        self.loaded = {s.var.name for s in N.walk(kernel.body) if isinstance(s, N.Load)}
         self.changed = False
 
     def stmts(self, body: list[N.Stmt], lets: dict[str, E.Expr]) -> list[N.Stmt]:
@@ -112,22 +121,32 @@ class _Rewrite:
         wide: list[E.Expr] = []
         exact = True
         for t in terms:
-            r = None if any(t is b for b in bounds) else self.rounded(t, last, axes, width)
+            if any(t is b for b in bounds):
+                wide.append(t)
+                continue
+            r = self.rounded(t, last, axes, width)
+            if r is None and _speculated(t, axes, len(last.shape), lets, self.loaded):
+                exact = False  # (left out: the lanes it held are masked again below)
+                continue
             wide.append(t if r is None else r[0])
             exact = exact and (r is None or r[1])
-        if all(a is b for a, b in zip(wide, terms, strict=True)):
+        if len(wide) == len(terms) and all(a is b for a, b in zip(wide, terms, strict=True)):
             return None
-        mask = E.Var(N.fresh_name(f"{s.mask.name}_vec", self.taken), "i1", dims=s.mask.shape)
+        line = s.line
+        mask: E.Var | None = None
+        head: list[N.Stmt] = []
+        if wide:
+            mask = E.Var(N.fresh_name(f"{s.mask.name}_vec", self.taken), "i1", dims=s.mask.shape)
+            head.append(N.Let(mask, E.conj(wide), line=line))
         if exact:  # the same lanes, written as Triton proves them aligned
-            return [N.Let(mask, E.conj(wide), line=s.line), dataclasses.replace(s, mask=mask)]
+            return [*head, dataclasses.replace(s, mask=mask)]
         read = E.Var(N.fresh_name(f"{s.var.name}_vec", self.taken), s.var.type, dims=s.var.dims)
         other = E.Const(s.other if s.other is not None else 0, ptr.dtype)
         value: E.Expr = E.Where(s.mask, read, other)
         if s.nan_outside:  # the OOB sanitizer fills what the exact mask leaves out, as before
             value = E.Call("_oob_fill", (value, s.mask), s.var.type)
-        line = s.line
         return [
-            N.Let(mask, E.conj(wide), line=line),
+            *head,
             dataclasses.replace(s, var=read, mask=mask, nan_outside=False),
             N.Let(s.var, value, line=line),
         ]
@@ -199,6 +218,27 @@ class _Rewrite:
             merged.append(N.Let(mask, E.conj(common), line=s.line))
         merged.append(dataclasses.replace(s, value=value, mask=mask, line=first.line))
         return out[:k] + out[k + 1 :] + merged
+
+
+def _speculated(t: E.Expr, axes: list[int], rank: int, lets: dict[str, E.Expr], loaded: set[str]) -> bool:
+    """Whether guard term ``t`` of a load is left out of its mask (the load reads anyway, its value
+    masked again after): ``t`` reads a loaded value that varies along the contiguous axis (a select's
+    condition on another tensor's elements, ``m.at(i, j) != 0 ? -1e4 : x.at(i, j)``), so it differs
+    from lane to lane along the axis and Triton compiles the load element by element."""
+    seen: set[str] = set()
+    todo = list(E.free_vars(t))
+    while todo:
+        v = todo.pop()
+        if v.name in seen:
+            continue
+        seen.add(v.name)
+        if v.name in lets:
+            todo += E.free_vars(lets[v.name])
+        elif v.name in loaded:
+            shape = (1,) * (rank - len(v.shape)) + tuple(v.shape)
+            if len(shape) == rank and any(shape[a] != 1 for a in axes):
+                return True
+    return False
 
 
 def _positive(t: E.Expr) -> E.Expr:

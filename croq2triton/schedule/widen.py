@@ -20,7 +20,8 @@ What it proves on the IR before rewriting (else :class:`NotWidened`, and the ker
   transpose added to its untransposed self is refused: it pairs different coordinates);
 * the last program's extra blocks (``b >= G`` where the grid is ``G``) write nothing and read
   nothing: ``F`` divides a constant ``G``, or every access along ``b`` is masked by
-  ``coordinate < X`` where ``X <= G * T`` (``G = cdiv(X, T')`` with ``T' <= T``);
+  ``coordinate < X`` where ``X <= G * T`` (``G = cdiv(X, T')`` with ``T' <= T``), the coordinate
+  its index or any other ``b * T + lane`` (``x.at(2 * (bl # l) + k - 3)`` under ``(bl # l) < L``);
 * a TMA box steps with its block (coordinate ``b * box`` along the box's axis); it grows with the
   tile, and a store's boxes past the tensor's end (the extra blocks') store nothing;
 * nothing else holds a shape of its own (dots, scratch areas; a ``tl.full`` tile grows with the
@@ -417,6 +418,10 @@ def _check_extra_blocks(analysis: Analysis, facts: Facts, factors: dict[str, int
             if not coords:
                 continue
             terms = E.conjuncts(E.resolve(mask, analysis.values)) if mask is not None else []
+            # a term bounding the block's coordinate masks the whole access off past the grid, whichever
+            # index it reads (``x.at(2 * (bl # l) + k - 3)`` under ``if ((bl # l) < L)``)
+            if any(isinstance(term, E.Bin) and _bounds_block(term.lhs, term, pid, t, g, facts) for term in terms):
+                continue
             for c in coords:
                 c = E.fold(unspread(E.resolve(c, analysis.values)))  # an address broadcast over lanes that share it
                 if not any(_bounds_block(c, term, pid, t, g, facts) for term in terms):
