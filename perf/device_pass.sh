@@ -16,6 +16,7 @@
 #   perf/device_pass.sh suite      # the whole test suite on the GPU under pytest -n 8 (pytest-xdist carried in .gpu_deps/)
 #   perf/device_pass.sh pytest ARGS  # pytest ARGS under -n 14, the whole log and the failures' lines kept in $OUT
 #   perf/device_pass.sh membound   # the memory-bound kernels in both element types, both schedules (issue 27)
+#   perf/device_pass.sh moments    # the column variances read once, and the column folds' line bytes swept (issue 27)
 #   perf/device_pass.sh norms      # perf/probe_norm_rows.py: norms over long rows, hand-written variants (issue 27)
 #   perf/device_pass.sh attention  # attention tuned (issue 25), untuned and tuned against SDPA
 #   perf/device_pass.sh gemm25     # the launch-time GEMM tile table at the shapes of issue 25
@@ -45,6 +46,23 @@ case "${1:-tests}" in
     CROQ2TRITON_FAILLOG=$OUT/failures.txt timeout "${PYTEST_TIMEOUT:-540}" python3 -m pytest -q -p no:cacheprovider -n 14 -rfE --tb=short "$@" \
       > "$OUT/pytest.txt" 2>&1 || status=1
     grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest.txt" | tail -60
+    ;;
+  moments)
+    # issue 27: the squared deviations folded in the mean's pass (schedule/moments.py), then the split
+    # column folds' bytes of a row a program (policy.SPLIT_LINE_MIN) swept on the column means
+    timeout 200 python3 -m pytest -q -p no:cacheprovider -n 14 -rfE --tb=short tests/test_moments.py \
+      tests/test_split_phases.py tests/test_split_columns.py tests/test_irregular_forms2.py > "$OUT/pytest.txt" 2>&1 \
+      || status=1
+    grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest.txt" | tail -30
+    timeout 170 python3 perf/bench.py --membound --sizes 16384x4096,4096x16384 --rounds 3 \
+      --only bn_stats,col_welford,col_std_f16 --json "$OUT/moments.json" --md "$OUT/moments.md" \
+      > "$OUT/moments.txt" 2>&1 || status=1
+    tail -12 "$OUT/moments.txt"
+    timeout 200 python3 perf/bench.py --membound --sizes 16384x4096,4096x16384 --rounds 3 --schedules auto \
+      --no-inductor --only col_means_f16,col_sums_walk --points \
+      "l2k:policy.SPLIT_LINE_MIN=2048;l4k:policy.SPLIT_LINE_MIN=4096;l8k:policy.SPLIT_LINE_MIN=8192;l8kw8:policy.SPLIT_LINE_MIN=8192,policy.SPLIT_WARPS=8" \
+      --json "$OUT/lines.json" --md "$OUT/lines.md" > "$OUT/lines.txt" 2>&1 || status=1
+    tail -12 "$OUT/lines.txt"
     ;;
   membound)
     # MEMBOUND_ARGS narrows it (e.g. "--schedules auto --rounds 2"); the JSON and markdown are
