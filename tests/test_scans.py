@@ -23,7 +23,14 @@ from kernel_util import (
 from croq2triton.api import translate_full
 
 PROGRAM = Path(__file__).parent / "programs" / "scans.co"
-FUNCS = ("row_cumsum", "running_mean_f16", "positive_ranks", "row_cumsum_exclusive")
+FUNCS = (
+    "row_cumsum",
+    "running_mean_f16",
+    "positive_ranks",
+    "row_cumsum_exclusive",
+    "row_drawdown",
+    "running_min_positive",
+)
 
 
 def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
@@ -37,6 +44,13 @@ def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
         want = (x.cpu() > 0).long().cumsum(1)
         assert torch.equal(rank.cpu().long(), want) and torch.equal(total.cpu().long(), want[:, -1]), fn
         return ran
+    if fn == "running_min_positive":
+        x = randn(m, n, dtype=torch.int32, seed=seed)
+        y = poisoned(m, n, dtype=torch.int32)
+        getattr(mod, fn)(x, y, _launch=launch)
+        pos = torch.where(x.cpu() > 0, x.cpu(), 1000000)
+        assert torch.equal(y.cpu(), torch.cummin(pos, 1).values), fn
+        return ran
     dtype = torch.float16 if fn == "running_mean_f16" else torch.float32
     x = randn(m, n, dtype=dtype, seed=seed)
     y = poisoned(m, n, dtype=dtype)
@@ -46,6 +60,7 @@ def _run(mod: object, fn: str, m: int, n: int) -> list[str]:
         "row_cumsum": xd.cumsum(1),
         "running_mean_f16": xd.cumsum(1) / torch.arange(1, n + 1, dtype=torch.float64),
         "row_cumsum_exclusive": xd.cumsum(1) - xd,
+        "row_drawdown": torch.cummax(xd, 1).values - xd,
     }[fn]
     assert_near_max(y, ref, 2e-3 if dtype == torch.float16 else 1e-5, f"{fn} at {m} x {n}")
     return ran
@@ -62,6 +77,7 @@ def test_rows_past_the_registers_carry_the_sum_across_blocks() -> None:
     mod = load_once(PROGRAM, "auto")
     assert _run(mod, "row_cumsum", 2, 17000) == ["row_cumsum_k0_blocked"]
     assert _run(mod, "positive_ranks", 2, 17000) == ["positive_ranks_k0_blocked"]
+    assert _run(mod, "row_drawdown", 2, 17000) == ["row_drawdown_k0_blocked"]
 
 
 def test_what_auto_makes_of_each_form() -> None:
@@ -70,3 +86,8 @@ def test_what_auto_makes_of_each_form() -> None:
         body = kernel_code(text, f"{fn}_k0")  # no loop over the row: a prefix sum of the tile
         assert "forjin" not in body and f"{acc}_run={acc}[:,None]+tl.cumsum({acc}_terms,1)" in body, fn
     assert "forjinrange(0,N):" in kernel_code(text, "row_cumsum_exclusive_k0")  # stored before: as written
+    # a running maximum and minimum: tl.associative_scan of the tile with the module's tl.maximum / minimum
+    for fn, acc, op in (("row_drawdown", "peak", "max"), ("running_min_positive", "low", "min")):
+        body = kernel_code(text, f"{fn}_k0")
+        assert "forjin" not in body and f"{acc}_run=tl.{op}imum({acc}[:,None],_scan_{op}({acc}_terms,1))" in body, fn
+    assert "tl.associative_scan(x,axis,_pick_max)" in text.replace(" ", "")

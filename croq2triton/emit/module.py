@@ -81,10 +81,18 @@ def _oob_fill(x, mask):
 '''
 
 
-# tl.reduce's combining functions of schedule/foldloops.py's product and bitwise folds
+# tl.reduce's combining functions of schedule/foldloops.py's product and bitwise folds, and the running
+# maximum and minimum of its scans (tl.associative_scan with tl.maximum / tl.minimum: a NaN loses, as
+# __max / __min and tl.max of a block)
 COMBINE_FUNCTIONS = {
     name: f"@triton.jit\ndef {name}(a, b):\n    return a {REDUCE_OPERATORS[op]} b"
     for op, name in REDUCE_COMBINE.items()
+} | {
+    f"_scan_{op}": (
+        f"@triton.jit\ndef _scan_{op}(x, axis: tl.constexpr):\n    return tl.associative_scan(x, axis, _pick_{op})\n\n\n"
+        f"@triton.jit\ndef _pick_{op}(a, b):\n    return tl.{op}imum(a, b)"
+    )
+    for op in ("max", "min")
 }
 
 

@@ -157,7 +157,7 @@ class _LaneIndex:
 
 
 SPREADING = (E.Permute, E.Reshape, E.Reduce)
-SPREADING_CALLS = {"gather", "cumsum", "_as_dot_operand"}
+SPREADING_CALLS = {"gather", "cumsum", "_scan_max", "_scan_min", "_as_dot_operand"}
 
 
 def _element_wise(e: E.Expr, spread: set[str]) -> bool:

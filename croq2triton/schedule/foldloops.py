@@ -80,6 +80,9 @@ FOLDS = {"+": "sum", "max": "max", "min": "min"}
 # type, as a sum's), and the bitwise or, and, exclusive or of integers (exact in any order)
 MORE_FOLDS = {"*": "prod", "|": "or", "&": "and", "^": "xor"}
 REDUCES = {**FOLDS, **MORE_FOLDS}
+# folds whose running value a step may read (an inclusive scan of each block after the fold so far): a
+# sum's by tl.cumsum, a maximum's and a minimum's by tl.associative_scan (emit/module.py's helpers)
+SCANS = {"+": "cumsum", "max": "_scan_max", "min": "_scan_min"}
 WHOLE_PER_THREAD = 16  # elements of a whole row a thread holds (the launcher picks 4 to 16 warps)
 LEAD_PER_THREAD = 64  # the same where the counter's axis leads the tile (1 to 16 warps)
 INT_LIMITS = {"i32": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1), "i16": (-(2**15), 2**15 - 1)}
@@ -342,7 +345,9 @@ def loop_folds(
     inlined = {n for n, v in lets.items() if _names(v) & folds.keys()}
     # a sum read after its fold in the same iteration (``acc += x; y.at(j) = acc;``): a running sum, a
     # prefix sum of the block then (an inclusive scan); only by lets and stored values
-    scannable = {n for n, f in folds.items() if f.op == "+" and f.rescaled is None and f.pick is None and f.count == 1}
+    scannable = {
+        n for n, f in folds.items() if f.op in SCANS and f.rescaled is None and f.pick is None and f.count == 1
+    }
     running: set[str] = set()  # lets that hold a running sum (or a value of one)
     scanned: set[str] = set()
     for i, s in enumerate(loop.body):  # an accumulator is read only by its own fold
@@ -893,7 +898,7 @@ class _Rewrite:
             value = self.lift(f.value)
             masked = E.Where(E.conj(conds), value, _identity(f.op, s.var.type))  # the tail: rank + 1
             if f.running:
-                self.running(s.var, masked, line)
+                self.running(s.var, f.op, masked, line)
                 return
             if not self.whole and self.axis == 0:
                 # blocks along a leading axis: folded element-wise into a tile of the block, reduced once
@@ -1006,18 +1011,19 @@ class _Rewrite:
         out.append(N.Assign(n0, after, line=line))
         return out
 
-    def running(self, acc: E.Var, masked: E.Expr, line: int) -> None:
-        """A sum read after each step (a prefix sum), a block at once: the block's terms, their
-        inclusive prefix sums (``tl.cumsum``) after the sum so far are each step's running value, which
-        the statements after the fold read; the sum takes the block's total."""
+    def running(self, acc: E.Var, op: str, masked: E.Expr, line: int) -> None:
+        """A sum, maximum or minimum read after each step (a prefix sum, a running maximum), a block at
+        once: the block's terms, their inclusive prefix folds (``tl.cumsum``; ``tl.associative_scan``
+        with the module's maximum or minimum, emit/module.py) after the fold so far are each step's
+        running value, which the statements after the fold read; the fold takes the block's."""
         terms_value = E.Cast(masked, acc.type) if masked.dtype != acc.type else masked
         terms = E.Var(self.fresh(f"{acc.name}_terms"), acc.type, dims=terms_value.shape)
         self.out.append(N.Let(terms, terms_value, line=line))
-        scan = E.Call("cumsum", (terms, E.Const(self.axis, "i32")), acc.type)
-        run_value = E.Bin("+", self.lift(acc), scan)
+        scan = E.Call(SCANS[op], (terms, E.Const(self.axis, "i32")), acc.type)
+        run_value = E.Bin(op, self.lift(acc), scan)
         run = E.Var(self.fresh(f"{acc.name}_run"), acc.type, dims=run_value.shape)
         self.out.append(N.Let(run, run_value, line=line))
-        self.out.append(N.Assign(acc, E.Bin("+", acc, E.Reduce("sum", terms, self.axis)), line=line))
+        self.out.append(N.Assign(acc, E.Bin(op, acc, E.Reduce(REDUCES[op], terms, self.axis)), line=line))
         self.env[acc.name] = run
 
     def pick(self, index: str, best: str, cond: E.Expr, line: int) -> None:
