@@ -260,6 +260,134 @@ def check_v_named_chunk_reads(f: Callable) -> None:
     same(y, d(x).max(1).values)
 
 
+# ============================================================================ MMA (7.9)
+MM = "mma.co"
+H = torch.float16
+
+
+@case(MM)
+def check_m_row_row(f: Callable) -> None:
+    a, b, c = rnd(19, 37, dtype=H), rnd(21, 37, dtype=H), out(19, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
+@case(MM)
+def check_m_row_col_chunks(f: Callable) -> None:
+    a, b, c = rnd(19, 45, dtype=H), rnd(45, 21, dtype=H), out(19, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b), 1e-3)
+
+
+@case(MM)
+def check_m_col_row(f: Callable) -> None:
+    a, b, c = rnd(13, 19, dtype=torch.float32), rnd(21, 13), out(19, 21)
+    f(a, b, c)
+    same(c, d(a).T @ d(b).T, 1e-3)
+
+
+@case(MM)
+def check_m_col_col_transp(f: Callable) -> None:
+    a, b, c = rnd(23, 19, dtype=H), rnd(23, 17, dtype=H), out(17, 19)
+    f(a, b, c)
+    same(c, (d(a).T @ d(b)).T, 1e-3)
+
+
+@case(MM)
+def check_m_bias_relu(f: Callable) -> None:
+    a, b, bias, c = rnd(19, 21, dtype=H), rnd(35, 21, dtype=H), rnd(35), out(19, 35, dtype=H)
+    f(a, b, bias, c)
+    same(c, (d(a) @ d(b).T + d(bias)).clamp(min=0), 1e-2)
+
+
+@case(MM)
+def check_m_transp_b(f: Callable) -> None:
+    a, b, c = rnd(19, 37, dtype=H), rnd(21, 37, dtype=H), out(19, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
+@case(MM)
+def check_m_span_as_a(f: Callable) -> None:
+    a, b, c = rnd(512, dtype=H), rnd(21, 32, dtype=H), out(16, 21)
+    f(a, b, c)
+    same(c, d(a).reshape(16, 32) @ d(b).T, 1e-3)
+
+
+@case(MM)
+def check_m_two_groups(f: Callable) -> None:
+    a, b, c = rnd(150, 40, dtype=H), rnd(35, 40, dtype=H), out(150, 35)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
+@case(MM)
+def check_m_loads(f: Callable) -> None:
+    a, b, c = rnd(19, 37, dtype=H), rnd(21, 37, dtype=H), out(19, 21)
+    f(a, b, c, 0.75)
+    same(c, 0.75 * d(a) @ d(b).T, 1e-3)
+
+
+@case(MM)
+def check_m_causal(f: Callable) -> None:
+    q, k, s = rnd(19, 21, dtype=H), rnd(19, 21, dtype=H), out(19, 19)
+    f(q, k, s)
+    want = d(q) @ d(k).T
+    want[torch.ones(19, 19, dtype=torch.bool).triu(1)] = -1.0
+    same(s, want, 1e-3)
+
+
+@case(MM)
+def check_m_row_stats(f: Callable) -> None:
+    a, b, mx, sm = rnd(21, 16, dtype=H), rnd(16, 16, dtype=H), out(21), out(21)
+    f(a, b, mx, sm)
+    p = d(a) @ d(b).T
+    same(mx, p.max(1).values, 1e-3)
+    same(sm, p.sum(1), 1e-3)
+
+
+@case(MM)
+def check_m_store_mask(f: Callable) -> None:
+    a, b, c = rnd(19, 37, dtype=H), rnd(21, 37, dtype=H), out(19, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
+@case(MM)
+def check_m_async(f: Callable) -> None:
+    a, b, c = rnd(70, 37, dtype=H), rnd(21, 37, dtype=H), out(70, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T + 0.5, 1e-3)
+
+
+@case(MM)
+def check_m_batched(f: Callable) -> None:
+    a, b, c = rnd(2, 19, 21, dtype=H), rnd(2, 17, 21, dtype=H), out(2, 19, 17)
+    f(a, b, c)
+    same(c, d(a) @ d(b).transpose(1, 2), 1e-3)
+
+
+@case(MM)
+def check_m_f16_acc(f: Callable) -> None:
+    a, b, c = rnd(19, 32, dtype=H), rnd(21, 32, dtype=H), out(19, 21, dtype=H)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 2e-2)
+
+
+@case(MM)
+def check_m_persistent(f: Callable) -> None:
+    a, b, c = rnd(35, 21, dtype=H), rnd(37, 21, dtype=H), out(35, 37)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
+@case(MM)
+def check_m_warps_2x2(f: Callable) -> None:
+    a, b, c = rnd(35, 21, dtype=H), rnd(37, 21, dtype=H), out(35, 37)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
 # ============================================================================ the test
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", list(CASES))
