@@ -388,6 +388,432 @@ def check_m_warps_2x2(f: Callable) -> None:
     same(c, d(a) @ d(b).T, 1e-3)
 
 
+# ============================================================================ pipelines (7.8, 7.10)
+P = "pipes.co"
+
+
+@case(P)
+def check_p_ring2_gemm(f: Callable) -> None:
+    a, b, c = rnd(70, 53, dtype=H), rnd(37, 53, dtype=H), out(70, 37)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
+@case(P)
+def check_p_ring3_rowsum(f: Callable) -> None:
+    x, y = rnd(11, 53), out(11)
+    f(x, y)
+    same(y, d(x).sum(1), 1e-4)
+
+
+@case(P)
+def check_p_ring4_counter(f: Callable) -> None:
+    a, b, c = rnd(70, 83, dtype=H), rnd(21, 83, dtype=H), out(70, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
+@case(P)
+def check_p_prefetch_swap(f: Callable) -> None:
+    x, y = rnd(10, 29), out(10)
+    f(x, y)
+    same(y, d(x).sum(1), 1e-4)
+
+
+@case(P)
+def check_p_rotate3(f: Callable) -> None:
+    x, y = rnd(6, 13), out(6, 13)
+    f(x, y)
+    want = d(x)[:-2] + d(x)[1:-1] + d(x)[2:]
+    same(y[1:-1], want)
+
+
+@case(P)
+def check_p_select(f: Callable) -> None:
+    for which in (0, 1):
+        x, z, y = rnd(10, 8), rnd(10, 8), out(10, 8)
+        f(x, z, y, which)
+        same(y, d(z if which else x))
+
+
+@case(P)
+def check_p_after_chain(f: Callable) -> None:
+    x, y = rnd(10, 8), out(10, 8)
+    f(x, y)
+    same(y, d(x))
+
+
+@case(P)
+def check_p_inthreads_warps(f: Callable) -> None:
+    x, y = rnd(3, 32), out(3, 32)
+    f(x, y)
+    want = d(x).clone()
+    want[:, :16] *= 2
+    want[:, 16:] += 1
+    same(y, want)
+
+
+@case(P)
+def check_p_two_consumers(f: Callable) -> None:
+    x, y = rnd(10, 29), out(10, 2)
+    f(x, y)
+    xp = torch.nn.functional.pad(d(x), (0, 3))
+    same(y, torch.stack([xp[:, 0::2].sum(1), xp[:, 1::2].sum(1)], 1), 1e-4)
+
+
+@case(P)
+def check_p_handshake(f: Callable) -> None:
+    x, y = rnd(13, 16), out(13, 16)
+    f(x, y)
+    same(y, d(x) * 0.5)
+
+
+@case(P)
+def check_p_event_after(f: Callable) -> None:
+    x, y = rnd(13, 16), out(13, 16)
+    f(x, y)
+    same(y, d(x) - 2)
+
+
+@case(P)
+def check_p_two_futures(f: Callable) -> None:
+    a, b, c = rnd(19, 53, dtype=H), rnd(21, 53, dtype=H), out(19, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
+# ============================================================================ host code (7.3, 8)
+HO = "host.co"
+
+
+@case(HO)
+def check_h_loop_windows(f: Callable) -> None:
+    x, y = rnd(10, 8), out(10, 8)
+    f(x, y)
+    same(y, d(x) * (torch.arange(10) // 4 + 1).double()[:, None])
+
+
+@case(HO)
+def check_h_branch(f: Callable) -> None:
+    for mode in (1, 0):
+        x, y = rnd(13), out(13)
+        f(x, y, mode)
+        same(y, d(x) + (1 if mode else -1))
+
+
+@case(HO)
+def check_h_ternary_tile(f: Callable) -> None:
+    for n, t in ((13, 4), (23, 8)):
+        x, y = rnd(n), out(n)
+        f(x, y)
+        same(y, d(x) * t)
+
+
+@case(HO)
+def check_h_swap_smooth(f: Callable) -> None:
+    x, y = rnd(13), out(13)
+    f(x, y, 3)
+    a = d(x)
+    for _ in range(3):
+        l = torch.cat([a[:1], a[:-1]])
+        r = torch.cat([a[1:], a[-1:]])
+        a = (l + a + r) / 3
+    same(y, a)
+
+
+@case(HO)
+def check_h_rotate_recurrence(f: Callable) -> None:
+    x0, x1, y = rnd(13), rnd(13), out(13)
+    f(x0, x1, y, 4)
+    a, b = d(x0), d(x1)
+    for _ in range(4):
+        a, b = b, a + 0.5 * b
+    same(y, b)
+
+
+@case(HO)
+def check_h_while_stride(f: Callable) -> None:
+    x, y = rnd(13), out(13)
+    f(x, y)
+    want = d(x).clone()
+    want[0] = d(x).sum()
+    stride = 1
+    ref = d(x).clone()
+    while stride < 13:
+        for i in range(0, 13, 2 * stride):
+            if i + stride < 13:
+                ref[i] += ref[i + stride]
+        stride *= 2
+    same(y, ref, 1e-4)
+    same(y[0], want[0], 1e-4)
+
+
+@case(HO)
+def check_h_host_scale(f: Callable) -> None:
+    x, y = rnd(13), out(13)
+    f(x, y, 2.25)
+    same(y, d(x) * (1.5 + 13 % 3))
+
+
+@case(HO)
+def check_h_returns(f: Callable) -> None:
+    x = rnd(7)
+    r = f(x)
+    same(r, d(x)[:, None] * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64))
+
+
+@case(HO)
+def check_h_accumulate(f: Callable) -> None:
+    x, y = rnd(3, 13), out(13)
+    f(x, y)
+    same(y, d(x).sum(0) + 1, 1e-5)
+
+
+@case(HO)
+def check_h_host_copies(f: Callable) -> None:
+    x, top, strip = rnd(7, 5), out(4, 5), out(7, 2)
+    f(x, top, strip)
+    same(top, d(x)[:4])
+    same(strip, d(x)[:, 1:3] * 10)
+
+
+@case(HO)
+def check_h_guarded_launches(f: Callable) -> None:
+    for reps, mult in ((0, 1), (2, 4), (5, 8)):
+        x, y = rnd(19), out(19)
+        f(x, y, reps)
+        same(y, d(x) * mult)
+
+
+@case(HO)
+def check_h_size_arith(f: Callable) -> None:
+    y = out(13, dtype=torch.int32)
+    f(y)
+    same(y[:6], torch.tensor([16, 8, 2, 5, -2, -1]))
+
+
+# ============================================================================ arithmetic (4, 5, 7.7)
+AR = "arith.co"
+I32, I64 = torch.int32, torch.int64
+
+
+def wrap32(v: torch.Tensor) -> torch.Tensor:
+    return ((v.long() + 2**31) % 2**32) - 2**31
+
+
+def f32(t: torch.Tensor) -> torch.Tensor:
+    return t.float().cpu()
+
+
+@case(AR)
+def check_a_div_mod(f: Callable) -> None:
+    x, q, r = rnd(13, dtype=I32), out(13, dtype=I32), out(13, dtype=I32)
+    f(x, q, r)
+    same(q, torch.div(x.long(), 7, rounding_mode="trunc"))
+    same(r, torch.fmod(x.long(), 7))
+
+
+@case(AR)
+def check_a_shifts(f: Callable) -> None:
+    x = rnd(13, dtype=I32, lo=-100000, hi=100000)
+    a, l, s = out(13, dtype=I32), out(13, dtype=torch.uint32), out(13, dtype=I32)
+    f(x, a, l, s)
+    same(a, x.long() >> 2)
+    same(l, (x.long() & 0xFFFFFFFF) >> 28)
+    same(s, wrap32(x.long() << 3))
+
+
+@case(AR)
+def check_a_bit_precedence(f: Callable) -> None:
+    x, y, z = rnd(13, dtype=I32), out(13, dtype=I32), out(13, dtype=I32)
+    x[0] = 5
+    f(x, y, z)
+    v = x.long().cpu()
+    same(y, (v & 12) + 1)
+    same(z, torch.where((v ^ 5) == 0, torch.ones_like(v), (v | 3) - (~v & 7)))
+
+
+@case(AR)
+def check_a_u32_hash(f: Callable) -> None:
+    x = torch.randint(0, 2**32, (13,), generator=_GEN).to(torch.uint32).to(DEVICE)
+    h = out(13, dtype=torch.uint32)
+    f(x, h)
+    v = x.long().cpu()
+    m = 0xFFFFFFFF
+    v = ((v ^ (v >> 16)) * 73244475) & m
+    v = ((v ^ (v >> 16)) * 73244475) & m
+    same(h, v ^ (v >> 16))
+
+
+@case(AR)
+def check_a_casts(f: Callable) -> None:
+    x = rnd(13)
+    i, b, h, u = out(13, dtype=I32), out(13, dtype=torch.int8), out(13, dtype=torch.float16), out(13, dtype=torch.uint8)
+    f(x, i, b, h, u)
+    t = (f32(x) * 100).trunc().long()
+    same(i, t)
+    same(b, ((t + 128) % 256) - 128)
+    same(h, (f32(x) * 3).half(), 0)
+    same(u, (t + 300) % 256)
+
+
+@case(AR)
+def check_a_promotion(f: Callable) -> None:
+    a, b = rnd(13, dtype=torch.uint8, lo=0, hi=256), rnd(13, dtype=torch.uint8, lo=0, hi=256)
+    c = rnd(13, dtype=torch.int16, lo=-30000, hi=30000)
+    wide, narrow, prod = out(13, dtype=I32), out(13, dtype=torch.uint8), out(13, dtype=I32)
+    f(a, b, wide, narrow, c, prod)
+    same(wide, a.long() + b.long())
+    same(narrow, (a.long() + b.long()) % 256)
+    same(prod, c.long() * c.long())
+
+
+@case(AR)
+def check_a_mixed(f: Callable) -> None:
+    x, y = rnd(13, dtype=I32), out(13)
+    f(x, y)
+    v = x.long().cpu()
+    same(y, torch.div(v, 4, rounding_mode="trunc").double() * 0.5 + v.double() / 4)
+
+
+@case(AR)
+def check_a_helpers(f: Callable) -> None:
+    x, k, y, m = rnd(13), rnd(13, dtype=I32), out(13), out(13, dtype=I32)
+    f(x, k, y, m)
+    same(y, d(x).clamp(-0.5, 0.5) + d(x) / (1 + d(x).abs()))
+    same(m, k.long() % 5)
+
+
+@case(AR)
+def check_a_macros(f: Callable) -> None:
+    x, y = rnd(13), out(13)
+    f(x, y)
+    same(y, d(x) * d(x) - 3 + 4)
+
+
+@case(AR)
+def check_a_math(f: Callable) -> None:
+    x, y = rnd(9), out(9, 8)
+    f(x, y)
+    v = d(x)
+    want = torch.stack(
+        [
+            v.exp() - (v.abs() + 1).log(),
+            v.abs().sqrt() / (v * v + 1).sqrt(),
+            (v * 3).floor() + (v * 2).ceil(),
+            (v * 5).round(),
+            v * 2 + 1 + v.sign(),
+            v.tanh() + v.sigmoid(),
+            v.clamp(min=0.25) + v.clamp(max=-0.25),
+            v.abs() ** 1.5 + torch.atan2(v, torch.full_like(v, 2.0)),
+        ],
+        1,
+    )
+    same(y, want, 1e-4)
+
+
+@case(AR)
+def check_a_ternary_logic(f: Callable) -> None:
+    x, y = rnd(23, dtype=I32), out(23, dtype=I32)
+    x[1] = 0
+    f(x, y)
+    want = []
+    for v in x.tolist():
+        neg, big = v < 0, v > 20 or v < -20
+        want.append(2 if big and not neg else -2 if big else -1 if neg else 0 if v == 0 else 1)
+    same(y, torch.tensor(want))
+
+
+@case(AR)
+def check_a_ituples(f: Callable) -> None:
+    x, y = rnd(5, 7), out(5, 7)
+    f(x, y)
+    off = torch.arange(35).reshape(5, 7)
+    same(y, d(x) * (2 + off % 3))
+
+
+@case(AR)
+def check_a_mdspans(f: Callable) -> None:
+    x, y = rnd(7, 5), out(6, dtype=I32)
+    f(x, y)
+    same(y, torch.tensor([7, 3, 6, 35, 18, 37]))
+
+
+@case(AR)
+def check_a_histogram(f: Callable) -> None:
+    x, bins = rnd(29, dtype=I32), torch.zeros(8, dtype=I32, device=DEVICE)
+    f(x, bins)
+    same(bins, torch.bincount(x.long().cpu() % 8, minlength=8))
+
+
+@case(AR)
+def check_a_atomic_minmax(f: Callable) -> None:
+    x, y = rnd(3, 5, dtype=I32), torch.tensor([-1000, 1000], dtype=I32, device=DEVICE)
+    f(x, y)
+    same(y, torch.tensor([x.max().item(), x.min().item()]))
+
+
+@case(AR)
+def check_a_print_assert(f: Callable) -> None:
+    x, y = rnd(5), out(5)
+    f(x, y)
+    same(y, d(x) + 1)
+
+
+@case(AR)
+def check_a_mutables(f: Callable) -> None:
+    x, y = rnd(5, dtype=I32), out(5, dtype=I32)
+    f(x, y)
+    v = x.long().cpu()
+    same(y, ((v - 3) + 10 * v + 100 + 1000 * (v - 3) + 1 + 2 * (v + 1)) * 2)
+
+
+@case(AR)
+def check_a_s64(f: Callable) -> None:
+    x, y = rnd(13, dtype=I64), out(13, dtype=I64)
+    f(x, y)
+    v = x.cpu()
+    same(y, v * 3000000000 + (v << 33) - (v >> 1))
+
+
+@case(AR)
+def check_a_int_builtins(f: Callable) -> None:
+    x, y = rnd(9, dtype=I32), out(9, 4, dtype=I32)
+    f(x, y)
+    v = x.long().cpu()
+    p = v.clamp(min=0)
+    same(y, torch.stack([v.clamp(min=3), v.clamp(max=-3), (v > 0).long(), (p + 15) // 16 * 16 + p // 16 * 16], 1))
+
+
+@case(AR)
+def check_a_f64(f: Callable) -> None:
+    x, y = rnd(13, dtype=torch.float64), out(13, dtype=torch.float64)
+    f(x, y)
+    same(y, d(x) * 0.1 + 1.0 / 3.0, 1e-12)
+
+
+@case(AR)
+def check_a_half_types(f: Callable) -> None:
+    a, b, y = rnd(13, dtype=torch.bfloat16), rnd(13, dtype=torch.float16), out(13)
+    f(a, b, y)
+    same(y, d(a) * d(b) + 1)
+
+
+@case(AR)
+def check_a_c_casts(f: Callable) -> None:
+    x, y, z = rnd(13), out(13, dtype=I32), out(13, dtype=I64)
+    f(x, y, z)
+    same(y, (f32(x) * 50).trunc().long() & 0xFF)
+    same(z, (f32(x) * 1000).trunc().long() + 16)
+
+
+@case(AR)
+def check_a_wrap(f: Callable) -> None:
+    x, y = rnd(13, dtype=I32, lo=-100000, hi=100000), out(13, dtype=I32)
+    f(x, y)
+    same(y, wrap32(x.long().cpu() * 1000003 + 2147483647))
+
+
 # ============================================================================ the test
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", list(CASES))
