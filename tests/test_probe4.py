@@ -814,6 +814,439 @@ def check_a_wrap(f: Callable) -> None:
     same(y, wrap32(x.long().cpu() * 1000003 + 2147483647))
 
 
+# ============================================================================ control (7.2, 7.4)
+CT = "control.co"
+
+
+@case(CT)
+def check_c_first_above(f: Callable) -> None:
+    x, idx = rnd(6, 9), out(6, dtype=I32)
+    f(x, idx, 1.0)
+    want = [next((j for j in range(9) if x[r, j] > 1.0), -1) for r in range(6)]
+    same(idx, torch.tensor(want))
+
+
+@case(CT)
+def check_c_skip_sum(f: Callable) -> None:
+    x, y = rnd(5, 11), out(5)
+    f(x, y)
+    v = d(x)[:, 0::2]
+    same(y, v.clamp(min=0).sum(1))
+
+
+@case(CT)
+def check_c_range_slices(f: Callable) -> None:
+    x, y = rnd(5, 11), out(5, 11)
+    f(x, y)
+    same(y, torch.cat([torch.zeros(5, 1, dtype=torch.float64), d(x)[:, 1:] - d(x)[:, :-1]], 1))
+
+
+@case(CT)
+def check_c_collatz(f: Callable) -> None:
+    x, steps = rnd(13, dtype=I32, lo=1, hi=60), out(13, dtype=I32)
+    f(x, steps)
+    want = []
+    for v in x.tolist():
+        n = 0
+        while v > 1 and n < 200:
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+            n += 1
+        want.append(n)
+    same(steps, torch.tensor(want))
+
+
+@case(CT)
+def check_c_nested_names(f: Callable) -> None:
+    x, y = rnd(4, 6), out(4, 6)
+    f(x, y)
+    want = torch.zeros(4, 6, dtype=torch.float64)
+    for i in range(4):
+        for j in range(6):
+            want[i, j] = 1.0 if i == j else x[i, j].item() if i < j else -x[j % 4, i % 6].item()
+    same(y, want)
+
+
+@case(CT)
+def check_c_with_bounds(f: Callable) -> None:
+    x, first, last, b = rnd(5, 6), out(5), out(5), out(2, dtype=I32)
+    f(x, first, last, b)
+    same(first, d(x)[:, 0])
+    same(last, d(x)[:, 5])
+    same(b, torch.tensor([6, 5]))
+
+
+@case(CT)
+def check_c_compose3(f: Callable) -> None:
+    x, y = rnd(70), out(70)
+    f(x, y)
+    same(y, d(x) + 64 + 128)
+
+
+@case(CT)
+def check_c_unrolled(f: Callable) -> None:
+    x, y = rnd(5, 12), out(5)
+    f(x, y)
+    same(y, d(x)[:, 0::3].sum(1))
+
+
+@case(CT)
+def check_c_yield(f: Callable) -> None:
+    x, y = rnd(13), out(13)
+    f(x, y)
+    same(y, d(x) * 4)
+
+
+@case(CT)
+def check_c_break_sentinel(f: Callable) -> None:
+    x, y = rnd(7, 20), out(7)
+    x[0, 0] = 3.0
+    f(x, y)
+    want = []
+    for r in range(7):
+        m = float("-inf")
+        for v in x[r].tolist():
+            if v > 2.0:
+                break
+            m = max(m, v)
+        want.append(m)
+    same(y, torch.tensor(want, dtype=torch.float64))
+
+
+@case(CT)
+def check_c_bool_param(f: Callable) -> None:
+    for twice in (True, False):
+        x, y = rnd(13), out(13)
+        f(x, y, twice, 5)
+        want = d(x).clone()
+        if twice:
+            want[:5] *= 2
+        same(y, want)
+
+
+@case(CT)
+def check_c_triangle(f: Callable) -> None:
+    x, y = rnd(4, 9), out(4, 9)
+    f(x, y)
+    same(y, d(x).cumsum(1))
+
+
+@case(CT)
+def check_c_jumps(f: Callable) -> None:
+    x, hops = rnd(5, 17, dtype=I32), out(5, dtype=I32)
+    f(x, hops)
+    want = []
+    for row in x.tolist():
+        i = n = 0
+        while i < 17:
+            i = i + 1 + (row[i] & 3)
+            n += 1
+        want.append(n)
+    same(hops, torch.tensor(want))
+
+
+@case(CT)
+def check_c_nested_while(f: Callable) -> None:
+    x, y = rnd(7, dtype=I32), out(7, dtype=I32)
+    f(x, y)
+    want = []
+    for v in x.tolist():
+        t = 0
+        for a in range(4):
+            for b in range(1, 6):
+                # C's % of a negative sum is negative or zero: zero exactly when Python's is
+                if (a + b + v) % 3 == 0:
+                    continue
+                t += a * b
+        want.append(t)
+    same(y, torch.tensor(want))
+
+
+@case(CT)
+def check_c_grid3(f: Callable) -> None:
+    x, y = rnd(2, 3, 4), out(2, 3, 4)
+    f(x, y)
+    i, j, k = torch.meshgrid(torch.arange(2), torch.arange(3), torch.arange(4), indexing="ij")
+    same(y, d(x) + i * 100 + j * 10 + k)
+
+
+@case(CT)
+def check_c_default_levels(f: Callable) -> None:
+    x, y = rnd(13), out(13)
+    f(x, y)
+    same(y, d(x) - 0.5)
+
+
+@case(CT)
+def check_c_stepped(f: Callable) -> None:
+    x, y = rnd(13), out(13)
+    f(x, y)
+    want = torch.zeros(13, dtype=torch.float64)
+    want[0::3] = d(x)[0::3]
+    same(y, want)
+
+
+# ============================================================================ ragged chunkat (7.6)
+RG = "ragged.co"
+
+
+def untouched(t: torch.Tensor) -> None:
+    assert torch.isnan(t.cpu()).all(), "a remainder that chunkat leaves alone was written"
+
+
+@case(RG)
+def check_r_floor_tiles(f: Callable) -> None:
+    x, y = rnd(3, 11), out(3, 11)
+    f(x, y)
+    same(y[:, :9], d(x)[:, :9])
+    untouched(y[:, 9:])
+
+
+@case(RG)
+def check_r_floor_plus_tail(f: Callable) -> None:
+    x, y = rnd(3, 11), out(3, 11)
+    f(x, y)
+    same(y, d(x))
+
+
+@case(RG)
+def check_r_runtime_factor(f: Callable) -> None:
+    x, y = rnd(13), out(13)
+    f(x, y)
+    same(y[:12], d(x)[:12] * 2)
+    untouched(y[12:])
+
+
+@case(RG)
+def check_r_chunk_reads(f: Callable) -> None:
+    x, y = rnd(13, 5), out(4, 5)
+    f(x, y)
+    same(y, d(x)[:12].reshape(4, 3, 5).sum(1))
+
+
+@case(RG)
+def check_r_partial_tiles(f: Callable) -> None:
+    x, y = rnd(10, 13), out(10, 13)
+    f(x, y)
+    same(y, d(x) + 1)
+
+
+@case(RG)
+def check_r_composed_chunks(f: Callable) -> None:
+    x, y = rnd(20), out(20)
+    f(x, y)
+    same(y[:18], d(x)[:18])
+    untouched(y[18:])
+
+
+@case(RG)
+def check_r_shared_chunks(f: Callable) -> None:
+    x, y = rnd(4, 10), out(4, 3)
+    f(x, y)
+    same(y, d(x)[:, :9].reshape(4, 3, 3).sum(2))
+
+
+@case(RG)
+def check_r_view_tail(f: Callable) -> None:
+    x, y = rnd(13), out(13)
+    f(x, y)
+    same(y, d(x) * 3 + 1)
+
+
+@case(RG)
+def check_r_bound_change(f: Callable) -> None:
+    x, y = rnd(3, 20), out(3, 4)
+    f(x, y)
+    v = d(x)[:, :16].reshape(3, 4, 4)
+    same(y, v[:, :, :3].sum(2))
+
+
+@case(RG)
+def check_r_tile_sums(f: Callable) -> None:
+    x, y = rnd(10, 7), out(3, 2)
+    f(x, y)
+    same(y, d(x)[:9, :6].reshape(3, 3, 2, 3).sum((1, 3)))
+
+
+# ============================================================================ combinations
+CB = "combos.co"
+
+
+@case(CB)
+def check_x_softmax(f: Callable) -> None:
+    x, y = rnd(5, 19), out(5, 19)
+    f(x, y)
+    same(y, torch.softmax(d(x), 1))
+
+
+@case(CB)
+def check_x_rownorm(f: Callable) -> None:
+    x, w, y = rnd(5, 37), rnd(37), out(5, 37)
+    f(x, w, y)
+    v = d(x)
+    mean = v.mean(1, keepdim=True)
+    var = ((v - mean) ** 2).mean(1, keepdim=True)
+    same(y, (v - mean) / (var + 1e-5).sqrt() * d(w), 1e-4)
+
+
+@case(CB)
+def check_x_gemm_transp_out(f: Callable) -> None:
+    a, b, c = rnd(19, 37, dtype=H), rnd(21, 37, dtype=H), out(21, 19)
+    f(a, b, c)
+    same(c, (d(a) @ d(b).T).T, 1e-3)
+
+
+@case(CB)
+def check_x_pad_k(f: Callable) -> None:
+    a, b, c = rnd(19, 12, dtype=H), rnd(21, 12, dtype=H), out(19, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
+@case(CB)
+def check_x_swiz_mma(f: Callable) -> None:
+    a, b, c = rnd(19, 64, dtype=H), rnd(21, 64, dtype=H), out(19, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
+@case(CB)
+def check_x_host_split_k(f: Callable) -> None:
+    a, b, c = rnd(19, 37, dtype=H), rnd(21, 37, dtype=H), out(19, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
+@case(CB)
+def check_x_select_buffers(f: Callable) -> None:
+    x, y = rnd(3, 8), out(3, 16)
+    f(x, y)
+    same(y, torch.cat([d(x), -d(x)], 1))
+
+
+@case(CB)
+def check_x_buffer_array(f: Callable) -> None:
+    x, y = rnd(3, 12), out(3, 12)
+    f(x, y)
+    v = d(x).reshape(3, 3, 4) + torch.arange(3, dtype=torch.float64)[None, :, None]
+    same(y, v.flip(1).reshape(3, 12))
+
+
+@case(CB)
+def check_x_local_init(f: Callable) -> None:
+    x, y = rnd(5, 3, 4), out(5, 4)
+    f(x, y)
+    same(y, d(x).sum(1) + 0.5)
+
+
+@case(CB)
+def check_x_thread0_copy(f: Callable) -> None:
+    x, y = rnd(3, 16), out(3, 16)
+    f(x, y)
+    same(y, d(x).flip(1) + d(x)[:, :1])
+
+
+@case(CB)
+def check_x_tree_sum(f: Callable) -> None:
+    x, y = rnd(3, 32), out(3)
+    f(x, y)
+    same(y, d(x).sum(1), 1e-5)
+
+
+@case(CB)
+def check_x_shared_hist(f: Callable) -> None:
+    x, h = rnd(3, 32, dtype=I32), out(3, 4, dtype=I32)
+    f(x, h)
+    v = x.long().cpu() & 3
+    same(h, torch.stack([(v == k).sum(1) for k in range(4)], 1))
+
+
+@case(CB)
+def check_x_atomics_misc(f: Callable) -> None:
+    x, old, acc = rnd(13, dtype=I32), out(13, dtype=I32), torch.zeros(3, dtype=I32, device=DEVICE)
+    x0 = x.clone()
+    f(x, old, acc)
+    same(old, x0)
+    same(x, torch.arange(13) * 2)
+    ors = xors = 0
+    for p in range(13):
+        ors |= 1 << (p % 8)
+        xors ^= p
+    same(acc, torch.tensor([ors, xors, 7]))
+
+
+@case(CB)
+def check_x_int8_mma(f: Callable) -> None:
+    a, b = rnd(19, 32, dtype=torch.int8, lo=-20, hi=20), rnd(21, 32, dtype=torch.int8, lo=-20, hi=20)
+    c = out(19, 21, dtype=I32)
+    f(a, b, c)
+    same(c, a.long().cpu() @ b.long().cpu().T)
+
+
+@case(CB)
+def check_x_bf16_frag(f: Callable) -> None:
+    a, b, c = rnd(19, 32, dtype=torch.bfloat16), rnd(21, 32, dtype=torch.bfloat16), out(19, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T + 1, 1e-2)
+
+
+@case(CB)
+def check_x_local_roundtrip(f: Callable) -> None:
+    x, y = rnd(24), out(24)
+    f(x, y)
+    same(y, d(x) ** 2)
+
+
+@case(CB)
+def check_x_macro_views(f: Callable) -> None:
+    x, y = rnd(10, 8), out(10, 8)
+    f(x, y)
+    same(y, d(x) + 1)
+
+
+@case(CB)
+def check_x_tuple_views(f: Callable) -> None:
+    x, y = rnd(10, 13), out(10, 13)
+    f(x, y)
+    same(y, d(x) * 2)
+
+
+@case(CB)
+def check_x_by_reference(f: Callable) -> None:
+    x, y = rnd(13), rnd(13)
+    y0 = y.clone()
+    f(x, y)
+    same(y, d(x) + d(y0))
+
+
+@case(CB)
+def check_x_dynamic(f: Callable) -> None:
+    x = rnd(7, 4)
+    r = f(x)
+    same(r, d(x) * torch.arange(4, dtype=torch.float64))
+
+
+@case(CB)
+def check_x_peaks(f: Callable) -> None:
+    x, at, val = rnd(5, 9), out(5, dtype=I32), out(5)
+    f(x, at, val)
+    same(at, d(x).argmax(1))
+    same(val, d(x).max(1).values)
+
+
+@case(CB)
+def check_x_column_gather(f: Callable) -> None:
+    x, y = rnd(7, 5), out(7)
+    f(x, y)
+    same(y, d(x)[:, 0])
+
+
+@case(CB)
+def check_x_transpose_local(f: Callable) -> None:
+    x, y = rnd(10, 7), out(7, 10)
+    f(x, y)
+    same(y, d(x).T)
+
+
 # ============================================================================ the test
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", list(CASES))
