@@ -482,6 +482,14 @@ def check_p_two_futures(f: Callable) -> None:
     same(c, d(a) @ d(b).T, 1e-3)
 
 
+@case(P)
+def check_p_named_slot(f: Callable) -> None:
+    x, y = rnd(10, 29), out(10)
+    f(x, y)
+    w = torch.arange(32, dtype=torch.float64) % 8 + 1
+    same(y, (torch.nn.functional.pad(d(x), (0, 3)) * w).sum(1), 1e-4)
+
+
 # ============================================================================ host code (7.3, 8)
 HO = "host.co"
 
@@ -515,9 +523,9 @@ def check_h_swap_smooth(f: Callable) -> None:
     f(x, y, 3)
     a = d(x)
     for _ in range(3):
-        l = torch.cat([a[:1], a[:-1]])
-        r = torch.cat([a[1:], a[-1:]])
-        a = (l + a + r) / 3
+        left = torch.cat([a[:1], a[:-1]])
+        right = torch.cat([a[1:], a[-1:]])
+        a = (left + a + right) / 3
     same(y, a)
 
 
@@ -616,10 +624,10 @@ def check_a_div_mod(f: Callable) -> None:
 @case(AR)
 def check_a_shifts(f: Callable) -> None:
     x = rnd(13, dtype=I32, lo=-100000, hi=100000)
-    a, l, s = out(13, dtype=I32), out(13, dtype=torch.uint32), out(13, dtype=I32)
-    f(x, a, l, s)
+    a, lsr, s = out(13, dtype=I32), out(13, dtype=torch.uint32), out(13, dtype=I32)
+    f(x, a, lsr, s)
     same(a, x.long() >> 2)
-    same(l, (x.long() & 0xFFFFFFFF) >> 28)
+    same(lsr, (x.long() & 0xFFFFFFFF) >> 28)
     same(s, wrap32(x.long() << 3))
 
 
