@@ -1276,6 +1276,141 @@ def check_x_transpose_local(f: Callable) -> None:
     same(y, d(x).T)
 
 
+# ============================================================================ C corners (3.3, 4.4, 7.7)
+A2 = "arith2.co"
+
+
+def ctrunc(a: torch.Tensor, b: int) -> torch.Tensor:
+    return torch.div(a, b, rounding_mode="trunc")
+
+
+@case(A2)
+def check_b_host_divmod(f: Callable) -> None:
+    y = out(13, dtype=I32)
+    f(y, 30)
+    same(y[:5], torch.tensor([-4, -1, -10, 4, -1]))
+
+
+@case(A2)
+def check_b_neg_divisor(f: Callable) -> None:
+    x, y = rnd(11, dtype=I32), out(11, 4, dtype=I32)
+    f(x, y)
+    v = x.long().cpu()
+    same(y, torch.stack([ctrunc(v, -3), torch.fmod(v, -3), ctrunc(-v, 5), torch.fmod(v - 100, 7)], 1))
+
+
+@case(A2)
+def check_b_not_ops(f: Callable) -> None:
+    x, y, z = rnd(13, dtype=torch.uint8, lo=0, hi=16), out(13, dtype=I32), out(13, dtype=I32)
+    x[0], x[1] = 7, 0
+    f(x, y, z)
+    v = x.long().cpu()
+    same(y, -1 - v)
+    same(z, (v == 7).long() + (v != 0).long() * 2)
+
+
+@case(A2)
+def check_b_unsigned(f: Callable) -> None:
+    x = torch.randint(0, 200, (13,), generator=_GEN).to(torch.uint32).to(DEVICE)
+    dd, lt = out(13, dtype=torch.uint32), out(13, dtype=I32)
+    f(x, dd, lt)
+    v = x.long().cpu()
+    same(dd, (v - 100) % 2**32)
+    same(lt, (v < 100).long())
+
+
+@case(A2)
+def check_b_host_bits(f: Callable) -> None:
+    y = out(8, dtype=I32)
+    a = -37
+    f(y, a)
+    same(y, torch.tensor([a >> 2, a & 0xF0, a | 3, a ^ -1, ~a, a << 4, a >> 2, ~a & 0xFF]))
+
+
+@case(A2)
+def check_b_host_casts(f: Callable) -> None:
+    x, y = rnd(13), out(13)
+    f(x, y, 300, -2.7)
+    same(y, d(x) + 44 + 44 * 1000 - 2 * 1000000 + (-27680) * 0.001)
+
+
+@case(A2)
+def check_b_f32_rounding(f: Callable) -> None:
+    x, y = rnd(13) * 3, out(13)
+    f(x, y)
+    big = torch.tensor(16777216.0, dtype=torch.float32)
+    same(y, (x.cpu() + big) - big, 0)
+
+
+@case(A2)
+def check_b_int_float(f: Callable) -> None:
+    x = rnd(13, dtype=I32, lo=-(2**30), hi=2**30)
+    fl, back = out(13), out(13, dtype=I32)
+    f(x, fl, back)
+    same(fl, x.cpu().float(), 0)
+    same(back, (x.cpu().float() * torch.tensor(-0.7, dtype=torch.float32)).trunc().long())
+
+
+@case(A2)
+def check_b_store_converts(f: Callable) -> None:
+    x, i, h = rnd(13), out(13, dtype=I32), out(13, dtype=torch.float16)
+    f(x, i, h)
+    same(i, (f32(x) * 10).trunc().long())
+    same(h, (f32(x) / 3).half(), 0)
+
+
+@case(A2)
+def check_b_widen(f: Callable) -> None:
+    x, y = rnd(13, dtype=I32), out(13, dtype=I64)
+    f(x, y)
+    # x * 65536 * 65536 multiplies ints: it wraps to 0 in 32 bits (C on the GPU)
+    same(y, x.long().cpu() * 4000000000)
+
+
+@case(A2)
+def check_b_literals(f: Callable) -> None:
+    y = out(6, dtype=I64)
+    f(y)
+    same(y, torch.tensor([0x7FFFFFFF, 0xFFFFFFFF, 7, 5000000000, 16, 1 << 20]))
+
+
+@case(A2)
+def check_b_compose_prec(f: Callable) -> None:
+    y = out(13, dtype=I32)
+    f(y)
+    same(y, torch.arange(13) + 1 + 40 + 4 * 100)
+
+
+@case(A2)
+def check_b_bits_vs_compare(f: Callable) -> None:
+    x, y = rnd(9, dtype=I32), out(9, dtype=I32)
+    f(x, y)
+    same(y, torch.where(x.long().cpu() % 2 == 0, 10, 20))
+
+
+@case(A2)
+def check_b_host_halvings(f: Callable) -> None:
+    y = out(13, dtype=I32)
+    f(y)
+    same(y[:1], torch.tensor([3]))
+
+
+@case(A2)
+def check_b_div_then_cast(f: Callable) -> None:
+    x, y = rnd(9, dtype=I32), out(9, 2)
+    f(x, y)
+    v = x.long().cpu()
+    same(y, torch.stack([ctrunc(v, 4).double(), v.double() / 4], 1))
+
+
+@case(A2)
+def check_b_cdiv(f: Callable) -> None:
+    x, y = rnd(13, dtype=I32), out(13, 2, dtype=I32)
+    f(x, y)
+    v = x.long().cpu()
+    same(y, torch.stack([ctrunc(v + 60 + 6, 7), torch.full_like(v, 4)], 1))
+
+
 # ============================================================================ the test
 def _params() -> list[object]:
     return [
