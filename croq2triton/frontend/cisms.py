@@ -314,6 +314,14 @@ def _signature(tokens: list[Any], start: int, err: int) -> CHint | None:
             " 'parallel'",
             err,
         )
+    if tok.type in ("MDSPAN", "ITUPLE"):
+        kind = "mdspan" if tok.type == "MDSPAN" else "ituple"
+        return CHint(
+            f"an '{kind}' parameter: shapes and index tuples cannot be parameters (LANGUAGE.md 6)",
+            "name the extents in a tensor's shape ('global f32 [M, N] x', then 'x.span') or pass them as 'int'"
+            " parameters",
+            err,
+        )
     if tok.type == "[" and err > 0 and tokens[err - 1].type == "INT":
         return CHint(
             None,
