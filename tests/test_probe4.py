@@ -1411,6 +1411,142 @@ def check_b_cdiv(f: Callable) -> None:
     same(y, torch.stack([ctrunc(v + 60 + 6, 7), torch.full_like(v, 4)], 1))
 
 
+# ============================================================================ more combinations
+MO = "more.co"
+
+
+@case(MO)
+def check_y_sliding(f: Callable) -> None:
+    x, y = rnd(13), out(6)
+    f(x, y)
+    xp = torch.nn.functional.pad(d(x), (0, 4))
+    same(y, torch.stack([sum(xp[2 * i + k] * (k + 1) for k in range(4)) for i in range(6)]))
+
+
+@case(MO)
+def check_y_box(f: Callable) -> None:
+    x, y = rnd(5, 7), out(5, 7)
+    f(x, y)
+    xp = torch.nn.functional.pad(d(x), (0, 2, 0, 2))
+    same(y, sum(xp[a : a + 5, b : b + 7] for a in range(3) for b in range(3)))
+
+
+@case(MO)
+def check_y_async_launches(f: Callable) -> None:
+    x, y, z = rnd(13), out(13), out(13)
+    f(x, y, z)
+    same(y, d(x) + 1)
+    same(z, d(x) - 1)
+
+
+@case(MO)
+def check_y_float_atomics(f: Callable) -> None:
+    x, y = rnd(3, 7), torch.zeros(3, device=DEVICE)
+    f(x, y)
+    same(y, d(x).sum(1), 1e-5)
+
+
+@case(MO)
+def check_y_degenerate(f: Callable) -> None:
+    for m, n in ((1, 1), (1, 6), (5, 1)):
+        x, y = rnd(m, n), out(n, m)
+        f(x, y)
+        same(y, d(x).T)
+
+
+@case(MO)
+def check_y_lane_yield(f: Callable) -> None:
+    x, y = rnd(13), out(13)
+    f(x, y, 9)
+    same(y[:9], d(x)[:9] * 5)
+    assert torch.isnan(y[9:]).all(), "a thread that left early wrote"
+
+
+@case(MO)
+def check_y_select3(f: Callable) -> None:
+    for which in range(3):
+        x, y = rnd(3, 11), out(11)
+        f(x, y, which)
+        same(y, d(x)[which])
+
+
+XFAIL["more-y_select3"] = (
+    "a run-time select among futures whose buffers have an extent known only at launch ([1, N]) is refused"
+    " ('not a whole buffer the block shares'): such buffers are read only by copies (README)"
+)
+
+
+@case(MO)
+def check_y_select3_const(f: Callable) -> None:
+    for which in range(3):
+        x, y = rnd(3, 16), out(16)
+        f(x, y, which)
+        same(y, d(x)[which])
+
+
+@case(MO)
+def check_y_thread_frags(f: Callable) -> None:
+    x, y = rnd(3, 32), out(3, 4)
+    f(x, y)
+    same(y, (d(x) ** 2).reshape(3, 4, 8).sum(2))
+
+
+@case(MO)
+def check_y_span_as_transp_shared(f: Callable) -> None:
+    x, y = rnd(3, 12), out(3, 4, 3)
+    f(x, y)
+    same(y, d(x).reshape(3, 3, 4).transpose(1, 2))
+
+
+@case(MO)
+def check_y_local_tile(f: Callable) -> None:
+    x, y = rnd(11, 4), out(11, 4)
+    f(x, y)
+    same(y, d(x) + torch.arange(4, dtype=torch.float64))
+
+
+@case(MO)
+def check_y_vectorized(f: Callable) -> None:
+    x, y = rnd(3, 16), out(3, 16)
+    f(x, y)
+    same(y, d(x) * 2 - 1)
+
+
+@case(MO)
+def check_y_tma_double(f: Callable) -> None:
+    x, y = rnd(10, 32), out(10)
+    f(x, y)
+    same(y, d(x).sum(1), 1e-5)
+
+
+@case(MO)
+def check_y_gemm_scale_bias(f: Callable) -> None:
+    a, b, rs, cb, c = rnd(19, 37, dtype=H), rnd(21, 37, dtype=H), rnd(19), rnd(21), out(19, 21)
+    f(a, b, rs, cb, c)
+    same(c, (d(a) @ d(b).T) * d(rs)[:, None] + d(cb), 1e-3)
+
+
+@case(MO)
+def check_y_host_with(f: Callable) -> None:
+    x, y = rnd(3, 13), out(3, 13)
+    f(x, y)
+    same(y, d(x) * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)[:, None] + 3)
+
+
+@case(MO)
+def check_y_stream(f: Callable) -> None:
+    x, y = rnd(13), out(13)
+    f(x, y, None)
+    same(y, d(x) + 3)
+
+
+@case(MO)
+def check_y_host_foreach_bound(f: Callable) -> None:
+    x, y = rnd(13), out(2, 13)
+    f(x, y)
+    same(y, torch.stack([d(x) + 200, d(x) + 210]))
+
+
 # ============================================================================ the test
 def _params() -> list[object]:
     return [
