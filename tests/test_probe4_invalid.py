@@ -273,6 +273,20 @@ INVALID = [
         "'.subspan(..).at(..)' starts at element 12 of the 1st dimension of 'x', whose extent is only 10",
     ),
     (
+        "array_element_written_directly",
+        """__co__ void f(global f32 [M, 8] x, global f32 [M, 8] y) {
+  parallel b by cdiv(M, 4) : block {
+    shared f32 [4, 8] ring[2];
+    foreach k in [2] {
+      parallel {i, j} by [4, 8] : thread
+        ring[k].at(i, j) += x.at(b * 4 + i, j);
+    }
+  }
+}""",
+        "6:9",
+        "an element of one buffer of an array of buffers is written through a name",
+    ),
+    (
         "macro_redefined",
         """#define F(a) ((a) + 1)
 #define F(a) ((a) + 2)
