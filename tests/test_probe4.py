@@ -1547,6 +1547,85 @@ def check_y_host_foreach_bound(f: Callable) -> None:
     same(y, torch.stack([d(x) + 200, d(x) + 210]))
 
 
+# ============================================================================ a last batch
+M2 = "more2.co"
+
+
+@case(M2)
+def check_z_tuple_loop(f: Callable) -> None:
+    x, y = rnd(3, 5), out(3, 5)
+    f(x, y)
+    same(y, d(x) * 2 + torch.arange(5, dtype=torch.float64))
+
+
+@case(M2)
+def check_z_interior(f: Callable) -> None:
+    x, y = rnd(3, 9), out(3, 9)
+    f(x, y)
+    v = d(x)
+    want = torch.zeros(3, 9, dtype=torch.float64)
+    want[:, 1:-1] = v[:, :-2] + v[:, 2:] - 2 * v[:, 1:-1]
+    same(y, want)
+
+
+@case(M2)
+def check_z_shape_math(f: Callable) -> None:
+    x, y = rnd(3, 5), out(6, dtype=I32)
+    f(x, y)
+    same(y, torch.tensor([6, 15, 3, 10, 2, 2]))
+
+
+@case(M2)
+def check_z_bound_minus(f: Callable) -> None:
+    x, y = rnd(3, 12), out(3, 4)
+    f(x, y)
+    same(y, d(x)[:, 8:12])
+
+
+@case(M2)
+def check_z_three_roles(f: Callable) -> None:
+    x, y = rnd(10, 21), out(10, 21)
+    f(x, y)
+    same(y, d(x) * 3)
+
+
+@case(M2)
+def check_z_mixed_ternary(f: Callable) -> None:
+    x, y = rnd(11, dtype=I32), out(11)
+    f(x, y)
+    v = x.long().cpu()
+    same(y, torch.where(v > 0, v.double() * 0.5, ctrunc(v, 2).double()))
+
+
+@case(M2)
+def check_z_compose_with(f: Callable) -> None:
+    x, y = rnd(21), out(21)
+    f(x, y)
+    same(y, d(x))
+
+
+@case(M2)
+def check_z_s64_sum(f: Callable) -> None:
+    x, y = rnd(3, 7, dtype=I32), out(3, dtype=I64)
+    f(x, y)
+    same(y, x.long().cpu().sum(1) * 10**10)
+
+
+@case(M2)
+def check_z_single_block_gemm(f: Callable) -> None:
+    a, b, c = rnd(19, 37, dtype=H), rnd(21, 37, dtype=H), out(19, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-3)
+
+
+@case(M2)
+def check_z_transp_into_window(f: Callable) -> None:
+    x, y = rnd(10, 3), out(5, 10)
+    f(x, y)
+    same(y[:3], d(x).T)
+    assert torch.isnan(y[3:]).all(), "rows past the window were written"
+
+
 # ============================================================================ the test
 def _params() -> list[object]:
     return [
