@@ -1,9 +1,7 @@
 """Views larger than what they view (LANGUAGE.md 7.6, "Static checks: factor 0, factor > extent
-... offset >= extent are compile errors when provable"): a ``chunkat``/``chunk`` whose tiling factor
-exceeds the extent it tiles makes tiles of extent 0, a ``subspan`` extent larger than its parent's
-reaches past the data it is a part of, and a ``.view(..).from(o)`` or ``.subspan(e).at(i)`` whose
-origin (``o``, ``i * e``) is at or past its parent's extent holds none of it (a tile whose origin is
-known only when the kernel runs may lie past the end: LANGUAGE.md 14.3).  (A ``modspan`` wider than its parent is defined: its piece
+... are compile errors when provable"): a ``chunkat``/``chunk`` whose tiling factor exceeds the
+extent it tiles makes tiles of extent 0, and a ``subspan`` extent larger than its parent's
+reaches past the data it is a part of.  (A ``modspan`` wider than its parent is defined: its piece
 is ``P % e``, the whole parent; LANGUAGE.md 7.6.)  Both are checked where the factor and the extent
 are compile-time integers, along the chain of operations from a named buffer or parameter."""
 
@@ -52,35 +50,9 @@ def _view_errors(t: _Tiling, view: A.View) -> Iterator[Diagnostic]:
                 if p is not None and e is not None and p > e:
                     yield _too_large(view, op, d, p, e)
                     return
-            if op.at is not None and len(op.at) == len(sizes):  # the part's origin: index * (step or extent)
-                steps = op.step if op.step is not None and len(op.step) == len(sizes) else None
-                for d, (i, p, e) in enumerate(zip(op.at, parts, sizes, strict=True)):
-                    k, n = t.value(i), (t.value(steps[d]) if steps is not None else (e if _blank(op.args[d]) else p))
-                    if k is not None and n is not None and e is not None and k * n >= e > 0:
-                        yield _past_end(view, op, d, k * n, e)
-                        return
             sizes = [e if _blank(a) else p for a, p, e in zip(op.args, parts, sizes, strict=True)]
-        elif op.kind == "view" and op.strides is None and op.at is not None and len(op.args) == len(sizes):
-            if len(op.at) == len(sizes):
-                for d, (o, e) in enumerate(zip(op.at, sizes, strict=True)):
-                    k = t.value(o)
-                    if k is not None and e is not None and k >= e > 0:
-                        yield _past_end(view, op, d, k, e)
-                        return
-            sizes = [e if _blank(a) else t.value(a) for a, e in zip(op.args, sizes, strict=True)]
         else:
-            return  # other views, span_as, sqz, zfill: not followed
-
-
-def _past_end(view: A.View, op: A.ViewOp, d: int, o: int, e: int) -> Diagnostic:
-    what = "'.view(..).from(..)'" if op.kind == "view" else f"'.{op.kind}(..).at(..)'"
-    return Diagnostic(
-        "error",
-        f"{what} starts at element {o} of the {_dim(d)} of '{source_text(view.base)}', whose extent is only {e}:"
-        " the view holds no element of it (LANGUAGE.md 7.6: an offset past the extent)",
-        op.span or view.span,
-        f"give an offset below {e}",
-    )
+            return  # view, span_as, sqz, zfill: not followed
 
 
 def _factors(t: _Tiling, op: A.ViewOp) -> list[int | None] | None:
