@@ -314,6 +314,14 @@ def _signature(tokens: list[Any], start: int, err: int) -> CHint | None:
             " 'parallel'",
             err,
         )
+    if tok.type in ("MDSPAN", "ITUPLE"):
+        kind = "mdspan" if tok.type == "MDSPAN" else "ituple"
+        return CHint(
+            f"an '{kind}' parameter: shapes and index tuples cannot be parameters (LANGUAGE.md 6)",
+            "name the extents in a tensor's shape ('global f32 [M, N] x', then 'x.span') or pass them as 'int'"
+            " parameters",
+            err,
+        )
     if tok.type == "[" and err > 0 and tokens[err - 1].type == "INT":
         return CHint(
             None,
@@ -538,6 +546,41 @@ def _c_control(tokens: list[Any], start: int, err: int) -> CHint | None:
     return None
 
 
+def _closing(tokens: list[Any], k: int, open_: str, close: str) -> int | None:
+    """The index of the token that closes the ``open_`` at ``tokens[k]``."""
+    depth = 0
+    for m in range(k, len(tokens)):
+        if tokens[m].type == open_:
+            depth += 1
+        elif tokens[m].type == close:
+            depth -= 1
+            if depth == 0:
+                return m
+    return None
+
+
+def _array_element_write(tokens: list[Any], start: int, err: int) -> CHint | None:
+    """``ring[k].at(i) = v``: LANGUAGE.md 5 writes elements of a named buffer only (``elem_access :=
+    IDENT .at(..)``); one buffer of an array of buffers is named first (7.5: ``buf[s]`` is a view)."""
+    if tokens[err].type != "[" or err == 0 or tokens[err - 1].type != "IDENT":
+        return None
+    end = _closing(tokens, err, "[", "]")
+    if end is None or end + 2 >= len(tokens) or tokens[end + 1].type != "M_AT" or tokens[end + 2].type != "(":
+        return None
+    # (at a statement's start an element access is written; the tokens after the error are few)
+    close = _closing(tokens, end + 2, "(", ")")
+    after = [t.type for t in tokens[close + 1 : close + 3]] if close is not None else []
+    if after and "=" not in after:
+        return None
+    name = _text(tokens[err - 1])
+    return CHint(
+        "an element of one buffer of an array of buffers is written through a name",
+        f"name the buffer first: 'cur = {name}[..]; cur.at(..) = ..;' (LANGUAGE.md 7.5)",
+        err - 1,
+        end,
+    )
+
+
 RULES: tuple[Callable[[list[Any], int, int], CHint | None], ...] = (
     _cuda_index,
     _barrier,
@@ -565,4 +608,5 @@ RULES: tuple[Callable[[list[Any], int, int], CHint | None], ...] = (
     _ituple_array,
     _triton,
     _c_control,
+    _array_element_write,
 )

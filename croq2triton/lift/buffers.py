@@ -640,8 +640,10 @@ class Buffers(ViewAlgebra):
             raise NotLifted("a view with explicit strides of a buffer", op)
         if op.kind not in ("view", "subspan") or op.step or (op.kind == "view" and op.at is None):
             raise NotLifted(f"a '.{op.kind}' with explicit strides and this form", op)
-        if p.steps is not None or p.reshaped is not None:
-            raise NotLifted("a view with explicit strides of a span_as view or of a strided view", op)
+        if p.steps is not None or (p.reshaped is not None and self.tensor_rows(p) is None):
+            raise NotLifted(
+                "a view with explicit strides of a strided view or of a span_as view of part of a tensor", op
+            )
         strides = op.strides or []
         at = op.at if op.kind == "subspan" else None
         offsets = len(op.at or []) if op.kind == "view" else len(strides)
@@ -665,7 +667,29 @@ class Buffers(ViewAlgebra):
             if len(moves) != len(p.shape):
                 raise NotLifted("a '.subspan(.. : ..).at(..)' that changes the rank", op)
             p = p.sub(moves, list(p.shape), [True] * len(p.shape))
+        rows = self.tensor_rows(p) if p.reshaped is not None else None
+        if rows is not None:  # a span_as of the whole tensor: its row-major order is the tensor's
+            p, flat = rows[0], E.Bin("+", rows[1], flat)
         return self.flat_view(p, shape, steps, flat)
+
+    def tensor_rows(self, p: Region) -> tuple[Region, E.Expr] | None:
+        """A view ``p`` of a ``span_as`` of a whole tensor (with no run-time limits of its own) as the
+        whole tensor and the row-major position of ``p``'s origin in it (the reshape keeps the order
+        of the elements, LANGUAGE.md 7.6); None for a ``span_as`` of part of a tensor."""
+        rs = p.reshaped
+        if rs is None or p.limits or p.steps is not None:
+            return None
+        whole = self.whole_tensor(p.tensor)
+        q = rs.parent
+        if q.reshaped is not None or q.steps is not None or q.limits or q.axes != whole.axes:
+            return None
+        same = all(E.same(E.fold(a), E.fold(b)) for a, b in zip(q.shape, whole.shape, strict=True))
+        if not same or any(const_int(o) != 0 for o in q.origin):
+            return None
+        start: E.Expr = E.Const(0)
+        for o, n in zip(p.origin, rs.extents, strict=True):
+            start = E.Bin("+", E.Bin("*", start, n), o)
+        return Region(p.tensor, whole.origin, whole.axes, whole.shape, (), p.zfill), E.fold(start)
 
     def flat_view(self, p: Region, shape: tuple[E.Expr, ...], steps: tuple[E.Expr, ...], flat: E.Expr) -> Region:
         """``shape`` elements ``steps`` apart from ``flat`` past the origin of ``p`` in its tensor's

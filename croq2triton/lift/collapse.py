@@ -505,10 +505,66 @@ def _written(block: A.Block, u: A.Index) -> bool:
     return any(isinstance(n, A.DmaStmt) and any(x is u for x in n.dst.walk()) for n in block.walk())
 
 
+def _fixed_values(block: A.Block) -> dict[str, A.Expr]:
+    """The names of ``block`` bound once by ``name = expr`` (LANGUAGE.md 4.3: an immutable binding,
+    fresh in each iteration of a loop) to a value that reads only such names and others that are
+    never assigned (loop indices, parameters): a ring slot ``s = k % 4`` is ``k % 4`` wherever it is
+    read in the iteration."""
+    values: dict[str, list[A.Expr]] = {}
+    changed: set[str] = set()
+    for n in block.walk():
+        if isinstance(n, A.Assign) and isinstance(n.target, A.Name):
+            if n.op == "=":
+                values.setdefault(n.target.name, []).append(n.value)
+            else:
+                changed.add(n.target.name)
+        elif isinstance(n, A.ScalarDecl):
+            for item in n.items:
+                changed.add(item.name)  # (typed and 'mutable' declarations: not followed)
+        elif isinstance(n, A.IncDec):
+            changed.add(n.target)
+    single = {k: v[0] for k, v in values.items() if k not in changed and len({_text([x]) for x in v}) == 1}
+    assigned = set(values) | changed
+
+    def fixed(x: A.Expr, seen: frozenset[str]) -> bool:
+        return not any(
+            isinstance(m, A.Name)
+            and m.name in assigned
+            and (m.name not in single or m.name in seen or not fixed(single[m.name], seen | {m.name}))
+            for m in x.walk()
+        )
+
+    return {k: v for k, v in single.items() if fixed(v, frozenset({k}))}
+
+
+def _expanded(xs: list[A.Expr], defs: dict[str, A.Expr]) -> list[A.Expr]:
+    """``xs`` with every name of ``defs`` replaced by its value (recursively)."""
+
+    def sub(x: A.Node) -> A.Expr | None:
+        if isinstance(x, A.Name) and x.name in defs:
+            return A.Paren(_expanded([copy.deepcopy(defs[x.name])], defs)[0], span=x.span)
+        return None
+
+    return [A.rewrite(copy.deepcopy(x), sub) for x in xs]  # type: ignore[misc]
+
+
+def _shape_of(x: object) -> object:
+    """``x`` as a value that compares equal for the same expression tree (spans and parentheses aside)."""
+    if isinstance(x, A.Paren):
+        return _shape_of(x.expr)
+    if isinstance(x, A.Node):
+        fields = [f.name for f in dataclasses.fields(x) if f.name != "span"]
+        return (type(x).__name__, *(_shape_of(getattr(x, f)) for f in fields))
+    if isinstance(x, (list, tuple)):
+        return tuple(_shape_of(y) for y in x)
+    return x
+
+
 def _single_buffers(block: A.Block, loop: A.Foreach, names: set[str]) -> None:
     """Every ring ``name[i]`` of the loop, read and written at one index expression and in the
     loop only, as the one buffer ``name`` (in ``block``, a copy of the roles)."""
     inside = {id(n) for n in loop.walk()}
+    defs = _fixed_values(block)
     for name in names:
         uses = [n for n in block.walk() if isinstance(n, A.Index) and _ring_access(n, {name})]
         bare = [n for n in block.walk() if isinstance(n, A.Name) and n.name == name]
@@ -516,6 +572,8 @@ def _single_buffers(block: A.Block, loop: A.Foreach, names: set[str]) -> None:
             raise NotLifted(f"a ring of buffers '{name}' used outside the pipeline's loop", loop)
         written = [u for u in uses if _written(block, u)]
         spelled = {f"{name}[{_text(u.indices)}]": u for u in uses}
+        if len({_shape_of(_expanded(u.indices, defs)) for u in uses}) == 1:
+            spelled = {next(iter(spelled)): uses[0]}  # one slot spelled two ways (`s = k % 4; r[s]`, `r[k % 4]`)
         if len(spelled) != 1:
             w = f"{name}[{_text(written[0].indices)}]" if written else next(iter(spelled))
             r = next(s for s in spelled if s != w)

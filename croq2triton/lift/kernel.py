@@ -758,6 +758,8 @@ class Lifter(
             if isinstance(b, WithName):  # ``#k`` of ``with k in [n]`` outside a loop over it: n
                 return Value(b.extent, "int")
             d = b if isinstance(b, Bounded) else self.derived_bound(b)  # ``#bn`` of ``bn = idx % nn``
+            if d is None and (host := self.host_bound_of(e.name)) is not None:
+                return Value(host, "int")  # ``#r`` of a host loop's counter ``r`` (``with r in [3] { foreach r ..``)
             if d is None:
                 raise NotLifted("'#' of something that is not a parallel index", e)
             return Value(d.bound, "int")
