@@ -127,3 +127,19 @@ def test_layernorm_rows_in_blocks(schedule: str, m: int, n: int) -> None:
         blocked = src[src.index("def layernorm_rows_k0_blocked(") :]
         blocked = blocked[: blocked.index("\n\n\n")]
         assert blocked.count("for ") == 2 and "q_m2_tile" in blocked
+
+
+def test_many_columns_fold_their_variance_in_one_pass_unsplit() -> None:
+    """Enough programs for the SMs (no split): each program walks its columns in blocks of rows, the
+    squared deviations folded in the mean's pass (one loop over the rows, not two)."""
+    mod = _module("auto")
+    m, n = 300, 2100  # (17 programs of 128 columns, more than the interpreter's 4 SMs; 300 rows in blocks)
+    x = _data(m, n, 9)
+    assert _ran(mod, "col_var", x, poisoned(n), poisoned(n)) == ["col_var_k0_blocked"]
+    mean, var = poisoned(n), poisoned(n)
+    mod.col_var(x, mean, var)  # type: ignore[attr-defined]
+    assert_near_max(var, x.double().var(0, unbiased=False), 1e-5, "col_var unsplit")
+    src = translate_full(SRC, filename="moments.co", schedule="auto").source
+    body = src[src.index("def col_var_k0_blocked(") :]
+    body = body[: body.index("\n\n\n")]
+    assert body.count("for ") == 1 and "q_m2_tile" in body
