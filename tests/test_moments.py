@@ -143,3 +143,21 @@ def test_many_columns_fold_their_variance_in_one_pass_unsplit() -> None:
     body = src[src.index("def col_var_k0_blocked(") :]
     body = body[: body.index("\n\n\n")]
     assert body.count("for ") == 1 and "q_m2_tile" in body
+
+
+def test_tune_may_keep_the_second_pass() -> None:
+    """``deviations`` is a field of the kernel's schedule: false keeps the squared deviations a pass of
+    their own (one launch a loop where the loop splits), and the result is the same."""
+    from croq2triton.options import Point
+
+    point = Point.of({}, {"col_var_k0": {"deviations": False}})
+    out = translate_full(SRC, filename="moments.co", schedule="auto", point=point)
+    assert not out.failed, out.failed
+    mod = load_source(out.source, "moments_two_passes")
+    m, n = 1300, 200
+    x = _data(m, n, 11)
+    assert _ran(mod, "col_var", x, poisoned(n), poisoned(n)) == [f"col_var_k0_phase{k}_split" for k in range(2)]
+    mean, var = poisoned(n), poisoned(n)
+    mod.col_var(x, mean, var)  # type: ignore[attr-defined]
+    assert_near_max(var, x.double().var(0, unbiased=False), 1e-5, "col_var two passes")
+    assert out.schedules["col_var"]["col_var_k0"].deviations is False  # type: ignore[attr-defined]

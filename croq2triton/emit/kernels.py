@@ -326,7 +326,7 @@ class KernelDispatch:
                     size, lanes = sized[0].size, sized[0].fixed
                     assert size is not None
                     most = policy.FOLD_WHOLE_BYTES // _elem_bytes(folded)
-                    blocked = self.blocked(base, policy.fold_block_of(_elem_bytes(folded), lanes))
+                    blocked = self.blocked(base, policy.fold_block_of(_elem_bytes(folded), lanes), schedule)
                     blocked = dataclasses.replace(blocked, name=f"{name}_blocked")
                     note = f"each row in registers where it holds at most {most} elements (else in blocks)"
                     fits = E.Bin("<=", E.fold(E.Bin("*", size, E.Const(lanes))), E.Const(most))
@@ -453,6 +453,8 @@ class KernelDispatch:
         kernel = self.split_widened(kernel)  # lanes along lines: at least policy.SPLIT_LINE_MIN bytes of a row
         with contextlib.suppress(NotMerged):
             # squared deviations from what a loop before computed, folded in its pass (schedule/moments.py)
+            if not schedule.deviations:
+                raise NotMerged("the schedule keeps them a pass of their own")
             merged = merge_deviations(kernel)
             with contextlib.suppress(NotSplit, NotFolded):
                 return [self.split_one(self.named(merged), kernel.name, schedule)]
@@ -577,6 +579,9 @@ class KernelDispatch:
             with contextlib.suppress(NotCoarsened):  # a loop that loads a tile and folds it: steps of several
                 find_walk(fold_selects(kernel)[0])  # (its loops over a tile's elements reductions first)
                 schedule = dataclasses.replace(schedule, coarsen=0)
+            with contextlib.suppress(NotMerged):  # squared deviations folded in an earlier pass: a tuning field
+                merge_deviations(kernel)
+                schedule = dataclasses.replace(schedule, deviations=True)
             if merges_atomics(kernel):  # blocks one after the other add their atomics once: a tuning field
                 schedule = dataclasses.replace(schedule, serial=tuple(1 for _ in kernel.program_ids))
         if has_read_loops(kernel) or schedule.fold != 0 or schedule.loop_split is not None:
@@ -712,12 +717,13 @@ class KernelDispatch:
             self.explain(kernel, top, e)
             return kernel
 
-    def blocked(self, kernel: N.Kernel, block: int) -> N.Kernel:
+    def blocked(self, kernel: N.Kernel, block: int, schedule: TileSchedule) -> N.Kernel:
         """``kernel``'s loops folded in blocks of ``block`` (rows too long for the registers, read again by
         each pass), the squared deviations from what a loop before computed folded in its pass where they
         are (schedule/moments.py: a pass fewer)."""
         with contextlib.suppress(NotMerged, NotFolded):
-            return fold_all(merge_deviations(kernel), block)
+            if schedule.deviations:
+                return fold_all(merge_deviations(kernel), block)
         return fold_all(kernel, block)
 
     def explain(self, kernel: N.Kernel, top: A.Parallel, e: Exception) -> None:

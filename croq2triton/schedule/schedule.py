@@ -127,6 +127,9 @@ class TileSchedule:
     # iterations of a loop that loads a tile and folds it a step (schedule/coarsen.py): None where the
     # kernel has no such loop; 0: as the policy picks (schedule/policy.py coarsen_factor); 1: as written
     coarsen: int | None = None
+    # a loop that sums squared deviations from what an earlier loop computed folded in that loop's pass
+    # (schedule/moments.py: Welford's update, a read fewer): None where the kernel has no such loop
+    deviations: bool | None = None
 
     def __post_init__(self) -> None:
         if self.serial is not None and (
@@ -183,6 +186,8 @@ def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> 
         raise ValueError("loop_split: the kernel's loop is not one that splits across programs")
     if isinstance(schedule, TileSchedule) and "combine_last" in changes and schedule.combine_last is None:
         raise ValueError("combine_last: the kernel's loop is not one that splits across programs")
+    if isinstance(schedule, TileSchedule) and "deviations" in changes and schedule.deviations is None:
+        raise ValueError("deviations: the kernel has no loop of squared deviations from an earlier loop's result")
     if isinstance(schedule, TileSchedule) and "coarsen" in changes and schedule.coarsen is None:
         raise ValueError("coarsen: the kernel has no loop that loads a tile and folds it (schedule/coarsen.py)")
     if isinstance(schedule, TileSchedule) and "num_stages" in changes and schedule.num_stages is None:

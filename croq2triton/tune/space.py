@@ -102,6 +102,10 @@ def _coarsen_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ..
     return () if s.coarsen is None else (1, 2, 4, 8)
 
 
+def _deviations_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
+    return () if s.deviations is None else (True, False)
+
+
 def _load_stage_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
     return () if s.num_stages is None else (1, 3)
 
@@ -141,6 +145,9 @@ TILE_FIELDS: dict[str, FieldSpec] = {
     "coarsen": FieldSpec("int", "0 (the policy picks: 8 KB a step), 1 (as written) or a power of two to 64",
                          "iterations of a loop that loads a tile and folds it, one wider tile a step "
                          "(schedule/coarsen.py)", _coarsen_defaults),
+    "deviations": FieldSpec("bool", "true or false",
+                            "squared deviations from an earlier loop's result folded in that loop's pass by "
+                            "Welford's update (schedule/moments.py), or a pass of their own", _deviations_defaults),
     "num_stages": FieldSpec("int", "1 (not pipelined) to 8",
                             "stages of the software pipeline of loops that only read memory (schedule/loadstages.py)",
                             _load_stage_defaults),
