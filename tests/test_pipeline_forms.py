@@ -1,0 +1,160 @@
+"""Issues 25/28: software pipelines and attention in other forms (tests/programs/pipeline_forms/*.co).
+
+Warp-specialised producer/consumer pipelines, written the ways a kernel engineer writes them: rings of
+shared buffers with a full and an empty event a slot, filled by one elected thread, a warp or a
+warpgroup with ``tma.copy.async`` or ``dma.copy.async``; futures ``wait``ed instead of events,
+``rotate``d or ``swap``ped; persistent tile loops whose ring position runs on across tiles; a producer
+that also stages a bias once a tile, consumers that finish the tile through shared memory and a TMA
+store; split-K with a pipeline in each split; a batched pipeline on a 3-D grid; FlashAttention-2 with
+a K/V ring and an online softmax (and a causal one); memory-bound kernels staged through a ring; and
+near misses (a slot read before its event, a ring of one slot, a producer that does not wait for the
+slot to be free). Each case:
+
+* computes its function in both schedules in Triton's interpreter: random inputs on ragged sizes,
+  outputs poisoned with NaN, against a float64 reference (or, for a near miss the translator refuses,
+  is refused with a diagnostic naming the line);
+* if GEMM-shaped, under ``--schedule auto`` is proved a contraction (lift/contraction.py), and (slow)
+  compiles for sm_90a to ``wgmma`` with a block tile of at least 128 x 128 (the compile script and
+  sizes of tests/test_gemm_forms.py).
+
+A case marked xfail(strict=True) is a form the translator does not handle yet, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import sm90
+import torch
+from kernel_util import DEVICE, flat, poisoned, randn
+from test_gemm_forms import _COMPILE_SCRIPT, SIZES
+
+from croq2triton.api import load, translate_full
+from croq2triton.errors import CroqError
+
+FORMS = Path(__file__).resolve().parent / "programs" / "pipeline_forms"
+MARK = "a contraction: croq2triton/lift/contraction.py proves it"
+F16, F32 = torch.float16, torch.float32
+D = torch.float64
+
+Args = list[object]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str  # tests/programs/pipeline_forms/NAME.co
+    sizes: tuple[int, ...]
+    args: Callable[..., Args]  # sizes -> every argument (the output among them)
+    ref: Callable[..., torch.Tensor]  # (the arguments as float64 on the CPU, before the call) -> the output
+    fn: str = "gemm"  # the function's name
+    out: int = -1  # which argument is the output
+    tol: float = 1e-3  # of max |ref|
+    gemm: bool = True  # auto proves it a contraction
+    why: str = ""  # xfail(strict) reason of the contraction / sm_90a checks
+    run_why: str = ""  # xfail(strict) reason of the run in both schedules
+    kernels: int = 1  # kernels the sm_90a check expects
+    compile_sizes: tuple[tuple[str, int], ...] = ()  # the sm_90a check's sizes besides M, N, K, BS
+    refused: str = ""  # a near miss the translator must refuse: a phrase of its diagnostic
+
+
+def _r(*shape: int, dtype: torch.dtype = F16, seed: int) -> torch.Tensor:
+    return randn(*shape, seed=seed).to(dtype)
+
+
+def _ab(m: int, n: int, k: int, out: torch.dtype = F32) -> Args:
+    return [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n, dtype=out)]
+
+
+def _abt(a: torch.Tensor, b: torch.Tensor, o: torch.Tensor) -> torch.Tensor:
+    return a @ b.T
+
+
+RAGGED = (197, 301, 91)
+
+CASES: list[Case] = [
+    Case("ring3_ncols_2c", RAGGED, _ab, _abt),
+    Case("rotate3_dma", RAGGED, _ab, _abt),
+    Case("persistent_ring", (300, 301, 150), _ab, _abt),
+    Case("bias_relu_f16_tma", RAGGED,
+         lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), randn(n, seed=3), poisoned(m, n, dtype=F16)],
+         lambda a, b, bias, o: torch.relu(a @ b.T + bias), tol=1e-2),
+    Case("splitk_pipe", (197, 301, 300), _ab, _abt, kernels=2),
+    Case("batched_pipe", (97, 70, 45, 3),
+         lambda m, n, k, bs: [_r(bs, m, k, seed=1), _r(bs, n, k, seed=2), poisoned(bs, m, n)],
+         lambda a, b, o: a @ b.transpose(1, 2)),
+]  # fmt: skip
+
+
+def test_every_program_has_a_case() -> None:
+    assert sorted(p.stem for p in FORMS.glob("*.co")) == sorted(c.name for c in CASES)
+    for p in FORMS.glob("*.co"):
+        assert p.read_text().startswith("// "), p.name
+
+
+def _source(case: Case, schedule: str) -> str:
+    path = FORMS / f"{case.name}.co"
+    return translate_full(path.read_text(), filename=path.name, schedule=schedule).source
+
+
+def _xf(why: str) -> list[pytest.MarkDecorator]:
+    return [pytest.mark.xfail(strict=True, reason=why)] if why else []
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.name, marks=_xf(c.why)) for c in CASES if not c.refused]
+)
+def test_auto_proves_the_gemm(case: Case) -> None:
+    assert (MARK in flat(_source(case, "auto"))) == case.gemm
+
+
+def _check(got: torch.Tensor, ref: torch.Tensor, tol: float) -> None:
+    got = got.double().cpu()
+    assert got.shape == ref.shape
+    assert not torch.isnan(got).any(), f"{int(torch.isnan(got).sum())} output elements never written"
+    scale = float(ref.abs().max())
+    err = float((got - ref).abs().max())
+    assert err <= tol * scale, f"max |out - ref| = {err:.3g} > {tol} * max|ref| = {tol * scale:.3g}"
+
+
+@pytest.mark.filterwarnings("ignore:croq2triton.*not 16-byte aligned:RuntimeWarning")
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name, marks=_xf(c.run_why)) for c in CASES])
+def test_it_computes_its_function(case: Case, schedule: str) -> None:
+    path = FORMS / f"{case.name}.co"
+    if case.refused:
+        with pytest.raises(CroqError) as e:
+            translate_full(path.read_text(), filename=path.name, schedule=schedule)
+        msg = str(e.value)
+        assert f"{path.name}:" in msg and case.refused in flat(msg), msg
+        return
+    mod = load(path, schedule=schedule)
+    args = case.args(*case.sizes)
+    before = [x.double().cpu() if isinstance(x, torch.Tensor) else x for x in args]
+    getattr(mod, case.fn)(*args)
+    out = args[case.out]
+    assert isinstance(out, torch.Tensor)
+    _check(out, case.ref(*before), case.tol)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.name, marks=_xf(c.why)) for c in CASES if c.gemm and not c.refused]
+)
+def test_auto_schedule_compiles_to_a_large_wgmma_tile(case: Case) -> None:
+    sizes = {**SIZES, **dict(case.compile_sizes)}
+    r = sm90.code(_COMPILE_SCRIPT, str(FORMS / f"{case.name}.co"), json.dumps(sizes), "{}")
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert "error" not in res, res.get("error")
+    lines = res["lines"]
+    assert isinstance(lines, list) and len(lines) == case.kernels, lines
+    line = next(x for x in lines if ": dot " in x)
+    tile = re.search(r": dot (\d+)x(\d+)x(\d+),", line)
+    assert tile and "wgmma yes" in line, line
+    assert int(tile.group(1)) >= 128 and int(tile.group(2)) >= 128, line
