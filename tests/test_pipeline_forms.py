@@ -84,7 +84,10 @@ CASES: list[Case] = [
     Case("bias_relu_f16_tma", RAGGED,
          lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), randn(n, seed=3), poisoned(m, n, dtype=F16)],
          lambda a, b, bias, o: torch.relu(a @ b.T + bias), tol=1e-2),
-    Case("splitk_pipe", (197, 301, 300), _ab, _abt, kernels=2),
+    Case("splitk_pipe", (197, 301, 300), _ab, _abt, kernels=2,
+         why="split-K through a workspace: each split's launch stores a partial tile (its K tiles ks * per + k: 'an"
+             " operand indexed by an expression of the group index'), a second launch adds the planes; the"
+             " analysis proves one launch's stores, not a sum across launches"),
     Case("batched_pipe", (97, 70, 45, 3),
          lambda m, n, k, bs: [_r(bs, m, k, seed=1), _r(bs, n, k, seed=2), poisoned(bs, m, n)],
          lambda a, b, o: a @ b.transpose(1, 2)),
