@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 import sm90
 import torch
-from kernel_util import DEVICE, flat, poisoned, randn
+from kernel_util import flat, poisoned, randn
 from test_gemm_forms import _COMPILE_SCRIPT, SIZES
 
 from croq2triton.api import load, translate_full
@@ -76,6 +76,19 @@ def _abt(a: torch.Tensor, b: torch.Tensor, o: torch.Tensor) -> torch.Tensor:
 
 
 RAGGED = (197, 301, 91)
+ROLE_THREADS = "refused: 'a warp role that uses its thread index' (lift/collapse.py runs the collapsed roles on the unit, without their threads)"
+
+
+def _attn(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    s = q @ k.transpose(1, 2) / math.sqrt(q.shape[-1])
+    if causal:
+        s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(1), float("-inf"))
+    return torch.softmax(s, dim=-1) @ v
+
+
+def _qkv(h: int, sq: int, sk: int) -> Args:
+    return [_r(h, sq, 64, seed=1), _r(h, sk, 64, seed=2), _r(h, sk, 64, seed=3), poisoned(h, sq, 64, dtype=F16)]
+
 
 CASES: list[Case] = [
     Case("ring3_ncols_2c", RAGGED, _ab, _abt),
@@ -91,6 +104,13 @@ CASES: list[Case] = [
     Case("batched_pipe", (97, 70, 45, 3),
          lambda m, n, k, bs: [_r(bs, m, k, seed=1), _r(bs, n, k, seed=2), poisoned(bs, m, n)],
          lambda a, b, o: a @ b.transpose(1, 2)),
+    Case("attn_kv_ring", (2, 150, 133), _qkv, lambda q, k, v, o: _attn(q, k, v), fn="attn", tol=1e-2, gemm=False),
+    Case("attn_causal_ring", (2, 150, 150), _qkv, lambda q, k, v, o: _attn(q, k, v, causal=True), fn="attn",
+         tol=1e-2, gemm=False),
+    Case("rowsum_ring", (150, 333), lambda m, n: [randn(m, n, seed=1), poisoned(m)], lambda x, o: x.sum(1),
+         fn="rowsum", gemm=False, run_why=ROLE_THREADS),
+    Case("copy_ring_scale", (70, 333), lambda m, n: [_r(m, n, seed=1), poisoned(m, n)], lambda x, o: 2 * x + 1,
+         fn="affine", gemm=False, run_why=ROLE_THREADS),
 ]  # fmt: skip
 
 
@@ -109,9 +129,7 @@ def _xf(why: str) -> list[pytest.MarkDecorator]:
     return [pytest.mark.xfail(strict=True, reason=why)] if why else []
 
 
-@pytest.mark.parametrize(
-    "case", [pytest.param(c, id=c.name, marks=_xf(c.why)) for c in CASES if not c.refused]
-)
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name, marks=_xf(c.why)) for c in CASES if not c.refused])
 def test_auto_proves_the_gemm(case: Case) -> None:
     assert (MARK in flat(_source(case, "auto"))) == case.gemm
 
