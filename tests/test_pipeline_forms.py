@@ -77,7 +77,6 @@ def _abt(a: torch.Tensor, b: torch.Tensor, o: torch.Tensor) -> torch.Tensor:
 
 
 RAGGED = (197, 301, 91)
-ROLE_THREADS = "refused: 'a warp role that uses its thread index' (lift/collapse.py runs the collapsed roles on the unit, without their threads)"
 
 
 def _attn(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
@@ -121,9 +120,9 @@ CASES: list[Case] = [
     Case("attn_causal_ring", (2, 150, 150), _qkv, lambda q, k, v, o: _attn(q, k, v, causal=True), fn="attn",
          tol=1e-2, gemm=False),
     Case("rowsum_ring", (150, 333), lambda m, n: [randn(m, n, seed=1), poisoned(m)], lambda x, o: x.sum(1),
-         fn="rowsum", gemm=False, run_why=ROLE_THREADS),
+         fn="rowsum", gemm=False),
     Case("copy_ring_scale", (70, 333), lambda m, n: [_r(m, n, seed=1), poisoned(m, n)], lambda x, o: 2 * x + 1,
-         fn="affine", gemm=False, run_why=ROLE_THREADS),
+         fn="affine", gemm=False),
 ]  # fmt: skip
 
 
