@@ -196,3 +196,23 @@ def test_auto_schedule_compiles_to_a_large_wgmma_tile(case: Case) -> None:
     tile = re.search(r": dot (\d+)x(\d+)x(\d+),", line)
     assert tile and "wgmma yes" in line, line
     assert int(tile.group(1)) >= 128 and int(tile.group(2)) >= 128, line
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_a_thread_role_beside_a_role_that_updates_memory_is_refused(schedule: str, tmp_path: Path) -> None:
+    """copy_ring_scale with the producer also counting its chunks by ``__atomic_add``: the roles'
+    program would run on the consumer's threads, each repeating the producer's atomic; refused with
+    the role's line, never run with the count multiplied."""
+    text = (FORMS / "copy_ring_scale.co").read_text()
+    text = text.replace("global f32 [M, N] y)", "global f32 [M, N] y, global f32 [1] cnt)").replace(
+        "          trigger full.at(c);\n",
+        "          trigger full.at(c);\n          __atomic_add(cnt.at(0), 1.0f);\n",
+        1,
+    )
+    assert "__atomic_add" in text
+    path = tmp_path / "counted.co"
+    path.write_text(text)
+    with pytest.raises(CroqError, match="uses its thread index beside one that updates memory") as e:
+        mod = load(path, schedule=schedule)
+        mod.affine(_r(70, 333, seed=1), poisoned(70, 333), poisoned(1))
+    assert "counted.co:" in str(e.value)
