@@ -111,6 +111,7 @@ def collapse(
     picked: list[frozenset[int]] = []
     several: tuple[int, int] | None = None  # (first unit, units) of the one role of several units
     inner = f"{var}#"  # that role's own unit index (no name a user can write)
+    lanes: list[A.Stmt] = []  # the roles that use their thread index
     for r in roles:
         assert isinstance(r, A.InThreads)
         first, count = role_units(r.cond, var, units, threads, waits_only(r.body))
@@ -126,7 +127,7 @@ def collapse(
 
         body = threads_spliced(_substitute(copy.deepcopy(r.body), var, index, units), threads)
         if any(isinstance(n, A.Name) and n.name in thread_vars for n in body.walk()):
-            raise NotLifted("a warp role that uses its thread index", r)
+            lanes.append(r)
         parts.append(_split(body, r))
         bodies.append(body)
         picked.append(frozenset(range(first, first + count)))
@@ -149,6 +150,7 @@ def collapse(
         block = A.Block(sequence(seq, events, p, counted), span=p.span)
         labels = tuple(_text([r.cond]) for r in roles)  # type: ignore[attr-defined]
         named = tuple(sorted({_text([x]) for n in block.walk() if isinstance(n, (A.Wait, A.Trigger)) for x in n.items}))
+        block = _on_lanes(block, thread, lanes, roles, p)
         if level is not None:
             block = A.Block([A.Parallel([level], block, span=p.span)], span=p.span)
         return block, Stated(None, frozenset(), labels, named, level)
@@ -183,9 +185,31 @@ def collapse(
     _single_buffers(block, merged, ring_names)
     named = tuple(sorted({_text([x]) for n in block.walk() if isinstance(n, (A.Wait, A.Trigger)) for x in n.items}))
     labels = tuple(_text([r.cond]) for r in roles)  # type: ignore[attr-defined]
+    block = _on_lanes(block, thread, lanes, roles, p)
     if level is not None:
         block = A.Block([A.Parallel([level], block, span=p.span)], span=p.span)
     return block, Stated(innermost, frozenset(ring_names), labels, named, level)
+
+
+def _on_lanes(block: A.Block, thread: list[A.PBy], lanes: list[A.Stmt], roles: list[A.Stmt], p: A.Node) -> A.Block:
+    """The collapsed program of roles of which some use their thread index (``lanes``: a consumer
+    whose threads each sum a row of the slot) run by the threads of the unit: ``parallel t by 128 :
+    thread { program }``.  The other roles' statements (copies into the ring, which the threads run
+    together, LANGUAGE.md 7.3; their index arithmetic) then run on every thread; one that a thread
+    repeating it would change (an atomic, a compound assignment to memory) keeps the refusal."""
+    if not lanes:
+        return block
+    if not thread:
+        raise NotLifted("a warp role that uses its thread index", lanes[0])
+    for r in roles:
+        if any(r is x for x in lanes):
+            continue
+        for n in r.walk():
+            if isinstance(n, A.CallStmt) or (
+                isinstance(n, A.Assign) and n.op != "=" and not isinstance(n.target, A.Name)
+            ):
+                raise NotLifted("a warp role that uses its thread index beside one that updates memory", lanes[0])
+    return A.Block([A.Parallel(list(thread), block, span=p.span)], span=p.span)
 
 
 def _by_events(

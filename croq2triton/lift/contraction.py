@@ -649,7 +649,11 @@ class Interpreter(Moves, Roles, Expressions):
         for n in s.body.walk():
             got = [n.result] if isinstance(n, A.DmaStmt) and n.result else n.names if isinstance(n, A.Swap) else []
             names += [x for x in got if x not in names and isinstance(self.binding(x), Future)]
-        return names
+        # futures read by 'wait' alone (copies into slots of an array, read there): what the body copies into
+        # those slots is the arrays' business (carrying_slots); the names a swap moves are read by nothing
+        swaps = [n.names for n in self.top.walk() if isinstance(n, A.Swap)]
+        waited = {x for x in names if _only_waited(self.top, x)}
+        return [x for x in names if x not in waited or any(x in g and not set(g) <= waited for g in swaps)]
 
     def carried_arrays(self, s: A.Foreach) -> list[str]:
         """The arrays of buffers the loop's body copies into (``=> sa[(k + 1) % 2]``)."""
@@ -947,6 +951,12 @@ def _ring_key(key: E.Expr, var: E.Expr, shift: int) -> tuple[E.Expr, int] | None
         return None
     c = (int(E.fold(lin[1]).value) + shift) % n  # type: ignore[attr-defined]
     return E.fold(E.Bin("%", E.fold(var + E.Const(c)), E.Const(n))), n
+
+
+def _only_waited(top: A.Node, name: str) -> bool:
+    """Is every read of the future ``name`` in ``top`` a ``wait`` on it (its data read elsewhere)?"""
+    waited = {id(x) for n in top.walk() if isinstance(n, A.Wait) for x in n.items}
+    return not any(isinstance(n, A.Name) and n.name == name and id(n) not in waited for n in top.walk())
 
 
 def _never_equal(a: E.Expr, b: E.Expr, var: E.Var, tries: int = 256) -> bool:

@@ -12,6 +12,7 @@ what ``a`` had.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +78,8 @@ class Futures:
     def swap(self, s: A.Swap) -> None:
         if all(self.placeholder(n) for n in s.names):
             return  # placeholders of no copy change places: nothing to move (LANGUAGE.md 7.8)
+        if all(self.only_waited(n, s) for n in s.names):
+            return  # futures read by 'wait' alone (their copies' data read where they were put): no bytes move
         self.bind_swapped_placeholders(s)
         buffers = [self.swapped(n, s) for n in s.names]
         if len(buffers) < 2 or len({(b.tile, b.extents, b.var.type) for b in buffers}) != 1:
@@ -112,6 +115,22 @@ class Futures:
             body.insert(at, let)
             buf.defined = True
             scope[name] = CopyFuture(self.whole_buffer(buf))
+
+    def only_waited(self, name: str, node: A.Node) -> bool:
+        """Is ``name`` a future (of a copy into a slot of an array of buffers, or a placeholder) that
+        no statement reads but ``wait``?  Exchanging such names changes which copy a later ``wait``
+        waits for, nothing a read sees: in the lifted program a copy is complete where it stands."""
+        v = self.lookup(name, node)
+        if not (isinstance(v, (CopyFuture, AnyFuture)) or self.placeholder(name)):
+            return False
+        if isinstance(v, CopyFuture) and isinstance(v.data, BufferView) and v.data.whole:
+            return False  # (a future of a fresh buffer: its data are read through its name)
+        base = re.sub(r"__[ur]\d+$", "", name)  # (the names lift/unroll.py and lift/collapse.py give a copy)
+        waited = {id(x) for n in self.source_nodes() if isinstance(n, A.Wait) for x in n.items}  # type: ignore[attr-defined]
+        return not any(
+            isinstance(n, A.Name) and re.sub(r"__[ur]\d+$", "", n.name) == base and id(n) not in waited
+            for n in self.source_nodes()  # type: ignore[attr-defined]
+        )
 
     def swapped(self, name: str, node: A.Node) -> TileBuffer:
         """The buffer behind a name a swap exchanges: a buffer or a copy's future, a register tile

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from ..frontend import ast as A
 
-RENAMED_FIELDS = ("name", "result", "after", "frag", "vars")
+RENAMED_FIELDS = ("name", "result", "after", "frag", "vars", "names")  # names: swap / rotate
 
 
 def defined_names(body: A.Stmt) -> list[str]:

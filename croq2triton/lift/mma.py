@@ -775,6 +775,11 @@ class Mmas:
         name = unparen(e)
         if isinstance(name, A.Name) and self.binding(name.name) is None and name.name not in self.host.tensors:
             return self.declared_extents(name.name, node)
+        base = unparen(name.base) if isinstance(name, A.Index) else None
+        if isinstance(base, A.Name) and isinstance(self.binding(base.name), TileBuffer):
+            # a slot of a ring that collapsed warp roles made one buffer (lift/collapse.py), named as
+            # the source wrote it (``vs[j % S]``): one slot's extents, the array's declared shape
+            return self.declared_extents(base.name, node)
         p = self.operand(e, node)
         if isinstance(p, Fragment):
             raise NotLifted("an MMA operand that is an accumulator without a shape", node)

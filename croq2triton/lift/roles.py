@@ -46,6 +46,9 @@ class Roles:
     offsets: dict[str, int]
     loop: Any
     pins: dict[str, E.Expr]
+    bool_expr: Any
+    always: Any
+    guard: list[E.Expr]
 
     def role_binding(self, cond: A.Expr) -> tuple[str, Bounded, tuple[E.Var, E.Expr] | None]:
         """``v == c`` (the role runs with v = c) or ``v >= c`` / ``v > c`` / ``v != 0`` (v = c + v')."""
@@ -117,18 +120,20 @@ class Roles:
             plans.append(_Role(binds, pins, {}, body[:cut], body[cut] if loops else None, body[cut + 1 :]))
         mains = [pl.main for pl in plans if pl.main is not None]
 
-        def within(plan: _Role, run: Callable[[], None]) -> None:
+        def within(plan: _Role, run: Callable[[], None], levels: list[dict[str, Any]] | None = None) -> None:
             self.scopes.append(plan.scope)  # each role keeps its names from one part to the next
+            self.scopes.extend(levels or [])  # ... and those of the loop bodies it is inside
             mark = len(self.spatial)
             pins = dict(self.pins)
             self.pins.update(plan.pins)
             for name, value, fresh in plan.binds:
-                self.bind(name, value)
+                plan.scope[name] = value
                 if fresh is not None:
                     self.spatial.append(fresh)
             run()
             del self.spatial[mark:]
             self.pins = pins
+            del self.scopes[len(self.scopes) - len(levels or []) :]
             self.pop()
 
         for pl in plans:
@@ -141,25 +146,81 @@ class Roles:
                 other = self.loop_items(m)
                 if len(other) != len(first) or not all(E.same(x[2], y[2]) for x, y in zip(first, other, strict=True)):
                     raise NotLifted("warp roles whose main loops differ in their trip counts", m)
-
-            def bodies() -> None:  # each role's main-loop body in turn, on the shared counters
-                for pl in plans:
-                    if pl.main is None:
-                        continue
-                    items = self.loop_items(pl.main)
-
-                    def body(pl: _Role = pl, items: list = items) -> None:  # type: ignore[type-arg]
-                        self.push()
-                        for (nm, _, _), (_, var, ext) in zip(items, first, strict=True):
-                            self.bind(nm, Bounded(var, ext))
-                        self.stmt(pl.main.body)  # type: ignore[union-attr]
-                        self.pop()
-
-                    within(pl, body)
-
-            self.loop(first, bodies, mains[0])
+            parts = [(pl, [], [pl.main]) for pl in plans if pl.main is not None]
+            self.lockstep(parts, within)  # type: ignore[arg-type]
         for pl in plans:
             within(pl, lambda pl=pl: self.stmts(pl.after))
+
+    def lockstep(
+        self,
+        parts: list[tuple[_Role, list[dict[str, Any]], list[A.Stmt]]],
+        within: Callable[..., None],
+    ) -> None:
+        """Roles' statements in lockstep: where each role's statements hold one loop (or one ``if``
+        around one) with the same trip count (the same condition), the statements before it role by
+        role, then the loops as one, each iteration every role's body in turn, producers first as
+        written (and so on inside: a persistent kernel's tile loop around its K loop), then the
+        statements after it; anywhere else each role's statements in turn (what its events order)."""
+        splits = [_split(stmts) for _, _, stmts in parts]
+        mains = [sp[1] for sp in splits]
+        kind = type(mains[0]) if mains[0] is not None else None
+        if kind is None or any(type(m) is not kind for m in mains):
+            for pl, levels, stmts in parts:
+                within(pl, lambda stmts=stmts: self.stmts(stmts), levels)
+            return
+        for (pl, levels, _), (before, _, _) in zip(parts, splits, strict=True):
+            within(pl, lambda before=before: self.stmts(before), levels)
+        found: list[list[tuple[str, E.Var, E.Expr]]] = []
+        conds: list[E.Expr] = []
+        for (pl, levels, _), m in zip(parts, mains, strict=True):
+            if isinstance(m, A.Foreach):
+                within(pl, lambda m=m: found.append(self.loop_items(m)), levels)
+            else:
+                within(pl, lambda m=m: conds.append(E.fold(self.bool_expr(m.cond))), levels)  # type: ignore[attr-defined]
+        first = found[0] if found else []
+        same = all(
+            len(o) == len(first) and all(E.same(x[2], y[2]) for x, y in zip(first, o, strict=True)) for o in found
+        ) and all(E.same(c, conds[0]) for c in conds)
+        if not same:  # each role's loop and what follows it in turn
+            for (pl, levels, _), (_, m, after) in zip(parts, splits, strict=True):
+                within(pl, lambda m=m, after=after: self.stmts([m, *after]), levels)
+            return
+        if found:
+            if any(var.name in self.offsets for items in found for _, var, _ in items):
+                raise NotLifted("a warp role's loop over a slice", mains[0])
+
+            def bodies() -> None:  # each role's loop body in turn, on the shared counters
+                inner = []
+                for (pl, levels, _), m, items in zip(parts, mains, found, strict=True):
+                    scope = {nm: Bounded(var, ext) for (nm, _, _), (_, var, ext) in zip(items, first, strict=True)}
+                    inner.append((pl, [*levels, scope], flat(m.body)))  # type: ignore[union-attr]
+                self.lockstep(inner, within)
+
+            self.loop(first, bodies, mains[0])
+        else:
+            kept = [c for c in E.conjuncts(conds[0]) if not self.always(c)]
+            self.guard.extend([E.conj(kept)] if kept else [])
+            self.lockstep([(pl, [*lv, {}], flat(m.then)) for (pl, lv, _), m in zip(parts, mains, strict=True)], within)  # type: ignore[union-attr]
+            del self.guard[len(self.guard) - bool(kept) :]
+        for (pl, levels, _), (_, _, after) in zip(parts, splits, strict=True):
+            within(pl, lambda after=after: self.stmts(after), levels)
+
+
+def _holds_loop(s: A.Stmt) -> bool:
+    if isinstance(s, A.Foreach):
+        return True
+    if isinstance(s, A.If) and (s.other is None or isinstance(s.other, A.Empty)):
+        return any(_holds_loop(x) for x in flat(s.then))
+    return False
+
+
+def _split(stmts: list[A.Stmt]) -> tuple[list[A.Stmt], A.Stmt | None, list[A.Stmt]]:
+    """A role's statements around its one loop (or one ``if`` holding loops): before, it, after."""
+    body = [s for s in stmts if not event_only(s)]
+    at = [i for i, s in enumerate(body) if _holds_loop(s)]
+    if len(at) != 1:
+        return stmts, None, []
+    return body[: at[0]], body[at[0]], body[at[0] + 1 :]
 
 
 def flat(s: A.Stmt) -> list[A.Stmt]:
