@@ -77,10 +77,11 @@ def test_each_kernel_computes_what_torch_does(schedule: str, m: int, n: int) -> 
     assert_near_max(out, ((xd - xd.mean(0)) * (xd + xd.mean(0))).sum(0), 1e-4, "col_cross")  # (x^2 - mu^2 cancels)
 
 
-def test_auto_reads_the_columns_once() -> None:
+def test_auto_reads_the_columns_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The interpreter counts 4 SMs: 200 columns are few programs, so the loops split across
     programs; the variances are one launch (their squared deviations folded in the mean's pass), the
     near miss two phases."""
+    monkeypatch.setenv("CROQ2TRITON_NUM_SMS", "4")  # (the interpreter's count, on a GPU too)
     mod = _module("auto")
     m, n = 1300, 200
     x = _data(m, n, 5)
@@ -108,9 +109,10 @@ def test_the_split_kernel_folds_welford_steps_a_block_at_a_time() -> None:
 
 
 @pytest.mark.parametrize(("schedule", "m", "n"), [("source", 3, 301), ("auto", 5, 16500), ("auto", 6, 700)])
-def test_layernorm_rows_in_blocks(schedule: str, m: int, n: int) -> None:
+def test_layernorm_rows_in_blocks(schedule: str, m: int, n: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows longer than the registers hold (16500 f32) run in blocks: two passes (the statistics, the
     write) where there were three; shorter rows stay whole in registers."""
+    monkeypatch.setenv("CROQ2TRITON_NUM_SMS", "4")  # (the interpreter's count, on a GPU too)
     mod = _module(schedule)
     x = randn(m, n, seed=n) * 2.0 + 50.0
     x[:, 0] += 1.0e3
@@ -129,9 +131,10 @@ def test_layernorm_rows_in_blocks(schedule: str, m: int, n: int) -> None:
         assert blocked.count("for ") == 2 and "q_m2_tile" in blocked
 
 
-def test_many_columns_fold_their_variance_in_one_pass_unsplit() -> None:
+def test_many_columns_fold_their_variance_in_one_pass_unsplit(monkeypatch: pytest.MonkeyPatch) -> None:
     """Enough programs for the SMs (no split): each program walks its columns in blocks of rows, the
     squared deviations folded in the mean's pass (one loop over the rows, not two)."""
+    monkeypatch.setenv("CROQ2TRITON_NUM_SMS", "4")  # (the interpreter's count, on a GPU too)
     mod = _module("auto")
     m, n = 300, 2100  # (17 programs of 128 columns, more than the interpreter's 4 SMs; 300 rows in blocks)
     x = _data(m, n, 9)
@@ -145,9 +148,10 @@ def test_many_columns_fold_their_variance_in_one_pass_unsplit() -> None:
     assert body.count("for ") == 1 and "q_m2_tile" in body
 
 
-def test_tune_may_keep_the_second_pass() -> None:
+def test_tune_may_keep_the_second_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     """``deviations`` is a field of the kernel's schedule: false keeps the squared deviations a pass of
     their own (one launch a loop where the loop splits), and the result is the same."""
+    monkeypatch.setenv("CROQ2TRITON_NUM_SMS", "4")  # (the interpreter's count, on a GPU too)
     from croq2triton.options import Point
 
     point = Point.of({}, {"col_var_k0": {"deviations": False}})

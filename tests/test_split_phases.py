@@ -123,11 +123,12 @@ def test_each_kernel_computes_what_torch_does(schedule: str, m: int, n: int) -> 
     assert_near_max(var, xd.var(0, unbiased=False), 1e-5, "col_mean_stored_var var")
 
 
-def test_auto_runs_one_launch_a_loop_where_programs_are_few() -> None:
+def test_auto_runs_one_launch_a_loop_where_programs_are_few(monkeypatch: pytest.MonkeyPatch) -> None:
     """The interpreter counts 4 SMs: 3000 rows of 200 columns are 2 programs, at most half the SMs:
     one launch a loop; 300 columns, 3 programs: as written (policy.split_count).  The squared
     deviations from the mean fold in the mean's pass (schedule/moments.py): the mean and variance are
     one split launch, the z-score's three loops two phases, wherever the split pays."""
+    monkeypatch.setenv("CROQ2TRITON_NUM_SMS", "4")  # (the interpreter's count, on a GPU too)
     mod = _module("auto")
     m, n = 3000, 200
     x = randn(m, n, seed=1)

@@ -39,6 +39,7 @@ from .foldloops import (
     walks_rows,
 )
 from .gemm import NotTiled
+from .moments import NotMerged, merge_deviations
 from .schedule import Schedule, TileSchedule
 from .selectfold import fold_selects
 from .serial import merging_axes
@@ -426,10 +427,12 @@ LOAD_STAGES = 3
 
 # A split loop's partial kernel whose lanes read along lines of 16-bit or narrower elements (a thread
 # per column walking the rows): its programs take columns until each reads SPLIT_LINE_MIN bytes of a row
-# (widened: two blocks of 256 f16 columns a program, 512); hand-written on the H100 the f16 column sums ran at 0.714 / 0.724 of the
-# roofline with 256 columns a program and 0.795 / 0.808 with 512 (16384 x 4096 / 4096 x 16384,
-# perf/probe_columns2.py, perf/RESULTS.md 2026-12-07)
-SPLIT_LINE_MIN = 1024
+# (widened: four blocks of 256 f16 columns a program, 1024); hand-written on the H100 the f16 column sums ran at 0.714 / 0.724
+# of the roofline with 256 columns a program and 0.795 / 0.808 with 512 (16384 x 4096 / 4096 x 16384,
+# perf/probe_columns2.py, perf/RESULTS.md 2026-12-07); generated, the f16 column means at 1 / 2 / 4 / 8 KB
+# a row ran at 0.756 / 0.778 / 0.625 / 0.541 and 0.783 / 0.827 / 0.699 / 0.614 (H100, perf/RESULTS.md
+# 2026-12-07 07:47); f32 column sums 0.90 at each
+SPLIT_LINE_MIN = 2048
 
 
 def split_factors(kernel: N.Kernel, facts: Facts | None) -> tuple[int, ...] | None:
@@ -441,15 +444,33 @@ def split_factors(kernel: N.Kernel, facts: Facts | None) -> tuple[int, ...] | No
     if elem >= 4:  # (f32 columns: 128 a program did best of the widths tried, perf/RESULTS.md 2026-12-04 17:56)
         return None
     lines = _along_lines(kernel)
+    # (each fold's tile of at least two lines and the loaded block fit SPLIT_TILE_VALUES a thread: two
+    # column variances of f16 take 512 columns, not 1024)
+    budget = SPLIT_TILE_VALUES * 32 * SPLIT_WARPS // (2 * fold_tiles(kernel))
     factors = []
     for p in kernel.program_ids:
         f = 1
         t = facts.tile.get(p.name, 0)
         if p.name in lines and t and p.name not in facts.rows:
-            while t * f * elem < SPLIT_LINE_MIN:
+            while t * f * elem < SPLIT_LINE_MIN and t * f * 2 <= budget:
                 f *= 2
         factors.append(f)
     return tuple(factors) if any(f > 1 for f in factors) else None
+
+
+def fold_tiles(kernel: N.Kernel) -> int:
+    """The tiles a program of the kernel's split loop keeps along the lines it reads: the block it
+    loads, and one a fold of its loops (Welford's update two, its means and m2: schedule/foldloops.py;
+    squared deviations from an earlier loop's result count as that update, schedule/moments.py)."""
+    with contextlib.suppress(NotMerged):
+        kernel = merge_deviations(kernel)
+    tiles = 1
+    for at, loop in enumerate(kernel.body):
+        if isinstance(loop, N.For):
+            with contextlib.suppress(NotFolded):
+                folds = loop_folds(loop, kernel.body[at + 1 :], tiled=True)
+                tiles += sum(1 for f in folds.values() if f.welford is None or f.acc != f.welford.count)
+    return tiles
 
 
 def split_count(programs: E.Expr, extent: E.Expr, least: int = SPLIT_LEAST, phases: int = 1) -> E.Expr:
@@ -546,14 +567,9 @@ def split_block(kernel: N.Kernel) -> int:
     loops = [s for s in kernel.body if isinstance(s, N.For)]
     lanes = lane_count(kernel)
     block = lines_block(_loaded_bytes(kernel, loops) or _elem_bytes(kernel), lanes, LINES_BLOCK_BYTES)
-    # each fold keeps a tile of the block in registers along a leading axis (Welford's update two: its
-    # means and m2, schedule/foldloops.py), the loaded block one more: halved until they fit
-    tiles = 1
-    for at, loop in enumerate(kernel.body):
-        if isinstance(loop, N.For):
-            with contextlib.suppress(NotFolded):
-                folds = loop_folds(loop, kernel.body[at + 1 :], tiled=True)
-                tiles += sum(1 for f in folds.values() if f.welford is None or f.acc != f.welford.count)
+    # each fold keeps a tile of the block in registers along a leading axis, the loaded block one more:
+    # halved until they fit
+    tiles = fold_tiles(kernel)
     while block > 2 and tiles * block * lanes > SPLIT_TILE_VALUES * 32 * SPLIT_WARPS:
         block //= 2
     return block
