@@ -256,18 +256,26 @@ NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "spatial_mean4": (
         ("h", "w"),
         ("tl.sum(",),
-        "a loop over two names {h, w} is two nested loops: only the inner one (w) folds, h walks a step at a time",
+        "foreach {h, w} in [H, W] is two nested loops (LANGUAGE.md 7.4): w folds into blocks inside a loop "
+        "over h a step at a time; schedule/flatnest.py joins a nest only for a constant inner extent read "
+        "as B * jb + jj, and h, w index two axes of runtime extents and strides (no product loop yet)",
     ),
-    "spatial_max4": (("h", "w"), ("tl.max(",), "two nested loops: only the inner one (w) folds"),
+    "spatial_max4": (
+        ("h", "w"),
+        ("tl.max(",),
+        "two nested loops over H and W: only the inner one folds (as spatial_mean4)",
+    ),
     "group_stats4": (
         ("k", "h", "w"),
         ("tl.sum(",),
-        "a loop over three names {k, h, w}: only the innermost (w) folds",
+        "foreach {k, h, w} in [C / G, H, W]: only the innermost (w) folds, k and h walk a step at a time",
     ),
     "l2_staged_block": (
         ("c", "k"),
         ("tl.sum(",),
-        "the chunk staged in shared memory by dma.copy and read back k * 32 + t goes through scratch",
+        "the [1, 128] chunk staged by dma.copy is read back as f.data.at(0, k * 32 + t) for k in [4]: four "
+        "elements a lane inside a loop, which schedule/forward.py does not forward, so the chunk goes "
+        "through scratch and the loops over c and k stay",
     ),
 }
 # loops that are not along a long axis: kept as written, correct (checked with the other forms)
