@@ -72,3 +72,86 @@ def test_terms_that_differ_stay_as_written() -> None:
     differently as one loop."""
     assert "schedule/reroll.py" not in _code("weighted_pairs_k0")
     assert "schedule/reroll.py" not in _code("col_sums2_f16_k0_blocked")
+
+
+STORES = """
+__co__ void scale_pairs(global f32 [M, N] x, f32 a, global f32 [M, N] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      foreach j in [cdiv(N, 2)] {
+        y.at(r, 2 * j) = x.at(r, 2 * j) * a;
+        if (2 * j + 1 < N) y.at(r, 2 * j + 1) = x.at(r, 2 * j + 1) * a;
+      }
+    }
+  }
+}
+__co__ void swap_pairs(global f32 [M, N] x, global f32 [M, N] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      foreach j in [N / 2] {
+        y.at(r, 2 * j) = x.at(r, 2 * j + 1);
+        y.at(r, 2 * j + 1) = x.at(r, 2 * j);
+      }
+    }
+  }
+}
+__co__ void shift_in_place(global f32 [M, N] y) {
+  parallel b by cdiv(M, 64) : block, t by 64 : thread {
+    int r = b # t;
+    if (r < M) {
+      foreach j in [(N - 2) / 2] {
+        y.at(r, 2 * j + 1) = y.at(r, 2 * j + 2) + 1.0f;
+        y.at(r, 2 * j + 2) = y.at(r, 2 * j + 3) + 1.0f;
+      }
+    }
+  }
+}
+"""
+
+
+def test_stores_unrolled_by_hand(tmp_path: Path) -> None:
+    """``y[2 j] = f(x[2 j]); y[2 j + 1] = f(x[2 j + 1])`` (the second under ``2 j + 1 < N``): one loop
+    over ``u = 2 j + k`` writing ``f(x[u])`` under auto, then tiles of the row.  A swap of each pair
+    (the store of offset 0 reads the load of offset 1) and a shift in place (the tensor written is
+    read by the loop) stay as written.  All three agree with float64 in both schedules."""
+    from kernel_util import assert_near_max, load, poisoned
+
+    code = translate_full(STORES, filename="stores.co", schedule="auto").source
+
+    def body(fn: str) -> str:
+        return code.split(f"def {fn}_k0(")[1].split("@_rt.launcher")[0].split("@triton.jit")[0]
+
+    assert "schedule/reroll.py" in body("scale_pairs") and "for j in" not in body("scale_pairs")
+    assert body("scale_pairs").count("tl.store(") == 1
+    assert "schedule/reroll.py" not in body("swap_pairs")
+    assert "schedule/reroll.py" not in body("shift_in_place")
+    path = tmp_path / "stores.co"
+    path.write_text(STORES)
+    m = 7
+    for n in (77, 300):
+        x = randn(m, n, seed=n)
+        xd = _d(x).cpu()
+        swapped = xd.clone()
+        h = n // 2 * 2
+        swapped[:, 0:h:2], swapped[:, 1:h:2] = xd[:, 1:h:2], xd[:, 0:h:2]
+        shifted = xd.clone()
+        for j in range((n - 2) // 2):
+            shifted[:, 2 * j + 1] = shifted[:, 2 * j + 2] + 1
+            shifted[:, 2 * j + 2] = shifted[:, 2 * j + 3] + 1
+        for s in ("source", "auto"):
+            mod = load(path, schedule=s)
+            y = poisoned(m, n)
+            mod.scale_pairs(x, 1.5, y)
+            assert_near_max(y, xd * 1.5, 1e-7, f"scale_pairs {n} ({s})")
+            y = x.clone()
+            if n % 2:
+                y[:, n - 1] = float("nan")
+            mod.swap_pairs(x, y)
+            if n % 2:
+                y[:, n - 1] = x[:, n - 1]
+            assert_near_max(y, swapped, 0.0, f"swap_pairs {n} ({s})")
+            y = x.clone()
+            mod.shift_in_place(y)
+            assert_near_max(y, shifted, 1e-7, f"shift_in_place {n} ({s})")

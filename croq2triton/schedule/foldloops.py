@@ -1075,7 +1075,8 @@ class _Rewrite:
         ``cond`` holds (the lowest ``i32`` where none does) and ``f`` there, taken where some position
         holds.  ``f`` at ``P`` is a reduction with one element that is not the identity: an integer's
         sum with 0; a float's maximum with ``-inf`` (the element itself, a zero's sign kept), NaN where
-        the sum with 0 is NaN (the element is NaN: a sum of NaN, zeros and one infinity is not)."""
+        the sum with 0 is NaN (the element is NaN: a sum of NaN, zeros and one infinity is not).  A
+        value without a shape (a constant, a parameter) is the same at every position: itself."""
         counter = self.env[self.loop.var.name]
         none = E.Const(-(2**31), "i32")
         last = E.Reduce("max", E.Where(cond, counter, none), self.axis)
@@ -1086,7 +1087,9 @@ class _Rewrite:
             value = E.Cast(value, acc.type)
         hit = E.Bin("==", counter, self.lift(at))
         chosen: E.Expr
-        if E.is_int(acc.type):
+        if not value.shape:  # (the same at every position, ``if (..) same = 0;``: no reduction to pick it)
+            chosen = value
+        elif E.is_int(acc.type):
             chosen = E.Reduce("sum", E.Where(hit, value, E.Const(0, acc.type)), self.axis)
         else:
             top = E.Reduce("max", E.Where(hit, value, _identity("max", acc.type)), self.axis)

@@ -74,17 +74,19 @@ def _rolled(loop: N.For, taken: set[str]) -> N.For:
     j = loop.var.name
     if not (isinstance(loop.step, E.Const) and loop.step.value == 1) or loop.start.shape or loop.stop.shape:
         raise _NotRolled
-    if not all(isinstance(s, (N.Let, N.Load, N.Assign)) for s in loop.body):
+    if not all(isinstance(s, (N.Let, N.Load, N.Assign, N.Store)) for s in loop.body):
         raise _NotRolled
     lets = {s.var.name: s.value for s in loop.body if isinstance(s, N.Let)}
     loads = [s for s in loop.body if isinstance(s, N.Load)]
     placeholder = E.Var("__u", loop.var.dtype)
     c, families, offset_of = _families(loads, lets, j, placeholder)
     assigns = [s for s in loop.body if isinstance(s, N.Assign)]
-    if not assigns:
+    stores = [s for s in loop.body if isinstance(s, N.Store)]
+    if not assigns and not stores:
         raise _NotRolled
     folds = [_fold(s, lets, j, c, offset_of, families) for s in assigns]
     assigned = {s.var.name for s in assigns}
+    written = _stores(stores, lets, j, c, placeholder, offset_of, families, assigned)
     for _, template, guard in folds:  # (a fold that reads another's accumulator sees it step by step)
         if any(v.name in assigned for e in (template, guard) if e is not None for v in E.free_vars(E.resolve(e, lets))):
             raise _NotRolled
@@ -108,6 +110,15 @@ def _rolled(loop: N.For, taken: set[str]) -> N.For:
         var = dataclasses.replace(f.load.var, name=N.fresh_name(f.load.var.name, taken))
         body.append(dataclasses.replace(f.load, var=var, index=tuple(index), mask=mask))
         values[f.load.var.name] = var
+    for f, template in written:
+        at = E.fold(E.Bin("+", u, f.rest))
+        index = list(f.others)
+        index.insert(f.dim, at)
+        mask = None
+        if f.mask is not None:
+            mask = E.Var(N.fresh_name("mask", taken), "i1", dims=f.mask.shape)
+            body.append(N.Let(mask, E.fold(E.substitute(f.mask, {placeholder.name: at})), line=f.load.line))
+        body.append(N.Store(f.base, tuple(index), E.substitute(template, values), mask, line=f.load.line))
     for s, (op, template, guard) in zip(assigns, folds, strict=True):
         term = E.substitute(template, values)
         value: E.Expr = E.Bin(op, s.var, term)
@@ -236,6 +247,80 @@ def _fold(
     if not all(E.same(x, first) for x in templates.values()):
         raise _NotRolled
     return op, first, guard
+
+
+@dataclass
+class _Stored:
+    base: str
+    dim: int
+    others: tuple[E.Expr, ...]
+    rest: E.Expr  # R: the store of offset k writes ``c * j + R + k``
+    mask: E.Expr | None  # the mask with the index of ``dim`` as the placeholder
+    load: N.Store  # the store of offset 0 (its line)
+    by_k: dict[int, E.Expr]  # offset -> the value with the offset-0 loads' variables
+
+
+def _stores(
+    stores: list[N.Store],
+    lets: dict[str, E.Expr],
+    j: str,
+    c: int,
+    placeholder: E.Var,
+    offset_of: dict[str, tuple[tuple[str, int], int]],
+    families: dict[tuple[str, int], _Family],
+    assigned: set[str],
+) -> list[tuple[_Stored, E.Expr]]:
+    """The stores of the body as families (each ``c * j + R + k`` for ``k = 0 .. c - 1``, once each, the
+    same mask but for that index) whose store of offset ``k`` writes one expression of the loads of
+    offset ``k``: (family, that expression with the offset-0 loads).  The loop over ``u`` then writes
+    ``u + R`` from the loads at ``u``, each element once in the same order; a tensor the loop reads is
+    not written (else the order of a step's reads and writes could matter)."""
+    read = {f.base for f in families.values()}
+    found: list[_Stored] = []
+    for st in stores:
+        if st.base in read:
+            raise _NotRolled
+        index = [E.resolve(i, lets) for i in st.index]
+        dims = [d for d, i in enumerate(index) if j in {v.name for v in E.free_vars(i)}]
+        if len(dims) != 1:
+            raise _NotRolled
+        d = dims[0]
+        lin = E.linear(index[d], [j])
+        if lin is None or lin[0].get(j, 0) != c:
+            raise _NotRolled
+        mask = None
+        if st.mask is not None:
+            mask = E.fold(E.replace(E.resolve(st.mask, lets), index[d], placeholder))
+            if j in {v.name for v in E.free_vars(mask)}:
+                raise _NotRolled
+        value = E.resolve(st.value, lets)
+        names = {v.name for v in E.free_vars(value)}
+        if j in names or names & assigned:
+            raise _NotRolled
+        mine = {offset_of[n] for n in names if n in offset_of}
+        ks = {k for _, k in mine}
+        if len(ks) != 1 or len({fam for fam, _ in mine}) != len(mine):
+            raise _NotRolled
+        k = ks.pop()
+        template = E.substitute(value, {n: families[offset_of[n][0]].load.var for n in names if n in offset_of})
+        others = tuple(i for x, i in enumerate(index) if x != d)
+        rest = E.fold(E.Bin("-", lin[1], E.Const(k)))  # (R of the family: the offset-0 store's)
+        for f in found:
+            same = f.base == st.base and f.dim == d and all(E.same(a, b) for a, b in zip(f.others, others, strict=True))
+            if same and E.same(E.fold(E.Bin("-", rest, f.rest)), E.Const(0)):
+                break
+        else:
+            f = _Stored(st.base, d, others, rest, mask, st, {})
+            found.append(f)
+        if k in f.by_k or (mask is None) != (f.mask is None) or (mask is not None and not E.same(mask, f.mask)):  # type: ignore[arg-type]
+            raise _NotRolled
+        f.by_k[k] = template
+    out = []
+    for f in found:
+        if sorted(f.by_k) != list(range(c)) or not all(E.same(t, f.by_k[0]) for t in f.by_k.values()):
+            raise _NotRolled
+        out.append((f, f.by_k[0]))
+    return out
 
 
 def _terms(e: E.Expr, op: str) -> list[E.Expr]:
