@@ -1,11 +1,11 @@
 """A thread per column walking every row, under ``--schedule auto`` with too few programs for the SMs:
 the loop is split across programs (schedule/splitloop.py) and the partial kernel's programs take
 columns until each reads ``policy.SPLIT_LINE_MIN`` bytes of a row (policy.split_factors, emit/kernels.py
-``split_widened``): 256 f16 columns a block are two blocks a program, 512 columns (on the H100 the f16
-column sums ran at 0.71-0.72 of the roofline with 256 columns a program and 0.80-0.81 with 512,
-perf/RESULTS.md 2026-12-07); f32 columns stay as the source blocks them (128 a program did best on the
-H200, 2026-12-04).  Numerics against
-float64 on ragged sizes (columns not a multiple of 512), outputs poisoned."""
+``split_widened``): 256 f16 columns a block are four blocks a program, 1024 columns (on the H100 the
+f16 column means ran at 0.76 / 0.78 of the roofline with 512 columns a program and 0.78 / 0.83 with 1024,
+perf/RESULTS.md 2026-12-07 07:46); f32 columns stay as the source blocks them (128 a program did best on
+the H200, 2026-12-04).  Numerics against float64 on ragged sizes (columns not a multiple of 1024),
+outputs poisoned."""
 
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ def mod() -> object:
     return load(PROGRAMS / "membound_forms.co", schedule="auto")
 
 
-@pytest.mark.parametrize(("m", "n"), [(3000, 700), (2600, 513), (1300, 1030)])
-def test_f16_column_means_split_in_programs_of_512_columns(mod: object, m: int, n: int) -> None:
+@pytest.mark.parametrize(("m", "n"), [(3000, 700), (2600, 1025), (1300, 2060)])
+def test_f16_column_means_split_in_programs_of_1024_columns(mod: object, m: int, n: int) -> None:
     x = randn(m, n, dtype=torch.float16, seed=m + n)
     rec = Recorder()
     mod.col_means_f16(x, torch.empty(n, dtype=torch.float16, device=DEVICE), _launch=rec)  # type: ignore[attr-defined]
     grids = {la.kernel.__name__: la.grid for la in rec.launches}
-    assert grids["col_means_f16_k0_split"][0] == -(-n // 512), grids  # (split: more than one split)
+    assert grids["col_means_f16_k0_split"][0] == -(-n // 1024), grids  # (split: more than one split)
     assert grids["col_means_f16_k0_split"][1] > 1, grids
     out = poisoned(n, dtype=torch.float16)
     mod.col_means_f16(x, out)  # type: ignore[attr-defined]

@@ -136,7 +136,7 @@ def test_auto_runs_one_launch_a_loop_where_programs_are_few(monkeypatch: pytest.
     assert got == ["col_mean_var_k0_split"], got
     got = _ran(mod, "col_zscore_f16", x.half(), poisoned(n))
     assert got == [f"col_zscore_f16_k0_phase{k}_split" for k in range(2)], got
-    got = _ran(mod, "col_zscore_f16", randn(m, 1300, seed=3).half(), poisoned(1300))  # (3 programs of 512)
+    got = _ran(mod, "col_zscore_f16", randn(m, 2100, seed=3).half(), poisoned(2100))  # (3 programs of 1024)
     assert all("phase" not in k for k in got), got
     for fn in ("col_mean_half_var", "col_mean_stored_var"):  # near misses: as written
         args = (x, poisoned(n)) if fn == "col_mean_half_var" else (x, poisoned(n), poisoned(n))
