@@ -183,6 +183,8 @@ class _Rewrite:
             kind = N.Store if stores else N.Load
             if isinstance(t, kind) and t.base == s.base and len(t.index) == len(s.index):
                 same_mask = (t.mask is None) == (s.mask is None)
+                if isinstance(t, N.Load) and isinstance(s, N.Load):  # (filled alike outside the mask)
+                    same_mask = same_mask and t.other == s.other and t.nan_outside == s.nan_outside
                 other = self.pattern(t.index, lets)
                 if same_mask and other is not None and other[0].var.name == lane.var.name and other[1] == c:
                     k = E.fold(E.Bin("-", other[2], first))
