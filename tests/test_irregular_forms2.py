@@ -391,11 +391,6 @@ def _accesses() -> dict[str, dict[str, dict[str, int]]]:
 # not an element a thread.  Left out: index reads (a value a row: bt, pos, cu, keep, idx), true gathers
 # (gather_cols' x), reads whose start is misaligned by construction (im2col's x at 2 l + k - 3), one
 # value a row (top1's outputs).
-_PAIRS = (
-    "interleaved pairs: each lane reads x at 2 i and 2 i + 1 and writes out there (stride 2 along the contiguous"
-    " axis); whole lines need the row read as one tile and split into pairs (tl.split / tl.join), which no pass"
-    " does, and Triton lays the whole kernel out for the stride-2 accesses (the cos / sin rows too)"
-)
 WHOLE: list[tuple[str, str, int, str]] = [
     ("paged_threads", "cache.ld", 0, ""),
     ("paged_threads", "out.st", 0, ""),
@@ -406,9 +401,9 @@ WHOLE: list[tuple[str, str, int, str]] = [
     ("rope_halves", "x.ld", 0, ""),
     ("rope_halves", "cs.ld", 0, ""),
     ("rope_halves", "out.st", 0, ""),
-    ("rope_pairs", "x.ld", 0, _PAIRS),
-    ("rope_pairs", "cs.ld", 0, _PAIRS),
-    ("rope_pairs", "out.st", 0, _PAIRS),
+    ("rope_pairs", "x.ld", 0, ""),  # (schedule/interleave.py: one load of the row, tl.split)
+    ("rope_pairs", "cs.ld", 0, ""),
+    ("rope_pairs", "out.st", 0, ""),
     ("varlen_pack", "padded.ld", 0, ""),
     ("varlen_pack", "packed.st", 0, ""),
     ("varlen_unpack", "packed.ld", 0, ""),
@@ -420,19 +415,9 @@ WHOLE: list[tuple[str, str, int, str]] = [
     ("split_last", "b.st", 0, ""),
     ("permute_021", "x.ld", 0, ""),
     ("permute_021", "out.st", 0, ""),
-    (
-        "pixel_shuffle",
-        "x.ld",
-        0,
-        "two planes interleaved: lane w reads plane (h % 2) * 2 + w % 2 at column w / 2, so neighbouring lanes read different rows; whole lines need both rows read as tiles and interleaved (tl.join), which no pass does",
-    ),
+    ("pixel_shuffle", "x.ld", 0, ""),  # (schedule/interleave.py: both planes' half rows, tl.join)
     ("pixel_shuffle", "out.st", 0, ""),
-    (
-        "upsample2",
-        "x.ld",
-        0,
-        "each element read by two neighbouring lanes (column w / 2): Triton proves the addresses constant in pairs, not contiguous; whole lines need the half row read once and each element repeated (tl.join(v, v)), which no pass does",
-    ),
+    ("upsample2", "x.ld", 0, ""),  # (schedule/interleave.py: the half row read once, tl.join(v, v))
     ("upsample2", "out.st", 0, ""),
     (
         "im2col",

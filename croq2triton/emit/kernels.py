@@ -48,6 +48,7 @@ from ..schedule.foldloops import Block, NotFolded
 from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
+from ..schedule.interleave import interleave
 from ..schedule.lastcombine import NotCombined, combined_by_last
 from ..schedule.loadstages import has_read_loops, pipeline_loads
 from ..schedule.memacc import promote_accumulators
@@ -366,7 +367,9 @@ class KernelDispatch:
                     variants = [(trim_grid(k), cond, note) for k, cond, note in variants]
                     # guards on the contiguous axis rounded out on loads, if / else stores merged: accesses
                     # Triton vectorises (schedule/vecmasks.py)
-                    variants = [(vector_masks(k), cond, note) for k, cond, note in variants]
+                    # accesses at a stride along the contiguous axis read and written as whole lines: interleaved
+                    # groups split from one tile, lanes split by a division joined (schedule/interleave.py)
+                    variants = [(vector_masks(interleave(k)), cond, note) for k, cond, note in variants]
                 kernels = [
                     self.finished(
                         pipeline_loads(

@@ -252,6 +252,46 @@ class Reshape(Expr):
 
 
 @dataclass(frozen=True)
+class Join(Expr):
+    """``tl.join(lhs, rhs)``: the two operands, broadcast to one shape, side by side along a new last
+    axis of 2 (element ``[.., 0]`` is ``lhs``'s, ``[.., 1]`` ``rhs``'s); of one type."""
+
+    lhs: Expr
+    rhs: Expr
+
+    @property
+    def dtype(self) -> str:
+        return promote(self.lhs.dtype, self.rhs.dtype)
+
+    @property
+    def shape(self) -> Shape:
+        return (*broadcast(self.lhs.shape, self.rhs.shape), 2)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.lhs, self.rhs)
+
+
+@dataclass(frozen=True)
+class Split(Expr):
+    """``tl.split(value)[half]``: the elements of ``value`` at ``half`` (0 or 1) of its last axis, of 2
+    (the inverse of :class:`Join`)."""
+
+    value: Expr
+    half: int
+
+    @property
+    def dtype(self) -> str:
+        return self.value.dtype
+
+    @property
+    def shape(self) -> Shape:
+        return tuple(self.value.shape[:-1])
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True)
 class Bin(Expr):
     op: str
     lhs: Expr
@@ -473,8 +513,11 @@ def bounds(e: Expr) -> Interval:
         return (0, e.n - 1) if isinstance(e.n, int) else (0, None)  # an extent fixed at launch: >= 1
     if isinstance(e, Full) and is_int(e.dtype) and isinstance(e.value, (int, bool)):
         return (int(e.value), int(e.value))
-    if isinstance(e, (Lift, Cast, Permute, Reshape)) and is_int(e.dtype):
+    if isinstance(e, (Lift, Cast, Permute, Reshape, Split)) and is_int(e.dtype):
         return bounds(e.value)
+    if isinstance(e, Join) and is_int(e.dtype):
+        a, b = bounds(e.lhs), bounds(e.rhs)
+        return (_min(a[0], b[0]), _max(a[1], b[1]))
     if isinstance(e, Where):
         a, b = bounds(e.then), bounds(e.other)
         return (_min(a[0], b[0]), _max(a[1], b[1]))
@@ -758,6 +801,13 @@ def _fold(e: Expr) -> Expr:
     if isinstance(e, Reshape):
         v = fold(e.value)
         return v if v.shape == e.dims else Reshape(v, e.dims)
+    if isinstance(e, Join):
+        return Join(fold(e.lhs), fold(e.rhs))
+    if isinstance(e, Split):
+        v = fold(e.value)
+        if isinstance(v, Join) and broadcast(v.lhs.shape, v.rhs.shape) == v.lhs.shape == v.rhs.shape:
+            return v.lhs if e.half == 0 else v.rhs  # (a half of a join of one shape: that operand)
+        return Split(v, e.half)
     if isinstance(e, Cast):
         v = fold(e.value)
         if v.dtype == e.type:
@@ -1097,6 +1147,10 @@ def _subst(e: Expr, env: dict[str, Expr]) -> Expr:
         return Permute(_subst(e.value, env), e.dims)
     if isinstance(e, Reshape):
         return Reshape(_subst(e.value, env), e.dims)
+    if isinstance(e, Join):
+        return Join(_subst(e.lhs, env), _subst(e.rhs, env))
+    if isinstance(e, Split):
+        return Split(_subst(e.value, env), e.half)
     if isinstance(e, Bin):
         return Bin(e.op, _subst(e.lhs, env), _subst(e.rhs, env))
     if isinstance(e, Un):
@@ -1122,6 +1176,10 @@ def map_children(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
         return Permute(f(e.value), e.dims)
     if isinstance(e, Reshape):
         return Reshape(f(e.value), e.dims)
+    if isinstance(e, Join):
+        return Join(f(e.lhs), f(e.rhs))
+    if isinstance(e, Split):
+        return Split(f(e.value), e.half)
     if isinstance(e, Bin):
         return Bin(e.op, f(e.lhs), f(e.rhs))
     if isinstance(e, Un):

@@ -198,6 +198,10 @@ def _bare(e: E.Expr, where: Where_ = "kernel") -> ast.expr:
         return call("tl.permute", _node(e.value, where), ast.Tuple([ast.Constant(d) for d in e.dims], ast.Load()))
     if isinstance(e, E.Reshape):
         return call("tl.reshape", _node(e.value, where), ast.List([dim_node(d) for d in e.dims], ast.Load()))
+    if isinstance(e, E.Join):
+        return call("tl.join", _node(e.lhs, where), _node(e.rhs, where))
+    if isinstance(e, E.Split):
+        return ast.Subscript(call("tl.split", _node(e.value, where)), ast.Constant(e.half), ast.Load())
     if isinstance(e, E.Un):
         if e.op == "!" and where == "kernel":
             return _kernel_not(e.value)
