@@ -186,3 +186,37 @@ def test_online_softmax_argmax_and_scan_folds_compile(n: int) -> None:
         lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
         assert lines and not [rec["error"] for rec in lines if "error" in rec], r.stdout + r.stderr[-2000:]
         assert all(rec["target"] for rec in lines), lines
+
+
+@pytest.mark.parametrize(
+    ("path", "func", "shapes", "schedule"),
+    [
+        # a block's row walk beside a thread-level part: the scalar's fold of a [1, B] tile is a scalar
+        # again (schedule/foldloops.py _kept_shapes; failed on the H100, 2026-12-07)
+        (
+            "probe4/combos.co",
+            "x_rownorm",
+            [[[8, 3000], "float32"], [[3000], "float32"], [[8, 3000], "float32"]],
+            "auto",
+        ),
+        # an s64 accumulator from 0: tl.full([], 0, tl.int64), not an int32 literal (emit/triton.py)
+        ("probe4/more2.co", "z_s64_sum", [[[8, 300], "int32"], [[8], "int64"]], "source"),
+        # Welford's tiles and the partials' Chan combine in one split launch (schedule/moments.py)
+        ("moments.co", "col_var", [[[3000, 200], "float32"], [[200], "float32"], [[200], "float32"]], "auto"),
+        (
+            "moments.co",
+            "layernorm_rows",
+            [[[4, 20000], "float32"], [[20000], "float32"], [[4, 20000], "float32"]],
+            "auto",
+        ),
+        # running maxima and minima: tl.associative_scan with the module's combining function
+        ("scans.co", "row_drawdown", [[[64, 40000], "float32"], [[64, 40000], "float32"]], "auto"),
+        ("scans.co", "running_min_positive", [[[64, 4000], "int32"], [[64, 4000], "int32"]], "auto"),
+    ],
+)
+def test_loop_carried_values_keep_their_type_and_shape(path: str, func: str, shapes: list, schedule: str) -> None:
+    src = REPO / "tests" / "programs" / path
+    r = sm90.script(SCRIPT, str(src), func, json.dumps(shapes), "{}", "{}", schedule)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+    assert lines and not [rec["error"] for rec in lines if "error" in rec], r.stdout + r.stderr[-2000:]

@@ -28,6 +28,14 @@ _EXCHANGE_BITS = {"f32": "i32", "f64": "i64"}
 _SHORT = ("f16", "bf16", "i16", "u16")  # element types whose atomics are compare-and-swap loops
 
 
+def _literal_of_another_type(e: E.Expr) -> bool:
+    """A scalar constant that Triton would type otherwise than its type: a Python int is an int32 (an int64
+    past its range), a Python float an fp32 (f64 constants are tl.full already: tir/pyexpr.py)."""
+    if not isinstance(e, E.Const) or isinstance(e.value, bool):
+        return False
+    return e.dtype not in ("i32", "f32", "f64", "i1")
+
+
 def param(arg: N.Arg) -> str:
     if isinstance(arg, N.Scalar) and arg.dtype == "f64":
         return f"{arg.name}: tl.float64"
@@ -41,6 +49,9 @@ class KernelEmitter:
         self.args = {a.name: a for a in kernel.args}
         self.lines: list[str] = []
         self.last_line = 0
+        # variables assigned after their let: a loop carries them, and Triton wants their first value of
+        # the type they keep (a literal 0 is an int32, 0.0 an fp32)
+        self.assigned = {s.var.name for s in N.walk(kernel.body) if isinstance(s, N.Assign)}
 
     def emit(self) -> str:
         k = self.kernel
@@ -81,7 +92,11 @@ class KernelEmitter:
             self.stmt(s, depth)
 
     def stmt(self, s: N.Stmt, depth: int) -> None:
-        if isinstance(s, (N.Let, N.Assign)):
+        if isinstance(s, N.Let) and s.var.name in self.assigned and _literal_of_another_type(s.value):
+            # (an s64 accumulator from 0: tl.full([], 0, tl.int64))
+            value = call("tl.full", ast.List([], ast.Load()), to_ast(s.value), tl_type(s.value.dtype))
+            self.assign(s.var.name, value, depth, s.line)
+        elif isinstance(s, (N.Let, N.Assign)):
             self.assign(s.var.name, to_ast(s.value), depth, s.line)
         elif isinstance(s, N.Load):
             self.assign(s.var.name, self.load(s), depth, s.line)

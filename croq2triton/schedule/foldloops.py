@@ -795,6 +795,9 @@ class _Rewrite:
         return name
 
     def run(self) -> list[N.Stmt]:
+        return _kept_shapes(self.rewrite(), {name: f.acc for name, f in self.folds.items()})
+
+    def rewrite(self) -> list[N.Stmt]:
         loop, line = self.loop, self.loop.line
         j = loop.var
         lo = E.bounds(loop.start)[0] if j.lo is None else j.lo
@@ -1155,6 +1158,24 @@ class _Rewrite:
             elif isinstance(v, tuple) and v and all(isinstance(x, E.Expr) for x in v):
                 changes[f.name] = tuple(self.lift(x) for x in v)
         return dataclasses.replace(e, **changes) if changes else e  # type: ignore[arg-type]
+
+
+def _kept_shapes(body: list[N.Stmt], accs: dict[str, E.Var]) -> list[N.Stmt]:
+    """``body`` with each accumulator keeping its shape: a fold of a lane's scalar in a kernel whose tiles
+    have lanes elsewhere (a block-level row walk beside a thread-level part) reduces a tile of one lane
+    to a ``[1]`` tile; Triton refuses a loop-carried value whose shape changes, so the leading axes of one
+    element are reduced away (a reduction of one element is that element)."""
+    out: list[N.Stmt] = []
+    for s in body:
+        if isinstance(s, N.For):
+            s = dataclasses.replace(s, body=_kept_shapes(s.body, accs))
+        elif isinstance(s, N.Assign) and s.var.name in accs:
+            value = s.value
+            while len(value.shape) > len(s.var.shape) and value.shape[0] == 1:
+                value = E.Reduce("max" if E.is_int(value.dtype) or value.dtype == "i1" else "sum", value, 0)
+            s = dataclasses.replace(s, value=value)
+        out.append(s)
+    return out
 
 
 def _full(op: str, tile: E.Var) -> E.Full:
