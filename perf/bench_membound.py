@@ -370,6 +370,7 @@ def _cases() -> list[Case]:
         *_cases5(rand, nan),
         *_cases6(rand, nan),
         *_cases7(rand, nan),
+        *_cases8(rand, nan),
     ]
 
 
@@ -575,6 +576,55 @@ def _cases7(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             lambda x, y: [x.double().std(0, correction=0), y.double().var(0, correction=0)],
             lambda x, y: (torch.std(x, 0, correction=0), torch.var(y, 0, correction=0)),
             2e-3,
+        ),
+    ]
+
+
+def _cases8(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """Irregular accesses of tests/programs/irregular_forms2.co that schedule/interleave.py reads in whole
+    lines: interleaved pairs (RoPE at each token's position), a nearest upsampling by 2, a pixel shuffle;
+    with the torch ops of the same work.  ``m x n`` elements of the output: RoPE over ``m`` tokens of
+    ``n / 64`` heads of 64, upsampling to ``m x n``, shuffling 16 channels of ``m / 16 x n``."""
+    import torch
+    import torch.nn.functional as F
+
+    forms = "tests/programs/irregular_forms2.co"
+
+    def rope(pos: Any, cs: Any, sn: Any, x: Any) -> Any:
+        c, s = cs[pos.long()][:, None, :], sn[pos.long()][:, None, :]
+        a, b = x[..., 0::2], x[..., 1::2]
+        return torch.stack((a * c - b * s, a * s + b * c), -1).flatten(-2)
+
+    def positions(m: int) -> Any:
+        return torch.randint(0, m, (m,), device="cuda", dtype=torch.int32)
+
+    return [
+        Case(
+            "RoPE f32, interleaved pairs (thread per pair, a token's position read from a tensor)",
+            forms,
+            "rope_pairs",
+            lambda m, n: ([positions(m), rand(m, 32), rand(m, 32), rand(m, n // 64, 64)], [nan(m, n // 64, 64)]),
+            lambda pos, cs, sn, x: [rope(pos, cs.double(), sn.double(), x.double())],
+            rope,
+            1e-6,
+        ),
+        Case(
+            "nearest upsampling by 2 f32 (thread per output element)",
+            forms,
+            "upsample2",
+            lambda m, n: ([rand(m // 2, n // 2)], [nan(m, n)]),
+            lambda x: [F.interpolate(x.double()[None, None], scale_factor=2, mode="nearest")[0, 0]],
+            lambda x: F.interpolate(x[None, None], scale_factor=2, mode="nearest")[0, 0],
+            0.0,
+        ),
+        Case(
+            "pixel shuffle by 2 f32 (thread per output element)",
+            forms,
+            "pixel_shuffle",
+            lambda m, n: ([rand(64, m // 32, n // 2)], [nan(16, m // 16, n)]),
+            lambda x: [F.pixel_shuffle(x.double()[None], 2)[0]],
+            lambda x: F.pixel_shuffle(x[None], 2)[0],
+            0.0,
         ),
     ]
 
