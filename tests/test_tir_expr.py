@@ -113,3 +113,16 @@ def test_shapes_broadcast_or_fail() -> None:
     assert (a + b).shape == (16, 32)
     with pytest.raises(E.ShapeError):
         _ = E.Arange(16) + E.Arange(32)
+
+
+def test_a_select_folds_to_a_branch_only_with_its_shape() -> None:
+    """``where(hit, 0, 0)`` of a tile ``hit`` is a tile of zeros: folded to the scalar 0 it lost its axes
+    (a value picked under a condition reduced ``tl.sum(0, axis=1)``, helper X, 2026-12-07)."""
+    hit = E.Var("hit", "i1", dims=(8, 16))
+    zero = E.Const(0.0, "f32")
+    kept = E.fold(E.Where(hit, zero, zero))
+    assert kept.shape == (8, 16)
+    tile = E.Var("t", "f32", dims=(8, 16))
+    assert E.fold(E.Where(E.Const(True, "i1"), zero, tile)).shape == (8, 16)
+    assert E.fold(E.Where(E.Const(False, "i1"), zero, tile)) == tile  # (the branch has the shape: taken)
+    assert E.fold(E.Where(E.Var("c", "i1"), zero, zero)) == zero  # (a scalar select of one value: the value)

@@ -830,9 +830,12 @@ def _fold(e: Expr) -> Expr:
         return Un(e.op, v)
     if isinstance(e, Where):
         c, a, b = fold(e.cond), fold(e.then), fold(e.other)
-        if isinstance(c, Const):
+        # (a branch taken for all is the value only where it has the select's shape: ``where(hit, 0, 0)``
+        # of a tile ``hit`` is a tile of zeros, not the scalar 0)
+        full = broadcast(c.shape, a.shape, b.shape)
+        if isinstance(c, Const) and (a if c.value else b).shape == full:
             return a if c.value else b
-        if same(a, b):
+        if same(a, b) and a.shape == full:
             return a
         return Where(c, a, b)
     if isinstance(e, CDiv):
