@@ -350,18 +350,29 @@ def test_roles_whose_branches_differ_are_refused() -> None:
     src = PERSISTENT_ROLES.replace(
         "if (tile < total) {\n            acc", "if (tile <= total - 1) {\n            acc", 1
     )
-    # the same condition over a name each role binds otherwise: the names are the roles' own
-    same_text = PERSISTENT_ROLES.replace(
-        "          tile = it # p;\n          if (tile < total) {\n            acc",
-        "          tile = (it # p) + 0;\n          if (tile < total) {\n            acc",
-        1,
+    # a condition that differs (the consumer skips the last tile: the producer would wait forever)
+    differ = PERSISTENT_ROLES.replace(
+        "if (tile < total) {\n            acc", "if (tile < total - 1) {\n            acc", 1
     )
-    for changed in (src, same_text):
+    for changed in (src, differ):
         assert changed != PERSISTENT_ROLES
         out = translate_full(changed, filename="persist.co")
         assert "mm" in out.failed
         (d,) = out.failed["mm"].diagnostics
         assert "does not translate" in d.message and "events" in d.message, d.message
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_roles_binding_one_value_otherwise_merge(schedule: str) -> None:
+    # the same condition over a name the consumer binds to the same value spelled otherwise: names bound
+    # once are compared by value (lift/collapse.py), so the roles merge through the branch
+    same_value = PERSISTENT_ROLES.replace(
+        "          tile = it # p;\n          if (tile < total) {\n            acc",
+        "          tile = (it # p) + 0;\n          if (tile < total) {\n            acc",
+        1,
+    )
+    assert same_value != PERSISTENT_ROLES
+    _gemm(same_value, schedule, 150, 130, 40)
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)

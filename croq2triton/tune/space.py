@@ -324,6 +324,7 @@ def _spec_table(s: Schedule | TileSchedule) -> dict[str, FieldSpec]:
         known -= {"loop_split"} if s.loop_split is None else set()
         known -= {"combine_last"} if s.combine_last is None else set()
         known -= {"coarsen"} if s.coarsen is None else set()
+        known -= {"deviations"} if s.deviations is None else set()
         known -= {"num_stages"} if s.num_stages is None else set()
         known -= {"rows"} if s.rows is None else set()
         known -= {"serial"} if s.serial is None else set()
