@@ -371,6 +371,7 @@ def _cases() -> list[Case]:
         *_cases6(rand, nan),
         *_cases7(rand, nan),
         *_cases8(rand, nan),
+        *_cases9(rand, nan),
     ]
 
 
@@ -625,6 +626,64 @@ def _cases8(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             lambda x: [F.pixel_shuffle(x.double()[None], 2)[0]],
             lambda x: F.pixel_shuffle(x[None], 2)[0],
             0.0,
+        ),
+    ]
+
+
+def _cases9(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """Forms of tests/programs/membound_forms7.co with the torch ops of the same work: a global average
+    pool written as one loop over two names (``m x n`` as 16 x m/16 channels of 64 x n/64: auto folds
+    only ``w``, each ``h`` a step), a KL divergence of two rows, a softmax with an additive mask holding
+    ``-inf``, a softmax with a temperature read from a tensor in base 2."""
+    import torch
+
+    forms7 = "tests/programs/membound_forms7.co"
+
+    def probs(m: int, n: int) -> Any:
+        return torch.softmax(rand(m, n), 1)
+
+    def mask(m: int, n: int) -> Any:
+        return torch.where(rand(m, n) > 1.5, float("-inf"), 0.0)
+
+    def kl(p: Any, q: Any) -> Any:
+        return (p * (p.log() - q.log())).sum(1)
+
+    return [
+        Case(
+            "global average pool f32 (thread per channel, one loop over h and w)",
+            forms7,
+            "spatial_mean4",
+            lambda m, n: ([rand(16, m // 16, 64, n // 64)], [nan(16, m // 16)]),
+            lambda x: [x.double().mean((2, 3))],
+            lambda x: x.mean((2, 3)),
+            1e-5,
+        ),
+        Case(
+            "KL divergence of two rows f32 (thread per row, two tensors walked together)",
+            forms7,
+            "kl_div_rows",
+            lambda m, n: ([probs(m, n), probs(m, n)], [nan(m)]),
+            lambda p, q: [kl(p.double(), q.double())],
+            kl,
+            1e-4,
+        ),
+        Case(
+            "softmax with an additive mask f32 (thread per row, -inf in the mask)",
+            forms7,
+            "masked_softmax_add",
+            lambda m, n: ([rand(m, n), mask(m, n)], [nan(m, n)]),
+            lambda x, k: [torch.softmax(x.double() + k.double(), 1)],
+            lambda x, k: torch.softmax(x + k, 1),
+            1e-5,
+        ),
+        Case(
+            "softmax with a temperature f32 (thread per row, base 2, the temperature read from a tensor)",
+            forms7,
+            "softmax_temp_exp2",
+            lambda m, n: ([rand(m, n), torch.full((1,), 0.7, device="cuda")], [nan(m, n)]),
+            lambda x, t: [torch.softmax(x.double() / t.double(), 1)],
+            lambda x, t: torch.softmax(x / t, 1),
+            1e-5,
         ),
     ]
 
