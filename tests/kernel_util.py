@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -248,3 +248,20 @@ def form_sizes(sizes: list[tuple[int, int]]) -> list[Any]:
         out.append(pytest.param("source", m, short, id=f"source-{m}-{short}", marks=marks))
         out.append(pytest.param("auto", m, n, id=f"auto-{m}-{n}"))
     return out
+
+
+def assert_folded(
+    code: Callable[[str, str], str], kernel: str, counters: tuple[str, ...], reductions: tuple[str, ...]
+) -> None:
+    """``kernel``'s auto code (``code(schedule, name)``) walks no long axis with ``counters`` one element a
+    step, makes no round trip through scratch memory and holds each of ``reductions``; its source
+    schedule walks such a loop (the memory-bound forms' tests)."""
+    body = code("auto", f"{kernel}_k0")
+    walks = [c for c in counters if re.search(rf"\bfor {c} in\b", body)]
+    assert not walks, f"{kernel}: loops still walk the row one element a step: {walks}"
+    assert "_scratch" not in body, f"{kernel}: a round trip through scratch memory"
+    for r in reductions:
+        assert r in body, f"{kernel}: no {r}"
+    written = code("source", f"{kernel}_k0")
+    walked = any(re.search(rf"\bfor {c} in\b", written) for c in counters) or "while " in written
+    assert walked, f"{kernel}: the source has no such loop"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import DEVICE, assert_near_max, check_forms, form_sizes, poisoned, randn
+from kernel_util import DEVICE, assert_folded, assert_near_max, check_forms, form_sizes, poisoned, randn
 
 from croq2triton.api import translate_full
 
@@ -299,15 +299,7 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 
 def _assert_folded(kernel: str, counters: tuple[str, ...], reductions: tuple[str, ...]) -> None:
-    body = _code("auto", f"{kernel}_k0")
-    walks = [c for c in counters if re.search(rf"\bfor {c} in\b", body)]
-    assert not walks, f"{kernel}: loops still walk the row one element a step: {walks}"
-    assert "_scratch" not in body, f"{kernel}: a round trip through scratch memory"
-    for r in reductions:
-        assert r in body, f"{kernel}: no {r}"
-    written = _code("source", f"{kernel}_k0")
-    walked = any(re.search(rf"\bfor {c} in\b", written) for c in counters) or "while " in written
-    assert walked, f"{kernel}: the source has no such loop"
+    assert_folded(_code, kernel, counters, reductions)
 
 
 @pytest.mark.parametrize("kernel", sorted(FOLDS))
