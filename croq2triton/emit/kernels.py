@@ -454,15 +454,13 @@ class KernelDispatch:
             return None
         kernel, _ = fold_selects(kernel)  # loops over a register tile's elements: one reduction each
         kernel = self.split_widened(kernel)  # lanes along lines: at least policy.SPLIT_LINE_MIN bytes of a row
-        with contextlib.suppress(NotMerged):
-            # squared deviations from what a loop before computed, folded in its pass (schedule/moments.py)
-            if not schedule.deviations:
-                raise NotMerged("the schedule keeps them a pass of their own")
-            merged = merge_deviations(kernel)
-            with contextlib.suppress(NotSplit, NotFolded):
-                return [self.split_one(self.named(merged), kernel.name, schedule)]
-            with contextlib.suppress(NotPhased, NotSplit, NotFolded):
-                return self.phases(merged, kernel.name, schedule)
+        if schedule.deviations:  # squared deviations from what a loop before computed, folded in its pass
+            with contextlib.suppress(NotMerged):  # (schedule/moments.py)
+                merged = merge_deviations(kernel)
+                with contextlib.suppress(NotSplit, NotFolded):
+                    return [self.split_one(self.named(merged), kernel.name, schedule)]
+                with contextlib.suppress(NotPhased, NotSplit, NotFolded):
+                    return self.phases(merged, kernel.name, schedule)
         try:
             return [self.split_one(self.named(kernel), kernel.name, schedule)]
         except (NotSplit, NotFolded) as e:
@@ -724,8 +722,8 @@ class KernelDispatch:
         """``kernel``'s loops folded in blocks of ``block`` (rows too long for the registers, read again by
         each pass), the squared deviations from what a loop before computed folded in its pass where they
         are (schedule/moments.py: a pass fewer)."""
-        with contextlib.suppress(NotMerged, NotFolded):
-            if schedule.deviations:
+        if schedule.deviations:
+            with contextlib.suppress(NotMerged, NotFolded):
                 return fold_all(merge_deviations(kernel), block)
         return fold_all(kernel, block)
 

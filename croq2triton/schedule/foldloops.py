@@ -1172,7 +1172,7 @@ def _kept_shapes(body: list[N.Stmt], accs: dict[str, E.Var]) -> list[N.Stmt]:
         elif isinstance(s, N.Assign) and s.var.name in accs:
             value = s.value
             while len(value.shape) > len(s.var.shape) and value.shape[0] == 1:
-                value = E.Reduce("max" if E.is_int(value.dtype) or value.dtype == "i1" else "sum", value, 0)
+                value = E.Reduce("max", value, 0)
             s = dataclasses.replace(s, value=value)
         out.append(s)
     return out

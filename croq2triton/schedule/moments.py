@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from ..tir import expr as E
 from ..tir import nodes as N
 from .chan import Group, update
-from .foldloops import SUMMED, NotFolded, guarded, loop_folds
+from .foldloops import SUMMED, NotFolded, _names, guarded, loop_folds
 from .sameloads import share_loads
 
 
@@ -121,15 +121,12 @@ def _merged(body: list[N.Stmt], i: int, k: int, taken: set[str]) -> list[N.Stmt]
     late |= {s.var.name for x in [first, *between] for s in N.walk([x]) if isinstance(s, N.Assign)}
     late -= {first.var.name}
     # the second loop's lets and loads the moved values read (the others fed only its folds)
-    needed: set[str] = set()
-    for d in deviations:
-        needed |= {v.name for v in E.free_vars(d.value)}
-        needed |= {v.name for v in E.free_vars(d.guard)} if d.guard is not None else set()
+    needed = set().union(*(_names(d.value) | _names(d.guard) for d in deviations))
     kept: list[N.Stmt] = []
     for s in reversed(second.body):
         if isinstance(s, (N.Let, N.Load)) and s.var.name in needed:
             kept.insert(0, s)
-            needed |= {v.name for e in N.exprs_of(s) for v in E.free_vars(e)}
+            needed |= set().union(*(_names(e) for e in N.exprs_of(s)))
     needed -= {v.name for s in second.body for v in N.defines(s)} | {second.var.name}
     if needed & late:
         raise NotMerged("the second loop reads a value defined after the first loop begins")
@@ -198,14 +195,12 @@ def _deviations(loop: N.For) -> list[_Deviation]:
         diff = square.lhs
         if not (isinstance(diff, E.Bin) and diff.op == "-"):
             raise NotMerged(f"'{q.name}' does not sum squared differences")
-        sides = [x for x in (diff.lhs, diff.rhs) if not ({v.name for v in E.free_vars(x)} & inside)]
+        sides = [x for x in (diff.lhs, diff.rhs) if not (_names(x) & inside)]
         if len(sides) != 1:
             raise NotMerged(f"'{q.name}' sums squared differences of no loop-invariant value")
         center = sides[0]
         u = diff.rhs if center is diff.lhs else diff.lhs
-        reads = {v.name for v in E.free_vars(u)} | {v.name for v in E.free_vars(center)}
-        reads |= {v.name for v in E.free_vars(guard)} if guard is not None else set()
-        if q.name in reads or not (u.dtype == center.dtype == q.type):
+        if q.name in _names(u) | _names(center) | _names(guard) or not (u.dtype == center.dtype == q.type):
             raise NotMerged(f"'{q.name}' squares a difference of another type or reads itself")
         out.append(_Deviation(q, u, center, guard))
     if not out:

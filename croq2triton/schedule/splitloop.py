@@ -155,49 +155,45 @@ def split_loop(kernel: N.Kernel, prefix: str) -> Split:
     sp = E.Var(fresh("part"), "i32", lo=0)
     inner: list[N.Stmt] = []
 
-    def part(name: str, counter: E.Var) -> E.Var:
+    def part(name: str, counter: E.Var, into: list[N.Stmt]) -> E.Var:
+        """A load into ``into`` of partial ``counter`` of accumulator ``name``."""
         f = folds[name]
         got = E.Var(fresh(f"{name}_part"), f.acc.type, dims=f.acc.shape)
-        target.append(N.Load(got, areas[name].name, (_slot(program, s_arg, counter, f.acc.shape),), line=line))
+        into.append(N.Load(got, areas[name].name, (_slot(program, s_arg, counter, f.acc.shape),), line=line))
         return got
 
-    target = inner
-    groups = {f.welford.m2.name: f.welford for f in folds.values() if f.welford is not None}
-    sums: list[N.Stmt] = []  # (each group's sum of its partials' count times mean, from 0)
+    groups = [f.welford for f in folds.values() if f.welford is not None and f.acc == f.welford.m2]
     for name, f in folds.items():
-        if f.welford is None:
-            inner.append(N.Assign(f.acc, E.fold(E.Bin(f.op, f.acc, part(name, sp))), line=line))
-        elif name == f.welford.count.name:
-            inner.append(N.Assign(f.acc, E.Bin("+", f.acc, part(name, sp)), line=line))
+        if f.welford is None or f.acc == f.welford.count:  # (a count sums as a plain fold does)
+            op = "+" if f.welford is not None else f.op
+            inner.append(N.Assign(f.acc, E.fold(E.Bin(op, f.acc, part(name, sp, inner))), line=line))
+    totals: list[E.Var] = []  # each group's sum of its partials' count times mean, from 0
     means: list[N.Stmt] = []
-    for g in groups.values():
-        for v in g.names:
-            if not (isinstance(inits[v].value, E.Full) and inits[v].value.value == 0):
-                raise NotSplit(f"Welford's '{v}' does not start at 0")
+    for g in groups:
+        if any(not (isinstance(inits[v].value, E.Full) and inits[v].value.value == 0) for v in g.names):
+            raise NotSplit(f"Welford's '{g.mean.name}' does not start at 0")
         total = E.Var(fresh(f"{g.mean.name}_total"), g.mean.type, dims=g.mean.shape)
-        sums.append(N.Let(total, E.Full(g.mean.shape, 0.0, g.mean.type), line=line))
-        inner.append(
-            N.Assign(total, E.Bin("+", total, E.Bin("*", part(g.count.name, sp), part(g.mean.name, sp))), line=line)
-        )
-        one = E.Const(1.0, g.mean.type)
-        means.append(N.Assign(g.mean, E.Bin("/", total, E.Bin("max", g.count, one)), line=line))
-    later = {v for g in groups.values() for v in (g.mean.name, g.m2.name)}
-    firsts = (*(v for v in loop.carried if v.name not in later), *(s.var for s in sums if isinstance(s, N.Let)))
+        totals.append(total)
+        weighted = E.Bin("*", part(g.count.name, sp, inner), part(g.mean.name, sp, inner))
+        inner.append(N.Assign(total, E.Bin("+", total, weighted), line=line))
+        means.append(N.Assign(g.mean, E.Bin("/", total, E.Bin("max", g.count, E.Const(1.0, g.mean.type))), line=line))
+    later = {v for g in groups for v in (g.mean.name, g.m2.name)}
+    firsts = (*(v for v in loop.carried if v.name not in later), *totals)
+    starts = [N.Let(t, E.Full(t.shape, 0.0, t.type), line=line) for t in totals]
     over = N.For(sp, E.Const(0), s_arg, E.Const(1), inner, line=line, carried=firsts)
-    combined: list[N.Stmt] = [*sums, over, *means]
+    combined: list[N.Stmt] = [*starts, over, *means]
     if groups:
         # the m2 of the whole: each partial's m2 and its mean's squared distance from the whole's, times
         # its count (Chan's formula for many parts: every term non-negative)
         sp2 = E.Var(fresh("part"), "i32", lo=0)
-        target = second = []
-        for g in groups.values():
-            n, m, q = (part(v, sp2) for v in g.names)
+        second: list[N.Stmt] = []
+        for g in groups:
+            n, m, q = (part(v, sp2, second) for v in g.names)
             off = E.Bin("-", m, g.mean)
-            second.append(
-                N.Assign(g.m2, E.Bin("+", g.m2, E.Bin("+", q, E.Bin("*", n, E.Bin("*", off, off)))), line=line)
-            )
+            spread = E.Bin("+", q, E.Bin("*", n, E.Bin("*", off, off)))
+            second.append(N.Assign(g.m2, E.Bin("+", g.m2, spread), line=line))
         combined.append(
-            N.For(sp2, E.Const(0), s_arg, E.Const(1), second, line=line, carried=tuple(g.m2 for g in groups.values()))
+            N.For(sp2, E.Const(0), s_arg, E.Const(1), second, line=line, carried=tuple(g.m2 for g in groups))
         )
     shared = [dataclasses.replace(a, area=f"_{partial.name}_{a.name}") for a in areas.values()]
     combine = dataclasses.replace(
