@@ -28,6 +28,7 @@ import dataclasses
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from ..tir.expr import names as _names
 from .foldloops import guarded
 from .rescaled import EXPONENTIALS
 
@@ -54,10 +55,6 @@ def merge_branches(kernel: N.Kernel) -> N.Kernel:
         return kernel
     doc = kernel.doc + " Its running maximum's branches are one update (schedule/branchmax.py)."
     return dataclasses.replace(kernel, body=body, doc=doc)
-
-
-def _names(e: E.Expr) -> set[str]:
-    return {v.name for v in E.free_vars(e)}
 
 
 def _compared(value: E.Expr, accs: set[str]) -> tuple[str, E.Expr] | None:

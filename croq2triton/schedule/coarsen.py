@@ -35,6 +35,7 @@ import dataclasses
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from ..tir.expr import names as _names
 from .foldloops import ELEM_BYTES, _identity
 from .widen import _lane_of
 
@@ -233,7 +234,3 @@ def _fold_of(s: N.Assign, axis: int) -> tuple[str, E.Reduce]:
             if mine and other.op == _REDUCE_OF[v.op] and other.axis == axis and s.var.name not in _names(other):
                 return v.op, other
     raise NotCoarsened("a loop-carried value other than a fold of a reduction along the walked axis")
-
-
-def _names(e: E.Expr) -> set[str]:
-    return {v.name for v in E.free_vars(e)}

@@ -69,6 +69,7 @@ from typing import overload
 from ..lift.buffers import pow2
 from ..tir import expr as E
 from ..tir import nodes as N
+from ..tir.expr import names as _names
 from . import argfold, chan, rescaled
 from .argfold import ArgPick
 from .chan import Group
@@ -611,10 +612,6 @@ def _steps_with(x: E.Expr, j: str) -> bool:
 
 def _reads(s: N.Stmt) -> set[str]:
     return set().union(*(_names(x) for x in N.exprs_of(s))) if N.exprs_of(s) else set()
-
-
-def _names(e: E.Expr | None) -> set[str]:
-    return {v.name for v in E.free_vars(e)} if e is not None else set()
 
 
 def _whole_extent(loop: N.For, kernel: N.Kernel, args: list[N.Arg], block: Block) -> None:

@@ -35,6 +35,7 @@ from typing import cast
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from ..tir.expr import names as _names
 
 
 def promote_accumulators(kernel: N.Kernel) -> N.Kernel:
@@ -79,10 +80,6 @@ def _defined_in(loop: N.For) -> set[str]:
         if isinstance(x, N.Assign):
             out.add(x.var.name)
     return out
-
-
-def _names(e: E.Expr | None) -> set[str]:
-    return {v.name for v in E.free_vars(e)} if e is not None else set()
 
 
 def _base_of(s: N.Stmt) -> str | None:

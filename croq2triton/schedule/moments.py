@@ -53,8 +53,9 @@ from dataclasses import dataclass
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from ..tir.expr import names as _names
 from .chan import Group, update
-from .foldloops import SUMMED, NotFolded, _names, guarded, loop_folds
+from .foldloops import SUMMED, NotFolded, guarded, loop_folds
 from .sameloads import share_loads
 
 

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from .foldloops import REDUCES, Block, Fold, NotFolded, _fold, _identity, _names, _reads, fold_loops
+from ..tir.expr import names as _names
+from .foldloops import REDUCES, Block, Fold, NotFolded, _fold, _identity, _reads, fold_loops
 
 WIDER = {"f16": {"f16", "f32", "f64"}, "bf16": {"bf16", "f32", "f64"}, "f32": {"f32", "f64"}, "f64": {"f64"}}
 

@@ -39,7 +39,8 @@ import numpy as np
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from .foldloops import FOLDS, NotFolded, _identity, _names
+from ..tir.expr import names as _names
+from .foldloops import FOLDS, NotFolded, _identity
 from .treefold import NotTree, evaluate
 
 MAX_STEPS = 64  # butterfly steps followed (a warp needs 5)

@@ -45,7 +45,8 @@ from dataclasses import dataclass
 
 from ..tir import expr as E
 from ..tir import nodes as N
-from .foldloops import NotFolded, _identity, _names, loop_folds
+from ..tir.expr import names as _names
+from .foldloops import NotFolded, _identity, loop_folds
 
 
 class NotSplit(Exception):

@@ -34,6 +34,7 @@ import dataclasses
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from ..tir.expr import names as _names
 from .foldloops import FOLDS, LEAD_PER_THREAD, WHOLE_PER_THREAD
 
 
@@ -187,10 +188,6 @@ def _only_reduced(e: E.Expr, group: set[str], op: str, axes: set[int]) -> bool:
 def _starts_clear(s: N.Stmt, group: set[str]) -> bool:
     """A start of the group does not read it."""
     return not (isinstance(s, N.Let) and s.var.name in group and _names(s.value) & group)
-
-
-def _names(e: E.Expr) -> set[str]:
-    return {v.name for v in E.free_vars(e)}
 
 
 # ---------------------------------------------------------------- the rewrite

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from ..tir.expr import names as _names
 from .foldloops import guarded
 
 
@@ -109,10 +110,6 @@ def _uncast(e: E.Expr) -> E.Expr:
     while isinstance(e, E.Cast):
         e = e.value
     return e
-
-
-def _names(e: E.Expr | None) -> set[str]:
-    return {v.name for v in E.free_vars(e)} if e is not None else set()
 
 
 def _deviation(e: E.Expr, mean: str) -> E.Expr | None:

@@ -1125,6 +1125,11 @@ def free_vars(e: Expr) -> list[Var]:
     return list(seen.values())
 
 
+def names(e: Expr | None) -> set[str]:
+    """The names of the variables ``e`` reads (none where ``e`` is None)."""
+    return {v.name for v in free_vars(e)} if e is not None else set()
+
+
 def substitute(e: Expr, env: dict[str, Expr]) -> Expr:
     """``e`` with the named variables replaced (and folded)."""
     return fold(_subst(e, env))
