@@ -15,9 +15,7 @@ from pathlib import Path
 import pytest
 import sm90
 import torch
-from kernel_util import DEVICE
-
-import croq2triton
+from kernel_util import DEVICE, load_once
 
 PROGRAM = Path(__file__).parent / "programs" / "interleave.co"
 NAN = float("nan")
@@ -96,13 +94,9 @@ def interleave_planes(m: object) -> None:
 
 CHECKS: list[Callable[[object], None]] = [cmul, gate_pairs, reverse_quads, swap_pairs, upsample4, interleave_planes]
 
-_MODULES: dict[str, object] = {}
-
 
 def _module(schedule: str) -> object:
-    if schedule not in _MODULES:
-        _MODULES[schedule] = croq2triton.load(PROGRAM, schedule=schedule)
-    return _MODULES[schedule]
+    return load_once(PROGRAM, schedule)
 
 
 @pytest.mark.parametrize("schedule", ["source", "auto"])

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_util import DEVICE
+from kernel_util import DEVICE, load_once
 
 import croq2triton
 
@@ -267,13 +267,9 @@ CHECKS: list[Callable[[object], None]] = [
     bias_rows, where_select, unflatten, grid3d, col_tiles, offsets_gather,
 ]  # fmt: skip
 
-_MODULES: dict[str, object] = {}
-
 
 def _module(schedule: str) -> object:
-    if schedule not in _MODULES:
-        _MODULES[schedule] = croq2triton.load(PROGRAM, schedule=schedule)
-    return _MODULES[schedule]
+    return load_once(PROGRAM, schedule)
 
 
 @pytest.mark.parametrize("schedule", ["source", "auto"])

@@ -20,9 +20,7 @@ from pathlib import Path
 import pytest
 import sm90
 import torch
-from kernel_util import DEVICE
-
-import croq2triton
+from kernel_util import DEVICE, load_once
 
 PROGRAM = Path(__file__).parent / "programs" / "irregular_forms2.co"
 NAN = float("nan")
@@ -298,13 +296,9 @@ CHECKS: list[Callable[[object], None]] = [
     gather_cols, compact, top1, one_hot, masked_fill, tma_ragged, dma_ragged, odd_tiles, flat_tiles, chunk_rows,
 ]  # fmt: skip
 
-_MODULES: dict[str, object] = {}
-
 
 def _module(schedule: str) -> object:
-    if schedule not in _MODULES:
-        _MODULES[schedule] = croq2triton.load(PROGRAM, schedule=schedule)
-    return _MODULES[schedule]
+    return load_once(PROGRAM, schedule)
 
 
 @pytest.mark.parametrize("schedule", ["source", "auto"])
