@@ -53,6 +53,7 @@ from ..schedule.lastcombine import NotCombined, combined_by_last
 from ..schedule.loadstages import has_read_loops, pipeline_loads
 from ..schedule.memacc import promote_accumulators
 from ..schedule.moments import NotMerged, merge_deviations
+from ..schedule.planes import host_condition, merge_planes
 from ..schedule.reroll import reroll_loops
 from ..schedule.sameloads import share_loads
 from ..schedule.schedule import Schedule, TileSchedule, with_point
@@ -314,85 +315,109 @@ class KernelDispatch:
                     found = one_row if schedule.rows == 1 else narrowed(top, schedule.rows)
                     if found is not None:
                         return self.lift_as_written(found[0], f"{name}_rows", host, narrow=False)
-                # (kernel, the launcher's condition to run it): the last one runs otherwise
-                variants: list[tuple[N.Kernel, E.Expr | None, str]] = []
-                wide = self.widened(written, schedule, top)
-                base = wide or dataclasses.replace(written, num_warps=schedule.num_warps)
-                folded = self.folded(base, schedule, top)
-                sized = [
-                    a for a in folded.args if isinstance(a, N.Constexpr) and a.name == "BLOCK_J" and a.size is not None
-                ]
-                if folded is not base and schedule.fold < 0 and schedule.origin == "auto" and sized:
-                    # the row in registers where it fits, else in blocks (read again by each pass)
-                    size, lanes = sized[0].size, sized[0].fixed
-                    assert size is not None
-                    most = policy.FOLD_WHOLE_BYTES // _elem_bytes(folded)
-                    blocked = self.blocked(base, policy.fold_block_of(_elem_bytes(folded), lanes), schedule)
-                    blocked = dataclasses.replace(blocked, name=f"{name}_blocked")
-                    note = f"each row in registers where it holds at most {most} elements (else in blocks)"
-                    fits = E.Bin("<=", E.fold(E.Bin("*", size, E.Const(lanes))), E.Const(most))
-                    variants += [(folded, fits, note), (blocked, None, "")]
-                elif wide is not None and (segments := policy.segments_split(written, schedule)) is not None:
-                    # lanes walking segments of their own: one lane a program where the segments are
-                    # long on average, else the lanes stay in one program, a block of each segment a step
-                    stay = policy.segments_stay(written)
-                    whole = dataclasses.replace(written, name=f"{name}_lanes", num_warps=stay.num_warps)
-                    note = f"segments of {policy.SEGMENT_LANE_ELEMS} elements a lane or more: one lane a program"
-                    variants += [(folded, segments, note), (self.folded(whole, stay, top), None, "")]
-                elif wide is not None and any(f > 1 for f in schedule.factors):
-                    # fewer programs: where too few for the SMs, the source's
-                    programs = _product(tuple(wide.grid))
-                    enough = E.Bin(">=", programs, E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
-                    note = "widened: as long as it keeps a program per SM (else the kernel as written)"
-                    narrow = self.folded(dataclasses.replace(written, name=f"{name}_narrow"), schedule, top)
-                    variants += [(folded, enough, note), (narrow, None, "")]
-                else:
-                    variants.append((folded, None, ""))
-                # both schedules: measured faster (schedule/interior.py)
-                if self.schedule == "auto":
-                    # atomics into one address: the lanes folded first; warp shuffles in halving steps: one
-                    # reduction across lanes; lane partials read only as totals: totals, lanes first
-                    variants = [
-                        (lanes_first(fold_butterflies(fold_atomics(k))), cond, note) for k, cond, note in variants
-                    ]
-                split = self.split(written, schedule, top)
-                rows = None
-                if one_row is not None and schedule.rows == 0 and split is None and len(variants) == 2 and sized:
-                    # folded whole or in blocks: one row a program past NARROW_ROW_BYTES rows
-                    rows = self.one_row_a_program(one_row, name, host, sized[0], _elem_bytes(folded))
-                if self.schedule == "auto" and split is None:
-                    variants = self.lines_split(written, schedule, top, variants)
-                stages = schedule.num_stages or 1
-                if self.schedule == "auto":  # programs past every effect's guard left out (schedule/trimgrid.py)
-                    variants = [(trim_grid(k), cond, note) for k, cond, note in variants]
-                    # guards on the contiguous axis rounded out on loads, if / else stores merged: accesses
-                    # Triton vectorises (schedule/vecmasks.py)
-                    # accesses at a stride along the contiguous axis read and written as whole lines: interleaved
-                    # groups split from one tile, lanes split by a division joined (schedule/interleave.py)
-                    variants = [(vector_masks(interleave(k)), cond, note) for k, cond, note in variants]
-                kernels = [
-                    self.finished(
-                        pipeline_loads(
-                            self.serial(interior_split(self.coarsened(self.named(k), schedule)), schedule, top), stages
-                        ),
-                        name,
-                    )
-                    for k, _, _ in variants
-                ]
-                if self.schedule == "auto" and schedule.origin == "auto":
-                    # blocks one after the other where their atomic adds once for them (schedule/serial.py)
-                    variants, kernels = self.serial_auto(written, variants, kernels, top, name, stages)
-                launches = [launch_of(k, line) for k in kernels]
-                for x in split or []:
-                    kernels += [x.fused] if x.fused is not None else [x.partial, x.combine]
-                sources = [emit_kernel(k, self.src_name) for k in kernels]
+                launches = self.written_launches(written, schedule, top, name, host, one_row)
+                # loop nests over two axes memory holds as one run: one loop where the launcher sees them so
+                # (schedule/planes.py)
+                merged = merge_planes(written) if self.schedule == "auto" else None
+                cond = host_condition(written, merged[1]) if merged is not None else None
+                if merged is not None and cond is not None:
+                    plane = dataclasses.replace(merged[0], name=f"{written.name}_planes")
+                    plane_name = f"{name}_planes"
+                    plane_schedule = self.tile_schedule(plane, top)
+                    self.schedules[plane_name] = plane_schedule
+                    planes = self.written_launches(plane, plane_schedule, top, plane_name, host, None)
+                    note = "the nest's axes are one run in memory: one loop over them (schedule/planes.py)"
+                    launches = [H.If(cond, tuple(planes), tuple(launches), note, line, line=line)]
         except NotLifted as e:
             raise CroqLoweringError(
                 f"croq2triton does not translate {e.described()}", e.span or top.span, e.hint or HINT
             ) from e
+        self.warnings.extend(lifted.warnings)
+        return [*lifted.checks, *launches]
+
+    def written_launches(
+        self,
+        written: N.Kernel,
+        schedule: TileSchedule,
+        top: A.Parallel,
+        name: str,
+        host: LauncherLifting,
+        one_row: tuple[A.Parallel, int] | None,
+    ) -> list[H.Stmt]:
+        """The launcher's statements that run the lifted kernel ``written`` under ``schedule``: its
+        variants (widened, folded whole or in blocks, split across programs ...) and the conditions
+        that pick one at launch."""
+        line = top.span.line if top.span else 0
+        # (kernel, the launcher's condition to run it): the last one runs otherwise
+        variants: list[tuple[N.Kernel, E.Expr | None, str]] = []
+        wide = self.widened(written, schedule, top)
+        base = wide or dataclasses.replace(written, num_warps=schedule.num_warps)
+        folded = self.folded(base, schedule, top)
+        sized = [a for a in folded.args if isinstance(a, N.Constexpr) and a.name == "BLOCK_J" and a.size is not None]
+        if folded is not base and schedule.fold < 0 and schedule.origin == "auto" and sized:
+            # the row in registers where it fits, else in blocks (read again by each pass)
+            size, lanes = sized[0].size, sized[0].fixed
+            assert size is not None
+            most = policy.FOLD_WHOLE_BYTES // _elem_bytes(folded)
+            blocked = self.blocked(base, policy.fold_block_of(_elem_bytes(folded), lanes), schedule)
+            blocked = dataclasses.replace(blocked, name=f"{name}_blocked")
+            note = f"each row in registers where it holds at most {most} elements (else in blocks)"
+            fits = E.Bin("<=", E.fold(E.Bin("*", size, E.Const(lanes))), E.Const(most))
+            variants += [(folded, fits, note), (blocked, None, "")]
+        elif wide is not None and (segments := policy.segments_split(written, schedule)) is not None:
+            # lanes walking segments of their own: one lane a program where the segments are
+            # long on average, else the lanes stay in one program, a block of each segment a step
+            stay = policy.segments_stay(written)
+            whole = dataclasses.replace(written, name=f"{name}_lanes", num_warps=stay.num_warps)
+            note = f"segments of {policy.SEGMENT_LANE_ELEMS} elements a lane or more: one lane a program"
+            variants += [(folded, segments, note), (self.folded(whole, stay, top), None, "")]
+        elif wide is not None and any(f > 1 for f in schedule.factors):
+            # fewer programs: where too few for the SMs, the source's
+            programs = _product(tuple(wide.grid))
+            enough = E.Bin(">=", programs, E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
+            note = "widened: as long as it keeps a program per SM (else the kernel as written)"
+            narrow = self.folded(dataclasses.replace(written, name=f"{name}_narrow"), schedule, top)
+            variants += [(folded, enough, note), (narrow, None, "")]
+        else:
+            variants.append((folded, None, ""))
+        # both schedules: measured faster (schedule/interior.py)
+        if self.schedule == "auto":
+            # atomics into one address: the lanes folded first; warp shuffles in halving steps: one
+            # reduction across lanes; lane partials read only as totals: totals, lanes first
+            variants = [(lanes_first(fold_butterflies(fold_atomics(k))), cond, note) for k, cond, note in variants]
+        split = self.split(written, schedule, top)
+        rows = None
+        if one_row is not None and schedule.rows == 0 and split is None and len(variants) == 2 and sized:
+            # folded whole or in blocks: one row a program past NARROW_ROW_BYTES rows
+            rows = self.one_row_a_program(one_row, name, host, sized[0], _elem_bytes(folded))
+        if self.schedule == "auto" and split is None:
+            variants = self.lines_split(written, schedule, top, variants)
+        stages = schedule.num_stages or 1
+        if self.schedule == "auto":  # programs past every effect's guard left out (schedule/trimgrid.py)
+            variants = [(trim_grid(k), cond, note) for k, cond, note in variants]
+            # guards on the contiguous axis rounded out on loads, if / else stores merged: accesses
+            # Triton vectorises (schedule/vecmasks.py)
+            # accesses at a stride along the contiguous axis read and written as whole lines: interleaved
+            # groups split from one tile, lanes split by a division joined (schedule/interleave.py)
+            variants = [(vector_masks(interleave(k)), cond, note) for k, cond, note in variants]
+        kernels = [
+            self.finished(
+                pipeline_loads(
+                    self.serial(interior_split(self.coarsened(self.named(k), schedule)), schedule, top), stages
+                ),
+                name,
+            )
+            for k, _, _ in variants
+        ]
+        if self.schedule == "auto" and schedule.origin == "auto":
+            # blocks one after the other where their atomic adds once for them (schedule/serial.py)
+            variants, kernels = self.serial_auto(written, variants, kernels, top, name, stages)
+        launches = [launch_of(k, line) for k in kernels]
+        for x in split or []:
+            kernels += [x.fused] if x.fused is not None else [x.partial, x.combine]
+        sources = [emit_kernel(k, self.src_name) for k in kernels]
         self.kernel_sources.extend(source.rstrip("\n") for source in sources)
         self.ir_kernels.extend(kernels)
-        self.warnings.extend(lifted.warnings)
         out: H.Stmt = launches[-1]
         for launch, (_, cond, note) in reversed(list(zip(launches[:-1], variants[:-1], strict=True))):
             assert cond is not None
@@ -402,7 +427,7 @@ class KernelDispatch:
             note = f"rows of at least {policy.NARROW_ROW_BYTES} bytes: one row a program (lift/narrow.py)"
             out = H.If(longer, tuple(statements), (out,), note, line, line=line)
         if split is None:
-            return [*lifted.checks, out]
+            return [out]
         # too few programs for the SMs: the loop split across programs, its partial folds combined after
         # (the partial kernel's programs: its grid but the split axis); phases one after the other
         first = split[0]
@@ -424,7 +449,7 @@ class KernelDispatch:
                 parts += [launch_of(x.partial, line), launch_of(x.combine, line)]
         note = "too few programs for the SMs: the loop split across programs (schedule/splitloop.py)"
         choose = H.If(E.Bin(">", E.Var(first.splits_var), E.Const(1)), tuple(parts), (out,), note, line, line=line)
-        return [*lifted.checks, *lets, choose]
+        return [*lets, choose]
 
     def one_row_a_program(
         self, found: tuple[A.Parallel, int], name: str, host: LauncherLifting, sized: N.Constexpr, elem: int

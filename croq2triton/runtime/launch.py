@@ -657,6 +657,11 @@ def _descriptor_type() -> Any:
     return TensorDescriptor
 
 
+def stride(x: torch.Tensor, dim: int) -> int:
+    """``x``'s element stride along ``dim`` (a launcher's condition on how memory holds its axes)."""
+    return int(x.stride(dim))
+
+
 def num_sms(dev: torch.device) -> int:
     """Programs of a persistent grid: the GPU's SM count; 4 in the interpreter (the loop over tiles
     still runs several times per program there); ``CROQ2TRITON_NUM_SMS`` overrides both (``compile``

@@ -1,0 +1,161 @@
+"""Loop nests over axes that memory holds as one run (tests/programs/planes.co, schedule/planes.py).
+
+Under ``--schedule auto`` a nest whose accesses read a whole axis with the inner counter and the axis
+before it with the outer one is one loop over both, launched where the tensor's two axes are one run
+(``stride(p) == size(q) * stride(q)``), else the nest as written.  Each function runs in both
+schedules in the interpreter against float64 torch, on contiguous tensors (the merged kernel), on
+channels-last ones (one run of stride C: merged too) and on views whose rows are not one run (the nest
+as written), ragged sizes, outputs poisoned with NaN."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+import torch
+from kernel_util import DEVICE, assert_near_max, load_once, poisoned, randn, recording_launch
+
+from croq2triton.api import translate_full
+
+PROGRAM = Path(__file__).parent / "programs" / "planes.co"
+B, C, H, W = 2, 37, 5, 13  # a plane of 65 elements, rows of 13
+LONG = (2, 7, 9, 41)  # a plane of 369: past one block of the fold
+
+
+def _d(x: torch.Tensor) -> torch.Tensor:
+    return x.double()
+
+
+def _layout(x: torch.Tensor, how: str) -> torch.Tensor:
+    """``x`` as a tensor of the same values: contiguous, channels-last (h and w one run of stride C), or
+    a view of wider rows (h and w not one run)."""
+    if how == "contiguous":
+        return x.contiguous()
+    if how == "channels_last":
+        return x.contiguous(memory_format=torch.channels_last)
+    wide = torch.full((*x.shape[:3], x.shape[3] + 3), float("nan"), dtype=x.dtype, device=x.device)
+    wide[..., : x.shape[3]] = x
+    return wide[..., : x.shape[3]]
+
+
+# function -> (inputs of (b, c, h, w), outputs' shapes and types, float64 reference, tolerance)
+Case = tuple[Callable[..., list], Callable[..., list], Callable[..., list], float]
+CASES: dict[str, Case] = {
+    "plane_mean": (
+        lambda b, c, h, w: [randn(b, c, h, w, seed=1)],
+        lambda b, c, h, w: [((b, c), torch.float32)],
+        lambda x: [_d(x).mean((2, 3))],
+        1e-5,
+    ),
+    "plane_absmax_f16": (
+        lambda b, c, h, w: [randn(b, c, h, w, dtype=torch.float16, seed=2)],
+        lambda b, c, h, w: [((b, c), torch.float32)],
+        lambda x: [_d(x).abs().amax((2, 3))],
+        0.0,
+    ),
+    "group_sums": (
+        lambda b, c, h, w: [randn(b, c, h, w, seed=3), 5],
+        lambda b, c, h, w: [((b, 5), torch.float32), ((b, 5), torch.float32)],
+        lambda x, g: _group_sums(x, g),
+        1e-5,
+    ),
+    "plane_scale": (
+        lambda b, c, h, w: [randn(b, c, h, w, seed=4), randn(c, seed=5)],
+        lambda b, c, h, w: [((b, c, h, w), torch.float32)],
+        lambda x, f: [_d(x) * _d(f)[:, None, None]],
+        1e-6,
+    ),
+    "plane_tail_sum": (
+        lambda b, c, h, w: [randn(b, c, h, w, seed=6)],
+        lambda b, c, h, w: [((b, c), torch.float32)],
+        lambda x: [_d(x)[:, :, 1:].sum((2, 3))],
+        1e-5,
+    ),
+    "plane_short_rows": (
+        lambda b, c, h, w: [randn(b, c, h, w, seed=7)],
+        lambda b, c, h, w: [((b, c), torch.float32)],
+        lambda x: [_d(x)[..., :-1].sum((2, 3))],
+        1e-5,
+    ),
+    "plane_row_weighted": (
+        lambda b, c, h, w: [randn(b, c, h, w, seed=8)],
+        lambda b, c, h, w: [((b, c), torch.float32)],
+        lambda x: [(_d(x) * torch.arange(x.shape[2], dtype=torch.float64, device=x.device)[:, None]).sum((2, 3))],
+        1e-5,
+    ),
+}
+MERGED = {"plane_mean", "plane_absmax_f16", "group_sums", "plane_scale", "plane_tail_sum"}
+KEPT = {"plane_short_rows": "the inner loop stops short of its axis", "plane_row_weighted": "h read as a value"}
+
+
+def _group_sums(x: torch.Tensor, g: int) -> list[torch.Tensor]:
+    """Sums and sums of squares of each group of ceil(C / G) channels (the last ones short or empty)."""
+    cg = -(-x.shape[1] // g)
+    out = [torch.zeros(x.shape[0], g, dtype=torch.float64, device=x.device) for _ in range(2)]
+    for k in range(g):
+        part = _d(x)[:, k * cg : (k + 1) * cg]
+        out[0][:, k], out[1][:, k] = part.sum((1, 2, 3)), (part * part).sum((1, 2, 3))
+    return out
+
+
+@pytest.mark.parametrize("how", ["contiguous", "channels_last", "rows_apart"])
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+@pytest.mark.parametrize("fn", sorted(CASES))
+def test_each_nest_in_both_schedules(fn: str, schedule: str, how: str) -> None:
+    make, outs, ref, tol = CASES[fn]
+    sizes = (B, C, H, W) if schedule == "source" or how != "contiguous" else LONG
+    ins = [_layout(x, how) if isinstance(x, torch.Tensor) and x.dim() == 4 else x for x in make(*sizes)]
+    got = [poisoned(*shape, dtype=dtype) for shape, dtype in outs(*sizes)]
+    if fn == "plane_scale":
+        got = [_layout(g, how) for g in got]
+    ran, launch = recording_launch()
+    getattr(load_once(PROGRAM, schedule), fn)(*ins, *got, _launch=launch)
+    for g, r in zip(got, ref(*ins), strict=True):
+        assert_near_max(g, r, tol, f"{fn} {how} ({schedule})")
+    merged = [k for k in ran if k.endswith("_planes")]
+    # (channels-last: h and w one run, but not the group's channels with them)
+    expect = (
+        schedule == "auto" and fn in MERGED and (how == "contiguous" or how == "channels_last" and fn != "group_sums")
+    )
+    assert bool(merged) == expect, ran
+
+
+@cache
+def _auto() -> str:
+    return translate_full(PROGRAM.read_text(), filename="planes.co", schedule="auto").source
+
+
+@pytest.mark.parametrize("fn", sorted(MERGED))
+def test_merged_nests_are_one_folded_loop(fn: str) -> None:
+    """The merged kernel walks no counter of the nest; the nest as written stays beside it."""
+    code = _auto()
+    body = code.split(f"def {fn}_k0_planes(")[1].split("@triton.jit")[0].split("@_rt.launcher")[0]
+    assert "for h in" not in body and "for k in" not in body and "for w_0 in" not in body
+    assert "tl.sum(" in body or "tl.max(" in body or "tl.store(" in body
+    assert f"def {fn}_k0(" in code  # (the nest as written, for tensors whose axes are not one run)
+
+
+@pytest.mark.parametrize("fn", sorted(KEPT))
+def test_near_misses_stay_nests(fn: str) -> None:
+    assert f"def {fn}_k0_planes(" not in _auto(), KEPT[fn]
+
+
+def test_the_merge_condition_reads_every_tensor_merged() -> None:
+    """plane_scale reads x and writes y through merged axes: the launcher checks both."""
+    code = _auto().split("def plane_scale(")[1]
+    assert "_rt.stride(x, 2) == _rt.stride(x, 3) * W" in code
+    assert "_rt.stride(y, 2) == _rt.stride(y, 3) * W" in code
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="a layout check of the interpreter run")
+def test_one_tensor_not_one_run_keeps_the_nest() -> None:
+    """plane_scale with x contiguous and y a view of wider rows: the nest as written, right."""
+    mod = load_once(PROGRAM, "auto")
+    x, f = randn(B, C, H, W, seed=9), randn(C, seed=10)
+    y = _layout(poisoned(B, C, H, W), "rows_apart")
+    ran, launch = recording_launch()
+    mod.plane_scale(x, f, y, _launch=launch)
+    assert_near_max(y, _d(x) * _d(f)[:, None, None], 1e-6, "plane_scale, y rows apart")
+    assert not [k for k in ran if k.endswith("_planes")], ran
