@@ -372,6 +372,7 @@ def _cases() -> list[Case]:
         *_cases7(rand, nan),
         *_cases8(rand, nan),
         *_cases9(rand, nan),
+        *_cases10(rand, nan),
     ]
 
 
@@ -684,6 +685,78 @@ def _cases9(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             lambda x, t: [torch.softmax(x.double() / t.double(), 1)],
             lambda x, t: torch.softmax(x / t, 1),
             1e-5,
+        ),
+    ]
+
+
+def _cases10(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """Reductions over the planes of NCHW tensors written as loop nests (tests/programs/membound_forms7.co,
+    tests/programs/planes.co): one loop over the run memory holds each plane as (schedule/planes.py). The
+    ``m x n`` elements as ResNet-head 7 x 7 planes of 2048 channels, 64 x 64 planes, and groups of 32."""
+    import torch
+
+    forms7 = "tests/programs/membound_forms7.co"
+    planes = "tests/programs/planes.co"
+
+    def head(m: int, n: int) -> Any:
+        return rand(m * n // (2048 * 49), 2048, 7, 7)
+
+    def big(m: int, n: int) -> Any:
+        return rand(16, m // 16, 64, n // 64)
+
+    def grouped(m: int, n: int) -> Any:
+        return rand(m * n // (512 * 32 * 32), 512, 32, 32)
+
+    def group_stats(x: Any) -> list[Any]:
+        var, mu = torch.var_mean(x.reshape(x.shape[0], 32, -1), 2, correction=0)
+        return [mu, torch.rsqrt(var + 1e-5)]
+
+    return [
+        Case(
+            "global average pool f32, 7 x 7 planes of 2048 channels (one loop over h and w)",
+            forms7,
+            "spatial_mean4",
+            lambda m, n: ([head(m, n)], [nan(m * n // (2048 * 49), 2048)]),
+            lambda x: [x.double().mean((2, 3))],
+            lambda x: x.mean((2, 3)),
+            1e-5,
+            name="spatial_mean4_head",
+        ),
+        Case(
+            "global max pool f32, 64 x 64 planes (two nested loops)",
+            forms7,
+            "spatial_max4",
+            lambda m, n: ([big(m, n)], [nan(16, m // 16)]),
+            lambda x: [x.double().amax((2, 3))],
+            lambda x: x.amax((2, 3)),
+            0.0,
+        ),
+        Case(
+            "|x| max of f16 planes, 64 x 64 (two nested loops)",
+            planes,
+            "plane_absmax_f16",
+            lambda m, n: ([big(m, n).half()], [nan(16, m // 16)]),
+            lambda x: [x.double().abs().amax((2, 3))],
+            lambda x: x.abs().amax((2, 3)).float(),
+            0.0,
+        ),
+        Case(
+            "group norm statistics f32, 32 groups of 16 channels of 32 x 32 (one loop over three names)",
+            forms7,
+            "group_stats4",
+            lambda m, n: ([grouped(m, n), 32], [nan(m * n // (512 * 32 * 32), 32), nan(m * n // (512 * 32 * 32), 32)]),
+            lambda x, g: group_stats(x.double()),
+            lambda x, g: group_stats(x),
+            1e-4,
+        ),
+        Case(
+            "a channel's scale of 64 x 64 planes f32 (a thread per channel writing its plane)",
+            planes,
+            "plane_scale",
+            lambda m, n: ([big(m, n), rand(m // 16)], [nan(16, m // 16, 64, n // 64)]),
+            lambda x, f: [x.double() * f.double()[:, None, None]],
+            lambda x, f: x * f[:, None, None],
+            1e-6,
         ),
     ]
 

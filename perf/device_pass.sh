@@ -17,6 +17,7 @@
 #   perf/device_pass.sh pytest ARGS  # pytest ARGS under -n 14, the whole log and the failures' lines kept in $OUT
 #   perf/device_pass.sh membound   # the memory-bound kernels in both element types, both schedules (issue 27)
 #   perf/device_pass.sh moments    # the column variances read once, and the column folds' line bytes swept (issue 27)
+#   perf/device_pass.sh planes     # loop nests over one run of memory (schedule/planes.py), and single-pass rows in blocks (issue 27)
 #   perf/device_pass.sh norms      # perf/probe_norm_rows.py: norms over long rows, hand-written variants (issue 27)
 #   perf/device_pass.sh attention  # attention tuned (issue 25), untuned and tuned against SDPA
 #   perf/device_pass.sh gemm25     # the launch-time GEMM tile table at the shapes of issue 25
@@ -63,6 +64,21 @@ case "${1:-tests}" in
       "l2k:policy.SPLIT_LINE_MIN=2048;l4k:policy.SPLIT_LINE_MIN=4096;l8k:policy.SPLIT_LINE_MIN=8192;l8kw8:policy.SPLIT_LINE_MIN=8192,policy.SPLIT_WARPS=8" \
       --json "$OUT/lines.json" --md "$OUT/lines.md" > "$OUT/lines.txt" 2>&1 || status=1
     tail -12 "$OUT/lines.txt"
+    ;;
+  planes)
+    # issue 27: nests over the planes of NCHW tensors as one loop (schedule/planes.py): their tests compiled
+    # on the GPU, their speed; then a one-pass row fold (the KL divergence) whole in registers vs in blocks
+    timeout 200 python3 -m pytest -q -p no:cacheprovider -n 14 -rfE --tb=short tests/test_planes.py \
+      tests/test_membound_forms7.py ${PLANES_TESTS:-} > "$OUT/pytest.txt" 2>&1 || status=1
+    grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest.txt" | tail -30
+    timeout "${PLANES_TIMEOUT:-200}" python3 perf/bench.py --membound --sizes 16384x4096,4096x16384 --rounds 3 \
+      --schedules auto --only "${PLANES_ONLY:-spatial_mean4,spatial_mean4_head,spatial_max4,plane_absmax_f16,group_stats4,plane_scale}" \
+      --json "$OUT/planes.json" --md "$OUT/planes.md" > "$OUT/planes.txt" 2>&1 || status=1
+    tail -14 "$OUT/planes.txt"
+    timeout "${ROWS_TIMEOUT:-150}" python3 perf/bench.py --membound --sizes 16384x4096,4096x16384 --rounds 3 \
+      --schedules auto --no-inductor --only "${ROWS_ONLY:-kl_div_rows}" --points "${ROWS_POINTS:-blk:policy.FOLD_WHOLE_BYTES=16384}" \
+      --json "$OUT/rows.json" --md "$OUT/rows.md" > "$OUT/rows.txt" 2>&1 || status=1
+    tail -10 "$OUT/rows.txt"
     ;;
   membound)
     # MEMBOUND_ARGS narrows it (e.g. "--schedules auto --rounds 2"); the JSON and markdown are
