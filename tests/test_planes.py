@@ -34,10 +34,10 @@ def _layout(x: torch.Tensor, how: str) -> torch.Tensor:
     if how == "contiguous":
         return x.contiguous()
     if how == "channels_last":
-        return x.contiguous(memory_format=torch.channels_last)
-    wide = torch.full((*x.shape[:3], x.shape[3] + 3), float("nan"), dtype=x.dtype, device=x.device)
-    wide[..., : x.shape[3]] = x
-    return wide[..., : x.shape[3]]
+        return x.contiguous(memory_format=torch.channels_last) if x.dim() == 4 else x.t().contiguous().t()
+    wide = torch.full((*x.shape[:-1], x.shape[-1] + 3), float("nan"), dtype=x.dtype, device=x.device)
+    wide[..., : x.shape[-1]] = x
+    return wide[..., : x.shape[-1]]
 
 
 # function -> (inputs of (b, c, h, w), outputs' shapes and types, float64 reference, tolerance)
@@ -85,9 +85,52 @@ CASES: dict[str, Case] = {
         lambda x: [(_d(x) * torch.arange(x.shape[2], dtype=torch.float64, device=x.device)[:, None]).sum((2, 3))],
         1e-5,
     ),
+    "plane_mean_flat": (
+        lambda b, c, h, w: [randn(b, c, h, w, seed=11)],
+        lambda b, c, h, w: [((b, c), torch.float32)],
+        lambda x: [_d(x).mean((2, 3))],
+        1e-5,
+    ),
+    "flat_affine": (
+        lambda b, c, h, w: [randn(c, h * w, seed=12)],
+        lambda b, c, h, w: [((c, h * w), torch.float32)],
+        lambda x: [2 * _d(x) + 1],
+        1e-6,
+    ),
+    "group_norm_apply": (
+        lambda b, c, h, w: [
+            randn(b, c, h, w, seed=13),
+            5,
+            randn(b, 5, seed=14),
+            randn(b, 5, seed=15).abs() + 0.5,
+            randn(c, seed=16),
+            randn(c, seed=17),
+        ],
+        lambda b, c, h, w: [((b, c, h, w), torch.float32)],
+        lambda x, g, mu, rs, gamma, beta: [_group_norm_apply(x, g, mu, rs, gamma, beta)],
+        1e-5,
+    ),
 }
-MERGED = {"plane_mean", "plane_absmax_f16", "group_sums", "plane_scale", "plane_tail_sum"}
+# function -> the counters the merged kernel no longer walks one element a step
+MERGED = {
+    "plane_mean": ("h", "w_0"),
+    "plane_absmax_f16": ("h", "w_0"),
+    "group_sums": ("k", "h", "w_0"),
+    "plane_scale": ("h", "w_0"),
+    "plane_tail_sum": ("h", "w_0"),
+    "plane_mean_flat": (),  # (no division an element)
+    "flat_affine": (),
+    "group_norm_apply": ("h", "w_0"),  # (the channel's weight read by k: the loop over k stays)
+}
+WRITES = {"plane_scale", "flat_affine", "group_norm_apply"}  # (their outputs laid out as the inputs)
 KEPT = {"plane_short_rows": "the inner loop stops short of its axis", "plane_row_weighted": "h read as a value"}
+
+
+def _group_norm_apply(x: torch.Tensor, g: int, *stats: torch.Tensor) -> torch.Tensor:
+    mu, rs, gamma, beta = (_d(t) for t in stats)
+    group = torch.arange(x.shape[1], device=x.device) // -(-x.shape[1] // g)
+    scale = (rs[:, group] * gamma)[:, :, None, None]
+    return (_d(x) - mu[:, group][:, :, None, None]) * scale + beta[:, None, None]
 
 
 def _group_sums(x: torch.Tensor, g: int) -> list[torch.Tensor]:
@@ -106,19 +149,20 @@ def _group_sums(x: torch.Tensor, g: int) -> list[torch.Tensor]:
 def test_each_nest_in_both_schedules(fn: str, schedule: str, how: str) -> None:
     make, outs, ref, tol = CASES[fn]
     sizes = (B, C, H, W) if schedule == "source" or how != "contiguous" else LONG
-    ins = [_layout(x, how) if isinstance(x, torch.Tensor) and x.dim() == 4 else x for x in make(*sizes)]
+    ins = make(*sizes)
+    ins = [_layout(x, how) if isinstance(x, torch.Tensor) and x.dim() == ins[0].dim() else x for x in ins]
     got = [poisoned(*shape, dtype=dtype) for shape, dtype in outs(*sizes)]
-    if fn == "plane_scale":
+    if fn in WRITES:
         got = [_layout(g, how) for g in got]
     ran, launch = recording_launch()
     getattr(load_once(PROGRAM, schedule), fn)(*ins, *got, _launch=launch)
     for g, r in zip(got, ref(*ins), strict=True):
         assert_near_max(g, r, tol, f"{fn} {how} ({schedule})")
     merged = [k for k in ran if k.endswith("_planes")]
-    # (channels-last: h and w one run, but not the group's channels with them)
-    expect = (
-        schedule == "auto" and fn in MERGED and (how == "contiguous" or how == "channels_last" and fn != "group_sums")
-    )
+    # (channels-last: h and w one run, but not the group's channels with them; a matrix stored by columns: its
+    # rows not one run)
+    one_run = how == "contiguous" or how == "channels_last" and fn not in ("group_sums", "flat_affine")
+    expect = schedule == "auto" and fn in MERGED and one_run
     assert bool(merged) == expect, ran
 
 
@@ -132,7 +176,9 @@ def test_merged_nests_are_one_folded_loop(fn: str) -> None:
     """The merged kernel walks no counter of the nest; the nest as written stays beside it."""
     code = _auto()
     body = code.split(f"def {fn}_k0_planes(")[1].split("@triton.jit")[0].split("@_rt.launcher")[0]
-    assert "for h in" not in body and "for k in" not in body and "for w_0 in" not in body
+    assert not [c for c in MERGED[fn] if f"for {c} in" in body], body
+    code_only = body.split('"""')[2]  # (past the docstring)
+    assert " // " not in code_only and " % " not in code_only, body
     assert "tl.sum(" in body or "tl.max(" in body or "tl.store(" in body
     assert f"def {fn}_k0(" in code  # (the nest as written, for tensors whose axes are not one run)
 

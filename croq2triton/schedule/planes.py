@@ -28,6 +28,11 @@ What it proves on the IR (else the nest stays as written):
   ``0 <= i - i0 < n``), which is ``L(o0) * n + u < R * n``: the merged axis's bound, as the access's
   own mask term says it (``offs < C`` becomes ``(g * cg) * HW + u < C * HW``).
 
+The same merged axis serves an index split by hand: an access at ``(.., e / n, .., e % n, ..)`` with
+``n`` the size of the second axis and ``e`` never negative (a loop over ``H * W`` reading ``x.at(b, c, i /
+W, i % W)``) reads element ``e`` of the merged axis, with no division an element.  Mask terms ``e / n >=
+0`` and ``e / n < X`` are ``e >= 0`` and ``e < X * n`` there; ``e % n >= 0`` and ``e % n < n`` always hold.
+
 The launcher runs the merged kernel where every such tensor's two axes are one run and the inner
 extent is positive (:func:`merge_planes` returns that condition), else the kernel as written.  A
 nest of three (``foreach {k, h, w}``) merges its inner two, then the outer with them.
@@ -59,7 +64,8 @@ class _Merges:
     taken: set[str]
     pointers: dict[tuple[str, int, int], N.Pointer] = field(default_factory=dict)
     conds: list[E.Expr] = field(default_factory=list)
-    count: int = 0
+    count: int = 0  # nests merged
+    divisions: bool = False  # accesses at (e / n, e % n) merged
 
 
 def merge_planes(kernel: N.Kernel) -> tuple[N.Kernel, E.Expr] | None:
@@ -68,7 +74,8 @@ def merge_planes(kernel: N.Kernel) -> tuple[N.Kernel, E.Expr] | None:
     taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
     m = _Merges({a.name: a for a in kernel.args}, taken)
     body = N.map_loops(kernel.body, lambda s: _loop(s, m))
-    if not m.count:
+    body = _Divisions(m, body).run(body)
+    if not m.count and not m.divisions:
         return None
     # each merged pointer beside its tensor's (before the constexprs, which the launcher passes by name)
     args: list[N.Arg] = []
@@ -77,7 +84,15 @@ def merge_planes(kernel: N.Kernel) -> tuple[N.Kernel, E.Expr] | None:
         if isinstance(a, N.Pointer):
             args += [x for x in m.pointers.values() if x.tensor == a.tensor]
     args = _used(args, body)
-    doc = kernel.doc + " Its loop nests over two axes that memory holds as one run are one loop (schedule/planes.py)."
+    said = [
+        *(["its loop nests over two axes that memory holds as one run are one loop"] if m.count else []),
+        *(
+            ["its indices split by / and % over two axes that memory holds as one run are one index"]
+            if m.divisions
+            else []
+        ),
+    ]
+    doc = kernel.doc + " " + "; ".join(said).capitalize() + " (schedule/planes.py)."
     cond = E.conj(m.conds)
     return dataclasses.replace(kernel, body=body, args=args, doc=doc), cond
 
@@ -181,22 +196,11 @@ class _Rewrite:
         stride_p, stride_q = arg.strides[p], arg.strides[q]
         if not all(isinstance(self.m.args.get(x), N.Stride) for x in (stride_p, stride_q)):
             raise _NotMerged
-        key = (base, p, q)
-        if key not in self.m.pointers:
-            extents = list(arg.extents)
-            extents[q] = E.fold(E.Bin("*", arg.extents[p], arg.extents[q]))
-            strides = list(arg.strides)
-            del extents[p], strides[p]
-            name = N.fresh_name(f"{arg.tensor}_{len(extents)}d_ptr", self.m.taken)  # (x as 3-D: x_3d_ptr)
-            self.m.pointers[key] = N.Pointer(name, arg.tensor, arg.dtype, tuple(extents), tuple(strides))
-            self.m.args[name] = self.m.pointers[key]
-            index_type = "i64" if "i64" in (index[p].dtype, index[q].dtype) else "i32"
-            run = E.Bin("*", E.Var(stride_q, index_type), arg.extents[q])
-            self.m.conds.append(E.Bin("==", E.Var(stride_p, index_type), run))
+        name = _merged_pointer(self.m, base, arg, p, q, "i64" if "i64" in (index[p].dtype, index[q].dtype) else "i32")
         merged = self.merged(index[p])
         out = [x for d, x in enumerate(index) if d != p]
         out[q - (p < q)] = merged
-        return self.m.pointers[key].name, tuple(out)
+        return name, tuple(out)
 
     def merged(self, outer: E.Expr) -> E.Expr:
         """``outer(o) * n + (i - i0)`` as the merged counter says it: ``outer(o0) * n + u``."""
@@ -252,6 +256,126 @@ class _Rewrite:
         if op in ("<=", ">"):  # L <= R is L < R + 1; L > R is L >= R + 1 (integers)
             op, rhs = {"<=": "<", ">": ">="}[op], E.Bin("+", rhs, E.Const(1, rhs.dtype))
         return E.fold(E.Bin(op, self.merged(lhs), E.Bin("*", rhs, self.n)))
+
+
+class _Divisions:
+    """Accesses at ``(e / n, e % n)`` on two axes of a tensor (``n`` the second's size, ``e >= 0``) as
+    element ``e`` of the merged axis, and the mask terms of those quotients and remainders said of ``e``."""
+
+    def __init__(self, m: _Merges, body: list[N.Stmt]) -> None:
+        self.m = m
+        assigned = {s.var.name for s in N.walk(body) if isinstance(s, N.Assign)}
+        # the lets an index or a mask reads, put in to see its quotients (none that reads a re-bound variable)
+        self.lets = {
+            s.var.name: s.value
+            for s in N.walk(body)
+            if isinstance(s, N.Let) and E.is_int(s.var.type) and not E.names(s.value) & assigned
+        }
+        self.pairs: list[tuple[E.Expr, E.Expr]] = []  # (e, n) of the accesses merged
+
+    def run(self, body: list[N.Stmt]) -> list[N.Stmt]:
+        saved = (dict(self.m.args), dict(self.m.pointers), list(self.m.conds))
+        out = [self.stmt(s) for s in body]
+        if not self.pairs:
+            self.m.args, self.m.pointers, self.m.conds = saved
+            return body
+        out = [self.masks(s) for s in out]
+        self.m.divisions = True
+        return out
+
+    def stmt(self, s: N.Stmt) -> N.Stmt:
+        if isinstance(s, (N.For, N.While)):
+            return dataclasses.replace(s, body=[self.stmt(x) for x in s.body])
+        if isinstance(s, N.If):
+            return dataclasses.replace(s, then=[self.stmt(x) for x in s.then], orelse=[self.stmt(x) for x in s.orelse])
+        if not isinstance(s, (N.Load, N.Store)):
+            return s
+        arg = self.m.args.get(s.base)
+        if not isinstance(arg, N.Pointer):
+            return s
+        index = tuple(E.resolve(x, self.lets) for x in s.index)
+        for p, x in enumerate(index):
+            if not (isinstance(x, E.Bin) and x.op == "/" and E.is_int(x.dtype)):
+                continue
+            e, n = x.lhs, x.rhs
+            q = next(
+                (
+                    d
+                    for d, y in enumerate(index)
+                    if isinstance(y, E.Bin) and y.op == "%" and E.same(y.lhs, e) and E.same(y.rhs, n)
+                ),
+                -1,
+            )
+            if q < 0 or not E.same(n, arg.extents[q]) or not _at_least(e, 0) or e.shape != x.shape:
+                continue
+            stride_p, stride_q = arg.strides[p], arg.strides[q]
+            if not all(isinstance(self.m.args.get(v), N.Stride) for v in (stride_p, stride_q)):
+                continue
+            name = _merged_pointer(self.m, s.base, arg, p, q, index[p].dtype)
+            out = [y for d, y in enumerate(s.index) if d != p]  # (the other axes as written)
+            written = self.top(s.index[p])
+            out[q - (p < q)] = written.lhs if isinstance(written, E.Bin) and written.op == "/" else e
+            self.pairs.append((e, n))
+            return dataclasses.replace(s, base=name, index=tuple(out))
+        return s
+
+    def top(self, x: E.Expr) -> E.Expr:
+        """``x``, or the value of the let it names (one step: the names it reads kept)."""
+        return self.lets.get(x.name, x) if isinstance(x, E.Var) else x
+
+    def masks(self, s: N.Stmt) -> N.Stmt:
+        if isinstance(s, (N.For, N.While)):
+            return dataclasses.replace(s, body=[self.masks(x) for x in s.body])
+        if isinstance(s, N.If):
+            return dataclasses.replace(
+                s, then=[self.masks(x) for x in s.then], orelse=[self.masks(x) for x in s.orelse]
+            )
+        if not (isinstance(s, N.Let) and s.var.type == "i1"):
+            return s
+        terms = E.conjuncts(s.value)
+        said = [self.term(t) for t in terms]
+        if all(a is t for a, t in zip(said, terms, strict=True)):
+            return s
+        return dataclasses.replace(s, value=E.conj(said))
+
+    def term(self, written: E.Expr) -> E.Expr:
+        """A mask term of a merged quotient or remainder said of ``e`` (else the term itself), in the
+        names it is written with where it has the same form."""
+        t = E.resolve(written, self.lets)
+        if not (isinstance(t, E.Bin) and t.op in (">=", "<") and isinstance(t.lhs, E.Bin)):
+            return written
+        lhs = self.top(written.lhs) if isinstance(written, E.Bin) else None
+        same_form = isinstance(lhs, E.Bin) and lhs.op == t.lhs.op
+        e_, n_, rhs = (lhs.lhs, lhs.rhs, written.rhs) if same_form else (t.lhs.lhs, t.lhs.rhs, t.rhs)  # type: ignore[union-attr]
+        for e, n in self.pairs:
+            if not (E.same(t.lhs.lhs, e) and E.same(t.lhs.rhs, n)):
+                continue
+            if t.lhs.op == "/" and t.op == ">=" and E.same(t.rhs, E.Const(0)):
+                return E.fold(E.Bin(">=", e_, E.Const(0, e.dtype)))
+            if t.lhs.op == "/" and t.op == "<":
+                return E.fold(E.Bin("<", e_, E.Bin("*", rhs, n_)))
+            if t.lhs.op == "%" and (t.op == ">=" and E.same(t.rhs, E.Const(0)) or E.same(t.rhs, n)):
+                return E.Const(True, "i1")
+        return written
+
+
+def _merged_pointer(m: _Merges, base: str, arg: N.Pointer, p: int, q: int, dtype: str) -> str:
+    """The pointer to ``arg``'s tensor with axes ``p`` and ``q`` one axis (at ``q``'s place, of ``q``'s
+    stride), made once, and the launcher's condition that they are one run."""
+    key = (base, p, q)
+    if key not in m.pointers:
+        extents = list(arg.extents)
+        extents[q] = E.fold(E.Bin("*", arg.extents[p], arg.extents[q]))
+        strides = list(arg.strides)
+        del extents[p], strides[p]
+        name = N.fresh_name(f"{arg.tensor}_{len(extents)}d_ptr", m.taken)  # (x as 3-D: x_3d_ptr)
+        m.pointers[key] = N.Pointer(name, arg.tensor, arg.dtype, tuple(extents), tuple(strides))
+        m.args[name] = m.pointers[key]
+        index_type = "i64" if dtype == "i64" else "i32"
+        run = E.Bin("*", E.Var(arg.strides[q], index_type), arg.extents[q])
+        m.conds.append(E.Bin("==", E.Var(arg.strides[p], index_type), run))
+        m.conds.append(E.Bin(">", arg.extents[q], E.Const(0)))
+    return m.pointers[key].name
 
 
 def _used(args: list[N.Arg], body: list[N.Stmt]) -> list[N.Arg]:
