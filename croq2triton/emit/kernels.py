@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from ..errors import CroqError, CroqLoweringError, Diagnostic, internal_errors
@@ -103,6 +103,11 @@ class KernelDispatch:
         self.schedules: dict[str, Schedule | TileSchedule] = {}  # kernel -> the schedule it runs under
         self.contractions: dict[str, Contraction] = {}  # kernel -> what it computes, where proved
         self.warnings: list[Diagnostic] = []
+
+    def warn(self, warnings: Iterable[Diagnostic]) -> None:
+        """Each of ``warnings`` once (a kernel both tiled as a contraction and lifted as written for
+        other sizes warns of its races on both paths)."""
+        self.warnings.extend(d for d in warnings if d not in self.warnings)
 
     def __call__(self, top: A.Parallel, name: str, host: LauncherLifting) -> list[H.Stmt]:
         phases = grid_phases(top)  # a grid-wide barrier: one launch a phase (lift/gridsync.py)
@@ -194,6 +199,7 @@ class KernelDispatch:
         self.ir_kernels.extend(kernels)
         self.schedules[name] = schedule
         self.contractions[name] = c
+        self.warn(c.warnings)
         return stmts, _all([_divides(E.fold(x), d) for x, d in c.assumptions])
 
     def tiled(
@@ -392,7 +398,7 @@ class KernelDispatch:
             ) from e
         self.kernel_sources.extend(source.rstrip("\n") for source in sources)
         self.ir_kernels.extend(kernels)
-        self.warnings.extend(lifted.warnings)
+        self.warn(lifted.warnings)
         out: H.Stmt = launches[-1]
         for launch, (_, cond, note) in reversed(list(zip(launches[:-1], variants[:-1], strict=True))):
             assert cond is not None
