@@ -31,6 +31,7 @@ from ..lift.launcher import LauncherLifting
 from ..lift.narrow import narrowed
 from ..lift.notlifted import NotLifted
 from ..lift.owncells import own_cells
+from ..lift.races import located
 from ..lift.shapebounds import expand_shape_bounds
 from ..lift.slotted import slotted_buffers
 from ..lift.splitscale import split_scales
@@ -107,7 +108,8 @@ class KernelDispatch:
     def warn(self, warnings: Iterable[Diagnostic]) -> None:
         """Each of ``warnings`` once (a kernel both tiled as a contraction and lifted as written for
         other sizes warns of its races on both paths)."""
-        self.warnings.extend(d for d in warnings if d not in self.warnings)
+        seen = {located(d) for d in self.warnings}
+        self.warnings.extend(d for d in warnings if located(d) not in seen)
 
     def __call__(self, top: A.Parallel, name: str, host: LauncherLifting) -> list[H.Stmt]:
         phases = grid_phases(top)  # a grid-wide barrier: one launch a phase (lift/gridsync.py)

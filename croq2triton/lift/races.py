@@ -634,6 +634,12 @@ class _Races:
         return out
 
 
+def located(d: Diagnostic) -> tuple[object, ...]:
+    """What tells two diagnostics apart (spans never compare: :class:`~croq2triton.errors.Span`)."""
+    where = (d.span.file, d.span.line, d.span.col) if d.span is not None else None
+    return d.severity, d.message, where, d.hint
+
+
 def _flat(s: A.Stmt) -> list[A.Stmt]:
     return [x for y in s.stmts for x in _flat(y)] if isinstance(s, A.Block) else [s]
 
