@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from ..errors import CroqError, CroqLoweringError, Diagnostic, internal_errors
@@ -31,6 +31,7 @@ from ..lift.launcher import LauncherLifting
 from ..lift.narrow import narrowed
 from ..lift.notlifted import NotLifted
 from ..lift.owncells import own_cells
+from ..lift.races import located
 from ..lift.shapebounds import expand_shape_bounds
 from ..lift.slotted import slotted_buffers
 from ..lift.splitscale import split_scales
@@ -104,6 +105,12 @@ class KernelDispatch:
         self.schedules: dict[str, Schedule | TileSchedule] = {}  # kernel -> the schedule it runs under
         self.contractions: dict[str, Contraction] = {}  # kernel -> what it computes, where proved
         self.warnings: list[Diagnostic] = []
+
+    def warn(self, warnings: Iterable[Diagnostic]) -> None:
+        """Each of ``warnings`` once (a kernel both tiled as a contraction and lifted as written for
+        other sizes warns of its races on both paths)."""
+        seen = {located(d) for d in self.warnings}
+        self.warnings.extend(d for d in warnings if located(d) not in seen)
 
     def __call__(self, top: A.Parallel, name: str, host: LauncherLifting) -> list[H.Stmt]:
         phases = grid_phases(top)  # a grid-wide barrier: one launch a phase (lift/gridsync.py)
@@ -195,6 +202,7 @@ class KernelDispatch:
         self.ir_kernels.extend(kernels)
         self.schedules[name] = schedule
         self.contractions[name] = c
+        self.warn(c.warnings)
         return stmts, _all([_divides(E.fold(x), d) for x, d in c.assumptions])
 
     def tiled(
@@ -332,7 +340,7 @@ class KernelDispatch:
             raise CroqLoweringError(
                 f"croq2triton does not translate {e.described()}", e.span or top.span, e.hint or HINT
             ) from e
-        self.warnings.extend(lifted.warnings)
+        self.warn(lifted.warnings)
         return [*lifted.checks, *launches]
 
     def written_launches(

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from itertools import count
 
+from ..errors import Diagnostic
 from ..frontend import ast as A
 from ..frontend.describe import describe
 from ..frontend.printer import Printer
@@ -44,6 +45,7 @@ from .host import HostScope
 from .moves import Moves, as_cells
 from .notlifted import NotLifted
 from .proof import prove
+from .races import pipeline_races
 from .roles import EVENT_ONLY, Roles
 from .stated import stated
 from .terms import (
@@ -102,6 +104,8 @@ class Interpreter(Moves, Roles, Expressions):
         self.lenient = False  # a trial run that skips the statements it cannot run (carrying_slots)
         self.offsets: dict[str, int] = {}  # loop counters of slices `k(1:)`: where their values start
         self.induced: frozenset[int] = frozenset()  # the next loop's LoopFrame.induced
+        self.warnings: list[Diagnostic] = []  # the races of its warp roles (lift/races.py)
+        self.raced: set[int] = set()  # the parallels whose roles were checked for races
 
     # ---------------------------------------------------------------- scopes
     def fresh(self, base: str, bound: E.Expr | None = None) -> E.Var:
@@ -196,6 +200,9 @@ class Interpreter(Moves, Roles, Expressions):
     def parallel(self, p: A.Parallel) -> None:
         if p.is_async or p.attrs:
             raise NotLifted("an attributed or asynchronous parallel", p)
+        if id(p) not in self.raced:  # warp roles run in lockstep: where their events order otherwise, say so
+            self.raced.add(id(p))
+            self.warnings.extend(pipeline_races(self.top, p))
         self.push()
         mark = len(self.spatial)
         for b in p.levels:
@@ -1053,7 +1060,7 @@ def analyse(top: A.Parallel, host: HostScope, prelude: list[A.Stmt] | None = Non
     it.host_prelude(prelude or [])
     it.run()
     c = prove(it, top)
-    return replace(c, stated=stated(top, host.constants, set(host.tensors), c.line))
+    return replace(c, stated=stated(top, host.constants, set(host.tensors), c.line), warnings=tuple(it.warnings))
 
 
 def _summands(e: A.Expr) -> list[A.Expr]:

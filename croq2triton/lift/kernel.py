@@ -54,6 +54,7 @@ from .mma import Mmas
 from .notlifted import NotInRegisters, NotLifted, Unlowerable, Unordered
 from .parts import Parts
 from .placement import OwnLanes, is_unit_scope, nested_lane_axes, scratch_buffers, varying_names
+from .races import located, pipeline_races
 from .scratch import ScratchBuffers
 from .terms import Bounded, IndexTuple, Region, WithName, unparen
 from .terms import const_int as ir_const_int
@@ -484,6 +485,9 @@ class Lifter(
                 raise
             self.lane_scope(s.levels, [s.body])  # roles of a thread level: in their order (lift/laneroles.py)
             return
+        # the roles run merged in the pipeline's order: where their events order otherwise, say so
+        seen = {located(d) for d in self.warnings}
+        self.warnings.extend(d for d in pipeline_races(self.top, s) if located(d) not in seen)
         for name, r in rings.items():  # the ring's slot of the merged program: a buffer of this scope
             if name in stated.rings:
                 scope = self.scopes[-1] if name in self.scopes[-1] else around

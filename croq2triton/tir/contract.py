@@ -12,7 +12,8 @@ extents and nothing else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from .expr import Expr
 
@@ -121,6 +122,9 @@ class Contraction:
     # Under the OOB sanitizer (``--oob-fill nan``) the result is NaN where this passes K, as the
     # source as written computes then.
     k_read: Expr | None = None
+    # what the translation warns of (lift/races.py: warp roles whose events let them race, which the
+    # contraction runs in the pipeline's order)
+    warnings: tuple[Any, ...] = field(default=(), compare=False)
 
     @property
     def batched(self) -> bool:
