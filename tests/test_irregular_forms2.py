@@ -424,12 +424,7 @@ WHOLE: list[tuple[str, str, int, str]] = [
     ("dwconv_last", "x.ld", 0, ""),
     ("dwconv_last", "out.st", 0, ""),
     ("dwconv_halo", "x.ld", 0, ""),
-    (
-        "dwconv_halo",
-        "out.st",
-        0,
-        "128 elements a program for 128 lanes (4 warps): the halo window is staged in a scratch area read at n + k, which schedule/widen.py refuses (a shape of its own), so each lane writes one element",
-    ),
+    ("dwconv_halo", "out.st", 0, ""),  # (schedule/forward.py: the taps read x again, no scratch; widened)
     ("gather_cols", "out.st", 0, ""),
     ("compact", "x.ld", 0, ""),
     ("compact", "out.st", 0, ""),
